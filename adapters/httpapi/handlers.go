@@ -1,0 +1,191 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+
+	"github.com/yukta/yukta/adapters/httpapi/restapi"
+	"github.com/yukta/yukta/api"
+	"github.com/yukta/yukta/application/pluginapp"
+	"github.com/yukta/yukta/application/sessionapp"
+	"github.com/yukta/yukta/domain/fault"
+	"github.com/yukta/yukta/domain/plugin"
+	"github.com/yukta/yukta/domain/session"
+)
+
+// UseCases are the application calls the REST handlers make. Each is the one
+// method the handler needs, so handlers can be tested with the real use cases
+// over any store.
+type UseCases struct {
+	ApplySession interface {
+		Handle(context.Context, sessionapp.ApplyInput) (sessionapp.ApplyResult, error)
+	}
+	GetSession interface {
+		Handle(context.Context, string) (session.Session, error)
+	}
+	ListSessions interface {
+		Handle(context.Context, sessionapp.ListInput) (sessionapp.ListResult, error)
+	}
+	DeleteSession interface {
+		Handle(context.Context, string) error
+	}
+	GetWorkflow interface {
+		Handle(context.Context, string, string) (session.Workflow, error)
+	}
+	ListPlugins interface {
+		Handle(context.Context) []plugin.Descriptor
+	}
+	DescribePlugin interface {
+		Handle(context.Context, string, map[string]any) (pluginapp.Description, error)
+	}
+	// Ready reports whether the server can serve (database up, schema current).
+	Ready func(context.Context) error
+}
+
+// handlers implements the generated strict server interface by calling use
+// cases and converting between wire and domain values.
+type handlers struct{ uc UseCases }
+
+var _ restapi.StrictServerInterface = (*handlers)(nil)
+
+func (h *handlers) GetHealth(context.Context, restapi.GetHealthRequestObject) (restapi.GetHealthResponseObject, error) {
+	return restapi.GetHealth200JSONResponse{Status: restapi.Ok}, nil
+}
+
+func (h *handlers) GetReady(ctx context.Context, _ restapi.GetReadyRequestObject) (restapi.GetReadyResponseObject, error) {
+	if err := h.uc.Ready(ctx); err != nil {
+		return restapi.GetReady503ApplicationProblemPlusJSONResponse{ProblemApplicationProblemPlusJSONResponse: restapi.ProblemApplicationProblemPlusJSONResponse{
+			Type: "urn:yukta:problem:unavailable", Title: "Service Unavailable", Status: 503,
+			Detail: "not ready: " + err.Error(),
+		}}, nil
+	}
+	return restapi.GetReady200JSONResponse{Status: restapi.Ok}, nil
+}
+
+func (h *handlers) GetOpenAPISpec(context.Context, restapi.GetOpenAPISpecRequestObject) (restapi.GetOpenAPISpecResponseObject, error) {
+	return restapi.GetOpenAPISpec200ApplicationyamlResponse{Body: bytes.NewReader(api.Spec), ContentLength: int64(len(api.Spec))}, nil
+}
+
+func (h *handlers) ListSessions(ctx context.Context, req restapi.ListSessionsRequestObject) (restapi.ListSessionsResponseObject, error) {
+	res, err := h.uc.ListSessions.Handle(ctx, sessionapp.ListInput{Limit: req.Params.Limit, Cursor: req.Params.Cursor})
+	if err != nil {
+		return nil, err
+	}
+	out := restapi.ListSessions200JSONResponse{Sessions: make([]restapi.SessionSummary, len(res.Sessions)), NextCursor: res.NextCursor}
+	for i, s := range res.Sessions {
+		out.Sessions[i] = restapi.SessionSummary{SessionId: s.ID, Name: s.Name, Description: s.Description,
+			WorkflowCount: s.WorkflowCount, UpdatedAt: s.UpdatedAt.UTC()}
+	}
+	return out, nil
+}
+
+func (h *handlers) PutSession(ctx context.Context, req restapi.PutSessionRequestObject) (restapi.PutSessionResponseObject, error) {
+	var doc []byte
+	if req.Body != nil {
+		doc = *req.Body
+	}
+	res, err := h.uc.ApplySession.Handle(ctx, sessionapp.ApplyInput{ID: req.SessionId, Document: doc})
+	if err != nil {
+		return nil, err
+	}
+	body := restapi.ApplyResult{SessionId: res.SessionID, Workflows: res.Workflows, RemovedWorkflows: res.RemovedWorkflows, Warnings: res.Warnings}
+	if res.Created {
+		return restapi.PutSession201JSONResponse(body), nil
+	}
+	return restapi.PutSession200JSONResponse(body), nil
+}
+
+func (h *handlers) GetSession(ctx context.Context, req restapi.GetSessionRequestObject) (restapi.GetSessionResponseObject, error) {
+	s, err := h.uc.GetSession.Handle(ctx, req.SessionId)
+	if err != nil {
+		return nil, err
+	}
+	out := restapi.GetSession200JSONResponse{SessionId: s.ID(), Name: s.Name(), Description: s.Description(),
+		Initiator: s.Initiator(), Tags: s.Tags(), ProjectPath: s.ProjectPath()}
+	for _, w := range s.Workflows() {
+		nodes, edges := graphToAPI(w)
+		out.Workflows = append(out.Workflows, restapi.WorkflowConfig{WorkflowId: w.ID(), Description: w.Description(), Nodes: nodes, Edges: edges})
+	}
+	return out, nil
+}
+
+func (h *handlers) DeleteSession(ctx context.Context, req restapi.DeleteSessionRequestObject) (restapi.DeleteSessionResponseObject, error) {
+	if err := h.uc.DeleteSession.Handle(ctx, req.SessionId); err != nil {
+		return nil, err
+	}
+	return restapi.DeleteSession204Response{}, nil
+}
+
+func (h *handlers) GetWorkflow(ctx context.Context, req restapi.GetWorkflowRequestObject) (restapi.GetWorkflowResponseObject, error) {
+	w, err := h.uc.GetWorkflow.Handle(ctx, req.SessionId, req.WorkflowId)
+	if err != nil {
+		return nil, err
+	}
+	nodes, edges := graphToAPI(w)
+	return restapi.GetWorkflow200JSONResponse{SessionId: req.SessionId, WorkflowId: w.ID(), Description: w.Description(), Nodes: nodes, Edges: edges}, nil
+}
+
+func (h *handlers) ListPlugins(ctx context.Context, _ restapi.ListPluginsRequestObject) (restapi.ListPluginsResponseObject, error) {
+	ds := h.uc.ListPlugins.Handle(ctx)
+	out := restapi.ListPlugins200JSONResponse{Plugins: make([]restapi.PluginSummary, len(ds))}
+	for i, d := range ds {
+		out.Plugins[i] = restapi.PluginSummary{Type: d.Type, Category: restapi.PluginSummaryCategory(d.Category), Description: d.Description}
+	}
+	return out, nil
+}
+
+func (h *handlers) GetPlugin(ctx context.Context, req restapi.GetPluginRequestObject) (restapi.GetPluginResponseObject, error) {
+	var config map[string]any
+	if req.Params.Config != "" {
+		dec := json.NewDecoder(bytes.NewReader([]byte(req.Params.Config)))
+		dec.UseNumber()
+		if err := dec.Decode(&config); err != nil || config == nil || dec.Decode(new(any)) != io.EOF {
+			return nil, &fault.ValidationError{Subject: "request", Violations: []fault.Violation{{
+				Path: "query.config", Message: `must be one JSON object, for example {"routes":[{"port":"big","condition":"payload.amount > 100"}]}`}}}
+		}
+	}
+	d, err := h.uc.DescribePlugin.Handle(ctx, req.Type, config)
+	if err != nil {
+		return nil, err
+	}
+	return restapi.GetPlugin200JSONResponse{
+		Type: d.Type, Category: restapi.PluginDetailsCategory(d.Category), Description: d.Description, Usage: d.Usage,
+		ConfigFields: fieldsToAPI(d.Fields), Ports: d.Ports,
+	}, nil
+}
+
+func graphToAPI(w session.Workflow) ([]restapi.NodeConfig, []restapi.EdgeConfig) {
+	nodes := make([]restapi.NodeConfig, 0, len(w.Nodes()))
+	for _, n := range w.Nodes() {
+		nodes = append(nodes, restapi.NodeConfig{NodeId: n.ID(), Type: n.Type(), Name: n.Name(), Config: n.Config()})
+	}
+	edges := make([]restapi.EdgeConfig, 0, len(w.Edges()))
+	for _, e := range w.Edges() {
+		edges = append(edges, restapi.EdgeConfig{Source: e.Source(), Target: e.Target(), SourcePort: e.SourcePort()})
+	}
+	return nodes, edges
+}
+
+func fieldsToAPI(fs []plugin.Field) []restapi.ConfigField {
+	out := make([]restapi.ConfigField, len(fs))
+	for i, f := range fs {
+		out[i] = fieldToAPI(f)
+	}
+	return out
+}
+
+func fieldToAPI(f plugin.Field) restapi.ConfigField {
+	cf := restapi.ConfigField{Name: f.Name, Type: restapi.ConfigFieldType(f.Type), Description: f.Description,
+		Required: f.Required, Default: f.Default, Options: f.Options, Secret: f.Secret}
+	if f.Items != nil {
+		it := fieldToAPI(*f.Items)
+		cf.Items = &it
+	}
+	if f.Fields != nil {
+		cf.Fields = fieldsToAPI(f.Fields)
+	}
+	return cf
+}
+

@@ -1,0 +1,139 @@
+package httpapi
+
+import (
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+	"github.com/labstack/echo/v4"
+
+	"github.com/yukta/yukta/domain/fault"
+)
+
+// rawBodyExtension marks operations that parse their own body: the domain
+// parser reports every violation (unknown fields included) in one answer,
+// which schema validation, stopping at the first layer it rejects, cannot.
+const rawBodyExtension = "x-yukta-raw-body"
+
+// requestValidator checks each request against the OpenAPI document before a
+// handler runs: route, parameters, content type and (for most operations) the
+// body. It answers 404/405/415/400 as problems naming the offending field.
+func requestValidator(spec *openapi3.T) (echo.MiddlewareFunc, error) {
+	spec.Servers = nil // match any host; the Host gate decides which hosts are allowed
+	router, err := gorillamux.NewRouter(spec)
+	if err != nil {
+		return nil, fmt.Errorf("httpapi: build the spec router: %w", err)
+	}
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			req := c.Request()
+			route, params, err := router.FindRoute(req)
+			switch {
+			case errors.Is(err, routers.ErrMethodNotAllowed):
+				return echo.NewHTTPError(http.StatusMethodNotAllowed, fmt.Sprintf("%s is not allowed on %s", req.Method, req.URL.Path))
+			case err != nil:
+				return echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("no route %s %s; GET /api/openapi.yaml lists every route", req.Method, req.URL.Path))
+			}
+			if rb := route.Operation.RequestBody; rb != nil && rb.Value != nil {
+				if err := checkContentType(req, rb.Value); err != nil {
+					return err
+				}
+			}
+			in := &openapi3filter.RequestValidationInput{
+				Request: req, PathParams: params, Route: route,
+				Options: &openapi3filter.Options{
+					MultiError:         true,
+					ExcludeRequestBody: route.Operation.Extensions[rawBodyExtension] == true,
+					AuthenticationFunc: openapi3filter.NoopAuthenticationFunc,
+				},
+			}
+			if err := openapi3filter.ValidateRequest(req.Context(), in); err != nil {
+				return requestError(err)
+			}
+			return next(c)
+		}
+	}, nil
+}
+
+func checkContentType(req *http.Request, body *openapi3.RequestBody) error {
+	ct := req.Header.Get(echo.HeaderContentType)
+	mt, _, err := mime.ParseMediaType(ct)
+	if ct != "" && err == nil && body.Content.Get(mt) != nil {
+		return nil
+	}
+	if ct == "" && req.ContentLength == 0 && !body.Required {
+		return nil
+	}
+	var want []string
+	for k := range body.Content {
+		want = append(want, k)
+	}
+	return echo.NewHTTPError(http.StatusUnsupportedMediaType,
+		fmt.Sprintf("Content-Type %q is not accepted here; send %s", ct, strings.Join(want, " or ")))
+}
+
+// requestError turns kin-openapi's errors (which embed schema dumps) into
+// short violations with a path. It walks the error tree by type, not with
+// errors.As: MultiError's As would pick one member and hide the rest.
+func requestError(err error) error {
+	var vs []fault.Violation
+	var walk func(err error, path string)
+	walk = func(err error, path string) {
+		switch e := err.(type) {
+		case openapi3.MultiError:
+			for _, m := range e {
+				walk(m, path)
+			}
+		case *openapi3filter.RequestError:
+			p := "body"
+			if e.Parameter != nil {
+				p = e.Parameter.In + "." + e.Parameter.Name
+			}
+			if e.Err == nil {
+				vs = append(vs, fault.Violation{Path: p, Message: firstLine(e.Reason)})
+				return
+			}
+			walk(e.Err, p)
+		case *openapi3.SchemaError:
+			if ptr := e.JSONPointer(); len(ptr) > 0 {
+				path += "." + strings.Join(ptr, ".")
+			}
+			vs = append(vs, fault.Violation{Path: path, Message: schemaReason(e.Reason)})
+		case *openapi3filter.ParseError:
+			vs = append(vs, fault.Violation{Path: path, Message: firstLine(e.Error())})
+		default:
+			if u, ok := err.(interface{ Unwrap() error }); ok && u.Unwrap() != nil {
+				walk(u.Unwrap(), path)
+				return
+			}
+			vs = append(vs, fault.Violation{Path: path, Message: firstLine(err.Error())})
+		}
+	}
+	walk(err, "")
+	return &fault.ValidationError{Subject: "request", Violations: vs}
+}
+
+// schemaReason drops the preamble the JSON schema validator puts before the
+// reason ("jsonschema validation failed with '…'\n- at '': minimum: …").
+func schemaReason(s string) string {
+	if i := strings.LastIndex(s, "\n- at '"); i >= 0 {
+		s = s[i+len("\n- at '"):]
+		if j := strings.Index(s, "': "); j >= 0 {
+			s = s[j+len("': "):]
+		}
+	}
+	return firstLine(s)
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

@@ -1,0 +1,57 @@
+package plugins
+
+import (
+	"slices"
+
+	"github.com/yukta/yukta/domain/plugin"
+)
+
+func result() plugin.Descriptor {
+	return withRunFields(plugin.Descriptor{
+		Type:        "RESULT",
+		Category:    plugin.Terminal,
+		Description: "Stores a value as the result of the execution.",
+		Usage: `Pattern: MANUAL -> HTTP_REQUEST -> RESULT
+The stored value is returned with the execution's status.
+Example config: {"expression": "payload.body"}`,
+		Fields: []plugin.Field{
+			{Name: "expression", Type: plugin.Expression, Description: `CEL expression over "payload" whose value is stored; absent means the payload itself`},
+		},
+	})
+}
+
+func webhookOut() plugin.Descriptor {
+	return withRunFields(plugin.Descriptor{
+		Type:        "WEBHOOK_OUT",
+		Category:    plugin.Terminal,
+		Description: "Posts the payload as JSON to an HTTP endpoint through the egress policy.",
+		Usage: `Pattern: MANUAL -> TRANSFORM -> WEBHOOK_OUT
+Sends POST with the payload as the JSON body and an Idempotency-Key header stable across retries. A 2xx answer ends the path; any other answer, or none, fails the attempt and "retry" applies.
+Example config: {"url": "https://hooks.example.com/yukta", "headers": {"X-Source": "yukta"}, "authorization": "Bearer token-value", "retry": {"maxAttempts": 5, "backoff": "10s"}}`,
+		Fields: []plugin.Field{
+			{Name: "url", Type: plugin.URL, Required: true, Description: "absolute http:// or https:// address to post to; credentials belong in authorization, not in the URL"},
+			{Name: "headers", Type: plugin.Object, Description: "extra request headers, name to string value; Authorization goes in authorization so it stays masked"},
+			{Name: "authorization", Type: plugin.String, Secret: true, Description: `value of the Authorization header, such as "Bearer <token>"; masked on every read path`},
+			{Name: "timeout", Type: plugin.Duration, Default: defaultTimeout, Description: "time limit for one attempt, from connecting to reading the answer; a slower attempt fails and retry applies"},
+		},
+		CheckFunc: checkOutbound,
+	})
+}
+
+// decisionOutcomes are the outcomes a workflow supervisor reports (DESIGN §9).
+var decisionOutcomes = []string{"SUCCESS", "ESCALATE", "RETRY", "FAILED"}
+
+func supervisorDecision() plugin.Descriptor {
+	return withRunFields(plugin.Descriptor{
+		Type:        "SUPERVISOR_DECISION",
+		Category:    plugin.Terminal,
+		Description: "Reports a workflow supervisor's decision on the signal that started the run.",
+		Usage: `Pattern: SUPERVISOR_SIGNAL -> ROUTER -(stalled)-> SUPERVISOR_DECISION
+Ends a run that a "workflow" supervisor engine started for a signal, reporting the outcome for that signal.
+Example config: {"outcome": "ESCALATE", "reason": "three failures in ten minutes"}`,
+		Fields: []plugin.Field{
+			{Name: "outcome", Type: plugin.String, Required: true, Options: slices.Clone(decisionOutcomes), Description: "the decision: SUCCESS, ESCALATE (hand the signal to the parent supervisor), RETRY or FAILED"},
+			{Name: "reason", Type: plugin.String, Description: "why, reported with the outcome"},
+		},
+	})
+}

@@ -1,0 +1,142 @@
+// Package postgres is Yukta's storage adapter: the pgx pool, schema
+// migrations, the transaction helper and the stores behind the application's
+// ports. pgx types and errors never leave this package; errors are translated
+// to domain/fault kinds in errors.go.
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+
+	"github.com/yukta/yukta/migrations"
+)
+
+// PoolOptions tune the connection pool.
+type PoolOptions struct {
+	MaxConns int32
+}
+
+// NewPool builds a pool for dsn without dialing; Ping or Migrate dials.
+func NewPool(dsn string, o PoolOptions) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		// The error text may hold the password; say only what is wrong.
+		return nil, fmt.Errorf("postgres: cannot parse the database URL: %s", redactParseError(err))
+	}
+	if o.MaxConns > 0 {
+		cfg.MaxConns = o.MaxConns
+	}
+	cfg.MaxConnLifetime, cfg.MaxConnLifetimeJitter = time.Hour, 5*time.Minute
+	cfg.MaxConnIdleTime, cfg.HealthCheckPeriod = 15*time.Minute, 30*time.Second
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = 5 * time.Second
+	}
+	rp := cfg.ConnConfig.RuntimeParams
+	rp["application_name"] = "yukta"
+	rp["timezone"] = "UTC"
+	rp["statement_timeout"] = "30s"
+	rp["idle_in_transaction_session_timeout"] = "60s"
+	return pgxpool.NewWithConfig(context.Background(), cfg)
+}
+
+func redactParseError(err error) string {
+	if pe, ok := err.(*pgconn.ParseConfigError); ok && pe.Unwrap() != nil {
+		return pe.Unwrap().Error()
+	}
+	return "malformed URL (expected postgres://user:pass@host:5432/db or key=value pairs)"
+}
+
+func newMigrator(pool *pgxpool.Pool) (*goose.Provider, *sql.DB, error) {
+	db := stdlib.OpenDBFromPool(pool)
+	locker, err := lock.NewPostgresSessionLocker()
+	if err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations.FS,
+		goose.WithSessionLocker(locker), goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	return p, db, nil
+}
+
+// Migrate applies every pending migration. Concurrent instances serialize on
+// an advisory lock, so several servers may start at once.
+func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
+	p, db, err := newMigrator(pool)
+	if err != nil {
+		return fmt.Errorf("postgres: migrations: %w", err)
+	}
+	defer db.Close() // closes the database/sql view, not the pool
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("postgres: apply migrations: %w", translate(err))
+	}
+	return nil
+}
+
+// Ready reports whether the database answers and every migration this binary
+// embeds has been applied.
+func Ready(ctx context.Context, pool *pgxpool.Pool) error {
+	p, db, err := newMigrator(pool)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	pending, err := p.HasPending(ctx)
+	if err != nil {
+		return translate(err)
+	}
+	if pending {
+		return fmt.Errorf("postgres: migrations are pending")
+	}
+	return nil
+}
+
+// SynchronousCommit returns the server's synchronous_commit setting; anything
+// but "on" (or stronger) can lose acknowledged work in a crash.
+func SynchronousCommit(ctx context.Context, pool *pgxpool.Pool) (string, error) {
+	var v string
+	err := pool.QueryRow(ctx, "SHOW synchronous_commit").Scan(&v)
+	return v, translate(err)
+}
+
+// dbtx is what stores run on: the pool outside a transaction, pgx.Tx inside.
+type dbtx interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// EnsureDatabase creates database name on the server adminDSN points at, if
+// it does not exist yet (the embedded cluster starts with only "postgres").
+func EnsureDatabase(ctx context.Context, adminDSN, name string) error {
+	conn, err := pgx.Connect(ctx, adminDSN)
+	if err != nil {
+		return translate(err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	var exists bool
+	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", name).Scan(&exists); err != nil {
+		return translate(err)
+	}
+	if exists {
+		return nil
+	}
+	_, err = conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize())
+	if pgErr, ok := errors.AsType[*pgconn.PgError](err); ok && pgErr.Code == "42P04" {
+		return nil // created concurrently
+	}
+	return translate(err)
+}

@@ -1,0 +1,65 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/yukta/yukta/domain/fault"
+)
+
+// SQLSTATE codes this package reacts to.
+const (
+	uniqueViolation      = "23505"
+	foreignKeyViolation  = "23503"
+	checkViolation       = "23514"
+	serializationFailure = "40001"
+	deadlockDetected     = "40P01"
+)
+
+// translate is the one place pgx errors become fault kinds. Callers that know
+// what "no rows" means pass their own error first (see notFound).
+func translate(err error) error {
+	if err == nil {
+		return nil
+	}
+	var pgErr *pgconn.PgError
+	switch {
+	case errors.As(err, &pgErr):
+		switch pgErr.Code {
+		case uniqueViolation, foreignKeyViolation:
+			return fmt.Errorf("%s: %w", pgErr.Message, fault.ErrConflict)
+		case checkViolation:
+			return fmt.Errorf("%s: %w", pgErr.Message, fault.ErrInvalid)
+		}
+		if pgErr.Code[:2] == "08" || pgErr.Code[:2] == "57" || pgErr.Code[:2] == "53" {
+			return fmt.Errorf("database: %s: %w", pgErr.Message, fault.ErrUnavailable)
+		}
+		return fmt.Errorf("database: %s (SQLSTATE %s)", pgErr.Message, pgErr.Code)
+	case pgconn.SafeToRetry(err), pgconn.Timeout(err):
+		return fmt.Errorf("database: %w: %w", err, fault.ErrUnavailable)
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return err
+	}
+	var connErr *pgconn.ConnectError
+	if errors.As(err, &connErr) {
+		return fmt.Errorf("database: cannot connect: %w", fault.ErrUnavailable)
+	}
+	return err
+}
+
+// notFound maps "no rows" to want and everything else through translate.
+func notFound(err, want error) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return want
+	}
+	return translate(err)
+}
+
+func retryable(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == serializationFailure || pgErr.Code == deadlockDetected)
+}

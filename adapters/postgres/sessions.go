@@ -1,0 +1,198 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/yukta/yukta/application/sessionapp"
+	"github.com/yukta/yukta/domain/fault"
+	"github.com/yukta/yukta/domain/session"
+)
+
+// SessionStore keeps sessions and their workflows.
+type SessionStore struct{ db dbtx }
+
+// NewSessionStore returns a store that runs each call on pool.
+func NewSessionStore(pool *pgxpool.Pool) *SessionStore { return &SessionStore{db: pool} }
+
+var _ sessionapp.SessionStore = (*SessionStore)(nil)
+
+// Get loads a session with its workflows in document order.
+func (s *SessionStore) Get(ctx context.Context, id string) (session.Session, error) {
+	return s.get(ctx, id, "")
+}
+
+// GetForUpdate is Get holding the session row lock until the transaction ends.
+func (s *SessionStore) GetForUpdate(ctx context.Context, id string) (session.Session, error) {
+	return s.get(ctx, id, " FOR UPDATE")
+}
+
+func (s *SessionStore) get(ctx context.Context, id, lock string) (session.Session, error) {
+	var name, description, initiator, projectPath string
+	var tags []string
+	err := s.db.QueryRow(ctx, `
+		SELECT name, description, initiator, tags, project_path
+		  FROM sessions WHERE session_id = $1`+lock, id).
+		Scan(&name, &description, &initiator, &tags, &projectPath)
+	if err != nil {
+		return session.Session{}, notFound(err, sessionNotFound(id))
+	}
+	rows, err := s.db.Query(ctx, `
+		SELECT workflow_id, description, definition
+		  FROM workflows WHERE session_id = $1 ORDER BY position`, id)
+	if err != nil {
+		return session.Session{}, translate(err)
+	}
+	var wfs []session.Workflow
+	for rows.Next() {
+		var wid, wdesc string
+		var def []byte
+		if err := rows.Scan(&wid, &wdesc, &def); err != nil {
+			return session.Session{}, translate(err)
+		}
+		w, err := session.RestoreWorkflow(wid, wdesc, def)
+		if err != nil {
+			return session.Session{}, err
+		}
+		wfs = append(wfs, w)
+	}
+	if err := rows.Err(); err != nil {
+		return session.Session{}, translate(err)
+	}
+	return session.RestoreSession(id, name, description, initiator, tags, projectPath, wfs), nil
+}
+
+// Put upserts the session row, upserts each workflow and deletes the ones the
+// new document dropped. Callers run it inside a transaction.
+func (s *SessionStore) Put(ctx context.Context, ss session.Session, at time.Time) (bool, []string, error) {
+	tags := ss.Tags()
+	if tags == nil {
+		tags = []string{}
+	}
+	var created bool
+	// xmax = 0 only on a freshly inserted row: it tells created from replaced
+	// in the same statement, even when two applies race.
+	err := s.db.QueryRow(ctx, `
+		INSERT INTO sessions (session_id, name, description, initiator, tags, project_path, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $7)
+		ON CONFLICT (session_id) DO UPDATE SET
+		    name = EXCLUDED.name, description = EXCLUDED.description, initiator = EXCLUDED.initiator,
+		    tags = EXCLUDED.tags, project_path = EXCLUDED.project_path,
+		    updated_at = EXCLUDED.updated_at, version = sessions.version + 1
+		RETURNING (xmax = 0)`,
+		ss.ID(), ss.Name(), ss.Description(), ss.Initiator(), tags, ss.ProjectPath(), at).Scan(&created)
+	if err != nil {
+		return false, nil, translate(err)
+	}
+	ids := ss.WorkflowIDs()
+	var removed []string
+	rows, err := s.db.Query(ctx, `
+		DELETE FROM workflows WHERE session_id = $1 AND NOT (workflow_id = ANY($2))
+		RETURNING workflow_id`, ss.ID(), ids)
+	if err != nil {
+		return false, nil, translate(err)
+	}
+	removed, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return false, nil, translate(err)
+	}
+	batch := &pgx.Batch{}
+	for i, w := range ss.Workflows() {
+		def, err := session.MarshalDefinition(w)
+		if err != nil {
+			return false, nil, fmt.Errorf("encode workflow %q: %w", w.ID(), err)
+		}
+		batch.Queue(`
+			INSERT INTO workflows (session_id, workflow_id, position, description, definition, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6)
+			ON CONFLICT (session_id, workflow_id) DO UPDATE SET
+			    position = EXCLUDED.position, description = EXCLUDED.description,
+			    definition = EXCLUDED.definition, updated_at = EXCLUDED.updated_at`,
+			ss.ID(), w.ID(), i, w.Description(), def, at)
+	}
+	if err := sendBatch(ctx, s.db, batch); err != nil {
+		return false, nil, err
+	}
+	return created, removed, nil
+}
+
+// Delete removes a session; its workflows go with it (ON DELETE CASCADE).
+func (s *SessionStore) Delete(ctx context.Context, id string) error {
+	tag, err := s.db.Exec(ctx, `DELETE FROM sessions WHERE session_id = $1`, id)
+	if err != nil {
+		return translate(err)
+	}
+	if tag.RowsAffected() == 0 {
+		return sessionNotFound(id)
+	}
+	return nil
+}
+
+// List returns summaries after the given id, in id order (keyset paging, so
+// a page costs the same however deep it is).
+func (s *SessionStore) List(ctx context.Context, after string, limit int) ([]sessionapp.Summary, error) {
+	rows, err := s.db.Query(ctx, `
+		SELECT s.session_id, s.name, s.description, s.updated_at,
+		       (SELECT count(*) FROM workflows w WHERE w.session_id = s.session_id)
+		  FROM sessions s
+		 WHERE s.session_id > $1
+		 ORDER BY s.session_id
+		 LIMIT $2`, after, limit)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (sessionapp.Summary, error) {
+		var sm sessionapp.Summary
+		err := r.Scan(&sm.ID, &sm.Name, &sm.Description, &sm.UpdatedAt, &sm.WorkflowCount)
+		return sm, err
+	})
+	return out, translate(err)
+}
+
+// Workflow loads one workflow of a session.
+func (s *SessionStore) Workflow(ctx context.Context, sessionID, workflowID string) (session.Workflow, error) {
+	var desc string
+	var def []byte
+	err := s.db.QueryRow(ctx, `
+		SELECT description, definition FROM workflows
+		 WHERE session_id = $1 AND workflow_id = $2`, sessionID, workflowID).Scan(&desc, &def)
+	if err != nil {
+		if errors.Is(err, pgx.ErrNoRows) {
+			// Say which of the two is missing: the next call differs.
+			var exists bool
+			if qerr := s.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM sessions WHERE session_id = $1)`, sessionID).Scan(&exists); qerr != nil {
+				return session.Workflow{}, translate(qerr)
+			}
+			if !exists {
+				return session.Workflow{}, sessionNotFound(sessionID)
+			}
+			return session.Workflow{}, fault.Newf(session.ErrWorkflowNotFound, "workflow %q does not exist in session %q; call GET /api/sessions/%s (MCP: get_session_details) to see its workflows",
+				workflowID, sessionID, sessionID)
+		}
+		return session.Workflow{}, translate(err)
+	}
+	return session.RestoreWorkflow(workflowID, desc, def)
+}
+
+func sessionNotFound(id string) error {
+	return fault.Newf(session.ErrSessionNotFound, "session %q does not exist; call GET /api/sessions (MCP: list_sessions) to see the sessions you can use", id)
+}
+
+// sendBatch runs every queued statement and reports the first failure.
+func sendBatch(ctx context.Context, db dbtx, b *pgx.Batch) error {
+	if b.Len() == 0 {
+		return nil
+	}
+	sender, ok := db.(interface {
+		SendBatch(context.Context, *pgx.Batch) pgx.BatchResults
+	})
+	if !ok {
+		return fmt.Errorf("postgres: %T cannot send batches", db)
+	}
+	return translate(sender.SendBatch(ctx, b).Close())
+}

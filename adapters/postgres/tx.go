@@ -1,0 +1,45 @@
+package postgres
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/yukta/yukta/application/sessionapp"
+)
+
+// Transactor opens transactions for the application's use cases.
+type Transactor struct{ pool *pgxpool.Pool }
+
+// NewTransactor returns a Transactor on pool.
+func NewTransactor(pool *pgxpool.Pool) *Transactor { return &Transactor{pool: pool} }
+
+var _ sessionapp.Transactor = (*Transactor)(nil)
+
+// WithinTx runs fn with session stores bound to one transaction.
+func (t *Transactor) WithinTx(ctx context.Context, fn func(context.Context, sessionapp.Stores) error) error {
+	return inTx(ctx, t.pool, func(tx pgx.Tx) error {
+		return fn(ctx, sessionapp.Stores{Sessions: &SessionStore{db: tx}})
+	})
+}
+
+// inTx commits when fn returns nil, rolls back otherwise, and retries a few
+// times on serialization failures and deadlocks, which are expected under
+// contention and go away on a second try.
+func inTx(ctx context.Context, pool *pgxpool.Pool, fn func(pgx.Tx) error) error {
+	for attempt := 1; ; attempt++ {
+		err := pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{}, fn)
+		if err == nil || attempt == 5 || !retryable(err) {
+			return translate(err)
+		}
+		d := time.Duration(attempt*attempt) * 10 * time.Millisecond
+		select {
+		case <-time.After(d + rand.N(d)):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}

@@ -1,0 +1,77 @@
+package sessionapp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/yukta/yukta/domain/fault"
+	"github.com/yukta/yukta/domain/session"
+)
+
+// ApplySession creates a session or replaces it whole, in one transaction.
+type ApplySession struct {
+	tx      Transactor
+	catalog session.Catalog
+	now     func() time.Time
+}
+
+// NewApplySession returns the use case.
+func NewApplySession(tx Transactor, c session.Catalog, now func() time.Time) *ApplySession {
+	return &ApplySession{tx: tx, catalog: c, now: now}
+}
+
+// ApplyInput is a session document addressed to a session id.
+type ApplyInput struct {
+	// ID is the session id from the URL; the document's own sessionId, if
+	// any, must equal it. Empty means the document names the session.
+	ID       string
+	Document []byte
+}
+
+// ApplyResult tells what the apply did.
+type ApplyResult struct {
+	SessionID        string
+	Created          bool
+	Workflows        []string
+	RemovedWorkflows []string
+	Warnings         []string
+}
+
+// Handle validates the document (every violation at once), keeps secrets the
+// client sent back masked, and stores the session. Running executions keep
+// their own snapshot, so replacing a session never changes them.
+func (uc *ApplySession) Handle(ctx context.Context, in ApplyInput) (ApplyResult, error) {
+	s, warnings, err := session.Parse(in.Document, uc.catalog, session.ParseOptions{ID: in.ID})
+	if err != nil {
+		return ApplyResult{}, err
+	}
+	res := ApplyResult{SessionID: s.ID(), Workflows: s.WorkflowIDs(), Warnings: warnings}
+	err = uc.tx.WithinTx(ctx, func(ctx context.Context, st Stores) error {
+		var prev *session.Session
+		switch p, err := st.Sessions.GetForUpdate(ctx, s.ID()); {
+		case err == nil:
+			prev = &p
+		case !errors.Is(err, fault.ErrNotFound):
+			return err
+		}
+		kept, vs := s.KeepSecrets(prev, uc.catalog)
+		if len(vs) > 0 {
+			return &fault.ValidationError{Subject: "session", Violations: vs}
+		}
+		created, removed, err := st.Sessions.Put(ctx, kept, uc.now())
+		if err != nil {
+			return err
+		}
+		res.Created, res.RemovedWorkflows = created, removed
+		return nil
+	})
+	if err != nil {
+		return ApplyResult{}, fmt.Errorf("apply session %q: %w", s.ID(), err)
+	}
+	if res.RemovedWorkflows == nil {
+		res.RemovedWorkflows = []string{}
+	}
+	return res, nil
+}

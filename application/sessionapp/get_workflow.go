@@ -1,0 +1,29 @@
+package sessionapp
+
+import (
+	"context"
+
+	"github.com/yukta/yukta/domain/session"
+)
+
+// GetWorkflow reads one workflow of a session with its secrets masked.
+type GetWorkflow struct {
+	store   SessionStore
+	catalog session.Catalog
+}
+
+// NewGetWorkflow returns the use case.
+func NewGetWorkflow(s SessionStore, c session.Catalog) *GetWorkflow {
+	return &GetWorkflow{store: s, catalog: c}
+}
+
+// Handle returns the workflow, or session.ErrSessionNotFound /
+// session.ErrWorkflowNotFound.
+func (uc *GetWorkflow) Handle(ctx context.Context, sessionID, workflowID string) (session.Workflow, error) {
+	w, err := uc.store.Workflow(ctx, sessionID, workflowID)
+	if err != nil {
+		return session.Workflow{}, err
+	}
+	masked := session.RestoreSession(sessionID, "", "", "", nil, "", []session.Workflow{w}).Masked(uc.catalog)
+	return masked.Workflows()[0], nil
+}

@@ -1,0 +1,66 @@
+package sessionapp
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+
+	"github.com/yukta/yukta/domain/fault"
+	"github.com/yukta/yukta/domain/session"
+)
+
+// Paging bounds for ListSessions.
+const (
+	DefaultPageSize = 50
+	MaxPageSize     = 500
+)
+
+// ListSessions pages through sessions in id order.
+type ListSessions struct{ store SessionStore }
+
+// NewListSessions returns the use case.
+func NewListSessions(s SessionStore) *ListSessions { return &ListSessions{store: s} }
+
+// ListInput selects a page. Cursor is the NextCursor of the previous page.
+type ListInput struct {
+	Limit  int
+	Cursor string
+}
+
+// ListResult is one page; NextCursor is empty on the last page.
+type ListResult struct {
+	Sessions   []Summary
+	NextCursor string
+}
+
+// Handle returns one page of sessions.
+func (uc *ListSessions) Handle(ctx context.Context, in ListInput) (ListResult, error) {
+	limit := in.Limit
+	switch {
+	case limit == 0:
+		limit = DefaultPageSize
+	case limit < 0 || limit > MaxPageSize:
+		return ListResult{}, &fault.ValidationError{Subject: "list request", Violations: []fault.Violation{{
+			Path: "limit", Message: fmt.Sprintf("must be between 1 and %d, got %d", MaxPageSize, in.Limit)}}}
+	}
+	after := ""
+	if in.Cursor != "" {
+		b, err := base64.RawURLEncoding.DecodeString(in.Cursor)
+		if err != nil || !session.ValidID(string(b)) {
+			return ListResult{}, &fault.ValidationError{Subject: "list request", Violations: []fault.Violation{{
+				Path: "cursor", Message: "is not a cursor this server issued; pass the nextCursor of the previous page or omit it to start over"}}}
+		}
+		after = string(b)
+	}
+	// One extra row tells whether another page exists without a count query.
+	rows, err := uc.store.List(ctx, after, limit+1)
+	if err != nil {
+		return ListResult{}, fmt.Errorf("list sessions: %w", err)
+	}
+	res := ListResult{Sessions: rows}
+	if len(rows) > limit {
+		res.Sessions = rows[:limit]
+		res.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(rows[limit-1].ID))
+	}
+	return res, nil
+}

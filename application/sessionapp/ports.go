@@ -1,0 +1,46 @@
+// Package sessionapp holds the use cases on sessions and their workflows:
+// apply (create or replace), read, list and delete. It owns the ports those
+// use cases need; adapters implement them.
+package sessionapp
+
+import (
+	"context"
+	"time"
+
+	"github.com/yukta/yukta/domain/session"
+)
+
+// SessionStore keeps sessions. Implementations translate storage errors to
+// fault kinds; Get, Workflow and Delete report session.ErrSessionNotFound or
+// session.ErrWorkflowNotFound.
+type SessionStore interface {
+	Get(ctx context.Context, id string) (session.Session, error)
+	// GetForUpdate is Get that also locks the session until the transaction
+	// ends, so two applies of one session cannot interleave.
+	GetForUpdate(ctx context.Context, id string) (session.Session, error)
+	// Put creates or replaces s and its workflows; workflows s no longer has
+	// are removed and returned.
+	Put(ctx context.Context, s session.Session, at time.Time) (created bool, removed []string, err error)
+	Delete(ctx context.Context, id string) error
+	// List returns up to limit summaries with ids after the given one, in id order.
+	List(ctx context.Context, after string, limit int) ([]Summary, error)
+	Workflow(ctx context.Context, sessionID, workflowID string) (session.Workflow, error)
+}
+
+// Summary is a session in a list, with when it was last applied.
+type Summary struct {
+	session.Summary
+	UpdatedAt time.Time
+}
+
+// Stores are the stores bound to one transaction.
+type Stores struct {
+	Sessions SessionStore
+}
+
+// Transactor runs fn in one database transaction: it commits when fn returns
+// nil and rolls back otherwise. fn may run more than once (serialization
+// retries), so it must do nothing but storage work.
+type Transactor interface {
+	WithinTx(ctx context.Context, fn func(ctx context.Context, s Stores) error) error
+}

@@ -1,0 +1,111 @@
+package bootstrap
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is everything `yukta serve` can be told, from flags and YUKTA_*
+// environment variables (a flag wins over its variable). docs/configuration.md
+// lists each one; keep the two in step.
+type Config struct {
+	Addr            string
+	DataDir         string
+	DatabaseURL     string
+	AllowedHosts    []string
+	LogLevel        string
+	LogFormat       string
+	ShutdownTimeout time.Duration
+	DBMaxConns      int
+}
+
+// setting ties one flag to its environment variable.
+type setting struct {
+	flag, env, usage string
+}
+
+var settings = struct {
+	addr, dataDir, databaseURL, allowedHosts, logLevel, logFormat, shutdownTimeout, dbMaxConns setting
+}{
+	addr:            setting{"addr", "YUKTA_ADDR", "host:port to listen on; a non-loopback address needs keys (see docs/security.md)"},
+	dataDir:         setting{"data-dir", "YUKTA_DATA_DIR", "folder for the embedded PostgreSQL cluster and server keys"},
+	databaseURL:     setting{"database-url", "YUKTA_DATABASE_URL", "PostgreSQL URL; empty starts the embedded cluster in the data folder"},
+	allowedHosts:    setting{"allowed-hosts", "YUKTA_ALLOWED_HOSTS", "comma-separated extra Host names the server answers to (loopback names are always allowed)"},
+	logLevel:        setting{"log-level", "YUKTA_LOG_LEVEL", "debug, info, warn or error"},
+	logFormat:       setting{"log-format", "YUKTA_LOG_FORMAT", "json, console, or auto (console on a terminal, json otherwise)"},
+	shutdownTimeout: setting{"shutdown-timeout", "YUKTA_SHUTDOWN_TIMEOUT", "how long in-flight requests may take to finish on shutdown"},
+	dbMaxConns:      setting{"db-max-conns", "YUKTA_DB_MAX_CONNS", "maximum connections in the database pool"},
+}
+
+// ParseServeConfig reads the serve flags, with defaults from getenv.
+func ParseServeConfig(args []string, getenv func(string) string, fs *flag.FlagSet) (Config, error) {
+	env := func(s setting, def string) string {
+		if v := getenv(s.env); v != "" {
+			return v
+		}
+		return def
+	}
+	str := func(p *string, s setting, def string) {
+		fs.StringVar(p, s.flag, env(s, def), s.usage+" ("+s.env+")")
+	}
+	var c Config
+	var hosts, timeout, maxConns string
+	str(&c.Addr, settings.addr, "127.0.0.1:8080")
+	str(&c.DataDir, settings.dataDir, ".yukta")
+	str(&c.DatabaseURL, settings.databaseURL, "")
+	str(&hosts, settings.allowedHosts, "")
+	str(&c.LogLevel, settings.logLevel, "info")
+	str(&c.LogFormat, settings.logFormat, "auto")
+	str(&timeout, settings.shutdownTimeout, "15s")
+	str(&maxConns, settings.dbMaxConns, "20")
+	if err := fs.Parse(args); err != nil {
+		return Config{}, err
+	}
+	if fs.NArg() > 0 {
+		return Config{}, fmt.Errorf("serve takes no arguments, got %q; run `yukta serve -h` for its flags", fs.Args())
+	}
+	var errs []error
+	if _, port, err := net.SplitHostPort(c.Addr); err != nil || port == "" {
+		errs = append(errs, fmt.Errorf("--addr (%s) %q must be host:port, e.g. 127.0.0.1:8080", settings.addr.env, c.Addr))
+	}
+	for _, h := range strings.Split(hosts, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			c.AllowedHosts = append(c.AllowedHosts, h)
+		}
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		errs = append(errs, fmt.Errorf("--log-level (%s) %q must be debug, info, warn or error", settings.logLevel.env, c.LogLevel))
+	}
+	switch c.LogFormat {
+	case "json", "console", "auto":
+	default:
+		errs = append(errs, fmt.Errorf("--log-format (%s) %q must be json, console or auto", settings.logFormat.env, c.LogFormat))
+	}
+	d, err := time.ParseDuration(timeout)
+	if err != nil || d <= 0 {
+		errs = append(errs, fmt.Errorf("--shutdown-timeout (%s) %q must be a positive duration such as 15s", settings.shutdownTimeout.env, timeout))
+	}
+	c.ShutdownTimeout = d
+	n, err := strconv.Atoi(maxConns)
+	if err != nil || n < 2 || n > 1000 {
+		errs = append(errs, fmt.Errorf("--db-max-conns (%s) %q must be an integer from 2 to 1000", settings.dbMaxConns.env, maxConns))
+	}
+	c.DBMaxConns = n
+	if c.DatabaseURL == "" && c.DataDir == "" {
+		errs = append(errs, fmt.Errorf("--data-dir (%s) must not be empty when no database URL is set", settings.dataDir.env))
+	}
+	return c, errors.Join(errs...)
+}
+
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,136 @@
+package bootstrap
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.uber.org/fx"
+	"go.uber.org/fx/fxevent"
+	"go.uber.org/zap"
+
+	"github.com/yukta/yukta/adapters/httpapi"
+	"github.com/yukta/yukta/adapters/plugins"
+	"github.com/yukta/yukta/adapters/postgres"
+	"github.com/yukta/yukta/application/pluginapp"
+	"github.com/yukta/yukta/application/sessionapp"
+	"github.com/yukta/yukta/domain/session"
+)
+
+// DSN is the database the server uses (named so fx cannot confuse it with
+// another string).
+type DSN string
+
+// Module is the whole server: one fx module per adapter plus the use cases.
+// It needs a Config, a DSN and a *zap.Logger supplied.
+var Module = fx.Options(
+	fx.WithLogger(func(l *zap.Logger) fxevent.Logger {
+		zl := &fxevent.ZapLogger{Logger: l.Named("fx")}
+		zl.UseLogLevel(zap.DebugLevel)
+		return zl
+	}),
+	postgresModule,
+	pluginModule,
+	sessionModule,
+	httpModule,
+)
+
+var postgresModule = fx.Module("postgres",
+	fx.Provide(
+		newPool,
+		postgres.NewSessionStore,
+		postgres.NewTransactor,
+		fx.Annotate(func(s *postgres.SessionStore) sessionapp.SessionStore { return s }),
+		fx.Annotate(func(t *postgres.Transactor) sessionapp.Transactor { return t }),
+	),
+)
+
+func newPool(lc fx.Lifecycle, dsn DSN, cfg Config, log *zap.Logger) (*pgxpool.Pool, error) {
+	pool, err := postgres.NewPool(string(dsn), postgres.PoolOptions{MaxConns: int32(cfg.DBMaxConns)})
+	if err != nil {
+		return nil, err
+	}
+	lc.Append(fx.Hook{
+		OnStart: func(ctx context.Context) error {
+			if err := pool.Ping(ctx); err != nil {
+				return err
+			}
+			if err := postgres.Migrate(ctx, pool); err != nil {
+				return err
+			}
+			if v, err := postgres.SynchronousCommit(ctx, pool); err == nil && v != "on" && v != "remote_apply" && v != "remote_write" {
+				log.Warn("synchronous_commit is not on: a database crash can lose work Yukta already acknowledged; set synchronous_commit=on",
+					zap.String("synchronous_commit", v))
+			}
+			return nil
+		},
+		OnStop: func(context.Context) error { pool.Close(); return nil },
+	})
+	return pool, nil
+}
+
+var pluginModule = fx.Module("plugins",
+	fx.Provide(
+		func() (*pluginapp.Registry, error) { return pluginapp.NewRegistry(plugins.Descriptors()...) },
+		func(r *pluginapp.Registry) session.Catalog { return r },
+		pluginapp.NewListPlugins,
+		pluginapp.NewDescribePlugin,
+	),
+)
+
+var sessionModule = fx.Module("sessions",
+	fx.Provide(
+		func(tx sessionapp.Transactor, c session.Catalog) *sessionapp.ApplySession {
+			return sessionapp.NewApplySession(tx, c, time.Now)
+		},
+		sessionapp.NewGetSession,
+		sessionapp.NewListSessions,
+		sessionapp.NewDeleteSession,
+		sessionapp.NewGetWorkflow,
+	),
+)
+
+type httpParams struct {
+	fx.In
+	LC             fx.Lifecycle
+	Cfg            Config
+	Log            *zap.Logger
+	Pool           *pgxpool.Pool
+	ApplySession   *sessionapp.ApplySession
+	GetSession     *sessionapp.GetSession
+	ListSessions   *sessionapp.ListSessions
+	DeleteSession  *sessionapp.DeleteSession
+	GetWorkflow    *sessionapp.GetWorkflow
+	ListPlugins    *pluginapp.ListPlugins
+	DescribePlugin *pluginapp.DescribePlugin
+}
+
+var httpModule = fx.Module("http",
+	fx.Provide(newHTTPServer),
+	fx.Invoke(func(*httpapi.Server) {}), // construct it, or its hooks never run
+)
+
+func newHTTPServer(p httpParams) (*httpapi.Server, error) {
+	srv, err := httpapi.New(httpapi.Config{Addr: p.Cfg.Addr, AllowedHosts: p.Cfg.AllowedHosts}, httpapi.UseCases{
+		ApplySession:   p.ApplySession,
+		GetSession:     p.GetSession,
+		ListSessions:   p.ListSessions,
+		DeleteSession:  p.DeleteSession,
+		GetWorkflow:    p.GetWorkflow,
+		ListPlugins:    p.ListPlugins,
+		DescribePlugin: p.DescribePlugin,
+		Ready:          func(ctx context.Context) error { return postgres.Ready(ctx, p.Pool) },
+	}, p.Log)
+	if err != nil {
+		return nil, err
+	}
+	p.LC.Append(fx.Hook{
+		OnStart: func(context.Context) error { return srv.Listen() },
+		OnStop: func(ctx context.Context) error {
+			ctx, cancel := context.WithTimeout(ctx, p.Cfg.ShutdownTimeout)
+			defer cancel()
+			return srv.Shutdown(ctx)
+		},
+	})
+	return srv, nil
+}

@@ -1,0 +1,337 @@
+// Package plugin describes node types: what a node of a type needs in its
+// config and which output ports it has for a given config. The behaviour of a
+// type lives in adapters; the description lives here because validating a
+// workflow needs it and must not depend on any adapter.
+package plugin
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/yukta/yukta/domain/fault"
+)
+
+// Category says where a node of a type may sit in a workflow.
+type Category string
+
+// The categories. A trigger starts runs and has no inbound edge; a terminal
+// ends a path and has no outbound edge; a processor sits between.
+const (
+	Trigger   Category = "trigger"
+	Processor Category = "processor"
+	Terminal  Category = "terminal"
+)
+
+// Valid reports whether c is one of the known categories.
+func (c Category) Valid() bool { return c == Trigger || c == Processor || c == Terminal }
+
+// FieldType is the type of one config field.
+type FieldType string
+
+// The field types. Expression is CEL source; Duration is Go syntax ("1.5s",
+// "2m"); Cron is a cron expression; URL is an absolute http(s) URL; Any is any
+// JSON value.
+const (
+	String     FieldType = "string"
+	Integer    FieldType = "integer"
+	Number     FieldType = "number"
+	Boolean    FieldType = "boolean"
+	Object     FieldType = "object"
+	Array      FieldType = "array"
+	Duration   FieldType = "duration"
+	Expression FieldType = "expression"
+	Cron       FieldType = "cron"
+	URL        FieldType = "url"
+	Any        FieldType = "any"
+)
+
+// DefaultPort is the port every non-terminal node has unless its type says otherwise.
+const DefaultPort = "default"
+
+// Field is one typed config field of a node type.
+type Field struct {
+	Name        string
+	Type        FieldType
+	Description string
+	Required    bool
+	// Default is used when the field is absent. Nil means no default.
+	Default any
+	// Options, when set, lists the only allowed values of a String field.
+	Options []string
+	// Secret fields are masked ("***") on every read path.
+	Secret bool
+	// Items describes each element of an Array field; nil allows any element.
+	Items *Field
+	// Fields describes the members of an Object field (or of each Array
+	// element of type Object). Nil allows any members.
+	Fields []Field
+}
+
+// Descriptor is everything Yukta knows about a node type without running it.
+type Descriptor struct {
+	Type        string
+	Category    Category
+	Description string
+	// Usage is a short pattern showing how the type is used in a workflow.
+	Usage  string
+	Fields []Field
+	// PortsFunc returns the output ports for a config that passed Validate.
+	// Nil means the single DefaultPort (none for terminals).
+	PortsFunc func(config map[string]any) []string
+	// CheckFunc adds type-specific checks (cron syntax, CEL compilation) that
+	// run after the field checks pass. Paths are relative to the config.
+	CheckFunc func(config map[string]any) []fault.Violation
+}
+
+// MaskedValue replaces the value of a secret field on every read path.
+const MaskedValue = "***"
+
+var typeName = regexp.MustCompile(`^[A-Z][A-Z0-9_]{0,63}$`)
+
+// Check reports problems with the descriptor itself; a registry refuses a
+// descriptor that fails it, so a bad built-in fails at startup, not at use.
+func (d Descriptor) Check() error {
+	if !typeName.MatchString(d.Type) {
+		return fmt.Errorf("plugin: type %q must match %s", d.Type, typeName)
+	}
+	if !d.Category.Valid() {
+		return fmt.Errorf("plugin %s: unknown category %q", d.Type, d.Category)
+	}
+	if d.Description == "" {
+		return fmt.Errorf("plugin %s: description is empty", d.Type)
+	}
+	seen := map[string]bool{}
+	for _, f := range d.Fields {
+		if f.Name == "" || seen[f.Name] {
+			return fmt.Errorf("plugin %s: field name %q is empty or repeated", d.Type, f.Name)
+		}
+		seen[f.Name] = true
+		if f.Default != nil && len(checkValue(f, f.Default, f.Name)) > 0 {
+			return fmt.Errorf("plugin %s: default of field %q does not match its type %s", d.Type, f.Name, f.Type)
+		}
+	}
+	return nil
+}
+
+// Ports returns the output ports of a node of this type with config.
+func (d Descriptor) Ports(config map[string]any) []string {
+	if d.PortsFunc != nil {
+		return d.PortsFunc(config)
+	}
+	if d.Category == Terminal {
+		return []string{}
+	}
+	return []string{DefaultPort}
+}
+
+// Validate checks config against the declared fields and the type's own
+// checks, and returns every violation with a path relative to the config.
+func (d Descriptor) Validate(config map[string]any) []fault.Violation {
+	var out []fault.Violation
+	known := make(map[string]bool, len(d.Fields))
+	for _, f := range d.Fields {
+		known[f.Name] = true
+		v, ok := config[f.Name]
+		if !ok || v == nil {
+			if f.Required {
+				out = append(out, fault.Violation{Path: f.Name, Message: fmt.Sprintf("is required (%s: %s)", f.Type, f.Description)})
+			}
+			continue
+		}
+		out = append(out, checkValue(f, v, f.Name)...)
+	}
+	for _, k := range slices.Sorted(maps.Keys(config)) {
+		if !known[k] {
+			out = append(out, fault.Violation{Path: k, Message: fmt.Sprintf("is not a config field of %s; known fields: %s", d.Type, strings.Join(fieldNames(d.Fields), ", "))})
+		}
+	}
+	if len(out) == 0 && d.CheckFunc != nil {
+		out = append(out, d.CheckFunc(d.WithDefaults(config))...)
+	}
+	return out
+}
+
+// WithDefaults returns a copy of config with absent fields set to their defaults.
+func (d Descriptor) WithDefaults(config map[string]any) map[string]any {
+	out := maps.Clone(config)
+	if out == nil {
+		out = map[string]any{}
+	}
+	for _, f := range d.Fields {
+		if _, ok := out[f.Name]; !ok && f.Default != nil {
+			out[f.Name] = f.Default
+		}
+	}
+	return out
+}
+
+// Mask returns a copy of config with every secret field replaced by MaskedValue.
+func (d Descriptor) Mask(config map[string]any) map[string]any {
+	out := maps.Clone(config)
+	for _, f := range d.Fields {
+		if _, ok := out[f.Name]; ok && f.Secret {
+			out[f.Name] = MaskedValue
+		}
+	}
+	return out
+}
+
+// SecretFields lists the names of the secret fields.
+func (d Descriptor) SecretFields() []string {
+	var out []string
+	for _, f := range d.Fields {
+		if f.Secret {
+			out = append(out, f.Name)
+		}
+	}
+	return out
+}
+
+func fieldNames(fs []Field) []string {
+	if len(fs) == 0 {
+		return []string{"(none)"}
+	}
+	out := make([]string, len(fs))
+	for i, f := range fs {
+		out[i] = f.Name
+	}
+	return out
+}
+
+// checkValue checks one JSON value (as decoded by encoding/json with
+// UseNumber or into float64) against f.
+func checkValue(f Field, v any, path string) []fault.Violation {
+	bad := func(format string, args ...any) []fault.Violation {
+		return []fault.Violation{{Path: path, Message: fmt.Sprintf(format, args...)}}
+	}
+	switch f.Type {
+	case String, Expression, Cron:
+		s, ok := v.(string)
+		if !ok {
+			return bad("must be a string, got %s", jsonKind(v))
+		}
+		if f.Type != String && strings.TrimSpace(s) == "" {
+			return bad("must not be empty")
+		}
+		if len(f.Options) > 0 && !slices.Contains(f.Options, s) {
+			return bad("must be one of %s, got %q", strings.Join(f.Options, ", "), s)
+		}
+	case URL:
+		s, ok := v.(string)
+		if !ok {
+			return bad("must be a URL string, got %s", jsonKind(v))
+		}
+		if !strings.HasPrefix(s, "http://") && !strings.HasPrefix(s, "https://") || len(s) < len("http://x") {
+			return bad("must be an absolute http:// or https:// URL, got %q", s)
+		}
+	case Duration:
+		s, ok := v.(string)
+		if !ok {
+			return bad(`must be a duration string such as "500ms" or "2m", got %s`, jsonKind(v))
+		}
+		d, err := time.ParseDuration(s)
+		if err != nil || d < 0 {
+			return bad(`must be a non-negative duration such as "500ms" or "2m", got %q`, s)
+		}
+	case Integer:
+		n, ok := number(v)
+		if !ok || n != math.Trunc(n) || math.IsInf(n, 0) {
+			return bad("must be an integer, got %s", jsonKind(v))
+		}
+	case Number:
+		if _, ok := number(v); !ok {
+			return bad("must be a number, got %s", jsonKind(v))
+		}
+	case Boolean:
+		if _, ok := v.(bool); !ok {
+			return bad("must be true or false, got %s", jsonKind(v))
+		}
+	case Object:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return bad("must be an object, got %s", jsonKind(v))
+		}
+		return checkMembers(f.Fields, m, path)
+	case Array:
+		a, ok := v.([]any)
+		if !ok {
+			return bad("must be an array, got %s", jsonKind(v))
+		}
+		var out []fault.Violation
+		if f.Items != nil {
+			for i, e := range a {
+				out = append(out, checkValue(*f.Items, e, fmt.Sprintf("%s[%d]", path, i))...)
+			}
+		}
+		return out
+	case Any:
+	default:
+		return bad("has unknown field type %q", f.Type)
+	}
+	return nil
+}
+
+func checkMembers(fields []Field, m map[string]any, path string) []fault.Violation {
+	if fields == nil {
+		return nil
+	}
+	var out []fault.Violation
+	known := map[string]bool{}
+	for _, f := range fields {
+		known[f.Name] = true
+		v, ok := m[f.Name]
+		if !ok || v == nil {
+			if f.Required {
+				out = append(out, fault.Violation{Path: path + "." + f.Name, Message: fmt.Sprintf("is required (%s: %s)", f.Type, f.Description)})
+			}
+			continue
+		}
+		out = append(out, checkValue(f, v, path+"."+f.Name)...)
+	}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if !known[k] {
+			out = append(out, fault.Violation{Path: path + "." + k, Message: fmt.Sprintf("is not a known member; known: %s", strings.Join(fieldNames(fields), ", "))})
+		}
+	}
+	return out
+}
+
+// number accepts the numeric forms encoding/json produces.
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case float64:
+		return n, true
+	case int:
+		return float64(n), true
+	case int64:
+		return float64(n), true
+	case interface{ Float64() (float64, error) }: // json.Number
+		f, err := n.Float64()
+		return f, err == nil
+	}
+	return 0, false
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case map[string]any:
+		return "an object"
+	case []any:
+		return "an array"
+	}
+	if _, ok := number(v); ok {
+		return "a number"
+	}
+	return fmt.Sprintf("%T", v)
+}

@@ -1,0 +1,245 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/yukta/yukta/adapters/plugins"
+	"github.com/yukta/yukta/adapters/postgres"
+	"github.com/yukta/yukta/adapters/postgres/pgtest"
+	"github.com/yukta/yukta/application/pluginapp"
+	"github.com/yukta/yukta/application/sessionapp"
+	"github.com/yukta/yukta/domain/fault"
+	"github.com/yukta/yukta/domain/session"
+)
+
+func registry(t *testing.T) *pluginapp.Registry {
+	t.Helper()
+	r, err := pluginapp.NewRegistry(plugins.Descriptors()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// doc builds a session document with one linear workflow per id.
+func doc(id string, workflows ...string) []byte {
+	var wfs []string
+	for _, w := range workflows {
+		wfs = append(wfs, fmt.Sprintf(`{"workflowId":%q,"nodes":[
+			{"nodeId":"start","type":"MANUAL"},
+			{"nodeId":"call","type":"HTTP_REQUEST","config":{"url":"https://example.com/x","authorization":"Bearer s3cret"}},
+			{"nodeId":"out","type":"RESULT"}],
+			"edges":[{"source":"start","target":"call"},{"source":"call","target":"out"}]}`, w))
+	}
+	return fmt.Appendf(nil, `{"sessionId":%q,"name":"Session %s","tags":["a","b"],"workflows":[%s]}`, id, id, strings.Join(wfs, ","))
+}
+
+type env struct {
+	store *postgres.SessionStore
+	apply *sessionapp.ApplySession
+	cat   *pluginapp.Registry
+}
+
+func newEnv(t *testing.T) env {
+	pool := pgtest.NewPool(t)
+	cat := registry(t)
+	return env{
+		store: postgres.NewSessionStore(pool),
+		apply: sessionapp.NewApplySession(postgres.NewTransactor(pool), cat, time.Now),
+		cat:   cat,
+	}
+}
+
+func TestApplyCreatesThenReplaces(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := t.Context()
+
+	res, err := e.apply.Handle(ctx, sessionapp.ApplyInput{ID: "s1", Document: doc("s1", "w1", "w2")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Created || !slices.Equal(res.Workflows, []string{"w1", "w2"}) || len(res.RemovedWorkflows) != 0 {
+		t.Fatalf("first apply = %+v, want created with w1,w2 and nothing removed", res)
+	}
+	got, err := e.store.Get(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Name() != "Session s1" || !slices.Equal(got.Tags(), []string{"a", "b"}) || !slices.Equal(got.WorkflowIDs(), []string{"w1", "w2"}) {
+		t.Fatalf("stored session = %q %v %v", got.Name(), got.Tags(), got.WorkflowIDs())
+	}
+	w, _ := got.Workflow("w1")
+	if n, _ := w.Node("call"); n.Config()["authorization"] != "Bearer s3cret" {
+		t.Fatalf("stored secret = %v, want the real value", n.Config()["authorization"])
+	}
+
+	res, err = e.apply.Handle(ctx, sessionapp.ApplyInput{ID: "s1", Document: doc("s1", "w2")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Created || !slices.Equal(res.RemovedWorkflows, []string{"w1"}) {
+		t.Fatalf("replace = %+v, want not created, w1 removed", res)
+	}
+	if _, err := e.store.Workflow(ctx, "s1", "w1"); !errors.Is(err, session.ErrWorkflowNotFound) {
+		t.Fatalf("removed workflow read: got %v, want ErrWorkflowNotFound", err)
+	}
+}
+
+func TestApplyKeepsMaskedSecrets(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := t.Context()
+	if _, err := e.apply.Handle(ctx, sessionapp.ApplyInput{ID: "s", Document: doc("s", "w")}); err != nil {
+		t.Fatal(err)
+	}
+	// A client reads the session (secrets masked) and sends it back.
+	masked := strings.Replace(string(doc("s", "w")), "Bearer s3cret", "***", 1)
+	if _, err := e.apply.Handle(ctx, sessionapp.ApplyInput{ID: "s", Document: []byte(masked)}); err != nil {
+		t.Fatal(err)
+	}
+	w, err := e.store.Workflow(ctx, "s", "w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := w.Node("call"); n.Config()["authorization"] != "Bearer s3cret" {
+		t.Fatalf("secret after masked re-apply = %v, want the stored value kept", n.Config()["authorization"])
+	}
+	// A masked value with nothing stored is refused and nothing is written.
+	_, err = e.apply.Handle(ctx, sessionapp.ApplyInput{ID: "fresh", Document: []byte(strings.ReplaceAll(masked, `"s"`, `"fresh"`))})
+	if !errors.Is(err, fault.ErrInvalid) || !strings.Contains(err.Error(), "authorization") {
+		t.Fatalf("masked secret on a new session: got %v, want an invalid error naming the field", err)
+	}
+	if _, err := e.store.Get(ctx, "fresh"); !errors.Is(err, session.ErrSessionNotFound) {
+		t.Fatalf("refused apply stored something: %v", err)
+	}
+}
+
+func TestInvalidDocumentChangesNothing(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := t.Context()
+	if _, err := e.apply.Handle(ctx, sessionapp.ApplyInput{ID: "s", Document: doc("s", "w1", "w2")}); err != nil {
+		t.Fatal(err)
+	}
+	bad := strings.Replace(string(doc("s", "w1")), `"type":"RESULT"`, `"type":"NOPE"`, 1)
+	if _, err := e.apply.Handle(ctx, sessionapp.ApplyInput{ID: "s", Document: []byte(bad)}); !errors.Is(err, fault.ErrInvalid) {
+		t.Fatalf("got %v, want ErrInvalid", err)
+	}
+	got, err := e.store.Get(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.WorkflowIDs(), []string{"w1", "w2"}) {
+		t.Fatalf("workflows after refused apply = %v, want [w1 w2]", got.WorkflowIDs())
+	}
+}
+
+func TestConcurrentCreateYieldsOneCreation(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	const n = 8
+	var wg sync.WaitGroup
+	created := make(chan bool, n)
+	for range n {
+		wg.Go(func() {
+			res, err := e.apply.Handle(context.Background(), sessionapp.ApplyInput{ID: "race", Document: doc("race", "w")})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			created <- res.Created
+		})
+	}
+	wg.Wait()
+	close(created)
+	count := 0
+	for c := range created {
+		if c {
+			count++
+		}
+	}
+	if count != 1 {
+		t.Fatalf("%d applies reported created, want exactly 1", count)
+	}
+}
+
+func TestDeleteAndNotFound(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := t.Context()
+	if _, err := e.apply.Handle(ctx, sessionapp.ApplyInput{ID: "s", Document: doc("s", "w")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.Delete(ctx, "s"); err != nil {
+		t.Fatal(err)
+	}
+	for name, err := range map[string]error{
+		"get":      func() error { _, err := e.store.Get(ctx, "s"); return err }(),
+		"delete":   e.store.Delete(ctx, "s"),
+		"workflow": func() error { _, err := e.store.Workflow(ctx, "s", "w"); return err }(),
+	} {
+		if !errors.Is(err, session.ErrSessionNotFound) || !strings.Contains(err.Error(), "list_sessions") {
+			t.Errorf("%s after delete: got %v, want ErrSessionNotFound naming the list call", name, err)
+		}
+	}
+}
+
+func TestListPagesInIDOrder(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := t.Context()
+	for _, id := range []string{"c", "a", "e", "b", "d"} {
+		if _, err := e.apply.Handle(ctx, sessionapp.ApplyInput{ID: id, Document: doc(id, "w1", "w2")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list := sessionapp.NewListSessions(e.store)
+	var ids []string
+	cursor := ""
+	pages := 0
+	for {
+		page, err := list.Handle(ctx, sessionapp.ListInput{Limit: 2, Cursor: cursor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages++
+		for _, s := range page.Sessions {
+			ids = append(ids, s.ID)
+			if s.WorkflowCount != 2 || s.UpdatedAt.IsZero() {
+				t.Errorf("summary %s = %+v, want 2 workflows and a time", s.ID, s)
+			}
+		}
+		if page.NextCursor == "" {
+			break
+		}
+		cursor = page.NextCursor
+	}
+	if !slices.Equal(ids, []string{"a", "b", "c", "d", "e"}) || pages != 3 {
+		t.Fatalf("paged ids = %v in %d pages, want a..e in 3", ids, pages)
+	}
+	if _, err := list.Handle(ctx, sessionapp.ListInput{Cursor: "!!"}); !errors.Is(err, fault.ErrInvalid) {
+		t.Fatalf("bad cursor: got %v, want ErrInvalid", err)
+	}
+}
+
+func TestReadyAfterMigrate(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	if err := postgres.Ready(t.Context(), pool); err != nil {
+		t.Fatalf("Ready on a migrated database: %v", err)
+	}
+	if _, err := pool.Exec(t.Context(), "DELETE FROM goose_db_version WHERE version_id > 0"); err != nil {
+		t.Fatal(err)
+	}
+	if err := postgres.Ready(t.Context(), pool); err == nil {
+		t.Fatal("Ready with migrations pending: got nil, want an error")
+	}
+}

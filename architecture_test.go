@@ -1,0 +1,126 @@
+package main
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/yukta/yukta"
+
+// layerRule says what the non-test files of one layer may import.
+type layerRule struct {
+	prefix     string   // folder, relative to the module root
+	ownPrefix  []string // module-internal import prefixes allowed
+	thirdParty bool     // may import modules outside the standard library
+}
+
+var layers = []layerRule{
+	{prefix: "domain/", ownPrefix: []string{"domain/"}},
+	{prefix: "application/", ownPrefix: []string{"domain/", "application/"}},
+	{prefix: "adapters/", ownPrefix: []string{"domain/", "application/", "adapters/", "migrations", "api"}, thirdParty: true},
+}
+
+var bannedPackageNames = map[string]bool{"util": true, "utils": true, "common": true, "helpers": true, "shared": true, "misc": true}
+
+// violation checks one import of one file and returns why it is not allowed.
+func violation(file, imp string, isTest bool) string {
+	dir := filepath.ToSlash(filepath.Dir(file)) + "/"
+	if (imp == "go.uber.org/fx" || strings.HasPrefix(imp, "go.uber.org/fx/")) && !strings.HasPrefix(dir, "bootstrap/") {
+		return "only bootstrap/ may import fx"
+	}
+	if isTest {
+		return ""
+	}
+	for _, l := range layers {
+		if !strings.HasPrefix(dir, l.prefix) {
+			continue
+		}
+		if own, ok := strings.CutPrefix(imp, module+"/"); ok {
+			for _, p := range l.ownPrefix {
+				if strings.HasPrefix(own, p) || own == strings.TrimSuffix(p, "/") {
+					return ""
+				}
+			}
+			return l.prefix + " may not import " + own
+		}
+		first, _, _ := strings.Cut(imp, "/")
+		if strings.Contains(first, ".") && !l.thirdParty {
+			return l.prefix + " may import only the standard library and " + strings.Join(l.ownPrefix, ", ") + ", not " + imp
+		}
+	}
+	return ""
+}
+
+func TestLayerRules(t *testing.T) {
+	fset := token.NewFileSet()
+	files := 0
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if strings.HasPrefix(d.Name(), ".") && path != "." || d.Name() == "testdata" {
+				return filepath.SkipDir
+			}
+			if bannedPackageNames[d.Name()] {
+				t.Errorf("%s: no grab-bag packages (util/common/helpers); name the package for its one job", path)
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		files++
+		for _, is := range f.Imports {
+			imp, _ := strconv.Unquote(is.Path.Value)
+			if why := violation(path, imp, strings.HasSuffix(path, "_test.go")); why != "" {
+				t.Errorf("%s imports %s: %s", path, imp, why)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files < 20 {
+		t.Fatalf("checked only %d files; the walk is broken", files)
+	}
+}
+
+// TestLayerRulesCatchViolations proves the checker itself bites.
+func TestLayerRulesCatchViolations(t *testing.T) {
+	cases := []struct {
+		file, imp string
+		test      bool
+		bad       bool
+	}{
+		{"domain/session/x.go", "fmt", false, false},
+		{"domain/session/x.go", module + "/domain/fault", false, false},
+		{"domain/session/x.go", module + "/application/sessionapp", false, true},
+		{"domain/session/x.go", "github.com/jackc/pgx/v5", false, true},
+		{"application/sessionapp/x.go", module + "/domain/session", false, false},
+		{"application/sessionapp/x.go", module + "/adapters/postgres", false, true},
+		{"application/sessionapp/x.go", "go.uber.org/zap", false, true},
+		{"adapters/postgres/x.go", "github.com/jackc/pgx/v5", false, false},
+		{"adapters/postgres/x.go", module + "/bootstrap", false, true},
+		{"adapters/httpapi/x.go", "go.uber.org/fx", false, true},
+		{"adapters/httpapi/x_test.go", "go.uber.org/fx", true, true},
+		{"e2e/x_test.go", "go.uber.org/fx", true, true},
+		{"bootstrap/x.go", "go.uber.org/fx", false, false},
+	}
+	for _, c := range cases {
+		got := violation(c.file, c.imp, c.test) != ""
+		if got != c.bad {
+			t.Errorf("violation(%s, %s) = %v, want %v", c.file, c.imp, got, c.bad)
+		}
+	}
+}

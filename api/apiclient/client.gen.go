@@ -131,14 +131,14 @@ type ApplyResult struct {
 
 // ConfigField defines model for ConfigField.
 type ConfigField struct {
-	Default     interface{}   `json:"default,omitempty"`
-	Description string        `json:"description"`
-	Fields      []ConfigField `json:"fields,omitempty"`
+	Default     interface{}    `json:"default,omitempty"`
+	Description string         `json:"description"`
+	Fields      *[]ConfigField `json:"fields,omitempty"`
 
 	// Items The element of an array field.
 	Items    *ConfigField    `json:"items,omitempty"`
 	Name     string          `json:"name"`
-	Options  []string        `json:"options,omitempty"`
+	Options  *[]string       `json:"options,omitempty"`
 	Required bool            `json:"required"`
 	Secret   bool            `json:"secret"`
 	Type     ConfigFieldType `json:"type"`
@@ -149,9 +149,9 @@ type ConfigFieldType string
 
 // EdgeConfig defines model for EdgeConfig.
 type EdgeConfig struct {
-	Source     string `json:"source"`
-	SourcePort string `json:"sourcePort,omitempty"`
-	Target     string `json:"target"`
+	Source     string  `json:"source"`
+	SourcePort *string `json:"sourcePort,omitempty"`
+	Target     string  `json:"target"`
 }
 
 // Health defines model for Health.
@@ -168,9 +168,9 @@ type Id = string
 // NodeConfig defines model for NodeConfig.
 type NodeConfig struct {
 	// Config Fields declared by the plugin type (GET /api/plugins/{type}).
-	Config map[string]interface{} `json:"config,omitempty"`
-	Name   string                 `json:"name,omitempty"`
-	NodeId Id                     `json:"nodeId"`
+	Config *map[string]interface{} `json:"config,omitempty"`
+	Name   *string                 `json:"name,omitempty"`
+	NodeId Id                      `json:"nodeId"`
 
 	// Type A plugin type from GET /api/plugins.
 	Type string `json:"type"`
@@ -209,13 +209,13 @@ type PluginSummaryCategory string
 // Problem defines model for Problem.
 type Problem struct {
 	// Detail What went wrong and what to do next.
-	Detail string `json:"detail,omitempty"`
+	Detail *string `json:"detail,omitempty"`
 
 	// Errors Every violation of a validation problem.
-	Errors   []Violation `json:"errors,omitempty"`
-	Instance string      `json:"instance,omitempty"`
-	Status   int         `json:"status"`
-	Title    string      `json:"title"`
+	Errors   *[]Violation `json:"errors,omitempty"`
+	Instance *string      `json:"instance,omitempty"`
+	Status   int          `json:"status"`
+	Title    string       `json:"title"`
 
 	// Type A URI naming the problem kind, or about:blank.
 	Type string `json:"type"`
@@ -223,19 +223,19 @@ type Problem struct {
 
 // SessionConfig defines model for SessionConfig.
 type SessionConfig struct {
-	Description string           `json:"description,omitempty"`
-	Initiator   string           `json:"initiator,omitempty"`
+	Description *string          `json:"description,omitempty"`
+	Initiator   *string          `json:"initiator,omitempty"`
 	Name        string           `json:"name"`
-	ProjectPath string           `json:"projectPath,omitempty"`
-	SessionId   Id               `json:"sessionId,omitempty"`
-	Tags        []string         `json:"tags,omitempty"`
+	ProjectPath *string          `json:"projectPath,omitempty"`
+	SessionId   *Id              `json:"sessionId,omitempty"`
+	Tags        *[]string        `json:"tags,omitempty"`
 	Workflows   []WorkflowConfig `json:"workflows"`
 }
 
 // SessionList defines model for SessionList.
 type SessionList struct {
 	// NextCursor Absent on the last page.
-	NextCursor string           `json:"nextCursor,omitempty"`
+	NextCursor *string          `json:"nextCursor,omitempty"`
 	Sessions   []SessionSummary `json:"sessions"`
 }
 
@@ -267,10 +267,10 @@ type Workflow struct {
 
 // WorkflowConfig defines model for WorkflowConfig.
 type WorkflowConfig struct {
-	Description string       `json:"description,omitempty"`
-	Edges       []EdgeConfig `json:"edges,omitempty"`
-	Nodes       []NodeConfig `json:"nodes"`
-	WorkflowId  Id           `json:"workflowId"`
+	Description *string       `json:"description,omitempty"`
+	Edges       *[]EdgeConfig `json:"edges,omitempty"`
+	Nodes       []NodeConfig  `json:"nodes"`
+	WorkflowId  Id            `json:"workflowId"`
 }
 
 // SessionId defines model for SessionId.
@@ -279,16 +279,16 @@ type SessionId = Id
 // GetPluginParams defines parameters for GetPlugin.
 type GetPluginParams struct {
 	// Config A JSON object; the answer's `ports` are the ports a node with this config has.
-	Config string `form:"config,omitempty" json:"config,omitempty"`
+	Config *string `form:"config,omitempty" json:"config,omitempty"`
 }
 
 // ListSessionsParams defines parameters for ListSessions.
 type ListSessionsParams struct {
 	// Limit Page size (1–500, default 50).
-	Limit int `form:"limit,omitempty" json:"limit,omitempty"`
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
 
 	// Cursor The `nextCursor` of the previous page.
-	Cursor string `form:"cursor,omitempty" json:"cursor,omitempty"`
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
 // PutSessionJSONBody defines parameters for PutSession.
@@ -705,12 +705,16 @@ func NewGetPluginRequest(server string, pType string, params *GetPluginParams) (
 		// per the OpenAPI spec (e.g. "color=blue,black,brown").
 		var rawQueryFragments []string
 
-		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "config", params.Config, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
-			return nil, err
-		} else {
-			for _, qp := range strings.Split(queryFrag, "&") {
-				rawQueryFragments = append(rawQueryFragments, qp)
+		if params.Config != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "config", *params.Config, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
 			}
+
 		}
 
 		if encoded := queryValues.Encode(); encoded != "" {
@@ -755,20 +759,28 @@ func NewListSessionsRequest(server string, params *ListSessionsParams) (*http.Re
 		// per the OpenAPI spec (e.g. "color=blue,black,brown").
 		var rawQueryFragments []string
 
-		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
-			return nil, err
-		} else {
-			for _, qp := range strings.Split(queryFrag, "&") {
-				rawQueryFragments = append(rawQueryFragments, qp)
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
 			}
+
 		}
 
-		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
-			return nil, err
-		} else {
-			for _, qp := range strings.Split(queryFrag, "&") {
-				rawQueryFragments = append(rawQueryFragments, qp)
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
 			}
+
 		}
 
 		if encoded := queryValues.Encode(); encoded != "" {

@@ -38,9 +38,9 @@ func Parse(data []byte, c Catalog, o ParseOptions) (Session, []string, error) {
 	}
 	r := &reader{}
 	s := r.session(root, o)
-	if len(r.vs) == 0 {
-		r.check(&s, c)
-	}
+	// The graph rules run even when the shape had errors, on whatever parsed,
+	// so one answer lists every problem a user must fix.
+	r.check(&s, c)
 	if len(r.vs) > 0 {
 		return Session{}, nil, invalid(r.vs...)
 	}
@@ -263,6 +263,9 @@ func (r *reader) checkWorkflow(path string, w Workflow, c Catalog) {
 	for i, n := range w.nodes {
 		index[n.id] = i
 		p := fmt.Sprintf("%s.nodes[%d]", path, i)
+		if n.typ == "" {
+			continue // already reported as missing
+		}
 		d, ok := c.Describe(n.typ)
 		if !ok {
 			r.add(join(p, "type"), "node %q: unknown plugin type %q; call GET /api/plugins (MCP: list_plugins) for the available types", n.id, n.typ)
@@ -271,6 +274,9 @@ func (r *reader) checkWorkflow(path string, w Workflow, c Catalog) {
 		descs[n.id] = d
 		if d.Category == plugin.Trigger {
 			triggers++
+		}
+		if n.config == nil {
+			continue // config was not an object; already reported
 		}
 		vs := d.Validate(n.config)
 		for _, v := range vs {

@@ -1,0 +1,62 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestEmbeddedClusterLifecycle is the README's `go run . serve` path: no
+// database URL, so the server creates a PostgreSQL cluster in its data
+// folder, stops it on SIGTERM, and reuses it (with the data) on the next start.
+func TestEmbeddedClusterLifecycle(t *testing.T) {
+	t.Parallel()
+	root, err := os.MkdirTemp("", "yukta-e2e-data-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(root) })
+	// As root the cluster runs as the postgres user, who must be able to enter the folder.
+	if err := os.Chmod(root, 0o711); err != nil {
+		t.Fatal(err)
+	}
+	dataDir := filepath.Join(root, "data")
+
+	began := time.Now()
+	s := startServer(t, serverOptions{DataDir: dataDir})
+	if err := s.waitReady(15 * time.Second); err != nil {
+		t.Fatalf("first start: %v", err)
+	}
+	t.Logf("first start (cluster created) to /readyz 200: %s", time.Since(began).Round(time.Millisecond))
+	if _, err := os.Stat(filepath.Join(dataDir, "pgdata", "PG_VERSION")); err != nil {
+		t.Fatalf("no cluster in the data folder: %v", err)
+	}
+	res, err := s.Client.PutSessionWithBodyWithResponse(context.Background(), "kept", jsonType, bytes.NewReader(session("kept", "w")))
+	if err != nil || res.StatusCode() != http.StatusCreated {
+		t.Fatalf("apply: %v %s", err, res.Body)
+	}
+	if err := s.Stop(); err != nil {
+		t.Fatalf("SIGTERM: the server did not exit cleanly: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dataDir, "pgdata", "postmaster.pid")); !os.IsNotExist(err) {
+		t.Fatalf("postmaster.pid still present after the server stopped (err=%v): PostgreSQL was not shut down", err)
+	}
+
+	began = time.Now()
+	s2 := startServer(t, serverOptions{DataDir: dataDir})
+	if err := s2.waitReady(5 * time.Second); err != nil {
+		t.Fatalf("second start: %v", err)
+	}
+	t.Logf("second start (cluster reused) to /readyz 200: %s", time.Since(began).Round(time.Millisecond))
+	got, err := s2.Client.GetSessionWithResponse(context.Background(), "kept")
+	if err != nil || got.JSON200 == nil {
+		t.Fatalf("data did not survive the restart: %v %s", err, got.Body)
+	}
+	if err := s2.Stop(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -188,4 +188,3 @@ func fieldToAPI(f plugin.Field) restapi.ConfigField {
 	}
 	return cf
 }
-

@@ -120,7 +120,7 @@ func requestError(err error) error {
 }
 
 // schemaReason drops the preamble the JSON schema validator puts before the
-// reason ("jsonschema validation failed with '…'\n- at '': minimum: …").
+// reason ("jsonschema validation failed with '…'\n- at ”: minimum: …").
 func schemaReason(s string) string {
 	if i := strings.LastIndex(s, "\n- at '"); i >= 0 {
 		s = s[i+len("\n- at '"):]

@@ -111,6 +111,9 @@ func (d Descriptor) Check() error {
 			return fmt.Errorf("plugin %s: field name %q is empty or repeated", d.Type, f.Name)
 		}
 		seen[f.Name] = true
+		if t, ok := unknownType(f); !ok {
+			return fmt.Errorf("plugin %s: field %q uses unknown field type %q", d.Type, f.Name, t)
+		}
 		if f.Default != nil && len(checkValue(f, f.Default, f.Name)) > 0 {
 			return fmt.Errorf("plugin %s: default of field %q does not match its type %s", d.Type, f.Name, f.Type)
 		}
@@ -156,14 +159,14 @@ func (d Descriptor) Validate(config map[string]any) []fault.Violation {
 	return out
 }
 
-// WithDefaults returns a copy of config with absent fields set to their defaults.
+// WithDefaults returns a copy of config with absent (or null) fields set to their defaults.
 func (d Descriptor) WithDefaults(config map[string]any) map[string]any {
 	out := maps.Clone(config)
 	if out == nil {
 		out = map[string]any{}
 	}
 	for _, f := range d.Fields {
-		if _, ok := out[f.Name]; !ok && f.Default != nil {
+		if v, ok := out[f.Name]; (!ok || v == nil) && f.Default != nil { // null means absent, as in Validate
 			out[f.Name] = f.Default
 		}
 	}
@@ -174,7 +177,7 @@ func (d Descriptor) WithDefaults(config map[string]any) map[string]any {
 func (d Descriptor) Mask(config map[string]any) map[string]any {
 	out := maps.Clone(config)
 	for _, f := range d.Fields {
-		if _, ok := out[f.Name]; ok && f.Secret {
+		if v, ok := out[f.Name]; ok && v != nil && f.Secret { // null is "not set", nothing to hide
 			out[f.Name] = MaskedValue
 		}
 	}
@@ -190,6 +193,27 @@ func (d Descriptor) SecretFields() []string {
 		}
 	}
 	return out
+}
+
+// unknownType returns the first type in f, its items and members that is not
+// one of the field types, and false; or "", true when all are known.
+func unknownType(f Field) (FieldType, bool) {
+	switch f.Type {
+	case String, Integer, Number, Boolean, Object, Array, Duration, Expression, Cron, URL, Any:
+	default:
+		return f.Type, false
+	}
+	if f.Items != nil {
+		if t, ok := unknownType(*f.Items); !ok {
+			return t, false
+		}
+	}
+	for _, m := range f.Fields {
+		if t, ok := unknownType(m); !ok {
+			return t, false
+		}
+	}
+	return "", true
 }
 
 func fieldNames(fs []Field) []string {

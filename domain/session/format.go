@@ -9,6 +9,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/yukta/yukta/domain/fault"
 	"github.com/yukta/yukta/domain/plugin"
@@ -88,15 +89,15 @@ func (r *reader) str(m map[string]any, key, path string, required bool, max int)
 	if required && strings.TrimSpace(s) == "" {
 		r.add(join(path, key), "must not be empty")
 	}
-	if len(s) > max {
-		r.add(join(path, key), "is %d characters long; the limit is %d", len(s), max)
+	if n := utf8.RuneCountInString(s); n > max {
+		r.add(join(path, key), "is %d characters long; the limit is %d", n, max)
 	}
 	return s
 }
 
 func (r *reader) id(m map[string]any, key, path, what string) string {
 	s := r.str(m, key, path, true, 64)
-	if s != "" && !ValidID(s) && len(s) <= 64 {
+	if s != "" && !ValidID(s) && utf8.RuneCountInString(s) <= 64 { // longer is reported by str
 		r.add(join(path, key), "%s id %q must match %s (lowercase letters, digits, '-' and '_', starting with a letter or digit)", what, s, idPattern)
 	}
 	return s
@@ -152,7 +153,7 @@ func (r *reader) session(v any, o ParseOptions) Session {
 		switch {
 		case !ok:
 			r.add(p, "must be a string, got %s", kind(t))
-		case ts == "" || len(ts) > 64:
+		case ts == "" || utf8.RuneCountInString(ts) > 64:
 			r.add(p, "must be 1 to 64 characters long")
 		case slices.Contains(s.tags, ts):
 			r.add(p, "repeats tag %q", ts)
@@ -260,10 +261,17 @@ func (r *reader) checkWorkflow(path string, w Workflow, c Catalog) {
 	descs := map[string]plugin.Descriptor{}
 	ports := map[string][]string{} // only for nodes whose config is valid
 	triggers := 0
+	if len(w.nodes) == 0 {
+		return // nodes missing, empty, not a list or over the limit: already reported
+	}
+	untyped := false // a node whose type could not be read may be the trigger
 	for i, n := range w.nodes {
-		index[n.id] = i
+		if n.id != "" { // a node without an id is already reported; no edge can name it
+			index[n.id] = i
+		}
 		p := fmt.Sprintf("%s.nodes[%d]", path, i)
 		if n.typ == "" {
+			untyped = true
 			continue // already reported as missing
 		}
 		d, ok := c.Describe(n.typ)
@@ -286,7 +294,7 @@ func (r *reader) checkWorkflow(path string, w Workflow, c Catalog) {
 			ports[n.id] = d.Ports(d.WithDefaults(n.config))
 		}
 	}
-	if len(w.nodes) > 0 && triggers == 0 {
+	if triggers == 0 && !untyped {
 		r.add(join(path, "nodes"), "workflow %q has no trigger node; add one (MANUAL, WEBHOOK, SCHEDULE or SUPERVISOR_SIGNAL) to start its runs", w.id)
 	}
 

@@ -119,7 +119,13 @@ func newHTTPServer(p httpParams) (*httpapi.Server, error) {
 		GetWorkflow:    p.GetWorkflow,
 		ListPlugins:    p.ListPlugins,
 		DescribePlugin: p.DescribePlugin,
-		Ready:          func(ctx context.Context) error { return postgres.Ready(ctx, p.Pool) },
+		Ready: func(ctx context.Context) error {
+			err := postgres.Ready(ctx, p.Pool)
+			if err != nil {
+				p.Log.Warn("not ready", zap.Error(err))
+			}
+			return err
+		},
 	}, p.Log)
 	if err != nil {
 		return nil, err

@@ -29,7 +29,8 @@ func TestRequestsRefusedAtTheEdge(t *testing.T) {
 	}{
 		{"wrong content type", "PUT", "/api/sessions/a", "text/plain", []byte("x"), nil, 415, "application/json"},
 		{"body over 1 MiB", "PUT", "/api/sessions/a", jsonType, big, nil, 413, ""},
-		{"malformed JSON", "PUT", "/api/sessions/a", jsonType, []byte(`{"name":`), nil, 400, ""},
+		{"malformed JSON", "PUT", "/api/sessions/a", jsonType, []byte(`{"name":`), nil, 400, "not valid JSON"},
+		{"data after the document", "PUT", "/api/sessions/a", jsonType, []byte(`{"name":"x","workflows":[]} {}`), nil, 400, "after the JSON object"},
 		{"bad session id in path", "GET", "/api/sessions/NOT_OK", "", nil, nil, 400, "sessionId"},
 		{"limit out of range", "GET", "/api/sessions?limit=501", "", nil, nil, 400, "limit"},
 		{"bad cursor", "GET", "/api/sessions?cursor=zz", "", nil, nil, 400, "cursor"},

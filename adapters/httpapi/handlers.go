@@ -58,7 +58,7 @@ func (h *handlers) GetReady(ctx context.Context, _ restapi.GetReadyRequestObject
 	if err := h.uc.Ready(ctx); err != nil {
 		return restapi.GetReady503ApplicationProblemPlusJSONResponse{ProblemApplicationProblemPlusJSONResponse: restapi.ProblemApplicationProblemPlusJSONResponse{
 			Type: "urn:yukta:problem:unavailable", Title: "Service Unavailable", Status: 503,
-			Detail: "not ready: " + err.Error(),
+			Detail: "not ready: the database is unreachable or migrations are pending; the server log says which",
 		}}, nil
 	}
 	return restapi.GetReady200JSONResponse{Status: restapi.Ok}, nil

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 	"go.uber.org/zap"
@@ -34,11 +35,15 @@ func errorHandler(log *zap.Logger) echo.HTTPErrorHandler {
 		if c.Response().Committed {
 			return
 		}
-		p := problemFor(err)
+		p := problemFor(c, err)
 		if p.Status >= 500 {
 			log.Error("request failed", zap.Error(err), zap.String("method", c.Request().Method),
 				zap.String("route", c.Path()), zap.String("request_id", c.Response().Header().Get(echo.HeaderXRequestID)))
-			if p.Status == http.StatusInternalServerError {
+			// A 5xx never shows internal error text; the log has it.
+			switch p.Status {
+			case http.StatusServiceUnavailable:
+				p.Detail = "the database is unavailable; retry shortly (request id " + c.Response().Header().Get(echo.HeaderXRequestID) + ")"
+			default:
 				p.Detail = "internal error; the server log has the details under request id " + c.Response().Header().Get(echo.HeaderXRequestID)
 			}
 		}
@@ -46,10 +51,13 @@ func errorHandler(log *zap.Logger) echo.HTTPErrorHandler {
 	}
 }
 
-func problemFor(err error) restapi.Problem {
+func problemFor(c echo.Context, err error) restapi.Problem {
 	if ve, ok := errors.AsType[*fault.ValidationError](err); ok {
 		p := restapi.Problem{Type: "urn:yukta:problem:invalid", Title: "Invalid " + ve.Subject, Status: http.StatusBadRequest,
 			Detail: violationsDetail(len(ve.Violations)), Errors: make([]restapi.Violation, len(ve.Violations))}
+		if m := c.Request().Method; m == http.MethodGet || m == http.MethodHead {
+			p.Detail = strings.TrimSuffix(p.Detail, " Nothing was changed.")
+		}
 		for i, v := range ve.Violations {
 			p.Errors[i] = restapi.Violation{Path: v.Path, Message: v.Message}
 		}

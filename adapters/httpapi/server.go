@@ -63,6 +63,7 @@ func New(cfg Config, uc UseCases, log *zap.Logger) (*Server, error) {
 	e.HideBanner, e.HidePort = true, true
 	e.IPExtractor = echo.ExtractIPDirect() // no proxy is trusted unless configured
 	e.HTTPErrorHandler = errorHandler(log)
+	e.Binder = &binder{}
 	s := &Server{log: log, cfg: cfg, echo: e}
 
 	e.Use(requestID())

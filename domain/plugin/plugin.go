@@ -137,9 +137,20 @@ func (d Descriptor) Ports(config map[string]any) []string {
 func (d Descriptor) Validate(config map[string]any) []fault.Violation {
 	var out []fault.Violation
 	known := make(map[string]bool, len(d.Fields))
+	// A secret sent back masked stands for the stored value, which passed
+	// these checks when it was applied; the type's own checks must not see
+	// the mask itself.
+	checked, cloned := config, false
 	for _, f := range d.Fields {
 		known[f.Name] = true
 		v, ok := config[f.Name]
+		if f.Secret && v == MaskedValue {
+			if !cloned {
+				checked, cloned = maps.Clone(config), true
+			}
+			delete(checked, f.Name)
+			continue
+		}
 		if !ok || v == nil {
 			if f.Required {
 				out = append(out, fault.Violation{Path: f.Name, Message: fmt.Sprintf("is required (%s: %s)", f.Type, f.Description)})
@@ -154,7 +165,7 @@ func (d Descriptor) Validate(config map[string]any) []fault.Violation {
 		}
 	}
 	if len(out) == 0 && d.CheckFunc != nil {
-		out = append(out, d.CheckFunc(d.WithDefaults(config))...)
+		out = append(out, d.CheckFunc(d.WithDefaults(checked))...)
 	}
 	return out
 }

@@ -458,3 +458,23 @@ func TestCategoryValid(t *testing.T) {
 		}
 	}
 }
+
+func TestValidateAcceptsMaskedSecretDespiteTypeChecks(t *testing.T) {
+	t.Parallel()
+	d := plugin.Descriptor{
+		Type: "HOOK", Category: plugin.Trigger, Description: "d",
+		Fields: []plugin.Field{{Name: "secret", Type: plugin.String, Secret: true, Required: true}},
+		CheckFunc: func(c map[string]any) []fault.Violation {
+			if s, ok := c["secret"].(string); ok && len(s) < 16 {
+				return []fault.Violation{{Path: "secret", Message: "too short"}}
+			}
+			return nil
+		},
+	}
+	if vs := d.Validate(map[string]any{"secret": plugin.MaskedValue}); len(vs) != 0 {
+		t.Fatalf("masked secret: got %v, want no violations (the stored value was checked when applied)", vs)
+	}
+	if vs := d.Validate(map[string]any{"secret": "short"}); len(vs) != 1 {
+		t.Fatalf("short secret: got %v, want the type's own check to fire", vs)
+	}
+}

@@ -23,6 +23,9 @@ type Config struct {
 	LogFormat       string
 	ShutdownTimeout time.Duration
 	DBMaxConns      int
+	EgressAllowed   []string
+	Workers         int
+	Lease           time.Duration
 }
 
 // setting ties one flag to its environment variable.
@@ -31,7 +34,7 @@ type setting struct {
 }
 
 var settings = struct {
-	addr, dataDir, databaseURL, allowedHosts, logLevel, logFormat, shutdownTimeout, dbMaxConns setting
+	addr, dataDir, databaseURL, allowedHosts, logLevel, logFormat, shutdownTimeout, dbMaxConns, egressAllowed, workers, lease setting
 }{
 	addr:            setting{"addr", "YUKTA_ADDR", "host:port to listen on; a non-loopback address needs keys (see docs/security.md)"},
 	dataDir:         setting{"data-dir", "YUKTA_DATA_DIR", "folder for the embedded PostgreSQL cluster and server keys"},
@@ -41,6 +44,9 @@ var settings = struct {
 	logFormat:       setting{"log-format", "YUKTA_LOG_FORMAT", "json, console, or auto (console on a terminal, json otherwise)"},
 	shutdownTimeout: setting{"shutdown-timeout", "YUKTA_SHUTDOWN_TIMEOUT", "how long in-flight requests may take to finish on shutdown"},
 	dbMaxConns:      setting{"db-max-conns", "YUKTA_DB_MAX_CONNS", "maximum connections in the database pool"},
+	egressAllowed:   setting{"egress-allowed-hosts", "YUKTA_EGRESS_ALLOWED_HOSTS", "comma-separated hosts (host or host:port) HTTP nodes may reach even on private or loopback addresses"},
+	workers:         setting{"workers", "YUKTA_WORKERS", "how many node messages this instance runs at once"},
+	lease:           setting{"lease", "YUKTA_LEASE", "how long a claimed message is held without a heartbeat; a dead instance's work moves after this"},
 }
 
 // ParseServeConfig reads the serve flags, with defaults from getenv.
@@ -55,7 +61,7 @@ func ParseServeConfig(args []string, getenv func(string) string, fs *flag.FlagSe
 		fs.StringVar(p, s.flag, env(s, def), s.usage+" ("+s.env+")")
 	}
 	var c Config
-	var hosts, timeout, maxConns string
+	var hosts, timeout, maxConns, egressHosts, workers, lease string
 	str(&c.Addr, settings.addr, "127.0.0.1:8080")
 	str(&c.DataDir, settings.dataDir, ".yukta")
 	str(&c.DatabaseURL, settings.databaseURL, "")
@@ -64,6 +70,9 @@ func ParseServeConfig(args []string, getenv func(string) string, fs *flag.FlagSe
 	str(&c.LogFormat, settings.logFormat, "auto")
 	str(&timeout, settings.shutdownTimeout, "15s")
 	str(&maxConns, settings.dbMaxConns, "20")
+	str(&egressHosts, settings.egressAllowed, "")
+	str(&workers, settings.workers, "64")
+	str(&lease, settings.lease, "15s")
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
 	}
@@ -74,11 +83,7 @@ func ParseServeConfig(args []string, getenv func(string) string, fs *flag.FlagSe
 	if _, port, err := net.SplitHostPort(c.Addr); err != nil || port == "" {
 		errs = append(errs, fmt.Errorf("--addr (%s) %q must be host:port, e.g. 127.0.0.1:8080", settings.addr.env, c.Addr))
 	}
-	for _, h := range strings.Split(hosts, ",") {
-		if h = strings.TrimSpace(h); h != "" {
-			c.AllowedHosts = append(c.AllowedHosts, h)
-		}
-	}
+	c.AllowedHosts = splitList(hosts)
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:
@@ -99,10 +104,25 @@ func ParseServeConfig(args []string, getenv func(string) string, fs *flag.FlagSe
 		errs = append(errs, fmt.Errorf("--db-max-conns (%s) %q must be an integer from 2 to 1000", settings.dbMaxConns.env, maxConns))
 	}
 	c.DBMaxConns = n
+	c.EgressAllowed = splitList(egressHosts)
+	if c.Workers, err = strconv.Atoi(workers); err != nil || c.Workers < 1 || c.Workers > 10000 {
+		errs = append(errs, fmt.Errorf("--workers (%s) %q must be an integer from 1 to 10000", settings.workers.env, workers))
+	}
+	if c.Lease, err = time.ParseDuration(lease); err != nil || c.Lease < time.Second || c.Lease > time.Hour {
+		errs = append(errs, fmt.Errorf("--lease (%s) %q must be a duration from 1s to 1h", settings.lease.env, lease))
+	}
 	if c.DatabaseURL == "" && c.DataDir == "" {
 		errs = append(errs, fmt.Errorf("--data-dir (%s) must not be empty when no database URL is set", settings.dataDir.env))
 	}
 	return c, errors.Join(errs...)
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, h := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' }) {
+		out = append(out, h)
+	}
+	return out
 }
 
 func isTerminal(f *os.File) bool {

@@ -9,9 +9,11 @@ import (
 	"go.uber.org/fx/fxevent"
 	"go.uber.org/zap"
 
+	"github.com/yukta/yukta/adapters/cel"
 	"github.com/yukta/yukta/adapters/httpapi"
 	"github.com/yukta/yukta/adapters/plugins"
 	"github.com/yukta/yukta/adapters/postgres"
+	"github.com/yukta/yukta/application/executionapp"
 	"github.com/yukta/yukta/application/pluginapp"
 	"github.com/yukta/yukta/application/sessionapp"
 	"github.com/yukta/yukta/domain/session"
@@ -32,6 +34,7 @@ var Module = fx.Options(
 	postgresModule,
 	pluginModule,
 	sessionModule,
+	executionModule,
 	httpModule,
 )
 
@@ -71,7 +74,11 @@ func newPool(lc fx.Lifecycle, dsn DSN, cfg Config, log *zap.Logger) (*pgxpool.Po
 
 var pluginModule = fx.Module("plugins",
 	fx.Provide(
-		func() (*pluginapp.Registry, error) { return pluginapp.NewRegistry(plugins.Descriptors()...) },
+		// Expressions are compiled when a session is applied, so a typo is
+		// refused then, not when a run reaches the node.
+		func(ev *cel.Evaluator) (*pluginapp.Registry, error) {
+			return pluginapp.NewRegistry(plugins.WithExpressionChecks(plugins.Descriptors(), ev)...)
+		},
 		func(r *pluginapp.Registry) session.Catalog { return r },
 		pluginapp.NewListPlugins,
 		pluginapp.NewDescribePlugin,
@@ -103,6 +110,16 @@ type httpParams struct {
 	GetWorkflow    *sessionapp.GetWorkflow
 	ListPlugins    *pluginapp.ListPlugins
 	DescribePlugin *pluginapp.DescribePlugin
+	Start          *executionapp.StartExecution
+	Webhook        *executionapp.StartFromWebhook
+	GetExecution   *executionapp.GetExecution
+	ListExecutions *executionapp.ListExecutions
+	TailLogs       *executionapp.TailLogs
+	Control        *executionapp.Control
+	ListInputs     *executionapp.ListInputs
+	AnswerInput    *executionapp.AnswerInput
+	Events         *executionapp.ReadEvents
+	CEL            *cel.Evaluator
 }
 
 var httpModule = fx.Module("http",
@@ -119,6 +136,11 @@ func newHTTPServer(p httpParams) (*httpapi.Server, error) {
 		GetWorkflow:    p.GetWorkflow,
 		ListPlugins:    p.ListPlugins,
 		DescribePlugin: p.DescribePlugin,
+		Executions: httpapi.ExecutionUseCases{
+			Start: p.Start, Webhook: p.Webhook, Get: p.GetExecution, List: p.ListExecutions, Logs: p.TailLogs,
+			Control: p.Control, Inputs: p.ListInputs, Answer: p.AnswerInput, Events: p.Events,
+		},
+		CheckCondition: p.CEL.CompileBool,
 		Ready: func(ctx context.Context) error {
 			err := postgres.Ready(ctx, p.Pool)
 			if err != nil {

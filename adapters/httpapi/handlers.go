@@ -42,11 +42,22 @@ type UseCases struct {
 	}
 	// Ready reports whether the server can serve (database up, schema current).
 	Ready func(context.Context) error
+	// Executions are the execution, control, log, input and event calls.
+	Executions ExecutionUseCases
+	// CheckCondition compiles a CEL breakpoint condition (nil: not checked
+	// until it is evaluated).
+	CheckCondition func(string) error
 }
 
 // handlers implements the generated strict server interface by calling use
 // cases and converting between wire and domain values.
-type handlers struct{ uc UseCases }
+type handlers struct {
+	uc             UseCases
+	ex             ExecutionUseCases
+	checkCondition func(string) error
+	// done closes when the server shuts down, ending event streams.
+	done <-chan struct{}
+}
 
 var _ restapi.StrictServerInterface = (*handlers)(nil)
 

@@ -44,6 +44,9 @@ type Server struct {
 	srv  *http.Server
 	ln   net.Listener
 	done chan error
+	// shutdown closes when Shutdown begins, so long-lived streams end and
+	// let the server drain.
+	shutdown chan struct{}
 }
 
 // New builds the server and its routes; it does not listen yet.
@@ -78,7 +81,8 @@ func New(cfg Config, uc UseCases, log *zap.Logger) (*Server, error) {
 	e.Use(middleware.BodyLimit(fmt.Sprintf("%dB", cfg.BodyLimit)))
 	e.Use(validate)
 
-	restapi.RegisterHandlers(e, restapi.NewStrictHandler(&handlers{uc: uc}, nil))
+	s.shutdown = make(chan struct{})
+	restapi.RegisterHandlers(e, restapi.NewStrictHandler(&handlers{uc: uc, ex: uc.Executions, checkCondition: uc.CheckCondition, done: s.shutdown}, nil))
 	return s, nil
 }
 
@@ -101,6 +105,7 @@ func (s *Server) Listen() error {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          zap.NewStdLog(s.log.Named("http")),
 	}
+	s.srv.RegisterOnShutdown(func() { close(s.shutdown) })
 	s.done = make(chan error, 1)
 	go func() {
 		err := s.srv.Serve(ln)

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/yukta/yukta/application/executionapp"
 	"github.com/yukta/yukta/application/sessionapp"
 )
 
@@ -23,6 +24,25 @@ var _ sessionapp.Transactor = (*Transactor)(nil)
 func (t *Transactor) WithinTx(ctx context.Context, fn func(context.Context, sessionapp.Stores) error) error {
 	return inTx(ctx, t.pool, func(tx pgx.Tx) error {
 		return fn(ctx, sessionapp.Stores{Sessions: &SessionStore{db: tx}})
+	})
+}
+
+// ExecutionTransactor opens transactions for the execution use cases and the engine.
+type ExecutionTransactor struct{ pool *pgxpool.Pool }
+
+// NewExecutionTransactor returns an ExecutionTransactor on pool.
+func NewExecutionTransactor(pool *pgxpool.Pool) *ExecutionTransactor { return &ExecutionTransactor{pool: pool} }
+
+var _ executionapp.Transactor = (*ExecutionTransactor)(nil)
+
+// WithinTx runs fn with execution stores bound to one transaction.
+func (t *ExecutionTransactor) WithinTx(ctx context.Context, fn func(context.Context, executionapp.Stores) error) error {
+	return inTx(ctx, t.pool, func(tx pgx.Tx) error {
+		return fn(ctx, executionapp.Stores{
+			Executions: &ExecutionStore{db: tx}, Items: &ItemStore{db: tx}, Events: &EventStore{db: tx},
+			Logs: &LogStore{db: tx}, Commands: &CommandStore{db: tx}, Inputs: &InputStore{db: tx},
+			Signals: &SignalSender{db: tx},
+		})
 	})
 }
 

@@ -17,7 +17,26 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/oapi-codegen/runtime"
+	openapi_types "github.com/oapi-codegen/runtime/types"
 )
+
+// Defines values for CommandResultStatus.
+const (
+	Accepted CommandResultStatus = "accepted"
+	Applied  CommandResultStatus = "applied"
+)
+
+// Valid indicates whether the value is a known member of the CommandResultStatus enum.
+func (e CommandResultStatus) Valid() bool {
+	switch e {
+	case Accepted:
+		return true
+	case Applied:
+		return true
+	default:
+		return false
+	}
+}
 
 // Defines values for ConfigFieldType.
 const (
@@ -64,6 +83,84 @@ func (e ConfigFieldType) Valid() bool {
 	}
 }
 
+// Defines values for ExecutionCommandAction.
+const (
+	ExecutionCommandActionPAUSE           ExecutionCommandAction = "PAUSE"
+	ExecutionCommandActionRESTART         ExecutionCommandAction = "RESTART"
+	ExecutionCommandActionRESTARTFROMNODE ExecutionCommandAction = "RESTART_FROM_NODE"
+	ExecutionCommandActionRESUME          ExecutionCommandAction = "RESUME"
+	ExecutionCommandActionSTOP            ExecutionCommandAction = "STOP"
+)
+
+// Valid indicates whether the value is a known member of the ExecutionCommandAction enum.
+func (e ExecutionCommandAction) Valid() bool {
+	switch e {
+	case ExecutionCommandActionPAUSE:
+		return true
+	case ExecutionCommandActionRESTART:
+		return true
+	case ExecutionCommandActionRESTARTFROMNODE:
+		return true
+	case ExecutionCommandActionRESUME:
+		return true
+	case ExecutionCommandActionSTOP:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExecutionCommandMode.
+const (
+	ExecutionCommandModeCANCEL ExecutionCommandMode = "CANCEL"
+	ExecutionCommandModeDRAIN  ExecutionCommandMode = "DRAIN"
+	ExecutionCommandModeKILL   ExecutionCommandMode = "KILL"
+)
+
+// Valid indicates whether the value is a known member of the ExecutionCommandMode enum.
+func (e ExecutionCommandMode) Valid() bool {
+	switch e {
+	case ExecutionCommandModeCANCEL:
+		return true
+	case ExecutionCommandModeDRAIN:
+		return true
+	case ExecutionCommandModeKILL:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExecutionStatus.
+const (
+	ExecutionStatusFAILURE ExecutionStatus = "FAILURE"
+	ExecutionStatusPAUSED  ExecutionStatus = "PAUSED"
+	ExecutionStatusPENDING ExecutionStatus = "PENDING"
+	ExecutionStatusRUNNING ExecutionStatus = "RUNNING"
+	ExecutionStatusSTOPPED ExecutionStatus = "STOPPED"
+	ExecutionStatusSUCCESS ExecutionStatus = "SUCCESS"
+)
+
+// Valid indicates whether the value is a known member of the ExecutionStatus enum.
+func (e ExecutionStatus) Valid() bool {
+	switch e {
+	case ExecutionStatusFAILURE:
+		return true
+	case ExecutionStatusPAUSED:
+		return true
+	case ExecutionStatusPENDING:
+		return true
+	case ExecutionStatusRUNNING:
+		return true
+	case ExecutionStatusSTOPPED:
+		return true
+	case ExecutionStatusSUCCESS:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for HealthStatus.
 const (
 	Ok HealthStatus = "ok"
@@ -73,6 +170,105 @@ const (
 func (e HealthStatus) Valid() bool {
 	switch e {
 	case Ok:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for InputStatus.
+const (
+	InputStatusAnswered  InputStatus = "answered"
+	InputStatusCancelled InputStatus = "cancelled"
+	InputStatusOpen      InputStatus = "open"
+)
+
+// Valid indicates whether the value is a known member of the InputStatus enum.
+func (e InputStatus) Valid() bool {
+	switch e {
+	case InputStatusAnswered:
+		return true
+	case InputStatusCancelled:
+		return true
+	case InputStatusOpen:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for NodeCommandAction.
+const (
+	NodeCommandActionBREAKPOINTCLEAR NodeCommandAction = "BREAKPOINT_CLEAR"
+	NodeCommandActionPAUSE           NodeCommandAction = "PAUSE"
+	NodeCommandActionRESUME          NodeCommandAction = "RESUME"
+	NodeCommandActionRETRY           NodeCommandAction = "RETRY"
+	NodeCommandActionSKIP            NodeCommandAction = "SKIP"
+	NodeCommandActionSTEP            NodeCommandAction = "STEP"
+	NodeCommandActionSTEPDISABLE     NodeCommandAction = "STEP_DISABLE"
+	NodeCommandActionSTEPENABLE      NodeCommandAction = "STEP_ENABLE"
+	NodeCommandActionSTOP            NodeCommandAction = "STOP"
+	NodeCommandActionUNSKIP          NodeCommandAction = "UNSKIP"
+)
+
+// Valid indicates whether the value is a known member of the NodeCommandAction enum.
+func (e NodeCommandAction) Valid() bool {
+	switch e {
+	case NodeCommandActionBREAKPOINTCLEAR:
+		return true
+	case NodeCommandActionPAUSE:
+		return true
+	case NodeCommandActionRESUME:
+		return true
+	case NodeCommandActionRETRY:
+		return true
+	case NodeCommandActionSKIP:
+		return true
+	case NodeCommandActionSTEP:
+		return true
+	case NodeCommandActionSTEPDISABLE:
+		return true
+	case NodeCommandActionSTEPENABLE:
+		return true
+	case NodeCommandActionSTOP:
+		return true
+	case NodeCommandActionUNSKIP:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for NodeStatus.
+const (
+	NodeStatusFAILURE NodeStatus = "FAILURE"
+	NodeStatusPAUSED  NodeStatus = "PAUSED"
+	NodeStatusPENDING NodeStatus = "PENDING"
+	NodeStatusRUNNING NodeStatus = "RUNNING"
+	NodeStatusSKIPPED NodeStatus = "SKIPPED"
+	NodeStatusSTOPPED NodeStatus = "STOPPED"
+	NodeStatusSUCCESS NodeStatus = "SUCCESS"
+	NodeStatusWAITING NodeStatus = "WAITING"
+)
+
+// Valid indicates whether the value is a known member of the NodeStatus enum.
+func (e NodeStatus) Valid() bool {
+	switch e {
+	case NodeStatusFAILURE:
+		return true
+	case NodeStatusPAUSED:
+		return true
+	case NodeStatusPENDING:
+		return true
+	case NodeStatusRUNNING:
+		return true
+	case NodeStatusSKIPPED:
+		return true
+	case NodeStatusSTOPPED:
+		return true
+	case NodeStatusSUCCESS:
+		return true
+	case NodeStatusWAITING:
 		return true
 	default:
 		return false
@@ -121,6 +317,195 @@ func (e PluginSummaryCategory) Valid() bool {
 	}
 }
 
+// Defines values for StopAllRequestMode.
+const (
+	StopAllRequestModeCANCEL StopAllRequestMode = "CANCEL"
+	StopAllRequestModeDRAIN  StopAllRequestMode = "DRAIN"
+	StopAllRequestModeKILL   StopAllRequestMode = "KILL"
+)
+
+// Valid indicates whether the value is a known member of the StopAllRequestMode enum.
+func (e StopAllRequestMode) Valid() bool {
+	switch e {
+	case StopAllRequestModeCANCEL:
+		return true
+	case StopAllRequestModeDRAIN:
+		return true
+	case StopAllRequestModeKILL:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for Channel.
+const (
+	ChannelCli  Channel = "cli"
+	ChannelRest Channel = "rest"
+)
+
+// Valid indicates whether the value is a known member of the Channel enum.
+func (e Channel) Valid() bool {
+	switch e {
+	case ChannelCli:
+		return true
+	case ChannelRest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListInputsParamsStatus.
+const (
+	ListInputsParamsStatusAll  ListInputsParamsStatus = "all"
+	ListInputsParamsStatusOpen ListInputsParamsStatus = "open"
+)
+
+// Valid indicates whether the value is a known member of the ListInputsParamsStatus enum.
+func (e ListInputsParamsStatus) Valid() bool {
+	switch e {
+	case ListInputsParamsStatusAll:
+		return true
+	case ListInputsParamsStatusOpen:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AnswerInputParamsYuktaChannel.
+const (
+	AnswerInputParamsYuktaChannelCli  AnswerInputParamsYuktaChannel = "cli"
+	AnswerInputParamsYuktaChannelRest AnswerInputParamsYuktaChannel = "rest"
+)
+
+// Valid indicates whether the value is a known member of the AnswerInputParamsYuktaChannel enum.
+func (e AnswerInputParamsYuktaChannel) Valid() bool {
+	switch e {
+	case AnswerInputParamsYuktaChannelCli:
+		return true
+	case AnswerInputParamsYuktaChannelRest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ControlExecutionParamsYuktaChannel.
+const (
+	ControlExecutionParamsYuktaChannelCli  ControlExecutionParamsYuktaChannel = "cli"
+	ControlExecutionParamsYuktaChannelRest ControlExecutionParamsYuktaChannel = "rest"
+)
+
+// Valid indicates whether the value is a known member of the ControlExecutionParamsYuktaChannel enum.
+func (e ControlExecutionParamsYuktaChannel) Valid() bool {
+	switch e {
+	case ControlExecutionParamsYuktaChannelCli:
+		return true
+	case ControlExecutionParamsYuktaChannelRest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ClearBreakpointParamsYuktaChannel.
+const (
+	ClearBreakpointParamsYuktaChannelCli  ClearBreakpointParamsYuktaChannel = "cli"
+	ClearBreakpointParamsYuktaChannelRest ClearBreakpointParamsYuktaChannel = "rest"
+)
+
+// Valid indicates whether the value is a known member of the ClearBreakpointParamsYuktaChannel enum.
+func (e ClearBreakpointParamsYuktaChannel) Valid() bool {
+	switch e {
+	case ClearBreakpointParamsYuktaChannelCli:
+		return true
+	case ClearBreakpointParamsYuktaChannelRest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SetBreakpointParamsYuktaChannel.
+const (
+	SetBreakpointParamsYuktaChannelCli  SetBreakpointParamsYuktaChannel = "cli"
+	SetBreakpointParamsYuktaChannelRest SetBreakpointParamsYuktaChannel = "rest"
+)
+
+// Valid indicates whether the value is a known member of the SetBreakpointParamsYuktaChannel enum.
+func (e SetBreakpointParamsYuktaChannel) Valid() bool {
+	switch e {
+	case SetBreakpointParamsYuktaChannelCli:
+		return true
+	case SetBreakpointParamsYuktaChannelRest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ControlNodeParamsYuktaChannel.
+const (
+	ControlNodeParamsYuktaChannelCli  ControlNodeParamsYuktaChannel = "cli"
+	ControlNodeParamsYuktaChannelRest ControlNodeParamsYuktaChannel = "rest"
+)
+
+// Valid indicates whether the value is a known member of the ControlNodeParamsYuktaChannel enum.
+func (e ControlNodeParamsYuktaChannel) Valid() bool {
+	switch e {
+	case ControlNodeParamsYuktaChannelCli:
+		return true
+	case ControlNodeParamsYuktaChannelRest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for StartExecutionParamsYuktaChannel.
+const (
+	StartExecutionParamsYuktaChannelCli  StartExecutionParamsYuktaChannel = "cli"
+	StartExecutionParamsYuktaChannelRest StartExecutionParamsYuktaChannel = "rest"
+)
+
+// Valid indicates whether the value is a known member of the StartExecutionParamsYuktaChannel enum.
+func (e StartExecutionParamsYuktaChannel) Valid() bool {
+	switch e {
+	case StartExecutionParamsYuktaChannelCli:
+		return true
+	case StartExecutionParamsYuktaChannelRest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for StopWorkflowParamsYuktaChannel.
+const (
+	StopWorkflowParamsYuktaChannelCli  StopWorkflowParamsYuktaChannel = "cli"
+	StopWorkflowParamsYuktaChannelRest StopWorkflowParamsYuktaChannel = "rest"
+)
+
+// Valid indicates whether the value is a known member of the StopWorkflowParamsYuktaChannel enum.
+func (e StopWorkflowParamsYuktaChannel) Valid() bool {
+	switch e {
+	case StopWorkflowParamsYuktaChannelCli:
+		return true
+	case StopWorkflowParamsYuktaChannelRest:
+		return true
+	default:
+		return false
+	}
+}
+
+// AnswerRequest defines model for AnswerRequest.
+type AnswerRequest struct {
+	// Answer For approvals {"approved": true|false, "comment": "..."}; otherwise what the prompt asked for.
+	Answer interface{} `json:"answer"`
+}
+
 // ApplyResult defines model for ApplyResult.
 type ApplyResult struct {
 	RemovedWorkflows []string `json:"removedWorkflows"`
@@ -128,6 +513,38 @@ type ApplyResult struct {
 	Warnings         []string `json:"warnings"`
 	Workflows        []string `json:"workflows"`
 }
+
+// Breakpoint defines model for Breakpoint.
+type Breakpoint struct {
+	Condition *string     `json:"condition,omitempty"`
+	Equals    interface{} `json:"equals,omitempty"`
+	Field     *string     `json:"field,omitempty"`
+}
+
+// BreakpointRequest defines model for BreakpointRequest.
+type BreakpointRequest struct {
+	// Condition A CEL condition over payload, execution, now (instead of field/equals).
+	Condition *string `json:"condition,omitempty"`
+
+	// Equals The value that pauses the node.
+	Equals interface{} `json:"equals,omitempty"`
+
+	// Field Dotted path into the payload.
+	Field  *string `json:"field,omitempty"`
+	Key    *string `json:"key,omitempty"`
+	Reason *string `json:"reason,omitempty"`
+}
+
+// CommandResult defines model for CommandResult.
+type CommandResult struct {
+	CommandId          string              `json:"commandId"`
+	Message            string              `json:"message"`
+	ResultExecutionIds []string            `json:"resultExecutionIds"`
+	Status             CommandResultStatus `json:"status"`
+}
+
+// CommandResultStatus defines model for CommandResult.Status.
+type CommandResultStatus string
 
 // ConfigField defines model for ConfigField.
 type ConfigField struct {
@@ -154,6 +571,90 @@ type EdgeConfig struct {
 	Target     string  `json:"target"`
 }
 
+// Execution defines model for Execution.
+type Execution struct {
+	// Actor Who started it: key:<name>, supervisor:<id> or anonymous.
+	Actor       string          `json:"actor"`
+	Channel     string          `json:"channel"`
+	Draining    *bool           `json:"draining,omitempty"`
+	EndedAt     *time.Time      `json:"endedAt,omitempty"`
+	Error       *string         `json:"error,omitempty"`
+	ExecutionId string          `json:"executionId"`
+	FromNodeId  *string         `json:"fromNodeId,omitempty"`
+	Nodes       []ExecutionNode `json:"nodes"`
+	RestartOf   *string         `json:"restartOf,omitempty"`
+
+	// Result What a RESULT node stored (absent until one did).
+	Result     interface{}     `json:"result,omitempty"`
+	SessionId  string          `json:"sessionId"`
+	StartedAt  time.Time       `json:"startedAt"`
+	Status     ExecutionStatus `json:"status"`
+	WorkflowId string          `json:"workflowId"`
+}
+
+// ExecutionCommand defines model for ExecutionCommand.
+type ExecutionCommand struct {
+	Action ExecutionCommandAction `json:"action"`
+
+	// FromNodeId RESTART_FROM_NODE only.
+	FromNodeId *string `json:"fromNodeId,omitempty"`
+
+	// IfStatus Apply only if the execution has this status.
+	IfStatus *string `json:"ifStatus,omitempty"`
+
+	// Key Idempotency key: the same key gives the same answer and no second effect.
+	Key *string `json:"key,omitempty"`
+
+	// Mode STOP only; default CANCEL.
+	Mode   *ExecutionCommandMode `json:"mode,omitempty"`
+	Reason *string               `json:"reason,omitempty"`
+
+	// Wait Seconds to wait for the effect to be visible.
+	Wait *float32 `json:"wait,omitempty"`
+}
+
+// ExecutionCommandAction defines model for ExecutionCommand.Action.
+type ExecutionCommandAction string
+
+// ExecutionCommandMode STOP only; default CANCEL.
+type ExecutionCommandMode string
+
+// ExecutionList defines model for ExecutionList.
+type ExecutionList struct {
+	Executions []ExecutionSummary `json:"executions"`
+	NextCursor *string            `json:"nextCursor,omitempty"`
+}
+
+// ExecutionNode defines model for ExecutionNode.
+type ExecutionNode struct {
+	Breakpoint  *Breakpoint `json:"breakpoint,omitempty"`
+	Emitted     int64       `json:"emitted"`
+	EndedAt     *time.Time  `json:"endedAt,omitempty"`
+	Error       *string     `json:"error,omitempty"`
+	NodeId      string      `json:"nodeId"`
+	Paused      bool        `json:"paused"`
+	Received    int64       `json:"received"`
+	Skipped     bool        `json:"skipped"`
+	StartedAt   *time.Time  `json:"startedAt,omitempty"`
+	Status      NodeStatus  `json:"status"`
+	StepCredits *int        `json:"stepCredits,omitempty"`
+	StepMode    bool        `json:"stepMode"`
+	Type        string      `json:"type"`
+}
+
+// ExecutionStatus defines model for ExecutionStatus.
+type ExecutionStatus string
+
+// ExecutionSummary defines model for ExecutionSummary.
+type ExecutionSummary struct {
+	EndedAt     *time.Time      `json:"endedAt,omitempty"`
+	ExecutionId string          `json:"executionId"`
+	RestartOf   *string         `json:"restartOf,omitempty"`
+	StartedAt   time.Time       `json:"startedAt"`
+	Status      ExecutionStatus `json:"status"`
+	WorkflowId  string          `json:"workflowId"`
+}
+
 // Health defines model for Health.
 type Health struct {
 	Status HealthStatus `json:"status"`
@@ -165,6 +666,65 @@ type HealthStatus string
 // Id defines model for Id.
 type Id = string
 
+// Input defines model for Input.
+type Input struct {
+	Answer      interface{}             `json:"answer,omitempty"`
+	AnsweredAt  *time.Time              `json:"answeredAt,omitempty"`
+	AnsweredBy  *string                 `json:"answeredBy,omitempty"`
+	CreatedAt   time.Time               `json:"createdAt"`
+	ExecutionId string                  `json:"executionId"`
+	InputId     string                  `json:"inputId"`
+	NodeId      string                  `json:"nodeId"`
+	Prompt      string                  `json:"prompt"`
+	Schema      *map[string]interface{} `json:"schema,omitempty"`
+	SessionId   string                  `json:"sessionId"`
+	Status      InputStatus             `json:"status"`
+}
+
+// InputStatus defines model for Input.Status.
+type InputStatus string
+
+// InputList defines model for InputList.
+type InputList struct {
+	Inputs []Input `json:"inputs"`
+}
+
+// LogLine defines model for LogLine.
+type LogLine struct {
+	At      time.Time `json:"at"`
+	Level   string    `json:"level"`
+	Message string    `json:"message"`
+	NodeId  string    `json:"nodeId"`
+	Seq     int64     `json:"seq"`
+}
+
+// LogPage defines model for LogPage.
+type LogPage struct {
+	// Complete False when the 2 s limit stopped the count; totalMatched is then a lower bound.
+	Complete      bool      `json:"complete"`
+	ExecutionId   string    `json:"executionId"`
+	Lines         []LogLine `json:"lines"`
+	ReturnedLines int       `json:"returnedLines"`
+
+	// TotalMatched Matching lines in the whole log (every line without a filter).
+	TotalMatched int64 `json:"totalMatched"`
+}
+
+// NodeCommand defines model for NodeCommand.
+type NodeCommand struct {
+	Action   NodeCommandAction `json:"action"`
+	IfStatus *string           `json:"ifStatus,omitempty"`
+
+	// Immediate STOP only: also cancel the message being processed.
+	Immediate *bool    `json:"immediate,omitempty"`
+	Key       *string  `json:"key,omitempty"`
+	Reason    *string  `json:"reason,omitempty"`
+	Wait      *float32 `json:"wait,omitempty"`
+}
+
+// NodeCommandAction defines model for NodeCommand.Action.
+type NodeCommandAction string
+
 // NodeConfig defines model for NodeConfig.
 type NodeConfig struct {
 	// Config Fields declared by the plugin type (GET /api/plugins/{type}).
@@ -175,6 +735,9 @@ type NodeConfig struct {
 	// Type A plugin type from GET /api/plugins.
 	Type string `json:"type"`
 }
+
+// NodeStatus defines model for NodeStatus.
+type NodeStatus string
 
 // PluginDetails defines model for PluginDetails.
 type PluginDetails struct {
@@ -248,6 +811,28 @@ type SessionSummary struct {
 	WorkflowCount int       `json:"workflowCount"`
 }
 
+// StartRequest defines model for StartRequest.
+type StartRequest struct {
+	// Payload The trigger payload (any JSON value; usually an object).
+	Payload interface{} `json:"payload,omitempty"`
+}
+
+// StartResult defines model for StartResult.
+type StartResult struct {
+	ExecutionId string          `json:"executionId"`
+	Status      ExecutionStatus `json:"status"`
+}
+
+// StopAllRequest defines model for StopAllRequest.
+type StopAllRequest struct {
+	Key    *string             `json:"key,omitempty"`
+	Mode   *StopAllRequestMode `json:"mode,omitempty"`
+	Reason *string             `json:"reason,omitempty"`
+}
+
+// StopAllRequestMode defines model for StopAllRequest.Mode.
+type StopAllRequestMode string
+
 // Violation defines model for Violation.
 type Violation struct {
 	Message string `json:"message"`
@@ -273,8 +858,65 @@ type WorkflowConfig struct {
 	WorkflowId  Id            `json:"workflowId"`
 }
 
+// Channel defines model for Channel.
+type Channel string
+
+// ExecutionId defines model for ExecutionId.
+type ExecutionId = string
+
+// IdempotencyKey defines model for IdempotencyKey.
+type IdempotencyKey = string
+
+// LastEventId defines model for LastEventId.
+type LastEventId = string
+
+// NodeId defines model for NodeId.
+type NodeId = Id
+
 // SessionId defines model for SessionId.
 type SessionId = Id
+
+// WorkflowId defines model for WorkflowId.
+type WorkflowId = Id
+
+// StreamEventsParams defines parameters for StreamEvents.
+type StreamEventsParams struct {
+	SessionId *Id `form:"sessionId,omitempty" json:"sessionId,omitempty"`
+
+	// LastEventID Resume after this event (its `seq`).
+	LastEventID *LastEventId `json:"Last-Event-ID,omitempty"`
+}
+
+// PostWebhookJSONBody defines parameters for PostWebhook.
+type PostWebhookJSONBody = json.RawMessage
+
+// PostWebhookParams defines parameters for PostWebhook.
+type PostWebhookParams struct {
+	// IdempotencyKey Makes the start idempotent within the session (≤ 255 characters).
+	IdempotencyKey  *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+	XYuktaSignature *string         `json:"X-Yukta-Signature,omitempty"`
+}
+
+// ListInputsParams defines parameters for ListInputs.
+type ListInputsParams struct {
+	SessionId   *Id                 `form:"sessionId,omitempty" json:"sessionId,omitempty"`
+	ExecutionId *openapi_types.UUID `form:"executionId,omitempty" json:"executionId,omitempty"`
+
+	// Status `open` (default) or `all`.
+	Status *ListInputsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+}
+
+// ListInputsParamsStatus defines parameters for ListInputs.
+type ListInputsParamsStatus string
+
+// AnswerInputParams defines parameters for AnswerInput.
+type AnswerInputParams struct {
+	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
+	YuktaChannel *AnswerInputParamsYuktaChannel `json:"Yukta-Channel,omitempty"`
+}
+
+// AnswerInputParamsYuktaChannel defines parameters for AnswerInput.
+type AnswerInputParamsYuktaChannel string
 
 // GetPluginParams defines parameters for GetPlugin.
 type GetPluginParams struct {
@@ -294,8 +936,109 @@ type ListSessionsParams struct {
 // PutSessionJSONBody defines parameters for PutSession.
 type PutSessionJSONBody = json.RawMessage
 
+// ListExecutionsParams defines parameters for ListExecutions.
+type ListExecutionsParams struct {
+	WorkflowId *Id              `form:"workflowId,omitempty" json:"workflowId,omitempty"`
+	Status     *ExecutionStatus `form:"status,omitempty" json:"status,omitempty"`
+	Limit      *int             `form:"limit,omitempty" json:"limit,omitempty"`
+	Cursor     *string          `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// ControlExecutionParams defines parameters for ControlExecution.
+type ControlExecutionParams struct {
+	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
+	YuktaChannel *ControlExecutionParamsYuktaChannel `json:"Yukta-Channel,omitempty"`
+}
+
+// ControlExecutionParamsYuktaChannel defines parameters for ControlExecution.
+type ControlExecutionParamsYuktaChannel string
+
+// StreamExecutionEventsParams defines parameters for StreamExecutionEvents.
+type StreamExecutionEventsParams struct {
+	// LastEventID Resume after this event (its `seq`).
+	LastEventID *LastEventId `json:"Last-Event-ID,omitempty"`
+}
+
+// GetExecutionLogsParams defines parameters for GetExecutionLogs.
+type GetExecutionLogsParams struct {
+	// TailLines How many lines (1–5000, default 100).
+	TailLines *int `form:"tailLines,omitempty" json:"tailLines,omitempty"`
+
+	// FilterPattern RE2 pattern (≤ 200 characters, ≤ 256 compiled instructions); lines are matched on their first 4 KiB.
+	FilterPattern *string `form:"filterPattern,omitempty" json:"filterPattern,omitempty"`
+}
+
+// ClearBreakpointParams defines parameters for ClearBreakpoint.
+type ClearBreakpointParams struct {
+	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
+	YuktaChannel *ClearBreakpointParamsYuktaChannel `json:"Yukta-Channel,omitempty"`
+}
+
+// ClearBreakpointParamsYuktaChannel defines parameters for ClearBreakpoint.
+type ClearBreakpointParamsYuktaChannel string
+
+// SetBreakpointParams defines parameters for SetBreakpoint.
+type SetBreakpointParams struct {
+	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
+	YuktaChannel *SetBreakpointParamsYuktaChannel `json:"Yukta-Channel,omitempty"`
+}
+
+// SetBreakpointParamsYuktaChannel defines parameters for SetBreakpoint.
+type SetBreakpointParamsYuktaChannel string
+
+// ControlNodeParams defines parameters for ControlNode.
+type ControlNodeParams struct {
+	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
+	YuktaChannel *ControlNodeParamsYuktaChannel `json:"Yukta-Channel,omitempty"`
+}
+
+// ControlNodeParamsYuktaChannel defines parameters for ControlNode.
+type ControlNodeParamsYuktaChannel string
+
+// StartExecutionParams defines parameters for StartExecution.
+type StartExecutionParams struct {
+	// IdempotencyKey Makes the start idempotent within the session (≤ 255 characters).
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
+	YuktaChannel *StartExecutionParamsYuktaChannel `json:"Yukta-Channel,omitempty"`
+}
+
+// StartExecutionParamsYuktaChannel defines parameters for StartExecution.
+type StartExecutionParamsYuktaChannel string
+
+// StopWorkflowParams defines parameters for StopWorkflow.
+type StopWorkflowParams struct {
+	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
+	YuktaChannel *StopWorkflowParamsYuktaChannel `json:"Yukta-Channel,omitempty"`
+}
+
+// StopWorkflowParamsYuktaChannel defines parameters for StopWorkflow.
+type StopWorkflowParamsYuktaChannel string
+
+// PostWebhookJSONRequestBody defines body for PostWebhook for application/json ContentType.
+type PostWebhookJSONRequestBody = PostWebhookJSONBody
+
+// AnswerInputJSONRequestBody defines body for AnswerInput for application/json ContentType.
+type AnswerInputJSONRequestBody = AnswerRequest
+
 // PutSessionJSONRequestBody defines body for PutSession for application/json ContentType.
 type PutSessionJSONRequestBody = PutSessionJSONBody
+
+// ControlExecutionJSONRequestBody defines body for ControlExecution for application/json ContentType.
+type ControlExecutionJSONRequestBody = ExecutionCommand
+
+// SetBreakpointJSONRequestBody defines body for SetBreakpoint for application/json ContentType.
+type SetBreakpointJSONRequestBody = BreakpointRequest
+
+// ControlNodeJSONRequestBody defines body for ControlNode for application/json ContentType.
+type ControlNodeJSONRequestBody = NodeCommand
+
+// StartExecutionJSONRequestBody defines body for StartExecution for application/json ContentType.
+type StartExecutionJSONRequestBody = StartRequest
+
+// StopWorkflowJSONRequestBody defines body for StopWorkflow for application/json ContentType.
+type StopWorkflowJSONRequestBody = StopAllRequest
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
@@ -371,6 +1114,50 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
+	// StreamEvents Every event (or one session's) as Server-Sent Events; resume with Last-Event-ID.
+	//
+	// Corresponds with GET /api/events (the `StreamEvents` operationId).
+	StreamEvents(ctx context.Context, params *StreamEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostWebhookWithBody Start a run through the workflow's WEBHOOK trigger; the body is the payload.
+	//
+	// When the WEBHOOK node has a `secret`, the request must carry
+	// `X-Yukta-Signature: sha256=<hex HMAC-SHA256 of the body>`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/hooks/{sessionId}/{workflowId} (the `PostWebhook` operationId).
+	PostWebhookWithBody(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *PostWebhookParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostWebhook Start a run through the workflow's WEBHOOK trigger; the body is the payload.
+	//
+	// When the WEBHOOK node has a `secret`, the request must carry
+	// `X-Yukta-Signature: sha256=<hex HMAC-SHA256 of the body>`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/hooks/{sessionId}/{workflowId} (the `PostWebhook` operationId).
+	PostWebhook(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *PostWebhookParams, body PostWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListInputs Inputs that INPUT_REQUEST nodes asked for.
+	//
+	// Corresponds with GET /api/inputs (the `ListInputs` operationId).
+	ListInputs(ctx context.Context, params *ListInputsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AnswerInputWithBody Answer an open input; the parked message continues with the answer.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/inputs/{inputId} (the `AnswerInput` operationId).
+	AnswerInputWithBody(ctx context.Context, inputId openapi_types.UUID, params *AnswerInputParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AnswerInput Answer an open input; the parked message continues with the answer.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/inputs/{inputId} (the `AnswerInput` operationId).
+	AnswerInput(ctx context.Context, inputId openapi_types.UUID, params *AnswerInputParams, body AnswerInputJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetOpenAPISpec This document.
 	//
 	// Corresponds with GET /api/openapi.yaml (the `GetOpenAPISpec` operationId).
@@ -423,10 +1210,113 @@ type ClientInterface interface {
 	// Corresponds with PUT /api/sessions/{sessionId} (the `PutSession` operationId).
 	PutSession(ctx context.Context, sessionId SessionId, body PutSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListExecutions A session's execution history, newest first, one page at a time.
+	//
+	// Corresponds with GET /api/sessions/{sessionId}/executions (the `ListExecutions` operationId).
+	ListExecutions(ctx context.Context, sessionId SessionId, params *ListExecutionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetExecution The live status of an execution and each of its nodes.
+	//
+	// Corresponds with GET /api/sessions/{sessionId}/executions/{executionId} (the `GetExecution` operationId).
+	GetExecution(ctx context.Context, sessionId SessionId, executionId ExecutionId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ControlExecutionWithBody PAUSE, RESUME, STOP (DRAIN|CANCEL|KILL), RESTART or RESTART_FROM_NODE an execution.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/sessions/{sessionId}/executions/{executionId}/control (the `ControlExecution` operationId).
+	ControlExecutionWithBody(ctx context.Context, sessionId SessionId, executionId ExecutionId, params *ControlExecutionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ControlExecution PAUSE, RESUME, STOP (DRAIN|CANCEL|KILL), RESTART or RESTART_FROM_NODE an execution.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/sessions/{sessionId}/executions/{executionId}/control (the `ControlExecution` operationId).
+	ControlExecution(ctx context.Context, sessionId SessionId, executionId ExecutionId, params *ControlExecutionParams, body ControlExecutionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// StreamExecutionEvents The execution's events as Server-Sent Events; resume with Last-Event-ID.
+	//
+	// Corresponds with GET /api/sessions/{sessionId}/executions/{executionId}/events (the `StreamExecutionEvents` operationId).
+	StreamExecutionEvents(ctx context.Context, sessionId SessionId, executionId ExecutionId, params *StreamExecutionEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetExecutionLogs The last lines of an execution's log, optionally filtered by an RE2 pattern.
+	//
+	// Corresponds with GET /api/sessions/{sessionId}/executions/{executionId}/logs (the `GetExecutionLogs` operationId).
+	GetExecutionLogs(ctx context.Context, sessionId SessionId, executionId ExecutionId, params *GetExecutionLogsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ClearBreakpoint Remove the node's breakpoint.
+	//
+	// Corresponds with DELETE /api/sessions/{sessionId}/executions/{executionId}/nodes/{nodeId}/breakpoint (the `ClearBreakpoint` operationId).
+	ClearBreakpoint(ctx context.Context, sessionId SessionId, executionId ExecutionId, nodeId NodeId, params *ClearBreakpointParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetBreakpointWithBody Pause the node before a message whose field equals a value (or a CEL condition holds).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /api/sessions/{sessionId}/executions/{executionId}/nodes/{nodeId}/breakpoint (the `SetBreakpoint` operationId).
+	SetBreakpointWithBody(ctx context.Context, sessionId SessionId, executionId ExecutionId, nodeId NodeId, params *SetBreakpointParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetBreakpoint Pause the node before a message whose field equals a value (or a CEL condition holds).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /api/sessions/{sessionId}/executions/{executionId}/nodes/{nodeId}/breakpoint (the `SetBreakpoint` operationId).
+	SetBreakpoint(ctx context.Context, sessionId SessionId, executionId ExecutionId, nodeId NodeId, params *SetBreakpointParams, body SetBreakpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ControlNodeWithBody PAUSE, RESUME, STOP, STEP_ENABLE, STEP, STEP_DISABLE, SKIP, UNSKIP, RETRY or BREAKPOINT_CLEAR one node.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/sessions/{sessionId}/executions/{executionId}/nodes/{nodeId}/control (the `ControlNode` operationId).
+	ControlNodeWithBody(ctx context.Context, sessionId SessionId, executionId ExecutionId, nodeId NodeId, params *ControlNodeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ControlNode PAUSE, RESUME, STOP, STEP_ENABLE, STEP, STEP_DISABLE, SKIP, UNSKIP, RETRY or BREAKPOINT_CLEAR one node.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/sessions/{sessionId}/executions/{executionId}/nodes/{nodeId}/control (the `ControlNode` operationId).
+	ControlNode(ctx context.Context, sessionId SessionId, executionId ExecutionId, nodeId NodeId, params *ControlNodeParams, body ControlNodeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetWorkflow Read one workflow's nodes and edges.
 	//
 	// Corresponds with GET /api/sessions/{sessionId}/workflows/{workflowId} (the `GetWorkflow` operationId).
 	GetWorkflow(ctx context.Context, sessionId SessionId, workflowId Id, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// StartExecutionWithBody Start a run of a workflow (its MANUAL triggers get the payload).
+	//
+	// One transaction stores the execution with a snapshot of the workflow,
+	// its nodes, one message per fed trigger node and an ExecutionStarted
+	// event. A repeated `Idempotency-Key` returns the same execution (200).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/executions (the `StartExecution` operationId).
+	StartExecutionWithBody(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *StartExecutionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// StartExecution Start a run of a workflow (its MANUAL triggers get the payload).
+	//
+	// One transaction stores the execution with a snapshot of the workflow,
+	// its nodes, one message per fed trigger node and an ExecutionStarted
+	// event. A repeated `Idempotency-Key` returns the same execution (200).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/executions (the `StartExecution` operationId).
+	StartExecution(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *StartExecutionParams, body StartExecutionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// StopWorkflowWithBody STOP_ALL — stop every active execution of a workflow.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/stop (the `StopWorkflow` operationId).
+	StopWorkflowWithBody(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *StopWorkflowParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// StopWorkflow STOP_ALL — stop every active execution of a workflow.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/stop (the `StopWorkflow` operationId).
+	StopWorkflow(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *StopWorkflowParams, body StopWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetHealth Liveness: the process is up.
 	//
@@ -437,6 +1327,110 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /readyz (the `GetReady` operationId).
 	GetReady(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+// StreamEvents Every event (or one session's) as Server-Sent Events; resume with Last-Event-ID.
+//
+// Corresponds with GET /api/events (the `StreamEvents` operationId).
+func (c *Client) StreamEvents(ctx context.Context, params *StreamEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewStreamEventsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostWebhookWithBody Start a run through the workflow's WEBHOOK trigger; the body is the payload.
+//
+// When the WEBHOOK node has a `secret`, the request must carry
+// `X-Yukta-Signature: sha256=<hex HMAC-SHA256 of the body>`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/hooks/{sessionId}/{workflowId} (the `PostWebhook` operationId).
+func (c *Client) PostWebhookWithBody(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *PostWebhookParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostWebhookRequestWithBody(c.Server, sessionId, workflowId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostWebhook Start a run through the workflow's WEBHOOK trigger; the body is the payload.
+//
+// When the WEBHOOK node has a `secret`, the request must carry
+// `X-Yukta-Signature: sha256=<hex HMAC-SHA256 of the body>`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/hooks/{sessionId}/{workflowId} (the `PostWebhook` operationId).
+func (c *Client) PostWebhook(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *PostWebhookParams, body PostWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostWebhookRequest(c.Server, sessionId, workflowId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListInputs Inputs that INPUT_REQUEST nodes asked for.
+//
+// Corresponds with GET /api/inputs (the `ListInputs` operationId).
+func (c *Client) ListInputs(ctx context.Context, params *ListInputsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListInputsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AnswerInputWithBody Answer an open input; the parked message continues with the answer.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/inputs/{inputId} (the `AnswerInput` operationId).
+func (c *Client) AnswerInputWithBody(ctx context.Context, inputId openapi_types.UUID, params *AnswerInputParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAnswerInputRequestWithBody(c.Server, inputId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AnswerInput Answer an open input; the parked message continues with the answer.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/inputs/{inputId} (the `AnswerInput` operationId).
+func (c *Client) AnswerInput(ctx context.Context, inputId openapi_types.UUID, params *AnswerInputParams, body AnswerInputJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAnswerInputRequest(c.Server, inputId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
 }
 
 // GetOpenAPISpec This document.
@@ -571,11 +1565,264 @@ func (c *Client) PutSession(ctx context.Context, sessionId SessionId, body PutSe
 	return c.Client.Do(req)
 }
 
+// ListExecutions A session's execution history, newest first, one page at a time.
+//
+// Corresponds with GET /api/sessions/{sessionId}/executions (the `ListExecutions` operationId).
+func (c *Client) ListExecutions(ctx context.Context, sessionId SessionId, params *ListExecutionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListExecutionsRequest(c.Server, sessionId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetExecution The live status of an execution and each of its nodes.
+//
+// Corresponds with GET /api/sessions/{sessionId}/executions/{executionId} (the `GetExecution` operationId).
+func (c *Client) GetExecution(ctx context.Context, sessionId SessionId, executionId ExecutionId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetExecutionRequest(c.Server, sessionId, executionId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ControlExecutionWithBody PAUSE, RESUME, STOP (DRAIN|CANCEL|KILL), RESTART or RESTART_FROM_NODE an execution.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/sessions/{sessionId}/executions/{executionId}/control (the `ControlExecution` operationId).
+func (c *Client) ControlExecutionWithBody(ctx context.Context, sessionId SessionId, executionId ExecutionId, params *ControlExecutionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewControlExecutionRequestWithBody(c.Server, sessionId, executionId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ControlExecution PAUSE, RESUME, STOP (DRAIN|CANCEL|KILL), RESTART or RESTART_FROM_NODE an execution.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/sessions/{sessionId}/executions/{executionId}/control (the `ControlExecution` operationId).
+func (c *Client) ControlExecution(ctx context.Context, sessionId SessionId, executionId ExecutionId, params *ControlExecutionParams, body ControlExecutionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewControlExecutionRequest(c.Server, sessionId, executionId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// StreamExecutionEvents The execution's events as Server-Sent Events; resume with Last-Event-ID.
+//
+// Corresponds with GET /api/sessions/{sessionId}/executions/{executionId}/events (the `StreamExecutionEvents` operationId).
+func (c *Client) StreamExecutionEvents(ctx context.Context, sessionId SessionId, executionId ExecutionId, params *StreamExecutionEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewStreamExecutionEventsRequest(c.Server, sessionId, executionId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetExecutionLogs The last lines of an execution's log, optionally filtered by an RE2 pattern.
+//
+// Corresponds with GET /api/sessions/{sessionId}/executions/{executionId}/logs (the `GetExecutionLogs` operationId).
+func (c *Client) GetExecutionLogs(ctx context.Context, sessionId SessionId, executionId ExecutionId, params *GetExecutionLogsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetExecutionLogsRequest(c.Server, sessionId, executionId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ClearBreakpoint Remove the node's breakpoint.
+//
+// Corresponds with DELETE /api/sessions/{sessionId}/executions/{executionId}/nodes/{nodeId}/breakpoint (the `ClearBreakpoint` operationId).
+func (c *Client) ClearBreakpoint(ctx context.Context, sessionId SessionId, executionId ExecutionId, nodeId NodeId, params *ClearBreakpointParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewClearBreakpointRequest(c.Server, sessionId, executionId, nodeId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetBreakpointWithBody Pause the node before a message whose field equals a value (or a CEL condition holds).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /api/sessions/{sessionId}/executions/{executionId}/nodes/{nodeId}/breakpoint (the `SetBreakpoint` operationId).
+func (c *Client) SetBreakpointWithBody(ctx context.Context, sessionId SessionId, executionId ExecutionId, nodeId NodeId, params *SetBreakpointParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetBreakpointRequestWithBody(c.Server, sessionId, executionId, nodeId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetBreakpoint Pause the node before a message whose field equals a value (or a CEL condition holds).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /api/sessions/{sessionId}/executions/{executionId}/nodes/{nodeId}/breakpoint (the `SetBreakpoint` operationId).
+func (c *Client) SetBreakpoint(ctx context.Context, sessionId SessionId, executionId ExecutionId, nodeId NodeId, params *SetBreakpointParams, body SetBreakpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetBreakpointRequest(c.Server, sessionId, executionId, nodeId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ControlNodeWithBody PAUSE, RESUME, STOP, STEP_ENABLE, STEP, STEP_DISABLE, SKIP, UNSKIP, RETRY or BREAKPOINT_CLEAR one node.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/sessions/{sessionId}/executions/{executionId}/nodes/{nodeId}/control (the `ControlNode` operationId).
+func (c *Client) ControlNodeWithBody(ctx context.Context, sessionId SessionId, executionId ExecutionId, nodeId NodeId, params *ControlNodeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewControlNodeRequestWithBody(c.Server, sessionId, executionId, nodeId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ControlNode PAUSE, RESUME, STOP, STEP_ENABLE, STEP, STEP_DISABLE, SKIP, UNSKIP, RETRY or BREAKPOINT_CLEAR one node.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/sessions/{sessionId}/executions/{executionId}/nodes/{nodeId}/control (the `ControlNode` operationId).
+func (c *Client) ControlNode(ctx context.Context, sessionId SessionId, executionId ExecutionId, nodeId NodeId, params *ControlNodeParams, body ControlNodeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewControlNodeRequest(c.Server, sessionId, executionId, nodeId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetWorkflow Read one workflow's nodes and edges.
 //
 // Corresponds with GET /api/sessions/{sessionId}/workflows/{workflowId} (the `GetWorkflow` operationId).
 func (c *Client) GetWorkflow(ctx context.Context, sessionId SessionId, workflowId Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetWorkflowRequest(c.Server, sessionId, workflowId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// StartExecutionWithBody Start a run of a workflow (its MANUAL triggers get the payload).
+//
+// One transaction stores the execution with a snapshot of the workflow,
+// its nodes, one message per fed trigger node and an ExecutionStarted
+// event. A repeated `Idempotency-Key` returns the same execution (200).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/executions (the `StartExecution` operationId).
+func (c *Client) StartExecutionWithBody(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *StartExecutionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewStartExecutionRequestWithBody(c.Server, sessionId, workflowId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// StartExecution Start a run of a workflow (its MANUAL triggers get the payload).
+//
+// One transaction stores the execution with a snapshot of the workflow,
+// its nodes, one message per fed trigger node and an ExecutionStarted
+// event. A repeated `Idempotency-Key` returns the same execution (200).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/executions (the `StartExecution` operationId).
+func (c *Client) StartExecution(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *StartExecutionParams, body StartExecutionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewStartExecutionRequest(c.Server, sessionId, workflowId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// StopWorkflowWithBody STOP_ALL — stop every active execution of a workflow.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/stop (the `StopWorkflow` operationId).
+func (c *Client) StopWorkflowWithBody(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *StopWorkflowParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewStopWorkflowRequestWithBody(c.Server, sessionId, workflowId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// StopWorkflow STOP_ALL — stop every active execution of a workflow.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/stop (the `StopWorkflow` operationId).
+func (c *Client) StopWorkflow(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *StopWorkflowParams, body StopWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewStopWorkflowRequest(c.Server, sessionId, workflowId, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -614,6 +1861,295 @@ func (c *Client) GetReady(ctx context.Context, reqEditors ...RequestEditorFn) (*
 		return nil, err
 	}
 	return c.Client.Do(req)
+}
+
+// NewStreamEventsRequest constructs an http.Request for the StreamEvents method
+func NewStreamEventsRequest(server string, params *StreamEventsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/events")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.SessionId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sessionId", *params.SessionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.LastEventID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Last-Event-ID", *params.LastEventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Last-Event-ID", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostWebhookRequest calls the generic PostWebhook builder with application/json body
+func NewPostWebhookRequest(server string, sessionId SessionId, workflowId WorkflowId, params *PostWebhookParams, body PostWebhookJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostWebhookRequestWithBody(server, sessionId, workflowId, params, "application/json", bodyReader)
+}
+
+// NewPostWebhookRequestWithBody constructs an http.Request for the PostWebhook method, with any body, and a specified content type
+func NewPostWebhookRequestWithBody(server string, sessionId SessionId, workflowId WorkflowId, params *PostWebhookParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "sessionId", sessionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "workflowId", workflowId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/hooks/%s/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.XYuktaSignature != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Yukta-Signature", *params.XYuktaSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Yukta-Signature", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewListInputsRequest constructs an http.Request for the ListInputs method
+func NewListInputsRequest(server string, params *ListInputsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/inputs")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.SessionId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sessionId", *params.SessionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ExecutionId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "executionId", *params.ExecutionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewAnswerInputRequest calls the generic AnswerInput builder with application/json body
+func NewAnswerInputRequest(server string, inputId openapi_types.UUID, params *AnswerInputParams, body AnswerInputJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAnswerInputRequestWithBody(server, inputId, params, "application/json", bodyReader)
+}
+
+// NewAnswerInputRequestWithBody constructs an http.Request for the AnswerInput method, with any body, and a specified content type
+func NewAnswerInputRequestWithBody(server string, inputId openapi_types.UUID, params *AnswerInputParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "inputId", inputId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/inputs/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.YuktaChannel != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Yukta-Channel", *params.YuktaChannel, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Yukta-Channel", headerParam0)
+		}
+
+	}
+
+	return req, nil
 }
 
 // NewGetOpenAPISpecRequest constructs an http.Request for the GetOpenAPISpec method
@@ -912,6 +2448,564 @@ func NewPutSessionRequestWithBody(server string, sessionId SessionId, contentTyp
 	return req, nil
 }
 
+// NewListExecutionsRequest constructs an http.Request for the ListExecutions method
+func NewListExecutionsRequest(server string, sessionId SessionId, params *ListExecutionsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "sessionId", sessionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/sessions/%s/executions", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.WorkflowId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "workflowId", *params.WorkflowId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetExecutionRequest constructs an http.Request for the GetExecution method
+func NewGetExecutionRequest(server string, sessionId SessionId, executionId ExecutionId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "sessionId", sessionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/sessions/%s/executions/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewControlExecutionRequest calls the generic ControlExecution builder with application/json body
+func NewControlExecutionRequest(server string, sessionId SessionId, executionId ExecutionId, params *ControlExecutionParams, body ControlExecutionJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewControlExecutionRequestWithBody(server, sessionId, executionId, params, "application/json", bodyReader)
+}
+
+// NewControlExecutionRequestWithBody constructs an http.Request for the ControlExecution method, with any body, and a specified content type
+func NewControlExecutionRequestWithBody(server string, sessionId SessionId, executionId ExecutionId, params *ControlExecutionParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "sessionId", sessionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/sessions/%s/executions/%s/control", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.YuktaChannel != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Yukta-Channel", *params.YuktaChannel, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Yukta-Channel", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewStreamExecutionEventsRequest constructs an http.Request for the StreamExecutionEvents method
+func NewStreamExecutionEventsRequest(server string, sessionId SessionId, executionId ExecutionId, params *StreamExecutionEventsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "sessionId", sessionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/sessions/%s/executions/%s/events", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.LastEventID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Last-Event-ID", *params.LastEventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Last-Event-ID", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetExecutionLogsRequest constructs an http.Request for the GetExecutionLogs method
+func NewGetExecutionLogsRequest(server string, sessionId SessionId, executionId ExecutionId, params *GetExecutionLogsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "sessionId", sessionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/sessions/%s/executions/%s/logs", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.TailLines != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "tailLines", *params.TailLines, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.FilterPattern != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "filterPattern", *params.FilterPattern, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewClearBreakpointRequest constructs an http.Request for the ClearBreakpoint method
+func NewClearBreakpointRequest(server string, sessionId SessionId, executionId ExecutionId, nodeId NodeId, params *ClearBreakpointParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "sessionId", sessionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam2 string
+
+	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "nodeId", nodeId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/sessions/%s/executions/%s/nodes/%s/breakpoint", pathParam0, pathParam1, pathParam2)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.YuktaChannel != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Yukta-Channel", *params.YuktaChannel, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Yukta-Channel", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewSetBreakpointRequest calls the generic SetBreakpoint builder with application/json body
+func NewSetBreakpointRequest(server string, sessionId SessionId, executionId ExecutionId, nodeId NodeId, params *SetBreakpointParams, body SetBreakpointJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSetBreakpointRequestWithBody(server, sessionId, executionId, nodeId, params, "application/json", bodyReader)
+}
+
+// NewSetBreakpointRequestWithBody constructs an http.Request for the SetBreakpoint method, with any body, and a specified content type
+func NewSetBreakpointRequestWithBody(server string, sessionId SessionId, executionId ExecutionId, nodeId NodeId, params *SetBreakpointParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "sessionId", sessionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam2 string
+
+	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "nodeId", nodeId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/sessions/%s/executions/%s/nodes/%s/breakpoint", pathParam0, pathParam1, pathParam2)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.YuktaChannel != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Yukta-Channel", *params.YuktaChannel, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Yukta-Channel", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewControlNodeRequest calls the generic ControlNode builder with application/json body
+func NewControlNodeRequest(server string, sessionId SessionId, executionId ExecutionId, nodeId NodeId, params *ControlNodeParams, body ControlNodeJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewControlNodeRequestWithBody(server, sessionId, executionId, nodeId, params, "application/json", bodyReader)
+}
+
+// NewControlNodeRequestWithBody constructs an http.Request for the ControlNode method, with any body, and a specified content type
+func NewControlNodeRequestWithBody(server string, sessionId SessionId, executionId ExecutionId, nodeId NodeId, params *ControlNodeParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "sessionId", sessionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam2 string
+
+	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "nodeId", nodeId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/sessions/%s/executions/%s/nodes/%s/control", pathParam0, pathParam1, pathParam2)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.YuktaChannel != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Yukta-Channel", *params.YuktaChannel, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Yukta-Channel", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetWorkflowRequest constructs an http.Request for the GetWorkflow method
 func NewGetWorkflowRequest(server string, sessionId SessionId, workflowId Id) (*http.Request, error) {
 	var err error
@@ -948,6 +3042,155 @@ func NewGetWorkflowRequest(server string, sessionId SessionId, workflowId Id) (*
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewStartExecutionRequest calls the generic StartExecution builder with application/json body
+func NewStartExecutionRequest(server string, sessionId SessionId, workflowId WorkflowId, params *StartExecutionParams, body StartExecutionJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewStartExecutionRequestWithBody(server, sessionId, workflowId, params, "application/json", bodyReader)
+}
+
+// NewStartExecutionRequestWithBody constructs an http.Request for the StartExecution method, with any body, and a specified content type
+func NewStartExecutionRequestWithBody(server string, sessionId SessionId, workflowId WorkflowId, params *StartExecutionParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "sessionId", sessionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "workflowId", workflowId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/sessions/%s/workflows/%s/executions", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.YuktaChannel != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Yukta-Channel", *params.YuktaChannel, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Yukta-Channel", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewStopWorkflowRequest calls the generic StopWorkflow builder with application/json body
+func NewStopWorkflowRequest(server string, sessionId SessionId, workflowId WorkflowId, params *StopWorkflowParams, body StopWorkflowJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewStopWorkflowRequestWithBody(server, sessionId, workflowId, params, "application/json", bodyReader)
+}
+
+// NewStopWorkflowRequestWithBody constructs an http.Request for the StopWorkflow method, with any body, and a specified content type
+func NewStopWorkflowRequestWithBody(server string, sessionId SessionId, workflowId WorkflowId, params *StopWorkflowParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "sessionId", sessionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "workflowId", workflowId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/sessions/%s/workflows/%s/stop", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.YuktaChannel != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Yukta-Channel", *params.YuktaChannel, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Yukta-Channel", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -1051,6 +3294,54 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
+	// StreamEventsWithResponse Every event (or one session's) as Server-Sent Events; resume with Last-Event-ID.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/events (the `StreamEvents` operationId).
+	StreamEventsWithResponse(ctx context.Context, params *StreamEventsParams, reqEditors ...RequestEditorFn) (*StreamEventsResponse, error)
+
+	// PostWebhookWithBodyWithResponse Start a run through the workflow's WEBHOOK trigger; the body is the payload.
+	//
+	// When the WEBHOOK node has a `secret`, the request must carry
+	// `X-Yukta-Signature: sha256=<hex HMAC-SHA256 of the body>`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/hooks/{sessionId}/{workflowId} (the `PostWebhook` operationId).
+	PostWebhookWithBodyWithResponse(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *PostWebhookParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostWebhookResponse, error)
+
+	// PostWebhookWithResponse Start a run through the workflow's WEBHOOK trigger; the body is the payload.
+	//
+	// When the WEBHOOK node has a `secret`, the request must carry
+	// `X-Yukta-Signature: sha256=<hex HMAC-SHA256 of the body>`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/hooks/{sessionId}/{workflowId} (the `PostWebhook` operationId).
+	PostWebhookWithResponse(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *PostWebhookParams, body PostWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*PostWebhookResponse, error)
+
+	// ListInputsWithResponse Inputs that INPUT_REQUEST nodes asked for.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/inputs (the `ListInputs` operationId).
+	ListInputsWithResponse(ctx context.Context, params *ListInputsParams, reqEditors ...RequestEditorFn) (*ListInputsResponse, error)
+
+	// AnswerInputWithBodyWithResponse Answer an open input; the parked message continues with the answer.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/inputs/{inputId} (the `AnswerInput` operationId).
+	AnswerInputWithBodyWithResponse(ctx context.Context, inputId openapi_types.UUID, params *AnswerInputParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AnswerInputResponse, error)
+
+	// AnswerInputWithResponse Answer an open input; the parked message continues with the answer.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/inputs/{inputId} (the `AnswerInput` operationId).
+	AnswerInputWithResponse(ctx context.Context, inputId openapi_types.UUID, params *AnswerInputParams, body AnswerInputJSONRequestBody, reqEditors ...RequestEditorFn) (*AnswerInputResponse, error)
+
 	// GetOpenAPISpecWithResponse This document.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -1115,12 +3406,125 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PUT /api/sessions/{sessionId} (the `PutSession` operationId).
 	PutSessionWithResponse(ctx context.Context, sessionId SessionId, body PutSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*PutSessionResponse, error)
 
+	// ListExecutionsWithResponse A session's execution history, newest first, one page at a time.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/sessions/{sessionId}/executions (the `ListExecutions` operationId).
+	ListExecutionsWithResponse(ctx context.Context, sessionId SessionId, params *ListExecutionsParams, reqEditors ...RequestEditorFn) (*ListExecutionsResponse, error)
+
+	// GetExecutionWithResponse The live status of an execution and each of its nodes.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/sessions/{sessionId}/executions/{executionId} (the `GetExecution` operationId).
+	GetExecutionWithResponse(ctx context.Context, sessionId SessionId, executionId ExecutionId, reqEditors ...RequestEditorFn) (*GetExecutionResponse, error)
+
+	// ControlExecutionWithBodyWithResponse PAUSE, RESUME, STOP (DRAIN|CANCEL|KILL), RESTART or RESTART_FROM_NODE an execution.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/sessions/{sessionId}/executions/{executionId}/control (the `ControlExecution` operationId).
+	ControlExecutionWithBodyWithResponse(ctx context.Context, sessionId SessionId, executionId ExecutionId, params *ControlExecutionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ControlExecutionResponse, error)
+
+	// ControlExecutionWithResponse PAUSE, RESUME, STOP (DRAIN|CANCEL|KILL), RESTART or RESTART_FROM_NODE an execution.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/sessions/{sessionId}/executions/{executionId}/control (the `ControlExecution` operationId).
+	ControlExecutionWithResponse(ctx context.Context, sessionId SessionId, executionId ExecutionId, params *ControlExecutionParams, body ControlExecutionJSONRequestBody, reqEditors ...RequestEditorFn) (*ControlExecutionResponse, error)
+
+	// StreamExecutionEventsWithResponse The execution's events as Server-Sent Events; resume with Last-Event-ID.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/sessions/{sessionId}/executions/{executionId}/events (the `StreamExecutionEvents` operationId).
+	StreamExecutionEventsWithResponse(ctx context.Context, sessionId SessionId, executionId ExecutionId, params *StreamExecutionEventsParams, reqEditors ...RequestEditorFn) (*StreamExecutionEventsResponse, error)
+
+	// GetExecutionLogsWithResponse The last lines of an execution's log, optionally filtered by an RE2 pattern.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/sessions/{sessionId}/executions/{executionId}/logs (the `GetExecutionLogs` operationId).
+	GetExecutionLogsWithResponse(ctx context.Context, sessionId SessionId, executionId ExecutionId, params *GetExecutionLogsParams, reqEditors ...RequestEditorFn) (*GetExecutionLogsResponse, error)
+
+	// ClearBreakpointWithResponse Remove the node's breakpoint.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/sessions/{sessionId}/executions/{executionId}/nodes/{nodeId}/breakpoint (the `ClearBreakpoint` operationId).
+	ClearBreakpointWithResponse(ctx context.Context, sessionId SessionId, executionId ExecutionId, nodeId NodeId, params *ClearBreakpointParams, reqEditors ...RequestEditorFn) (*ClearBreakpointResponse, error)
+
+	// SetBreakpointWithBodyWithResponse Pause the node before a message whose field equals a value (or a CEL condition holds).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/sessions/{sessionId}/executions/{executionId}/nodes/{nodeId}/breakpoint (the `SetBreakpoint` operationId).
+	SetBreakpointWithBodyWithResponse(ctx context.Context, sessionId SessionId, executionId ExecutionId, nodeId NodeId, params *SetBreakpointParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetBreakpointResponse, error)
+
+	// SetBreakpointWithResponse Pause the node before a message whose field equals a value (or a CEL condition holds).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/sessions/{sessionId}/executions/{executionId}/nodes/{nodeId}/breakpoint (the `SetBreakpoint` operationId).
+	SetBreakpointWithResponse(ctx context.Context, sessionId SessionId, executionId ExecutionId, nodeId NodeId, params *SetBreakpointParams, body SetBreakpointJSONRequestBody, reqEditors ...RequestEditorFn) (*SetBreakpointResponse, error)
+
+	// ControlNodeWithBodyWithResponse PAUSE, RESUME, STOP, STEP_ENABLE, STEP, STEP_DISABLE, SKIP, UNSKIP, RETRY or BREAKPOINT_CLEAR one node.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/sessions/{sessionId}/executions/{executionId}/nodes/{nodeId}/control (the `ControlNode` operationId).
+	ControlNodeWithBodyWithResponse(ctx context.Context, sessionId SessionId, executionId ExecutionId, nodeId NodeId, params *ControlNodeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ControlNodeResponse, error)
+
+	// ControlNodeWithResponse PAUSE, RESUME, STOP, STEP_ENABLE, STEP, STEP_DISABLE, SKIP, UNSKIP, RETRY or BREAKPOINT_CLEAR one node.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/sessions/{sessionId}/executions/{executionId}/nodes/{nodeId}/control (the `ControlNode` operationId).
+	ControlNodeWithResponse(ctx context.Context, sessionId SessionId, executionId ExecutionId, nodeId NodeId, params *ControlNodeParams, body ControlNodeJSONRequestBody, reqEditors ...RequestEditorFn) (*ControlNodeResponse, error)
+
 	// GetWorkflowWithResponse Read one workflow's nodes and edges.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/sessions/{sessionId}/workflows/{workflowId} (the `GetWorkflow` operationId).
 	GetWorkflowWithResponse(ctx context.Context, sessionId SessionId, workflowId Id, reqEditors ...RequestEditorFn) (*GetWorkflowResponse, error)
+
+	// StartExecutionWithBodyWithResponse Start a run of a workflow (its MANUAL triggers get the payload).
+	//
+	// One transaction stores the execution with a snapshot of the workflow,
+	// its nodes, one message per fed trigger node and an ExecutionStarted
+	// event. A repeated `Idempotency-Key` returns the same execution (200).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/executions (the `StartExecution` operationId).
+	StartExecutionWithBodyWithResponse(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *StartExecutionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*StartExecutionResponse, error)
+
+	// StartExecutionWithResponse Start a run of a workflow (its MANUAL triggers get the payload).
+	//
+	// One transaction stores the execution with a snapshot of the workflow,
+	// its nodes, one message per fed trigger node and an ExecutionStarted
+	// event. A repeated `Idempotency-Key` returns the same execution (200).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/executions (the `StartExecution` operationId).
+	StartExecutionWithResponse(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *StartExecutionParams, body StartExecutionJSONRequestBody, reqEditors ...RequestEditorFn) (*StartExecutionResponse, error)
+
+	// StopWorkflowWithBodyWithResponse STOP_ALL — stop every active execution of a workflow.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/stop (the `StopWorkflow` operationId).
+	StopWorkflowWithBodyWithResponse(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *StopWorkflowParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*StopWorkflowResponse, error)
+
+	// StopWorkflowWithResponse STOP_ALL — stop every active execution of a workflow.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/stop (the `StopWorkflow` operationId).
+	StopWorkflowWithResponse(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *StopWorkflowParams, body StopWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*StopWorkflowResponse, error)
 
 	// GetHealthWithResponse Liveness: the process is up.
 	//
@@ -1135,6 +3539,233 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /readyz (the `GetReady` operationId).
 	GetReadyWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetReadyResponse, error)
+}
+
+type StreamEventsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r StreamEventsResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r StreamEventsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r StreamEventsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r StreamEventsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r StreamEventsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostWebhookResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *StartResult
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *StartResult
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostWebhookResponse) GetJSON200() *StartResult {
+	return r.JSON200
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PostWebhookResponse) GetJSON201() *StartResult {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostWebhookResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PostWebhookResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PostWebhookResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r PostWebhookResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostWebhookResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostWebhookResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostWebhookResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListInputsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *InputList
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListInputsResponse) GetJSON200() *InputList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListInputsResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ListInputsResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r ListInputsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListInputsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListInputsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListInputsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type AnswerInputResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Input
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AnswerInputResponse) GetJSON200() *Input {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r AnswerInputResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r AnswerInputResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r AnswerInputResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetBody returns the raw response body bytes
+func (r AnswerInputResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AnswerInputResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AnswerInputResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AnswerInputResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 type GetOpenAPISpecResponse struct {
@@ -1487,6 +4118,446 @@ func (r PutSessionResponse) ContentType() string {
 	return ""
 }
 
+type ListExecutionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ExecutionList
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListExecutionsResponse) GetJSON200() *ExecutionList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListExecutionsResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ListExecutionsResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r ListExecutionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListExecutionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListExecutionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListExecutionsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetExecutionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Execution
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetExecutionResponse) GetJSON200() *Execution {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetExecutionResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetExecutionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetExecutionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetExecutionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetExecutionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ControlExecutionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CommandResult
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ControlExecutionResponse) GetJSON200() *CommandResult {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ControlExecutionResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ControlExecutionResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r ControlExecutionResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetBody returns the raw response body bytes
+func (r ControlExecutionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ControlExecutionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ControlExecutionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ControlExecutionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type StreamExecutionEventsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r StreamExecutionEventsResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r StreamExecutionEventsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r StreamExecutionEventsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r StreamExecutionEventsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r StreamExecutionEventsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetExecutionLogsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *LogPage
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetExecutionLogsResponse) GetJSON200() *LogPage {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetExecutionLogsResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetExecutionLogsResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetExecutionLogsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetExecutionLogsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetExecutionLogsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetExecutionLogsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ClearBreakpointResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CommandResult
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ClearBreakpointResponse) GetJSON200() *CommandResult {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ClearBreakpointResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r ClearBreakpointResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetBody returns the raw response body bytes
+func (r ClearBreakpointResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ClearBreakpointResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ClearBreakpointResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ClearBreakpointResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type SetBreakpointResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CommandResult
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SetBreakpointResponse) GetJSON200() *CommandResult {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r SetBreakpointResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r SetBreakpointResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r SetBreakpointResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetBody returns the raw response body bytes
+func (r SetBreakpointResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SetBreakpointResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SetBreakpointResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SetBreakpointResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ControlNodeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CommandResult
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ControlNodeResponse) GetJSON200() *CommandResult {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ControlNodeResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ControlNodeResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r ControlNodeResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetBody returns the raw response body bytes
+func (r ControlNodeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ControlNodeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ControlNodeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ControlNodeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetWorkflowResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -1529,6 +4600,130 @@ func (r GetWorkflowResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetWorkflowResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type StartExecutionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *StartResult
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *StartResult
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r StartExecutionResponse) GetJSON200() *StartResult {
+	return r.JSON200
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r StartExecutionResponse) GetJSON201() *StartResult {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r StartExecutionResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r StartExecutionResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r StartExecutionResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetBody returns the raw response body bytes
+func (r StartExecutionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r StartExecutionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r StartExecutionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r StartExecutionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type StopWorkflowResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CommandResult
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r StopWorkflowResponse) GetJSON200() *CommandResult {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r StopWorkflowResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r StopWorkflowResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r StopWorkflowResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r StopWorkflowResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r StopWorkflowResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r StopWorkflowResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -1622,6 +4817,90 @@ func (r GetReadyResponse) ContentType() string {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
+}
+
+// StreamEventsWithResponse Every event (or one session's) as Server-Sent Events; resume with Last-Event-ID.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/events (the `StreamEvents` operationId).
+func (c *ClientWithResponses) StreamEventsWithResponse(ctx context.Context, params *StreamEventsParams, reqEditors ...RequestEditorFn) (*StreamEventsResponse, error) {
+	rsp, err := c.StreamEvents(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseStreamEventsResponse(rsp)
+}
+
+// PostWebhookWithBodyWithResponse Start a run through the workflow's WEBHOOK trigger; the body is the payload.
+//
+// When the WEBHOOK node has a `secret`, the request must carry
+// `X-Yukta-Signature: sha256=<hex HMAC-SHA256 of the body>`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/hooks/{sessionId}/{workflowId} (the `PostWebhook` operationId).
+func (c *ClientWithResponses) PostWebhookWithBodyWithResponse(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *PostWebhookParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostWebhookResponse, error) {
+	rsp, err := c.PostWebhookWithBody(ctx, sessionId, workflowId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostWebhookResponse(rsp)
+}
+
+// PostWebhookWithResponse Start a run through the workflow's WEBHOOK trigger; the body is the payload.
+//
+// When the WEBHOOK node has a `secret`, the request must carry
+// `X-Yukta-Signature: sha256=<hex HMAC-SHA256 of the body>`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/hooks/{sessionId}/{workflowId} (the `PostWebhook` operationId).
+func (c *ClientWithResponses) PostWebhookWithResponse(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *PostWebhookParams, body PostWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*PostWebhookResponse, error) {
+	rsp, err := c.PostWebhook(ctx, sessionId, workflowId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostWebhookResponse(rsp)
+}
+
+// ListInputsWithResponse Inputs that INPUT_REQUEST nodes asked for.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/inputs (the `ListInputs` operationId).
+func (c *ClientWithResponses) ListInputsWithResponse(ctx context.Context, params *ListInputsParams, reqEditors ...RequestEditorFn) (*ListInputsResponse, error) {
+	rsp, err := c.ListInputs(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListInputsResponse(rsp)
+}
+
+// AnswerInputWithBodyWithResponse Answer an open input; the parked message continues with the answer.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/inputs/{inputId} (the `AnswerInput` operationId).
+func (c *ClientWithResponses) AnswerInputWithBodyWithResponse(ctx context.Context, inputId openapi_types.UUID, params *AnswerInputParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AnswerInputResponse, error) {
+	rsp, err := c.AnswerInputWithBody(ctx, inputId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAnswerInputResponse(rsp)
+}
+
+// AnswerInputWithResponse Answer an open input; the parked message continues with the answer.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/inputs/{inputId} (the `AnswerInput` operationId).
+func (c *ClientWithResponses) AnswerInputWithResponse(ctx context.Context, inputId openapi_types.UUID, params *AnswerInputParams, body AnswerInputJSONRequestBody, reqEditors ...RequestEditorFn) (*AnswerInputResponse, error) {
+	rsp, err := c.AnswerInput(ctx, inputId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAnswerInputResponse(rsp)
 }
 
 // GetOpenAPISpecWithResponse This document.
@@ -1736,6 +5015,149 @@ func (c *ClientWithResponses) PutSessionWithResponse(ctx context.Context, sessio
 	return ParsePutSessionResponse(rsp)
 }
 
+// ListExecutionsWithResponse A session's execution history, newest first, one page at a time.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/sessions/{sessionId}/executions (the `ListExecutions` operationId).
+func (c *ClientWithResponses) ListExecutionsWithResponse(ctx context.Context, sessionId SessionId, params *ListExecutionsParams, reqEditors ...RequestEditorFn) (*ListExecutionsResponse, error) {
+	rsp, err := c.ListExecutions(ctx, sessionId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListExecutionsResponse(rsp)
+}
+
+// GetExecutionWithResponse The live status of an execution and each of its nodes.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/sessions/{sessionId}/executions/{executionId} (the `GetExecution` operationId).
+func (c *ClientWithResponses) GetExecutionWithResponse(ctx context.Context, sessionId SessionId, executionId ExecutionId, reqEditors ...RequestEditorFn) (*GetExecutionResponse, error) {
+	rsp, err := c.GetExecution(ctx, sessionId, executionId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetExecutionResponse(rsp)
+}
+
+// ControlExecutionWithBodyWithResponse PAUSE, RESUME, STOP (DRAIN|CANCEL|KILL), RESTART or RESTART_FROM_NODE an execution.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/sessions/{sessionId}/executions/{executionId}/control (the `ControlExecution` operationId).
+func (c *ClientWithResponses) ControlExecutionWithBodyWithResponse(ctx context.Context, sessionId SessionId, executionId ExecutionId, params *ControlExecutionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ControlExecutionResponse, error) {
+	rsp, err := c.ControlExecutionWithBody(ctx, sessionId, executionId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseControlExecutionResponse(rsp)
+}
+
+// ControlExecutionWithResponse PAUSE, RESUME, STOP (DRAIN|CANCEL|KILL), RESTART or RESTART_FROM_NODE an execution.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/sessions/{sessionId}/executions/{executionId}/control (the `ControlExecution` operationId).
+func (c *ClientWithResponses) ControlExecutionWithResponse(ctx context.Context, sessionId SessionId, executionId ExecutionId, params *ControlExecutionParams, body ControlExecutionJSONRequestBody, reqEditors ...RequestEditorFn) (*ControlExecutionResponse, error) {
+	rsp, err := c.ControlExecution(ctx, sessionId, executionId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseControlExecutionResponse(rsp)
+}
+
+// StreamExecutionEventsWithResponse The execution's events as Server-Sent Events; resume with Last-Event-ID.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/sessions/{sessionId}/executions/{executionId}/events (the `StreamExecutionEvents` operationId).
+func (c *ClientWithResponses) StreamExecutionEventsWithResponse(ctx context.Context, sessionId SessionId, executionId ExecutionId, params *StreamExecutionEventsParams, reqEditors ...RequestEditorFn) (*StreamExecutionEventsResponse, error) {
+	rsp, err := c.StreamExecutionEvents(ctx, sessionId, executionId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseStreamExecutionEventsResponse(rsp)
+}
+
+// GetExecutionLogsWithResponse The last lines of an execution's log, optionally filtered by an RE2 pattern.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/sessions/{sessionId}/executions/{executionId}/logs (the `GetExecutionLogs` operationId).
+func (c *ClientWithResponses) GetExecutionLogsWithResponse(ctx context.Context, sessionId SessionId, executionId ExecutionId, params *GetExecutionLogsParams, reqEditors ...RequestEditorFn) (*GetExecutionLogsResponse, error) {
+	rsp, err := c.GetExecutionLogs(ctx, sessionId, executionId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetExecutionLogsResponse(rsp)
+}
+
+// ClearBreakpointWithResponse Remove the node's breakpoint.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/sessions/{sessionId}/executions/{executionId}/nodes/{nodeId}/breakpoint (the `ClearBreakpoint` operationId).
+func (c *ClientWithResponses) ClearBreakpointWithResponse(ctx context.Context, sessionId SessionId, executionId ExecutionId, nodeId NodeId, params *ClearBreakpointParams, reqEditors ...RequestEditorFn) (*ClearBreakpointResponse, error) {
+	rsp, err := c.ClearBreakpoint(ctx, sessionId, executionId, nodeId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseClearBreakpointResponse(rsp)
+}
+
+// SetBreakpointWithBodyWithResponse Pause the node before a message whose field equals a value (or a CEL condition holds).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/sessions/{sessionId}/executions/{executionId}/nodes/{nodeId}/breakpoint (the `SetBreakpoint` operationId).
+func (c *ClientWithResponses) SetBreakpointWithBodyWithResponse(ctx context.Context, sessionId SessionId, executionId ExecutionId, nodeId NodeId, params *SetBreakpointParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetBreakpointResponse, error) {
+	rsp, err := c.SetBreakpointWithBody(ctx, sessionId, executionId, nodeId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetBreakpointResponse(rsp)
+}
+
+// SetBreakpointWithResponse Pause the node before a message whose field equals a value (or a CEL condition holds).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/sessions/{sessionId}/executions/{executionId}/nodes/{nodeId}/breakpoint (the `SetBreakpoint` operationId).
+func (c *ClientWithResponses) SetBreakpointWithResponse(ctx context.Context, sessionId SessionId, executionId ExecutionId, nodeId NodeId, params *SetBreakpointParams, body SetBreakpointJSONRequestBody, reqEditors ...RequestEditorFn) (*SetBreakpointResponse, error) {
+	rsp, err := c.SetBreakpoint(ctx, sessionId, executionId, nodeId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetBreakpointResponse(rsp)
+}
+
+// ControlNodeWithBodyWithResponse PAUSE, RESUME, STOP, STEP_ENABLE, STEP, STEP_DISABLE, SKIP, UNSKIP, RETRY or BREAKPOINT_CLEAR one node.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/sessions/{sessionId}/executions/{executionId}/nodes/{nodeId}/control (the `ControlNode` operationId).
+func (c *ClientWithResponses) ControlNodeWithBodyWithResponse(ctx context.Context, sessionId SessionId, executionId ExecutionId, nodeId NodeId, params *ControlNodeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ControlNodeResponse, error) {
+	rsp, err := c.ControlNodeWithBody(ctx, sessionId, executionId, nodeId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseControlNodeResponse(rsp)
+}
+
+// ControlNodeWithResponse PAUSE, RESUME, STOP, STEP_ENABLE, STEP, STEP_DISABLE, SKIP, UNSKIP, RETRY or BREAKPOINT_CLEAR one node.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/sessions/{sessionId}/executions/{executionId}/nodes/{nodeId}/control (the `ControlNode` operationId).
+func (c *ClientWithResponses) ControlNodeWithResponse(ctx context.Context, sessionId SessionId, executionId ExecutionId, nodeId NodeId, params *ControlNodeParams, body ControlNodeJSONRequestBody, reqEditors ...RequestEditorFn) (*ControlNodeResponse, error) {
+	rsp, err := c.ControlNode(ctx, sessionId, executionId, nodeId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseControlNodeResponse(rsp)
+}
+
 // GetWorkflowWithResponse Read one workflow's nodes and edges.
 //
 // Returns a wrapper object for the known response body format(s).
@@ -1747,6 +5169,66 @@ func (c *ClientWithResponses) GetWorkflowWithResponse(ctx context.Context, sessi
 		return nil, err
 	}
 	return ParseGetWorkflowResponse(rsp)
+}
+
+// StartExecutionWithBodyWithResponse Start a run of a workflow (its MANUAL triggers get the payload).
+//
+// One transaction stores the execution with a snapshot of the workflow,
+// its nodes, one message per fed trigger node and an ExecutionStarted
+// event. A repeated `Idempotency-Key` returns the same execution (200).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/executions (the `StartExecution` operationId).
+func (c *ClientWithResponses) StartExecutionWithBodyWithResponse(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *StartExecutionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*StartExecutionResponse, error) {
+	rsp, err := c.StartExecutionWithBody(ctx, sessionId, workflowId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseStartExecutionResponse(rsp)
+}
+
+// StartExecutionWithResponse Start a run of a workflow (its MANUAL triggers get the payload).
+//
+// One transaction stores the execution with a snapshot of the workflow,
+// its nodes, one message per fed trigger node and an ExecutionStarted
+// event. A repeated `Idempotency-Key` returns the same execution (200).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/executions (the `StartExecution` operationId).
+func (c *ClientWithResponses) StartExecutionWithResponse(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *StartExecutionParams, body StartExecutionJSONRequestBody, reqEditors ...RequestEditorFn) (*StartExecutionResponse, error) {
+	rsp, err := c.StartExecution(ctx, sessionId, workflowId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseStartExecutionResponse(rsp)
+}
+
+// StopWorkflowWithBodyWithResponse STOP_ALL — stop every active execution of a workflow.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/stop (the `StopWorkflow` operationId).
+func (c *ClientWithResponses) StopWorkflowWithBodyWithResponse(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *StopWorkflowParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*StopWorkflowResponse, error) {
+	rsp, err := c.StopWorkflowWithBody(ctx, sessionId, workflowId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseStopWorkflowResponse(rsp)
+}
+
+// StopWorkflowWithResponse STOP_ALL — stop every active execution of a workflow.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/stop (the `StopWorkflow` operationId).
+func (c *ClientWithResponses) StopWorkflowWithResponse(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *StopWorkflowParams, body StopWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*StopWorkflowResponse, error) {
+	rsp, err := c.StopWorkflow(ctx, sessionId, workflowId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseStopWorkflowResponse(rsp)
 }
 
 // GetHealthWithResponse Liveness: the process is up.
@@ -1773,6 +5255,173 @@ func (c *ClientWithResponses) GetReadyWithResponse(ctx context.Context, reqEdito
 		return nil, err
 	}
 	return ParseGetReadyResponse(rsp)
+}
+
+// ParseStreamEventsResponse parses an HTTP response from a StreamEventsWithResponse call
+func ParseStreamEventsResponse(rsp *http.Response) (*StreamEventsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &StreamEventsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostWebhookResponse parses an HTTP response from a PostWebhookWithResponse call
+func ParsePostWebhookResponse(rsp *http.Response) (*PostWebhookResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostWebhookResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest StartResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest StartResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListInputsResponse parses an HTTP response from a ListInputsWithResponse call
+func ParseListInputsResponse(rsp *http.Response) (*ListInputsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListInputsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest InputList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseAnswerInputResponse parses an HTTP response from a AnswerInputWithResponse call
+func ParseAnswerInputResponse(rsp *http.Response) (*AnswerInputResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AnswerInputResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Input
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	}
+
+	return response, nil
 }
 
 // ParseGetOpenAPISpecResponse parses an HTTP response from a GetOpenAPISpecWithResponse call
@@ -2023,6 +5672,326 @@ func ParsePutSessionResponse(rsp *http.Response) (*PutSessionResponse, error) {
 	return response, nil
 }
 
+// ParseListExecutionsResponse parses an HTTP response from a ListExecutionsWithResponse call
+func ParseListExecutionsResponse(rsp *http.Response) (*ListExecutionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListExecutionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ExecutionList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetExecutionResponse parses an HTTP response from a GetExecutionWithResponse call
+func ParseGetExecutionResponse(rsp *http.Response) (*GetExecutionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetExecutionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Execution
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseControlExecutionResponse parses an HTTP response from a ControlExecutionWithResponse call
+func ParseControlExecutionResponse(rsp *http.Response) (*ControlExecutionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ControlExecutionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CommandResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseStreamExecutionEventsResponse parses an HTTP response from a StreamExecutionEventsWithResponse call
+func ParseStreamExecutionEventsResponse(rsp *http.Response) (*StreamExecutionEventsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &StreamExecutionEventsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetExecutionLogsResponse parses an HTTP response from a GetExecutionLogsWithResponse call
+func ParseGetExecutionLogsResponse(rsp *http.Response) (*GetExecutionLogsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetExecutionLogsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest LogPage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseClearBreakpointResponse parses an HTTP response from a ClearBreakpointWithResponse call
+func ParseClearBreakpointResponse(rsp *http.Response) (*ClearBreakpointResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ClearBreakpointResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CommandResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseSetBreakpointResponse parses an HTTP response from a SetBreakpointWithResponse call
+func ParseSetBreakpointResponse(rsp *http.Response) (*SetBreakpointResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SetBreakpointResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CommandResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseControlNodeResponse parses an HTTP response from a ControlNodeWithResponse call
+func ParseControlNodeResponse(rsp *http.Response) (*ControlNodeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ControlNodeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CommandResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseGetWorkflowResponse parses an HTTP response from a GetWorkflowWithResponse call
 func ParseGetWorkflowResponse(rsp *http.Response) (*GetWorkflowResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -2043,6 +6012,100 @@ func ParseGetWorkflowResponse(rsp *http.Response) (*GetWorkflowResponse, error) 
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseStartExecutionResponse parses an HTTP response from a StartExecutionWithResponse call
+func ParseStartExecutionResponse(rsp *http.Response) (*StartExecutionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &StartExecutionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest StartResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest StartResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseStopWorkflowResponse parses an HTTP response from a StopWorkflowWithResponse call
+func ParseStopWorkflowResponse(rsp *http.Response) (*StopWorkflowResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &StopWorkflowResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CommandResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem

@@ -27,3 +27,9 @@ func (uc *GetWorkflow) Handle(ctx context.Context, sessionID, workflowID string)
 	masked := session.RestoreSession(sessionID, "", "", "", nil, "", []session.Workflow{w}).Masked(uc.catalog)
 	return masked.Workflows()[0], nil
 }
+
+// Unmasked returns the workflow with its real secret values. Only the
+// runtime may use it (to run nodes, verify webhooks); never a read path.
+func (uc *GetWorkflow) Unmasked(ctx context.Context, sessionID, workflowID string) (session.Workflow, error) {
+	return uc.store.Workflow(ctx, sessionID, workflowID)
+}

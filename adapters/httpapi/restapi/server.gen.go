@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -20,7 +21,26 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/labstack/echo/v4"
 	"github.com/oapi-codegen/runtime"
+	openapi_types "github.com/oapi-codegen/runtime/types"
 )
+
+// Defines values for CommandResultStatus.
+const (
+	Accepted CommandResultStatus = "accepted"
+	Applied  CommandResultStatus = "applied"
+)
+
+// Valid indicates whether the value is a known member of the CommandResultStatus enum.
+func (e CommandResultStatus) Valid() bool {
+	switch e {
+	case Accepted:
+		return true
+	case Applied:
+		return true
+	default:
+		return false
+	}
+}
 
 // Defines values for ConfigFieldType.
 const (
@@ -67,6 +87,84 @@ func (e ConfigFieldType) Valid() bool {
 	}
 }
 
+// Defines values for ExecutionCommandAction.
+const (
+	ExecutionCommandActionPAUSE           ExecutionCommandAction = "PAUSE"
+	ExecutionCommandActionRESTART         ExecutionCommandAction = "RESTART"
+	ExecutionCommandActionRESTARTFROMNODE ExecutionCommandAction = "RESTART_FROM_NODE"
+	ExecutionCommandActionRESUME          ExecutionCommandAction = "RESUME"
+	ExecutionCommandActionSTOP            ExecutionCommandAction = "STOP"
+)
+
+// Valid indicates whether the value is a known member of the ExecutionCommandAction enum.
+func (e ExecutionCommandAction) Valid() bool {
+	switch e {
+	case ExecutionCommandActionPAUSE:
+		return true
+	case ExecutionCommandActionRESTART:
+		return true
+	case ExecutionCommandActionRESTARTFROMNODE:
+		return true
+	case ExecutionCommandActionRESUME:
+		return true
+	case ExecutionCommandActionSTOP:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExecutionCommandMode.
+const (
+	ExecutionCommandModeCANCEL ExecutionCommandMode = "CANCEL"
+	ExecutionCommandModeDRAIN  ExecutionCommandMode = "DRAIN"
+	ExecutionCommandModeKILL   ExecutionCommandMode = "KILL"
+)
+
+// Valid indicates whether the value is a known member of the ExecutionCommandMode enum.
+func (e ExecutionCommandMode) Valid() bool {
+	switch e {
+	case ExecutionCommandModeCANCEL:
+		return true
+	case ExecutionCommandModeDRAIN:
+		return true
+	case ExecutionCommandModeKILL:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExecutionStatus.
+const (
+	ExecutionStatusFAILURE ExecutionStatus = "FAILURE"
+	ExecutionStatusPAUSED  ExecutionStatus = "PAUSED"
+	ExecutionStatusPENDING ExecutionStatus = "PENDING"
+	ExecutionStatusRUNNING ExecutionStatus = "RUNNING"
+	ExecutionStatusSTOPPED ExecutionStatus = "STOPPED"
+	ExecutionStatusSUCCESS ExecutionStatus = "SUCCESS"
+)
+
+// Valid indicates whether the value is a known member of the ExecutionStatus enum.
+func (e ExecutionStatus) Valid() bool {
+	switch e {
+	case ExecutionStatusFAILURE:
+		return true
+	case ExecutionStatusPAUSED:
+		return true
+	case ExecutionStatusPENDING:
+		return true
+	case ExecutionStatusRUNNING:
+		return true
+	case ExecutionStatusSTOPPED:
+		return true
+	case ExecutionStatusSUCCESS:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for HealthStatus.
 const (
 	Ok HealthStatus = "ok"
@@ -76,6 +174,105 @@ const (
 func (e HealthStatus) Valid() bool {
 	switch e {
 	case Ok:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for InputStatus.
+const (
+	InputStatusAnswered  InputStatus = "answered"
+	InputStatusCancelled InputStatus = "cancelled"
+	InputStatusOpen      InputStatus = "open"
+)
+
+// Valid indicates whether the value is a known member of the InputStatus enum.
+func (e InputStatus) Valid() bool {
+	switch e {
+	case InputStatusAnswered:
+		return true
+	case InputStatusCancelled:
+		return true
+	case InputStatusOpen:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for NodeCommandAction.
+const (
+	NodeCommandActionBREAKPOINTCLEAR NodeCommandAction = "BREAKPOINT_CLEAR"
+	NodeCommandActionPAUSE           NodeCommandAction = "PAUSE"
+	NodeCommandActionRESUME          NodeCommandAction = "RESUME"
+	NodeCommandActionRETRY           NodeCommandAction = "RETRY"
+	NodeCommandActionSKIP            NodeCommandAction = "SKIP"
+	NodeCommandActionSTEP            NodeCommandAction = "STEP"
+	NodeCommandActionSTEPDISABLE     NodeCommandAction = "STEP_DISABLE"
+	NodeCommandActionSTEPENABLE      NodeCommandAction = "STEP_ENABLE"
+	NodeCommandActionSTOP            NodeCommandAction = "STOP"
+	NodeCommandActionUNSKIP          NodeCommandAction = "UNSKIP"
+)
+
+// Valid indicates whether the value is a known member of the NodeCommandAction enum.
+func (e NodeCommandAction) Valid() bool {
+	switch e {
+	case NodeCommandActionBREAKPOINTCLEAR:
+		return true
+	case NodeCommandActionPAUSE:
+		return true
+	case NodeCommandActionRESUME:
+		return true
+	case NodeCommandActionRETRY:
+		return true
+	case NodeCommandActionSKIP:
+		return true
+	case NodeCommandActionSTEP:
+		return true
+	case NodeCommandActionSTEPDISABLE:
+		return true
+	case NodeCommandActionSTEPENABLE:
+		return true
+	case NodeCommandActionSTOP:
+		return true
+	case NodeCommandActionUNSKIP:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for NodeStatus.
+const (
+	NodeStatusFAILURE NodeStatus = "FAILURE"
+	NodeStatusPAUSED  NodeStatus = "PAUSED"
+	NodeStatusPENDING NodeStatus = "PENDING"
+	NodeStatusRUNNING NodeStatus = "RUNNING"
+	NodeStatusSKIPPED NodeStatus = "SKIPPED"
+	NodeStatusSTOPPED NodeStatus = "STOPPED"
+	NodeStatusSUCCESS NodeStatus = "SUCCESS"
+	NodeStatusWAITING NodeStatus = "WAITING"
+)
+
+// Valid indicates whether the value is a known member of the NodeStatus enum.
+func (e NodeStatus) Valid() bool {
+	switch e {
+	case NodeStatusFAILURE:
+		return true
+	case NodeStatusPAUSED:
+		return true
+	case NodeStatusPENDING:
+		return true
+	case NodeStatusRUNNING:
+		return true
+	case NodeStatusSKIPPED:
+		return true
+	case NodeStatusSTOPPED:
+		return true
+	case NodeStatusSUCCESS:
+		return true
+	case NodeStatusWAITING:
 		return true
 	default:
 		return false
@@ -124,6 +321,195 @@ func (e PluginSummaryCategory) Valid() bool {
 	}
 }
 
+// Defines values for StopAllRequestMode.
+const (
+	StopAllRequestModeCANCEL StopAllRequestMode = "CANCEL"
+	StopAllRequestModeDRAIN  StopAllRequestMode = "DRAIN"
+	StopAllRequestModeKILL   StopAllRequestMode = "KILL"
+)
+
+// Valid indicates whether the value is a known member of the StopAllRequestMode enum.
+func (e StopAllRequestMode) Valid() bool {
+	switch e {
+	case StopAllRequestModeCANCEL:
+		return true
+	case StopAllRequestModeDRAIN:
+		return true
+	case StopAllRequestModeKILL:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for Channel.
+const (
+	ChannelCli  Channel = "cli"
+	ChannelRest Channel = "rest"
+)
+
+// Valid indicates whether the value is a known member of the Channel enum.
+func (e Channel) Valid() bool {
+	switch e {
+	case ChannelCli:
+		return true
+	case ChannelRest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListInputsParamsStatus.
+const (
+	ListInputsParamsStatusAll  ListInputsParamsStatus = "all"
+	ListInputsParamsStatusOpen ListInputsParamsStatus = "open"
+)
+
+// Valid indicates whether the value is a known member of the ListInputsParamsStatus enum.
+func (e ListInputsParamsStatus) Valid() bool {
+	switch e {
+	case ListInputsParamsStatusAll:
+		return true
+	case ListInputsParamsStatusOpen:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AnswerInputParamsYuktaChannel.
+const (
+	AnswerInputParamsYuktaChannelCli  AnswerInputParamsYuktaChannel = "cli"
+	AnswerInputParamsYuktaChannelRest AnswerInputParamsYuktaChannel = "rest"
+)
+
+// Valid indicates whether the value is a known member of the AnswerInputParamsYuktaChannel enum.
+func (e AnswerInputParamsYuktaChannel) Valid() bool {
+	switch e {
+	case AnswerInputParamsYuktaChannelCli:
+		return true
+	case AnswerInputParamsYuktaChannelRest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ControlExecutionParamsYuktaChannel.
+const (
+	ControlExecutionParamsYuktaChannelCli  ControlExecutionParamsYuktaChannel = "cli"
+	ControlExecutionParamsYuktaChannelRest ControlExecutionParamsYuktaChannel = "rest"
+)
+
+// Valid indicates whether the value is a known member of the ControlExecutionParamsYuktaChannel enum.
+func (e ControlExecutionParamsYuktaChannel) Valid() bool {
+	switch e {
+	case ControlExecutionParamsYuktaChannelCli:
+		return true
+	case ControlExecutionParamsYuktaChannelRest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ClearBreakpointParamsYuktaChannel.
+const (
+	ClearBreakpointParamsYuktaChannelCli  ClearBreakpointParamsYuktaChannel = "cli"
+	ClearBreakpointParamsYuktaChannelRest ClearBreakpointParamsYuktaChannel = "rest"
+)
+
+// Valid indicates whether the value is a known member of the ClearBreakpointParamsYuktaChannel enum.
+func (e ClearBreakpointParamsYuktaChannel) Valid() bool {
+	switch e {
+	case ClearBreakpointParamsYuktaChannelCli:
+		return true
+	case ClearBreakpointParamsYuktaChannelRest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SetBreakpointParamsYuktaChannel.
+const (
+	SetBreakpointParamsYuktaChannelCli  SetBreakpointParamsYuktaChannel = "cli"
+	SetBreakpointParamsYuktaChannelRest SetBreakpointParamsYuktaChannel = "rest"
+)
+
+// Valid indicates whether the value is a known member of the SetBreakpointParamsYuktaChannel enum.
+func (e SetBreakpointParamsYuktaChannel) Valid() bool {
+	switch e {
+	case SetBreakpointParamsYuktaChannelCli:
+		return true
+	case SetBreakpointParamsYuktaChannelRest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ControlNodeParamsYuktaChannel.
+const (
+	ControlNodeParamsYuktaChannelCli  ControlNodeParamsYuktaChannel = "cli"
+	ControlNodeParamsYuktaChannelRest ControlNodeParamsYuktaChannel = "rest"
+)
+
+// Valid indicates whether the value is a known member of the ControlNodeParamsYuktaChannel enum.
+func (e ControlNodeParamsYuktaChannel) Valid() bool {
+	switch e {
+	case ControlNodeParamsYuktaChannelCli:
+		return true
+	case ControlNodeParamsYuktaChannelRest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for StartExecutionParamsYuktaChannel.
+const (
+	StartExecutionParamsYuktaChannelCli  StartExecutionParamsYuktaChannel = "cli"
+	StartExecutionParamsYuktaChannelRest StartExecutionParamsYuktaChannel = "rest"
+)
+
+// Valid indicates whether the value is a known member of the StartExecutionParamsYuktaChannel enum.
+func (e StartExecutionParamsYuktaChannel) Valid() bool {
+	switch e {
+	case StartExecutionParamsYuktaChannelCli:
+		return true
+	case StartExecutionParamsYuktaChannelRest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for StopWorkflowParamsYuktaChannel.
+const (
+	StopWorkflowParamsYuktaChannelCli  StopWorkflowParamsYuktaChannel = "cli"
+	StopWorkflowParamsYuktaChannelRest StopWorkflowParamsYuktaChannel = "rest"
+)
+
+// Valid indicates whether the value is a known member of the StopWorkflowParamsYuktaChannel enum.
+func (e StopWorkflowParamsYuktaChannel) Valid() bool {
+	switch e {
+	case StopWorkflowParamsYuktaChannelCli:
+		return true
+	case StopWorkflowParamsYuktaChannelRest:
+		return true
+	default:
+		return false
+	}
+}
+
+// AnswerRequest defines model for AnswerRequest.
+type AnswerRequest struct {
+	// Answer For approvals {"approved": true|false, "comment": "..."}; otherwise what the prompt asked for.
+	Answer interface{} `json:"answer"`
+}
+
 // ApplyResult defines model for ApplyResult.
 type ApplyResult struct {
 	RemovedWorkflows []string `json:"removedWorkflows"`
@@ -132,16 +518,48 @@ type ApplyResult struct {
 	Workflows        []string `json:"workflows"`
 }
 
+// Breakpoint defines model for Breakpoint.
+type Breakpoint struct {
+	Condition string      `json:"condition,omitempty,omitzero"`
+	Equals    interface{} `json:"equals,omitempty,omitzero"`
+	Field     string      `json:"field,omitempty,omitzero"`
+}
+
+// BreakpointRequest defines model for BreakpointRequest.
+type BreakpointRequest struct {
+	// Condition A CEL condition over payload, execution, now (instead of field/equals).
+	Condition string `json:"condition,omitempty,omitzero"`
+
+	// Equals The value that pauses the node.
+	Equals interface{} `json:"equals,omitempty,omitzero"`
+
+	// Field Dotted path into the payload.
+	Field  string `json:"field,omitempty,omitzero"`
+	Key    string `json:"key,omitempty,omitzero"`
+	Reason string `json:"reason,omitempty,omitzero"`
+}
+
+// CommandResult defines model for CommandResult.
+type CommandResult struct {
+	CommandId          string              `json:"commandId"`
+	Message            string              `json:"message"`
+	ResultExecutionIds []string            `json:"resultExecutionIds"`
+	Status             CommandResultStatus `json:"status"`
+}
+
+// CommandResultStatus defines model for CommandResult.Status.
+type CommandResultStatus string
+
 // ConfigField defines model for ConfigField.
 type ConfigField struct {
-	Default     interface{}   `json:"default,omitempty"`
+	Default     interface{}   `json:"default,omitempty,omitzero"`
 	Description string        `json:"description"`
-	Fields      []ConfigField `json:"fields,omitempty"`
+	Fields      []ConfigField `json:"fields,omitempty,omitzero"`
 
 	// Items The element of an array field.
 	Items    *ConfigField    `json:"items,omitempty"`
 	Name     string          `json:"name"`
-	Options  []string        `json:"options,omitempty"`
+	Options  []string        `json:"options,omitempty,omitzero"`
 	Required bool            `json:"required"`
 	Secret   bool            `json:"secret"`
 	Type     ConfigFieldType `json:"type"`
@@ -153,8 +571,92 @@ type ConfigFieldType string
 // EdgeConfig defines model for EdgeConfig.
 type EdgeConfig struct {
 	Source     string `json:"source"`
-	SourcePort string `json:"sourcePort,omitempty"`
+	SourcePort string `json:"sourcePort,omitempty,omitzero"`
 	Target     string `json:"target"`
+}
+
+// Execution defines model for Execution.
+type Execution struct {
+	// Actor Who started it: key:<name>, supervisor:<id> or anonymous.
+	Actor       string          `json:"actor"`
+	Channel     string          `json:"channel"`
+	Draining    bool            `json:"draining,omitempty,omitzero"`
+	EndedAt     time.Time       `json:"endedAt,omitempty,omitzero"`
+	Error       string          `json:"error,omitempty,omitzero"`
+	ExecutionId string          `json:"executionId"`
+	FromNodeId  string          `json:"fromNodeId,omitempty,omitzero"`
+	Nodes       []ExecutionNode `json:"nodes"`
+	RestartOf   string          `json:"restartOf,omitempty,omitzero"`
+
+	// Result What a RESULT node stored (absent until one did).
+	Result     interface{}     `json:"result,omitempty,omitzero"`
+	SessionId  string          `json:"sessionId"`
+	StartedAt  time.Time       `json:"startedAt"`
+	Status     ExecutionStatus `json:"status"`
+	WorkflowId string          `json:"workflowId"`
+}
+
+// ExecutionCommand defines model for ExecutionCommand.
+type ExecutionCommand struct {
+	Action ExecutionCommandAction `json:"action"`
+
+	// FromNodeId RESTART_FROM_NODE only.
+	FromNodeId string `json:"fromNodeId,omitempty,omitzero"`
+
+	// IfStatus Apply only if the execution has this status.
+	IfStatus string `json:"ifStatus,omitempty,omitzero"`
+
+	// Key Idempotency key: the same key gives the same answer and no second effect.
+	Key string `json:"key,omitempty,omitzero"`
+
+	// Mode STOP only; default CANCEL.
+	Mode   ExecutionCommandMode `json:"mode,omitempty,omitzero"`
+	Reason string               `json:"reason,omitempty,omitzero"`
+
+	// Wait Seconds to wait for the effect to be visible.
+	Wait float32 `json:"wait,omitempty,omitzero"`
+}
+
+// ExecutionCommandAction defines model for ExecutionCommand.Action.
+type ExecutionCommandAction string
+
+// ExecutionCommandMode STOP only; default CANCEL.
+type ExecutionCommandMode string
+
+// ExecutionList defines model for ExecutionList.
+type ExecutionList struct {
+	Executions []ExecutionSummary `json:"executions"`
+	NextCursor string             `json:"nextCursor,omitempty,omitzero"`
+}
+
+// ExecutionNode defines model for ExecutionNode.
+type ExecutionNode struct {
+	Breakpoint  Breakpoint `json:"breakpoint,omitempty,omitzero"`
+	Emitted     int64      `json:"emitted"`
+	EndedAt     time.Time  `json:"endedAt,omitempty,omitzero"`
+	Error       string     `json:"error,omitempty,omitzero"`
+	NodeId      string     `json:"nodeId"`
+	Paused      bool       `json:"paused"`
+	Received    int64      `json:"received"`
+	Skipped     bool       `json:"skipped"`
+	StartedAt   time.Time  `json:"startedAt,omitempty,omitzero"`
+	Status      NodeStatus `json:"status"`
+	StepCredits int        `json:"stepCredits,omitempty,omitzero"`
+	StepMode    bool       `json:"stepMode"`
+	Type        string     `json:"type"`
+}
+
+// ExecutionStatus defines model for ExecutionStatus.
+type ExecutionStatus string
+
+// ExecutionSummary defines model for ExecutionSummary.
+type ExecutionSummary struct {
+	EndedAt     time.Time       `json:"endedAt,omitempty,omitzero"`
+	ExecutionId string          `json:"executionId"`
+	RestartOf   string          `json:"restartOf,omitempty,omitzero"`
+	StartedAt   time.Time       `json:"startedAt"`
+	Status      ExecutionStatus `json:"status"`
+	WorkflowId  string          `json:"workflowId"`
 }
 
 // Health defines model for Health.
@@ -168,16 +670,78 @@ type HealthStatus string
 // Id defines model for Id.
 type Id = string
 
+// Input defines model for Input.
+type Input struct {
+	Answer      interface{}            `json:"answer,omitempty,omitzero"`
+	AnsweredAt  time.Time              `json:"answeredAt,omitempty,omitzero"`
+	AnsweredBy  string                 `json:"answeredBy,omitempty,omitzero"`
+	CreatedAt   time.Time              `json:"createdAt"`
+	ExecutionId string                 `json:"executionId"`
+	InputId     string                 `json:"inputId"`
+	NodeId      string                 `json:"nodeId"`
+	Prompt      string                 `json:"prompt"`
+	Schema      map[string]interface{} `json:"schema,omitempty,omitzero"`
+	SessionId   string                 `json:"sessionId"`
+	Status      InputStatus            `json:"status"`
+}
+
+// InputStatus defines model for Input.Status.
+type InputStatus string
+
+// InputList defines model for InputList.
+type InputList struct {
+	Inputs []Input `json:"inputs"`
+}
+
+// LogLine defines model for LogLine.
+type LogLine struct {
+	At      time.Time `json:"at"`
+	Level   string    `json:"level"`
+	Message string    `json:"message"`
+	NodeId  string    `json:"nodeId"`
+	Seq     int64     `json:"seq"`
+}
+
+// LogPage defines model for LogPage.
+type LogPage struct {
+	// Complete False when the 2 s limit stopped the count; totalMatched is then a lower bound.
+	Complete      bool      `json:"complete"`
+	ExecutionId   string    `json:"executionId"`
+	Lines         []LogLine `json:"lines"`
+	ReturnedLines int       `json:"returnedLines"`
+
+	// TotalMatched Matching lines in the whole log (every line without a filter).
+	TotalMatched int64 `json:"totalMatched"`
+}
+
+// NodeCommand defines model for NodeCommand.
+type NodeCommand struct {
+	Action   NodeCommandAction `json:"action"`
+	IfStatus string            `json:"ifStatus,omitempty,omitzero"`
+
+	// Immediate STOP only: also cancel the message being processed.
+	Immediate bool    `json:"immediate,omitempty,omitzero"`
+	Key       string  `json:"key,omitempty,omitzero"`
+	Reason    string  `json:"reason,omitempty,omitzero"`
+	Wait      float32 `json:"wait,omitempty,omitzero"`
+}
+
+// NodeCommandAction defines model for NodeCommand.Action.
+type NodeCommandAction string
+
 // NodeConfig defines model for NodeConfig.
 type NodeConfig struct {
 	// Config Fields declared by the plugin type (GET /api/plugins/{type}).
-	Config map[string]interface{} `json:"config,omitempty"`
-	Name   string                 `json:"name,omitempty"`
+	Config map[string]interface{} `json:"config,omitempty,omitzero"`
+	Name   string                 `json:"name,omitempty,omitzero"`
 	NodeId Id                     `json:"nodeId"`
 
 	// Type A plugin type from GET /api/plugins.
 	Type string `json:"type"`
 }
+
+// NodeStatus defines model for NodeStatus.
+type NodeStatus string
 
 // PluginDetails defines model for PluginDetails.
 type PluginDetails struct {
@@ -212,11 +776,11 @@ type PluginSummaryCategory string
 // Problem defines model for Problem.
 type Problem struct {
 	// Detail What went wrong and what to do next.
-	Detail string `json:"detail,omitempty"`
+	Detail string `json:"detail,omitempty,omitzero"`
 
 	// Errors Every violation of a validation problem.
-	Errors   []Violation `json:"errors,omitempty"`
-	Instance string      `json:"instance,omitempty"`
+	Errors   []Violation `json:"errors,omitempty,omitzero"`
+	Instance string      `json:"instance,omitempty,omitzero"`
 	Status   int         `json:"status"`
 	Title    string      `json:"title"`
 
@@ -226,19 +790,19 @@ type Problem struct {
 
 // SessionConfig defines model for SessionConfig.
 type SessionConfig struct {
-	Description string           `json:"description,omitempty"`
-	Initiator   string           `json:"initiator,omitempty"`
+	Description string           `json:"description,omitempty,omitzero"`
+	Initiator   string           `json:"initiator,omitempty,omitzero"`
 	Name        string           `json:"name"`
-	ProjectPath string           `json:"projectPath,omitempty"`
-	SessionId   Id               `json:"sessionId,omitempty"`
-	Tags        []string         `json:"tags,omitempty"`
+	ProjectPath string           `json:"projectPath,omitempty,omitzero"`
+	SessionId   Id               `json:"sessionId,omitempty,omitzero"`
+	Tags        []string         `json:"tags,omitempty,omitzero"`
 	Workflows   []WorkflowConfig `json:"workflows"`
 }
 
 // SessionList defines model for SessionList.
 type SessionList struct {
 	// NextCursor Absent on the last page.
-	NextCursor string           `json:"nextCursor,omitempty"`
+	NextCursor string           `json:"nextCursor,omitempty,omitzero"`
 	Sessions   []SessionSummary `json:"sessions"`
 }
 
@@ -250,6 +814,28 @@ type SessionSummary struct {
 	UpdatedAt     time.Time `json:"updatedAt"`
 	WorkflowCount int       `json:"workflowCount"`
 }
+
+// StartRequest defines model for StartRequest.
+type StartRequest struct {
+	// Payload The trigger payload (any JSON value; usually an object).
+	Payload interface{} `json:"payload,omitempty,omitzero"`
+}
+
+// StartResult defines model for StartResult.
+type StartResult struct {
+	ExecutionId string          `json:"executionId"`
+	Status      ExecutionStatus `json:"status"`
+}
+
+// StopAllRequest defines model for StopAllRequest.
+type StopAllRequest struct {
+	Key    string             `json:"key,omitempty,omitzero"`
+	Mode   StopAllRequestMode `json:"mode,omitempty,omitzero"`
+	Reason string             `json:"reason,omitempty,omitzero"`
+}
+
+// StopAllRequestMode defines model for StopAllRequest.Mode.
+type StopAllRequestMode string
 
 // Violation defines model for Violation.
 type Violation struct {
@@ -270,38 +856,208 @@ type Workflow struct {
 
 // WorkflowConfig defines model for WorkflowConfig.
 type WorkflowConfig struct {
-	Description string       `json:"description,omitempty"`
-	Edges       []EdgeConfig `json:"edges,omitempty"`
+	Description string       `json:"description,omitempty,omitzero"`
+	Edges       []EdgeConfig `json:"edges,omitempty,omitzero"`
 	Nodes       []NodeConfig `json:"nodes"`
 	WorkflowId  Id           `json:"workflowId"`
 }
 
+// Channel defines model for Channel.
+type Channel string
+
+// ExecutionId defines model for ExecutionId.
+type ExecutionId = string
+
+// IdempotencyKey defines model for IdempotencyKey.
+type IdempotencyKey = string
+
+// LastEventId defines model for LastEventId.
+type LastEventId = string
+
+// NodeId defines model for NodeId.
+type NodeId = Id
+
 // SessionId defines model for SessionId.
 type SessionId = Id
+
+// WorkflowId defines model for WorkflowId.
+type WorkflowId = Id
+
+// StreamEventsParams defines parameters for StreamEvents.
+type StreamEventsParams struct {
+	SessionId Id `form:"sessionId,omitempty" json:"sessionId,omitempty,omitzero"`
+
+	// LastEventID Resume after this event (its `seq`).
+	LastEventID LastEventId `json:"Last-Event-ID,omitempty,omitzero"`
+}
+
+// PostWebhookJSONBody defines parameters for PostWebhook.
+type PostWebhookJSONBody = json.RawMessage
+
+// PostWebhookParams defines parameters for PostWebhook.
+type PostWebhookParams struct {
+	// IdempotencyKey Makes the start idempotent within the session (≤ 255 characters).
+	IdempotencyKey  IdempotencyKey `json:"Idempotency-Key,omitempty,omitzero"`
+	XYuktaSignature string         `json:"X-Yukta-Signature,omitempty,omitzero"`
+}
+
+// ListInputsParams defines parameters for ListInputs.
+type ListInputsParams struct {
+	SessionId   Id                 `form:"sessionId,omitempty" json:"sessionId,omitempty,omitzero"`
+	ExecutionId openapi_types.UUID `form:"executionId,omitempty" json:"executionId,omitempty,omitzero"`
+
+	// Status `open` (default) or `all`.
+	Status ListInputsParamsStatus `form:"status,omitempty" json:"status,omitempty,omitzero"`
+}
+
+// ListInputsParamsStatus defines parameters for ListInputs.
+type ListInputsParamsStatus string
+
+// AnswerInputParams defines parameters for AnswerInput.
+type AnswerInputParams struct {
+	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
+	YuktaChannel AnswerInputParamsYuktaChannel `json:"Yukta-Channel,omitempty,omitzero"`
+}
+
+// AnswerInputParamsYuktaChannel defines parameters for AnswerInput.
+type AnswerInputParamsYuktaChannel string
 
 // GetPluginParams defines parameters for GetPlugin.
 type GetPluginParams struct {
 	// Config A JSON object; the answer's `ports` are the ports a node with this config has.
-	Config string `form:"config,omitempty" json:"config,omitempty"`
+	Config string `form:"config,omitempty" json:"config,omitempty,omitzero"`
 }
 
 // ListSessionsParams defines parameters for ListSessions.
 type ListSessionsParams struct {
 	// Limit Page size (1–500, default 50).
-	Limit int `form:"limit,omitempty" json:"limit,omitempty"`
+	Limit int `form:"limit,omitempty" json:"limit,omitempty,omitzero"`
 
 	// Cursor The `nextCursor` of the previous page.
-	Cursor string `form:"cursor,omitempty" json:"cursor,omitempty"`
+	Cursor string `form:"cursor,omitempty" json:"cursor,omitempty,omitzero"`
 }
 
 // PutSessionJSONBody defines parameters for PutSession.
 type PutSessionJSONBody = json.RawMessage
 
+// ListExecutionsParams defines parameters for ListExecutions.
+type ListExecutionsParams struct {
+	WorkflowId Id              `form:"workflowId,omitempty" json:"workflowId,omitempty,omitzero"`
+	Status     ExecutionStatus `form:"status,omitempty" json:"status,omitempty,omitzero"`
+	Limit      int             `form:"limit,omitempty" json:"limit,omitempty,omitzero"`
+	Cursor     string          `form:"cursor,omitempty" json:"cursor,omitempty,omitzero"`
+}
+
+// ControlExecutionParams defines parameters for ControlExecution.
+type ControlExecutionParams struct {
+	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
+	YuktaChannel ControlExecutionParamsYuktaChannel `json:"Yukta-Channel,omitempty,omitzero"`
+}
+
+// ControlExecutionParamsYuktaChannel defines parameters for ControlExecution.
+type ControlExecutionParamsYuktaChannel string
+
+// StreamExecutionEventsParams defines parameters for StreamExecutionEvents.
+type StreamExecutionEventsParams struct {
+	// LastEventID Resume after this event (its `seq`).
+	LastEventID LastEventId `json:"Last-Event-ID,omitempty,omitzero"`
+}
+
+// GetExecutionLogsParams defines parameters for GetExecutionLogs.
+type GetExecutionLogsParams struct {
+	// TailLines How many lines (1–5000, default 100).
+	TailLines int `form:"tailLines,omitempty" json:"tailLines,omitempty,omitzero"`
+
+	// FilterPattern RE2 pattern (≤ 200 characters, ≤ 256 compiled instructions); lines are matched on their first 4 KiB.
+	FilterPattern string `form:"filterPattern,omitempty" json:"filterPattern,omitempty,omitzero"`
+}
+
+// ClearBreakpointParams defines parameters for ClearBreakpoint.
+type ClearBreakpointParams struct {
+	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
+	YuktaChannel ClearBreakpointParamsYuktaChannel `json:"Yukta-Channel,omitempty,omitzero"`
+}
+
+// ClearBreakpointParamsYuktaChannel defines parameters for ClearBreakpoint.
+type ClearBreakpointParamsYuktaChannel string
+
+// SetBreakpointParams defines parameters for SetBreakpoint.
+type SetBreakpointParams struct {
+	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
+	YuktaChannel SetBreakpointParamsYuktaChannel `json:"Yukta-Channel,omitempty,omitzero"`
+}
+
+// SetBreakpointParamsYuktaChannel defines parameters for SetBreakpoint.
+type SetBreakpointParamsYuktaChannel string
+
+// ControlNodeParams defines parameters for ControlNode.
+type ControlNodeParams struct {
+	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
+	YuktaChannel ControlNodeParamsYuktaChannel `json:"Yukta-Channel,omitempty,omitzero"`
+}
+
+// ControlNodeParamsYuktaChannel defines parameters for ControlNode.
+type ControlNodeParamsYuktaChannel string
+
+// StartExecutionParams defines parameters for StartExecution.
+type StartExecutionParams struct {
+	// IdempotencyKey Makes the start idempotent within the session (≤ 255 characters).
+	IdempotencyKey IdempotencyKey `json:"Idempotency-Key,omitempty,omitzero"`
+
+	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
+	YuktaChannel StartExecutionParamsYuktaChannel `json:"Yukta-Channel,omitempty,omitzero"`
+}
+
+// StartExecutionParamsYuktaChannel defines parameters for StartExecution.
+type StartExecutionParamsYuktaChannel string
+
+// StopWorkflowParams defines parameters for StopWorkflow.
+type StopWorkflowParams struct {
+	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
+	YuktaChannel StopWorkflowParamsYuktaChannel `json:"Yukta-Channel,omitempty,omitzero"`
+}
+
+// StopWorkflowParamsYuktaChannel defines parameters for StopWorkflow.
+type StopWorkflowParamsYuktaChannel string
+
+// PostWebhookJSONRequestBody defines body for PostWebhook for application/json ContentType.
+type PostWebhookJSONRequestBody = PostWebhookJSONBody
+
+// AnswerInputJSONRequestBody defines body for AnswerInput for application/json ContentType.
+type AnswerInputJSONRequestBody = AnswerRequest
+
 // PutSessionJSONRequestBody defines body for PutSession for application/json ContentType.
 type PutSessionJSONRequestBody = PutSessionJSONBody
 
+// ControlExecutionJSONRequestBody defines body for ControlExecution for application/json ContentType.
+type ControlExecutionJSONRequestBody = ExecutionCommand
+
+// SetBreakpointJSONRequestBody defines body for SetBreakpoint for application/json ContentType.
+type SetBreakpointJSONRequestBody = BreakpointRequest
+
+// ControlNodeJSONRequestBody defines body for ControlNode for application/json ContentType.
+type ControlNodeJSONRequestBody = NodeCommand
+
+// StartExecutionJSONRequestBody defines body for StartExecution for application/json ContentType.
+type StartExecutionJSONRequestBody = StartRequest
+
+// StopWorkflowJSONRequestBody defines body for StopWorkflow for application/json ContentType.
+type StopWorkflowJSONRequestBody = StopAllRequest
+
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
+	// StreamEvents Every event (or one session's) as Server-Sent Events; resume with Last-Event-ID.
+	// (GET /api/events)
+	StreamEvents(ctx echo.Context, params StreamEventsParams) error
+	// PostWebhook Start a run through the workflow's WEBHOOK trigger; the body is the payload.
+	// (POST /api/hooks/{sessionId}/{workflowId})
+	PostWebhook(ctx echo.Context, sessionId SessionId, workflowId WorkflowId, params PostWebhookParams) error
+	// ListInputs Inputs that INPUT_REQUEST nodes asked for.
+	// (GET /api/inputs)
+	ListInputs(ctx echo.Context, params ListInputsParams) error
+	// AnswerInput Answer an open input; the parked message continues with the answer.
+	// (POST /api/inputs/{inputId})
+	AnswerInput(ctx echo.Context, inputId openapi_types.UUID, params AnswerInputParams) error
 	// GetOpenAPISpec This document.
 	// (GET /api/openapi.yaml)
 	GetOpenAPISpec(ctx echo.Context) error
@@ -323,9 +1079,39 @@ type ServerInterface interface {
 	// PutSession Create or replace a session (one transaction; workflows the document omits are removed).
 	// (PUT /api/sessions/{sessionId})
 	PutSession(ctx echo.Context, sessionId SessionId) error
+	// ListExecutions A session's execution history, newest first, one page at a time.
+	// (GET /api/sessions/{sessionId}/executions)
+	ListExecutions(ctx echo.Context, sessionId SessionId, params ListExecutionsParams) error
+	// GetExecution The live status of an execution and each of its nodes.
+	// (GET /api/sessions/{sessionId}/executions/{executionId})
+	GetExecution(ctx echo.Context, sessionId SessionId, executionId ExecutionId) error
+	// ControlExecution PAUSE, RESUME, STOP (DRAIN|CANCEL|KILL), RESTART or RESTART_FROM_NODE an execution.
+	// (POST /api/sessions/{sessionId}/executions/{executionId}/control)
+	ControlExecution(ctx echo.Context, sessionId SessionId, executionId ExecutionId, params ControlExecutionParams) error
+	// StreamExecutionEvents The execution's events as Server-Sent Events; resume with Last-Event-ID.
+	// (GET /api/sessions/{sessionId}/executions/{executionId}/events)
+	StreamExecutionEvents(ctx echo.Context, sessionId SessionId, executionId ExecutionId, params StreamExecutionEventsParams) error
+	// GetExecutionLogs The last lines of an execution's log, optionally filtered by an RE2 pattern.
+	// (GET /api/sessions/{sessionId}/executions/{executionId}/logs)
+	GetExecutionLogs(ctx echo.Context, sessionId SessionId, executionId ExecutionId, params GetExecutionLogsParams) error
+	// ClearBreakpoint Remove the node's breakpoint.
+	// (DELETE /api/sessions/{sessionId}/executions/{executionId}/nodes/{nodeId}/breakpoint)
+	ClearBreakpoint(ctx echo.Context, sessionId SessionId, executionId ExecutionId, nodeId NodeId, params ClearBreakpointParams) error
+	// SetBreakpoint Pause the node before a message whose field equals a value (or a CEL condition holds).
+	// (PUT /api/sessions/{sessionId}/executions/{executionId}/nodes/{nodeId}/breakpoint)
+	SetBreakpoint(ctx echo.Context, sessionId SessionId, executionId ExecutionId, nodeId NodeId, params SetBreakpointParams) error
+	// ControlNode PAUSE, RESUME, STOP, STEP_ENABLE, STEP, STEP_DISABLE, SKIP, UNSKIP, RETRY or BREAKPOINT_CLEAR one node.
+	// (POST /api/sessions/{sessionId}/executions/{executionId}/nodes/{nodeId}/control)
+	ControlNode(ctx echo.Context, sessionId SessionId, executionId ExecutionId, nodeId NodeId, params ControlNodeParams) error
 	// GetWorkflow Read one workflow's nodes and edges.
 	// (GET /api/sessions/{sessionId}/workflows/{workflowId})
 	GetWorkflow(ctx echo.Context, sessionId SessionId, workflowId Id) error
+	// StartExecution Start a run of a workflow (its MANUAL triggers get the payload).
+	// (POST /api/sessions/{sessionId}/workflows/{workflowId}/executions)
+	StartExecution(ctx echo.Context, sessionId SessionId, workflowId WorkflowId, params StartExecutionParams) error
+	// StopWorkflow STOP_ALL — stop every active execution of a workflow.
+	// (POST /api/sessions/{sessionId}/workflows/{workflowId}/stop)
+	StopWorkflow(ctx echo.Context, sessionId SessionId, workflowId WorkflowId, params StopWorkflowParams) error
 	// GetHealth Liveness: the process is up.
 	// (GET /healthz)
 	GetHealth(ctx echo.Context) error
@@ -337,6 +1123,168 @@ type ServerInterface interface {
 // ServerInterfaceWrapper converts echo contexts to parameters.
 type ServerInterfaceWrapper struct {
 	Handler ServerInterface
+}
+
+// StreamEvents converts echo context to params.
+func (w *ServerInterfaceWrapper) StreamEvents(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params StreamEventsParams
+	// ------------- Optional query parameter "sessionId" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "sessionId", ctx.QueryParams(), &params.SessionId, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter sessionId: %s", err))
+	}
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Last-Event-ID" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Last-Event-ID")]; found {
+		var LastEventID LastEventId
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Last-Event-ID, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Last-Event-ID", valueList[0], &LastEventID, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Last-Event-ID: %s", err))
+		}
+
+		params.LastEventID = LastEventID
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.StreamEvents(ctx, params)
+	return err
+}
+
+// PostWebhook converts echo context to params.
+func (w *ServerInterfaceWrapper) PostWebhook(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "sessionId" -------------
+	var sessionId SessionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "sessionId", ctx.Param("sessionId"), &sessionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter sessionId: %s", err))
+	}
+
+	// ------------- Path parameter "workflowId" -------------
+	var workflowId WorkflowId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "workflowId", ctx.Param("workflowId"), &workflowId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter workflowId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params PostWebhookParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Idempotency-Key, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Idempotency-Key: %s", err))
+		}
+
+		params.IdempotencyKey = IdempotencyKey
+	}
+	// ------------- Optional header parameter "X-Yukta-Signature" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("X-Yukta-Signature")]; found {
+		var XYuktaSignature string
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for X-Yukta-Signature, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "X-Yukta-Signature", valueList[0], &XYuktaSignature, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter X-Yukta-Signature: %s", err))
+		}
+
+		params.XYuktaSignature = XYuktaSignature
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.PostWebhook(ctx, sessionId, workflowId, params)
+	return err
+}
+
+// ListInputs converts echo context to params.
+func (w *ServerInterfaceWrapper) ListInputs(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListInputsParams
+	// ------------- Optional query parameter "sessionId" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "sessionId", ctx.QueryParams(), &params.SessionId, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter sessionId: %s", err))
+	}
+
+	// ------------- Optional query parameter "executionId" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "executionId", ctx.QueryParams(), &params.ExecutionId, runtime.BindQueryParameterOptions{Type: "string", Format: "uuid"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter executionId: %s", err))
+	}
+
+	// ------------- Optional query parameter "status" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "status", ctx.QueryParams(), &params.Status, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter status: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListInputs(ctx, params)
+	return err
+}
+
+// AnswerInput converts echo context to params.
+func (w *ServerInterfaceWrapper) AnswerInput(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "inputId" -------------
+	var inputId openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "inputId", ctx.Param("inputId"), &inputId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter inputId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params AnswerInputParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Yukta-Channel" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Yukta-Channel")]; found {
+		var YuktaChannel AnswerInputParamsYuktaChannel
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Yukta-Channel, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Yukta-Channel", valueList[0], &YuktaChannel, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Yukta-Channel: %s", err))
+		}
+
+		params.YuktaChannel = YuktaChannel
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.AnswerInput(ctx, inputId, params)
+	return err
 }
 
 // GetOpenAPISpec converts echo context to params.
@@ -455,6 +1403,360 @@ func (w *ServerInterfaceWrapper) PutSession(ctx echo.Context) error {
 	return err
 }
 
+// ListExecutions converts echo context to params.
+func (w *ServerInterfaceWrapper) ListExecutions(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "sessionId" -------------
+	var sessionId SessionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "sessionId", ctx.Param("sessionId"), &sessionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter sessionId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListExecutionsParams
+	// ------------- Optional query parameter "workflowId" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "workflowId", ctx.QueryParams(), &params.WorkflowId, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter workflowId: %s", err))
+	}
+
+	// ------------- Optional query parameter "status" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "status", ctx.QueryParams(), &params.Status, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter status: %s", err))
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", ctx.QueryParams(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter cursor: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListExecutions(ctx, sessionId, params)
+	return err
+}
+
+// GetExecution converts echo context to params.
+func (w *ServerInterfaceWrapper) GetExecution(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "sessionId" -------------
+	var sessionId SessionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "sessionId", ctx.Param("sessionId"), &sessionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter sessionId: %s", err))
+	}
+
+	// ------------- Path parameter "executionId" -------------
+	var executionId ExecutionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter executionId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetExecution(ctx, sessionId, executionId)
+	return err
+}
+
+// ControlExecution converts echo context to params.
+func (w *ServerInterfaceWrapper) ControlExecution(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "sessionId" -------------
+	var sessionId SessionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "sessionId", ctx.Param("sessionId"), &sessionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter sessionId: %s", err))
+	}
+
+	// ------------- Path parameter "executionId" -------------
+	var executionId ExecutionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter executionId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ControlExecutionParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Yukta-Channel" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Yukta-Channel")]; found {
+		var YuktaChannel ControlExecutionParamsYuktaChannel
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Yukta-Channel, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Yukta-Channel", valueList[0], &YuktaChannel, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Yukta-Channel: %s", err))
+		}
+
+		params.YuktaChannel = YuktaChannel
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ControlExecution(ctx, sessionId, executionId, params)
+	return err
+}
+
+// StreamExecutionEvents converts echo context to params.
+func (w *ServerInterfaceWrapper) StreamExecutionEvents(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "sessionId" -------------
+	var sessionId SessionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "sessionId", ctx.Param("sessionId"), &sessionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter sessionId: %s", err))
+	}
+
+	// ------------- Path parameter "executionId" -------------
+	var executionId ExecutionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter executionId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params StreamExecutionEventsParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Last-Event-ID" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Last-Event-ID")]; found {
+		var LastEventID LastEventId
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Last-Event-ID, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Last-Event-ID", valueList[0], &LastEventID, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Last-Event-ID: %s", err))
+		}
+
+		params.LastEventID = LastEventID
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.StreamExecutionEvents(ctx, sessionId, executionId, params)
+	return err
+}
+
+// GetExecutionLogs converts echo context to params.
+func (w *ServerInterfaceWrapper) GetExecutionLogs(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "sessionId" -------------
+	var sessionId SessionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "sessionId", ctx.Param("sessionId"), &sessionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter sessionId: %s", err))
+	}
+
+	// ------------- Path parameter "executionId" -------------
+	var executionId ExecutionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter executionId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetExecutionLogsParams
+	// ------------- Optional query parameter "tailLines" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "tailLines", ctx.QueryParams(), &params.TailLines, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter tailLines: %s", err))
+	}
+
+	// ------------- Optional query parameter "filterPattern" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "filterPattern", ctx.QueryParams(), &params.FilterPattern, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter filterPattern: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetExecutionLogs(ctx, sessionId, executionId, params)
+	return err
+}
+
+// ClearBreakpoint converts echo context to params.
+func (w *ServerInterfaceWrapper) ClearBreakpoint(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "sessionId" -------------
+	var sessionId SessionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "sessionId", ctx.Param("sessionId"), &sessionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter sessionId: %s", err))
+	}
+
+	// ------------- Path parameter "executionId" -------------
+	var executionId ExecutionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter executionId: %s", err))
+	}
+
+	// ------------- Path parameter "nodeId" -------------
+	var nodeId NodeId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "nodeId", ctx.Param("nodeId"), &nodeId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter nodeId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ClearBreakpointParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Yukta-Channel" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Yukta-Channel")]; found {
+		var YuktaChannel ClearBreakpointParamsYuktaChannel
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Yukta-Channel, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Yukta-Channel", valueList[0], &YuktaChannel, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Yukta-Channel: %s", err))
+		}
+
+		params.YuktaChannel = YuktaChannel
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ClearBreakpoint(ctx, sessionId, executionId, nodeId, params)
+	return err
+}
+
+// SetBreakpoint converts echo context to params.
+func (w *ServerInterfaceWrapper) SetBreakpoint(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "sessionId" -------------
+	var sessionId SessionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "sessionId", ctx.Param("sessionId"), &sessionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter sessionId: %s", err))
+	}
+
+	// ------------- Path parameter "executionId" -------------
+	var executionId ExecutionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter executionId: %s", err))
+	}
+
+	// ------------- Path parameter "nodeId" -------------
+	var nodeId NodeId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "nodeId", ctx.Param("nodeId"), &nodeId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter nodeId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params SetBreakpointParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Yukta-Channel" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Yukta-Channel")]; found {
+		var YuktaChannel SetBreakpointParamsYuktaChannel
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Yukta-Channel, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Yukta-Channel", valueList[0], &YuktaChannel, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Yukta-Channel: %s", err))
+		}
+
+		params.YuktaChannel = YuktaChannel
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.SetBreakpoint(ctx, sessionId, executionId, nodeId, params)
+	return err
+}
+
+// ControlNode converts echo context to params.
+func (w *ServerInterfaceWrapper) ControlNode(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "sessionId" -------------
+	var sessionId SessionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "sessionId", ctx.Param("sessionId"), &sessionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter sessionId: %s", err))
+	}
+
+	// ------------- Path parameter "executionId" -------------
+	var executionId ExecutionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter executionId: %s", err))
+	}
+
+	// ------------- Path parameter "nodeId" -------------
+	var nodeId NodeId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "nodeId", ctx.Param("nodeId"), &nodeId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter nodeId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ControlNodeParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Yukta-Channel" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Yukta-Channel")]; found {
+		var YuktaChannel ControlNodeParamsYuktaChannel
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Yukta-Channel, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Yukta-Channel", valueList[0], &YuktaChannel, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Yukta-Channel: %s", err))
+		}
+
+		params.YuktaChannel = YuktaChannel
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ControlNode(ctx, sessionId, executionId, nodeId, params)
+	return err
+}
+
 // GetWorkflow converts echo context to params.
 func (w *ServerInterfaceWrapper) GetWorkflow(ctx echo.Context) error {
 	var err error
@@ -476,6 +1778,109 @@ func (w *ServerInterfaceWrapper) GetWorkflow(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.GetWorkflow(ctx, sessionId, workflowId)
+	return err
+}
+
+// StartExecution converts echo context to params.
+func (w *ServerInterfaceWrapper) StartExecution(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "sessionId" -------------
+	var sessionId SessionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "sessionId", ctx.Param("sessionId"), &sessionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter sessionId: %s", err))
+	}
+
+	// ------------- Path parameter "workflowId" -------------
+	var workflowId WorkflowId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "workflowId", ctx.Param("workflowId"), &workflowId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter workflowId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params StartExecutionParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Idempotency-Key, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Idempotency-Key: %s", err))
+		}
+
+		params.IdempotencyKey = IdempotencyKey
+	}
+	// ------------- Optional header parameter "Yukta-Channel" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Yukta-Channel")]; found {
+		var YuktaChannel StartExecutionParamsYuktaChannel
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Yukta-Channel, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Yukta-Channel", valueList[0], &YuktaChannel, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Yukta-Channel: %s", err))
+		}
+
+		params.YuktaChannel = YuktaChannel
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.StartExecution(ctx, sessionId, workflowId, params)
+	return err
+}
+
+// StopWorkflow converts echo context to params.
+func (w *ServerInterfaceWrapper) StopWorkflow(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "sessionId" -------------
+	var sessionId SessionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "sessionId", ctx.Param("sessionId"), &sessionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter sessionId: %s", err))
+	}
+
+	// ------------- Path parameter "workflowId" -------------
+	var workflowId WorkflowId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "workflowId", ctx.Param("workflowId"), &workflowId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter workflowId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params StopWorkflowParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Yukta-Channel" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Yukta-Channel")]; found {
+		var YuktaChannel StopWorkflowParamsYuktaChannel
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Yukta-Channel, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Yukta-Channel", valueList[0], &YuktaChannel, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Yukta-Channel: %s", err))
+		}
+
+		params.YuktaChannel = YuktaChannel
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.StopWorkflow(ctx, sessionId, workflowId, params)
 	return err
 }
 
@@ -552,12 +1957,296 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/api/sessions/:sessionId", wrapper.GetSession, options.OperationMiddlewares["getSession"]...)
 	router.PUT(options.BaseURL+"/api/sessions/:sessionId", wrapper.PutSession, options.OperationMiddlewares["putSession"]...)
 	router.GET(options.BaseURL+"/api/sessions/:sessionId/workflows/:workflowId", wrapper.GetWorkflow, options.OperationMiddlewares["getWorkflow"]...)
+	router.POST(options.BaseURL+"/api/sessions/:sessionId/workflows/:workflowId/executions", wrapper.StartExecution, options.OperationMiddlewares["startExecution"]...)
+	router.POST(options.BaseURL+"/api/sessions/:sessionId/workflows/:workflowId/stop", wrapper.StopWorkflow, options.OperationMiddlewares["stopWorkflow"]...)
+	router.POST(options.BaseURL+"/api/hooks/:sessionId/:workflowId", wrapper.PostWebhook, options.OperationMiddlewares["postWebhook"]...)
+	router.GET(options.BaseURL+"/api/sessions/:sessionId/executions", wrapper.ListExecutions, options.OperationMiddlewares["listExecutions"]...)
+	router.GET(options.BaseURL+"/api/sessions/:sessionId/executions/:executionId", wrapper.GetExecution, options.OperationMiddlewares["getExecution"]...)
+	router.GET(options.BaseURL+"/api/sessions/:sessionId/executions/:executionId/logs", wrapper.GetExecutionLogs, options.OperationMiddlewares["getExecutionLogs"]...)
+	router.POST(options.BaseURL+"/api/sessions/:sessionId/executions/:executionId/control", wrapper.ControlExecution, options.OperationMiddlewares["controlExecution"]...)
+	router.POST(options.BaseURL+"/api/sessions/:sessionId/executions/:executionId/nodes/:nodeId/control", wrapper.ControlNode, options.OperationMiddlewares["controlNode"]...)
+	router.DELETE(options.BaseURL+"/api/sessions/:sessionId/executions/:executionId/nodes/:nodeId/breakpoint", wrapper.ClearBreakpoint, options.OperationMiddlewares["clearBreakpoint"]...)
+	router.PUT(options.BaseURL+"/api/sessions/:sessionId/executions/:executionId/nodes/:nodeId/breakpoint", wrapper.SetBreakpoint, options.OperationMiddlewares["setBreakpoint"]...)
+	router.GET(options.BaseURL+"/api/sessions/:sessionId/executions/:executionId/events", wrapper.StreamExecutionEvents, options.OperationMiddlewares["streamExecutionEvents"]...)
+	router.GET(options.BaseURL+"/api/events", wrapper.StreamEvents, options.OperationMiddlewares["streamEvents"]...)
+	router.GET(options.BaseURL+"/api/inputs", wrapper.ListInputs, options.OperationMiddlewares["listInputs"]...)
+	router.POST(options.BaseURL+"/api/inputs/:inputId", wrapper.AnswerInput, options.OperationMiddlewares["answerInput"]...)
 	router.GET(options.BaseURL+"/api/plugins", wrapper.ListPlugins, options.OperationMiddlewares["listPlugins"]...)
 	router.GET(options.BaseURL+"/api/plugins/:type", wrapper.GetPlugin, options.OperationMiddlewares["getPlugin"]...)
 
 }
 
 type ProblemApplicationProblemPlusJSONResponse Problem
+
+type StreamEventsRequestObject struct {
+	Params StreamEventsParams
+}
+
+type StreamEventsResponseObject interface {
+	VisitStreamEventsResponse(w http.ResponseWriter) error
+}
+
+type StreamEvents200TexteventStreamResponse struct {
+	Body          io.Reader
+	ContentLength int64
+}
+
+func (response StreamEvents200TexteventStreamResponse) VisitStreamEventsResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/event-stream")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		// If w doesn't support flushing, fall back to io.Copy.
+		_, err := io.Copy(w, response.Body)
+		return err
+	}
+	// text/event-stream messages are typically small; use a
+	// modest buffer and flush after each chunk so clients see
+	// events immediately instead of waiting on OS buffering.
+	buf := make([]byte, 4096)
+	for {
+		n, err := response.Body.Read(buf)
+		if n > 0 {
+			if _, writeErr := w.Write(buf[:n]); writeErr != nil {
+				return writeErr
+			}
+			flusher.Flush()
+		}
+		if err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+type StreamEvents404ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response StreamEvents404ApplicationProblemPlusJSONResponse) VisitStreamEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PostWebhookRequestObject struct {
+	SessionId  SessionId  `json:"sessionId"`
+	WorkflowId WorkflowId `json:"workflowId"`
+	Params     PostWebhookParams
+	Body       *PostWebhookJSONRequestBody
+}
+
+type PostWebhookResponseObject interface {
+	VisitPostWebhookResponse(w http.ResponseWriter) error
+}
+
+type PostWebhook200JSONResponse StartResult
+
+func (response PostWebhook200JSONResponse) VisitPostWebhookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PostWebhook201JSONResponse StartResult
+
+func (response PostWebhook201JSONResponse) VisitPostWebhookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PostWebhook400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response PostWebhook400ApplicationProblemPlusJSONResponse) VisitPostWebhookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PostWebhook401ApplicationProblemPlusJSONResponse Problem
+
+func (response PostWebhook401ApplicationProblemPlusJSONResponse) VisitPostWebhookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PostWebhook404ApplicationProblemPlusJSONResponse Problem
+
+func (response PostWebhook404ApplicationProblemPlusJSONResponse) VisitPostWebhookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInputsRequestObject struct {
+	Params ListInputsParams
+}
+
+type ListInputsResponseObject interface {
+	VisitListInputsResponse(w http.ResponseWriter) error
+}
+
+type ListInputs200JSONResponse InputList
+
+func (response ListInputs200JSONResponse) VisitListInputsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInputs400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response ListInputs400ApplicationProblemPlusJSONResponse) VisitListInputsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInputs404ApplicationProblemPlusJSONResponse Problem
+
+func (response ListInputs404ApplicationProblemPlusJSONResponse) VisitListInputsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AnswerInputRequestObject struct {
+	InputId openapi_types.UUID `json:"inputId"`
+	Params  AnswerInputParams
+	Body    *AnswerInputJSONRequestBody
+}
+
+type AnswerInputResponseObject interface {
+	VisitAnswerInputResponse(w http.ResponseWriter) error
+}
+
+type AnswerInput200JSONResponse Input
+
+func (response AnswerInput200JSONResponse) VisitAnswerInputResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AnswerInput400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response AnswerInput400ApplicationProblemPlusJSONResponse) VisitAnswerInputResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AnswerInput404ApplicationProblemPlusJSONResponse Problem
+
+func (response AnswerInput404ApplicationProblemPlusJSONResponse) VisitAnswerInputResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AnswerInput409ApplicationProblemPlusJSONResponse Problem
+
+func (response AnswerInput409ApplicationProblemPlusJSONResponse) VisitAnswerInputResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
 
 type GetOpenAPISpecRequestObject struct {
 }
@@ -863,6 +2552,485 @@ func (response PutSession415ApplicationProblemPlusJSONResponse) VisitPutSessionR
 	return err
 }
 
+type ListExecutionsRequestObject struct {
+	SessionId SessionId `json:"sessionId"`
+	Params    ListExecutionsParams
+}
+
+type ListExecutionsResponseObject interface {
+	VisitListExecutionsResponse(w http.ResponseWriter) error
+}
+
+type ListExecutions200JSONResponse ExecutionList
+
+func (response ListExecutions200JSONResponse) VisitListExecutionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListExecutions400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response ListExecutions400ApplicationProblemPlusJSONResponse) VisitListExecutionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListExecutions404ApplicationProblemPlusJSONResponse Problem
+
+func (response ListExecutions404ApplicationProblemPlusJSONResponse) VisitListExecutionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetExecutionRequestObject struct {
+	SessionId   SessionId   `json:"sessionId"`
+	ExecutionId ExecutionId `json:"executionId"`
+}
+
+type GetExecutionResponseObject interface {
+	VisitGetExecutionResponse(w http.ResponseWriter) error
+}
+
+type GetExecution200JSONResponse Execution
+
+func (response GetExecution200JSONResponse) VisitGetExecutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetExecution404ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response GetExecution404ApplicationProblemPlusJSONResponse) VisitGetExecutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ControlExecutionRequestObject struct {
+	SessionId   SessionId   `json:"sessionId"`
+	ExecutionId ExecutionId `json:"executionId"`
+	Params      ControlExecutionParams
+	Body        *ControlExecutionJSONRequestBody
+}
+
+type ControlExecutionResponseObject interface {
+	VisitControlExecutionResponse(w http.ResponseWriter) error
+}
+
+type ControlExecution200JSONResponse CommandResult
+
+func (response ControlExecution200JSONResponse) VisitControlExecutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ControlExecution400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response ControlExecution400ApplicationProblemPlusJSONResponse) VisitControlExecutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ControlExecution404ApplicationProblemPlusJSONResponse Problem
+
+func (response ControlExecution404ApplicationProblemPlusJSONResponse) VisitControlExecutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ControlExecution409ApplicationProblemPlusJSONResponse Problem
+
+func (response ControlExecution409ApplicationProblemPlusJSONResponse) VisitControlExecutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StreamExecutionEventsRequestObject struct {
+	SessionId   SessionId   `json:"sessionId"`
+	ExecutionId ExecutionId `json:"executionId"`
+	Params      StreamExecutionEventsParams
+}
+
+type StreamExecutionEventsResponseObject interface {
+	VisitStreamExecutionEventsResponse(w http.ResponseWriter) error
+}
+
+type StreamExecutionEvents200TexteventStreamResponse struct {
+	Body          io.Reader
+	ContentLength int64
+}
+
+func (response StreamExecutionEvents200TexteventStreamResponse) VisitStreamExecutionEventsResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/event-stream")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		// If w doesn't support flushing, fall back to io.Copy.
+		_, err := io.Copy(w, response.Body)
+		return err
+	}
+	// text/event-stream messages are typically small; use a
+	// modest buffer and flush after each chunk so clients see
+	// events immediately instead of waiting on OS buffering.
+	buf := make([]byte, 4096)
+	for {
+		n, err := response.Body.Read(buf)
+		if n > 0 {
+			if _, writeErr := w.Write(buf[:n]); writeErr != nil {
+				return writeErr
+			}
+			flusher.Flush()
+		}
+		if err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+type StreamExecutionEvents404ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response StreamExecutionEvents404ApplicationProblemPlusJSONResponse) VisitStreamExecutionEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetExecutionLogsRequestObject struct {
+	SessionId   SessionId   `json:"sessionId"`
+	ExecutionId ExecutionId `json:"executionId"`
+	Params      GetExecutionLogsParams
+}
+
+type GetExecutionLogsResponseObject interface {
+	VisitGetExecutionLogsResponse(w http.ResponseWriter) error
+}
+
+type GetExecutionLogs200JSONResponse LogPage
+
+func (response GetExecutionLogs200JSONResponse) VisitGetExecutionLogsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetExecutionLogs400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response GetExecutionLogs400ApplicationProblemPlusJSONResponse) VisitGetExecutionLogsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetExecutionLogs404ApplicationProblemPlusJSONResponse Problem
+
+func (response GetExecutionLogs404ApplicationProblemPlusJSONResponse) VisitGetExecutionLogsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ClearBreakpointRequestObject struct {
+	SessionId   SessionId   `json:"sessionId"`
+	ExecutionId ExecutionId `json:"executionId"`
+	NodeId      NodeId      `json:"nodeId"`
+	Params      ClearBreakpointParams
+}
+
+type ClearBreakpointResponseObject interface {
+	VisitClearBreakpointResponse(w http.ResponseWriter) error
+}
+
+type ClearBreakpoint200JSONResponse CommandResult
+
+func (response ClearBreakpoint200JSONResponse) VisitClearBreakpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ClearBreakpoint404ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response ClearBreakpoint404ApplicationProblemPlusJSONResponse) VisitClearBreakpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ClearBreakpoint409ApplicationProblemPlusJSONResponse Problem
+
+func (response ClearBreakpoint409ApplicationProblemPlusJSONResponse) VisitClearBreakpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetBreakpointRequestObject struct {
+	SessionId   SessionId   `json:"sessionId"`
+	ExecutionId ExecutionId `json:"executionId"`
+	NodeId      NodeId      `json:"nodeId"`
+	Params      SetBreakpointParams
+	Body        *SetBreakpointJSONRequestBody
+}
+
+type SetBreakpointResponseObject interface {
+	VisitSetBreakpointResponse(w http.ResponseWriter) error
+}
+
+type SetBreakpoint200JSONResponse CommandResult
+
+func (response SetBreakpoint200JSONResponse) VisitSetBreakpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetBreakpoint400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response SetBreakpoint400ApplicationProblemPlusJSONResponse) VisitSetBreakpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetBreakpoint404ApplicationProblemPlusJSONResponse Problem
+
+func (response SetBreakpoint404ApplicationProblemPlusJSONResponse) VisitSetBreakpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetBreakpoint409ApplicationProblemPlusJSONResponse Problem
+
+func (response SetBreakpoint409ApplicationProblemPlusJSONResponse) VisitSetBreakpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ControlNodeRequestObject struct {
+	SessionId   SessionId   `json:"sessionId"`
+	ExecutionId ExecutionId `json:"executionId"`
+	NodeId      NodeId      `json:"nodeId"`
+	Params      ControlNodeParams
+	Body        *ControlNodeJSONRequestBody
+}
+
+type ControlNodeResponseObject interface {
+	VisitControlNodeResponse(w http.ResponseWriter) error
+}
+
+type ControlNode200JSONResponse CommandResult
+
+func (response ControlNode200JSONResponse) VisitControlNodeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ControlNode400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response ControlNode400ApplicationProblemPlusJSONResponse) VisitControlNodeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ControlNode404ApplicationProblemPlusJSONResponse Problem
+
+func (response ControlNode404ApplicationProblemPlusJSONResponse) VisitControlNodeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ControlNode409ApplicationProblemPlusJSONResponse Problem
+
+func (response ControlNode409ApplicationProblemPlusJSONResponse) VisitControlNodeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetWorkflowRequestObject struct {
 	SessionId  SessionId `json:"sessionId"`
 	WorkflowId Id        `json:"workflowId"`
@@ -891,6 +3059,144 @@ type GetWorkflow404ApplicationProblemPlusJSONResponse struct {
 }
 
 func (response GetWorkflow404ApplicationProblemPlusJSONResponse) VisitGetWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StartExecutionRequestObject struct {
+	SessionId  SessionId  `json:"sessionId"`
+	WorkflowId WorkflowId `json:"workflowId"`
+	Params     StartExecutionParams
+	Body       *StartExecutionJSONRequestBody
+}
+
+type StartExecutionResponseObject interface {
+	VisitStartExecutionResponse(w http.ResponseWriter) error
+}
+
+type StartExecution200JSONResponse StartResult
+
+func (response StartExecution200JSONResponse) VisitStartExecutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StartExecution201JSONResponse StartResult
+
+func (response StartExecution201JSONResponse) VisitStartExecutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StartExecution400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response StartExecution400ApplicationProblemPlusJSONResponse) VisitStartExecutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StartExecution404ApplicationProblemPlusJSONResponse Problem
+
+func (response StartExecution404ApplicationProblemPlusJSONResponse) VisitStartExecutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StartExecution409ApplicationProblemPlusJSONResponse Problem
+
+func (response StartExecution409ApplicationProblemPlusJSONResponse) VisitStartExecutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StopWorkflowRequestObject struct {
+	SessionId  SessionId  `json:"sessionId"`
+	WorkflowId WorkflowId `json:"workflowId"`
+	Params     StopWorkflowParams
+	Body       *StopWorkflowJSONRequestBody
+}
+
+type StopWorkflowResponseObject interface {
+	VisitStopWorkflowResponse(w http.ResponseWriter) error
+}
+
+type StopWorkflow200JSONResponse CommandResult
+
+func (response StopWorkflow200JSONResponse) VisitStopWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StopWorkflow400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response StopWorkflow400ApplicationProblemPlusJSONResponse) VisitStopWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StopWorkflow404ApplicationProblemPlusJSONResponse Problem
+
+func (response StopWorkflow404ApplicationProblemPlusJSONResponse) VisitStopWorkflowResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -962,6 +3268,18 @@ func (response GetReady503ApplicationProblemPlusJSONResponse) VisitGetReadyRespo
 
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
+	// StreamEvents Every event (or one session's) as Server-Sent Events; resume with Last-Event-ID.
+	// (GET /api/events)
+	StreamEvents(ctx context.Context, request StreamEventsRequestObject) (StreamEventsResponseObject, error)
+	// PostWebhook Start a run through the workflow's WEBHOOK trigger; the body is the payload.
+	// (POST /api/hooks/{sessionId}/{workflowId})
+	PostWebhook(ctx context.Context, request PostWebhookRequestObject) (PostWebhookResponseObject, error)
+	// ListInputs Inputs that INPUT_REQUEST nodes asked for.
+	// (GET /api/inputs)
+	ListInputs(ctx context.Context, request ListInputsRequestObject) (ListInputsResponseObject, error)
+	// AnswerInput Answer an open input; the parked message continues with the answer.
+	// (POST /api/inputs/{inputId})
+	AnswerInput(ctx context.Context, request AnswerInputRequestObject) (AnswerInputResponseObject, error)
 	// GetOpenAPISpec This document.
 	// (GET /api/openapi.yaml)
 	GetOpenAPISpec(ctx context.Context, request GetOpenAPISpecRequestObject) (GetOpenAPISpecResponseObject, error)
@@ -983,9 +3301,39 @@ type StrictServerInterface interface {
 	// PutSession Create or replace a session (one transaction; workflows the document omits are removed).
 	// (PUT /api/sessions/{sessionId})
 	PutSession(ctx context.Context, request PutSessionRequestObject) (PutSessionResponseObject, error)
+	// ListExecutions A session's execution history, newest first, one page at a time.
+	// (GET /api/sessions/{sessionId}/executions)
+	ListExecutions(ctx context.Context, request ListExecutionsRequestObject) (ListExecutionsResponseObject, error)
+	// GetExecution The live status of an execution and each of its nodes.
+	// (GET /api/sessions/{sessionId}/executions/{executionId})
+	GetExecution(ctx context.Context, request GetExecutionRequestObject) (GetExecutionResponseObject, error)
+	// ControlExecution PAUSE, RESUME, STOP (DRAIN|CANCEL|KILL), RESTART or RESTART_FROM_NODE an execution.
+	// (POST /api/sessions/{sessionId}/executions/{executionId}/control)
+	ControlExecution(ctx context.Context, request ControlExecutionRequestObject) (ControlExecutionResponseObject, error)
+	// StreamExecutionEvents The execution's events as Server-Sent Events; resume with Last-Event-ID.
+	// (GET /api/sessions/{sessionId}/executions/{executionId}/events)
+	StreamExecutionEvents(ctx context.Context, request StreamExecutionEventsRequestObject) (StreamExecutionEventsResponseObject, error)
+	// GetExecutionLogs The last lines of an execution's log, optionally filtered by an RE2 pattern.
+	// (GET /api/sessions/{sessionId}/executions/{executionId}/logs)
+	GetExecutionLogs(ctx context.Context, request GetExecutionLogsRequestObject) (GetExecutionLogsResponseObject, error)
+	// ClearBreakpoint Remove the node's breakpoint.
+	// (DELETE /api/sessions/{sessionId}/executions/{executionId}/nodes/{nodeId}/breakpoint)
+	ClearBreakpoint(ctx context.Context, request ClearBreakpointRequestObject) (ClearBreakpointResponseObject, error)
+	// SetBreakpoint Pause the node before a message whose field equals a value (or a CEL condition holds).
+	// (PUT /api/sessions/{sessionId}/executions/{executionId}/nodes/{nodeId}/breakpoint)
+	SetBreakpoint(ctx context.Context, request SetBreakpointRequestObject) (SetBreakpointResponseObject, error)
+	// ControlNode PAUSE, RESUME, STOP, STEP_ENABLE, STEP, STEP_DISABLE, SKIP, UNSKIP, RETRY or BREAKPOINT_CLEAR one node.
+	// (POST /api/sessions/{sessionId}/executions/{executionId}/nodes/{nodeId}/control)
+	ControlNode(ctx context.Context, request ControlNodeRequestObject) (ControlNodeResponseObject, error)
 	// GetWorkflow Read one workflow's nodes and edges.
 	// (GET /api/sessions/{sessionId}/workflows/{workflowId})
 	GetWorkflow(ctx context.Context, request GetWorkflowRequestObject) (GetWorkflowResponseObject, error)
+	// StartExecution Start a run of a workflow (its MANUAL triggers get the payload).
+	// (POST /api/sessions/{sessionId}/workflows/{workflowId}/executions)
+	StartExecution(ctx context.Context, request StartExecutionRequestObject) (StartExecutionResponseObject, error)
+	// StopWorkflow STOP_ALL — stop every active execution of a workflow.
+	// (POST /api/sessions/{sessionId}/workflows/{workflowId}/stop)
+	StopWorkflow(ctx context.Context, request StopWorkflowRequestObject) (StopWorkflowResponseObject, error)
 	// GetHealth Liveness: the process is up.
 	// (GET /healthz)
 	GetHealth(ctx context.Context, request GetHealthRequestObject) (GetHealthResponseObject, error)
@@ -1004,6 +3352,158 @@ func NewStrictHandler(ssi StrictServerInterface, middlewares []StrictMiddlewareF
 type strictHandler struct {
 	ssi         StrictServerInterface
 	middlewares []StrictMiddlewareFunc
+}
+
+// StreamEvents operation middleware
+func (sh *strictHandler) StreamEvents(ctx echo.Context, params StreamEventsParams) error {
+	var request StreamEventsRequestObject
+
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.StreamEvents(ctx.Request().Context(), request.(StreamEventsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "StreamEvents")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(StreamEventsResponseObject); ok {
+		return validResponse.VisitStreamEventsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// PostWebhook operation middleware
+func (sh *strictHandler) PostWebhook(ctx echo.Context, sessionId SessionId, workflowId WorkflowId, params PostWebhookParams) error {
+	var request PostWebhookRequestObject
+
+	request.SessionId = sessionId
+	request.WorkflowId = workflowId
+	request.Params = params
+
+	var body PostWebhookJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		if !errors.Is(err, io.EOF) {
+			return err
+		}
+	} else {
+		request.Body = &body
+	}
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.PostWebhook(ctx.Request().Context(), request.(PostWebhookRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PostWebhook")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(PostWebhookResponseObject); ok {
+		return validResponse.VisitPostWebhookResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListInputs operation middleware
+func (sh *strictHandler) ListInputs(ctx echo.Context, params ListInputsParams) error {
+	var request ListInputsRequestObject
+
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListInputs(ctx.Request().Context(), request.(ListInputsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListInputs")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListInputsResponseObject); ok {
+		return validResponse.VisitListInputsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// AnswerInput operation middleware
+func (sh *strictHandler) AnswerInput(ctx echo.Context, inputId openapi_types.UUID, params AnswerInputParams) error {
+	var request AnswerInputRequestObject
+
+	request.InputId = inputId
+	request.Params = params
+
+	var body AnswerInputJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.AnswerInput(ctx.Request().Context(), request.(AnswerInputRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "AnswerInput")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(AnswerInputResponseObject); ok {
+		return validResponse.VisitAnswerInputResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
 }
 
 // GetOpenAPISpec operation middleware
@@ -1201,6 +3701,292 @@ func (sh *strictHandler) PutSession(ctx echo.Context, sessionId SessionId) error
 	return nil
 }
 
+// ListExecutions operation middleware
+func (sh *strictHandler) ListExecutions(ctx echo.Context, sessionId SessionId, params ListExecutionsParams) error {
+	var request ListExecutionsRequestObject
+
+	request.SessionId = sessionId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListExecutions(ctx.Request().Context(), request.(ListExecutionsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListExecutions")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListExecutionsResponseObject); ok {
+		return validResponse.VisitListExecutionsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetExecution operation middleware
+func (sh *strictHandler) GetExecution(ctx echo.Context, sessionId SessionId, executionId ExecutionId) error {
+	var request GetExecutionRequestObject
+
+	request.SessionId = sessionId
+	request.ExecutionId = executionId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetExecution(ctx.Request().Context(), request.(GetExecutionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetExecution")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetExecutionResponseObject); ok {
+		return validResponse.VisitGetExecutionResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ControlExecution operation middleware
+func (sh *strictHandler) ControlExecution(ctx echo.Context, sessionId SessionId, executionId ExecutionId, params ControlExecutionParams) error {
+	var request ControlExecutionRequestObject
+
+	request.SessionId = sessionId
+	request.ExecutionId = executionId
+	request.Params = params
+
+	var body ControlExecutionJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ControlExecution(ctx.Request().Context(), request.(ControlExecutionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ControlExecution")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ControlExecutionResponseObject); ok {
+		return validResponse.VisitControlExecutionResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// StreamExecutionEvents operation middleware
+func (sh *strictHandler) StreamExecutionEvents(ctx echo.Context, sessionId SessionId, executionId ExecutionId, params StreamExecutionEventsParams) error {
+	var request StreamExecutionEventsRequestObject
+
+	request.SessionId = sessionId
+	request.ExecutionId = executionId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.StreamExecutionEvents(ctx.Request().Context(), request.(StreamExecutionEventsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "StreamExecutionEvents")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(StreamExecutionEventsResponseObject); ok {
+		return validResponse.VisitStreamExecutionEventsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetExecutionLogs operation middleware
+func (sh *strictHandler) GetExecutionLogs(ctx echo.Context, sessionId SessionId, executionId ExecutionId, params GetExecutionLogsParams) error {
+	var request GetExecutionLogsRequestObject
+
+	request.SessionId = sessionId
+	request.ExecutionId = executionId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetExecutionLogs(ctx.Request().Context(), request.(GetExecutionLogsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetExecutionLogs")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetExecutionLogsResponseObject); ok {
+		return validResponse.VisitGetExecutionLogsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ClearBreakpoint operation middleware
+func (sh *strictHandler) ClearBreakpoint(ctx echo.Context, sessionId SessionId, executionId ExecutionId, nodeId NodeId, params ClearBreakpointParams) error {
+	var request ClearBreakpointRequestObject
+
+	request.SessionId = sessionId
+	request.ExecutionId = executionId
+	request.NodeId = nodeId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ClearBreakpoint(ctx.Request().Context(), request.(ClearBreakpointRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ClearBreakpoint")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ClearBreakpointResponseObject); ok {
+		return validResponse.VisitClearBreakpointResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// SetBreakpoint operation middleware
+func (sh *strictHandler) SetBreakpoint(ctx echo.Context, sessionId SessionId, executionId ExecutionId, nodeId NodeId, params SetBreakpointParams) error {
+	var request SetBreakpointRequestObject
+
+	request.SessionId = sessionId
+	request.ExecutionId = executionId
+	request.NodeId = nodeId
+	request.Params = params
+
+	var body SetBreakpointJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.SetBreakpoint(ctx.Request().Context(), request.(SetBreakpointRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "SetBreakpoint")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(SetBreakpointResponseObject); ok {
+		return validResponse.VisitSetBreakpointResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ControlNode operation middleware
+func (sh *strictHandler) ControlNode(ctx echo.Context, sessionId SessionId, executionId ExecutionId, nodeId NodeId, params ControlNodeParams) error {
+	var request ControlNodeRequestObject
+
+	request.SessionId = sessionId
+	request.ExecutionId = executionId
+	request.NodeId = nodeId
+	request.Params = params
+
+	var body ControlNodeJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ControlNode(ctx.Request().Context(), request.(ControlNodeRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ControlNode")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ControlNodeResponseObject); ok {
+		return validResponse.VisitControlNodeResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // GetWorkflow operation middleware
 func (sh *strictHandler) GetWorkflow(ctx echo.Context, sessionId SessionId, workflowId Id) error {
 	var request GetWorkflowRequestObject
@@ -1221,6 +4007,112 @@ func (sh *strictHandler) GetWorkflow(ctx echo.Context, sessionId SessionId, work
 		return err
 	} else if validResponse, ok := response.(GetWorkflowResponseObject); ok {
 		return validResponse.VisitGetWorkflowResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// StartExecution operation middleware
+func (sh *strictHandler) StartExecution(ctx echo.Context, sessionId SessionId, workflowId WorkflowId, params StartExecutionParams) error {
+	var request StartExecutionRequestObject
+
+	request.SessionId = sessionId
+	request.WorkflowId = workflowId
+	request.Params = params
+
+	var body StartExecutionJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		if !errors.Is(err, io.EOF) {
+			return err
+		}
+	} else {
+		request.Body = &body
+	}
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.StartExecution(ctx.Request().Context(), request.(StartExecutionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "StartExecution")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(StartExecutionResponseObject); ok {
+		return validResponse.VisitStartExecutionResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// StopWorkflow operation middleware
+func (sh *strictHandler) StopWorkflow(ctx echo.Context, sessionId SessionId, workflowId WorkflowId, params StopWorkflowParams) error {
+	var request StopWorkflowRequestObject
+
+	request.SessionId = sessionId
+	request.WorkflowId = workflowId
+	request.Params = params
+
+	var body StopWorkflowJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		if !errors.Is(err, io.EOF) {
+			return err
+		}
+	} else {
+		request.Body = &body
+	}
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.StopWorkflow(ctx.Request().Context(), request.(StopWorkflowRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "StopWorkflow")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(StopWorkflowResponseObject); ok {
+		return validResponse.VisitStopWorkflowResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -1278,48 +4170,98 @@ func (sh *strictHandler) GetReady(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"xFrrctu49X+VM/zvzNr7p2j5tp0on9xsNnVnu/HYaXdaR11B5BGFNQkwAGhF8Wim79A37JN0cOFV0C1x",
-	"ul9siQQOzuV3rtBTEPO84AyZksHoKSiIIDkqFObbHUpJObtO9BfKglFQEDUPwoCRHINRIOv3YSDwQ0kF",
-	"JsFIiRLDQMZzzIne+I3AWTAK/u+kOerEvpUn10mwWq30bllwJtEceyP4NMNcf4w5U8iU/kiKIqMxUZSz",
-	"k8Ku+P/fJGf63X6HVXTNiQnKWNBCkwtGwRU4knB0++MreHFx+YfjKNDr3GZN+6oosuUtyjIzDBWCFygU",
-	"tUwLzPkjJr9w8TDL+MI8owpz80EtC6MvJShLg1VYPSBCkKX+LtuaXlu9IIJRlh5Ic/E5rKzalrzvWLih",
-	"F65L22JyXNPk098wVvqQV5zNaPojxSxZV12CM2J12reLh92ZptEVaZvN2wd7dFTTIFn2dhaM7g+gNu6D",
-	"6N0cATPMkSngMyAMzDlgWI6CMPg4SPlAszCQD7QYcLORZIOCU6ZQBKMZySSuKv/ySG+3HAiExqD14inn",
-	"GRJmoRcLVP539slTgKzMDRzsGWGg+U1R6FBQ5lPzodoWVmYPHQdhkJTC+G0QBvixEBZTQRjEwvwrRaYX",
-	"s2ULOpU0PTwaxbhFXfW31tUy+ZD4OknRmtGYPUmoNcJNC5LGDGEPpZKXIvZbxb664UJ14Fx/Cj02IiLt",
-	"aH2DwO7UeoNPpD8hydR83a+kIqqUbfvxh90qdrt8B9nwVBClUGjA//OeDD4NBy/G7v+vg/HTMPz+fPWN",
-	"T+SfefJ5mo93bLIJp+uLxkclJBhnRGAC0yWoOUKRlSlloHmDozev38EJKeiJfSpPnvTz1XEUeGSvXDIn",
-	"H39Clmp9n11+7xGT8QStonYlvsa/1pJRi82Z4Dn0WY2CnZ5i2XDLfNa8MaR+QEVoJtfRExOFKRfLNn6U",
-	"oKl1+0LwGKXk+rNCkVNGMg+2Qme8H581au/KEQUXSq7rVcdnXqqiVGBWAAGtJR2r1ZxKq+45kbCgam7g",
-	"ktJHZGBFgCPGGcKMC6gElgYq+wfiytxrC0tJUtwdDFzYqy3Tj4CWTE/nlTo2Q+AnKj0FjUPa3jaztO7K",
-	"PCdiubOwqKhv5qqi9LWAuQtEG4x1kEm80jXVbb8M0p64Dttf5kTBQhcVC8FZCoQlsNDPFIeEA8OPKvLF",
-	"WxSCC48bvH5EsYRHyjOTlE2pAo8ko4n97irhDrS3Gf5vFSVvgcWkImxT3qwTlHtVlRWaEFUZbjVMP2j+",
-	"9fYaGMkpS22odwX9A2VJCFwAmfJSjaYZYQ+7w6ezq+Ui3JYUXZP0WZmth8GduYUyqihRXOyXifZNWYXg",
-	"WpobYquI1vrT4dmFZ0OnXdkjzZFe79I64fuLMMgpqw/0nJaTj9d25/nZvm3ONqaqrsWZrHPC6XBo+Km+",
-	"7ghjrh5teNiCEH+Y1e77qhTS2rSH6ak0vQQzgM6IVFCQFL3e7kyyvxYcV/sG7Jr+Fgk3huxdsXZjv7O9",
-	"Ly6LhChMroxaZ1zkxFTdROFA0aZR6LTSte1LpnyRZ0sD7Izdzbldgm2efIpqYuWajnKUG6qA0I5dPIkB",
-	"BQK16KCsKFUIGKUR1HC8H44jXeLI+7NxZKuCqBTZ7vDn5jwVTz5RKi863NqYpLg/TlsNmye/GOn2ptVq",
-	"QQ4fwjh5va/3GJuYL13sWOYrhWxT8jNnl4vhC18e+BLDNCH0bKhj6HMaqqF9uSM89820c/bYtVvHVpbj",
-	"dausTCKecX+Dcfv67h0knAugTHH4e/mgSAQuQEqY8yxp/BOOfrh6I3UF5jo+c+Zx9J69NsUbEIFQDSTr",
-	"isYWihKOJptmopPjl0Des/WiDjIqlQTslYCUwcSWixMgEiZP2v9DcO6/mkTvNVwzGiOTJkLRBJmiM4pC",
-	"p6mCxHMcnEXDZjTceqY9q0oMwR1ms8GcS4WNGoCLeI5S2SERKF3bFsiLDEPNdypILk3Ve3UNJNU2BKkQ",
-	"BSieopqjiOpKbRQYhQdh8IhCWqsMo1PLBS+QkYIGo+DcPLJx1WDR9NbufbQkuSnD3YBGu5ThTEMqeIPq",
-	"bYHs6ub6rsA46I2uz4bDLWPrinAzru6HkZVvpujOg4THpRku6ngvUTyigAWRMC1ppsycwI2sa22/021t",
-	"tc1oyVRi90GOigRjvbg9VdgotC5dbtyagyQ+cEDftKMeVdi+xXTsWm0huKZPwowKqdZlR4iJIhlPS9Pj",
-	"1ztlWxN1I9pXhpsGbQOC5dfgqLk2uV/vTP589/ZnsOHjpTEeYXKB4lsJE9ObT4yfm6alPZdwYwgqqwnE",
-	"nBjWzU3MhxJNu+n8zc3I2vcu7SL78vJ8PeCvxl/dltV0aQOya5NE2j8v7PE+qjWbzSWOXn9xwPoOON4y",
-	"bCOJqlrH9n4hNPFGP+4MjGa6jexMhfxQWkOE5/LMdZib783ac9arwT/G+s9w8OLXzTPW1bjCcLsb2OjR",
-	"VVLaBeAbkiJI+gnh6PQ///q3zsHgRttwOTzeBMmM5lT1EUnzMm/SuP3WZPFWFe7LrZOmWZrYqZ1u8/GR",
-	"8lLWnZHXO2yDtcE7zlr1yv/EN9oNocczNDi1NFrEypCf4SAdwOuzamKhTvg0AS4SFCHw6jyigIDunNqo",
-	"bhq/VR9dJ091obuy1VCGCtfB9oN5flff+/QUe7FeSdkdSfSFbm7JAKkkr726rsA2SBpujPkbpXh2eFT1",
-	"rz90VhI12f3LVHWLJAECiznP1om/BHuj1g2SIPSeyXfffTfZqMZeYPFx1iw5aX5woP2vKJW/xp7yZAlU",
-	"tuxaawEmNSQnVWtcLa/uW98zDYO8lApyomI76tfBOYL+bJRqIXXsx0R7B2cxRnDltPGetdUBZlYzJfGD",
-	"KaG1VuABsZAGcFJxgQk8kqxEW013kXVTdpD1oUSp/siT5UGg2u8SuwevceteOhgFmmp0SxZ/ca3/qtsj",
-	"6SS1+orYb//GYgfydekrsMhI7ALF2fD09+IjFkiaeHVoGfPisPWn5weuv/zcoPDKiAVcVIpuudyRThtK",
-	"ECZJrLXystXWaoequxWeawfQFa771cixP1poHC519zYQZDGYGvAbuG1LOyf1oSdPTfe+tWqvB1dfEcb1",
-	"GRuwU7H6LFFbG6Ii+K20MwST6cw85/lDc+itZzuzky/4NZipYefmJw2ftpnR/erhKxrRnbDBhO6iUaeI",
-	"sojWyq1HZCjlqLqKai9t7GHFdJWVzqbLrSJray9/H4nN0aC4nTsY2F4Oz78EtrTRT0IUmRJZ9cUOvCYV",
-	"5zQVdSo2gmHi12B9z3T/VEHSvdSA7f5iUbafVW1b65EZj6zGq/8GAAD//w==",
+	"7D3rcts6eq+CYXcm9paSFSdOG3v6Q3GUc9w4tms5Pd3GbgSTnySsKYABQDtar2b2b3+3j9AnO0/SwYUk",
+	"SIG62c5lZv+cY5EgLt/9itwHEZukjAKVIti/D1LM8QQkcP3rcIwphUT9GYOIOEklYTTYDy7GgGLGOMIo",
+	"YpMJpjGK8ASQHHOWjcYh4hAxHkOM7ogcIyLR1oCDkAOU0QSEQIMoIYPtdhAGRM03BhwDD8KA4gkE+8Gf",
+	"shuJW/nyYSCiMUyw2gfQbBLsfwrUbEEYRAkJrsJATlP1mZCc0FEwm4VB7ytEmdrtUaw+06ukWI7LNcAZ",
+	"EQYcvmSEQxzsS56Bu+IEfz0GOpLjYP/VS99SRzFMUiaBRtP3MJ0H1gd8AwLJMSAhMZeI5OOlhg6h5h0I",
+	"QRhFW7//9/+h3b09FI0xx5FCRTOcnKVbau2Gfe/u7fk2foyF7N0ClQZG1V2fg8gmgPBQAkdyTAQCNRRt",
+	"ESnQQMCXBehTE7f0zK2jt02berHr29MJi6ERZdS8XIStP3AYBvvBP+yUdL1j3oqdo1gv0TeQblxFFO8f",
+	"uNBvjN8ME3bXuNJdOeBBS83U1yJlVIDm2zPOrhOYqD8jRhWlqT9xmiYkwgq/O6kZ8Y9/FgrZ9ysuls+r",
+	"V6ySSxfZKdHW+btD9Prl3j9ttzUU7Mdq7i4Vd8DP4UumuFdtKY6JmgAnZ5ylwCVRBxjiREAYpM6j+wDr",
+	"b+fp9J2SQmnK2S1OBLq/DMwPiC+DfaQg+VczHbpUom4CVKoXl0G73b4MZgeIyTHwOyIA3Y2x1KyYcjZJ",
+	"JcLiBmI0ZNyco8TPp3wzpeRh13+GSAazMOimaTJVzJPoE1YPwWGitpYThn5GJEz0HzVmKObGnOOp+i1c",
+	"wp0bfYc5JXS05px3m2ylBg2XYcr5wvnTOpv0ge4NB3yTMkI9kIsYNaTi3R58yXCixs3CYEgg8UFotnDF",
+	"zYiysqs6Qxz2jlExALFb4CjF04ThOESF8gkRZXdoi1AhAceIDZHe/445kRaxjsx82Xn9KlxwfI+avsVJ",
+	"phQzlijFmbCaSEnSduBCq/rlWyYlxEiJK0SoZIYvzO5re9rd823pxmhCZ9zz3X/2jOOArQhyh3Z2vZp2",
+	"Dn+HxvhoYjdrmzQwzASEwCPwvuN6RseIWJdVJZaZcA0WHEWQSlA8ogUxxH7DxWWscv/FjN6tlWe58gKJ",
+	"DsnoXY7oKohiGGIDu7pI95xSE0sVEovUhbuwB0bFHDhJTofB/qc1ZrsKPaQOCSj5rpgIU6TXMdykKPZr",
+	"a8RaagstcUPSFksNi7c09yvFohl8lutmz+nNJ2sSQonOYvA1YwlgaiR6xEH635knJQHZNZTJJWFkzK1s",
+	"cq3/yD8Lc7SHdgdhEGdcq/wgDOBryo2oVpYz1//LuLKvMZ0up0YNGDuoCn5nXHEmHyX24hEYNK4pZwXL",
+	"eOTHinl1xriskHPxl0fmSMxHFag3HNiuWnzgPVLOh/OshSPJPAbLb2NmHAGIEZH76Aam+5dZp/MiUgDW",
+	"f0GIRJYCvyWCcfuSxOYVUvYOZXQ6YZlo+44XlV7b3LuYY6IUsJ/kgMYQdzVkhoxPsIYjltCSpER9RfFw",
+	"bo44/6bqf82LEs4mpa0/91rpp9UFTYEENaOfCzXElZRpFPY+TGGJMDrv9T8eX2iViYRkHGK0ha+FkjQZ",
+	"lSRBjAKKSbzdXm6kWcSvA+NSlawEgr4Z7ph2R/FyUq86wz6DrqqEynPkuAotvZf0t5BdrOZe1wmIclbL",
+	"peJZ92O/F4SBQtIH9Uf/4vTM/L7onl+Uf31+d3764fPJ6dueR9LV6bHmCtdnQIwmUy/vkWG/QFfNHlR+",
+	"gf4QkaE2pwqYozEWxsU28PXOfOMLLTj+v5YjJpKAJ6B+oRG5zQMP6pFxWhCmMaIMCVC2KYLhECJZM+n8",
+	"ptpEMdfcFhS89bEOkBW56LB7ctg7VnPmWHp73j06CcLAvAnC4P3R8bEXD6vbg8qZIB6u7euDCSQZUgOU",
+	"A2fArU+qHl8DuiWCXCdgz00mapuvOmEwIdT86BTrWSU75wIaUlxI5MdEeKzSAu8bCLh+NplgPvXJOApf",
+	"5WHGhVcgN7G7WHyAE4vy6gGuK37aon07Hp3SCROivIqK6CNUvnpZ0ntu2zyuMqLNikb7RA3WGYcIyO3K",
+	"G1Z2Zdpo6T2V4FcoKmW+kJAecoiJdM1Td5MS0g8Wq8025xJDMA/DWVPQcU0swEpcFxB2li5BtZD4+nM+",
+	"1Fnv5O3RyS9KqH88OTF/aQXwVgn+j4eHvX4/CIN33aPjj+e5MjjrvfVKmjmemmfUtSlwidGz2Az5OWyD",
+	"ZfaAD6W/Ak6UHK8DeN5LZjfL/RD7lW8hc5wUSwlc6YL/+oRbf+m0Xl/Z/39uXd13wlcvZn/wQfOIpplH",
+	"XheRx1lo/14PSfk3b6ZetEccsHxcOiPqIAss6yZZqOOeftos4sN+a82ErOfwsdQYrqM/BRqUEFPGJKYR",
+	"JMkq0ZL81FX7tUq9heiyZ3VIuMSDl7LU5H59rtddXZcbKlsWU7WT+rZyzEbHhHr0Ml6DhBK4bXARF4XF",
+	"FhCPgC8r6cm52PEXhXCFCbMlB0eLglrHbHRmdzkX80sTkB5L9Z3yKNDdGEzCbRcJlJAJkcqpU9pIP41Y",
+	"RuUBkkzi5AOW0Vh56dqIpgijhCkL+pplNHaMdNeDXsKZCaFr+LU5pr0ercw4hfg4n3Be1btn8GUlZTQm",
+	"dIT0lpDNQt6NWQIoYSO0BbfAp/qtTlOyTPnCQ5JI4DosvS6mq4xY2Vz9OGGJxRxkPhpQps9T+5H9i97Z",
+	"595J981xz/7KH7496udP3x+ppx9P7B/nvYvzPwVh8Oa8131/dnp0cvH58LjXPfeaIa7HOP9yMoGYYLnI",
+	"79pHOBEMGUGpkWj5Bl2Dwm/KWQRCQAPFPn6gvnTMHt+1MijfIIIYLfnIKLCawNDhbhRDlGAOMbqemjRI",
+	"ko0Uu0xTQFu/9C7QDk7Jjnkqdu7V89m2A+xy93loeWn2pJSzy3K/pc0+l491tjnkbILqW/WEGRYa+k34",
+	"WNNO/617dGEeKXY528h2P9MneAsSE5P3qiEbSxgxY9Lne5KcjEzU3DKEjlVJ4BNCceJdJSozDo+W9FiW",
+	"YkkZlw2ZPJbJNJNIj0DYxCPZ0ASONJbHWJh6G0WlI3ILFJkjoC3KKJhIiD2wLSpZOY/R4BmGQdZgLNRI",
+	"ybqKBWbqCQQzTQ3mOTh8lGdIwG+RWQJfGWdmrsbYSu0o+ezNu2r0KB+JMJcR0Wpu/GKUeE9X1pXUs4iK",
+	"Exsi6He60okzOtKxR1NmwVDMEIWvst0YyvGwQU/bJLeEJdgk1YcIo1uckNj8tjUoFdJehPh/z2fy5iep",
+	"kEqpLvFdPIYXkQksRExdVn88P0IUT5S6tgUoupTmhtA41Amfa5bJ/esE05vlUtvi1ewiXOQu20qojRRq",
+	"jQaXqjRCiSTYZsSWK8BVNWXKmTrNGTbxheW2ScUlXUG74lpFTa0ccEJosaAvZo6/HpkvnXK3JcU3izaV",
+	"19JYlFVWeN4xVlb+c4kYs+nccg8LKMQvZqsR5xpNmwQZM25FgoVEKR6Bl9stSlaHgt3VqgK7mH/BCRtF",
+	"9jJZ21gusDj2kaXxulGfuwL3GZU+ybOgLMsiu6pzqxO6e/ICSmK+YZmULRzymzVW/+XVRWgL0yn61/7p",
+	"iSldOkCZyHCSTBGmyOzGFhY27dBfC7TMM98wlLo4j7pA9EqWdpNkM3iu6rPlGbunTMP5EFGq1Tk0LIou",
+	"pVaI120I4JDHJ3RYLETQHrVRIbk+da7aOgn9afeqbQzIdsaT5ZrSVuMuijPlAnd9wQDxaJ0ShrI0xpfb",
+	"W6scwnGS168iXSMx0FgmUBUzeX2AAcgiID+yIdJULfkAxJTadrfT6Twuosq595Zo8jqaVqhFd/FWwZXZ",
+	"8TxWZtpmGzK/0D7v9S9MB4iuDtX9Gm1kdalAY5bEJX+irbfdX4Qy1m1MQq+53b6kPW3nI8wB5VXjhfFr",
+	"fAqBtgZNheuD7QOEL+m8/Y8SIqRuWKh4C4SigfEsBggLNLhX/B/m4bLZoH1JdbwxAiq0hCIxUEmGBLgu",
+	"4MDRGFq77U5ZwO88U5yV2xBBH5Jha8yEhBIMiPFoDEKacjxbkQssTSBU+x5xPBHaQeoeITxSOERCAnAk",
+	"2QjkGHi7MOptg0wQBrfAhcFKp/3c7IKlQHFKgv3ghX5k5KqmRR390W0c+qctglPMhHPNGPQlBzzpmUFh",
+	"pSHok21i+JKBdhc9/RLr9Ef4x5QL7rj9KbOrWo/DbqdT62+Q8FWa07WEPkS1saEuyzwtDOYzRagDEu8j",
+	"U3gn4IupvBuEaKCnz9+oGctXMZY4fwP0FhKWgrZj7BDbEyV0ldjLzssmIBWndNotXNoyPrBtxmFcV59Z",
+	"FDwT24qw+8Bvgbf6aoRB5AHipp1Hh4cq7TmaqrST8ymwpHGlFtS0MmbsRuzcFxie7dyXwmNWbxj7tBSj",
+	"ZevNCuh32mcU9lMmvDV6Np3zW+/Nr6en701YbIwFwmhgSlEHoR7AjamFJpmQKMKcTy/p4D9aptWsT0YU",
+	"y4zDPhJjvLv36l8MIsfwFf36oXvY6v/a3d17ZeJtgK5ZPLVoNUKjykNnTMjf4FpBb56Flpy61k2m4OTt",
+	"sZrbeWPzl6OnCuK/MhoBhHzD4umCRqH5BqGikDrYD9Tb9jm++2AtqNl8L9I8ny6efqHf5xj4Hga+qBTV",
+	"5TW2gHlCgJeRUV0MV+uc00y523n+rbbaN5uzsqCzhixQ45+vOX5jWaO3iTDiGc17O02a0LLmM1HwnXXj",
+	"Dgr+sGlTt2ukkDOV8rOvrammZI7vWteaGiXPoJBBZXrdq6+OiZBHZsgTayvfbDV/r5iv8OizjMQ+P6Qu",
+	"xwZKbQ/Qlq2h3EaMowFOkkHRZFk/R1F6M9cbm1dRJL7o8QqKdHOqL6skGtjTIDNELImVLB4SLuSGTLAx",
+	"URtqMQbY0cnZx4vP571/+6gMWm2Xun1/Jcnm9Rg1sty5t1UnPmXo6fgsa1Sa2z2X0Y6jC6usYNorTX3J",
+	"umon77V+iGZYRBnV1s9Z1SXR/P7UZOk1+Wyh0TcgQTX+9aYk281Lt5HibcNFB1a6ckWtecpfgYvQDJxE",
+	"oCmmWkjL1mVoT/EkaRS0v4A8TYF2z476KUTBWujKJ17DGlfSwq6HYhZlurPLNMor6xbdYYGuM5JIndxu",
+	"1wB2MSai+Mw9+wQkdk7uZAobtcuZHfOEBOokMz2gMBa/NmwV2MJc14pCftbODijCEidslOkMcfGlcCFR",
+	"pDHrwLAlDIsIwex3XsjUHSodxjURhQOHGJ8JNNCZ3YF2/TUdu1ltS7tE5PnrMRZNetAWdjTd2LC39+LV",
+	"t9WB1dqEBsouUPKtld8pBZeSiCxgbJo7Qx2CUI8r5QZDfdeHW1PgJ6VwBR1o85PNCtCt3+22/vNK/afT",
+	"ev25uXZ3dpXTsJtLauToPE61jIDPlEgV5C+Atp7//rf/2et0wqLJZa+z3USSuqqwTpGm9imP7Jlfz31F",
+	"c75w26BMtQ1yHzTlcEtYJoq8mpc7THpubdfwqRw4J53o4QxFnOo06og5IjdgkArBq7WKyUJEKCIxYjwG",
+	"HurQiV5P9/lJMgGXqsu04axOXW5IxMQk8pLTKrG91c/7RdNtDbAvPY33+ov4oUEiMw3CxbUyOVcXQdmG",
+	"k4aNMr/xFI9OHnlI3C868xOV2v1hoDoHHCNsK1/rkx8gE0OqCknE1TeDP/7xj4NGMG4cGFPmfSb9Yffc",
+	"r8bzUECDgiQHebYsH543u19SRQY6ADbBMhpbC1KO26heWUPUIZXsh1hxB6MRtFHXQuOSuuBAOtN/jaMb",
+	"HVVXUEE3AKnQBGc7ZnUu1xsryyqUtZnnsdoNAjXyugqXxbK+pY/i3huzhPKV6cshTXBkBcVjBq7W3Ift",
+	"mtjQjHm93vjnL9Ycv7epUDjUx0KM54B2WG5LqQ3JMRWmUPnAyXRJfTGa9VbYRDGAsnDtTTjbfmmxNATm",
+	"Uzs71TbSRlunVw5bKT5W7e96cIDME6Zas77i/klsrJ/AWKq2ES8wl761D9Et801uEztRon4aIgp3RWxv",
+	"mY3lRoIfpDRXZJWdeydiu9DFLS/2+BYoXprOeKiVoyZLyC3YKwbsHTkl9pRhADgaqxdKaulQ6FNganne",
+	"z726cUPE7ijscJY8cYayutOmsOyh2YtLUD9WbHbuUo5vbPpUb/Fq4IT8nlFj/NjbRbfyW7W2FQGH+e2i",
+	"ROqrH0RefsozirZ08dt2iOztWz96yFf3y4TI9KOFSLd7mTP81ZTv/fX90fHxth5x0T2/ULbK/EUlLo+7",
+	"3Jzzx9VsM/5arYgk/6KpmuTv9R8bSvICF8/staziceo+fni5nrCRWElrH6uBS8J7v7I7NMF0altg8xif",
+	"E+R73mmO8klMkrxd1W+Frh3qO+/tIhv8tPcAdzrOPcAhMncDv1LCMCUJxIhQIXmm3RCxfWAPojyOie1d",
+	"NhKQcGOOoZfoPXnTdCLT3Htmo68/ihmcd3o36AV95O+bUL7IOxwM+Gum1TOBEjYKiyBMMrVd1KajFFPk",
+	"oP3ntbi0wbhzb1pGZzvVO4Ka4qOHCWDuXBL0MMvoe5kn+hQbxWwfZCGc66BCcZ3rM4FKoPt1/bcjouXD",
+	"7WVrTrizZkKAfDTCeHyTef7i4B/NZu6D/OFNXJyJkn7RNQwZB4SLYoa7MRNgY8zmimPT7ZmBLnzFtRuW",
+	"xyyJxfZjWrk1mfYdnMr1+GiR+3libt76sdjIvcHjp3E61YOf14lU/y2uNDE/7CN7oUmI+u+PzkJkrjNR",
+	"H1+c/0l5l/XrTHRoz1wkvjbLFRHzuYLyJsu+aMR6Qpoo1mggh3yrj5JyVNBz6mht7SGNke5Pevy8Yvik",
+	"/wTF1QborqUwvncrwWk1rWMyl6J2Vat2pDESFKdizGRejJGfKrykRfTUxL5zZZYCR0OIi3ZXrfK0KKHI",
+	"zXpwCfEl1R55G3URh1Qn2NCgVrE+QObOJOeC13KXW7vKcfVkW/UCm0ciPc0J31mDVLqS/95+8E3aD76Z",
+	"+nLbD/RVH0Uvnf5XiD50Tz52j8tqyBFIt+Ngu9GZ3kRWCcnS7yOl6hzMUkcX/lj2XK2r/Yn58Wcx4ao0",
+	"fXF69rl7fIx+/9v/6psHbZuqUjq3rgCpEHyziTXWd6v+ZZHpZK9ffUJM2BUaUGDvNUJEoCxtz9Xn3QIF",
+	"Ifbzm2/coeWhzTHtmTngeLrwyMrCmn6fE+ulkWSmUF2T117nxUNMRVLCJ8YSX2ORF1Jbg1ET0ISMeFG7",
+	"VRC3D4LFtTaf7nMz0L5UQqraJyXcZ3mdr/PIkavO05xE3YEmx+A8sW0IzhNdnD+7mv1/AAAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -1,0 +1,313 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/yukta/yukta/adapters/httpapi/restapi"
+	"github.com/yukta/yukta/application/executionapp"
+	"github.com/yukta/yukta/domain/execution"
+	"github.com/yukta/yukta/domain/fault"
+)
+
+// ExecutionUseCases are the execution calls the REST handlers make.
+type ExecutionUseCases struct {
+	Start interface {
+		Handle(context.Context, executionapp.StartInput) (executionapp.StartResult, error)
+	}
+	Webhook interface {
+		Handle(context.Context, executionapp.WebhookInput) (executionapp.StartResult, error)
+	}
+	Get interface {
+		Handle(context.Context, string, string) (executionapp.ExecutionView, error)
+	}
+	List interface {
+		Handle(context.Context, executionapp.HistoryQuery, string) (executionapp.HistoryPage, error)
+	}
+	Logs interface {
+		Handle(context.Context, executionapp.TailInput) (executionapp.TailResult, error)
+	}
+	Control interface {
+		Handle(context.Context, executionapp.ControlInput) (executionapp.ControlResult, error)
+	}
+	Inputs interface {
+		Handle(context.Context, string, string, bool) ([]executionapp.Input, error)
+	}
+	Answer interface {
+		Handle(context.Context, executionapp.AnswerRequest) (executionapp.Input, error)
+	}
+	Events interface {
+		Check(context.Context, string, string) error
+		Handle(context.Context, executionapp.EventQuery) ([]executionapp.StoredEvent, error)
+	}
+}
+
+// anonymous is the actor of requests in open mode (no keys configured).
+const anonymous = "anonymous"
+
+func channel(c string) string {
+	if c == "cli" {
+		return "cli"
+	}
+	return "rest"
+}
+
+func (h *handlers) StartExecution(ctx context.Context, req restapi.StartExecutionRequestObject) (restapi.StartExecutionResponseObject, error) {
+	var payload any
+	if req.Body != nil {
+		payload = req.Body.Payload
+	}
+	res, err := h.ex.Start.Handle(ctx, executionapp.StartInput{SessionID: req.SessionId, WorkflowID: req.WorkflowId, Payload: payload,
+		IdempotencyKey: req.Params.IdempotencyKey, Trigger: executionapp.TriggerManual, Actor: anonymous, Channel: channel(string(req.Params.YuktaChannel))})
+	if err != nil {
+		return nil, err
+	}
+	body := restapi.StartResult{ExecutionId: res.ExecutionID, Status: restapi.ExecutionStatus(res.Status)}
+	if res.Created {
+		return restapi.StartExecution201JSONResponse(body), nil
+	}
+	return restapi.StartExecution200JSONResponse(body), nil
+}
+
+func (h *handlers) PostWebhook(ctx context.Context, req restapi.PostWebhookRequestObject) (restapi.PostWebhookResponseObject, error) {
+	var body []byte
+	if req.Body != nil {
+		body = *req.Body
+	}
+	res, err := h.ex.Webhook.Handle(ctx, executionapp.WebhookInput{SessionID: req.SessionId, WorkflowID: req.WorkflowId, Body: body,
+		Signature: req.Params.XYuktaSignature, IdempotencyKey: req.Params.IdempotencyKey, Actor: anonymous})
+	if errors.Is(err, executionapp.ErrBadSignature) {
+		p := restapi.Problem{Detail: err.Error()}
+		p.Status, p.Title, p.Type = 401, "Unauthorized", "urn:yukta:problem:bad-signature"
+		return restapi.PostWebhook401ApplicationProblemPlusJSONResponse(p), nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := restapi.StartResult{ExecutionId: res.ExecutionID, Status: restapi.ExecutionStatus(res.Status)}
+	if res.Created {
+		return restapi.PostWebhook201JSONResponse(out), nil
+	}
+	return restapi.PostWebhook200JSONResponse(out), nil
+}
+
+func (h *handlers) ListExecutions(ctx context.Context, req restapi.ListExecutionsRequestObject) (restapi.ListExecutionsResponseObject, error) {
+	page, err := h.ex.List.Handle(ctx, executionapp.HistoryQuery{SessionID: req.SessionId, WorkflowID: req.Params.WorkflowId,
+		Status: execution.Status(req.Params.Status), Limit: req.Params.Limit}, req.Params.Cursor)
+	if err != nil {
+		return nil, err
+	}
+	if len(page.Executions) == 0 {
+		// An empty history of an unknown session must not pass for an empty one.
+		if _, err := h.uc.GetSession.Handle(ctx, req.SessionId); err != nil {
+			return nil, err
+		}
+	}
+	out := restapi.ListExecutions200JSONResponse{Executions: make([]restapi.ExecutionSummary, len(page.Executions)), NextCursor: page.NextCursor}
+	for i, e := range page.Executions {
+		out.Executions[i] = restapi.ExecutionSummary{ExecutionId: e.ID, WorkflowId: e.WorkflowID, Status: restapi.ExecutionStatus(e.Status),
+			StartedAt: e.StartedAt.UTC(), EndedAt: utc(e.EndedAt), RestartOf: e.RestartOf}
+	}
+	return out, nil
+}
+
+func (h *handlers) GetExecution(ctx context.Context, req restapi.GetExecutionRequestObject) (restapi.GetExecutionResponseObject, error) {
+	v, err := h.ex.Get.Handle(ctx, req.SessionId, req.ExecutionId)
+	if err != nil {
+		return nil, err
+	}
+	out := restapi.GetExecution200JSONResponse{ExecutionId: v.ID, SessionId: v.SessionID, WorkflowId: v.WorkflowID,
+		Status: restapi.ExecutionStatus(v.Status), Draining: v.Draining, StartedAt: v.StartedAt.UTC(), EndedAt: utc(v.EndedAt),
+		Error: v.Error, RestartOf: v.RestartOf, FromNodeId: v.FromNodeID, Actor: v.Actor, Channel: v.Channel,
+		Nodes: make([]restapi.ExecutionNode, len(v.Nodes))}
+	if v.HasResult {
+		out.Result = v.Result
+	}
+	for i, n := range v.Nodes {
+		en := restapi.ExecutionNode{NodeId: n.NodeID, Type: n.Type, Status: restapi.NodeStatus(n.Status), Received: n.Received,
+			Emitted: n.Emitted, Paused: n.Paused, StepMode: n.StepMode, StepCredits: n.Credits, Skipped: n.Skipped, Error: n.Error,
+			StartedAt: utc(n.StartedAt), EndedAt: utc(n.EndedAt)}
+		if bp := n.Breakpoint; bp != nil {
+			en.Breakpoint = restapi.Breakpoint{Field: bp.Field, Equals: bp.Equals, Condition: bp.Condition}
+		}
+		out.Nodes[i] = en
+	}
+	return out, nil
+}
+
+func (h *handlers) GetExecutionLogs(ctx context.Context, req restapi.GetExecutionLogsRequestObject) (restapi.GetExecutionLogsResponseObject, error) {
+	res, err := h.ex.Logs.Handle(ctx, executionapp.TailInput{SessionID: req.SessionId, ExecutionID: req.ExecutionId,
+		TailLines: req.Params.TailLines, FilterPattern: req.Params.FilterPattern})
+	if err != nil {
+		return nil, err
+	}
+	out := restapi.GetExecutionLogs200JSONResponse{ExecutionId: res.ExecutionID, TotalMatched: res.TotalMatched,
+		ReturnedLines: res.ReturnedLines, Complete: res.Complete, Lines: make([]restapi.LogLine, len(res.Lines))}
+	for i, l := range res.Lines {
+		out.Lines[i] = restapi.LogLine{Seq: l.Seq, At: l.At.UTC(), Level: l.Level, NodeId: l.NodeID, Message: l.Message}
+	}
+	return out, nil
+}
+
+// control validates a command, applies it and, when asked, waits for its
+// effect to be visible.
+func (h *handlers) control(ctx context.Context, in executionapp.ControlInput, ci execution.CommandInput) (restapi.CommandResult, error) {
+	ci.Actor = anonymous
+	cmd, err := execution.NewCommand(ci)
+	if err != nil {
+		return restapi.CommandResult{}, err
+	}
+	in.Command = cmd
+	res, err := h.ex.Control.Handle(ctx, in)
+	if err != nil {
+		return restapi.CommandResult{}, err
+	}
+	if cmd.Wait > 0 && res.Status == executionapp.CommandAccepted && in.ExecutionID != "" {
+		res.Status = h.waitEnded(ctx, in.SessionID, in.ExecutionID, cmd.Wait)
+	}
+	return restapi.CommandResult{CommandId: res.CommandID, Status: restapi.CommandResultStatus(res.Status),
+		ResultExecutionIds: nonNilStrings(res.ResultExecutionIDs), Message: res.Message}, nil
+}
+
+// waitEnded polls until the execution has ended (a DRAIN took effect) or the
+// wait is over; it answers "applied" or "accepted" accordingly.
+func (h *handlers) waitEnded(ctx context.Context, sessionID, id string, d time.Duration) string {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if v, err := h.ex.Get.Handle(ctx, sessionID, id); err == nil && v.Status.Terminal() {
+			return executionapp.CommandApplied
+		}
+		select {
+		case <-ctx.Done():
+			return executionapp.CommandAccepted
+		case <-t.C:
+		}
+	}
+}
+
+func (h *handlers) ControlExecution(ctx context.Context, req restapi.ControlExecutionRequestObject) (restapi.ControlExecutionResponseObject, error) {
+	b := req.Body
+	res, err := h.control(ctx, executionapp.ControlInput{SessionID: req.SessionId, ExecutionID: req.ExecutionId}, execution.CommandInput{
+		Scope: execution.ScopeExecution, Action: string(b.Action), Mode: string(b.Mode), FromNodeID: b.FromNodeId, Reason: b.Reason,
+		Key: b.Key, IfStatus: b.IfStatus, WaitSecs: float64(b.Wait), Channel: channel(string(req.Params.YuktaChannel))})
+	if err != nil {
+		return nil, err
+	}
+	return restapi.ControlExecution200JSONResponse(res), nil
+}
+
+func (h *handlers) ControlNode(ctx context.Context, req restapi.ControlNodeRequestObject) (restapi.ControlNodeResponseObject, error) {
+	b := req.Body
+	res, err := h.control(ctx, executionapp.ControlInput{SessionID: req.SessionId, ExecutionID: req.ExecutionId}, execution.CommandInput{
+		Scope: execution.ScopeNode, Action: string(b.Action), NodeID: req.NodeId, Immediate: b.Immediate, Reason: b.Reason,
+		Key: b.Key, IfStatus: b.IfStatus, WaitSecs: float64(b.Wait), Channel: channel(string(req.Params.YuktaChannel))})
+	if err != nil {
+		return nil, err
+	}
+	return restapi.ControlNode200JSONResponse(res), nil
+}
+
+func (h *handlers) SetBreakpoint(ctx context.Context, req restapi.SetBreakpointRequestObject) (restapi.SetBreakpointResponseObject, error) {
+	b := req.Body
+	_, hasEquals := b.Equals, b.Equals != nil
+	bp, err := execution.NewBreakpoint(b.Field, b.Equals, hasEquals, b.Condition)
+	if err != nil {
+		return nil, err
+	}
+	if bp.Condition != "" && h.checkCondition != nil {
+		if err := h.checkCondition(bp.Condition); err != nil {
+			return nil, &fault.ValidationError{Subject: "breakpoint", Violations: []fault.Violation{{Path: "condition", Message: err.Error()}}}
+		}
+	}
+	res, err := h.control(ctx, executionapp.ControlInput{SessionID: req.SessionId, ExecutionID: req.ExecutionId}, execution.CommandInput{
+		Scope: execution.ScopeNode, Action: string(execution.ActionBreakpoint), NodeID: req.NodeId, Breakpoint: &bp,
+		Reason: b.Reason, Key: b.Key, Channel: channel(string(req.Params.YuktaChannel))})
+	if err != nil {
+		return nil, err
+	}
+	return restapi.SetBreakpoint200JSONResponse(res), nil
+}
+
+func (h *handlers) ClearBreakpoint(ctx context.Context, req restapi.ClearBreakpointRequestObject) (restapi.ClearBreakpointResponseObject, error) {
+	res, err := h.control(ctx, executionapp.ControlInput{SessionID: req.SessionId, ExecutionID: req.ExecutionId}, execution.CommandInput{
+		Scope: execution.ScopeNode, Action: string(execution.ActionBreakpointClear), NodeID: req.NodeId,
+		Channel: channel(string(req.Params.YuktaChannel))})
+	if err != nil {
+		return nil, err
+	}
+	return restapi.ClearBreakpoint200JSONResponse(res), nil
+}
+
+func (h *handlers) StopWorkflow(ctx context.Context, req restapi.StopWorkflowRequestObject) (restapi.StopWorkflowResponseObject, error) {
+	var b restapi.StopAllRequest
+	if req.Body != nil {
+		b = *req.Body
+	}
+	if _, err := h.uc.GetWorkflow.Handle(ctx, req.SessionId, req.WorkflowId); err != nil {
+		return nil, err
+	}
+	res, err := h.control(ctx, executionapp.ControlInput{SessionID: req.SessionId, WorkflowID: req.WorkflowId}, execution.CommandInput{
+		Scope: execution.ScopeWorkflow, Action: string(execution.ActionStopAll), Mode: string(b.Mode), Reason: b.Reason, Key: b.Key,
+		Channel: channel(string(req.Params.YuktaChannel))})
+	if err != nil {
+		return nil, err
+	}
+	return restapi.StopWorkflow200JSONResponse(res), nil
+}
+
+func (h *handlers) ListInputs(ctx context.Context, req restapi.ListInputsRequestObject) (restapi.ListInputsResponseObject, error) {
+	exID := ""
+	if req.Params.ExecutionId != [16]byte{} {
+		exID = req.Params.ExecutionId.String()
+		if req.Params.SessionId == "" {
+			return nil, &fault.ValidationError{Subject: "request", Violations: []fault.Violation{{Path: "query.sessionId", Message: "is required with executionId"}}}
+		}
+	}
+	if req.Params.SessionId != "" {
+		if _, err := h.uc.GetSession.Handle(ctx, req.Params.SessionId); err != nil {
+			return nil, err
+		}
+	}
+	ins, err := h.ex.Inputs.Handle(ctx, req.Params.SessionId, exID, req.Params.Status != "all")
+	if err != nil {
+		return nil, err
+	}
+	out := restapi.ListInputs200JSONResponse{Inputs: make([]restapi.Input, len(ins))}
+	for i, in := range ins {
+		out.Inputs[i] = inputToAPI(in)
+	}
+	return out, nil
+}
+
+func (h *handlers) AnswerInput(ctx context.Context, req restapi.AnswerInputRequestObject) (restapi.AnswerInputResponseObject, error) {
+	in, err := h.ex.Answer.Handle(ctx, executionapp.AnswerRequest{InputID: req.InputId.String(), Answer: req.Body.Answer,
+		Actor: anonymous, Channel: channel(string(req.Params.YuktaChannel))})
+	if err != nil {
+		return nil, err
+	}
+	return restapi.AnswerInput200JSONResponse(inputToAPI(in)), nil
+}
+
+func inputToAPI(in executionapp.Input) restapi.Input {
+	return restapi.Input{InputId: in.ID, SessionId: in.SessionID, ExecutionId: in.ExecutionID, NodeId: in.NodeID, Prompt: in.Prompt,
+		Schema: in.Schema, Status: restapi.InputStatus(in.Status), Answer: in.Answer, AnsweredBy: in.AnsweredBy,
+		CreatedAt: in.CreatedAt.UTC(), AnsweredAt: utc(in.AnsweredAt)}
+}
+
+func utc(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return t.UTC()
+}
+
+func nonNilStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

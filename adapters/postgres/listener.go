@@ -1,0 +1,94 @@
+package postgres
+
+import (
+	"context"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/yukta/yukta/application/executionapp"
+)
+
+// Listener receives the signals SignalSender sends, on a dedicated connection
+// (LISTEN state must not leak into the pool). Notifications are hints: after a
+// reconnect it wakes the engine once, since any sent meanwhile were lost.
+type Listener struct {
+	cfg     *pgx.ConnConfig
+	wake    chan struct{}
+	cancels chan executionapp.CancelSignal
+	onError func(error)
+}
+
+var _ executionapp.Signals = (*Listener)(nil)
+
+// NewListener returns a listener on the pool's database; Run starts it.
+func NewListener(pool *pgxpool.Pool, onError func(error)) *Listener {
+	return &Listener{cfg: pool.Config().ConnConfig.Copy(), wake: make(chan struct{}, 1),
+		cancels: make(chan executionapp.CancelSignal, 1024), onError: onError}
+}
+
+// Wakeups delivers coalesced "new work" hints.
+func (l *Listener) Wakeups() <-chan struct{} { return l.wake }
+
+// Cancels delivers requests to cancel running work.
+func (l *Listener) Cancels() <-chan executionapp.CancelSignal { return l.cancels }
+
+// Run listens until ctx ends, reconnecting with growing delays.
+func (l *Listener) Run(ctx context.Context) {
+	backoff := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		err := l.listenOnce(ctx, &backoff)
+		if ctx.Err() != nil {
+			return
+		}
+		l.onError(err)
+		select {
+		case <-time.After(backoff + rand.N(backoff)):
+		case <-ctx.Done():
+			return
+		}
+		backoff = min(backoff*2, 10*time.Second)
+	}
+}
+
+func (l *Listener) listenOnce(ctx context.Context, backoff *time.Duration) error {
+	conn, err := pgx.ConnectConfig(ctx, l.cfg)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	for _, ch := range []string{wakeChannel, cancelChannel} {
+		if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{ch}.Sanitize()); err != nil {
+			return err
+		}
+	}
+	*backoff = 100 * time.Millisecond
+	l.signalWake()
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		switch n.Channel {
+		case wakeChannel:
+			l.signalWake()
+		case cancelChannel:
+			exec, node, _ := strings.Cut(n.Payload, " ")
+			select {
+			case l.cancels <- executionapp.CancelSignal{ExecutionID: exec, NodeID: node}:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+	}
+}
+
+func (l *Listener) signalWake() {
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+}

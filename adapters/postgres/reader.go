@@ -1,0 +1,183 @@
+package postgres
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/yukta/yukta/application/executionapp"
+	"github.com/yukta/yukta/domain/execution"
+)
+
+// Reader answers read-side queries about executions on the pool.
+type Reader struct{ pool *pgxpool.Pool }
+
+// NewReader returns the reader.
+func NewReader(pool *pgxpool.Pool) *Reader { return &Reader{pool: pool} }
+
+var _ executionapp.Reader = (*Reader)(nil)
+
+// Execution reads one execution of a session with its nodes.
+func (r *Reader) Execution(ctx context.Context, sessionID, id string) (executionapp.ExecutionView, error) {
+	var v executionapp.ExecutionView
+	if !validUUID(id) {
+		return v, executionNotFound(id)
+	}
+	var status string
+	var ended *time.Time
+	var result []byte
+	err := r.pool.QueryRow(ctx, `
+		SELECT execution_id::text, session_id, workflow_id, status, draining, started_at, ended_at, result, error,
+		       coalesce(restart_of::text, ''), coalesce(from_node_id, ''), actor, channel
+		  FROM executions WHERE execution_id = $1 AND session_id = $2`, id, sessionID).
+		Scan(&v.ID, &v.SessionID, &v.WorkflowID, &status, &v.Draining, &v.StartedAt, &ended, &result, &v.Error,
+			&v.RestartOf, &v.FromNodeID, &v.Actor, &v.Channel)
+	if err != nil {
+		return v, notFound(err, executionNotFound(id))
+	}
+	v.Status = execution.Status(status)
+	if ended != nil {
+		v.EndedAt = *ended
+	}
+	if result != nil {
+		v.HasResult = true
+		if v.Result, err = fromJSON(result); err != nil {
+			return v, err
+		}
+	}
+	rows, err := r.pool.Query(ctx, `SELECT `+nodeColumns+`, status FROM execution_nodes WHERE execution_id = $1 ORDER BY position`, id)
+	if err != nil {
+		return v, translate(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var exID, phase, shown string
+		var st execution.NodeState
+		var bp []byte
+		var started, endedAt *time.Time
+		if err := rows.Scan(&exID, &st.ID, &st.Type, &phase, &st.Paused, &st.StepMode, &st.Credits, &st.Skipped, &st.Parked,
+			&bp, &st.Received, &st.Emitted, &st.Error, &started, &endedAt, &shown); err != nil {
+			return v, translate(err)
+		}
+		nv := executionapp.NodeView{NodeID: st.ID, Type: st.Type, Status: execution.NodeStatus(shown), Received: st.Received,
+			Emitted: st.Emitted, Paused: st.Paused, StepMode: st.StepMode, Credits: st.Credits, Skipped: st.Skipped, Error: st.Error}
+		if started != nil {
+			nv.StartedAt = *started
+		}
+		if endedAt != nil {
+			nv.EndedAt = *endedAt
+		}
+		if bp != nil {
+			if nv.Breakpoint, err = parseBreakpoint(bp); err != nil {
+				return v, err
+			}
+		}
+		v.Nodes = append(v.Nodes, nv)
+	}
+	return v, translate(rows.Err())
+}
+
+// History lists a session's executions, newest first (ids are UUIDv7, so id
+// order is start order).
+func (r *Reader) History(ctx context.Context, q executionapp.HistoryQuery) ([]executionapp.ExecutionSummary, error) {
+	rows, err := r.pool.Query(ctx, `
+		SELECT execution_id::text, workflow_id, status, started_at, ended_at, coalesce(restart_of::text, '')
+		  FROM executions
+		 WHERE session_id = $1 AND ($2 = '' OR workflow_id = $2) AND ($3 = '' OR status = $3)
+		   AND ($4 = '' OR execution_id < nullif($4, '')::uuid)
+		 ORDER BY execution_id DESC
+		 LIMIT $5`, q.SessionID, q.WorkflowID, string(q.Status), q.After, q.Limit)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (executionapp.ExecutionSummary, error) {
+		var s executionapp.ExecutionSummary
+		var status string
+		var ended *time.Time
+		err := row.Scan(&s.ID, &s.WorkflowID, &status, &s.StartedAt, &ended, &s.RestartOf)
+		s.Status = execution.Status(status)
+		if ended != nil {
+			s.EndedAt = *ended
+		}
+		return s, err
+	})
+	return out, translate(err)
+}
+
+// LogsBefore walks the log backwards from before (0 = the end).
+func (r *Reader) LogsBefore(ctx context.Context, executionID string, before int64, limit int) ([]executionapp.LogEntry, int64, error) {
+	var total int64
+	if err := r.pool.QueryRow(ctx, `SELECT log_seq FROM executions WHERE execution_id = $1`, executionID).Scan(&total); err != nil {
+		return nil, 0, notFound(err, executionNotFound(executionID))
+	}
+	rows, err := r.pool.Query(ctx, `
+		SELECT seq, at, level, node_id, message FROM execution_logs
+		 WHERE execution_id = $1 AND ($2 = 0 OR seq < $2)
+		 ORDER BY seq DESC LIMIT $3`, executionID, before, limit)
+	if err != nil {
+		return nil, 0, translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (executionapp.LogEntry, error) {
+		l := executionapp.LogEntry{ExecutionID: executionID}
+		return l, row.Scan(&l.Seq, &l.At, &l.Level, &l.NodeID, &l.Message)
+	})
+	return out, total, translate(err)
+}
+
+// Inputs lists inputs, newest last.
+func (r *Reader) Inputs(ctx context.Context, sessionID, executionID string, onlyOpen bool) ([]executionapp.Input, error) {
+	rows, err := r.pool.Query(ctx, `SELECT `+inputColumns+` FROM inputs
+		 WHERE ($1 = '' OR session_id = $1) AND ($2 = '' OR execution_id = nullif($2, '')::uuid)
+		   AND (NOT $3 OR status = 'open')
+		 ORDER BY created_at, input_id LIMIT 1000`, sessionID, executionID, onlyOpen)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	var out []executionapp.Input
+	for rows.Next() {
+		in, err := scanInput(rows)
+		if err != nil {
+			return nil, translate(err)
+		}
+		out = append(out, in)
+	}
+	return out, translate(rows.Err())
+}
+
+// Events returns committed events after a position in commit order. Only
+// transactions older than every running one are read, so an event can never
+// appear behind a position a reader has passed.
+func (r *Reader) Events(ctx context.Context, q executionapp.EventQuery) ([]executionapp.StoredEvent, error) {
+	rows, err := r.pool.Query(ctx, `
+		WITH pos AS (SELECT coalesce((SELECT xid FROM events WHERE seq = $3), '0'::xid8) AS xid)
+		SELECT e.seq, e.type, e.at, e.session_id, e.workflow_id, coalesce(e.execution_id::text, ''), e.node_id, e.actor, e.data
+		  FROM events e, pos
+		 WHERE e.xid < pg_snapshot_xmin(pg_current_snapshot())
+		   AND ($1 = '' OR e.session_id = $1)
+		   AND ($2 = '' OR e.execution_id = nullif($2, '')::uuid)
+		   AND (e.xid, e.seq) > (pos.xid, $3)
+		 ORDER BY e.xid, e.seq
+		 LIMIT $4`, q.SessionID, q.ExecutionID, q.AfterSeq, q.Limit)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	var out []executionapp.StoredEvent
+	for rows.Next() {
+		var e executionapp.StoredEvent
+		var data []byte
+		if err := rows.Scan(&e.Seq, &e.Type, &e.At, &e.SessionID, &e.WorkflowID, &e.ExecutionID, &e.NodeID, &e.Actor, &data); err != nil {
+			return nil, translate(err)
+		}
+		v, err := fromJSON(data)
+		if err != nil {
+			return nil, err
+		}
+		e.Data, _ = v.(map[string]any)
+		out = append(out, e)
+	}
+	return out, translate(rows.Err())
+}

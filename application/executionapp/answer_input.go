@@ -1,0 +1,101 @@
+package executionapp
+
+import (
+	"context"
+	"time"
+
+	"github.com/yukta/yukta/domain/fault"
+)
+
+// AnswerValidator checks an answer against the JSON schema an input asked for.
+type AnswerValidator interface {
+	Validate(schema map[string]any, answer any) error
+}
+
+// AnswerInput answers an open input: the parked message becomes runnable
+// again with the answer, and an InputAnswered event records who answered.
+type AnswerInput struct {
+	tx        Transactor
+	validator AnswerValidator
+	now       func() time.Time
+}
+
+// NewAnswerInput returns the use case.
+func NewAnswerInput(tx Transactor, v AnswerValidator, now func() time.Time) *AnswerInput {
+	return &AnswerInput{tx: tx, validator: v, now: now}
+}
+
+// AnswerRequest is one answer. SessionIDs, when not nil, limits which
+// sessions' inputs the caller may answer.
+type AnswerRequest struct {
+	InputID        string
+	Answer         any
+	Actor, Channel string
+	SessionAllowed func(sessionID string) bool
+}
+
+// Handle records the answer.
+func (uc *AnswerInput) Handle(ctx context.Context, in AnswerRequest) (Input, error) {
+	var out Input
+	err := uc.tx.WithinTx(ctx, func(ctx context.Context, st Stores) error {
+		inp, err := st.Inputs.Lock(ctx, in.InputID)
+		if err != nil {
+			return err
+		}
+		if in.SessionAllowed != nil && !in.SessionAllowed(inp.SessionID) {
+			return fault.Newf(ErrInputNotFound, "input %s does not exist; call GET /api/inputs to list open inputs", in.InputID)
+		}
+		if inp.Status != "open" {
+			return fault.Newf(fault.ErrConflict, "input %s is %s, not open; nothing was changed", inp.ID, inp.Status)
+		}
+		if inp.Schema != nil && uc.validator != nil {
+			if err := uc.validator.Validate(inp.Schema, in.Answer); err != nil {
+				return &fault.ValidationError{Subject: "answer", Violations: []fault.Violation{{Path: "answer", Message: "does not match the input's schema: " + err.Error()}}}
+			}
+		}
+		now := uc.now()
+		w, err := newWork(ctx, st, []string{inp.ExecutionID}, now)
+		if err != nil {
+			return err
+		}
+		ex := w.execs[inp.ExecutionID]
+		if ex == nil || ex.Status().Terminal() {
+			return fault.Newf(fault.ErrConflict, "execution %s has finished; the input can no longer be answered", inp.ExecutionID)
+		}
+		inp.Status, inp.Answer, inp.AnsweredBy, inp.AnsweredAt = "answered", in.Answer, in.Actor, now
+		if err := st.Inputs.Save(ctx, inp); err != nil {
+			return err
+		}
+		if err := st.Items.Resume(ctx, inp.ItemID, in.Answer, in.Actor); err != nil {
+			return err
+		}
+		if n := w.nodes[inp.ExecutionID][inp.NodeID]; n != nil {
+			n.Unpark()
+		}
+		w.events = append(w.events, Event{Type: EventInputAnswered, At: now, SessionID: inp.SessionID,
+			WorkflowID: w.before[inp.ExecutionID].WorkflowID, ExecutionID: inp.ExecutionID, NodeID: inp.NodeID,
+			Actor: in.Actor, Data: map[string]any{"inputId": inp.ID, "channel": in.Channel}})
+		if err := st.Signals.Wake(ctx); err != nil {
+			return err
+		}
+		out = inp
+		return w.save(ctx)
+	})
+	return out, err
+}
+
+// ListInputs lists inputs of a session (or of one execution).
+type ListInputs struct{ reader Reader }
+
+// NewListInputs returns the use case.
+func NewListInputs(r Reader) *ListInputs { return &ListInputs{reader: r} }
+
+// Handle lists inputs; onlyOpen hides answered and cancelled ones.
+func (uc *ListInputs) Handle(ctx context.Context, sessionID, executionID string, onlyOpen bool) ([]Input, error) {
+	if executionID != "" {
+		if _, err := uc.reader.Execution(ctx, sessionID, executionID); err != nil {
+			return nil, err
+		}
+	}
+	return uc.reader.Inputs(ctx, sessionID, executionID, onlyOpen)
+}

@@ -1,0 +1,369 @@
+package executionapp
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"slices"
+	"time"
+
+	"github.com/yukta/yukta/domain/execution"
+)
+
+// EngineActor is the actor of changes the engine makes on its own.
+const EngineActor = "engine"
+
+// commit applies one batch of results in one transaction: items finished or
+// requeued, messages for downstream nodes, node counters and statuses, logs,
+// inputs, results and events. Results whose lease was lost are dropped whole.
+func (e *Engine) commit(ctx context.Context, batch []result) error {
+	now := e.now()
+	return e.tx.WithinTx(ctx, func(ctx context.Context, st Stores) error {
+		updates := make([]ItemUpdate, len(batch))
+		for i, r := range batch {
+			updates[i] = e.itemUpdate(r, now)
+		}
+		accepted, err := st.Items.Finish(ctx, e.owner, updates)
+		if err != nil {
+			return err
+		}
+		var ids []string
+		for _, r := range batch {
+			if accepted[r.claim.ItemID] && !slices.Contains(ids, r.claim.ExecutionID) {
+				ids = append(ids, r.claim.ExecutionID)
+			}
+		}
+		if len(ids) == 0 {
+			return nil
+		}
+		w, err := newWork(ctx, st, ids, now)
+		if err != nil {
+			return err
+		}
+		for _, r := range batch {
+			if !accepted[r.claim.ItemID] {
+				continue
+			}
+			if err := w.apply(ctx, r, e.runs); err != nil {
+				return err
+			}
+		}
+		return w.finish(ctx, e.runs)
+	})
+}
+
+func (e *Engine) itemUpdate(r result, now time.Time) ItemUpdate {
+	u := ItemUpdate{ItemID: r.claim.ItemID, Token: r.claim.Token, State: ItemDone}
+	switch {
+	case r.released:
+		u.State, u.AvailableAt, u.Uncount = ItemReady, now, true
+		u.Resumed, u.BPPassed = r.claim.Resumed, r.claim.BPPassed
+	case r.discarded:
+		u.State = ItemDropped
+	case r.bpHit:
+		u.State, u.AvailableAt, u.BPPassed, u.Uncount = ItemReady, now, true, true
+		u.Resumed = r.claim.Resumed
+	case r.err != nil:
+		if r.run != nil {
+			if n := r.run.nodes[r.claim.NodeID]; r.claim.Attempt < n.maxAttempts {
+				u.State, u.AvailableAt = ItemReady, now.Add(n.retryDelay(r.claim.Attempt))
+				u.Resumed, u.BPPassed = r.claim.Resumed, true
+			}
+		}
+	case !r.out.Defer.IsZero():
+		u.State, u.AvailableAt, u.Resumed, u.BPPassed = ItemReady, r.out.Defer, true, true
+	case r.out.Park != nil:
+		u.State, u.Resumed, u.BPPassed = ItemParked, true, true
+	}
+	return u
+}
+
+// work is the state one commit loads, changes and saves.
+type work struct {
+	st      Stores
+	now     time.Time
+	execs   map[string]*execution.Execution
+	nodes   map[string]map[string]*execution.Node
+	before  map[string]execution.State
+	nbefore map[string]map[string]execution.NodeState
+	items   []NewItem
+	logs    map[string][]LogEntry
+	events  []Event
+	ended   map[string]bool
+}
+
+func newWork(ctx context.Context, st Stores, ids []string, now time.Time) (*work, error) {
+	execs, err := st.Executions.Lock(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	nodes, err := st.Executions.Nodes(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	w := &work{st: st, now: now, execs: execs, nodes: nodes, before: map[string]execution.State{},
+		nbefore: map[string]map[string]execution.NodeState{}, logs: map[string][]LogEntry{}, ended: map[string]bool{}}
+	for id, ex := range execs {
+		w.before[id] = ex.State()
+		w.nbefore[id] = map[string]execution.NodeState{}
+		for nid, n := range nodes[id] {
+			w.nbefore[id][nid] = n.State()
+		}
+	}
+	return w, nil
+}
+
+func (w *work) log(executionID, nodeID, level, msg string) {
+	w.logs[executionID] = append(w.logs[executionID], LogEntry{ExecutionID: executionID, At: w.now, Level: level, NodeID: nodeID, Message: msg})
+}
+
+// apply records one accepted result.
+func (w *work) apply(ctx context.Context, r result, runs *runCache) error {
+	c := r.claim
+	ex := w.execs[c.ExecutionID]
+	if ex == nil || ex.Status().Terminal() {
+		return nil // the run ended meanwhile; its work is void
+	}
+	n := w.nodes[c.ExecutionID][c.NodeID]
+	if n == nil {
+		return fmt.Errorf("execution %s has no node %q", c.ExecutionID, c.NodeID)
+	}
+	switch {
+	case r.released || r.discarded:
+	case r.bpHit:
+		if err := n.HitBreakpoint(); err != nil {
+			return nil // the node ended meanwhile
+		}
+		w.event(ex, c.NodeID, EventBreakpointHit, map[string]any{"itemId": c.ItemID, "breakpoint": bpData(c.Breakpoint)})
+		w.log(c.ExecutionID, c.NodeID, "info", "breakpoint hit: node paused before this message; RESUME the node to let it through")
+	case r.err != nil:
+		node := r.run.nodeOrZero(c.NodeID)
+		if c.Attempt < node.maxAttempts && r.run != nil {
+			w.log(c.ExecutionID, c.NodeID, "warn", fmt.Sprintf("attempt %d of %d failed: %v; retrying in %s", c.Attempt, node.maxAttempts, r.err, node.retryDelay(c.Attempt)))
+			return nil
+		}
+		msg := r.err.Error()
+		w.log(c.ExecutionID, c.NodeID, "error", fmt.Sprintf("failed after %d attempt(s): %s", c.Attempt, msg))
+		n.Processed(w.now, 0)
+		_ = n.Fail(w.now, msg)
+		return w.failExecution(ctx, ex, fmt.Sprintf("node %s failed: %s", c.NodeID, msg))
+	case !r.out.Defer.IsZero():
+		w.logLines(c, r.out.Logs)
+	case r.out.Park != nil:
+		w.logLines(c, r.out.Logs)
+		n.Park()
+		in := Input{ID: newID(), SessionID: w.before[c.ExecutionID].SessionID, ExecutionID: c.ExecutionID, NodeID: c.NodeID,
+			ItemID: c.ItemID, Prompt: r.out.Park.Prompt, Schema: r.out.Park.Schema, Status: "open", CreatedAt: w.now}
+		if err := w.st.Inputs.Create(ctx, in); err != nil {
+			return err
+		}
+		w.event(ex, c.NodeID, EventInputRequested, map[string]any{"inputId": in.ID, "prompt": in.Prompt})
+	default:
+		emitted := 0
+		if r.passAll {
+			for _, t := range r.run.graph.AllTargets(c.NodeID) {
+				w.send(c.ExecutionID, t, c.Payload)
+			}
+			emitted = 1
+		} else {
+			for _, em := range r.out.Emits {
+				emitted++
+				for _, t := range r.run.graph.Targets(c.NodeID, em.Port) {
+					w.send(c.ExecutionID, t, em.Payload)
+				}
+			}
+		}
+		n.Processed(w.now, emitted)
+		w.logLines(c, r.out.Logs)
+		if r.out.HasResult {
+			if err := w.st.Executions.SetResult(ctx, c.ExecutionID, r.out.Result); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (r *run) nodeOrZero(id string) runNode {
+	if r == nil {
+		return runNode{maxAttempts: 1}
+	}
+	return r.nodes[id]
+}
+
+// send queues a message for a node, unless that node has ended (a stopped
+// node drops what reaches it).
+func (w *work) send(executionID, nodeID string, payload any) {
+	if t := w.nodes[executionID][nodeID]; t != nil && !t.Live() {
+		return
+	}
+	w.items = append(w.items, NewItem{ExecutionID: executionID, NodeID: nodeID, Payload: payload, AvailableAt: w.now})
+}
+
+func (w *work) logLines(c Claim, lines []LogLine) {
+	for _, l := range lines {
+		w.log(c.ExecutionID, c.NodeID, l.Level, l.Message)
+	}
+}
+
+// failExecution is fail-fast: the run fails, queued work is dropped, running
+// work is cancelled on every instance, open inputs are cancelled.
+func (w *work) failExecution(ctx context.Context, ex *execution.Execution, msg string) error {
+	if err := ex.Fail(w.now, msg); err != nil {
+		return nil
+	}
+	return w.endRun(ctx, ex)
+}
+
+func (w *work) endRun(ctx context.Context, ex *execution.Execution) error {
+	w.ended[ex.ID()] = true
+	for _, n := range w.nodes[ex.ID()] {
+		n.Cut(w.now)
+	}
+	if _, err := w.st.Items.Drop(ctx, ex.ID(), ""); err != nil {
+		return err
+	}
+	if err := w.st.Inputs.CancelOpen(ctx, ex.ID()); err != nil {
+		return err
+	}
+	return w.st.Signals.Cancel(ctx, ex.ID(), "")
+}
+
+// finish inserts the new messages, settles nodes and executions whose work
+// is done, and saves every change with its events and logs.
+func (w *work) finish(ctx context.Context, runs *runCache) error {
+	if len(w.items) > 0 {
+		if err := w.st.Items.Insert(ctx, w.items); err != nil {
+			return err
+		}
+	}
+	var live []string
+	for id, ex := range w.execs {
+		if !ex.Status().Terminal() {
+			live = append(live, id)
+		}
+	}
+	if len(live) > 0 {
+		counts, err := w.st.Items.LiveCounts(ctx, live)
+		if err != nil {
+			return err
+		}
+		for _, id := range live {
+			r, err := runs.get(ctx, id)
+			if err != nil {
+				return err
+			}
+			execution.Settle(r.graph, w.nodes[id], counts[id], w.now)
+			if len(counts[id]) == 0 {
+				ex := w.execs[id]
+				if err := ex.Complete(w.now); err == nil {
+					w.ended[id] = true
+					for _, n := range w.nodes[id] {
+						n.Cut(w.now)
+					}
+				}
+			}
+		}
+	}
+	return w.save(ctx)
+}
+
+func (w *work) save(ctx context.Context) error {
+	ids := make([]string, 0, len(w.execs))
+	for id := range w.execs {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		ex := w.execs[id]
+		var changed []*execution.Node
+		for nid, n := range w.nodes[id] {
+			before := w.nbefore[id][nid]
+			after := n.State()
+			if reflect.DeepEqual(before, after) {
+				continue
+			}
+			changed = append(changed, n)
+			if from, to := visible(before), n.Status(); from != to {
+				w.event(ex, nid, EventNodeStatusChanged, nodeEventData(from, to, after))
+			}
+		}
+		if len(changed) > 0 {
+			slices.SortFunc(changed, func(a, b *execution.Node) int { return cmpString(a.ID(), b.ID()) })
+			if err := w.st.Executions.SaveNodes(ctx, id, changed); err != nil {
+				return err
+			}
+		}
+		if before, after := w.before[id], ex.State(); !reflect.DeepEqual(before, after) {
+			if err := w.st.Executions.Save(ctx, ex); err != nil {
+				return err
+			}
+			if before.Status != after.Status {
+				data := map[string]any{"from": string(before.Status), "to": string(after.Status)}
+				if after.Error != "" {
+					data["error"] = after.Error
+				}
+				w.event(ex, "", EventExecutionStatusChanged, data)
+			}
+		}
+		if lines := w.logs[id]; len(lines) > 0 {
+			first, err := w.st.Executions.NextLogSeqs(ctx, id, len(lines))
+			if err != nil {
+				return err
+			}
+			for i := range lines {
+				lines[i].Seq = first + int64(i)
+			}
+			if err := w.st.Logs.Append(ctx, lines); err != nil {
+				return err
+			}
+		}
+	}
+	if len(w.events) > 0 {
+		return w.st.Events.Append(ctx, w.events)
+	}
+	return nil
+}
+
+func (w *work) event(ex *execution.Execution, nodeID, typ string, data map[string]any) {
+	s := w.before[ex.ID()]
+	w.events = append(w.events, Event{Type: typ, At: w.now, SessionID: s.SessionID, WorkflowID: s.WorkflowID,
+		ExecutionID: ex.ID(), NodeID: nodeID, Actor: EngineActor, Data: data})
+}
+
+// visible is the status a stored node showed.
+func visible(s execution.NodeState) execution.NodeStatus {
+	n, err := execution.RestoreNode(s)
+	if err != nil {
+		return s.Phase
+	}
+	return n.Status()
+}
+
+func nodeEventData(from, to execution.NodeStatus, s execution.NodeState) map[string]any {
+	d := map[string]any{"from": string(from), "to": string(to), "received": s.Received, "emitted": s.Emitted}
+	if s.Error != "" {
+		d["error"] = s.Error
+	}
+	return d
+}
+
+func bpData(bp *execution.Breakpoint) map[string]any {
+	if bp == nil {
+		return nil
+	}
+	if bp.Condition != "" {
+		return map[string]any{"condition": bp.Condition}
+	}
+	return map[string]any{"field": bp.Field, "equals": bp.Equals}
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

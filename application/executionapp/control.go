@@ -1,0 +1,370 @@
+package executionapp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/yukta/yukta/domain/execution"
+	"github.com/yukta/yukta/domain/fault"
+	"github.com/yukta/yukta/domain/session"
+)
+
+// Command statuses.
+const (
+	CommandAccepted = "accepted"
+	CommandApplied  = "applied"
+	CommandRejected = "rejected"
+)
+
+// Control applies control commands to executions, nodes and workflows. Every
+// command is validated, recorded with its actor and channel (and journaled
+// through its events) and applied in one transaction; a command with a key
+// runs once, and repeating it returns the first answer.
+type Control struct {
+	tx        Transactor
+	workflows WorkflowReader
+	runs      *runCache
+	now       func() time.Time
+}
+
+// NewControl returns the use case. sources loads execution definitions.
+func NewControl(tx Transactor, w WorkflowReader, q Queue, c session.Catalog, now func() time.Time) *Control {
+	return &Control{tx: tx, workflows: w, now: now,
+		runs: &runCache{runs: map[string]*run{}, catalog: c, load: q.Source}}
+}
+
+// ControlInput addresses a command.
+type ControlInput struct {
+	SessionID   string
+	ExecutionID string // execution and node scope
+	WorkflowID  string // workflow scope (STOP_ALL)
+	Command     execution.Command
+}
+
+// ControlResult is the answer to a command.
+type ControlResult struct {
+	CommandID          string
+	Status             string
+	ResultExecutionIDs []string
+	Message            string
+}
+
+// Handle validates, records and applies one command.
+func (uc *Control) Handle(ctx context.Context, in ControlInput) (ControlResult, error) {
+	var res ControlResult
+	var refused error
+	err := uc.tx.WithinTx(ctx, func(ctx context.Context, st Stores) error {
+		refused = nil
+		if k := in.Command.Key; k != "" {
+			prev, ok, err := st.Commands.ByKey(ctx, in.SessionID, k)
+			if err != nil {
+				return err
+			}
+			if ok {
+				res = ControlResult{CommandID: prev.ID, Status: prev.Status, ResultExecutionIDs: prev.ResultExecutionIDs, Message: prev.Message}
+				if prev.Status == CommandRejected {
+					refused = fault.Newf(fault.ErrConflict, "%s", prev.Message)
+				}
+				return nil
+			}
+		}
+		rec := CommandRecord{ID: newID(), SessionID: in.SessionID, ExecutionID: in.ExecutionID, WorkflowID: in.WorkflowID,
+			NodeID: in.Command.NodeID, Command: in.Command, Status: CommandApplied, CreatedAt: uc.now()}
+		msg, created, err := uc.apply(ctx, st, &rec, in)
+		if err != nil {
+			if !isRefusal(err) {
+				return err
+			}
+			// A refusal is recorded (who asked for what, and why not) and
+			// committed, then reported to the caller.
+			rec.Status, rec.Message, refused = CommandRejected, err.Error(), err
+		} else {
+			rec.Message, rec.ResultExecutionIDs = msg, created
+			if in.Command.Action == execution.ActionStop && in.Command.Mode == execution.Drain {
+				rec.Status = CommandAccepted // applied when the run has drained
+			}
+		}
+		if err := st.Commands.Insert(ctx, rec); err != nil {
+			return err
+		}
+		if err := st.Events.Append(ctx, commandEvents(rec, uc.now())); err != nil {
+			return err
+		}
+		res = ControlResult{CommandID: rec.ID, Status: rec.Status, ResultExecutionIDs: rec.ResultExecutionIDs, Message: rec.Message}
+		return nil
+	})
+	if err != nil {
+		return ControlResult{}, err
+	}
+	if refused != nil {
+		return res, refused
+	}
+	if res.ResultExecutionIDs == nil {
+		res.ResultExecutionIDs = []string{}
+	}
+	return res, nil
+}
+
+// isRefusal tells a command the state refuses (recorded as rejected) from a
+// failure to carry it out (rolled back).
+func isRefusal(err error) bool {
+	return errors.Is(err, fault.ErrConflict) || errors.Is(err, fault.ErrInvalid) || errors.Is(err, ErrNodeNotFound)
+}
+
+func commandEvents(rec CommandRecord, now time.Time) []Event {
+	c := rec.Command
+	data := map[string]any{"commandId": rec.ID, "scope": string(c.Scope), "action": string(c.Action), "channel": c.Channel}
+	if c.Mode != "" {
+		data["mode"] = string(c.Mode)
+	}
+	if c.Reason != "" {
+		data["reason"] = c.Reason
+	}
+	if c.FromNodeID != "" {
+		data["fromNodeId"] = c.FromNodeID
+	}
+	if c.Key != "" {
+		data["key"] = c.Key
+	}
+	ev := Event{At: now, SessionID: rec.SessionID, WorkflowID: rec.WorkflowID, ExecutionID: rec.ExecutionID, NodeID: rec.NodeID, Actor: c.Actor}
+	accepted := ev
+	accepted.Type, accepted.Data = EventCommandAccepted, data
+	out := []Event{accepted}
+	second := ev
+	second.Data = map[string]any{"commandId": rec.ID, "message": rec.Message}
+	switch rec.Status {
+	case CommandApplied:
+		second.Type = EventCommandApplied
+		if len(rec.ResultExecutionIDs) > 0 {
+			second.Data["resultExecutionIds"] = rec.ResultExecutionIDs
+		}
+		out = append(out, second)
+	case CommandRejected:
+		second.Type = EventCommandRejected
+		out = append(out, second)
+	}
+	return out
+}
+
+func (uc *Control) apply(ctx context.Context, st Stores, rec *CommandRecord, in ControlInput) (string, []string, error) {
+	c := in.Command
+	if c.Scope == execution.ScopeWorkflow {
+		return uc.stopAll(ctx, st, rec, in)
+	}
+	ex, err := st.Executions.LockOne(ctx, in.SessionID, in.ExecutionID)
+	if err != nil {
+		return "", nil, err
+	}
+	rec.WorkflowID = ex.State().WorkflowID
+	now := uc.now()
+	w, err := newWork(ctx, st, []string{ex.ID()}, now)
+	if err != nil {
+		return "", nil, err
+	}
+	ex = w.execs[ex.ID()]
+	if c.Scope == execution.ScopeNode {
+		return uc.applyNode(ctx, st, w, ex, c)
+	}
+	if c.IfStatus != "" && string(ex.Status()) != c.IfStatus {
+		return "", nil, fault.Newf(fault.ErrConflict, "execution %s is %s, not %s (ifStatus); nothing was changed", ex.ID(), ex.Status(), c.IfStatus)
+	}
+	var msg string
+	switch c.Action {
+	case execution.ActionPause:
+		err, msg = ex.Pause(), "execution paused: no new messages are taken; running ones finish"
+	case execution.ActionResume:
+		err, msg = ex.Resume(), "execution resumed"
+		if err == nil {
+			err = st.Signals.Wake(ctx)
+		}
+	case execution.ActionStop:
+		msg, err = uc.stop(ctx, st, w, ex, c.Mode)
+	case execution.ActionRestart:
+		id, err := uc.restart(ctx, st, ex, "", c, now)
+		if err != nil {
+			return "", nil, err
+		}
+		return "restarted as execution " + id, []string{id}, w.finish(ctx, uc.runs)
+	case execution.ActionRestartFromNode:
+		id, err := uc.restart(ctx, st, ex, c.FromNodeID, c, now)
+		if err != nil {
+			return "", nil, err
+		}
+		return fmt.Sprintf("restarted from node %s as execution %s", c.FromNodeID, id), []string{id}, w.finish(ctx, uc.runs)
+	default:
+		err = fmt.Errorf("execution: action %s is not an execution action: %w", c.Action, fault.ErrInvalid)
+	}
+	if err != nil {
+		return "", nil, err
+	}
+	return msg, nil, w.finish(ctx, uc.runs)
+}
+
+func (uc *Control) stop(ctx context.Context, st Stores, w *work, ex *execution.Execution, mode execution.StopMode) (string, error) {
+	eff, err := ex.Stop(mode, w.now)
+	if err != nil {
+		return "", err
+	}
+	if mode == execution.Drain {
+		// Waiting inputs would never drain: they are cancelled.
+		if err := st.Inputs.CancelOpen(ctx, ex.ID()); err != nil {
+			return "", err
+		}
+		if _, err := st.Items.DropParked(ctx, ex.ID()); err != nil {
+			return "", err
+		}
+		for _, n := range w.nodes[ex.ID()] {
+			n.ClearParked()
+		}
+		return "draining: queued messages finish, then the execution is STOPPED", nil
+	}
+	if err := w.endRun(ctx, ex); err != nil {
+		return "", err
+	}
+	if eff.CancelInFlight {
+		return "killed: queued messages dropped, running plugins cancelled", nil
+	}
+	return "stopped: queued messages dropped; running plugins finish and their output is discarded", nil
+}
+
+func (uc *Control) stopAll(ctx context.Context, st Stores, rec *CommandRecord, in ControlInput) (string, []string, error) {
+	if _, err := uc.workflows.Workflow(ctx, in.SessionID, in.WorkflowID); err != nil && !errors.Is(err, session.ErrWorkflowNotFound) {
+		return "", nil, err
+	}
+	ids, err := st.Executions.Active(ctx, in.SessionID, in.WorkflowID)
+	if err != nil {
+		return "", nil, err
+	}
+	if len(ids) == 0 {
+		return fmt.Sprintf("no active execution of workflow %s to stop", in.WorkflowID), nil, nil
+	}
+	w, err := newWork(ctx, st, ids, uc.now())
+	if err != nil {
+		return "", nil, err
+	}
+	stopped := 0
+	for _, id := range ids {
+		if ex := w.execs[id]; ex != nil && !ex.Status().Terminal() {
+			if _, err := uc.stop(ctx, st, w, ex, in.Command.Mode); err != nil {
+				return "", nil, err
+			}
+			stopped++
+		}
+	}
+	return fmt.Sprintf("%s sent to %d execution(s) of workflow %s", in.Command.Mode, stopped, in.WorkflowID), nil, w.finish(ctx, uc.runs)
+}
+
+func (uc *Control) applyNode(ctx context.Context, st Stores, w *work, ex *execution.Execution, c execution.Command) (string, []string, error) {
+	n := w.nodes[ex.ID()][c.NodeID]
+	if n == nil {
+		var ids []string
+		for id := range w.nodes[ex.ID()] {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		return "", nil, fault.Newf(ErrNodeNotFound, "node %q is not in execution %s; its nodes are: %s", c.NodeID, ex.ID(), strings.Join(ids, ", "))
+	}
+	if c.IfStatus != "" && string(n.Status()) != c.IfStatus {
+		return "", nil, fault.Newf(fault.ErrConflict, "node %s is %s, not %s (ifStatus); nothing was changed", c.NodeID, n.Status(), c.IfStatus)
+	}
+	if c.Action == execution.ActionRetry {
+		id, err := uc.restart(ctx, st, ex, c.NodeID, c, w.now)
+		if err != nil {
+			return "", nil, err
+		}
+		return fmt.Sprintf("node %s retried in new execution %s", c.NodeID, id), []string{id}, w.finish(ctx, uc.runs)
+	}
+	if ex.Status().Terminal() {
+		return "", nil, fault.Newf(execution.ErrFinished, "execution %s is %s and has finished; use node RETRY or RESTART_FROM_NODE to run node %s again", ex.ID(), ex.Status(), c.NodeID)
+	}
+	var err error
+	wake := false
+	msg := fmt.Sprintf("node %s: %s applied", c.NodeID, c.Action)
+	switch c.Action {
+	case execution.ActionPause:
+		err = n.Pause()
+	case execution.ActionResume:
+		err, wake = n.Resume(), true
+	case execution.ActionStop:
+		if err = n.Stop(w.now); err == nil {
+			if _, err = st.Items.Drop(ctx, ex.ID(), c.NodeID); err == nil && c.Immediate {
+				err = st.Signals.Cancel(ctx, ex.ID(), c.NodeID)
+			}
+		}
+	case execution.ActionStepEnable:
+		err = n.EnableStep()
+	case execution.ActionStep:
+		err, wake = n.Step(), true
+	case execution.ActionStepDisable:
+		err, wake = n.DisableStep(), true
+	case execution.ActionSkip:
+		err, wake = n.Skip(), true
+	case execution.ActionUnskip:
+		err = n.Unskip()
+	case execution.ActionBreakpoint:
+		err = n.SetBreakpoint(*c.Breakpoint)
+	case execution.ActionBreakpointClear:
+		err = n.ClearBreakpoint()
+	}
+	if err != nil {
+		return "", nil, err
+	}
+	if wake {
+		if err := st.Signals.Wake(ctx); err != nil {
+			return "", nil, err
+		}
+	}
+	return msg, nil, w.finish(ctx, uc.runs)
+}
+
+// restart starts a new execution from the workflow's current definition:
+// from its triggers with the source's payload, or (fromNode set) feeding
+// that node the inputs it received in the source run, with the nodes that
+// cannot reach it SKIPPED.
+func (uc *Control) restart(ctx context.Context, st Stores, src *execution.Execution, fromNode string, c execution.Command, now time.Time) (string, error) {
+	s := src.State()
+	source, err := st.Executions.Source(ctx, src.ID())
+	if err != nil {
+		return "", err
+	}
+	w, err := uc.workflows.Workflow(ctx, s.SessionID, s.WorkflowID)
+	if err != nil {
+		return "", fault.Newf(fault.ErrConflict, "workflow %s no longer exists in session %s; cannot restart: %v", s.WorkflowID, s.SessionID, err)
+	}
+	var feed []string
+	var inputs map[string][]any
+	if fromNode == "" {
+		for _, n := range w.Nodes() {
+			if d, ok := uc.runs.catalog.Describe(n.Type()); ok && d.Category == "trigger" {
+				feed = append(feed, n.ID())
+			}
+		}
+	} else {
+		if _, ok := w.Node(fromNode); !ok {
+			return "", fault.Newf(ErrNodeNotFound, "node %q is not in the current definition of workflow %s", fromNode, s.WorkflowID)
+		}
+		got, err := st.Items.Inputs(ctx, src.ID(), fromNode)
+		if err != nil {
+			return "", err
+		}
+		if len(got) == 0 {
+			return "", fault.Newf(fault.ErrConflict, "node %s received no messages in execution %s; nothing to re-feed. Use RESTART instead", fromNode, src.ID())
+		}
+		inputs = map[string][]any{fromNode: got}
+	}
+	def, err := session.MarshalDefinition(w)
+	if err != nil {
+		return "", err
+	}
+	ex := execution.New(newID(), s.SessionID, s.WorkflowID, src.ID(), fromNode, now)
+	if _, _, err := st.Executions.Insert(ctx, NewExecution{ID: ex.ID(), SessionID: s.SessionID, WorkflowID: s.WorkflowID,
+		Definition: def, Payload: source.Payload, Actor: c.Actor, Channel: c.Channel, RestartOf: src.ID(), FromNodeID: fromNode,
+		StartedAt: now, Status: ex.Status()}); err != nil {
+		return "", err
+	}
+	return ex.ID(), seed(ctx, st, w, ex, s.SessionID, feed, source.Payload, inputs, c.Actor, c.Channel, now)
+}

@@ -1,0 +1,402 @@
+package executionapp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/yukta/yukta/domain/session"
+)
+
+// EngineConfig tunes the worker of one instance.
+type EngineConfig struct {
+	// Concurrency is how many items may run at once on this instance.
+	Concurrency int
+	// ClaimBatch caps the items one claim takes.
+	ClaimBatch int
+	// CommitBatch caps the results one transaction commits.
+	CommitBatch int
+	// Lease is how long a claim holds without a heartbeat; an instance that
+	// dies loses its items to others after at most this long.
+	Lease time.Duration
+	// Poll is the fallback claim interval when no wake-up arrives (other
+	// instances' work, timers coming due).
+	Poll time.Duration
+	// ShutdownGrace is how long running items may finish when the engine stops.
+	ShutdownGrace time.Duration
+}
+
+func (c EngineConfig) withDefaults() EngineConfig {
+	if c.Concurrency <= 0 {
+		c.Concurrency = 64
+	}
+	if c.ClaimBatch <= 0 {
+		c.ClaimBatch = c.Concurrency
+	}
+	if c.CommitBatch <= 0 {
+		c.CommitBatch = 256
+	}
+	if c.Lease <= 0 {
+		c.Lease = 15 * time.Second
+	}
+	if c.Poll <= 0 {
+		c.Poll = 500 * time.Millisecond
+	}
+	if c.ShutdownGrace <= 0 {
+		c.ShutdownGrace = 5 * time.Second
+	}
+	return c
+}
+
+// Conditions evaluates breakpoint conditions (CEL) against a message.
+type Conditions interface {
+	Match(ctx context.Context, condition string, payload any, execution map[string]any) (bool, error)
+}
+
+// Engine moves work on one instance: it claims batches of runnable items,
+// runs their plugins outside any transaction, and commits their outcomes in
+// batches. Several engines (instances) share one database safely: claims
+// skip locked rows, and a result is only applied while its lease holds.
+type Engine struct {
+	tx         Transactor
+	queue      Queue
+	runners    Runners
+	conditions Conditions
+	signals    Signals
+	owner      string
+	cfg        EngineConfig
+	now        func() time.Time
+	onError    func(op string, err error)
+	runs       *runCache
+
+	wake chan struct{} // local: a commit made new work
+
+	mu      sync.Mutex
+	flights map[int64]*flight
+	stats   Stats
+}
+
+type flight struct {
+	executionID, nodeID string
+	cancel              context.CancelCauseFunc
+}
+
+// Stats are counters the metrics adapter reads.
+type Stats struct {
+	Claimed, Committed, Commits int64
+}
+
+// Errors that cancel a running item, told apart by context cause.
+var (
+	errCancelled = errors.New("cancelled by a stop")
+	errShutdown  = errors.New("instance shutting down")
+)
+
+// EngineDeps are the ports the engine uses.
+type EngineDeps struct {
+	Tx         Transactor
+	Queue      Queue
+	Runners    Runners
+	Conditions Conditions
+	Signals    Signals
+	Catalog    session.Catalog
+	// Owner names this instance in leases; unique per process.
+	Owner string
+	Now   func() time.Time
+	// OnError reports failures the engine survives (a commit that will be
+	// retried by lease expiry, a claim that failed); the edge logs them.
+	OnError func(op string, err error)
+}
+
+// NewEngine returns an engine; Run starts it.
+func NewEngine(d EngineDeps, cfg EngineConfig) *Engine {
+	e := &Engine{tx: d.Tx, queue: d.Queue, runners: d.Runners, conditions: d.Conditions, signals: d.Signals,
+		owner: d.Owner, cfg: cfg.withDefaults(), now: d.Now, onError: d.OnError,
+		wake: make(chan struct{}, 1), flights: map[int64]*flight{}}
+	if e.onError == nil {
+		e.onError = func(string, error) {}
+	}
+	e.runs = &runCache{runs: map[string]*run{}, catalog: d.Catalog, load: d.Queue.Source}
+	return e
+}
+
+// Stats returns a snapshot of the counters.
+func (e *Engine) Stats() Stats {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.stats
+}
+
+// Run works until ctx ends, then stops claiming, lets running items finish
+// for ShutdownGrace (then cancels and releases them), commits what finished,
+// and returns once every goroutine it started has returned.
+func (e *Engine) Run(ctx context.Context) error {
+	results := make(chan result, e.cfg.Concurrency)
+	var runners sync.WaitGroup
+	var loops sync.WaitGroup
+
+	commitCtx, stopCommits := context.WithCancel(context.WithoutCancel(ctx))
+	completerDone := make(chan struct{})
+	go func() { defer close(completerDone); e.complete(commitCtx, results) }()
+
+	loops.Go(func() { e.heartbeat(ctx) })
+	loops.Go(func() { e.reap(ctx) })
+	loops.Go(func() { e.listenCancels(ctx) })
+
+	runCtx, stopRuns := context.WithCancelCause(context.WithoutCancel(ctx))
+	slots := make(chan struct{}, e.cfg.Concurrency)
+	e.dispatch(ctx, runCtx, slots, results, &runners)
+
+	// Shutdown: running items get a grace period, then are cancelled.
+	grace := time.AfterFunc(e.cfg.ShutdownGrace, func() { stopRuns(errShutdown) })
+	runners.Wait()
+	grace.Stop()
+	stopRuns(errShutdown)
+	close(results)
+	<-completerDone
+	stopCommits()
+	loops.Wait()
+	return nil
+}
+
+// dispatch claims while there is capacity, until ctx ends.
+func (e *Engine) dispatch(ctx, runCtx context.Context, slots chan struct{}, results chan<- result, wg *sync.WaitGroup) {
+	poll := time.NewTicker(e.cfg.Poll)
+	defer poll.Stop()
+	for {
+		free := cap(slots) - len(slots)
+		full := false
+		if free > 0 {
+			claims, err := e.queue.Claim(ctx, e.owner, min(free, e.cfg.ClaimBatch), e.cfg.Lease)
+			if err != nil && ctx.Err() == nil {
+				e.onError("claim", err)
+			}
+			e.mu.Lock()
+			e.stats.Claimed += int64(len(claims))
+			e.mu.Unlock()
+			for _, c := range claims {
+				slots <- struct{}{}
+				fctx, cancel := context.WithCancelCause(runCtx)
+				e.track(c, cancel)
+				wg.Go(func() {
+					defer func() { <-slots; e.wakeUp() }()
+					results <- e.execute(fctx, c)
+					e.untrack(c.ItemID)
+					cancel(nil)
+				})
+			}
+			full = len(claims) == min(free, e.cfg.ClaimBatch) && len(claims) > 0
+		}
+		if full && ctx.Err() == nil {
+			continue // there may be more waiting
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-e.wake:
+		case <-e.signals.Wakeups():
+		case <-poll.C:
+		}
+	}
+}
+
+func (e *Engine) wakeUp() {
+	select {
+	case e.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (e *Engine) track(c Claim, cancel context.CancelCauseFunc) {
+	e.mu.Lock()
+	e.flights[c.ItemID] = &flight{executionID: c.ExecutionID, nodeID: c.NodeID, cancel: cancel}
+	e.mu.Unlock()
+}
+
+func (e *Engine) untrack(id int64) {
+	e.mu.Lock()
+	delete(e.flights, id)
+	e.mu.Unlock()
+}
+
+// CancelRunning cancels this instance's running items of an execution (of
+// one node when nodeID is set). Their results are then discarded: the stop
+// that asked for it already dropped the items.
+func (e *Engine) CancelRunning(executionID, nodeID string) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := 0
+	for _, f := range e.flights {
+		if f.executionID == executionID && (nodeID == "" || f.nodeID == nodeID) {
+			f.cancel(errCancelled)
+			n++
+		}
+	}
+	return n
+}
+
+func (e *Engine) listenCancels(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case s := <-e.signals.Cancels():
+			e.CancelRunning(s.ExecutionID, s.NodeID)
+		}
+	}
+}
+
+func (e *Engine) heartbeat(ctx context.Context) {
+	t := time.NewTicker(e.cfg.Lease / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := e.queue.Heartbeat(ctx, e.owner, e.cfg.Lease); err != nil && ctx.Err() == nil {
+				e.onError("heartbeat", err)
+			}
+		}
+	}
+}
+
+func (e *Engine) reap(ctx context.Context) {
+	t := time.NewTicker(max(e.cfg.Lease/3, time.Second))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			n, err := e.queue.Reap(ctx)
+			if err != nil && ctx.Err() == nil {
+				e.onError("reap", err)
+			}
+			if n > 0 {
+				e.wakeUp()
+			}
+		}
+	}
+}
+
+// result is what running one claim produced.
+type result struct {
+	claim     Claim
+	run       *run
+	out       Outcome
+	err       error
+	bpHit     bool
+	passAll   bool // skipped node: the input goes out on every edge
+	released  bool // shutdown: give the item back untouched
+	discarded bool // cancelled by a stop: the stop already dropped it
+}
+
+// execute runs one claim's plugin (or decides not to) outside any transaction.
+func (e *Engine) execute(ctx context.Context, c Claim) result {
+	r, err := e.runs.get(ctx, c.ExecutionID)
+	if err != nil {
+		return result{claim: c, err: err, released: ctx.Err() != nil}
+	}
+	res := result{claim: c, run: r}
+	node, ok := r.nodes[c.NodeID]
+	if !ok {
+		res.err = fmt.Errorf("node %q is not in the execution's definition", c.NodeID)
+		return res
+	}
+	if c.Skipped {
+		res.passAll = true
+		return res
+	}
+	if bp := c.Breakpoint; bp != nil && !c.BPPassed {
+		hit := false
+		if bp.Condition != "" {
+			if e.conditions != nil {
+				m, err := e.conditions.Match(ctx, bp.Condition, c.Payload, r.vars)
+				hit = err == nil && m
+			}
+		} else {
+			hit = bp.MatchField(c.Payload)
+		}
+		if hit {
+			res.bpHit = true
+			return res
+		}
+	}
+	if node.missing {
+		res.err = fmt.Errorf("plugin type %s is not installed on this server", node.typ)
+		return res
+	}
+	runner, ok := e.runners.Runner(node.typ)
+	if !ok {
+		res.err = fmt.Errorf("plugin type %s has no runner", node.typ)
+		return res
+	}
+	inv := Invocation{
+		SessionID: r.src.SessionID, WorkflowID: r.src.WorkflowID, ExecutionID: c.ExecutionID,
+		NodeID: c.NodeID, NodeType: node.typ, ItemID: c.ItemID,
+		IdempotencyKey: fmt.Sprintf("%s:%s:%d", c.ExecutionID, c.NodeID, c.ItemID),
+		Attempt:        c.Attempt, Config: node.config, Payload: c.Payload, Execution: r.vars, Now: e.now(),
+	}
+	if c.Resumed {
+		inv.Resume = &Resume{Answer: c.Answer, AnsweredBy: c.AnsweredBy}
+	}
+	rctx, cancel := context.WithTimeout(ctx, node.timeout)
+	defer cancel()
+	out, err := runner.Run(rctx, inv)
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, errShutdown):
+		res.released = true
+	case errors.Is(cause, errCancelled):
+		res.discarded = true
+	case err != nil && errors.Is(rctx.Err(), context.DeadlineExceeded):
+		res.err = fmt.Errorf("node %s timed out after %s (config timeout)", c.NodeID, node.timeout)
+	default:
+		res.out, res.err = out, err
+	}
+	return res
+}
+
+// complete commits results in batches: it takes what has arrived, commits
+// it in one transaction, and repeats. Under load batches grow by themselves.
+func (e *Engine) complete(ctx context.Context, results <-chan result) {
+	for r := range results {
+		batch := []result{r}
+	drain:
+		for len(batch) < e.cfg.CommitBatch {
+			select {
+			case r, ok := <-results:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, r)
+			default:
+				break drain
+			}
+		}
+		e.commitWithRetry(ctx, batch)
+	}
+}
+
+func (e *Engine) commitWithRetry(ctx context.Context, batch []result) {
+	var err error
+	for attempt := range 5 {
+		if err = e.commit(ctx, batch); err == nil {
+			e.mu.Lock()
+			e.stats.Commits++
+			e.stats.Committed += int64(len(batch))
+			e.mu.Unlock()
+			e.wakeUp()
+			return
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		time.Sleep(time.Duration(attempt+1) * 50 * time.Millisecond)
+	}
+	// The items stay claimed; their leases expire and another claim re-runs
+	// them (plugin effects are at-least-once by design).
+	e.onError("commit", err)
+}

@@ -1,0 +1,267 @@
+package executionapp
+
+import (
+	"context"
+	"time"
+
+	"github.com/yukta/yukta/domain/execution"
+)
+
+// Transactor runs fn in one database transaction with stores bound to it. fn
+// may run again on a serialization failure, so it does storage work only.
+type Transactor interface {
+	WithinTx(ctx context.Context, fn func(ctx context.Context, s Stores) error) error
+}
+
+// Stores are the stores bound to one transaction.
+type Stores struct {
+	Executions ExecutionStore
+	Items      ItemStore
+	Events     EventStore
+	Logs       LogStore
+	Commands   CommandStore
+	Inputs     InputStore
+	Signals    SignalSender
+}
+
+// NewExecution is everything a start writes.
+type NewExecution struct {
+	ID             string
+	SessionID      string
+	WorkflowID     string
+	Definition     []byte // session.MarshalDefinition of the workflow
+	Payload        any
+	Actor, Channel string
+	IdempotencyKey string
+	RestartOf      string
+	FromNodeID     string
+	StartedAt      time.Time
+	Status         execution.Status
+}
+
+// ExecutionStore keeps executions and their nodes.
+type ExecutionStore interface {
+	// Insert stores a new execution unless one with the same idempotency key
+	// exists in the session; then it returns that one's id and created=false.
+	Insert(ctx context.Context, e NewExecution) (id string, created bool, err error)
+	InsertNodes(ctx context.Context, executionID string, nodes []*execution.Node) error
+	// Lock loads and locks executions until the transaction ends, in id
+	// order so two committers never deadlock. Missing ids are left out.
+	Lock(ctx context.Context, ids []string) (map[string]*execution.Execution, error)
+	// LockOne loads and locks one execution of a session, or reports
+	// ErrExecutionNotFound (the same for unknown and foreign ids).
+	LockOne(ctx context.Context, sessionID, id string) (*execution.Execution, error)
+	Save(ctx context.Context, e *execution.Execution) error
+	SetResult(ctx context.Context, id string, result any) error
+	Nodes(ctx context.Context, ids []string) (map[string]map[string]*execution.Node, error)
+	SaveNodes(ctx context.Context, executionID string, nodes []*execution.Node) error
+	// NextLogSeqs reserves n log sequence numbers and returns the first.
+	NextLogSeqs(ctx context.Context, executionID string, n int) (int64, error)
+	// Active lists executions of a workflow that have not ended.
+	Active(ctx context.Context, sessionID, workflowID string) ([]string, error)
+	// Source returns what a restart needs of an execution: its definition
+	// and trigger payload.
+	Source(ctx context.Context, id string) (RunSource, error)
+}
+
+// RunSource is the stored definition of an execution and what started it.
+type RunSource struct {
+	ExecutionID, SessionID, WorkflowID string
+	Definition                         []byte
+	Payload                            any
+	StartedAt                          time.Time
+}
+
+// Claim is one work item a worker took.
+type Claim struct {
+	ItemID      int64
+	Token       int64
+	ExecutionID string
+	NodeID      string
+	Payload     any
+	Attempt     int
+	Resumed     bool
+	Answer      any
+	AnsweredBy  string
+	BPPassed    bool
+	Skipped     bool
+	Breakpoint  *execution.Breakpoint
+}
+
+// Item states.
+const (
+	ItemReady   = "ready"
+	ItemClaimed = "claimed"
+	ItemParked  = "parked"
+	ItemDone    = "done"
+	ItemDropped = "dropped"
+)
+
+// ItemUpdate finishes or releases a claimed item, if its lease still holds.
+type ItemUpdate struct {
+	ItemID      int64
+	Token       int64
+	State       string
+	AvailableAt time.Time
+	Resumed     bool
+	BPPassed    bool
+	// Uncount gives back the attempt the claim counted (the item did not
+	// really run: shutdown, breakpoint).
+	Uncount bool
+}
+
+// NewItem is a message for a node.
+type NewItem struct {
+	ExecutionID string
+	NodeID      string
+	Payload     any
+	AvailableAt time.Time
+}
+
+// ItemStore is the work queue.
+type ItemStore interface {
+	Insert(ctx context.Context, items []NewItem) error
+	// Finish applies updates to items still claimed under the given token
+	// and returns the ids it applied; an item whose lease was lost (reaped,
+	// dropped by a stop) is left alone and its outcome must be discarded.
+	Finish(ctx context.Context, owner string, updates []ItemUpdate) (map[int64]bool, error)
+	// LiveCounts counts ready, claimed and parked items per node.
+	LiveCounts(ctx context.Context, executionIDs []string) (map[string]map[string]int, error)
+	// Drop drops the ready, parked and claimed items of an execution (of one
+	// node when nodeID is set) and returns how many.
+	Drop(ctx context.Context, executionID, nodeID string) (int, error)
+	// DropParked drops the items of an execution that wait for input.
+	DropParked(ctx context.Context, executionID string) (int, error)
+	// Inputs returns, in arrival order, the payloads a node received.
+	Inputs(ctx context.Context, executionID, nodeID string) ([]any, error)
+	// Resume makes a parked item ready again with an answer.
+	Resume(ctx context.Context, itemID int64, answer any, answeredBy string) error
+	// Release puts a claimed item back without counting an attempt (step
+	// credit lost to a race, shutdown).
+	Release(ctx context.Context, owner string, itemID, token int64) error
+}
+
+// Event is one outbox row.
+type Event struct {
+	Type        string
+	At          time.Time
+	SessionID   string
+	WorkflowID  string
+	ExecutionID string
+	NodeID      string
+	Actor       string
+	Data        map[string]any
+}
+
+// Event types (DESIGN §6).
+const (
+	EventExecutionStarted       = "ExecutionStarted"
+	EventExecutionStatusChanged = "ExecutionStatusChanged"
+	EventNodeStatusChanged      = "NodeStatusChanged"
+	EventBreakpointHit          = "BreakpointHit"
+	EventInputRequested         = "InputRequested"
+	EventInputAnswered          = "InputAnswered"
+	EventCommandAccepted        = "CommandAccepted"
+	EventCommandApplied         = "CommandApplied"
+	EventCommandRejected        = "CommandRejected"
+)
+
+// EventStore appends to the outbox in the caller's transaction.
+type EventStore interface {
+	Append(ctx context.Context, events []Event) error
+}
+
+// LogEntry is one stored log line.
+type LogEntry struct {
+	ExecutionID string
+	Seq         int64
+	At          time.Time
+	Level       string
+	NodeID      string
+	Message     string
+}
+
+// LogStore appends log lines in the caller's transaction.
+type LogStore interface {
+	Append(ctx context.Context, lines []LogEntry) error
+}
+
+// CommandRecord is a stored control command.
+type CommandRecord struct {
+	ID                 string
+	SessionID          string
+	ExecutionID        string
+	WorkflowID         string
+	NodeID             string
+	Command            execution.Command
+	Status             string // accepted | applied | rejected
+	Message            string
+	ResultExecutionIDs []string
+	CreatedAt          time.Time
+}
+
+// CommandStore records control commands; the key makes a command idempotent.
+type CommandStore interface {
+	// ByKey returns the command stored under key in the session, if any.
+	ByKey(ctx context.Context, sessionID, key string) (CommandRecord, bool, error)
+	Insert(ctx context.Context, c CommandRecord) error
+	Update(ctx context.Context, c CommandRecord) error
+	Get(ctx context.Context, id string) (CommandRecord, error)
+}
+
+// Input is a question a parked message waits on.
+type Input struct {
+	ID          string
+	SessionID   string
+	ExecutionID string
+	NodeID      string
+	ItemID      int64
+	Prompt      string
+	Schema      map[string]any
+	Status      string // open | answered | cancelled
+	Answer      any
+	AnsweredBy  string
+	CreatedAt   time.Time
+	AnsweredAt  time.Time
+}
+
+// InputStore keeps requested inputs.
+type InputStore interface {
+	Create(ctx context.Context, in Input) error
+	// Lock loads and locks an input.
+	Lock(ctx context.Context, id string) (Input, error)
+	Save(ctx context.Context, in Input) error
+	CancelOpen(ctx context.Context, executionID string) error
+}
+
+// SignalSender tells every instance, when the transaction commits, that there
+// is new work or that running work of an execution must stop. Signals are
+// hints: receivers re-read the state.
+type SignalSender interface {
+	Wake(ctx context.Context) error
+	Cancel(ctx context.Context, executionID, nodeID string) error
+}
+
+// Signals is what the engine receives from SignalSender, on any instance.
+type Signals interface {
+	Wakeups() <-chan struct{}
+	Cancels() <-chan CancelSignal
+}
+
+// CancelSignal names running work to cancel (all of an execution when NodeID
+// is empty).
+type CancelSignal struct {
+	ExecutionID, NodeID string
+}
+
+// Queue is the claim side of the work queue, outside transactions.
+type Queue interface {
+	// Claim takes up to n runnable items under a lease.
+	Claim(ctx context.Context, owner string, n int, lease time.Duration) ([]Claim, error)
+	// Heartbeat extends the leases of the owner's claimed items.
+	Heartbeat(ctx context.Context, owner string, lease time.Duration) error
+	// Reap makes items whose lease expired ready again and returns how many.
+	Reap(ctx context.Context) (int, error)
+	// Source loads what the engine needs to run an execution's nodes.
+	Source(ctx context.Context, executionID string) (RunSource, error)
+}

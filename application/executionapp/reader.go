@@ -1,0 +1,80 @@
+package executionapp
+
+import (
+	"context"
+	"time"
+
+	"github.com/yukta/yukta/domain/execution"
+)
+
+// ExecutionView is an execution as status readers see it.
+type ExecutionView struct {
+	ID, SessionID, WorkflowID string
+	Status                    execution.Status
+	Draining                  bool
+	StartedAt, EndedAt        time.Time
+	Result                    any
+	HasResult                 bool
+	Error                     string
+	RestartOf, FromNodeID     string
+	Actor, Channel            string
+	Nodes                     []NodeView
+}
+
+// NodeView is one node of an ExecutionView.
+type NodeView struct {
+	NodeID, Type       string
+	Status             execution.NodeStatus
+	Received, Emitted  int64
+	Paused, StepMode   bool
+	Credits            int
+	Skipped            bool
+	Breakpoint         *execution.Breakpoint
+	Error              string
+	StartedAt, EndedAt time.Time
+}
+
+// ExecutionSummary is an execution in a history list.
+type ExecutionSummary struct {
+	ID, WorkflowID     string
+	Status             execution.Status
+	StartedAt, EndedAt time.Time
+	RestartOf          string
+}
+
+// HistoryQuery selects a page of a session's executions, newest first.
+type HistoryQuery struct {
+	SessionID  string
+	WorkflowID string
+	Status     execution.Status
+	Limit      int
+	// After is the last execution of the previous page.
+	After string
+}
+
+// StoredEvent is an outbox row with its position.
+type StoredEvent struct {
+	Seq int64
+	Event
+}
+
+// EventQuery selects events after a position, oldest first.
+type EventQuery struct {
+	SessionID   string
+	ExecutionID string
+	AfterSeq    int64
+	Limit       int
+}
+
+// Reader answers the read-side questions about executions, outside
+// transactions.
+type Reader interface {
+	Execution(ctx context.Context, sessionID, id string) (ExecutionView, error)
+	History(ctx context.Context, q HistoryQuery) ([]ExecutionSummary, error)
+	// LogsBefore returns up to limit lines with seq < before, newest first
+	// (before = 0 means from the end), and the execution's line count.
+	LogsBefore(ctx context.Context, executionID string, before int64, limit int) ([]LogEntry, int64, error)
+	Inputs(ctx context.Context, sessionID, executionID string, onlyOpen bool) ([]Input, error)
+	// Events returns committed events after a position, in commit order.
+	Events(ctx context.Context, q EventQuery) ([]StoredEvent, error)
+}

@@ -1,0 +1,144 @@
+package executionapp
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/yukta/yukta/domain/execution"
+	"github.com/yukta/yukta/domain/session"
+)
+
+// Defaults for nodes whose config does not say otherwise.
+const (
+	DefaultNodeTimeout = 30 * time.Second
+	DefaultBackoff     = time.Second
+	maxBackoff         = 10 * time.Minute
+)
+
+// run is an execution as the engine needs it: its graph and each node's
+// type, config (defaults applied) and policies. Definitions never change
+// after start, so a run is built once per instance and cached.
+type run struct {
+	src   RunSource
+	graph execution.Graph
+	nodes map[string]runNode
+	vars  map[string]any // the CEL `execution` variable
+}
+
+type runNode struct {
+	typ         string
+	config      map[string]any
+	timeout     time.Duration
+	maxAttempts int
+	backoff     time.Duration
+	missing     bool // the plugin type is no longer installed
+}
+
+func buildRun(src RunSource, c session.Catalog) (*run, error) {
+	w, err := session.RestoreWorkflow(src.WorkflowID, "", src.Definition)
+	if err != nil {
+		return nil, err
+	}
+	r := &run{src: src, nodes: map[string]runNode{}}
+	var ids []string
+	for _, n := range w.Nodes() {
+		ids = append(ids, n.ID())
+		rn := runNode{typ: n.Type(), config: n.Config(), timeout: DefaultNodeTimeout, maxAttempts: 1, backoff: DefaultBackoff}
+		d, ok := c.Describe(n.Type())
+		if !ok {
+			rn.missing = true
+		} else {
+			rn.config = d.WithDefaults(rn.config)
+		}
+		if s, ok := rn.config["timeout"].(string); ok {
+			if d, err := time.ParseDuration(s); err == nil && d > 0 {
+				rn.timeout = d
+			}
+		}
+		if rp, ok := rn.config["retry"].(map[string]any); ok {
+			if n, ok := number(rp["maxAttempts"]); ok && n >= 1 {
+				rn.maxAttempts = int(n)
+			}
+			if s, ok := rp["backoff"].(string); ok {
+				if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+					rn.backoff = d
+				}
+			}
+		}
+		r.nodes[n.ID()] = rn
+	}
+	var edges []execution.Edge
+	for _, e := range w.Edges() {
+		edges = append(edges, execution.Edge{Source: e.Source(), Target: e.Target(), Port: e.SourcePort()})
+	}
+	r.graph = execution.NewGraph(ids, edges)
+	r.vars = map[string]any{
+		"executionId": src.ExecutionID, "sessionId": src.SessionID, "workflowId": src.WorkflowID,
+		"startedAt": src.StartedAt.UTC().Format(time.RFC3339Nano), "input": src.Payload,
+	}
+	return r, nil
+}
+
+// retryDelay is the wait before attempt+1: backoff doubled per attempt.
+func (n runNode) retryDelay(attempt int) time.Duration {
+	d := n.backoff
+	for i := 1; i < attempt && d < maxBackoff; i++ {
+		d *= 2
+	}
+	return min(d, maxBackoff)
+}
+
+// runCache builds each run once per instance.
+type runCache struct {
+	mu      sync.Mutex
+	runs    map[string]*run
+	catalog session.Catalog
+	load    func(ctx context.Context, id string) (RunSource, error)
+}
+
+func (c *runCache) get(ctx context.Context, id string) (*run, error) {
+	c.mu.Lock()
+	r, ok := c.runs[id]
+	c.mu.Unlock()
+	if ok {
+		return r, nil
+	}
+	src, err := c.load(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("load execution %s: %w", id, err)
+	}
+	r, err = buildRun(src, c.catalog)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.runs) > 10_000 { // a crude bound; definitions reload cheaply
+		clear(c.runs)
+	}
+	c.runs[id] = r
+	return r, nil
+}
+
+func (c *runCache) forget(id string) {
+	c.mu.Lock()
+	delete(c.runs, id)
+	c.mu.Unlock()
+}
+
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case float64:
+		return n, true
+	case int:
+		return float64(n), true
+	case int64:
+		return float64(n), true
+	case interface{ Float64() (float64, error) }:
+		f, err := n.Float64()
+		return f, err == nil
+	}
+	return 0, false
+}

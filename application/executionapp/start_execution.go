@@ -1,0 +1,204 @@
+package executionapp
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/yukta/yukta/domain/execution"
+	"github.com/yukta/yukta/domain/fault"
+	"github.com/yukta/yukta/domain/plugin"
+	"github.com/yukta/yukta/domain/session"
+)
+
+// WorkflowReader reads the current definition of a workflow.
+type WorkflowReader interface {
+	Workflow(ctx context.Context, sessionID, workflowID string) (session.Workflow, error)
+}
+
+// Trigger says how a run was started; it decides which trigger nodes get the
+// payload.
+type Trigger string
+
+// The triggers.
+const (
+	// TriggerManual feeds every MANUAL node, or every trigger node when the
+	// workflow has none (so a scheduled workflow can be run by hand).
+	TriggerManual Trigger = "MANUAL"
+	// TriggerWebhook feeds the WEBHOOK nodes.
+	TriggerWebhook Trigger = "WEBHOOK"
+)
+
+// StartExecution starts a run: one transaction writes the execution with its
+// definition snapshot, its nodes, one message per fed trigger node and an
+// ExecutionStarted event.
+type StartExecution struct {
+	tx        Transactor
+	workflows WorkflowReader
+	catalog   session.Catalog
+	now       func() time.Time
+}
+
+// NewStartExecution returns the use case.
+func NewStartExecution(tx Transactor, w WorkflowReader, c session.Catalog, now func() time.Time) *StartExecution {
+	return &StartExecution{tx: tx, workflows: w, catalog: c, now: now}
+}
+
+// StartInput is a start request.
+type StartInput struct {
+	SessionID, WorkflowID string
+	Payload               any
+	IdempotencyKey        string
+	Trigger               Trigger
+	// TriggerNode, when set, feeds only that trigger node (SCHEDULE fires).
+	TriggerNode    string
+	Actor, Channel string
+}
+
+// StartResult is the started (or already started) execution.
+type StartResult struct {
+	ExecutionID string
+	Status      execution.Status
+	Created     bool
+}
+
+// MaxKeyLen bounds idempotency keys.
+const MaxKeyLen = 255
+
+// Handle starts the run, or returns the one already started with the same
+// idempotency key.
+func (uc *StartExecution) Handle(ctx context.Context, in StartInput) (StartResult, error) {
+	if len(in.IdempotencyKey) > MaxKeyLen {
+		return StartResult{}, &fault.ValidationError{Subject: "start request", Violations: []fault.Violation{{
+			Path: "Idempotency-Key", Message: fmt.Sprintf("is %d characters long; the limit is %d", len(in.IdempotencyKey), MaxKeyLen)}}}
+	}
+	w, err := uc.workflows.Workflow(ctx, in.SessionID, in.WorkflowID)
+	if err != nil {
+		return StartResult{}, err
+	}
+	feed := uc.triggers(w, in)
+	if len(feed) == 0 {
+		return StartResult{}, fault.Newf(fault.ErrConflict, "workflow %q has no %s trigger node; it cannot be started this way", in.WorkflowID, in.Trigger)
+	}
+	def, err := session.MarshalDefinition(w)
+	if err != nil {
+		return StartResult{}, err
+	}
+	now := uc.now()
+	ex := execution.New(newID(), in.SessionID, in.WorkflowID, "", "", now)
+	var res StartResult
+	err = uc.tx.WithinTx(ctx, func(ctx context.Context, st Stores) error {
+		id, created, err := st.Executions.Insert(ctx, NewExecution{
+			ID: ex.ID(), SessionID: in.SessionID, WorkflowID: in.WorkflowID, Definition: def, Payload: in.Payload,
+			Actor: in.Actor, Channel: in.Channel, IdempotencyKey: in.IdempotencyKey, StartedAt: now, Status: ex.Status(),
+		})
+		if err != nil {
+			return err
+		}
+		res = StartResult{ExecutionID: id, Status: ex.Status(), Created: created}
+		if !created {
+			return nil
+		}
+		return seed(ctx, st, w, ex, in.SessionID, feed, in.Payload, nil, in.Actor, in.Channel, now)
+	})
+	if err != nil {
+		return StartResult{}, fmt.Errorf("start %s/%s: %w", in.SessionID, in.WorkflowID, err)
+	}
+	return res, nil
+}
+
+// triggers picks the trigger nodes a start feeds.
+func (uc *StartExecution) triggers(w session.Workflow, in StartInput) []string {
+	var all, typed []string
+	for _, n := range w.Nodes() {
+		d, ok := uc.catalog.Describe(n.Type())
+		if !ok || d.Category != plugin.Trigger {
+			continue
+		}
+		if in.TriggerNode != "" {
+			if n.ID() == in.TriggerNode {
+				return []string{n.ID()}
+			}
+			continue
+		}
+		all = append(all, n.ID())
+		if n.Type() == string(in.Trigger) {
+			typed = append(typed, n.ID())
+		}
+	}
+	if len(typed) > 0 || in.Trigger != TriggerManual {
+		return typed
+	}
+	return all
+}
+
+// seed writes the nodes, the first messages and the start event of a new
+// execution. skipped marks nodes that start SKIPPED (restart from a node).
+func seed(ctx context.Context, st Stores, w session.Workflow, ex *execution.Execution, sessionID string,
+	feed []string, payload any, inputs map[string][]any, actor, channel string, now time.Time) error {
+	var nodes []*execution.Node
+	for _, n := range w.Nodes() {
+		nodes = append(nodes, execution.NewNode(n.ID(), n.Type()))
+	}
+	if inputs != nil { // restart from a node: everything that cannot reach it is skipped
+		skip := map[string]bool{}
+		for _, n := range nodes {
+			skip[n.ID()] = true
+		}
+		for id := range inputs {
+			for _, d := range reachable(w, id) {
+				skip[d] = false
+			}
+		}
+		for _, n := range nodes {
+			if skip[n.ID()] {
+				n.MarkUpstreamSkipped(now)
+			}
+		}
+	}
+	if err := st.Executions.InsertNodes(ctx, ex.ID(), nodes); err != nil {
+		return err
+	}
+	var items []NewItem
+	for _, id := range feed {
+		items = append(items, NewItem{ExecutionID: ex.ID(), NodeID: id, Payload: payload, AvailableAt: now})
+	}
+	for id, ins := range inputs {
+		for _, p := range ins {
+			items = append(items, NewItem{ExecutionID: ex.ID(), NodeID: id, Payload: p, AvailableAt: now})
+		}
+	}
+	if len(items) > 0 {
+		if err := st.Items.Insert(ctx, items); err != nil {
+			return err
+		}
+	}
+	s := ex.State()
+	data := map[string]any{"status": string(s.Status), "channel": channel}
+	if s.RestartOf != "" {
+		data["restartOf"] = s.RestartOf
+	}
+	if s.FromNodeID != "" {
+		data["fromNodeId"] = s.FromNodeID
+	}
+	if err := st.Events.Append(ctx, []Event{{Type: EventExecutionStarted, At: now, SessionID: sessionID,
+		WorkflowID: s.WorkflowID, ExecutionID: ex.ID(), Actor: actor, Data: data}}); err != nil {
+		return err
+	}
+	return st.Signals.Wake(ctx)
+}
+
+// reachable returns id and every node downstream of it.
+func reachable(w session.Workflow, id string) []string {
+	out := []string{id}
+	seen := map[string]bool{id: true}
+	for i := 0; i < len(out); i++ {
+		for _, e := range w.Edges() {
+			if e.Source() == out[i] && !seen[e.Target()] {
+				seen[e.Target()] = true
+				out = append(out, e.Target())
+			}
+		}
+	}
+	return out
+}

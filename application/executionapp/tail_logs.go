@@ -1,0 +1,161 @@
+package executionapp
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"regexp/syntax"
+	"strings"
+	"time"
+
+	"github.com/yukta/yukta/domain/fault"
+)
+
+// Log reading limits (DESIGN §6). RE2 runs in linear time; these caps bound
+// the constant.
+const (
+	MaxPatternLen      = 200
+	MaxPatternInsts    = 256
+	MaxMatchLineBytes  = 4 << 10
+	MaxLogCallDuration = 2 * time.Second
+	MaxTailLines       = 5000
+	DefaultTailLines   = 100
+	logChunk           = 1000
+)
+
+// TailLogs returns the last lines of an execution's log, optionally only
+// those matching an RE2 pattern. Reading the tail costs the same whatever the
+// log's length: it walks the (execution, seq) index backwards.
+type TailLogs struct {
+	reader Reader
+	now    func() time.Time
+}
+
+// NewTailLogs returns the use case.
+func NewTailLogs(r Reader, now func() time.Time) *TailLogs { return &TailLogs{reader: r, now: now} }
+
+// TailInput selects lines.
+type TailInput struct {
+	SessionID, ExecutionID string
+	TailLines              int
+	FilterPattern          string
+}
+
+// TailResult is the selected lines, oldest first.
+type TailResult struct {
+	ExecutionID string
+	Lines       []LogEntry
+	// TotalMatched counts every matching line in the log (all lines without
+	// a filter); Complete is false when the time limit stopped the count.
+	TotalMatched  int64
+	ReturnedLines int
+	Complete      bool
+}
+
+// CompileFilter checks a filter pattern against the caps and compiles it.
+func CompileFilter(pattern string) (*regexp.Regexp, error) {
+	bad := func(msg string) error {
+		return &fault.ValidationError{Subject: "log filter", Violations: []fault.Violation{{Path: "filterPattern", Message: msg}}}
+	}
+	if len(pattern) > MaxPatternLen {
+		return nil, bad(fmt.Sprintf("Regex pattern too long (max %d characters).", MaxPatternLen))
+	}
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return nil, bad("Invalid regex pattern: " + err.Error())
+	}
+	prog, err := syntax.Compile(re.Simplify())
+	if err != nil {
+		return nil, bad("Invalid regex pattern: " + err.Error())
+	}
+	if len(prog.Inst) > MaxPatternInsts {
+		return nil, bad(fmt.Sprintf("Regex filter is too expensive to evaluate (%d instructions, max %d); simplify the pattern.", len(prog.Inst), MaxPatternInsts))
+	}
+	return regexp.Compile(pattern)
+}
+
+// Handle reads the tail.
+func (uc *TailLogs) Handle(ctx context.Context, in TailInput) (TailResult, error) {
+	n := in.TailLines
+	switch {
+	case n == 0:
+		n = DefaultTailLines
+	case n < 1 || n > MaxTailLines:
+		return TailResult{}, &fault.ValidationError{Subject: "log request", Violations: []fault.Violation{{
+			Path: "tailLines", Message: fmt.Sprintf("must be between 1 and %d, got %d", MaxTailLines, n)}}}
+	}
+	var re *regexp.Regexp
+	if in.FilterPattern != "" {
+		var err error
+		if re, err = CompileFilter(in.FilterPattern); err != nil {
+			return TailResult{}, err
+		}
+	}
+	// Ownership first: an unknown or foreign execution reads as not found.
+	if _, err := uc.reader.Execution(ctx, in.SessionID, in.ExecutionID); err != nil {
+		return TailResult{}, err
+	}
+	res := TailResult{ExecutionID: in.ExecutionID, Complete: true}
+	if re == nil {
+		lines, total, err := uc.reader.LogsBefore(ctx, in.ExecutionID, 0, n)
+		if err != nil {
+			return TailResult{}, err
+		}
+		reverse(lines)
+		res.Lines, res.TotalMatched = lines, total
+		res.ReturnedLines = len(lines)
+		return res, nil
+	}
+	deadline := uc.now().Add(MaxLogCallDuration)
+	var kept []LogEntry // newest first
+	before := int64(0)
+	for {
+		chunk, _, err := uc.reader.LogsBefore(ctx, in.ExecutionID, before, logChunk)
+		if err != nil {
+			return TailResult{}, err
+		}
+		for _, l := range chunk {
+			if uc.now().After(deadline) {
+				res.Complete = false
+				break
+			}
+			msg := l.Message
+			if len(msg) > MaxMatchLineBytes {
+				msg = msg[:MaxMatchLineBytes]
+			}
+			if re.MatchString(msg) {
+				res.TotalMatched++
+				if len(kept) < n {
+					kept = append(kept, l)
+				}
+			}
+		}
+		if !res.Complete || len(chunk) < logChunk {
+			break
+		}
+		before = chunk[len(chunk)-1].Seq
+	}
+	reverse(kept)
+	res.Lines, res.ReturnedLines = kept, len(kept)
+	return res, nil
+}
+
+func reverse(ls []LogEntry) {
+	for i, j := 0, len(ls)-1; i < j; i, j = i+1, j-1 {
+		ls[i], ls[j] = ls[j], ls[i]
+	}
+}
+
+// EscapeForAgent escapes control characters so a log line cannot forge
+// terminal output or prompt structure when shown to an agent.
+func EscapeForAgent(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r < 0x20 && r != '\t' || r == 0x7f {
+			fmt.Fprintf(&b, "\\x%02x", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

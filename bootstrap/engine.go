@@ -1,0 +1,114 @@
+package bootstrap
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.uber.org/fx"
+	"go.uber.org/zap"
+
+	"github.com/yukta/yukta/adapters/cel"
+	"github.com/yukta/yukta/adapters/egress"
+	"github.com/yukta/yukta/adapters/plugins"
+	"github.com/yukta/yukta/adapters/postgres"
+	"github.com/yukta/yukta/application/executionapp"
+	"github.com/yukta/yukta/application/sessionapp"
+	"github.com/yukta/yukta/domain/session"
+)
+
+// executionModule wires the runtime: plugin runners, the queue and its
+// signals, the engine, and the execution use cases.
+var executionModule = fx.Module("executions",
+	fx.Provide(
+		func() (*cel.Evaluator, error) { return cel.New() },
+		func(cfg Config) (*egress.Client, error) {
+			return egress.New(egress.Options{AllowedHosts: cfg.EgressAllowed, Timeout: plugins.DefaultEgressCeiling})
+		},
+		func(ev *cel.Evaluator, eg *egress.Client) (*plugins.RunnerSet, error) {
+			return plugins.NewRunners(plugins.RunnerConfig{CEL: ev, Egress: eg})
+		},
+		postgres.NewExecutionTransactor,
+		postgres.NewQueue,
+		postgres.NewReader,
+		newListener,
+		func(t *postgres.ExecutionTransactor) executionapp.Transactor { return t },
+		func(r *postgres.Reader) executionapp.Reader { return r },
+		func(s *sessionapp.GetWorkflow) executionapp.WorkflowReader { return rawWorkflows{s} },
+		newEngine,
+		func(tx executionapp.Transactor, w executionapp.WorkflowReader, c session.Catalog) *executionapp.StartExecution {
+			return executionapp.NewStartExecution(tx, w, c, time.Now)
+		},
+		executionapp.NewStartFromWebhook,
+		executionapp.NewGetExecution,
+		executionapp.NewListExecutions,
+		func(r executionapp.Reader) *executionapp.TailLogs { return executionapp.NewTailLogs(r, time.Now) },
+		func(tx executionapp.Transactor, w executionapp.WorkflowReader, q *postgres.Queue, c session.Catalog) *executionapp.Control {
+			return executionapp.NewControl(tx, w, q, c, time.Now)
+		},
+		executionapp.NewListInputs,
+		func(tx executionapp.Transactor) *executionapp.AnswerInput {
+			return executionapp.NewAnswerInput(tx, plugins.AnswerValidator{}, time.Now)
+		},
+		executionapp.NewReadEvents,
+	),
+	fx.Invoke(func(*executionapp.Engine) {}),
+)
+
+// rawWorkflows reads workflows with their secrets: the engine and webhooks
+// need the real values, never shown to a reader.
+type rawWorkflows struct{ uc *sessionapp.GetWorkflow }
+
+func (r rawWorkflows) Workflow(ctx context.Context, sessionID, workflowID string) (session.Workflow, error) {
+	return r.uc.Unmasked(ctx, sessionID, workflowID)
+}
+
+func newListener(lc fx.Lifecycle, pool *pgxpool.Pool, log *zap.Logger) *postgres.Listener {
+	l := postgres.NewListener(pool, func(err error) { log.Warn("signal listener reconnecting", zap.Error(err)) })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	lc.Append(fx.Hook{
+		OnStart: func(context.Context) error { go func() { defer close(done); l.Run(ctx) }(); return nil },
+		OnStop:  func(context.Context) error { cancel(); <-done; return nil },
+	})
+	return l
+}
+
+func newEngine(lc fx.Lifecycle, cfg Config, log *zap.Logger, tx executionapp.Transactor, q *postgres.Queue,
+	runners *plugins.RunnerSet, ev *cel.Evaluator, l *postgres.Listener, c session.Catalog) *executionapp.Engine {
+	host, _ := os.Hostname()
+	owner := fmt.Sprintf("%s/%d/%s", host, os.Getpid(), rand.Text()[:8])
+	e := executionapp.NewEngine(executionapp.EngineDeps{
+		Tx: tx, Queue: q, Runners: runners, Conditions: celConditions{ev}, Signals: l, Catalog: c, Owner: owner, Now: time.Now,
+		OnError: func(op string, err error) { log.Warn("engine", zap.String("op", op), zap.Error(err)) },
+	}, executionapp.EngineConfig{Concurrency: cfg.Workers, Lease: cfg.Lease})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	lc.Append(fx.Hook{
+		OnStart: func(context.Context) error {
+			go func() { defer close(done); _ = e.Run(ctx) }()
+			log.Info("engine started", zap.String("owner", owner), zap.Int("workers", cfg.Workers))
+			return nil
+		},
+		OnStop: func(stop context.Context) error {
+			cancel()
+			select {
+			case <-done:
+				return nil
+			case <-stop.Done():
+				return fmt.Errorf("engine did not stop in time: %w", stop.Err())
+			}
+		},
+	})
+	return e
+}
+
+// celConditions adapts the CEL evaluator to breakpoint conditions.
+type celConditions struct{ ev *cel.Evaluator }
+
+func (c celConditions) Match(ctx context.Context, cond string, payload any, exec map[string]any) (bool, error) {
+	return c.ev.EvalBool(ctx, cond, cel.Vars{Payload: payload, Execution: exec})
+}

@@ -1,0 +1,84 @@
+package execution
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/yukta/yukta/domain/fault"
+)
+
+// Breakpoint pauses a node before a message that matches it: either a
+// payload field (dotted path) equal to a value, or a CEL condition.
+type Breakpoint struct {
+	Field     string
+	Equals    any
+	Condition string
+}
+
+// NewBreakpoint validates a breakpoint. Exactly one of field or condition
+// must be given.
+func NewBreakpoint(field string, equals any, hasEquals bool, condition string) (Breakpoint, error) {
+	var vs []fault.Violation
+	switch {
+	case field == "" && condition == "":
+		vs = append(vs, fault.Violation{Path: "field", Message: `give either "field" and "equals" (e.g. {"field":"status","equals":"error"}) or "condition" (a CEL expression)`})
+	case field != "" && condition != "":
+		vs = append(vs, fault.Violation{Path: "condition", Message: `give "field"+"equals" or "condition", not both`})
+	case field != "":
+		if !hasEquals {
+			vs = append(vs, fault.Violation{Path: "equals", Message: `is required with "field": the value that should pause the node`})
+		}
+		for _, seg := range strings.Split(field, ".") {
+			if seg == "" {
+				vs = append(vs, fault.Violation{Path: "field", Message: fmt.Sprintf("%q is not a dotted path such as order.status", field)})
+				break
+			}
+		}
+		if len(field) > 256 {
+			vs = append(vs, fault.Violation{Path: "field", Message: "is longer than 256 characters"})
+		}
+	case len(condition) > 4096:
+		vs = append(vs, fault.Violation{Path: "condition", Message: "is longer than 4096 characters"})
+	}
+	if len(vs) > 0 {
+		return Breakpoint{}, &fault.ValidationError{Subject: "breakpoint", Violations: vs}
+	}
+	return Breakpoint{Field: field, Equals: equals, Condition: condition}, nil
+}
+
+// MatchField reports whether payload's field equals the breakpoint value.
+// Numbers compare by value whatever their JSON representation.
+func (b Breakpoint) MatchField(payload any) bool {
+	v := payload
+	for _, seg := range strings.Split(b.Field, ".") {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return false
+		}
+		if v, ok = m[seg]; !ok {
+			return false
+		}
+	}
+	if x, ok := toFloat(v); ok {
+		if y, ok := toFloat(b.Equals); ok {
+			return x == y
+		}
+	}
+	return reflect.DeepEqual(v, b.Equals)
+}
+
+func toFloat(v any) (float64, bool) {
+	switch n := v.(type) {
+	case float64:
+		return n, true
+	case int:
+		return float64(n), true
+	case int64:
+		return float64(n), true
+	case interface{ Float64() (float64, error) }:
+		f, err := n.Float64()
+		return f, err == nil
+	}
+	return 0, false
+}

@@ -1,0 +1,198 @@
+package execution
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/yukta/yukta/domain/fault"
+)
+
+// Scope is what a command targets.
+type Scope string
+
+// The scopes of control commands.
+const (
+	ScopeExecution Scope = "execution"
+	ScopeWorkflow  Scope = "workflow"
+	ScopeNode      Scope = "node"
+)
+
+// Action is what a command does.
+type Action string
+
+// The control actions (DESIGN §5).
+const (
+	ActionPause           Action = "PAUSE"
+	ActionResume          Action = "RESUME"
+	ActionStop            Action = "STOP"
+	ActionStopAll         Action = "STOP_ALL"
+	ActionRestart         Action = "RESTART"
+	ActionRestartFromNode Action = "RESTART_FROM_NODE"
+	ActionStepEnable      Action = "STEP_ENABLE"
+	ActionStep            Action = "STEP"
+	ActionStepDisable     Action = "STEP_DISABLE"
+	ActionSkip            Action = "SKIP"
+	ActionUnskip          Action = "UNSKIP"
+	ActionRetry           Action = "RETRY"
+	ActionBreakpoint      Action = "BREAKPOINT"
+	ActionBreakpointClear Action = "BREAKPOINT_CLEAR"
+)
+
+// actions lists the actions each scope accepts, in the order errors list them.
+var actions = map[Scope][]Action{
+	ScopeExecution: {ActionPause, ActionResume, ActionStop, ActionRestart, ActionRestartFromNode},
+	ScopeWorkflow:  {ActionStopAll},
+	ScopeNode: {ActionPause, ActionResume, ActionStop, ActionStepEnable, ActionStep, ActionStepDisable,
+		ActionSkip, ActionUnskip, ActionRetry, ActionBreakpoint, ActionBreakpointClear},
+}
+
+// StopMode says how a STOP treats the work of a run.
+type StopMode string
+
+// The stop modes.
+const (
+	Drain  StopMode = "DRAIN"
+	Cancel StopMode = "CANCEL"
+	Kill   StopMode = "KILL"
+)
+
+// DefaultStopMode drops queued work but lets running plugins finish: it
+// never leaves a half-done side effect and never waits for a long queue.
+const DefaultStopMode = Cancel
+
+// Limits of command arguments.
+const (
+	MaxWait      = 60 * time.Second
+	MaxReasonLen = 1024
+	MaxKeyLen    = 128
+)
+
+// Command is a validated control command. Actor and Channel say who sent it
+// and through which door; both are recorded with its effect.
+type Command struct {
+	Scope      Scope
+	Action     Action
+	Mode       StopMode
+	NodeID     string
+	FromNodeID string
+	Immediate  bool
+	Reason     string
+	Key        string
+	IfStatus   string
+	Wait       time.Duration
+	Breakpoint *Breakpoint
+	Actor      string
+	Channel    string
+}
+
+// CommandInput is a command as a client sends it, before validation.
+type CommandInput struct {
+	Scope      Scope
+	Action     string
+	Mode       string
+	NodeID     string
+	FromNodeID string
+	Immediate  bool
+	Reason     string
+	Key        string
+	IfStatus   string
+	WaitSecs   float64
+	Breakpoint *Breakpoint
+	Actor      string
+	Channel    string
+}
+
+// NewCommand validates a command and reports every problem at once, each
+// naming the argument and what to send instead.
+func NewCommand(in CommandInput) (Command, error) {
+	var vs []fault.Violation
+	bad := func(path, format string, args ...any) {
+		vs = append(vs, fault.Violation{Path: path, Message: fmt.Sprintf(format, args...)})
+	}
+	valid := actions[in.Scope]
+	if valid == nil {
+		return Command{}, fmt.Errorf("execution: unknown command scope %q", in.Scope)
+	}
+	act := Action(strings.ToUpper(strings.TrimSpace(in.Action)))
+	switch {
+	case in.Action == "":
+		bad("action", "is required; one of %s", joinActions(valid))
+	case !slices.Contains(valid, act):
+		bad("action", "%q is not a %s action; use one of %s", in.Action, in.Scope, joinActions(valid))
+	}
+	c := Command{Scope: in.Scope, Action: act, NodeID: in.NodeID, FromNodeID: in.FromNodeID, Immediate: in.Immediate,
+		Reason: in.Reason, Key: in.Key, IfStatus: strings.ToUpper(in.IfStatus), Breakpoint: in.Breakpoint,
+		Actor: in.Actor, Channel: in.Channel}
+
+	stops := act == ActionStop && in.Scope != ScopeNode || act == ActionStopAll
+	switch {
+	case in.Mode == "" && stops:
+		c.Mode = DefaultStopMode
+	case in.Mode == "":
+	case !stops:
+		bad("mode", "applies only to STOP and STOP_ALL, not %s; leave it out", act)
+	default:
+		c.Mode = StopMode(strings.ToUpper(in.Mode))
+		if !slices.Contains([]StopMode{Drain, Cancel, Kill}, c.Mode) {
+			bad("mode", "%q is not a stop mode; use DRAIN (finish queued work), CANCEL (drop queued work) or KILL (also cancel running work)", in.Mode)
+		}
+	}
+	if act == ActionRestartFromNode && in.FromNodeID == "" {
+		bad("fromNodeId", "fromNodeId is required for action RESTART_FROM_NODE.")
+	}
+	if in.FromNodeID != "" && act != ActionRestartFromNode && act != "" {
+		bad("fromNodeId", "applies only to RESTART_FROM_NODE; leave it out for %s", act)
+	}
+	if in.Immediate && !(in.Scope == ScopeNode && act == ActionStop) {
+		bad("immediate", "applies only to a node STOP")
+	}
+	if act == ActionBreakpoint && in.Breakpoint == nil {
+		bad("breakpoint", `BREAKPOINT needs {"field","equals"} or {"condition"}`)
+	}
+	if in.Scope == ScopeNode && in.NodeID == "" {
+		bad("nodeId", "is required for node commands")
+	}
+	if len(in.Reason) > MaxReasonLen {
+		bad("reason", "is %d characters long; the limit is %d", len(in.Reason), MaxReasonLen)
+	}
+	if len(in.Key) > MaxKeyLen {
+		bad("key", "is %d characters long; the limit is %d", len(in.Key), MaxKeyLen)
+	}
+	if in.IfStatus != "" {
+		ok := Status(c.IfStatus).Valid()
+		if in.Scope == ScopeNode {
+			ok = NodeStatus(c.IfStatus).Valid()
+		}
+		if !ok {
+			bad("ifStatus", "%q is not a status a %s can have", in.IfStatus, in.Scope)
+		}
+	}
+	switch {
+	case in.WaitSecs < 0 || in.WaitSecs > MaxWait.Seconds():
+		bad("wait", "must be between 0 and %d seconds, got %v", int(MaxWait.Seconds()), in.WaitSecs)
+	default:
+		c.Wait = time.Duration(in.WaitSecs * float64(time.Second))
+	}
+	if len(vs) > 0 {
+		return Command{}, &fault.ValidationError{Subject: "command", Violations: vs}
+	}
+	return c, nil
+}
+
+// CreatesExecution reports whether the command starts a new execution.
+func (c Command) CreatesExecution() bool {
+	return c.Action == ActionRestart || c.Action == ActionRestartFromNode || c.Scope == ScopeNode && c.Action == ActionRetry
+}
+
+// Actions returns the actions a scope accepts.
+func Actions(s Scope) []Action { return slices.Clone(actions[s]) }
+
+func joinActions(as []Action) string {
+	s := make([]string, len(as))
+	for i, a := range as {
+		s[i] = string(a)
+	}
+	return strings.Join(s, ", ")
+}

@@ -1,0 +1,130 @@
+package execution
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/yukta/yukta/domain/fault"
+)
+
+// ErrFinished is matched when a command targets an execution that has ended.
+var ErrFinished = fmt.Errorf("execution: execution has finished: %w", fault.ErrConflict)
+
+// Execution is one run of a workflow.
+type Execution struct {
+	id, sessionID, workflowID string
+	status                    Status
+	draining                  bool
+	restartOf, fromNodeID     string
+	startedAt, endedAt        time.Time
+	err                       string
+}
+
+// State is an execution's stored form.
+type State struct {
+	ID, SessionID, WorkflowID string
+	Status                    Status
+	Draining                  bool
+	RestartOf, FromNodeID     string
+	StartedAt, EndedAt        time.Time
+	Error                     string
+}
+
+// New starts an execution. restartOf and fromNodeID record lineage (empty
+// for a fresh start).
+func New(id, sessionID, workflowID, restartOf, fromNodeID string, at time.Time) *Execution {
+	return &Execution{id: id, sessionID: sessionID, workflowID: workflowID, status: Running,
+		restartOf: restartOf, fromNodeID: fromNodeID, startedAt: at}
+}
+
+// Restore rebuilds a stored execution.
+func Restore(s State) (*Execution, error) {
+	if !s.Status.Valid() {
+		return nil, fmt.Errorf("execution: stored execution %q has unknown status %q", s.ID, s.Status)
+	}
+	return &Execution{id: s.ID, sessionID: s.SessionID, workflowID: s.WorkflowID, status: s.Status, draining: s.Draining,
+		restartOf: s.RestartOf, fromNodeID: s.FromNodeID, startedAt: s.StartedAt, endedAt: s.EndedAt, err: s.Error}, nil
+}
+
+// State returns the stored form.
+func (e *Execution) State() State {
+	return State{ID: e.id, SessionID: e.sessionID, WorkflowID: e.workflowID, Status: e.status, Draining: e.draining,
+		RestartOf: e.restartOf, FromNodeID: e.fromNodeID, StartedAt: e.startedAt, EndedAt: e.endedAt, Error: e.err}
+}
+
+// ID returns the execution id.
+func (e *Execution) ID() string { return e.id }
+
+// Status returns the status.
+func (e *Execution) Status() Status { return e.status }
+
+// Draining reports whether a STOP DRAIN is in progress.
+func (e *Execution) Draining() bool { return e.draining }
+
+func (e *Execution) move(to Status, at time.Time) error {
+	if e.status.Terminal() {
+		return fault.Newf(ErrFinished, "execution %s is %s and has finished; start a new one with RESTART", e.id, e.status)
+	}
+	if err := moveStatus("execution "+e.id, e.status, to); err != nil {
+		return err
+	}
+	e.status = to
+	if to.Terminal() {
+		e.endedAt = at
+	}
+	return nil
+}
+
+// Pause stops new claims; in-flight messages finish.
+func (e *Execution) Pause() error { return e.move(Paused, time.Time{}) }
+
+// Resume lets claims happen again.
+func (e *Execution) Resume() error {
+	if e.status == Running && !e.status.Terminal() {
+		return nil
+	}
+	return e.move(Running, time.Time{})
+}
+
+// StopEffect tells the runtime what a stop means for the work of the run.
+type StopEffect struct {
+	DropQueued     bool // delete messages not yet taken
+	CancelInFlight bool // cancel the contexts of running plugins
+	Ended          bool // the execution is STOPPED now (else when drained)
+}
+
+// Stop applies a stop mode: DRAIN lets queued work finish and ends STOPPED
+// when nothing is left; CANCEL drops queued work and lets running plugins
+// finish; KILL also cancels running plugins.
+func (e *Execution) Stop(mode StopMode, at time.Time) (StopEffect, error) {
+	if e.status.Terminal() {
+		return StopEffect{}, fault.Newf(ErrFinished, "execution %s is %s and has finished; nothing to stop", e.id, e.status)
+	}
+	switch mode {
+	case Drain:
+		e.draining = true
+		return StopEffect{}, nil
+	case Kill:
+		return StopEffect{DropQueued: true, CancelInFlight: true, Ended: true}, e.move(Stopped, at)
+	default:
+		return StopEffect{DropQueued: true, Ended: true}, e.move(Stopped, at)
+	}
+}
+
+// Complete ends an execution that has no work left: SUCCESS, or STOPPED when
+// it was draining.
+func (e *Execution) Complete(at time.Time) error {
+	if e.draining {
+		return e.move(Stopped, at)
+	}
+	return e.move(Success, at)
+}
+
+// Fail ends the execution because a node failed (fail-fast).
+func (e *Execution) Fail(at time.Time, msg string) error {
+	if err := e.move(Failure, at); err != nil {
+		return err
+	}
+	e.err = msg
+	return nil
+}

@@ -1,0 +1,220 @@
+package execution
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/yukta/yukta/domain/fault"
+)
+
+// ErrNodeNotLive is matched when a command targets a node that has finished.
+var ErrNodeNotLive = fmt.Errorf("execution: node has finished: %w", fault.ErrConflict)
+
+// Node is one node of one execution. Its visible status is derived from its
+// lifecycle phase and its control flags, so flags combine (a paused node in
+// step mode reads PAUSED, and STEP_DISABLE while paused keeps it PAUSED).
+type Node struct {
+	id         string
+	typ        string
+	phase      NodeStatus // PENDING, RUNNING or a terminal status
+	paused     bool
+	stepMode   bool
+	credits    int
+	skipped    bool
+	parked     int
+	breakpoint *Breakpoint
+	received   int64
+	emitted    int64
+	err        string
+	startedAt  time.Time
+	endedAt    time.Time
+}
+
+// NewNode is a node of a new execution.
+func NewNode(id, typ string) *Node { return &Node{id: id, typ: typ, phase: NodePending} }
+
+// NodeState is a node's stored form.
+type NodeState struct {
+	ID, Type           string
+	Phase              NodeStatus
+	Paused, StepMode   bool
+	Credits            int
+	Skipped            bool
+	Parked             int
+	Breakpoint         *Breakpoint
+	Received, Emitted  int64
+	Error              string
+	StartedAt, EndedAt time.Time
+}
+
+// RestoreNode rebuilds a stored node.
+func RestoreNode(s NodeState) (*Node, error) {
+	switch s.Phase {
+	case NodePending, NodeRunning, NodeSuccess, NodeFailure, NodeStopped, NodeSkipped:
+	default:
+		return nil, fmt.Errorf("execution: stored node %q has unknown phase %q", s.ID, s.Phase)
+	}
+	return &Node{id: s.ID, typ: s.Type, phase: s.Phase, paused: s.Paused, stepMode: s.StepMode, credits: s.Credits,
+		skipped: s.Skipped, parked: s.Parked, breakpoint: s.Breakpoint, received: s.Received, emitted: s.Emitted,
+		err: s.Error, startedAt: s.StartedAt, endedAt: s.EndedAt}, nil
+}
+
+// State returns the stored form.
+func (n *Node) State() NodeState {
+	return NodeState{ID: n.id, Type: n.typ, Phase: n.phase, Paused: n.paused, StepMode: n.stepMode, Credits: n.credits,
+		Skipped: n.skipped, Parked: n.parked, Breakpoint: n.breakpoint, Received: n.received, Emitted: n.emitted,
+		Error: n.err, StartedAt: n.startedAt, EndedAt: n.endedAt}
+}
+
+// ID returns the node id.
+func (n *Node) ID() string { return n.id }
+
+// Type returns the plugin type.
+func (n *Node) Type() string { return n.typ }
+
+// Breakpoint returns the node's breakpoint, or nil.
+func (n *Node) Breakpoint() *Breakpoint { return n.breakpoint }
+
+// Status is what the node shows: a terminal phase wins, then the control
+// flags (skip, pause, step without credit or a parked input), then the phase.
+func (n *Node) Status() NodeStatus {
+	switch {
+	case n.phase.Terminal() || n.phase == NodeSkipped:
+		return n.phase
+	case n.skipped:
+		return NodeSkipped
+	case n.paused:
+		return NodePaused
+	case n.parked > 0 || n.stepMode && n.credits == 0:
+		return NodeWaiting
+	}
+	return n.phase
+}
+
+// Live reports whether the node can still change.
+func (n *Node) Live() bool { return !n.Status().Terminal() && n.phase != NodeSkipped }
+
+// Claimable reports whether a message waiting at the node may be taken now.
+func (n *Node) Claimable() bool {
+	return n.Live() && !n.paused && (!n.stepMode || n.credits > 0 || n.skipped)
+}
+
+// PassThrough reports whether messages skip the plugin and go out unchanged.
+func (n *Node) PassThrough() bool { return n.skipped }
+
+// change applies f and checks the visible move against the table, undoing f
+// when it is refused.
+func (n *Node) change(f func()) error {
+	if !n.Live() {
+		return fmt.Errorf("node %q is %s; node commands apply only to nodes that have not finished: %w", n.id, n.Status(), ErrNodeNotLive)
+	}
+	before, saved := n.Status(), *n
+	f()
+	if err := moveNode("node "+n.id, before, n.Status()); err != nil {
+		*n = saved
+		return err
+	}
+	return nil
+}
+
+// Pause stops new messages from being taken; one already running finishes.
+func (n *Node) Pause() error { return n.change(func() { n.paused = true }) }
+
+// Resume lets messages be taken again.
+func (n *Node) Resume() error { return n.change(func() { n.paused = false }) }
+
+// EnableStep makes the node take one message per Step.
+func (n *Node) EnableStep() error { return n.change(func() { n.stepMode, n.credits = true, 0 }) }
+
+// DisableStep returns the node to free running.
+func (n *Node) DisableStep() error { return n.change(func() { n.stepMode, n.credits = false, 0 }) }
+
+// Step releases exactly one message of a node in step mode.
+func (n *Node) Step() error {
+	if n.Live() && !n.stepMode {
+		return fault.Newf(fault.ErrConflict, "node %q is not in step mode; send STEP_ENABLE first", n.id)
+	}
+	return n.change(func() { n.credits++ })
+}
+
+// ConsumeCredit spends the credit a claim used (no-op outside step mode).
+func (n *Node) ConsumeCredit() {
+	if n.stepMode && n.credits > 0 {
+		n.credits--
+	}
+}
+
+// Skip makes messages pass through unchanged on every outbound edge.
+func (n *Node) Skip() error { return n.change(func() { n.skipped = true }) }
+
+// Unskip makes the node run its plugin again.
+func (n *Node) Unskip() error { return n.change(func() { n.skipped = false }) }
+
+// SetBreakpoint installs bp (replacing any other).
+func (n *Node) SetBreakpoint(bp Breakpoint) error { return n.change(func() { n.breakpoint = &bp }) }
+
+// ClearBreakpoint removes the breakpoint.
+func (n *Node) ClearBreakpoint() error { return n.change(func() { n.breakpoint = nil }) }
+
+// HitBreakpoint pauses the node because a message matched its breakpoint.
+func (n *Node) HitBreakpoint() error { return n.Pause() }
+
+// Stop ends the node: its queue is dropped and nothing more arrives.
+func (n *Node) Stop(at time.Time) error {
+	return n.change(func() { n.phase, n.endedAt = NodeStopped, at })
+}
+
+// Processed records one message taken and n messages emitted.
+func (n *Node) Processed(at time.Time, emitted int) {
+	if n.phase == NodePending {
+		n.phase, n.startedAt = NodeRunning, at
+	}
+	n.received++
+	n.emitted += int64(emitted)
+	n.ConsumeCredit()
+}
+
+// Park counts a message waiting for input (it used the step credit that
+// released it); Unpark undoes the count when the input is answered.
+func (n *Node) Park() { n.parked++; n.ConsumeCredit() }
+func (n *Node) Unpark() { n.parked = max(0, n.parked-1) }
+
+// ClearParked forgets parked messages that were dropped.
+func (n *Node) ClearParked() { n.parked = 0 }
+
+// Fail ends the node with an error.
+func (n *Node) Fail(at time.Time, msg string) error {
+	return n.change(func() { n.phase, n.err, n.endedAt = NodeFailure, msg, at })
+}
+
+// Settle ends a node no message can reach any more: SUCCESS when it took
+// messages, SKIPPED when none ever came (an untaken branch) or it was skipped.
+func (n *Node) Settle(at time.Time) {
+	if !n.Live() {
+		return
+	}
+	switch {
+	case n.skipped || n.phase == NodePending:
+		n.phase = NodeSkipped
+	default:
+		n.phase = NodeSuccess
+	}
+	n.endedAt = at
+}
+
+// Cut ends a node because its execution stopped or failed.
+func (n *Node) Cut(at time.Time) {
+	if !n.Live() {
+		return
+	}
+	if n.phase == NodePending && n.received == 0 {
+		n.phase = NodeSkipped
+	} else {
+		n.phase = NodeStopped
+	}
+	n.endedAt = at
+}
+
+// MarkUpstreamSkipped is for restart-from-node: nodes before the restart
+// point do not run in the new execution.
+func (n *Node) MarkUpstreamSkipped(at time.Time) { n.phase, n.endedAt = NodeSkipped, at }

@@ -41,8 +41,10 @@ type envelope struct {
 	Data        map[string]any `json:"data"`
 }
 
-func (s eventStream) VisitStreamExecutionEventsResponse(w http.ResponseWriter) error { return s.write(w) }
-func (s eventStream) VisitStreamEventsResponse(w http.ResponseWriter) error          { return s.write(w) }
+func (s eventStream) VisitStreamExecutionEventsResponse(w http.ResponseWriter) error {
+	return s.write(w)
+}
+func (s eventStream) VisitStreamEventsResponse(w http.ResponseWriter) error { return s.write(w) }
 
 func (s eventStream) write(w http.ResponseWriter) error {
 	h := w.Header()

@@ -291,4 +291,3 @@ func (q *Queue) Reap(ctx context.Context) (int, error) {
 func (q *Queue) Source(ctx context.Context, id string) (executionapp.RunSource, error) {
 	return loadSource(ctx, q.pool, id)
 }
-

@@ -31,7 +31,9 @@ func (t *Transactor) WithinTx(ctx context.Context, fn func(context.Context, sess
 type ExecutionTransactor struct{ pool *pgxpool.Pool }
 
 // NewExecutionTransactor returns an ExecutionTransactor on pool.
-func NewExecutionTransactor(pool *pgxpool.Pool) *ExecutionTransactor { return &ExecutionTransactor{pool: pool} }
+func NewExecutionTransactor(pool *pgxpool.Pool) *ExecutionTransactor {
+	return &ExecutionTransactor{pool: pool}
+}
 
 var _ executionapp.Transactor = (*ExecutionTransactor)(nil)
 

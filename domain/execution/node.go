@@ -176,7 +176,7 @@ func (n *Node) Processed(at time.Time, emitted int) {
 
 // Park counts a message waiting for input (it used the step credit that
 // released it); Unpark undoes the count when the input is answered.
-func (n *Node) Park() { n.parked++; n.ConsumeCredit() }
+func (n *Node) Park()   { n.parked++; n.ConsumeCredit() }
 func (n *Node) Unpark() { n.parked = max(0, n.parked-1) }
 
 // ClearParked forgets parked messages that were dropped.

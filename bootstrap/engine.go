@@ -56,7 +56,19 @@ var executionModule = fx.Module("executions",
 		executionapp.NewReadEvents,
 	),
 	fx.Invoke(func(*executionapp.Engine) {}),
+	fx.Invoke(runScheduler),
 )
+
+func runScheduler(lc fx.Lifecycle, log *zap.Logger, store *postgres.SessionStore, start *executionapp.StartExecution) {
+	s := executionapp.NewScheduler(store, plugins.NewCronClock(), start, time.Now, time.Second,
+		func(err error) { log.Warn("scheduler", zap.Error(err)) })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	lc.Append(fx.Hook{
+		OnStart: func(context.Context) error { go func() { defer close(done); s.Run(ctx) }(); return nil },
+		OnStop:  func(context.Context) error { cancel(); <-done; return nil },
+	})
+}
 
 // rawWorkflows reads workflows with their secrets: the engine and webhooks
 // need the real values, never shown to a reader.

@@ -64,6 +64,8 @@ CREATE TABLE work_items (
     lease_owner  text,
     lease_token  bigint,
     lease_until  timestamptz,
+    -- the instance that finished the item (lease owner at commit), for audits
+    done_by      text,
     created_at   timestamptz NOT NULL
 );
 CREATE INDEX work_items_ready ON work_items (available_at, item_id) WHERE state = 'ready';

@@ -52,7 +52,7 @@ func (s *ItemStore) Finish(ctx context.Context, owner string, us []executionapp.
 		UPDATE work_items w
 		   SET state = u.state, available_at = coalesce(u.available_at, w.available_at), resumed = u.resumed,
 		       bp_passed = u.bp_passed, attempt = w.attempt - CASE WHEN u.uncount THEN 1 ELSE 0 END,
-		       lease_owner = NULL, lease_token = NULL, lease_until = NULL
+		       lease_owner = NULL, lease_token = NULL, lease_until = NULL, done_by = $8
 		  FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::timestamptz[], $5::bool[], $6::bool[], $7::bool[])
 		       AS u(id, token, state, available_at, resumed, bp_passed, uncount)
 		 WHERE w.item_id = u.id AND w.lease_token = u.token AND w.state = 'claimed' AND w.lease_owner = $8

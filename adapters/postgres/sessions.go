@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/yukta/yukta/application/executionapp"
 	"github.com/yukta/yukta/application/sessionapp"
 	"github.com/yukta/yukta/domain/fault"
 	"github.com/yukta/yukta/domain/session"
@@ -195,4 +196,21 @@ func sendBatch(ctx context.Context, db dbtx, b *pgx.Batch) error {
 		return fmt.Errorf("postgres: %T cannot send batches", db)
 	}
 	return translate(sender.SendBatch(ctx, b).Close())
+}
+
+// Schedules lists the SCHEDULE nodes of every stored workflow.
+func (s *SessionStore) Schedules(ctx context.Context) ([]executionapp.Schedule, error) {
+	rows, err := s.db.Query(ctx, `
+		SELECT w.session_id, w.workflow_id, n->>'nodeId', coalesce(n->'config'->>'cron', ''), coalesce(n->'config'->>'timezone', 'UTC')
+		  FROM workflows w, jsonb_array_elements(w.definition->'nodes') n
+		 WHERE n->>'type' = 'SCHEDULE'
+		 ORDER BY 1, 2, 3`)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (executionapp.Schedule, error) {
+		var sc executionapp.Schedule
+		return sc, r.Scan(&sc.SessionID, &sc.WorkflowID, &sc.NodeID, &sc.Cron, &sc.Timezone)
+	})
+	return out, translate(err)
 }

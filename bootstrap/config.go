@@ -26,6 +26,7 @@ type Config struct {
 	EgressAllowed   []string
 	Workers         int
 	Lease           time.Duration
+	DebugAddr       string
 }
 
 // setting ties one flag to its environment variable.
@@ -34,7 +35,7 @@ type setting struct {
 }
 
 var settings = struct {
-	addr, dataDir, databaseURL, allowedHosts, logLevel, logFormat, shutdownTimeout, dbMaxConns, egressAllowed, workers, lease setting
+	addr, dataDir, databaseURL, allowedHosts, logLevel, logFormat, shutdownTimeout, dbMaxConns, egressAllowed, workers, lease, debugAddr setting
 }{
 	addr:            setting{"addr", "YUKTA_ADDR", "host:port to listen on; a non-loopback address needs keys (see docs/security.md)"},
 	dataDir:         setting{"data-dir", "YUKTA_DATA_DIR", "folder for the embedded PostgreSQL cluster and server keys"},
@@ -46,6 +47,7 @@ var settings = struct {
 	dbMaxConns:      setting{"db-max-conns", "YUKTA_DB_MAX_CONNS", "maximum connections in the database pool"},
 	egressAllowed:   setting{"egress-allowed-hosts", "YUKTA_EGRESS_ALLOWED_HOSTS", "comma-separated hosts (host or host:port) HTTP nodes may reach even on private or loopback addresses"},
 	workers:         setting{"workers", "YUKTA_WORKERS", "how many node messages this instance runs at once"},
+	debugAddr:       setting{"debug-addr", "YUKTA_DEBUG_ADDR", "loopback host:port for Go profiling (/debug/pprof); empty disables it"},
 	lease:           setting{"lease", "YUKTA_LEASE", "how long a claimed message is held without a heartbeat; a dead instance's work moves after this"},
 }
 
@@ -73,6 +75,7 @@ func ParseServeConfig(args []string, getenv func(string) string, fs *flag.FlagSe
 	str(&egressHosts, settings.egressAllowed, "")
 	str(&workers, settings.workers, "64")
 	str(&lease, settings.lease, "15s")
+	str(&c.DebugAddr, settings.debugAddr, "")
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
 	}
@@ -110,6 +113,12 @@ func ParseServeConfig(args []string, getenv func(string) string, fs *flag.FlagSe
 	}
 	if c.Lease, err = time.ParseDuration(lease); err != nil || c.Lease < time.Second || c.Lease > time.Hour {
 		errs = append(errs, fmt.Errorf("--lease (%s) %q must be a duration from 1s to 1h", settings.lease.env, lease))
+	}
+	if c.DebugAddr != "" {
+		host, _, err := net.SplitHostPort(c.DebugAddr)
+		if ip := net.ParseIP(host); err != nil || (host != "localhost" && (ip == nil || !ip.IsLoopback())) {
+			errs = append(errs, fmt.Errorf("--debug-addr (%s) %q must be a loopback host:port such as 127.0.0.1:6060; profiles expose internals", settings.debugAddr.env, c.DebugAddr))
+		}
 	}
 	if c.DatabaseURL == "" && c.DataDir == "" {
 		errs = append(errs, fmt.Errorf("--data-dir (%s) must not be empty when no database URL is set", settings.dataDir.env))

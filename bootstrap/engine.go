@@ -39,19 +39,19 @@ var executionModule = fx.Module("executions",
 		func(r *postgres.Reader) executionapp.Reader { return r },
 		func(s *sessionapp.GetWorkflow) executionapp.WorkflowReader { return rawWorkflows{s} },
 		newEngine,
-		func(tx executionapp.Transactor, w executionapp.WorkflowReader, c session.Catalog) *executionapp.StartExecution {
-			return executionapp.NewStartExecution(tx, w, c, time.Now)
+		func(tx executionapp.Transactor, w executionapp.WorkflowReader, c session.Catalog, e *executionapp.Engine) *executionapp.StartExecution {
+			return executionapp.NewStartExecution(tx, w, c, e, time.Now)
 		},
 		executionapp.NewStartFromWebhook,
 		executionapp.NewGetExecution,
 		executionapp.NewListExecutions,
 		func(r executionapp.Reader) *executionapp.TailLogs { return executionapp.NewTailLogs(r, time.Now) },
-		func(tx executionapp.Transactor, w executionapp.WorkflowReader, q *postgres.Queue, c session.Catalog) *executionapp.Control {
-			return executionapp.NewControl(tx, w, q, c, time.Now)
+		func(tx executionapp.Transactor, w executionapp.WorkflowReader, q *postgres.Queue, c session.Catalog, e *executionapp.Engine) *executionapp.Control {
+			return executionapp.NewControl(tx, w, q, c, e, time.Now)
 		},
 		executionapp.NewListInputs,
-		func(tx executionapp.Transactor) *executionapp.AnswerInput {
-			return executionapp.NewAnswerInput(tx, plugins.AnswerValidator{}, time.Now)
+		func(tx executionapp.Transactor, e *executionapp.Engine) *executionapp.AnswerInput {
+			return executionapp.NewAnswerInput(tx, plugins.AnswerValidator{}, e, time.Now)
 		},
 		executionapp.NewReadEvents,
 	),

@@ -8,6 +8,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+
+	"github.com/yukta/yukta/adapters/cli"
 )
 
 const usage = `yukta: workflow orchestration that people, programs and AI agents steer together.
@@ -16,12 +19,14 @@ Usage:
   yukta serve [flags]   run the server (yukta serve -h for flags)
   yukta version         print the version
   yukta help            show this help
+
+Client commands (talk to a running server):
 `
 
 // Main runs the yukta command line and returns the process exit code.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprint(stderr, usage+cli.Usage())
 		return 2
 	}
 	switch args[0] {
@@ -31,10 +36,12 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		printVersion(stdout)
 		return 0
 	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
+		fmt.Fprint(stdout, usage+cli.Usage())
 		return 0
+	case "apply", "run", "status", "logs", "control", "stop-all", "inputs", "answer":
+		return cli.Run(ctx, args[0], args[1:], stdout, stderr, os.Getenv)
 	default:
-		fmt.Fprintf(stderr, "yukta: unknown command %q\n\n%s", args[0], usage)
+		fmt.Fprintf(stderr, "yukta: unknown command %q\n\n%s", args[0], usage+cli.Usage())
 		return 2
 	}
 }

@@ -36,6 +36,7 @@ var Module = fx.Options(
 	sessionModule,
 	executionModule,
 	httpModule,
+	debugModule,
 )
 
 var postgresModule = fx.Module("postgres",

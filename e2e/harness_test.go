@@ -31,7 +31,7 @@ var (
 )
 
 // binary builds the yukta binary once per test run.
-func binary(t *testing.T) string {
+func binary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "yukta-e2e-bin-")
@@ -53,7 +53,7 @@ func binary(t *testing.T) string {
 
 // server is one running yukta process.
 type server struct {
-	t      *testing.T
+	t      testing.TB
 	cmd    *exec.Cmd
 	URL    string
 	Client *apiclient.ClientWithResponses
@@ -69,7 +69,7 @@ type serverOptions struct {
 }
 
 // startServer starts the binary and waits until it prints its address.
-func startServer(t *testing.T, o serverOptions) *server {
+func startServer(t testing.TB, o serverOptions) *server {
 	t.Helper()
 	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--log-format", "json", "--log-level", "debug"}, o.Args...)
 	cmd := exec.Command(binary(t), args...)
@@ -156,7 +156,7 @@ func (s *server) waitReady(d time.Duration) error {
 	}
 }
 
-func (s *server) do(t *testing.T, method, path, contentType string, body []byte, header ...string) (*http.Response, []byte) {
+func (s *server) do(t testing.TB, method, path, contentType string, body []byte, header ...string) (*http.Response, []byte) {
 	t.Helper()
 	req, err := http.NewRequest(method, s.URL+path, bytes.NewReader(body))
 	if err != nil {

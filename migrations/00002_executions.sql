@@ -53,7 +53,7 @@ CREATE TABLE work_items (
     execution_id uuid NOT NULL REFERENCES executions (execution_id) ON DELETE CASCADE,
     node_id      text NOT NULL,
     payload      jsonb,
-    -- ready | claimed | parked | done | dropped
+    -- ready | held (behind a closed gate) | claimed | parked | done | dropped
     state        text NOT NULL,
     available_at timestamptz NOT NULL,
     attempt      int NOT NULL DEFAULT 0,
@@ -64,16 +64,16 @@ CREATE TABLE work_items (
     lease_owner  text,
     lease_token  bigint,
     lease_until  timestamptz,
+    claimed_at   timestamptz,
     -- the instance that finished the item (lease owner at commit), for audits
     done_by      text,
     created_at   timestamptz NOT NULL
 );
 CREATE INDEX work_items_ready ON work_items (available_at, item_id) WHERE state = 'ready';
 CREATE INDEX work_items_claimed ON work_items (lease_until) WHERE state = 'claimed';
-CREATE INDEX work_items_live ON work_items (execution_id, node_id) WHERE state IN ('ready', 'claimed', 'parked');
+CREATE INDEX work_items_live ON work_items (execution_id, node_id) WHERE state IN ('ready', 'held', 'claimed', 'parked');
 CREATE INDEX work_items_inputs ON work_items (execution_id, node_id, item_id);
 CREATE SEQUENCE lease_tokens;
-CREATE INDEX execution_nodes_step ON execution_nodes (execution_id) WHERE step_mode AND credits > 0;
 
 CREATE TABLE execution_logs (
     execution_id uuid NOT NULL REFERENCES executions (execution_id) ON DELETE CASCADE,

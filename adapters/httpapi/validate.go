@@ -26,6 +26,15 @@ const rawBodyExtension = "x-yukta-raw-body"
 // body. It answers 404/405/415/400 as problems naming the offending field.
 func requestValidator(spec *openapi3.T) (echo.MiddlewareFunc, error) {
 	spec.Servers = nil // match any host; the Host gate decides which hosts are allowed
+	// kin-openapi validates an OpenAPI 3.1 document by compiling a JSON
+	// Schema 2020-12 validator for every request, which costs more than the
+	// rest of a request together. Our schemas keep to the keywords both
+	// versions share, so its native validator checks them exactly; refuse to
+	// start if a schema ever needs the 2020-12 keywords.
+	if err := checkNoJSONSchema2020(spec); err != nil {
+		return nil, err
+	}
+	spec.OpenAPI = "3.0.3"
 	router, err := gorillamux.NewRouter(spec)
 	if err != nil {
 		return nil, fmt.Errorf("httpapi: build the spec router: %w", err)
@@ -59,6 +68,28 @@ func requestValidator(spec *openapi3.T) (echo.MiddlewareFunc, error) {
 			return next(c)
 		}
 	}, nil
+}
+
+// checkNoJSONSchema2020 reports a component schema using a keyword that only
+// JSON Schema 2020-12 (OpenAPI 3.1) validation understands.
+func checkNoJSONSchema2020(spec *openapi3.T) error {
+	for name, ref := range spec.Components.Schemas {
+		err := ref.WalkSubtree(func(path string, r *openapi3.SchemaRef) error {
+			v := r.Value
+			if v != nil && (v.Const != nil || len(v.PrefixItems) != 0 || v.Contains != nil || len(v.PatternProperties) != 0 ||
+				len(v.DependentSchemas) != 0 || v.PropertyNames != nil || v.If != nil || v.Then != nil || v.Else != nil ||
+				len(v.DependentRequired) != 0 || len(v.Defs) != 0 || v.ContentSchema != nil ||
+				v.UnevaluatedItems.Has != nil || v.UnevaluatedItems.Schema != nil ||
+				v.UnevaluatedProperties.Has != nil || v.UnevaluatedProperties.Schema != nil) {
+				return fmt.Errorf("httpapi: schema %s%s uses a JSON Schema 2020-12 keyword; the request validator only checks the 3.0 subset", name, path)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func checkContentType(req *http.Request, body *openapi3.RequestBody) error {

@@ -76,6 +76,17 @@ func (s *CommandStore) Get(ctx context.Context, id string) (executionapp.Command
 	return c, notFound(err, fault.Newf(executionapp.ErrCommandNotFound, "command %s not found", id))
 }
 
+// ApplyPending marks an execution's accepted commands applied.
+func (s *CommandStore) ApplyPending(ctx context.Context, executionID string, at time.Time) ([]string, error) {
+	rows, err := s.db.Query(ctx, `UPDATE commands SET status = 'applied', applied_at = $2
+		WHERE execution_id = $1 AND status = 'accepted' RETURNING command_id::text`, executionID, at)
+	if err != nil {
+		return nil, translate(err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	return ids, translate(err)
+}
+
 func scanCommand(row pgx.Row) (executionapp.CommandRecord, error) {
 	var c executionapp.CommandRecord
 	var scope, action string

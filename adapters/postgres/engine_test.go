@@ -32,7 +32,7 @@ func TestSchedulersNeverFireASlotTwice(t *testing.T) {
 		t.Fatal(err)
 	}
 	store := postgres.NewSessionStore(pool)
-	start := executionapp.NewStartExecution(postgres.NewExecutionTransactor(pool), rawWorkflows{store}, cat, time.Now)
+	start := executionapp.NewStartExecution(postgres.NewExecutionTransactor(pool), rawWorkflows{store}, cat, nil, time.Now)
 	runCtx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	var errs []error

@@ -124,11 +124,20 @@ func (s *ExecutionStore) LockOne(ctx context.Context, sessionID, id string) (*ex
 	return e, nil
 }
 
-// Save writes an execution's status fields.
-func (s *ExecutionStore) Save(ctx context.Context, e *execution.Execution) error {
-	st := e.State()
-	_, err := s.db.Exec(ctx, `UPDATE executions SET status = $2, draining = $3, ended_at = $4, error = $5 WHERE execution_id = $1`,
-		st.ID, string(st.Status), st.Draining, nullTime(st.EndedAt), st.Error)
+// Save writes executions' status fields in one statement.
+func (s *ExecutionStore) Save(ctx context.Context, es []*execution.Execution) error {
+	n := len(es)
+	ids, statuses, errs := make([]string, n), make([]string, n), make([]string, n)
+	draining := make([]bool, n)
+	ended := make([]*time.Time, n)
+	for i, e := range es {
+		st := e.State()
+		ids[i], statuses[i], draining[i], ended[i], errs[i] = st.ID, string(st.Status), st.Draining, nullTime(st.EndedAt), st.Error
+	}
+	_, err := s.db.Exec(ctx, `
+		UPDATE executions e SET status = u.status, draining = u.draining, ended_at = u.ended_at, error = u.error
+		  FROM unnest($1::uuid[], $2::text[], $3::bool[], $4::timestamptz[], $5::text[]) AS u(id, status, draining, ended_at, error)
+		 WHERE e.execution_id = u.id`, ids, statuses, draining, ended, errs)
 	return translate(err)
 }
 
@@ -193,30 +202,74 @@ func (s *ExecutionStore) Nodes(ctx context.Context, ids []string) (map[string]ma
 	return out, translate(rows.Err())
 }
 
-// SaveNodes writes changed nodes.
-func (s *ExecutionStore) SaveNodes(ctx context.Context, executionID string, nodes []*execution.Node) error {
-	b := &pgx.Batch{}
-	for _, n := range nodes {
-		st := n.State()
-		bp, err := breakpointJSON(st.Breakpoint)
-		if err != nil {
-			return err
+// SaveNodes writes changed nodes of many executions in one statement.
+func (s *ExecutionStore) SaveNodes(ctx context.Context, nodes map[string][]*execution.Node) error {
+	var (
+		exIDs, ids, phases, statuses, errs, bps []string
+		paused, step, skipped, hasBP              []bool
+		credits, parked                           []int32
+		received, emitted                         []int64
+		started, ended                            []*time.Time
+	)
+	for exID, ns := range nodes {
+		for _, n := range ns {
+			st := n.State()
+			bp, err := breakpointJSON(st.Breakpoint)
+			if err != nil {
+				return err
+			}
+			b := ""
+			if bp != nil {
+				b = *bp
+			}
+			exIDs, ids, phases, statuses = append(exIDs, exID), append(ids, st.ID), append(phases, string(st.Phase)), append(statuses, string(n.Status()))
+			paused, step, skipped = append(paused, st.Paused), append(step, st.StepMode), append(skipped, st.Skipped)
+			credits, parked = append(credits, int32(st.Credits)), append(parked, int32(st.Parked))
+			bps, hasBP = append(bps, b), append(hasBP, bp != nil)
+			received, emitted, errs = append(received, st.Received), append(emitted, st.Emitted), append(errs, st.Error)
+			started, ended = append(started, nullTime(st.StartedAt)), append(ended, nullTime(st.EndedAt))
 		}
-		b.Queue(`UPDATE execution_nodes SET phase = $3, status = $4, paused = $5, step_mode = $6, credits = $7, skipped = $8,
-		                parked = $9, breakpoint = $10::jsonb, received = $11, emitted = $12, error = $13, started_at = $14, ended_at = $15
-		          WHERE execution_id = $1 AND node_id = $2`,
-			executionID, st.ID, string(st.Phase), string(n.Status()), st.Paused, st.StepMode, st.Credits, st.Skipped,
-			st.Parked, bp, st.Received, st.Emitted, st.Error, nullTime(st.StartedAt), nullTime(st.EndedAt))
 	}
-	return sendBatch(ctx, s.db, b)
+	_, err := s.db.Exec(ctx, `
+		UPDATE execution_nodes n
+		   SET phase = u.phase, status = u.status, paused = u.paused, step_mode = u.step, credits = u.credits,
+		       skipped = u.skipped, parked = u.parked,
+		       breakpoint = CASE WHEN u.has_bp THEN u.bp::jsonb END,
+		       received = u.received, emitted = u.emitted, error = u.error, started_at = u.started_at, ended_at = u.ended_at
+		  FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::bool[], $6::bool[], $7::int[], $8::bool[], $9::int[],
+		              $10::text[], $11::bool[], $12::bigint[], $13::bigint[], $14::text[], $15::timestamptz[], $16::timestamptz[])
+		       AS u(ex, id, phase, status, paused, step, credits, skipped, parked, bp, has_bp, received, emitted, error, started_at, ended_at)
+		 WHERE n.execution_id = u.ex AND n.node_id = u.id`,
+		exIDs, ids, phases, statuses, paused, step, credits, skipped, parked, bps, hasBP, received, emitted, errs, started, ended)
+	return translate(err)
 }
 
-// NextLogSeqs reserves n log sequence numbers.
-func (s *ExecutionStore) NextLogSeqs(ctx context.Context, executionID string, n int) (int64, error) {
-	var last int64
-	err := s.db.QueryRow(ctx, `UPDATE executions SET log_seq = log_seq + $2 WHERE execution_id = $1 RETURNING log_seq`,
-		executionID, n).Scan(&last)
-	return last - int64(n) + 1, translate(err)
+// NextLogSeqs reserves log sequence numbers for several executions.
+func (s *ExecutionStore) NextLogSeqs(ctx context.Context, counts map[string]int) (map[string]int64, error) {
+	ids := make([]string, 0, len(counts))
+	ns := make([]int64, 0, len(counts))
+	for id, n := range counts {
+		ids, ns = append(ids, id), append(ns, int64(n))
+	}
+	rows, err := s.db.Query(ctx, `
+		UPDATE executions e SET log_seq = e.log_seq + u.n
+		  FROM unnest($1::uuid[], $2::bigint[]) AS u(id, n)
+		 WHERE e.execution_id = u.id
+		RETURNING e.execution_id::text, e.log_seq - u.n + 1`, ids, ns)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	out := make(map[string]int64, len(counts))
+	for rows.Next() {
+		var id string
+		var first int64
+		if err := rows.Scan(&id, &first); err != nil {
+			return nil, translate(err)
+		}
+		out[id] = first
+	}
+	return out, translate(rows.Err())
 }
 
 // Active lists the unfinished executions of a workflow.

@@ -21,19 +21,23 @@ func (s *ItemStore) Insert(ctx context.Context, items []executionapp.NewItem) er
 	execs := make([]string, len(items))
 	nodes := make([]string, len(items))
 	payloads := make([]string, len(items))
+	states := make([]string, len(items))
 	avail := make([]time.Time, len(items))
 	for i, it := range items {
 		p, err := toJSON(it.Payload)
 		if err != nil {
 			return err
 		}
-		execs[i], nodes[i], payloads[i], avail[i] = it.ExecutionID, it.NodeID, p, it.AvailableAt
+		execs[i], nodes[i], payloads[i], avail[i], states[i] = it.ExecutionID, it.NodeID, p, it.AvailableAt, executionapp.ItemReady
+		if it.Held {
+			states[i] = executionapp.ItemHeld
+		}
 	}
 	_, err := s.db.Exec(ctx, `
 		INSERT INTO work_items (execution_id, node_id, payload, state, available_at, created_at)
-		SELECT t.e, t.n, t.p::jsonb, 'ready', t.a, now()
-		  FROM unnest($1::uuid[], $2::text[], $3::text[], $4::timestamptz[]) AS t(e, n, p, a)`,
-		execs, nodes, payloads, avail)
+		SELECT t.e, t.n, t.p::jsonb, t.s, t.a, now()
+		  FROM unnest($1::uuid[], $2::text[], $3::text[], $4::timestamptz[], $5::text[]) AS t(e, n, p, a, s)`,
+		execs, nodes, payloads, avail, states)
 	return translate(err)
 }
 
@@ -75,7 +79,7 @@ func (s *ItemStore) Finish(ctx context.Context, owner string, us []executionapp.
 func (s *ItemStore) LiveCounts(ctx context.Context, ids []string) (map[string]map[string]int, error) {
 	rows, err := s.db.Query(ctx, `
 		SELECT execution_id::text, node_id, count(*) FROM work_items
-		 WHERE execution_id = ANY($1::uuid[]) AND state IN ('ready', 'claimed', 'parked')
+		 WHERE execution_id = ANY($1::uuid[]) AND state IN ('ready', 'held', 'claimed', 'parked')
 		 GROUP BY 1, 2`, ids)
 	if err != nil {
 		return nil, translate(err)
@@ -100,7 +104,7 @@ func (s *ItemStore) LiveCounts(ctx context.Context, ids []string) (map[string]ma
 func (s *ItemStore) Drop(ctx context.Context, executionID, nodeID string) (int, error) {
 	tag, err := s.db.Exec(ctx, `
 		UPDATE work_items SET state = 'dropped', lease_owner = NULL, lease_token = NULL, lease_until = NULL
-		 WHERE execution_id = $1 AND ($2 = '' OR node_id = $2) AND state IN ('ready', 'claimed', 'parked')`,
+		 WHERE execution_id = $1 AND ($2 = '' OR node_id = $2) AND state IN ('ready', 'held', 'claimed', 'parked')`,
 		executionID, nodeID)
 	return int(tag.RowsAffected()), translate(err)
 }
@@ -131,14 +135,18 @@ func (s *ItemStore) Inputs(ctx context.Context, executionID, nodeID string) ([]a
 	return out, nil
 }
 
-// Resume makes a parked item ready with its answer.
-func (s *ItemStore) Resume(ctx context.Context, itemID int64, answer any, answeredBy string) error {
+// Resume makes a parked item ready (or held) with its answer.
+func (s *ItemStore) Resume(ctx context.Context, itemID int64, answer any, answeredBy string, held bool) error {
 	a, err := toJSON(answer)
 	if err != nil {
 		return err
 	}
-	tag, err := s.db.Exec(ctx, `UPDATE work_items SET state = 'ready', available_at = now(), answer = $2::jsonb, answered_by = $3
-		WHERE item_id = $1 AND state = 'parked'`, itemID, a, answeredBy)
+	state := executionapp.ItemReady
+	if held {
+		state = executionapp.ItemHeld
+	}
+	tag, err := s.db.Exec(ctx, `UPDATE work_items SET state = $4, available_at = now(), answer = $2::jsonb, answered_by = $3
+		WHERE item_id = $1 AND state = 'parked'`, itemID, a, answeredBy, state)
 	if err != nil {
 		return translate(err)
 	}
@@ -146,6 +154,32 @@ func (s *ItemStore) Resume(ctx context.Context, itemID int64, answer any, answer
 		return fmt.Errorf("work item %d is not parked", itemID)
 	}
 	return nil
+}
+
+// Hold moves ready items behind a closed gate.
+func (s *ItemStore) Hold(ctx context.Context, ids []int64) error {
+	_, err := s.db.Exec(ctx, `UPDATE work_items SET state = 'held' WHERE item_id = ANY($1) AND state = 'ready'`, ids)
+	return translate(err)
+}
+
+// Gate sets waiting items ready for the open nodes and held for the closed.
+func (s *ItemStore) Gate(ctx context.Context, executionID string, open, closed []string) error {
+	_, err := s.db.Exec(ctx, `
+		UPDATE work_items SET state = CASE WHEN node_id = ANY($2) THEN 'ready' ELSE 'held' END
+		 WHERE execution_id = $1 AND state IN ('ready', 'held')
+		   AND (state = 'ready' AND node_id = ANY($3) OR state = 'held' AND node_id = ANY($2))`,
+		executionID, nonNil(open), nonNil(closed))
+	return translate(err)
+}
+
+// ReleaseHeld makes up to n held items of a node ready, oldest first.
+func (s *ItemStore) ReleaseHeld(ctx context.Context, executionID, nodeID string, n int) (int, error) {
+	tag, err := s.db.Exec(ctx, `
+		UPDATE work_items SET state = 'ready'
+		 WHERE item_id IN (SELECT item_id FROM work_items
+		                    WHERE execution_id = $1 AND node_id = $2 AND state = 'held'
+		                    ORDER BY item_id LIMIT $3)`, executionID, nodeID, n)
+	return int(tag.RowsAffected()), translate(err)
 }
 
 // Release puts a claimed item back untouched.
@@ -166,85 +200,31 @@ var _ executionapp.Queue = (*Queue)(nil)
 const claimReturning = `RETURNING w.item_id, w.lease_token, w.execution_id::text, w.node_id, w.payload, w.attempt, w.resumed,
 	w.answer, coalesce(w.answered_by, ''), w.bp_passed, n.skipped, n.breakpoint`
 
-// Claim takes up to n runnable items. Free-running nodes go through one
-// statement; nodes in step mode get one item per credit, never two at once.
+// Claim takes up to n ready items, oldest first. Held items never appear
+// here (gates keep them out of the ready index), so this is an index scan
+// that stops after n rows however long the queue is. The join re-checks the
+// execution and node, guarding against a command that committed after the
+// scan's snapshot.
 func (q *Queue) Claim(ctx context.Context, owner string, n int, lease time.Duration) ([]executionapp.Claim, error) {
 	rows, err := q.pool.Query(ctx, `
 		WITH cand AS (
-		    SELECT w.item_id
-		      FROM work_items w
-		      JOIN executions e ON e.execution_id = w.execution_id
-		      JOIN execution_nodes n ON n.execution_id = w.execution_id AND n.node_id = w.node_id
-		     WHERE w.state = 'ready' AND w.available_at <= now()
-		       AND e.status = 'RUNNING'
-		       AND n.phase IN ('PENDING', 'RUNNING') AND NOT n.paused
-		       AND (NOT n.step_mode OR n.skipped)
-		     ORDER BY w.available_at, w.item_id
+		    SELECT item_id FROM work_items
+		     WHERE state = 'ready' AND available_at <= now()
+		     ORDER BY available_at, item_id
 		     LIMIT $2
-		     FOR UPDATE OF w SKIP LOCKED)
+		     FOR UPDATE SKIP LOCKED)
 		UPDATE work_items w
 		   SET state = 'claimed', lease_owner = $1, lease_token = nextval('lease_tokens'),
-		       lease_until = now() + $3::interval, attempt = w.attempt + 1
-		  FROM cand, execution_nodes n
+		       lease_until = now() + $3::interval, attempt = w.attempt + 1, claimed_at = clock_timestamp()
+		  FROM cand, execution_nodes n, executions e
 		 WHERE w.item_id = cand.item_id AND n.execution_id = w.execution_id AND n.node_id = w.node_id
+		   AND e.execution_id = w.execution_id AND e.status = 'RUNNING'
+		   AND n.phase IN ('PENDING', 'RUNNING') AND NOT n.paused
 		`+claimReturning, owner, n, lease)
 	if err != nil {
 		return nil, translate(err)
 	}
-	claims, err := collectClaims(rows)
-	if err != nil || len(claims) >= n {
-		return claims, err
-	}
-	stepped, err := q.claimStepped(ctx, owner, n-len(claims), lease)
-	return append(claims, stepped...), err
-}
-
-func (q *Queue) claimStepped(ctx context.Context, owner string, n int, lease time.Duration) ([]executionapp.Claim, error) {
-	var out []executionapp.Claim
-	err := pgx.BeginTxFunc(ctx, q.pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `
-			SELECT n.execution_id::text, n.node_id
-			  FROM execution_nodes n JOIN executions e ON e.execution_id = n.execution_id
-			 WHERE n.step_mode AND n.credits > 0 AND NOT n.skipped AND NOT n.paused
-			   AND n.phase IN ('PENDING', 'RUNNING') AND e.status = 'RUNNING'
-			   AND NOT EXISTS (SELECT 1 FROM work_items c
-			                    WHERE c.execution_id = n.execution_id AND c.node_id = n.node_id AND c.state = 'claimed')
-			 LIMIT $1
-			 FOR UPDATE OF n SKIP LOCKED`, n)
-		if err != nil {
-			return err
-		}
-		type key struct{ e, n string }
-		keys, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (key, error) {
-			var k key
-			return k, r.Scan(&k.e, &k.n)
-		})
-		if err != nil {
-			return err
-		}
-		for _, k := range keys {
-			rows, err := tx.Query(ctx, `
-				UPDATE work_items w
-				   SET state = 'claimed', lease_owner = $1, lease_token = nextval('lease_tokens'),
-				       lease_until = now() + $4::interval, attempt = w.attempt + 1
-				  FROM execution_nodes n
-				 WHERE w.item_id = (SELECT item_id FROM work_items
-				                     WHERE execution_id = $2 AND node_id = $3 AND state = 'ready' AND available_at <= now()
-				                     ORDER BY item_id LIMIT 1 FOR UPDATE SKIP LOCKED)
-				   AND n.execution_id = w.execution_id AND n.node_id = w.node_id
-				`+claimReturning, owner, k.e, k.n, lease)
-			if err != nil {
-				return err
-			}
-			c, err := collectClaims(rows)
-			if err != nil {
-				return err
-			}
-			out = append(out, c...)
-		}
-		return nil
-	})
-	return out, translate(err)
+	return collectClaims(rows)
 }
 
 func collectClaims(rows pgx.Rows) ([]executionapp.Claim, error) {
@@ -280,10 +260,17 @@ func (q *Queue) Heartbeat(ctx context.Context, owner string, lease time.Duration
 	return translate(err)
 }
 
-// Reap makes items whose lease expired ready again.
+// Reap puts items whose lease expired back in the queue: ready, or held when
+// their node's gate closed meanwhile (the item was released once, so a step
+// gate does not hold it again).
 func (q *Queue) Reap(ctx context.Context) (int, error) {
-	tag, err := q.pool.Exec(ctx, `UPDATE work_items SET state = 'ready', lease_owner = NULL, lease_token = NULL, lease_until = NULL
-		WHERE state = 'claimed' AND lease_until < now()`)
+	tag, err := q.pool.Exec(ctx, `
+		UPDATE work_items w
+		   SET state = CASE WHEN e.status = 'RUNNING' AND NOT n.paused THEN 'ready' ELSE 'held' END,
+		       lease_owner = NULL, lease_token = NULL, lease_until = NULL
+		  FROM executions e, execution_nodes n
+		 WHERE w.state = 'claimed' AND w.lease_until < now()
+		   AND e.execution_id = w.execution_id AND n.execution_id = w.execution_id AND n.node_id = w.node_id`)
 	return int(tag.RowsAffected()), translate(err)
 }
 

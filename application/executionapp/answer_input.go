@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/yukta/yukta/domain/execution"
 	"github.com/yukta/yukta/domain/fault"
 )
 
@@ -17,12 +18,13 @@ type AnswerValidator interface {
 type AnswerInput struct {
 	tx        Transactor
 	validator AnswerValidator
+	waker     Waker
 	now       func() time.Time
 }
 
 // NewAnswerInput returns the use case.
-func NewAnswerInput(tx Transactor, v AnswerValidator, now func() time.Time) *AnswerInput {
-	return &AnswerInput{tx: tx, validator: v, now: now}
+func NewAnswerInput(tx Transactor, v AnswerValidator, waker Waker, now func() time.Time) *AnswerInput {
+	return &AnswerInput{tx: tx, validator: v, waker: waker, now: now}
 }
 
 // AnswerRequest is one answer. SessionIDs, when not nil, limits which
@@ -66,7 +68,9 @@ func (uc *AnswerInput) Handle(ctx context.Context, in AnswerRequest) (Input, err
 		if err := st.Inputs.Save(ctx, inp); err != nil {
 			return err
 		}
-		if err := st.Items.Resume(ctx, inp.ItemID, in.Answer, in.Actor); err != nil {
+		// The message was released once already: only a closed gate holds it.
+		held := w.gate(inp.ExecutionID, inp.NodeID) == execution.GateClosed
+		if err := st.Items.Resume(ctx, inp.ItemID, in.Answer, in.Actor, held); err != nil {
 			return err
 		}
 		if n := w.nodes[inp.ExecutionID][inp.NodeID]; n != nil {
@@ -75,12 +79,12 @@ func (uc *AnswerInput) Handle(ctx context.Context, in AnswerRequest) (Input, err
 		w.events = append(w.events, Event{Type: EventInputAnswered, At: now, SessionID: inp.SessionID,
 			WorkflowID: w.before[inp.ExecutionID].WorkflowID, ExecutionID: inp.ExecutionID, NodeID: inp.NodeID,
 			Actor: in.Actor, Data: map[string]any{"inputId": inp.ID, "channel": in.Channel}})
-		if err := st.Signals.Wake(ctx); err != nil {
-			return err
-		}
 		out = inp
 		return w.save(ctx)
 	})
+	if err == nil {
+		wake(uc.waker)
+	}
 	return out, err
 }
 

@@ -40,11 +40,23 @@ func (e *Engine) commit(ctx context.Context, batch []result) error {
 		if err != nil {
 			return err
 		}
-		for _, r := range batch {
+		var hold []int64
+		for i, r := range batch {
 			if !accepted[r.claim.ItemID] {
 				continue
 			}
+			// A message back in the queue (retry, timer, shutdown) waits if its
+			// node's gate closed while it ran. It was released once already,
+			// so a step gate lets it through without a new credit.
+			if updates[i].State == ItemReady && w.gate(r.claim.ExecutionID, r.claim.NodeID) == execution.GateClosed {
+				hold = append(hold, r.claim.ItemID)
+			}
 			if err := w.apply(ctx, r, e.runs); err != nil {
+				return err
+			}
+		}
+		if len(hold) > 0 {
+			if err := st.Items.Hold(ctx, hold); err != nil {
 				return err
 			}
 		}
@@ -61,7 +73,8 @@ func (e *Engine) itemUpdate(r result, now time.Time) ItemUpdate {
 	case r.discarded:
 		u.State = ItemDropped
 	case r.bpHit:
-		u.State, u.AvailableAt, u.BPPassed, u.Uncount = ItemReady, now, true, true
+		// The node pauses: the message waits behind its closed gate.
+		u.State, u.AvailableAt, u.BPPassed, u.Uncount = ItemHeld, now, true, true
 		u.Resumed = r.claim.Resumed
 	case r.err != nil:
 		if r.run != nil {
@@ -192,12 +205,68 @@ func (r *run) nodeOrZero(id string) runNode {
 }
 
 // send queues a message for a node, unless that node has ended (a stopped
-// node drops what reaches it).
+// node drops what reaches it). The message waits if the node's gate is
+// closed, or is in step mode and no credit is left.
 func (w *work) send(executionID, nodeID string, payload any) {
-	if t := w.nodes[executionID][nodeID]; t != nil && !t.Live() {
+	t := w.nodes[executionID][nodeID]
+	if t != nil && !t.Live() {
 		return
 	}
-	w.items = append(w.items, NewItem{ExecutionID: executionID, NodeID: nodeID, Payload: payload, AvailableAt: w.now})
+	held := false
+	switch w.gate(executionID, nodeID) {
+	case execution.GateClosed:
+		held = true
+	case execution.GateStep:
+		held = !t.TakeCredit()
+	}
+	w.items = append(w.items, NewItem{ExecutionID: executionID, NodeID: nodeID, Payload: payload, AvailableAt: w.now, Held: held})
+}
+
+// gate is the gate of a node as this commit sees it.
+func (w *work) gate(executionID, nodeID string) execution.Gate {
+	ex, n := w.execs[executionID], w.nodes[executionID][nodeID]
+	if ex == nil || n == nil {
+		return execution.GateClosed
+	}
+	return n.Gate(ex.Status())
+}
+
+// reconcile puts an execution's waiting messages behind the right gates
+// after a command changed them: ready where open, held where closed, and as
+// many released as a step node has credits.
+func (w *work) reconcile(ctx context.Context, executionID string) error {
+	var open, closed []string
+	var step []*execution.Node
+	for id, n := range w.nodes[executionID] {
+		switch w.gate(executionID, id) {
+		case execution.GateOpen:
+			open = append(open, id)
+		case execution.GateStep:
+			step = append(step, n)
+			closed = append(closed, id)
+		default:
+			closed = append(closed, id)
+		}
+	}
+	slices.Sort(open)
+	slices.Sort(closed)
+	if err := w.st.Items.Gate(ctx, executionID, open, closed); err != nil {
+		return err
+	}
+	for _, n := range step {
+		credits := n.State().Credits
+		if credits == 0 {
+			continue
+		}
+		got, err := w.st.Items.ReleaseHeld(ctx, executionID, n.ID(), credits)
+		if err != nil {
+			return err
+		}
+		for range got {
+			n.TakeCredit()
+		}
+	}
+	return nil
 }
 
 func (w *work) logLines(c Claim, lines []LogLine) {
@@ -212,13 +281,21 @@ func (w *work) failExecution(ctx context.Context, ex *execution.Execution, msg s
 	if err := ex.Fail(w.now, msg); err != nil {
 		return nil
 	}
-	return w.endRun(ctx, ex)
+	return w.endRun(ctx, ex, true)
 }
 
-func (w *work) endRun(ctx context.Context, ex *execution.Execution) error {
+// endRun ends a run: its nodes are cut, its queued work and open inputs are
+// dropped and, when cancelRunning is set (fail-fast, STOP KILL), its running
+// plugins are cancelled on every instance. A STOP CANCEL lets them finish;
+// their results are discarded because their items were dropped.
+func (w *work) endRun(ctx context.Context, ex *execution.Execution, cancelRunning bool) error {
 	w.ended[ex.ID()] = true
-	for _, n := range w.nodes[ex.ID()] {
-		n.Cut(w.now)
+	counts, err := w.st.Items.LiveCounts(ctx, []string{ex.ID()})
+	if err != nil {
+		return err
+	}
+	for id, n := range w.nodes[ex.ID()] {
+		n.Cut(w.now, counts[ex.ID()][id] > 0)
 	}
 	if _, err := w.st.Items.Drop(ctx, ex.ID(), ""); err != nil {
 		return err
@@ -226,7 +303,23 @@ func (w *work) endRun(ctx context.Context, ex *execution.Execution) error {
 	if err := w.st.Inputs.CancelOpen(ctx, ex.ID()); err != nil {
 		return err
 	}
+	if !cancelRunning {
+		return nil
+	}
 	return w.st.Signals.Cancel(ctx, ex.ID(), "")
+}
+
+// drained marks the DRAIN commands of an execution that has drained as
+// applied, with the event that records it.
+func (w *work) drained(ctx context.Context, ex *execution.Execution) error {
+	ids, err := w.st.Commands.ApplyPending(ctx, ex.ID(), w.now)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		w.event(ex, "", EventCommandApplied, map[string]any{"commandId": id, "message": "drained: the execution is STOPPED"})
+	}
+	return nil
 }
 
 // finish inserts the new messages, settles nodes and executions whose work
@@ -256,10 +349,16 @@ func (w *work) finish(ctx context.Context, runs *runCache) error {
 			execution.Settle(r.graph, w.nodes[id], counts[id], w.now)
 			if len(counts[id]) == 0 {
 				ex := w.execs[id]
+				draining := ex.Draining()
 				if err := ex.Complete(w.now); err == nil {
 					w.ended[id] = true
 					for _, n := range w.nodes[id] {
-						n.Cut(w.now)
+						n.Cut(w.now, false)
+					}
+					if draining {
+						if err := w.drained(ctx, ex); err != nil {
+							return err
+						}
 					}
 				}
 			}
@@ -274,6 +373,9 @@ func (w *work) save(ctx context.Context) error {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
+	changedNodes := map[string][]*execution.Node{}
+	var changedExecs []*execution.Execution
+	logCounts := map[string]int{}
 	for _, id := range ids {
 		ex := w.execs[id]
 		var changed []*execution.Node
@@ -290,14 +392,10 @@ func (w *work) save(ctx context.Context) error {
 		}
 		if len(changed) > 0 {
 			slices.SortFunc(changed, func(a, b *execution.Node) int { return cmpString(a.ID(), b.ID()) })
-			if err := w.st.Executions.SaveNodes(ctx, id, changed); err != nil {
-				return err
-			}
+			changedNodes[id] = changed
 		}
 		if before, after := w.before[id], ex.State(); !reflect.DeepEqual(before, after) {
-			if err := w.st.Executions.Save(ctx, ex); err != nil {
-				return err
-			}
+			changedExecs = append(changedExecs, ex)
 			if before.Status != after.Status {
 				data := map[string]any{"from": string(before.Status), "to": string(after.Status)}
 				if after.Error != "" {
@@ -306,17 +404,34 @@ func (w *work) save(ctx context.Context) error {
 				w.event(ex, "", EventExecutionStatusChanged, data)
 			}
 		}
-		if lines := w.logs[id]; len(lines) > 0 {
-			first, err := w.st.Executions.NextLogSeqs(ctx, id, len(lines))
-			if err != nil {
-				return err
+		if n := len(w.logs[id]); n > 0 {
+			logCounts[id] = n
+		}
+	}
+	if len(changedNodes) > 0 {
+		if err := w.st.Executions.SaveNodes(ctx, changedNodes); err != nil {
+			return err
+		}
+	}
+	if len(changedExecs) > 0 {
+		if err := w.st.Executions.Save(ctx, changedExecs); err != nil {
+			return err
+		}
+	}
+	if len(logCounts) > 0 {
+		first, err := w.st.Executions.NextLogSeqs(ctx, logCounts)
+		if err != nil {
+			return err
+		}
+		var lines []LogEntry
+		for _, id := range ids {
+			for i, l := range w.logs[id] {
+				l.Seq = first[id] + int64(i)
+				lines = append(lines, l)
 			}
-			for i := range lines {
-				lines[i].Seq = first + int64(i)
-			}
-			if err := w.st.Logs.Append(ctx, lines); err != nil {
-				return err
-			}
+		}
+		if err := w.st.Logs.Append(ctx, lines); err != nil {
+			return err
 		}
 	}
 	if len(w.events) > 0 {

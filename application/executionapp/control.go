@@ -28,12 +28,14 @@ type Control struct {
 	tx        Transactor
 	workflows WorkflowReader
 	runs      *runCache
+	waker     Waker
 	now       func() time.Time
 }
 
-// NewControl returns the use case. sources loads execution definitions.
-func NewControl(tx Transactor, w WorkflowReader, q Queue, c session.Catalog, now func() time.Time) *Control {
-	return &Control{tx: tx, workflows: w, now: now,
+// NewControl returns the use case. q loads execution definitions; waker
+// wakes the local engine after a command made work runnable.
+func NewControl(tx Transactor, w WorkflowReader, q Queue, c session.Catalog, waker Waker, now func() time.Time) *Control {
+	return &Control{tx: tx, workflows: w, now: now, waker: waker,
 		runs: &runCache{runs: map[string]*run{}, catalog: c, load: q.Source}}
 }
 
@@ -84,7 +86,7 @@ func (uc *Control) Handle(ctx context.Context, in ControlInput) (ControlResult, 
 			rec.Status, rec.Message, refused = CommandRejected, err.Error(), err
 		} else {
 			rec.Message, rec.ResultExecutionIDs = msg, created
-			if in.Command.Action == execution.ActionStop && in.Command.Mode == execution.Drain {
+			if in.Command.Action == execution.ActionStop && in.Command.Mode == execution.Drain && !rec.drainedNow {
 				rec.Status = CommandAccepted // applied when the run has drained
 			}
 		}
@@ -103,6 +105,7 @@ func (uc *Control) Handle(ctx context.Context, in ControlInput) (ControlResult, 
 	if refused != nil {
 		return res, refused
 	}
+	wake(uc.waker) // RESUME, STEP, SKIP, restarts: work may be runnable now
 	if res.ResultExecutionIDs == nil {
 		res.ResultExecutionIDs = []string{}
 	}
@@ -178,11 +181,21 @@ func (uc *Control) apply(ctx context.Context, st Stores, rec *CommandRecord, in 
 		err, msg = ex.Pause(), "execution paused: no new messages are taken; running ones finish"
 	case execution.ActionResume:
 		err, msg = ex.Resume(), "execution resumed"
-		if err == nil {
-			err = st.Signals.Wake(ctx)
-		}
 	case execution.ActionStop:
 		msg, err = uc.stop(ctx, st, w, ex, c.Mode)
+		if err == nil && c.Mode == execution.Drain {
+			if err = w.reconcile(ctx, ex.ID()); err != nil {
+				return "", nil, err
+			}
+			if err = w.finish(ctx, uc.runs); err != nil {
+				return "", nil, err
+			}
+			if ex.Status().Terminal() { // nothing was queued: drained at once
+				rec.drainedNow = true
+				msg = "drained at once (nothing was queued): the execution is STOPPED"
+			}
+			return msg, nil, nil
+		}
 	case execution.ActionRestart:
 		id, err := uc.restart(ctx, st, ex, "", c, now)
 		if err != nil {
@@ -199,6 +212,9 @@ func (uc *Control) apply(ctx context.Context, st Stores, rec *CommandRecord, in 
 		err = fmt.Errorf("execution: action %s is not an execution action: %w", c.Action, fault.ErrInvalid)
 	}
 	if err != nil {
+		return "", nil, err
+	}
+	if err := w.reconcile(ctx, ex.ID()); err != nil {
 		return "", nil, err
 	}
 	return msg, nil, w.finish(ctx, uc.runs)
@@ -222,7 +238,7 @@ func (uc *Control) stop(ctx context.Context, st Stores, w *work, ex *execution.E
 		}
 		return "draining: queued messages finish, then the execution is STOPPED", nil
 	}
-	if err := w.endRun(ctx, ex); err != nil {
+	if err := w.endRun(ctx, ex, eff.CancelInFlight); err != nil {
 		return "", err
 	}
 	if eff.CancelInFlight {
@@ -282,13 +298,12 @@ func (uc *Control) applyNode(ctx context.Context, st Stores, w *work, ex *execut
 		return "", nil, fault.Newf(execution.ErrFinished, "execution %s is %s and has finished; use node RETRY or RESTART_FROM_NODE to run node %s again", ex.ID(), ex.Status(), c.NodeID)
 	}
 	var err error
-	wake := false
 	msg := fmt.Sprintf("node %s: %s applied", c.NodeID, c.Action)
 	switch c.Action {
 	case execution.ActionPause:
 		err = n.Pause()
 	case execution.ActionResume:
-		err, wake = n.Resume(), true
+		err = n.Resume()
 	case execution.ActionStop:
 		if err = n.Stop(w.now); err == nil {
 			if _, err = st.Items.Drop(ctx, ex.ID(), c.NodeID); err == nil && c.Immediate {
@@ -298,11 +313,11 @@ func (uc *Control) applyNode(ctx context.Context, st Stores, w *work, ex *execut
 	case execution.ActionStepEnable:
 		err = n.EnableStep()
 	case execution.ActionStep:
-		err, wake = n.Step(), true
+		err = n.Step()
 	case execution.ActionStepDisable:
-		err, wake = n.DisableStep(), true
+		err = n.DisableStep()
 	case execution.ActionSkip:
-		err, wake = n.Skip(), true
+		err = n.Skip()
 	case execution.ActionUnskip:
 		err = n.Unskip()
 	case execution.ActionBreakpoint:
@@ -313,10 +328,8 @@ func (uc *Control) applyNode(ctx context.Context, st Stores, w *work, ex *execut
 	if err != nil {
 		return "", nil, err
 	}
-	if wake {
-		if err := st.Signals.Wake(ctx); err != nil {
-			return "", nil, err
-		}
+	if err := w.reconcile(ctx, ex.ID()); err != nil {
+		return "", nil, err
 	}
 	return msg, nil, w.finish(ctx, uc.runs)
 }

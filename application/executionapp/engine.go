@@ -202,6 +202,9 @@ func (e *Engine) dispatch(ctx, runCtx context.Context, slots chan struct{}, resu
 	}
 }
 
+// Wake makes the engine claim now instead of at its next poll.
+func (e *Engine) Wake() { e.wakeUp() }
+
 func (e *Engine) wakeUp() {
 	select {
 	case e.wake <- struct{}{}:

@@ -51,12 +51,15 @@ type ExecutionStore interface {
 	// LockOne loads and locks one execution of a session, or reports
 	// ErrExecutionNotFound (the same for unknown and foreign ids).
 	LockOne(ctx context.Context, sessionID, id string) (*execution.Execution, error)
-	Save(ctx context.Context, e *execution.Execution) error
+	// Save writes the status fields of executions.
+	Save(ctx context.Context, es []*execution.Execution) error
 	SetResult(ctx context.Context, id string, result any) error
 	Nodes(ctx context.Context, ids []string) (map[string]map[string]*execution.Node, error)
-	SaveNodes(ctx context.Context, executionID string, nodes []*execution.Node) error
-	// NextLogSeqs reserves n log sequence numbers and returns the first.
-	NextLogSeqs(ctx context.Context, executionID string, n int) (int64, error)
+	// SaveNodes writes changed nodes, keyed by execution id.
+	SaveNodes(ctx context.Context, nodes map[string][]*execution.Node) error
+	// NextLogSeqs reserves counts[id] log sequence numbers per execution and
+	// returns the first of each.
+	NextLogSeqs(ctx context.Context, counts map[string]int) (map[string]int64, error)
 	// Active lists executions of a workflow that have not ended.
 	Active(ctx context.Context, sessionID, workflowID string) ([]string, error)
 	// Source returns what a restart needs of an execution: its definition
@@ -91,6 +94,9 @@ type Claim struct {
 // Item states.
 const (
 	ItemReady   = "ready"
+	// ItemHeld waits behind a closed gate (paused execution or node, step
+	// mode without credit); claims only ever look at ready items.
+	ItemHeld    = "held"
 	ItemClaimed = "claimed"
 	ItemParked  = "parked"
 	ItemDone    = "done"
@@ -116,6 +122,7 @@ type NewItem struct {
 	NodeID      string
 	Payload     any
 	AvailableAt time.Time
+	Held        bool
 }
 
 // ItemStore is the work queue.
@@ -134,8 +141,16 @@ type ItemStore interface {
 	DropParked(ctx context.Context, executionID string) (int, error)
 	// Inputs returns, in arrival order, the payloads a node received.
 	Inputs(ctx context.Context, executionID, nodeID string) ([]any, error)
-	// Resume makes a parked item ready again with an answer.
-	Resume(ctx context.Context, itemID int64, answer any, answeredBy string) error
+	// Resume makes a parked item ready (or held) again with an answer.
+	Resume(ctx context.Context, itemID int64, answer any, answeredBy string, held bool) error
+	// Hold moves ready items behind a closed gate.
+	Hold(ctx context.Context, itemIDs []int64) error
+	// Gate sets the waiting items of an execution's nodes: ready for the
+	// open nodes, held for the closed ones.
+	Gate(ctx context.Context, executionID string, open, closed []string) error
+	// ReleaseHeld makes up to n held items of a node ready, oldest first,
+	// and returns how many it released.
+	ReleaseHeld(ctx context.Context, executionID, nodeID string, n int) (int, error)
 	// Release puts a claimed item back without counting an attempt (step
 	// credit lost to a race, shutdown).
 	Release(ctx context.Context, owner string, itemID, token int64) error
@@ -198,6 +213,9 @@ type CommandRecord struct {
 	Message            string
 	ResultExecutionIDs []string
 	CreatedAt          time.Time
+	// drainedNow is set when a DRAIN found nothing to drain and ended the
+	// run at once, so the command is applied, not waiting.
+	drainedNow bool
 }
 
 // CommandStore records control commands; the key makes a command idempotent.
@@ -207,6 +225,9 @@ type CommandStore interface {
 	Insert(ctx context.Context, c CommandRecord) error
 	Update(ctx context.Context, c CommandRecord) error
 	Get(ctx context.Context, id string) (CommandRecord, error)
+	// ApplyPending marks the accepted (waiting) commands of an execution
+	// applied and returns their ids.
+	ApplyPending(ctx context.Context, executionID string, at time.Time) ([]string, error)
 }
 
 // Input is a question a parked message waits on.
@@ -242,6 +263,15 @@ type SignalSender interface {
 	Cancel(ctx context.Context, executionID, nodeID string) error
 }
 
+// Waker wakes this instance's engine after a commit made work runnable
+// (a start, a RESUME, an answer). It is in-process on purpose: a NOTIFY per
+// start would serialize every such commit on PostgreSQL's notify lock, and
+// any instance may run any item, so other instances find the work on their
+// next poll.
+type Waker interface {
+	Wake()
+}
+
 // Signals is what the engine receives from SignalSender, on any instance.
 type Signals interface {
 	Wakeups() <-chan struct{}
@@ -256,7 +286,8 @@ type CancelSignal struct {
 
 // Queue is the claim side of the work queue, outside transactions.
 type Queue interface {
-	// Claim takes up to n runnable items under a lease.
+	// Claim takes up to n ready items of running executions under a lease,
+	// oldest first.
 	Claim(ctx context.Context, owner string, n int, lease time.Duration) ([]Claim, error)
 	// Heartbeat extends the leases of the owner's claimed items.
 	Heartbeat(ctx context.Context, owner string, lease time.Duration) error

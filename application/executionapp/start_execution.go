@@ -36,12 +36,13 @@ type StartExecution struct {
 	tx        Transactor
 	workflows WorkflowReader
 	catalog   session.Catalog
+	waker     Waker
 	now       func() time.Time
 }
 
-// NewStartExecution returns the use case.
-func NewStartExecution(tx Transactor, w WorkflowReader, c session.Catalog, now func() time.Time) *StartExecution {
-	return &StartExecution{tx: tx, workflows: w, catalog: c, now: now}
+// NewStartExecution returns the use case; waker may be nil (no engine here).
+func NewStartExecution(tx Transactor, w WorkflowReader, c session.Catalog, waker Waker, now func() time.Time) *StartExecution {
+	return &StartExecution{tx: tx, workflows: w, catalog: c, waker: waker, now: now}
 }
 
 // StartInput is a start request.
@@ -104,7 +105,14 @@ func (uc *StartExecution) Handle(ctx context.Context, in StartInput) (StartResul
 	if err != nil {
 		return StartResult{}, fmt.Errorf("start %s/%s: %w", in.SessionID, in.WorkflowID, err)
 	}
+	wake(uc.waker)
 	return res, nil
+}
+
+func wake(w Waker) {
+	if w != nil {
+		w.Wake()
+	}
 }
 
 // triggers picks the trigger nodes a start feeds.
@@ -181,11 +189,8 @@ func seed(ctx context.Context, st Stores, w session.Workflow, ex *execution.Exec
 	if s.FromNodeID != "" {
 		data["fromNodeId"] = s.FromNodeID
 	}
-	if err := st.Events.Append(ctx, []Event{{Type: EventExecutionStarted, At: now, SessionID: sessionID,
-		WorkflowID: s.WorkflowID, ExecutionID: ex.ID(), Actor: actor, Data: data}}); err != nil {
-		return err
-	}
-	return st.Signals.Wake(ctx)
+	return st.Events.Append(ctx, []Event{{Type: EventExecutionStarted, At: now, SessionID: sessionID,
+		WorkflowID: s.WorkflowID, ExecutionID: ex.ID(), Actor: actor, Data: data}})
 }
 
 // reachable returns id and every node downstream of it.

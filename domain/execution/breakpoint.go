@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/yukta/yukta/domain/fault"
 )
@@ -35,11 +36,16 @@ func NewBreakpoint(field string, equals any, hasEquals bool, condition string) (
 				break
 			}
 		}
-		if len(field) > 256 {
+		if utf8.RuneCountInString(field) > 256 { // characters, as the API's maxLength counts
 			vs = append(vs, fault.Violation{Path: "field", Message: "is longer than 256 characters"})
 		}
-	case len(condition) > 4096:
-		vs = append(vs, fault.Violation{Path: "condition", Message: "is longer than 4096 characters"})
+	default: // condition alone
+		if hasEquals {
+			vs = append(vs, fault.Violation{Path: "equals", Message: `applies only with "field"; leave it out when you give "condition"`})
+		}
+		if utf8.RuneCountInString(condition) > 4096 {
+			vs = append(vs, fault.Violation{Path: "condition", Message: "is longer than 4096 characters"})
+		}
 	}
 	if len(vs) > 0 {
 		return Breakpoint{}, &fault.ValidationError{Subject: "breakpoint", Violations: vs}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/yukta/yukta/domain/fault"
 )
@@ -120,7 +121,7 @@ func NewCommand(in CommandInput) (Command, error) {
 	case in.Action == "":
 		bad("action", "is required; one of %s", joinActions(valid))
 	case !slices.Contains(valid, act):
-		bad("action", "%q is not a %s action; use one of %s", in.Action, in.Scope, joinActions(valid))
+		bad("action", "%q is not %s %s action; use one of %s", in.Action, article(in.Scope), in.Scope, joinActions(valid))
 	}
 	c := Command{Scope: in.Scope, Action: act, NodeID: in.NodeID, FromNodeID: in.FromNodeID, Immediate: in.Immediate,
 		Reason: in.Reason, Key: in.Key, IfStatus: strings.ToUpper(in.IfStatus), Breakpoint: in.Breakpoint,
@@ -131,6 +132,8 @@ func NewCommand(in CommandInput) (Command, error) {
 	case in.Mode == "" && stops:
 		c.Mode = DefaultStopMode
 	case in.Mode == "":
+	case in.Scope == ScopeNode && act == ActionStop:
+		bad("mode", "applies only to an execution STOP and to STOP_ALL; a node STOP has no mode (send immediate=true to also cancel its running message)")
 	case !stops:
 		bad("mode", "applies only to STOP and STOP_ALL, not %s; leave it out", act)
 	default:
@@ -154,23 +157,30 @@ func NewCommand(in CommandInput) (Command, error) {
 	if in.Scope == ScopeNode && in.NodeID == "" {
 		bad("nodeId", "is required for node commands")
 	}
-	if len(in.Reason) > MaxReasonLen {
-		bad("reason", "is %d characters long; the limit is %d", len(in.Reason), MaxReasonLen)
+	// Lengths count characters (code points), as the API's maxLength does.
+	if n := utf8.RuneCountInString(in.Reason); n > MaxReasonLen {
+		bad("reason", "is %d characters long; the limit is %d", n, MaxReasonLen)
 	}
-	if len(in.Key) > MaxKeyLen {
-		bad("key", "is %d characters long; the limit is %d", len(in.Key), MaxKeyLen)
+	if n := utf8.RuneCountInString(in.Key); n > MaxKeyLen {
+		bad("key", "is %d characters long; the limit is %d", n, MaxKeyLen)
 	}
-	if in.IfStatus != "" {
-		ok := Status(c.IfStatus).Valid()
+	switch {
+	case in.IfStatus == "":
+	case in.Scope == ScopeWorkflow:
+		// STOP_ALL acts on every active execution; there is no one status to test.
+		bad("ifStatus", "applies only to execution and node commands; leave it out for STOP_ALL")
+	default:
+		ok, valid := Status(c.IfStatus).Valid(), fmt.Sprint(Statuses)
 		if in.Scope == ScopeNode {
-			ok = NodeStatus(c.IfStatus).Valid()
+			ok, valid = NodeStatus(c.IfStatus).Valid(), fmt.Sprint(NodeStatuses)
 		}
 		if !ok {
-			bad("ifStatus", "%q is not a status a %s can have", in.IfStatus, in.Scope)
+			bad("ifStatus", "%q is not a status %s %s can have; use one of %s", in.IfStatus, article(in.Scope), in.Scope,
+				strings.ReplaceAll(strings.Trim(valid, "[]"), " ", ", "))
 		}
 	}
 	switch {
-	case in.WaitSecs < 0 || in.WaitSecs > MaxWait.Seconds():
+	case !(in.WaitSecs >= 0 && in.WaitSecs <= MaxWait.Seconds()): // also refuses NaN
 		bad("wait", "must be between 0 and %d seconds, got %v", int(MaxWait.Seconds()), in.WaitSecs)
 	default:
 		c.Wait = time.Duration(in.WaitSecs * float64(time.Second))
@@ -188,6 +198,13 @@ func (c Command) CreatesExecution() bool {
 
 // Actions returns the actions a scope accepts.
 func Actions(s Scope) []Action { return slices.Clone(actions[s]) }
+
+func article(s Scope) string {
+	if s == ScopeExecution {
+		return "an"
+	}
+	return "a"
+}
 
 func joinActions(as []Action) string {
 	s := make([]string, len(as))

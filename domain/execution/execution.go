@@ -98,7 +98,7 @@ type StopEffect struct {
 // finish; KILL also cancels running plugins.
 func (e *Execution) Stop(mode StopMode, at time.Time) (StopEffect, error) {
 	if e.status.Terminal() {
-		return StopEffect{}, fault.Newf(ErrFinished, "execution %s is %s and has finished; nothing to stop", e.id, e.status)
+		return StopEffect{}, fault.Newf(ErrFinished, "execution %s is %s and has finished; nothing to stop (to run it again, use RESTART)", e.id, e.status)
 	}
 	switch mode {
 	case Drain:

@@ -94,9 +94,40 @@ func (n *Node) Status() NodeStatus {
 // Live reports whether the node can still change.
 func (n *Node) Live() bool { return !n.Status().Terminal() && n.phase != NodeSkipped }
 
-// Claimable reports whether a message waiting at the node may be taken now.
-func (n *Node) Claimable() bool {
-	return n.Live() && !n.paused && (!n.stepMode || n.credits > 0 || n.skipped)
+// Gate says whether messages waiting at a node may be taken.
+type Gate int
+
+// The gates.
+const (
+	// GateOpen: messages are taken as they come.
+	GateOpen Gate = iota
+	// GateClosed: messages wait (the execution or the node is paused, or
+	// the node has ended).
+	GateClosed
+	// GateStep: each message waits for a STEP credit.
+	GateStep
+)
+
+// Gate returns the node's gate while its execution has status ex. A skipped
+// node's messages pass through even in step mode; a pause holds them all.
+func (n *Node) Gate(ex Status) Gate {
+	switch {
+	case ex != Running || !n.Live() || n.paused:
+		return GateClosed
+	case n.skipped || !n.stepMode:
+		return GateOpen
+	}
+	return GateStep
+}
+
+// TakeCredit spends one STEP credit to release one message; it reports
+// false when there is none.
+func (n *Node) TakeCredit() bool {
+	if n.credits == 0 {
+		return false
+	}
+	n.credits--
+	return true
 }
 
 // PassThrough reports whether messages skip the plugin and go out unchanged.
@@ -137,13 +168,6 @@ func (n *Node) Step() error {
 	return n.change(func() { n.credits++ })
 }
 
-// ConsumeCredit spends the credit a claim used (no-op outside step mode).
-func (n *Node) ConsumeCredit() {
-	if n.stepMode && n.credits > 0 {
-		n.credits--
-	}
-}
-
 // Skip makes messages pass through unchanged on every outbound edge.
 func (n *Node) Skip() error { return n.change(func() { n.skipped = true }) }
 
@@ -171,12 +195,11 @@ func (n *Node) Processed(at time.Time, emitted int) {
 	}
 	n.received++
 	n.emitted += int64(emitted)
-	n.ConsumeCredit()
 }
 
-// Park counts a message waiting for input (it used the step credit that
-// released it); Unpark undoes the count when the input is answered.
-func (n *Node) Park()   { n.parked++; n.ConsumeCredit() }
+// Park counts a message waiting for input; Unpark undoes the count when the
+// input is answered.
+func (n *Node) Park()   { n.parked++ }
 func (n *Node) Unpark() { n.parked = max(0, n.parked-1) }
 
 // ClearParked forgets parked messages that were dropped.
@@ -202,12 +225,13 @@ func (n *Node) Settle(at time.Time) {
 	n.endedAt = at
 }
 
-// Cut ends a node because its execution stopped or failed.
-func (n *Node) Cut(at time.Time) {
+// Cut ends a node because its execution stopped or failed: STOPPED when it
+// had taken or still held work, SKIPPED when nothing ever reached it.
+func (n *Node) Cut(at time.Time, hadWork bool) {
 	if !n.Live() {
 		return
 	}
-	if n.phase == NodePending && n.received == 0 {
+	if n.phase == NodePending && n.received == 0 && !hadWork {
 		n.phase = NodeSkipped
 	} else {
 		n.phase = NodeStopped
@@ -216,5 +240,11 @@ func (n *Node) Cut(at time.Time) {
 }
 
 // MarkUpstreamSkipped is for restart-from-node: nodes before the restart
-// point do not run in the new execution.
-func (n *Node) MarkUpstreamSkipped(at time.Time) { n.phase, n.endedAt = NodeSkipped, at }
+// point do not run in the new execution. A node that has finished keeps its
+// status: terminal statuses never change.
+func (n *Node) MarkUpstreamSkipped(at time.Time) {
+	if !n.Live() {
+		return
+	}
+	n.phase, n.endedAt = NodeSkipped, at
+}

@@ -1,0 +1,157 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/yukta/yukta/api/apiclient"
+)
+
+func runControl(e *env, args []string) int {
+	fs := e.flags()
+	node := fs.String("node", "", "send the action to this node instead of the execution")
+	mode := fs.String("mode", "", "STOP: DRAIN, CANCEL (default) or KILL")
+	from := fs.String("from", "", "RESTART_FROM_NODE: the node to restart from")
+	reason := fs.String("reason", "", "why, recorded in the journal")
+	key := fs.String("key", "", "idempotency key: the same key gives the same answer and no second effect")
+	ifStatus := fs.String("if-status", "", "apply only if the target has this status")
+	wait := fs.Float64("wait", 0, "seconds (≤ 60) to wait until the effect is visible")
+	immediate := fs.Bool("immediate", false, "node STOP: also cancel the message being processed")
+	field := fs.String("field", "", "node BREAKPOINT: dotted path into the payload")
+	equals := fs.String("equals", "", "node BREAKPOINT: the JSON value of --field that pauses the node")
+	condition := fs.String("condition", "", "node BREAKPOINT: a CEL condition instead of --field/--equals")
+	pos, code, ok := e.parse(fs, args, 3, 3)
+	if !ok {
+		return code
+	}
+	sid, eid, action := pos[0], pos[1], strings.ToUpper(pos[2])
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+
+	if *node == "" {
+		for _, name := range []string{"immediate", "field", "equals", "condition"} {
+			if set[name] {
+				return e.usageError("--%s applies to node commands; add --node NODE", name)
+			}
+		}
+		body := apiclient.ExecutionCommand{Action: apiclient.ExecutionCommandAction(action),
+			Reason: nonEmpty(*reason), Key: nonEmpty(*key), IfStatus: nonEmpty(*ifStatus), FromNodeId: nonEmpty(*from)}
+		if *mode != "" {
+			body.Mode = ptr(apiclient.ExecutionCommandMode(strings.ToUpper(*mode)))
+		}
+		if set["wait"] {
+			body.Wait = ptr(float32(*wait))
+		}
+		res, err := e.api.ControlExecutionWithResponse(e.ctx, sid, eid,
+			&apiclient.ControlExecutionParams{YuktaChannel: ptr(apiclient.ControlExecutionParamsYuktaChannel(channel))}, body)
+		if err != nil {
+			return e.callError(err)
+		}
+		if res.JSON200 == nil {
+			return e.problem(res.HTTPResponse, res.Body)
+		}
+		return e.printCommand(res.JSON200)
+	}
+
+	for _, name := range []string{"mode", "from"} {
+		if set[name] {
+			return e.usageError("--%s applies to execution commands, not to a node", name)
+		}
+	}
+	if action == "BREAKPOINT" {
+		if set["immediate"] || set["if-status"] || set["wait"] {
+			return e.usageError("BREAKPOINT takes --field with --equals, or --condition (and --reason, --key)")
+		}
+		body := apiclient.BreakpointRequest{Field: nonEmpty(*field), Condition: nonEmpty(*condition), Reason: nonEmpty(*reason), Key: nonEmpty(*key)}
+		if set["equals"] {
+			raw, err := jsonArg("--equals", *equals)
+			if err != nil {
+				return e.usageError("%v", err)
+			}
+			body.Equals = raw
+		}
+		res, err := e.api.SetBreakpointWithResponse(e.ctx, sid, eid, *node,
+			&apiclient.SetBreakpointParams{YuktaChannel: ptr(apiclient.SetBreakpointParamsYuktaChannel(channel))}, body)
+		if err != nil {
+			return e.callError(err)
+		}
+		if res.JSON200 == nil {
+			return e.problem(res.HTTPResponse, res.Body)
+		}
+		return e.printCommand(res.JSON200)
+	}
+	for _, name := range []string{"field", "equals", "condition"} {
+		if set[name] {
+			return e.usageError("--%s applies to the node action BREAKPOINT", name)
+		}
+	}
+	body := apiclient.NodeCommand{Action: apiclient.NodeCommandAction(action),
+		Reason: nonEmpty(*reason), Key: nonEmpty(*key), IfStatus: nonEmpty(*ifStatus)}
+	if set["immediate"] {
+		body.Immediate = immediate
+	}
+	if set["wait"] {
+		body.Wait = ptr(float32(*wait))
+	}
+	res, err := e.api.ControlNodeWithResponse(e.ctx, sid, eid, *node,
+		&apiclient.ControlNodeParams{YuktaChannel: ptr(apiclient.ControlNodeParamsYuktaChannel(channel))}, body)
+	if err != nil {
+		return e.callError(err)
+	}
+	if res.JSON200 == nil {
+		return e.problem(res.HTTPResponse, res.Body)
+	}
+	return e.printCommand(res.JSON200)
+}
+
+func runStopAll(e *env, args []string) int {
+	fs := e.flags()
+	mode := fs.String("mode", "", "DRAIN, CANCEL (default) or KILL")
+	reason := fs.String("reason", "", "why, recorded in the journal")
+	key := fs.String("key", "", "idempotency key: the same key gives the same answer and no second effect")
+	pos, code, ok := e.parse(fs, args, 1, 2)
+	if !ok {
+		return code
+	}
+	sid, wid := pos[0], ""
+	if len(pos) == 2 {
+		wid = pos[1]
+	} else if s, w, found := strings.Cut(pos[0], "/"); found {
+		sid, wid = s, w
+	}
+	if sid == "" || wid == "" {
+		return e.usageError("missing the workflow")
+	}
+	body := apiclient.StopAllRequest{Reason: nonEmpty(*reason), Key: nonEmpty(*key)}
+	if *mode != "" {
+		body.Mode = ptr(apiclient.StopAllRequestMode(strings.ToUpper(*mode)))
+	}
+	res, err := e.api.StopWorkflowWithResponse(e.ctx, sid, wid,
+		&apiclient.StopWorkflowParams{YuktaChannel: ptr(apiclient.StopWorkflowParamsYuktaChannel(channel))}, body)
+	if err != nil {
+		return e.callError(err)
+	}
+	if res.JSON200 == nil {
+		return e.problem(res.HTTPResponse, res.Body)
+	}
+	return e.printCommand(res.JSON200)
+}
+
+// printCommand writes a command's answer.
+func (e *env) printCommand(r *apiclient.CommandResult) int {
+	fmt.Fprintf(e.stdout, "command: %s\n", r.CommandId)
+	fmt.Fprintf(e.stdout, "status: %s\n", r.Status)
+	fmt.Fprintf(e.stdout, "message: %s\n", escape(r.Message))
+	for _, id := range r.ResultExecutionIds {
+		fmt.Fprintf(e.stdout, "new-execution: %s\n", id)
+	}
+	return exitOK
+}
+
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

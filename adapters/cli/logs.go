@@ -1,0 +1,132 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"time"
+
+	"github.com/yukta/yukta/api/apiclient"
+)
+
+// Log following: the poll interval, and the page asked for on each poll (the
+// server's maximum, so a burst between two polls is rarely cut).
+const (
+	followEvery = 500 * time.Millisecond
+	followPage  = 5000
+	defaultTail = 100
+)
+
+func runLogs(e *env, args []string) int {
+	fs := e.flags()
+	n := fs.Int("n", defaultTail, "how many of the last lines to print first (0–5000)")
+	pattern := fs.String("grep", "", "only lines matching this RE2 pattern (server-side, ≤ 200 characters)")
+	follow := fs.Bool("f", false, "follow: keep printing new lines until the execution has ended")
+	fs.BoolVar(follow, "follow", false, "same as -f")
+	pos, code, ok := e.parse(fs, args, 2, 2)
+	if !ok {
+		return code
+	}
+	if *n < 0 || *n > followPage {
+		return e.usageError("-n %d: want 0 to %d lines", *n, followPage)
+	}
+	if *n == 0 && !*follow {
+		return exitOK
+	}
+	sid, eid := pos[0], pos[1]
+	ctx := e.ctx
+	if *follow {
+		var stop context.CancelFunc
+		ctx, stop = signal.NotifyContext(e.ctx, os.Interrupt)
+		defer stop()
+	}
+
+	// The first page: the last n lines (or, for -n 0, only where to start).
+	first, f := e.tail(ctx, sid, eid, max(*n, 1), *pattern)
+	if f != nil {
+		return e.report(f)
+	}
+	last := int64(0)
+	for _, l := range first.Lines {
+		if *n > 0 {
+			e.printLine(l)
+		}
+		last = l.Seq
+	}
+	if !*follow {
+		if first.TotalMatched > int64(first.ReturnedLines) && *pattern != "" {
+			fmt.Fprintf(e.stderr, "%s: showing %d of %d matching lines; -n shows more\n", e.name, first.ReturnedLines, first.TotalMatched)
+		}
+		if !first.Complete {
+			fmt.Fprintf(e.stderr, "%s: the match count hit the server's time limit; %d is a lower bound\n", e.name, first.TotalMatched)
+		}
+		return exitOK
+	}
+
+	// Follow: poll until the execution has ended and a poll after that
+	// brought nothing new. The status is read before the lines, so lines
+	// written before the end are never missed.
+	tick := time.NewTicker(followEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			if e.ctx.Err() == nil {
+				return exitOK // Ctrl-C ends a follow; that is not an error
+			}
+			return exitFailed
+		case <-tick.C:
+		}
+		ex, f := e.getExecution(ctx, sid, eid)
+		if f != nil {
+			if ctx.Err() != nil {
+				continue
+			}
+			return e.report(f)
+		}
+		page, f := e.tail(ctx, sid, eid, followPage, *pattern)
+		if f != nil {
+			if ctx.Err() != nil {
+				continue
+			}
+			return e.report(f)
+		}
+		fresh := 0
+		for _, l := range page.Lines {
+			if l.Seq <= last {
+				continue
+			}
+			if fresh == 0 && len(page.Lines) == followPage && page.Lines[0].Seq > last {
+				fmt.Fprintf(e.stderr, "%s: more than %d lines arrived within %s; some were skipped\n", e.name, followPage, followEvery)
+			}
+			e.printLine(l)
+			last = l.Seq
+			fresh++
+		}
+		if fresh == 0 && terminal(ex.Status) {
+			return exitOK
+		}
+	}
+}
+
+func (e *env) tail(ctx context.Context, sid, eid string, lines int, pattern string) (*apiclient.LogPage, *failure) {
+	params := &apiclient.GetExecutionLogsParams{TailLines: ptr(lines)}
+	if pattern != "" {
+		params.FilterPattern = ptr(pattern)
+	}
+	res, err := e.api.GetExecutionLogsWithResponse(ctx, sid, eid, params)
+	if err != nil {
+		return nil, &failure{err: err}
+	}
+	if res.JSON200 == nil {
+		return nil, &failure{res: res.HTTPResponse, body: res.Body}
+	}
+	return res.JSON200, nil
+}
+
+// printLine writes `seq time level node message`; the message is last and
+// escaped, so every line is one line whatever it held.
+func (e *env) printLine(l apiclient.LogLine) {
+	fmt.Fprintf(e.stdout, "%d %s %s %s %s\n", l.Seq, stamp(l.At), orDash(escape(l.Level)), orDash(escape(l.NodeId)), escape(l.Message))
+}

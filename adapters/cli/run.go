@@ -1,0 +1,318 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"github.com/yukta/yukta/api/apiclient"
+)
+
+// exitInterrupted is returned when the user stops watching with Ctrl-C; the
+// execution itself keeps running.
+const exitInterrupted = 130
+
+// How long a watch keeps reconnecting to a lost event stream, and how often.
+const (
+	reconnectFor = 60 * time.Second
+	backoffMin   = 250 * time.Millisecond
+	backoffMax   = 5 * time.Second
+)
+
+func runRun(e *env, args []string) int {
+	fs := e.flags()
+	payload := fs.String("payload", "", "trigger payload: JSON, @FILE, or - for stdin")
+	key := fs.String("key", "", "Idempotency-Key: a repeated key returns the same execution")
+	watch := fs.Bool("watch", false, "follow the execution until it ends; exit 0 SUCCESS, 1 FAILURE, 2 STOPPED")
+	fs.BoolVar(watch, "w", false, "short for --watch")
+	pos, code, ok := e.parse(fs, args, 1, 1)
+	if !ok {
+		return code
+	}
+	sid, wid, found := strings.Cut(pos[0], "/")
+	if !found || sid == "" || wid == "" || strings.Contains(wid, "/") {
+		return e.usageError("%q is not SESSION/WORKFLOW (e.g. hello/greet)", pos[0])
+	}
+	var body apiclient.StartRequest
+	if *payload != "" {
+		raw, err := jsonArg("--payload", *payload)
+		if err != nil {
+			return e.usageError("%v", err)
+		}
+		body.Payload = raw
+	}
+	params := &apiclient.StartExecutionParams{YuktaChannel: ptr(apiclient.StartExecutionParamsYuktaChannel(channel))}
+	if *key != "" {
+		params.IdempotencyKey = key
+	}
+	res, err := e.api.StartExecutionWithResponse(e.ctx, sid, wid, params, body)
+	if err != nil {
+		return e.callError(err)
+	}
+	out, existing := res.JSON201, false
+	if out == nil {
+		out, existing = res.JSON200, true
+	}
+	if out == nil {
+		return e.problem(res.HTTPResponse, res.Body)
+	}
+	fmt.Fprintf(e.stdout, "execution: %s\n", out.ExecutionId)
+	if existing {
+		fmt.Fprintf(e.stdout, "existing: true (started earlier with idempotency key %q)\n", *key)
+	}
+	if !*watch {
+		fmt.Fprintf(e.stdout, "status: %s\n", out.Status)
+		return exitOK
+	}
+	return e.watch(sid, out.ExecutionId)
+}
+
+// failure is a call that did not return what was asked: no answer (err) or
+// a non-success answer (res, body).
+type failure struct {
+	err  error
+	res  *http.Response
+	body []byte
+}
+
+func (f *failure) retryable() bool {
+	return f.err != nil || f.res != nil && f.res.StatusCode >= 500
+}
+
+func (e *env) report(f *failure) int {
+	if f.err != nil {
+		return e.callError(f.err)
+	}
+	return e.problem(f.res, f.body)
+}
+
+func (e *env) getExecution(ctx context.Context, sid, eid string) (*apiclient.Execution, *failure) {
+	res, err := e.api.GetExecutionWithResponse(ctx, sid, eid)
+	if err != nil {
+		return nil, &failure{err: err}
+	}
+	if res.JSON200 == nil {
+		return nil, &failure{res: res.HTTPResponse, body: res.Body}
+	}
+	return res.JSON200, nil
+}
+
+// watch follows an execution's event stream and re-renders its nodes on
+// every status change until the execution ends.
+func (e *env) watch(sid, eid string) int {
+	ctx, stop := signal.NotifyContext(e.ctx, os.Interrupt)
+	defer stop()
+	v := &view{w: e.stdout, tty: isTerminal(e.stdout, e.getenv), last: map[string]string{}}
+
+	ex, f := e.getExecution(ctx, sid, eid)
+	if f != nil {
+		return e.watchFailed(ctx, f, sid, eid)
+	}
+	v.show(ex)
+	lastID := ""
+	var lostSince time.Time
+	backoff := backoffMin
+	for !terminal(ex.Status) {
+		connected := func() {
+			if !lostSince.IsZero() {
+				fmt.Fprintf(e.stderr, "%s: event stream back after %s\n", e.name, took(lostSince, nil, time.Now()))
+				v.drawn = 0
+			}
+			lostSince, backoff = time.Time{}, backoffMin
+		}
+		var fresh *apiclient.Execution
+		fresh, f = e.followStream(ctx, sid, eid, &lastID, v, connected)
+		if fresh != nil {
+			ex = fresh
+			continue // terminal
+		}
+		if ctx.Err() != nil {
+			return e.interrupted(sid, eid)
+		}
+		if !f.retryable() {
+			return e.report(f)
+		}
+		if lostSince.IsZero() {
+			lostSince = time.Now()
+			v.drawn = 0 // the message below would be drawn over
+			fmt.Fprintf(e.stderr, "%s: event stream lost (%s); reconnecting from event %s\n", e.name, f.describe(), orDash(lastID))
+		} else if time.Since(lostSince) > reconnectFor {
+			fmt.Fprintf(e.stderr, "%s: gave up reconnecting after %s; the execution may still be running: yukta status %s %s\n", e.name, reconnectFor, sid, eid)
+			return e.report(f)
+		}
+		select {
+		case <-ctx.Done():
+			return e.interrupted(sid, eid)
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, backoffMax)
+	}
+	return e.finish(v, ex)
+}
+
+func (f *failure) describe() string {
+	if f.err != nil {
+		if ue, ok := errors.AsType[*url.Error](f.err); ok {
+			return ue.Err.Error()
+		}
+		return f.err.Error()
+	}
+	if f.res != nil {
+		return f.res.Status
+	}
+	return "no answer"
+}
+
+func (e *env) watchFailed(ctx context.Context, f *failure, sid, eid string) int {
+	if ctx.Err() != nil && e.ctx.Err() == nil {
+		return e.interrupted(sid, eid)
+	}
+	return e.report(f)
+}
+
+func (e *env) interrupted(sid, eid string) int {
+	fmt.Fprintf(e.stderr, "%s: stopped watching; the execution continues: yukta status %s %s\n", e.name, sid, eid)
+	return exitInterrupted
+}
+
+// followStream reads the event stream once, from lastID on. It returns the
+// execution once it is terminal, or why the stream could not be read or
+// ended early.
+func (e *env) followStream(ctx context.Context, sid, eid string, lastID *string, v *view, connected func()) (*apiclient.Execution, *failure) {
+	params := &apiclient.StreamExecutionEventsParams{}
+	if *lastID != "" {
+		params.LastEventID = ptr(*lastID)
+	}
+	// The raw call: the *WithResponse variant would read the endless body.
+	resp, err := e.api.StreamExecutionEvents(ctx, sid, eid, params)
+	if err != nil {
+		return nil, &failure{err: err}
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		return nil, &failure{res: resp, body: body}
+	}
+	// A status change may have happened between the last read and this
+	// stream's start; read once more so nothing is missed.
+	ex, f := e.getExecution(ctx, sid, eid)
+	if f != nil {
+		return nil, f
+	}
+	connected()
+	v.show(ex)
+	if terminal(ex.Status) {
+		return ex, nil
+	}
+	r := newSSEReader(resp.Body)
+	dirty := false
+	for {
+		ev, comment, err := r.next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = errors.New("the server closed it")
+			}
+			return nil, &failure{err: err}
+		}
+		*lastID = r.lastID
+		switch {
+		case comment: // keep-alive: a cheap safety net
+			dirty = true
+		case ev.Event == "NodeStatusChanged", ev.Event == "ExecutionStatusChanged", ev.Event == "ExecutionStarted":
+			dirty = true
+		case ev.Event == "shutdown", ev.Event == "error":
+			return nil, &failure{err: fmt.Errorf("the server closed it with a %q event", ev.Event)}
+		}
+		if dirty && !r.buffered() {
+			dirty = false
+			if ex, f = e.getExecution(ctx, sid, eid); f != nil {
+				return nil, f
+			}
+			v.show(ex)
+			if terminal(ex.Status) {
+				return ex, nil
+			}
+		}
+	}
+}
+
+// finish prints how the run ended and returns the exit code for it.
+func (e *env) finish(v *view, ex *apiclient.Execution) int {
+	fmt.Fprintf(e.stdout, "status: %s\n", ex.Status)
+	fmt.Fprintf(e.stdout, "duration: %s\n", took(ex.StartedAt, nonZero(ex.EndedAt), time.Now()))
+	if msg := deref(ex.Error); msg != "" {
+		fmt.Fprintf(e.stdout, "error: %s\n", escape(msg))
+	}
+	if ex.Result != nil {
+		fmt.Fprintf(e.stdout, "result: %s\n", compactJSON(ex.Result))
+	}
+	switch ex.Status {
+	case "SUCCESS":
+		return exitOK
+	case "STOPPED":
+		return exitStopped
+	default:
+		return exitFailed
+	}
+}
+
+// view renders an execution's progress: a table redrawn in place on a
+// terminal, otherwise one line per change.
+type view struct {
+	w      io.Writer
+	tty    bool
+	drawn  int               // lines of the last drawing (tty)
+	status string            // last execution status printed (lines)
+	last   map[string]string // last line printed per node (lines)
+}
+
+func (v *view) show(ex *apiclient.Execution) {
+	if v.tty {
+		var b bytes.Buffer
+		if v.drawn > 0 {
+			fmt.Fprintf(&b, "\x1b[%dA\r\x1b[J", v.drawn)
+		}
+		status := string(ex.Status)
+		if deref(ex.Draining) {
+			status += " (draining)"
+		}
+		fmt.Fprintf(&b, "%s/%s  %s  %s  %s\n", ex.SessionId, ex.WorkflowId, ex.ExecutionId, status, took(ex.StartedAt, nonZero(ex.EndedAt), time.Now()))
+		v.drawn = 1 + nodeTable(&b, ex.Nodes)
+		_, _ = v.w.Write(b.Bytes())
+		return
+	}
+	// The run's status comes first, except its end, which follows the
+	// node changes that led to it.
+	s := string(ex.Status)
+	if deref(ex.Draining) {
+		s += " (draining)"
+	}
+	if s != v.status && !terminal(ex.Status) {
+		v.status = s
+		fmt.Fprintf(v.w, "execution %s\n", s)
+	}
+	defer func() {
+		if s != v.status {
+			v.status = s
+			fmt.Fprintf(v.w, "execution %s\n", s)
+		}
+	}()
+	for _, n := range ex.Nodes {
+		line := fmt.Sprintf("node %s %s %s received=%d emitted=%d", escape(n.NodeId), escape(n.Type), n.Status, n.Received, n.Emitted)
+		if notes := nodeNotes(n); notes != "" {
+			line += " (" + notes + ")"
+		}
+		if v.last[n.NodeId] != line {
+			v.last[n.NodeId] = line
+			fmt.Fprintln(v.w, line)
+		}
+	}
+}

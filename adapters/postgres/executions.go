@@ -206,10 +206,10 @@ func (s *ExecutionStore) Nodes(ctx context.Context, ids []string) (map[string]ma
 func (s *ExecutionStore) SaveNodes(ctx context.Context, nodes map[string][]*execution.Node) error {
 	var (
 		exIDs, ids, phases, statuses, errs, bps []string
-		paused, step, skipped, hasBP              []bool
-		credits, parked                           []int32
-		received, emitted                         []int64
-		started, ended                            []*time.Time
+		paused, step, skipped, hasBP            []bool
+		credits, parked                         []int32
+		received, emitted                       []int64
+		started, ended                          []*time.Time
 	)
 	for exID, ns := range nodes {
 		for _, n := range ns {

@@ -93,7 +93,7 @@ type Claim struct {
 
 // Item states.
 const (
-	ItemReady   = "ready"
+	ItemReady = "ready"
 	// ItemHeld waits behind a closed gate (paused execution or node, step
 	// mode without credit); claims only ever look at ready items.
 	ItemHeld    = "held"

@@ -32,7 +32,13 @@ var executionModule = fx.Module("executions",
 			return plugins.NewRunners(plugins.RunnerConfig{CEL: ev, Egress: eg})
 		},
 		postgres.NewExecutionTransactor,
-		postgres.NewQueue,
+		func(lc fx.Lifecycle, pool *pgxpool.Pool) (*postgres.Queue, error) {
+			q, err := postgres.NewQueue(pool)
+			if err == nil {
+				lc.Append(fx.StopHook(q.Close))
+			}
+			return q, err
+		},
 		postgres.NewReader,
 		newListener,
 		func(t *postgres.ExecutionTransactor) executionapp.Transactor { return t },
@@ -109,6 +115,8 @@ func newEngine(lc fx.Lifecycle, cfg Config, log *zap.Logger, tx executionapp.Tra
 			cancel()
 			select {
 			case <-done:
+				st := e.Stats()
+				log.Info("engine stopped", zap.Int64("claimed", st.Claimed), zap.Int64("committed", st.Committed), zap.Int64("commits", st.Commits))
 				return nil
 			case <-stop.Done():
 				return fmt.Errorf("engine did not stop in time: %w", stop.Err())

@@ -43,13 +43,43 @@ func durableCluster(b *testing.B) benchEnv {
 	}
 	_ = os.Chmod(root, 0o711)
 	ctx := context.Background()
-	c, err := localpg.Start(ctx, localpg.Options{Dir: filepath.Join(root, "pg"), MaxConnections: 200})
+	opts := localpg.Options{Dir: filepath.Join(root, "pg"), MaxConnections: 200}
+	if os.Getenv("YUKTA_BENCH_PGSS") != "" { // query statistics for diagnosis
+		opts.Settings = map[string]string{"shared_preload_libraries": "pg_stat_statements,auto_explain", "pg_stat_statements.track": "all",
+			"auto_explain.log_min_duration": "6ms", "auto_explain.log_analyze": "on", "auto_explain.log_buffers": "on", "auto_explain.log_nested_statements": "on"}
+		if f, err := os.Create(filepath.Join(os.TempDir(), "yukta-bench-pg.log")); err == nil {
+			opts.Log = f
+			b.Cleanup(func() { f.Close() })
+		}
+	}
+	c, err := localpg.Start(ctx, opts)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = c.Stop(context.Background()); _ = os.RemoveAll(root) })
 	if err := postgres.EnsureDatabase(ctx, c.DSN("postgres"), "yukta"); err != nil {
 		b.Fatal(err)
+	}
+	if os.Getenv("YUKTA_BENCH_PGSS") != "" {
+		conn, err := pgx.Connect(ctx, c.DSN("yukta"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := conn.Exec(ctx, "CREATE EXTENSION pg_stat_statements"); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() {
+			rows, _ := conn.Query(context.Background(), `SELECT calls, round(total_exec_time::numeric, 1), round(mean_exec_time::numeric, 3),
+				left(regexp_replace(query, '\s+', ' ', 'g'), 110) FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 15`)
+			for rows.Next() {
+				var calls int64
+				var total, mean float64
+				var q string
+				_ = rows.Scan(&calls, &total, &mean, &q)
+				b.Logf("%8d calls %9.1f ms total %8.3f ms mean  %s", calls, total, mean, q)
+			}
+			conn.Close(context.Background())
+		})
 	}
 	return benchEnv{cluster: c, dsn: c.DSN("yukta")}
 }
@@ -92,7 +122,10 @@ func pgbenchInsert(b *testing.B, env benchEnv, clients int, secs int) float64 {
 
 func benchServer(b *testing.B, env benchEnv) *server {
 	b.Helper()
-	o := serverOptions{DSN: env.dsn, Args: []string{"--log-level", "warn"}}
+	o := serverOptions{DSN: env.dsn, Args: []string{"--log-level", "info"}}
+	if w := os.Getenv("YUKTA_BENCH_WORKERS"); w != "" {
+		o.Env = append(o.Env, "YUKTA_WORKERS="+w)
+	}
 	if a := os.Getenv("YUKTA_BENCH_DEBUG_ADDR"); a != "" { // profile the server under load
 		o.Env = append(o.Env, "YUKTA_DEBUG_ADDR="+a)
 	}
@@ -199,6 +232,9 @@ func BenchmarkTransitions(b *testing.B) {
 		wg.Wait()
 		runsN, runsRate := doneRate(b, env, "runs")
 		s.Stop()
+		if i := strings.LastIndex(s.logs.String(), `"msg":"engine stopped"`); i >= 0 {
+			b.Logf("%s", s.logs.String()[i:])
+		}
 		b.Logf("fan: %d transitions, %.0f/s; runs: %d transitions, %.0f/s", fanN, fanRate, runsN, runsRate)
 		b.ReportMetric(fanRate, "fan_transitions/s")
 		b.ReportMetric(runsRate, "runs_transitions/s")

@@ -71,6 +71,10 @@ CREATE TABLE work_items (
 );
 CREATE INDEX work_items_ready ON work_items (available_at, item_id) WHERE state = 'ready';
 CREATE INDEX work_items_claimed ON work_items (lease_until) WHERE state = 'claimed';
+-- The queue churns: analyze and vacuum it far more often than the defaults,
+-- so the claim plan follows the real queue length.
+ALTER TABLE work_items SET (autovacuum_analyze_scale_factor = 0.02, autovacuum_analyze_threshold = 500,
+                            autovacuum_vacuum_scale_factor = 0.05, autovacuum_vacuum_threshold = 1000);
 CREATE INDEX work_items_live ON work_items (execution_id, node_id) WHERE state IN ('ready', 'held', 'claimed', 'parked');
 CREATE INDEX work_items_inputs ON work_items (execution_id, node_id, item_id);
 CREATE SEQUENCE lease_tokens;

@@ -52,14 +52,20 @@ func (s *ItemStore) Finish(ctx context.Context, owner string, us []executionapp.
 		ids[i], tokens[i], states[i], resumed[i], bp[i], uncount[i] = u.ItemID, u.Token, u.State, u.Resumed, u.BPPassed, u.Uncount
 		avail[i] = nullTime(u.AvailableAt)
 	}
+	// The rows are found by primary key (item_id = ANY) and each one's new
+	// values picked from the arrays by position: joining the arrays instead
+	// let the planner re-read them once per claimed row (measured 7 ms per
+	// batch of 128) whenever the statistics said "one claimed row".
 	rows, err := s.db.Query(ctx, `
 		UPDATE work_items w
-		   SET state = u.state, available_at = coalesce(u.available_at, w.available_at), resumed = u.resumed,
-		       bp_passed = u.bp_passed, attempt = w.attempt - CASE WHEN u.uncount THEN 1 ELSE 0 END,
+		   SET state = ($3::text[])[i.pos], available_at = coalesce(($4::timestamptz[])[i.pos], w.available_at),
+		       resumed = ($5::bool[])[i.pos], bp_passed = ($6::bool[])[i.pos],
+		       attempt = w.attempt - CASE WHEN ($7::bool[])[i.pos] THEN 1 ELSE 0 END,
 		       lease_owner = NULL, lease_token = NULL, lease_until = NULL, done_by = $8
-		  FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::timestamptz[], $5::bool[], $6::bool[], $7::bool[])
-		       AS u(id, token, state, available_at, resumed, bp_passed, uncount)
-		 WHERE w.item_id = u.id AND w.lease_token = u.token AND w.state = 'claimed' AND w.lease_owner = $8
+		  FROM (SELECT array_position($1::bigint[], w2.item_id) AS pos, w2.item_id
+		          FROM work_items w2 WHERE w2.item_id = ANY($1::bigint[])) i
+		 WHERE w.item_id = i.item_id AND w.lease_token = ($2::bigint[])[i.pos]
+		   AND w.state = 'claimed' AND w.lease_owner = $8
 		RETURNING w.item_id`, ids, tokens, states, avail, resumed, bp, uncount, owner)
 	if err != nil {
 		return nil, translate(err)
@@ -189,16 +195,39 @@ func (s *ItemStore) Release(ctx context.Context, owner string, itemID, token int
 	return translate(err)
 }
 
-// Queue is the claim side of the work queue, on the pool.
+// Queue is the claim side of the work queue. It has its own small pool whose
+// sessions run with synchronous_commit off: a claim, a heartbeat or a reap
+// lost in a database crash only means the item is claimed again later (the
+// lease token then no longer matches, so the old result is discarded). That
+// saves a WAL flush per claim; every commit of results stays durable.
 type Queue struct{ pool *pgxpool.Pool }
 
-// NewQueue returns the queue.
-func NewQueue(pool *pgxpool.Pool) *Queue { return &Queue{pool: pool} }
+// NewQueue returns the queue, with a pool derived from main's settings.
+func NewQueue(main *pgxpool.Pool) (*Queue, error) {
+	cfg := main.Config().Copy()
+	cfg.MaxConns, cfg.MinConns = 4, 1
+	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+	// The claim must walk the ready index in order, stop after a batch and
+	// find each claimed row by its key. Right after a burst the table's
+	// statistics lag, and the planner would rather scan, sort or merge the
+	// whole queue: 10 ms+ per claim with 10,000 queued. Every query on this
+	// pool is driven by a handful of rows, so only nested index lookups are
+	// wanted here.
+	for _, p := range []string{"enable_bitmapscan", "enable_seqscan", "enable_sort", "enable_mergejoin", "enable_hashjoin"} {
+		cfg.ConnConfig.RuntimeParams[p] = "off"
+	}
+	cfg.ConnConfig.RuntimeParams["application_name"] = "yukta-queue"
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Queue{pool: pool}, nil
+}
+
+// Close closes the queue's pool.
+func (q *Queue) Close() { q.pool.Close() }
 
 var _ executionapp.Queue = (*Queue)(nil)
-
-const claimReturning = `RETURNING w.item_id, w.lease_token, w.execution_id::text, w.node_id, w.payload, w.attempt, w.resumed,
-	w.answer, coalesce(w.answered_by, ''), w.bp_passed, n.skipped, n.breakpoint`
 
 // Claim takes up to n ready items, oldest first. Held items never appear
 // here (gates keep them out of the ready index), so this is an index scan
@@ -206,21 +235,32 @@ const claimReturning = `RETURNING w.item_id, w.lease_token, w.execution_id::text
 // execution and node, guarding against a command that committed after the
 // scan's snapshot.
 func (q *Queue) Claim(ctx context.Context, owner string, n int, lease time.Duration) ([]executionapp.Claim, error) {
+	// Each step is driven by the batch (cand): the checks are scalar
+	// subqueries, which the planner cannot turn into joins, so each is one
+	// primary-key lookup per claimed row however stale the statistics are.
 	rows, err := q.pool.Query(ctx, `
 		WITH cand AS (
 		    SELECT item_id FROM work_items
 		     WHERE state = 'ready' AND available_at <= now()
 		     ORDER BY available_at, item_id
 		     LIMIT $2
-		     FOR UPDATE SKIP LOCKED)
-		UPDATE work_items w
-		   SET state = 'claimed', lease_owner = $1, lease_token = nextval('lease_tokens'),
-		       lease_until = now() + $3::interval, attempt = w.attempt + 1, claimed_at = clock_timestamp()
-		  FROM cand, execution_nodes n, executions e
-		 WHERE w.item_id = cand.item_id AND n.execution_id = w.execution_id AND n.node_id = w.node_id
-		   AND e.execution_id = w.execution_id AND e.status = 'RUNNING'
-		   AND n.phase IN ('PENDING', 'RUNNING') AND NOT n.paused
-		`+claimReturning, owner, n, lease)
+		     FOR UPDATE SKIP LOCKED),
+		claimed AS (
+		    UPDATE work_items w
+		       SET state = 'claimed', lease_owner = $1, lease_token = nextval('lease_tokens'),
+		           lease_until = now() + $3::interval, attempt = w.attempt + 1, claimed_at = clock_timestamp()
+		      FROM cand
+		     WHERE w.item_id = cand.item_id
+		       AND (SELECT e.status = 'RUNNING' FROM executions e WHERE e.execution_id = w.execution_id)
+		       AND (SELECT n.phase IN ('PENDING', 'RUNNING') AND NOT n.paused FROM execution_nodes n
+		             WHERE n.execution_id = w.execution_id AND n.node_id = w.node_id)
+		    RETURNING w.*)
+		SELECT w.item_id, w.lease_token, w.execution_id::text, w.node_id, w.payload, w.attempt, w.resumed,
+		       w.answer, coalesce(w.answered_by, ''), w.bp_passed,
+		       (SELECT n.skipped FROM execution_nodes n WHERE n.execution_id = w.execution_id AND n.node_id = w.node_id),
+		       (SELECT n.breakpoint FROM execution_nodes n WHERE n.execution_id = w.execution_id AND n.node_id = w.node_id)
+		  FROM claimed w`,
+		owner, n, lease)
 	if err != nil {
 		return nil, translate(err)
 	}

@@ -168,6 +168,11 @@ func (e *Engine) dispatch(ctx, runCtx context.Context, slots chan struct{}, resu
 	for {
 		free := cap(slots) - len(slots)
 		full := false
+		// A claim costs about the same for 1 item or 100, so while plenty is
+		// running, wait for a good share of slots before claiming again.
+		if busy := len(slots); busy > 0 && free < e.cfg.ClaimBatch/4 {
+			free = 0
+		}
 		if free > 0 {
 			claims, err := e.queue.Claim(ctx, e.owner, min(free, e.cfg.ClaimBatch), e.cfg.Lease)
 			if err != nil && ctx.Err() == nil {

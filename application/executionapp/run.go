@@ -74,9 +74,11 @@ func buildRun(src RunSource, c session.Catalog) (*run, error) {
 		edges = append(edges, execution.Edge{Source: e.Source(), Target: e.Target(), Port: e.SourcePort()})
 	}
 	r.graph = execution.NewGraph(ids, edges)
+	// Built once per run and handed to every expression of it, so its
+	// numbers are made plain float64 here rather than on every evaluation.
 	r.vars = map[string]any{
 		"executionId": src.ExecutionID, "sessionId": src.SessionID, "workflowId": src.WorkflowID,
-		"startedAt": src.StartedAt.UTC().Format(time.RFC3339Nano), "input": src.Payload,
+		"startedAt": src.StartedAt.UTC().Format(time.RFC3339Nano), "input": plainNumbers(src.Payload),
 	}
 	return r, nil
 }
@@ -141,4 +143,29 @@ func number(v any) (float64, bool) {
 		return f, err == nil
 	}
 	return 0, false
+}
+
+// plainNumbers returns v with every json.Number turned into a float64, the
+// number type of JSON values everywhere else.
+func plainNumbers(v any) any {
+	switch x := v.(type) {
+	case interface{ Float64() (float64, error) }:
+		if f, err := x.Float64(); err == nil {
+			return f
+		}
+		return v
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = plainNumbers(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = plainNumbers(e)
+		}
+		return out
+	}
+	return v
 }

@@ -137,7 +137,7 @@ func (n *Node) PassThrough() bool { return n.skipped }
 // when it is refused.
 func (n *Node) change(f func()) error {
 	if !n.Live() {
-		return fmt.Errorf("node %q is %s; node commands apply only to nodes that have not finished: %w", n.id, n.Status(), ErrNodeNotLive)
+		return fault.Newf(ErrNodeNotLive, "node %q is %s; node commands apply only to nodes that have not finished (to run it again, use node RETRY)", n.id, n.Status())
 	}
 	before, saved := n.Status(), *n
 	f()

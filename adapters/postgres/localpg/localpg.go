@@ -16,9 +16,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -75,6 +77,9 @@ type Options struct {
 	Log io.Writer
 	// MaxConnections is the server's max_connections; 0 means 100.
 	MaxConnections int
+	// Settings are extra server settings (name -> value) passed with -c,
+	// e.g. for diagnostics; they cannot override the durability settings.
+	Settings map[string]string
 }
 
 // Cluster is a running PostgreSQL server owned by this process. It must be stopped
@@ -86,6 +91,7 @@ type Cluster struct {
 	tmpSocketDir bool // socketDir came from os.MkdirTemp and is ours to delete
 	binDir       string
 	ephemeral    bool
+	settings     map[string]string
 	owner        *osUser // nil when not root
 	log          *logTail
 	proc         *process
@@ -156,6 +162,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		dataDir:   filepath.Join(dir, "pgdata"),
 		binDir:    binDir,
 		ephemeral: o.Ephemeral,
+		settings:  o.Settings,
 		owner:     owner,
 		log:       &logTail{out: o.Log},
 	}
@@ -311,6 +318,13 @@ func (c *Cluster) serverArgs(maxConns int) []string {
 	durability := "on"
 	if c.ephemeral {
 		durability = "off"
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.settings)) {
+		switch name {
+		case "fsync", "synchronous_commit", "full_page_writes", "listen_addresses", "unix_socket_directories", "port":
+			continue
+		}
+		args = append(args, "-c", name+"="+c.settings[name])
 	}
 	for _, guc := range []string{"fsync", "synchronous_commit", "full_page_writes"} {
 		args = append(args, "-c", guc+"="+durability)

@@ -73,7 +73,7 @@ func ParseServeConfig(args []string, getenv func(string) string, fs *flag.FlagSe
 	str(&timeout, settings.shutdownTimeout, "15s")
 	str(&maxConns, settings.dbMaxConns, "20")
 	str(&egressHosts, settings.egressAllowed, "")
-	str(&workers, settings.workers, "64")
+	str(&workers, settings.workers, "128")
 	str(&lease, settings.lease, "15s")
 	str(&c.DebugAddr, settings.debugAddr, "")
 	if err := fs.Parse(args); err != nil {

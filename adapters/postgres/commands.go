@@ -190,8 +190,9 @@ func (s *InputStore) Save(ctx context.Context, in executionapp.Input) error {
 	return translate(err)
 }
 
-// CancelOpen cancels the open inputs of an execution that ended.
-func (s *InputStore) CancelOpen(ctx context.Context, executionID string) error {
-	_, err := s.db.Exec(ctx, `UPDATE inputs SET status = 'cancelled' WHERE execution_id = $1 AND status = 'open'`, executionID)
+// CancelOpen cancels the open inputs of an execution (or of one node).
+func (s *InputStore) CancelOpen(ctx context.Context, executionID, nodeID string) error {
+	_, err := s.db.Exec(ctx, `UPDATE inputs SET status = 'cancelled'
+		WHERE execution_id = $1 AND ($2 = '' OR node_id = $2) AND status = 'open'`, executionID, nodeID)
 	return translate(err)
 }

@@ -60,6 +60,7 @@ func (uc *AnswerInput) Handle(ctx context.Context, in AnswerRequest) (Input, err
 		if err != nil {
 			return err
 		}
+		w.actor = in.Actor
 		ex := w.execs[inp.ExecutionID]
 		if ex == nil || ex.Status().Terminal() {
 			return fault.Newf(fault.ErrConflict, "execution %s has finished; the input can no longer be answered", inp.ExecutionID)

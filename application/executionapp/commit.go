@@ -103,6 +103,8 @@ type work struct {
 	logs    map[string][]LogEntry
 	events  []Event
 	ended   map[string]bool
+	// actor is who caused the changes: the engine, or the sender of a command.
+	actor string
 }
 
 func newWork(ctx context.Context, st Stores, ids []string, now time.Time) (*work, error) {
@@ -114,7 +116,7 @@ func newWork(ctx context.Context, st Stores, ids []string, now time.Time) (*work
 	if err != nil {
 		return nil, err
 	}
-	w := &work{st: st, now: now, execs: execs, nodes: nodes, before: map[string]execution.State{},
+	w := &work{st: st, now: now, actor: EngineActor, execs: execs, nodes: nodes, before: map[string]execution.State{},
 		nbefore: map[string]map[string]execution.NodeState{}, logs: map[string][]LogEntry{}, ended: map[string]bool{}}
 	for id, ex := range execs {
 		w.before[id] = ex.State()
@@ -300,7 +302,11 @@ func (w *work) endRun(ctx context.Context, ex *execution.Execution, cancelRunnin
 	if _, err := w.st.Items.Drop(ctx, ex.ID(), ""); err != nil {
 		return err
 	}
-	if err := w.st.Inputs.CancelOpen(ctx, ex.ID()); err != nil {
+	if err := w.st.Inputs.CancelOpen(ctx, ex.ID(), ""); err != nil {
+		return err
+	}
+	// A DRAIN still waiting is over: the run ended another way.
+	if err := w.drained(ctx, ex); err != nil {
 		return err
 	}
 	if !cancelRunning {
@@ -317,7 +323,7 @@ func (w *work) drained(ctx context.Context, ex *execution.Execution) error {
 		return err
 	}
 	for _, id := range ids {
-		w.event(ex, "", EventCommandApplied, map[string]any{"commandId": id, "message": "drained: the execution is STOPPED"})
+		w.event(ex, "", EventCommandApplied, map[string]any{"commandId": id, "message": "the execution ended: " + string(ex.Status())})
 	}
 	return nil
 }
@@ -443,7 +449,7 @@ func (w *work) save(ctx context.Context) error {
 func (w *work) event(ex *execution.Execution, nodeID, typ string, data map[string]any) {
 	s := w.before[ex.ID()]
 	w.events = append(w.events, Event{Type: typ, At: w.now, SessionID: s.SessionID, WorkflowID: s.WorkflowID,
-		ExecutionID: ex.ID(), NodeID: nodeID, Actor: EngineActor, Data: data})
+		ExecutionID: ex.ID(), NodeID: nodeID, Actor: w.actor, Data: data})
 }
 
 // visible is the status a stored node showed.

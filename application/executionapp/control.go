@@ -10,6 +10,7 @@ import (
 
 	"github.com/yukta/yukta/domain/execution"
 	"github.com/yukta/yukta/domain/fault"
+	"github.com/yukta/yukta/domain/plugin"
 	"github.com/yukta/yukta/domain/session"
 )
 
@@ -168,6 +169,7 @@ func (uc *Control) apply(ctx context.Context, st Stores, rec *CommandRecord, in 
 	if err != nil {
 		return "", nil, err
 	}
+	w.actor = c.Actor
 	ex = w.execs[ex.ID()]
 	if c.Scope == execution.ScopeNode {
 		return uc.applyNode(ctx, st, w, ex, c)
@@ -227,14 +229,17 @@ func (uc *Control) stop(ctx context.Context, st Stores, w *work, ex *execution.E
 	}
 	if mode == execution.Drain {
 		// Waiting inputs would never drain: they are cancelled.
-		if err := st.Inputs.CancelOpen(ctx, ex.ID()); err != nil {
+		if err := st.Inputs.CancelOpen(ctx, ex.ID(), ""); err != nil {
 			return "", err
 		}
 		if _, err := st.Items.DropParked(ctx, ex.ID()); err != nil {
 			return "", err
 		}
 		for _, n := range w.nodes[ex.ID()] {
-			n.ClearParked()
+			if n.State().Parked > 0 { // its waiting message was dropped
+				n.ClearParked()
+				_ = n.Stop(w.now)
+			}
 		}
 		return "draining: queued messages finish, then the execution is STOPPED", nil
 	}
@@ -262,6 +267,7 @@ func (uc *Control) stopAll(ctx context.Context, st Stores, rec *CommandRecord, i
 	if err != nil {
 		return "", nil, err
 	}
+	w.actor = in.Command.Actor
 	stopped := 0
 	for _, id := range ids {
 		if ex := w.execs[id]; ex != nil && !ex.Status().Terminal() {
@@ -306,7 +312,10 @@ func (uc *Control) applyNode(ctx context.Context, st Stores, w *work, ex *execut
 		err = n.Resume()
 	case execution.ActionStop:
 		if err = n.Stop(w.now); err == nil {
-			if _, err = st.Items.Drop(ctx, ex.ID(), c.NodeID); err == nil && c.Immediate {
+			if _, err = st.Items.Drop(ctx, ex.ID(), c.NodeID); err == nil {
+				err = st.Inputs.CancelOpen(ctx, ex.ID(), c.NodeID)
+			}
+			if err == nil && c.Immediate {
 				err = st.Signals.Cancel(ctx, ex.ID(), c.NodeID)
 			}
 		}
@@ -351,10 +360,22 @@ func (uc *Control) restart(ctx context.Context, st Stores, src *execution.Execut
 	var feed []string
 	var inputs map[string][]any
 	if fromNode == "" {
+		// The triggers the source run was started through get the payload
+		// again (a run started by its webhook restarts through it).
 		for _, n := range w.Nodes() {
-			if d, ok := uc.runs.catalog.Describe(n.Type()); ok && d.Category == "trigger" {
+			if d, ok := uc.runs.catalog.Describe(n.Type()); !ok || d.Category != plugin.Trigger {
+				continue
+			}
+			got, err := st.Items.Inputs(ctx, src.ID(), n.ID())
+			if err != nil {
+				return "", err
+			}
+			if len(got) > 0 {
 				feed = append(feed, n.ID())
 			}
+		}
+		if len(feed) == 0 {
+			return "", fault.Newf(fault.ErrConflict, "execution %s has no trigger that received its payload in the current definition; start a new run instead", src.ID())
 		}
 	} else {
 		if _, ok := w.Node(fromNode); !ok {

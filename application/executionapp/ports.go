@@ -252,7 +252,9 @@ type InputStore interface {
 	// Lock loads and locks an input.
 	Lock(ctx context.Context, id string) (Input, error)
 	Save(ctx context.Context, in Input) error
-	CancelOpen(ctx context.Context, executionID string) error
+	// CancelOpen cancels the open inputs of an execution (of one node when
+	// nodeID is set).
+	CancelOpen(ctx context.Context, executionID, nodeID string) error
 }
 
 // SignalSender tells every instance, when the transaction commits, that there

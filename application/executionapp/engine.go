@@ -170,7 +170,7 @@ func (e *Engine) dispatch(ctx, runCtx context.Context, slots chan struct{}, resu
 		full := false
 		// A claim costs about the same for 1 item or 100, so while plenty is
 		// running, wait for a good share of slots before claiming again.
-		if busy := len(slots); busy > 0 && free < e.cfg.ClaimBatch/4 {
+		if busy := len(slots); busy > 0 && free < e.cfg.ClaimBatch/2 {
 			free = 0
 		}
 		if free > 0 {

@@ -213,7 +213,7 @@ func (h *handlers) ControlNode(ctx context.Context, req restapi.ControlNodeReque
 
 func (h *handlers) SetBreakpoint(ctx context.Context, req restapi.SetBreakpointRequestObject) (restapi.SetBreakpointResponseObject, error) {
 	b := req.Body
-	_, hasEquals := b.Equals, b.Equals != nil
+	hasEquals := b.Equals != nil
 	bp, err := execution.NewBreakpoint(b.Field, b.Equals, hasEquals, b.Condition)
 	if err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/yukta/yukta/domain/execution"
+	"github.com/yukta/yukta/domain/plugin"
 	"github.com/yukta/yukta/domain/session"
 )
 
@@ -58,7 +59,7 @@ func buildRun(src RunSource, c session.Catalog) (*run, error) {
 			}
 		}
 		if rp, ok := rn.config["retry"].(map[string]any); ok {
-			if n, ok := number(rp["maxAttempts"]); ok && n >= 1 {
+			if n, ok := plugin.NumberValue(rp["maxAttempts"]); ok && n >= 1 {
 				rn.maxAttempts = int(n)
 			}
 			if s, ok := rp["backoff"].(string); ok {
@@ -128,21 +129,6 @@ func (c *runCache) forget(id string) {
 	c.mu.Lock()
 	delete(c.runs, id)
 	c.mu.Unlock()
-}
-
-func number(v any) (float64, bool) {
-	switch n := v.(type) {
-	case float64:
-		return n, true
-	case int:
-		return float64(n), true
-	case int64:
-		return float64(n), true
-	case interface{ Float64() (float64, error) }:
-		f, err := n.Float64()
-		return f, err == nil
-	}
-	return 0, false
 }
 
 // plainNumbers returns v with every json.Number turned into a float64, the

@@ -274,12 +274,12 @@ func checkValue(f Field, v any, path string) []fault.Violation {
 			return bad(`must be a non-negative duration such as "500ms" or "2m", got %q`, s)
 		}
 	case Integer:
-		n, ok := number(v)
+		n, ok := NumberValue(v)
 		if !ok || n != math.Trunc(n) || math.IsInf(n, 0) {
 			return bad("must be an integer, got %s", jsonKind(v))
 		}
 	case Number:
-		if _, ok := number(v); !ok {
+		if _, ok := NumberValue(v); !ok {
 			return bad("must be a number, got %s", jsonKind(v))
 		}
 	case Boolean:
@@ -336,8 +336,9 @@ func checkMembers(fields []Field, m map[string]any, path string) []fault.Violati
 	return out
 }
 
-// number accepts the numeric forms encoding/json produces.
-func number(v any) (float64, bool) {
+// NumberValue reads a number from a decoded JSON config value, in any of the
+// forms encoding/json produces (float64, json.Number) or a Go int.
+func NumberValue(v any) (float64, bool) {
 	switch n := v.(type) {
 	case float64:
 		return n, true
@@ -365,7 +366,7 @@ func jsonKind(v any) string {
 	case []any:
 		return "an array"
 	}
-	if _, ok := number(v); ok {
+	if _, ok := NumberValue(v); ok {
 		return "a number"
 	}
 	return fmt.Sprintf("%T", v)

@@ -20,6 +20,10 @@ import (
 
 	"github.com/yukta/yukta/adapters/postgres/pgtest"
 	"github.com/yukta/yukta/api/apiclient"
+	// The tests run the binary built from these sources; linking them here
+	// makes `go test` re-run e2e (instead of reusing a cached pass) whenever
+	// server code changes.
+	_ "github.com/yukta/yukta/bootstrap"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

@@ -39,6 +39,7 @@ type ExecutionUseCases struct {
 	}
 	Events interface {
 		Check(context.Context, string, string) error
+		CheckPosition(context.Context, int64) error
 		Handle(context.Context, executionapp.EventQuery) ([]executionapp.StoredEvent, error)
 	}
 }

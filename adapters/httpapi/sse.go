@@ -117,6 +117,9 @@ func (h *handlers) StreamExecutionEvents(ctx context.Context, req restapi.Stream
 	if err := h.ex.Events.Check(ctx, req.SessionId, req.ExecutionId); err != nil {
 		return nil, err
 	}
+	if err := h.ex.Events.CheckPosition(ctx, after); err != nil {
+		return nil, err
+	}
 	return eventStream{ctx: ctx, read: h.ex.Events.Handle, done: h.done,
 		query: executionapp.EventQuery{SessionID: req.SessionId, ExecutionID: req.ExecutionId, AfterSeq: after}}, nil
 }
@@ -130,6 +133,9 @@ func (h *handlers) StreamEvents(ctx context.Context, req restapi.StreamEventsReq
 		if _, err := h.uc.GetSession.Handle(ctx, req.Params.SessionId); err != nil {
 			return nil, err
 		}
+	}
+	if err := h.ex.Events.CheckPosition(ctx, after); err != nil {
+		return nil, err
 	}
 	return eventStream{ctx: ctx, read: h.ex.Events.Handle, done: h.done,
 		query: executionapp.EventQuery{SessionID: req.Params.SessionId, AfterSeq: after}}, nil

@@ -46,5 +46,11 @@ func (c *CronClock) Next(spec, timezone string, after time.Time) (time.Time, err
 	if err != nil {
 		return time.Time{}, fmt.Errorf("cron %q: %w", spec, err)
 	}
+	if every, ok := sch.(cron.ConstantDelaySchedule); ok {
+		// robfig counts @every from the time it is asked about, so asked
+		// every second it would always answer "later". Slots are aligned to
+		// the zero time instead: the same on every instance and every tick.
+		return after.Truncate(every.Delay).Add(every.Delay), nil
+	}
 	return sch.Next(after.In(loc)), nil
 }

@@ -294,9 +294,10 @@ func collectClaims(rows pgx.Rows) ([]executionapp.Claim, error) {
 	return out, translate(rows.Err())
 }
 
-// Heartbeat extends the leases of the owner's claimed items.
-func (q *Queue) Heartbeat(ctx context.Context, owner string, lease time.Duration) error {
-	_, err := q.pool.Exec(ctx, `UPDATE work_items SET lease_until = now() + $2::interval WHERE state = 'claimed' AND lease_owner = $1`, owner, lease)
+// Heartbeat extends the leases of the given items the owner still holds.
+func (q *Queue) Heartbeat(ctx context.Context, owner string, ids []int64, lease time.Duration) error {
+	_, err := q.pool.Exec(ctx, `UPDATE work_items SET lease_until = now() + $3::interval
+		WHERE item_id = ANY($2) AND state = 'claimed' AND lease_owner = $1`, owner, ids, lease)
 	return translate(err)
 }
 

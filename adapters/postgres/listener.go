@@ -12,9 +12,10 @@ import (
 	"github.com/yukta/yukta/application/executionapp"
 )
 
-// Listener receives the signals SignalSender sends, on a dedicated connection
-// (LISTEN state must not leak into the pool). Notifications are hints: after a
-// reconnect it wakes the engine once, since any sent meanwhile were lost.
+// Listener receives the cancel signals SignalSender sends, on a dedicated
+// connection (LISTEN state must not leak into the pool). After each
+// (re)connect it also wakes the engine once, so work that arrived while it
+// was away is claimed without waiting for the next poll.
 type Listener struct {
 	cfg     *pgx.ConnConfig
 	wake    chan struct{}
@@ -60,10 +61,8 @@ func (l *Listener) listenOnce(ctx context.Context, backoff *time.Duration) error
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	for _, ch := range []string{wakeChannel, cancelChannel} {
-		if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{ch}.Sanitize()); err != nil {
-			return err
-		}
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{cancelChannel}.Sanitize()); err != nil {
+		return err
 	}
 	*backoff = 100 * time.Millisecond
 	l.signalWake()
@@ -72,16 +71,11 @@ func (l *Listener) listenOnce(ctx context.Context, backoff *time.Duration) error
 		if err != nil {
 			return err
 		}
-		switch n.Channel {
-		case wakeChannel:
-			l.signalWake()
-		case cancelChannel:
-			exec, node, _ := strings.Cut(n.Payload, " ")
-			select {
-			case l.cancels <- executionapp.CancelSignal{ExecutionID: exec, NodeID: node}:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
+		exec, node, _ := strings.Cut(n.Payload, " ")
+		select {
+		case l.cancels <- executionapp.CancelSignal{ExecutionID: exec, NodeID: node}:
+		case <-ctx.Done():
+			return ctx.Err()
 		}
 	}
 }

@@ -58,23 +58,14 @@ func (s *LogStore) Append(ctx context.Context, lines []executionapp.LogEntry) er
 	return translate(err)
 }
 
-// SignalSender sends wake-up and cancel hints with pg_notify; PostgreSQL
-// delivers them when the transaction commits, never for a rolled-back one.
+// SignalSender sends cancel hints with pg_notify; PostgreSQL delivers them
+// when the transaction commits, never for a rolled-back one.
 type SignalSender struct{ db dbtx }
 
 var _ executionapp.SignalSender = (*SignalSender)(nil)
 
-// Notification channels.
-const (
-	wakeChannel   = "yukta_wake"
-	cancelChannel = "yukta_cancel"
-)
-
-// Wake tells every instance there is new work.
-func (s *SignalSender) Wake(ctx context.Context) error {
-	_, err := s.db.Exec(ctx, `SELECT pg_notify($1, '')`, wakeChannel)
-	return translate(err)
-}
+// cancelChannel carries "<execution id> <node id>" payloads.
+const cancelChannel = "yukta_cancel"
 
 // Cancel tells every instance to cancel running work of an execution.
 func (s *SignalSender) Cancel(ctx context.Context, executionID, nodeID string) error {

@@ -181,3 +181,10 @@ func (r *Reader) Events(ctx context.Context, q executionapp.EventQuery) ([]execu
 	}
 	return out, translate(rows.Err())
 }
+
+// EventExists reports whether an event with this seq exists.
+func (r *Reader) EventExists(ctx context.Context, seq int64) (bool, error) {
+	var ok bool
+	err := r.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM events WHERE seq = $1)`, seq).Scan(&ok)
+	return ok, translate(err)
+}

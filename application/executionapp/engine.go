@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/yukta/yukta/domain/fault"
 	"github.com/yukta/yukta/domain/session"
 )
 
@@ -75,6 +76,10 @@ type Engine struct {
 
 	mu      sync.Mutex
 	flights map[int64]*flight
+	// pending are items whose results wait for the completer; their leases
+	// are renewed until the commit, and dropped if it gives up, so the
+	// reaper can hand them to another claim.
+	pending map[int64]bool
 	stats   Stats
 }
 
@@ -114,7 +119,7 @@ type EngineDeps struct {
 func NewEngine(d EngineDeps, cfg EngineConfig) *Engine {
 	e := &Engine{tx: d.Tx, queue: d.Queue, runners: d.Runners, conditions: d.Conditions, signals: d.Signals,
 		owner: d.Owner, cfg: cfg.withDefaults(), now: d.Now, onError: d.OnError,
-		wake: make(chan struct{}, 1), flights: map[int64]*flight{}}
+		wake: make(chan struct{}, 1), flights: map[int64]*flight{}, pending: map[int64]bool{}}
 	if e.onError == nil {
 		e.onError = func(string, error) {}
 	}
@@ -187,8 +192,9 @@ func (e *Engine) dispatch(ctx, runCtx context.Context, slots chan struct{}, resu
 				e.track(c, cancel)
 				wg.Go(func() {
 					defer func() { <-slots; e.wakeUp() }()
-					results <- e.execute(fctx, c)
-					e.untrack(c.ItemID)
+					r := e.execute(fctx, c)
+					e.handOver(c.ItemID)
+					results <- r
 					cancel(nil)
 				})
 			}
@@ -223,10 +229,34 @@ func (e *Engine) track(c Claim, cancel context.CancelCauseFunc) {
 	e.mu.Unlock()
 }
 
-func (e *Engine) untrack(id int64) {
+// handOver moves an item from running to waiting for its commit.
+func (e *Engine) handOver(id int64) {
 	e.mu.Lock()
 	delete(e.flights, id)
+	e.pending[id] = true
 	e.mu.Unlock()
+}
+
+func (e *Engine) settled(batch []result) {
+	e.mu.Lock()
+	for _, r := range batch {
+		delete(e.pending, r.claim.ItemID)
+	}
+	e.mu.Unlock()
+}
+
+// held lists the items whose leases this instance must keep.
+func (e *Engine) held() []int64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ids := make([]int64, 0, len(e.flights)+len(e.pending))
+	for id := range e.flights {
+		ids = append(ids, id)
+	}
+	for id := range e.pending {
+		ids = append(ids, id)
+	}
+	return ids
 }
 
 // CancelRunning cancels this instance's running items of an execution (of
@@ -264,7 +294,11 @@ func (e *Engine) heartbeat(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if err := e.queue.Heartbeat(ctx, e.owner, e.cfg.Lease); err != nil && ctx.Err() == nil {
+			ids := e.held()
+			if len(ids) == 0 {
+				continue
+			}
+			if err := e.queue.Heartbeat(ctx, e.owner, ids, e.cfg.Lease); err != nil && ctx.Err() == nil {
 				e.onError("heartbeat", err)
 			}
 		}
@@ -306,7 +340,9 @@ type result struct {
 func (e *Engine) execute(ctx context.Context, c Claim) result {
 	r, err := e.runs.get(ctx, c.ExecutionID)
 	if err != nil {
-		return result{claim: c, err: err, released: ctx.Err() != nil}
+		// A database hiccup must not fail the run: give the item back.
+		transient := ctx.Err() != nil || errors.Is(err, fault.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded)
+		return result{claim: c, err: err, released: transient}
 	}
 	res := result{claim: c, run: r}
 	node, ok := r.nodes[c.NodeID]
@@ -389,6 +425,7 @@ func (e *Engine) complete(ctx context.Context, results <-chan result) {
 }
 
 func (e *Engine) commitWithRetry(ctx context.Context, batch []result) {
+	defer e.settled(batch)
 	var err error
 	for attempt := range 5 {
 		if err = e.commit(ctx, batch); err == nil {
@@ -404,7 +441,8 @@ func (e *Engine) commitWithRetry(ctx context.Context, batch []result) {
 		}
 		time.Sleep(time.Duration(attempt+1) * 50 * time.Millisecond)
 	}
-	// The items stay claimed; their leases expire and another claim re-runs
-	// them (plugin effects are at-least-once by design).
+	// The items stay claimed but their leases are no longer renewed: they
+	// expire and the reaper hands them to another claim (plugin effects are
+	// at-least-once by design).
 	e.onError("commit", err)
 }

@@ -257,11 +257,10 @@ type InputStore interface {
 	CancelOpen(ctx context.Context, executionID, nodeID string) error
 }
 
-// SignalSender tells every instance, when the transaction commits, that there
-// is new work or that running work of an execution must stop. Signals are
-// hints: receivers re-read the state.
+// SignalSender tells every instance, when the transaction commits, that
+// running work of an execution must stop. It is a hint: the stop itself is
+// already in the committed state, so a lost signal only delays the cancel.
 type SignalSender interface {
-	Wake(ctx context.Context) error
 	Cancel(ctx context.Context, executionID, nodeID string) error
 }
 
@@ -291,8 +290,9 @@ type Queue interface {
 	// Claim takes up to n ready items of running executions under a lease,
 	// oldest first.
 	Claim(ctx context.Context, owner string, n int, lease time.Duration) ([]Claim, error)
-	// Heartbeat extends the leases of the owner's claimed items.
-	Heartbeat(ctx context.Context, owner string, lease time.Duration) error
+	// Heartbeat extends the leases of the owner's items that are still
+	// running or waiting for their commit.
+	Heartbeat(ctx context.Context, owner string, itemIDs []int64, lease time.Duration) error
 	// Reap makes items whose lease expired ready again and returns how many.
 	Reap(ctx context.Context) (int, error)
 	// Source loads what the engine needs to run an execution's nodes.

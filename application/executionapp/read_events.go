@@ -23,6 +23,23 @@ func (uc *ReadEvents) Check(ctx context.Context, sessionID, executionID string) 
 	return err
 }
 
+// CheckPosition refuses a resume position that names no event: resuming
+// from it would silently replay the whole history.
+func (uc *ReadEvents) CheckPosition(ctx context.Context, seq int64) error {
+	if seq == 0 {
+		return nil
+	}
+	ok, err := uc.reader.EventExists(ctx, seq)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return &fault.ValidationError{Subject: "event stream", Violations: []fault.Violation{{Path: "header.Last-Event-ID",
+			Message: fmt.Sprintf("no event has seq %d; send the id of the last event you received, or omit the header to read from the start", seq)}}}
+	}
+	return nil
+}
+
 // Handle reads the next events.
 func (uc *ReadEvents) Handle(ctx context.Context, q EventQuery) ([]StoredEvent, error) {
 	if q.AfterSeq < 0 {

@@ -77,4 +77,6 @@ type Reader interface {
 	Inputs(ctx context.Context, sessionID, executionID string, onlyOpen bool) ([]Input, error)
 	// Events returns committed events after a position, in commit order.
 	Events(ctx context.Context, q EventQuery) ([]StoredEvent, error)
+	// EventExists reports whether an event with this seq was stored.
+	EventExists(ctx context.Context, seq int64) (bool, error)
 }

@@ -47,9 +47,10 @@ func NewScheduler(src ScheduleSource, c CronClock, start *StartExecution, now fu
 	return &Scheduler{source: src, clock: c, start: start, now: now, tick: tick, onError: onError}
 }
 
-// ScheduleKey is the idempotency key of one slot of one node.
-func ScheduleKey(nodeID string, slot time.Time) string {
-	return fmt.Sprintf("schedule:%s:%s", nodeID, slot.UTC().Format(time.RFC3339))
+// ScheduleKey is the idempotency key of one slot of one node of one workflow
+// (keys are unique per session, so the workflow is part of it).
+func ScheduleKey(workflowID, nodeID string, slot time.Time) string {
+	return fmt.Sprintf("schedule:%s/%s:%s", workflowID, nodeID, slot.UTC().Format(time.RFC3339))
 }
 
 // Run fires due slots until ctx ends.
@@ -91,7 +92,7 @@ func (s *Scheduler) fire(ctx context.Context, from, to time.Time) {
 			}
 			slot = next
 			_, err = s.start.Handle(ctx, StartInput{SessionID: sc.SessionID, WorkflowID: sc.WorkflowID,
-				Payload: nil, IdempotencyKey: ScheduleKey(sc.NodeID, slot), TriggerNode: sc.NodeID,
+				Payload: nil, IdempotencyKey: ScheduleKey(sc.WorkflowID, sc.NodeID, slot), TriggerNode: sc.NodeID,
 				Trigger: "SCHEDULE", Actor: "scheduler", Channel: "schedule"})
 			if err != nil && ctx.Err() == nil {
 				s.onError(fmt.Errorf("fire %s/%s/%s at %s: %w", sc.SessionID, sc.WorkflowID, sc.NodeID, slot.Format(time.RFC3339), err))

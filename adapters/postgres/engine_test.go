@@ -2,6 +2,8 @@ package postgres_test
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"github.com/yukta/yukta/adapters/postgres/pgtest"
 	"github.com/yukta/yukta/application/executionapp"
 	"github.com/yukta/yukta/application/sessionapp"
+	"github.com/yukta/yukta/domain/fault"
 	"github.com/yukta/yukta/domain/session"
 )
 
@@ -72,4 +75,33 @@ func countExecutions(t *testing.T, pool *pgxpool.Pool) (n, distinct int) {
 		t.Fatal(err)
 	}
 	return n, distinct
+}
+
+// TestDeleteRefusedWhileRunning: a session with an unfinished execution
+// cannot be deleted; once the execution ended it can.
+func TestDeleteRefusedWhileRunning(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	cat := registry(t)
+	ctx := t.Context()
+	apply := sessionapp.NewApplySession(postgres.NewTransactor(pool), cat, time.Now)
+	if _, err := apply.Handle(ctx, sessionapp.ApplyInput{ID: "busy", Document: doc("busy", "w")}); err != nil {
+		t.Fatal(err)
+	}
+	store := postgres.NewSessionStore(pool)
+	start := executionapp.NewStartExecution(postgres.NewExecutionTransactor(pool), rawWorkflows{store}, cat, nil, time.Now)
+	res, err := start.Handle(ctx, executionapp.StartInput{SessionID: "busy", WorkflowID: "w", Trigger: executionapp.TriggerManual, Actor: "test", Channel: "rest"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = store.Delete(ctx, "busy")
+	if !errors.Is(err, fault.ErrConflict) || !strings.Contains(err.Error(), "stop them first") {
+		t.Fatalf("delete with a running execution: got %v, want a conflict naming the next step", err)
+	}
+	if _, err := pool.Exec(ctx, `UPDATE executions SET status = 'STOPPED' WHERE execution_id = $1`, res.ExecutionID); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Delete(ctx, "busy"); err != nil {
+		t.Fatalf("delete after the run ended: %v", err)
+	}
 }

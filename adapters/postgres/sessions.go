@@ -122,8 +122,18 @@ func (s *SessionStore) Put(ctx context.Context, ss session.Session, at time.Time
 	return created, removed, nil
 }
 
-// Delete removes a session; its workflows go with it (ON DELETE CASCADE).
+// Delete removes a session; its workflows and finished executions go with it
+// (ON DELETE CASCADE). A session with unfinished executions is refused: their
+// work would vanish under the engine.
 func (s *SessionStore) Delete(ctx context.Context, id string) error {
+	var active int
+	if err := s.db.QueryRow(ctx, `SELECT count(*) FROM executions
+		WHERE session_id = $1 AND status IN ('PENDING', 'RUNNING', 'PAUSED')`, id).Scan(&active); err != nil {
+		return translate(err)
+	}
+	if active > 0 {
+		return fault.Newf(fault.ErrConflict, "session %q has %d unfinished execution(s); stop them first (POST /api/sessions/%s/workflows/{workflowId}/stop), then delete the session", id, active, id)
+	}
 	tag, err := s.db.Exec(ctx, `DELETE FROM sessions WHERE session_id = $1`, id)
 	if err != nil {
 		return translate(err)

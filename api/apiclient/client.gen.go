@@ -1180,7 +1180,7 @@ type ClientInterface interface {
 	// Corresponds with GET /api/sessions (the `ListSessions` operationId).
 	ListSessions(ctx context.Context, params *ListSessionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// DeleteSession Delete a session and its workflows.
+	// DeleteSession Delete a session, its workflows and its finished executions.
 	//
 	// Corresponds with DELETE /api/sessions/{sessionId} (the `DeleteSession` operationId).
 	DeleteSession(ctx context.Context, sessionId SessionId, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1495,7 +1495,7 @@ func (c *Client) ListSessions(ctx context.Context, params *ListSessionsParams, r
 	return c.Client.Do(req)
 }
 
-// DeleteSession Delete a session and its workflows.
+// DeleteSession Delete a session, its workflows and its finished executions.
 //
 // Corresponds with DELETE /api/sessions/{sessionId} (the `DeleteSession` operationId).
 func (c *Client) DeleteSession(ctx context.Context, sessionId SessionId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3372,7 +3372,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/sessions (the `ListSessions` operationId).
 	ListSessionsWithResponse(ctx context.Context, params *ListSessionsParams, reqEditors ...RequestEditorFn) (*ListSessionsResponse, error)
 
-	// DeleteSessionWithResponse Delete a session and its workflows.
+	// DeleteSessionWithResponse Delete a session, its workflows and its finished executions.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -3960,11 +3960,18 @@ type DeleteSessionResponse struct {
 	HTTPResponse *http.Response
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r DeleteSessionResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r DeleteSessionResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
 }
 
 // GetBody returns the raw response body bytes
@@ -4957,7 +4964,7 @@ func (c *ClientWithResponses) ListSessionsWithResponse(ctx context.Context, para
 	return ParseListSessionsResponse(rsp)
 }
 
-// DeleteSessionWithResponse Delete a session and its workflows.
+// DeleteSessionWithResponse Delete a session, its workflows and its finished executions.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -5574,6 +5581,13 @@ func ParseDeleteSessionResponse(rsp *http.Response) (*DeleteSessionResponse, err
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
 
 	}
 

@@ -70,12 +70,6 @@ func (s *CommandStore) ByKey(ctx context.Context, sessionID, key string) (execut
 	return c, err == nil, translate(err)
 }
 
-// Get loads a command.
-func (s *CommandStore) Get(ctx context.Context, id string) (executionapp.CommandRecord, error) {
-	c, err := scanCommand(s.db.QueryRow(ctx, `SELECT `+commandColumns+` FROM commands WHERE command_id = $1`, id))
-	return c, notFound(err, fault.Newf(executionapp.ErrCommandNotFound, "command %s not found", id))
-}
-
 // ApplyPending marks an execution's accepted commands applied.
 func (s *CommandStore) ApplyPending(ctx context.Context, executionID string, at time.Time) ([]string, error) {
 	rows, err := s.db.Query(ctx, `UPDATE commands SET status = 'applied', applied_at = $2

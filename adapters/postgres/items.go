@@ -188,13 +188,6 @@ func (s *ItemStore) ReleaseHeld(ctx context.Context, executionID, nodeID string,
 	return int(tag.RowsAffected()), translate(err)
 }
 
-// Release puts a claimed item back untouched.
-func (s *ItemStore) Release(ctx context.Context, owner string, itemID, token int64) error {
-	_, err := s.db.Exec(ctx, `UPDATE work_items SET state = 'ready', attempt = attempt - 1, lease_owner = NULL, lease_token = NULL, lease_until = NULL
-		WHERE item_id = $1 AND lease_token = $2 AND lease_owner = $3 AND state = 'claimed'`, itemID, token, owner)
-	return translate(err)
-}
-
 // Queue is the claim side of the work queue. It has its own small pool whose
 // sessions run with synchronous_commit off: a claim, a heartbeat or a reap
 // lost in a database crash only means the item is claimed again later (the

@@ -13,5 +13,4 @@ var (
 	ErrExecutionNotFound = fmt.Errorf("executionapp: execution not found: %w", fault.ErrNotFound)
 	ErrNodeNotFound      = fmt.Errorf("executionapp: node not found: %w", fault.ErrNotFound)
 	ErrInputNotFound     = fmt.Errorf("executionapp: input not found: %w", fault.ErrNotFound)
-	ErrCommandNotFound   = fmt.Errorf("executionapp: command not found: %w", fault.ErrNotFound)
 )

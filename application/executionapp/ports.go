@@ -151,9 +151,6 @@ type ItemStore interface {
 	// ReleaseHeld makes up to n held items of a node ready, oldest first,
 	// and returns how many it released.
 	ReleaseHeld(ctx context.Context, executionID, nodeID string, n int) (int, error)
-	// Release puts a claimed item back without counting an attempt (step
-	// credit lost to a race, shutdown).
-	Release(ctx context.Context, owner string, itemID, token int64) error
 }
 
 // Event is one outbox row.
@@ -224,7 +221,6 @@ type CommandStore interface {
 	ByKey(ctx context.Context, sessionID, key string) (CommandRecord, bool, error)
 	Insert(ctx context.Context, c CommandRecord) error
 	Update(ctx context.Context, c CommandRecord) error
-	Get(ctx context.Context, id string) (CommandRecord, error)
 	// ApplyPending marks the accepted (waiting) commands of an execution
 	// applied and returns their ids.
 	ApplyPending(ctx context.Context, executionID string, at time.Time) ([]string, error)

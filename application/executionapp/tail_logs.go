@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"regexp"
 	"regexp/syntax"
-	"strings"
 	"time"
 
 	"github.com/yukta/yukta/domain/fault"
@@ -144,18 +143,4 @@ func reverse(ls []LogEntry) {
 	for i, j := 0, len(ls)-1; i < j; i, j = i+1, j-1 {
 		ls[i], ls[j] = ls[j], ls[i]
 	}
-}
-
-// EscapeForAgent escapes control characters so a log line cannot forge
-// terminal output or prompt structure when shown to an agent.
-func EscapeForAgent(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if r < 0x20 && r != '\t' || r == 0x7f {
-			fmt.Fprintf(&b, "\\x%02x", r)
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }

@@ -191,11 +191,6 @@ func NewCommand(in CommandInput) (Command, error) {
 	return c, nil
 }
 
-// CreatesExecution reports whether the command starts a new execution.
-func (c Command) CreatesExecution() bool {
-	return c.Action == ActionRestart || c.Action == ActionRestartFromNode || c.Scope == ScopeNode && c.Action == ActionRetry
-}
-
 // Actions returns the actions a scope accepts.
 func Actions(s Scope) []Action { return slices.Clone(actions[s]) }
 

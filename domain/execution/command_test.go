@@ -233,48 +233,6 @@ func TestNewCommandUnknownScope(t *testing.T) {
 	}
 }
 
-func TestCreatesExecution(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		scope  execution.Scope
-		action execution.Action
-		want   bool
-	}{
-		{execution.ScopeExecution, execution.ActionRestart, true},
-		{execution.ScopeExecution, execution.ActionRestartFromNode, true},
-		{execution.ScopeNode, execution.ActionRetry, true},
-		{execution.ScopeExecution, execution.ActionPause, false},
-		{execution.ScopeExecution, execution.ActionResume, false},
-		{execution.ScopeExecution, execution.ActionStop, false},
-		{execution.ScopeWorkflow, execution.ActionStopAll, false},
-		{execution.ScopeNode, execution.ActionPause, false},
-		{execution.ScopeNode, execution.ActionStop, false},
-		{execution.ScopeNode, execution.ActionStep, false},
-		{execution.ScopeNode, execution.ActionSkip, false},
-		{execution.ScopeNode, execution.ActionBreakpoint, false},
-	}
-	for _, tt := range tests {
-		t.Run(string(tt.scope)+"/"+string(tt.action), func(t *testing.T) {
-			t.Parallel()
-			in := execution.CommandInput{Scope: tt.scope, Action: string(tt.action), NodeID: "n", FromNodeID: "n",
-				Breakpoint: &execution.Breakpoint{Condition: "true"}}
-			if tt.action != execution.ActionRestartFromNode {
-				in.FromNodeID = ""
-			}
-			if tt.scope != execution.ScopeNode {
-				in.NodeID = ""
-			}
-			c, err := execution.NewCommand(in)
-			if err != nil {
-				t.Fatalf("NewCommand(%+v): got %v, want nil", in, err)
-			}
-			if got := c.CreatesExecution(); got != tt.want {
-				t.Errorf("CreatesExecution() got %v, want %v", got, tt.want)
-			}
-		})
-	}
-}
-
 func TestActions(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

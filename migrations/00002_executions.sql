@@ -53,7 +53,8 @@ CREATE TABLE work_items (
     execution_id uuid NOT NULL REFERENCES executions (execution_id) ON DELETE CASCADE,
     node_id      text NOT NULL,
     payload      jsonb,
-    -- ready | held (behind a closed gate) | claimed | parked | done | dropped
+    -- ready | held (behind a closed gate) | parked | done | dropped; a claim does
+    -- not change the state: it sets the lease columns (see work_items_ready)
     state        text NOT NULL,
     available_at timestamptz NOT NULL,
     attempt      int NOT NULL DEFAULT 0,
@@ -69,13 +70,15 @@ CREATE TABLE work_items (
     done_by      text,
     created_at   timestamptz NOT NULL
 );
+-- A claim writes only unindexed columns (lease_owner, lease_token,
+-- lease_until, attempt, claimed_at), so PostgreSQL can update the row in
+-- place (HOT) without touching any index; claims skip leased rows instead.
 CREATE INDEX work_items_ready ON work_items (available_at, item_id) WHERE state = 'ready';
-CREATE INDEX work_items_claimed ON work_items (lease_until) WHERE state = 'claimed';
 -- The queue churns: analyze and vacuum it far more often than the defaults,
 -- so the claim plan follows the real queue length.
-ALTER TABLE work_items SET (autovacuum_analyze_scale_factor = 0.02, autovacuum_analyze_threshold = 500,
+ALTER TABLE work_items SET (fillfactor = 70, autovacuum_analyze_scale_factor = 0.02, autovacuum_analyze_threshold = 500,
                             autovacuum_vacuum_scale_factor = 0.05, autovacuum_vacuum_threshold = 1000);
-CREATE INDEX work_items_live ON work_items (execution_id, node_id) WHERE state IN ('ready', 'held', 'claimed', 'parked');
+CREATE INDEX work_items_live ON work_items (execution_id, node_id) WHERE state IN ('ready', 'held', 'parked');
 CREATE INDEX work_items_inputs ON work_items (execution_id, node_id, item_id);
 CREATE SEQUENCE lease_tokens;
 

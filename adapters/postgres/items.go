@@ -65,7 +65,7 @@ func (s *ItemStore) Finish(ctx context.Context, owner string, us []executionapp.
 		  FROM (SELECT array_position($1::bigint[], w2.item_id) AS pos, w2.item_id
 		          FROM work_items w2 WHERE w2.item_id = ANY($1::bigint[])) i
 		 WHERE w.item_id = i.item_id AND w.lease_token = ($2::bigint[])[i.pos]
-		   AND w.state = 'claimed' AND w.lease_owner = $8
+		   AND w.lease_owner = $8
 		RETURNING w.item_id`, ids, tokens, states, avail, resumed, bp, uncount, owner)
 	if err != nil {
 		return nil, translate(err)
@@ -81,11 +81,11 @@ func (s *ItemStore) Finish(ctx context.Context, owner string, us []executionapp.
 	return out, nil
 }
 
-// LiveCounts counts ready, claimed and parked items per node.
+// LiveCounts counts ready (leased or not), held and parked items per node.
 func (s *ItemStore) LiveCounts(ctx context.Context, ids []string) (map[string]map[string]int, error) {
 	rows, err := s.db.Query(ctx, `
 		SELECT execution_id::text, node_id, count(*) FROM work_items
-		 WHERE execution_id = ANY($1::uuid[]) AND state IN ('ready', 'held', 'claimed', 'parked')
+		 WHERE execution_id = ANY($1::uuid[]) AND state IN ('ready', 'held', 'parked')
 		 GROUP BY 1, 2`, ids)
 	if err != nil {
 		return nil, translate(err)
@@ -110,7 +110,7 @@ func (s *ItemStore) LiveCounts(ctx context.Context, ids []string) (map[string]ma
 func (s *ItemStore) Drop(ctx context.Context, executionID, nodeID string) (int, error) {
 	tag, err := s.db.Exec(ctx, `
 		UPDATE work_items SET state = 'dropped', lease_owner = NULL, lease_token = NULL, lease_until = NULL
-		 WHERE execution_id = $1 AND ($2 = '' OR node_id = $2) AND state IN ('ready', 'held', 'claimed', 'parked')`,
+		 WHERE execution_id = $1 AND ($2 = '' OR node_id = $2) AND state IN ('ready', 'held', 'parked')`,
 		executionID, nodeID)
 	return int(tag.RowsAffected()), translate(err)
 }
@@ -164,7 +164,7 @@ func (s *ItemStore) Resume(ctx context.Context, itemID int64, answer any, answer
 
 // Hold moves ready items behind a closed gate.
 func (s *ItemStore) Hold(ctx context.Context, ids []int64) error {
-	_, err := s.db.Exec(ctx, `UPDATE work_items SET state = 'held' WHERE item_id = ANY($1) AND state = 'ready'`, ids)
+	_, err := s.db.Exec(ctx, `UPDATE work_items SET state = 'held' WHERE item_id = ANY($1) AND state = 'ready' AND lease_owner IS NULL`, ids)
 	return translate(err)
 }
 
@@ -234,13 +234,13 @@ func (q *Queue) Claim(ctx context.Context, owner string, n int, lease time.Durat
 	rows, err := q.pool.Query(ctx, `
 		WITH cand AS (
 		    SELECT item_id FROM work_items
-		     WHERE state = 'ready' AND available_at <= now()
+		     WHERE state = 'ready' AND available_at <= now() AND lease_owner IS NULL
 		     ORDER BY available_at, item_id
 		     LIMIT $2
 		     FOR UPDATE SKIP LOCKED),
 		claimed AS (
 		    UPDATE work_items w
-		       SET state = 'claimed', lease_owner = $1, lease_token = nextval('lease_tokens'),
+		       SET lease_owner = $1, lease_token = nextval('lease_tokens'),
 		           lease_until = now() + $3::interval, attempt = w.attempt + 1, claimed_at = clock_timestamp()
 		      FROM cand
 		     WHERE w.item_id = cand.item_id
@@ -290,7 +290,7 @@ func collectClaims(rows pgx.Rows) ([]executionapp.Claim, error) {
 // Heartbeat extends the leases of the given items the owner still holds.
 func (q *Queue) Heartbeat(ctx context.Context, owner string, ids []int64, lease time.Duration) error {
 	_, err := q.pool.Exec(ctx, `UPDATE work_items SET lease_until = now() + $3::interval
-		WHERE item_id = ANY($2) AND state = 'claimed' AND lease_owner = $1`, owner, ids, lease)
+		WHERE item_id = ANY($2) AND lease_owner = $1`, owner, ids, lease)
 	return translate(err)
 }
 
@@ -303,7 +303,7 @@ func (q *Queue) Reap(ctx context.Context) (int, error) {
 		   SET state = CASE WHEN e.status = 'RUNNING' AND NOT n.paused THEN 'ready' ELSE 'held' END,
 		       lease_owner = NULL, lease_token = NULL, lease_until = NULL
 		  FROM executions e, execution_nodes n
-		 WHERE w.state = 'claimed' AND w.lease_until < now()
+		 WHERE w.state IN ('ready', 'held') AND w.lease_owner IS NOT NULL AND w.lease_until < now()
 		   AND e.execution_id = w.execution_id AND n.execution_id = w.execution_id AND n.node_id = w.node_id`)
 	return int(tag.RowsAffected()), translate(err)
 }

@@ -95,9 +95,9 @@ type Claim struct {
 const (
 	ItemReady = "ready"
 	// ItemHeld waits behind a closed gate (paused execution or node, step
-	// mode without credit); claims only ever look at ready items.
+	// mode without credit); claims only ever look at ready items. A claimed
+	// item keeps its state and carries a lease instead.
 	ItemHeld    = "held"
-	ItemClaimed = "claimed"
 	ItemParked  = "parked"
 	ItemDone    = "done"
 	ItemDropped = "dropped"

@@ -30,6 +30,9 @@ func translate(err error) error {
 	switch {
 	case errors.As(err, &pgErr):
 		switch pgErr.Code {
+		case serializationFailure, deadlockDetected:
+			// Kept recognisable so inTx retries the transaction.
+			return &retryError{msg: pgErr.Message, code: pgErr.Code}
 		case uniqueViolation, foreignKeyViolation:
 			return fmt.Errorf("%s: %w", pgErr.Message, fault.ErrConflict)
 		case checkViolation:
@@ -59,7 +62,17 @@ func notFound(err, want error) error {
 	return translate(err)
 }
 
+// retryError is a serialization failure or deadlock: transient, and retried
+// by inTx before it ever reaches a caller.
+type retryError struct{ msg, code string }
+
+func (e *retryError) Error() string { return fmt.Sprintf("database: %s (SQLSTATE %s)", e.msg, e.code) }
+
 func retryable(err error) bool {
+	var r *retryError
+	if errors.As(err, &r) {
+		return true
+	}
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && (pgErr.Code == serializationFailure || pgErr.Code == deadlockDetected)
 }

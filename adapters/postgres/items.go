@@ -172,7 +172,7 @@ func (s *ItemStore) Hold(ctx context.Context, ids []int64) error {
 func (s *ItemStore) Gate(ctx context.Context, executionID string, open, closed []string) error {
 	_, err := s.db.Exec(ctx, `
 		UPDATE work_items SET state = CASE WHEN node_id = ANY($2) THEN 'ready' ELSE 'held' END
-		 WHERE execution_id = $1 AND state IN ('ready', 'held')
+		 WHERE execution_id = $1 AND state IN ('ready', 'held') AND lease_owner IS NULL
 		   AND (state = 'ready' AND node_id = ANY($3) OR state = 'held' AND node_id = ANY($2))`,
 		executionID, nonNil(open), nonNil(closed))
 	return translate(err)

@@ -19,6 +19,19 @@ const EngineActor = "engine"
 func (e *Engine) commit(ctx context.Context, batch []result) error {
 	now := e.now()
 	return e.tx.WithinTx(ctx, func(ctx context.Context, st Stores) error {
+		// Lock order everywhere: execution rows (in id order), then their
+		// work items. Commands take the same order, so they cannot deadlock
+		// with a commit.
+		var ids []string
+		for _, r := range batch {
+			if !slices.Contains(ids, r.claim.ExecutionID) {
+				ids = append(ids, r.claim.ExecutionID)
+			}
+		}
+		w, err := newWork(ctx, st, ids, now)
+		if err != nil {
+			return err
+		}
 		updates := make([]ItemUpdate, len(batch))
 		for i, r := range batch {
 			updates[i] = e.itemUpdate(r, now)
@@ -27,18 +40,8 @@ func (e *Engine) commit(ctx context.Context, batch []result) error {
 		if err != nil {
 			return err
 		}
-		var ids []string
-		for _, r := range batch {
-			if accepted[r.claim.ItemID] && !slices.Contains(ids, r.claim.ExecutionID) {
-				ids = append(ids, r.claim.ExecutionID)
-			}
-		}
-		if len(ids) == 0 {
+		if len(accepted) == 0 {
 			return nil
-		}
-		w, err := newWork(ctx, st, ids, now)
-		if err != nil {
-			return err
 		}
 		var hold []int64
 		for i, r := range batch {

@@ -1,0 +1,238 @@
+package access
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/yukta/yukta/domain/fault"
+	"github.com/yukta/yukta/domain/session"
+)
+
+// ErrForbidden is what every refused operation matches with errors.Is. Edges
+// answer it with 403 (HTTP) or a permission error (MCP). It is a kind of its
+// own because no fault kind fits: the request is valid, the thing exists,
+// and retrying with a stronger key would succeed.
+var ErrForbidden = errors.New("access: forbidden")
+
+// ForbiddenError says which operation was refused to whom, and why. It
+// matches ErrForbidden.
+type ForbiddenError struct {
+	// Actor is the caller's actor string ("key:ci"); empty when the caller
+	// is not an authenticated principal.
+	Actor string
+	// Role is the caller's role.
+	Role Role
+	// Op is the operation refused.
+	Op Operation
+	// Need is the least role Op needs; zero for an operation outside the table.
+	Need Role
+	// Sessions is the caller's session list when the refusal is a write that
+	// names no session of it; nil otherwise.
+	Sessions []string
+}
+
+func (e *ForbiddenError) Error() string {
+	switch {
+	case !e.Role.Valid():
+		return fmt.Sprintf("the caller is not authenticated; present an API key whose role may %s", e.Op.does())
+	case !e.Op.Valid():
+		return fmt.Sprintf("%s asked to %s; that operation is not in the permission table, so it is denied to every key", e.Actor, e.Op.does())
+	case e.Sessions != nil:
+		return fmt.Sprintf("%s is limited to the sessions %s and cannot %s outside them; name one of its sessions, or use a key without a session list",
+			e.Actor, strings.Join(e.Sessions, ", "), e.Op.does())
+	default:
+		return fmt.Sprintf("%s has the role %s and cannot %s; use a key with the role %s", e.Actor, e.Role, e.Op.does(), rolesFrom(e.Need))
+	}
+}
+
+// Unwrap makes errors.Is(err, ErrForbidden) true.
+func (e *ForbiddenError) Unwrap() error { return ErrForbidden }
+
+// rolesFrom lists min and the roles above it: "OPERATOR or ADMIN".
+func rolesFrom(min Role) string {
+	var names []string
+	for _, r := range Roles() {
+		if r.AtLeast(min) {
+			names = append(names, r.String())
+		}
+	}
+	return strings.Join(names, " or ")
+}
+
+// Principal is who a request acts as: a named key with a role and, perhaps,
+// a list of the sessions it may see. The zero Principal is not authenticated
+// and may do nothing.
+type Principal struct {
+	name      string
+	role      Role
+	sessions  []string // sorted, no duplicates; nil for every session
+	anonymous bool
+}
+
+// The actor strings recorded with every command, event and stored change.
+const (
+	actorKeyPrefix = "key:"
+	actorAnonymous = "anonymous"
+)
+
+// namePattern is what a key name may be. It keeps actor strings short and
+// safe to print in logs and URLs.
+var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// ValidName reports whether s may name a key.
+func ValidName(s string) bool { return namePattern.MatchString(s) }
+
+const (
+	msgName     = "must be 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit (for example ci-bot)"
+	msgRole     = "must be VIEWER (read only), OPERATOR (also start and control executions) or ADMIN (everything)"
+	msgSessions = "needs at least one session id; leave the list out to allow every session"
+)
+
+// NewPrincipal returns the principal of a named key. sessions limits it to
+// those sessions; nil means every session, and an empty non-nil list is
+// refused rather than read as either.
+func NewPrincipal(name string, role Role, sessions []string) (Principal, error) {
+	var vs []fault.Violation
+	if !ValidName(name) {
+		vs = append(vs, fault.Violation{Path: "name", Message: msgName})
+	}
+	if !role.Valid() {
+		vs = append(vs, fault.Violation{Path: "role", Message: msgRole})
+	}
+	list, msgs := checkSessions(sessions)
+	for _, m := range msgs {
+		vs = append(vs, fault.Violation{Path: "sessions", Message: m})
+	}
+	if len(vs) > 0 {
+		return Principal{}, &fault.ValidationError{Subject: "principal", Violations: vs}
+	}
+	return Principal{name: name, role: role, sessions: list}, nil
+}
+
+// checkSessions validates a session list and returns it sorted, or the
+// problems found. A nil list stays nil.
+func checkSessions(sessions []string) ([]string, []string) {
+	if sessions == nil {
+		return nil, nil
+	}
+	if len(sessions) == 0 {
+		return nil, []string{msgSessions}
+	}
+	var msgs []string
+	seen := make(map[string]bool, len(sessions))
+	for _, id := range sessions {
+		switch {
+		case !session.ValidID(id):
+			msgs = append(msgs, fmt.Sprintf("%q is not a session id; ids are 1 to 64 lowercase letters, digits, '_' or '-', starting with a letter or digit", id))
+		case seen[id]:
+			msgs = append(msgs, fmt.Sprintf("session %q is listed twice; list it once", id))
+		}
+		seen[id] = true
+	}
+	if len(msgs) > 0 {
+		return nil, msgs
+	}
+	list := slices.Clone(sessions)
+	slices.Sort(list)
+	return list, nil
+}
+
+// Anonymous returns the principal of open mode, when no key is configured:
+// ADMIN on every session, recorded as the actor "anonymous". Only a server
+// bound to loopback may run open.
+func Anonymous() Principal { return Principal{role: Admin, anonymous: true} }
+
+// Name returns the key's name; it is empty for the anonymous principal.
+func (p Principal) Name() string { return p.name }
+
+// Role returns the principal's role.
+func (p Principal) Role() Role { return p.role }
+
+// Anonymous reports whether p is the open-mode principal.
+func (p Principal) Anonymous() bool { return p.anonymous }
+
+// Limited reports whether p sees only the sessions of its list.
+func (p Principal) Limited() bool { return p.sessions != nil }
+
+// Sessions returns a sorted copy of p's session list, or nil when p sees
+// every session.
+func (p Principal) Sessions() []string { return slices.Clone(p.sessions) }
+
+// IsZero reports whether p is the zero Principal, which may do nothing.
+func (p Principal) IsZero() bool { return !p.role.Valid() }
+
+// Actor returns the string recorded as who did something: "key:<name>", or
+// "anonymous" in open mode; empty for the zero Principal.
+func (p Principal) Actor() string {
+	switch {
+	case p.anonymous:
+		return actorAnonymous
+	case p.IsZero():
+		return ""
+	default:
+		return actorKeyPrefix + p.name
+	}
+}
+
+// String returns p's actor string.
+func (p Principal) String() string { return p.Actor() }
+
+// SessionVisible reports whether p may see the session: always for an
+// unlimited principal, only for listed sessions otherwise. A caller that
+// finds a session is not visible must answer exactly as it does for a
+// session that does not exist, so the answer does not reveal that it does.
+func (p Principal) SessionVisible(sessionID string) bool {
+	if p.IsZero() {
+		return false
+	}
+	if p.sessions == nil {
+		return true
+	}
+	_, found := slices.BinarySearch(p.sessions, sessionID)
+	return found
+}
+
+// Can reports whether p may perform op on the session sessionID, or on no
+// one session when sessionID is empty (listing, plugins, metrics). It
+// returns nil when p may, and otherwise:
+//
+//   - a *ForbiddenError (matching ErrForbidden) when p's role is too low,
+//     when p is the zero Principal or op is outside the table, and when p is
+//     session-limited and op writes without naming a session of its list;
+//   - for a session outside p's list, the error the session store gives for
+//     a session that does not exist (matching session.ErrSessionNotFound and
+//     fault.ErrNotFound, with the same text), so it cannot be told apart.
+//
+// The role is checked first, and a role refusal never depends on the
+// session, so it reveals nothing about which sessions exist. A read with an
+// empty sessionID is allowed to a limited principal; the caller must then
+// filter what it returns with SessionVisible.
+func (p Principal) Can(op Operation, sessionID string) error {
+	if !Allowed(p.role, op) {
+		return &ForbiddenError{Actor: p.Actor(), Role: p.role, Op: op, Need: op.MinRole()}
+	}
+	switch {
+	case p.sessions == nil:
+		return nil
+	case sessionID == "" && op.reads():
+		return nil
+	case sessionID == "":
+		return &ForbiddenError{Actor: p.Actor(), Role: p.role, Op: op, Need: op.MinRole(), Sessions: p.Sessions()}
+	case !p.SessionVisible(sessionID):
+		return SessionNotFound(sessionID)
+	}
+	return nil
+}
+
+// SessionNotFound returns the error for a session that does not exist,
+// worded as the session store words it (adapters/postgres, sessionNotFound).
+// Can returns it for a session hidden from a limited principal, so the two
+// texts must stay equal byte for byte; the store should build its error with
+// this function so that there is one source. An edge that hides a session by
+// other means returns it too.
+func SessionNotFound(sessionID string) error {
+	return fault.Newf(session.ErrSessionNotFound, "session %q does not exist; call GET /api/sessions (MCP: list_sessions) to see the sessions you can use", sessionID)
+}

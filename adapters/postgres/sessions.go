@@ -190,9 +190,7 @@ func (s *SessionStore) Workflow(ctx context.Context, sessionID, workflowID strin
 	return session.RestoreWorkflow(workflowID, desc, def)
 }
 
-func sessionNotFound(id string) error {
-	return fault.Newf(session.ErrSessionNotFound, "session %q does not exist; call GET /api/sessions (MCP: list_sessions) to see the sessions you can use", id)
-}
+func sessionNotFound(id string) error { return session.NotFound(id) }
 
 // sendBatch runs every queued statement and reports the first failure.
 func sendBatch(ctx context.Context, db dbtx, b *pgx.Batch) error {

@@ -234,5 +234,5 @@ func (p Principal) Can(op Operation, sessionID string) error {
 // this function so that there is one source. An edge that hides a session by
 // other means returns it too.
 func SessionNotFound(sessionID string) error {
-	return fault.Newf(session.ErrSessionNotFound, "session %q does not exist; call GET /api/sessions (MCP: list_sessions) to see the sessions you can use", sessionID)
+	return session.NotFound(sessionID)
 }

@@ -27,6 +27,12 @@ var (
 	ErrWorkflowNotFound = fmt.Errorf("session: workflow not found: %w", fault.ErrNotFound)
 )
 
+// NotFound is the one answer for a session that does not exist, and for one
+// a caller may not see: the text is identical, so keys cannot probe ids.
+func NotFound(id string) error {
+	return fault.Newf(ErrSessionNotFound, "session %q does not exist; call GET /api/sessions (MCP: list_sessions) to see the sessions you can use", id)
+}
+
 // Limits keep one document from exhausting the server. They are generous for
 // hand-written and generated workflows alike.
 const (

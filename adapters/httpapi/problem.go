@@ -23,6 +23,7 @@ var statusByKind = []struct {
 }{
 	{fault.ErrInvalid, http.StatusBadRequest, "urn:yukta:problem:invalid"},
 	{fault.ErrNotFound, http.StatusNotFound, "urn:yukta:problem:not-found"},
+	{fault.ErrForbidden, http.StatusForbidden, "urn:yukta:problem:forbidden"},
 	{fault.ErrConflict, http.StatusConflict, "urn:yukta:problem:conflict"},
 	{fault.ErrUnavailable, http.StatusServiceUnavailable, "urn:yukta:problem:unavailable"},
 }

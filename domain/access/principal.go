@@ -1,7 +1,6 @@
 package access
 
 import (
-	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -15,7 +14,7 @@ import (
 // answer it with 403 (HTTP) or a permission error (MCP). It is a kind of its
 // own because no fault kind fits: the request is valid, the thing exists,
 // and retrying with a stronger key would succeed.
-var ErrForbidden = errors.New("access: forbidden")
+var ErrForbidden = fmt.Errorf("access: forbidden: %w", fault.ErrForbidden)
 
 // ForbiddenError says which operation was refused to whom, and why. It
 // matches ErrForbidden.

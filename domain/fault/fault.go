@@ -19,6 +19,9 @@ var (
 	ErrConflict = errors.New("conflict")
 	// ErrUnavailable: a dependency (the database) cannot be reached right now.
 	ErrUnavailable = errors.New("unavailable")
+	// ErrForbidden: the caller is known but may not do this (its role is too
+	// low). Hidden resources answer ErrNotFound instead, never this.
+	ErrForbidden = errors.New("forbidden")
 )
 
 // Violation is one broken rule, located by a path into the input document

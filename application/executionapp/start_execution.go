@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/yukta/yukta/domain/execution"
 	"github.com/yukta/yukta/domain/fault"
@@ -69,9 +70,9 @@ const MaxKeyLen = 255
 // Handle starts the run, or returns the one already started with the same
 // idempotency key.
 func (uc *StartExecution) Handle(ctx context.Context, in StartInput) (StartResult, error) {
-	if len(in.IdempotencyKey) > MaxKeyLen {
+	if n := utf8.RuneCountInString(in.IdempotencyKey); n > MaxKeyLen {
 		return StartResult{}, &fault.ValidationError{Subject: "start request", Violations: []fault.Violation{{
-			Path: "Idempotency-Key", Message: fmt.Sprintf("is %d characters long; the limit is %d", len(in.IdempotencyKey), MaxKeyLen)}}}
+			Path: "Idempotency-Key", Message: fmt.Sprintf("is %d characters long; the limit is %d", n, MaxKeyLen)}}}
 	}
 	w, err := uc.workflows.Workflow(ctx, in.SessionID, in.WorkflowID)
 	if err != nil {

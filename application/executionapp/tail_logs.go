@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"time"
+	"unicode/utf8"
 
 	"github.com/yukta/yukta/domain/fault"
 )
@@ -56,7 +57,7 @@ func CompileFilter(pattern string) (*regexp.Regexp, error) {
 	bad := func(msg string) error {
 		return &fault.ValidationError{Subject: "log filter", Violations: []fault.Violation{{Path: "filterPattern", Message: msg}}}
 	}
-	if len(pattern) > MaxPatternLen {
+	if utf8.RuneCountInString(pattern) > MaxPatternLen {
 		return nil, bad(fmt.Sprintf("Regex pattern too long (max %d characters).", MaxPatternLen))
 	}
 	re, err := syntax.Parse(pattern, syntax.Perl)

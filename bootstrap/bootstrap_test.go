@@ -55,3 +55,20 @@ func TestServeConfigRefusesBadValuesNamingEach(t *testing.T) {
 		}
 	}
 }
+
+// TestBindGuard: with no access keys every surface is open, so only loopback
+// binds start.
+func TestBindGuard(t *testing.T) {
+	for addr, ok := range map[string]bool{
+		"127.0.0.1:8080": true, "127.0.0.1:0": true, "[::1]:8080": true, "localhost:9000": true,
+		"0.0.0.0:8080": false, ":8080": false, "10.0.0.5:8080": false, "[::]:8080": false, "example.com:80": false,
+	} {
+		_, err := parse(t, []string{"--addr", addr}, nil)
+		if got := err == nil; got != ok {
+			t.Errorf("--addr %s: accepted=%v, want %v (err %v)", addr, got, ok, err)
+		}
+		if err != nil && !strings.Contains(err.Error(), "loopback") {
+			t.Errorf("--addr %s: error does not say why: %v", addr, err)
+		}
+	}
+}

@@ -37,7 +37,7 @@ type setting struct {
 var settings = struct {
 	addr, dataDir, databaseURL, allowedHosts, logLevel, logFormat, shutdownTimeout, dbMaxConns, egressAllowed, workers, lease, debugAddr setting
 }{
-	addr:            setting{"addr", "YUKTA_ADDR", "host:port to listen on; a non-loopback address needs keys (see docs/security.md)"},
+	addr:            setting{"addr", "YUKTA_ADDR", "host:port to listen on; loopback only until access keys exist"},
 	dataDir:         setting{"data-dir", "YUKTA_DATA_DIR", "folder for the embedded PostgreSQL cluster and server keys"},
 	databaseURL:     setting{"database-url", "YUKTA_DATABASE_URL", "PostgreSQL URL; empty starts the embedded cluster in the data folder"},
 	allowedHosts:    setting{"allowed-hosts", "YUKTA_ALLOWED_HOSTS", "comma-separated extra Host names the server answers to (loopback names are always allowed)"},
@@ -83,8 +83,15 @@ func ParseServeConfig(args []string, getenv func(string) string, fs *flag.FlagSe
 		return Config{}, fmt.Errorf("serve takes no arguments, got %q; run `yukta serve -h` for its flags", fs.Args())
 	}
 	var errs []error
-	if _, port, err := net.SplitHostPort(c.Addr); err != nil || port == "" {
+	if host, port, err := net.SplitHostPort(c.Addr); err != nil || port == "" {
 		errs = append(errs, fmt.Errorf("--addr (%s) %q must be host:port, e.g. 127.0.0.1:8080", settings.addr.env, c.Addr))
+	} else if !loopbackHost(host) {
+		// The bind guard: every surface is open (no access keys exist in this
+		// version), so the server may only listen where only this machine
+		// can reach it.
+		errs = append(errs, fmt.Errorf("--addr (%s) %q is not a loopback address; with no access keys every route is open, "+
+			"so Yukta only listens on loopback (127.0.0.1, ::1, localhost). Put a reverse proxy with authentication in front to serve other machines",
+			settings.addr.env, c.Addr))
 	}
 	c.AllowedHosts = splitList(hosts)
 	switch c.LogLevel {
@@ -124,6 +131,14 @@ func ParseServeConfig(args []string, getenv func(string) string, fs *flag.FlagSe
 		errs = append(errs, fmt.Errorf("--data-dir (%s) must not be empty when no database URL is set", settings.dataDir.env))
 	}
 	return c, errors.Join(errs...)
+}
+
+func loopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 func splitList(s string) []string {

@@ -108,6 +108,8 @@ type work struct {
 	ended   map[string]bool
 	// actor is who caused the changes: the engine, or the sender of a command.
 	actor string
+	// results are the RESULT values to store, per execution.
+	results map[string]any
 }
 
 func newWork(ctx context.Context, st Stores, ids []string, now time.Time) (*work, error) {
@@ -119,7 +121,7 @@ func newWork(ctx context.Context, st Stores, ids []string, now time.Time) (*work
 	if err != nil {
 		return nil, err
 	}
-	w := &work{st: st, now: now, actor: EngineActor, execs: execs, nodes: nodes, before: map[string]execution.State{},
+	w := &work{st: st, now: now, actor: EngineActor, results: map[string]any{}, execs: execs, nodes: nodes, before: map[string]execution.State{},
 		nbefore: map[string]map[string]execution.NodeState{}, logs: map[string][]LogEntry{}, ended: map[string]bool{}}
 	for id, ex := range execs {
 		w.before[id] = ex.State()
@@ -194,9 +196,7 @@ func (w *work) apply(ctx context.Context, r result, runs *runCache) error {
 		n.Processed(w.now, emitted)
 		w.logLines(c, r.out.Logs)
 		if r.out.HasResult {
-			if err := w.st.Executions.SetResult(ctx, c.ExecutionID, r.out.Result); err != nil {
-				return err
-			}
+			w.results[c.ExecutionID] = r.out.Result // the last one in the batch wins, as it would one by one
 		}
 	}
 	return nil
@@ -386,6 +386,11 @@ func (w *work) save(ctx context.Context) error {
 	var changedExecs []*execution.Execution
 	logCounts := map[string]int{}
 	for _, id := range ids {
+		if r, ok := w.results[id]; ok {
+			if err := w.st.Executions.SetResult(ctx, id, r); err != nil {
+				return err
+			}
+		}
 		ex := w.execs[id]
 		var changed []*execution.Node
 		for nid, n := range w.nodes[id] {

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/yukta/yukta/domain/fault"
+	"github.com/yukta/yukta/domain/plugin"
 )
 
 // Breakpoint pauses a node before a message that matches it: either a
@@ -66,25 +67,10 @@ func (b Breakpoint) MatchField(payload any) bool {
 			return false
 		}
 	}
-	if x, ok := toFloat(v); ok {
-		if y, ok := toFloat(b.Equals); ok {
+	if x, ok := plugin.NumberValue(v); ok {
+		if y, ok := plugin.NumberValue(b.Equals); ok {
 			return x == y
 		}
 	}
 	return reflect.DeepEqual(v, b.Equals)
-}
-
-func toFloat(v any) (float64, bool) {
-	switch n := v.(type) {
-	case float64:
-		return n, true
-	case int:
-		return float64(n), true
-	case int64:
-		return float64(n), true
-	case interface{ Float64() (float64, error) }:
-		f, err := n.Float64()
-		return f, err == nil
-	}
-	return 0, false
 }

@@ -3,12 +3,16 @@ package bootstrap
 import (
 	"flag"
 	"io"
+	"maps"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"go.uber.org/fx"
 	"go.uber.org/zap"
+
+	"github.com/yukta/yukta/adapters/authn"
 )
 
 // TestModuleIsComplete fails when a constructor's dependency has no provider;
@@ -70,5 +74,103 @@ func TestBindGuard(t *testing.T) {
 		if err != nil && !strings.Contains(err.Error(), "loopback") {
 			t.Errorf("--addr %s: error does not say why: %v", addr, err)
 		}
+	}
+}
+
+// TestStartupMatrix: every combination of keys and binds; a non-loopback
+// bind starts only when API keys protect REST, MCP and the agent API, and a
+// refusal names the setting that is missing.
+func TestStartupMatrix(t *testing.T) {
+	dir := t.TempDir()
+	keyFile := dir + "/keys"
+	if err := os.WriteFile(keyFile, []byte("ops OPERATOR sessions=etl 0123456789abcdef0123456789\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const secret = "abcdefghijklmnopqrstuvwxyz012345"
+	keySets := map[string]map[string]string{
+		"none":         {},
+		"api key":      {"YUKTA_API_KEY": secret},
+		"key file":     {"YUKTA_API_KEYS": keyFile},
+		"mcp key only": {"YUKTA_MCP_API_KEY": secret},
+		"api and mcp":  {"YUKTA_API_KEY": secret, "YUKTA_MCP_API_KEY": secret + "-mcp"},
+		"file and mcp": {"YUKTA_API_KEYS": keyFile, "YUKTA_MCP_API_KEY": secret},
+	}
+	binds := map[string]bool{ // loopback?
+		"127.0.0.1:8080": true, "[::1]:8080": true, "localhost:8080": true, "127.0.0.2:0": true,
+		"0.0.0.0:8080": false, ":8080": false, "[::]:8080": false, "10.0.0.5:8080": false, "192.168.1.20:80": false, "example.com:443": false,
+	}
+	openNetwork := 0
+	for name, env := range keySets {
+		protected := env["YUKTA_API_KEY"] != "" || env["YUKTA_API_KEYS"] != ""
+		for addr, loopback := range binds {
+			e := map[string]string{"YUKTA_ADDR": addr}
+			maps.Copy(e, env)
+			c, err := parse(t, nil, e)
+			started := err == nil
+			if started && !loopback && (c.Keys.OpenOn(authn.REST) || c.Keys.OpenOn(authn.MCP) || c.Keys.OpenOn(authn.Agent)) {
+				openNetwork++
+			}
+			if want := loopback || protected; started != want {
+				t.Errorf("%s on %s: started=%v, want %v (%v)", name, addr, started, want, err)
+				continue
+			}
+			if !started {
+				msg := err.Error()
+				if !strings.Contains(msg, "YUKTA_API_KEY") || !strings.Contains(msg, "YUKTA_API_KEYS") {
+					t.Errorf("%s on %s: the refusal does not name the missing settings: %v", name, addr, err)
+				}
+				if env["YUKTA_MCP_API_KEY"] != "" && !strings.Contains(msg, "protects /mcp alone") {
+					t.Errorf("%s on %s: the refusal does not say the MCP key is not enough: %v", name, addr, err)
+				}
+				if strings.Contains(msg, secret) {
+					t.Errorf("%s on %s: the refusal repeats a secret", name, addr)
+				}
+			}
+		}
+	}
+	if openNetwork != 0 {
+		t.Fatalf("%d combinations start on a network address with a surface open", openNetwork)
+	}
+}
+
+// TestKeyFileErrorsFailBootNamingTheLine: a bad key file stops the server
+// with the file's line numbers and never a secret.
+func TestKeyFileErrorsFailBootNamingTheLine(t *testing.T) {
+	keyFile := t.TempDir() + "/keys"
+	body := "# ok\nalice ADMIN sha256:" + strings.Repeat("ab", 32) + "\nbob BOSS supersecretvalue-0123456789abc\ncarol VIEWER xQz9Wk7\n"
+	if err := os.WriteFile(keyFile, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := parse(t, nil, map[string]string{"YUKTA_API_KEYS": keyFile})
+	if err == nil {
+		t.Fatal("a bad key file was accepted")
+	}
+	for _, want := range []string{"YUKTA_API_KEYS", "line 3", "line 4"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not name %s: %v", want, err)
+		}
+	}
+	for _, secret := range []string{"supersecretvalue-0123456789abc", "xQz9Wk7"} {
+		if strings.Contains(err.Error(), secret) {
+			t.Errorf("error repeats the secret %q: %v", secret, err)
+		}
+	}
+	_, err = parse(t, nil, map[string]string{"YUKTA_API_KEY": "too-short"})
+	if err == nil || !strings.Contains(err.Error(), "YUKTA_API_KEY") || strings.Contains(err.Error(), "too-short") {
+		t.Fatalf("a short YUKTA_API_KEY: %v", err)
+	}
+}
+
+func TestRateSettings(t *testing.T) {
+	c, err := parse(t, nil, map[string]string{"YUKTA_RATE_LIMIT_KEY": "5/m", "YUKTA_RATE_LIMIT_SOURCE": "off", "YUKTA_TRUSTED_PROXIES": "10.0.0.0/8, 192.168.1.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.KeyRate.N != 5 || c.KeyRate.Per != time.Minute || !c.SourceRate.Unlimited() || len(c.TrustedProxies) != 2 {
+		t.Fatalf("config %+v", c)
+	}
+	_, err = parse(t, nil, map[string]string{"YUKTA_RATE_LIMIT_KEY": "fast", "YUKTA_TRUSTED_PROXIES": "nope"})
+	if err == nil || !strings.Contains(err.Error(), "YUKTA_RATE_LIMIT_KEY") || !strings.Contains(err.Error(), "YUKTA_TRUSTED_PROXIES") {
+		t.Fatalf("bad rate settings: %v", err)
 	}
 }

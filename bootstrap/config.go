@@ -9,6 +9,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/yukta/yukta/adapters/authn"
+	"github.com/yukta/yukta/adapters/httpapi"
 )
 
 // Config is everything `yukta serve` can be told, from flags and YUKTA_*
@@ -27,6 +30,10 @@ type Config struct {
 	Workers         int
 	Lease           time.Duration
 	DebugAddr       string
+	// Keys hold only hashes; the secrets are dropped once read.
+	Keys                authn.Keys
+	KeyRate, SourceRate httpapi.Rate
+	TrustedProxies      []*net.IPNet
 }
 
 // setting ties one flag to its environment variable.
@@ -35,9 +42,14 @@ type setting struct {
 }
 
 var settings = struct {
-	addr, dataDir, databaseURL, allowedHosts, logLevel, logFormat, shutdownTimeout, dbMaxConns, egressAllowed, workers, lease, debugAddr setting
+	addr, dataDir, databaseURL, allowedHosts, logLevel, logFormat, shutdownTimeout, dbMaxConns, egressAllowed, workers, lease, debugAddr,
+	apiKeys, keyRate, sourceRate, trustedProxies setting
 }{
-	addr:            setting{"addr", "YUKTA_ADDR", "host:port to listen on; loopback only until access keys exist"},
+	addr:            setting{"addr", "YUKTA_ADDR", "host:port to listen on; loopback only unless API keys are set"},
+	apiKeys:         setting{"api-keys", "YUKTA_API_KEYS", "path of a key file: named keys with roles and optional session lists (docs/configuration.md)"},
+	keyRate:         setting{"rate-limit-key", "YUKTA_RATE_LIMIT_KEY", "requests each key may send: N/s, N/m or N/h (bursts of N), or off"},
+	sourceRate:      setting{"rate-limit-source", "YUKTA_RATE_LIMIT_SOURCE", "requests each source address may send: N/s, N/m or N/h, or off"},
+	trustedProxies:  setting{"trusted-proxies", "YUKTA_TRUSTED_PROXIES", "comma-separated addresses or CIDRs of reverse proxies whose X-Forwarded-For names the client"},
 	dataDir:         setting{"data-dir", "YUKTA_DATA_DIR", "folder for the embedded PostgreSQL cluster and server keys"},
 	databaseURL:     setting{"database-url", "YUKTA_DATABASE_URL", "PostgreSQL URL; empty starts the embedded cluster in the data folder"},
 	allowedHosts:    setting{"allowed-hosts", "YUKTA_ALLOWED_HOSTS", "comma-separated extra Host names the server answers to (loopback names are always allowed)"},
@@ -63,7 +75,7 @@ func ParseServeConfig(args []string, getenv func(string) string, fs *flag.FlagSe
 		fs.StringVar(p, s.flag, env(s, def), s.usage+" ("+s.env+")")
 	}
 	var c Config
-	var hosts, timeout, maxConns, egressHosts, workers, lease string
+	var hosts, timeout, maxConns, egressHosts, workers, lease, keyFile, keyRate, sourceRate, proxies string
 	str(&c.Addr, settings.addr, "127.0.0.1:8080")
 	str(&c.DataDir, settings.dataDir, ".yukta")
 	str(&c.DatabaseURL, settings.databaseURL, "")
@@ -76,6 +88,10 @@ func ParseServeConfig(args []string, getenv func(string) string, fs *flag.FlagSe
 	str(&workers, settings.workers, "128")
 	str(&lease, settings.lease, "15s")
 	str(&c.DebugAddr, settings.debugAddr, "")
+	str(&keyFile, settings.apiKeys, "")
+	str(&keyRate, settings.keyRate, "1000/s")
+	str(&sourceRate, settings.sourceRate, "1000/s")
+	str(&proxies, settings.trustedProxies, "")
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
 	}
@@ -83,15 +99,25 @@ func ParseServeConfig(args []string, getenv func(string) string, fs *flag.FlagSe
 		return Config{}, fmt.Errorf("serve takes no arguments, got %q; run `yukta serve -h` for its flags", fs.Args())
 	}
 	var errs []error
+	// Secrets come from the environment only: flags show in `ps`.
+	keys, err := loadKeys(getenv("YUKTA_API_KEY"), keyFile, getenv("YUKTA_MCP_API_KEY"))
+	if err != nil {
+		errs = append(errs, err)
+	}
+	c.Keys = keys
 	if host, port, err := net.SplitHostPort(c.Addr); err != nil || port == "" {
 		errs = append(errs, fmt.Errorf("--addr (%s) %q must be host:port, e.g. 127.0.0.1:8080", settings.addr.env, c.Addr))
-	} else if !loopbackHost(host) {
-		// The bind guard: every surface is open (no access keys exist in this
-		// version), so the server may only listen where only this machine
-		// can reach it.
-		errs = append(errs, fmt.Errorf("--addr (%s) %q is not a loopback address; with no access keys every route is open, "+
-			"so Yukta only listens on loopback (127.0.0.1, ::1, localhost). Put a reverse proxy with authentication in front to serve other machines",
-			settings.addr.env, c.Addr))
+	} else if err := bindGuard(host, keys); err != nil {
+		errs = append(errs, err)
+	}
+	if c.KeyRate, err = parseRate(keyRate); err != nil {
+		errs = append(errs, fmt.Errorf("--rate-limit-key (%s): %w", settings.keyRate.env, err))
+	}
+	if c.SourceRate, err = parseRate(sourceRate); err != nil {
+		errs = append(errs, fmt.Errorf("--rate-limit-source (%s): %w", settings.sourceRate.env, err))
+	}
+	if c.TrustedProxies, err = parseCIDRs(splitList(proxies)); err != nil {
+		errs = append(errs, fmt.Errorf("--trusted-proxies (%s): %w", settings.trustedProxies.env, err))
 	}
 	c.AllowedHosts = splitList(hosts)
 	switch c.LogLevel {

@@ -96,12 +96,13 @@ func newListener(lc fx.Lifecycle, pool *pgxpool.Pool, log *zap.Logger) *postgres
 }
 
 func newEngine(lc fx.Lifecycle, cfg Config, log *zap.Logger, tx executionapp.Transactor, q *postgres.Queue,
-	runners *plugins.RunnerSet, ev *cel.Evaluator, l *postgres.Listener, c session.Catalog) *executionapp.Engine {
+	runners *plugins.RunnerSet, ev *cel.Evaluator, l *postgres.Listener, c session.Catalog, em executionapp.EngineMetrics) *executionapp.Engine {
 	host, _ := os.Hostname()
 	owner := fmt.Sprintf("%s/%d/%s", host, os.Getpid(), rand.Text()[:8])
 	e := executionapp.NewEngine(executionapp.EngineDeps{
 		Tx: tx, Queue: q, Runners: runners, Conditions: celConditions{ev}, Signals: l, Catalog: c, Owner: owner, Now: time.Now,
 		OnError: func(op string, err error) { log.Warn("engine", zap.String("op", op), zap.Error(err)) },
+		Metrics: em,
 	}, executionapp.EngineConfig{Concurrency: cfg.Workers, Lease: cfg.Lease})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

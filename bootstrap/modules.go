@@ -11,6 +11,7 @@ import (
 
 	"github.com/yukta/yukta/adapters/cel"
 	"github.com/yukta/yukta/adapters/httpapi"
+	"github.com/yukta/yukta/adapters/metrics"
 	"github.com/yukta/yukta/adapters/plugins"
 	"github.com/yukta/yukta/adapters/postgres"
 	"github.com/yukta/yukta/application/executionapp"
@@ -35,6 +36,7 @@ var Module = fx.Options(
 	pluginModule,
 	sessionModule,
 	executionModule,
+	metricsModule,
 	httpModule,
 	debugModule,
 )
@@ -93,7 +95,9 @@ var sessionModule = fx.Module("sessions",
 		},
 		sessionapp.NewGetSession,
 		sessionapp.NewListSessions,
-		sessionapp.NewDeleteSession,
+		func(tx sessionapp.Transactor) *sessionapp.DeleteSession {
+			return sessionapp.NewDeleteSession(tx, time.Now)
+		},
 		sessionapp.NewGetWorkflow,
 	),
 )
@@ -121,6 +125,7 @@ type httpParams struct {
 	AnswerInput    *executionapp.AnswerInput
 	Events         *executionapp.ReadEvents
 	CEL            *cel.Evaluator
+	Metrics        *metrics.Metrics
 }
 
 var httpModule = fx.Module("http",
@@ -129,7 +134,9 @@ var httpModule = fx.Module("http",
 )
 
 func newHTTPServer(p httpParams) (*httpapi.Server, error) {
-	srv, err := httpapi.New(httpapi.Config{Addr: p.Cfg.Addr, AllowedHosts: p.Cfg.AllowedHosts}, httpapi.UseCases{
+	srv, err := httpapi.New(httpapi.Config{Addr: p.Cfg.Addr, AllowedHosts: p.Cfg.AllowedHosts, TrustedProxies: p.Cfg.TrustedProxies,
+		Security: httpapi.Security{Keys: p.Cfg.Keys, KeyRate: p.Cfg.KeyRate, SourceRate: p.Cfg.SourceRate},
+		Metrics:  p.Metrics, MetricsHandler: p.Metrics.Handler()}, httpapi.UseCases{
 		ApplySession:   p.ApplySession,
 		GetSession:     p.GetSession,
 		ListSessions:   p.ListSessions,

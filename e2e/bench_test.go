@@ -145,7 +145,7 @@ func linearSession(id string, n int) []byte {
 
 func applyDoc(b *testing.B, s *server, id string, doc []byte) {
 	b.Helper()
-	res, err := s.Client.PutSessionWithBodyWithResponse(context.Background(), id, jsonType, bytes.NewReader(doc))
+	res, err := s.Client.PutSessionWithBodyWithResponse(context.Background(), id, nil, jsonType, bytes.NewReader(doc))
 	if err != nil || res.StatusCode() >= 300 {
 		b.Fatalf("apply %s: %v %s", id, err, res.Body)
 	}

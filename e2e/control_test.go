@@ -669,7 +669,7 @@ func TestControlBadInputChangesNothing(t *testing.T) {
 				nd("start", "MANUAL", ""),
 				nd("greet", "TRANSFORM", `{"expression":"payload.name +"}`),
 				nd("out", "RESULT", "")) + `]}`
-			r, _ := e.c.PutSessionWithBodyWithResponse(e.ctx, "bad", jsonType, strings.NewReader(doc))
+			r, _ := e.c.PutSessionWithBodyWithResponse(e.ctx, "bad", nil, jsonType, strings.NewReader(doc))
 			return r.StatusCode(), r.Body
 		}, 400, "payload.name +"},
 	}
@@ -682,7 +682,7 @@ func TestControlBadInputChangesNothing(t *testing.T) {
 	// The invalid session named the node.
 	doc := `{"name":"e2e bad","workflows":[` + line(linearWF, nd("start", "MANUAL", ""), nd("greet", "TRANSFORM", `{"expression":"payload.name +"}`),
 		nd("out", "RESULT", "")) + `]}`
-	r, _ := e.c.PutSessionWithBodyWithResponse(e.ctx, "bad", jsonType, strings.NewReader(doc))
+	r, _ := e.c.PutSessionWithBodyWithResponse(e.ctx, "bad", nil, jsonType, strings.NewReader(doc))
 	if r.ApplicationproblemJSON400 == nil {
 		t.Fatalf("invalid CEL: %s", r.Body)
 	}

@@ -44,7 +44,7 @@ func dagResult(n int) float64 { return ((float64(n)+1)*3 + 10) * 2 }
 func applyDAG(t *testing.T, s *server, delay1, delay2 string) {
 	t.Helper()
 	doc := fmt.Sprintf(dagSession, delay1, delay2)
-	res, err := s.Client.PutSessionWithBodyWithResponse(context.Background(), "crash", jsonType, bytes.NewReader([]byte(doc)))
+	res, err := s.Client.PutSessionWithBodyWithResponse(context.Background(), "crash", nil, jsonType, bytes.NewReader([]byte(doc)))
 	if err != nil || res.StatusCode() != http.StatusCreated && res.StatusCode() != http.StatusOK {
 		t.Fatalf("apply: %v %s", err, res.Body)
 	}
@@ -207,7 +207,7 @@ func TestTwoInstancesShareWork(t *testing.T) {
 		{"nodeId":"get","type":"HTTP_REQUEST","config":{"url":%q}},
 		{"nodeId":"out","type":"RESULT"}],
 		"edges":[{"source":"start","target":"get"},{"source":"get","target":"out"}]}]}`, slow.URL)
-	if res, err := a.Client.PutSessionWithBodyWithResponse(context.Background(), "slow", jsonType, strings.NewReader(doc)); err != nil || res.StatusCode() != http.StatusCreated {
+	if res, err := a.Client.PutSessionWithBodyWithResponse(context.Background(), "slow", nil, jsonType, strings.NewReader(doc)); err != nil || res.StatusCode() != http.StatusCreated {
 		t.Fatalf("apply: %v", err)
 	}
 	var slowIDs []string

@@ -35,7 +35,7 @@ func TestEmbeddedClusterLifecycle(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dataDir, "pgdata", "PG_VERSION")); err != nil {
 		t.Fatalf("no cluster in the data folder: %v", err)
 	}
-	res, err := s.Client.PutSessionWithBodyWithResponse(context.Background(), "kept", jsonType, bytes.NewReader(session("kept", "w")))
+	res, err := s.Client.PutSessionWithBodyWithResponse(context.Background(), "kept", nil, jsonType, bytes.NewReader(session("kept", "w")))
 	if err != nil || res.StatusCode() != http.StatusCreated {
 		t.Fatalf("apply: %v %s", err, res.Body)
 	}

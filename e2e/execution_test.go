@@ -89,7 +89,7 @@ func line(id string, nodes ...string) string {
 func (e *env) apply(sid string, workflows ...string) {
 	e.t.Helper()
 	doc := fmt.Sprintf(`{"name":"e2e %s","description":"e2e","initiator":"e2e","workflows":[%s]}`, sid, strings.Join(workflows, ","))
-	res, err := e.c.PutSessionWithBodyWithResponse(e.ctx, sid, jsonType, strings.NewReader(doc))
+	res, err := e.c.PutSessionWithBodyWithResponse(e.ctx, sid, nil, jsonType, strings.NewReader(doc))
 	if err != nil {
 		e.t.Fatal(err)
 	}

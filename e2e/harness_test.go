@@ -169,13 +169,7 @@ func (s *server) do(t testing.TB, method, path, contentType string, body []byte,
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
-	for i := 0; i+1 < len(header); i += 2 {
-		if header[i] == "Host" {
-			req.Host = header[i+1]
-			continue
-		}
-		req.Header.Set(header[i], header[i+1])
-	}
+	setHeaders(req, header)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -183,6 +177,17 @@ func (s *server) do(t testing.TB, method, path, contentType string, body []byte,
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
 	return res, b
+}
+
+// setHeaders sets name, value pairs on req; "Host" sets the Host line.
+func setHeaders(req *http.Request, header []string) {
+	for i := 0; i+1 < len(header); i += 2 {
+		if header[i] == "Host" {
+			req.Host = header[i+1]
+			continue
+		}
+		req.Header.Set(header[i], header[i+1])
+	}
 }
 
 type syncBuffer struct {

@@ -36,7 +36,7 @@ func TestSessionLifecycle(t *testing.T) {
 	ctx := context.Background()
 	c := s.Client
 
-	put, err := c.PutSessionWithBodyWithResponse(ctx, "orders", jsonType, bytes.NewReader(session("orders", "intake", "billing")))
+	put, err := c.PutSessionWithBodyWithResponse(ctx, "orders", nil, jsonType, bytes.NewReader(session("orders", "intake", "billing")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestSessionLifecycle(t *testing.T) {
 	doc := *got.JSON200
 	doc.Workflows = doc.Workflows[:1]
 	body, _ := json.Marshal(doc)
-	put, err = c.PutSessionWithBodyWithResponse(ctx, "orders", jsonType, bytes.NewReader(body))
+	put, err = c.PutSessionWithBodyWithResponse(ctx, "orders", nil, jsonType, bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestSessionLifecycle(t *testing.T) {
 		t.Fatalf("list: %v %s", err, list.Body)
 	}
 
-	del, err := c.DeleteSessionWithResponse(ctx, "orders")
+	del, err := c.DeleteSessionWithResponse(ctx, "orders", nil)
 	if err != nil || del.StatusCode() != http.StatusNoContent {
 		t.Fatalf("delete: %v %d", err, del.StatusCode())
 	}
@@ -109,7 +109,7 @@ func TestInvalidSessionListsEveryErrorAndStoresNothing(t *testing.T) {
 		{"source":"b","target":"a"},
 		{"source":"a","target":"ghost"},
 		{"source":"start","target":"out","sourcePort":"approved"}]}]}`)
-	res, err := s.Client.PutSessionWithBodyWithResponse(ctx, "broken", jsonType, bytes.NewReader(bad))
+	res, err := s.Client.PutSessionWithBodyWithResponse(ctx, "broken", nil, jsonType, bytes.NewReader(bad))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func TestDataSurvivesKill(t *testing.T) {
 	t.Parallel()
 	dsn := pgtest.NewDatabase(t)
 	s := startServer(t, serverOptions{DSN: dsn})
-	res, err := s.Client.PutSessionWithBodyWithResponse(context.Background(), "durable", jsonType, bytes.NewReader(session("durable", "w")))
+	res, err := s.Client.PutSessionWithBodyWithResponse(context.Background(), "durable", nil, jsonType, bytes.NewReader(session("durable", "w")))
 	if err != nil || res.StatusCode() != http.StatusCreated {
 		t.Fatalf("apply: %v %s", err, res.Body)
 	}
@@ -169,7 +169,7 @@ func TestExamplesApply(t *testing.T) {
 			SessionID string `json:"sessionId"`
 		}
 		_ = json.Unmarshal(b, &head)
-		res, err := s.Client.PutSessionWithBodyWithResponse(context.Background(), head.SessionID, jsonType, bytes.NewReader(b))
+		res, err := s.Client.PutSessionWithBodyWithResponse(context.Background(), head.SessionID, nil, jsonType, bytes.NewReader(b))
 		if err != nil || res.StatusCode() != http.StatusCreated || res.JSON201 == nil || len(res.JSON201.Warnings) != 0 {
 			t.Errorf("%s: %v %s, want 201 with no warnings", f, err, res.Body)
 		}

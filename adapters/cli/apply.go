@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"os"
+
+	"github.com/yukta/yukta/api/apiclient"
 )
 
 // runApply PUTs a session document as it is on disk: the server parses it
@@ -46,7 +48,7 @@ func runApply(e *env, args []string) int {
 		}
 		sid = s
 	}
-	res, err := e.api.PutSessionWithBodyWithResponse(e.ctx, sid, "application/json", bytes.NewReader(body))
+	res, err := e.api.PutSessionWithBodyWithResponse(e.ctx, sid, &apiclient.PutSessionParams{YuktaChannel: ptr(apiclient.PutSessionParamsYuktaChannel(channel))}, "application/json", bytes.NewReader(body))
 	if err != nil {
 		return e.callError(err)
 	}

@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
 
+	"github.com/yukta/yukta/adapters/authn"
 	"github.com/yukta/yukta/adapters/httpapi/restapi"
 	"github.com/yukta/yukta/api"
 	"github.com/yukta/yukta/application/pluginapp"
@@ -29,7 +31,7 @@ type UseCases struct {
 		Handle(context.Context, sessionapp.ListInput) (sessionapp.ListResult, error)
 	}
 	DeleteSession interface {
-		Handle(context.Context, string) error
+		Handle(context.Context, sessionapp.DeleteInput) error
 	}
 	GetWorkflow interface {
 		Handle(context.Context, string, string) (session.Workflow, error)
@@ -57,6 +59,8 @@ type handlers struct {
 	checkCondition func(string) error
 	// done closes when the server shuts down, ending event streams.
 	done <-chan struct{}
+	// metrics serves the Prometheus exposition; nil when not configured.
+	metrics http.Handler
 }
 
 var _ restapi.StrictServerInterface = (*handlers)(nil)
@@ -79,15 +83,38 @@ func (h *handlers) GetOpenAPISpec(context.Context, restapi.GetOpenAPISpecRequest
 	return restapi.GetOpenAPISpec200ApplicationyamlResponse{Body: bytes.NewReader(api.Spec), ContentLength: int64(len(api.Spec))}, nil
 }
 
+func (h *handlers) GetMetrics(context.Context, restapi.GetMetricsRequestObject) (restapi.GetMetricsResponseObject, error) {
+	if h.metrics == nil {
+		return nil, fault.Newf(fault.ErrNotFound, "metrics are not enabled on this server")
+	}
+	return metricsResponse{h.metrics}, nil
+}
+
+// metricsResponse streams the exposition straight from the registry.
+type metricsResponse struct{ h http.Handler }
+
+func (m metricsResponse) VisitGetMetricsResponse(w http.ResponseWriter) error {
+	req, err := http.NewRequest(http.MethodGet, "/metrics", nil)
+	if err != nil {
+		return err
+	}
+	m.h.ServeHTTP(w, req)
+	return nil
+}
+
 func (h *handlers) ListSessions(ctx context.Context, req restapi.ListSessionsRequestObject) (restapi.ListSessionsResponseObject, error) {
-	res, err := h.uc.ListSessions.Handle(ctx, sessionapp.ListInput{Limit: req.Params.Limit, Cursor: req.Params.Cursor})
+	in := sessionapp.ListInput{Limit: req.Params.Limit, Cursor: req.Params.Cursor}
+	if p := authn.PrincipalFrom(ctx); p.Limited() {
+		in.Only = p.Sessions()
+	}
+	res, err := h.uc.ListSessions.Handle(ctx, in)
 	if err != nil {
 		return nil, err
 	}
 	out := restapi.ListSessions200JSONResponse{Sessions: make([]restapi.SessionSummary, len(res.Sessions)), NextCursor: res.NextCursor}
 	for i, s := range res.Sessions {
 		out.Sessions[i] = restapi.SessionSummary{SessionId: s.ID, Name: s.Name, Description: s.Description,
-			WorkflowCount: s.WorkflowCount, UpdatedAt: s.UpdatedAt.UTC()}
+			WorkflowCount: s.WorkflowCount, UpdatedAt: s.UpdatedAt.UTC(), UpdatedBy: s.UpdatedBy, UpdatedVia: s.UpdatedVia}
 	}
 	return out, nil
 }
@@ -97,7 +124,8 @@ func (h *handlers) PutSession(ctx context.Context, req restapi.PutSessionRequest
 	if req.Body != nil {
 		doc = *req.Body
 	}
-	res, err := h.uc.ApplySession.Handle(ctx, sessionapp.ApplyInput{ID: req.SessionId, Document: doc})
+	res, err := h.uc.ApplySession.Handle(ctx, sessionapp.ApplyInput{ID: req.SessionId, Document: doc,
+		Actor: actor(ctx), Channel: channel(string(req.Params.YuktaChannel))})
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +151,8 @@ func (h *handlers) GetSession(ctx context.Context, req restapi.GetSessionRequest
 }
 
 func (h *handlers) DeleteSession(ctx context.Context, req restapi.DeleteSessionRequestObject) (restapi.DeleteSessionResponseObject, error) {
-	if err := h.uc.DeleteSession.Handle(ctx, req.SessionId); err != nil {
+	if err := h.uc.DeleteSession.Handle(ctx, sessionapp.DeleteInput{ID: req.SessionId, Actor: actor(ctx),
+		Channel: channel(string(req.Params.YuktaChannel))}); err != nil {
 		return nil, err
 	}
 	return restapi.DeleteSession204Response{}, nil

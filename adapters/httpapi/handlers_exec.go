@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/yukta/yukta/adapters/authn"
 	"github.com/yukta/yukta/adapters/httpapi/restapi"
 	"github.com/yukta/yukta/application/executionapp"
 	"github.com/yukta/yukta/domain/execution"
@@ -44,8 +45,19 @@ type ExecutionUseCases struct {
 	}
 }
 
-// anonymous is the actor of requests in open mode (no keys configured).
-const anonymous = "anonymous"
+// actor is who sent the request, as the access gate authenticated it:
+// "key:<name>", or "anonymous" in open mode.
+func actor(ctx context.Context) string { return authn.PrincipalFrom(ctx).Actor() }
+
+// visible is the session filter of the caller: nil when it sees every
+// session.
+func visible(ctx context.Context) func(string) bool {
+	p := authn.PrincipalFrom(ctx)
+	if !p.Limited() {
+		return nil
+	}
+	return p.SessionVisible
+}
 
 func channel(c string) string {
 	if c == "cli" {
@@ -60,7 +72,7 @@ func (h *handlers) StartExecution(ctx context.Context, req restapi.StartExecutio
 		payload = req.Body.Payload
 	}
 	res, err := h.ex.Start.Handle(ctx, executionapp.StartInput{SessionID: req.SessionId, WorkflowID: req.WorkflowId, Payload: payload,
-		IdempotencyKey: req.Params.IdempotencyKey, Trigger: executionapp.TriggerManual, Actor: anonymous, Channel: channel(string(req.Params.YuktaChannel))})
+		IdempotencyKey: req.Params.IdempotencyKey, Trigger: executionapp.TriggerManual, Actor: actor(ctx), Channel: channel(string(req.Params.YuktaChannel))})
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +89,7 @@ func (h *handlers) PostWebhook(ctx context.Context, req restapi.PostWebhookReque
 		body = *req.Body
 	}
 	res, err := h.ex.Webhook.Handle(ctx, executionapp.WebhookInput{SessionID: req.SessionId, WorkflowID: req.WorkflowId, Body: body,
-		Signature: req.Params.XYuktaSignature, IdempotencyKey: req.Params.IdempotencyKey, Actor: anonymous})
+		Signature: req.Params.XYuktaSignature, IdempotencyKey: req.Params.IdempotencyKey, Actor: actor(ctx)})
 	if errors.Is(err, executionapp.ErrBadSignature) {
 		p := restapi.Problem{Detail: err.Error()}
 		p.Status, p.Title, p.Type = 401, "Unauthorized", "urn:yukta:problem:bad-signature"
@@ -154,7 +166,7 @@ func (h *handlers) GetExecutionLogs(ctx context.Context, req restapi.GetExecutio
 // control validates a command, applies it and, when asked, waits for its
 // effect to be visible.
 func (h *handlers) control(ctx context.Context, in executionapp.ControlInput, ci execution.CommandInput) (restapi.CommandResult, error) {
-	ci.Actor = anonymous
+	ci.Actor = actor(ctx)
 	cmd, err := execution.NewCommand(ci)
 	if err != nil {
 		return restapi.CommandResult{}, err
@@ -277,16 +289,19 @@ func (h *handlers) ListInputs(ctx context.Context, req restapi.ListInputsRequest
 	if err != nil {
 		return nil, err
 	}
-	out := restapi.ListInputs200JSONResponse{Inputs: make([]restapi.Input, len(ins))}
-	for i, in := range ins {
-		out.Inputs[i] = inputToAPI(in)
+	out := restapi.ListInputs200JSONResponse{Inputs: make([]restapi.Input, 0, len(ins))}
+	see := visible(ctx)
+	for _, in := range ins {
+		if see == nil || see(in.SessionID) {
+			out.Inputs = append(out.Inputs, inputToAPI(in))
+		}
 	}
 	return out, nil
 }
 
 func (h *handlers) AnswerInput(ctx context.Context, req restapi.AnswerInputRequestObject) (restapi.AnswerInputResponseObject, error) {
 	in, err := h.ex.Answer.Handle(ctx, executionapp.AnswerRequest{InputID: req.InputId.String(), Answer: req.Body.Answer,
-		Actor: anonymous, Channel: channel(string(req.Params.YuktaChannel))})
+		Actor: actor(ctx), Channel: channel(string(req.Params.YuktaChannel)), SessionAllowed: visible(ctx)})
 	if err != nil {
 		return nil, err
 	}

@@ -20,7 +20,7 @@ func (s *Server) hostGate(next echo.HandlerFunc) echo.HandlerFunc {
 			return echo.NewHTTPError(http.StatusForbidden,
 				"Host "+quote(req.Host)+" is not served here; add it to YUKTA_ALLOWED_HOSTS if this server is reached under that name")
 		}
-		if o := req.Header.Get("Origin"); o != "" && o != "null" {
+		if o := req.Header.Get("Origin"); o != "" {
 			u, err := url.Parse(o)
 			if err != nil || !strings.EqualFold(u.Host, req.Host) && !s.hostAllowed(u.Host) {
 				return echo.NewHTTPError(http.StatusForbidden, "cross-origin request from "+quote(o)+" refused")

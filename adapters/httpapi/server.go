@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/yukta/yukta/adapters/authn"
 	"github.com/yukta/yukta/adapters/httpapi/restapi"
 )
 
@@ -31,6 +32,18 @@ type Config struct {
 	AllowedHosts []string
 	// BodyLimit caps request bodies of the API in bytes.
 	BodyLimit int64
+	// Security is the key check and the rate limits.
+	Security Security
+	// Mounts are handlers served beside the spec routes (MCP, agent API).
+	Mounts []Mount
+	// TrustedProxies are the networks of reverse proxies whose
+	// X-Forwarded-For names the client; empty trusts no proxy, so the
+	// source of a request is its TCP peer.
+	TrustedProxies []*net.IPNet
+	// Metrics receives request and access measurements; nil measures nothing.
+	Metrics Observer
+	// MetricsHandler serves GET /metrics (Prometheus text); nil answers 404.
+	MetricsHandler http.Handler
 }
 
 // DefaultBodyLimit is 1 MiB: far above any session document people write.
@@ -44,6 +57,14 @@ type Server struct {
 	srv  *http.Server
 	ln   net.Listener
 	done chan error
+	sec  Security
+	obs  Observer
+	// routes maps "METHOD /echo/path" to what the access gate needs.
+	routes map[string]route
+	// mounted are the echo paths of mounts: not in the spec, not validated.
+	mounted map[string]bool
+	// bySource, byKey and failures are the rate limits.
+	bySource, byKey, failures *limiters
 	// shutdown closes when Shutdown begins, so long-lived streams end and
 	// let the server drain.
 	shutdown chan struct{}
@@ -62,14 +83,43 @@ func New(cfg Config, uc UseCases, log *zap.Logger) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	routes, err := specRoutes(spec)
+	if err != nil {
+		return nil, err
+	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.IPExtractor = echo.ExtractIPDirect() // no proxy is trusted unless configured
+	if len(cfg.TrustedProxies) > 0 {
+		opts := []echo.TrustOption{echo.TrustLoopback(false), echo.TrustLinkLocal(false), echo.TrustPrivateNet(false)}
+		for _, n := range cfg.TrustedProxies {
+			opts = append(opts, echo.TrustIPRange(n))
+		}
+		e.IPExtractor = echo.ExtractIPFromXFFHeader(opts...)
+	}
 	e.HTTPErrorHandler = errorHandler(log)
 	e.Binder = &binder{}
-	s := &Server{log: log, cfg: cfg, echo: e}
+	sec := cfg.Security
+	if sec.AuthFailures.Unlimited() {
+		sec.AuthFailures = DefaultAuthFailures
+	}
+	obs := cfg.Metrics
+	if obs == nil {
+		obs = noObserver{}
+	}
+	s := &Server{log: log, cfg: cfg, echo: e, sec: sec, obs: obs, routes: routes, mounted: map[string]bool{},
+		bySource: newLimiters(sec.SourceRate), byKey: newLimiters(sec.KeyRate), failures: newLimiters(sec.AuthFailures)}
+	for _, m := range cfg.Mounts {
+		for _, p := range m.Paths {
+			for _, method := range []string{http.MethodGet, http.MethodPost, http.MethodDelete, http.MethodPut, http.MethodPatch, http.MethodOptions} {
+				s.routes[method+" "+p] = route{operationID: "mount:" + p, surface: m.Surface}
+			}
+			s.mounted[p] = true
+		}
+	}
 
 	e.Use(requestID())
+	e.Use(s.measure)
 	e.Use(accessLog(log))
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
 		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
@@ -78,11 +128,31 @@ func New(cfg Config, uc UseCases, log *zap.Logger) (*Server, error) {
 		},
 	}))
 	e.Use(s.hostGate)
-	e.Use(middleware.BodyLimit(fmt.Sprintf("%dB", cfg.BodyLimit)))
-	e.Use(validate)
+	e.Use(s.gate)
+	apiLimit := middleware.BodyLimit(fmt.Sprintf("%dB", cfg.BodyLimit))
+	e.Use(func(next echo.HandlerFunc) echo.HandlerFunc {
+		checked := apiLimit(validate(next))
+		return func(c echo.Context) error {
+			if s.mounted[c.Path()] {
+				return next(c) // a mount applies its own cap and checks
+			}
+			return checked(c)
+		}
+	})
 
 	s.shutdown = make(chan struct{})
-	restapi.RegisterHandlers(e, restapi.NewStrictHandler(&handlers{uc: uc, ex: uc.Executions, checkCondition: uc.CheckCondition, done: s.shutdown}, nil))
+	restapi.RegisterHandlers(e, restapi.NewStrictHandler(&handlers{uc: uc, ex: uc.Executions, checkCondition: uc.CheckCondition,
+		done: s.shutdown, metrics: cfg.MetricsHandler}, nil))
+	for _, m := range cfg.Mounts {
+		limit := m.BodyLimit
+		if limit <= 0 {
+			limit = cfg.BodyLimit
+		}
+		h := echo.WrapHandler(m.Handler)
+		for _, p := range m.Paths {
+			e.Any(p, h, middleware.BodyLimit(fmt.Sprintf("%dB", limit)))
+		}
+	}
 	return s, nil
 }
 
@@ -154,11 +224,38 @@ func requestID() echo.MiddlewareFunc {
 	}
 }
 
+// measure reports every request to the metrics observer by route template,
+// so label cardinality stays bounded whatever paths clients send.
+func (s *Server) measure(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		err := next(c)
+		status := c.Response().Status
+		if err != nil {
+			// The error handler has not written yet; this is the status it will.
+			if he, ok := errors.AsType[*echo.HTTPError](err); ok {
+				status = he.Code
+			} else {
+				status = problemFor(c, err).Status
+			}
+		}
+		r, known := s.routes[c.Request().Method+" "+c.Path()]
+		surface, path := authn.REST.String(), c.Path()
+		if known {
+			surface = r.surface.String()
+		} else {
+			path = "unmatched"
+		}
+		s.obs.ObserveRequest(surface, c.Request().Method, path, status, time.Since(start))
+		return err
+	}
+}
+
 func accessLog(log *zap.Logger) echo.MiddlewareFunc {
 	return middleware.RequestLoggerWithConfig(middleware.RequestLoggerConfig{
 		HandleError: true, LogLatency: true, LogMethod: true, LogRoutePath: true, LogURIPath: true,
 		LogStatus: true, LogRemoteIP: true, LogRequestID: true,
-		LogValuesFunc: func(_ echo.Context, v middleware.RequestLoggerValues) error {
+		LogValuesFunc: func(c echo.Context, v middleware.RequestLoggerValues) error {
 			lvl := zapcore.InfoLevel
 			switch {
 			case v.Status >= 500:
@@ -169,9 +266,18 @@ func accessLog(log *zap.Logger) echo.MiddlewareFunc {
 			if ce := log.Check(lvl, "http request"); ce != nil {
 				ce.Write(zap.String("request_id", v.RequestID), zap.String("method", v.Method),
 					zap.String("route", v.RoutePath), zap.String("path", v.URIPath), zap.Int("status", v.Status),
-					zap.Duration("latency", v.Latency), zap.String("remote_ip", v.RemoteIP))
+					zap.Duration("latency", v.Latency), zap.String("remote_ip", v.RemoteIP), zap.String("actor", actorOf(c)))
 			}
 			return nil
 		},
 	})
+}
+
+// actorOf is the caller's actor for the access log; empty before the gate
+// has authenticated (refused or public requests).
+func actorOf(c echo.Context) string {
+	if p, ok := principal(c); ok {
+		return p.Actor()
+	}
+	return ""
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/yukta/yukta/adapters/authn"
 	"github.com/yukta/yukta/adapters/httpapi/restapi"
 	"github.com/yukta/yukta/application/executionapp"
 	"github.com/yukta/yukta/domain/fault"
@@ -38,6 +39,7 @@ type envelope struct {
 	ExecutionID string         `json:"executionId,omitempty"`
 	NodeID      string         `json:"nodeId,omitempty"`
 	Actor       string         `json:"actor"`
+	Channel     string         `json:"channel"`
 	Data        map[string]any `json:"data"`
 }
 
@@ -70,7 +72,7 @@ func (s eventStream) write(w http.ResponseWriter) error {
 		}
 		for _, e := range evs {
 			b, _ := json.Marshal(envelope{Seq: e.Seq, At: e.At.UTC(), Type: e.Type, SessionID: e.SessionID, WorkflowID: e.WorkflowID,
-				ExecutionID: e.ExecutionID, NodeID: e.NodeID, Actor: e.Actor, Data: e.Data})
+				ExecutionID: e.ExecutionID, NodeID: e.NodeID, Actor: e.Actor, Channel: e.Channel, Data: e.Data})
 			fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.Seq, e.Type, b)
 			s.query.AfterSeq = e.Seq
 		}
@@ -137,6 +139,9 @@ func (h *handlers) StreamEvents(ctx context.Context, req restapi.StreamEventsReq
 	if err := h.ex.Events.CheckPosition(ctx, after); err != nil {
 		return nil, err
 	}
-	return eventStream{ctx: ctx, read: h.ex.Events.Handle, done: h.done,
-		query: executionapp.EventQuery{SessionID: req.Params.SessionId, AfterSeq: after}}, nil
+	q := executionapp.EventQuery{SessionID: req.Params.SessionId, AfterSeq: after}
+	if p := authn.PrincipalFrom(ctx); p.Limited() {
+		q.Sessions = p.Sessions()
+	}
+	return eventStream{ctx: ctx, read: h.ex.Events.Handle, done: h.done, query: q}, nil
 }

@@ -15,8 +15,8 @@ var _ executionapp.EventStore = (*EventStore)(nil)
 // Append writes events in one statement.
 func (s *EventStore) Append(ctx context.Context, events []executionapp.Event) error {
 	n := len(events)
-	types, sids, wids, eids, nids, actors, data := make([]string, n), make([]string, n), make([]string, n),
-		make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	types, sids, wids, eids, nids, actors, channels, data := make([]string, n), make([]string, n), make([]string, n),
+		make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	at := make([]time.Time, n)
 	for i, e := range events {
 		d, err := toJSON(e.Data)
@@ -26,15 +26,15 @@ func (s *EventStore) Append(ctx context.Context, events []executionapp.Event) er
 		if e.Data == nil {
 			d = "{}"
 		}
-		types[i], at[i], sids[i], wids[i], eids[i], nids[i], actors[i], data[i] =
-			e.Type, e.At, e.SessionID, e.WorkflowID, e.ExecutionID, e.NodeID, e.Actor, d
+		types[i], at[i], sids[i], wids[i], eids[i], nids[i], actors[i], channels[i], data[i] =
+			e.Type, e.At, e.SessionID, e.WorkflowID, e.ExecutionID, e.NodeID, e.Actor, e.Channel, d
 	}
 	_, err := s.db.Exec(ctx, `
-		INSERT INTO events (type, at, session_id, workflow_id, execution_id, node_id, actor, data)
-		SELECT t.type, t.at, t.sid, t.wid, nullif(t.eid, '')::uuid, t.nid, t.actor, t.data::jsonb
-		  FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
-		       WITH ORDINALITY AS t(type, at, sid, wid, eid, nid, actor, data, ord)
-		 ORDER BY t.ord`, types, at, sids, wids, eids, nids, actors, data)
+		INSERT INTO events (type, at, session_id, workflow_id, execution_id, node_id, actor, channel, data)
+		SELECT t.type, t.at, t.sid, t.wid, nullif(t.eid, '')::uuid, t.nid, t.actor, t.channel, t.data::jsonb
+		  FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])
+		       WITH ORDINALITY AS t(type, at, sid, wid, eid, nid, actor, channel, data, ord)
+		 ORDER BY t.ord`, types, at, sids, wids, eids, nids, actors, channels, data)
 	return translate(err)
 }
 

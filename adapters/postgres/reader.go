@@ -153,14 +153,15 @@ func (r *Reader) Inputs(ctx context.Context, sessionID, executionID string, only
 func (r *Reader) Events(ctx context.Context, q executionapp.EventQuery) ([]executionapp.StoredEvent, error) {
 	rows, err := r.pool.Query(ctx, `
 		WITH pos AS (SELECT coalesce((SELECT xid FROM events WHERE seq = $3), '0'::xid8) AS xid)
-		SELECT e.seq, e.type, e.at, e.session_id, e.workflow_id, coalesce(e.execution_id::text, ''), e.node_id, e.actor, e.data
+		SELECT e.seq, e.type, e.at, e.session_id, e.workflow_id, coalesce(e.execution_id::text, ''), e.node_id, e.actor, e.channel, e.data
 		  FROM events e, pos
 		 WHERE e.xid < pg_snapshot_xmin(pg_current_snapshot())
 		   AND ($1 = '' OR e.session_id = $1)
 		   AND ($2 = '' OR e.execution_id = nullif($2, '')::uuid)
 		   AND (e.xid, e.seq) > (pos.xid, $3)
+		   AND ($5::text[] IS NULL OR e.session_id = ANY ($5))
 		 ORDER BY e.xid, e.seq
-		 LIMIT $4`, q.SessionID, q.ExecutionID, q.AfterSeq, q.Limit)
+		 LIMIT $4`, q.SessionID, q.ExecutionID, q.AfterSeq, q.Limit, q.Sessions)
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -169,7 +170,7 @@ func (r *Reader) Events(ctx context.Context, q executionapp.EventQuery) ([]execu
 	for rows.Next() {
 		var e executionapp.StoredEvent
 		var data []byte
-		if err := rows.Scan(&e.Seq, &e.Type, &e.At, &e.SessionID, &e.WorkflowID, &e.ExecutionID, &e.NodeID, &e.Actor, &data); err != nil {
+		if err := rows.Scan(&e.Seq, &e.Type, &e.At, &e.SessionID, &e.WorkflowID, &e.ExecutionID, &e.NodeID, &e.Actor, &e.Channel, &data); err != nil {
 			return nil, translate(err)
 		}
 		v, err := fromJSON(data)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -70,7 +69,7 @@ func (s *SessionStore) get(ctx context.Context, id, lock string) (session.Sessio
 
 // Put upserts the session row, upserts each workflow and deletes the ones the
 // new document dropped. Callers run it inside a transaction.
-func (s *SessionStore) Put(ctx context.Context, ss session.Session, at time.Time) (bool, []string, error) {
+func (s *SessionStore) Put(ctx context.Context, ss session.Session, ch sessionapp.Change) (bool, []string, error) {
 	tags := ss.Tags()
 	if tags == nil {
 		tags = []string{}
@@ -79,14 +78,15 @@ func (s *SessionStore) Put(ctx context.Context, ss session.Session, at time.Time
 	// xmax = 0 only on a freshly inserted row: it tells created from replaced
 	// in the same statement, even when two applies race.
 	err := s.db.QueryRow(ctx, `
-		INSERT INTO sessions (session_id, name, description, initiator, tags, project_path, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $7)
+		INSERT INTO sessions (session_id, name, description, initiator, tags, project_path, created_at, updated_at, updated_by, updated_via)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9)
 		ON CONFLICT (session_id) DO UPDATE SET
 		    name = EXCLUDED.name, description = EXCLUDED.description, initiator = EXCLUDED.initiator,
 		    tags = EXCLUDED.tags, project_path = EXCLUDED.project_path,
-		    updated_at = EXCLUDED.updated_at, version = sessions.version + 1
+		    updated_at = EXCLUDED.updated_at, updated_by = EXCLUDED.updated_by, updated_via = EXCLUDED.updated_via,
+		    version = sessions.version + 1
 		RETURNING (xmax = 0)`,
-		ss.ID(), ss.Name(), ss.Description(), ss.Initiator(), tags, ss.ProjectPath(), at).Scan(&created)
+		ss.ID(), ss.Name(), ss.Description(), ss.Initiator(), tags, ss.ProjectPath(), ch.At, ch.Actor, ch.Channel).Scan(&created)
 	if err != nil {
 		return false, nil, translate(err)
 	}
@@ -114,7 +114,7 @@ func (s *SessionStore) Put(ctx context.Context, ss session.Session, at time.Time
 			ON CONFLICT (session_id, workflow_id) DO UPDATE SET
 			    position = EXCLUDED.position, description = EXCLUDED.description,
 			    definition = EXCLUDED.definition, updated_at = EXCLUDED.updated_at`,
-			ss.ID(), w.ID(), i, w.Description(), def, at)
+			ss.ID(), w.ID(), i, w.Description(), def, ch.At)
 	}
 	if err := sendBatch(ctx, s.db, batch); err != nil {
 		return false, nil, err
@@ -146,20 +146,20 @@ func (s *SessionStore) Delete(ctx context.Context, id string) error {
 
 // List returns summaries after the given id, in id order (keyset paging, so
 // a page costs the same however deep it is).
-func (s *SessionStore) List(ctx context.Context, after string, limit int) ([]sessionapp.Summary, error) {
+func (s *SessionStore) List(ctx context.Context, after string, limit int, only []string) ([]sessionapp.Summary, error) {
 	rows, err := s.db.Query(ctx, `
-		SELECT s.session_id, s.name, s.description, s.updated_at,
+		SELECT s.session_id, s.name, s.description, s.updated_at, s.updated_by, s.updated_via,
 		       (SELECT count(*) FROM workflows w WHERE w.session_id = s.session_id)
 		  FROM sessions s
-		 WHERE s.session_id > $1
+		 WHERE s.session_id > $1 AND ($3::text[] IS NULL OR s.session_id = ANY ($3))
 		 ORDER BY s.session_id
-		 LIMIT $2`, after, limit)
+		 LIMIT $2`, after, limit, only)
 	if err != nil {
 		return nil, translate(err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (sessionapp.Summary, error) {
 		var sm sessionapp.Summary
-		err := r.Scan(&sm.ID, &sm.Name, &sm.Description, &sm.UpdatedAt, &sm.WorkflowCount)
+		err := r.Scan(&sm.ID, &sm.Name, &sm.Description, &sm.UpdatedAt, &sm.UpdatedBy, &sm.UpdatedVia, &sm.WorkflowCount)
 		return sm, err
 	})
 	return out, translate(err)
@@ -221,4 +221,22 @@ func (s *SessionStore) Schedules(ctx context.Context) ([]executionapp.Schedule, 
 		return sc, r.Scan(&sc.SessionID, &sc.WorkflowID, &sc.NodeID, &sc.Cron, &sc.Timezone)
 	})
 	return out, translate(err)
+}
+
+// SessionAudit writes session changes to the event outbox.
+type SessionAudit struct{ db dbtx }
+
+// SessionChanged appends one session event in the caller's transaction.
+func (a *SessionAudit) SessionChanged(ctx context.Context, typ, sessionID string, ch sessionapp.Change, data map[string]any) error {
+	d, err := toJSON(data)
+	if err != nil {
+		return err
+	}
+	if data == nil {
+		d = "{}"
+	}
+	_, err = a.db.Exec(ctx, `
+		INSERT INTO events (type, at, session_id, actor, channel, data) VALUES ($1, $2, $3, $4, $5, $6::jsonb)`,
+		typ, ch.At, sessionID, ch.Actor, ch.Channel, d)
+	return translate(err)
 }

@@ -23,7 +23,7 @@ var _ sessionapp.Transactor = (*Transactor)(nil)
 // WithinTx runs fn with session stores bound to one transaction.
 func (t *Transactor) WithinTx(ctx context.Context, fn func(context.Context, sessionapp.Stores) error) error {
 	return inTx(ctx, t.pool, func(tx pgx.Tx) error {
-		return fn(ctx, sessionapp.Stores{Sessions: &SessionStore{db: tx}})
+		return fn(ctx, sessionapp.Stores{Sessions: &SessionStore{db: tx}, Audit: &SessionAudit{db: tx}})
 	})
 }
 

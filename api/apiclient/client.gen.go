@@ -392,6 +392,42 @@ func (e AnswerInputParamsYuktaChannel) Valid() bool {
 	}
 }
 
+// Defines values for DeleteSessionParamsYuktaChannel.
+const (
+	DeleteSessionParamsYuktaChannelCli  DeleteSessionParamsYuktaChannel = "cli"
+	DeleteSessionParamsYuktaChannelRest DeleteSessionParamsYuktaChannel = "rest"
+)
+
+// Valid indicates whether the value is a known member of the DeleteSessionParamsYuktaChannel enum.
+func (e DeleteSessionParamsYuktaChannel) Valid() bool {
+	switch e {
+	case DeleteSessionParamsYuktaChannelCli:
+		return true
+	case DeleteSessionParamsYuktaChannelRest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PutSessionParamsYuktaChannel.
+const (
+	PutSessionParamsYuktaChannelCli  PutSessionParamsYuktaChannel = "cli"
+	PutSessionParamsYuktaChannelRest PutSessionParamsYuktaChannel = "rest"
+)
+
+// Valid indicates whether the value is a known member of the PutSessionParamsYuktaChannel enum.
+func (e PutSessionParamsYuktaChannel) Valid() bool {
+	switch e {
+	case PutSessionParamsYuktaChannelCli:
+		return true
+	case PutSessionParamsYuktaChannelRest:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ControlExecutionParamsYuktaChannel.
 const (
 	ControlExecutionParamsYuktaChannelCli  ControlExecutionParamsYuktaChannel = "cli"
@@ -804,11 +840,17 @@ type SessionList struct {
 
 // SessionSummary defines model for SessionSummary.
 type SessionSummary struct {
-	Description   string    `json:"description"`
-	Name          string    `json:"name"`
-	SessionId     string    `json:"sessionId"`
-	UpdatedAt     time.Time `json:"updatedAt"`
-	WorkflowCount int       `json:"workflowCount"`
+	Description string    `json:"description"`
+	Name        string    `json:"name"`
+	SessionId   string    `json:"sessionId"`
+	UpdatedAt   time.Time `json:"updatedAt"`
+
+	// UpdatedBy Who last applied it: key:<name> or anonymous.
+	UpdatedBy string `json:"updatedBy"`
+
+	// UpdatedVia The channel it was applied through: rest, cli or mcp.
+	UpdatedVia    string `json:"updatedVia"`
+	WorkflowCount int    `json:"workflowCount"`
 }
 
 // StartRequest defines model for StartRequest.
@@ -933,8 +975,26 @@ type ListSessionsParams struct {
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
+// DeleteSessionParams defines parameters for DeleteSession.
+type DeleteSessionParams struct {
+	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
+	YuktaChannel *DeleteSessionParamsYuktaChannel `json:"Yukta-Channel,omitempty"`
+}
+
+// DeleteSessionParamsYuktaChannel defines parameters for DeleteSession.
+type DeleteSessionParamsYuktaChannel string
+
 // PutSessionJSONBody defines parameters for PutSession.
 type PutSessionJSONBody = json.RawMessage
+
+// PutSessionParams defines parameters for PutSession.
+type PutSessionParams struct {
+	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
+	YuktaChannel *PutSessionParamsYuktaChannel `json:"Yukta-Channel,omitempty"`
+}
+
+// PutSessionParamsYuktaChannel defines parameters for PutSession.
+type PutSessionParamsYuktaChannel string
 
 // ListExecutionsParams defines parameters for ListExecutions.
 type ListExecutionsParams struct {
@@ -1183,7 +1243,7 @@ type ClientInterface interface {
 	// DeleteSession Delete a session, its workflows and its finished executions.
 	//
 	// Corresponds with DELETE /api/sessions/{sessionId} (the `DeleteSession` operationId).
-	DeleteSession(ctx context.Context, sessionId SessionId, reqEditors ...RequestEditorFn) (*http.Response, error)
+	DeleteSession(ctx context.Context, sessionId SessionId, params *DeleteSessionParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetSession Read a whole session document; secret config fields read `***`.
 	//
@@ -1199,7 +1259,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with PUT /api/sessions/{sessionId} (the `PutSession` operationId).
-	PutSessionWithBody(ctx context.Context, sessionId SessionId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PutSessionWithBody(ctx context.Context, sessionId SessionId, params *PutSessionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PutSession Create or replace a session (one transaction; workflows the document omits are removed).
 	//
@@ -1210,7 +1270,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with PUT /api/sessions/{sessionId} (the `PutSession` operationId).
-	PutSession(ctx context.Context, sessionId SessionId, body PutSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PutSession(ctx context.Context, sessionId SessionId, params *PutSessionParams, body PutSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListExecutions A session's execution history, newest first, one page at a time.
 	//
@@ -1324,6 +1384,11 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /healthz (the `GetHealth` operationId).
 	GetHealth(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetMetrics Prometheus metrics (text exposition format). Needs a VIEWER key when keys are configured.
+	//
+	// Corresponds with GET /metrics (the `GetMetrics` operationId).
+	GetMetrics(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetReady Readiness: the database answers and every migration is applied.
 	//
@@ -1498,8 +1563,8 @@ func (c *Client) ListSessions(ctx context.Context, params *ListSessionsParams, r
 // DeleteSession Delete a session, its workflows and its finished executions.
 //
 // Corresponds with DELETE /api/sessions/{sessionId} (the `DeleteSession` operationId).
-func (c *Client) DeleteSession(ctx context.Context, sessionId SessionId, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewDeleteSessionRequest(c.Server, sessionId)
+func (c *Client) DeleteSession(ctx context.Context, sessionId SessionId, params *DeleteSessionParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteSessionRequest(c.Server, sessionId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -1534,8 +1599,8 @@ func (c *Client) GetSession(ctx context.Context, sessionId SessionId, reqEditors
 // Takes any type of body and a specified content type.
 //
 // Corresponds with PUT /api/sessions/{sessionId} (the `PutSession` operationId).
-func (c *Client) PutSessionWithBody(ctx context.Context, sessionId SessionId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPutSessionRequestWithBody(c.Server, sessionId, contentType, body)
+func (c *Client) PutSessionWithBody(ctx context.Context, sessionId SessionId, params *PutSessionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutSessionRequestWithBody(c.Server, sessionId, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1555,8 +1620,8 @@ func (c *Client) PutSessionWithBody(ctx context.Context, sessionId SessionId, co
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with PUT /api/sessions/{sessionId} (the `PutSession` operationId).
-func (c *Client) PutSession(ctx context.Context, sessionId SessionId, body PutSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPutSessionRequest(c.Server, sessionId, body)
+func (c *Client) PutSession(ctx context.Context, sessionId SessionId, params *PutSessionParams, body PutSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutSessionRequest(c.Server, sessionId, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1840,6 +1905,21 @@ func (c *Client) StopWorkflow(ctx context.Context, sessionId SessionId, workflow
 // Corresponds with GET /healthz (the `GetHealth` operationId).
 func (c *Client) GetHealth(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetHealthRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetMetrics Prometheus metrics (text exposition format). Needs a VIEWER key when keys are configured.
+//
+// Corresponds with GET /metrics (the `GetMetrics` operationId).
+func (c *Client) GetMetrics(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetMetricsRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -2336,7 +2416,7 @@ func NewListSessionsRequest(server string, params *ListSessionsParams) (*http.Re
 }
 
 // NewDeleteSessionRequest constructs an http.Request for the DeleteSession method
-func NewDeleteSessionRequest(server string, sessionId SessionId) (*http.Request, error) {
+func NewDeleteSessionRequest(server string, sessionId SessionId, params *DeleteSessionParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -2364,6 +2444,21 @@ func NewDeleteSessionRequest(server string, sessionId SessionId) (*http.Request,
 	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.YuktaChannel != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Yukta-Channel", *params.YuktaChannel, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Yukta-Channel", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -2404,18 +2499,18 @@ func NewGetSessionRequest(server string, sessionId SessionId) (*http.Request, er
 }
 
 // NewPutSessionRequest calls the generic PutSession builder with application/json body
-func NewPutSessionRequest(server string, sessionId SessionId, body PutSessionJSONRequestBody) (*http.Request, error) {
+func NewPutSessionRequest(server string, sessionId SessionId, params *PutSessionParams, body PutSessionJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPutSessionRequestWithBody(server, sessionId, "application/json", bodyReader)
+	return NewPutSessionRequestWithBody(server, sessionId, params, "application/json", bodyReader)
 }
 
 // NewPutSessionRequestWithBody constructs an http.Request for the PutSession method, with any body, and a specified content type
-func NewPutSessionRequestWithBody(server string, sessionId SessionId, contentType string, body io.Reader) (*http.Request, error) {
+func NewPutSessionRequestWithBody(server string, sessionId SessionId, params *PutSessionParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -2446,6 +2541,21 @@ func NewPutSessionRequestWithBody(server string, sessionId SessionId, contentTyp
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.YuktaChannel != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Yukta-Channel", *params.YuktaChannel, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Yukta-Channel", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -3225,6 +3335,33 @@ func NewGetHealthRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewGetMetricsRequest constructs an http.Request for the GetMetrics method
+func NewGetMetricsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/metrics")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetReadyRequest constructs an http.Request for the GetReady method
 func NewGetReadyRequest(server string) (*http.Request, error) {
 	var err error
@@ -3377,7 +3514,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with DELETE /api/sessions/{sessionId} (the `DeleteSession` operationId).
-	DeleteSessionWithResponse(ctx context.Context, sessionId SessionId, reqEditors ...RequestEditorFn) (*DeleteSessionResponse, error)
+	DeleteSessionWithResponse(ctx context.Context, sessionId SessionId, params *DeleteSessionParams, reqEditors ...RequestEditorFn) (*DeleteSessionResponse, error)
 
 	// GetSessionWithResponse Read a whole session document; secret config fields read `***`.
 	//
@@ -3395,7 +3532,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /api/sessions/{sessionId} (the `PutSession` operationId).
-	PutSessionWithBodyWithResponse(ctx context.Context, sessionId SessionId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutSessionResponse, error)
+	PutSessionWithBodyWithResponse(ctx context.Context, sessionId SessionId, params *PutSessionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutSessionResponse, error)
 
 	// PutSessionWithResponse Create or replace a session (one transaction; workflows the document omits are removed).
 	//
@@ -3406,7 +3543,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /api/sessions/{sessionId} (the `PutSession` operationId).
-	PutSessionWithResponse(ctx context.Context, sessionId SessionId, body PutSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*PutSessionResponse, error)
+	PutSessionWithResponse(ctx context.Context, sessionId SessionId, params *PutSessionParams, body PutSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*PutSessionResponse, error)
 
 	// ListExecutionsWithResponse A session's execution history, newest first, one page at a time.
 	//
@@ -3534,6 +3671,13 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /healthz (the `GetHealth` operationId).
 	GetHealthWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetHealthResponse, error)
+
+	// GetMetricsWithResponse Prometheus metrics (text exposition format). Needs a VIEWER key when keys are configured.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /metrics (the `GetMetrics` operationId).
+	GetMetricsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetMetricsResponse, error)
 
 	// GetReadyWithResponse Readiness: the database answers and every migration is applied.
 	//
@@ -4780,6 +4924,54 @@ func (r GetHealthResponse) ContentType() string {
 	return ""
 }
 
+type GetMetricsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetMetricsResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetMetricsResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetMetricsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetMetricsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetMetricsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetMetricsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetReadyResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4969,8 +5161,8 @@ func (c *ClientWithResponses) ListSessionsWithResponse(ctx context.Context, para
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with DELETE /api/sessions/{sessionId} (the `DeleteSession` operationId).
-func (c *ClientWithResponses) DeleteSessionWithResponse(ctx context.Context, sessionId SessionId, reqEditors ...RequestEditorFn) (*DeleteSessionResponse, error) {
-	rsp, err := c.DeleteSession(ctx, sessionId, reqEditors...)
+func (c *ClientWithResponses) DeleteSessionWithResponse(ctx context.Context, sessionId SessionId, params *DeleteSessionParams, reqEditors ...RequestEditorFn) (*DeleteSessionResponse, error) {
+	rsp, err := c.DeleteSession(ctx, sessionId, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -4999,8 +5191,8 @@ func (c *ClientWithResponses) GetSessionWithResponse(ctx context.Context, sessio
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PUT /api/sessions/{sessionId} (the `PutSession` operationId).
-func (c *ClientWithResponses) PutSessionWithBodyWithResponse(ctx context.Context, sessionId SessionId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutSessionResponse, error) {
-	rsp, err := c.PutSessionWithBody(ctx, sessionId, contentType, body, reqEditors...)
+func (c *ClientWithResponses) PutSessionWithBodyWithResponse(ctx context.Context, sessionId SessionId, params *PutSessionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutSessionResponse, error) {
+	rsp, err := c.PutSessionWithBody(ctx, sessionId, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -5016,8 +5208,8 @@ func (c *ClientWithResponses) PutSessionWithBodyWithResponse(ctx context.Context
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PUT /api/sessions/{sessionId} (the `PutSession` operationId).
-func (c *ClientWithResponses) PutSessionWithResponse(ctx context.Context, sessionId SessionId, body PutSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*PutSessionResponse, error) {
-	rsp, err := c.PutSession(ctx, sessionId, body, reqEditors...)
+func (c *ClientWithResponses) PutSessionWithResponse(ctx context.Context, sessionId SessionId, params *PutSessionParams, body PutSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*PutSessionResponse, error) {
+	rsp, err := c.PutSession(ctx, sessionId, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -5251,6 +5443,19 @@ func (c *ClientWithResponses) GetHealthWithResponse(ctx context.Context, reqEdit
 		return nil, err
 	}
 	return ParseGetHealthResponse(rsp)
+}
+
+// GetMetricsWithResponse Prometheus metrics (text exposition format). Needs a VIEWER key when keys are configured.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /metrics (the `GetMetrics` operationId).
+func (c *ClientWithResponses) GetMetricsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetMetricsResponse, error) {
+	rsp, err := c.GetMetrics(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetMetricsResponse(rsp)
 }
 
 // GetReadyWithResponse Readiness: the database answers and every migration is applied.
@@ -6155,6 +6360,39 @@ func ParseGetHealthResponse(rsp *http.Response) (*GetHealthResponse, error) {
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetMetricsResponse parses an HTTP response from a GetMetricsWithResponse call
+func ParseGetMetricsResponse(rsp *http.Response) (*GetMetricsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetMetricsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
 
 	}
 

@@ -60,7 +60,7 @@ func (uc *AnswerInput) Handle(ctx context.Context, in AnswerRequest) (Input, err
 		if err != nil {
 			return err
 		}
-		w.actor = in.Actor
+		w.actor, w.channel = in.Actor, in.Channel
 		ex := w.execs[inp.ExecutionID]
 		if ex == nil || ex.Status().Terminal() {
 			return fault.Newf(fault.ErrConflict, "execution %s has finished; the input can no longer be answered", inp.ExecutionID)
@@ -79,7 +79,7 @@ func (uc *AnswerInput) Handle(ctx context.Context, in AnswerRequest) (Input, err
 		}
 		w.events = append(w.events, Event{Type: EventInputAnswered, At: now, SessionID: inp.SessionID,
 			WorkflowID: w.before[inp.ExecutionID].WorkflowID, ExecutionID: inp.ExecutionID, NodeID: inp.NodeID,
-			Actor: in.Actor, Data: map[string]any{"inputId": inp.ID, "channel": in.Channel}})
+			Actor: in.Actor, Channel: in.Channel, Data: map[string]any{"inputId": inp.ID, "channel": in.Channel}})
 		out = inp
 		return w.save(ctx)
 	})

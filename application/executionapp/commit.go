@@ -13,12 +13,17 @@ import (
 // EngineActor is the actor of changes the engine makes on its own.
 const EngineActor = "engine"
 
+// EngineChannel is the channel of the engine's own changes.
+const EngineChannel = "engine"
+
 // commit applies one batch of results in one transaction: items finished or
 // requeued, messages for downstream nodes, node counters and statuses, logs,
 // inputs, results and events. Results whose lease was lost are dropped whole.
-func (e *Engine) commit(ctx context.Context, batch []result) error {
+// tally receives the outcomes of the batch as the committed attempt saw them.
+func (e *Engine) commit(ctx context.Context, batch []result, tally *outcomeTally) error {
 	now := e.now()
 	return e.tx.WithinTx(ctx, func(ctx context.Context, st Stores) error {
+		*tally = outcomeTally{} // the transaction may run again
 		// Lock order everywhere: execution rows (in id order), then their
 		// work items. Commands take the same order, so they cannot deadlock
 		// with a commit.
@@ -40,6 +45,7 @@ func (e *Engine) commit(ctx context.Context, batch []result) error {
 		if err != nil {
 			return err
 		}
+		tally[OutcomeLost] = len(batch) - len(accepted)
 		if len(accepted) == 0 {
 			return nil
 		}
@@ -48,6 +54,7 @@ func (e *Engine) commit(ctx context.Context, batch []result) error {
 			if !accepted[r.claim.ItemID] {
 				continue
 			}
+			tally[r.outcome()]++
 			// A message back in the queue (retry, timer, shutdown) waits if its
 			// node's gate closed while it ran. It was released once already,
 			// so a step gate lets it through without a new credit.
@@ -106,8 +113,9 @@ type work struct {
 	logs    map[string][]LogEntry
 	events  []Event
 	ended   map[string]bool
-	// actor is who caused the changes: the engine, or the sender of a command.
-	actor string
+	// actor is who caused the changes, through channel: the engine, or the
+	// sender of a command.
+	actor, channel string
 	// results are the RESULT values to store, per execution.
 	results map[string]any
 }
@@ -121,7 +129,7 @@ func newWork(ctx context.Context, st Stores, ids []string, now time.Time) (*work
 	if err != nil {
 		return nil, err
 	}
-	w := &work{st: st, now: now, actor: EngineActor, results: map[string]any{}, execs: execs, nodes: nodes, before: map[string]execution.State{},
+	w := &work{st: st, now: now, actor: EngineActor, channel: EngineChannel, results: map[string]any{}, execs: execs, nodes: nodes, before: map[string]execution.State{},
 		nbefore: map[string]map[string]execution.NodeState{}, logs: map[string][]LogEntry{}, ended: map[string]bool{}}
 	for id, ex := range execs {
 		w.before[id] = ex.State()
@@ -457,7 +465,7 @@ func (w *work) save(ctx context.Context) error {
 func (w *work) event(ex *execution.Execution, nodeID, typ string, data map[string]any) {
 	s := w.before[ex.ID()]
 	w.events = append(w.events, Event{Type: typ, At: w.now, SessionID: s.SessionID, WorkflowID: s.WorkflowID,
-		ExecutionID: ex.ID(), NodeID: nodeID, Actor: w.actor, Data: data})
+		ExecutionID: ex.ID(), NodeID: nodeID, Actor: w.actor, Channel: w.channel, Data: data})
 }
 
 // visible is the status a stored node showed.

@@ -134,7 +134,7 @@ func commandEvents(rec CommandRecord, now time.Time) []Event {
 	if c.Key != "" {
 		data["key"] = c.Key
 	}
-	ev := Event{At: now, SessionID: rec.SessionID, WorkflowID: rec.WorkflowID, ExecutionID: rec.ExecutionID, NodeID: rec.NodeID, Actor: c.Actor}
+	ev := Event{At: now, SessionID: rec.SessionID, WorkflowID: rec.WorkflowID, ExecutionID: rec.ExecutionID, NodeID: rec.NodeID, Actor: c.Actor, Channel: c.Channel}
 	accepted := ev
 	accepted.Type, accepted.Data = EventCommandAccepted, data
 	out := []Event{accepted}
@@ -169,7 +169,7 @@ func (uc *Control) apply(ctx context.Context, st Stores, rec *CommandRecord, in 
 	if err != nil {
 		return "", nil, err
 	}
-	w.actor = c.Actor
+	w.actor, w.channel = c.Actor, c.Channel
 	ex = w.execs[ex.ID()]
 	if c.Scope == execution.ScopeNode {
 		return uc.applyNode(ctx, st, w, ex, c)
@@ -267,7 +267,7 @@ func (uc *Control) stopAll(ctx context.Context, st Stores, rec *CommandRecord, i
 	if err != nil {
 		return "", nil, err
 	}
-	w.actor = in.Command.Actor
+	w.actor, w.channel = in.Command.Actor, in.Command.Channel
 	stopped := 0
 	for _, id := range ids {
 		if ex := w.execs[id]; ex != nil && !ex.Status().Terminal() {

@@ -70,6 +70,7 @@ type Engine struct {
 	cfg        EngineConfig
 	now        func() time.Time
 	onError    func(op string, err error)
+	metrics    EngineMetrics
 	runs       *runCache
 
 	wake chan struct{} // local: a commit made new work
@@ -113,15 +114,23 @@ type EngineDeps struct {
 	// OnError reports failures the engine survives (a commit that will be
 	// retried by lease expiry, a claim that failed); the edge logs them.
 	OnError func(op string, err error)
+	// Metrics counts claims, commits and node outcomes; nil keeps none.
+	Metrics EngineMetrics
 }
 
 // NewEngine returns an engine; Run starts it.
 func NewEngine(d EngineDeps, cfg EngineConfig) *Engine {
 	e := &Engine{tx: d.Tx, queue: d.Queue, runners: d.Runners, conditions: d.Conditions, signals: d.Signals,
-		owner: d.Owner, cfg: cfg.withDefaults(), now: d.Now, onError: d.OnError,
+		owner: d.Owner, cfg: cfg.withDefaults(), now: d.Now, onError: d.OnError, metrics: d.Metrics,
 		wake: make(chan struct{}, 1), flights: map[int64]*flight{}, pending: map[int64]bool{}}
 	if e.onError == nil {
 		e.onError = func(string, error) {}
+	}
+	if e.metrics == nil {
+		e.metrics = noMetrics{}
+	} else {
+		report := e.onError
+		e.onError = func(op string, err error) { e.metrics.EngineError(op); report(op, err) }
 	}
 	e.runs = &runCache{runs: map[string]*run{}, catalog: d.Catalog, load: d.Queue.Source}
 	return e
@@ -182,6 +191,9 @@ func (e *Engine) dispatch(ctx, runCtx context.Context, slots chan struct{}, resu
 			claims, err := e.queue.Claim(ctx, e.owner, min(free, e.cfg.ClaimBatch), e.cfg.Lease)
 			if err != nil && ctx.Err() == nil {
 				e.onError("claim", err)
+			}
+			if err == nil {
+				e.metrics.Claimed(len(claims))
 			}
 			e.mu.Lock()
 			e.stats.Claimed += int64(len(claims))
@@ -427,8 +439,16 @@ func (e *Engine) complete(ctx context.Context, results <-chan result) {
 func (e *Engine) commitWithRetry(ctx context.Context, batch []result) {
 	defer e.settled(batch)
 	var err error
+	var tally outcomeTally
 	for attempt := range 5 {
-		if err = e.commit(ctx, batch); err == nil {
+		began := time.Now()
+		if err = e.commit(ctx, batch, &tally); err == nil {
+			e.metrics.Committed(len(batch), time.Since(began))
+			for o, n := range tally {
+				if n > 0 {
+					e.metrics.NodeResults(NodeOutcome(o), n)
+				}
+			}
 			e.mu.Lock()
 			e.stats.Commits++
 			e.stats.Committed += int64(len(batch))

@@ -162,7 +162,10 @@ type Event struct {
 	ExecutionID string
 	NodeID      string
 	Actor       string
-	Data        map[string]any
+	// Channel is the door the actor came through: rest, cli, mcp,
+	// webhook, schedule, or engine for the engine's own changes.
+	Channel string
+	Data    map[string]any
 }
 
 // Event types (DESIGN §6).

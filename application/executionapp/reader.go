@@ -62,8 +62,11 @@ type StoredEvent struct {
 type EventQuery struct {
 	SessionID   string
 	ExecutionID string
-	AfterSeq    int64
-	Limit       int
+	// Sessions, when not nil, keeps only events of these sessions (a
+	// session-limited key reading across sessions).
+	Sessions []string
+	AfterSeq int64
+	Limit    int
 }
 
 // Reader answers the read-side questions about executions, outside

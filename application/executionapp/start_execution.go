@@ -191,7 +191,7 @@ func seed(ctx context.Context, st Stores, w session.Workflow, ex *execution.Exec
 		data["fromNodeId"] = s.FromNodeID
 	}
 	return st.Events.Append(ctx, []Event{{Type: EventExecutionStarted, At: now, SessionID: sessionID,
-		WorkflowID: s.WorkflowID, ExecutionID: ex.ID(), Actor: actor, Data: data}})
+		WorkflowID: s.WorkflowID, ExecutionID: ex.ID(), Actor: actor, Channel: channel, Data: data}})
 }
 
 // reachable returns id and every node downstream of it.

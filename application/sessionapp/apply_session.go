@@ -28,6 +28,8 @@ type ApplyInput struct {
 	// any, must equal it. Empty means the document names the session.
 	ID       string
 	Document []byte
+	// Actor and Channel are who applies it and through which door.
+	Actor, Channel string
 }
 
 // ApplyResult tells what the apply did.
@@ -60,12 +62,14 @@ func (uc *ApplySession) Handle(ctx context.Context, in ApplyInput) (ApplyResult,
 		if len(vs) > 0 {
 			return &fault.ValidationError{Subject: "session", Violations: vs}
 		}
-		created, removed, err := st.Sessions.Put(ctx, kept, uc.now())
+		ch := Change{At: uc.now(), Actor: in.Actor, Channel: in.Channel}
+		created, removed, err := st.Sessions.Put(ctx, kept, ch)
 		if err != nil {
 			return err
 		}
 		res.Created, res.RemovedWorkflows = created, removed
-		return nil
+		return st.Audit.SessionChanged(ctx, EventSessionApplied, s.ID(), ch, map[string]any{
+			"created": created, "workflows": s.WorkflowIDs(), "removedWorkflows": removed})
 	})
 	if err != nil {
 		return ApplyResult{}, fmt.Errorf("apply session %q: %w", s.ID(), err)

@@ -25,6 +25,8 @@ func NewListSessions(s SessionStore) *ListSessions { return &ListSessions{store:
 type ListInput struct {
 	Limit  int
 	Cursor string
+	// Only, when not nil, lists just these sessions (a session-limited key).
+	Only []string
 }
 
 // ListResult is one page; NextCursor is empty on the last page.
@@ -53,7 +55,7 @@ func (uc *ListSessions) Handle(ctx context.Context, in ListInput) (ListResult, e
 		after = string(b)
 	}
 	// One extra row tells whether another page exists without a count query.
-	rows, err := uc.store.List(ctx, after, limit+1)
+	rows, err := uc.store.List(ctx, after, limit+1, in.Only)
 	if err != nil {
 		return ListResult{}, fmt.Errorf("list sessions: %w", err)
 	}

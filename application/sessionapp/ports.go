@@ -20,22 +20,44 @@ type SessionStore interface {
 	GetForUpdate(ctx context.Context, id string) (session.Session, error)
 	// Put creates or replaces s and its workflows; workflows s no longer has
 	// are removed and returned.
-	Put(ctx context.Context, s session.Session, at time.Time) (created bool, removed []string, err error)
+	Put(ctx context.Context, s session.Session, ch Change) (created bool, removed []string, err error)
 	Delete(ctx context.Context, id string) error
-	// List returns up to limit summaries with ids after the given one, in id order.
-	List(ctx context.Context, after string, limit int) ([]Summary, error)
+	// List returns sessions after the id "after", in id order; only, when
+	// not nil, keeps just those ids.
+	List(ctx context.Context, after string, limit int, only []string) ([]Summary, error)
 	Workflow(ctx context.Context, sessionID, workflowID string) (session.Workflow, error)
 }
 
-// Summary is a session in a list, with when it was last applied.
+// Summary is a session in a list, with when, by whom and through which
+// channel it was last applied.
 type Summary struct {
 	session.Summary
-	UpdatedAt time.Time
+	UpdatedAt             time.Time
+	UpdatedBy, UpdatedVia string
 }
+
+// Change is who changes a session, when, and through which door.
+type Change struct {
+	At             time.Time
+	Actor, Channel string
+}
+
+// Audit records session changes as events of the outbox, in the caller's
+// transaction, so the event stream shows who applied or deleted what.
+type Audit interface {
+	SessionChanged(ctx context.Context, typ, sessionID string, ch Change, data map[string]any) error
+}
+
+// The session event types.
+const (
+	EventSessionApplied = "SessionApplied"
+	EventSessionDeleted = "SessionDeleted"
+)
 
 // Stores are the stores bound to one transaction.
 type Stores struct {
 	Sessions SessionStore
+	Audit    Audit
 }
 
 // Transactor runs fn in one database transaction: it commits when fn returns

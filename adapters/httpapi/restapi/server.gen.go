@@ -396,6 +396,42 @@ func (e AnswerInputParamsYuktaChannel) Valid() bool {
 	}
 }
 
+// Defines values for DeleteSessionParamsYuktaChannel.
+const (
+	DeleteSessionParamsYuktaChannelCli  DeleteSessionParamsYuktaChannel = "cli"
+	DeleteSessionParamsYuktaChannelRest DeleteSessionParamsYuktaChannel = "rest"
+)
+
+// Valid indicates whether the value is a known member of the DeleteSessionParamsYuktaChannel enum.
+func (e DeleteSessionParamsYuktaChannel) Valid() bool {
+	switch e {
+	case DeleteSessionParamsYuktaChannelCli:
+		return true
+	case DeleteSessionParamsYuktaChannelRest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PutSessionParamsYuktaChannel.
+const (
+	PutSessionParamsYuktaChannelCli  PutSessionParamsYuktaChannel = "cli"
+	PutSessionParamsYuktaChannelRest PutSessionParamsYuktaChannel = "rest"
+)
+
+// Valid indicates whether the value is a known member of the PutSessionParamsYuktaChannel enum.
+func (e PutSessionParamsYuktaChannel) Valid() bool {
+	switch e {
+	case PutSessionParamsYuktaChannelCli:
+		return true
+	case PutSessionParamsYuktaChannelRest:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ControlExecutionParamsYuktaChannel.
 const (
 	ControlExecutionParamsYuktaChannelCli  ControlExecutionParamsYuktaChannel = "cli"
@@ -808,11 +844,17 @@ type SessionList struct {
 
 // SessionSummary defines model for SessionSummary.
 type SessionSummary struct {
-	Description   string    `json:"description"`
-	Name          string    `json:"name"`
-	SessionId     string    `json:"sessionId"`
-	UpdatedAt     time.Time `json:"updatedAt"`
-	WorkflowCount int       `json:"workflowCount"`
+	Description string    `json:"description"`
+	Name        string    `json:"name"`
+	SessionId   string    `json:"sessionId"`
+	UpdatedAt   time.Time `json:"updatedAt"`
+
+	// UpdatedBy Who last applied it: key:<name> or anonymous.
+	UpdatedBy string `json:"updatedBy"`
+
+	// UpdatedVia The channel it was applied through: rest, cli or mcp.
+	UpdatedVia    string `json:"updatedVia"`
+	WorkflowCount int    `json:"workflowCount"`
 }
 
 // StartRequest defines model for StartRequest.
@@ -937,8 +979,26 @@ type ListSessionsParams struct {
 	Cursor string `form:"cursor,omitempty" json:"cursor,omitempty,omitzero"`
 }
 
+// DeleteSessionParams defines parameters for DeleteSession.
+type DeleteSessionParams struct {
+	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
+	YuktaChannel DeleteSessionParamsYuktaChannel `json:"Yukta-Channel,omitempty,omitzero"`
+}
+
+// DeleteSessionParamsYuktaChannel defines parameters for DeleteSession.
+type DeleteSessionParamsYuktaChannel string
+
 // PutSessionJSONBody defines parameters for PutSession.
 type PutSessionJSONBody = json.RawMessage
+
+// PutSessionParams defines parameters for PutSession.
+type PutSessionParams struct {
+	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
+	YuktaChannel PutSessionParamsYuktaChannel `json:"Yukta-Channel,omitempty,omitzero"`
+}
+
+// PutSessionParamsYuktaChannel defines parameters for PutSession.
+type PutSessionParamsYuktaChannel string
 
 // ListExecutionsParams defines parameters for ListExecutions.
 type ListExecutionsParams struct {
@@ -1074,13 +1134,13 @@ type ServerInterface interface {
 	ListSessions(ctx echo.Context, params ListSessionsParams) error
 	// DeleteSession Delete a session, its workflows and its finished executions.
 	// (DELETE /api/sessions/{sessionId})
-	DeleteSession(ctx echo.Context, sessionId SessionId) error
+	DeleteSession(ctx echo.Context, sessionId SessionId, params DeleteSessionParams) error
 	// GetSession Read a whole session document; secret config fields read `***`.
 	// (GET /api/sessions/{sessionId})
 	GetSession(ctx echo.Context, sessionId SessionId) error
 	// PutSession Create or replace a session (one transaction; workflows the document omits are removed).
 	// (PUT /api/sessions/{sessionId})
-	PutSession(ctx echo.Context, sessionId SessionId) error
+	PutSession(ctx echo.Context, sessionId SessionId, params PutSessionParams) error
 	// ListExecutions A session's execution history, newest first, one page at a time.
 	// (GET /api/sessions/{sessionId}/executions)
 	ListExecutions(ctx echo.Context, sessionId SessionId, params ListExecutionsParams) error
@@ -1117,6 +1177,9 @@ type ServerInterface interface {
 	// GetHealth Liveness: the process is up.
 	// (GET /healthz)
 	GetHealth(ctx echo.Context) error
+	// GetMetrics Prometheus metrics (text exposition format). Needs a VIEWER key when keys are configured.
+	// (GET /metrics)
+	GetMetrics(ctx echo.Context) error
 	// GetReady Readiness: the database answers and every migration is applied.
 	// (GET /readyz)
 	GetReady(ctx echo.Context) error
@@ -1368,8 +1431,28 @@ func (w *ServerInterfaceWrapper) DeleteSession(ctx echo.Context) error {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter sessionId: %s", err))
 	}
 
+	// Parameter object where we will unmarshal all parameters from the context
+	var params DeleteSessionParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Yukta-Channel" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Yukta-Channel")]; found {
+		var YuktaChannel DeleteSessionParamsYuktaChannel
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Yukta-Channel, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Yukta-Channel", valueList[0], &YuktaChannel, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Yukta-Channel: %s", err))
+		}
+
+		params.YuktaChannel = YuktaChannel
+	}
+
 	// Invoke the callback with all the unmarshaled arguments
-	err = w.Handler.DeleteSession(ctx, sessionId)
+	err = w.Handler.DeleteSession(ctx, sessionId, params)
 	return err
 }
 
@@ -1400,8 +1483,28 @@ func (w *ServerInterfaceWrapper) PutSession(ctx echo.Context) error {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter sessionId: %s", err))
 	}
 
+	// Parameter object where we will unmarshal all parameters from the context
+	var params PutSessionParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Yukta-Channel" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Yukta-Channel")]; found {
+		var YuktaChannel PutSessionParamsYuktaChannel
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Yukta-Channel, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Yukta-Channel", valueList[0], &YuktaChannel, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Yukta-Channel: %s", err))
+		}
+
+		params.YuktaChannel = YuktaChannel
+	}
+
 	// Invoke the callback with all the unmarshaled arguments
-	err = w.Handler.PutSession(ctx, sessionId)
+	err = w.Handler.PutSession(ctx, sessionId, params)
 	return err
 }
 
@@ -1895,6 +1998,15 @@ func (w *ServerInterfaceWrapper) GetHealth(ctx echo.Context) error {
 	return err
 }
 
+// GetMetrics converts echo context to params.
+func (w *ServerInterfaceWrapper) GetMetrics(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetMetrics(ctx)
+	return err
+}
+
 // GetReady converts echo context to params.
 func (w *ServerInterfaceWrapper) GetReady(ctx echo.Context) error {
 	var err error
@@ -1953,6 +2065,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 
 	router.GET(options.BaseURL+"/healthz", wrapper.GetHealth, options.OperationMiddlewares["getHealth"]...)
 	router.GET(options.BaseURL+"/readyz", wrapper.GetReady, options.OperationMiddlewares["getReady"]...)
+	router.GET(options.BaseURL+"/metrics", wrapper.GetMetrics, options.OperationMiddlewares["getMetrics"]...)
 	router.GET(options.BaseURL+"/api/openapi.yaml", wrapper.GetOpenAPISpec, options.OperationMiddlewares["getOpenAPISpec"]...)
 	router.GET(options.BaseURL+"/api/sessions", wrapper.ListSessions, options.OperationMiddlewares["listSessions"]...)
 	router.DELETE(options.BaseURL+"/api/sessions/:sessionId", wrapper.DeleteSession, options.OperationMiddlewares["deleteSession"]...)
@@ -2391,6 +2504,7 @@ func (response ListSessions400ApplicationProblemPlusJSONResponse) VisitListSessi
 
 type DeleteSessionRequestObject struct {
 	SessionId SessionId `json:"sessionId"`
+	Params    DeleteSessionParams
 }
 
 type DeleteSessionResponseObject interface {
@@ -2475,6 +2589,7 @@ func (response GetSession404ApplicationProblemPlusJSONResponse) VisitGetSessionR
 
 type PutSessionRequestObject struct {
 	SessionId SessionId `json:"sessionId"`
+	Params    PutSessionParams
 	Body      *PutSessionJSONRequestBody
 }
 
@@ -3245,6 +3360,54 @@ func (response GetHealth200JSONResponse) VisitGetHealthResponse(w http.ResponseW
 	return err
 }
 
+type GetMetricsRequestObject struct {
+}
+
+type GetMetricsResponseObject interface {
+	VisitGetMetricsResponse(w http.ResponseWriter) error
+}
+
+type GetMetrics200TextResponse string
+
+func (response GetMetrics200TextResponse) VisitGetMetricsResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/plain")
+	w.WriteHeader(200)
+
+	_, err := w.Write([]byte(fmt.Sprint(response)))
+	return err
+}
+
+type GetMetrics401ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response GetMetrics401ApplicationProblemPlusJSONResponse) VisitGetMetricsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMetrics404ApplicationProblemPlusJSONResponse Problem
+
+func (response GetMetrics404ApplicationProblemPlusJSONResponse) VisitGetMetricsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetReadyRequestObject struct {
 }
 
@@ -3353,6 +3516,9 @@ type StrictServerInterface interface {
 	// GetHealth Liveness: the process is up.
 	// (GET /healthz)
 	GetHealth(ctx context.Context, request GetHealthRequestObject) (GetHealthResponseObject, error)
+	// GetMetrics Prometheus metrics (text exposition format). Needs a VIEWER key when keys are configured.
+	// (GET /metrics)
+	GetMetrics(ctx context.Context, request GetMetricsRequestObject) (GetMetricsResponseObject, error)
 	// GetReady Readiness: the database answers and every migration is applied.
 	// (GET /readyz)
 	GetReady(ctx context.Context, request GetReadyRequestObject) (GetReadyResponseObject, error)
@@ -3620,10 +3786,11 @@ func (sh *strictHandler) ListSessions(ctx echo.Context, params ListSessionsParam
 }
 
 // DeleteSession operation middleware
-func (sh *strictHandler) DeleteSession(ctx echo.Context, sessionId SessionId) error {
+func (sh *strictHandler) DeleteSession(ctx echo.Context, sessionId SessionId, params DeleteSessionParams) error {
 	var request DeleteSessionRequestObject
 
 	request.SessionId = sessionId
+	request.Params = params
 
 	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
 		return sh.ssi.DeleteSession(ctx.Request().Context(), request.(DeleteSessionRequestObject))
@@ -3670,10 +3837,11 @@ func (sh *strictHandler) GetSession(ctx echo.Context, sessionId SessionId) error
 }
 
 // PutSession operation middleware
-func (sh *strictHandler) PutSession(ctx echo.Context, sessionId SessionId) error {
+func (sh *strictHandler) PutSession(ctx echo.Context, sessionId SessionId, params PutSessionParams) error {
 	var request PutSessionRequestObject
 
 	request.SessionId = sessionId
+	request.Params = params
 
 	var body PutSessionJSONRequestBody
 	var err error
@@ -4158,6 +4326,29 @@ func (sh *strictHandler) GetHealth(ctx echo.Context) error {
 	return nil
 }
 
+// GetMetrics operation middleware
+func (sh *strictHandler) GetMetrics(ctx echo.Context) error {
+	var request GetMetricsRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetMetrics(ctx.Request().Context(), request.(GetMetricsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetMetrics")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetMetricsResponseObject); ok {
+		return validResponse.VisitGetMetricsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // GetReady operation middleware
 func (sh *strictHandler) GetReady(ctx echo.Context) error {
 	var request GetReadyRequestObject
@@ -4186,100 +4377,108 @@ func (sh *strictHandler) GetReady(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7D3bUhtJe6/SNfmrDJuRkLFxYqhcyCDvEmMgCGezMcRqZj5J/TPTPe7uAbSsqv7bXCePkCfbJ0n1YY7q",
-	"0YmD7ar/ZhfN9PThOx/b917A4oRRoFJ4u/degjmOQQLXv/bHmFKI1J8hiICTRBJGvV3vfAwoZIwjjAIW",
-	"x5iGKMAxIDnmLB2NfcQhYDyEEN0SOUZEoo0BByEHKKURCIEGQUQGm23P94iabww4BO75HsUxeLveb+m1",
-	"xK1sed8TwRhirPYBNI293c+ems3zvSAi3qXvyUmiPhOSEzryplPf691BkKrdHobqM71KguW4WANKI3yP",
-	"w9eUcAi9XclTKK8Y47sjoCM59nbfvHYtdRhCnDAJNJh8gMkssD7iaxBIjgEJiblEJBsvNXQINe9ACMIo",
-	"2vjzv/8Pbe/soGCMOQ4UKprhVFq6pdZu2Pf2zo5r40dYyN4NUGlgVN31GYg0BoSHEjiSYyIQqKFog0iB",
-	"BgK+zkGfmrilZ24dHjRt6tW2a0/HLIRGlFHzch62/sJh6O16/7BV0PWWeSu2DkO9RN9AunEVkb9/4EK/",
-	"Mn49jNht40q3xYAHLTVVX4uEUQGab085u4ogVn8GjCpKU3/iJIlIgBV+txIz4h//KhSy75dcLJtXr1gl",
-	"ly6yU6KNs/f76O3rnX/abGso2I/V3F0qboGfwddUca/aUhgSNQGOTjlLgEuiDjDEkQDfS0qP7j2sv52l",
-	"0/dKCiUJZzc4Euj+wjM/ILzwdpGC5B9mOnShRF0MVKoXF1673b7wpnuIyTHwWyIA3Y6x1KyYcBYnEmFx",
-	"DSEaMm7OUeDnc7aZQvKwq79CIL2p73WTJJoo5on0CauH4BCrrWWEoZ8RCbH+o8YM+dyYczxRv0WZcGdG",
-	"32JOCR2tOOftOlupQaPMMMV8/uxpS5t0ge4dB3ydMEIdkAsYNaTi3B58TXGkxk19b0ggckFoOnfF9Yiy",
-	"sqs6Q+z3jlA+ALEb4CjBk4jh0Ee58vERZbdog1AhAYeIDZHe/5Y5kRaxJZn5uvP2jT/n+A41fYOjVClm",
-	"LFGCU2E1kZKkba8MreqXB0xKCJESV4hQyQxfmN3X9rS949rStdGEpXEvt//ZMY4DtiKoPLSz7dS0M/jb",
-	"N8ZHE7tZ26SBYWIQAo/A+Y7rGUtGxKqsKrFMRdlgwUEAiQTFI1oQQ+g2XMqMVew/n9G5teIsl04g0SEZ",
-	"vc8QXQVRCENsYFcX6Y5TamKpQmKeuigv7IBRPgeOopOht/t5hdkufQepQwRKvismwhTpdQw3KYq9a41Y",
-	"S22hJa5J0mKJYfGW5n6lWDSDTzPd7Di9+WRFQijQmQ++YiwCTI1EDzhI9zvzpCAgu4YyuSSMjLmVxlf6",
-	"j+wzP0O7b3fge2HKtcr3fA/uEm5EtbKcuf5fypV9jelkMTVqwNhBVfCXxuVnclFiLxyBQeOKclawlAdu",
-	"rJhXp4zLCjnnfzlkjsR8VIF6w4HtqvkHziNlfDjLWjiQzGGw/DpmxhGAEBG5i65hsnuRdjqvAgVg/Rf4",
-	"SKQJ8BsiGLcvSWheIWXvUEYnMUtF23W8oPDaZt6FHBOlgN0kBzSEsKshM2Q8xhqOWEJLkgL1FcXDuTni",
-	"7Juq/zUrSjiLC1t/5rXST8sLmhwJakY3F2qIKynTKOxdmMISYXTW6386OtcqEwnJOIRoA18JJWlSKkmE",
-	"GAUUknCzvdhIs4hfBcaFKlkKBH0zvGTaHYaLSb3qDLsMuqoSKs6R4cq39F7Q31x2sZp7VScgyFgtk4qn",
-	"3U/9nud7Ckkf1R/985NT8/u8e3Ze/PXl/dnJxy/HJwc9h6Sr02PNFa7PgBiNJk7eI8N+jq6aPaj8Av0h",
-	"IkNtTuUwR2MsjItt4Ouc+doVWij5/1qOmEgCjkH9QiNykwUe1CPjtCBMQ0QZEqBsUwTDIQSyZtK5TbVY",
-	"MdfMFhS89bH2kBW5aL97vN87UnNmWDo46x4ee75n3ni+9+Hw6MiJh+XtQeVMEAfX9vXBBJIMqQHKgTPg",
-	"1idVj68A3RBBriKw5yax2uabju/FhJofnXw9q2RnXEBDinOJ/IgIh1Wa430NAddP4xjziUvGUbiT+ykX",
-	"ToHcxO5i/gGOLcqrB7iq+Gnz9l3y6JROiInyKiqij1D55nVB75lt87jKiDYrGu0TNVhnHAIgN0tvWNmV",
-	"SaOl91SCX6GokPlCQrLPISSybJ6WNykh+Wix2mxzLjAEszCcNQVLrokFWIHrHMKlpQtQzSW+/owPddo7",
-	"Pjg8/lkJ9U/Hx+YvrQAOlOD/tL/f6/c933vfPTz6dJYpg9PegVPSzPDULKOuTIELjJ75ZsiPYRsssgdc",
-	"KP0FcKTkeB3As14yu17sh9ivXAuZ4yRYSuBKF/zXZ9z6vdN6e2n//6V1ed/x37ya/sUFzUOapA55nUce",
-	"p779ezUkZd+8mzjRHnDA8nHpjKiDzLGsm2Shjnu6aTOPD7utNROynsHHQmO4jv4EqFdATBmTmAYQRctE",
-	"S7JTV+3XKvXmosuetUTCBR6clKUmd+tzve7yutxQ2aKYqp3UtZUjNjoi1KGX8QokFMFNg4s4Lyw2h3gE",
-	"fF1KT87Ejr8qhCtMmC2VcDQvqHXERqd2lzMxvyQC6bBU3yuPAt2OwSTctpFAEYmJVE6d0kb6acBSKveQ",
-	"ZBJHH7EMxspL10Y0RRhFTFnQVyylYclIL3vQCzgzInQFvzbDtNOjlSmnEB5lE86q+vIZXFlJGYwJHSG9",
-	"JWSzkLdjFgGK2AhtwA3wiX6r05QsVb7wkEQSuA5Lr4rpKiNWNlc/jl9gMQOZiwaU6fPUfmT/vHf6pXfc",
-	"fXfUs7+yhweH/ezph0P19NOx/eOsd372m+d778563Q+nJ4fH51/2j3rdM6cZUvYYZ1/GMYQEy3l+1y7C",
-	"kWDICEqNRMs36AoUfhPOAhACGij28QP1hWP2+K6VQfkaEcRgwUdGgdUEhg53oxCCCHMI0dXEpEGidKTY",
-	"ZZIA2vi5d462cEK2zFOxda+eTzdLwC52n4WWF2ZPCjm7KPdb2Owz+djSNoecxai+VUeYYa6h34SPFe30",
-	"X7uH5+aRYpfTtWz3U32CA5CYmLxXDdlYwogZkz7bk+RkZKLmliF0rEoCjwnFkXOVoMg4PFrSY1GKJWFc",
-	"NmTyWCqTVCI9AmETj2RDEzjSWB5jYeptFJWOyA1QZI6ANiijYCIh9sC2qGTpPEaDZ+h7aYOxUCMl6yrm",
-	"mKknEMw0NZhn4HBRniEBt0VmCXxpnJm5GmMrtaNkszfvqtGjfCTCXEREy7nx81HiPF1RV1LPIipObIig",
-	"3+pKJ87oSMceTZkFQyFDFO5kuzGU42CDnrZJbgiLsEmqDxFGNzgioflta1AqpD0P8f+ezeTMT1IhlVJd",
-	"4Ls4DC8iI5iLmLqs/nR2iCiOlbq2BSi6lOaa0NDXCZ8rlsrdqwjT68VS2+LV7MKf5y7bSqi1FGqNBheq",
-	"NEKJJNhmxBYrwGU1ZcKZOs0pNvGFxbZJxSVdQrviWkVNrRwwJjRf0BUzx3eH5stSuduC4pt5m8pqaSzK",
-	"Kiu87BgrK/u5QIzZdG6xhzkU4haz1YhzjaZNgowZtyLCQqIEj8DJ7RYly0PB7mpZgZ3PP+eEjSJ7kaxt",
-	"LBeYH/tIk3DVqM9tjvuUSpfkmVOWZZFd1bnVCct7cgJKYr5mmZQtHHKbNVb/ZdVFaAPTCfrX/smxKV3a",
-	"Q6lIcRRNEKbI7MYWFjbt0F0LtMgzXzOUOj+POkf0SpZ0o2g9eC7rs2UZu6dMw7kQUajVGTTMiy4lVojX",
-	"bQjgkMUndFjMR9AetVEuuT53Lts6Cf15+7JtDMh2yqPFmtJW486LM2UCd3XBAOFolRKGojTGldtbqRyi",
-	"5CSvXkW6QmKgsUygKmay+gADkHlAfmRDpKla8gGIKbTtdqfTeVxEFXPvLNDkdTQtUYtexlsFV2bHs1iZ",
-	"apttyNxC+6zXPzcdILo6VPdrtJHVpQKNWRQW/Ik2Dro/C2Ws25iEXnOzfUF72s5HmAPKqsZz49f4FAJt",
-	"DJoK1webewhf0Fn7H0VESN2wUPEWCEUD41kMEBZocK/438/CZdNB+4LqeGMAVGgJRUKgkgwJcF3AgYMx",
-	"tLbbnaKAv/RMcVZmQ3h9iIatMRMSCjAgxoMxCGnK8WxFLrAkAl/te8RxLLSD1D1EeKRwiIQE4EiyEcgx",
-	"8HZu1NsGGc/3boALg5VO+6XZBUuA4oR4u94r/cjIVU2LOvqj2zj0T1sEp5gJZ5rR60sOOO6ZQX6lIeiz",
-	"bWL4moJ2Fx39Eqv0R7jHFAtulftTppe1HoftTqfW3yDhTprTtYQ+RLWxoS7LHC0M5jNFqAMS7iJTeCfg",
-	"q6m8G/hooKfP3qgZi1chljh7A/QGIpaAtmPsENsTJXSV2OvO6yYg5acstVuUacv4wLYZh3FdfWZR8EJs",
-	"KsLuA78B3uqrEQaRe4ibdh4dHqq052iq0k7OZ8+SxqVaUNPKmLFrsXWfY3i6dV8Ij2m9YezzQowWrTdL",
-	"oL/UPqOwnzDhrNGz6Zxfe+9+OTn5YMJiYywQRgNTijrw9QBuTC0Up0KiAHM+uaCD/2iZVrM+GVEsUw67",
-	"SIzx9s6bfzGIHMMd+uVjd7/V/6W7vfPGxNsAXbFwYtFqhEaVh06ZkL/ClYLeLAstOHWtm0zBydljNbPz",
-	"xuavkp7Kif/SaAQQ8h0LJ3MahWYbhPJCam/XU2/bZ/j2o7WgprO9SLN8On/6uX5fycB3MPB5paguq7EF",
-	"zCMCvIiM6mK4WuecZsrtzsvn2mrfbM7Kgs4KskCNf7ni+LVljd4mwoinNOvtNGlCy5ovRM531o3by/nD",
-	"pk3LXSO5nKmUn921JpqSOb5tXWlqlDyFXAYV6XWnvjoiQh6aIU+srVyz1fy9fL7co09TErr8kLocGyi1",
-	"PUAbtoZyEzGOBjiKBnmTZf0ceenNTG9sVkURuaLHSyjS9am+qJJoYE+DTB+xKFSyeEi4kGsywdpEbajF",
-	"GGCHx6efzr+c9f7tkzJotV1a7vsrSDarx6iR5da9rTpxKUNHx2dRo9Lc7rmIdkq6sMoKpr3S1Jesqnay",
-	"XuuHaIZ5lFFt/ZxWXRLN709Nlk6TzxYaPQMJqvFv1yXZbla6jRRvGy7as9KVK2rNUv4KXISmUEoEmmKq",
-	"ubRsXYb2BMdRo6D9GeRJArR7ethPIPBWQlc28QrWuJIWdj0UsiDVnV2mUV5Zt+gWC3SVkkjq5Ha7BrDz",
-	"MRH5Z+WzxyBx6eSlTGGjdjm1Y56QQEvJTAcojMWvDVsFNj/TtSKXn7WzAwqwxBEbpTpDnH8pypDI05h1",
-	"YNgShnmEYPY7K2TqDpUO45qIwl6JGF8INNCZ3YF2/TUdl7PalnaJyPLXYyya9KAt7Gi6sWFn59Wb59WB",
-	"1dqEBsrOUfLcyu+EQpmSiMxhbJo7fR2CUI8r5QZDfddHuabATUr+EjrQ5iebFWC5frfb+s9L9Z9O6+2X",
-	"5trd6WVGw+VcUiNHZ3GqRQR8qkSqIL8D2nj559/+Z6fT8fMml53OZhNJ6qrCOkWa2qcssmd+vXQVzbnC",
-	"bYMi1TbIfNCEww1hqcjzak7uMOm5lV3Dp3LgSulEB2co4lSnUUfMELkGg1QIXq2VT+YjQhEJEeMhcF+H",
-	"TvR6us9PkhjKVF2kDad16iqHRExMIis5rRLbgX7ez5tua4B97Wi811+E7QcYGM915cd56daaMRYopUNC",
-	"iRgrnzt38PZ0da0i2NitrcyBEc6mMjKpiB1n4sgxdwOy/Ea11YiIR6fwLKo/H2qFgfIwoX4GOETYFu/W",
-	"J99DJgxWlfOIq28GP/3006ARjGvH9pSHkkp35iALDeBZKKBBzlWDLOGXDc/69S+oIggdw4uxDMbWCJbj",
-	"NqoXBxF1SKW+IFQMzmgAbdS10LigZXAgXaxwhYNrnRhQUEHXAInQpGebfnU62hnuSyuUtZ7ztNwlCDXy",
-	"uvQXheOe080qX32zgPKV9c4hiXBgZd1jxt5W3Idt/FjTEnu72viXr1Ycv7OuUNjXx0KMZ4AusdyG0nyS",
-	"YypMrfVeSeBKfbebdbhYrBhAGen2Mp9Nt7RYGMVzac6taidso7nWK4YtFeKrtqg9OMbniLStWCJy/yRm",
-	"4g9g71U7oedYfM/tBnWLlFm5D58oUT/xEYXbPDy5yEwsB7MfpDSXZJWt+1LQea6XXtxN8hwoXpiReaiV",
-	"oyaLyA3YWxLsNT8F9pRhADgYqxdKaulo7lNganHqsnz75JqI3VLY4Sx64iRrdadNkeV9s5cyQX1f4eWZ",
-	"e0We2fSpXkTWwAnZVanG+LEXpG5kF4NtKgL2swtSidS3V4isgpanFG3o+r1NH9kLxL73qLVu+fGRaanz",
-	"ke5YM2f4w1Qg/vHh8OhoU484756dK1tl9q6VMo+XuTnjj8vpevy1XB1M9kVTQczfS1jWlOQ5Ll7Ym2XF",
-	"45SufPdyPWIjsZTWPlIDF0Qof2G3KMZ0Yrt4szBlKU75stMcqJSYRFnHrdsKXTlaedbbRjZ+a68y7nRK",
-	"Vxn7yFxv/EYJw4REECJCheSpdkPE5p49iPI4Ytt+bSQg4cYcQ6/RB/KufUGNOZD7J8EYguuiSdNmiYgU",
-	"EA3RBmVSvcHIHBPlRvEmEsykgk21oEj5EAdwQU2mQtTKRgQoXg3AliBfeGcwgrv8xJIxFDE6Qhsxvqsd",
-	"fbN94enggQsTpq/61Aa+/Tk8/5TmetZU36C/NGq+be7+PGsmMWRSMwFfCBSxkZ8Hi6KJbVg3dIEpKpHn",
-	"j2sZasN269505063qtcxNYWi9yPAvHQf08MsuG9lRulTPCw8vl6ANWY3kN+c+0KgAuhum+T5iGjxcHuv",
-	"XSksWzN1QD4aYTy+aT97R/P3Ztv3QX73pjhORUG/6AqGjAPCed3I7ZgJsLFwc5u0aaxNQdcY49pl1mMW",
-	"hWLzMa3xmkz7Bs7vanw0z00+NpecfV9sVL4s5YdxjtWDH9fZVf/Nb48xP+wje3eMj/ofDk99ZG6OUR+f",
-	"n/2mvOD6zTE6BGnubF+Z5fLI/kztfpMHkve8PSFN5Gs0kEO21UdJjSrolUqWbZknDZFuBXv8/Kf/pP/a",
-	"x+Ua6K6lWr5118ZJNf1kMqyidiuu9rwwEhQnYsxkVveSncq/oHmU18ToM2WWAEdDCPPOYq3ytCihqJyd",
-	"4RLCC6ojB23URRwSnQhEg1pzwACZ66lKd+kWu9zYVg62IyusF1g/YuroA/nGGqTSAP73To9n6fR4NvVV",
-	"7vTQt6rkbYv6H3z62D3+1D0qCk9HIMvNHZuNzvQ6skpIlnwbKVXnYJaUdOH3Zc/VLhB4Yn78UUy4Kk2f",
-	"n5x+6R4doT//9r+mDM3E+JTSuSkLkArBN5tYY32N7e/zTCd70+0TYsKu0IACe4UUIgKlSXumFPIGKAix",
-	"m10yVB5aHNoc056ZAw4nc4+sLKzJtzmxXhpJZqK9mrx2Oq8eYiqSAj4hlvgKi6xm3RqMmoBiMuJ5jVlO",
-	"3C4I5jcIfb7PzED7UgmpakuaKD/LSqpLj0pytfQ0I9HyQJMLKT2xHR+lJ7oPYno5/f8AAAD//w==",
+	"7H3bUhtJmvCrZNQ/EYb5S0LG4F1D7IWM1d1aY9AiPJ5Zw1pJ1Scph6rMcmYWoGaImNu93n2EfbJ+ko08",
+	"1FFZOhmwe2NuulFVVh6+8zF97wUsThgFKoV3cO8lmOMYJHD962iKKYVI/RmCCDhJJGHUO/DOp4BCxjjC",
+	"KGBxjGmIAhwDklPO0snURxwCxkMI0S2RU0Qk2hpxEHKEUhqBEGgURGS03fZ8j6j5poBD4J7vURyDd+D9",
+	"Jb2WuJUt73simEKM1T6AprF38NlTs3m+F0TEu/Q9OUvUZ0JyQifew4Pv9e4gSNVu+6H6TK+SYDkt1oDS",
+	"CN/j8DUlHELvQPIUyivG+O4Y6EROvYPXe66l+iHECZNAg9l7mM0D6wO+BoHkFJCQmEtEsvFSQ4dQ8w6E",
+	"IIyird/+83/Q7v4+CqaY40ChohlOpaVbau2Gfe/u77s2foyF7N0AlQZG1V2fgUhjQHgsgSM5JQKBGoq2",
+	"iBRoJODrAvSpiVt65lb/XdOmXu269nTCQmhEGTUvF2HrDxzG3oH3/3YKut4xb8VOP9RLDA2kG1cR+ftv",
+	"XOgT49fjiN02rnRbDPimpR7U1yJhVIDm2wFnVxHE6s+AUUVp6k+cJBEJsMLvTmJG/P+/CoXs+xUXy+bV",
+	"K1bJpYvslGjr7Kcj9GZv/5+22xoK9mM1d5eKW+Bn8DVV3Ku2FIZETYCjAWcJcEnUAcY4EuB7SenRvYf1",
+	"t/N0+pOSQknC2Q2OBLq/8MwPCC+8A6Qg+TczHbpQoi4GKtWLC6/dbl94D4eIySnwWyIA3U6x1KyYcBYn",
+	"EmFxDSEaM27OUeDnc7aZQvKwq79CIL0H3+smSTRTzBPpE1YPwSFWW8sIQz8jEmL9R40Z8rkx53imfosy",
+	"4c6NvsWcEjpZc87bTbZSg0aZYYr5/PnTljbpAt1bDvg6YYQ6IBcwakjFuT34muJIjXvwvTGByAWhh4Ur",
+	"bkaUlV3VGeKod4zyAYjdAEcJnkUMhz7KlY+PKLtFW4QKCThEbIz0/nfMibSILcnMvc6b1/6C4zvU9A2O",
+	"UqWYsUQJToXVREqStr0ytKpfvmNSQoiUuEKESmb4wuy+tqfdfdeWro0mLI17ufvPjnEcsBVB5aGdXaem",
+	"ncPfkTE+mtjN2iYNDBODEHgCzndcz1gyItZlVYllKsoGCw4CSCQoHtGCGEK34VJmrGL/+YzOrRVnuXQC",
+	"iY7J5KcM0VUQhTDGBnZ1ke44pSaWKiQWqYvywg4Y5XPgKDodewef15jt0neQOkSg5LtiIkyRXsdwk6LY",
+	"u9aEtdQWWuKaJC2WGBZvae5XikUz+EOmmx2nN5+sSQgFOvPBV4xFgKmR6AEH6X5nnhQEZNdQJpeEiTG3",
+	"0vhK/5F95mdo9+0OfC9MuVb5nu/BXcKNqFaWM9f/S7myrzGdLadGDRg7qAr+0rj8TC5K7IUTMGhcU84K",
+	"lvLAjRXzasC4rJBz/pdD5kjMJxWoNxzYrpp/4DxSxofzrIUDyRwGy6cpM44AhIjIA3QNs4OLtNN5FSgA",
+	"67/ARyJNgN8Qwbh9SULzCil7hzI6i1kq2q7jBYXXNvcu5JgoBewmOaAhhF0NmTHjMdZwxBJakhSoryge",
+	"zs0R599U/a95UcJZXNj6c6+Vflpd0ORIUDO6uVBDXEmZRmHvwhSWCKOz3vDj8blWmUhIxiFEW/hKKEmT",
+	"UkkixCigkITb7eVGmkX8OjAuVMlKIBia4SXTrh8uJ/WqM+wy6KpKqDhHhivf0ntBfwvZxWrudZ2AIGO1",
+	"TCoOuh+HPc/3FJI+qD+G56cD8/u8e3Ze/PXlp7PTD19OTt/1HJKuTo81V7g+A2I0mjl5j4yHObpq9qDy",
+	"C/SHiIy1OZXDHE2xMC62ga9z5mtXaKHk/2s5YiIJOAb1C03ITRZ4UI+M04IwDRFlSICyTRGMxxDImknn",
+	"NtVixVxzW1Dw1sc6RFbkoqPuyVHvWM2ZYendWbd/4vmeeeP53vv+8bETD6vbg8qZIA6uHeqDCSQZUgOU",
+	"A2fArU+qHl8BuiGCXEVgz01itc3XHd+LCTU/Ovl6VsnOuYCGFBcS+TERDqs0x/sGAm6YxjHmM5eMo3An",
+	"j1IunAK5id3F4gOcWJRXD3BV8dMW7bvk0SmdEBPlVVREH6Hy9V5B75lt87jKiDYrGu0TNVhnHAIgNytv",
+	"WNmVSaOl91SCX6GokPlCQnLEISSybJ6WNykh+WCx2mxzLjEEszCcNQVLrokFWIHrHMKlpQtQLSS+4ZwP",
+	"NeidvOuf/KyE+seTE/OXVgDvlOD/eHTUGw493/up2z/+eJYpg0HvnVPSzPHUPKOuTYFLjJ7FZsjvwzZY",
+	"Zg+4UPoL4EjJ8TqA571kdr3cD7FfuRYyx0mwlMCVLviPz7j1a6f15tL+/0vr8r7jv3718AcXNPs0SR3y",
+	"Oo88Pvj27/WQlH3zduZEe8ABy8elM6IOssCybpKFOu7pps08Puy21kzIeg4fS43hOvoToF4BMWVMYhpA",
+	"FK0SLclOXbVfq9Sbiy571hIJF3hwUpaa3K3P9bqr63JDZctiqnZS11aO2eSYUIdexmuQUAQ3DS7iorDY",
+	"AuIR8HUlPTkXO/6qEK4wYbZUwtGioNYxmwzsLudifkkE0mGp/qQ8CnQ7BZNw20UCRSQmUjl1ShvppwFL",
+	"qTxEkkkcfcAymCovXRvRFGEUMWVBX7GUhiUjvexBL+HMiNA1/NoM006PVqacQnicTTiv6stncGUlZTAl",
+	"dIL0lpDNQt5OWQQoYhO0BTfAZ/qtTlOyVPnCYxJJ4DosvS6mq4xY2Vz9OH6BxQxkLhpQps9T+5HD897g",
+	"S++k+/a4Z39lD9/1h9nT93319OOJ/eOsd372F8/33p71uu8Hp/2T8y9Hx73umdMMKXuM8y/jGEKC5SK/",
+	"6wDhSDBkBKVGouUbdAUKvwlnAQgBDRT7+IH6wjF7fNfKoHyDCGKw5COjwGoCQ4e7UQhBhDmE6Gpm0iBR",
+	"OlHsMksAbf3cO0c7OCE75qnYuVfPH7ZLwC52n4WWl2ZPCjm7LPdb2Oxz+djSNsecxai+VUeYYaGh34SP",
+	"Ne30T93+uXmk2GWwke0+0Cd4BxITk/eqIRtLmDBj0md7kpxMTNTcMoSOVUngMaE4cq4SFBmHR0t6LEux",
+	"JIzLhkweS2WSSqRHIGzikWxsAkcay1MsTL2NotIJuQGKzBHQFmUUTCTEHtgWlaycx2jwDH0vbTAWaqRk",
+	"XcUcM/UEgpmmBvMMHC7KMyTgtsgsga+MMzNXY2yldpRs9uZdNXqUj0SYy4hoNTd+MUqcpyvqSupZRMWJ",
+	"DRH0W13pxBmd6NijKbNgKGSIwp1sN4ZyHGzQ0zbJDWERNkn1McLoBkckNL9tDUqFtBch/k/ZTM78JBVS",
+	"KdUlvovD8CIygoWIqcvqj2d9RHGs1LUtQNGlNNeEhr5O+FyxVB5cRZheL5faFq9mF/4id9lWQm2kUGs0",
+	"uFSlEUokwTYjtlwBrqopE87UaQbYxBeW2yYVl3QF7YprFTW1csCY0HxBV8wc3/XNl6VytyXFN4s2ldXS",
+	"WJRVVnjZMVZW9nOJGLPp3GIPCyjELWarEecaTZsEGTNuRYSFRAmegJPbLUpWh4Ld1aoCO59/wQkbRfYy",
+	"WdtYLrA49pEm4bpRH/vJ25k7p6xhbEtLGhPLy7PHdpU/Eey2Qmx2DxGJbrHIF7SVvweIg5A+CiKiloqD",
+	"xLnIbU7GKZUuIbqgwszSbdV8qE5YBm8ZbpXTOYlBYr5hKZgtjnIDzer4rIIKbWE6Q/86PD0x5VmHKBUp",
+	"jqIZwhSZ3djiyaYduuudlkUfNgwXL84VL1AvkiXdKNoMnqv6pVlW8ilTjS5EFKbDHBoWRdASq6jq/Asc",
+	"shiMDv35CNqTNsql8+fOZVsn2j/vXraNkdxOebTcGrAVx4tiaZlSWV/4QThZp0yjKP9x5S/XKvkoBQLW",
+	"r5RdI/nRWApRlT9ZDYQByCIgP7Kx1VQR+g2IKSyK3U6n87iIKubeX2Kt1NG0Qr19GW8VXJkdz2PFVOCl",
+	"nMjZUE1lg4MJsX0czuaGP7e6g77ttsi2bL548L0rwNxVpd6lqDvo66oMpTSRGYckuwbazjokdGTOTJBP",
+	"PZUyMfX2hI6ZW7uc9Ybnph1Hl+rq5pk2soaNQFMWhYUgQVvvuj8L5TnZAJEGznb7gva004UwB5SV8Oee",
+	"iHHwBNoaNXURjLYPEb6g884YioiQunuk4roRikbGzRspkIzulaDys9jlw6h9QS/opylQBTSzKyP2Ug6h",
+	"nY2zVAKCuwCSvHL/CoR2M3VYJGRBqkv+KQUIBWIUfL1aN5VTxsmvei8H6K1Bh7GWrmFmjKWRMmFGOb4P",
+	"5t4fqBPHRAjluDFunVxdegNSoL3OSx9h/ft2ygQgziJAMZ4hyqTyf9WWFZvrXVzQvc4rNT7rBGKpFCSE",
+	"4klLpysgVDO+EBquRXXPXmdPkxa9oCm9puyWZp/5Bh6MoViZHdyoY4H2dt+YcNHoDCSftbpjCXzURoqk",
+	"1E4vKOBgWmwQGRgSnSwY3bVmuklLjVTI0pH6AKjQeo+EQCUZE8ULXjfBwRRau+1OwUWlZ4oLM+vbG0I0",
+	"bk2ZUMfMaBYxHkxBSLsNU8sOLInAVxifcBwbnHf7CE+UZEBCgmavCcgp8HbuDtvWMs/3boALw0Kd9kuz",
+	"C5YAxQnxDrxX+pHR1lom6LipboDSP235aA4aJaK8oeSA454Z5Fda6T5bWfI1BR1ocXQardNZ5B5TLLhT",
+	"7ux6uKx1B+12OrXOIAl30pyuJfQhqi1BdQ3paP4xnympMiJhxigCvlpG8dFIT5+9UTMWr0IscfYG6A1E",
+	"LAFtHWdsaLoJha6v3OvsNQEpP2WpUalMWyZ6ZNvYGNd1mxYFL8S24p4h8BvgraEaYRB5qByaNDY5MFRp",
+	"bNNUpcMDnz1LGpe+V+YL78D7U7/3qXemN6JpaMrYtdi5zzH/sHNfqKqHegvm56WYLprZViCLUkOaooqE",
+	"CWfVq02Qfuq9/eX09L0JNE+12hqZ4u6RrwdYSYLiVEgUYM5nF3T055Zp3hySCcUy5XCAxBTv7r/+F4Pg",
+	"KdyhXz50j1rDX7q7+69NBBvQFQszqWqESZW3BkzIT3CloDfPWktOXevPVHBqUOy1nTe2U5asopwpLo39",
+	"AUK+ZeFsQevdfMtd3prgHXjqbfsM336w9vrDfHffPP8unn5hJKXkTjoY+7xSpppVrQPmEQFe5Bq0Aqr1",
+	"ompm3e28fK6tDs3mrIzorCEj1PiXa47fWAbpbSKMeEqzmIlJvFvWfCFyvrNBg8OcP2whQrkPK5c/lYLO",
+	"XAbh29aVpkaT3qzJptNB76x7flqSTkUpi1PDHRMh+2bIE+s312y1uEM+Xx49S1MSuvzhuoQbKUU/Qlu2",
+	"Xnlbm3k4ikZ5Q3P9HHmZ21wfelaxFLkyNSuo3s35oahIamBcg0wfsShUUnpMuJAbssfG5G6oxZhs/ZPB",
+	"x/MvZ71/+6j8Fe12lHtsC2Iuap+WKFMzcOfeVn651Kej67qoE2tuuV5GUyXtWWUR0+JsarzWVVTZfQff",
+	"oksWUUy1/fqh6jIrCDw8Nbk6jUdb7PcMpKnGv9mUlLtZ+4TyiKjhrkMrj7mi4qzsRoGL0BRKyXhT0LgS",
+	"jc8LZeuWtGc4jhpF888gTxOg3UF/mEDgrYXIbOI1LH4lX+x6uZNtr7FQFrRODVylJJK69KRdCbV4B58v",
+	"y4A9L3vqZRjFILF3mcOhlNVv1E4DO+YJCblUeOAAjPExtMmsgOhnWlzk8vehenZAAZY4YpNUV3PkX4oy",
+	"JEolB0tEYrUMaRG5mHPMC6m6a6fTFCZidlgi5hcCjXR1xkjHZjQflCtTLO0TkdWgTLFo0q+2OKvp1pX9",
+	"/Vevn1e3VuuLGug/R9VzK9VTCmUKIzKHsWnQNgEf9bhSMjTW9/WU64LWIzF/Bd1qaw+aFWu5Nr/b+vdL",
+	"9Z9O682X5rr8h8uMtst54kYJkIU9lxH2QIlqQX4FtPXyt7//136n4+cNbPud7SZS1SG4OqWausYsom1+",
+	"vXQVxLqit6MijT7KvOGEww1hqchz5k6uMan3tZ3Up3IlS6UCDo5RRKtOo46YIXIDxqkwglorn8xHhCIS",
+	"IsZD4L4O7uj1dA+vJDGUqb1cErBEomZDy0EbEzXJysyrRPhOPx/mjfbfYgNWULXnuKZDrxW2v8EUeq4L",
+	"gs5Ld1xNsUApHRNKxBTCIsIgDnUtvmKB2K0vzYGLkLiRfkVyIxN8jrlXRH/33Yf+iYJPk94sMPvUrJSl",
+	"zRYDs7Ccvk2rnAEOEbYdAPXJD5GJ/FUVDeLqm9Ef//jH0ZrM5W8e5lSuVyrdmbAsSoLnoYNGOfuOskx7",
+	"Njy7DOSCKvrR4cwYy2BqrXs5baN65SFRh1d6FUIlYRgNoI26FkoXtAwmpCuhrnBwrVNPClroGiARmlLt",
+	"jQK6DsQZ+Uzl48iSzfzJ1e5mqRHspb8spvmcnmf5Rq4lvKTcFg5JhAMrVB8zgLnmPmw/2obG5Zv1xr98",
+	"teb4/U3FzJE+FmI8A3SJWbeU0pYcU2FaQA5Lkl3qKyetp8lixTrK77B3jG0vlT+LQ6FW6i/S+TvVvv1G",
+	"A7RXDFspSFptqP3mKKkjVrlmsdf9kxi+vwMLtnpvwwIb9rkdvm6RpizfGkKU7pj5iMJtHuBdZvg2JAoe",
+	"TzuvyEI796Vw/sI4RXHD0nOgfmkW7FvNLDVZRG7A3vViLysrsKosEFN3Mdb2gY6TPycGl6eRy3frbojw",
+	"HYU1zqInTnhXd9oUsz8yeykT2o8VuJ+7NemZLajqNYsNHJJdBG1sKHv981Z27eG2Imw/u/5ZF4/rAJUx",
+	"xHlK0Zau3N32s5LyHz0foBsafWQahn2k+3HNGf5mao//9r5/fLytR5x3z86VyTN/k1SZ98tcnvHHKgmC",
+	"9ThvtSqm7IumcqZ/FCBtKPtzXLywN2qLpy08+uE1QcQmYiX9f6wGLonq/sJuTZWjudUgC+2WYrsvO83B",
+	"XYlJlN1A4LZz147wnvV2kY1526vdO53S1e4+Mte9v1biMyERhIhQIXmq/R+xfWgPolyd2F5HYWQm4cbg",
+	"Q3voPXnbvqDGsMgdo2AKwXXRtG7zckQKiMZoizKp3mBkjolys3sbCWbS9abEVqR8jAO4oCbrI2pFPwIU",
+	"Dwdg2xUuvDOYwF1+YskYihidoK0Y39WOvt2+8HS8w4UJc8/EwCYL/AWy4CkdguySkQaNp1HzfesrzrPm",
+	"OkMmNWPyhUARm/h5fCua2Qs8DF1gikrk+X/PxtSm8869ucXgYad6bV1T+P4oAsxL99Y9YgD/GQ0yfYpv",
+	"SwxsFkOO2Q3kN4y/EKgA+rrWzfOR1/Lh9mbQUuy5ZjSBfDSSeXz3Yf6W+x/NfxiC/OHNfZyKgrLRFYwZ",
+	"B4Tzqh/T4WEC/uY+fnM1QQq61hzX/jmAKYtCsf08Fn9NDn4H13s9DlvkpJ+YCyR/LAYrX0T1u3HN1YPf",
+	"r6ut/pvfzGV+2Ef2Xi4fDd/3Bz4yt3Kpj8/P/qJ88PqtXDpgav49jEdkxjxxMdff0eTn5F24T0gt+RoN",
+	"hJJt9VFyyQqupbJ2W/BLQ6SbU58vYew/6b+9dLkBGdRSSd+74+e0mnUzKWlRu6Nc+30YCYoTMWUyq1TK",
+	"TuVf0DxabXIQmWJMgKMxhPkdCFp9auFDUTn7xCWEF1THM9qoizgkOv+JRrXGkhEylwWWbjYvdrm1q9x7",
+	"RxpdL7B5hNfRQ/SddU7lqop/dAk9S5fQsym8cpeQvuMqb4XV//zeh+7Jx+5xUVo8AVluDNpe2ZX/JmW2",
+	"IyRLvo/8qvM2S0ra88eyDWuXoDwxp/5ezMEqtZ+fDr50j4/Rb3//b1MAaGKPSh3dlEVLhRU2Mdem+iLy",
+	"XxeZYfau8ifEkV2hATn2EkBEBEqTxY0Tx+QGKAhxkN19UP6wAI45tG2kiEFyEiwMuH+wQ1bL2iQRJnSD",
+	"7hG7kfYz918OOItBTiEV2Q7QljoHgruECeObm+av7TY60RceYGSMUHuRg/tGChfAF5YWc8DhbCElKiN6",
+	"9n0IUS+NJDNpA42j/c6rNWHeQLVqblKQbYglvsIiayuxHoLm/5hMeF5tmcsmF2FXl7vPr2H5fKl0THah",
+	"y+dLJeTt1/eZI2BnUQOrbaui/Cxrjyg9KmnW0tNMFJUHmhxd6Ynt/io90b1OD5cP/xsAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

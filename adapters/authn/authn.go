@@ -1,0 +1,114 @@
+// Package authn is the one adapter-side authenticator of every door (REST,
+// MCP, agent API). It turns a request's credentials into a domain
+// access.Principal, carries it on the request context for use cases and
+// tool handlers, and rate limits failed attempts per source. It decides who
+// the caller is; domain/access decides what the caller may do.
+package authn
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/yukta/yukta/domain/access"
+)
+
+// Surface is a door into the server. Keys are scoped to surfaces: the MCP
+// key opens only /mcp.
+type Surface uint8
+
+// The surfaces.
+const (
+	REST  Surface = iota + 1 // /api, webhooks, /metrics
+	MCP                      // /mcp and its /sse alias
+	Agent                    // /api/agent/v1 (supervisor credentials)
+)
+
+func (s Surface) String() string {
+	switch s {
+	case REST:
+		return "rest"
+	case MCP:
+		return "mcp"
+	case Agent:
+		return "agent"
+	}
+	return "unknown"
+}
+
+// Keys are the configured keyrings. API opens REST and MCP (YUKTA_API_KEY and
+// YUKTA_API_KEYS); MCP opens /mcp only (YUKTA_MCP_API_KEY).
+type Keys struct {
+	API *access.Keyring
+	MCP *access.Keyring
+}
+
+// Open reports whether no key is configured at all, so every caller is the
+// anonymous ADMIN (allowed only on a loopback bind).
+func (k Keys) Open() bool { return k.API.Len() == 0 && k.MCP.Len() == 0 }
+
+// OpenOn reports whether surface takes callers without a key. REST and the
+// agent API are open when no API key is configured; MCP only when no MCP key
+// is configured either. So an MCP key alone leaves REST open, which is why
+// the bind guard does not count it as protecting the server.
+func (k Keys) OpenOn(surface Surface) bool {
+	if surface == MCP {
+		return k.Open()
+	}
+	return k.API.Len() == 0
+}
+
+// Errors of Authenticate. Edges answer both with 401; neither says which
+// keys exist.
+var (
+	ErrMissing = errors.New("authn: no API key presented")
+	ErrInvalid = errors.New("authn: the API key presented is not valid here")
+)
+
+// Authenticate returns the principal of the key r presents for surface, or
+// the anonymous principal in open mode. Keys are read from
+// "Authorization: Bearer <key>" or "X-API-Key: <key>".
+func (k Keys) Authenticate(r *http.Request, surface Surface) (access.Principal, error) {
+	if k.OpenOn(surface) {
+		return access.Anonymous(), nil
+	}
+	secret := Presented(r)
+	if secret == "" {
+		return access.Principal{}, ErrMissing
+	}
+	if p, ok := k.API.Authenticate(secret); ok && surface != Agent {
+		return p, nil
+	}
+	if surface == MCP {
+		if p, ok := k.MCP.Authenticate(secret); ok {
+			return p, nil
+		}
+	}
+	return access.Principal{}, ErrInvalid
+}
+
+// Presented returns the secret a request carries, or "".
+func Presented(r *http.Request) string {
+	if a := r.Header.Get("Authorization"); a != "" {
+		if scheme, rest, ok := strings.Cut(a, " "); ok && strings.EqualFold(scheme, "Bearer") {
+			return strings.TrimSpace(rest)
+		}
+		return ""
+	}
+	return strings.TrimSpace(r.Header.Get("X-API-Key"))
+}
+
+type principalKey struct{}
+
+// WithPrincipal returns ctx carrying p.
+func WithPrincipal(ctx context.Context, p access.Principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+// PrincipalFrom returns the principal ctx carries; the zero Principal (which
+// may do nothing) when there is none.
+func PrincipalFrom(ctx context.Context) access.Principal {
+	p, _ := ctx.Value(principalKey{}).(access.Principal)
+	return p
+}

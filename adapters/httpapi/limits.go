@@ -1,0 +1,109 @@
+package httpapi
+
+import (
+	"math"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// Rate is N requests per Per; the zero Rate is unlimited. N is also the
+// burst, so a quiet client may send N at once.
+type Rate struct {
+	N   int
+	Per time.Duration
+}
+
+// Unlimited reports whether r limits nothing.
+func (r Rate) Unlimited() bool { return r.N <= 0 || r.Per <= 0 }
+
+// limiters keeps one token bucket per key (a source address or an actor).
+// It is bounded: idle buckets that have refilled are dropped, so a flood of
+// source addresses cannot grow it without end.
+type limiters struct {
+	rate Rate
+	mu   sync.Mutex
+	m    map[string]*bucket
+	// swept is when idle buckets were last dropped.
+	swept time.Time
+}
+
+type bucket struct {
+	lim  *rate.Limiter
+	seen time.Time
+}
+
+// maxBuckets bounds memory; beyond it, a sweep runs on every new key.
+const maxBuckets = 100_000
+
+func newLimiters(r Rate) *limiters {
+	return &limiters{rate: r, m: map[string]*bucket{}}
+}
+
+func (l *limiters) get(key string, now time.Time) *rate.Limiter {
+	b, ok := l.m[key]
+	if !ok {
+		if len(l.m) >= maxBuckets || now.Sub(l.swept) > l.rate.Per {
+			l.sweep(now)
+		}
+		b = &bucket{lim: rate.NewLimiter(rate.Limit(float64(l.rate.N)/l.rate.Per.Seconds()), l.rate.N)}
+		l.m[key] = b
+	}
+	b.seen = now
+	return b.lim
+}
+
+// sweep drops buckets idle for a whole period: they are full again, so a
+// fresh bucket behaves the same.
+func (l *limiters) sweep(now time.Time) {
+	for k, b := range l.m {
+		if now.Sub(b.seen) >= l.rate.Per {
+			delete(l.m, k)
+		}
+	}
+	l.swept = now
+}
+
+// take spends one token of key's bucket. When none is left it spends
+// nothing and returns how long until one is.
+func (l *limiters) take(key string, now time.Time) (bool, time.Duration) {
+	if l == nil || l.rate.Unlimited() {
+		return true, 0
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	lim := l.get(key, now)
+	if lim.AllowN(now, 1) {
+		return true, 0
+	}
+	return false, waitFor(lim, now)
+}
+
+// spent reports, without spending, whether key's bucket is empty, and how
+// long until a token returns.
+func (l *limiters) spent(key string, now time.Time) (bool, time.Duration) {
+	if l == nil || l.rate.Unlimited() {
+		return false, 0
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b, ok := l.m[key]
+	if !ok || b.lim.TokensAt(now) >= 1 {
+		return false, 0
+	}
+	return true, waitFor(b.lim, now)
+}
+
+func waitFor(lim *rate.Limiter, now time.Time) time.Duration {
+	missing := 1 - lim.TokensAt(now)
+	if missing <= 0 {
+		return 0
+	}
+	return time.Duration(missing / float64(lim.Limit()) * float64(time.Second))
+}
+
+// retryAfter is the Retry-After value for a wait: whole seconds, at least 1.
+func retryAfter(d time.Duration) int {
+	return max(1, int(math.Ceil(d.Seconds())))
+}

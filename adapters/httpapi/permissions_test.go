@@ -1,0 +1,83 @@
+package httpapi
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/yukta/yukta/adapters/httpapi/restapi"
+)
+
+func TestEverySpecOperationHasAPermission(t *testing.T) {
+	spec, err := restapi.GetSwagger()
+	if err != nil {
+		t.Fatal(err)
+	}
+	routes, err := specRoutes(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, item := range spec.Paths.Map() {
+		n += len(item.Operations())
+	}
+	if len(routes) != n {
+		t.Fatalf("%d routes for %d operations", len(routes), n)
+	}
+	if r := routes["GET /api/sessions/:sessionId/executions/:executionId"]; r.op == 0 || r.public {
+		t.Fatalf("getExecution route = %+v", r)
+	}
+	if r := routes["GET /healthz"]; !r.public {
+		t.Fatalf("healthz should be public: %+v", r)
+	}
+	// An operation the table does not know stops the server from starting.
+	spec.Paths.Set("/api/new", &openapi3.PathItem{Post: &openapi3.Operation{OperationID: "brandNew"}})
+	if _, err := specRoutes(spec); err == nil || !strings.Contains(err.Error(), "brandNew") {
+		t.Fatalf("an unguarded operation: %v", err)
+	}
+}
+
+func TestEchoPath(t *testing.T) {
+	if got := echoPath("/api/sessions/{sessionId}/executions/{executionId}"); got != "/api/sessions/:sessionId/executions/:executionId" {
+		t.Fatal(got)
+	}
+}
+
+func TestLimiterBoundaryAndRefill(t *testing.T) {
+	l := newLimiters(Rate{N: 3, Per: time.Minute})
+	now := time.Unix(1_000_000, 0)
+	for i := range 3 {
+		if ok, _ := l.take("a", now); !ok {
+			t.Fatalf("request %d of 3 refused", i+1)
+		}
+	}
+	ok, wait := l.take("a", now)
+	if ok || wait <= 0 || wait > 20*time.Second {
+		t.Fatalf("request 4 of 3: ok=%v wait=%s, want refused for about 20 s", ok, wait)
+	}
+	if ok, _ := l.take("b", now); !ok {
+		t.Fatal("another key shares the bucket")
+	}
+	if ok, _ := l.take("a", now.Add(20*time.Second)); !ok {
+		t.Fatal("no token after a third of the period")
+	}
+	if spent, _ := l.spent("a", now.Add(20*time.Second)); !spent {
+		t.Fatal("spent should see the empty bucket")
+	}
+	// Idle buckets go after a period, so memory stays bounded.
+	l.take("c", now.Add(5*time.Minute))
+	if _, ok := l.m["b"]; ok || len(l.m) != 1 {
+		t.Fatalf("idle buckets kept: %d", len(l.m))
+	}
+	if ok, _ := (*limiters)(nil).take("x", now); !ok {
+		t.Fatal("no limiter must allow")
+	}
+	if ok, _ := newLimiters(Rate{}).take("x", now); !ok {
+		t.Fatal("an unlimited rate must allow")
+	}
+	if retryAfter(1500*time.Millisecond) != 2 || retryAfter(0) != 1 {
+		t.Fatal("Retry-After rounds up to whole seconds, at least 1")
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -525,18 +526,30 @@ func TestIdempotentStartUnderConcurrency(t *testing.T) {
 // searches the server's whole log and every response for them.
 func TestCanarySecretsNeverLeak(t *testing.T) {
 	canary := func(tag string) string { return "CANARY" + tag + strings.ToLower(rand.Text()) }
-	apiKey, mcpKey, fileKey, hookSecret, wrongKey := canary("api"), canary("mcp"), canary("file"), canary("hook"), canary("wrong")
+	apiKey, mcpKey, fileKey, hookSecret, wrongKey, bearer := canary("api"), canary("mcp"), canary("file"), canary("hook"), canary("wrong"), canary("bearer")
+	// The HTTP node's target: it sees the secret (so the node really used
+	// it) and fails, so the error path runs too.
+	gotAuth := make(chan string, 4)
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gotAuth <- r.Header.Get("Authorization")
+		http.Error(w, "nope", http.StatusInternalServerError)
+	}))
+	defer target.Close()
 	keyFile := filepath.Join(t.TempDir(), "keys")
 	if err := os.WriteFile(keyFile, []byte("reader VIEWER "+fileKey+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s := startServer(t, serverOptions{DSN: pgtest.NewDatabase(t), Env: []string{"YUKTA_API_KEY=" + apiKey, "YUKTA_MCP_API_KEY=" + mcpKey, "YUKTA_API_KEYS=" + keyFile}})
+	s := startServer(t, serverOptions{DSN: pgtest.NewDatabase(t), Env: []string{"YUKTA_API_KEY=" + apiKey, "YUKTA_MCP_API_KEY=" + mcpKey,
+		"YUKTA_API_KEYS=" + keyFile, "YUKTA_EGRESS_ALLOWED_HOSTS=" + strings.TrimPrefix(target.URL, "http://")}})
 	var responses bytes.Buffer
 	record := func(status int, b []byte, h http.Header) {
 		fmt.Fprintf(&responses, "%d %v %s\n", status, h, b)
 	}
 	doc := fmt.Sprintf(`{"name":"canary","workflows":[{"workflowId":"wf","nodes":[{"nodeId":"hook","type":"WEBHOOK","config":{"secret":%q}},`+
-		`{"nodeId":"log","type":"LOG","config":{"message":"got it"}}],"edges":[{"source":"hook","target":"log"}]}]}`, hookSecret)
+		`{"nodeId":"log","type":"LOG","config":{"message":"got it"}}],"edges":[{"source":"hook","target":"log"}]},`+
+		`{"workflowId":"call","nodes":[{"nodeId":"go","type":"MANUAL"},{"nodeId":"fetch","type":"HTTP_REQUEST","config":{"url":%q,"authorization":%q}},`+
+		`{"nodeId":"failed","type":"LOG","config":{"message":"the call failed"}}],"edges":[{"source":"go","target":"fetch"},{"source":"fetch","target":"failed","sourcePort":"error"}]}]}`,
+		hookSecret, target.URL+"/x", "Bearer "+bearer)
 	record(call(t, s, "PUT", "/api/sessions/canary", apiKey, []byte(doc)))
 	record(call(t, s, "GET", "/api/sessions/canary", fileKey, nil))
 	record(call(t, s, "GET", "/api/sessions/canary/workflows/wf", fileKey, nil))
@@ -554,12 +567,31 @@ func TestCanarySecretsNeverLeak(t *testing.T) {
 	}
 	status, b, h = call(t, s, "POST", "/api/sessions/canary/workflows/wf/executions", apiKey, []byte(`{"payload":{"n":1}}`))
 	record(status, b, h)
-	var started struct{ ExecutionId string }
+	var started, called struct{ ExecutionId string }
 	_ = json.Unmarshal(b, &started)
+	status, b, h = call(t, s, "POST", "/api/sessions/canary/workflows/call/executions", apiKey, []byte(`{"payload":{}}`))
+	record(status, b, h)
+	_ = json.Unmarshal(b, &called)
+	select {
+	case got := <-gotAuth:
+		if got != "Bearer "+bearer {
+			t.Fatalf("the HTTP node sent Authorization %q", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the HTTP node never called its target")
+	}
 	time.Sleep(500 * time.Millisecond)
-	for _, p := range []string{"/api/sessions/canary/executions", "/api/sessions/canary/executions/" + started.ExecutionId,
-		"/api/sessions/canary/executions/" + started.ExecutionId + "/logs", "/api/inputs?status=all", "/metrics"} {
+	for _, id := range []string{started.ExecutionId, called.ExecutionId} {
+		for _, p := range []string{"/api/sessions/canary/executions", "/api/sessions/canary/executions/" + id,
+			"/api/sessions/canary/executions/" + id + "/logs", "/api/sessions/canary/workflows/call"} {
+			record(call(t, s, "GET", p, fileKey, nil))
+		}
+	}
+	for _, p := range []string{"/api/inputs?status=all", "/metrics"} {
 		record(call(t, s, "GET", p, fileKey, nil))
+	}
+	if !strings.Contains(responses.String(), "the call failed") {
+		t.Fatalf("the HTTP node's error path did not run:\n%s", responses.String())
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	req, _ := http.NewRequestWithContext(ctx, "GET", s.URL+"/api/events", nil)
@@ -581,7 +613,7 @@ func TestCanarySecretsNeverLeak(t *testing.T) {
 		t.Fatalf("the sweep did not exercise failures and masking:\n%s", responses.String())
 	}
 	for name, secret := range map[string]string{"YUKTA_API_KEY": apiKey, "YUKTA_MCP_API_KEY": mcpKey, "key file": fileKey,
-		"webhook secret": hookSecret, "wrong key": wrongKey} {
+		"webhook secret": hookSecret, "wrong key": wrongKey, "HTTP authorization": bearer} {
 		if n := strings.Count(logs, secret); n != 0 {
 			t.Errorf("the %s appears %d times in the server log", name, n)
 		}

@@ -122,7 +122,8 @@ func pgbenchInsert(b *testing.B, env benchEnv, clients int, secs int) float64 {
 
 func benchServer(b *testing.B, env benchEnv) *server {
 	b.Helper()
-	o := serverOptions{DSN: env.dsn, Args: []string{"--log-level", "info"}}
+	// The benchmarks measure the engine, not the request limits.
+	o := serverOptions{DSN: env.dsn, Args: []string{"--log-level", "info"}, Env: []string{"YUKTA_RATE_LIMIT_SOURCE=off", "YUKTA_RATE_LIMIT_KEY=off"}}
 	if w := os.Getenv("YUKTA_BENCH_WORKERS"); w != "" {
 		o.Env = append(o.Env, "YUKTA_WORKERS="+w)
 	}

@@ -122,6 +122,12 @@ func pgbenchInsert(b *testing.B, env benchEnv, clients int, secs int) float64 {
 
 func benchServer(b *testing.B, env benchEnv) *server {
 	b.Helper()
+	return benchServerWith(b, env)
+}
+
+// benchServerWith starts a benchmark server with extra YUKTA_* settings.
+func benchServerWith(b *testing.B, env benchEnv, extra ...string) *server {
+	b.Helper()
 	// The benchmarks measure the engine, not the request limits.
 	o := serverOptions{DSN: env.dsn, Args: []string{"--log-level", "info"}, Env: []string{"YUKTA_RATE_LIMIT_SOURCE=off", "YUKTA_RATE_LIMIT_KEY=off"}}
 	if w := os.Getenv("YUKTA_BENCH_WORKERS"); w != "" {
@@ -130,6 +136,7 @@ func benchServer(b *testing.B, env benchEnv) *server {
 	if a := os.Getenv("YUKTA_BENCH_DEBUG_ADDR"); a != "" { // profile the server under load
 		o.Env = append(o.Env, "YUKTA_DEBUG_ADDR="+a)
 	}
+	o.Env = append(o.Env, extra...)
 	return startServer(b, o)
 }
 

@@ -318,3 +318,30 @@ func TestSecretLengthBoundary(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkAuthenticate: every request hashes the presented key and
+// compares it with every stored hash, so the cost grows with the keyring.
+func BenchmarkAuthenticate(b *testing.B) {
+	for _, n := range []int{1, 10, 100, 1000} {
+		b.Run(fmt.Sprintf("keys=%d", n), func(b *testing.B) {
+			specs := make([]access.KeySpec, n)
+			for i := range specs {
+				s, err := access.NewKeySpec(fmt.Sprintf("k%d", i), access.Viewer, nil, fmt.Sprintf("secret-%d-0123456789abcdefghijkl", i))
+				if err != nil {
+					b.Fatal(err)
+				}
+				specs[i] = s
+			}
+			k, err := access.NewKeyring(specs)
+			if err != nil {
+				b.Fatal(err)
+			}
+			presented := fmt.Sprintf("secret-%d-0123456789abcdefghijkl", n-1)
+			for b.Loop() {
+				if _, ok := k.Authenticate(presented); !ok {
+					b.Fatal("not authenticated")
+				}
+			}
+		})
+	}
+}

@@ -58,7 +58,7 @@ const principalKey = "yukta.principal"
 func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
-		r, known := s.routes[req.Method+" "+c.Path()]
+		r, known := s.routeOf(c)
 		if !known {
 			r = route{surface: authn.REST}
 		}

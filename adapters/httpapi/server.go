@@ -61,8 +61,9 @@ type Server struct {
 	obs  Observer
 	// routes maps "METHOD /echo/path" to what the access gate needs.
 	routes map[string]route
-	// mounted are the echo paths of mounts: not in the spec, not validated.
-	mounted map[string]bool
+	// mounted are the routes of mounts by path, whatever the method: not in
+	// the spec, not validated.
+	mounted map[string]route
 	// bySource, byKey and failures are the rate limits.
 	bySource, byKey, failures *limiters
 	// shutdown closes when Shutdown begins, so long-lived streams end and
@@ -107,14 +108,11 @@ func New(cfg Config, uc UseCases, log *zap.Logger) (*Server, error) {
 	if obs == nil {
 		obs = noObserver{}
 	}
-	s := &Server{log: log, cfg: cfg, echo: e, sec: sec, obs: obs, routes: routes, mounted: map[string]bool{},
+	s := &Server{log: log, cfg: cfg, echo: e, sec: sec, obs: obs, routes: routes, mounted: map[string]route{},
 		bySource: newLimiters(sec.SourceRate), byKey: newLimiters(sec.KeyRate), failures: newLimiters(sec.AuthFailures)}
 	for _, m := range cfg.Mounts {
 		for _, p := range m.Paths {
-			for _, method := range []string{http.MethodGet, http.MethodPost, http.MethodDelete, http.MethodPut, http.MethodPatch, http.MethodOptions} {
-				s.routes[method+" "+p] = route{operationID: "mount:" + p, surface: m.Surface}
-			}
-			s.mounted[p] = true
+			s.mounted[p] = route{operationID: "mount:" + p, surface: m.Surface}
 		}
 	}
 
@@ -133,7 +131,7 @@ func New(cfg Config, uc UseCases, log *zap.Logger) (*Server, error) {
 	e.Use(func(next echo.HandlerFunc) echo.HandlerFunc {
 		checked := apiLimit(validate(next))
 		return func(c echo.Context) error {
-			if s.mounted[c.Path()] {
+			if _, ok := s.mounted[c.Path()]; ok {
 				return next(c) // a mount applies its own cap and checks
 			}
 			return checked(c)
@@ -239,7 +237,7 @@ func (s *Server) measure(next echo.HandlerFunc) echo.HandlerFunc {
 				status = problemFor(c, err).Status
 			}
 		}
-		r, known := s.routes[c.Request().Method+" "+c.Path()]
+		r, known := s.routeOf(c)
 		surface, path := authn.REST.String(), c.Path()
 		if known {
 			surface = r.surface.String()
@@ -280,4 +278,14 @@ func actorOf(c echo.Context) string {
 		return p.Actor()
 	}
 	return ""
+}
+
+// routeOf returns what the access gate knows of the request's route; known
+// is false for a request no route matched.
+func (s *Server) routeOf(c echo.Context) (route, bool) {
+	if r, ok := s.mounted[c.Path()]; ok {
+		return r, true
+	}
+	r, ok := s.routes[c.Request().Method+" "+c.Path()]
+	return r, ok
 }

@@ -1,0 +1,80 @@
+package httpapi
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"go.uber.org/zap"
+
+	"github.com/yukta/yukta/adapters/authn"
+	"github.com/yukta/yukta/domain/access"
+)
+
+// TestMountIsGatedAndAuthenticated: a mount gets the Host/Origin gate, the
+// key of its surface, the principal on the request context and its own body
+// cap, and no spec validation.
+func TestMountIsGatedAndAuthenticated(t *testing.T) {
+	const mcpSecret = "mcp-secret-0123456789abcdefgh"
+	spec, err := access.NewKeySpec("mcp", access.Admin, nil, mcpSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ring, err := access.NewKeyring([]access.KeySpec{spec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	echoActor := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls++
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusRequestEntityTooLarge)
+			return
+		}
+		_, _ = io.WriteString(w, authn.PrincipalFrom(r.Context()).Actor()+" "+r.Method+" "+string(body))
+	})
+	srv, err := New(Config{Addr: "127.0.0.1:0", Security: Security{Keys: authn.Keys{MCP: ring}},
+		Mounts: []Mount{{Paths: []string{"/mcp", "/sse"}, Handler: echoActor, Surface: authn.MCP, BodyLimit: 16}}}, UseCases{}, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	do := func(method, path, body string, header ...string) (int, string) {
+		req := httptest.NewRequest(method, "http://127.0.0.1"+path, strings.NewReader(body))
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		rec := httptest.NewRecorder()
+		srv.Handler().ServeHTTP(rec, req)
+		return rec.Code, rec.Body.String()
+	}
+	if code, body := do("POST", "/mcp", "{}", "Authorization", "Bearer "+mcpSecret); code != 200 || body != "key:mcp POST {}" {
+		t.Fatalf("keyed call: %d %q", code, body)
+	}
+	if code, body := do("GET", "/sse", "", "X-API-Key", mcpSecret); code != 200 || body != "key:mcp GET " {
+		t.Fatalf("the alias: %d %q", code, body)
+	}
+	before := calls
+	if code, _ := do("POST", "/mcp", "{}"); code != 401 {
+		t.Fatalf("no key on MCP: %d", code)
+	}
+	if code, _ := do("POST", "/mcp", "{}", "Authorization", "Bearer "+mcpSecret, "Origin", "http://evil.example"); code != 403 {
+		t.Fatalf("cross-origin: %d", code)
+	}
+	if code, _ := do("POST", "/mcp", strings.Repeat("x", 17), "Authorization", "Bearer "+mcpSecret); code != 413 {
+		t.Fatalf("17 bytes over a 16-byte cap: %d", code)
+	}
+	if calls != before {
+		t.Fatalf("the handler ran for %d refused requests", calls-before)
+	}
+	// The MCP key alone leaves REST open (the bind guard keeps such a
+	// server on loopback), and does not open REST as a key either.
+	if code, body := do("GET", "/healthz", ""); code != 200 {
+		t.Fatalf("healthz: %d %s", code, body)
+	}
+	if code, body := do("GET", "/api/openapi.yaml", "", "X-API-Key", "wrong-key-0123456789abcdefghij"); code != 200 {
+		t.Fatalf("public route with a wrong key: %d %s", code, body)
+	}
+}

@@ -38,6 +38,7 @@ var Module = fx.Options(
 	executionModule,
 	metricsModule,
 	httpModule,
+	mcpModule,
 	debugModule,
 )
 
@@ -126,6 +127,8 @@ type httpParams struct {
 	Events         *executionapp.ReadEvents
 	CEL            *cel.Evaluator
 	Metrics        *metrics.Metrics
+	// Mounts are the doors served beside REST (MCP, agent API).
+	Mounts []httpapi.Mount `group:"mounts"`
 }
 
 var httpModule = fx.Module("http",
@@ -136,7 +139,7 @@ var httpModule = fx.Module("http",
 func newHTTPServer(p httpParams) (*httpapi.Server, error) {
 	srv, err := httpapi.New(httpapi.Config{Addr: p.Cfg.Addr, AllowedHosts: p.Cfg.AllowedHosts, TrustedProxies: p.Cfg.TrustedProxies,
 		Security: httpapi.Security{Keys: p.Cfg.Keys, KeyRate: p.Cfg.KeyRate, SourceRate: p.Cfg.SourceRate},
-		Metrics:  p.Metrics, MetricsHandler: p.Metrics.Handler()}, httpapi.UseCases{
+		Metrics:  p.Metrics, MetricsHandler: p.Metrics.Handler(), Mounts: p.Mounts}, httpapi.UseCases{
 		ApplySession:   p.ApplySession,
 		GetSession:     p.GetSession,
 		ListSessions:   p.ListSessions,

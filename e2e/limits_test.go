@@ -114,7 +114,7 @@ func TestBinaryRefusesOpenNetworkBind(t *testing.T) {
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		cmd := exec.CommandContext(ctx, binary(t), "serve", "--addr", "0.0.0.0:0", "--log-format", "json")
-		cmd.Env = append([]string{"PATH=/usr/bin:/bin", "YUKTA_DATABASE_URL=" + dsn}, c.env...)
+		cmd.Env = append([]string{"PATH=/usr/bin:/bin", "YUKTA_DATABASE_URL=" + dsn, "YUKTA_DATA_DIR=" + t.TempDir()}, c.env...)
 		out := &syncBuffer{}
 		cmd.Stdout, cmd.Stderr = out, out
 		if err := cmd.Start(); err != nil {

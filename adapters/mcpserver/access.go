@@ -1,0 +1,127 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/zap"
+
+	"github.com/yukta/yukta/adapters/authn"
+	"github.com/yukta/yukta/domain/access"
+)
+
+// toolOps is the permission table of the MCP surface: every tool and the one
+// access operation it performs. A tool missing here is unknown and needs
+// ADMIN. Tests compare it with the registered tools.
+var toolOps = map[string]access.Operation{
+	"list_sessions":                     access.ReadSessions,
+	"get_session_details":               access.ReadSessions,
+	"get_session_creation_instructions": access.ReadSessions,
+	"create_session":                    access.ApplySession,
+	"get_workflow_details":              access.ReadSessions,
+	"start_workflow":                    access.StartExecution,
+	"get_workflow_status":               access.ReadExecutions,
+	"get_workflow_history":              access.ReadExecutions,
+	"get_execution_logs":                access.ReadLogs,
+	"control_workflow":                  access.ControlExecution,
+	"control_node":                      access.ControlExecution,
+	"set_node_breakpoint":               access.SetBreakpoint,
+	"list_plugins":                      access.ReadPlugins,
+	"get_plugin_details":                access.ReadPlugins,
+	"get_plugin_creation_guide":         access.ReadPlugins,
+	"get_control_bus_status":            access.ReadExecutions,
+	"list_supervisors":                  access.ReadSessions,
+	"get_supervisor":                    access.ReadSessions,
+	"list_supervisor_engines":           access.ReadSessions,
+	"get_supervisor_engine":             access.ReadSessions,
+	"list_supervisor_presets":           access.ReadSessions,
+	"create_credential":                 access.ManageCredentials,
+	"revoke_credential":                 access.ManageCredentials,
+}
+
+// ToolOperation returns the operation a tool performs, and false for a tool
+// this server does not have.
+func ToolOperation(name string) (access.Operation, bool) {
+	op, ok := toolOps[name]
+	return op, ok
+}
+
+// MayCall reports whether p's role lets it call the tool at all (a
+// session-limited key must still name its own sessions, which the tool
+// checks on the decoded arguments). An unknown tool needs ADMIN.
+func MayCall(p access.Principal, tool string) bool {
+	op, ok := toolOps[tool]
+	if !ok {
+		return p.Role().AtLeast(access.Admin)
+	}
+	return access.Allowed(p.Role(), op)
+}
+
+// openMethods may be used by a request without a principal: the handshake
+// only. The HTTP layer in front answers 401 before that can happen when keys
+// are configured; this is the second fence.
+var openMethods = map[string]bool{
+	"initialize":                true,
+	"notifications/initialized": true,
+	"ping":                      true,
+}
+
+// codeUnauthenticated is the JSON-RPC error for a request with no principal.
+const codeUnauthenticated = -32001
+
+// authorize is the receiving middleware that decides, per decoded request,
+// what the caller may do. It runs after the SDK has parsed the JSON-RPC
+// message (batches included), on the very request value the SDK dispatches,
+// so what is checked is what runs.
+func authorize(log *zap.Logger) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			p := authn.PrincipalFrom(ctx)
+			if p.IsZero() && !openMethods[method] {
+				return nil, &jsonrpc.Error{Code: codeUnauthenticated, Message: "the caller is not authenticated; present an API key as Authorization: Bearer <key> or X-API-Key"}
+			}
+			if ct, ok := req.(*mcp.CallToolRequest); ok {
+				name := ct.Params.Name
+				if !MayCall(p, name) {
+					log.Info("mcp tool refused", zap.String("tool", sanitizeText(name, maxToolName)), zap.String("actor", p.Actor()), zap.Stringer("role", p.Role()))
+					return refusal(p, name), nil
+				}
+			}
+			res, err := next(ctx, method, req)
+			if lt, ok := res.(*mcp.ListToolsResult); ok && err == nil {
+				kept := make([]*mcp.Tool, 0, len(lt.Tools))
+				for _, t := range lt.Tools {
+					if MayCall(p, t.Name) {
+						kept = append(kept, t)
+					}
+				}
+				lt.Tools = kept
+			}
+			return res, err
+		}
+	}
+}
+
+// refusal is the isError answer to a tool the caller's role may not call.
+func refusal(p access.Principal, tool string) *mcp.CallToolResult {
+	op, known := toolOps[tool]
+	var msg string
+	if known {
+		msg = (&access.ForbiddenError{Actor: p.Actor(), Role: p.Role(), Op: op, Need: op.MinRole()}).Error()
+		msg = fmt.Sprintf("Forbidden: %s. Nothing was done; tools/list shows the tools this key may call.", msg)
+	} else {
+		msg = fmt.Sprintf("Forbidden: %s may not call the tool %q; unknown tools need an ADMIN key. tools/list shows the tools this key may call.", p.Actor(), sanitizeText(tool, maxToolName))
+	}
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+}
+
+// caller is the principal of ctx and what it records as actor.
+func caller(ctx context.Context) access.Principal { return authn.PrincipalFrom(ctx) }
+
+// maxToolName caps an unknown tool's name where it is echoed or logged.
+const maxToolName = 128
+
+// Channel is the channel recorded with every command and start made here.
+const Channel = "mcp"

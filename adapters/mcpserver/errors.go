@@ -1,0 +1,89 @@
+package mcpserver
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/yukta/yukta/application/executionapp"
+	"github.com/yukta/yukta/application/pluginapp"
+	"github.com/yukta/yukta/domain/fault"
+	"github.com/yukta/yukta/domain/session"
+	"github.com/yukta/yukta/domain/supervisor"
+)
+
+// subject names what a tool call addressed, so an error can name it.
+type subject struct {
+	Session, Workflow, Execution, Plugin, Supervisor string
+}
+
+// messages is the one table from errors to the sentences an agent reads. The
+// first matching entry wins; sentinel errors come before their fault kind.
+// Each sentence names the next tool to call. Texts of the seed's table are
+// kept word for word.
+var messages = []struct {
+	is   error
+	text func(err error, s subject) string
+}{
+	{executionapp.ErrExecutionNotFound, func(_ error, s subject) string {
+		return fmt.Sprintf("Execution not found: %s. Use get_workflow_history to list executions.", s.Execution)
+	}},
+	{session.ErrSessionNotFound, func(_ error, s subject) string {
+		return fmt.Sprintf("Session not found: %s. Use list_sessions to see available sessions.", s.Session)
+	}},
+	{session.ErrWorkflowNotFound, func(_ error, s subject) string {
+		return fmt.Sprintf("Workflow not found: %s in session %s. Use get_session_details to list its workflows.", s.Workflow, s.Session)
+	}},
+	{pluginapp.ErrPluginNotFound, func(_ error, s subject) string {
+		return fmt.Sprintf("Plugin not found: %s. Use list_plugins to see the registered types (names match exactly, including case).", s.Plugin)
+	}},
+	{supervisor.ErrSupervisorNotFound, func(_ error, s subject) string {
+		return fmt.Sprintf("Supervisor not found: %s. Use list_supervisors to see the supervisors that exist.", s.Supervisor)
+	}},
+	{supervisor.ErrEngineNotFound, func(err error, _ subject) string {
+		return sentence(err.Error()) + " Use list_supervisor_engines to see them."
+	}},
+	{fault.ErrInvalid, func(err error, _ subject) string { return invalidText(err) }},
+	{fault.ErrNotFound, func(err error, _ subject) string { return err.Error() }},
+	{fault.ErrConflict, func(err error, _ subject) string {
+		return sentence(err.Error()) + " Use get_workflow_status to see the current state."
+	}},
+	{fault.ErrForbidden, func(err error, _ subject) string { return "Forbidden: " + err.Error() }},
+	{fault.ErrUnavailable, func(error, subject) string {
+		return "The database is unavailable right now; nothing was changed. Retry the same call in a few seconds."
+	}},
+}
+
+// toolError turns a use case error into the error the SDK reports as an
+// isError result. An error of no known kind is logged once here and reported
+// without its internal text.
+func (s *server) toolError(tool string, err error, subj subject) error {
+	for _, m := range messages {
+		if errors.Is(err, m.is) {
+			return errors.New(sanitizeText(m.text(err, subj), maxErrorText))
+		}
+	}
+	s.log.Error("mcp tool failed", zap.String("tool", tool), zap.Error(err))
+	return fmt.Errorf("Internal error in %s; the server log has the details. Retry later or use get_control_bus_status to check the server.", tool)
+}
+
+// invalidText shows a validation error. The log filter's single-violation
+// errors read as the seed's sentences ("Regex pattern too long ...").
+func invalidText(err error) string {
+	ve, ok := errors.AsType[*fault.ValidationError](err)
+	if !ok {
+		return err.Error()
+	}
+	if len(ve.Violations) == 1 && ve.Subject == "log filter" {
+		return ve.Violations[0].Message
+	}
+	return sentence(ve.Error()) + " Nothing was changed; fix every problem listed and call again."
+}
+
+// sentence ends s with one period.
+func sentence(s string) string { return strings.TrimRight(s, ". ") + "." }
+
+// maxErrorText caps an error sentence.
+const maxErrorText = 8 << 10

@@ -1,0 +1,261 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/zap"
+
+	"github.com/yukta/yukta/domain/access"
+)
+
+func TestToolTableMatchesServer(t *testing.T) {
+	t.Parallel()
+	ts, _ := newTestServer(t)
+	cs := connect(t, ts.URL, secretOf("admin"))
+	lt, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tl := range lt.Tools {
+		got = append(got, tl.Name)
+		if _, ok := toolOps[tl.Name]; !ok {
+			t.Errorf("tool %s has no operation in toolOps", tl.Name)
+		}
+		if tl.OutputSchema == nil {
+			t.Errorf("tool %s has no output schema", tl.Name)
+		}
+	}
+	if len(got) != 23 || len(toolOps) != 23 {
+		t.Errorf("got %d tools and %d table entries, want 23: %v", len(got), len(toolOps), got)
+	}
+}
+
+// TestToolsListIsFilteredByRole checks tools/list per key against the table.
+func TestToolsListIsFilteredByRole(t *testing.T) {
+	t.Parallel()
+	ts, _ := newTestServer(t)
+	for _, k := range testKeys {
+		t.Run(k.name, func(t *testing.T) {
+			t.Parallel()
+			cs := connect(t, ts.URL, k.secret)
+			lt, err := cs.ListTools(t.Context(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got, want []string
+			for _, tl := range lt.Tools {
+				got = append(got, tl.Name)
+			}
+			for name, op := range toolOps {
+				if access.Allowed(k.role, op) {
+					want = append(want, name)
+				}
+			}
+			slices.Sort(got)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Errorf("got %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+// TestRefusedCallsHaveNoSideEffect calls every write tool with a VIEWER key
+// and checks no use case ran.
+func TestRefusedCallsHaveNoSideEffect(t *testing.T) {
+	t.Parallel()
+	ts, f := newTestServer(t)
+	cs := connect(t, ts.URL, secretOf("viewer"))
+	for name, op := range toolOps {
+		if op.MinRole() == access.Viewer {
+			continue
+		}
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: name, Arguments: map[string]any{"sessionId": "own"}})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !res.IsError || !strings.HasPrefix(text(res), "Forbidden: key:viewer has the role VIEWER") {
+			t.Errorf("%s: %v %q, want refused", name, res.IsError, text(res))
+		}
+	}
+	for _, name := range []string{"no_such_tool", "START_WORKFLOW", "start_workflow ", "start\u005fworkflow2"} {
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: name, Arguments: map[string]any{}})
+		if err != nil {
+			continue // refused by the transport (a name the Mcp-Name header cannot carry)
+		}
+		if !res.IsError || !strings.Contains(text(res), "unknown tools need an ADMIN key") {
+			t.Errorf("%q: %v %v, want refused as unknown", name, err, res)
+		}
+	}
+	if n := f.writes.Load(); n != 0 {
+		t.Errorf("%d write use cases ran, want 0", n)
+	}
+	if n := f.reads.Load(); n != 0 {
+		t.Errorf("%d read use cases ran for refused calls, want 0", n)
+	}
+}
+
+// TestLimitedKey checks a session-limited key: its own session works, a
+// foreign one reads exactly like an unknown one, and nothing runs.
+func TestLimitedKey(t *testing.T) {
+	t.Parallel()
+	ts, f := newTestServer(t)
+	cs := connect(t, ts.URL, secretOf("limited"))
+	var list SessionList
+	res := callOK(t, cs, "list_sessions", nil)
+	decode(t, res, &list)
+	if len(list.Sessions) != 1 || list.Sessions[0].SessionID != "own" {
+		t.Errorf("limited list_sessions = %+v, want only own", list)
+	}
+	callOK(t, cs, "get_workflow_status", map[string]any{"sessionId": "own", "executionId": ownExec})
+	before := f.reads.Load()
+	for _, tc := range []struct {
+		tool string
+		args func(sid, eid string) map[string]any
+	}{
+		{"get_workflow_status", func(s, e string) map[string]any { return map[string]any{"sessionId": s, "executionId": e} }},
+		{"start_workflow", func(s, _ string) map[string]any { return map[string]any{"sessionId": s, "workflowId": "build"} }},
+		{"control_node", func(s, e string) map[string]any {
+			return map[string]any{"sessionId": s, "executionId": e, "nodeId": "log", "action": "RETRY"}
+		}},
+	} {
+		foreign := call(t, cs, tc.tool, tc.args("foreign", foreignExec))
+		unknown := call(t, cs, tc.tool, tc.args("nosuch", foreignExec))
+		if !foreign.IsError || text(foreign) != strings.ReplaceAll(text(unknown), "nosuch", "foreign") {
+			t.Errorf("%s: foreign %q, unknown %q; want the same sentence", tc.tool, text(foreign), text(unknown))
+		}
+	}
+	if f.writes.Load() != 0 || f.reads.Load() != before {
+		t.Errorf("refused calls ran use cases: writes %d, reads %d -> %d", f.writes.Load(), before, f.reads.Load())
+	}
+}
+
+func TestUnauthenticatedRequestMayDoNothing(t *testing.T) {
+	t.Parallel()
+	f := &fakes{}
+	s, err := NewServer(f.deps(t), "test", zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := s.Connect(t.Context(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t"}, nil).Connect(t.Context(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if _, err := cs.ListTools(t.Context(), nil); err == nil || !strings.Contains(err.Error(), "not authenticated") {
+		t.Errorf("tools/list without a principal: %v, want refused", err)
+	}
+	if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "start_workflow", Arguments: map[string]any{"sessionId": "own", "workflowId": "build"}}); err == nil {
+		t.Error("tools/call without a principal succeeded")
+	}
+	if _, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "yukta://overview"}); err == nil {
+		t.Error("resources/read without a principal succeeded")
+	}
+	if f.writes.Load()+f.reads.Load() != 0 {
+		t.Error("a use case ran without a principal")
+	}
+}
+
+// TestLogHygiene checks what log lines and errors look like to an agent:
+// injected text stays data, escapes and invisible characters are escaped,
+// credentials are masked.
+func TestLogHygiene(t *testing.T) {
+	t.Parallel()
+	ts, _ := newTestServer(t)
+	cs := connect(t, ts.URL, secretOf("viewer"))
+	var logs ExecutionLogs
+	decode(t, callOK(t, cs, "get_execution_logs", map[string]any{"sessionId": "own", "executionId": ownExec}), &logs)
+	msg := logs.Lines[0].Message
+	for _, bad := range []string{"\x1b", "\u200b", "abcdefghijklmnop"} {
+		if strings.Contains(msg, bad) {
+			t.Errorf("log message %q contains %q", msg, bad)
+		}
+	}
+	if !strings.Contains(msg, `\u001B[31m`) || !strings.Contains(msg, `\u200B`) || !strings.Contains(msg, "***") {
+		t.Errorf("log message %q: want escapes shown and the token masked", msg)
+	}
+	var st ExecutionStatus
+	decode(t, callOK(t, cs, "get_workflow_status", map[string]any{"sessionId": "own", "executionId": ownExec}), &st)
+	if strings.ContainsAny(st.Error+st.Nodes[0].Error, "\x1b\u202e") {
+		t.Errorf("errors reach the agent unescaped: %q %q", st.Error, st.Nodes[0].Error)
+	}
+	rr, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "yukta://sessions/own/executions/" + ownExec + "/logs"})
+	if err != nil || strings.Contains(rr.Contents[0].Text, "\x1b") || strings.Count(rr.Contents[0].Text, "\n") != 1 {
+		t.Errorf("logs resource: %v %+v", err, rr)
+	}
+	if _, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "yukta://sessions/foreign/executions/" + ownExec + "/logs"}); err == nil ||
+		!strings.Contains(err.Error(), "Execution not found: "+ownExec+". Use get_workflow_history to list executions.") {
+		t.Errorf("logs resource of a foreign pair: %v", err)
+	}
+}
+
+func TestPrompts(t *testing.T) {
+	t.Parallel()
+	ts, _ := newTestServer(t)
+	cs := connect(t, ts.URL, secretOf("viewer"))
+	pr, err := cs.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "debug-workflow", Arguments: map[string]string{"sessionId": "ci", "executionId": "e-42"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	txt := pr.Messages[0].Content.(*mcp.TextContent).Text
+	for _, want := range []string{"get_workflow_status", "get_execution_logs", "get_workflow_details", "control_node with action RETRY", "RESTART_FROM_NODE", `"e-42"`} {
+		if !strings.Contains(txt, want) {
+			t.Errorf("debug-workflow lacks %q", want)
+		}
+	}
+	if _, err := cs.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "debug-workflow"}); err == nil {
+		t.Error("debug-workflow without arguments succeeded")
+	}
+	pr, err = cs.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "create-session-config"})
+	if err != nil || !strings.Contains(pr.Messages[0].Content.(*mcp.TextContent).Text, "get_session_creation_instructions") {
+		t.Errorf("create-session-config: %v %v", pr, err)
+	}
+}
+
+func call(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", tool, err)
+	}
+	return res
+}
+
+func callOK(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	res := call(t, cs, tool, args)
+	if res.IsError {
+		t.Fatalf("%s: %s", tool, text(res))
+	}
+	return res
+}
+
+func decode(t *testing.T, res *mcp.CallToolResult, out any) {
+	t.Helper()
+	b, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(b, out); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func text(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,120 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/yukta/yukta/application/executionapp"
+	"github.com/yukta/yukta/domain/access"
+)
+
+// StatusIn selects a part of the status.
+type StatusIn struct {
+	FilterType string `json:"filterType,omitempty" jsonschema:"sessions, executions, plugins or health; absent means all four"`
+}
+
+// ControlBusStatus is a snapshot of the server.
+type ControlBusStatus struct {
+	Sessions         []SessionActivity `json:"sessions"`
+	RecentExecutions []RecentRun       `json:"recentExecutions" jsonschema:"the 20 most recent executions across the sessions shown, newest first"`
+	Plugins          []PluginSummary   `json:"plugins"`
+	Health           *Health           `json:"health,omitempty"`
+	SkippedSessions  []SkippedSession  `json:"skippedSessions" jsonschema:"sessions that could not be read, and why; they are missing from the counts"`
+	Truncated        bool              `json:"truncated,omitempty" jsonschema:"more sessions exist than the 1000 shown"`
+}
+
+// SessionActivity is one session with its active executions.
+type SessionActivity struct {
+	SessionID        string `json:"sessionId"`
+	Name             string `json:"name"`
+	WorkflowCount    int    `json:"workflowCount"`
+	ActiveExecutions int    `json:"activeExecutions" jsonschema:"executions PENDING, RUNNING or PAUSED"`
+}
+
+// RecentRun is one recent execution.
+type RecentRun struct {
+	SessionID   string `json:"sessionId"`
+	ExecutionID string `json:"executionId"`
+	WorkflowID  string `json:"workflowId"`
+	Status      string `json:"status"`
+	StartedAt   string `json:"startedAt"`
+	DurationMs  int64  `json:"durationMs,omitempty" jsonschema:"absent while the execution runs"`
+}
+
+// SkippedSession names a session the snapshot could not read.
+type SkippedSession struct {
+	SessionID string `json:"sessionId"`
+	Reason    string `json:"reason"`
+}
+
+// Health is the server process's state.
+type Health struct {
+	Version       string `json:"version"`
+	UptimeSeconds int64  `json:"uptimeSeconds"`
+	Goroutines    int    `json:"goroutines"`
+	HeapAllocMB   uint64 `json:"heapAllocMB"`
+	SysMB         uint64 `json:"sysMB" jsonschema:"memory obtained from the OS"`
+	GoVersion     string `json:"goVersion"`
+}
+
+func (s *server) addStatusTool(m *mcp.Server) {
+	mcp.AddTool(m, &mcp.Tool{Name: "get_control_bus_status", Annotations: annotated(readOnly, "Server status"),
+		Description: "A snapshot of the server: sessions with active execution counts, the 20 most recent executions, plugin types and the process's memory, goroutines and uptime. " +
+			"Sessions it could not read are named in skippedSessions. Next: get_workflow_status or control_workflow STOP_ALL."},
+		s.busStatus)
+}
+
+var statusFilters = map[string]bool{"": true, "sessions": true, "executions": true, "plugins": true, "health": true}
+
+func (s *server) busStatus(ctx context.Context, _ *mcp.CallToolRequest, in StatusIn) (*mcp.CallToolResult, ControlBusStatus, error) {
+	const tool = "get_control_bus_status"
+	p := caller(ctx)
+	if err := p.Can(access.ReadExecutions, ""); err != nil {
+		return nil, ControlBusStatus{}, s.toolError(tool, err, subject{})
+	}
+	f := in.FilterType
+	if !statusFilters[f] {
+		return nil, ControlBusStatus{}, s.toolError(tool, invalid(fmt.Sprintf("Unsupported filter: %s. Valid filters: sessions, executions, plugins, health; or leave filterType out for all four.", f)), subject{})
+	}
+	out := ControlBusStatus{Sessions: []SessionActivity{}, RecentExecutions: []RecentRun{}, Plugins: []PluginSummary{}, SkippedSessions: []SkippedSession{}}
+	if f == "" || f == "sessions" || f == "executions" {
+		rep, err := s.d.Status.Handle(ctx, executionapp.StatusInput{Only: p.Sessions(), Executions: true})
+		if err != nil {
+			return nil, ControlBusStatus{}, s.toolError(tool, err, subject{})
+		}
+		if f != "executions" {
+			for _, x := range rep.Sessions {
+				out.Sessions = append(out.Sessions, SessionActivity{SessionID: x.SessionID, Name: x.Name, WorkflowCount: x.Workflows, ActiveExecutions: x.Active})
+			}
+			out.Truncated = rep.Truncated
+		}
+		if f != "sessions" {
+			for _, r := range rep.Recent {
+				rr := RecentRun{SessionID: r.SessionID, ExecutionID: r.ID, WorkflowID: r.WorkflowID, Status: string(r.Status), StartedAt: ts(r.StartedAt)}
+				if !r.EndedAt.IsZero() {
+					rr.DurationMs = r.EndedAt.Sub(r.StartedAt).Milliseconds()
+				}
+				out.RecentExecutions = append(out.RecentExecutions, rr)
+			}
+		}
+		for _, u := range rep.Unreadable {
+			out.SkippedSessions = append(out.SkippedSessions, SkippedSession{SessionID: u.SessionID, Reason: sanitizeText(u.Reason, 512)})
+		}
+	}
+	if f == "" || f == "plugins" {
+		for _, d := range s.d.ListPlugins.Handle(ctx) {
+			out.Plugins = append(out.Plugins, PluginSummary{Type: d.Type, Category: string(d.Category), Description: d.Description})
+		}
+	}
+	if f == "" || f == "health" {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		out.Health = &Health{Version: s.version, UptimeSeconds: int64(time.Since(s.d.Started).Seconds()), Goroutines: runtime.NumGoroutine(),
+			HeapAllocMB: ms.HeapAlloc >> 20, SysMB: ms.Sys >> 20, GoVersion: runtime.Version()}
+	}
+	return nil, out, nil
+}

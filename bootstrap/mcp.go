@@ -1,0 +1,66 @@
+package bootstrap
+
+import (
+	"time"
+
+	"go.uber.org/fx"
+	"go.uber.org/zap"
+
+	"github.com/yukta/yukta/adapters/authn"
+	"github.com/yukta/yukta/adapters/cel"
+	"github.com/yukta/yukta/adapters/httpapi"
+	"github.com/yukta/yukta/adapters/mcpserver"
+	"github.com/yukta/yukta/adapters/postgres"
+	"github.com/yukta/yukta/application/executionapp"
+	"github.com/yukta/yukta/application/pluginapp"
+	"github.com/yukta/yukta/application/sessionapp"
+	"github.com/yukta/yukta/domain/session"
+)
+
+// mcpModule provides the MCP endpoint as an httpapi.Mount in the "mounts"
+// group: /mcp and its /sse alias, opened by the keys of the MCP surface.
+var mcpModule = fx.Module("mcp",
+	fx.Provide(
+		func(t *executionapp.TailLogs, q *postgres.Queue, c session.Catalog) *executionapp.RedactedLogs {
+			return executionapp.NewRedactedLogs(t, q, c)
+		},
+		func(s *postgres.SessionStore, r executionapp.Reader) *executionapp.SystemStatus {
+			return executionapp.NewSystemStatus(s, r)
+		},
+		fx.Annotate(newMCPMount, fx.ResultTags(`group:"mounts"`)),
+	),
+)
+
+type mcpParams struct {
+	fx.In
+	Log            *zap.Logger
+	ApplySession   *sessionapp.ApplySession
+	GetSession     *sessionapp.GetSession
+	ListSessions   *sessionapp.ListSessions
+	GetWorkflow    *sessionapp.GetWorkflow
+	ListPlugins    *pluginapp.ListPlugins
+	DescribePlugin *pluginapp.DescribePlugin
+	Start          *executionapp.StartExecution
+	GetExecution   *executionapp.GetExecution
+	ListExecutions *executionapp.ListExecutions
+	Logs           *executionapp.RedactedLogs
+	Control        *executionapp.Control
+	Status         *executionapp.SystemStatus
+	CEL            *cel.Evaluator
+}
+
+// MCPPaths are where the MCP endpoint is served; /sse is the old name.
+var MCPPaths = []string{"/mcp", "/sse"}
+
+func newMCPMount(p mcpParams) (httpapi.Mount, error) {
+	h, err := mcpserver.New(mcpserver.Deps{
+		ApplySession: p.ApplySession, GetSession: p.GetSession, ListSessions: p.ListSessions, GetWorkflow: p.GetWorkflow,
+		ListPlugins: p.ListPlugins, DescribePlugin: p.DescribePlugin, Start: p.Start, GetExecution: p.GetExecution,
+		ListExecutions: p.ListExecutions, Logs: p.Logs, Control: p.Control, Status: p.Status,
+		CheckCondition: p.CEL.CompileBool, Started: time.Now(),
+	}, buildVersion(), p.Log)
+	if err != nil {
+		return httpapi.Mount{}, err
+	}
+	return httpapi.Mount{Paths: MCPPaths, Handler: h, Surface: authn.MCP, BodyLimit: mcpserver.MaxRequestBodyBytes}, nil
+}

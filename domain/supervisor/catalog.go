@@ -1,0 +1,211 @@
+// Package supervisor holds what Yukta knows about supervisors before any
+// exists: the catalogue of the four engines (rules, http, workflow, process)
+// with their settings, the signals each takes, whether it may initiate
+// commands, its default allowed commands, and the rule presets. It is data
+// only; the supervisor store and runtime come with their own issue.
+package supervisor
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/yukta/yukta/domain/fault"
+)
+
+// Category groups engines by where the decision is made.
+type Category string
+
+// The engine categories.
+const (
+	Rules          Category = "RULES"
+	ExternalSystem Category = "EXTERNAL_SYSTEM"
+	OnThisServer   Category = "ON_THIS_SERVER"
+)
+
+// Signal kinds an engine may receive.
+const (
+	SignalEvent     = "Event"
+	SignalTick      = "Tick"
+	SignalReview    = "Review"
+	SignalDelegated = "Delegated"
+	SignalStarted   = "Started"
+	SignalConsulted = "Consulted"
+)
+
+// Commands lists every directive command type, in the order DESIGN §9 gives.
+var Commands = []string{
+	"StartWorkflow", "PauseWorkflow", "ResumeWorkflow", "StopWorkflow", "StopAll", "RestartWorkflow", "RestartFromNode",
+	"PauseNode", "ResumeNode", "StopNode", "StepNode", "EnableStep", "DisableStep", "SkipNode", "UnskipNode", "RetryNode",
+	"SetBreakpoint", "ClearBreakpoint", "AnswerInput", "Hold", "Release",
+}
+
+// Setting is one engine setting.
+type Setting struct {
+	Name        string
+	Type        string
+	Default     string // "" when there is none
+	Required    bool
+	Description string
+}
+
+// Engine is one engine type of the catalogue.
+type Engine struct {
+	Type        string
+	Name        string
+	Category    Category
+	Description string
+	Signals     []string
+	CanInitiate bool
+	// AllCommands is true when the default allowedCommands is every command;
+	// otherwise DefaultCommands lists them (empty: none).
+	AllCommands     bool
+	DefaultCommands []string
+	Settings        []Setting
+	Example         string
+	Presets         []string
+}
+
+// Preset is a ready-made rule document of the rules engine.
+type Preset struct {
+	Name        string
+	Engine      string
+	Description string
+	Document    string
+}
+
+// ErrEngineNotFound is returned for an engine type the catalogue lacks.
+var ErrEngineNotFound = fmt.Errorf("supervisor: engine not found: %w", fault.ErrNotFound)
+
+// ErrSupervisorNotFound is returned for a supervisor id that does not exist.
+var ErrSupervisorNotFound = fmt.Errorf("supervisor: supervisor not found: %w", fault.ErrNotFound)
+
+// Engines returns the catalogue, in the order rules, http, workflow, process.
+// Each call returns fresh copies.
+func Engines() []Engine {
+	out := make([]Engine, len(engines))
+	for i, e := range engines {
+		out[i] = e.clone()
+	}
+	return out
+}
+
+// EngineByType returns one engine, or an error matching ErrEngineNotFound
+// that lists the known types.
+func EngineByType(typ string) (Engine, error) {
+	for _, e := range engines {
+		if e.Type == typ {
+			return e.clone(), nil
+		}
+	}
+	return Engine{}, fault.Newf(ErrEngineNotFound, "supervisor engine %q does not exist; the engines are %s", typ, engineTypes())
+}
+
+// Presets returns the presets of an engine type ("" for every engine).
+func Presets(engine string) ([]Preset, error) {
+	if engine != "" {
+		if _, err := EngineByType(engine); err != nil {
+			return nil, err
+		}
+	}
+	var out []Preset
+	for _, p := range presets {
+		if engine == "" || p.Engine == engine {
+			out = append(out, p)
+		}
+	}
+	if out == nil {
+		out = []Preset{}
+	}
+	return out, nil
+}
+
+func engineTypes() string {
+	s := ""
+	for i, e := range engines {
+		if i > 0 {
+			s += ", "
+		}
+		s += e.Type
+	}
+	return s
+}
+
+func (e Engine) clone() Engine {
+	e.Signals = slices.Clone(e.Signals)
+	e.DefaultCommands = slices.Clone(e.DefaultCommands)
+	e.Settings = slices.Clone(e.Settings)
+	e.Presets = slices.Clone(e.Presets)
+	if e.DefaultCommands == nil {
+		e.DefaultCommands = []string{}
+	}
+	if e.AllCommands {
+		e.DefaultCommands = slices.Clone(Commands)
+	}
+	return e
+}
+
+var engines = []Engine{
+	{
+		Type: "rules", Name: "Rules", Category: Rules,
+		Description: "Reacts to events and timers with a JSON rule document.",
+		Signals:     []string{SignalEvent, SignalTick, SignalReview, SignalDelegated},
+		CanInitiate: true, AllCommands: true,
+		Settings: []Setting{
+			{Name: "schemaVersion", Type: "number", Default: "1", Description: "Version of the rule document; only 1 is read."},
+			{Name: "rules", Type: "list of rules", Required: true, Description: "The rules, in order; each has an id and when/then, deny or requireApproval."},
+		},
+		Example: `{"type":"rules","settings":{"rules":[{"id":"pause-on-repeated-failure","when":{"event":"NodeStatusChanged","status":"FAILURE","count":3,"withinSeconds":60},"then":{"command":"PauseWorkflow"}}]}}`,
+		Presets: []string{"failure-guard", "approval-gate", "stall-watchdog", "too-many-running"},
+	},
+	{
+		Type: "http", Name: "External system", Category: ExternalSystem,
+		Description: "A system outside the server, often an AI agent, decides. It reads signals from the agent API, or Yukta posts them to a url, and it sends directives to the agent API with the supervisor's credential.",
+		Signals:     []string{SignalEvent, SignalReview, SignalStarted, SignalDelegated, SignalConsulted},
+		CanInitiate: true, AllCommands: true,
+		Settings: []Setting{
+			{Name: "url", Type: "string", Description: `Where to post each signal as {"cursor", "kind", "signal"}. The reply is not read. Without it, the system reads signals over the agent API only.`},
+			{Name: "headers", Type: "map", Description: "Headers to send; a value may be ${env.NAME}."},
+			{Name: "secretHeaders", Type: "secret map", Description: "Headers with secrets; shown as *** on every read."},
+			{Name: "timeoutMs", Type: "number", Default: "3000", Description: "How long one post may take; at most 10000."},
+			{Name: "maxConcurrent", Type: "number", Default: "4", Description: "Most posts at once; at most 32."},
+		},
+		Example: `{"type":"http","settings":{"url":"https://agent.example.com/yukta/signals"}}`,
+	},
+	{
+		Type: "workflow", Name: "Workflow", Category: OnThisServer,
+		Description: "Starts a workflow of an internal session for each matching signal. The workflow starts with SUPERVISOR_SIGNAL and ends each exit with SUPERVISOR_DECISION.",
+		Signals:     []string{SignalEvent, SignalTick, SignalReview, SignalDelegated, SignalStarted},
+		CanInitiate: true,
+		Settings: []Setting{
+			{Name: "sessionId", Type: "string", Required: true, Description: "The internal session that holds the workflow."},
+			{Name: "workflowId", Type: "string", Required: true, Description: "The workflow of that session."},
+			{Name: "events", Type: "list of event type names", Required: true, Description: "Event types that start a run, such as InputRequested."},
+			{Name: "when", Type: "expression", Description: "Read-only condition over the redacted event; the run starts only when it holds."},
+			{Name: "maxConcurrent", Type: "number", Default: "2", Description: "Runs of this supervisor at once; from 1 to the size of the reserved slot pool."},
+			{Name: "timeout", Type: "number (seconds)", Default: "60", Description: "Time one run may take; 1 to 600."},
+		},
+		Example: `{"type":"workflow","settings":{"sessionId":"supervisors","workflowId":"triage","events":["InputRequested"],"timeout":30}}`,
+	},
+	{
+		Type: "process", Name: "Local program", Category: OnThisServer,
+		Description: "Runs a program on the machine where Yukta runs. Signals arrive as JSON lines on its standard input; directives are read as JSON lines from its standard output.",
+		Signals:     []string{SignalEvent, SignalStarted, SignalDelegated, SignalConsulted},
+		CanInitiate: true, AllCommands: true,
+		Settings: []Setting{
+			{Name: "command", Type: "string", Required: true, Description: "The executable. It must be in yukta.process.allowed-commands, or yukta.process.allow-any must be true while that list is empty."},
+			{Name: "args", Type: "string", Description: "Arguments, one per line, in order."},
+		},
+		Example: `{"type":"process","settings":{"command":"/opt/yukta/decide"}}`,
+	},
+}
+
+var presets = []Preset{
+	{Name: "failure-guard", Engine: "rules", Description: "Pauses a workflow whose nodes fail three times within a minute.",
+		Document: `{"schemaVersion":1,"rules":[{"id":"failure-guard","when":{"event":"NodeStatusChanged","status":"FAILURE","count":3,"withinSeconds":60,"per":"workflow"},"then":{"command":"PauseWorkflow"}}]}`},
+	{Name: "approval-gate", Engine: "rules", Description: "Parks every restart for an ADMIN's approval.",
+		Document: `{"schemaVersion":1,"rules":[{"id":"approval-gate","requireApproval":{"command":"RestartWorkflow"}}]}`},
+	{Name: "stall-watchdog", Engine: "rules", Description: "On each tick, stops runs that have made no progress for ten minutes.",
+		Document: `{"schemaVersion":1,"rules":[{"id":"stall-watchdog","when":{"tick":true,"if":"now - execution.lastProgressAt > duration('10m')"},"then":{"command":"StopWorkflow","mode":"CANCEL","reason":"stalled for 10 minutes"}}]}`},
+	{Name: "too-many-running", Engine: "rules", Description: "Denies starts while more than ten runs of the workflow are active.",
+		Document: `{"schemaVersion":1,"rules":[{"id":"too-many-running","deny":{"command":"StartWorkflow","if":"execution.activeCount > 10"}}]}`},
+}

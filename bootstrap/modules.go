@@ -37,6 +37,7 @@ var Module = fx.Options(
 	sessionModule,
 	executionModule,
 	metricsModule,
+	journalModule,
 	httpModule,
 	mcpModule,
 	debugModule,
@@ -127,6 +128,7 @@ type httpParams struct {
 	Events         *executionapp.ReadEvents
 	CEL            *cel.Evaluator
 	Metrics        *metrics.Metrics
+	Journal        httpapi.JournalUseCases
 	// Mounts are the doors served beside REST (MCP, agent API).
 	Mounts []httpapi.Mount `group:"mounts"`
 }
@@ -151,6 +153,7 @@ func newHTTPServer(p httpParams) (*httpapi.Server, error) {
 			Start: p.Start, Webhook: p.Webhook, Get: p.GetExecution, List: p.ListExecutions, Logs: p.TailLogs,
 			Control: p.Control, Inputs: p.ListInputs, Answer: p.AnswerInput, Events: p.Events,
 		},
+		Journal:        p.Journal,
 		CheckCondition: p.CEL.CompileBool,
 		Ready: func(ctx context.Context) error {
 			err := postgres.Ready(ctx, p.Pool)

@@ -161,6 +161,12 @@ func TestCrashLosesNothing(t *testing.T) {
 	waitAllEnded(t, s2, ids, 60*time.Second)
 	t.Logf("all 200 runs ended %s after the restart", time.Since(restarted).Round(time.Millisecond))
 	verifyRuns(t, s2, ids)
+	// Every journal verifies after the crash, with no gap and no torn record,
+	// and its projection equals the live status (journal_test.go).
+	if c := checkJournals(t, dsn, 30*time.Second); c.settled != len(ids) {
+		t.Fatalf("%d settled journals, want %d", c.settled, len(ids))
+	}
+	assertEveryEventJournaledOnce(t, dsn)
 
 	// Idempotent starts after the crash still map to the same runs.
 	again := startManyExisting(t, s2, ids)

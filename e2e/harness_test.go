@@ -80,6 +80,7 @@ func startServer(t testing.TB, o serverOptions) *server {
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.TempDir()}, o.Env...)
 	if o.DSN != "" {
 		cmd.Env = append(cmd.Env, "YUKTA_DATABASE_URL="+o.DSN)
+		cmd.Env = append(cmd.Env, journalKeyEnv(o.DSN, o.Env)...) // see journal_test.go
 	} else {
 		cmd.Env = append(cmd.Env, "YUKTA_DATA_DIR="+o.DataDir)
 	}
@@ -110,6 +111,7 @@ func startServer(t testing.TB, o serverOptions) *server {
 			t.Logf("server log:\n%s", s.logs.String())
 		}
 	})
+	sweepJournalsAtEnd(t, s, o.DSN) // see journal_test.go
 	select {
 	case s.URL = <-urlCh:
 	case err := <-s.exited:

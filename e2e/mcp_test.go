@@ -545,6 +545,20 @@ func TestMCPToolRoleMatrix(t *testing.T) {
 	if err := conn.QueryRow(t.Context(), `SELECT count(*) FROM events WHERE actor = 'key:operator' AND channel = 'mcp'`).Scan(&n); err != nil || n == 0 {
 		t.Errorf("events by key:operator over mcp: %d %v, want some", n, err)
 	}
+	// ... and reaches the executions' journals (the observer appends them
+	// from the outbox shortly after the commit).
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		err := conn.QueryRow(t.Context(), `SELECT count(*) FROM journal_records WHERE line LIKE '%"key:operator"%' AND line LIKE '%"mcp"%'`).Scan(&n)
+		if err == nil && n > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("journal records with actor key:operator and channel mcp: %d %v, want some", n, err)
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // mcpQuiet waits until no execution is active, so row counts stay still.

@@ -39,7 +39,7 @@ func TestAuthenticateBySurface(t *testing.T) {
 		{"Authorization", "bearer " + apiSecret, MCP, "key:ci", nil},
 		{"X-API-Key", apiSecret, REST, "key:ci", nil},
 		{"X-API-Key", mcpSecret, MCP, "key:mcp", nil},
-		{"X-API-Key", mcpSecret, REST, "", ErrInvalid}, // the MCP key opens /mcp only
+		{"X-API-Key", mcpSecret, REST, "", ErrInvalid},  // the MCP key opens /mcp only
 		{"X-API-Key", apiSecret, Agent, "", ErrInvalid}, // the agent API takes supervisor credentials
 		{"Authorization", "Basic " + apiSecret, REST, "", ErrMissing},
 		{"", "", REST, "", ErrMissing},

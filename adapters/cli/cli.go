@@ -55,6 +55,7 @@ func init() {
 		{"stop-all", "SESSION WORKFLOW [--mode DRAIN|CANCEL|KILL]", "stop every active execution of a workflow", runStopAll},
 		{"inputs", "[SESSION] [--all] [--execution ID]", "inputs that INPUT_REQUEST nodes are waiting for", runInputs},
 		{"answer", "INPUT_ID JSON", `answer an input (approvals: {"approved": true, "comment": "…"})`, runAnswer},
+		{"journal", "export SESSION EXECUTION | verify FILE --public-key KEY", "export an execution's journal (NDJSON, to stdout), or verify an export offline\n      (no server needed; exit 0 VALID, 1 INVALID, 3 UNANCHORED)", runJournal},
 	}
 }
 

@@ -46,6 +46,9 @@ type UseCases struct {
 	Ready func(context.Context) error
 	// Executions are the execution, control, log, input and event calls.
 	Executions ExecutionUseCases
+	// Journal are the observer journal calls (export, verify, projection,
+	// public key).
+	Journal JournalUseCases
 	// CheckCondition compiles a CEL breakpoint condition (nil: not checked
 	// until it is evaluated).
 	CheckCondition func(string) error

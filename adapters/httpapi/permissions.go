@@ -37,6 +37,12 @@ var routeOps = map[string]access.Operation{
 	"listPlugins":           access.ReadPlugins,
 	"getPlugin":             access.ReadPlugins,
 	"getMetrics":            access.ReadMetrics,
+
+	// The observer journal (issue 5): reading a journal is reading the execution.
+	"exportJournal":          access.ReadExecutions,
+	"verifyJournal":          access.ReadExecutions,
+	"getExecutionProjection": access.ReadExecutions,
+	"getJournalPublicKey":    access.ReadExecutions,
 }
 
 // publicOps need no key: probes and the API description, which say nothing

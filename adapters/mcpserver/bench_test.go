@@ -11,11 +11,12 @@ import (
 )
 
 // BenchmarkStatusInProcess is one get_workflow_status tools/call over HTTP to
-// the handler with fake use cases: the cost of the MCP layer alone.
+// the handler with the real use cases on a local throwaway PostgreSQL: the
+// MCP layer plus one execution read.
 func BenchmarkStatusInProcess(b *testing.B) {
-	ts, _ := newTestServer(b)
+	ts, env := newTestServer(b)
 	cs := connect(b, ts.URL, secretOf("viewer"))
-	args := map[string]any{"sessionId": "own", "executionId": ownExec}
+	args := map[string]any{"sessionId": "own", "executionId": env.ownExec}
 	b.ReportAllocs()
 	for b.Loop() {
 		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "get_workflow_status", Arguments: args})
@@ -28,8 +29,8 @@ func BenchmarkStatusInProcess(b *testing.B) {
 // BenchmarkStatusRawPOST is the same call as one raw JSON-RPC POST, as a
 // stateless agent sends it (no initialize): the server's share alone.
 func BenchmarkStatusRawPOST(b *testing.B) {
-	ts, _ := newTestServer(b)
-	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_workflow_status","arguments":{"sessionId":"own","executionId":"` + ownExec + `"}}}`
+	ts, env := newTestServer(b)
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_workflow_status","arguments":{"sessionId":"own","executionId":"` + env.ownExec + `"}}}`
 	b.ReportAllocs()
 	for b.Loop() {
 		res := post(b, ts.URL, secretOf("viewer"), body)

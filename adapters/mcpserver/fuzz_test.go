@@ -1,8 +1,7 @@
 package mcpserver
 
 import (
-	"net/http"
-	"net/http/httptest"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -11,14 +10,22 @@ import (
 
 // FuzzViewerCannotWrite posts raw JSON-RPC bodies (batches, odd casing,
 // escaped method and tool names, duplicate keys, NULs, a BOM, deep params)
-// with a VIEWER key and fails if any write use case ran. Authorization runs
-// on the request the SDK decoded and dispatches, so there is no second
-// parser whose reading could differ. The seed corpus runs with go test; run
-// longer with: go test ./adapters/mcpserver -fuzz FuzzViewerCannotWrite -fuzztime 5m
+// with a VIEWER key to the server over a real seeded database, and fails if
+// any row was added or removed or the answer holds a successful write
+// result. The seeds carry valid arguments naming things that exist
+// (writeArgs), so a write that got through would succeed and show.
+// Authorization runs on the request the SDK decoded and dispatches, so there
+// is no second parser whose reading could differ.
+//
+// The database is seeded once per process, not per input. Execution ids
+// differ between processes, so bodies name the seeded executions by tokens
+// (ownExecToken, liveExecToken), replaced before each request. The seed
+// corpus runs with go test; run longer with:
+// go test ./adapters/mcpserver -fuzz FuzzViewerCannotWrite -fuzztime 5m
 func FuzzViewerCannotWrite(f *testing.F) {
-	call := func(name string) string {
-		return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + name + `","arguments":{"sessionId":"own","workflowId":"build","executionId":"` + ownExec + `","nodeId":"log","action":"RETRY","session":{"sessionId":"own","name":"x","workflows":[]}}}}`
-	}
+	call := func(tool string) string { return toolCall(tool, writeArgs[tool]) }
+	// callAs names the tool differently but passes start_workflow's arguments.
+	callAs := func(name string) string { return toolCall(name, writeArgs["start_workflow"]) }
 	for _, seed := range []string{
 		call("start_workflow"),
 		call("create_session"),
@@ -26,16 +33,16 @@ func FuzzViewerCannotWrite(f *testing.F) {
 		call("control_workflow"),
 		call("set_node_breakpoint"),
 		call("revoke_credential"),
-		call("start\\u005fworkflow"),
-		call("START_WORKFLOW"),
-		call("start_workflow\\u0000"),
+		callAs("start\\u005fworkflow"),
+		callAs("START_WORKFLOW"),
+		callAs("start_workflow\\u0000"),
 		"[" + call("list_plugins") + "," + strings.Replace(call("start_workflow"), `"id":1`, `"id":2`, 1) + "]",
 		`{"jsonrpc":"2.0","id":1,"method":"tools\u002fcall","params":{"name":"start_workflow","arguments":{"sessionId":"own","workflowId":"build"}}}`,
 		`{"jsonrpc":"2.0","id":1,"Method":"tools/call","params":{"name":"start_workflow","arguments":{"sessionId":"own","workflowId":"build"}}}`,
 		`{"jsonrpc":"2.0","id":1,"METHOD":"tools/call","method":"tools/list","params":{"name":"start_workflow"}}`,
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_plugins","name":"start_workflow","arguments":{"sessionId":"own","workflowId":"build"}}}`,
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"Name":"start_workflow","name":"list_plugins","arguments":{}}}`,
-		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_workflow_status","arguments":{"sessionId":"own","SESSIONID":"foreign","executionId":"` + ownExec + `"}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_workflow_status","arguments":{"sessionId":"own","SESSIONID":"foreign","executionId":"` + ownExecToken + `"}}}`,
 		"\ufeff" + call("start_workflow"),
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"start_workflow","arguments":{"sessionId":"own","workflowId":"build","payload":` + strings.Repeat("[", 200) + strings.Repeat("]", 200) + `}}}`,
 		`{"jsonrpc":"2.0","method":"tools/call","params":{"name":"start_workflow","arguments":{"sessionId":"own","workflowId":"build"}}}`,
@@ -46,27 +53,44 @@ func FuzzViewerCannotWrite(f *testing.F) {
 		f.Add(seed, "2025-06-18")
 		f.Add(seed, "2025-03-26")
 	}
-	fk := &fakes{}
-	h, err := New(fk.deps(f), "test", zap.NewNop())
+	env := newEnv(f)
+	h, err := New(env.deps, "test", zap.NewNop())
 	if err != nil {
 		f.Fatal(err)
 	}
 	srv := authenticated(f, h)
+	keys := writeOnlyKeys(f, srv)
+	rows := env.rowCounts(f)
 	viewer := secretOf("viewer")
 	f.Fuzz(func(t *testing.T, body, version string) {
 		if len(body) > 1<<16 {
 			return
 		}
-		req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Authorization", "Bearer "+viewer)
-		if version != "" {
-			req.Header.Set("Mcp-Protocol-Version", version)
+		res := serve(srv, viewer, version, env.expand(body))
+		if w := successfulWrites(res, keys); len(w) > 0 {
+			t.Fatalf("a VIEWER key got a successful write result (%v) with body %q: %.500s", w, body, res)
 		}
-		srv.ServeHTTP(httptest.NewRecorder(), req)
-		if n := fk.writes.Load(); n != 0 {
-			t.Fatalf("a VIEWER key ran %d write use cases with body %q", n, body)
-		}
+		env.assertRowsUnchanged(t, rows, fmt.Sprintf("a VIEWER request with body %q", body))
 	})
+}
+
+// writeArgs are valid arguments of each write tool on the seeded database:
+// a call that got past authorization would succeed and add rows
+// (TestFuzzOracleSeesWrites shows it with OPERATOR and ADMIN keys). Credentials belong
+// to supervisors, of which none exist, so the credential tools cannot succeed.
+var writeArgs = map[string]string{
+	"start_workflow": `{"sessionId":"own","workflowId":"build"}`,
+	"create_session": `{"session":{"sessionId":"fuzzed","name":"x","workflows":[{"workflowId":"w","nodes":[{"nodeId":"start","type":"MANUAL"},` +
+		`{"nodeId":"out","type":"RESULT"}],"edges":[{"source":"start","target":"out"}]}]}}`,
+	"control_node":        `{"sessionId":"own","executionId":"` + ownExecToken + `","nodeId":"boom","action":"RETRY"}`,
+	"control_workflow":    `{"sessionId":"own","executionId":"` + ownExecToken + `","action":"RESTART"}`,
+	"set_node_breakpoint": `{"sessionId":"own","executionId":"` + liveExecToken + `","nodeId":"boom","field":"order.status","equals":"held"}`,
+	"create_credential":   `{"supervisorId":"s1"}`,
+	"revoke_credential":   `{"supervisorId":"s1"}`,
+	"list_plugins":        `{}`,
+}
+
+// toolCall is the tools/call request of a tool with raw JSON arguments.
+func toolCall(name, args string) string {
+	return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + name + `","arguments":` + args + `}}`
 }

@@ -2,6 +2,8 @@ package mcpserver
 
 import (
 	"errors"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -80,16 +82,49 @@ func TestErrorTable(t *testing.T) {
 	}
 }
 
-// TestFuzzOracleSeesWrites shows the fuzz target's oracle works: the same
-// raw body with an OPERATOR key does run the write use case.
+// TestFuzzOracleSeesWrites shows the fuzz target's oracle works: the write
+// calls of its seed corpus, refused to a VIEWER, do write with an OPERATOR or
+// ADMIN key, and both the row counts and the answer show it, batched or not.
 func TestFuzzOracleSeesWrites(t *testing.T) {
 	t.Parallel()
-	ts, f := newTestServer(t)
-	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"start_workflow","arguments":{"sessionId":"own","workflowId":"build"}}}`
-	if res := post(t, ts.URL, secretOf("viewer"), body); !strings.Contains(res, "Forbidden") || f.writes.Load() != 0 {
-		t.Fatalf("viewer: %s, writes %d", res, f.writes.Load())
+	env := newEnv(t)
+	h, err := New(env.deps, "test", zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
 	}
-	if res := post(t, ts.URL, secretOf("operator"), body); !strings.Contains(res, ownExec) || f.writes.Load() != 1 {
-		t.Fatalf("operator: %s, writes %d", res, f.writes.Load())
+	srv := authenticated(t, h)
+	keys := writeOnlyKeys(t, srv)
+	for _, want := range []string{"commandId", "created", "resultExecutionIds", "token"} {
+		if !slices.Contains(keys, want) {
+			t.Errorf("write-only output keys %v lack %q", keys, want)
+		}
+	}
+	for _, tc := range []struct {
+		tool, key, version string
+		batch              bool
+	}{
+		{"start_workflow", "operator", "", false},
+		{"start_workflow", "operator", "2025-03-26", true},
+		{"control_node", "operator", "", false},
+		{"control_workflow", "operator", "", false},
+		{"set_node_breakpoint", "operator", "", false},
+		{"create_session", "admin", "", false},
+	} {
+		body := env.expand(toolCall(tc.tool, writeArgs[tc.tool]))
+		if tc.batch {
+			body = "[" + body + "]"
+		}
+		rows := env.rowCounts(t)
+		if res := serve(srv, secretOf("viewer"), tc.version, body); !strings.Contains(res, "Forbidden") || len(successfulWrites(res, keys)) != 0 {
+			t.Fatalf("%s as viewer: %s", tc.tool, res)
+		}
+		env.assertRowsUnchanged(t, rows, tc.tool+" as viewer")
+		res := serve(srv, secretOf(tc.key), tc.version, body)
+		if len(successfulWrites(res, keys)) == 0 {
+			t.Errorf("%s as %s: the oracle sees no write in %s", tc.tool, tc.key, res)
+		}
+		if after := env.rowCounts(t); maps.Equal(rows, after) {
+			t.Errorf("%s as %s: rows unchanged (%v); the seed would not show a write", tc.tool, tc.key, after)
+		}
 	}
 }

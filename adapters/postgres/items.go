@@ -70,12 +70,17 @@ func (s *ItemStore) Finish(ctx context.Context, owner string, us []executionapp.
 	if err != nil {
 		return nil, translate(err)
 	}
-	done, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	return int64Set(rows)
+}
+
+// int64Set collects a one-column bigint result as a set.
+func int64Set(rows pgx.Rows) (map[int64]bool, error) {
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
 	if err != nil {
 		return nil, translate(err)
 	}
-	out := make(map[int64]bool, len(done))
-	for _, id := range done {
+	out := make(map[int64]bool, len(ids))
+	for _, id := range ids {
 		out[id] = true
 	}
 	return out, nil

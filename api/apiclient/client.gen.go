@@ -197,6 +197,84 @@ func (e InputStatus) Valid() bool {
 	}
 }
 
+// Defines values for JournalNodeViewStatus.
+const (
+	JournalNodeViewStatusDone    JournalNodeViewStatus = "done"
+	JournalNodeViewStatusDown    JournalNodeViewStatus = "down"
+	JournalNodeViewStatusRunning JournalNodeViewStatus = "running"
+)
+
+// Valid indicates whether the value is a known member of the JournalNodeViewStatus enum.
+func (e JournalNodeViewStatus) Valid() bool {
+	switch e {
+	case JournalNodeViewStatusDone:
+		return true
+	case JournalNodeViewStatusDown:
+		return true
+	case JournalNodeViewStatusRunning:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for JournalPublicKeyAlgorithm.
+const (
+	Ed25519 JournalPublicKeyAlgorithm = "ed25519"
+)
+
+// Valid indicates whether the value is a known member of the JournalPublicKeyAlgorithm enum.
+func (e JournalPublicKeyAlgorithm) Valid() bool {
+	switch e {
+	case Ed25519:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for JournalRunViewStatus.
+const (
+	JournalRunViewStatusDone    JournalRunViewStatus = "done"
+	JournalRunViewStatusDown    JournalRunViewStatus = "down"
+	JournalRunViewStatusRunning JournalRunViewStatus = "running"
+)
+
+// Valid indicates whether the value is a known member of the JournalRunViewStatus enum.
+func (e JournalRunViewStatus) Valid() bool {
+	switch e {
+	case JournalRunViewStatusDone:
+		return true
+	case JournalRunViewStatusDown:
+		return true
+	case JournalRunViewStatusRunning:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for JournalVerificationResult.
+const (
+	INVALID    JournalVerificationResult = "INVALID"
+	UNANCHORED JournalVerificationResult = "UNANCHORED"
+	VALID      JournalVerificationResult = "VALID"
+)
+
+// Valid indicates whether the value is a known member of the JournalVerificationResult enum.
+func (e JournalVerificationResult) Valid() bool {
+	switch e {
+	case INVALID:
+		return true
+	case UNANCHORED:
+		return true
+	case VALID:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for NodeCommandAction.
 const (
 	NodeCommandActionBREAKPOINTCLEAR NodeCommandAction = "BREAKPOINT_CLEAR"
@@ -725,6 +803,101 @@ type InputList struct {
 	Inputs []Input `json:"inputs"`
 }
 
+// JournalCounts defines model for JournalCounts.
+type JournalCounts struct {
+	ByTarget map[string]int `json:"byTarget"`
+	ByType   map[string]int `json:"byType"`
+	Total    int            `json:"total"`
+}
+
+// JournalNodeView defines model for JournalNodeView.
+type JournalNodeView struct {
+	DecisionCount   int                   `json:"decisionCount"`
+	Emitted         *int64                `json:"emitted,omitempty"`
+	EngineStatus    *string               `json:"engineStatus,omitempty"`
+	Error           *string               `json:"error,omitempty"`
+	EventCount      int                   `json:"eventCount"`
+	FirstObservedAt time.Time             `json:"firstObservedAt"`
+	FirstSequence   int64                 `json:"firstSequence"`
+	Id              string                `json:"id"`
+	LastObservedAt  time.Time             `json:"lastObservedAt"`
+	LastSequence    int64                 `json:"lastSequence"`
+	Received        *int64                `json:"received,omitempty"`
+	SettledAt       *time.Time            `json:"settledAt,omitempty"`
+	StartedAt       *time.Time            `json:"startedAt,omitempty"`
+	Status          JournalNodeViewStatus `json:"status"`
+	WallMs          *int64                `json:"wallMs,omitempty"`
+}
+
+// JournalNodeViewStatus defines model for JournalNodeView.Status.
+type JournalNodeViewStatus string
+
+// JournalProjection defines model for JournalProjection.
+type JournalProjection struct {
+	// ChainTip Its digest; absent for an empty journal.
+	ChainTip    *string           `json:"chainTip,omitempty"`
+	ExecutionId string            `json:"executionId"`
+	Nodes       []JournalNodeView `json:"nodes"`
+	Run         JournalRunView    `json:"run"`
+
+	// Sequence The last record folded.
+	Sequence int64 `json:"sequence"`
+}
+
+// JournalPublicKey defines model for JournalPublicKey.
+type JournalPublicKey struct {
+	Algorithm JournalPublicKeyAlgorithm `json:"algorithm"`
+
+	// PublicKey The raw 32-byte key in standard base64.
+	PublicKey string `json:"publicKey"`
+}
+
+// JournalPublicKeyAlgorithm defines model for JournalPublicKey.Algorithm.
+type JournalPublicKeyAlgorithm string
+
+// JournalRunView defines model for JournalRunView.
+type JournalRunView struct {
+	Decisions       JournalCounts        `json:"decisions"`
+	EngineStatus    *string              `json:"engineStatus,omitempty"`
+	Error           *string              `json:"error,omitempty"`
+	Events          JournalCounts        `json:"events"`
+	FirstObservedAt *time.Time           `json:"firstObservedAt,omitempty"`
+	FirstSequence   *int64               `json:"firstSequence,omitempty"`
+	LastObservedAt  *time.Time           `json:"lastObservedAt,omitempty"`
+	LastSequence    *int64               `json:"lastSequence,omitempty"`
+	SettledAt       *time.Time           `json:"settledAt,omitempty"`
+	Status          JournalRunViewStatus `json:"status"`
+}
+
+// JournalRunViewStatus defines model for JournalRunView.Status.
+type JournalRunViewStatus string
+
+// JournalVerification defines model for JournalVerification.
+type JournalVerification struct {
+	// ChainTip The digest of that record (sha256:…).
+	ChainTip *string `json:"chainTip,omitempty"`
+	Detail   *string `json:"detail,omitempty"`
+
+	// FirstBadSequence INVALID: the first sequence that cannot be trusted.
+	FirstBadSequence *int64 `json:"firstBadSequence,omitempty"`
+
+	// LagEvents The execution's events the observer has not journaled yet.
+	LagEvents int64 `json:"lagEvents"`
+
+	// Reason Why the result is not VALID: digest_mismatch, broken_link, gap,
+	// reorder, wrong_execution, wrong_schema_version, malformed,
+	// checkpoint_mismatch (INVALID); no_checkpoint, no_public_key,
+	// bad_signature (UNANCHORED).
+	Reason *string                   `json:"reason,omitempty"`
+	Result JournalVerificationResult `json:"result"`
+
+	// Sequence The last record that verified (0 when none did).
+	Sequence int64 `json:"sequence"`
+}
+
+// JournalVerificationResult defines model for JournalVerification.Result.
+type JournalVerificationResult string
+
 // LogLine defines model for LogLine.
 type LogLine struct {
 	At      time.Time `json:"at"`
@@ -1220,6 +1393,11 @@ type ClientInterface interface {
 	// Corresponds with POST /api/inputs/{inputId} (the `AnswerInput` operationId).
 	AnswerInput(ctx context.Context, inputId openapi_types.UUID, params *AnswerInputParams, body AnswerInputJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetJournalPublicKey The ed25519 public key that verifies the server's journal checkpoints.
+	//
+	// Corresponds with GET /api/journal/public-key (the `GetJournalPublicKey` operationId).
+	GetJournalPublicKey(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetOpenAPISpec This document.
 	//
 	// Corresponds with GET /api/openapi.yaml (the `GetOpenAPISpec` operationId).
@@ -1301,6 +1479,29 @@ type ClientInterface interface {
 	// Corresponds with GET /api/sessions/{sessionId}/executions/{executionId}/events (the `StreamExecutionEvents` operationId).
 	StreamExecutionEvents(ctx context.Context, sessionId SessionId, executionId ExecutionId, params *StreamExecutionEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ExportJournal The execution's observer journal as NDJSON, for offline verification.
+	//
+	// One record per line (its RFC 8785 canonical JSON, in sequence order),
+	// then, once the execution has settled, one checkpoint line
+	// `{"checkpoint":{"digest","executionId","sequence","signature"}}` signed
+	// by the server key (GET /api/journal/public-key). Verify it offline with
+	// `yukta journal verify FILE --public-key KEY`; docs/journal.md has the
+	// format and a recipe for other languages.
+	//
+	// Corresponds with GET /api/sessions/{sessionId}/executions/{executionId}/journal (the `ExportJournal` operationId).
+	ExportJournal(ctx context.Context, sessionId SessionId, executionId ExecutionId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// VerifyJournal Verify the execution's journal against its signed checkpoint.
+	//
+	// VALID only when the hash chain holds and a checkpoint signed by the
+	// server key names its last record; UNANCHORED when the chain holds but
+	// no valid checkpoint vouches for its end (the execution has not
+	// settled, or the observer has not caught up: see lagEvents); INVALID
+	// with the first bad sequence and the reason otherwise.
+	//
+	// Corresponds with GET /api/sessions/{sessionId}/executions/{executionId}/journal/verify (the `VerifyJournal` operationId).
+	VerifyJournal(ctx context.Context, sessionId SessionId, executionId ExecutionId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetExecutionLogs The last lines of an execution's log, optionally filtered by an RE2 pattern.
 	//
 	// Corresponds with GET /api/sessions/{sessionId}/executions/{executionId}/logs (the `GetExecutionLogs` operationId).
@@ -1338,6 +1539,15 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/sessions/{sessionId}/executions/{executionId}/nodes/{nodeId}/control (the `ControlNode` operationId).
 	ControlNode(ctx context.Context, sessionId SessionId, executionId ExecutionId, nodeId NodeId, params *ControlNodeParams, body ControlNodeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetExecutionProjection The run and node views folded from the execution's journal, with the chain tip they cover.
+	//
+	// A read model rebuilt from the journal on each call; a value the
+	// journal does not hold is absent, never zero. A journal whose chain
+	// does not verify has no projection (409).
+	//
+	// Corresponds with GET /api/sessions/{sessionId}/executions/{executionId}/projection (the `GetExecutionProjection` operationId).
+	GetExecutionProjection(ctx context.Context, sessionId SessionId, executionId ExecutionId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetWorkflow Read one workflow's nodes and edges.
 	//
@@ -1490,6 +1700,21 @@ func (c *Client) AnswerInputWithBody(ctx context.Context, inputId openapi_types.
 // Corresponds with POST /api/inputs/{inputId} (the `AnswerInput` operationId).
 func (c *Client) AnswerInput(ctx context.Context, inputId openapi_types.UUID, params *AnswerInputParams, body AnswerInputJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAnswerInputRequest(c.Server, inputId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetJournalPublicKey The ed25519 public key that verifies the server's journal checkpoints.
+//
+// Corresponds with GET /api/journal/public-key (the `GetJournalPublicKey` operationId).
+func (c *Client) GetJournalPublicKey(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetJournalPublicKeyRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -1711,6 +1936,49 @@ func (c *Client) StreamExecutionEvents(ctx context.Context, sessionId SessionId,
 	return c.Client.Do(req)
 }
 
+// ExportJournal The execution's observer journal as NDJSON, for offline verification.
+//
+// One record per line (its RFC 8785 canonical JSON, in sequence order),
+// then, once the execution has settled, one checkpoint line
+// `{"checkpoint":{"digest","executionId","sequence","signature"}}` signed
+// by the server key (GET /api/journal/public-key). Verify it offline with
+// `yukta journal verify FILE --public-key KEY`; docs/journal.md has the
+// format and a recipe for other languages.
+//
+// Corresponds with GET /api/sessions/{sessionId}/executions/{executionId}/journal (the `ExportJournal` operationId).
+func (c *Client) ExportJournal(ctx context.Context, sessionId SessionId, executionId ExecutionId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExportJournalRequest(c.Server, sessionId, executionId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// VerifyJournal Verify the execution's journal against its signed checkpoint.
+//
+// VALID only when the hash chain holds and a checkpoint signed by the
+// server key names its last record; UNANCHORED when the chain holds but
+// no valid checkpoint vouches for its end (the execution has not
+// settled, or the observer has not caught up: see lagEvents); INVALID
+// with the first bad sequence and the reason otherwise.
+//
+// Corresponds with GET /api/sessions/{sessionId}/executions/{executionId}/journal/verify (the `VerifyJournal` operationId).
+func (c *Client) VerifyJournal(ctx context.Context, sessionId SessionId, executionId ExecutionId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewVerifyJournalRequest(c.Server, sessionId, executionId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetExecutionLogs The last lines of an execution's log, optionally filtered by an RE2 pattern.
 //
 // Corresponds with GET /api/sessions/{sessionId}/executions/{executionId}/logs (the `GetExecutionLogs` operationId).
@@ -1799,6 +2067,25 @@ func (c *Client) ControlNodeWithBody(ctx context.Context, sessionId SessionId, e
 // Corresponds with POST /api/sessions/{sessionId}/executions/{executionId}/nodes/{nodeId}/control (the `ControlNode` operationId).
 func (c *Client) ControlNode(ctx context.Context, sessionId SessionId, executionId ExecutionId, nodeId NodeId, params *ControlNodeParams, body ControlNodeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewControlNodeRequest(c.Server, sessionId, executionId, nodeId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetExecutionProjection The run and node views folded from the execution's journal, with the chain tip they cover.
+//
+// A read model rebuilt from the journal on each call; a value the
+// journal does not hold is absent, never zero. A journal whose chain
+// does not verify has no projection (409).
+//
+// Corresponds with GET /api/sessions/{sessionId}/executions/{executionId}/projection (the `GetExecutionProjection` operationId).
+func (c *Client) GetExecutionProjection(ctx context.Context, sessionId SessionId, executionId ExecutionId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetExecutionProjectionRequest(c.Server, sessionId, executionId)
 	if err != nil {
 		return nil, err
 	}
@@ -2229,6 +2516,33 @@ func NewAnswerInputRequestWithBody(server string, inputId openapi_types.UUID, pa
 			req.Header.Set("Yukta-Channel", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewGetJournalPublicKeyRequest constructs an http.Request for the GetJournalPublicKey method
+func NewGetJournalPublicKeyRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/journal/public-key")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -2823,6 +3137,88 @@ func NewStreamExecutionEventsRequest(server string, sessionId SessionId, executi
 	return req, nil
 }
 
+// NewExportJournalRequest constructs an http.Request for the ExportJournal method
+func NewExportJournalRequest(server string, sessionId SessionId, executionId ExecutionId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "sessionId", sessionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/sessions/%s/executions/%s/journal", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewVerifyJournalRequest constructs an http.Request for the VerifyJournal method
+func NewVerifyJournalRequest(server string, sessionId SessionId, executionId ExecutionId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "sessionId", sessionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/sessions/%s/executions/%s/journal/verify", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetExecutionLogsRequest constructs an http.Request for the GetExecutionLogs method
 func NewGetExecutionLogsRequest(server string, sessionId SessionId, executionId ExecutionId, params *GetExecutionLogsParams) (*http.Request, error) {
 	var err error
@@ -3113,6 +3509,47 @@ func NewControlNodeRequestWithBody(server string, sessionId SessionId, execution
 			req.Header.Set("Yukta-Channel", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewGetExecutionProjectionRequest constructs an http.Request for the GetExecutionProjection method
+func NewGetExecutionProjectionRequest(server string, sessionId SessionId, executionId ExecutionId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "sessionId", sessionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/sessions/%s/executions/%s/projection", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -3481,6 +3918,13 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/inputs/{inputId} (the `AnswerInput` operationId).
 	AnswerInputWithResponse(ctx context.Context, inputId openapi_types.UUID, params *AnswerInputParams, body AnswerInputJSONRequestBody, reqEditors ...RequestEditorFn) (*AnswerInputResponse, error)
 
+	// GetJournalPublicKeyWithResponse The ed25519 public key that verifies the server's journal checkpoints.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/journal/public-key (the `GetJournalPublicKey` operationId).
+	GetJournalPublicKeyWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetJournalPublicKeyResponse, error)
+
 	// GetOpenAPISpecWithResponse This document.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -3580,6 +4024,33 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/sessions/{sessionId}/executions/{executionId}/events (the `StreamExecutionEvents` operationId).
 	StreamExecutionEventsWithResponse(ctx context.Context, sessionId SessionId, executionId ExecutionId, params *StreamExecutionEventsParams, reqEditors ...RequestEditorFn) (*StreamExecutionEventsResponse, error)
 
+	// ExportJournalWithResponse The execution's observer journal as NDJSON, for offline verification.
+	//
+	// One record per line (its RFC 8785 canonical JSON, in sequence order),
+	// then, once the execution has settled, one checkpoint line
+	// `{"checkpoint":{"digest","executionId","sequence","signature"}}` signed
+	// by the server key (GET /api/journal/public-key). Verify it offline with
+	// `yukta journal verify FILE --public-key KEY`; docs/journal.md has the
+	// format and a recipe for other languages.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/sessions/{sessionId}/executions/{executionId}/journal (the `ExportJournal` operationId).
+	ExportJournalWithResponse(ctx context.Context, sessionId SessionId, executionId ExecutionId, reqEditors ...RequestEditorFn) (*ExportJournalResponse, error)
+
+	// VerifyJournalWithResponse Verify the execution's journal against its signed checkpoint.
+	//
+	// VALID only when the hash chain holds and a checkpoint signed by the
+	// server key names its last record; UNANCHORED when the chain holds but
+	// no valid checkpoint vouches for its end (the execution has not
+	// settled, or the observer has not caught up: see lagEvents); INVALID
+	// with the first bad sequence and the reason otherwise.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/sessions/{sessionId}/executions/{executionId}/journal/verify (the `VerifyJournal` operationId).
+	VerifyJournalWithResponse(ctx context.Context, sessionId SessionId, executionId ExecutionId, reqEditors ...RequestEditorFn) (*VerifyJournalResponse, error)
+
 	// GetExecutionLogsWithResponse The last lines of an execution's log, optionally filtered by an RE2 pattern.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -3621,6 +4092,17 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/sessions/{sessionId}/executions/{executionId}/nodes/{nodeId}/control (the `ControlNode` operationId).
 	ControlNodeWithResponse(ctx context.Context, sessionId SessionId, executionId ExecutionId, nodeId NodeId, params *ControlNodeParams, body ControlNodeJSONRequestBody, reqEditors ...RequestEditorFn) (*ControlNodeResponse, error)
+
+	// GetExecutionProjectionWithResponse The run and node views folded from the execution's journal, with the chain tip they cover.
+	//
+	// A read model rebuilt from the journal on each call; a value the
+	// journal does not hold is absent, never zero. A journal whose chain
+	// does not verify has no projection (409).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/sessions/{sessionId}/executions/{executionId}/projection (the `GetExecutionProjection` operationId).
+	GetExecutionProjectionWithResponse(ctx context.Context, sessionId SessionId, executionId ExecutionId, reqEditors ...RequestEditorFn) (*GetExecutionProjectionResponse, error)
 
 	// GetWorkflowWithResponse Read one workflow's nodes and edges.
 	//
@@ -3908,6 +4390,47 @@ func (r AnswerInputResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r AnswerInputResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetJournalPublicKeyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *JournalPublicKey
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetJournalPublicKeyResponse) GetJSON200() *JournalPublicKey {
+	return r.JSON200
+}
+
+// GetBody returns the raw response body bytes
+func (r GetJournalPublicKeyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetJournalPublicKeyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetJournalPublicKeyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetJournalPublicKeyResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -4477,6 +5000,95 @@ func (r StreamExecutionEventsResponse) ContentType() string {
 	return ""
 }
 
+type ExportJournalResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ExportJournalResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r ExportJournalResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ExportJournalResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ExportJournalResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ExportJournalResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type VerifyJournalResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *JournalVerification
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r VerifyJournalResponse) GetJSON200() *JournalVerification {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r VerifyJournalResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r VerifyJournalResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r VerifyJournalResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r VerifyJournalResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r VerifyJournalResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetExecutionLogsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4705,6 +5317,61 @@ func (r ControlNodeResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ControlNodeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetExecutionProjectionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *JournalProjection
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetExecutionProjectionResponse) GetJSON200() *JournalProjection {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetExecutionProjectionResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r GetExecutionProjectionResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetBody returns the raw response body bytes
+func (r GetExecutionProjectionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetExecutionProjectionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetExecutionProjectionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetExecutionProjectionResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -5104,6 +5771,19 @@ func (c *ClientWithResponses) AnswerInputWithResponse(ctx context.Context, input
 	return ParseAnswerInputResponse(rsp)
 }
 
+// GetJournalPublicKeyWithResponse The ed25519 public key that verifies the server's journal checkpoints.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/journal/public-key (the `GetJournalPublicKey` operationId).
+func (c *ClientWithResponses) GetJournalPublicKeyWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetJournalPublicKeyResponse, error) {
+	rsp, err := c.GetJournalPublicKey(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetJournalPublicKeyResponse(rsp)
+}
+
 // GetOpenAPISpecWithResponse This document.
 //
 // Returns a wrapper object for the known response body format(s).
@@ -5281,6 +5961,45 @@ func (c *ClientWithResponses) StreamExecutionEventsWithResponse(ctx context.Cont
 	return ParseStreamExecutionEventsResponse(rsp)
 }
 
+// ExportJournalWithResponse The execution's observer journal as NDJSON, for offline verification.
+//
+// One record per line (its RFC 8785 canonical JSON, in sequence order),
+// then, once the execution has settled, one checkpoint line
+// `{"checkpoint":{"digest","executionId","sequence","signature"}}` signed
+// by the server key (GET /api/journal/public-key). Verify it offline with
+// `yukta journal verify FILE --public-key KEY`; docs/journal.md has the
+// format and a recipe for other languages.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/sessions/{sessionId}/executions/{executionId}/journal (the `ExportJournal` operationId).
+func (c *ClientWithResponses) ExportJournalWithResponse(ctx context.Context, sessionId SessionId, executionId ExecutionId, reqEditors ...RequestEditorFn) (*ExportJournalResponse, error) {
+	rsp, err := c.ExportJournal(ctx, sessionId, executionId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseExportJournalResponse(rsp)
+}
+
+// VerifyJournalWithResponse Verify the execution's journal against its signed checkpoint.
+//
+// VALID only when the hash chain holds and a checkpoint signed by the
+// server key names its last record; UNANCHORED when the chain holds but
+// no valid checkpoint vouches for its end (the execution has not
+// settled, or the observer has not caught up: see lagEvents); INVALID
+// with the first bad sequence and the reason otherwise.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/sessions/{sessionId}/executions/{executionId}/journal/verify (the `VerifyJournal` operationId).
+func (c *ClientWithResponses) VerifyJournalWithResponse(ctx context.Context, sessionId SessionId, executionId ExecutionId, reqEditors ...RequestEditorFn) (*VerifyJournalResponse, error) {
+	rsp, err := c.VerifyJournal(ctx, sessionId, executionId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseVerifyJournalResponse(rsp)
+}
+
 // GetExecutionLogsWithResponse The last lines of an execution's log, optionally filtered by an RE2 pattern.
 //
 // Returns a wrapper object for the known response body format(s).
@@ -5357,6 +6076,23 @@ func (c *ClientWithResponses) ControlNodeWithResponse(ctx context.Context, sessi
 		return nil, err
 	}
 	return ParseControlNodeResponse(rsp)
+}
+
+// GetExecutionProjectionWithResponse The run and node views folded from the execution's journal, with the chain tip they cover.
+//
+// A read model rebuilt from the journal on each call; a value the
+// journal does not hold is absent, never zero. A journal whose chain
+// does not verify has no projection (409).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/sessions/{sessionId}/executions/{executionId}/projection (the `GetExecutionProjection` operationId).
+func (c *ClientWithResponses) GetExecutionProjectionWithResponse(ctx context.Context, sessionId SessionId, executionId ExecutionId, reqEditors ...RequestEditorFn) (*GetExecutionProjectionResponse, error) {
+	rsp, err := c.GetExecutionProjection(ctx, sessionId, executionId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetExecutionProjectionResponse(rsp)
 }
 
 // GetWorkflowWithResponse Read one workflow's nodes and edges.
@@ -5632,6 +6368,32 @@ func ParseAnswerInputResponse(rsp *http.Response) (*AnswerInputResponse, error) 
 			return nil, err
 		}
 		response.ApplicationproblemJSON409 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetJournalPublicKeyResponse parses an HTTP response from a GetJournalPublicKeyWithResponse call
+func ParseGetJournalPublicKeyResponse(rsp *http.Response) (*GetJournalPublicKeyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetJournalPublicKeyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest JournalPublicKey
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
 
 	}
 
@@ -6039,6 +6801,65 @@ func ParseStreamExecutionEventsResponse(rsp *http.Response) (*StreamExecutionEve
 	return response, nil
 }
 
+// ParseExportJournalResponse parses an HTTP response from a ExportJournalWithResponse call
+func ParseExportJournalResponse(rsp *http.Response) (*ExportJournalResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ExportJournalResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseVerifyJournalResponse parses an HTTP response from a VerifyJournalWithResponse call
+func ParseVerifyJournalResponse(rsp *http.Response) (*VerifyJournalResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &VerifyJournalResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest JournalVerification
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseGetExecutionLogsResponse parses an HTTP response from a GetExecutionLogsWithResponse call
 func ParseGetExecutionLogsResponse(rsp *http.Response) (*GetExecutionLogsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -6193,6 +7014,46 @@ func ParseControlNodeResponse(rsp *http.Response) (*ControlNodeResponse, error) 
 			return nil, err
 		}
 		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetExecutionProjectionResponse parses an HTTP response from a GetExecutionProjectionWithResponse call
+func ParseGetExecutionProjectionResponse(rsp *http.Response) (*GetExecutionProjectionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetExecutionProjectionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest JournalProjection
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem

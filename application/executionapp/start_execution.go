@@ -146,6 +146,7 @@ func (uc *StartExecution) triggers(w session.Workflow, in StartInput) []string {
 func seed(ctx context.Context, st Stores, w session.Workflow, ex *execution.Execution, sessionID string,
 	feed []string, payload any, inputs map[string][]any, actor, channel string, now time.Time) error {
 	var nodes []*execution.Node
+	var skipped []string // in the start event, so the journal sees them
 	for _, n := range w.Nodes() {
 		nodes = append(nodes, execution.NewNode(n.ID(), n.Type()))
 	}
@@ -162,6 +163,7 @@ func seed(ctx context.Context, st Stores, w session.Workflow, ex *execution.Exec
 		for _, n := range nodes {
 			if skip[n.ID()] {
 				n.MarkUpstreamSkipped(now)
+				skipped = append(skipped, n.ID())
 			}
 		}
 	}
@@ -189,6 +191,9 @@ func seed(ctx context.Context, st Stores, w session.Workflow, ex *execution.Exec
 	}
 	if s.FromNodeID != "" {
 		data["fromNodeId"] = s.FromNodeID
+	}
+	if len(skipped) > 0 {
+		data["skippedNodes"] = skipped
 	}
 	return st.Events.Append(ctx, []Event{{Type: EventExecutionStarted, At: now, SessionID: sessionID,
 		WorkflowID: s.WorkflowID, ExecutionID: ex.ID(), Actor: actor, Channel: channel, Data: data}})

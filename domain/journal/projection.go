@@ -24,6 +24,7 @@ const (
 
 // The event types the projection reads (DESIGN §6).
 const (
+	eventExecutionStarted       = "ExecutionStarted"
 	eventExecutionStatusChanged = "ExecutionStatusChanged"
 	eventNodeStatusChanged      = "NodeStatusChanged"
 )
@@ -172,6 +173,22 @@ func Project(records []Record) Projection {
 			when = t.UTC()
 		}
 		switch {
+		case typ == eventExecutionStarted && nodeID == "":
+			// A restart from a node starts the nodes before it SKIPPED,
+			// with nothing received; the start event names them.
+			skipped, _ := data["skippedNodes"].([]any)
+			for _, v := range skipped {
+				id := str(v)
+				if id == "" || nodes[id] != nil {
+					continue
+				}
+				var zero, zero2 int64
+				nodes[id] = &NodeView{ID: id, Status: coarse(string(execution.NodeSkipped)),
+					EngineStatus: string(execution.NodeSkipped), Received: &zero, Emitted: &zero2}
+				if spans[id] == nil {
+					spans[id] = &span{first: r.Sequence, last: r.Sequence, firstAt: r.ObservedAt, lastAt: r.ObservedAt}
+				}
+			}
 		case typ == eventExecutionStatusChanged && nodeID == "":
 			foldRun(&p.Run, data, when)
 		case typ == eventNodeStatusChanged && nodeID != "":

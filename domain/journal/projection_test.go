@@ -210,3 +210,26 @@ func sameCounts(a, b map[string]int) bool {
 	}
 	return true
 }
+
+// TestProjectRestartFromNode: the nodes a restart from a node starts SKIPPED
+// come from the start event, with nothing received; a skipped node that
+// later runs follows its own events.
+func TestProjectRestartFromNode(t *testing.T) {
+	recs := journalOf(t, "e-1",
+		ev(1, "ExecutionStarted", "", 0, map[string]any{"fromNodeId": "c", "skippedNodes": []any{"a", "b"}}),
+		ev(2, "NodeStatusChanged", "c", time.Second, nodeChange("PENDING", "RUNNING", 1, 0)),
+		ev(3, "NodeStatusChanged", "c", 2*time.Second, nodeChange("RUNNING", "SUCCESS", 1, 1)),
+		ev(4, "NodeStatusChanged", "b", 3*time.Second, nodeChange("SKIPPED", "SUCCESS", 0, 0)),
+		ev(5, "ExecutionStatusChanged", "", 3*time.Second, map[string]any{"from": "RUNNING", "to": "SUCCESS"}))
+	p := Project(recs)
+	if len(p.Nodes) != 3 {
+		t.Fatalf("nodes %+v, want a, b, c", p.Nodes)
+	}
+	a := p.Nodes[0]
+	if a.ID != "a" || a.EngineStatus != "SKIPPED" || a.Received == nil || *a.Received != 0 || a.StartedAt != nil || a.FirstSequence != 1 || a.EventCount != 0 {
+		t.Fatalf("a = %+v, want SKIPPED from the start event, never started", a)
+	}
+	if b := p.Nodes[1]; b.EngineStatus != "SUCCESS" || b.FirstSequence != 1 || b.LastSequence != 4 || b.EventCount != 1 {
+		t.Fatalf("b = %+v", b)
+	}
+}

@@ -201,6 +201,84 @@ func (e InputStatus) Valid() bool {
 	}
 }
 
+// Defines values for JournalNodeViewStatus.
+const (
+	JournalNodeViewStatusDone    JournalNodeViewStatus = "done"
+	JournalNodeViewStatusDown    JournalNodeViewStatus = "down"
+	JournalNodeViewStatusRunning JournalNodeViewStatus = "running"
+)
+
+// Valid indicates whether the value is a known member of the JournalNodeViewStatus enum.
+func (e JournalNodeViewStatus) Valid() bool {
+	switch e {
+	case JournalNodeViewStatusDone:
+		return true
+	case JournalNodeViewStatusDown:
+		return true
+	case JournalNodeViewStatusRunning:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for JournalPublicKeyAlgorithm.
+const (
+	Ed25519 JournalPublicKeyAlgorithm = "ed25519"
+)
+
+// Valid indicates whether the value is a known member of the JournalPublicKeyAlgorithm enum.
+func (e JournalPublicKeyAlgorithm) Valid() bool {
+	switch e {
+	case Ed25519:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for JournalRunViewStatus.
+const (
+	JournalRunViewStatusDone    JournalRunViewStatus = "done"
+	JournalRunViewStatusDown    JournalRunViewStatus = "down"
+	JournalRunViewStatusRunning JournalRunViewStatus = "running"
+)
+
+// Valid indicates whether the value is a known member of the JournalRunViewStatus enum.
+func (e JournalRunViewStatus) Valid() bool {
+	switch e {
+	case JournalRunViewStatusDone:
+		return true
+	case JournalRunViewStatusDown:
+		return true
+	case JournalRunViewStatusRunning:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for JournalVerificationResult.
+const (
+	INVALID    JournalVerificationResult = "INVALID"
+	UNANCHORED JournalVerificationResult = "UNANCHORED"
+	VALID      JournalVerificationResult = "VALID"
+)
+
+// Valid indicates whether the value is a known member of the JournalVerificationResult enum.
+func (e JournalVerificationResult) Valid() bool {
+	switch e {
+	case INVALID:
+		return true
+	case UNANCHORED:
+		return true
+	case VALID:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for NodeCommandAction.
 const (
 	NodeCommandActionBREAKPOINTCLEAR NodeCommandAction = "BREAKPOINT_CLEAR"
@@ -729,6 +807,101 @@ type InputList struct {
 	Inputs []Input `json:"inputs"`
 }
 
+// JournalCounts defines model for JournalCounts.
+type JournalCounts struct {
+	ByTarget map[string]int `json:"byTarget"`
+	ByType   map[string]int `json:"byType"`
+	Total    int            `json:"total"`
+}
+
+// JournalNodeView defines model for JournalNodeView.
+type JournalNodeView struct {
+	DecisionCount   int                   `json:"decisionCount"`
+	Emitted         int64                 `json:"emitted,omitempty,omitzero"`
+	EngineStatus    string                `json:"engineStatus,omitempty,omitzero"`
+	Error           string                `json:"error,omitempty,omitzero"`
+	EventCount      int                   `json:"eventCount"`
+	FirstObservedAt time.Time             `json:"firstObservedAt"`
+	FirstSequence   int64                 `json:"firstSequence"`
+	Id              string                `json:"id"`
+	LastObservedAt  time.Time             `json:"lastObservedAt"`
+	LastSequence    int64                 `json:"lastSequence"`
+	Received        int64                 `json:"received,omitempty,omitzero"`
+	SettledAt       time.Time             `json:"settledAt,omitempty,omitzero"`
+	StartedAt       time.Time             `json:"startedAt,omitempty,omitzero"`
+	Status          JournalNodeViewStatus `json:"status"`
+	WallMs          int64                 `json:"wallMs,omitempty,omitzero"`
+}
+
+// JournalNodeViewStatus defines model for JournalNodeView.Status.
+type JournalNodeViewStatus string
+
+// JournalProjection defines model for JournalProjection.
+type JournalProjection struct {
+	// ChainTip Its digest; absent for an empty journal.
+	ChainTip    string            `json:"chainTip,omitempty,omitzero"`
+	ExecutionId string            `json:"executionId"`
+	Nodes       []JournalNodeView `json:"nodes"`
+	Run         JournalRunView    `json:"run"`
+
+	// Sequence The last record folded.
+	Sequence int64 `json:"sequence"`
+}
+
+// JournalPublicKey defines model for JournalPublicKey.
+type JournalPublicKey struct {
+	Algorithm JournalPublicKeyAlgorithm `json:"algorithm"`
+
+	// PublicKey The raw 32-byte key in standard base64.
+	PublicKey string `json:"publicKey"`
+}
+
+// JournalPublicKeyAlgorithm defines model for JournalPublicKey.Algorithm.
+type JournalPublicKeyAlgorithm string
+
+// JournalRunView defines model for JournalRunView.
+type JournalRunView struct {
+	Decisions       JournalCounts        `json:"decisions"`
+	EngineStatus    string               `json:"engineStatus,omitempty,omitzero"`
+	Error           string               `json:"error,omitempty,omitzero"`
+	Events          JournalCounts        `json:"events"`
+	FirstObservedAt time.Time            `json:"firstObservedAt,omitempty,omitzero"`
+	FirstSequence   int64                `json:"firstSequence,omitempty,omitzero"`
+	LastObservedAt  time.Time            `json:"lastObservedAt,omitempty,omitzero"`
+	LastSequence    int64                `json:"lastSequence,omitempty,omitzero"`
+	SettledAt       time.Time            `json:"settledAt,omitempty,omitzero"`
+	Status          JournalRunViewStatus `json:"status"`
+}
+
+// JournalRunViewStatus defines model for JournalRunView.Status.
+type JournalRunViewStatus string
+
+// JournalVerification defines model for JournalVerification.
+type JournalVerification struct {
+	// ChainTip The digest of that record (sha256:…).
+	ChainTip string `json:"chainTip,omitempty,omitzero"`
+	Detail   string `json:"detail,omitempty,omitzero"`
+
+	// FirstBadSequence INVALID: the first sequence that cannot be trusted.
+	FirstBadSequence int64 `json:"firstBadSequence,omitempty,omitzero"`
+
+	// LagEvents The execution's events the observer has not journaled yet.
+	LagEvents int64 `json:"lagEvents"`
+
+	// Reason Why the result is not VALID: digest_mismatch, broken_link, gap,
+	// reorder, wrong_execution, wrong_schema_version, malformed,
+	// checkpoint_mismatch (INVALID); no_checkpoint, no_public_key,
+	// bad_signature (UNANCHORED).
+	Reason string                    `json:"reason,omitempty,omitzero"`
+	Result JournalVerificationResult `json:"result"`
+
+	// Sequence The last record that verified (0 when none did).
+	Sequence int64 `json:"sequence"`
+}
+
+// JournalVerificationResult defines model for JournalVerification.Result.
+type JournalVerificationResult string
+
 // LogLine defines model for LogLine.
 type LogLine struct {
 	At      time.Time `json:"at"`
@@ -1120,6 +1293,9 @@ type ServerInterface interface {
 	// AnswerInput Answer an open input; the parked message continues with the answer.
 	// (POST /api/inputs/{inputId})
 	AnswerInput(ctx echo.Context, inputId openapi_types.UUID, params AnswerInputParams) error
+	// GetJournalPublicKey The ed25519 public key that verifies the server's journal checkpoints.
+	// (GET /api/journal/public-key)
+	GetJournalPublicKey(ctx echo.Context) error
 	// GetOpenAPISpec This document.
 	// (GET /api/openapi.yaml)
 	GetOpenAPISpec(ctx echo.Context) error
@@ -1153,6 +1329,12 @@ type ServerInterface interface {
 	// StreamExecutionEvents The execution's events as Server-Sent Events; resume with Last-Event-ID.
 	// (GET /api/sessions/{sessionId}/executions/{executionId}/events)
 	StreamExecutionEvents(ctx echo.Context, sessionId SessionId, executionId ExecutionId, params StreamExecutionEventsParams) error
+	// ExportJournal The execution's observer journal as NDJSON, for offline verification.
+	// (GET /api/sessions/{sessionId}/executions/{executionId}/journal)
+	ExportJournal(ctx echo.Context, sessionId SessionId, executionId ExecutionId) error
+	// VerifyJournal Verify the execution's journal against its signed checkpoint.
+	// (GET /api/sessions/{sessionId}/executions/{executionId}/journal/verify)
+	VerifyJournal(ctx echo.Context, sessionId SessionId, executionId ExecutionId) error
 	// GetExecutionLogs The last lines of an execution's log, optionally filtered by an RE2 pattern.
 	// (GET /api/sessions/{sessionId}/executions/{executionId}/logs)
 	GetExecutionLogs(ctx echo.Context, sessionId SessionId, executionId ExecutionId, params GetExecutionLogsParams) error
@@ -1165,6 +1347,9 @@ type ServerInterface interface {
 	// ControlNode PAUSE, RESUME, STOP, STEP_ENABLE, STEP, STEP_DISABLE, SKIP, UNSKIP, RETRY or BREAKPOINT_CLEAR one node.
 	// (POST /api/sessions/{sessionId}/executions/{executionId}/nodes/{nodeId}/control)
 	ControlNode(ctx echo.Context, sessionId SessionId, executionId ExecutionId, nodeId NodeId, params ControlNodeParams) error
+	// GetExecutionProjection The run and node views folded from the execution's journal, with the chain tip they cover.
+	// (GET /api/sessions/{sessionId}/executions/{executionId}/projection)
+	GetExecutionProjection(ctx echo.Context, sessionId SessionId, executionId ExecutionId) error
 	// GetWorkflow Read one workflow's nodes and edges.
 	// (GET /api/sessions/{sessionId}/workflows/{workflowId})
 	GetWorkflow(ctx echo.Context, sessionId SessionId, workflowId Id) error
@@ -1349,6 +1534,15 @@ func (w *ServerInterfaceWrapper) AnswerInput(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.AnswerInput(ctx, inputId, params)
+	return err
+}
+
+// GetJournalPublicKey converts echo context to params.
+func (w *ServerInterfaceWrapper) GetJournalPublicKey(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetJournalPublicKey(ctx)
 	return err
 }
 
@@ -1666,6 +1860,54 @@ func (w *ServerInterfaceWrapper) StreamExecutionEvents(ctx echo.Context) error {
 	return err
 }
 
+// ExportJournal converts echo context to params.
+func (w *ServerInterfaceWrapper) ExportJournal(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "sessionId" -------------
+	var sessionId SessionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "sessionId", ctx.Param("sessionId"), &sessionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter sessionId: %s", err))
+	}
+
+	// ------------- Path parameter "executionId" -------------
+	var executionId ExecutionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter executionId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ExportJournal(ctx, sessionId, executionId)
+	return err
+}
+
+// VerifyJournal converts echo context to params.
+func (w *ServerInterfaceWrapper) VerifyJournal(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "sessionId" -------------
+	var sessionId SessionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "sessionId", ctx.Param("sessionId"), &sessionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter sessionId: %s", err))
+	}
+
+	// ------------- Path parameter "executionId" -------------
+	var executionId ExecutionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter executionId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.VerifyJournal(ctx, sessionId, executionId)
+	return err
+}
+
 // GetExecutionLogs converts echo context to params.
 func (w *ServerInterfaceWrapper) GetExecutionLogs(ctx echo.Context) error {
 	var err error
@@ -1859,6 +2101,30 @@ func (w *ServerInterfaceWrapper) ControlNode(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.ControlNode(ctx, sessionId, executionId, nodeId, params)
+	return err
+}
+
+// GetExecutionProjection converts echo context to params.
+func (w *ServerInterfaceWrapper) GetExecutionProjection(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "sessionId" -------------
+	var sessionId SessionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "sessionId", ctx.Param("sessionId"), &sessionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter sessionId: %s", err))
+	}
+
+	// ------------- Path parameter "executionId" -------------
+	var executionId ExecutionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter executionId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetExecutionProjection(ctx, sessionId, executionId)
 	return err
 }
 
@@ -2084,6 +2350,10 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.PUT(options.BaseURL+"/api/sessions/:sessionId/executions/:executionId/nodes/:nodeId/breakpoint", wrapper.SetBreakpoint, options.OperationMiddlewares["setBreakpoint"]...)
 	router.GET(options.BaseURL+"/api/sessions/:sessionId/executions/:executionId/events", wrapper.StreamExecutionEvents, options.OperationMiddlewares["streamExecutionEvents"]...)
 	router.GET(options.BaseURL+"/api/events", wrapper.StreamEvents, options.OperationMiddlewares["streamEvents"]...)
+	router.GET(options.BaseURL+"/api/sessions/:sessionId/executions/:executionId/journal", wrapper.ExportJournal, options.OperationMiddlewares["exportJournal"]...)
+	router.GET(options.BaseURL+"/api/sessions/:sessionId/executions/:executionId/journal/verify", wrapper.VerifyJournal, options.OperationMiddlewares["verifyJournal"]...)
+	router.GET(options.BaseURL+"/api/sessions/:sessionId/executions/:executionId/projection", wrapper.GetExecutionProjection, options.OperationMiddlewares["getExecutionProjection"]...)
+	router.GET(options.BaseURL+"/api/journal/public-key", wrapper.GetJournalPublicKey, options.OperationMiddlewares["getJournalPublicKey"]...)
 	router.GET(options.BaseURL+"/api/inputs", wrapper.ListInputs, options.OperationMiddlewares["listInputs"]...)
 	router.POST(options.BaseURL+"/api/inputs/:inputId", wrapper.AnswerInput, options.OperationMiddlewares["answerInput"]...)
 	router.GET(options.BaseURL+"/api/plugins", wrapper.ListPlugins, options.OperationMiddlewares["listPlugins"]...)
@@ -2359,6 +2629,27 @@ func (response AnswerInput409ApplicationProblemPlusJSONResponse) VisitAnswerInpu
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetJournalPublicKeyRequestObject struct {
+}
+
+type GetJournalPublicKeyResponseObject interface {
+	VisitGetJournalPublicKeyResponse(w http.ResponseWriter) error
+}
+
+type GetJournalPublicKey200JSONResponse JournalPublicKey
+
+func (response GetJournalPublicKey200JSONResponse) VisitGetJournalPublicKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -2913,6 +3204,113 @@ func (response StreamExecutionEvents404ApplicationProblemPlusJSONResponse) Visit
 	return err
 }
 
+type ExportJournalRequestObject struct {
+	SessionId   SessionId   `json:"sessionId"`
+	ExecutionId ExecutionId `json:"executionId"`
+}
+
+type ExportJournalResponseObject interface {
+	VisitExportJournalResponse(w http.ResponseWriter) error
+}
+
+type ExportJournal200ApplicationxNdjsonResponse struct {
+	Body          io.Reader
+	ContentLength int64
+}
+
+func (response ExportJournal200ApplicationxNdjsonResponse) VisitExportJournalResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		// If w doesn't support flushing, fall back to io.Copy.
+		_, err := io.Copy(w, response.Body)
+		return err
+	}
+	// text/event-stream messages are typically small; use a
+	// modest buffer and flush after each chunk so clients see
+	// events immediately instead of waiting on OS buffering.
+	buf := make([]byte, 4096)
+	for {
+		n, err := response.Body.Read(buf)
+		if n > 0 {
+			if _, writeErr := w.Write(buf[:n]); writeErr != nil {
+				return writeErr
+			}
+			flusher.Flush()
+		}
+		if err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+type ExportJournal404ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response ExportJournal404ApplicationProblemPlusJSONResponse) VisitExportJournalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type VerifyJournalRequestObject struct {
+	SessionId   SessionId   `json:"sessionId"`
+	ExecutionId ExecutionId `json:"executionId"`
+}
+
+type VerifyJournalResponseObject interface {
+	VisitVerifyJournalResponse(w http.ResponseWriter) error
+}
+
+type VerifyJournal200JSONResponse JournalVerification
+
+func (response VerifyJournal200JSONResponse) VisitVerifyJournalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type VerifyJournal404ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response VerifyJournal404ApplicationProblemPlusJSONResponse) VisitVerifyJournalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetExecutionLogsRequestObject struct {
 	SessionId   SessionId   `json:"sessionId"`
 	ExecutionId ExecutionId `json:"executionId"`
@@ -3151,6 +3549,59 @@ func (response ControlNode404ApplicationProblemPlusJSONResponse) VisitControlNod
 type ControlNode409ApplicationProblemPlusJSONResponse Problem
 
 func (response ControlNode409ApplicationProblemPlusJSONResponse) VisitControlNodeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetExecutionProjectionRequestObject struct {
+	SessionId   SessionId   `json:"sessionId"`
+	ExecutionId ExecutionId `json:"executionId"`
+}
+
+type GetExecutionProjectionResponseObject interface {
+	VisitGetExecutionProjectionResponse(w http.ResponseWriter) error
+}
+
+type GetExecutionProjection200JSONResponse JournalProjection
+
+func (response GetExecutionProjection200JSONResponse) VisitGetExecutionProjectionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetExecutionProjection404ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response GetExecutionProjection404ApplicationProblemPlusJSONResponse) VisitGetExecutionProjectionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetExecutionProjection409ApplicationProblemPlusJSONResponse Problem
+
+func (response GetExecutionProjection409ApplicationProblemPlusJSONResponse) VisitGetExecutionProjectionResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -3459,6 +3910,9 @@ type StrictServerInterface interface {
 	// AnswerInput Answer an open input; the parked message continues with the answer.
 	// (POST /api/inputs/{inputId})
 	AnswerInput(ctx context.Context, request AnswerInputRequestObject) (AnswerInputResponseObject, error)
+	// GetJournalPublicKey The ed25519 public key that verifies the server's journal checkpoints.
+	// (GET /api/journal/public-key)
+	GetJournalPublicKey(ctx context.Context, request GetJournalPublicKeyRequestObject) (GetJournalPublicKeyResponseObject, error)
 	// GetOpenAPISpec This document.
 	// (GET /api/openapi.yaml)
 	GetOpenAPISpec(ctx context.Context, request GetOpenAPISpecRequestObject) (GetOpenAPISpecResponseObject, error)
@@ -3492,6 +3946,12 @@ type StrictServerInterface interface {
 	// StreamExecutionEvents The execution's events as Server-Sent Events; resume with Last-Event-ID.
 	// (GET /api/sessions/{sessionId}/executions/{executionId}/events)
 	StreamExecutionEvents(ctx context.Context, request StreamExecutionEventsRequestObject) (StreamExecutionEventsResponseObject, error)
+	// ExportJournal The execution's observer journal as NDJSON, for offline verification.
+	// (GET /api/sessions/{sessionId}/executions/{executionId}/journal)
+	ExportJournal(ctx context.Context, request ExportJournalRequestObject) (ExportJournalResponseObject, error)
+	// VerifyJournal Verify the execution's journal against its signed checkpoint.
+	// (GET /api/sessions/{sessionId}/executions/{executionId}/journal/verify)
+	VerifyJournal(ctx context.Context, request VerifyJournalRequestObject) (VerifyJournalResponseObject, error)
 	// GetExecutionLogs The last lines of an execution's log, optionally filtered by an RE2 pattern.
 	// (GET /api/sessions/{sessionId}/executions/{executionId}/logs)
 	GetExecutionLogs(ctx context.Context, request GetExecutionLogsRequestObject) (GetExecutionLogsResponseObject, error)
@@ -3504,6 +3964,9 @@ type StrictServerInterface interface {
 	// ControlNode PAUSE, RESUME, STOP, STEP_ENABLE, STEP, STEP_DISABLE, SKIP, UNSKIP, RETRY or BREAKPOINT_CLEAR one node.
 	// (POST /api/sessions/{sessionId}/executions/{executionId}/nodes/{nodeId}/control)
 	ControlNode(ctx context.Context, request ControlNodeRequestObject) (ControlNodeResponseObject, error)
+	// GetExecutionProjection The run and node views folded from the execution's journal, with the chain tip they cover.
+	// (GET /api/sessions/{sessionId}/executions/{executionId}/projection)
+	GetExecutionProjection(ctx context.Context, request GetExecutionProjectionRequestObject) (GetExecutionProjectionResponseObject, error)
 	// GetWorkflow Read one workflow's nodes and edges.
 	// (GET /api/sessions/{sessionId}/workflows/{workflowId})
 	GetWorkflow(ctx context.Context, request GetWorkflowRequestObject) (GetWorkflowResponseObject, error)
@@ -3682,6 +4145,29 @@ func (sh *strictHandler) AnswerInput(ctx echo.Context, inputId openapi_types.UUI
 		return err
 	} else if validResponse, ok := response.(AnswerInputResponseObject); ok {
 		return validResponse.VisitAnswerInputResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetJournalPublicKey operation middleware
+func (sh *strictHandler) GetJournalPublicKey(ctx echo.Context) error {
+	var request GetJournalPublicKeyRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetJournalPublicKey(ctx.Request().Context(), request.(GetJournalPublicKeyRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetJournalPublicKey")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetJournalPublicKeyResponseObject); ok {
+		return validResponse.VisitGetJournalPublicKeyResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -4014,6 +4500,58 @@ func (sh *strictHandler) StreamExecutionEvents(ctx echo.Context, sessionId Sessi
 	return nil
 }
 
+// ExportJournal operation middleware
+func (sh *strictHandler) ExportJournal(ctx echo.Context, sessionId SessionId, executionId ExecutionId) error {
+	var request ExportJournalRequestObject
+
+	request.SessionId = sessionId
+	request.ExecutionId = executionId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ExportJournal(ctx.Request().Context(), request.(ExportJournalRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ExportJournal")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ExportJournalResponseObject); ok {
+		return validResponse.VisitExportJournalResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// VerifyJournal operation middleware
+func (sh *strictHandler) VerifyJournal(ctx echo.Context, sessionId SessionId, executionId ExecutionId) error {
+	var request VerifyJournalRequestObject
+
+	request.SessionId = sessionId
+	request.ExecutionId = executionId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.VerifyJournal(ctx.Request().Context(), request.(VerifyJournalRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "VerifyJournal")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(VerifyJournalResponseObject); ok {
+		return validResponse.VisitVerifyJournalResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // GetExecutionLogs operation middleware
 func (sh *strictHandler) GetExecutionLogs(ctx echo.Context, sessionId SessionId, executionId ExecutionId, params GetExecutionLogsParams) error {
 	var request GetExecutionLogsRequestObject
@@ -4165,6 +4703,32 @@ func (sh *strictHandler) ControlNode(ctx echo.Context, sessionId SessionId, exec
 		return err
 	} else if validResponse, ok := response.(ControlNodeResponseObject); ok {
 		return validResponse.VisitControlNodeResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetExecutionProjection operation middleware
+func (sh *strictHandler) GetExecutionProjection(ctx echo.Context, sessionId SessionId, executionId ExecutionId) error {
+	var request GetExecutionProjectionRequestObject
+
+	request.SessionId = sessionId
+	request.ExecutionId = executionId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetExecutionProjection(ctx.Request().Context(), request.(GetExecutionProjectionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetExecutionProjection")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetExecutionProjectionResponseObject); ok {
+		return validResponse.VisitGetExecutionProjectionResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -4377,108 +4941,130 @@ func (sh *strictHandler) GetReady(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H3bUhtJmvCrZNQ/EYb5S0LG4F1D7IWM1d1aY9AiPJ5Zw1pJ1Scph6rMcmYWoGaImNu93n2EfbJ+ko08",
-	"1FFZOhmwe2NuulFVVh6+8zF97wUsThgFKoV3cO8lmOMYJHD962iKKYVI/RmCCDhJJGHUO/DOp4BCxjjC",
-	"KGBxjGmIAhwDklPO0snURxwCxkMI0S2RU0Qk2hpxEHKEUhqBEGgURGS03fZ8j6j5poBD4J7vURyDd+D9",
-	"Jb2WuJUt73simEKM1T6AprF38NlTs3m+F0TEu/Q9OUvUZ0JyQifew4Pv9e4gSNVu+6H6TK+SYDkt1oDS",
-	"CN/j8DUlHELvQPIUyivG+O4Y6EROvYPXe66l+iHECZNAg9l7mM0D6wO+BoHkFJCQmEtEsvFSQ4dQ8w6E",
-	"IIyird/+83/Q7v4+CqaY40ChohlOpaVbau2Gfe/u77s2foyF7N0AlQZG1V2fgUhjQHgsgSM5JQKBGoq2",
-	"iBRoJODrAvSpiVt65lb/XdOmXu269nTCQmhEGTUvF2HrDxzG3oH3/3YKut4xb8VOP9RLDA2kG1cR+ftv",
-	"XOgT49fjiN02rnRbDPimpR7U1yJhVIDm2wFnVxHE6s+AUUVp6k+cJBEJsMLvTmJG/P+/CoXs+xUXy+bV",
-	"K1bJpYvslGjr7Kcj9GZv/5+22xoK9mM1d5eKW+Bn8DVV3Ku2FIZETYCjAWcJcEnUAcY4EuB7SenRvYf1",
-	"t/N0+pOSQknC2Q2OBLq/8MwPCC+8A6Qg+TczHbpQoi4GKtWLC6/dbl94D4eIySnwWyIA3U6x1KyYcBYn",
-	"EmFxDSEaM27OUeDnc7aZQvKwq79CIL0H3+smSTRTzBPpE1YPwSFWW8sIQz8jEmL9R40Z8rkx53imfosy",
-	"4c6NvsWcEjpZc87bTbZSg0aZYYr5/PnTljbpAt1bDvg6YYQ6IBcwakjFuT34muJIjXvwvTGByAWhh4Ur",
-	"bkaUlV3VGeKod4zyAYjdAEcJnkUMhz7KlY+PKLtFW4QKCThEbIz0/nfMibSILcnMvc6b1/6C4zvU9A2O",
-	"UqWYsUQJToXVREqStr0ytKpfvmNSQoiUuEKESmb4wuy+tqfdfdeWro0mLI17ufvPjnEcsBVB5aGdXaem",
-	"ncPfkTE+mtjN2iYNDBODEHgCzndcz1gyItZlVYllKsoGCw4CSCQoHtGCGEK34VJmrGL/+YzOrRVnuXQC",
-	"iY7J5KcM0VUQhTDGBnZ1ke44pSaWKiQWqYvywg4Y5XPgKDodewef15jt0neQOkSg5LtiIkyRXsdwk6LY",
-	"u9aEtdQWWuKaJC2WGBZvae5XikUz+EOmmx2nN5+sSQgFOvPBV4xFgKmR6AEH6X5nnhQEZNdQJpeEiTG3",
-	"0vhK/5F95mdo9+0OfC9MuVb5nu/BXcKNqFaWM9f/S7myrzGdLadGDRg7qAr+0rj8TC5K7IUTMGhcU84K",
-	"lvLAjRXzasC4rJBz/pdD5kjMJxWoNxzYrpp/4DxSxofzrIUDyRwGy6cpM44AhIjIA3QNs4OLtNN5FSgA",
-	"67/ARyJNgN8Qwbh9SULzCil7hzI6i1kq2q7jBYXXNvcu5JgoBewmOaAhhF0NmTHjMdZwxBJakhSoryge",
-	"zs0R599U/a95UcJZXNj6c6+Vflpd0ORIUDO6uVBDXEmZRmHvwhSWCKOz3vDj8blWmUhIxiFEW/hKKEmT",
-	"UkkixCigkITb7eVGmkX8OjAuVMlKIBia4SXTrh8uJ/WqM+wy6KpKqDhHhivf0ntBfwvZxWrudZ2AIGO1",
-	"TCoOuh+HPc/3FJI+qD+G56cD8/u8e3Ze/PXlp7PTD19OTt/1HJKuTo81V7g+A2I0mjl5j4yHObpq9qDy",
-	"C/SHiIy1OZXDHE2xMC62ga9z5mtXaKHk/2s5YiIJOAb1C03ITRZ4UI+M04IwDRFlSICyTRGMxxDImknn",
-	"NtVixVxzW1Dw1sc6RFbkoqPuyVHvWM2ZYendWbd/4vmeeeP53vv+8bETD6vbg8qZIA6uHeqDCSQZUgOU",
-	"A2fArU+qHl8BuiGCXEVgz01itc3XHd+LCTU/Ovl6VsnOuYCGFBcS+TERDqs0x/sGAm6YxjHmM5eMo3An",
-	"j1IunAK5id3F4gOcWJRXD3BV8dMW7bvk0SmdEBPlVVREH6Hy9V5B75lt87jKiDYrGu0TNVhnHAIgNytv",
-	"WNmVSaOl91SCX6GokPlCQnLEISSybJ6WNykh+WCx2mxzLjEEszCcNQVLrokFWIHrHMKlpQtQLSS+4ZwP",
-	"NeidvOuf/KyE+seTE/OXVgDvlOD/eHTUGw493/up2z/+eJYpg0HvnVPSzPHUPKOuTYFLjJ7FZsjvwzZY",
-	"Zg+4UPoL4EjJ8TqA571kdr3cD7FfuRYyx0mwlMCVLviPz7j1a6f15tL+/0vr8r7jv3718AcXNPs0SR3y",
-	"Oo88Pvj27/WQlH3zduZEe8ABy8elM6IOssCybpKFOu7pps08Puy21kzIeg4fS43hOvoToF4BMWVMYhpA",
-	"FK0SLclOXbVfq9Sbiy571hIJF3hwUpaa3K3P9bqr63JDZctiqnZS11aO2eSYUIdexmuQUAQ3DS7iorDY",
-	"AuIR8HUlPTkXO/6qEK4wYbZUwtGioNYxmwzsLudifkkE0mGp/qQ8CnQ7BZNw20UCRSQmUjl1ShvppwFL",
-	"qTxEkkkcfcAymCovXRvRFGEUMWVBX7GUhiUjvexBL+HMiNA1/NoM006PVqacQnicTTiv6stncGUlZTAl",
-	"dIL0lpDNQt5OWQQoYhO0BTfAZ/qtTlOyVPnCYxJJ4DosvS6mq4xY2Vz9OH6BxQxkLhpQps9T+5HD897g",
-	"S++k+/a4Z39lD9/1h9nT93319OOJ/eOsd372F8/33p71uu8Hp/2T8y9Hx73umdMMKXuM8y/jGEKC5SK/",
-	"6wDhSDBkBKVGouUbdAUKvwlnAQgBDRT7+IH6wjF7fNfKoHyDCGKw5COjwGoCQ4e7UQhBhDmE6Gpm0iBR",
-	"OlHsMksAbf3cO0c7OCE75qnYuVfPH7ZLwC52n4WWl2ZPCjm7LPdb2Oxz+djSNsecxai+VUeYYaGh34SP",
-	"Ne30T93+uXmk2GWwke0+0Cd4BxITk/eqIRtLmDBj0md7kpxMTNTcMoSOVUngMaE4cq4SFBmHR0t6LEux",
-	"JIzLhkweS2WSSqRHIGzikWxsAkcay1MsTL2NotIJuQGKzBHQFmUUTCTEHtgWlaycx2jwDH0vbTAWaqRk",
-	"XcUcM/UEgpmmBvMMHC7KMyTgtsgsga+MMzNXY2yldpRs9uZdNXqUj0SYy4hoNTd+MUqcpyvqSupZRMWJ",
-	"DRH0W13pxBmd6NijKbNgKGSIwp1sN4ZyHGzQ0zbJDWERNkn1McLoBkckNL9tDUqFtBch/k/ZTM78JBVS",
-	"KdUlvovD8CIygoWIqcvqj2d9RHGs1LUtQNGlNNeEhr5O+FyxVB5cRZheL5faFq9mF/4id9lWQm2kUGs0",
-	"uFSlEUokwTYjtlwBrqopE87UaQbYxBeW2yYVl3QF7YprFTW1csCY0HxBV8wc3/XNl6VytyXFN4s2ldXS",
-	"WJRVVnjZMVZW9nOJGLPp3GIPCyjELWarEecaTZsEGTNuRYSFRAmegJPbLUpWh4Ld1aoCO59/wQkbRfYy",
-	"WdtYLrA49pEm4bpRH/vJ25k7p6xhbEtLGhPLy7PHdpU/Eey2Qmx2DxGJbrHIF7SVvweIg5A+CiKiloqD",
-	"xLnIbU7GKZUuIbqgwszSbdV8qE5YBm8ZbpXTOYlBYr5hKZgtjnIDzer4rIIKbWE6Q/86PD0x5VmHKBUp",
-	"jqIZwhSZ3djiyaYduuudlkUfNgwXL84VL1AvkiXdKNoMnqv6pVlW8ilTjS5EFKbDHBoWRdASq6jq/Asc",
-	"shiMDv35CNqTNsql8+fOZVsn2j/vXraNkdxOebTcGrAVx4tiaZlSWV/4QThZp0yjKP9x5S/XKvkoBQLW",
-	"r5RdI/nRWApRlT9ZDYQByCIgP7Kx1VQR+g2IKSyK3U6n87iIKubeX2Kt1NG0Qr19GW8VXJkdz2PFVOCl",
-	"nMjZUE1lg4MJsX0czuaGP7e6g77ttsi2bL548L0rwNxVpd6lqDvo66oMpTSRGYckuwbazjokdGTOTJBP",
-	"PZUyMfX2hI6ZW7uc9Ybnph1Hl+rq5pk2soaNQFMWhYUgQVvvuj8L5TnZAJEGznb7gva004UwB5SV8Oee",
-	"iHHwBNoaNXURjLYPEb6g884YioiQunuk4roRikbGzRspkIzulaDys9jlw6h9QS/opylQBTSzKyP2Ug6h",
-	"nY2zVAKCuwCSvHL/CoR2M3VYJGRBqkv+KQUIBWIUfL1aN5VTxsmvei8H6K1Bh7GWrmFmjKWRMmFGOb4P",
-	"5t4fqBPHRAjluDFunVxdegNSoL3OSx9h/ft2ygQgziJAMZ4hyqTyf9WWFZvrXVzQvc4rNT7rBGKpFCSE",
-	"4klLpysgVDO+EBquRXXPXmdPkxa9oCm9puyWZp/5Bh6MoViZHdyoY4H2dt+YcNHoDCSftbpjCXzURoqk",
-	"1E4vKOBgWmwQGRgSnSwY3bVmuklLjVTI0pH6AKjQeo+EQCUZE8ULXjfBwRRau+1OwUWlZ4oLM+vbG0I0",
-	"bk2ZUMfMaBYxHkxBSLsNU8sOLInAVxifcBwbnHf7CE+UZEBCgmavCcgp8HbuDtvWMs/3boALw0Kd9kuz",
-	"C5YAxQnxDrxX+pHR1lom6LipboDSP235aA4aJaK8oeSA454Z5Fda6T5bWfI1BR1ocXQardNZ5B5TLLhT",
-	"7ux6uKx1B+12OrXOIAl30pyuJfQhqi1BdQ3paP4xnympMiJhxigCvlpG8dFIT5+9UTMWr0IscfYG6A1E",
-	"LAFtHWdsaLoJha6v3OvsNQEpP2WpUalMWyZ6ZNvYGNd1mxYFL8S24p4h8BvgraEaYRB5qByaNDY5MFRp",
-	"bNNUpcMDnz1LGpe+V+YL78D7U7/3qXemN6JpaMrYtdi5zzH/sHNfqKqHegvm56WYLprZViCLUkOaooqE",
-	"CWfVq02Qfuq9/eX09L0JNE+12hqZ4u6RrwdYSYLiVEgUYM5nF3T055Zp3hySCcUy5XCAxBTv7r/+F4Pg",
-	"KdyhXz50j1rDX7q7+69NBBvQFQszqWqESZW3BkzIT3CloDfPWktOXevPVHBqUOy1nTe2U5asopwpLo39",
-	"AUK+ZeFsQevdfMtd3prgHXjqbfsM336w9vrDfHffPP8unn5hJKXkTjoY+7xSpppVrQPmEQFe5Bq0Aqr1",
-	"ompm3e28fK6tDs3mrIzorCEj1PiXa47fWAbpbSKMeEqzmIlJvFvWfCFyvrNBg8OcP2whQrkPK5c/lYLO",
-	"XAbh29aVpkaT3qzJptNB76x7flqSTkUpi1PDHRMh+2bIE+s312y1uEM+Xx49S1MSuvzhuoQbKUU/Qlu2",
-	"Xnlbm3k4ikZ5Q3P9HHmZ21wfelaxFLkyNSuo3s35oahIamBcg0wfsShUUnpMuJAbssfG5G6oxZhs/ZPB",
-	"x/MvZ71/+6j8Fe12lHtsC2Iuap+WKFMzcOfeVn651Kej67qoE2tuuV5GUyXtWWUR0+JsarzWVVTZfQff",
-	"oksWUUy1/fqh6jIrCDw8Nbk6jUdb7PcMpKnGv9mUlLtZ+4TyiKjhrkMrj7mi4qzsRoGL0BRKyXhT0LgS",
-	"jc8LZeuWtGc4jhpF888gTxOg3UF/mEDgrYXIbOI1LH4lX+x6uZNtr7FQFrRODVylJJK69KRdCbV4B58v",
-	"y4A9L3vqZRjFILF3mcOhlNVv1E4DO+YJCblUeOAAjPExtMmsgOhnWlzk8vehenZAAZY4YpNUV3PkX4oy",
-	"JEolB0tEYrUMaRG5mHPMC6m6a6fTFCZidlgi5hcCjXR1xkjHZjQflCtTLO0TkdWgTLFo0q+2OKvp1pX9",
-	"/Vevn1e3VuuLGug/R9VzK9VTCmUKIzKHsWnQNgEf9bhSMjTW9/WU64LWIzF/Bd1qaw+aFWu5Nr/b+vdL",
-	"9Z9O682X5rr8h8uMtst54kYJkIU9lxH2QIlqQX4FtPXyt7//136n4+cNbPud7SZS1SG4OqWausYsom1+",
-	"vXQVxLqit6MijT7KvOGEww1hqchz5k6uMan3tZ3Up3IlS6UCDo5RRKtOo46YIXIDxqkwglorn8xHhCIS",
-	"IsZD4L4O7uj1dA+vJDGUqb1cErBEomZDy0EbEzXJysyrRPhOPx/mjfbfYgNWULXnuKZDrxW2v8EUeq4L",
-	"gs5Ld1xNsUApHRNKxBTCIsIgDnUtvmKB2K0vzYGLkLiRfkVyIxN8jrlXRH/33Yf+iYJPk94sMPvUrJSl",
-	"zRYDs7Ccvk2rnAEOEbYdAPXJD5GJ/FUVDeLqm9Ef//jH0ZrM5W8e5lSuVyrdmbAsSoLnoYNGOfuOskx7",
-	"Njy7DOSCKvrR4cwYy2BqrXs5baN65SFRh1d6FUIlYRgNoI26FkoXtAwmpCuhrnBwrVNPClroGiARmlLt",
-	"jQK6DsQZ+Uzl48iSzfzJ1e5mqRHspb8spvmcnmf5Rq4lvKTcFg5JhAMrVB8zgLnmPmw/2obG5Zv1xr98",
-	"teb4/U3FzJE+FmI8A3SJWbeU0pYcU2FaQA5Lkl3qKyetp8lixTrK77B3jG0vlT+LQ6FW6i/S+TvVvv1G",
-	"A7RXDFspSFptqP3mKKkjVrlmsdf9kxi+vwMLtnpvwwIb9rkdvm6RpizfGkKU7pj5iMJtHuBdZvg2JAoe",
-	"TzuvyEI796Vw/sI4RXHD0nOgfmkW7FvNLDVZRG7A3vViLysrsKosEFN3Mdb2gY6TPycGl6eRy3frbojw",
-	"HYU1zqInTnhXd9oUsz8yeykT2o8VuJ+7NemZLajqNYsNHJJdBG1sKHv981Z27eG2Imw/u/5ZF4/rAJUx",
-	"xHlK0Zau3N32s5LyHz0foBsafWQahn2k+3HNGf5mao//9r5/fLytR5x3z86VyTN/k1SZ98tcnvHHKgmC",
-	"9ThvtSqm7IumcqZ/FCBtKPtzXLywN2qLpy08+uE1QcQmYiX9f6wGLonq/sJuTZWjudUgC+2WYrsvO83B",
-	"XYlJlN1A4LZz147wnvV2kY1526vdO53S1e4+Mte9v1biMyERhIhQIXmq/R+xfWgPolyd2F5HYWQm4cbg",
-	"Q3voPXnbvqDGsMgdo2AKwXXRtG7zckQKiMZoizKp3mBkjolys3sbCWbS9abEVqR8jAO4oCbrI2pFPwIU",
-	"Dwdg2xUuvDOYwF1+YskYihidoK0Y39WOvt2+8HS8w4UJc8/EwCYL/AWy4CkdguySkQaNp1HzfesrzrPm",
-	"OkMmNWPyhUARm/h5fCua2Qs8DF1gikrk+X/PxtSm8869ucXgYad6bV1T+P4oAsxL99Y9YgD/GQ0yfYpv",
-	"SwxsFkOO2Q3kN4y/EKgA+rrWzfOR1/Lh9mbQUuy5ZjSBfDSSeXz3Yf6W+x/NfxiC/OHNfZyKgrLRFYwZ",
-	"B4Tzqh/T4WEC/uY+fnM1QQq61hzX/jmAKYtCsf08Fn9NDn4H13s9DlvkpJ+YCyR/LAYrX0T1u3HN1YPf",
-	"r6ut/pvfzGV+2Ef2Xi4fDd/3Bz4yt3Kpj8/P/qJ88PqtXDpgav49jEdkxjxxMdff0eTn5F24T0gt+RoN",
-	"hJJt9VFyyQqupbJ2W/BLQ6SbU58vYew/6b+9dLkBGdRSSd+74+e0mnUzKWlRu6Nc+30YCYoTMWUyq1TK",
-	"TuVf0DxabXIQmWJMgKMxhPkdCFp9auFDUTn7xCWEF1THM9qoizgkOv+JRrXGkhEylwWWbjYvdrm1q9x7",
-	"RxpdL7B5hNfRQ/SddU7lqop/dAk9S5fQsym8cpeQvuMqb4XV//zeh+7Jx+5xUVo8AVluDNpe2ZX/JmW2",
-	"IyRLvo/8qvM2S0ra88eyDWuXoDwxp/5ezMEqtZ+fDr50j4/Rb3//b1MAaGKPSh3dlEVLhRU2Mdem+iLy",
-	"XxeZYfau8ifEkV2hATn2EkBEBEqTxY0Tx+QGKAhxkN19UP6wAI45tG2kiEFyEiwMuH+wQ1bL2iQRJnSD",
-	"7hG7kfYz918OOItBTiEV2Q7QljoHgruECeObm+av7TY60RceYGSMUHuRg/tGChfAF5YWc8DhbCElKiN6",
-	"9n0IUS+NJDNpA42j/c6rNWHeQLVqblKQbYglvsIiayuxHoLm/5hMeF5tmcsmF2FXl7vPr2H5fKl0THah",
-	"y+dLJeTt1/eZI2BnUQOrbaui/Cxrjyg9KmnW0tNMFJUHmhxd6Ynt/io90b1OD5cP/xsAAP//",
+	"7H3bUhtJmvCrZNQ/EYb5S0LG4BlD/BcyyN2MMfAD7p5ei0Wpqk9SDlWZ5cwsQM0QMbd7vfsIG/tg/SQb",
+	"eaijsnQy0N0Tc2OjOuTpOx/rwQtYnDAKVApv78FLMMcxSOD618EEUwqR+jMEEXCSSMKot+ddTgCFjHGE",
+	"UcDiGNMQBTgGJCecpeOJjzgEjIcQojsiJ4hItDHgIOQApTQCIdAgiMhgs+35HlHjTQCHwD3fozgGb8/7",
+	"Kb2RuJVN73simECM1TqAprG398VTo3m+F0TEu/I9OU3Ua0JyQsfe46Pv9e4hSNVqj0L1mp4lwXJSzAGl",
+	"J3yPw9eUcAi9PclTKM8Y4/tjoGM58fbe7rimOgohTpgEGkw/wnT2sD7hGxBITgAJiblEJHte6tMh1NwD",
+	"IQijaOOX//hvtL27i4IJ5jhQoGg+p9LULTV3w7q3d3ddCz/GQvZugUpzRtVVn4NIY0B4JIEjOSECgXoU",
+	"bRAp0EDA1zngUwO39Mito8OmRb3Zdq3phIXQCDJqbs6D1h84jLw97/9sFXi9Ze6KraNQT3FhTrpxFpHf",
+	"/8aJfmT8ZhSxu8aZ7ooHvmmqR/W2SBgVoOn2jLNhBLH6M2BUYZr6EydJRAKs4LuVmCf+79+EAvbDkpNl",
+	"4+oZq+jSRXZItHH+4QC929n902Zbn4J9WY3dpeIO+Dl8TRX1qiWFIVED4OiMswS4JGoDIxwJ8L2kdOnB",
+	"w/rdWTz9oLhQknB2iyOBHvqe+QFh39tD6iT/boZDfcXqYqBS3eh77Xa77z3uIyYnwO+IAHQ3wVKTYsJZ",
+	"nEiExQ2EaMS42UcBny/ZYgrOw4Z/g0B6j77XTZJoqogn0jusboJDrJaWIYa+RiTE+o8aMeRjY87xVP0W",
+	"ZcSdefoOc0roeMUx79ZZSu00ygRTjOfP7ra0SNfRveeAbxJGqOPkAkYNqjiXB19THKnnHn1vRCByndDj",
+	"3BnXQ8rKquoEcdA7RvkDiN0CRwmeRgyHPsqFj48ou0MbhAoJOERshPT6t8yONIst8cydzru3/pztO8T0",
+	"LY5SJZixRAlOhZVEipO2vfJpVd88ZFJCiBS7QoRKZujCrL62pu1d15JujCQsPfd6+8+O5zhgy4LKj3a2",
+	"nZJ2Bn4HRvloIjermzQQTAxC4DE473E9YkmJWJVUJZapKCssOAggkaBoRDNiCN2KS5mwivXnIzqXVuzl",
+	"ynlIdETGHzJAV48ohBE2Z1dn6Y5damSpnsQ8cVGe2HFG+Rg4ik5H3t6XFUa78h2oDhEo/q6ICFOk5zHU",
+	"pDD2vjVmLbWElrghSYslhsRbmvqVYNEE/pjJZsfuzSsrIkIBzvzhIWMRYGo4esBBuu+ZKwUC2TmUyiVh",
+	"bNStNB7qP7LX/Azsvl2B74Up1yLf8z24T7hh1Upz5vq/lCv9GtPpYmzUB2Mfqh5/6bl8Ty5M7IVjMGBc",
+	"kc8KlvLADRVz64xxWUHn/C8Hz5GYjyun3rBhO2v+gnNLGR3OkhYOJHMoLD9OmDEEIERE7qEbmO71007n",
+	"TaAOWP8FPhJpAvyWCMbtTRKaW0jpO5TRacxS0XZtLyistpl7IcdECWA3ygENIezqkxkxHmN9jlhCS5IC",
+	"9BXBw7nZ4uydqv01y0o4iwtdf+a2kk/LM5ocCGpENxXqE1dcppHZuyCFJcLovHfx+fhSi0wkJOMQog08",
+	"FIrTpFSSCDEKKCThZnuxkmYBv8oZF6JkqSO4MI+XVLujcDGqV41hl0JXFULFPjJY+RbfC/ybSy5Wcq9q",
+	"BAQZqWVc8az7+aLn+Z4C0if1x8Xl6Zn5fdk9vyz+uv5wfvrp+uT0sOfgdHV8rJnC9REQo9HUSXtkdJGD",
+	"q6YPKrtAv4jISKtT+ZmjCRbGxDbn6xz5xuVaKNn/mo8YTwKOQf1CY3KbOR7UJWO0IExDRBkSoHRTBKMR",
+	"BLKm0rlVtVgR18wS1Hnrbe0jy3LRQffkoHesxsygdHjePTrxfM/c8Xzv49HxsRMOy+uDypggDqq90BsT",
+	"SDKkHlAGnDluvVN1eQjolggyjMDum8RqmW87vhcTan508vmskJ0xAQ0qzkXyYyIcWmkO9zUY3EUax5hP",
+	"XTyOwr08SLlwMuQmchfzN3BiQV7dwLBip81bd8miUzIhJsqqqLA+QuXbnQLfM93maYURbRY02iZq0M44",
+	"BEBul16w0iuTRk3vuRi/AlHB84WE5IBDSGRZPS0vUkLyyUK1WedcoAhmbjirCpZME3tgBazzEy5NXRzV",
+	"XOS7mLGhznonh0cn3ymm/vnkxPylBcChYvyfDw56Fxee733oHh1/Ps+EwVnv0MlpZmhqllBXxsAFSs98",
+	"NeT3oRss0gdcIP0ecKT4eP2AZ61kdrPYDrFvuSYy20mwlMCVLPj3L7j1c6f17sr+f926euj4b988/sF1",
+	"mkc0SR38Ovc8Pvr279WAlL3zfuoEe8ABy6fFM6I2MkezbuKF2u/pxs3cP+zW1ozLegYeC5XhOvgToF5x",
+	"YkqZxDSAKFrGW5Ltuqq/VrE3Z112ryUULuDgxCw1uFue63mXl+UGyxb5VO2grqX8haWc4uiApVnQriqd",
+	"p5e5fesGlksuzMwynF5aYfANg0gmceR6trZb85xfrD2ff84BKMn3A4E7l1MrIEIbGSmV7qWuqouMCYVC",
+	"IK1iCN8ClXMWMiJcyNOhAH67GhPQL17A1xSocY0ssQ/iJsQIr7cE9d6KK1hVpwIpo5Vl4vpiNA8vp5Qa",
+	"b1vIqHZ3sTvqVCPucBR9Ekttp07iFQlaBWftbGfRZAZoFUzzayQwh4rOOFNXnB6sYIIJvSSJw/CUAoVk",
+	"DELuI+sLGWnHFII4kVP0NzN4ex3ptZrvp84MXN6flC45ynlKs0FECa9nXc3q8G2SAxqxKATtY14VA2op",
+	"CCkteVPy+efBLh1GJLBJBzWlJRozTuQkLmM1hNu7u6/fOfE4KY81u2GO79Cb7dZwKo1vgVAkJKYh5iEa",
+	"YgFvdxywrpvM+ZrK083ZXwaORga/LHZYWfkEnHz1GV+Uwb8gJ1+PNa/JZ90mQA4Tv4QRc/DpB+BkZFMg",
+	"VuF2Ot1JczvERiaWaml/Q0zw9u7bvV/+8T+bTmYXgsQkaoimcSHf4/CikdMcnfzQPT46NG49/TjK2IJZ",
+	"RYApZRINAUmeCrkkF1LgHvdybHYE0jK+9Mpm/RgvIjOIxbW/Us1ruTyEaApyyakLB1/d2T7VkxhnPCJm",
+	"Brt/c/jXMRExlsHER0POboBeR4Te+GiME79POTAeAvfRHWd0fF2KsJsLhkCvb4ELfTXGkVouhH6fBhMI",
+	"jJ8qnwNt2NPf3EeUXRdP+OqnYV/XNzD1+3SIw2tBxhTLlAPa+HzSPTn4/vS8d7jZ7lPPnxdwyOhAz+T5",
+	"XvGu52fgd7Lr5cWTRpRbjfkQoo0OupsARbQIWqwut+z6S6soo5SLAI/Z+JhQhy8Rr8Kk4LYhrDUvlD/H",
+	"4BXwdR3FTb3mq5VnSyrZlfMC8cdsfGZXOZOnkEQgHcD8gCOdmQQmSXAbCRSRmEgkJEsSCPXVQMmafaSN",
+	"qE8KdyFU9CPVWxhF7A44GrKUhiUOVY76LdDHIkJX0McySDujcDLlFMLjbECHBVnagyuTUgYTQsdILwnZ",
+	"zMm7CYsARWyMNuAW+FTf1amVLJUIoxGJJPDNb1fQKourb8cvoJgdmQsHlJ763LGvi8ve2XXvpPv+uGd/",
+	"ZRcPjy6yqx+PzjS/sX+c9y7Pf/J87/15r/vx7PTo5PL64LjXPXcyn3KUa/ZmHENIsJwXK9pDOBIMGeeO",
+	"BqKlGzQEBd+EswCEgAaMffrkoiKY9PThIAPyNbIeggUvGadbjWHoFB0UQhBhDiEaGqmaROlYkcs0AbTx",
+	"Xe8SbeGEbJmrYutBXX8sKzDF6rN0mIUZXwWfXZSvWsQZZnJIS8sccRaj+lIXGxnV4EQTPFaMLfzYPbo0",
+	"lxS5nK0VbzjTOzjU+qDDbRdgCWNmwhDZmiQnY5PpYwlCx9cl8JhQHDlnCYosqSdL1FqUFpYw3qRJslQm",
+	"qUT6CYRNDoVWoZV8UlBWqqSuEVBYOia3QJHZAtrQKoqO3toN20T4pXOvGqJZvpc2KAt1r6QJb+WQqSc9",
+	"mWFqZ54dhwvzDAq4vcgWwZeGmRmrMR5c20o2evOqGqNgT4SYi5BoudDjfJA4d1fkwtd9CJll5sj6udPV",
+	"Gcpu0PkSJjWcoZAhCvey3Rh+dpBBT+skt4RF2CQCjxBGtzgioflt8+YrqD0P8D9kIzlzKqmQmDalytWF",
+	"dlnxIjKCuYCp8+rP50eI4liJa5s0r9P/bwgNfZ2kNmSp3BtGmN4s5toWrmYV/rwQn63eWEug1nBwoUgj",
+	"lEiCbRbfYgG4rKRMjMv1DJuY6GLdpBJGW0K64loVQK2EKSY0n9CV54Pvj8ybpRKdBQUD8xaV5f9bkFVm",
+	"eN0xWlb2cwEbsymoxRrmYIibzVazZGo4bRzZzJgV2oZO8Bic1G5Bsvwp2FUty7Dz8efssJFlL+K1jSnO",
+	"8+O1aRKuGqm2r7yfuvNg9RnbdPjGZNjFGa92lh8IdmshNiMREYnusMgntNWKe4iDkD4KIqKmioPEOcld",
+	"jsYNsbw5VTEWb6vqQ3XA8vGWz62yOycySMzXLF+xBR3uQ7MyPqv6QBuYTtFfLk5PTEnJPkpFiqNoijBF",
+	"ZjW24Ktphe4ajUXehzVTXObnt84RL5Il3Sha7zyXtUuzTMrnTI90AaJQHWbAMM+DllhBVadf4JD5YHS6",
+	"go+gPW6jnDt/6Vy1dTjry/ZV2yjJ7ZRHi7UBWyU5z5eWCZXVmR+E41VSy4uSBVfO5UqhypIjYPXqvhUS",
+	"thrTt6v8J4s0mgOZd8hPrGw1VbF9A2AKjWK70+k8LaCKsXcXaCt1MC1RI1yGWwVWZsWzUDFVQykncnqh",
+	"hrLOwYTY0K2zIPuvre7Zka0Qz5Zs3nj0vSFg7qqs7VLUPTvS0V4lNJF5Dkl2A7SdVXVrz5wZIB96ImVi",
+	"aoQJHTG3dDnvXVyaFgK6vFAX/LeRVWwEmrAoLBgJ2jjsfieU5WQdRPpwNtt92tNGF8IcUFZ2nFsixsAT",
+	"aGPQVPk82NxHuE9njTEUESF17KtiuhGKBsbMG6gjGTwoRuVnvsvHQbtP+/THCVB1aGZVhu2lHEI7Gmep",
+	"BAT3ASR5tfEQhDYztVskZEGqy5QpBQgFYhR8PVs3lRPGyc96LXvovQGH0ZZuYGqUpYFSYQY5vPdm7u+p",
+	"HcdECGW4MW6NXF0uAFKgnc5rH2H9+27CBCDOIkAxnupwXGgKQRWZ61X06U7njXo+617AUilICMWVlg5X",
+	"QKhGfCX0uRYVCTudHY1atE9TekPZHc1e8815MIZipXZwI44F2tl+Z9xFg3OQfNrqjiTwQRvpFAUWQZ8C",
+	"DibFApE5Q6KDBYP71lQ3llBPDkxsLiIBUKHlHgmBSjIiiha8boKDCbS2252CikrXFBVm2rd3AdGoNWFC",
+	"bTPDWcR4MAEh7TJM/S2wJAJfQXzMcWxg3j1CeKxDrEKCJq8xyAnwdm4O23YYnu/Z2KW353Xar80qWAIU",
+	"J8Tb897oS0Zaa56g/aZF0oJNCcyPRrEo70JywHEvi6KX2398sbzkawra0eLojrBKNwT3M8WEW+VuFI9X",
+	"tY4G251OrZuBhHtpdtcSehPVNgZ1CeloWGBeU1xlQMKMUAR8tYTio4EePrujRixuhVji7A7QW4hYAlo7",
+	"zsjQRF+Frgnb6ew0HVK+y1JzhTJuGe+Rbb3BuK41syB4JTYV9VzomHzrQj1hALmvg+ixiYGhSjMOjVXa",
+	"PfAly5248r0yXXh73g9HvR9753ohGocmjN2IrYcc8o9bD4Woeqy3jfmyENJFA44l0KLURENhRcKEs1LP",
+	"Bkh/7L3//vT0o3E0T7TYGpiC1IFv0ws0J0FxKiQKMOfTPh38tWUazlxkQfw9ZPI6/p8B8ATu0fefuget",
+	"i++727tvjQcb0JCFGVc1zKRKW2dMyB9hqE5vlrQW7LrWU0adU4Ngr628sQVMSSvKieLK6B8g5HsWTue0",
+	"C5ltE5KXU3t7nrrbPsd3n6y+/jjbkWSWfucPP9eTUjInHYRdSWDJK20B84gAL2INWgDV+udoYt3uvH6p",
+	"pV6YxVke0VmBR6jnX6/4/No8SC8TYcRTmvlMTODdkuYrkdOddRrs5/RhExHKvSNy/lMpQst5EL5rDTU2",
+	"mvBmjTednvXOu5enJe5UpN87JdwxEfLIPPLM8s01Ws3vkI+Xe8/SlIQue7jO4QZK0A/Qhq2x3NRqHo6i",
+	"Qd6Eqb6PvDRnpndWVmURuSI1S4je9emhqKJoIFwDTB+xKFRcWue8rUkea6O7wRajsh2dnH2+vD7v/f/P",
+	"yl7RZke5L1CBzEW9xgJhah7cerDVKi7x6egUVdS2NLeJWoRTJelZJRHTlsnUpawqqLIebd8iS+ZhTLVl",
+	"1GPVZFYn8Pjc6OpUHm2B0gugpnr+3bqo3M1KvpVFRA117Vt+zBUWZ2k36rgITaEUjDdFWEvh+CxTtpmh",
+	"WyZPsmUdo04G/R3ImXT2Z4TpzFwNnOhGqwOV09SahUmhR2Zj2k4uJ1jacnutkr8SWYIsKrJHRflA7e0l",
+	"uIY189pTHEfzTvI0Ado9O7pIIFjtELOBV7Cg1HHY+XKnRWn7OtQyTEkkdSpPu+K68va+XFWPtuT5KB9R",
+	"DBJ7V/k5lLIkGqX9mX3mGZGolMjhOBhjs2kTRB2in2lFIpdnM2gVYIkjNk51dkz+ZgVZSikcC5ClmtY1",
+	"D13MPmaZft1U1mEf44HcLzGHVwINdLbLQPu6NF8pZ/pYXkJEltMzwaJJX7HJbk2dN3d337x9WV2lmq/V",
+	"gP85qF5aSTmlUMYwIvMzNk26jANNXa6kYOkirUqe1Woo5i+hq9hcjmZFpVyf3W3925X6p9N6d91cm/14",
+	"leF2Oe7eyAEyN/IixD5Tok+QnwFtvP7lH/+52+n4eROT3c5mE6pql2YdU02eaBYhML9euxKMXd7wQZGW",
+	"MMi8CwmHW8JSkecgOKnGpDKsbPQ/l2leSr1wUIxCWrUbtcUMkGsQToUQ1Fz5YD4iFJEQ2UoQls2n+zhJ",
+	"EkMZ28spFgs4avZo2QlmvFBZ2n4VCQ/19Yu82dq36NQVUO04WjXqucL2N6iWL9Uk9rLU53iCBUrpiFAi",
+	"JhAWHhuxr2sbFAnEbnlpNlyEGAz3K4JFGeNzjL0k+LuHn45O1Pk0yc0Css9NSlkYcv5hFprTt0mVc8Ah",
+	"wraioj74PjKe1KqgQVy9M/jjH/84WJG4/PXdxsqUTaU7sph5nfDs6aBBTr6DLHMhezxrCNmnCn+0e9jU",
+	"gRlrSU7aqJ7JSdTmlVyFUHEYRgNoo649pT4tHxPSmWVDHNzoUJ46LXQDkAiNqbarnM6rcXqSU/k0vGQ9",
+	"+3y5/pw1hL3yF/mIX9KSL3dlXkBLymzhkEQ4sEz1KR3CK67D9iRZU7l8t9rzr9+s+PzuumzmQG8LMZ4d",
+	"dIlYN5TQlhxTYUpq9kucXerPDlhLk8WKdJTdYftMby7kP/Ndy5brz5P5W9XebY0KaK94bCmnc7Wp0jd7",
+	"nR2+3xWT5x6eRfH9HWiw1d59c3TYlzb4ukXYt9w5kijZMfURhbvcYb5I8W0IvDyddF6ShLYeSuGRuX6K",
+	"osvuS4B+YVTxW9UsXaJNbsH2+7QNqwuoKg3E5LGMtH6g4w4vCcHFYfny91XWBPiWghpn0TMnEFRX2hQD",
+	"OTBrKSPabysQMtM594U1qGqr/QYKyT4GZHQo+wmgjaz1/aZCbD/7BJBOxtcOKqOI85SiDZ0JvelnKfq/",
+	"9fiKLhD1kSnA9pGubzZ7+LvJ5f77x6Pj4039xGX3/FKpPLPdhMu0X6byjD6WCbisRnnLZYVlbzSlh/0r",
+	"oWtN3u/or/KsiVy/eUmQBcIKhJxVumw7kwS4afCgP0R1/uEA/flPf95FAaaMkgBHGmbaD5i3ytHewE2/",
+	"T+UEqK/tdEcDbtvPyChPRcBOT9ang4e+V1zse3sPfc90pel7fr+c56F/Z3ObH1lyVt97fBwg9RPCPrWl",
+	"+TZadgPTUmX+bPx0s410+6KpYpxsNMqbXPTpQAM9Dzbemsc+HB33UKtVjIA+9n4a7CsDSmTjt+PQNh+H",
+	"PjX5A1r5wOq0SWLKr/UXklCE6TjFYxAuB0XvPmE8C+OupqPdt2g4K4mWCj5aivRNpxPdCaUKtrxxCgft",
+	"4qHw1NSbt0TKDh8LdHJoUFCfnQXUbanz1GoR4N8L7W4ZtGskYd3KyPS/z9vZTLCYIN12Syf8C4t7JSga",
+	"WrFdLPq0RCvKfDTes1Kzo31UNFAqpinPMExln1JmCrDLM92yNJiAiZCpUYGGaGOWS1Am1TIyVsHdjbEC",
+	"nI4nEqXJHhIAKO+NtLmPbFOnPs0TLUxjryEOC45ligEUhmPBaPGNMhftGa6wFu2tlTlRaaLWQJlVdP82",
+	"krNcT9YoLye4MSZUSONHNdhSQPWfjNQiNhZLmcnH6sEFwc/v2Z0prjDNlLIIaCkE+rrTHAOVmERZ4yO3",
+	"O2jlQOh5bxvZ0LD9CmanU/oKpo/MlzHfKisjIRGESAGep9pNqEjLbARzMJ57CK1pQbilsR30kbxv96mx",
+	"v3P/ocaXoleOpWUiBUQjtKEb7E0RRmabKPdObSLBTPKPqewRKR/hAPrUJEeIWq6xAEWDAdgqyb53DmO4",
+	"z3csGUMRo2O0EeP72tY3231PU74LEqa91ZmNqftzhOhz+s2y3mYNDEGD5tdN68z74hk0qflcXgkUsbGf",
+	"h4Giqe0bZvACU1RCz38+V4z2MG09mOZJj1vVL3w0RbkPIsC89ImPJ4xzv6DfQu/i2+Ln64VaY3YL+ccY",
+	"XwlUHPqqToCXQ6/Fj9uPKJVCtDXfAsgnQ5mn97LNfhD0t+ZmuwD5m/eK4VQUmI2GMGIcEM6TjU1hqYmL",
+	"m0+Xmo5IKegSN1z7cqpW3DdfxjFW44O/god6NQqb58s+Md/a+W0RWLn/5e/Gg63N0t+tR1r9mzcENT/s",
+	"JdsO1EcXH4/OfGSagaqXL89/UrZtvRmodo2ZTwe/BDEmlU8TOL0KXZN+FLMQIsShSDfX7CezERk14bQA",
+	"R9F+zmu0RyF7JGRgTHfdeYAI+1UDH1Gl3KOfgbM26uYjGhamHQt9mr9rPW/GC4CK5aONnc67TZfxXjba",
+	"Sl9ieIH6h2KyBkoolv/SqtGljQaZLxWGgG4J3An7nYUCug5vgF/YXMbpI4nOJJyigN1Wi1l+P+6APP9l",
+	"puy6yQ+QN8d5RjzK52hAn2ypT5KSqPhOqdrU1uHREOmeMS+Xd+g7E94r2TvNae8Ls3nWQYNaRtKvXYh/",
+	"Wk3eMpmNohZt0TSKkaA4ERMms4T3bFd+n+ZJDyYakymOCXA0gjBvTaaZgxbOFJWTmLiEsE91WEwxbQ6J",
+	"TqNDg1q99wCZHt6lj6QWq9zY7nScPFtPsH6igKO0/1fWySod5P5VvP8ixfsvJkzLxfu69WzeoUYHUD91",
+	"Tz53j4sKtTHIcr3+5tKuriWVvQYuJiRLfh3+VadtlpSk52/Ldqr1JnxmSv29mEtVbL88PbvuHh+jX/7x",
+	"X6aOxPjmlTi6LbOWCimsY85M9DdNf56nhtnPnj4jjOwMzRp8oDOtBEqT+fW3x+QWKAixl7UkK79YHI7Z",
+	"tK3HjUFyEswNSH2yjyyX/JNEmKyTB2AX0n7htihnnMUgJ5CKbAVoQ+0DwX3ChPFdmZyKzTY60X3IMDJK",
+	"qO2v5m4U5zrwuRVqygSezsVEpURPfx1E1FMjyUxYTcNot/NmxTNvwFo1NinQNsQSD7HIqpOthaDpPyZj",
+	"nhft5LzJhdjV6R7y7ohfrpSMyfosfrlSTN6+/ZAZAnYU9WC1m4woX8uqbEuXSpK1dDVjReUHTapX6Ypt",
+	"ylC6klm2pUu6iv7x6vF/AwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

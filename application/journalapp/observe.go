@@ -1,0 +1,334 @@
+package journalapp
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/yukta/yukta/domain/execution"
+	"github.com/yukta/yukta/domain/fault"
+	"github.com/yukta/yukta/domain/journal"
+)
+
+// The outbox event types that are decisions: operator commands, with their
+// actor, channel and cause. Every other event is an event record.
+var decisionTypes = map[string]bool{"CommandAccepted": true, "CommandApplied": true, "CommandRejected": true}
+
+const eventExecutionStatusChanged = "ExecutionStatusChanged"
+
+// ObserverConfig tunes the observer.
+type ObserverConfig struct {
+	// Batch is how many outbox events one transaction consumes (default 1000).
+	Batch int
+	// Poll is how long the observer waits when it has caught up (default 50 ms).
+	Poll time.Duration
+	// MaxBackoff caps the wait after a failed round (default 5 s).
+	MaxBackoff time.Duration
+}
+
+// ObserverStats are running totals since the observer was made.
+type ObserverStats struct {
+	Rounds      int64 // transactions that consumed at least one event
+	Events      int64 // outbox events consumed
+	Records     int64 // records appended
+	Checkpoints int64 // checkpoints signed
+}
+
+// Observer turns the outbox into journals. One round (Step) is one
+// transaction: lock the position, read the next committed events, append one
+// batch of records per execution (serialized per execution, gapless, each
+// linked to the one before), sign a checkpoint for every execution that has
+// settled, and move the position, all or nothing. An event already journaled
+// (by source seq) is skipped, so a replay appends nothing. Several instances
+// may run observers on one database: the position's row lock lets one work
+// at a time.
+type Observer struct {
+	tx      Transactor
+	key     ed25519.PrivateKey
+	pub     ed25519.PublicKey
+	now     func() time.Time
+	cfg     ObserverConfig
+	onError func(error)
+
+	lag   atomic.Int64
+	mu    sync.Mutex
+	stats ObserverStats
+}
+
+// NewObserver returns the observer. key signs checkpoints; onError hears
+// about failed rounds (the observer retries them).
+func NewObserver(tx Transactor, key ed25519.PrivateKey, now func() time.Time, cfg ObserverConfig, onError func(error)) (*Observer, error) {
+	if len(key) != ed25519.PrivateKeySize {
+		return nil, fault.Newf(fault.ErrInvalid, "journal observer: the signing key is not an ed25519 private key")
+	}
+	if cfg.Batch <= 0 {
+		cfg.Batch = 1000
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = 50 * time.Millisecond
+	}
+	if cfg.MaxBackoff <= 0 {
+		cfg.MaxBackoff = 5 * time.Second
+	}
+	if onError == nil {
+		onError = func(error) {}
+	}
+	o := &Observer{tx: tx, key: key, pub: key.Public().(ed25519.PublicKey), now: now, cfg: cfg, onError: onError}
+	o.lag.Store(-1)
+	return o, nil
+}
+
+// Lag is how many outbox events were waiting after the observer's last
+// round (-1 before the first). It is the observer's health metric: it grows
+// while the observer is down or slower than the engine.
+func (o *Observer) Lag() int64 { return o.lag.Load() }
+
+// Stats returns the running totals.
+func (o *Observer) Stats() ObserverStats {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.stats
+}
+
+// PublicKey is the key that verifies this observer's checkpoints.
+func (o *Observer) PublicKey() ed25519.PublicKey { return o.pub }
+
+// Run steps until ctx ends: at once again while there is a backlog, after
+// Poll when caught up, and with a growing backoff after a failure. It
+// returns when ctx is done, never earlier.
+func (o *Observer) Run(ctx context.Context) {
+	backoff := time.Duration(0)
+	for {
+		res, err := o.Step(ctx)
+		wait := o.cfg.Poll
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			o.onError(err)
+			backoff = min(max(2*backoff, 100*time.Millisecond), o.cfg.MaxBackoff)
+			wait = backoff
+		case res.More:
+			backoff, wait = 0, 0
+		default:
+			backoff = 0
+		}
+		if wait == 0 {
+			continue
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// StepResult says what one round did.
+type StepResult struct {
+	Events      int  // outbox events consumed
+	Records     int  // records appended
+	Checkpoints int  // checkpoints signed
+	More        bool // the batch was full: more events are likely waiting
+	// Busy: another observer holds the position; this round did nothing.
+	Busy bool
+}
+
+// Step runs one round in one transaction.
+func (o *Observer) Step(ctx context.Context) (StepResult, error) {
+	var res StepResult
+	var behind int64
+	err := o.tx.WithinTx(ctx, func(ctx context.Context, s ObserverStore) error {
+		res, behind = StepResult{}, 0
+		pos, ok, err := s.LockCursor(ctx)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			res.Busy = true
+			return nil
+		}
+		events, err := s.Pending(ctx, pos, o.cfg.Batch)
+		if err != nil {
+			return err
+		}
+		if len(events) == 0 {
+			behind, err = s.Behind(ctx, pos)
+			return err
+		}
+		res.Events, res.More = len(events), len(events) == o.cfg.Batch
+		last := events[len(events)-1].Position
+		if err := o.append(ctx, s, events, &res); err != nil {
+			return err
+		}
+		if err := s.SetCursor(ctx, last); err != nil {
+			return err
+		}
+		behind, err = s.Behind(ctx, last)
+		return err
+	})
+	if err != nil {
+		return StepResult{}, fmt.Errorf("journal observer: %w", err)
+	}
+	if !res.Busy {
+		o.lag.Store(behind)
+	}
+	if res.Events > 0 {
+		o.mu.Lock()
+		o.stats.Rounds++
+		o.stats.Events += int64(res.Events)
+		o.stats.Records += int64(res.Records)
+		o.stats.Checkpoints += int64(res.Checkpoints)
+		o.mu.Unlock()
+	}
+	return res, nil
+}
+
+// append builds and stores the records of one round.
+func (o *Observer) append(ctx context.Context, s ObserverStore, events []SourceEvent, res *StepResult) error {
+	seqs := make([]int64, 0, len(events))
+	for _, e := range events {
+		if e.ExecutionID != "" {
+			seqs = append(seqs, e.Seq)
+		}
+	}
+	if len(seqs) == 0 {
+		return nil
+	}
+	done, err := s.Journaled(ctx, seqs)
+	if err != nil {
+		return err
+	}
+	byExec := map[string][]SourceEvent{}
+	for _, e := range events {
+		if e.ExecutionID != "" && !done[e.Seq] {
+			byExec[e.ExecutionID] = append(byExec[e.ExecutionID], e)
+		}
+	}
+	if len(byExec) == 0 {
+		return nil
+	}
+	ids := make([]string, 0, len(byExec))
+	for id := range byExec {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids) // one lock order for every writer
+	tips, err := s.LockTips(ctx, ids)
+	if err != nil {
+		return err
+	}
+	observedAt := o.now()
+	var records []NewRecord
+	var cps []journal.Checkpoint
+	for _, id := range ids {
+		tip := tips[id]
+		var prev *journal.Record
+		if tip.Sequence > 0 {
+			prev = &journal.Record{ExecutionID: id, Sequence: tip.Sequence, Digest: tip.Digest}
+		}
+		settled := tip.Settled
+		for _, e := range byExec[id] {
+			kind, body := Body(e)
+			r, err := journal.Next(prev, id, kind, observedAt, body)
+			if errors.Is(err, journal.ErrNotCanonicalizable) {
+				// A value JSON has but RFC 8785 refuses (a number beyond
+				// float64): keep the data as its JSON text rather than
+				// stop journaling the outbox behind it.
+				body["data"] = map[string]any{"notCanonical": jsonText(e.Data)}
+				r, err = journal.Next(prev, id, kind, observedAt, body)
+			}
+			if err != nil {
+				return fmt.Errorf("execution %s, event %d: %w", id, e.Seq, err)
+			}
+			line, err := r.MarshalJSON()
+			if err != nil {
+				return fmt.Errorf("execution %s, event %d: %w", id, e.Seq, err)
+			}
+			records = append(records, NewRecord{Record: r, SessionID: e.SessionID, SourceSeq: e.Seq, Line: line})
+			prev = &records[len(records)-1].Record
+			if e.Type == eventExecutionStatusChanged && execution.Status(str(e.Data["to"])).Terminal() {
+				settled = true
+			}
+		}
+		if settled {
+			cp, err := journal.SignCheckpoint(o.key, id, prev.Sequence, prev.Digest)
+			if err != nil {
+				return err
+			}
+			cps = append(cps, cp)
+		}
+	}
+	if err := s.Append(ctx, records); err != nil {
+		return err
+	}
+	if len(cps) > 0 {
+		if err := s.AddCheckpoints(ctx, cps, o.pub); err != nil {
+			return err
+		}
+	}
+	res.Records, res.Checkpoints = len(records), len(cps)
+	return nil
+}
+
+// Body is the record kind and body an outbox event becomes: the event's
+// envelope, and for an operator command (a decision) its actor, channel and
+// cause as well.
+func Body(e SourceEvent) (journal.Kind, map[string]any) {
+	data := e.Data
+	if data == nil {
+		data = map[string]any{}
+	}
+	b := map[string]any{"seq": e.Seq, "at": e.At.UTC().Format(time.RFC3339Nano), "type": e.Type,
+		"sessionId": e.SessionID, "executionId": e.ExecutionID, "actor": e.Actor, "data": data}
+	if e.WorkflowID != "" {
+		b["workflowId"] = e.WorkflowID
+	}
+	if e.NodeID != "" {
+		b["nodeId"] = e.NodeID
+	}
+	if e.Channel != "" {
+		b["channel"] = e.Channel
+	}
+	if !decisionTypes[e.Type] {
+		return journal.KindEvent, b
+	}
+	b["decision"] = "operator_command"
+	b["channel"] = e.Channel // present on decisions even when unknown ("")
+	cause := map[string]any{}
+	if id := str(data["commandId"]); id != "" {
+		cause["commandId"] = id
+	}
+	switch {
+	case str(data["reason"]) != "":
+		cause["reason"] = str(data["reason"])
+	case str(data["message"]) != "":
+		cause["reason"] = str(data["message"])
+	}
+	if a := str(data["action"]); a != "" {
+		cause["action"] = a
+	}
+	b["cause"] = cause
+	return journal.KindDecision, b
+}
+
+// jsonText is v as JSON text, for a value with no canonical form.
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprintf("%v", v)
+	}
+	return string(b)
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}

@@ -1,0 +1,98 @@
+package journalapp
+
+import (
+	"context"
+	"crypto/ed25519"
+	"time"
+
+	"github.com/yukta/yukta/domain/journal"
+)
+
+// Position is a place in the outbox: events are consumed in (XID, Seq) order,
+// the order the outbox readers share (only transactions older than every
+// running one are read, so no event can appear behind a position).
+type Position struct {
+	XID uint64
+	Seq int64
+}
+
+// SourceEvent is one outbox event as the observer reads it.
+type SourceEvent struct {
+	Position
+	At          time.Time
+	Type        string
+	SessionID   string
+	WorkflowID  string
+	ExecutionID string // empty: not about one execution, not journaled
+	NodeID      string
+	Actor       string
+	// Channel is the door a command came through (rest, cli, mcp), when the
+	// event records one.
+	Channel string
+	Data    map[string]any
+}
+
+// NewRecord is a record to append, with where it came from.
+type NewRecord struct {
+	Record    journal.Record
+	SessionID string
+	SourceSeq int64
+	// Line is the record's canonical JSON, as stored and exported.
+	Line []byte
+}
+
+// Tip is the end of one execution's journal.
+type Tip struct {
+	Sequence int64  // 0 when the journal is empty
+	Digest   string // "" when the journal is empty
+	// Settled: a checkpoint has been signed, so every later append is
+	// signed again.
+	Settled bool
+}
+
+// ObserverStore is what the observer does inside one transaction.
+type ObserverStore interface {
+	// LockCursor locks the observer's position and returns it; ok is false
+	// when another observer holds it (another instance is journaling).
+	LockCursor(ctx context.Context) (pos Position, ok bool, err error)
+	// Pending returns up to limit committed events after pos, in order.
+	Pending(ctx context.Context, after Position, limit int) ([]SourceEvent, error)
+	// Journaled returns which of these source event seqs already have a
+	// record.
+	Journaled(ctx context.Context, sourceSeqs []int64) (map[int64]bool, error)
+	// LockTips serializes appends per execution (held until the transaction
+	// ends) and returns each journal's tip.
+	LockTips(ctx context.Context, executionIDs []string) (map[string]Tip, error)
+	// Append stores records; a sequence or source seq already stored fails.
+	Append(ctx context.Context, records []NewRecord) error
+	// AddCheckpoints stores signed checkpoints with the key that signed them.
+	AddCheckpoints(ctx context.Context, cps []journal.Checkpoint, publicKey ed25519.PublicKey) error
+	// SetCursor moves the observer's position.
+	SetCursor(ctx context.Context, pos Position) error
+	// Behind counts the events after pos (committed or not yet visible).
+	Behind(ctx context.Context, pos Position) (int64, error)
+}
+
+// Transactor runs fn in one transaction: everything fn appends commits
+// with the cursor move, or nothing does.
+type Transactor interface {
+	WithinTx(ctx context.Context, fn func(ctx context.Context, s ObserverStore) error) error
+}
+
+// StoredJournal is one execution's journal as stored.
+type StoredJournal struct {
+	// Lines are the records' canonical JSON, in sequence order.
+	Lines [][]byte
+	// Checkpoint is the latest signed checkpoint; zero when none.
+	Checkpoint journal.Checkpoint
+}
+
+// JournalReader reads journals outside transactions.
+type JournalReader interface {
+	// Journal returns the journal of an execution of a session. An execution
+	// the session never had (and no journal names) is fault.ErrNotFound; a
+	// known execution the observer has not reached yet has an empty journal.
+	Journal(ctx context.Context, sessionID, executionID string) (StoredJournal, error)
+	// Lag counts the execution's events the observer has not consumed yet.
+	Lag(ctx context.Context, executionID string) (int64, error)
+}

@@ -51,7 +51,9 @@ var executionModule = fx.Module("executions",
 		executionapp.NewStartFromWebhook,
 		executionapp.NewGetExecution,
 		executionapp.NewListExecutions,
-		func(r executionapp.Reader) *executionapp.TailLogs { return executionapp.NewTailLogs(r, time.Now) },
+		func(r executionapp.Reader, q *postgres.Queue, c session.Catalog) *executionapp.TailLogs {
+			return executionapp.NewTailLogs(r, q, c, time.Now)
+		},
 		func(tx executionapp.Transactor, w executionapp.WorkflowReader, q *postgres.Queue, c session.Catalog, e *executionapp.Engine) *executionapp.Control {
 			return executionapp.NewControl(tx, w, q, c, e, time.Now)
 		},

@@ -14,16 +14,12 @@ import (
 	"github.com/yukta/yukta/application/executionapp"
 	"github.com/yukta/yukta/application/pluginapp"
 	"github.com/yukta/yukta/application/sessionapp"
-	"github.com/yukta/yukta/domain/session"
 )
 
 // mcpModule provides the MCP endpoint as an httpapi.Mount in the "mounts"
 // group: /mcp and its /sse alias, opened by the keys of the MCP surface.
 var mcpModule = fx.Module("mcp",
 	fx.Provide(
-		func(t *executionapp.TailLogs, q *postgres.Queue, c session.Catalog) *executionapp.RedactedLogs {
-			return executionapp.NewRedactedLogs(t, q, c)
-		},
 		func(s *postgres.SessionStore, r executionapp.Reader) *executionapp.SystemStatus {
 			return executionapp.NewSystemStatus(s, r)
 		},
@@ -43,7 +39,7 @@ type mcpParams struct {
 	Start          *executionapp.StartExecution
 	GetExecution   *executionapp.GetExecution
 	ListExecutions *executionapp.ListExecutions
-	Logs           *executionapp.RedactedLogs
+	Logs           *executionapp.TailLogs
 	Control        *executionapp.Control
 	Status         *executionapp.SystemStatus
 	CEL            *cel.Evaluator

@@ -52,6 +52,17 @@ func (e *env) waitReceived(sid, eid, node string, n int64) apiclient.Execution {
 	return e.waitNode(sid, eid, node, fmt.Sprintf("received=%d", n), func(x apiclient.ExecutionNode) bool { return x.Received == n })
 }
 
+// waitResult waits until the RESULT node has received n messages and the
+// execution's result is want. A message counts as received when it is
+// delivered, before the RESULT node has run it, so the count alone can
+// come before the result.
+func (e *env) waitResult(sid, eid, node string, n int64, want string) apiclient.Execution {
+	e.t.Helper()
+	return e.waitExec(sid, eid, fmt.Sprintf("%s received=%d and result %s", node, n, want), func(x apiclient.Execution) bool {
+		return nodeOf(e.t, x, node).Received == n && sameJSON(x.Result, want)
+	})
+}
+
 func TestControlExecutionPauseHoldsClaims(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -141,7 +152,7 @@ func TestControlSkipPassesInputThrough(t *testing.T) {
 	e.waitNode("skip", id, "split", "to emit 2", func(n apiclient.ExecutionNode) bool { return n.Emitted == 2 })
 
 	e.mustCtlNode("skip", id, "gate", apiclient.NodeCommand{Action: apiclient.NodeCommandActionSTEP})
-	x := e.waitReceived("skip", id, "out", 1)
+	x := e.waitResult("skip", id, "out", 1, `{"id":"m1","v":"one"}`)
 	if !jsonEqual(t, x.Result, `{"id":"m1","v":"one"}`) {
 		t.Fatalf("through a skipped TRANSFORM the result is %s, want the input unchanged", mustJSON(x.Result))
 	}
@@ -221,7 +232,7 @@ func TestControlBreakpoint(t *testing.T) {
 	}
 	// RESUME lets exactly the held message through.
 	e.mustCtlNode("bp", id, "a", apiclient.NodeCommand{Action: apiclient.NodeCommandActionRESUME})
-	x = e.waitReceived("bp", id, "out", 2)
+	x = e.waitResult("bp", id, "out", 2, `{"id":"stop","n":"first"}`)
 	if !jsonEqual(t, x.Result, `{"id":"stop","n":"first"}`) {
 		t.Fatalf("after RESUME the result is %s, want the held message", mustJSON(x.Result))
 	}
@@ -235,7 +246,7 @@ func TestControlBreakpoint(t *testing.T) {
 		t.Fatalf("breakpoint still set after BREAKPOINT_CLEAR: %+v", bp)
 	}
 	step()
-	x = e.waitReceived("bp", id, "out", 3)
+	x = e.waitResult("bp", id, "out", 3, `{"id":"stop","n":"second"}`)
 	if a := nodeOf(t, x, "a"); a.Paused || !jsonEqual(t, x.Result, `{"id":"stop","n":"second"}`) {
 		t.Fatalf("after BREAKPOINT_CLEAR a matching message still paused the node:\n%s", describe(x))
 	}

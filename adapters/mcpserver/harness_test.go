@@ -140,7 +140,7 @@ func newEnv(tb testing.TB) *testEnv {
 		Start:          executionapp.NewStartExecution(etx, raw, reg, engine, time.Now),
 		GetExecution:   executionapp.NewGetExecution(reader),
 		ListExecutions: executionapp.NewListExecutions(reader),
-		Logs:           executionapp.NewRedactedLogs(executionapp.NewTailLogs(reader, time.Now), queue, reg),
+		Logs:           executionapp.NewTailLogs(reader, queue, reg, time.Now),
 		Control:        executionapp.NewControl(etx, raw, queue, reg, engine, time.Now),
 		Status:         executionapp.NewSystemStatus(store, reader),
 		CheckCondition: ev.CompileBool,

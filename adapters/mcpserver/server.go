@@ -47,7 +47,7 @@ type Deps struct {
 	ListExecutions interface {
 		Handle(context.Context, executionapp.HistoryQuery, string) (executionapp.HistoryPage, error)
 	}
-	// Logs reads log tails with secrets redacted (executionapp.RedactedLogs).
+	// Logs reads log tails, secrets masked (executionapp.TailLogs).
 	Logs interface {
 		Handle(context.Context, executionapp.TailInput) (executionapp.TailResult, error)
 	}

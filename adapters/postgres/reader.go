@@ -28,12 +28,24 @@ func (r *Reader) Execution(ctx context.Context, sessionID, id string) (execution
 	var status string
 	var ended *time.Time
 	var result []byte
-	err := r.pool.QueryRow(ctx, `
+	// The execution row and its nodes come from one snapshot, so a status
+	// never shows a node's counters from one commit and the result from
+	// another. The batch is one round trip.
+	batch := &pgx.Batch{}
+	batch.Queue(`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`)
+	batch.Queue(`
 		SELECT execution_id::text, session_id, workflow_id, status, draining, started_at, ended_at, result, error,
 		       coalesce(restart_of::text, ''), coalesce(from_node_id, ''), actor, channel
-		  FROM executions WHERE execution_id = $1 AND session_id = $2`, id, sessionID).
-		Scan(&v.ID, &v.SessionID, &v.WorkflowID, &status, &v.Draining, &v.StartedAt, &ended, &result, &v.Error,
-			&v.RestartOf, &v.FromNodeID, &v.Actor, &v.Channel)
+		  FROM executions WHERE execution_id = $1 AND session_id = $2`, id, sessionID)
+	batch.Queue(`SELECT `+nodeColumns+`, status FROM execution_nodes WHERE execution_id = $1 ORDER BY position`, id)
+	batch.Queue(`COMMIT`)
+	br := r.pool.SendBatch(ctx, batch)
+	defer br.Close()
+	if _, err := br.Exec(); err != nil {
+		return v, translate(err)
+	}
+	err := br.QueryRow().Scan(&v.ID, &v.SessionID, &v.WorkflowID, &status, &v.Draining, &v.StartedAt, &ended, &result, &v.Error,
+		&v.RestartOf, &v.FromNodeID, &v.Actor, &v.Channel)
 	if err != nil {
 		return v, notFound(err, executionNotFound(id))
 	}
@@ -47,7 +59,7 @@ func (r *Reader) Execution(ctx context.Context, sessionID, id string) (execution
 			return v, err
 		}
 	}
-	rows, err := r.pool.Query(ctx, `SELECT `+nodeColumns+`, status FROM execution_nodes WHERE execution_id = $1 ORDER BY position`, id)
+	rows, err := br.Query()
 	if err != nil {
 		return v, translate(err)
 	}

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"regexp"
 	"regexp/syntax"
+	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/yukta/yukta/domain/fault"
+	"github.com/yukta/yukta/domain/session"
 )
 
 // Log reading limits (DESIGN §6). RE2 runs in linear time; these caps bound
@@ -26,13 +28,22 @@ const (
 // TailLogs returns the last lines of an execution's log, optionally only
 // those matching an RE2 pattern. Reading the tail costs the same whatever the
 // log's length: it walks the (execution, seq) index backwards.
+//
+// Every value of a secret config field of the execution's own definition
+// snapshot is replaced by plugin.MaskedValue before a line is matched or
+// returned, on every door: a workflow that prints a secret does not show
+// it, and a filter cannot be used to guess one by counting matches.
 type TailLogs struct {
-	reader Reader
-	now    func() time.Time
+	reader  Reader
+	defs    DefinitionSource
+	catalog session.Catalog
+	now     func() time.Time
 }
 
 // NewTailLogs returns the use case.
-func NewTailLogs(r Reader, now func() time.Time) *TailLogs { return &TailLogs{reader: r, now: now} }
+func NewTailLogs(r Reader, defs DefinitionSource, c session.Catalog, now func() time.Time) *TailLogs {
+	return &TailLogs{reader: r, defs: defs, catalog: c, now: now}
+}
 
 // TailInput selects lines.
 type TailInput struct {
@@ -95,6 +106,10 @@ func (uc *TailLogs) Handle(ctx context.Context, in TailInput) (TailResult, error
 	if _, err := uc.reader.Execution(ctx, in.SessionID, in.ExecutionID); err != nil {
 		return TailResult{}, err
 	}
+	mask, err := uc.masker(ctx, in.ExecutionID)
+	if err != nil {
+		return TailResult{}, err
+	}
 	res := TailResult{ExecutionID: in.ExecutionID, Complete: true}
 	if re == nil {
 		lines, total, err := uc.reader.LogsBefore(ctx, in.ExecutionID, 0, n)
@@ -102,6 +117,9 @@ func (uc *TailLogs) Handle(ctx context.Context, in TailInput) (TailResult, error
 			return TailResult{}, err
 		}
 		reverse(lines)
+		for i := range lines {
+			lines[i].Message = mask.Replace(lines[i].Message)
+		}
 		res.Lines, res.TotalMatched = lines, total
 		res.ReturnedLines = len(lines)
 		return res, nil
@@ -119,6 +137,7 @@ func (uc *TailLogs) Handle(ctx context.Context, in TailInput) (TailResult, error
 				res.Complete = false
 				break
 			}
+			l.Message = mask.Replace(l.Message)
 			msg := l.Message
 			if len(msg) > MaxMatchLineBytes {
 				msg = msg[:MaxMatchLineBytes]
@@ -138,6 +157,20 @@ func (uc *TailLogs) Handle(ctx context.Context, in TailInput) (TailResult, error
 	reverse(kept)
 	res.Lines, res.ReturnedLines = kept, len(kept)
 	return res, nil
+}
+
+// masker returns the replacer of the execution's secret values; it
+// replaces nothing when the workflow has none.
+func (uc *TailLogs) masker(ctx context.Context, executionID string) (*strings.Replacer, error) {
+	src, err := uc.defs.Source(ctx, executionID)
+	if err != nil {
+		return nil, err
+	}
+	w, err := session.RestoreWorkflow(src.WorkflowID, "", src.Definition)
+	if err != nil {
+		return nil, err
+	}
+	return strings.NewReplacer(SecretValues(w, uc.catalog)...), nil
 }
 
 func reverse(ls []LogEntry) {

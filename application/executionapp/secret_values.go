@@ -14,51 +14,9 @@ type DefinitionSource interface {
 	Source(ctx context.Context, executionID string) (RunSource, error)
 }
 
-// RedactedLogs reads an execution's log tail for readers that must never see
-// a secret (agents): every value of a secret config field of the execution's
-// own definition snapshot is replaced by plugin.MaskedValue in the returned
-// messages. Ownership, filter and caps are TailLogs'.
-type RedactedLogs struct {
-	tail    *TailLogs
-	defs    DefinitionSource
-	catalog session.Catalog
-}
-
-// NewRedactedLogs returns the use case.
-func NewRedactedLogs(tail *TailLogs, defs DefinitionSource, c session.Catalog) *RedactedLogs {
-	return &RedactedLogs{tail: tail, defs: defs, catalog: c}
-}
-
 // minSecretLen is the shortest secret value replaced: a one-letter "secret"
 // would mask every such letter of every line.
 const minSecretLen = 4
-
-// Handle reads the tail and redacts it.
-func (uc *RedactedLogs) Handle(ctx context.Context, in TailInput) (TailResult, error) {
-	res, err := uc.tail.Handle(ctx, in)
-	if err != nil || len(res.Lines) == 0 {
-		return res, err
-	}
-	src, err := uc.defs.Source(ctx, in.ExecutionID)
-	if err != nil {
-		return TailResult{}, err
-	}
-	w, err := session.RestoreWorkflow(src.WorkflowID, "", src.Definition)
-	if err != nil {
-		return TailResult{}, err
-	}
-	secrets := SecretValues(w, uc.catalog)
-	if len(secrets) == 0 {
-		return res, nil
-	}
-	r := strings.NewReplacer(secrets...)
-	lines := slices.Clone(res.Lines)
-	for i := range lines {
-		lines[i].Message = r.Replace(lines[i].Message)
-	}
-	res.Lines = lines
-	return res, nil
-}
 
 // SecretValues returns replacer pairs (value, MaskedValue) for every secret
 // config value of w, longest first so a value containing another is masked

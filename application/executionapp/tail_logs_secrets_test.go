@@ -66,7 +66,7 @@ type catalog map[string]plugin.Descriptor
 
 func (c catalog) Describe(t string) (plugin.Descriptor, bool) { d, ok := c[t]; return d, ok }
 
-func TestRedactedLogsMasksSecretConfigValues(t *testing.T) {
+func TestTailLogsMasksSecretConfigValues(t *testing.T) {
 	t.Parallel()
 	const id = "e1"
 	r := &memReader{sessionID: "s", id: id, lines: []executionapp.LogEntry{
@@ -79,7 +79,7 @@ func TestRedactedLogsMasksSecretConfigValues(t *testing.T) {
 		"HOOK": {Type: "HOOK", Category: plugin.Trigger, Description: "x", Fields: []plugin.Field{{Name: "secret", Type: plugin.String, Secret: true}}},
 	}
 	def := []byte(`{"nodes":[{"nodeId":"h","type":"HOOK","config":{"secret":"whsec-abcdefgh"}},{"nodeId":"c","type":"CALL","config":{"authorization":"Bearer tok-0123456789","short":"ab"}},{"nodeId":"gone","type":"REMOVED","config":{"secret":"kept-visible"}}],"edges":[]}`)
-	uc := executionapp.NewRedactedLogs(executionapp.NewTailLogs(r, time.Now), defs{id: def}, cat)
+	uc := executionapp.NewTailLogs(r, defs{id: def}, cat, time.Now)
 	res, err := uc.Handle(t.Context(), executionapp.TailInput{SessionID: "s", ExecutionID: id})
 	if err != nil {
 		t.Fatal(err)
@@ -92,6 +92,17 @@ func TestRedactedLogsMasksSecretConfigValues(t *testing.T) {
 	}
 	if r.lines[0].Message != "calling with Bearer tok-0123456789 now" {
 		t.Error("Handle changed the reader's lines")
+	}
+	// A filter sees the masked text, so it cannot find a secret by counting.
+	for _, guess := range []string{"tok-0123", "whsec", `Bearer tok`} {
+		res, err := uc.Handle(t.Context(), executionapp.TailInput{SessionID: "s", ExecutionID: id, FilterPattern: guess})
+		if err != nil || res.TotalMatched != 0 || len(res.Lines) != 0 {
+			t.Errorf("filter %q: %d matches %v (%v), want none", guess, res.TotalMatched, res.Lines, err)
+		}
+	}
+	res, err = uc.Handle(t.Context(), executionapp.TailInput{SessionID: "s", ExecutionID: id, FilterPattern: `\*\*\*`})
+	if err != nil || res.TotalMatched != 2 || res.Lines[1].Message != want[1] {
+		t.Errorf("filter on the mask: %d %v %v", res.TotalMatched, res.Lines, err)
 	}
 	_, err = uc.Handle(t.Context(), executionapp.TailInput{SessionID: "other", ExecutionID: id})
 	if !errors.Is(err, executionapp.ErrExecutionNotFound) {

@@ -431,6 +431,7 @@ func TestActorIsRecordedEverywhere(t *testing.T) {
 func TestHostileHostAndOriginAreRefusedBeforeAnything(t *testing.T) {
 	e := newAccessEnv(t)
 	port := e.s.URL[strings.LastIndex(e.s.URL, ":")+1:]
+	refused := 0
 	routes := []struct{ method, path string }{
 		{"POST", "/api/sessions/alpha/workflows/wf/executions"}, // REST, changing
 		{"GET", "/api/sessions"},
@@ -441,23 +442,45 @@ func TestHostileHostAndOriginAreRefusedBeforeAnything(t *testing.T) {
 		{"GET", "/api/openapi.yaml"},
 		{"POST", "/mcp"},
 		{"POST", "/sse"},
+		{"GET", "/mcp"},
+		{"POST", "/api/agent/v1/signals"}, // later doors: refused before routing
+		{"POST", "/api/agent/v1/mcp"},
+		{"GET", "/"},
 	}
-	hostile := [][]string{
-		{"Host", "evil.example"},
-		{"Host", "evil.example:" + port},
-		{"Host", "127.0.0.1.nip.io:" + port},
-		{"Host", "localhost.evil.example:" + port},
-		{"Origin", "http://evil.example"},
-		{"Origin", "null"},
-		{"Origin", "http://127.0.0.1.evil.example:" + port},
-		{"Sec-Fetch-Site", "cross-site"},
+	// T1: every Host × Origin × Sec-Fetch-Site combination where one part
+	// is hostile.
+	hosts := map[string]bool{ // host → hostile
+		"evil.example": true, "evil.example:" + port: true, "127.0.0.1.nip.io:" + port: true, "localhost.:" + port: true,
+		"localhost.evil.example:" + port: true, "127.0.0.1:" + port: false,
+	}
+	origins := map[string]bool{"": false, "http://evil.example": true, "null": true, "http://127.0.0.1.evil.example:" + port: true}
+	fetchSites := map[string]bool{"": false, "cross-site": true}
+	var hostile [][]string
+	for h, hb := range hosts {
+		for o, ob := range origins {
+			for f, fb := range fetchSites {
+				if !hb && !ob && !fb {
+					continue
+				}
+				hdr := []string{"Host", h}
+				if o != "" {
+					hdr = append(hdr, "Origin", o)
+				}
+				if f != "" {
+					hdr = append(hdr, "Sec-Fetch-Site", f)
+				}
+				hostile = append(hostile, hdr)
+			}
+		}
 	}
 	legit := [][]string{
 		{"Host", "127.0.0.1:" + port},
 		{"Host", "localhost:" + port},
+		{"Host", "[::1]:" + port},
 		{"Origin", "http://127.0.0.1:" + port},
 		{"Origin", "http://localhost:" + port, "Host", "localhost:" + port},
 		{"Sec-Fetch-Site", "same-origin"},
+		{"Sec-Fetch-Site", "none"},
 	}
 	for _, r := range routes {
 		for _, h := range hostile {
@@ -468,6 +491,7 @@ func TestHostileHostAndOriginAreRefusedBeforeAnything(t *testing.T) {
 					t.Errorf("%s %s with %v (key %v): %d, want 403: %s", r.method, r.path, h, key != "", status, b)
 				}
 				e.assertUnchanged(fmt.Sprintf("%s %s with %v", r.method, r.path, h), before)
+				refused++
 			}
 		}
 		for _, h := range legit {
@@ -478,6 +502,7 @@ func TestHostileHostAndOriginAreRefusedBeforeAnything(t *testing.T) {
 			e.settle()
 		}
 	}
+	t.Logf("%d hostile requests refused with 403 and no change; %d legitimate combinations passed", refused, len(routes)*len(legit))
 }
 
 // TestIdempotentStartUnderConcurrency: five identical starts at once make

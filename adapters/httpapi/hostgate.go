@@ -37,7 +37,9 @@ func (s *Server) hostAllowed(hostport string) bool {
 	if h, _, err := net.SplitHostPort(hostport); err == nil {
 		host = h
 	}
-	host = strings.ToLower(strings.TrimSuffix(strings.Trim(host, "[]"), "."))
+	// A trailing dot ("localhost.") is a different name to a resolver, one
+	// DNS can answer for, so it is not folded onto the allowed one.
+	host = strings.ToLower(strings.Trim(host, "[]"))
 	if host == "" {
 		return false
 	}

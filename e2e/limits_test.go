@@ -3,6 +3,8 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"io"
+	"net/http"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -97,6 +99,22 @@ func TestBodyCapBoundary(t *testing.T) {
 	if status != 413 {
 		t.Fatalf("1 MiB + 1: %d %s, want 413", status, b)
 	}
+	// The same without a declared length (chunked).
+	req, err := http.NewRequest(http.MethodPut, e.s.URL+"/api/sessions/big3", io.MultiReader(bytes.NewReader(append(body, ' '))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+testKeys["admin"])
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunked, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 413 {
+		t.Fatalf("1 MiB + 1 chunked: %d %s, want 413", res.StatusCode, chunked)
+	}
 	e.assertUnchanged("an oversized body", before)
 }
 
@@ -147,5 +165,52 @@ func TestBinaryRefusesOpenNetworkBind(t *testing.T) {
 		if !c.starts && !strings.Contains(out.String(), "YUKTA_API_KEY") {
 			t.Errorf("env %v: the refusal does not name the setting:\n%s", c.env, out.String())
 		}
+	}
+}
+
+// TestMCPBodyCapBoundary (T8): /mcp reads a body of exactly 1 MiB and
+// refuses one byte more with 413, with Content-Length or chunked; JSON
+// nested 10,000 deep is a 400, and the server lives on.
+func TestMCPBodyCapBoundary(t *testing.T) {
+	s := startServer(t, serverOptions{DSN: pgtest.NewDatabase(t)})
+	const limit = 1 << 20
+	head := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"pad":"`)
+	tail := []byte(`"}}`)
+	body := append(append(append([]byte{}, head...), bytes.Repeat([]byte("a"), limit-len(head)-len(tail))...), tail...)
+	mcpPost := func(b []byte, chunked bool) (int, string) {
+		t.Helper()
+		var r io.Reader = bytes.NewReader(b)
+		if chunked {
+			r = io.MultiReader(r) // no length known: sent chunked
+		}
+		req, err := http.NewRequest(http.MethodPost, s.URL+"/mcp", r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		out, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(out)
+	}
+	for _, chunked := range []bool{false, true} {
+		if status, out := mcpPost(body, chunked); status != 200 || !strings.Contains(out, "list_sessions") {
+			t.Fatalf("exactly 1 MiB (chunked %v): %d %.200s, want the tool list", chunked, status, out)
+		}
+		if status, out := mcpPost(append(body[:len(body):len(body)], ' '), chunked); status != 413 {
+			t.Fatalf("1 MiB + 1 (chunked %v): %d %.200s, want 413", chunked, status, out)
+		}
+	}
+	deep := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_sessions","arguments":{"x":` +
+		strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + `}}}`)
+	if status, out := mcpPost(deep, false); status != 400 && !strings.Contains(out, "error") {
+		t.Fatalf("10,000-deep JSON: %d %.200s, want a refusal", status, out)
+	}
+	if status, _ := mcpPost([]byte(`{"jsonrpc":"2.0","id":2,"method":"ping"}`), false); status != 200 {
+		t.Fatalf("the server did not survive: ping %d", status)
 	}
 }

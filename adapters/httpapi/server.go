@@ -127,7 +127,7 @@ func New(cfg Config, uc UseCases, log *zap.Logger) (*Server, error) {
 	}))
 	e.Use(s.hostGate)
 	e.Use(s.gate)
-	apiLimit := middleware.BodyLimit(fmt.Sprintf("%dB", cfg.BodyLimit))
+	apiLimit := bufferBody(cfg.BodyLimit)
 	e.Use(func(next echo.HandlerFunc) echo.HandlerFunc {
 		checked := apiLimit(validate(next))
 		return func(c echo.Context) error {
@@ -148,7 +148,7 @@ func New(cfg Config, uc UseCases, log *zap.Logger) (*Server, error) {
 		}
 		h := echo.WrapHandler(m.Handler)
 		for _, p := range m.Paths {
-			e.Any(p, h, middleware.BodyLimit(fmt.Sprintf("%dB", limit)))
+			e.Any(p, h, bodyCap(limit))
 		}
 	}
 	return s, nil

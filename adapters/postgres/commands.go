@@ -61,6 +61,17 @@ func (s *CommandStore) Update(ctx context.Context, c executionapp.CommandRecord)
 const commandColumns = `command_id::text, session_id, coalesce(execution_id::text, ''), workflow_id, node_id, scope, action,
 	args, reason, coalesce(key, ''), actor, channel, status, message, result_execution_ids, created_at`
 
+// LockKey takes a transaction-scoped advisory lock on a command key.
+func (s *CommandStore) LockKey(ctx context.Context, sessionID, key string) error {
+	// Two 32-bit halves keep the key space of commands apart from any other
+	// advisory lock: the first is a constant, the second the key's hash.
+	_, err := s.db.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2 || '/' || $3))`, commandKeyLockClass, sessionID, key)
+	return translate(err)
+}
+
+// commandKeyLockClass is the first half of the advisory locks on command keys.
+const commandKeyLockClass = 0x59_6B_43_4B // "YkCK"
+
 // ByKey finds the command stored under an idempotency key.
 func (s *CommandStore) ByKey(ctx context.Context, sessionID, key string) (executionapp.CommandRecord, bool, error) {
 	c, err := scanCommand(s.db.QueryRow(ctx, `SELECT `+commandColumns+` FROM commands WHERE session_id = $1 AND key = $2`, sessionID, key))

@@ -63,6 +63,9 @@ func (uc *Control) Handle(ctx context.Context, in ControlInput) (ControlResult, 
 	err := uc.tx.WithinTx(ctx, func(ctx context.Context, st Stores) error {
 		refused = nil
 		if k := in.Command.Key; k != "" {
+			if err := st.Commands.LockKey(ctx, in.SessionID, k); err != nil {
+				return err
+			}
 			prev, ok, err := st.Commands.ByKey(ctx, in.SessionID, k)
 			if err != nil {
 				return err

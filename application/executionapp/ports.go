@@ -220,6 +220,10 @@ type CommandRecord struct {
 
 // CommandStore records control commands; the key makes a command idempotent.
 type CommandStore interface {
+	// LockKey holds, until the transaction ends, a lock on a command key of
+	// a session, so that requests with one key run one after another and
+	// the second finds what the first stored.
+	LockKey(ctx context.Context, sessionID, key string) error
 	// ByKey returns the command stored under key in the session, if any.
 	ByKey(ctx context.Context, sessionID, key string) (CommandRecord, bool, error)
 	Insert(ctx context.Context, c CommandRecord) error

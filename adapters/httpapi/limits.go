@@ -23,7 +23,9 @@ func (r Rate) Unlimited() bool { return r.N <= 0 || r.Per <= 0 }
 // source addresses cannot grow it without end.
 type limiters struct {
 	rate Rate
-	mu   sync.Mutex
+	// capacity overrides maxBuckets (tests).
+	capacity int
+	mu       sync.Mutex
 	m    map[string]*bucket
 	// swept is when idle buckets were last dropped.
 	swept time.Time
@@ -34,24 +36,38 @@ type bucket struct {
 	seen time.Time
 }
 
-// maxBuckets bounds memory; beyond it, a sweep runs on every new key.
+// maxBuckets bounds memory. When that many keys are busy at once (a flood
+// from many addresses), a new key is refused until a sweep frees room:
+// failing closed keeps both memory and the cost of sweeping bounded.
 const maxBuckets = 100_000
 
 func newLimiters(r Rate) *limiters {
 	return &limiters{rate: r, m: map[string]*bucket{}}
 }
 
+// get returns key's bucket, or nil when the table is full.
 func (l *limiters) get(key string, now time.Time) *rate.Limiter {
 	b, ok := l.m[key]
 	if !ok {
-		if len(l.m) >= maxBuckets || now.Sub(l.swept) > l.rate.Per {
+		full := len(l.m) >= l.max()
+		if full && now.Sub(l.swept) >= time.Second || !full && now.Sub(l.swept) > l.rate.Per {
 			l.sweep(now)
+		}
+		if len(l.m) >= l.max() {
+			return nil
 		}
 		b = &bucket{lim: rate.NewLimiter(rate.Limit(float64(l.rate.N)/l.rate.Per.Seconds()), l.rate.N)}
 		l.m[key] = b
 	}
 	b.seen = now
 	return b.lim
+}
+
+func (l *limiters) max() int {
+	if l.capacity > 0 {
+		return l.capacity
+	}
+	return maxBuckets
 }
 
 // sweep drops buckets idle for a whole period: they are full again, so a
@@ -74,6 +90,9 @@ func (l *limiters) take(key string, now time.Time) (bool, time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	lim := l.get(key, now)
+	if lim == nil {
+		return false, time.Second
+	}
 	if lim.AllowN(now, 1) {
 		return true, 0
 	}

@@ -81,3 +81,28 @@ func TestLimiterBoundaryAndRefill(t *testing.T) {
 		t.Fatal("Retry-After rounds up to whole seconds, at least 1")
 	}
 }
+
+// TestLimiterTableIsBounded: when every bucket is busy, a new key is
+// refused rather than tracked, and room comes back once buckets go idle.
+func TestLimiterTableIsBounded(t *testing.T) {
+	l := newLimiters(Rate{N: 5, Per: time.Minute})
+	l.capacity = 3
+	now := time.Unix(2_000_000, 0)
+	for _, k := range []string{"a", "b", "c"} {
+		if ok, _ := l.take(k, now); !ok {
+			t.Fatalf("%s refused below capacity", k)
+		}
+	}
+	if ok, wait := l.take("d", now.Add(2*time.Second)); ok || wait <= 0 {
+		t.Fatalf("a fourth key in a full table: ok=%v wait=%s, want refused", ok, wait)
+	}
+	if len(l.m) != 3 {
+		t.Fatalf("table grew to %d", len(l.m))
+	}
+	if ok, _ := l.take("a", now.Add(2*time.Second)); !ok {
+		t.Fatal("a known key is refused because the table is full")
+	}
+	if ok, _ := l.take("d", now.Add(2*time.Minute)); !ok {
+		t.Fatal("no room after the buckets went idle")
+	}
+}

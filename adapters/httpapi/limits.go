@@ -26,7 +26,7 @@ type limiters struct {
 	// capacity overrides maxBuckets (tests).
 	capacity int
 	mu       sync.Mutex
-	m    map[string]*bucket
+	m        map[string]*bucket
 	// swept is when idle buckets were last dropped.
 	swept time.Time
 }

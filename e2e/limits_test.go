@@ -34,6 +34,22 @@ func TestKeyRateLimitBoundary(t *testing.T) {
 	if status, b, _ := call(t, e.s, "GET", "/api/sessions", testKeys["operator"], nil); status != 200 {
 		t.Fatalf("another key was limited too: %d %s", status, b)
 	}
+	// The metrics saw it all, by route template; /metrics itself needs a key.
+	if status, _, _ := call(t, e.s, "GET", "/metrics", "", nil); status != 401 {
+		t.Fatalf("/metrics without a key: %d, want 401", status)
+	}
+	status, b, _ = call(t, e.s, "GET", "/metrics", testKeys["admin"], nil)
+	for _, want := range []string{
+		`yukta_http_requests_total{method="GET",route="/api/sessions",status="200",surface="rest"} 6`,
+		`yukta_http_requests_total{method="GET",route="/api/sessions",status="429",surface="rest"} 1`,
+		`yukta_rate_limited_total{scope="key",surface="rest"} 1`,
+		`yukta_auth_failures_total{reason="missing",surface="rest"} 1`,
+		"yukta_queue_ready ", "yukta_journal_lag_events ",
+	} {
+		if status != 200 || !strings.Contains(string(b), want) {
+			t.Errorf("/metrics (%d) lacks %s", status, want)
+		}
+	}
 }
 
 // TestSourceRateLimitBoundary: the per-source limit counts every request

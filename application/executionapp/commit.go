@@ -408,7 +408,11 @@ func (w *work) save(ctx context.Context) error {
 				continue
 			}
 			changed = append(changed, n)
-			if from, to := visible(before), n.Status(); from != to {
+			// A node that ends is always journaled, even when its status
+			// reads the same before and after (a node under SKIP settling
+			// SKIPPED): the event carries its final counts.
+			ended := before.EndedAt.IsZero() && !after.EndedAt.IsZero()
+			if from, to := visible(before), n.Status(); from != to || ended {
 				w.event(ex, nid, EventNodeStatusChanged, nodeEventData(from, to, after))
 			}
 		}

@@ -224,21 +224,7 @@ func BenchmarkTransitions(b *testing.B) {
 	env := durableCluster(b)
 	for range b.N {
 		s := benchServer(b, env)
-		applyDoc(b, s, "fan", fanSession())
-		items := make([]int, 500)
-		for range 20 {
-			startRun(b, s, "fan", map[string]any{"items": items})
-		}
-		fanN, fanRate := doneRate(b, env, "fan")
-
-		applyDoc(b, s, "runs", linearSession("runs", 10))
-		var wg sync.WaitGroup
-		sem := make(chan struct{}, 16)
-		for i := range 1000 {
-			wg.Go(func() { sem <- struct{}{}; defer func() { <-sem }(); startRun(b, s, "runs", map[string]any{"i": i}) })
-		}
-		wg.Wait()
-		runsN, runsRate := doneRate(b, env, "runs")
+		fanN, fanRate, runsN, runsRate := engineLoad(b, s, env)
 		s.Stop()
 		if i := strings.LastIndex(s.logs.String(), `"msg":"engine stopped"`); i >= 0 {
 			b.Logf("%s", s.logs.String()[i:])
@@ -253,6 +239,29 @@ func BenchmarkTransitions(b *testing.B) {
 			b.ReportMetric(runsRate/raw, fmt.Sprintf("runs_ratio_c%d", c))
 		}
 	}
+}
+
+// engineLoad runs the engine benchmark's two phases on s and returns each
+// one's done transitions and their rate: "fan", 20 runs of 500 messages
+// through nine nodes, then "runs", 1,000 runs of a 10-node chain started
+// over REST 16 at a time.
+func engineLoad(b *testing.B, s *server, env benchEnv) (fanN int64, fanRate float64, runsN int64, runsRate float64) {
+	b.Helper()
+	applyDoc(b, s, "fan", fanSession())
+	items := make([]int, 500)
+	for range 20 {
+		startRun(b, s, "fan", map[string]any{"items": items})
+	}
+	fanN, fanRate = doneRate(b, env, "fan")
+	applyDoc(b, s, "runs", linearSession("runs", 10))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16)
+	for i := range 1000 {
+		wg.Go(func() { sem <- struct{}{}; defer func() { <-sem }(); startRun(b, s, "runs", map[string]any{"i": i}) })
+	}
+	wg.Wait()
+	runsN, runsRate = doneRate(b, env, "runs")
+	return fanN, fanRate, runsN, runsRate
 }
 
 // BenchmarkLatency measures start -> SUCCESS of a 10-node linear DAG on an

@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -30,20 +29,7 @@ func BenchmarkJournal(b *testing.B) {
 	for range b.N {
 		s := benchServer(b, env)
 		began := time.Now()
-		applyDoc(b, s, "fan", fanSession())
-		items := make([]int, 500)
-		for range 20 {
-			startRun(b, s, "fan", map[string]any{"items": items})
-		}
-		_, fanRate := doneRate(b, env, "fan")
-		applyDoc(b, s, "runs", linearSession("runs", 10))
-		var wg sync.WaitGroup
-		sem := make(chan struct{}, 16)
-		for i := range 1000 {
-			wg.Go(func() { sem <- struct{}{}; defer func() { <-sem }(); startRun(b, s, "runs", map[string]any{"i": i}) })
-		}
-		wg.Wait()
-		_, runsRate := doneRate(b, env, "runs")
+		_, fanRate, _, runsRate := engineLoad(b, s, env)
 		st := journalStats(b, env.dsn, began)
 		s.Stop()
 		if i := strings.LastIndex(s.logs.String(), `"msg":"observer stopped"`); i >= 0 {

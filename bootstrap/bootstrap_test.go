@@ -174,3 +174,31 @@ func TestRateSettings(t *testing.T) {
 		t.Fatalf("bad rate settings: %v", err)
 	}
 }
+
+func TestValueLimitSettings(t *testing.T) {
+	c, err := parse(t, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := c.Limits; l.MaxMessageBytes != 1<<20 || l.MaxOutputBytes != 8<<20 || l.MaxLogLineBytes != 16<<10 {
+		t.Fatalf("default limits = %+v", l)
+	}
+	c, err = parse(t, []string{"--max-log-line-bytes", "4096"}, map[string]string{"YUKTA_MAX_MESSAGE_BYTES": "64KiB", "YUKTA_MAX_OUTPUT_BYTES": "2 MiB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := c.Limits; l.MaxMessageBytes != 64<<10 || l.MaxOutputBytes != 2<<20 || l.MaxLogLineBytes != 4096 {
+		t.Fatalf("limits = %+v", l)
+	}
+	for _, bad := range []map[string]string{
+		{"YUKTA_MAX_MESSAGE_BYTES": "1GiB"},
+		{"YUKTA_MAX_MESSAGE_BYTES": "12"},
+		{"YUKTA_MAX_MESSAGE_BYTES": "lots"},
+		{"YUKTA_MAX_MESSAGE_BYTES": "4MiB", "YUKTA_MAX_OUTPUT_BYTES": "2MiB"},
+		{"YUKTA_MAX_LOG_LINE_BYTES": "-1"},
+	} {
+		if _, err := parse(t, nil, bad); err == nil || !strings.Contains(err.Error(), "YUKTA_MAX_") {
+			t.Errorf("%v: got %v, want an error naming the setting", bad, err)
+		}
+	}
+}

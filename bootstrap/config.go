@@ -12,6 +12,8 @@ import (
 
 	"github.com/yukta/yukta/adapters/authn"
 	"github.com/yukta/yukta/adapters/httpapi"
+	"github.com/yukta/yukta/application/executionapp"
+	"github.com/yukta/yukta/domain/jsonvalue"
 )
 
 // Config is everything `yukta serve` can be told, from flags and YUKTA_*
@@ -34,6 +36,8 @@ type Config struct {
 	Keys                authn.Keys
 	KeyRate, SourceRate httpapi.Rate
 	TrustedProxies      []*net.IPNet
+	// Limits bound what one node attempt may produce.
+	Limits executionapp.ValueLimits
 }
 
 // setting ties one flag to its environment variable.
@@ -43,7 +47,7 @@ type setting struct {
 
 var settings = struct {
 	addr, dataDir, databaseURL, allowedHosts, logLevel, logFormat, shutdownTimeout, dbMaxConns, egressAllowed, workers, lease, debugAddr,
-	apiKeys, keyRate, sourceRate, trustedProxies setting
+	apiKeys, keyRate, sourceRate, trustedProxies, maxMessage, maxOutput, maxLogLine setting
 }{
 	addr:            setting{"addr", "YUKTA_ADDR", "host:port to listen on; loopback only unless API keys are set"},
 	apiKeys:         setting{"api-keys", "YUKTA_API_KEYS", "path of a key file: named keys with roles and optional session lists (docs/configuration.md)"},
@@ -61,6 +65,9 @@ var settings = struct {
 	workers:         setting{"workers", "YUKTA_WORKERS", "how many node messages this instance runs at once"},
 	debugAddr:       setting{"debug-addr", "YUKTA_DEBUG_ADDR", "loopback host:port for Go profiling (/debug/pprof); empty disables it"},
 	lease:           setting{"lease", "YUKTA_LEASE", "how long a claimed message is held without a heartbeat; a dead instance's work moves after this"},
+	maxMessage:      setting{"max-message-bytes", executionapp.SettingMaxMessage, "largest message, result or expression value one node may produce, as JSON (bytes, or with KiB/MiB)"},
+	maxOutput:       setting{"max-output-bytes", executionapp.SettingMaxOutput, "largest total of the messages one node attempt may emit (bytes, or with KiB/MiB)"},
+	maxLogLine:      setting{"max-log-line-bytes", "YUKTA_MAX_LOG_LINE_BYTES", "longest log line stored; longer lines are cut with a note (bytes, or with KiB/MiB)"},
 }
 
 // ParseServeConfig reads the serve flags, with defaults from getenv.
@@ -76,6 +83,7 @@ func ParseServeConfig(args []string, getenv func(string) string, fs *flag.FlagSe
 	}
 	var c Config
 	var hosts, timeout, maxConns, egressHosts, workers, lease, keyFile, keyRate, sourceRate, proxies string
+	var maxMessage, maxOutput, maxLogLine string
 	str(&c.Addr, settings.addr, "127.0.0.1:8080")
 	str(&c.DataDir, settings.dataDir, ".yukta")
 	str(&c.DatabaseURL, settings.databaseURL, "")
@@ -92,6 +100,9 @@ func ParseServeConfig(args []string, getenv func(string) string, fs *flag.FlagSe
 	str(&keyRate, settings.keyRate, "1000/s")
 	str(&sourceRate, settings.sourceRate, "1000/s")
 	str(&proxies, settings.trustedProxies, "")
+	str(&maxMessage, settings.maxMessage, "1MiB")
+	str(&maxOutput, settings.maxOutput, "8MiB")
+	str(&maxLogLine, settings.maxLogLine, "16KiB")
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
 	}
@@ -147,6 +158,27 @@ func ParseServeConfig(args []string, getenv func(string) string, fs *flag.FlagSe
 	if c.Lease, err = time.ParseDuration(lease); err != nil || c.Lease < time.Second || c.Lease > time.Hour {
 		errs = append(errs, fmt.Errorf("--lease (%s) %q must be a duration from 1s to 1h", settings.lease.env, lease))
 	}
+	for _, l := range []struct {
+		s        setting
+		text     string
+		to       *int
+		min, max int
+	}{
+		{settings.maxMessage, maxMessage, &c.Limits.MaxMessageBytes, 1 << 10, 64 << 20},
+		{settings.maxOutput, maxOutput, &c.Limits.MaxOutputBytes, 1 << 10, 256 << 20},
+		{settings.maxLogLine, maxLogLine, &c.Limits.MaxLogLineBytes, 256, 1 << 20},
+	} {
+		n, err := parseBytes(l.text)
+		if err != nil || n < l.min || n > l.max {
+			errs = append(errs, fmt.Errorf("--%s (%s) %q must be a size from %s to %s, such as 1MiB or 65536",
+				l.s.flag, l.s.env, l.text, jsonvalue.FormatBytes(l.min), jsonvalue.FormatBytes(l.max)))
+		}
+		*l.to = n
+	}
+	if c.Limits.MaxOutputBytes < c.Limits.MaxMessageBytes {
+		errs = append(errs, fmt.Errorf("--max-output-bytes (%s) must be at least --max-message-bytes (%s): one message is an output too",
+			settings.maxOutput.env, settings.maxMessage.env))
+	}
 	if c.DebugAddr != "" {
 		host, _, err := net.SplitHostPort(c.DebugAddr)
 		if ip := net.ParseIP(host); err != nil || (host != "localhost" && (ip == nil || !ip.IsLoopback())) {
@@ -157,6 +189,27 @@ func ParseServeConfig(args []string, getenv func(string) string, fs *flag.FlagSe
 		errs = append(errs, fmt.Errorf("--data-dir (%s) must not be empty when no database URL is set", settings.dataDir.env))
 	}
 	return c, errors.Join(errs...)
+}
+
+// parseBytes reads a size: a whole number of bytes, optionally followed by
+// B, KiB or MiB.
+func parseBytes(s string) (int, error) {
+	unit := 1
+	num := strings.TrimSpace(s)
+	for _, u := range []struct {
+		suffix string
+		n      int
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"B", 1}} {
+		if strings.HasSuffix(num, u.suffix) {
+			num, unit = strings.TrimSpace(strings.TrimSuffix(num, u.suffix)), u.n
+			break
+		}
+	}
+	n, err := strconv.Atoi(num)
+	if err != nil || n < 0 || n > (1<<40)/unit {
+		return 0, fmt.Errorf("%q is not a size", s)
+	}
+	return n * unit, nil
 }
 
 func loopbackHost(host string) bool {

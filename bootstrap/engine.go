@@ -24,7 +24,9 @@ import (
 // signals, the engine, and the execution use cases.
 var executionModule = fx.Module("executions",
 	fx.Provide(
-		func() (*cel.Evaluator, error) { return cel.New() },
+		func(cfg Config) (*cel.Evaluator, error) {
+			return cel.New(cel.WithMaxOutput(cfg.Limits.MaxMessageBytes, executionapp.SettingMaxMessage))
+		},
 		func(cfg Config) (*egress.Client, error) {
 			return egress.New(egress.Options{AllowedHosts: cfg.EgressAllowed, Timeout: plugins.DefaultEgressCeiling})
 		},
@@ -105,7 +107,7 @@ func newEngine(lc fx.Lifecycle, cfg Config, log *zap.Logger, tx executionapp.Tra
 		Tx: tx, Queue: q, Runners: runners, Conditions: celConditions{ev}, Signals: l, Catalog: c, Owner: owner, Now: time.Now,
 		OnError: func(op string, err error) { log.Warn("engine", zap.String("op", op), zap.Error(err)) },
 		Metrics: em,
-	}, executionapp.EngineConfig{Concurrency: cfg.Workers, Lease: cfg.Lease})
+	}, executionapp.EngineConfig{Concurrency: cfg.Workers, Lease: cfg.Lease, Limits: cfg.Limits})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	lc.Append(fx.Hook{

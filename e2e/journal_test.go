@@ -244,7 +244,7 @@ func TestJournalEndToEnd(t *testing.T) {
 	s := startServer(t, serverOptions{DSN: dsn, Env: []string{"YUKTA_LEASE=2s"}})
 	e := &env{t: t, s: s, c: s.Client, ctx: context.Background()}
 	e.apply("jr",
-		line("ok", nd("start", "MANUAL", ""), nd("double", "TRANSFORM", `{"expression":"{\"n\": payload.n * 2.0}"}`), nd("out", "RESULT", "")),
+		line("ok", nd("start", "MANUAL", ""), nd("double", "TRANSFORM", `{"expression":"{\"n\": payload.n * 2}"}`), nd("out", "RESULT", "")),
 		line("slow", nd("start", "MANUAL", ""), nd("wait", "DELAY", `{"duration":"30s"}`), nd("out", "RESULT", "")),
 		line("bad", nd("start", "MANUAL", ""), nd("boom", "TRANSFORM", `{"expression":"payload.missing.field"}`), nd("out", "RESULT", "")),
 		wf("ask", []string{nd("start", "MANUAL", ""), nd("q", "INPUT_REQUEST", `{"prompt":"go on?","mode":"approval"}`), nd("yes", "RESULT", ""), nd("no", "RESULT", "")},
@@ -568,7 +568,7 @@ func TestJournalObserverStalledExecutionsGoOn(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
 	s := startServer(t, serverOptions{DSN: dsn})
 	e := &env{t: t, s: s, c: s.Client, ctx: context.Background()}
-	e.apply("jr", line("ok", nd("start", "MANUAL", ""), nd("double", "TRANSFORM", `{"expression":"{\"n\": payload.n * 2.0}"}`), nd("out", "RESULT", "")))
+	e.apply("jr", line("ok", nd("start", "MANUAL", ""), nd("double", "TRANSFORM", `{"expression":"{\"n\": payload.n * 2}"}`), nd("out", "RESULT", "")))
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {

@@ -8,14 +8,15 @@
 // wall-clock limit, which catches what the cost model underestimates.
 //
 // Data model: expressions see three variables, "payload" (any JSON value),
-// "execution" (a map describing the run) and "now" (a timestamp). Every JSON
-// number, whether it arrives as float64 or json.Number, is a CEL double,
-// which is how CEL itself maps JSON (google.protobuf.Value), so
-// "payload.amount > 100" and "payload.amount + 1.0" behave the same whatever
-// decoded the payload (Go integer types are turned into doubles too).
-// Integers beyond 2^53 lose precision, as in JavaScript; ids that large
-// belong in strings. Results come back as plain JSON values: map[string]any,
-// []any, string, float64 (every number, CEL ints included), bool and nil.
+// "execution" (a map describing the run) and "now" (a timestamp). JSON
+// numbers keep their exact value (jsonvalue.Number): an integer is a CEL int
+// (int64), a larger positive integer up to 2^64-1 a CEL uint, and every other
+// number (fractions, exponents, "2.0", integers beyond uint64) a CEL double.
+// Comparisons mix freely ("payload.amount > 99.5"); arithmetic does not, as
+// in CEL itself: "double(payload.n) * 1.1", or int literals with ints. Results
+// come back as plain JSON values: map[string]any, []any, string, bool, nil,
+// int64, uint64, and doubles as json.Number text that keeps a fraction
+// ("42.0"), so a double stays a double in the next node.
 package cel
 
 import (
@@ -24,9 +25,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
-	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -36,7 +36,8 @@ import (
 	"cel.dev/cel-go/ext"
 	"cel.dev/cel-go/interpreter"
 	"golang.org/x/sync/singleflight"
-	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/yukta/yukta/domain/jsonvalue"
 )
 
 // The defaults of an Evaluator. The cost limit allows a few hundred
@@ -78,6 +79,12 @@ func WithCostLimit(n uint64) Option { return func(e *Evaluator) { e.costLimit = 
 // WithTimeout sets the wall-clock limit of one evaluation.
 func WithTimeout(d time.Duration) Option { return func(e *Evaluator) { e.timeout = d } }
 
+// WithMaxOutput caps the size of an expression's value (as JSON); a larger
+// value is an error naming the limit and setting. Zero means no cap.
+func WithMaxOutput(bytes int, setting string) Option {
+	return func(e *Evaluator) { e.maxOutput, e.outputSetting = bytes, setting }
+}
+
 // WithCacheSize sets how many compiled expressions are kept.
 func WithCacheSize(n int) Option { return func(e *Evaluator) { e.cacheSize = max(n, 1) } }
 
@@ -88,6 +95,10 @@ type Evaluator struct {
 	costLimit uint64
 	timeout   time.Duration
 	cacheSize int
+	// maxOutput caps an expression's value; outputSetting names the
+	// configuration that raises it.
+	maxOutput     int
+	outputSetting string
 
 	mu    sync.RWMutex
 	cache map[string]*entry
@@ -161,14 +172,19 @@ func (e *Evaluator) Eval(ctx context.Context, src string, vars Vars) (any, error
 	if err != nil {
 		return nil, err
 	}
-	pv, err := out.ConvertToNative(reflect.TypeFor[*structpb.Value]())
+	v, err := toJSON(out, 0)
 	if err != nil {
-		return nil, &Error{Expr: src, Reason: fmt.Sprintf("its value of type %s cannot be turned into JSON: %v", out.Type().TypeName(), err)}
-	}
-	if err := finite(pv.(*structpb.Value)); err != nil {
 		return nil, &Error{Expr: src, Reason: err.Error()}
 	}
-	return pv.(*structpb.Value).AsInterface(), nil
+	// Checked on the converted value, which shares the strings of the
+	// CEL value: a list of 200 references to one large string costs 200
+	// headers here, and the walk stops as soon as the cap is passed.
+	// The error wraps the *jsonvalue.Error, which tells the engine the
+	// value itself is bad: running the expression again cannot help.
+	if err := jsonvalue.Check(v, "value", jsonvalue.Limits{MaxBytes: e.maxOutput, What: "expression's value", Setting: e.outputSetting}); err != nil {
+		return nil, &Error{Expr: src, Reason: err.Error(), err: err}
+	}
+	return v, nil
 }
 
 // EvalBool evaluates a condition; a value that is not a bool is an error
@@ -237,7 +253,19 @@ func (e *Evaluator) runtimeError(ctx context.Context, src string, err error) err
 	case errors.As(err, &cancelled) || errors.Is(err, interpreter.InterruptError{}) || errors.Is(err, context.DeadlineExceeded):
 		return &Error{Expr: src, Reason: fmt.Sprintf("stopped: took longer than the limit of %s", e.timeout)}
 	}
-	return &Error{Expr: src, Reason: err.Error()}
+	return &Error{Expr: src, Reason: withNumberHint(err.Error())}
+}
+
+// withNumberHint explains the one type error JSON numbers cause: CEL has no
+// arithmetic between ints and doubles, and JSON integers are ints.
+func withNumberHint(reason string) string {
+	if reason == "no such overload" || strings.Contains(reason, "no matching overload") &&
+		(strings.Contains(reason, "int, double") || strings.Contains(reason, "double, int") ||
+			strings.Contains(reason, "uint, double") || strings.Contains(reason, "double, uint") ||
+			strings.Contains(reason, "int, uint") || strings.Contains(reason, "uint, int")) {
+		return reason + " (JSON integers are CEL ints and other numbers doubles, and arithmetic does not mix them: write double(payload.n) * 1.5, or an int literal such as payload.n * 2)"
+	}
+	return reason
 }
 
 // compile returns the cached compilation of src, compiling it at most once
@@ -290,7 +318,7 @@ func compileError(src string, errs []*celgo.Error) error {
 		return &Error{Expr: src, Reason: "invalid expression"}
 	}
 	first := errs[0]
-	out := &Error{Expr: src, Line: first.Location.Line(), Column: first.Location.Column() + 1, Reason: first.Message}
+	out := &Error{Expr: src, Line: first.Location.Line(), Column: first.Location.Column() + 1, Reason: withNumberHint(first.Message)}
 	for _, more := range errs[1:] {
 		out.Reason += fmt.Sprintf("; also at line %d, column %d: %s", more.Location.Line(), more.Location.Column()+1, more.Message)
 	}
@@ -333,11 +361,11 @@ func (e *Error) Unwrap() error { return e.err }
 
 func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 
-// normalize returns v with every number as a float64 (json.Number and Go
-// integer types alike, so an expression behaves the same whatever decoded
-// or built its input), copying only the maps and slices that change: most
-// payloads are already float64 throughout, and copying them would cost
-// every evaluation.
+// normalize returns v with every number as the CEL type of the package
+// comment's rule (json.Number by jsonvalue.Number, Go integers as int64 or
+// uint64, float32 as float64), copying only the maps and slices that change:
+// payloads the engine built once per run are already converted, and copying
+// them would cost every evaluation.
 func normalize(v any) (any, error) {
 	n, _, err := normalized(v)
 	return n, err
@@ -346,23 +374,19 @@ func normalize(v any) (any, error) {
 func normalized(v any) (out any, changed bool, err error) {
 	switch x := v.(type) {
 	case json.Number:
-		f, err := x.Float64()
-		if err != nil || math.IsInf(f, 0) {
-			return nil, false, fmt.Errorf("number %s is out of range", x)
+		n, err := jsonvalue.Number(x)
+		if err != nil {
+			return nil, false, err
 		}
-		return f, true, nil
+		return n, true, nil
 	case int:
-		return float64(x), true, nil
+		return int64(x), true, nil
 	case int32:
-		return float64(x), true, nil
-	case int64:
-		return float64(x), true, nil
+		return int64(x), true, nil
 	case uint:
-		return float64(x), true, nil
+		return uint64(x), true, nil
 	case uint32:
-		return float64(x), true, nil
-	case uint64:
-		return float64(x), true, nil
+		return uint64(x), true, nil
 	case float32:
 		return float64(x), true, nil
 	case map[string]any:
@@ -403,29 +427,4 @@ func normalized(v any) (out any, changed bool, err error) {
 		return copied, true, nil
 	}
 	return v, false, nil
-}
-
-// finite refuses NaN and infinities, which JSON cannot carry; AsInterface
-// would turn them into the strings "NaN" and "Infinity", silently changing
-// the type of the value.
-func finite(v *structpb.Value) error {
-	switch k := v.GetKind().(type) {
-	case *structpb.Value_NumberValue:
-		if math.IsNaN(k.NumberValue) || math.IsInf(k.NumberValue, 0) {
-			return fmt.Errorf("its value contains %v, which JSON cannot represent", k.NumberValue)
-		}
-	case *structpb.Value_StructValue:
-		for _, e := range k.StructValue.GetFields() {
-			if err := finite(e); err != nil {
-				return err
-			}
-		}
-	case *structpb.Value_ListValue:
-		for _, e := range k.ListValue.GetValues() {
-			if err := finite(e); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }

@@ -42,20 +42,28 @@ func TestEval(t *testing.T) {
 		want                any
 	}{
 		{"json.Number compares with an int literal", `payload.amount > 100`, `{"amount": 150}`, true},
-		{"json.Number is a double", `payload.amount + 1.5`, `{"amount": 1}`, 2.5},
-		{"ints come back as float64", `size(payload.items)`, `{"items": [1, 2, 3]}`, 3.0},
+		{"a JSON integer is an int", `payload.amount + 1`, `{"amount": 1}`, int64(2)},
+		{"a JSON fraction is a double", `payload.amount + 1.5`, `{"amount": 1.0}`, json.Number("2.5")},
+		{"converted for mixed arithmetic", `double(payload.amount) * 1.5`, `{"amount": 3}`, json.Number("4.5")},
+		{"an integral double keeps its fraction", `payload.amount * 2.0`, `{"amount": 21.0}`, json.Number("42.0")},
+		{"2^53+1 stays exact", `payload.id + 0`, `{"id": 9007199254740993}`, int64(9007199254740993)},
+		{"2^63+1 is a uint", `payload.id`, `{"id": 9223372036854775809}`, uint64(9223372036854775809)},
+		{"uint arithmetic", `payload.id + 1u`, `{"id": 9223372036854775809}`, uint64(9223372036854775810)},
+		{"beyond uint64 is a double", `payload.id`, `{"id": 18446744073709551616}`, json.Number("18446744073709552000.0")},
+		{"int compares with a double", `payload.amount > 99.5`, `{"amount": 100}`, true},
+		{"ints come back as int64", `size(payload.items)`, `{"items": [1, 2, 3]}`, int64(3)},
 		{"object literal", `{"id": payload.id, "skus": payload.items.map(i, i.sku)}`, `{"id": "o-1", "items": [{"sku": "a"}, {"sku": "b"}]}`,
 			map[string]any{"id": "o-1", "skus": []any{"a", "b"}}},
 		{"optional member", `payload.?coupon.orValue("none")`, `{}`, "none"},
 		{"null", `payload.x`, `{"x": null}`, nil},
 		{"execution variable", `execution.executionId + ":" + string(int(execution.input.n))`, `{}`, "ex-1:3"},
-		{"now is a UTC timestamp", `now.getHours()`, `{}`, 12.0},
+		{"now is a UTC timestamp", `now.getHours()`, `{}`, int64(12)},
 		{"timestamp becomes RFC 3339 text", `now`, `{}`, "2026-11-30T12:00:00Z"},
 		{"strings extension", `"a,b".split(",")`, `{}`, []any{"a", "b"}},
-		{"math extension", `math.greatest([1, 5, 3])`, `{}`, 5.0},
-		{"lists extension", `[3, 1, 2].sort()`, `{}`, []any{1.0, 2.0, 3.0}},
+		{"math extension", `math.greatest([1, 5, 3])`, `{}`, int64(5)},
+		{"lists extension", `[3, 1, 2].sort()`, `{}`, []any{int64(1), int64(2), int64(3)}},
 		{"encoders extension", `base64.encode(b"hi")`, `{}`, "aGk="},
-		{"payload that is not an object", `payload * 2.0`, `21`, 42.0},
+		{"payload that is not an object", `payload * 2`, `21`, int64(42)},
 	}
 	ev := evaluator(t)
 	for _, tt := range tests {
@@ -93,8 +101,8 @@ func TestEvalBool(t *testing.T) {
 		t.Fatalf("EvalBool: got %v, %v; want true, nil", ok, err)
 	}
 	_, err = ev.EvalBool(context.Background(), `payload.amount`, cel.Vars{Payload: payload(t, `{"amount": 100}`)})
-	if err == nil || !strings.Contains(err.Error(), "must evaluate to a bool, got double") || !strings.Contains(err.Error(), `"payload.amount"`) {
-		t.Errorf("EvalBool of a number: got error %v, want one naming the expression and the type double", err)
+	if err == nil || !strings.Contains(err.Error(), "must evaluate to a bool, got int") || !strings.Contains(err.Error(), `"payload.amount"`) {
+		t.Errorf("EvalBool of a number: got error %v, want one naming the expression and the type int", err)
 	}
 }
 
@@ -254,9 +262,32 @@ func FuzzCompile(f *testing.F) {
 	})
 }
 
-func TestGoIntegersAreDoublesToo(t *testing.T) {
-	got, err := evaluator(t).Eval(context.Background(), `payload.n + payload.m + 1.0`, cel.Vars{Payload: map[string]any{"n": 2, "m": int64(3)}})
-	if err != nil || got != 6.0 {
-		t.Errorf("Eval: got %#v, %v; want 6.0, nil", got, err)
+func TestGoIntegersAreInts(t *testing.T) {
+	got, err := evaluator(t).Eval(context.Background(), `payload.n + payload.m + 1`, cel.Vars{Payload: map[string]any{"n": 2, "m": int64(3), "u": uint(4)}})
+	if err != nil || got != int64(6) {
+		t.Errorf("Eval: got %#v, %v; want int64(6), nil", got, err)
+	}
+}
+
+func TestMixedArithmeticErrorSaysHow(t *testing.T) {
+	_, err := evaluator(t).Eval(context.Background(), `payload.n * 1.5`, cel.Vars{Payload: payload(t, `{"n": 2}`)})
+	if err == nil || !strings.Contains(err.Error(), "double(payload.n)") {
+		t.Errorf("Eval(int * double): got %v, want an error showing the conversion", err)
+	}
+}
+
+// TestOutputCap: a value over the cap is refused before anything is encoded,
+// however large it would be (200 references to one 500 KB string is 100 MB
+// as JSON).
+func TestOutputCap(t *testing.T) {
+	ev := evaluator(t, cel.WithMaxOutput(1<<20, "YUKTA_MAX_MESSAGE_BYTES"))
+	l := make([]any, 200)
+	p := map[string]any{"l": l, "s": strings.Repeat("x", 500_000)}
+	_, err := ev.Eval(context.Background(), `payload.l.map(a, payload.s)`, cel.Vars{Payload: p})
+	if err == nil || !strings.Contains(err.Error(), "larger than the limit of 1 MiB") || !strings.Contains(err.Error(), "YUKTA_MAX_MESSAGE_BYTES") {
+		t.Fatalf("got %v, want the limit named", err)
+	}
+	if _, err := ev.Eval(context.Background(), `payload.l.map(a, 1)`, cel.Vars{Payload: p}); err != nil {
+		t.Errorf("a small value: %v", err)
 	}
 }

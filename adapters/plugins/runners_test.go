@@ -161,7 +161,7 @@ func TestTransformRunner(t *testing.T) {
 	runTable(t, "TRANSFORM", []runCase{
 		{name: "new object", config: `{"expression": "{\"id\": payload.body.id, \"count\": size(payload.body.items), \"run\": execution.executionId}"}`,
 			payload: `{"body": {"id": "o-1", "items": [1, 2]}}`, want: `{"emits": [{"Port": "default", "Payload": {"id": "o-1", "count": 2, "run": "ex-1"}}]}`},
-		{name: "scalar", config: `{"expression": "payload.amount * 2.0"}`, payload: `{"amount": 21}`, want: `{"emits": [{"Port": "default", "Payload": 42}]}`},
+		{name: "scalar", config: `{"expression": "payload.amount * 2"}`, payload: `{"amount": 21}`, want: `{"emits": [{"Port": "default", "Payload": 42}]}`},
 		{name: "runtime error names the expression", config: `{"expression": "payload.missing"}`, payload: `{}`, wantErr: `CEL expression "payload.missing": no such key: missing`},
 	})
 }
@@ -170,7 +170,7 @@ func TestFilterRunner(t *testing.T) {
 	runTable(t, "FILTER", []runCase{
 		{name: "true passes the message", config: `{"condition": "payload.amount > 100"}`, payload: `{"amount": 150}`, want: `{"emits": [{"Port": "default", "Payload": {"amount": 150}}]}`},
 		{name: "false drops it with a log", config: `{"condition": "payload.amount > 100"}`, payload: `{"amount": 50}`, want: `{"logs": [{"Level": "info", "Message": "filtered out: the condition is false"}]}`},
-		{name: "not a bool", config: `{"condition": "payload.amount"}`, payload: `{"amount": 50}`, wantErr: "must evaluate to a bool, got double"},
+		{name: "not a bool", config: `{"condition": "payload.amount"}`, payload: `{"amount": 50}`, wantErr: "must evaluate to a bool, got int"},
 	})
 }
 

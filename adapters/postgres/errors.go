@@ -38,6 +38,12 @@ func translate(err error) error {
 		case checkViolation:
 			return fmt.Errorf("%s: %w", pgErr.Message, fault.ErrInvalid)
 		}
+		if pgErr.Code[:2] == "22" {
+			// Data exceptions: a value the database cannot store (U+0000
+			// in text or jsonb, a number out of range). The same value
+			// fails the same way again, so it is the caller's input.
+			return fmt.Errorf("database refused a value: %s (SQLSTATE %s): %w", pgErr.Message, pgErr.Code, fault.ErrInvalid)
+		}
 		if pgErr.Code[:2] == "08" || pgErr.Code[:2] == "57" || pgErr.Code[:2] == "53" {
 			return fmt.Errorf("database: %s: %w", pgErr.Message, fault.ErrUnavailable)
 		}

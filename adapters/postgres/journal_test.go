@@ -540,14 +540,14 @@ func readRecord(t *testing.T, conn *pgx.Conn, id string, seq int) journal.Record
 }
 
 // TestObserverNeverStalls: an event whose data has no canonical form (a
-// number beyond float64) is journaled with its data as JSON text, and a lost
+// fraction beyond float64; integers that large are written exactly) is journaled with its data as JSON text, and a lost
 // position is put back at the start; the events behind both are journaled.
 func TestObserverNeverStalls(t *testing.T) {
 	t.Parallel()
 	f := newJournalFixture(t, 100)
 	ids := f.emitRuns(t, 0, 1)
 	f.emit(t, []executionapp.Event{{Type: "BreakpointHit", At: time.Now(), SessionID: journalSession, ExecutionID: ids[0], NodeID: "mid",
-		Actor: "engine", Data: map[string]any{"breakpoint": map[string]any{"field": "n", "equals": json.Number("1e400")}}}})
+		Actor: "engine", Data: map[string]any{"breakpoint": map[string]any{"field": "n", "equals": json.Number("1" + strings.Repeat("0", 400) + ".5")}}}})
 	later := f.emitRuns(t, 1, 1)
 	f.drain(t)
 	if v := f.verifyOne(t, ids[0]); v.Result.Result != journal.VerdictValid || v.Sequence != 11 {

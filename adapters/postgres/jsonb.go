@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/yukta/yukta/domain/fault"
 )
 
 // JSON values cross into PostgreSQL as text we marshal ourselves: pgx would
@@ -13,7 +15,7 @@ import (
 func toJSON(v any) (string, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return "", fmt.Errorf("encode JSON value: %w", err)
+		return "", fmt.Errorf("encode JSON value: %w: %w", err, fault.ErrInvalid)
 	}
 	return string(b), nil
 }

@@ -87,7 +87,7 @@ func (e *Engine) itemUpdate(r result, now time.Time) ItemUpdate {
 		u.State, u.AvailableAt, u.BPPassed, u.Uncount = ItemHeld, now, true, true
 		u.Resumed = r.claim.Resumed
 	case r.err != nil:
-		if r.run != nil {
+		if r.run != nil && !r.permanent {
 			if n := r.run.nodes[r.claim.NodeID]; r.claim.Attempt < n.maxAttempts {
 				u.State, u.AvailableAt = ItemReady, now.Add(n.retryDelay(r.claim.Attempt))
 				u.Resumed, u.BPPassed = r.claim.Resumed, true
@@ -166,11 +166,11 @@ func (w *work) apply(ctx context.Context, r result, runs *runCache) error {
 		w.log(c.ExecutionID, c.NodeID, "info", "breakpoint hit: node paused before this message; RESUME the node to let it through")
 	case r.err != nil:
 		node := r.run.nodeOrZero(c.NodeID)
-		if c.Attempt < node.maxAttempts && r.run != nil {
-			w.log(c.ExecutionID, c.NodeID, "warn", fmt.Sprintf("attempt %d of %d failed: %v; retrying in %s", c.Attempt, node.maxAttempts, r.err, node.retryDelay(c.Attempt)))
+		msg := errorText(r.err)
+		if c.Attempt < node.maxAttempts && r.run != nil && !r.permanent {
+			w.log(c.ExecutionID, c.NodeID, "warn", fmt.Sprintf("attempt %d of %d failed: %s; retrying in %s", c.Attempt, node.maxAttempts, msg, node.retryDelay(c.Attempt)))
 			return nil
 		}
-		msg := r.err.Error()
 		w.log(c.ExecutionID, c.NodeID, "error", fmt.Sprintf("failed after %d attempt(s): %s", c.Attempt, msg))
 		n.Processed(w.now, 0)
 		_ = n.Fail(w.now, msg)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/yukta/yukta/domain/fault"
+	"github.com/yukta/yukta/domain/jsonvalue"
 	"github.com/yukta/yukta/domain/session"
 )
 
@@ -27,6 +28,8 @@ type EngineConfig struct {
 	Poll time.Duration
 	// ShutdownGrace is how long running items may finish when the engine stops.
 	ShutdownGrace time.Duration
+	// Limits bound what one node attempt may produce.
+	Limits ValueLimits
 }
 
 func (c EngineConfig) withDefaults() EngineConfig {
@@ -48,6 +51,7 @@ func (c EngineConfig) withDefaults() EngineConfig {
 	if c.ShutdownGrace <= 0 {
 		c.ShutdownGrace = 5 * time.Second
 	}
+	c.Limits = c.Limits.withDefaults()
 	return c
 }
 
@@ -153,7 +157,7 @@ func (e *Engine) Run(ctx context.Context) error {
 
 	commitCtx, stopCommits := context.WithCancel(context.WithoutCancel(ctx))
 	completerDone := make(chan struct{})
-	go func() { defer close(completerDone); e.complete(commitCtx, results) }()
+	go func() { defer close(completerDone); e.complete(commitCtx, ctx.Done(), results) }()
 
 	loops.Go(func() { e.heartbeat(ctx) })
 	loops.Go(func() { e.reap(ctx) })
@@ -342,6 +346,7 @@ type result struct {
 	run       *run
 	out       Outcome
 	err       error
+	permanent bool // err is the node's own and retrying cannot help
 	bpHit     bool
 	passAll   bool // skipped node: the input goes out on every edge
 	released  bool // shutdown: give the item back untouched
@@ -411,13 +416,21 @@ func (e *Engine) execute(ctx context.Context, c Claim) result {
 		res.err = fmt.Errorf("node %s timed out after %s (config timeout)", c.NodeID, node.timeout)
 	default:
 		res.out, res.err = out, err
+		// A value that cannot be stored is the same on every run.
+		res.permanent = errors.As(err, new(*jsonvalue.Error))
+		if err == nil {
+			if err := e.cfg.Limits.check(&res.out); err != nil {
+				res.out, res.err, res.permanent = Outcome{}, err, true
+			}
+		}
 	}
 	return res
 }
 
 // complete commits results in batches: it takes what has arrived, commits
 // it in one transaction, and repeats. Under load batches grow by themselves.
-func (e *Engine) complete(ctx context.Context, results <-chan result) {
+// shutdown closes when the engine is stopping.
+func (e *Engine) complete(ctx context.Context, shutdown <-chan struct{}, results <-chan result) {
 	for r := range results {
 		batch := []result{r}
 	drain:
@@ -432,17 +445,57 @@ func (e *Engine) complete(ctx context.Context, results <-chan result) {
 				break drain
 			}
 		}
-		e.commitWithRetry(ctx, batch)
+		e.commitIsolating(ctx, shutdown, batch)
+		e.settled(batch)
 	}
 }
 
-func (e *Engine) commitWithRetry(ctx context.Context, batch []result) {
-	defer e.settled(batch)
-	var err error
+// commitIsolating commits a batch so that one result's bad data cannot hold
+// back the others. A batch the database refuses for its data (fault.ErrInvalid:
+// SQLSTATE class 22, a value that cannot be encoded) is split in halves until
+// the result that carries the bad data stands alone; every other result
+// commits, and that one commits as a failure of its node attempt, so no
+// plugin runs again because of it. Values are checked before they get here
+// (ValueLimits.check), so this is the backstop for what the checks miss.
+func (e *Engine) commitIsolating(ctx context.Context, shutdown <-chan struct{}, batch []result) {
+	err := e.commitRetrying(ctx, shutdown, batch)
+	switch {
+	case err == nil:
+		return
+	case !errors.Is(err, fault.ErrInvalid):
+		// The items stay claimed but their leases are no longer renewed:
+		// they expire and the reaper hands them to another claim (plugin
+		// effects are at-least-once by design).
+		e.onError("commit", err)
+		return
+	case len(batch) > 1:
+		mid := len(batch) / 2
+		e.commitIsolating(ctx, shutdown, batch[:mid])
+		e.commitIsolating(ctx, shutdown, batch[mid:])
+		return
+	}
+	r := batch[0]
+	e.onError("commit", fmt.Errorf("execution %s node %s: the database refused the attempt's data; failing the attempt: %w", r.claim.ExecutionID, r.claim.NodeID, err))
+	failed := result{claim: r.claim, run: r.run, permanent: true,
+		err: fmt.Errorf("its output could not be stored: %w", err)}
+	if err := e.commitRetrying(ctx, shutdown, []result{failed}); err != nil {
+		e.onError("commit", err)
+	}
+}
+
+// commitRetrying commits one batch. A data error returns at once (the same
+// data fails the same way); a database that is away is waited for, with
+// growing pauses, for as long as the engine runs, since giving up would
+// re-run every plugin of the batch once the leases lapse; other errors (a
+// serialization failure that outlived the transaction's own retries) get a
+// few attempts.
+func (e *Engine) commitRetrying(ctx context.Context, shutdown <-chan struct{}, batch []result) error {
 	var tally outcomeTally
-	for attempt := range 5 {
+	pause := 50 * time.Millisecond
+	for attempt := 1; ; attempt++ {
 		began := time.Now()
-		if err = e.commit(ctx, batch, &tally); err == nil {
+		err := e.commit(ctx, batch, &tally)
+		if err == nil {
 			e.metrics.Committed(len(batch), time.Since(began))
 			for o, n := range tally {
 				if n > 0 {
@@ -454,15 +507,26 @@ func (e *Engine) commitWithRetry(ctx context.Context, batch []result) {
 			e.stats.Committed += int64(len(batch))
 			e.mu.Unlock()
 			e.wakeUp()
-			return
+			return nil
 		}
-		if ctx.Err() != nil {
-			break
+		stopping := false
+		select {
+		case <-shutdown:
+			stopping = true
+		default:
 		}
-		time.Sleep(time.Duration(attempt+1) * 50 * time.Millisecond)
+		waitForDB := errors.Is(err, fault.ErrUnavailable) && !stopping
+		if errors.Is(err, fault.ErrInvalid) || ctx.Err() != nil || (!waitForDB && attempt >= 5) {
+			return err
+		}
+		if waitForDB && attempt%20 == 0 {
+			e.onError("commit", fmt.Errorf("waiting for the database (attempt %d): %w", attempt, err))
+		}
+		select {
+		case <-time.After(pause):
+		case <-ctx.Done():
+			return err
+		}
+		pause = min(pause*2, 2*time.Second)
 	}
-	// The items stay claimed but their leases are no longer renewed: they
-	// expire and the reaper hands them to another claim (plugin effects are
-	// at-least-once by design).
-	e.onError("commit", err)
 }

@@ -2,11 +2,13 @@ package executionapp
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/yukta/yukta/domain/execution"
+	"github.com/yukta/yukta/domain/jsonvalue"
 	"github.com/yukta/yukta/domain/plugin"
 	"github.com/yukta/yukta/domain/session"
 )
@@ -76,10 +78,10 @@ func buildRun(src RunSource, c session.Catalog) (*run, error) {
 	}
 	r.graph = execution.NewGraph(ids, edges)
 	// Built once per run and handed to every expression of it, so its
-	// numbers are made plain float64 here rather than on every evaluation.
+	// numbers are converted here rather than on every evaluation.
 	r.vars = map[string]any{
 		"executionId": src.ExecutionID, "sessionId": src.SessionID, "workflowId": src.WorkflowID,
-		"startedAt": src.StartedAt.UTC().Format(time.RFC3339Nano), "input": plainNumbers(src.Payload),
+		"startedAt": src.StartedAt.UTC().Format(time.RFC3339Nano), "input": exprNumbers(src.Payload),
 	}
 	return r, nil
 }
@@ -131,25 +133,27 @@ func (c *runCache) forget(id string) {
 	c.mu.Unlock()
 }
 
-// plainNumbers returns v with every json.Number turned into a float64, the
-// number type of JSON values everywhere else.
-func plainNumbers(v any) any {
+// exprNumbers returns v with every json.Number turned into the Go number
+// expressions compute with (jsonvalue.Number: int64, uint64 or float64), so
+// the expression adapter has nothing left to convert on each evaluation. A
+// number out of range stays as it is; the expression that reads it fails.
+func exprNumbers(v any) any {
 	switch x := v.(type) {
-	case interface{ Float64() (float64, error) }:
-		if f, err := x.Float64(); err == nil {
-			return f
+	case json.Number:
+		if n, err := jsonvalue.Number(x); err == nil {
+			return n
 		}
 		return v
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
-			out[k] = plainNumbers(e)
+			out[k] = exprNumbers(e)
 		}
 		return out
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
-			out[i] = plainNumbers(e)
+			out[i] = exprNumbers(e)
 		}
 		return out
 	}

@@ -1,13 +1,15 @@
 package execution
 
 import (
+	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/yukta/yukta/domain/fault"
-	"github.com/yukta/yukta/domain/plugin"
+	"github.com/yukta/yukta/domain/jsonvalue"
 )
 
 // Breakpoint pauses a node before a message that matches it: either a
@@ -67,10 +69,38 @@ func (b Breakpoint) MatchField(payload any) bool {
 			return false
 		}
 	}
-	if x, ok := plugin.NumberValue(v); ok {
-		if y, ok := plugin.NumberValue(b.Equals); ok {
+	if x, ok := exactNumber(v); ok {
+		if y, ok := exactNumber(b.Equals); ok {
 			return x == y
 		}
 	}
 	return reflect.DeepEqual(v, b.Equals)
+}
+
+// exactNumber reads a number by the one rule of jsonvalue.Number, so
+// 9007199254740993 does not equal 9007199254740992 (as float64s they are
+// the same) while 100 still equals 100.0.
+func exactNumber(v any) (any, bool) {
+	var n any
+	switch x := v.(type) {
+	case json.Number:
+		var err error
+		if n, err = jsonvalue.Number(x); err != nil {
+			return nil, false
+		}
+	case int:
+		n = int64(x)
+	case int64, uint64, float64:
+		n = x
+	default:
+		return nil, false
+	}
+	// An integral double and an int compare as the same number.
+	if f, ok := n.(float64); ok && f == math.Trunc(f) && math.Abs(f) < 1<<63 {
+		return int64(f), true
+	}
+	if u, ok := n.(uint64); ok && u <= math.MaxInt64 {
+		return int64(u), true
+	}
+	return n, true
 }

@@ -141,3 +141,24 @@ func TestMatchField(t *testing.T) {
 		})
 	}
 }
+
+func TestMatchFieldNumbersAreExact(t *testing.T) {
+	cases := []struct {
+		payload, equals any
+		want            bool
+	}{
+		{json.Number("9007199254740993"), json.Number("9007199254740992"), false},
+		{json.Number("9007199254740993"), json.Number("9007199254740993"), true},
+		{json.Number("9223372036854775809"), uint64(1<<63 + 1), true},
+		{json.Number("100"), json.Number("100.0"), true},
+		{int64(100), 100.0, true},
+		{json.Number("1.5"), 1.5, true},
+		{json.Number("1.5"), json.Number("2"), false},
+	}
+	for _, c := range cases {
+		bp := execution.Breakpoint{Field: "id", Equals: c.equals}
+		if got := bp.MatchField(map[string]any{"id": c.payload}); got != c.want {
+			t.Errorf("payload %v equals %v: got %v, want %v", c.payload, c.equals, got, c.want)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/big"
 	"slices"
 	"strconv"
 	"strings"
@@ -69,10 +70,14 @@ func at(err error, step string) error {
 // encoding/json has already replaced them with U+FFFD when it decodes, so a
 // value decoded by it cannot carry one.
 //
-// Every number is an IEEE 754 double, as in ECMAScript: a json.Number or an
-// integer beyond ±2^53 is rounded to the nearest double, so 9007199254740993
-// is written 9007199254740992. Values that need more precision belong in
-// strings (RFC 8785 §6).
+// Numbers are written as RFC 8785 writes IEEE 754 doubles, with one
+// extension: an integer that no double holds exactly (9007199254740993,
+// beyond ±2^53) is written as its exact decimal digits instead of being
+// rounded (RFC 8785 would write 9007199254740992). Yukta keeps JSON numbers
+// exact end to end, and a digest that could not tell 2^53+1 from 2^53 would
+// let one be swapped for the other unseen. For every value within I-JSON
+// (RFC 7493), which is all RFC 8785 itself accepts, the output is RFC 8785's
+// byte for byte. Fractions beyond double precision are still rounded.
 func Canonical(v any) ([]byte, error) {
 	var b bytes.Buffer
 	if err := encode(&b, v); err != nil {
@@ -102,13 +107,18 @@ func encode(b *bytes.Buffer, v any) error {
 		if !isJSONNumber(string(x)) {
 			return &canonError{msg: fmt.Sprintf("%q is not a JSON number", string(x))}
 		}
+		if !strings.ContainsAny(string(x), ".eE") {
+			if i, ok := new(big.Int).SetString(string(x), 10); ok && writeInexactInteger(b, i) {
+				return nil
+			}
+		}
 		f, err := strconv.ParseFloat(string(x), 64)
 		if err != nil {
 			return &canonError{msg: fmt.Sprintf("number %s is out of the IEEE 754 double range", string(x))}
 		}
 		return writeNumber(b, f)
 	case int:
-		return writeNumber(b, float64(x))
+		return writeInteger(b, big.NewInt(int64(x)))
 	case int8:
 		return writeNumber(b, float64(x))
 	case int16:
@@ -116,9 +126,9 @@ func encode(b *bytes.Buffer, v any) error {
 	case int32:
 		return writeNumber(b, float64(x))
 	case int64:
-		return writeNumber(b, float64(x))
+		return writeInteger(b, big.NewInt(x))
 	case uint:
-		return writeNumber(b, float64(x))
+		return writeInteger(b, new(big.Int).SetUint64(uint64(x)))
 	case uint8:
 		return writeNumber(b, float64(x))
 	case uint16:
@@ -126,7 +136,7 @@ func encode(b *bytes.Buffer, v any) error {
 	case uint32:
 		return writeNumber(b, float64(x))
 	case uint64:
-		return writeNumber(b, float64(x))
+		return writeInteger(b, new(big.Int).SetUint64(x))
 	case map[string]any:
 		return writeObject(b, x)
 	case []any:
@@ -274,6 +284,25 @@ func writeString(b *bytes.Buffer, s string) error {
 	b.WriteString(s[start:])
 	b.WriteByte('"')
 	return nil
+}
+
+// writeInteger writes an integer: as a double when one holds it exactly, as
+// its exact digits otherwise (see Canonical).
+func writeInteger(b *bytes.Buffer, i *big.Int) error {
+	if writeInexactInteger(b, i) {
+		return nil
+	}
+	f, _ := new(big.Float).SetInt(i).Float64()
+	return writeNumber(b, f)
+}
+
+// writeInexactInteger writes i's exact digits if no double holds i exactly.
+func writeInexactInteger(b *bytes.Buffer, i *big.Int) bool {
+	if _, acc := new(big.Float).SetInt(i).Float64(); acc == big.Exact {
+		return false
+	}
+	b.WriteString(i.String())
+	return true
 }
 
 func writeNumber(b *bytes.Buffer, f float64) error {

@@ -56,7 +56,7 @@ func (e *Error) Violation() fault.Violation { return fault.Violation{Path: e.Pat
 
 // Reasons shared by Decode and Check.
 const (
-	reasonNUL       = "contains U+0000 (NUL), which cannot be stored; remove it or encode the data (for example base64)"
+	reasonNUL       = "contains U+0000 (NUL), which PostgreSQL cannot store; remove it or encode the data (for example base64)"
 	reasonUTF8      = "is not valid UTF-8; send text as UTF-8"
 	reasonSurrogate = "contains a lone UTF-16 surrogate escape (\\uD800-\\uDFFF without its pair), which is not a character"
 	reasonDepth     = "nests deeper than 128 arrays or objects"
@@ -136,8 +136,15 @@ type Limits struct {
 // and this package produce, Go integers and float32; any other type is
 // refused, as the store could not encode it faithfully.
 func Check(v any, root string, l Limits) error {
-	c := &checker{l: l}
-	return c.walk(v, root, 0)
+	_, err := Measure(v, root, l)
+	return err
+}
+
+// Measure is Check that also returns the size it counted.
+func Measure(v any, root string, l Limits) (int, error) {
+	c := &checker{l: l, root: root}
+	err := c.walk(v, root, 0)
+	return c.size, err
 }
 
 // Size is what Check counts for v (see Limits.MaxBytes), or -1 when v is
@@ -152,10 +159,11 @@ func Size(v any) int {
 
 type checker struct {
 	l    Limits
+	root string
 	size int
 }
 
-func (c *checker) add(n int, path string) error {
+func (c *checker) add(n int) error {
 	c.size += n
 	if c.l.MaxBytes > 0 && c.size > c.l.MaxBytes {
 		what := c.l.What
@@ -166,7 +174,8 @@ func (c *checker) add(n int, path string) error {
 		if c.l.Setting != "" {
 			msg += "; raise " + c.l.Setting + " or make it smaller"
 		}
-		return &Error{Path: path, Reason: msg, Limit: true}
+		// The whole value is over, not the place where the count passed.
+		return &Error{Path: c.root, Reason: msg, Limit: true}
 	}
 	return nil
 }
@@ -177,17 +186,17 @@ func (c *checker) walk(v any, path string, depth int) error {
 	}
 	switch x := v.(type) {
 	case nil:
-		return c.add(4, path)
+		return c.add(4)
 	case bool:
 		if x {
-			return c.add(4, path)
+			return c.add(4)
 		}
-		return c.add(5, path)
+		return c.add(5)
 	case string:
 		if err := checkString(x, path); err != nil {
 			return err
 		}
-		return c.add(len(x)+2, path)
+		return c.add(len(x)+2)
 	case json.Number:
 		if !isJSONNumber(string(x)) {
 			return &Error{Path: path, Reason: fmt.Sprintf("%q is not a JSON number", truncate(string(x), 40))}
@@ -195,18 +204,18 @@ func (c *checker) walk(v any, path string, depth int) error {
 		if _, err := Number(x); err != nil {
 			return &Error{Path: path, Reason: err.Error()}
 		}
-		return c.add(len(x), path)
+		return c.add(len(x))
 	case float64:
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			return &Error{Path: path, Reason: fmt.Sprintf("is %v, which JSON cannot represent", x)}
 		}
-		return c.add(len(strconv.FormatFloat(x, 'g', -1, 64)), path)
+		return c.add(len(strconv.FormatFloat(x, 'g', -1, 64)))
 	case float32:
 		return c.walk(float64(x), path, depth)
 	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
-		return c.add(len(fmt.Sprint(x)), path)
+		return c.add(len(fmt.Sprint(x)))
 	case map[string]any:
-		if err := c.add(2+max(len(x)-1, 0), path); err != nil {
+		if err := c.add(2+max(len(x)-1, 0)); err != nil {
 			return err
 		}
 		for k, e := range x {
@@ -214,7 +223,7 @@ func (c *checker) walk(v any, path string, depth int) error {
 			if err := checkString(k, p); err != nil {
 				return err
 			}
-			if err := c.add(len(k)+3, p); err != nil {
+			if err := c.add(len(k)+3); err != nil {
 				return err
 			}
 			if err := c.walk(e, p, depth+1); err != nil {
@@ -223,7 +232,7 @@ func (c *checker) walk(v any, path string, depth int) error {
 		}
 		return nil
 	case []any:
-		if err := c.add(2+max(len(x)-1, 0), path); err != nil {
+		if err := c.add(2+max(len(x)-1, 0)); err != nil {
 			return err
 		}
 		for i, e := range x {

@@ -346,6 +346,8 @@ func NumberValue(v any) (float64, bool) {
 		return float64(n), true
 	case int64:
 		return float64(n), true
+	case uint64:
+		return float64(n), true
 	case interface{ Float64() (float64, error) }: // json.Number
 		f, err := n.Float64()
 		return f, err == nil

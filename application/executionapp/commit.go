@@ -166,7 +166,7 @@ func (w *work) apply(ctx context.Context, r result, runs *runCache) error {
 		w.log(c.ExecutionID, c.NodeID, "info", "breakpoint hit: node paused before this message; RESUME the node to let it through")
 	case r.err != nil:
 		node := r.run.nodeOrZero(c.NodeID)
-		msg := errorText(r.err)
+		msg := r.run.mask(errorText(r.err))
 		if c.Attempt < node.maxAttempts && r.run != nil && !r.permanent {
 			w.log(c.ExecutionID, c.NodeID, "warn", fmt.Sprintf("attempt %d of %d failed: %s; retrying in %s", c.Attempt, node.maxAttempts, msg, node.retryDelay(c.Attempt)))
 			return nil
@@ -176,12 +176,12 @@ func (w *work) apply(ctx context.Context, r result, runs *runCache) error {
 		_ = n.Fail(w.now, msg)
 		return w.failExecution(ctx, ex, fmt.Sprintf("node %s failed: %s", c.NodeID, msg))
 	case !r.out.Defer.IsZero():
-		w.logLines(c, r.out.Logs)
+		w.logLines(c, r.run, r.out.Logs)
 	case r.out.Park != nil:
-		w.logLines(c, r.out.Logs)
+		w.logLines(c, r.run, r.out.Logs)
 		n.Park()
 		in := Input{ID: newID(), SessionID: w.before[c.ExecutionID].SessionID, ExecutionID: c.ExecutionID, NodeID: c.NodeID,
-			ItemID: c.ItemID, Prompt: r.out.Park.Prompt, Schema: r.out.Park.Schema, Status: "open", CreatedAt: w.now}
+			ItemID: c.ItemID, Prompt: r.run.mask(r.out.Park.Prompt), Schema: r.out.Park.Schema, Status: "open", CreatedAt: w.now}
 		if err := w.st.Inputs.Create(ctx, in); err != nil {
 			return err
 		}
@@ -202,9 +202,9 @@ func (w *work) apply(ctx context.Context, r result, runs *runCache) error {
 			}
 		}
 		n.Processed(w.now, emitted)
-		w.logLines(c, r.out.Logs)
+		w.logLines(c, r.run, r.out.Logs)
 		if r.out.HasResult {
-			w.results[c.ExecutionID] = r.out.Result // the last one in the batch wins, as it would one by one
+			w.results[c.ExecutionID] = r.run.maskValue(r.out.Result) // the last one in the batch wins, as it would one by one
 		}
 	}
 	return nil
@@ -282,9 +282,9 @@ func (w *work) reconcile(ctx context.Context, executionID string) error {
 	return nil
 }
 
-func (w *work) logLines(c Claim, lines []LogLine) {
+func (w *work) logLines(c Claim, r *run, lines []LogLine) {
 	for _, l := range lines {
-		w.log(c.ExecutionID, c.NodeID, l.Level, l.Message)
+		w.log(c.ExecutionID, c.NodeID, l.Level, r.mask(l.Message))
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -28,6 +29,44 @@ type run struct {
 	graph execution.Graph
 	nodes map[string]runNode
 	vars  map[string]any // the CEL `execution` variable
+	// secrets replaces the secret config values of the run's workflow
+	// with the mask; nil when it has none.
+	secrets *strings.Replacer
+}
+
+// mask removes the run's secret values from text that is about to be
+// stored (errors, log lines, prompts, the result): what is stored is read
+// by VIEWERs, streamed, and journaled for ever.
+func (r *run) mask(s string) string {
+	if r == nil || r.secrets == nil {
+		return s
+	}
+	return r.secrets.Replace(s)
+}
+
+// maskValue is mask for every string of a JSON value, copying only what
+// it changes.
+func (r *run) maskValue(v any) any {
+	if r == nil || r.secrets == nil {
+		return v
+	}
+	switch x := v.(type) {
+	case string:
+		return r.secrets.Replace(x)
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[r.secrets.Replace(k)] = r.maskValue(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = r.maskValue(e)
+		}
+		return out
+	}
+	return v
 }
 
 type runNode struct {
@@ -77,6 +116,9 @@ func buildRun(src RunSource, c session.Catalog) (*run, error) {
 		edges = append(edges, execution.Edge{Source: e.Source(), Target: e.Target(), Port: e.SourcePort()})
 	}
 	r.graph = execution.NewGraph(ids, edges)
+	if pairs := SecretValues(w, c); len(pairs) > 0 {
+		r.secrets = strings.NewReplacer(pairs...)
+	}
 	// Built once per run and handed to every expression of it, so its
 	// numbers are converted here rather than on every evaluation.
 	r.vars = map[string]any{

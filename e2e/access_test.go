@@ -3,7 +3,10 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -592,8 +595,18 @@ func TestCanarySecretsNeverLeak(t *testing.T) {
 	if status != 401 {
 		t.Fatalf("a badly signed webhook: %d %s", status, b)
 	}
+	// A manual start of the webhook-only workflow is refused: it must not
+	// feed the signed trigger (issue 11). The run comes from a signed call.
 	status, b, h = call(t, s, "POST", "/api/sessions/canary/workflows/wf/executions", apiKey, []byte(`{"payload":{"n":1}}`))
 	record(status, b, h)
+	if status != http.StatusConflict {
+		t.Fatalf("a manual start of a webhook-only workflow: %d %s", status, b)
+	}
+	status, b, h = call(t, s, "POST", "/api/hooks/canary/wf", apiKey, []byte(`{"n":1}`), signWebhook(hookSecret, []byte(`{"n":1}`))...)
+	record(status, b, h)
+	if status != http.StatusCreated {
+		t.Fatalf("a signed webhook: %d %s", status, b)
+	}
 	var started, called struct{ ExecutionId string }
 	_ = json.Unmarshal(b, &started)
 	status, b, h = call(t, s, "POST", "/api/sessions/canary/workflows/call/executions", apiKey, []byte(`{"payload":{}}`))
@@ -692,4 +705,11 @@ func TestCanarySecretsNeverLeak(t *testing.T) {
 			}
 		}
 	}
+}
+
+// signWebhook returns the signature header of a webhook body.
+func signWebhook(secret string, body []byte) []string {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write(body)
+	return []string{"X-Yukta-Signature", "sha256=" + hex.EncodeToString(m.Sum(nil))}
 }

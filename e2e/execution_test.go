@@ -823,8 +823,14 @@ func TestExecutionWebhookStartsRuns(t *testing.T) {
 	if missing.StatusCode() != http.StatusUnauthorized {
 		t.Fatalf("no signature: %d %s, want 401", missing.StatusCode(), missing.Body)
 	}
+	// A manual start must not feed the WEBHOOK trigger: that would run the
+	// workflow on a payload no signature vouches for.
+	forged, err := e.c.StartExecutionWithResponse(e.ctx, "hooks", "signed", nil, apiclient.StartRequest{Payload: map[string]any{"order": 1}})
+	if err != nil || forged.StatusCode() != http.StatusConflict || !strings.Contains(problemDetail(forged.Body), "hook (WEBHOOK)") {
+		t.Fatalf("manual start of a webhook-only workflow: %v %d %s, want 409 naming its trigger", err, forged.StatusCode(), forged.Body)
+	}
 	if h := e.history("hooks", apiclient.ListExecutionsParams{WorkflowId: ptr("signed")}); len(h) != 0 {
-		t.Fatalf("refused webhooks started %d executions", len(h))
+		t.Fatalf("refused webhooks and manual starts started %d executions", len(h))
 	}
 	m := hmac.New(sha256.New, []byte(secret))
 	m.Write(body)

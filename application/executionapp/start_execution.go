@@ -3,6 +3,7 @@ package executionapp
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -23,8 +24,9 @@ type Trigger string
 
 // The triggers.
 const (
-	// TriggerManual feeds every MANUAL node, or every trigger node when the
-	// workflow has none (so a scheduled workflow can be run by hand).
+	// TriggerManual feeds the MANUAL nodes, and nothing else: a manual
+	// start must never reach a WEBHOOK node, whose payload its signature
+	// vouches for, nor any other trigger that checks what it lets in.
 	TriggerManual Trigger = "MANUAL"
 	// TriggerWebhook feeds the WEBHOOK nodes.
 	TriggerWebhook Trigger = "WEBHOOK"
@@ -78,9 +80,9 @@ func (uc *StartExecution) Handle(ctx context.Context, in StartInput) (StartResul
 	if err != nil {
 		return StartResult{}, err
 	}
-	feed := uc.triggers(w, in)
+	feed, others := uc.triggers(w, in)
 	if len(feed) == 0 {
-		return StartResult{}, fault.Newf(fault.ErrConflict, "workflow %q has no %s trigger node; it cannot be started this way", in.WorkflowID, in.Trigger)
+		return StartResult{}, noTrigger(in, others)
 	}
 	def, err := session.MarshalDefinition(w)
 	if err != nil {
@@ -116,29 +118,38 @@ func wake(w Waker) {
 	}
 }
 
-// triggers picks the trigger nodes a start feeds.
-func (uc *StartExecution) triggers(w session.Workflow, in StartInput) []string {
-	var all, typed []string
+// triggers picks the trigger nodes a start feeds, and lists the others
+// ("hook (WEBHOOK)") for an error that says how the workflow does start.
+func (uc *StartExecution) triggers(w session.Workflow, in StartInput) (feed, others []string) {
 	for _, n := range w.Nodes() {
 		d, ok := uc.catalog.Describe(n.Type())
 		if !ok || d.Category != plugin.Trigger {
 			continue
 		}
-		if in.TriggerNode != "" {
-			if n.ID() == in.TriggerNode {
-				return []string{n.ID()}
-			}
-			continue
-		}
-		all = append(all, n.ID())
-		if n.Type() == string(in.Trigger) {
-			typed = append(typed, n.ID())
+		switch {
+		case in.TriggerNode != "" && n.ID() == in.TriggerNode:
+			return []string{n.ID()}, nil
+		case in.TriggerNode == "" && n.Type() == string(in.Trigger):
+			feed = append(feed, n.ID())
+		default:
+			others = append(others, fmt.Sprintf("%s (%s)", n.ID(), n.Type()))
 		}
 	}
-	if len(typed) > 0 || in.Trigger != TriggerManual {
-		return typed
+	return feed, others
+}
+
+// noTrigger says that a workflow cannot be started the way asked, and how
+// it can.
+func noTrigger(in StartInput, others []string) error {
+	how := "it has no trigger node"
+	if len(others) > 0 {
+		how = "its triggers are " + strings.Join(others, ", ")
 	}
-	return all
+	if in.Trigger == TriggerManual {
+		return fault.Newf(fault.ErrConflict, "workflow %q has no MANUAL trigger, so it cannot be started by hand; %s. "+
+			"Add a MANUAL node, or start it through its WEBHOOK (signed when it has a secret) or its SCHEDULE", in.WorkflowID, how)
+	}
+	return fault.Newf(fault.ErrConflict, "workflow %q has no %s trigger node; %s", in.WorkflowID, in.Trigger, how)
 }
 
 // seed writes the nodes, the first messages and the start event of a new

@@ -124,3 +124,61 @@ func TestIdempotencyUnderConcurrency(t *testing.T) {
 		t.Fatalf("%d commands stored for 2 keys, want 2", n)
 	}
 }
+
+// TestIdempotencyKeysAreScoped (issue 11, finding 7): a start key belongs to
+// its workflow and a command key to its target and action. Reused for the
+// same request it answers the first result; for another request in its
+// scope it answers 409 naming the conflict; in another scope it is another
+// key; on an id the session does not have it answers 404, not the first
+// command's result.
+func TestIdempotencyKeysAreScoped(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.apply("scope", linearFlow(linearWF), heldFlow("held", "30s"))
+	start := func(wf string, payload map[string]any) (*apiclient.StartExecutionResponse, error) {
+		key := "start-key"
+		return e.c.StartExecutionWithResponse(e.ctx, "scope", wf, &apiclient.StartExecutionParams{IdempotencyKey: &key}, apiclient.StartRequest{Payload: payload})
+	}
+	first, err := start(linearWF, map[string]any{"name": "a"})
+	if err != nil || first.JSON201 == nil {
+		t.Fatalf("first start: %v %s", err, first.Body)
+	}
+	again, _ := start(linearWF, map[string]any{"name": "a"})
+	if again.StatusCode() != 200 || again.JSON200 == nil || again.JSON200.ExecutionId != first.JSON201.ExecutionId {
+		t.Fatalf("same key, same request: %d %s, want 200 with the first execution", again.StatusCode(), again.Body)
+	}
+	other, _ := start(linearWF, map[string]any{"name": "b"})
+	if other.StatusCode() != 409 || !strings.Contains(problemDetail(other.Body), "different payload") {
+		t.Fatalf("same key, another payload: %d %s, want 409 naming the conflict", other.StatusCode(), other.Body)
+	}
+	elsewhere, _ := start("held", map[string]any{"name": "a"})
+	if elsewhere.JSON201 == nil || elsewhere.JSON201.ExecutionId == first.JSON201.ExecutionId {
+		t.Fatalf("the key on another workflow: %d %s, want a new run", elsewhere.StatusCode(), elsewhere.Body)
+	}
+	if h := e.history("scope", apiclient.ListExecutionsParams{WorkflowId: ptr(linearWF)}); len(h) != 1 {
+		t.Fatalf("%d runs of %s, want 1", len(h), linearWF)
+	}
+
+	held := elsewhere.JSON201.ExecutionId
+	pause := e.mustCtl("scope", held, apiclient.ExecutionCommand{Action: apiclient.ExecutionCommandActionPAUSE, Key: ptr("cmd-key")})
+	resume := e.mustCtl("scope", held, apiclient.ExecutionCommand{Action: apiclient.ExecutionCommandActionRESUME, Key: ptr("cmd-key")})
+	if resume.CommandId == pause.CommandId {
+		t.Fatalf("RESUME with PAUSE's key returned the PAUSE: %+v", resume)
+	}
+	if x := e.get("scope", held); x.Status != apiclient.ExecutionStatusRUNNING {
+		t.Fatalf("after PAUSE and RESUME with one key the run is %s, want RUNNING", x.Status)
+	}
+	foreign := e.ctl("scope", "01a22ff6-0000-7000-8000-000000000000", apiclient.ExecutionCommand{Action: apiclient.ExecutionCommandActionPAUSE, Key: ptr("cmd-key")})
+	if foreign.StatusCode() != 404 {
+		t.Fatalf("the key on an unknown execution: %d %s, want 404", foreign.StatusCode(), foreign.Body)
+	}
+	stop := func(mode apiclient.ExecutionCommandMode) *apiclient.ControlExecutionResponse {
+		return e.ctl("scope", held, apiclient.ExecutionCommand{Action: apiclient.ExecutionCommandActionSTOP, Mode: &mode, Key: ptr("stop-key")})
+	}
+	if r := stop(apiclient.ExecutionCommandModeCANCEL); r.StatusCode() != 200 {
+		t.Fatalf("STOP CANCEL: %d %s", r.StatusCode(), r.Body)
+	}
+	if r := stop(apiclient.ExecutionCommandModeKILL); r.StatusCode() != 409 || !strings.Contains(problemDetail(r.Body), "mode CANCEL, not KILL") {
+		t.Fatalf("STOP KILL with STOP CANCEL's key: %d %s, want 409 naming both modes", r.StatusCode(), r.Body)
+	}
+}

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -72,9 +73,15 @@ func (s *CommandStore) LockKey(ctx context.Context, sessionID, key string) error
 // commandKeyLockClass is the first half of the advisory locks on command keys.
 const commandKeyLockClass = 0x59_6B_43_4B // "YkCK"
 
-// ByKey finds the command stored under an idempotency key.
-func (s *CommandStore) ByKey(ctx context.Context, sessionID, key string) (executionapp.CommandRecord, bool, error) {
-	c, err := scanCommand(s.db.QueryRow(ctx, `SELECT `+commandColumns+` FROM commands WHERE session_id = $1 AND key = $2`, sessionID, key))
+// ByKey finds the command stored under an idempotency key for the same
+// target and action as like. An execution's commands are matched by the
+// execution alone: the stored row also names its workflow, which the
+// request may not.
+func (s *CommandStore) ByKey(ctx context.Context, like executionapp.CommandRecord) (executionapp.CommandRecord, bool, error) {
+	c, err := scanCommand(s.db.QueryRow(ctx, `SELECT `+commandColumns+` FROM commands
+		WHERE session_id = $1 AND key = $2 AND node_id = $5 AND scope = $6 AND action = $7
+		  AND CASE WHEN $3 = '' THEN execution_id IS NULL AND workflow_id = $4 ELSE execution_id::text = $3 END`,
+		like.SessionID, like.Command.Key, like.ExecutionID, like.WorkflowID, like.NodeID, string(like.Command.Scope), string(like.Command.Action)))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return c, false, nil
 	}
@@ -101,8 +108,11 @@ func scanCommand(row pgx.Row) (executionapp.CommandRecord, error) {
 	if err != nil {
 		return c, err
 	}
+	// Numbers (a breakpoint's value) keep their exact text.
 	var a commandArgs
-	if err := json.Unmarshal(args, &a); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.UseNumber()
+	if err := dec.Decode(&a); err != nil {
 		return c, err
 	}
 	c.Command.Scope, c.Command.Action = execution.Scope(scope), execution.Action(action)

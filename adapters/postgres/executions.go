@@ -40,7 +40,7 @@ func (s *ExecutionStore) Insert(ctx context.Context, e executionapp.NewExecution
 		INSERT INTO executions (execution_id, session_id, workflow_id, status, definition, payload, actor, channel,
 		                        idempotency_key, restart_of, from_node_id, started_at)
 		VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8, $9, $10, $11, $12)
-		ON CONFLICT (session_id, idempotency_key) DO NOTHING
+		ON CONFLICT (session_id, workflow_id, idempotency_key) DO NOTHING
 		RETURNING execution_id::text`,
 		e.ID, e.SessionID, e.WorkflowID, string(e.Status), string(e.Definition), payload, e.Actor, e.Channel,
 		key, restartOf, from, e.StartedAt).Scan(&id)
@@ -50,10 +50,19 @@ func (s *ExecutionStore) Insert(ctx context.Context, e executionapp.NewExecution
 	if !errors.Is(err, pgx.ErrNoRows) {
 		return "", false, translate(err)
 	}
-	// The key is taken: answer with the execution that holds it.
-	err = s.db.QueryRow(ctx, `SELECT execution_id::text FROM executions WHERE session_id = $1 AND idempotency_key = $2`,
-		e.SessionID, e.IdempotencyKey).Scan(&id)
-	return id, false, translate(err)
+	// The key is taken: answer with the execution that holds it, if it was
+	// started with the same payload (jsonb compares values, not text).
+	var same bool
+	err = s.db.QueryRow(ctx, `SELECT execution_id::text, payload IS NOT DISTINCT FROM $4::jsonb
+		FROM executions WHERE session_id = $1 AND workflow_id = $2 AND idempotency_key = $3`,
+		e.SessionID, e.WorkflowID, e.IdempotencyKey, payload).Scan(&id, &same)
+	if err != nil {
+		return "", false, translate(err)
+	}
+	if !same {
+		return id, false, executionapp.ErrKeyReused
+	}
+	return id, false, nil
 }
 
 // InsertNodes stores the node rows of a new execution.

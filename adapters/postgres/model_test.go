@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -357,7 +358,8 @@ type modelCase struct {
 	// Sent.
 	cmdKeys   map[string]executionapp.ControlResult // command key → first answer
 	cmdErrs   map[string]bool                       // command key → first answer was a refusal
-	startKeys map[string]string                     // start key → execution
+	cmdSent   map[string]executionapp.ControlInput  // command key → the command first sent with it
+	startKeys map[string]map[string]startUse        // start key → workflow → its first use
 	keyN      int
 	// Predictions for the next check.
 	mustBeIn map[string][]string // execution → the statuses it may have
@@ -381,8 +383,8 @@ func (f *modelFixture) runCase(t *rapid.T) {
 	f.stats.cases.Add(1)
 	m := &modelCase{f: f, t: t, ctx: context.Background(), sid: fmt.Sprintf("m%d", n),
 		status: map[string]string{}, nodeState: map[[2]string]nodeSeen{}, evMax: map[string]int64{}, evCount: map[string]int64{},
-		jMax: map[string]int64{}, cmdKeys: map[string]executionapp.ControlResult{}, cmdErrs: map[string]bool{},
-		startKeys: map[string]string{}, mustBeIn: map[string][]string{}, mustEnd: map[string]bool{}}
+		jMax: map[string]int64{}, cmdKeys: map[string]executionapp.ControlResult{}, cmdErrs: map[string]bool{}, cmdSent: map[string]executionapp.ControlInput{},
+		startKeys: map[string]map[string]startUse{}, mustBeIn: map[string][]string{}, mustEnd: map[string]bool{}}
 	doc := fmt.Sprintf(`{"sessionId":%q,"name":"model","workflows":%s}`, m.sid, modelWorkflows)
 	if _, err := f.apply.Handle(m.ctx, sessionapp.ApplyInput{ID: m.sid, Document: []byte(doc), Actor: "test", Channel: "rest"}); err != nil {
 		t.Fatalf("apply: %v", err)
@@ -499,6 +501,9 @@ func (m *modelCase) workflowOf(id string) string {
 	return wid
 }
 
+// startUse is the first use of a start key on a workflow.
+type startUse struct{ id, payload string }
+
 func (m *modelCase) newKey() string {
 	m.keyN++
 	return fmt.Sprintf("k%d", m.keyN)
@@ -521,17 +526,28 @@ func (m *modelCase) doStart() {
 	}
 	res, err := m.f.start.Handle(m.ctx, executionapp.StartInput{SessionID: m.sid, WorkflowID: wid, Payload: payload,
 		IdempotencyKey: key, Trigger: executionapp.TriggerManual, Actor: "test", Channel: "rest"})
+	// A start key is scoped to its workflow; reused there with another
+	// payload it is refused, with the same payload it returns the first run.
+	body, _ := json.Marshal(payload)
+	if prev, ok := m.startKeys[key][wid]; key != "" && ok {
+		switch {
+		case prev.payload != string(body):
+			if !errors.Is(err, executionapp.ErrKeyReused) {
+				t.Fatalf("start with key %s and another payload: %+v, %v; want ErrKeyReused", key, res, err)
+			}
+		case err != nil || res.ExecutionID != prev.id || res.Created:
+			t.Fatalf("start with repeated key %s: got %s (created %v, %v), want %s", key, res.ExecutionID, res.Created, err, prev.id)
+		}
+		return
+	}
 	if err != nil {
 		t.Fatalf("start %s: %v", wid, err)
 	}
 	if key != "" {
-		if prev, ok := m.startKeys[key]; ok {
-			if res.ExecutionID != prev || res.Created {
-				t.Fatalf("start with repeated key %s: got %s (created %v), want %s", key, res.ExecutionID, res.Created, prev)
-			}
-			return
+		if m.startKeys[key] == nil {
+			m.startKeys[key] = map[string]startUse{}
 		}
-		m.startKeys[key] = res.ExecutionID
+		m.startKeys[key][wid] = startUse{id: res.ExecutionID, payload: string(body)}
 	}
 	if !res.Created {
 		t.Fatalf("start without a repeated key did not create an execution: %+v", res)
@@ -566,7 +582,7 @@ func (m *modelCase) send(in executionapp.ControlInput, cmd execution.CommandInpu
 		t.Fatalf("%s %s on %s/%s: unexpected error %v", in.Command.Scope, in.Command.Action, in.ExecutionID, in.Command.NodeID, err)
 	}
 	if c.Key != "" && !errors.Is(err, fault.ErrNotFound) {
-		m.cmdKeys[c.Key], m.cmdErrs[c.Key] = res, refused
+		m.cmdKeys[c.Key], m.cmdErrs[c.Key], m.cmdSent[c.Key] = res, refused, in
 	}
 	restarts := c.Action == execution.ActionRestart || c.Action == execution.ActionRestartFromNode || c.Action == execution.ActionRetry
 	if wasTerminal && !restarts && c.Scope != execution.ScopeWorkflow && !refused {
@@ -678,35 +694,42 @@ func (m *modelCase) answerOne(approve bool) bool {
 	return true
 }
 
-// replay repeats a command key with another command: the first answer must
-// come back and nothing is applied again.
+// replay sends a keyed command again. A key is scoped to its target and
+// action: the same command must get the first answer back, and the same
+// target and action with other arguments must be refused as a reused key;
+// neither may record or apply anything.
 func (m *modelCase) replay() {
 	t := m.t
-	ki, id := m.pick("replayKey", 1<<16), m.pickExec()
+	ki := m.pick("replayKey", 1<<16)
 	keys := sortedKeys(m.cmdKeys)
 	if len(keys) == 0 {
 		return
 	}
 	key := keys[ki%len(keys)]
-	c, err := execution.NewCommand(execution.CommandInput{Scope: execution.ScopeExecution, Action: "STOP", Mode: "KILL", Key: key, Actor: "test", Channel: "rest"})
-	if err != nil {
-		t.Fatal(err)
+	in := m.cmdSent[key]
+	other := rapid.Bool().Draw(t, "otherArgs") && in.Command.Action == execution.ActionStop
+	if other {
+		in.Command.Mode = map[execution.StopMode]execution.StopMode{execution.Drain: execution.Kill, execution.Cancel: execution.Kill,
+			execution.Kill: execution.Cancel, "": execution.Kill}[in.Command.Mode]
+		in.Command.Immediate = !in.Command.Immediate
 	}
 	before := m.commandCount()
-	res, err := m.f.control.Handle(m.ctx, executionapp.ControlInput{SessionID: m.sid, ExecutionID: id, Command: c})
+	res, err := m.f.control.Handle(m.ctx, in)
 	first := m.cmdKeys[key]
 	switch {
+	case other:
+		if !errors.Is(err, executionapp.ErrKeyReused) {
+			t.Fatalf("key %s reused with other arguments: %+v, %v; want ErrKeyReused", key, res, err)
+		}
 	case err != nil && !m.cmdErrs[key]:
 		t.Fatalf("repeat of key %s: %v, want the first answer %+v", key, err, first)
 	case err == nil && m.cmdErrs[key]:
 		t.Fatalf("repeat of key %s (first refused): applied %+v", key, res)
 	case err != nil && !errors.Is(err, fault.ErrConflict):
 		t.Fatalf("repeat of refused key %s: %v, want a conflict", key, err)
-	}
-	if res.CommandID != first.CommandID || !slices.Equal(res.ResultExecutionIDs, nonNil(first.ResultExecutionIDs)) && err == nil {
+	case res.CommandID != first.CommandID || !slices.Equal(res.ResultExecutionIDs, nonNil(first.ResultExecutionIDs)) && err == nil:
 		t.Fatalf("repeat of key %s: %+v, want the first answer %+v", key, res, first)
-	}
-	if !m.cmdErrs[key] && first.Status == executionapp.CommandApplied && res.Status != first.Status {
+	case !m.cmdErrs[key] && first.Status == executionapp.CommandApplied && res.Status != first.Status:
 		t.Fatalf("repeat of key %s: status %s, first %s", key, res.Status, first.Status)
 	}
 	if after := m.commandCount(); after != before {
@@ -899,8 +922,10 @@ func (m *modelCase) check(when string) {
 	// Idempotency keys: one command and one execution each.
 	var dupCmds, dupExecs int
 	if err := db.QueryRow(ctx, `SELECT
-		(SELECT count(*) FROM (SELECT key FROM commands WHERE session_id = $1 AND key IS NOT NULL GROUP BY key HAVING count(*) > 1) d),
-		(SELECT count(*) FROM (SELECT idempotency_key FROM executions WHERE session_id = $1 AND idempotency_key IS NOT NULL GROUP BY 1 HAVING count(*) > 1) d)`,
+		(SELECT count(*) FROM (SELECT key FROM commands WHERE session_id = $1 AND key IS NOT NULL
+		                        GROUP BY key, execution_id, workflow_id, node_id, scope, action HAVING count(*) > 1) d),
+		(SELECT count(*) FROM (SELECT idempotency_key FROM executions WHERE session_id = $1 AND idempotency_key IS NOT NULL
+		                        GROUP BY workflow_id, idempotency_key HAVING count(*) > 1) d)`,
 		m.sid).Scan(&dupCmds, &dupExecs); err != nil {
 		t.Fatal(err)
 	}
@@ -916,10 +941,13 @@ func (m *modelCase) check(when string) {
 			fail("command key %s: %d commands with id %s, want 1", key, n, res.CommandID)
 		}
 	}
-	for key, id := range m.startKeys {
-		var got string
-		if err := db.QueryRow(ctx, `SELECT execution_id::text FROM executions WHERE session_id = $1 AND idempotency_key = $2`, m.sid, key).Scan(&got); err != nil || got != id {
-			fail("start key %s: execution %q (%v), want %s", key, got, err, id)
+	for key, uses := range m.startKeys {
+		for wid, use := range uses {
+			var got string
+			if err := db.QueryRow(ctx, `SELECT execution_id::text FROM executions WHERE session_id = $1 AND workflow_id = $2 AND idempotency_key = $3`,
+				m.sid, wid, key).Scan(&got); err != nil || got != use.id {
+				fail("start key %s of %s: execution %q (%v), want %s", key, wid, got, err, use.id)
+			}
 		}
 	}
 

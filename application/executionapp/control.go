@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -62,15 +63,23 @@ func (uc *Control) Handle(ctx context.Context, in ControlInput) (ControlResult, 
 	var refused error
 	err := uc.tx.WithinTx(ctx, func(ctx context.Context, st Stores) error {
 		refused = nil
+		rec := CommandRecord{ID: newID(), SessionID: in.SessionID, ExecutionID: in.ExecutionID, WorkflowID: in.WorkflowID,
+			NodeID: in.Command.NodeID, Command: in.Command, Status: CommandApplied, CreatedAt: uc.now()}
 		if k := in.Command.Key; k != "" {
+			// A key is scoped to its target and action: the same key on
+			// another execution or for another action is another command.
 			if err := st.Commands.LockKey(ctx, in.SessionID, k); err != nil {
 				return err
 			}
-			prev, ok, err := st.Commands.ByKey(ctx, in.SessionID, k)
+			prev, ok, err := st.Commands.ByKey(ctx, rec)
 			if err != nil {
 				return err
 			}
 			if ok {
+				if diff := argsDiffer(prev.Command, in.Command); diff != "" {
+					return fault.Newf(ErrKeyReused, "the key %q was already used for %s with %s; send a new key for a different command",
+						k, in.Command.Action, diff)
+				}
 				res = ControlResult{CommandID: prev.ID, Status: prev.Status, ResultExecutionIDs: prev.ResultExecutionIDs, Message: prev.Message}
 				if prev.Status == CommandRejected {
 					refused = fault.Newf(fault.ErrConflict, "%s", prev.Message)
@@ -78,8 +87,6 @@ func (uc *Control) Handle(ctx context.Context, in ControlInput) (ControlResult, 
 				return nil
 			}
 		}
-		rec := CommandRecord{ID: newID(), SessionID: in.SessionID, ExecutionID: in.ExecutionID, WorkflowID: in.WorkflowID,
-			NodeID: in.Command.NodeID, Command: in.Command, Status: CommandApplied, CreatedAt: uc.now()}
 		msg, created, err := uc.apply(ctx, st, &rec, in)
 		if err != nil {
 			if !isRefusal(err) {
@@ -114,6 +121,29 @@ func (uc *Control) Handle(ctx context.Context, in ControlInput) (ControlResult, 
 		res.ResultExecutionIDs = []string{}
 	}
 	return res, nil
+}
+
+// argsDiffer says how a command differs from the first use of its key
+// ("mode KILL, not DRAIN"), or "" when it asks for the same thing.
+func argsDiffer(first, again execution.Command) string {
+	switch {
+	case first.Mode != again.Mode:
+		return fmt.Sprintf("mode %s, not %s", orNone(string(first.Mode)), orNone(string(again.Mode)))
+	case first.Immediate != again.Immediate:
+		return fmt.Sprintf("immediate %v, not %v", first.Immediate, again.Immediate)
+	case first.FromNodeID != again.FromNodeID:
+		return fmt.Sprintf("fromNodeId %s, not %s", orNone(first.FromNodeID), orNone(again.FromNodeID))
+	case !reflect.DeepEqual(first.Breakpoint, again.Breakpoint):
+		return "another breakpoint"
+	}
+	return ""
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
 }
 
 // isRefusal tells a command the state refuses (recorded as rejected) from a

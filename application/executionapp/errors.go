@@ -13,4 +13,8 @@ var (
 	ErrExecutionNotFound = fmt.Errorf("executionapp: execution not found: %w", fault.ErrNotFound)
 	ErrNodeNotFound      = fmt.Errorf("executionapp: node not found: %w", fault.ErrNotFound)
 	ErrInputNotFound     = fmt.Errorf("executionapp: input not found: %w", fault.ErrNotFound)
+	// ErrKeyReused: an idempotency key comes back with a different request
+	// than its first use. Answering the first use's result would hide that
+	// the new request did nothing.
+	ErrKeyReused = fmt.Errorf("executionapp: idempotency key reused for a different request: %w", fault.ErrConflict)
 )

@@ -42,7 +42,8 @@ type NewExecution struct {
 // ExecutionStore keeps executions and their nodes.
 type ExecutionStore interface {
 	// Insert stores a new execution unless one with the same idempotency key
-	// exists in the session; then it returns that one's id and created=false.
+	// exists for the workflow; then it returns that one's id and
+	// created=false, or ErrKeyReused if it was started with another payload.
 	Insert(ctx context.Context, e NewExecution) (id string, created bool, err error)
 	InsertNodes(ctx context.Context, executionID string, nodes []*execution.Node) error
 	// Lock loads and locks executions until the transaction ends, in id
@@ -224,8 +225,9 @@ type CommandStore interface {
 	// a session, so that requests with one key run one after another and
 	// the second finds what the first stored.
 	LockKey(ctx context.Context, sessionID, key string) error
-	// ByKey returns the command stored under key in the session, if any.
-	ByKey(ctx context.Context, sessionID, key string) (CommandRecord, bool, error)
+	// ByKey returns the command stored under like's key for the same
+	// target (execution, workflow, node) and action, if any.
+	ByKey(ctx context.Context, like CommandRecord) (CommandRecord, bool, error)
 	Insert(ctx context.Context, c CommandRecord) error
 	Update(ctx context.Context, c CommandRecord) error
 	// ApplyPending marks the accepted (waiting) commands of an execution

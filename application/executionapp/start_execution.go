@@ -2,6 +2,7 @@ package executionapp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -96,6 +97,10 @@ func (uc *StartExecution) Handle(ctx context.Context, in StartInput) (StartResul
 			ID: ex.ID(), SessionID: in.SessionID, WorkflowID: in.WorkflowID, Definition: def, Payload: in.Payload,
 			Actor: in.Actor, Channel: in.Channel, IdempotencyKey: in.IdempotencyKey, StartedAt: now, Status: ex.Status(),
 		})
+		if errors.Is(err, ErrKeyReused) {
+			return fault.Newf(ErrKeyReused, "the idempotency key %q already started execution %s of workflow %s with a different payload; "+
+				"send the same payload to get that execution back, or a new key to start another run", in.IdempotencyKey, id, in.WorkflowID)
+		}
 		if err != nil {
 			return err
 		}

@@ -50,6 +50,7 @@ var executionModule = fx.Module("executions",
 		func(tx executionapp.Transactor, w executionapp.WorkflowReader, c session.Catalog, e *executionapp.Engine) *executionapp.StartExecution {
 			return executionapp.NewStartExecution(tx, w, c, e, time.Now)
 		},
+		func(pool *pgxpool.Pool) executionapp.DeliveryLedger { return postgres.NewDeliveryLedger(pool) },
 		executionapp.NewStartFromWebhook,
 		executionapp.NewGetExecution,
 		executionapp.NewListExecutions,

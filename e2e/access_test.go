@@ -10,11 +10,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -551,16 +553,33 @@ func TestIdempotentStartUnderConcurrency(t *testing.T) {
 }
 
 // TestCanarySecretsNeverLeak runs a server whose keys and node secrets are
-// canaries, exercises every read path and failed authentication, and then
-// searches the server's whole log and every response for them.
+// canaries (a WEBHOOK secret, HTTP_REQUEST's authorization, secretHeaders
+// and secretQuery, WEBHOOK_OUT's secretHeaders), exercises every read path,
+// a read document sent back unchanged, and failed authentication, checks at
+// the loopback target that the nodes really sent the secrets, and then
+// searches the server's whole log, every response and stream, and every
+// stored row but the definitions the nodes run with for any 8 characters of
+// any canary.
 func TestCanarySecretsNeverLeak(t *testing.T) {
 	canary := func(tag string) string { return "CANARY" + tag + strings.ToLower(rand.Text()) }
 	apiKey, mcpKey, fileKey, hookSecret, wrongKey, bearer := canary("api"), canary("mcp"), canary("file"), canary("hook"), canary("wrong"), canary("bearer")
-	// The HTTP node's target: it sees the secret (so the node really used
-	// it) and fails, so the error path runs too.
-	gotAuth := make(chan string, 4)
+	headerKey, queryKey, outToken := canary("header"), canary("query"), canary("out")
+	// The target of the HTTP node and of the WEBHOOK_OUT node: it sees the
+	// secrets (so the nodes really used them) and fails, so the error paths
+	// run too. Its answer to WEBHOOK_OUT echoes what it was sent, as
+	// debugging endpoints do, and WEBHOOK_OUT quotes that answer in its error.
+	type sent struct {
+		path, query string
+		header      http.Header
+	}
+	got := make(chan sent, 8)
 	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		gotAuth <- r.Header.Get("Authorization")
+		got <- sent{r.URL.Path, r.URL.RawQuery, r.Header.Clone()}
+		if r.URL.Path == "/hook" {
+			w.WriteHeader(http.StatusInternalServerError)
+			fmt.Fprintf(w, "refused; you sent %v with query %q", r.Header, r.URL.RawQuery)
+			return
+		}
 		http.Error(w, "nope", http.StatusInternalServerError)
 	}))
 	defer target.Close()
@@ -577,20 +596,48 @@ func TestCanarySecretsNeverLeak(t *testing.T) {
 	}
 	doc := fmt.Sprintf(`{"name":"canary","workflows":[{"workflowId":"wf","nodes":[{"nodeId":"hook","type":"WEBHOOK","config":{"secret":%q}},`+
 		`{"nodeId":"log","type":"LOG","config":{"message":"got it"}}],"edges":[{"source":"hook","target":"log"}]},`+
-		`{"workflowId":"call","nodes":[{"nodeId":"go","type":"MANUAL"},{"nodeId":"fetch","type":"HTTP_REQUEST","config":{"url":%q,"authorization":%q}},`+
-		`{"nodeId":"failed","type":"LOG","config":{"message":"the call failed"}}],"edges":[{"source":"go","target":"fetch"},{"source":"fetch","target":"failed","sourcePort":"error"}]}]}`,
-		hookSecret, target.URL+"/x", "Bearer "+bearer)
+		`{"workflowId":"call","nodes":[{"nodeId":"go","type":"MANUAL"},{"nodeId":"fetch","type":"HTTP_REQUEST","config":{"url":%q,"authorization":%q,`+
+		`"headers":{"X-Source":"canary-test"},"secretHeaders":{"X-API-Key":%q},"secretQuery":{"api_key":%q}}},`+
+		`{"nodeId":"failed","type":"LOG","config":{"message":"the call failed"}},`+
+		`{"nodeId":"notify","type":"WEBHOOK_OUT","config":{"url":%q,"secretHeaders":{"X-Hook-Token":%q}}}],`+
+		`"edges":[{"source":"go","target":"fetch"},{"source":"fetch","target":"failed","sourcePort":"error"},{"source":"failed","target":"notify"}]}]}`,
+		hookSecret, target.URL+"/x?page=1", "Bearer "+bearer, headerKey, queryKey, target.URL+"/hook", outToken)
 	record(call(t, s, "PUT", "/api/sessions/canary", apiKey, []byte(doc)))
-	record(call(t, s, "GET", "/api/sessions/canary", fileKey, nil))
+	status, read, h := call(t, s, "GET", "/api/sessions/canary", fileKey, nil)
+	record(status, read, h)
 	record(call(t, s, "GET", "/api/sessions/canary/workflows/wf", fileKey, nil))
 	record(call(t, s, "GET", "/api/sessions", fileKey, nil))
+	for _, want := range []string{`"X-API-Key":"***"`, `"api_key":"***"`, `"X-Hook-Token":"***"`, `"authorization":"***"`, `"secret":"***"`} {
+		if !strings.Contains(string(read), want) {
+			t.Errorf("the VIEWER's read lacks %s: %s", want, read)
+		}
+	}
+	// The read, sent back unchanged, keeps every secret: the run below
+	// starts after it and must still send the real values.
+	status, b, h := call(t, s, "PUT", "/api/sessions/canary", apiKey, read)
+	record(status, b, h)
+	if status != http.StatusOK {
+		t.Fatalf("PUT of the VIEWER's read: %d %s, want 200", status, b)
+	}
+	// Refused applies of credentials in plain fields answer without them.
+	for _, bad := range []string{
+		strings.Replace(string(read), `"X-Source":"canary-test"`, `"X-Source":"canary-test","Cookie":"`+canary("cookie")+`"`, 1),
+		strings.Replace(string(read), target.URL+"/x", strings.Replace(target.URL, "http://", "http://u:"+canary("pass")+"@", 1)+"/x", 1),
+		strings.Replace(string(read), "/x?page=1", "/x?page=1&token="+canary("token"), 1),
+	} {
+		status, b, h := call(t, s, "PUT", "/api/sessions/canary", apiKey, []byte(bad))
+		record(status, b, h)
+		if status != http.StatusBadRequest {
+			t.Errorf("a credential in a plain field: %d %s, want 400", status, b)
+		}
+	}
 	// Failed authentications, in both header forms, and a key on the wrong surface.
 	record(call(t, s, "GET", "/api/sessions", wrongKey, nil))
 	record(call(t, s, "GET", "/api/sessions", "", nil, "X-API-Key", wrongKey))
 	record(call(t, s, "GET", "/api/sessions", mcpKey, nil))
 	record(call(t, s, "GET", "/api/sessions", "", nil, "Authorization", "Basic "+wrongKey))
 	// A signed webhook start, an unsigned one, and the read paths of its run.
-	status, b, h := call(t, s, "POST", "/api/hooks/canary/wf", apiKey, []byte(`{"n":1}`), "X-Yukta-Signature", "sha256="+strings.Repeat("0", 64))
+	status, b, h = call(t, s, "POST", "/api/hooks/canary/wf", apiKey, []byte(`{"n":1}`), "X-Yukta-Signature", "sha256="+strings.Repeat("0", 64))
 	record(status, b, h)
 	if status != 401 {
 		t.Fatalf("a badly signed webhook: %d %s", status, b)
@@ -612,15 +659,27 @@ func TestCanarySecretsNeverLeak(t *testing.T) {
 	status, b, h = call(t, s, "POST", "/api/sessions/canary/workflows/call/executions", apiKey, []byte(`{"payload":{}}`))
 	record(status, b, h)
 	_ = json.Unmarshal(b, &called)
-	select {
-	case got := <-gotAuth:
-		if got != "Bearer "+bearer {
-			t.Fatalf("the HTTP node sent Authorization %q", got)
+	byPath := map[string]sent{}
+	for len(byPath) < 2 {
+		select {
+		case r := <-got:
+			byPath[r.path] = r
+		case <-time.After(waitLimit):
+			t.Fatalf("the target got only %v, want /x from HTTP_REQUEST and /hook from WEBHOOK_OUT", slices.Collect(maps.Keys(byPath)))
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the HTTP node never called its target")
 	}
-	time.Sleep(500 * time.Millisecond)
+	for _, want := range []struct{ path, header, value string }{
+		{"/x", "Authorization", "Bearer " + bearer}, {"/x", "X-API-Key", headerKey}, {"/x", "X-Source", "canary-test"},
+		{"/hook", "X-Hook-Token", outToken},
+	} {
+		if v := byPath[want.path].header.Get(want.header); v != want.value {
+			t.Errorf("%s was sent %s %q, want %q", want.path, want.header, v, want.value)
+		}
+	}
+	if q := byPath["/x"].query; q != "page=1&api_key="+queryKey {
+		t.Errorf("/x was sent query %q, want page=1 and the secret api_key", q)
+	}
+	waitFinished(t, s, apiKey, "canary", called.ExecutionId)
 	for _, id := range []string{started.ExecutionId, called.ExecutionId} {
 		for _, p := range []string{"/api/sessions/canary/executions", "/api/sessions/canary/executions/" + id,
 			"/api/sessions/canary/executions/" + id + "/logs", "/api/sessions/canary/workflows/call"} {
@@ -630,8 +689,8 @@ func TestCanarySecretsNeverLeak(t *testing.T) {
 	for _, p := range []string{"/api/inputs?status=all", "/metrics"} {
 		record(call(t, s, "GET", p, fileKey, nil))
 	}
-	if !strings.Contains(responses.String(), "the call failed") {
-		t.Fatalf("the HTTP node's error path did not run:\n%s", responses.String())
+	if !strings.Contains(responses.String(), "the call failed") || !strings.Contains(responses.String(), "answered 500") {
+		t.Fatalf("the HTTP node's and the WEBHOOK_OUT node's error paths did not both run:\n%s", responses.String())
 	}
 	// The MCP read paths, with the MCP key.
 	cs := mustConnect(t, s.URL, mcpKey)
@@ -672,32 +731,29 @@ func TestCanarySecretsNeverLeak(t *testing.T) {
 	if !strings.Contains(logs, "authentication failed") || !strings.Contains(responses.String(), `"***"`) {
 		t.Fatalf("the sweep did not exercise failures and masking:\n%s", responses.String())
 	}
-	// The stored history is a sink too: the journal, the outbox, commands,
-	// logs and results.
+	// Every stored row is a sink too (the journal, the outbox, commands,
+	// logs, results, queue items, inputs, …), except the definitions the
+	// nodes run with, which hold the secrets by design.
 	db, err := pgx.Connect(context.Background(), dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close(context.Background())
-	var stored string
-	if err := db.QueryRow(context.Background(), `SELECT concat_ws(E'\n',
-		(SELECT string_agg(line, E'\n') FROM journal_records),
-		(SELECT string_agg(data::text || actor || channel, E'\n') FROM events),
-		(SELECT string_agg(args::text || reason || message, E'\n') FROM commands),
-		(SELECT string_agg(message, E'\n') FROM execution_logs),
-		(SELECT string_agg(coalesce(result::text, '') || error, E'\n') FROM executions))`).Scan(&stored); err != nil {
-		t.Fatal(err)
+	stored, tables := storedRows(t, db, "definition")
+	if !strings.Contains(stored, "the call failed") || !strings.Contains(stored, "answered 500") {
+		t.Fatalf("the stored rows hold no run: %.500s", stored)
 	}
-	if !strings.Contains(stored, "the call failed") {
-		t.Fatalf("the stored history holds no run: %.500s", stored)
-	}
-	sinks := map[string]string{"the server log": logs, "responses": responses.String(), "the stored history": stored}
-	for name, secret := range map[string]string{"YUKTA_API_KEY": apiKey, "YUKTA_MCP_API_KEY": mcpKey, "key file": fileKey,
-		"webhook secret": hookSecret, "wrong key": wrongKey, "HTTP authorization": bearer} {
+	sinks := map[string]string{"the server log": logs, "responses": responses.String(), "the stored rows": stored}
+	secrets := map[string]string{"YUKTA_API_KEY": apiKey, "YUKTA_MCP_API_KEY": mcpKey, "key file": fileKey,
+		"webhook secret": hookSecret, "wrong key": wrongKey, "HTTP authorization": bearer,
+		"HTTP_REQUEST secretHeaders": headerKey, "HTTP_REQUEST secretQuery": queryKey, "WEBHOOK_OUT secretHeaders": outToken}
+	windows := 0
+	for name, secret := range secrets {
 		// Any 8 characters of the random part count as a leak (T6).
 		random := secret[len(secret)-26:] // rand.Text is 26 characters
 		for sink, text := range sinks {
 			for i := 0; i+8 <= len(random); i++ {
+				windows++
 				if strings.Contains(text, random[i:i+8]) {
 					t.Errorf("8 characters of the %s (%q) appear in %s", name, random[i:i+8], sink)
 					break
@@ -705,11 +761,60 @@ func TestCanarySecretsNeverLeak(t *testing.T) {
 			}
 		}
 	}
+	t.Logf("searched %d secrets x %d sinks (%d tables, %d bytes stored, %d bytes of responses, %d bytes of log): %d 8-character windows",
+		len(secrets), len(sinks), tables, len(stored), responses.Len(), len(logs), windows)
 }
 
-// signWebhook returns the signature header of a webhook body.
+// storedRows returns every row of every table of the database as JSON
+// text, one row a line, with the columns named skip left out, and the
+// number of tables read.
+func storedRows(t *testing.T, db *pgx.Conn, skip ...string) (string, int) {
+	t.Helper()
+	rows, err := db.Query(context.Background(), `SELECT quote_ident(table_schema) || '.' || quote_ident(table_name)
+		FROM information_schema.tables WHERE table_type = 'BASE TABLE' AND table_schema NOT IN ('pg_catalog', 'information_schema')`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	for _, table := range tables {
+		var text string
+		q := `SELECT coalesce(string_agg((to_jsonb(t) - $1::text[])::text, E'\n'), '') FROM ` + table + ` t`
+		if err := db.QueryRow(context.Background(), q, skip).Scan(&text); err != nil {
+			t.Fatalf("%s: %v", table, err)
+		}
+		out.WriteString(text + "\n")
+	}
+	return out.String(), len(tables)
+}
+
+// waitFinished waits until an execution is no longer pending or running.
+func waitFinished(t *testing.T, s *server, key, sessionID, id string) {
+	t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for {
+		_, b, _ := call(t, s, "GET", "/api/sessions/"+sessionID+"/executions/"+id, key, nil)
+		var e struct{ Status string }
+		_ = json.Unmarshal(b, &e)
+		if e.Status != "" && e.Status != "PENDING" && e.Status != "RUNNING" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("execution %s still %q after %s", id, e.Status, waitLimit)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// signWebhook returns the timestamp and signature headers of a webhook
+// body signed now: HMAC-SHA256 of "<timestamp>.<body>" keyed with secret.
 func signWebhook(secret string, body []byte) []string {
+	ts := strconv.FormatInt(time.Now().Unix(), 10)
 	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte(ts + "."))
 	m.Write(body)
-	return []string{"X-Yukta-Signature", "sha256=" + hex.EncodeToString(m.Sum(nil))}
+	return []string{"X-Yukta-Timestamp", ts, "X-Yukta-Signature", "sha256=" + hex.EncodeToString(m.Sum(nil))}
 }

@@ -598,9 +598,15 @@ func TestExecutionIdempotencyKey(t *testing.T) {
 	if err != nil || first.StatusCode() != http.StatusCreated || first.JSON201 == nil {
 		t.Fatalf("first start: %v %d %s, want 201", err, first.StatusCode(), first.Body)
 	}
-	again, err := e.c.StartExecutionWithResponse(e.ctx, "idem", linearWF, params, apiclient.StartRequest{Payload: map[string]any{"name": "b"}})
+	again, err := e.c.StartExecutionWithResponse(e.ctx, "idem", linearWF, params, apiclient.StartRequest{Payload: map[string]any{"name": "a"}})
 	if err != nil || again.StatusCode() != http.StatusOK || again.JSON200 == nil {
 		t.Fatalf("second start with the same key: %v %d %s, want 200", err, again.StatusCode(), again.Body)
+	}
+	// The same key with another payload is refused: returning the first
+	// run would hide that this payload started nothing.
+	differs, _ := e.c.StartExecutionWithResponse(e.ctx, "idem", linearWF, params, apiclient.StartRequest{Payload: map[string]any{"name": "b"}})
+	if differs.StatusCode() != http.StatusConflict || !strings.Contains(problemDetail(differs.Body), first.JSON201.ExecutionId) {
+		t.Fatalf("the key with another payload: %d %s, want 409 naming the first execution", differs.StatusCode(), differs.Body)
 	}
 	if again.JSON200.ExecutionId != first.JSON201.ExecutionId {
 		t.Fatalf("same key gave two executions: %s and %s", first.JSON201.ExecutionId, again.JSON200.ExecutionId)
@@ -832,19 +838,39 @@ func TestExecutionWebhookStartsRuns(t *testing.T) {
 	if h := e.history("hooks", apiclient.ListExecutionsParams{WorkflowId: ptr("signed")}); len(h) != 0 {
 		t.Fatalf("refused webhooks and manual starts started %d executions", len(h))
 	}
+	// The first scheme signed the body alone, so a captured request could
+	// be replayed for ever: such a signature is refused now.
 	m := hmac.New(sha256.New, []byte(secret))
 	m.Write(body)
-	sig := "sha256=" + hex.EncodeToString(m.Sum(nil))
-	good, err := e.c.PostWebhookWithBodyWithResponse(e.ctx, "hooks", "signed", &apiclient.PostWebhookParams{XYuktaSignature: &sig}, jsonType, bytes.NewReader(body))
+	bodyOnly := "sha256=" + hex.EncodeToString(m.Sum(nil))
+	now := strconv.FormatInt(time.Now().Unix(), 10)
+	if old, _ := e.c.PostWebhookWithBodyWithResponse(e.ctx, "hooks", "signed", &apiclient.PostWebhookParams{XYuktaSignature: &bodyOnly, XYuktaTimestamp: &now},
+		jsonType, bytes.NewReader(body)); old.StatusCode() != http.StatusUnauthorized {
+		t.Fatalf("a body-only signature: %d %s, want 401", old.StatusCode(), old.Body)
+	}
+	// A delivery signed 6 minutes ago is outside the 5-minute window.
+	lateTS := strconv.FormatInt(time.Now().Add(-6*time.Minute).Unix(), 10)
+	lateSig := webhookSignature(secret, lateTS, body)
+	if late, _ := e.c.PostWebhookWithBodyWithResponse(e.ctx, "hooks", "signed", &apiclient.PostWebhookParams{XYuktaSignature: &lateSig, XYuktaTimestamp: &lateTS},
+		jsonType, bytes.NewReader(body)); late.StatusCode() != http.StatusUnauthorized || !strings.Contains(problemDetail(late.Body), "X-Yukta-Timestamp") {
+		t.Fatalf("a late timestamp: %d %s, want 401 naming the timestamp", late.StatusCode(), late.Body)
+	}
+	sig := webhookSignature(secret, now, body)
+	good, err := e.c.PostWebhookWithBodyWithResponse(e.ctx, "hooks", "signed", &apiclient.PostWebhookParams{XYuktaSignature: &sig, XYuktaTimestamp: &now}, jsonType, bytes.NewReader(body))
 	if err != nil || good.StatusCode() != http.StatusCreated || good.JSON201 == nil {
 		t.Fatalf("signed webhook: %v %d %s, want 201", err, good.StatusCode(), good.Body)
+	}
+	// The same signed request again is a replay: refused, nothing started.
+	replayed, _ := e.c.PostWebhookWithBodyWithResponse(e.ctx, "hooks", "signed", &apiclient.PostWebhookParams{XYuktaSignature: &sig, XYuktaTimestamp: &now}, jsonType, bytes.NewReader(body))
+	if replayed.StatusCode() != http.StatusConflict || !strings.Contains(problemDetail(replayed.Body), "already accepted") {
+		t.Fatalf("a replayed webhook: %d %s, want 409", replayed.StatusCode(), replayed.Body)
 	}
 	x = e.waitStatus("hooks", good.JSON201.ExecutionId, apiclient.ExecutionStatusSUCCESS)
 	if !jsonEqual(t, x.Result, string(body)) {
 		t.Fatalf("signed run result %s", mustJSON(x.Result))
 	}
 	// The signature covers the exact bytes: the same signature on another body fails.
-	tampered, _ := e.c.PostWebhookWithBodyWithResponse(e.ctx, "hooks", "signed", &apiclient.PostWebhookParams{XYuktaSignature: &sig}, jsonType,
+	tampered, _ := e.c.PostWebhookWithBodyWithResponse(e.ctx, "hooks", "signed", &apiclient.PostWebhookParams{XYuktaSignature: &sig, XYuktaTimestamp: &now}, jsonType,
 		bytes.NewReader([]byte(`{"order":43,"items":["a","b"]}`)))
 	if tampered.StatusCode() != http.StatusUnauthorized {
 		t.Fatalf("tampered body: %d, want 401", tampered.StatusCode())
@@ -852,6 +878,14 @@ func TestExecutionWebhookStartsRuns(t *testing.T) {
 	if h := e.history("hooks", apiclient.ListExecutionsParams{WorkflowId: ptr("signed")}); len(h) != 1 {
 		t.Fatalf("signed workflow has %d executions, want 1", len(h))
 	}
+}
+
+// webhookSignature signs a webhook delivery as docs/webhooks.md says.
+func webhookSignature(secret, timestamp string, body []byte) string {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte(timestamp + "."))
+	m.Write(body)
+	return "sha256=" + hex.EncodeToString(m.Sum(nil))
 }
 
 func TestExecutionEventStreamAndResume(t *testing.T) {

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/yukta/yukta/api/apiclient"
+	"github.com/yukta/yukta/domain/jsonvalue"
 )
 
 // escape makes text from the server safe to print on one line: control
@@ -86,7 +88,11 @@ func compactJSON(v any) string {
 	return string(b)
 }
 
-// jsonArg reads a JSON argument: inline, @FILE, or - for stdin.
+// jsonArg reads a JSON argument: inline, @FILE, or - for stdin. It must be
+// one strict JSON value (domain/jsonvalue: no U+0000, valid UTF-8, no
+// repeated keys, numbers within a double's range), which is what the server
+// accepts; it is sent as the exact text given, so 9007199254740993 stays
+// 9007199254740993.
 func jsonArg(what, s string) (json.RawMessage, error) {
 	var raw []byte
 	switch {
@@ -106,12 +112,28 @@ func jsonArg(what, s string) (json.RawMessage, error) {
 		raw = []byte(s)
 	}
 	raw = bytes.TrimSpace(raw)
-	if !json.Valid(raw) {
-		var v any
-		err := json.Unmarshal(raw, &v)
-		return nil, fmt.Errorf("%s is not JSON (%v); quote it for the shell, e.g. '{\"name\":\"Ada\"}'", what, err)
+	if err := jsonvalue.Validate(raw, ""); err != nil {
+		je, ok := errors.AsType[*jsonvalue.Error](err)
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("%s is not JSON; quote it for the shell, e.g. '{\"name\":\"Ada\"}'", what)
+		case jsonvalue.IsSyntax(err) || je.Path == "":
+			return nil, fmt.Errorf("%s %s; quote it for the shell, e.g. '{\"name\":\"Ada\"}'", what, escape(je.Reason))
+		default:
+			return nil, fmt.Errorf("%s: %s: %s", what, escape(je.Path), escape(je.Reason))
+		}
 	}
 	return json.RawMessage(raw), nil
+}
+
+// decodeExact reads a JSON response body into v with numbers kept as
+// json.Number, so a value the server sent exactly (a result, an answer) is
+// printed exactly; the generated client's own decoding goes through
+// float64. It reports whether it could.
+func decodeExact(body []byte, v any) bool {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	return dec.Decode(v) == nil
 }
 
 // timeLayout prints instants in UTC with milliseconds.

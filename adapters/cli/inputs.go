@@ -83,6 +83,10 @@ func runAnswer(e *env, args []string) int {
 		return e.problem(res.HTTPResponse, res.Body)
 	}
 	in := res.JSON200
+	var exact apiclient.Input
+	if decodeExact(res.Body, &exact) {
+		in = &exact // the answer's numbers as the server sent them
+	}
 	fmt.Fprintf(e.stdout, "input: %s\n", in.InputId)
 	fmt.Fprintf(e.stdout, "status: %s\n", in.Status)
 	fmt.Fprintf(e.stdout, "session: %s\n", in.SessionId)

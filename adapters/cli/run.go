@@ -102,6 +102,10 @@ func (e *env) getExecution(ctx context.Context, sid, eid string) (*apiclient.Exe
 	if res.JSON200 == nil {
 		return nil, &failure{res: res.HTTPResponse, body: res.Body}
 	}
+	var exact apiclient.Execution
+	if decodeExact(res.Body, &exact) {
+		return &exact, nil // the result's numbers as the server sent them
+	}
 	return res.JSON200, nil
 }
 

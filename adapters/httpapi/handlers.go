@@ -3,8 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"io"
+	"errors"
 	"net/http"
 
 	"github.com/yukta/yukta/adapters/authn"
@@ -13,6 +12,7 @@ import (
 	"github.com/yukta/yukta/application/pluginapp"
 	"github.com/yukta/yukta/application/sessionapp"
 	"github.com/yukta/yukta/domain/fault"
+	"github.com/yukta/yukta/domain/jsonvalue"
 	"github.com/yukta/yukta/domain/plugin"
 	"github.com/yukta/yukta/domain/session"
 )
@@ -182,9 +182,11 @@ func (h *handlers) ListPlugins(ctx context.Context, _ restapi.ListPluginsRequest
 func (h *handlers) GetPlugin(ctx context.Context, req restapi.GetPluginRequestObject) (restapi.GetPluginResponseObject, error) {
 	var config map[string]any
 	if req.Params.Config != "" {
-		dec := json.NewDecoder(bytes.NewReader([]byte(req.Params.Config)))
-		dec.UseNumber()
-		if err := dec.Decode(&config); err != nil || config == nil || dec.Decode(new(any)) != io.EOF {
+		v, err := jsonvalue.Decode([]byte(req.Params.Config), "query.config")
+		if je, ok := errors.AsType[*jsonvalue.Error](err); ok && !jsonvalue.IsSyntax(err) && je.Path != "query.config" {
+			return nil, strictError(err) // a bad place inside a well-formed object: name it
+		}
+		if config, _ = v.(map[string]any); err != nil || config == nil {
 			return nil, &fault.ValidationError{Subject: "request", Violations: []fault.Violation{{
 				Path: "query.config", Message: `must be one JSON object, for example {"routes":[{"port":"big","condition":"payload.amount > 100"}]}`}}}
 		}

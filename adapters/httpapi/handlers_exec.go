@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/yukta/yukta/application/executionapp"
 	"github.com/yukta/yukta/domain/execution"
 	"github.com/yukta/yukta/domain/fault"
+	"github.com/yukta/yukta/domain/jsonvalue"
 )
 
 // ExecutionUseCases are the execution calls the REST handlers make.
@@ -88,8 +90,15 @@ func (h *handlers) PostWebhook(ctx context.Context, req restapi.PostWebhookReque
 	if req.Body != nil {
 		body = *req.Body
 	}
+	// The body becomes the run's payload: it must be a value the store keeps
+	// exactly (no U+0000, valid UTF-8, no repeated keys, numbers in range).
+	if len(bytes.TrimSpace(body)) > 0 {
+		if err := jsonvalue.Validate(body, "body"); err != nil {
+			return nil, strictError(err)
+		}
+	}
 	res, err := h.ex.Webhook.Handle(ctx, executionapp.WebhookInput{SessionID: req.SessionId, WorkflowID: req.WorkflowId, Body: body,
-		Signature: req.Params.XYuktaSignature, IdempotencyKey: req.Params.IdempotencyKey, Actor: actor(ctx)})
+		Signature: req.Params.XYuktaSignature, Timestamp: req.Params.XYuktaTimestamp, IdempotencyKey: req.Params.IdempotencyKey, Actor: actor(ctx)})
 	if errors.Is(err, executionapp.ErrBadSignature) {
 		p := restapi.Problem{Detail: err.Error()}
 		p.Status, p.Title, p.Type = 401, "Unauthorized", "urn:yukta:problem:bad-signature"

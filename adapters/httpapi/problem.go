@@ -11,6 +11,7 @@ import (
 
 	"github.com/yukta/yukta/adapters/httpapi/restapi"
 	"github.com/yukta/yukta/domain/fault"
+	"github.com/yukta/yukta/domain/jsonvalue"
 )
 
 const problemContentType = "application/problem+json"
@@ -21,11 +22,11 @@ var statusByKind = []struct {
 	status int
 	typ    string
 }{
-	{fault.ErrInvalid, http.StatusBadRequest, "urn:yukta:problem:invalid"},
-	{fault.ErrNotFound, http.StatusNotFound, "urn:yukta:problem:not-found"},
-	{fault.ErrForbidden, http.StatusForbidden, "urn:yukta:problem:forbidden"},
-	{fault.ErrConflict, http.StatusConflict, "urn:yukta:problem:conflict"},
-	{fault.ErrUnavailable, http.StatusServiceUnavailable, "urn:yukta:problem:unavailable"},
+	{fault.ErrInvalid, http.StatusBadRequest, typeInvalid},
+	{fault.ErrNotFound, http.StatusNotFound, typeNotFound},
+	{fault.ErrForbidden, http.StatusForbidden, typeForbidden},
+	{fault.ErrConflict, http.StatusConflict, typeConflict},
+	{fault.ErrUnavailable, http.StatusServiceUnavailable, typeUnavailable},
 }
 
 // errorHandler turns every error a handler or middleware returns into an RFC
@@ -52,9 +53,48 @@ func errorHandler(log *zap.Logger) echo.HTTPErrorHandler {
 	}
 }
 
+// Problem types answered outside statusByKind: the ones the HTTP layer
+// itself produces (routing, body limits, authentication, rate limits) and the
+// catch-all for an internal error. No answer has type about:blank.
+const (
+	typeInvalid          = "urn:yukta:problem:invalid"
+	typeUnauthenticated  = "urn:yukta:problem:unauthenticated"
+	typeForbidden        = "urn:yukta:problem:forbidden"
+	typeNotFound         = "urn:yukta:problem:not-found"
+	typeMethodNotAllowed = "urn:yukta:problem:method-not-allowed"
+	typeConflict         = "urn:yukta:problem:conflict"
+	typeTooLarge         = "urn:yukta:problem:too-large"
+	typeUnsupportedMedia = "urn:yukta:problem:unsupported-media-type"
+	typeRateLimited      = "urn:yukta:problem:rate-limited"
+	typeInternal         = "urn:yukta:problem:internal"
+	typeUnavailable      = "urn:yukta:problem:unavailable"
+	typeHTTP             = "urn:yukta:problem:http"
+)
+
+// typeByStatus names the problem of an HTTP error the echo layer or a
+// middleware raised by status code.
+var typeByStatus = map[int]string{
+	http.StatusBadRequest:            typeInvalid,
+	http.StatusUnauthorized:          typeUnauthenticated,
+	http.StatusForbidden:             typeForbidden,
+	http.StatusNotFound:              typeNotFound,
+	http.StatusMethodNotAllowed:      typeMethodNotAllowed,
+	http.StatusConflict:              typeConflict,
+	http.StatusRequestEntityTooLarge: typeTooLarge,
+	http.StatusUnsupportedMediaType:  typeUnsupportedMedia,
+	http.StatusTooManyRequests:       typeRateLimited,
+	http.StatusInternalServerError:   typeInternal,
+	http.StatusServiceUnavailable:    typeUnavailable,
+}
+
 func problemFor(c echo.Context, err error) restapi.Problem {
+	if je, ok := errors.AsType[*jsonvalue.Error](err); ok {
+		// A strict JSON refusal from anywhere below (a use case checking a
+		// value it was handed) reads like the edge's own.
+		err = &fault.ValidationError{Subject: "request", Violations: []fault.Violation{je.Violation()}}
+	}
 	if ve, ok := errors.AsType[*fault.ValidationError](err); ok {
-		p := restapi.Problem{Type: "urn:yukta:problem:invalid", Title: "Invalid " + ve.Subject, Status: http.StatusBadRequest,
+		p := restapi.Problem{Type: typeInvalid, Title: "Invalid " + ve.Subject, Status: http.StatusBadRequest,
 			Detail: violationsDetail(len(ve.Violations)), Errors: make([]restapi.Violation, len(ve.Violations))}
 		if m := c.Request().Method; m == http.MethodGet || m == http.MethodHead {
 			p.Detail = strings.TrimSuffix(p.Detail, " Nothing was changed.")
@@ -70,13 +110,48 @@ func problemFor(c echo.Context, err error) restapi.Problem {
 		}
 	}
 	if he, ok := errors.AsType[*echo.HTTPError](err); ok {
-		p := restapi.Problem{Type: "about:blank", Title: http.StatusText(he.Code), Status: he.Code}
-		if msg, ok := he.Message.(string); ok && msg != http.StatusText(he.Code) {
+		if v, ok := parameterFormat(he); ok {
+			return problemFor(c, &fault.ValidationError{Subject: "request", Violations: []fault.Violation{v}})
+		}
+		p := restapi.Problem{Type: problemType(he.Code), Title: http.StatusText(he.Code), Status: he.Code}
+		if p.Title == "" {
+			p.Title = "Error"
+		}
+		if msg, ok := he.Message.(string); ok && msg != http.StatusText(he.Code) && he.Code < 500 {
 			p.Detail = msg
 		}
 		return p
 	}
-	return restapi.Problem{Type: "about:blank", Title: http.StatusText(http.StatusInternalServerError), Status: http.StatusInternalServerError}
+	return restapi.Problem{Type: typeInternal, Title: http.StatusText(http.StatusInternalServerError), Status: http.StatusInternalServerError}
+}
+
+// problemType is the problem type of an HTTP status.
+func problemType(status int) string {
+	if t, ok := typeByStatus[status]; ok {
+		return t
+	}
+	if status >= 500 {
+		return typeInternal
+	}
+	return typeHTTP
+}
+
+// parameterFormat rewords the generated router's parameter binding errors
+// ("Invalid format for parameter inputId: error unmarshaling 'x' text as
+// *uuid.UUID: …"), whose tail is Go text, as a violation naming the
+// parameter. Request validation normally refuses such values first; this is
+// the net under it.
+func parameterFormat(he *echo.HTTPError) (fault.Violation, bool) {
+	msg, ok := he.Message.(string)
+	if !ok || he.Code != http.StatusBadRequest {
+		return fault.Violation{}, false
+	}
+	rest, ok := strings.CutPrefix(msg, "Invalid format for parameter ")
+	if !ok {
+		return fault.Violation{}, false
+	}
+	name, _, _ := strings.Cut(rest, ":")
+	return fault.Violation{Path: name, Message: "is not in the format this parameter takes; GET /api/openapi.yaml describes it"}, true
 }
 
 func violationsDetail(n int) string {

@@ -1,11 +1,14 @@
 package mcpserver
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 
 	"go.uber.org/zap"
+
+	"github.com/yukta/yukta/domain/jsonvalue"
 )
 
 // FuzzViewerCannotWrite posts raw JSON-RPC bodies (batches, odd casing,
@@ -46,6 +49,19 @@ func FuzzViewerCannotWrite(f *testing.F) {
 		"\ufeff" + call("start_workflow"),
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"start_workflow","arguments":{"sessionId":"own","workflowId":"build","payload":` + strings.Repeat("[", 200) + strings.Repeat("]", 200) + `}}}`,
 		`{"jsonrpc":"2.0","method":"tools/call","params":{"name":"start_workflow","arguments":{"sessionId":"own","workflowId":"build"}}}`,
+		// Arguments that are not strict JSON: refused before any tool runs.
+		toolCall("start_workflow", `{"sessionId":"own","workflowId":"build","payload":{"v":"\u0000"}}`),
+		toolCall("start_workflow", "{\"sessionId\":\"own\",\"workflowId\":\"build\",\"payload\":{\"v\":\"\x00\"}}"),
+		toolCall("start_workflow", "{\"sessionId\":\"own\",\"workflowId\":\"build\",\"payload\":{\"v\":\"\xff\"}}"),
+		toolCall("start_workflow", `{"sessionId":"own","workflowId":"build","payload":{"id":1,"id":2}}`),
+		toolCall("start_workflow", `{"sessionId":"foreign","sessionId":"own","workflowId":"build"}`),
+		toolCall("start_workflow", `{"sessionId":"own","workflowId":"build","payload":{"n":1e400}}`),
+		toolCall("start_workflow", `{"sessionId":"own","workflowId":"build","payload":{"n":9007199254740993,"m":9223372036854775809}}`),
+		toolCall("start_workflow", `{"sessionId":"own","workflowId":"build","payload":"\ud800"}`),
+		toolCall("control_workflow", `{"sessionId":"own","executionId":"`+ownExecToken+`","action":"RESTART","reason":"\u0000"}`),
+		toolCall("set_node_breakpoint", `{"sessionId":"own","executionId":"`+liveExecToken+`","nodeId":"boom","field":"a","equals":1e400}`),
+		toolCall("set_node_breakpoint", `{"sessionId":"own","executionId":"`+liveExecToken+`","nodeId":"boom","field":"a","field":"b","equals":1}`),
+		toolCall("create_session", `{"session":{"sessionId":"fuzzed","name":"x\u0000","workflows":[{"workflowId":"w","nodes":[{"nodeId":"start","type":"MANUAL"}]}]}}`),
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`,
 		`[{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"x","version":"1"}}},` + call("start_workflow") + `]`,
 	} {
@@ -71,6 +87,9 @@ func FuzzViewerCannotWrite(f *testing.F) {
 			t.Fatalf("a VIEWER key got a successful write result (%v) with body %q: %.500s", w, body, res)
 		}
 		env.assertRowsUnchanged(t, rows, fmt.Sprintf("a VIEWER request with body %q", body))
+		if strings.Contains(res, "Internal error") {
+			t.Fatalf("body %q got an internal error: %.500s", body, res)
+		}
 	})
 }
 
@@ -93,4 +112,87 @@ var writeArgs = map[string]string{
 // toolCall is the tools/call request of a tool with raw JSON arguments.
 func toolCall(name, args string) string {
 	return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + name + `","arguments":` + args + `}}`
+}
+
+// FuzzStrictArguments calls start_workflow and set_node_breakpoint as an
+// OPERATOR with any argument text. A call never ends in an internal error; a
+// call whose arguments are refused (or that the protocol refuses) changes no
+// row; and a call that succeeded had arguments domain/jsonvalue accepts, so
+// nothing the store cannot keep exactly got through. Run longer with:
+// go test ./adapters/mcpserver -run '^$' -fuzz FuzzStrictArguments -fuzztime 5m -fuzzminimizetime 5s
+func FuzzStrictArguments(f *testing.F) {
+	for _, args := range []string{
+		`{"sessionId":"own","workflowId":"build"}`,
+		`{"sessionId":"own","workflowId":"build","payload":{"id":9007199254740993,"big":9223372036854775809}}`,
+		`{"sessionId":"own","workflowId":"build","payload":{"v":"\u0000"}}`,
+		"{\"sessionId\":\"own\",\"workflowId\":\"build\",\"payload\":{\"v\":\"\x00\"}}",
+		"{\"sessionId\":\"own\",\"workflowId\":\"build\",\"payload\":{\"v\":\"\xff\"}}",
+		`{"sessionId":"own","workflowId":"build","payload":{"k\u0000":1}}`,
+		`{"sessionId":"own","workflowId":"build","payload":{"id":1,"id":2}}`,
+		`{"sessionId":"own","workflowId":"build","workflowId":"build"}`,
+		`{"sessionId":"own","workflowId":"build","payload":1e400}`,
+		`{"sessionId":"own","workflowId":"build","payload":"\udc00"}`,
+		`{"sessionId":"own","workflowId":"build","idempotencyKey":"\u0000"}`,
+		`{"sessionId":"own","workflowId":"build","payload":` + strings.Repeat("[", 129) + strings.Repeat("]", 129) + `}`,
+		`{"sessionId":"own","executionId":"` + liveExecToken + `","nodeId":"boom","field":"a","equals":9007199254740993}`,
+		`{"sessionId":"own","executionId":"` + liveExecToken + `","nodeId":"boom","field":"a","equals":"\u0000"}`,
+		`{"sessionId":"own","executionId":"` + liveExecToken + `","nodeId":"boom","field":"a","equals":{"a":1,"a":1}}`,
+	} {
+		f.Add(args)
+	}
+	env := newEnv(f)
+	h, err := New(env.deps, "test", zap.NewNop())
+	if err != nil {
+		f.Fatal(err)
+	}
+	srv := authenticated(f, h)
+	f.Fuzz(func(t *testing.T, args string) {
+		if len(args) > 1<<14 {
+			return
+		}
+		tool := "start_workflow"
+		if strings.Contains(args, `"nodeId"`) {
+			tool = "set_node_breakpoint"
+		}
+		before := env.rowCounts(t)
+		body := toolCall(tool, env.expand(args))
+		res := serve(srv, secretOf("operator"), "", body)
+		if strings.Contains(res, "Internal error") || strings.Contains(res, `"code":-32603`) {
+			t.Fatalf("arguments %q: internal error: %.500s", args, res)
+		}
+		var msg struct {
+			Error  json.RawMessage `json:"error"`
+			Result *struct {
+				IsError bool `json:"isError"`
+				Content []struct {
+					Text string `json:"text"`
+				} `json:"content"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(res), &msg); err != nil || msg.Error != nil || msg.Result == nil {
+			env.assertRowsUnchanged(t, before, fmt.Sprintf("a call refused by the protocol with arguments %q", args))
+			return
+		}
+		if msg.Result.IsError {
+			// Arguments refused as such change nothing. A command the domain
+			// refuses (an unknown node) is recorded as rejected, by design.
+			if len(msg.Result.Content) == 1 && strings.HasPrefix(msg.Result.Content[0].Text, "Invalid arguments for ") {
+				env.assertRowsUnchanged(t, before, fmt.Sprintf("a call with refused arguments %q", args))
+			}
+			return
+		}
+		// What the server took as the arguments (args may close the message
+		// early): read leniently, then checked strictly.
+		var sent struct {
+			Params struct {
+				Arguments json.RawMessage `json:"arguments"`
+			} `json:"params"`
+		}
+		if json.Unmarshal([]byte(body), &sent) != nil || len(sent.Params.Arguments) == 0 {
+			t.Fatalf("a call whose message is not JSON was accepted: %q", body)
+		}
+		if _, err := jsonvalue.Decode(sent.Params.Arguments, ""); err != nil {
+			t.Fatalf("arguments %q were accepted although %v", sent.Params.Arguments, err)
+		}
+	})
 }

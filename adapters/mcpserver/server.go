@@ -95,13 +95,13 @@ func New(d Deps, version string, log *zap.Logger) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{
+	return strictTransport(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{
 		Stateless:                  true,
 		JSONResponse:               true,
 		Logger:                     sdkLogger(log),
 		MaxRequestBodyBytes:        MaxRequestBodyBytes,
 		DisableLocalhostProtection: true,
-	}), nil
+	})), nil
 }
 
 // NewServer builds the MCP server with every tool, prompt and resource and
@@ -131,7 +131,9 @@ func NewServer(d Deps, version string, log *zap.Logger) (s *mcp.Server, err erro
 	srv.addTools(s)
 	srv.addPrompts(s)
 	srv.addResources(s)
-	s.AddReceivingMiddleware(authorize(log))
+	// authorize is outermost: a key that may not call a tool learns nothing
+	// about its arguments.
+	s.AddReceivingMiddleware(authorize(log), strictArguments)
 	return s, nil
 }
 

@@ -88,17 +88,17 @@ func actions(s execution.Scope) []string {
 
 func (s *server) addControlTools(m *mcp.Server) {
 	wfActions := append(actions(execution.ScopeExecution), actions(execution.ScopeWorkflow)...)
-	mcp.AddTool(m, &mcp.Tool{Name: "control_workflow", Annotations: annotated(destructive, "Control an execution"),
+	addTool(m, &mcp.Tool{Name: "control_workflow", Annotations: annotated(destructive, "Control an execution"),
 		Description: "PAUSE, RESUME, STOP (mode DRAIN, CANCEL or KILL), RESTART or RESTART_FROM_NODE one execution, or STOP_ALL active executions of a workflow. " +
 			"RESTART and RESTART_FROM_NODE return the new execution ids. Pass a key to make a retried call safe. Next: get_workflow_status.",
 		InputSchema: withEnums[ControlWorkflowIn](map[string][]string{"action": wfActions, "mode": {"DRAIN", "CANCEL", "KILL"}})},
 		s.controlWorkflow)
-	mcp.AddTool(m, &mcp.Tool{Name: "control_node", Annotations: annotated(destructive, "Control a node"),
+	addTool(m, &mcp.Tool{Name: "control_node", Annotations: annotated(destructive, "Control a node"),
 		Description: "Steer one node of an execution: PAUSE, RESUME, STOP, STEP_ENABLE/STEP/STEP_DISABLE (one message per STEP), SKIP/UNSKIP (pass input through), " +
 			"RETRY (a new execution from this node, id in resultExecutionIds) or BREAKPOINT_CLEAR. Next: get_workflow_status.",
 		InputSchema: withEnums[ControlNodeIn](map[string][]string{"action": actions(execution.ScopeNode)})},
 		s.controlNode)
-	mcp.AddTool(m, &mcp.Tool{Name: "set_node_breakpoint", Annotations: annotated(additive, "Set a breakpoint"),
+	addTool(m, &mcp.Tool{Name: "set_node_breakpoint", Annotations: annotated(additive, "Set a breakpoint"),
 		Description: "Pause a node before a message whose payload field equals a value (or a CEL condition holds). Clear it with control_node BREAKPOINT_CLEAR; continue with control_node RESUME or STEP."},
 		s.setBreakpoint)
 }
@@ -159,14 +159,18 @@ func (s *server) controlNode(ctx context.Context, _ *mcp.CallToolRequest, in Con
 	return s.command(ctx, tool, subj, executionapp.ControlInput{SessionID: in.SessionID, ExecutionID: in.ExecutionID}, ci)
 }
 
-func (s *server) setBreakpoint(ctx context.Context, _ *mcp.CallToolRequest, in BreakpointIn) (*mcp.CallToolResult, CommandOut, error) {
+func (s *server) setBreakpoint(ctx context.Context, req *mcp.CallToolRequest, in BreakpointIn) (*mcp.CallToolResult, CommandOut, error) {
 	const tool = "set_node_breakpoint"
 	subj := subject{Session: in.SessionID, Execution: in.ExecutionID}
 	p := caller(ctx)
 	if err := p.Can(access.SetBreakpoint, in.SessionID); err != nil {
 		return nil, CommandOut{}, s.toolError(tool, err, subj)
 	}
-	bp, err := execution.NewBreakpoint(in.Field, in.Equals, in.Equals != nil, in.Condition)
+	equals := in.Equals
+	if raw, ok := rawArgument(req, "equals"); ok {
+		equals = raw // exact numbers, not the SDK's float64
+	}
+	bp, err := execution.NewBreakpoint(in.Field, equals, equals != nil, in.Condition)
 	if err != nil {
 		return nil, CommandOut{}, s.toolError(tool, err, subj)
 	}

@@ -72,14 +72,14 @@ type Template struct {
 }
 
 func (s *server) addPluginTools(m *mcp.Server) {
-	mcp.AddTool(m, &mcp.Tool{Name: "list_plugins", Annotations: annotated(readOnly, "List plugin types"),
+	addTool(m, &mcp.Tool{Name: "list_plugins", Annotations: annotated(readOnly, "List plugin types"),
 		Description: "Every registered node type with its category and description. Next: get_plugin_details for the config fields and ports of one."},
 		s.listPlugins)
-	mcp.AddTool(m, &mcp.Tool{Name: "get_plugin_details", Annotations: annotated(readOnly, "Get plugin details"),
+	addTool(m, &mcp.Tool{Name: "get_plugin_details", Annotations: annotated(readOnly, "Get plugin details"),
 		Description: "One node type: description, usage pattern, every config field (type, required, default, options, secret) and the output ports. " +
 			"Pass the node's config to validate it and get the ports that config gives (a ROUTER's ports are its routes)."},
 		s.pluginDetails)
-	mcp.AddTool(m, &mcp.Tool{Name: "get_plugin_creation_guide", Annotations: annotated(readOnly, "How to write a plugin"),
+	addTool(m, &mcp.Tool{Name: "get_plugin_creation_guide", Annotations: annotated(readOnly, "How to write a plugin"),
 		Description: "How a node type is built into Yukta: the Go contract (a domain descriptor plus a runner), compilable templates, a checklist, tests and registration."},
 		s.pluginGuide)
 }
@@ -96,13 +96,19 @@ func (s *server) listPlugins(ctx context.Context, _ *mcp.CallToolRequest, _ stru
 	return nil, out, nil
 }
 
-func (s *server) pluginDetails(ctx context.Context, _ *mcp.CallToolRequest, in PluginIn) (*mcp.CallToolResult, PluginDetails, error) {
+func (s *server) pluginDetails(ctx context.Context, req *mcp.CallToolRequest, in PluginIn) (*mcp.CallToolResult, PluginDetails, error) {
 	const tool = "get_plugin_details"
 	subj := subject{Plugin: in.Type}
 	if err := caller(ctx).Can(access.ReadPlugins, ""); err != nil {
 		return nil, PluginDetails{}, s.toolError(tool, err, subj)
 	}
-	d, err := s.d.DescribePlugin.Handle(ctx, in.Type, in.Config)
+	config := in.Config
+	if raw, ok := rawArgument(req, "config"); ok {
+		if m, ok := raw.(map[string]any); ok {
+			config = m // exact numbers, not the SDK's float64
+		}
+	}
+	d, err := s.d.DescribePlugin.Handle(ctx, in.Type, config)
 	if err != nil {
 		return nil, PluginDetails{}, s.toolError(tool, err, subj)
 	}

@@ -118,20 +118,20 @@ type CreateSessionOut struct {
 }
 
 func (s *server) addSessionTools(m *mcp.Server) {
-	mcp.AddTool(m, &mcp.Tool{Name: "list_sessions", Annotations: annotated(readOnly, "List sessions"),
+	addTool(m, &mcp.Tool{Name: "list_sessions", Annotations: annotated(readOnly, "List sessions"),
 		Description: "List the sessions this key can see, with their workflow counts, a page at a time. Next: get_session_details."},
 		s.listSessions)
-	mcp.AddTool(m, &mcp.Tool{Name: "get_session_details", Annotations: annotated(readOnly, "Get session details"),
+	addTool(m, &mcp.Tool{Name: "get_session_details", Annotations: annotated(readOnly, "Get session details"),
 		Description: "One session and its workflows. Next: get_workflow_details for a workflow's nodes, or start_workflow."},
 		s.getSession)
-	mcp.AddTool(m, &mcp.Tool{Name: "get_session_creation_instructions", Annotations: annotated(readOnly, "How to write a session"),
+	addTool(m, &mcp.Tool{Name: "get_session_creation_instructions", Annotations: annotated(readOnly, "How to write a session"),
 		Description: "The session format: fields, naming rules, DAG rules, a complete valid example, the registered plugin types and common errors with fixes. Read it before create_session."},
 		s.creationInstructions)
-	mcp.AddTool(m, &mcp.Tool{Name: "create_session", Annotations: annotated(destructOpen, "Create or replace a session"),
+	addTool(m, &mcp.Tool{Name: "create_session", Annotations: annotated(destructOpen, "Create or replace a session"),
 		Description: "Create a session, or replace the one with the same sessionId whole (workflows it no longer lists are removed). " +
 			"Its workflows can call other systems. Confirm with the user before calling. Next: start_workflow."},
 		s.createSession)
-	mcp.AddTool(m, &mcp.Tool{Name: "get_workflow_details", Annotations: annotated(readOnly, "Get workflow definition"),
+	addTool(m, &mcp.Tool{Name: "get_workflow_details", Annotations: annotated(readOnly, "Get workflow definition"),
 		Description: "A workflow's definition: nodes with plugin type and config (secret values read ***) and edges. Next: start_workflow."},
 		s.getWorkflow)
 }
@@ -198,16 +198,21 @@ func graph(w session.Workflow) ([]NodeConfig, []EdgeConfig) {
 	return nodes, edges
 }
 
-func (s *server) createSession(ctx context.Context, _ *mcp.CallToolRequest, in CreateSessionIn) (*mcp.CallToolResult, CreateSessionOut, error) {
+func (s *server) createSession(ctx context.Context, req *mcp.CallToolRequest, in CreateSessionIn) (*mcp.CallToolResult, CreateSessionOut, error) {
 	const tool = "create_session"
 	subj := subject{Session: in.Session.SessionID}
 	p := caller(ctx)
 	if err := p.Can(access.ApplySession, in.Session.SessionID); err != nil {
 		return nil, CreateSessionOut{}, s.toolError(tool, err, subj)
 	}
-	doc, err := json.Marshal(in.Session)
-	if err != nil {
-		return nil, CreateSessionOut{}, s.toolError(tool, err, subj)
+	// The document as sent, so node configs keep their exact numbers; the
+	// typed copy (whose numbers the SDK rounded) is the fallback.
+	doc, ok := rawArgumentJSON(req, "session")
+	if !ok {
+		var err error
+		if doc, err = json.Marshal(in.Session); err != nil {
+			return nil, CreateSessionOut{}, s.toolError(tool, err, subj)
+		}
 	}
 	res, err := s.d.ApplySession.Handle(ctx, sessionapp.ApplyInput{ID: in.Session.SessionID, Document: doc, Actor: p.Actor(), Channel: Channel})
 	if err != nil {

@@ -62,7 +62,7 @@ type Health struct {
 }
 
 func (s *server) addStatusTool(m *mcp.Server) {
-	mcp.AddTool(m, &mcp.Tool{Name: "get_control_bus_status", Annotations: annotated(readOnly, "Server status"),
+	addTool(m, &mcp.Tool{Name: "get_control_bus_status", Annotations: annotated(readOnly, "Server status"),
 		Description: "A snapshot of the server: sessions with active execution counts, the 20 most recent executions, plugin types and the process's memory, goroutines and uptime. " +
 			"Sessions it could not read are named in skippedSessions. Next: get_workflow_status or control_workflow STOP_ALL."},
 		s.busStatus)

@@ -122,25 +122,25 @@ type RevokeOut struct {
 const noSupervisors = "No supervisors exist on this server. list_supervisor_engines describes the engines a supervisor can use."
 
 func (s *server) addSupervisorTools(m *mcp.Server) {
-	mcp.AddTool(m, &mcp.Tool{Name: "list_supervisors", Annotations: annotated(readOnly, "List supervisors"),
+	addTool(m, &mcp.Tool{Name: "list_supervisors", Annotations: annotated(readOnly, "List supervisors"),
 		Description: "The supervisors on this server (programs, rules or agents that steer runs of the units they own). Next: get_supervisor."},
 		s.listSupervisors)
-	mcp.AddTool(m, &mcp.Tool{Name: "get_supervisor", Annotations: annotated(readOnly, "Get a supervisor"),
+	addTool(m, &mcp.Tool{Name: "get_supervisor", Annotations: annotated(readOnly, "Get a supervisor"),
 		Description: "One supervisor: engine, owned units, allowed commands and credential metadata (never the secret)."},
 		s.getSupervisor)
-	mcp.AddTool(m, &mcp.Tool{Name: "list_supervisor_engines", Annotations: annotated(readOnly, "List supervisor engines"),
+	addTool(m, &mcp.Tool{Name: "list_supervisor_engines", Annotations: annotated(readOnly, "List supervisor engines"),
 		Description: "The engine catalogue: rules, http, workflow and process, with the signals each takes and its default allowed commands. Next: get_supervisor_engine."},
 		s.listEngines)
-	mcp.AddTool(m, &mcp.Tool{Name: "get_supervisor_engine", Annotations: annotated(readOnly, "Get a supervisor engine"),
+	addTool(m, &mcp.Tool{Name: "get_supervisor_engine", Annotations: annotated(readOnly, "Get a supervisor engine"),
 		Description: "One engine type with its settings, defaults, an example and its presets."},
 		s.getEngine)
-	mcp.AddTool(m, &mcp.Tool{Name: "list_supervisor_presets", Annotations: annotated(readOnly, "List supervisor presets"),
+	addTool(m, &mcp.Tool{Name: "list_supervisor_presets", Annotations: annotated(readOnly, "List supervisor presets"),
 		Description: "Ready-made rule documents (failure-guard, approval-gate, stall-watchdog, too-many-running)."},
 		s.listPresets)
-	mcp.AddTool(m, &mcp.Tool{Name: "create_credential", Annotations: annotated(destructive, "Issue a supervisor credential"),
+	addTool(m, &mcp.Tool{Name: "create_credential", Annotations: annotated(destructive, "Issue a supervisor credential"),
 		Description: "Issue or rotate the agent API credential of a supervisor (the token is shown once; issuing again stops the earlier one). Next: the agent API at /api/agent/v1."},
 		s.createCredential)
-	mcp.AddTool(m, &mcp.Tool{Name: "revoke_credential", Annotations: annotated(destructive, "Revoke a supervisor credential"),
+	addTool(m, &mcp.Tool{Name: "revoke_credential", Annotations: annotated(destructive, "Revoke a supervisor credential"),
 		Description: "Revoke a supervisor's agent API credential at once."},
 		s.revokeCredential)
 }

@@ -30,13 +30,16 @@ func httpRequest() plugin.Descriptor {
 		Usage: `Pattern: MANUAL -> HTTP_REQUEST -(default)-> TRANSFORM
                               -(error)->   LOG
 Both ports carry {"status": 404, "headers": {...}, "body": ...} (body decoded when the answer is JSON, else text). "default" gets 2xx answers, "error" every other status, and neither is retried. No answer (refused address, connection failure, timeout, oversized answer) fails the attempt, and "retry" applies. Connect "error": a message sent to an unconnected port ends there. Each request carries an Idempotency-Key header that is stable across retries of the same message.
-Example config: {"url": "https://api.example.com/orders", "method": "POST", "headers": {"Content-Type": "application/json"}, "body": {"sku": "A-1"}, "authorization": "Bearer token-value"}`,
+Credentials go in the secret fields, which read "***" on every read path: authorization (the Authorization header), secretHeaders (X-API-Key, Cookie, …) and secretQuery (api_key=…). A plain header, or a url query parameter, whose name looks like a credential is refused, and so is user:password@ in the url.
+Example config: {"url": "https://api.example.com/orders", "method": "POST", "headers": {"Content-Type": "application/json"}, "secretHeaders": {"X-API-Key": "key-value"}, "body": {"sku": "A-1"}, "authorization": "Bearer token-value"}`,
 		Fields: []plugin.Field{
-			{Name: "url", Type: plugin.URL, Required: true, Description: "absolute http:// or https:// address to call; credentials belong in authorization, not in the URL"},
+			urlField("address to call"),
 			{Name: "method", Type: plugin.String, Options: []string{"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"}, Default: "GET", Description: "HTTP method"},
-			{Name: "headers", Type: plugin.Object, Description: "extra request headers, name to string value; Authorization goes in authorization so it stays masked"},
+			headersField(),
+			secretHeadersField(),
+			secretQueryField(),
 			{Name: "body", Type: plugin.Any, Description: "request body, sent as JSON; absent means no body"},
-			{Name: "authorization", Type: plugin.String, Secret: true, Description: `value of the Authorization header, such as "Bearer <token>"; masked on every read path`},
+			authorizationField(),
 			{Name: "timeout", Type: plugin.Duration, Default: defaultTimeout, Description: "time limit for one attempt, from connecting to reading the whole answer; a slower attempt fails and retry applies"},
 			{Name: "maxResponseBytes", Type: plugin.Integer, Default: 1 << 20, Description: fmt.Sprintf("largest answer body read, in bytes (1 to %d); a longer answer fails the attempt", maxResponseBytes)},
 		},

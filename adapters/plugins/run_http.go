@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"mime"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -25,14 +27,42 @@ type outbound struct {
 	method, url string
 	body        []byte // nil: no body
 	headers     map[string]any
-	auth        string
-	key         string
-	maxBytes    int64
+	// secretHeaders and secretQuery hold the secret map fields: sent like
+	// headers and added to the url's query.
+	secretHeaders, secretQuery map[string]any
+	auth                       string
+	key                        string
+	maxBytes                   int64
 }
 
-// send builds and sends o through the egress client. Errors never carry the
-// authorization value: net/http does not print header values, and the URL
-// is named without its query.
+// newOutbound reads the fields HTTP_REQUEST and WEBHOOK_OUT share.
+func newOutbound(method string, config map[string]any, key string) outbound {
+	o := outbound{method: method, url: str(config, "url"), auth: str(config, "authorization"), key: key}
+	o.headers, _ = config["headers"].(map[string]any)
+	o.secretHeaders, _ = config["secretHeaders"].(map[string]any)
+	o.secretQuery, _ = config["secretQuery"].(map[string]any)
+	return o
+}
+
+// secrets lists the secret values o sends, for redaction.
+func (o outbound) secrets() []string {
+	out := []string{o.auth}
+	if _, cred, ok := strings.Cut(o.auth, " "); ok {
+		out = append(out, cred)
+	}
+	for _, m := range []map[string]any{o.secretHeaders, o.secretQuery} {
+		for _, v := range m {
+			if s, ok := v.(string); ok {
+				out = append(out, s, url.QueryEscape(s))
+			}
+		}
+	}
+	return out
+}
+
+// send builds and sends o through the egress client. Errors never carry a
+// secret: net/http does not print header values, and the URL is named
+// without its query and user.
 func (o outbound) send(ctx context.Context, c *egress.Client) (*egress.Response, error) {
 	var body io.Reader
 	if o.body != nil {
@@ -40,17 +70,36 @@ func (o outbound) send(ctx context.Context, c *egress.Client) (*egress.Response,
 	}
 	req, err := http.NewRequestWithContext(ctx, o.method, o.url, body)
 	if err != nil {
+		if ue, ok := errors.AsType[*url.Error](err); ok {
+			err = ue.Err // its own copy of the URL may hold a query
+		}
 		return nil, fmt.Errorf("building the %s request: %w", o.method, err)
+	}
+	if len(o.secretQuery) > 0 {
+		q := url.Values{}
+		for name, v := range o.secretQuery {
+			if s, ok := v.(string); ok {
+				q.Set(name, s)
+			}
+		}
+		if enc := q.Encode(); req.URL.RawQuery == "" {
+			req.URL.RawQuery = enc
+		} else {
+			req.URL.RawQuery += "&" + enc
+		}
 	}
 	req.Header.Set("User-Agent", userAgent)
 	if o.body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	// Configured headers may override the two above; validation keeps them
-	// away from the framing headers and the ones set below.
-	for _, name := range slices.Sorted(maps.Keys(o.headers)) {
-		if v, ok := o.headers[name].(string); ok {
-			req.Header.Set(name, v)
+	// away from the framing headers and the ones set below, and keeps each
+	// name in one of the two maps.
+	for _, m := range []map[string]any{o.headers, o.secretHeaders} {
+		for _, name := range slices.Sorted(maps.Keys(m)) {
+			if v, ok := m[name].(string); ok {
+				req.Header.Set(name, v)
+			}
 		}
 	}
 	if o.auth != "" {
@@ -70,8 +119,7 @@ func runHTTPRequest(ctx context.Context, c *egress.Client, in executionapp.Invoc
 	if method == "" {
 		method = http.MethodGet
 	}
-	o := outbound{method: method, url: str(in.Config, "url"), auth: str(in.Config, "authorization"), key: in.IdempotencyKey}
-	o.headers, _ = in.Config["headers"].(map[string]any)
+	o := newOutbound(method, in.Config, in.IdempotencyKey)
 	if n, ok := number(in.Config["maxResponseBytes"]); ok {
 		o.maxBytes = int64(n)
 	}
@@ -147,12 +195,13 @@ func isJSON(contentType string) bool {
 }
 
 // hostOf names a URL in logs by scheme, host and path only: queries often
-// carry keys.
+// carry keys, and a user:password@ (refused when a session is applied, but
+// possible in a definition stored before that rule) reads "***".
 func hostOf(raw string) string {
 	if i := strings.IndexAny(raw, "?#"); i >= 0 {
-		return raw[:i]
+		raw = raw[:i]
 	}
-	return raw
+	return plugin.RedactURL(raw)
 }
 
 // maxErrorBody bounds how much of a refused webhook's answer the error quotes.
@@ -165,30 +214,35 @@ func runWebhookOut(ctx context.Context, c *egress.Client, in executionapp.Invoca
 	if err != nil {
 		return executionapp.Outcome{}, fmt.Errorf("WEBHOOK_OUT: encoding the payload as JSON: %w", err)
 	}
-	o := outbound{method: http.MethodPost, url: str(in.Config, "url"), body: b, auth: str(in.Config, "authorization"), key: in.IdempotencyKey}
-	o.headers, _ = in.Config["headers"].(map[string]any)
+	o := newOutbound(http.MethodPost, in.Config, in.IdempotencyKey)
+	o.body = b
 	resp, err := o.send(ctx, c)
 	if err != nil {
 		return executionapp.Outcome{}, fmt.Errorf("WEBHOOK_OUT: %w", err)
 	}
 	if resp.Status < 200 || resp.Status >= 300 {
-		snippet := truncate(redactSecret(strings.ToValidUTF8(string(resp.Body), "\uFFFD"), o.auth), maxErrorBody)
+		snippet := truncate(redactSecrets(strings.ToValidUTF8(string(resp.Body), "\uFFFD"), o.secrets()), maxErrorBody)
 		return executionapp.Outcome{}, fmt.Errorf("WEBHOOK_OUT: POST %s answered %d %s: %q", hostOf(o.url), resp.Status, http.StatusText(resp.Status), snippet)
 	}
 	return executionapp.Outcome{}, nil
 }
 
-// redactSecret masks the authorization value, and its credential without
-// the scheme ("Bearer "), in text quoted from an answer: some endpoints echo
-// the request back, and the credential must not reach an error through them.
-// It runs before any truncation, which could otherwise leave part of it.
-func redactSecret(text, auth string) string {
-	if auth == "" {
-		return text
-	}
-	text = strings.ReplaceAll(text, auth, plugin.MaskedValue)
-	if _, cred, ok := strings.Cut(auth, " "); ok && len(cred) >= 8 {
-		text = strings.ReplaceAll(text, cred, plugin.MaskedValue)
+// minRedacted is the shortest secret redactSecrets replaces: a one-letter
+// value would mask every such letter of the text.
+const minRedacted = 4
+
+// redactSecrets masks each secret value in text quoted from an answer
+// (the authorization value, its credential without the scheme "Bearer ",
+// secret header and query values, also as escaped in a query): some
+// endpoints echo the request back, and a secret must not reach an error
+// through them. Longer values go first, so one containing another is masked
+// whole. It runs before any truncation, which could otherwise leave part of
+// a value.
+func redactSecrets(text string, secrets []string) string {
+	secrets = slices.DeleteFunc(slices.Clone(secrets), func(s string) bool { return len(s) < minRedacted })
+	slices.SortFunc(secrets, func(a, b string) int { return len(b) - len(a) })
+	for _, s := range secrets {
+		text = strings.ReplaceAll(text, s, plugin.MaskedValue)
 	}
 	return text
 }

@@ -26,12 +26,14 @@ func webhookOut() plugin.Descriptor {
 		Category:    plugin.Terminal,
 		Description: "Posts the payload as JSON to an HTTP endpoint through the egress policy.",
 		Usage: `Pattern: MANUAL -> TRANSFORM -> WEBHOOK_OUT
-Sends POST with the payload as the JSON body and an Idempotency-Key header stable across retries. A 2xx answer ends the path; any other answer, or none, fails the attempt and "retry" applies.
-Example config: {"url": "https://hooks.example.com/yukta", "headers": {"X-Source": "yukta"}, "authorization": "Bearer token-value", "retry": {"maxAttempts": 5, "backoff": "10s"}}`,
+Sends POST with the payload as the JSON body and an Idempotency-Key header stable across retries. A 2xx answer ends the path; any other answer, or none, fails the attempt and "retry" applies. Credentials go in authorization, secretHeaders or secretQuery, which read "***" on every read path, never in headers or the url.
+Example config: {"url": "https://hooks.example.com/yukta", "headers": {"X-Source": "yukta"}, "secretHeaders": {"X-Hook-Token": "token-value"}, "retry": {"maxAttempts": 5, "backoff": "10s"}}`,
 		Fields: []plugin.Field{
-			{Name: "url", Type: plugin.URL, Required: true, Description: "absolute http:// or https:// address to post to; credentials belong in authorization, not in the URL"},
-			{Name: "headers", Type: plugin.Object, Description: "extra request headers, name to string value; Authorization goes in authorization so it stays masked"},
-			{Name: "authorization", Type: plugin.String, Secret: true, Description: `value of the Authorization header, such as "Bearer <token>"; masked on every read path`},
+			urlField("address to post to"),
+			headersField(),
+			secretHeadersField(),
+			secretQueryField(),
+			authorizationField(),
 			{Name: "timeout", Type: plugin.Duration, Default: defaultTimeout, Description: "time limit for one attempt, from connecting to reading the answer; a slower attempt fails and retry applies"},
 		},
 		CheckFunc: checkOutbound,

@@ -989,7 +989,20 @@ type Problem struct {
 	Status   int          `json:"status"`
 	Title    string       `json:"title"`
 
-	// Type A URI naming the problem kind, or about:blank.
+	// Type A URI naming the problem kind, one of:
+	// `urn:yukta:problem:invalid` (400: the request or a value in it is refused; see `errors`),
+	// `urn:yukta:problem:unauthenticated` (401: no key, or a wrong one),
+	// `urn:yukta:problem:bad-signature` (401: a webhook's X-Yukta-Signature does not verify),
+	// `urn:yukta:problem:forbidden` (403: the key's role or sessions do not allow it; a foreign Host or Origin),
+	// `urn:yukta:problem:not-found` (404: no such route, session, workflow, execution, input or plugin),
+	// `urn:yukta:problem:method-not-allowed` (405),
+	// `urn:yukta:problem:conflict` (409: the target is not in a state that allows it),
+	// `urn:yukta:problem:too-large` (413: the body is over the cap),
+	// `urn:yukta:problem:unsupported-media-type` (415: send application/json),
+	// `urn:yukta:problem:rate-limited` (429: see Retry-After),
+	// `urn:yukta:problem:internal` (500: the server log has the request id),
+	// `urn:yukta:problem:unavailable` (503: the database cannot be reached),
+	// `urn:yukta:problem:http` (any other HTTP error).
 	Type string `json:"type"`
 }
 
@@ -1110,6 +1123,9 @@ type PostWebhookParams struct {
 	// IdempotencyKey Makes the start idempotent within the session (≤ 255 characters).
 	IdempotencyKey  *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 	XYuktaSignature *string         `json:"X-Yukta-Signature,omitempty"`
+
+	// XYuktaTimestamp The time the delivery was signed, in whole Unix seconds (signed webhooks; see docs/webhooks.md).
+	XYuktaTimestamp *string `json:"X-Yukta-Timestamp,omitempty"`
 }
 
 // ListInputsParams defines parameters for ListInputs.
@@ -1357,7 +1373,11 @@ type ClientInterface interface {
 	// PostWebhookWithBody Start a run through the workflow's WEBHOOK trigger; the body is the payload.
 	//
 	// When the WEBHOOK node has a `secret`, the request must carry
-	// `X-Yukta-Signature: sha256=<hex HMAC-SHA256 of the body>`.
+	// `X-Yukta-Timestamp: <Unix seconds>` and
+	// `X-Yukta-Signature: sha256=<hex HMAC-SHA256 of "<timestamp>.<exact body>">`
+	// (docs/webhooks.md). The body is read strictly (no U+0000, valid
+	// UTF-8, no repeated keys, numbers within a double's range); its
+	// numbers reach the run's payload with their exact digits.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1367,7 +1387,11 @@ type ClientInterface interface {
 	// PostWebhook Start a run through the workflow's WEBHOOK trigger; the body is the payload.
 	//
 	// When the WEBHOOK node has a `secret`, the request must carry
-	// `X-Yukta-Signature: sha256=<hex HMAC-SHA256 of the body>`.
+	// `X-Yukta-Timestamp: <Unix seconds>` and
+	// `X-Yukta-Signature: sha256=<hex HMAC-SHA256 of "<timestamp>.<exact body>">`
+	// (docs/webhooks.md). The body is read strictly (no U+0000, valid
+	// UTF-8, no repeated keys, numbers within a double's range); its
+	// numbers reach the run's payload with their exact digits.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1624,7 +1648,11 @@ func (c *Client) StreamEvents(ctx context.Context, params *StreamEventsParams, r
 // PostWebhookWithBody Start a run through the workflow's WEBHOOK trigger; the body is the payload.
 //
 // When the WEBHOOK node has a `secret`, the request must carry
-// `X-Yukta-Signature: sha256=<hex HMAC-SHA256 of the body>`.
+// `X-Yukta-Timestamp: <Unix seconds>` and
+// `X-Yukta-Signature: sha256=<hex HMAC-SHA256 of "<timestamp>.<exact body>">`
+// (docs/webhooks.md). The body is read strictly (no U+0000, valid
+// UTF-8, no repeated keys, numbers within a double's range); its
+// numbers reach the run's payload with their exact digits.
 //
 // Takes any type of body and a specified content type.
 //
@@ -1644,7 +1672,11 @@ func (c *Client) PostWebhookWithBody(ctx context.Context, sessionId SessionId, w
 // PostWebhook Start a run through the workflow's WEBHOOK trigger; the body is the payload.
 //
 // When the WEBHOOK node has a `secret`, the request must carry
-// `X-Yukta-Signature: sha256=<hex HMAC-SHA256 of the body>`.
+// `X-Yukta-Timestamp: <Unix seconds>` and
+// `X-Yukta-Signature: sha256=<hex HMAC-SHA256 of "<timestamp>.<exact body>">`
+// (docs/webhooks.md). The body is read strictly (no U+0000, valid
+// UTF-8, no repeated keys, numbers within a double's range); its
+// numbers reach the run's payload with their exact digits.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2374,6 +2406,17 @@ func NewPostWebhookRequestWithBody(server string, sessionId SessionId, workflowI
 			}
 
 			req.Header.Set("X-Yukta-Signature", headerParam1)
+		}
+
+		if params.XYuktaTimestamp != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "X-Yukta-Timestamp", *params.XYuktaTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Yukta-Timestamp", headerParam2)
 		}
 
 	}
@@ -3880,7 +3923,11 @@ type ClientWithResponsesInterface interface {
 	// PostWebhookWithBodyWithResponse Start a run through the workflow's WEBHOOK trigger; the body is the payload.
 	//
 	// When the WEBHOOK node has a `secret`, the request must carry
-	// `X-Yukta-Signature: sha256=<hex HMAC-SHA256 of the body>`.
+	// `X-Yukta-Timestamp: <Unix seconds>` and
+	// `X-Yukta-Signature: sha256=<hex HMAC-SHA256 of "<timestamp>.<exact body>">`
+	// (docs/webhooks.md). The body is read strictly (no U+0000, valid
+	// UTF-8, no repeated keys, numbers within a double's range); its
+	// numbers reach the run's payload with their exact digits.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3890,7 +3937,11 @@ type ClientWithResponsesInterface interface {
 	// PostWebhookWithResponse Start a run through the workflow's WEBHOOK trigger; the body is the payload.
 	//
 	// When the WEBHOOK node has a `secret`, the request must carry
-	// `X-Yukta-Signature: sha256=<hex HMAC-SHA256 of the body>`.
+	// `X-Yukta-Timestamp: <Unix seconds>` and
+	// `X-Yukta-Signature: sha256=<hex HMAC-SHA256 of "<timestamp>.<exact body>">`
+	// (docs/webhooks.md). The body is read strictly (no U+0000, valid
+	// UTF-8, no repeated keys, numbers within a double's range); its
+	// numbers reach the run's payload with their exact digits.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4172,8 +4223,15 @@ type ClientWithResponsesInterface interface {
 type StreamEventsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r StreamEventsResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
@@ -4625,10 +4683,17 @@ func (r ListSessionsResponse) ContentType() string {
 type DeleteSessionResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Problem
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r DeleteSessionResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
@@ -4675,6 +4740,8 @@ type GetSessionResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *SessionConfig
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
 }
@@ -4682,6 +4749,11 @@ type GetSessionResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetSessionResponse) GetJSON200() *SessionConfig {
 	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetSessionResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
@@ -4854,6 +4926,8 @@ type GetExecutionResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Execution
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
 }
@@ -4861,6 +4935,11 @@ type GetExecutionResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetExecutionResponse) GetJSON200() *Execution {
 	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetExecutionResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
@@ -4962,8 +5041,15 @@ func (r ControlExecutionResponse) ContentType() string {
 type StreamExecutionEventsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r StreamExecutionEventsResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
@@ -5003,8 +5089,15 @@ func (r StreamExecutionEventsResponse) ContentType() string {
 type ExportJournalResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ExportJournalResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
@@ -5046,6 +5139,8 @@ type VerifyJournalResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *JournalVerification
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
 }
@@ -5053,6 +5148,11 @@ type VerifyJournalResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r VerifyJournalResponse) GetJSON200() *JournalVerification {
 	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r VerifyJournalResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
@@ -5149,6 +5249,8 @@ type ClearBreakpointResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *CommandResult
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
@@ -5158,6 +5260,11 @@ type ClearBreakpointResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ClearBreakpointResponse) GetJSON200() *CommandResult {
 	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ClearBreakpointResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
@@ -5328,6 +5435,8 @@ type GetExecutionProjectionResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *JournalProjection
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
@@ -5337,6 +5446,11 @@ type GetExecutionProjectionResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetExecutionProjectionResponse) GetJSON200() *JournalProjection {
 	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetExecutionProjectionResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
@@ -5383,6 +5497,8 @@ type GetWorkflowResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Workflow
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
 }
@@ -5390,6 +5506,11 @@ type GetWorkflowResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetWorkflowResponse) GetJSON200() *Workflow {
 	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetWorkflowResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
@@ -5703,7 +5824,11 @@ func (c *ClientWithResponses) StreamEventsWithResponse(ctx context.Context, para
 // PostWebhookWithBodyWithResponse Start a run through the workflow's WEBHOOK trigger; the body is the payload.
 //
 // When the WEBHOOK node has a `secret`, the request must carry
-// `X-Yukta-Signature: sha256=<hex HMAC-SHA256 of the body>`.
+// `X-Yukta-Timestamp: <Unix seconds>` and
+// `X-Yukta-Signature: sha256=<hex HMAC-SHA256 of "<timestamp>.<exact body>">`
+// (docs/webhooks.md). The body is read strictly (no U+0000, valid
+// UTF-8, no repeated keys, numbers within a double's range); its
+// numbers reach the run's payload with their exact digits.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -5719,7 +5844,11 @@ func (c *ClientWithResponses) PostWebhookWithBodyWithResponse(ctx context.Contex
 // PostWebhookWithResponse Start a run through the workflow's WEBHOOK trigger; the body is the payload.
 //
 // When the WEBHOOK node has a `secret`, the request must carry
-// `X-Yukta-Signature: sha256=<hex HMAC-SHA256 of the body>`.
+// `X-Yukta-Timestamp: <Unix seconds>` and
+// `X-Yukta-Signature: sha256=<hex HMAC-SHA256 of "<timestamp>.<exact body>">`
+// (docs/webhooks.md). The body is read strictly (no U+0000, valid
+// UTF-8, no repeated keys, numbers within a double's range); its
+// numbers reach the run's payload with their exact digits.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -6221,6 +6350,13 @@ func ParseStreamEventsResponse(rsp *http.Response) (*StreamEventsResponse, error
 	}
 
 	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -6542,6 +6678,13 @@ func ParseDeleteSessionResponse(rsp *http.Response) (*DeleteSessionResponse, err
 	case rsp.StatusCode == 204:
 		break // No content-type
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -6581,6 +6724,13 @@ func ParseGetSessionResponse(rsp *http.Response) (*GetSessionResponse, error) {
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
@@ -6716,6 +6866,13 @@ func ParseGetExecutionResponse(rsp *http.Response) (*GetExecutionResponse, error
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -6789,6 +6946,13 @@ func ParseStreamExecutionEventsResponse(rsp *http.Response) (*StreamExecutionEve
 	}
 
 	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -6815,6 +6979,13 @@ func ParseExportJournalResponse(rsp *http.Response) (*ExportJournalResponse, err
 	}
 
 	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -6847,6 +7018,13 @@ func ParseVerifyJournalResponse(rsp *http.Response) (*VerifyJournalResponse, err
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
@@ -6920,6 +7098,13 @@ func ParseClearBreakpointResponse(rsp *http.Response) (*ClearBreakpointResponse,
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
@@ -7055,6 +7240,13 @@ func ParseGetExecutionProjectionResponse(rsp *http.Response) (*GetExecutionProje
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -7094,6 +7286,13 @@ func ParseGetWorkflowResponse(rsp *http.Response) (*GetWorkflowResponse, error) 
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem

@@ -2,6 +2,7 @@ package executionapp
 
 import (
 	"context"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -19,8 +20,10 @@ type DefinitionSource interface {
 const minSecretLen = 4
 
 // SecretValues returns replacer pairs (value, MaskedValue) for every secret
-// config value of w, longest first so a value containing another is masked
-// whole; an "Authorization" value's token is masked on its own too.
+// config value of w (secret fields, and each value of a secret map such as
+// secretHeaders or secretQuery), longest first so a value containing another
+// is masked whole; an "Authorization" value's token is masked on its own
+// too, and so is a value as it reads escaped in a URL query.
 func SecretValues(w session.Workflow, c session.Catalog) []string {
 	var vals []string
 	for _, n := range w.Nodes() {
@@ -28,15 +31,13 @@ func SecretValues(w session.Workflow, c session.Catalog) []string {
 		if !ok {
 			continue
 		}
-		cfg := n.Config()
-		for _, f := range d.Fields {
-			s, ok := cfg[f.Name].(string)
-			if !f.Secret || !ok || s == plugin.MaskedValue {
-				continue
-			}
+		for _, s := range d.SecretValues(n.Config()) {
 			vals = append(vals, s)
 			if _, tok, ok := strings.Cut(s, " "); ok {
 				vals = append(vals, strings.TrimSpace(tok))
+			}
+			if q := url.QueryEscape(s); q != s {
+				vals = append(vals, q)
 			}
 		}
 	}

@@ -63,13 +63,19 @@ type Field struct {
 	Default any
 	// Options, when set, lists the only allowed values of a String field.
 	Options []string
-	// Secret fields are masked ("***") on every read path.
+	// Secret fields are masked ("***") on every read path. A secret map (an
+	// Object field with Values) is masked member by member: the names stay
+	// visible and each value reads "***".
 	Secret bool
 	// Items describes each element of an Array field; nil allows any element.
 	Items *Field
 	// Fields describes the members of an Object field (or of each Array
 	// element of type Object). Nil allows any members.
 	Fields []Field
+	// Values makes an Object field a map: any member name, each value
+	// checked against Values (its Name and Description describe one value).
+	// A field has Fields or Values, never both.
+	Values *Field
 }
 
 // Descriptor is everything Yukta knows about a node type without running it.
@@ -84,7 +90,11 @@ type Descriptor struct {
 	// Nil means the single DefaultPort (none for terminals).
 	PortsFunc func(config map[string]any) []string
 	// CheckFunc adds type-specific checks (cron syntax, CEL compilation) that
-	// run after the field checks pass. Paths are relative to the config.
+	// run after the field checks pass. Paths are relative to the config. A
+	// secret field sent back as MaskedValue is absent from the config it
+	// sees; a member of a secret map sent back as MaskedValue is present with
+	// that value (so checks across fields, such as a name set twice, still
+	// see it) and must be taken as the stored value, which passed.
 	CheckFunc func(config map[string]any) []fault.Violation
 }
 
@@ -113,6 +123,9 @@ func (d Descriptor) Check() error {
 		seen[f.Name] = true
 		if t, ok := unknownType(f); !ok {
 			return fmt.Errorf("plugin %s: field %q uses unknown field type %q", d.Type, f.Name, t)
+		}
+		if f.Values != nil && (f.Type != Object || f.Fields != nil) {
+			return fmt.Errorf("plugin %s: field %q has Values, which only an Object field without Fields may have", d.Type, f.Name)
 		}
 		if f.Default != nil && len(checkValue(f, f.Default, f.Name)) > 0 {
 			return fmt.Errorf("plugin %s: default of field %q does not match its type %s", d.Type, f.Name, f.Type)
@@ -157,6 +170,10 @@ func (d Descriptor) Validate(config map[string]any) []fault.Violation {
 			}
 			continue
 		}
+		if m, isMap := v.(map[string]any); isMap && f.Secret && f.Values != nil {
+			// Members sent back masked stand for stored values too.
+			v = unmasked(m)
+		}
 		out = append(out, checkValue(f, v, f.Name)...)
 	}
 	for _, k := range slices.Sorted(maps.Keys(config)) {
@@ -167,6 +184,13 @@ func (d Descriptor) Validate(config map[string]any) []fault.Violation {
 	if len(out) == 0 && d.CheckFunc != nil {
 		out = append(out, d.CheckFunc(d.WithDefaults(checked))...)
 	}
+	return out
+}
+
+// unmasked returns m without the members whose value is MaskedValue.
+func unmasked(m map[string]any) map[string]any {
+	out := maps.Clone(m)
+	maps.DeleteFunc(out, func(_ string, v any) bool { return v == MaskedValue })
 	return out
 }
 
@@ -184,13 +208,29 @@ func (d Descriptor) WithDefaults(config map[string]any) map[string]any {
 	return out
 }
 
-// Mask returns a copy of config with every secret field replaced by MaskedValue.
+// Mask returns a copy of config with every secret field replaced by
+// MaskedValue, and every value of a secret map by MaskedValue (its names
+// kept, so a reader sees which headers are set).
 func (d Descriptor) Mask(config map[string]any) map[string]any {
 	out := maps.Clone(config)
 	for _, f := range d.Fields {
-		if v, ok := out[f.Name]; ok && v != nil && f.Secret { // null is "not set", nothing to hide
-			out[f.Name] = MaskedValue
+		v, ok := out[f.Name]
+		if !ok || v == nil || !f.Secret { // null is "not set", nothing to hide
+			continue
 		}
+		m, isMap := v.(map[string]any)
+		if f.Values == nil || !isMap {
+			out[f.Name] = MaskedValue
+			continue
+		}
+		masked := make(map[string]any, len(m))
+		for k, e := range m {
+			if e != nil {
+				e = MaskedValue
+			}
+			masked[k] = e
+		}
+		out[f.Name] = masked
 	}
 	return out
 }
@@ -201,6 +241,90 @@ func (d Descriptor) SecretFields() []string {
 	for _, f := range d.Fields {
 		if f.Secret {
 			out = append(out, f.Name)
+		}
+	}
+	return out
+}
+
+// KeepSecrets returns a copy of config in which every secret sent back as
+// MaskedValue takes its value in prev (the config stored before, nil when
+// there is none): a secret field as a whole, and a secret map member by
+// member (a name that prev's map does not hold needs its real value). It
+// also returns the paths, relative to the config, of masked values with
+// nothing to keep ("authorization", "secretHeaders.X-API-Key"); a masked
+// value is never kept as a value.
+func (d Descriptor) KeepSecrets(config, prev map[string]any) (map[string]any, []string) {
+	out, cloned := config, false
+	var missing []string
+	set := func(name string, v any) {
+		if !cloned {
+			out, cloned = maps.Clone(config), true
+		}
+		out[name] = v
+	}
+	for _, f := range d.Fields {
+		if !f.Secret {
+			continue
+		}
+		v := config[f.Name]
+		if v == MaskedValue {
+			if old := prev[f.Name]; old != nil && old != MaskedValue {
+				set(f.Name, old)
+			} else {
+				missing = append(missing, f.Name)
+			}
+			continue
+		}
+		m, ok := v.(map[string]any)
+		if f.Values == nil || !ok {
+			continue
+		}
+		old, _ := prev[f.Name].(map[string]any)
+		var kept map[string]any
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			if m[k] != MaskedValue {
+				continue
+			}
+			if kept == nil {
+				kept = maps.Clone(m)
+			}
+			if o, ok := old[k]; ok && o != nil && o != MaskedValue {
+				kept[k] = o
+			} else {
+				missing = append(missing, f.Name+"."+k)
+			}
+		}
+		if kept != nil {
+			set(f.Name, kept)
+		}
+	}
+	return out, missing
+}
+
+// SecretValues lists the text of every secret in config: each string
+// secret field and each string value of a secret map, in field order, map
+// members by name. MaskedValue itself is left out. The runtime masks these
+// wherever a run's output could repeat them.
+func (d Descriptor) SecretValues(config map[string]any) []string {
+	var out []string
+	for _, f := range d.Fields {
+		if !f.Secret {
+			continue
+		}
+		switch v := config[f.Name].(type) {
+		case string:
+			if v != MaskedValue {
+				out = append(out, v)
+			}
+		case map[string]any:
+			if f.Values == nil {
+				continue
+			}
+			for _, k := range slices.Sorted(maps.Keys(v)) {
+				if s, ok := v[k].(string); ok && s != MaskedValue {
+					out = append(out, s)
+				}
+			}
 		}
 	}
 	return out
@@ -221,6 +345,11 @@ func unknownType(f Field) (FieldType, bool) {
 	}
 	for _, m := range f.Fields {
 		if t, ok := unknownType(m); !ok {
+			return t, false
+		}
+	}
+	if f.Values != nil {
+		if t, ok := unknownType(*f.Values); !ok {
 			return t, false
 		}
 	}
@@ -262,7 +391,7 @@ func checkValue(f Field, v any, path string) []fault.Violation {
 			return bad("must be a URL string, got %s", jsonKind(v))
 		}
 		if !strings.HasPrefix(s, "http://") && !strings.HasPrefix(s, "https://") || len(s) < len("http://x") {
-			return bad("must be an absolute http:// or https:// URL, got %q", s)
+			return bad("must be an absolute http:// or https:// URL, got %q", RedactURL(s))
 		}
 	case Duration:
 		s, ok := v.(string)
@@ -290,6 +419,13 @@ func checkValue(f Field, v any, path string) []fault.Violation {
 		m, ok := v.(map[string]any)
 		if !ok {
 			return bad("must be an object, got %s", jsonKind(v))
+		}
+		if f.Values != nil {
+			var out []fault.Violation
+			for _, k := range slices.Sorted(maps.Keys(m)) {
+				out = append(out, checkValue(*f.Values, m[k], path+"."+k)...)
+			}
+			return out
 		}
 		return checkMembers(f.Fields, m, path)
 	case Array:

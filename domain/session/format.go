@@ -1,17 +1,16 @@
 package session
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/yukta/yukta/domain/fault"
+	"github.com/yukta/yukta/domain/jsonvalue"
 	"github.com/yukta/yukta/domain/plugin"
 )
 
@@ -28,14 +27,9 @@ type ParseOptions struct {
 // all violations, or the session and warnings about things that are legal but
 // probably unintended (a node no trigger reaches).
 func Parse(data []byte, c Catalog, o ParseOptions) (Session, []string, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var root any
-	if err := dec.Decode(&root); err != nil {
-		return Session{}, nil, invalid(fault.Violation{Message: "body is not valid JSON: " + err.Error() + "; send one JSON object"})
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return Session{}, nil, invalid(fault.Violation{Message: "body has data after the JSON object; send exactly one object"})
+	root, err := jsonvalue.Decode(data, "")
+	if err != nil {
+		return Session{}, nil, invalid(documentViolation(err))
 	}
 	r := &reader{}
 	s := r.session(root, o)
@@ -46,6 +40,29 @@ func Parse(data []byte, c Catalog, o ParseOptions) (Session, []string, error) {
 		return Session{}, nil, invalid(r.vs...)
 	}
 	return s, warnings(s, c), nil
+}
+
+// documentViolation words a strict-JSON refusal of the document: a problem
+// at a place in it keeps that place's path (workflows[0].nodes[1].config.message);
+// a problem with the document as a whole reads as one.
+func documentViolation(err error) fault.Violation {
+	je, ok := errors.AsType[*jsonvalue.Error](err)
+	if !ok {
+		return fault.Violation{Message: "the document could not be read; send one JSON object"}
+	}
+	switch {
+	case jsonvalue.IsSyntax(err) && je.Path != "":
+		return fault.Violation{Message: "body " + je.Reason + " (in " + je.Path + "); send one JSON object"}
+	case jsonvalue.IsSyntax(err):
+		return fault.Violation{Message: "body " + je.Reason + "; send one JSON object"}
+	case je.Path != "":
+		return je.Violation()
+	case strings.HasPrefix(je.Reason, "has data after the JSON value"):
+		return fault.Violation{Message: "body has data after the JSON object; send exactly one object"}
+	case strings.HasPrefix(je.Reason, "is empty"):
+		return fault.Violation{Message: "body is not valid JSON: it is empty; send one JSON object"}
+	}
+	return fault.Violation{Message: "body " + je.Reason}
 }
 
 func invalid(vs ...fault.Violation) error {

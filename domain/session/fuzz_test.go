@@ -52,6 +52,12 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"name":"a"`))
 	f.Add([]byte("{\"name\":\"\xff\xfe\",\"sessionId\":\"s\",\"workflows\":[]}"))
 	f.Add([]byte(`{"sessionId":"s","name":"n","name":"m","workflows":[{"workflowId":"w","nodes":[{"nodeId":"t","type":"MANUAL"}]}]}`))
+	// What PostgreSQL cannot store or encoding/json would silently change.
+	f.Add([]byte(`{"sessionId":"s","name":"n\u0000","workflows":[{"workflowId":"w","nodes":[{"nodeId":"t","type":"MANUAL"}]}]}`))
+	f.Add([]byte("{\"sessionId\":\"s\",\"name\":\"n\x00\",\"workflows\":[{\"workflowId\":\"w\",\"nodes\":[{\"nodeId\":\"t\",\"type\":\"MANUAL\"}]}]}"))
+	f.Add([]byte(`{"sessionId":"s","name":"n","workflows":[{"workflowId":"w","nodes":[{"nodeId":"t","type":"MANUAL","config":{"payload":{"a":1,"a":2}}}]}]}`))
+	f.Add([]byte(`{"sessionId":"s","name":"n","workflows":[{"workflowId":"w","nodes":[{"nodeId":"t","type":"MANUAL","config":{"payload":"\ud800\u0041"}}]}]}`))
+	f.Add([]byte(`{"sessionId":"s","name":"n","workflows":[{"workflowId":"w","nodes":[{"nodeId":"t","type":"MANUAL","config":{"payload":[9007199254740993,9223372036854775809,1e400]}}]}]}`))
 	// Huge and odd numbers.
 	f.Add([]byte(`{"sessionId":"s","name":"n","workflows":[{"workflowId":"w","nodes":[{"nodeId":"t","type":"MANUAL"},{"nodeId":"c","type":"CALL","config":{"url":"http://a.b","attempts":1e400,"timeout":"9999999999h"}}],"edges":[{"source":"t","target":"c"}]}]}`))
 	f.Add([]byte(`{"sessionId":"s","name":"n","workflows":[{"workflowId":"w","nodes":[{"nodeId":"t","type":"MANUAL","config":{"payload":[123456789012345678901234567890123456789,-0,1E-400,0.1e-999999999]}}]}]}`))

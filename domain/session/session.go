@@ -6,9 +6,9 @@ package session
 
 import (
 	"fmt"
-	"maps"
 	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/yukta/yukta/domain/fault"
 	"github.com/yukta/yukta/domain/plugin"
@@ -203,8 +203,10 @@ func (s Session) Masked(c Catalog) Session {
 
 // KeepSecrets lets a client send back a document it read (with secrets masked)
 // without losing the secrets: a secret field whose value is MaskedValue takes
-// the value the same node (same workflow, node id and type) had in prev. A
-// masked value with nothing to keep is a violation, never stored as "***".
+// the value the same node (same workflow, node id and type) had in prev, and
+// so does each member of a secret map (secretHeaders) whose value is
+// MaskedValue, by name. A masked value with nothing to keep is a violation,
+// never stored as "***".
 func (s Session) KeepSecrets(prev *Session, c Catalog) (Session, []fault.Violation) {
 	var vs []fault.Violation
 	out := s
@@ -221,26 +223,25 @@ func (s Session) KeepSecrets(prev *Session, c Catalog) (Session, []fault.Violati
 			if !ok {
 				continue
 			}
-			for _, field := range d.SecretFields() {
-				if n.config[field] != plugin.MaskedValue {
-					continue
+			var old map[string]any
+			if havePW {
+				if pn, ok := pw.Node(n.id); ok && pn.typ == n.typ {
+					old = pn.config
 				}
-				var old any
-				if havePW {
-					if pn, ok := pw.Node(n.id); ok && pn.typ == n.typ {
-						old = pn.config[field]
-					}
-				}
-				if old == nil {
-					vs = append(vs, fault.Violation{
-						Path:    fmt.Sprintf("workflows[%d].nodes[%d].config.%s", wi, ni, field),
-						Message: fmt.Sprintf("node %q: secret field %q is %q but there is no stored value to keep; send the real value", n.id, field, plugin.MaskedValue),
-					})
-					continue
-				}
-				n.config = maps.Clone(n.config)
-				n.config[field] = old
 			}
+			kept, missing := d.KeepSecrets(n.config, old)
+			for _, p := range missing {
+				field, member, isMember := strings.Cut(p, ".")
+				what := fmt.Sprintf("secret field %q", field)
+				if isMember {
+					what = fmt.Sprintf("secret field %q member %q", field, member)
+				}
+				vs = append(vs, fault.Violation{
+					Path:    fmt.Sprintf("workflows[%d].nodes[%d].config.%s", wi, ni, p),
+					Message: fmt.Sprintf("node %q: %s is %q but there is no stored value to keep; send the real value", n.id, what, plugin.MaskedValue),
+				})
+			}
+			n.config = kept
 			w.nodes[ni] = n
 		}
 		out.workflows[wi] = w

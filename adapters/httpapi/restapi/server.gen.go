@@ -993,7 +993,20 @@ type Problem struct {
 	Status   int         `json:"status"`
 	Title    string      `json:"title"`
 
-	// Type A URI naming the problem kind, or about:blank.
+	// Type A URI naming the problem kind, one of:
+	// `urn:yukta:problem:invalid` (400: the request or a value in it is refused; see `errors`),
+	// `urn:yukta:problem:unauthenticated` (401: no key, or a wrong one),
+	// `urn:yukta:problem:bad-signature` (401: a webhook's X-Yukta-Signature does not verify),
+	// `urn:yukta:problem:forbidden` (403: the key's role or sessions do not allow it; a foreign Host or Origin),
+	// `urn:yukta:problem:not-found` (404: no such route, session, workflow, execution, input or plugin),
+	// `urn:yukta:problem:method-not-allowed` (405),
+	// `urn:yukta:problem:conflict` (409: the target is not in a state that allows it),
+	// `urn:yukta:problem:too-large` (413: the body is over the cap),
+	// `urn:yukta:problem:unsupported-media-type` (415: send application/json),
+	// `urn:yukta:problem:rate-limited` (429: see Retry-After),
+	// `urn:yukta:problem:internal` (500: the server log has the request id),
+	// `urn:yukta:problem:unavailable` (503: the database cannot be reached),
+	// `urn:yukta:problem:http` (any other HTTP error).
 	Type string `json:"type"`
 }
 
@@ -1114,6 +1127,9 @@ type PostWebhookParams struct {
 	// IdempotencyKey Makes the start idempotent within the session (≤ 255 characters).
 	IdempotencyKey  IdempotencyKey `json:"Idempotency-Key,omitempty,omitzero"`
 	XYuktaSignature string         `json:"X-Yukta-Signature,omitempty,omitzero"`
+
+	// XYuktaTimestamp The time the delivery was signed, in whole Unix seconds (signed webhooks; see docs/webhooks.md).
+	XYuktaTimestamp string `json:"X-Yukta-Timestamp,omitempty,omitzero"`
 }
 
 // ListInputsParams defines parameters for ListInputs.
@@ -1462,6 +1478,21 @@ func (w *ServerInterfaceWrapper) PostWebhook(ctx echo.Context) error {
 		}
 
 		params.XYuktaSignature = XYuktaSignature
+	}
+	// ------------- Optional header parameter "X-Yukta-Timestamp" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("X-Yukta-Timestamp")]; found {
+		var XYuktaTimestamp string
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for X-Yukta-Timestamp, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "X-Yukta-Timestamp", valueList[0], &XYuktaTimestamp, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter X-Yukta-Timestamp: %s", err))
+		}
+
+		params.XYuktaTimestamp = XYuktaTimestamp
 	}
 
 	// Invoke the callback with all the unmarshaled arguments
@@ -2414,9 +2445,23 @@ func (response StreamEvents200TexteventStreamResponse) VisitStreamEventsResponse
 	}
 }
 
-type StreamEvents404ApplicationProblemPlusJSONResponse struct {
+type StreamEvents400ApplicationProblemPlusJSONResponse struct {
 	ProblemApplicationProblemPlusJSONResponse
 }
+
+func (response StreamEvents400ApplicationProblemPlusJSONResponse) VisitStreamEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StreamEvents404ApplicationProblemPlusJSONResponse Problem
 
 func (response StreamEvents404ApplicationProblemPlusJSONResponse) VisitStreamEventsResponse(w http.ResponseWriter) error {
 
@@ -2810,9 +2855,23 @@ func (response DeleteSession204Response) VisitDeleteSessionResponse(w http.Respo
 	return nil
 }
 
-type DeleteSession404ApplicationProblemPlusJSONResponse struct {
+type DeleteSession400ApplicationProblemPlusJSONResponse struct {
 	ProblemApplicationProblemPlusJSONResponse
 }
+
+func (response DeleteSession400ApplicationProblemPlusJSONResponse) VisitDeleteSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteSession404ApplicationProblemPlusJSONResponse Problem
 
 func (response DeleteSession404ApplicationProblemPlusJSONResponse) VisitDeleteSessionResponse(w http.ResponseWriter) error {
 
@@ -2862,9 +2921,23 @@ func (response GetSession200JSONResponse) VisitGetSessionResponse(w http.Respons
 	return err
 }
 
-type GetSession404ApplicationProblemPlusJSONResponse struct {
+type GetSession400ApplicationProblemPlusJSONResponse struct {
 	ProblemApplicationProblemPlusJSONResponse
 }
+
+func (response GetSession400ApplicationProblemPlusJSONResponse) VisitGetSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSession404ApplicationProblemPlusJSONResponse Problem
 
 func (response GetSession404ApplicationProblemPlusJSONResponse) VisitGetSessionResponse(w http.ResponseWriter) error {
 
@@ -3050,9 +3123,23 @@ func (response GetExecution200JSONResponse) VisitGetExecutionResponse(w http.Res
 	return err
 }
 
-type GetExecution404ApplicationProblemPlusJSONResponse struct {
+type GetExecution400ApplicationProblemPlusJSONResponse struct {
 	ProblemApplicationProblemPlusJSONResponse
 }
+
+func (response GetExecution400ApplicationProblemPlusJSONResponse) VisitGetExecutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetExecution404ApplicationProblemPlusJSONResponse Problem
 
 func (response GetExecution404ApplicationProblemPlusJSONResponse) VisitGetExecutionResponse(w http.ResponseWriter) error {
 
@@ -3188,9 +3275,23 @@ func (response StreamExecutionEvents200TexteventStreamResponse) VisitStreamExecu
 	}
 }
 
-type StreamExecutionEvents404ApplicationProblemPlusJSONResponse struct {
+type StreamExecutionEvents400ApplicationProblemPlusJSONResponse struct {
 	ProblemApplicationProblemPlusJSONResponse
 }
+
+func (response StreamExecutionEvents400ApplicationProblemPlusJSONResponse) VisitStreamExecutionEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StreamExecutionEvents404ApplicationProblemPlusJSONResponse Problem
 
 func (response StreamExecutionEvents404ApplicationProblemPlusJSONResponse) VisitStreamExecutionEventsResponse(w http.ResponseWriter) error {
 
@@ -3256,9 +3357,23 @@ func (response ExportJournal200ApplicationxNdjsonResponse) VisitExportJournalRes
 	}
 }
 
-type ExportJournal404ApplicationProblemPlusJSONResponse struct {
+type ExportJournal400ApplicationProblemPlusJSONResponse struct {
 	ProblemApplicationProblemPlusJSONResponse
 }
+
+func (response ExportJournal400ApplicationProblemPlusJSONResponse) VisitExportJournalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ExportJournal404ApplicationProblemPlusJSONResponse Problem
 
 func (response ExportJournal404ApplicationProblemPlusJSONResponse) VisitExportJournalResponse(w http.ResponseWriter) error {
 
@@ -3295,9 +3410,23 @@ func (response VerifyJournal200JSONResponse) VisitVerifyJournalResponse(w http.R
 	return err
 }
 
-type VerifyJournal404ApplicationProblemPlusJSONResponse struct {
+type VerifyJournal400ApplicationProblemPlusJSONResponse struct {
 	ProblemApplicationProblemPlusJSONResponse
 }
+
+func (response VerifyJournal400ApplicationProblemPlusJSONResponse) VisitVerifyJournalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type VerifyJournal404ApplicationProblemPlusJSONResponse Problem
 
 func (response VerifyJournal404ApplicationProblemPlusJSONResponse) VisitVerifyJournalResponse(w http.ResponseWriter) error {
 
@@ -3390,9 +3519,23 @@ func (response ClearBreakpoint200JSONResponse) VisitClearBreakpointResponse(w ht
 	return err
 }
 
-type ClearBreakpoint404ApplicationProblemPlusJSONResponse struct {
+type ClearBreakpoint400ApplicationProblemPlusJSONResponse struct {
 	ProblemApplicationProblemPlusJSONResponse
 }
+
+func (response ClearBreakpoint400ApplicationProblemPlusJSONResponse) VisitClearBreakpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ClearBreakpoint404ApplicationProblemPlusJSONResponse Problem
 
 func (response ClearBreakpoint404ApplicationProblemPlusJSONResponse) VisitClearBreakpointResponse(w http.ResponseWriter) error {
 
@@ -3583,9 +3726,23 @@ func (response GetExecutionProjection200JSONResponse) VisitGetExecutionProjectio
 	return err
 }
 
-type GetExecutionProjection404ApplicationProblemPlusJSONResponse struct {
+type GetExecutionProjection400ApplicationProblemPlusJSONResponse struct {
 	ProblemApplicationProblemPlusJSONResponse
 }
+
+func (response GetExecutionProjection400ApplicationProblemPlusJSONResponse) VisitGetExecutionProjectionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetExecutionProjection404ApplicationProblemPlusJSONResponse Problem
 
 func (response GetExecutionProjection404ApplicationProblemPlusJSONResponse) VisitGetExecutionProjectionResponse(w http.ResponseWriter) error {
 
@@ -3636,9 +3793,23 @@ func (response GetWorkflow200JSONResponse) VisitGetWorkflowResponse(w http.Respo
 	return err
 }
 
-type GetWorkflow404ApplicationProblemPlusJSONResponse struct {
+type GetWorkflow400ApplicationProblemPlusJSONResponse struct {
 	ProblemApplicationProblemPlusJSONResponse
 }
+
+func (response GetWorkflow400ApplicationProblemPlusJSONResponse) VisitGetWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetWorkflow404ApplicationProblemPlusJSONResponse Problem
 
 func (response GetWorkflow404ApplicationProblemPlusJSONResponse) VisitGetWorkflowResponse(w http.ResponseWriter) error {
 
@@ -4941,130 +5112,147 @@ func (sh *strictHandler) GetReady(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H3bUhtJmvCrZNQ/EYb5S0LG4BlD/BcyyN2MMfAD7p5ei0Wpqk9SDlWZ5cwsQM0QMbd7vfsIG/tg/SQb",
-	"eaijsnQy0N0Tc2OjOuTpOx/rwQtYnDAKVApv78FLMMcxSOD618EEUwqR+jMEEXCSSMKot+ddTgCFjHGE",
-	"UcDiGNMQBTgGJCecpeOJjzgEjIcQojsiJ4hItDHgIOQApTQCIdAgiMhgs+35HlHjTQCHwD3fozgGb8/7",
-	"Kb2RuJVN73simECM1TqAprG398VTo3m+F0TEu/I9OU3Ua0JyQsfe46Pv9e4hSNVqj0L1mp4lwXJSzAGl",
-	"J3yPw9eUcAi9PclTKM8Y4/tjoGM58fbe7rimOgohTpgEGkw/wnT2sD7hGxBITgAJiblEJHte6tMh1NwD",
-	"IQijaOOX//hvtL27i4IJ5jhQoGg+p9LULTV3w7q3d3ddCz/GQvZugUpzRtVVn4NIY0B4JIEjOSECgXoU",
-	"bRAp0EDA1zngUwO39Mito8OmRb3Zdq3phIXQCDJqbs6D1h84jLw97/9sFXi9Ze6KraNQT3FhTrpxFpHf",
-	"/8aJfmT8ZhSxu8aZ7ooHvmmqR/W2SBgVoOn2jLNhBLH6M2BUYZr6EydJRAKs4LuVmCf+79+EAvbDkpNl",
-	"4+oZq+jSRXZItHH+4QC929n902Zbn4J9WY3dpeIO+Dl8TRX1qiWFIVED4OiMswS4JGoDIxwJ8L2kdOnB",
-	"w/rdWTz9oLhQknB2iyOBHvqe+QFh39tD6iT/boZDfcXqYqBS3eh77Xa77z3uIyYnwO+IAHQ3wVKTYsJZ",
-	"nEiExQ2EaMS42UcBny/ZYgrOw4Z/g0B6j77XTZJoqogn0jusboJDrJaWIYa+RiTE+o8aMeRjY87xVP0W",
-	"ZcSdefoOc0roeMUx79ZZSu00ygRTjOfP7ra0SNfRveeAbxJGqOPkAkYNqjiXB19THKnnHn1vRCByndDj",
-	"3BnXQ8rKquoEcdA7RvkDiN0CRwmeRgyHPsqFj48ou0MbhAoJOERshPT6t8yONIst8cydzru3/pztO8T0",
-	"LY5SJZixRAlOhZVEipO2vfJpVd88ZFJCiBS7QoRKZujCrL62pu1d15JujCQsPfd6+8+O5zhgy4LKj3a2",
-	"nZJ2Bn4HRvloIjermzQQTAxC4DE473E9YkmJWJVUJZapKCssOAggkaBoRDNiCN2KS5mwivXnIzqXVuzl",
-	"ynlIdETGHzJAV48ohBE2Z1dn6Y5damSpnsQ8cVGe2HFG+Rg4ik5H3t6XFUa78h2oDhEo/q6ICFOk5zHU",
-	"pDD2vjVmLbWElrghSYslhsRbmvqVYNEE/pjJZsfuzSsrIkIBzvzhIWMRYGo4esBBuu+ZKwUC2TmUyiVh",
-	"bNStNB7qP7LX/Azsvl2B74Up1yLf8z24T7hh1Upz5vq/lCv9GtPpYmzUB2Mfqh5/6bl8Ty5M7IVjMGBc",
-	"kc8KlvLADRVz64xxWUHn/C8Hz5GYjyun3rBhO2v+gnNLGR3OkhYOJHMoLD9OmDEEIERE7qEbmO71007n",
-	"TaAOWP8FPhJpAvyWCMbtTRKaW0jpO5TRacxS0XZtLyistpl7IcdECWA3ygENIezqkxkxHmN9jlhCS5IC",
-	"9BXBw7nZ4uydqv01y0o4iwtdf+a2kk/LM5ocCGpENxXqE1dcppHZuyCFJcLovHfx+fhSi0wkJOMQog08",
-	"FIrTpFSSCDEKKCThZnuxkmYBv8oZF6JkqSO4MI+XVLujcDGqV41hl0JXFULFPjJY+RbfC/ybSy5Wcq9q",
-	"BAQZqWVc8az7+aLn+Z4C0if1x8Xl6Zn5fdk9vyz+uv5wfvrp+uT0sOfgdHV8rJnC9REQo9HUSXtkdJGD",
-	"q6YPKrtAv4jISKtT+ZmjCRbGxDbn6xz5xuVaKNn/mo8YTwKOQf1CY3KbOR7UJWO0IExDRBkSoHRTBKMR",
-	"BLKm0rlVtVgR18wS1Hnrbe0jy3LRQffkoHesxsygdHjePTrxfM/c8Xzv49HxsRMOy+uDypggDqq90BsT",
-	"SDKkHlAGnDluvVN1eQjolggyjMDum8RqmW87vhcTan508vmskJ0xAQ0qzkXyYyIcWmkO9zUY3EUax5hP",
-	"XTyOwr08SLlwMuQmchfzN3BiQV7dwLBip81bd8miUzIhJsqqqLA+QuXbnQLfM93maYURbRY02iZq0M44",
-	"BEBul16w0iuTRk3vuRi/AlHB84WE5IBDSGRZPS0vUkLyyUK1WedcoAhmbjirCpZME3tgBazzEy5NXRzV",
-	"XOS7mLGhznonh0cn3ymm/vnkxPylBcChYvyfDw56Fxee733oHh1/Ps+EwVnv0MlpZmhqllBXxsAFSs98",
-	"NeT3oRss0gdcIP0ecKT4eP2AZ61kdrPYDrFvuSYy20mwlMCVLPj3L7j1c6f17sr+f926euj4b988/sF1",
-	"mkc0SR38Ovc8Pvr279WAlL3zfuoEe8ABy6fFM6I2MkezbuKF2u/pxs3cP+zW1ozLegYeC5XhOvgToF5x",
-	"YkqZxDSAKFrGW5Ltuqq/VrE3Z112ryUULuDgxCw1uFue63mXl+UGyxb5VO2grqX8haWc4uiApVnQriqd",
-	"p5e5fesGlksuzMwynF5aYfANg0gmceR6trZb85xfrD2ff84BKMn3A4E7l1MrIEIbGSmV7qWuqouMCYVC",
-	"IK1iCN8ClXMWMiJcyNOhAH67GhPQL17A1xSocY0ssQ/iJsQIr7cE9d6KK1hVpwIpo5Vl4vpiNA8vp5Qa",
-	"b1vIqHZ3sTvqVCPucBR9Ekttp07iFQlaBWftbGfRZAZoFUzzayQwh4rOOFNXnB6sYIIJvSSJw/CUAoVk",
-	"DELuI+sLGWnHFII4kVP0NzN4ex3ptZrvp84MXN6flC45ynlKs0FECa9nXc3q8G2SAxqxKATtY14VA2op",
-	"CCkteVPy+efBLh1GJLBJBzWlJRozTuQkLmM1hNu7u6/fOfE4KY81u2GO79Cb7dZwKo1vgVAkJKYh5iEa",
-	"YgFvdxywrpvM+ZrK083ZXwaORga/LHZYWfkEnHz1GV+Uwb8gJ1+PNa/JZ90mQA4Tv4QRc/DpB+BkZFMg",
-	"VuF2Ot1JczvERiaWaml/Q0zw9u7bvV/+8T+bTmYXgsQkaoimcSHf4/CikdMcnfzQPT46NG49/TjK2IJZ",
-	"RYApZRINAUmeCrkkF1LgHvdybHYE0jK+9Mpm/RgvIjOIxbW/Us1ruTyEaApyyakLB1/d2T7VkxhnPCJm",
-	"Brt/c/jXMRExlsHER0POboBeR4Te+GiME79POTAeAvfRHWd0fF2KsJsLhkCvb4ELfTXGkVouhH6fBhMI",
-	"jJ8qnwNt2NPf3EeUXRdP+OqnYV/XNzD1+3SIw2tBxhTLlAPa+HzSPTn4/vS8d7jZ7lPPnxdwyOhAz+T5",
-	"XvGu52fgd7Lr5cWTRpRbjfkQoo0OupsARbQIWqwut+z6S6soo5SLAI/Z+JhQhy8Rr8Kk4LYhrDUvlD/H",
-	"4BXwdR3FTb3mq5VnSyrZlfMC8cdsfGZXOZOnkEQgHcD8gCOdmQQmSXAbCRSRmEgkJEsSCPXVQMmafaSN",
-	"qE8KdyFU9CPVWxhF7A44GrKUhiUOVY76LdDHIkJX0McySDujcDLlFMLjbECHBVnagyuTUgYTQsdILwnZ",
-	"zMm7CYsARWyMNuAW+FTf1amVLJUIoxGJJPDNb1fQKourb8cvoJgdmQsHlJ763LGvi8ve2XXvpPv+uGd/",
-	"ZRcPjy6yqx+PzjS/sX+c9y7Pf/J87/15r/vx7PTo5PL64LjXPXcyn3KUa/ZmHENIsJwXK9pDOBIMGeeO",
-	"BqKlGzQEBd+EswCEgAaMffrkoiKY9PThIAPyNbIeggUvGadbjWHoFB0UQhBhDiEaGqmaROlYkcs0AbTx",
-	"Xe8SbeGEbJmrYutBXX8sKzDF6rN0mIUZXwWfXZSvWsQZZnJIS8sccRaj+lIXGxnV4EQTPFaMLfzYPbo0",
-	"lxS5nK0VbzjTOzjU+qDDbRdgCWNmwhDZmiQnY5PpYwlCx9cl8JhQHDlnCYosqSdL1FqUFpYw3qRJslQm",
-	"qUT6CYRNDoVWoZV8UlBWqqSuEVBYOia3QJHZAtrQKoqO3toN20T4pXOvGqJZvpc2KAt1r6QJb+WQqSc9",
-	"mWFqZ54dhwvzDAq4vcgWwZeGmRmrMR5c20o2evOqGqNgT4SYi5BoudDjfJA4d1fkwtd9CJll5sj6udPV",
-	"Gcpu0PkSJjWcoZAhCvey3Rh+dpBBT+skt4RF2CQCjxBGtzgioflt8+YrqD0P8D9kIzlzKqmQmDalytWF",
-	"dlnxIjKCuYCp8+rP50eI4liJa5s0r9P/bwgNfZ2kNmSp3BtGmN4s5toWrmYV/rwQn63eWEug1nBwoUgj",
-	"lEiCbRbfYgG4rKRMjMv1DJuY6GLdpBJGW0K64loVQK2EKSY0n9CV54Pvj8ybpRKdBQUD8xaV5f9bkFVm",
-	"eN0xWlb2cwEbsymoxRrmYIibzVazZGo4bRzZzJgV2oZO8Bic1G5Bsvwp2FUty7Dz8efssJFlL+K1jSnO",
-	"8+O1aRKuGqm2r7yfuvNg9RnbdPjGZNjFGa92lh8IdmshNiMREYnusMgntNWKe4iDkD4KIqKmioPEOcld",
-	"jsYNsbw5VTEWb6vqQ3XA8vGWz62yOycySMzXLF+xBR3uQ7MyPqv6QBuYTtFfLk5PTEnJPkpFiqNoijBF",
-	"ZjW24Ktphe4ajUXehzVTXObnt84RL5Il3Sha7zyXtUuzTMrnTI90AaJQHWbAMM+DllhBVadf4JD5YHS6",
-	"go+gPW6jnDt/6Vy1dTjry/ZV2yjJ7ZRHi7UBWyU5z5eWCZXVmR+E41VSy4uSBVfO5UqhypIjYPXqvhUS",
-	"thrTt6v8J4s0mgOZd8hPrGw1VbF9A2AKjWK70+k8LaCKsXcXaCt1MC1RI1yGWwVWZsWzUDFVQykncnqh",
-	"hrLOwYTY0K2zIPuvre7Zka0Qz5Zs3nj0vSFg7qqs7VLUPTvS0V4lNJF5Dkl2A7SdVXVrz5wZIB96ImVi",
-	"aoQJHTG3dDnvXVyaFgK6vFAX/LeRVWwEmrAoLBgJ2jjsfieU5WQdRPpwNtt92tNGF8IcUFZ2nFsixsAT",
-	"aGPQVPk82NxHuE9njTEUESF17KtiuhGKBsbMG6gjGTwoRuVnvsvHQbtP+/THCVB1aGZVhu2lHEI7Gmep",
-	"BAT3ASR5tfEQhDYztVskZEGqy5QpBQgFYhR8PVs3lRPGyc96LXvovQGH0ZZuYGqUpYFSYQY5vPdm7u+p",
-	"HcdECGW4MW6NXF0uAFKgnc5rH2H9+27CBCDOIkAxnupwXGgKQRWZ61X06U7njXo+617AUilICMWVlg5X",
-	"QKhGfCX0uRYVCTudHY1atE9TekPZHc1e8815MIZipXZwI44F2tl+Z9xFg3OQfNrqjiTwQRvpFAUWQZ8C",
-	"DibFApE5Q6KDBYP71lQ3llBPDkxsLiIBUKHlHgmBSjIiiha8boKDCbS2252CikrXFBVm2rd3AdGoNWFC",
-	"bTPDWcR4MAEh7TJM/S2wJAJfQXzMcWxg3j1CeKxDrEKCJq8xyAnwdm4O23YYnu/Z2KW353Xar80qWAIU",
-	"J8Tb897oS0Zaa56g/aZF0oJNCcyPRrEo70JywHEvi6KX2398sbzkawra0eLojrBKNwT3M8WEW+VuFI9X",
-	"tY4G251OrZuBhHtpdtcSehPVNgZ1CeloWGBeU1xlQMKMUAR8tYTio4EePrujRixuhVji7A7QW4hYAlo7",
-	"zsjQRF+Frgnb6ew0HVK+y1JzhTJuGe+Rbb3BuK41syB4JTYV9VzomHzrQj1hALmvg+ixiYGhSjMOjVXa",
-	"PfAly5248r0yXXh73g9HvR9753ohGocmjN2IrYcc8o9bD4Woeqy3jfmyENJFA44l0KLURENhRcKEs1LP",
-	"Bkh/7L3//vT0o3E0T7TYGpiC1IFv0ws0J0FxKiQKMOfTPh38tWUazlxkQfw9ZPI6/p8B8ATu0fefuget",
-	"i++727tvjQcb0JCFGVc1zKRKW2dMyB9hqE5vlrQW7LrWU0adU4Ngr628sQVMSSvKieLK6B8g5HsWTue0",
-	"C5ltE5KXU3t7nrrbPsd3n6y+/jjbkWSWfucPP9eTUjInHYRdSWDJK20B84gAL2INWgDV+udoYt3uvH6p",
-	"pV6YxVke0VmBR6jnX6/4/No8SC8TYcRTmvlMTODdkuYrkdOddRrs5/RhExHKvSNy/lMpQst5EL5rDTU2",
-	"mvBmjTednvXOu5enJe5UpN87JdwxEfLIPPLM8s01Ws3vkI+Xe8/SlIQue7jO4QZK0A/Qhq2x3NRqHo6i",
-	"Qd6Eqb6PvDRnpndWVmURuSI1S4je9emhqKJoIFwDTB+xKFRcWue8rUkea6O7wRajsh2dnH2+vD7v/f/P",
-	"yl7RZke5L1CBzEW9xgJhah7cerDVKi7x6egUVdS2NLeJWoRTJelZJRHTlsnUpawqqLIebd8iS+ZhTLVl",
-	"1GPVZFYn8Pjc6OpUHm2B0gugpnr+3bqo3M1KvpVFRA117Vt+zBUWZ2k36rgITaEUjDdFWEvh+CxTtpmh",
-	"WyZPsmUdo04G/R3ImXT2Z4TpzFwNnOhGqwOV09SahUmhR2Zj2k4uJ1jacnutkr8SWYIsKrJHRflA7e0l",
-	"uIY189pTHEfzTvI0Ado9O7pIIFjtELOBV7Cg1HHY+XKnRWn7OtQyTEkkdSpPu+K68va+XFWPtuT5KB9R",
-	"DBJ7V/k5lLIkGqX9mX3mGZGolMjhOBhjs2kTRB2in2lFIpdnM2gVYIkjNk51dkz+ZgVZSikcC5ClmtY1",
-	"D13MPmaZft1U1mEf44HcLzGHVwINdLbLQPu6NF8pZ/pYXkJEltMzwaJJX7HJbk2dN3d337x9WV2lmq/V",
-	"gP85qF5aSTmlUMYwIvMzNk26jANNXa6kYOkirUqe1Woo5i+hq9hcjmZFpVyf3W3925X6p9N6d91cm/14",
-	"leF2Oe7eyAEyN/IixD5Tok+QnwFtvP7lH/+52+n4eROT3c5mE6pql2YdU02eaBYhML9euxKMXd7wQZGW",
-	"MMi8CwmHW8JSkecgOKnGpDKsbPQ/l2leSr1wUIxCWrUbtcUMkGsQToUQ1Fz5YD4iFJEQ2UoQls2n+zhJ",
-	"EkMZ28spFgs4avZo2QlmvFBZ2n4VCQ/19Yu82dq36NQVUO04WjXqucL2N6iWL9Uk9rLU53iCBUrpiFAi",
-	"JhAWHhuxr2sbFAnEbnlpNlyEGAz3K4JFGeNzjL0k+LuHn45O1Pk0yc0Css9NSlkYcv5hFprTt0mVc8Ah",
-	"wraioj74PjKe1KqgQVy9M/jjH/84WJG4/PXdxsqUTaU7sph5nfDs6aBBTr6DLHMhezxrCNmnCn+0e9jU",
-	"gRlrSU7aqJ7JSdTmlVyFUHEYRgNoo649pT4tHxPSmWVDHNzoUJ46LXQDkAiNqbarnM6rcXqSU/k0vGQ9",
-	"+3y5/pw1hL3yF/mIX9KSL3dlXkBLymzhkEQ4sEz1KR3CK67D9iRZU7l8t9rzr9+s+PzuumzmQG8LMZ4d",
-	"dIlYN5TQlhxTYUpq9kucXerPDlhLk8WKdJTdYftMby7kP/Ndy5brz5P5W9XebY0KaK94bCmnc7Wp0jd7",
-	"nR2+3xWT5x6eRfH9HWiw1d59c3TYlzb4ukXYt9w5kijZMfURhbvcYb5I8W0IvDyddF6ShLYeSuGRuX6K",
-	"osvuS4B+YVTxW9UsXaJNbsH2+7QNqwuoKg3E5LGMtH6g4w4vCcHFYfny91XWBPiWghpn0TMnEFRX2hQD",
-	"OTBrKSPabysQMtM594U1qGqr/QYKyT4GZHQo+wmgjaz1/aZCbD/7BJBOxtcOKqOI85SiDZ0JvelnKfq/",
-	"9fiKLhD1kSnA9pGubzZ7+LvJ5f77x6Pj4039xGX3/FKpPLPdhMu0X6byjD6WCbisRnnLZYVlbzSlh/0r",
-	"oWtN3u/or/KsiVy/eUmQBcIKhJxVumw7kwS4afCgP0R1/uEA/flPf95FAaaMkgBHGmbaD5i3ytHewE2/",
-	"T+UEqK/tdEcDbtvPyChPRcBOT9ang4e+V1zse3sPfc90pel7fr+c56F/Z3ObH1lyVt97fBwg9RPCPrWl",
-	"+TZadgPTUmX+bPx0s410+6KpYpxsNMqbXPTpQAM9Dzbemsc+HB33UKtVjIA+9n4a7CsDSmTjt+PQNh+H",
-	"PjX5A1r5wOq0SWLKr/UXklCE6TjFYxAuB0XvPmE8C+OupqPdt2g4K4mWCj5aivRNpxPdCaUKtrxxCgft",
-	"4qHw1NSbt0TKDh8LdHJoUFCfnQXUbanz1GoR4N8L7W4ZtGskYd3KyPS/z9vZTLCYIN12Syf8C4t7JSga",
-	"WrFdLPq0RCvKfDTes1Kzo31UNFAqpinPMExln1JmCrDLM92yNJiAiZCpUYGGaGOWS1Am1TIyVsHdjbEC",
-	"nI4nEqXJHhIAKO+NtLmPbFOnPs0TLUxjryEOC45ligEUhmPBaPGNMhftGa6wFu2tlTlRaaLWQJlVdP82",
-	"krNcT9YoLye4MSZUSONHNdhSQPWfjNQiNhZLmcnH6sEFwc/v2Z0prjDNlLIIaCkE+rrTHAOVmERZ4yO3",
-	"O2jlQOh5bxvZ0LD9CmanU/oKpo/MlzHfKisjIRGESAGep9pNqEjLbARzMJ57CK1pQbilsR30kbxv96mx",
-	"v3P/ocaXoleOpWUiBUQjtKEb7E0RRmabKPdObSLBTPKPqewRKR/hAPrUJEeIWq6xAEWDAdgqyb53DmO4",
-	"z3csGUMRo2O0EeP72tY3231PU74LEqa91ZmNqftzhOhz+s2y3mYNDEGD5tdN68z74hk0qflcXgkUsbGf",
-	"h4Giqe0bZvACU1RCz38+V4z2MG09mOZJj1vVL3w0RbkPIsC89ImPJ4xzv6DfQu/i2+Ln64VaY3YL+ccY",
-	"XwlUHPqqToCXQ6/Fj9uPKJVCtDXfAsgnQ5mn97LNfhD0t+ZmuwD5m/eK4VQUmI2GMGIcEM6TjU1hqYmL",
-	"m0+Xmo5IKegSN1z7cqpW3DdfxjFW44O/god6NQqb58s+Md/a+W0RWLn/5e/Gg63N0t+tR1r9mzcENT/s",
-	"JdsO1EcXH4/OfGSagaqXL89/UrZtvRmodo2ZTwe/BDEmlU8TOL0KXZN+FLMQIsShSDfX7CezERk14bQA",
-	"R9F+zmu0RyF7JGRgTHfdeYAI+1UDH1Gl3KOfgbM26uYjGhamHQt9mr9rPW/GC4CK5aONnc67TZfxXjba",
-	"Sl9ieIH6h2KyBkoolv/SqtGljQaZLxWGgG4J3An7nYUCug5vgF/YXMbpI4nOJJyigN1Wi1l+P+6APP9l",
-	"puy6yQ+QN8d5RjzK52hAn2ypT5KSqPhOqdrU1uHREOmeMS+Xd+g7E94r2TvNae8Ls3nWQYNaRtKvXYh/",
-	"Wk3eMpmNohZt0TSKkaA4ERMms4T3bFd+n+ZJDyYakymOCXA0gjBvTaaZgxbOFJWTmLiEsE91WEwxbQ6J",
-	"TqNDg1q99wCZHt6lj6QWq9zY7nScPFtPsH6igKO0/1fWySod5P5VvP8ixfsvJkzLxfu69WzeoUYHUD91",
-	"Tz53j4sKtTHIcr3+5tKuriWVvQYuJiRLfh3+VadtlpSk52/Ldqr1JnxmSv29mEtVbL88PbvuHh+jX/7x",
-	"X6aOxPjmlTi6LbOWCimsY85M9DdNf56nhtnPnj4jjOwMzRp8oDOtBEqT+fW3x+QWKAixl7UkK79YHI7Z",
-	"tK3HjUFyEswNSH2yjyyX/JNEmKyTB2AX0n7htihnnMUgJ5CKbAVoQ+0DwX3ChPFdmZyKzTY60X3IMDJK",
-	"qO2v5m4U5zrwuRVqygSezsVEpURPfx1E1FMjyUxYTcNot/NmxTNvwFo1NinQNsQSD7HIqpOthaDpPyZj",
-	"nhft5LzJhdjV6R7y7ohfrpSMyfosfrlSTN6+/ZAZAnYU9WC1m4woX8uqbEuXSpK1dDVjReUHTapX6Ypt",
-	"ylC6klm2pUu6iv7x6vF/AwAA//8=",
+	"7H3ZchvHluCvZNR0hMDbBRCkSNkCYx4gCr5mi6I4JGX3HYEjJKoOgLwsZJYzs0jCvIy4r/M88wkT/WH+",
+	"koncakMWFlqi5Y5+kYhacjl59q0egojNU0aBShH0HoIUczwHCVz/Op5hSiFRf8YgIk5SSRgNesHVDFDM",
+	"GEcYRWw+xzRGEZ4DkjPOsuksRBwixmOI0R2RM0Qkao04CDlCGU1ACDSKEjLa6QRhQNR4M8Ax8CAMKJ5D",
+	"0Av+lt1I3HbTh4GIZjDHah1As3nQ+xSo0YIwiBISXIeBXKTqNSE5odPg8TEMBvcQZWq1J7F6Tc+SYjkr",
+	"5oDSE2HA4ZeMcIiDnuQZlGec4/tToFM5C3qvDnxTncQwT5kEGi3ewWIZWO/xDQgkZ4CExFwi4p6XGjqE",
+	"mnsgBGEUtX773/8P7R8eomiGOY7UUTTDqTR1W83dsO79w0Pfwk+xkINboNLAqLrqCxDZHBCeSOBIzohA",
+	"oB5FLSIFGgn4ZcXxqYHbeuT2ydumRb3c963pjMXQeGTU3Fx1Wv/CYRL0gv+2W+D1rrkrdk9iPcWlgXTj",
+	"LCK//zsn+pnxm0nC7hpnuise+F1TPaq3RcqoAE2355yNE5irPyNGFaapP3GaJiTC6nx3U/PEv/5dqMN+",
+	"2HAyN66esYoufWSHRK2LH47R64PD73Y6Ggr2ZTV2n4o74BfwS6aoVy0pjokaACfnnKXAJVEbmOBEQBik",
+	"pUsPAdbvLuPpD4oLpSlntzgR6GEYmB8QD4MeUpD8hxkODRWrmwOV6sYw6HQ6w+DxCDE5A35HBKC7GZaa",
+	"FFPO5qlEWNxAjCaMm30U5/PJLabgPGz8d4hk8BgG/TRNFop4Er3D6iY4zNXSHGLoa0TCXP9RI4Z8bMw5",
+	"Xqjfooy4S0/fYU4JnW455t1TllKDRplgivHC5d2WFukD3RsO+CZlhHogFzFqUMW7PPglw4l67jEMJgQS",
+	"H4QeV874NKSsrKpOEMeDU5Q/gNgtcJTiRcJwHKJc+ISIsjvUIlRIwDFiE6TXv2t2pFlsiWcedF+/Clds",
+	"3yOmb3GSKcGMJUpxJqwkUpy0E5ShVX3zLZMSYqTYFSJUMkMXZvW1Ne0f+pZ0YyRh6bm9/e89z3HAlgWV",
+	"H+3ueyXt0vkdG+WjidysbtJAMHMQAk/Be4/rEUtKxLakKrHMRFlhwVEEqQRFI5oRQ+xXXMqEVaw/H9G7",
+	"tGIv114g0QmZ/uAOugqiGCbYwK7O0j271MhShcQqcVGe2AOjfAycJB8mQe/TFqNdhx5UhwQUf1dEhCnS",
+	"8xhqUhh7356ytlpCW9yQtM1SQ+JtTf1KsGgCf3Sy2bN788qWiFAcZ/7wmLEEMDUcPeIg/ffMlQKB7BxK",
+	"5ZIwNepWNh/rP9xroTv20K4gDOKMa5EfhAHcp9ywaqU5c/1fxpV+jeliPTZqwNiHquAvPZfvyYeJg3gK",
+	"5hi35LOCZTzyn4q5dc64rKBz/peH50jMpxWoN2zYzpq/4N2So8Nl0sKRZB6F5ecZM4YAxIjIHrqBRW+Y",
+	"dbsvIwVg/ReESGQp8FsiGLc3SWxuIaXvUEYXc5aJjm97UWG1Ld2LOSZKAPtRDmgMcV9DZsL4HGs4Yglt",
+	"SYqjrwgezs0Wl+9U7a9lVsLZvND1l24r+bQ5o8kPQY3op0INccVlGpm976SwRBhdDC4/nl5pkYmEZBxi",
+	"1MJjoThNRiVJEKOAYhLvdNYrafbgt4FxIUo2AsGlebyk2p3E61G9agz7FLqqECr24c4qtPhe4N9KcrGS",
+	"e1sjIHKk5rjief/j5SAIA3VI79Ufl1cfzs3vq/7FVfHX5x8uPrz/fPbh7cDD6er4WDOF6yMgRpOFl/bI",
+	"5DI/rpo+qOwC/SIiE61O5TBHMyyMiW3g6x35xudaKNn/mo8YTwKeg/qFpuTWOR7UJWO0IExjRBkSoHRT",
+	"BJMJRLKm0vlVtbkirqUlKHjrbR0hy3LRcf/seHCqxnSn9Paif3IWhIG5E4TBu5PTU+85bK4PKmOCeKj2",
+	"Um9MIMmQekAZcAbceqfq8hjQLRFknIDdN5mrZb7qhsGcUPOjm89nheySCWhQcSWSnxLh0Urzc38Cg7vM",
+	"5nPMFz4eR+FeHmdceBlyE7mL1Rs4s0de3cC4YqetWnfJolMyYU6UVVFhfYTKVwcFvjvd5ssKI9osaLRN",
+	"1KCdcYiA3G68YKVXpo2a3tdi/OqICp4vJKTHHGIiy+ppeZES0vf2VJt1zjWKoHPDWVWwZJpYgBVnnUO4",
+	"NHUBqpXId7lkQ50Pzt6enP1VMfWPZ2fmLy0A3irG//H4eHB5GYTBD/2T048XThicD956Oc0STS0T6tYY",
+	"uEbpWa2G/Dl0g3X6gO9IfwScKD5eB/Cylcxu1tsh9i3fRGY7KZYSuJIF/+sTbv/abb++tv9/bl8/dMNX",
+	"Lx//xQfNE5pmHn6dex4fQ/v3dofk3nmz8B57xAHLL4tnRG1khWbdxAu139OPm7l/2K+tGZf10nmsVYbr",
+	"x58CDQqIKWUS0wiSZBNvidt1VX+tYm/OuuxeSyhcnIMXs9Tgfnmu591clhssW+dTtYP6lvJvLOMUJ8cs",
+	"c0G7qnReXOX2rf+wfHJhaZbx4soKg98xiGQSJ75na7s1z4XF2vP5VwBASb6fCNz5nFoREdrIyKj0L3Vb",
+	"XWRKKBQCaRtD+BaoXLGQCeFCfhgL4LfbMQH94iX8kgE1rpEN9kH8hJjgpy1BvbflCrbVqUDKZGuZ+HQx",
+	"moeXM0qNty1mVLu72B31qhF3OEnei422UyfxigStHmcNtstosnRoFUwLaySwgorOOVNXvB6saIYJvSKp",
+	"x/CUAsVkCkIeIesLmWjHFIJ5Khfo72bwzlOk13a+nzoz8Hl/MrrhKBcZdYOIEl4vu5oV8G2SA5qwJAbt",
+	"Y94WA2opCBkteVPy+VedXTZOSGSTDmpKSzJlnMjZvIzVEO8fHu699uJxWh5recMc36GX++3xQhrfAqFI",
+	"SExjzGM0xgJeHXjOum4y52sqT7dif+44Ghn8pthhZeUX4OTbz/isDP4ZOfnTWPMT+azfBMjPJCxhxAp8",
+	"+gk4mdgUiG24nU530twOsYmJpVrab4kZ3j981fvtn/+x42V2MUhMkoZoGhfyDY4vGznNydlP/dOTt8at",
+	"px9Hji2YVUSYUibRGJDkmZAbciF13NNBjs2eQJrjSy9s1o/xIjKDWFz7K9W8lstDjBYgN5y6cPDVne0L",
+	"PYlxxiNiZrD7N8D/PCdijmU0C9GYsxugnxNCb0I0xWk4pBwYj4GH6I4zOv1cirCbC4ZAP98CF/rqHCdq",
+	"uRCHQxrNIDJ+qnwO1LLQ3zlClH0ungjVT8O+Pt/AIhzSMY4/CzKlWGYcUOvjWf/s+McPF4O3O50hDcJV",
+	"AQdHB3qmIAyKd4PQHb+XXW8unjSi3GrMhxi1uuhuBhTRImixvdyy6y+tooxSPgI8ZdNTQj2+RLwNk4Lb",
+	"hrDWqlD+CoNXwC9PUdzUa6FauVtSya5cFYg/ZdNzu8qlPIU0Aek5zB9wojOTwCQJ7iOBEjInEgnJ0hRi",
+	"fTVSsuYIaSPqvcJdiBX9SPUWRgm7A47GLKNxiUOVo35r9LGE0C30MXfS3iiczDiF+NQN6LEgS3vwZVLK",
+	"aEboFOklIZs5eTdjCaCETVELboEv9F2dWskyiTCakEQC3/n9ClplcfXthMUpOpD5cEDpqV879nV5NTj/",
+	"PDjrvzkd2F/u4tuTS3f13cm55jf2j4vB1cXfgjB4czHovzv/cHJ29fn4dNC/8DKfcpRr+eZ8DjHBclWs",
+	"qIdwIhgyzh19iJZu0BjU+aacRSAENGDsl08uKoJJXz4cZI78CVkP0ZqXjNOtxjB0ig6KIUowhxiNjVRN",
+	"k2yqyGWRAmr9dXCFdnFKds1Vsfugrj+WFZhi9S4dZm3GV8Fn1+WrFnGGpRzS0jInnM1RfanrjYxqcKLp",
+	"PLaMLfzcP7kylxS5nD8p3nCud/BW64Met12EJUyZCUO4NUlOpibTxxKEjq9L4HNCceKdJSqypL5Yota6",
+	"tLCU8SZNkmUyzSTSTyBscii0Cq3kkzplpUrqGgGFpVNyCxSZLaCWVlF09NZu2CbCb5x71RDNCoOsQVmo",
+	"eyVNeCs/mXrSkxmmBnMHDh/mGRTwe5Etgm98ZmasxnhwbStu9OZVNUbBvhBirkOizUKPq4/Eu7siF77u",
+	"Q3CWmSfr505XZyi7QedLmNRwhmKGKNzLTmP42UMGA62T3BKWYJMIPEEY3eKExOa3zZuvoPaqg//JjeTN",
+	"qaRCYtqUKlcX2mXFi8gEVh5MnVd/vDhBFM+VuLZJ8zr9/4bQONQpUWzSG9JRxmlvkd1I3LNP9AjVux+h",
+	"1kG327NGn86+1rltNmOZUES0GchhkgmIj5AAQCMD5dFO6B06ozhTaq9URj6YKfZ6iDKkLDUzvDlVRqFh",
+	"jDGO27k150bA6A7GM8ZuXgj0721TnnSZm3wxA2OuajNr0TDwhPExiWOgetCXZuc3sHghEFcaLOOuCEho",
+	"RGMS4SRhd4jII6XGMg5kStGPzADqAydTQhvmoky2J0rl13MdaBCILJohzjIJoZsoRC6cW0lJ18EnNYdh",
+	"Gw1zzEHOWNxWU+l1WngfNjyuuGRCIqkfem12bxIrnbFPlLmikNR6N/SoAhHZMKJkrJ2oEdSQexagYxYv",
+	"1IA6315bRzhtxBaRpYpbQ9zWOqvOD9aDHfaQABqjcs3M3wVrAgVXZqs2zAwQ9l/3NLpegOSLdn+i7I+w",
+	"gRgkcIqTEWodOmqwXhZl0ZjMsIJASNyM+beYJHicgB7KQiPGEo+xgJKniANWBkzDODMp0xFqYbowlTHo",
+	"x6urc6Spzu/N8DNow07CVbF6W4b1JM24JkzW6qaEEkmwTcddr8luqvKmJnZyjk1yw3ojoxIP30BNxrVy",
+	"nlot4pzQfEJfwh6+PzFvlmrt1lT+rFqUK+SxR1aZYa9rzCX3c40+YnPJizWswBC/vlRNd6sJJxORYsY/",
+	"oJ1hKZ6CV2w7lrsxFOyqNtW88vFX7LBR91qnNDXWKqxOvMjSeNuUE/vKm4U/oV3D2Na1NGa1r09dt7P8",
+	"RLDfnLCpxUozuMMin9CWHfcQByFDFCVETTWPUu8kdzkaNwTlV5S3Wbyt2gHVAcvgLcOtsjsvMkjMn1iH",
+	"Ziuz/ECzyror3zLM/d8uP5wZTesIZSLDSbJAmCKzGlu52bRCf7HVOjfiE3PVVieqrxAvkqX9JHkaPDd1",
+	"MLmU6K+Z5+w7iMIGWDqGVa7w1AqqOv0CB+dM1apfiKAz7eS6ofjUve7ouPSn/euOsXY7GU/WO2NsufMq",
+	"p7gTKtszP4in29SIFLVHvuTprXIOSh697ct0t8i8bKzDqPIflzJgALIKyF9Y2WoqR/0dB1NoFPvdbvfL",
+	"HlQx9uEabaV+TBsU+5fPrXJWZsXLp2LK/zJO5OJSDWW9/CmxORjezgr/3u6fn9hWD27J5o3HMBgD5r4S",
+	"+T5F/fMTnbahhCYyzyHJboB2XHsG7WI3A+RDK2PAFPsTOmF+6XIxuLwyvUB0nbA2jTvo0hmyM5bEBSNB",
+	"rbf9vwrEJs7Tq4GjDIuBtusR5oBc/4DcpWA8NQK1Rk0tDEY7RwgP6bJXBSVESB3ErvhgCM09CQokowfF",
+	"qEIXhHgcqQXpV9wwMw24kbEP2cRs84VA7I6ilseM+u2f/zEK9eQQD6lVRK0rChnM2QkRVetCIzxmmeyN",
+	"E0xv1MxDqoWzdn3gGCm6imSy6KB+bgYqIzdE2EjxXzK9Ute5RTus9IaHNA8DmP2ZJ9V9g1ellwpHi3HH",
+	"HnRtoJjIIVWHKNDHf+12u13UAhHhFGKlYnF8txMiCffSWOzWkNfngD5e/dD+PtQRSApDqn7uvUIi45xN",
+	"lY1vxgkLtcNlVqSAtbdY+2wwMhEXxDIpSAxDilHMsnECLwTimE4BtUZ7cNDtjjREhSR0imKAVNv/mKK9",
+	"/e+RjtMK7QFSJrFpazKk0hXId5CulXcI8kKgkQLZCCm6EzaEgiPooZGCfceVwpN4pOxofc2I9FGIRhrO",
+	"nUhbJ+q3gXan1q1Fv6lm6ZSUmtERwnkvmJhF2RyofCHM7ALN8C0gylDKYULuh7Q18gjpvVxIW4Qe7XTQ",
+	"GZM6dKqrzHQRo07YG1J37Ba3OuhMw1ugG4BU7ZxwBPdYHY86Zx2WcXgomR4MT2GoiN81Iekh7LRNBcnX",
+	"3e53e69f7x8efHfQff365Ugdw+j1/v7Ll9/td1+++v7w4LvvDr/vvh4NacQUvMc4uinCArp6LSZTIgVq",
+	"RQnRCSlixrIkRjFELAb12NyFfId0yoxXUlsFyOGL1Wr+ytSaFNfovNUv885HAWbTox1Nfz8rxL+BheFH",
+	"BpaZApnhI9qHhuA+gjRvGDIGoQlLRzbcuQ0pBYgFYlShuUCjfiZnjJNfNZL10BvDiI2ddAMLYyYZ8OSc",
+	"vrd0v6eObU6EULtk3Ho0dcUfSIEOunuhoR50N2MCjHdxjheaNmPTy0EJeL2KIT3ovgxLSGfprLjiHFvW",
+	"V6mYWnEsB90DLVTokGb0hip+mPsWNTwYQ3NlcFiUEehg/7U52lHJOzYyBKhWOqSAo1mxQGRgSHS8f3Tf",
+	"1oy2rZ4cGYdUQiKgQmu8JAYqyYQoKRj0UxzNoL3f6Rbys3RNyV9ndweXkEzaM6bYdS6tEOPRDIS0yzAt",
+	"NIClCpNSzqYcz82Z908QnhqklKAF6xTkDHgnd4TZjlZBGNj0o6AXdDt7ZhUsBYpTEvSCl/qS0dO1NqBD",
+	"n0Xeoc3qz0GjlJPgUnLA84FLhCt38PpktQjNj/wNjrZpaOR/pphwt9xQ6vG61pRov9utNSRS/MTsri30",
+	"JqqdiOq6safnkHlNCeQRiR2hCPjFEkqIRnp4d0eNWNxSgsDdAXoLCUtBS1RHhiaBSuiy7gOzeh8A8l0W",
+	"/ZHU8wdbPF/BRaN52G5bjOtYij2yF2JHUduldhC3L9UT5uCPdN7c3KS9oEr/LY2F2pH4yaVLXodBmY6C",
+	"XvDTyeDnwYVeiMa5GWM3Yvchx5TH3YdCqX2sd4r7tBYzip5bG6BRqW+WwqKUCW9xvs2J+nnw5scPH96Z",
+	"2LLV00wPilFY8Z3PMyFRhLlSjEYuiHNF5iAknqcOEz5Scm+Lo4VDBEzj0it53KeHTPbnfzdvzuAe/fi+",
+	"f9y+/LG/f/hKYeUwsIjnZjEjdizSaamqdAdz2T4NoyFtxSwSuzbmJDrzeMcwSBfdqGiGqEWZ1c5Co3sZ",
+	"bev7UKkKRp8y7FuEVpsSrvVcXZnaOUJEiiF1j+logQFjptQi50RywjlXDox8Nhy5yqDOmZA/m50s86c1",
+	"qFDrraeQp8Euqp1NYyu8klFZWN1etxnRDQ0BxZAQTZJ3WCBBphTiUMkik3dWxhfUMrddsFCYoOXyWTY1",
+	"zlvCyuZtLO/i2hihIOQbFi9WNH9bbvqWN8cJeoHWjC7w3XvrtHlc7i+3zMpXD7/SnV7yKXp4fCUdOe+b",
+	"ApgnBHhNRazp15pv73f3nmupl2ZxTxQXe88lXvQyEVb0nKvIOo3Sct0XImep1nN8VAms1jqB5aKl0lIg",
+	"Fy/4rj3W2GiS1Wpi58P54KJ/9aEkeIpiSq+yc0qEPDGPfGVVxzdazfmcj5eHULKMxMEG/GWkdL4RatmO",
+	"GTta48dJMso5Q30feaH1UidUVzOb+PJuNtDCnk4PRU1sA+GawwwRS2IlgHUFw3NrUwZbjPZ+cnb+8erz",
+	"xeB/fBxcmoY+otzlsUDmovp2jZ5kHtx9sLXHPs3I0/ezqFRubvq5DqdKilGVREyTTVNlvK24dR13f48s",
+	"WYUx1Qagj1W/qYLA49dGV68dYcvNnwE11fOvn4rKfdfARxnH1FDXkeXHXGGxS6JW4CI0g1JqpSmp3wjH",
+	"l5myrfPZNVUvbRsd8zLov4JcKk78ime6NFcDJ7rR6kAFmlqzMAWRyGxMu0zK5TKilI7zQrhyJ1TUAoky",
+	"QO3tDbiGtfg7CzxPVkHyQwq0f35ymUK0HRDdwFsY0wocdr7cf1XORlLK7zgjifEAdirxi6D36boK2pIT",
+	"rAyiOUgcXOdwKOW8Nkr7c/vMV0SiUlquBzDGHNfWpQJi6LQikcuzJbSKsMQJm2Y61zl/s4IspYTcNchS",
+	"TdJfhS5mH8tMv+410VED43I/KjEH7fRmXIqRdntqvlLO27a8hAiXoT3DoklfsaULTX3UDw9fvnpeXaWa",
+	"fd+A//lRPbeS8oFCGcOIzGFsWq4aX6q6XEmo1x78Stb8digWbqCr2IS+ZkWl3G2n3/6f1+qfbvv15+ZO",
+	"O4/XDrfLyVeNHMDFEtch9rkSfYL8Cqi199s//89htxvmLekOuztNqKq923VMNVU/Lkxsfu35ysV8noNR",
+	"kZs2MtUOgFIOt4RlIk9E81KNyWfbxnXxNWmmnH/noRiFtGo3aovuIJ9AOBVCUHPlg2kvC4mRretlbj7d",
+	"lVOSOZSxvZxnt4ajukfL/k3jYHRFmFUkfKuvX+atc3+PTl05qgNP420917Oqos/1iYCr0lcuZligjE4I",
+	"JWIGceHhEUe6stXE87zy1QCoiE4ZbllkGDhG6Rl7Q3Tpv31/cqbg0yRnC0z42qTncldWA7PQtJ5Xal0A",
+	"jhG2ftD6Yo6QccJXBZlxXI/+8pe/jLYk3vDpEQdlKmfSn77ivFrLQfcOGuXsYeTS4/LqAts+fEgVvunI",
+	"gukaYKwxOeuget2P9tqbagPFwRiNoIP6FkpDWgYT0unLOgiOhYGWjsYLjdk2fG/yFnz+9kx+GV71NPt/",
+	"s27uNQS/Dtf5oJ/TU1D+hsca2lNmEQednRF/cYfzluuwHeyeyAZeb/f83sstnz98Kps51tvS6UYG0CVi",
+	"bSmlQHJMhSnAPipJAh27cZYsmyvSUXaN/SrJzlr+s9p1baXEKp1it9rpt1HBHRSPbeTUrrbg/N1ebY9v",
+	"ecsM7Yevolj/CTTkaqfnFTryc4vmfpExUO4zTpTsWISIwl3ukF+nWDcEdr6cdN6QhHYfSuGXlX6Q4psM",
+	"z3H0a6OWz332ugEQuQXbTd5+DqXAAp0fqlOsJlqf0HGQ5zzx9Rkg5a/3PRFBdtUpc5Z85VyV6kqbYjLH",
+	"Zi1lxPy2AjNL32V4Zo2r+iGnBopyn5o0Opf9wGTLfVhpRyF26D4wqSvEtMOMuuwV1NLlOTuhqxv71uM9",
+	"uv1IiEx7nxDp7jlmD/8wBUb/eHdyerqjn7jqX1wpFWn5WxVl2i9TuaOPTQJA21HeZgmL7o2mzMX/yjV8",
+	"Jlnh6fb3VXMMv3nJ4QJ5BQIvK3W2uV4K3LQb059FvfjhGH3/3feHKMKUURLhRJ+x9mPmjRu1N3Mn1MUH",
+	"NNR+AM/nYGx3TaOcFQFHPdmQjh6GQXFxGPQehoHpkTgMwmE5T0X/dnObHy5Fbhg8Po5sQtuQ2kZRNtp3",
+	"A4tSn6jl+O9OB+lmmgvFaNlkkrdcG9KRPvQ8WGpaYqAfTk4HqN0uRkDvBn8bHZncONcteB67hgdDavIf",
+	"tLKCFbRJapoBma4ECabTDE/Bm3A4uE8Zd2Ho7XTA+zaNlyXXRsFTS8Gh6bunO09Ujy1v48dBu5Ao/NHU",
+	"njf0dIeFBTp7a1BWw9oe7G2pb+p2Ee8/C63vGjRtJHndiNN8vSlvxjjDYoZ001hkCqQMrpZO3WaDGtIa",
+	"0hJtmbIixTNKrTqPUNH+s5imPMM4k0NKmS2wKs10y7JoBiYiqEYFGqPWMlehTKplONbC/W1dI5xNZxJl",
+	"qWliknf23DlCtiXpkOaJJaYt7RjHBYczdTC604hgtPjCro9WDRd5Eq0+KVOk0gK4gZKr6P68JGq5qqxR",
+	"ak6gU0yokMYPbLCrwIL/ZKSZsKnYyMw/VQ+uCQ7/yO5MHZJpHeoixKUQ8V63OUYsMUlcm0+/O2vrQPHF",
+	"YB/Z0Ln95nu3W/rme4jMd+BfKasnJQnESB08z7SbU5Gi2QjmYCIPEFtTh3BLkwfoHXnTGVLjD8j9nxpf",
+	"is6QlvaJFJBMUEs3CVogbItUUe5d20GCmeQoUwQnMj7BEQypSR4RtVxsAYpmI1d0NwwuYAr3+Y4lYyhh",
+	"dIpac3xf2/pOZxhoTuE7CdPM9dzmHIQrhPTX9Pu5Tr4NDEQfzR+b9pp3gTZoUvMBvRAoYdMwD2MlC9sl",
+	"1+AFpqiEnv/5XEPa47X7YFqFPu5Wv2fXlAVwnADmpQ/afcE8gGf0o+hdfPuujwsdpMk/Vf5CoOKQtnVi",
+	"PB86rn/cfmK0FJKu+UZAfjEU+/JewuXP5X9rbsJLkN+8Vw9nosBsNIYJ44BwnrxtarZNHoD5sH/eE7Ol",
+	"8/2OB6coYtT0bzGGwc7zOPZqfPMP8LBvR2GrfPFn5kuU3xaBlbvD/2k88Nj1yfxTetTVv3m7fPPDXrLN",
+	"8kN0+e7kPESmVb56+erib8p2rrfK1646RRvPQ4xp5cNdXq9F36RbzVkMCeJQpO9r9uNsSkZNODDCSXKU",
+	"8xrtsXCP5A1udTsfIuw3v1wHm1+Bsw7q5yMaFqYdF0Naa45rvQyoWL7uB7vjcw6UjbzSd8qeoZ6kmKyB",
+	"Eorlf+s4f2WjX+a73zGgWwJ3wn61rMAGj7chLGw644SSRGdmLlDEbqvFRH8ed0OeH7TU0aDJz5B3qPuK",
+	"eJfP0YBubql/SIqn4mul6mBbN0ljpBu9PV8eZ+gtUKhkQzWXKazNjnoK2tQyvP7onhgfqslwJlNU1KJL",
+	"mqYxEhSnYsakK1DIG4EPaZ4UYqJPTjFNgaMJxHk/Uc1MtPCnqJwUxnXPMx0GND3LbP+JUb3/FTJf0BGF",
+	"16hYZWu/2/XKBD3B0xMpPA0l/mCdr9L29b+aLTxLs4VnE77lZgv6ww95cykdMH7fP/vYPy0qCqcgy/0V",
+	"djZ2vW2oTDZwMSFZ+sfwrzpts7Qkbb8t26zWUPgrU+qfxRyrYvvVh/PP/dNT9Ns//6+p4zGxAiWObsus",
+	"pUIKTzGXZoATOft1ldr2o37kayptdoZmCyHSmWgCZenqeulTcgsUhOi5boLlFwvgmE3b+uk5SE6ilQGy",
+	"9/aRzZKj0gSTp+Q92IV0nrmNzTlnc5AzyIRbAWrpBpVwnzJhfGMmh2Sng850C0GMjBJqWyP6ezz6AL6y",
+	"olCZ2IuVmKiU6MUfg4h6at2mE/ityTc57L7cEuYNWKvGJgXa5p8acQHBvA8tmpMpz4ugct7kQ+zqdA95",
+	"S+NP10rGuObIn64Vk7dvPzhDwI6iHqx2/xHla64qunSpJFlLVx0rKj9oUttKV2wTjdIVZwmXLumuB4/X",
+	"j/8/AAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

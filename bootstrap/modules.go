@@ -131,6 +131,9 @@ type httpParams struct {
 	Journal        httpapi.JournalUseCases
 	// Mounts are the doors served beside REST (MCP, agent API).
 	Mounts []httpapi.Mount `group:"mounts"`
+	// Database knows when the embedded cluster is restarting; serve
+	// supplies it.
+	Database *DatabaseStatus `optional:"true"`
 }
 
 var httpModule = fx.Module("http",
@@ -156,7 +159,10 @@ func newHTTPServer(p httpParams) (*httpapi.Server, error) {
 		Journal:        p.Journal,
 		CheckCondition: p.CEL.CompileBool,
 		Ready: func(ctx context.Context) error {
-			err := postgres.Ready(ctx, p.Pool)
+			err := p.Database.Err() // a restart in progress says more than a failed ping
+			if err == nil {
+				err = postgres.Ready(ctx, p.Pool)
+			}
 			if err != nil {
 				p.Log.Warn("not ready", zap.Error(err))
 			}

@@ -25,7 +25,10 @@ const embeddedDatabase = "yukta"
 
 // serve runs the server until SIGINT/SIGTERM, then stops it in order: HTTP
 // first (in-flight requests finish), then the pool, then the embedded
-// cluster, so nothing is cut off while it still has a user.
+// cluster, so nothing is cut off while it still has a user. The server
+// outlives database outages: work waits and resumes, /readyz says why it is
+// not ready, and an embedded cluster that dies is restarted; only when those
+// restarts are exhausted does the server stop.
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("yukta serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -48,7 +51,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	defer stop()
 
 	dsn := cfg.DatabaseURL
-	var exited <-chan struct{} // closed if the embedded cluster dies under us
+	status := &DatabaseStatus{}
+	var lost <-chan error // yields if the embedded cluster cannot be restarted
 	if dsn == "" {
 		began := time.Now()
 		pgLog := &zapio.Writer{Log: log.Named("postgres"), Level: zap.DebugLevel}
@@ -73,13 +77,16 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		dsn = cluster.DSN(embeddedDatabase)
-		exited = cluster.Exited()
+		// Deferred after cluster.Stop, so it runs before it.
+		var stopSupervising func()
+		lost, stopSupervising = superviseCluster(cluster, status, log)
+		defer stopSupervising()
 		log.Info("embedded PostgreSQL ready", zap.String("data_dir", cfg.DataDir), zap.Duration("took", time.Since(began)))
 	}
 
 	var srv *httpapi.Server
 	app := fx.New(
-		fx.Supply(cfg, DSN(dsn), log),
+		fx.Supply(cfg, DSN(dsn), log, status),
 		Module,
 		fx.Populate(&srv),
 		fx.StartTimeout(2*time.Minute), // first start migrates
@@ -105,8 +112,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case sig := <-app.Wait():
 		code = sig.ExitCode
 		log.Info("shutting down", zap.String("cause", sig.Signal.String()))
-	case <-exited:
-		log.Error("embedded PostgreSQL exited unexpectedly; stopping")
+	case err := <-lost:
+		log.Error("embedded PostgreSQL is gone for good; stopping", zap.Error(err))
+		fmt.Fprintf(stderr, "yukta serve: %v\n", err)
 		code = 1
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout+15*time.Second)

@@ -76,7 +76,9 @@ func (h *handlers) GetReady(ctx context.Context, _ restapi.GetReadyRequestObject
 	if err := h.uc.Ready(ctx); err != nil {
 		return restapi.GetReady503ApplicationProblemPlusJSONResponse{ProblemApplicationProblemPlusJSONResponse: restapi.ProblemApplicationProblemPlusJSONResponse{
 			Type: "urn:yukta:problem:unavailable", Title: "Service Unavailable", Status: 503,
-			Detail: "not ready: the database is unreachable or migrations are pending; the server log says which",
+			// The reasons Ready gives are written to be shown: they never
+			// carry the database URL, user or password.
+			Detail: "not ready: " + err.Error(),
 		}}, nil
 	}
 	return restapi.GetReady200JSONResponse{Status: restapi.Ok}, nil

@@ -9,6 +9,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -18,6 +21,7 @@ import (
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
 
+	"github.com/yukta/yukta/domain/fault"
 	"github.com/yukta/yukta/migrations"
 )
 
@@ -95,22 +99,69 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	return nil
 }
 
+// readyTimeout bounds a readiness check: a database slower than this to
+// answer is as good as away to whoever asks.
+const readyTimeout = 3 * time.Second
+
 // Ready reports whether the database answers and every migration this binary
-// embeds has been applied.
+// embeds has been applied. Its errors are fault.ErrUnavailable, and their
+// text says why in words safe to show anyone: never the DSN, which may hold a
+// password.
 func Ready(ctx context.Context, pool *pgxpool.Pool) error {
+	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
+	defer cancel()
+	if err := pool.Ping(ctx); err != nil {
+		return &unreachableError{reason: unreachableReason(err)}
+	}
 	p, db, err := newMigrator(pool)
 	if err != nil {
-		return err
+		return &unreadyError{"the migrations cannot be read"}
 	}
 	defer db.Close()
 	pending, err := p.HasPending(ctx)
 	if err != nil {
-		return translate(err)
+		return &unreachableError{reason: unreachableReason(err)}
 	}
 	if pending {
-		return fmt.Errorf("postgres: migrations are pending")
+		return &unreadyError{"migrations are pending"}
 	}
 	return nil
+}
+
+// unreachableError is a database that does not answer. Its text is all a
+// readiness probe shows.
+type unreachableError struct{ reason string }
+
+func (e *unreachableError) Error() string { return "the database is unreachable: " + e.reason }
+func (e *unreachableError) Unwrap() error { return fault.ErrUnavailable }
+
+// unreadyError is a database that answers but cannot be used yet.
+type unreadyError struct{ reason string }
+
+func (e *unreadyError) Error() string { return e.reason }
+func (e *unreadyError) Unwrap() error { return fault.ErrUnavailable }
+
+// unreachableReason names why a connection or query failed. pgx's own texts
+// name the host, user and database, so they are not shown; the server's
+// message, the system's error or the kind of failure is.
+func unreachableReason(err error) string {
+	pgErr, isPg := errors.AsType[*pgconn.PgError](err)
+	errno, isErrno := errors.AsType[syscall.Errno](err)
+	netErr, isNet := errors.AsType[net.Error](err)
+	_, isDNS := errors.AsType[*net.DNSError](err)
+	switch {
+	case isPg:
+		return fmt.Sprintf("%s (SQLSTATE %s)", pgErr.Message, pgErr.Code)
+	case errors.Is(err, context.DeadlineExceeded) || isNet && netErr.Timeout():
+		return fmt.Sprintf("no answer within %v", readyTimeout)
+	case isDNS:
+		return "cannot resolve the database host"
+	case isErrno:
+		return "cannot connect: " + errno.Error()
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		return "the server closed the connection"
+	}
+	return "cannot connect"
 }
 
 // SynchronousCommit returns the server's synchronous_commit setting; anything

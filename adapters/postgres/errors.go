@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"syscall"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -56,6 +59,16 @@ func translate(err error) error {
 	var connErr *pgconn.ConnectError
 	if errors.As(err, &connErr) {
 		return fmt.Errorf("database: cannot connect: %w", fault.ErrUnavailable)
+	}
+	// A connection cut mid-statement (the server crashed or restarted) is
+	// not "safe to retry" for pgconn, which cannot know whether a write
+	// took effect. For Yukta it is: reads are repeatable, and every write
+	// is guarded by a lease token or a unique key, so a commit that did
+	// land makes its retry a no-op.
+	var netErr net.Error
+	if errors.As(err, &netErr) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
+		return fmt.Errorf("database: connection lost: %v: %w", err, fault.ErrUnavailable)
 	}
 	return err
 }

@@ -193,18 +193,17 @@ func (s *ItemStore) ReleaseHeld(ctx context.Context, executionID, nodeID string,
 	return int(tag.RowsAffected()), translate(err)
 }
 
-// Queue is the claim side of the work queue. It has its own small pool whose
-// sessions run with synchronous_commit off: a claim, a heartbeat or a reap
-// lost in a database crash only means the item is claimed again later (the
-// lease token then no longer matches, so the old result is discarded). That
-// saves a WAL flush per claim; every commit of results stays durable.
+// Queue is the claim side of the work queue, on its own small pool. Claims
+// commit synchronously, like everything else: an instance survives its
+// database restarting, and a claim lost in that crash would hand the item to
+// a second claim while the first run's plugin call is already made, running
+// it twice. One WAL flush per claimed batch is the price (docs/benchmarks.md).
 type Queue struct{ pool *pgxpool.Pool }
 
 // NewQueue returns the queue, with a pool derived from main's settings.
 func NewQueue(main *pgxpool.Pool) (*Queue, error) {
 	cfg := main.Config().Copy()
 	cfg.MaxConns, cfg.MinConns = 4, 1
-	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
 	// The claim must walk the ready index in order, stop after a batch and
 	// find each claimed row by its key. Right after a burst the table's
 	// statistics lag, and the planner would rather scan, sort or merge the

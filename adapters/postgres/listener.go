@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/yukta/yukta/application/executionapp"
@@ -15,12 +16,15 @@ import (
 // Listener receives the cancel signals SignalSender sends, on a dedicated
 // connection (LISTEN state must not leak into the pool). After each
 // (re)connect it also wakes the engine once, so work that arrived while it
-// was away is claimed without waiting for the next poll.
+// was away is claimed without waiting for the next poll. Signals sent while
+// it is away are lost; they are hints, and their senders have already
+// changed the state that the work's commit re-checks.
 type Listener struct {
 	cfg     *pgx.ConnConfig
 	wake    chan struct{}
 	cancels chan executionapp.CancelSignal
 	onError func(error)
+	idle    time.Duration // idleCheck; tests shorten it
 }
 
 var _ executionapp.Signals = (*Listener)(nil)
@@ -28,7 +32,7 @@ var _ executionapp.Signals = (*Listener)(nil)
 // NewListener returns a listener on the pool's database; Run starts it.
 func NewListener(pool *pgxpool.Pool, onError func(error)) *Listener {
 	return &Listener{cfg: pool.Config().ConnConfig.Copy(), wake: make(chan struct{}, 1),
-		cancels: make(chan executionapp.CancelSignal, 1024), onError: onError}
+		cancels: make(chan executionapp.CancelSignal, 1024), onError: onError, idle: idleCheck}
 }
 
 // Wakeups delivers coalesced "new work" hints.
@@ -37,7 +41,19 @@ func (l *Listener) Wakeups() <-chan struct{} { return l.wake }
 // Cancels delivers requests to cancel running work.
 func (l *Listener) Cancels() <-chan executionapp.CancelSignal { return l.cancels }
 
-// Run listens until ctx ends, reconnecting with growing delays.
+// idleCheck is how long the listener waits for a notification before it
+// checks its connection: one that died without a word (a network partition,
+// a failover) would otherwise leave it deaf until TCP keepalive notices,
+// which takes many minutes.
+const idleCheck = 30 * time.Second
+
+// pingTimeout is how long that check may take before the connection is
+// given up for dead.
+const pingTimeout = 5 * time.Second
+
+// Run listens until ctx ends. It outlives any database outage: each failed
+// connection is reported once and retried after a growing delay (0.1 s
+// doubling to 10 s, with jitter), back to 0.1 s once connected.
 func (l *Listener) Run(ctx context.Context) {
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
@@ -67,7 +83,19 @@ func (l *Listener) listenOnce(ctx context.Context, backoff *time.Duration) error
 	*backoff = 100 * time.Millisecond
 	l.signalWake()
 	for {
-		n, err := conn.WaitForNotification(ctx)
+		wctx, cancel := context.WithTimeout(ctx, l.idle)
+		n, err := conn.WaitForNotification(wctx)
+		cancel()
+		if pgconn.Timeout(err) && ctx.Err() == nil {
+			// Quiet for a while: make sure the server is still there.
+			pctx, cancel := context.WithTimeout(ctx, pingTimeout)
+			err = conn.Ping(pctx)
+			cancel()
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		if err != nil {
 			return err
 		}

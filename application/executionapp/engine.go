@@ -79,8 +79,14 @@ type Engine struct {
 
 	wake chan struct{} // local: a commit made new work
 
-	mu      sync.Mutex
-	flights map[int64]*flight
+	mu sync.Mutex
+	// claimSeq numbers this engine's claims; newest is the number of the
+	// latest claim of each item it holds. After a database crash the same
+	// item can be claimed again while the result of its lost claim still
+	// waits for the completer; that older result is stale.
+	claimSeq int64
+	newest   map[int64]int64
+	flights  map[int64]*flight
 	// pending are items whose results wait for the completer; their leases
 	// are renewed until the commit, and dropped if it gives up, so the
 	// reaper can hand them to another claim.
@@ -91,6 +97,7 @@ type Engine struct {
 type flight struct {
 	executionID, nodeID string
 	cancel              context.CancelCauseFunc
+	seq                 int64
 }
 
 // Stats are counters the metrics adapter reads.
@@ -126,7 +133,7 @@ type EngineDeps struct {
 func NewEngine(d EngineDeps, cfg EngineConfig) *Engine {
 	e := &Engine{tx: d.Tx, queue: d.Queue, runners: d.Runners, conditions: d.Conditions, signals: d.Signals,
 		owner: d.Owner, cfg: cfg.withDefaults(), now: d.Now, onError: d.OnError, metrics: d.Metrics,
-		wake: make(chan struct{}, 1), flights: map[int64]*flight{}, pending: map[int64]bool{}}
+		wake: make(chan struct{}, 1), flights: map[int64]*flight{}, pending: map[int64]bool{}, newest: map[int64]int64{}}
 	if e.onError == nil {
 		e.onError = func(string, error) {}
 	}
@@ -205,11 +212,12 @@ func (e *Engine) dispatch(ctx, runCtx context.Context, slots chan struct{}, resu
 			for _, c := range claims {
 				slots <- struct{}{}
 				fctx, cancel := context.WithCancelCause(runCtx)
-				e.track(c, cancel)
+				seq := e.track(c, cancel)
 				wg.Go(func() {
 					defer func() { <-slots; e.wakeUp() }()
 					r := e.execute(fctx, c)
-					e.handOver(c.ItemID)
+					r.seq = seq
+					e.handOver(c.ItemID, seq)
 					results <- r
 					cancel(nil)
 				})
@@ -239,24 +247,51 @@ func (e *Engine) wakeUp() {
 	}
 }
 
-func (e *Engine) track(c Claim, cancel context.CancelCauseFunc) {
+func (e *Engine) track(c Claim, cancel context.CancelCauseFunc) int64 {
 	e.mu.Lock()
-	e.flights[c.ItemID] = &flight{executionID: c.ExecutionID, nodeID: c.NodeID, cancel: cancel}
+	defer e.mu.Unlock()
+	e.claimSeq++
+	e.newest[c.ItemID] = e.claimSeq
+	e.flights[c.ItemID] = &flight{executionID: c.ExecutionID, nodeID: c.NodeID, cancel: cancel, seq: e.claimSeq}
+	return e.claimSeq
+}
+
+// handOver moves an item from running to waiting for its commit, unless a
+// newer claim of it has taken over.
+func (e *Engine) handOver(id, seq int64) {
+	e.mu.Lock()
+	if f, ok := e.flights[id]; ok && f.seq == seq {
+		delete(e.flights, id)
+	}
+	if e.newest[id] == seq {
+		e.pending[id] = true
+	}
 	e.mu.Unlock()
 }
 
-// handOver moves an item from running to waiting for its commit.
-func (e *Engine) handOver(id int64) {
+// fresh drops the results of a batch whose item has been claimed again
+// since (their claim was lost with the database): at most one result per
+// item reaches a commit, and it is the newest.
+func (e *Engine) fresh(batch []result) (keep []result, stale int) {
 	e.mu.Lock()
-	delete(e.flights, id)
-	e.pending[id] = true
-	e.mu.Unlock()
+	defer e.mu.Unlock()
+	for _, r := range batch {
+		if e.newest[r.claim.ItemID] != r.seq {
+			stale++
+			continue
+		}
+		keep = append(keep, r)
+	}
+	return keep, stale
 }
 
 func (e *Engine) settled(batch []result) {
 	e.mu.Lock()
 	for _, r := range batch {
-		delete(e.pending, r.claim.ItemID)
+		if e.newest[r.claim.ItemID] == r.seq {
+			delete(e.pending, r.claim.ItemID)
+			delete(e.newest, r.claim.ItemID)
+		}
 	}
 	e.mu.Unlock()
 }
@@ -348,9 +383,10 @@ type result struct {
 	err       error
 	permanent bool // err is the node's own and retrying cannot help
 	bpHit     bool
-	passAll   bool // skipped node: the input goes out on every edge
-	released  bool // shutdown: give the item back untouched
-	discarded bool // cancelled by a stop: the stop already dropped it
+	passAll   bool  // skipped node: the input goes out on every edge
+	released  bool  // shutdown: give the item back untouched
+	discarded bool  // cancelled by a stop: the stop already dropped it
+	seq       int64 // the engine's number of the claim
 }
 
 // execute runs one claim's plugin (or decides not to) outside any transaction.
@@ -445,7 +481,13 @@ func (e *Engine) complete(ctx context.Context, shutdown <-chan struct{}, results
 				break drain
 			}
 		}
-		e.commitIsolating(ctx, shutdown, batch)
+		keep, stale := e.fresh(batch)
+		if stale > 0 {
+			e.metrics.NodeResults(OutcomeLost, stale)
+		}
+		if len(keep) > 0 {
+			e.commitIsolating(ctx, shutdown, keep)
+		}
 		e.settled(batch)
 	}
 }

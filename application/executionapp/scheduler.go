@@ -2,8 +2,11 @@ package executionapp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
+
+	"github.com/yukta/yukta/domain/fault"
 )
 
 // Schedule is one SCHEDULE trigger node of a stored workflow.
@@ -65,19 +68,24 @@ func (s *Scheduler) Run(ctx context.Context) {
 		case <-t.C:
 		}
 		now := s.now()
-		s.fire(ctx, last, now)
-		last = now
+		// While the database is away the window grows, so the slots that
+		// came due meanwhile fire when it is back (their keys make a second
+		// firing a no-op); other failures do not hold the window back.
+		if !s.fire(ctx, last, now) {
+			last = now
+		}
 	}
 }
 
-// fire starts every slot in (from, to].
-func (s *Scheduler) fire(ctx context.Context, from, to time.Time) {
+// fire starts every slot in (from, to] and reports whether it should be
+// tried again because the database was unavailable.
+func (s *Scheduler) fire(ctx context.Context, from, to time.Time) (again bool) {
 	schedules, err := s.source.Schedules(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
 			s.onError(fmt.Errorf("list schedules: %w", err))
 		}
-		return
+		return errors.Is(err, fault.ErrUnavailable)
 	}
 	for _, sc := range schedules {
 		slot := from
@@ -96,7 +104,9 @@ func (s *Scheduler) fire(ctx context.Context, from, to time.Time) {
 				Trigger: "SCHEDULE", Actor: "scheduler", Channel: "schedule"})
 			if err != nil && ctx.Err() == nil {
 				s.onError(fmt.Errorf("fire %s/%s/%s at %s: %w", sc.SessionID, sc.WorkflowID, sc.NodeID, slot.Format(time.RFC3339), err))
+				again = again || errors.Is(err, fault.ErrUnavailable)
 			}
 		}
 	}
+	return again
 }

@@ -24,6 +24,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -47,6 +48,10 @@ const (
 	// the whole start timeout.
 	retryDelay  = 250 * time.Millisecond
 	retryWindow = 15 * time.Second
+
+	// orphanGrace is how long the backends of a killed postmaster get to
+	// notice and exit before we kill them (they normally take milliseconds).
+	orphanGrace = 5 * time.Second
 
 	fastShutdownGrace      = 10 * time.Second
 	immediateShutdownGrace = 5 * time.Second
@@ -92,20 +97,31 @@ type Cluster struct {
 	binDir       string
 	ephemeral    bool
 	settings     map[string]string
-	owner        *osUser // nil when not root
+	args         []string // the server's command line, reused by Restart
+	owner        *osUser  // nil when not root
 	log          *logTail
-	proc         *process
+	lock         *dirLock
+	// proc is the current server process; Restart replaces it.
+	proc atomic.Pointer[process]
 
-	stopMu  sync.Mutex
-	stopped bool
-	stopErr error
+	// stopMu serializes Stop and Restart.
+	stopMu   sync.Mutex
+	stopping atomic.Bool // set as Stop begins, so Supervise can tell a stop from a crash
+	stopped  bool
+	stopErr  error
 }
 
-// process is one postgres invocation plus the goroutine that waits for it.
+// process is one postgres invocation plus the goroutines that wait for it and
+// copy its output. They are apart because the output outlives the
+// postmaster while its orphaned backends still hold the pipe: Exited must
+// say at once that the server is gone, not when its last backend is.
 type process struct {
 	cmd    *exec.Cmd
 	exited chan struct{}
 	err    error // cmd.Wait's result; written before exited is closed
+
+	out     *os.File      // the read end of the pipe every server process writes to
+	drained chan struct{} // closed when the copy of out has ended
 }
 
 // StartEphemeral starts a throwaway cluster for tests. The folder comes from
@@ -179,9 +195,18 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		if c.ephemeral && initialized {
 			_ = os.RemoveAll(c.dir)
 		}
+		c.lock.unlock()
 	}()
 
-	if err := c.prepareDirs(); err != nil {
+	if err := c.prepareDir(); err != nil {
+		return nil, err
+	}
+	// Lock before touching anything inside: the loser of two starts on one
+	// folder must leave it exactly as the winner needs it.
+	if c.lock, err = lockDir(c.dir, c.owner); err != nil {
+		return nil, err
+	}
+	if err := c.prepareSocketDir(); err != nil {
 		return nil, err
 	}
 	if _, err := os.Stat(c.dataDir); errors.Is(err, fs.ErrNotExist) {
@@ -195,16 +220,22 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	if err := c.checkVersion(major); err != nil {
 		return nil, err
 	}
-	if err := c.run(ctx, c.serverArgs(maxConns)); err != nil {
+	// A server that died without shutting down (ours, killed with us) may
+	// have left backends and a postmaster.pid behind.
+	if err := c.settle(ctx); err != nil {
+		return nil, err
+	}
+	c.args = c.serverArgs(maxConns)
+	if err := c.run(ctx, c.args); err != nil {
 		return nil, err
 	}
 	ok = true
 	return c, nil
 }
 
-// prepareDirs creates Dir and the socket dir and, when root, hands them to the
-// server user. Parents get 0755 so that creating them cannot itself block traversal.
-func (c *Cluster) prepareDirs() error {
+// prepareDir creates Dir and, when root, hands it to the server user. Parents
+// get 0755 so that creating them cannot itself block traversal.
+func (c *Cluster) prepareDir() error {
 	if err := os.MkdirAll(filepath.Dir(c.dir), 0o755); err != nil {
 		return fmt.Errorf("localpg: %w", err)
 	}
@@ -214,10 +245,12 @@ func (c *Cluster) prepareDirs() error {
 	if err := os.Mkdir(c.dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("localpg: %w", err)
 	}
-	if err := c.owner.chown(c.dir); err != nil {
-		return err
-	}
+	return c.owner.chown(c.dir)
+}
 
+// prepareSocketDir creates the socket dir: Dir/run, or a short temporary
+// folder when that path would be too long for a unix socket.
+func (c *Cluster) prepareSocketDir() error {
 	c.socketDir = filepath.Join(c.dir, "run")
 	if len(c.socketDir)+1+len(socketFile) > maxSocketPath {
 		sock, err := os.MkdirTemp("", "yukta-sock-")
@@ -347,10 +380,11 @@ func (c *Cluster) run(ctx context.Context, args []string) error {
 		}
 		err = c.waitReady(ctx, p, mark)
 		if err == nil {
-			c.proc = p
+			c.proc.Store(p)
 			return nil
 		}
 		p.kill()
+		p.release()
 		if !errors.Is(err, errPredecessorExiting) || time.Now().After(retryUntil) {
 			return err
 		}
@@ -365,18 +399,53 @@ func (c *Cluster) run(ctx context.Context, args []string) error {
 func (c *Cluster) spawn(args []string) (*process, error) {
 	cmd := exec.Command(filepath.Join(c.binDir, "postgres"), args...)
 	c.prepare(cmd)
-	// One writer for both streams makes exec use a single pipe and copier.
-	cmd.Stdout, cmd.Stderr = c.log, c.log
-	cmd.WaitDelay = pipeDrainDelay
-	if err := cmd.Start(); err != nil {
+	// Our own pipe rather than exec's: with a writer that is not a file, Wait
+	// would also wait for every backend to close its end.
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("localpg: %w", err)
+	}
+	cmd.Stdout, cmd.Stderr = w, w
+	err = cmd.Start()
+	_ = w.Close() // the server processes now hold the only write ends
+	if err != nil {
+		_ = r.Close()
 		return nil, fmt.Errorf("localpg: starting %s: %w", cmd.Path, err)
 	}
-	p := &process{cmd: cmd, exited: make(chan struct{})}
-	go func() { // joined via p.exited by Stop or by run's failure path
+	p := &process{cmd: cmd, exited: make(chan struct{}), out: r, drained: make(chan struct{})}
+	go func() { // joined by release
+		defer close(p.drained)
+		_, _ = io.Copy(c.log, r)
+	}()
+	go func() { // joined via p.exited by Stop, Restart or run's failure path
 		p.err = cmd.Wait()
 		close(p.exited)
 	}()
 	return p, nil
+}
+
+// awaitOutput waits, for a while, until the server's output is all copied:
+// a server that failed to start says why in its last lines.
+func (p *process) awaitOutput() {
+	select {
+	case <-p.drained:
+	case <-time.After(pipeDrainDelay):
+	}
+}
+
+// release joins the output copier of an exited process. The copy ends by
+// itself once the last server process has closed its output; backends that
+// outlive their postmaster get pipeDrainDelay before the pipe is cut.
+// Calling it again is harmless.
+func (p *process) release() {
+	<-p.exited
+	select {
+	case <-p.drained:
+	case <-time.After(pipeDrainDelay):
+		_ = p.out.SetReadDeadline(time.Now())
+		<-p.drained
+	}
+	_ = p.out.Close()
 }
 
 // prepare isolates a child from our environment and ties its lifetime to ours.
@@ -397,6 +466,7 @@ func (c *Cluster) waitReady(ctx context.Context, p *process, mark int64) error {
 	for {
 		select {
 		case <-p.exited:
+			p.awaitOutput()
 			return c.exitError(p, mark)
 		default:
 		}
@@ -416,6 +486,7 @@ func (c *Cluster) waitReady(ctx context.Context, p *process, mark int64) error {
 		}
 		select {
 		case <-p.exited:
+			p.awaitOutput()
 			return c.exitError(p, mark)
 		case <-ctx.Done():
 			return fmt.Errorf("localpg: waiting for postgres to accept connections on %s: %w (last attempt: %v); server log:\n%s",
@@ -454,8 +525,9 @@ func (c *Cluster) DSN(dbname string) string {
 func (c *Cluster) SocketDir() string { return c.socketDir }
 
 // Exited is closed when the postgres process has exited for whatever reason, so an
-// owner can notice a crash instead of discovering it on the next query.
-func (c *Cluster) Exited() <-chan struct{} { return c.proc.exited }
+// owner can notice a crash instead of discovering it on the next query. It
+// watches the current process: after a Restart, call it again.
+func (c *Cluster) Exited() <-chan struct{} { return c.proc.Load().exited }
 
 // Stop shuts the server down and always reaps it, so no goroutine or process
 // outlives the Cluster. It asks for a fast shutdown (SIGINT: roll back sessions,
@@ -464,8 +536,10 @@ func (c *Cluster) Exited() <-chan struct{} { return c.proc.exited }
 // are reported as an error because the next start then runs crash recovery. A server
 // that had already exited is not an error here; Exited is the place to watch for
 // crashes. Ephemeral clusters lose Dir afterwards. Stop is idempotent and safe to
-// call concurrently; later calls return the first call's result.
+// call concurrently; later calls return the first call's result. It waits for a
+// Restart in progress, so end Supervise (cancel its context) first.
 func (c *Cluster) Stop(ctx context.Context) error {
+	c.stopping.Store(true)
 	c.stopMu.Lock()
 	defer c.stopMu.Unlock()
 	if c.stopped {
@@ -473,9 +547,11 @@ func (c *Cluster) Stop(ctx context.Context) error {
 	}
 	c.stopped = true
 	var errs []error
-	if err := c.proc.shutdown(ctx); err != nil {
+	p := c.proc.Load()
+	if err := p.shutdown(ctx); err != nil {
 		errs = append(errs, err)
 	}
+	p.release()
 	if c.tmpSocketDir {
 		if err := os.RemoveAll(c.socketDir); err != nil {
 			errs = append(errs, fmt.Errorf("localpg: %w", err))
@@ -486,6 +562,7 @@ func (c *Cluster) Stop(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("localpg: removing ephemeral cluster: %w", err))
 		}
 	}
+	c.lock.unlock() // last: the folder is ours until the server is down
 	c.stopErr = errors.Join(errs...)
 	return c.stopErr
 }
@@ -527,8 +604,10 @@ func (p *process) waitExit(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// kill SIGKILLs the process group (postmaster and backends alike, thanks to
-// Setpgid) and waits for the watcher goroutine.
+// kill SIGKILLs the postmaster's process group and waits for the watcher
+// goroutine. Backends lead groups of their own (postgres calls setsid in
+// each child), so they are not hit: they see their postmaster die and exit,
+// and settle waits for any that linger before the next start.
 func (p *process) kill() {
 	select {
 	case <-p.exited:

@@ -345,7 +345,11 @@ func TestSecondStartOnLiveDirFails(t *testing.T) {
 		_ = c2.Stop(ctx)
 		t.Fatal("second Start on a live data dir succeeded")
 	}
-	for _, want := range []string{"already in use", "lock file", "already exists"} {
+	inUse, ok := errors.AsType[*localpg.DirInUseError](err)
+	if !ok || inUse.PID != os.Getpid() {
+		t.Fatalf("err = %v, want a DirInUseError naming pid %d", err, os.Getpid())
+	}
+	for _, want := range []string{dir, fmt.Sprintf("another yukta (pid %d)", os.Getpid()), "--data-dir"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error does not mention %q: %v", want, err)
 		}

@@ -64,7 +64,9 @@ func TestLayerRules(t *testing.T) {
 			return err
 		}
 		if d.IsDir() {
-			if strings.HasPrefix(d.Name(), ".") && path != "." || d.Name() == "testdata" {
+			// node_modules holds the TypeScript MCP client's npm packages:
+			// not Yukta's code, and no Go in it.
+			if strings.HasPrefix(d.Name(), ".") && path != "." || d.Name() == "testdata" || d.Name() == "node_modules" {
 				return filepath.SkipDir
 			}
 			if bannedPackageNames[d.Name()] {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -199,6 +200,32 @@ func TestValueLimitSettings(t *testing.T) {
 	} {
 		if _, err := parse(t, nil, bad); err == nil || !strings.Contains(err.Error(), "YUKTA_MAX_") {
 			t.Errorf("%v: got %v, want an error naming the setting", bad, err)
+		}
+	}
+}
+
+// TestAllowedOriginsSetting: origins are read from the flag or the
+// variable and normalised; anything that is not scheme://host[:port] stops
+// the server naming the setting.
+func TestAllowedOriginsSetting(t *testing.T) {
+	c, err := parse(t, nil, map[string]string{"YUKTA_ALLOWED_ORIGINS": "http://LocalHost:3000, https://ui.example:443 http://[::1]:80/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"http://localhost:3000", "https://ui.example", "http://[::1]"}; !slices.Equal(c.AllowedOrigins, want) {
+		t.Fatalf("allowed origins %q, want %q", c.AllowedOrigins, want)
+	}
+	c, err = parse(t, []string{"--allowed-origins", "http://a.example:8081"}, map[string]string{"YUKTA_ALLOWED_ORIGINS": "http://b.example"})
+	if err != nil || !slices.Equal(c.AllowedOrigins, []string{"http://a.example:8081"}) {
+		t.Fatalf("the flag should beat the variable: %q %v", c.AllowedOrigins, err)
+	}
+	if c, _ := parse(t, nil, nil); len(c.AllowedOrigins) != 0 {
+		t.Fatalf("default allowed origins %q, want none", c.AllowedOrigins)
+	}
+	for _, bad := range []string{"localhost:3000", "null", "*", "http://*.example", "ftp://x.example", "http://x.example/app", "http://x.example?q", "http://u@x.example", "http://"} {
+		_, err := parse(t, nil, map[string]string{"YUKTA_ALLOWED_ORIGINS": bad})
+		if err == nil || !strings.Contains(err.Error(), "YUKTA_ALLOWED_ORIGINS") || !strings.Contains(err.Error(), "is not an origin") {
+			t.Errorf("YUKTA_ALLOWED_ORIGINS=%s: %v, want refused naming the setting", bad, err)
 		}
 	}
 }

@@ -24,6 +24,7 @@ type Config struct {
 	DataDir         string
 	DatabaseURL     string
 	AllowedHosts    []string
+	AllowedOrigins  []string // normalised, e.g. "http://localhost:3000"
 	LogLevel        string
 	LogFormat       string
 	ShutdownTimeout time.Duration
@@ -46,7 +47,7 @@ type setting struct {
 }
 
 var settings = struct {
-	addr, dataDir, databaseURL, allowedHosts, logLevel, logFormat, shutdownTimeout, dbMaxConns, egressAllowed, workers, lease, debugAddr,
+	addr, dataDir, databaseURL, allowedHosts, allowedOrigins, logLevel, logFormat, shutdownTimeout, dbMaxConns, egressAllowed, workers, lease, debugAddr,
 	apiKeys, keyRate, sourceRate, trustedProxies, maxMessage, maxOutput, maxLogLine setting
 }{
 	addr:            setting{"addr", "YUKTA_ADDR", "host:port to listen on; loopback only unless API keys are set"},
@@ -57,6 +58,7 @@ var settings = struct {
 	dataDir:         setting{"data-dir", "YUKTA_DATA_DIR", "folder for the embedded PostgreSQL cluster and server keys"},
 	databaseURL:     setting{"database-url", "YUKTA_DATABASE_URL", "PostgreSQL URL; empty starts the embedded cluster in the data folder"},
 	allowedHosts:    setting{"allowed-hosts", "YUKTA_ALLOWED_HOSTS", "comma-separated extra Host names the server answers to (loopback names are always allowed)"},
+	allowedOrigins:  setting{"allowed-origins", "YUKTA_ALLOWED_ORIGINS", "comma-separated browser origins (scheme://host[:port]) whose pages may call the server besides its own"},
 	logLevel:        setting{"log-level", "YUKTA_LOG_LEVEL", "debug, info, warn or error"},
 	logFormat:       setting{"log-format", "YUKTA_LOG_FORMAT", "json, console, or auto (console on a terminal, json otherwise)"},
 	shutdownTimeout: setting{"shutdown-timeout", "YUKTA_SHUTDOWN_TIMEOUT", "how long in-flight requests may take to finish on shutdown"},
@@ -82,12 +84,13 @@ func ParseServeConfig(args []string, getenv func(string) string, fs *flag.FlagSe
 		fs.StringVar(p, s.flag, env(s, def), s.usage+" ("+s.env+")")
 	}
 	var c Config
-	var hosts, timeout, maxConns, egressHosts, workers, lease, keyFile, keyRate, sourceRate, proxies string
+	var hosts, origins, timeout, maxConns, egressHosts, workers, lease, keyFile, keyRate, sourceRate, proxies string
 	var maxMessage, maxOutput, maxLogLine string
 	str(&c.Addr, settings.addr, "127.0.0.1:8080")
 	str(&c.DataDir, settings.dataDir, ".yukta")
 	str(&c.DatabaseURL, settings.databaseURL, "")
 	str(&hosts, settings.allowedHosts, "")
+	str(&origins, settings.allowedOrigins, "")
 	str(&c.LogLevel, settings.logLevel, "info")
 	str(&c.LogFormat, settings.logFormat, "auto")
 	str(&timeout, settings.shutdownTimeout, "15s")
@@ -131,6 +134,14 @@ func ParseServeConfig(args []string, getenv func(string) string, fs *flag.FlagSe
 		errs = append(errs, fmt.Errorf("--trusted-proxies (%s): %w", settings.trustedProxies.env, err))
 	}
 	c.AllowedHosts = splitList(hosts)
+	for _, o := range splitList(origins) {
+		origin, err := httpapi.ParseOrigin(o)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--allowed-origins (%s): %w", settings.allowedOrigins.env, err))
+			continue
+		}
+		c.AllowedOrigins = append(c.AllowedOrigins, origin.String())
+	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:

@@ -54,7 +54,10 @@ var postgresModule = fx.Module("postgres",
 )
 
 func newPool(lc fx.Lifecycle, dsn DSN, cfg Config, log *zap.Logger) (*pgxpool.Pool, error) {
-	pool, err := postgres.NewPool(string(dsn), postgres.PoolOptions{MaxConns: int32(cfg.DBMaxConns)})
+	pool, err := postgres.NewPool(string(dsn), postgres.PoolOptions{MaxConns: int32(cfg.DBMaxConns),
+		// No legitimate transaction idles for seconds; a floor of 10 s keeps
+		// a short test lease from cutting one off on a loaded machine.
+		IdleInTransaction: max(cfg.Lease, 10*time.Second)})
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +145,7 @@ var httpModule = fx.Module("http",
 )
 
 func newHTTPServer(p httpParams) (*httpapi.Server, error) {
-	srv, err := httpapi.New(httpapi.Config{Addr: p.Cfg.Addr, AllowedHosts: p.Cfg.AllowedHosts, TrustedProxies: p.Cfg.TrustedProxies,
+	srv, err := httpapi.New(httpapi.Config{Addr: p.Cfg.Addr, AllowedHosts: p.Cfg.AllowedHosts, AllowedOrigins: p.Cfg.AllowedOrigins, TrustedProxies: p.Cfg.TrustedProxies,
 		Security: httpapi.Security{Keys: p.Cfg.Keys, KeyRate: p.Cfg.KeyRate, SourceRate: p.Cfg.SourceRate},
 		Metrics:  p.Metrics, MetricsHandler: p.Metrics.Handler(), Mounts: p.Mounts}, httpapi.UseCases{
 		ApplySession:   p.ApplySession,

@@ -432,17 +432,38 @@ func TestActorIsRecordedEverywhere(t *testing.T) {
 }
 
 // TestHostileHostAndOriginAreRefusedBeforeAnything: DNS rebinding and
-// cross-site requests get 403 on every route group, before authentication
-// (no 401 even without a key) and before any handler (nothing changes).
+// cross-site requests get 403 on every door, in keyed and in open mode,
+// before authentication (no 401 even without a key) and before any handler
+// (nothing changes). T1 of the test plan, grown for issue 11: every Origin a
+// page on another port of this machine can send (localhost:3000,
+// 127.0.0.1:3000, [::1]:3000, app.localhost:3000, the default ports, the
+// server's port ± 1) and every Sec-Fetch-Site, on every method the doors
+// take. The expected answer of each cell is written out here: hostile when
+// the Host is not ours, the Origin is not the server's own port on a
+// loopback name, Sec-Fetch-Site is cross-site, or it is same-site on a
+// request that is not GET.
 func TestHostileHostAndOriginAreRefusedBeforeAnything(t *testing.T) {
-	e := newAccessEnv(t)
+	t.Run("keyed", func(t *testing.T) { hostileMatrix(t, newAccessEnv(t), "", testKeys["admin"]) })
+	t.Run("open", func(t *testing.T) { hostileMatrix(t, newOpenAccessEnv(t), "") })
+}
+
+// hostileMatrix runs T1 against e, sending each hostile cell with each of
+// keys and each legitimate one with the last key.
+func hostileMatrix(t *testing.T, e *accessEnv, keys ...string) {
 	port := e.s.URL[strings.LastIndex(e.s.URL, ":")+1:]
-	refused := 0
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		t.Fatal(err)
+	}
 	routes := []struct{ method, path string }{
 		{"POST", "/api/sessions/alpha/workflows/wf/executions"}, // REST, changing
+		{"POST", "/api/sessions/alpha/executions/" + e.execs["alpha"] + "/control"},
+		{"DELETE", "/api/sessions/nosuch"},
+		{"PUT", "/api/sessions/alpha/workflows/wf/nodes/log/breakpoint"},
 		{"GET", "/api/sessions"},
 		{"POST", "/api/hooks/alpha/wf"}, // webhooks
 		{"GET", "/api/events"},          // SSE
+		{"GET", "/api/sessions/alpha/executions/" + e.execs["alpha"] + "/events"},
 		{"GET", "/metrics"},
 		{"GET", "/healthz"},
 		{"GET", "/api/openapi.yaml"},
@@ -453,62 +474,73 @@ func TestHostileHostAndOriginAreRefusedBeforeAnything(t *testing.T) {
 		{"POST", "/api/agent/v1/mcp"},
 		{"GET", "/"},
 	}
-	// T1: every Host × Origin × Sec-Fetch-Site combination where one part
-	// is hostile.
 	hosts := map[string]bool{ // host → hostile
 		"evil.example": true, "evil.example:" + port: true, "127.0.0.1.nip.io:" + port: true, "localhost.:" + port: true,
-		"localhost.evil.example:" + port: true, "127.0.0.1:" + port: false,
+		"localhost.evil.example:" + port: true, "127.0.0.1:" + port: false, "localhost:" + port: false, "[::1]:" + port: false,
 	}
-	origins := map[string]bool{"": false, "http://evil.example": true, "null": true, "http://127.0.0.1.evil.example:" + port: true}
-	fetchSites := map[string]bool{"": false, "cross-site": true}
-	var hostile [][]string
-	for h, hb := range hosts {
-		for o, ob := range origins {
-			for f, fb := range fetchSites {
-				if !hb && !ob && !fb {
-					continue
-				}
-				hdr := []string{"Host", h}
-				if o != "" {
-					hdr = append(hdr, "Origin", o)
-				}
-				if f != "" {
-					hdr = append(hdr, "Sec-Fetch-Site", f)
-				}
-				hostile = append(hostile, hdr)
-			}
-		}
+	origins := map[string]bool{ // origin → hostile
+		"": false, "http://127.0.0.1:" + port: false, "http://localhost:" + port: false, "http://[::1]:" + port: false,
+		"http://evil.example": true, "null": true, "http://127.0.0.1.evil.example:" + port: true,
+		"http://localhost:3000": true, "http://127.0.0.1:3000": true, "http://[::1]:3000": true, "http://app.localhost:3000": true,
+		"http://localhost": true, "https://localhost": true, "http://127.0.0.1:80": true,
+		fmt.Sprintf("http://localhost:%d", p+1): true, fmt.Sprintf("http://127.0.0.1:%d", p-1): true,
 	}
-	legit := [][]string{
-		{"Host", "127.0.0.1:" + port},
-		{"Host", "localhost:" + port},
-		{"Host", "[::1]:" + port},
-		{"Origin", "http://127.0.0.1:" + port},
-		{"Origin", "http://localhost:" + port, "Host", "localhost:" + port},
-		{"Sec-Fetch-Site", "same-origin"},
-		{"Sec-Fetch-Site", "none"},
+	sites := []string{"", "none", "same-origin", "same-site", "cross-site"}
+	hostile := func(method string, host, origin, site string) bool {
+		safe := method == "GET" || method == "HEAD" || method == "OPTIONS"
+		return hosts[host] || origins[origin] || site == "cross-site" || site == "same-site" && !safe
 	}
+	refused, legit := 0, 0
 	for _, r := range routes {
-		for _, h := range hostile {
-			for _, key := range []string{"", testKeys["admin"]} {
-				before := e.counts()
-				status, b, _ := call(t, e.s, r.method, r.path, key, []byte(`{}`), h...)
-				if status != 403 {
-					t.Errorf("%s %s with %v (key %v): %d, want 403: %s", r.method, r.path, h, key != "", status, b)
+		before := e.counts()
+		for h := range hosts {
+			for o := range origins {
+				for _, f := range sites {
+					hdr := []string{"Host", h}
+					if o != "" {
+						hdr = append(hdr, "Origin", o)
+					}
+					if f != "" {
+						hdr = append(hdr, "Sec-Fetch-Site", f)
+					}
+					if !hostile(r.method, h, o, f) {
+						continue
+					}
+					for _, key := range keys {
+						status, b, _ := call(t, e.s, r.method, r.path, key, []byte(`{}`), hdr...)
+						if status != 403 || !strings.Contains(string(b), "YUKTA_ALLOWED_") {
+							t.Errorf("%s %s with %v (key %v): %d, want the gate's 403: %s", r.method, r.path, hdr, key != "", status, b)
+						}
+						refused++
+					}
 				}
-				e.assertUnchanged(fmt.Sprintf("%s %s with %v", r.method, r.path, h), before)
-				refused++
 			}
 		}
-		for _, h := range legit {
-			status, b, _ := call(t, e.s, r.method, r.path, testKeys["admin"], []byte(`{}`), h...)
-			if status == 403 {
-				t.Errorf("%s %s with legitimate %v: 403 %s", r.method, r.path, h, b)
+		e.assertUnchanged(fmt.Sprintf("hostile requests to %s %s", r.method, r.path), before)
+		for h := range hosts {
+			for o := range origins {
+				for _, f := range sites {
+					if hostile(r.method, h, o, f) {
+						continue
+					}
+					hdr := []string{"Host", h}
+					if o != "" {
+						hdr = append(hdr, "Origin", o)
+					}
+					if f != "" {
+						hdr = append(hdr, "Sec-Fetch-Site", f)
+					}
+					status, b, _ := call(t, e.s, r.method, r.path, keys[len(keys)-1], []byte(`{}`), hdr...)
+					if status == 403 {
+						t.Errorf("%s %s with legitimate %v: 403 %s", r.method, r.path, hdr, b)
+					}
+					legit++
+					e.settle()
+				}
 			}
-			e.settle()
 		}
 	}
-	t.Logf("%d hostile requests refused with 403 and no change; %d legitimate combinations passed", refused, len(routes)*len(legit))
+	t.Logf("%d hostile requests refused with the gate's 403 and no row changed; %d legitimate combinations passed", refused, legit)
 }
 
 // TestIdempotentStartUnderConcurrency: five identical starts at once make

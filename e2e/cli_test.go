@@ -132,7 +132,7 @@ func TestCLI(t *testing.T) {
 			t.Errorf("history row missing\n%s", out)
 		}
 		out = yukta(t, url, "status", "hello", eid)
-		cliWant(t, out, 0, "execution: "+eid+"\n", "status: SUCCESS\n", "channel: cli\n", `result: {"greeting":"Hello, Ada!"}`)
+		cliWant(t, out, 0, "execution: "+eid+"\n", "status: SUCCESS\n", "channel: cli (claimed)\n", `result: {"greeting":"Hello, Ada!"}`)
 		if !regexp.MustCompile(`(?m)^log\s+LOG\s+SUCCESS\s+1\s+1\s`).MatchString(out.stdout) {
 			t.Errorf("node table row missing\n%s", out)
 		}

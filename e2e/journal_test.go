@@ -337,8 +337,8 @@ func TestJournalEndToEnd(t *testing.T) {
 			}
 		}
 	}
-	if channels["PAUSE"] != "cli" || channels["RESUME"] != "rest" || channels["STOP"] != "rest" {
-		t.Errorf("decision channels %v, want PAUSE cli, RESUME and STOP rest", channels)
+	if channels["PAUSE"] != "cli (claimed)" || channels["RESUME"] != "rest" || channels["STOP"] != "rest" {
+		t.Errorf("decision channels %v, want PAUSE cli (claimed), RESUME and STOP rest", channels)
 	}
 
 	// Offline verification with the public key the server publishes.

@@ -68,8 +68,9 @@ func TestSourceRateLimitBoundary(t *testing.T) {
 }
 
 // TestFailedAuthenticationsAreRateLimited: 20 wrong keys a minute get 401;
-// the 21st attempt from that source gets 429, even with the right key, and
-// the log names the source but never the keys tried.
+// the 21st attempt from that source gets 429, even with a right key new to
+// that source (a key that worked from it keeps working), and the log names
+// the source but never the keys tried.
 func TestFailedAuthenticationsAreRateLimited(t *testing.T) {
 	e := newAccessEnv(t)
 	for i := 1; i <= 20; i++ {
@@ -82,8 +83,11 @@ func TestFailedAuthenticationsAreRateLimited(t *testing.T) {
 	if status != 429 || h.Get("Retry-After") == "" {
 		t.Fatalf("failure 21: %d %s, want 429 with Retry-After", status, b)
 	}
-	if status, _, _ := call(t, e.s, "GET", "/api/sessions", testKeys["admin"], nil); status != 429 {
-		t.Fatalf("a valid key from a source out of failures: %d, want 429 until the budget refills", status)
+	if status, _, _ := call(t, e.s, "GET", "/api/sessions", testKeys["viewer"], nil); status != 429 {
+		t.Fatalf("a valid key new to a source out of failures: %d, want 429 until the budget refills", status)
+	}
+	if status, _, _ := call(t, e.s, "GET", "/api/sessions", testKeys["admin"], nil); status != 200 {
+		t.Fatalf("a key that worked from a source out of failures: %d, want 200 (issue 11: no lockout)", status)
 	}
 	logs := e.s.logs.String()
 	if strings.Count(logs, `"authentication failed"`) != 20 || !strings.Contains(logs, `"source":"127.0.0.1"`) {

@@ -23,14 +23,21 @@ type Security struct {
 	// KeyRate limits each authenticated key; SourceRate each source
 	// address, before authentication. Zero is unlimited.
 	KeyRate, SourceRate Rate
-	// AuthFailures is how many failed authentications a source may make
-	// before it gets 429 until its budget refills. Zero means 20 a minute.
+	// AuthFailures is the failure budget: how many different wrong keys a
+	// source may present, and how often it may present the same wrong key
+	// again, before it gets 429 until the budget refills. Zero means 20 a
+	// minute.
 	AuthFailures Rate
 }
 
 // DefaultAuthFailures lets a person mistype a key a few times a minute and
 // keeps online guessing hopeless.
 var DefaultAuthFailures = Rate{N: 20, Per: time.Minute}
+
+// provenFor is how long a key that authenticated from a source stays exempt
+// from that source's spent failure budget after its last success: a day, so
+// a daily job behind the same NAT as a key guesser keeps working.
+const provenFor = 24 * time.Hour
 
 // Observer receives request and access measurements (Prometheus in
 // production). Implementations must be safe for concurrent use.
@@ -51,10 +58,27 @@ func (noObserver) RateLimited(string, string)                                {}
 const principalKey = "yukta.principal"
 
 // gate authenticates and authorizes every request that reached a route: it
-// rate limits the source, checks the key (401), rate limits the key, and
-// asks the permission table whether the key may perform the route's
-// operation on the session the route names (403, or 404 for a session the
-// key may not see). Nothing after it runs for a refused request.
+// rate limits the source, checks the key (401) within the failure budget,
+// rate limits the key, and asks the permission table whether the key may
+// perform the route's operation on the session the route names (403, or 404
+// for a session the key may not see). Nothing after it runs for a refused
+// request.
+//
+// The failure budget bounds guessing without letting a guesser lock out the
+// keys of the people who share its address (a NAT, a proxy):
+//
+//   - each different wrong key a source presents spends one token of the
+//     source's budget; once it is spent, keys new to the source are not
+//     checked at all (429), so a guess beyond the budget cannot succeed even
+//     when it is right;
+//   - a wrong key presented again (a stale key in a loop) spends only its
+//     own budget at that source, so it is refused on its own and does not
+//     use up everyone's;
+//   - a key that authenticated from the source within the last day is
+//     still checked when the source's budget is spent, and then only its
+//     own rate limit applies. Only such a key gets past a spent budget, so a
+//     guesser there learns nothing unless it presents, exactly, a key in use
+//     at its own address.
 func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
@@ -71,31 +95,68 @@ func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 		if r.public {
 			return next(c)
 		}
-		if spent, wait := s.failures.spent(src, now); spent {
-			s.obs.RateLimited(r.surface.String(), "auth-failures")
-			return tooMany(c, wait, "too many failed authentications from "+src+"; retry after the Retry-After delay with a valid key")
+		// pair is the source and the presented key; again is that and the
+		// surface, the key of a wrong key's own budget (the MCP key sent to
+		// REST in a loop must not stop it on /mcp).
+		presented := authn.Presented(req)
+		var pair, again string
+		if presented != "" {
+			h := sha256.Sum256([]byte(presented))
+			pair = src + " " + string(h[:])
+			again = pair + " " + r.surface.String()
+			if spent, wait := s.repeats.spent(again, now); spent {
+				s.obs.RateLimited(r.surface.String(), "auth-failures")
+				return tooMany(c, wait, "this key failed authentication too often from "+src+"; it is not valid here, so stop sending it, or retry after the Retry-After delay with a valid key")
+			}
+		}
+		// A key that is neither proven here nor already refused here is a
+		// guess: it reserves a token of the source's budget before it is
+		// checked (so concurrent guesses cannot share one), and gets it back
+		// if it is valid.
+		var refund func()
+		switch {
+		case s.sec.Keys.OpenOn(r.surface): // no key is checked, so none is guessed
+		case pair == "":
+			if spent, wait := s.failures.spent(src, now); spent {
+				s.obs.RateLimited(r.surface.String(), "auth-failures")
+				return tooMany(c, wait, "too many failed authentications from "+src+"; retry after the Retry-After delay with a valid key")
+			}
+		case s.proven.has(pair, now), s.repeats.has(again):
+		default:
+			ok, wait, undo := s.failures.reserve(src, now)
+			if !ok {
+				s.obs.RateLimited(r.surface.String(), "auth-failures")
+				return tooMany(c, wait, "too many failed authentications from "+src+"; retry after the Retry-After delay with a valid key")
+			}
+			refund = undo
 		}
 		p, err := s.sec.Keys.Authenticate(req, r.surface)
 		if err != nil {
-			// Only a wrong key spends the failure budget: a request without
-			// one guesses nothing.
+			// Only a wrong key spends the failure budget (its reserved
+			// token stays spent): a request without one guesses nothing.
 			reason := "missing"
 			if !errors.Is(err, authn.ErrMissing) {
 				reason = "invalid"
-				s.failures.take(src, now)
+				s.repeats.take(again, now)
 			}
 			s.obs.AuthFailure(r.surface.String(), reason)
 			// The fingerprint lets an operator tie repeated failures to one
 			// stale key without the log holding anything usable as a key.
 			s.log.Warn("authentication failed", zap.String("source", src), zap.String("reason", reason),
 				zap.String("surface", r.surface.String()), zap.String("route", c.Path()),
-				zap.String("key_fingerprint", fingerprint(authn.Presented(req))),
+				zap.String("key_fingerprint", fingerprint(presented)),
 				zap.String("request_id", c.Response().Header().Get(echo.HeaderXRequestID)))
 			c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="yukta"`)
 			if reason == "missing" {
 				return echo.NewHTTPError(http.StatusUnauthorized, "an API key is required; send it as \"Authorization: Bearer <key>\" or \"X-API-Key: <key>\"")
 			}
 			return echo.NewHTTPError(http.StatusUnauthorized, "the API key is not valid for this endpoint; check the key, or ask an ADMIN for one")
+		}
+		if refund != nil {
+			refund()
+		}
+		if pair != "" && !p.Anonymous() {
+			s.proven.add(pair, now)
 		}
 		if ok, wait := s.byKey.take(p.Actor(), now); !ok {
 			s.obs.RateLimited(r.surface.String(), "key")

@@ -88,7 +88,10 @@ func (h *handlers) GetOpenAPISpec(context.Context, restapi.GetOpenAPISpecRequest
 	return restapi.GetOpenAPISpec200ApplicationyamlResponse{Body: bytes.NewReader(api.Spec), ContentLength: int64(len(api.Spec))}, nil
 }
 
-func (h *handlers) GetMetrics(context.Context, restapi.GetMetricsRequestObject) (restapi.GetMetricsResponseObject, error) {
+func (h *handlers) GetMetrics(ctx context.Context, _ restapi.GetMetricsRequestObject) (restapi.GetMetricsResponseObject, error) {
+	if err := authorizeScoped(ctx, "getMetrics"); err != nil {
+		return nil, err
+	}
 	if h.metrics == nil {
 		return nil, fault.Newf(fault.ErrNotFound, "metrics are not enabled on this server")
 	}

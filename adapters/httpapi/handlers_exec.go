@@ -35,14 +35,14 @@ type ExecutionUseCases struct {
 		Handle(context.Context, executionapp.ControlInput) (executionapp.ControlResult, error)
 	}
 	Inputs interface {
-		Handle(context.Context, string, string, bool) ([]executionapp.Input, error)
+		Handle(context.Context, executionapp.InputQuery) ([]executionapp.Input, error)
 	}
 	Answer interface {
 		Handle(context.Context, executionapp.AnswerRequest) (executionapp.Input, error)
 	}
 	Events interface {
 		Check(context.Context, string, string) error
-		CheckPosition(context.Context, int64) error
+		CheckPosition(context.Context, executionapp.EventQuery) error
 		Handle(context.Context, executionapp.EventQuery) ([]executionapp.StoredEvent, error)
 	}
 }
@@ -61,9 +61,21 @@ func visible(ctx context.Context) func(string) bool {
 	return p.SessionVisible
 }
 
+// keySessions is the session list of the caller's key, or nil when it sees
+// every session: the scope of event positions and cross-session lists.
+func keySessions(ctx context.Context) []string {
+	if p := authn.PrincipalFrom(ctx); p.Limited() {
+		return p.Sessions()
+	}
+	return nil
+}
+
+// channel is the channel recorded for a REST request. The server knows only
+// that it came over REST; a Yukta-Channel the client sends is its own word,
+// recorded as a claim (docs/security.md#channels).
 func channel(c string) string {
 	if c == "cli" {
-		return "cli"
+		return ClaimedCLI
 	}
 	return "rest"
 }
@@ -282,19 +294,19 @@ func (h *handlers) StopWorkflow(ctx context.Context, req restapi.StopWorkflowReq
 }
 
 func (h *handlers) ListInputs(ctx context.Context, req restapi.ListInputsRequestObject) (restapi.ListInputsResponseObject, error) {
-	exID := ""
+	q := executionapp.InputQuery{SessionID: req.Params.SessionId, Sessions: keySessions(ctx), OnlyOpen: req.Params.Status != "all"}
 	if req.Params.ExecutionId != [16]byte{} {
-		exID = req.Params.ExecutionId.String()
-		if req.Params.SessionId == "" {
+		q.ExecutionID = req.Params.ExecutionId.String()
+		if q.SessionID == "" {
 			return nil, &fault.ValidationError{Subject: "request", Violations: []fault.Violation{{Path: "query.sessionId", Message: "is required with executionId"}}}
 		}
 	}
-	if req.Params.SessionId != "" {
-		if _, err := h.uc.GetSession.Handle(ctx, req.Params.SessionId); err != nil {
+	if q.SessionID != "" {
+		if _, err := h.uc.GetSession.Handle(ctx, q.SessionID); err != nil {
 			return nil, err
 		}
 	}
-	ins, err := h.ex.Inputs.Handle(ctx, req.Params.SessionId, exID, req.Params.Status != "all")
+	ins, err := h.ex.Inputs.Handle(ctx, q)
 	if err != nil {
 		return nil, err
 	}
@@ -308,9 +320,16 @@ func (h *handlers) ListInputs(ctx context.Context, req restapi.ListInputsRequest
 	return out, nil
 }
 
+// AnswerInput answers an input of whichever session it belongs to
+// (scopeResource): the role is checked here, before anything is looked up,
+// and the use case answers an input outside the key's sessions, or outside
+// the sessionId the caller named, exactly as one that does not exist.
 func (h *handlers) AnswerInput(ctx context.Context, req restapi.AnswerInputRequestObject) (restapi.AnswerInputResponseObject, error) {
-	in, err := h.ex.Answer.Handle(ctx, executionapp.AnswerRequest{InputID: req.InputId.String(), Answer: req.Body.Answer,
-		Actor: actor(ctx), Channel: channel(string(req.Params.YuktaChannel)), SessionAllowed: visible(ctx)})
+	if err := authorizeScoped(ctx, "answerInput"); err != nil {
+		return nil, err
+	}
+	in, err := h.ex.Answer.Handle(ctx, executionapp.AnswerRequest{InputID: req.InputId.String(), SessionID: req.Params.SessionId,
+		Answer: req.Body.Answer, Actor: actor(ctx), Channel: channel(string(req.Params.YuktaChannel)), SessionAllowed: visible(ctx)})
 	if err != nil {
 		return nil, err
 	}

@@ -99,6 +99,30 @@ func (l *limiters) take(key string, now time.Time) (bool, time.Duration) {
 	return false, waitFor(lim, now)
 }
 
+// reserve is take with a way back: when a token is there it is spent at
+// once, so concurrent callers cannot share it, and undo gives it back.
+func (l *limiters) reserve(key string, now time.Time) (ok bool, wait time.Duration, undo func()) {
+	if l == nil || l.rate.Unlimited() {
+		return true, 0, func() {}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	lim := l.get(key, now)
+	if lim == nil {
+		return false, time.Second, nil
+	}
+	r := lim.ReserveN(now, 1)
+	if d := r.DelayFrom(now); !r.OK() || d > 0 {
+		r.CancelAt(now)
+		return false, d, nil
+	}
+	return true, 0, func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		r.CancelAt(now)
+	}
+}
+
 // spent reports, without spending, whether key's bucket is empty, and how
 // long until a token returns.
 func (l *limiters) spent(key string, now time.Time) (bool, time.Duration) {
@@ -114,6 +138,18 @@ func (l *limiters) spent(key string, now time.Time) (bool, time.Duration) {
 	return true, waitFor(b.lim, now)
 }
 
+// has reports whether key has a bucket, that is whether it spent a token
+// within the last period.
+func (l *limiters) has(key string) bool {
+	if l == nil || l.rate.Unlimited() {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, ok := l.m[key]
+	return ok
+}
+
 func waitFor(lim *rate.Limiter, now time.Time) time.Duration {
 	missing := 1 - lim.TokensAt(now)
 	if missing <= 0 {
@@ -125,4 +161,51 @@ func waitFor(lim *rate.Limiter, now time.Time) time.Duration {
 // retryAfter is the Retry-After value for a wait: whole seconds, at least 1.
 func retryAfter(d time.Duration) int {
 	return max(1, int(math.Ceil(d.Seconds())))
+}
+
+// recent remembers keys seen within a period (the keys that authenticated
+// from a source), bounded like limiters: when full, a new key is not
+// remembered, which only withholds the exemption it would earn.
+type recent struct {
+	keep     time.Duration
+	capacity int // overrides maxBuckets (tests)
+	mu       sync.Mutex
+	m        map[string]time.Time
+	swept    time.Time
+}
+
+func newRecent(keep time.Duration) *recent {
+	return &recent{keep: keep, m: map[string]time.Time{}}
+}
+
+// add remembers key as seen at now.
+func (r *recent) add(key string, now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.m[key]; !ok {
+		max := r.capacity
+		if max <= 0 {
+			max = maxBuckets
+		}
+		if len(r.m) >= max && now.Sub(r.swept) >= time.Second {
+			for k, seen := range r.m {
+				if now.Sub(seen) >= r.keep {
+					delete(r.m, k)
+				}
+			}
+			r.swept = now
+		}
+		if len(r.m) >= max {
+			return
+		}
+	}
+	r.m[key] = now
+}
+
+// has reports whether key was seen within the period before now.
+func (r *recent) has(key string, now time.Time) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	seen, ok := r.m[key]
+	return ok && now.Sub(seen) < r.keep
 }

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/yukta/yukta/adapters/authn"
 	"github.com/yukta/yukta/domain/access"
+	"github.com/yukta/yukta/domain/fault"
 )
 
 // routeOps is the one table from each OpenAPI operation to the access
@@ -53,12 +55,71 @@ var publicOps = map[string]bool{
 	"getOpenAPISpec": true,
 }
 
+// sessionScope is where a route finds the session it acts on, which decides
+// what a session-limited key may do with it.
+type sessionScope uint8
+
+const (
+	// scopeRequest: the {sessionId} path parameter, else the sessionId query
+	// parameter; none is a read across sessions, whose answer the handler
+	// filters to the key's sessions. The gate checks the role and the
+	// session.
+	scopeRequest sessionScope = iota
+	// scopeResource: the session of the thing the route names (an input's
+	// session), known only once the thing is loaded. The gate only
+	// authenticates; the handler checks the role (authorizeScoped) before
+	// it looks anything up, and the use case checks the thing's session,
+	// answering one outside the key's list exactly as one that does not
+	// exist. A sessionId query parameter is not trusted for it.
+	scopeResource
+	// scopeServer: the whole server. Its answer counts the work of every
+	// session (metrics), so a session-limited key may not read it at all:
+	// the gate checks the role, the handler refuses a limited key
+	// (authorizeScoped).
+	scopeServer
+)
+
+// scoped is a routeScopes entry: the scope, and what a scopeServer operation
+// does, for its refusal.
+type scoped struct {
+	scope sessionScope
+	does  string
+}
+
+// routeScopes lists the operations whose session is not the request's.
+var routeScopes = map[string]scoped{
+	"answerInput": {scope: scopeResource},
+	"getMetrics":  {scope: scopeServer, does: "read /metrics"},
+}
+
 // route is what the access gate knows of a matched route.
 type route struct {
 	operationID string
-	op          access.Operation // zero: authenticate only (the surface authorizes, e.g. MCP per tool)
+	op          access.Operation // zero: authenticate only (the surface or handler authorizes, e.g. MCP per tool)
+	scope       sessionScope
 	public      bool
 	surface     authn.Surface
+}
+
+// authorizeScoped is the part of a scoped operation's authorization that
+// its handler does, because the gate cannot: for scopeResource the role
+// (the gate let the request through unchecked), for scopeServer the refusal
+// of a session-limited key (after the gate's role check). The role refusal
+// is the permission table's own and never depends on a session.
+func authorizeScoped(ctx context.Context, operationID string) error {
+	sc, op := routeScopes[operationID], routeOps[operationID]
+	if !op.Valid() {
+		return fmt.Errorf("httpapi: %s is not in routeOps", operationID)
+	}
+	p := authn.PrincipalFrom(ctx)
+	if !access.Allowed(p.Role(), op) {
+		return &access.ForbiddenError{Actor: p.Actor(), Role: p.Role(), Op: op, Need: op.MinRole()}
+	}
+	if sc.scope == scopeServer && p.Limited() {
+		return fault.Newf(access.ErrForbidden, "%s is limited to the sessions %s and cannot %s: the answer counts the work of every session on the server; use a key without a session list",
+			p.Actor(), strings.Join(p.Sessions(), ", "), sc.does)
+	}
+	return nil
 }
 
 // specRoutes maps "METHOD /echo/:path" of every spec operation to its route,
@@ -66,8 +127,12 @@ type route struct {
 func specRoutes(spec *openapi3.T) (map[string]route, error) {
 	// The generated code's copy of the spec capitalizes operation ids.
 	ops, public := map[string]access.Operation{}, map[string]bool{}
+	scopes := map[string]sessionScope{}
 	for id, op := range routeOps {
 		ops[strings.ToLower(id)] = op
+	}
+	for id, sc := range routeScopes {
+		scopes[strings.ToLower(id)] = sc.scope
 	}
 	for id := range publicOps {
 		public[strings.ToLower(id)] = true
@@ -77,14 +142,16 @@ func specRoutes(spec *openapi3.T) (map[string]route, error) {
 	for path, item := range spec.Paths.Map() {
 		for method, op := range item.Operations() {
 			id := strings.ToLower(op.OperationID)
-			r := route{operationID: op.OperationID, surface: authn.REST, public: public[id]}
+			r := route{operationID: op.OperationID, surface: authn.REST, public: public[id], scope: scopes[id]}
 			if !r.public {
 				aop, ok := ops[id]
 				if !ok || !aop.Valid() {
 					missing = append(missing, op.OperationID)
 					continue
 				}
-				r.op = aop
+				if r.scope != scopeResource {
+					r.op = aop
+				}
 			}
 			out[method+" "+echoPath(path)] = r
 		}

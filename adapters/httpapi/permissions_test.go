@@ -1,13 +1,18 @@
 package httpapi
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 
+	"github.com/yukta/yukta/adapters/authn"
 	"github.com/yukta/yukta/adapters/httpapi/restapi"
+	"github.com/yukta/yukta/domain/access"
 )
 
 func TestEverySpecOperationHasAPermission(t *testing.T) {
@@ -104,5 +109,73 @@ func TestLimiterTableIsBounded(t *testing.T) {
 	}
 	if ok, _ := l.take("d", now.Add(2*time.Minute)); !ok {
 		t.Fatal("no room after the buckets went idle")
+	}
+}
+
+// TestScopedRoutes: answering an input takes its session from the input,
+// so the gate checks nothing for it and the handler checks the role
+// whatever sessionId the query names; /metrics is refused to a
+// session-limited key after the role check; every other route keeps the
+// gate's check of the request's session.
+func TestScopedRoutes(t *testing.T) {
+	spec, err := restapi.GetSwagger()
+	if err != nil {
+		t.Fatal(err)
+	}
+	routes, err := specRoutes(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer, metrics := routes["POST /api/inputs/:inputId"], routes["GET /metrics"]
+	status := routes["GET /api/sessions/:sessionId/executions/:executionId"]
+	if answer.scope != scopeResource || answer.op != 0 {
+		t.Errorf("answerInput route %+v: want scopeResource, with no gate check (op 0)", answer)
+	}
+	if metrics.scope != scopeServer || metrics.op != access.ReadMetrics || status.scope != scopeRequest || status.op != access.ReadExecutions {
+		t.Errorf("routes: getMetrics %+v, getExecution %+v; want the gate's role check on both", metrics, status)
+	}
+	for id, sc := range routeScopes {
+		if !routeOps[id].Valid() || (sc.scope == scopeServer) != (sc.does != "") {
+			t.Errorf("routeScopes[%q] = %+v: want an operation of routeOps, and words for a scopeServer refusal only", id, sc)
+		}
+	}
+
+	key := func(name string, role access.Role, sessions ...string) access.Principal {
+		t.Helper()
+		p, err := access.NewPrincipal(name, role, sessions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, c := range []struct {
+		name, op string
+		p        access.Principal
+		want     string // "" for allowed, else words of the 403
+	}{
+		{"limited operator answers", "answerInput", key("ci", access.Operator, "alpha"), ""},
+		{"operator answers", "answerInput", key("op", access.Operator), ""},
+		{"open mode answers", "answerInput", access.Anonymous(), ""},
+		{"viewer answers", "answerInput", key("v", access.Viewer), "key:v has the role VIEWER and cannot answer inputs; use a key with the role OPERATOR or ADMIN"},
+		{"limited viewer answers", "answerInput", key("dash", access.Viewer, "alpha"), "OPERATOR or ADMIN"},
+		{"no principal answers", "answerInput", access.Principal{}, "not authenticated"},
+		{"viewer reads metrics", "getMetrics", key("v", access.Viewer), ""},
+		{"open mode reads metrics", "getMetrics", access.Anonymous(), ""},
+		{"limited viewer reads metrics", "getMetrics", key("dash", access.Viewer, "alpha", "gamma"),
+			"key:dash is limited to the sessions alpha, gamma and cannot read /metrics: the answer counts the work of every session on the server"},
+		{"limited admin reads metrics", "getMetrics", key("root", access.Admin, "alpha"), "cannot read /metrics"},
+		{"no principal reads metrics", "getMetrics", access.Principal{}, "not authenticated"},
+	} {
+		ctx := authn.WithPrincipal(context.Background(), c.p)
+		err := authorizeScoped(ctx, c.op)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: got %v, want allowed", c.name, err)
+		case c.want != "" && (!errors.Is(err, access.ErrForbidden) || !strings.Contains(fmt.Sprint(err), c.want)):
+			t.Errorf("%s: got %v, want a 403 saying %q", c.name, err, c.want)
+		}
+	}
+	if err := authorizeScoped(context.Background(), "noSuchOperation"); err == nil || errors.Is(err, access.ErrForbidden) {
+		t.Errorf("an operation outside routeOps: got %v, want an internal error", err)
 	}
 }

@@ -30,6 +30,9 @@ type Config struct {
 	// AllowedHosts are extra Host header names (beyond loopback names and the
 	// bound address) the server answers to, e.g. its public DNS name.
 	AllowedHosts []string
+	// AllowedOrigins are browser origins ("http://localhost:3000") whose
+	// pages may call the server besides its own; New normalises them.
+	AllowedOrigins []string
 	// BodyLimit caps request bodies of the API in bytes.
 	BodyLimit int64
 	// Security is the key check and the rate limits.
@@ -64,8 +67,12 @@ type Server struct {
 	// mounted are the routes of mounts by path, whatever the method: not in
 	// the spec, not validated.
 	mounted map[string]route
-	// bySource, byKey and failures are the rate limits.
-	bySource, byKey, failures *limiters
+	// bySource and byKey are the rate limits; failures (per source) and
+	// repeats (per source and presented key) the failure budget, and proven
+	// the keys that authenticated from a source, which a spent budget does
+	// not stop.
+	bySource, byKey, failures, repeats *limiters
+	proven                             *recent
 	// shutdown closes when Shutdown begins, so long-lived streams end and
 	// let the server drain.
 	shutdown chan struct{}
@@ -76,6 +83,15 @@ func New(cfg Config, uc UseCases, log *zap.Logger) (*Server, error) {
 	if cfg.BodyLimit <= 0 {
 		cfg.BodyLimit = DefaultBodyLimit
 	}
+	origins := make([]string, 0, len(cfg.AllowedOrigins))
+	for _, o := range cfg.AllowedOrigins {
+		origin, err := ParseOrigin(o)
+		if err != nil {
+			return nil, fmt.Errorf("httpapi: allowed origins: %w", err)
+		}
+		origins = append(origins, origin.String())
+	}
+	cfg.AllowedOrigins = origins
 	spec, err := restapi.GetSwagger()
 	if err != nil {
 		return nil, fmt.Errorf("httpapi: load the embedded spec: %w", err)
@@ -109,7 +125,8 @@ func New(cfg Config, uc UseCases, log *zap.Logger) (*Server, error) {
 		obs = noObserver{}
 	}
 	s := &Server{log: log, cfg: cfg, echo: e, sec: sec, obs: obs, routes: routes, mounted: map[string]route{},
-		bySource: newLimiters(sec.SourceRate), byKey: newLimiters(sec.KeyRate), failures: newLimiters(sec.AuthFailures)}
+		bySource: newLimiters(sec.SourceRate), byKey: newLimiters(sec.KeyRate), failures: newLimiters(sec.AuthFailures),
+		repeats: newLimiters(sec.AuthFailures), proven: newRecent(provenFor)}
 	for _, m := range cfg.Mounts {
 		for _, p := range m.Paths {
 			s.mounted[p] = route{operationID: "mount:" + p, surface: m.Surface}

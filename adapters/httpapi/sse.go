@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/yukta/yukta/adapters/authn"
 	"github.com/yukta/yukta/adapters/httpapi/restapi"
 	"github.com/yukta/yukta/application/executionapp"
 	"github.com/yukta/yukta/domain/fault"
@@ -119,11 +118,11 @@ func (h *handlers) StreamExecutionEvents(ctx context.Context, req restapi.Stream
 	if err := h.ex.Events.Check(ctx, req.SessionId, req.ExecutionId); err != nil {
 		return nil, err
 	}
-	if err := h.ex.Events.CheckPosition(ctx, after); err != nil {
+	q := executionapp.EventQuery{SessionID: req.SessionId, ExecutionID: req.ExecutionId, Sessions: keySessions(ctx), AfterSeq: after}
+	if err := h.ex.Events.CheckPosition(ctx, q); err != nil {
 		return nil, err
 	}
-	return eventStream{ctx: ctx, read: h.ex.Events.Handle, done: h.done,
-		query: executionapp.EventQuery{SessionID: req.SessionId, ExecutionID: req.ExecutionId, AfterSeq: after}}, nil
+	return eventStream{ctx: ctx, read: h.ex.Events.Handle, done: h.done, query: q}, nil
 }
 
 func (h *handlers) StreamEvents(ctx context.Context, req restapi.StreamEventsRequestObject) (restapi.StreamEventsResponseObject, error) {
@@ -136,12 +135,9 @@ func (h *handlers) StreamEvents(ctx context.Context, req restapi.StreamEventsReq
 			return nil, err
 		}
 	}
-	if err := h.ex.Events.CheckPosition(ctx, after); err != nil {
+	q := executionapp.EventQuery{SessionID: req.Params.SessionId, Sessions: keySessions(ctx), AfterSeq: after}
+	if err := h.ex.Events.CheckPosition(ctx, q); err != nil {
 		return nil, err
-	}
-	q := executionapp.EventQuery{SessionID: req.Params.SessionId, AfterSeq: after}
-	if p := authn.PrincipalFrom(ctx); p.Limited() {
-		q.Sessions = p.Sessions()
 	}
 	return eventStream{ctx: ctx, read: h.ex.Events.Handle, done: h.done, query: q}, nil
 }

@@ -127,8 +127,8 @@ func (a fakeAnswer) Handle(_ context.Context, in executionapp.AnswerRequest) (ex
 
 type fakeEvents struct{ f *fakes }
 
-func (e fakeEvents) Check(context.Context, string, string) error { return e.f.record("events") }
-func (e fakeEvents) CheckPosition(context.Context, int64) error  { return nil }
+func (e fakeEvents) Check(context.Context, string, string) error                  { return e.f.record("events") }
+func (e fakeEvents) CheckPosition(context.Context, executionapp.EventQuery) error { return nil }
 func (e fakeEvents) Handle(context.Context, executionapp.EventQuery) ([]executionapp.StoredEvent, error) {
 	return nil, errors.New("no events in this test")
 }

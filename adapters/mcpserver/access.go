@@ -71,6 +71,16 @@ var openMethods = map[string]bool{
 // codeUnauthenticated is the JSON-RPC error for a request with no principal.
 const codeUnauthenticated = -32001
 
+// refusedMethods are answered "method not found" for every caller, whatever
+// its role, before the SDK sees them. logging/setLevel would set the level of
+// the log notifications a session receives: this server sends none, it does
+// not declare the logging capability, and it is stateless, so the level would
+// be dropped when the request ends. Refusing it leaves no method that changes
+// anything outside the permission table, for a VIEWER or anyone else.
+var refusedMethods = map[string]string{
+	"logging/setLevel": "logging/setLevel is not supported: this server sends no log notifications (it does not declare the logging capability). Read a run's logs with get_execution_logs",
+}
+
 // authorize is the receiving middleware that decides, per decoded request,
 // what the caller may do. It runs after the SDK has parsed the JSON-RPC
 // message (batches included), on the very request value the SDK dispatches,
@@ -81,6 +91,9 @@ func authorize(log *zap.Logger) mcp.Middleware {
 			p := authn.PrincipalFrom(ctx)
 			if p.IsZero() && !openMethods[method] {
 				return nil, &jsonrpc.Error{Code: codeUnauthenticated, Message: "the caller is not authenticated; present an API key as Authorization: Bearer <key> or X-API-Key"}
+			}
+			if msg, refused := refusedMethods[method]; refused {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: msg}
 			}
 			if ct, ok := req.(*mcp.CallToolRequest); ok {
 				name := ct.Params.Name

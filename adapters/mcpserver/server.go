@@ -127,6 +127,10 @@ func NewServer(d Deps, version string, log *zap.Logger) (s *mcp.Server, err erro
 		Logger:       sdkLogger(log),
 		// Results depend on the caller's key: never shared between callers.
 		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) { c.CacheScope = "private" },
+		// Only what the server honours. It is stateless and never sends
+		// notifications, so no listChanged (the SDK's default is true), and
+		// no logging (it sends no log messages).
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Prompts: &mcp.PromptCapabilities{}, Resources: &mcp.ResourceCapabilities{}},
 	})
 	srv.addTools(s)
 	srv.addPrompts(s)

@@ -156,9 +156,13 @@ type exactKey struct{}
 // output for strictArguments.
 type exactOutput struct{ json []byte }
 
-// addTool registers a typed tool whose output is encoded exactly.
+// addTool registers a typed tool whose output is encoded exactly and whose
+// schemas every client accepts (portableSchema).
 func addTool[In, Out any](m *mcp.Server, t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) {
-	mcp.AddTool(m, t, exact(h))
+	tt := *t
+	tt.InputSchema = portableSchema[In](t.InputSchema)
+	tt.OutputSchema = portableSchema[Out](t.OutputSchema)
+	mcp.AddTool(m, &tt, exact(h))
 }
 
 // exact wraps a typed handler: a successful output is also encoded with

@@ -44,7 +44,7 @@ type ExecutionStatus struct {
 	StartedAt   string       `json:"startedAt"`
 	EndedAt     string       `json:"endedAt,omitempty"`
 	Error       string       `json:"error,omitempty"`
-	Result      any          `json:"result,omitempty"`
+	Result      any          `json:"result,omitempty" jsonschema:"what the RESULT node stored: any JSON value"`
 	RestartOf   string       `json:"restartOf,omitempty"`
 	FromNodeID  string       `json:"fromNodeId,omitempty"`
 	Actor       string       `json:"actor,omitempty" jsonschema:"who started it, such as key:ci-bot"`
@@ -72,7 +72,7 @@ type NodeStatus struct {
 // Breakpoint is a node's breakpoint.
 type Breakpoint struct {
 	Field     string `json:"field,omitempty"`
-	Equals    any    `json:"equals,omitempty"`
+	Equals    any    `json:"equals,omitempty" jsonschema:"the value of field that pauses the node: any JSON value"`
 	Condition string `json:"condition,omitempty"`
 }
 

@@ -44,7 +44,7 @@ type ConfigField struct {
 	Type        string   `json:"type"`
 	Description string   `json:"description,omitempty"`
 	Required    bool     `json:"required"`
-	Default     any      `json:"default,omitempty"`
+	Default     any      `json:"default,omitempty" jsonschema:"the value used when the config leaves the field out: any JSON value of the field's type"`
 	Options     []string `json:"options,omitempty"`
 	Secret      bool     `json:"secret,omitempty" jsonschema:"masked as *** on every read"`
 }

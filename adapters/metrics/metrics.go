@@ -5,6 +5,11 @@
 // Everything lives in a registry of its own, never the global default, so
 // two servers in one process (tests) do not collide. docs/operations.md
 // lists every metric.
+//
+// Every metric describes the whole server: the queue gauges, the engine's
+// counters, even the runtime's, move with the work of every session. So the
+// REST door serves them only to keys without a session list (and in open
+// mode); a session-limited key gets 403 (docs/security.md).
 package metrics
 
 import (

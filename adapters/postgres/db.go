@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -28,6 +29,12 @@ import (
 // PoolOptions tune the connection pool.
 type PoolOptions struct {
 	MaxConns int32
+	// IdleInTransaction ends a session that sits inside a transaction this
+	// long (default 60 s). The server sets it to the work lease: an
+	// instance frozen in the middle of a commit (stopped by the OS, cut off)
+	// must not hold its row locks, and so every other instance's commits and
+	// reaps, for longer than it would hold its claims.
+	IdleInTransaction time.Duration
 }
 
 // NewPool builds a pool for dsn without dialing; Ping or Migrate dials.
@@ -49,7 +56,11 @@ func NewPool(dsn string, o PoolOptions) (*pgxpool.Pool, error) {
 	rp["application_name"] = "yukta"
 	rp["timezone"] = "UTC"
 	rp["statement_timeout"] = "30s"
-	rp["idle_in_transaction_session_timeout"] = "60s"
+	idle := 60 * time.Second
+	if o.IdleInTransaction > 0 {
+		idle = o.IdleInTransaction
+	}
+	rp["idle_in_transaction_session_timeout"] = strconv.FormatInt(idle.Milliseconds(), 10)
 	// Yukta's statements are driven by a few rows each (a batch of items,
 	// one execution, one page), found by key. The work tables churn so fast
 	// that their statistics lag behind, and then the planner would join or

@@ -302,12 +302,18 @@ func (q *Queue) Heartbeat(ctx context.Context, owner string, ids []int64, lease 
 // their node's gate closed meanwhile (the item was released once, so a step
 // gate does not hold it again).
 func (q *Queue) Reap(ctx context.Context) (int, error) {
+	// SKIP LOCKED: an expired item whose row is locked (its owner froze in
+	// the middle of a commit) must not hold back the reaping of all others;
+	// it is reaped on a later round, once that transaction ends.
 	tag, err := q.pool.Exec(ctx, `
 		UPDATE work_items w
 		   SET state = CASE WHEN e.status = 'RUNNING' AND NOT n.paused THEN 'ready' ELSE 'held' END,
 		       lease_owner = NULL, lease_token = NULL, lease_until = NULL
-		  FROM executions e, execution_nodes n
-		 WHERE w.state IN ('ready', 'held') AND w.lease_owner IS NOT NULL AND w.lease_until < now()
+		  FROM (SELECT item_id FROM work_items
+		         WHERE state IN ('ready', 'held') AND lease_owner IS NOT NULL AND lease_until < now()
+		         FOR UPDATE SKIP LOCKED) x,
+		       executions e, execution_nodes n
+		 WHERE w.item_id = x.item_id
 		   AND e.execution_id = w.execution_id AND n.execution_id = w.execution_id AND n.node_id = w.node_id`)
 	return int(tag.RowsAffected()), translate(err)
 }

@@ -679,7 +679,7 @@ func (m *modelCase) stopAll() {
 
 // answerOne answers one open input of the session, if there is one.
 func (m *modelCase) answerOne(approve bool) bool {
-	inputs, err := m.f.reader.Inputs(m.ctx, m.sid, "", true)
+	inputs, err := m.f.reader.Inputs(m.ctx, executionapp.InputQuery{SessionID: m.sid, OnlyOpen: true})
 	if err != nil {
 		m.t.Fatalf("inputs: %v", err)
 	}

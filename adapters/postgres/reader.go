@@ -138,12 +138,15 @@ func (r *Reader) LogsBefore(ctx context.Context, executionID string, before int6
 	return out, total, translate(err)
 }
 
-// Inputs lists inputs, newest last.
-func (r *Reader) Inputs(ctx context.Context, sessionID, executionID string, onlyOpen bool) ([]executionapp.Input, error) {
+// Inputs lists inputs, newest last. The session list filters in the query,
+// before the cap, so other sessions' inputs never take a limited caller's
+// places.
+func (r *Reader) Inputs(ctx context.Context, q executionapp.InputQuery) ([]executionapp.Input, error) {
 	rows, err := r.pool.Query(ctx, `SELECT `+inputColumns+` FROM inputs
 		 WHERE ($1 = '' OR session_id = $1) AND ($2 = '' OR execution_id = nullif($2, '')::uuid)
 		   AND (NOT $3 OR status = 'open')
-		 ORDER BY created_at, input_id LIMIT 1000`, sessionID, executionID, onlyOpen)
+		   AND ($4::text[] IS NULL OR session_id = ANY ($4))
+		 ORDER BY created_at, input_id LIMIT 1000`, q.SessionID, q.ExecutionID, q.OnlyOpen, q.Sessions)
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -161,10 +164,13 @@ func (r *Reader) Inputs(ctx context.Context, sessionID, executionID string, only
 
 // Events returns committed events after a position in commit order. Only
 // transactions older than every running one are read, so an event can never
-// appear behind a position a reader has passed.
+// appear behind a position a reader has passed. The position is looked up
+// among the events of q.Sessions only, so another session's seq reads from
+// the start exactly as a seq of no event does.
 func (r *Reader) Events(ctx context.Context, q executionapp.EventQuery) ([]executionapp.StoredEvent, error) {
 	rows, err := r.pool.Query(ctx, `
-		WITH pos AS (SELECT coalesce((SELECT xid FROM events WHERE seq = $3), '0'::xid8) AS xid)
+		WITH pos AS (SELECT coalesce((SELECT xid FROM events WHERE seq = $3 AND ($5::text[] IS NULL OR session_id = ANY ($5))),
+		                             '0'::xid8) AS xid)
 		SELECT e.seq, e.type, e.at, e.session_id, e.workflow_id, coalesce(e.execution_id::text, ''), e.node_id, e.actor, e.channel, e.data
 		  FROM events e, pos
 		 WHERE e.xid < pg_snapshot_xmin(pg_current_snapshot())
@@ -195,9 +201,11 @@ func (r *Reader) Events(ctx context.Context, q executionapp.EventQuery) ([]execu
 	return out, translate(rows.Err())
 }
 
-// EventExists reports whether an event with this seq exists.
-func (r *Reader) EventExists(ctx context.Context, seq int64) (bool, error) {
+// EventExists reports whether an event with this seq exists in one of
+// sessions (in any session when sessions is nil).
+func (r *Reader) EventExists(ctx context.Context, seq int64, sessions []string) (bool, error) {
 	var ok bool
-	err := r.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM events WHERE seq = $1)`, seq).Scan(&ok)
+	err := r.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM events WHERE seq = $1 AND ($2::text[] IS NULL OR session_id = ANY ($2)))`,
+		seq, sessions).Scan(&ok)
 	return ok, translate(err)
 }

@@ -1111,7 +1111,7 @@ type WorkflowId = Id
 type StreamEventsParams struct {
 	SessionId *Id `form:"sessionId,omitempty" json:"sessionId,omitempty"`
 
-	// LastEventID Resume after this event (its `seq`).
+	// LastEventID Resume after this event (its `seq`, the `id` of the last record received). It must name an event the key may read (any session, or the sessions of a session-limited key); any other number, including the seq of another session's event, gets the same 400.
 	LastEventID *LastEventId `json:"Last-Event-ID,omitempty"`
 }
 
@@ -1142,6 +1142,9 @@ type ListInputsParamsStatus string
 
 // AnswerInputParams defines parameters for AnswerInput.
 type AnswerInputParams struct {
+	// SessionId Optional. The session the caller believes the input belongs to; when it is not the input's session the answer is the same 404 as for an input that does not exist.
+	SessionId *Id `form:"sessionId,omitempty" json:"sessionId,omitempty"`
+
 	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
 	YuktaChannel *AnswerInputParamsYuktaChannel `json:"Yukta-Channel,omitempty"`
 }
@@ -1204,7 +1207,7 @@ type ControlExecutionParamsYuktaChannel string
 
 // StreamExecutionEventsParams defines parameters for StreamExecutionEvents.
 type StreamExecutionEventsParams struct {
-	// LastEventID Resume after this event (its `seq`).
+	// LastEventID Resume after this event (its `seq`, the `id` of the last record received). It must name an event the key may read (any session, or the sessions of a session-limited key); any other number, including the seq of another session's event, gets the same 400.
 	LastEventID *LastEventId `json:"Last-Event-ID,omitempty"`
 }
 
@@ -1405,12 +1408,16 @@ type ClientInterface interface {
 
 	// AnswerInputWithBody Answer an open input; the parked message continues with the answer.
 	//
+	// The input's session is the session of its execution; the server finds it from the input. A session-limited key may answer the inputs of its sessions; an input of another session answers 404 exactly as an input that does not exist.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/inputs/{inputId} (the `AnswerInput` operationId).
 	AnswerInputWithBody(ctx context.Context, inputId openapi_types.UUID, params *AnswerInputParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// AnswerInput Answer an open input; the parked message continues with the answer.
+	//
+	// The input's session is the session of its execution; the server finds it from the input. A session-limited key may answer the inputs of its sessions; an input of another session answers 404 exactly as an input that does not exist.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1621,6 +1628,8 @@ type ClientInterface interface {
 
 	// GetMetrics Prometheus metrics (text exposition format). Needs a VIEWER key when keys are configured.
 	//
+	// The metrics count the work of every session, so a session-limited key gets 403; scrape with a key that has no session list.
+	//
 	// Corresponds with GET /metrics (the `GetMetrics` operationId).
 	GetMetrics(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -1710,6 +1719,8 @@ func (c *Client) ListInputs(ctx context.Context, params *ListInputsParams, reqEd
 
 // AnswerInputWithBody Answer an open input; the parked message continues with the answer.
 //
+// The input's session is the session of its execution; the server finds it from the input. A session-limited key may answer the inputs of its sessions; an input of another session answers 404 exactly as an input that does not exist.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /api/inputs/{inputId} (the `AnswerInput` operationId).
@@ -1726,6 +1737,8 @@ func (c *Client) AnswerInputWithBody(ctx context.Context, inputId openapi_types.
 }
 
 // AnswerInput Answer an open input; the parked message continues with the answer.
+//
+// The input's session is the session of its execution; the server finds it from the input. A session-limited key may answer the inputs of its sessions; an input of another session answers 404 exactly as an input that does not exist.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2236,6 +2249,8 @@ func (c *Client) GetHealth(ctx context.Context, reqEditors ...RequestEditorFn) (
 
 // GetMetrics Prometheus metrics (text exposition format). Needs a VIEWER key when keys are configured.
 //
+// The metrics count the work of every session, so a session-limited key gets 403; scrape with a key that has no session list.
+//
 // Corresponds with GET /metrics (the `GetMetrics` operationId).
 func (c *Client) GetMetrics(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetMetricsRequest(c.Server)
@@ -2537,6 +2552,33 @@ func NewAnswerInputRequestWithBody(server string, inputId openapi_types.UUID, pa
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.SessionId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sessionId", *params.SessionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
@@ -3957,12 +3999,16 @@ type ClientWithResponsesInterface interface {
 
 	// AnswerInputWithBodyWithResponse Answer an open input; the parked message continues with the answer.
 	//
+	// The input's session is the session of its execution; the server finds it from the input. A session-limited key may answer the inputs of its sessions; an input of another session answers 404 exactly as an input that does not exist.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/inputs/{inputId} (the `AnswerInput` operationId).
 	AnswerInputWithBodyWithResponse(ctx context.Context, inputId openapi_types.UUID, params *AnswerInputParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AnswerInputResponse, error)
 
 	// AnswerInputWithResponse Answer an open input; the parked message continues with the answer.
+	//
+	// The input's session is the session of its execution; the server finds it from the input. A session-limited key may answer the inputs of its sessions; an input of another session answers 404 exactly as an input that does not exist.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4206,6 +4252,8 @@ type ClientWithResponsesInterface interface {
 	GetHealthWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetHealthResponse, error)
 
 	// GetMetricsWithResponse Prometheus metrics (text exposition format). Needs a VIEWER key when keys are configured.
+	//
+	// The metrics count the work of every session, so a session-limited key gets 403; scrape with a key that has no session list.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -5876,6 +5924,8 @@ func (c *ClientWithResponses) ListInputsWithResponse(ctx context.Context, params
 
 // AnswerInputWithBodyWithResponse Answer an open input; the parked message continues with the answer.
 //
+// The input's session is the session of its execution; the server finds it from the input. A session-limited key may answer the inputs of its sessions; an input of another session answers 404 exactly as an input that does not exist.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/inputs/{inputId} (the `AnswerInput` operationId).
@@ -5888,6 +5938,8 @@ func (c *ClientWithResponses) AnswerInputWithBodyWithResponse(ctx context.Contex
 }
 
 // AnswerInputWithResponse Answer an open input; the parked message continues with the answer.
+//
+// The input's session is the session of its execution; the server finds it from the input. A session-limited key may answer the inputs of its sessions; an input of another session answers 404 exactly as an input that does not exist.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -6311,6 +6363,8 @@ func (c *ClientWithResponses) GetHealthWithResponse(ctx context.Context, reqEdit
 }
 
 // GetMetricsWithResponse Prometheus metrics (text exposition format). Needs a VIEWER key when keys are configured.
+//
+// The metrics count the work of every session, so a session-limited key gets 403; scrape with a key that has no session list.
 //
 // Returns a wrapper object for the known response body format(s).
 //

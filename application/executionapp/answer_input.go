@@ -27,13 +27,24 @@ func NewAnswerInput(tx Transactor, v AnswerValidator, waker Waker, now func() ti
 	return &AnswerInput{tx: tx, validator: v, waker: waker, now: now}
 }
 
-// AnswerRequest is one answer. SessionIDs, when not nil, limits which
-// sessions' inputs the caller may answer.
+// AnswerRequest is one answer. The input's session comes from the input
+// itself: SessionID, when set, is what the caller believes it to be, and
+// SessionAllowed, when not nil, says which sessions' inputs the caller may
+// answer. An input failing either is answered exactly as one that does not
+// exist.
 type AnswerRequest struct {
 	InputID        string
+	SessionID      string
 	Answer         any
 	Actor, Channel string
 	SessionAllowed func(sessionID string) bool
+}
+
+// InputNotFound is the error for an input that does not exist, worded as
+// the input store words it; an input the caller may not see gets it too,
+// byte for byte.
+func InputNotFound(id string) error {
+	return fault.Newf(ErrInputNotFound, "input %s does not exist; call GET /api/inputs to list open inputs", id)
 }
 
 // Handle records the answer.
@@ -44,8 +55,8 @@ func (uc *AnswerInput) Handle(ctx context.Context, in AnswerRequest) (Input, err
 		if err != nil {
 			return err
 		}
-		if in.SessionAllowed != nil && !in.SessionAllowed(inp.SessionID) {
-			return fault.Newf(ErrInputNotFound, "input %s does not exist; call GET /api/inputs to list open inputs", in.InputID)
+		if (in.SessionID != "" && in.SessionID != inp.SessionID) || (in.SessionAllowed != nil && !in.SessionAllowed(inp.SessionID)) {
+			return InputNotFound(in.InputID)
 		}
 		if inp.Status != "open" {
 			return fault.Newf(fault.ErrConflict, "input %s is %s, not open; nothing was changed", inp.ID, inp.Status)

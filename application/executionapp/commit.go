@@ -20,10 +20,12 @@ const EngineChannel = "engine"
 // requeued, messages for downstream nodes, node counters and statuses, logs,
 // inputs, results and events. Results whose lease was lost are dropped whole.
 // tally receives the outcomes of the batch as the committed attempt saw them.
-func (e *Engine) commit(ctx context.Context, batch []result, tally *outcomeTally) error {
+// ended receives the executions the batch ended, whose cached runs the
+// caller drops once the commit holds.
+func (e *Engine) commit(ctx context.Context, batch []result, tally *outcomeTally, ended *[]string) error {
 	now := e.now()
 	return e.tx.WithinTx(ctx, func(ctx context.Context, st Stores) error {
-		*tally = outcomeTally{} // the transaction may run again
+		*tally, *ended = outcomeTally{}, nil // the transaction may run again
 		// Lock order everywhere: execution rows (in id order), then their
 		// work items. Commands take the same order, so they cannot deadlock
 		// with a commit.
@@ -70,7 +72,13 @@ func (e *Engine) commit(ctx context.Context, batch []result, tally *outcomeTally
 				return err
 			}
 		}
-		return w.finish(ctx, e.runs)
+		if err := w.finish(ctx, e.runs); err != nil {
+			return err
+		}
+		for id := range w.ended {
+			*ended = append(*ended, id)
+		}
+		return nil
 	})
 }
 

@@ -533,11 +533,17 @@ func (e *Engine) commitIsolating(ctx context.Context, shutdown <-chan struct{}, 
 // few attempts.
 func (e *Engine) commitRetrying(ctx context.Context, shutdown <-chan struct{}, batch []result) error {
 	var tally outcomeTally
+	var ended []string
 	pause := 50 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		began := time.Now()
-		err := e.commit(ctx, batch, &tally)
+		err := e.commit(ctx, batch, &tally, &ended)
 		if err == nil {
+			// An ended run gets no more work here; keeping its definition
+			// would grow the cache with every run the instance executed.
+			for _, id := range ended {
+				e.runs.forget(id)
+			}
 			e.metrics.Committed(len(batch), time.Since(began))
 			for o, n := range tally {
 				if n > 0 {

@@ -23,27 +23,39 @@ func (uc *ReadEvents) Check(ctx context.Context, sessionID, executionID string) 
 	return err
 }
 
-// CheckPosition refuses a resume position that names no event: resuming
-// from it would silently replay the whole history.
-func (uc *ReadEvents) CheckPosition(ctx context.Context, seq int64) error {
-	if seq == 0 {
+// CheckPosition refuses a resume position (q.AfterSeq) that names no event
+// the caller may see: resuming from it would silently replay the whole
+// history. q.Sessions is the caller's scope (nil: every session). A seq of
+// another session's event is refused exactly as a seq of no event, in the
+// same words, so a session-limited caller learns nothing about events
+// outside its sessions from the answer.
+func (uc *ReadEvents) CheckPosition(ctx context.Context, q EventQuery) error {
+	if q.AfterSeq == 0 {
 		return nil
 	}
-	ok, err := uc.reader.EventExists(ctx, seq)
+	if q.AfterSeq < 0 {
+		return badPosition(q.AfterSeq)
+	}
+	ok, err := uc.reader.EventExists(ctx, q.AfterSeq, q.Sessions)
 	if err != nil {
 		return err
 	}
 	if !ok {
-		return &fault.ValidationError{Subject: "event stream", Violations: []fault.Violation{{Path: "header.Last-Event-ID",
-			Message: fmt.Sprintf("no event has seq %d; send the id of the last event you received, or omit the header to read from the start", seq)}}}
+		return badPosition(q.AfterSeq)
 	}
 	return nil
+}
+
+// badPosition is the one refusal of a resume position, whatever the reason.
+func badPosition(seq int64) error {
+	return &fault.ValidationError{Subject: "event stream", Violations: []fault.Violation{{Path: "header.Last-Event-ID",
+		Message: fmt.Sprintf("no event you may read has seq %d; send the id of the last event you received, or omit the header to read from the start", seq)}}}
 }
 
 // Handle reads the next events.
 func (uc *ReadEvents) Handle(ctx context.Context, q EventQuery) ([]StoredEvent, error) {
 	if q.AfterSeq < 0 {
-		return nil, &fault.ValidationError{Subject: "event stream", Violations: []fault.Violation{{Path: "Last-Event-ID", Message: fmt.Sprintf("must be a seq from this stream, got %d", q.AfterSeq)}}}
+		return nil, badPosition(q.AfterSeq)
 	}
 	if q.Limit <= 0 || q.Limit > MaxEventBatch {
 		q.Limit = MaxEventBatch

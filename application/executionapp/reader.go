@@ -77,9 +77,13 @@ type Reader interface {
 	// LogsBefore returns up to limit lines with seq < before, newest first
 	// (before = 0 means from the end), and the execution's line count.
 	LogsBefore(ctx context.Context, executionID string, before int64, limit int) ([]LogEntry, int64, error)
-	Inputs(ctx context.Context, sessionID, executionID string, onlyOpen bool) ([]Input, error)
+	// Inputs lists inputs, oldest first; q.Sessions filters before any cap.
+	Inputs(ctx context.Context, q InputQuery) ([]Input, error)
 	// Events returns committed events after a position, in commit order.
+	// The position is looked up among q.Sessions' events only: a seq outside
+	// them reads from the start, as a seq of no event does.
 	Events(ctx context.Context, q EventQuery) ([]StoredEvent, error)
-	// EventExists reports whether an event with this seq was stored.
-	EventExists(ctx context.Context, seq int64) (bool, error)
+	// EventExists reports whether an event with this seq was stored in one
+	// of sessions (any session when sessions is nil).
+	EventExists(ctx context.Context, seq int64, sessions []string) (bool, error)
 }

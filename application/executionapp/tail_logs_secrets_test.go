@@ -48,13 +48,13 @@ func (r *memReader) LogsBefore(_ context.Context, _ string, before int64, limit 
 	return out, int64(len(r.lines)), nil
 }
 
-func (r *memReader) Inputs(context.Context, string, string, bool) ([]executionapp.Input, error) {
+func (r *memReader) Inputs(context.Context, executionapp.InputQuery) ([]executionapp.Input, error) {
 	return nil, nil
 }
 func (r *memReader) Events(context.Context, executionapp.EventQuery) ([]executionapp.StoredEvent, error) {
 	return nil, nil
 }
-func (r *memReader) EventExists(context.Context, int64) (bool, error) { return false, nil }
+func (r *memReader) EventExists(context.Context, int64, []string) (bool, error) { return false, nil }
 
 type defs map[string][]byte
 

@@ -196,7 +196,7 @@ func (c *checker) walk(v any, path string, depth int) error {
 		if err := checkString(x, path); err != nil {
 			return err
 		}
-		return c.add(len(x)+2)
+		return c.add(len(x) + 2)
 	case json.Number:
 		if !isJSONNumber(string(x)) {
 			return &Error{Path: path, Reason: fmt.Sprintf("%q is not a JSON number", truncate(string(x), 40))}
@@ -215,7 +215,7 @@ func (c *checker) walk(v any, path string, depth int) error {
 	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
 		return c.add(len(fmt.Sprint(x)))
 	case map[string]any:
-		if err := c.add(2+max(len(x)-1, 0)); err != nil {
+		if err := c.add(2 + max(len(x)-1, 0)); err != nil {
 			return err
 		}
 		for k, e := range x {
@@ -223,7 +223,7 @@ func (c *checker) walk(v any, path string, depth int) error {
 			if err := checkString(k, p); err != nil {
 				return err
 			}
-			if err := c.add(len(k)+3); err != nil {
+			if err := c.add(len(k) + 3); err != nil {
 				return err
 			}
 			if err := c.walk(e, p, depth+1); err != nil {
@@ -232,7 +232,7 @@ func (c *checker) walk(v any, path string, depth int) error {
 		}
 		return nil
 	case []any:
-		if err := c.add(2+max(len(x)-1, 0)); err != nil {
+		if err := c.add(2 + max(len(x)-1, 0)); err != nil {
 			return err
 		}
 		for i, e := range x {

@@ -1,0 +1,276 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/yukta/yukta/adapters/postgres/pgtest"
+)
+
+// The official MCP TypeScript SDK client sits under most agent hosts and the
+// MCP Inspector, and it is stricter than the go-sdk client the other MCP
+// tests use: it validates tools/list against the protocol's schema and every
+// structuredContent against the tool's output schema. Once it refused the
+// whole tool list, which no Go test saw. TestTSClient drives the real binary
+// with it (e2e/tsclient/client.mjs, the SDK pinned exactly in
+// package-lock.json).
+
+// tsClientDir holds the Node project of the client.
+const tsClientDir = "tsclient"
+
+var (
+	tsClientOnce sync.Once
+	tsClientNode string
+	tsClientErr  error
+)
+
+// tsClient returns the node binary once e2e/tsclient has its packages
+// installed: it runs `npm ci` there when node_modules is missing or holds
+// another SDK version than package.json pins (so `go test ./...` works on a
+// fresh clone), under a file lock so that concurrent test processes do not
+// install over each other. It fails the test, loudly, when node or npm is
+// missing or the install fails.
+func tsClient(t *testing.T) string {
+	t.Helper()
+	tsClientOnce.Do(func() { tsClientNode, tsClientErr = prepareTSClient() })
+	if tsClientErr != nil {
+		t.Fatalf("the MCP TypeScript SDK client cannot run: %v\n"+
+			"Install Node.js 18 or later and npm (Debian: apt-get install nodejs npm), then run `npm ci` in e2e/tsclient.", tsClientErr)
+	}
+	return tsClientNode
+}
+
+func prepareTSClient() (string, error) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		return "", fmt.Errorf("node is not on PATH")
+	}
+	want, err := pinnedSDKVersion()
+	if err != nil {
+		return "", err
+	}
+	if installedSDKVersion() == want {
+		return node, nil
+	}
+	lock, err := os.OpenFile(filepath.Join(tsClientDir, ".npm-ci.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return "", err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return "", fmt.Errorf("lock e2e/tsclient: %w", err)
+	}
+	defer func() { _ = syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) }()
+	if installedSDKVersion() == want { // another process installed it meanwhile
+		return node, nil
+	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		return "", fmt.Errorf("e2e/tsclient/node_modules is missing or stale and npm is not on PATH")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund")
+	cmd.Dir = tsClientDir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("npm ci in e2e/tsclient: %v\n%s", err, out)
+	}
+	if got := installedSDKVersion(); got != want {
+		return "", fmt.Errorf("after npm ci, e2e/tsclient has @modelcontextprotocol/sdk %q, want %q", got, want)
+	}
+	return node, nil
+}
+
+// pinnedSDKVersion is the exact SDK version package.json asks for.
+func pinnedSDKVersion() (string, error) {
+	var pkg struct {
+		Dependencies map[string]string `json:"dependencies"`
+	}
+	b, err := os.ReadFile(filepath.Join(tsClientDir, "package.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &pkg)
+	}
+	if err != nil {
+		return "", fmt.Errorf("read e2e/tsclient/package.json: %w", err)
+	}
+	v := pkg.Dependencies["@modelcontextprotocol/sdk"]
+	if v == "" || strings.ContainsAny(v, "^~<>=*x ") {
+		return "", fmt.Errorf("e2e/tsclient/package.json must pin @modelcontextprotocol/sdk to one exact version, not %q", v)
+	}
+	return v, nil
+}
+
+// installedSDKVersion is the SDK version in node_modules, "" without one.
+func installedSDKVersion() string {
+	var pkg struct {
+		Version string `json:"version"`
+	}
+	b, err := os.ReadFile(filepath.Join(tsClientDir, "node_modules", "@modelcontextprotocol", "sdk", "package.json"))
+	if err != nil || json.Unmarshal(b, &pkg) != nil {
+		return ""
+	}
+	return pkg.Version
+}
+
+// tsSummary is what client.mjs prints.
+type tsSummary struct {
+	OK              bool   `json:"ok"`
+	Step            string `json:"step"`
+	Error           string `json:"error"`
+	SDKVersion      string `json:"sdkVersion"`
+	ProtocolVersion string `json:"protocolVersion"`
+	Server          struct {
+		Name string `json:"name"`
+	} `json:"server"`
+	Capabilities          map[string]map[string]any `json:"capabilities"`
+	ToolCount             int                       `json:"toolCount"`
+	Tools                 []string                  `json:"tools"`
+	ToolsWithOutputSchema int                       `json:"toolsWithOutputSchema"`
+	Prompts               []string                  `json:"prompts"`
+	Resources             []string                  `json:"resources"`
+	ResourceTemplates     []string                  `json:"resourceTemplates"`
+	Overview              struct {
+		Contents           int  `json:"contents"`
+		MentionsStatusTool bool `json:"mentionsStatusTool"`
+	} `json:"overview"`
+	FailPluginDefault any `json:"failPluginDefault"`
+	Calls             []struct {
+		Tool       string `json:"tool"`
+		IsError    bool   `json:"isError"`
+		Structured bool   `json:"structured"`
+		Validated  bool   `json:"validated"`
+	} `json:"calls"`
+	Created   bool `json:"created"`
+	Replaced  bool `json:"replaced"`
+	FailedRun struct {
+		ExecutionID      string   `json:"executionId"`
+		Status           string   `json:"status"`
+		Actor            string   `json:"actor"`
+		Channel          string   `json:"channel"`
+		FailedNodes      []string `json:"failedNodes"`
+		NodeError        string   `json:"nodeError"`
+		MatchingLogLines int      `json:"matchingLogLines"`
+	} `json:"failedRun"`
+	UnknownExecution struct {
+		IsError bool   `json:"isError"`
+		Text    string `json:"text"`
+	} `json:"unknownExecution"`
+	Retry struct {
+		CommandStatus  string            `json:"commandStatus"`
+		NewExecutionID string            `json:"newExecutionId"`
+		Status         string            `json:"status"`
+		RestartOf      string            `json:"restartOf"`
+		FromNodeID     string            `json:"fromNodeId"`
+		Result         json.RawMessage   `json:"result"`
+		Nodes          map[string]string `json:"nodes"`
+	} `json:"retry"`
+}
+
+// TestTSClient: the official TypeScript SDK client connects with a bearer
+// key, lists and reads the whole catalogue, and plays "debug a failed run":
+// create a session whose node fails, run it, poll, read the logs, fix the
+// node, RETRY it, poll until SUCCESS. Every successful call's
+// structuredContent passed the SDK's validation against its output schema.
+func TestTSClient(t *testing.T) {
+	t.Parallel()
+	node := tsClient(t)
+	pinned, _ := pinnedSDKVersion()
+	const key = "tsclient-mcp-secret-0123456789abcdef"
+	s := startServer(t, serverOptions{DSN: pgtest.NewDatabase(t), Env: []string{"YUKTA_MCP_API_KEY=" + key}})
+
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "client.mjs", s.URL+"/mcp", key)
+	cmd.Dir = tsClientDir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	runErr := cmd.Run()
+	var sum tsSummary
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &sum); err != nil {
+		t.Fatalf("client.mjs: %v; no JSON summary (%v)\nstdout:\n%s\nstderr:\n%s", runErr, err, stdout.String(), stderr.String())
+	}
+	if runErr != nil || !sum.OK {
+		t.Fatalf("the TypeScript SDK client failed at step %q: %s (%v)\nstderr:\n%s", sum.Step, sum.Error, runErr, stderr.String())
+	}
+	t.Logf("TypeScript SDK %s, protocol %s: %d tools, %d calls; summary: %s", sum.SDKVersion, sum.ProtocolVersion, sum.ToolCount, len(sum.Calls), lines[len(lines)-1])
+
+	if sum.SDKVersion != pinned || sum.Server.Name != "yukta" || sum.ProtocolVersion == "" {
+		t.Errorf("SDK %q (pinned %q), server %q, protocol %q", sum.SDKVersion, pinned, sum.Server.Name, sum.ProtocolVersion)
+	}
+	// Only what a stateless server honours: no listChanged, no logging.
+	if got := slices.Sorted(maps.Keys(sum.Capabilities)); !slices.Equal(got, []string{"prompts", "resources", "tools"}) {
+		t.Errorf("capabilities %v, want prompts, resources and tools only", sum.Capabilities)
+	}
+	for name, c := range sum.Capabilities {
+		if len(c) != 0 {
+			t.Errorf("capability %s declares %v; the stateless server sends no notifications", name, c)
+		}
+	}
+	if want := slices.Sorted(slices.Values(allTools)); sum.ToolCount != 23 || !slices.Equal(sum.Tools, want) || sum.ToolsWithOutputSchema != 23 {
+		t.Errorf("tools/list: %d tools %v (%d with an output schema), want the 23 %v, each with one", sum.ToolCount, sum.Tools, sum.ToolsWithOutputSchema, want)
+	}
+	if !slices.Equal(sum.Prompts, []string{"create-session-config", "debug-workflow"}) ||
+		!slices.Equal(sum.Resources, []string{"yukta://architecture", "yukta://overview"}) ||
+		!slices.Equal(sum.ResourceTemplates, []string{"yukta://sessions/{sessionId}/executions/{executionId}/logs"}) {
+		t.Errorf("prompts %v, resources %v, templates %v", sum.Prompts, sum.Resources, sum.ResourceTemplates)
+	}
+	if sum.Overview.Contents != 1 || !sum.Overview.MentionsStatusTool {
+		t.Errorf("yukta://overview: %+v", sum.Overview)
+	}
+	if sum.FailPluginDefault != "failed on purpose" {
+		t.Errorf("get_plugin_details FAIL: message default %v", sum.FailPluginDefault)
+	}
+
+	validated := map[string]int{}
+	for _, c := range sum.Calls {
+		if c.IsError {
+			continue
+		}
+		if !c.Structured || !c.Validated {
+			t.Errorf("call %+v: a successful call whose structuredContent did not validate", c)
+		}
+		validated[c.Tool]++
+	}
+	for _, tool := range []string{"get_plugin_details", "create_session", "start_workflow", "get_workflow_status", "get_execution_logs", "control_node"} {
+		if validated[tool] == 0 {
+			t.Errorf("no validated structuredContent from %s: %v", tool, validated)
+		}
+	}
+
+	f := sum.FailedRun
+	if !sum.Created || f.Status != "FAILURE" || !slices.Equal(f.FailedNodes, []string{"work"}) ||
+		!strings.Contains(f.NodeError, "deploy target unreachable") || f.MatchingLogLines == 0 {
+		t.Errorf("failed run: %+v (created %v), want FAILURE at work with its error in the logs", f, sum.Created)
+	}
+	if !strings.HasPrefix(f.Actor, "key:") || f.Channel != "mcp" {
+		t.Errorf("failed run actor %q channel %q, want the key's actor over mcp", f.Actor, f.Channel)
+	}
+	if u := sum.UnknownExecution; !u.IsError || !strings.HasPrefix(u.Text, "Execution not found: ") {
+		t.Errorf("unknown execution: %+v, want the tool error", u)
+	}
+
+	r := sum.Retry
+	if !sum.Replaced || r.NewExecutionID == "" || r.NewExecutionID == f.ExecutionID || r.RestartOf != f.ExecutionID || r.FromNodeID != "work" {
+		t.Errorf("retry: %+v (replaced %v), want a new execution restarting %s from work", r, sum.Replaced, f.ExecutionID)
+	}
+	if want := map[string]string{"start": "SKIPPED", "work": "SUCCESS", "out": "SUCCESS"}; r.Status != "SUCCESS" || !maps.Equal(r.Nodes, want) {
+		t.Errorf("retried run: %s %v, want SUCCESS %v", r.Status, r.Nodes, want)
+	}
+	var result map[string]any
+	if err := json.Unmarshal(r.Result, &result); err != nil || !maps.Equal(result, map[string]any{"version": "1.2.3", "replicas": float64(3)}) {
+		t.Errorf("retried run result %s, want the trigger payload", r.Result)
+	}
+}

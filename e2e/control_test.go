@@ -510,7 +510,7 @@ func TestControlRestartFromNodeAndRetryRefeedInputs(t *testing.T) {
 		if c := counts(x); c["start"] != [2]int64{0, 0} || c["split"] != [2]int64{0, 0} || c["a"] != [2]int64{3, 3} || c["out"][0] != 3 {
 			t.Fatalf("%s: counts %v, want a to re-receive exactly its 3 inputs", how, c)
 		}
-		logs, err := e.c.GetExecutionLogsWithResponse(e.ctx, "rfn", nid, &apiclient.GetExecutionLogsParams{FilterPattern: ptr(`^\{"i":`)})
+		logs, err := e.c.GetExecutionLogsWithResponse(e.ctx, "rfn", nid, &apiclient.GetExecutionLogsParams{FilterPattern: ptr(`\] \{"i":`)})
 		if err != nil || logs.JSON200 == nil {
 			t.Fatalf("%s: logs %v", how, err)
 		}

@@ -57,7 +57,7 @@ type CommandOut struct {
 	CommandID          string   `json:"commandId"`
 	Status             string   `json:"status" jsonschema:"applied, accepted (a DRAIN still finishing) or rejected"`
 	Message            string   `json:"message,omitempty"`
-	ResultExecutionIDs []string `json:"resultExecutionIds" jsonschema:"new executions RESTART, RESTART_FROM_NODE and RETRY started"`
+	ResultExecutionIDs []string `json:"resultExecutionIds" jsonschema:"the new executions RESTART, RESTART_FROM_NODE and RETRY started, or the executions STOP_ALL stopped"`
 	Next               string   `json:"next"`
 }
 

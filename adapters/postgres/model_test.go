@@ -593,6 +593,9 @@ func (m *modelCase) send(in executionapp.ControlInput, cmd execution.CommandInpu
 		if restarts && len(res.ResultExecutionIDs) != 1 {
 			t.Fatalf("%s %s on %s: result executions %v, want exactly one new", c.Scope, c.Action, in.ExecutionID, res.ResultExecutionIDs)
 		}
+		if c.Action == execution.ActionStopAll {
+			return res, refused // its result executions are the runs it stopped: stopAll checks them
+		}
 		if !restarts && len(res.ResultExecutionIDs) != 0 {
 			t.Fatalf("%s %s on %s: result executions %v, want none", c.Scope, c.Action, in.ExecutionID, res.ResultExecutionIDs)
 		}
@@ -669,7 +672,12 @@ func (m *modelCase) stopAll() {
 			before = append(before, id)
 		}
 	}
-	_, refused := m.send(executionapp.ControlInput{WorkflowID: wid}, execution.CommandInput{Scope: execution.ScopeWorkflow, Action: "STOP_ALL", Mode: mode})
+	res, refused := m.send(executionapp.ControlInput{WorkflowID: wid}, execution.CommandInput{Scope: execution.ScopeWorkflow, Action: "STOP_ALL", Mode: mode})
+	for _, id := range res.ResultExecutionIDs {
+		if !slices.Contains(before, id) {
+			t.Fatalf("STOP_ALL on %s: result executions %v name %s, not a run of the workflow (%v)", wid, res.ResultExecutionIDs, id, before)
+		}
+	}
 	if !refused && mode != "DRAIN" {
 		for _, id := range before {
 			m.mustEnd[id] = true

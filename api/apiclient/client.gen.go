@@ -1216,7 +1216,7 @@ type GetExecutionLogsParams struct {
 	// TailLines How many lines (1–5000, default 100).
 	TailLines *int `form:"tailLines,omitempty" json:"tailLines,omitempty"`
 
-	// FilterPattern RE2 pattern (≤ 200 characters, ≤ 256 compiled instructions); lines are matched on their first 4 KiB.
+	// FilterPattern RE2 pattern (≤ 200 characters, ≤ 256 compiled instructions); each line is matched as rendered, `[timestamp] [LEVEL] message` with the level in upper case, on its first 4 KiB.
 	// The limits are checked by the server itself (not by a schema maxLength) so that every surface
 	// answers with the same sentence, e.g. "Regex pattern too long (max 200 characters)."
 	FilterPattern *string `form:"filterPattern,omitempty" json:"filterPattern,omitempty"`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -184,6 +185,30 @@ func commandEvents(rec CommandRecord, now time.Time) []Event {
 		second.Type = EventCommandRejected
 		out = append(out, second)
 	}
+	if c.Scope == execution.ScopeWorkflow && rec.Status == CommandApplied {
+		out = append(out, stopAllEvents(rec, data, ev)...)
+	}
+	return out
+}
+
+// stopAllEvents are a STOP_ALL's command events once more for each execution
+// it stopped (or is draining), with that execution's id: the workflow-scoped
+// events above name no execution, so without these no journal would hold
+// the command. Each carries the STOP_ALL's id, so every stopped execution's
+// journal has the decision with its actor, channel and cause.
+func stopAllEvents(rec CommandRecord, accepted map[string]any, ev Event) []Event {
+	var out []Event
+	for _, id := range rec.ResultExecutionIDs {
+		one := ev
+		one.ExecutionID = id
+		a := one
+		a.Type, a.Data = EventCommandAccepted, maps.Clone(accepted)
+		a.Data["workflowId"] = rec.WorkflowID
+		applied := one
+		applied.Type = EventCommandApplied
+		applied.Data = map[string]any{"commandId": rec.ID, "message": rec.Message, "workflowId": rec.WorkflowID}
+		out = append(out, a, applied)
+	}
 	return out
 }
 
@@ -301,16 +326,19 @@ func (uc *Control) stopAll(ctx context.Context, st Stores, rec *CommandRecord, i
 		return "", nil, err
 	}
 	w.actor, w.channel = in.Command.Actor, in.Command.Channel
-	stopped := 0
+	var stopped []string
 	for _, id := range ids {
 		if ex := w.execs[id]; ex != nil && !ex.Status().Terminal() {
 			if _, err := uc.stop(ctx, st, w, ex, in.Command.Mode); err != nil {
 				return "", nil, err
 			}
-			stopped++
+			stopped = append(stopped, id)
 		}
 	}
-	return fmt.Sprintf("%s sent to %d execution(s) of workflow %s", in.Command.Mode, stopped, in.WorkflowID), nil, w.finish(ctx, uc.runs)
+	// The ids stopped (or draining) are the command's result: the caller
+	// gets them, and each of their journals records the command as a
+	// decision (commandEvents).
+	return fmt.Sprintf("%s sent to %d execution(s) of workflow %s", in.Command.Mode, len(stopped), in.WorkflowID), stopped, w.finish(ctx, uc.runs)
 }
 
 func (uc *Control) applyNode(ctx context.Context, st Stores, w *work, ex *execution.Execution, c execution.Command) (string, []string, error) {

@@ -29,6 +29,12 @@ const (
 // those matching an RE2 pattern. Reading the tail costs the same whatever the
 // log's length: it walks the (execution, seq) index backwards.
 //
+// A filter is matched against the whole line as RenderLine writes it,
+// "[timestamp] [LEVEL] message" with the level in upper case, as the seed
+// formats it, so "ERROR|Exception" finds the line of a failed node (stored
+// with the level "error") whatever its message says. Only the first
+// MaxMatchLineBytes of the rendered line are searched.
+//
 // Every value of a secret config field of the execution's own definition
 // snapshot is replaced by plugin.MaskedValue before a line is matched or
 // returned, on every door: a workflow that prints a secret does not show
@@ -61,6 +67,26 @@ type TailResult struct {
 	TotalMatched  int64
 	ReturnedLines int
 	Complete      bool
+}
+
+// RenderLine is the text a filter pattern is matched against: the line's
+// time in RFC 3339 (UTC), its level in upper case and its message, as
+// "[2026-01-02T03:04:05.123Z] [ERROR] failed after 1 attempt(s): boom".
+func RenderLine(l LogEntry) string {
+	return "[" + l.At.UTC().Format(time.RFC3339Nano) + "] [" + strings.ToUpper(l.Level) + "] " + l.Message
+}
+
+// matchWindow is the first MaxMatchLineBytes of s, cut back to a whole
+// UTF-8 character.
+func matchWindow(s string) string {
+	if len(s) <= MaxMatchLineBytes {
+		return s
+	}
+	cut := MaxMatchLineBytes
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
 }
 
 // CompileFilter checks a filter pattern against the caps and compiles it.
@@ -138,11 +164,7 @@ func (uc *TailLogs) Handle(ctx context.Context, in TailInput) (TailResult, error
 				break
 			}
 			l.Message = mask.Replace(l.Message)
-			msg := l.Message
-			if len(msg) > MaxMatchLineBytes {
-				msg = msg[:MaxMatchLineBytes]
-			}
-			if re.MatchString(msg) {
+			if re.MatchString(matchWindow(RenderLine(l))) {
 				res.TotalMatched++
 				if len(kept) < n {
 					kept = append(kept, l)

@@ -1220,7 +1220,7 @@ type GetExecutionLogsParams struct {
 	// TailLines How many lines (1–5000, default 100).
 	TailLines int `form:"tailLines,omitempty" json:"tailLines,omitempty,omitzero"`
 
-	// FilterPattern RE2 pattern (≤ 200 characters, ≤ 256 compiled instructions); lines are matched on their first 4 KiB.
+	// FilterPattern RE2 pattern (≤ 200 characters, ≤ 256 compiled instructions); each line is matched as rendered, `[timestamp] [LEVEL] message` with the level in upper case, on its first 4 KiB.
 	// The limits are checked by the server itself (not by a schema maxLength) so that every surface
 	// answers with the same sentence, e.g. "Regex pattern too long (max 200 characters)."
 	FilterPattern string `form:"filterPattern,omitempty" json:"filterPattern,omitempty,omitzero"`
@@ -5248,24 +5248,25 @@ var swaggerSpec = []string{
 	"mMk+pcwW1pVWumVZNAETEdQpXTRGjUWuQplU23Cshfvb+UY4G08kylLTvCbv6Lp1iGwr2j7NE0tMO+Ih",
 	"jgsOZ+qfdIcZwWjxZmUfrRou8iRafVKmSKX1cw0lV9H9eUnUclU5R6k5gY4xoUIaP7DBrgIL/puRZsLG",
 	"Yi0z/0QNXBEcfsfuTP2ZaRnrIsSlEPFOuz5GLDFJXHtXvztr40DxRW8X2dA5avz2H/+JdtttRescR+oI",
-	"IdLf7b9SVk9KEoiRunieaTenIkVzEMzBRB4gtqYO4ZYm99B78rrVp8YfkPs/Nb4UHUEt7RMpIBmhhm4O",
-	"NUPYFiej3Lu2hQQzyVGm+FFkfIQj6FOXtVnNwRegaDZyxZb94ALGcJ+fWDKGEkbHqDHF93NH32r1A80p",
-	"fDdhmvie25yDcImQ/pZ+P9fBuYaB6Kv5vunOefdvgyZzPqAXAiVsHOZhrGRmuyMbvMAUldDzv59rSHu8",
-	"th9Mi9jH7ep7DOuyAI4SwLz0IsOvmAfwjH4UfYo/vuvjQgdp8lfUvxCouKRNnRjPh46rh9tXy5ZC0nO+",
-	"EZBfDcW+vpew2Np3SuFeid6XIP/wXj2ciQKz0RBGjAPCefK2qdU3eQDwJcOJyHuhNnS+31HvBEWMmr49",
-	"xjDYeh7H3hzf/A4e9s0obJkv/tS8gfSPRWDltwL8aTzw2PVH/VN61NW/+WsSzAf7lX1JQogu3x+fh8i8",
-	"IkE9fHXxV2U7z78iQbvqFG08DzGmlRe2eb0WXZNuNWUxJIhDkb6v2Y+zKRk14cAIJ8lhzmu0x8INycuS",
-	"dBsnIuy73lznol+Bsxbq5jMaFqYdF3061xTZehlQsX3dB3jL5xwoG3ml99M9Qz1JsVgNJRTb/6Pj/JWN",
-	"fpn3vceAbgncCfu2ugIbPN6GsLDpjBNKEp2ZOUMRu60WE/153A15ftBCJ4s6P0PemfAb4l2+Rg26ua1+",
-	"lxRPxddKVeG2XpbGSDf4e748ztBboFDJhqovU1iZHfUUtJnL8PrevVDOqslwJlNUzEWXNE1jJChOxYRJ",
-	"V6CQN4Dv0zwpxESfnGKaAkcjiPM+spqZaOFPUTkpjOtedzoMaHrV2b4jg/m+Z8i8OalUF1vssrHbbntl",
-	"gl7g6YkUnkYi31nnq7T7/WeTjWdpsvFswrfcZEO/8CNvKqYDxh+6px+7J0VF4Rhkua/G1tqutzWVyRou",
-	"JiRLvw//mqdtlpak7R/LNptrJP2NKfXPYo5Vsf3q7Pxz9+QE/faP/2fqeEysQImj2zJrqZDCU8ylCeBE",
-	"Tn5dpra900O+pdJmV6i3ECKdiSZQli6vlz4ht0BBiI7rIll+sACOObStn56C5CQStbbflX6Znh5jXgyZ",
-	"S3kFfRvDcSVUgvnbPLpGki8PkYg4TsFpD3mlvLXmXD5+4u3J8RPID3a76yVqpQkmT8nBsAduPXMrpXPO",
-	"piAnkIkc5A3dJBXuUyaMn87ks2y10KluY4mRUYhte05/n1Hf5S+tblTm/mwpVSiFfvZ9iEIvrVvFAr81",
-	"uS/77ZcbwryGgtTcpCCh/HU3LjiZ90JGUzLmeUFWzid9RFZd7iFvq/3pWsk716D707USOPbpB2eU2FnU",
-	"wGrPFlH+zlVol74qSfnSt44tlgeaNLvSN7ahR+kbZ5WXvtIdGB6vH/9/AAAA//8=",
+	"IdLf7b9SVk9KEoiRunieaTenIkVtwmv2TIQJPkCMtGVEY+CKvgef8nqTa/TppPdz7+Ta5YgNitQwXROr",
+	"VJQsVepMhAUotcNG0RR176H35HWrT41nIfekaswreotaLkKkgGSEGrrN1AxhW+aMcj/dFhLMpFmZMkqR",
+	"8RGOoE9d/mc1m1+Aov7IlW32gwsYw30OO8kYShgdo8YU388BcavVDzTP8d2paQd8brMXwiXi/lt6EF0v",
+	"6BpWpLH1+yZO533EDeXMeZNeCJSwcZgHxJKZ7bNs8AJTVEL0/35OJu07234wzWYft6tvRKzLJzhKAPPS",
+	"KxG/YkbBM3pk9Cn++E6UCx3uyV92/0Kg4pI2dYc8HzquHm5fUlsKbs95WUB+NRT7+v7GYmvfKRl8JXpf",
+	"gvzD+wdxJgrMRkMYMQ4I52ngpurfZBTAlwwnIu+q2tCZg0e9ExQxajoAGRNj63lchHN88zv46jejsGVe",
+	"/VPzLtM/FoGV3y/wp/HlY9dp9U/pm1f/5i9cMB/sV/Z1CyG6fH98HiLzsgX18NXFX5UVPv+yBe30U7Tx",
+	"PMSYVl795vV/dE3i1pTFkCAORSGAZj/OOmXUWCURTpLDnNdo34cbkhc46YZQRNi3xrkeSL8CZy3UzWc0",
+	"LEy7QPp0rr2y9VegYvu6o/CWz81QNhdLb7p7hsqUYrEaSii2/0fH+SsbRzNvjo8B3RK4E/a9dwU2ePwW",
+	"YWHTGXeWJDrHc4YidlstS/rzOC7yTKOFnhh1Hou8x+E3xLt8jRp0c1v9Lsmiiq+V6stt5S2NkW4V+HwZ",
+	"oaG31KGSV1Vf8LAyz+opaDOXK/a9u6qcVdPqTM6pmItTaZrGSFCcigmTrtQhbyXfp3l6iYljOcU0BY5G",
+	"EOcdaTUz0cKfonJ6Gddd83RA0XS9sx1MBvMd1JB5B1OpwrbYZWO33fbKBL3A01MyPC1JvrPOV2kc/M92",
+	"Hc/SruPZhG+5XYd+dUjenkyHnj90Tz92T4raxDHIcoeOrbVdb2sqkzVcTEiWfh/+NU/bLC1J2z+WbTbX",
+	"kvobU+qfxRyrYvvV2fnn7skJ+u0f/89UBJlYgRJHt2XWUiGFp5hLE8CJnPy6TG17p4d8S6XNrlBvIUQ6",
+	"p02gLF1eeX1CboGCEB3Xj7L8YAEcc2hbiT0FyUkkam2/K/1aPj3GvGIyl/IK+jaG44qxBPM3jHQtKV8e",
+	"IhFxnILTHvKae2vNucz+xNvd4yeQH+x210v5ShNMnpLNYQ/ceuamTOecTUFOIBM5yBu63Srcp0wYP53J",
+	"jNlqoVPdEBMjoxDbRp/+jqW+y19aJ6nM/dlSqlAK/ez7EIVeWjedBX5rsmj22y83hHkNBam5SUFC+Ytz",
+	"XHAy76qMpmTM89KunE/6iKy63EPeoPvTtZJ3rtX3p2slcOzTD84osbOogdXuL6L8nav1Ln1VkvKlbx1b",
+	"LA80CXulb2xrkNI3ziovfaV7OTxeP/7/AAAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -9,10 +9,8 @@ import (
 	"time"
 
 	"github.com/yukta/yukta/adapters/plugins"
-	"github.com/yukta/yukta/adapters/postgres"
 	"github.com/yukta/yukta/adapters/postgres/pgtest"
 	"github.com/yukta/yukta/application/executionapp"
-	"github.com/yukta/yukta/application/sessionapp"
 	"github.com/yukta/yukta/domain/jsonvalue"
 )
 
@@ -57,7 +55,6 @@ func (r countedRunner) Run(ctx context.Context, in executionapp.Invocation) (exe
 func TestOneBadValueFailsOnlyItsNode(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t)
-	cat := registry(t)
 	ctx := t.Context()
 	if _, err := pool.Exec(ctx, `
 		CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -83,35 +80,22 @@ func TestOneBadValueFailsOnlyItsNode(t *testing.T) {
 		wf("big", `{"l": [1, 2].map(i, payload.s)}`),
 		wf("refused", `{"poison": true}`),
 	}, ",") + `]}`
-	apply := sessionapp.NewApplySession(postgres.NewTransactor(pool), cat, time.Now)
-	if _, err := apply.Handle(ctx, sessionapp.ApplyInput{ID: "iso", Document: []byte(session)}); err != nil {
-		t.Fatal(err)
-	}
-	q, err := postgres.NewQueue(pool)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(q.Close)
 	real, err := plugins.NewRunners(plugins.RunnerConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	runners := &countingRunners{inner: real, runs: map[string]int{}}
-	tx := postgres.NewExecutionTransactor(pool)
 	var engineErrs []string
 	var errMu sync.Mutex
-	engine := executionapp.NewEngine(executionapp.EngineDeps{
-		Tx: tx, Queue: q, Runners: runners, Signals: quietSignals{}, Catalog: cat, Owner: "isolation-test", Now: time.Now,
-		OnError: func(op string, err error) {
-			errMu.Lock()
-			engineErrs = append(engineErrs, op+": "+err.Error())
-			errMu.Unlock()
-		},
+	f := newEngineFixture(t, pool, "iso", session, runners, func(op string, err error) {
+		errMu.Lock()
+		engineErrs = append(engineErrs, op+": "+err.Error())
+		errMu.Unlock()
 	}, executionapp.EngineConfig{Concurrency: 64, CommitBatch: 256, Poll: 20 * time.Millisecond, Lease: 2 * time.Second})
 
 	// Everything is queued before the engine starts, so the poisoned items
 	// are claimed and committed in the same batches as the clean ones.
-	start := executionapp.NewStartExecution(tx, rawWorkflows{postgres.NewSessionStore(pool)}, cat, engine, time.Now)
+	start := f.start
 	want := map[string]string{}
 	begin := func(wf, payload string) {
 		res, err := start.Handle(ctx, executionapp.StartInput{SessionID: "iso", WorkflowID: wf, Trigger: executionapp.TriggerManual,
@@ -129,10 +113,7 @@ func TestOneBadValueFailsOnlyItsNode(t *testing.T) {
 			begin("refused", `{}`)
 		}
 	}
-	runCtx, stop := context.WithCancel(ctx)
-	stopped := make(chan struct{})
-	go func() { defer close(stopped); _ = engine.Run(runCtx) }()
-	defer func() { stop(); <-stopped }()
+	f.run(t)
 
 	ids := make([]string, 0, len(want))
 	for id := range want {

@@ -1,17 +1,13 @@
 package postgres_test
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/yukta/yukta/adapters/plugins"
-	"github.com/yukta/yukta/adapters/postgres"
 	"github.com/yukta/yukta/adapters/postgres/pgtest"
 	"github.com/yukta/yukta/application/executionapp"
-	"github.com/yukta/yukta/application/sessionapp"
 )
 
 // TestSecretsNeverReachRunOutput (issue 11, finding 4): a secret config
@@ -24,7 +20,6 @@ import (
 func TestSecretsNeverReachRunOutput(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t)
-	cat := registry(t)
 	ctx := t.Context()
 	const canary = "canary-7Hq2xZ9v"
 	// The HTTP_REQUEST node holds the secret; no trigger reaches it (a
@@ -43,29 +38,10 @@ func TestSecretsNeverReachRunOutput(t *testing.T) {
 			{"nodeId":"out","type":"RESULT"},
 			%[2]s],
 		 "edges":[{"source":"start","target":"t"},{"source":"t","target":"out"}]}]}`, canary, holder)
-	apply := sessionapp.NewApplySession(postgres.NewTransactor(pool), cat, time.Now)
-	if _, err := apply.Handle(ctx, sessionapp.ApplyInput{ID: "sec", Document: []byte(session)}); err != nil {
-		t.Fatal(err)
-	}
-	q, err := postgres.NewQueue(pool)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(q.Close)
-	runners, err := plugins.NewRunners(plugins.RunnerConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tx := postgres.NewExecutionTransactor(pool)
-	engine := executionapp.NewEngine(executionapp.EngineDeps{
-		Tx: tx, Queue: q, Runners: runners, Signals: quietSignals{}, Catalog: cat, Owner: "secrets-test", Now: time.Now,
-		OnError: func(op string, err error) { t.Errorf("engine %s: %v", op, err) },
-	}, executionapp.EngineConfig{Concurrency: 4, Poll: 20 * time.Millisecond})
-	runCtx, stop := context.WithCancel(ctx)
-	stopped := make(chan struct{})
-	go func() { defer close(stopped); _ = engine.Run(runCtx) }()
-	defer func() { stop(); <-stopped }()
-	start := executionapp.NewStartExecution(tx, rawWorkflows{postgres.NewSessionStore(pool)}, cat, engine, time.Now)
+	f := newEngineFixture(t, pool, "sec", session, nil, func(op string, err error) { t.Errorf("engine %s: %v", op, err) },
+		executionapp.EngineConfig{Concurrency: 4, Poll: 20 * time.Millisecond})
+	f.run(t)
+	start := f.start
 	var ids []string
 	for _, wf := range []string{"fails", "leaks"} {
 		res, err := start.Handle(ctx, executionapp.StartInput{SessionID: "sec", WorkflowID: wf, Trigger: executionapp.TriggerManual, Actor: "test", Channel: "rest"})

@@ -20,6 +20,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/yukta/yukta/domain/fault"
+	"github.com/yukta/yukta/domain/jsonvalue"
 )
 
 // ErrNotCanonicalizable is matched by every value Canonical refuses (NaN,
@@ -104,7 +105,7 @@ func encode(b *bytes.Buffer, v any) error {
 		// A json.Number keeps the decimal text it was read from; JCS works on
 		// doubles, so the text is parsed to the nearest float64 first and any
 		// digits beyond double precision are lost (RFC 8785 §3.2.2.3).
-		if !isJSONNumber(string(x)) {
+		if !jsonvalue.IsNumber(string(x)) {
 			return &canonError{msg: fmt.Sprintf("%q is not a JSON number", string(x))}
 		}
 		if !strings.ContainsAny(string(x), ".eE") {
@@ -365,49 +366,6 @@ func NumberString(f float64) (string, error) {
 		b.WriteString(strconv.Itoa(n - 1))
 	}
 	return b.String(), nil
-}
-
-// isJSONNumber reports whether s is a number in RFC 8259 syntax:
-// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-func isJSONNumber(s string) bool {
-	i := 0
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(s) && s[i] == '0':
-		i++
-	case i < len(s) && s[i] >= '1' && s[i] <= '9':
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-	default:
-		return false
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		d := i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		if i == d {
-			return false
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		d := i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		if i == d {
-			return false
-		}
-	}
-	return i == len(s)
 }
 
 // decodeJSON reads exactly one JSON value with numbers kept as json.Number,

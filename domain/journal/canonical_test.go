@@ -20,6 +20,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/yukta/yukta/domain/fault"
+	"github.com/yukta/yukta/domain/jsonvalue"
 )
 
 // TestCanonicalCyberphoneVectors: every input of the JCS reference test data
@@ -190,7 +191,7 @@ func TestNumberRoundTrip(t *testing.T) {
 		if err != nil || back != x && !(x == 0 && back == 0) {
 			t.Fatalf("%x: %q reads back as %v", math.Float64bits(x), s, back)
 		}
-		if !isJSONNumber(s) {
+		if !jsonvalue.IsNumber(s) {
 			t.Fatalf("%x: %q is not JSON", math.Float64bits(x), s)
 		}
 	}

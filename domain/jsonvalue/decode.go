@@ -180,7 +180,7 @@ func (d *decoder) number(path string) (any, error) {
 		break
 	}
 	s := string(d.data[start:d.pos])
-	if !isJSONNumber(s) {
+	if !IsNumber(s) {
 		d.pos = start
 		return nil, d.syntax(path, "%q is not a number", truncate(s, 40))
 	}

@@ -198,7 +198,7 @@ func (c *checker) walk(v any, path string, depth int) error {
 		}
 		return c.add(len(x) + 2)
 	case json.Number:
-		if !isJSONNumber(string(x)) {
+		if !IsNumber(string(x)) {
 			return &Error{Path: path, Reason: fmt.Sprintf("%q is not a JSON number", truncate(string(x), 40))}
 		}
 		if _, err := Number(x); err != nil {
@@ -322,8 +322,8 @@ func truncate(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// isJSONNumber reports whether s is a number in JSON's grammar.
-func isJSONNumber(s string) bool {
+// IsNumber reports whether s is a number in JSON's grammar (RFC 8259 §6).
+func IsNumber(s string) bool {
 	i := 0
 	if i < len(s) && s[i] == '-' {
 		i++

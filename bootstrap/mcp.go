@@ -12,6 +12,7 @@ import (
 	"github.com/yukta/yukta/adapters/mcpserver"
 	"github.com/yukta/yukta/adapters/postgres"
 	"github.com/yukta/yukta/application/executionapp"
+	"github.com/yukta/yukta/application/journalapp"
 	"github.com/yukta/yukta/application/pluginapp"
 	"github.com/yukta/yukta/application/sessionapp"
 )
@@ -42,6 +43,10 @@ type mcpParams struct {
 	Logs           *executionapp.TailLogs
 	Control        *executionapp.Control
 	Status         *executionapp.SystemStatus
+	ListInputs     *executionapp.ListInputs
+	AnswerInput    *executionapp.AnswerInput
+	ExportJournal  *journalapp.ExportJournal
+	VerifyJournal  *journalapp.VerifyJournal
 	CEL            *cel.Evaluator
 }
 
@@ -53,6 +58,7 @@ func newMCPMount(p mcpParams) (httpapi.Mount, error) {
 		ApplySession: p.ApplySession, GetSession: p.GetSession, ListSessions: p.ListSessions, GetWorkflow: p.GetWorkflow,
 		ListPlugins: p.ListPlugins, DescribePlugin: p.DescribePlugin, Start: p.Start, GetExecution: p.GetExecution,
 		ListExecutions: p.ListExecutions, Logs: p.Logs, Control: p.Control, Status: p.Status,
+		Inputs: p.ListInputs, Answer: p.AnswerInput, JournalExport: p.ExportJournal, JournalVerify: p.VerifyJournal,
 		CheckCondition: p.CEL.CompileBool, Started: time.Now(),
 	}, buildVersion(), p.Log)
 	if err != nil {

@@ -98,13 +98,15 @@ var wantHints = map[string]struct{ readOnly, destructive, openWorld bool }{
 	"control_node":        {false, true, false},
 	"create_credential":   {false, true, false},
 	"revoke_credential":   {false, true, false},
+	"answer_input":        {false, false, false},
 }
 
 var allTools = []string{"list_sessions", "get_session_details", "get_session_creation_instructions", "create_session",
 	"get_workflow_details", "start_workflow", "get_workflow_status", "get_workflow_history", "get_execution_logs",
 	"control_workflow", "control_node", "set_node_breakpoint", "list_plugins", "get_plugin_details",
 	"get_plugin_creation_guide", "get_control_bus_status", "list_supervisors", "get_supervisor",
-	"list_supervisor_engines", "get_supervisor_engine", "list_supervisor_presets", "create_credential", "revoke_credential"}
+	"list_supervisor_engines", "get_supervisor_engine", "list_supervisor_presets", "create_credential", "revoke_credential",
+	"list_inputs", "answer_input", "get_execution_journal", "verify_journal"}
 
 func TestMCPToolList(t *testing.T) {
 	t.Parallel()
@@ -144,7 +146,7 @@ func TestMCPToolList(t *testing.T) {
 		slices.Sort(names)
 		want := slices.Sorted(slices.Values(allTools))
 		if !slices.Equal(names, want) {
-			t.Errorf("%s: tools %v, want the 23 %v", path, names, want)
+			t.Errorf("%s: tools %v, want the 27 %v", path, names, want)
 		}
 		pr, err := cs.ListPrompts(t.Context(), nil)
 		if err != nil || len(pr.Prompts) != 2 {
@@ -424,8 +426,12 @@ func TestMCPToolRoleMatrix(t *testing.T) {
 			d := buildSession("LOG", map[string]any{"message": "again"})
 			d["session"].(map[string]any)["sessionId"] = sid
 			return d
-		case "get_workflow_status", "get_execution_logs":
+		case "get_workflow_status", "get_execution_logs", "get_execution_journal", "verify_journal":
 			return map[string]any{"sessionId": sid, "executionId": eid}
+		case "list_inputs":
+			return map[string]any{"sessionId": sid}
+		case "answer_input":
+			return map[string]any{"sessionId": sid, "inputId": "00000000-0000-4000-8000-000000000001", "answer": true}
 		case "control_workflow":
 			return map[string]any{"sessionId": sid, "executionId": eid, "action": "RESTART"}
 		case "control_node":

@@ -39,6 +39,10 @@ var toolOps = map[string]access.Operation{
 	"list_supervisor_presets":           access.ReadSessions,
 	"create_credential":                 access.ManageCredentials,
 	"revoke_credential":                 access.ManageCredentials,
+	"list_inputs":                       access.ReadExecutions,
+	"answer_input":                      access.AnswerInput,
+	"get_execution_journal":             access.ReadExecutions,
+	"verify_journal":                    access.ReadExecutions,
 }
 
 // ToolOperation returns the operation a tool performs, and false for a tool

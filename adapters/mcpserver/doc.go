@@ -1,4 +1,4 @@
-// Package mcpserver is the Model Context Protocol door into Yukta: 23 typed
+// Package mcpserver is the Model Context Protocol door into Yukta: 27 typed
 // tools, two prompts and three resources over stateless streamable HTTP
 // (go-sdk), for AI agents. It is thin: each tool authorizes the caller, calls
 // the same application use case REST calls, and shapes the answer for a model

@@ -16,7 +16,7 @@ import (
 
 // subject names what a tool call addressed, so an error can name it.
 type subject struct {
-	Session, Workflow, Execution, Plugin, Supervisor string
+	Session, Workflow, Execution, Plugin, Supervisor, Input string
 }
 
 // messages is the one table from errors to the sentences an agent reads. The
@@ -29,6 +29,9 @@ var messages = []struct {
 }{
 	{executionapp.ErrExecutionNotFound, func(_ error, s subject) string {
 		return fmt.Sprintf("Execution not found: %s. Use get_workflow_history to list executions.", s.Execution)
+	}},
+	{executionapp.ErrInputNotFound, func(_ error, s subject) string {
+		return fmt.Sprintf("Input not found: %s. Use list_inputs to see the open inputs.", s.Input)
 	}},
 	{session.ErrSessionNotFound, func(_ error, s subject) string {
 		return fmt.Sprintf("Session not found: %s. Use list_sessions to see available sessions.", s.Session)

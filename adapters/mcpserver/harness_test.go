@@ -2,6 +2,8 @@ package mcpserver
 
 import (
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -24,6 +26,7 @@ import (
 	"github.com/yukta/yukta/adapters/postgres"
 	"github.com/yukta/yukta/adapters/postgres/pgtest"
 	"github.com/yukta/yukta/application/executionapp"
+	"github.com/yukta/yukta/application/journalapp"
 	"github.com/yukta/yukta/application/pluginapp"
 	"github.com/yukta/yukta/application/sessionapp"
 	"github.com/yukta/yukta/domain/access"
@@ -76,6 +79,12 @@ type testEnv struct {
 	statements *statementCounter
 	// admin is an untraced pool for the test's own queries.
 	admin *pgxpool.Pool
+	// dsn is the test database; engine is the seeding engine, stopped once
+	// the seed is done (a test may run it again); journalKey signs the
+	// journal's checkpoints (no observer runs unless a test starts one).
+	dsn        string
+	engine     *executionapp.Engine
+	journalKey ed25519.PrivateKey
 }
 
 // newEnv creates and seeds a database for tb and builds the use cases on it.
@@ -130,7 +139,12 @@ func newEnv(tb testing.TB) *testEnv {
 	}, executionapp.EngineConfig{Concurrency: 4, Poll: 10 * time.Millisecond})
 	getWorkflow := sessionapp.NewGetWorkflow(store, reg)
 	raw := rawWorkflows{getWorkflow}
-	e := &testEnv{statements: counter, admin: admin, deps: Deps{
+	_, journalKey, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	journalReader := postgres.NewJournalReader(pool)
+	e := &testEnv{statements: counter, admin: admin, dsn: dsn, engine: engine, journalKey: journalKey, deps: Deps{
 		ApplySession:   sessionapp.NewApplySession(postgres.NewTransactor(pool), reg, time.Now),
 		GetSession:     sessionapp.NewGetSession(store, reg),
 		ListSessions:   sessionapp.NewListSessions(store),
@@ -143,6 +157,10 @@ func newEnv(tb testing.TB) *testEnv {
 		Logs:           executionapp.NewTailLogs(reader, queue, reg, time.Now),
 		Control:        executionapp.NewControl(etx, raw, queue, reg, engine, time.Now),
 		Status:         executionapp.NewSystemStatus(store, reader),
+		Inputs:         executionapp.NewListInputs(reader),
+		Answer:         executionapp.NewAnswerInput(etx, plugins.AnswerValidator{}, engine, time.Now),
+		JournalExport:  journalapp.NewExportJournal(journalReader),
+		JournalVerify:  journalapp.NewVerifyJournal(journalReader, journalKey.Public().(ed25519.PublicKey)),
 		CheckCondition: ev.CompileBool,
 	}}
 	e.ownExec, e.foreignExec = e.seed(tb, engine)

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/yukta/yukta/application/executionapp"
+	"github.com/yukta/yukta/application/journalapp"
 	"github.com/yukta/yukta/application/pluginapp"
 	"github.com/yukta/yukta/application/sessionapp"
 	"github.com/yukta/yukta/domain/plugin"
@@ -56,6 +57,24 @@ type Deps struct {
 	}
 	Status interface {
 		Handle(context.Context, executionapp.StatusInput) (executionapp.StatusReport, error)
+	}
+	// Inputs lists input requests (executionapp.ListInputs).
+	Inputs interface {
+		Handle(context.Context, executionapp.InputQuery) ([]executionapp.Input, error)
+	}
+	// Answer answers an input request (executionapp.AnswerInput).
+	Answer interface {
+		Handle(context.Context, executionapp.AnswerRequest) (executionapp.Input, error)
+	}
+	// JournalExport and JournalVerify read the observer journal
+	// (journalapp.ExportJournal, journalapp.VerifyJournal). When either is
+	// nil the journal tools answer that the journal is not enabled, as REST
+	// does.
+	JournalExport interface {
+		Handle(ctx context.Context, sessionID, executionID string) ([][]byte, error)
+	}
+	JournalVerify interface {
+		Handle(ctx context.Context, sessionID, executionID string) (journalapp.Verification, error)
 	}
 	// CheckCondition compiles a CEL breakpoint condition; nil skips the check.
 	CheckCondition func(string) error
@@ -109,7 +128,7 @@ func New(d Deps, version string, log *zap.Logger) (http.Handler, error) {
 func NewServer(d Deps, version string, log *zap.Logger) (s *mcp.Server, err error) {
 	if d.ApplySession == nil || d.GetSession == nil || d.ListSessions == nil || d.GetWorkflow == nil || d.ListPlugins == nil ||
 		d.DescribePlugin == nil || d.Start == nil || d.GetExecution == nil || d.ListExecutions == nil || d.Logs == nil ||
-		d.Control == nil || d.Status == nil {
+		d.Control == nil || d.Status == nil || d.Inputs == nil || d.Answer == nil {
 		return nil, errors.New("mcpserver: every use case of Deps is required")
 	}
 	if d.Started.IsZero() {

@@ -31,8 +31,8 @@ func TestToolTableMatchesServer(t *testing.T) {
 			t.Errorf("tool %s has no output schema", tl.Name)
 		}
 	}
-	if len(got) != 23 || len(toolOps) != 23 {
-		t.Errorf("got %d tools and %d table entries, want 23: %v", len(got), len(toolOps), got)
+	if len(got) != 27 || len(toolOps) != 27 {
+		t.Errorf("got %d tools and %d table entries, want 27: %v", len(got), len(toolOps), got)
 	}
 }
 

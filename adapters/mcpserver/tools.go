@@ -21,7 +21,7 @@ func annotated(a *mcp.ToolAnnotations, title string) *mcp.ToolAnnotations {
 	return &c
 }
 
-// addTools registers the 23 tools.
+// addTools registers the 27 tools.
 func (s *server) addTools(m *mcp.Server) {
 	s.addSessionTools(m)
 	s.addExecutionTools(m)
@@ -29,4 +29,6 @@ func (s *server) addTools(m *mcp.Server) {
 	s.addPluginTools(m)
 	s.addStatusTool(m)
 	s.addSupervisorTools(m)
+	s.addInputTools(m)
+	s.addJournalTools(m)
 }

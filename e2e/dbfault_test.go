@@ -505,6 +505,18 @@ func TestExternalDatabaseOutage(t *testing.T) {
 	if err := postgres.EnsureDatabase(ctx, cluster.DSN("postgres"), "yukta"); err != nil {
 		t.Fatal(err)
 	}
+	// The throwaway cluster runs with synchronous_commit off for speed, so an
+	// immediate stop could lose commits the server was told had landed; a
+	// production database never does (the server warns at boot). Commits
+	// to this database wait for the WAL write, which survives the stop.
+	admin, err := pgx.Connect(ctx, cluster.DSN("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.Exec(ctx, `ALTER DATABASE yukta SET synchronous_commit = on`); err != nil {
+		t.Fatal(err)
+	}
+	_ = admin.Close(ctx)
 	dsn := cluster.DSN("yukta")
 	pgdata := filepath.Join(filepath.Dir(cluster.SocketDir()), "pgdata")
 	echo := newEchoServer(t)

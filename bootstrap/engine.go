@@ -47,8 +47,10 @@ var executionModule = fx.Module("executions",
 		func(r *postgres.Reader) executionapp.Reader { return r },
 		func(s *sessionapp.GetWorkflow) executionapp.WorkflowReader { return rawWorkflows{s} },
 		newEngine,
-		func(tx executionapp.Transactor, w executionapp.WorkflowReader, c session.Catalog, e *executionapp.Engine) *executionapp.StartExecution {
-			return executionapp.NewStartExecution(tx, w, c, e, time.Now)
+		newFeed,
+		executionapp.NewAwait,
+		func(tx executionapp.Transactor, w executionapp.WorkflowReader, c session.Catalog, e *executionapp.Engine, a *executionapp.Await) *executionapp.StartExecution {
+			return executionapp.NewStartExecution(tx, w, c, e, a, time.Now)
 		},
 		func(pool *pgxpool.Pool) executionapp.DeliveryLedger { return postgres.NewDeliveryLedger(pool) },
 		executionapp.NewStartFromWebhook,
@@ -57,8 +59,10 @@ var executionModule = fx.Module("executions",
 		func(r executionapp.Reader, q *postgres.Queue, c session.Catalog) *executionapp.TailLogs {
 			return executionapp.NewTailLogs(r, q, c, time.Now)
 		},
-		func(tx executionapp.Transactor, w executionapp.WorkflowReader, q *postgres.Queue, c session.Catalog, e *executionapp.Engine) *executionapp.Control {
-			return executionapp.NewControl(tx, w, q, c, e, time.Now)
+		func(tx executionapp.Transactor, w executionapp.WorkflowReader, q *postgres.Queue, c session.Catalog, e *executionapp.Engine,
+			ev *cel.Evaluator, a *executionapp.Await) *executionapp.Control {
+			return executionapp.NewControl(executionapp.ControlDeps{Tx: tx, Workflows: w, Queue: q, Catalog: c, Waker: e,
+				Conditions: celConditions{ev}, Await: a, Now: time.Now})
 		},
 		executionapp.NewListInputs,
 		func(tx executionapp.Transactor, e *executionapp.Engine) *executionapp.AnswerInput {
@@ -87,6 +91,20 @@ type rawWorkflows struct{ uc *sessionapp.GetWorkflow }
 
 func (r rawWorkflows) Workflow(ctx context.Context, sessionID, workflowID string) (session.Workflow, error) {
 	return r.uc.Unmasked(ctx, sessionID, workflowID)
+}
+
+// newFeed starts the instance's event feed, which this instance's commits
+// nudge, and stops it with the server.
+func newFeed(lc fx.Lifecycle, r *postgres.Reader, t *postgres.ExecutionTransactor, log *zap.Logger) *executionapp.Feed {
+	f := executionapp.NewFeed(r, executionapp.FeedInterval, func(err error) { log.Warn("event feed", zap.Error(err)) })
+	t.OnCommittedEvents(f.Nudge)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	lc.Append(fx.Hook{
+		OnStart: func(context.Context) error { go func() { defer close(done); f.Run(ctx) }(); return nil },
+		OnStop:  func(context.Context) error { cancel(); <-done; return nil },
+	})
+	return f
 }
 
 func newListener(lc fx.Lifecycle, pool *pgxpool.Pool, log *zap.Logger) *postgres.Listener {
@@ -134,6 +152,9 @@ func newEngine(lc fx.Lifecycle, cfg Config, log *zap.Logger, tx executionapp.Tra
 
 // celConditions adapts the CEL evaluator to breakpoint conditions.
 type celConditions struct{ ev *cel.Evaluator }
+
+// CheckCondition compiles a condition before a breakpoint stores it.
+func (c celConditions) CheckCondition(expr string) error { return c.ev.CompileBool(expr) }
 
 func (c celConditions) Match(ctx context.Context, cond string, payload any, exec map[string]any) (bool, error) {
 	return c.ev.EvalBool(ctx, cond, cel.Vars{Payload: payload, Execution: exec})

@@ -59,7 +59,7 @@ func newMCPMount(p mcpParams) (httpapi.Mount, error) {
 		ListPlugins: p.ListPlugins, DescribePlugin: p.DescribePlugin, Start: p.Start, GetExecution: p.GetExecution,
 		ListExecutions: p.ListExecutions, Logs: p.Logs, Control: p.Control, Status: p.Status,
 		Inputs: p.ListInputs, Answer: p.AnswerInput, JournalExport: p.ExportJournal, JournalVerify: p.VerifyJournal,
-		CheckCondition: p.CEL.CompileBool, Started: time.Now(),
+		Started: time.Now(),
 	}, buildVersion(), p.Log)
 	if err != nil {
 		return httpapi.Mount{}, err

@@ -159,8 +159,7 @@ func newHTTPServer(p httpParams) (*httpapi.Server, error) {
 			Start: p.Start, Webhook: p.Webhook, Get: p.GetExecution, List: p.ListExecutions, Logs: p.TailLogs,
 			Control: p.Control, Inputs: p.ListInputs, Answer: p.AnswerInput, Events: p.Events,
 		},
-		Journal:        p.Journal,
-		CheckCondition: p.CEL.CompileBool,
+		Journal: p.Journal,
 		Ready: func(ctx context.Context) error {
 			err := p.Database.Err() // a restart in progress says more than a failed ping
 			if err == nil {

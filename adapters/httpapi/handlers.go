@@ -49,17 +49,13 @@ type UseCases struct {
 	// Journal are the observer journal calls (export, verify, projection,
 	// public key).
 	Journal JournalUseCases
-	// CheckCondition compiles a CEL breakpoint condition (nil: not checked
-	// until it is evaluated).
-	CheckCondition func(string) error
 }
 
 // handlers implements the generated strict server interface by calling use
 // cases and converting between wire and domain values.
 type handlers struct {
-	uc             UseCases
-	ex             ExecutionUseCases
-	checkCondition func(string) error
+	uc UseCases
+	ex ExecutionUseCases
 	// done closes when the server shuts down, ending event streams.
 	done <-chan struct{}
 	// metrics serves the Prometheus exposition; nil when not configured.

@@ -32,7 +32,7 @@ type ExecutionUseCases struct {
 		Handle(context.Context, executionapp.TailInput) (executionapp.TailResult, error)
 	}
 	Control interface {
-		Handle(context.Context, executionapp.ControlInput) (executionapp.ControlResult, error)
+		Handle(context.Context, executionapp.ControlRequest) (executionapp.ControlResult, error)
 	}
 	Inputs interface {
 		Handle(context.Context, executionapp.InputQuery) ([]executionapp.Input, error)
@@ -82,15 +82,20 @@ func channel(c string) string {
 
 func (h *handlers) StartExecution(ctx context.Context, req restapi.StartExecutionRequestObject) (restapi.StartExecutionResponseObject, error) {
 	var payload any
+	var wait float64
 	if req.Body != nil {
-		payload = req.Body.Payload
+		payload, wait = req.Body.Payload, float64(req.Body.Wait)
 	}
 	res, err := h.ex.Start.Handle(ctx, executionapp.StartInput{SessionID: req.SessionId, WorkflowID: req.WorkflowId, Payload: payload,
-		IdempotencyKey: req.Params.IdempotencyKey, Trigger: executionapp.TriggerManual, Actor: actor(ctx), Channel: channel(string(req.Params.YuktaChannel))})
+		IdempotencyKey: req.Params.IdempotencyKey, Trigger: executionapp.TriggerManual, Actor: actor(ctx), Channel: channel(string(req.Params.YuktaChannel)),
+		WaitSecs: wait})
 	if err != nil {
 		return nil, err
 	}
 	body := restapi.StartResult{ExecutionId: res.ExecutionID, Status: restapi.ExecutionStatus(res.Status)}
+	if res.Waited != nil {
+		body.Execution = executionToAPI(res.Waited.ExecutionView)
+	}
 	if res.Created {
 		return restapi.StartExecution201JSONResponse(body), nil
 	}
@@ -184,48 +189,24 @@ func (h *handlers) GetExecutionLogs(ctx context.Context, req restapi.GetExecutio
 	return out, nil
 }
 
-// control validates a command, applies it and, when asked, waits for its
-// effect to be visible.
-func (h *handlers) control(ctx context.Context, in executionapp.ControlInput, ci execution.CommandInput) (restapi.CommandResult, error) {
-	ci.Actor = actor(ctx)
-	cmd, err := execution.NewCommand(ci)
+// control applies a command; the use case checks it, records it and waits.
+func (h *handlers) control(ctx context.Context, r executionapp.ControlRequest) (restapi.CommandResult, error) {
+	r.Actor = actor(ctx)
+	res, err := h.ex.Control.Handle(ctx, r)
 	if err != nil {
 		return restapi.CommandResult{}, err
 	}
-	in.Command = cmd
-	res, err := h.ex.Control.Handle(ctx, in)
-	if err != nil {
-		return restapi.CommandResult{}, err
+	out := restapi.CommandResult{CommandId: res.CommandID, Status: restapi.CommandResultStatus(res.Status),
+		ResultExecutionIds: nonNilStrings(res.ResultExecutionIDs), Message: res.Message}
+	for _, o := range res.Waited {
+		out.Executions = append(out.Executions, executionToAPI(o.ExecutionView))
 	}
-	if cmd.Wait > 0 && res.Status == executionapp.CommandAccepted && in.ExecutionID != "" {
-		res.Status = h.waitEnded(ctx, in.SessionID, in.ExecutionID, cmd.Wait)
-	}
-	return restapi.CommandResult{CommandId: res.CommandID, Status: restapi.CommandResultStatus(res.Status),
-		ResultExecutionIds: nonNilStrings(res.ResultExecutionIDs), Message: res.Message}, nil
-}
-
-// waitEnded polls until the execution has ended (a DRAIN took effect) or the
-// wait is over; it answers "applied" or "accepted" accordingly.
-func (h *handlers) waitEnded(ctx context.Context, sessionID, id string, d time.Duration) string {
-	ctx, cancel := context.WithTimeout(ctx, d)
-	defer cancel()
-	t := time.NewTicker(50 * time.Millisecond)
-	defer t.Stop()
-	for {
-		if v, err := h.ex.Get.Handle(ctx, sessionID, id); err == nil && v.Status.Terminal() {
-			return executionapp.CommandApplied
-		}
-		select {
-		case <-ctx.Done():
-			return executionapp.CommandAccepted
-		case <-t.C:
-		}
-	}
+	return out, nil
 }
 
 func (h *handlers) ControlExecution(ctx context.Context, req restapi.ControlExecutionRequestObject) (restapi.ControlExecutionResponseObject, error) {
 	b := req.Body
-	res, err := h.control(ctx, executionapp.ControlInput{SessionID: req.SessionId, ExecutionID: req.ExecutionId}, execution.CommandInput{
+	res, err := h.control(ctx, executionapp.ControlRequest{SessionID: req.SessionId, ExecutionID: req.ExecutionId,
 		Scope: execution.ScopeExecution, Action: string(b.Action), Mode: string(b.Mode), FromNodeID: b.FromNodeId, Reason: b.Reason,
 		Key: b.Key, IfStatus: b.IfStatus, WaitSecs: float64(b.Wait), Channel: channel(string(req.Params.YuktaChannel))})
 	if err != nil {
@@ -236,7 +217,7 @@ func (h *handlers) ControlExecution(ctx context.Context, req restapi.ControlExec
 
 func (h *handlers) ControlNode(ctx context.Context, req restapi.ControlNodeRequestObject) (restapi.ControlNodeResponseObject, error) {
 	b := req.Body
-	res, err := h.control(ctx, executionapp.ControlInput{SessionID: req.SessionId, ExecutionID: req.ExecutionId}, execution.CommandInput{
+	res, err := h.control(ctx, executionapp.ControlRequest{SessionID: req.SessionId, ExecutionID: req.ExecutionId,
 		Scope: execution.ScopeNode, Action: string(b.Action), NodeID: req.NodeId, Immediate: b.Immediate, Reason: b.Reason,
 		Key: b.Key, IfStatus: b.IfStatus, WaitSecs: float64(b.Wait), Channel: channel(string(req.Params.YuktaChannel))})
 	if err != nil {
@@ -247,19 +228,10 @@ func (h *handlers) ControlNode(ctx context.Context, req restapi.ControlNodeReque
 
 func (h *handlers) SetBreakpoint(ctx context.Context, req restapi.SetBreakpointRequestObject) (restapi.SetBreakpointResponseObject, error) {
 	b := req.Body
-	hasEquals := b.Equals != nil
-	bp, err := execution.NewBreakpoint(b.Field, b.Equals, hasEquals, b.Condition)
-	if err != nil {
-		return nil, err
-	}
-	if bp.Condition != "" && h.checkCondition != nil {
-		if err := h.checkCondition(bp.Condition); err != nil {
-			return nil, &fault.ValidationError{Subject: "breakpoint", Violations: []fault.Violation{{Path: "condition", Message: err.Error()}}}
-		}
-	}
-	res, err := h.control(ctx, executionapp.ControlInput{SessionID: req.SessionId, ExecutionID: req.ExecutionId}, execution.CommandInput{
-		Scope: execution.ScopeNode, Action: string(execution.ActionBreakpoint), NodeID: req.NodeId, Breakpoint: &bp,
-		Reason: b.Reason, Key: b.Key, Channel: channel(string(req.Params.YuktaChannel))})
+	res, err := h.control(ctx, executionapp.ControlRequest{SessionID: req.SessionId, ExecutionID: req.ExecutionId,
+		Scope: execution.ScopeNode, Action: string(execution.ActionBreakpoint), NodeID: req.NodeId,
+		Breakpoint: &executionapp.BreakpointRequest{Field: b.Field, Equals: b.Equals, HasEquals: b.Equals != nil, Condition: b.Condition},
+		Reason:     b.Reason, Key: b.Key, Channel: channel(string(req.Params.YuktaChannel))})
 	if err != nil {
 		return nil, err
 	}
@@ -267,7 +239,7 @@ func (h *handlers) SetBreakpoint(ctx context.Context, req restapi.SetBreakpointR
 }
 
 func (h *handlers) ClearBreakpoint(ctx context.Context, req restapi.ClearBreakpointRequestObject) (restapi.ClearBreakpointResponseObject, error) {
-	res, err := h.control(ctx, executionapp.ControlInput{SessionID: req.SessionId, ExecutionID: req.ExecutionId}, execution.CommandInput{
+	res, err := h.control(ctx, executionapp.ControlRequest{SessionID: req.SessionId, ExecutionID: req.ExecutionId,
 		Scope: execution.ScopeNode, Action: string(execution.ActionBreakpointClear), NodeID: req.NodeId,
 		Channel: channel(string(req.Params.YuktaChannel))})
 	if err != nil {
@@ -281,12 +253,9 @@ func (h *handlers) StopWorkflow(ctx context.Context, req restapi.StopWorkflowReq
 	if req.Body != nil {
 		b = *req.Body
 	}
-	if _, err := h.uc.GetWorkflow.Handle(ctx, req.SessionId, req.WorkflowId); err != nil {
-		return nil, err
-	}
-	res, err := h.control(ctx, executionapp.ControlInput{SessionID: req.SessionId, WorkflowID: req.WorkflowId}, execution.CommandInput{
+	res, err := h.control(ctx, executionapp.ControlRequest{SessionID: req.SessionId, WorkflowID: req.WorkflowId,
 		Scope: execution.ScopeWorkflow, Action: string(execution.ActionStopAll), Mode: string(b.Mode), Reason: b.Reason, Key: b.Key,
-		Channel: channel(string(req.Params.YuktaChannel))})
+		WaitSecs: float64(b.Wait), Channel: channel(string(req.Params.YuktaChannel))})
 	if err != nil {
 		return nil, err
 	}

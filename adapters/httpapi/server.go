@@ -156,7 +156,7 @@ func New(cfg Config, uc UseCases, log *zap.Logger) (*Server, error) {
 	})
 
 	s.shutdown = make(chan struct{})
-	restapi.RegisterHandlers(e, restapi.NewStrictHandler(&handlers{uc: uc, ex: uc.Executions, checkCondition: uc.CheckCondition,
+	restapi.RegisterHandlers(e, restapi.NewStrictHandler(&handlers{uc: uc, ex: uc.Executions,
 		done: s.shutdown, metrics: cfg.MetricsHandler}, nil))
 	for _, m := range cfg.Mounts {
 		limit := m.BodyLimit

@@ -31,7 +31,7 @@ type fakes struct {
 	mu       sync.Mutex
 	calls    []string
 	starts   []executionapp.StartInput
-	controls []executionapp.ControlInput
+	controls []executionapp.ControlRequest
 	answers  []executionapp.AnswerRequest
 	hooks    []executionapp.WebhookInput
 	applied  []sessionapp.ApplyInput
@@ -102,7 +102,7 @@ func (g fakeGet) Handle(_ context.Context, sid, eid string) (executionapp.Execut
 
 type fakeControl struct{ f *fakes }
 
-func (c fakeControl) Handle(_ context.Context, in executionapp.ControlInput) (executionapp.ControlResult, error) {
+func (c fakeControl) Handle(_ context.Context, in executionapp.ControlRequest) (executionapp.ControlResult, error) {
 	if err := c.f.record("control"); err != nil {
 		return executionapp.ControlResult{}, err
 	}
@@ -432,8 +432,8 @@ func TestStrictNumbersRoundTripExactly(t *testing.T) {
 	if a.status != http.StatusOK {
 		t.Fatalf("breakpoint: %d %s", a.status, a.body)
 	}
-	if bp := f.controls[0].Command.Breakpoint; bp == nil || bp.Equals != json.Number("9007199254740993") {
-		t.Errorf("breakpoint handed to the use case: %#v", f.controls[0].Command.Breakpoint)
+	if bp := f.controls[0].Breakpoint; bp == nil || bp.Equals != json.Number("9007199254740993") {
+		t.Errorf("breakpoint handed to the use case: %#v", f.controls[0].Breakpoint)
 	}
 
 	a = send(h, "POST", "/api/hooks/s1/w", jsonCT, []byte(payload))

@@ -33,6 +33,9 @@ var messages = []struct {
 	{executionapp.ErrInputNotFound, func(_ error, s subject) string {
 		return fmt.Sprintf("Input not found: %s. Use list_inputs to see the open inputs.", s.Input)
 	}},
+	{executionapp.ErrNodeNotFound, func(err error, _ subject) string {
+		return sentence(err.Error()) + " Use get_workflow_status to see the nodes."
+	}},
 	{session.ErrSessionNotFound, func(_ error, s subject) string {
 		return fmt.Sprintf("Session not found: %s. Use list_sessions to see available sessions.", s.Session)
 	}},
@@ -82,7 +85,24 @@ func invalidText(err error) string {
 	if len(ve.Violations) == 1 && ve.Subject == "log filter" {
 		return ve.Violations[0].Message
 	}
-	return sentence(ve.Error()) + " Nothing was changed; fix every problem listed and call again."
+	text := sentence(ve.Error()) + " Nothing was changed; fix every problem listed and call again."
+	seen := map[string]bool{}
+	for _, v := range ve.Violations {
+		if hint := argumentHints[v.Path]; hint != "" && !seen[hint] {
+			seen[hint] = true
+			text += " " + hint
+		}
+	}
+	return text
+}
+
+// argumentHints name the tool that finds a valid value for an argument the
+// use case refused; the core's texts name no tool.
+var argumentHints = map[string]string{
+	"workflowId":  "Use get_session_details to list the workflows.",
+	"executionId": "Use get_workflow_history to list executions.",
+	"fromNodeId":  "Use get_workflow_status to see the nodes.",
+	"nodeId":      "Use get_workflow_status to see the nodes.",
 }
 
 // sentence ends s with one period.

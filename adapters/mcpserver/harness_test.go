@@ -139,6 +139,13 @@ func newEnv(tb testing.TB) *testEnv {
 	}, executionapp.EngineConfig{Concurrency: 4, Poll: 10 * time.Millisecond})
 	getWorkflow := sessionapp.NewGetWorkflow(store, reg)
 	raw := rawWorkflows{getWorkflow}
+	feed := executionapp.NewFeed(reader, executionapp.FeedInterval, func(err error) { tb.Errorf("event feed: %v", err) })
+	etx.OnCommittedEvents(feed.Nudge)
+	feedCtx, stopFeed := context.WithCancel(context.Background())
+	feedDone := make(chan struct{})
+	go func() { defer close(feedDone); feed.Run(feedCtx) }()
+	tb.Cleanup(func() { stopFeed(); <-feedDone })
+	await := executionapp.NewAwait(feed, reader)
 	_, journalKey, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
 		tb.Fatal(err)
@@ -151,17 +158,17 @@ func newEnv(tb testing.TB) *testEnv {
 		GetWorkflow:    getWorkflow,
 		ListPlugins:    pluginapp.NewListPlugins(reg),
 		DescribePlugin: pluginapp.NewDescribePlugin(reg),
-		Start:          executionapp.NewStartExecution(etx, raw, reg, engine, time.Now),
+		Start:          executionapp.NewStartExecution(etx, raw, reg, engine, await, time.Now),
 		GetExecution:   executionapp.NewGetExecution(reader),
 		ListExecutions: executionapp.NewListExecutions(reader),
 		Logs:           executionapp.NewTailLogs(reader, queue, reg, time.Now),
-		Control:        executionapp.NewControl(etx, raw, queue, reg, engine, time.Now),
-		Status:         executionapp.NewSystemStatus(store, reader),
-		Inputs:         executionapp.NewListInputs(reader),
-		Answer:         executionapp.NewAnswerInput(etx, plugins.AnswerValidator{}, engine, time.Now),
-		JournalExport:  journalapp.NewExportJournal(journalReader),
-		JournalVerify:  journalapp.NewVerifyJournal(journalReader, journalKey.Public().(ed25519.PublicKey)),
-		CheckCondition: ev.CompileBool,
+		Control: executionapp.NewControl(executionapp.ControlDeps{Tx: etx, Workflows: raw, Queue: queue, Catalog: reg, Waker: engine,
+			Conditions: celConditions{ev}, Await: await, Now: time.Now}),
+		Status:        executionapp.NewSystemStatus(store, reader),
+		Inputs:        executionapp.NewListInputs(reader),
+		Answer:        executionapp.NewAnswerInput(etx, plugins.AnswerValidator{}, engine, time.Now),
+		JournalExport: journalapp.NewExportJournal(journalReader),
+		JournalVerify: journalapp.NewVerifyJournal(journalReader, journalKey.Public().(ed25519.PublicKey)),
 	}}
 	e.ownExec, e.foreignExec = e.seed(tb, engine)
 	live, err := e.deps.Start.Handle(ctx, executionapp.StartInput{SessionID: "own", WorkflowID: buildWorkflow,
@@ -485,3 +492,5 @@ func connect(t testing.TB, url, key string) *mcp.ClientSession {
 	t.Cleanup(func() { _ = cs.Close() })
 	return cs
 }
+
+func (c celConditions) CheckCondition(expr string) error { return c.ev.CompileBool(expr) }

@@ -53,7 +53,7 @@ type Deps struct {
 		Handle(context.Context, executionapp.TailInput) (executionapp.TailResult, error)
 	}
 	Control interface {
-		Handle(context.Context, executionapp.ControlInput) (executionapp.ControlResult, error)
+		Handle(context.Context, executionapp.ControlRequest) (executionapp.ControlResult, error)
 	}
 	Status interface {
 		Handle(context.Context, executionapp.StatusInput) (executionapp.StatusReport, error)
@@ -76,8 +76,6 @@ type Deps struct {
 	JournalVerify interface {
 		Handle(ctx context.Context, sessionID, executionID string) (journalapp.Verification, error)
 	}
-	// CheckCondition compiles a CEL breakpoint condition; nil skips the check.
-	CheckCondition func(string) error
 	// Started is when the server started, for uptime; zero means New's call.
 	Started time.Time
 }

@@ -14,10 +14,11 @@ import (
 
 // StartIn starts a workflow.
 type StartIn struct {
-	SessionID      string `json:"sessionId" jsonschema:"session id, from list_sessions"`
-	WorkflowID     string `json:"workflowId" jsonschema:"workflow id, from get_session_details"`
-	Payload        any    `json:"payload,omitempty" jsonschema:"trigger payload (any JSON value) the MANUAL trigger nodes receive"`
-	IdempotencyKey string `json:"idempotencyKey,omitempty" jsonschema:"any string up to 255 characters; repeating a start with the same key returns the first execution instead of starting another (use it when you retry after a timeout)"`
+	SessionID      string  `json:"sessionId" jsonschema:"session id, from list_sessions"`
+	WorkflowID     string  `json:"workflowId" jsonschema:"workflow id, from get_session_details"`
+	Payload        any     `json:"payload,omitempty" jsonschema:"trigger payload (any JSON value) the MANUAL trigger nodes receive"`
+	IdempotencyKey string  `json:"idempotencyKey,omitempty" jsonschema:"any string up to 255 characters; repeating a start with the same key returns the first execution instead of starting another (use it when you retry after a timeout)"`
+	WaitSeconds    float64 `json:"waitSeconds,omitempty" jsonschema:"0 to 60: wait up to this many seconds for the run to end, and get its final status and result in this answer (no polling)"`
 }
 
 // StartOut is the started execution.
@@ -25,7 +26,9 @@ type StartOut struct {
 	ExecutionID string `json:"executionId"`
 	Status      string `json:"status"`
 	Created     bool   `json:"created" jsonschema:"false when the idempotencyKey matched an earlier start"`
-	Next        string `json:"next"`
+	// Execution is the run as a wait left it.
+	Execution *ExecutionStatus `json:"execution,omitempty" jsonschema:"with waitSeconds: the run's status as the wait left it; final (with its result) when terminal is true"`
+	Next      string           `json:"next"`
 }
 
 // ExecutionIn names an execution of a session.
@@ -146,7 +149,9 @@ type LogLine struct {
 func (s *server) addExecutionTools(m *mcp.Server) {
 	addTool(m, &mcp.Tool{Name: "start_workflow", Annotations: annotated(additive, "Start a workflow"),
 		Description: "Start a run of a workflow with an optional trigger payload; returns the execution id. Pass an idempotencyKey so a retried call cannot start a second run. " +
-			"Next: poll get_workflow_status every few seconds until terminal is true, and read get_execution_logs."},
+			"Pass waitSeconds (up to 60) to wait for the run to end and get its final status and result in the same answer. " +
+			"Next: get_workflow_status until terminal is true (unless the wait returned it), and get_execution_logs.",
+		InputSchema: waitSchema[StartIn]("waitSeconds")},
 		s.start)
 	addTool(m, &mcp.Tool{Name: "get_workflow_status", Annotations: annotated(readOnly, "Get execution status"),
 		Description: "Status of one execution and of each node (received, emitted, paused, step mode, skipped, breakpoint, error). Nothing is pushed: poll it. Next: get_execution_logs."},
@@ -174,12 +179,21 @@ func (s *server) start(ctx context.Context, req *mcp.CallToolRequest, in StartIn
 		payload = raw // exact numbers, not the SDK's float64
 	}
 	res, err := s.d.Start.Handle(ctx, executionapp.StartInput{SessionID: in.SessionID, WorkflowID: in.WorkflowID, Payload: payload,
-		IdempotencyKey: in.IdempotencyKey, Trigger: executionapp.TriggerManual, Actor: p.Actor(), Channel: Channel})
+		IdempotencyKey: in.IdempotencyKey, Trigger: executionapp.TriggerManual, Actor: p.Actor(), Channel: Channel, WaitSecs: in.WaitSeconds})
 	if err != nil {
 		return nil, StartOut{}, s.toolError(tool, err, subj)
 	}
-	return nil, StartOut{ExecutionID: res.ExecutionID, Status: string(res.Status), Created: res.Created,
-		Next: "Poll get_workflow_status with this executionId until terminal is true."}, nil
+	out := StartOut{ExecutionID: res.ExecutionID, Status: string(res.Status), Created: res.Created,
+		Next: "Call get_workflow_status with this executionId (or start with waitSeconds to get the result in one call)."}
+	if w := res.Waited; w != nil {
+		st := statusOut(w.ExecutionView)
+		out.Execution = &st
+		out.Next = "The run has ended: its result and node statuses are in execution. If it failed, call get_execution_logs with filterPattern ERROR|Exception."
+		if !w.Ended {
+			out.Next = "The run is still going after waitSeconds: call get_workflow_status with this executionId, or start_workflow again with the same idempotencyKey and a waitSeconds to keep waiting."
+		}
+	}
+	return nil, out, nil
 }
 
 func (s *server) status(ctx context.Context, _ *mcp.CallToolRequest, in ExecutionIn) (*mcp.CallToolResult, ExecutionStatus, error) {

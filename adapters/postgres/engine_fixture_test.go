@@ -46,7 +46,7 @@ func newEngineFixture(t *testing.T, pool *pgxpool.Pool, sid, doc string, runners
 		Tx: tx, Queue: q, Runners: runners, Signals: quietSignals{}, Catalog: cat, Owner: t.Name(), Now: time.Now, OnError: onError,
 	}, cfg)
 	return &engineFixture{engine: engine,
-		start: executionapp.NewStartExecution(tx, rawWorkflows{postgres.NewSessionStore(pool)}, cat, engine, time.Now)}
+		start: executionapp.NewStartExecution(tx, rawWorkflows{postgres.NewSessionStore(pool)}, cat, engine, nil, time.Now)}
 }
 
 // run starts the engine until the test ends, and joins it then.

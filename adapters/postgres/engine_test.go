@@ -35,7 +35,7 @@ func TestSchedulersNeverFireASlotTwice(t *testing.T) {
 		t.Fatal(err)
 	}
 	store := postgres.NewSessionStore(pool)
-	start := executionapp.NewStartExecution(postgres.NewExecutionTransactor(pool), rawWorkflows{store}, cat, nil, time.Now)
+	start := executionapp.NewStartExecution(postgres.NewExecutionTransactor(pool), rawWorkflows{store}, cat, nil, nil, time.Now)
 	runCtx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	var errs []error
@@ -89,7 +89,7 @@ func TestDeleteRefusedWhileRunning(t *testing.T) {
 		t.Fatal(err)
 	}
 	store := postgres.NewSessionStore(pool)
-	start := executionapp.NewStartExecution(postgres.NewExecutionTransactor(pool), rawWorkflows{store}, cat, nil, time.Now)
+	start := executionapp.NewStartExecution(postgres.NewExecutionTransactor(pool), rawWorkflows{store}, cat, nil, nil, time.Now)
 	res, err := start.Handle(ctx, executionapp.StartInput{SessionID: "busy", WorkflowID: "w", Trigger: executionapp.TriggerManual, Actor: "test", Channel: "rest"})
 	if err != nil {
 		t.Fatal(err)

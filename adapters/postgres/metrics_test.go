@@ -124,7 +124,7 @@ func startExecution(t *testing.T, pool *pgxpool.Pool) string {
 	if _, err := apply.Handle(t.Context(), sessionapp.ApplyInput{ID: "depth", Document: doc("depth", "w")}); err != nil {
 		t.Fatal(err)
 	}
-	start := executionapp.NewStartExecution(postgres.NewExecutionTransactor(pool), rawWorkflows{postgres.NewSessionStore(pool)}, cat, nil, time.Now)
+	start := executionapp.NewStartExecution(postgres.NewExecutionTransactor(pool), rawWorkflows{postgres.NewSessionStore(pool)}, cat, nil, nil, time.Now)
 	res, err := start.Handle(t.Context(), executionapp.StartInput{SessionID: "depth", WorkflowID: "w",
 		Trigger: executionapp.TriggerManual, Actor: "test", Channel: "rest"})
 	if err != nil {
@@ -181,7 +181,7 @@ func TestEngineMovesTheMetrics(t *testing.T) {
 	go func() { defer close(stopped); _ = engine.Run(runCtx) }()
 	defer func() { stop(); <-stopped }()
 
-	start := executionapp.NewStartExecution(tx, rawWorkflows{postgres.NewSessionStore(pool)}, cat, engine, time.Now)
+	start := executionapp.NewStartExecution(tx, rawWorkflows{postgres.NewSessionStore(pool)}, cat, engine, nil, time.Now)
 	var ids []string
 	for _, wf := range []string{"ok", "bad"} {
 		res, err := start.Handle(ctx, executionapp.StartInput{SessionID: "m", WorkflowID: wf, Trigger: executionapp.TriggerManual, Actor: "test", Channel: "rest"})

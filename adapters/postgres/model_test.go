@@ -199,8 +199,8 @@ func newModelFixture(t *testing.T) *modelFixture {
 	wf := rawWorkflows{postgres.NewSessionStore(pool)}
 	f := &modelFixture{pool: pool, cat: cat, runners: runners, queue: q, tx: tx, reader: postgres.NewReader(pool),
 		apply: sessionapp.NewApplySession(postgres.NewTransactor(pool), cat, time.Now), waker: &switchWaker{}}
-	f.start = executionapp.NewStartExecution(tx, wf, cat, f.waker, time.Now)
-	f.control = executionapp.NewControl(tx, wf, q, cat, f.waker, time.Now)
+	f.start = executionapp.NewStartExecution(tx, wf, cat, f.waker, nil, time.Now)
+	f.control = executionapp.NewControl(executionapp.ControlDeps{Tx: tx, Workflows: wf, Queue: q, Catalog: cat, Waker: f.waker, Now: time.Now})
 	f.answer = executionapp.NewAnswerInput(tx, plugins.AnswerValidator{}, f.waker, time.Now)
 
 	// The observer, wired as bootstrap/journal.go wires it.
@@ -421,7 +421,7 @@ func (m *modelCase) owner() string { return fmt.Sprintf("model-%s-%d", m.sid, m.
 func (m *modelCase) cleanup() {
 	for _, wid := range modelWorkflowIDs {
 		cmd, _ := execution.NewCommand(execution.CommandInput{Scope: execution.ScopeWorkflow, Action: "STOP_ALL", Mode: "KILL", Actor: "test", Channel: "rest"})
-		_, _ = m.f.control.Handle(m.ctx, executionapp.ControlInput{SessionID: m.sid, WorkflowID: wid, Command: cmd})
+		_, _ = m.f.control.Handle(m.ctx, requestOf(executionapp.ControlInput{SessionID: m.sid, WorkflowID: wid, Command: cmd}))
 	}
 	m.inst.stop(false)
 	m.inst = nil
@@ -572,7 +572,7 @@ func (m *modelCase) send(in executionapp.ControlInput, cmd execution.CommandInpu
 	// but the ones that start a new run.
 	wasTerminal := in.ExecutionID != "" && execution.Status(m.status[in.ExecutionID]).Terminal()
 	m.f.stats.commands.Add(1)
-	res, err := m.f.control.Handle(m.ctx, in)
+	res, err := m.f.control.Handle(m.ctx, requestOf(in))
 	refused := err != nil
 	switch {
 	case err == nil:
@@ -722,7 +722,7 @@ func (m *modelCase) replay() {
 		in.Command.Immediate = !in.Command.Immediate
 	}
 	before := m.commandCount()
-	res, err := m.f.control.Handle(m.ctx, in)
+	res, err := m.f.control.Handle(m.ctx, requestOf(in))
 	first := m.cmdKeys[key]
 	switch {
 	case other:
@@ -997,7 +997,7 @@ func (m *modelCase) unblock(id string) {
 		if err != nil {
 			m.t.Fatal(err)
 		}
-		_, err = m.f.control.Handle(m.ctx, executionapp.ControlInput{SessionID: m.sid, ExecutionID: id, Command: cmd})
+		_, err = m.f.control.Handle(m.ctx, requestOf(executionapp.ControlInput{SessionID: m.sid, ExecutionID: id, Command: cmd}))
 		if err != nil && !errors.Is(err, fault.ErrConflict) && !errors.Is(err, fault.ErrNotFound) {
 			m.t.Fatalf("unblock %s: %s %s: %v", id, c.Action, c.NodeID, err)
 		}
@@ -1186,7 +1186,7 @@ func TestSkippedNodeSettlesInJournal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.control.Handle(ctx, executionapp.ControlInput{SessionID: "skip", ExecutionID: res.ExecutionID, Command: cmd}); err != nil {
+	if _, err := f.control.Handle(ctx, requestOf(executionapp.ControlInput{SessionID: "skip", ExecutionID: res.ExecutionID, Command: cmd})); err != nil {
 		t.Fatal(err)
 	}
 	if got := waitEnded(t, f.pool, []string{res.ExecutionID}); got[res.ExecutionID] != "SUCCESS" {

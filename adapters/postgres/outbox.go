@@ -8,7 +8,10 @@ import (
 )
 
 // EventStore appends to the event outbox in the caller's transaction.
-type EventStore struct{ db dbtx }
+type EventStore struct {
+	db       dbtx
+	appended bool // an Append succeeded in this transaction
+}
 
 var _ executionapp.EventStore = (*EventStore)(nil)
 
@@ -35,6 +38,9 @@ func (s *EventStore) Append(ctx context.Context, events []executionapp.Event) er
 		  FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])
 		       WITH ORDINALITY AS t(type, at, sid, wid, eid, nid, actor, channel, data, ord)
 		 ORDER BY t.ord`, types, at, sids, wids, eids, nids, actors, channels, data)
+	if err == nil && n > 0 {
+		s.appended = true
+	}
 	return translate(err)
 }
 

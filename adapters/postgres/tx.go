@@ -28,7 +28,11 @@ func (t *Transactor) WithinTx(ctx context.Context, fn func(context.Context, sess
 }
 
 // ExecutionTransactor opens transactions for the execution use cases and the engine.
-type ExecutionTransactor struct{ pool *pgxpool.Pool }
+type ExecutionTransactor struct {
+	pool *pgxpool.Pool
+	// committed hears of every commit that appended events (nil: nobody).
+	committed func()
+}
 
 // NewExecutionTransactor returns an ExecutionTransactor on pool.
 func NewExecutionTransactor(pool *pgxpool.Pool) *ExecutionTransactor {
@@ -39,14 +43,24 @@ var _ executionapp.Transactor = (*ExecutionTransactor)(nil)
 
 // WithinTx runs fn with execution stores bound to one transaction.
 func (t *ExecutionTransactor) WithinTx(ctx context.Context, fn func(context.Context, executionapp.Stores) error) error {
-	return inTx(ctx, t.pool, func(tx pgx.Tx) error {
+	var events *EventStore
+	err := inTx(ctx, t.pool, func(tx pgx.Tx) error {
+		events = &EventStore{db: tx}
 		return fn(ctx, executionapp.Stores{
-			Executions: &ExecutionStore{db: tx}, Items: &ItemStore{db: tx}, Events: &EventStore{db: tx},
+			Executions: &ExecutionStore{db: tx}, Items: &ItemStore{db: tx}, Events: events,
 			Logs: &LogStore{db: tx}, Commands: &CommandStore{db: tx}, Inputs: &InputStore{db: tx},
 			Signals: &SignalSender{db: tx},
 		})
 	})
+	if err == nil && events.appended && t.committed != nil {
+		t.committed()
+	}
+	return err
 }
+
+// OnCommittedEvents sets what hears of each commit that appended events
+// (the instance's event feed). Set it before the first transaction.
+func (t *ExecutionTransactor) OnCommittedEvents(f func()) { t.committed = f }
 
 // inTx commits when fn returns nil, rolls back otherwise, and retries a few
 // times on serialization failures and deadlocks, which are expected under

@@ -651,7 +651,10 @@ type BreakpointRequest struct {
 
 // CommandResult defines model for CommandResult.
 type CommandResult struct {
-	CommandId          string              `json:"commandId"`
+	CommandId string `json:"commandId"`
+
+	// Executions After a wait, the executions the command stopped or started, as the wait left them.
+	Executions         *[]Execution        `json:"executions,omitempty"`
 	Message            string              `json:"message"`
 	ResultExecutionIds []string            `json:"resultExecutionIds"`
 	Status             CommandResultStatus `json:"status"`
@@ -723,7 +726,7 @@ type ExecutionCommand struct {
 	Mode   *ExecutionCommandMode `json:"mode,omitempty"`
 	Reason *string               `json:"reason,omitempty"`
 
-	// Wait Seconds to wait for the effect to be visible.
+	// Wait Seconds to wait for the effect: a DRAIN until the run has stopped, a RESTART or RESTART_FROM_NODE until the new run has ended (its status comes back in executions).
 	Wait *float32 `json:"wait,omitempty"`
 }
 
@@ -925,10 +928,12 @@ type NodeCommand struct {
 	IfStatus *string           `json:"ifStatus,omitempty"`
 
 	// Immediate STOP only: also cancel the message being processed.
-	Immediate *bool    `json:"immediate,omitempty"`
-	Key       *string  `json:"key,omitempty"`
-	Reason    *string  `json:"reason,omitempty"`
-	Wait      *float32 `json:"wait,omitempty"`
+	Immediate *bool   `json:"immediate,omitempty"`
+	Key       *string `json:"key,omitempty"`
+	Reason    *string `json:"reason,omitempty"`
+
+	// Wait Seconds to wait for the effect: a RETRY until the new run has ended (its status comes back in executions).
+	Wait *float32 `json:"wait,omitempty"`
 }
 
 // NodeCommandAction defines model for NodeCommand.Action.
@@ -1043,10 +1048,15 @@ type SessionSummary struct {
 type StartRequest struct {
 	// Payload The trigger payload (any JSON value; usually an object).
 	Payload interface{} `json:"payload,omitempty"`
+
+	// Wait Seconds to wait for the run to end. The answer then carries the run's status (with its result) as the wait left it.
+	Wait *float32 `json:"wait,omitempty"`
 }
 
 // StartResult defines model for StartResult.
 type StartResult struct {
+	// Execution After a wait, the run's status document as the wait left it (final when its status is SUCCESS, FAILURE or STOPPED).
+	Execution   *Execution      `json:"execution,omitempty"`
 	ExecutionId string          `json:"executionId"`
 	Status      ExecutionStatus `json:"status"`
 }
@@ -1056,6 +1066,9 @@ type StopAllRequest struct {
 	Key    *string             `json:"key,omitempty"`
 	Mode   *StopAllRequestMode `json:"mode,omitempty"`
 	Reason *string             `json:"reason,omitempty"`
+
+	// Wait Seconds to wait until every stopped execution has ended (matters for DRAIN).
+	Wait *float32 `json:"wait,omitempty"`
 }
 
 // StopAllRequestMode defines model for StopAllRequest.Mode.

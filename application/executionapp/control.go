@@ -28,21 +28,36 @@ const (
 // through its events) and applied in one transaction; a command with a key
 // runs once, and repeating it returns the first answer.
 type Control struct {
-	tx        Transactor
-	workflows WorkflowReader
-	runs      *runCache
-	waker     Waker
-	now       func() time.Time
+	tx         Transactor
+	workflows  WorkflowReader
+	runs       *runCache
+	waker      Waker
+	conditions ConditionChecker
+	await      *Await
+	now        func() time.Time
 }
 
-// NewControl returns the use case. q loads execution definitions; waker
-// wakes the local engine after a command made work runnable.
-func NewControl(tx Transactor, w WorkflowReader, q Queue, c session.Catalog, waker Waker, now func() time.Time) *Control {
-	return &Control{tx: tx, workflows: w, now: now, waker: waker,
-		runs: &runCache{runs: map[string]*run{}, catalog: c, load: q.Source}}
+// ControlDeps are what Control needs. Conditions, Await and Waker may be nil:
+// conditions are then not compiled before they are stored, waits return at
+// once, and no local engine is woken.
+type ControlDeps struct {
+	Tx         Transactor
+	Workflows  WorkflowReader
+	Queue      Queue // loads execution definitions
+	Catalog    session.Catalog
+	Waker      Waker
+	Conditions ConditionChecker
+	Await      *Await
+	Now        func() time.Time
 }
 
-// ControlInput addresses a command.
+// NewControl returns the use case.
+func NewControl(d ControlDeps) *Control {
+	return &Control{tx: d.Tx, workflows: d.Workflows, now: d.Now, waker: d.Waker, conditions: d.Conditions, await: d.Await,
+		runs: &runCache{runs: map[string]*run{}, catalog: d.Catalog, load: d.Queue.Source}}
+}
+
+// ControlInput is a validated command and its target.
 type ControlInput struct {
 	SessionID   string
 	ExecutionID string // execution and node scope
@@ -56,10 +71,55 @@ type ControlResult struct {
 	Status             string
 	ResultExecutionIDs []string
 	Message            string
+	// Waited holds, after a wait, the executions the command stopped or
+	// started and how the wait left them.
+	Waited []RunOutcome
 }
 
-// Handle validates, records and applies one command.
-func (uc *Control) Handle(ctx context.Context, in ControlInput) (ControlResult, error) {
+// Handle checks, records and applies one command. With a wait it then blocks
+// until the effect is visible or the wait runs out: a DRAIN (or STOP_ALL
+// DRAIN) until the drained executions have stopped, turning "accepted" into
+// "applied"; a RESTART, RESTART_FROM_NODE or RETRY until the new execution
+// has ended, so the caller gets its result in the same answer. Every other
+// command is in effect when it is recorded.
+func (uc *Control) Handle(ctx context.Context, r ControlRequest) (ControlResult, error) {
+	in, err := uc.command(ctx, r)
+	if err != nil {
+		return ControlResult{}, err
+	}
+	res, err := uc.record(ctx, in)
+	if err != nil || in.Command.Wait <= 0 || uc.await == nil {
+		return res, err
+	}
+	ids := res.ResultExecutionIDs
+	if in.Command.Action == execution.ActionStop && in.Command.Scope == execution.ScopeExecution {
+		ids = []string{in.ExecutionID}
+	}
+	if len(ids) == 0 {
+		return res, nil
+	}
+	out, err := uc.await.Ended(ctx, in.SessionID, ids, in.Command.Wait)
+	if err != nil {
+		return ControlResult{}, err
+	}
+	res.Waited = out
+	if res.Status == CommandAccepted && allEnded(out) {
+		res.Status = CommandApplied
+	}
+	return res, nil
+}
+
+func allEnded(out []RunOutcome) bool {
+	for _, o := range out {
+		if !o.Ended {
+			return false
+		}
+	}
+	return true
+}
+
+// record records and applies a validated command in one transaction.
+func (uc *Control) record(ctx context.Context, in ControlInput) (ControlResult, error) {
 	var res ControlResult
 	var refused error
 	err := uc.tx.WithinTx(ctx, func(ctx context.Context, st Stores) error {

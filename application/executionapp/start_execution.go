@@ -41,12 +41,14 @@ type StartExecution struct {
 	workflows WorkflowReader
 	catalog   session.Catalog
 	waker     Waker
+	await     *Await
 	now       func() time.Time
 }
 
-// NewStartExecution returns the use case; waker may be nil (no engine here).
-func NewStartExecution(tx Transactor, w WorkflowReader, c session.Catalog, waker Waker, now func() time.Time) *StartExecution {
-	return &StartExecution{tx: tx, workflows: w, catalog: c, waker: waker, now: now}
+// NewStartExecution returns the use case; waker may be nil (no engine here),
+// and so may await (a start then never waits).
+func NewStartExecution(tx Transactor, w WorkflowReader, c session.Catalog, waker Waker, await *Await, now func() time.Time) *StartExecution {
+	return &StartExecution{tx: tx, workflows: w, catalog: c, waker: waker, await: await, now: now}
 }
 
 // StartInput is a start request.
@@ -58,6 +60,9 @@ type StartInput struct {
 	// TriggerNode, when set, feeds only that trigger node (SCHEDULE fires).
 	TriggerNode    string
 	Actor, Channel string
+	// WaitSecs (at most execution.MaxWait) blocks the answer until the run
+	// has ended or the wait runs out.
+	WaitSecs float64
 }
 
 // StartResult is the started (or already started) execution.
@@ -65,6 +70,9 @@ type StartResult struct {
 	ExecutionID string
 	Status      execution.Status
 	Created     bool
+	// Waited is the run as the wait left it (nil without a wait): its final
+	// status and result when Waited.Ended.
+	Waited *RunOutcome
 }
 
 // MaxKeyLen bounds idempotency keys.
@@ -73,10 +81,30 @@ const MaxKeyLen = 255
 // Handle starts the run, or returns the one already started with the same
 // idempotency key.
 func (uc *StartExecution) Handle(ctx context.Context, in StartInput) (StartResult, error) {
+	var vs []fault.Violation
 	if n := utf8.RuneCountInString(in.IdempotencyKey); n > MaxKeyLen {
-		return StartResult{}, &fault.ValidationError{Subject: "start request", Violations: []fault.Violation{{
-			Path: "Idempotency-Key", Message: fmt.Sprintf("is %d characters long; the limit is %d", n, MaxKeyLen)}}}
+		vs = append(vs, fault.Violation{Path: "Idempotency-Key", Message: fmt.Sprintf("is %d characters long; the limit is %d", n, MaxKeyLen)})
 	}
+	if !(in.WaitSecs >= 0 && in.WaitSecs <= execution.MaxWait.Seconds()) { // also refuses NaN
+		vs = append(vs, fault.Violation{Path: "wait", Message: fmt.Sprintf("must be between 0 and %d seconds, got %v", int(execution.MaxWait.Seconds()), in.WaitSecs)})
+	}
+	if len(vs) > 0 {
+		return StartResult{}, &fault.ValidationError{Subject: "start request", Violations: vs}
+	}
+	res, err := uc.start(ctx, in)
+	if err != nil || in.WaitSecs == 0 || uc.await == nil {
+		return res, err
+	}
+	out, err := uc.await.Ended(ctx, in.SessionID, []string{res.ExecutionID}, time.Duration(in.WaitSecs*float64(time.Second)))
+	if err != nil {
+		return StartResult{}, err
+	}
+	res.Waited = &out[0]
+	res.Status = out[0].Status
+	return res, nil
+}
+
+func (uc *StartExecution) start(ctx context.Context, in StartInput) (StartResult, error) {
 	w, err := uc.workflows.Workflow(ctx, in.SessionID, in.WorkflowID)
 	if err != nil {
 		return StartResult{}, err

@@ -13,6 +13,7 @@ import (
 	"github.com/yukta/yukta/adapters/authn"
 	"github.com/yukta/yukta/adapters/httpapi"
 	"github.com/yukta/yukta/application/executionapp"
+	"github.com/yukta/yukta/domain/execution"
 	"github.com/yukta/yukta/domain/jsonvalue"
 )
 
@@ -39,6 +40,9 @@ type Config struct {
 	TrustedProxies      []*net.IPNet
 	// Limits bound what one node attempt may produce.
 	Limits executionapp.ValueLimits
+	// Slots are the scheduler's server-wide limits: --max-running and
+	// --reserved-supervisor-slots.
+	Slots execution.Slots
 }
 
 // setting ties one flag to its environment variable.
@@ -48,7 +52,7 @@ type setting struct {
 
 var settings = struct {
 	addr, dataDir, databaseURL, allowedHosts, allowedOrigins, logLevel, logFormat, shutdownTimeout, dbMaxConns, egressAllowed, workers, lease, debugAddr,
-	apiKeys, keyRate, sourceRate, trustedProxies, maxMessage, maxOutput, maxLogLine setting
+	apiKeys, keyRate, sourceRate, trustedProxies, maxMessage, maxOutput, maxLogLine, maxRunning, reservedSlots setting
 }{
 	addr:            setting{"addr", "YUKTA_ADDR", "host:port to listen on; loopback only unless API keys are set"},
 	apiKeys:         setting{"api-keys", "YUKTA_API_KEYS", "path of a key file: named keys with roles and optional session lists (docs/configuration.md)"},
@@ -70,6 +74,8 @@ var settings = struct {
 	maxMessage:      setting{"max-message-bytes", executionapp.SettingMaxMessage, "largest message, result or expression value one node may produce, as JSON (bytes, or with KiB/MiB)"},
 	maxOutput:       setting{"max-output-bytes", executionapp.SettingMaxOutput, "largest total of the messages one node attempt may emit (bytes, or with KiB/MiB)"},
 	maxLogLine:      setting{"max-log-line-bytes", "YUKTA_MAX_LOG_LINE_BYTES", "longest log line stored; longer lines are cut with a note (bytes, or with KiB/MiB)"},
+	maxRunning:      setting{"max-running", "YUKTA_MAX_RUNNING", "most executions RUNNING at once on the whole server (all instances); more starts wait PENDING in order; 0 is no limit"},
+	reservedSlots:   setting{"reserved-supervisor-slots", "YUKTA_RESERVED_SUPERVISOR_SLOTS", "slots kept for workflow supervisors' runs beside --max-running"},
 }
 
 // ParseServeConfig reads the serve flags, with defaults from getenv.
@@ -85,7 +91,7 @@ func ParseServeConfig(args []string, getenv func(string) string, fs *flag.FlagSe
 	}
 	var c Config
 	var hosts, origins, timeout, maxConns, egressHosts, workers, lease, keyFile, keyRate, sourceRate, proxies string
-	var maxMessage, maxOutput, maxLogLine string
+	var maxMessage, maxOutput, maxLogLine, maxRunning, reservedSlots string
 	str(&c.Addr, settings.addr, "127.0.0.1:8080")
 	str(&c.DataDir, settings.dataDir, ".yukta")
 	str(&c.DatabaseURL, settings.databaseURL, "")
@@ -106,6 +112,8 @@ func ParseServeConfig(args []string, getenv func(string) string, fs *flag.FlagSe
 	str(&maxMessage, settings.maxMessage, "1MiB")
 	str(&maxOutput, settings.maxOutput, "8MiB")
 	str(&maxLogLine, settings.maxLogLine, "16KiB")
+	str(&maxRunning, settings.maxRunning, "0")
+	str(&reservedSlots, settings.reservedSlots, "4")
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
 	}
@@ -190,6 +198,12 @@ func ParseServeConfig(args []string, getenv func(string) string, fs *flag.FlagSe
 		errs = append(errs, fmt.Errorf("--max-output-bytes (%s) must be at least --max-message-bytes (%s): one message is an output too",
 			settings.maxOutput.env, settings.maxMessage.env))
 	}
+	if c.Slots.MaxRunning, err = strconv.Atoi(maxRunning); err != nil || c.Slots.MaxRunning < 0 || c.Slots.MaxRunning > execution.MaxRunningLimit {
+		errs = append(errs, fmt.Errorf("--max-running (%s) %q must be an integer from 0 (no limit) to %d", settings.maxRunning.env, maxRunning, execution.MaxRunningLimit))
+	}
+	if c.Slots.Reserved, err = strconv.Atoi(reservedSlots); err != nil || c.Slots.Reserved < 0 || c.Slots.Reserved > maxReservedSlots {
+		errs = append(errs, fmt.Errorf("--reserved-supervisor-slots (%s) %q must be an integer from 0 to %d", settings.reservedSlots.env, reservedSlots, maxReservedSlots))
+	}
 	if c.DebugAddr != "" {
 		host, _, err := net.SplitHostPort(c.DebugAddr)
 		if ip := net.ParseIP(host); err != nil || (host != "localhost" && (ip == nil || !ip.IsLoopback())) {
@@ -201,6 +215,9 @@ func ParseServeConfig(args []string, getenv func(string) string, fs *flag.FlagSe
 	}
 	return c, errors.Join(errs...)
 }
+
+// maxReservedSlots bounds --reserved-supervisor-slots.
+const maxReservedSlots = 10_000
 
 // parseBytes reads a size: a whole number of bytes, optionally followed by
 // B, KiB or MiB.

@@ -60,9 +60,9 @@ var executionModule = fx.Module("executions",
 			return executionapp.NewTailLogs(r, q, c, time.Now)
 		},
 		func(tx executionapp.Transactor, w executionapp.WorkflowReader, q *postgres.Queue, c session.Catalog, e *executionapp.Engine,
-			ev *cel.Evaluator, a *executionapp.Await) *executionapp.Control {
+			ev *cel.Evaluator, a *executionapp.Await, adm *executionapp.Admission, holds *postgres.SupervisorRuntime) *executionapp.Control {
 			return executionapp.NewControl(executionapp.ControlDeps{Tx: tx, Workflows: w, Queue: q, Catalog: c, Waker: e,
-				Conditions: celConditions{ev}, Await: a, Now: time.Now})
+				Conditions: celConditions{ev}, Holds: holds, Admission: adm, Await: a, Now: time.Now})
 		},
 		executionapp.NewListInputs,
 		func(tx executionapp.Transactor, e *executionapp.Engine) *executionapp.AnswerInput {

@@ -15,6 +15,7 @@ import (
 	"github.com/yukta/yukta/application/journalapp"
 	"github.com/yukta/yukta/application/pluginapp"
 	"github.com/yukta/yukta/application/sessionapp"
+	"github.com/yukta/yukta/application/supervisorapp"
 )
 
 // mcpModule provides the MCP endpoint as an httpapi.Mount in the "mounts"
@@ -48,6 +49,10 @@ type mcpParams struct {
 	ExportJournal  *journalapp.ExportJournal
 	VerifyJournal  *journalapp.VerifyJournal
 	CEL            *cel.Evaluator
+	Scheduler      *executionapp.GetSchedulerStatus
+	GetSupervisor  *supervisorapp.GetSupervisor
+	Supervisors    *supervisorapp.ListSupervisors
+	DescribeEngine *supervisorapp.DescribeEngine
 }
 
 // MCPPaths are where the MCP endpoint is served; /sse is the old name.
@@ -59,7 +64,8 @@ func newMCPMount(p mcpParams) (httpapi.Mount, error) {
 		ListPlugins: p.ListPlugins, DescribePlugin: p.DescribePlugin, Start: p.Start, GetExecution: p.GetExecution,
 		ListExecutions: p.ListExecutions, Logs: p.Logs, Control: p.Control, Status: p.Status,
 		Inputs: p.ListInputs, Answer: p.AnswerInput, JournalExport: p.ExportJournal, JournalVerify: p.VerifyJournal,
-		Started: time.Now(),
+		GetSupervisor: p.GetSupervisor, ListSupervisors: p.Supervisors, DescribeEngine: p.DescribeEngine,
+		Scheduler: p.Scheduler, Started: time.Now(),
 	}, buildVersion(), p.Log)
 	if err != nil {
 		return httpapi.Mount{}, err

@@ -22,12 +22,21 @@ var metricsModule = fx.Module("metrics",
 	),
 )
 
-func newMetrics(q *postgres.Queue, log *zap.Logger) *metrics.Metrics {
+func newMetrics(q *postgres.Queue, sched *executionapp.GetSchedulerStatus, log *zap.Logger) *metrics.Metrics {
 	return metrics.New(metrics.Options{
 		QueueDepthFunc: func(ctx context.Context) (metrics.QueueDepth, error) {
 			d, err := q.Depth(ctx)
 			return metrics.QueueDepth(d), err
 		},
 		OnQueueError: func(err error) { log.Warn("metrics: queue depth query failed", zap.Error(err)) },
+		SchedulerFunc: func(ctx context.Context) (metrics.SchedulerDepth, error) {
+			st, err := sched.Handle(ctx)
+			return metrics.SchedulerDepth{
+				WaitingNormal: int64(st.Waiting.Normal), WaitingReserved: int64(st.Waiting.Reserved),
+				RunningNormal: int64(st.Running.Normal), RunningReserved: int64(st.Running.Reserved),
+				LimitNormal: int64(st.Slots.MaxRunning), LimitReserved: int64(st.Slots.Reserved),
+			}, err
+		},
+		OnSchedulerError: func(err error) { log.Warn("metrics: scheduler query failed", zap.Error(err)) },
 	})
 }

@@ -35,7 +35,10 @@ var Module = fx.Options(
 	postgresModule,
 	pluginModule,
 	sessionModule,
+	supervisorModule,
 	executionModule,
+	schedulerModule,
+	supervisorRuntimeModule,
 	metricsModule,
 	journalModule,
 	httpModule,
@@ -132,6 +135,8 @@ type httpParams struct {
 	CEL            *cel.Evaluator
 	Metrics        *metrics.Metrics
 	Journal        httpapi.JournalUseCases
+	Scheduler      *executionapp.GetSchedulerStatus
+	Supervisors    httpapi.SupervisorUseCases
 	// Mounts are the doors served beside REST (MCP, agent API).
 	Mounts []httpapi.Mount `group:"mounts"`
 	// Database knows when the embedded cluster is restarting; serve
@@ -159,7 +164,9 @@ func newHTTPServer(p httpParams) (*httpapi.Server, error) {
 			Start: p.Start, Webhook: p.Webhook, Get: p.GetExecution, List: p.ListExecutions, Logs: p.TailLogs,
 			Control: p.Control, Inputs: p.ListInputs, Answer: p.AnswerInput, Events: p.Events,
 		},
-		Journal: p.Journal,
+		Journal:     p.Journal,
+		Scheduler:   p.Scheduler,
+		Supervisors: p.Supervisors,
 		Ready: func(ctx context.Context) error {
 			err := p.Database.Err() // a restart in progress says more than a failed ping
 			if err == nil {

@@ -97,7 +97,7 @@ func newAccessEnv(t *testing.T, extra ...string) *accessEnv {
 func (e *accessEnv) counts() map[string]int64 {
 	e.t.Helper()
 	out := map[string]int64{}
-	for _, table := range []string{"sessions", "workflows", "executions", "execution_nodes", "work_items", "commands", "events", "inputs", "execution_logs"} {
+	for _, table := range []string{"sessions", "workflows", "executions", "execution_nodes", "work_items", "commands", "events", "inputs", "execution_logs", "supervisors"} {
 		var n int64
 		if err := e.db.QueryRow(context.Background(), "SELECT count(*) FROM "+table).Scan(&n); err != nil {
 			e.t.Fatal(err)
@@ -206,10 +206,11 @@ func (e *accessEnv) requestFor(o specOp, sid string) (string, []byte) {
 		exec = "0193b7a0-0000-7000-8000-000000000000"
 	}
 	r := strings.NewReplacer("{sessionId}", sid, "{workflowId}", "wf", "{executionId}", exec, "{nodeId}", "log",
-		"{inputId}", "0193b7a0-0000-7000-8000-000000000001", "{type}", "LOG")
+		"{inputId}", "0193b7a0-0000-7000-8000-000000000001", "{type}", "LOG", "{supervisorId}", "nosuch-supervisor")
 	path := r.Replace(o.path)
 	bodies := map[string]string{
 		"putSession":       `{}`,
+		"putSupervisor":    `{}`, // refused: a supervisor needs a name and an engine
 		"startExecution":   `{"payload":{"n":2}}`,
 		"stopWorkflow":     `{"mode":"CANCEL"}`,
 		"postWebhook":      `{}`,

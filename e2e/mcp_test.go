@@ -357,7 +357,7 @@ func mcpRowCounts(t *testing.T, dsn string) map[string]int64 {
 	}
 	defer conn.Close(context.Background())
 	out := map[string]int64{}
-	for _, tbl := range []string{"sessions", "workflows", "executions", "commands", "events", "work_items"} {
+	for _, tbl := range []string{"sessions", "workflows", "executions", "commands", "events", "work_items", "supervisors"} {
 		var n int64
 		if err := conn.QueryRow(t.Context(), "SELECT count(*) FROM "+tbl).Scan(&n); err != nil {
 			t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"github.com/yukta/yukta/adapters/authn"
 	"github.com/yukta/yukta/adapters/httpapi/restapi"
 	"github.com/yukta/yukta/api"
+	"github.com/yukta/yukta/application/executionapp"
 	"github.com/yukta/yukta/application/pluginapp"
 	"github.com/yukta/yukta/application/sessionapp"
 	"github.com/yukta/yukta/domain/fault"
@@ -49,6 +50,13 @@ type UseCases struct {
 	// Journal are the observer journal calls (export, verify, projection,
 	// public key).
 	Journal JournalUseCases
+	// Scheduler reads the scheduler limits and queue (GET /api/scheduler);
+	// nil answers 404.
+	Scheduler interface {
+		Handle(context.Context) (executionapp.SchedulerStatus, error)
+	}
+	// Supervisors are the supervisor store and engine catalogue calls.
+	Supervisors SupervisorUseCases
 }
 
 // handlers implements the generated strict server interface by calling use
@@ -146,10 +154,11 @@ func (h *handlers) GetSession(ctx context.Context, req restapi.GetSessionRequest
 		return nil, err
 	}
 	out := restapi.GetSession200JSONResponse{SessionId: s.ID(), Name: s.Name(), Description: s.Description(),
-		Initiator: s.Initiator(), Tags: s.Tags(), ProjectPath: s.ProjectPath()}
+		Initiator: s.Initiator(), Tags: s.Tags(), ProjectPath: s.ProjectPath(), Limits: limitsToAPI(s.Limits())}
 	for _, w := range s.Workflows() {
 		nodes, edges := graphToAPI(w)
-		out.Workflows = append(out.Workflows, restapi.WorkflowConfig{WorkflowId: w.ID(), Description: w.Description(), Nodes: nodes, Edges: edges})
+		out.Workflows = append(out.Workflows, restapi.WorkflowConfig{WorkflowId: w.ID(), Description: w.Description(),
+			Limits: limitsToAPI(w.Limits()), Nodes: nodes, Edges: edges})
 	}
 	return out, nil
 }
@@ -168,7 +177,8 @@ func (h *handlers) GetWorkflow(ctx context.Context, req restapi.GetWorkflowReque
 		return nil, err
 	}
 	nodes, edges := graphToAPI(w)
-	return restapi.GetWorkflow200JSONResponse{SessionId: req.SessionId, WorkflowId: w.ID(), Description: w.Description(), Nodes: nodes, Edges: edges}, nil
+	return restapi.GetWorkflow200JSONResponse{SessionId: req.SessionId, WorkflowId: w.ID(), Description: w.Description(),
+		Limits: limitsToAPI(w.Limits()), Nodes: nodes, Edges: edges}, nil
 }
 
 func (h *handlers) ListPlugins(ctx context.Context, _ restapi.ListPluginsRequestObject) (restapi.ListPluginsResponseObject, error) {

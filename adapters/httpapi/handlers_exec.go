@@ -156,23 +156,7 @@ func (h *handlers) GetExecution(ctx context.Context, req restapi.GetExecutionReq
 	if err != nil {
 		return nil, err
 	}
-	out := restapi.GetExecution200JSONResponse{ExecutionId: v.ID, SessionId: v.SessionID, WorkflowId: v.WorkflowID,
-		Status: restapi.ExecutionStatus(v.Status), Draining: v.Draining, StartedAt: v.StartedAt.UTC(), EndedAt: utc(v.EndedAt),
-		Error: v.Error, RestartOf: v.RestartOf, FromNodeId: v.FromNodeID, Actor: v.Actor, Channel: v.Channel,
-		Nodes: make([]restapi.ExecutionNode, len(v.Nodes))}
-	if v.HasResult {
-		out.Result = v.Result
-	}
-	for i, n := range v.Nodes {
-		en := restapi.ExecutionNode{NodeId: n.NodeID, Type: n.Type, Status: restapi.NodeStatus(n.Status), Received: n.Received,
-			Emitted: n.Emitted, Paused: n.Paused, StepMode: n.StepMode, StepCredits: n.Credits, Skipped: n.Skipped, Error: n.Error,
-			StartedAt: utc(n.StartedAt), EndedAt: utc(n.EndedAt)}
-		if bp := n.Breakpoint; bp != nil {
-			en.Breakpoint = restapi.Breakpoint{Field: bp.Field, Equals: bp.Equals, Condition: bp.Condition}
-		}
-		out.Nodes[i] = en
-	}
-	return out, nil
+	return restapi.GetExecution200JSONResponse(executionToAPI(v)), nil
 }
 
 func (h *handlers) GetExecutionLogs(ctx context.Context, req restapi.GetExecutionLogsRequestObject) (restapi.GetExecutionLogsResponseObject, error) {

@@ -39,12 +39,27 @@ var routeOps = map[string]access.Operation{
 	"listPlugins":           access.ReadPlugins,
 	"getPlugin":             access.ReadPlugins,
 	"getMetrics":            access.ReadMetrics,
+	"getSchedulerStatus":    access.ReadMetrics,
 
 	// The observer journal (issue 5): reading a journal is reading the execution.
 	"exportJournal":          access.ReadExecutions,
 	"verifyJournal":          access.ReadExecutions,
 	"getExecutionProjection": access.ReadExecutions,
 	"getJournalPublicKey":    access.ReadExecutions,
+
+	// Supervisors (issue 13): server configuration, read by every role,
+	// changed by ADMIN only. A session-limited key may read the ones
+	// acting within its sessions alone (the use cases filter); its writes
+	// name no session, so the gate refuses them.
+	"listSupervisors":             access.ReadSupervisors,
+	"getSupervisor":               access.ReadSupervisors,
+	"putSupervisor":               access.ManageSupervisors,
+	"deleteSupervisor":            access.ManageSupervisors,
+	"listSupervisorEngines":       access.ReadSupervisors,
+	"getSupervisorEngine":         access.ReadSupervisors,
+	"dryRunRules":                 access.ManageSupervisors,
+	"getSupervisorEngineUsage":    access.ReadSupervisors,
+	"listSupervisorEnginePresets": access.ReadSupervisors,
 }
 
 // publicOps need no key: probes and the API description, which say nothing
@@ -90,6 +105,8 @@ type scoped struct {
 var routeScopes = map[string]scoped{
 	"answerInput": {scope: scopeResource},
 	"getMetrics":  {scope: scopeServer, does: "read /metrics"},
+	// The scheduler counts the runs of every session, as /metrics does.
+	"getSchedulerStatus": {scope: scopeServer, does: "read the scheduler status"},
 }
 
 // route is what the access gate knows of a matched route.

@@ -48,6 +48,10 @@ var messages = []struct {
 	{supervisor.ErrSupervisorNotFound, func(_ error, s subject) string {
 		return fmt.Sprintf("Supervisor not found: %s. Use list_supervisors to see the supervisors that exist.", s.Supervisor)
 	}},
+	{errCredentialsNotBuilt, func(_ error, s subject) string {
+		return fmt.Sprintf("Supervisor credentials are not available on this server yet: issuing and revoking the agent API credential of %s "+
+			"comes with the agent API, which is not built. Nothing was changed; get_supervisor shows the supervisor.", s.Supervisor)
+	}},
 	{supervisor.ErrEngineNotFound, func(err error, _ subject) string {
 		return sentence(err.Error()) + " Use list_supervisor_engines to see them."
 	}},

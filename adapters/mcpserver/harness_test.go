@@ -29,6 +29,7 @@ import (
 	"github.com/yukta/yukta/application/journalapp"
 	"github.com/yukta/yukta/application/pluginapp"
 	"github.com/yukta/yukta/application/sessionapp"
+	"github.com/yukta/yukta/application/supervisorapp"
 	"github.com/yukta/yukta/domain/access"
 	"github.com/yukta/yukta/domain/session"
 )
@@ -151,6 +152,7 @@ func newEnv(tb testing.TB) *testEnv {
 		tb.Fatal(err)
 	}
 	journalReader := postgres.NewJournalReader(pool)
+	supervisors := postgres.NewSupervisorStore(pool)
 	e := &testEnv{statements: counter, admin: admin, dsn: dsn, engine: engine, journalKey: journalKey, deps: Deps{
 		ApplySession:   sessionapp.NewApplySession(postgres.NewTransactor(pool), reg, time.Now),
 		GetSession:     sessionapp.NewGetSession(store, reg),
@@ -164,11 +166,14 @@ func newEnv(tb testing.TB) *testEnv {
 		Logs:           executionapp.NewTailLogs(reader, queue, reg, time.Now),
 		Control: executionapp.NewControl(executionapp.ControlDeps{Tx: etx, Workflows: raw, Queue: queue, Catalog: reg, Waker: engine,
 			Conditions: celConditions{ev}, Await: await, Now: time.Now}),
-		Status:        executionapp.NewSystemStatus(store, reader),
-		Inputs:        executionapp.NewListInputs(reader),
-		Answer:        executionapp.NewAnswerInput(etx, plugins.AnswerValidator{}, engine, time.Now),
-		JournalExport: journalapp.NewExportJournal(journalReader),
-		JournalVerify: journalapp.NewVerifyJournal(journalReader, journalKey.Public().(ed25519.PublicKey)),
+		Status:          executionapp.NewSystemStatus(store, reader),
+		Inputs:          executionapp.NewListInputs(reader),
+		Answer:          executionapp.NewAnswerInput(etx, plugins.AnswerValidator{}, engine, time.Now),
+		JournalExport:   journalapp.NewExportJournal(journalReader),
+		JournalVerify:   journalapp.NewVerifyJournal(journalReader, journalKey.Public().(ed25519.PublicKey)),
+		GetSupervisor:   supervisorapp.NewGetSupervisor(supervisors),
+		ListSupervisors: supervisorapp.NewListSupervisors(supervisors),
+		DescribeEngine:  supervisorapp.NewDescribeEngine(),
 	}}
 	e.ownExec, e.foreignExec = e.seed(tb, engine)
 	live, err := e.deps.Start.Handle(ctx, executionapp.StartInput{SessionID: "own", WorkflowID: buildWorkflow,
@@ -279,7 +284,7 @@ func (c *statementCounter) TraceCopyFromStart(ctx context.Context, _ *pgx.Conn, 
 func (c *statementCounter) TraceCopyFromEnd(context.Context, *pgx.Conn, pgx.TraceCopyFromEndData) {}
 
 // countedTables are the tables a write of any tool adds rows to.
-var countedTables = []string{"sessions", "workflows", "executions", "execution_nodes", "work_items", "execution_logs", "events", "commands", "inputs"}
+var countedTables = []string{"sessions", "workflows", "executions", "execution_nodes", "work_items", "execution_logs", "events", "commands", "inputs", "supervisors"}
 
 // rowCounts returns the number of rows of each counted table, read in one
 // snapshot.

@@ -47,8 +47,8 @@ func (s *server) creationInstructions(ctx context.Context, _ *mcp.CallToolReques
 		return nil, CreationInstructions{}, s.toolError("get_session_creation_instructions", err, subject{})
 	}
 	out := CreationInstructions{
-		Format: "A session is {sessionId, name, description?, initiator?, tags?, projectPath?, workflows[]}. A workflow is " +
-			"{workflowId, description?, nodes[], edges[]}. A node is {nodeId, type, name?, config?}. An edge is {source, target, sourcePort?}: " +
+		Format: "A session is {sessionId, name, description?, initiator?, tags?, projectPath?, limits?, workflows[]}. A workflow is " +
+			"{workflowId, description?, limits?, nodes[], edges[]}. A node is {nodeId, type, name?, config?}. An edge is {source, target, sourcePort?}: " +
 			"a message the source node emits on sourcePort (default \"default\") goes to target. Unknown fields are rejected. " +
 			"create_session takes the session as its \"session\" argument and replaces any session with the same sessionId whole.",
 		Rules: []string{
@@ -59,6 +59,7 @@ func (s *server) creationInstructions(ctx context.Context, _ *mcp.CallToolReques
 			"config holds exactly the fields get_plugin_details lists; expressions are CEL over payload, such as payload.amount > 100.",
 			"Every processor and terminal also takes timeout (\"30s\") and retry {maxAttempts, backoff}.",
 			"Secret fields (such as authorization) are stored and read back as ***; send *** back to keep the stored value.",
+			"limits {maxRunning} on the session or a workflow caps its runs holding a slot at once; more starts wait PENDING and start in start order (0 or absent: no limit).",
 		},
 		Example:     Example(),
 		PluginTypes: []PluginSummary{},

@@ -14,6 +14,7 @@ import (
 	"github.com/yukta/yukta/application/journalapp"
 	"github.com/yukta/yukta/application/pluginapp"
 	"github.com/yukta/yukta/application/sessionapp"
+	"github.com/yukta/yukta/application/supervisorapp"
 	"github.com/yukta/yukta/domain/plugin"
 	"github.com/yukta/yukta/domain/session"
 )
@@ -76,6 +77,25 @@ type Deps struct {
 	JournalVerify interface {
 		Handle(ctx context.Context, sessionID, executionID string) (journalapp.Verification, error)
 	}
+	// GetSupervisor and ListSupervisors read the supervisor store, secrets
+	// masked (supervisorapp.GetSupervisor, ListSupervisors);
+	// DescribeEngine describes an engine of the catalogue
+	// (supervisorapp.DescribeEngine).
+	GetSupervisor interface {
+		Handle(context.Context, supervisorapp.GetInput) (supervisorapp.Summary, error)
+	}
+	ListSupervisors interface {
+		Handle(context.Context, supervisorapp.ListInput) ([]supervisorapp.Summary, error)
+	}
+	DescribeEngine interface {
+		Handle(context.Context, string) (supervisorapp.EngineDescription, error)
+	}
+	// Scheduler reads the scheduler limits and queue
+	// (executionapp.GetSchedulerStatus) for get_control_bus_status's health
+	// part; nil leaves it out.
+	Scheduler interface {
+		Handle(context.Context) (executionapp.SchedulerStatus, error)
+	}
 	// Started is when the server started, for uptime; zero means New's call.
 	Started time.Time
 }
@@ -126,7 +146,8 @@ func New(d Deps, version string, log *zap.Logger) (http.Handler, error) {
 func NewServer(d Deps, version string, log *zap.Logger) (s *mcp.Server, err error) {
 	if d.ApplySession == nil || d.GetSession == nil || d.ListSessions == nil || d.GetWorkflow == nil || d.ListPlugins == nil ||
 		d.DescribePlugin == nil || d.Start == nil || d.GetExecution == nil || d.ListExecutions == nil || d.Logs == nil ||
-		d.Control == nil || d.Status == nil || d.Inputs == nil || d.Answer == nil {
+		d.Control == nil || d.Status == nil || d.Inputs == nil || d.Answer == nil ||
+		d.GetSupervisor == nil || d.ListSupervisors == nil || d.DescribeEngine == nil {
 		return nil, errors.New("mcpserver: every use case of Deps is required")
 	}
 	if d.Started.IsZero() {

@@ -69,8 +69,9 @@ type NodeStatus struct {
 	Skipped    bool        `json:"skipped,omitempty"`
 	Breakpoint *Breakpoint `json:"breakpoint,omitempty"`
 	Error      string      `json:"error,omitempty"`
-	StartedAt  string      `json:"startedAt,omitempty"`
-	EndedAt    string      `json:"endedAt,omitempty"`
+	StartedAt  string      `json:"startedAt,omitempty" jsonschema:"when the node's plugin first started (its first attempt); absent when it never ran"`
+	EndedAt    string      `json:"endedAt,omitempty" jsonschema:"set once the node has ended: when its last attempt finished, or when it ended if its plugin never ran; a SKIPPED node without it is under SKIP and may be unskipped"`
+	WallMs     int64       `json:"wallMs" jsonschema:"the plugin's run time in milliseconds, summed over every attempt (failed ones included; waits for a retry, a DELAY or an input not); 0 when it never ran"`
 }
 
 // Breakpoint is a node's breakpoint.
@@ -220,7 +221,8 @@ func statusOut(v executionapp.ExecutionView) ExecutionStatus {
 	for i, n := range v.Nodes {
 		ns := NodeStatus{NodeID: n.NodeID, Type: n.Type, Status: string(n.Status), Received: n.Received, Emitted: n.Emitted,
 			Paused: n.Paused, StepMode: n.StepMode, Credits: n.Credits, Skipped: n.Skipped,
-			Error: sanitizeText(redact(n.Error), MaxLogLineBytes), StartedAt: ts(n.StartedAt), EndedAt: ts(n.EndedAt)}
+			Error: sanitizeText(redact(n.Error), MaxLogLineBytes), StartedAt: ts(n.StartedAt), EndedAt: ts(n.EndedAt),
+			WallMs: n.RunTime.Milliseconds()}
 		if bp := n.Breakpoint; bp != nil {
 			ns.Breakpoint = &Breakpoint{Field: bp.Field, Equals: bp.Equals, Condition: bp.Condition}
 		}

@@ -44,14 +44,28 @@ type SessionDetails struct {
 	Initiator   string            `json:"initiator,omitempty"`
 	Tags        []string          `json:"tags"`
 	ProjectPath string            `json:"projectPath,omitempty"`
+	Limits      *LimitsConfig     `json:"limits,omitempty" jsonschema:"the session's scheduler limits; absent means none"`
 	Workflows   []WorkflowSummary `json:"workflows"`
 }
 
 // WorkflowSummary is a workflow of a session.
 type WorkflowSummary struct {
-	WorkflowID  string `json:"workflowId"`
-	Description string `json:"description,omitempty"`
-	NodeCount   int    `json:"nodeCount"`
+	WorkflowID  string        `json:"workflowId"`
+	Description string        `json:"description,omitempty"`
+	Limits      *LimitsConfig `json:"limits,omitempty" jsonschema:"the workflow's scheduler limits; absent means none"`
+	NodeCount   int           `json:"nodeCount"`
+}
+
+// LimitsConfig is the scheduler limits of a session or a workflow.
+type LimitsConfig struct {
+	MaxRunning int `json:"maxRunning,omitempty" jsonschema:"most runs holding a slot at once (RUNNING, or PAUSED after they started); more starts wait PENDING and start in order; 0 or absent is no limit; at most 1000000"`
+}
+
+func limitsOf(l session.Limits) *LimitsConfig {
+	if l.IsZero() {
+		return nil
+	}
+	return &LimitsConfig{MaxRunning: l.MaxRunning}
 }
 
 // WorkflowIn names a workflow of a session.
@@ -86,10 +100,11 @@ type EdgeConfig struct {
 
 // WorkflowConfig is one workflow of a session document.
 type WorkflowConfig struct {
-	WorkflowID  string       `json:"workflowId" jsonschema:"workflow id, unique in the session"`
-	Description string       `json:"description,omitempty"`
-	Nodes       []NodeConfig `json:"nodes" jsonschema:"the nodes; at least one trigger (MANUAL, WEBHOOK, SCHEDULE)"`
-	Edges       []EdgeConfig `json:"edges,omitempty" jsonschema:"the edges; the graph must be acyclic"`
+	WorkflowID  string        `json:"workflowId" jsonschema:"workflow id, unique in the session"`
+	Description string        `json:"description,omitempty"`
+	Limits      *LimitsConfig `json:"limits,omitempty" jsonschema:"scheduler limits of this workflow's runs"`
+	Nodes       []NodeConfig  `json:"nodes" jsonschema:"the nodes; at least one trigger (MANUAL, WEBHOOK, SCHEDULE)"`
+	Edges       []EdgeConfig  `json:"edges,omitempty" jsonschema:"the edges; the graph must be acyclic"`
 }
 
 // SessionConfig is a whole session document, as create_session takes it.
@@ -100,6 +115,7 @@ type SessionConfig struct {
 	Initiator   string           `json:"initiator,omitempty" jsonschema:"who or what created the session"`
 	Tags        []string         `json:"tags,omitempty"`
 	ProjectPath string           `json:"projectPath,omitempty"`
+	Limits      *LimitsConfig    `json:"limits,omitempty" jsonschema:"scheduler limits of the whole session (all its workflows together)"`
 	Workflows   []WorkflowConfig `json:"workflows" jsonschema:"at least one workflow"`
 }
 
@@ -165,9 +181,10 @@ func (s *server) getSession(ctx context.Context, _ *mcp.CallToolRequest, in Sess
 		return nil, SessionDetails{}, s.toolError(tool, err, subj)
 	}
 	out := SessionDetails{SessionID: ss.ID(), Name: ss.Name(), Description: ss.Description(), Initiator: ss.Initiator(),
-		Tags: nonNil(ss.Tags()), ProjectPath: ss.ProjectPath(), Workflows: []WorkflowSummary{}}
+		Tags: nonNil(ss.Tags()), ProjectPath: ss.ProjectPath(), Limits: limitsOf(ss.Limits()), Workflows: []WorkflowSummary{}}
 	for _, w := range ss.Workflows() {
-		out.Workflows = append(out.Workflows, WorkflowSummary{WorkflowID: w.ID(), Description: w.Description(), NodeCount: len(w.Nodes())})
+		out.Workflows = append(out.Workflows, WorkflowSummary{WorkflowID: w.ID(), Description: w.Description(),
+			Limits: limitsOf(w.Limits()), NodeCount: len(w.Nodes())})
 	}
 	return nil, out, nil
 }

@@ -53,17 +53,29 @@ type SkippedSession struct {
 
 // Health is the server process's state.
 type Health struct {
-	Version       string `json:"version"`
-	UptimeSeconds int64  `json:"uptimeSeconds"`
-	Goroutines    int    `json:"goroutines"`
-	HeapAllocMB   uint64 `json:"heapAllocMB"`
-	SysMB         uint64 `json:"sysMB" jsonschema:"memory obtained from the OS"`
-	GoVersion     string `json:"goVersion"`
+	Version       string           `json:"version"`
+	UptimeSeconds int64            `json:"uptimeSeconds"`
+	Goroutines    int              `json:"goroutines"`
+	HeapAllocMB   uint64           `json:"heapAllocMB"`
+	SysMB         uint64           `json:"sysMB" jsonschema:"memory obtained from the OS"`
+	GoVersion     string           `json:"goVersion"`
+	Scheduler     *SchedulerHealth `json:"scheduler,omitempty" jsonschema:"the scheduler limits and queue of the whole server; absent for a key limited to some sessions"`
+}
+
+// SchedulerHealth is the scheduler limits and how full they are.
+type SchedulerHealth struct {
+	MaxRunning              int    `json:"maxRunning" jsonschema:"most runs holding a slot at once on the server (--max-running); 0 is no limit"`
+	ReservedSupervisorSlots int    `json:"reservedSupervisorSlots" jsonschema:"slots kept for workflow supervisors' runs beside maxRunning"`
+	Running                 int    `json:"running" jsonschema:"runs holding a slot (RUNNING, or PAUSED after they started)"`
+	Waiting                 int    `json:"waiting" jsonschema:"runs waiting PENDING for a slot: the queue depth"`
+	WaitingReserved         int    `json:"waitingReserved,omitempty" jsonschema:"of those, supervisor runs waiting for a reserved slot"`
+	OldestWaitingSince      string `json:"oldestWaitingSince,omitempty" jsonschema:"when the oldest waiting run was started"`
 }
 
 func (s *server) addStatusTool(m *mcp.Server) {
 	addTool(m, &mcp.Tool{Name: "get_control_bus_status", Annotations: annotated(readOnly, "Server status"),
-		Description: "A snapshot of the server: sessions with active execution counts, the 20 most recent executions, plugin types and the process's memory, goroutines and uptime. " +
+		Description: "A snapshot of the server: sessions with active execution counts, the 20 most recent executions, plugin types and the process's memory, goroutines and uptime, " +
+			"with the scheduler limits and how many runs wait for a slot (PENDING). " +
 			"Sessions it could not read are named in skippedSessions. Next: get_workflow_status or control_workflow STOP_ALL."},
 		s.busStatus)
 }
@@ -115,6 +127,20 @@ func (s *server) busStatus(ctx context.Context, _ *mcp.CallToolRequest, in Statu
 		runtime.ReadMemStats(&ms)
 		out.Health = &Health{Version: s.version, UptimeSeconds: int64(time.Since(s.d.Started).Seconds()), Goroutines: runtime.NumGoroutine(),
 			HeapAllocMB: ms.HeapAlloc >> 20, SysMB: ms.Sys >> 20, GoVersion: runtime.Version()}
+		// The scheduler counts every session's runs: only a key that sees
+		// them all gets it (REST: GET /api/scheduler, refused the same way).
+		if s.d.Scheduler != nil && !p.Limited() {
+			st, err := s.d.Scheduler.Handle(ctx)
+			if err != nil {
+				return nil, ControlBusStatus{}, s.toolError(tool, err, subject{})
+			}
+			sh := &SchedulerHealth{MaxRunning: st.Slots.MaxRunning, ReservedSupervisorSlots: st.Slots.Reserved,
+				Running: st.Running.Total(), Waiting: st.Waiting.Total(), WaitingReserved: st.Waiting.Reserved}
+			if !st.OldestWaiting.IsZero() {
+				sh.OldestWaitingSince = ts(st.OldestWaiting)
+			}
+			out.Health.Scheduler = sh
+		}
 	}
 	return nil, out, nil
 }

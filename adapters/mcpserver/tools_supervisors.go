@@ -2,11 +2,12 @@ package mcpserver
 
 import (
 	"context"
+	"errors"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/yukta/yukta/application/supervisorapp"
 	"github.com/yukta/yukta/domain/access"
-	"github.com/yukta/yukta/domain/fault"
 	"github.com/yukta/yukta/domain/supervisor"
 )
 
@@ -18,11 +19,15 @@ type SupervisorList struct {
 
 // SupervisorSummary is one supervisor.
 type SupervisorSummary struct {
-	ID      string   `json:"id"`
-	Name    string   `json:"name"`
-	Engine  string   `json:"engine"`
-	Owns    []string `json:"owns"`
-	Enabled bool     `json:"enabled"`
+	ID         string   `json:"id"`
+	Name       string   `json:"name"`
+	Engine     string   `json:"engine" jsonschema:"engine type: rules, http, workflow or process"`
+	Owns       []string `json:"owns" jsonschema:"owned units: session:<id>, workflow:<session>/<workflow> or server"`
+	ParentID   string   `json:"parentId,omitempty" jsonschema:"the supervisor a review without opinion or an escalation goes to; absent for a root"`
+	Enabled    bool     `json:"enabled"`
+	UpdatedAt  string   `json:"updatedAt"`
+	UpdatedBy  string   `json:"updatedBy" jsonschema:"who last applied it: key:<name> or anonymous"`
+	UpdatedVia string   `json:"updatedVia" jsonschema:"the channel it was applied through"`
 }
 
 // SupervisorIn names a supervisor.
@@ -30,10 +35,14 @@ type SupervisorIn struct {
 	SupervisorID string `json:"supervisorId" jsonschema:"supervisor id, from list_supervisors"`
 }
 
-// SupervisorDetails is one supervisor with its credential metadata.
+// SupervisorDetails is one supervisor: its whole document, secrets masked.
 type SupervisorDetails struct {
 	SupervisorSummary
-	AllowedCommands []string `json:"allowedCommands"`
+	Settings        map[string]any `json:"settings" jsonschema:"the engine's settings (for rules, the rule document); secret values read ***"`
+	AllowedCommands []string       `json:"allowedCommands" jsonschema:"command types it may send"`
+	Reviews         []string       `json:"reviews" jsonschema:"command types on owned units that wait for its verdict"`
+	TickSeconds     int            `json:"tickSeconds,omitempty" jsonschema:"seconds between TICK signals; absent when none are sent"`
+	CreatedAt       string         `json:"createdAt"`
 }
 
 // EngineList is the engine catalogue.
@@ -63,6 +72,7 @@ type EngineDetails struct {
 	Settings []EngineSetting `json:"settings"`
 	Example  string          `json:"example" jsonschema:"a supervisor engine block, as JSON"`
 	Presets  []string        `json:"presets"`
+	Usage    string          `json:"usage" jsonschema:"how to write a supervisor of this engine (Markdown): settings, conditions and their variables, a whole example document"`
 }
 
 // EngineSetting is one setting of an engine.
@@ -86,10 +96,23 @@ type PresetList struct {
 
 // PresetOut is one preset.
 type PresetOut struct {
-	Name        string `json:"name"`
-	Engine      string `json:"engine"`
-	Description string `json:"description"`
-	Document    string `json:"document" jsonschema:"the rule document, as JSON"`
+	Name        string           `json:"name"`
+	Engine      string           `json:"engine"`
+	Description string           `json:"description"`
+	Document    string           `json:"document" jsonschema:"the rule document with every parameter at its default, as JSON; use it as engine.settings"`
+	Parameters  []PresetParamOut `json:"parameters"`
+	Needs       string           `json:"needs,omitempty" jsonschema:"what the supervisor needs besides the document, such as tickSeconds"`
+}
+
+// PresetParamOut is one parameter of a preset.
+type PresetParamOut struct {
+	Name        string   `json:"name"`
+	Type        string   `json:"type" jsonschema:"integer or string"`
+	Default     string   `json:"default"`
+	Description string   `json:"description"`
+	Minimum     int64    `json:"minimum,omitempty"`
+	Maximum     int64    `json:"maximum,omitempty"`
+	Values      []string `json:"values,omitempty" jsonschema:"the values a string parameter takes"`
 }
 
 // CredentialIn issues a credential for a supervisor.
@@ -117,25 +140,29 @@ type RevokeOut struct {
 	Revoked      bool   `json:"revoked"`
 }
 
-// noSupervisors explains the empty list: this server has no supervisor
-// store yet, so none can exist.
-const noSupervisors = "No supervisors exist on this server. list_supervisor_engines describes the engines a supervisor can use."
+// noSupervisors explains an empty list.
+const noSupervisors = "No supervisors exist on this server (or none this key may see). An ADMIN creates one with PUT /api/supervisors/{id} " +
+	"or yukta supervisors apply FILE; list_supervisor_engines describes the engines a supervisor can use."
+
+// errCredentialsNotBuilt answers the credential tools for a supervisor that
+// exists: issuing and revoking agent API credentials is not built yet.
+var errCredentialsNotBuilt = errors.New("mcpserver: supervisor credentials are not built yet")
 
 func (s *server) addSupervisorTools(m *mcp.Server) {
 	addTool(m, &mcp.Tool{Name: "list_supervisors", Annotations: annotated(readOnly, "List supervisors"),
-		Description: "The supervisors on this server (programs, rules or agents that steer runs of the units they own). Next: get_supervisor."},
+		Description: "The supervisors on this server (rule sets, agents, workflows or programs that steer runs of the units they own), in id order. Next: get_supervisor."},
 		s.listSupervisors)
 	addTool(m, &mcp.Tool{Name: "get_supervisor", Annotations: annotated(readOnly, "Get a supervisor"),
-		Description: "One supervisor: engine, owned units, allowed commands and credential metadata (never the secret)."},
+		Description: "One supervisor's whole document: engine and its settings (secret values read ***), owned units, parent, allowed commands, reviews, and who changed it last."},
 		s.getSupervisor)
 	addTool(m, &mcp.Tool{Name: "list_supervisor_engines", Annotations: annotated(readOnly, "List supervisor engines"),
 		Description: "The engine catalogue: rules, http, workflow and process, with the signals each takes and its default allowed commands. Next: get_supervisor_engine."},
 		s.listEngines)
 	addTool(m, &mcp.Tool{Name: "get_supervisor_engine", Annotations: annotated(readOnly, "Get a supervisor engine"),
-		Description: "One engine type with its settings, defaults, an example and its presets."},
+		Description: "One engine type with its settings, defaults, an example, its presets and a usage guide (conditions, their variables, a whole supervisor document)."},
 		s.getEngine)
 	addTool(m, &mcp.Tool{Name: "list_supervisor_presets", Annotations: annotated(readOnly, "List supervisor presets"),
-		Description: "Ready-made rule documents (failure-guard, approval-gate, stall-watchdog, too-many-running)."},
+		Description: "Ready-made rule documents (failure-guard, approval-gate, stall-watchdog, too-many-running) with their parameters."},
 		s.listPresets)
 	addTool(m, &mcp.Tool{Name: "create_credential", Annotations: annotated(destructive, "Issue a supervisor credential"),
 		Description: "Issue or rotate the agent API credential of a supervisor (the token is shown once; issuing again stops the earlier one). Next: the agent API at /api/agent/v1."},
@@ -146,23 +173,58 @@ func (s *server) addSupervisorTools(m *mcp.Server) {
 }
 
 func (s *server) listSupervisors(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, SupervisorList, error) {
-	if err := caller(ctx).Can(access.ReadSessions, ""); err != nil {
-		return nil, SupervisorList{}, s.toolError("list_supervisors", err, subject{})
+	const tool = "list_supervisors"
+	p := caller(ctx)
+	if err := p.Can(access.ReadSupervisors, ""); err != nil {
+		return nil, SupervisorList{}, s.toolError(tool, err, subject{})
 	}
-	return nil, SupervisorList{Supervisors: []SupervisorSummary{}, Note: noSupervisors}, nil
+	list, err := s.d.ListSupervisors.Handle(ctx, supervisorapp.ListInput{Only: p.Sessions()})
+	if err != nil {
+		return nil, SupervisorList{}, s.toolError(tool, err, subject{})
+	}
+	out := SupervisorList{Supervisors: make([]SupervisorSummary, 0, len(list))}
+	for _, sm := range list {
+		out.Supervisors = append(out.Supervisors, supervisorSummary(sm))
+	}
+	if len(out.Supervisors) == 0 {
+		out.Note = noSupervisors
+	}
+	return nil, out, nil
 }
 
-// supervisorNotFound is the answer for every supervisor id while none exist.
-func supervisorNotFound(id string) error {
-	return fault.Newf(supervisor.ErrSupervisorNotFound, "supervisor %q does not exist", id)
+func supervisorSummary(sm supervisorapp.Summary) SupervisorSummary {
+	sup := sm.Supervisor
+	owns := make([]string, 0, len(sup.Owns()))
+	for _, u := range sup.Owns() {
+		owns = append(owns, u.String())
+	}
+	return SupervisorSummary{ID: sup.ID(), Name: sup.Name(), Engine: sup.EngineType(), Owns: owns, ParentID: sup.ParentID(),
+		Enabled: sup.Enabled(), UpdatedAt: ts(sm.UpdatedAt), UpdatedBy: sm.UpdatedBy, UpdatedVia: sm.UpdatedVia}
+}
+
+func commandNames(ts []supervisor.CommandType) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = string(t)
+	}
+	return out
 }
 
 func (s *server) getSupervisor(ctx context.Context, _ *mcp.CallToolRequest, in SupervisorIn) (*mcp.CallToolResult, SupervisorDetails, error) {
+	const tool = "get_supervisor"
 	subj := subject{Supervisor: in.SupervisorID}
-	if err := caller(ctx).Can(access.ReadSessions, ""); err != nil {
-		return nil, SupervisorDetails{}, s.toolError("get_supervisor", err, subj)
+	p := caller(ctx)
+	if err := p.Can(access.ReadSupervisors, ""); err != nil {
+		return nil, SupervisorDetails{}, s.toolError(tool, err, subj)
 	}
-	return nil, SupervisorDetails{}, s.toolError("get_supervisor", supervisorNotFound(in.SupervisorID), subj)
+	sm, err := s.d.GetSupervisor.Handle(ctx, supervisorapp.GetInput{ID: in.SupervisorID, Only: p.Sessions()})
+	if err != nil {
+		return nil, SupervisorDetails{}, s.toolError(tool, err, subj)
+	}
+	sup := sm.Supervisor
+	return nil, SupervisorDetails{SupervisorSummary: supervisorSummary(sm), Settings: sup.Settings(),
+		AllowedCommands: commandNames(sup.AllowedCommands()), Reviews: commandNames(sup.Reviews()), TickSeconds: sup.TickSeconds(),
+		CreatedAt: ts(sm.CreatedAt)}, nil
 }
 
 func engineSummary(e supervisor.Engine) EngineSummary {
@@ -171,7 +233,7 @@ func engineSummary(e supervisor.Engine) EngineSummary {
 }
 
 func (s *server) listEngines(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, EngineList, error) {
-	if err := caller(ctx).Can(access.ReadSessions, ""); err != nil {
+	if err := caller(ctx).Can(access.ReadSupervisors, ""); err != nil {
 		return nil, EngineList{}, s.toolError("list_supervisor_engines", err, subject{})
 	}
 	out := EngineList{Engines: []EngineSummary{}}
@@ -183,14 +245,15 @@ func (s *server) listEngines(ctx context.Context, _ *mcp.CallToolRequest, _ stru
 
 func (s *server) getEngine(ctx context.Context, _ *mcp.CallToolRequest, in EngineIn) (*mcp.CallToolResult, EngineDetails, error) {
 	const tool = "get_supervisor_engine"
-	if err := caller(ctx).Can(access.ReadSessions, ""); err != nil {
+	if err := caller(ctx).Can(access.ReadSupervisors, ""); err != nil {
 		return nil, EngineDetails{}, s.toolError(tool, err, subject{})
 	}
-	e, err := supervisor.EngineByType(in.Type)
+	d, err := s.d.DescribeEngine.Handle(ctx, in.Type)
 	if err != nil {
 		return nil, EngineDetails{}, s.toolError(tool, err, subject{})
 	}
-	out := EngineDetails{EngineSummary: engineSummary(e), Settings: []EngineSetting{}, Example: e.Example, Presets: nonNil(e.Presets)}
+	e := d.Engine
+	out := EngineDetails{EngineSummary: engineSummary(e), Settings: []EngineSetting{}, Example: e.Example, Presets: nonNil(e.Presets), Usage: d.Usage}
 	for _, st := range e.Settings {
 		out.Settings = append(out.Settings, EngineSetting{Name: st.Name, Type: st.Type, Default: st.Default, Required: st.Required, Description: st.Description})
 	}
@@ -199,7 +262,7 @@ func (s *server) getEngine(ctx context.Context, _ *mcp.CallToolRequest, in Engin
 
 func (s *server) listPresets(ctx context.Context, _ *mcp.CallToolRequest, in PresetsIn) (*mcp.CallToolResult, PresetList, error) {
 	const tool = "list_supervisor_presets"
-	if err := caller(ctx).Can(access.ReadSessions, ""); err != nil {
+	if err := caller(ctx).Can(access.ReadSupervisors, ""); err != nil {
 		return nil, PresetList{}, s.toolError(tool, err, subject{})
 	}
 	ps, err := supervisor.Presets(in.Engine)
@@ -208,9 +271,25 @@ func (s *server) listPresets(ctx context.Context, _ *mcp.CallToolRequest, in Pre
 	}
 	out := PresetList{Presets: []PresetOut{}}
 	for _, p := range ps {
-		out.Presets = append(out.Presets, PresetOut{Name: p.Name, Engine: p.Engine, Description: p.Description, Document: p.Document})
+		po := PresetOut{Name: p.Name, Engine: p.Engine, Description: p.Description, Document: p.Document, Needs: p.Needs,
+			Parameters: make([]PresetParamOut, 0, len(p.Parameters))}
+		for _, prm := range p.Parameters {
+			po.Parameters = append(po.Parameters, PresetParamOut{Name: prm.Name, Type: prm.Type, Default: prm.Default,
+				Description: prm.Description, Minimum: prm.Min, Maximum: prm.Max, Values: prm.Values})
+		}
+		out.Presets = append(out.Presets, po)
 	}
 	return nil, out, nil
+}
+
+// credentialTarget answers a credential tool: the supervisor's not-found
+// answer when it does not exist (or the key may not see it), and, while
+// credentials are not built, that they are not, when it does.
+func (s *server) credentialTarget(ctx context.Context, id string) error {
+	if _, err := s.d.GetSupervisor.Handle(ctx, supervisorapp.GetInput{ID: id, Only: caller(ctx).Sessions()}); err != nil {
+		return err
+	}
+	return errCredentialsNotBuilt
 }
 
 func (s *server) createCredential(ctx context.Context, _ *mcp.CallToolRequest, in CredentialIn) (*mcp.CallToolResult, CredentialOut, error) {
@@ -218,8 +297,7 @@ func (s *server) createCredential(ctx context.Context, _ *mcp.CallToolRequest, i
 	if err := caller(ctx).Can(access.ManageCredentials, ""); err != nil {
 		return nil, CredentialOut{}, s.toolError("create_credential", err, subj)
 	}
-	// A credential belongs to a supervisor, and none exists yet.
-	return nil, CredentialOut{}, s.toolError("create_credential", supervisorNotFound(in.SupervisorID), subj)
+	return nil, CredentialOut{}, s.toolError("create_credential", s.credentialTarget(ctx, in.SupervisorID), subj)
 }
 
 func (s *server) revokeCredential(ctx context.Context, _ *mcp.CallToolRequest, in RevokeIn) (*mcp.CallToolResult, RevokeOut, error) {
@@ -227,5 +305,5 @@ func (s *server) revokeCredential(ctx context.Context, _ *mcp.CallToolRequest, i
 	if err := caller(ctx).Can(access.ManageCredentials, ""); err != nil {
 		return nil, RevokeOut{}, s.toolError("revoke_credential", err, subj)
 	}
-	return nil, RevokeOut{}, s.toolError("revoke_credential", supervisorNotFound(in.SupervisorID), subj)
+	return nil, RevokeOut{}, s.toolError("revoke_credential", s.credentialTarget(ctx, in.SupervisorID), subj)
 }

@@ -1,7 +1,8 @@
 // Package metrics exports Yukta's Prometheus metrics: HTTP requests and
 // latencies, authentication failures and rate limiting, the engine's claims,
-// commits and node outcomes, the depth of the work queue (queried when
-// scraped) and the journal's lag, plus the Go runtime and process metrics.
+// commits and node outcomes, the depth of the work queue and the scheduler
+// limits' queue and slots (queried when scraped) and the journal's lag, plus
+// the Go runtime and process metrics.
 // Everything lives in a registry of its own, never the global default, so
 // two servers in one process (tests) do not collide. docs/operations.md
 // lists every metric.
@@ -56,6 +57,12 @@ type Options struct {
 	// scrape then has no queue gauges, and yukta_queue_depth_errors_total
 	// counts the failure).
 	OnQueueError func(err error)
+	// SchedulerFunc, when set, is called at each scrape for the scheduler
+	// gauges (yukta_scheduler_*), within QueueTimeout. It must honour ctx's
+	// deadline.
+	SchedulerFunc func(ctx context.Context) (SchedulerDepth, error)
+	// OnSchedulerError, when set, hears why a scheduler query failed.
+	OnSchedulerError func(err error)
 }
 
 // Metrics holds every metric and the registry that exports them. Its
@@ -159,12 +166,15 @@ func New(o Options) *Metrics {
 		m.claimed, m.claimBatch, m.commits, m.committed, m.commitDuration, results, m.engineErrors,
 		lagCollector{m: m},
 	)
+	timeout := o.QueueTimeout
+	if timeout <= 0 {
+		timeout = DefaultQueueTimeout
+	}
 	if o.QueueDepthFunc != nil {
-		timeout := o.QueueTimeout
-		if timeout <= 0 {
-			timeout = DefaultQueueTimeout
-		}
 		m.reg.MustRegister(newQueueCollector(o.QueueDepthFunc, timeout, queueErrors, o.OnQueueError))
+	}
+	if o.SchedulerFunc != nil {
+		m.reg.MustRegister(newSchedulerCollector(o.SchedulerFunc, timeout, o.OnSchedulerError))
 	}
 	return m
 }

@@ -75,10 +75,11 @@ func (s *ExecutionStore) InsertNodes(ctx context.Context, executionID string, no
 			return err
 		}
 		b.Queue(`INSERT INTO execution_nodes (execution_id, node_id, position, type, phase, status, paused, step_mode, credits, skipped,
-		                 parked, breakpoint, received, emitted, error, started_at, ended_at)
-		         VALUES ($1, $2, $17, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12, $13, $14, $15, $16)`,
+		                 parked, breakpoint, received, emitted, error, started_at, ended_at, run_us, attempt_started_at, attempt_ended_at)
+		         VALUES ($1, $2, $17, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12, $13, $14, $15, $16, $18, $19, $20)`,
 			executionID, st.ID, st.Type, string(st.Phase), string(n.Status()), st.Paused, st.StepMode, st.Credits, st.Skipped,
-			st.Parked, bp, st.Received, st.Emitted, st.Error, nullTime(st.StartedAt), nullTime(st.EndedAt), i)
+			st.Parked, bp, st.Received, st.Emitted, st.Error, nullTime(st.StartedAt), nullTime(st.EndedAt), i,
+			st.RunTime.Microseconds(), nullTime(st.AttemptStartedAt), nullTime(st.AttemptEndedAt))
 	}
 	return sendBatch(ctx, s.db, b)
 }
@@ -161,30 +162,44 @@ func (s *ExecutionStore) SetResult(ctx context.Context, id string, result any) e
 }
 
 const nodeColumns = `execution_id::text, node_id, type, phase, paused, step_mode, credits, skipped, parked, breakpoint,
-	received, emitted, error, started_at, ended_at`
+	received, emitted, error, started_at, ended_at, run_us, attempt_started_at, attempt_ended_at`
 
-func scanNode(row pgx.Row) (string, *execution.Node, error) {
+// scanNodeState reads nodeColumns, then extra.
+func scanNodeState(row pgx.Row, extra ...any) (string, execution.NodeState, error) {
 	var exID, phase string
 	var st execution.NodeState
 	var bp []byte
-	var started, ended *time.Time
-	if err := row.Scan(&exID, &st.ID, &st.Type, &phase, &st.Paused, &st.StepMode, &st.Credits, &st.Skipped, &st.Parked,
-		&bp, &st.Received, &st.Emitted, &st.Error, &started, &ended); err != nil {
-		return "", nil, err
+	var started, ended, attemptStarted, attemptEnded *time.Time
+	var runUs int64
+	dest := append([]any{&exID, &st.ID, &st.Type, &phase, &st.Paused, &st.StepMode, &st.Credits, &st.Skipped, &st.Parked,
+		&bp, &st.Received, &st.Emitted, &st.Error, &started, &ended, &runUs, &attemptStarted, &attemptEnded}, extra...)
+	if err := row.Scan(dest...); err != nil {
+		return "", st, err
 	}
 	st.Phase = execution.NodeStatus(phase)
-	if started != nil {
-		st.StartedAt = *started
-	}
-	if ended != nil {
-		st.EndedAt = *ended
+	st.RunTime = time.Duration(runUs) * time.Microsecond
+	for _, t := range []struct {
+		from *time.Time
+		to   *time.Time
+	}{{started, &st.StartedAt}, {ended, &st.EndedAt}, {attemptStarted, &st.AttemptStartedAt}, {attemptEnded, &st.AttemptEndedAt}} {
+		if t.from != nil {
+			*t.to = *t.from
+		}
 	}
 	if bp != nil {
 		b, err := parseBreakpoint(bp)
 		if err != nil {
-			return "", nil, err
+			return "", st, err
 		}
 		st.Breakpoint = b
+	}
+	return exID, st, nil
+}
+
+func scanNode(row pgx.Row) (string, *execution.Node, error) {
+	exID, st, err := scanNodeState(row)
+	if err != nil {
+		return "", nil, err
 	}
 	n, err := execution.RestoreNode(st)
 	return exID, n, err
@@ -217,8 +232,8 @@ func (s *ExecutionStore) SaveNodes(ctx context.Context, nodes map[string][]*exec
 		exIDs, ids, phases, statuses, errs, bps []string
 		paused, step, skipped, hasBP            []bool
 		credits, parked                         []int32
-		received, emitted                       []int64
-		started, ended                          []*time.Time
+		received, emitted, runUs                []int64
+		started, ended, aStarted, aEnded        []*time.Time
 	)
 	for exID, ns := range nodes {
 		for _, n := range ns {
@@ -237,6 +252,8 @@ func (s *ExecutionStore) SaveNodes(ctx context.Context, nodes map[string][]*exec
 			bps, hasBP = append(bps, b), append(hasBP, bp != nil)
 			received, emitted, errs = append(received, st.Received), append(emitted, st.Emitted), append(errs, st.Error)
 			started, ended = append(started, nullTime(st.StartedAt)), append(ended, nullTime(st.EndedAt))
+			runUs = append(runUs, st.RunTime.Microseconds())
+			aStarted, aEnded = append(aStarted, nullTime(st.AttemptStartedAt)), append(aEnded, nullTime(st.AttemptEndedAt))
 		}
 	}
 	_, err := s.db.Exec(ctx, `
@@ -244,12 +261,16 @@ func (s *ExecutionStore) SaveNodes(ctx context.Context, nodes map[string][]*exec
 		   SET phase = u.phase, status = u.status, paused = u.paused, step_mode = u.step, credits = u.credits,
 		       skipped = u.skipped, parked = u.parked,
 		       breakpoint = CASE WHEN u.has_bp THEN u.bp::jsonb END,
-		       received = u.received, emitted = u.emitted, error = u.error, started_at = u.started_at, ended_at = u.ended_at
+		       received = u.received, emitted = u.emitted, error = u.error, started_at = u.started_at, ended_at = u.ended_at,
+		       run_us = u.run_us, attempt_started_at = u.attempt_started_at, attempt_ended_at = u.attempt_ended_at
 		  FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::bool[], $6::bool[], $7::int[], $8::bool[], $9::int[],
-		              $10::text[], $11::bool[], $12::bigint[], $13::bigint[], $14::text[], $15::timestamptz[], $16::timestamptz[])
-		       AS u(ex, id, phase, status, paused, step, credits, skipped, parked, bp, has_bp, received, emitted, error, started_at, ended_at)
+		              $10::text[], $11::bool[], $12::bigint[], $13::bigint[], $14::text[], $15::timestamptz[], $16::timestamptz[],
+		              $17::bigint[], $18::timestamptz[], $19::timestamptz[])
+		       AS u(ex, id, phase, status, paused, step, credits, skipped, parked, bp, has_bp, received, emitted, error, started_at, ended_at,
+		            run_us, attempt_started_at, attempt_ended_at)
 		 WHERE n.execution_id = u.ex AND n.node_id = u.id`,
-		exIDs, ids, phases, statuses, paused, step, credits, skipped, parked, bps, hasBP, received, emitted, errs, started, ended)
+		exIDs, ids, phases, statuses, paused, step, credits, skipped, parked, bps, hasBP, received, emitted, errs, started, ended,
+		runUs, aStarted, aEnded)
 	return translate(err)
 }
 

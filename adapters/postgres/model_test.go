@@ -717,9 +717,14 @@ func (m *modelCase) replay() {
 	in := m.cmdSent[key]
 	other := rapid.Bool().Draw(t, "otherArgs") && in.Command.Action == execution.ActionStop
 	if other {
-		in.Command.Mode = map[execution.StopMode]execution.StopMode{execution.Drain: execution.Kill, execution.Cancel: execution.Kill,
-			execution.Kill: execution.Cancel, "": execution.Kill}[in.Command.Mode]
-		in.Command.Immediate = !in.Command.Immediate
+		// Other arguments the command can take: a node STOP has no mode,
+		// an execution STOP no immediate (the use case refuses both).
+		if in.Command.Scope == execution.ScopeNode {
+			in.Command.Immediate = !in.Command.Immediate
+		} else {
+			in.Command.Mode = map[execution.StopMode]execution.StopMode{execution.Drain: execution.Kill, execution.Cancel: execution.Kill,
+				execution.Kill: execution.Cancel, "": execution.Kill}[in.Command.Mode]
+		}
 	}
 	before := m.commandCount()
 	res, err := m.f.control.Handle(m.ctx, requestOf(in))
@@ -1063,8 +1068,15 @@ func (m *modelCase) checkJournals() {
 			}
 			records = append(records, r)
 		}
-		if d := modelProjectionMismatch(journal.Project(records), m.status[id], m.nodeState, id); d != "" {
-			t.Fatalf("projection of %s execution %s differs from the database: %s\n%s", m.status[id], id, d, m.dump())
+		live, err := m.f.reader.Execution(m.ctx, m.sid, id)
+		if err != nil {
+			t.Fatalf("status of %s: %v", id, err)
+		}
+		if live.Status != execution.Status(m.status[id]) {
+			t.Fatalf("status of %s reads %s, the last check saw %s", id, live.Status, m.status[id])
+		}
+		if d := modelProjectionMismatch(journal.Project(records), live); d != "" {
+			t.Fatalf("projection of %s execution %s differs from its live status: %s\n%s", m.status[id], id, d, m.dump())
 		}
 	}
 }
@@ -1123,34 +1135,85 @@ func (m *modelCase) journal(t fataler, id string) ([][]byte, journal.Checkpoint)
 	return lines, cp
 }
 
-func modelProjectionMismatch(p journal.Projection, status string, nodes map[[2]string]nodeSeen, id string) string {
+// modelProjectionMismatch compares the projection of a settled execution's
+// journal with its live status as the status API reads it (Reader.Execution):
+// the run's status; each node's engine status, counts, coarse status (done
+// for SUCCESS and a settled SKIPPED, down for FAILURE and STOPPED) and its
+// timing: startedAt, settledAt (the live endedAt) and wallMs. A node the
+// journal never saw change must be PENDING with nothing counted.
+func modelProjectionMismatch(p journal.Projection, live executionapp.ExecutionView) string {
 	var diffs []string
-	if p.Run.EngineStatus != status {
-		diffs = append(diffs, fmt.Sprintf("run status %q, database %q", p.Run.EngineStatus, status))
+	if p.Run.EngineStatus != string(live.Status) {
+		diffs = append(diffs, fmt.Sprintf("run status %q, live %q", p.Run.EngineStatus, live.Status))
+	}
+	nodes := map[string]executionapp.NodeView{}
+	for _, n := range live.Nodes {
+		nodes[n.NodeID] = n
 	}
 	seen := map[string]bool{}
 	for _, n := range p.Nodes {
 		seen[n.ID] = true
-		live, ok := nodes[[2]string{id, n.ID}]
-		switch {
-		case !ok:
-			diffs = append(diffs, fmt.Sprintf("node %s is not in the database", n.ID))
-		case n.EngineStatus != live.status:
-			diffs = append(diffs, fmt.Sprintf("node %s status %q, database %q", n.ID, n.EngineStatus, live.status))
-		case n.Received == nil || *n.Received != live.received || n.Emitted == nil || *n.Emitted != live.emitted:
-			diffs = append(diffs, fmt.Sprintf("node %s counts %v/%v, database %d/%d", n.ID, ptrVal(n.Received), ptrVal(n.Emitted), live.received, live.emitted))
-		}
-	}
-	for k, live := range nodes {
-		if k[0] != id || seen[k[1]] {
+		ln, ok := nodes[n.ID]
+		if !ok {
+			diffs = append(diffs, fmt.Sprintf("node %s is not in the live status", n.ID))
 			continue
 		}
-		if live.status != string(execution.NodePending) || live.received != 0 || live.emitted != 0 {
-			diffs = append(diffs, fmt.Sprintf("node %s is %s (%d/%d) in the database but absent from the journal", k[1], live.status, live.received, live.emitted))
+		if n.EngineStatus != string(ln.Status) {
+			diffs = append(diffs, fmt.Sprintf("node %s status %q, live %q", n.ID, n.EngineStatus, ln.Status))
+		}
+		if want := liveCoarse(ln); n.Status != want {
+			diffs = append(diffs, fmt.Sprintf("node %s (%s, ended %v) projects as %s, want %s", n.ID, ln.Status, !ln.EndedAt.IsZero(), n.Status, want))
+		}
+		if n.Received == nil || *n.Received != ln.Received || n.Emitted == nil || *n.Emitted != ln.Emitted {
+			diffs = append(diffs, fmt.Sprintf("node %s counts %v/%v, live %d/%d", n.ID, ptrVal(n.Received), ptrVal(n.Emitted), ln.Received, ln.Emitted))
+		}
+		if !sameTime(n.StartedAt, ln.StartedAt) {
+			diffs = append(diffs, fmt.Sprintf("node %s startedAt %v, live %v", n.ID, timeVal(n.StartedAt), ln.StartedAt))
+		}
+		if !sameTime(n.SettledAt, ln.EndedAt) {
+			diffs = append(diffs, fmt.Sprintf("node %s settledAt %v, live endedAt %v", n.ID, timeVal(n.SettledAt), ln.EndedAt))
+		}
+		if n.WallMs == nil || *n.WallMs != ln.RunTime.Milliseconds() {
+			diffs = append(diffs, fmt.Sprintf("node %s wallMs %v, live %d", n.ID, ptrVal(n.WallMs), ln.RunTime.Milliseconds()))
+		}
+	}
+	for id, ln := range nodes {
+		if seen[id] {
+			continue
+		}
+		if ln.Status != execution.NodePending || ln.Received != 0 || ln.Emitted != 0 || !ln.StartedAt.IsZero() {
+			diffs = append(diffs, fmt.Sprintf("node %s is %s (%d/%d, started %v) live but absent from the journal",
+				id, ln.Status, ln.Received, ln.Emitted, ln.StartedAt))
 		}
 	}
 	slices.Sort(diffs)
 	return strings.Join(diffs, "; ")
+}
+
+// liveCoarse is the projection status a live node must have.
+func liveCoarse(n executionapp.NodeView) journal.Status {
+	switch {
+	case n.Status == execution.NodeSuccess, n.Status == execution.NodeSkipped && !n.EndedAt.IsZero():
+		return journal.StatusDone
+	case n.Status == execution.NodeFailure, n.Status == execution.NodeStopped:
+		return journal.StatusDown
+	}
+	return journal.StatusRunning
+}
+
+// sameTime: both absent, or the same instant.
+func sameTime(p *time.Time, live time.Time) bool {
+	if p == nil {
+		return live.IsZero()
+	}
+	return p.Equal(live)
+}
+
+func timeVal(p *time.Time) any {
+	if p == nil {
+		return nil
+	}
+	return *p
 }
 
 func ptrVal(p *int64) any {
@@ -1193,22 +1256,13 @@ func TestSkippedNodeSettlesInJournal(t *testing.T) {
 		t.Fatalf("status %v, want SUCCESS", got)
 	}
 	m := &modelCase{f: f, ctx: ctx, sid: "skip", execs: []string{res.ExecutionID}}
-	nodes := map[[2]string]nodeSeen{}
-	rows, err := f.pool.Query(ctx, `SELECT node_id, status, received, emitted FROM execution_nodes WHERE execution_id = $1`, res.ExecutionID)
+	live, err := f.reader.Execution(ctx, "skip", res.ExecutionID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for rows.Next() {
-		var id string
-		var n nodeSeen
-		if err := rows.Scan(&id, &n.status, &n.received, &n.emitted); err != nil {
-			t.Fatal(err)
-		}
-		nodes[[2]string{res.ExecutionID, id}] = n
-	}
-	rows.Close()
-	if n := nodes[[2]string{res.ExecutionID, "ask"}]; n.status != "SKIPPED" || n.received != 1 || n.emitted != 1 {
-		t.Fatalf("node ask = %+v, want SKIPPED having passed one message (1/1)", n)
+	i := slices.IndexFunc(live.Nodes, func(n executionapp.NodeView) bool { return n.NodeID == "ask" })
+	if n := live.Nodes[i]; n.Status != "SKIPPED" || n.Received != 1 || n.Emitted != 1 || n.EndedAt.IsZero() {
+		t.Fatalf("node ask = %+v, want SKIPPED and ended, having passed one message (1/1)", n)
 	}
 	m.waitObserved(t)
 	lines, _ := m.journal(t, res.ExecutionID)
@@ -1220,7 +1274,7 @@ func TestSkippedNodeSettlesInJournal(t *testing.T) {
 		}
 		records = append(records, r)
 	}
-	if d := modelProjectionMismatch(journal.Project(records), "SUCCESS", nodes, res.ExecutionID); d != "" {
-		t.Fatalf("projection of the settled execution differs from the database: %s", d)
+	if d := modelProjectionMismatch(journal.Project(records), live); d != "" {
+		t.Fatalf("projection of the settled execution differs from its live status: %s", d)
 	}
 }

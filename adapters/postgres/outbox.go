@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/yukta/yukta/application/executionapp"
@@ -11,6 +12,9 @@ import (
 type EventStore struct {
 	db       dbtx
 	appended bool // an Append succeeded in this transaction
+	// statusChanged: an appended event is an ExecutionStatusChanged (a run
+	// ended, paused, resumed or was admitted: slots may have freed).
+	statusChanged bool
 }
 
 var _ executionapp.EventStore = (*EventStore)(nil)
@@ -40,6 +44,7 @@ func (s *EventStore) Append(ctx context.Context, events []executionapp.Event) er
 		 ORDER BY t.ord`, types, at, sids, wids, eids, nids, actors, channels, data)
 	if err == nil && n > 0 {
 		s.appended = true
+		s.statusChanged = s.statusChanged || slices.Contains(types, executionapp.EventExecutionStatusChanged)
 	}
 	return translate(err)
 }

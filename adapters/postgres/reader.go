@@ -65,28 +65,15 @@ func (r *Reader) Execution(ctx context.Context, sessionID, id string) (execution
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var exID, phase, shown string
-		var st execution.NodeState
-		var bp []byte
-		var started, endedAt *time.Time
-		if err := rows.Scan(&exID, &st.ID, &st.Type, &phase, &st.Paused, &st.StepMode, &st.Credits, &st.Skipped, &st.Parked,
-			&bp, &st.Received, &st.Emitted, &st.Error, &started, &endedAt, &shown); err != nil {
+		var shown string
+		_, st, err := scanNodeState(rows, &shown)
+		if err != nil {
 			return v, translate(err)
 		}
-		nv := executionapp.NodeView{NodeID: st.ID, Type: st.Type, Status: execution.NodeStatus(shown), Received: st.Received,
-			Emitted: st.Emitted, Paused: st.Paused, StepMode: st.StepMode, Credits: st.Credits, Skipped: st.Skipped, Error: st.Error}
-		if started != nil {
-			nv.StartedAt = *started
-		}
-		if endedAt != nil {
-			nv.EndedAt = *endedAt
-		}
-		if bp != nil {
-			if nv.Breakpoint, err = parseBreakpoint(bp); err != nil {
-				return v, err
-			}
-		}
-		v.Nodes = append(v.Nodes, nv)
+		v.Nodes = append(v.Nodes, executionapp.NodeView{NodeID: st.ID, Type: st.Type, Status: execution.NodeStatus(shown),
+			Received: st.Received, Emitted: st.Emitted, Paused: st.Paused, StepMode: st.StepMode, Credits: st.Credits,
+			Skipped: st.Skipped, Breakpoint: st.Breakpoint, Error: st.Error, StartedAt: st.StartedAt, EndedAt: st.EndedAt,
+			RunTime: st.RunTime})
 	}
 	return v, translate(rows.Err())
 }

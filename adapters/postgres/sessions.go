@@ -35,15 +35,16 @@ func (s *SessionStore) GetForUpdate(ctx context.Context, id string) (session.Ses
 func (s *SessionStore) get(ctx context.Context, id, lock string) (session.Session, error) {
 	var name, description, initiator, projectPath string
 	var tags []string
+	var maxRunning int
 	err := s.db.QueryRow(ctx, `
-		SELECT name, description, initiator, tags, project_path
+		SELECT name, description, initiator, tags, project_path, max_running
 		  FROM sessions WHERE session_id = $1`+lock, id).
-		Scan(&name, &description, &initiator, &tags, &projectPath)
+		Scan(&name, &description, &initiator, &tags, &projectPath, &maxRunning)
 	if err != nil {
 		return session.Session{}, notFound(err, sessionNotFound(id))
 	}
 	rows, err := s.db.Query(ctx, `
-		SELECT workflow_id, description, definition
+		SELECT workflow_id, description, definition, max_running
 		  FROM workflows WHERE session_id = $1 ORDER BY position`, id)
 	if err != nil {
 		return session.Session{}, translate(err)
@@ -52,19 +53,21 @@ func (s *SessionStore) get(ctx context.Context, id, lock string) (session.Sessio
 	for rows.Next() {
 		var wid, wdesc string
 		var def []byte
-		if err := rows.Scan(&wid, &wdesc, &def); err != nil {
+		var wmax int
+		if err := rows.Scan(&wid, &wdesc, &def, &wmax); err != nil {
 			return session.Session{}, translate(err)
 		}
 		w, err := session.RestoreWorkflow(wid, wdesc, def)
 		if err != nil {
 			return session.Session{}, err
 		}
-		wfs = append(wfs, w)
+		wfs = append(wfs, w.WithLimits(session.Limits{MaxRunning: wmax}))
 	}
 	if err := rows.Err(); err != nil {
 		return session.Session{}, translate(err)
 	}
-	return session.RestoreSession(id, name, description, initiator, tags, projectPath, wfs), nil
+	return session.RestoreSession(id, name, description, initiator, tags, projectPath, wfs).
+		WithLimits(session.Limits{MaxRunning: maxRunning}), nil
 }
 
 // Put upserts the session row, upserts each workflow and deletes the ones the
@@ -78,15 +81,17 @@ func (s *SessionStore) Put(ctx context.Context, ss session.Session, ch sessionap
 	// xmax = 0 only on a freshly inserted row: it tells created from replaced
 	// in the same statement, even when two applies race.
 	err := s.db.QueryRow(ctx, `
-		INSERT INTO sessions (session_id, name, description, initiator, tags, project_path, created_at, updated_at, updated_by, updated_via)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9)
+		INSERT INTO sessions (session_id, name, description, initiator, tags, project_path, created_at, updated_at, updated_by, updated_via,
+		                      max_running)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, $10)
 		ON CONFLICT (session_id) DO UPDATE SET
 		    name = EXCLUDED.name, description = EXCLUDED.description, initiator = EXCLUDED.initiator,
-		    tags = EXCLUDED.tags, project_path = EXCLUDED.project_path,
+		    tags = EXCLUDED.tags, project_path = EXCLUDED.project_path, max_running = EXCLUDED.max_running,
 		    updated_at = EXCLUDED.updated_at, updated_by = EXCLUDED.updated_by, updated_via = EXCLUDED.updated_via,
 		    version = sessions.version + 1
 		RETURNING (xmax = 0)`,
-		ss.ID(), ss.Name(), ss.Description(), ss.Initiator(), tags, ss.ProjectPath(), ch.At, ch.Actor, ch.Channel).Scan(&created)
+		ss.ID(), ss.Name(), ss.Description(), ss.Initiator(), tags, ss.ProjectPath(), ch.At, ch.Actor, ch.Channel,
+		ss.Limits().MaxRunning).Scan(&created)
 	if err != nil {
 		return false, nil, translate(err)
 	}
@@ -109,12 +114,12 @@ func (s *SessionStore) Put(ctx context.Context, ss session.Session, ch sessionap
 			return false, nil, fmt.Errorf("encode workflow %q: %w", w.ID(), err)
 		}
 		batch.Queue(`
-			INSERT INTO workflows (session_id, workflow_id, position, description, definition, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6)
+			INSERT INTO workflows (session_id, workflow_id, position, description, definition, updated_at, max_running)
+			VALUES ($1, $2, $3, $4, $5, $6, $7)
 			ON CONFLICT (session_id, workflow_id) DO UPDATE SET
 			    position = EXCLUDED.position, description = EXCLUDED.description,
-			    definition = EXCLUDED.definition, updated_at = EXCLUDED.updated_at`,
-			ss.ID(), w.ID(), i, w.Description(), def, ch.At)
+			    definition = EXCLUDED.definition, updated_at = EXCLUDED.updated_at, max_running = EXCLUDED.max_running`,
+			ss.ID(), w.ID(), i, w.Description(), def, ch.At, w.Limits().MaxRunning)
 	}
 	if err := sendBatch(ctx, s.db, batch); err != nil {
 		return false, nil, err
@@ -169,9 +174,10 @@ func (s *SessionStore) List(ctx context.Context, after string, limit int, only [
 func (s *SessionStore) Workflow(ctx context.Context, sessionID, workflowID string) (session.Workflow, error) {
 	var desc string
 	var def []byte
+	var maxRunning int
 	err := s.db.QueryRow(ctx, `
-		SELECT description, definition FROM workflows
-		 WHERE session_id = $1 AND workflow_id = $2`, sessionID, workflowID).Scan(&desc, &def)
+		SELECT description, definition, max_running FROM workflows
+		 WHERE session_id = $1 AND workflow_id = $2`, sessionID, workflowID).Scan(&desc, &def, &maxRunning)
 	if err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
 			// Say which of the two is missing: the next call differs.
@@ -187,7 +193,8 @@ func (s *SessionStore) Workflow(ctx context.Context, sessionID, workflowID strin
 		}
 		return session.Workflow{}, translate(err)
 	}
-	return session.RestoreWorkflow(workflowID, desc, def)
+	w, err := session.RestoreWorkflow(workflowID, desc, def)
+	return w.WithLimits(session.Limits{MaxRunning: maxRunning}), err
 }
 
 func sessionNotFound(id string) error { return session.NotFound(id) }

@@ -30,8 +30,11 @@ func (t *Transactor) WithinTx(ctx context.Context, fn func(context.Context, sess
 // ExecutionTransactor opens transactions for the execution use cases and the engine.
 type ExecutionTransactor struct {
 	pool *pgxpool.Pool
-	// committed hears of every commit that appended events (nil: nobody).
-	committed func()
+	// committed hear of every commit that appended events; statusChanged
+	// of every commit that appended an ExecutionStatusChanged. Both are set
+	// before the first transaction and only read after.
+	committed     []func()
+	statusChanged []func()
 }
 
 // NewExecutionTransactor returns an ExecutionTransactor on pool.
@@ -49,18 +52,34 @@ func (t *ExecutionTransactor) WithinTx(ctx context.Context, fn func(context.Cont
 		return fn(ctx, executionapp.Stores{
 			Executions: &ExecutionStore{db: tx}, Items: &ItemStore{db: tx}, Events: events,
 			Logs: &LogStore{db: tx}, Commands: &CommandStore{db: tx}, Inputs: &InputStore{db: tx},
-			Signals: &SignalSender{db: tx},
+			Signals: &SignalSender{db: tx}, Admission: &AdmissionStore{db: tx},
 		})
 	})
-	if err == nil && events.appended && t.committed != nil {
-		t.committed()
+	if err == nil && events.appended {
+		for _, f := range t.committed {
+			f()
+		}
+		if events.statusChanged {
+			for _, f := range t.statusChanged {
+				f()
+			}
+		}
 	}
 	return err
 }
 
-// OnCommittedEvents sets what hears of each commit that appended events
-// (the instance's event feed). Set it before the first transaction.
-func (t *ExecutionTransactor) OnCommittedEvents(f func()) { t.committed = f }
+// OnCommittedEvents adds f to what hears of each commit that appended events
+// (the instance's event feed). Add them before the first transaction; f
+// runs on the committing goroutine, so it must not block.
+func (t *ExecutionTransactor) OnCommittedEvents(f func()) { t.committed = append(t.committed, f) }
+
+// OnCommittedStatusChanges adds f to what hears of each commit that changed
+// an execution's status (appended an ExecutionStatusChanged): a run that
+// ends frees its slot, so the scheduler's admission loop listens here. Add
+// them before the first transaction; f must not block.
+func (t *ExecutionTransactor) OnCommittedStatusChanges(f func()) {
+	t.statusChanged = append(t.statusChanged, f)
+}
 
 // inTx commits when fn returns nil, rolls back otherwise, and retries a few
 // times on serialization failures and deadlocks, which are expected under

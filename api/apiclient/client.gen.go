@@ -40,43 +40,43 @@ func (e CommandResultStatus) Valid() bool {
 
 // Defines values for ConfigFieldType.
 const (
-	Any        ConfigFieldType = "any"
-	Array      ConfigFieldType = "array"
-	Boolean    ConfigFieldType = "boolean"
-	Cron       ConfigFieldType = "cron"
-	Duration   ConfigFieldType = "duration"
-	Expression ConfigFieldType = "expression"
-	Integer    ConfigFieldType = "integer"
-	Number     ConfigFieldType = "number"
-	Object     ConfigFieldType = "object"
-	String     ConfigFieldType = "string"
-	Url        ConfigFieldType = "url"
+	ConfigFieldTypeAny        ConfigFieldType = "any"
+	ConfigFieldTypeArray      ConfigFieldType = "array"
+	ConfigFieldTypeBoolean    ConfigFieldType = "boolean"
+	ConfigFieldTypeCron       ConfigFieldType = "cron"
+	ConfigFieldTypeDuration   ConfigFieldType = "duration"
+	ConfigFieldTypeExpression ConfigFieldType = "expression"
+	ConfigFieldTypeInteger    ConfigFieldType = "integer"
+	ConfigFieldTypeNumber     ConfigFieldType = "number"
+	ConfigFieldTypeObject     ConfigFieldType = "object"
+	ConfigFieldTypeString     ConfigFieldType = "string"
+	ConfigFieldTypeUrl        ConfigFieldType = "url"
 )
 
 // Valid indicates whether the value is a known member of the ConfigFieldType enum.
 func (e ConfigFieldType) Valid() bool {
 	switch e {
-	case Any:
+	case ConfigFieldTypeAny:
 		return true
-	case Array:
+	case ConfigFieldTypeArray:
 		return true
-	case Boolean:
+	case ConfigFieldTypeBoolean:
 		return true
-	case Cron:
+	case ConfigFieldTypeCron:
 		return true
-	case Duration:
+	case ConfigFieldTypeDuration:
 		return true
-	case Expression:
+	case ConfigFieldTypeExpression:
 		return true
-	case Integer:
+	case ConfigFieldTypeInteger:
 		return true
-	case Number:
+	case ConfigFieldTypeNumber:
 		return true
-	case Object:
+	case ConfigFieldTypeObject:
 		return true
-	case String:
+	case ConfigFieldTypeString:
 		return true
-	case Url:
+	case ConfigFieldTypeUrl:
 		return true
 	default:
 		return false
@@ -395,6 +395,24 @@ func (e PluginSummaryCategory) Valid() bool {
 	}
 }
 
+// Defines values for PresetParameterType.
+const (
+	PresetParameterTypeInteger PresetParameterType = "integer"
+	PresetParameterTypeString  PresetParameterType = "string"
+)
+
+// Valid indicates whether the value is a known member of the PresetParameterType enum.
+func (e PresetParameterType) Valid() bool {
+	switch e {
+	case PresetParameterTypeInteger:
+		return true
+	case PresetParameterTypeString:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for StopAllRequestMode.
 const (
 	StopAllRequestModeCANCEL StopAllRequestMode = "CANCEL"
@@ -410,6 +428,27 @@ func (e StopAllRequestMode) Valid() bool {
 	case StopAllRequestModeDRAIN:
 		return true
 	case StopAllRequestModeKILL:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SupervisorEngineCategory.
+const (
+	EXTERNALSYSTEM SupervisorEngineCategory = "EXTERNAL_SYSTEM"
+	ONTHISSERVER   SupervisorEngineCategory = "ON_THIS_SERVER"
+	RULES          SupervisorEngineCategory = "RULES"
+)
+
+// Valid indicates whether the value is a known member of the SupervisorEngineCategory enum.
+func (e SupervisorEngineCategory) Valid() bool {
+	switch e {
+	case EXTERNALSYSTEM:
+		return true
+	case ONTHISSERVER:
+		return true
+	case RULES:
 		return true
 	default:
 		return false
@@ -614,6 +653,42 @@ func (e StopWorkflowParamsYuktaChannel) Valid() bool {
 	}
 }
 
+// Defines values for DeleteSupervisorParamsYuktaChannel.
+const (
+	DeleteSupervisorParamsYuktaChannelCli  DeleteSupervisorParamsYuktaChannel = "cli"
+	DeleteSupervisorParamsYuktaChannelRest DeleteSupervisorParamsYuktaChannel = "rest"
+)
+
+// Valid indicates whether the value is a known member of the DeleteSupervisorParamsYuktaChannel enum.
+func (e DeleteSupervisorParamsYuktaChannel) Valid() bool {
+	switch e {
+	case DeleteSupervisorParamsYuktaChannelCli:
+		return true
+	case DeleteSupervisorParamsYuktaChannelRest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PutSupervisorParamsYuktaChannel.
+const (
+	PutSupervisorParamsYuktaChannelCli  PutSupervisorParamsYuktaChannel = "cli"
+	PutSupervisorParamsYuktaChannelRest PutSupervisorParamsYuktaChannel = "rest"
+)
+
+// Valid indicates whether the value is a known member of the PutSupervisorParamsYuktaChannel enum.
+func (e PutSupervisorParamsYuktaChannel) Valid() bool {
+	switch e {
+	case PutSupervisorParamsYuktaChannelCli:
+		return true
+	case PutSupervisorParamsYuktaChannelRest:
+		return true
+	default:
+		return false
+	}
+}
+
 // AnswerRequest defines model for AnswerRequest.
 type AnswerRequest struct {
 	// Answer For approvals {"approved": true|false, "comment": "..."}; otherwise what the prompt asked for.
@@ -663,6 +738,16 @@ type CommandResult struct {
 // CommandResultStatus defines model for CommandResult.Status.
 type CommandResultStatus string
 
+// ConditionPlace defines model for ConditionPlace.
+type ConditionPlace struct {
+	// Context event rule, tick rule, deny or requireApproval rule, workflow engine when.
+	Context   string               `json:"context"`
+	Variables []ExpressionVariable `json:"variables"`
+
+	// Where The place in the supervisor document.
+	Where string `json:"where"`
+}
+
 // ConfigField defines model for ConfigField.
 type ConfigField struct {
 	Default     interface{}    `json:"default,omitempty"`
@@ -680,6 +765,39 @@ type ConfigField struct {
 
 // ConfigFieldType defines model for ConfigField.Type.
 type ConfigFieldType string
+
+// DryRunReport defines model for DryRunReport.
+type DryRunReport struct {
+	// Evaluations Every rule an event passed the filters of, and what came of it.
+	Evaluations []map[string]interface{} `json:"evaluations"`
+
+	// Events How many of the execution's events were replayed.
+	Events      int    `json:"events"`
+	ExecutionId string `json:"executionId"`
+
+	// Fired The directives the rules would have sent, in event order.
+	Fired []map[string]interface{} `json:"fired"`
+
+	// NotReplayed The rules a replay of recorded events cannot exercise (tick rules), and why.
+	NotReplayed *[]map[string]interface{} `json:"notReplayed,omitempty"`
+	SessionId   string                    `json:"sessionId"`
+	Truncated   *bool                     `json:"truncated,omitempty"`
+}
+
+// DryRunRequest defines model for DryRunRequest.
+type DryRunRequest struct {
+	ExecutionId string `json:"executionId"`
+
+	// Parameters The preset's parameters.
+	Parameters *map[string]interface{} `json:"parameters,omitempty"`
+
+	// Preset A preset name instead of ruleDocument: failure-guard, approval-gate, stall-watchdog, too-many-running.
+	Preset *string `json:"preset,omitempty"`
+
+	// RuleDocument A rules engine's settings (schemaVersion, rules), as in a supervisor's engine settings.
+	RuleDocument *map[string]interface{} `json:"ruleDocument,omitempty"`
+	SessionId    string                  `json:"sessionId"`
+}
 
 // EdgeConfig defines model for EdgeConfig.
 type EdgeConfig struct {
@@ -744,19 +862,26 @@ type ExecutionList struct {
 
 // ExecutionNode defines model for ExecutionNode.
 type ExecutionNode struct {
-	Breakpoint  *Breakpoint `json:"breakpoint,omitempty"`
-	Emitted     int64       `json:"emitted"`
-	EndedAt     *time.Time  `json:"endedAt,omitempty"`
-	Error       *string     `json:"error,omitempty"`
-	NodeId      string      `json:"nodeId"`
-	Paused      bool        `json:"paused"`
-	Received    int64       `json:"received"`
-	Skipped     bool        `json:"skipped"`
-	StartedAt   *time.Time  `json:"startedAt,omitempty"`
-	Status      NodeStatus  `json:"status"`
-	StepCredits *int        `json:"stepCredits,omitempty"`
-	StepMode    bool        `json:"stepMode"`
-	Type        string      `json:"type"`
+	Breakpoint *Breakpoint `json:"breakpoint,omitempty"`
+	Emitted    int64       `json:"emitted"`
+
+	// EndedAt Set once the node has ended (it will not change again); when its last attempt finished, or, if its plugin never ran, when it ended. A SKIPPED node with endedAt has settled; without it, it is under SKIP and may be unskipped.
+	EndedAt  *time.Time `json:"endedAt,omitempty"`
+	Error    *string    `json:"error,omitempty"`
+	NodeId   string     `json:"nodeId"`
+	Paused   bool       `json:"paused"`
+	Received int64      `json:"received"`
+	Skipped  bool       `json:"skipped"`
+
+	// StartedAt When the node's plugin first started (its first attempt). Absent when it never ran (a node that only passed messages under SKIP, or never got one).
+	StartedAt   *time.Time `json:"startedAt,omitempty"`
+	Status      NodeStatus `json:"status"`
+	StepCredits *int       `json:"stepCredits,omitempty"`
+	StepMode    bool       `json:"stepMode"`
+	Type        string     `json:"type"`
+
+	// WallMs The plugin's run time in milliseconds, summed over every attempt on every message (a failed attempt that was retried included; time waiting for a retry, a DELAY timer or an input not). 0 when it never ran or ran for under a millisecond.
+	WallMs int64 `json:"wallMs"`
 }
 
 // ExecutionStatus defines model for ExecutionStatus.
@@ -770,6 +895,22 @@ type ExecutionSummary struct {
 	StartedAt   time.Time       `json:"startedAt"`
 	Status      ExecutionStatus `json:"status"`
 	WorkflowId  string          `json:"workflowId"`
+}
+
+// ExpressionField defines model for ExpressionField.
+type ExpressionField struct {
+	Meaning string `json:"meaning"`
+	Name    string `json:"name"`
+	Type    string `json:"type"`
+}
+
+// ExpressionVariable defines model for ExpressionVariable.
+type ExpressionVariable struct {
+	// Fields The fields of an object variable; empty for a scalar.
+	Fields  []ExpressionField `json:"fields"`
+	Meaning string            `json:"meaning"`
+	Name    string            `json:"name"`
+	Type    string            `json:"type"`
 }
 
 // Health defines model for Health.
@@ -901,6 +1042,12 @@ type JournalVerification struct {
 // JournalVerificationResult defines model for JournalVerification.Result.
 type JournalVerificationResult string
 
+// Limits Scheduler limits. A start over a limit waits as `PENDING` and starts, in start order, when a run ends (GET /api/scheduler). Absent, `null` or `0` means no limit.
+type Limits struct {
+	// MaxRunning Most runs holding a slot at once (RUNNING, or PAUSED after they started).
+	MaxRunning *int `json:"maxRunning,omitempty"`
+}
+
 // LogLine defines model for LogLine.
 type LogLine struct {
 	At      time.Time `json:"at"`
@@ -983,6 +1130,26 @@ type PluginSummary struct {
 // PluginSummaryCategory defines model for PluginSummary.Category.
 type PluginSummaryCategory string
 
+// PresetParameter defines model for PresetParameter.
+type PresetParameter struct {
+	Default     string `json:"default"`
+	Description string `json:"description"`
+
+	// Maximum Integer parameters only.
+	Maximum *int64 `json:"maximum,omitempty"`
+
+	// Minimum Integer parameters only.
+	Minimum *int64              `json:"minimum,omitempty"`
+	Name    string              `json:"name"`
+	Type    PresetParameterType `json:"type"`
+
+	// Values The values a string parameter takes.
+	Values *[]string `json:"values,omitempty"`
+}
+
+// PresetParameterType defines model for PresetParameter.Type.
+type PresetParameterType string
+
 // Problem defines model for Problem.
 type Problem struct {
 	// Detail What went wrong and what to do next.
@@ -999,9 +1166,9 @@ type Problem struct {
 	// `urn:yukta:problem:unauthenticated` (401: no key, or a wrong one),
 	// `urn:yukta:problem:bad-signature` (401: a webhook's X-Yukta-Signature does not verify),
 	// `urn:yukta:problem:forbidden` (403: the key's role or sessions do not allow it; a foreign Host or Origin),
-	// `urn:yukta:problem:not-found` (404: no such route, session, workflow, execution, input or plugin),
+	// `urn:yukta:problem:not-found` (404: no such route, session, workflow, execution, input, plugin, supervisor or supervisor engine),
 	// `urn:yukta:problem:method-not-allowed` (405),
-	// `urn:yukta:problem:conflict` (409: the target is not in a state that allows it),
+	// `urn:yukta:problem:conflict` (409: the target is not in a state that allows it; a supervisor that is another's parent),
 	// `urn:yukta:problem:too-large` (413: the body is over the cap),
 	// `urn:yukta:problem:unsupported-media-type` (415: send application/json),
 	// `urn:yukta:problem:rate-limited` (429: see Retry-After),
@@ -1011,10 +1178,62 @@ type Problem struct {
 	Type string `json:"type"`
 }
 
+// SchedulerPools defines model for SchedulerPools.
+type SchedulerPools struct {
+	Normal int `json:"normal"`
+
+	// Reserved Runs of workflow supervisors, in the reserved pool.
+	Reserved int `json:"reserved"`
+	Total    int `json:"total"`
+}
+
+// SchedulerScope defines model for SchedulerScope.
+type SchedulerScope struct {
+	// MaxRunning Its limits.maxRunning; 0 is no limit.
+	MaxRunning int `json:"maxRunning"`
+
+	// Running Its runs holding a slot.
+	Running   int    `json:"running"`
+	SessionId string `json:"sessionId"`
+
+	// Waiting Its runs waiting (PENDING).
+	Waiting int `json:"waiting"`
+
+	// WorkflowId Absent for the session as a whole.
+	WorkflowId *string `json:"workflowId,omitempty"`
+}
+
+// SchedulerStatus defines model for SchedulerStatus.
+type SchedulerStatus struct {
+	// MaxRunning `--max-running` of the instance that answered: most runs of the normal pool holding a slot at once on the whole server; 0 is no limit.
+	MaxRunning int `json:"maxRunning"`
+
+	// OldestWaitingSince When the oldest waiting run was started; absent when none waits.
+	OldestWaitingSince *time.Time `json:"oldestWaitingSince,omitempty"`
+
+	// ReservedSupervisorSlots `--reserved-supervisor-slots`: slots for workflow supervisors' runs beside maxRunning (used only while maxRunning is set; with 0, their runs share the normal pool).
+	ReservedSupervisorSlots int `json:"reservedSupervisorSlots"`
+
+	// Running Runs holding a slot (RUNNING, or PAUSED after they started), per pool.
+	Running SchedulerPools `json:"running"`
+
+	// Scopes Every session and workflow with a limit or waiting runs, each session followed by its workflows, in id order; at most 500.
+	Scopes []SchedulerScope `json:"scopes"`
+
+	// Truncated More scopes exist than the 500 listed.
+	Truncated bool `json:"truncated"`
+
+	// Waiting The queue depth, per pool.
+	Waiting SchedulerPools `json:"waiting"`
+}
+
 // SessionConfig defines model for SessionConfig.
 type SessionConfig struct {
-	Description *string          `json:"description,omitempty"`
-	Initiator   *string          `json:"initiator,omitempty"`
+	Description *string `json:"description,omitempty"`
+	Initiator   *string `json:"initiator,omitempty"`
+
+	// Limits Scheduler limits of the whole session (every workflow together).
+	Limits      *Limits          `json:"limits,omitempty"`
 	Name        string           `json:"name"`
 	ProjectPath *string          `json:"projectPath,omitempty"`
 	SessionId   *Id              `json:"sessionId,omitempty"`
@@ -1074,6 +1293,160 @@ type StopAllRequest struct {
 // StopAllRequestMode defines model for StopAllRequest.Mode.
 type StopAllRequestMode string
 
+// Supervisor A stored supervisor document, every default explicit; secret settings read `***`.
+type Supervisor struct {
+	AllowedCommands []string `json:"allowedCommands"`
+	Enabled         bool     `json:"enabled"`
+
+	// Engine An engine block as stored, settings always present.
+	Engine SupervisorEngineConfig `json:"engine"`
+	Id     string                 `json:"id"`
+	Name   string                 `json:"name"`
+	Owns   []string               `json:"owns"`
+
+	// ParentId Absent for a root.
+	ParentId *string  `json:"parentId,omitempty"`
+	Reviews  []string `json:"reviews"`
+
+	// TickSeconds Absent when no ticks are sent.
+	TickSeconds *int `json:"tickSeconds,omitempty"`
+}
+
+// SupervisorDocument A supervisor as sent (docs/supervisors.md). Members left out take their defaults.
+type SupervisorDocument struct {
+	// AllowedCommands Command types it may send; default the engine's (every command; none for workflow).
+	AllowedCommands *[]string             `json:"allowedCommands,omitempty"`
+	Enabled         *bool                 `json:"enabled,omitempty"`
+	Engine          SupervisorEngineBlock `json:"engine"`
+	Id              *Id                   `json:"id,omitempty"`
+	Name            string                `json:"name"`
+
+	// Owns Units: session:<id>, workflow:<session>/<workflow> or server. Default none.
+	Owns     *[]string `json:"owns,omitempty"`
+	ParentId *Id       `json:"parentId,omitempty"`
+
+	// Reviews Command types on owned units that wait for its verdict; default, for rules, the commands its deny and requireApproval rules name.
+	Reviews *[]string `json:"reviews,omitempty"`
+
+	// TickSeconds How often a TICK signal is sent; default none.
+	TickSeconds *int `json:"tickSeconds,omitempty"`
+}
+
+// SupervisorEngine defines model for SupervisorEngine.
+type SupervisorEngine struct {
+	// CanInitiate Whether it may send directives on its own.
+	CanInitiate            bool                     `json:"canInitiate"`
+	Category               SupervisorEngineCategory `json:"category"`
+	DefaultAllowedCommands []string                 `json:"defaultAllowedCommands"`
+	Description            string                   `json:"description"`
+
+	// Example An engine block as stored, settings always present.
+	Example SupervisorEngineConfig `json:"example"`
+	Name    string                 `json:"name"`
+
+	// Presets Names of its presets.
+	Presets  []string                  `json:"presets"`
+	Settings []SupervisorEngineSetting `json:"settings"`
+
+	// Signals Signal kinds the engine takes.
+	Signals []string `json:"signals"`
+	Type    string   `json:"type"`
+}
+
+// SupervisorEngineCategory defines model for SupervisorEngine.Category.
+type SupervisorEngineCategory string
+
+// SupervisorEngineBlock defines model for SupervisorEngineBlock.
+type SupervisorEngineBlock struct {
+	// Settings The engine's settings (GET /api/supervisor-engines/{type}); for rules, the rule document.
+	Settings *map[string]interface{} `json:"settings,omitempty"`
+
+	// Type rules, http, workflow or process.
+	Type string `json:"type"`
+}
+
+// SupervisorEngineConfig An engine block as stored, settings always present.
+type SupervisorEngineConfig struct {
+	Settings map[string]interface{} `json:"settings"`
+	Type     string                 `json:"type"`
+}
+
+// SupervisorEngineList defines model for SupervisorEngineList.
+type SupervisorEngineList struct {
+	Engines []SupervisorEngine `json:"engines"`
+}
+
+// SupervisorEngineSetting defines model for SupervisorEngineSetting.
+type SupervisorEngineSetting struct {
+	// Default Absent when the setting has no default.
+	Default     *string `json:"default,omitempty"`
+	Description string  `json:"description"`
+	Name        string  `json:"name"`
+	Required    bool    `json:"required"`
+
+	// Type number, string, map, secret map, list of rules, …
+	Type string `json:"type"`
+}
+
+// SupervisorEngineUsage defines model for SupervisorEngineUsage.
+type SupervisorEngineUsage struct {
+	// Conditions Where the engine's settings hold CEL conditions, and the variables each may read.
+	Conditions []ConditionPlace `json:"conditions"`
+
+	// Example A stored supervisor document, every default explicit; secret settings read `***`.
+	Example Supervisor `json:"example"`
+	Type    string     `json:"type"`
+
+	// Usage A short guide, in Markdown.
+	Usage string `json:"usage"`
+}
+
+// SupervisorList defines model for SupervisorList.
+type SupervisorList struct {
+	Supervisors []SupervisorSummary `json:"supervisors"`
+}
+
+// SupervisorPreset defines model for SupervisorPreset.
+type SupervisorPreset struct {
+	Description string `json:"description"`
+	Engine      string `json:"engine"`
+	Name        string `json:"name"`
+
+	// Needs What the supervisor needs besides the document, such as tickSeconds; absent when nothing.
+	Needs      *string           `json:"needs,omitempty"`
+	Parameters []PresetParameter `json:"parameters"`
+
+	// Settings The rule document with every parameter at its default, to use as engine.settings.
+	Settings map[string]interface{} `json:"settings"`
+}
+
+// SupervisorPresetList defines model for SupervisorPresetList.
+type SupervisorPresetList struct {
+	Presets []SupervisorPreset `json:"presets"`
+}
+
+// SupervisorSummary defines model for SupervisorSummary.
+type SupervisorSummary struct {
+	CreatedAt time.Time `json:"createdAt"`
+	Enabled   bool      `json:"enabled"`
+
+	// Engine The engine type.
+	Engine string   `json:"engine"`
+	Id     string   `json:"id"`
+	Name   string   `json:"name"`
+	Owns   []string `json:"owns"`
+
+	// ParentId Absent for a root.
+	ParentId  *string   `json:"parentId,omitempty"`
+	UpdatedAt time.Time `json:"updatedAt"`
+
+	// UpdatedBy Who last applied it: key:<name> or anonymous.
+	UpdatedBy string `json:"updatedBy"`
+
+	// UpdatedVia The channel it was applied through: rest or cli (claimed).
+	UpdatedVia string `json:"updatedVia"`
+}
+
 // Violation defines model for Violation.
 type Violation struct {
 	Message string `json:"message"`
@@ -1086,21 +1459,30 @@ type Violation struct {
 type Workflow struct {
 	Description string       `json:"description"`
 	Edges       []EdgeConfig `json:"edges"`
-	Nodes       []NodeConfig `json:"nodes"`
-	SessionId   string       `json:"sessionId"`
-	WorkflowId  string       `json:"workflowId"`
+
+	// Limits Scheduler limits. A start over a limit waits as `PENDING` and starts, in start order, when a run ends (GET /api/scheduler). Absent, `null` or `0` means no limit.
+	Limits     *Limits      `json:"limits,omitempty"`
+	Nodes      []NodeConfig `json:"nodes"`
+	SessionId  string       `json:"sessionId"`
+	WorkflowId string       `json:"workflowId"`
 }
 
 // WorkflowConfig defines model for WorkflowConfig.
 type WorkflowConfig struct {
 	Description *string       `json:"description,omitempty"`
 	Edges       *[]EdgeConfig `json:"edges,omitempty"`
-	Nodes       []NodeConfig  `json:"nodes"`
-	WorkflowId  Id            `json:"workflowId"`
+
+	// Limits Scheduler limits of this workflow's runs.
+	Limits     *Limits      `json:"limits,omitempty"`
+	Nodes      []NodeConfig `json:"nodes"`
+	WorkflowId Id           `json:"workflowId"`
 }
 
 // Channel defines model for Channel.
 type Channel string
+
+// EngineType defines model for EngineType.
+type EngineType = string
 
 // ExecutionId defines model for ExecutionId.
 type ExecutionId = string
@@ -1116,6 +1498,9 @@ type NodeId = Id
 
 // SessionId defines model for SessionId.
 type SessionId = Id
+
+// SupervisorId defines model for SupervisorId.
+type SupervisorId = Id
 
 // WorkflowId defines model for WorkflowId.
 type WorkflowId = Id
@@ -1283,6 +1668,27 @@ type StopWorkflowParams struct {
 // StopWorkflowParamsYuktaChannel defines parameters for StopWorkflow.
 type StopWorkflowParamsYuktaChannel string
 
+// DeleteSupervisorParams defines parameters for DeleteSupervisor.
+type DeleteSupervisorParams struct {
+	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
+	YuktaChannel *DeleteSupervisorParamsYuktaChannel `json:"Yukta-Channel,omitempty"`
+}
+
+// DeleteSupervisorParamsYuktaChannel defines parameters for DeleteSupervisor.
+type DeleteSupervisorParamsYuktaChannel string
+
+// PutSupervisorJSONBody defines parameters for PutSupervisor.
+type PutSupervisorJSONBody = json.RawMessage
+
+// PutSupervisorParams defines parameters for PutSupervisor.
+type PutSupervisorParams struct {
+	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
+	YuktaChannel *PutSupervisorParamsYuktaChannel `json:"Yukta-Channel,omitempty"`
+}
+
+// PutSupervisorParamsYuktaChannel defines parameters for PutSupervisor.
+type PutSupervisorParamsYuktaChannel string
+
 // PostWebhookJSONRequestBody defines body for PostWebhook for application/json ContentType.
 type PostWebhookJSONRequestBody = PostWebhookJSONBody
 
@@ -1306,6 +1712,12 @@ type StartExecutionJSONRequestBody = StartRequest
 
 // StopWorkflowJSONRequestBody defines body for StopWorkflow for application/json ContentType.
 type StopWorkflowJSONRequestBody = StopAllRequest
+
+// DryRunRulesJSONRequestBody defines body for DryRunRules for application/json ContentType.
+type DryRunRulesJSONRequestBody = DryRunRequest
+
+// PutSupervisorJSONRequestBody defines body for PutSupervisor for application/json ContentType.
+type PutSupervisorJSONRequestBody = PutSupervisorJSONBody
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
@@ -1456,6 +1868,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/plugins/{type} (the `GetPlugin` operationId).
 	GetPlugin(ctx context.Context, pType string, params *GetPluginParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetSchedulerStatus The scheduler limits, the runs holding a slot and the queue of runs waiting for one.
+	//
+	// A start over a limit (the server's `--max-running`, a session's or a workflow's `limits.maxRunning`) waits as `PENDING` and starts in start order when a slot frees. This shows the server-wide limits of the instance that answers, how many runs hold a slot and how many wait, per pool, and every session and workflow that has a limit or waiting runs. Like /metrics it counts the work of every session, so it needs a VIEWER key without a session list; a session-limited key gets 403.
+	//
+	// Corresponds with GET /api/scheduler (the `GetSchedulerStatus` operationId).
+	GetSchedulerStatus(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListSessions List sessions, in id order, one page at a time.
 	//
@@ -1633,6 +2052,97 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/stop (the `StopWorkflow` operationId).
 	StopWorkflow(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *StopWorkflowParams, body StopWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListSupervisorEngines The engine catalogue: rules, http, workflow and process.
+	//
+	// Corresponds with GET /api/supervisor-engines (the `ListSupervisorEngines` operationId).
+	ListSupervisorEngines(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DryRunRulesWithBody Replay an execution's recorded events through a rule document and report what would have fired.
+	//
+	// Nothing is sent: the report lists, in event order, the rules each event
+	// passed the filters of, which fired, and the directives they would have
+	// sent. Give a `ruleDocument` or a `preset` with `parameters`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/supervisor-engines/rules/dry-run (the `DryRunRules` operationId).
+	DryRunRulesWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DryRunRules Replay an execution's recorded events through a rule document and report what would have fired.
+	//
+	// Nothing is sent: the report lists, in event order, the rules each event
+	// passed the filters of, which fired, and the directives they would have
+	// sent. Give a `ruleDocument` or a `preset` with `parameters`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/supervisor-engines/rules/dry-run (the `DryRunRules` operationId).
+	DryRunRules(ctx context.Context, body DryRunRulesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetSupervisorEngine One engine with its settings, defaults, signals, an example and its presets.
+	//
+	// Corresponds with GET /api/supervisor-engines/{type} (the `GetSupervisorEngine` operationId).
+	GetSupervisorEngine(ctx context.Context, pType EngineType, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListSupervisorEnginePresets The engine's presets (ready-made rule documents), with their parameters; empty for engines without.
+	//
+	// Corresponds with GET /api/supervisor-engines/{type}/presets (the `ListSupervisorEnginePresets` operationId).
+	ListSupervisorEnginePresets(ctx context.Context, pType EngineType, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetSupervisorEngineUsage How to write a supervisor of this engine: a guide, a whole example document and the variables its conditions may read.
+	//
+	// Corresponds with GET /api/supervisor-engines/{type}/usage (the `GetSupervisorEngineUsage` operationId).
+	GetSupervisorEngineUsage(ctx context.Context, pType EngineType, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListSupervisors List the supervisors, in id order.
+	//
+	// Every supervisor the key may see (there is no paging: a server has a handful). A session-limited key sees only supervisors that own units of its sessions alone (not `server`, not another session, not nothing).
+	//
+	// Corresponds with GET /api/supervisors (the `ListSupervisors` operationId).
+	ListSupervisors(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteSupervisor Delete a supervisor.
+	//
+	// Corresponds with DELETE /api/supervisors/{supervisorId} (the `DeleteSupervisor` operationId).
+	DeleteSupervisor(ctx context.Context, supervisorId SupervisorId, params *DeleteSupervisorParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetSupervisor Read a supervisor document, every default explicit; secret settings read `***`.
+	//
+	// The answer is the document as stored, so it can be edited and sent back with PUT (a secret setting left as `***` keeps its stored value). A supervisor a session-limited key may not see answers 404 exactly as one that does not exist.
+	//
+	// Corresponds with GET /api/supervisors/{supervisorId} (the `GetSupervisor` operationId).
+	GetSupervisor(ctx context.Context, supervisorId SupervisorId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutSupervisorWithBody Create or replace a supervisor (docs/supervisors.md describes the document).
+	//
+	// The body is a supervisor document. `id` in the body is optional and
+	// must match the path. Every problem is reported at once with its path
+	// (`engine.settings.rules[0].when.count`), rule conditions are compiled
+	// (CEL), and the parent chain is checked against the stored supervisors
+	// (the parent must exist; no cycle; at most 8 deep). A secret setting
+	// sent back as `***` keeps its stored value. The answer is the stored
+	// document, every default explicit, secrets masked.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /api/supervisors/{supervisorId} (the `PutSupervisor` operationId).
+	PutSupervisorWithBody(ctx context.Context, supervisorId SupervisorId, params *PutSupervisorParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutSupervisor Create or replace a supervisor (docs/supervisors.md describes the document).
+	//
+	// The body is a supervisor document. `id` in the body is optional and
+	// must match the path. Every problem is reported at once with its path
+	// (`engine.settings.rules[0].when.count`), rule conditions are compiled
+	// (CEL), and the parent chain is checked against the stored supervisors
+	// (the parent must exist; no cycle; at most 8 deep). A secret setting
+	// sent back as `***` keeps its stored value. The answer is the stored
+	// document, every default explicit, secrets masked.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /api/supervisors/{supervisorId} (the `PutSupervisor` operationId).
+	PutSupervisor(ctx context.Context, supervisorId SupervisorId, params *PutSupervisorParams, body PutSupervisorJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetHealth Liveness: the process is up.
 	//
@@ -1818,6 +2328,23 @@ func (c *Client) ListPlugins(ctx context.Context, reqEditors ...RequestEditorFn)
 // Corresponds with GET /api/plugins/{type} (the `GetPlugin` operationId).
 func (c *Client) GetPlugin(ctx context.Context, pType string, params *GetPluginParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetPluginRequest(c.Server, pType, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetSchedulerStatus The scheduler limits, the runs holding a slot and the queue of runs waiting for one.
+//
+// A start over a limit (the server's `--max-running`, a session's or a workflow's `limits.maxRunning`) waits as `PENDING` and starts in start order when a slot frees. This shows the server-wide limits of the instance that answers, how many runs hold a slot and how many wait, per pool, and every session and workflow that has a limit or waiting runs. Like /metrics it counts the work of every session, so it needs a VIEWER key without a session list; a session-limited key gets 403.
+//
+// Corresponds with GET /api/scheduler (the `GetSchedulerStatus` operationId).
+func (c *Client) GetSchedulerStatus(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetSchedulerStatusRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -2235,6 +2762,207 @@ func (c *Client) StopWorkflowWithBody(ctx context.Context, sessionId SessionId, 
 // Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/stop (the `StopWorkflow` operationId).
 func (c *Client) StopWorkflow(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *StopWorkflowParams, body StopWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewStopWorkflowRequest(c.Server, sessionId, workflowId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListSupervisorEngines The engine catalogue: rules, http, workflow and process.
+//
+// Corresponds with GET /api/supervisor-engines (the `ListSupervisorEngines` operationId).
+func (c *Client) ListSupervisorEngines(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListSupervisorEnginesRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DryRunRulesWithBody Replay an execution's recorded events through a rule document and report what would have fired.
+//
+// Nothing is sent: the report lists, in event order, the rules each event
+// passed the filters of, which fired, and the directives they would have
+// sent. Give a `ruleDocument` or a `preset` with `parameters`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/supervisor-engines/rules/dry-run (the `DryRunRules` operationId).
+func (c *Client) DryRunRulesWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDryRunRulesRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DryRunRules Replay an execution's recorded events through a rule document and report what would have fired.
+//
+// Nothing is sent: the report lists, in event order, the rules each event
+// passed the filters of, which fired, and the directives they would have
+// sent. Give a `ruleDocument` or a `preset` with `parameters`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/supervisor-engines/rules/dry-run (the `DryRunRules` operationId).
+func (c *Client) DryRunRules(ctx context.Context, body DryRunRulesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDryRunRulesRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetSupervisorEngine One engine with its settings, defaults, signals, an example and its presets.
+//
+// Corresponds with GET /api/supervisor-engines/{type} (the `GetSupervisorEngine` operationId).
+func (c *Client) GetSupervisorEngine(ctx context.Context, pType EngineType, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetSupervisorEngineRequest(c.Server, pType)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListSupervisorEnginePresets The engine's presets (ready-made rule documents), with their parameters; empty for engines without.
+//
+// Corresponds with GET /api/supervisor-engines/{type}/presets (the `ListSupervisorEnginePresets` operationId).
+func (c *Client) ListSupervisorEnginePresets(ctx context.Context, pType EngineType, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListSupervisorEnginePresetsRequest(c.Server, pType)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetSupervisorEngineUsage How to write a supervisor of this engine: a guide, a whole example document and the variables its conditions may read.
+//
+// Corresponds with GET /api/supervisor-engines/{type}/usage (the `GetSupervisorEngineUsage` operationId).
+func (c *Client) GetSupervisorEngineUsage(ctx context.Context, pType EngineType, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetSupervisorEngineUsageRequest(c.Server, pType)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListSupervisors List the supervisors, in id order.
+//
+// Every supervisor the key may see (there is no paging: a server has a handful). A session-limited key sees only supervisors that own units of its sessions alone (not `server`, not another session, not nothing).
+//
+// Corresponds with GET /api/supervisors (the `ListSupervisors` operationId).
+func (c *Client) ListSupervisors(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListSupervisorsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteSupervisor Delete a supervisor.
+//
+// Corresponds with DELETE /api/supervisors/{supervisorId} (the `DeleteSupervisor` operationId).
+func (c *Client) DeleteSupervisor(ctx context.Context, supervisorId SupervisorId, params *DeleteSupervisorParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteSupervisorRequest(c.Server, supervisorId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetSupervisor Read a supervisor document, every default explicit; secret settings read `***`.
+//
+// The answer is the document as stored, so it can be edited and sent back with PUT (a secret setting left as `***` keeps its stored value). A supervisor a session-limited key may not see answers 404 exactly as one that does not exist.
+//
+// Corresponds with GET /api/supervisors/{supervisorId} (the `GetSupervisor` operationId).
+func (c *Client) GetSupervisor(ctx context.Context, supervisorId SupervisorId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetSupervisorRequest(c.Server, supervisorId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutSupervisorWithBody Create or replace a supervisor (docs/supervisors.md describes the document).
+//
+// The body is a supervisor document. `id` in the body is optional and
+// must match the path. Every problem is reported at once with its path
+// (`engine.settings.rules[0].when.count`), rule conditions are compiled
+// (CEL), and the parent chain is checked against the stored supervisors
+// (the parent must exist; no cycle; at most 8 deep). A secret setting
+// sent back as `***` keeps its stored value. The answer is the stored
+// document, every default explicit, secrets masked.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /api/supervisors/{supervisorId} (the `PutSupervisor` operationId).
+func (c *Client) PutSupervisorWithBody(ctx context.Context, supervisorId SupervisorId, params *PutSupervisorParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutSupervisorRequestWithBody(c.Server, supervisorId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutSupervisor Create or replace a supervisor (docs/supervisors.md describes the document).
+//
+// The body is a supervisor document. `id` in the body is optional and
+// must match the path. Every problem is reported at once with its path
+// (`engine.settings.rules[0].when.count`), rule conditions are compiled
+// (CEL), and the parent chain is checked against the stored supervisors
+// (the parent must exist; no cycle; at most 8 deep). A secret setting
+// sent back as `***` keeps its stored value. The answer is the stored
+// document, every default explicit, secrets masked.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /api/supervisors/{supervisorId} (the `PutSupervisor` operationId).
+func (c *Client) PutSupervisor(ctx context.Context, supervisorId SupervisorId, params *PutSupervisorParams, body PutSupervisorJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutSupervisorRequest(c.Server, supervisorId, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2751,6 +3479,33 @@ func NewGetPluginRequest(server string, pType string, params *GetPluginParams) (
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
 		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetSchedulerStatusRequest constructs an http.Request for the GetSchedulerStatus method
+func NewGetSchedulerStatusRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/scheduler")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -3843,6 +4598,347 @@ func NewStopWorkflowRequestWithBody(server string, sessionId SessionId, workflow
 	return req, nil
 }
 
+// NewListSupervisorEnginesRequest constructs an http.Request for the ListSupervisorEngines method
+func NewListSupervisorEnginesRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/supervisor-engines")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDryRunRulesRequest calls the generic DryRunRules builder with application/json body
+func NewDryRunRulesRequest(server string, body DryRunRulesJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewDryRunRulesRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewDryRunRulesRequestWithBody constructs an http.Request for the DryRunRules method, with any body, and a specified content type
+func NewDryRunRulesRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/supervisor-engines/rules/dry-run")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetSupervisorEngineRequest constructs an http.Request for the GetSupervisorEngine method
+func NewGetSupervisorEngineRequest(server string, pType EngineType) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "type", pType, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/supervisor-engines/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListSupervisorEnginePresetsRequest constructs an http.Request for the ListSupervisorEnginePresets method
+func NewListSupervisorEnginePresetsRequest(server string, pType EngineType) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "type", pType, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/supervisor-engines/%s/presets", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetSupervisorEngineUsageRequest constructs an http.Request for the GetSupervisorEngineUsage method
+func NewGetSupervisorEngineUsageRequest(server string, pType EngineType) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "type", pType, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/supervisor-engines/%s/usage", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListSupervisorsRequest constructs an http.Request for the ListSupervisors method
+func NewListSupervisorsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/supervisors")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDeleteSupervisorRequest constructs an http.Request for the DeleteSupervisor method
+func NewDeleteSupervisorRequest(server string, supervisorId SupervisorId, params *DeleteSupervisorParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "supervisorId", supervisorId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/supervisors/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.YuktaChannel != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Yukta-Channel", *params.YuktaChannel, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Yukta-Channel", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetSupervisorRequest constructs an http.Request for the GetSupervisor method
+func NewGetSupervisorRequest(server string, supervisorId SupervisorId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "supervisorId", supervisorId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/supervisors/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPutSupervisorRequest calls the generic PutSupervisor builder with application/json body
+func NewPutSupervisorRequest(server string, supervisorId SupervisorId, params *PutSupervisorParams, body PutSupervisorJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPutSupervisorRequestWithBody(server, supervisorId, params, "application/json", bodyReader)
+}
+
+// NewPutSupervisorRequestWithBody constructs an http.Request for the PutSupervisor method, with any body, and a specified content type
+func NewPutSupervisorRequestWithBody(server string, supervisorId SupervisorId, params *PutSupervisorParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "supervisorId", supervisorId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/supervisors/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.YuktaChannel != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Yukta-Channel", *params.YuktaChannel, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Yukta-Channel", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetHealthRequest constructs an http.Request for the GetHealth method
 func NewGetHealthRequest(server string) (*http.Request, error) {
 	var err error
@@ -4056,6 +5152,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/plugins/{type} (the `GetPlugin` operationId).
 	GetPluginWithResponse(ctx context.Context, pType string, params *GetPluginParams, reqEditors ...RequestEditorFn) (*GetPluginResponse, error)
 
+	// GetSchedulerStatusWithResponse The scheduler limits, the runs holding a slot and the queue of runs waiting for one.
+	//
+	// A start over a limit (the server's `--max-running`, a session's or a workflow's `limits.maxRunning`) waits as `PENDING` and starts in start order when a slot frees. This shows the server-wide limits of the instance that answers, how many runs hold a slot and how many wait, per pool, and every session and workflow that has a limit or waiting runs. Like /metrics it counts the work of every session, so it needs a VIEWER key without a session list; a session-limited key gets 403.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/scheduler (the `GetSchedulerStatus` operationId).
+	GetSchedulerStatusWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetSchedulerStatusResponse, error)
+
 	// ListSessionsWithResponse List sessions, in id order, one page at a time.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -4256,6 +5361,111 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/stop (the `StopWorkflow` operationId).
 	StopWorkflowWithResponse(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *StopWorkflowParams, body StopWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*StopWorkflowResponse, error)
+
+	// ListSupervisorEnginesWithResponse The engine catalogue: rules, http, workflow and process.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/supervisor-engines (the `ListSupervisorEngines` operationId).
+	ListSupervisorEnginesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListSupervisorEnginesResponse, error)
+
+	// DryRunRulesWithBodyWithResponse Replay an execution's recorded events through a rule document and report what would have fired.
+	//
+	// Nothing is sent: the report lists, in event order, the rules each event
+	// passed the filters of, which fired, and the directives they would have
+	// sent. Give a `ruleDocument` or a `preset` with `parameters`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/supervisor-engines/rules/dry-run (the `DryRunRules` operationId).
+	DryRunRulesWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DryRunRulesResponse, error)
+
+	// DryRunRulesWithResponse Replay an execution's recorded events through a rule document and report what would have fired.
+	//
+	// Nothing is sent: the report lists, in event order, the rules each event
+	// passed the filters of, which fired, and the directives they would have
+	// sent. Give a `ruleDocument` or a `preset` with `parameters`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/supervisor-engines/rules/dry-run (the `DryRunRules` operationId).
+	DryRunRulesWithResponse(ctx context.Context, body DryRunRulesJSONRequestBody, reqEditors ...RequestEditorFn) (*DryRunRulesResponse, error)
+
+	// GetSupervisorEngineWithResponse One engine with its settings, defaults, signals, an example and its presets.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/supervisor-engines/{type} (the `GetSupervisorEngine` operationId).
+	GetSupervisorEngineWithResponse(ctx context.Context, pType EngineType, reqEditors ...RequestEditorFn) (*GetSupervisorEngineResponse, error)
+
+	// ListSupervisorEnginePresetsWithResponse The engine's presets (ready-made rule documents), with their parameters; empty for engines without.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/supervisor-engines/{type}/presets (the `ListSupervisorEnginePresets` operationId).
+	ListSupervisorEnginePresetsWithResponse(ctx context.Context, pType EngineType, reqEditors ...RequestEditorFn) (*ListSupervisorEnginePresetsResponse, error)
+
+	// GetSupervisorEngineUsageWithResponse How to write a supervisor of this engine: a guide, a whole example document and the variables its conditions may read.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/supervisor-engines/{type}/usage (the `GetSupervisorEngineUsage` operationId).
+	GetSupervisorEngineUsageWithResponse(ctx context.Context, pType EngineType, reqEditors ...RequestEditorFn) (*GetSupervisorEngineUsageResponse, error)
+
+	// ListSupervisorsWithResponse List the supervisors, in id order.
+	//
+	// Every supervisor the key may see (there is no paging: a server has a handful). A session-limited key sees only supervisors that own units of its sessions alone (not `server`, not another session, not nothing).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/supervisors (the `ListSupervisors` operationId).
+	ListSupervisorsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListSupervisorsResponse, error)
+
+	// DeleteSupervisorWithResponse Delete a supervisor.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/supervisors/{supervisorId} (the `DeleteSupervisor` operationId).
+	DeleteSupervisorWithResponse(ctx context.Context, supervisorId SupervisorId, params *DeleteSupervisorParams, reqEditors ...RequestEditorFn) (*DeleteSupervisorResponse, error)
+
+	// GetSupervisorWithResponse Read a supervisor document, every default explicit; secret settings read `***`.
+	//
+	// The answer is the document as stored, so it can be edited and sent back with PUT (a secret setting left as `***` keeps its stored value). A supervisor a session-limited key may not see answers 404 exactly as one that does not exist.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/supervisors/{supervisorId} (the `GetSupervisor` operationId).
+	GetSupervisorWithResponse(ctx context.Context, supervisorId SupervisorId, reqEditors ...RequestEditorFn) (*GetSupervisorResponse, error)
+
+	// PutSupervisorWithBodyWithResponse Create or replace a supervisor (docs/supervisors.md describes the document).
+	//
+	// The body is a supervisor document. `id` in the body is optional and
+	// must match the path. Every problem is reported at once with its path
+	// (`engine.settings.rules[0].when.count`), rule conditions are compiled
+	// (CEL), and the parent chain is checked against the stored supervisors
+	// (the parent must exist; no cycle; at most 8 deep). A secret setting
+	// sent back as `***` keeps its stored value. The answer is the stored
+	// document, every default explicit, secrets masked.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/supervisors/{supervisorId} (the `PutSupervisor` operationId).
+	PutSupervisorWithBodyWithResponse(ctx context.Context, supervisorId SupervisorId, params *PutSupervisorParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutSupervisorResponse, error)
+
+	// PutSupervisorWithResponse Create or replace a supervisor (docs/supervisors.md describes the document).
+	//
+	// The body is a supervisor document. `id` in the body is optional and
+	// must match the path. Every problem is reported at once with its path
+	// (`engine.settings.rules[0].when.count`), rule conditions are compiled
+	// (CEL), and the parent chain is checked against the stored supervisors
+	// (the parent must exist; no cycle; at most 8 deep). A secret setting
+	// sent back as `***` keeps its stored value. The answer is the stored
+	// document, every default explicit, secrets masked.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/supervisors/{supervisorId} (the `PutSupervisor` operationId).
+	PutSupervisorWithResponse(ctx context.Context, supervisorId SupervisorId, params *PutSupervisorParams, body PutSupervisorJSONRequestBody, reqEditors ...RequestEditorFn) (*PutSupervisorResponse, error)
 
 	// GetHealthWithResponse Liveness: the process is up.
 	//
@@ -4687,6 +5897,61 @@ func (r GetPluginResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetPluginResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetSchedulerStatusResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SchedulerStatus
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetSchedulerStatusResponse) GetJSON200() *SchedulerStatus {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetSchedulerStatusResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetSchedulerStatusResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetBody returns the raw response body bytes
+func (r GetSchedulerStatusResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetSchedulerStatusResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetSchedulerStatusResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetSchedulerStatusResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -5732,6 +6997,487 @@ func (r StopWorkflowResponse) ContentType() string {
 	return ""
 }
 
+type ListSupervisorEnginesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SupervisorEngineList
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListSupervisorEnginesResponse) GetJSON200() *SupervisorEngineList {
+	return r.JSON200
+}
+
+// GetBody returns the raw response body bytes
+func (r ListSupervisorEnginesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListSupervisorEnginesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListSupervisorEnginesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListSupervisorEnginesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DryRunRulesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DryRunReport
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DryRunRulesResponse) GetJSON200() *DryRunReport {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r DryRunRulesResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r DryRunRulesResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r DryRunRulesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DryRunRulesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DryRunRulesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DryRunRulesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetSupervisorEngineResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SupervisorEngine
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetSupervisorEngineResponse) GetJSON200() *SupervisorEngine {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetSupervisorEngineResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetSupervisorEngineResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetSupervisorEngineResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetSupervisorEngineResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetSupervisorEngineResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetSupervisorEngineResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListSupervisorEnginePresetsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SupervisorPresetList
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListSupervisorEnginePresetsResponse) GetJSON200() *SupervisorPresetList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListSupervisorEnginePresetsResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ListSupervisorEnginePresetsResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r ListSupervisorEnginePresetsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListSupervisorEnginePresetsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListSupervisorEnginePresetsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListSupervisorEnginePresetsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetSupervisorEngineUsageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SupervisorEngineUsage
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetSupervisorEngineUsageResponse) GetJSON200() *SupervisorEngineUsage {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetSupervisorEngineUsageResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetSupervisorEngineUsageResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetSupervisorEngineUsageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetSupervisorEngineUsageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetSupervisorEngineUsageResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetSupervisorEngineUsageResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListSupervisorsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SupervisorList
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListSupervisorsResponse) GetJSON200() *SupervisorList {
+	return r.JSON200
+}
+
+// GetBody returns the raw response body bytes
+func (r ListSupervisorsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListSupervisorsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListSupervisorsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListSupervisorsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeleteSupervisorResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r DeleteSupervisorResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r DeleteSupervisorResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r DeleteSupervisorResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteSupervisorResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteSupervisorResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteSupervisorResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteSupervisorResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetSupervisorResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Supervisor
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetSupervisorResponse) GetJSON200() *Supervisor {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetSupervisorResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetSupervisorResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetSupervisorResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetSupervisorResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetSupervisorResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetSupervisorResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PutSupervisorResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Supervisor
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Supervisor
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PutSupervisorResponse) GetJSON200() *Supervisor {
+	return r.JSON200
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PutSupervisorResponse) GetJSON201() *Supervisor {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PutSupervisorResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PutSupervisorResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r PutSupervisorResponse) GetApplicationproblemJSON415() *Problem {
+	return r.ApplicationproblemJSON415
+}
+
+// GetBody returns the raw response body bytes
+func (r PutSupervisorResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PutSupervisorResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PutSupervisorResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PutSupervisorResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetHealthResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6015,6 +7761,21 @@ func (c *ClientWithResponses) GetPluginWithResponse(ctx context.Context, pType s
 		return nil, err
 	}
 	return ParseGetPluginResponse(rsp)
+}
+
+// GetSchedulerStatusWithResponse The scheduler limits, the runs holding a slot and the queue of runs waiting for one.
+//
+// A start over a limit (the server's `--max-running`, a session's or a workflow's `limits.maxRunning`) waits as `PENDING` and starts in start order when a slot frees. This shows the server-wide limits of the instance that answers, how many runs hold a slot and how many wait, per pool, and every session and workflow that has a limit or waiting runs. Like /metrics it counts the work of every session, so it needs a VIEWER key without a session list; a session-limited key gets 403.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/scheduler (the `GetSchedulerStatus` operationId).
+func (c *ClientWithResponses) GetSchedulerStatusWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetSchedulerStatusResponse, error) {
+	rsp, err := c.GetSchedulerStatus(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetSchedulerStatusResponse(rsp)
 }
 
 // ListSessionsWithResponse List sessions, in id order, one page at a time.
@@ -6362,6 +8123,177 @@ func (c *ClientWithResponses) StopWorkflowWithResponse(ctx context.Context, sess
 	return ParseStopWorkflowResponse(rsp)
 }
 
+// ListSupervisorEnginesWithResponse The engine catalogue: rules, http, workflow and process.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/supervisor-engines (the `ListSupervisorEngines` operationId).
+func (c *ClientWithResponses) ListSupervisorEnginesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListSupervisorEnginesResponse, error) {
+	rsp, err := c.ListSupervisorEngines(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListSupervisorEnginesResponse(rsp)
+}
+
+// DryRunRulesWithBodyWithResponse Replay an execution's recorded events through a rule document and report what would have fired.
+//
+// Nothing is sent: the report lists, in event order, the rules each event
+// passed the filters of, which fired, and the directives they would have
+// sent. Give a `ruleDocument` or a `preset` with `parameters`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/supervisor-engines/rules/dry-run (the `DryRunRules` operationId).
+func (c *ClientWithResponses) DryRunRulesWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DryRunRulesResponse, error) {
+	rsp, err := c.DryRunRulesWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDryRunRulesResponse(rsp)
+}
+
+// DryRunRulesWithResponse Replay an execution's recorded events through a rule document and report what would have fired.
+//
+// Nothing is sent: the report lists, in event order, the rules each event
+// passed the filters of, which fired, and the directives they would have
+// sent. Give a `ruleDocument` or a `preset` with `parameters`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/supervisor-engines/rules/dry-run (the `DryRunRules` operationId).
+func (c *ClientWithResponses) DryRunRulesWithResponse(ctx context.Context, body DryRunRulesJSONRequestBody, reqEditors ...RequestEditorFn) (*DryRunRulesResponse, error) {
+	rsp, err := c.DryRunRules(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDryRunRulesResponse(rsp)
+}
+
+// GetSupervisorEngineWithResponse One engine with its settings, defaults, signals, an example and its presets.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/supervisor-engines/{type} (the `GetSupervisorEngine` operationId).
+func (c *ClientWithResponses) GetSupervisorEngineWithResponse(ctx context.Context, pType EngineType, reqEditors ...RequestEditorFn) (*GetSupervisorEngineResponse, error) {
+	rsp, err := c.GetSupervisorEngine(ctx, pType, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetSupervisorEngineResponse(rsp)
+}
+
+// ListSupervisorEnginePresetsWithResponse The engine's presets (ready-made rule documents), with their parameters; empty for engines without.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/supervisor-engines/{type}/presets (the `ListSupervisorEnginePresets` operationId).
+func (c *ClientWithResponses) ListSupervisorEnginePresetsWithResponse(ctx context.Context, pType EngineType, reqEditors ...RequestEditorFn) (*ListSupervisorEnginePresetsResponse, error) {
+	rsp, err := c.ListSupervisorEnginePresets(ctx, pType, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListSupervisorEnginePresetsResponse(rsp)
+}
+
+// GetSupervisorEngineUsageWithResponse How to write a supervisor of this engine: a guide, a whole example document and the variables its conditions may read.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/supervisor-engines/{type}/usage (the `GetSupervisorEngineUsage` operationId).
+func (c *ClientWithResponses) GetSupervisorEngineUsageWithResponse(ctx context.Context, pType EngineType, reqEditors ...RequestEditorFn) (*GetSupervisorEngineUsageResponse, error) {
+	rsp, err := c.GetSupervisorEngineUsage(ctx, pType, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetSupervisorEngineUsageResponse(rsp)
+}
+
+// ListSupervisorsWithResponse List the supervisors, in id order.
+//
+// Every supervisor the key may see (there is no paging: a server has a handful). A session-limited key sees only supervisors that own units of its sessions alone (not `server`, not another session, not nothing).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/supervisors (the `ListSupervisors` operationId).
+func (c *ClientWithResponses) ListSupervisorsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListSupervisorsResponse, error) {
+	rsp, err := c.ListSupervisors(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListSupervisorsResponse(rsp)
+}
+
+// DeleteSupervisorWithResponse Delete a supervisor.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/supervisors/{supervisorId} (the `DeleteSupervisor` operationId).
+func (c *ClientWithResponses) DeleteSupervisorWithResponse(ctx context.Context, supervisorId SupervisorId, params *DeleteSupervisorParams, reqEditors ...RequestEditorFn) (*DeleteSupervisorResponse, error) {
+	rsp, err := c.DeleteSupervisor(ctx, supervisorId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteSupervisorResponse(rsp)
+}
+
+// GetSupervisorWithResponse Read a supervisor document, every default explicit; secret settings read `***`.
+//
+// The answer is the document as stored, so it can be edited and sent back with PUT (a secret setting left as `***` keeps its stored value). A supervisor a session-limited key may not see answers 404 exactly as one that does not exist.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/supervisors/{supervisorId} (the `GetSupervisor` operationId).
+func (c *ClientWithResponses) GetSupervisorWithResponse(ctx context.Context, supervisorId SupervisorId, reqEditors ...RequestEditorFn) (*GetSupervisorResponse, error) {
+	rsp, err := c.GetSupervisor(ctx, supervisorId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetSupervisorResponse(rsp)
+}
+
+// PutSupervisorWithBodyWithResponse Create or replace a supervisor (docs/supervisors.md describes the document).
+//
+// The body is a supervisor document. `id` in the body is optional and
+// must match the path. Every problem is reported at once with its path
+// (`engine.settings.rules[0].when.count`), rule conditions are compiled
+// (CEL), and the parent chain is checked against the stored supervisors
+// (the parent must exist; no cycle; at most 8 deep). A secret setting
+// sent back as `***` keeps its stored value. The answer is the stored
+// document, every default explicit, secrets masked.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/supervisors/{supervisorId} (the `PutSupervisor` operationId).
+func (c *ClientWithResponses) PutSupervisorWithBodyWithResponse(ctx context.Context, supervisorId SupervisorId, params *PutSupervisorParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutSupervisorResponse, error) {
+	rsp, err := c.PutSupervisorWithBody(ctx, supervisorId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutSupervisorResponse(rsp)
+}
+
+// PutSupervisorWithResponse Create or replace a supervisor (docs/supervisors.md describes the document).
+//
+// The body is a supervisor document. `id` in the body is optional and
+// must match the path. Every problem is reported at once with its path
+// (`engine.settings.rules[0].when.count`), rule conditions are compiled
+// (CEL), and the parent chain is checked against the stored supervisors
+// (the parent must exist; no cycle; at most 8 deep). A secret setting
+// sent back as `***` keeps its stored value. The answer is the stored
+// document, every default explicit, secrets masked.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/supervisors/{supervisorId} (the `PutSupervisor` operationId).
+func (c *ClientWithResponses) PutSupervisorWithResponse(ctx context.Context, supervisorId SupervisorId, params *PutSupervisorParams, body PutSupervisorJSONRequestBody, reqEditors ...RequestEditorFn) (*PutSupervisorResponse, error) {
+	rsp, err := c.PutSupervisor(ctx, supervisorId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutSupervisorResponse(rsp)
+}
+
 // GetHealthWithResponse Liveness: the process is up.
 //
 // Returns a wrapper object for the known response body format(s).
@@ -6689,6 +8621,46 @@ func ParseGetPluginResponse(rsp *http.Response) (*GetPluginResponse, error) {
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetSchedulerStatusResponse parses an HTTP response from a GetSchedulerStatusWithResponse call
+func ParseGetSchedulerStatusResponse(rsp *http.Response) (*GetSchedulerStatusResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetSchedulerStatusResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SchedulerStatus
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
 
 	}
 
@@ -7461,6 +9433,355 @@ func ParseStopWorkflowResponse(rsp *http.Response) (*StopWorkflowResponse, error
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListSupervisorEnginesResponse parses an HTTP response from a ListSupervisorEnginesWithResponse call
+func ParseListSupervisorEnginesResponse(rsp *http.Response) (*ListSupervisorEnginesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListSupervisorEnginesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SupervisorEngineList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDryRunRulesResponse parses an HTTP response from a DryRunRulesWithResponse call
+func ParseDryRunRulesResponse(rsp *http.Response) (*DryRunRulesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DryRunRulesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DryRunReport
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetSupervisorEngineResponse parses an HTTP response from a GetSupervisorEngineWithResponse call
+func ParseGetSupervisorEngineResponse(rsp *http.Response) (*GetSupervisorEngineResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetSupervisorEngineResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SupervisorEngine
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListSupervisorEnginePresetsResponse parses an HTTP response from a ListSupervisorEnginePresetsWithResponse call
+func ParseListSupervisorEnginePresetsResponse(rsp *http.Response) (*ListSupervisorEnginePresetsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListSupervisorEnginePresetsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SupervisorPresetList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetSupervisorEngineUsageResponse parses an HTTP response from a GetSupervisorEngineUsageWithResponse call
+func ParseGetSupervisorEngineUsageResponse(rsp *http.Response) (*GetSupervisorEngineUsageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetSupervisorEngineUsageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SupervisorEngineUsage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListSupervisorsResponse parses an HTTP response from a ListSupervisorsWithResponse call
+func ParseListSupervisorsResponse(rsp *http.Response) (*ListSupervisorsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListSupervisorsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SupervisorList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeleteSupervisorResponse parses an HTTP response from a DeleteSupervisorWithResponse call
+func ParseDeleteSupervisorResponse(rsp *http.Response) (*DeleteSupervisorResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteSupervisorResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetSupervisorResponse parses an HTTP response from a GetSupervisorWithResponse call
+func ParseGetSupervisorResponse(rsp *http.Response) (*GetSupervisorResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetSupervisorResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Supervisor
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePutSupervisorResponse parses an HTTP response from a PutSupervisorWithResponse call
+func ParsePutSupervisorResponse(rsp *http.Response) (*PutSupervisorResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PutSupervisorResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Supervisor
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Supervisor
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
 
 	}
 

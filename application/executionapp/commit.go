@@ -164,6 +164,12 @@ func (w *work) apply(ctx context.Context, r result, runs *runCache) error {
 	if n == nil {
 		return fmt.Errorf("execution %s has no node %q", c.ExecutionID, c.NodeID)
 	}
+	// Every attempt whose plugin ran counts toward the node's timing, a
+	// failure that will be retried too; a run given back (shutdown) or
+	// dropped by a stop does not.
+	if !r.began.IsZero() && !r.released && !r.discarded {
+		n.Ran(r.began, r.ended)
+	}
 	switch {
 	case r.released || r.discarded:
 	case r.bpHit:
@@ -180,7 +186,7 @@ func (w *work) apply(ctx context.Context, r result, runs *runCache) error {
 			return nil
 		}
 		w.log(c.ExecutionID, c.NodeID, "error", fmt.Sprintf("failed after %d attempt(s): %s", c.Attempt, msg))
-		n.Processed(w.now, 0)
+		n.Processed(0)
 		_ = n.Fail(w.now, msg)
 		return w.failExecution(ctx, ex, fmt.Sprintf("node %s failed: %s", c.NodeID, msg))
 	case !r.out.Defer.IsZero():
@@ -209,7 +215,7 @@ func (w *work) apply(ctx context.Context, r result, runs *runCache) error {
 				}
 			}
 		}
-		n.Processed(w.now, emitted)
+		n.Processed(emitted)
 		w.logLines(c, r.run, r.out.Logs)
 		if r.out.HasResult {
 			w.results[c.ExecutionID] = r.run.maskValue(r.out.Result) // the last one in the batch wins, as it would one by one
@@ -421,7 +427,7 @@ func (w *work) save(ctx context.Context) error {
 			// SKIPPED): the event carries its final counts.
 			ended := before.EndedAt.IsZero() && !after.EndedAt.IsZero()
 			if from, to := visible(before), n.Status(); from != to || ended {
-				w.event(ex, nid, EventNodeStatusChanged, nodeEventData(from, to, after))
+				w.event(ex, nid, EventNodeStatusChanged, nodeEventData(from, to, before, after))
 			}
 		}
 		if len(changed) > 0 {
@@ -489,13 +495,34 @@ func visible(s execution.NodeState) execution.NodeStatus {
 	return n.Status()
 }
 
-func nodeEventData(from, to execution.NodeStatus, s execution.NodeState) map[string]any {
-	d := map[string]any{"from": string(from), "to": string(to), "received": s.Received, "emitted": s.Emitted}
+// nodeEventData is the data of a NodeStatusChanged (docs/architecture.md,
+// "Events"): the move, the node's counts and timing as the status API shows
+// them after it (startedAt, endedAt, wallMs), and the latest attempt when
+// this change recorded one (attemptStartedAt, attemptEndedAt,
+// attemptWallMs). wallMs is always there, so a reader tells these events
+// from older ones that carried no timing.
+func nodeEventData(from, to execution.NodeStatus, before, s execution.NodeState) map[string]any {
+	d := map[string]any{"from": string(from), "to": string(to), "received": s.Received, "emitted": s.Emitted,
+		"wallMs": s.RunTime.Milliseconds()}
 	if s.Error != "" {
 		d["error"] = s.Error
 	}
+	if !s.StartedAt.IsZero() {
+		d["startedAt"] = stamp(s.StartedAt)
+	}
+	if !s.EndedAt.IsZero() {
+		d["endedAt"] = stamp(s.EndedAt)
+	}
+	if !s.AttemptEndedAt.IsZero() && (s.RunTime != before.RunTime || !s.AttemptEndedAt.Equal(before.AttemptEndedAt)) {
+		d["attemptStartedAt"], d["attemptEndedAt"] = stamp(s.AttemptStartedAt), stamp(s.AttemptEndedAt)
+		d["attemptWallMs"] = s.AttemptEndedAt.Sub(s.AttemptStartedAt).Milliseconds()
+	}
 	return d
 }
+
+// stamp is a time in an event's data: RFC 3339 in UTC, to the nanosecond
+// it holds (node times hold whole microseconds).
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 func bpData(bp *execution.Breakpoint) map[string]any {
 	if bp == nil {

@@ -33,6 +33,8 @@ type Control struct {
 	runs       *runCache
 	waker      Waker
 	conditions ConditionChecker
+	holds      HoldChecker
+	admission  *Admission
 	await      *Await
 	now        func() time.Time
 }
@@ -47,13 +49,24 @@ type ControlDeps struct {
 	Catalog    session.Catalog
 	Waker      Waker
 	Conditions ConditionChecker
-	Await      *Await
-	Now        func() time.Time
+	// Holds refuses a RESUME of a run a supervisor holds; nil: no holds.
+	Holds HoldChecker
+	// Admission places restarts under the scheduler's limits and requeues
+	// a resumed run that never started; nil: no limits.
+	Admission *Admission
+	Await     *Await
+	Now       func() time.Time
+}
+
+// HoldChecker refuses to resume a run a supervisor holds (the hold ledger
+// of the supervisor runtime).
+type HoldChecker interface {
+	CheckResume(ctx context.Context, executionID string) error
 }
 
 // NewControl returns the use case.
 func NewControl(d ControlDeps) *Control {
-	return &Control{tx: d.Tx, workflows: d.Workflows, now: d.Now, waker: d.Waker, conditions: d.Conditions, await: d.Await,
+	return &Control{tx: d.Tx, workflows: d.Workflows, now: d.Now, waker: d.Waker, conditions: d.Conditions, holds: d.Holds, admission: d.Admission, await: d.Await,
 		runs: &runCache{runs: map[string]*run{}, catalog: d.Catalog, load: d.Queue.Source}}
 }
 
@@ -62,6 +75,7 @@ type ControlInput struct {
 	SessionID   string
 	ExecutionID string // execution and node scope
 	WorkflowID  string // workflow scope (STOP_ALL)
+	Cause       string // what the sender reacted to; journaled
 	Command     execution.Command
 }
 
@@ -124,7 +138,7 @@ func (uc *Control) record(ctx context.Context, in ControlInput) (ControlResult, 
 	var refused error
 	err := uc.tx.WithinTx(ctx, func(ctx context.Context, st Stores) error {
 		refused = nil
-		rec := CommandRecord{ID: newID(), SessionID: in.SessionID, ExecutionID: in.ExecutionID, WorkflowID: in.WorkflowID,
+		rec := CommandRecord{ID: newID(), SessionID: in.SessionID, ExecutionID: in.ExecutionID, WorkflowID: in.WorkflowID, Cause: in.Cause,
 			NodeID: in.Command.NodeID, Command: in.Command, Status: CommandApplied, CreatedAt: uc.now()}
 		if k := in.Command.Key; k != "" {
 			// A key is scoped to its target and action: the same key on
@@ -228,6 +242,9 @@ func commandEvents(rec CommandRecord, now time.Time) []Event {
 	if c.Key != "" {
 		data["key"] = c.Key
 	}
+	if rec.Cause != "" {
+		data["cause"] = rec.Cause
+	}
 	ev := Event{At: now, SessionID: rec.SessionID, WorkflowID: rec.WorkflowID, ExecutionID: rec.ExecutionID, NodeID: rec.NodeID, Actor: c.Actor, Channel: c.Channel}
 	accepted := ev
 	accepted.Type, accepted.Data = EventCommandAccepted, data
@@ -300,7 +317,19 @@ func (uc *Control) apply(ctx context.Context, st Stores, rec *CommandRecord, in 
 	case execution.ActionPause:
 		err, msg = ex.Pause(), "execution paused: no new messages are taken; running ones finish"
 	case execution.ActionResume:
-		err, msg = ex.Resume(), "execution resumed"
+		if uc.holds != nil {
+			if err := uc.holds.CheckResume(ctx, ex.ID()); err != nil {
+				return "", nil, err // a held run: recorded as rejected
+			}
+		}
+		var requeued bool
+		if requeued, err = uc.admission.Resume(ctx, st, ex); err == nil && !requeued {
+			err = ex.Resume()
+		}
+		msg = "execution resumed"
+		if requeued {
+			msg = "execution resumed: it never started, so it waits for a slot again (PENDING, in its first place)"
+		}
 	case execution.ActionStop:
 		msg, err = uc.stop(ctx, st, w, ex, c.Mode)
 		if err == nil && c.Mode == execution.Drain {
@@ -515,7 +544,11 @@ func (uc *Control) restart(ctx context.Context, st Stores, src *execution.Execut
 	if err != nil {
 		return "", err
 	}
-	ex := execution.New(newID(), s.SessionID, s.WorkflowID, src.ID(), fromNode, now)
+	ex, err := uc.admission.Place(ctx, st, PlaceInput{ID: newID(), SessionID: s.SessionID, WorkflowID: s.WorkflowID,
+		RestartOf: src.ID(), FromNodeID: fromNode, At: now})
+	if err != nil {
+		return "", err
+	}
 	if _, _, err := st.Executions.Insert(ctx, NewExecution{ID: ex.ID(), SessionID: s.SessionID, WorkflowID: s.WorkflowID,
 		Definition: def, Payload: source.Payload, Actor: c.Actor, Channel: c.Channel, RestartOf: src.ID(), FromNodeID: fromNode,
 		StartedAt: now, Status: ex.Status()}); err != nil {

@@ -26,8 +26,11 @@ type ControlRequest struct {
 	FromNodeID string
 	Immediate  bool
 	Reason     string
-	Key        string
-	IfStatus   string
+	// Cause is what the sender reacted to (a supervisor's signal cursor);
+	// it is recorded in the command's events and so in the journal.
+	Cause    string
+	Key      string
+	IfStatus string
 	// WaitSecs blocks the answer (at most execution.MaxWait) until the
 	// command's effect is visible: see Control.Handle.
 	WaitSecs   float64
@@ -53,7 +56,7 @@ type ConditionChecker interface {
 // command checks a request's addressing and builds the domain command,
 // reporting every problem at once.
 func (uc *Control) command(ctx context.Context, r ControlRequest) (ControlInput, error) {
-	in := ControlInput{SessionID: r.SessionID, ExecutionID: r.ExecutionID, WorkflowID: r.WorkflowID}
+	in := ControlInput{SessionID: r.SessionID, ExecutionID: r.ExecutionID, WorkflowID: r.WorkflowID, Cause: r.Cause}
 	scope := r.Scope
 	stopAll := strings.EqualFold(strings.TrimSpace(r.Action), string(execution.ActionStopAll))
 	if scope == execution.ScopeExecution && stopAll {

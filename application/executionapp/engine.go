@@ -387,6 +387,9 @@ type result struct {
 	released  bool  // shutdown: give the item back untouched
 	discarded bool  // cancelled by a stop: the stop already dropped it
 	seq       int64 // the engine's number of the claim
+	// began and ended bound the plugin's run (wall clock); zero when the
+	// plugin did not run (a pass-through, a breakpoint, a failure before it).
+	began, ended time.Time
 }
 
 // execute runs one claim's plugin (or decides not to) outside any transaction.
@@ -435,14 +438,20 @@ func (e *Engine) execute(ctx context.Context, c Claim) result {
 		SessionID: r.src.SessionID, WorkflowID: r.src.WorkflowID, ExecutionID: c.ExecutionID,
 		NodeID: c.NodeID, NodeType: node.typ, ItemID: c.ItemID,
 		IdempotencyKey: fmt.Sprintf("%s:%s:%d", c.ExecutionID, c.NodeID, c.ItemID),
-		Attempt:        c.Attempt, Config: node.config, Payload: c.Payload, Execution: r.vars, Now: e.now(),
+		Attempt:        c.Attempt, Config: node.config, Payload: c.Payload, Execution: r.vars,
 	}
 	if c.Resumed {
 		inv.Resume = &Resume{Answer: c.Answer, AnsweredBy: c.AnsweredBy}
 	}
+	// The attempt's timing is the plugin's own: from the call to its
+	// return, whatever it returns. It starts before the timeout does, so a
+	// run cut by its timeout shows at least the timeout.
+	res.began = e.now()
+	inv.Now = res.began
 	rctx, cancel := context.WithTimeout(ctx, node.timeout)
 	defer cancel()
 	out, err := runner.Run(rctx, inv)
+	res.ended = e.now()
 	switch cause := context.Cause(ctx); {
 	case errors.Is(cause, errShutdown):
 		res.released = true
@@ -518,7 +527,7 @@ func (e *Engine) commitIsolating(ctx context.Context, shutdown <-chan struct{}, 
 	}
 	r := batch[0]
 	e.onError("commit", fmt.Errorf("execution %s node %s: the database refused the attempt's data; failing the attempt: %w", r.claim.ExecutionID, r.claim.NodeID, err))
-	failed := result{claim: r.claim, run: r.run, permanent: true,
+	failed := result{claim: r.claim, run: r.run, permanent: true, began: r.began, ended: r.ended,
 		err: fmt.Errorf("its output could not be stored: %w", err)}
 	if err := e.commitRetrying(ctx, shutdown, []result{failed}); err != nil {
 		e.onError("commit", err)

@@ -22,6 +22,9 @@ type Stores struct {
 	Commands   CommandStore
 	Inputs     InputStore
 	Signals    SignalSender
+	// Admission is the scheduler's view of the runs (limits, slots, the
+	// queue of waiting runs).
+	Admission AdmissionStore
 }
 
 // NewExecution is everything a start writes.
@@ -214,6 +217,9 @@ type CommandRecord struct {
 	Message            string
 	ResultExecutionIDs []string
 	CreatedAt          time.Time
+	// Cause is what the sender reacted to (not stored with the command:
+	// only its events carry it).
+	Cause string
 	// drainedNow is set when a DRAIN found nothing to drain and ended the
 	// run at once, so the command is applied, not waiting.
 	drainedNow bool
@@ -302,4 +308,42 @@ type Queue interface {
 	Reap(ctx context.Context) (int, error)
 	// Source loads what the engine needs to run an execution's nodes.
 	Source(ctx context.Context, executionID string) (RunSource, error)
+}
+
+// AdmissionStore is what the scheduler limits read and lock, in the caller's
+// transaction (docs/adr/0007-scheduler-admission.md). A run holds a slot
+// while it is RUNNING, or PAUSED after it was admitted; a run waits while it
+// is PENDING.
+type AdmissionStore interface {
+	// Bounds returns the maxRunning of a session and of one of its
+	// workflows (0: none; a missing one reads 0) and, when serverLimited
+	// is set or either bound is above 0, takes the admission lock in the
+	// same statement. The lock is held until the transaction ends, so the
+	// caller's next statements see every admission committed before it.
+	Bounds(ctx context.Context, sessionID, workflowID string, serverLimited bool) (sessionMax, workflowMax int, err error)
+	// Lock takes the admission lock until the transaction ends: every
+	// transaction that admits a run under a limit, on every instance,
+	// holds it while it counts and admits.
+	Lock(ctx context.Context) error
+	// Counts counts the runs holding a slot and the runs waiting: of one
+	// session, or of the whole server when all is set.
+	Counts(ctx context.Context, sessionID string, all bool) (held, waiting execution.Tally, err error)
+	// Held counts the runs holding a slot on the whole server.
+	Held(ctx context.Context) (execution.Tally, error)
+	// Waiting lists up to n waiting runs whose start position is after
+	// after, in start order, with the bounds of their session and workflow
+	// as they are now.
+	Waiting(ctx context.Context, after int64, n int) ([]WaitingRun, error)
+	// MarkReserved records that a new run asks for the reserved pool.
+	MarkReserved(ctx context.Context, executionID string) error
+	// Admitted reports whether a run has held a slot (became RUNNING) at
+	// any time.
+	Admitted(ctx context.Context, executionID string) (bool, error)
+}
+
+// WaitingRun is a PENDING run in the queue.
+type WaitingRun struct {
+	execution.Candidate
+	// Seq is its start position.
+	Seq int64
 }

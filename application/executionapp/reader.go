@@ -23,15 +23,20 @@ type ExecutionView struct {
 
 // NodeView is one node of an ExecutionView.
 type NodeView struct {
-	NodeID, Type       string
-	Status             execution.NodeStatus
-	Received, Emitted  int64
-	Paused, StepMode   bool
-	Credits            int
-	Skipped            bool
-	Breakpoint         *execution.Breakpoint
-	Error              string
+	NodeID, Type      string
+	Status            execution.NodeStatus
+	Received, Emitted int64
+	Paused, StepMode  bool
+	Credits           int
+	Skipped           bool
+	Breakpoint        *execution.Breakpoint
+	Error             string
+	// StartedAt is when the node's plugin first started (zero when it never
+	// ran); EndedAt is set once the node has ended: when its last attempt
+	// finished, or when it ended if its plugin never ran. RunTime is the
+	// plugin's run time summed over attempts (the API's wallMs).
 	StartedAt, EndedAt time.Time
+	RunTime            time.Duration
 }
 
 // ExecutionSummary is an execution in a history list.

@@ -35,13 +35,15 @@ const (
 
 // StartExecution starts a run: one transaction writes the execution with its
 // definition snapshot, its nodes, one message per fed trigger node and an
-// ExecutionStarted event.
+// ExecutionStarted event. Under the scheduler limits (UseAdmission) a start
+// over a limit is written PENDING, its messages held, and waits for a slot.
 type StartExecution struct {
 	tx        Transactor
 	workflows WorkflowReader
 	catalog   session.Catalog
 	waker     Waker
 	await     *Await
+	admission *Admission
 	now       func() time.Time
 }
 
@@ -50,6 +52,11 @@ type StartExecution struct {
 func NewStartExecution(tx Transactor, w WorkflowReader, c session.Catalog, waker Waker, await *Await, now func() time.Time) *StartExecution {
 	return &StartExecution{tx: tx, workflows: w, catalog: c, waker: waker, await: await, now: now}
 }
+
+// UseAdmission makes starts obey the scheduler limits: a start over a
+// limit waits as PENDING until a slot frees. Without it (nil) every start
+// runs at once. Call it before the first start.
+func (uc *StartExecution) UseAdmission(a *Admission) { uc.admission = a }
 
 // StartInput is a start request.
 type StartInput struct {
@@ -63,6 +70,12 @@ type StartInput struct {
 	// WaitSecs (at most execution.MaxWait) blocks the answer until the run
 	// has ended or the wait runs out.
 	WaitSecs float64
+	// Pool is the slot pool the run asks for: execution.PoolReserved for
+	// the runs of workflow supervisors (so they run even while the server
+	// is at --max-running, up to --reserved-supervisor-slots at once), the
+	// normal pool otherwise. No door sets it: only the server's own
+	// supervisor engine starts runs in the reserved pool.
+	Pool execution.Pool
 }
 
 // StartResult is the started (or already started) execution.
@@ -87,6 +100,9 @@ func (uc *StartExecution) Handle(ctx context.Context, in StartInput) (StartResul
 	}
 	if !(in.WaitSecs >= 0 && in.WaitSecs <= execution.MaxWait.Seconds()) { // also refuses NaN
 		vs = append(vs, fault.Violation{Path: "wait", Message: fmt.Sprintf("must be between 0 and %d seconds, got %v", int(execution.MaxWait.Seconds()), in.WaitSecs)})
+	}
+	if !in.Pool.Valid() {
+		vs = append(vs, fault.Violation{Path: "pool", Message: fmt.Sprintf("%q is not a slot pool; use the normal pool or %q", in.Pool, execution.PoolReserved)})
 	}
 	if len(vs) > 0 {
 		return StartResult{}, &fault.ValidationError{Subject: "start request", Violations: vs}
@@ -118,9 +134,17 @@ func (uc *StartExecution) start(ctx context.Context, in StartInput) (StartResult
 		return StartResult{}, err
 	}
 	now := uc.now()
-	ex := execution.New(newID(), in.SessionID, in.WorkflowID, "", "", now)
+	runID := newID()
 	var res StartResult
+	var waits bool
 	err = uc.tx.WithinTx(ctx, func(ctx context.Context, st Stores) error {
+		// Placed first: when a limit applies, this takes the admission lock
+		// before the run takes its place in the queue (queue_seq).
+		ex, err := uc.admission.Place(ctx, st, PlaceInput{ID: runID, SessionID: in.SessionID, WorkflowID: in.WorkflowID, Pool: in.Pool, At: now})
+		if err != nil {
+			return err
+		}
+		waits = ex.Status() == execution.Pending
 		id, created, err := st.Executions.Insert(ctx, NewExecution{
 			ID: ex.ID(), SessionID: in.SessionID, WorkflowID: in.WorkflowID, Definition: def, Payload: in.Payload,
 			Actor: in.Actor, Channel: in.Channel, IdempotencyKey: in.IdempotencyKey, StartedAt: now, Status: ex.Status(),
@@ -136,10 +160,19 @@ func (uc *StartExecution) start(ctx context.Context, in StartInput) (StartResult
 		if !created {
 			return nil
 		}
+		if err := uc.admission.Reserve(ctx, st, id, in.Pool); err != nil {
+			return err
+		}
 		return seed(ctx, st, w, ex, in.SessionID, feed, in.Payload, nil, in.Actor, in.Channel, now)
 	})
 	if err != nil {
 		return StartResult{}, fmt.Errorf("start %s/%s: %w", in.SessionID, in.WorkflowID, err)
+	}
+	if waits && uc.admission != nil {
+		// It may have waited only behind runs that wait for another limit;
+		// the next pass decides.
+		uc.admission.Nudge()
+		return res, nil
 	}
 	wake(uc.waker)
 	return res, nil
@@ -214,13 +247,16 @@ func seed(ctx context.Context, st Stores, w session.Workflow, ex *execution.Exec
 	if err := st.Executions.InsertNodes(ctx, ex.ID(), nodes); err != nil {
 		return err
 	}
+	// A run that waits for a slot keeps its messages held, out of the
+	// claim's sight, until the scheduler admits it and opens its gates.
+	held := ex.Status() != execution.Running
 	var items []NewItem
 	for _, id := range feed {
-		items = append(items, NewItem{ExecutionID: ex.ID(), NodeID: id, Payload: payload, AvailableAt: now})
+		items = append(items, NewItem{ExecutionID: ex.ID(), NodeID: id, Payload: payload, AvailableAt: now, Held: held})
 	}
 	for id, ins := range inputs {
 		for _, p := range ins {
-			items = append(items, NewItem{ExecutionID: ex.ID(), NodeID: id, Payload: p, AvailableAt: now})
+			items = append(items, NewItem{ExecutionID: ex.ID(), NodeID: id, Payload: p, AvailableAt: now, Held: held})
 		}
 	}
 	if len(items) > 0 {

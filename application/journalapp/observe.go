@@ -17,8 +17,14 @@ import (
 )
 
 // The outbox event types that are decisions: operator commands, with their
-// actor, channel and cause. Every other event is an event record.
-var decisionTypes = map[string]bool{"CommandAccepted": true, "CommandApplied": true, "CommandRejected": true}
+// actor, channel and cause, and supervisor directives that are not control
+// commands or were refused (the directive intake's DirectiveApplied and
+// DirectiveRejected). Every other event is an event record.
+var decisionTypes = map[string]bool{"CommandAccepted": true, "CommandApplied": true, "CommandRejected": true,
+	"DirectiveApplied": true, "DirectiveRejected": true}
+
+// directiveTypes are the decisions of the directive intake.
+var directiveTypes = map[string]bool{"DirectiveApplied": true, "DirectiveRejected": true}
 
 const eventExecutionStatusChanged = "ExecutionStatusChanged"
 
@@ -302,6 +308,9 @@ func Body(e SourceEvent) (journal.Kind, map[string]any) {
 	}
 	b["decision"] = "operator_command"
 	b["channel"] = e.Channel // present on decisions even when unknown ("")
+	if directiveTypes[e.Type] {
+		return journal.KindDecision, directiveBody(b, data)
+	}
 	cause := map[string]any{}
 	if id := str(data["commandId"]); id != "" {
 		cause["commandId"] = id
@@ -315,8 +324,31 @@ func Body(e SourceEvent) (journal.Kind, map[string]any) {
 	if a := str(data["action"]); a != "" {
 		cause["action"] = a
 	}
+	if c := str(data["cause"]); c != "" {
+		cause["signal"] = c // what a supervisor reacted to
+	}
 	b["cause"] = cause
 	return journal.KindDecision, b
+}
+
+// directiveBody completes the body of a supervisor directive's decision:
+// its cause is the directive's key, what the supervisor reacted to (signal:
+// a signal cursor), its reason and what became of it.
+func directiveBody(b, data map[string]any) map[string]any {
+	b["decision"] = "supervisor_directive"
+	cause := map[string]any{}
+	for from, to := range map[string]string{"key": "key", "cause": "signal", "reason": "reason", "message": "message"} {
+		if v := str(data[from]); v != "" {
+			cause[to] = v
+		}
+	}
+	if c, ok := data["command"].(map[string]any); ok {
+		if t := str(c["type"]); t != "" {
+			cause["command"] = t
+		}
+	}
+	b["cause"] = cause
+	return b
 }
 
 // jsonText is v as JSON text, for a value with no canonical form.

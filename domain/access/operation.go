@@ -25,6 +25,7 @@ const (
 	ManageCredentials                      // issue, rotate and revoke supervisor credentials
 	DecideApprovals                        // approve or deny a parked command
 	ReadMetrics                            // read /metrics
+	ReadSupervisors                        // list and read supervisors and the engine catalogue
 )
 
 // operations is the permission table: for each operation, its name, what it
@@ -50,6 +51,7 @@ var operations = [...]struct {
 	ManageCredentials: {"ManageCredentials", "manage credentials", Admin},
 	DecideApprovals:   {"DecideApprovals", "decide approvals", Admin},
 	ReadMetrics:       {"ReadMetrics", "read metrics", Viewer},
+	ReadSupervisors:   {"ReadSupervisors", "read supervisors", Viewer},
 }
 
 // Operations returns every operation, in declaration order.

@@ -10,6 +10,14 @@ import (
 // ErrFinished is matched when a command targets an execution that has ended.
 var ErrFinished = fmt.Errorf("execution: execution has finished: %w", fault.ErrConflict)
 
+// ErrQueued is matched when a command needs a run that has started, and the
+// run still waits for a slot (PENDING under the scheduler limits).
+var ErrQueued = fmt.Errorf("execution: execution waits for a slot: %w", fault.ErrConflict)
+
+// ErrNotQueued is matched when the scheduler admits a run that is not
+// waiting for a slot.
+var ErrNotQueued = fmt.Errorf("execution: execution is not waiting for a slot: %w", fault.ErrConflict)
+
 // Execution is one run of a workflow.
 type Execution struct {
 	id, sessionID, workflowID string
@@ -35,6 +43,14 @@ type State struct {
 func New(id, sessionID, workflowID, restartOf, fromNodeID string, at time.Time) *Execution {
 	return &Execution{id: id, sessionID: sessionID, workflowID: workflowID, status: Running,
 		restartOf: restartOf, fromNodeID: fromNodeID, startedAt: at}
+}
+
+// NewPending starts an execution that waits for a slot: a start over a
+// scheduler limit. It stays PENDING, its messages held, until Admit.
+func NewPending(id, sessionID, workflowID, restartOf, fromNodeID string, at time.Time) *Execution {
+	e := New(id, sessionID, workflowID, restartOf, fromNodeID, at)
+	e.status = Pending
+	return e
 }
 
 // Restore rebuilds a stored execution.
@@ -78,13 +94,33 @@ func (e *Execution) move(to Status, at time.Time) error {
 // Pause stops new claims; in-flight messages finish.
 func (e *Execution) Pause() error { return e.move(Paused, time.Time{}) }
 
-// Resume lets claims happen again.
+// Resume lets claims happen again. A PENDING run is refused: it has not
+// started, and only the scheduler starts it (Admit), in its turn.
 func (e *Execution) Resume() error {
 	if e.status == Running && !e.status.Terminal() {
 		return nil
 	}
+	if e.status == Pending {
+		return fault.Newf(ErrQueued, "execution %s is PENDING: it waits for a slot under the scheduler limits (GET /api/scheduler) "+
+			"and starts by itself, in start order, when one frees; there is nothing to resume. To drop it, STOP it", e.id)
+	}
 	return e.move(Running, time.Time{})
 }
+
+// Admit starts a run that waited for a slot: the scheduler found it one.
+// Only a PENDING run is admitted; admitting a RUNNING one changes nothing.
+func (e *Execution) Admit() error {
+	if e.status == Paused {
+		return fault.Newf(ErrNotQueued, "execution %s is PAUSED, not waiting for a slot; RESUME it", e.id)
+	}
+	return e.move(Running, time.Time{})
+}
+
+// Requeue puts a PAUSED run that never held a slot (it was paused while it
+// waited) back in the queue, for a RESUME: it is PENDING again, in its
+// first place, and starts when the scheduler admits it. Only the caller
+// knows whether the run held a slot.
+func (e *Execution) Requeue() error { return e.move(Pending, time.Time{}) }
 
 // StopEffect tells the runtime what a stop means for the work of the run.
 type StopEffect struct {

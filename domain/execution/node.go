@@ -26,8 +26,16 @@ type Node struct {
 	received   int64
 	emitted    int64
 	err        string
-	startedAt  time.Time
-	endedAt    time.Time
+	// startedAt is when the node's plugin first started (zero: it never
+	// ran); endedAt is when the node ended (zero: it is live): when its last
+	// attempt finished, or when it settled if its plugin never ran.
+	startedAt time.Time
+	endedAt   time.Time
+	// runTime is the plugin's run time summed over every attempt; the
+	// latest attempt (the one that finished last) ran from attemptStart to
+	// attemptEnd.
+	runTime                  time.Duration
+	attemptStart, attemptEnd time.Time
 }
 
 // NewNode is a node of a new execution.
@@ -45,6 +53,10 @@ type NodeState struct {
 	Received, Emitted  int64
 	Error              string
 	StartedAt, EndedAt time.Time
+	// RunTime is the plugin's run time summed over attempts;
+	// AttemptStartedAt and AttemptEndedAt bound the latest attempt.
+	RunTime                          time.Duration
+	AttemptStartedAt, AttemptEndedAt time.Time
 }
 
 // RestoreNode rebuilds a stored node.
@@ -56,14 +68,16 @@ func RestoreNode(s NodeState) (*Node, error) {
 	}
 	return &Node{id: s.ID, typ: s.Type, phase: s.Phase, paused: s.Paused, stepMode: s.StepMode, credits: s.Credits,
 		skipped: s.Skipped, parked: s.Parked, breakpoint: s.Breakpoint, received: s.Received, emitted: s.Emitted,
-		err: s.Error, startedAt: s.StartedAt, endedAt: s.EndedAt}, nil
+		err: s.Error, startedAt: s.StartedAt, endedAt: s.EndedAt, runTime: s.RunTime, attemptStart: s.AttemptStartedAt,
+		attemptEnd: s.AttemptEndedAt}, nil
 }
 
 // State returns the stored form.
 func (n *Node) State() NodeState {
 	return NodeState{ID: n.id, Type: n.typ, Phase: n.phase, Paused: n.paused, StepMode: n.stepMode, Credits: n.credits,
 		Skipped: n.skipped, Parked: n.parked, Breakpoint: n.breakpoint, Received: n.received, Emitted: n.emitted,
-		Error: n.err, StartedAt: n.startedAt, EndedAt: n.endedAt}
+		Error: n.err, StartedAt: n.startedAt, EndedAt: n.endedAt, RunTime: n.runTime, AttemptStartedAt: n.attemptStart,
+		AttemptEndedAt: n.attemptEnd}
 }
 
 // ID returns the node id.
@@ -185,13 +199,52 @@ func (n *Node) HitBreakpoint() error { return n.Pause() }
 
 // Stop ends the node: its queue is dropped and nothing more arrives.
 func (n *Node) Stop(at time.Time) error {
-	return n.change(func() { n.phase, n.endedAt = NodeStopped, at })
+	return n.change(func() { n.phase, n.endedAt = NodeStopped, n.end(at) })
 }
 
-// Processed records one message taken and n messages emitted.
-func (n *Node) Processed(at time.Time, emitted int) {
+// Ran records one attempt: the node's plugin ran on one message from start
+// to end, whatever came of it (a failure that will be retried, a timer, a
+// parked input, a success). StartedAt becomes the start of the earliest
+// attempt, RunTime grows by end − start, and the attempt that finished last
+// is the latest one. Times are kept to the microsecond, as they are stored,
+// so what is shown and what is journaled agree. A node that has ended
+// records nothing: what it shows never changes again.
+func (n *Node) Ran(start, end time.Time) {
+	if !n.Live() {
+		return
+	}
+	start, end = start.Truncate(time.Microsecond), end.Truncate(time.Microsecond)
+	end = later(start, end) // a wall clock stepped back: a run of 0
+	n.runTime += end.Sub(start)
+	if n.startedAt.IsZero() || start.Before(n.startedAt) {
+		n.startedAt = start
+	}
+	if !end.Before(n.attemptEnd) {
+		n.attemptStart, n.attemptEnd = start, end
+	}
+}
+
+// end is when a node ending at `at` ended: when its last attempt finished,
+// or at itself when its plugin never ran.
+func (n *Node) end(at time.Time) time.Time {
+	if !n.attemptEnd.IsZero() {
+		return n.attemptEnd
+	}
+	return at.Truncate(time.Microsecond)
+}
+
+func later(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return a
+	}
+	return b
+}
+
+// Processed records one message taken and n messages emitted. The first
+// one makes a PENDING node RUNNING.
+func (n *Node) Processed(emitted int) {
 	if n.phase == NodePending {
-		n.phase, n.startedAt = NodeRunning, at
+		n.phase = NodeRunning
 	}
 	n.received++
 	n.emitted += int64(emitted)
@@ -207,7 +260,7 @@ func (n *Node) ClearParked() { n.parked = 0 }
 
 // Fail ends the node with an error.
 func (n *Node) Fail(at time.Time, msg string) error {
-	return n.change(func() { n.phase, n.err, n.endedAt = NodeFailure, msg, at })
+	return n.change(func() { n.phase, n.err, n.endedAt = NodeFailure, msg, n.end(at) })
 }
 
 // Settle ends a node no message can reach any more: SUCCESS when it took
@@ -222,7 +275,7 @@ func (n *Node) Settle(at time.Time) {
 	default:
 		n.phase = NodeSuccess
 	}
-	n.endedAt = at
+	n.endedAt = n.end(at)
 }
 
 // Cut ends a node because its execution stopped or failed: STOPPED when it
@@ -236,7 +289,7 @@ func (n *Node) Cut(at time.Time, hadWork bool) {
 	} else {
 		n.phase = NodeStopped
 	}
-	n.endedAt = at
+	n.endedAt = n.end(at)
 }
 
 // MarkUpstreamSkipped is for restart-from-node: nodes before the restart
@@ -246,5 +299,5 @@ func (n *Node) MarkUpstreamSkipped(at time.Time) {
 	if !n.Live() {
 		return
 	}
-	n.phase, n.endedAt = NodeSkipped, at
+	n.phase, n.endedAt = NodeSkipped, n.end(at)
 }

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/yukta/yukta/domain/execution"
 	"github.com/yukta/yukta/domain/fault"
@@ -59,7 +60,8 @@ func TestRestoreNode(t *testing.T) {
 		t.Run(string(tt.phase), func(t *testing.T) {
 			t.Parallel()
 			s := execution.NodeState{ID: "fetch", Type: "T", Phase: tt.phase, Paused: true, StepMode: true, Credits: 2, Skipped: true,
-				Parked: 1, Breakpoint: bp, Received: 3, Emitted: 4, Error: "e", StartedAt: t0, EndedAt: t1}
+				Parked: 1, Breakpoint: bp, Received: 3, Emitted: 4, Error: "e", StartedAt: t0, EndedAt: t1,
+				RunTime: 1500 * time.Millisecond, AttemptStartedAt: t0.Add(time.Second), AttemptEndedAt: t1}
 			n, err := execution.RestoreNode(s)
 			if tt.wantErr {
 				if err == nil || !strings.Contains(err.Error(), `"fetch"`) {
@@ -328,7 +330,7 @@ func TestCreditsAndCounters(t *testing.T) {
 		{"step", func() { _ = n.Step() }, want{execution.NodePending, 1, 0, 0, 0, false}},
 		{"step again", func() { _ = n.Step() }, want{execution.NodePending, 2, 0, 0, 0, false}},
 		{"take one", take, want{execution.NodePending, 1, 0, 0, 0, true}},
-		{"processed starts, spends nothing", func() { n.Processed(t0, 3) }, want{execution.NodeRunning, 1, 0, 1, 3, true}},
+		{"processed starts, spends nothing", func() { n.Processed(3) }, want{execution.NodeRunning, 1, 0, 1, 3, true}},
 		{"park spends nothing", n.Park, want{execution.NodeWaiting, 1, 1, 1, 3, true}},
 		{"take the last", take, want{execution.NodeWaiting, 0, 1, 1, 3, true}},
 		{"take at zero", take, want{execution.NodeWaiting, 0, 1, 1, 3, false}},
@@ -336,7 +338,7 @@ func TestCreditsAndCounters(t *testing.T) {
 		{"unpark floors at zero", n.Unpark, want{execution.NodeWaiting, 0, 0, 1, 3, false}},
 		{"park twice", func() { n.Park(); n.Park() }, want{execution.NodeWaiting, 0, 2, 1, 3, false}},
 		{"clear parked", n.ClearParked, want{execution.NodeWaiting, 0, 0, 1, 3, false}},
-		{"processed later keeps the start time", func() { n.Processed(t1, 0) }, want{execution.NodeWaiting, 0, 0, 2, 3, false}},
+		{"processed again", func() { n.Processed(0) }, want{execution.NodeWaiting, 0, 0, 2, 3, false}},
 		{"disable step", func() { _ = n.DisableStep() }, want{execution.NodeRunning, 0, 0, 2, 3, false}},
 	}
 	for _, s := range steps { // sequential: one node, in order
@@ -347,8 +349,8 @@ func TestCreditsAndCounters(t *testing.T) {
 			t.Fatalf("%s: got %+v, want %+v", s.name, got, s.want)
 		}
 	}
-	if st := n.State(); !st.StartedAt.Equal(t0) {
-		t.Errorf("StartedAt got %v, want %v (the first Processed)", st.StartedAt, t0)
+	if st := n.State(); !st.StartedAt.IsZero() || st.RunTime != 0 {
+		t.Errorf("StartedAt got %v and RunTime %v, want none: no plugin ran (Ran records that)", st.StartedAt, st.RunTime)
 	}
 }
 
@@ -496,6 +498,88 @@ func TestMarkUpstreamSkipped(t *testing.T) {
 			}
 			if got := n.State().EndedAt; !got.Equal(wantEnd) {
 				t.Errorf("MarkUpstreamSkipped: got endedAt %v, want %v", got, wantEnd)
+			}
+		})
+	}
+}
+
+// TestNodeRan follows one node through its plugin's attempts: StartedAt is
+// the first attempt's start, RunTime sums the attempts (not the gaps between
+// them), and the node's end is its last attempt's end, not the moment it
+// settled.
+func TestNodeRan(t *testing.T) {
+	t.Parallel()
+	ms := time.Millisecond
+	n := execution.NewNode("fetch", "HTTP_REQUEST")
+	type want struct {
+		started, attemptStart, attemptEnd, ended time.Time
+		run                                      time.Duration
+	}
+	steps := []struct {
+		name string
+		do   func()
+		want want
+	}{
+		{"a failed attempt that will be retried", func() { n.Ran(t0, t0.Add(50*ms)) },
+			want{t0, t0, t0.Add(50 * ms), time.Time{}, 50 * ms}},
+		{"the retry, after a backoff", func() { n.Ran(t0.Add(time.Second), t0.Add(time.Second+30*ms)) },
+			want{t0, t0.Add(time.Second), t0.Add(time.Second + 30*ms), time.Time{}, 80 * ms}},
+		{"an attempt that finished earlier, committed later", func() { n.Ran(t0.Add(10*ms), t0.Add(20*ms)) },
+			want{t0, t0.Add(time.Second), t0.Add(time.Second + 30*ms), time.Time{}, 90 * ms}},
+		{"nanoseconds are cut to the microsecond, as stored", func() {
+			n.Ran(t0.Add(2*time.Second+1500), t0.Add(2*time.Second+2*ms+999))
+		}, want{t0, t0.Add(2*time.Second + time.Microsecond), t0.Add(2*time.Second + 2*ms), time.Time{}, 92*ms - time.Microsecond}},
+		{"a wall clock stepped back is a run of 0", func() { n.Ran(t0.Add(3*time.Second), t0.Add(2*time.Second)) },
+			want{t0, t0.Add(3 * time.Second), t0.Add(3 * time.Second), time.Time{}, 92*ms - time.Microsecond}},
+		{"processed and settled a minute later: ended when the last attempt did", func() { n.Processed(1); n.Settle(t1) },
+			want{t0, t0.Add(3 * time.Second), t0.Add(3 * time.Second), t0.Add(3 * time.Second), 92*ms - time.Microsecond}},
+		{"an ended node records nothing", func() { n.Ran(t1, t1.Add(time.Second)) },
+			want{t0, t0.Add(3 * time.Second), t0.Add(3 * time.Second), t0.Add(3 * time.Second), 92*ms - time.Microsecond}},
+	}
+	for _, s := range steps { // sequential: one node, in order
+		s.do()
+		st := n.State()
+		got := want{st.StartedAt, st.AttemptStartedAt, st.AttemptEndedAt, st.EndedAt, st.RunTime}
+		if !got.started.Equal(s.want.started) || !got.attemptStart.Equal(s.want.attemptStart) ||
+			!got.attemptEnd.Equal(s.want.attemptEnd) || !got.ended.Equal(s.want.ended) || got.run != s.want.run {
+			t.Fatalf("%s: got %+v, want %+v", s.name, got, s.want)
+		}
+	}
+	if n.Status() != execution.NodeSuccess {
+		t.Errorf("status got %s, want SUCCESS", n.Status())
+	}
+}
+
+// TestNodeEndsWhenItsLastAttemptDid: every way a node ends takes its last
+// attempt's end when its plugin ran, and the moment it ended when it never
+// did.
+func TestNodeEndsWhenItsLastAttemptDid(t *testing.T) {
+	t.Parallel()
+	ran := t0.Add(10 * time.Second)
+	at := t1.Add(123456789) // not whole microseconds: the end is cut as stored
+	ends := []struct {
+		name string
+		do   func(n *execution.Node)
+	}{
+		{"stop", func(n *execution.Node) { _ = n.Stop(at) }},
+		{"fail", func(n *execution.Node) { _ = n.Fail(at, "boom") }},
+		{"settle", func(n *execution.Node) { n.Settle(at) }},
+		{"cut", func(n *execution.Node) { n.Cut(at, true) }},
+		{"mark upstream skipped", func(n *execution.Node) { n.MarkUpstreamSkipped(at) }},
+	}
+	for _, e := range ends {
+		t.Run(e.name, func(t *testing.T) {
+			t.Parallel()
+			never := execution.NewNode("a", "LOG")
+			e.do(never)
+			if got, want := never.State().EndedAt, at.Truncate(time.Microsecond); !got.Equal(want) {
+				t.Errorf("never ran: endedAt got %v, want %v", got, want)
+			}
+			n := execution.NewNode("b", "LOG")
+			n.Ran(t0, ran)
+			e.do(n)
+			if got := n.State().EndedAt; !got.Equal(ran) {
+				t.Errorf("ran: endedAt got %v, want %v (its last attempt's end)", got, ran)
 			}
 		})
 	}

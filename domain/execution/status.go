@@ -30,7 +30,7 @@ const (
 var statusNext = map[Status][]Status{
 	Pending: {Running, Paused, Stopped, Failure},
 	Running: {Paused, Success, Failure, Stopped},
-	Paused:  {Running, Success, Stopped, Failure},
+	Paused:  {Running, Pending, Success, Stopped, Failure},
 }
 
 // Statuses lists every execution status.

@@ -24,25 +24,32 @@ var (
 var wantNext = map[execution.Status][]execution.Status{
 	execution.Pending: {execution.Running, execution.Paused, execution.Stopped, execution.Failure},
 	execution.Running: {execution.Paused, execution.Success, execution.Failure, execution.Stopped},
-	execution.Paused:  {execution.Running, execution.Success, execution.Stopped, execution.Failure},
+	execution.Paused:  {execution.Running, execution.Pending, execution.Success, execution.Stopped, execution.Failure},
 }
 
 // move is one public method that asks for a move to a given status.
+// refused names a status the table allows the move from but the method
+// refuses anyway, with the sentinel it matches.
 type move struct {
-	name string
-	to   execution.Status
-	do   func(*execution.Execution) error
+	name    string
+	to      execution.Status
+	do      func(*execution.Execution) error
+	refused map[execution.Status]error
 }
 
-// moves covers every target a method can ask for. No method moves an
-// execution to PENDING: PENDING has no incoming transition.
+// moves covers every target a method can ask for. Only Requeue moves an
+// execution to PENDING (a run paused while it waited for a slot).
 var moves = []move{
-	{"Pause", execution.Paused, (*execution.Execution).Pause},
-	{"Resume", execution.Running, (*execution.Execution).Resume},
-	{"Complete", execution.Success, func(e *execution.Execution) error { return e.Complete(t1) }},
-	{"Fail", execution.Failure, func(e *execution.Execution) error { return e.Fail(t1, "boom") }},
-	{"Stop(CANCEL)", execution.Stopped, func(e *execution.Execution) error { _, err := e.Stop(execution.Cancel, t1); return err }},
-	{"Stop(KILL)", execution.Stopped, func(e *execution.Execution) error { _, err := e.Stop(execution.Kill, t1); return err }},
+	{"Pause", execution.Paused, (*execution.Execution).Pause, nil},
+	// A PENDING run is started by the scheduler, in its turn, never by RESUME.
+	{"Resume", execution.Running, (*execution.Execution).Resume, map[execution.Status]error{execution.Pending: execution.ErrQueued}},
+	// The scheduler admits only a run that waits; a paused one is resumed.
+	{"Admit", execution.Running, (*execution.Execution).Admit, map[execution.Status]error{execution.Paused: execution.ErrNotQueued}},
+	{"Requeue", execution.Pending, (*execution.Execution).Requeue, nil},
+	{"Complete", execution.Success, func(e *execution.Execution) error { return e.Complete(t1) }, nil},
+	{"Fail", execution.Failure, func(e *execution.Execution) error { return e.Fail(t1, "boom") }, nil},
+	{"Stop(CANCEL)", execution.Stopped, func(e *execution.Execution) error { _, err := e.Stop(execution.Cancel, t1); return err }, nil},
+	{"Stop(KILL)", execution.Stopped, func(e *execution.Execution) error { _, err := e.Stop(execution.Kill, t1); return err }, nil},
 }
 
 func restoreExecution(t *testing.T, s execution.State) *execution.Execution {
@@ -75,6 +82,10 @@ func TestExecutionTransitionTable(t *testing.T) {
 					}
 					if got != from || !e.State().EndedAt.IsZero() {
 						t.Errorf("%s from %s: got status %s ended %v, want %s unchanged", m.name, from, got, e.State().EndedAt, from)
+					}
+				case m.refused[from] != nil:
+					if !errors.Is(err, m.refused[from]) || !errors.Is(err, fault.ErrConflict) || got != from {
+						t.Errorf("%s from %s: got (%s, %v), want (%s, an error matching %v)", m.name, from, got, err, from, m.refused[from])
 					}
 				case from == m.to:
 					if err != nil || got != from {
@@ -222,7 +233,7 @@ func TestExecutionDiagramMatchesTable(t *testing.T) {
 			return err
 		}
 		return e.Complete(t1)
-	}})
+	}, nil})
 	for _, from := range execution.Statuses {
 		for _, m := range all {
 			e := restoreExecution(t, execution.State{Status: from})

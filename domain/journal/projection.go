@@ -70,8 +70,9 @@ type Counts struct {
 // NodeView is one node as its NodeStatusChanged events describe it.
 type NodeView struct {
 	ID string `json:"id"`
-	// Status is done after SUCCESS, down after FAILURE or STOPPED, running
-	// otherwise.
+	// Status is done after SUCCESS and once a SKIPPED node has settled
+	// (SettledAt is set), down after FAILURE or STOPPED, running otherwise
+	// (a node under SKIP that may still be unskipped is running).
 	Status Status `json:"status"`
 	// EngineStatus is the last status a NodeStatusChanged named (PENDING,
 	// RUNNING, …, SKIPPED, SUCCESS, FAILURE, STOPPED).
@@ -80,9 +81,18 @@ type NodeView struct {
 	// Received and Emitted are the counts the last NodeStatusChanged carried.
 	Received *int64 `json:"received,omitempty"`
 	Emitted  *int64 `json:"emitted,omitempty"`
-	// StartedAt is the first time the node left PENDING; SettledAt the first
-	// time it reached a terminal status (SUCCESS, FAILURE, STOPPED); WallMs is
-	// SettledAt − StartedAt in milliseconds, present only when both are.
+	// StartedAt, SettledAt and WallMs are the node's startedAt, endedAt and
+	// wallMs as the status API shows them, from the last NodeStatusChanged
+	// that carried them: when its plugin first started (absent if it never
+	// ran), when the node ended (its last attempt's end, or when it ended if
+	// its plugin never ran; absent while it is live), and the plugin's run
+	// time summed over attempts. Events written before nodes were timed
+	// carry none of these: then StartedAt is the first time the node left
+	// PENDING, SettledAt the first time it reached a terminal status (for a
+	// SKIPPED node of a settled run, its last change to SKIPPED), both as
+	// the events' times, and WallMs is SettledAt − StartedAt when both are
+	// known. A node a restart from a node starts SKIPPED has SettledAt at the
+	// start and WallMs 0.
 	StartedAt *time.Time `json:"startedAt,omitempty"`
 	SettledAt *time.Time `json:"settledAt,omitempty"`
 	WallMs    *int64     `json:"wallMs,omitempty"`
@@ -104,6 +114,16 @@ type span struct {
 	events, decisions int
 }
 
+// nodeFold is one node while its records are folded.
+type nodeFold struct {
+	view NodeView
+	// timed: the last NodeStatusChanged carried the node's timing.
+	timed bool
+	// skippedAt is when the node last changed to SKIPPED (untimed events:
+	// it settles there if the run settles).
+	skippedAt *time.Time
+}
+
 func newCounts() Counts { return Counts{ByTarget: map[string]int{}, ByType: map[string]int{}} }
 
 func (c *Counts) add(target, typ string) {
@@ -116,13 +136,14 @@ func (c *Counts) add(target, typ string) {
 // read model, rebuildable at any time; it does not verify the chain (call
 // Verify first: a projection of an unverified journal proves nothing).
 //
-// Times of status changes come from the event's own "at" (when the engine
-// made the change); an event without a readable "at" uses the record's
-// observedAt. Bodies that do not look like engine events are counted and
-// otherwise ignored.
+// A node's timing comes from its NodeStatusChanged data (see NodeView);
+// other times of status changes come from the event's own "at" (when the
+// engine made the change), and an event without a readable "at" uses the
+// record's observedAt. Bodies that do not look like engine events are
+// counted and otherwise ignored.
 func Project(records []Record) Projection {
 	p := Projection{Run: RunView{Status: StatusRunning, Events: newCounts(), Decisions: newCounts()}}
-	nodes := map[string]*NodeView{}
+	nodes := map[string]*nodeFold{}
 	spans := map[string]*span{}
 	for i := range records {
 		r := &records[i]
@@ -182,9 +203,10 @@ func Project(records []Record) Projection {
 				if id == "" || nodes[id] != nil {
 					continue
 				}
-				var zero, zero2 int64
-				nodes[id] = &NodeView{ID: id, Status: coarse(string(execution.NodeSkipped)),
-					EngineStatus: string(execution.NodeSkipped), Received: &zero, Emitted: &zero2}
+				var zero, zero2, zero3 int64
+				settled := when
+				nodes[id] = &nodeFold{timed: true, view: NodeView{ID: id, EngineStatus: string(execution.NodeSkipped),
+					Received: &zero, Emitted: &zero2, SettledAt: &settled, WallMs: &zero3}}
 				if spans[id] == nil {
 					spans[id] = &span{first: r.Sequence, last: r.Sequence, firstAt: r.ObservedAt, lastAt: r.ObservedAt}
 				}
@@ -194,21 +216,28 @@ func Project(records []Record) Projection {
 		case typ == eventNodeStatusChanged && nodeID != "":
 			n := nodes[nodeID]
 			if n == nil {
-				n = &NodeView{ID: nodeID, Status: StatusRunning}
+				n = &nodeFold{view: NodeView{ID: nodeID}}
 				nodes[nodeID] = n
 			}
-			foldNode(n, data, when)
+			n.fold(data, when)
 		}
 	}
 	p.Nodes = make([]NodeView, 0, len(nodes))
-	for id, n := range nodes {
+	for id, f := range nodes {
+		n := &f.view
 		sp := spans[id]
 		n.FirstSequence, n.LastSequence, n.FirstObservedAt, n.LastObservedAt = sp.first, sp.last, sp.firstAt, sp.lastAt
 		n.EventCount, n.DecisionCount = sp.events, sp.decisions
-		if n.StartedAt != nil && n.SettledAt != nil {
+		// A node a settled run left SKIPPED has settled too, whether or not
+		// its events said so.
+		if n.SettledAt == nil && n.EngineStatus == string(execution.NodeSkipped) && p.Run.SettledAt != nil {
+			n.SettledAt = f.skippedAt
+		}
+		if !f.timed && n.StartedAt != nil && n.SettledAt != nil {
 			ms := n.SettledAt.Sub(*n.StartedAt).Milliseconds()
 			n.WallMs = &ms
 		}
+		n.Status = nodeStatus(n.EngineStatus, n.SettledAt != nil)
 		p.Nodes = append(p.Nodes, *n)
 	}
 	slices.SortFunc(p.Nodes, func(a, b NodeView) int { return strings.Compare(a.ID, b.ID) })
@@ -230,13 +259,16 @@ func foldRun(run *RunView, data map[string]any, when time.Time) {
 	}
 }
 
-func foldNode(n *NodeView, data map[string]any, when time.Time) {
+// fold reads one NodeStatusChanged. An event with the node's timing (it
+// always has wallMs) states the node's startedAt, endedAt and wallMs as they
+// were after the change; an older one leaves them to the events' times.
+func (f *nodeFold) fold(data map[string]any, when time.Time) {
+	n := &f.view
 	to := str(data["to"])
 	if to == "" {
 		return
 	}
 	n.EngineStatus = to
-	n.Status = coarse(to)
 	if e := str(data["error"]); e != "" {
 		n.Error = e
 	}
@@ -246,6 +278,18 @@ func foldNode(n *NodeView, data map[string]any, when time.Time) {
 	if v, ok := integer(data["emitted"]); ok {
 		n.Emitted = &v
 	}
+	if to == string(execution.NodeSkipped) {
+		f.skippedAt = &when
+	}
+	if wall, ok := integer(data["wallMs"]); ok {
+		f.timed = true
+		n.WallMs = &wall
+		n.StartedAt, n.SettledAt = timeAt(data["startedAt"]), timeAt(data["endedAt"])
+		return
+	}
+	if f.timed {
+		return // an untimed event after timed ones: the timing stands
+	}
 	if n.StartedAt == nil && to != string(execution.NodePending) {
 		n.StartedAt = &when
 	}
@@ -254,12 +298,38 @@ func foldNode(n *NodeView, data map[string]any, when time.Time) {
 	}
 }
 
-// coarse maps an engine status to the projection status.
+// timeAt reads an RFC 3339 time, or nil.
+func timeAt(v any) *time.Time {
+	t, err := time.Parse(time.RFC3339Nano, str(v))
+	if err != nil {
+		return nil
+	}
+	t = t.UTC()
+	return &t
+}
+
+// coarse maps an execution status to the projection status.
 func coarse(engine string) Status {
 	switch engine {
 	case string(execution.Success):
 		return StatusDone
 	case string(execution.Failure), string(execution.Stopped):
+		return StatusDown
+	}
+	return StatusRunning
+}
+
+// nodeStatus maps a node's engine status to the projection status: a
+// SKIPPED node that has settled is done, like a SUCCESS.
+func nodeStatus(engine string, settled bool) Status {
+	switch execution.NodeStatus(engine) {
+	case execution.NodeSuccess:
+		return StatusDone
+	case execution.NodeSkipped:
+		if settled {
+			return StatusDone
+		}
+	case execution.NodeFailure, execution.NodeStopped:
 		return StatusDown
 	}
 	return StatusRunning

@@ -92,11 +92,12 @@ func TestProjectStoppedRun(t *testing.T) {
 		b.FirstSequence != 4 || b.LastSequence != 10 {
 		t.Errorf("b: %+v", b)
 	}
-	// c was skipped: it left PENDING, but SKIPPED is not terminal, so it has
-	// no settledAt and no wallMs (not a zero).
-	if c.Status != StatusRunning || c.EngineStatus != "SKIPPED" || c.StartedAt == nil || c.SettledAt != nil ||
-		c.WallMs != nil || *c.Received != 0 {
-		t.Errorf("c: %+v", c)
+	// c was left SKIPPED by a run that has ended: it will never run again,
+	// so it is done, settled where it became SKIPPED (these events carry no
+	// timing, so the events' times stand in).
+	if c.Status != StatusDone || c.EngineStatus != "SKIPPED" || c.SettledAt == nil || !c.SettledAt.Equal(t0.Add(4*time.Second)) ||
+		c.WallMs == nil || *c.WallMs != 0 || *c.Received != 0 {
+		t.Errorf("c: %+v, want done, settled at %v", c, t0.Add(4*time.Second))
 	}
 	raw, err := json.Marshal(p)
 	if err != nil {
@@ -105,12 +106,6 @@ func TestProjectStoppedRun(t *testing.T) {
 	var doc struct{ Nodes []map[string]any }
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		t.Fatal(err)
-	}
-	if _, has := doc.Nodes[2]["wallMs"]; has {
-		t.Errorf("c's absent wallMs is in the JSON: %s", raw)
-	}
-	if _, has := doc.Nodes[2]["settledAt"]; has {
-		t.Errorf("c's absent settledAt is in the JSON: %s", raw)
 	}
 	if got, _ := doc.Nodes[0]["wallMs"].(float64); got != 2250 {
 		t.Errorf("a's wallMs in JSON: %s", raw)
@@ -229,7 +224,121 @@ func TestProjectRestartFromNode(t *testing.T) {
 	if a.ID != "a" || a.EngineStatus != "SKIPPED" || a.Received == nil || *a.Received != 0 || a.StartedAt != nil || a.FirstSequence != 1 || a.EventCount != 0 {
 		t.Fatalf("a = %+v, want SKIPPED from the start event, never started", a)
 	}
+	// It will not run in this execution: done, settled at the start, and
+	// its plugin ran for 0 ms (as the status API shows it).
+	if a.Status != StatusDone || a.SettledAt == nil || !a.SettledAt.Equal(t0) || a.WallMs == nil || *a.WallMs != 0 {
+		t.Fatalf("a = %+v, want done, settled at %v with wallMs 0", a, t0)
+	}
 	if b := p.Nodes[1]; b.EngineStatus != "SUCCESS" || b.FirstSequence != 1 || b.LastSequence != 4 || b.EventCount != 1 {
 		t.Fatalf("b = %+v", b)
+	}
+}
+
+// timedChange is a NodeStatusChanged as the engine writes it now: with the
+// node's timing as the status API shows it (startedAt, endedAt, wallMs) and
+// the latest attempt when the change recorded one.
+func timedChange(from, to string, received, emitted int, started, ended *time.Duration, wallMs int64, attempt ...time.Duration) map[string]any {
+	d := nodeChange(from, to, received, emitted)
+	d["wallMs"] = wallMs
+	if started != nil {
+		d["startedAt"] = t0.Add(*started).Format(time.RFC3339Nano)
+	}
+	if ended != nil {
+		d["endedAt"] = t0.Add(*ended).Format(time.RFC3339Nano)
+	}
+	if len(attempt) == 2 {
+		d["attemptStartedAt"] = t0.Add(attempt[0]).Format(time.RFC3339Nano)
+		d["attemptEndedAt"] = t0.Add(attempt[1]).Format(time.RFC3339Nano)
+		d["attemptWallMs"] = (attempt[1] - attempt[0]).Milliseconds()
+	}
+	return d
+}
+
+func dur(d time.Duration) *time.Duration { return &d }
+
+// TestProjectNodeTiming: with timed events the projection shows each node's
+// plugin timing, not the times of the events. The failing node's attempts
+// ran 50 ms and 80 ms, and its events were committed at one instant (the
+// commit), so times taken from the events would say 0.
+func TestProjectNodeTiming(t *testing.T) {
+	ms := time.Millisecond
+	recs := journalOf(t, "e-1",
+		ev(1, "ExecutionStarted", "", 0, map[string]any{}),
+		ev(2, "ExecutionStatusChanged", "", 0, map[string]any{"from": "PENDING", "to": "RUNNING"}),
+		// boom: attempt 1 (100–150 ms) failed and was retried without a
+		// status change; attempt 2 (1100–1180 ms) failed for good.
+		ev(3, "NodeStatusChanged", "boom", 1200*ms, timedChange("PENDING", "FAILURE", 1, 0, dur(100*ms), dur(1180*ms), 130,
+			1100*ms, 1180*ms)),
+		// quick: ran for less than a millisecond, then settled.
+		ev(4, "NodeStatusChanged", "quick", 1200*ms, timedChange("PENDING", "SUCCESS", 1, 1, dur(10*ms), dur(10*ms+400*time.Microsecond), 0,
+			10*ms, 10*ms+400*time.Microsecond)),
+		// never: no message reached it; it settled SKIPPED.
+		ev(5, "NodeStatusChanged", "never", 1200*ms, timedChange("PENDING", "SKIPPED", 0, 0, nil, dur(1200*ms), 0)),
+		// held: SKIP while the run went on: SKIPPED, but live.
+		ev(6, "NodeStatusChanged", "held", 300*ms, timedChange("PENDING", "SKIPPED", 0, 0, nil, nil, 0)),
+	)
+	p := Project(recs)
+	if len(p.Nodes) != 4 {
+		t.Fatalf("nodes: %+v", p.Nodes)
+	}
+	boom, held, never, quick := p.Nodes[0], p.Nodes[1], p.Nodes[2], p.Nodes[3]
+	if boom.Status != StatusDown || boom.StartedAt == nil || !boom.StartedAt.Equal(t0.Add(100*ms)) ||
+		boom.SettledAt == nil || !boom.SettledAt.Equal(t0.Add(1180*ms)) || boom.WallMs == nil || *boom.WallMs != 130 {
+		t.Errorf("boom: got %+v; want down, started %v, settled %v (its last attempt's end), wallMs 130",
+			boom, t0.Add(100*ms), t0.Add(1180*ms))
+	}
+	if quick.Status != StatusDone || quick.WallMs == nil || *quick.WallMs != 0 || !quick.SettledAt.Equal(t0.Add(10*ms+400*time.Microsecond)) {
+		t.Errorf("quick: got %+v; want done with a measured 0 ms", quick)
+	}
+	if never.Status != StatusDone || never.StartedAt != nil || never.SettledAt == nil || !never.SettledAt.Equal(t0.Add(1200*ms)) ||
+		never.WallMs == nil || *never.WallMs != 0 {
+		t.Errorf("never: got %+v; want done (settled SKIPPED), never started, wallMs 0", never)
+	}
+	if held.Status != StatusRunning || held.EngineStatus != "SKIPPED" || held.SettledAt != nil || held.StartedAt != nil {
+		t.Errorf("held: got %+v; want running: a node under SKIP may still be unskipped", held)
+	}
+	raw, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct{ Nodes []map[string]any }
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, absent := range []string{"settledAt", "startedAt"} {
+		if _, has := doc.Nodes[1][absent]; has {
+			t.Errorf("held's absent %s is in the JSON: %s", absent, raw)
+		}
+	}
+	if w, has := doc.Nodes[2]["wallMs"]; !has || w != 0.0 {
+		t.Errorf("never's wallMs 0 is not in the JSON: %s", raw)
+	}
+
+	// The run ends: the node under SKIP is cut, and its last event says
+	// it ended; the projection follows.
+	recs = journalOf(t, "e-1",
+		ev(1, "NodeStatusChanged", "held", 300*ms, timedChange("PENDING", "SKIPPED", 0, 0, nil, nil, 0)),
+		ev(2, "NodeStatusChanged", "held", 2*time.Second, timedChange("SKIPPED", "SKIPPED", 0, 0, nil, dur(2*time.Second), 0)),
+		ev(3, "ExecutionStatusChanged", "", 2*time.Second, map[string]any{"from": "RUNNING", "to": "SUCCESS"}),
+	)
+	if held := Project(recs).Nodes[0]; held.Status != StatusDone || held.SettledAt == nil || !held.SettledAt.Equal(t0.Add(2*time.Second)) {
+		t.Errorf("held after the run: got %+v; want done, settled at %v", held, t0.Add(2*time.Second))
+	}
+}
+
+// TestProjectTimingFollowsTheLastEvent: the timing is the node's as of its
+// last event, so attempts that changed no status still count once a later
+// event carries them; an older event without timing after timed ones (a
+// journal that spans a downgrade) does not undo it.
+func TestProjectTimingFollowsTheLastEvent(t *testing.T) {
+	ms := time.Millisecond
+	recs := journalOf(t, "e-1",
+		ev(1, "NodeStatusChanged", "a", 60*ms, timedChange("PENDING", "RUNNING", 1, 1, dur(10*ms), nil, 50, 10*ms, 60*ms)),
+		ev(2, "NodeStatusChanged", "a", 900*ms, timedChange("RUNNING", "PAUSED", 3, 3, dur(10*ms), nil, 170)),
+		ev(3, "NodeStatusChanged", "a", 950*ms, nodeChange("PAUSED", "RUNNING", 3, 3)),
+	)
+	a := Project(recs).Nodes[0]
+	if a.Status != StatusRunning || a.WallMs == nil || *a.WallMs != 170 || !a.StartedAt.Equal(t0.Add(10*ms)) || a.SettledAt != nil {
+		t.Errorf("a: got %+v; want running, started %v, wallMs 170, not settled", a, t0.Add(10*ms))
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -141,7 +142,7 @@ func (r *reader) array(m map[string]any, key, path string, required bool, max in
 }
 
 func (r *reader) session(v any, o ParseOptions) Session {
-	m := r.object(v, "", "sessionId", "name", "description", "initiator", "tags", "projectPath", "workflows")
+	m := r.object(v, "", "sessionId", "name", "description", "initiator", "tags", "projectPath", "limits", "workflows")
 	if m == nil {
 		return Session{}
 	}
@@ -164,6 +165,7 @@ func (r *reader) session(v any, o ParseOptions) Session {
 	s.description = r.str(m, "description", "", false, MaxTextLen)
 	s.initiator = r.str(m, "initiator", "", false, MaxTextLen)
 	s.projectPath = r.str(m, "projectPath", "", false, MaxPathLen)
+	s.limits = r.limits(m, "")
 	for i, t := range r.array(m, "tags", "", false, MaxTags) {
 		p := fmt.Sprintf("tags[%d]", i)
 		ts, ok := t.(string)
@@ -198,13 +200,14 @@ func (r *reader) session(v any, o ParseOptions) Session {
 }
 
 func (r *reader) workflow(v any, path string) Workflow {
-	m := r.object(v, path, "workflowId", "description", "nodes", "edges")
+	m := r.object(v, path, "workflowId", "description", "limits", "nodes", "edges")
 	if m == nil {
 		return Workflow{}
 	}
 	w := Workflow{
 		id:          r.id(m, "workflowId", path, "workflow"),
 		description: r.str(m, "description", path, false, MaxDescriptionLen),
+		limits:      r.limits(m, path),
 	}
 	label := fmt.Sprintf("workflow %q", w.id)
 	nodes := r.array(m, "nodes", path, true, MaxNodes)
@@ -227,6 +230,35 @@ func (r *reader) workflow(v any, path string) Workflow {
 		w.edges = append(w.edges, r.edge(ev, fmt.Sprintf("%s.edges[%d]", path, i)))
 	}
 	return w
+}
+
+// limits reads the optional "limits" object of a session or a workflow:
+// {"maxRunning": n}, n a whole number from 0 (no bound) to
+// MaxRunningLimit.
+func (r *reader) limits(m map[string]any, path string) Limits {
+	v, ok := m["limits"]
+	if !ok || v == nil {
+		return Limits{}
+	}
+	p := join(path, "limits")
+	lm := r.object(v, p, "maxRunning")
+	if lm == nil {
+		return Limits{}
+	}
+	var l Limits
+	if mv, ok := lm["maxRunning"]; ok && mv != nil {
+		n, isNum := mv.(json.Number)
+		f, err := n.Float64()
+		switch {
+		case !isNum:
+			r.add(join(p, "maxRunning"), "must be a number, got %s", kind(mv))
+		case err != nil || f != math.Trunc(f) || f < 0 || f > MaxRunningLimit:
+			r.add(join(p, "maxRunning"), "is %s; it must be a whole number from 0 (no limit) to %d", n, MaxRunningLimit)
+		default:
+			l.MaxRunning = int(f)
+		}
+	}
+	return l
 }
 
 func (r *reader) node(v any, path string) Node {
@@ -397,6 +429,9 @@ func cycles(nodes []Node, adj map[string][]string) [][]string {
 func warnings(s Session, c Catalog) []string {
 	out := []string{}
 	for _, w := range s.workflows {
+		if sm, wm := s.limits.MaxRunning, w.limits.MaxRunning; sm > 0 && wm > sm {
+			out = append(out, fmt.Sprintf("workflow %q: limits.maxRunning %d is above the session's %d, so the session's limit is the one that holds", w.id, wm, sm))
+		}
 		reached := map[string]bool{}
 		var queue []string
 		for _, n := range w.nodes {

@@ -43,6 +43,9 @@ const (
 	MaxDescriptionLen = 4096
 	MaxTags           = 32
 	MaxPathLen        = 1024
+	// MaxRunningLimit is the largest limits.maxRunning a session or a
+	// workflow may set.
+	MaxRunningLimit = 1_000_000
 )
 
 // Catalog answers which node types exist. The application's plugin registry
@@ -59,6 +62,7 @@ type Session struct {
 	initiator   string
 	tags        []string
 	projectPath string
+	limits      Limits
 	workflows   []Workflow
 }
 
@@ -66,9 +70,23 @@ type Session struct {
 type Workflow struct {
 	id          string
 	description string
+	limits      Limits
 	nodes       []Node
 	edges       []Edge
 }
+
+// Limits bound how many runs of a session, or of one workflow, hold a slot
+// at once (the scheduler limits: docs/adr/0007-scheduler-admission.md). A
+// start over a limit waits as PENDING and starts, in start order, when a run
+// ends. The zero value bounds nothing.
+type Limits struct {
+	// MaxRunning is the most runs RUNNING (or PAUSED after they started)
+	// at once; 0 means no bound.
+	MaxRunning int
+}
+
+// IsZero reports whether l bounds nothing.
+func (l Limits) IsZero() bool { return l == Limits{} }
 
 // Node is one plugin instance in a workflow.
 type Node struct {
@@ -118,6 +136,16 @@ func (s Session) Tags() []string { return slices.Clone(s.tags) }
 // ProjectPath returns the optional project path the session belongs to.
 func (s Session) ProjectPath() string { return s.projectPath }
 
+// Limits returns the session's scheduler limits.
+func (s Session) Limits() Limits { return s.limits }
+
+// WithLimits returns s with limits l. Storage adapters call it when they
+// restore a session; a parsed session has its limits already.
+func (s Session) WithLimits(l Limits) Session {
+	s.limits = l
+	return s
+}
+
 // Workflows returns a copy of the workflows in document order.
 func (s Session) Workflows() []Workflow { return slices.Clone(s.workflows) }
 
@@ -145,6 +173,16 @@ func (w Workflow) ID() string { return w.id }
 
 // Description returns the workflow description.
 func (w Workflow) Description() string { return w.description }
+
+// Limits returns the workflow's scheduler limits.
+func (w Workflow) Limits() Limits { return w.limits }
+
+// WithLimits returns w with limits l. Storage adapters call it when they
+// restore a workflow; a parsed workflow has its limits already.
+func (w Workflow) WithLimits(l Limits) Workflow {
+	w.limits = l
+	return w
+}
 
 // Nodes returns a copy of the nodes in document order.
 func (w Workflow) Nodes() []Node { return slices.Clone(w.nodes) }

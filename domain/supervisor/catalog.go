@@ -1,8 +1,3 @@
-// Package supervisor holds what Yukta knows about supervisors before any
-// exists: the catalogue of the four engines (rules, http, workflow, process)
-// with their settings, the signals each takes, whether it may initiate
-// commands, its default allowed commands, and the rule presets. It is data
-// only; the supervisor store and runtime come with their own issue.
 package supervisor
 
 import (
@@ -32,12 +27,15 @@ const (
 	SignalConsulted = "Consulted"
 )
 
-// Commands lists every directive command type, in the order DESIGN §9 gives.
-var Commands = []string{
-	"StartWorkflow", "PauseWorkflow", "ResumeWorkflow", "StopWorkflow", "StopAll", "RestartWorkflow", "RestartFromNode",
-	"PauseNode", "ResumeNode", "StopNode", "StepNode", "EnableStep", "DisableStep", "SkipNode", "UnskipNode", "RetryNode",
-	"SetBreakpoint", "ClearBreakpoint", "AnswerInput", "Hold", "Release",
-}
+// Commands lists every directive command type as text, in the order DESIGN
+// §9 gives (CommandTypes is the typed list).
+var Commands = func() []string {
+	out := make([]string, len(CommandTypes))
+	for i, t := range CommandTypes {
+		out[i] = string(t)
+	}
+	return out
+}()
 
 // Setting is one engine setting.
 type Setting struct {
@@ -65,12 +63,18 @@ type Engine struct {
 	Presets         []string
 }
 
-// Preset is a ready-made rule document of the rules engine.
+// Preset is a ready-made rule document of the rules engine, written as a
+// template: InstantiatePreset fills its parameters and validates the
+// result. Document is the preset with every parameter at its default.
 type Preset struct {
 	Name        string
 	Engine      string
 	Description string
 	Document    string
+	Parameters  []PresetParameter
+	// Needs says what the supervisor needs besides the document ("" when
+	// nothing), such as tickSeconds for a tick rule.
+	Needs string
 }
 
 // ErrEngineNotFound is returned for an engine type the catalogue lacks.
@@ -110,7 +114,7 @@ func Presets(engine string) ([]Preset, error) {
 	var out []Preset
 	for _, p := range presets {
 		if engine == "" || p.Engine == engine {
-			out = append(out, p)
+			out = append(out, p.public())
 		}
 	}
 	if out == nil {
@@ -197,15 +201,4 @@ var engines = []Engine{
 		},
 		Example: `{"type":"process","settings":{"command":"/opt/yukta/decide"}}`,
 	},
-}
-
-var presets = []Preset{
-	{Name: "failure-guard", Engine: "rules", Description: "Pauses a workflow whose nodes fail three times within a minute.",
-		Document: `{"schemaVersion":1,"rules":[{"id":"failure-guard","when":{"event":"NodeStatusChanged","status":"FAILURE","count":3,"withinSeconds":60,"per":"workflow"},"then":{"command":"PauseWorkflow"}}]}`},
-	{Name: "approval-gate", Engine: "rules", Description: "Parks every restart for an ADMIN's approval.",
-		Document: `{"schemaVersion":1,"rules":[{"id":"approval-gate","requireApproval":{"command":"RestartWorkflow"}}]}`},
-	{Name: "stall-watchdog", Engine: "rules", Description: "On each tick, stops runs that have made no progress for ten minutes.",
-		Document: `{"schemaVersion":1,"rules":[{"id":"stall-watchdog","when":{"tick":true,"if":"now - execution.lastProgressAt > duration('10m')"},"then":{"command":"StopWorkflow","mode":"CANCEL","reason":"stalled for 10 minutes"}}]}`},
-	{Name: "too-many-running", Engine: "rules", Description: "Denies starts while more than ten runs of the workflow are active.",
-		Document: `{"schemaVersion":1,"rules":[{"id":"too-many-running","deny":{"command":"StartWorkflow","if":"execution.activeCount > 10"}}]}`},
 }

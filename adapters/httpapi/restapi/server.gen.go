@@ -44,43 +44,43 @@ func (e CommandResultStatus) Valid() bool {
 
 // Defines values for ConfigFieldType.
 const (
-	Any        ConfigFieldType = "any"
-	Array      ConfigFieldType = "array"
-	Boolean    ConfigFieldType = "boolean"
-	Cron       ConfigFieldType = "cron"
-	Duration   ConfigFieldType = "duration"
-	Expression ConfigFieldType = "expression"
-	Integer    ConfigFieldType = "integer"
-	Number     ConfigFieldType = "number"
-	Object     ConfigFieldType = "object"
-	String     ConfigFieldType = "string"
-	Url        ConfigFieldType = "url"
+	ConfigFieldTypeAny        ConfigFieldType = "any"
+	ConfigFieldTypeArray      ConfigFieldType = "array"
+	ConfigFieldTypeBoolean    ConfigFieldType = "boolean"
+	ConfigFieldTypeCron       ConfigFieldType = "cron"
+	ConfigFieldTypeDuration   ConfigFieldType = "duration"
+	ConfigFieldTypeExpression ConfigFieldType = "expression"
+	ConfigFieldTypeInteger    ConfigFieldType = "integer"
+	ConfigFieldTypeNumber     ConfigFieldType = "number"
+	ConfigFieldTypeObject     ConfigFieldType = "object"
+	ConfigFieldTypeString     ConfigFieldType = "string"
+	ConfigFieldTypeUrl        ConfigFieldType = "url"
 )
 
 // Valid indicates whether the value is a known member of the ConfigFieldType enum.
 func (e ConfigFieldType) Valid() bool {
 	switch e {
-	case Any:
+	case ConfigFieldTypeAny:
 		return true
-	case Array:
+	case ConfigFieldTypeArray:
 		return true
-	case Boolean:
+	case ConfigFieldTypeBoolean:
 		return true
-	case Cron:
+	case ConfigFieldTypeCron:
 		return true
-	case Duration:
+	case ConfigFieldTypeDuration:
 		return true
-	case Expression:
+	case ConfigFieldTypeExpression:
 		return true
-	case Integer:
+	case ConfigFieldTypeInteger:
 		return true
-	case Number:
+	case ConfigFieldTypeNumber:
 		return true
-	case Object:
+	case ConfigFieldTypeObject:
 		return true
-	case String:
+	case ConfigFieldTypeString:
 		return true
-	case Url:
+	case ConfigFieldTypeUrl:
 		return true
 	default:
 		return false
@@ -399,6 +399,24 @@ func (e PluginSummaryCategory) Valid() bool {
 	}
 }
 
+// Defines values for PresetParameterType.
+const (
+	PresetParameterTypeInteger PresetParameterType = "integer"
+	PresetParameterTypeString  PresetParameterType = "string"
+)
+
+// Valid indicates whether the value is a known member of the PresetParameterType enum.
+func (e PresetParameterType) Valid() bool {
+	switch e {
+	case PresetParameterTypeInteger:
+		return true
+	case PresetParameterTypeString:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for StopAllRequestMode.
 const (
 	StopAllRequestModeCANCEL StopAllRequestMode = "CANCEL"
@@ -414,6 +432,27 @@ func (e StopAllRequestMode) Valid() bool {
 	case StopAllRequestModeDRAIN:
 		return true
 	case StopAllRequestModeKILL:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SupervisorEngineCategory.
+const (
+	EXTERNALSYSTEM SupervisorEngineCategory = "EXTERNAL_SYSTEM"
+	ONTHISSERVER   SupervisorEngineCategory = "ON_THIS_SERVER"
+	RULES          SupervisorEngineCategory = "RULES"
+)
+
+// Valid indicates whether the value is a known member of the SupervisorEngineCategory enum.
+func (e SupervisorEngineCategory) Valid() bool {
+	switch e {
+	case EXTERNALSYSTEM:
+		return true
+	case ONTHISSERVER:
+		return true
+	case RULES:
 		return true
 	default:
 		return false
@@ -618,6 +657,42 @@ func (e StopWorkflowParamsYuktaChannel) Valid() bool {
 	}
 }
 
+// Defines values for DeleteSupervisorParamsYuktaChannel.
+const (
+	DeleteSupervisorParamsYuktaChannelCli  DeleteSupervisorParamsYuktaChannel = "cli"
+	DeleteSupervisorParamsYuktaChannelRest DeleteSupervisorParamsYuktaChannel = "rest"
+)
+
+// Valid indicates whether the value is a known member of the DeleteSupervisorParamsYuktaChannel enum.
+func (e DeleteSupervisorParamsYuktaChannel) Valid() bool {
+	switch e {
+	case DeleteSupervisorParamsYuktaChannelCli:
+		return true
+	case DeleteSupervisorParamsYuktaChannelRest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PutSupervisorParamsYuktaChannel.
+const (
+	PutSupervisorParamsYuktaChannelCli  PutSupervisorParamsYuktaChannel = "cli"
+	PutSupervisorParamsYuktaChannelRest PutSupervisorParamsYuktaChannel = "rest"
+)
+
+// Valid indicates whether the value is a known member of the PutSupervisorParamsYuktaChannel enum.
+func (e PutSupervisorParamsYuktaChannel) Valid() bool {
+	switch e {
+	case PutSupervisorParamsYuktaChannelCli:
+		return true
+	case PutSupervisorParamsYuktaChannelRest:
+		return true
+	default:
+		return false
+	}
+}
+
 // AnswerRequest defines model for AnswerRequest.
 type AnswerRequest struct {
 	// Answer For approvals {"approved": true|false, "comment": "..."}; otherwise what the prompt asked for.
@@ -667,6 +742,16 @@ type CommandResult struct {
 // CommandResultStatus defines model for CommandResult.Status.
 type CommandResultStatus string
 
+// ConditionPlace defines model for ConditionPlace.
+type ConditionPlace struct {
+	// Context event rule, tick rule, deny or requireApproval rule, workflow engine when.
+	Context   string               `json:"context"`
+	Variables []ExpressionVariable `json:"variables"`
+
+	// Where The place in the supervisor document.
+	Where string `json:"where"`
+}
+
 // ConfigField defines model for ConfigField.
 type ConfigField struct {
 	Default     interface{}   `json:"default,omitempty,omitzero"`
@@ -684,6 +769,39 @@ type ConfigField struct {
 
 // ConfigFieldType defines model for ConfigField.Type.
 type ConfigFieldType string
+
+// DryRunReport defines model for DryRunReport.
+type DryRunReport struct {
+	// Evaluations Every rule an event passed the filters of, and what came of it.
+	Evaluations []map[string]interface{} `json:"evaluations"`
+
+	// Events How many of the execution's events were replayed.
+	Events      int    `json:"events"`
+	ExecutionId string `json:"executionId"`
+
+	// Fired The directives the rules would have sent, in event order.
+	Fired []map[string]interface{} `json:"fired"`
+
+	// NotReplayed The rules a replay of recorded events cannot exercise (tick rules), and why.
+	NotReplayed []map[string]interface{} `json:"notReplayed,omitempty,omitzero"`
+	SessionId   string                   `json:"sessionId"`
+	Truncated   bool                     `json:"truncated,omitempty,omitzero"`
+}
+
+// DryRunRequest defines model for DryRunRequest.
+type DryRunRequest struct {
+	ExecutionId string `json:"executionId"`
+
+	// Parameters The preset's parameters.
+	Parameters map[string]interface{} `json:"parameters,omitempty,omitzero"`
+
+	// Preset A preset name instead of ruleDocument: failure-guard, approval-gate, stall-watchdog, too-many-running.
+	Preset string `json:"preset,omitempty,omitzero"`
+
+	// RuleDocument A rules engine's settings (schemaVersion, rules), as in a supervisor's engine settings.
+	RuleDocument map[string]interface{} `json:"ruleDocument,omitempty,omitzero"`
+	SessionId    string                 `json:"sessionId"`
+}
 
 // EdgeConfig defines model for EdgeConfig.
 type EdgeConfig struct {
@@ -748,19 +866,26 @@ type ExecutionList struct {
 
 // ExecutionNode defines model for ExecutionNode.
 type ExecutionNode struct {
-	Breakpoint  Breakpoint `json:"breakpoint,omitempty,omitzero"`
-	Emitted     int64      `json:"emitted"`
-	EndedAt     time.Time  `json:"endedAt,omitempty,omitzero"`
-	Error       string     `json:"error,omitempty,omitzero"`
-	NodeId      string     `json:"nodeId"`
-	Paused      bool       `json:"paused"`
-	Received    int64      `json:"received"`
-	Skipped     bool       `json:"skipped"`
+	Breakpoint Breakpoint `json:"breakpoint,omitempty,omitzero"`
+	Emitted    int64      `json:"emitted"`
+
+	// EndedAt Set once the node has ended (it will not change again); when its last attempt finished, or, if its plugin never ran, when it ended. A SKIPPED node with endedAt has settled; without it, it is under SKIP and may be unskipped.
+	EndedAt  time.Time `json:"endedAt,omitempty,omitzero"`
+	Error    string    `json:"error,omitempty,omitzero"`
+	NodeId   string    `json:"nodeId"`
+	Paused   bool      `json:"paused"`
+	Received int64     `json:"received"`
+	Skipped  bool      `json:"skipped"`
+
+	// StartedAt When the node's plugin first started (its first attempt). Absent when it never ran (a node that only passed messages under SKIP, or never got one).
 	StartedAt   time.Time  `json:"startedAt,omitempty,omitzero"`
 	Status      NodeStatus `json:"status"`
 	StepCredits int        `json:"stepCredits,omitempty,omitzero"`
 	StepMode    bool       `json:"stepMode"`
 	Type        string     `json:"type"`
+
+	// WallMs The plugin's run time in milliseconds, summed over every attempt on every message (a failed attempt that was retried included; time waiting for a retry, a DELAY timer or an input not). 0 when it never ran or ran for under a millisecond.
+	WallMs int64 `json:"wallMs"`
 }
 
 // ExecutionStatus defines model for ExecutionStatus.
@@ -774,6 +899,22 @@ type ExecutionSummary struct {
 	StartedAt   time.Time       `json:"startedAt"`
 	Status      ExecutionStatus `json:"status"`
 	WorkflowId  string          `json:"workflowId"`
+}
+
+// ExpressionField defines model for ExpressionField.
+type ExpressionField struct {
+	Meaning string `json:"meaning"`
+	Name    string `json:"name"`
+	Type    string `json:"type"`
+}
+
+// ExpressionVariable defines model for ExpressionVariable.
+type ExpressionVariable struct {
+	// Fields The fields of an object variable; empty for a scalar.
+	Fields  []ExpressionField `json:"fields"`
+	Meaning string            `json:"meaning"`
+	Name    string            `json:"name"`
+	Type    string            `json:"type"`
 }
 
 // Health defines model for Health.
@@ -905,6 +1046,12 @@ type JournalVerification struct {
 // JournalVerificationResult defines model for JournalVerification.Result.
 type JournalVerificationResult string
 
+// Limits Scheduler limits. A start over a limit waits as `PENDING` and starts, in start order, when a run ends (GET /api/scheduler). Absent, `null` or `0` means no limit.
+type Limits struct {
+	// MaxRunning Most runs holding a slot at once (RUNNING, or PAUSED after they started).
+	MaxRunning int `json:"maxRunning,omitempty,omitzero"`
+}
+
 // LogLine defines model for LogLine.
 type LogLine struct {
 	At      time.Time `json:"at"`
@@ -987,6 +1134,26 @@ type PluginSummary struct {
 // PluginSummaryCategory defines model for PluginSummary.Category.
 type PluginSummaryCategory string
 
+// PresetParameter defines model for PresetParameter.
+type PresetParameter struct {
+	Default     string `json:"default"`
+	Description string `json:"description"`
+
+	// Maximum Integer parameters only.
+	Maximum int64 `json:"maximum,omitempty,omitzero"`
+
+	// Minimum Integer parameters only.
+	Minimum int64               `json:"minimum,omitempty,omitzero"`
+	Name    string              `json:"name"`
+	Type    PresetParameterType `json:"type"`
+
+	// Values The values a string parameter takes.
+	Values []string `json:"values,omitempty,omitzero"`
+}
+
+// PresetParameterType defines model for PresetParameter.Type.
+type PresetParameterType string
+
 // Problem defines model for Problem.
 type Problem struct {
 	// Detail What went wrong and what to do next.
@@ -1003,9 +1170,9 @@ type Problem struct {
 	// `urn:yukta:problem:unauthenticated` (401: no key, or a wrong one),
 	// `urn:yukta:problem:bad-signature` (401: a webhook's X-Yukta-Signature does not verify),
 	// `urn:yukta:problem:forbidden` (403: the key's role or sessions do not allow it; a foreign Host or Origin),
-	// `urn:yukta:problem:not-found` (404: no such route, session, workflow, execution, input or plugin),
+	// `urn:yukta:problem:not-found` (404: no such route, session, workflow, execution, input, plugin, supervisor or supervisor engine),
 	// `urn:yukta:problem:method-not-allowed` (405),
-	// `urn:yukta:problem:conflict` (409: the target is not in a state that allows it),
+	// `urn:yukta:problem:conflict` (409: the target is not in a state that allows it; a supervisor that is another's parent),
 	// `urn:yukta:problem:too-large` (413: the body is over the cap),
 	// `urn:yukta:problem:unsupported-media-type` (415: send application/json),
 	// `urn:yukta:problem:rate-limited` (429: see Retry-After),
@@ -1015,10 +1182,62 @@ type Problem struct {
 	Type string `json:"type"`
 }
 
+// SchedulerPools defines model for SchedulerPools.
+type SchedulerPools struct {
+	Normal int `json:"normal"`
+
+	// Reserved Runs of workflow supervisors, in the reserved pool.
+	Reserved int `json:"reserved"`
+	Total    int `json:"total"`
+}
+
+// SchedulerScope defines model for SchedulerScope.
+type SchedulerScope struct {
+	// MaxRunning Its limits.maxRunning; 0 is no limit.
+	MaxRunning int `json:"maxRunning"`
+
+	// Running Its runs holding a slot.
+	Running   int    `json:"running"`
+	SessionId string `json:"sessionId"`
+
+	// Waiting Its runs waiting (PENDING).
+	Waiting int `json:"waiting"`
+
+	// WorkflowId Absent for the session as a whole.
+	WorkflowId string `json:"workflowId,omitempty,omitzero"`
+}
+
+// SchedulerStatus defines model for SchedulerStatus.
+type SchedulerStatus struct {
+	// MaxRunning `--max-running` of the instance that answered: most runs of the normal pool holding a slot at once on the whole server; 0 is no limit.
+	MaxRunning int `json:"maxRunning"`
+
+	// OldestWaitingSince When the oldest waiting run was started; absent when none waits.
+	OldestWaitingSince time.Time `json:"oldestWaitingSince,omitempty,omitzero"`
+
+	// ReservedSupervisorSlots `--reserved-supervisor-slots`: slots for workflow supervisors' runs beside maxRunning (used only while maxRunning is set; with 0, their runs share the normal pool).
+	ReservedSupervisorSlots int `json:"reservedSupervisorSlots"`
+
+	// Running Runs holding a slot (RUNNING, or PAUSED after they started), per pool.
+	Running SchedulerPools `json:"running"`
+
+	// Scopes Every session and workflow with a limit or waiting runs, each session followed by its workflows, in id order; at most 500.
+	Scopes []SchedulerScope `json:"scopes"`
+
+	// Truncated More scopes exist than the 500 listed.
+	Truncated bool `json:"truncated"`
+
+	// Waiting The queue depth, per pool.
+	Waiting SchedulerPools `json:"waiting"`
+}
+
 // SessionConfig defines model for SessionConfig.
 type SessionConfig struct {
-	Description string           `json:"description,omitempty,omitzero"`
-	Initiator   string           `json:"initiator,omitempty,omitzero"`
+	Description string `json:"description,omitempty,omitzero"`
+	Initiator   string `json:"initiator,omitempty,omitzero"`
+
+	// Limits Scheduler limits of the whole session (every workflow together).
+	Limits      Limits           `json:"limits,omitempty,omitzero"`
 	Name        string           `json:"name"`
 	ProjectPath string           `json:"projectPath,omitempty,omitzero"`
 	SessionId   Id               `json:"sessionId,omitempty,omitzero"`
@@ -1078,6 +1297,160 @@ type StopAllRequest struct {
 // StopAllRequestMode defines model for StopAllRequest.Mode.
 type StopAllRequestMode string
 
+// Supervisor A stored supervisor document, every default explicit; secret settings read `***`.
+type Supervisor struct {
+	AllowedCommands []string `json:"allowedCommands"`
+	Enabled         bool     `json:"enabled"`
+
+	// Engine An engine block as stored, settings always present.
+	Engine SupervisorEngineConfig `json:"engine"`
+	Id     string                 `json:"id"`
+	Name   string                 `json:"name"`
+	Owns   []string               `json:"owns"`
+
+	// ParentId Absent for a root.
+	ParentId string   `json:"parentId,omitempty,omitzero"`
+	Reviews  []string `json:"reviews"`
+
+	// TickSeconds Absent when no ticks are sent.
+	TickSeconds int `json:"tickSeconds,omitempty,omitzero"`
+}
+
+// SupervisorDocument A supervisor as sent (docs/supervisors.md). Members left out take their defaults.
+type SupervisorDocument struct {
+	// AllowedCommands Command types it may send; default the engine's (every command; none for workflow).
+	AllowedCommands []string              `json:"allowedCommands,omitempty,omitzero"`
+	Enabled         bool                  `json:"enabled,omitempty,omitzero"`
+	Engine          SupervisorEngineBlock `json:"engine"`
+	Id              Id                    `json:"id,omitempty,omitzero"`
+	Name            string                `json:"name"`
+
+	// Owns Units: session:<id>, workflow:<session>/<workflow> or server. Default none.
+	Owns     []string `json:"owns,omitempty,omitzero"`
+	ParentId Id       `json:"parentId,omitempty,omitzero"`
+
+	// Reviews Command types on owned units that wait for its verdict; default, for rules, the commands its deny and requireApproval rules name.
+	Reviews []string `json:"reviews,omitempty,omitzero"`
+
+	// TickSeconds How often a TICK signal is sent; default none.
+	TickSeconds int `json:"tickSeconds,omitempty,omitzero"`
+}
+
+// SupervisorEngine defines model for SupervisorEngine.
+type SupervisorEngine struct {
+	// CanInitiate Whether it may send directives on its own.
+	CanInitiate            bool                     `json:"canInitiate"`
+	Category               SupervisorEngineCategory `json:"category"`
+	DefaultAllowedCommands []string                 `json:"defaultAllowedCommands"`
+	Description            string                   `json:"description"`
+
+	// Example An engine block as stored, settings always present.
+	Example SupervisorEngineConfig `json:"example"`
+	Name    string                 `json:"name"`
+
+	// Presets Names of its presets.
+	Presets  []string                  `json:"presets"`
+	Settings []SupervisorEngineSetting `json:"settings"`
+
+	// Signals Signal kinds the engine takes.
+	Signals []string `json:"signals"`
+	Type    string   `json:"type"`
+}
+
+// SupervisorEngineCategory defines model for SupervisorEngine.Category.
+type SupervisorEngineCategory string
+
+// SupervisorEngineBlock defines model for SupervisorEngineBlock.
+type SupervisorEngineBlock struct {
+	// Settings The engine's settings (GET /api/supervisor-engines/{type}); for rules, the rule document.
+	Settings map[string]interface{} `json:"settings,omitempty,omitzero"`
+
+	// Type rules, http, workflow or process.
+	Type string `json:"type"`
+}
+
+// SupervisorEngineConfig An engine block as stored, settings always present.
+type SupervisorEngineConfig struct {
+	Settings map[string]interface{} `json:"settings"`
+	Type     string                 `json:"type"`
+}
+
+// SupervisorEngineList defines model for SupervisorEngineList.
+type SupervisorEngineList struct {
+	Engines []SupervisorEngine `json:"engines"`
+}
+
+// SupervisorEngineSetting defines model for SupervisorEngineSetting.
+type SupervisorEngineSetting struct {
+	// Default Absent when the setting has no default.
+	Default     string `json:"default,omitempty,omitzero"`
+	Description string `json:"description"`
+	Name        string `json:"name"`
+	Required    bool   `json:"required"`
+
+	// Type number, string, map, secret map, list of rules, …
+	Type string `json:"type"`
+}
+
+// SupervisorEngineUsage defines model for SupervisorEngineUsage.
+type SupervisorEngineUsage struct {
+	// Conditions Where the engine's settings hold CEL conditions, and the variables each may read.
+	Conditions []ConditionPlace `json:"conditions"`
+
+	// Example A stored supervisor document, every default explicit; secret settings read `***`.
+	Example Supervisor `json:"example"`
+	Type    string     `json:"type"`
+
+	// Usage A short guide, in Markdown.
+	Usage string `json:"usage"`
+}
+
+// SupervisorList defines model for SupervisorList.
+type SupervisorList struct {
+	Supervisors []SupervisorSummary `json:"supervisors"`
+}
+
+// SupervisorPreset defines model for SupervisorPreset.
+type SupervisorPreset struct {
+	Description string `json:"description"`
+	Engine      string `json:"engine"`
+	Name        string `json:"name"`
+
+	// Needs What the supervisor needs besides the document, such as tickSeconds; absent when nothing.
+	Needs      string            `json:"needs,omitempty,omitzero"`
+	Parameters []PresetParameter `json:"parameters"`
+
+	// Settings The rule document with every parameter at its default, to use as engine.settings.
+	Settings map[string]interface{} `json:"settings"`
+}
+
+// SupervisorPresetList defines model for SupervisorPresetList.
+type SupervisorPresetList struct {
+	Presets []SupervisorPreset `json:"presets"`
+}
+
+// SupervisorSummary defines model for SupervisorSummary.
+type SupervisorSummary struct {
+	CreatedAt time.Time `json:"createdAt"`
+	Enabled   bool      `json:"enabled"`
+
+	// Engine The engine type.
+	Engine string   `json:"engine"`
+	Id     string   `json:"id"`
+	Name   string   `json:"name"`
+	Owns   []string `json:"owns"`
+
+	// ParentId Absent for a root.
+	ParentId  string    `json:"parentId,omitempty,omitzero"`
+	UpdatedAt time.Time `json:"updatedAt"`
+
+	// UpdatedBy Who last applied it: key:<name> or anonymous.
+	UpdatedBy string `json:"updatedBy"`
+
+	// UpdatedVia The channel it was applied through: rest or cli (claimed).
+	UpdatedVia string `json:"updatedVia"`
+}
+
 // Violation defines model for Violation.
 type Violation struct {
 	Message string `json:"message"`
@@ -1090,21 +1463,30 @@ type Violation struct {
 type Workflow struct {
 	Description string       `json:"description"`
 	Edges       []EdgeConfig `json:"edges"`
-	Nodes       []NodeConfig `json:"nodes"`
-	SessionId   string       `json:"sessionId"`
-	WorkflowId  string       `json:"workflowId"`
+
+	// Limits Scheduler limits. A start over a limit waits as `PENDING` and starts, in start order, when a run ends (GET /api/scheduler). Absent, `null` or `0` means no limit.
+	Limits     Limits       `json:"limits,omitempty,omitzero"`
+	Nodes      []NodeConfig `json:"nodes"`
+	SessionId  string       `json:"sessionId"`
+	WorkflowId string       `json:"workflowId"`
 }
 
 // WorkflowConfig defines model for WorkflowConfig.
 type WorkflowConfig struct {
 	Description string       `json:"description,omitempty,omitzero"`
 	Edges       []EdgeConfig `json:"edges,omitempty,omitzero"`
-	Nodes       []NodeConfig `json:"nodes"`
-	WorkflowId  Id           `json:"workflowId"`
+
+	// Limits Scheduler limits of this workflow's runs.
+	Limits     Limits       `json:"limits,omitempty,omitzero"`
+	Nodes      []NodeConfig `json:"nodes"`
+	WorkflowId Id           `json:"workflowId"`
 }
 
 // Channel defines model for Channel.
 type Channel string
+
+// EngineType defines model for EngineType.
+type EngineType = string
 
 // ExecutionId defines model for ExecutionId.
 type ExecutionId = string
@@ -1120,6 +1502,9 @@ type NodeId = Id
 
 // SessionId defines model for SessionId.
 type SessionId = Id
+
+// SupervisorId defines model for SupervisorId.
+type SupervisorId = Id
 
 // WorkflowId defines model for WorkflowId.
 type WorkflowId = Id
@@ -1287,6 +1672,27 @@ type StopWorkflowParams struct {
 // StopWorkflowParamsYuktaChannel defines parameters for StopWorkflow.
 type StopWorkflowParamsYuktaChannel string
 
+// DeleteSupervisorParams defines parameters for DeleteSupervisor.
+type DeleteSupervisorParams struct {
+	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
+	YuktaChannel DeleteSupervisorParamsYuktaChannel `json:"Yukta-Channel,omitempty,omitzero"`
+}
+
+// DeleteSupervisorParamsYuktaChannel defines parameters for DeleteSupervisor.
+type DeleteSupervisorParamsYuktaChannel string
+
+// PutSupervisorJSONBody defines parameters for PutSupervisor.
+type PutSupervisorJSONBody = json.RawMessage
+
+// PutSupervisorParams defines parameters for PutSupervisor.
+type PutSupervisorParams struct {
+	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
+	YuktaChannel PutSupervisorParamsYuktaChannel `json:"Yukta-Channel,omitempty,omitzero"`
+}
+
+// PutSupervisorParamsYuktaChannel defines parameters for PutSupervisor.
+type PutSupervisorParamsYuktaChannel string
+
 // PostWebhookJSONRequestBody defines body for PostWebhook for application/json ContentType.
 type PostWebhookJSONRequestBody = PostWebhookJSONBody
 
@@ -1310,6 +1716,12 @@ type StartExecutionJSONRequestBody = StartRequest
 
 // StopWorkflowJSONRequestBody defines body for StopWorkflow for application/json ContentType.
 type StopWorkflowJSONRequestBody = StopAllRequest
+
+// DryRunRulesJSONRequestBody defines body for DryRunRules for application/json ContentType.
+type DryRunRulesJSONRequestBody = DryRunRequest
+
+// PutSupervisorJSONRequestBody defines body for PutSupervisor for application/json ContentType.
+type PutSupervisorJSONRequestBody = PutSupervisorJSONBody
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
@@ -1337,6 +1749,9 @@ type ServerInterface interface {
 	// GetPlugin One node type, its config fields, and its output ports for a given config.
 	// (GET /api/plugins/{type})
 	GetPlugin(ctx echo.Context, pType string, params GetPluginParams) error
+	// GetSchedulerStatus The scheduler limits, the runs holding a slot and the queue of runs waiting for one.
+	// (GET /api/scheduler)
+	GetSchedulerStatus(ctx echo.Context) error
 	// ListSessions List sessions, in id order, one page at a time.
 	// (GET /api/sessions)
 	ListSessions(ctx echo.Context, params ListSessionsParams) error
@@ -1391,6 +1806,33 @@ type ServerInterface interface {
 	// StopWorkflow STOP_ALL — stop every active execution of a workflow.
 	// (POST /api/sessions/{sessionId}/workflows/{workflowId}/stop)
 	StopWorkflow(ctx echo.Context, sessionId SessionId, workflowId WorkflowId, params StopWorkflowParams) error
+	// ListSupervisorEngines The engine catalogue: rules, http, workflow and process.
+	// (GET /api/supervisor-engines)
+	ListSupervisorEngines(ctx echo.Context) error
+	// DryRunRules Replay an execution's recorded events through a rule document and report what would have fired.
+	// (POST /api/supervisor-engines/rules/dry-run)
+	DryRunRules(ctx echo.Context) error
+	// GetSupervisorEngine One engine with its settings, defaults, signals, an example and its presets.
+	// (GET /api/supervisor-engines/{type})
+	GetSupervisorEngine(ctx echo.Context, pType EngineType) error
+	// ListSupervisorEnginePresets The engine's presets (ready-made rule documents), with their parameters; empty for engines without.
+	// (GET /api/supervisor-engines/{type}/presets)
+	ListSupervisorEnginePresets(ctx echo.Context, pType EngineType) error
+	// GetSupervisorEngineUsage How to write a supervisor of this engine: a guide, a whole example document and the variables its conditions may read.
+	// (GET /api/supervisor-engines/{type}/usage)
+	GetSupervisorEngineUsage(ctx echo.Context, pType EngineType) error
+	// ListSupervisors List the supervisors, in id order.
+	// (GET /api/supervisors)
+	ListSupervisors(ctx echo.Context) error
+	// DeleteSupervisor Delete a supervisor.
+	// (DELETE /api/supervisors/{supervisorId})
+	DeleteSupervisor(ctx echo.Context, supervisorId SupervisorId, params DeleteSupervisorParams) error
+	// GetSupervisor Read a supervisor document, every default explicit; secret settings read `***`.
+	// (GET /api/supervisors/{supervisorId})
+	GetSupervisor(ctx echo.Context, supervisorId SupervisorId) error
+	// PutSupervisor Create or replace a supervisor (docs/supervisors.md describes the document).
+	// (PUT /api/supervisors/{supervisorId})
+	PutSupervisor(ctx echo.Context, supervisorId SupervisorId, params PutSupervisorParams) error
 	// GetHealth Liveness: the process is up.
 	// (GET /healthz)
 	GetHealth(ctx echo.Context) error
@@ -1639,6 +2081,15 @@ func (w *ServerInterfaceWrapper) GetPlugin(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.GetPlugin(ctx, pType, params)
+	return err
+}
+
+// GetSchedulerStatus converts echo context to params.
+func (w *ServerInterfaceWrapper) GetSchedulerStatus(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetSchedulerStatus(ctx)
 	return err
 }
 
@@ -2308,6 +2759,169 @@ func (w *ServerInterfaceWrapper) StopWorkflow(ctx echo.Context) error {
 	return err
 }
 
+// ListSupervisorEngines converts echo context to params.
+func (w *ServerInterfaceWrapper) ListSupervisorEngines(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListSupervisorEngines(ctx)
+	return err
+}
+
+// DryRunRules converts echo context to params.
+func (w *ServerInterfaceWrapper) DryRunRules(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DryRunRules(ctx)
+	return err
+}
+
+// GetSupervisorEngine converts echo context to params.
+func (w *ServerInterfaceWrapper) GetSupervisorEngine(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "type" -------------
+	var pType EngineType
+
+	err = runtime.BindStyledParameterWithOptions("simple", "type", ctx.Param("type"), &pType, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter type: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetSupervisorEngine(ctx, pType)
+	return err
+}
+
+// ListSupervisorEnginePresets converts echo context to params.
+func (w *ServerInterfaceWrapper) ListSupervisorEnginePresets(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "type" -------------
+	var pType EngineType
+
+	err = runtime.BindStyledParameterWithOptions("simple", "type", ctx.Param("type"), &pType, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter type: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListSupervisorEnginePresets(ctx, pType)
+	return err
+}
+
+// GetSupervisorEngineUsage converts echo context to params.
+func (w *ServerInterfaceWrapper) GetSupervisorEngineUsage(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "type" -------------
+	var pType EngineType
+
+	err = runtime.BindStyledParameterWithOptions("simple", "type", ctx.Param("type"), &pType, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter type: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetSupervisorEngineUsage(ctx, pType)
+	return err
+}
+
+// ListSupervisors converts echo context to params.
+func (w *ServerInterfaceWrapper) ListSupervisors(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListSupervisors(ctx)
+	return err
+}
+
+// DeleteSupervisor converts echo context to params.
+func (w *ServerInterfaceWrapper) DeleteSupervisor(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "supervisorId" -------------
+	var supervisorId SupervisorId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "supervisorId", ctx.Param("supervisorId"), &supervisorId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter supervisorId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params DeleteSupervisorParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Yukta-Channel" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Yukta-Channel")]; found {
+		var YuktaChannel DeleteSupervisorParamsYuktaChannel
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Yukta-Channel, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Yukta-Channel", valueList[0], &YuktaChannel, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Yukta-Channel: %s", err))
+		}
+
+		params.YuktaChannel = YuktaChannel
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DeleteSupervisor(ctx, supervisorId, params)
+	return err
+}
+
+// GetSupervisor converts echo context to params.
+func (w *ServerInterfaceWrapper) GetSupervisor(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "supervisorId" -------------
+	var supervisorId SupervisorId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "supervisorId", ctx.Param("supervisorId"), &supervisorId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter supervisorId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetSupervisor(ctx, supervisorId)
+	return err
+}
+
+// PutSupervisor converts echo context to params.
+func (w *ServerInterfaceWrapper) PutSupervisor(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "supervisorId" -------------
+	var supervisorId SupervisorId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "supervisorId", ctx.Param("supervisorId"), &supervisorId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter supervisorId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params PutSupervisorParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Yukta-Channel" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Yukta-Channel")]; found {
+		var YuktaChannel PutSupervisorParamsYuktaChannel
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Yukta-Channel, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Yukta-Channel", valueList[0], &YuktaChannel, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Yukta-Channel: %s", err))
+		}
+
+		params.YuktaChannel = YuktaChannel
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.PutSupervisor(ctx, supervisorId, params)
+	return err
+}
+
 // GetHealth converts echo context to params.
 func (w *ServerInterfaceWrapper) GetHealth(ctx echo.Context) error {
 	var err error
@@ -2385,6 +2999,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/healthz", wrapper.GetHealth, options.OperationMiddlewares["getHealth"]...)
 	router.GET(options.BaseURL+"/readyz", wrapper.GetReady, options.OperationMiddlewares["getReady"]...)
 	router.GET(options.BaseURL+"/metrics", wrapper.GetMetrics, options.OperationMiddlewares["getMetrics"]...)
+	router.GET(options.BaseURL+"/api/scheduler", wrapper.GetSchedulerStatus, options.OperationMiddlewares["getSchedulerStatus"]...)
 	router.GET(options.BaseURL+"/api/openapi.yaml", wrapper.GetOpenAPISpec, options.OperationMiddlewares["getOpenAPISpec"]...)
 	router.GET(options.BaseURL+"/api/sessions", wrapper.ListSessions, options.OperationMiddlewares["listSessions"]...)
 	router.DELETE(options.BaseURL+"/api/sessions/:sessionId", wrapper.DeleteSession, options.OperationMiddlewares["deleteSession"]...)
@@ -2411,6 +3026,15 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/api/inputs/:inputId", wrapper.AnswerInput, options.OperationMiddlewares["answerInput"]...)
 	router.GET(options.BaseURL+"/api/plugins", wrapper.ListPlugins, options.OperationMiddlewares["listPlugins"]...)
 	router.GET(options.BaseURL+"/api/plugins/:type", wrapper.GetPlugin, options.OperationMiddlewares["getPlugin"]...)
+	router.GET(options.BaseURL+"/api/supervisors", wrapper.ListSupervisors, options.OperationMiddlewares["listSupervisors"]...)
+	router.DELETE(options.BaseURL+"/api/supervisors/:supervisorId", wrapper.DeleteSupervisor, options.OperationMiddlewares["deleteSupervisor"]...)
+	router.GET(options.BaseURL+"/api/supervisors/:supervisorId", wrapper.GetSupervisor, options.OperationMiddlewares["getSupervisor"]...)
+	router.PUT(options.BaseURL+"/api/supervisors/:supervisorId", wrapper.PutSupervisor, options.OperationMiddlewares["putSupervisor"]...)
+	router.GET(options.BaseURL+"/api/supervisor-engines", wrapper.ListSupervisorEngines, options.OperationMiddlewares["listSupervisorEngines"]...)
+	router.GET(options.BaseURL+"/api/supervisor-engines/:type", wrapper.GetSupervisorEngine, options.OperationMiddlewares["getSupervisorEngine"]...)
+	router.GET(options.BaseURL+"/api/supervisor-engines/:type/usage", wrapper.GetSupervisorEngineUsage, options.OperationMiddlewares["getSupervisorEngineUsage"]...)
+	router.GET(options.BaseURL+"/api/supervisor-engines/:type/presets", wrapper.ListSupervisorEnginePresets, options.OperationMiddlewares["listSupervisorEnginePresets"]...)
+	router.POST(options.BaseURL+"/api/supervisor-engines/rules/dry-run", wrapper.DryRunRules, options.OperationMiddlewares["dryRunRules"]...)
 
 }
 
@@ -2818,6 +3442,57 @@ func (response GetPlugin404ApplicationProblemPlusJSONResponse) VisitGetPluginRes
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSchedulerStatusRequestObject struct {
+}
+
+type GetSchedulerStatusResponseObject interface {
+	VisitGetSchedulerStatusResponse(w http.ResponseWriter) error
+}
+
+type GetSchedulerStatus200JSONResponse SchedulerStatus
+
+func (response GetSchedulerStatus200JSONResponse) VisitGetSchedulerStatusResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSchedulerStatus401ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response GetSchedulerStatus401ApplicationProblemPlusJSONResponse) VisitGetSchedulerStatusResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSchedulerStatus403ApplicationProblemPlusJSONResponse Problem
+
+func (response GetSchedulerStatus403ApplicationProblemPlusJSONResponse) VisitGetSchedulerStatusResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -3983,6 +4658,451 @@ func (response StopWorkflow404ApplicationProblemPlusJSONResponse) VisitStopWorkf
 	return err
 }
 
+type ListSupervisorEnginesRequestObject struct {
+}
+
+type ListSupervisorEnginesResponseObject interface {
+	VisitListSupervisorEnginesResponse(w http.ResponseWriter) error
+}
+
+type ListSupervisorEngines200JSONResponse SupervisorEngineList
+
+func (response ListSupervisorEngines200JSONResponse) VisitListSupervisorEnginesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DryRunRulesRequestObject struct {
+	Body *DryRunRulesJSONRequestBody
+}
+
+type DryRunRulesResponseObject interface {
+	VisitDryRunRulesResponse(w http.ResponseWriter) error
+}
+
+type DryRunRules200JSONResponse DryRunReport
+
+func (response DryRunRules200JSONResponse) VisitDryRunRulesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DryRunRules400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response DryRunRules400ApplicationProblemPlusJSONResponse) VisitDryRunRulesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DryRunRules404ApplicationProblemPlusJSONResponse Problem
+
+func (response DryRunRules404ApplicationProblemPlusJSONResponse) VisitDryRunRulesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSupervisorEngineRequestObject struct {
+	Type EngineType `json:"type"`
+}
+
+type GetSupervisorEngineResponseObject interface {
+	VisitGetSupervisorEngineResponse(w http.ResponseWriter) error
+}
+
+type GetSupervisorEngine200JSONResponse SupervisorEngine
+
+func (response GetSupervisorEngine200JSONResponse) VisitGetSupervisorEngineResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSupervisorEngine400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response GetSupervisorEngine400ApplicationProblemPlusJSONResponse) VisitGetSupervisorEngineResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSupervisorEngine404ApplicationProblemPlusJSONResponse Problem
+
+func (response GetSupervisorEngine404ApplicationProblemPlusJSONResponse) VisitGetSupervisorEngineResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSupervisorEnginePresetsRequestObject struct {
+	Type EngineType `json:"type"`
+}
+
+type ListSupervisorEnginePresetsResponseObject interface {
+	VisitListSupervisorEnginePresetsResponse(w http.ResponseWriter) error
+}
+
+type ListSupervisorEnginePresets200JSONResponse SupervisorPresetList
+
+func (response ListSupervisorEnginePresets200JSONResponse) VisitListSupervisorEnginePresetsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSupervisorEnginePresets400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response ListSupervisorEnginePresets400ApplicationProblemPlusJSONResponse) VisitListSupervisorEnginePresetsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSupervisorEnginePresets404ApplicationProblemPlusJSONResponse Problem
+
+func (response ListSupervisorEnginePresets404ApplicationProblemPlusJSONResponse) VisitListSupervisorEnginePresetsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSupervisorEngineUsageRequestObject struct {
+	Type EngineType `json:"type"`
+}
+
+type GetSupervisorEngineUsageResponseObject interface {
+	VisitGetSupervisorEngineUsageResponse(w http.ResponseWriter) error
+}
+
+type GetSupervisorEngineUsage200JSONResponse SupervisorEngineUsage
+
+func (response GetSupervisorEngineUsage200JSONResponse) VisitGetSupervisorEngineUsageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSupervisorEngineUsage400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response GetSupervisorEngineUsage400ApplicationProblemPlusJSONResponse) VisitGetSupervisorEngineUsageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSupervisorEngineUsage404ApplicationProblemPlusJSONResponse Problem
+
+func (response GetSupervisorEngineUsage404ApplicationProblemPlusJSONResponse) VisitGetSupervisorEngineUsageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSupervisorsRequestObject struct {
+}
+
+type ListSupervisorsResponseObject interface {
+	VisitListSupervisorsResponse(w http.ResponseWriter) error
+}
+
+type ListSupervisors200JSONResponse SupervisorList
+
+func (response ListSupervisors200JSONResponse) VisitListSupervisorsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteSupervisorRequestObject struct {
+	SupervisorId SupervisorId `json:"supervisorId"`
+	Params       DeleteSupervisorParams
+}
+
+type DeleteSupervisorResponseObject interface {
+	VisitDeleteSupervisorResponse(w http.ResponseWriter) error
+}
+
+type DeleteSupervisor204Response struct {
+}
+
+func (response DeleteSupervisor204Response) VisitDeleteSupervisorResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type DeleteSupervisor400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteSupervisor400ApplicationProblemPlusJSONResponse) VisitDeleteSupervisorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteSupervisor404ApplicationProblemPlusJSONResponse Problem
+
+func (response DeleteSupervisor404ApplicationProblemPlusJSONResponse) VisitDeleteSupervisorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteSupervisor409ApplicationProblemPlusJSONResponse Problem
+
+func (response DeleteSupervisor409ApplicationProblemPlusJSONResponse) VisitDeleteSupervisorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSupervisorRequestObject struct {
+	SupervisorId SupervisorId `json:"supervisorId"`
+}
+
+type GetSupervisorResponseObject interface {
+	VisitGetSupervisorResponse(w http.ResponseWriter) error
+}
+
+type GetSupervisor200JSONResponse Supervisor
+
+func (response GetSupervisor200JSONResponse) VisitGetSupervisorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSupervisor400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response GetSupervisor400ApplicationProblemPlusJSONResponse) VisitGetSupervisorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSupervisor404ApplicationProblemPlusJSONResponse Problem
+
+func (response GetSupervisor404ApplicationProblemPlusJSONResponse) VisitGetSupervisorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutSupervisorRequestObject struct {
+	SupervisorId SupervisorId `json:"supervisorId"`
+	Params       PutSupervisorParams
+	Body         *PutSupervisorJSONRequestBody
+}
+
+type PutSupervisorResponseObject interface {
+	VisitPutSupervisorResponse(w http.ResponseWriter) error
+}
+
+type PutSupervisor200JSONResponse Supervisor
+
+func (response PutSupervisor200JSONResponse) VisitPutSupervisorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutSupervisor201JSONResponse Supervisor
+
+func (response PutSupervisor201JSONResponse) VisitPutSupervisorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutSupervisor400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response PutSupervisor400ApplicationProblemPlusJSONResponse) VisitPutSupervisorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutSupervisor413ApplicationProblemPlusJSONResponse Problem
+
+func (response PutSupervisor413ApplicationProblemPlusJSONResponse) VisitPutSupervisorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutSupervisor415ApplicationProblemPlusJSONResponse Problem
+
+func (response PutSupervisor415ApplicationProblemPlusJSONResponse) VisitPutSupervisorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetHealthRequestObject struct {
 }
 
@@ -4115,6 +5235,9 @@ type StrictServerInterface interface {
 	// GetPlugin One node type, its config fields, and its output ports for a given config.
 	// (GET /api/plugins/{type})
 	GetPlugin(ctx context.Context, request GetPluginRequestObject) (GetPluginResponseObject, error)
+	// GetSchedulerStatus The scheduler limits, the runs holding a slot and the queue of runs waiting for one.
+	// (GET /api/scheduler)
+	GetSchedulerStatus(ctx context.Context, request GetSchedulerStatusRequestObject) (GetSchedulerStatusResponseObject, error)
 	// ListSessions List sessions, in id order, one page at a time.
 	// (GET /api/sessions)
 	ListSessions(ctx context.Context, request ListSessionsRequestObject) (ListSessionsResponseObject, error)
@@ -4169,6 +5292,33 @@ type StrictServerInterface interface {
 	// StopWorkflow STOP_ALL — stop every active execution of a workflow.
 	// (POST /api/sessions/{sessionId}/workflows/{workflowId}/stop)
 	StopWorkflow(ctx context.Context, request StopWorkflowRequestObject) (StopWorkflowResponseObject, error)
+	// ListSupervisorEngines The engine catalogue: rules, http, workflow and process.
+	// (GET /api/supervisor-engines)
+	ListSupervisorEngines(ctx context.Context, request ListSupervisorEnginesRequestObject) (ListSupervisorEnginesResponseObject, error)
+	// DryRunRules Replay an execution's recorded events through a rule document and report what would have fired.
+	// (POST /api/supervisor-engines/rules/dry-run)
+	DryRunRules(ctx context.Context, request DryRunRulesRequestObject) (DryRunRulesResponseObject, error)
+	// GetSupervisorEngine One engine with its settings, defaults, signals, an example and its presets.
+	// (GET /api/supervisor-engines/{type})
+	GetSupervisorEngine(ctx context.Context, request GetSupervisorEngineRequestObject) (GetSupervisorEngineResponseObject, error)
+	// ListSupervisorEnginePresets The engine's presets (ready-made rule documents), with their parameters; empty for engines without.
+	// (GET /api/supervisor-engines/{type}/presets)
+	ListSupervisorEnginePresets(ctx context.Context, request ListSupervisorEnginePresetsRequestObject) (ListSupervisorEnginePresetsResponseObject, error)
+	// GetSupervisorEngineUsage How to write a supervisor of this engine: a guide, a whole example document and the variables its conditions may read.
+	// (GET /api/supervisor-engines/{type}/usage)
+	GetSupervisorEngineUsage(ctx context.Context, request GetSupervisorEngineUsageRequestObject) (GetSupervisorEngineUsageResponseObject, error)
+	// ListSupervisors List the supervisors, in id order.
+	// (GET /api/supervisors)
+	ListSupervisors(ctx context.Context, request ListSupervisorsRequestObject) (ListSupervisorsResponseObject, error)
+	// DeleteSupervisor Delete a supervisor.
+	// (DELETE /api/supervisors/{supervisorId})
+	DeleteSupervisor(ctx context.Context, request DeleteSupervisorRequestObject) (DeleteSupervisorResponseObject, error)
+	// GetSupervisor Read a supervisor document, every default explicit; secret settings read `***`.
+	// (GET /api/supervisors/{supervisorId})
+	GetSupervisor(ctx context.Context, request GetSupervisorRequestObject) (GetSupervisorResponseObject, error)
+	// PutSupervisor Create or replace a supervisor (docs/supervisors.md describes the document).
+	// (PUT /api/supervisors/{supervisorId})
+	PutSupervisor(ctx context.Context, request PutSupervisorRequestObject) (PutSupervisorResponseObject, error)
 	// GetHealth Liveness: the process is up.
 	// (GET /healthz)
 	GetHealth(ctx context.Context, request GetHealthRequestObject) (GetHealthResponseObject, error)
@@ -4433,6 +5583,29 @@ func (sh *strictHandler) GetPlugin(ctx echo.Context, pType string, params GetPlu
 		return err
 	} else if validResponse, ok := response.(GetPluginResponseObject); ok {
 		return validResponse.VisitGetPluginResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetSchedulerStatus operation middleware
+func (sh *strictHandler) GetSchedulerStatus(ctx echo.Context) error {
+	var request GetSchedulerStatusRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetSchedulerStatus(ctx.Request().Context(), request.(GetSchedulerStatusRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetSchedulerStatus")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetSchedulerStatusResponseObject); ok {
+		return validResponse.VisitGetSchedulerStatusResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -5060,6 +6233,273 @@ func (sh *strictHandler) StopWorkflow(ctx echo.Context, sessionId SessionId, wor
 	return nil
 }
 
+// ListSupervisorEngines operation middleware
+func (sh *strictHandler) ListSupervisorEngines(ctx echo.Context) error {
+	var request ListSupervisorEnginesRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListSupervisorEngines(ctx.Request().Context(), request.(ListSupervisorEnginesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListSupervisorEngines")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListSupervisorEnginesResponseObject); ok {
+		return validResponse.VisitListSupervisorEnginesResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// DryRunRules operation middleware
+func (sh *strictHandler) DryRunRules(ctx echo.Context) error {
+	var request DryRunRulesRequestObject
+
+	var body DryRunRulesJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.DryRunRules(ctx.Request().Context(), request.(DryRunRulesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DryRunRules")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(DryRunRulesResponseObject); ok {
+		return validResponse.VisitDryRunRulesResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetSupervisorEngine operation middleware
+func (sh *strictHandler) GetSupervisorEngine(ctx echo.Context, pType EngineType) error {
+	var request GetSupervisorEngineRequestObject
+
+	request.Type = pType
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetSupervisorEngine(ctx.Request().Context(), request.(GetSupervisorEngineRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetSupervisorEngine")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetSupervisorEngineResponseObject); ok {
+		return validResponse.VisitGetSupervisorEngineResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListSupervisorEnginePresets operation middleware
+func (sh *strictHandler) ListSupervisorEnginePresets(ctx echo.Context, pType EngineType) error {
+	var request ListSupervisorEnginePresetsRequestObject
+
+	request.Type = pType
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListSupervisorEnginePresets(ctx.Request().Context(), request.(ListSupervisorEnginePresetsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListSupervisorEnginePresets")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListSupervisorEnginePresetsResponseObject); ok {
+		return validResponse.VisitListSupervisorEnginePresetsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetSupervisorEngineUsage operation middleware
+func (sh *strictHandler) GetSupervisorEngineUsage(ctx echo.Context, pType EngineType) error {
+	var request GetSupervisorEngineUsageRequestObject
+
+	request.Type = pType
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetSupervisorEngineUsage(ctx.Request().Context(), request.(GetSupervisorEngineUsageRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetSupervisorEngineUsage")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetSupervisorEngineUsageResponseObject); ok {
+		return validResponse.VisitGetSupervisorEngineUsageResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListSupervisors operation middleware
+func (sh *strictHandler) ListSupervisors(ctx echo.Context) error {
+	var request ListSupervisorsRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListSupervisors(ctx.Request().Context(), request.(ListSupervisorsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListSupervisors")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListSupervisorsResponseObject); ok {
+		return validResponse.VisitListSupervisorsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// DeleteSupervisor operation middleware
+func (sh *strictHandler) DeleteSupervisor(ctx echo.Context, supervisorId SupervisorId, params DeleteSupervisorParams) error {
+	var request DeleteSupervisorRequestObject
+
+	request.SupervisorId = supervisorId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteSupervisor(ctx.Request().Context(), request.(DeleteSupervisorRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteSupervisor")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(DeleteSupervisorResponseObject); ok {
+		return validResponse.VisitDeleteSupervisorResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetSupervisor operation middleware
+func (sh *strictHandler) GetSupervisor(ctx echo.Context, supervisorId SupervisorId) error {
+	var request GetSupervisorRequestObject
+
+	request.SupervisorId = supervisorId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetSupervisor(ctx.Request().Context(), request.(GetSupervisorRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetSupervisor")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetSupervisorResponseObject); ok {
+		return validResponse.VisitGetSupervisorResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// PutSupervisor operation middleware
+func (sh *strictHandler) PutSupervisor(ctx echo.Context, supervisorId SupervisorId, params PutSupervisorParams) error {
+	var request PutSupervisorRequestObject
+
+	request.SupervisorId = supervisorId
+	request.Params = params
+
+	var body PutSupervisorJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.PutSupervisor(ctx.Request().Context(), request.(PutSupervisorRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PutSupervisor")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(PutSupervisorResponseObject); ok {
+		return validResponse.VisitPutSupervisorResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // GetHealth operation middleware
 func (sh *strictHandler) GetHealth(ctx echo.Context) error {
 	var request GetHealthRequestObject
@@ -5134,158 +6574,220 @@ func (sh *strictHandler) GetReady(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H3bchu3luivoPpMlaU9LYqSJSem6jwwtpJoIssaSU5mH1PHhLpBEltNoAOgJTPeqtqv83zOJ0zNh+VL",
-	"prAW0BcSzYtiK8nUvNgiicZlYd1v/SlK5DSXggmjo96nKKeKTplhCj69mlAhWGb/TJlOFM8NlyLqRVcT",
-	"RlIpFaEkkdMpFSlJ6JQRM1GyGE9iolgiVcpScs/NhHBDtoaKaTMkhciY1mSYZHy43YniiNv5JoymTEVx",
-	"JOiURb3or8WtoTt++TjSyYRNqd0HE8U06r2P7GxRHCUZj67jyMxy+5g2iotx9PAQR8cfWVLY3Z6k9jFY",
-	"JadmUq3BaiPiSLGfC65YGvWMKlh9xSn9eMrE2Eyi3ouD0FInKZvm0jCRzH5gs0VgvaG3TBMzYUQbqgzh",
-	"frwB6HCBvzGtuRRk69d//w+yf3hIkglVNLFX0Q6n2tI7du2Wfe8fHoY2fkq1Ob5jwiCMmru+YLqYMkJH",
-	"hiliJlwTZoeSLW40GWr28zCGfQ95OiRyBH9nVBt39fY/xu9Yut0hJ4ZMC22I3TShwk1kH7hlMzKlM6IY",
-	"TckWFTMPhphIVQeLtktQ/2kn41NuWGqf3z4i9jlpJkwRUUxvmIoJF0lWpFyM3Rw/w+MCB7lJnrkTxWTM",
-	"jLsfu8GDbrcV3hZiOwCynZPXbdB+vh8C9plMWSsuCvxxGRr+k2KjqBf9r92KYHfxV717ksISl3iw1lV0",
-	"+ftvXOgnqW5HmbxvXem+GvCblnqwT+tcCs2AIZ0reZOxqf0zkcKSkP2T5nnGE2oRdzfHEf/8N22x+NOa",
-	"i/l5YcUmHfSJm5JsXXz7irw8OPxquwNQcA/buftC3zN1wX4uLFuyW0pTbieg2bmSOVOG2wOMaKZZHOW1",
-	"rz5FFJ5dJMBvLXvNcyXvaKbJp0GEH1g6iHrEQvLvOB0ZWB4+ZcLYHwZRp9MZRA9HSBH3XDNyP6FIbrmS",
-	"09wQqm9ZSkZS4Tmq+3nvN1OxVHnzN5aY6CGO+nmezSxXyOCEzUMoNrVb84gB33HDpvDHHDGUc1Ol6Mx+",
-	"1nXEXRh9T5XgYrzhnPeP2cocNOoEU80XL562tskQ6L5RjN7mkosA5BIpEFWC22M/FzSz4x7iaMRZFoLQ",
-	"w9IVH4eUjV3NE8Sr41NSDiDyjimS01kmaRqTUqrGRMh7ssWFNpa5yxGB/e/iiUCk1XjmQffli3jJ8QP6",
-	"xx3NCqtxUENyWmgnYi0n7UR1aDWffC2NFRyWXREujES6wN3P7Wn/MLSlWxTxtXF7+18HxilGHQuqD+3u",
-	"B1WIhft7hVpVG7k5pauFYMo7CECuD/KcknvKDQrwajR89PqcNjLPWWrlMKgtLI0JxSH2WZKxETCVKQhL",
-	"T1/LmGypkoXIdcq0pmMWPI8CKNQ0uk3Zi6Gm0HXtkSYJyw2zdA3Cg6VhLbLODCqYlzMGt1ad5Tp4sWLE",
-	"x9965Gxea8pGFO97XgwFTgkI3oTEMujXFw7AqJyDZtnbUdR7v8Fs13GAPFnGrExCxYvAOsgBLL583BnL",
-	"HbuFHX3L8x2ZI1vaAY5lhSEwpQevTwROj49siAjVdZaDb6TMGBUohRLFTPg3/KZCILeGVRMNG6OKCLpn",
-	"FJePxf7aY7eDOEoLBWpKZIk0VyherBmj4L9CWWOHitlqbATAuEFN8NfGlWcKYeJxOmZ4jRvKBi0LlYRv",
-	"BX86l8o00Ln8K8AnDVXjBtRbDuxWLR8IHqnkMAukRRMjA0rWTxPp2RvhpmcNit6g6HafJxbA8BeLiS5y",
-	"pu64lsr9yFP8yXJHKqSYTWWhO6HjJZUJvfBbqii3SkMY5ZhIWdoHyIykmlKAIzVsx/Dq6htsXyk8YrtA",
-	"aBEYIyWnlX2y8LOVqeszmvIS7IxhKgSIWy7TyuxDN0UNoeTi+PLd6RWIeSuiFLN24422nKYQhmdECkZS",
-	"nm53ViuW7uI3gXElStYCwSUOr6mjJ+lqVG96JkJKaFMIVefwdxU7fK/wbym5OG1jU8Ml8aTmueJ5/93l",
-	"cRRH9pLe2D8ur96e4+er/sVV9deHby/evvlw9vb1cYDTzePjnF9ifgYiRTYL0h4fXZbXNacFWVsGHiR8",
-	"1NSCyAS0HK4Jwjc4823Iz1NzxgAfqVwKt2xGxvyO1bwMaGgRq2kJSTSz+jRhoxFLzJwaGlYvp5a4FrZg",
-	"4Q3HOiKO5ZJX/bNXx6d2Tn9Lry/6J2dRHOEvURz9cHJ6GryH9XVYawDxANVewsE0MRK1xpFz6+BJe4QS",
-	"2I2jXfuLKvAKnP4ZI83bK7fMdvH2qycFuy+fBuaJviq8RqvXMk1uaHJLuKgpvd4S4VMLnRfdOJpygR+6",
-	"5TGdbF+wlpECltLWKdcBBb6pom/GVy+L6ZSqWYi1CvbRvCqUDsqBNi6jlx/gzGFa8wA3DZN22b5rxq8V",
-	"RVNuDbAGx+XCvDioyMyrVJ9XBop2+QbmY4tS6N2Ya27YqrN5q4L5peSNvaJK1GjD8leKpdzUteL6Jg3L",
-	"37hbbVd1V+if3mPpNNCaReQAVt11CeHa0hWoliLf5YLpdn589vrk7DsrS96dneFfIHdeW3nz7tWr48vL",
-	"KI6+7Z+cvrvwMuj8+HWQwS3Q1CKhboyBK3St5drPn0MlWaWGhK70e0YzKz7mAbxonMvb1eaPeyq0EB4n",
-	"p8YwZUXQ/31Pd37p7ry8dv9/2Ln+1I1fPH/4pxA0T0ReBPh16aR9iN3fm12Sf+abWfDaE8Wo+bx4xu1B",
-	"lij0bbwQXMRh3Cxd6WElEb37C/exUgefv/6ciaiCmNVhqUhYlq3jpPGnbqrNTewtWZc7aw2Fq3sIYpad",
-	"PCzPYd31ZTli2Sr3s5s0tJV/kYUSNHslCx+4bUrn2VVpVocvKyQXFla5mV05YfAbJjHS0Cw0du60OC6u",
-	"9l6uvwQAVvL9yNl9yJeWcA22TSFMeKub6iJjLlglkDaxv++YMEs2MuJKm7c3mqm7zZgAPHjJfi6YQI/M",
-	"GufgYULM6OO2YJ/bcAeb6lTMmGxjmfh4MVqmGBRCoJMvlQK8bPJeBNWIe5plb/Rax5kn8YYEbV7nHGwX",
-	"0WTh0hqYFs+RwBIqOlfSfhN0nCUTysUVzwP2rtEk5WOmzRFxLpgR+MMIm+ZmRv6Gk3ceI702cznNM4OQ",
-	"06kQa85yUQg/ia7h9aKHu57tMJJZysC1vSkGzKWhFKLmxCnXX3Z3xU3GE5d4Mqe0ZGOpuJlM61jN0v3D",
-	"w72XQTzO63MtHljRe/J8f+dmZtClwYU1rkVKVUpuqGYvDgJ3PW8yl3uqL7fkfP46Whn8utjhZOVn4OSb",
-	"r/ikDP4JOfnjWPMj+WzYBCjvJK5hxBJ8+pEpPnLZIptwO0h5A26H2U60pP0tPaH7hy96v/7jP7eDzC5l",
-	"hvKsJYintPmGppetnObk7Mf+6clr9CbCcOLZAu4ioUJIQ24YMarQZk0uZK97fFxicyB+5/mSz5NC56VE",
-	"xFLgZbPrOi7PUjJjZs2lK7/ivI9/hj5AiAEQjiu48yPwP0y5nlKTTGJyo+QtEx8yLm5jMqZ5PBCKSZUy",
-	"FZN7JcX4Qy0ZAb9AAv1wxxQmmU1pZrfL0nggkglL0E9VrkG2HPS3j4iQH6oRsf2I7OvDLZvFA3FD0w+a",
-	"jwU1hWJk691Z/+zV928vjl9vdwYiipfFOTwdwEpRHFXPRrG//iC7Xl88AaLcAeazlGx1yf2ECSKqWMnm",
-	"csvtv7aLOkqFCPBUjk+5CPgS6SZMit21RNOWZRAsMXg1+/kxipt9LLY791uq2ZXL4v+ncnzudrmQ0pFn",
-	"zAQu81uaQRIXw0TRfaIJ5D+WKRqYtlEIc0TAiHpjcZelln6MfYqSTN4zRW5kIdIah6oHG1foYxkXG+hj",
-	"/qaDwT9TKMHSUz9hwIKsnSGUTWuSCRdjAlsiLnv2fiIzRjI5JlvsjqkZ/ArptbIwhJIRzwxT279dQWts",
-	"bv44cXWLHmQhHLB66pcOuV1eHZ9/OD7rf3N67D75L1+fXPpvfzg5B37j/rg4vrr4axRH31wc9384f3ty",
-	"dvXh1elx/yLIfOrBtcUfp1OWcmqWhah6hGZaEnTuwCU6uiE3zN5vrmTCtGYtGPv587AeH8MCwP1RI1GI",
-	"bY/I80hWPIT+vjleBUlJJGVJRhVLyQ0K9DwrxpZSZzkjW98dX5FdmvNd/FbvfrLfP9R1p2r3PgFoZV5e",
-	"xeJXZRVXIY6FTN/aNkdKTsn8VlfbN824SNt9bBjW+Kl/coVfWUo9f1So4xxO8BpU0YDHMKGGjSVGQPye",
-	"jOJjzG1ytAgZBYapKRc0C66SVHlhny01bVUiXC5VmxIrC5MXhsAIQjFrBLR3KxrtLVsKhRIVi6VjfscE",
-	"wSOQLdCOgNbdgV0dxtrZZi2BtDgqWvSUeYcoRtbKm5lP88Jp5mDuwRHCPESBsAPbIfjad4ZztYai547i",
-	"Z2/fVWsA7jMh5iokWi/qufxKgqerKhbm3RfeKAzkOd1DcZA1WSBDBBP4JUklEeyj6bRGvgNkcAzq0B2X",
-	"GcV07RGh5I5mPMXPrrph7SzeH/1MwSxSoQ0VbcmB8/pCXefjJmNLL2aeV7+7OCGCTn2Njy/SuOUijSEJ",
-	"TI56AzEslOjNiltDe25Ejws4/ZBsHXS7PWdvQo48ZPO5vHIuCAcLVLFRoVl6RDRjZIhQHm7HwakLQQur",
-	"cRtuMQSX2OsRIYk1EnF6vFUpWMscNzTdKQ1JPwMl9+xmIuXtM03+bQer4y5LazOVDC1lsPBmLROPpLrh",
-	"acoETPq85wuwnmmirPIsVVVsZRFNGkKzTN4Tbo6sBi0V42NBvpcIqLeKj7loWUtIszOy1gasdQAg0EUy",
-	"IUoWhsVVlZePJDcKByDuZddAttGyxpSZiUx37FKwTwfvw5bhlktmPDEw6CWeHlNJvZ+BW0vJIqlzrMCs",
-	"mnDTMqORciezM9gp9xxAb2Q6sxNCVQQYZjRvxRZd5JZbs3QH1GXIiIbJDntEM5GSemXT37RsA4WyFrOr",
-	"ibPP77/sAbpeMKNmO5Dy3/IkpFsLmg3J1qGnBufgscbUxGX8ewLhaTvm31Ge0ZuMwVQOGik19IZqVnNS",
-	"KUat7dQyz8SYfIiVgFis9/3V1TkBqgs7UsIMGtlJvCxNwBXLPUoznhMmK3VTLrjh1CUgr9Zk11V5cwzb",
-	"nFPMq1ht3zRC8WuoyXSu6GquFHbKRblgKEWRfjzBJ2sVkSvqs5ZtypdbuStrrLDXRXPJf1yhj7js+WoP",
-	"SzAkrC81M+3mhBMGw6SoimJzOmZBse1Z7tpQcLtaV/Mq519ywlbda5XS1FqdsTzno8jTTbNd3CPfzMIp",
-	"/ABjV8nTmse/OlnfrfIjp2FzwiVTW83gnupyQVf13iOKaROTJON2qWmSBxe5L9G4JR9gSRGiw9umHdCc",
-	"sA7eOtwapwsig6HqkdWCrn4uDDSnrPsiO2Tu/3L59gw1rSNS6IJm2YxQQXA3mLu/mTNGFcJ+x0TaIXZV",
-	"l18N/s+EKsVd8rUqxLPSE7PluhNoF3HYXqxw42ZDr0wbXMOFfKxesbJe8Vy8sqKvccZUJgUUYgWORrZG",
-	"1mBC33LNQ8U1ce6FmDjvgsVo517A61nlMX5kWuLyUogl4tzIvJ9lj8PfdX2JPun+j5BJj95GdHb7QECz",
-	"iMF5HqeQCamBUmDD278VoysTcAGflwVhcqenzLNvpph344PmHxPWGXdK00C/7153ICPi/f51B50dnUJl",
-	"q31xrifBsnCM1yk2l30sHW9SFFUV24XS9jfKdqk5dDevpd8g57e18KgpfnyyCgJkGZA/s67dVjP+Gy6m",
-	"Uij3u93u572oau7DFcrq/DWt0ZGjfm+Nu8IdL94K1rsWipvZpZ3KxZdy7rJ/gu1P/m2nf37iGs34LeMT",
-	"D3F0w6gK9bHoC9I/P4GEIaszERxHjLxlouN7qEBwBycop7a2IHbk4GIkw8rFxfHlFXYigmJ+8Ix0yKX3",
-	"Y0xkllaMhGy97n8HnWScox+AY+3KY3DrEKoY8U0+So8SOuo02Rq29RkZbh8ROhCLTjWScW20Y9KVC46L",
-	"0pFkQTL8ZBlV7MNfD0O7IXjETzMBwA3RPSBHeMxnmsh7QbYCVvSv//jPYQyLs3QgnB3iPJEEMWc7JsLu",
-	"iwzpjSxM7yaj4tauPBCgm4Hni6bE0lVislmH9EsvwI1MZzGhqMT9XMBOfd8o8FfCgQeijALh+XCk/R3x",
-	"qvZQ5WdDb/xBt+uVkoGwl6jJu3/udrtdssV0Ql1fAkXvt2Ni2EeDDhvnx4F7IO+uvt35OobYt2ADYT/u",
-	"vSC6UEqOqWEE54krrdPn9OSMQrAAXHbUtRQisjCap2wgKEllcZOxZ5ooKsaMbA332EG3OwSIasPFmKSM",
-	"5aB8UkH29r8mkCGgwQGYUkOxqdJAGN/FAlXWEkGeaTK0IBtCxyTtImg0YT0ytLDv+H4VPB3GA4HfoYYx",
-	"jMkQ4NxJwDi1nxHanbleUfCkXaVT07GGR1WTpVJzfKZxdU0m9I4RIUmu2Ih/HIitYUBI75VC2iH0cLtD",
-	"zqSBoD2UVULVLqSKDoS/dodbHXIG8NbklrHcnpwrwj5Sez32niEq5/HQSJiMjtnAEr/vFNQj1BsbFpIv",
-	"u92v9l6+3D88+Oqg+/Ll86G9huHL/f3nz7/a7z5/8fXhwVdfHX7dfTkciFpotowKQblmysdWP95KMg6p",
-	"UHoiiywlKUtkyqANhk82GIixRKc0GIXE44vTar6Tdk+Wa3Rew8Oq804zPPRwG+jvJ4v4t2yG/AhhWViQ",
-	"IR8BFyphHxOWl119bpgGwoLAlr+3gRCMpZpIwaB1x7BfmIlU/BdAsh75Bhkxmsm3bIZWMoKn5PS9hd97",
-	"9tqmXGt7SqmcQxtKXJnR5KC7FyP1kPuJ1Aydy1M6A9pMseGKFfCwi4E46D6Pa0jn6Czc6+uZBqZW79V1",
-	"AEJFDEQhboXlh6VrGeAhJZlae9OhjCYH+y/xaoc15+gQCdDudCAYTSbVBgnCkEOmyfDjDjDaHTtyiP7I",
-	"jCdMaNB4ecqE4SNupWDUz2kyYTv7nW4lP2vfWfnr3S7RJctGOxNp2XUprYhUyYRp47aBfW6YzC0m5UqO",
-	"FZ3infdPCB0jUhoGgnXMzISpTukHdf30ojhyiW9RL+p29nAXMmeC5jzqRc/hK9TTQRuAyHeV8erqSUrQ",
-	"WOUkujSK0emxT8Gs9w9877QI4EfhLmSbdB0Lj6kW3K23s3u4nusctt/tznUNs/wET7ej4RDNdmHzunGg",
-	"MRg+ZgXykKeeUDT72RFKTIYwvf/Fzlj9ZAWB/4WJO5bJnIFE9WSIqXsajO0D3H0IAOUpqyZmdvzBBuMb",
-	"uIiah+v1JxWE0sqOeeAguYT4wM6lHYEXfwT+kykmXJFGkzzAQvAjv/eJutdxVKejqBf9eHL80/EFbARw",
-	"biLlrd79VGLKw+6nSql9mO9T+X4lZlSN8dZAo1pzO4tFudTBbhQuG++n42++f/v2B0wtcHoaNl1x/RG9",
-	"sIIOiAlVVjEa+hjeFZ8ybeg095jwTvCPrhuA9ohARVp7pAz79QjmHf9vfHLCPpLv3/Rf7Vx+398/fGGx",
-	"chA5xPOr4Iwdh3QgVa3ugF+70Ww4EFupTPSuCznqzjTdRgbpg1sNzZBsCem0sxh1L9S2vo6tqoD6FLJv",
-	"HTttSvvGl/PK1PYR4UYPhB8GwaKaT8v7EL1wLpUDlM/IkZsM6lxq8xOeZJE/rUCFuc6eFnla7KK5u2lt",
-	"xFkzKiurO+g15dBOlZGUZRxI8p5qovlYsDS2sggzHuv4QrbwZx8r1hizXrzLtu6WC1jZfozFU1yjEcq0",
-	"+UamsyUdGhc7M5bdoKJeBJrRBb1/45w2D4tNIBdZ+fLpl0ZTas7ZAI9vJMKXjYIYVRlnak5FnNOvgW/v",
-	"d/eeaquXuLlHiou9pxIvsE1C0V/vVGRwSzuu+0yXLNUFDo4acfW5dn2laGk0syjFC73fuQFsxFzFObHz",
-	"9vz4on/1tiZ4qjLeoLJzyrU5wSFfWNUJzTbnCy/nKyNoRcHTaA3+MrQ635BsuRYx26Dx0ywblpxh/hxl",
-	"if9CH2ZfrZ2F0q7W0MIeTw9VNXYL4eJlxkRmqRXAUDvz1NoUYgtq7ydn5++uPlwc/+u740vsYKXrrVgr",
-	"ZK7qvlfoSThw95Oreg9pRoHmvFWNfHtn3lU41aoYlYB/pkubzpFtaeKNINZUovNRPetkxK0k487SL2MC",
-	"HdIPGYRgV1ahPnflfgUf+z4iVPikooU20O5xDbYkKBMZOir9I3B3ZYoV+8g1hASbnAEbAGNZ/wJraELo",
-	"rWt2iCqV3wWmCmUZU+SGZZz5ZlG4hxuWSTHWxMgj7xfz3i4TALipAqBcL1jLrkh36eme1HDzfd5/iw6x",
-	"bBvN7swPTX+5xfyHL82mgvaja3DxBCzJjn/5WBbW953KiOX1iDZHTg4ry7182YYFFxcFq2VUIxKuxdsW",
-	"hbGrLNzFOrsdF6QNCubvmFkoh/6Cd7qwVosEugU1sAFN0CixBJvgwYCP1Qv0dI0fPtO+wJJU1Ye6DlD3",
-	"8xrSwnl6OjM6zZZB8m3ORP/85DJnyWZA9BNv4ESx4HDrVZkKNXFgjZ6bgmcoDzqNuFXUe3/dBG3N+VkH",
-	"0ZQZGl2XcKilurdqeeduzBdEolo2fgAw6IYBr4IFYuy1YV3qMQtolVBDMzkuoMShfLKBLLU8/BXI0qzN",
-	"WYYueI5VUq+P0SIMtRzVmAMEO6QyegjubuAr9XINx0u49oUZE6rbJJSrWGp7e8fh4fMXT6ujNotuWvC/",
-	"vKqnVk7fClbHMKsyORhjb2n0oduvG3U0oD80imU2Q7F4DR3V5fG2K6j1/l79nf9zbf/p7rz80N7b6+Ha",
-	"43Y957KVA/gY8irEPreiT/NfGNna+/Uf/++w243L3puH3e02VAUldh5TMQnHpwfgp71QgWpI6x5WKanl",
-	"C1lyxe64LHSZfxqkGkxj3cRl9SVppp52G6AYi7T2NPaI/iIfQTgNQrBrlZOBd42nxHUSkH49aD9s+JTV",
-	"sb2eXruCo/qhdb822k++7LuJhK/h+8uyR/hmrsumTt24qoPAWxFgrSdVRZ/q/S11I2tCNSnEiAuuJ/V0",
-	"OX0EKXQYxw3KVwRQFZVEbllllnhGGZh7TXTpv35zcmbh0yZnK0z40qTnc5aWA7PStJ5Wal0wmhLq/N/z",
-	"mzkiGHxpCjIMWAz/8pe/DDck3vjxkabrOHKtJBdh6L2Zi8kWHTIs2cPQp0WWRUXOdTAQFt8gooR9StAa",
-	"M5MOmS/3g2gNFhlZDiZFwtCXYqE0EHUwEahagOQHqhFakIWhXWowpG1gvkoozlKYz8OrHmf/r/faijkE",
-	"v45XxR6e0lNQf8HSCtqzZpFikJWTfvZAw4b7cD0zH8kGXm42fu/5huMPH8tmXsGxIM0MAV0j1i2rFBhF",
-	"hca+C0c1SQAxO2/JyqklHWvXuFdGba/kP8tDFk5KLNMpdpu9xVsV3ONq2FrBjGbT398czQjEFDYsFPj0",
-	"RRTrP4GG3Owtv0RHfmrR3K+/W7GqReBWdsxiIth9GYhZpVi3BPQ+n3Rek4R2P9XCbkv9IPUKnS9/9Suj",
-	"1U9999ByjN8xX0OE732qsADygiG1DoMzEP96yhtfHYeovzP2kQiya29ZyewL5yg1d1rF4ppI+Qr3UkfM",
-	"p1fM1sJm3w3riTWu5lv2WijKvxAPdS73WuMt/wa5bYvYsX+tMRSGgsNMlFWJW1h0Ffty0T96vAe6DsUE",
-	"G4rFUPTnzvB3rHP7+w8np6fb8fLXstRpv07lnj7WCQBtRnnrJar6J9oyVv8nx/SJZEWgv+gXzS39w0sO",
-	"H8irEHhRqXPtPHOmsMEhtJW7+PYV+fqrrw9JQoUUPKEZ3DH4MctWseDN3I6h6ETE4AcIvPfK9fNF5awK",
-	"OMJiAzH8NIiqLwdR79Mgwq6sgyge1POT4LNfGz/41MhB9PAwdImMA+H6w7lo3y2b1drDLcZ/tzsE2vfO",
-	"LKOVo1HZ5HEghnDpZbAUO+GQb09Oj8nOTjUD+eH4r8MjzIn0/cmnqe9zMhCY9wLKCrXQ5jn2AMOUkYyK",
-	"cUHHLJhoevwxl8qHoTfTAT/uiHRRcq0VPHUUHGOlO2SRNK+tbByqGLiQBPu9qb1sIewvi2py9hpRFmDt",
-	"Lvau1ql5s4j3n4XWdxFNW0keWv/ia+rK9q8TqicE2lQTLIxDXK3dussCRtIaiBptYTmZ5Rm15sBHpGo4",
-	"XC1TX+GmMAMhpCusq610J4tkwjAiCCldIiVbi1xFSGO34VmLCjeSTmgxnhhS5Ni7qOwlvH1EXBPkgSgT",
-	"S7AR9g1NKw6H9U/QYEhLUb3+PESryEUeRauPyhRpNB1voeQmuj8tiTquauYotSTQMeVCG/QDI3ZVWPDf",
-	"jDQzOdZrmfmnduCK4PD38h7rz7BZsY8Q10LEe932GLGhPPONhcPurI0DxRfH+8SFzsnWr//+H2S/27W0",
-	"rmhijxAT+O7whbV6cp6xlNiLV0WCHWqP0IQH9sw1Bh9YSsAyEilTlr6H78t6k2vy/vT4x+PTa58jNqxS",
-	"w6Am1qooRW7VmYRqZtUOF0Wz1H1AfuDfdAYCPQulJxUwr2ot67gIN5plI7IFXcZmhLoyZ1L66baJlphm",
-	"5XpmFGpEEzYQPv+zmc2vmaX+xJdtDqILNmYfS9gZKUkmxZhsTenHOSBudwYR8JzQnWIj6nOXvRAvEfdf",
-	"0oPou5C3sCLA1t83cbrsYI+UM+dNeqZJJsdxGRDLZq7DN+IFFaSG6P/9nEzgO9v9hL2GH3ab7+Jsyyd4",
-	"lTGqai/j/IwZBU/okYFT/PGdKBcQ7sFm4DJlzzSpLmlTd8jToePq4e6tzLXg9pyXhZnPhmKf399Ybe13",
-	"SgZfid6XzPzh/YO00BVmkxs2kooRWqaBY9U/ZhSwnwua6bKp7hZkDr46PiWJFNgBCE2M7adxEc7xzd/B",
-	"V78ZhS3z6p/hW3T/WARWf7PFn8aXT32j3T+lb97+W77qAz+4r9yLPmJy+cPJeUzwNR+xe1mFVGT+NR/g",
-	"9LO08TTEmDdeOhj0f/QxcWsqU5YRxapCAGA/3jqVAq2ShGbZUclrwPfhh5QFTtAQimv3vkLfA+kXpmSH",
-	"9MsZkYWBC2Qg5rprO38FqbYPDaW3Q26GurlYe8fiE1SmVIu1UEK1/T86zl+5OJolU5A4d5zda/fGxQob",
-	"An6LuLLp0J1lOOR4zkgi75plSX8ex0WZabTQE6PNY1H2OPyCeFeu0YJufqu/S7Ko5Wu1+nJXeStSAq0C",
-	"ny4jNA6WOjTyqtoLHlbmWT0GbeZyxX7vripvm2l1mHOq5+JUQNOUaEFzPZHGlzqUbxIYiDK9BONYXjHN",
-	"mSIjlpYNiYGZgPAXpJ5epqBrHgQUseud62AynO+gRvDtX7UK22qXW/vdblAmwAKPT8kItCT5nXW+Rt/o",
-	"/2nX8STtOp5M+NbbdcCbY8r2ZBB6ftM/e9c/rWoTx8zUO3Rsr+16W1OZbOFi2sj89+Ff87Qt85q0/WPZ",
-	"ZnMdsr8wpf5ZzLEmtl+9Pf/QPz0lv/7j/2NFEMYKrDi6q7OWBik8xlyaMJqZyS/L1LbvYciXVNrcCu0W",
-	"QgI5bZoU+fLK61N+xwTTuuf7UdYfrICDh3aV2FNmFE90q+13BS+EhDH4ctNSylvouxiOL8bSMtww0rek",
-	"fH5EdKJozrz2UNbcO2vOZ/Znwe4e3zHzxm13vZSvPKP8Mdkc7sCdJ27KdK7klJkJK3QJ8i1ot8o+5lKj",
-	"nw4zY7Y75AwaYlKCCrFr9BnuWBq6/KV1ktbcny2lCqvQz34fooCloeksU3eYRXPYfb4hzFsoyM7NKxIq",
-	"35vkg5NlV2Uy5WNVlnaVfDJEZM3lPpUNut9fW3nnW32/v7YCB6OooRD2VRVjBYKBv3Wz0ywmffiQdiYT",
-	"8MpAiHhiTN7b3d3b/6rT7XQ7e72vu19jxLtQWdSLdkHeuc3Pr+35ChxfeRC5hredyoRyZ14Md5eNwF1y",
-	"CFdVpU5nobONjsKV1UsaK7gJfNF7YAdWgeJibDUozNLiyqXIx74yAnaXybE+Klv3dQJtv8LTM6b89KWL",
-	"pP64l0gh4MzlWrpk08bimFa5+PC/WiUCQAsrwyspyq67cEiHup25xlNtQPatDSdUT3bAXcPSysU3Qhef",
-	"KkRtPu+0CU8ILUWqb2FnJX8t54DeIA/XD/8VAAD//w==",
+	"7L1tcxu3ki/+VVD8b5Wp3SFFy5YTS/V/QdtMoo0sayU52XNNXxOaAUkcDYHJACOax6uq83Zf3/sRtvaD",
+	"5ZPcQjcwT8QMSdmWk62TF7FIzuCh0Wg0+uHXnzqhXCRSMKFV5+hTJ6EpXTDNUvj0ck6FYLH5M2IqTHmi",
+	"uRSdo87VnJFIypRQEsrFgoqIhHTBiJ6nMpvNA5KyUKYRi8iS6znhmnQnKVN6QjIRM6XIJIz5ZK/fCTrc",
+	"tDdnNGJpJ+gIumCdo85fshtNe677oKPCOVtQMw4mskXn6F3HtNYJOmHMO++Djl4l5jWlUy5mnbu7oDMS",
+	"My7YFXxfH/1QEAY/E/MekVOi54yEVNNYzjJGumkWMxWQudZJQJYyvZnGchmQJJUhU6oYdkL1vBg0DCLo",
+	"pOy3jKcs6hzpNGPlsS/ox1MmZnreOXr21DvojyzMzCBPIvO8pw9WeuKzujqJ2CKRmolw9TNbrdPoNb1h",
+	"CuiiNE014e55DUvKBf7GlOJSkO7v//lf5ODwkIRzmtLQ8E/z4pa67pm+G8Z9cHjoG/gpVXp0y4RGGlVH",
+	"fcFUtmCETjVLiZ5zRZh5lHS5VmSi2G+TAMY94dHErXtMlbb8av5h/JZFe31yoskiU5qYQRMqbEPmhRu2",
+	"Igu6IimjEelSsXJkCIhMy2RRpgvqPvVivuCaReb9vWNi3pN6zlIissU1SwPCRRhnERcz28Zv8LrAh2wj",
+	"j+yMAjJj2q6PGeDTwaCR3oZiPSBZ7+RVE7WfHPiIfSYj1siLAn9sY8N/Stm0c9T5//YLKbOPv6r9kwi6",
+	"uMSJNfai8t8/t6MsYektVzJt7qv8yGd296sVG42dLYsHPqurO/O2SqRQDIT2eSqvY7Ywf4ZSmB1r/qRJ",
+	"EvOQmn2yn+AT//JXZTbNpy07c+1CjzWBSmyTpHvxw0vy/Onhd3t9oIJ92bQ9FGrJ0gv2W2ZEtxlSFHHT",
+	"AI3PU5mwVHMzgSmNFQs6SemrTx0K767v9x/MEZQkqbylsSKfxh38wKJx54gYSv4HNkfG5pxbMKHND+NO",
+	"v98fd+6OcQMuuWJkOae4u5NULhJNqLphEZnKFOdRrM87N5ji2JHXf2Wh7twFnWGSxCsjhGKYYXUSKVuY",
+	"oTnGgO+4Zgv4o7b38rZpmtKV+azK+2Tt6SVNBRezHdtc3mcoNWqU92fRXrA+29IgfaR7kTJ6k0guPJQL",
+	"pUBW8Q6P/ZbR2Dx3F3SmnMU+Ct219ng/pqyMqr4hXo5OSf4AkbcsJQldxZJGAckP8YAIuSRdLpQ2Z4mc",
+	"Ehj/Ps4ITtCSiH46eP4saJm+R0e7pXFmtDKqSUIzZU90I7j7nTK1qm++ktqcU0ZcES60xH2Bo6+N6eDQ",
+	"N6Qb1ChKzz0++N7zXMqoFUHlRwcHXo1lbf1eoubZtN2sYtqwYfI18FBuCOoDJUvKNeoLxdOoKlqdV2mZ",
+	"JCwyxz5oSSwKCMVHzLskZlMQKgs4m93+ahOyuQbo264LphSdMe98UqBCSYHcVbxoqjNV1rBpGLJEM7Ov",
+	"4fBgkV/TLguDguZ5i96hFXN5711Yu2/OYxoyrzjQ7KNeXzjU0Yz2HhDNwxv7Z8SMrpUSO9KhPTDsr05o",
+	"uTvBcs6EWa81kt3SlNPrmFUp276aSYri8Rf7rlcKz1nK/Ps3MQQgTtnOtRMSyTAzp5lnnGsrgrRy3ZSn",
+	"0UD7KZ/94ARDlfARm1Lca3UVwMNhIFy2p1W5Yw+R8jZoHL+Zdo7e7dDa+8BDWhYzQ0HUsQn0g9LX0PRj",
+	"byZ7Zgg9dcOTnkzwSOjBaWEUETgQ7pwu55k9vrLjJiwWLn/4WsqYUYEaQJgy7f9N24uu27y2D3Mj0GyG",
+	"twG4ZnSC/LXALXtgRxB0oiwFFbFjBKTjXXPNTuGfLDWXcSpWmyUBECZwd+Iy+UvP5XPyceKrdHWRiQuW",
+	"yNQj3Zk52miDAB/dsnQF27u4uSVUKRbBRpry2NxQiZwGxIhx0P3AfiGnhOuKsPbrA6ikrw25vp7Qs2d8",
+	"P8klWcAFcFo9Xtz1TpElSxlJWRLTFYtK29ytZ/kIazjipo6VPLYbnrJQ81urEIC9gyxlFkdkTm/N5dNc",
+	"MbmjnUwjln45sgipL+zM/MPD8VA7f0Ol3J5kyRNSIaQ2hEtDo753c3Gv9tyirr7ciNuVb51mIqTav29b",
+	"1OWqMccyi1u3oMLibRvkPrrrJt6p2gHbaOc5tFKmmH6kSNFIiYGL8eNzPuUZf0HTS0k5Nsv7yp58R2RK",
+	"eZylrDfLaGr0Lnuq92ZUs8DoY3HcW1IdziM5C4iWsme2XC/NhLmEeE/4cge7zXtoeRZ1iEeKKKa1ueuQ",
+	"Lh5Jv7AUTUQ5jyqzv2jpVH/kXs9f9pKtjRe3ZDYfN42iGcNTc0dWUjJLQ/8hiD+dWwGeaw/5X54l0DSd",
+	"VQ65pqlhr/kL3inlyvTa8UFDLT32hF/n0mnyhOsjcsNWR+NsMHgSGl6Evwxv5Utmf+QR/mSUTCqkWC1k",
+	"prwcFhYW9bXfopRyw5r+E56JiEVDoMxUpgsKdKSa9TQvTtrKDSdNcYrNd5+mgyOVi8Lyt/azuT7uogPb",
+	"zkyLfqUHKG6UusZ7jW+lqCaUXIwu355ewY3W3MZSFpEuvTbHF8mE5jGRwpx20V5/sxi3C78LjYtb01Yk",
+	"uMTHS5aXbXZx9Zjw2Vuq961iHm6tAsvvBf+1bhd7sd7VRhe6reaU0PPh28tRJ+iYRXpt/ri8enOOn6+G",
+	"F1fFXx9+uHjz+sPZm1cjj2JZ58eaxb/eApEiXnn3Hp9e5stVk95JEq/gRcJrGhmZw4WeK4L09bZ84/Og",
+	"lNwcIEcKY/0NW5FZrnwpdDCoJUtBcRGSKBZKERE2nbJQ1ywufkvKwmyutSEYesO0jokVueTl8Ozl6NS0",
+	"6Vbp1cXw5KwTdPCXTtD5+eT01LsO25trgs6Scs+uvYSJKaIlGkim1mGCMz0ilMBo7N5F1RSXwJpaAtzz",
+	"ZsmNsF1f/eJNwZb52yA80QuEy0hCuWCKXNPwBtTc3L7jjG58YajzbBB0Flzgh0E+TXuVWjMM4w5o3Vun",
+	"XPluMxVr1G5y9TJbLGi68ira7KN+maXKew40SRnVPoEzy2nVCVxXrLdt4y7Zec1RtODaKs65xOVCP3vq",
+	"v/EUZ2CdrzSRImS5ebO66mTJ45iYC4ORfzNG6IxysXcMth5iuAKcgFRrtkg0mXLB1dwwm0wDIxHME0mc",
+	"zbgggt2ylKRUBO5l7KZPhuTy55Pz89ErHAA4vu2AkYOZ1jGLjuEXmWnCzRVLE65IJiKWwusgARZ0Ra4Z",
+	"yYS64YbpDUt+7pkvms9zsAw32BycQ3TLBbIDbrBflM/X+mnORL52j3JiT3mqdK6QwfbFr+xK7fXJEA97",
+	"txb58pAuxXUA4zeIdmsBsJbHMtXBcYuvzqR5mu1tT/PtdACzbYrjX2mWvExZxHXZMFQmpGbJa7vTmq09",
+	"Hqkbx69Vky3R0PSRAqFoJmME34LHMcfjRhnFdrFgEXorGNhQ3JaQwn5hqWfIay5gLMofAUIvqSIp0yk3",
+	"CjT4sw3HQ29G4HMxA5lP4aGVkeavRqfDv8ATKarPhIsk02a37vXJwLOyEv8x7eAS0vI0KgvXxKl1Y5Xz",
+	"ZFtzVcl0bdm/kFT5fiktUsH4+RK0ytDLNWP7+ejs1cnZj0Ylent2hn+B+vTKqE1vX74cXV52gs4Pw5PT",
+	"txdOlTofvfKe02tHw/p5s/NlYsOVoV2J/3No1pu0af+SOitpg8l8wWjtTleSyU3G44b93WpidR21jzL3",
+	"Q6wNtDDXr4sO/M2ayrFZ4twIx8Ts/pXd1iqkMU13cHdVyed1ej0wAXPPhY+SPzEaG623Tr1195m82Wwk",
+	"t2/5OkL2TYxwTc0y/O93tPe3Qe/5e/vvh977T4Pg2ZO7f/LtnhMjQj1WDxdGcRfYv3fblO6dFysv1cOU",
+	"Uf1l5QqcBS12iCaVBoI4/LIoD3bZySK80XRQX/6EiU5BMXP1piJkcbyNG9XNOmgxF+dnlp1rSWQV6+Dl",
+	"LNO4/xoC/W5/BUEu2xQgYhv1DeVfZZYKGr+UmQs/rV4qVle5NdC/WD7Vaa2X65ULA/2MRrTUNPY9W5st",
+	"PhcUY8/7byGAUQ5/4Wzp87iGXIFJJhPaP9Rdr1AzLlihgOxiNrxlQrcMBFTzN9eKpbe7CQF48ZL9ljGB",
+	"huQt5sH9G9Hc4+4zBPPejiPY9WqE178ddaD7q015oDT6OzpBJ5ICfLFyKbxqY3F52FV/5hWNqbqcNdqu",
+	"s8naolU4LahtgZZddJ5K843X3h/OKRdXPPGY6bQiEZ8xpY+JtRxP8R6Ces1fsfH+fU6v3SzldWHgs5Vn",
+	"YstWLjLhGlElvl7X7crhz1MZR+xeN6haXHomSrbnvP+2tcuuYx7aSPSa0hLPZMr1fFHmahYdHB4+fu7l",
+	"46Tclse5TJfkyUHveqXREssFUZqKiKYRuaaKPXu6OaqmGFO5u5b5ueVoFPDbcoc9K7+AJN+9xwcV8A8o",
+	"ye8nmu8pZ/1XgJL7v+CIFn76haV8auO5d5F2GPxhpB3GntB873fVnB4cPjv6/e//vecVdhHTlMdNkSZK",
+	"v6DRZaOkOTn7ZXh68urIxt+AWc8+jKOwAR3XjOg0U3pLKWSWezZqiLK58kfWmBFIZKwUDLOmXyvlWURW",
+	"TG/ZdeEOqRszV+i6ANcl4diDnT8S/8OCqwXV4Twg16m8YeJDzMVNQGY0CcYiZRBwE5BlKsXsQylcGL/A",
+	"Dfrh1oUULGhshsuiYCzCOQvRvJ73QbqW+nvHRMgPxROB+Yji68MNWwVjcU2jD4rPBNVZykj37dnw7OVP",
+	"by5Gr/b6Y+GNmMjds24fQE+doFO82wnc8nvF9fbHEzDKLXA+i0jX2gZF4eLd/dyy4y+NosxSvg14yhfW",
+	"atvqG635J8I5i7KYpQSSgFSfDG1eFdhaKX4NJlJFqCITaw+cEAwzpqlWgT2pUhuPZR0QFOy5TESKdH8c",
+	"XZF9mnAQ4dBfbiEPyERkcTwhMiWTwYQsGBWGMbHnfqfuzV3QjxdWoq3nhkmzJplQZC5jSFiiRMVSE2q9",
+	"MF1rxAS7Opox85wstnIG/aqr7fEA/vP628qrt74gcnbKhceiRXc5NdhtQ1RGW9B1iwVCsd/uo0mb1wIz",
+	"cjek0kW/LWT6VM7O7SjXouCTmGnP7vrBMCrykJFWB0RZLnRR7Rjpngl9TOBW+9oIExYZgaaR82K5ZCm5",
+	"lpkohyiWg1Y2KMgxFzsoyG6lvUEkOksFi05dg54rfWkOvnxHHc4NK8OQXMj1ci5jRmI5I110f8QQIW4d",
+	"eNRGku59vsZcGVx9OkGxio5kPh4wF4evHbpxeTU6/zA6G744HdlP7stXJ5fu259PzuEAsH9cjK4u/tIJ",
+	"Oi8uRsOfz9+cnF19eHk6Gl54T4NykMb6j4sFizjVbaEOR4TGShK0tsEiOpfVNTPra5N4WQPHfvnUlfvH",
+	"QgDh/qgRDcht94gXDDe85Auv/AEdEBELY5qyiFyjhmXdxJDFXRx++K3a/2S+v9vzBlE6z8HGVKZCxG9K",
+	"xCy8DmvhrKVhTlO5IPWhbr5wVj2UTeuxo1/x1+HJFX5lIxfu4Ws8hxm8gruBx4QbUs1mEl2Qbkw65TNM",
+	"SbB7ESLTNEsXXNDY20tYpHN8sYySTfkriUybbhUy00mmCTxBbJwBXKfM0WhW2exQCAAxXDrjt0wQnALp",
+	"groKe91O2GbKb50k0uj8zxr0lLqFGt1d+crUszOwmRrNHTl8nIcs4PcoWAbfes2wrcaQptpUXOvNo2r0",
+	"gH8hxtzERNs5ItuXxDs7iJA/dwH2balauw86PyzWbvGoy5QC+/Noyy3uy/mx82Wb3egEdstbpELZZ957",
+	"k/zijLVl05oNj48X4yWa3jC1yzbekC3lwuM3s0Ge619ffmes8YRNLyFiKpXm4ubSn7QkkSSCfdT9xsCy",
+	"xkyrWy5jionOU0INnXiEny0uwNYBAb+4lrw5gEJpKppyDepqY1n15zpu55H6kf324oQIunBgHA7e4IaL",
+	"KICYcjk9GotJloqjVXaj6ZF94ogLmP2EdJ8OBkfWDgQZOhDdZDOyubCRfymbZopFx0QxRiZI5cle4G06",
+	"EzQzFy/NIdkIunh8ZO7wN2wVYPO4qlKwhjauadTLDTyuBUqW7Hou5c0jRf69h9g7l7kVKJIMLVhgeVk1",
+	"NDyV6TWPIiag0SdHDinlkSKpuUPJtEBFMYwmNaFxLJeE62NzkZIp4zNBfpJIqDcpn3HR0JeQujc1l07o",
+	"6ymQQGXhnKQyg9wfB8dSQPeUbGjgjw6sUlZO5oAxFp/Qvt4whAXTcxn1zEhgGnY5DhseN2dpzEMNDz1H",
+	"4mDiijMPYi6QptraQ6FVZalTGhX8yJXDhcEsKyZ0Q8dayl5sOjI9P7bLci2jlWkDbE8IfZQ08pzKEnP0",
+	"s6gHdy/IioXGDo+IYiIiZWSRvyrZtGgp1cxB4Jj3D54fAdNfMJ2uepBy3/AmpNwKGk9I99DtKWu+NTfz",
+	"uc24d9uMR83755bymF7HDJqy1IioptdUsZIJOmXUXMQb2plrnUwQ+AexeX66ujonsHf9ZlL/aY9CKWgL",
+	"AsrNhudS+rRrYU7H2C/zjIKQ3vpMHRcZIhPlie8Fe6GR0Rqv4XWSSBn78093DYmwoy0NrXXOl6FMPAat",
+	"NsPkiVbOwFo8dkwGuMkKU6eHWm1Nekyd/QZHUjtGCwTAtvThQmS79tq25++mGuJYO7oKF3YZoIsatQWs",
+	"WZvvmuWYoxK1g5KLy02lfQHzE3n7FZz0egv60SVp5hhd7uS3stEGVR2RRW6Jtg8ijwHTNhmnZdm0h3Jk",
+	"KxaRccSU/hVnfsm9Hos8jh0fzhc0zQSERlvLdx5pUDgwwPS/fdC520IFqNVlLH3X1Umv557tFfu8Zyii",
+	"JkdAGQXc4pMGj5C210zxiJFi3UjXKC0YVb+c87jyG4dUB0xzIAPAT+EpNqTmNGX1ddrbuCO3g3yoCct1",
+	"1IcLj8diS09FQBJzPwFRCDGEMmGN2nC+54xu7agK1HB+HkPugjNUQMx5k783lahRkOsVZJ7kqEognHmE",
+	"7p9jw9DA/4cW+20b/bomXX3mhXIye93vkzKCcyfsI1cQ84/8fjgYkJg7v+26WbUk+77QapoL2W8ZyxiJ",
+	"WKLnlRWqCbSqEGvYOT7xlq90mSxemYdLdy97aO02vtEiyQXXnNr05Y1Px4W7ciu6W/fmOr3rLkwncZ0c",
+	"tUCQ6CbJ2V7LGTM6Eubfbm11TTCU65xirPVmE3vl5N3CUktrUGk1vMwFF3mHgddAcoJvlmATN6CqtQ3K",
+	"gaRZ/qn08Nj6RN3H7SwJxRha2NVvsqsmDXq1C3uEgm8+oTPmNRm4697WVLCj2tb4l7ffMsNG898mE1ij",
+	"UaldxcuSaNcIePvKi5UfjQATExF/qxGSYDPugO3lF079pi2bF044pnC5Di2e75G5DuiAhDE3XS3CxNvJ",
+	"MmfjhhjhFkXT8m3VFF1tsEzeMt0qs/MygznF74eTYlHv/ESz9mIHjYdXwn+9fHOGVp5jkqmMxvGqyJpB",
+	"MbibPxDS9SRhIuoT06tNFQcXfEjTlOcgPuJR7gzsWtxlZaOQ9tZx6bje0THYRFc//B4rg29sB3kXbMTh",
+	"q8zRgaD5pka6Uy5oXCT42ne4ItbDFRDr4DIcbT1cuDybghbumZrWjurQYgTQMhnG8f34d1t3tsMP+COA",
+	"AqDDGxUJF4tSxWOwzu8FZEfh9QUGvPfZHJ0rhT6jsAUY8eDwBXa4DmWBfUxiHnJ9TBDgrIADAtDoyT//",
+	"8z9P1mOurCXRxnDsiB3HBL2Om1Kv0Za58QDOJ4bo6YU60pBt0Yx+t9wV+g6tmBssGpSkUvodFCm75WxX",
+	"TF3NwxvLfY392is64EkqYu6vqgq82JoUYY81S39LmGBtpYvxFwv5vpU/N8NUeQMRh2XuBVACoUk3kqHa",
+	"L937+4tor09eM7NRFIpUmWnwctnrvGV0tRUTV4dgfwFHuTKiekFXYEkuQEogDMYhadkrhYUWPSa5A91p",
+	"Bzv6z0sbJXeSVpL+PnvfvIhleFNsm83Xka3vRW5fVSn6VnCtjtwdrIZJVXhB7A/2Mfx1H79zjxTqJBrG",
+	"+uSVXRJD9XY6164sbRt8M0VK27mNe6QgcilYRDJDAgdBYJUn880tSyMe6py1AvjF1ncoQfkqeBqAYk3r",
+	"PqRYBXh0O8ZqtAmYn+SSyKmGSMqrk5c/E3DMxWhAE8WYc9rnJ9v3z55WImUPNyMcVORQu2gZ5UxfD5kQ",
+	"J2h78Fs+wRdS2s9llEmJWphcCr99yBeOcfH2dHTZCTqjf78aXZwNTz9c/uXyavS6E3TenH24+unk8sPl",
+	"6OKX0UVDYAbQbvg5R+qmSyL7SBdJ/BnHauP5iQCIHp45owumEKZUWZhEtRtLOk1k+2t5bfiX2IC3bWBg",
+	"z7AvkbNvOOh5uXTfPW5ix4gay/aNsU5uwEGFuRu5p0S9YvWL1dpmW+HZsCPCYmnJdoPi9MBRFjkChTcA",
+	"H8sjJo/rQhKQdD2Y03XA1Pqye+vomNPFxlf1t/OVbkPXwvTaVOvn2lCeIJRYyqKgoAmNl3Rlt5Pw5EJs",
+	"S/9GqmzFq3kv20y3AUYM1/HeW3ujzc11sM0QnZxoC01r1rjReQkt2CQtdxw2JKfd057XDrntZ2tXsAdb",
+	"CciCJoG76MHfMcf8Osv/v//9vzu74WWXELI3hYDVyf5WNeSBWEx95T27rVtuXV7MZRxVi1koxFfWEBBn",
+	"oeTRgeWKIm3tjaoB/fuU9V2P2O0iZNcuRXOZajLLeMTAyfaapjdRVVlp37wuaLY4FEoEb182/1Yu3cbu",
+	"sZ23tqGXemkf5XkO1rybIb24QW2/JwVjkWqIXawVQoBHrYMaNYvCJAMhYVSRkhJed7zreRMUdBUAe7vY",
+	"5VpM7gbla7eTvHIEW3BBuBcXQahU20uMveloSTLFCHWw0v0WWOnW68Ka1lQoQSUybcM/DUHihba7I59b",
+	"rtwYJ76VgtYcK34PXKPtrHFNGhtcb/0gtn94S9z/aB+Y6SWMOemGMeULm8O6AcypxQ7o2KSM2XRvN1cR",
+	"O+1BoWtOYk2sk92nE9hgQBsyy/qzfhGN8m7wvg8QH+8O3vcxWaSfpfFmgtgyeG3prM4hfo/zJprtAk5e",
+	"gN57dkIRO7FNxMSucC+lBLrdy73tAHLYCBheFeoOrQUJ2LYoXzjKpams2WcsZGGKPBj4bJFfOSiGFzFb",
+	"CLeq+p/LHsWMDjfEg9SZY4tSlWVuqXAIjvi9T1tQLMxSrleGAgtr+U+4Bd3xliH9997w/MQWfHVDxjfu",
+	"gs41o6mvwONQkOH5CeD0QAgrPke0vMEiXTATOF6xgbzpudYJlqrkYir9Av9idHmFZYyhyh0kPvTJpUtT",
+	"gKtPLu5I99XwR1hghwRtiLPXH4sRZG2Aa8hVv8wTRjAPR5HupKkA52TvmNCxWM+ZgVukslpekWHDRZ4n",
+	"AkgRn4w4DVyS893EDAgVQ9vMHAg3wbh9OcVpPgJbLOl6wtt///t/TwIbzDcWNtTHJhoR5Jy9wMLxTui1",
+	"zPTRdUzFjel5LCD8gVs/p9nNoY5XfTLMw/OvZQS4v/Dgb1lNhRURTngs8lxfnB8+aX5Hviq9VKTRoF78",
+	"dJCjBo+FWURF3v7LYDAYkC5TIbUF+1K63AuIZh91nlMBSS5mHcjbqx963weAcCDYWJiPj58RlaWpnFHN",
+	"CLYTlOBQLZROwiikhEJGDrWlfYnMtLmgjAUlkcyuY3PDTgGIvDt5zJ4OBhOgqAJrR8RYAvEdVJDHB98T",
+	"wIFQEKAaUU0xPHUstEtIw6iQnEEeKTIxJJuAu0LZPGkasiMyMbTvu0KOPJoEY4HfoRN/EpAJ0LkfQvyX",
+	"+YzU7tdqNsObppd+KYxhclwUO86vKgDmTUOmsLCUkCRJ2ZR/HIvuxKNKPM5VCcvQk70+OcN7GjhG0AUP",
+	"KuhYuGW3vNUnZxm6LG8YS6ynkn2kZnnMOkPuteNDLaExOmNjs/ldCd0jQl08j6Hk88Hgu8fPnx8cPv3u",
+	"6eD58yeIn/L84ODJk+8OBk+efX/49LvvDr8fPJ+MRSkBP8/9heIOEZ+Zs6EbxhwQiNQcKm1FLESAcrZw",
+	"kBJjMZOYcwY6J3H8YnWvH6UZk5Ea/Vfwctp/qxhOerIH+w8i0G/YCuUR0jJLmd1WmCFF2MeQJXm522um",
+	"rEWHF0E1Y4FXaykY1CqaDDM9lyn/GzDZEXmBghi18Bu2QiUcyZNL+qO134/Msi24UmaWMrX5alAQg2lF",
+	"ng4eB7h7yHIuFcPcsQVdwd6MsBKpUStgFGPxdPAkKDGd3Wf+mtuPFNrlSjWzn8KhIsYiEzfCyMM8cwzo",
+	"ISVWabMso8jTg+e4tJNS1tIEN6AZ6ViAHSwfoDVPcMATmXzsgaDtmScnmCgU85AJBXo5j5jQfMrNKdgZ",
+	"JjScs95Bf1Ccn6XvzPnrLqudSxZPe3NpxHXZxh7OmdJ2GFgAlsnEcFKSyllKF7jmwxNCZ8iUmsHBivG6",
+	"/TxByRbj7wQdizfVOeoM+o9xFDJhgia8c9R5Al/hbQK0AfAxFEBzFsY1J41RTjqXOmV0MXLIZ2Wbyzur",
+	"RYA88lcD36Uct/+ZosP9cll5o+dVSmofDAa1ctpGnuDsegomUa2jXdfIPRWz8TVzIE945DaKYr/ZjRKQ",
+	"CTTvfjEtFj+Zg8D9wsQti2XC4ER12xARs1DvfIqj9xEgn2VR3ds8/3SH5yu8iJqHrbkvU8iUzSvXQwzi",
+	"JcQV9C7NE7jwxxCiuLAVMyrF6oELIVT7ncPHex90yvuoc9T55WT06+gCBgI8N5fyRu1/yjnlbv9TodTe",
+	"YVBnhc82cEZRoH4LNipVfTdclEjVVu3i19GLn968+bmoWELJBP0Ik6CS07jIlIZgz9VYTFyK7hVfMKXp",
+	"InGc8Fbwj7Z2kHKMQEVUeiXP6j0iCPf3/+Obc/aR/PR6+LJ3+dPw4PCZ4cpxxzKe6wVb7Fumg1PV6A74",
+	"tX2aTcYCo4lsRrENJboqZZ1WNEPSFdJqZwHqXqhtfR8YVQH1KRTfKrDaFCJrQL5sVZnaOyZcq7Fwj0EW",
+	"Zyls1IXpusM5Vw7wfEaJXBVQ51LpX3Em6/JpAyuUVCa85DTei2prUxFt5ZCg0lW2uOt7A5P5Av05EYs5",
+	"JmRQBeElLAL/BiZtlPmFdPFnlwquMCV9fS2hpmzLNHKubJ7G+ize4yWUKf1CRquarK0nGFdFbV6qt3PU",
+	"Ac3ogi5fW9PS3R1eb1tFeXvzrXboUvyzR8ZX8CfzKjaMpjFnaU1FrOnXILcPBo8faqiXOLh7HhePH+p4",
+	"gWFaxEOnIkPkd2FtcSLVxuYfVxLea3Xs86OlUvoqP17osncN3Ig+mdqx8+Z8dDG8elM6eAr0fK+yc8qV",
+	"PsFHvrKq42utFm6et5cb6LOMR50t5MvE6HwT0rVupj3Q+GkcT3LJUJ9HXkkl77ReJCH2getsoYXdfz8U",
+	"RRAaNi4uZuASeQGy9qG1KeQW1N5Pzs7fXn24GP3b29El1rtUhKobvAuXmbkot7BBT8IH9z/ZYhM+zQiW",
+	"05rr7WoWpSkKqyHuj+15qlExygkPEQh4p7PbNr/iYehbzs7HZTiIKcdITrzp554LQFtdvxDCvbLIprFL",
+	"7npw6WXHRUkqqH+DkA9Fjq95XcFdEpSJGA2V7hVYuxxBBZJm+2taxhAawWoaa6KhSqE3thI9qlRuFIjh",
+	"EccsJdcs5syVlsQxXLNYipkiWuYF75y1S3sIroscI67WbsvTco2uhtk96MXtpa1o+jk6RNswcHFc9s1d",
+	"1V5uOP/ua4sp7/3RQiA8gEgyzz+/rwgburqmxMh6ZJtjew6nN0U1PmLIxUXGSrh5yIRbybb1w9gCeu8j",
+	"vHXP5kF5D+YfmV6rQvAV13Str4YT6AbUwAo1QaPEygcEJwZyrIyLrUry8JFyuOakAP1WZYLan7c4Layl",
+	"p7+ii7iNkm8SJobnJ5cJC3cjomt4ByOKIYftrwiNKR0H5tJznfEYz4N+xW/VOXr3vkrakvGzTKIF07Tz",
+	"PqdDCdCwUcs7t898RSYqYS56CINmGCx/uUpY4LRhlesxa2wVUk1jOcsAyDJ/s8IsJbTFDcxSRWBtYxec",
+	"x6ZTb4jeInS1HJeEAzg7ZKrVhDhkkQoop5UlXDn4zTlVTSeUxaVtuLU+Ozx88uxhddQqtGoD/+dL9dDK",
+	"6RvByhxmVCZLYyyfhzZ08ImX0VIxeKgMibobiwVb6Kj1INo1BbVcVm/Y+1/vzf8Gvecfmkvq3b13vJ1D",
+	"65fYet22uwbt362I5RrMUcmH8UhZIL/iSjtZg7Sa7LWXCqhVCnCFAgDxZpoypoz6yMERtSwfGL0lj1gN",
+	"38MHvaQCMpdL6xxxqDo5zpKIil8xddtBswSFg9ePkgN9oCHUi5TTJ6f8hpH9BdMpD0HVB4R6lZsBzLAr",
+	"HQRESawfyyLTLjISuphyHHc3mJgrfex3HzkH1ZN1/f1HpuugV1/T6lTrqkEw5HxqE+adgNjVWPPkvgKi",
+	"MgjLVHkW/3rpCBtSjpA+EDtfAkSboi9hC6ON/0AqY5E0Htsu8GPTaXRu9FXF/8ZI9/Hvf/8/h4NBkKfq",
+	"HQ72ms4XoED9eLH5e5Vsvse+bD7fVXlSQLXkSGlJym65zFSOy+I96hDeZRc789c86MpwNB5uNieNmY2Z",
+	"olvIe5x2FeY0feWNVXC1EN4V+jPyDmzpZb4rw85syXVlZxQeF64iR5UJX8H3lho7+xuqF+HKUj1dP6Sw",
+	"rwe9PzbwSjkYagflKF9Wv/SzAt2cJZlwBf1LVRGOAVoCgy+8SjESqDgLgioWW67deNrekl2Gr16fnBn6",
+	"NCnHBSd87a3nAg3biVlcjx5W1bxgNHLwlWuDySE2KtpnDWdjh80b3N89/D7o2LLL6zR0Loj1CKk+meTi",
+	"YeIirnOIXmvvGwvDb+AGxppeaELR8z6pQ3CDixUhex3mJRpADZXGokwmhH+AiCWjSRpqQeiUspA5EGuF",
+	"QWY+52imv4ysup/RbkscwSqDw7q3Ogwf0rw3TJJ41e5AdNyypLCsMQ2t0P6S3sEdx2FzFe4pBp7v9vzj",
+	"Jzs+f3hfMfMSpgWxoUjo0mbtGqVAp1QoLIlzXDoJyllnRMLdiaaMpGwhb12GSJv8afcz2lOiTafYL+nC",
+	"bQruqHhsKw9kJRb8812QHkfgjgBan76KYv0n0JBzWmzSkR/6aB6W7BYljC5uzo5VQARb5t7TTYr1Vhe6",
+	"zzmdt9xC+59KvvJW42UZue7rL/3GEJOHXnsoz8lvmcPWA/doiQvA1gPxsOhRBaf1Q674ZufhqBQVcU8G",
+	"2TernMr4KwcWVkdaONCrTPkSx1JmzIdXzLbiZleo8IE1Ltttu65jMaGszhXKFNAGaRiyRLNozzB2QDIR",
+	"M6VIXrXVes7TTJAughEGLoX0j+6kBdzzgGCtxwDAMO0c/gPxH//j55PT0z144mp4cWVUJPvnhx8u3rz+",
+	"cPbm1aiy98u73O2Pbby2u+287aLL3RtNYeb/CAx/oLPCU4v7qwaE/+FPDud9b3IkGaXOlr5OwIQuGFb8",
+	"vPjhJfn+u+8PSUiFFDykMawxVoh2ZdXBmrkXQKaYCLD2ha6EpM4pAr3EzBa1KqIEoLOxmHwad4ovx52j",
+	"T+MOVjAfd4JxOagQPru+8YOLZx537u4mNvp4LGzpTuuiv2GrEiTVetDGXp9AqfuVEbRyOs3r747FBBY9",
+	"j3DA6lTkh5PTEen1ihbIz6O/TI4xkNk+219ErmrQWGCwGigr1FCbJ4guiXFeMRWzjM6YNzp89DGRqYsd",
+	"2U0H/NgT0frJtVXEg93BASJAQ+hXddlyAKWUgQlJsG+92/Ny+26xqCJnr5BlgdZ2YTGGBUm0W5jKn2Wv",
+	"7yObNm55KJPvCqvY5Z1TNSfhnHJBMJsVebW06jZ0H7fWWJT2FuaAGplRKqR/TIri/EU35R6uMz0WQtps",
+	"2FJPtzIL50zl+JpMROjarkoVIbUZhhMtGF+Zc4F9goQ0m801yRKsBJbX3d87JidnQImxyKPB4A5JrmlU",
+	"SDjnM8TsVdyxS668xkqUIvfaq/cK7/qlxMpNO7nK7g+7Ra1U1bWdmm/QGeVCIaCQ5a6CC/6Hbc1YztRW",
+	"1/xTOdvoHP7JRT5gHXnnIS65iB8Pmn3EmvLY1Xz3m7N2dhRfjA6IjXch3d//87/IwWBg9npKQw2RHPDd",
+	"4TNz60l4zCKI+EizEIuHH+MVHsQzV+h8YBGBm5GIGAApTt7lSWLvybvT0S+j0/cusHNSxHNCIrtRUbLE",
+	"qDMhVSxwwLC4u5+Sn/mL/ligZSG3pALnFVW/rRThWrF4SrpQs29FqMUmILmdbo8oiRElNiAkS6c0ZGPh",
+	"grarKTiKmd0fulzrceeCzdjHnHZaShJLMSPdBf1YI+Jef9wBmeNb0ymPNUvPbchR0HLcf00L4qmcnece",
+	"jnVRBNz6bbMdrlxFGdw5NWvSI0ViOQtyh1i8IkhY5AsqSInR/+cZmcB2tv8Jy8Df7V+njKIsbosneBkz",
+	"mr4oHv2CEQUPaJGBWfzxjSgX4O6xxe0i9kiRYpF2NYc8HDtufvwMWK7s3K5ZWZj+Yiz25e2NxdC+UQbH",
+	"Rva+ZPoPbx+kmSo4m1yzqUwZoXnuBkJ1YEQB+y2jscoLXXchmLWCH4tXjL2HMRHW5OY3sNXvtsParPrm",
+	"uT/cBkOYsj+ZLZ+6stV/Stu8+f/o/MPobPjidIQf7FevTi7tdz+fnAfk7Rn+ezG6uviLuYW/uBgNfz5/",
+	"c3J29eHl6Wh4AUY/szceZjPaqo4WArAhdh4CtxYyYjFJWZG9A+LH3U6lwFtJSOP4OJc1YPtwj+RZiRCa",
+	"zpUF/nXAZX9jqeyTYd4iijAwgYxFreK9wx8vhg9V3Pd8ZobydfG8mO4DpJMVnTXshGL4f3Sev7J+NLNN",
+	"4cSBWjBkam4nUcENHrtFUNzp0JyleYKVfEN5W80l/PMYLvJIozUgmyaLRQ6f+hX5Lu+jgd3cUL9JsChU",
+	"1C4yaGy6vIgIoIo+XERo4M1PqsRVNWcpbYyzug/b1GLFvjUU0ptqWB3GnKqan8rWzlaCJmoudV552HYQ",
+	"jEUeXoJ+LKeYJiwlUxblhTpBmMDhL0g5vCwFqEtwKCJUpYUdmtRhD0nKdJaKUlp8McruwWDgPROgg/uH",
+	"ZHhwhL6xzlepp/oPjJ0Hwdh5sMO3jLEjp6VMRHQ9vx6evR2eFgnFM6bLsDp7W5vetlQmG6SY0jL5NvKr",
+	"vrdlUjpt/1h3s1rl2K+8U/8s17Eqt1+9Of8wPD0lv//9/2JGEPoKKNStK4mWyla493VpreRWe0JirbTP",
+	"100r9VWYasQWwOEHLl0F04y95b6CotiXJ0gAq13k4ANH/jaAQ8o1w5zyVi1fsykdb73gGfS2H6WrXpph",
+	"2QSvllIGIIbQK/Q6JzLViNINhEDYS5tE6Mqm2dJI8NtYJFQpFll/dgzFi+U0IMs5D+dkysGb5rzapeqJ",
+	"cINZAmjwnN6Ch99oKj8aFqVkYvpx9WAnmD4+wZIn1vs2KYTOxKehvEpXF5m4MMPtfB1RZHv4NjZY17lZ",
+	"r+aoGvPrw19WkhhAqCqX2Vww2ii5Ag26WgUIK5UCFy6h8mnOIchL22+VepJJU2nAtkvnWjG5BxRWjaoh",
+	"Fj76BtAYVrLlZfhdzaQ8DkAFtt4rIGUQWzgsTyst1fbcTdrtqoQgAa9WCSvbIZoYYL9Uq2nrc+vcvvMg",
+	"DFEqNNVoCLOk/QZBca6+nh0D6aaMRqvegka1El9qLygD1RYLdkzYItEriMCya+OALP5wzJLX29tWZry1",
+	"ZfQeTHC8VS1BETB8Z234NqLkJ7kkWpJlyjEXvah85yrN4LiOCHXlC12itJMoleOiWrXRgvbYOoWV+o3f",
+	"lI9Uo39gZCN5cjJoREqzRacZBCNi3KuQJKEzLmZHkMeZRx5SMqcimmbxXhMupGJQsToud2RhOOVS2Frj",
+	"NZhIQmMpGEYjTbC3SQBOhBpkJH5pSw/urYPJVAXoAwnNNnFZokHfh6JRrchYBdP4Esq62v9UfNgOQaOo",
+	"BvoPEI3PAdEothlXBR/n3wKmegoYDK6USMwWpZjjcM7jKGWiGVsjb2tnXTXwC4irNfTSQv6VSj8DJFRI",
+	"BblmhEWw8wE+K8dDgLP3/O0V6VIHMOHKEcdsqjfhJaBsKehHGwFojTQwgqsBSRbyzrcBka2cpg8jNbbg",
+	"m28MGeIZSWAtPC4cl300hOAFjkhe+rgBQuSrHIiXJQm3NZCIh8xkwptBRLAYRAuIiNvBHgiR4iZjXhiL",
+	"7qReVBasHe8G7/vLORN9gGWb7AWo1ZaUDCxLhKHGY9F9OTrdK2weKE6s75arPPLXhaPDWYPbrLQOY9Et",
+	"vQzzg01ybHSAcBXG7NhMYyGVJt9Dfa29AhHFrTcaVbYDQyHrUgZ/H4tNbOYKhRttS92wqAlY5UsdYV8V",
+	"WyUfpLM+/dEAVnaSVV8VYmXnkXwWyMo3Bk0pZoLFYMoq5CIiOPfrWsHuvW2k7NZYKXNGYz3/W9vl8yd4",
+	"5GselbaH5oCcEFLIFcmSdnTiU37LBFPqyCla5RcLquGkLVqxxchsvEqZITgcTZDWGzA021Exj4kKU5ow",
+	"56zPcalt8FQZYdOrvLy2w90uwzqJKb9P8qSdcP+BC5ecp3LB9JxlKid5F0oSso+JVBgWi4moe31y5kEq",
+	"bajq51v81qsVmJtad4XRnFbfZlNA11CY0dyfYY0Od8YfbdhBpm1ebKGIanpNVaF2F8C0Cz5LcyS13C3p",
+	"22TV7j7lRWzfvb8LinK4796bQxFNAr6MsasipQk2DPytqtUYMcfS6RKxDCEIEswcc62To/39xwff9Qf9",
+	"Qf/x0feD7zHBLEvjzlFnH85kO/h6306uWFeCJZEtCtkvIpbsnNezy/JiuVaD42kBjNVfq/6gOn4g0xbw",
+	"cduAA4b2jEDTNMcHDuwYEJEmcEBEMLpYztRxXt6q7ymN42+esdQ1n0ckll93DmAfcWrQBhbbodI5ohis",
+	"v/xvRnED0uZIuCSvTAmTtKzbrxVnaSKyK/81p2reAw2bRUVE7RT9lGkmSu25GEnP1OqGMVs+0qH7WqMp",
+	"msrAfSmXxeDX/L5lVimd/P6JANx/8S00msv1vB3A7b97f/f/AgAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

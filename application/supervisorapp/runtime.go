@@ -1,0 +1,519 @@
+package supervisorapp
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/yukta/yukta/application/executionapp"
+	"github.com/yukta/yukta/domain/supervisor"
+)
+
+// Engine decides for one supervisor. The runtime calls it from one
+// goroutine, in signal order, while the supervisor's lease is this
+// instance's. Handle must be atomic as far as State is concerned: when it
+// fails, State must read as before the signal, because the runtime saves
+// the cursor before the failed signal with that state and hands the signal
+// again to a new engine later (delivery is at least once).
+type Engine interface {
+	// Handle reacts to one signal. An error means the signal was not
+	// handled (the database is down); it will come again.
+	Handle(ctx context.Context, sig supervisor.Signal) error
+	// State is what the engine needs to carry on after a restart (the
+	// rules engine's count windows); nil when nothing. It is saved with the
+	// cursor, in the same write.
+	State() ([]byte, error)
+}
+
+// EngineFactory builds the engine of a supervisor from the state saved
+// with its cursor (nil: a fresh engine). fence is the lease the engine's
+// directives carry.
+type EngineFactory func(ctx context.Context, sup supervisor.Supervisor, fence Fence, state []byte) (Engine, error)
+
+// RuntimeDeps are what the runtime needs. Engines maps engine types to
+// their factories; a supervisor whose type has none is not run here.
+type RuntimeDeps struct {
+	Supervisors Reader
+	Leases      LeaseStore
+	Cursors     CursorStore
+	Events      executionapp.EventTail
+	Runs        RunDirectory
+	Holds       HoldStore
+	Redactor    EventRedactor
+	Engines     map[string]EngineFactory
+	// Owner names this instance in leases; unique per process.
+	Owner string
+	Now   func() time.Time
+	// OnError hears what the runtime retries: a failed read, a failed
+	// engine (supervisorID "" for the supervisor list).
+	OnError func(supervisorID string, err error)
+}
+
+// RuntimeConfig tunes the runtime; zero values take the defaults.
+type RuntimeConfig struct {
+	// LeaseTTL is how long a lease lasts without renewal (default 15 s):
+	// how long a supervisor waits for a dead instance's engine to be taken
+	// over. It is renewed every third of it.
+	LeaseTTL time.Duration
+	// Poll is how often an engine reads the outbox when it has caught up
+	// (default 250 ms).
+	Poll time.Duration
+	// Rescan is how often the supervisor list is read again, to start,
+	// restart and stop engines as supervisors change (default 2 s).
+	Rescan time.Duration
+	// Batch is how many outbox events one read takes (default 200).
+	Batch int
+	// MaxBackoff caps the wait after a failure (default 5 s).
+	MaxBackoff time.Duration
+}
+
+// Runtime runs the engine of every enabled supervisor whose engine type it
+// knows, each as a fenced singleton across instances: a worker per
+// supervisor takes the supervisor's lease, hands the engine its signals in
+// order (STARTED with a snapshot, EVENT for each outbox event on an owned
+// unit from the durable cursor on, TICK every tickSeconds) and moves the
+// cursor with the lease's token, so an instance that lost the lease cannot
+// move it. Delivery is at least once: a signal handled when the instance
+// died is handled again by the next owner.
+type Runtime struct {
+	d   RuntimeDeps
+	cfg RuntimeConfig
+}
+
+// NewRuntime returns the runtime.
+func NewRuntime(d RuntimeDeps, cfg RuntimeConfig) *Runtime {
+	if cfg.LeaseTTL <= 0 {
+		cfg.LeaseTTL = 15 * time.Second
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = 250 * time.Millisecond
+	}
+	if cfg.Rescan <= 0 {
+		cfg.Rescan = 2 * time.Second
+	}
+	if cfg.Batch <= 0 {
+		cfg.Batch = 200
+	}
+	if cfg.MaxBackoff <= 0 {
+		cfg.MaxBackoff = 5 * time.Second
+	}
+	if d.OnError == nil {
+		d.OnError = func(string, error) {}
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	return &Runtime{d: d, cfg: cfg}
+}
+
+// worker is one supervisor's goroutine: version says which document it
+// runs, so a changed supervisor gets a fresh engine.
+type worker struct {
+	version string
+	cancel  context.CancelFunc
+	done    chan struct{}
+}
+
+// Run supervises until ctx ends, then stops every engine, gives their
+// leases back and returns once every worker has returned.
+func (rt *Runtime) Run(ctx context.Context) {
+	workers := map[string]*worker{}
+	defer func() {
+		for _, w := range workers {
+			w.cancel()
+		}
+		for _, w := range workers {
+			<-w.done
+		}
+	}()
+	t := time.NewTicker(rt.cfg.Rescan)
+	defer t.Stop()
+	for {
+		if err := rt.sync(ctx, workers); err != nil && ctx.Err() == nil {
+			rt.d.OnError("", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// sync starts, restarts and stops workers to match the stored supervisors.
+func (rt *Runtime) sync(ctx context.Context, workers map[string]*worker) error {
+	list, err := rt.d.Supervisors.Supervisors(ctx)
+	if err != nil {
+		return fmt.Errorf("supervisor runtime: list supervisors: %w", err)
+	}
+	want := map[string]Summary{}
+	versions := map[string]string{}
+	for _, s := range list {
+		sup := s.Supervisor
+		if _, ok := rt.d.Engines[sup.EngineType()]; !ok || !sup.Enabled() {
+			continue
+		}
+		b, err := sup.MarshalJSON()
+		if err != nil {
+			return fmt.Errorf("supervisor runtime: supervisor %s: %w", sup.ID(), err)
+		}
+		want[sup.ID()], versions[sup.ID()] = s, fmt.Sprintf("%x/%s", sha256.Sum256(b), generation(s))
+	}
+	for id, w := range workers {
+		if v, ok := versions[id]; ok && v == w.version {
+			continue
+		}
+		w.cancel()
+		<-w.done
+		delete(workers, id)
+	}
+	for id, s := range want {
+		if _, ok := workers[id]; ok {
+			continue
+		}
+		wctx, cancel := context.WithCancel(ctx)
+		w := &worker{version: versions[id], cancel: cancel, done: make(chan struct{})}
+		workers[id] = w
+		go func() {
+			defer close(w.done)
+			rt.supervise(wctx, s.Supervisor, generation(s))
+		}()
+	}
+	return nil
+}
+
+// generation names one life of a supervisor id: its creation time.
+func generation(s Summary) string { return s.CreatedAt.UTC().Format(time.RFC3339Nano) }
+
+// supervise takes the supervisor's lease whenever it can and serves the
+// engine while it holds it, until ctx ends.
+func (rt *Runtime) supervise(ctx context.Context, sup supervisor.Supervisor, gen string) {
+	var backoff time.Duration
+	for ctx.Err() == nil {
+		f, ok, err := rt.d.Leases.Acquire(ctx, sup.ID(), rt.d.Owner, rt.cfg.LeaseTTL)
+		switch {
+		case err != nil:
+			if ctx.Err() == nil {
+				rt.d.OnError(sup.ID(), fmt.Errorf("take the lease: %w", err))
+			}
+			backoff = rt.backoff(backoff)
+			sleep(ctx, backoff)
+			continue
+		case !ok:
+			sleep(ctx, rt.cfg.LeaseTTL/3)
+			continue
+		}
+		err = rt.serve(ctx, sup, gen, f)
+		if !errors.Is(err, ErrLeaseLost) {
+			// Give the lease back at once so another instance need not
+			// wait for it to expire (a stop, or a failure here).
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+			if rerr := rt.d.Leases.Release(rctx, f); rerr != nil && err == nil {
+				err = rerr
+			}
+			cancel()
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil && !errors.Is(err, ErrLeaseLost) {
+			rt.d.OnError(sup.ID(), err)
+			backoff = rt.backoff(backoff)
+			sleep(ctx, backoff)
+			continue
+		}
+		backoff = 0
+	}
+}
+
+func (rt *Runtime) backoff(prev time.Duration) time.Duration {
+	return min(max(2*prev, 100*time.Millisecond), rt.cfg.MaxBackoff)
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// serve runs the engine while f is the supervisor's lease. It returns nil
+// when ctx ends, ErrLeaseLost when the lease went to another tenure, and
+// any other error for a failure (the caller backs off and starts again).
+// The lease is renewed by a goroutine of its own, so a signal that takes
+// long (a directive waiting for a key another sender holds) does not lose
+// it; when renewal fails the engine's context ends.
+func (rt *Runtime) serve(ctx context.Context, sup supervisor.Supervisor, gen string, f Fence) (err error) {
+	var wg sync.WaitGroup
+	defer wg.Wait() // deferred first, so it runs after the cancel below
+	sctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	wg.Go(func() { rt.renew(sctx, f, cancel) })
+	defer func() {
+		if errors.Is(context.Cause(sctx), ErrLeaseLost) {
+			err = ErrLeaseLost
+		}
+	}()
+	return rt.run(sctx, sup, gen, f)
+}
+
+// renew keeps f's lease until ctx ends. When the lease is lost, or could
+// not be renewed for a whole TTL (the database is unreachable: another
+// instance may have it by now), it ends the engine's context with
+// ErrLeaseLost.
+func (rt *Runtime) renew(ctx context.Context, f Fence, lost context.CancelCauseFunc) {
+	t := time.NewTicker(rt.cfg.LeaseTTL / 3)
+	defer t.Stop()
+	renewed := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		ok, err := rt.d.Leases.Renew(ctx, f, rt.cfg.LeaseTTL)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			rt.d.OnError(f.SupervisorID, fmt.Errorf("renew the lease: %w", err))
+			if time.Since(renewed) < rt.cfg.LeaseTTL {
+				continue
+			}
+			lost(ErrLeaseLost)
+			return
+		case !ok:
+			lost(ErrLeaseLost)
+			return
+		}
+		renewed = time.Now()
+	}
+}
+
+// run reads the cursor, starts the engine and feeds it signals until ctx
+// ends or something fails.
+func (rt *Runtime) run(ctx context.Context, sup supervisor.Supervisor, gen string, f Fence) error {
+	cur, ok, err := rt.d.Cursors.Cursor(ctx, sup.ID())
+	if err != nil {
+		return ctxErr(ctx, fmt.Errorf("read the cursor: %w", err))
+	}
+	if !ok || cur.Generation != gen {
+		// A new supervisor (or one created again under an old id) starts
+		// at the outbox's head: it is told about what happens from now
+		// on, and gets the present in STARTED.
+		head, err := rt.d.Events.EventHead(ctx)
+		if err != nil {
+			return ctxErr(ctx, fmt.Errorf("read the outbox head: %w", err))
+		}
+		cur = Cursor{Generation: gen, Seq: head}
+		if err := rt.d.Cursors.SaveCursor(ctx, f, cur); err != nil {
+			return ctxErr(ctx, err)
+		}
+	}
+	eng, err := rt.d.Engines[sup.EngineType()](ctx, sup, f, cur.State)
+	if err != nil {
+		return fmt.Errorf("start the %s engine: %w", sup.EngineType(), err)
+	}
+	if sup.Takes(supervisor.KindStarted) {
+		snap, err := BuildSnapshot(ctx, rt.d.Runs, rt.d.Holds, sup, cur.Seq)
+		if err != nil {
+			return ctxErr(ctx, fmt.Errorf("snapshot: %w", err))
+		}
+		sig := supervisor.NewSignal(supervisor.FormatCursor(cur.Seq), supervisor.StartedSignal{At: rt.d.Now(), Snapshot: snap})
+		if err := eng.Handle(ctx, sig); err != nil {
+			return ctxErr(ctx, fmt.Errorf("STARTED: %w", err))
+		}
+	}
+	var ticks <-chan time.Time
+	if sup.TickSeconds() > 0 && sup.Takes(supervisor.KindTick) {
+		tk := time.NewTicker(sup.Tick())
+		defer tk.Stop()
+		ticks = tk.C
+	}
+	poll := time.NewTimer(0)
+	defer poll.Stop()
+	for {
+		n, err := rt.pump(ctx, sup, f, eng, &cur)
+		if err != nil {
+			return ctxErr(ctx, err)
+		}
+		if n == rt.cfg.Batch {
+			if ctx.Err() != nil {
+				return nil
+			}
+			continue // more is waiting
+		}
+		poll.Reset(rt.cfg.Poll)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-poll.C:
+		case <-ticks:
+			sig := supervisor.NewSignal(supervisor.FormatCursor(cur.Seq), supervisor.TickSignal{At: rt.d.Now()})
+			if err := eng.Handle(ctx, sig); err != nil {
+				return ctxErr(ctx, fmt.Errorf("TICK: %w", err))
+			}
+		}
+	}
+}
+
+// ctxErr turns a failure caused by ctx ending (a stop, or a lost lease,
+// which serve reports) into nil.
+func ctxErr(ctx context.Context, err error) error {
+	if ctx.Err() != nil && !errors.Is(err, ErrLeaseLost) {
+		return nil
+	}
+	return err
+}
+
+// pump reads one batch of the outbox after the cursor, hands the engine the
+// events of owned units, and moves the cursor (with the engine's state)
+// past what was handled. It returns how many events it read.
+func (rt *Runtime) pump(ctx context.Context, sup supervisor.Supervisor, f Fence, eng Engine, cur *Cursor) (int, error) {
+	q := executionapp.EventQuery{AfterSeq: cur.Seq, Limit: rt.cfg.Batch}
+	q.SessionID = onlySession(sup.Owns())
+	evs, err := rt.d.Events.Events(ctx, q)
+	if err != nil {
+		return 0, fmt.Errorf("read the outbox: %w", err)
+	}
+	handled := cur.Seq
+	var failed error
+	for _, e := range evs {
+		if sup.OwnsPlace(supervisor.Place{SessionID: e.SessionID, WorkflowID: e.WorkflowID}) {
+			if failed = rt.deliver(ctx, eng, e); failed != nil {
+				failed = fmt.Errorf("event %d (%s): %w", e.Seq, e.Type, failed)
+				break
+			}
+		}
+		handled = e.Seq
+	}
+	if handled != cur.Seq {
+		state, err := eng.State()
+		if err != nil {
+			return 0, fmt.Errorf("engine state: %w", err)
+		}
+		next := Cursor{Generation: cur.Generation, Seq: handled, State: state}
+		if err := rt.d.Cursors.SaveCursor(ctx, f, next); err != nil {
+			return 0, err
+		}
+		*cur = next
+	}
+	return len(evs), failed
+}
+
+// deliver hands one event to the engine as an EVENT signal.
+func (rt *Runtime) deliver(ctx context.Context, eng Engine, e executionapp.StoredEvent) error {
+	data, err := rt.d.Redactor.Redact(ctx, e)
+	if err != nil {
+		return fmt.Errorf("redact: %w", err)
+	}
+	return eng.Handle(ctx, supervisor.NewSignal(supervisor.FormatCursor(e.Seq), EventSignal(e, data)))
+}
+
+// EventSignal is the body of an EVENT signal for a stored event whose data
+// is already redacted.
+func EventSignal(e executionapp.StoredEvent, redacted map[string]any) supervisor.EventSignal {
+	return supervisor.EventSignal{Seq: e.Seq, At: e.At, Type: e.Type, SessionID: e.SessionID, WorkflowID: e.WorkflowID,
+		ExecutionID: e.ExecutionID, NodeID: e.NodeID, Actor: e.Actor, Data: redacted}
+}
+
+// onlySession is the one session every owned unit lies in ("" when they
+// span several, or the server), so the outbox read can use the session's
+// index. The position lookup of an outbox read by SessionID is global, so
+// the cursor may be any event's seq.
+func onlySession(units []supervisor.Unit) string {
+	s := ""
+	for _, u := range units {
+		if u.Kind() == supervisor.UnitServer || u.SessionID() == "" || (s != "" && u.SessionID() != s) {
+			return ""
+		}
+		s = u.SessionID()
+	}
+	return s
+}
+
+// Snapshot is what STARTED carries: the owned unfinished runs, their open
+// inputs, the holds on them and the cursor the signals go on from.
+type Snapshot struct {
+	Cursor     string          `json:"cursor"`
+	Executions []SnapshotRun   `json:"executions"`
+	Inputs     []SnapshotInput `json:"inputs"`
+	Holds      []SnapshotHold  `json:"holds"`
+}
+
+// SnapshotRun is one owned unfinished run.
+type SnapshotRun struct {
+	ExecutionID string    `json:"executionId"`
+	SessionID   string    `json:"sessionId"`
+	WorkflowID  string    `json:"workflowId"`
+	Status      string    `json:"status"`
+	StartedAt   time.Time `json:"startedAt"`
+}
+
+// SnapshotInput is one open input of an owned run.
+type SnapshotInput struct {
+	InputID     string    `json:"inputId"`
+	SessionID   string    `json:"sessionId"`
+	WorkflowID  string    `json:"workflowId"`
+	ExecutionID string    `json:"executionId"`
+	NodeID      string    `json:"nodeId"`
+	Prompt      string    `json:"prompt"`
+	CreatedAt   time.Time `json:"createdAt"`
+}
+
+// SnapshotHold is one line of the hold ledger of an owned run.
+type SnapshotHold struct {
+	ExecutionID  string    `json:"executionId"`
+	SupervisorID string    `json:"supervisorId"`
+	Since        time.Time `json:"since"`
+	Reason       string    `json:"reason"`
+}
+
+// SnapshotLimit caps each list of a snapshot.
+const SnapshotLimit = 1000
+
+// BuildSnapshot reads the present of a supervisor's owned units.
+func BuildSnapshot(ctx context.Context, runs RunDirectory, holds HoldStore, sup supervisor.Supervisor, cursor int64) (Snapshot, error) {
+	s := Snapshot{Cursor: supervisor.FormatCursor(cursor), Executions: []SnapshotRun{}, Inputs: []SnapshotInput{}, Holds: []SnapshotHold{}}
+	owns := sup.Owns()
+	if len(owns) == 0 {
+		return s, nil
+	}
+	active, err := runs.ActiveRuns(ctx, owns, SnapshotLimit)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	ids := make([]string, 0, len(active))
+	for _, r := range active {
+		ids = append(ids, r.ID)
+		s.Executions = append(s.Executions, SnapshotRun{ExecutionID: r.ID, SessionID: r.SessionID, WorkflowID: r.WorkflowID,
+			Status: string(r.Status), StartedAt: r.StartedAt.UTC()})
+	}
+	inputs, err := runs.OpenInputs(ctx, owns, SnapshotLimit)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	for _, in := range inputs {
+		s.Inputs = append(s.Inputs, SnapshotInput{InputID: in.ID, SessionID: in.SessionID, WorkflowID: in.WorkflowID,
+			ExecutionID: in.ExecutionID, NodeID: in.NodeID, Prompt: in.Prompt, CreatedAt: in.CreatedAt.UTC()})
+	}
+	if len(ids) == 0 {
+		return s, nil
+	}
+	ledgers, err := holds.Holds(ctx, ids)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	for _, h := range ledgers {
+		for _, e := range h.Entries() {
+			s.Holds = append(s.Holds, SnapshotHold{ExecutionID: h.ExecutionID(), SupervisorID: e.SupervisorID(),
+				Since: e.Since().UTC(), Reason: e.Reason()})
+		}
+	}
+	return s, nil
+}

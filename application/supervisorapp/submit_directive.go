@@ -1,0 +1,696 @@
+package supervisorapp
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/yukta/yukta/application/executionapp"
+	"github.com/yukta/yukta/domain/execution"
+	"github.com/yukta/yukta/domain/fault"
+	"github.com/yukta/yukta/domain/supervisor"
+)
+
+// ChannelSupervisor is the channel of directives an engine on this server
+// sends (the agent API sends with "agent").
+const ChannelSupervisor = "supervisor"
+
+// Directive statuses, as a DirectiveResult reports them.
+const (
+	// DirectiveAccepted: the intake's checks passed and the directive was
+	// handed to every run it reaches; Outcomes say how each took it.
+	DirectiveAccepted = LedgerAccepted
+	// DirectiveRejected: refused before any effect (not allowed, outside
+	// the owned units, too many runs, disabled supervisor).
+	DirectiveRejected = LedgerRejected
+)
+
+// Outcome statuses.
+const (
+	OutcomeApplied  = "applied"
+	OutcomeAccepted = "accepted" // a DRAIN still draining
+	OutcomeRejected = "rejected"
+)
+
+// SubmitDirective is the directive intake: the one use case every engine
+// (and the agent API) sends directives through. It checks the directive
+// against the supervisor (enabled, allowedCommands, owned units), makes
+// its key idempotent per supervisor with a ledger entry, expands its
+// target to at most supervisor.MaxTargetRuns runs, and applies it through
+// the same use cases REST and MCP use: control commands through Control,
+// StartWorkflow through StartExecution, AnswerInput through AnswerInput,
+// Hold and Release through the hold ledger (pausing and resuming through
+// Control). Every directive is a decision record in the journal of each
+// run it reaches: control commands through their command events, the rest
+// and every refusal through DirectiveApplied and DirectiveRejected events.
+type SubmitDirective struct {
+	sups     Reader
+	ledger   DirectiveLedger
+	runs     RunDirectory
+	holds    HoldStore
+	control  Controller
+	start    Starter
+	answer   Answerer
+	now      func() time.Time
+	claimTTL time.Duration
+}
+
+// SubmitDeps are what SubmitDirective needs. ClaimTTL is how long a
+// sender holds a key while applying it before another may take over (a
+// crash); 0 means DefaultClaimTTL.
+type SubmitDeps struct {
+	Supervisors Reader
+	Ledger      DirectiveLedger
+	Runs        RunDirectory
+	Holds       HoldStore
+	Control     Controller
+	Start       Starter
+	Answer      Answerer
+	Now         func() time.Time
+	ClaimTTL    time.Duration
+}
+
+// DefaultClaimTTL bounds how long a key waits after its sender died.
+const DefaultClaimTTL = 10 * time.Second
+
+// NewSubmitDirective returns the use case.
+func NewSubmitDirective(d SubmitDeps) *SubmitDirective {
+	if d.ClaimTTL <= 0 {
+		d.ClaimTTL = DefaultClaimTTL
+	}
+	return &SubmitDirective{sups: d.Supervisors, ledger: d.Ledger, runs: d.Runs, holds: d.Holds, control: d.Control,
+		start: d.Start, answer: d.Answer, now: d.Now, claimTTL: d.ClaimTTL}
+}
+
+// SubmitInput is one directive from one supervisor.
+type SubmitInput struct {
+	SupervisorID string
+	Directive    supervisor.Directive
+	// Channel is the door: ChannelSupervisor (the default) for engines on
+	// this server, "agent" for the agent API.
+	Channel string
+	// Fence is the sending engine's lease. When set, a directive from an
+	// engine that lost its lease is refused with ErrLeaseLost before it
+	// has any effect.
+	Fence *Fence
+}
+
+// DirectiveResult is the answer to a directive. It is stored with the key,
+// so the same key always gets the same answer.
+type DirectiveResult struct {
+	SupervisorID string    `json:"supervisorId"`
+	Key          string    `json:"key"`
+	Status       string    `json:"status"`
+	Message      string    `json:"message,omitempty"`
+	Outcomes     []Outcome `json:"outcomes"`
+	// Repeated is set when the key was seen before: this is the answer it
+	// got then, and nothing was done again.
+	Repeated bool `json:"repeated,omitempty"`
+	// Refusal names the kind of a rejection (refused, tooManyRuns,
+	// notFound, conflict, invalid).
+	Refusal string `json:"refusal,omitempty"`
+}
+
+// Outcome is how one run (or node, input, workflow) took a directive.
+type Outcome struct {
+	ExecutionID        string   `json:"executionId,omitempty"`
+	NodeID             string   `json:"nodeId,omitempty"`
+	WorkflowID         string   `json:"workflowId,omitempty"`
+	InputID            string   `json:"inputId,omitempty"`
+	CommandID          string   `json:"commandId,omitempty"`
+	Status             string   `json:"status"`
+	Message            string   `json:"message,omitempty"`
+	ResultExecutionIDs []string `json:"resultExecutionIds,omitempty"`
+}
+
+// step is one unit of work of a directive: a run (with a node for node
+// commands), an input's run, or a workflow (StartWorkflow, StopAll).
+type step struct {
+	ExecutionID string `json:"executionId,omitempty"`
+	NodeID      string `json:"nodeId,omitempty"`
+	SessionID   string `json:"sessionId,omitempty"`
+	WorkflowID  string `json:"workflowId,omitempty"`
+	// Missing: the run does not exist (only the server owner's directives
+	// get this far with one); it is answered, never journaled.
+	Missing bool `json:"missing,omitempty"`
+}
+
+// Handle checks, records and applies one directive. A refusal is recorded
+// and journaled, and returned as the result with an error matching
+// supervisor.ErrDirectiveRefused (or ErrTooManyRuns); the same key again
+// returns the first answer and has no second effect; the same key with
+// another directive is refused with executionapp.ErrKeyReused. An error
+// without a result (the database is down) leaves the key open: sending it
+// again carries on where the first attempt stopped.
+func (uc *SubmitDirective) Handle(ctx context.Context, in SubmitInput) (DirectiveResult, error) {
+	d := in.Directive
+	if d.Key() == "" {
+		return DirectiveResult{}, fault.Newf(fault.ErrInvalid, "the directive has no key; build it with supervisor.ParseDirective or NewDirective")
+	}
+	if in.Channel == "" {
+		in.Channel = ChannelSupervisor
+	}
+	wire, err := d.MarshalJSON()
+	if err != nil {
+		return DirectiveResult{}, fmt.Errorf("supervisorapp: encode directive: %w", err)
+	}
+	sum := sha256.Sum256(wire)
+	fp := hex.EncodeToString(sum[:])
+	prev, seen, err := uc.ledger.Directive(ctx, in.SupervisorID, d.Key())
+	if err != nil {
+		return DirectiveResult{}, err
+	}
+	if seen {
+		if prev.Fingerprint != fp {
+			return DirectiveResult{}, keyReused(d.Key(), prev)
+		}
+		if prev.Status != LedgerPending {
+			return answer(prev)
+		}
+	}
+	stored, err := uc.sups.Supervisor(ctx, in.SupervisorID)
+	if err != nil {
+		return DirectiveResult{}, err
+	}
+	sup := stored.Supervisor
+	entry := LedgerEntry{SupervisorID: in.SupervisorID, Key: d.Key(), Fingerprint: fp, Directive: wire, Status: LedgerPending}
+	if !seen {
+		steps, refusal, err := uc.plan(ctx, sup, d)
+		if err != nil {
+			return DirectiveResult{}, err
+		}
+		if refusal != nil {
+			return uc.reject(ctx, in, entry, steps, refusal)
+		}
+		if entry.Plan, err = json.Marshal(steps); err != nil {
+			return DirectiveResult{}, fmt.Errorf("supervisorapp: encode plan: %w", err)
+		}
+	}
+	claim := rand.Text()
+	held, err := uc.claim(ctx, in, entry, claim)
+	if err != nil {
+		return DirectiveResult{}, err
+	}
+	if held.Status != LedgerPending {
+		return answer(held)
+	}
+	var steps []step
+	if err := json.Unmarshal(held.Plan, &steps); err != nil {
+		return DirectiveResult{}, fmt.Errorf("supervisorapp: stored plan of %s/%s: %w", in.SupervisorID, d.Key(), err)
+	}
+	res := DirectiveResult{SupervisorID: in.SupervisorID, Key: d.Key(), Status: DirectiveAccepted, Outcomes: []Outcome{}}
+	var events []executionapp.Event
+	claimed := uc.now()
+	for _, st := range steps {
+		if uc.now().Sub(claimed) > uc.claimTTL/3 {
+			ok, err := uc.ledger.ExtendClaim(ctx, in.Fence, in.SupervisorID, d.Key(), claim, uc.claimTTL)
+			if err != nil {
+				return DirectiveResult{}, err
+			}
+			if !ok {
+				// Another sender took the key over (this one was too
+				// slow): start again, which waits for its answer or takes
+				// the key back. Effects already made are not made twice.
+				return uc.Handle(ctx, in)
+			}
+			claimed = uc.now()
+		}
+		out, evs, err := uc.apply(ctx, sup, d, in.Channel, st)
+		if err != nil {
+			return DirectiveResult{}, err
+		}
+		res.Outcomes = append(res.Outcomes, out)
+		events = append(events, evs...)
+	}
+	res.Message = summary(d, res.Outcomes)
+	entry.Status = LedgerAccepted
+	if entry.Result, err = json.Marshal(res); err != nil {
+		return DirectiveResult{}, fmt.Errorf("supervisorapp: encode result: %w", err)
+	}
+	final, settled, err := uc.ledger.Settle(ctx, nil, entry, events)
+	if err != nil {
+		return DirectiveResult{}, err
+	}
+	if !settled {
+		return answer(final)
+	}
+	return res, nil
+}
+
+// claim claims the key, or waits while another sender holds it, and
+// returns the entry to apply (pending, claimed by this call) or the
+// settled answer.
+func (uc *SubmitDirective) claim(ctx context.Context, in SubmitInput, e LedgerEntry, claim string) (LedgerEntry, error) {
+	wait := 10 * time.Millisecond
+	for {
+		stored, claimed, err := uc.ledger.Claim(ctx, in.Fence, e, claim, uc.claimTTL)
+		switch {
+		case err != nil:
+			return LedgerEntry{}, err
+		case stored.Fingerprint != e.Fingerprint:
+			return LedgerEntry{}, keyReused(e.Key, stored)
+		case claimed || stored.Status != LedgerPending:
+			return stored, nil
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return LedgerEntry{}, ctx.Err()
+		case <-t.C:
+		}
+		wait = min(2*wait, 200*time.Millisecond)
+	}
+}
+
+// reject records a refusal before any effect, journaled in each run it
+// names, and answers it.
+func (uc *SubmitDirective) reject(ctx context.Context, in SubmitInput, e LedgerEntry, steps []step, refusal error) (DirectiveResult, error) {
+	d := in.Directive
+	res := DirectiveResult{SupervisorID: in.SupervisorID, Key: d.Key(), Status: DirectiveRejected, Message: refusal.Error(),
+		Outcomes: []Outcome{}, Refusal: refusalKind(refusal)}
+	if len(steps) == 0 {
+		steps = []step{{SessionID: d.Command().Target().SessionID(), WorkflowID: d.Command().Target().WorkflowID()}}
+	}
+	var events []executionapp.Event
+	for _, st := range steps {
+		events = append(events, uc.event(EventDirectiveRejected, in.SupervisorID, d, in.Channel, st, refusal.Error()))
+	}
+	e.Status = LedgerRejected
+	var err error
+	if e.Plan, err = json.Marshal([]step{}); err != nil {
+		return DirectiveResult{}, err
+	}
+	if e.Result, err = json.Marshal(res); err != nil {
+		return DirectiveResult{}, fmt.Errorf("supervisorapp: encode result: %w", err)
+	}
+	stored, settled, err := uc.ledger.Settle(ctx, in.Fence, e, events)
+	if err != nil {
+		return DirectiveResult{}, err
+	}
+	if !settled {
+		if stored.Fingerprint != e.Fingerprint {
+			return DirectiveResult{}, keyReused(d.Key(), stored)
+		}
+		return answer(stored)
+	}
+	return res, refusal
+}
+
+// plan checks the directive against the supervisor and expands its target
+// to steps. A refusal comes back as refusal (with the steps that name the
+// runs it is journaled in), not as err.
+func (uc *SubmitDirective) plan(ctx context.Context, sup supervisor.Supervisor, d supervisor.Directive) (steps []step, refusal, err error) {
+	c := d.Command()
+	t := c.Target()
+	switch c.Type() {
+	case supervisor.AnswerInput:
+		inp, ok, err := uc.runs.Input(ctx, c.InputID())
+		if err != nil {
+			return nil, nil, err
+		}
+		var place supervisor.Place
+		if ok {
+			place = supervisor.Place{SessionID: inp.SessionID, WorkflowID: inp.WorkflowID}
+			steps = []step{{ExecutionID: inp.ExecutionID, NodeID: inp.NodeID, SessionID: inp.SessionID, WorkflowID: inp.WorkflowID}}
+		}
+		if err := supervisor.CheckDirective(sup, d, []supervisor.Place{place}); err != nil {
+			return steps, err, nil
+		}
+		if !ok {
+			steps = []step{{}} // the server owner may answer any input: the answer says it does not exist
+		}
+		return steps, nil, nil
+	case supervisor.StartWorkflow, supervisor.StopAll:
+		st := step{SessionID: t.SessionID(), WorkflowID: t.WorkflowID()}
+		if err := supervisor.CheckDirective(sup, d, nil); err != nil {
+			return []step{st}, err, nil
+		}
+		return []step{st}, nil, nil
+	}
+	var runs []RunInfo
+	switch t.Kind() {
+	case supervisor.TargetExecution, supervisor.TargetNodes:
+		ids := t.ExecutionIDs()
+		found, err := uc.runs.Runs(ctx, ids)
+		if err != nil {
+			return nil, nil, err
+		}
+		places := make([]supervisor.Place, 0, len(ids))
+		for _, id := range ids {
+			places = append(places, found[id].Place()) // an unknown run has no place: refused as foreign
+		}
+		refs := t.Nodes()
+		if t.Kind() == supervisor.TargetExecution {
+			refs = []supervisor.NodeRef{{ExecutionID: t.ExecutionID(), NodeID: c.NodeID()}}
+		}
+		var missing []step
+		for _, n := range refs {
+			if r, ok := found[n.ExecutionID]; ok {
+				steps = append(steps, step{ExecutionID: r.ID, NodeID: n.NodeID, SessionID: r.SessionID, WorkflowID: r.WorkflowID})
+			} else {
+				missing = append(missing, step{ExecutionID: n.ExecutionID, NodeID: n.NodeID, Missing: true})
+			}
+		}
+		if err := supervisor.CheckDirective(sup, d, places); err != nil {
+			return steps, err, nil // journaled in the runs that exist
+		}
+		return append(steps, missing...), nil, nil
+	case supervisor.TargetWorkflow:
+		if err := supervisor.CheckDirective(sup, d, nil); err != nil {
+			return nil, err, nil
+		}
+		runs, err = uc.runs.ActiveRuns(ctx, []supervisor.Unit{supervisor.WorkflowUnit(t.SessionID(), t.WorkflowID())}, supervisor.MaxTargetRuns+1)
+	case supervisor.TargetOwnedRunning:
+		if err := supervisor.CheckDirective(sup, d, nil); err != nil {
+			return nil, err, nil
+		}
+		if owns := sup.Owns(); len(owns) > 0 {
+			runs, err = uc.runs.ActiveRuns(ctx, owns, supervisor.MaxTargetRuns+1)
+		}
+	case supervisor.TargetHeld:
+		if err := supervisor.CheckDirective(sup, d, nil); err != nil {
+			return nil, err, nil
+		}
+		runs, err = uc.holds.HeldRuns(ctx, sup.ID(), supervisor.MaxTargetRuns+1)
+	default:
+		return nil, nil, fmt.Errorf("supervisorapp: %s has no target", c.Type())
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	ids := make([]string, len(runs))
+	for i, r := range runs {
+		ids[i] = r.ID
+	}
+	if _, err := supervisor.LimitRuns(t, ids); err != nil {
+		return nil, err, nil
+	}
+	for _, r := range runs {
+		steps = append(steps, step{ExecutionID: r.ID, NodeID: c.NodeID(), SessionID: r.SessionID, WorkflowID: r.WorkflowID})
+	}
+	return steps, nil, nil
+}
+
+// apply applies the directive to one step and returns its outcome and the
+// events that journal it (beside the ones the use cases write). An error
+// is a failure to carry it out (the key stays open); a refusal is an
+// outcome.
+func (uc *SubmitDirective) apply(ctx context.Context, sup supervisor.Supervisor, d supervisor.Directive, channel string, st step) (Outcome, []executionapp.Event, error) {
+	c := d.Command()
+	actor := Actor(sup.ID())
+	key := ControlKey(sup.ID(), d.Key())
+	out := Outcome{ExecutionID: st.ExecutionID, NodeID: st.NodeID}
+	var events []executionapp.Event
+	journal := func(typ, msg string) {
+		events = append(events, uc.event(typ, sup.ID(), d, channel, st, msg))
+	}
+	refused := func(err error) (Outcome, []executionapp.Event, error) {
+		if !isRefusal(err) {
+			return Outcome{}, nil, err
+		}
+		out.Status, out.Message = OutcomeRejected, err.Error()
+		journal(EventDirectiveRejected, err.Error())
+		return out, events, nil
+	}
+	if st.Missing {
+		out.Status = OutcomeRejected
+		out.Message = fmt.Sprintf("execution %s does not exist; nothing was changed", st.ExecutionID)
+		return out, nil, nil
+	}
+	switch c.Type() {
+	case supervisor.StartWorkflow:
+		out.WorkflowID = st.WorkflowID
+		res, err := uc.start.Handle(ctx, executionapp.StartInput{SessionID: st.SessionID, WorkflowID: st.WorkflowID, Payload: c.Payload(),
+			IdempotencyKey: key, Trigger: executionapp.TriggerManual, Actor: actor, Channel: channel})
+		if err != nil {
+			return refused(err)
+		}
+		out.Status, out.ResultExecutionIDs = OutcomeApplied, []string{res.ExecutionID}
+		out.Message = "started execution " + res.ExecutionID
+		st.ExecutionID = res.ExecutionID
+		journal(EventDirectiveApplied, out.Message)
+		return out, events, nil
+	case supervisor.AnswerInput:
+		out.InputID = c.InputID()
+		_, err := uc.answer.Handle(ctx, executionapp.AnswerRequest{InputID: c.InputID(), Answer: c.Answer(), Actor: actor, Channel: channel})
+		if errors.Is(err, fault.ErrConflict) {
+			// Answered already: by this directive (a retry after a crash)
+			// counts as done.
+			if inp, ok, lerr := uc.runs.Input(ctx, c.InputID()); lerr == nil && ok && inp.Status == "answered" && inp.AnsweredBy == actor {
+				err = nil
+			}
+		}
+		if err != nil {
+			return refused(err)
+		}
+		out.Status, out.Message = OutcomeApplied, "input "+c.InputID()+" answered"
+		journal(EventDirectiveApplied, out.Message)
+		return out, events, nil
+	case supervisor.Hold, supervisor.Release:
+		return uc.hold(ctx, sup, d, channel, st)
+	}
+	scope, action, ok := c.Control()
+	if !ok {
+		return Outcome{}, nil, fmt.Errorf("supervisorapp: %s is not a control command", c.Type())
+	}
+	if c.Type() == supervisor.ResumeWorkflow {
+		hs, err := uc.holds.Holds(ctx, []string{st.ExecutionID})
+		if err != nil {
+			return Outcome{}, nil, err
+		}
+		for _, h := range hs {
+			if err := h.CheckResume(); err != nil {
+				return refused(err)
+			}
+		}
+	}
+	req := executionapp.ControlRequest{SessionID: st.SessionID, Scope: scope, Action: string(action), Mode: string(c.Mode()),
+		FromNodeID: c.FromNodeID(), Immediate: c.Immediate(), Reason: d.Reason(), Cause: d.Cause(), Key: key, IfStatus: d.IfStatus(),
+		Actor: actor, Channel: channel}
+	switch scope {
+	case execution.ScopeWorkflow:
+		req.WorkflowID, out.WorkflowID = st.WorkflowID, st.WorkflowID
+	case execution.ScopeNode:
+		req.ExecutionID, req.NodeID = st.ExecutionID, st.NodeID
+	default:
+		req.ExecutionID = st.ExecutionID
+	}
+	if bp, ok := c.Breakpoint(); ok {
+		req.Breakpoint = &executionapp.BreakpointRequest{Field: bp.Field, Equals: bp.Equals, HasEquals: bp.Field != "", Condition: bp.Condition}
+	}
+	res, err := uc.control.Handle(ctx, req)
+	out.CommandID, out.ResultExecutionIDs = res.CommandID, res.ResultExecutionIDs
+	if err != nil {
+		if !isRefusal(err) {
+			return Outcome{}, nil, err
+		}
+		out.Status, out.Message = OutcomeRejected, err.Error()
+		if res.CommandID == "" {
+			// Refused before Control recorded it: journal it here.
+			journal(EventDirectiveRejected, err.Error())
+		}
+		return out, events, nil
+	}
+	out.Status, out.Message = res.Status, res.Message
+	if out.Status != OutcomeAccepted {
+		out.Status = OutcomeApplied
+	}
+	return out, events, nil
+}
+
+// hold applies Hold or Release to one run: the hold ledger first, then
+// the pause or resume it calls for, through Control.
+func (uc *SubmitDirective) hold(ctx context.Context, sup supervisor.Supervisor, d supervisor.Directive, channel string, st step) (Outcome, []executionapp.Event, error) {
+	c := d.Command()
+	out := Outcome{ExecutionID: st.ExecutionID}
+	var status execution.Status
+	var effect supervisor.HoldEffect
+	now := uc.now()
+	holds, err := uc.holds.ChangeHolds(ctx, st.ExecutionID, func(h supervisor.RunHolds, s execution.Status) (supervisor.RunHolds, error) {
+		status, effect = s, supervisor.NoEffect
+		if d.IfStatus() != "" && string(s) != d.IfStatus() {
+			return h, fault.Newf(fault.ErrConflict, "execution %s is %s, not %s (ifStatus); nothing was changed", st.ExecutionID, s, d.IfStatus())
+		}
+		var next supervisor.RunHolds
+		var err error
+		if c.Type() == supervisor.Hold {
+			next, effect, err = h.Hold(sup.ID(), d.Reason(), now, s)
+		} else {
+			next, effect, err = h.Release(sup.ID(), s)
+		}
+		return next, err
+	})
+	ev := func(typ, msg string) []executionapp.Event {
+		return []executionapp.Event{uc.event(typ, sup.ID(), d, channel, st, msg)}
+	}
+	if err != nil {
+		if !isRefusal(err) {
+			return Outcome{}, nil, err
+		}
+		out.Status, out.Message = OutcomeRejected, err.Error()
+		return out, ev(EventDirectiveRejected, err.Error()), nil
+	}
+	var action execution.Action
+	switch {
+	case c.Type() == supervisor.Hold && holds.PausedByHold() && (status == execution.Pending || status == execution.Running):
+		// The first hold paused it (or a retry finds the pause not yet
+		// done): pause it. The key makes a second pause a no-op.
+		action = execution.ActionPause
+		out.Message = "held and paused: it stays paused until every holder released it"
+	case c.Type() == supervisor.Hold:
+		out.Message = "held: it was not running, so it stays as it is until every holder released it"
+	case effect == supervisor.ResumeRun:
+		action = execution.ActionResume
+		out.Message = "released, the last hold: resumed"
+	default:
+		out.Message = "released"
+	}
+	out.Status = OutcomeApplied
+	if action != "" {
+		res, err := uc.control.Handle(ctx, executionapp.ControlRequest{SessionID: st.SessionID, ExecutionID: st.ExecutionID,
+			Scope: execution.ScopeExecution, Action: string(action), Reason: d.Reason(), Cause: d.Cause(), Key: ControlKey(sup.ID(), d.Key()),
+			Actor: Actor(sup.ID()), Channel: channel})
+		out.CommandID = res.CommandID
+		if err != nil && !isRefusal(err) {
+			return Outcome{}, nil, err
+		}
+		if err != nil {
+			out.Message += " (" + err.Error() + ")"
+		}
+	}
+	return out, ev(EventDirectiveApplied, out.Message), nil
+}
+
+// event is the outbox event that journals a directive in one step's run.
+func (uc *SubmitDirective) event(typ, supervisorID string, d supervisor.Directive, channel string, st step, msg string) executionapp.Event {
+	c := d.Command()
+	cmd := map[string]any{"type": string(c.Type())}
+	if t := c.Target(); !t.IsZero() {
+		cmd["target"] = t.String()
+	}
+	if c.NodeID() != "" {
+		cmd["nodeId"] = c.NodeID()
+	}
+	if c.InputID() != "" {
+		cmd["inputId"] = c.InputID()
+	}
+	data := map[string]any{"supervisorId": supervisorID, "key": d.Key(), "command": cmd, "channel": channel, "message": msg}
+	if d.Cause() != "" {
+		data["cause"] = d.Cause()
+	}
+	if d.Reason() != "" {
+		data["reason"] = d.Reason()
+	}
+	return executionapp.Event{Type: typ, At: uc.now(), SessionID: st.SessionID, WorkflowID: st.WorkflowID, ExecutionID: st.ExecutionID,
+		NodeID: st.NodeID, Actor: Actor(supervisorID), Channel: channel, Data: data}
+}
+
+// Actor is how a supervisor is named as the actor of what it does.
+func Actor(supervisorID string) string { return "supervisor:" + supervisorID }
+
+// ControlKey is the idempotency key a directive's effects carry into the
+// control and start use cases: one per supervisor and directive key, at
+// most execution.MaxKeyLen characters. Control scopes a key to its target
+// and action, so one key serves every run a directive reaches; a retry
+// after a crash finds the effects already recorded under it.
+func ControlKey(supervisorID, key string) string {
+	sum := sha256.Sum256([]byte(supervisorID + "\x00" + key))
+	return "supervisor:" + supervisorID + "/" + hex.EncodeToString(sum[:16])
+}
+
+// isRefusal tells a refusal (recorded as an outcome) from a failure to
+// carry the directive out.
+func isRefusal(err error) bool {
+	for _, k := range []error{fault.ErrInvalid, fault.ErrConflict, fault.ErrNotFound, fault.ErrForbidden} {
+		if errors.Is(err, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// summary is a result's message.
+func summary(d supervisor.Directive, outs []Outcome) string {
+	if len(outs) == 0 {
+		return fmt.Sprintf("%s: the target %s names no unfinished run; nothing to do", d.Command().Type(), d.Command().Target())
+	}
+	ok := 0
+	for _, o := range outs {
+		if o.Status != OutcomeRejected {
+			ok++
+		}
+	}
+	return fmt.Sprintf("%s applied to %d of %d", d.Command().Type(), ok, len(outs))
+}
+
+// The refusal kinds a result records, so the same key rebuilds the same
+// error.
+const (
+	refusedKind     = "refused"
+	tooManyRunsKind = "tooManyRuns"
+	notFoundKind    = "notFound"
+	conflictKind    = "conflict"
+	invalidKind     = "invalid"
+)
+
+func refusalKind(err error) string {
+	switch {
+	case errors.Is(err, supervisor.ErrDirectiveRefused):
+		return refusedKind
+	case errors.Is(err, supervisor.ErrTooManyRuns):
+		return tooManyRunsKind
+	case errors.Is(err, fault.ErrNotFound):
+		return notFoundKind
+	case errors.Is(err, fault.ErrConflict):
+		return conflictKind
+	}
+	return invalidKind
+}
+
+func refusalError(kind, msg string) error {
+	switch kind {
+	case refusedKind:
+		return fault.Newf(supervisor.ErrDirectiveRefused, "%s", msg)
+	case tooManyRunsKind:
+		return fault.Newf(supervisor.ErrTooManyRuns, "%s", msg)
+	case notFoundKind:
+		return fault.Newf(fault.ErrNotFound, "%s", msg)
+	case conflictKind:
+		return fault.Newf(fault.ErrConflict, "%s", msg)
+	}
+	return fault.Newf(fault.ErrInvalid, "%s", msg)
+}
+
+// answer is the stored answer of a settled key.
+func answer(e LedgerEntry) (DirectiveResult, error) {
+	var res DirectiveResult
+	if err := json.Unmarshal(e.Result, &res); err != nil {
+		return DirectiveResult{}, fmt.Errorf("supervisorapp: stored result of %s/%s: %w", e.SupervisorID, e.Key, err)
+	}
+	res.Repeated = true
+	if res.Status == DirectiveRejected {
+		return res, refusalError(res.Refusal, res.Message)
+	}
+	return res, nil
+}
+
+func keyReused(key string, first LedgerEntry) error {
+	return fault.Newf(executionapp.ErrKeyReused, "the key %q was already used by this supervisor for another directive (%s); send a new key for a different directive",
+		key, clipText(string(first.Directive), 200))
+}
+
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,108 @@
+package bootstrap
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.uber.org/fx"
+	"go.uber.org/zap"
+
+	"github.com/yukta/yukta/adapters/cel"
+	"github.com/yukta/yukta/adapters/postgres"
+	"github.com/yukta/yukta/application/executionapp"
+	"github.com/yukta/yukta/application/supervisorapp"
+	"github.com/yukta/yukta/domain/session"
+)
+
+// supervisorRuntimeModule is the supervisor runtime (issue 13, items 3, 4
+// and 6; docs/supervisor-runtime.md): the stores of leases, cursors, the
+// directive ledger and holds; the directive intake every engine calls; the
+// rules engine and its dry run; and the runtime that runs every enabled
+// supervisor's engine as a fenced singleton, started and joined with the
+// server.
+var supervisorRuntimeModule = fx.Module("supervisor-runtime",
+	fx.Provide(
+		func(pool *pgxpool.Pool) *postgres.SupervisorRuntime { return postgres.NewSupervisorRuntime(pool) },
+		func(q *postgres.Queue, c session.Catalog) *supervisorapp.Redactor {
+			return supervisorapp.NewRedactor(q, c)
+		},
+		newSubmitDirective,
+		func(r *postgres.Reader, st *postgres.SupervisorRuntime, red *supervisorapp.Redactor, c *cel.Conditions) *supervisorapp.DryRunRules {
+			return supervisorapp.NewDryRunRules(r, st, red, c, c.Check)
+		},
+		newSupervisorRuntime,
+	),
+	fx.Invoke(func(*supervisorapp.Runtime) {}), // construct it, or its hooks never run
+)
+
+func newSubmitDirective(sups supervisorapp.Reader, st *postgres.SupervisorRuntime, control *executionapp.Control,
+	start *executionapp.StartExecution, answer *executionapp.AnswerInput) *supervisorapp.SubmitDirective {
+	return supervisorapp.NewSubmitDirective(supervisorapp.SubmitDeps{Supervisors: sups, Ledger: st, Runs: st, Holds: st,
+		Control: control, Start: start, Answer: answer, Now: time.Now})
+}
+
+// sweepHoldsEvery is how often the hold ledgers of finished runs are
+// cleared (they are ignored meanwhile).
+const sweepHoldsEvery = 5 * time.Minute
+
+func newSupervisorRuntime(lc fx.Lifecycle, log *zap.Logger, sups supervisorapp.Reader, st *postgres.SupervisorRuntime,
+	r *postgres.Reader, red *supervisorapp.Redactor, submit *supervisorapp.SubmitDirective, c *cel.Conditions) *supervisorapp.Runtime {
+	host, _ := os.Hostname()
+	owner := fmt.Sprintf("%s/%d/%s", host, os.Getpid(), rand.Text()[:8])
+	rlog := log.Named("supervisors")
+	rules := supervisorapp.NewRulesEngineFactory(supervisorapp.RulesDeps{Submit: submit, Runs: st, Conditions: c, Check: c.Check, Now: time.Now,
+		OnRuleError: func(supervisorID, ruleID string, err error) {
+			rlog.Info("rule did not fire", zap.String("supervisor", supervisorID), zap.String("rule", ruleID), zap.Error(err))
+		}})
+	rt := supervisorapp.NewRuntime(supervisorapp.RuntimeDeps{
+		Supervisors: sups, Leases: st, Cursors: st, Events: r, Runs: st, Holds: st, Redactor: red,
+		Engines: map[string]supervisorapp.EngineFactory{"rules": rules},
+		Owner:   owner, Now: time.Now,
+		OnError: func(supervisorID string, err error) {
+			rlog.Warn("supervisor runtime", zap.String("supervisor", supervisorID), zap.Error(err))
+		},
+	}, supervisorapp.RuntimeConfig{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	lc.Append(fx.Hook{
+		OnStart: func(context.Context) error {
+			go func() {
+				defer close(done)
+				sweepDone := make(chan struct{})
+				go func() {
+					defer close(sweepDone)
+					t := time.NewTicker(sweepHoldsEvery)
+					defer t.Stop()
+					for {
+						select {
+						case <-ctx.Done():
+							return
+						case <-t.C:
+							if _, err := st.SweepHolds(ctx); err != nil && ctx.Err() == nil {
+								rlog.Warn("sweep hold ledgers", zap.Error(err))
+							}
+						}
+					}
+				}()
+				rt.Run(ctx)
+				<-sweepDone
+			}()
+			rlog.Info("supervisor runtime started", zap.String("owner", owner))
+			return nil
+		},
+		OnStop: func(stop context.Context) error {
+			cancel()
+			select {
+			case <-done:
+				return nil
+			case <-stop.Done():
+				return fmt.Errorf("supervisor runtime did not stop in time: %w", stop.Err())
+			}
+		},
+	})
+	return rt
+}

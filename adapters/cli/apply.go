@@ -2,11 +2,8 @@ package cli
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"os"
 
 	"github.com/yukta/yukta/api/apiclient"
 )
@@ -21,32 +18,9 @@ func runApply(e *env, args []string) int {
 		return code
 	}
 	file := pos[0]
-	var body []byte
-	var err error
-	if file == "-" {
-		body, err = io.ReadAll(os.Stdin)
-	} else {
-		body, err = os.ReadFile(file)
-	}
-	if err != nil {
-		fmt.Fprintf(e.stderr, "%s: %v\n", e.name, err)
-		return exitFailed
-	}
-	sid := *id
-	if sid == "" {
-		var doc struct {
-			SessionID any `json:"sessionId"`
-		}
-		if err := json.Unmarshal(body, &doc); err != nil {
-			fmt.Fprintf(e.stderr, "%s: %s is not a JSON session document: %v\n", e.name, file, err)
-			return exitFailed
-		}
-		s, _ := doc.SessionID.(string)
-		if s == "" {
-			fmt.Fprintf(e.stderr, "%s: %s has no \"sessionId\"; add one or pass --id SESSION\n", e.name, file)
-			return exitUsage
-		}
-		sid = s
+	body, sid, code, ok := readDocument(e, file, *id, "sessionId", "session", "SESSION")
+	if !ok {
+		return code
 	}
 	res, err := e.api.PutSessionWithBodyWithResponse(e.ctx, sid, &apiclient.PutSessionParams{YuktaChannel: ptr(apiclient.PutSessionParamsYuktaChannel(channel))}, "application/json", bytes.NewReader(body))
 	if err != nil {

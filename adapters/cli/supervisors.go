@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -46,32 +44,9 @@ func runSupervisorApply(e *env, args []string) int {
 		return code
 	}
 	file := pos[0]
-	var body []byte
-	var err error
-	if file == "-" {
-		body, err = io.ReadAll(os.Stdin)
-	} else {
-		body, err = os.ReadFile(file)
-	}
-	if err != nil {
-		fmt.Fprintf(e.stderr, "%s: %v\n", e.name, err)
-		return exitFailed
-	}
-	sid := *id
-	if sid == "" {
-		var doc struct {
-			ID any `json:"id"`
-		}
-		if err := json.Unmarshal(body, &doc); err != nil {
-			fmt.Fprintf(e.stderr, "%s: %s is not a JSON supervisor document: %v\n", e.name, file, err)
-			return exitFailed
-		}
-		s, _ := doc.ID.(string)
-		if s == "" {
-			fmt.Fprintf(e.stderr, "%s: %s has no \"id\"; add one or pass --id SUPERVISOR\n", e.name, file)
-			return exitUsage
-		}
-		sid = s
+	body, sid, code, ok := readDocument(e, file, *id, "id", "supervisor", "SUPERVISOR")
+	if !ok {
+		return code
 	}
 	res, err := e.api.PutSupervisorWithBodyWithResponse(e.ctx, sid, &apiclient.PutSupervisorParams{YuktaChannel: ptr(apiclient.PutSupervisorParamsYuktaChannel(channel))},
 		"application/json", bytes.NewReader(body))

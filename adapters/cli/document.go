@@ -1,0 +1,38 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+)
+
+// readDocument reads a JSON document from file ("-": standard input) and
+// finds its id: the --id flag's value when given, else the document's
+// member idField. kind names the document in messages ("session").
+func readDocument(e *env, file, flagID, idField, kind, idFlagName string) (body []byte, id string, code int, ok bool) {
+	var err error
+	if file == "-" {
+		body, err = io.ReadAll(os.Stdin)
+	} else {
+		body, err = os.ReadFile(file)
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "%s: %v\n", e.name, err)
+		return nil, "", exitFailed, false
+	}
+	if flagID != "" {
+		return body, flagID, 0, true
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(body, &doc); err != nil {
+		fmt.Fprintf(e.stderr, "%s: %s is not a JSON %s document: %v\n", e.name, file, kind, err)
+		return nil, "", exitFailed, false
+	}
+	id, _ = doc[idField].(string)
+	if id == "" {
+		fmt.Fprintf(e.stderr, "%s: %s has no %q; add one or pass --id %s\n", e.name, file, idField, idFlagName)
+		return nil, "", exitUsage, false
+	}
+	return body, id, 0, true
+}

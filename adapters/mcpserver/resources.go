@@ -94,7 +94,7 @@ func (s *server) readLogs(ctx context.Context, req *mcp.ReadResourceRequest) (*m
 	}
 	var b strings.Builder
 	for _, l := range logsOut(res).Lines {
-		fmt.Fprintf(&b, "[%s] [%s] [%s] %s\n", l.At, l.Level, l.NodeID, l.Message)
+		fmt.Fprintf(&b, "[%s] [%s] [%s] %s\n", l.At, strings.ToUpper(l.Level), l.NodeID, l.Message)
 	}
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/plain", Text: b.String()}}}, nil
 }

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -239,7 +240,8 @@ func TestLogHygiene(t *testing.T) {
 		t.Fatal(err)
 	}
 	if txt := rr.Contents[0].Text; strings.ContainsAny(txt, "\x1b\u200b") || strings.Contains(txt, configSecret) ||
-		strings.Count(txt, "\n") != len(logs.Lines) || !strings.Contains(txt, "retrying with the key *** now") {
+		strings.Count(txt, "\n") != len(logs.Lines) || !strings.Contains(txt, "retrying with the key *** now") ||
+		!regexp.MustCompile(`(?m)^\[[^]]+\] \[(INFO|WARN|ERROR|DEBUG)\] `).MatchString(txt) || regexp.MustCompile(`\] \[(info|warn|error|debug)\] `).MatchString(txt) {
 		t.Errorf("logs resource, want one row per line of get_execution_logs (%d), escaped and masked: %q", len(logs.Lines), txt)
 	}
 	if _, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "yukta://sessions/foreign/executions/" + env.ownExec + "/logs"}); err == nil ||

@@ -105,6 +105,19 @@ func (s *SupervisorRuntime) Cursor(ctx context.Context, supervisorID string) (su
 	return c, err == nil, translate(err)
 }
 
+// CreatedAtSeq finds the event that created the supervisor.
+func (s *SupervisorRuntime) CreatedAtSeq(ctx context.Context, supervisorID string) (int64, bool, error) {
+	var seq int64
+	err := s.pool.QueryRow(ctx, `
+		SELECT seq FROM events
+		 WHERE type = 'SupervisorApplied' AND session_id = '' AND data->>'supervisorId' = $1 AND data->>'created' = 'true'
+		 ORDER BY seq DESC LIMIT 1`, supervisorID).Scan(&seq)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, false, nil
+	}
+	return seq, err == nil, translate(err)
+}
+
 // SaveCursor moves the cursor under f.
 func (s *SupervisorRuntime) SaveCursor(ctx context.Context, f supervisorapp.Fence, c supervisorapp.Cursor) error {
 	var state *string

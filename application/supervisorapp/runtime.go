@@ -303,14 +303,19 @@ func (rt *Runtime) run(ctx context.Context, sup supervisor.Supervisor, gen strin
 		return ctxErr(ctx, fmt.Errorf("read the cursor: %w", err))
 	}
 	if !ok || cur.Generation != gen {
-		// A new supervisor (or one created again under an old id) starts
-		// at the outbox's head: it is told about what happens from now
-		// on, and gets the present in STARTED.
-		head, err := rt.d.Events.EventHead(ctx)
-		if err != nil {
-			return ctxErr(ctx, fmt.Errorf("read the outbox head: %w", err))
+		// A new supervisor (or one created again under an old id) is told
+		// about what happens from its creation on, however long this
+		// instance took to pick it up, and gets the present in STARTED.
+		// Without a creation event (it predates them) it starts at the
+		// outbox's head.
+		from, found, err := rt.d.Cursors.CreatedAtSeq(ctx, sup.ID())
+		if err == nil && !found {
+			from, err = rt.d.Events.EventHead(ctx)
 		}
-		cur = Cursor{Generation: gen, Seq: head}
+		if err != nil {
+			return ctxErr(ctx, fmt.Errorf("find where the supervisor starts reading: %w", err))
+		}
+		cur = Cursor{Generation: gen, Seq: from}
 		if err := rt.d.Cursors.SaveCursor(ctx, f, cur); err != nil {
 			return ctxErr(ctx, err)
 		}

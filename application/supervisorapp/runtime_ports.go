@@ -54,6 +54,10 @@ type CursorStore interface {
 	// Cursor returns the supervisor's cursor; ok is false when it has none
 	// yet.
 	Cursor(ctx context.Context, supervisorID string) (c Cursor, ok bool, err error)
+	// CreatedAtSeq is the outbox position of the event that created the
+	// supervisor (its latest SupervisorApplied with created true); ok is
+	// false when there is none.
+	CreatedAtSeq(ctx context.Context, supervisorID string) (seq int64, ok bool, err error)
 	// SaveCursor moves the cursor, fenced: a stale f is refused with
 	// ErrLeaseLost and nothing moves.
 	SaveCursor(ctx context.Context, f Fence, c Cursor) error

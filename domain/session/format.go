@@ -2,7 +2,6 @@ package session
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -30,7 +29,7 @@ type ParseOptions struct {
 func Parse(data []byte, c Catalog, o ParseOptions) (Session, []string, error) {
 	root, err := jsonvalue.Decode(data, "")
 	if err != nil {
-		return Session{}, nil, invalid(documentViolation(err))
+		return Session{}, nil, invalid(jsonvalue.DocumentViolation(err))
 	}
 	r := &reader{}
 	s := r.session(root, o)
@@ -41,29 +40,6 @@ func Parse(data []byte, c Catalog, o ParseOptions) (Session, []string, error) {
 		return Session{}, nil, invalid(r.vs...)
 	}
 	return s, warnings(s, c), nil
-}
-
-// documentViolation words a strict-JSON refusal of the document: a problem
-// at a place in it keeps that place's path (workflows[0].nodes[1].config.message);
-// a problem with the document as a whole reads as one.
-func documentViolation(err error) fault.Violation {
-	je, ok := errors.AsType[*jsonvalue.Error](err)
-	if !ok {
-		return fault.Violation{Message: "the document could not be read; send one JSON object"}
-	}
-	switch {
-	case jsonvalue.IsSyntax(err) && je.Path != "":
-		return fault.Violation{Message: "body " + je.Reason + " (in " + je.Path + "); send one JSON object"}
-	case jsonvalue.IsSyntax(err):
-		return fault.Violation{Message: "body " + je.Reason + "; send one JSON object"}
-	case je.Path != "":
-		return je.Violation()
-	case strings.HasPrefix(je.Reason, "has data after the JSON value"):
-		return fault.Violation{Message: "body has data after the JSON object; send exactly one object"}
-	case strings.HasPrefix(je.Reason, "is empty"):
-		return fault.Violation{Message: "body is not valid JSON: it is empty; send one JSON object"}
-	}
-	return fault.Violation{Message: "body " + je.Reason}
 }
 
 func invalid(vs ...fault.Violation) error {

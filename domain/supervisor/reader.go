@@ -2,7 +2,6 @@ package supervisor
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -202,31 +201,9 @@ func kind(v any) string {
 func decode(data []byte, subject string) (any, error) {
 	v, err := jsonvalue.Decode(data, "")
 	if err != nil {
-		return nil, &fault.ValidationError{Subject: subject, Violations: []fault.Violation{documentViolation(err)}}
+		return nil, &fault.ValidationError{Subject: subject, Violations: []fault.Violation{jsonvalue.DocumentViolation(err)}}
 	}
 	return v, nil
-}
-
-// documentViolation words a strict-JSON refusal of a document: a problem at a
-// place in it keeps that place's path; a problem with the whole reads as one.
-func documentViolation(err error) fault.Violation {
-	je, ok := errors.AsType[*jsonvalue.Error](err)
-	if !ok {
-		return fault.Violation{Message: "the document could not be read; send one JSON object"}
-	}
-	switch {
-	case jsonvalue.IsSyntax(err) && je.Path != "":
-		return fault.Violation{Message: "body " + je.Reason + " (in " + je.Path + "); send one JSON object"}
-	case jsonvalue.IsSyntax(err):
-		return fault.Violation{Message: "body " + je.Reason + "; send one JSON object"}
-	case je.Path != "":
-		return je.Violation()
-	case strings.HasPrefix(je.Reason, "has data after the JSON value"):
-		return fault.Violation{Message: "body has data after the JSON object; send exactly one object"}
-	case strings.HasPrefix(je.Reason, "is empty"):
-		return fault.Violation{Message: "body is not valid JSON: it is empty; send one JSON object"}
-	}
-	return fault.Violation{Message: "body " + je.Reason}
 }
 
 // deepCopy copies a decoded JSON value so callers cannot change what a

@@ -13,8 +13,10 @@ import (
 	"github.com/yukta/yukta/adapters/authn"
 	"github.com/yukta/yukta/adapters/httpapi"
 	"github.com/yukta/yukta/application/executionapp"
+	"github.com/yukta/yukta/application/supervisorapp"
 	"github.com/yukta/yukta/domain/execution"
 	"github.com/yukta/yukta/domain/jsonvalue"
+	"github.com/yukta/yukta/domain/supervisor"
 )
 
 // Config is everything `yukta serve` can be told, from flags and YUKTA_*
@@ -43,6 +45,9 @@ type Config struct {
 	// Slots are the scheduler's server-wide limits: --max-running and
 	// --reserved-supervisor-slots.
 	Slots execution.Slots
+	// Reviews is how long a supervisor has to answer a review, and the
+	// decision a review takes when nobody decides.
+	Reviews supervisorapp.ReviewConfig
 }
 
 // setting ties one flag to its environment variable.
@@ -52,7 +57,7 @@ type setting struct {
 
 var settings = struct {
 	addr, dataDir, databaseURL, allowedHosts, allowedOrigins, logLevel, logFormat, shutdownTimeout, dbMaxConns, egressAllowed, workers, lease, debugAddr,
-	apiKeys, keyRate, sourceRate, trustedProxies, maxMessage, maxOutput, maxLogLine, maxRunning, reservedSlots setting
+	apiKeys, keyRate, sourceRate, trustedProxies, maxMessage, maxOutput, maxLogLine, maxRunning, reservedSlots, reviewTimeout, reviewDefault setting
 }{
 	addr:            setting{"addr", "YUKTA_ADDR", "host:port to listen on; loopback only unless API keys are set"},
 	apiKeys:         setting{"api-keys", "YUKTA_API_KEYS", "path of a key file: named keys with roles and optional session lists (docs/configuration.md)"},
@@ -76,6 +81,8 @@ var settings = struct {
 	maxLogLine:      setting{"max-log-line-bytes", "YUKTA_MAX_LOG_LINE_BYTES", "longest log line stored; longer lines are cut with a note (bytes, or with KiB/MiB)"},
 	maxRunning:      setting{"max-running", "YUKTA_MAX_RUNNING", "most executions RUNNING at once on the whole server (all instances); more starts wait PENDING in order; 0 is no limit"},
 	reservedSlots:   setting{"reserved-supervisor-slots", "YUKTA_RESERVED_SUPERVISOR_SLOTS", "slots kept for workflow supervisors' runs beside --max-running"},
+	reviewTimeout:   setting{"review-timeout", "YUKTA_REVIEW_TIMEOUT", "how long a supervisor asked to review a command has to answer before the default decision applies"},
+	reviewDefault:   setting{"review-default", "YUKTA_REVIEW_DEFAULT", "the decision a review takes on a timeout, or when no supervisor up the chain has an opinion: ALLOW, DENY or REQUIRE_APPROVAL"},
 }
 
 // ParseServeConfig reads the serve flags, with defaults from getenv.
@@ -91,7 +98,7 @@ func ParseServeConfig(args []string, getenv func(string) string, fs *flag.FlagSe
 	}
 	var c Config
 	var hosts, origins, timeout, maxConns, egressHosts, workers, lease, keyFile, keyRate, sourceRate, proxies string
-	var maxMessage, maxOutput, maxLogLine, maxRunning, reservedSlots string
+	var maxMessage, maxOutput, maxLogLine, maxRunning, reservedSlots, reviewTimeout, reviewDefault string
 	str(&c.Addr, settings.addr, "127.0.0.1:8080")
 	str(&c.DataDir, settings.dataDir, ".yukta")
 	str(&c.DatabaseURL, settings.databaseURL, "")
@@ -114,6 +121,8 @@ func ParseServeConfig(args []string, getenv func(string) string, fs *flag.FlagSe
 	str(&maxLogLine, settings.maxLogLine, "16KiB")
 	str(&maxRunning, settings.maxRunning, "0")
 	str(&reservedSlots, settings.reservedSlots, "4")
+	str(&reviewTimeout, settings.reviewTimeout, "30s")
+	str(&reviewDefault, settings.reviewDefault, string(supervisor.RequireApproval))
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
 	}
@@ -203,6 +212,12 @@ func ParseServeConfig(args []string, getenv func(string) string, fs *flag.FlagSe
 	}
 	if c.Slots.Reserved, err = strconv.Atoi(reservedSlots); err != nil || c.Slots.Reserved < 0 || c.Slots.Reserved > maxReservedSlots {
 		errs = append(errs, fmt.Errorf("--reserved-supervisor-slots (%s) %q must be an integer from 0 to %d", settings.reservedSlots.env, reservedSlots, maxReservedSlots))
+	}
+	if c.Reviews.Timeout, err = time.ParseDuration(reviewTimeout); err != nil || c.Reviews.Timeout < time.Second || c.Reviews.Timeout > time.Hour {
+		errs = append(errs, fmt.Errorf("--review-timeout (%s) %q must be a duration from 1s to 1h, such as 30s", settings.reviewTimeout.env, reviewTimeout))
+	}
+	if c.Reviews.Default, err = supervisor.ParseDefaultDecision(reviewDefault); err != nil {
+		errs = append(errs, fmt.Errorf("--review-default (%s) %q must be ALLOW, DENY or REQUIRE_APPROVAL", settings.reviewDefault.env, reviewDefault))
 	}
 	if c.DebugAddr != "" {
 		host, _, err := net.SplitHostPort(c.DebugAddr)

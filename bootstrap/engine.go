@@ -17,6 +17,7 @@ import (
 	"github.com/yukta/yukta/adapters/postgres"
 	"github.com/yukta/yukta/application/executionapp"
 	"github.com/yukta/yukta/application/sessionapp"
+	"github.com/yukta/yukta/application/supervisorapp"
 	"github.com/yukta/yukta/domain/session"
 )
 
@@ -60,9 +61,9 @@ var executionModule = fx.Module("executions",
 			return executionapp.NewTailLogs(r, q, c, time.Now)
 		},
 		func(tx executionapp.Transactor, w executionapp.WorkflowReader, q *postgres.Queue, c session.Catalog, e *executionapp.Engine,
-			ev *cel.Evaluator, a *executionapp.Await, adm *executionapp.Admission, holds *postgres.SupervisorRuntime) *executionapp.Control {
+			ev *cel.Evaluator, a *executionapp.Await, adm *executionapp.Admission, holds *postgres.SupervisorRuntime, g *supervisorapp.Gate) *executionapp.Control {
 			return executionapp.NewControl(executionapp.ControlDeps{Tx: tx, Workflows: w, Queue: q, Catalog: c, Waker: e,
-				Conditions: celConditions{ev}, Holds: holds, Admission: adm, Await: a, Now: time.Now})
+				Conditions: celConditions{ev}, Holds: holds, Admission: adm, Await: a, Reviews: g, Now: time.Now})
 		},
 		executionapp.NewListInputs,
 		func(tx executionapp.Transactor, e *executionapp.Engine) *executionapp.AnswerInput {

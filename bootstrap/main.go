@@ -38,7 +38,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage+cli.Usage())
 		return 0
-	case "apply", "run", "status", "logs", "control", "stop-all", "inputs", "answer", "journal", "supervisors":
+	case "apply", "run", "status", "logs", "control", "stop-all", "inputs", "answer", "journal", "supervisors", "approvals":
 		return cli.Run(ctx, args[0], args[1:], stdout, stderr, os.Getenv)
 	default:
 		fmt.Fprintf(stderr, "yukta: unknown command %q\n\n%s", args[0], usage+cli.Usage())

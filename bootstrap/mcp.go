@@ -53,6 +53,8 @@ type mcpParams struct {
 	GetSupervisor  *supervisorapp.GetSupervisor
 	Supervisors    *supervisorapp.ListSupervisors
 	DescribeEngine *supervisorapp.DescribeEngine
+	ListApprovals  *supervisorapp.ListApprovals
+	DecideApproval *supervisorapp.DecideApproval
 }
 
 // MCPPaths are where the MCP endpoint is served; /sse is the old name.
@@ -65,6 +67,7 @@ func newMCPMount(p mcpParams) (httpapi.Mount, error) {
 		ListExecutions: p.ListExecutions, Logs: p.Logs, Control: p.Control, Status: p.Status,
 		Inputs: p.ListInputs, Answer: p.AnswerInput, JournalExport: p.ExportJournal, JournalVerify: p.VerifyJournal,
 		GetSupervisor: p.GetSupervisor, ListSupervisors: p.Supervisors, DescribeEngine: p.DescribeEngine,
+		ListApprovals: p.ListApprovals, DecideApproval: p.DecideApproval,
 		Scheduler: p.Scheduler, Started: time.Now(),
 	}, buildVersion(), p.Log)
 	if err != nil {

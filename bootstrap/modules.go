@@ -17,6 +17,7 @@ import (
 	"github.com/yukta/yukta/application/executionapp"
 	"github.com/yukta/yukta/application/pluginapp"
 	"github.com/yukta/yukta/application/sessionapp"
+	"github.com/yukta/yukta/application/supervisorapp"
 	"github.com/yukta/yukta/domain/session"
 )
 
@@ -137,6 +138,8 @@ type httpParams struct {
 	Journal        httpapi.JournalUseCases
 	Scheduler      *executionapp.GetSchedulerStatus
 	Supervisors    httpapi.SupervisorUseCases
+	ListApprovals  *supervisorapp.ListApprovals
+	DecideApproval *supervisorapp.DecideApproval
 	// Mounts are the doors served beside REST (MCP, agent API).
 	Mounts []httpapi.Mount `group:"mounts"`
 	// Database knows when the embedded cluster is restarting; serve
@@ -167,6 +170,7 @@ func newHTTPServer(p httpParams) (*httpapi.Server, error) {
 		Journal:     p.Journal,
 		Scheduler:   p.Scheduler,
 		Supervisors: p.Supervisors,
+		Approvals:   httpapi.ApprovalUseCases{List: p.ListApprovals, Decide: p.DecideApproval},
 		Ready: func(ctx context.Context) error {
 			err := p.Database.Err() // a restart in progress says more than a failed ping
 			if err == nil {

@@ -34,9 +34,34 @@ var supervisorRuntimeModule = fx.Module("supervisor-runtime",
 		func(r *postgres.Reader, st *postgres.SupervisorRuntime, red *supervisorapp.Redactor, c *cel.Conditions) *supervisorapp.DryRunRules {
 			return supervisorapp.NewDryRunRules(r, st, red, c, c.Check)
 		},
+		func(sups supervisorapp.Reader, st *postgres.SupervisorRuntime, cfg Config) *supervisorapp.Gate {
+			return supervisorapp.NewGate(sups, st, st, cfg.Reviews, time.Now)
+		},
+		newApplierDeps,
+		supervisorapp.NewAnswerReview,
+		supervisorapp.NewDecideApproval,
+		func(st *postgres.SupervisorRuntime) *supervisorapp.ListApprovals {
+			return supervisorapp.NewListApprovals(st)
+		},
 		newSupervisorRuntime,
 	),
+	// Manual starts go through the review gate too; Control takes it as a
+	// dependency.
+	fx.Invoke(func(s *executionapp.StartExecution, g *supervisorapp.Gate) { s.UseReviews(g) }),
 	fx.Invoke(func(*supervisorapp.Runtime) {}), // construct it, or its hooks never run
+)
+
+func newApplierDeps(st *postgres.SupervisorRuntime, control *executionapp.Control, start *executionapp.StartExecution,
+	sups supervisorapp.Reader) supervisorapp.ApplierDeps {
+	return supervisorapp.ApplierDeps{Store: st, Control: control, Start: start, Supervisors: sups, Now: time.Now}
+}
+
+// Reviews are swept every second: a timed-out review's default applies
+// within a second of its deadline. An allowed review untouched for
+// reviewStale lost its applier and is applied by the sweeper.
+const (
+	sweepReviewsEvery = time.Second
+	reviewStale       = 10 * time.Second
 )
 
 func newSubmitDirective(sups supervisorapp.Reader, st *postgres.SupervisorRuntime, control *executionapp.Control,
@@ -50,16 +75,18 @@ func newSubmitDirective(sups supervisorapp.Reader, st *postgres.SupervisorRuntim
 const sweepHoldsEvery = 5 * time.Minute
 
 func newSupervisorRuntime(lc fx.Lifecycle, log *zap.Logger, sups supervisorapp.Reader, st *postgres.SupervisorRuntime,
-	r *postgres.Reader, red *supervisorapp.Redactor, submit *supervisorapp.SubmitDirective, c *cel.Conditions) *supervisorapp.Runtime {
+	r *postgres.Reader, red *supervisorapp.Redactor, submit *supervisorapp.SubmitDirective, c *cel.Conditions,
+	answer *supervisorapp.AnswerReview, ad supervisorapp.ApplierDeps) *supervisorapp.Runtime {
 	host, _ := os.Hostname()
 	owner := fmt.Sprintf("%s/%d/%s", host, os.Getpid(), rand.Text()[:8])
 	rlog := log.Named("supervisors")
 	rules := supervisorapp.NewRulesEngineFactory(supervisorapp.RulesDeps{Submit: submit, Runs: st, Conditions: c, Check: c.Check, Now: time.Now,
+		Answer: answer, Counter: st,
 		OnRuleError: func(supervisorID, ruleID string, err error) {
 			rlog.Info("rule did not fire", zap.String("supervisor", supervisorID), zap.String("rule", ruleID), zap.Error(err))
 		}})
 	rt := supervisorapp.NewRuntime(supervisorapp.RuntimeDeps{
-		Supervisors: sups, Leases: st, Cursors: st, Events: r, Runs: st, Holds: st, Redactor: red,
+		Supervisors: sups, Leases: st, Cursors: st, Events: r, Runs: st, Holds: st, Redactor: red, Reviews: st,
 		Engines: map[string]supervisorapp.EngineFactory{"rules": rules},
 		Owner:   owner, Now: time.Now,
 		OnError: func(supervisorID string, err error) {
@@ -88,8 +115,15 @@ func newSupervisorRuntime(lc fx.Lifecycle, log *zap.Logger, sups supervisorapp.R
 						}
 					}
 				}()
+				expire := supervisorapp.NewExpireReviews(ad, reviewStale)
+				expireDone := make(chan struct{})
+				go func() {
+					defer close(expireDone)
+					expire.Run(ctx, sweepReviewsEvery, func(err error) { rlog.Warn("settle due reviews", zap.Error(err)) })
+				}()
 				rt.Run(ctx)
 				<-sweepDone
+				<-expireDone
 			}()
 			rlog.Info("supervisor runtime started", zap.String("owner", owner))
 			return nil

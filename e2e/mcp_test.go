@@ -99,6 +99,7 @@ var wantHints = map[string]struct{ readOnly, destructive, openWorld bool }{
 	"create_credential":   {false, true, false},
 	"revoke_credential":   {false, true, false},
 	"answer_input":        {false, false, false},
+	"decide_approval":     {false, true, false},
 }
 
 var allTools = []string{"list_sessions", "get_session_details", "get_session_creation_instructions", "create_session",
@@ -106,7 +107,7 @@ var allTools = []string{"list_sessions", "get_session_details", "get_session_cre
 	"control_workflow", "control_node", "set_node_breakpoint", "list_plugins", "get_plugin_details",
 	"get_plugin_creation_guide", "get_control_bus_status", "list_supervisors", "get_supervisor",
 	"list_supervisor_engines", "get_supervisor_engine", "list_supervisor_presets", "create_credential", "revoke_credential",
-	"list_inputs", "answer_input", "get_execution_journal", "verify_journal"}
+	"list_inputs", "answer_input", "get_execution_journal", "verify_journal", "list_approvals", "decide_approval"}
 
 func TestMCPToolList(t *testing.T) {
 	t.Parallel()
@@ -146,7 +147,7 @@ func TestMCPToolList(t *testing.T) {
 		slices.Sort(names)
 		want := slices.Sorted(slices.Values(allTools))
 		if !slices.Equal(names, want) {
-			t.Errorf("%s: tools %v, want the 27 %v", path, names, want)
+			t.Errorf("%s: tools %v, want the 29 %v", path, names, want)
 		}
 		pr, err := cs.ListPrompts(t.Context(), nil)
 		if err != nil || len(pr.Prompts) != 2 {
@@ -432,6 +433,10 @@ func TestMCPToolRoleMatrix(t *testing.T) {
 			return map[string]any{"sessionId": sid}
 		case "answer_input":
 			return map[string]any{"sessionId": sid, "inputId": "00000000-0000-4000-8000-000000000001", "answer": true}
+		case "list_approvals":
+			return map[string]any{"sessionId": sid}
+		case "decide_approval":
+			return map[string]any{"sessionId": sid, "approvalId": "00000000-0000-4000-8000-000000000001", "decision": "APPROVE"}
 		case "control_workflow":
 			return map[string]any{"sessionId": sid, "executionId": eid, "action": "RESTART"}
 		case "control_node":

@@ -16,13 +16,22 @@ import (
 // the engine benchmark's load (10-node chains started by 8 clients): events
 // per second it evaluates, and its signal lag, the time from an event's
 // commit to the supervisor's cursor passing it (p50, p99; sampled every
-// 5 ms, so each lag is within 5 ms of the truth). Each rule's `if` reads
-// the event and never holds, so every NodeStatusChanged is evaluated by
-// all ten and nothing fires. The engine's own transitions/s with and
+// 5 ms, so each lag is within 5 ms of the truth). Every rule's `if` never
+// holds, so every NodeStatusChanged is evaluated by all ten and nothing
+// fires. In event the ifs read only the event (no run facts are needed);
+// in execution they read the execution variable too (the run's facts,
+// read from the database). The engine's own transitions/s with and
 // without the supervisor show what it costs. Run:
 //
 //	go test ./e2e -run '^$' -bench RulesSupervisor -benchtime 1x -v
 func BenchmarkRulesSupervisor(b *testing.B) {
+	b.Run("event", func(b *testing.B) { benchRulesSupervisor(b, "event.data.to == 'NEVER_%d' && event.nodeId != ''") })
+	b.Run("execution", func(b *testing.B) { benchRulesSupervisor(b, "execution.status == 'NEVER_%d' && event.nodeId != ''") })
+}
+
+// benchRulesSupervisor runs the scenario with ten rules whose if is cond
+// with the rule's number in place of %d.
+func benchRulesSupervisor(b *testing.B, cond string) {
 	env := durableCluster(b)
 	for range b.N {
 		s := benchServer(b, env)
@@ -32,7 +41,7 @@ func BenchmarkRulesSupervisor(b *testing.B) {
 		var rules []any
 		for i := range 10 {
 			rules = append(rules, map[string]any{"id": fmt.Sprintf("r%d", i),
-				"when": map[string]any{"event": "NodeStatusChanged", "if": fmt.Sprintf("event.data.to == 'NEVER_%d' && event.nodeId != ''", i)},
+				"when": map[string]any{"event": "NodeStatusChanged", "if": fmt.Sprintf(cond, i)},
 				"then": map[string]any{"command": "PauseWorkflow"}})
 		}
 		doc, _ := json.Marshal(map[string]any{"name": "bench", "owns": []string{"session:sup"},

@@ -219,8 +219,8 @@ func TestTSClient(t *testing.T) {
 			t.Errorf("capability %s declares %v; the stateless server sends no notifications", name, c)
 		}
 	}
-	if want := slices.Sorted(slices.Values(allTools)); sum.ToolCount != 27 || !slices.Equal(sum.Tools, want) || sum.ToolsWithOutputSchema != 27 {
-		t.Errorf("tools/list: %d tools %v (%d with an output schema), want the 27 %v, each with one", sum.ToolCount, sum.Tools, sum.ToolsWithOutputSchema, want)
+	if want := slices.Sorted(slices.Values(allTools)); sum.ToolCount != len(want) || !slices.Equal(sum.Tools, want) || sum.ToolsWithOutputSchema != len(want) {
+		t.Errorf("tools/list: %d tools %v (%d with an output schema), want the %d %v, each with one", sum.ToolCount, sum.Tools, sum.ToolsWithOutputSchema, len(want), want)
 	}
 	if !slices.Equal(sum.Prompts, []string{"create-session-config", "debug-workflow"}) ||
 		!slices.Equal(sum.Resources, []string{"yukta://architecture", "yukta://overview"}) ||

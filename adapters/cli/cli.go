@@ -1,6 +1,7 @@
 // Package cli is the yukta command-line client: apply a session file, start a
 // run and watch its nodes, read status and logs, control executions and
-// nodes, answer inputs, and apply, list, show and delete supervisors. Every call goes through the client generated from
+// nodes, answer inputs, apply, list, show and delete supervisors, and list
+// and decide approvals. Every call goes through the client generated from
 // api/openapi.yaml; output is plain lines (`key: value` or aligned tables) so
 // that it stays stable and easy to grep.
 package cli
@@ -56,6 +57,7 @@ func init() {
 		{"inputs", "[SESSION] [--all] [--execution ID]", "inputs that INPUT_REQUEST nodes are waiting for", runInputs},
 		{"answer", "INPUT_ID JSON", `answer an input (approvals: {"approved": true, "comment": "…"})`, runAnswer},
 		{"supervisors", "apply FILE [--id SUPERVISOR] | list | show SUPERVISOR | delete SUPERVISOR", "create or replace a supervisor from a JSON document (FILE - reads stdin), list them,\n      print one's document (secret settings read ***; apply it again to keep them), or delete one", runSupervisors},
+		{"approvals", "list [--status S] [--limit N] | show ID | approve ID [--reason R] | reject ID [--reason R]", "commands supervisors hold for review: list those waiting for an ADMIN's approval (--status ALL:\n      every review), show one with its steps, or approve (apply it) or reject (refuse it) one", runApprovals},
 		{"journal", "export SESSION EXECUTION | verify FILE --public-key KEY", "export an execution's journal (NDJSON, to stdout), or verify an export offline\n      (no server needed; exit 0 VALID, 1 INVALID, 3 UNANCHORED)", runJournal},
 	}
 }

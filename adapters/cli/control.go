@@ -3,6 +3,7 @@ package cli
 import (
 	"flag"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/yukta/yukta/api/apiclient"
@@ -48,10 +49,7 @@ func runControl(e *env, args []string) int {
 		if err != nil {
 			return e.callError(err)
 		}
-		if res.JSON200 == nil {
-			return e.problem(res.HTTPResponse, res.Body)
-		}
-		return e.printCommand(res.JSON200)
+		return e.commandAnswer(res.HTTPResponse, res.Body, res.JSON200, res.JSON202)
 	}
 
 	for _, name := range []string{"mode", "from"} {
@@ -76,10 +74,7 @@ func runControl(e *env, args []string) int {
 		if err != nil {
 			return e.callError(err)
 		}
-		if res.JSON200 == nil {
-			return e.problem(res.HTTPResponse, res.Body)
-		}
-		return e.printCommand(res.JSON200)
+		return e.commandAnswer(res.HTTPResponse, res.Body, res.JSON200, res.JSON202)
 	}
 	for _, name := range []string{"field", "equals", "condition"} {
 		if set[name] {
@@ -99,10 +94,7 @@ func runControl(e *env, args []string) int {
 	if err != nil {
 		return e.callError(err)
 	}
-	if res.JSON200 == nil {
-		return e.problem(res.HTTPResponse, res.Body)
-	}
-	return e.printCommand(res.JSON200)
+	return e.commandAnswer(res.HTTPResponse, res.Body, res.JSON200, res.JSON202)
 }
 
 func runStopAll(e *env, args []string) int {
@@ -132,10 +124,19 @@ func runStopAll(e *env, args []string) int {
 	if err != nil {
 		return e.callError(err)
 	}
-	if res.JSON200 == nil {
-		return e.problem(res.HTTPResponse, res.Body)
+	return e.commandAnswer(res.HTTPResponse, res.Body, res.JSON200, res.JSON202)
+}
+
+// commandAnswer writes a command's answer: its result (200), the ticket of
+// the review a supervisor holds it for (202), or the problem.
+func (e *env) commandAnswer(res *http.Response, body []byte, done *apiclient.CommandResult, held *apiclient.ReviewTicket) int {
+	switch {
+	case done != nil:
+		return e.printCommand(done)
+	case held != nil:
+		return e.printTicket(held)
 	}
-	return e.printCommand(res.JSON200)
+	return e.problem(res, body)
 }
 
 // printCommand writes a command's answer.

@@ -57,6 +57,19 @@ func runRun(e *env, args []string) int {
 	if err != nil {
 		return e.callError(err)
 	}
+	if t := res.JSON202; t != nil {
+		// A supervisor reviews the start: no run yet. --watch follows the
+		// review, then the run it starts.
+		if code := e.printTicket(t); !*watch {
+			return code
+		}
+		eid, code := e.awaitReview(t.ReviewId)
+		if eid == "" {
+			return code
+		}
+		fmt.Fprintf(e.stdout, "execution: %s\n", eid)
+		return e.watch(sid, eid)
+	}
 	out, existing := res.JSON201, false
 	if out == nil {
 		out, existing = res.JSON200, true

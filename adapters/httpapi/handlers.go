@@ -57,6 +57,9 @@ type UseCases struct {
 	}
 	// Supervisors are the supervisor store and engine catalogue calls.
 	Supervisors SupervisorUseCases
+	// Approvals are the review and approval calls; unset, their routes
+	// answer 404.
+	Approvals ApprovalUseCases
 }
 
 // handlers implements the generated strict server interface by calling use

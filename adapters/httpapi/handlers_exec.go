@@ -92,6 +92,9 @@ func (h *handlers) StartExecution(ctx context.Context, req restapi.StartExecutio
 	if err != nil {
 		return nil, err
 	}
+	if res.Review != nil && res.ExecutionID == "" {
+		return restapi.StartExecution202JSONResponse(ticketToAPI(*res.Review)), nil
+	}
 	body := restapi.StartResult{ExecutionId: res.ExecutionID, Status: restapi.ExecutionStatus(res.Status)}
 	if res.Waited != nil {
 		body.Execution = executionToAPI(res.Waited.ExecutionView)
@@ -174,60 +177,78 @@ func (h *handlers) GetExecutionLogs(ctx context.Context, req restapi.GetExecutio
 }
 
 // control applies a command; the use case checks it, records it and waits.
-func (h *handlers) control(ctx context.Context, r executionapp.ControlRequest) (restapi.CommandResult, error) {
+// A command a supervisor reviews comes back as its review's ticket (202)
+// until the review has settled.
+func (h *handlers) control(ctx context.Context, r executionapp.ControlRequest) (restapi.CommandResult, *restapi.ReviewTicket, error) {
 	r.Actor = actor(ctx)
 	res, err := h.ex.Control.Handle(ctx, r)
 	if err != nil {
-		return restapi.CommandResult{}, err
+		return restapi.CommandResult{}, nil, err
+	}
+	if res.Status == executionapp.CommandInReview && res.Review != nil {
+		t := ticketToAPI(*res.Review)
+		return restapi.CommandResult{}, &t, nil
 	}
 	out := restapi.CommandResult{CommandId: res.CommandID, Status: restapi.CommandResultStatus(res.Status),
 		ResultExecutionIds: nonNilStrings(res.ResultExecutionIDs), Message: res.Message}
 	for _, o := range res.Waited {
 		out.Executions = append(out.Executions, executionToAPI(o.ExecutionView))
 	}
-	return out, nil
+	return out, nil, nil
 }
 
 func (h *handlers) ControlExecution(ctx context.Context, req restapi.ControlExecutionRequestObject) (restapi.ControlExecutionResponseObject, error) {
 	b := req.Body
-	res, err := h.control(ctx, executionapp.ControlRequest{SessionID: req.SessionId, ExecutionID: req.ExecutionId,
+	res, held, err := h.control(ctx, executionapp.ControlRequest{SessionID: req.SessionId, ExecutionID: req.ExecutionId,
 		Scope: execution.ScopeExecution, Action: string(b.Action), Mode: string(b.Mode), FromNodeID: b.FromNodeId, Reason: b.Reason,
 		Key: b.Key, IfStatus: b.IfStatus, WaitSecs: float64(b.Wait), Channel: channel(string(req.Params.YuktaChannel))})
 	if err != nil {
 		return nil, err
+	}
+	if held != nil {
+		return restapi.ControlExecution202JSONResponse(*held), nil
 	}
 	return restapi.ControlExecution200JSONResponse(res), nil
 }
 
 func (h *handlers) ControlNode(ctx context.Context, req restapi.ControlNodeRequestObject) (restapi.ControlNodeResponseObject, error) {
 	b := req.Body
-	res, err := h.control(ctx, executionapp.ControlRequest{SessionID: req.SessionId, ExecutionID: req.ExecutionId,
+	res, held, err := h.control(ctx, executionapp.ControlRequest{SessionID: req.SessionId, ExecutionID: req.ExecutionId,
 		Scope: execution.ScopeNode, Action: string(b.Action), NodeID: req.NodeId, Immediate: b.Immediate, Reason: b.Reason,
 		Key: b.Key, IfStatus: b.IfStatus, WaitSecs: float64(b.Wait), Channel: channel(string(req.Params.YuktaChannel))})
 	if err != nil {
 		return nil, err
+	}
+	if held != nil {
+		return restapi.ControlNode202JSONResponse(*held), nil
 	}
 	return restapi.ControlNode200JSONResponse(res), nil
 }
 
 func (h *handlers) SetBreakpoint(ctx context.Context, req restapi.SetBreakpointRequestObject) (restapi.SetBreakpointResponseObject, error) {
 	b := req.Body
-	res, err := h.control(ctx, executionapp.ControlRequest{SessionID: req.SessionId, ExecutionID: req.ExecutionId,
+	res, held, err := h.control(ctx, executionapp.ControlRequest{SessionID: req.SessionId, ExecutionID: req.ExecutionId,
 		Scope: execution.ScopeNode, Action: string(execution.ActionBreakpoint), NodeID: req.NodeId,
 		Breakpoint: &executionapp.BreakpointRequest{Field: b.Field, Equals: b.Equals, HasEquals: b.Equals != nil, Condition: b.Condition},
 		Reason:     b.Reason, Key: b.Key, Channel: channel(string(req.Params.YuktaChannel))})
 	if err != nil {
 		return nil, err
 	}
+	if held != nil {
+		return restapi.SetBreakpoint202JSONResponse(*held), nil
+	}
 	return restapi.SetBreakpoint200JSONResponse(res), nil
 }
 
 func (h *handlers) ClearBreakpoint(ctx context.Context, req restapi.ClearBreakpointRequestObject) (restapi.ClearBreakpointResponseObject, error) {
-	res, err := h.control(ctx, executionapp.ControlRequest{SessionID: req.SessionId, ExecutionID: req.ExecutionId,
+	res, held, err := h.control(ctx, executionapp.ControlRequest{SessionID: req.SessionId, ExecutionID: req.ExecutionId,
 		Scope: execution.ScopeNode, Action: string(execution.ActionBreakpointClear), NodeID: req.NodeId,
 		Channel: channel(string(req.Params.YuktaChannel))})
 	if err != nil {
 		return nil, err
+	}
+	if held != nil {
+		return restapi.ClearBreakpoint202JSONResponse(*held), nil
 	}
 	return restapi.ClearBreakpoint200JSONResponse(res), nil
 }
@@ -237,11 +258,14 @@ func (h *handlers) StopWorkflow(ctx context.Context, req restapi.StopWorkflowReq
 	if req.Body != nil {
 		b = *req.Body
 	}
-	res, err := h.control(ctx, executionapp.ControlRequest{SessionID: req.SessionId, WorkflowID: req.WorkflowId,
+	res, held, err := h.control(ctx, executionapp.ControlRequest{SessionID: req.SessionId, WorkflowID: req.WorkflowId,
 		Scope: execution.ScopeWorkflow, Action: string(execution.ActionStopAll), Mode: string(b.Mode), Reason: b.Reason, Key: b.Key,
 		WaitSecs: float64(b.Wait), Channel: channel(string(req.Params.YuktaChannel))})
 	if err != nil {
 		return nil, err
+	}
+	if held != nil {
+		return restapi.StopWorkflow202JSONResponse(*held), nil
 	}
 	return restapi.StopWorkflow200JSONResponse(res), nil
 }

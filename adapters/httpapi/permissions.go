@@ -60,6 +60,13 @@ var routeOps = map[string]access.Operation{
 	"dryRunRules":                 access.ManageSupervisors,
 	"getSupervisorEngineUsage":    access.ReadSupervisors,
 	"listSupervisorEnginePresets": access.ReadSupervisors,
+
+	// Reviews and approvals (issue 13): reading a review is reading the
+	// run it holds a command for (the use cases filter a session-limited
+	// key's view); deciding one is an ADMIN's.
+	"listApprovals":  access.ReadExecutions,
+	"getApproval":    access.ReadExecutions,
+	"decideApproval": access.DecideApprovals,
 }
 
 // publicOps need no key: probes and the API description, which say nothing
@@ -104,7 +111,9 @@ type scoped struct {
 // routeScopes lists the operations whose session is not the request's.
 var routeScopes = map[string]scoped{
 	"answerInput": {scope: scopeResource},
-	"getMetrics":  {scope: scopeServer, does: "read /metrics"},
+	// An approval's session is its review's, known once it is loaded.
+	"decideApproval": {scope: scopeResource},
+	"getMetrics":     {scope: scopeServer, does: "read /metrics"},
 	// The scheduler counts the runs of every session, as /metrics does.
 	"getSchedulerStatus": {scope: scopeServer, does: "read the scheduler status"},
 }

@@ -43,6 +43,8 @@ var toolOps = map[string]access.Operation{
 	"answer_input":                      access.AnswerInput,
 	"get_execution_journal":             access.ReadExecutions,
 	"verify_journal":                    access.ReadExecutions,
+	"list_approvals":                    access.ReadExecutions,
+	"decide_approval":                   access.DecideApprovals,
 }
 
 // ToolOperation returns the operation a tool performs, and false for a tool

@@ -16,7 +16,7 @@ import (
 
 // subject names what a tool call addressed, so an error can name it.
 type subject struct {
-	Session, Workflow, Execution, Plugin, Supervisor, Input string
+	Session, Workflow, Execution, Plugin, Supervisor, Input, Approval string
 }
 
 // messages is the one table from errors to the sentences an agent reads. The
@@ -47,6 +47,18 @@ var messages = []struct {
 	}},
 	{supervisor.ErrSupervisorNotFound, func(_ error, s subject) string {
 		return fmt.Sprintf("Supervisor not found: %s. Use list_supervisors to see the supervisors that exist.", s.Supervisor)
+	}},
+	{supervisor.ErrReviewNotFound, func(err error, s subject) string {
+		if s.Approval == "" {
+			return sentence(err.Error()) + " Use list_approvals to see the reviews (status ALL for every one)."
+		}
+		return fmt.Sprintf("Approval not found: %s. Use list_approvals to see the commands waiting for a decision (status ALL for every review).", s.Approval)
+	}},
+	{supervisor.ErrCommandDenied, func(err error, _ subject) string {
+		return sentence(err.Error()) + " list_approvals with the review's id as approvalId shows every step; sending the same command again is reviewed again."
+	}},
+	{supervisor.ErrReviewSettled, func(err error, _ subject) string {
+		return sentence(err.Error()) + " Use list_approvals with this approvalId to see how it was decided."
 	}},
 	{errCredentialsNotBuilt, func(_ error, s subject) string {
 		return fmt.Sprintf("Supervisor credentials are not available on this server yet: issuing and revoking the agent API credential of %s "+

@@ -108,6 +108,7 @@ var writeArgs = map[string]string{
 	"revoke_credential":   `{"supervisorId":"s1"}`,
 	"list_plugins":        `{}`,
 	"answer_input":        `{"inputId":"00000000-0000-4000-8000-000000000001","answer":true}`,
+	"decide_approval":     `{"approvalId":"00000000-0000-4000-8000-000000000001","decision":"APPROVE"}`,
 }
 
 // toolCall is the tools/call request of a tool with raw JSON arguments.

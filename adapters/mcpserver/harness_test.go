@@ -86,6 +86,10 @@ type testEnv struct {
 	dsn        string
 	engine     *executionapp.Engine
 	journalKey ed25519.PrivateKey
+	// pool is the use cases' pool; control is how Control is wired, for a
+	// test that wires it again with a review gate.
+	pool    *pgxpool.Pool
+	control executionapp.ControlDeps
 }
 
 // newEnv creates and seeds a database for tb and builds the use cases on it.
@@ -153,19 +157,20 @@ func newEnv(tb testing.TB) *testEnv {
 	}
 	journalReader := postgres.NewJournalReader(pool)
 	supervisors := postgres.NewSupervisorStore(pool)
-	e := &testEnv{statements: counter, admin: admin, dsn: dsn, engine: engine, journalKey: journalKey, deps: Deps{
-		ApplySession:   sessionapp.NewApplySession(postgres.NewTransactor(pool), reg, time.Now),
-		GetSession:     sessionapp.NewGetSession(store, reg),
-		ListSessions:   sessionapp.NewListSessions(store),
-		GetWorkflow:    getWorkflow,
-		ListPlugins:    pluginapp.NewListPlugins(reg),
-		DescribePlugin: pluginapp.NewDescribePlugin(reg),
-		Start:          executionapp.NewStartExecution(etx, raw, reg, engine, await, time.Now),
-		GetExecution:   executionapp.NewGetExecution(reader),
-		ListExecutions: executionapp.NewListExecutions(reader),
-		Logs:           executionapp.NewTailLogs(reader, queue, reg, time.Now),
-		Control: executionapp.NewControl(executionapp.ControlDeps{Tx: etx, Workflows: raw, Queue: queue, Catalog: reg, Waker: engine,
-			Conditions: celConditions{ev}, Await: await, Now: time.Now}),
+	control := executionapp.ControlDeps{Tx: etx, Workflows: raw, Queue: queue, Catalog: reg, Waker: engine,
+		Conditions: celConditions{ev}, Await: await, Now: time.Now}
+	e := &testEnv{statements: counter, admin: admin, dsn: dsn, engine: engine, journalKey: journalKey, pool: pool, control: control, deps: Deps{
+		ApplySession:    sessionapp.NewApplySession(postgres.NewTransactor(pool), reg, time.Now),
+		GetSession:      sessionapp.NewGetSession(store, reg),
+		ListSessions:    sessionapp.NewListSessions(store),
+		GetWorkflow:     getWorkflow,
+		ListPlugins:     pluginapp.NewListPlugins(reg),
+		DescribePlugin:  pluginapp.NewDescribePlugin(reg),
+		Start:           executionapp.NewStartExecution(etx, raw, reg, engine, await, time.Now),
+		GetExecution:    executionapp.NewGetExecution(reader),
+		ListExecutions:  executionapp.NewListExecutions(reader),
+		Logs:            executionapp.NewTailLogs(reader, queue, reg, time.Now),
+		Control:         executionapp.NewControl(control),
 		Status:          executionapp.NewSystemStatus(store, reader),
 		Inputs:          executionapp.NewListInputs(reader),
 		Answer:          executionapp.NewAnswerInput(etx, plugins.AnswerValidator{}, engine, time.Now),

@@ -26,6 +26,8 @@ Typical agent flow:
 Author: get_session_creation_instructions -> list_plugins -> get_plugin_details -> create_session.
 Steer: control_workflow (PAUSE, RESUME, STOP, STOP_ALL, RESTART, RESTART_FROM_NODE), control_node (PAUSE, RESUME, STOP,
 STEP_ENABLE, STEP, STEP_DISABLE, SKIP, UNSKIP, RETRY, BREAKPOINT_CLEAR), set_node_breakpoint.
+Reviews: a command or start a supervisor reviews answers status review (nothing applied yet); follow it with
+list_approvals (approvalId), or resend it with the same key and a wait. An ADMIN decides approvals with decide_approval.
 The server pushes nothing: poll. Every call is authorized by the key's role (VIEWER reads, OPERATOR also starts and
 controls, ADMIN also creates sessions and manages credentials); a session-limited key sees only its sessions.`
 

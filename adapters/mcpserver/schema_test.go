@@ -214,8 +214,8 @@ func TestToolSchemasEveryClientAccepts(t *testing.T) {
 	t.Parallel()
 	meta := metaSchema(t)
 	tools := listedTools(t)
-	if len(tools) != 27 {
-		t.Errorf("tools/list has %d tools, want 27", len(tools))
+	if len(tools) != 29 {
+		t.Errorf("tools/list has %d tools, want 29", len(tools))
 	}
 	for _, tl := range tools {
 		if len(tl.OutputSchema) == 0 {

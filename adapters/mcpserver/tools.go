@@ -21,7 +21,7 @@ func annotated(a *mcp.ToolAnnotations, title string) *mcp.ToolAnnotations {
 	return &c
 }
 
-// addTools registers the 27 tools.
+// addTools registers the 29 tools.
 func (s *server) addTools(m *mcp.Server) {
 	s.addSessionTools(m)
 	s.addExecutionTools(m)
@@ -31,4 +31,5 @@ func (s *server) addTools(m *mcp.Server) {
 	s.addSupervisorTools(m)
 	s.addInputTools(m)
 	s.addJournalTools(m)
+	s.addApprovalTools(m)
 }

@@ -58,10 +58,11 @@ type BreakpointIn struct {
 // command is recorded; effects show in get_workflow_status.
 type CommandOut struct {
 	CommandID          string            `json:"commandId"`
-	Status             string            `json:"status" jsonschema:"applied, accepted (a DRAIN still finishing) or rejected"`
+	Status             string            `json:"status" jsonschema:"applied, accepted (a DRAIN still finishing), rejected, or review (a supervisor holds the command for review and nothing was applied yet: see review)"`
 	Message            string            `json:"message,omitempty"`
 	ResultExecutionIDs []string          `json:"resultExecutionIds" jsonschema:"the new executions RESTART, RESTART_FROM_NODE and RETRY started, or the executions STOP_ALL stopped"`
 	Executions         []ExecutionStatus `json:"executions,omitempty" jsonschema:"with wait: the executions the command stopped or started, as the wait left them (final when terminal is true)"`
+	Review             *ReviewOut        `json:"review,omitempty" jsonschema:"set when a supervisor reviews the command: where its review stands (with wait, how it ended)"`
 	Next               string            `json:"next"`
 }
 
@@ -94,16 +95,19 @@ func (s *server) addControlTools(m *mcp.Server) {
 	wfActions := append(actions(execution.ScopeExecution), actions(execution.ScopeWorkflow)...)
 	addTool(m, &mcp.Tool{Name: "control_workflow", Annotations: annotated(destructive, "Control an execution"),
 		Description: "PAUSE, RESUME, STOP (mode DRAIN, CANCEL or KILL), RESTART or RESTART_FROM_NODE one execution, or STOP_ALL active executions of a workflow. " +
-			"RESTART and RESTART_FROM_NODE return the new execution ids. Pass a key to make a retried call safe, and wait (up to 60 s) to get the effect in the answer. Next: get_workflow_status.",
+			"RESTART and RESTART_FROM_NODE return the new execution ids. Pass a key to make a retried call safe, and wait (up to 60 s) to get the effect in the answer. " +
+			"A command a supervisor reviews answers status review with its review (nothing applied yet; next says how to follow it). Next: get_workflow_status.",
 		InputSchema: bounded(withEnums[ControlWorkflowIn](map[string][]string{"action": wfActions, "mode": {"DRAIN", "CANCEL", "KILL"}}), "wait")},
 		s.controlWorkflow)
 	addTool(m, &mcp.Tool{Name: "control_node", Annotations: annotated(destructive, "Control a node"),
 		Description: "Steer one node of an execution: PAUSE, RESUME, STOP, STEP_ENABLE/STEP/STEP_DISABLE (one message per STEP), SKIP/UNSKIP (pass input through), " +
-			"RETRY (a new execution from this node, id in resultExecutionIds; with wait, its final status in executions) or BREAKPOINT_CLEAR. Next: get_workflow_status.",
+			"RETRY (a new execution from this node, id in resultExecutionIds; with wait, its final status in executions) or BREAKPOINT_CLEAR. " +
+			"A command a supervisor reviews answers status review with its review (nothing applied yet). Next: get_workflow_status.",
 		InputSchema: bounded(withEnums[ControlNodeIn](map[string][]string{"action": actions(execution.ScopeNode)}), "wait")},
 		s.controlNode)
 	addTool(m, &mcp.Tool{Name: "set_node_breakpoint", Annotations: annotated(additive, "Set a breakpoint"),
-		Description: "Pause a node before a message whose payload field equals a value (or a CEL condition holds). Clear it with control_node BREAKPOINT_CLEAR. When it hits, the node is PAUSED: control_node RESUME lets the held message run; to go one message at a time, send STEP_ENABLE and RESUME, then one STEP per message.",
+		Description: "Pause a node before a message whose payload field equals a value (or a CEL condition holds). Clear it with control_node BREAKPOINT_CLEAR. When it hits, the node is PAUSED: control_node RESUME lets the held message run; to go one message at a time, send STEP_ENABLE and RESUME, then one STEP per message. " +
+			"A breakpoint a supervisor reviews answers status review with its review (not set yet).",
 		InputSchema: waitSchema[BreakpointIn]("wait")},
 		s.setBreakpoint)
 }
@@ -170,6 +174,14 @@ func (s *server) command(ctx context.Context, tool string, subj subject, r execu
 	}
 	out := CommandOut{CommandID: res.CommandID, Status: res.Status, Message: res.Message, ResultExecutionIDs: nonNil(res.ResultExecutionIDs),
 		Next: "The command is recorded, not necessarily in effect yet: call get_workflow_status to see it."}
+	if res.Review != nil {
+		out.Review = ticketOut(*res.Review)
+		if res.Status == executionapp.CommandInReview {
+			out.Message = sanitizeText(res.Message, MaxLogLineBytes)
+			out.Next = heldNext(tool, "key", "wait", r.Key != "", *res.Review)
+			return nil, out, nil
+		}
+	}
 	stopAll := strings.EqualFold(strings.TrimSpace(r.Action), string(execution.ActionStopAll))
 	if len(out.ResultExecutionIDs) > 0 && !stopAll {
 		out.Next = "A new execution was started: call get_workflow_status with its id (resultExecutionIds) until terminal is true, or send the command with wait to get its end in the answer."

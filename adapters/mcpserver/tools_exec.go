@@ -23,11 +23,12 @@ type StartIn struct {
 
 // StartOut is the started execution.
 type StartOut struct {
-	ExecutionID string `json:"executionId"`
-	Status      string `json:"status"`
+	ExecutionID string `json:"executionId" jsonschema:"the run's id; empty while a supervisor reviews the start"`
+	Status      string `json:"status" jsonschema:"the run's status, or review when a supervisor holds the start for review (no run yet: see review)"`
 	Created     bool   `json:"created" jsonschema:"false when the idempotencyKey matched an earlier start"`
 	// Execution is the run as a wait left it.
 	Execution *ExecutionStatus `json:"execution,omitempty" jsonschema:"with waitSeconds: the run's status as the wait left it; final (with its result) when terminal is true"`
+	Review    *ReviewOut       `json:"review,omitempty" jsonschema:"set when a supervisor reviews the start: where its review stands (with waitSeconds, how it ended)"`
 	Next      string           `json:"next"`
 }
 
@@ -151,6 +152,7 @@ func (s *server) addExecutionTools(m *mcp.Server) {
 	addTool(m, &mcp.Tool{Name: "start_workflow", Annotations: annotated(additive, "Start a workflow"),
 		Description: "Start a run of a workflow with an optional trigger payload; returns the execution id. Pass an idempotencyKey so a retried call cannot start a second run. " +
 			"Pass waitSeconds (up to 60) to wait for the run to end and get its final status and result in the same answer. " +
+			"A start a supervisor reviews answers status review with its review and no executionId yet (next says how to follow it). " +
 			"Next: get_workflow_status until terminal is true (unless the wait returned it), and get_execution_logs.",
 		InputSchema: waitSchema[StartIn]("waitSeconds")},
 		s.start)
@@ -186,6 +188,14 @@ func (s *server) start(ctx context.Context, req *mcp.CallToolRequest, in StartIn
 	}
 	out := StartOut{ExecutionID: res.ExecutionID, Status: string(res.Status), Created: res.Created,
 		Next: "Call get_workflow_status with this executionId (or start with waitSeconds to get the result in one call)."}
+	if res.Review != nil {
+		out.Review = ticketOut(*res.Review)
+		if res.ExecutionID == "" {
+			out.Status = executionapp.CommandInReview
+			out.Next = heldNext(tool, "idempotencyKey", "waitSeconds", in.IdempotencyKey != "", *res.Review)
+			return nil, out, nil
+		}
+	}
 	if w := res.Waited; w != nil {
 		st := statusOut(w.ExecutionView)
 		out.Execution = &st

@@ -326,55 +326,80 @@ func (s *SupervisorRuntime) ActiveRuns(ctx context.Context, units []supervisor.U
 	return out, translate(err)
 }
 
-// Facts reads what conditions see of a run: its row, the statuses and
-// times of its nodes, and how many runs of its workflow are unfinished.
+// Facts reads what conditions see of a run (FactsMany of one id).
+func (s *SupervisorRuntime) Facts(ctx context.Context, id string) (supervisorapp.RunFacts, bool, error) {
+	m, err := s.FactsMany(ctx, []string{id})
+	f, ok := m[id]
+	return f, ok, err
+}
+
+// FactsMany reads what conditions see of runs, in one round trip and one
+// snapshot: each run's row, the statuses and times of its nodes, and how
+// many runs of its workflow are unfinished (counted once per workflow:
+// c is MATERIALIZED, or the planner counts again for every run).
 // lastProgressAt is the newest of its start and its nodes' starts, ends
 // and finished attempts (each attempt is one message).
-func (s *SupervisorRuntime) Facts(ctx context.Context, id string) (supervisorapp.RunFacts, bool, error) {
-	var f supervisorapp.RunFacts
-	if !validUUID(id) {
-		return f, false, nil
+func (s *SupervisorRuntime) FactsMany(ctx context.Context, ids []string) (map[string]supervisorapp.RunFacts, error) {
+	out := map[string]supervisorapp.RunFacts{}
+	ids = validUUIDs(ids)
+	if len(ids) == 0 {
+		return out, nil
 	}
 	batch := &pgx.Batch{}
 	batch.Queue(`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`)
 	batch.Queue(`
-		SELECT e.execution_id::text, e.session_id, e.workflow_id, e.status, e.started_at,
-		       greatest(e.started_at, max(n.started_at), max(n.ended_at), max(n.attempt_ended_at)),
-		       (SELECT count(*) FROM executions a WHERE a.session_id = e.session_id AND a.workflow_id = e.workflow_id
-		           AND a.status IN ('PENDING', 'RUNNING', 'PAUSED'))
-		  FROM executions e LEFT JOIN execution_nodes n ON n.execution_id = e.execution_id
-		 WHERE e.execution_id = $1
-		 GROUP BY e.execution_id`, id)
-	batch.Queue(`SELECT node_id, status FROM execution_nodes WHERE execution_id = $1`, id)
+		WITH r AS (SELECT execution_id, session_id, workflow_id, status, started_at
+		             FROM executions WHERE execution_id = ANY ($1::uuid[])),
+		     w AS (SELECT DISTINCT session_id, workflow_id FROM r),
+		     c AS MATERIALIZED (SELECT w.session_id, w.workflow_id,
+		                  (SELECT count(*) FROM executions a WHERE a.session_id = w.session_id AND a.workflow_id = w.workflow_id
+		                      AND a.status IN ('PENDING', 'RUNNING', 'PAUSED')) AS active
+		             FROM w)
+		SELECT r.execution_id::text, r.session_id, r.workflow_id, r.status, r.started_at,
+		       greatest(r.started_at, (SELECT greatest(max(n.started_at), max(n.ended_at), max(n.attempt_ended_at))
+		                                 FROM execution_nodes n WHERE n.execution_id = r.execution_id)),
+		       c.active
+		  FROM r JOIN c ON c.session_id = r.session_id AND c.workflow_id = r.workflow_id`, ids)
+	batch.Queue(`SELECT execution_id::text, node_id, status FROM execution_nodes WHERE execution_id = ANY ($1::uuid[])`, ids)
 	batch.Queue(`COMMIT`)
 	br := s.pool.SendBatch(ctx, batch)
 	defer br.Close()
 	if _, err := br.Exec(); err != nil {
-		return f, false, translate(err)
+		return nil, translate(err)
 	}
-	var status string
-	err := br.QueryRow().Scan(&f.ID, &f.SessionID, &f.WorkflowID, &status, &f.StartedAt, &f.LastProgressAt, &f.ActiveCount)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return f, false, nil
-	}
-	if err != nil {
-		return f, false, translate(err)
-	}
-	f.Status = execution.Status(status)
 	rows, err := br.Query()
 	if err != nil {
-		return f, false, translate(err)
+		return nil, translate(err)
+	}
+	for rows.Next() {
+		var f supervisorapp.RunFacts
+		var status string
+		if err := rows.Scan(&f.ID, &f.SessionID, &f.WorkflowID, &status, &f.StartedAt, &f.LastProgressAt, &f.ActiveCount); err != nil {
+			rows.Close()
+			return nil, translate(err)
+		}
+		f.Status = execution.Status(status)
+		f.Nodes = map[string]execution.NodeStatus{}
+		out[f.ID] = f
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, translate(err)
+	}
+	if rows, err = br.Query(); err != nil {
+		return nil, translate(err)
 	}
 	defer rows.Close()
-	f.Nodes = map[string]execution.NodeStatus{}
 	for rows.Next() {
-		var nid, ns string
-		if err := rows.Scan(&nid, &ns); err != nil {
-			return f, false, translate(err)
+		var id, nid, ns string
+		if err := rows.Scan(&id, &nid, &ns); err != nil {
+			return nil, translate(err)
 		}
-		f.Nodes[nid] = execution.NodeStatus(ns)
+		if f, ok := out[id]; ok {
+			f.Nodes[nid] = execution.NodeStatus(ns)
+		}
 	}
-	return f, true, translate(rows.Err())
+	return out, translate(rows.Err())
 }
 
 const inputInfoColumns = `i.input_id::text, i.session_id, e.workflow_id, i.execution_id::text, i.node_id, i.prompt, i.status,

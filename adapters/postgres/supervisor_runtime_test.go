@@ -1002,3 +1002,69 @@ func TestRecreatedSupervisorStartsAtTheHead(t *testing.T) {
 		}
 	}
 }
+
+// TestFactsManyReadsRunsTogether: FactsMany reads the facts of several
+// runs in one query, as the single-run reading would (status, nodes,
+// lastProgressAt, activeCount per workflow), and leaves out ids that name
+// no run.
+func TestFactsManyReadsRunsTogether(t *testing.T) {
+	t.Parallel()
+	f := newSVFixture(t)
+	failed := f.startRun(t, "ci", true)
+	waiting := []string{f.startRun(t, "ci", false), f.startRun(t, "ci", false)}
+	other := f.startRun(t, "other", false)
+	f.waitStatus(t, "FAILURE", failed)
+	f.waitStatus(t, "RUNNING", append(waiting, other)...)
+	svEventually(t, 20*time.Second, func() (bool, string) { // the waiting runs' first node has finished
+		n := f.count(t, `SELECT count(*) FROM execution_nodes WHERE node_id = 'in' AND status = 'SUCCESS' AND execution_id = ANY ($1::uuid[])`,
+			append(waiting, other))
+		return n == 3, fmt.Sprintf("%d of 3 runs past node in", n)
+	})
+	unknown := "0197a3c4-1111-7222-8333-944445555666"
+	got, err := f.store.FactsMany(t.Context(), []string{failed, waiting[0], waiting[1], other, unknown, "not-a-uuid", failed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 4 {
+		t.Fatalf("FactsMany of 4 runs, an unknown id, a malformed one and a repeat: got %d entries %v, want the 4 runs", len(got), got)
+	}
+	want := map[string]struct {
+		session, status string
+		active          int
+		node, nodeIs    string
+	}{
+		failed:     {"ci", "FAILURE", 2, "boom", "FAILURE"},
+		waiting[0]: {"ci", "RUNNING", 2, "in", "SUCCESS"},
+		waiting[1]: {"ci", "RUNNING", 2, "in", "SUCCESS"},
+		other:      {"other", "RUNNING", 1, "in", "SUCCESS"},
+	}
+	for id, w := range want {
+		r := got[id]
+		var lastProgress time.Time
+		if err := f.pool.QueryRow(t.Context(), `SELECT greatest(e.started_at, max(n.started_at), max(n.ended_at), max(n.attempt_ended_at))
+			FROM executions e LEFT JOIN execution_nodes n ON n.execution_id = e.execution_id WHERE e.execution_id = $1 GROUP BY e.execution_id`,
+			id).Scan(&lastProgress); err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case r.ID != id || r.SessionID != w.session || r.WorkflowID != "flaky" || string(r.Status) != w.status:
+			t.Errorf("run %s: got %s %s/%s %s, want %s/flaky %s", id, r.ID, r.SessionID, r.WorkflowID, r.Status, w.session, w.status)
+		case r.ActiveCount != w.active:
+			t.Errorf("run %s: activeCount %d, want %d (unfinished runs of %s/flaky)", id, r.ActiveCount, w.active, w.session)
+		case len(r.Nodes) != 5 || string(r.Nodes[w.node]) != w.nodeIs:
+			t.Errorf("run %s: nodes %v, want 5 with %s %s", id, r.Nodes, w.node, w.nodeIs)
+		case !r.LastProgressAt.Equal(lastProgress) || r.StartedAt.IsZero() || !r.LastProgressAt.After(r.StartedAt):
+			t.Errorf("run %s: started %s, last progress %s, want %s (after the start)", id, r.StartedAt, r.LastProgressAt, lastProgress)
+		}
+		one, ok, err := f.store.Facts(t.Context(), id)
+		if err != nil || !ok || one.Status != r.Status || one.ActiveCount != r.ActiveCount || !one.LastProgressAt.Equal(r.LastProgressAt) || len(one.Nodes) != len(r.Nodes) {
+			t.Errorf("Facts(%s) = %+v, %v, %v; want what FactsMany read, %+v", id, one, ok, err, r)
+		}
+	}
+	if _, ok, err := f.store.Facts(t.Context(), unknown); ok || err != nil {
+		t.Errorf("Facts of an unknown run: ok %v, err %v; want not found", ok, err)
+	}
+	if m, err := f.store.FactsMany(t.Context(), nil); err != nil || len(m) != 0 {
+		t.Errorf("FactsMany of no ids: %v, %v; want nothing", m, err)
+	}
+}

@@ -20,6 +20,24 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for ApprovalDecisionDecision.
+const (
+	ApprovalDecisionDecisionAPPROVE ApprovalDecisionDecision = "APPROVE"
+	ApprovalDecisionDecisionREJECT  ApprovalDecisionDecision = "REJECT"
+)
+
+// Valid indicates whether the value is a known member of the ApprovalDecisionDecision enum.
+func (e ApprovalDecisionDecision) Valid() bool {
+	switch e {
+	case ApprovalDecisionDecisionAPPROVE:
+		return true
+	case ApprovalDecisionDecisionREJECT:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CommandResultStatus.
 const (
 	Accepted CommandResultStatus = "accepted"
@@ -413,6 +431,72 @@ func (e PresetParameterType) Valid() bool {
 	}
 }
 
+// Defines values for ReviewStatus.
+const (
+	ReviewStatusALLOWED          ReviewStatus = "ALLOWED"
+	ReviewStatusAPPLIED          ReviewStatus = "APPLIED"
+	ReviewStatusAWAITINGAPPROVAL ReviewStatus = "AWAITING_APPROVAL"
+	ReviewStatusDENIED           ReviewStatus = "DENIED"
+	ReviewStatusPENDING          ReviewStatus = "PENDING"
+)
+
+// Valid indicates whether the value is a known member of the ReviewStatus enum.
+func (e ReviewStatus) Valid() bool {
+	switch e {
+	case ReviewStatusALLOWED:
+		return true
+	case ReviewStatusAPPLIED:
+		return true
+	case ReviewStatusAWAITINGAPPROVAL:
+		return true
+	case ReviewStatusDENIED:
+		return true
+	case ReviewStatusPENDING:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReviewStepMove.
+const (
+	ReviewStepMoveALLOW           ReviewStepMove = "ALLOW"
+	ReviewStepMoveAPPLIED         ReviewStepMove = "APPLIED"
+	ReviewStepMoveAPPROVE         ReviewStepMove = "APPROVE"
+	ReviewStepMoveDENY            ReviewStepMove = "DENY"
+	ReviewStepMoveNOOPINION       ReviewStepMove = "NO_OPINION"
+	ReviewStepMoveREJECT          ReviewStepMove = "REJECT"
+	ReviewStepMoveREQUEST         ReviewStepMove = "REQUEST"
+	ReviewStepMoveREQUIREAPPROVAL ReviewStepMove = "REQUIRE_APPROVAL"
+	ReviewStepMoveTIMEOUT         ReviewStepMove = "TIMEOUT"
+)
+
+// Valid indicates whether the value is a known member of the ReviewStepMove enum.
+func (e ReviewStepMove) Valid() bool {
+	switch e {
+	case ReviewStepMoveALLOW:
+		return true
+	case ReviewStepMoveAPPLIED:
+		return true
+	case ReviewStepMoveAPPROVE:
+		return true
+	case ReviewStepMoveDENY:
+		return true
+	case ReviewStepMoveNOOPINION:
+		return true
+	case ReviewStepMoveREJECT:
+		return true
+	case ReviewStepMoveREQUEST:
+		return true
+	case ReviewStepMoveREQUIREAPPROVAL:
+		return true
+	case ReviewStepMoveTIMEOUT:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for StopAllRequestMode.
 const (
 	StopAllRequestModeCANCEL StopAllRequestMode = "CANCEL"
@@ -702,6 +786,15 @@ type ApplyResult struct {
 	Warnings         []string `json:"warnings"`
 	Workflows        []string `json:"workflows"`
 }
+
+// ApprovalDecision defines model for ApprovalDecision.
+type ApprovalDecision struct {
+	Decision ApprovalDecisionDecision `json:"decision"`
+	Reason   *string                  `json:"reason,omitempty"`
+}
+
+// ApprovalDecisionDecision defines model for ApprovalDecision.Decision.
+type ApprovalDecisionDecision string
 
 // Breakpoint defines model for Breakpoint.
 type Breakpoint struct {
@@ -1178,6 +1271,71 @@ type Problem struct {
 	Type string `json:"type"`
 }
 
+// Review defines model for Review.
+type Review struct {
+	// Actor Who sent the command.
+	Actor   string  `json:"actor"`
+	Asking  *string `json:"asking,omitempty"`
+	Channel string  `json:"channel"`
+
+	// Command The command under review in the directive vocabulary, such as {"type": "StopWorkflow", "target": "execution:<id>", "mode": "KILL"}.
+	Command     map[string]interface{} `json:"command"`
+	CreatedAt   time.Time              `json:"createdAt"`
+	Deadline    *time.Time             `json:"deadline,omitempty"`
+	ExecutionId *string                `json:"executionId,omitempty"`
+	NodeId      *string                `json:"nodeId,omitempty"`
+
+	// Outcome What applying the command gave (APPLIED): commandId, status, message, resultExecutionIds or executionId, or refused.
+	Outcome  *map[string]interface{} `json:"outcome,omitempty"`
+	Reason   *string                 `json:"reason,omitempty"`
+	ReviewId string                  `json:"reviewId"`
+
+	// Reviewers The supervisors whose verdicts the command needs, in the order they are asked.
+	Reviewers  []string     `json:"reviewers"`
+	SessionId  string       `json:"sessionId"`
+	Status     ReviewStatus `json:"status"`
+	Steps      []ReviewStep `json:"steps"`
+	WorkflowId *string      `json:"workflowId,omitempty"`
+}
+
+// ReviewList defines model for ReviewList.
+type ReviewList struct {
+	Reviews []Review `json:"reviews"`
+}
+
+// ReviewStatus defines model for ReviewStatus.
+type ReviewStatus string
+
+// ReviewStep defines model for ReviewStep.
+type ReviewStep struct {
+	// Asking The supervisor asked next
+	Asking *string   `json:"asking,omitempty"`
+	At     time.Time `json:"at"`
+
+	// By Who took the step: the sender, supervisor:<id>, an ADMIN's key, or system (a timeout, the application).
+	By     string         `json:"by"`
+	Move   ReviewStepMove `json:"move"`
+	Reason *string        `json:"reason,omitempty"`
+	Status ReviewStatus   `json:"status"`
+}
+
+// ReviewStepMove defines model for ReviewStep.Move.
+type ReviewStepMove string
+
+// ReviewTicket defines model for ReviewTicket.
+type ReviewTicket struct {
+	// Asking The supervisor whose verdict is awaited (PENDING).
+	Asking *string `json:"asking,omitempty"`
+
+	// Deadline When the default decision applies if the supervisor asked has not answered.
+	Deadline *time.Time `json:"deadline,omitempty"`
+	Message  string     `json:"message"`
+
+	// ReviewId The review's id, also the approval's.
+	ReviewId string       `json:"reviewId"`
+	Status   ReviewStatus `json:"status"`
+}
+
 // SchedulerPools defines model for SchedulerPools.
 type SchedulerPools struct {
 	Normal int `json:"normal"`
@@ -1505,6 +1663,13 @@ type SupervisorId = Id
 // WorkflowId defines model for WorkflowId.
 type WorkflowId = Id
 
+// ListApprovalsParams defines parameters for ListApprovals.
+type ListApprovalsParams struct {
+	// Status AWAITING_APPROVAL (the default), PENDING, ALLOWED, APPLIED, DENIED, or ALL.
+	Status *string `form:"status,omitempty" json:"status,omitempty"`
+	Limit  *int    `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
 // StreamEventsParams defines parameters for StreamEvents.
 type StreamEventsParams struct {
 	SessionId *Id `form:"sessionId,omitempty" json:"sessionId,omitempty"`
@@ -1689,6 +1854,9 @@ type PutSupervisorParams struct {
 // PutSupervisorParamsYuktaChannel defines parameters for PutSupervisor.
 type PutSupervisorParamsYuktaChannel string
 
+// DecideApprovalJSONRequestBody defines body for DecideApproval for application/json ContentType.
+type DecideApprovalJSONRequestBody = ApprovalDecision
+
 // PostWebhookJSONRequestBody defines body for PostWebhook for application/json ContentType.
 type PostWebhookJSONRequestBody = PostWebhookJSONBody
 
@@ -1792,6 +1960,36 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 
 // The interface specification for the client above.
 type ClientInterface interface {
+
+	// ListApprovals List the commands that wait for an ADMIN's approval (or every review in a status), newest first.
+	//
+	// An approval is a review a verdict parked with REQUIRE_APPROVAL; its id is the review's. A session-limited key sees only its sessions' reviews. At most 500 are returned.
+	//
+	// Corresponds with GET /api/approvals (the `ListApprovals` operationId).
+	ListApprovals(ctx context.Context, params *ListApprovalsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetApproval Read one review, whatever its status, with every step and who took it.
+	//
+	// Corresponds with GET /api/approvals/{approvalId} (the `GetApproval` operationId).
+	GetApproval(ctx context.Context, approvalId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DecideApprovalWithBody APPROVE (apply the command as it was sent) or REJECT (refuse it) a command that waits for approval.
+	//
+	// Approving applies the command at once and answers with the review as it stands after it (APPLIED, with the command's outcome); rejecting answers DENIED. Both are journaled with the ADMIN as actor. A review that does not wait for approval answers 409.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/approvals/{approvalId} (the `DecideApproval` operationId).
+	DecideApprovalWithBody(ctx context.Context, approvalId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DecideApproval APPROVE (apply the command as it was sent) or REJECT (refuse it) a command that waits for approval.
+	//
+	// Approving applies the command at once and answers with the review as it stands after it (APPLIED, with the command's outcome); rejecting answers DENIED. Both are journaled with the ADMIN as actor. A review that does not wait for approval answers 409.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/approvals/{approvalId} (the `DecideApproval` operationId).
+	DecideApproval(ctx context.Context, approvalId string, body DecideApprovalJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// StreamEvents Every event (or one session's) as Server-Sent Events; resume with Last-Event-ID.
 	//
@@ -2160,6 +2358,76 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /readyz (the `GetReady` operationId).
 	GetReady(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+// ListApprovals List the commands that wait for an ADMIN's approval (or every review in a status), newest first.
+//
+// An approval is a review a verdict parked with REQUIRE_APPROVAL; its id is the review's. A session-limited key sees only its sessions' reviews. At most 500 are returned.
+//
+// Corresponds with GET /api/approvals (the `ListApprovals` operationId).
+func (c *Client) ListApprovals(ctx context.Context, params *ListApprovalsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListApprovalsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetApproval Read one review, whatever its status, with every step and who took it.
+//
+// Corresponds with GET /api/approvals/{approvalId} (the `GetApproval` operationId).
+func (c *Client) GetApproval(ctx context.Context, approvalId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetApprovalRequest(c.Server, approvalId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DecideApprovalWithBody APPROVE (apply the command as it was sent) or REJECT (refuse it) a command that waits for approval.
+//
+// Approving applies the command at once and answers with the review as it stands after it (APPLIED, with the command's outcome); rejecting answers DENIED. Both are journaled with the ADMIN as actor. A review that does not wait for approval answers 409.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/approvals/{approvalId} (the `DecideApproval` operationId).
+func (c *Client) DecideApprovalWithBody(ctx context.Context, approvalId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDecideApprovalRequestWithBody(c.Server, approvalId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DecideApproval APPROVE (apply the command as it was sent) or REJECT (refuse it) a command that waits for approval.
+//
+// Approving applies the command at once and answers with the review as it stands after it (APPLIED, with the command's outcome); rejecting answers DENIED. Both are journaled with the ADMIN as actor. A review that does not wait for approval answers 409.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/approvals/{approvalId} (the `DecideApproval` operationId).
+func (c *Client) DecideApproval(ctx context.Context, approvalId string, body DecideApprovalJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDecideApprovalRequest(c.Server, approvalId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
 }
 
 // StreamEvents Every event (or one session's) as Server-Sent Events; resume with Last-Event-ID.
@@ -3018,6 +3286,153 @@ func (c *Client) GetReady(ctx context.Context, reqEditors ...RequestEditorFn) (*
 		return nil, err
 	}
 	return c.Client.Do(req)
+}
+
+// NewListApprovalsRequest constructs an http.Request for the ListApprovals method
+func NewListApprovalsRequest(server string, params *ListApprovalsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/approvals")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetApprovalRequest constructs an http.Request for the GetApproval method
+func NewGetApprovalRequest(server string, approvalId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "approvalId", approvalId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/approvals/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDecideApprovalRequest calls the generic DecideApproval builder with application/json body
+func NewDecideApprovalRequest(server string, approvalId string, body DecideApprovalJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewDecideApprovalRequestWithBody(server, approvalId, "application/json", bodyReader)
+}
+
+// NewDecideApprovalRequestWithBody constructs an http.Request for the DecideApproval method, with any body, and a specified content type
+func NewDecideApprovalRequestWithBody(server string, approvalId string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "approvalId", approvalId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/approvals/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
 }
 
 // NewStreamEventsRequest constructs an http.Request for the StreamEvents method
@@ -5064,6 +5479,40 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
+	// ListApprovalsWithResponse List the commands that wait for an ADMIN's approval (or every review in a status), newest first.
+	//
+	// An approval is a review a verdict parked with REQUIRE_APPROVAL; its id is the review's. A session-limited key sees only its sessions' reviews. At most 500 are returned.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/approvals (the `ListApprovals` operationId).
+	ListApprovalsWithResponse(ctx context.Context, params *ListApprovalsParams, reqEditors ...RequestEditorFn) (*ListApprovalsResponse, error)
+
+	// GetApprovalWithResponse Read one review, whatever its status, with every step and who took it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/approvals/{approvalId} (the `GetApproval` operationId).
+	GetApprovalWithResponse(ctx context.Context, approvalId string, reqEditors ...RequestEditorFn) (*GetApprovalResponse, error)
+
+	// DecideApprovalWithBodyWithResponse APPROVE (apply the command as it was sent) or REJECT (refuse it) a command that waits for approval.
+	//
+	// Approving applies the command at once and answers with the review as it stands after it (APPLIED, with the command's outcome); rejecting answers DENIED. Both are journaled with the ADMIN as actor. A review that does not wait for approval answers 409.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/approvals/{approvalId} (the `DecideApproval` operationId).
+	DecideApprovalWithBodyWithResponse(ctx context.Context, approvalId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DecideApprovalResponse, error)
+
+	// DecideApprovalWithResponse APPROVE (apply the command as it was sent) or REJECT (refuse it) a command that waits for approval.
+	//
+	// Approving applies the command at once and answers with the review as it stands after it (APPLIED, with the command's outcome); rejecting answers DENIED. Both are journaled with the ADMIN as actor. A review that does not wait for approval answers 409.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/approvals/{approvalId} (the `DecideApproval` operationId).
+	DecideApprovalWithResponse(ctx context.Context, approvalId string, body DecideApprovalJSONRequestBody, reqEditors ...RequestEditorFn) (*DecideApprovalResponse, error)
+
 	// StreamEventsWithResponse Every event (or one session's) as Server-Sent Events; resume with Last-Event-ID.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -5489,6 +5938,164 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /readyz (the `GetReady` operationId).
 	GetReadyWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetReadyResponse, error)
+}
+
+type ListApprovalsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ReviewList
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListApprovalsResponse) GetJSON200() *ReviewList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListApprovalsResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetBody returns the raw response body bytes
+func (r ListApprovalsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListApprovalsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListApprovalsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListApprovalsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetApprovalResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Review
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetApprovalResponse) GetJSON200() *Review {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetApprovalResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetApprovalResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetApprovalResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetApprovalResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetApprovalResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DecideApprovalResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Review
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DecideApprovalResponse) GetJSON200() *Review {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r DecideApprovalResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r DecideApprovalResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r DecideApprovalResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetBody returns the raw response body bytes
+func (r DecideApprovalResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DecideApprovalResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DecideApprovalResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DecideApprovalResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 type StreamEventsResponse struct {
@@ -6307,8 +6914,12 @@ type ControlExecutionResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *CommandResult
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *ReviewTicket
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
@@ -6320,9 +6931,19 @@ func (r ControlExecutionResponse) GetJSON200() *CommandResult {
 	return r.JSON200
 }
 
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r ControlExecutionResponse) GetJSON202() *ReviewTicket {
+	return r.JSON202
+}
+
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
 func (r ControlExecutionResponse) GetApplicationproblemJSON400() *Problem {
 	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ControlExecutionResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
@@ -6575,8 +7196,12 @@ type ClearBreakpointResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *CommandResult
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *ReviewTicket
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
@@ -6588,9 +7213,19 @@ func (r ClearBreakpointResponse) GetJSON200() *CommandResult {
 	return r.JSON200
 }
 
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r ClearBreakpointResponse) GetJSON202() *ReviewTicket {
+	return r.JSON202
+}
+
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
 func (r ClearBreakpointResponse) GetApplicationproblemJSON400() *Problem {
 	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ClearBreakpointResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
@@ -6637,8 +7272,12 @@ type SetBreakpointResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *CommandResult
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *ReviewTicket
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
@@ -6650,9 +7289,19 @@ func (r SetBreakpointResponse) GetJSON200() *CommandResult {
 	return r.JSON200
 }
 
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r SetBreakpointResponse) GetJSON202() *ReviewTicket {
+	return r.JSON202
+}
+
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
 func (r SetBreakpointResponse) GetApplicationproblemJSON400() *Problem {
 	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r SetBreakpointResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
@@ -6699,8 +7348,12 @@ type ControlNodeResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *CommandResult
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *ReviewTicket
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
@@ -6712,9 +7365,19 @@ func (r ControlNodeResponse) GetJSON200() *CommandResult {
 	return r.JSON200
 }
 
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r ControlNodeResponse) GetJSON202() *ReviewTicket {
+	return r.JSON202
+}
+
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
 func (r ControlNodeResponse) GetApplicationproblemJSON400() *Problem {
 	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ControlNodeResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
@@ -6880,8 +7543,12 @@ type StartExecutionResponse struct {
 	JSON200 *StartResult
 	// JSON201 the response for an HTTP 201 `application/json` response
 	JSON201 *StartResult
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *ReviewTicket
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
@@ -6898,9 +7565,19 @@ func (r StartExecutionResponse) GetJSON201() *StartResult {
 	return r.JSON201
 }
 
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r StartExecutionResponse) GetJSON202() *ReviewTicket {
+	return r.JSON202
+}
+
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
 func (r StartExecutionResponse) GetApplicationproblemJSON400() *Problem {
 	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r StartExecutionResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
@@ -6947,8 +7624,12 @@ type StopWorkflowResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *CommandResult
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *ReviewTicket
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
 }
@@ -6958,9 +7639,19 @@ func (r StopWorkflowResponse) GetJSON200() *CommandResult {
 	return r.JSON200
 }
 
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r StopWorkflowResponse) GetJSON202() *ReviewTicket {
+	return r.JSON202
+}
+
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
 func (r StopWorkflowResponse) GetApplicationproblemJSON400() *Problem {
 	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r StopWorkflowResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
@@ -7613,6 +8304,64 @@ func (r GetReadyResponse) ContentType() string {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
+}
+
+// ListApprovalsWithResponse List the commands that wait for an ADMIN's approval (or every review in a status), newest first.
+//
+// An approval is a review a verdict parked with REQUIRE_APPROVAL; its id is the review's. A session-limited key sees only its sessions' reviews. At most 500 are returned.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/approvals (the `ListApprovals` operationId).
+func (c *ClientWithResponses) ListApprovalsWithResponse(ctx context.Context, params *ListApprovalsParams, reqEditors ...RequestEditorFn) (*ListApprovalsResponse, error) {
+	rsp, err := c.ListApprovals(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListApprovalsResponse(rsp)
+}
+
+// GetApprovalWithResponse Read one review, whatever its status, with every step and who took it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/approvals/{approvalId} (the `GetApproval` operationId).
+func (c *ClientWithResponses) GetApprovalWithResponse(ctx context.Context, approvalId string, reqEditors ...RequestEditorFn) (*GetApprovalResponse, error) {
+	rsp, err := c.GetApproval(ctx, approvalId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetApprovalResponse(rsp)
+}
+
+// DecideApprovalWithBodyWithResponse APPROVE (apply the command as it was sent) or REJECT (refuse it) a command that waits for approval.
+//
+// Approving applies the command at once and answers with the review as it stands after it (APPLIED, with the command's outcome); rejecting answers DENIED. Both are journaled with the ADMIN as actor. A review that does not wait for approval answers 409.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/approvals/{approvalId} (the `DecideApproval` operationId).
+func (c *ClientWithResponses) DecideApprovalWithBodyWithResponse(ctx context.Context, approvalId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DecideApprovalResponse, error) {
+	rsp, err := c.DecideApprovalWithBody(ctx, approvalId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDecideApprovalResponse(rsp)
+}
+
+// DecideApprovalWithResponse APPROVE (apply the command as it was sent) or REJECT (refuse it) a command that waits for approval.
+//
+// Approving applies the command at once and answers with the review as it stands after it (APPLIED, with the command's outcome); rejecting answers DENIED. Both are journaled with the ADMIN as actor. A review that does not wait for approval answers 409.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/approvals/{approvalId} (the `DecideApproval` operationId).
+func (c *ClientWithResponses) DecideApprovalWithResponse(ctx context.Context, approvalId string, body DecideApprovalJSONRequestBody, reqEditors ...RequestEditorFn) (*DecideApprovalResponse, error) {
+	rsp, err := c.DecideApproval(ctx, approvalId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDecideApprovalResponse(rsp)
 }
 
 // StreamEventsWithResponse Every event (or one session's) as Server-Sent Events; resume with Last-Event-ID.
@@ -8335,6 +9084,119 @@ func (c *ClientWithResponses) GetReadyWithResponse(ctx context.Context, reqEdito
 	return ParseGetReadyResponse(rsp)
 }
 
+// ParseListApprovalsResponse parses an HTTP response from a ListApprovalsWithResponse call
+func ParseListApprovalsResponse(rsp *http.Response) (*ListApprovalsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListApprovalsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ReviewList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetApprovalResponse parses an HTTP response from a GetApprovalWithResponse call
+func ParseGetApprovalResponse(rsp *http.Response) (*GetApprovalResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetApprovalResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Review
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDecideApprovalResponse parses an HTTP response from a DecideApprovalWithResponse call
+func ParseDecideApprovalResponse(rsp *http.Response) (*DecideApprovalResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DecideApprovalResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Review
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseStreamEventsResponse parses an HTTP response from a StreamEventsWithResponse call
 func ParseStreamEventsResponse(rsp *http.Response) (*StreamEventsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -8945,12 +9807,26 @@ func ParseControlExecutionResponse(rsp *http.Response) (*ControlExecutionRespons
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest ReviewTicket
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
@@ -9138,12 +10014,26 @@ func ParseClearBreakpointResponse(rsp *http.Response) (*ClearBreakpointResponse,
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest ReviewTicket
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
@@ -9185,12 +10075,26 @@ func ParseSetBreakpointResponse(rsp *http.Response) (*SetBreakpointResponse, err
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest ReviewTicket
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
@@ -9232,12 +10136,26 @@ func ParseControlNodeResponse(rsp *http.Response) (*ControlNodeResponse, error) 
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest ReviewTicket
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
@@ -9373,12 +10291,26 @@ func ParseStartExecutionResponse(rsp *http.Response) (*StartExecutionResponse, e
 		}
 		response.JSON201 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest ReviewTicket
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
@@ -9420,12 +10352,26 @@ func ParseStopWorkflowResponse(rsp *http.Response) (*StopWorkflowResponse, error
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest ReviewTicket
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem

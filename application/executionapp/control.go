@@ -21,6 +21,9 @@ const (
 	CommandAccepted = "accepted"
 	CommandApplied  = "applied"
 	CommandRejected = "rejected"
+	// CommandInReview: a supervisor reviews the command; nothing was
+	// applied yet (ControlResult.Review says where the review stands).
+	CommandInReview = "review"
 )
 
 // Control applies control commands to executions, nodes and workflows. Every
@@ -36,6 +39,7 @@ type Control struct {
 	holds      HoldChecker
 	admission  *Admission
 	await      *Await
+	reviews    ReviewGate
 	now        func() time.Time
 }
 
@@ -55,7 +59,10 @@ type ControlDeps struct {
 	// a resumed run that never started; nil: no limits.
 	Admission *Admission
 	Await     *Await
-	Now       func() time.Time
+	// Reviews holds the commands supervisors review until their verdict;
+	// nil: no reviews.
+	Reviews ReviewGate
+	Now     func() time.Time
 }
 
 // HoldChecker refuses to resume a run a supervisor holds (the hold ledger
@@ -66,7 +73,7 @@ type HoldChecker interface {
 
 // NewControl returns the use case.
 func NewControl(d ControlDeps) *Control {
-	return &Control{tx: d.Tx, workflows: d.Workflows, now: d.Now, waker: d.Waker, conditions: d.Conditions, holds: d.Holds, admission: d.Admission, await: d.Await,
+	return &Control{tx: d.Tx, workflows: d.Workflows, now: d.Now, waker: d.Waker, conditions: d.Conditions, holds: d.Holds, admission: d.Admission, await: d.Await, reviews: d.Reviews,
 		runs: &runCache{runs: map[string]*run{}, catalog: d.Catalog, load: d.Queue.Source}}
 }
 
@@ -88,6 +95,9 @@ type ControlResult struct {
 	// Waited holds, after a wait, the executions the command stopped or
 	// started and how the wait left them.
 	Waited []RunOutcome
+	// Review is set when a supervisor reviews the command: Status is then
+	// CommandInReview until the review has settled within the wait.
+	Review *ReviewTicket
 }
 
 // Handle checks, records and applies one command. With a wait it then blocks
@@ -96,14 +106,82 @@ type ControlResult struct {
 // "applied"; a RESTART, RESTART_FROM_NODE or RETRY until the new execution
 // has ended, so the caller gets its result in the same answer. Every other
 // command is in effect when it is recorded.
+//
+// A command a supervisor reviews is held instead (see ReviewGate): the
+// answer is its review, and with a wait the review's outcome.
 func (uc *Control) Handle(ctx context.Context, r ControlRequest) (ControlResult, error) {
 	in, err := uc.command(ctx, r)
 	if err != nil {
 		return ControlResult{}, err
 	}
+	if uc.reviews != nil {
+		replay := r
+		replay.WaitSecs = 0
+		t, held, err := uc.reviews.Open(ctx, Reviewable{SessionID: in.SessionID, WorkflowID: in.WorkflowID, ExecutionID: in.ExecutionID,
+			NodeID: in.Command.NodeID, Command: in.Command, Control: &replay})
+		if err != nil {
+			return ControlResult{}, err
+		}
+		if held {
+			return uc.held(ctx, in, t)
+		}
+	}
+	return uc.handle(ctx, in)
+}
+
+// Reviewed applies a command its review allowed, past the gate. Only the
+// review's applier calls it, with the request the door sent.
+func (uc *Control) Reviewed(ctx context.Context, r ControlRequest) (ControlResult, error) {
+	in, err := uc.command(ctx, r)
+	if err != nil {
+		return ControlResult{}, err
+	}
+	return uc.handle(ctx, in)
+}
+
+// held answers a command under review: at once, or after waiting for the
+// review to settle and then, for what is left of the wait, for the
+// command's effect.
+func (uc *Control) held(ctx context.Context, in ControlInput, t ReviewTicket) (ControlResult, error) {
+	wait := in.Command.Wait
+	began := time.Now()
+	if wait > 0 && !t.Settled {
+		var err error
+		if t, err = uc.reviews.Wait(ctx, t.ReviewID, wait); err != nil {
+			return ControlResult{}, err
+		}
+	}
+	res := ControlResult{Status: CommandInReview, ResultExecutionIDs: []string{}, Message: t.Message, Review: &t}
+	switch {
+	case t.Denied != nil:
+		return res, t.Denied
+	case t.Applied != nil:
+		o := t.Applied
+		res.CommandID, res.Status, res.Message = o.CommandID, o.Status, o.Message
+		if o.ResultExecutionIDs != nil {
+			res.ResultExecutionIDs = o.ResultExecutionIDs
+		}
+		if o.Refused != "" {
+			return res, fault.Newf(fault.ErrConflict, "%s", o.Refused)
+		}
+		return uc.effect(ctx, in, res, wait-time.Since(began))
+	}
+	return res, nil
+}
+
+func (uc *Control) handle(ctx context.Context, in ControlInput) (ControlResult, error) {
 	res, err := uc.record(ctx, in)
-	if err != nil || in.Command.Wait <= 0 || uc.await == nil {
+	if err != nil {
 		return res, err
+	}
+	return uc.effect(ctx, in, res, in.Command.Wait)
+}
+
+// effect waits up to wait for a recorded command's effect: the end of the
+// runs a STOP stops or a restart starts.
+func (uc *Control) effect(ctx context.Context, in ControlInput, res ControlResult, wait time.Duration) (ControlResult, error) {
+	if wait <= 0 || uc.await == nil {
+		return res, nil
 	}
 	ids := res.ResultExecutionIDs
 	if in.Command.Action == execution.ActionStop && in.Command.Scope == execution.ScopeExecution {
@@ -112,7 +190,7 @@ func (uc *Control) Handle(ctx context.Context, r ControlRequest) (ControlResult,
 	if len(ids) == 0 {
 		return res, nil
 	}
-	out, err := uc.await.Ended(ctx, in.SessionID, ids, in.Command.Wait)
+	out, err := uc.await.Ended(ctx, in.SessionID, ids, wait)
 	if err != nil {
 		return ControlResult{}, err
 	}

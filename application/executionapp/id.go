@@ -19,3 +19,6 @@ func newID() string {
 	b[8] = b[8]&0x3f | 0x80 // RFC 4122 variant
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
+
+// NewID returns a new UUIDv7, for ids other use cases mint (reviews).
+func NewID() string { return newID() }

@@ -44,6 +44,7 @@ type StartExecution struct {
 	waker     Waker
 	await     *Await
 	admission *Admission
+	reviews   ReviewGate
 	now       func() time.Time
 }
 
@@ -57,6 +58,12 @@ func NewStartExecution(tx Transactor, w WorkflowReader, c session.Catalog, waker
 // limit waits as PENDING until a slot frees. Without it (nil) every start
 // runs at once. Call it before the first start.
 func (uc *StartExecution) UseAdmission(a *Admission) { uc.admission = a }
+
+// UseReviews holds manual starts a supervisor reviews (StartWorkflow in its
+// reviews) until its verdict. Webhook and schedule starts are the
+// workflow's own triggers, not commands, and are never held. Call it
+// before the first start.
+func (uc *StartExecution) UseReviews(g ReviewGate) { uc.reviews = g }
 
 // StartInput is a start request.
 type StartInput struct {
@@ -86,6 +93,9 @@ type StartResult struct {
 	// Waited is the run as the wait left it (nil without a wait): its final
 	// status and result when Waited.Ended.
 	Waited *RunOutcome
+	// Review is set when a supervisor reviews the start: ExecutionID is
+	// empty until the review allowed it and the run started.
+	Review *ReviewTicket
 }
 
 // MaxKeyLen bounds idempotency keys.
@@ -107,6 +117,60 @@ func (uc *StartExecution) Handle(ctx context.Context, in StartInput) (StartResul
 	if len(vs) > 0 {
 		return StartResult{}, &fault.ValidationError{Subject: "start request", Violations: vs}
 	}
+	if uc.reviews != nil && in.Trigger == TriggerManual && in.Pool == execution.PoolNormal {
+		replay := in
+		replay.WaitSecs = 0
+		t, held, err := uc.reviews.Open(ctx, Reviewable{SessionID: in.SessionID, WorkflowID: in.WorkflowID, Start: &replay})
+		if err != nil {
+			return StartResult{}, err
+		}
+		if held {
+			return uc.held(ctx, in, t)
+		}
+	}
+	return uc.run(ctx, in)
+}
+
+// Reviewed starts a run its review allowed, past the gate. Only the
+// review's applier calls it, with the request the door sent.
+func (uc *StartExecution) Reviewed(ctx context.Context, in StartInput) (StartResult, error) {
+	return uc.run(ctx, in)
+}
+
+// held answers a start under review: at once, or after waiting for the
+// review to settle.
+func (uc *StartExecution) held(ctx context.Context, in StartInput, t ReviewTicket) (StartResult, error) {
+	wait := in.WaitSecs
+	began := time.Now()
+	if wait > 0 && !t.Settled {
+		var err error
+		if t, err = uc.reviews.Wait(ctx, t.ReviewID, time.Duration(wait*float64(time.Second))); err != nil {
+			return StartResult{}, err
+		}
+	}
+	res := StartResult{Review: &t}
+	switch {
+	case t.Denied != nil:
+		return res, t.Denied
+	case t.Applied != nil && t.Applied.Refused != "":
+		return res, fault.Newf(fault.ErrConflict, "%s", t.Applied.Refused)
+	case t.Applied != nil:
+		res.ExecutionID, res.Status, res.Created = t.Applied.ExecutionID, execution.Status(t.Applied.Status), true
+		// What is left of the wait goes to the run, as for a start that
+		// was not reviewed.
+		left := time.Duration(wait*float64(time.Second)) - time.Since(began)
+		if left > 0 && uc.await != nil {
+			out, err := uc.await.Ended(ctx, in.SessionID, []string{res.ExecutionID}, left)
+			if err != nil {
+				return StartResult{}, err
+			}
+			res.Waited, res.Status = &out[0], out[0].Status
+		}
+	}
+	return res, nil
+}
+
+func (uc *StartExecution) run(ctx context.Context, in StartInput) (StartResult, error) {
 	res, err := uc.start(ctx, in)
 	if err != nil || in.WaitSecs == 0 || uc.await == nil {
 		return res, err

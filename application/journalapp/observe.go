@@ -21,7 +21,11 @@ import (
 // commands or were refused (the directive intake's DirectiveApplied and
 // DirectiveRejected). Every other event is an event record.
 var decisionTypes = map[string]bool{"CommandAccepted": true, "CommandApplied": true, "CommandRejected": true,
-	"DirectiveApplied": true, "DirectiveRejected": true}
+	"DirectiveApplied": true, "DirectiveRejected": true, "ReviewRequested": true, "ReviewDecided": true}
+
+// reviewTypes are the decisions of reviews: a supervisor asked for its
+// verdict, and each verdict, approval, default and application.
+var reviewTypes = map[string]bool{"ReviewRequested": true, "ReviewDecided": true}
 
 // directiveTypes are the decisions of the directive intake.
 var directiveTypes = map[string]bool{"DirectiveApplied": true, "DirectiveRejected": true}
@@ -311,6 +315,9 @@ func Body(e SourceEvent) (journal.Kind, map[string]any) {
 	if directiveTypes[e.Type] {
 		return journal.KindDecision, directiveBody(b, data)
 	}
+	if reviewTypes[e.Type] {
+		return journal.KindDecision, reviewBody(b, data)
+	}
 	cause := map[string]any{}
 	if id := str(data["commandId"]); id != "" {
 		cause["commandId"] = id
@@ -340,6 +347,27 @@ func directiveBody(b, data map[string]any) map[string]any {
 	for from, to := range map[string]string{"key": "key", "cause": "signal", "reason": "reason", "message": "message"} {
 		if v := str(data[from]); v != "" {
 			cause[to] = v
+		}
+	}
+	if c, ok := data["command"].(map[string]any); ok {
+		if t := str(c["type"]); t != "" {
+			cause["command"] = t
+		}
+	}
+	b["cause"] = cause
+	return b
+}
+
+// reviewBody completes the body of a review's decision: the review, the
+// command under review, the supervisor asked or answering, and the move
+// (ALLOW, DENY, REQUIRE_APPROVAL, NO_OPINION, TIMEOUT, APPROVE, REJECT,
+// APPLIED) with its reason.
+func reviewBody(b, data map[string]any) map[string]any {
+	b["decision"] = "review"
+	cause := map[string]any{}
+	for _, k := range []string{"reviewId", "supervisorId", "move", "status", "reason", "escalatedFrom", "requestedBy"} {
+		if v := str(data[k]); v != "" {
+			cause[k] = v
 		}
 	}
 	if c, ok := data["command"].(map[string]any); ok {

@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/yukta/yukta/domain/fault"
@@ -32,6 +34,11 @@ type RulesDeps struct {
 	// to evaluate, a command the signal could not build, a directive the
 	// intake refused. The rule does not fire; the engine goes on.
 	OnRuleError func(supervisorID, ruleID string, err error)
+	// Answer takes the verdicts of deny and requireApproval rules on
+	// REVIEW signals, and Counter reads workflow.activeCount for them;
+	// without Answer the engine answers no reviews (they time out).
+	Answer  ReviewAnswerer
+	Counter WorkflowCounter
 }
 
 // TickRunLimit caps the unfinished runs one tick looks at.
@@ -67,7 +74,7 @@ func NewRulesEngineFactory(d RulesDeps) EngineFactory {
 		if err := rs.restore(state); err != nil {
 			return nil, err
 		}
-		return &rulesEngine{d: d, sup: sup, fence: f, rules: rs}, nil
+		return &rulesEngine{d: d, sup: sup, fence: f, rules: rs, facts: newFactsCache(d.Runs)}, nil
 	}
 }
 
@@ -76,22 +83,33 @@ type rulesEngine struct {
 	sup   supervisor.Supervisor
 	fence Fence
 	rules *ruleSet
+	facts *factsCache
 }
 
-// Handle reacts to one signal; review, delegation and other signals are
-// not the rules engine's (reviews go through ReviewByRules).
+// Handle reacts to one signal; delegation and other signals are not the
+// rules engine's.
 func (e *rulesEngine) Handle(ctx context.Context, sig supervisor.Signal) error {
 	switch b := sig.Body().(type) {
 	case supervisor.EventSignal:
 		return e.onEvent(ctx, sig.Cursor(), b)
 	case supervisor.TickSignal:
 		return e.onTick(ctx, b)
+	case supervisor.ReviewSignal:
+		return e.onReview(ctx, b)
 	}
 	return nil
 }
 
 // State returns the count windows.
 func (e *rulesEngine) State() ([]byte, error) { return e.rules.state() }
+
+// BeginBatch and EndBatch bracket an outbox batch about runs
+// (BatchEngine): in between, the facts of runs are read once, together
+// (factsCache).
+func (e *rulesEngine) BeginBatch(runs []string) { e.facts.begin(runs) }
+
+// EndBatch: see BeginBatch.
+func (e *rulesEngine) EndBatch() { e.facts.end() }
 
 func (e *rulesEngine) onEvent(ctx context.Context, cursor string, ev supervisor.EventSignal) error {
 	if ev.Actor == Actor(e.sup.ID()) {
@@ -122,13 +140,9 @@ func (e *rulesEngine) onTick(ctx context.Context, tick supervisor.TickSignal) er
 	slot := "tick:" + strconv.FormatInt(tick.At.Unix()/int64(max(e.sup.TickSeconds(), 1)), 10)
 	for _, r := range runs {
 		occ := supervisor.Occurrence{SessionID: r.SessionID, WorkflowID: r.WorkflowID, ExecutionID: r.ID, Status: string(r.Status)}
-		t := trigger{occ: occ, at: tick.At, tick: true, vars: func(ctx context.Context) (map[string]any, error) {
-			ex, err := e.executionVar(ctx, r.ID)
-			if err != nil {
-				return nil, err
-			}
-			return map[string]any{"execution": ex, "now": e.d.Now()}, nil
-		}}
+		t := trigger{occ: occ, at: tick.At, tick: true,
+			base:      func() map[string]any { return map[string]any{"now": e.d.Now()} },
+			execution: func(ctx context.Context) (map[string]any, error) { return e.executionVar(ctx, r.ID) }}
 		evals, _ := e.rules.evaluate(ctx, t)
 		for _, ev := range evals {
 			if err := e.fire(ctx, ev, RuleKey(ev.RuleID, slot+":"+r.ID), slot); err != nil {
@@ -155,6 +169,9 @@ func (e *rulesEngine) fire(ctx context.Context, ev Evaluation, key, cause string
 		return nil
 	}
 	_, err = e.d.Submit.Handle(ctx, SubmitInput{SupervisorID: e.sup.ID(), Directive: d, Channel: ChannelSupervisor, Fence: &e.fence})
+	// The directive may have changed any number of runs (a workflow's, or
+	// every run's activeCount by a start): read facts again from here on.
+	e.facts.invalidate()
 	switch {
 	case err == nil:
 		return nil
@@ -169,12 +186,12 @@ func (e *rulesEngine) fire(ctx context.Context, ev Evaluation, key, cause string
 }
 
 // executionVar is the execution variable of a run ("" or a run that is
-// gone: every field empty).
+// gone: every field empty), its facts read once per outbox batch.
 func (e *rulesEngine) executionVar(ctx context.Context, id string) (map[string]any, error) {
 	if id == "" {
 		return ExecutionVariable(RunFacts{}), nil
 	}
-	f, ok, err := e.d.Runs.Facts(ctx, id)
+	f, ok, err := e.facts.facts(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -235,18 +252,72 @@ type trigger struct {
 	occ  supervisor.Occurrence
 	at   time.Time // the window's clock: the event's own time, or the tick's
 	tick bool
-	// vars builds the condition variables, at most once per trigger.
-	vars func(ctx context.Context) (map[string]any, error)
+	// base builds the condition variables other than execution (event and
+	// now, or now); execution builds the execution variable, which reads
+	// the run's facts. evaluate calls each at most once per trigger, and
+	// execution only for an if that reads it.
+	base      func() map[string]any
+	execution func(ctx context.Context) (map[string]any, error)
 }
 
 func eventTrigger(ev supervisor.EventSignal, execution func(ctx context.Context) (map[string]any, error), now time.Time) trigger {
-	return trigger{occ: Occurrence(ev), at: ev.At, vars: func(ctx context.Context) (map[string]any, error) {
-		ex, err := execution(ctx)
+	return trigger{occ: Occurrence(ev), at: ev.At, execution: execution,
+		base: func() map[string]any { return map[string]any{"event": EventVariable(ev), "now": now} }}
+}
+
+// triggerVars are the condition variables of one trigger, built when an if
+// first needs them.
+type triggerVars struct {
+	t          *trigger
+	base, full map[string]any
+	fullErr    error
+	fullBuilt  bool
+}
+
+// get returns the variables of an if: with execution when it reads it
+// (readsExecution), without it otherwise, so the if compiles against the
+// variables it reads and needs no facts query.
+func (v *triggerVars) get(ctx context.Context, execution bool) (map[string]any, error) {
+	if v.base == nil {
+		v.base = v.t.base()
+	}
+	if !execution {
+		return v.base, nil
+	}
+	if !v.fullBuilt {
+		v.fullBuilt = true
+		ex, err := v.t.execution(ctx)
 		if err != nil {
-			return nil, err
+			v.fullErr = err
+		} else {
+			v.full = maps.Clone(v.base)
+			v.full["execution"] = ex
 		}
-		return map[string]any{"event": EventVariable(ev), "execution": ex, "now": now}, nil
-	}}
+	}
+	return v.full, v.fullErr
+}
+
+// readsExecution reports whether a condition may read the execution
+// variable: whether "execution" occurs in it as a whole word. A CEL
+// identifier is ASCII letters, digits and _, and a variable is read only by
+// spelling its name, so no if that reads it is missed; a string or a field
+// named execution counts too, which costs a facts query, never an answer.
+func readsExecution(expr string) bool {
+	const name = "execution"
+	word := func(c byte) bool {
+		return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+	}
+	for i := 0; ; {
+		j := strings.Index(expr[i:], name)
+		if j < 0 {
+			return false
+		}
+		start, end := i+j, i+j+len(name)
+		if (start == 0 || !word(expr[start-1])) && (end == len(expr) || !word(expr[end])) {
+			return true
+		}
+		i = start + 1
+	}
 }
 
 // The outcomes of a rule on an occurrence it matched.
@@ -284,10 +355,19 @@ type ruleSet struct {
 	cond    ConditionEvaluator
 	windows map[string]map[string]supervisor.Window
 	latest  time.Time // the newest time counted, for pruning
+	// needsFacts maps each if of the document to whether it reads the
+	// execution variable (readsExecution).
+	needsFacts map[string]bool
 }
 
 func newRuleSet(doc supervisor.RuleDocument, cond ConditionEvaluator) *ruleSet {
-	return &ruleSet{doc: doc, cond: cond, windows: map[string]map[string]supervisor.Window{}}
+	rs := &ruleSet{doc: doc, cond: cond, windows: map[string]map[string]supervisor.Window{}, needsFacts: map[string]bool{}}
+	for _, r := range doc.Rules() {
+		if w, ok := r.When(); ok && w.If() != "" {
+			rs.needsFacts[w.If()] = readsExecution(w.If())
+		}
+	}
+	return rs
 }
 
 func (rs *ruleSet) hasTickRules() bool {
@@ -306,9 +386,7 @@ func (rs *ruleSet) hasTickRules() bool {
 func (rs *ruleSet) evaluate(ctx context.Context, t trigger) ([]Evaluation, map[string]map[string]supervisor.Window) {
 	var out []Evaluation
 	changes := map[string]map[string]supervisor.Window{}
-	var vars map[string]any
-	var varsErr error
-	built := false
+	vars := triggerVars{t: &t}
 	for _, rule := range rs.doc.Rules() {
 		w, ok := rule.When()
 		then, hasThen := rule.Then()
@@ -317,13 +395,10 @@ func (rs *ruleSet) evaluate(ctx context.Context, t trigger) ([]Evaluation, map[s
 		}
 		ev := Evaluation{RuleID: rule.ID(), Of: w.Count(), Reason: rule.DirectiveReason()}
 		if cond := w.If(); cond != "" {
-			if !built {
-				vars, varsErr = t.vars(ctx)
-				built = true
-			}
-			holds, err := false, varsErr
+			holds := false
+			vs, err := vars.get(ctx, rs.needsFacts[cond])
 			if err == nil {
-				holds, err = rs.cond.EvalBool(ctx, cond, vars)
+				holds, err = rs.cond.EvalBool(ctx, cond, vs)
 			}
 			switch {
 			case err != nil:

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/yukta/yukta/application/executionapp"
@@ -28,6 +29,18 @@ type Engine interface {
 	State() ([]byte, error)
 }
 
+// BatchEngine is an Engine that keeps reads for the length of one outbox
+// batch (the rules engine reads the facts of the batch's runs once). The
+// runtime calls BeginBatch with the runs the batch's EVENT signals are
+// about after it read the batch, so every EVENT signal before EndBatch was
+// committed before BeginBatch, and EndBatch when the batch is handled or
+// has failed. TICK and STARTED come outside batches.
+type BatchEngine interface {
+	Engine
+	BeginBatch(runs []string)
+	EndBatch()
+}
+
 // EngineFactory builds the engine of a supervisor from the state saved
 // with its cursor (nil: a fresh engine). fence is the lease the engine's
 // directives carry.
@@ -43,7 +56,10 @@ type RuntimeDeps struct {
 	Runs        RunDirectory
 	Holds       HoldStore
 	Redactor    EventRedactor
-	Engines     map[string]EngineFactory
+	// Reviews is read for the REVIEW signals of the supervisors asked;
+	// nil: no reviews are delivered.
+	Reviews ReviewStore
+	Engines map[string]EngineFactory
 	// Owner names this instance in leases; unique per process.
 	Owner string
 	Now   func() time.Time
@@ -81,6 +97,11 @@ type RuntimeConfig struct {
 type Runtime struct {
 	d   RuntimeDeps
 	cfg RuntimeConfig
+	// parents are the ids of supervisors that are another's parent (as of
+	// the last supervisor scan): they read every session's events, since a
+	// child's review may be escalated to them from a session they do not
+	// own.
+	parents atomic.Pointer[map[string]bool]
 }
 
 // NewRuntime returns the runtime.
@@ -151,6 +172,13 @@ func (rt *Runtime) sync(ctx context.Context, workers map[string]*worker) error {
 	}
 	want := map[string]Summary{}
 	versions := map[string]string{}
+	parents := map[string]bool{}
+	for _, s := range list {
+		if p := s.Supervisor.ParentID(); p != "" {
+			parents[p] = true
+		}
+	}
+	rt.parents.Store(&parents)
 	for _, s := range list {
 		sup := s.Supervisor
 		if _, ok := rt.d.Engines[sup.EngineType()]; !ok || !sup.Enabled() {
@@ -381,15 +409,26 @@ func ctxErr(ctx context.Context, err error) error {
 // past what was handled. It returns how many events it read.
 func (rt *Runtime) pump(ctx context.Context, sup supervisor.Supervisor, f Fence, eng Engine, cur *Cursor) (int, error) {
 	q := executionapp.EventQuery{AfterSeq: cur.Seq, Limit: rt.cfg.Batch}
-	q.SessionID = onlySession(sup.Owns())
+	if p := rt.parents.Load(); p == nil || !(*p)[sup.ID()] {
+		q.SessionID = onlySession(sup.Owns())
+	}
 	evs, err := rt.d.Events.Events(ctx, q)
 	if err != nil {
 		return 0, fmt.Errorf("read the outbox: %w", err)
 	}
+	if b, ok := eng.(BatchEngine); ok {
+		b.BeginBatch(batchRuns(sup, evs))
+		defer b.EndBatch()
+	}
 	handled := cur.Seq
 	var failed error
 	for _, e := range evs {
-		if sup.OwnsPlace(supervisor.Place{SessionID: e.SessionID, WorkflowID: e.WorkflowID}) {
+		if e.Type == EventReviewRequested && e.Data["supervisorId"] == sup.ID() {
+			if failed = rt.review(ctx, sup, eng, e); failed != nil {
+				failed = fmt.Errorf("event %d (%s): %w", e.Seq, e.Type, failed)
+				break
+			}
+		} else if sup.OwnsPlace(supervisor.Place{SessionID: e.SessionID, WorkflowID: e.WorkflowID}) {
 			if failed = rt.deliver(ctx, eng, e); failed != nil {
 				failed = fmt.Errorf("event %d (%s): %w", e.Seq, e.Type, failed)
 				break
@@ -418,6 +457,43 @@ func (rt *Runtime) deliver(ctx context.Context, eng Engine, e executionapp.Store
 		return fmt.Errorf("redact: %w", err)
 	}
 	return eng.Handle(ctx, supervisor.NewSignal(supervisor.FormatCursor(e.Seq), EventSignal(e, data)))
+}
+
+// review hands the engine a REVIEW signal for a review it is asked, unless
+// the review has moved on since (answered, timed out, decided by an
+// ADMIN): the store, not the event, says whether it still waits.
+func (rt *Runtime) review(ctx context.Context, sup supervisor.Supervisor, eng Engine, e executionapp.StoredEvent) error {
+	id, _ := e.Data["reviewId"].(string)
+	if rt.d.Reviews == nil || id == "" || !sup.Takes(supervisor.KindReview) {
+		return nil
+	}
+	r, ok, err := rt.d.Reviews.Review(ctx, id)
+	if err != nil {
+		return fmt.Errorf("read review %s: %w", id, err)
+	}
+	if !ok || r.Status() != supervisor.ReviewPending || r.Asking() != sup.ID() {
+		return nil
+	}
+	return eng.Handle(ctx, supervisor.NewSignal(supervisor.FormatCursor(e.Seq), ReviewSignal(r)))
+}
+
+// ReviewSignal is the body of a REVIEW signal for a review.
+func ReviewSignal(r supervisor.Review) supervisor.ReviewSignal {
+	return supervisor.ReviewSignal{ReviewID: r.ID(), Command: r.Command(), Actor: r.Actor(), Channel: r.Channel(),
+		SessionID: r.SessionID(), WorkflowID: r.WorkflowID(), ExecutionID: r.ExecutionID(), Reason: r.Reason(), Deadline: r.Deadline()}
+}
+
+// batchRuns lists, once each, the runs of the owned events of a batch.
+func batchRuns(sup supervisor.Supervisor, evs []executionapp.StoredEvent) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, e := range evs {
+		if e.ExecutionID != "" && !seen[e.ExecutionID] && sup.OwnsPlace(supervisor.Place{SessionID: e.SessionID, WorkflowID: e.WorkflowID}) {
+			seen[e.ExecutionID] = true
+			out = append(out, e.ExecutionID)
+		}
+	}
+	return out
 }
 
 // EventSignal is the body of an EVENT signal for a stored event whose data

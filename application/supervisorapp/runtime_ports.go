@@ -157,6 +157,9 @@ type RunDirectory interface {
 	// Facts returns what conditions read of a run; ok is false when it
 	// does not exist.
 	Facts(ctx context.Context, executionID string) (RunFacts, bool, error)
+	// FactsMany returns what conditions read of the runs of ids that exist
+	// (unknown ids are left out), all as of one moment.
+	FactsMany(ctx context.Context, ids []string) (map[string]RunFacts, error)
 	// Input returns an input; ok is false when it does not exist.
 	Input(ctx context.Context, id string) (InputInfo, bool, error)
 	// OpenInputs returns up to limit open inputs of the units, oldest first.

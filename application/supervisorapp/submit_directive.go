@@ -35,6 +35,9 @@ const (
 	OutcomeApplied  = "applied"
 	OutcomeAccepted = "accepted" // a DRAIN still draining
 	OutcomeRejected = "rejected"
+	// OutcomeInReview: another supervisor reviews the command; ReviewID
+	// names the review, which applies it when it allows it.
+	OutcomeInReview = "review"
 )
 
 // SubmitDirective is the directive intake: the one use case every engine
@@ -126,6 +129,7 @@ type Outcome struct {
 	Status             string   `json:"status"`
 	Message            string   `json:"message,omitempty"`
 	ResultExecutionIDs []string `json:"resultExecutionIds,omitempty"`
+	ReviewID           string   `json:"reviewId,omitempty"`
 }
 
 // step is one unit of work of a directive: a run (with a node for node
@@ -431,6 +435,10 @@ func (uc *SubmitDirective) apply(ctx context.Context, sup supervisor.Supervisor,
 		if err != nil {
 			return refused(err)
 		}
+		if res.Review != nil && res.ExecutionID == "" {
+			out.Status, out.ReviewID, out.Message = OutcomeInReview, res.Review.ReviewID, res.Review.Message
+			return out, events, nil // the review journals itself
+		}
 		out.Status, out.ResultExecutionIDs = OutcomeApplied, []string{res.ExecutionID}
 		out.Message = "started execution " + res.ExecutionID
 		st.ExecutionID = res.ExecutionID
@@ -498,7 +506,10 @@ func (uc *SubmitDirective) apply(ctx context.Context, sup supervisor.Supervisor,
 		return out, events, nil
 	}
 	out.Status, out.Message = res.Status, res.Message
-	if out.Status != OutcomeAccepted {
+	switch {
+	case res.Status == executionapp.CommandInReview:
+		out.Status, out.ReviewID = OutcomeInReview, res.Review.ReviewID
+	case out.Status != OutcomeAccepted:
 		out.Status = OutcomeApplied
 	}
 	return out, events, nil

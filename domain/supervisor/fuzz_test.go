@@ -173,3 +173,41 @@ func FuzzParseSupervisor(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseCommand checks that ParseCommand (how a stored review's command
+// is read back, and the verdict wire of ParseVerdict) never panics, refuses
+// only with readable violations, and that an accepted command survives its
+// wire form unchanged.
+func FuzzParseCommand(f *testing.F) {
+	for _, s := range []string{
+		`{"type":"StopWorkflow","target":"execution:e1","mode":"KILL"}`,
+		`{"type":"StopAll","target":"workflow:ci/build","mode":"DRAIN"}`,
+		`{"type":"StartWorkflow","target":"workflow:ci/build","payload":{"n":1}}`,
+		`{"type":"SetBreakpoint","target":"execution:e1","nodeId":"a","field":"x","equals":null}`,
+		`{"type":"RestartFromNode","target":"execution:e1","fromNodeId":"n"}`,
+		`{"type":"PauseWorkflow"}`, `{"type":"Nope"}`, `{}`, `null`, ``, `{"type":"StopNode","target":"node:e1/a","immediate":"yes"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := ParseCommand(data)
+		if err != nil {
+			refusal(t, err)
+			return
+		}
+		b, err := c.MarshalJSON()
+		if err != nil {
+			t.Fatalf("MarshalJSON: %v", err)
+		}
+		again, err := ParseCommand(b)
+		if err != nil {
+			t.Fatalf("re-parse of %s: %v", b, err)
+		}
+		if !reflect.DeepEqual(again, c) {
+			t.Fatalf("round trip changed the command:\nfirst  %+v\nsecond %+v\nwire %s", c, again, b)
+		}
+		if _, err := ParseVerdict(data); err != nil {
+			refusal(t, err)
+		}
+	})
+}

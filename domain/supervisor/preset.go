@@ -161,7 +161,7 @@ var presets = []presetTemplate{
 		Preset: Preset{Name: "approval-gate", Engine: "rules",
 			Description: "Parks every command of one type on the owned units for an ADMIN's approval (restarts, by default).",
 			Parameters: []PresetParameter{
-				{Name: "command", Type: "string", Default: string(RestartWorkflow), Values: Commands, Description: "The command type that needs approval."},
+				{Name: "command", Type: "string", Default: string(RestartWorkflow), Values: reviewableCommands(), Description: "The command type that needs approval."},
 			}},
 		build: func(a presetArgs) ordered {
 			return rulesDoc(ordered{{"id", "approval-gate"}, {"requireApproval", ordered{{"command", a.str("command")}}}})
@@ -195,4 +195,15 @@ var presets = []presetTemplate{
 					{"reason", fmt.Sprintf("%d runs of this workflow are already unfinished; wait for one to finish", n)}}}})
 		},
 	},
+}
+
+// reviewableCommands lists the command types a review can hold.
+func reviewableCommands() []string {
+	var out []string
+	for _, t := range CommandTypes {
+		if Reviewable(t) {
+			out = append(out, string(t))
+		}
+	}
+	return out
 }

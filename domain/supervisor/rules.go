@@ -445,6 +445,9 @@ func (r *reader) gate(v any, path string, check ExprChecker) Gate {
 		return Gate{}
 	}
 	g := Gate{command: r.commandType(m, "command", path)}
+	if g.command != "" && !Reviewable(g.command) {
+		r.add(jsonvalue.Key(path, "command"), "%s cannot be reviewed, so this rule would never decide anything; gate another command type", g.command)
+	}
 	g.cond = r.condition(m, path, ReviewRule, check)
 	g.reason = r.str(m, "reason", path, false, MaxReasonLen)
 	return g

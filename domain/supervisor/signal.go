@@ -98,7 +98,9 @@ type ReviewSignal struct {
 	SessionID   string
 	WorkflowID  string
 	ExecutionID string
-	Deadline    time.Time
+	// Reason is the sender's reason ("" when none was given).
+	Reason   string
+	Deadline time.Time
 }
 
 // StartedSignal says the engine started; Snapshot is what GET /snapshot
@@ -159,6 +161,7 @@ func (v ReviewSignal) wire() ordered {
 		{"sessionId", v.SessionID}}
 	o = o.with(v.WorkflowID != "", "workflowId", v.WorkflowID)
 	o = o.with(v.ExecutionID != "", "executionId", v.ExecutionID)
+	o = o.with(v.Reason != "", "reason", v.Reason)
 	return append(o, member{"deadline", stamp(v.Deadline)})
 }
 

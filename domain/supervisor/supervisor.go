@@ -237,6 +237,11 @@ func (r *reader) validate(s Spec, hasAllowed, hasReviews bool, check ExprChecker
 		sup.allowed = commandTypesOf(eng.DefaultCommands)
 	}
 	sup.reviews = r.commandSet(s.Reviews, "reviews")
+	for i, t := range s.Reviews {
+		if CommandType(t).Valid() && !Reviewable(CommandType(t)) {
+			r.add(fmt.Sprintf("reviews[%d]", i), "%s cannot be reviewed: Hold and Release are a supervisor's own ledger, and an input is answered by whoever it asks; leave it out", t)
+		}
+	}
 
 	if s.TickSeconds != 0 && (s.TickSeconds < MinTickSeconds || s.TickSeconds > MaxTickSeconds) && !r.has("tickSeconds") {
 		r.add("tickSeconds", "must be from %d to %d seconds, got %d (leave it out for no ticks)", MinTickSeconds, MaxTickSeconds, s.TickSeconds)

@@ -24,6 +24,24 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for ApprovalDecisionDecision.
+const (
+	ApprovalDecisionDecisionAPPROVE ApprovalDecisionDecision = "APPROVE"
+	ApprovalDecisionDecisionREJECT  ApprovalDecisionDecision = "REJECT"
+)
+
+// Valid indicates whether the value is a known member of the ApprovalDecisionDecision enum.
+func (e ApprovalDecisionDecision) Valid() bool {
+	switch e {
+	case ApprovalDecisionDecisionAPPROVE:
+		return true
+	case ApprovalDecisionDecisionREJECT:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CommandResultStatus.
 const (
 	Accepted CommandResultStatus = "accepted"
@@ -417,6 +435,72 @@ func (e PresetParameterType) Valid() bool {
 	}
 }
 
+// Defines values for ReviewStatus.
+const (
+	ReviewStatusALLOWED          ReviewStatus = "ALLOWED"
+	ReviewStatusAPPLIED          ReviewStatus = "APPLIED"
+	ReviewStatusAWAITINGAPPROVAL ReviewStatus = "AWAITING_APPROVAL"
+	ReviewStatusDENIED           ReviewStatus = "DENIED"
+	ReviewStatusPENDING          ReviewStatus = "PENDING"
+)
+
+// Valid indicates whether the value is a known member of the ReviewStatus enum.
+func (e ReviewStatus) Valid() bool {
+	switch e {
+	case ReviewStatusALLOWED:
+		return true
+	case ReviewStatusAPPLIED:
+		return true
+	case ReviewStatusAWAITINGAPPROVAL:
+		return true
+	case ReviewStatusDENIED:
+		return true
+	case ReviewStatusPENDING:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReviewStepMove.
+const (
+	ReviewStepMoveALLOW           ReviewStepMove = "ALLOW"
+	ReviewStepMoveAPPLIED         ReviewStepMove = "APPLIED"
+	ReviewStepMoveAPPROVE         ReviewStepMove = "APPROVE"
+	ReviewStepMoveDENY            ReviewStepMove = "DENY"
+	ReviewStepMoveNOOPINION       ReviewStepMove = "NO_OPINION"
+	ReviewStepMoveREJECT          ReviewStepMove = "REJECT"
+	ReviewStepMoveREQUEST         ReviewStepMove = "REQUEST"
+	ReviewStepMoveREQUIREAPPROVAL ReviewStepMove = "REQUIRE_APPROVAL"
+	ReviewStepMoveTIMEOUT         ReviewStepMove = "TIMEOUT"
+)
+
+// Valid indicates whether the value is a known member of the ReviewStepMove enum.
+func (e ReviewStepMove) Valid() bool {
+	switch e {
+	case ReviewStepMoveALLOW:
+		return true
+	case ReviewStepMoveAPPLIED:
+		return true
+	case ReviewStepMoveAPPROVE:
+		return true
+	case ReviewStepMoveDENY:
+		return true
+	case ReviewStepMoveNOOPINION:
+		return true
+	case ReviewStepMoveREJECT:
+		return true
+	case ReviewStepMoveREQUEST:
+		return true
+	case ReviewStepMoveREQUIREAPPROVAL:
+		return true
+	case ReviewStepMoveTIMEOUT:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for StopAllRequestMode.
 const (
 	StopAllRequestModeCANCEL StopAllRequestMode = "CANCEL"
@@ -706,6 +790,15 @@ type ApplyResult struct {
 	Warnings         []string `json:"warnings"`
 	Workflows        []string `json:"workflows"`
 }
+
+// ApprovalDecision defines model for ApprovalDecision.
+type ApprovalDecision struct {
+	Decision ApprovalDecisionDecision `json:"decision"`
+	Reason   string                   `json:"reason,omitempty,omitzero"`
+}
+
+// ApprovalDecisionDecision defines model for ApprovalDecision.Decision.
+type ApprovalDecisionDecision string
 
 // Breakpoint defines model for Breakpoint.
 type Breakpoint struct {
@@ -1182,6 +1275,71 @@ type Problem struct {
 	Type string `json:"type"`
 }
 
+// Review defines model for Review.
+type Review struct {
+	// Actor Who sent the command.
+	Actor   string `json:"actor"`
+	Asking  string `json:"asking,omitempty,omitzero"`
+	Channel string `json:"channel"`
+
+	// Command The command under review in the directive vocabulary, such as {"type": "StopWorkflow", "target": "execution:<id>", "mode": "KILL"}.
+	Command     map[string]interface{} `json:"command"`
+	CreatedAt   time.Time              `json:"createdAt"`
+	Deadline    time.Time              `json:"deadline,omitempty,omitzero"`
+	ExecutionId string                 `json:"executionId,omitempty,omitzero"`
+	NodeId      string                 `json:"nodeId,omitempty,omitzero"`
+
+	// Outcome What applying the command gave (APPLIED): commandId, status, message, resultExecutionIds or executionId, or refused.
+	Outcome  map[string]interface{} `json:"outcome,omitempty,omitzero"`
+	Reason   string                 `json:"reason,omitempty,omitzero"`
+	ReviewId string                 `json:"reviewId"`
+
+	// Reviewers The supervisors whose verdicts the command needs, in the order they are asked.
+	Reviewers  []string     `json:"reviewers"`
+	SessionId  string       `json:"sessionId"`
+	Status     ReviewStatus `json:"status"`
+	Steps      []ReviewStep `json:"steps"`
+	WorkflowId string       `json:"workflowId,omitempty,omitzero"`
+}
+
+// ReviewList defines model for ReviewList.
+type ReviewList struct {
+	Reviews []Review `json:"reviews"`
+}
+
+// ReviewStatus defines model for ReviewStatus.
+type ReviewStatus string
+
+// ReviewStep defines model for ReviewStep.
+type ReviewStep struct {
+	// Asking The supervisor asked next
+	Asking string    `json:"asking,omitempty,omitzero"`
+	At     time.Time `json:"at"`
+
+	// By Who took the step: the sender, supervisor:<id>, an ADMIN's key, or system (a timeout, the application).
+	By     string         `json:"by"`
+	Move   ReviewStepMove `json:"move"`
+	Reason string         `json:"reason,omitempty,omitzero"`
+	Status ReviewStatus   `json:"status"`
+}
+
+// ReviewStepMove defines model for ReviewStep.Move.
+type ReviewStepMove string
+
+// ReviewTicket defines model for ReviewTicket.
+type ReviewTicket struct {
+	// Asking The supervisor whose verdict is awaited (PENDING).
+	Asking string `json:"asking,omitempty,omitzero"`
+
+	// Deadline When the default decision applies if the supervisor asked has not answered.
+	Deadline time.Time `json:"deadline,omitempty,omitzero"`
+	Message  string    `json:"message"`
+
+	// ReviewId The review's id, also the approval's.
+	ReviewId string       `json:"reviewId"`
+	Status   ReviewStatus `json:"status"`
+}
+
 // SchedulerPools defines model for SchedulerPools.
 type SchedulerPools struct {
 	Normal int `json:"normal"`
@@ -1509,6 +1667,13 @@ type SupervisorId = Id
 // WorkflowId defines model for WorkflowId.
 type WorkflowId = Id
 
+// ListApprovalsParams defines parameters for ListApprovals.
+type ListApprovalsParams struct {
+	// Status AWAITING_APPROVAL (the default), PENDING, ALLOWED, APPLIED, DENIED, or ALL.
+	Status string `form:"status,omitempty" json:"status,omitempty,omitzero"`
+	Limit  int    `form:"limit,omitempty" json:"limit,omitempty,omitzero"`
+}
+
 // StreamEventsParams defines parameters for StreamEvents.
 type StreamEventsParams struct {
 	SessionId Id `form:"sessionId,omitempty" json:"sessionId,omitempty,omitzero"`
@@ -1693,6 +1858,9 @@ type PutSupervisorParams struct {
 // PutSupervisorParamsYuktaChannel defines parameters for PutSupervisor.
 type PutSupervisorParamsYuktaChannel string
 
+// DecideApprovalJSONRequestBody defines body for DecideApproval for application/json ContentType.
+type DecideApprovalJSONRequestBody = ApprovalDecision
+
 // PostWebhookJSONRequestBody defines body for PostWebhook for application/json ContentType.
 type PostWebhookJSONRequestBody = PostWebhookJSONBody
 
@@ -1725,6 +1893,15 @@ type PutSupervisorJSONRequestBody = PutSupervisorJSONBody
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
+	// ListApprovals List the commands that wait for an ADMIN's approval (or every review in a status), newest first.
+	// (GET /api/approvals)
+	ListApprovals(ctx echo.Context, params ListApprovalsParams) error
+	// GetApproval Read one review, whatever its status, with every step and who took it.
+	// (GET /api/approvals/{approvalId})
+	GetApproval(ctx echo.Context, approvalId string) error
+	// DecideApproval APPROVE (apply the command as it was sent) or REJECT (refuse it) a command that waits for approval.
+	// (POST /api/approvals/{approvalId})
+	DecideApproval(ctx echo.Context, approvalId string) error
 	// StreamEvents Every event (or one session's) as Server-Sent Events; resume with Last-Event-ID.
 	// (GET /api/events)
 	StreamEvents(ctx echo.Context, params StreamEventsParams) error
@@ -1847,6 +2024,63 @@ type ServerInterface interface {
 // ServerInterfaceWrapper converts echo contexts to parameters.
 type ServerInterfaceWrapper struct {
 	Handler ServerInterface
+}
+
+// ListApprovals converts echo context to params.
+func (w *ServerInterfaceWrapper) ListApprovals(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListApprovalsParams
+	// ------------- Optional query parameter "status" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "status", ctx.QueryParams(), &params.Status, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter status: %s", err))
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListApprovals(ctx, params)
+	return err
+}
+
+// GetApproval converts echo context to params.
+func (w *ServerInterfaceWrapper) GetApproval(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "approvalId" -------------
+	var approvalId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "approvalId", ctx.Param("approvalId"), &approvalId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter approvalId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetApproval(ctx, approvalId)
+	return err
+}
+
+// DecideApproval converts echo context to params.
+func (w *ServerInterfaceWrapper) DecideApproval(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "approvalId" -------------
+	var approvalId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "approvalId", ctx.Param("approvalId"), &approvalId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter approvalId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DecideApproval(ctx, approvalId)
+	return err
 }
 
 // StreamEvents converts echo context to params.
@@ -3035,10 +3269,156 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/api/supervisor-engines/:type/usage", wrapper.GetSupervisorEngineUsage, options.OperationMiddlewares["getSupervisorEngineUsage"]...)
 	router.GET(options.BaseURL+"/api/supervisor-engines/:type/presets", wrapper.ListSupervisorEnginePresets, options.OperationMiddlewares["listSupervisorEnginePresets"]...)
 	router.POST(options.BaseURL+"/api/supervisor-engines/rules/dry-run", wrapper.DryRunRules, options.OperationMiddlewares["dryRunRules"]...)
+	router.GET(options.BaseURL+"/api/approvals", wrapper.ListApprovals, options.OperationMiddlewares["listApprovals"]...)
+	router.GET(options.BaseURL+"/api/approvals/:approvalId", wrapper.GetApproval, options.OperationMiddlewares["getApproval"]...)
+	router.POST(options.BaseURL+"/api/approvals/:approvalId", wrapper.DecideApproval, options.OperationMiddlewares["decideApproval"]...)
 
 }
 
 type ProblemApplicationProblemPlusJSONResponse Problem
+
+type ListApprovalsRequestObject struct {
+	Params ListApprovalsParams
+}
+
+type ListApprovalsResponseObject interface {
+	VisitListApprovalsResponse(w http.ResponseWriter) error
+}
+
+type ListApprovals200JSONResponse ReviewList
+
+func (response ListApprovals200JSONResponse) VisitListApprovalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListApprovals400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response ListApprovals400ApplicationProblemPlusJSONResponse) VisitListApprovalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetApprovalRequestObject struct {
+	ApprovalId string `json:"approvalId"`
+}
+
+type GetApprovalResponseObject interface {
+	VisitGetApprovalResponse(w http.ResponseWriter) error
+}
+
+type GetApproval200JSONResponse Review
+
+func (response GetApproval200JSONResponse) VisitGetApprovalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetApproval404ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response GetApproval404ApplicationProblemPlusJSONResponse) VisitGetApprovalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DecideApprovalRequestObject struct {
+	ApprovalId string `json:"approvalId"`
+	Body       *DecideApprovalJSONRequestBody
+}
+
+type DecideApprovalResponseObject interface {
+	VisitDecideApprovalResponse(w http.ResponseWriter) error
+}
+
+type DecideApproval200JSONResponse Review
+
+func (response DecideApproval200JSONResponse) VisitDecideApprovalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DecideApproval400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response DecideApproval400ApplicationProblemPlusJSONResponse) VisitDecideApprovalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DecideApproval404ApplicationProblemPlusJSONResponse Problem
+
+func (response DecideApproval404ApplicationProblemPlusJSONResponse) VisitDecideApprovalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DecideApproval409ApplicationProblemPlusJSONResponse Problem
+
+func (response DecideApproval409ApplicationProblemPlusJSONResponse) VisitDecideApprovalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
 
 type StreamEventsRequestObject struct {
 	Params StreamEventsParams
@@ -3875,6 +4255,20 @@ func (response ControlExecution200JSONResponse) VisitControlExecutionResponse(w 
 	return err
 }
 
+type ControlExecution202JSONResponse ReviewTicket
+
+func (response ControlExecution202JSONResponse) VisitControlExecutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(202)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ControlExecution400ApplicationProblemPlusJSONResponse struct {
 	ProblemApplicationProblemPlusJSONResponse
 }
@@ -3887,6 +4281,20 @@ func (response ControlExecution400ApplicationProblemPlusJSONResponse) VisitContr
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ControlExecution403ApplicationProblemPlusJSONResponse Problem
+
+func (response ControlExecution403ApplicationProblemPlusJSONResponse) VisitControlExecutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4216,6 +4624,20 @@ func (response ClearBreakpoint200JSONResponse) VisitClearBreakpointResponse(w ht
 	return err
 }
 
+type ClearBreakpoint202JSONResponse ReviewTicket
+
+func (response ClearBreakpoint202JSONResponse) VisitClearBreakpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(202)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ClearBreakpoint400ApplicationProblemPlusJSONResponse struct {
 	ProblemApplicationProblemPlusJSONResponse
 }
@@ -4228,6 +4650,20 @@ func (response ClearBreakpoint400ApplicationProblemPlusJSONResponse) VisitClearB
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ClearBreakpoint403ApplicationProblemPlusJSONResponse Problem
+
+func (response ClearBreakpoint403ApplicationProblemPlusJSONResponse) VisitClearBreakpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4286,6 +4722,20 @@ func (response SetBreakpoint200JSONResponse) VisitSetBreakpointResponse(w http.R
 	return err
 }
 
+type SetBreakpoint202JSONResponse ReviewTicket
+
+func (response SetBreakpoint202JSONResponse) VisitSetBreakpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(202)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type SetBreakpoint400ApplicationProblemPlusJSONResponse struct {
 	ProblemApplicationProblemPlusJSONResponse
 }
@@ -4298,6 +4748,20 @@ func (response SetBreakpoint400ApplicationProblemPlusJSONResponse) VisitSetBreak
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetBreakpoint403ApplicationProblemPlusJSONResponse Problem
+
+func (response SetBreakpoint403ApplicationProblemPlusJSONResponse) VisitSetBreakpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4356,6 +4820,20 @@ func (response ControlNode200JSONResponse) VisitControlNodeResponse(w http.Respo
 	return err
 }
 
+type ControlNode202JSONResponse ReviewTicket
+
+func (response ControlNode202JSONResponse) VisitControlNodeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(202)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ControlNode400ApplicationProblemPlusJSONResponse struct {
 	ProblemApplicationProblemPlusJSONResponse
 }
@@ -4368,6 +4846,20 @@ func (response ControlNode400ApplicationProblemPlusJSONResponse) VisitControlNod
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ControlNode403ApplicationProblemPlusJSONResponse Problem
+
+func (response ControlNode403ApplicationProblemPlusJSONResponse) VisitControlNodeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4559,6 +5051,20 @@ func (response StartExecution201JSONResponse) VisitStartExecutionResponse(w http
 	return err
 }
 
+type StartExecution202JSONResponse ReviewTicket
+
+func (response StartExecution202JSONResponse) VisitStartExecutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(202)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type StartExecution400ApplicationProblemPlusJSONResponse struct {
 	ProblemApplicationProblemPlusJSONResponse
 }
@@ -4571,6 +5077,20 @@ func (response StartExecution400ApplicationProblemPlusJSONResponse) VisitStartEx
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StartExecution403ApplicationProblemPlusJSONResponse Problem
+
+func (response StartExecution403ApplicationProblemPlusJSONResponse) VisitStartExecutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4628,6 +5148,20 @@ func (response StopWorkflow200JSONResponse) VisitStopWorkflowResponse(w http.Res
 	return err
 }
 
+type StopWorkflow202JSONResponse ReviewTicket
+
+func (response StopWorkflow202JSONResponse) VisitStopWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(202)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type StopWorkflow400ApplicationProblemPlusJSONResponse struct {
 	ProblemApplicationProblemPlusJSONResponse
 }
@@ -4640,6 +5174,20 @@ func (response StopWorkflow400ApplicationProblemPlusJSONResponse) VisitStopWorkf
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StopWorkflow403ApplicationProblemPlusJSONResponse Problem
+
+func (response StopWorkflow403ApplicationProblemPlusJSONResponse) VisitStopWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5211,6 +5759,15 @@ func (response GetReady503ApplicationProblemPlusJSONResponse) VisitGetReadyRespo
 
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
+	// ListApprovals List the commands that wait for an ADMIN's approval (or every review in a status), newest first.
+	// (GET /api/approvals)
+	ListApprovals(ctx context.Context, request ListApprovalsRequestObject) (ListApprovalsResponseObject, error)
+	// GetApproval Read one review, whatever its status, with every step and who took it.
+	// (GET /api/approvals/{approvalId})
+	GetApproval(ctx context.Context, request GetApprovalRequestObject) (GetApprovalResponseObject, error)
+	// DecideApproval APPROVE (apply the command as it was sent) or REJECT (refuse it) a command that waits for approval.
+	// (POST /api/approvals/{approvalId})
+	DecideApproval(ctx context.Context, request DecideApprovalRequestObject) (DecideApprovalResponseObject, error)
 	// StreamEvents Every event (or one session's) as Server-Sent Events; resume with Last-Event-ID.
 	// (GET /api/events)
 	StreamEvents(ctx context.Context, request StreamEventsRequestObject) (StreamEventsResponseObject, error)
@@ -5340,6 +5897,104 @@ func NewStrictHandler(ssi StrictServerInterface, middlewares []StrictMiddlewareF
 type strictHandler struct {
 	ssi         StrictServerInterface
 	middlewares []StrictMiddlewareFunc
+}
+
+// ListApprovals operation middleware
+func (sh *strictHandler) ListApprovals(ctx echo.Context, params ListApprovalsParams) error {
+	var request ListApprovalsRequestObject
+
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListApprovals(ctx.Request().Context(), request.(ListApprovalsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListApprovals")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListApprovalsResponseObject); ok {
+		return validResponse.VisitListApprovalsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetApproval operation middleware
+func (sh *strictHandler) GetApproval(ctx echo.Context, approvalId string) error {
+	var request GetApprovalRequestObject
+
+	request.ApprovalId = approvalId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetApproval(ctx.Request().Context(), request.(GetApprovalRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetApproval")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetApprovalResponseObject); ok {
+		return validResponse.VisitGetApprovalResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// DecideApproval operation middleware
+func (sh *strictHandler) DecideApproval(ctx echo.Context, approvalId string) error {
+	var request DecideApprovalRequestObject
+
+	request.ApprovalId = approvalId
+
+	var body DecideApprovalJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.DecideApproval(ctx.Request().Context(), request.(DecideApprovalRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DecideApproval")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(DecideApprovalResponseObject); ok {
+		return validResponse.VisitDecideApprovalResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
 }
 
 // StreamEvents operation middleware
@@ -6574,220 +7229,242 @@ func (sh *strictHandler) GetReady(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L1tcxu3ki/+VVD8b5Wp3SFFy5YTS/V/QdtMoo0sayU52XNNXxOaAUkcDYHJACOax6uq83Zf3/sRtvaD",
-	"5ZPcQjcwT8QMSdmWk62TF7FIzuCh0Wg0+uHXnzqhXCRSMKFV5+hTJ6EpXTDNUvj0ck6FYLH5M2IqTHmi",
-	"uRSdo87VnJFIypRQEsrFgoqIhHTBiJ6nMpvNA5KyUKYRi8iS6znhmnQnKVN6QjIRM6XIJIz5ZK/fCTrc",
-	"tDdnNGJpJ+gIumCdo85fshtNe677oKPCOVtQMw4mskXn6F3HtNYJOmHMO++Djl4l5jWlUy5mnbu7oDMS",
-	"My7YFXxfH/1QEAY/E/MekVOi54yEVNNYzjJGumkWMxWQudZJQJYyvZnGchmQJJUhU6oYdkL1vBg0DCLo",
-	"pOy3jKcs6hzpNGPlsS/ox1MmZnreOXr21DvojyzMzCBPIvO8pw9WeuKzujqJ2CKRmolw9TNbrdPoNb1h",
-	"CuiiNE014e55DUvKBf7GlOJSkO7v//lf5ODwkIRzmtLQ8E/z4pa67pm+G8Z9cHjoG/gpVXp0y4RGGlVH",
-	"fcFUtmCETjVLiZ5zRZh5lHS5VmSi2G+TAMY94dHErXtMlbb8av5h/JZFe31yoskiU5qYQRMqbEPmhRu2",
-	"Igu6IimjEelSsXJkCIhMy2RRpgvqPvVivuCaReb9vWNi3pN6zlIissU1SwPCRRhnERcz28Zv8LrAh2wj",
-	"j+yMAjJj2q6PGeDTwaCR3oZiPSBZ7+RVE7WfHPiIfSYj1siLAn9sY8N/Stm0c9T5//YLKbOPv6r9kwi6",
-	"uMSJNfai8t8/t6MsYektVzJt7qv8yGd296sVG42dLYsHPqurO/O2SqRQDIT2eSqvY7Ywf4ZSmB1r/qRJ",
-	"EvOQmn2yn+AT//JXZTbNpy07c+1CjzWBSmyTpHvxw0vy/Onhd3t9oIJ92bQ9FGrJ0gv2W2ZEtxlSFHHT",
-	"AI3PU5mwVHMzgSmNFQs6SemrTx0K767v9x/MEZQkqbylsSKfxh38wKJx54gYSv4HNkfG5pxbMKHND+NO",
-	"v98fd+6OcQMuuWJkOae4u5NULhJNqLphEZnKFOdRrM87N5ji2JHXf2Wh7twFnWGSxCsjhGKYYXUSKVuY",
-	"oTnGgO+4Zgv4o7b38rZpmtKV+azK+2Tt6SVNBRezHdtc3mcoNWqU92fRXrA+29IgfaR7kTJ6k0guPJQL",
-	"pUBW8Q6P/ZbR2Dx3F3SmnMU+Ct219ng/pqyMqr4hXo5OSf4AkbcsJQldxZJGAckP8YAIuSRdLpQ2Z4mc",
-	"Ehj/Ps4ITtCSiH46eP4saJm+R0e7pXFmtDKqSUIzZU90I7j7nTK1qm++ktqcU0ZcES60xH2Bo6+N6eDQ",
-	"N6Qb1ChKzz0++N7zXMqoFUHlRwcHXo1lbf1eoubZtN2sYtqwYfI18FBuCOoDJUvKNeoLxdOoKlqdV2mZ",
-	"JCwyxz5oSSwKCMVHzLskZlMQKgs4m93+ahOyuQbo264LphSdMe98UqBCSYHcVbxoqjNV1rBpGLJEM7Ov",
-	"4fBgkV/TLguDguZ5i96hFXN5711Yu2/OYxoyrzjQ7KNeXzjU0Yz2HhDNwxv7Z8SMrpUSO9KhPTDsr05o",
-	"uTvBcs6EWa81kt3SlNPrmFUp276aSYri8Rf7rlcKz1nK/Ps3MQQgTtnOtRMSyTAzp5lnnGsrgrRy3ZSn",
-	"0UD7KZ/94ARDlfARm1Lca3UVwMNhIFy2p1W5Yw+R8jZoHL+Zdo7e7dDa+8BDWhYzQ0HUsQn0g9LX0PRj",
-	"byZ7Zgg9dcOTnkzwSOjBaWEUETgQ7pwu55k9vrLjJiwWLn/4WsqYUYEaQJgy7f9N24uu27y2D3Mj0GyG",
-	"twG4ZnSC/LXALXtgRxB0oiwFFbFjBKTjXXPNTuGfLDWXcSpWmyUBECZwd+Iy+UvP5XPyceKrdHWRiQuW",
-	"yNQj3Zk52miDAB/dsnQF27u4uSVUKRbBRpry2NxQiZwGxIhx0P3AfiGnhOuKsPbrA6ikrw25vp7Qs2d8",
-	"P8klWcAFcFo9Xtz1TpElSxlJWRLTFYtK29ytZ/kIazjipo6VPLYbnrJQ81urEIC9gyxlFkdkTm/N5dNc",
-	"MbmjnUwjln45sgipL+zM/MPD8VA7f0Ol3J5kyRNSIaQ2hEtDo753c3Gv9tyirr7ciNuVb51mIqTav29b",
-	"1OWqMccyi1u3oMLibRvkPrrrJt6p2gHbaOc5tFKmmH6kSNFIiYGL8eNzPuUZf0HTS0k5Nsv7yp58R2RK",
-	"eZylrDfLaGr0Lnuq92ZUs8DoY3HcW1IdziM5C4iWsme2XC/NhLmEeE/4cge7zXtoeRZ1iEeKKKa1ueuQ",
-	"Lh5Jv7AUTUQ5jyqzv2jpVH/kXs9f9pKtjRe3ZDYfN42iGcNTc0dWUjJLQ/8hiD+dWwGeaw/5X54l0DSd",
-	"VQ65pqlhr/kL3inlyvTa8UFDLT32hF/n0mnyhOsjcsNWR+NsMHgSGl6Evwxv5Utmf+QR/mSUTCqkWC1k",
-	"prwcFhYW9bXfopRyw5r+E56JiEVDoMxUpgsKdKSa9TQvTtrKDSdNcYrNd5+mgyOVi8Lyt/azuT7uogPb",
-	"zkyLfqUHKG6UusZ7jW+lqCaUXIwu355ewY3W3MZSFpEuvTbHF8mE5jGRwpx20V5/sxi3C78LjYtb01Yk",
-	"uMTHS5aXbXZx9Zjw2Vuq961iHm6tAsvvBf+1bhd7sd7VRhe6reaU0PPh28tRJ+iYRXpt/ri8enOOn6+G",
-	"F1fFXx9+uHjz+sPZm1cjj2JZ58eaxb/eApEiXnn3Hp9e5stVk95JEq/gRcJrGhmZw4WeK4L09bZ84/Og",
-	"lNwcIEcKY/0NW5FZrnwpdDCoJUtBcRGSKBZKERE2nbJQ1ywufkvKwmyutSEYesO0jokVueTl8Ozl6NS0",
-	"6Vbp1cXw5KwTdPCXTtD5+eT01LsO25trgs6Scs+uvYSJKaIlGkim1mGCMz0ilMBo7N5F1RSXwJpaAtzz",
-	"ZsmNsF1f/eJNwZb52yA80QuEy0hCuWCKXNPwBtTc3L7jjG58YajzbBB0Flzgh0E+TXuVWjMM4w5o3Vun",
-	"XPluMxVr1G5y9TJbLGi68ira7KN+maXKew40SRnVPoEzy2nVCVxXrLdt4y7Zec1RtODaKs65xOVCP3vq",
-	"v/EUZ2CdrzSRImS5ebO66mTJ45iYC4ORfzNG6IxysXcMth5iuAKcgFRrtkg0mXLB1dwwm0wDIxHME0mc",
-	"zbgggt2ylKRUBO5l7KZPhuTy55Pz89ErHAA4vu2AkYOZ1jGLjuEXmWnCzRVLE65IJiKWwusgARZ0Ra4Z",
-	"yYS64YbpDUt+7pkvms9zsAw32BycQ3TLBbIDbrBflM/X+mnORL52j3JiT3mqdK6QwfbFr+xK7fXJEA97",
-	"txb58pAuxXUA4zeIdmsBsJbHMtXBcYuvzqR5mu1tT/PtdACzbYrjX2mWvExZxHXZMFQmpGbJa7vTmq09",
-	"Hqkbx69Vky3R0PSRAqFoJmME34LHMcfjRhnFdrFgEXorGNhQ3JaQwn5hqWfIay5gLMofAUIvqSIp0yk3",
-	"CjT4sw3HQ29G4HMxA5lP4aGVkeavRqfDv8ATKarPhIsk02a37vXJwLOyEv8x7eAS0vI0KgvXxKl1Y5Xz",
-	"ZFtzVcl0bdm/kFT5fiktUsH4+RK0ytDLNWP7+ejs1cnZj0Ylent2hn+B+vTKqE1vX74cXV52gs4Pw5PT",
-	"txdOlTofvfKe02tHw/p5s/NlYsOVoV2J/3No1pu0af+SOitpg8l8wWjtTleSyU3G44b93WpidR21jzL3",
-	"Q6wNtDDXr4sO/M2ayrFZ4twIx8Ts/pXd1iqkMU13cHdVyed1ej0wAXPPhY+SPzEaG623Tr1195m82Wwk",
-	"t2/5OkL2TYxwTc0y/O93tPe3Qe/5e/vvh977T4Pg2ZO7f/LtnhMjQj1WDxdGcRfYv3fblO6dFysv1cOU",
-	"Uf1l5QqcBS12iCaVBoI4/LIoD3bZySK80XRQX/6EiU5BMXP1piJkcbyNG9XNOmgxF+dnlp1rSWQV6+Dl",
-	"LNO4/xoC/W5/BUEu2xQgYhv1DeVfZZYKGr+UmQs/rV4qVle5NdC/WD7Vaa2X65ULA/2MRrTUNPY9W5st",
-	"PhcUY8/7byGAUQ5/4Wzp87iGXIFJJhPaP9Rdr1AzLlihgOxiNrxlQrcMBFTzN9eKpbe7CQF48ZL9ljGB",
-	"huQt5sH9G9Hc4+4zBPPejiPY9WqE178ddaD7q015oDT6OzpBJ5ICfLFyKbxqY3F52FV/5hWNqbqcNdqu",
-	"s8naolU4LahtgZZddJ5K843X3h/OKRdXPPGY6bQiEZ8xpY+JtRxP8R6Ces1fsfH+fU6v3SzldWHgs5Vn",
-	"YstWLjLhGlElvl7X7crhz1MZR+xeN6haXHomSrbnvP+2tcuuYx7aSPSa0hLPZMr1fFHmahYdHB4+fu7l",
-	"46Tclse5TJfkyUHveqXREssFUZqKiKYRuaaKPXu6OaqmGFO5u5b5ueVoFPDbcoc9K7+AJN+9xwcV8A8o",
-	"ye8nmu8pZ/1XgJL7v+CIFn76haV8auO5d5F2GPxhpB3GntB873fVnB4cPjv6/e//vecVdhHTlMdNkSZK",
-	"v6DRZaOkOTn7ZXh68urIxt+AWc8+jKOwAR3XjOg0U3pLKWSWezZqiLK58kfWmBFIZKwUDLOmXyvlWURW",
-	"TG/ZdeEOqRszV+i6ANcl4diDnT8S/8OCqwXV4Twg16m8YeJDzMVNQGY0CcYiZRBwE5BlKsXsQylcGL/A",
-	"Dfrh1oUULGhshsuiYCzCOQvRvJ73QbqW+nvHRMgPxROB+Yji68MNWwVjcU2jD4rPBNVZykj37dnw7OVP",
-	"by5Gr/b6Y+GNmMjds24fQE+doFO82wnc8nvF9fbHEzDKLXA+i0jX2gZF4eLd/dyy4y+NosxSvg14yhfW",
-	"atvqG635J8I5i7KYpQSSgFSfDG1eFdhaKX4NJlJFqCITaw+cEAwzpqlWgT2pUhuPZR0QFOy5TESKdH8c",
-	"XZF9mnAQ4dBfbiEPyERkcTwhMiWTwYQsGBWGMbHnfqfuzV3QjxdWoq3nhkmzJplQZC5jSFiiRMVSE2q9",
-	"MF1rxAS7Opox85wstnIG/aqr7fEA/vP628qrt74gcnbKhceiRXc5NdhtQ1RGW9B1iwVCsd/uo0mb1wIz",
-	"cjek0kW/LWT6VM7O7SjXouCTmGnP7vrBMCrykJFWB0RZLnRR7Rjpngl9TOBW+9oIExYZgaaR82K5ZCm5",
-	"lpkohyiWg1Y2KMgxFzsoyG6lvUEkOksFi05dg54rfWkOvnxHHc4NK8OQXMj1ci5jRmI5I110f8QQIW4d",
-	"eNRGku59vsZcGVx9OkGxio5kPh4wF4evHbpxeTU6/zA6G744HdlP7stXJ5fu259PzuEAsH9cjK4u/tIJ",
-	"Oi8uRsOfz9+cnF19eHk6Gl54T4NykMb6j4sFizjVbaEOR4TGShK0tsEiOpfVNTPra5N4WQPHfvnUlfvH",
-	"QgDh/qgRDcht94gXDDe85Auv/AEdEBELY5qyiFyjhmXdxJDFXRx++K3a/2S+v9vzBlE6z8HGVKZCxG9K",
-	"xCy8DmvhrKVhTlO5IPWhbr5wVj2UTeuxo1/x1+HJFX5lIxfu4Ws8hxm8gruBx4QbUs1mEl2Qbkw65TNM",
-	"SbB7ESLTNEsXXNDY20tYpHN8sYySTfkriUybbhUy00mmCTxBbJwBXKfM0WhW2exQCAAxXDrjt0wQnALp",
-	"groKe91O2GbKb50k0uj8zxr0lLqFGt1d+crUszOwmRrNHTl8nIcs4PcoWAbfes2wrcaQptpUXOvNo2r0",
-	"gH8hxtzERNs5ItuXxDs7iJA/dwH2balauw86PyzWbvGoy5QC+/Noyy3uy/mx82Wb3egEdstbpELZZ957",
-	"k/zijLVl05oNj48X4yWa3jC1yzbekC3lwuM3s0Ge619ffmes8YRNLyFiKpXm4ubSn7QkkSSCfdT9xsCy",
-	"xkyrWy5jionOU0INnXiEny0uwNYBAb+4lrw5gEJpKppyDepqY1n15zpu55H6kf324oQIunBgHA7e4IaL",
-	"KICYcjk9GotJloqjVXaj6ZF94ogLmP2EdJ8OBkfWDgQZOhDdZDOyubCRfymbZopFx0QxRiZI5cle4G06",
-	"EzQzFy/NIdkIunh8ZO7wN2wVYPO4qlKwhjauadTLDTyuBUqW7Hou5c0jRf69h9g7l7kVKJIMLVhgeVk1",
-	"NDyV6TWPIiag0SdHDinlkSKpuUPJtEBFMYwmNaFxLJeE62NzkZIp4zNBfpJIqDcpn3HR0JeQujc1l07o",
-	"6ymQQGXhnKQyg9wfB8dSQPeUbGjgjw6sUlZO5oAxFp/Qvt4whAXTcxn1zEhgGnY5DhseN2dpzEMNDz1H",
-	"4mDiijMPYi6QptraQ6FVZalTGhX8yJXDhcEsKyZ0Q8dayl5sOjI9P7bLci2jlWkDbE8IfZQ08pzKEnP0",
-	"s6gHdy/IioXGDo+IYiIiZWSRvyrZtGgp1cxB4Jj3D54fAdNfMJ2uepBy3/AmpNwKGk9I99DtKWu+NTfz",
-	"uc24d9uMR83755bymF7HDJqy1IioptdUsZIJOmXUXMQb2plrnUwQ+AexeX66ujonsHf9ZlL/aY9CKWgL",
-	"AsrNhudS+rRrYU7H2C/zjIKQ3vpMHRcZIhPlie8Fe6GR0Rqv4XWSSBn78093DYmwoy0NrXXOl6FMPAat",
-	"NsPkiVbOwFo8dkwGuMkKU6eHWm1Nekyd/QZHUjtGCwTAtvThQmS79tq25++mGuJYO7oKF3YZoIsatQWs",
-	"WZvvmuWYoxK1g5KLy02lfQHzE3n7FZz0egv60SVp5hhd7uS3stEGVR2RRW6Jtg8ijwHTNhmnZdm0h3Jk",
-	"KxaRccSU/hVnfsm9Hos8jh0fzhc0zQSERlvLdx5pUDgwwPS/fdC520IFqNVlLH3X1Umv557tFfu8Zyii",
-	"JkdAGQXc4pMGj5C210zxiJFi3UjXKC0YVb+c87jyG4dUB0xzIAPAT+EpNqTmNGX1ddrbuCO3g3yoCct1",
-	"1IcLj8diS09FQBJzPwFRCDGEMmGN2nC+54xu7agK1HB+HkPugjNUQMx5k783lahRkOsVZJ7kqEognHmE",
-	"7p9jw9DA/4cW+20b/bomXX3mhXIye93vkzKCcyfsI1cQ84/8fjgYkJg7v+26WbUk+77QapoL2W8ZyxiJ",
-	"WKLnlRWqCbSqEGvYOT7xlq90mSxemYdLdy97aO02vtEiyQXXnNr05Y1Px4W7ciu6W/fmOr3rLkwncZ0c",
-	"tUCQ6CbJ2V7LGTM6Eubfbm11TTCU65xirPVmE3vl5N3CUktrUGk1vMwFF3mHgddAcoJvlmATN6CqtQ3K",
-	"gaRZ/qn08Nj6RN3H7SwJxRha2NVvsqsmDXq1C3uEgm8+oTPmNRm4697WVLCj2tb4l7ffMsNG898mE1ij",
-	"UaldxcuSaNcIePvKi5UfjQATExF/qxGSYDPugO3lF079pi2bF044pnC5Di2e75G5DuiAhDE3XS3CxNvJ",
-	"MmfjhhjhFkXT8m3VFF1tsEzeMt0qs/MygznF74eTYlHv/ESz9mIHjYdXwn+9fHOGVp5jkqmMxvGqyJpB",
-	"MbibPxDS9SRhIuoT06tNFQcXfEjTlOcgPuJR7gzsWtxlZaOQ9tZx6bje0THYRFc//B4rg29sB3kXbMTh",
-	"q8zRgaD5pka6Uy5oXCT42ne4ItbDFRDr4DIcbT1cuDybghbumZrWjurQYgTQMhnG8f34d1t3tsMP+COA",
-	"AqDDGxUJF4tSxWOwzu8FZEfh9QUGvPfZHJ0rhT6jsAUY8eDwBXa4DmWBfUxiHnJ9TBDgrIADAtDoyT//",
-	"8z9P1mOurCXRxnDsiB3HBL2Om1Kv0Za58QDOJ4bo6YU60pBt0Yx+t9wV+g6tmBssGpSkUvodFCm75WxX",
-	"TF3NwxvLfY392is64EkqYu6vqgq82JoUYY81S39LmGBtpYvxFwv5vpU/N8NUeQMRh2XuBVACoUk3kqHa",
-	"L937+4tor09eM7NRFIpUmWnwctnrvGV0tRUTV4dgfwFHuTKiekFXYEkuQEogDMYhadkrhYUWPSa5A91p",
-	"Bzv6z0sbJXeSVpL+PnvfvIhleFNsm83Xka3vRW5fVSn6VnCtjtwdrIZJVXhB7A/2Mfx1H79zjxTqJBrG",
-	"+uSVXRJD9XY6164sbRt8M0VK27mNe6QgcilYRDJDAgdBYJUn880tSyMe6py1AvjF1ncoQfkqeBqAYk3r",
-	"PqRYBXh0O8ZqtAmYn+SSyKmGSMqrk5c/E3DMxWhAE8WYc9rnJ9v3z55WImUPNyMcVORQu2gZ5UxfD5kQ",
-	"J2h78Fs+wRdS2s9llEmJWphcCr99yBeOcfH2dHTZCTqjf78aXZwNTz9c/uXyavS6E3TenH24+unk8sPl",
-	"6OKX0UVDYAbQbvg5R+qmSyL7SBdJ/BnHauP5iQCIHp45owumEKZUWZhEtRtLOk1k+2t5bfiX2IC3bWBg",
-	"z7AvkbNvOOh5uXTfPW5ix4gay/aNsU5uwEGFuRu5p0S9YvWL1dpmW+HZsCPCYmnJdoPi9MBRFjkChTcA",
-	"H8sjJo/rQhKQdD2Y03XA1Pqye+vomNPFxlf1t/OVbkPXwvTaVOvn2lCeIJRYyqKgoAmNl3Rlt5Pw5EJs",
-	"S/9GqmzFq3kv20y3AUYM1/HeW3ujzc11sM0QnZxoC01r1rjReQkt2CQtdxw2JKfd057XDrntZ2tXsAdb",
-	"CciCJoG76MHfMcf8Osv/v//9vzu74WWXELI3hYDVyf5WNeSBWEx95T27rVtuXV7MZRxVi1koxFfWEBBn",
-	"oeTRgeWKIm3tjaoB/fuU9V2P2O0iZNcuRXOZajLLeMTAyfaapjdRVVlp37wuaLY4FEoEb182/1Yu3cbu",
-	"sZ23tqGXemkf5XkO1rybIb24QW2/JwVjkWqIXawVQoBHrYMaNYvCJAMhYVSRkhJed7zreRMUdBUAe7vY",
-	"5VpM7gbla7eTvHIEW3BBuBcXQahU20uMveloSTLFCHWw0v0WWOnW68Ka1lQoQSUybcM/DUHihba7I59b",
-	"rtwYJ76VgtYcK34PXKPtrHFNGhtcb/0gtn94S9z/aB+Y6SWMOemGMeULm8O6AcypxQ7o2KSM2XRvN1cR",
-	"O+1BoWtOYk2sk92nE9hgQBsyy/qzfhGN8m7wvg8QH+8O3vcxWaSfpfFmgtgyeG3prM4hfo/zJprtAk5e",
-	"gN57dkIRO7FNxMSucC+lBLrdy73tAHLYCBheFeoOrQUJ2LYoXzjKpams2WcsZGGKPBj4bJFfOSiGFzFb",
-	"CLeq+p/LHsWMDjfEg9SZY4tSlWVuqXAIjvi9T1tQLMxSrleGAgtr+U+4Bd3xliH9997w/MQWfHVDxjfu",
-	"gs41o6mvwONQkOH5CeD0QAgrPke0vMEiXTATOF6xgbzpudYJlqrkYir9Av9idHmFZYyhyh0kPvTJpUtT",
-	"gKtPLu5I99XwR1hghwRtiLPXH4sRZG2Aa8hVv8wTRjAPR5HupKkA52TvmNCxWM+ZgVukslpekWHDRZ4n",
-	"AkgRn4w4DVyS893EDAgVQ9vMHAg3wbh9OcVpPgJbLOl6wtt///t/TwIbzDcWNtTHJhoR5Jy9wMLxTui1",
-	"zPTRdUzFjel5LCD8gVs/p9nNoY5XfTLMw/OvZQS4v/Dgb1lNhRURTngs8lxfnB8+aX5Hviq9VKTRoF78",
-	"dJCjBo+FWURF3v7LYDAYkC5TIbUF+1K63AuIZh91nlMBSS5mHcjbqx963weAcCDYWJiPj58RlaWpnFHN",
-	"CLYTlOBQLZROwiikhEJGDrWlfYnMtLmgjAUlkcyuY3PDTgGIvDt5zJ4OBhOgqAJrR8RYAvEdVJDHB98T",
-	"wIFQEKAaUU0xPHUstEtIw6iQnEEeKTIxJJuAu0LZPGkasiMyMbTvu0KOPJoEY4HfoRN/EpAJ0LkfQvyX",
-	"+YzU7tdqNsObppd+KYxhclwUO86vKgDmTUOmsLCUkCRJ2ZR/HIvuxKNKPM5VCcvQk70+OcN7GjhG0AUP",
-	"KuhYuGW3vNUnZxm6LG8YS6ynkn2kZnnMOkPuteNDLaExOmNjs/ldCd0jQl08j6Hk88Hgu8fPnx8cPv3u",
-	"6eD58yeIn/L84ODJk+8OBk+efX/49LvvDr8fPJ+MRSkBP8/9heIOEZ+Zs6EbxhwQiNQcKm1FLESAcrZw",
-	"kBJjMZOYcwY6J3H8YnWvH6UZk5Ea/Vfwctp/qxhOerIH+w8i0G/YCuUR0jJLmd1WmCFF2MeQJXm522um",
-	"rEWHF0E1Y4FXaykY1CqaDDM9lyn/GzDZEXmBghi18Bu2QiUcyZNL+qO134/Msi24UmaWMrX5alAQg2lF",
-	"ng4eB7h7yHIuFcPcsQVdwd6MsBKpUStgFGPxdPAkKDGd3Wf+mtuPFNrlSjWzn8KhIsYiEzfCyMM8cwzo",
-	"ISVWabMso8jTg+e4tJNS1tIEN6AZ6ViAHSwfoDVPcMATmXzsgaDtmScnmCgU85AJBXo5j5jQfMrNKdgZ",
-	"JjScs95Bf1Ccn6XvzPnrLqudSxZPe3NpxHXZxh7OmdJ2GFgAlsnEcFKSyllKF7jmwxNCZ8iUmsHBivG6",
-	"/TxByRbj7wQdizfVOeoM+o9xFDJhgia8c9R5Al/hbQK0AfAxFEBzFsY1J41RTjqXOmV0MXLIZ2Wbyzur",
-	"RYA88lcD36Uct/+ZosP9cll5o+dVSmofDAa1ctpGnuDsegomUa2jXdfIPRWz8TVzIE945DaKYr/ZjRKQ",
-	"CTTvfjEtFj+Zg8D9wsQti2XC4ER12xARs1DvfIqj9xEgn2VR3ds8/3SH5yu8iJqHrbkvU8iUzSvXQwzi",
-	"JcQV9C7NE7jwxxCiuLAVMyrF6oELIVT7ncPHex90yvuoc9T55WT06+gCBgI8N5fyRu1/yjnlbv9TodTe",
-	"YVBnhc82cEZRoH4LNipVfTdclEjVVu3i19GLn968+bmoWELJBP0Ik6CS07jIlIZgz9VYTFyK7hVfMKXp",
-	"InGc8Fbwj7Z2kHKMQEVUeiXP6j0iCPf3/+Obc/aR/PR6+LJ3+dPw4PCZ4cpxxzKe6wVb7Fumg1PV6A74",
-	"tX2aTcYCo4lsRrENJboqZZ1WNEPSFdJqZwHqXqhtfR8YVQH1KRTfKrDaFCJrQL5sVZnaOyZcq7Fwj0EW",
-	"Zyls1IXpusM5Vw7wfEaJXBVQ51LpX3Em6/JpAyuUVCa85DTei2prUxFt5ZCg0lW2uOt7A5P5Av05EYs5",
-	"JmRQBeElLAL/BiZtlPmFdPFnlwquMCV9fS2hpmzLNHKubJ7G+ize4yWUKf1CRquarK0nGFdFbV6qt3PU",
-	"Ac3ogi5fW9PS3R1eb1tFeXvzrXboUvyzR8ZX8CfzKjaMpjFnaU1FrOnXILcPBo8faqiXOLh7HhePH+p4",
-	"gWFaxEOnIkPkd2FtcSLVxuYfVxLea3Xs86OlUvoqP17osncN3Ig+mdqx8+Z8dDG8elM6eAr0fK+yc8qV",
-	"PsFHvrKq42utFm6et5cb6LOMR50t5MvE6HwT0rVupj3Q+GkcT3LJUJ9HXkkl77ReJCH2getsoYXdfz8U",
-	"RRAaNi4uZuASeQGy9qG1KeQW1N5Pzs7fXn24GP3b29El1rtUhKobvAuXmbkot7BBT8IH9z/ZYhM+zQiW",
-	"05rr7WoWpSkKqyHuj+15qlExygkPEQh4p7PbNr/iYehbzs7HZTiIKcdITrzp554LQFtdvxDCvbLIprFL",
-	"7npw6WXHRUkqqH+DkA9Fjq95XcFdEpSJGA2V7hVYuxxBBZJm+2taxhAawWoaa6KhSqE3thI9qlRuFIjh",
-	"EccsJdcs5syVlsQxXLNYipkiWuYF75y1S3sIroscI67WbsvTco2uhtk96MXtpa1o+jk6RNswcHFc9s1d",
-	"1V5uOP/ua4sp7/3RQiA8gEgyzz+/rwgburqmxMh6ZJtjew6nN0U1PmLIxUXGSrh5yIRbybb1w9gCeu8j",
-	"vHXP5kF5D+YfmV6rQvAV13Str4YT6AbUwAo1QaPEygcEJwZyrIyLrUry8JFyuOakAP1WZYLan7c4Layl",
-	"p7+ii7iNkm8SJobnJ5cJC3cjomt4ByOKIYftrwiNKR0H5tJznfEYz4N+xW/VOXr3vkrakvGzTKIF07Tz",
-	"PqdDCdCwUcs7t898RSYqYS56CINmGCx/uUpY4LRhlesxa2wVUk1jOcsAyDJ/s8IsJbTFDcxSRWBtYxec",
-	"x6ZTb4jeInS1HJeEAzg7ZKrVhDhkkQoop5UlXDn4zTlVTSeUxaVtuLU+Ozx88uxhddQqtGoD/+dL9dDK",
-	"6RvByhxmVCZLYyyfhzZ08ImX0VIxeKgMibobiwVb6Kj1INo1BbVcVm/Y+1/vzf8Gvecfmkvq3b13vJ1D",
-	"65fYet22uwbt362I5RrMUcmH8UhZIL/iSjtZg7Sa7LWXCqhVCnCFAgDxZpoypoz6yMERtSwfGL0lj1gN",
-	"38MHvaQCMpdL6xxxqDo5zpKIil8xddtBswSFg9ePkgN9oCHUi5TTJ6f8hpH9BdMpD0HVB4R6lZsBzLAr",
-	"HQRESawfyyLTLjISuphyHHc3mJgrfex3HzkH1ZN1/f1HpuugV1/T6lTrqkEw5HxqE+adgNjVWPPkvgKi",
-	"MgjLVHkW/3rpCBtSjpA+EDtfAkSboi9hC6ON/0AqY5E0Htsu8GPTaXRu9FXF/8ZI9/Hvf/8/h4NBkKfq",
-	"HQ72ms4XoED9eLH5e5Vsvse+bD7fVXlSQLXkSGlJym65zFSOy+I96hDeZRc789c86MpwNB5uNieNmY2Z",
-	"olvIe5x2FeY0feWNVXC1EN4V+jPyDmzpZb4rw85syXVlZxQeF64iR5UJX8H3lho7+xuqF+HKUj1dP6Sw",
-	"rwe9PzbwSjkYagflKF9Wv/SzAt2cJZlwBf1LVRGOAVoCgy+8SjESqDgLgioWW67deNrekl2Gr16fnBn6",
-	"NCnHBSd87a3nAg3biVlcjx5W1bxgNHLwlWuDySE2KtpnDWdjh80b3N89/D7o2LLL6zR0Loj1CKk+meTi",
-	"YeIirnOIXmvvGwvDb+AGxppeaELR8z6pQ3CDixUhex3mJRpADZXGokwmhH+AiCWjSRpqQeiUspA5EGuF",
-	"QWY+52imv4ysup/RbkscwSqDw7q3Ogwf0rw3TJJ41e5AdNyypLCsMQ2t0P6S3sEdx2FzFe4pBp7v9vzj",
-	"Jzs+f3hfMfMSpgWxoUjo0mbtGqVAp1QoLIlzXDoJyllnRMLdiaaMpGwhb12GSJv8afcz2lOiTafYL+nC",
-	"bQruqHhsKw9kJRb8812QHkfgjgBan76KYv0n0JBzWmzSkR/6aB6W7BYljC5uzo5VQARb5t7TTYr1Vhe6",
-	"zzmdt9xC+59KvvJW42UZue7rL/3GEJOHXnsoz8lvmcPWA/doiQvA1gPxsOhRBaf1Q674ZufhqBQVcU8G",
-	"2TernMr4KwcWVkdaONCrTPkSx1JmzIdXzLbiZleo8IE1Ltttu65jMaGszhXKFNAGaRiyRLNozzB2QDIR",
-	"M6VIXrXVes7TTJAughEGLoX0j+6kBdzzgGCtxwDAMO0c/gPxH//j55PT0z144mp4cWVUJPvnhx8u3rz+",
-	"cPbm1aiy98u73O2Pbby2u+287aLL3RtNYeb/CAx/oLPCU4v7qwaE/+FPDud9b3IkGaXOlr5OwIQuGFb8",
-	"vPjhJfn+u+8PSUiFFDykMawxVoh2ZdXBmrkXQKaYCLD2ha6EpM4pAr3EzBa1KqIEoLOxmHwad4ovx52j",
-	"T+MOVjAfd4JxOagQPru+8YOLZx537u4mNvp4LGzpTuuiv2GrEiTVetDGXp9AqfuVEbRyOs3r747FBBY9",
-	"j3DA6lTkh5PTEen1ihbIz6O/TI4xkNk+219ErmrQWGCwGigr1FCbJ4guiXFeMRWzjM6YNzp89DGRqYsd",
-	"2U0H/NgT0frJtVXEg93BASJAQ+hXddlyAKWUgQlJsG+92/Ny+26xqCJnr5BlgdZ2YTGGBUm0W5jKn2Wv",
-	"7yObNm55KJPvCqvY5Z1TNSfhnHJBMJsVebW06jZ0H7fWWJT2FuaAGplRKqR/TIri/EU35R6uMz0WQtps",
-	"2FJPtzIL50zl+JpMROjarkoVIbUZhhMtGF+Zc4F9goQ0m801yRKsBJbX3d87JidnQImxyKPB4A5JrmlU",
-	"SDjnM8TsVdyxS668xkqUIvfaq/cK7/qlxMpNO7nK7g+7Ra1U1bWdmm/QGeVCIaCQ5a6CC/6Hbc1YztRW",
-	"1/xTOdvoHP7JRT5gHXnnIS65iB8Pmn3EmvLY1Xz3m7N2dhRfjA6IjXch3d//87/IwWBg9npKQw2RHPDd",
-	"4TNz60l4zCKI+EizEIuHH+MVHsQzV+h8YBGBm5GIGAApTt7lSWLvybvT0S+j0/cusHNSxHNCIrtRUbLE",
-	"qDMhVSxwwLC4u5+Sn/mL/ligZSG3pALnFVW/rRThWrF4SrpQs29FqMUmILmdbo8oiRElNiAkS6c0ZGPh",
-	"grarKTiKmd0fulzrceeCzdjHnHZaShJLMSPdBf1YI+Jef9wBmeNb0ymPNUvPbchR0HLcf00L4qmcnece",
-	"jnVRBNz6bbMdrlxFGdw5NWvSI0ViOQtyh1i8IkhY5AsqSInR/+cZmcB2tv8Jy8Df7V+njKIsbosneBkz",
-	"mr4oHv2CEQUPaJGBWfzxjSgX4O6xxe0i9kiRYpF2NYc8HDtufvwMWK7s3K5ZWZj+Yiz25e2NxdC+UQbH",
-	"Rva+ZPoPbx+kmSo4m1yzqUwZoXnuBkJ1YEQB+y2jscoLXXchmLWCH4tXjL2HMRHW5OY3sNXvtsParPrm",
-	"uT/cBkOYsj+ZLZ+6stV/Stu8+f/o/MPobPjidIQf7FevTi7tdz+fnAfk7Rn+ezG6uviLuYW/uBgNfz5/",
-	"c3J29eHl6Wh4AUY/szceZjPaqo4WArAhdh4CtxYyYjFJWZG9A+LH3U6lwFtJSOP4OJc1YPtwj+RZiRCa",
-	"zpUF/nXAZX9jqeyTYd4iijAwgYxFreK9wx8vhg9V3Pd8ZobydfG8mO4DpJMVnTXshGL4f3Sev7J+NLNN",
-	"4cSBWjBkam4nUcENHrtFUNzp0JyleYKVfEN5W80l/PMYLvJIozUgmyaLRQ6f+hX5Lu+jgd3cUL9JsChU",
-	"1C4yaGy6vIgIoIo+XERo4M1PqsRVNWcpbYyzug/b1GLFvjUU0ptqWB3GnKqan8rWzlaCJmoudV552HYQ",
-	"jEUeXoJ+LKeYJiwlUxblhTpBmMDhL0g5vCwFqEtwKCJUpYUdmtRhD0nKdJaKUlp8McruwWDgPROgg/uH",
-	"ZHhwhL6xzlepp/oPjJ0Hwdh5sMO3jLEjp6VMRHQ9vx6evR2eFgnFM6bLsDp7W5vetlQmG6SY0jL5NvKr",
-	"vrdlUjpt/1h3s1rl2K+8U/8s17Eqt1+9Of8wPD0lv//9/2JGEPoKKNStK4mWyla493VpreRWe0JirbTP",
-	"100r9VWYasQWwOEHLl0F04y95b6CotiXJ0gAq13k4ANH/jaAQ8o1w5zyVi1fsykdb73gGfS2H6WrXpph",
-	"2QSvllIGIIbQK/Q6JzLViNINhEDYS5tE6Mqm2dJI8NtYJFQpFll/dgzFi+U0IMs5D+dkysGb5rzapeqJ",
-	"cINZAmjwnN6Ch99oKj8aFqVkYvpx9WAnmD4+wZIn1vs2KYTOxKehvEpXF5m4MMPtfB1RZHv4NjZY17lZ",
-	"r+aoGvPrw19WkhhAqCqX2Vww2ii5Ag26WgUIK5UCFy6h8mnOIchL22+VepJJU2nAtkvnWjG5BxRWjaoh",
-	"Fj76BtAYVrLlZfhdzaQ8DkAFtt4rIGUQWzgsTyst1fbcTdrtqoQgAa9WCSvbIZoYYL9Uq2nrc+vcvvMg",
-	"DFEqNNVoCLOk/QZBca6+nh0D6aaMRqvegka1El9qLygD1RYLdkzYItEriMCya+OALP5wzJLX29tWZry1",
-	"ZfQeTHC8VS1BETB8Z234NqLkJ7kkWpJlyjEXvah85yrN4LiOCHXlC12itJMoleOiWrXRgvbYOoWV+o3f",
-	"lI9Uo39gZCN5cjJoREqzRacZBCNi3KuQJKEzLmZHkMeZRx5SMqcimmbxXhMupGJQsToud2RhOOVS2Frj",
-	"NZhIQmMpGEYjTbC3SQBOhBpkJH5pSw/urYPJVAXoAwnNNnFZokHfh6JRrchYBdP4Esq62v9UfNgOQaOo",
-	"BvoPEI3PAdEothlXBR/n3wKmegoYDK6USMwWpZjjcM7jKGWiGVsjb2tnXTXwC4irNfTSQv6VSj8DJFRI",
-	"BblmhEWw8wE+K8dDgLP3/O0V6VIHMOHKEcdsqjfhJaBsKehHGwFojTQwgqsBSRbyzrcBka2cpg8jNbbg",
-	"m28MGeIZSWAtPC4cl300hOAFjkhe+rgBQuSrHIiXJQm3NZCIh8xkwptBRLAYRAuIiNvBHgiR4iZjXhiL",
-	"7qReVBasHe8G7/vLORN9gGWb7AWo1ZaUDCxLhKHGY9F9OTrdK2weKE6s75arPPLXhaPDWYPbrLQOY9Et",
-	"vQzzg01ybHSAcBXG7NhMYyGVJt9Dfa29AhHFrTcaVbYDQyHrUgZ/H4tNbOYKhRttS92wqAlY5UsdYV8V",
-	"WyUfpLM+/dEAVnaSVV8VYmXnkXwWyMo3Bk0pZoLFYMoq5CIiOPfrWsHuvW2k7NZYKXNGYz3/W9vl8yd4",
-	"5GselbaH5oCcEFLIFcmSdnTiU37LBFPqyCla5RcLquGkLVqxxchsvEqZITgcTZDWGzA021Exj4kKU5ow",
-	"56zPcalt8FQZYdOrvLy2w90uwzqJKb9P8qSdcP+BC5ecp3LB9JxlKid5F0oSso+JVBgWi4moe31y5kEq",
-	"bajq51v81qsVmJtad4XRnFbfZlNA11CY0dyfYY0Od8YfbdhBpm1ebKGIanpNVaF2F8C0Cz5LcyS13C3p",
-	"22TV7j7lRWzfvb8LinK4796bQxFNAr6MsasipQk2DPytqtUYMcfS6RKxDCEIEswcc62To/39xwff9Qf9",
-	"Qf/x0feD7zHBLEvjzlFnH85kO/h6306uWFeCJZEtCtkvIpbsnNezy/JiuVaD42kBjNVfq/6gOn4g0xbw",
-	"cduAA4b2jEDTNMcHDuwYEJEmcEBEMLpYztRxXt6q7ymN42+esdQ1n0ckll93DmAfcWrQBhbbodI5ohis",
-	"v/xvRnED0uZIuCSvTAmTtKzbrxVnaSKyK/81p2reAw2bRUVE7RT9lGkmSu25GEnP1OqGMVs+0qH7WqMp",
-	"msrAfSmXxeDX/L5lVimd/P6JANx/8S00msv1vB3A7b97f/f/AgAA//8=",
+	"7H3bchs5luCvILgTYWomSdHypcpS7ANtsbrUJUsaSXZNb9FjQpkgiVYSyEogRbM9jujXed79hIn5sP6S",
+	"DZwDIDNJJC+yLVf3VD2URTITl4ODc798bMVylknBhFatw4+tjOZ0xjTL4dOrKRWCpebPhKk455nmUrQO",
+	"W9dTRhIpc0JJLGczKhIS0xkjeprLYjKNSM5imScsIXOup4Rr0h7lTOkRKUTKlCKjOOWjvW4ranEz3pTR",
+	"hOWtqCXojLUOW38qbjXtuOmjloqnbEbNOpgoZq3DX1pmtFbUilPeehe19CIzrymdczFpffoUtQZiwgW7",
+	"hu+XV98XhMHPxLxH5JjoKSMx1TSVk4KRdl6kTEVkqnUWkbnMb8epnEcky2XMlCqXnVE9LRcNi4haOfu1",
+	"4DlLWoc6L1h17TP64ZSJiZ62Dp8/DS76A4sLs8iTxDwfmINVnvisqU4SNsukZiJe/MQWqzB6TW+ZArgo",
+	"TXNNuHtew5Fygb8xpbgUpP23//wvcvDsGYmnNKexwZ/mw61M3TFzN6z74Nmz0MJPqdKDOyY0wqi+6kum",
+	"ihkjdKxZTvSUK8LMo6TNtSIjxX4dRbDuEU9G7txTqrTFV/MP43cs2euSE01mhdLELJpQYQcyL9yyBZnR",
+	"BckZTUibioUDQ0RkXgWLMlNQ96mT8hnXLDHv7x0R857UU5YTUcxuWB4RLuK0SLiY2DF+hdcFPmQHeWR3",
+	"FJEJ0/Z8zAKf9nqN8DYQ6wDIOifHTdB+chAC9plMWCMuCvxxHRr+U87GrcPW/9ovqcw+/qr2TxKY4go3",
+	"1jiL8r9/7kRFxvI7rmTePFf1kc+c7mdLNhonm5cPfNZUn8zbKpNCMSDaF7m8SdnM/BlLYW6s+ZNmWcpj",
+	"au7JfoZP/Muflbk0H7eczI0LMy4RVGKHJO3LH16RF0+ffbfXBSjYl83YfaHmLL9kvxaGdJslJQk3A9D0",
+	"IpcZyzU3GxjTVLGolVW++tii8O7qff/BsKAsy+UdTRX5OGzhB5YMW4fEQPI/cDgyNHxuxoQ2Pwxb3W53",
+	"2Pp0hBdwzhUj8ynF253lcpZpQtUtS8hY5riP8nx+cYsp2Y68+TOLdetT1OpnWbowRCiFHdY3kbOZWZpD",
+	"DPiOazaDP5bunh+b5jldmM+qek9Wnp7TXHAx2XHM+X2WsgSN6v0sx4tWd1tZZAPo4BiPWcwVR8TcAUOS",
+	"ymtORuhfXFyevx20otbl4I+DV9cBScGsk9prUKGGj3sHQa5Z3bifMbSblzmjt5nkIoAHsRS4rSCw2a8F",
+	"Tc1zn6LWmLM0dN6f1s54vytWW9Xy9X41OCX+ASLvWE4yukglTSLiRZKICDknbS6UNpxRjgmsfx93BPJA",
+	"BcRPey+eR2u2H5A472haGBmTapLRQln5xLChbqsKrfqbx1IbrmuIL+FCS7zluPqlNR08Cy3pFuWjKnoc",
+	"fP+5mLRyfq9Qjm4iHlbMbrj+/gwCkOuDMETJnHKN0k/5NAq+VoJXWmYZS4wQAzIfSyJC8RHzLknZGEjk",
+	"DCQNRy3WsQwvz4aIz4wpRScsuJ8coFARh3cllprqQlVpAY1jlmlmqBSwQpaE9YbqDS9h7kcMLq3cy7vg",
+	"wdp7c5HSmAXJgWYf9OrBocRpdJGIaB7f2j8TZiTHnNiVOrppf3Uk2Gk48ykT5rxWQHZHc05vUlaH7PrT",
+	"zHIk9m/tu0GeMmU5C9/fzACAONXBy1okkXFheHNgnSsngrBy01S30QD7MZ/84AjDMssYU7xrywJNAMOA",
+	"uGwPq+rEASD5MWiano9bh7/sMNq7KABaljIDQdQYCMyD1NfA9ENnIjtmCR11y7OOzJAldIBbGLEKGMIn",
+	"J5kGdo+v7HgJy4PzD99ImTIqUJ6Jc6bDv2mrtrvLa+cw+o1mE9RtQGlqRf61yB17ZFcQtZIiB4G3ZQik",
+	"w91W1Ipz+KfIU/OwWGymBACYyGn4VfBXnvN7CmHicb64LMQly2QeoO7MsDbaQMAHdyxfwPUu9dCMKsUS",
+	"uEhjnhp9m8hxRAwZB0kWrDFyTLiuEeuwPIAqx8qSl88TZg6s70c5JzNQZ8d19uKUVUXmLGckZ1lKFyyp",
+	"XHN3nlUW1sDixg6VApYonrNY8zsrEID1hsxlkSZkSu+MKm0UZu5gJ/OE5V8OLELqS7uz8PJwPdTu30DJ",
+	"W8cseGIqhNQGcHlslJG2J/dqzx3q4suteL0qofNCxFSH7+0a4b9umrLI4s4tqqH4ugtyH9l1E+7UrZrr",
+	"YBdgWjlTTD9SpBykgsDl+vG5kPCMv6AhqSIcm+M9tpzvkIwpT4ucdSYFzY3cZbl6Z0I1i4w8lqadOdXx",
+	"NJGTiGgpO+bKdfJCGJUqyOGrE+y2777FWZQhHimimNZGcyNtZElvWY4GL4+jytwvWuHqj9zr/uUg2Nbh",
+	"4pbIFsKmQTJhyDV3RCUlizwOM0H86cIScC89+L8CR6BpPqkxuaat4az+heCWvDC9wj5orGXAOvLzVDpJ",
+	"nnB9SG7Z4nBY9HpPYoOL8JfBLX9k9kee4E9GyKRCisVMFiqIYXHpH1j5LckpN6gZ5vBMJCzpA2TGMp9R",
+	"gCPVrKN5yWlrGk6e4xabdZ8mxpHLWWnHXPnZqI+7yMB2MjNiWOgBiBuhrlGvCZ0U1YSSy8HVm9Nr0GiN",
+	"NpazhLTpjWFfpBCap0QKw+2Sve5mMm4PfhcYl1rTViC4wscrdqRtbnGdTYSsR3V9q9yHO6vI4nuJf2uv",
+	"i1Wsd7U4xnrJmnTRf3OFtqSrN6/NH1fX5xf4+bp/eV3+9f6Hy/PX78/OjwdBg1MdH5f8F8sjECnSRfDu",
+	"8fGVP64l6p1l6QJeJHxJIiNTUOi5Igjf4Mi3IX9QxWkDdKR0PdyyBZl44Uuhu0TNWQ6Ci5BEsViKhLDx",
+	"mMV6yeIStqTMzOVaWYKBN2zriFiSS171z14NTs2Y7pSOL/snZ62ohb+0otZPJ6enn2n4i1pzygO39go2",
+	"poiWaCAZW/cP7vSQUAKrsXcXRVM8AmtqifDOmyM3xHb19Ms3BZv7t4F4ok8Lj5HEcsYUuaHxLYi53r7j",
+	"jG58ZqDzvBe1Zlzgh57fplWlVszceAPW3q1TrkLaTM0atRtdvSpmM5ovgoI2+6BfFbkK8oEmKqPWb+DM",
+	"Ylp9Azc16+26dVfsvIYVzbi2grOnuFzo50/DGk/JA5fxShMpYubNm/VTJ3OepsQoDIb+TRihE8rF3hHY",
+	"eojBCnBpUq3ZLNNkzAVXU4NsMo8MRTBPZGkx4YIIdsdyklMRuZdxmi7pk6ufTi4uBse4AHDj2wUjBjOt",
+	"U5YcwS+y0IQbFUsTrkghEpbD60ABZnRBbhgphLrlBukNSn4uzxfN/Bwsww02B+fe3fKA7IIb7BdV/rrM",
+	"zZnwZ/fIA3vMc6W9QAbXF7+yJ7XXJX1k9u4s/PGQNsVzAOM3kHZrAbCWxyrUwQ2Nr06keZrtbQ/z7WQA",
+	"c21K9q80y17lLOG6ahiqAlKz7LW9ac3WngDVTdPXqsmWaGD6SAFRNJsxhG/G05Qju1FGsJ3NWILeCgY2",
+	"FHclpLBfWOgZ8BoFjCX+EQD0nCqSM51zI0CDd95gPMxmCD4XE6D5FB5aGGp+PDjt/wmeyFF8JlxkhTa3",
+	"da9LeoGTlfiPGQePkFa3UTu4JkxdNlY5v7w1V1VM1xb9S0rl70vlkErE90ewloZerRjbLwZnxydnfzAi",
+	"0ZuzM/wLxKdjIza9efVqcHXVilo/9E9O31w6UepicBzk0yusYZXf7KxMbFAZ1gvxfx+S9SZpOnykzkra",
+	"YDKfMbqk01VocpPxuOF+rzWxuonWr9L7IVYWWprrV0kH/mZN5TgscW6EI2Ju/8JeaxXTlOY7uLvq4As6",
+	"vR4YgN5zEYLkj4ymRupdht6q+0zebjaS27dCEyH6Zoa45uYY/v0X2vlLr/Pinf33fefdx170/Mmnfwrd",
+	"nhNDQgNWDxcU8imyf+92Kd07LxdBqMc5o/rL0hXgBWvsEE0iDYSkhGmRD93ZySK80XSwfPwZE60SYkb1",
+	"piJmabqNG9XtOlpjLvY8y+61QrLKcwhilhk8rIbAvNurIIhlm8Jd7KChpfxRFrmg6StZuGDaulKxuPbW",
+	"wPBhhUSnlVluFi6o9TMG0VLTNPTs0m7xuahcu59/DQCMcPiWs3nI44ohMwCi8FJ3VaEmXLBSANnFbHjH",
+	"hF6zEBDNz28Uy+92IwLw4hX7tWACDclb7IOHL6LR4+6zBPPejivYVTVC9W9HGej+YpMP+0Z/RytqJVKA",
+	"L1bORVBsLJWHXeVnXpOY6se5BNtVNFk5tBqmRUtXYM0tusil+SZo74+nlItrngXMdFqRhE+Y0kfEWo7H",
+	"qIegXPNnHLx7H+61m6V8mRiEbOWF2HKUy0K4QVQFr1dlu2ow91imCbuXBrUUZV+Iiu3Zz7/u7IqblMc2",
+	"rn5JaEknMud6OqtiNUsOnj17/CKIx1l1rIBzmc7Jk4POzUKjJZYLojQVCc0TckMVe/50c1RNuabqdGv2",
+	"546jkcBvix2WV34BSr77jA9K4B+Qkt+PNN+TzoZVgIr7v8SINfj0luV8bKPTd6F2GPxhqB3GnlB/99tq",
+	"Sg+ePT/821//ey9I7BKmKU+bIk2UfkmTq0ZKc3L2tn96cnxo42/ArGcfxlXYgI4bRnReKL0lFTLHPRk0",
+	"RNlchyNrzAokIlYOhlkzr6XyLCELprecunSHLBszF+i6ANcl4TiD3T8C//2MqxnV8TQiN7m8ZeJ9ysVt",
+	"RCY0i4YiZxBwE5F5LsXkfSVcGL/AC/r+zoUUzGhqlsuSaCjiKYvRvO7nIG0L/b0jIuT78onIfETy9f6W",
+	"LaKhuKHJe8UnguoiZ6T95qx/9urH88vB8V53KIIRE9496+4BzNSKWuW7rcgdf5Bcb8+eAFHuAPNZQtrW",
+	"NihKF+/ufMuuv7KKKkqFLuApn1mr7Vrf6JJ/Ip6ypEhZTiClSXVJ32aJga2V4tdgIlWEKjKy9sARwTBj",
+	"mmsVWU6V23gs64CgYM9lIlGk/YfBNdmnGQcSDvN5C3lERqJI0xGRORn1RmTGqDCIiTN3W8ve3Bn9cGkp",
+	"2mqmmzRnUghFpjKF9CtKVCo1odYL07ZGTLCroxnTZ5ixhTPo111tj3vwX9DfVj291QORk1MuAhYtugvX",
+	"YHcNURnrgq7XWCAU+/U+krR5LTIrd0uqKPrrQqZP5eTCrnIlCj5LmQ7crh8MoiIOGWp1QJTFQhfVjpHu",
+	"hdBHBLTa14aYsMQQNI2Yl8o5y8mNLEQ1RLEatLJBQE652EFAdicdDCLRRS5YcuoGDKj0lT2Esjd1PDWo",
+	"DEtyIdfzqUwZSeWEtNH9kUKEuHXgURtJuvf5EnNtccvbicpTdCAL4YBRHL526MbV9eDi/eCs//J0YD+5",
+	"L49Prty3P51cAAOwf1wOri//1IpaLy8H/Z8uzk/Ort+/Oh30L4PcoBqksfrjbMYSTvW6UIdDQlMlCVrb",
+	"4BCdy+qGmfO1KcmsAWO/fOrK/WMhAHC/1YgGxLZ7xAvGG14KhVf+gA6IhMUpzVlCblDCsm5iyEkvmR9+",
+	"q/Y/mu8/7QWDKJ3nYGMqU0niN6WVll6HlXDWyjLHuZyR5aVuVjjrHsqm89jRr/hz/+Qav7KRC/fwNV7A",
+	"Do5BNwiYcGOq2USiC9KtSed8gikJ9i5CZJpm+YwLmgZnict0ji+WUbIpfyWTeZNWIQudFZrAE8TGGYA6",
+	"ZVijOWVzQyEAxGDphN8xQXALpA3iKtx1u2Gb9791kkij879okFOWLdTo7vIns5ydgcMswdyBI4R5iAJh",
+	"j4JF8K3PDMdqDGla2oobvXlVjR7wL4SYm5BoO0fk+iMJ7g4i5C9cgP26VK3dF+2ZxYoWj7JMJbDfR1tu",
+	"oS97tvNlh93oBHbHW6ZC2WfeBZP80oKty6Y1Fx4fL9dLNL1lapdrvCFbyoXHb0YDX7lg+fidsSYQNj2H",
+	"iKlcGsXNpT9pSRJJBPugu42BZY2ZVndcphQTnceEGjjxBD/bKgdbBwS8dSMFcwCF0lQ05Rosi41V0Z/r",
+	"dD2OLLPsN5cnRNCZKy3iijXccpFEEFMux4dDMSpycbgobjU9tE8ccgG7H5H2017v0NqBIEMHoptsRjYX",
+	"NvIvZ+NCseSIKMbICKE82ouCQxeCFkbx0hySjWCKx4dGh79liwiHx1OVgjWMcUOTjjfwuBEombObqZS3",
+	"jxT5tw5WErryVqBEMrRggeVl0TDwWOY3PEmYgEGfHLq6L48UyY0OJfOyxotBNKkJTVM5J1wfGUVK5oxP",
+	"BPlRIqDOcz7homEuIXVnbJROmOspgEAV8ZTksoDcH1dcpixEVLGhgT86skJZNZkD1lh+Qvt6wxJmTE9l",
+	"0jErgW3Y43jW8LjhpSmPNTz0AoGDiSvOPIi5QJpqaw+FUZWFTmVV8CNXrsoNZlkxoRsm1lJ2UjORmfmx",
+	"PZYbmSzMGGB7wkJOWSPOqSIzrJ8lHdC9ICsWBnt2SBQTCanWSfmzkk2HllPNXEEf8/7Bi0NA+kum80UH",
+	"Uu4b3oSUW0HTEWk/c3fKmm+NZj61GffumvGk+f7cUZ7Sm5TBUBYaCdX0hipWMUHnjBpFvGGcqdbZCMsY",
+	"YaWhH6+vLwjc3bCZNMztkShF64KALtld0Gm0LnvJ1VyyqfhBak7VbVNI1boEpXiTcaEpI9DVS8BwzRx2",
+	"5UwsPhWV3MmY3hQpzRcRXmcKBWrMMrAGzZWWmauOMmxFZGiTv/BXf8WXkrLwyZlM7Cg/nZyeDlufgmrh",
+	"PSKYEkaT1Nofv0zM0xqroiy0UfN3OwFMlcqydOHYmTuPCb1jpN2/uDg9GRzvHRJfviGyRoXIGU8islrF",
+	"wdDLyl4iLLEA/CwI3NJkErCmGJRojC01P7K8QSoriaMi86lUzDCqhMe6XqtDMJagDR0cQHnirNE0Z1i7",
+	"aDc1bNuAsHXSDt7velj49rqSe5tl6yoVbRMH68FfjXutRJ65i7+aR1Y9Hbf+TQFouO6wvoij7QqDjfK1",
+	"G7Z5OetMJ31rKHmP5ZH6p+a709Pzn8FiYq9PK2odD85OGswklbNapeaeGq9DbltfS2Axj/oEUNzDFgnR",
+	"LLOPSsG6rUNRpOmnaCdnyM0izFu0lLd+EseHBbiiGlNiI0IF6R+/Pjl7pLycqhZKsxlpU4j7l4WtslOR",
+	"JMIu6Jm8q2l0l4N/fTO4unbHgUfwJzA5/+ubk8tB9cDOzt+fX5ycnZyftaLW9cnrwfmbazy9esWr8kDX",
+	"p8B9kSu/bG7FcMGW3ekWssE1j2+ZvjdO1egliJVzChUX2xb7m0IBSp7XkMjj8g1dNAMeLlMuwXIFsZ0n",
+	"3kXMbp+As74sUslYAqFA8OsjRXgSodvAoiFUEngUTvb8AuccorfrvHvefXwhZcjKKgyc0rDumzOMoQmk",
+	"zhZYb9MXQKpwUs8o3eskkzIN1yHZNTTWrraytLV7voplFnBsrnNQn2jlHO3lY0ekh8pW6fIOQGvdkAGX",
+	"d7choGh95UFIhFozh0uVCt3CyjR1Fr9kwihDGatlZ6ky2v5Upmyzz6EqAVSgHVVCndxW1h+gvzDbn+Co",
+	"05nRD65Yh6886yxAVke2pOKQzHxEgn0QcQyQtilIQVZdvKhPboUiMk2Y0j/jzq94MHLFk0F82B9oXghI",
+	"kbMRED7itAxkgRCQ7Wmfu0JlqdarVIbcFqNOxz3bKe95x0BEjQ4BMgqwJUQNHiFsb5jiCSPluZG2EfYx",
+	"u3I+5WntNw4pr5juSnrA4XmOA6mpEbqXzmlv443crvTXErFcrf51GYhc2TJiJSIZyy0phFwSmbFGq6i/",
+	"cyIpoQrQcPE+BtwlZqiIMBpP/XtjiZYlcrOADGRfKxSIM09QiTkyCA34/8xWNN5Gbl6iriE3U7Wo0XL8",
+	"T84I7p2wD1xB7ifi+7Nej6Tcxe+tutcrtO8Lnabh478WrDAiR6antRNaImh1ItZwc0LkzZ90FSxBmodH",
+	"dy+/+JJXZqNnmguuObWGoI1Pp2XY2lZwt2Fuq/BeDmVzFNfRUVveHMNlPNprOWF6CqEyu3jfMwzpv6CY",
+	"c7c51KLGebfw2NOlAsBLVeBnXPgJo6Cj7ATfrBQD31AreN2inHHL4k9thsc2Ns593M6jVK5hDbqGVfF6",
+	"8YigdGFZKMRoZnTCwvKyNftvDQW7qm2dwH78NTtsdANvcoU2OhfXi3hFluxqR7SvvGzQvbFABdZhbSxN",
+	"tbn+lJ3lLadhjcjadQjHVH43oe1ScWjUAR2ROOVmqlmcBSeZezRuyBVbI2havK2HJNQHrIK3Crfa7oLI",
+	"YLj4/erl2erHYaDZuAFXIhldA3+8Oj9Db98RKVRB03RRZk8jGdwtLgzKNkjCRNIlZlZbMghCMWOa59wX",
+	"cxSPfFBY23YTUdZ+u7dan5jrHQPEmuAaLsPMqkXYtit9HG2sx1zboyuGG9oaaY+5oGlZ6MW+wxWxkU4R",
+	"sYFOBqNtpBMezyY7/T1LFKyv7tVs8LnSMuun6f3wd9uwRldH6rdQHAoDH1GQcDHJ9bpcNghyBlnyqL7A",
+	"gvc+G6O9UBgKDrCF5gL1mCO7XGf9Yh+ylMdcHxEsdFuWhYRWKKN//ud/Hq3G3luPso3l3bGGMBP0Jm0q",
+	"wYM+7Y0M2G8MewKV4khD1m1zFeT5riWQ0Zu9waJBSS5lOFAl5EDYHFLH41uLfY3zWhUd6oorcBqpegHu",
+	"tcmxlq1Z+FvARCsnXa6/PMh3a/Fzc7nSYEJKv26ARbdxO5Gx2q/o/d1Zstclr5m5KApJqiw0RDtZdd4i",
+	"utoKietLsL9AwKQypHpGF+BPKIvVQTi0q6hqVQrrizoiPpDSSQc7xlFWLooPlqsVf/jse/MylfFteW02",
+	"qyNb60XuXtUh+kZwrQ6dDrbiiHFwsj/Yx/DXffzOPVKKk2gY65JjeyQCvErr4Lyksqy74JshUrnO67BH",
+	"CiLngiWkMCBwpais8GS+sS4Oj1oR/GK7llXcxAqehoYBZvRQxwAFdYl3jNldR2B+lHMixxoyaq5PXv1E",
+	"IEArRQOaKNfsYe852/fPn9Yypp5trnRVo0PrScvAI/1y6Kw4QdtD2PIJMTGV+1ytNi5RCpNzEbYPhcJy",
+	"L9+cDq5aUWvwb9eDy7P+6furP11dD163otb52fvrH0+u3l8NLt8OLhsCdAF2/c9hqZuURPaBzrL0M9hq",
+	"I//EQtgBnDmjM6awXL2y5bLVrvELKIlsr5YvLf8KBwiODQgcWPYVYvYtBznPU/fd42d3jKy2aN8Y8+4W",
+	"HNWQuxF7KtArT788rW2uFfKGHSttV45stwCsQFnyMle09AbgYz5z5miZSEJHhUDvkeXC+cvHHuwOabiL",
+	"jbPvbhcztw1cS9NrUwfLGwN5giVlc5ZEJUxoOqcLe51EICd2W/g3QmUrXPWzbLPdhnKyeI73vtobbW5u",
+	"gm2W6OjEuhSFZokbnZcwgg0RcOywITLhnva89a1Xwmjt2lDiKBGZ0Sxyih78nXKss2Dx/29//e/Wbn1T",
+	"Kp1SNqUCLIP9jWrIB7a9lVSQd1u33Cq9mMo0qTc1U9hnQ0NihG0phA4s1+pza2/UUsOnkLC+K4vdLlNq",
+	"RSmaylyTScETBk621zS/TerCyvrL65KnSqZQAfj6Ywtf5Yo2do/rvLUNvTLL+lVe+KYduxnSSw1q+zsJ",
+	"IZsNOSxLMUTwqHVQo2RRmmRcLHFFCF92vOtpU0uQeiOU7XLYlnKzNghfu3HyGgu2RaZBLy6Tkai2SozV",
+	"dLQkhWKEuvYi3TXtRdaqCytSUykEVcC0Df40JAuW0u6OeG6xcmO+4FYCWnPO4D3qW25njWuS2EC9DTcz",
+	"+M1b4v6hfWBmljjlpB2nlM9sLZMNRT3X2AEdmlRDp+/t5ipz6ALViJtDJTPrZA/JBDYY0KZOse6kW0aj",
+	"/NJ714VSb78cvOti0nC3yNPNALHNndcFPjqH+D34TTLZpUlN2fwocBPK2IltIiZ2LftXKaSwexPjHYL8",
+	"GxvH1Im6q9qHAFx3KF84yqWpve1nHGRpijzohWyRXzkohpcxW1h2X3U/Fz3KHT3bEA+yjBxbNGCvYksN",
+	"Q3DF70LSgmJxkXO9MBCYWct/xm3xxWBz/X/r9C9OOuaJcsn4xqeodcNoHmpb3hekf3EC9RohhBWfI1re",
+	"YrNW2AmwVxzADz3VOsMG7FyMZZjgXw6urkkiZY7djiEBtkuuXLoqqD6e3JH2cf8PcMCuI4gBzl53KAaQ",
+	"vQuuIdfT3ScOYz62Iu1RU1v50d4RoUOxmjsNWqSyUl6Zac2FzxeGimEfDTn1+VqfRmZBKBjaYaYAuBHm",
+	"b8oxbvMR2GJJO5Dm+Le//vcossF8Q2FDfWzCOUHM2YtsW4YRvZGFPrxJqbg1Mw8FhD9w6+c0tznW6aJL",
+	"+j5N80Ym0P8BHvy1WBJhRYIbHgpf8wX3h0+a3xGvKi+V6dQoFz/t+e4RQ2EOUZE3/9Lr9XqkzVRMbePm",
+	"nM73IqLZB+1zayHZ2ZwDeXP9Q+f7CCpdCTYU5uPj50QVeS4nVDOC40SVsvi2pGLGKJQGgYwXStBSQGSh",
+	"jYIyFJQksrhJjYadQ0Oa9ugxe9rrjQCiCqwdCWMZxHdQQR4ffE+gHpiCANWEaorhqUOhXWECjArxCPJI",
+	"kZEB2QjcFcrWy6ExOyQjA/uua+jNk1E0FPgdOvFHERkBnLsxxH+ZzwjtbqWplbnC8KaZpVsJYxhByrIN",
+	"BHSqCjR1oTFT2GBUSJLlbMw/DEV7FBAlHntRwiL0aK9LzlBPA8cIuuBBBB0Kd+wWt7rkrECX5S1jmfVU",
+	"sg/UHI85Z6jB4/BQSxiMTtjQXP6cqUwKxQ4JdfE8BpIver3vHr94cfDs6XdPey9ePME6ei8ODp48+e6g",
+	"9+T598+efvfds+97L0ZDUSnE5GvAQJOvhE8Mb2jHKYdKlGoKHVcTFmOjGjZzpcWGYiIxWRNkTuLwxcpe",
+	"f5BmTYZqdI/h5bz7RjHc9GgP7h9EoN+yBdIjhGWRM3utMFOesA8xy7SvcMCUtejwMqhmKFC1loJBz8pR",
+	"v9BTmfO/AJIdkpdIiFEKv2ULFMIRPJ7SH678fmiObcaVMruUua1bAI3RmFbkae9xhLfHpihBDYEZXcDd",
+	"TDBPx4gVsIqheNp7ElWQzt6z8huXeG4rEqQYs2yP5WnvKTAVMRSFuBWGHvoKAgAPKbFbr0UZRZ4evMCj",
+	"HVWy10d4Ac1KhwLsYH6B1jzBoa7c6EMHCG3HPDnChPGUx0wokMt5woTmY264YKuf0XjKOgfdXsk/K98Z",
+	"/uuU1dYVS8edqTTkumpjj6dMabsMIE4Zk5nBpCyXk5zO8Mz7J4ROECk1A8aK8bpdn6h+2AKG0Ypatu5o",
+	"67DV6z7GVciMCZrx1mHrCXyF2gRIA+BjcClV8M0k2PRV+LwryENzWeLUZ6dlNL91pH05v+8ILB7c1Sb0",
+	"iV1QZ3MVBYhiTNl+f2bLltM/su+Z18qYerhAriCfgYc/ViNYtU650n2/vbrB6JeVXS5nkpJ2JVluLyI2",
+	"4SciNr80IjYbMSKYXQr0v38KHfxAvAJCXWJHmb/r+1xUZOxKmHKpJXwMDgTgWh7HuplrTufHAafzO4iv",
+	"B0IKR37Q6/nG/TZWZalqBNg6/VSbM+vAggRyXVNaHwrbT3Hm0IB+hfuujM6n2oU6dVTCxwbU4woqia0e",
+	"ddvSdc4qqxxQG3QIvH1ueA4UQIarBfHnv7TK+/EualXpQ+uw9fZk8PPgEtZWv0v7H92fJ8mnysWq4+cf",
+	"mEfP1lc/lfUnYg/k6X0P5BL6QAs3XASVi0D+LCM7o6pNFJOhocSRzV7mO4N9w41eSiPF+6whK9cIdzbR",
+	"c89fV2v0sJesPMCqs8caf4M3+PlqPKW5bZlUOtjXNJd3kOZks2+rFRFcIhz8DcHElaJ1jvxCZBbUx1c2",
+	"IYprXzIiKp+3gxp9AmtU7B2RnEE/BigzhcMjDeuSl1JPga6Wdbf9SHCngCHHWuaoMsBa4Pb5akTlNXR3",
+	"z03ytPdilUwfs5gnrHYTgJm/lMnii10CN/yxTXrG61A/10/f+BKWaW0+N/sehHLXe2yef3Hfe29z9Ekb",
+	"ipjUcVg5M61iQu9hT9g/Dl5dkzYqBYTrPUL9856CqxrubEsUADdLUlz2UQiS3iudMzobuML+S3QkyL0r",
+	"NrrtjhxNN+Fnygn3T6nSsBDz/GbubNQk3F1HwSbqOLhMgD4FwkvhNSLHZMQTJ/8r9quV/yMyguHdL1Dk",
+	"x/9k9Fv3CxN3LJUZA0OB0y6wILx6AMStISIaVGDhwOml8BlvjxSkVlxBuGTnyjyBB38EmRcz2xDWnEMH",
+	"fuicHFexjvmK8xvY/1TKW7X/0WPKp/2Ppa3uE+aq1PBsA2ZceZTbAo1+Lq2CzVzHJz//PHj54/n5T2VD",
+	"XkpGGB4ximolu2aF0pDDshiKkatAd81nTGk6yxwmvBH8g22NrRwiUJFUXvFF6w4JdrP43/jmlH0gP77u",
+	"v+pc/dg/ePbcYOWwZRHPzYIjdi3SgbHgRiYLV0PKTjgUGCRtC+bZCOnrSlG1msGLtIW0RqcITUpoRPo+",
+	"IkJaMxGqJCqyRiLkwSA21m1Ee6DkDIV7DIqUVbJhXPaRY6Te5oFmB1Q06wTqQir9M+5klT5tQIWKJQht",
+	"t43m3qWzadJNDioW+qpyEsi34jNmGVjKMc/UMAA+ESyBsA3MRa3iC2njz67SocKKi6tn6eS0pm14rGze",
+	"RlBAu6+48aEzkR07Hhh8Lun8tfWYfbLixVeSJqppXQ0iRZmO45o0M5qnnOVLlq8lsyHQ7YPe44da6hUu",
+	"7p7s4vFDsRdYpm3o4Sx/kNBWOpEcSbUph0e1eo5gx7NW3SprqXV29+yFzjs3gI2obSyxnfOLwWX/+rzC",
+	"eMrmkEFhx2jLJ/jIVxZ1QqMtZdH58XzcQVHwpLUFfRnJDGqYOpMMGDJpmo52MLgs9wBNQ7Wjv6qNpOzx",
+	"2XBx8TAjV5/EGiQeVppCbEGR/OTs4s31e1vPC11qti7UWOZVZC67iW6Qk/DB/Y+2l2pIMgoo5GXn1WZt",
+	"fBNONQpGHvCPvM3RXVtvucaIfo/OR9Vqp2OOCSrowPABGU1GzhldVJKE7ZG7GZzN86jsuA7tnbGiaVm6",
+	"xKnUT1GYSNH/6l6pq+RQC2RV9e7DINgsdoM15TzDMAIUqdwqsERtmrKc3LCUsztryMA13LBUiokiWh75",
+	"ZvHWiacDANdl6rSDfcUJMK62oG/Y3YMqbq9socXPkSHWmiwAFC6p+IHtFbaBcEB/9EXgfuOWCUQkKoih",
+	"9Yg2R5YPg7fC9Z4x4OKiYBULGyLhVrRtlRlbu9k+dm/r2PTuJgPwSpPNr3imK3M1cKBbEANr0ASJEht7",
+	"EtwY0LFq2zdVoYePlDMfkrKnnaoC1P68BbewDqzugs7SdZA8z5joX5xcZSzeDYhu4B2MKAYcdr4y4rfC",
+	"DozSc1PwFPlBtxaO0zr85V0dtBWfbhVEM6Zp652HQ6VfR6OUd2Gf+YpIVGkpEgAMmmHAqmCAGDlpWHk5",
+	"ZgWtYqppKicF9Gnxb9aQpdJMZAOy1BsMrUMX3MdGryAGwWAEyVGFOEAMh8y1GhFXMK3Wc8bSEq5cd5kp",
+	"VU0cyrZdanIrPHv25PnDyqj1zkEN+O+P6qGF03PBqhhmRCYL4zF0xMHQAAj1qzYDwpjoasef3VAs2kJG",
+	"Xc4NWhFQM6iHYV7891/6nf/zzvyv13nx/t3HXvT8yad/CsmsDrd958hmT32oc2W7RpaXqjdWQjMeKdun",
+	"olRpRyuVOkd76zthLjXCdH0woZDfOGdMGfGRQ3zNvMowOnOesKWyZaGKkioiUzm3MR+uWKAvHymS8les",
+	"SOMqzkVl3Fq4+B/MgYbQYAHALjnlt4zsz5jOeQyiPjRgVN4MYJZdmyAiSprnMMKEEkQkjJzxbQrdYlKu",
+	"9FE4KsbF3TxZld//wPRyLc+vaXVamqqBMHg8tXWAHIHY1Vjz5L4EorYIi1S+ONFqZ1SbKYeVCiElsFLn",
+	"dYy+hC2MNmGGVC2x1si2XTzrJm50YeRVxf/CSPvx3/76f5/1epGvQPCst9fEXz4rXiRo5h2VFeh8Adgs",
+	"Z3dcFsqXmwuyOqxat4ud+WsyumqVvQA2G05jdmO26A7yi4SuuMFq5UKxexHMZ+gd2NKreFetprcl1lWd",
+	"UcguXMPZZRe8+d5CY2d/Q10Rrh3V01UmhXM9qP7YgCvVGO8dhCN/rGHqZwm64SWFGHPB1bRaHUsdQcUs",
+	"jCkNCsUIoJIXRPUSs166CYy9JbpYX3nUKByXmPC1r57Ln1gPzFI9elhRE8Ka6FIBVbcYXzmsJn0ulQ/b",
+	"4fJG93cPv4taWdFg1nQuiNXA7y4ZefIwcolkvgOVtfcNhcE3cANjy3o0oehplyx3mAMXK3akchFMaAA1",
+	"UBqKKpiwqhUEYhtJ0kALIsKVjReDEHKMnQ85Rwv9ZWjV/Yx2W5ZHriM4nPtah+FDmvf6WZYu1jsQHbbM",
+	"KRxrSmNLtL+kd3DHddgUzHuSgRe7Pf/4yY7PP7svmXkF28ImTQDoymVtG6FA51Qo7Ph8VOEE1WR6IkF3",
+	"wojombxzia/r6M96P+NSRFVIptivyMLrBNxB+dhWHshaitvnuyADjsAd64J+/CqC9d+BhOxhsUlGfmjW",
+	"3K/YLSqlR7nhHYt6OPcmwXorhe5zuPOWV2j/Y8VXvtZ4WS3I+/WPfmOIyUOfvZk85XfMlQwG92gFC8DW",
+	"A2k+6FEFp/VDnvhm52GlW999EWTfnHIu068cWFhfaelAryPlK1xLFTEfXjDbCpttqbiHlrjstOtlHRcL",
+	"jTJXLHMookzjmGWaJXsGsSNSiJQpG1wN5lLhi5C3scZy5CpjWHnt4AuHsdvWZuHo4rLyj032cW4QXxwW",
+	"U0WrBTwWTGNcAaZnVPJibWR8e6UF2B7R0vZhsQl/vmxeOA1nhP3tmEjIyABuZAaANr/aZ0agEgQ9fNED",
+	"fC+69uQhbQ4uB8OAtN4w2SVBkYQJrJJSIpjNbdOUpxbY86m0+TiLPYDUUpdol+EJAOS6TPkFuXxKxcTL",
+	"5Q/m44duQBG5HFy9eT2IoES8vQL/gVXR/+Onk9PTPXjiun95jTkI8Of7Hy7PX78/Oz8e1FhHlUk48rqN",
+	"0383wr1dcoJ7oylL4fe8ggcSNfzZPVKYYaC+bj7Bb17wcMEbTX7Ic0gENOcFDriUC0bahsxe/vCKfP/d",
+	"989ITIUUPKYpnDGYwZVh+tD9LU+w4bieMhFhIpyuRTRPKZY/TJlt+V8GmcBkQzH6OGyVXw5bhx+HrYRP",
+	"mNLDVjSsxqTCZzc3fnDh8MPWp08jG7w+FDeLaoTHLVtUCrWuxvzsdclbaMpv+LQcjwEGBi+GYgSH7gNk",
+	"sHc/+eHkdEA6nXIE8tPgT6MjjIO3z3ZnieupPhQY64gpggbaPMOa6xgmmFIxKeiEBZMLBh8ymbvQo91U",
+	"iA8dkazyrq0CZuwNjrAvCnCj+rH5sqI5AwukYN/6tssbe9zusKgiZ8eIsgBre7AYAoUg2i3K6e/lru8j",
+	"mjZe+bf905Nj127QHu+UqqkRDbggWOMFcbVy6jbzA6/WUFTuFgolhmZAaTnEnSPy5qx/9urH88vBcTlN",
+	"dYabQg+FkLZGTGWmO1nEU6Z81XnmhKA6VRFSm2U40oJSkMcC1wg3psVkqkmRHUKqSkonyAD2jsjJGUBi",
+	"KHwwIZggyA1NSgrnXM5Y0wVv7JyroK0bqci97uq9ogPfVlC56SbX0f1hr6ilqnrppvoLOqFcKBTqLXaV",
+	"WPAPdjVTOVFbWYlO5WRjbMGPLnDGEDTlAwwqEQaPe80hBkaROIW6003W0J3jDC4HB8SGS5H23/7zv8hB",
+	"r2fuek5jDYFA8N2z50anyXjKEggYyguwkpurCBYgIM9coe+KQVZyDo3Rzf0e/eJzDN+RX04Hbwen71xc",
+	"8KgMB4byTkZEKTIjzsRUsci1S8Db/ZT8xF92hwINU94QD5jn6ZsTHbhWLB2TtqEkNwtCbcUu4s28ewR0",
+	"XapdPFGRj2nMhmKlFADExytmbn/sKhANW5dswj542GkpSSrFhLRn9MMSEPe6wxbQnNCZjnmqWX5hI9ai",
+	"Nez+axqgT+XkwjvIVkkRYOu3TZa5dn0W8eYsGSMfKZLKSeT9qemCIGARL6ggFUT/x7NRgul1/6P5x3y8",
+	"yRlFWrwuHOVVymj+snz0CwakPKBBD3bxuw3udxvcP7QN7hKczbZjeMIeKVLe8V2taQ9HzTY/fgYUqxpa",
+	"s2SkY/qLUagv7+0ol/aN8sc2Uscrpn+njL9Txn9k7wQtVEkYyQ0by5wR6hMPsXwmhsOxXwuaKkIx5g0q",
+	"2NB6Txc0cOw9jINiSWr7Bo7m3Qj0Ope0ee43R5+xdPjfmSMazHe/O5Z/J93/Ex3L5v+Di/eDs/7L0wF+",
+	"sF8dn1zZ7346uYjImzP893Jwffkns9+Xl4P+TxfnJ2fX71+dDvqX4LEypPVhaHmWS6j1iGjRkDcIQesz",
+	"mbCU5KzMXIazcqZVKdCkFtM0PfKsCgz37hFfkQHS8gy6Qz8aV4v+LyyXXdL3IyIHBPv9UPh3rUPMtpQr",
+	"l0/aT3sv9kI28qqt86Lc7gOk0peTNRDScvm/9YIJ1zaGyNxVEFiQxo5lami/x4aA0b1aaxR8MZpDfsuC",
+	"xPKuXkfh78fq7qOsV4r4NZnbfUecr4h3fo4GdHNL/SaJMoauVbKHbakgkRBoFPNw2TBRMDe7FlPenKG9",
+	"Mcb8PmizFCf/rctAntdTCjDfRi0FWcCdpkQJmqmp1C7N0+0qGgofWotBGE6vyVhOxkYswNIPSEywkjGp",
+	"htbn0L0EomGwlLAtuTha7mRhS7xXSgKVq2wf9HpBngAT3D8cNVBD8RurDLaQnrfm/F5fcNf6gr/rK7/r",
+	"K/+Y+kq1PKUcV4p4YNjd6/7Zm/5pWYvHHHalIuXe1m7HLXWRBiaotMy+DftbZg0yqwhrvy3LkFlcP00f",
+	"iND/bgz6nbj+DyCudWJ5fX7xvn96Sv721/+HtRgwzMYIw3dVwaZGSe9trPHQ6lR6/zeXglnqFf91C/os",
+	"Tba+qhsuP3KFArDAk+2fP9U6i0rdgGS5jJlSwTKC2D7Zl307DI8BaOKHqaiO9X7omwqhrEB/H2bbT/JF",
+	"Jy+wD29QR6p2tIOsBaQTmcw1tn0EQGDDAVu+Rdsm4LbXPvw2FBlVyt4LDPxRRI4jMp/yeErGHALRXEBo",
+	"wnMGWKjQfjKHLnRTegfBsUZP+oNBUUpGZp5jm/o9wsJdI+yhbQPXRiXPGoX0o+N8cVmIS7Pcr9Ryxc7w",
+	"bfzPbnJzXs0B6ebXhzeVZCmU/62Z0jxftQkmZXvBelt5gykWC+fQMMVjCOLS9ldlOb1/9aZsLqK4TEAe",
+	"klg1KqbYSf8bFCW0lA2uHxZyxib8PoRWRRCTTFOoUUjYBzrLUuYL+tge+LtTu11lWATg9SJjVStoEwLs",
+	"V5r/b823Luw7D4IQONm6ouoetN8gnwTg8cgfL2nnjCaLzowmrH651V5UbRFSHtgRYbNMLyB5wZ6NKyH4",
+	"m0OWwnWx35ZmvIEXHpBwvFFr4olh+c7W+W1IyY9ybpSGec6xClhF3Laty3Fdh4SSScETFvkSVY6i1NgF",
+	"tiHOOb1JbUqNDypRIHAbfPzmeNTcf3Rgg+A9GKzOAGtXjIGagSljQpKMTriYHEIFHZ+0Q8mUimRcpHub",
+	"245WloRB+HIuSCH4aoF+QlMpGAbyj3C2UQTqy1KxfvzSqqR74UalVxVIPMhlWEcuKzDoNrXerDxTK2P4",
+	"JYR1tf+x/LBd7UL/+O/lCz+rfGF5zcBAYfHYfwvdrHKofud6U6dsVknXi6c8TXImmqsa+rF2llWjMIG4",
+	"XukbUdI/V0zOFeONqSA3jLAEbj4ULvaV6ID3Xry5Jm3qSvtZEY6kbKw3VapD2lLCjza2/kALB2vq4QEV",
+	"v7Zp31Hjpg9DNbbAm29crDGwkshaeFwmG/tgAMHLCo5OUm8q3vhVGOJVhcJtXcIxAGYy4s3lG7EN35ry",
+	"je4GB4o3lpqMeWEo2iMrEDlwdcHa8UvvXXc+ZaILBbFHexFKtRUhA/vcY5beULRfDU73SpsHkhMbOcKV",
+	"T5pzmZzAa/CaVc5hKNqVl2F/cEmOjAwQL+KUHZltQKfw70nCWLZX1qJ0541Gle3KUJJVKoO/D8UmNIvs",
+	"tEbaUrcsaSpp+aVY2FetaukX6axPv7XSljvRqq9a3HLnlXxWectvXK6y3Am24ayKkLOE4N5vWJ0/721D",
+	"ZbeuUjllNNXTv6xTPn+ER74mq7QzNIcDxlC8S5EiW98X5pTfMcGUOnSCVvXFEmq4adsnxnYnaFSlzBJc",
+	"BwOg1hu6F6zvR3BEVJzTjLlQId8RyIZuVnsbBIWX13a52xUnylLK71N3xG64+8AtIy9yOWN6ygrlQd42",
+	"+zBsQSrM6cAaLntdchboETFlAtrPWvYpxnxSLFl43eGvVa3A3LT2VhjJafFtLgVMTbREbR3O6NnOnR8a",
+	"bpAZm5dXKKGa3lBVit1lS5AZn+S+hrX3aocuWX26j60bRnOWm5k/RQZC/CcG6zBMEU0CoWIL12U1ALgw",
+	"8Ld1YXvdxXpPUZZIZQwh2GDmmGqdHe7vPz74rtvr9rqPD7/vfY+1GYo8bR229oEn28Uvz+3oinUlWBCB",
+	"HIhBmjZe0u55tTDDlTd/oATH87IkcXel755qhVtIrGn7ZAdwLXkCK9A0951ZIrsGrAUauRKwsLpUTtSR",
+	"byzcDTQlDQ/PWO6G9/HQ1dedAzgEnKWqYLYsWm1yLAC2+vK/GsENQOt7kBBDiUtAW9TtLrXFbAKya7w8",
+	"pWraAQmbJWU8/xj9lHkhKuO5CO3A1pYNY8rAqeyrYo2maCoD96Wcl4tf8ftWUaXC+VfntTEqikxZCk1H",
+	"XbjGzaJuhHIzScHsCgGC40qUwiPlQzsq8/tQjgYwQpu38luYyHMVPwr0a/v07tP/DwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

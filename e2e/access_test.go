@@ -206,7 +206,8 @@ func (e *accessEnv) requestFor(o specOp, sid string) (string, []byte) {
 		exec = "0193b7a0-0000-7000-8000-000000000000"
 	}
 	r := strings.NewReplacer("{sessionId}", sid, "{workflowId}", "wf", "{executionId}", exec, "{nodeId}", "log",
-		"{inputId}", "0193b7a0-0000-7000-8000-000000000001", "{type}", "LOG", "{supervisorId}", "nosuch-supervisor")
+		"{inputId}", "0193b7a0-0000-7000-8000-000000000001", "{type}", "LOG", "{supervisorId}", "nosuch-supervisor",
+		"{approvalId}", "0193b7a0-0000-7000-8000-000000000002")
 	path := r.Replace(o.path)
 	bodies := map[string]string{
 		"putSession":       `{}`,
@@ -218,6 +219,7 @@ func (e *accessEnv) requestFor(o specOp, sid string) (string, []byte) {
 		"controlNode":      `{"action":"PAUSE"}`,
 		"setBreakpoint":    `{"field":"n","equals":1}`,
 		"answerInput":      `{"answer":"x"}`,
+		"decideApproval":   `{"decision":"APPROVE"}`,
 	}
 	if b, ok := bodies[o.id]; ok {
 		return path, []byte(b)

@@ -39,7 +39,15 @@ type Config struct {
 	// Keys hold only hashes; the secrets are dropped once read.
 	Keys                authn.Keys
 	KeyRate, SourceRate httpapi.Rate
-	TrustedProxies      []*net.IPNet
+	// AgentRate limits each supervisor credential on the agent API,
+	// AuthFailures every source's wrong keys and credentials, and
+	// AgentMaxBody the agent API's request bodies.
+	AgentRate, AuthFailures httpapi.Rate
+	AgentMaxBody            int
+	// SupervisorEnvAllowed are the environment variables an http
+	// supervisor's headers may name as ${env.NAME}.
+	SupervisorEnvAllowed []string
+	TrustedProxies       []*net.IPNet
 	// Limits bound what one node attempt may produce.
 	Limits executionapp.ValueLimits
 	// Slots are the scheduler's server-wide limits: --max-running and
@@ -48,6 +56,11 @@ type Config struct {
 	// Reviews is how long a supervisor has to answer a review, and the
 	// decision a review takes when nobody decides.
 	Reviews supervisorapp.ReviewConfig
+	// SupervisorPolicy is what a supervisor may name, checked when it is
+	// saved and when its engine runs: the executables of process
+	// supervisors (--process-allowed-commands, --process-allow-any) and
+	// the variables http headers read (SupervisorEnvAllowed).
+	SupervisorPolicy supervisorapp.SavePolicy
 }
 
 // setting ties one flag to its environment variable.
@@ -57,7 +70,8 @@ type setting struct {
 
 var settings = struct {
 	addr, dataDir, databaseURL, allowedHosts, allowedOrigins, logLevel, logFormat, shutdownTimeout, dbMaxConns, egressAllowed, workers, lease, debugAddr,
-	apiKeys, keyRate, sourceRate, trustedProxies, maxMessage, maxOutput, maxLogLine, maxRunning, reservedSlots, reviewTimeout, reviewDefault setting
+	apiKeys, keyRate, sourceRate, trustedProxies, maxMessage, maxOutput, maxLogLine, maxRunning, reservedSlots, reviewTimeout, reviewDefault, agentRate, authFailures, agentMaxBody, supervisorEnv,
+	processCommands, processAllowAny setting
 }{
 	addr:            setting{"addr", "YUKTA_ADDR", "host:port to listen on; loopback only unless API keys are set"},
 	apiKeys:         setting{"api-keys", "YUKTA_API_KEYS", "path of a key file: named keys with roles and optional session lists (docs/configuration.md)"},
@@ -81,7 +95,13 @@ var settings = struct {
 	maxLogLine:      setting{"max-log-line-bytes", "YUKTA_MAX_LOG_LINE_BYTES", "longest log line stored; longer lines are cut with a note (bytes, or with KiB/MiB)"},
 	maxRunning:      setting{"max-running", "YUKTA_MAX_RUNNING", "most executions RUNNING at once on the whole server (all instances); more starts wait PENDING in order; 0 is no limit"},
 	reservedSlots:   setting{"reserved-supervisor-slots", "YUKTA_RESERVED_SUPERVISOR_SLOTS", "slots kept for workflow supervisors' runs beside --max-running"},
+	agentRate:       setting{"agent-rate-limit", "YUKTA_AGENT_RATE_LIMIT", "requests each supervisor credential may send to the agent API: N/s, N/m or N/h, or off"},
+	authFailures:    setting{"auth-failure-limit", "YUKTA_AUTH_FAILURE_LIMIT", "wrong keys or credentials each source may present before 429: N/s, N/m or N/h"},
+	supervisorEnv:   setting{"supervisor-env-allowed", "YUKTA_SUPERVISOR_ENV_ALLOWED", "comma-separated environment variables an http supervisor's headers may name as ${env.NAME}; empty allows none"},
+	agentMaxBody:    setting{"agent-max-body-bytes", "YUKTA_AGENT_MAX_BODY_BYTES", "largest agent API request body (bytes, or with KiB/MiB)"},
 	reviewTimeout:   setting{"review-timeout", "YUKTA_REVIEW_TIMEOUT", "how long a supervisor asked to review a command has to answer before the default decision applies"},
+	processCommands: setting{"process-allowed-commands", "YUKTA_PROCESS_ALLOWED_COMMANDS", "comma-separated absolute paths of the executables process supervisors may run; empty runs none"},
+	processAllowAny: setting{"process-allow-any", "YUKTA_PROCESS_ALLOW_ANY", "true lets process supervisors run any executable; only with --process-allowed-commands empty"},
 	reviewDefault:   setting{"review-default", "YUKTA_REVIEW_DEFAULT", "the decision a review takes on a timeout, or when no supervisor up the chain has an opinion: ALLOW, DENY or REQUIRE_APPROVAL"},
 }
 
@@ -99,6 +119,8 @@ func ParseServeConfig(args []string, getenv func(string) string, fs *flag.FlagSe
 	var c Config
 	var hosts, origins, timeout, maxConns, egressHosts, workers, lease, keyFile, keyRate, sourceRate, proxies string
 	var maxMessage, maxOutput, maxLogLine, maxRunning, reservedSlots, reviewTimeout, reviewDefault string
+	var agentRate, authFailures, agentMaxBody, supervisorEnv string
+	var processCommands, processAllowAny string
 	str(&c.Addr, settings.addr, "127.0.0.1:8080")
 	str(&c.DataDir, settings.dataDir, ".yukta")
 	str(&c.DatabaseURL, settings.databaseURL, "")
@@ -122,7 +144,13 @@ func ParseServeConfig(args []string, getenv func(string) string, fs *flag.FlagSe
 	str(&maxRunning, settings.maxRunning, "0")
 	str(&reservedSlots, settings.reservedSlots, "4")
 	str(&reviewTimeout, settings.reviewTimeout, "30s")
+	str(&agentRate, settings.agentRate, "600/m")
+	str(&authFailures, settings.authFailures, "20/m")
+	str(&agentMaxBody, settings.agentMaxBody, "64KiB")
+	str(&supervisorEnv, settings.supervisorEnv, "")
 	str(&reviewDefault, settings.reviewDefault, string(supervisor.RequireApproval))
+	str(&processCommands, settings.processCommands, "")
+	str(&processAllowAny, settings.processAllowAny, "false")
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
 	}
@@ -143,6 +171,18 @@ func ParseServeConfig(args []string, getenv func(string) string, fs *flag.FlagSe
 	}
 	if c.KeyRate, err = parseRate(keyRate); err != nil {
 		errs = append(errs, fmt.Errorf("--rate-limit-key (%s): %w", settings.keyRate.env, err))
+	}
+	c.SupervisorEnvAllowed = splitList(supervisorEnv)
+	if c.AgentRate, err = parseRate(agentRate); err != nil {
+		errs = append(errs, fmt.Errorf("--agent-rate-limit (%s): %w", settings.agentRate.env, err))
+	}
+	if c.AuthFailures, err = parseRate(authFailures); err != nil || c.AuthFailures.Unlimited() {
+		errs = append(errs, fmt.Errorf("--auth-failure-limit (%s) %q must be N/s, N/m or N/h: guessing keys is never unlimited", settings.authFailures.env, authFailures))
+	}
+	if n, err := parseBytes(agentMaxBody); err != nil || n < 1<<10 || n > 1<<20 {
+		errs = append(errs, fmt.Errorf("--agent-max-body-bytes (%s) %q must be a size from 1KiB to 1MiB", settings.agentMaxBody.env, agentMaxBody))
+	} else {
+		c.AgentMaxBody = n
 	}
 	if c.SourceRate, err = parseRate(sourceRate); err != nil {
 		errs = append(errs, fmt.Errorf("--rate-limit-source (%s): %w", settings.sourceRate.env, err))
@@ -218,6 +258,20 @@ func ParseServeConfig(args []string, getenv func(string) string, fs *flag.FlagSe
 	}
 	if c.Reviews.Default, err = supervisor.ParseDefaultDecision(reviewDefault); err != nil {
 		errs = append(errs, fmt.Errorf("--review-default (%s) %q must be ALLOW, DENY or REQUIRE_APPROVAL", settings.reviewDefault.env, reviewDefault))
+	}
+	allowAny, err := strconv.ParseBool(processAllowAny)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("--process-allow-any (%s) %q must be true or false", settings.processAllowAny.env, processAllowAny))
+	}
+	// Paths are split at commas only: a path may hold a space.
+	var commands []string
+	for _, p := range strings.Split(processCommands, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			commands = append(commands, p)
+		}
+	}
+	if c.SupervisorPolicy, err = supervisorapp.NewSavePolicy(commands, allowAny && err == nil, c.SupervisorEnvAllowed); err != nil {
+		errs = append(errs, err)
 	}
 	if c.DebugAddr != "" {
 		host, _, err := net.SplitHostPort(c.DebugAddr)

@@ -55,6 +55,9 @@ type mcpParams struct {
 	DescribeEngine *supervisorapp.DescribeEngine
 	ListApprovals  *supervisorapp.ListApprovals
 	DecideApproval *supervisorapp.DecideApproval
+	IssueCred      *supervisorapp.IssueCredential
+	GetCred        *supervisorapp.GetCredential
+	RevokeCred     *supervisorapp.RevokeCredential
 }
 
 // MCPPaths are where the MCP endpoint is served; /sse is the old name.
@@ -68,6 +71,7 @@ func newMCPMount(p mcpParams) (httpapi.Mount, error) {
 		Inputs: p.ListInputs, Answer: p.AnswerInput, JournalExport: p.ExportJournal, JournalVerify: p.VerifyJournal,
 		GetSupervisor: p.GetSupervisor, ListSupervisors: p.Supervisors, DescribeEngine: p.DescribeEngine,
 		ListApprovals: p.ListApprovals, DecideApproval: p.DecideApproval,
+		IssueCredential: p.IssueCred, GetCredential: p.GetCred, RevokeCredential: p.RevokeCred,
 		Scheduler: p.Scheduler, Started: time.Now(),
 	}, buildVersion(), p.Log)
 	if err != nil {

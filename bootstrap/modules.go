@@ -2,6 +2,7 @@ package bootstrap
 
 import (
 	"context"
+	"net/netip"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -18,6 +19,7 @@ import (
 	"github.com/yukta/yukta/application/pluginapp"
 	"github.com/yukta/yukta/application/sessionapp"
 	"github.com/yukta/yukta/application/supervisorapp"
+	"github.com/yukta/yukta/domain/access"
 	"github.com/yukta/yukta/domain/session"
 )
 
@@ -140,6 +142,10 @@ type httpParams struct {
 	Supervisors    httpapi.SupervisorUseCases
 	ListApprovals  *supervisorapp.ListApprovals
 	DecideApproval *supervisorapp.DecideApproval
+	// Agent is the agent API (/api/agent/v1) and AgentAuth checks its
+	// supervisor credentials.
+	Agent     httpapi.AgentUseCases
+	AgentAuth *supervisorapp.AuthenticateAgent `optional:"true"`
 	// Mounts are the doors served beside REST (MCP, agent API).
 	Mounts []httpapi.Mount `group:"mounts"`
 	// Database knows when the embedded cluster is restarting; serve
@@ -154,8 +160,10 @@ var httpModule = fx.Module("http",
 
 func newHTTPServer(p httpParams) (*httpapi.Server, error) {
 	srv, err := httpapi.New(httpapi.Config{Addr: p.Cfg.Addr, AllowedHosts: p.Cfg.AllowedHosts, AllowedOrigins: p.Cfg.AllowedOrigins, TrustedProxies: p.Cfg.TrustedProxies,
-		Security: httpapi.Security{Keys: p.Cfg.Keys, KeyRate: p.Cfg.KeyRate, SourceRate: p.Cfg.SourceRate},
-		Metrics:  p.Metrics, MetricsHandler: p.Metrics.Handler(), Mounts: p.Mounts}, httpapi.UseCases{
+		Security: httpapi.Security{Keys: p.Cfg.Keys, KeyRate: p.Cfg.KeyRate, SourceRate: p.Cfg.SourceRate,
+			AgentRate: p.Cfg.AgentRate, AuthFailures: p.Cfg.AuthFailures, Agent: agentAuth(p.AgentAuth)},
+		AgentBodyLimit: int64(p.Cfg.AgentMaxBody),
+		Metrics:        p.Metrics, MetricsHandler: p.Metrics.Handler(), Mounts: p.Mounts}, httpapi.UseCases{
 		ApplySession:   p.ApplySession,
 		GetSession:     p.GetSession,
 		ListSessions:   p.ListSessions,
@@ -171,6 +179,7 @@ func newHTTPServer(p httpParams) (*httpapi.Server, error) {
 		Scheduler:   p.Scheduler,
 		Supervisors: p.Supervisors,
 		Approvals:   httpapi.ApprovalUseCases{List: p.ListApprovals, Decide: p.DecideApproval},
+		Agent:       p.Agent,
 		Ready: func(ctx context.Context) error {
 			err := p.Database.Err() // a restart in progress says more than a failed ping
 			if err == nil {
@@ -194,4 +203,21 @@ func newHTTPServer(p httpParams) (*httpapi.Server, error) {
 		},
 	})
 	return srv, nil
+}
+
+// agentAuth is the agent API's credential check for the access gate: the
+// source it passes is the address the gate believes (the peer, or the
+// forwarded address behind a trusted proxy).
+func agentAuth(uc *supervisorapp.AuthenticateAgent) func(context.Context, string, string) (access.Principal, error) {
+	if uc == nil {
+		return nil
+	}
+	return func(ctx context.Context, secret, source string) (access.Principal, error) {
+		remote, _ := netip.ParseAddr(source)
+		id, err := uc.Handle(ctx, supervisorapp.AuthenticateAgentInput{Token: secret, Remote: remote.Unmap()})
+		if err != nil {
+			return access.Principal{}, err
+		}
+		return access.SupervisorPrincipal(id.Supervisor.Supervisor.ID()), nil
+	}
 }

@@ -12,8 +12,12 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/yukta/yukta/adapters/cel"
+	"github.com/yukta/yukta/adapters/egress"
+	"github.com/yukta/yukta/adapters/httpapi"
 	"github.com/yukta/yukta/adapters/postgres"
+	"github.com/yukta/yukta/adapters/process"
 	"github.com/yukta/yukta/application/executionapp"
+	"github.com/yukta/yukta/application/sessionapp"
 	"github.com/yukta/yukta/application/supervisorapp"
 	"github.com/yukta/yukta/domain/session"
 )
@@ -44,6 +48,10 @@ var supervisorRuntimeModule = fx.Module("supervisor-runtime",
 			return supervisorapp.NewListApprovals(st)
 		},
 		newSupervisorRuntime,
+		func(sups supervisorapp.Reader, r *postgres.Reader, st *postgres.SupervisorRuntime, red *supervisorapp.Redactor) *supervisorapp.ReadSignals {
+			return supervisorapp.NewReadSignals(supervisorapp.ReadSignalsDeps{Supervisors: sups, Events: r, Cursors: st, Redactor: red, Reviews: st})
+		},
+		newAgentUseCases,
 	),
 	// Manual starts go through the review gate too; Control takes it as a
 	// dependency.
@@ -76,7 +84,9 @@ const sweepHoldsEvery = 5 * time.Minute
 
 func newSupervisorRuntime(lc fx.Lifecycle, log *zap.Logger, sups supervisorapp.Reader, st *postgres.SupervisorRuntime,
 	r *postgres.Reader, red *supervisorapp.Redactor, submit *supervisorapp.SubmitDirective, c *cel.Conditions,
-	answer *supervisorapp.AnswerReview, ad supervisorapp.ApplierDeps) *supervisorapp.Runtime {
+	answer *supervisorapp.AnswerReview, ad supervisorapp.ApplierDeps, eg *egress.Client, cfg Config,
+	start *executionapp.StartExecution, await *executionapp.Await, control *executionapp.Control,
+	workflows executionapp.WorkflowReader) *supervisorapp.Runtime {
 	host, _ := os.Hostname()
 	owner := fmt.Sprintf("%s/%d/%s", host, os.Getpid(), rand.Text()[:8])
 	rlog := log.Named("supervisors")
@@ -85,9 +95,34 @@ func newSupervisorRuntime(lc fx.Lifecycle, log *zap.Logger, sups supervisorapp.R
 		OnRuleError: func(supervisorID, ruleID string, err error) {
 			rlog.Info("rule did not fire", zap.String("supervisor", supervisorID), zap.String("rule", ruleID), zap.Error(err))
 		}})
+	// http supervisors post their signals through the egress policy of
+	// workflow nodes; headers read only the allowed environment variables.
+	httpEngine := supervisorapp.NewHTTPEngineFactory(supervisorapp.HTTPDeps{Poster: egress.NewSignalPoster(eg),
+		Getenv: os.Getenv, AllowedEnv: cfg.SupervisorEnvAllowed, Now: time.Now,
+		OnError: func(supervisorID string, err error) {
+			rlog.Warn("http supervisor", zap.String("supervisor", supervisorID), zap.Error(err))
+		}})
+	// The process engine's programs (docs/supervisors.md#the-process-engine):
+	// every line the engine drops is logged with its reason.
+	processes := supervisorapp.NewProcessEngineFactory(supervisorapp.ProcessDeps{Spawner: process.NewSpawner(0), Submit: submit,
+		Answer: answer, Policy: cfg.SupervisorPolicy, Now: time.Now,
+		OnDropped: func(supervisorID, reason string, err error) {
+			rlog.Info("process supervisor line dropped", zap.String("supervisor", supervisorID), zap.String("reason", reason), zap.Error(err))
+		},
+		OnError: func(supervisorID string, err error) {
+			rlog.Warn("process supervisor", zap.String("supervisor", supervisorID), zap.Error(err))
+		}})
+	// workflow supervisors run a workflow of an internal session per
+	// signal, in the reserved slot pool (docs/supervisors.md).
+	workflowEngine := supervisorapp.NewWorkflowEngineFactory(supervisorapp.WorkflowEngineDeps{Start: start, Await: await,
+		Control: control, Submit: submit, Answer: answer, Conditions: c, Workflows: workflows,
+		ReservedSlots: cfg.Slots.Reserved, Now: time.Now,
+		OnError: func(supervisorID string, err error) {
+			rlog.Warn("workflow supervisor", zap.String("supervisor", supervisorID), zap.Error(err))
+		}})
 	rt := supervisorapp.NewRuntime(supervisorapp.RuntimeDeps{
 		Supervisors: sups, Leases: st, Cursors: st, Events: r, Runs: st, Holds: st, Redactor: red, Reviews: st,
-		Engines: map[string]supervisorapp.EngineFactory{"rules": rules},
+		Engines: map[string]supervisorapp.EngineFactory{"rules": rules, "http": httpEngine, "process": processes, "workflow": workflowEngine},
 		Owner:   owner, Now: time.Now,
 		OnError: func(supervisorID string, err error) {
 			rlog.Warn("supervisor runtime", zap.String("supervisor", supervisorID), zap.Error(err))
@@ -139,4 +174,12 @@ func newSupervisorRuntime(lc fx.Lifecycle, log *zap.Logger, sups supervisorapp.R
 		},
 	})
 	return rt
+}
+
+// newAgentUseCases are the calls of the agent API (/api/agent/v1).
+func newAgentUseCases(sups supervisorapp.Reader, signals *supervisorapp.ReadSignals, submit *supervisorapp.SubmitDirective,
+	answer *supervisorapp.AnswerReview, st *postgres.SupervisorRuntime, r *postgres.Reader, get *executionapp.GetExecution,
+	logs *executionapp.TailLogs, wf *sessionapp.GetWorkflow, sched *executionapp.GetSchedulerStatus) httpapi.AgentUseCases {
+	return httpapi.AgentUseCases{Supervisors: sups, Signals: signals, Directives: submit, Reviews: answer, Runs: st, Holds: st,
+		Events: r, Execution: get, Logs: logs, Workflow: wf, Scheduler: sched}
 }

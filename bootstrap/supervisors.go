@@ -1,6 +1,7 @@
 package bootstrap
 
 import (
+	"crypto/rand"
 	"time"
 
 	"go.uber.org/fx"
@@ -15,7 +16,9 @@ import (
 // the use cases REST and MCP call, and the CEL checker that compiles rule
 // conditions when a supervisor is applied. It provides the one
 // *cel.Conditions of the server; the supervisor runtime evaluates with the
-// same one.
+// same one. It also provides supervisor credentials (issue 14, item 1):
+// issuing, reading and revoking them, and *supervisorapp.AuthenticateAgent,
+// the agent API's check of a presented credential.
 var supervisorModule = fx.Module("supervisors",
 	fx.Provide(
 		postgres.NewSupervisorStore,
@@ -25,8 +28,12 @@ var supervisorModule = fx.Module("supervisors",
 		func() (*cel.Conditions, error) { return cel.NewConditions() },
 		// Conditions are compiled when a supervisor is applied, so a typo
 		// is refused then, not when a signal first reaches the rule.
-		func(tx supervisorapp.Transactor, c *cel.Conditions) *supervisorapp.ApplySupervisor {
-			return supervisorapp.NewApplySupervisor(tx, c.Check, time.Now)
+		// So is a command or an environment variable the server's
+		// SupervisorPolicy does not allow.
+		func(tx supervisorapp.Transactor, c *cel.Conditions, cfg Config) *supervisorapp.ApplySupervisor {
+			a := supervisorapp.NewApplySupervisor(tx, c.Check, time.Now)
+			a.UsePolicy(cfg.SupervisorPolicy)
+			return a
 		},
 		supervisorapp.NewGetSupervisor,
 		supervisorapp.NewListSupervisors,
@@ -35,10 +42,27 @@ var supervisorModule = fx.Module("supervisors",
 		},
 		supervisorapp.NewListEngines,
 		supervisorapp.NewDescribeEngine,
+		postgres.NewCredentialStore,
+		postgres.NewCredentialTransactor,
+		fx.Annotate(func(s *postgres.CredentialStore) supervisorapp.CredentialReader { return s }),
+		fx.Annotate(func(t *postgres.CredentialTransactor) supervisorapp.CredentialTransactor { return t }),
+		// Tokens draw their bits from the operating system's CSPRNG.
+		func(tx supervisorapp.CredentialTransactor) *supervisorapp.IssueCredential {
+			return supervisorapp.NewIssueCredential(tx, rand.Reader, time.Now)
+		},
+		supervisorapp.NewGetCredential,
+		func(tx supervisorapp.CredentialTransactor) *supervisorapp.RevokeCredential {
+			return supervisorapp.NewRevokeCredential(tx, time.Now)
+		},
+		func(c supervisorapp.CredentialReader, r supervisorapp.Reader) *supervisorapp.AuthenticateAgent {
+			return supervisorapp.NewAuthenticateAgent(c, r, time.Now)
+		},
 		func(a *supervisorapp.ApplySupervisor, g *supervisorapp.GetSupervisor, l *supervisorapp.ListSupervisors,
 			d *supervisorapp.DeleteSupervisor, le *supervisorapp.ListEngines, de *supervisorapp.DescribeEngine,
-			dr *supervisorapp.DryRunRules) httpapi.SupervisorUseCases {
-			return httpapi.SupervisorUseCases{Apply: a, Get: g, List: l, Delete: d, Engines: le, Engine: de, DryRun: dr}
+			dr *supervisorapp.DryRunRules, ic *supervisorapp.IssueCredential, gc *supervisorapp.GetCredential,
+			rc *supervisorapp.RevokeCredential) httpapi.SupervisorUseCases {
+			return httpapi.SupervisorUseCases{Apply: a, Get: g, List: l, Delete: d, Engines: le, Engine: de, DryRun: dr,
+				Credentials: httpapi.CredentialUseCases{Issue: ic, Get: gc, Revoke: rc}}
 		},
 	),
 )

@@ -123,9 +123,9 @@ func TestSupervisorStore(t *testing.T) {
 		t.Fatalf("get_supervisor guard: %+v", det)
 	}
 	adminMCP := mustConnect(t, s.URL, admin)
-	if res := mcpCall(t, adminMCP, "create_credential", map[string]any{"supervisorId": "guard"}, nil); !res.IsError ||
-		!strings.HasPrefix(text(res), "Supervisor credentials are not available on this server yet") {
-		t.Fatalf("create_credential: %s", text(res))
+	if res := mcpCall(t, adminMCP, "revoke_credential", map[string]any{"supervisorId": "guard"}, nil); !res.IsError ||
+		text(res) != "Supervisor guard has no credential. Nothing was changed; an ADMIN issues one with create_credential." {
+		t.Fatalf("revoke_credential without a credential: %s", text(res))
 	}
 
 	// An invalid document: every problem at once, nothing stored.

@@ -48,13 +48,19 @@ type Keys struct {
 // anonymous ADMIN (allowed only on a loopback bind).
 func (k Keys) Open() bool { return k.API.Len() == 0 && k.MCP.Len() == 0 }
 
-// OpenOn reports whether surface takes callers without a key. REST and the
-// agent API are open when no API key is configured; MCP only when no MCP key
+// OpenOn reports whether surface takes callers without a key. REST is open
+// when no API key is configured; MCP only when no MCP key
 // is configured either. So an MCP key alone leaves REST open, which is why
 // the bind guard does not count it as protecting the server.
+//
+// The agent API is never open: it takes supervisor credentials only, with
+// or without API keys configured.
 func (k Keys) OpenOn(surface Surface) bool {
-	if surface == MCP {
+	switch surface {
+	case MCP:
 		return k.Open()
+	case Agent:
+		return false
 	}
 	return k.API.Len() == 0
 }

@@ -56,7 +56,7 @@ func init() {
 		{"stop-all", "SESSION WORKFLOW [--mode DRAIN|CANCEL|KILL]", "stop every active execution of a workflow", runStopAll},
 		{"inputs", "[SESSION] [--all] [--execution ID]", "inputs that INPUT_REQUEST nodes are waiting for", runInputs},
 		{"answer", "INPUT_ID JSON", `answer an input (approvals: {"approved": true, "comment": "…"})`, runAnswer},
-		{"supervisors", "apply FILE [--id SUPERVISOR] | list | show SUPERVISOR | delete SUPERVISOR", "create or replace a supervisor from a JSON document (FILE - reads stdin), list them,\n      print one's document (secret settings read ***; apply it again to keep them), or delete one", runSupervisors},
+		{"supervisors", "apply FILE [--id SUPERVISOR] | list | show SUPERVISOR | delete SUPERVISOR | credential create SUPERVISOR [--ttl-hours N] [--allow CIDR]... | credential show|revoke SUPERVISOR", "create or replace a supervisor from a JSON document (FILE - reads stdin), list them,\n      print one's document (secret settings read ***; apply it again to keep them), or delete one;\n      issue or rotate its agent API credential (the token is printed once), show its metadata, or revoke it", runSupervisors},
 		{"approvals", "list [--status S] [--limit N] | show ID | approve ID [--reason R] | reject ID [--reason R]", "commands supervisors hold for review: list those waiting for an ADMIN's approval (--status ALL:\n      every review), show one with its steps, or approve (apply it) or reject (refuse it) one", runApprovals},
 		{"journal", "export SESSION EXECUTION | verify FILE --public-key KEY", "export an execution's journal (NDJSON, to stdout), or verify an export offline\n      (no server needed; exit 0 VALID, 1 INVALID, 3 UNANCHORED)", runJournal},
 	}

@@ -3,15 +3,17 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"net/http"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/yukta/yukta/api/apiclient"
 )
 
-// runSupervisors dispatches `yukta supervisors apply|list|show|delete`.
+// runSupervisors dispatches `yukta supervisors apply|list|show|delete|credential`.
 func runSupervisors(e *env, args []string) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		fmt.Fprintf(e.stderr, "Usage: %s %s\n  %s\n", e.name, e.cmd.args, strings.ReplaceAll(e.cmd.summary, "\n      ", "\n  "))
@@ -29,8 +31,10 @@ func runSupervisors(e *env, args []string) int {
 		return runSupervisorShow(e, args[1:])
 	case "delete":
 		return runSupervisorDelete(e, args[1:])
+	case "credential":
+		return runCredential(e, args[1:])
 	}
-	return e.usageError("unknown supervisors command %q; use apply, list, show or delete", args[0])
+	return e.usageError("unknown supervisors command %q; use apply, list, show, delete or credential", args[0])
 }
 
 // runSupervisorApply PUTs a supervisor document as it is on disk: the
@@ -172,5 +176,124 @@ func runSupervisorDelete(e *env, args []string) int {
 		return e.problem(res.HTTPResponse, res.Body)
 	}
 	fmt.Fprintf(e.stdout, "supervisor: %s\naction: deleted\n", escape(pos[0]))
+	return exitOK
+}
+
+// runCredential dispatches `yukta supervisors credential create|show|revoke`.
+func runCredential(e *env, args []string) int {
+	e.name += " credential"
+	if len(args) == 0 {
+		return e.usageError("missing credential command; use create, show or revoke")
+	}
+	switch args[0] {
+	case "create":
+		return runCredentialCreate(e, args[1:])
+	case "show":
+		return runCredentialShow(e, args[1:])
+	case "revoke":
+		return runCredentialRevoke(e, args[1:])
+	}
+	return e.usageError("unknown credential command %q; use create, show or revoke", args[0])
+}
+
+// runCredentialCreate issues or rotates a supervisor's credential and
+// prints its token, which the server shows this once.
+func runCredentialCreate(e *env, args []string) int {
+	e.name += " create"
+	fs := e.flags()
+	ttl := fs.Int("ttl-hours", 0, "hours until the credential expires, 1 to 8760 (default 720: 30 days)")
+	var allow []string
+	fs.Func("allow", "a CIDR or address the agent may connect from (repeat the flag, or separate with commas; default any)", func(v string) error {
+		allow = append(allow, v)
+		return nil
+	})
+	pos, code, ok := e.parse(fs, args, 1, 1)
+	if !ok {
+		return code
+	}
+	params := &apiclient.IssueCredentialParams{YuktaChannel: ptr(apiclient.IssueCredentialParamsYuktaChannel(channel))}
+	// A --ttl-hours given is sent as given: 0 is refused by the server,
+	// never taken silently as the default.
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "ttl-hours" {
+			params.TtlHours = ttl
+		}
+	})
+	if len(allow) > 0 {
+		params.AllowedAddresses = ptr(strings.Join(allow, ","))
+	}
+	res, err := e.api.IssueCredentialWithResponse(e.ctx, pos[0], params)
+	if err != nil {
+		return e.callError(err)
+	}
+	c := res.JSON201
+	if c == nil {
+		return e.problem(res.HTTPResponse, res.Body)
+	}
+	action := "issued"
+	if c.Rotated {
+		action = "rotated (the earlier token no longer works)"
+	}
+	fmt.Fprintf(e.stdout, "supervisor: %s\naction: %s\ntoken: %s\n", escape(c.SupervisorId), action, escape(c.Token))
+	printCredential(e, c.Hint, c.CreatedAt, c.CreatedBy, c.CreatedVia, c.ExpiresAt, c.AllowedAddresses)
+	fmt.Fprintf(e.stderr, "%s: the token is shown this once; give it to the agent (Authorization: Bearer <token> on /api/agent/v1)\n", e.name)
+	return exitOK
+}
+
+// runCredentialShow prints a credential's metadata; the token is not
+// stored, so it cannot be shown again.
+func runCredentialShow(e *env, args []string) int {
+	e.name += " show"
+	fs := e.flags()
+	pos, code, ok := e.parse(fs, args, 1, 1)
+	if !ok {
+		return code
+	}
+	res, err := e.api.GetCredentialWithResponse(e.ctx, pos[0])
+	if err != nil {
+		return e.callError(err)
+	}
+	c := res.JSON200
+	if c == nil {
+		return e.problem(res.HTTPResponse, res.Body)
+	}
+	fmt.Fprintf(e.stdout, "supervisor: %s\n", escape(c.SupervisorId))
+	printCredential(e, c.Hint, c.CreatedAt, c.CreatedBy, c.CreatedVia, c.ExpiresAt, c.AllowedAddresses)
+	last := "never"
+	if c.LastUsedAt != nil {
+		last = stamp(*c.LastUsedAt)
+	}
+	fmt.Fprintf(e.stdout, "last used: %s\n", last)
+	return exitOK
+}
+
+// printCredential writes a credential's metadata as key: value lines.
+func printCredential(e *env, hint string, created time.Time, by, via string, expires time.Time, allowed []string) {
+	fmt.Fprintf(e.stdout, "hint: %s\ncreated: %s by %s via %s\nexpires: %s\n", escape(hint), stamp(created), escape(by), escape(via), stamp(expires))
+	if len(allowed) == 0 {
+		fmt.Fprintf(e.stdout, "allowed: any address\n")
+	}
+	for _, a := range allowed {
+		fmt.Fprintf(e.stdout, "allowed: %s\n", escape(a))
+	}
+}
+
+// runCredentialRevoke revokes a supervisor's credential.
+func runCredentialRevoke(e *env, args []string) int {
+	e.name += " revoke"
+	fs := e.flags()
+	pos, code, ok := e.parse(fs, args, 1, 1)
+	if !ok {
+		return code
+	}
+	res, err := e.api.RevokeCredentialWithResponse(e.ctx, pos[0],
+		&apiclient.RevokeCredentialParams{YuktaChannel: ptr(apiclient.RevokeCredentialParamsYuktaChannel(channel))})
+	if err != nil {
+		return e.callError(err)
+	}
+	if res.StatusCode() != http.StatusNoContent {
+		return e.problem(res.HTTPResponse, res.Body)
+	}
+	fmt.Fprintf(e.stdout, "supervisor: %s\naction: credential revoked\n", escape(pos[0]))
 	return exitOK
 }

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/yukta/yukta/adapters/authn"
+	"github.com/yukta/yukta/application/supervisorapp"
 	"github.com/yukta/yukta/domain/access"
 )
 
@@ -28,7 +30,18 @@ type Security struct {
 	// again, before it gets 429 until the budget refills. Zero means 20 a
 	// minute.
 	AuthFailures Rate
+	// Agent checks a supervisor credential presented on the agent API
+	// (the secret and the source address) and returns its principal
+	// (access.SupervisorPrincipal); an error is a wrong credential. Nil:
+	// the agent API takes nobody.
+	Agent func(ctx context.Context, secret, source string) (access.Principal, error)
+	// AgentRate limits each supervisor credential on the agent API; zero
+	// is unlimited (the server's default is DefaultAgentRate).
+	AgentRate Rate
 }
+
+// DefaultAgentRate is the agent API's limit per credential (seed 000).
+var DefaultAgentRate = Rate{N: 600, Per: time.Minute}
 
 // DefaultAuthFailures lets a person mistype a key a few times a minute and
 // keeps online guessing hopeless.
@@ -111,8 +124,9 @@ func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		// A key that is neither proven here nor already refused here is a
 		// guess: it reserves a token of the source's budget before it is
-		// checked (so concurrent guesses cannot share one), and gets it back
-		// if it is valid.
+		// checked (so concurrent different guesses cannot share one), and
+		// gets it back if it is valid. Concurrent requests with the same
+		// key are one guess and reserve once.
 		var refund func()
 		switch {
 		case s.sec.Keys.OpenOn(r.surface): // no key is checked, so none is guessed
@@ -123,6 +137,11 @@ func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 			}
 		case s.proven.has(pair, now), s.repeats.has(again):
 		default:
+			first := s.checking.join(pair)
+			defer s.checking.leave(pair)
+			if !first {
+				break // the same key is being checked from here: one guess
+			}
 			ok, wait, undo := s.failures.reserve(src, now)
 			if !ok {
 				s.obs.RateLimited(r.surface.String(), "auth-failures")
@@ -130,7 +149,21 @@ func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 			}
 			refund = undo
 		}
-		p, err := s.sec.Keys.Authenticate(req, r.surface)
+		var p access.Principal
+		var err error
+		if r.surface == authn.Agent && presented != "" {
+			if s.sec.Agent == nil {
+				err = authn.ErrInvalid
+			} else if p, err = s.sec.Agent(req.Context(), presented, src); err != nil {
+				if !errors.Is(err, supervisorapp.ErrAgentUnauthenticated) {
+					return err // the database is down: not the caller's fault
+				}
+				s.log.Info("agent credential refused", zap.String("source", src), zap.Error(err))
+				err = authn.ErrInvalid
+			}
+		} else {
+			p, err = s.sec.Keys.Authenticate(req, r.surface)
+		}
 		if err != nil {
 			// Only a wrong key spends the failure budget (its reserved
 			// token stays spent): a request without one guesses nothing.
@@ -158,7 +191,11 @@ func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 		if pair != "" && !p.Anonymous() {
 			s.proven.add(pair, now)
 		}
-		if ok, wait := s.byKey.take(p.Actor(), now); !ok {
+		byKey := s.byKey
+		if r.surface == authn.Agent {
+			byKey = s.byAgent
+		}
+		if ok, wait := byKey.take(p.Actor(), now); !ok {
 			s.obs.RateLimited(r.surface.String(), "key")
 			return tooMany(c, wait, p.Actor()+" sent too many requests; slow down and retry after the Retry-After delay")
 		}

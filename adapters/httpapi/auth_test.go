@@ -1,13 +1,18 @@
 package httpapi
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/yukta/yukta/adapters/authn"
+	"github.com/yukta/yukta/application/supervisorapp"
 	"github.com/yukta/yukta/domain/access"
+	"github.com/yukta/yukta/domain/supervisor"
 )
 
 const (
@@ -146,6 +151,58 @@ func TestConcurrentGuessesShareNoToken(t *testing.T) {
 	wg.Wait()
 	if count[401] != 20 || count[429] != 180 {
 		t.Fatalf("200 concurrent guesses: %v, want exactly 20 checked (401) and 180 refused unchecked (429)", count)
+	}
+}
+
+// slowSups is the supervisor store of TestABurstOfOneCredentialIsOneGuess.
+type slowSups struct{}
+
+func (slowSups) Supervisor(context.Context, string) (supervisorapp.Summary, error) {
+	return supervisorapp.Summary{Supervisor: supervisor.Restore(supervisor.Spec{ID: "agent", Name: "Agent", EngineType: "http",
+		Owns: []string{"session:ci"}, Enabled: true})}, nil
+}
+func (slowSups) Supervisors(context.Context) ([]supervisorapp.Summary, error) { return nil, nil }
+
+type noSignals struct{}
+
+func (noSignals) Handle(context.Context, supervisorapp.SignalsInput) (supervisorapp.SignalPage, error) {
+	return supervisorapp.SignalPage{}, nil
+}
+
+// TestABurstOfOneCredentialIsOneGuess: 200 concurrent requests with one
+// valid credential, before it was ever proven from their address (a fresh
+// server, or one just restarted), are one guess: all are served, none gets
+// 429, even though checking a credential takes a while (a database read).
+func TestABurstOfOneCredentialIsOneGuess(t *testing.T) {
+	auth := func(ctx context.Context, secret, _ string) (access.Principal, error) {
+		time.Sleep(30 * time.Millisecond)
+		if secret != "yks_valid" {
+			return access.Principal{}, supervisorapp.ErrAgentUnauthenticated
+		}
+		return access.SupervisorPrincipal("agent"), nil
+	}
+	srv, err := New(Config{Addr: "127.0.0.1:0", Security: Security{Agent: auth}},
+		UseCases{Agent: AgentUseCases{Supervisors: slowSups{}, Signals: noSignals{}}}, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	count := map[int]int{}
+	start := make(chan struct{})
+	for range 200 {
+		wg.Go(func() {
+			<-start
+			s, _ := hit(srv.Handler(), "GET", "/api/agent/v1/self", "", "198.51.100.10", "Authorization", "Bearer yks_valid")
+			mu.Lock()
+			count[s]++
+			mu.Unlock()
+		})
+	}
+	close(start)
+	wg.Wait()
+	if count[200] != 200 {
+		t.Fatalf("200 concurrent requests with one valid credential: %v, want 200 served", count)
 	}
 }
 

@@ -60,6 +60,9 @@ type UseCases struct {
 	// Approvals are the review and approval calls; unset, their routes
 	// answer 404.
 	Approvals ApprovalUseCases
+	// Agent are the agent API's calls (/api/agent/v1); unset, it is not
+	// served.
+	Agent AgentUseCases
 }
 
 // handlers implements the generated strict server interface by calling use

@@ -37,6 +37,9 @@ type SupervisorUseCases struct {
 	DryRun interface {
 		Handle(context.Context, supervisorapp.DryRunInput) (supervisorapp.DryRunReport, error)
 	}
+	// Credentials issue, read and revoke supervisor credentials
+	// (handlers_credentials.go); unset, their routes answer 404.
+	Credentials CredentialUseCases
 }
 
 func (s SupervisorUseCases) enabled() error {

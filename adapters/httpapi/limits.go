@@ -209,3 +209,32 @@ func (r *recent) has(key string, now time.Time) bool {
 	seen, ok := r.m[key]
 	return ok && now.Sub(seen) < r.keep
 }
+
+// checking counts the requests whose presented key is being checked now,
+// by source and key: concurrent requests with one key are one guess, so
+// only the first reserves a token of the failure budget (a valid key's
+// burst on a fresh server must not spend the budget meant for guesses).
+type checking struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func newChecking() *checking { return &checking{n: map[string]int{}} }
+
+// join counts a request in; first is true when no other request with the
+// same pair was being checked.
+func (c *checking) join(pair string) (first bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n[pair]++
+	return c.n[pair] == 1
+}
+
+// leave counts it out.
+func (c *checking) leave(pair string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n[pair]--; c.n[pair] <= 0 {
+		delete(c.n, pair)
+	}
+}

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -60,6 +61,13 @@ var routeOps = map[string]access.Operation{
 	"dryRunRules":                 access.ManageSupervisors,
 	"getSupervisorEngineUsage":    access.ReadSupervisors,
 	"listSupervisorEnginePresets": access.ReadSupervisors,
+
+	// Supervisor credentials (issue 14): issuing and revoking are an
+	// ADMIN's; the metadata (never the token) is read like the
+	// supervisor itself, as MCP get_supervisor shows it.
+	"issueCredential":  access.ManageCredentials,
+	"getCredential":    access.ReadSupervisors,
+	"revokeCredential": access.ManageCredentials,
 
 	// Reviews and approvals (issue 13): reading a review is reading the
 	// run it holds a command for (the use cases filter a session-limited
@@ -167,6 +175,9 @@ func specRoutes(spec *openapi3.T) (map[string]route, error) {
 	var missing []string
 	for path, item := range spec.Paths.Map() {
 		for method, op := range item.Operations() {
+			if slices.Contains(op.Tags, "agent") {
+				continue // the agent API registers its own routes (agent.go)
+			}
 			id := strings.ToLower(op.OperationID)
 			r := route{operationID: op.OperationID, surface: authn.REST, public: public[id], scope: scopes[id]}
 			if !r.public {

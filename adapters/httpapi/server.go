@@ -35,6 +35,9 @@ type Config struct {
 	AllowedOrigins []string
 	// BodyLimit caps request bodies of the API in bytes.
 	BodyLimit int64
+	// AgentBodyLimit caps agent API request bodies (default
+	// DefaultAgentBodyLimit, 64 KiB).
+	AgentBodyLimit int64
 	// Security is the key check and the rate limits.
 	Security Security
 	// Mounts are handlers served beside the spec routes (MCP, agent API).
@@ -71,8 +74,9 @@ type Server struct {
 	// repeats (per source and presented key) the failure budget, and proven
 	// the keys that authenticated from a source, which a spent budget does
 	// not stop.
-	bySource, byKey, failures, repeats *limiters
-	proven                             *recent
+	bySource, byKey, byAgent, failures, repeats *limiters
+	proven                                      *recent
+	checking                                    *checking
 	// shutdown closes when Shutdown begins, so long-lived streams end and
 	// let the server drain.
 	shutdown chan struct{}
@@ -125,8 +129,8 @@ func New(cfg Config, uc UseCases, log *zap.Logger) (*Server, error) {
 		obs = noObserver{}
 	}
 	s := &Server{log: log, cfg: cfg, echo: e, sec: sec, obs: obs, routes: routes, mounted: map[string]route{},
-		bySource: newLimiters(sec.SourceRate), byKey: newLimiters(sec.KeyRate), failures: newLimiters(sec.AuthFailures),
-		repeats: newLimiters(sec.AuthFailures), proven: newRecent(provenFor)}
+		bySource: newLimiters(sec.SourceRate), byKey: newLimiters(sec.KeyRate), byAgent: newLimiters(sec.AgentRate), failures: newLimiters(sec.AuthFailures),
+		repeats: newLimiters(sec.AuthFailures), proven: newRecent(provenFor), checking: newChecking()}
 	for _, m := range cfg.Mounts {
 		for _, p := range m.Paths {
 			s.mounted[p] = route{operationID: "mount:" + p, surface: m.Surface}
@@ -134,6 +138,7 @@ func New(cfg Config, uc UseCases, log *zap.Logger) (*Server, error) {
 	}
 
 	e.Use(requestID())
+	e.Use(agentContract)
 	e.Use(s.measure)
 	e.Use(accessLog(log))
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
@@ -158,6 +163,7 @@ func New(cfg Config, uc UseCases, log *zap.Logger) (*Server, error) {
 	s.shutdown = make(chan struct{})
 	restapi.RegisterHandlers(e, restapi.NewStrictHandler(&handlers{uc: uc, ex: uc.Executions,
 		done: s.shutdown, metrics: cfg.MetricsHandler}, nil))
+	s.registerAgent(uc.Agent, cfg.AgentBodyLimit)
 	for _, m := range cfg.Mounts {
 		limit := m.BodyLimit
 		if limit <= 0 {

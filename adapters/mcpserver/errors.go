@@ -60,9 +60,11 @@ var messages = []struct {
 	{supervisor.ErrReviewSettled, func(err error, _ subject) string {
 		return sentence(err.Error()) + " Use list_approvals with this approvalId to see how it was decided."
 	}},
-	{errCredentialsNotBuilt, func(_ error, s subject) string {
-		return fmt.Sprintf("Supervisor credentials are not available on this server yet: issuing and revoking the agent API credential of %s "+
-			"comes with the agent API, which is not built. Nothing was changed; get_supervisor shows the supervisor.", s.Supervisor)
+	{supervisor.ErrCredentialNotFound, func(_ error, s subject) string {
+		return fmt.Sprintf("Supervisor %s has no credential. Nothing was changed; an ADMIN issues one with create_credential.", s.Supervisor)
+	}},
+	{errCredentialsDisabled, func(error, subject) string {
+		return "Supervisor credentials are not enabled on this server. Nothing was changed; get_supervisor shows the supervisor."
 	}},
 	{supervisor.ErrEngineNotFound, func(err error, _ subject) string {
 		return sentence(err.Error()) + " Use list_supervisor_engines to see them."

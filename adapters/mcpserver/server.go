@@ -91,6 +91,19 @@ type Deps struct {
 	DescribeEngine interface {
 		Handle(context.Context, string) (supervisorapp.EngineDescription, error)
 	}
+	// IssueCredential, GetCredential and RevokeCredential issue, read and
+	// revoke supervisor credentials (supervisorapp's use cases of those
+	// names). When any is nil the credential tools answer that credentials
+	// are not enabled, and get_supervisor shows no credential.
+	IssueCredential interface {
+		Handle(context.Context, supervisorapp.IssueCredentialInput) (supervisorapp.IssuedCredential, error)
+	}
+	GetCredential interface {
+		Handle(context.Context, supervisorapp.GetCredentialInput) (supervisor.Credential, error)
+	}
+	RevokeCredential interface {
+		Handle(context.Context, supervisorapp.RevokeCredentialInput) (supervisor.Credential, error)
+	}
 	// ListApprovals and DecideApproval read and decide the commands
 	// supervisors hold for review (supervisorapp.ListApprovals,
 	// DecideApproval). When either is nil the approval tools answer that

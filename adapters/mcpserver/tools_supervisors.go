@@ -38,11 +38,24 @@ type SupervisorIn struct {
 // SupervisorDetails is one supervisor: its whole document, secrets masked.
 type SupervisorDetails struct {
 	SupervisorSummary
-	Settings        map[string]any `json:"settings" jsonschema:"the engine's settings (for rules, the rule document); secret values read ***"`
-	AllowedCommands []string       `json:"allowedCommands" jsonschema:"command types it may send"`
-	Reviews         []string       `json:"reviews" jsonschema:"command types on owned units that wait for its verdict"`
-	TickSeconds     int            `json:"tickSeconds,omitempty" jsonschema:"seconds between TICK signals; absent when none are sent"`
-	CreatedAt       string         `json:"createdAt"`
+	Settings        map[string]any  `json:"settings" jsonschema:"the engine's settings (for rules, the rule document); secret values read ***"`
+	AllowedCommands []string        `json:"allowedCommands" jsonschema:"command types it may send"`
+	Reviews         []string        `json:"reviews" jsonschema:"command types on owned units that wait for its verdict"`
+	TickSeconds     int             `json:"tickSeconds,omitempty" jsonschema:"seconds between TICK signals; absent when none are sent"`
+	CreatedAt       string          `json:"createdAt"`
+	Credential      *CredentialInfo `json:"credential,omitempty" jsonschema:"its agent API credential (never the token); absent when it has none"`
+}
+
+// CredentialInfo is a supervisor credential's metadata; the token is not
+// stored, so no read shows it.
+type CredentialInfo struct {
+	Hint             string   `json:"hint" jsonschema:"the token's prefix and first characters (yks_abcdef), to tell credentials apart"`
+	CreatedAt        string   `json:"createdAt"`
+	ExpiresAt        string   `json:"expiresAt" jsonschema:"from this moment the token is refused"`
+	AllowedAddresses []string `json:"allowedAddresses" jsonschema:"CIDRs the agent may connect from; empty: any"`
+	CreatedBy        string   `json:"createdBy" jsonschema:"who issued it: key:<name> or anonymous"`
+	CreatedVia       string   `json:"createdVia" jsonschema:"the channel it was issued through"`
+	LastUsedAt       string   `json:"lastUsedAt,omitempty" jsonschema:"when the agent API last took it (to the minute); absent: never"`
 }
 
 // EngineList is the engine catalogue.
@@ -118,15 +131,18 @@ type PresetParamOut struct {
 // CredentialIn issues a credential for a supervisor.
 type CredentialIn struct {
 	SupervisorID     string   `json:"supervisorId" jsonschema:"supervisor id, from list_supervisors"`
-	TTLHours         int      `json:"ttlHours,omitempty" jsonschema:"hours until the credential expires"`
-	AllowedAddresses []string `json:"allowedAddresses,omitempty" jsonschema:"CIDRs the credential may be used from"`
+	TTLHours         int      `json:"ttlHours,omitempty" jsonschema:"hours until the credential expires, 1 to 8760; absent: 720 (30 days)"`
+	AllowedAddresses []string `json:"allowedAddresses,omitempty" jsonschema:"CIDRs (203.0.113.0/24) or addresses the agent may connect from, at most 32; absent: any"`
 }
 
 // CredentialOut is an issued credential; the token is shown once.
 type CredentialOut struct {
-	SupervisorID string `json:"supervisorId"`
-	Token        string `json:"token"`
-	ExpiresAt    string `json:"expiresAt,omitempty"`
+	SupervisorID     string   `json:"supervisorId"`
+	Token            string   `json:"token" jsonschema:"the secret, shown this once: the agent sends it as Authorization: Bearer <token> to /api/agent/v1"`
+	Rotated          bool     `json:"rotated" jsonschema:"true when it replaced an earlier credential, whose token no longer works"`
+	Hint             string   `json:"hint"`
+	ExpiresAt        string   `json:"expiresAt"`
+	AllowedAddresses []string `json:"allowedAddresses"`
 }
 
 // RevokeIn revokes a supervisor's credential.
@@ -144,16 +160,21 @@ type RevokeOut struct {
 const noSupervisors = "No supervisors exist on this server (or none this key may see). An ADMIN creates one with PUT /api/supervisors/{id} " +
 	"or yukta supervisors apply FILE; list_supervisor_engines describes the engines a supervisor can use."
 
-// errCredentialsNotBuilt answers the credential tools for a supervisor that
-// exists: issuing and revoking agent API credentials is not built yet.
-var errCredentialsNotBuilt = errors.New("mcpserver: supervisor credentials are not built yet")
+// errCredentialsDisabled answers the credential tools of a server whose
+// credential use cases are not wired.
+var errCredentialsDisabled = errors.New("mcpserver: supervisor credentials are not enabled")
+
+func (s *server) credentialsEnabled() bool {
+	return s.d.IssueCredential != nil && s.d.GetCredential != nil && s.d.RevokeCredential != nil
+}
 
 func (s *server) addSupervisorTools(m *mcp.Server) {
 	addTool(m, &mcp.Tool{Name: "list_supervisors", Annotations: annotated(readOnly, "List supervisors"),
 		Description: "The supervisors on this server (rule sets, agents, workflows or programs that steer runs of the units they own), in id order. Next: get_supervisor."},
 		s.listSupervisors)
 	addTool(m, &mcp.Tool{Name: "get_supervisor", Annotations: annotated(readOnly, "Get a supervisor"),
-		Description: "One supervisor's whole document: engine and its settings (secret values read ***), owned units, parent, allowed commands, reviews, and who changed it last."},
+		Description: "One supervisor's whole document: engine and its settings (secret values read ***), owned units, parent, allowed commands, reviews, who changed it last, " +
+			"and its agent API credential (hint, expiry, allowed addresses, last use; never the token)."},
 		s.getSupervisor)
 	addTool(m, &mcp.Tool{Name: "list_supervisor_engines", Annotations: annotated(readOnly, "List supervisor engines"),
 		Description: "The engine catalogue: rules, http, workflow and process, with the signals each takes and its default allowed commands. Next: get_supervisor_engine."},
@@ -165,10 +186,11 @@ func (s *server) addSupervisorTools(m *mcp.Server) {
 		Description: "Ready-made rule documents (failure-guard, approval-gate, stall-watchdog, too-many-running) with their parameters."},
 		s.listPresets)
 	addTool(m, &mcp.Tool{Name: "create_credential", Annotations: annotated(destructive, "Issue a supervisor credential"),
-		Description: "Issue or rotate the agent API credential of a supervisor (the token is shown once; issuing again stops the earlier one). Next: the agent API at /api/agent/v1."},
+		Description: "Issue or rotate the agent API credential of a supervisor: the token is in this answer only (give it to the agent, do not repeat it), " +
+			"and issuing again stops the earlier one at once. Next: the agent sends it as a bearer token to /api/agent/v1; get_supervisor shows the credential without it."},
 		s.createCredential)
 	addTool(m, &mcp.Tool{Name: "revoke_credential", Annotations: annotated(destructive, "Revoke a supervisor credential"),
-		Description: "Revoke a supervisor's agent API credential at once."},
+		Description: "Revoke a supervisor's agent API credential: its token is refused from this answer on. Next: create_credential issues a new one."},
 		s.revokeCredential)
 }
 
@@ -222,9 +244,28 @@ func (s *server) getSupervisor(ctx context.Context, _ *mcp.CallToolRequest, in S
 		return nil, SupervisorDetails{}, s.toolError(tool, err, subj)
 	}
 	sup := sm.Supervisor
-	return nil, SupervisorDetails{SupervisorSummary: supervisorSummary(sm), Settings: sup.Settings(),
+	out := SupervisorDetails{SupervisorSummary: supervisorSummary(sm), Settings: sup.Settings(),
 		AllowedCommands: commandNames(sup.AllowedCommands()), Reviews: commandNames(sup.Reviews()), TickSeconds: sup.TickSeconds(),
-		CreatedAt: ts(sm.CreatedAt)}, nil
+		CreatedAt: ts(sm.CreatedAt)}
+	if s.credentialsEnabled() {
+		c, err := s.d.GetCredential.Handle(ctx, supervisorapp.GetCredentialInput{SupervisorID: in.SupervisorID, Only: p.Sessions()})
+		switch {
+		case err == nil:
+			out.Credential = credentialInfo(c)
+		case !errors.Is(err, supervisor.ErrCredentialNotFound):
+			return nil, SupervisorDetails{}, s.toolError(tool, err, subj)
+		}
+	}
+	return nil, out, nil
+}
+
+func credentialInfo(c supervisor.Credential) *CredentialInfo {
+	out := &CredentialInfo{Hint: c.Hint(), CreatedAt: ts(c.CreatedAt()), ExpiresAt: ts(c.ExpiresAt()), AllowedAddresses: c.AllowedAddressStrings(),
+		CreatedBy: c.CreatedBy(), CreatedVia: c.CreatedVia()}
+	if !c.LastUsedAt().IsZero() {
+		out.LastUsedAt = ts(c.LastUsedAt())
+	}
+	return out
 }
 
 func engineSummary(e supervisor.Engine) EngineSummary {
@@ -282,28 +323,38 @@ func (s *server) listPresets(ctx context.Context, _ *mcp.CallToolRequest, in Pre
 	return nil, out, nil
 }
 
-// credentialTarget answers a credential tool: the supervisor's not-found
-// answer when it does not exist (or the key may not see it), and, while
-// credentials are not built, that they are not, when it does.
-func (s *server) credentialTarget(ctx context.Context, id string) error {
-	if _, err := s.d.GetSupervisor.Handle(ctx, supervisorapp.GetInput{ID: id, Only: caller(ctx).Sessions()}); err != nil {
-		return err
-	}
-	return errCredentialsNotBuilt
-}
-
 func (s *server) createCredential(ctx context.Context, _ *mcp.CallToolRequest, in CredentialIn) (*mcp.CallToolResult, CredentialOut, error) {
+	const tool = "create_credential"
 	subj := subject{Supervisor: in.SupervisorID}
-	if err := caller(ctx).Can(access.ManageCredentials, ""); err != nil {
-		return nil, CredentialOut{}, s.toolError("create_credential", err, subj)
+	p := caller(ctx)
+	if err := p.Can(access.ManageCredentials, ""); err != nil {
+		return nil, CredentialOut{}, s.toolError(tool, err, subj)
 	}
-	return nil, CredentialOut{}, s.toolError("create_credential", s.credentialTarget(ctx, in.SupervisorID), subj)
+	if !s.credentialsEnabled() {
+		return nil, CredentialOut{}, s.toolError(tool, errCredentialsDisabled, subj)
+	}
+	res, err := s.d.IssueCredential.Handle(ctx, supervisorapp.IssueCredentialInput{SupervisorID: in.SupervisorID, TTLHours: in.TTLHours,
+		AllowedAddresses: in.AllowedAddresses, Actor: p.Actor(), Channel: Channel})
+	if err != nil {
+		return nil, CredentialOut{}, s.toolError(tool, err, subj)
+	}
+	c := res.Credential
+	return nil, CredentialOut{SupervisorID: c.SupervisorID(), Token: res.Token.Reveal(), Rotated: res.Rotated, Hint: c.Hint(),
+		ExpiresAt: ts(c.ExpiresAt()), AllowedAddresses: c.AllowedAddressStrings()}, nil
 }
 
 func (s *server) revokeCredential(ctx context.Context, _ *mcp.CallToolRequest, in RevokeIn) (*mcp.CallToolResult, RevokeOut, error) {
+	const tool = "revoke_credential"
 	subj := subject{Supervisor: in.SupervisorID}
-	if err := caller(ctx).Can(access.ManageCredentials, ""); err != nil {
-		return nil, RevokeOut{}, s.toolError("revoke_credential", err, subj)
+	p := caller(ctx)
+	if err := p.Can(access.ManageCredentials, ""); err != nil {
+		return nil, RevokeOut{}, s.toolError(tool, err, subj)
 	}
-	return nil, RevokeOut{}, s.toolError("revoke_credential", s.credentialTarget(ctx, in.SupervisorID), subj)
+	if !s.credentialsEnabled() {
+		return nil, RevokeOut{}, s.toolError(tool, errCredentialsDisabled, subj)
+	}
+	if _, err := s.d.RevokeCredential.Handle(ctx, supervisorapp.RevokeCredentialInput{SupervisorID: in.SupervisorID, Actor: p.Actor(), Channel: Channel}); err != nil {
+		return nil, RevokeOut{}, s.toolError(tool, err, subj)
+	}
+	return nil, RevokeOut{SupervisorID: in.SupervisorID, Revoked: true}, nil
 }

@@ -76,21 +76,20 @@ func TestSupervisorTools(t *testing.T) {
 		t.Fatalf("limited get_supervisor: hidden %q, unknown %q; want the same not-found answer", text(hidden), text(unknown))
 	}
 
-	// Credentials are not built: a supervisor that exists says so; an
-	// unknown one is not found. Nothing changes either way.
+	// A server without the credential use cases says credentials are not
+	// enabled, and changes nothing (tools_credentials_test.go drives them).
 	admin := connect(t, ts.URL, secretOf("admin"))
 	before := e.rowCounts(t)
 	for _, tool := range []string{"create_credential", "revoke_credential"} {
 		res := call(t, admin, tool, map[string]any{"supervisorId": "guard"})
-		if !res.IsError || !strings.HasPrefix(text(res), "Supervisor credentials are not available on this server yet") || !strings.Contains(text(res), "guard") {
+		if !res.IsError || !strings.HasPrefix(text(res), "Supervisor credentials are not enabled on this server.") {
 			t.Errorf("%s on guard: %q", tool, text(res))
-		}
-		res = call(t, admin, tool, map[string]any{"supervisorId": "ghost"})
-		if !res.IsError || !strings.HasPrefix(text(res), "Supervisor not found: ghost.") {
-			t.Errorf("%s on ghost: %q", tool, text(res))
 		}
 	}
 	e.assertRowsUnchanged(t, before, "the credential tools")
+	if strings.Contains(text(callOK(t, admin, "get_supervisor", map[string]any{"supervisorId": "guard"})), `"credential"`) {
+		t.Errorf("get_supervisor shows a credential on a server without credentials")
+	}
 }
 
 func TestSupervisorCatalogueTools(t *testing.T) {

@@ -174,7 +174,7 @@ func (s *SupervisorRuntime) DueReviews(ctx context.Context, stale time.Duration,
 	rows, err := s.pool.Query(ctx, `SELECT review_id::text FROM supervisor_reviews
 		 WHERE (status = 'PENDING' AND deadline <= clock_timestamp())
 		    OR (status = 'ALLOWED' AND updated_at <= clock_timestamp() - $1 * interval '1 millisecond')
-		 ORDER BY deadline LIMIT $2`, millis(stale), limit)
+		 ORDER BY deadline LIMIT $2`, stale.Milliseconds(), limit)
 	if err != nil {
 		return nil, translate(err)
 	}

@@ -144,6 +144,9 @@ func TestExpireReviewsTakesTheDefaultAndFinishesAllowed(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	if r2, _, _ := f.store.Review(t.Context(), tk2.ReviewID); r2.Status() != supervisor.ReviewAllowed {
+		t.Fatalf("the review is %s after the verdict, want ALLOWED", r2.Status())
+	}
 	if n, err := sweep.Handle(t.Context()); err != nil || n != 1 {
 		t.Fatalf("the sweep of an allowed review moved %d (%v)", n, err)
 	}

@@ -20,6 +20,21 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for AgentSelfContract.
+const (
+	N1 AgentSelfContract = "1"
+)
+
+// Valid indicates whether the value is a known member of the AgentSelfContract enum.
+func (e AgentSelfContract) Valid() bool {
+	switch e {
+	case N1:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ApprovalDecisionDecision.
 const (
 	ApprovalDecisionDecisionAPPROVE ApprovalDecisionDecision = "APPROVE"
@@ -497,6 +512,36 @@ func (e ReviewStepMove) Valid() bool {
 	}
 }
 
+// Defines values for SignalKind.
+const (
+	CONSULTED SignalKind = "CONSULTED"
+	DELEGATED SignalKind = "DELEGATED"
+	EVENT     SignalKind = "EVENT"
+	REVIEW    SignalKind = "REVIEW"
+	STARTED   SignalKind = "STARTED"
+	TICK      SignalKind = "TICK"
+)
+
+// Valid indicates whether the value is a known member of the SignalKind enum.
+func (e SignalKind) Valid() bool {
+	switch e {
+	case CONSULTED:
+		return true
+	case DELEGATED:
+		return true
+	case EVENT:
+		return true
+	case REVIEW:
+		return true
+	case STARTED:
+		return true
+	case TICK:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for StopAllRequestMode.
 const (
 	StopAllRequestModeCANCEL StopAllRequestMode = "CANCEL"
@@ -533,6 +578,30 @@ func (e SupervisorEngineCategory) Valid() bool {
 	case ONTHISSERVER:
 		return true
 	case RULES:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VerdictVerdict.
+const (
+	VerdictVerdictALLOW           VerdictVerdict = "ALLOW"
+	VerdictVerdictDENY            VerdictVerdict = "DENY"
+	VerdictVerdictNOOPINION       VerdictVerdict = "NO_OPINION"
+	VerdictVerdictREQUIREAPPROVAL VerdictVerdict = "REQUIRE_APPROVAL"
+)
+
+// Valid indicates whether the value is a known member of the VerdictVerdict enum.
+func (e VerdictVerdict) Valid() bool {
+	switch e {
+	case VerdictVerdictALLOW:
+		return true
+	case VerdictVerdictDENY:
+		return true
+	case VerdictVerdictNOOPINION:
+		return true
+	case VerdictVerdictREQUIREAPPROVAL:
 		return true
 	default:
 		return false
@@ -773,6 +842,78 @@ func (e PutSupervisorParamsYuktaChannel) Valid() bool {
 	}
 }
 
+// Defines values for RevokeCredentialParamsYuktaChannel.
+const (
+	RevokeCredentialParamsYuktaChannelCli  RevokeCredentialParamsYuktaChannel = "cli"
+	RevokeCredentialParamsYuktaChannelRest RevokeCredentialParamsYuktaChannel = "rest"
+)
+
+// Valid indicates whether the value is a known member of the RevokeCredentialParamsYuktaChannel enum.
+func (e RevokeCredentialParamsYuktaChannel) Valid() bool {
+	switch e {
+	case RevokeCredentialParamsYuktaChannelCli:
+		return true
+	case RevokeCredentialParamsYuktaChannelRest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for IssueCredentialParamsYuktaChannel.
+const (
+	IssueCredentialParamsYuktaChannelCli  IssueCredentialParamsYuktaChannel = "cli"
+	IssueCredentialParamsYuktaChannelRest IssueCredentialParamsYuktaChannel = "rest"
+)
+
+// Valid indicates whether the value is a known member of the IssueCredentialParamsYuktaChannel enum.
+func (e IssueCredentialParamsYuktaChannel) Valid() bool {
+	switch e {
+	case IssueCredentialParamsYuktaChannelCli:
+		return true
+	case IssueCredentialParamsYuktaChannelRest:
+		return true
+	default:
+		return false
+	}
+}
+
+// AgentExecutionList defines model for AgentExecutionList.
+type AgentExecutionList struct {
+	Executions []map[string]interface{} `json:"executions"`
+}
+
+// AgentInputList defines model for AgentInputList.
+type AgentInputList struct {
+	Inputs []map[string]interface{} `json:"inputs"`
+}
+
+// AgentSelf defines model for AgentSelf.
+type AgentSelf struct {
+	AllowedCommands []string          `json:"allowedCommands"`
+	Contract        AgentSelfContract `json:"contract"`
+	Engine          string            `json:"engine"`
+	Id              string            `json:"id"`
+	Name            string            `json:"name"`
+	Owns            []string          `json:"owns"`
+	ParentId        *string           `json:"parentId,omitempty"`
+
+	// Parents The parent chain
+	Parents []string `json:"parents"`
+	Reviews []string `json:"reviews"`
+}
+
+// AgentSelfContract defines model for AgentSelf.Contract.
+type AgentSelfContract string
+
+// AgentSnapshot defines model for AgentSnapshot.
+type AgentSnapshot struct {
+	Cursor     string                   `json:"cursor"`
+	Executions []map[string]interface{} `json:"executions"`
+	Holds      []map[string]interface{} `json:"holds"`
+	Inputs     []map[string]interface{} `json:"inputs"`
+}
+
 // AnswerRequest defines model for AnswerRequest.
 type AnswerRequest struct {
 	// Answer For approvals {"approved": true|false, "comment": "..."}; otherwise what the prompt asked for.
@@ -858,6 +999,29 @@ type ConfigField struct {
 
 // ConfigFieldType defines model for ConfigField.Type.
 type ConfigFieldType string
+
+// Directive defines model for Directive.
+type Directive struct {
+	Cause *string `json:"cause,omitempty"`
+
+	// Command A command of the closed vocabulary, such as {"type": "PauseWorkflow", "target": "execution:<id>"} (docs/supervisors.md).
+	Command  map[string]interface{} `json:"command"`
+	IfStatus *string                `json:"ifStatus,omitempty"`
+	Key      string                 `json:"key"`
+	Reason   *string                `json:"reason,omitempty"`
+}
+
+// DirectiveResult defines model for DirectiveResult.
+type DirectiveResult struct {
+	Key      string                   `json:"key"`
+	Message  *string                  `json:"message,omitempty"`
+	Outcomes []map[string]interface{} `json:"outcomes"`
+	Repeated *bool                    `json:"repeated,omitempty"`
+
+	// Status accepted (handed to every run it reaches) or rejected (refused before any effect).
+	Status       string `json:"status"`
+	SupervisorId string `json:"supervisorId"`
+}
 
 // DryRunReport defines model for DryRunReport.
 type DryRunReport struct {
@@ -1038,6 +1202,23 @@ type InputStatus string
 // InputList defines model for InputList.
 type InputList struct {
 	Inputs []Input `json:"inputs"`
+}
+
+// IssuedCredential A credential just issued, with its token. The token is in this answer only.
+type IssuedCredential struct {
+	AllowedAddresses []string  `json:"allowedAddresses"`
+	CreatedAt        time.Time `json:"createdAt"`
+	CreatedBy        string    `json:"createdBy"`
+	CreatedVia       string    `json:"createdVia"`
+	ExpiresAt        time.Time `json:"expiresAt"`
+	Hint             string    `json:"hint"`
+
+	// Rotated True when it replaced an earlier credential
+	Rotated      bool   `json:"rotated"`
+	SupervisorId string `json:"supervisorId"`
+
+	// Token The secret: send it as Authorization: Bearer <token> to /api/agent/v1.
+	Token string `json:"token"`
 }
 
 // JournalCounts defines model for JournalCounts.
@@ -1421,6 +1602,23 @@ type SessionSummary struct {
 	WorkflowCount int    `json:"workflowCount"`
 }
 
+// Signal defines model for Signal.
+type Signal struct {
+	Cursor string                 `json:"cursor"`
+	Kind   SignalKind             `json:"kind"`
+	Signal map[string]interface{} `json:"signal"`
+}
+
+// SignalKind defines model for Signal.Kind.
+type SignalKind string
+
+// SignalPage defines model for SignalPage.
+type SignalPage struct {
+	// Cursor Where to read on.
+	Cursor  string   `json:"cursor"`
+	Signals []Signal `json:"signals"`
+}
+
 // StartRequest defines model for StartRequest.
 type StartRequest struct {
 	// Payload The trigger payload (any JSON value; usually an object).
@@ -1468,6 +1666,29 @@ type Supervisor struct {
 
 	// TickSeconds Absent when no ticks are sent.
 	TickSeconds *int `json:"tickSeconds,omitempty"`
+}
+
+// SupervisorCredential A supervisor's agent API credential, without its token.
+type SupervisorCredential struct {
+	// AllowedAddresses Normalised CIDRs the agent may connect from; empty: any.
+	AllowedAddresses []string  `json:"allowedAddresses"`
+	CreatedAt        time.Time `json:"createdAt"`
+
+	// CreatedBy Who issued it: key:<name> or anonymous.
+	CreatedBy string `json:"createdBy"`
+
+	// CreatedVia The channel it was issued through.
+	CreatedVia string `json:"createdVia"`
+
+	// ExpiresAt From this moment the token is refused.
+	ExpiresAt time.Time `json:"expiresAt"`
+
+	// Hint The token's prefix and first 6 characters (yks_abcdef), to tell credentials apart.
+	Hint string `json:"hint"`
+
+	// LastUsedAt When the agent API last took it (to the minute); absent: never.
+	LastUsedAt   *time.Time `json:"lastUsedAt,omitempty"`
+	SupervisorId string     `json:"supervisorId"`
 }
 
 // SupervisorDocument A supervisor as sent (docs/supervisors.md). Members left out take their defaults.
@@ -1605,6 +1826,15 @@ type SupervisorSummary struct {
 	UpdatedVia string `json:"updatedVia"`
 }
 
+// Verdict defines model for Verdict.
+type Verdict struct {
+	Reason  *string        `json:"reason,omitempty"`
+	Verdict VerdictVerdict `json:"verdict"`
+}
+
+// VerdictVerdict defines model for Verdict.Verdict.
+type VerdictVerdict string
+
 // Violation defines model for Violation.
 type Violation struct {
 	Message string `json:"message"`
@@ -1662,6 +1892,30 @@ type SupervisorId = Id
 
 // WorkflowId defines model for WorkflowId.
 type WorkflowId = Id
+
+// AgentEventsParams defines parameters for AgentEvents.
+type AgentEventsParams struct {
+	// After The cursor of the last signal handled; left out, reading starts where the supervisor was created.
+	After *string `form:"after,omitempty" json:"after,omitempty"`
+
+	// LastEventID Resume after this event (its `seq`, the `id` of the last record received). It must name an event the key may read (any session, or the sessions of a session-limited key); any other number, including the seq of another session's event, gets the same 400.
+	LastEventID *LastEventId `json:"Last-Event-ID,omitempty"`
+}
+
+// AgentExecutionLogsParams defines parameters for AgentExecutionLogs.
+type AgentExecutionLogsParams struct {
+	Tail *int `form:"tail,omitempty" json:"tail,omitempty"`
+}
+
+// AgentSignalsParams defines parameters for AgentSignals.
+type AgentSignalsParams struct {
+	// After The cursor of the last signal handled; left out, reading starts where the supervisor was created.
+	After *string `form:"after,omitempty" json:"after,omitempty"`
+
+	// Wait Seconds (0 to 60) to wait for the first signal when none is there yet.
+	Wait  *float32 `form:"wait,omitempty" json:"wait,omitempty"`
+	Limit *int     `form:"limit,omitempty" json:"limit,omitempty"`
+}
 
 // ListApprovalsParams defines parameters for ListApprovals.
 type ListApprovalsParams struct {
@@ -1854,6 +2108,36 @@ type PutSupervisorParams struct {
 // PutSupervisorParamsYuktaChannel defines parameters for PutSupervisor.
 type PutSupervisorParamsYuktaChannel string
 
+// RevokeCredentialParams defines parameters for RevokeCredential.
+type RevokeCredentialParams struct {
+	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
+	YuktaChannel *RevokeCredentialParamsYuktaChannel `json:"Yukta-Channel,omitempty"`
+}
+
+// RevokeCredentialParamsYuktaChannel defines parameters for RevokeCredential.
+type RevokeCredentialParamsYuktaChannel string
+
+// IssueCredentialParams defines parameters for IssueCredential.
+type IssueCredentialParams struct {
+	// TtlHours Hours until the credential expires, 1 to 8760 (a year); left out, 720 (30 days). No credential lives forever; issue again to rotate.
+	TtlHours *int `form:"ttlHours,omitempty" json:"ttlHours,omitempty"`
+
+	// AllowedAddresses Comma-separated CIDRs (203.0.113.0/24, 2001:db8::/32) or addresses the agent may connect from, at most 32; left out, any address. X-Forwarded-For counts only behind a configured trusted proxy.
+	AllowedAddresses *string `form:"allowedAddresses,omitempty" json:"allowedAddresses,omitempty"`
+
+	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
+	YuktaChannel *IssueCredentialParamsYuktaChannel `json:"Yukta-Channel,omitempty"`
+}
+
+// IssueCredentialParamsYuktaChannel defines parameters for IssueCredential.
+type IssueCredentialParamsYuktaChannel string
+
+// AgentDirectiveJSONRequestBody defines body for AgentDirective for application/json ContentType.
+type AgentDirectiveJSONRequestBody = Directive
+
+// AgentReviewJSONRequestBody defines body for AgentReview for application/json ContentType.
+type AgentReviewJSONRequestBody = Verdict
+
 // DecideApprovalJSONRequestBody defines body for DecideApproval for application/json ContentType.
 type DecideApprovalJSONRequestBody = ApprovalDecision
 
@@ -1960,6 +2244,90 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 
 // The interface specification for the client above.
 type ClientInterface interface {
+
+	// AgentDirectiveWithBody Send a directive {key, cause?, reason?, ifStatus?, command}; answered when handed over.
+	//
+	// The same key again returns the first answer and has no second effect; the same key with another directive is 409. A directive outside allowedCommands or the owned units is 403, recorded in the journal.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/agent/v1/directives (the `AgentDirective` operationId).
+	AgentDirectiveWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AgentDirective Send a directive {key, cause?, reason?, ifStatus?, command}; answered when handed over.
+	//
+	// The same key again returns the first answer and has no second effect; the same key with another directive is 409. A directive outside allowedCommands or the owned units is 403, recorded in the journal.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/agent/v1/directives (the `AgentDirective` operationId).
+	AgentDirective(ctx context.Context, body AgentDirectiveJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AgentEvents Signals as Server-Sent Events (id is the cursor, event the kind, data the envelope); resume with Last-Event-ID.
+	//
+	// Corresponds with GET /api/agent/v1/events (the `AgentEvents` operationId).
+	AgentEvents(ctx context.Context, params *AgentEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AgentExecutions The unfinished executions of the owned units (at most 200).
+	//
+	// Corresponds with GET /api/agent/v1/executions (the `AgentExecutions` operationId).
+	AgentExecutions(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AgentExecution One owned execution with its node statuses; a run outside the owned units is 404.
+	//
+	// Corresponds with GET /api/agent/v1/executions/{executionId} (the `AgentExecution` operationId).
+	AgentExecution(ctx context.Context, executionId ExecutionId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AgentExecutionLogs The newest log lines of an owned execution (at most 200), secret values removed, control characters escaped.
+	//
+	// Corresponds with GET /api/agent/v1/executions/{executionId}/logs (the `AgentExecutionLogs` operationId).
+	AgentExecutionLogs(ctx context.Context, executionId ExecutionId, params *AgentExecutionLogsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AgentInputs Open input requests of the owned units (at most 200).
+	//
+	// Corresponds with GET /api/agent/v1/inputs (the `AgentInputs` operationId).
+	AgentInputs(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AgentReviewWithBody Answer a review the supervisor was asked (REVIEW signal): {verdict: ALLOW|DENY|REQUIRE_APPROVAL|NO_OPINION, reason?}.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/agent/v1/reviews/{reviewId} (the `AgentReview` operationId).
+	AgentReviewWithBody(ctx context.Context, reviewId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AgentReview Answer a review the supervisor was asked (REVIEW signal): {verdict: ALLOW|DENY|REQUIRE_APPROVAL|NO_OPINION, reason?}.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/agent/v1/reviews/{reviewId} (the `AgentReview` operationId).
+	AgentReview(ctx context.Context, reviewId string, body AgentReviewJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AgentScheduler The scheduler's limits and queue depth; only for a supervisor that owns the server.
+	//
+	// Corresponds with GET /api/agent/v1/scheduler (the `AgentScheduler` operationId).
+	AgentScheduler(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AgentSelf The supervisor the credential belongs to: owned units, parents, permissions, contract version.
+	//
+	// Corresponds with GET /api/agent/v1/self (the `AgentSelf` operationId).
+	AgentSelf(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AgentSignals Long poll for signals after a cursor.
+	//
+	// Signals are delivered at least once and in order; the answer's cursor is where to read on (it may lie past the last signal). Pass the cursor of the last signal handled; an agent that crashed reads on from it and loses nothing.
+	//
+	// Corresponds with GET /api/agent/v1/signals (the `AgentSignals` operationId).
+	AgentSignals(ctx context.Context, params *AgentSignalsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AgentSnapshot Owned unfinished executions, their open inputs, the hold ledger and a cursor to read signals on from.
+	//
+	// Corresponds with GET /api/agent/v1/snapshot (the `AgentSnapshot` operationId).
+	AgentSnapshot(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AgentWorkflow A workflow of an owned unit, its nodes (id, type) and edges; never node settings.
+	//
+	// Corresponds with GET /api/agent/v1/workflows/{sessionId}/{workflowId} (the `AgentWorkflow` operationId).
+	AgentWorkflow(ctx context.Context, sessionId SessionId, workflowId WorkflowId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListApprovals List the commands that wait for an ADMIN's approval (or every review in a status), newest first.
 	//
@@ -2342,6 +2710,32 @@ type ClientInterface interface {
 	// Corresponds with PUT /api/supervisors/{supervisorId} (the `PutSupervisor` operationId).
 	PutSupervisor(ctx context.Context, supervisorId SupervisorId, params *PutSupervisorParams, body PutSupervisorJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// RevokeCredential Revoke the supervisor's credential; its token is refused on every request after this answer.
+	//
+	// Corresponds with DELETE /api/supervisors/{supervisorId}/credential (the `RevokeCredential` operationId).
+	RevokeCredential(ctx context.Context, supervisorId SupervisorId, params *RevokeCredentialParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetCredential The credential's metadata (never the token, which is not stored).
+	//
+	// 404 when the supervisor does not exist (or a session-limited key may not see it), and when it has no credential; the problem says which.
+	//
+	// Corresponds with GET /api/supervisors/{supervisorId}/credential (the `GetCredential` operationId).
+	GetCredential(ctx context.Context, supervisorId SupervisorId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// IssueCredential Issue or rotate the supervisor's agent API credential; the token is in this answer only.
+	//
+	// The token (`yks_` and 48 characters: 200 random bits and a checksum)
+	// opens the agent API (/api/agent/v1) for this supervisor, and nothing
+	// else; the server keeps only its SHA-256, so it is shown this once.
+	// A supervisor has one credential: issuing again replaces it, and the
+	// earlier token is refused on every request after this answer.
+	// Deleting the supervisor deletes its credential. A
+	// `SupervisorCredentialIssued` event records who issued it (never the
+	// token).
+	//
+	// Corresponds with POST /api/supervisors/{supervisorId}/credential (the `IssueCredential` operationId).
+	IssueCredential(ctx context.Context, supervisorId SupervisorId, params *IssueCredentialParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetHealth Liveness: the process is up.
 	//
 	// Corresponds with GET /healthz (the `GetHealth` operationId).
@@ -2358,6 +2752,230 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /readyz (the `GetReady` operationId).
 	GetReady(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+// AgentDirectiveWithBody Send a directive {key, cause?, reason?, ifStatus?, command}; answered when handed over.
+//
+// The same key again returns the first answer and has no second effect; the same key with another directive is 409. A directive outside allowedCommands or the owned units is 403, recorded in the journal.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/agent/v1/directives (the `AgentDirective` operationId).
+func (c *Client) AgentDirectiveWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAgentDirectiveRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AgentDirective Send a directive {key, cause?, reason?, ifStatus?, command}; answered when handed over.
+//
+// The same key again returns the first answer and has no second effect; the same key with another directive is 409. A directive outside allowedCommands or the owned units is 403, recorded in the journal.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/agent/v1/directives (the `AgentDirective` operationId).
+func (c *Client) AgentDirective(ctx context.Context, body AgentDirectiveJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAgentDirectiveRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AgentEvents Signals as Server-Sent Events (id is the cursor, event the kind, data the envelope); resume with Last-Event-ID.
+//
+// Corresponds with GET /api/agent/v1/events (the `AgentEvents` operationId).
+func (c *Client) AgentEvents(ctx context.Context, params *AgentEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAgentEventsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AgentExecutions The unfinished executions of the owned units (at most 200).
+//
+// Corresponds with GET /api/agent/v1/executions (the `AgentExecutions` operationId).
+func (c *Client) AgentExecutions(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAgentExecutionsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AgentExecution One owned execution with its node statuses; a run outside the owned units is 404.
+//
+// Corresponds with GET /api/agent/v1/executions/{executionId} (the `AgentExecution` operationId).
+func (c *Client) AgentExecution(ctx context.Context, executionId ExecutionId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAgentExecutionRequest(c.Server, executionId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AgentExecutionLogs The newest log lines of an owned execution (at most 200), secret values removed, control characters escaped.
+//
+// Corresponds with GET /api/agent/v1/executions/{executionId}/logs (the `AgentExecutionLogs` operationId).
+func (c *Client) AgentExecutionLogs(ctx context.Context, executionId ExecutionId, params *AgentExecutionLogsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAgentExecutionLogsRequest(c.Server, executionId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AgentInputs Open input requests of the owned units (at most 200).
+//
+// Corresponds with GET /api/agent/v1/inputs (the `AgentInputs` operationId).
+func (c *Client) AgentInputs(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAgentInputsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AgentReviewWithBody Answer a review the supervisor was asked (REVIEW signal): {verdict: ALLOW|DENY|REQUIRE_APPROVAL|NO_OPINION, reason?}.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/agent/v1/reviews/{reviewId} (the `AgentReview` operationId).
+func (c *Client) AgentReviewWithBody(ctx context.Context, reviewId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAgentReviewRequestWithBody(c.Server, reviewId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AgentReview Answer a review the supervisor was asked (REVIEW signal): {verdict: ALLOW|DENY|REQUIRE_APPROVAL|NO_OPINION, reason?}.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/agent/v1/reviews/{reviewId} (the `AgentReview` operationId).
+func (c *Client) AgentReview(ctx context.Context, reviewId string, body AgentReviewJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAgentReviewRequest(c.Server, reviewId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AgentScheduler The scheduler's limits and queue depth; only for a supervisor that owns the server.
+//
+// Corresponds with GET /api/agent/v1/scheduler (the `AgentScheduler` operationId).
+func (c *Client) AgentScheduler(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAgentSchedulerRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AgentSelf The supervisor the credential belongs to: owned units, parents, permissions, contract version.
+//
+// Corresponds with GET /api/agent/v1/self (the `AgentSelf` operationId).
+func (c *Client) AgentSelf(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAgentSelfRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AgentSignals Long poll for signals after a cursor.
+//
+// Signals are delivered at least once and in order; the answer's cursor is where to read on (it may lie past the last signal). Pass the cursor of the last signal handled; an agent that crashed reads on from it and loses nothing.
+//
+// Corresponds with GET /api/agent/v1/signals (the `AgentSignals` operationId).
+func (c *Client) AgentSignals(ctx context.Context, params *AgentSignalsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAgentSignalsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AgentSnapshot Owned unfinished executions, their open inputs, the hold ledger and a cursor to read signals on from.
+//
+// Corresponds with GET /api/agent/v1/snapshot (the `AgentSnapshot` operationId).
+func (c *Client) AgentSnapshot(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAgentSnapshotRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AgentWorkflow A workflow of an owned unit, its nodes (id, type) and edges; never node settings.
+//
+// Corresponds with GET /api/agent/v1/workflows/{sessionId}/{workflowId} (the `AgentWorkflow` operationId).
+func (c *Client) AgentWorkflow(ctx context.Context, sessionId SessionId, workflowId WorkflowId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAgentWorkflowRequest(c.Server, sessionId, workflowId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
 }
 
 // ListApprovals List the commands that wait for an ADMIN's approval (or every review in a status), newest first.
@@ -3241,6 +3859,62 @@ func (c *Client) PutSupervisor(ctx context.Context, supervisorId SupervisorId, p
 	return c.Client.Do(req)
 }
 
+// RevokeCredential Revoke the supervisor's credential; its token is refused on every request after this answer.
+//
+// Corresponds with DELETE /api/supervisors/{supervisorId}/credential (the `RevokeCredential` operationId).
+func (c *Client) RevokeCredential(ctx context.Context, supervisorId SupervisorId, params *RevokeCredentialParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRevokeCredentialRequest(c.Server, supervisorId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetCredential The credential's metadata (never the token, which is not stored).
+//
+// 404 when the supervisor does not exist (or a session-limited key may not see it), and when it has no credential; the problem says which.
+//
+// Corresponds with GET /api/supervisors/{supervisorId}/credential (the `GetCredential` operationId).
+func (c *Client) GetCredential(ctx context.Context, supervisorId SupervisorId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCredentialRequest(c.Server, supervisorId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// IssueCredential Issue or rotate the supervisor's agent API credential; the token is in this answer only.
+//
+// The token (`yks_` and 48 characters: 200 random bits and a checksum)
+// opens the agent API (/api/agent/v1) for this supervisor, and nothing
+// else; the server keeps only its SHA-256, so it is shown this once.
+// A supervisor has one credential: issuing again replaces it, and the
+// earlier token is refused on every request after this answer.
+// Deleting the supervisor deletes its credential. A
+// `SupervisorCredentialIssued` event records who issued it (never the
+// token).
+//
+// Corresponds with POST /api/supervisors/{supervisorId}/credential (the `IssueCredential` operationId).
+func (c *Client) IssueCredential(ctx context.Context, supervisorId SupervisorId, params *IssueCredentialParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewIssueCredentialRequest(c.Server, supervisorId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetHealth Liveness: the process is up.
 //
 // Corresponds with GET /healthz (the `GetHealth` operationId).
@@ -3286,6 +3960,511 @@ func (c *Client) GetReady(ctx context.Context, reqEditors ...RequestEditorFn) (*
 		return nil, err
 	}
 	return c.Client.Do(req)
+}
+
+// NewAgentDirectiveRequest calls the generic AgentDirective builder with application/json body
+func NewAgentDirectiveRequest(server string, body AgentDirectiveJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAgentDirectiveRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewAgentDirectiveRequestWithBody constructs an http.Request for the AgentDirective method, with any body, and a specified content type
+func NewAgentDirectiveRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/agent/v1/directives")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewAgentEventsRequest constructs an http.Request for the AgentEvents method
+func NewAgentEventsRequest(server string, params *AgentEventsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/agent/v1/events")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.After != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "after", *params.After, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.LastEventID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Last-Event-ID", *params.LastEventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Last-Event-ID", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewAgentExecutionsRequest constructs an http.Request for the AgentExecutions method
+func NewAgentExecutionsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/agent/v1/executions")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewAgentExecutionRequest constructs an http.Request for the AgentExecution method
+func NewAgentExecutionRequest(server string, executionId ExecutionId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/agent/v1/executions/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewAgentExecutionLogsRequest constructs an http.Request for the AgentExecutionLogs method
+func NewAgentExecutionLogsRequest(server string, executionId ExecutionId, params *AgentExecutionLogsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/agent/v1/executions/%s/logs", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Tail != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "tail", *params.Tail, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewAgentInputsRequest constructs an http.Request for the AgentInputs method
+func NewAgentInputsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/agent/v1/inputs")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewAgentReviewRequest calls the generic AgentReview builder with application/json body
+func NewAgentReviewRequest(server string, reviewId string, body AgentReviewJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAgentReviewRequestWithBody(server, reviewId, "application/json", bodyReader)
+}
+
+// NewAgentReviewRequestWithBody constructs an http.Request for the AgentReview method, with any body, and a specified content type
+func NewAgentReviewRequestWithBody(server string, reviewId string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "reviewId", reviewId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/agent/v1/reviews/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewAgentSchedulerRequest constructs an http.Request for the AgentScheduler method
+func NewAgentSchedulerRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/agent/v1/scheduler")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewAgentSelfRequest constructs an http.Request for the AgentSelf method
+func NewAgentSelfRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/agent/v1/self")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewAgentSignalsRequest constructs an http.Request for the AgentSignals method
+func NewAgentSignalsRequest(server string, params *AgentSignalsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/agent/v1/signals")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.After != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "after", *params.After, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Wait != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "wait", *params.Wait, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "number", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewAgentSnapshotRequest constructs an http.Request for the AgentSnapshot method
+func NewAgentSnapshotRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/agent/v1/snapshot")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewAgentWorkflowRequest constructs an http.Request for the AgentWorkflow method
+func NewAgentWorkflowRequest(server string, sessionId SessionId, workflowId WorkflowId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "sessionId", sessionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "workflowId", workflowId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/agent/v1/workflows/%s/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
 }
 
 // NewListApprovalsRequest constructs an http.Request for the ListApprovals method
@@ -5354,6 +6533,177 @@ func NewPutSupervisorRequestWithBody(server string, supervisorId SupervisorId, p
 	return req, nil
 }
 
+// NewRevokeCredentialRequest constructs an http.Request for the RevokeCredential method
+func NewRevokeCredentialRequest(server string, supervisorId SupervisorId, params *RevokeCredentialParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "supervisorId", supervisorId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/supervisors/%s/credential", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.YuktaChannel != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Yukta-Channel", *params.YuktaChannel, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Yukta-Channel", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetCredentialRequest constructs an http.Request for the GetCredential method
+func NewGetCredentialRequest(server string, supervisorId SupervisorId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "supervisorId", supervisorId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/supervisors/%s/credential", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewIssueCredentialRequest constructs an http.Request for the IssueCredential method
+func NewIssueCredentialRequest(server string, supervisorId SupervisorId, params *IssueCredentialParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "supervisorId", supervisorId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/supervisors/%s/credential", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.TtlHours != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ttlHours", *params.TtlHours, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.AllowedAddresses != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "allowedAddresses", *params.AllowedAddresses, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.YuktaChannel != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Yukta-Channel", *params.YuktaChannel, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Yukta-Channel", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetHealthRequest constructs an http.Request for the GetHealth method
 func NewGetHealthRequest(server string) (*http.Request, error) {
 	var err error
@@ -5478,6 +6828,110 @@ func WithBaseURL(baseURL string) ClientOption {
 
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
+
+	// AgentDirectiveWithBodyWithResponse Send a directive {key, cause?, reason?, ifStatus?, command}; answered when handed over.
+	//
+	// The same key again returns the first answer and has no second effect; the same key with another directive is 409. A directive outside allowedCommands or the owned units is 403, recorded in the journal.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/agent/v1/directives (the `AgentDirective` operationId).
+	AgentDirectiveWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AgentDirectiveResponse, error)
+
+	// AgentDirectiveWithResponse Send a directive {key, cause?, reason?, ifStatus?, command}; answered when handed over.
+	//
+	// The same key again returns the first answer and has no second effect; the same key with another directive is 409. A directive outside allowedCommands or the owned units is 403, recorded in the journal.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/agent/v1/directives (the `AgentDirective` operationId).
+	AgentDirectiveWithResponse(ctx context.Context, body AgentDirectiveJSONRequestBody, reqEditors ...RequestEditorFn) (*AgentDirectiveResponse, error)
+
+	// AgentEventsWithResponse Signals as Server-Sent Events (id is the cursor, event the kind, data the envelope); resume with Last-Event-ID.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/agent/v1/events (the `AgentEvents` operationId).
+	AgentEventsWithResponse(ctx context.Context, params *AgentEventsParams, reqEditors ...RequestEditorFn) (*AgentEventsResponse, error)
+
+	// AgentExecutionsWithResponse The unfinished executions of the owned units (at most 200).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/agent/v1/executions (the `AgentExecutions` operationId).
+	AgentExecutionsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AgentExecutionsResponse, error)
+
+	// AgentExecutionWithResponse One owned execution with its node statuses; a run outside the owned units is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/agent/v1/executions/{executionId} (the `AgentExecution` operationId).
+	AgentExecutionWithResponse(ctx context.Context, executionId ExecutionId, reqEditors ...RequestEditorFn) (*AgentExecutionResponse, error)
+
+	// AgentExecutionLogsWithResponse The newest log lines of an owned execution (at most 200), secret values removed, control characters escaped.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/agent/v1/executions/{executionId}/logs (the `AgentExecutionLogs` operationId).
+	AgentExecutionLogsWithResponse(ctx context.Context, executionId ExecutionId, params *AgentExecutionLogsParams, reqEditors ...RequestEditorFn) (*AgentExecutionLogsResponse, error)
+
+	// AgentInputsWithResponse Open input requests of the owned units (at most 200).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/agent/v1/inputs (the `AgentInputs` operationId).
+	AgentInputsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AgentInputsResponse, error)
+
+	// AgentReviewWithBodyWithResponse Answer a review the supervisor was asked (REVIEW signal): {verdict: ALLOW|DENY|REQUIRE_APPROVAL|NO_OPINION, reason?}.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/agent/v1/reviews/{reviewId} (the `AgentReview` operationId).
+	AgentReviewWithBodyWithResponse(ctx context.Context, reviewId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AgentReviewResponse, error)
+
+	// AgentReviewWithResponse Answer a review the supervisor was asked (REVIEW signal): {verdict: ALLOW|DENY|REQUIRE_APPROVAL|NO_OPINION, reason?}.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/agent/v1/reviews/{reviewId} (the `AgentReview` operationId).
+	AgentReviewWithResponse(ctx context.Context, reviewId string, body AgentReviewJSONRequestBody, reqEditors ...RequestEditorFn) (*AgentReviewResponse, error)
+
+	// AgentSchedulerWithResponse The scheduler's limits and queue depth; only for a supervisor that owns the server.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/agent/v1/scheduler (the `AgentScheduler` operationId).
+	AgentSchedulerWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AgentSchedulerResponse, error)
+
+	// AgentSelfWithResponse The supervisor the credential belongs to: owned units, parents, permissions, contract version.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/agent/v1/self (the `AgentSelf` operationId).
+	AgentSelfWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AgentSelfResponse, error)
+
+	// AgentSignalsWithResponse Long poll for signals after a cursor.
+	//
+	// Signals are delivered at least once and in order; the answer's cursor is where to read on (it may lie past the last signal). Pass the cursor of the last signal handled; an agent that crashed reads on from it and loses nothing.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/agent/v1/signals (the `AgentSignals` operationId).
+	AgentSignalsWithResponse(ctx context.Context, params *AgentSignalsParams, reqEditors ...RequestEditorFn) (*AgentSignalsResponse, error)
+
+	// AgentSnapshotWithResponse Owned unfinished executions, their open inputs, the hold ledger and a cursor to read signals on from.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/agent/v1/snapshot (the `AgentSnapshot` operationId).
+	AgentSnapshotWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AgentSnapshotResponse, error)
+
+	// AgentWorkflowWithResponse A workflow of an owned unit, its nodes (id, type) and edges; never node settings.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/agent/v1/workflows/{sessionId}/{workflowId} (the `AgentWorkflow` operationId).
+	AgentWorkflowWithResponse(ctx context.Context, sessionId SessionId, workflowId WorkflowId, reqEditors ...RequestEditorFn) (*AgentWorkflowResponse, error)
 
 	// ListApprovalsWithResponse List the commands that wait for an ADMIN's approval (or every review in a status), newest first.
 	//
@@ -5916,6 +7370,38 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PUT /api/supervisors/{supervisorId} (the `PutSupervisor` operationId).
 	PutSupervisorWithResponse(ctx context.Context, supervisorId SupervisorId, params *PutSupervisorParams, body PutSupervisorJSONRequestBody, reqEditors ...RequestEditorFn) (*PutSupervisorResponse, error)
 
+	// RevokeCredentialWithResponse Revoke the supervisor's credential; its token is refused on every request after this answer.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/supervisors/{supervisorId}/credential (the `RevokeCredential` operationId).
+	RevokeCredentialWithResponse(ctx context.Context, supervisorId SupervisorId, params *RevokeCredentialParams, reqEditors ...RequestEditorFn) (*RevokeCredentialResponse, error)
+
+	// GetCredentialWithResponse The credential's metadata (never the token, which is not stored).
+	//
+	// 404 when the supervisor does not exist (or a session-limited key may not see it), and when it has no credential; the problem says which.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/supervisors/{supervisorId}/credential (the `GetCredential` operationId).
+	GetCredentialWithResponse(ctx context.Context, supervisorId SupervisorId, reqEditors ...RequestEditorFn) (*GetCredentialResponse, error)
+
+	// IssueCredentialWithResponse Issue or rotate the supervisor's agent API credential; the token is in this answer only.
+	//
+	// The token (`yks_` and 48 characters: 200 random bits and a checksum)
+	// opens the agent API (/api/agent/v1) for this supervisor, and nothing
+	// else; the server keeps only its SHA-256, so it is shown this once.
+	// A supervisor has one credential: issuing again replaces it, and the
+	// earlier token is refused on every request after this answer.
+	// Deleting the supervisor deletes its credential. A
+	// `SupervisorCredentialIssued` event records who issued it (never the
+	// token).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/supervisors/{supervisorId}/credential (the `IssueCredential` operationId).
+	IssueCredentialWithResponse(ctx context.Context, supervisorId SupervisorId, params *IssueCredentialParams, reqEditors ...RequestEditorFn) (*IssueCredentialResponse, error)
+
 	// GetHealthWithResponse Liveness: the process is up.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -5938,6 +7424,883 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /readyz (the `GetReady` operationId).
 	GetReadyWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetReadyResponse, error)
+}
+
+type AgentDirectiveResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *DirectiveResult
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r AgentDirectiveResponse) GetJSON202() *DirectiveResult {
+	return r.JSON202
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r AgentDirectiveResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r AgentDirectiveResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r AgentDirectiveResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r AgentDirectiveResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r AgentDirectiveResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r AgentDirectiveResponse) GetApplicationproblemJSON429() *Problem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r AgentDirectiveResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AgentDirectiveResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AgentDirectiveResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AgentDirectiveResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type AgentEventsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r AgentEventsResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r AgentEventsResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r AgentEventsResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r AgentEventsResponse) GetApplicationproblemJSON429() *Problem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r AgentEventsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AgentEventsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AgentEventsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AgentEventsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type AgentExecutionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AgentExecutionList
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AgentExecutionsResponse) GetJSON200() *AgentExecutionList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r AgentExecutionsResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r AgentExecutionsResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r AgentExecutionsResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r AgentExecutionsResponse) GetApplicationproblemJSON429() *Problem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r AgentExecutionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AgentExecutionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AgentExecutionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AgentExecutionsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type AgentExecutionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Execution
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AgentExecutionResponse) GetJSON200() *Execution {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r AgentExecutionResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r AgentExecutionResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r AgentExecutionResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r AgentExecutionResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r AgentExecutionResponse) GetApplicationproblemJSON429() *Problem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r AgentExecutionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AgentExecutionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AgentExecutionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AgentExecutionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type AgentExecutionLogsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *map[string]interface{}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AgentExecutionLogsResponse) GetJSON200() *map[string]interface{} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r AgentExecutionLogsResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r AgentExecutionLogsResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r AgentExecutionLogsResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r AgentExecutionLogsResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r AgentExecutionLogsResponse) GetApplicationproblemJSON429() *Problem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r AgentExecutionLogsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AgentExecutionLogsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AgentExecutionLogsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AgentExecutionLogsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type AgentInputsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AgentInputList
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AgentInputsResponse) GetJSON200() *AgentInputList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r AgentInputsResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r AgentInputsResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r AgentInputsResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r AgentInputsResponse) GetApplicationproblemJSON429() *Problem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r AgentInputsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AgentInputsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AgentInputsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AgentInputsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type AgentReviewResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Review
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AgentReviewResponse) GetJSON200() *Review {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r AgentReviewResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r AgentReviewResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r AgentReviewResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r AgentReviewResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r AgentReviewResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r AgentReviewResponse) GetApplicationproblemJSON429() *Problem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r AgentReviewResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AgentReviewResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AgentReviewResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AgentReviewResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type AgentSchedulerResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SchedulerStatus
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AgentSchedulerResponse) GetJSON200() *SchedulerStatus {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r AgentSchedulerResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r AgentSchedulerResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r AgentSchedulerResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r AgentSchedulerResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r AgentSchedulerResponse) GetApplicationproblemJSON429() *Problem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r AgentSchedulerResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AgentSchedulerResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AgentSchedulerResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AgentSchedulerResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type AgentSelfResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AgentSelf
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AgentSelfResponse) GetJSON200() *AgentSelf {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r AgentSelfResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r AgentSelfResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r AgentSelfResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r AgentSelfResponse) GetApplicationproblemJSON429() *Problem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r AgentSelfResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AgentSelfResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AgentSelfResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AgentSelfResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type AgentSignalsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SignalPage
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AgentSignalsResponse) GetJSON200() *SignalPage {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r AgentSignalsResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r AgentSignalsResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r AgentSignalsResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r AgentSignalsResponse) GetApplicationproblemJSON429() *Problem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r AgentSignalsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AgentSignalsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AgentSignalsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AgentSignalsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type AgentSnapshotResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AgentSnapshot
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AgentSnapshotResponse) GetJSON200() *AgentSnapshot {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r AgentSnapshotResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r AgentSnapshotResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r AgentSnapshotResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r AgentSnapshotResponse) GetApplicationproblemJSON429() *Problem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r AgentSnapshotResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AgentSnapshotResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AgentSnapshotResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AgentSnapshotResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type AgentWorkflowResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *map[string]interface{}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AgentWorkflowResponse) GetJSON200() *map[string]interface{} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r AgentWorkflowResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r AgentWorkflowResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r AgentWorkflowResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r AgentWorkflowResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r AgentWorkflowResponse) GetApplicationproblemJSON429() *Problem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r AgentWorkflowResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AgentWorkflowResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AgentWorkflowResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AgentWorkflowResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 type ListApprovalsResponse struct {
@@ -8169,6 +10532,171 @@ func (r PutSupervisorResponse) ContentType() string {
 	return ""
 }
 
+type RevokeCredentialResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r RevokeCredentialResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r RevokeCredentialResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r RevokeCredentialResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RevokeCredentialResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RevokeCredentialResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RevokeCredentialResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetCredentialResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SupervisorCredential
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetCredentialResponse) GetJSON200() *SupervisorCredential {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetCredentialResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetCredentialResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCredentialResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCredentialResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCredentialResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCredentialResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// IssueCredentialResponse201Headers the declared response headers of an HTTP 201 response for IssueCredential
+type IssueCredentialResponse201Headers struct {
+	CacheControl *string
+}
+
+type IssueCredentialResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *IssuedCredential
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *IssueCredentialResponse201Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r IssueCredentialResponse) GetJSON201() *IssuedCredential {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r IssueCredentialResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r IssueCredentialResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r IssueCredentialResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r IssueCredentialResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r IssueCredentialResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r IssueCredentialResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetHealthResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -8304,6 +10832,194 @@ func (r GetReadyResponse) ContentType() string {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
+}
+
+// AgentDirectiveWithBodyWithResponse Send a directive {key, cause?, reason?, ifStatus?, command}; answered when handed over.
+//
+// The same key again returns the first answer and has no second effect; the same key with another directive is 409. A directive outside allowedCommands or the owned units is 403, recorded in the journal.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/agent/v1/directives (the `AgentDirective` operationId).
+func (c *ClientWithResponses) AgentDirectiveWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AgentDirectiveResponse, error) {
+	rsp, err := c.AgentDirectiveWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAgentDirectiveResponse(rsp)
+}
+
+// AgentDirectiveWithResponse Send a directive {key, cause?, reason?, ifStatus?, command}; answered when handed over.
+//
+// The same key again returns the first answer and has no second effect; the same key with another directive is 409. A directive outside allowedCommands or the owned units is 403, recorded in the journal.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/agent/v1/directives (the `AgentDirective` operationId).
+func (c *ClientWithResponses) AgentDirectiveWithResponse(ctx context.Context, body AgentDirectiveJSONRequestBody, reqEditors ...RequestEditorFn) (*AgentDirectiveResponse, error) {
+	rsp, err := c.AgentDirective(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAgentDirectiveResponse(rsp)
+}
+
+// AgentEventsWithResponse Signals as Server-Sent Events (id is the cursor, event the kind, data the envelope); resume with Last-Event-ID.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/agent/v1/events (the `AgentEvents` operationId).
+func (c *ClientWithResponses) AgentEventsWithResponse(ctx context.Context, params *AgentEventsParams, reqEditors ...RequestEditorFn) (*AgentEventsResponse, error) {
+	rsp, err := c.AgentEvents(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAgentEventsResponse(rsp)
+}
+
+// AgentExecutionsWithResponse The unfinished executions of the owned units (at most 200).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/agent/v1/executions (the `AgentExecutions` operationId).
+func (c *ClientWithResponses) AgentExecutionsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AgentExecutionsResponse, error) {
+	rsp, err := c.AgentExecutions(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAgentExecutionsResponse(rsp)
+}
+
+// AgentExecutionWithResponse One owned execution with its node statuses; a run outside the owned units is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/agent/v1/executions/{executionId} (the `AgentExecution` operationId).
+func (c *ClientWithResponses) AgentExecutionWithResponse(ctx context.Context, executionId ExecutionId, reqEditors ...RequestEditorFn) (*AgentExecutionResponse, error) {
+	rsp, err := c.AgentExecution(ctx, executionId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAgentExecutionResponse(rsp)
+}
+
+// AgentExecutionLogsWithResponse The newest log lines of an owned execution (at most 200), secret values removed, control characters escaped.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/agent/v1/executions/{executionId}/logs (the `AgentExecutionLogs` operationId).
+func (c *ClientWithResponses) AgentExecutionLogsWithResponse(ctx context.Context, executionId ExecutionId, params *AgentExecutionLogsParams, reqEditors ...RequestEditorFn) (*AgentExecutionLogsResponse, error) {
+	rsp, err := c.AgentExecutionLogs(ctx, executionId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAgentExecutionLogsResponse(rsp)
+}
+
+// AgentInputsWithResponse Open input requests of the owned units (at most 200).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/agent/v1/inputs (the `AgentInputs` operationId).
+func (c *ClientWithResponses) AgentInputsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AgentInputsResponse, error) {
+	rsp, err := c.AgentInputs(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAgentInputsResponse(rsp)
+}
+
+// AgentReviewWithBodyWithResponse Answer a review the supervisor was asked (REVIEW signal): {verdict: ALLOW|DENY|REQUIRE_APPROVAL|NO_OPINION, reason?}.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/agent/v1/reviews/{reviewId} (the `AgentReview` operationId).
+func (c *ClientWithResponses) AgentReviewWithBodyWithResponse(ctx context.Context, reviewId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AgentReviewResponse, error) {
+	rsp, err := c.AgentReviewWithBody(ctx, reviewId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAgentReviewResponse(rsp)
+}
+
+// AgentReviewWithResponse Answer a review the supervisor was asked (REVIEW signal): {verdict: ALLOW|DENY|REQUIRE_APPROVAL|NO_OPINION, reason?}.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/agent/v1/reviews/{reviewId} (the `AgentReview` operationId).
+func (c *ClientWithResponses) AgentReviewWithResponse(ctx context.Context, reviewId string, body AgentReviewJSONRequestBody, reqEditors ...RequestEditorFn) (*AgentReviewResponse, error) {
+	rsp, err := c.AgentReview(ctx, reviewId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAgentReviewResponse(rsp)
+}
+
+// AgentSchedulerWithResponse The scheduler's limits and queue depth; only for a supervisor that owns the server.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/agent/v1/scheduler (the `AgentScheduler` operationId).
+func (c *ClientWithResponses) AgentSchedulerWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AgentSchedulerResponse, error) {
+	rsp, err := c.AgentScheduler(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAgentSchedulerResponse(rsp)
+}
+
+// AgentSelfWithResponse The supervisor the credential belongs to: owned units, parents, permissions, contract version.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/agent/v1/self (the `AgentSelf` operationId).
+func (c *ClientWithResponses) AgentSelfWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AgentSelfResponse, error) {
+	rsp, err := c.AgentSelf(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAgentSelfResponse(rsp)
+}
+
+// AgentSignalsWithResponse Long poll for signals after a cursor.
+//
+// Signals are delivered at least once and in order; the answer's cursor is where to read on (it may lie past the last signal). Pass the cursor of the last signal handled; an agent that crashed reads on from it and loses nothing.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/agent/v1/signals (the `AgentSignals` operationId).
+func (c *ClientWithResponses) AgentSignalsWithResponse(ctx context.Context, params *AgentSignalsParams, reqEditors ...RequestEditorFn) (*AgentSignalsResponse, error) {
+	rsp, err := c.AgentSignals(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAgentSignalsResponse(rsp)
+}
+
+// AgentSnapshotWithResponse Owned unfinished executions, their open inputs, the hold ledger and a cursor to read signals on from.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/agent/v1/snapshot (the `AgentSnapshot` operationId).
+func (c *ClientWithResponses) AgentSnapshotWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AgentSnapshotResponse, error) {
+	rsp, err := c.AgentSnapshot(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAgentSnapshotResponse(rsp)
+}
+
+// AgentWorkflowWithResponse A workflow of an owned unit, its nodes (id, type) and edges; never node settings.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/agent/v1/workflows/{sessionId}/{workflowId} (the `AgentWorkflow` operationId).
+func (c *ClientWithResponses) AgentWorkflowWithResponse(ctx context.Context, sessionId SessionId, workflowId WorkflowId, reqEditors ...RequestEditorFn) (*AgentWorkflowResponse, error) {
+	rsp, err := c.AgentWorkflow(ctx, sessionId, workflowId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAgentWorkflowResponse(rsp)
 }
 
 // ListApprovalsWithResponse List the commands that wait for an ADMIN's approval (or every review in a status), newest first.
@@ -9043,6 +11759,56 @@ func (c *ClientWithResponses) PutSupervisorWithResponse(ctx context.Context, sup
 	return ParsePutSupervisorResponse(rsp)
 }
 
+// RevokeCredentialWithResponse Revoke the supervisor's credential; its token is refused on every request after this answer.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/supervisors/{supervisorId}/credential (the `RevokeCredential` operationId).
+func (c *ClientWithResponses) RevokeCredentialWithResponse(ctx context.Context, supervisorId SupervisorId, params *RevokeCredentialParams, reqEditors ...RequestEditorFn) (*RevokeCredentialResponse, error) {
+	rsp, err := c.RevokeCredential(ctx, supervisorId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRevokeCredentialResponse(rsp)
+}
+
+// GetCredentialWithResponse The credential's metadata (never the token, which is not stored).
+//
+// 404 when the supervisor does not exist (or a session-limited key may not see it), and when it has no credential; the problem says which.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/supervisors/{supervisorId}/credential (the `GetCredential` operationId).
+func (c *ClientWithResponses) GetCredentialWithResponse(ctx context.Context, supervisorId SupervisorId, reqEditors ...RequestEditorFn) (*GetCredentialResponse, error) {
+	rsp, err := c.GetCredential(ctx, supervisorId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCredentialResponse(rsp)
+}
+
+// IssueCredentialWithResponse Issue or rotate the supervisor's agent API credential; the token is in this answer only.
+//
+// The token (`yks_` and 48 characters: 200 random bits and a checksum)
+// opens the agent API (/api/agent/v1) for this supervisor, and nothing
+// else; the server keeps only its SHA-256, so it is shown this once.
+// A supervisor has one credential: issuing again replaces it, and the
+// earlier token is refused on every request after this answer.
+// Deleting the supervisor deletes its credential. A
+// `SupervisorCredentialIssued` event records who issued it (never the
+// token).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/supervisors/{supervisorId}/credential (the `IssueCredential` operationId).
+func (c *ClientWithResponses) IssueCredentialWithResponse(ctx context.Context, supervisorId SupervisorId, params *IssueCredentialParams, reqEditors ...RequestEditorFn) (*IssueCredentialResponse, error) {
+	rsp, err := c.IssueCredential(ctx, supervisorId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseIssueCredentialResponse(rsp)
+}
+
 // GetHealthWithResponse Liveness: the process is up.
 //
 // Returns a wrapper object for the known response body format(s).
@@ -9082,6 +11848,703 @@ func (c *ClientWithResponses) GetReadyWithResponse(ctx context.Context, reqEdito
 		return nil, err
 	}
 	return ParseGetReadyResponse(rsp)
+}
+
+// ParseAgentDirectiveResponse parses an HTTP response from a AgentDirectiveWithResponse call
+func ParseAgentDirectiveResponse(rsp *http.Response) (*AgentDirectiveResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AgentDirectiveResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest DirectiveResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseAgentEventsResponse parses an HTTP response from a AgentEventsWithResponse call
+func ParseAgentEventsResponse(rsp *http.Response) (*AgentEventsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AgentEventsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseAgentExecutionsResponse parses an HTTP response from a AgentExecutionsWithResponse call
+func ParseAgentExecutionsResponse(rsp *http.Response) (*AgentExecutionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AgentExecutionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AgentExecutionList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseAgentExecutionResponse parses an HTTP response from a AgentExecutionWithResponse call
+func ParseAgentExecutionResponse(rsp *http.Response) (*AgentExecutionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AgentExecutionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Execution
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseAgentExecutionLogsResponse parses an HTTP response from a AgentExecutionLogsWithResponse call
+func ParseAgentExecutionLogsResponse(rsp *http.Response) (*AgentExecutionLogsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AgentExecutionLogsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest map[string]interface{}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseAgentInputsResponse parses an HTTP response from a AgentInputsWithResponse call
+func ParseAgentInputsResponse(rsp *http.Response) (*AgentInputsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AgentInputsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AgentInputList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseAgentReviewResponse parses an HTTP response from a AgentReviewWithResponse call
+func ParseAgentReviewResponse(rsp *http.Response) (*AgentReviewResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AgentReviewResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Review
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseAgentSchedulerResponse parses an HTTP response from a AgentSchedulerWithResponse call
+func ParseAgentSchedulerResponse(rsp *http.Response) (*AgentSchedulerResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AgentSchedulerResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SchedulerStatus
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseAgentSelfResponse parses an HTTP response from a AgentSelfWithResponse call
+func ParseAgentSelfResponse(rsp *http.Response) (*AgentSelfResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AgentSelfResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AgentSelf
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseAgentSignalsResponse parses an HTTP response from a AgentSignalsWithResponse call
+func ParseAgentSignalsResponse(rsp *http.Response) (*AgentSignalsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AgentSignalsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SignalPage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseAgentSnapshotResponse parses an HTTP response from a AgentSnapshotWithResponse call
+func ParseAgentSnapshotResponse(rsp *http.Response) (*AgentSnapshotResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AgentSnapshotResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AgentSnapshot
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseAgentWorkflowResponse parses an HTTP response from a AgentWorkflowWithResponse call
+func ParseAgentWorkflowResponse(rsp *http.Response) (*AgentWorkflowResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AgentWorkflowResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest map[string]interface{}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	return response, nil
 }
 
 // ParseListApprovalsResponse parses an HTTP response from a ListApprovalsWithResponse call
@@ -10729,6 +14192,135 @@ func ParsePutSupervisorResponse(rsp *http.Response) (*PutSupervisorResponse, err
 		}
 		response.ApplicationproblemJSON415 = &dest
 
+	}
+
+	return response, nil
+}
+
+// ParseRevokeCredentialResponse parses an HTTP response from a RevokeCredentialWithResponse call
+func ParseRevokeCredentialResponse(rsp *http.Response) (*RevokeCredentialResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RevokeCredentialResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetCredentialResponse parses an HTTP response from a GetCredentialWithResponse call
+func ParseGetCredentialResponse(rsp *http.Response) (*GetCredentialResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCredentialResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SupervisorCredential
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseIssueCredentialResponse parses an HTTP response from a IssueCredentialWithResponse call
+func ParseIssueCredentialResponse(rsp *http.Response) (*IssueCredentialResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &IssueCredentialResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest IssuedCredential
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers IssueCredentialResponse201Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = &value
+		}
+		response.Headers201 = &headers
 	}
 
 	return response, nil

@@ -16,6 +16,9 @@ type ApplySupervisor struct {
 	tx    Transactor
 	check supervisor.ExprChecker
 	now   func() time.Time
+	// policy is the server's SavePolicy; nil (a use case built without
+	// UsePolicy, as in tests of the store) checks none.
+	policy *SavePolicy
 }
 
 // NewApplySupervisor returns the use case. check compiles the conditions of
@@ -24,6 +27,12 @@ type ApplySupervisor struct {
 func NewApplySupervisor(tx Transactor, check supervisor.ExprChecker, now func() time.Time) *ApplySupervisor {
 	return &ApplySupervisor{tx: tx, check: check, now: now}
 }
+
+// UsePolicy makes every apply fit p (the executables process supervisors
+// may run, the variables http headers may read): a supervisor that does
+// not is refused with the rest of its problems. The server always sets
+// it; call it before the first Handle.
+func (uc *ApplySupervisor) UsePolicy(p SavePolicy) { uc.policy = &p }
 
 // ApplyInput is a supervisor document addressed to a supervisor id.
 type ApplyInput struct {
@@ -44,8 +53,9 @@ type ApplyResult struct {
 
 // Handle reads the document strictly (every problem at once, each with its
 // path), keeps the stored secret of every secret setting sent back as ***,
-// checks the parent chain against the stored supervisors, stores the
-// supervisor and appends a SupervisorApplied event, all in one transaction.
+// checks the server's SavePolicy and the parent chain against the stored
+// supervisors, stores the supervisor and appends a SupervisorApplied event,
+// all in one transaction.
 func (uc *ApplySupervisor) Handle(ctx context.Context, in ApplyInput) (ApplyResult, error) {
 	sup, err := supervisor.Parse(in.Document, supervisor.ParseOptions{ID: in.ID, Check: uc.check})
 	if err != nil {
@@ -93,9 +103,9 @@ func (uc *ApplySupervisor) Handle(ctx context.Context, in ApplyInput) (ApplyResu
 	return res, nil
 }
 
-// settle fills the secrets sent back masked from prev and checks the parent
-// chain against all (the stored supervisors); the problems of both are
-// listed in one error.
+// settle fills the secrets sent back masked from prev, checks the policy
+// and the parent chain against all (the stored supervisors); the problems
+// of all three are listed in one error.
 func (uc *ApplySupervisor) settle(sup supervisor.Supervisor, prev *Summary, all []Summary) (supervisor.Supervisor, error) {
 	var vs []fault.Violation
 	var old *supervisor.Supervisor
@@ -110,6 +120,9 @@ func (uc *ApplySupervisor) settle(sup supervisor.Supervisor, prev *Summary, all 
 		}
 		vs = append(vs, ve.Violations...)
 		kept = sup
+	}
+	if uc.policy != nil {
+		vs = append(vs, uc.policy.Check(kept)...)
 	}
 	parents := make(map[string]string, len(all))
 	for _, s := range all {

@@ -352,6 +352,15 @@ func (rt *Runtime) run(ctx context.Context, sup supervisor.Supervisor, gen strin
 	if err != nil {
 		return fmt.Errorf("start the %s engine: %w", sup.EngineType(), err)
 	}
+	if c, ok := eng.(EngineCloser); ok {
+		// The engine's program or posts end with its run, before the
+		// lease is given back (supervise releases it after serve returns).
+		defer func() {
+			if err := c.Close(); err != nil {
+				rt.d.OnError(sup.ID(), fmt.Errorf("stop the %s engine: %w", sup.EngineType(), err))
+			}
+		}()
+	}
 	if sup.Takes(supervisor.KindStarted) {
 		snap, err := BuildSnapshot(ctx, rt.d.Runs, rt.d.Holds, sup, cur.Seq)
 		if err != nil {
@@ -423,16 +432,13 @@ func (rt *Runtime) pump(ctx context.Context, sup supervisor.Supervisor, f Fence,
 	handled := cur.Seq
 	var failed error
 	for _, e := range evs {
-		if e.Type == EventReviewRequested && e.Data["supervisorId"] == sup.ID() {
-			if failed = rt.review(ctx, sup, eng, e); failed != nil {
-				failed = fmt.Errorf("event %d (%s): %w", e.Seq, e.Type, failed)
-				break
-			}
-		} else if sup.OwnsPlace(supervisor.Place{SessionID: e.SessionID, WorkflowID: e.WorkflowID}) {
-			if failed = rt.deliver(ctx, eng, e); failed != nil {
-				failed = fmt.Errorf("event %d (%s): %w", e.Seq, e.Type, failed)
-				break
-			}
+		sig, ok, err := signalOf(ctx, rt.d.Redactor, rt.d.Reviews, sup, e)
+		if err == nil && ok {
+			err = eng.Handle(ctx, sig)
+		}
+		if err != nil {
+			failed = fmt.Errorf("event %d (%s): %w", e.Seq, e.Type, err)
+			break
 		}
 		handled = e.Seq
 	}
@@ -448,33 +454,6 @@ func (rt *Runtime) pump(ctx context.Context, sup supervisor.Supervisor, f Fence,
 		*cur = next
 	}
 	return len(evs), failed
-}
-
-// deliver hands one event to the engine as an EVENT signal.
-func (rt *Runtime) deliver(ctx context.Context, eng Engine, e executionapp.StoredEvent) error {
-	data, err := rt.d.Redactor.Redact(ctx, e)
-	if err != nil {
-		return fmt.Errorf("redact: %w", err)
-	}
-	return eng.Handle(ctx, supervisor.NewSignal(supervisor.FormatCursor(e.Seq), EventSignal(e, data)))
-}
-
-// review hands the engine a REVIEW signal for a review it is asked, unless
-// the review has moved on since (answered, timed out, decided by an
-// ADMIN): the store, not the event, says whether it still waits.
-func (rt *Runtime) review(ctx context.Context, sup supervisor.Supervisor, eng Engine, e executionapp.StoredEvent) error {
-	id, _ := e.Data["reviewId"].(string)
-	if rt.d.Reviews == nil || id == "" || !sup.Takes(supervisor.KindReview) {
-		return nil
-	}
-	r, ok, err := rt.d.Reviews.Review(ctx, id)
-	if err != nil {
-		return fmt.Errorf("read review %s: %w", id, err)
-	}
-	if !ok || r.Status() != supervisor.ReviewPending || r.Asking() != sup.ID() {
-		return nil
-	}
-	return eng.Handle(ctx, supervisor.NewSignal(supervisor.FormatCursor(e.Seq), ReviewSignal(r)))
 }
 
 // ReviewSignal is the body of a REVIEW signal for a review.

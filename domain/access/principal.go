@@ -69,13 +69,28 @@ type Principal struct {
 	role      Role
 	sessions  []string // sorted, no duplicates; nil for every session
 	anonymous bool
+	// supervisor is set for a supervisor's credential on the agent API:
+	// it may do no REST or MCP operation (Can refuses every one); the agent
+	// API authorizes it by the supervisor's own allowedCommands and units.
+	supervisor string
 }
 
 // The actor strings recorded with every command, event and stored change.
 const (
-	actorKeyPrefix = "key:"
-	actorAnonymous = "anonymous"
+	actorKeyPrefix        = "key:"
+	actorAnonymous        = "anonymous"
+	actorSupervisorPrefix = "supervisor:"
 )
+
+// SupervisorPrincipal is the caller of the agent API that presented the
+// credential of supervisor id. Its actor is "supervisor:<id>".
+func SupervisorPrincipal(id string) Principal {
+	return Principal{name: id, role: Viewer, sessions: []string{}, supervisor: id}
+}
+
+// Supervisor returns the supervisor id of an agent API caller ("" for a
+// key or the anonymous principal).
+func (p Principal) Supervisor() string { return p.supervisor }
 
 // namePattern is what a key name may be. It keeps actor strings short and
 // safe to print in logs and URLs.
@@ -167,6 +182,8 @@ func (p Principal) IsZero() bool { return !p.role.Valid() }
 // "anonymous" in open mode; empty for the zero Principal.
 func (p Principal) Actor() string {
 	switch {
+	case p.supervisor != "":
+		return actorSupervisorPrefix + p.supervisor
 	case p.anonymous:
 		return actorAnonymous
 	case p.IsZero():
@@ -210,6 +227,9 @@ func (p Principal) SessionVisible(sessionID string) bool {
 // empty sessionID is allowed to a limited principal; the caller must then
 // filter what it returns with SessionVisible.
 func (p Principal) Can(op Operation, sessionID string) error {
+	if p.supervisor != "" {
+		return fault.Newf(ErrForbidden, "%s may use the agent API only; REST and MCP need an API key", p.Actor())
+	}
 	if !Allowed(p.role, op) {
 		return &ForbiddenError{Actor: p.Actor(), Role: p.role, Op: op, Need: op.MinRole()}
 	}

@@ -193,7 +193,9 @@ var engines = []Engine{
 	{
 		Type: "process", Name: "Local program", Category: OnThisServer,
 		Description: "Runs a program on the machine where Yukta runs. Signals arrive as JSON lines on its standard input; directives are read as JSON lines from its standard output.",
-		Signals:     []string{SignalEvent, SignalStarted, SignalDelegated, SignalConsulted},
+		// Review beyond the seed's table: the seed's output lines include
+		// verdict and noOpinion, which answer REVIEW signals only.
+		Signals:     []string{SignalEvent, SignalReview, SignalStarted, SignalDelegated, SignalConsulted},
 		CanInitiate: true, AllCommands: true,
 		Settings: []Setting{
 			{Name: "command", Type: "string", Required: true, Description: "The executable. It must be in yukta.process.allowed-commands, or yukta.process.allow-any must be true while that list is empty."},

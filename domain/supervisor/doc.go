@@ -23,4 +23,9 @@
 //     the variables its CEL conditions may read, matching, the sliding
 //     window and how a document answers a review. CEL itself is compiled
 //     and evaluated by an adapter through ExprChecker and callbacks.
+//   - Reviews (review.go): a command held until its reviewers' verdicts,
+//     one transition table, with parents, timeouts and approvals.
+//   - Credentials of the agent API (credential.go): the token format
+//     (prefix, 200 random bits, checksum; ParseToken refuses a typo
+//     before any lookup), its SHA-256, ttlHours and allowedAddresses.
 package supervisor

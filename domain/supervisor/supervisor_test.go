@@ -201,9 +201,8 @@ func TestParseEngineSettingsViolations(t *testing.T) {
 			[]violation{{"engine.settings.sessionId", `"Sup" is not an id`}, {"engine.settings.events[1]", `"Nope" is not an event type`},
 				{"engine.settings.events[2]", "repeats InputRequested"}, {"engine.settings.when", "reads command, which the workflow engine's when cannot read"},
 				{"engine.settings.timeout", "must be from 1 to 600, got 601"}}},
-		{"process relative command and reviews", obj{"type": "process", "settings": obj{"command": "decide", "args": 3}}, obj{"reviews": arr{"StartWorkflow"}},
-			[]violation{{"engine.settings.command", `"decide" is not an absolute path`}, {"engine.settings.args", "must be a string, got a number"},
-				{"reviews", "the process engine takes no Review signals"}}},
+		{"process relative command", obj{"type": "process", "settings": obj{"command": "decide", "args": 3}}, obj{"reviews": arr{"StartWorkflow"}},
+			[]violation{{"engine.settings.command", `"decide" is not an absolute path`}, {"engine.settings.args", "must be a string, got a number"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -777,6 +777,42 @@ func (e PutSupervisorParamsYuktaChannel) Valid() bool {
 	}
 }
 
+// Defines values for RevokeCredentialParamsYuktaChannel.
+const (
+	RevokeCredentialParamsYuktaChannelCli  RevokeCredentialParamsYuktaChannel = "cli"
+	RevokeCredentialParamsYuktaChannelRest RevokeCredentialParamsYuktaChannel = "rest"
+)
+
+// Valid indicates whether the value is a known member of the RevokeCredentialParamsYuktaChannel enum.
+func (e RevokeCredentialParamsYuktaChannel) Valid() bool {
+	switch e {
+	case RevokeCredentialParamsYuktaChannelCli:
+		return true
+	case RevokeCredentialParamsYuktaChannelRest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for IssueCredentialParamsYuktaChannel.
+const (
+	IssueCredentialParamsYuktaChannelCli  IssueCredentialParamsYuktaChannel = "cli"
+	IssueCredentialParamsYuktaChannelRest IssueCredentialParamsYuktaChannel = "rest"
+)
+
+// Valid indicates whether the value is a known member of the IssueCredentialParamsYuktaChannel enum.
+func (e IssueCredentialParamsYuktaChannel) Valid() bool {
+	switch e {
+	case IssueCredentialParamsYuktaChannelCli:
+		return true
+	case IssueCredentialParamsYuktaChannelRest:
+		return true
+	default:
+		return false
+	}
+}
+
 // AnswerRequest defines model for AnswerRequest.
 type AnswerRequest struct {
 	// Answer For approvals {"approved": true|false, "comment": "..."}; otherwise what the prompt asked for.
@@ -1042,6 +1078,23 @@ type InputStatus string
 // InputList defines model for InputList.
 type InputList struct {
 	Inputs []Input `json:"inputs"`
+}
+
+// IssuedCredential A credential just issued, with its token. The token is in this answer only.
+type IssuedCredential struct {
+	AllowedAddresses []string  `json:"allowedAddresses"`
+	CreatedAt        time.Time `json:"createdAt"`
+	CreatedBy        string    `json:"createdBy"`
+	CreatedVia       string    `json:"createdVia"`
+	ExpiresAt        time.Time `json:"expiresAt"`
+	Hint             string    `json:"hint"`
+
+	// Rotated True when it replaced an earlier credential
+	Rotated      bool   `json:"rotated"`
+	SupervisorId string `json:"supervisorId"`
+
+	// Token The secret: send it as Authorization: Bearer <token> to /api/agent/v1.
+	Token string `json:"token"`
 }
 
 // JournalCounts defines model for JournalCounts.
@@ -1474,6 +1527,29 @@ type Supervisor struct {
 	TickSeconds int `json:"tickSeconds,omitempty,omitzero"`
 }
 
+// SupervisorCredential A supervisor's agent API credential, without its token.
+type SupervisorCredential struct {
+	// AllowedAddresses Normalised CIDRs the agent may connect from; empty: any.
+	AllowedAddresses []string  `json:"allowedAddresses"`
+	CreatedAt        time.Time `json:"createdAt"`
+
+	// CreatedBy Who issued it: key:<name> or anonymous.
+	CreatedBy string `json:"createdBy"`
+
+	// CreatedVia The channel it was issued through.
+	CreatedVia string `json:"createdVia"`
+
+	// ExpiresAt From this moment the token is refused.
+	ExpiresAt time.Time `json:"expiresAt"`
+
+	// Hint The token's prefix and first 6 characters (yks_abcdef), to tell credentials apart.
+	Hint string `json:"hint"`
+
+	// LastUsedAt When the agent API last took it (to the minute); absent: never.
+	LastUsedAt   time.Time `json:"lastUsedAt,omitempty,omitzero"`
+	SupervisorId string    `json:"supervisorId"`
+}
+
 // SupervisorDocument A supervisor as sent (docs/supervisors.md). Members left out take their defaults.
 type SupervisorDocument struct {
 	// AllowedCommands Command types it may send; default the engine's (every command; none for workflow).
@@ -1858,6 +1934,30 @@ type PutSupervisorParams struct {
 // PutSupervisorParamsYuktaChannel defines parameters for PutSupervisor.
 type PutSupervisorParamsYuktaChannel string
 
+// RevokeCredentialParams defines parameters for RevokeCredential.
+type RevokeCredentialParams struct {
+	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
+	YuktaChannel RevokeCredentialParamsYuktaChannel `json:"Yukta-Channel,omitempty,omitzero"`
+}
+
+// RevokeCredentialParamsYuktaChannel defines parameters for RevokeCredential.
+type RevokeCredentialParamsYuktaChannel string
+
+// IssueCredentialParams defines parameters for IssueCredential.
+type IssueCredentialParams struct {
+	// TtlHours Hours until the credential expires, 1 to 8760 (a year); left out, 720 (30 days). No credential lives forever; issue again to rotate.
+	TtlHours int `form:"ttlHours,omitempty" json:"ttlHours,omitempty,omitzero"`
+
+	// AllowedAddresses Comma-separated CIDRs (203.0.113.0/24, 2001:db8::/32) or addresses the agent may connect from, at most 32; left out, any address. X-Forwarded-For counts only behind a configured trusted proxy.
+	AllowedAddresses string `form:"allowedAddresses,omitempty" json:"allowedAddresses,omitempty,omitzero"`
+
+	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
+	YuktaChannel IssueCredentialParamsYuktaChannel `json:"Yukta-Channel,omitempty,omitzero"`
+}
+
+// IssueCredentialParamsYuktaChannel defines parameters for IssueCredential.
+type IssueCredentialParamsYuktaChannel string
+
 // DecideApprovalJSONRequestBody defines body for DecideApproval for application/json ContentType.
 type DecideApprovalJSONRequestBody = ApprovalDecision
 
@@ -2010,6 +2110,15 @@ type ServerInterface interface {
 	// PutSupervisor Create or replace a supervisor (docs/supervisors.md describes the document).
 	// (PUT /api/supervisors/{supervisorId})
 	PutSupervisor(ctx echo.Context, supervisorId SupervisorId, params PutSupervisorParams) error
+	// RevokeCredential Revoke the supervisor's credential; its token is refused on every request after this answer.
+	// (DELETE /api/supervisors/{supervisorId}/credential)
+	RevokeCredential(ctx echo.Context, supervisorId SupervisorId, params RevokeCredentialParams) error
+	// GetCredential The credential's metadata (never the token, which is not stored).
+	// (GET /api/supervisors/{supervisorId}/credential)
+	GetCredential(ctx echo.Context, supervisorId SupervisorId) error
+	// IssueCredential Issue or rotate the supervisor's agent API credential; the token is in this answer only.
+	// (POST /api/supervisors/{supervisorId}/credential)
+	IssueCredential(ctx echo.Context, supervisorId SupervisorId, params IssueCredentialParams) error
 	// GetHealth Liveness: the process is up.
 	// (GET /healthz)
 	GetHealth(ctx echo.Context) error
@@ -3156,6 +3265,107 @@ func (w *ServerInterfaceWrapper) PutSupervisor(ctx echo.Context) error {
 	return err
 }
 
+// RevokeCredential converts echo context to params.
+func (w *ServerInterfaceWrapper) RevokeCredential(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "supervisorId" -------------
+	var supervisorId SupervisorId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "supervisorId", ctx.Param("supervisorId"), &supervisorId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter supervisorId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params RevokeCredentialParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Yukta-Channel" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Yukta-Channel")]; found {
+		var YuktaChannel RevokeCredentialParamsYuktaChannel
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Yukta-Channel, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Yukta-Channel", valueList[0], &YuktaChannel, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Yukta-Channel: %s", err))
+		}
+
+		params.YuktaChannel = YuktaChannel
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.RevokeCredential(ctx, supervisorId, params)
+	return err
+}
+
+// GetCredential converts echo context to params.
+func (w *ServerInterfaceWrapper) GetCredential(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "supervisorId" -------------
+	var supervisorId SupervisorId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "supervisorId", ctx.Param("supervisorId"), &supervisorId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter supervisorId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetCredential(ctx, supervisorId)
+	return err
+}
+
+// IssueCredential converts echo context to params.
+func (w *ServerInterfaceWrapper) IssueCredential(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "supervisorId" -------------
+	var supervisorId SupervisorId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "supervisorId", ctx.Param("supervisorId"), &supervisorId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter supervisorId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params IssueCredentialParams
+	// ------------- Optional query parameter "ttlHours" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "ttlHours", ctx.QueryParams(), &params.TtlHours, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter ttlHours: %s", err))
+	}
+
+	// ------------- Optional query parameter "allowedAddresses" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "allowedAddresses", ctx.QueryParams(), &params.AllowedAddresses, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter allowedAddresses: %s", err))
+	}
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Yukta-Channel" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Yukta-Channel")]; found {
+		var YuktaChannel IssueCredentialParamsYuktaChannel
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Yukta-Channel, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Yukta-Channel", valueList[0], &YuktaChannel, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Yukta-Channel: %s", err))
+		}
+
+		params.YuktaChannel = YuktaChannel
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.IssueCredential(ctx, supervisorId, params)
+	return err
+}
+
 // GetHealth converts echo context to params.
 func (w *ServerInterfaceWrapper) GetHealth(ctx echo.Context) error {
 	var err error
@@ -3264,6 +3474,9 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.DELETE(options.BaseURL+"/api/supervisors/:supervisorId", wrapper.DeleteSupervisor, options.OperationMiddlewares["deleteSupervisor"]...)
 	router.GET(options.BaseURL+"/api/supervisors/:supervisorId", wrapper.GetSupervisor, options.OperationMiddlewares["getSupervisor"]...)
 	router.PUT(options.BaseURL+"/api/supervisors/:supervisorId", wrapper.PutSupervisor, options.OperationMiddlewares["putSupervisor"]...)
+	router.DELETE(options.BaseURL+"/api/supervisors/:supervisorId/credential", wrapper.RevokeCredential, options.OperationMiddlewares["revokeCredential"]...)
+	router.GET(options.BaseURL+"/api/supervisors/:supervisorId/credential", wrapper.GetCredential, options.OperationMiddlewares["getCredential"]...)
+	router.POST(options.BaseURL+"/api/supervisors/:supervisorId/credential", wrapper.IssueCredential, options.OperationMiddlewares["issueCredential"]...)
 	router.GET(options.BaseURL+"/api/supervisor-engines", wrapper.ListSupervisorEngines, options.OperationMiddlewares["listSupervisorEngines"]...)
 	router.GET(options.BaseURL+"/api/supervisor-engines/:type", wrapper.GetSupervisorEngine, options.OperationMiddlewares["getSupervisorEngine"]...)
 	router.GET(options.BaseURL+"/api/supervisor-engines/:type/usage", wrapper.GetSupervisorEngineUsage, options.OperationMiddlewares["getSupervisorEngineUsage"]...)
@@ -5651,6 +5864,166 @@ func (response PutSupervisor415ApplicationProblemPlusJSONResponse) VisitPutSuper
 	return err
 }
 
+type RevokeCredentialRequestObject struct {
+	SupervisorId SupervisorId `json:"supervisorId"`
+	Params       RevokeCredentialParams
+}
+
+type RevokeCredentialResponseObject interface {
+	VisitRevokeCredentialResponse(w http.ResponseWriter) error
+}
+
+type RevokeCredential204Response struct {
+}
+
+func (response RevokeCredential204Response) VisitRevokeCredentialResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type RevokeCredential400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response RevokeCredential400ApplicationProblemPlusJSONResponse) VisitRevokeCredentialResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeCredential404ApplicationProblemPlusJSONResponse Problem
+
+func (response RevokeCredential404ApplicationProblemPlusJSONResponse) VisitRevokeCredentialResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCredentialRequestObject struct {
+	SupervisorId SupervisorId `json:"supervisorId"`
+}
+
+type GetCredentialResponseObject interface {
+	VisitGetCredentialResponse(w http.ResponseWriter) error
+}
+
+type GetCredential200JSONResponse SupervisorCredential
+
+func (response GetCredential200JSONResponse) VisitGetCredentialResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCredential400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response GetCredential400ApplicationProblemPlusJSONResponse) VisitGetCredentialResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCredential404ApplicationProblemPlusJSONResponse Problem
+
+func (response GetCredential404ApplicationProblemPlusJSONResponse) VisitGetCredentialResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IssueCredentialRequestObject struct {
+	SupervisorId SupervisorId `json:"supervisorId"`
+	Params       IssueCredentialParams
+}
+
+type IssueCredentialResponseObject interface {
+	VisitIssueCredentialResponse(w http.ResponseWriter) error
+}
+
+type IssueCredential201ResponseHeaders struct {
+	CacheControl string
+}
+
+type IssueCredential201JSONResponse struct {
+	Body    IssuedCredential
+	Headers IssueCredential201ResponseHeaders
+}
+
+func (response IssueCredential201JSONResponse) VisitIssueCredentialResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", fmt.Sprint(response.Headers.CacheControl))
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IssueCredential400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response IssueCredential400ApplicationProblemPlusJSONResponse) VisitIssueCredentialResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IssueCredential404ApplicationProblemPlusJSONResponse Problem
+
+func (response IssueCredential404ApplicationProblemPlusJSONResponse) VisitIssueCredentialResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetHealthRequestObject struct {
 }
 
@@ -5876,6 +6249,15 @@ type StrictServerInterface interface {
 	// PutSupervisor Create or replace a supervisor (docs/supervisors.md describes the document).
 	// (PUT /api/supervisors/{supervisorId})
 	PutSupervisor(ctx context.Context, request PutSupervisorRequestObject) (PutSupervisorResponseObject, error)
+	// RevokeCredential Revoke the supervisor's credential; its token is refused on every request after this answer.
+	// (DELETE /api/supervisors/{supervisorId}/credential)
+	RevokeCredential(ctx context.Context, request RevokeCredentialRequestObject) (RevokeCredentialResponseObject, error)
+	// GetCredential The credential's metadata (never the token, which is not stored).
+	// (GET /api/supervisors/{supervisorId}/credential)
+	GetCredential(ctx context.Context, request GetCredentialRequestObject) (GetCredentialResponseObject, error)
+	// IssueCredential Issue or rotate the supervisor's agent API credential; the token is in this answer only.
+	// (POST /api/supervisors/{supervisorId}/credential)
+	IssueCredential(ctx context.Context, request IssueCredentialRequestObject) (IssueCredentialResponseObject, error)
 	// GetHealth Liveness: the process is up.
 	// (GET /healthz)
 	GetHealth(ctx context.Context, request GetHealthRequestObject) (GetHealthResponseObject, error)
@@ -7155,6 +7537,83 @@ func (sh *strictHandler) PutSupervisor(ctx echo.Context, supervisorId Supervisor
 	return nil
 }
 
+// RevokeCredential operation middleware
+func (sh *strictHandler) RevokeCredential(ctx echo.Context, supervisorId SupervisorId, params RevokeCredentialParams) error {
+	var request RevokeCredentialRequestObject
+
+	request.SupervisorId = supervisorId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.RevokeCredential(ctx.Request().Context(), request.(RevokeCredentialRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RevokeCredential")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(RevokeCredentialResponseObject); ok {
+		return validResponse.VisitRevokeCredentialResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetCredential operation middleware
+func (sh *strictHandler) GetCredential(ctx echo.Context, supervisorId SupervisorId) error {
+	var request GetCredentialRequestObject
+
+	request.SupervisorId = supervisorId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetCredential(ctx.Request().Context(), request.(GetCredentialRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetCredential")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetCredentialResponseObject); ok {
+		return validResponse.VisitGetCredentialResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// IssueCredential operation middleware
+func (sh *strictHandler) IssueCredential(ctx echo.Context, supervisorId SupervisorId, params IssueCredentialParams) error {
+	var request IssueCredentialRequestObject
+
+	request.SupervisorId = supervisorId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.IssueCredential(ctx.Request().Context(), request.(IssueCredentialRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "IssueCredential")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(IssueCredentialResponseObject); ok {
+		return validResponse.VisitIssueCredentialResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // GetHealth operation middleware
 func (sh *strictHandler) GetHealth(ctx echo.Context) error {
 	var request GetHealthRequestObject
@@ -7229,242 +7688,265 @@ func (sh *strictHandler) GetReady(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H3bchs5luCvILgTYWomSdHypcpS7ANtsbrUJUsaSXZNb9FjQpkgiVYSyEogRbM9jujXed79hIn5sP6S",
-	"DZwDIDNJJC+yLVf3VD2URTITl4ODc798bMVylknBhFatw4+tjOZ0xjTL4dOrKRWCpebPhKk455nmUrQO",
-	"W9dTRhIpc0JJLGczKhIS0xkjeprLYjKNSM5imScsIXOup4Rr0h7lTOkRKUTKlCKjOOWjvW4ranEz3pTR",
-	"hOWtqCXojLUOW38qbjXtuOmjloqnbEbNOpgoZq3DX1pmtFbUilPeehe19CIzrymdczFpffoUtQZiwgW7",
-	"hu+XV98XhMHPxLxH5JjoKSMx1TSVk4KRdl6kTEVkqnUWkbnMb8epnEcky2XMlCqXnVE9LRcNi4haOfu1",
-	"4DlLWoc6L1h17TP64ZSJiZ62Dp8/DS76A4sLs8iTxDwfmINVnvisqU4SNsukZiJe/MQWqzB6TW+ZArgo",
-	"TXNNuHtew5Fygb8xpbgUpP23//wvcvDsGYmnNKexwZ/mw61M3TFzN6z74Nmz0MJPqdKDOyY0wqi+6kum",
-	"ihkjdKxZTvSUK8LMo6TNtSIjxX4dRbDuEU9G7txTqrTFV/MP43cs2euSE01mhdLELJpQYQcyL9yyBZnR",
-	"BckZTUibioUDQ0RkXgWLMlNQ96mT8hnXLDHv7x0R857UU5YTUcxuWB4RLuK0SLiY2DF+hdcFPmQHeWR3",
-	"FJEJ0/Z8zAKf9nqN8DYQ6wDIOifHTdB+chAC9plMWCMuCvxxHRr+U87GrcPW/9ovqcw+/qr2TxKY4go3",
-	"1jiL8r9/7kRFxvI7rmTePFf1kc+c7mdLNhonm5cPfNZUn8zbKpNCMSDaF7m8SdnM/BlLYW6s+ZNmWcpj",
-	"au7JfoZP/Muflbk0H7eczI0LMy4RVGKHJO3LH16RF0+ffbfXBSjYl83YfaHmLL9kvxaGdJslJQk3A9D0",
-	"IpcZyzU3GxjTVLGolVW++tii8O7qff/BsKAsy+UdTRX5OGzhB5YMW4fEQPI/cDgyNHxuxoQ2Pwxb3W53",
-	"2Pp0hBdwzhUj8ynF253lcpZpQtUtS8hY5riP8nx+cYsp2Y68+TOLdetT1OpnWbowRCiFHdY3kbOZWZpD",
-	"DPiOazaDP5bunh+b5jldmM+qek9Wnp7TXHAx2XHM+X2WsgSN6v0sx4tWd1tZZAPo4BiPWcwVR8TcAUOS",
-	"ymtORuhfXFyevx20otbl4I+DV9cBScGsk9prUKGGj3sHQa5Z3bifMbSblzmjt5nkIoAHsRS4rSCw2a8F",
-	"Tc1zn6LWmLM0dN6f1s54vytWW9Xy9X41OCX+ASLvWE4yukglTSLiRZKICDknbS6UNpxRjgmsfx93BPJA",
-	"BcRPey+eR2u2H5A472haGBmTapLRQln5xLChbqsKrfqbx1IbrmuIL+FCS7zluPqlNR08Cy3pFuWjKnoc",
-	"fP+5mLRyfq9Qjm4iHlbMbrj+/gwCkOuDMETJnHKN0k/5NAq+VoJXWmYZS4wQAzIfSyJC8RHzLknZGEjk",
-	"DCQNRy3WsQwvz4aIz4wpRScsuJ8coFARh3cllprqQlVpAY1jlmlmqBSwQpaE9YbqDS9h7kcMLq3cy7vg",
-	"wdp7c5HSmAXJgWYf9OrBocRpdJGIaB7f2j8TZiTHnNiVOrppf3Uk2Gk48ykT5rxWQHZHc05vUlaH7PrT",
-	"zHIk9m/tu0GeMmU5C9/fzACAONXBy1okkXFheHNgnSsngrBy01S30QD7MZ/84AjDMssYU7xrywJNAMOA",
-	"uGwPq+rEASD5MWiano9bh7/sMNq7KABaljIDQdQYCMyD1NfA9ENnIjtmCR11y7OOzJAldIBbGLEKGMIn",
-	"J5kGdo+v7HgJy4PzD99ImTIqUJ6Jc6bDv2mrtrvLa+cw+o1mE9RtQGlqRf61yB17ZFcQtZIiB4G3ZQik",
-	"w91W1Ipz+KfIU/OwWGymBACYyGn4VfBXnvN7CmHicb64LMQly2QeoO7MsDbaQMAHdyxfwPUu9dCMKsUS",
-	"uEhjnhp9m8hxRAwZB0kWrDFyTLiuEeuwPIAqx8qSl88TZg6s70c5JzNQZ8d19uKUVUXmLGckZ1lKFyyp",
-	"XHN3nlUW1sDixg6VApYonrNY8zsrEID1hsxlkSZkSu+MKm0UZu5gJ/OE5V8OLELqS7uz8PJwPdTu30DJ",
-	"W8cseGIqhNQGcHlslJG2J/dqzx3q4suteL0qofNCxFSH7+0a4b9umrLI4s4tqqH4ugtyH9l1E+7UrZrr",
-	"YBdgWjlTTD9SpBykgsDl+vG5kPCMv6AhqSIcm+M9tpzvkIwpT4ucdSYFzY3cZbl6Z0I1i4w8lqadOdXx",
-	"NJGTiGgpO+bKdfJCGJUqyOGrE+y2777FWZQhHimimNZGcyNtZElvWY4GL4+jytwvWuHqj9zr/uUg2Nbh",
-	"4pbIFsKmQTJhyDV3RCUlizwOM0H86cIScC89+L8CR6BpPqkxuaat4az+heCWvDC9wj5orGXAOvLzVDpJ",
-	"nnB9SG7Z4nBY9HpPYoOL8JfBLX9k9kee4E9GyKRCisVMFiqIYXHpH1j5LckpN6gZ5vBMJCzpA2TGMp9R",
-	"gCPVrKN5yWlrGk6e4xabdZ8mxpHLWWnHXPnZqI+7yMB2MjNiWOgBiBuhrlGvCZ0U1YSSy8HVm9Nr0GiN",
-	"NpazhLTpjWFfpBCap0QKw+2Sve5mMm4PfhcYl1rTViC4wscrdqRtbnGdTYSsR3V9q9yHO6vI4nuJf2uv",
-	"i1Wsd7U4xnrJmnTRf3OFtqSrN6/NH1fX5xf4+bp/eV3+9f6Hy/PX78/OjwdBg1MdH5f8F8sjECnSRfDu",
-	"8fGVP64l6p1l6QJeJHxJIiNTUOi5Igjf4Mi3IX9QxWkDdKR0PdyyBZl44Uuhu0TNWQ6Ci5BEsViKhLDx",
-	"mMV6yeIStqTMzOVaWYKBN2zriFiSS171z14NTs2Y7pSOL/snZ62ohb+0otZPJ6enn2n4i1pzygO39go2",
-	"poiWaCAZW/cP7vSQUAKrsXcXRVM8AmtqifDOmyM3xHb19Ms3BZv7t4F4ok8Lj5HEcsYUuaHxLYi53r7j",
-	"jG58ZqDzvBe1Zlzgh57fplWlVszceAPW3q1TrkLaTM0atRtdvSpmM5ovgoI2+6BfFbkK8oEmKqPWb+DM",
-	"Ylp9Azc16+26dVfsvIYVzbi2grOnuFzo50/DGk/JA5fxShMpYubNm/VTJ3OepsQoDIb+TRihE8rF3hHY",
-	"eojBCnBpUq3ZLNNkzAVXU4NsMo8MRTBPZGkx4YIIdsdyklMRuZdxmi7pk6ufTi4uBse4AHDj2wUjBjOt",
-	"U5YcwS+y0IQbFUsTrkghEpbD60ABZnRBbhgphLrlBukNSn4uzxfN/Bwsww02B+fe3fKA7IIb7BdV/rrM",
-	"zZnwZ/fIA3vMc6W9QAbXF7+yJ7XXJX1k9u4s/PGQNsVzAOM3kHZrAbCWxyrUwQ2Nr06keZrtbQ/z7WQA",
-	"c21K9q80y17lLOG6ahiqAlKz7LW9ac3WngDVTdPXqsmWaGD6SAFRNJsxhG/G05Qju1FGsJ3NWILeCgY2",
-	"FHclpLBfWOgZ8BoFjCX+EQD0nCqSM51zI0CDd95gPMxmCD4XE6D5FB5aGGp+PDjt/wmeyFF8JlxkhTa3",
-	"da9LeoGTlfiPGQePkFa3UTu4JkxdNlY5v7w1V1VM1xb9S0rl70vlkErE90ewloZerRjbLwZnxydnfzAi",
-	"0ZuzM/wLxKdjIza9efVqcHXVilo/9E9O31w6UepicBzk0yusYZXf7KxMbFAZ1gvxfx+S9SZpOnykzkra",
-	"YDKfMbqk01VocpPxuOF+rzWxuonWr9L7IVYWWprrV0kH/mZN5TgscW6EI2Ju/8JeaxXTlOY7uLvq4As6",
-	"vR4YgN5zEYLkj4ymRupdht6q+0zebjaS27dCEyH6Zoa45uYY/v0X2vlLr/Pinf33fefdx170/Mmnfwrd",
-	"nhNDQgNWDxcU8imyf+92Kd07LxdBqMc5o/rL0hXgBWvsEE0iDYSkhGmRD93ZySK80XSwfPwZE60SYkb1",
-	"piJmabqNG9XtOlpjLvY8y+61QrLKcwhilhk8rIbAvNurIIhlm8Jd7KChpfxRFrmg6StZuGDaulKxuPbW",
-	"wPBhhUSnlVluFi6o9TMG0VLTNPTs0m7xuahcu59/DQCMcPiWs3nI44ohMwCi8FJ3VaEmXLBSANnFbHjH",
-	"hF6zEBDNz28Uy+92IwLw4hX7tWACDclb7IOHL6LR4+6zBPPejivYVTVC9W9HGej+YpMP+0Z/RytqJVKA",
-	"L1bORVBsLJWHXeVnXpOY6se5BNtVNFk5tBqmRUtXYM0tusil+SZo74+nlItrngXMdFqRhE+Y0kfEWo7H",
-	"qIegXPNnHLx7H+61m6V8mRiEbOWF2HKUy0K4QVQFr1dlu2ow91imCbuXBrUUZV+Iiu3Zz7/u7IqblMc2",
-	"rn5JaEknMud6OqtiNUsOnj17/CKIx1l1rIBzmc7Jk4POzUKjJZYLojQVCc0TckMVe/50c1RNuabqdGv2",
-	"546jkcBvix2WV34BSr77jA9K4B+Qkt+PNN+TzoZVgIr7v8SINfj0luV8bKPTd6F2GPxhqB3GnlB/99tq",
-	"Sg+ePT/821//ey9I7BKmKU+bIk2UfkmTq0ZKc3L2tn96cnxo42/ArGcfxlXYgI4bRnReKL0lFTLHPRk0",
-	"RNlchyNrzAokIlYOhlkzr6XyLCELprecunSHLBszF+i6ANcl4TiD3T8C//2MqxnV8TQiN7m8ZeJ9ysVt",
-	"RCY0i4YiZxBwE5F5LsXkfSVcGL/AC/r+zoUUzGhqlsuSaCjiKYvRvO7nIG0L/b0jIuT78onIfETy9f6W",
-	"LaKhuKHJe8UnguoiZ6T95qx/9urH88vB8V53KIIRE9496+4BzNSKWuW7rcgdf5Bcb8+eAFHuAPNZQtrW",
-	"NihKF+/ufMuuv7KKKkqFLuApn1mr7Vrf6JJ/Ip6ypEhZTiClSXVJ32aJga2V4tdgIlWEKjKy9sARwTBj",
-	"mmsVWU6V23gs64CgYM9lIlGk/YfBNdmnGQcSDvN5C3lERqJI0xGRORn1RmTGqDCIiTN3W8ve3Bn9cGkp",
-	"2mqmmzRnUghFpjKF9CtKVCo1odYL07ZGTLCroxnTZ5ixhTPo111tj3vwX9DfVj291QORk1MuAhYtugvX",
-	"YHcNURnrgq7XWCAU+/U+krR5LTIrd0uqKPrrQqZP5eTCrnIlCj5LmQ7crh8MoiIOGWp1QJTFQhfVjpHu",
-	"hdBHBLTa14aYsMQQNI2Yl8o5y8mNLEQ1RLEatLJBQE652EFAdicdDCLRRS5YcuoGDKj0lT2Esjd1PDWo",
-	"DEtyIdfzqUwZSeWEtNH9kUKEuHXgURtJuvf5EnNtccvbicpTdCAL4YBRHL526MbV9eDi/eCs//J0YD+5",
-	"L49Prty3P51cAAOwf1wOri//1IpaLy8H/Z8uzk/Ort+/Oh30L4PcoBqksfrjbMYSTvW6UIdDQlMlCVrb",
-	"4BCdy+qGmfO1KcmsAWO/fOrK/WMhAHC/1YgGxLZ7xAvGG14KhVf+gA6IhMUpzVlCblDCsm5iyEkvmR9+",
-	"q/Y/mu8/7QWDKJ3nYGMqU0niN6WVll6HlXDWyjLHuZyR5aVuVjjrHsqm89jRr/hz/+Qav7KRC/fwNV7A",
-	"Do5BNwiYcGOq2USiC9KtSed8gikJ9i5CZJpm+YwLmgZnict0ji+WUbIpfyWTeZNWIQudFZrAE8TGGYA6",
-	"ZVijOWVzQyEAxGDphN8xQXALpA3iKtx1u2Gb9791kkij879okFOWLdTo7vIns5ydgcMswdyBI4R5iAJh",
-	"j4JF8K3PDMdqDGla2oobvXlVjR7wL4SYm5BoO0fk+iMJ7g4i5C9cgP26VK3dF+2ZxYoWj7JMJbDfR1tu",
-	"oS97tvNlh93oBHbHW6ZC2WfeBZP80oKty6Y1Fx4fL9dLNL1lapdrvCFbyoXHb0YDX7lg+fidsSYQNj2H",
-	"iKlcGsXNpT9pSRJJBPugu42BZY2ZVndcphQTnceEGjjxBD/bKgdbBwS8dSMFcwCF0lQ05Rosi41V0Z/r",
-	"dD2OLLPsN5cnRNCZKy3iijXccpFEEFMux4dDMSpycbgobjU9tE8ccgG7H5H2017v0NqBIEMHoptsRjYX",
-	"NvIvZ+NCseSIKMbICKE82ouCQxeCFkbx0hySjWCKx4dGh79liwiHx1OVgjWMcUOTjjfwuBEombObqZS3",
-	"jxT5tw5WErryVqBEMrRggeVl0TDwWOY3PEmYgEGfHLq6L48UyY0OJfOyxotBNKkJTVM5J1wfGUVK5oxP",
-	"BPlRIqDOcz7homEuIXVnbJROmOspgEAV8ZTksoDcH1dcpixEVLGhgT86skJZNZkD1lh+Qvt6wxJmTE9l",
-	"0jErgW3Y43jW8LjhpSmPNTz0AoGDiSvOPIi5QJpqaw+FUZWFTmVV8CNXrsoNZlkxoRsm1lJ2UjORmfmx",
-	"PZYbmSzMGGB7wkJOWSPOqSIzrJ8lHdC9ICsWBnt2SBQTCanWSfmzkk2HllPNXEEf8/7Bi0NA+kum80UH",
-	"Uu4b3oSUW0HTEWk/c3fKmm+NZj61GffumvGk+f7cUZ7Sm5TBUBYaCdX0hipWMUHnjBpFvGGcqdbZCMsY",
-	"YaWhH6+vLwjc3bCZNMztkShF64KALtld0Gm0LnvJ1VyyqfhBak7VbVNI1boEpXiTcaEpI9DVS8BwzRx2",
-	"5UwsPhWV3MmY3hQpzRcRXmcKBWrMMrAGzZWWmauOMmxFZGiTv/BXf8WXkrLwyZlM7Cg/nZyeDlufgmrh",
-	"PSKYEkaT1Nofv0zM0xqroiy0UfN3OwFMlcqydOHYmTuPCb1jpN2/uDg9GRzvHRJfviGyRoXIGU8islrF",
-	"wdDLyl4iLLEA/CwI3NJkErCmGJRojC01P7K8QSoriaMi86lUzDCqhMe6XqtDMJagDR0cQHnirNE0Z1i7",
-	"aDc1bNuAsHXSDt7velj49rqSe5tl6yoVbRMH68FfjXutRJ65i7+aR1Y9Hbf+TQFouO6wvoij7QqDjfK1",
-	"G7Z5OetMJ31rKHmP5ZH6p+a709Pzn8FiYq9PK2odD85OGswklbNapeaeGq9DbltfS2Axj/oEUNzDFgnR",
-	"LLOPSsG6rUNRpOmnaCdnyM0izFu0lLd+EseHBbiiGlNiI0IF6R+/Pjl7pLycqhZKsxlpU4j7l4WtslOR",
-	"JMIu6Jm8q2l0l4N/fTO4unbHgUfwJzA5/+ubk8tB9cDOzt+fX5ycnZyftaLW9cnrwfmbazy9esWr8kDX",
-	"p8B9kSu/bG7FcMGW3ekWssE1j2+ZvjdO1egliJVzChUX2xb7m0IBSp7XkMjj8g1dNAMeLlMuwXIFsZ0n",
-	"3kXMbp+As74sUslYAqFA8OsjRXgSodvAoiFUEngUTvb8AuccorfrvHvefXwhZcjKKgyc0rDumzOMoQmk",
-	"zhZYb9MXQKpwUs8o3eskkzIN1yHZNTTWrraytLV7voplFnBsrnNQn2jlHO3lY0ekh8pW6fIOQGvdkAGX",
-	"d7choGh95UFIhFozh0uVCt3CyjR1Fr9kwihDGatlZ6ky2v5Upmyzz6EqAVSgHVVCndxW1h+gvzDbn+Co",
-	"05nRD65Yh6886yxAVke2pOKQzHxEgn0QcQyQtilIQVZdvKhPboUiMk2Y0j/jzq94MHLFk0F82B9oXghI",
-	"kbMRED7itAxkgRCQ7Wmfu0JlqdarVIbcFqNOxz3bKe95x0BEjQ4BMgqwJUQNHiFsb5jiCSPluZG2EfYx",
-	"u3I+5WntNw4pr5juSnrA4XmOA6mpEbqXzmlv443crvTXErFcrf51GYhc2TJiJSIZyy0phFwSmbFGq6i/",
-	"cyIpoQrQcPE+BtwlZqiIMBpP/XtjiZYlcrOADGRfKxSIM09QiTkyCA34/8xWNN5Gbl6iriE3U7Wo0XL8",
-	"T84I7p2wD1xB7ifi+7Nej6Tcxe+tutcrtO8Lnabh478WrDAiR6antRNaImh1ItZwc0LkzZ90FSxBmodH",
-	"dy+/+JJXZqNnmguuObWGoI1Pp2XY2lZwt2Fuq/BeDmVzFNfRUVveHMNlPNprOWF6CqEyu3jfMwzpv6CY",
-	"c7c51KLGebfw2NOlAsBLVeBnXPgJo6Cj7ATfrBQD31AreN2inHHL4k9thsc2Ns593M6jVK5hDbqGVfF6",
-	"8YigdGFZKMRoZnTCwvKyNftvDQW7qm2dwH78NTtsdANvcoU2OhfXi3hFluxqR7SvvGzQvbFABdZhbSxN",
-	"tbn+lJ3lLadhjcjadQjHVH43oe1ScWjUAR2ROOVmqlmcBSeZezRuyBVbI2havK2HJNQHrIK3Crfa7oLI",
-	"YLj4/erl2erHYaDZuAFXIhldA3+8Oj9Db98RKVRB03RRZk8jGdwtLgzKNkjCRNIlZlZbMghCMWOa59wX",
-	"cxSPfFBY23YTUdZ+u7dan5jrHQPEmuAaLsPMqkXYtit9HG2sx1zboyuGG9oaaY+5oGlZ6MW+wxWxkU4R",
-	"sYFOBqNtpBMezyY7/T1LFKyv7tVs8LnSMuun6f3wd9uwRldH6rdQHAoDH1GQcDHJ9bpcNghyBlnyqL7A",
-	"gvc+G6O9UBgKDrCF5gL1mCO7XGf9Yh+ylMdcHxEsdFuWhYRWKKN//ud/Hq3G3luPso3l3bGGMBP0Jm0q",
-	"wYM+7Y0M2G8MewKV4khD1m1zFeT5riWQ0Zu9waJBSS5lOFAl5EDYHFLH41uLfY3zWhUd6oorcBqpegHu",
-	"tcmxlq1Z+FvARCsnXa6/PMh3a/Fzc7nSYEJKv26ARbdxO5Gx2q/o/d1Zstclr5m5KApJqiw0RDtZdd4i",
-	"utoKietLsL9AwKQypHpGF+BPKIvVQTi0q6hqVQrrizoiPpDSSQc7xlFWLooPlqsVf/jse/MylfFteW02",
-	"qyNb60XuXtUh+kZwrQ6dDrbiiHFwsj/Yx/DXffzOPVKKk2gY65JjeyQCvErr4Lyksqy74JshUrnO67BH",
-	"CiLngiWkMCBwpais8GS+sS4Oj1oR/GK7llXcxAqehoYBZvRQxwAFdYl3jNldR2B+lHMixxoyaq5PXv1E",
-	"IEArRQOaKNfsYe852/fPn9Yypp5trnRVo0PrScvAI/1y6Kw4QdtD2PIJMTGV+1ytNi5RCpNzEbYPhcJy",
-	"L9+cDq5aUWvwb9eDy7P+6furP11dD163otb52fvrH0+u3l8NLt8OLhsCdAF2/c9hqZuURPaBzrL0M9hq",
-	"I//EQtgBnDmjM6awXL2y5bLVrvELKIlsr5YvLf8KBwiODQgcWPYVYvYtBznPU/fd42d3jKy2aN8Y8+4W",
-	"HNWQuxF7KtArT788rW2uFfKGHSttV45stwCsQFnyMle09AbgYz5z5miZSEJHhUDvkeXC+cvHHuwOabiL",
-	"jbPvbhcztw1cS9NrUwfLGwN5giVlc5ZEJUxoOqcLe51EICd2W/g3QmUrXPWzbLPdhnKyeI73vtobbW5u",
-	"gm2W6OjEuhSFZokbnZcwgg0RcOywITLhnva89a1Xwmjt2lDiKBGZ0Sxyih78nXKss2Dx/29//e/Wbn1T",
-	"Kp1SNqUCLIP9jWrIB7a9lVSQd1u33Cq9mMo0qTc1U9hnQ0NihG0phA4s1+pza2/UUsOnkLC+K4vdLlNq",
-	"RSmaylyTScETBk621zS/TerCyvrL65KnSqZQAfj6Ywtf5Yo2do/rvLUNvTLL+lVe+KYduxnSSw1q+zsJ",
-	"IZsNOSxLMUTwqHVQo2RRmmRcLHFFCF92vOtpU0uQeiOU7XLYlnKzNghfu3HyGgu2RaZBLy6Tkai2SozV",
-	"dLQkhWKEuvYi3TXtRdaqCytSUykEVcC0Df40JAuW0u6OeG6xcmO+4FYCWnPO4D3qW25njWuS2EC9DTcz",
-	"+M1b4v6hfWBmljjlpB2nlM9sLZMNRT3X2AEdmlRDp+/t5ipz6ALViJtDJTPrZA/JBDYY0KZOse6kW0aj",
-	"/NJ714VSb78cvOti0nC3yNPNALHNndcFPjqH+D34TTLZpUlN2fwocBPK2IltIiZ2LftXKaSwexPjHYL8",
-	"GxvH1Im6q9qHAFx3KF84yqWpve1nHGRpijzohWyRXzkohpcxW1h2X3U/Fz3KHT3bEA+yjBxbNGCvYksN",
-	"Q3DF70LSgmJxkXO9MBCYWct/xm3xxWBz/X/r9C9OOuaJcsn4xqeodcNoHmpb3hekf3EC9RohhBWfI1re",
-	"YrNW2AmwVxzADz3VOsMG7FyMZZjgXw6urkkiZY7djiEBtkuuXLoqqD6e3JH2cf8PcMCuI4gBzl53KAaQ",
-	"vQuuIdfT3ScOYz62Iu1RU1v50d4RoUOxmjsNWqSyUl6Zac2FzxeGimEfDTn1+VqfRmZBKBjaYaYAuBHm",
-	"b8oxbvMR2GJJO5Dm+Le//vcossF8Q2FDfWzCOUHM2YtsW4YRvZGFPrxJqbg1Mw8FhD9w6+c0tznW6aJL",
-	"+j5N80Ym0P8BHvy1WBJhRYIbHgpf8wX3h0+a3xGvKi+V6dQoFz/t+e4RQ2EOUZE3/9Lr9XqkzVRMbePm",
-	"nM73IqLZB+1zayHZ2ZwDeXP9Q+f7CCpdCTYU5uPj50QVeS4nVDOC40SVsvi2pGLGKJQGgYwXStBSQGSh",
-	"jYIyFJQksrhJjYadQ0Oa9ugxe9rrjQCiCqwdCWMZxHdQQR4ffE+gHpiCANWEaorhqUOhXWECjArxCPJI",
-	"kZEB2QjcFcrWy6ExOyQjA/uua+jNk1E0FPgdOvFHERkBnLsxxH+ZzwjtbqWplbnC8KaZpVsJYxhByrIN",
-	"BHSqCjR1oTFT2GBUSJLlbMw/DEV7FBAlHntRwiL0aK9LzlBPA8cIuuBBBB0Kd+wWt7rkrECX5S1jmfVU",
-	"sg/UHI85Z6jB4/BQSxiMTtjQXP6cqUwKxQ4JdfE8BpIver3vHr94cfDs6XdPey9ePME6ei8ODp48+e6g",
-	"9+T598+efvfds+97L0ZDUSnE5GvAQJOvhE8Mb2jHKYdKlGoKHVcTFmOjGjZzpcWGYiIxWRNkTuLwxcpe",
-	"f5BmTYZqdI/h5bz7RjHc9GgP7h9EoN+yBdIjhGWRM3utMFOesA8xy7SvcMCUtejwMqhmKFC1loJBz8pR",
-	"v9BTmfO/AJIdkpdIiFEKv2ULFMIRPJ7SH678fmiObcaVMruUua1bAI3RmFbkae9xhLfHpihBDYEZXcDd",
-	"TDBPx4gVsIqheNp7ElWQzt6z8huXeG4rEqQYs2yP5WnvKTAVMRSFuBWGHvoKAgAPKbFbr0UZRZ4evMCj",
-	"HVWy10d4Ac1KhwLsYH6B1jzBoa7c6EMHCG3HPDnChPGUx0wokMt5woTmY264YKuf0XjKOgfdXsk/K98Z",
-	"/uuU1dYVS8edqTTkumpjj6dMabsMIE4Zk5nBpCyXk5zO8Mz7J4ROECk1A8aK8bpdn6h+2AKG0Ypatu5o",
-	"67DV6z7GVciMCZrx1mHrCXyF2gRIA+BjcClV8M0k2PRV+LwryENzWeLUZ6dlNL91pH05v+8ILB7c1Sb0",
-	"iV1QZ3MVBYhiTNl+f2bLltM/su+Z18qYerhAriCfgYc/ViNYtU650n2/vbrB6JeVXS5nkpJ2JVluLyI2",
-	"4SciNr80IjYbMSKYXQr0v38KHfxAvAJCXWJHmb/r+1xUZOxKmHKpJXwMDgTgWh7HuplrTufHAafzO4iv",
-	"B0IKR37Q6/nG/TZWZalqBNg6/VSbM+vAggRyXVNaHwrbT3Hm0IB+hfuujM6n2oU6dVTCxwbU4woqia0e",
-	"ddvSdc4qqxxQG3QIvH1ueA4UQIarBfHnv7TK+/EualXpQ+uw9fZk8PPgEtZWv0v7H92fJ8mnysWq4+cf",
-	"mEfP1lc/lfUnYg/k6X0P5BL6QAs3XASVi0D+LCM7o6pNFJOhocSRzV7mO4N9w41eSiPF+6whK9cIdzbR",
-	"c89fV2v0sJesPMCqs8caf4M3+PlqPKW5bZlUOtjXNJd3kOZks2+rFRFcIhz8DcHElaJ1jvxCZBbUx1c2",
-	"IYprXzIiKp+3gxp9AmtU7B2RnEE/BigzhcMjDeuSl1JPga6Wdbf9SHCngCHHWuaoMsBa4Pb5akTlNXR3",
-	"z03ytPdilUwfs5gnrHYTgJm/lMnii10CN/yxTXrG61A/10/f+BKWaW0+N/sehHLXe2yef3Hfe29z9Ekb",
-	"ipjUcVg5M61iQu9hT9g/Dl5dkzYqBYTrPUL9856CqxrubEsUADdLUlz2UQiS3iudMzobuML+S3QkyL0r",
-	"NrrtjhxNN+Fnygn3T6nSsBDz/GbubNQk3F1HwSbqOLhMgD4FwkvhNSLHZMQTJ/8r9quV/yMyguHdL1Dk",
-	"x/9k9Fv3CxN3LJUZA0OB0y6wILx6AMStISIaVGDhwOml8BlvjxSkVlxBuGTnyjyBB38EmRcz2xDWnEMH",
-	"fuicHFexjvmK8xvY/1TKW7X/0WPKp/2Ppa3uE+aq1PBsA2ZceZTbAo1+Lq2CzVzHJz//PHj54/n5T2VD",
-	"XkpGGB4ximolu2aF0pDDshiKkatAd81nTGk6yxwmvBH8g22NrRwiUJFUXvFF6w4JdrP43/jmlH0gP77u",
-	"v+pc/dg/ePbcYOWwZRHPzYIjdi3SgbHgRiYLV0PKTjgUGCRtC+bZCOnrSlG1msGLtIW0RqcITUpoRPo+",
-	"IkJaMxGqJCqyRiLkwSA21m1Ee6DkDIV7DIqUVbJhXPaRY6Te5oFmB1Q06wTqQir9M+5klT5tQIWKJQht",
-	"t43m3qWzadJNDioW+qpyEsi34jNmGVjKMc/UMAA+ESyBsA3MRa3iC2njz67SocKKi6tn6eS0pm14rGze",
-	"RlBAu6+48aEzkR07Hhh8Lun8tfWYfbLixVeSJqppXQ0iRZmO45o0M5qnnOVLlq8lsyHQ7YPe44da6hUu",
-	"7p7s4vFDsRdYpm3o4Sx/kNBWOpEcSbUph0e1eo5gx7NW3SprqXV29+yFzjs3gI2obSyxnfOLwWX/+rzC",
-	"eMrmkEFhx2jLJ/jIVxZ1QqMtZdH58XzcQVHwpLUFfRnJDGqYOpMMGDJpmo52MLgs9wBNQ7Wjv6qNpOzx",
-	"2XBx8TAjV5/EGiQeVppCbEGR/OTs4s31e1vPC11qti7UWOZVZC67iW6Qk/DB/Y+2l2pIMgoo5GXn1WZt",
-	"fBNONQpGHvCPvM3RXVtvucaIfo/OR9Vqp2OOCSrowPABGU1GzhldVJKE7ZG7GZzN86jsuA7tnbGiaVm6",
-	"xKnUT1GYSNH/6l6pq+RQC2RV9e7DINgsdoM15TzDMAIUqdwqsERtmrKc3LCUsztryMA13LBUiokiWh75",
-	"ZvHWiacDANdl6rSDfcUJMK62oG/Y3YMqbq9socXPkSHWmiwAFC6p+IHtFbaBcEB/9EXgfuOWCUQkKoih",
-	"9Yg2R5YPg7fC9Z4x4OKiYBULGyLhVrRtlRlbu9k+dm/r2PTuJgPwSpPNr3imK3M1cKBbEANr0ASJEht7",
-	"EtwY0LFq2zdVoYePlDMfkrKnnaoC1P68BbewDqzugs7SdZA8z5joX5xcZSzeDYhu4B2MKAYcdr4y4rfC",
-	"DozSc1PwFPlBtxaO0zr85V0dtBWfbhVEM6Zp652HQ6VfR6OUd2Gf+YpIVGkpEgAMmmHAqmCAGDlpWHk5",
-	"ZgWtYqppKicF9Gnxb9aQpdJMZAOy1BsMrUMX3MdGryAGwWAEyVGFOEAMh8y1GhFXMK3Wc8bSEq5cd5kp",
-	"VU0cyrZdanIrPHv25PnDyqj1zkEN+O+P6qGF03PBqhhmRCYL4zF0xMHQAAj1qzYDwpjoasef3VAs2kJG",
-	"Xc4NWhFQM6iHYV7891/6nf/zzvyv13nx/t3HXvT8yad/CsmsDrd958hmT32oc2W7RpaXqjdWQjMeKdun",
-	"olRpRyuVOkd76zthLjXCdH0woZDfOGdMGfGRQ3zNvMowOnOesKWyZaGKkioiUzm3MR+uWKAvHymS8les",
-	"SOMqzkVl3Fq4+B/MgYbQYAHALjnlt4zsz5jOeQyiPjRgVN4MYJZdmyAiSprnMMKEEkQkjJzxbQrdYlKu",
-	"9FE4KsbF3TxZld//wPRyLc+vaXVamqqBMHg8tXWAHIHY1Vjz5L4EorYIi1S+ONFqZ1SbKYeVCiElsFLn",
-	"dYy+hC2MNmGGVC2x1si2XTzrJm50YeRVxf/CSPvx3/76f5/1epGvQPCst9fEXz4rXiRo5h2VFeh8Adgs",
-	"Z3dcFsqXmwuyOqxat4ud+WsyumqVvQA2G05jdmO26A7yi4SuuMFq5UKxexHMZ+gd2NKreFetprcl1lWd",
-	"UcguXMPZZRe8+d5CY2d/Q10Rrh3V01UmhXM9qP7YgCvVGO8dhCN/rGHqZwm64SWFGHPB1bRaHUsdQcUs",
-	"jCkNCsUIoJIXRPUSs166CYy9JbpYX3nUKByXmPC1r57Ln1gPzFI9elhRE8Ka6FIBVbcYXzmsJn0ulQ/b",
-	"4fJG93cPv4taWdFg1nQuiNXA7y4ZefIwcolkvgOVtfcNhcE3cANjy3o0oehplyx3mAMXK3akchFMaAA1",
-	"UBqKKpiwqhUEYhtJ0kALIsKVjReDEHKMnQ85Rwv9ZWjV/Yx2W5ZHriM4nPtah+FDmvf6WZYu1jsQHbbM",
-	"KRxrSmNLtL+kd3DHddgUzHuSgRe7Pf/4yY7PP7svmXkF28ImTQDoymVtG6FA51Qo7Ph8VOEE1WR6IkF3",
-	"wojombxzia/r6M96P+NSRFVIptivyMLrBNxB+dhWHshaitvnuyADjsAd64J+/CqC9d+BhOxhsUlGfmjW",
-	"3K/YLSqlR7nhHYt6OPcmwXorhe5zuPOWV2j/Y8VXvtZ4WS3I+/WPfmOIyUOfvZk85XfMlQwG92gFC8DW",
-	"A2k+6FEFp/VDnvhm52GlW999EWTfnHIu068cWFhfaelAryPlK1xLFTEfXjDbCpttqbiHlrjstOtlHRcL",
-	"jTJXLHMookzjmGWaJXsGsSNSiJQpG1wN5lLhi5C3scZy5CpjWHnt4AuHsdvWZuHo4rLyj032cW4QXxwW",
-	"U0WrBTwWTGNcAaZnVPJibWR8e6UF2B7R0vZhsQl/vmxeOA1nhP3tmEjIyABuZAaANr/aZ0agEgQ9fNED",
-	"fC+69uQhbQ4uB8OAtN4w2SVBkYQJrJJSIpjNbdOUpxbY86m0+TiLPYDUUpdol+EJAOS6TPkFuXxKxcTL",
-	"5Q/m44duQBG5HFy9eT2IoES8vQL/gVXR/+Onk9PTPXjiun95jTkI8Of7Hy7PX78/Oz8e1FhHlUk48rqN",
-	"0383wr1dcoJ7oylL4fe8ggcSNfzZPVKYYaC+bj7Bb17wcMEbTX7Ic0gENOcFDriUC0bahsxe/vCKfP/d",
-	"989ITIUUPKYpnDGYwZVh+tD9LU+w4bieMhFhIpyuRTRPKZY/TJlt+V8GmcBkQzH6OGyVXw5bhx+HrYRP",
-	"mNLDVjSsxqTCZzc3fnDh8MPWp08jG7w+FDeLaoTHLVtUCrWuxvzsdclbaMpv+LQcjwEGBi+GYgSH7gNk",
-	"sHc/+eHkdEA6nXIE8tPgT6MjjIO3z3ZnieupPhQY64gpggbaPMOa6xgmmFIxKeiEBZMLBh8ymbvQo91U",
-	"iA8dkazyrq0CZuwNjrAvCnCj+rH5sqI5AwukYN/6tssbe9zusKgiZ8eIsgBre7AYAoUg2i3K6e/lru8j",
-	"mjZe+bf905Nj127QHu+UqqkRDbggWOMFcbVy6jbzA6/WUFTuFgolhmZAaTnEnSPy5qx/9urH88vBcTlN",
-	"dYabQg+FkLZGTGWmO1nEU6Z81XnmhKA6VRFSm2U40oJSkMcC1wg3psVkqkmRHUKqSkonyAD2jsjJGUBi",
-	"KHwwIZggyA1NSgrnXM5Y0wVv7JyroK0bqci97uq9ogPfVlC56SbX0f1hr6ilqnrppvoLOqFcKBTqLXaV",
-	"WPAPdjVTOVFbWYlO5WRjbMGPLnDGEDTlAwwqEQaPe80hBkaROIW6003W0J3jDC4HB8SGS5H23/7zv8hB",
-	"r2fuek5jDYFA8N2z50anyXjKEggYyguwkpurCBYgIM9coe+KQVZyDo3Rzf0e/eJzDN+RX04Hbwen71xc",
-	"8KgMB4byTkZEKTIjzsRUsci1S8Db/ZT8xF92hwINU94QD5jn6ZsTHbhWLB2TtqEkNwtCbcUu4s28ewR0",
-	"XapdPFGRj2nMhmKlFADExytmbn/sKhANW5dswj542GkpSSrFhLRn9MMSEPe6wxbQnNCZjnmqWX5hI9ai",
-	"Nez+axqgT+XkwjvIVkkRYOu3TZa5dn0W8eYsGSMfKZLKSeT9qemCIGARL6ggFUT/x7NRgul1/6P5x3y8",
-	"yRlFWrwuHOVVymj+snz0CwakPKBBD3bxuw3udxvcP7QN7hKczbZjeMIeKVLe8V2taQ9HzTY/fgYUqxpa",
-	"s2SkY/qLUagv7+0ol/aN8sc2Uscrpn+njL9Txn9k7wQtVEkYyQ0by5wR6hMPsXwmhsOxXwuaKkIx5g0q",
-	"2NB6Txc0cOw9jINiSWr7Bo7m3Qj0Ope0ee43R5+xdPjfmSMazHe/O5Z/J93/Ex3L5v+Di/eDs/7L0wF+",
-	"sF8dn1zZ7346uYjImzP893Jwffkns9+Xl4P+TxfnJ2fX71+dDvqX4LEypPVhaHmWS6j1iGjRkDcIQesz",
-	"mbCU5KzMXIazcqZVKdCkFtM0PfKsCgz37hFfkQHS8gy6Qz8aV4v+LyyXXdL3IyIHBPv9UPh3rUPMtpQr",
-	"l0/aT3sv9kI28qqt86Lc7gOk0peTNRDScvm/9YIJ1zaGyNxVEFiQxo5lami/x4aA0b1aaxR8MZpDfsuC",
-	"xPKuXkfh78fq7qOsV4r4NZnbfUecr4h3fo4GdHNL/SaJMoauVbKHbakgkRBoFPNw2TBRMDe7FlPenKG9",
-	"Mcb8PmizFCf/rctAntdTCjDfRi0FWcCdpkQJmqmp1C7N0+0qGgofWotBGE6vyVhOxkYswNIPSEywkjGp",
-	"htbn0L0EomGwlLAtuTha7mRhS7xXSgKVq2wf9HpBngAT3D8cNVBD8RurDLaQnrfm/F5fcNf6gr/rK7/r",
-	"K/+Y+kq1PKUcV4p4YNjd6/7Zm/5pWYvHHHalIuXe1m7HLXWRBiaotMy+DftbZg0yqwhrvy3LkFlcP00f",
-	"iND/bgz6nbj+DyCudWJ5fX7xvn96Sv721/+HtRgwzMYIw3dVwaZGSe9trPHQ6lR6/zeXglnqFf91C/os",
-	"Tba+qhsuP3KFArDAk+2fP9U6i0rdgGS5jJlSwTKC2D7Zl307DI8BaOKHqaiO9X7omwqhrEB/H2bbT/JF",
-	"Jy+wD29QR6p2tIOsBaQTmcw1tn0EQGDDAVu+Rdsm4LbXPvw2FBlVyt4LDPxRRI4jMp/yeErGHALRXEBo",
-	"wnMGWKjQfjKHLnRTegfBsUZP+oNBUUpGZp5jm/o9wsJdI+yhbQPXRiXPGoX0o+N8cVmIS7Pcr9Ryxc7w",
-	"bfzPbnJzXs0B6ebXhzeVZCmU/62Z0jxftQkmZXvBelt5gykWC+fQMMVjCOLS9ldlOb1/9aZsLqK4TEAe",
-	"klg1KqbYSf8bFCW0lA2uHxZyxib8PoRWRRCTTFOoUUjYBzrLUuYL+tge+LtTu11lWATg9SJjVStoEwLs",
-	"V5r/b823Luw7D4IQONm6ouoetN8gnwTg8cgfL2nnjCaLzowmrH651V5UbRFSHtgRYbNMLyB5wZ6NKyH4",
-	"m0OWwnWx35ZmvIEXHpBwvFFr4olh+c7W+W1IyY9ybpSGec6xClhF3Laty3Fdh4SSScETFvkSVY6i1NgF",
-	"tiHOOb1JbUqNDypRIHAbfPzmeNTcf3Rgg+A9GKzOAGtXjIGagSljQpKMTriYHEIFHZ+0Q8mUimRcpHub",
-	"245WloRB+HIuSCH4aoF+QlMpGAbyj3C2UQTqy1KxfvzSqqR74UalVxVIPMhlWEcuKzDoNrXerDxTK2P4",
-	"JYR1tf+x/LBd7UL/+O/lCz+rfGF5zcBAYfHYfwvdrHKofud6U6dsVknXi6c8TXImmqsa+rF2llWjMIG4",
-	"XukbUdI/V0zOFeONqSA3jLAEbj4ULvaV6ID3Xry5Jm3qSvtZEY6kbKw3VapD2lLCjza2/kALB2vq4QEV",
-	"v7Zp31Hjpg9DNbbAm29crDGwkshaeFwmG/tgAMHLCo5OUm8q3vhVGOJVhcJtXcIxAGYy4s3lG7EN35ry",
-	"je4GB4o3lpqMeWEo2iMrEDlwdcHa8UvvXXc+ZaILBbFHexFKtRUhA/vcY5beULRfDU73SpsHkhMbOcKV",
-	"T5pzmZzAa/CaVc5hKNqVl2F/cEmOjAwQL+KUHZltQKfw70nCWLZX1qJ0541Gle3KUJJVKoO/D8UmNIvs",
-	"tEbaUrcsaSpp+aVY2FetaukX6axPv7XSljvRqq9a3HLnlXxWectvXK6y3Am24ayKkLOE4N5vWJ0/721D",
-	"ZbeuUjllNNXTv6xTPn+ER74mq7QzNIcDxlC8S5EiW98X5pTfMcGUOnSCVvXFEmq4adsnxnYnaFSlzBJc",
-	"BwOg1hu6F6zvR3BEVJzTjLlQId8RyIZuVnsbBIWX13a52xUnylLK71N3xG64+8AtIy9yOWN6ygrlQd42",
-	"+zBsQSrM6cAaLntdchboETFlAtrPWvYpxnxSLFl43eGvVa3A3LT2VhjJafFtLgVMTbREbR3O6NnOnR8a",
-	"bpAZm5dXKKGa3lBVit1lS5AZn+S+hrX3aocuWX26j60bRnOWm5k/RQZC/CcG6zBMEU0CoWIL12U1ALgw",
-	"8Ld1YXvdxXpPUZZIZQwh2GDmmGqdHe7vPz74rtvr9rqPD7/vfY+1GYo8bR229oEn28Uvz+3oinUlWBCB",
-	"HIhBmjZe0u55tTDDlTd/oATH87IkcXel755qhVtIrGn7ZAdwLXkCK9A0951ZIrsGrAUauRKwsLpUTtSR",
-	"byzcDTQlDQ/PWO6G9/HQ1dedAzgEnKWqYLYsWm1yLAC2+vK/GsENQOt7kBBDiUtAW9TtLrXFbAKya7w8",
-	"pWraAQmbJWU8/xj9lHkhKuO5CO3A1pYNY8rAqeyrYo2maCoD96Wcl4tf8ftWUaXC+VfntTEqikxZCk1H",
-	"XbjGzaJuhHIzScHsCgGC40qUwiPlQzsq8/tQjgYwQpu38luYyHMVPwr0a/v07tP/DwAA//8=",
+	"7L3dchs5kj/6KgiejTC5W6RoWXbbVJwLtsWe1rYsaSW5e/o0vSZYBZI1KgLVBZRojlcRc7vX5/8IG/Ng",
+	"/ST/QCZQhSJR/JBtuWe252LaYn0AlUhkJvLjlx8boZingjOuZKP3sZHSjM6ZYhn89XpGOWeJ/mfEZJjF",
+	"qYoFb/QaNzNGIiEyQkko5nPKIxLSOSNqlol8OgtIxkKRRSwii1jNSKxIc5QxqUYk5wmTkozCJB61Oo2g",
+	"Eev3zRiNWNYIGpzOWaPX+Dm/VbRthw8aMpyxOdXzYDyfN3q/NPTbGkEjTOLGu6Chlql+TKos5tPG/X3Q",
+	"GPBpzNkN/L46+z4nDC4T/RwRE6JmjIRU0URMc0aaWZ4wGZCZUmlAFiK7nSRiEZA0EyGTspx2StWsnDRM",
+	"Imhk7Nc8zljU6KksZ+7c5/TDGeNTNWv0Xhx5J/2Bhbme5Gmk7/eMwZw7Pmmo04jNU6EYD5c/sOU6jd7Q",
+	"WyaBLlLRTJHY3q9gSWOO15iUseCk+dt//w85fP6chDOa0VDzT/3iOkO39dg18z58/tw38TMq1eCOcYU0",
+	"qs76isl8zgidKJYRNYslYfpW0oyVJCPJfh0FMO9RHI3suidUKsOv+j8svmNRq0NOFZnnUhE9aUK5eZF+",
+	"4JYtyZwuScZoRJqULy0ZAiIylyxSD0HtX+0knseKRfr51jHRzwk1Yxnh+XzMsoDEPEzyKOZT845f4XGO",
+	"N5mXPDFfFJApU2Z99ASPut1aemuKtYFk7dOTOmo/O/QR+1xErJYXOV7cxIb/krFJo9f4fw5KKXOAV+XB",
+	"aQRDXOOH1Y4ii+ufOlCesuwuliKrH8u95ROH+8mIjdrBFuUNnzTUvX5apoJLBkL7MhPjhM31P0PB9Y7V",
+	"/6RpmsQh1fvkIMU7/u0vUm+ajzsOZt8LI64IVGJeSZpX370mr46ef9PqABXMw/rdfS4XLLtiv+ZadOsp",
+	"RVGsX0CTy0ykLFOx/oAJTSQLGqnz08cGhWfX9/t3WgWlaSbuaCLJx2ED/2DRsNEjmpL/ha8jQ63n5owr",
+	"fWHY6HQ6w8b9MW7ARSwZWcwo7u40E/NUESpvWUQmIsPvKNfnFzuZUu2I8V9YqBr3QaOfpslSC6EEvrD6",
+	"ERmb66lZxoDfYsXm8I+VvVe8m2YZXeq/pbtP1u5e0IzHfLrnOxcPmcoKNdz9Wb4vWP9aZ5I1pINlPGFh",
+	"LGNkzD04JHIeszZC//Ly6uLHQSNoXA3+ffD6xmMp6HlSsw0cafi0e+jVmu6HFyP6vubbjNHbVMTcwweh",
+	"4PhZXmKzX3Oa6Pvug8YkZolvve83jviwLVaZ1er2fj04I8UNRNyxjKR0mQgaBaQwSQLCxYI0Yy6V1oxi",
+	"QmD+B/hFYA84JD7qvnoRbPh8j8V5R5Nc25hUkZTm0tgnWg11Gi61qk+eCKW1rha+JOZK4C7H2a/M6fC5",
+	"b0q3aB+57HH48lM5aW39XqMdXSc8jJlds/2LNfBQrg/GECULGiu0fsq70fA1FrxUIk1ZpI0YsPlYFBCK",
+	"t+hnScImICLnYGlYabFJZRT2rE/4zJmUdMq835MBFRxzeF9hqajKpSsLaBiyVDEtpUAVssh/bnB3eEnz",
+	"4o3eqZXf8s67sGbfXCY0ZF5xoNgHtb5waHHqs0hAVBzemn9GTFuOGTEztXLTXLUi2J5wFjPG9XqtkeyO",
+	"ZjEdJ6xK2c2rmWYo7H80z3p1yoxlzL9/U00AYo8Oha1FIhHmWjd75rm2IkgrO4z7GTW0n8TT76xgWFUZ",
+	"E4p7bdWg8XAYCJfdaeUO7CFS8Q6aJBeTRu+XPd72LvCQliVMUxBPDATGQemrafqhPRVtPYW2vI3TtkhR",
+	"JbRBW2izChTCvbVMPV+Pj+y5CcuFK24eC5EwytGeCTOm/NeUObbbzWvG0OcbxaZ4toFDUyMoHgvssgdm",
+	"BkEjyjMweBtaQFrebQSNMIP/5Fmib+bL7ZIACBPYE75Lfue+4pt8nHiSLa9yfsVSkXmkO9OqjdYI8MEd",
+	"y5awvctzaEqlZBFspEmc6PM2EZOAaDEOlix4Y8SExKoirP32AB451qa8up4wsmd+34sFmcNxdlJVL/aw",
+	"KsmCZYxkLE3okkXONrfr6aqwGhU3sazk8UTFGQtVfGcMAvDekIXIk4jM6J0+SusDc2xpJ7KIZZ+PLFyo",
+	"K/Nl/unhfKj5fk2lwjtmyBNSzoXShMtCfRhpFuJetuyiLj/fjDcfJVSW85Aq/77dYPxXXVOGWey6BRUW",
+	"37RBHmK7buOdqldzE+08SitjkqknkpQvcRi4nD/e5zOe8Qo6khzjWC/vidF8PTKhcZJnrD3NaabtLqPV",
+	"21OqWKDtsSRpL6gKZ5GYBkQJ0dZbrp3lXB+pvBreHWC/7+4bnkUb4okkkimlT26kiSrpR5ahw6vgUan3",
+	"F3W0+hP7ePGwl2ybeHFHZvNx0yCaMtSae7KSFHkW+pUgXro0ArywHop/eZZA0WxaUXJ1n4ajFg94P6kw",
+	"ptfUBw2V8HhHfpoJa8mTWPXILVv2hnm3+yzUvAj/0rxVLJm5GEd4SRuZlAu+nItcejksLOMDa9eijMaa",
+	"Nf0anvGIRX2gzERkcwp0pIq1VVxq2soJJ8vwE+vPPnWKIxPz0o+5dlkfH/exgc1g+o1+owcoro262nON",
+	"b6WoIpRcDa7fnt3AiVafxjIWkSYda/VFcq7ihAiutV3U6mwX42bh96FxeWraiQTXeLvjR9plF1fVhM97",
+	"VD1vld9h1yow/F7y38btYg7W+3ocQ7XiTbrsv71GX9L12zf6H9c3F5f4903/6qb81/vvri7evD+/OBl4",
+	"HU5VflyJX6y+gQieLL17L55cF8u1Ir3TNFnCgyRescjIDA70sSRIX++bb33xICdoA3KkDD3csiWZFsaX",
+	"xHCJXLAMDBcuiGSh4BFhkwkL1YrHxe9JmevNtTYFTW/4rGNiRC553T9/PTjT77SrdHLVPz1vBA280gga",
+	"P5yenX2i4y9oLGjs2bXX8GGSKIEOkokJ/+CX9gglMBuzd9E0xSUwrpYA97xeci1s11e/fJKzRfE0CE+M",
+	"aeEyklDMmSRjGt6CmVv4d6zTLZ5r6rzoBo15zPGPbvGZ5ii15ubGHbBxb53F0neaqXij9pOr1/l8TrOl",
+	"19BmH9TrPJNePVAnZeTmDzg3nFb9gHHFe7tp3o6fV6uieayM4VxI3JirF0f+E0+pA1f5ShHBQ1a4N6ur",
+	"ThZxkhB9YNDyb8oIndKYt47B10M0V0BIkyrF5qkik5jHcqaZTWSBlgj6jjTJpzEnnN2xjGSUB/ZhHKZD",
+	"+uT6h9PLy8EJTgDC+GbCyMFMqYRFx3BF5IrE+oilSCxJziOWweMgAeZ0ScaM5FzexprpNUt+qs7n9foc",
+	"PMM1Pgcb3t1xgcyEa/wXrn5d1eaMF2v3pCD2JM6kKgwy2L74k1mpVof0UdnbtSiWhzQprgM4v0G0Gw+A",
+	"8Ty6VIcwND46Ffpu1tqd5rvZAHrblOpfKpa+zlgUK9cx5BJSsfSN2Wn13h6P1E2SN7LOl6hp+kSCUNQf",
+	"owXfPE6SGNWN1IbtfM4ijFYw8KHYLSG4+cFQT5NXH8BYVNwChF5QSTKmslgb0BCd1xwPo2mBH/MpyHwK",
+	"Ny21ND8ZnPV/hjsyNJ9JzNNc6d3a6pCuZ2UF/ke/B5eQup9RWbg6Tl11Vtm4vHFXOa5rw/6lpCr2i7NI",
+	"JeMXS7BRhl6vOdsvB+cnp+d/0ibR2/Nz/BeYTyfabHr7+vXg+roRNL7rn569vbKm1OXgxKun11TDur7Z",
+	"+zCx5ciw2Yj/x7Cst1nT/iW1XtIal/mc0ZUznSOT65zHNft7o4vVDrR5lkUcYm2ipbt+XXTgNeMqx9cS",
+	"G0Y4Jnr3L822liFNaLZHuKtKPm/Q65EJWEQufJT8ntFEW72r1FsPn4nb7U5y85RvIGTfVAvXTC/Df/5C",
+	"23/ttl+9M/993373sRu8eHb/L77dc6pFqMfrYZNC7gPz7/02pX3m26WX6mHGqPq8cgV0wQY/RJ1JAykp",
+	"fllUpO7s5RHe6jpYXf6U8UZJMX30pjxkSbJLGNV+dbDBXVzoLPOtjsgq18HLWfrl/mMIjLv7EQS5bFu6",
+	"i3mpdypS5izShhDjKqaJzxccFlfJX3KpzWX9TGDTZPVZ8pbxDtFyCv6pDWqImMbSHqutS2BlNySJWLCo",
+	"H0VaBrE9Y3UPYHbzyObd82NMa5x2aZwxuc94M3McW9fWQtlwxYqwz3JWWFwQfQm1hccJo1kSs8xZjXLA",
+	"Mp64mAlpV4ELkgg+ZRkE2GWn0eN5kui9spJVuE5p/bxfEWG4sEck45GeIpWkn6uZyOK/QqCkR75lNGMZ",
+	"Qb8svMm4ZpUgBzSND+iUcXVw93R76BznUVIrWM12BPq6nOCuUrDOXy4HVNbbtzf+XeQZp8lrkdtE8+qB",
+	"e3lTeMr9gsx3rFgbZby0Cd+f8BIlFE18964RVAHfFHMvxt9AAH1w+jFmC182AqaTAYn8U93XvTCNOSuN",
+	"831c6neMqw0TgWPrxViy7G4/mQEPXrNfc8YxyLLDd8T+fZXQh01BP7fnDPZ1G6BrZM/zwcOPFEVJBMYC",
+	"G0EjEhzyFMSCe49U5cF637NlXDlNVJdzhbbrbLK2aBVOC1a2wIZddJkJ/Ys3FhbOaMxv4tTjwlaSRPGU",
+	"SXVMTFRlgmd0tPn/gi/vPMSy2y+KtCoMfHGknO/4lquc25dIh6/X1Y1b6DARScQe5F1YqUDJuROXKcbf",
+	"tHb5OIlDU3OyasJMRRar2dzlahYdPn/+9JWXj1P3XZ7EC7ogzw7b46XCKEXMiVSURzSLyJhK9uJou9os",
+	"5+QOt+H77HLUCvhducPoys8gyfcf8VEF/CNK8oeJ5gfKWf/x2EmNKTliAz/9yLJ4Yio39pF2mBilpR3m",
+	"ZdFi7zfljB4+f9H77W9/b3mFXcQUjZO6LCypvqXRda2kOT3/sX92etIzuWng8jY34yxMstOYEZXlUu0o",
+	"hfRyTwc1GWg3/qwzPQOBjJVB0EKPa6Q8i8iSqR2HLkOFq47+JYb1IKyvj2p6BPP9SPz381jOqQpnARln",
+	"2gR/n8T8NiBTmgZDnjFIRgvIIhN8+t5JpccfcIO+v7PpNnOa6OmyKBjycMZCDD0VY5CmoX7rmHDxvrwj",
+	"0H+i+Hp/y5bBkI9p9F7GU05VnjHSfHveP3/9/cXV4KTVGXJvNlGRumD3AYzUCBrls43ALr9XXO+unoBR",
+	"7oDzWUSaxm/Oy/SH/fWWmb8zC5elfBvwLJ6biMbGvIGV2F04Y1GesIxAuZ/skL6poIQ4BMWfIXwg9YFv",
+	"ZHzlI4Ip+DRTMjCaKjO5iiY4RyHWwXgkSfNPgxs8AEo7XhE9CshIn01HRGRk1B2ROaNcwgFWj7zuOJjT",
+	"D1dGoq1XgQq9JjmXZCYSKE2kRCZCEWoilE3j4IeYE7r4i+pLtrTBrmoY+mkX/ueNRburt74gYnoWc4+3",
+	"l+6jNdhdTcbSpoKEDd45yX59iCWtHwv0zO2UHCfYpnKCMzG9NLNcqxBJE6Y8u+s7zajIQ1paHRJpuNBW",
+	"fGAVSM7VMYFT7RstTFikBZpCztNn/4yMRc7d9F03oWuLgZzEfA8D2a60N8FK5Rln0Zl9oedI73yDr7JZ",
+	"hTPNyjAlW46wmImEkURMSRNDgwlUT5jgNjVZ1q1Pt5grk1v9nKBcRUsyHw/og8OXTmu6vhlcvh+c9789",
+	"G5i/7I8np9f21x9OL0EBmH9cDW6ufm4EjW+vBv0fLi9Oz2/evz4b9K+82sBNYFq/OJ+zKKZqUxpQj9BE",
+	"CoKeaFhEG84dM72+plyf1XDs5y/renieEBDu95rtg9z2gFzacMtDvtTj7zA4F7EwoRmLyBgtLJNCAXgN",
+	"pfLDX+XBR/37fcubYGyjalvL/EoRv63kuozIraV6O9OcZGJOVqe6/cBZjd7XrceeMfef+qc3+JPJ6nlA",
+	"HP4SvuAEzgYeF25IFZsKDM/bOaksnmK5jtmLkLWpWDaPOU28o4RlqdNnq7baVtuViqzuVCFyleaKwB3E",
+	"5ODAcUqrRr3KeodC8EZz6TS+Y5zgJ5AmmKuw180HG0yMnYMytYkxeY2dsuqhxlBwsTKrlUv4mhWaW3L4",
+	"OA9ZwB9tMwy+85rhu2rT/VY+xb69fla12SGfiTG3MdFuQfrNS+L9OqgeubTFJ5vKGPefdKEs1k7xaMs4",
+	"RS9F2HGH83Khdj7va7cmSNjlLcsEzT3vvAWwSc42VZrrDY+3l/Mlit4yuc823lJJaEtHtrNBgeqxuvzW",
+	"WeMpKVhANmEm9MHNlgYqQSJBOPugOrVJl7VViHexSCiCAEwI1XSKI/zbIIDsnCzzo32Ttz6WS0V5XR3O",
+	"qtnomv6xSjbzyKrKfnt1SjidW9gdC2RyG/MogHoLMekN+SjPeG+Z3yraM3f0Yg5fPyLNo263Z/xAUL0G",
+	"mX8GrSDmJis2Y5NcsuiYSMbICKk8agXeV+ec5vrgpWIoxIMhnvb0Gf6WLQN8Pa6q4KzmHWMatQsHj30D",
+	"JQs2nglx+0SSP7cRZeu68AJFgqEHCzwvy5oXT0Q2jqOIcXjps57FRHoiSabPUCIr8Y80owlFIHZMYnWs",
+	"D1IiY/GUk+8FEuoii6cxrxmLC9We6EMnjHUEJJB5OCOZyKEuzgIvlSBdjg8NcjUCY5S5hU4wx/Iv9K/X",
+	"TGHO1ExEbT0TEwKHuTyvuV3r0iQOFdz0ComDRV3WPYh1cooq4w+Ft0pDHWdWcBGyPgClBisQGVc1Aysh",
+	"2okeSI/81CzLWERL/Q7wPSHIWVrLczJPtepnURvOXlAxDi97blIUXAyhv0hRt2gZVcyCXennD1/1gOmv",
+	"mMqWbYCjqHkSytE5TUak+dzuKeO+1SfzmUGjsNssjur3zx2NEzpOGLzKUCOiio6pZI4LOmNUH8Rr3jNT",
+	"Kh0hxBeicH1/c3NJYO/63aR+bY9CKdiUIHfF7rxBo02VfRaPzMBUeKU5lbd16YabivfCbc6FumpZiyWC",
+	"qcwZfJV1sRRl2uROhHScJzRbBridKYA36WkgPtO1EqlFDho2AjI0hZF4tdjiKwWLeOdcROYtP5yenQ0b",
+	"995j4QMSniJGo8T4Hz9PPuAGr6LIlT7m77cCWEaYpsnSqjO7HlN6x0izf3l5djo4afVIAW0SGKdCYJ0n",
+	"AVlHONHy0vmWAOFHQJ95iVu6TDzeFM0StXnX+iLLaqyyUjhKgslZdyyL4lBVcWw4YxH60CEAlEXWG00z",
+	"hrhe+x3Ddk2W3GTt4P6ulkzsflayT7N0E4rXLjniBfndnHAnK9Nu/PUaS3d17Py3JWfivP3nRXzbvjTY",
+	"al/b19ZPZ5PrpG8cJe8ROqx/pn87O7v4CTwmZvs0gsbJ4Py0xk3irNW6NC+k8SbmNthzHIFuqgMA8I0B",
+	"0FEsNbcKzsqMxH2CIeOlX7coIW6LQawe5hCKqi0XDwjlpH/y5vT8iSzsVLmUis1Jk0JNjMgNApVjSfhD",
+	"0HNxVznRXQ3+4+3g+sYuBy7Bz+By/o+3p1cDd8HOL95fXJ6en16cN4LGzembwcXbG1y9KhpcuaCby0M/",
+	"y5ZfdbdiumDDfOkOtsFNHN4y9WCeqshLMCsXFNBIm4b761IBSp1XU+Rma3FtNgMuLpO2+HiNsW0k3maT",
+	"716cthkyrFQsnlQguPpEkjgKMGxg2BBQNp74C6E/wzr75O2m6F4RPr4Uwudl5ZpOif/smzHMofGUleeI",
+	"RVuAgzmatFCU9nGSCpH4MXr2TY01s3WmtvGbr0ORegKbmwLUp0raQHt52zHp4mGrDHl7qLXplZ6Qd6cm",
+	"oWgzKicUCW4Yw5YR+nahM0xVxa+4MMpURheSmUp92p+JhG2PObgWgEPtwEl1sp+yeQGLDbP7Co7a7Tn9",
+	"YIFsClRm6wEyZ2QjKnpkXmQkmBuRx4Bp65IUhBvixfPkTiwikohJ9RN++XXszVwpxCDeXCxolnMoHzUZ",
+	"EEXGaZnIAikgu8s+u4VKGOPrRPjCFqN2297bLvd5W1NEjnpAGQnc4pMGT5C2YybjiJFy3UhTG/tYebyY",
+	"xUnlWgzl4FgKTrqg4eMMXyRn2uheWafW1h25GyzeirBcR8a78mSu7JixEpCUZUYUQp2VSFmtV7TYczwq",
+	"qQrUsPk+mtwlZ8iAMBrOiucmAj1LZLyEIqACRxeEcxzhIeZYMzTw/3OD9r2L3bwiXX1hJhfwazX/J2ME",
+	"v52wD7GEumjk9+fdLklim7+3Hl53ZN9nWk2tx3/NWa5NjlTNKiu0ItCqQqxm5/jEW7HSLlm8Mg+X7kFx",
+	"8ZWozNbIdMxjFVPjCNp6d1Kmre1Ed5Pmtk7v1VQ2K3GtHDXQ/5guU7C9ElOmZpAqs0/0PcWU/kuK9ajb",
+	"Uy0qmneHiD1dAcde6ZAwj3kxYOANlJ3ikw5Q/hYc7U2Tss4twz+VEZ6a3Dj7524RpXIOG9jVfxSvAqt4",
+	"rQujQiFHM6VT5reXjdt/ZyqYWe0aBC7ev+ELa8PA20KhtcHFzSZenkb7+hHNI9/WnL0RvAUximth27Zj",
+	"s5lRTAGmx1OLfh0SI8yFHdB0cOnp44AKSJjEeqh5mHoHWRRsXFMrtsHQNHxbTUmovtAlr0u3ytd5mUFr",
+	"8YdhSRpkcD/RTN6AhQ/H0MC/X1+cY7TvmOQyp0myLJEFUAzulxcGkCaCMB5hIbCp+4VUzJBmWVwAnfIn",
+	"RVJYsyghRv9tax27O1Z7JojV0dUPUc5cgMLdYMGDrVjllW+0QNG+TyPNScxpUoIgmWdiSUymU0BMopPm",
+	"aJPphMuzzU//QPiOzch39Q6fayXSfpI8jH93TWu0GGu/B+A0THxEQ8LmJFcx60wS5BwQJPD4AhNufTJH",
+	"F0ahLznAgDB6sMoDM13r/WIf0iQOY3VsqrpLyFRoEzT613/911Ft0b7J5d2zZp9xOk7q4Kkwpr1VARcf",
+	"hv2ySnOkpuq2HiF8sS88OEazt3g0KMmE8Ceq+AII21Pq4vDWcF/tuOaIDpj7EoJGsgpOv7E41qg1Q39D",
+	"mGBtpcv5lwv5biN/bgaWqADvAioA6V+eOggHgYPUZmEmdgKRqI50Dsf4WLKIvD49uUI5jOPN6ZKEgnMW",
+	"Kkh+NVg6PUL5cr+I26eiUawbVYiz8QnmVBXPYqs5ZcYz1lRNSbEDgbGSBJ2JOeaYzsXchvkLOBAn8rof",
+	"cobHntHvfCJJmrFJ/AH8F1iy98Lp5Eaay1v5no7DiE1agRbaiiWJw1raeqSZf5dqa/at3IKTV/IrGL8Q",
+	"fdIa3TRrmcc8V6xlfWg9RE/bA9NuM0bHqo36iLAY5e7eDtTtLTfrV8MrmBTSjEQoDxyvXmcetTrkDdNq",
+	"UKLBpAWBorfMOOuMGpM7qajqFMwVSIeWetm0HJCMRyVMKxQ7WCxx4zAwkeZjUqRJW9t/zyxpRw0WqbAV",
+	"2KNP1orfJiK8LZXidmfDzl4PqzWrFH3LYyV71sOyFma1dDIXzG149QB/s7eU0g3d3h1yYpaEQ8x4E51X",
+	"HBKb1Pd2ijjKehP3CE7EgrOI5By0FIIwmqOR/sUEMAvWCuCK6dfpJIFIuBta5ei3+3rlSEDk3zMjf5P5",
+	"8L1YEDFRUC93c/r6BwLplwm6x3k554L2hd368sVRpR7y+XaMx4qVsVm0DAqmX02M56foWfTHNSDjzdnP",
+	"bp8NgWcsseB+768v6f7q7dnguhE0Bn++GVyd98/eX/98fTN40wgaF+fvb74/vX5/Pbj6cXBVk34PtOt/",
+	"isG8zQXEPtB5mnyC0VxrHWMLCJ85RedMYqMWaRpFyH2zk/CcsbvTbWX61/gC77uBgT3TvkbOvo3hFFdI",
+	"9/2z4/esmzBsX1vRYiccVJi7lnsc6pWrX67WLtsKdcOePSacJdsvvdLTkKOsBC9jfXhbURd3vCokoZeQ",
+	"p+vWasuY1WX39kXW2sVU0XR2y4jdha5lYKWud/NYU54gmHrGoqCkCU0WdGm2E/dUvO9K/1qq7MSrxSi7",
+	"fG4NkDqu44O39laPuh1glylaObGpAKn+PI2pCfAGkwBk1WFN3tEDvfWbm4752do2YMa3BGRO08C6ceDf",
+	"SYwoKob/f/vb3xv7dQxzeoRtK/RZJftbWVPtb7oKSq/uNkH3dXkxE0lUbecpscOUgrIn00wPw9O2yfXO",
+	"seaVVoc+Y31fFbtbHeTaoWgmMkWmeRwxCKG/odltVDVWNm9eWxpZKgWH4JuXzb+VndPYA7bzzhEyZ5TN",
+	"s7ws2lXtFyYrT1C770lIyK6pUFvJEIRbTfoJWhalw9VWCjhG+GpajZrVNcOqtgDbrUJ1pfJyi/G1nyav",
+	"qGDTXgHOxWWpIVXmEGNOOkqQXDJCbWOtzobGWhuPC2tWU2kEOWTahX9qSoFLa3dPPjdcubUaeCcDrb4i",
+	"+AHIzrv52ussNjje+tv4/O797P/UEW49SpjEpBkmNJ4bpKItcNYbvPyWTar+wgcGscsKWQ8Of30idGpS",
+	"aHw2gUn1NYWRrDPtlLlmv3TfdQDI8ZfDdx2EBOjkWbKdIDDg5rRmm+7yAH0TTfdpz1a2/fPshDIzapd8",
+	"qH1BPR2YlP3b9+9RwlPbMq0q1C0mJxJw06J85hy2usbun7CQpSvysOvzRX7hlLe4zMjEhjOy86nsUX7R",
+	"8y3ZXqvMsc3XusItFQ7BGb/zWQuShXkWq6WmwNx4/tPYQKvGmjYzRiNsvQy6qfHndv/ytK3vKKeMT9wH",
+	"jTEAl3uP7/3LU0BjhQR1vK8MR8KXgHrFFxSvnimVVmM5u8ZDXcx9iGT99re/twIboQPL6/Lies2JIg8+",
+	"upGg+4PyNR1ywZPlSuQKXF8mxWbLV9xDTudE+NXW1eD6hkRCZCTmShAo0u+Qa1tSDwe4QmiT5kn/T8Cm",
+	"tqOXXuJWZ8gHgDAA4eur716TV0fPvynADRAzQpLmyC3pNlf/7S9S8FHrmNAhX8d3gLOwNLZqiQYR8wLT",
+	"AFANP2qlUNSU3o/0hNC8Na+ZwfKPsMZcTPAzn4BHmTQ9pdi//e3vo8AkHA+5SUc0oBgE+b8VmLZKIzoW",
+	"ueqNE8pv9chDDilascnF0DIpVMmyQ/pFKflYRNC/CW78NV8xxHmEHzzkBS4Vfh/eqa/j7nAeKgO1yGNH",
+	"3aL705DrRZTk7b91u90uaTIZ0pRF2Apq0QqIYh9UUf8PgAx6Hcjbm+/aLwNA4+NsyPWfT18QmWeZmFLF",
+	"CL4ncNraGNjXlFGAL4KqPErQ30FErvQxa8gpiUQ+TpgWbtBQrjl6yo663RFQVILPJmIshRw0ysnTw5cE",
+	"MAslJNFHVFFMoR9yZcFTMHOtYJAnkow0yUYQdJEG04uGrEdGmvYdk1HXiaNRMOT4GyYajQIyAjp3QshR",
+	"1X8jtTtOU0otiOBJPUrHSbUaAayCSVa2By5oykZDJrFBOBcmAj7kzZHHIHpaGESGoUetDjnH0yaEdzBN",
+	"CAzpIbfLbnirQ85zDLzeMpaaeCv7QPXy6HUGnDDLh0rAy+iUDfXmz5hMBZesR6jNOdSUfNXtfvP01avD",
+	"50ffHHVfvXqGWJ+vDg+fPfvmsPvsxcvnR9988/xl99VoyB2wuAKnCpp0RvFUa7hmmMSAlitn0DE9YiE2",
+	"mmNzmzEy5FOBBeVgORPLL8aC/JPQc9JSo3MCD2edt5LhR49asP8g0n/LliiPkJZ5xsy2QjQPwj6ELFUF",
+	"CguTxi8Vl4l/Q44OAsEZ9JwebeqXccuWeJRA8hT6qrd2vaeXbR5Lqb9SZAZbBRqbMiXJUfdpgLvHlFEC",
+	"zsmcLmFvRpikoI0jmMWQH3WfBQ7TmX1W/mLBMQxqSoJ1FWZZjrpHoBr5kOf8lmt5WKCcAD2EwG77hmUk",
+	"OTp8hUs7chA2RrgB9UyHHLx5xQSNkwUby4w+tEHQtvWdIwS1SOKQcQmnixhU3iTWurzRT2k4Y+3DTre0",
+	"ApzfQDubI3fjmiWT9kxoce1GCsIZk8pMA4RTykSqOSnNxDSjc1zz/ikqVr2zGJgHWFPQKcA0eg1QGI2g",
+	"YbCRG71Gt/MUZyFSxmkaN3qNZ/ATnonApqk0TTkoA5rYRap6tcBOX7/iNjjdcPXgoyOI7jG7uHRD1Rip",
+	"5S0HDgZD4/7dzgMdJGIqP/toRTultSsmuH/w0Va7+j4VbEhzVDS84xTHliYrOszKvlYrdRqrZ6P1eRaI",
+	"yL6pSpZMvL8Xkc71S5ymciaU71qhKw4+Fsey+4OPpdH9gEW/Ls5398HWm38qzXuHFCbNAXjAdNVZM8Pt",
+	"TVALbpFaaFEhntLs1pouqzX2x+CXjC0+cFFcDVjX6yKOSMak6Uett7SxZJ+Y5/RjZV0bKAgLiqv3eyG2",
+	"9PGncRZL1S8+L1gl7cpXrqI5kKZTsN4KiCm6DYjBeAiIQQQICCI8gH3TP4MO08DAYIiUHFxiaPj41SkV",
+	"Ks/yH70vAnKtvsckg1RSQ556UkPeQY0bGAqw5IfdrgkRKZtRtoLcBBGJYqjt1e3g54VzS11pPR6Jj3Bk",
+	"3wuLGR5YKLv7isI4s1qwyOCpZv844BIF6zaF7exaIg1Rk/gPtutC21SQ0QiqA2rAfmmU++Nd0HD1X6PX",
+	"+PF08NPgCuZW3UsHH+0/za42G6vKn39iBXs2vviqbF4RsyBHD12QK31WEty+LgD0QDhfldUVgRu5QEAS",
+	"gBkUNodzX7Jv2dErUA64nxUgY+jDi9EnrWK7VvVNuYCfpHGCRiqk8vbdz8QdlBobBAwXlcgWo8O/oaDH",
+	"AY614hfyJ6FHjTRFybEqYJuC8n7zUn1eRpyo1jHJGPREAqhHfD3KsA75VqgZyNWy90XxJthTYHCGSmR4",
+	"JIa5wO4rEAHLbWj3nh3kqPtqXUyfsDCOWGUngLH6rYiWn20T2NefGOAR3A7Vdb3/ypuwLC0v8FEeICj3",
+	"3cf6/lcP3fcGJ4c0AUisysPSBlMk46qllSNi6ZAmHnpJrFqEFvcXElxWeGdXoQC8WYrispeRV/Req4zR",
+	"+cA21/GZn6va2/Gk77bk6GDdapWdUalgImCWbWVBxT4o/Lq2hI+o8uCqALr3JIHDY0RMyCiO7PlWsl/N",
+	"+TYgI3i9vQJAe8WliCpqrzB+xxKRMnCE2dMzNmWRj8C4FUZEhyFMHDS91kVmyZ5IKG+8hqTm9rW+Axf+",
+	"GKof59i5geh1aMOF9umJy3Ws6PqyRf3PhLj9fRj3dVqnKKL4afDt9xcXPyBGuXGvYhLTKKjAZs5zqaCO",
+	"dDnkI4sCexPPmVR0nlpOeMvjD8T00reMQHnkPFIAx/YIdpT6f/HJGftAvn/Tf92+/r5/+PyF5sphwzCe",
+	"HQXf2DFMB86wsYiWFsfRDDjkWMpgQGtNHcONA2xaceiSJhfGqRqgyxSdpC8DwoVxg+KRRAbGCYo6GMzG",
+	"qg+0BYecIbe3AVCoU5FqK4CtIi18euhWQ0dKVUBdCql+wi9Zl09bWMHxdGKEpTYos7I2dWeTQyeO5h5O",
+	"PDVC8ZwZBZbEiPWgFUA85SyC5CrEg3D5hTTxskUbloh6vL6W1k6r+4yCK+s/w2ugPdTc+NCeirZ5Hzg0",
+	"r+jijYlr3xvz4gtZE25pdY1JUZbEGpSaopFx1bO74hYHuX3YffpYU73GyT1QXTx9LPUC0zRNtaxnG4rK",
+	"y1CvFamm7P+4gqkMfmoTtXBVS+kbdNULXbTHwI142lhROxeXg6v+zYWjeMrm5V5jR5+WT/GWL2zq+N62",
+	"UslevK/IDsrzOGrsIF9GIgUcceuSAUc9TZLRHg6X1R71ia9/wxf1kZQ96Gs2Li5mYDHCjEPica0p5BY0",
+	"yU/PL9/evDeYmhgyNtiME5G5zFx2u99iJ+GNBx9Nr/8dHcDm7o2n8W08VWsYFYR/Uvgc7bYtIjNYd1Ow",
+	"87GLOD6JsYwMA3RF2lSdk3NOlw5Qh1lyO4L1eR4TyvES9E9AZHcHPsweqY/QmEgwS8I+Uj2SAx7X+tG7",
+	"Dy+B1d7mH71IMdkHTSo7C4SJTxKWkTFLYnZnHBk4hzFLBJ9KosRx0VrfBKmVh+CqhC+xtHeCXMavt/Hr",
+	"HvXg9tqAHX+KDbHRZQGksMAej+yvQJ7wnR8LINbfuWcCGYlyomU9ss2x0cMQrbD93zS5Yp4zx8OGTLiT",
+	"bFtXxsZvdoAdVNsGYqXOAbzW6PoLrunaWDUa6BbMwAo1waLE5toEPwzkmNt6VTry8Im07kNS9pWVLkHN",
+	"5R20hQnQdpZ0nmyi5EXKeP/y9Dpl4X5EtC/ew4miyWHGK/PyHXWgDz3jPE5QH3QqSXON3i/vqqR1chZc",
+	"Es2Zoo13BR2cnlm1Vt6luecLMpHT1stDGHTDgFdBEzGw1rAs7Jg1tgqpoomY5tArrXiywixOQ68tzFJt",
+	"8reJXfA7tkYFMckLM6SOHeEAOUoiU3JELGhppe+bkSWxtB3eZlTWaSjT+rAurPD8+bMXj2ujVrv31fB/",
+	"sVSPbZxecOZymDaZDI0n0JUOU18gIddtyIeVC27Xvf1YLNjBRl2t4FszUFPApNIP/ucv/fb/907/X7f9",
+	"6v27j93gxbP7f2lsSFpwcxVqIvW+7tHNilheQVB2Uo+eSNMrqjzSjtbQsketzd2oV5pR217UAKY7yRiT",
+	"2nyMIX9s4SqM9iKO2Ap0qA/VWQZkJhYmp8kC9hYQzjwqryIqnEV9Dcq8TD8AL4yBjlAvCG+HnMW3jBzM",
+	"mcriEEx9aIIsCzeAnnZlgIBIoe/DDCpKkJEwM6xoFWwnk8RSHfuzvmxe2bN1+/1PTK3iaX9Jr9PKUDWC",
+	"oeBTg8VnBcS+zppnDxUQlUkYpioAAte7k5t6VkQLhsJdB2t9grGEHZw2foXkwpzWqm2br71NG11qe1XG",
+	"f2Wk+fS3v/3/z7vdoMAJed5t1emXT8oX8bp5RyUKbAHCnmbsLha5LCBfvaoOkWP38TN/SUXnIt16uFlr",
+	"Gv01+hPtQn6W1BX7sgpkN3YQhPG0vANfust3LqLtjlznBqNQXdim76sheP27ocbe8YbqQbiyVEfrSgrH",
+	"etTzYw2vuDUMexhHxbL6pZ8R6FqX5HwS81jOXIRKeQyolZgz7TWKkUClLgiqMO+FdeN5947sYmLlQa1x",
+	"XHLCl956tsppMzHL49HjmpqQ1kRXQMztZAr0zor1uQLhucfmDR4eHn4XNNK8xq1pQxDrhQ0dMirEw8iW",
+	"exZdII2/b8g1v0EYeE6VCWtC3QRZ7fIKIVbsCmkzmNABqqk05C6ZEHsOCg20JampBRUP0uSLQYkE1ob4",
+	"gqO5+jyy6mFOux1bFFQZHNZ9Y8DwMd17/TRNlpsDiJZbFhSWNaGhEdqfMzq45zxMofQDxcCr/e5/+mzP",
+	"+58/VMy8hs/CRolAaGezNrVRoDLKJQ0x7FBqAhfyggg4O2FG9Fzc2fL0TfJnc5xxJaPKZ1NUixvqDdxB",
+	"edtOEchKIeqnhyA9gcA9sbk/fhHD+h/AQi5osc1GfmzV3Hf8Fg78d6x1x7Kazr3NsN7pQPcp2nnHLbRe",
+	"AVRnn7mg+F9+6bemmDz22uvBk/iOWdh+CI86XAC+Hihjw4gqBK0fc8WDB9ZP7cUgB3qVM5F84cTC6kzL",
+	"AHqVKV/jXFzGfHzDbCduNoCOj21xmWE32zo2FxptrlBk0MiAhiFLFYtamrEDkvOESZNcDe5SXjQCaWKf",
+	"g8Di1xh77fAzp7Gb9qL+7OISS8EU+9gwSAHhjKXQLszOkinMK8DyDKfu22TGN9facLaIEqYXmiloLcAt",
+	"/WU4I+wxy3hERppwI/0CaLWvisoIPARBH32MAD9Irj17TJ+DrcHQJHVo7xRBkYhxxDIqGczUtikaJ4bY",
+	"i5kw9TjLFlBKYST4iaxWMAMBY1WWtINdPqN8Wtjljxbjh458AbkaXL99MwigTYvZAv+FnUn+64fTs7MW",
+	"3HHTv7rBGgT45/vvri7evD+/OBlUVIerJKx43SXov5/g3q04wT5RV6XwR13BI5kaxdo9kVhhIL9sPcHv",
+	"3vCwyRt1ccgLKATU6wUBuCTmjDS1mL367jV5+c3L5ySkXPA4pAmsMbjBpVb60IE1i1jWCgAfhAdYCKcq",
+	"Gc0ziiClCYvQti+TTGCwIR99HDbKH4eN3sdhI4qnTKphIxi6Oanwtx0b/7Dp8MPG/f3IJK8P+XjpZnjc",
+	"sqUDp7ye89PqkB9ZFk+WWk+LyQRooPliyEew6EWCzB3e9t3p2YC02+UbyA+Dn0fHmAdv7u3MsSG2mrEh",
+	"x1xHLBHU1I5T7IyAaYIJ5dOcTpm3uGDwIRWZTT3a7wjxoc2jdd21U8KM2cEB9iYDbVRdtgL8N2PggeTs",
+	"a+92MTbLbReLSnJ+giwLtDYLiylQSKL9spz+Ufb6AbJp7Zb/sX92emJb/prlnVE506ZBzAliGCGvOqtu",
+	"Kj9waw25s7fQKNEyAwAgkXeOydvz/vnr7y+uBiflMO4I41wNORcGA8kZ6U7k4YzJojcEs0ZQVapwofQ0",
+	"rGhBK6jgAtuMPqT5dKZInvagVCWhU1QArWNyeg6UGPIimRB75IxpVEo4G3JGzCLcsYtYen3dKEUetFcf",
+	"lB34o8PKdTu5yu6Pu0WNVFUrO7XYoFMac4lGveGukgv+ybamRW7Z6iU6E9OtuQXf28QZLdBkkWDgZBg8",
+	"7danGOiDxBmgw9d5Q/fOM7gaHBKTLkWav/33/5DDbtdpNBUQ+O35C32mSeOERZAwlOXgJddbETxAIJ5j",
+	"ibErBlXJGeMRgyYAo1+KGsN35JezwY+Ds3c2L3hUpgMDfJk2UfJUmzMhlSywTU1wdx+RH+JvO0OOjqnC",
+	"EQ+cV8g3azrESrJkQppakoyXhBpEOlK4eVsEzrpU2XyiPJvQkA35GhQA5MdLpnd/aBG2ho0rNmUfCtop",
+	"IUgi+JQ05/TDChFbnWEDZI5vTSdxolh2aTLWgg3q/ks6oM/E9LIIkK2LIuDWr1ssc2N7HePOWXFGPpEk",
+	"EdOgiKcmS4KERb6gnDiM/s/nowTX68FH/R/95zhjFGXxpnSU1wmj2bflrZ8xIeURHXrwFX/44P7wwf1T",
+	"++CuINgMM9Wb/Ikk5R7f15v2eNJs++3nILHc1JoVJx1Tn01Cff5oRzm1r1Q/tlU6XjP1h2T8QzL+M0cn",
+	"aC5LwUjGbCIyRmhReIjwsJgOx37NoTUu5rwBgg2tdl5CB0frcQIUK1bbVwg07yegN4Wk9X2/O/mMAP//",
+	"YIFocN/9EVj+Q3T/bwws6/8fXL4fnPe/PRvgH+ank9Nr89sPp5cBeXuO/70a3Fz9rL/326tB/4fLi9Pz",
+	"m/evzwb9K4hYadH6OLI8zQRgPSJb1NQNQtL6XEQsIRkrK5dhraxrVXB0qYU0SY4LVQWOe3tLgcgAZXma",
+	"3aFrlO218FeWiQ7pF29EDQj++yEvnjUBMdP4sZw+aR51X7V8PnLX13lZfu4jlNKXg9UI0nL6v3fAhBuT",
+	"Q6T3KhgsKGMnItGyv+AGj9PdxRqFWIyKob5lSUJxV8VR+Mfxujto3SsgfnXu9qJv1Rfku2KMGnazU/0q",
+	"hTJarjnVwwYqiEcE2jk9XjVM4K3NruSU11dob80xfwjbrOTJf20YyItqSQHW28iVJAvY05RYRHtb5mm/",
+	"KhjyIrUWkzDsuSZlGZloswChH1CYIJIxcVPrM+jOA9kwCCVsIBdHq51aDMS7AwlUzrJ52O16dQIM8PB0",
+	"VA+G4lc+MhggvcKb8we+4L74gn+cV/44r/xznldceEoxcUA8MO3uTf/8bf+sxOLRi+0gUrZ2DjvueBap",
+	"UYJSifTrqL9V1SBSx1j7fXmG9OT6SfJIgv4PZ9AfwvV/gXCtCsubi8v3/bMz8tvf/g9iMWCaDYXuXo5h",
+	"U5GkD3bWFNRqYwPoLVAwxe0Dc/eXNPNWBtuM6obTDyxQAAI8ZXmi7f+ZUmlQng1ImomQSemFEcQm5wXs",
+	"W8//DmCT4jXO0bFsuroLEMoa9Q9gtIMoW7azHLtle89IbsdGqFpAOZGKTGFbUyAENhww8C3KtOqX6CeD",
+	"a0OeUinNvsDEH0nEJCCLWRzOyCSGRDSbEFr2mEP/yQK6LM7oHSTH6nPSnzSLUjLS45yY0u8RAneNsNO9",
+	"SVwblTpr5DsfnWTLq5xf6el+oZYrZoSvE3+2g+v1qk9I11cf31WSJgD/W3GlFXrVFJiU7TP1SpdV/ppT",
+	"DBcuoGFKwSHIS7tvldXy/vWdsh1EcVWAPKawqj2YwtWvAUpoJBtsPwRyVirmU1mk0MqAmN6BAa4/nacJ",
+	"KwB9cP8+QNrta8MiAW+WKXO9oHUMcGDmtZfeujTPPApD4GCbQNUL0n6FehKgx5NieUkzYzRatuc0YtXN",
+	"LVuB2yKkXLBjwuapWkLxglkbCyH4u2OWHOBs9pAZb+GBRxQcb+WGfGKYvvV1fh1R8r1Y6EPDIosRBcwx",
+	"tyd4bsB59Qgl0zyOWFBAVFmJUlEX2GY7i+k4MSU1RVKJBINb8+NX56P6/qMDkwRfkMGcGWDukjE4ZmDJ",
+	"GBckpdOYT3uAoFMU7VAyozya5Elre9tRZ0qYhC8WnOQ8XgfoJzQRnGEi/whHGwVwfFkB68cfzZG05W9U",
+	"eu1Q4lE2wyZx6dCgU9d607mnAmP4OYx1efCx/GM37MLi9j/gCz8JvrDcZuCgMHxc/ArdrDJAv7O91xM2",
+	"d8r1wlmcRBnj9aiGxbv2tlUDv4C4WesbUco/CyZnwXhDysmYERbBzgfg4gKJDnTv5dsb0qQW2s+YcCRh",
+	"E7UNqQ5lS0k/Wtv6Az0crK6HByB+7dK+o6JNH0dq7MA3Xxms0TOTwHh4bCUb+6AJEZcIjtZSrwNv/CIK",
+	"8dqRcDtDOHrITEZxPXwjtuHbAN9od7AHvLE8yegHhrw5MgaRJVcHvB2/dN91FjPGOwCIPWoFaNU6RgbU",
+	"wpkqvSFvvh6ctUqfB4oTkzkSy6JozlZygq7Bbeasw5A3nYfh+2CTHGsbIFyGCTvWnwGdwl+SiLG0VWJR",
+	"2vVGp8puMJRkXcrg9SHfxmaBGVZbW/KWRXWQlp9LhX1RVMtiktb79HuDttxLVn1RcMu9Z/JJ8JZfGa6y",
+	"/BJsw+makPOI4LePWVU/t3aRsvuhVNbakAdhxiLGVYzAJXXm5BW7E7fsdXnvlzUncbjo8XWlHnbFjn8C",
+	"HGi+G1qaEiVumQH2neSSRZAEaproY4NY27PaCWd9HqtOG0UFxkNF77lGkSmV2GZpxcpoHNuGzGSXut/r",
+	"2rOSLiW66L1WV4U9HkGSOePVxWiLO55IMmeKRlTRr+Hu8k6ENDEBGDrwa5ay8Q/TDQ41aetr2Fy17QCR",
+	"9Zuj5a18jy1Ojl46pfM9KKXPKI/EnIyh4r9EN5H5vDXkImUmaY1OtZ3RvzwlTYwd678P7p62wKUHm6f8",
+	"3sCk4IK3YMhZItlxFXpIGyjgq9DDXn/fbx8+f2EPOKa5iokwAwb3kFfOJTNzxChXqkdiKXPoiaGNLivW",
+	"tRVU2GlDbvO7HiIThhzOf3qI1e0McticHYsZdUh/yEe+DXAqZc6ikYm8GUwhiCvHcEXToOS2IYfZejME",
+	"4U2bBP0qQEaeSZJzFScY5C6e1IZenDEZkKdECfLymxddfYRcMpq1jvHoKHIVkG8Ou6T5rEsiupStDjl3",
+	"xQ/gmQI8jZ76MX6MWQ4lSCawkUoN+oZKYHZ+8A09n33BNyAvpC2ZpoiWp69PT64kaR52n3W6nadPn3W6",
+	"B4dHgd4CT3vR+GWvd/DsEBqy0ijKmJTM5XstiEPBOQuxqiAoLPNnhy59KF/a5zvkz+3vRLagWcQi/S/b",
+	"bQfYfsxmMW42AFfPM8g2zaWeaZqJD8s6QtEkEQsW9e0k62GWj156O9I+XPd/PrMSd8A+KiEoT3JGqqGI",
+	"0NIBhC621IaZvqbhjLVflxV/1Rdz0QZh3XO7dRp0J3PM6WzECrl/5E62sI+0qQo7aN3iKUXzqi1QyLlq",
+	"ug6w4IPCrDNGEzX766bgyPdwy5c0KswI9eUqIYDLSpKnm/sWnsV3jDMpe9Zwch8sqYMfbfoYmu5Zta5+",
+	"PQXbYQs2/JbuWpv7ZR0TGWY0ZTaVvehYaYw/t/eW18x7Y6a7G3hmmtD4Ibh45oM7j9zS/DITc6ZmLJcF",
+	"yZv6O7Q2ExJrjhFjUOsqTw8zbUnfsqV171hJ7Fv8ja5/CIdu3BVX+o6vsylgaK2BwfiCNXq+d2eymh2k",
+	"3x2XW0gbymMqS7dw2bJuHk+zosdKkXXp22TV4T42xoxmLNMja/VF0/gHBvPQGgrtSZ+tc1Nam7Bh4N8m",
+	"xbLwrZvsPvR1JSKEEkEIw82USnsHB08Pv+l0tb3Qe9l9idhheZY0eo0DUJBm8qtjW7liUl0MieBkhkVE",
+	"Rpebb163Xa6L8BxarnFWtszorPWFlg1/i7MNbUnNC2zLSM8MFM2KzoGBmQNi1Qe2RQHMLhFTeUwWbDwT",
+	"4tZ9t5OF7Xs9Y5l9fVGv5z5uExR9xFlBrTWwvZXBEaB2/eH/0NY9kLbokUe0JC4JbVi3s9K2vY7IiNAX",
+	"AFJkGzzALCrrTSeYR5fl3HmfrSD0fNpq4FZqOpV9/0xQH0O5kF4nFuXk1/ISXVZxNHyNrcwjSWYsgab4",
+	"Np14vKwGSe1IgjMzQ6DgxMmifSKL1GNn/CLVuIaMtcfLHiaJUZ/J09RjnuIfAaF6g00zOm/BnpM2NBZJ",
+	"J5/J7ymCk4weHLSCyG41JTJMa4Le23O9ewq3DbbjVjb+YIyqkGZZzCT5GbREuZRoidJQ9cjTDjkDbL0e",
+	"eaGP3njY1FppHvNcYeGZa/QedskiE3zq/LhytxR5FrKAvAAAPzIWkZ5D8+jwVUCOnj5ruWswBV+3l/7Q",
+	"Brr8Fb680OrFG6Cf8/27+/8bAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

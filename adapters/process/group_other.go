@@ -1,0 +1,13 @@
+//go:build !linux
+
+package process
+
+import "syscall"
+
+// sysProcAttr puts the program in a process group of its own (its pid is
+// the group's id).
+func sysProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
+
+// awaitExit cannot wait without reaping here; the group is killed after
+// the program is reaped.
+func awaitExit(int) bool { return false }

@@ -1,0 +1,463 @@
+package supervisorapp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/yukta/yukta/domain/fault"
+	"github.com/yukta/yukta/domain/supervisor"
+)
+
+// ProcessDeps are what the process engine needs.
+type ProcessDeps struct {
+	Spawner ProcessSpawner
+	// Submit takes the program's command lines as directives; Answer its
+	// verdict and noOpinion lines.
+	Submit DirectiveSender
+	Answer ReviewAnswerer
+	// Policy says which executables may run. It is checked when the
+	// engine starts, since the configuration may have changed since the
+	// supervisor was saved; the zero policy runs nothing.
+	Policy SavePolicy
+	Now    func() time.Time
+	// Limits bound the pipes and the restarts; zero values take the
+	// defaults.
+	Limits ProcessLimits
+	// OnDropped hears every output line the engine did not act on, with
+	// why (one of the Drop… reasons) and, for an invalid line, what is
+	// wrong with it.
+	OnDropped func(supervisorID, reason string, err error)
+	// OnError hears the program's life (an exit, a start that failed) and
+	// the lines the server did not take (a directive the intake refused, a
+	// verdict on a review that is not this supervisor's).
+	OnError func(supervisorID string, err error)
+}
+
+// ProcessLimits bound the process engine. Zero values take the defaults.
+type ProcessLimits struct {
+	// MaxLineBytes caps one output line (default 64 KiB): a longer line is
+	// thrown away without being held.
+	MaxLineBytes int
+	// QueueLines bounds the signal lines waiting for the program's
+	// standard input (default 64). When it is full, Handle waits: the
+	// runtime stops reading the outbox for this supervisor and its cursor
+	// stays, so a program that does not read loses nothing and holds no
+	// memory beyond the queue.
+	QueueLines int
+	// Restart paces the restarts of a program that exited.
+	Restart RestartPolicy
+}
+
+// Defaults of ProcessLimits.
+const (
+	DefaultProcessMaxLine = 64 << 10
+	DefaultProcessQueue   = 64
+)
+
+// RestartPolicy is the delay before a program that exited is started
+// again: Min after a life of at least StableAfter, doubling after each
+// shorter life, at most Max. Zero values take the defaults (100 ms, 30 s,
+// 1 minute).
+type RestartPolicy struct {
+	Min, Max, StableAfter time.Duration
+}
+
+// Next is the delay after a life of up, prev being the delay before it (0
+// for the first life).
+func (p RestartPolicy) Next(prev, up time.Duration) time.Duration {
+	p = p.withDefaults()
+	if prev <= 0 || up >= p.StableAfter {
+		return p.Min
+	}
+	return min(max(2*prev, p.Min), p.Max)
+}
+
+func (p RestartPolicy) withDefaults() RestartPolicy {
+	if p.Min <= 0 {
+		p.Min = 100 * time.Millisecond
+	}
+	if p.Max <= 0 {
+		p.Max = 30 * time.Second
+	}
+	p.Max = max(p.Max, p.Min)
+	if p.StableAfter <= 0 {
+		p.StableAfter = time.Minute
+	}
+	return p
+}
+
+// Why an output line was dropped (ProcessDeps.OnDropped).
+const (
+	DropTooLong     = "tooLong"     // longer than MaxLineBytes
+	DropNotJSON     = "notJson"     // not a JSON object
+	DropUnknownType = "unknownType" // no type, or a type the contract lacks
+	DropInvalid     = "invalid"     // a known type with wrong members
+	DropNotBuilt    = "notBuilt"    // delegationAnswer and delegate: delegations are not built yet
+)
+
+// The type of each output line the contract knows
+// (docs/process-supervisor.schema.json).
+const (
+	LineCommand          = "command"
+	LineVerdict          = "verdict"
+	LineNoOpinion        = "noOpinion"
+	LineDelegationAnswer = "delegationAnswer"
+	LineDelegate         = "delegate"
+)
+
+// maxAnswersLen bounds answers: review and delegation ids are far shorter.
+const maxAnswersLen = 128
+
+// errProcessEngineClosed is what Handle answers after Close: the signal
+// was not handed to the program and comes again to the next engine.
+var errProcessEngineClosed = fmt.Errorf("supervisorapp: the process engine is closed: %w", fault.ErrUnavailable)
+
+// NewProcessEngineFactory returns the factory of the process engine
+// (engine type "process"). The engine runs the supervisor's command (an
+// absolute path the Policy allows) with its args, one per line, and keeps
+// it running: a program that exits is started again after
+// Limits.Restart's delay. Each signal becomes one line on the program's
+// standard input, the envelope {"cursor", "kind", "signal"}. Each line of
+// its standard output is one of the contract's (LineCommand: a directive
+// sent through the intake with the engine's lease; LineVerdict and
+// LineNoOpinion: an answer to a review); any other line is dropped and
+// reported to OnDropped, and the engine goes on.
+//
+// Events the supervisor's own directives caused are not sent (see
+// Handle). Lines queued for a program that then exits are lost with it (the
+// runtime has moved its cursor past them); signals that come while no
+// program runs wait for the next one. The engine keeps no state.
+//
+// The program lives until Close, or until the factory's ctx ends (the
+// runtime's context for this engine run): either stops it with its whole
+// process group.
+func NewProcessEngineFactory(d ProcessDeps) EngineFactory {
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.OnDropped == nil {
+		d.OnDropped = func(string, string, error) {}
+	}
+	if d.OnError == nil {
+		d.OnError = func(string, error) {}
+	}
+	if d.Limits.MaxLineBytes <= 0 {
+		d.Limits.MaxLineBytes = DefaultProcessMaxLine
+	}
+	if d.Limits.QueueLines <= 0 {
+		d.Limits.QueueLines = DefaultProcessQueue
+	}
+	d.Limits.Restart = d.Limits.Restart.withDefaults()
+	return func(ctx context.Context, sup supervisor.Supervisor, f Fence, _ []byte) (Engine, error) {
+		if sup.EngineType() != "process" {
+			return nil, fmt.Errorf("supervisorapp: supervisor %s has engine %s, not process", sup.ID(), sup.EngineType())
+		}
+		spec, err := processSpec(sup, d.Limits)
+		if err != nil {
+			return nil, err
+		}
+		if err := d.Policy.CheckCommand(spec.Path); err != nil {
+			return nil, fmt.Errorf("process supervisor %s: engine.settings.command: %w", sup.ID(), err)
+		}
+		ectx, cancel := context.WithCancel(ctx)
+		e := &processEngine{d: d, sup: sup, fence: f, spec: spec, ctx: ectx, cancel: cancel,
+			done: make(chan struct{}), changed: make(chan struct{})}
+		go e.keep()
+		return e, nil
+	}
+}
+
+// processSpec reads the command and args settings: args is one argument
+// per line ("\r\n" too); a single trailing newline ends the last argument
+// rather than adding an empty one.
+func processSpec(sup supervisor.Supervisor, l ProcessLimits) (ProcessSpec, error) {
+	s := sup.Settings()
+	cmd, _ := s["command"].(string)
+	if cmd == "" {
+		return ProcessSpec{}, fault.Newf(fault.ErrInvalid, "process supervisor %s has no engine.settings.command; apply it again with the executable's absolute path", sup.ID())
+	}
+	var args []string
+	if a, _ := s["args"].(string); a != "" {
+		a = strings.TrimSuffix(strings.TrimSuffix(a, "\n"), "\r")
+		for _, line := range strings.Split(a, "\n") {
+			args = append(args, strings.TrimSuffix(line, "\r"))
+		}
+	}
+	return ProcessSpec{Path: cmd, Args: args, MaxLineBytes: l.MaxLineBytes, QueueLines: l.QueueLines}, nil
+}
+
+// processEngine keeps one supervisor's program running. The goroutine
+// keep owns the program: it starts it, reads its output, stops it and
+// starts it again; Handle, on the runtime's goroutine, only sends to the
+// program keep publishes in proc.
+type processEngine struct {
+	d     ProcessDeps
+	sup   supervisor.Supervisor
+	fence Fence
+	spec  ProcessSpec
+	// ctx ends on Close or when the factory's context ends; keep stops
+	// the program then. done is closed when keep has returned.
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu sync.Mutex
+	// proc is the running program (nil between lives); changed is closed
+	// and replaced each time proc changes, so Handle can wait for the
+	// next program.
+	proc    Process
+	changed chan struct{}
+}
+
+// Handle writes the signal to the program's standard input. It waits
+// while no program runs (between restarts) and while the input queue is
+// full; an error means ctx or the engine ended first, and the signal comes
+// again to the next engine. Events the supervisor itself caused (actor
+// supervisor:<id>) are not sent, as with the rules and workflow engines: a
+// program that answered each event with a directive would otherwise feed
+// on its own directives without end.
+func (e *processEngine) Handle(ctx context.Context, sig supervisor.Signal) error {
+	if ev, ok := sig.Body().(supervisor.EventSignal); ok && ev.Actor == Actor(e.sup.ID()) {
+		return nil
+	}
+	line, err := json.Marshal(sig)
+	if err != nil {
+		return fmt.Errorf("process engine: encode the %s signal: %w", sig.Kind(), err)
+	}
+	for {
+		e.mu.Lock()
+		p, changed := e.proc, e.changed
+		e.mu.Unlock()
+		if p != nil {
+			err := p.Send(ctx, line)
+			if !errors.Is(err, ErrProcessGone) {
+				return err
+			}
+			// The program exited while the line waited; it goes to the
+			// next one.
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-e.ctx.Done():
+			return errProcessEngineClosed
+		}
+	}
+}
+
+// State is nil: the engine keeps nothing across restarts.
+func (e *processEngine) State() ([]byte, error) { return nil, nil }
+
+// Close stops the program with its process group and returns once every
+// goroutine of the engine has returned.
+func (e *processEngine) Close() error {
+	e.cancel()
+	<-e.done
+	return nil
+}
+
+// publish makes p the program Handle sends to (nil: none) and wakes
+// Handle.
+func (e *processEngine) publish(p Process) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.proc = p
+	close(e.changed)
+	e.changed = make(chan struct{})
+}
+
+// keep runs the program, again and again, until the engine's context
+// ends.
+func (e *processEngine) keep() {
+	defer close(e.done)
+	var delay time.Duration
+	for e.ctx.Err() == nil {
+		began := e.d.Now()
+		started, err := e.life()
+		if e.ctx.Err() != nil {
+			return
+		}
+		up := e.d.Now().Sub(began)
+		delay = e.d.Limits.Restart.Next(delay, up)
+		if started {
+			e.d.OnError(e.sup.ID(), fmt.Errorf("process %s ended (%s) after %s; starting it again in %s",
+				e.spec.Path, exitText(err), up.Round(time.Millisecond), delay))
+		} else {
+			e.d.OnError(e.sup.ID(), fmt.Errorf("process %s could not start: %w; trying again in %s", e.spec.Path, err, delay))
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-e.ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// life starts the program once, handles its output until it ends (or the
+// engine's context does) and stops it. It returns whether the program
+// started, and how it ended or why it did not start.
+func (e *processEngine) life() (started bool, err error) {
+	p, err := e.d.Spawner.Start(e.spec)
+	if err != nil {
+		return false, err
+	}
+	e.publish(p)
+	defer e.publish(nil)
+	lines := p.Lines()
+	for {
+		select {
+		case <-e.ctx.Done():
+			return true, p.Stop()
+		case l, ok := <-lines:
+			if !ok {
+				return true, p.Stop()
+			}
+			e.line(l)
+		}
+	}
+}
+
+func exitText(err error) string {
+	if err == nil {
+		return "exit status 0"
+	}
+	return err.Error()
+}
+
+// line acts on one output line, or drops it. A line that reaches the
+// server is sent with the engine's context, so Close does not wait for a
+// slow database beyond what the intake takes to notice.
+func (e *processEngine) line(l ProcessLine) {
+	if l.TooLong {
+		e.d.OnDropped(e.sup.ID(), DropTooLong, fmt.Errorf("an output line is longer than %d bytes; it was thrown away", e.spec.MaxLineBytes))
+		return
+	}
+	data := bytes.TrimSpace(l.Data)
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(data, &m); err != nil || m == nil {
+		e.d.OnDropped(e.sup.ID(), DropNotJSON, fmt.Errorf("an output line is not a JSON object: %q", clipLine(data)))
+		return
+	}
+	var typ string
+	if raw, ok := m["type"]; !ok || json.Unmarshal(raw, &typ) != nil {
+		e.d.OnDropped(e.sup.ID(), DropUnknownType, fmt.Errorf(`an output line has no "type" string; use one of %s`, lineTypes))
+		return
+	}
+	delete(m, "type")
+	switch typ {
+	case LineCommand:
+		e.command(m)
+	case LineVerdict, LineNoOpinion:
+		e.verdict(typ, m)
+	case LineDelegationAnswer, LineDelegate:
+		e.d.OnDropped(e.sup.ID(), DropNotBuilt, fmt.Errorf("a %s line was dropped: delegations are not available on this server yet", typ))
+	default:
+		e.d.OnDropped(e.sup.ID(), DropUnknownType, fmt.Errorf("an output line has type %q; use one of %s", clipLine([]byte(typ)), lineTypes))
+	}
+}
+
+var lineTypes = strings.Join([]string{LineCommand, LineVerdict, LineNoOpinion, LineDelegationAnswer, LineDelegate}, ", ")
+
+// command sends a command line, the directive envelope with its type, to
+// the intake.
+func (e *processEngine) command(m map[string]json.RawMessage) {
+	rest, err := json.Marshal(m)
+	if err != nil {
+		e.d.OnDropped(e.sup.ID(), DropInvalid, err)
+		return
+	}
+	d, err := supervisor.ParseDirective(rest)
+	if err != nil {
+		e.d.OnDropped(e.sup.ID(), DropInvalid, fmt.Errorf("command line: %w", err))
+		return
+	}
+	_, err = e.d.Submit.Handle(e.ctx, SubmitInput{SupervisorID: e.sup.ID(), Directive: d, Channel: ChannelSupervisor, Fence: &e.fence})
+	if err != nil && e.ctx.Err() == nil {
+		// A refusal is journaled by the intake; a failure leaves the key
+		// open, so the program may send the same line again.
+		e.d.OnError(e.sup.ID(), fmt.Errorf("command line with key %q: %w", d.Key(), err))
+	}
+}
+
+// verdict answers a review: verdict lines with their decision, noOpinion
+// lines with NO_OPINION.
+func (e *processEngine) verdict(typ string, m map[string]json.RawMessage) {
+	var in struct {
+		Answers *string `json:"answers"`
+		Verdict *string `json:"verdict"`
+		Reason  *string `json:"reason"`
+	}
+	var problems []string
+	for k := range m {
+		if k != "answers" && (typ == LineNoOpinion || (k != "verdict" && k != "reason")) {
+			problems = append(problems, fmt.Sprintf("%q is not a member of a %s line", clipLine([]byte(k)), typ))
+		}
+	}
+	rest, _ := json.Marshal(m)
+	if err := json.Unmarshal(rest, &in); err != nil {
+		problems = append(problems, "members of the wrong type: answers, verdict and reason are strings")
+	}
+	switch {
+	case in.Answers == nil || strings.TrimSpace(*in.Answers) == "":
+		problems = append(problems, "answers is required: the reviewId of the REVIEW signal it answers")
+	case utf8.RuneCountInString(*in.Answers) > maxAnswersLen:
+		problems = append(problems, fmt.Sprintf("answers is longer than %d characters; give the reviewId of the REVIEW signal", maxAnswersLen))
+	}
+	decision, reason := supervisor.NoOpinion, ""
+	if in.Reason != nil {
+		reason = *in.Reason
+	}
+	if typ == LineVerdict {
+		switch {
+		case in.Verdict == nil:
+			problems = append(problems, "verdict is required: ALLOW, DENY or REQUIRE_APPROVAL")
+		case strings.EqualFold(*in.Verdict, string(supervisor.NoOpinion)):
+			problems = append(problems, `verdict NO_OPINION is sent as a line of its own: {"type": "noOpinion", "answers": …}`)
+		default:
+			decision = supervisor.Decision(*in.Verdict)
+		}
+	}
+	if len(problems) > 0 {
+		e.d.OnDropped(e.sup.ID(), DropInvalid, fmt.Errorf("%s line: %s", typ, strings.Join(problems, "; ")))
+		return
+	}
+	v, err := supervisor.NewVerdict(decision, reason)
+	if err != nil {
+		e.d.OnDropped(e.sup.ID(), DropInvalid, fmt.Errorf("%s line: %w", typ, err))
+		return
+	}
+	_, err = e.d.Answer.Handle(e.ctx, AnswerInput{ReviewID: *in.Answers, SupervisorID: e.sup.ID(), Verdict: v, Fence: &e.fence})
+	switch {
+	case err == nil, e.ctx.Err() != nil:
+	case errors.Is(err, supervisor.ErrReviewSettled):
+		// Answered too late (timed out, decided by an ADMIN): the
+		// answer has nothing left to decide, and is said so.
+		e.d.OnError(e.sup.ID(), fmt.Errorf("%s line for review %s came after the review was settled: %w", typ, *in.Answers, err))
+	default:
+		e.d.OnError(e.sup.ID(), fmt.Errorf("%s line for review %s: %w", typ, *in.Answers, err))
+	}
+}
+
+// clipLine shortens a dropped line for a report: enough to recognise it,
+// never a whole 64 KiB line in a log.
+func clipLine(b []byte) string {
+	const n = 120
+	if len(b) <= n {
+		return string(b)
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(b[cut]) {
+		cut--
+	}
+	return string(b[:cut]) + "…"
+}

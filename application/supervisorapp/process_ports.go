@@ -1,0 +1,75 @@
+package supervisorapp
+
+import (
+	"context"
+	"errors"
+)
+
+// ProcessSpawner starts the program of a process supervisor
+// (adapters/process). The program runs with no shell, an empty environment
+// and in a process group of its own; its standard error is discarded.
+type ProcessSpawner interface {
+	// Start starts spec's program. The program lives until it exits or
+	// Stop is called on the returned Process, whatever happens to any
+	// context: its owner must call Stop.
+	Start(spec ProcessSpec) (Process, error)
+}
+
+// ProcessSpec is what to run and the bounds of its pipes.
+type ProcessSpec struct {
+	// Path is the executable, an absolute path; it is run as it is (no
+	// shell, no PATH lookup).
+	Path string
+	// Args are its arguments, without the program name.
+	Args []string
+	// MaxLineBytes caps one output line, its newline not counted. A longer
+	// line is read and thrown away up to its newline, never held whole, and
+	// delivered as a ProcessLine with TooLong set.
+	MaxLineBytes int
+	// QueueLines bounds the lines waiting to be written to the program's
+	// standard input; Send waits while the queue is full.
+	QueueLines int
+}
+
+// ProcessLine is one line the program wrote to its standard output,
+// without its newline.
+type ProcessLine struct {
+	Data []byte
+	// TooLong: the line ran past MaxLineBytes and was thrown away; Data
+	// is empty.
+	TooLong bool
+}
+
+// Process is one running program. Send is called by one goroutine and
+// Lines read by another; Stop may be called from any goroutine, any number
+// of times.
+type Process interface {
+	// Send queues one line (without a newline) for the program's standard
+	// input. It waits while the queue is full (back-pressure: a program
+	// that does not read holds the sender, and memory stays bounded),
+	// until ctx ends (ctx's error) or the program is gone (ErrProcessGone).
+	Send(ctx context.Context, line []byte) error
+	// Lines delivers the program's output lines, in order. It is closed
+	// once the program has exited and its output is read, or on Stop.
+	Lines() <-chan ProcessLine
+	// Stop ends the program and everything left in its process group
+	// (SIGTERM, then SIGKILL after a grace period), waits for it and for
+	// every goroutine that served it, and returns how the program ended
+	// (nil for exit status 0).
+	Stop() error
+}
+
+// ErrProcessGone is returned by Send once the program has exited or been
+// stopped: the line was not queued.
+var ErrProcessGone = errors.New("supervisorapp: the supervisor's program is not running")
+
+// EngineCloser is an Engine that holds something that must be released
+// when the engine stops (the process engine's program). The runtime calls
+// Close when the engine's run ends, for whatever reason (the lease lost,
+// the supervisor changed or disabled, a failure, the server stopping),
+// after the last Handle; Close returns once everything the engine started
+// has stopped.
+type EngineCloser interface {
+	Engine
+	Close() error
+}

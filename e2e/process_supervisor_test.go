@@ -1,0 +1,91 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/yukta/yukta/adapters/postgres/pgtest"
+)
+
+// buildProgram builds the process adapter's test program (one binary,
+// its behaviour chosen by its first argument) into dir.
+func buildProgram(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "decider")
+	out, err := exec.Command("go", "build", "-o", bin, "../adapters/process/testdata/helper").CombinedOutput()
+	if err != nil {
+		t.Fatalf("build the supervisor program: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// running lists the processes whose executable is bin.
+func running(bin string) []string {
+	var pids []string
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		if exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe")); err == nil && exe == bin {
+			pids = append(pids, e.Name())
+		}
+	}
+	return pids
+}
+
+// TestProcessSupervisorOnTheRealServer: a real program, allowed by
+// YUKTA_PROCESS_ALLOWED_COMMANDS, supervises session ci as a process
+// supervisor: it pauses each run it hears of (a directive from its
+// standard output) and denies an operator's STOP (a verdict on a REVIEW
+// signal). Another command is refused when saved; the program is gone once
+// the server stops.
+func TestProcessSupervisorOnTheRealServer(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	bin := buildProgram(t, dir)
+	dsn := pgtest.NewDatabase(t)
+	s := startServer(t, serverOptions{DSN: dsn, Env: []string{"YUKTA_PROCESS_ALLOWED_COMMANDS=" + bin}})
+	w := &reviewWorld{t: t, s: s}
+	w.put("/api/sessions/ci", napSession("ci"))
+
+	st, b, _ := call(t, s, "PUT", "/api/supervisors/decider", "", []byte(`{"name":"Decider","owns":["session:ci"],"reviews":["StopWorkflow"],
+		"engine":{"type":"process","settings":{"command":"/bin/sh","args":"-c\nexit 0"}}}`))
+	if st != 400 || !strings.Contains(string(b), "engine.settings.command") {
+		t.Fatalf("a command off the allow-list: %d %s, want 400 naming engine.settings.command", st, b)
+	}
+	logPath := filepath.Join(dir, "signals.log")
+	w.put("/api/supervisors/decider", []byte(`{"name":"Decider","owns":["session:ci"],"reviews":["StopWorkflow"],
+		"engine":{"type":"process","settings":{"command":"`+bin+`","args":"reviewer\n`+logPath+`"}}}`))
+
+	st, b, _ = call(t, s, "POST", "/api/sessions/ci/workflows/nap/executions", "", []byte(`{"payload":{}}`))
+	if st != 201 {
+		t.Fatalf("start: %d %s", st, b)
+	}
+	id := strings.Split(strings.Split(string(b), `"executionId":"`)[1], `"`)[0]
+	for deadline := time.Now().Add(30 * time.Second); w.status("ci", id) != "PAUSED"; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(logPath)
+			t.Fatalf("the program's PauseWorkflow never applied: run %s; its input:\n%s", w.status("ci", id), log)
+		}
+	}
+	if st, b := w.stop("ci", id, 8); st != 403 || !strings.Contains(string(b), "the program says no") || !strings.Contains(string(b), "supervisor:decider") {
+		t.Fatalf("STOP reviewed by the program: %d %s, want 403 with its reason", st, b)
+	}
+	if len(running(bin)) != 1 {
+		t.Fatalf("%d copies of the program run, want 1", len(running(bin)))
+	}
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for len(running(bin)) > 0 {
+		if ctx.Err() != nil {
+			t.Fatalf("the program still runs after the server stopped: pids %v", running(bin))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

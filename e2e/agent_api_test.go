@@ -309,3 +309,107 @@ func TestAgentGuideExample(t *testing.T) {
 		t.Fatalf("STOP CANCEL: %d %s, run %s", st, b, w.status("ci", id))
 	}
 }
+
+// TestAgentAPILimits (T7, T8): each credential has its request budget
+// (YUKTA_AGENT_RATE_LIMIT, 5 a minute here): the sixth request is 429 with
+// Retry-After; a source that presents 20 wrong credentials gets 429 for the
+// 21st; a body of exactly
+// 64 KiB is read, one byte more is 413.
+func TestAgentAPILimits(t *testing.T) {
+	t.Parallel()
+	w := newAgentWorld(t, "YUKTA_AGENT_RATE_LIMIT=5/m")
+	w.setup()
+	for i := 1; i <= 5; i++ {
+		if st, b, _ := w.agent("GET", "/self", nil); st != 200 {
+			t.Fatalf("request %d of 5: %d %s", i, st, b)
+		}
+	}
+	st, b, h := w.agent("GET", "/self", nil)
+	if st != 429 || h.Get("Retry-After") == "" || h.Get("Yukta-Supervisor-Contract") != "1" {
+		t.Fatalf("the sixth request in a minute: %d %s (Retry-After %q)", st, b, h.Get("Retry-After"))
+	}
+
+	// A second credential for the body limits (the first has spent its
+	// minute).
+	w.put("/api/supervisors/other", []byte(`{"name":"Other","owns":["session:ci"],"engine":{"type":"http","settings":{}}}`))
+	st, b, _ = call(t, w.s, "POST", "/api/supervisors/other/credential", "", nil)
+	var c struct{ Token string }
+	if st != 201 || json.Unmarshal(b, &c) != nil {
+		t.Fatalf("credential: %d %s", st, b)
+	}
+	body := func(n int) []byte {
+		prefix, suffix := `{"key":"k","reason":"`, `","command":{"type":"PauseWorkflow","target":"execution:00000000-0000-7000-8000-000000000000"}}`
+		return []byte(prefix + strings.Repeat("x", n-len(prefix)-len(suffix)) + suffix)
+	}
+	if st, b, _ := call(t, w.s, "POST", "/api/agent/v1/directives", c.Token, body(64<<10)); st == 413 || st == 401 || st == 429 {
+		t.Fatalf("a body of exactly 64 KiB: %d %.300s, want it read (refused for its content, not its size)", st, b)
+	}
+	if st, b, _ := call(t, w.s, "POST", "/api/agent/v1/directives", c.Token, body(64<<10+1)); st != 413 {
+		t.Fatalf("a body of 64 KiB + 1: %d %.300s, want 413", st, b)
+	}
+
+	// 20 wrong credentials from one source: the 21st is not even checked.
+	for i := range 20 {
+		if st, b, _ := call(t, w.s, "GET", "/api/agent/v1/self", fmt.Sprintf("yks_wrong%02d", i), nil); st != 401 {
+			t.Fatalf("wrong credential %d: %d %s, want 401", i, st, b)
+		}
+	}
+	if st, b, h := call(t, w.s, "GET", "/api/agent/v1/self", "yks_wrong20", nil); st != 429 || h.Get("Retry-After") == "" {
+		t.Fatalf("the 21st wrong credential: %d %s, want 429", st, b)
+	}
+}
+
+// TestWorkflowSupervisorGuide applies the workflow supervisor of
+// docs/supervisors.md ("The workflow engine"), its two documents as
+// written there, on the real server: an input of session ci whose prompt
+// starts with "Ship" is answered by supervisor:triager through a run of
+// supervisors/triage, and the ci run finishes.
+func TestWorkflowSupervisorGuide(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile("../docs/supervisors.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(doc), "## The `workflow` engine")
+	if !ok {
+		t.Fatal("docs/supervisors.md has no workflow engine section")
+	}
+	blocks := jsonBlocksOf(section, 2)
+	w := newReviewWorld(t)
+	w.put("/api/sessions/ci", []byte(guideSession))
+	w.put("/api/sessions/supervisors", []byte(blocks[1]))
+	w.put("/api/supervisors/triager", []byte(blocks[0]))
+	st, b, _ := call(t, w.s, "POST", "/api/sessions/ci/workflows/ask/executions", "", []byte(`{"payload":{}}`))
+	var run struct{ ExecutionId string }
+	if st != 201 || json.Unmarshal(b, &run) != nil {
+		t.Fatalf("start: %d %s", st, b)
+	}
+	for deadline := time.Now().Add(40 * time.Second); w.status("ci", run.ExecutionId) != "SUCCESS"; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the input was not answered by the workflow supervisor: run %s", w.status("ci", run.ExecutionId))
+		}
+	}
+	var by string
+	_ = w.db.QueryRow(context.Background(), `SELECT answered_by FROM inputs WHERE execution_id = $1::uuid`, run.ExecutionId).Scan(&by)
+	if by != "supervisor:triager" {
+		t.Fatalf("answered by %q, want supervisor:triager", by)
+	}
+}
+
+// jsonBlocksOf returns the first n ```json blocks of a Markdown text.
+func jsonBlocksOf(text string, n int) []string {
+	var out []string
+	for len(out) < n {
+		_, after, ok := strings.Cut(text, "```json\n")
+		if !ok {
+			break
+		}
+		block, rest, _ := strings.Cut(after, "```")
+		out = append(out, block)
+		text = rest
+	}
+	for len(out) < n {
+		out = append(out, "")
+	}
+	return out
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/yukta/yukta/adapters/cel"
 	"github.com/yukta/yukta/adapters/egress"
 	"github.com/yukta/yukta/adapters/httpapi"
+	"github.com/yukta/yukta/adapters/mcpserver"
 	"github.com/yukta/yukta/adapters/postgres"
 	"github.com/yukta/yukta/adapters/process"
 	"github.com/yukta/yukta/application/executionapp"
@@ -179,7 +180,9 @@ func newSupervisorRuntime(lc fx.Lifecycle, log *zap.Logger, sups supervisorapp.R
 // newAgentUseCases are the calls of the agent API (/api/agent/v1).
 func newAgentUseCases(sups supervisorapp.Reader, signals *supervisorapp.ReadSignals, submit *supervisorapp.SubmitDirective,
 	answer *supervisorapp.AnswerReview, st *postgres.SupervisorRuntime, r *postgres.Reader, get *executionapp.GetExecution,
-	logs *executionapp.TailLogs, wf *sessionapp.GetWorkflow, sched *executionapp.GetSchedulerStatus) httpapi.AgentUseCases {
+	logs *executionapp.TailLogs, wf *sessionapp.GetWorkflow, sched *executionapp.GetSchedulerStatus, log *zap.Logger) httpapi.AgentUseCases {
 	return httpapi.AgentUseCases{Supervisors: sups, Signals: signals, Directives: submit, Reviews: answer, Runs: st, Holds: st,
-		Events: r, Execution: get, Logs: logs, Workflow: wf, Scheduler: sched}
+		Events: r, Execution: get, Logs: logs, Workflow: wf, Scheduler: sched,
+		MCP: mcpserver.NewAgent(mcpserver.AgentDeps{Supervisors: sups, Signals: signals, Directives: submit, Reviews: answer, Runs: st,
+			Execution: get}, buildVersion(), log.Named("agent-mcp"))}
 }

@@ -413,3 +413,54 @@ func jsonBlocksOf(text string, n int) []string {
 	}
 	return out
 }
+
+// TestAgentMCP: the agent API's MCP endpoint (POST /api/agent/v1/mcp),
+// driven by the go-sdk client with the supervisor's credential, offers the
+// agent API's operations as tools: the agent reads its signals and pauses a
+// run with a directive; without the credential it is refused.
+func TestAgentMCP(t *testing.T) {
+	t.Parallel()
+	w := newAgentWorld(t)
+	w.setup()
+	if _, err := mcpConnect(t.Context(), w.s.URL, "/api/agent/v1/mcp", ""); err == nil {
+		t.Fatal("the agent MCP endpoint let a client in without a credential")
+	}
+	cs, err := mcpConnect(t.Context(), w.s.URL, "/api/agent/v1/mcp", w.token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	var self struct{ ID string }
+	mustCall(t, cs, "get_self", map[string]any{}, &self)
+	if self.ID != "agent" {
+		t.Fatalf("get_self: %+v", self)
+	}
+	id := w.napping("ci")
+	var page struct {
+		Signals []map[string]any
+		Cursor  string
+	}
+	found := false
+	after := ""
+	for deadline := time.Now().Add(20 * time.Second); !found && time.Now().Before(deadline); after = page.Cursor {
+		mustCall(t, cs, "read_signals", map[string]any{"after": after, "waitSeconds": 3}, &page)
+		for _, s := range page.Signals {
+			sig, _ := s["signal"].(map[string]any)
+			found = found || (s["kind"] == "EVENT" && sig["executionId"] == id)
+		}
+	}
+	if !found {
+		t.Fatal("read_signals never returned an EVENT of the run")
+	}
+	var res struct {
+		Status   string
+		Outcomes []map[string]any
+	}
+	mustCall(t, cs, "send_directive", map[string]any{"key": "mcp-pause", "command": map[string]any{"type": "PauseWorkflow", "target": "execution:" + id}}, &res)
+	if res.Status != "accepted" || w.status("ci", id) != "PAUSED" {
+		t.Fatalf("send_directive: %+v, run %s", res, w.status("ci", id))
+	}
+	if r := mcpCall(t, cs, "send_directive", map[string]any{"key": "mcp-bad", "command": map[string]any{"type": "Explode"}}, nil); !r.IsError {
+		t.Fatal("an unknown command type was not refused")
+	}
+}

@@ -60,6 +60,9 @@ type AgentUseCases struct {
 	Scheduler interface {
 		Handle(context.Context) (executionapp.SchedulerStatus, error)
 	}
+	// MCP serves the same operations as MCP tools at /mcp under the base
+	// (JSON-RPC, no push); nil leaves it out.
+	MCP http.Handler
 }
 
 // agentRoute is one agent API route: method, echo path and handler.
@@ -101,6 +104,11 @@ func (s *Server) registerAgent(uc AgentUseCases, limit int64) {
 		limit = DefaultAgentBodyLimit
 	}
 	a := &agentAPI{uc: uc, done: s.shutdown}
+	if uc.MCP != nil {
+		path := AgentBase + "/mcp"
+		s.mounted[path] = route{operationID: "agent mcp", surface: authn.Agent}
+		s.echo.Any(path, echo.WrapHandler(uc.MCP), bodyCap(limit))
+	}
 	for _, r := range a.routes() {
 		path := AgentBase + r.path
 		s.mounted[path] = route{operationID: "agent " + r.method + " " + r.path, surface: authn.Agent}

@@ -898,7 +898,7 @@ type AgentSelf struct {
 	Owns            []string          `json:"owns"`
 	ParentId        *string           `json:"parentId,omitempty"`
 
-	// Parents The parent chain
+	// Parents The parent chain, nearest first.
 	Parents []string `json:"parents"`
 	Reviews []string `json:"reviews"`
 }
@@ -1213,7 +1213,7 @@ type IssuedCredential struct {
 	ExpiresAt        time.Time `json:"expiresAt"`
 	Hint             string    `json:"hint"`
 
-	// Rotated True when it replaced an earlier credential
+	// Rotated True when it replaced an earlier credential, whose token no longer works.
 	Rotated      bool   `json:"rotated"`
 	SupervisorId string `json:"supervisorId"`
 
@@ -1489,7 +1489,7 @@ type ReviewStatus string
 
 // ReviewStep defines model for ReviewStep.
 type ReviewStep struct {
-	// Asking The supervisor asked next
+	// Asking The supervisor asked next, when the step asked one.
 	Asking *string   `json:"asking,omitempty"`
 	At     time.Time `json:"at"`
 
@@ -1907,6 +1907,9 @@ type AgentExecutionLogsParams struct {
 	Tail *int `form:"tail,omitempty" json:"tail,omitempty"`
 }
 
+// AgentMCPJSONBody defines parameters for AgentMCP.
+type AgentMCPJSONBody map[string]interface{}
+
 // AgentSignalsParams defines parameters for AgentSignals.
 type AgentSignalsParams struct {
 	// After The cursor of the last signal handled; left out, reading starts where the supervisor was created.
@@ -2135,6 +2138,9 @@ type IssueCredentialParamsYuktaChannel string
 // AgentDirectiveJSONRequestBody defines body for AgentDirective for application/json ContentType.
 type AgentDirectiveJSONRequestBody = Directive
 
+// AgentMCPJSONRequestBody defines body for AgentMCP for application/json ContentType.
+type AgentMCPJSONRequestBody AgentMCPJSONBody
+
 // AgentReviewJSONRequestBody defines body for AgentReview for application/json ContentType.
 type AgentReviewJSONRequestBody = Verdict
 
@@ -2287,6 +2293,20 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/agent/v1/inputs (the `AgentInputs` operationId).
 	AgentInputs(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AgentMCPWithBody The agent API as MCP tools (JSON-RPC over streamable HTTP, stateless, JSON answers, no server push): get_self, read_signals, list_owned_executions, get_execution, list_open_inputs, send_directive, answer_review.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/agent/v1/mcp (the `AgentMCP` operationId).
+	AgentMCPWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AgentMCP The agent API as MCP tools (JSON-RPC over streamable HTTP, stateless, JSON answers, no server push): get_self, read_signals, list_owned_executions, get_execution, list_open_inputs, send_directive, answer_review.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/agent/v1/mcp (the `AgentMCP` operationId).
+	AgentMCP(ctx context.Context, body AgentMCPJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// AgentReviewWithBody Answer a review the supervisor was asked (REVIEW signal): {verdict: ALLOW|DENY|REQUIRE_APPROVAL|NO_OPINION, reason?}.
 	//
@@ -2857,6 +2877,40 @@ func (c *Client) AgentExecutionLogs(ctx context.Context, executionId ExecutionId
 // Corresponds with GET /api/agent/v1/inputs (the `AgentInputs` operationId).
 func (c *Client) AgentInputs(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAgentInputsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AgentMCPWithBody The agent API as MCP tools (JSON-RPC over streamable HTTP, stateless, JSON answers, no server push): get_self, read_signals, list_owned_executions, get_execution, list_open_inputs, send_directive, answer_review.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/agent/v1/mcp (the `AgentMCP` operationId).
+func (c *Client) AgentMCPWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAgentMCPRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AgentMCP The agent API as MCP tools (JSON-RPC over streamable HTTP, stateless, JSON answers, no server push): get_self, read_signals, list_owned_executions, get_execution, list_open_inputs, send_directive, answer_review.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/agent/v1/mcp (the `AgentMCP` operationId).
+func (c *Client) AgentMCP(ctx context.Context, body AgentMCPJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAgentMCPRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4216,6 +4270,46 @@ func NewAgentInputsRequest(server string) (*http.Request, error) {
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewAgentMCPRequest calls the generic AgentMCP builder with application/json body
+func NewAgentMCPRequest(server string, body AgentMCPJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAgentMCPRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewAgentMCPRequestWithBody constructs an http.Request for the AgentMCP method, with any body, and a specified content type
+func NewAgentMCPRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/agent/v1/mcp")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -6882,6 +6976,20 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/agent/v1/inputs (the `AgentInputs` operationId).
 	AgentInputsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AgentInputsResponse, error)
 
+	// AgentMCPWithBodyWithResponse The agent API as MCP tools (JSON-RPC over streamable HTTP, stateless, JSON answers, no server push): get_self, read_signals, list_owned_executions, get_execution, list_open_inputs, send_directive, answer_review.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/agent/v1/mcp (the `AgentMCP` operationId).
+	AgentMCPWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AgentMCPResponse, error)
+
+	// AgentMCPWithResponse The agent API as MCP tools (JSON-RPC over streamable HTTP, stateless, JSON answers, no server push): get_self, read_signals, list_owned_executions, get_execution, list_open_inputs, send_directive, answer_review.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/agent/v1/mcp (the `AgentMCP` operationId).
+	AgentMCPWithResponse(ctx context.Context, body AgentMCPJSONRequestBody, reqEditors ...RequestEditorFn) (*AgentMCPResponse, error)
+
 	// AgentReviewWithBodyWithResponse Answer a review the supervisor was asked (REVIEW signal): {verdict: ALLOW|DENY|REQUIRE_APPROVAL|NO_OPINION, reason?}.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -7855,6 +7963,75 @@ func (r AgentInputsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r AgentInputsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type AgentMCPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *map[string]interface{}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AgentMCPResponse) GetJSON200() *map[string]interface{} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r AgentMCPResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r AgentMCPResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r AgentMCPResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r AgentMCPResponse) GetApplicationproblemJSON429() *Problem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r AgentMCPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AgentMCPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AgentMCPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AgentMCPResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -10929,6 +11106,32 @@ func (c *ClientWithResponses) AgentInputsWithResponse(ctx context.Context, reqEd
 	return ParseAgentInputsResponse(rsp)
 }
 
+// AgentMCPWithBodyWithResponse The agent API as MCP tools (JSON-RPC over streamable HTTP, stateless, JSON answers, no server push): get_self, read_signals, list_owned_executions, get_execution, list_open_inputs, send_directive, answer_review.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/agent/v1/mcp (the `AgentMCP` operationId).
+func (c *ClientWithResponses) AgentMCPWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AgentMCPResponse, error) {
+	rsp, err := c.AgentMCPWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAgentMCPResponse(rsp)
+}
+
+// AgentMCPWithResponse The agent API as MCP tools (JSON-RPC over streamable HTTP, stateless, JSON answers, no server push): get_self, read_signals, list_owned_executions, get_execution, list_open_inputs, send_directive, answer_review.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/agent/v1/mcp (the `AgentMCP` operationId).
+func (c *ClientWithResponses) AgentMCPWithResponse(ctx context.Context, body AgentMCPJSONRequestBody, reqEditors ...RequestEditorFn) (*AgentMCPResponse, error) {
+	rsp, err := c.AgentMCP(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAgentMCPResponse(rsp)
+}
+
 // AgentReviewWithBodyWithResponse Answer a review the supervisor was asked (REVIEW signal): {verdict: ALLOW|DENY|REQUIRE_APPROVAL|NO_OPINION, reason?}.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -12182,6 +12385,60 @@ func ParseAgentInputsResponse(rsp *http.Response) (*AgentInputsResponse, error) 
 			return nil, err
 		}
 		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseAgentMCPResponse parses an HTTP response from a AgentMCPWithResponse call
+func ParseAgentMCPResponse(rsp *http.Response) (*AgentMCPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AgentMCPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest map[string]interface{}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Problem

@@ -2,10 +2,12 @@ package e2e
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -462,5 +464,79 @@ func TestAgentMCP(t *testing.T) {
 	}
 	if r := mcpCall(t, cs, "send_directive", map[string]any{"key": "mcp-bad", "command": map[string]any{"type": "Explode"}}, nil); !r.IsError {
 		t.Fatal("an unknown command type was not refused")
+	}
+}
+
+// TestHTTPSupervisorPushesToAnAgent: an http supervisor whose url is an
+// agent (a test server here, allowed through the egress policy by
+// YUKTA_EGRESS_ALLOWED_HOSTS) is posted each signal as {cursor, kind,
+// signal}; the agent answers through the agent API with the supervisor's
+// credential: it pauses each run it hears start, and denies a STOP it is
+// asked to review.
+func TestHTTPSupervisorPushesToAnAgent(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var token, base string
+	var kinds []string
+	agent := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		var sig struct {
+			Cursor string
+			Kind   string
+			Signal map[string]any
+		}
+		if err := json.NewDecoder(r.Body).Decode(&sig); err != nil || r.Header.Get("X-Team") != "ops" {
+			rw.WriteHeader(400)
+			return
+		}
+		rw.WriteHeader(204)
+		mu.Lock()
+		kinds = append(kinds, sig.Kind)
+		tok, url := token, base
+		mu.Unlock()
+		send := func(path string, body any) {
+			b, _ := json.Marshal(body)
+			req, _ := http.NewRequest("POST", url+"/api/agent/v1"+path, bytes.NewReader(b))
+			req.Header.Set("Authorization", "Bearer "+tok)
+			req.Header.Set("Content-Type", "application/json")
+			if res, err := http.DefaultClient.Do(req); err == nil {
+				res.Body.Close()
+			}
+		}
+		switch {
+		case sig.Kind == "EVENT" && sig.Signal["type"] == "ExecutionStarted":
+			go send("/directives", map[string]any{"key": "pause-" + sig.Cursor, "cause": sig.Cursor,
+				"command": map[string]any{"type": "PauseWorkflow", "target": "execution:" + sig.Signal["executionId"].(string)}})
+		case sig.Kind == "REVIEW":
+			go send("/reviews/"+sig.Signal["reviewId"].(string), map[string]any{"verdict": "DENY", "reason": "the pushed agent says no"})
+		}
+	}))
+	defer agent.Close()
+	host := strings.TrimPrefix(agent.URL, "http://")
+	w := newAgentWorld(t, "YUKTA_EGRESS_ALLOWED_HOSTS="+host)
+	w.put("/api/sessions/ci", napSession("ci"))
+	w.put("/api/supervisors/pushed", []byte(`{"name":"Pushed","owns":["session:ci"],"reviews":["StopWorkflow"],
+		"engine":{"type":"http","settings":{"url":"`+agent.URL+`/signals","headers":{"X-Team":"ops"},"timeoutMs":2000}}}`))
+	st, b, _ := call(t, w.s, "POST", "/api/supervisors/pushed/credential", "", nil)
+	var c struct{ Token string }
+	if st != 201 || json.Unmarshal(b, &c) != nil {
+		t.Fatalf("credential: %d %s", st, b)
+	}
+	mu.Lock()
+	token, base = c.Token, w.s.URL
+	mu.Unlock()
+
+	st, b, _ = call(t, w.s, "POST", "/api/sessions/ci/workflows/nap/executions", "", []byte(`{"payload":{}}`))
+	var run struct{ ExecutionId string }
+	if st != 201 || json.Unmarshal(b, &run) != nil {
+		t.Fatalf("start: %d %s", st, b)
+	}
+	for deadline := time.Now().Add(30 * time.Second); w.status("ci", run.ExecutionId) != "PAUSED"; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			mu.Lock()
+			t.Fatalf("the pushed agent's pause never applied (run %s); kinds posted: %v", w.status("ci", run.ExecutionId), kinds)
+		}
+	}
+	if st, b := w.stop("ci", run.ExecutionId, 8); st != 403 || !strings.Contains(string(b), "the pushed agent says no") {
+		t.Fatalf("STOP reviewed by the pushed agent: %d %s", st, b)
 	}
 }

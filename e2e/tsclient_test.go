@@ -274,3 +274,43 @@ func TestTSClient(t *testing.T) {
 		t.Errorf("retried run result %s, want the trigger payload", r.Result)
 	}
 }
+
+// TestTSClientAgentMCP: the official TypeScript SDK client, with a
+// supervisor credential, lists the agent MCP endpoint's tools (validating
+// their output schemas), reads its signals and pauses a run.
+func TestTSClientAgentMCP(t *testing.T) {
+	t.Parallel()
+	node := tsClient(t)
+	w := newAgentWorld(t)
+	w.setup()
+	id := w.napping("ci")
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "agent.mjs", w.s.URL+"/api/agent/v1/mcp", w.token, id)
+	cmd.Dir = tsClientDir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	runErr := cmd.Run()
+	var sum struct {
+		OK        bool
+		Step      string
+		Error     string
+		Tools     []string
+		Self      string
+		Directive string
+		Server    struct{ Name string }
+	}
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &sum); err != nil {
+		t.Fatalf("agent.mjs: %v; no JSON summary (%v)\nstdout:\n%s\nstderr:\n%s", runErr, err, stdout.String(), stderr.String())
+	}
+	if runErr != nil || !sum.OK {
+		t.Fatalf("the TypeScript SDK agent failed at step %q: %s (%v)\nstderr:\n%s", sum.Step, sum.Error, runErr, stderr.String())
+	}
+	if sum.Server.Name != "yukta-agent" || sum.Self != "agent" || sum.Directive != "accepted" || len(sum.Tools) != 7 {
+		t.Fatalf("summary: %+v", sum)
+	}
+	if s := w.status("ci", id); s != "PAUSED" {
+		t.Fatalf("the run is %s after the TypeScript agent paused it", s)
+	}
+}

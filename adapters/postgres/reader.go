@@ -161,12 +161,12 @@ func (r *Reader) Events(ctx context.Context, q executionapp.EventQuery) ([]execu
 		SELECT e.seq, e.type, e.at, e.session_id, e.workflow_id, coalesce(e.execution_id::text, ''), e.node_id, e.actor, e.channel, e.data
 		  FROM events e, pos
 		 WHERE e.xid < pg_snapshot_xmin(pg_current_snapshot())
-		   AND ($1 = '' OR e.session_id = $1)
+		   AND ($1 = '' OR e.session_id = $1 OR ($6 AND e.session_id = ''))
 		   AND ($2 = '' OR e.execution_id = nullif($2, '')::uuid)
 		   AND (e.xid, e.seq) > (pos.xid, $3)
 		   AND ($5::text[] IS NULL OR e.session_id = ANY ($5))
 		 ORDER BY e.xid, e.seq
-		 LIMIT $4`, q.SessionID, q.ExecutionID, q.AfterSeq, q.Limit, q.Sessions)
+		 LIMIT $4`, q.SessionID, q.ExecutionID, q.AfterSeq, q.Limit, q.Sessions, q.AlsoSessionless)
 	if err != nil {
 		return nil, translate(err)
 	}

@@ -47,9 +47,15 @@ var supervisorRuntimeModule = fx.Module("supervisor-runtime",
 		func(st *postgres.SupervisorRuntime) *supervisorapp.ListApprovals {
 			return supervisorapp.NewListApprovals(st)
 		},
+		func(sups supervisorapp.Reader, st *postgres.SupervisorRuntime) supervisorapp.DelegationDeps {
+			return supervisorapp.DelegationDeps{Store: st, Supervisors: sups, Now: time.Now}
+		},
+		supervisorapp.NewDelegate,
+		supervisorapp.NewAnswerDelegation,
 		newSupervisorRuntime,
 		func(sups supervisorapp.Reader, r *postgres.Reader, st *postgres.SupervisorRuntime, red *supervisorapp.Redactor) *supervisorapp.ReadSignals {
-			return supervisorapp.NewReadSignals(supervisorapp.ReadSignalsDeps{Supervisors: sups, Events: r, Cursors: st, Redactor: red, Reviews: st})
+			return supervisorapp.NewReadSignals(supervisorapp.ReadSignalsDeps{Supervisors: sups, Events: r, Cursors: st, Redactor: red, Reviews: st,
+				Delegations: st})
 		},
 		newAgentUseCases,
 	),
@@ -86,7 +92,7 @@ func newSupervisorRuntime(lc fx.Lifecycle, log *zap.Logger, sups supervisorapp.R
 	r *postgres.Reader, red *supervisorapp.Redactor, submit *supervisorapp.SubmitDirective, c *cel.Conditions,
 	answer *supervisorapp.AnswerReview, ad supervisorapp.ApplierDeps, eg *egress.Client, cfg Config,
 	start *executionapp.StartExecution, await *executionapp.Await, control *executionapp.Control,
-	workflows executionapp.WorkflowReader) *supervisorapp.Runtime {
+	workflows executionapp.WorkflowReader, delegate *supervisorapp.Delegate, answerDelegation *supervisorapp.AnswerDelegation) *supervisorapp.Runtime {
 	host, _ := os.Hostname()
 	owner := fmt.Sprintf("%s/%d/%s", host, os.Getpid(), rand.Text()[:8])
 	rlog := log.Named("supervisors")
@@ -105,7 +111,7 @@ func newSupervisorRuntime(lc fx.Lifecycle, log *zap.Logger, sups supervisorapp.R
 	// The process engine's programs (docs/supervisors.md#the-process-engine):
 	// every line the engine drops is logged with its reason.
 	processes := supervisorapp.NewProcessEngineFactory(supervisorapp.ProcessDeps{Spawner: process.NewSpawner(0), Submit: submit,
-		Answer: answer, Policy: cfg.SupervisorPolicy, Now: time.Now,
+		Answer: answer, Delegate: delegate, AnswerDelegation: answerDelegation, Policy: cfg.SupervisorPolicy, Now: time.Now,
 		OnDropped: func(supervisorID, reason string, err error) {
 			rlog.Info("process supervisor line dropped", zap.String("supervisor", supervisorID), zap.String("reason", reason), zap.Error(err))
 		},
@@ -115,13 +121,13 @@ func newSupervisorRuntime(lc fx.Lifecycle, log *zap.Logger, sups supervisorapp.R
 	// workflow supervisors run a workflow of an internal session per
 	// signal, in the reserved slot pool (docs/supervisors.md).
 	workflowEngine := supervisorapp.NewWorkflowEngineFactory(supervisorapp.WorkflowEngineDeps{Start: start, Await: await,
-		Control: control, Submit: submit, Answer: answer, Conditions: c, Workflows: workflows,
+		Control: control, Submit: submit, Answer: answer, Delegate: delegate, Conditions: c, Workflows: workflows,
 		ReservedSlots: cfg.Slots.Reserved, Now: time.Now,
 		OnError: func(supervisorID string, err error) {
 			rlog.Warn("workflow supervisor", zap.String("supervisor", supervisorID), zap.Error(err))
 		}})
 	rt := supervisorapp.NewRuntime(supervisorapp.RuntimeDeps{
-		Supervisors: sups, Leases: st, Cursors: st, Events: r, Runs: st, Holds: st, Redactor: red, Reviews: st,
+		Supervisors: sups, Leases: st, Cursors: st, Events: r, Runs: st, Holds: st, Redactor: red, Reviews: st, Delegations: st,
 		Engines: map[string]supervisorapp.EngineFactory{"rules": rules, "http": httpEngine, "process": processes, "workflow": workflowEngine},
 		Owner:   owner, Now: time.Now,
 		OnError: func(supervisorID string, err error) {
@@ -179,7 +185,8 @@ func newSupervisorRuntime(lc fx.Lifecycle, log *zap.Logger, sups supervisorapp.R
 // newAgentUseCases are the calls of the agent API (/api/agent/v1).
 func newAgentUseCases(sups supervisorapp.Reader, signals *supervisorapp.ReadSignals, submit *supervisorapp.SubmitDirective,
 	answer *supervisorapp.AnswerReview, st *postgres.SupervisorRuntime, r *postgres.Reader, get *executionapp.GetExecution,
-	logs *executionapp.TailLogs, wf *sessionapp.GetWorkflow, sched *executionapp.GetSchedulerStatus) httpapi.AgentUseCases {
+	logs *executionapp.TailLogs, wf *sessionapp.GetWorkflow, sched *executionapp.GetSchedulerStatus,
+	delegate *supervisorapp.Delegate, answerDelegation *supervisorapp.AnswerDelegation) httpapi.AgentUseCases {
 	return httpapi.AgentUseCases{Supervisors: sups, Signals: signals, Directives: submit, Reviews: answer, Runs: st, Holds: st,
-		Events: r, Execution: get, Logs: logs, Workflow: wf, Scheduler: sched}
+		Events: r, Execution: get, Logs: logs, Workflow: wf, Scheduler: sched, Delegate: delegate, AnswerDelegation: answerDelegation}
 }

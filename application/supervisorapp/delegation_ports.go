@@ -34,3 +34,13 @@ type DelegationStore interface {
 	// Delegation returns a delegation; ok is false when none has the id.
 	Delegation(ctx context.Context, id string) (d supervisor.Delegation, ok bool, err error)
 }
+
+// Delegator opens delegations (*Delegate).
+type Delegator interface {
+	Handle(ctx context.Context, in DelegateInput) (supervisor.Delegation, bool, error)
+}
+
+// DelegationAnswerer answers delegations (*AnswerDelegation).
+type DelegationAnswerer interface {
+	Handle(ctx context.Context, in AnswerDelegationInput) (supervisor.Delegation, error)
+}

@@ -72,10 +72,12 @@ func newApplierDeps(st *postgres.SupervisorRuntime, control *executionapp.Contro
 
 // Reviews are swept every second: a timed-out review's default applies
 // within a second of its deadline. An allowed review untouched for
-// reviewStale lost its applier and is applied by the sweeper.
+// reviewStale lost its applier and is applied by the sweeper. Delegations
+// past their deadline are expired every ten seconds.
 const (
-	sweepReviewsEvery = time.Second
-	reviewStale       = 10 * time.Second
+	sweepReviewsEvery     = time.Second
+	sweepDelegationsEvery = 10 * time.Second
+	reviewStale           = 10 * time.Second
 )
 
 func newSubmitDirective(sups supervisorapp.Reader, st *postgres.SupervisorRuntime, control *executionapp.Control,
@@ -162,9 +164,16 @@ func newSupervisorRuntime(lc fx.Lifecycle, log *zap.Logger, sups supervisorapp.R
 					defer close(expireDone)
 					expire.Run(ctx, sweepReviewsEvery, func(err error) { rlog.Warn("settle due reviews", zap.Error(err)) })
 				}()
+				expireDelegations := supervisorapp.NewExpireDelegations(supervisorapp.DelegationDeps{Store: st, Supervisors: sups, Now: time.Now})
+				delegationsDone := make(chan struct{})
+				go func() {
+					defer close(delegationsDone)
+					expireDelegations.Run(ctx, sweepDelegationsEvery, func(err error) { rlog.Warn("expire due delegations", zap.Error(err)) })
+				}()
 				rt.Run(ctx)
 				<-sweepDone
 				<-expireDone
+				<-delegationsDone
 			}()
 			rlog.Info("supervisor runtime started", zap.String("owner", owner))
 			return nil

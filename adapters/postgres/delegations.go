@@ -126,3 +126,15 @@ func (s *SupervisorRuntime) Delegation(ctx context.Context, id string) (supervis
 	}
 	return d, true, nil
 }
+
+// DueDelegations finds OPEN delegations past their deadline, on the
+// database clock.
+func (s *SupervisorRuntime) DueDelegations(ctx context.Context, limit int) ([]string, error) {
+	rows, err := s.pool.Query(ctx, `SELECT delegation_id::text FROM supervisor_delegations
+		 WHERE status = 'OPEN' AND deadline <= clock_timestamp() ORDER BY deadline LIMIT $1`, limit)
+	if err != nil {
+		return nil, translate(err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	return ids, translate(err)
+}

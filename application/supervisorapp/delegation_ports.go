@@ -33,6 +33,9 @@ type DelegationStore interface {
 		change func(supervisor.Delegation) (supervisor.Delegation, error)) (supervisor.Delegation, error)
 	// Delegation returns a delegation; ok is false when none has the id.
 	Delegation(ctx context.Context, id string) (d supervisor.Delegation, ok bool, err error)
+	// DueDelegations returns the ids of OPEN delegations past their
+	// deadline, at most limit.
+	DueDelegations(ctx context.Context, limit int) ([]string, error)
 }
 
 // Delegator opens delegations (*Delegate).

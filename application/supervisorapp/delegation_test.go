@@ -140,3 +140,44 @@ func TestConsultReachesTheNamedSupervisor(t *testing.T) {
 		t.Fatalf("answer = %+v", c)
 	}
 }
+
+// TestDelegationsExpire: a delegation nobody answered by its deadline is
+// EXPIRED by the sweeper; an answer after it is a conflict, and its target
+// no longer reads the request.
+func TestDelegationsExpire(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.put(t, "boss", `{"name":"Boss","engine":{"type":"http"},"owns":["session:ops"]}`)
+	e.put(t, "child", `{"name":"Child","engine":{"type":"http"},"owns":["session:ci"],"parentId":"boss"}`)
+	st := postgres.NewSupervisorRuntime(e.pool)
+	deps := supervisorapp.DelegationDeps{Store: st, Supervisors: e.store, Now: func() time.Time { return e.now }, TTL: time.Minute}
+	ctx := t.Context()
+	d, _, err := supervisorapp.NewDelegate(deps).Handle(ctx, supervisorapp.DelegateInput{SupervisorID: "child", Kind: supervisor.Escalate,
+		Key: "k", Payload: json.RawMessage(`1`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expire := supervisorapp.NewExpireDelegations(deps)
+	// The test clock lies before the database's: the due row is not yet
+	// due by the use case's clock, and stays OPEN.
+	if n, err := expire.Handle(ctx); err != nil || n != 0 {
+		t.Fatalf("early pass = %d, %v", n, err)
+	}
+	e.now = e.now.Add(time.Minute)
+	if n, err := expire.Handle(ctx); err != nil || n != 1 {
+		t.Fatalf("pass = %d, %v", n, err)
+	}
+	if got, _, _ := st.Delegation(ctx, d.ID()); got.Status() != supervisor.DelegationExpired {
+		t.Fatalf("status %s", got.Status())
+	}
+	if _, err := supervisorapp.NewAnswerDelegation(deps).Handle(ctx, supervisorapp.AnswerDelegationInput{DelegationID: d.ID(), SupervisorID: "boss",
+		Answer: json.RawMessage(`1`)}); !errors.Is(err, supervisor.ErrDelegationSettled) {
+		t.Fatalf("late answer = %v", err)
+	}
+	boss, _ := e.store.Supervisor(ctx, "boss")
+	read := supervisorapp.NewReadSignals(supervisorapp.ReadSignalsDeps{Supervisors: e.store, Events: postgres.NewReader(e.pool),
+		Cursors: st, Redactor: plainRedactor{}, Reviews: st, Delegations: st})
+	if p, err := read.Handle(ctx, supervisorapp.SignalsInput{Supervisor: boss.Supervisor}); err != nil || len(p.Signals) != 0 {
+		t.Fatalf("boss read %+v, %v", p, err)
+	}
+}

@@ -44,11 +44,14 @@ func delegationEvent(typ string, d supervisor.Delegation, at time.Time, actor, c
 
 // OpenDelegation stores a new delegation and its DelegationRequested
 // event, or returns the one the sender already has for the key.
-func (s *SupervisorRuntime) OpenDelegation(ctx context.Context, d supervisor.Delegation, actor, channel string) (supervisor.Delegation, bool, error) {
+func (s *SupervisorRuntime) OpenDelegation(ctx context.Context, d supervisor.Delegation, actor, channel string, f *supervisorapp.Fence) (supervisor.Delegation, bool, error) {
 	rec := d.Record()
 	var out supervisor.Delegation
 	created := false
 	err := inTx(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := fence(ctx, tx, f); err != nil {
+			return err
+		}
 		stored, err := scanDelegation(tx.QueryRow(ctx, `
 			INSERT INTO supervisor_delegations (delegation_id, kind, from_id, to_id, key, payload, status, created_at, deadline)
 			VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9)
@@ -70,13 +73,16 @@ func (s *SupervisorRuntime) OpenDelegation(ctx context.Context, d supervisor.Del
 }
 
 // ChangeDelegation moves one delegation under its row lock.
-func (s *SupervisorRuntime) ChangeDelegation(ctx context.Context, id, actor, channel string,
+func (s *SupervisorRuntime) ChangeDelegation(ctx context.Context, id, actor, channel string, f *supervisorapp.Fence,
 	change func(supervisor.Delegation) (supervisor.Delegation, error)) (supervisor.Delegation, error) {
 	if len(validUUIDs([]string{id})) == 0 {
 		return supervisor.Delegation{}, delegationNotFound(id)
 	}
 	var out supervisor.Delegation
 	err := inTx(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := fence(ctx, tx, f); err != nil {
+			return err
+		}
 		cur, err := scanDelegation(tx.QueryRow(ctx, `SELECT `+delegationColumns+` FROM supervisor_delegations WHERE delegation_id = $1 FOR UPDATE`, id))
 		if errors.Is(err, pgx.ErrNoRows) {
 			return delegationNotFound(id)

@@ -10,6 +10,7 @@ import (
 	"github.com/yukta/yukta/adapters/postgres"
 	"github.com/yukta/yukta/adapters/postgres/pgtest"
 	"github.com/yukta/yukta/application/executionapp"
+	"github.com/yukta/yukta/application/supervisorapp"
 	"github.com/yukta/yukta/domain/supervisor"
 )
 
@@ -30,7 +31,7 @@ func TestDelegationStoreOnceByKeyAnsweredOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		stored, created, err := st.OpenDelegation(ctx, d, "supervisor:"+from, "agent")
+		stored, created, err := st.OpenDelegation(ctx, d, "supervisor:"+from, "agent", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,7 +54,7 @@ func TestDelegationStoreOnceByKeyAnsweredOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, errs[i] = st.ChangeDelegation(ctx, d.ID(), "supervisor:boss", "agent", func(cur supervisor.Delegation) (supervisor.Delegation, error) {
+			_, errs[i] = st.ChangeDelegation(ctx, d.ID(), "supervisor:boss", "agent", nil, func(cur supervisor.Delegation) (supervisor.Delegation, error) {
 				err := cur.Respond("boss", json.RawMessage(`{"n":`+string(rune('0'+i))+`}`), now)
 				return cur, err
 			})
@@ -81,8 +82,19 @@ func TestDelegationStoreOnceByKeyAnsweredOnce(t *testing.T) {
 	if _, found, _ := st.Delegation(ctx, "not-a-uuid"); found {
 		t.Fatal("found a delegation by a bad id")
 	}
-	if _, err := st.ChangeDelegation(ctx, executionapp.NewID(), "", "", nil); !errors.Is(err, supervisor.ErrDelegationNotFound) {
+	if _, err := st.ChangeDelegation(ctx, executionapp.NewID(), "", "", nil, nil); !errors.Is(err, supervisor.ErrDelegationNotFound) {
 		t.Fatalf("change of none = %v", err)
+	}
+
+	// An engine that lost its lease opens and answers nothing.
+	stale := &supervisorapp.Fence{SupervisorID: "child", Owner: "gone", Token: 1}
+	late, _ := supervisor.NewDelegation(supervisor.DelegationSpec{ID: executionapp.NewID(), Kind: supervisor.Escalate, From: "child",
+		FromParent: "boss", Key: "late", Payload: json.RawMessage(`1`), Now: now})
+	if _, _, err := st.OpenDelegation(ctx, late, "supervisor:child", "process", stale); !errors.Is(err, supervisorapp.ErrLeaseLost) {
+		t.Fatalf("open under a stale lease = %v", err)
+	}
+	if _, err := st.ChangeDelegation(ctx, d.ID(), "supervisor:boss", "process", stale, nil); !errors.Is(err, supervisorapp.ErrLeaseLost) {
+		t.Fatalf("change under a stale lease = %v", err)
 	}
 
 	var requested, answered int

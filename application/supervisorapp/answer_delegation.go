@@ -31,12 +31,14 @@ type AnswerDelegationInput struct {
 	SupervisorID string
 	Answer       json.RawMessage
 	Channel      string
+	// Fence is the answering engine's lease (nil for the agent API).
+	Fence *Fence
 }
 
 // Handle records the answer and returns the answered delegation.
 func (uc *AnswerDelegation) Handle(ctx context.Context, in AnswerDelegationInput) (supervisor.Delegation, error) {
 	now := uc.d.Now()
-	d, err := uc.d.Store.ChangeDelegation(ctx, in.DelegationID, "supervisor:"+in.SupervisorID, in.Channel,
+	d, err := uc.d.Store.ChangeDelegation(ctx, in.DelegationID, "supervisor:"+in.SupervisorID, in.Channel, in.Fence,
 		func(d supervisor.Delegation) (supervisor.Delegation, error) {
 			err := d.Respond(in.SupervisorID, in.Answer, now)
 			return d, err

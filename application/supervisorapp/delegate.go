@@ -48,6 +48,9 @@ type DelegateInput struct {
 	Payload json.RawMessage
 	// Channel is the door: agent, process, workflow.
 	Channel string
+	// Fence is the sending engine's lease; an engine that lost it opens
+	// nothing (ErrLeaseLost). Nil for the agent API.
+	Fence *Fence
 }
 
 // Handle opens the delegation, or returns the one the key already opened
@@ -72,7 +75,7 @@ func (uc *Delegate) Handle(ctx context.Context, in DelegateInput) (supervisor.De
 	if err != nil {
 		return supervisor.Delegation{}, false, err
 	}
-	stored, created, err := uc.d.Store.OpenDelegation(ctx, d, "supervisor:"+in.SupervisorID, in.Channel)
+	stored, created, err := uc.d.Store.OpenDelegation(ctx, d, "supervisor:"+in.SupervisorID, in.Channel, in.Fence)
 	if err != nil {
 		return supervisor.Delegation{}, false, fmt.Errorf("open delegation: %w", err)
 	}

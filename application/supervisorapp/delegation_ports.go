@@ -24,12 +24,14 @@ type DelegationStore interface {
 	// OpenDelegation stores a new OPEN delegation and its
 	// DelegationRequested event. When the sender already has a delegation
 	// with d's key, nothing is stored and that one is returned with
-	// created = false.
-	OpenDelegation(ctx context.Context, d supervisor.Delegation, actor, channel string) (stored supervisor.Delegation, created bool, err error)
+	// created = false. A fence, when given, must be the sender's current
+	// lease (ErrLeaseLost otherwise).
+	OpenDelegation(ctx context.Context, d supervisor.Delegation, actor, channel string, fence *Fence) (stored supervisor.Delegation, created bool, err error)
 	// ChangeDelegation locks a delegation, calls change with it and stores
 	// what it returns; a change to ANSWERED appends DelegationAnswered. A
-	// delegation that does not exist is supervisor.ErrDelegationNotFound.
-	ChangeDelegation(ctx context.Context, id, actor, channel string,
+	// fence, when given, must be the answering supervisor's current lease.
+	// A delegation that does not exist is supervisor.ErrDelegationNotFound.
+	ChangeDelegation(ctx context.Context, id, actor, channel string, fence *Fence,
 		change func(supervisor.Delegation) (supervisor.Delegation, error)) (supervisor.Delegation, error)
 	// Delegation returns a delegation; ok is false when none has the id.
 	Delegation(ctx context.Context, id string) (d supervisor.Delegation, ok bool, err error)

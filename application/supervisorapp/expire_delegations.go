@@ -31,7 +31,7 @@ func (uc *ExpireDelegations) Handle(ctx context.Context) (int, error) {
 	moved := 0
 	for _, id := range ids {
 		now := uc.d.Now()
-		_, err := uc.d.Store.ChangeDelegation(ctx, id, "server", "", func(d supervisor.Delegation) (supervisor.Delegation, error) {
+		_, err := uc.d.Store.ChangeDelegation(ctx, id, "server", "", nil, func(d supervisor.Delegation) (supervisor.Delegation, error) {
 			err := d.Expire(now)
 			return d, err
 		})

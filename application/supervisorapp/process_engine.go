@@ -406,7 +406,7 @@ func (e *processEngine) delegate(m map[string]json.RawMessage) {
 		return
 	}
 	_, _, err := e.d.Delegate.Handle(e.ctx, DelegateInput{SupervisorID: e.sup.ID(), Kind: supervisor.DelegationKind(in.Kind), Key: in.Key,
-		To: in.To, Payload: in.Payload, Channel: ChannelSupervisor})
+		To: in.To, Payload: in.Payload, Channel: ChannelSupervisor, Fence: &e.fence})
 	if err != nil && e.ctx.Err() == nil {
 		e.d.OnError(e.sup.ID(), fmt.Errorf("delegate line with key %q: %w", clipLine([]byte(in.Key)), err))
 	}
@@ -435,7 +435,7 @@ func (e *processEngine) delegationAnswer(m map[string]json.RawMessage) {
 		return
 	}
 	_, err := e.d.AnswerDelegation.Handle(e.ctx, AnswerDelegationInput{DelegationID: in.Answers, SupervisorID: e.sup.ID(), Answer: in.Answer,
-		Channel: ChannelSupervisor})
+		Channel: ChannelSupervisor, Fence: &e.fence})
 	if err != nil && e.ctx.Err() == nil {
 		e.d.OnError(e.sup.ID(), fmt.Errorf("delegationAnswer line for %s: %w", clipLine([]byte(in.Answers)), err))
 	}

@@ -708,7 +708,7 @@ func (e *workflowEngine) escalate(j *wfJob, d wfDecision) bool {
 	}
 	err = e.patiently("the ESCALATE of signal "+j.Cursor, func() error {
 		_, _, err := e.d.Delegate.Handle(e.ctx, DelegateInput{SupervisorID: e.sup.ID(), Kind: supervisor.Escalate,
-			Key: "workflow:" + j.Cursor, Payload: payload, Channel: ChannelSupervisor})
+			Key: "workflow:" + j.Cursor, Payload: payload, Channel: ChannelSupervisor, Fence: &e.fence})
 		return err
 	})
 	switch {

@@ -48,9 +48,15 @@ var supervisorRuntimeModule = fx.Module("supervisor-runtime",
 		func(st *postgres.SupervisorRuntime) *supervisorapp.ListApprovals {
 			return supervisorapp.NewListApprovals(st)
 		},
+		func(sups supervisorapp.Reader, st *postgres.SupervisorRuntime) supervisorapp.DelegationDeps {
+			return supervisorapp.DelegationDeps{Store: st, Supervisors: sups, Now: time.Now}
+		},
+		supervisorapp.NewDelegate,
+		supervisorapp.NewAnswerDelegation,
 		newSupervisorRuntime,
 		func(sups supervisorapp.Reader, r *postgres.Reader, st *postgres.SupervisorRuntime, red *supervisorapp.Redactor) *supervisorapp.ReadSignals {
-			return supervisorapp.NewReadSignals(supervisorapp.ReadSignalsDeps{Supervisors: sups, Events: r, Cursors: st, Redactor: red, Reviews: st})
+			return supervisorapp.NewReadSignals(supervisorapp.ReadSignalsDeps{Supervisors: sups, Events: r, Cursors: st, Redactor: red, Reviews: st,
+				Delegations: st})
 		},
 		newAgentUseCases,
 	),
@@ -67,10 +73,12 @@ func newApplierDeps(st *postgres.SupervisorRuntime, control *executionapp.Contro
 
 // Reviews are swept every second: a timed-out review's default applies
 // within a second of its deadline. An allowed review untouched for
-// reviewStale lost its applier and is applied by the sweeper.
+// reviewStale lost its applier and is applied by the sweeper. Delegations
+// past their deadline are expired every ten seconds.
 const (
-	sweepReviewsEvery = time.Second
-	reviewStale       = 10 * time.Second
+	sweepReviewsEvery     = time.Second
+	sweepDelegationsEvery = 10 * time.Second
+	reviewStale           = 10 * time.Second
 )
 
 func newSubmitDirective(sups supervisorapp.Reader, st *postgres.SupervisorRuntime, control *executionapp.Control,
@@ -87,7 +95,7 @@ func newSupervisorRuntime(lc fx.Lifecycle, log *zap.Logger, sups supervisorapp.R
 	r *postgres.Reader, red *supervisorapp.Redactor, submit *supervisorapp.SubmitDirective, c *cel.Conditions,
 	answer *supervisorapp.AnswerReview, ad supervisorapp.ApplierDeps, eg *egress.Client, cfg Config,
 	start *executionapp.StartExecution, await *executionapp.Await, control *executionapp.Control,
-	workflows executionapp.WorkflowReader) *supervisorapp.Runtime {
+	workflows executionapp.WorkflowReader, delegate *supervisorapp.Delegate, answerDelegation *supervisorapp.AnswerDelegation) *supervisorapp.Runtime {
 	host, _ := os.Hostname()
 	owner := fmt.Sprintf("%s/%d/%s", host, os.Getpid(), rand.Text()[:8])
 	rlog := log.Named("supervisors")
@@ -106,7 +114,7 @@ func newSupervisorRuntime(lc fx.Lifecycle, log *zap.Logger, sups supervisorapp.R
 	// The process engine's programs (docs/supervisors.md#the-process-engine):
 	// every line the engine drops is logged with its reason.
 	processes := supervisorapp.NewProcessEngineFactory(supervisorapp.ProcessDeps{Spawner: process.NewSpawner(0), Submit: submit,
-		Answer: answer, Policy: cfg.SupervisorPolicy, Now: time.Now,
+		Answer: answer, Delegate: delegate, AnswerDelegation: answerDelegation, Policy: cfg.SupervisorPolicy, Now: time.Now,
 		OnDropped: func(supervisorID, reason string, err error) {
 			rlog.Info("process supervisor line dropped", zap.String("supervisor", supervisorID), zap.String("reason", reason), zap.Error(err))
 		},
@@ -116,13 +124,13 @@ func newSupervisorRuntime(lc fx.Lifecycle, log *zap.Logger, sups supervisorapp.R
 	// workflow supervisors run a workflow of an internal session per
 	// signal, in the reserved slot pool (docs/supervisors.md).
 	workflowEngine := supervisorapp.NewWorkflowEngineFactory(supervisorapp.WorkflowEngineDeps{Start: start, Await: await,
-		Control: control, Submit: submit, Answer: answer, Conditions: c, Workflows: workflows,
+		Control: control, Submit: submit, Answer: answer, Delegate: delegate, Conditions: c, Workflows: workflows,
 		ReservedSlots: cfg.Slots.Reserved, Now: time.Now,
 		OnError: func(supervisorID string, err error) {
 			rlog.Warn("workflow supervisor", zap.String("supervisor", supervisorID), zap.Error(err))
 		}})
 	rt := supervisorapp.NewRuntime(supervisorapp.RuntimeDeps{
-		Supervisors: sups, Leases: st, Cursors: st, Events: r, Runs: st, Holds: st, Redactor: red, Reviews: st,
+		Supervisors: sups, Leases: st, Cursors: st, Events: r, Runs: st, Holds: st, Redactor: red, Reviews: st, Delegations: st,
 		Engines: map[string]supervisorapp.EngineFactory{"rules": rules, "http": httpEngine, "process": processes, "workflow": workflowEngine},
 		Owner:   owner, Now: time.Now,
 		OnError: func(supervisorID string, err error) {
@@ -157,9 +165,16 @@ func newSupervisorRuntime(lc fx.Lifecycle, log *zap.Logger, sups supervisorapp.R
 					defer close(expireDone)
 					expire.Run(ctx, sweepReviewsEvery, func(err error) { rlog.Warn("settle due reviews", zap.Error(err)) })
 				}()
+				expireDelegations := supervisorapp.NewExpireDelegations(supervisorapp.DelegationDeps{Store: st, Supervisors: sups, Now: time.Now})
+				delegationsDone := make(chan struct{})
+				go func() {
+					defer close(delegationsDone)
+					expireDelegations.Run(ctx, sweepDelegationsEvery, func(err error) { rlog.Warn("expire due delegations", zap.Error(err)) })
+				}()
 				rt.Run(ctx)
 				<-sweepDone
 				<-expireDone
+				<-delegationsDone
 			}()
 			rlog.Info("supervisor runtime started", zap.String("owner", owner))
 			return nil
@@ -180,9 +195,10 @@ func newSupervisorRuntime(lc fx.Lifecycle, log *zap.Logger, sups supervisorapp.R
 // newAgentUseCases are the calls of the agent API (/api/agent/v1).
 func newAgentUseCases(sups supervisorapp.Reader, signals *supervisorapp.ReadSignals, submit *supervisorapp.SubmitDirective,
 	answer *supervisorapp.AnswerReview, st *postgres.SupervisorRuntime, r *postgres.Reader, get *executionapp.GetExecution,
-	logs *executionapp.TailLogs, wf *sessionapp.GetWorkflow, sched *executionapp.GetSchedulerStatus, log *zap.Logger) httpapi.AgentUseCases {
+	logs *executionapp.TailLogs, wf *sessionapp.GetWorkflow, sched *executionapp.GetSchedulerStatus, log *zap.Logger,
+	delegate *supervisorapp.Delegate, answerDelegation *supervisorapp.AnswerDelegation) httpapi.AgentUseCases {
 	return httpapi.AgentUseCases{Supervisors: sups, Signals: signals, Directives: submit, Reviews: answer, Runs: st, Holds: st,
-		Events: r, Execution: get, Logs: logs, Workflow: wf, Scheduler: sched,
+		Events: r, Execution: get, Logs: logs, Workflow: wf, Scheduler: sched, Delegate: delegate, AnswerDelegation: answerDelegation,
 		MCP: mcpserver.NewAgent(mcpserver.AgentDeps{Supervisors: sups, Signals: signals, Directives: submit, Reviews: answer, Runs: st,
 			Execution: get}, buildVersion(), log.Named("agent-mcp"))}
 }

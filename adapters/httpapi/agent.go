@@ -45,10 +45,14 @@ type AgentUseCases struct {
 	Reviews interface {
 		Handle(context.Context, supervisorapp.AnswerInput) (supervisor.Review, error)
 	}
-	Runs      supervisorapp.RunDirectory
-	Holds     supervisorapp.HoldStore
-	Events    executionapp.EventTail
-	Execution interface {
+	// Delegate and AnswerDelegation serve POST /delegations and POST
+	// /delegations/{id} (nil: those routes answer 503).
+	Delegate         supervisorapp.Delegator
+	AnswerDelegation supervisorapp.DelegationAnswerer
+	Runs             supervisorapp.RunDirectory
+	Holds            supervisorapp.HoldStore
+	Events           executionapp.EventTail
+	Execution        interface {
 		Handle(ctx context.Context, sessionID, id string) (executionapp.ExecutionView, error)
 	}
 	Logs interface {
@@ -85,6 +89,8 @@ func (a *agentAPI) routes() []agentRoute {
 		{http.MethodGet, "/inputs", a.inputs},
 		{http.MethodPost, "/directives", a.directive},
 		{http.MethodPost, "/reviews/:reviewId", a.review},
+		{http.MethodPost, "/delegations", a.delegate},
+		{http.MethodPost, "/delegations/:delegationId", a.answerDelegation},
 	}
 }
 
@@ -493,4 +499,79 @@ func (a *agentAPI) review(c echo.Context, sup supervisor.Supervisor) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, reviewToAPI(r))
+}
+
+// delegationToAPI is a delegation as the agent API shows it.
+func delegationToAPI(d supervisor.Delegation) map[string]any {
+	m := map[string]any{"delegationId": d.ID(), "kind": string(d.Kind()), "from": d.From(), "to": d.To(), "key": d.Key(),
+		"payload": json.RawMessage(d.Payload()), "status": string(d.Status()), "createdAt": d.CreatedAt().UTC(), "deadline": d.Deadline().UTC()}
+	if d.Answer() != nil {
+		m["answer"], m["answeredAt"] = json.RawMessage(d.Answer()), d.AnsweredAt().UTC()
+	}
+	return m
+}
+
+// agentBody reads a JSON object body with only the known members.
+func agentBody(b []byte, v any) error {
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fault.Newf(fault.ErrInvalid, "the body is not the JSON object this call takes: %v", err)
+	}
+	return nil
+}
+
+// delegate opens an ESCALATE to the supervisor's parent or a CONSULT of
+// another supervisor: 201 with the delegation, 200 with the one the same
+// key opened before.
+func (a *agentAPI) delegate(c echo.Context, sup supervisor.Supervisor) error {
+	if a.uc.Delegate == nil {
+		return fault.Newf(fault.ErrUnavailable, "delegations are not served here")
+	}
+	b, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	var in struct {
+		Kind    string          `json:"kind"`
+		Key     string          `json:"key"`
+		To      string          `json:"to"`
+		Payload json.RawMessage `json:"payload"`
+	}
+	if err := agentBody(b, &in); err != nil {
+		return err
+	}
+	d, created, err := a.uc.Delegate.Handle(c.Request().Context(), supervisorapp.DelegateInput{SupervisorID: sup.ID(),
+		Kind: supervisor.DelegationKind(in.Kind), Key: in.Key, To: in.To, Payload: in.Payload, Channel: "agent"})
+	if err != nil {
+		return err
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	return c.JSON(status, delegationToAPI(d))
+}
+
+// answerDelegation answers a delegation sent to the supervisor, once.
+func (a *agentAPI) answerDelegation(c echo.Context, sup supervisor.Supervisor) error {
+	if a.uc.AnswerDelegation == nil {
+		return fault.Newf(fault.ErrUnavailable, "delegations are not served here")
+	}
+	b, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	var in struct {
+		Answer json.RawMessage `json:"answer"`
+	}
+	if err := agentBody(b, &in); err != nil {
+		return err
+	}
+	d, err := a.uc.AnswerDelegation.Handle(c.Request().Context(), supervisorapp.AnswerDelegationInput{DelegationID: c.Param("delegationId"),
+		SupervisorID: sup.ID(), Answer: in.Answer, Channel: "agent"})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, delegationToAPI(d))
 }

@@ -149,24 +149,50 @@ func (r *Reader) Inputs(ctx context.Context, q executionapp.InputQuery) ([]execu
 	return out, translate(rows.Err())
 }
 
+// eventsFilter is the condition of an outbox read after a position, but
+// for the session; pos is the position's xid.
+const eventsFilter = `e.xid < pg_snapshot_xmin(pg_current_snapshot())
+		   AND ($2 = '' OR e.execution_id = nullif($2, '')::uuid)
+		   AND (e.xid, e.seq) > (pos.xid, $3)
+		   AND ($5::text[] IS NULL OR e.session_id = ANY ($5))`
+
+const eventsPos = `WITH pos AS (SELECT coalesce((SELECT xid FROM events WHERE seq = $3 AND ($5::text[] IS NULL OR session_id = ANY ($5))),
+		                             '0'::xid8) AS xid)`
+
+const eventsColumns = `e.seq, e.type, e.at, e.session_id, e.workflow_id, coalesce(e.execution_id::text, '') AS execution_id, e.node_id, e.actor, e.channel, e.data`
+
+var (
+	eventsSQL = eventsPos + `
+		SELECT ` + eventsColumns + `
+		  FROM events e, pos
+		 WHERE ($1 = '' OR e.session_id = $1) AND ` + eventsFilter + `
+		 ORDER BY e.xid, e.seq
+		 LIMIT $4`
+	// eventsWithSessionlessSQL reads one session's events and those of no
+	// session (delegations, supervisor changes): two ordered index reads
+	// merged, so a reader of one session does not scan every session's
+	// events.
+	eventsWithSessionlessSQL = eventsPos + `
+		SELECT seq, type, at, session_id, workflow_id, execution_id, node_id, actor, channel, data FROM (
+		  (SELECT e.xid, ` + eventsColumns + ` FROM events e, pos
+		    WHERE e.session_id = $1 AND ` + eventsFilter + ` ORDER BY e.xid, e.seq LIMIT $4)
+		  UNION ALL
+		  (SELECT e.xid, ` + eventsColumns + ` FROM events e, pos
+		    WHERE e.session_id = '' AND ` + eventsFilter + ` ORDER BY e.xid, e.seq LIMIT $4)
+		) u ORDER BY xid, seq LIMIT $4`
+)
+
 // Events returns committed events after a position in commit order. Only
 // transactions older than every running one are read, so an event can never
 // appear behind a position a reader has passed. The position is looked up
 // among the events of q.Sessions only, so another session's seq reads from
 // the start exactly as a seq of no event does.
 func (r *Reader) Events(ctx context.Context, q executionapp.EventQuery) ([]executionapp.StoredEvent, error) {
-	rows, err := r.pool.Query(ctx, `
-		WITH pos AS (SELECT coalesce((SELECT xid FROM events WHERE seq = $3 AND ($5::text[] IS NULL OR session_id = ANY ($5))),
-		                             '0'::xid8) AS xid)
-		SELECT e.seq, e.type, e.at, e.session_id, e.workflow_id, coalesce(e.execution_id::text, ''), e.node_id, e.actor, e.channel, e.data
-		  FROM events e, pos
-		 WHERE e.xid < pg_snapshot_xmin(pg_current_snapshot())
-		   AND ($1 = '' OR e.session_id = $1)
-		   AND ($2 = '' OR e.execution_id = nullif($2, '')::uuid)
-		   AND (e.xid, e.seq) > (pos.xid, $3)
-		   AND ($5::text[] IS NULL OR e.session_id = ANY ($5))
-		 ORDER BY e.xid, e.seq
-		 LIMIT $4`, q.SessionID, q.ExecutionID, q.AfterSeq, q.Limit, q.Sessions)
+	sql := eventsSQL
+	if q.AlsoSessionless && q.SessionID != "" {
+		sql = eventsWithSessionlessSQL
+	}
+	rows, err := r.pool.Query(ctx, sql, q.SessionID, q.ExecutionID, q.AfterSeq, q.Limit, q.Sessions)
 	if err != nil {
 		return nil, translate(err)
 	}

@@ -1015,10 +1015,24 @@ func TestFactsManyReadsRunsTogether(t *testing.T) {
 	other := f.startRun(t, "other", false)
 	f.waitStatus(t, "FAILURE", failed)
 	f.waitStatus(t, "RUNNING", append(waiting, other)...)
-	svEventually(t, 20*time.Second, func() (bool, string) { // the waiting runs' first node has finished
+	// The waiting runs' first node has finished and nothing else moves any
+	// more (the filter has settled, the delay waits): the facts compared
+	// below are read at different moments, so they must hold still.
+	var last string
+	svEventually(t, 20*time.Second, func() (bool, string) {
 		n := f.count(t, `SELECT count(*) FROM execution_nodes WHERE node_id = 'in' AND status = 'SUCCESS' AND execution_id = ANY ($1::uuid[])`,
 			append(waiting, other))
-		return n == 3, fmt.Sprintf("%d of 3 runs past node in", n)
+		var now string
+		if err := f.pool.QueryRow(t.Context(), `SELECT string_agg(execution_id::text || node_id || status || coalesce(ended_at::text, ''), ',' ORDER BY execution_id, node_id)
+			FROM execution_nodes WHERE execution_id = ANY ($1::uuid[])`, append(waiting, other)).Scan(&now); err != nil {
+			t.Fatal(err)
+		}
+		stable := now == last
+		last = now
+		if !stable {
+			time.Sleep(200 * time.Millisecond)
+		}
+		return n == 3 && stable, fmt.Sprintf("%d of 3 runs past node in; nodes still moving: %v", n, !stable)
 	})
 	unknown := "0197a3c4-1111-7222-8333-944445555666"
 	got, err := f.store.FactsMany(t.Context(), []string{failed, waiting[0], waiting[1], other, unknown, "not-a-uuid", failed})

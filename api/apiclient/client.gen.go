@@ -116,6 +116,63 @@ func (e ConfigFieldType) Valid() bool {
 	}
 }
 
+// Defines values for DelegationKind.
+const (
+	DelegationKindCONSULT  DelegationKind = "CONSULT"
+	DelegationKindESCALATE DelegationKind = "ESCALATE"
+)
+
+// Valid indicates whether the value is a known member of the DelegationKind enum.
+func (e DelegationKind) Valid() bool {
+	switch e {
+	case DelegationKindCONSULT:
+		return true
+	case DelegationKindESCALATE:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DelegationStatus.
+const (
+	ANSWERED DelegationStatus = "ANSWERED"
+	EXPIRED  DelegationStatus = "EXPIRED"
+	OPEN     DelegationStatus = "OPEN"
+)
+
+// Valid indicates whether the value is a known member of the DelegationStatus enum.
+func (e DelegationStatus) Valid() bool {
+	switch e {
+	case ANSWERED:
+		return true
+	case EXPIRED:
+		return true
+	case OPEN:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DelegationRequestKind.
+const (
+	DelegationRequestKindCONSULT  DelegationRequestKind = "CONSULT"
+	DelegationRequestKindESCALATE DelegationRequestKind = "ESCALATE"
+)
+
+// Valid indicates whether the value is a known member of the DelegationRequestKind enum.
+func (e DelegationRequestKind) Valid() bool {
+	switch e {
+	case DelegationRequestKindCONSULT:
+		return true
+	case DelegationRequestKindESCALATE:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ExecutionCommandAction.
 const (
 	ExecutionCommandActionPAUSE           ExecutionCommandAction = "PAUSE"
@@ -999,6 +1056,49 @@ type ConfigField struct {
 
 // ConfigFieldType defines model for ConfigField.Type.
 type ConfigFieldType string
+
+// Delegation defines model for Delegation.
+type Delegation struct {
+	Answer       interface{}      `json:"answer,omitempty"`
+	AnsweredAt   *time.Time       `json:"answeredAt,omitempty"`
+	CreatedAt    time.Time        `json:"createdAt"`
+	Deadline     time.Time        `json:"deadline"`
+	DelegationId string           `json:"delegationId"`
+	From         string           `json:"from"`
+	Key          string           `json:"key"`
+	Kind         DelegationKind   `json:"kind"`
+	Payload      interface{}      `json:"payload"`
+	Status       DelegationStatus `json:"status"`
+	To           string           `json:"to"`
+}
+
+// DelegationKind defines model for Delegation.Kind.
+type DelegationKind string
+
+// DelegationStatus defines model for Delegation.Status.
+type DelegationStatus string
+
+// DelegationAnswer defines model for DelegationAnswer.
+type DelegationAnswer struct {
+	// Answer The answer: any JSON value, at most 64 KiB.
+	Answer interface{} `json:"answer"`
+}
+
+// DelegationRequest defines model for DelegationRequest.
+type DelegationRequest struct {
+	// Key Idempotency key, per sender.
+	Key  string                `json:"key"`
+	Kind DelegationRequestKind `json:"kind"`
+
+	// Payload The request: any JSON value, at most 64 KiB.
+	Payload interface{} `json:"payload"`
+
+	// To The supervisor a CONSULT asks; an ESCALATE goes to the parent.
+	To *string `json:"to,omitempty"`
+}
+
+// DelegationRequestKind defines model for DelegationRequest.Kind.
+type DelegationRequestKind string
 
 // Directive defines model for Directive.
 type Directive struct {
@@ -2135,6 +2235,12 @@ type IssueCredentialParams struct {
 // IssueCredentialParamsYuktaChannel defines parameters for IssueCredential.
 type IssueCredentialParamsYuktaChannel string
 
+// AgentDelegateJSONRequestBody defines body for AgentDelegate for application/json ContentType.
+type AgentDelegateJSONRequestBody = DelegationRequest
+
+// AgentAnswerDelegationJSONRequestBody defines body for AgentAnswerDelegation for application/json ContentType.
+type AgentAnswerDelegationJSONRequestBody = DelegationAnswer
+
 // AgentDirectiveJSONRequestBody defines body for AgentDirective for application/json ContentType.
 type AgentDirectiveJSONRequestBody = Directive
 
@@ -2250,6 +2356,34 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 
 // The interface specification for the client above.
 type ClientInterface interface {
+
+	// AgentDelegateWithBody Open a delegation: ESCALATE a request to the supervisor's parent, or CONSULT the supervisor named by to. The target receives a DELEGATED or CONSULTED signal; the answer comes back to this supervisor as one with answer set. The same key opens one delegation (200 with it).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/agent/v1/delegations (the `AgentDelegate` operationId).
+	AgentDelegateWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AgentDelegate Open a delegation: ESCALATE a request to the supervisor's parent, or CONSULT the supervisor named by to. The target receives a DELEGATED or CONSULTED signal; the answer comes back to this supervisor as one with answer set. The same key opens one delegation (200 with it).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/agent/v1/delegations (the `AgentDelegate` operationId).
+	AgentDelegate(ctx context.Context, body AgentDelegateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AgentAnswerDelegationWithBody Answer a delegation sent to the supervisor (a DELEGATED or CONSULTED signal): {answer}. It takes one answer before its deadline; a second is 409.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/agent/v1/delegations/{delegationId} (the `AgentAnswerDelegation` operationId).
+	AgentAnswerDelegationWithBody(ctx context.Context, delegationId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AgentAnswerDelegation Answer a delegation sent to the supervisor (a DELEGATED or CONSULTED signal): {answer}. It takes one answer before its deadline; a second is 409.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/agent/v1/delegations/{delegationId} (the `AgentAnswerDelegation` operationId).
+	AgentAnswerDelegation(ctx context.Context, delegationId string, body AgentAnswerDelegationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// AgentDirectiveWithBody Send a directive {key, cause?, reason?, ifStatus?, command}; answered when handed over.
 	//
@@ -2772,6 +2906,74 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /readyz (the `GetReady` operationId).
 	GetReady(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+// AgentDelegateWithBody Open a delegation: ESCALATE a request to the supervisor's parent, or CONSULT the supervisor named by to. The target receives a DELEGATED or CONSULTED signal; the answer comes back to this supervisor as one with answer set. The same key opens one delegation (200 with it).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/agent/v1/delegations (the `AgentDelegate` operationId).
+func (c *Client) AgentDelegateWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAgentDelegateRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AgentDelegate Open a delegation: ESCALATE a request to the supervisor's parent, or CONSULT the supervisor named by to. The target receives a DELEGATED or CONSULTED signal; the answer comes back to this supervisor as one with answer set. The same key opens one delegation (200 with it).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/agent/v1/delegations (the `AgentDelegate` operationId).
+func (c *Client) AgentDelegate(ctx context.Context, body AgentDelegateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAgentDelegateRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AgentAnswerDelegationWithBody Answer a delegation sent to the supervisor (a DELEGATED or CONSULTED signal): {answer}. It takes one answer before its deadline; a second is 409.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/agent/v1/delegations/{delegationId} (the `AgentAnswerDelegation` operationId).
+func (c *Client) AgentAnswerDelegationWithBody(ctx context.Context, delegationId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAgentAnswerDelegationRequestWithBody(c.Server, delegationId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AgentAnswerDelegation Answer a delegation sent to the supervisor (a DELEGATED or CONSULTED signal): {answer}. It takes one answer before its deadline; a second is 409.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/agent/v1/delegations/{delegationId} (the `AgentAnswerDelegation` operationId).
+func (c *Client) AgentAnswerDelegation(ctx context.Context, delegationId string, body AgentAnswerDelegationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAgentAnswerDelegationRequest(c.Server, delegationId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
 }
 
 // AgentDirectiveWithBody Send a directive {key, cause?, reason?, ifStatus?, command}; answered when handed over.
@@ -4014,6 +4216,93 @@ func (c *Client) GetReady(ctx context.Context, reqEditors ...RequestEditorFn) (*
 		return nil, err
 	}
 	return c.Client.Do(req)
+}
+
+// NewAgentDelegateRequest calls the generic AgentDelegate builder with application/json body
+func NewAgentDelegateRequest(server string, body AgentDelegateJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAgentDelegateRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewAgentDelegateRequestWithBody constructs an http.Request for the AgentDelegate method, with any body, and a specified content type
+func NewAgentDelegateRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/agent/v1/delegations")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewAgentAnswerDelegationRequest calls the generic AgentAnswerDelegation builder with application/json body
+func NewAgentAnswerDelegationRequest(server string, delegationId string, body AgentAnswerDelegationJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAgentAnswerDelegationRequestWithBody(server, delegationId, "application/json", bodyReader)
+}
+
+// NewAgentAnswerDelegationRequestWithBody constructs an http.Request for the AgentAnswerDelegation method, with any body, and a specified content type
+func NewAgentAnswerDelegationRequestWithBody(server string, delegationId string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "delegationId", delegationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/agent/v1/delegations/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
 }
 
 // NewAgentDirectiveRequest calls the generic AgentDirective builder with application/json body
@@ -6923,6 +7212,34 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
+	// AgentDelegateWithBodyWithResponse Open a delegation: ESCALATE a request to the supervisor's parent, or CONSULT the supervisor named by to. The target receives a DELEGATED or CONSULTED signal; the answer comes back to this supervisor as one with answer set. The same key opens one delegation (200 with it).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/agent/v1/delegations (the `AgentDelegate` operationId).
+	AgentDelegateWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AgentDelegateResponse, error)
+
+	// AgentDelegateWithResponse Open a delegation: ESCALATE a request to the supervisor's parent, or CONSULT the supervisor named by to. The target receives a DELEGATED or CONSULTED signal; the answer comes back to this supervisor as one with answer set. The same key opens one delegation (200 with it).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/agent/v1/delegations (the `AgentDelegate` operationId).
+	AgentDelegateWithResponse(ctx context.Context, body AgentDelegateJSONRequestBody, reqEditors ...RequestEditorFn) (*AgentDelegateResponse, error)
+
+	// AgentAnswerDelegationWithBodyWithResponse Answer a delegation sent to the supervisor (a DELEGATED or CONSULTED signal): {answer}. It takes one answer before its deadline; a second is 409.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/agent/v1/delegations/{delegationId} (the `AgentAnswerDelegation` operationId).
+	AgentAnswerDelegationWithBodyWithResponse(ctx context.Context, delegationId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AgentAnswerDelegationResponse, error)
+
+	// AgentAnswerDelegationWithResponse Answer a delegation sent to the supervisor (a DELEGATED or CONSULTED signal): {answer}. It takes one answer before its deadline; a second is 409.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/agent/v1/delegations/{delegationId} (the `AgentAnswerDelegation` operationId).
+	AgentAnswerDelegationWithResponse(ctx context.Context, delegationId string, body AgentAnswerDelegationJSONRequestBody, reqEditors ...RequestEditorFn) (*AgentAnswerDelegationResponse, error)
+
 	// AgentDirectiveWithBodyWithResponse Send a directive {key, cause?, reason?, ifStatus?, command}; answered when handed over.
 	//
 	// The same key again returns the first answer and has no second effect; the same key with another directive is 409. A directive outside allowedCommands or the owned units is 403, recorded in the journal.
@@ -7532,6 +7849,179 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /readyz (the `GetReady` operationId).
 	GetReadyWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetReadyResponse, error)
+}
+
+type AgentDelegateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Delegation
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Delegation
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AgentDelegateResponse) GetJSON200() *Delegation {
+	return r.JSON200
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r AgentDelegateResponse) GetJSON201() *Delegation {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r AgentDelegateResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r AgentDelegateResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r AgentDelegateResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r AgentDelegateResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r AgentDelegateResponse) GetApplicationproblemJSON429() *Problem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r AgentDelegateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AgentDelegateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AgentDelegateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AgentDelegateResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type AgentAnswerDelegationResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Delegation
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AgentAnswerDelegationResponse) GetJSON200() *Delegation {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r AgentAnswerDelegationResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r AgentAnswerDelegationResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r AgentAnswerDelegationResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r AgentAnswerDelegationResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r AgentAnswerDelegationResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r AgentAnswerDelegationResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r AgentAnswerDelegationResponse) GetApplicationproblemJSON429() *Problem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r AgentAnswerDelegationResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AgentAnswerDelegationResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AgentAnswerDelegationResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AgentAnswerDelegationResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 type AgentDirectiveResponse struct {
@@ -11011,6 +11501,58 @@ func (r GetReadyResponse) ContentType() string {
 	return ""
 }
 
+// AgentDelegateWithBodyWithResponse Open a delegation: ESCALATE a request to the supervisor's parent, or CONSULT the supervisor named by to. The target receives a DELEGATED or CONSULTED signal; the answer comes back to this supervisor as one with answer set. The same key opens one delegation (200 with it).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/agent/v1/delegations (the `AgentDelegate` operationId).
+func (c *ClientWithResponses) AgentDelegateWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AgentDelegateResponse, error) {
+	rsp, err := c.AgentDelegateWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAgentDelegateResponse(rsp)
+}
+
+// AgentDelegateWithResponse Open a delegation: ESCALATE a request to the supervisor's parent, or CONSULT the supervisor named by to. The target receives a DELEGATED or CONSULTED signal; the answer comes back to this supervisor as one with answer set. The same key opens one delegation (200 with it).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/agent/v1/delegations (the `AgentDelegate` operationId).
+func (c *ClientWithResponses) AgentDelegateWithResponse(ctx context.Context, body AgentDelegateJSONRequestBody, reqEditors ...RequestEditorFn) (*AgentDelegateResponse, error) {
+	rsp, err := c.AgentDelegate(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAgentDelegateResponse(rsp)
+}
+
+// AgentAnswerDelegationWithBodyWithResponse Answer a delegation sent to the supervisor (a DELEGATED or CONSULTED signal): {answer}. It takes one answer before its deadline; a second is 409.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/agent/v1/delegations/{delegationId} (the `AgentAnswerDelegation` operationId).
+func (c *ClientWithResponses) AgentAnswerDelegationWithBodyWithResponse(ctx context.Context, delegationId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AgentAnswerDelegationResponse, error) {
+	rsp, err := c.AgentAnswerDelegationWithBody(ctx, delegationId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAgentAnswerDelegationResponse(rsp)
+}
+
+// AgentAnswerDelegationWithResponse Answer a delegation sent to the supervisor (a DELEGATED or CONSULTED signal): {answer}. It takes one answer before its deadline; a second is 409.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/agent/v1/delegations/{delegationId} (the `AgentAnswerDelegation` operationId).
+func (c *ClientWithResponses) AgentAnswerDelegationWithResponse(ctx context.Context, delegationId string, body AgentAnswerDelegationJSONRequestBody, reqEditors ...RequestEditorFn) (*AgentAnswerDelegationResponse, error) {
+	rsp, err := c.AgentAnswerDelegation(ctx, delegationId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAgentAnswerDelegationResponse(rsp)
+}
+
 // AgentDirectiveWithBodyWithResponse Send a directive {key, cause?, reason?, ifStatus?, command}; answered when handed over.
 //
 // The same key again returns the first answer and has no second effect; the same key with another directive is 409. A directive outside allowedCommands or the owned units is 403, recorded in the journal.
@@ -12051,6 +12593,149 @@ func (c *ClientWithResponses) GetReadyWithResponse(ctx context.Context, reqEdito
 		return nil, err
 	}
 	return ParseGetReadyResponse(rsp)
+}
+
+// ParseAgentDelegateResponse parses an HTTP response from a AgentDelegateWithResponse call
+func ParseAgentDelegateResponse(rsp *http.Response) (*AgentDelegateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AgentDelegateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Delegation
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Delegation
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseAgentAnswerDelegationResponse parses an HTTP response from a AgentAnswerDelegationWithResponse call
+func ParseAgentAnswerDelegationResponse(rsp *http.Response) (*AgentAnswerDelegationResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AgentAnswerDelegationResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Delegation
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	return response, nil
 }
 
 // ParseAgentDirectiveResponse parses an HTTP response from a AgentDirectiveWithResponse call

@@ -65,8 +65,12 @@ type StoredEvent struct {
 
 // EventQuery selects events after a position, oldest first.
 type EventQuery struct {
-	SessionID   string
-	ExecutionID string
+	SessionID string
+	// AlsoSessionless, with SessionID, keeps the events of no session too
+	// (supervisor changes, delegations): a supervisor's read of one
+	// session still sees the delegations sent to it.
+	AlsoSessionless bool
+	ExecutionID     string
 	// Sessions, when not nil, keeps only events of these sessions (a
 	// session-limited key reading across sessions).
 	Sessions []string

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -22,6 +23,10 @@ type ProcessDeps struct {
 	// verdict and noOpinion lines.
 	Submit DirectiveSender
 	Answer ReviewAnswerer
+	// Delegate takes delegate lines, AnswerDelegation delegationAnswer
+	// lines (nil: those lines are dropped as notBuilt).
+	Delegate         Delegator
+	AnswerDelegation DelegationAnswerer
 	// Policy says which executables may run. It is checked when the
 	// engine starts, since the configuration may have changed since the
 	// supervisor was saved; the zero policy runs nothing.
@@ -99,7 +104,7 @@ const (
 	DropNotJSON     = "notJson"     // not a JSON object
 	DropUnknownType = "unknownType" // no type, or a type the contract lacks
 	DropInvalid     = "invalid"     // a known type with wrong members
-	DropNotBuilt    = "notBuilt"    // delegationAnswer and delegate: delegations are not built yet
+	DropNotBuilt    = "notBuilt"    // delegationAnswer and delegate on an engine without delegations wired
 )
 
 // The type of each output line the contract knows
@@ -359,14 +364,82 @@ func (e *processEngine) line(l ProcessLine) {
 		e.command(m)
 	case LineVerdict, LineNoOpinion:
 		e.verdict(typ, m)
-	case LineDelegationAnswer, LineDelegate:
-		e.d.OnDropped(e.sup.ID(), DropNotBuilt, fmt.Errorf("a %s line was dropped: delegations are not available on this server yet", typ))
+	case LineDelegate:
+		e.delegate(m)
+	case LineDelegationAnswer:
+		e.delegationAnswer(m)
 	default:
 		e.d.OnDropped(e.sup.ID(), DropUnknownType, fmt.Errorf("an output line has type %q; use one of %s", clipLine([]byte(typ)), lineTypes))
 	}
 }
 
 var lineTypes = strings.Join([]string{LineCommand, LineVerdict, LineNoOpinion, LineDelegationAnswer, LineDelegate}, ", ")
+
+// lineMembers reads a line's members into v, refusing members it lacks.
+func lineMembers(typ string, m map[string]json.RawMessage, v any, known ...string) []string {
+	var problems []string
+	for k := range m {
+		if !slices.Contains(known, k) {
+			problems = append(problems, fmt.Sprintf("%q is not a member of a %s line", clipLine([]byte(k)), typ))
+		}
+	}
+	rest, _ := json.Marshal(m)
+	if err := json.Unmarshal(rest, v); err != nil {
+		problems = append(problems, "members of the wrong type: "+strings.Join(known, ", "))
+	}
+	slices.Sort(problems)
+	return problems
+}
+
+// delegate opens a delegation: {kind, key, payload, to?}.
+func (e *processEngine) delegate(m map[string]json.RawMessage) {
+	if e.d.Delegate == nil {
+		e.d.OnDropped(e.sup.ID(), DropNotBuilt, errors.New("a delegate line was dropped: delegations are not wired on this server"))
+		return
+	}
+	var in struct {
+		Kind, Key, To string
+		Payload       json.RawMessage
+	}
+	if problems := lineMembers(LineDelegate, m, &in, "kind", "key", "to", "payload"); len(problems) > 0 {
+		e.d.OnDropped(e.sup.ID(), DropInvalid, fmt.Errorf("delegate line: %s", strings.Join(problems, "; ")))
+		return
+	}
+	_, _, err := e.d.Delegate.Handle(e.ctx, DelegateInput{SupervisorID: e.sup.ID(), Kind: supervisor.DelegationKind(in.Kind), Key: in.Key,
+		To: in.To, Payload: in.Payload, Channel: ChannelSupervisor, Fence: &e.fence})
+	if err != nil && e.ctx.Err() == nil {
+		e.d.OnError(e.sup.ID(), fmt.Errorf("delegate line with key %q: %w", clipLine([]byte(in.Key)), err))
+	}
+}
+
+// delegationAnswer answers a delegation sent to this supervisor:
+// {answers, answer}.
+func (e *processEngine) delegationAnswer(m map[string]json.RawMessage) {
+	if e.d.AnswerDelegation == nil {
+		e.d.OnDropped(e.sup.ID(), DropNotBuilt, errors.New("a delegationAnswer line was dropped: delegations are not wired on this server"))
+		return
+	}
+	var in struct {
+		Answers string
+		Answer  json.RawMessage
+	}
+	problems := lineMembers(LineDelegationAnswer, m, &in, "answers", "answer")
+	switch {
+	case strings.TrimSpace(in.Answers) == "":
+		problems = append(problems, "answers is required: the delegationId of the DELEGATED or CONSULTED signal it answers")
+	case utf8.RuneCountInString(in.Answers) > maxAnswersLen:
+		problems = append(problems, fmt.Sprintf("answers is longer than %d characters", maxAnswersLen))
+	}
+	if len(problems) > 0 {
+		e.d.OnDropped(e.sup.ID(), DropInvalid, fmt.Errorf("delegationAnswer line: %s", strings.Join(problems, "; ")))
+		return
+	}
+	_, err := e.d.AnswerDelegation.Handle(e.ctx, AnswerDelegationInput{DelegationID: in.Answers, SupervisorID: e.sup.ID(), Answer: in.Answer,
+		Channel: ChannelSupervisor, Fence: &e.fence})
+	if err != nil && e.ctx.Err() == nil {
+		e.d.OnError(e.sup.ID(), fmt.Errorf("delegationAnswer line for %s: %w", clipLine([]byte(in.Answers)), err))
+	}
+}
 
 // command sends a command line, the directive envelope with its type, to
 // the intake.

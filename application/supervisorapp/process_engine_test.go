@@ -3,6 +3,7 @@ package supervisorapp_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -179,11 +180,11 @@ func procPolicy(t *testing.T, commands ...string) supervisorapp.SavePolicy {
 	return p
 }
 
-func newProcEnv(t *testing.T, limits supervisorapp.ProcessLimits) *procEnv {
+func newProcEnv(t *testing.T, limits supervisorapp.ProcessLimits, opts ...func(*supervisorapp.ProcessDeps)) *procEnv {
 	t.Helper()
 	e := &procEnv{spawner: newFakeSpawner(), rec: newProcRecorder(), drops: make(chan procDrop, 100), errs: make(chan error, 100),
 		fence: supervisorapp.Fence{SupervisorID: "proc", Owner: "test", Token: 7}}
-	factory := supervisorapp.NewProcessEngineFactory(supervisorapp.ProcessDeps{
+	deps := supervisorapp.ProcessDeps{
 		Spawner: e.spawner,
 		Submit: procSubmitFunc(func(_ context.Context, in supervisorapp.SubmitInput) (supervisorapp.DirectiveResult, error) {
 			e.rec.directives <- in
@@ -197,7 +198,11 @@ func newProcEnv(t *testing.T, limits supervisorapp.ProcessLimits) *procEnv {
 		Limits:    limits,
 		OnDropped: func(_ string, reason string, err error) { e.drops <- procDrop{reason, err} },
 		OnError:   func(_ string, err error) { e.errs <- err },
-	})
+	}
+	for _, o := range opts {
+		o(&deps)
+	}
+	factory := supervisorapp.NewProcessEngineFactory(deps)
 	eng, err := factory(t.Context(), procSupervisor(t, procDoc), e.fence, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -366,8 +371,8 @@ func TestProcessEngineDropsJunk(t *testing.T) {
 		{`{"type":"noOpinion","answers":"r1","verdict":"ALLOW"}`, supervisorapp.DropInvalid, `"verdict" is not a member of a noOpinion line`},
 		{`{"type":"noOpinion","answers":5}`, supervisorapp.DropInvalid, "strings"},
 		{`{"type":"verdict","answers":"` + strings.Repeat("r", 129) + `","verdict":"ALLOW"}`, supervisorapp.DropInvalid, "longer than 128"},
-		{`{"type":"delegationAnswer","answers":"d1","answer":{}}`, supervisorapp.DropNotBuilt, "delegations are not available"},
-		{`{"type":"delegate","kind":"CONSULT","key":"k","payload":{}}`, supervisorapp.DropNotBuilt, "delegations are not available"},
+		{`{"type":"delegationAnswer","answers":"d1","answer":{}}`, supervisorapp.DropNotBuilt, "delegations are not wired"},
+		{`{"type":"delegate","kind":"CONSULT","key":"k","payload":{}}`, supervisorapp.DropNotBuilt, "delegations are not wired"},
 	}
 	for _, tt := range tests {
 		p.sayText(t, tt.line)
@@ -554,5 +559,68 @@ func TestRestartPolicyNext(t *testing.T) {
 	}
 	if got := (supervisorapp.RestartPolicy{Min: 10 * ms, Max: 40 * ms}).Next(40*ms, ms); got != 40*ms {
 		t.Errorf("capped: %s, want 40ms", got)
+	}
+}
+
+type procDelegateFunc func(ctx context.Context, in supervisorapp.DelegateInput) (supervisor.Delegation, bool, error)
+
+func (f procDelegateFunc) Handle(ctx context.Context, in supervisorapp.DelegateInput) (supervisor.Delegation, bool, error) {
+	return f(ctx, in)
+}
+
+type procDelegationAnswerFunc func(ctx context.Context, in supervisorapp.AnswerDelegationInput) (supervisor.Delegation, error)
+
+func (f procDelegationAnswerFunc) Handle(ctx context.Context, in supervisorapp.AnswerDelegationInput) (supervisor.Delegation, error) {
+	return f(ctx, in)
+}
+
+// TestProcessEngineDelegates: a delegate line opens a delegation and a
+// delegationAnswer line answers one, as the program's supervisor; wrong
+// lines are dropped as invalid.
+func TestProcessEngineDelegates(t *testing.T) {
+	t.Parallel()
+	opened := make(chan supervisorapp.DelegateInput, 10)
+	answered := make(chan supervisorapp.AnswerDelegationInput, 10)
+	e := newProcEnv(t, supervisorapp.ProcessLimits{}, func(d *supervisorapp.ProcessDeps) {
+		d.Delegate = procDelegateFunc(func(_ context.Context, in supervisorapp.DelegateInput) (supervisor.Delegation, bool, error) {
+			opened <- in
+			return supervisor.Delegation{}, true, nil
+		})
+		d.AnswerDelegation = procDelegationAnswerFunc(func(_ context.Context, in supervisorapp.AnswerDelegationInput) (supervisor.Delegation, error) {
+			answered <- in
+			return supervisor.Delegation{}, nil
+		})
+	})
+	p := e.spawner.next(t)
+	p.sayText(t, `{"type":"delegate","kind":"CONSULT","key":"k1","to":"peer","payload":{"q":1}}`)
+	p.sayText(t, `{"type":"delegate","kind":"ESCALATE","key":"k2","payload":"help"}`)
+	p.sayText(t, `{"type":"delegationAnswer","answers":"d1","answer":{"ok":true}}`)
+	for _, want := range []string{"CONSULT k1 peer {\"q\":1}", `ESCALATE k2  "help"`} {
+		select {
+		case in := <-opened:
+			if got := fmt.Sprintf("%s %s %s %s", in.Kind, in.Key, in.To, in.Payload); got != want || in.SupervisorID != "proc" {
+				t.Errorf("delegate %q by %s, want %q", got, in.SupervisorID, want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("no delegation for %q", want)
+		}
+	}
+	select {
+	case in := <-answered:
+		if in.DelegationID != "d1" || in.SupervisorID != "proc" || string(in.Answer) != `{"ok":true}` {
+			t.Errorf("answer %+v", in)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no answer")
+	}
+	for _, tt := range []struct{ line, words string }{
+		{`{"type":"delegate","kind":"CONSULT","key":"k","payload":1,"colour":"red"}`, `"colour" is not a member`},
+		{`{"type":"delegate","kind":7,"key":"k","payload":1}`, "wrong type"},
+		{`{"type":"delegationAnswer","answer":1}`, "answers is required"},
+	} {
+		p.sayText(t, tt.line)
+		if d := e.nextDrop(t); d.reason != supervisorapp.DropInvalid || !strings.Contains(d.err.Error(), tt.words) {
+			t.Errorf("line %s: dropped as %s (%v), want %q", tt.line, d.reason, d.err, tt.words)
+		}
 	}
 }

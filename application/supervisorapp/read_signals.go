@@ -22,6 +22,7 @@ type ReadSignals struct {
 	cursors CursorStore
 	red     EventRedactor
 	reviews ReviewStore
+	dels    DelegationStore
 	poll    time.Duration
 }
 
@@ -32,6 +33,8 @@ type ReadSignalsDeps struct {
 	Cursors     CursorStore
 	Redactor    EventRedactor
 	Reviews     ReviewStore
+	// Delegations is read for DELEGATED and CONSULTED signals (nil: none).
+	Delegations DelegationStore
 	// Poll is how often a waiting read looks at the outbox again (default
 	// 100 ms).
 	Poll time.Duration
@@ -42,7 +45,7 @@ func NewReadSignals(d ReadSignalsDeps) *ReadSignals {
 	if d.Poll <= 0 {
 		d.Poll = 100 * time.Millisecond
 	}
-	return &ReadSignals{sups: d.Supervisors, events: d.Events, cursors: d.Cursors, red: d.Redactor, reviews: d.Reviews, poll: d.Poll}
+	return &ReadSignals{sups: d.Supervisors, events: d.Events, cursors: d.Cursors, red: d.Redactor, reviews: d.Reviews, dels: d.Delegations, poll: d.Poll}
 }
 
 // Limits of one read.
@@ -96,6 +99,7 @@ func (uc *ReadSignals) Handle(ctx context.Context, in SignalsInput) (SignalPage,
 		return SignalPage{}, err
 	} else if !parent {
 		q.SessionID = onlySession(sup.Owns())
+		q.AlsoSessionless = uc.dels != nil
 	}
 	deadline := time.Now().Add(in.Wait)
 	page := SignalPage{Signals: []supervisor.Signal{}}
@@ -106,7 +110,7 @@ func (uc *ReadSignals) Handle(ctx context.Context, in SignalsInput) (SignalPage,
 			return SignalPage{}, err
 		}
 		for _, e := range evs {
-			sig, ok, err := signalOf(ctx, uc.red, uc.reviews, sup, e)
+			sig, ok, err := signalOf(ctx, uc.red, uc.reviews, uc.dels, sup, e)
 			if err != nil {
 				return SignalPage{}, fmt.Errorf("event %d: %w", e.Seq, err)
 			}

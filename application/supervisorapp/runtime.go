@@ -59,7 +59,10 @@ type RuntimeDeps struct {
 	// Reviews is read for the REVIEW signals of the supervisors asked;
 	// nil: no reviews are delivered.
 	Reviews ReviewStore
-	Engines map[string]EngineFactory
+	// Delegations is read for the DELEGATED and CONSULTED signals of
+	// delegations' targets and senders; nil: none are delivered.
+	Delegations DelegationStore
+	Engines     map[string]EngineFactory
 	// Owner names this instance in leases; unique per process.
 	Owner string
 	Now   func() time.Time
@@ -420,6 +423,7 @@ func (rt *Runtime) pump(ctx context.Context, sup supervisor.Supervisor, f Fence,
 	q := executionapp.EventQuery{AfterSeq: cur.Seq, Limit: rt.cfg.Batch}
 	if p := rt.parents.Load(); p == nil || !(*p)[sup.ID()] {
 		q.SessionID = onlySession(sup.Owns())
+		q.AlsoSessionless = rt.d.Delegations != nil
 	}
 	evs, err := rt.d.Events.Events(ctx, q)
 	if err != nil {
@@ -432,7 +436,7 @@ func (rt *Runtime) pump(ctx context.Context, sup supervisor.Supervisor, f Fence,
 	handled := cur.Seq
 	var failed error
 	for _, e := range evs {
-		sig, ok, err := signalOf(ctx, rt.d.Redactor, rt.d.Reviews, sup, e)
+		sig, ok, err := signalOf(ctx, rt.d.Redactor, rt.d.Reviews, rt.d.Delegations, sup, e)
 		if err == nil && ok {
 			err = eng.Handle(ctx, sig)
 		}

@@ -2,6 +2,7 @@ package supervisorapp
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/yukta/yukta/application/executionapp"
@@ -12,8 +13,13 @@ import (
 // same for the runtime's engines and for agents reading the agent API: a
 // REVIEW when the event asks sup for a verdict on a review that still waits
 // for it (the store, not the event, says so), an EVENT (its data redacted)
-// when the event lies on an owned unit, nothing otherwise.
-func signalOf(ctx context.Context, red EventRedactor, reviews ReviewStore, sup supervisor.Supervisor, e executionapp.StoredEvent) (supervisor.Signal, bool, error) {
+// when the event lies on an owned unit, a DELEGATED or CONSULTED signal
+// for a delegation's target (while it is OPEN) or, with the answer, its
+// sender (delegationSignal), nothing otherwise.
+func signalOf(ctx context.Context, red EventRedactor, reviews ReviewStore, dels DelegationStore, sup supervisor.Supervisor, e executionapp.StoredEvent) (supervisor.Signal, bool, error) {
+	if e.Type == EventDelegationRequested || e.Type == EventDelegationAnswered {
+		return delegationSignal(ctx, dels, sup, e)
+	}
 	if e.Type == EventReviewRequested && e.Data["supervisorId"] == sup.ID() {
 		id, _ := e.Data["reviewId"].(string)
 		if reviews == nil || id == "" || !sup.Takes(supervisor.KindReview) {
@@ -36,4 +42,58 @@ func signalOf(ctx context.Context, red EventRedactor, reviews ReviewStore, sup s
 		return supervisor.Signal{}, false, fmt.Errorf("redact: %w", err)
 	}
 	return supervisor.NewSignal(supervisor.FormatCursor(e.Seq), EventSignal(e, data)), true, nil
+}
+
+// delegationSignal is the signal of a delegation event for sup: the request
+// for its target (DelegationRequested, while the delegation is OPEN), the
+// answer for its sender (DelegationAnswered), each as DELEGATED (ESCALATE)
+// or CONSULTED (CONSULT) when sup's engine takes that kind. The store, not
+// the event, has the payload and the answer.
+func delegationSignal(ctx context.Context, dels DelegationStore, sup supervisor.Supervisor, e executionapp.StoredEvent) (supervisor.Signal, bool, error) {
+	who := "to"
+	if e.Type == EventDelegationAnswered {
+		who = "from"
+	}
+	id, _ := e.Data["delegationId"].(string)
+	kind, _ := e.Data["kind"].(string)
+	if dels == nil || id == "" || e.Data[who] != sup.ID() || !sup.Takes(supervisor.DelegationKind(kind).SignalKind()) {
+		return supervisor.Signal{}, false, nil
+	}
+	d, ok, err := dels.Delegation(ctx, id)
+	if err != nil {
+		return supervisor.Signal{}, false, fmt.Errorf("read delegation %s: %w", id, err)
+	}
+	if !ok {
+		return supervisor.Signal{}, false, nil
+	}
+	answer := e.Type == EventDelegationAnswered
+	if (!answer && (d.Status() != supervisor.DelegationOpen || d.To() != sup.ID())) ||
+		(answer && (d.Status() != supervisor.DelegationAnswered || d.From() != sup.ID())) {
+		return supervisor.Signal{}, false, nil
+	}
+	return supervisor.NewSignal(supervisor.FormatCursor(e.Seq), DelegationSignal(d, answer)), true, nil
+}
+
+// DelegationSignal is the body of the signal of a delegation: its request
+// (for the target) or, with answer, its answer (for the sender).
+func DelegationSignal(d supervisor.Delegation, answer bool) supervisor.SignalBody {
+	payload := rawJSON(d.Payload())
+	var ans any
+	to := ""
+	if answer {
+		ans, to = rawJSON(d.Answer()), d.To()
+	}
+	if d.Kind() == supervisor.Consult {
+		return supervisor.ConsultedSignal{DelegationID: d.ID(), From: d.From(), Payload: payload, To: to, Answered: answer, Answer: ans}
+	}
+	return supervisor.DelegatedSignal{DelegationID: d.ID(), From: d.From(), Request: payload, To: to, Answered: answer, Answer: ans}
+}
+
+// rawJSON is a stored JSON document as a signal carries it ("null" for
+// none).
+func rawJSON(b []byte) json.RawMessage {
+	if len(b) == 0 {
+		return json.RawMessage("null")
+	}
+	return json.RawMessage(b)
 }

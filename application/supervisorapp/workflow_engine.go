@@ -41,6 +41,9 @@ type WorkflowEngineDeps struct {
 	// verdict on a REVIEW signal (*AnswerReview).
 	Submit DirectiveSender
 	Answer ReviewAnswerer
+	// Delegate opens the ESCALATE of a run that decided ESCALATE (nil:
+	// ESCALATE is no opinion only).
+	Delegate Delegator
 	// Conditions evaluates the when setting; only a supervisor that has one
 	// needs it.
 	Conditions ConditionEvaluator
@@ -126,8 +129,11 @@ func WorkflowDirectiveKey(signalID string, index int) string {
 //     "reason"?}) answers the review, NO_OPINION when it has none. A message
 //     the contract cannot read sends nothing.
 //   - RETRY: the signal gets one more run.
-//   - FAILED, ESCALATE (delegations are not built yet), a run that failed
-//     or ran past settings.timeout (it is stopped): no opinion.
+//   - ESCALATE: the message goes to the supervisor's parent as an ESCALATE
+//     request (a DELEGATED signal there), keyed by the signal; on a REVIEW
+//     signal the review also gets no opinion (which asks the parent too).
+//   - FAILED, a run that failed or ran past settings.timeout (it is
+//     stopped): no opinion.
 //
 // At most settings.maxConcurrent runs are followed at once: Handle waits
 // for a slot, which holds the runtime's cursor back (never an unbounded
@@ -657,9 +663,10 @@ func (e *workflowEngine) apply(j *wfJob, d wfDecision) bool {
 	case outcomeFailed:
 		return !review || e.answer(j, e.noOpinion(cmp.Or(d.reason, "the supervisor's workflow decided FAILED")))
 	case outcomeEscalate:
-		e.d.OnError(e.sup.ID(), fmt.Errorf("workflow engine: signal %s (%s): its run %s decided ESCALATE, but delegations are not available yet; taken as no opinion",
-			j.Cursor, j.Kind, j.ExecutionID))
-		return !review || e.answer(j, e.noOpinion(cmp.Or(d.reason, "the supervisor's workflow escalated; delegations are not available yet")))
+		if !e.escalate(j, d) {
+			return false
+		}
+		return !review || e.answer(j, e.noOpinion(cmp.Or(d.reason, "the supervisor's workflow escalated")))
 	}
 	dirs, verdict, err := readMessage(d.message, j, d.reason)
 	if err != nil {
@@ -681,6 +688,36 @@ func (e *workflowEngine) apply(j *wfJob, d wfDecision) bool {
 			return false
 		}
 	}
+	return true
+}
+
+// escalate opens an ESCALATE to the parent with the decision's message as
+// the request, keyed by the signal so a retried decision finds it. A
+// refusal (no parent, a message too large) is reported and the engine goes
+// on; false when the engine closed or lost its lease first.
+func (e *workflowEngine) escalate(j *wfJob, d wfDecision) bool {
+	if e.d.Delegate == nil {
+		e.d.OnError(e.sup.ID(), fmt.Errorf("workflow engine: signal %s (%s): its run %s decided ESCALATE, but delegations are not wired here; taken as no opinion",
+			j.Cursor, j.Kind, j.ExecutionID))
+		return true
+	}
+	payload, err := json.Marshal(d.message)
+	if err != nil {
+		e.d.OnError(e.sup.ID(), fmt.Errorf("workflow engine: signal %s: the ESCALATE message: %w", j.Cursor, err))
+		return true
+	}
+	err = e.patiently("the ESCALATE of signal "+j.Cursor, func() error {
+		_, _, err := e.d.Delegate.Handle(e.ctx, DelegateInput{SupervisorID: e.sup.ID(), Kind: supervisor.Escalate,
+			Key: "workflow:" + j.Cursor, Payload: payload, Channel: ChannelSupervisor, Fence: &e.fence})
+		return err
+	})
+	switch {
+	case err == nil:
+		return true
+	case e.ctx.Err() != nil:
+		return false
+	}
+	e.d.OnError(e.sup.ID(), fmt.Errorf("workflow engine: signal %s (%s): the ESCALATE of run %s was refused: %w", j.Cursor, j.Kind, j.ExecutionID, err))
 	return true
 }
 

@@ -603,7 +603,7 @@ func TestWorkflowEngineGivesNoOpinionWithoutADecision(t *testing.T) {
 		why    string // "" when nothing is reported
 	}{
 		{"FAILED", execution.Success, decision("FAILED", "cannot tell", map[string]any{}), ""},
-		{"ESCALATE", execution.Success, decision("ESCALATE", "", map[string]any{}), "decided ESCALATE, but delegations are not available yet"},
+		{"ESCALATE", execution.Success, decision("ESCALATE", "", map[string]any{}), "decided ESCALATE, but delegations are not wired here"},
 		{"run failed", execution.Failure, nil, "its run run-1 failed: node boom: down"},
 		{"no decision", execution.Success, nil, "ended without reaching SUPERVISOR_DECISION"},
 		{"a RESULT, not a decision", execution.Success, map[string]any{"greeting": "hi"}, "is not a SUPERVISOR_DECISION's"},
@@ -840,5 +840,48 @@ func TestWorkflowEngineSettings(t *testing.T) {
 	defer cancel()
 	if err := r.eng.Handle(ctx, inputRequested(2, nil)); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("a second run with one reserved slot: %v", err)
+	}
+}
+
+// fakeDelegator records the delegations an engine opens.
+type fakeDelegator struct {
+	mu  sync.Mutex
+	ins []supervisorapp.DelegateInput
+}
+
+func (f *fakeDelegator) Handle(_ context.Context, in supervisorapp.DelegateInput) (supervisor.Delegation, bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.ins = append(f.ins, in)
+	return supervisor.Delegation{}, true, nil
+}
+
+func (f *fakeDelegator) sent() []supervisorapp.DelegateInput {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.ins)
+}
+
+// ESCALATE opens an ESCALATE to the parent with the message as the
+// request, keyed by the signal; the review still gets no opinion.
+func TestWorkflowEngineEscalates(t *testing.T) {
+	t.Parallel()
+	r := newWFRig(t, wfSettings(nil))
+	dl := &fakeDelegator{}
+	r.deps.Delegate = dl
+	r.eng = r.engine(t, nil)
+	r.handle(t, reviewSignal(t, 9, "rv-1", time.Now().Add(time.Minute)))
+	r.runs.end("run-1", execution.Success, decision("ESCALATE", "too risky", map[string]any{"ask": "stop?"}))
+	r.idle(t)
+	sent := dl.sent()
+	if len(sent) != 1 || sent[0].Kind != supervisor.Escalate || sent[0].Key != "workflow:9" || string(sent[0].Payload) != `{"ask":"stop?"}` ||
+		sent[0].SupervisorID != "triager" {
+		t.Fatalf("delegations %+v", sent)
+	}
+	if a := r.answer.answers(); len(a) != 1 || a[0].Verdict.Decision() != supervisor.NoOpinion {
+		t.Fatalf("answers %+v", a)
+	}
+	if log := r.log.text(); log != "" {
+		t.Fatalf("reported %q", log)
 	}
 }

@@ -110,20 +110,32 @@ type StartedSignal struct {
 	Snapshot any
 }
 
-// DelegatedSignal is a request a child supervisor handed up; the answer
-// goes to POST /delegations/{DelegationID}.
+// DelegatedSignal is a request a child supervisor handed up (ESCALATE);
+// the answer goes to POST /delegations/{DelegationID}. The answer comes
+// back to the child as a DelegatedSignal too, with Answered set, To the
+// parent that answered and Answer its answer.
 type DelegatedSignal struct {
 	DelegationID string
 	From         string
 	Request      any
+	// To, Answered and Answer are set on the answer going back to From.
+	To       string
+	Answered bool
+	Answer   any
 }
 
-// ConsultedSignal is another supervisor asking this one's opinion; the
-// answer goes to POST /delegations/{DelegationID}.
+// ConsultedSignal is another supervisor asking this one's opinion
+// (CONSULT); the answer goes to POST /delegations/{DelegationID}. The
+// answer comes back to the asker as a ConsultedSignal too, with Answered
+// set, To the supervisor asked and Answer its answer.
 type ConsultedSignal struct {
 	DelegationID string
 	From         string
 	Payload      any
+	// To, Answered and Answer are set on the answer going back to From.
+	To       string
+	Answered bool
+	Answer   any
 }
 
 // Kind returns KindEvent.
@@ -170,11 +182,21 @@ func (s StartedSignal) wire() ordered {
 }
 
 func (d DelegatedSignal) wire() ordered {
-	return ordered{{"delegationId", d.DelegationID}, {"from", d.From}, {"kind", "ESCALATE"}, {"request", d.Request}}
+	o := ordered{{"delegationId", d.DelegationID}, {"from", d.From}, {"kind", "ESCALATE"}, {"request", d.Request}}
+	return answered(o, d.Answered, d.To, d.Answer)
 }
 
 func (c ConsultedSignal) wire() ordered {
-	return ordered{{"delegationId", c.DelegationID}, {"from", c.From}, {"kind", "CONSULT"}, {"payload", c.Payload}}
+	o := ordered{{"delegationId", c.DelegationID}, {"from", c.From}, {"kind", "CONSULT"}, {"payload", c.Payload}}
+	return answered(o, c.Answered, c.To, c.Answer)
+}
+
+// answered adds to and answer to the signal of an answer going back.
+func answered(o ordered, ok bool, to string, answer any) ordered {
+	if !ok {
+		return o
+	}
+	return append(o, member{"to", to}, member{"answer", answer})
 }
 
 // Signal is one signal as a supervisor receives it: its cursor (opaque to

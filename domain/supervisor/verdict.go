@@ -115,20 +115,6 @@ func ParseDefaultDecision(s string) (Decision, error) {
 	return d, nil
 }
 
-// Settle decides what happens after a supervisor answered a review: a
-// final verdict settles it; no opinion goes to parentID, or, at the root
-// (parentID ""), settles with the default decision. It returns the settling
-// verdict, or the supervisor to escalate to.
-func Settle(v Verdict, parentID string, def Decision) (settled Verdict, escalateTo string) {
-	switch {
-	case v.Final():
-		return v, ""
-	case parentID != "":
-		return Verdict{}, parentID
-	}
-	return DefaultVerdict(def, "no supervisor up the chain gave an opinion"), ""
-}
-
 // DefaultVerdict is the verdict a review settles with when nobody decided:
 // def with a reason that says why (the review timed out, or every
 // supervisor up the chain had no opinion).

@@ -64,19 +64,13 @@ func TestParseVerdictViolations(t *testing.T) {
 	}
 }
 
-func TestSettle(t *testing.T) {
+// TestDefaults: the default decision is final (REQUIRE_APPROVAL when it is
+// not), and its configured text is read leniently. How no opinion climbs
+// to the parent is Review.Answer's (review_test.go).
+func TestDefaults(t *testing.T) {
 	t.Parallel()
-	deny, _ := NewVerdict(Deny, "no")
-	none, _ := NewVerdict(NoOpinion, "")
-	if v, up := Settle(deny, "parent", Allow); up != "" || v.Decision() != Deny {
-		t.Errorf("a final verdict settles: got %v up=%q", v, up)
-	}
-	if v, up := Settle(none, "parent", Allow); up != "parent" || v.Decision() != "" {
-		t.Errorf("no opinion escalates: got %v up=%q", v, up)
-	}
-	v, up := Settle(none, "", Deny)
-	if up != "" || v.Decision() != Deny || !strings.Contains(v.Reason(), "the default decision DENY applies") {
-		t.Errorf("no opinion at the root takes the default: got %v %q up=%q", v.Decision(), v.Reason(), up)
+	if d := DefaultVerdict(Deny, "timed out"); d.Decision() != Deny || !strings.Contains(d.Reason(), "the default decision DENY applies") {
+		t.Errorf("DefaultVerdict(DENY): got %s %q", d.Decision(), d.Reason())
 	}
 	if d := DefaultVerdict(NoOpinion, "timed out"); d.Decision() != RequireApproval {
 		t.Errorf("a default that is not final: got %s, want REQUIRE_APPROVAL", d.Decision())

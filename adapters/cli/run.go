@@ -289,8 +289,8 @@ type view struct {
 	w      io.Writer
 	tty    bool
 	ctx    context.Context
-	hinter *hinter   // the answer commands of WAITING inputs
-	hints  []string  // the hint lines shown now
+	hinter *hinter           // the answer commands of WAITING inputs
+	hints  []string          // the hint lines shown now
 	drawn  int               // lines of the last drawing (tty)
 	status string            // last execution status printed (lines)
 	last   map[string]string // last line printed per node (lines)

@@ -19,12 +19,14 @@ const maxPage = 500
 
 // paging holds the paging flags of a list command.
 type paging struct {
+	cmd    *cobra.Command
 	limit  int
 	cursor string
 	all    bool
 }
 
 func addPaging(c *cobra.Command, p *paging, what string) {
+	p.cmd = c
 	c.Flags().IntVar(&p.limit, "limit", 0, fmt.Sprintf("at most this many %s per page, 1 to %d (default: the server's)", what, maxPage))
 	c.Flags().StringVar(&p.cursor, "cursor", "", "start at this page (the next cursor a page printed)")
 	c.Flags().BoolVar(&p.all, "all", false, "follow the cursors to the last page")
@@ -44,7 +46,7 @@ type page struct {
 // table's; in table mode the next cursor goes to stderr.
 func (e *env) list(p paging, listKey string, fetch func(limit *int, cursor *string) ([]byte, *failure), table func(items []json.RawMessage) int) int {
 	var limit *int
-	if p.limit != 0 {
+	if p.cmd.Flags().Changed("limit") {
 		if p.limit < 1 || p.limit > maxPage {
 			return e.usageError("--limit %d: want 1 to %d", p.limit, maxPage)
 		}

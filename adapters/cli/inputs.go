@@ -5,33 +5,40 @@ import (
 	"text/tabwriter"
 
 	openapi_types "github.com/oapi-codegen/runtime/types"
+	"github.com/spf13/cobra"
 
 	"github.com/yukta/yukta/api/apiclient"
 )
 
-func runInputs(e *env, args []string) int {
-	fs := e.flags()
-	all := fs.Bool("all", false, "also answered and cancelled inputs")
-	execution := fs.String("execution", "", "only this execution's inputs (needs SESSION)")
-	pos, code, ok := e.parse(fs, args, 0, 1)
-	if !ok {
-		return code
+func (a *App) inputsCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:               "inputs [SESSION] [--all] [--execution ID]",
+		Short:             "inputs that INPUT_REQUEST nodes are waiting for",
+		Args:              argsBetween(0, 1),
+		ValidArgsFunction: a.completeSession,
 	}
+	all := c.Flags().Bool("all", false, "also answered and cancelled inputs")
+	execution := c.Flags().String("execution", "", "only this execution's inputs (needs SESSION)")
+	addOutput(c)
+	return a.leaf(c, func(e *env, pos []string) int { return runInputs(e, pos, *all, *execution) })
+}
+
+func runInputs(e *env, pos []string, all bool, execution string) int {
 	params := &apiclient.ListInputsParams{}
 	if len(pos) == 1 {
 		params.SessionId = ptr(pos[0])
 	}
-	if *execution != "" {
+	if execution != "" {
 		if params.SessionId == nil {
 			return e.usageError("--execution needs the SESSION argument")
 		}
 		var id openapi_types.UUID
-		if err := id.UnmarshalText([]byte(*execution)); err != nil {
-			return e.usageError("--execution %q is not an execution id (a UUID)", *execution)
+		if err := id.UnmarshalText([]byte(execution)); err != nil {
+			return e.usageError("--execution %q is not an execution id (a UUID)", execution)
 		}
 		params.ExecutionId = &id
 	}
-	if *all {
+	if all {
 		params.Status = ptr(apiclient.ListInputsParamsStatus("all"))
 	}
 	res, err := e.api.ListInputsWithResponse(e.ctx, params)
@@ -41,8 +48,11 @@ func runInputs(e *env, args []string) int {
 	if res.JSON200 == nil {
 		return e.problem(res.HTTPResponse, res.Body)
 	}
+	if e.machine() {
+		return e.emit(res.Body, "inputs")
+	}
 	if len(res.JSON200.Inputs) == 0 {
-		if *all {
+		if all {
 			fmt.Fprintln(e.stdout, "no inputs")
 		} else {
 			fmt.Fprintln(e.stdout, "no open inputs")
@@ -59,12 +69,16 @@ func runInputs(e *env, args []string) int {
 	return exitOK
 }
 
-func runAnswer(e *env, args []string) int {
-	fs := e.flags()
-	pos, code, ok := e.parse(fs, args, 2, 2)
-	if !ok {
-		return code
+func (a *App) answerCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "answer INPUT_ID JSON",
+		Short: `answer an input (approvals: {"approved": true, "comment": "…"}); JSON may be @FILE or - for stdin`,
+		Args:  argsBetween(2, 2),
 	}
+	return a.leaf(c, runAnswer)
+}
+
+func runAnswer(e *env, pos []string) int {
 	var id openapi_types.UUID
 	if err := id.UnmarshalText([]byte(pos[0])); err != nil {
 		return e.usageError("%q is not an input id (a UUID; yukta inputs lists them)", pos[0])

@@ -64,7 +64,7 @@ func wantMetric(t *testing.T, body, series string, want float64) {
 // TestRunMetrics runs executions with known outcomes through the real
 // engine and checks the run metrics from the /metrics text: 4 runs of ok
 // succeed (one a RESTART; an idempotent replay is no new run), 2 of bad
-// fail, 3 of nap are STOPPED (one by a STOP while it runs, two by stop-all
+// fail, 3 of nap are STOPPED (one by a STOP KILL while it runs, two by stop-all
 // while one waits PENDING behind the workflow's limit). The counters match
 // the database, each ended series has as many durations, and the live
 // gauges show the queue while it is there and nothing after.
@@ -131,9 +131,9 @@ func TestRunMetrics(t *testing.T) {
 		t.Errorf("yukta_scheduler_oldest_waiting_seconds = %v, want the wait of the oldest PENDING nap", v)
 	}
 
-	// A STOP ends the running nap; the scheduler admits the next; stop-all
-	// ends it and the one still waiting.
-	if st, b, _ := call(t, s, "POST", "/api/sessions/m/executions/"+naps[0]+"/control", "", []byte(`{"action":"STOP"}`)); st != http.StatusOK {
+	// A STOP (KILL) ends the running nap; the scheduler admits the next;
+	// stop-all ends it and the one still waiting.
+	if st, b, _ := call(t, s, "POST", "/api/sessions/m/executions/"+naps[0]+"/control", "", []byte(`{"action":"STOP","mode":"KILL"}`)); st != http.StatusOK {
 		t.Fatalf("STOP: %d %s", st, b)
 	}
 	waitFor("the second nap to run", func() bool { return status(naps[1]) == "RUNNING" })

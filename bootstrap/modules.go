@@ -171,6 +171,7 @@ func newHTTPServer(p httpParams) (*httpapi.Server, error) {
 		GetWorkflow:    p.GetWorkflow,
 		ListPlugins:    p.ListPlugins,
 		DescribePlugin: p.DescribePlugin,
+		Build:          buildInfo(),
 		Executions: httpapi.ExecutionUseCases{
 			Start: p.Start, Webhook: p.Webhook, Get: p.GetExecution, List: p.ListExecutions, Logs: p.TailLogs,
 			Control: p.Control, Inputs: p.ListInputs, Answer: p.AnswerInput, Events: p.Events,

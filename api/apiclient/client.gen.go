@@ -1935,6 +1935,35 @@ type Verdict struct {
 // VerdictVerdict defines model for Verdict.Verdict.
 type VerdictVerdict string
 
+// Version What the server knows about its own build (docs/operations.md, "Versions").
+type Version struct {
+	// GoVersion The Go toolchain that built the binary.
+	//
+	// Examples: go1.26.8
+	GoVersion string `json:"goVersion"`
+
+	// Modified The working tree had uncommitted changes when the binary was built.
+	Modified bool `json:"modified"`
+
+	// Platform GOOS/GOARCH of the binary.
+	//
+	// Examples: linux/amd64
+	Platform string `json:"platform"`
+
+	// Revision The full VCS commit the binary was built from; left out when unknown.
+	//
+	// Examples: 9447398842881290bd071bcdd33020d29cfb6305
+	Revision *string `json:"revision,omitempty"`
+
+	// RevisionTime The time of that commit; left out when unknown.
+	RevisionTime *time.Time `json:"revisionTime,omitempty"`
+
+	// Version The release (v1.2.3) when set at link time or installed with `go install …@v1.2.3`; the Go pseudo-version (v0.0.0-20261201123456-9447398abcde, `+dirty` with uncommitted changes) when built from a checkout; else `dev`.
+	//
+	// Examples: v1.2.3
+	Version string `json:"version"`
+}
+
 // Violation defines model for Violation.
 type Violation struct {
 	Message string `json:"message"`
@@ -2889,6 +2918,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/supervisors/{supervisorId}/credential (the `IssueCredential` operationId).
 	IssueCredential(ctx context.Context, supervisorId SupervisorId, params *IssueCredentialParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetVersion The version of the server that answers, and the source revision it was built from.
+	//
+	// The same facts as `yukta version` and the `yukta_build_info` metric: the release (or the Go pseudo-version of a build from a checkout), the VCS revision and its time, whether the tree had uncommitted changes, the Go toolchain and the platform. Any key may read it, a session-limited one too (it says nothing about sessions); it is not public like the probes, because a revision and a toolchain version tell a scanner which known flaws to try.
+	//
+	// Corresponds with GET /api/version (the `GetVersion` operationId).
+	GetVersion(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetHealth Liveness: the process is up.
 	//
@@ -4161,6 +4197,23 @@ func (c *Client) GetCredential(ctx context.Context, supervisorId SupervisorId, r
 // Corresponds with POST /api/supervisors/{supervisorId}/credential (the `IssueCredential` operationId).
 func (c *Client) IssueCredential(ctx context.Context, supervisorId SupervisorId, params *IssueCredentialParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewIssueCredentialRequest(c.Server, supervisorId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetVersion The version of the server that answers, and the source revision it was built from.
+//
+// The same facts as `yukta version` and the `yukta_build_info` metric: the release (or the Go pseudo-version of a build from a checkout), the VCS revision and its time, whether the tree had uncommitted changes, the Go toolchain and the platform. Any key may read it, a session-limited one too (it says nothing about sessions); it is not public like the probes, because a revision and a toolchain version tell a scanner which known flaws to try.
+//
+// Corresponds with GET /api/version (the `GetVersion` operationId).
+func (c *Client) GetVersion(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetVersionRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -7087,6 +7140,33 @@ func NewIssueCredentialRequest(server string, supervisorId SupervisorId, params 
 	return req, nil
 }
 
+// NewGetVersionRequest constructs an http.Request for the GetVersion method
+func NewGetVersionRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/version")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetHealthRequest constructs an http.Request for the GetHealth method
 func NewGetHealthRequest(server string) (*http.Request, error) {
 	var err error
@@ -7826,6 +7906,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/supervisors/{supervisorId}/credential (the `IssueCredential` operationId).
 	IssueCredentialWithResponse(ctx context.Context, supervisorId SupervisorId, params *IssueCredentialParams, reqEditors ...RequestEditorFn) (*IssueCredentialResponse, error)
+
+	// GetVersionWithResponse The version of the server that answers, and the source revision it was built from.
+	//
+	// The same facts as `yukta version` and the `yukta_build_info` metric: the release (or the Go pseudo-version of a build from a checkout), the VCS revision and its time, whether the tree had uncommitted changes, the Go toolchain and the platform. Any key may read it, a session-limited one too (it says nothing about sessions); it is not public like the probes, because a revision and a toolchain version tell a scanner which known flaws to try.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/version (the `GetVersion` operationId).
+	GetVersionWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetVersionResponse, error)
 
 	// GetHealthWithResponse Liveness: the process is up.
 	//
@@ -11364,6 +11453,54 @@ func (r IssueCredentialResponse) ContentType() string {
 	return ""
 }
 
+type GetVersionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Version
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetVersionResponse) GetJSON200() *Version {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetVersionResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetBody returns the raw response body bytes
+func (r GetVersionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetVersionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetVersionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetVersionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetHealthResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12552,6 +12689,21 @@ func (c *ClientWithResponses) IssueCredentialWithResponse(ctx context.Context, s
 		return nil, err
 	}
 	return ParseIssueCredentialResponse(rsp)
+}
+
+// GetVersionWithResponse The version of the server that answers, and the source revision it was built from.
+//
+// The same facts as `yukta version` and the `yukta_build_info` metric: the release (or the Go pseudo-version of a build from a checkout), the VCS revision and its time, whether the tree had uncommitted changes, the Go toolchain and the platform. Any key may read it, a session-limited one too (it says nothing about sessions); it is not public like the probes, because a revision and a toolchain version tell a scanner which known flaws to try.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/version (the `GetVersion` operationId).
+func (c *ClientWithResponses) GetVersionWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetVersionResponse, error) {
+	rsp, err := c.GetVersion(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetVersionResponse(rsp)
 }
 
 // GetHealthWithResponse Liveness: the process is up.
@@ -15263,6 +15415,39 @@ func ParseIssueCredentialResponse(rsp *http.Response) (*IssueCredentialResponse,
 			headers.CacheControl = &value
 		}
 		response.Headers201 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetVersionResponse parses an HTTP response from a GetVersionWithResponse call
+func ParseGetVersionResponse(rsp *http.Response) (*GetVersionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetVersionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Version
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
 	}
 
 	return response, nil

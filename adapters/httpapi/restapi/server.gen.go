@@ -1685,6 +1685,35 @@ type SupervisorSummary struct {
 	UpdatedVia string `json:"updatedVia"`
 }
 
+// Version What the server knows about its own build (docs/operations.md, "Versions").
+type Version struct {
+	// GoVersion The Go toolchain that built the binary.
+	//
+	// Examples: go1.26.8
+	GoVersion string `json:"goVersion"`
+
+	// Modified The working tree had uncommitted changes when the binary was built.
+	Modified bool `json:"modified"`
+
+	// Platform GOOS/GOARCH of the binary.
+	//
+	// Examples: linux/amd64
+	Platform string `json:"platform"`
+
+	// Revision The full VCS commit the binary was built from; left out when unknown.
+	//
+	// Examples: 9447398842881290bd071bcdd33020d29cfb6305
+	Revision string `json:"revision,omitempty,omitzero"`
+
+	// RevisionTime The time of that commit; left out when unknown.
+	RevisionTime time.Time `json:"revisionTime,omitempty,omitzero"`
+
+	// Version The release (v1.2.3) when set at link time or installed with `go install …@v1.2.3`; the Go pseudo-version (v0.0.0-20261201123456-9447398abcde, `+dirty` with uncommitted changes) when built from a checkout; else `dev`.
+	//
+	// Examples: v1.2.3
+	Version string `json:"version"`
+}
+
 // Violation defines model for Violation.
 type Violation struct {
 	Message string `json:"message"`
@@ -2119,6 +2148,9 @@ type ServerInterface interface {
 	// IssueCredential Issue or rotate the supervisor's agent API credential; the token is in this answer only.
 	// (POST /api/supervisors/{supervisorId}/credential)
 	IssueCredential(ctx echo.Context, supervisorId SupervisorId, params IssueCredentialParams) error
+	// GetVersion The version of the server that answers, and the source revision it was built from.
+	// (GET /api/version)
+	GetVersion(ctx echo.Context) error
 	// GetHealth Liveness: the process is up.
 	// (GET /healthz)
 	GetHealth(ctx echo.Context) error
@@ -3366,6 +3398,15 @@ func (w *ServerInterfaceWrapper) IssueCredential(ctx echo.Context) error {
 	return err
 }
 
+// GetVersion converts echo context to params.
+func (w *ServerInterfaceWrapper) GetVersion(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetVersion(ctx)
+	return err
+}
+
 // GetHealth converts echo context to params.
 func (w *ServerInterfaceWrapper) GetHealth(ctx echo.Context) error {
 	var err error
@@ -3444,6 +3485,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/readyz", wrapper.GetReady, options.OperationMiddlewares["getReady"]...)
 	router.GET(options.BaseURL+"/metrics", wrapper.GetMetrics, options.OperationMiddlewares["getMetrics"]...)
 	router.GET(options.BaseURL+"/api/scheduler", wrapper.GetSchedulerStatus, options.OperationMiddlewares["getSchedulerStatus"]...)
+	router.GET(options.BaseURL+"/api/version", wrapper.GetVersion, options.OperationMiddlewares["getVersion"]...)
 	router.GET(options.BaseURL+"/api/openapi.yaml", wrapper.GetOpenAPISpec, options.OperationMiddlewares["getOpenAPISpec"]...)
 	router.GET(options.BaseURL+"/api/sessions", wrapper.ListSessions, options.OperationMiddlewares["listSessions"]...)
 	router.DELETE(options.BaseURL+"/api/sessions/:sessionId", wrapper.DeleteSession, options.OperationMiddlewares["deleteSession"]...)
@@ -6024,6 +6066,43 @@ func (response IssueCredential404ApplicationProblemPlusJSONResponse) VisitIssueC
 	return err
 }
 
+type GetVersionRequestObject struct {
+}
+
+type GetVersionResponseObject interface {
+	VisitGetVersionResponse(w http.ResponseWriter) error
+}
+
+type GetVersion200JSONResponse Version
+
+func (response GetVersion200JSONResponse) VisitGetVersionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetVersion401ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response GetVersion401ApplicationProblemPlusJSONResponse) VisitGetVersionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetHealthRequestObject struct {
 }
 
@@ -6258,6 +6337,9 @@ type StrictServerInterface interface {
 	// IssueCredential Issue or rotate the supervisor's agent API credential; the token is in this answer only.
 	// (POST /api/supervisors/{supervisorId}/credential)
 	IssueCredential(ctx context.Context, request IssueCredentialRequestObject) (IssueCredentialResponseObject, error)
+	// GetVersion The version of the server that answers, and the source revision it was built from.
+	// (GET /api/version)
+	GetVersion(ctx context.Context, request GetVersionRequestObject) (GetVersionResponseObject, error)
 	// GetHealth Liveness: the process is up.
 	// (GET /healthz)
 	GetHealth(ctx context.Context, request GetHealthRequestObject) (GetHealthResponseObject, error)
@@ -7614,6 +7696,29 @@ func (sh *strictHandler) IssueCredential(ctx echo.Context, supervisorId Supervis
 	return nil
 }
 
+// GetVersion operation middleware
+func (sh *strictHandler) GetVersion(ctx echo.Context) error {
+	var request GetVersionRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetVersion(ctx.Request().Context(), request.(GetVersionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetVersion")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetVersionResponseObject); ok {
+		return validResponse.VisitGetVersionResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // GetHealth operation middleware
 func (sh *strictHandler) GetHealth(ctx echo.Context) error {
 	var request GetHealthRequestObject
@@ -7688,265 +7793,276 @@ func (sh *strictHandler) GetReady(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3dchs5kj/6KgiejTC5W6RoWXLbVJwLtsSe1rYsaSW5e/o0vSZYBZI1KgLVBZRkjlcRc7vX5/8IG/Ng",
-	"/ST/QCZQhSJR/JBtuWe252LaYn0AlUhkJvLjlx8boZingjOuZKP3sZHSjM6ZYhn8dTyjnLNE/zNiMszi",
-	"VMWCN3qNmxkjkRAZoSQU8znlEQnpnBE1y0Q+nQUkY6HIIhaR+1jNSKxIc5QxqUYk5wmTkozCJB61Oo2g",
-	"Eev3zRiNWNYIGpzOWaPX+Dm/VbRthw8aMpyxOdXzYDyfN3q/NPTbGkEjTOLGu6ChFql+TKos5tPGw0PQ",
-	"GPBpzNkN/L48+z4nDC4T/RwRE6JmjIRU0URMc0aaWZ4wGZCZUmlA7kV2O0nEfUDSTIRMynLaKVWzctIw",
-	"iaCRsV/zOGNRo6eynLlzn9MPZ4xP1azRe3ngnfQHFuZ6kqeRvt8zBnPu+KShTiM2T4ViPFz8wBarNHpD",
-	"b5kEukhFM0Vie7+CJY05XmNSxoKT5m///T9k//CQhDOa0VDzT/3iOkO39dg1894/PPRN/IxKNbhjXCGN",
-	"qrO+YjKfM0InimVEzWJJmL6VNGMlyUiyX0cBzHsURyO77gmVyvCr/g+L71jU6pBTRea5VERPmlBuXqQf",
-	"uGULMqcLkjEakSblC0uGgIjMJYvUQ1D7VzuJ57FikX6+dUT0c0LNWEZ4Ph+zLCAxD5M8ivnUvONXeJzj",
-	"TeYlz8wXBWTKlFkfPcGDbreW3ppibSBZ+/Skjtov9n3EPhcRq+VFjhfXseG/ZGzS6DX+n71SyuzhVbl3",
-	"GsEQ1/hhtaPI4vqnDpSnLLuLpcjqx3Jv+cThfjJio3aw+/KGTxrqQT8tU8ElA6F9mYlxwub6n6Hgesfq",
-	"f9I0TeKQ6n2yl+Id//YXqTfNxy0Hs++FEZcEKjGvJM2r747J64PDb1odoIJ5WL+7z+U9y67Yr7kW3XpK",
-	"URTrF9DkMhMpy1SsP2BCE8mCRur89LFB4dnV/f6dVkFpmok7mkjycdjAP1g0bPSIpuR/4evIUOu5OeNK",
-	"Xxg2Op3OsPFwhBvwPpaM3M8o7u40E/NUESpvWUQmIsPvKNfnFzuZUu2I8V9YqBoPQaOfpslCC6EEvrD6",
-	"ERmb66lZxoDfYsXm8I+lvVe8m2YZXei/pbtPVu6+pxmP+XTHd94/ZipL1HD3Z/m+YPVrnUnWkA6W8YSF",
-	"sYyRMXfgkMh5zNoI/cvLq4sfB42gcTX498HxjcdS0POkZhs40vB5d9+rNd0PL0b0fc23GaO3qYi5hw9C",
-	"wfGzvMRmv+Y00fc9BI1JzBLfej+sHfFxW6wyq+XtfTw4I8UNRNyxjKR0kQgaBaQwSQLCxT1pxlwqrRnF",
-	"hMD89/CLwB5wSHzQff0yWPP5Hovzjia5tjGpIinNpbFPtBrqNFxqVZ88EUprXS18ScyVwF2Os1+a0/6h",
-	"b0q3aB+57LH/6lM5aWX9jtGOrhMexsyu2f7FGngo1wdjiJJ7Giu0fsq70fA1FrxUIk1ZpI0YsPlYFBCK",
-	"t+hnScImICLnYGlYabFOZRT2rE/4zJmUdMq835MBFRxzeFdhqajKpSsLaBiyVDEtpUAVssh/bnB3eEnz",
-	"4o3eqZXf8s67sGbfXCY0ZF5xoNgHtbpwaHHqs0hAVBzemn9GTFuOGTEztXLTXLUi2J5w7meM6/VaIdkd",
-	"zWI6TliVsutXM81Q2P9onvXqlBnLmH//ppoAxB4dCluLRCLMtW72zHNlRZBWdhj3M2poP4mn31nBsKwy",
-	"JhT32rJB4+EwEC7b08od2EOk4h00SS4mjd4vO7ztXeAhLUuYpiCeGAiMg9JX0/RDeyraegpteRunbZGi",
-	"SmiDttBmFSiEB2uZer4eH9lxE5YLV9w8FiJhlKM9E2ZM+a8pc2y3m9eMoc83ik3xbAOHpkZQPBbYZQ/M",
-	"DIJGlGdg8Da0gLS82wgaYQb/ybNE38wXmyUBECawJ3yX/M59xTf5OPEkW1zl/IqlIvNId6ZVG60R4IM7",
-	"li1ge5fn0JRKySLYSJM40edtIiYB0WIcLFnwxogJiVVFWPvtATxyrEx5eT1hZM/8vhf3ZA7H2UlVvdjD",
-	"qiT3LGMkY2lCFyxytrldT1eF1ai4iWUljycqzlio4jtjEID3htyLPInIjN7po7Q+MMeWdiKLWPb5yMKF",
-	"ujJf5p8ezoea79dUKrxjhjwh5VwoTbgs1IeRZiHuZcsu6uLzzXj9UUJlOQ+p8u/bNcZ/1TVlmMWuW1Bh",
-	"8XUb5DG26ybeqXo119HOo7QyJpl6Jkn5EoeBy/njfT7jGa+gI8kxjvXynhjN1yMTGid5xtrTnGba7jJa",
-	"vT2ligXaHkuS9j1V4SwS04AoIdp6y7WznOsjlVfDuwPs9t19w7NoQzyTRDKl9MmNNFEl/cgydHgVPCr1",
-	"/qKOVn9mHy8e9pJtHS9uyWw+bhpEU4Zac0dWkiLPQr8SxEuXRoAX1kPxL88SKJpNK0qu7tNw1OIB7ycV",
-	"xvSK+qChEh7vyE8zYS15EqseuWWL3jDvdl+EmhfhX5q3iiUzF+MIL2kjk3LBF3ORSy+HhWV8YOValNFY",
-	"s6ZfwzMesagPlJmIbE6BjlSxtopLTVs54WQZfmL92adOcWRiXvoxVy7r4+MuNrAZTL/Rb/QAxbVRV3uu",
-	"8a0UVYSSq8H127MbONHq01jGItKkY62+SM5VnBDBtbaLWp3NYtws/C40Lk9NW5HgGm93/Ejb7OKqmvB5",
-	"j6rnrfI77FoFht9L/lu7XczBelePY6iWvEmX/bfX6Eu6fvtG/+P65uIS/77pX92U/3r/3dXFm/fnFycD",
-	"r8Opyo9L8YvlNxDBk4V378WT62K5lqR3miYLeJDESxYZmcGBPpYE6et9860vHuQEbUCOlKGHW7Yg08L4",
-	"khgukfcsA8OFCyJZKHhE2GTCQrXkcfF7UuZ6c61MQdMbPuuIGJFLjvvnx4Mz/U67SidX/dPzRtDAK42g",
-	"8cPp2dknOv6Cxj2NPbv2Gj5MEiXQQTIx4R/80h6hBGZj9i6aprgExtUS4J7XS66F7erql09ydl88DcIT",
-	"Y1q4jCQUcybJmIa3YOYW/h3rdIvnmjovu0FjHnP8o1t8pjlKrbi5cQes3VtnsfSdZireqN3k6nU+n9Ns",
-	"4TW02Qd1nGfSqwfqpIxc/wHnhtOqHzCueG/Xzdvx82pVNI+VMZwLiRtz9fLAf+IpdeAyXykieMgK92Z1",
-	"1cl9nCREHxi0/JsyQqc05q0j8PUQzRUQ0qRKsXmqyCTmsZxpZhNZoCWCviNN8mnMCWd3LCMZ5YF9GIfp",
-	"kD65/uH08nJwghOAML6ZMHIwUyph0RFcEbkisT5iKRJLkvOIZfA4SIA5XZAxIzmXt7Fmes2Sn6rzeb0+",
-	"B89wjc/Bhne3XCAz4Rr/hatfl7U548XaPSuIPYkzqQqDDLYv/mRWqtUhfVT2di2K5SFNiusAzm8Q7cYD",
-	"YDyPLtUhDI2PToW+m7W2p/l2NoDeNqX6l4qlxxmLYuU6hlxCKpa+MTut3tvjkbpJ8kbW+RI1TZ9JEIr6",
-	"Y7Tgm8dJEqO6kdqwnc9ZhNEKBj4UuyUENz8Y6mny6gMYi4pbgND3VJKMqSzWBjRE5zXHw2ha4Md8CjKf",
-	"wk0LLc1PBmf9n+GODM1nEvM0V3q3tjqk61lZgf/R78ElpO5nVBaujlOXnVU2Lm/cVY7r2rB/KamK/eIs",
-	"Usn4xRKslaHXK872y8H5yen5n7RJ9Pb8HP8F5tOJNpveHh8Prq8bQeO7/unZ2ytrSl0OTrx6ekU1rOqb",
-	"nQ8TG44M6434fwzLepM17V9S6yWtcZnPGV060zkyuc55XLO/17pY7UDrZ1nEIVYmWrrrV0UHXjOucnwt",
-	"sWGEI6J3/8JsaxnShGY7hLuq5PMGvZ6YgEXkwkfJ7xlNtNW7TL3V8Jm43ewkN0/5BkL2TbVwzfQy/Ocv",
-	"tP3Xbvv1O/Pf9+13H7vByxcP/+LbPadahHq8HjYp5CEw/95tU9pnvl14qR5mjKrPK1dAF6zxQ9SZNJCS",
-	"4pdFRerOTh7hja6D5eVPGW+UFNNHb8pDliTbhFHtVwdr3MWFzjLf6oisch28nKVf7j+GwLjbH0GQyzal",
-	"u5iXeqciZc4ibQgxrmKa+HzBYXGV/CWX2lzWzwQ2TVafJW8Z7xAtp+Cf2qCGiGks7bHaugSWdkOSiHsW",
-	"9aNIyyC2Y6zuEcxuHlm/e36MaY3TLo0zJncZb2aOY6vaWigbrlgS9lnOCosLoi+htvA4YTRLYpY5q6HP",
-	"P0JamnNBEsGnLINwuuslcQ8AS/mEqzTW7/KrIAwU9ohkPNKTo5L0czUTWfxXCJH0yLeMZiwj6JGFNxmn",
-	"rBJkj6bxHp0yrvbunm8OmuM8SjoFy3mOQFmXB9z1CVY5y137ykr7dsW/izzjNDkWuU0xrx61FzeFj9wv",
-	"wnwHipVRxgub6v0JL1FC0cR37wpB9X1BOfdi/DUE0EemH2N278tDwEQyIJF/qrs6FqYxZ6VZvosz/Y5x",
-	"tWYicGC9GEuW3e0mLeDBa/ZrzjiGV7b4jti/rxL6uCno53acwa4OA3SK7HgyePxhoiiGwChgI2hEgkOG",
-	"grjn3sNUeaTe9VQZV84R1eVcou0qm6wsWoXTgqUtsGYXXWZC/+KNgoUzGvObOPU4r5UkUTxlUh0RE0+Z",
-	"4Okcrf2/4Ms7j7HpdosfLQsDXwQp51u+5Srn9iXS4etVdeOWOExEErFH+RWWak9y7kRkivHXrV0+TuLQ",
-	"VJssGy9TkcVqNne5mkX7h4fPX3v5OHXf5Um5oPfkxX57vFAYn4g5kYryiGYRGVPJXh5sVpvlnNzh1nyf",
-	"XY5aAb8tdxhd+Rkk+e4jPqmAf0JJ/jjR/Eg56z8YO0kxJUes4acfWRZPTM3GLtIOU6K0tMOMLFrs/aac",
-	"0f3Dl73f/vb3llfYRUzROKnLv5LqWxpd10qa0/Mf+2enJz2TlQbObnMzzsKkOY0ZUVku1ZZSSC/3dFCT",
-	"e3bjzzfTMxDIWBmEK/S4RsqziCyY2nLoMki47OJfYEAPAvr6kKZHMN+PxH8/j+WcqnAWkHGmTfD3Scxv",
-	"AzKlaTDkGYM0tIDcZ4JP3ztJ9PgDbtD3dzbRZk4TPV0WBUMezliIQadiDNI01G8dES7el3cE+k8UX+9v",
-	"2SIY8jGN3st4yqnKM0aab8/758ffX1wNTlqdIffmERVJC3YfwEiNoFE+2wjs8nvF9fbqCRjlDjifRaRp",
-	"POa8THzYXW+Z+TuzcFnKtwHP4rmJZazNGFiK2oUzFuUJywgU+skO6ZvaSYhAUPwZAgdSH/hGxks+Iph8",
-	"TzMlA6OpMpOlaMJyFKIcjEeSNP80uMEDoLTjFXGjgIx4niQjIjIy6o7InFEu4TCrR151Gczphysj0Vbr",
-	"P4Vek5xLMhMJFCVSIhOhCDWxyaZx7UO0CZ37Rd0lW9gwVzUA/bwL//NGod3VW10QMT2LucfPS3fRGuyu",
-	"JldpXSnCGr+cZL8+xpLWjwV65nZKjvtrXSHBmZhemlmu1IakCVOe3fWdZlTkIS2t9ok0XGhrPbD+I+fq",
-	"iMCp9o0WJizSAk0h5+mzf0bGIueR3w+yyUBOYr6DgWxX2ptapfKMs+jMvtBzpHe+wVfTrMKZZmWYki1E",
-	"uJ+JhJFETEkTg4IJ1E2YsDY1+dWtT7eYK5Nb/pygXEVLMh8P6IPDl05our4ZXL4fnPe/PRuYv+yPJ6fX",
-	"9tcfTi9BAZh/XA1urn5uBI1vrwb9Hy4vTs9v3h+fDfpXXm3gpi6tXpzPWRRTtS4BqEdoIgVBHzQsog3k",
-	"jpleX1Ooz2o49vMXdD0+QwgI93vN80Fue0QWbbjhIV/S8XcYlotYmNCMRWSMFpZJngCkhlL54a9y76P+",
-	"/aHlTS228bSNBX6liN9UbF3G4laSvJ1pTjIxJ8tT3XzgrMbt69Zjx2j7T/3TG/zJ5PM8IgJ/CV9wAmcD",
-	"jws3pIpNBQbm7ZxUFk+xUMfsRcjXVCybx5wm3lHCssjps9VZbarqSkVWd6oQuUpzReAOYrJv4DilVaNe",
-	"Zb1DIWyjuXQa3zFO8BNIE8xV2Ovmgw0axtbhmNqUmLzGTln2UGMQuFiZ5ZolfM0SzS05fJyHLOCPsxkG",
-	"33rN8F21iX5Ln2LfXj+r2ryQz8SYm5hou/D8+iXxfh3UjVzaspN1BYy7T7pQFiuneLRlnHKXIuC4xXm5",
-	"UDuf97UbUyPs8pYFguaed97S1yRn62rM9YbH28v5EkVvmdxlG2+oIbRFI5vZoMDzWF5+66zxFBPcQx5h",
-	"JvTBzRYFKkEiQTj7oDq16Za19Yd3sUgolv9PCNV0iiP822B/bJ0m86N9k7cylktFeV0FzrLZ6Jr+sUrW",
-	"88iyyn57dUo4nVvAHQthchvzKIBKCzHpDfkoz3hvkd8q2jN39GIOXz8izYNut2f8QFC3Bjl/Bqcg5iYf",
-	"NmOTXLLoiEjGyAipPGoF3lfnnOb64KViKMGDIZ739Bn+li0CfD2uquCs5h1jGrULB499AyX3bDwT4vaZ",
-	"JH9uI77WdeEFigRDDxZ4XhY1L56IbBxHEePw0hc9i4b0TJJMn6FEViIfaUYTikDsmMTqSB+kRMbiKSff",
-	"CyTURRZPY14zFheqPdGHThjrAEgg83BGMpFDRZyFXCrhuRwfGmRpBMYoc0ucYI7lX+hfr5nCnKmZiNp6",
-	"JiYEDnM5rLld69IkDhXc9BqJg+Vc1j2IFXKKKuMPhbdKQx1nVnAR8j0AnwZrDxlXNQMrIdqJHkiP/Nws",
-	"y1hEC/0O8D0hvFlay3MyT7XqZ1Ebzl5QKw4vOzQpCi560F+kqFu0jCpmYa708/uve8D0V0xlizYAUdQ8",
-	"CYXonCYj0jy0e8q4b/XJfGZwKOw2i6P6/XNH44SOEwavMtSIqKJjKpnjgs4Y1QfxmvfMlEpHCO6F+Fvf",
-	"39xcEti7fjepX9ujUArWpcZdsTtv0GhdTZ9FIjMAFV5pTuVtXaLhurK9cJNzoa5O1qKIYBJzBl9lXSxF",
-	"gTa5EyEd5wnNFgFuZwqwTXoaiMx0rURqMYOGjYAMTUkkXi22+FKpIt45F5F5yw+nZ2fDxoP3WPiIVKeI",
-	"0Sgx/sfPkwm4xqsocqWP+butABYQpmmysOrMrseU3jHS7F9enp0OTlo9UoCaBMapEFjnSUBWsU20vHS+",
-	"JUDgEdBnXuKWLhOPN0WzRG3Gtb7IshqrrBSO0iRq3bEsikNVRbDhjEXoQ4cAUBZZbzTNGCJ67XYM2zZN",
-	"cp21g/u7Wiyx/VnJPs3Sdfhd22SHF+R3s8GdfEy78VerK93VsfPflJaJ8/afF/Ftu9Jgo31tX1s/nXWu",
-	"k75xlLxH0LD+mf7t7OziJ/CYmO3TCBong/PTGjeJs1ar0ryQxuuY26DOaQs9KL32muLmiuDML+x3EGbj",
-	"hV+rKCFui/GsBuYQhKotEQ8I5aR/8ub0/JksLFS5kIrNSZNCHYzIDeqUY0P4g89zcVc5y10N/uPt4PrG",
-	"LgQS/2dwNv/H29OrgbtU5xfvLy5Pz08vzhtB4+b0zeDi7Q2uWxUBrlzK9SWhn2WzLztaMVGwYb50C6vg",
-	"Jg5vmXo0N1UkJRiU9xQQSJuG7+uSAEptV1PYZutvbR4DLi6TtuB4haVtDN5mkG9fkLYeJqxUKZ4kILj6",
-	"TJI4CjBgYNgQkDWe+YufP8M6+yTturheETi+FMLnX+WaTon/1JsxzJ7xlJLniD9bAII5OrRQkfZxkgqR",
-	"+HF5dk2KNbN1prb2m69DkXpCmutC06dK2hB7edsR6eIxqwx2e6i17pWeYHenJpVoPRInFAauGcOWDvp2",
-	"oTNMVbkvOS/KJEYXhplKfc6fiYRtjja4ut+hduAkOdlPWb+AxYbZfgVH7facfrDgNQUSs/X9mNOxERU9",
-	"Mi9yEcyNyGPAtHXpCcIN7uJJcisWEUnEpPoJv/w69uasFGIQby4WNMs5lIya3Ici17RMYYHkj+1ln91C",
-	"JXTxdSJ8AYtRu23vbZf7vK0pIkc9oIwEbvFJg2dI2zGTccRIuW6kqc18rDa+n8VJ5VoMJeBY/k26oOHj",
-	"DF8kZ9rcXlqn1sYduR0U3pKwXEXDu/LkrGyZqxKQlGVGFEJtlUhZrT+02HM8KqkK1LCZPprcJWfIgDAa",
-	"zornJgJ9SmS8gMKfAjsXhHMc4fHlSDM08P+hQfjexmJekq6+AJML8rWc+ZMxgt9O2IdYQi008vtht0uS",
-	"2GburQbWHdn3mVZT6/Ffc5ZrkyNVs8oKLQm0qhCr2Tk+8VastEsWr8zDpXtURHwpHrMxJh3zWMXUuIA2",
-	"3p2UCWtb0d0kuK3SezmJzUpcK0cN3D8myhRsr8SUqRkkyewSd08xmf+SYg3q5iSLiubdIlZPlwCxl7oi",
-	"zGNeDBh4Q2Sn+KQDjr8BO3vdpKxby/BPZYTnJivO/rldLKmcwxp29R/Cq2AqXuvCqFDIzkzp1H/ytA7/",
-	"ralgZrVt+Ld4/5ovrA0AbwqC1oYV15t4eRrt6kE0j3xbc/ZGwBbEJa6FatuMx2ZGMUWXHh8tenRIjNAW",
-	"dkDTtaWnjwMqIGES66HmYeod5L5g45oqsTWGpuHbajJC9YUueV26Vb7Oywxaiz8OP9KggfuJZjIGLGQ4",
-	"BgX+/friHON8RySXOU2SRYkmgGJwt4wwgDERhPEIi39NrS8kYYY0y+IC3JQ/K9LBmkXZMHpuW6t43bHa",
-	"MTWsjq5+WHLmghJuBwUebMQnr3yjBYf2fRppTmJOkxL4yDwTS2JynAJiUpw0R5scJ1yeTR76R0J2rEe7",
-	"q3f4XCuR9pPkcfy7bUKjxVX7PYClYcojGhI2G7mKU2fSH+eAGoHHF5hw65M5ujAKfWkBBnjRg08emOla",
-	"7xf7kCZxGKsjU89dwqRCa6DRv/7rv45qC/VNFu+OdfqM03FSB0mF0eyNCrj4MOyRVZojNfW29ajg97tC",
-	"gmMce4NHg5JMCH+Kii90sDmZLg5vDffVjmuO6ICzLyFcJKuA9GvLYo1aM/Q3hAlWVrqcf7mQ79by53ow",
-	"iQrYLuABkP7laRXVoEBns9ASWwFHVEc6h2N8LFlEjk9PrlAO43hzuiCh4JyFCtJeDX5Oj1C+2C3W9qkI",
-	"FKtGFWJrfII5VcWw2GhOmfGMNVVTTOzAXiylP2dijtmlczG3Af4CAsSJue6GluGxZ/Q7n0mSZmwSfwD/",
-	"BRbrvXS6t5Hm4la+p+MwYpNWoIW2YknisJa2Hmnm36Xamn0rN2DjlfwKxi9En7RGNw1a5jHPFWtZH1oP",
-	"EdN2wLFbj86xbKM+ISBGubs3g3N7C8361fAKpoM0IxHKPcer15lHrQ55w7QalGgwaUGg6C0zzjqjxuRW",
-	"Kqo6BXMFEqGlXjYtByTjUQnNCmUOFj/cOAxMjPmIFAnS1vbfMT/aUYNFEmwF6uiTteK3iQhvS6W42dmw",
-	"tdfDas0qRd/yWMme9bCshFktncwFcxte3cPf7C2ldEO3d4ecmCXhJnxcT+clh8Q69b2ZIo6yXsc9ghNx",
-	"z1lEcg5aCoEXzdFI/2ICmAVrBXDF9Oh00j8k3A3tcfTbff1xJKDw75iLv858+F7cEzFRUCl3c3r8A4HE",
-	"ywTd47ycc0H7wm599fKgUgl5uBnXsWJlrBctg4Lpl1Pi+Sl6Fv1xDch1c/az21tD4BlL3HO/99eXbn/1",
-	"9mxw3Qgagz/fDK7O+2fvr3++vhm8aQSNi/P3N9+fXr+/Hlz9OLiqSbwH2vU/xWDe5AJiH+g8TT7BaK61",
-	"jrHtg8+conMmsTmLNM0h5K55SXjO2N7ptjT9a3yB993AwJ5pXyNn38Zwiiuk++558TtWTBi2r61lsRMO",
-	"Ksxdyz0O9crVL1drm22FumHHvhLOku2WWOlpwlHWgJexPrytqIg7WhaS0D/I02lruU3M8rJ7eyFr7WLq",
-	"Zzrb5cJuQ9cysFLXr3msKU8QQD1jUVDShCb3dGG2E/fUum9L/1qqbMWrxSjbfG4NeDqu46O39kaPuh1g",
-	"mylaObGu9Kj+PI2pCfAGkwBk1WFN3tEjvfXrG4352do2Xca3BGRO08C6ceDfSYz4KYb/f/vb3xu7dQlz",
-	"+oJtKvFZJvtbWVPnbzoJSq/uNkH3VXkxE0lUbeEpsauUgoIn00APw9O2sfXWseal9oY+Y31XFbtdBeTK",
-	"oWgmMkWmeRwxCKG/odltVDVW1m9eWxRZKgWH4OuXzb+VndPYI7bz1hEyZ5T1s7wsWlTtFiYrT1Db70lI",
-	"xa6pTVvKEIRbTfoJWhalw9XWCDhG+HJajZrVNcCqtv3arjZ1qeZyg/G1myavqGDTUgHOxWWRIVXmEGNO",
-	"OkqQXDJCbTOtzppmWmuPCytWU2kEOWTahn9qioBLa3dHPjdcubEOeCsDrb4W+BFoztv52ussNjje+lv3",
-	"/O797P/UEW49SpjEpBkmNJ4bjKINENZrvPyWTar+wkcGscvaWA/2fn0idGpSaHw2gUn1NSWRrDPtlLlm",
-	"v3TfdQDC8Zf9dx0EA+jkWbKZIDDg+rRmm+7yCH0TTXdpyVa2+vPshDIzapt8qF3hPB2AlN1b9u9QvFPb",
-	"Jq0q1C0aJxJw3aJ85hy2umbun7CQpStyv+vzRX7hlLe4zMjEJjOy86nsUX7R4YZsr2Xm2ORrXeKWCofg",
-	"jN/5rAXJwjyL1UJTYG48/2lsQFVjTZsZoxG2Wwbd1Phzu3952tZ3lFPGJx6Cxhggy73H9/7lKeCwQoI6",
-	"3leGI+FLQL3iC4pXz5RKq7GcbeOhLs4+RLJ++9vfW4GN0IHldXlxveJEkXsf3UjQw175mg654MliKXIF",
-	"ri+TYrPhKx4gp3Mi/GrranB9QyIhMhJzJQiU53fItS2mhwNcIbRJ86T/J2BT28VLL3GrM+QDwBaA8PXV",
-	"d8fk9cHhNwWsAaJFSNIcucXc5uq//UUKPmodETrkq8gOcBaWxlYtcSBiXqAZAJ7hR60UimrSh5GeEJq3",
-	"5jUzWP4RVpeLCX7mM/Aok6anCPu3v/19FJiE4yE36YgGDoMg/7cC00ppRMciV71xQvmtHnnIIUUrNrkY",
-	"WiaFKll0SL8oIh+LCHo2wY2/5kuGOI/wg4e8QKTC78M79XXcHc5DZaAWeeygW3R8GnK9iJK8/bdut9sl",
-	"TSZDmrII2z/dtwKi2AdVVP4DFINeB/L25rv2qwBw+Dgbcv3n85dE5lkmplQxgu8JnFY2BvA1ZRSAi6Aq",
-	"jxL0dxCRK33MGnJKIpGPE6aFGzSRa46es4NudwQUleCziRhLIQeNcvJ8/xUBtEIJSfQRVRRT6IdcWdgU",
-	"zFwrGOSZJCNNshEEXaRB86Ih65GRpn3HZNR14mgUDDn+holGo4CMgM6dEHJU9d9I7Y7TiFILInhSj9Jx",
-	"Uq1GAKhgkpXtgQsasdGQSWwKzoWJgA95c+QxiJ4XBpFh6FGrQ87xtAnhHUwTAkN6yO2yG97qkPMcA6+3",
-	"jKUm3so+UL08ep0BIczyoRLwMjplQ735MyZTwSXrEWpzDjUlX3e73zx//Xr/8OCbg+7r1y8Q5fP1/v6L",
-	"F9/sd1+8fHV48M03h6+6r0dD7sDEFQhV0JgziqdawzXDJAacXDmDLukRC7G5HJvbjJEhnwosJQfLmVh+",
-	"MRbkn4Sek5YanRN4OOu8lQw/etSC/QeR/lu2QHmEtMwzZrYV4ngQ9iFkqSrwV5g0fqm4TPwbcnQQCM6g",
-	"z/RoXaeMW7bAowSSp9BXvZXrPb1s81hK/ZUiM6gq0MyUKUkOus8D3D2mjBIQTuZ0AXszwiQFbRzBLIb8",
-	"oPsicJjO7LPyFwuLYfBSEqyrMMty0D0A1ciHPOe3XMvDAt8E6CEEdtg3LCPJwf5rXNqRg60xwg2oZzrk",
-	"4M0rJmicLNhMZvShDYK2re8cIZxFEoeMSzhdxKDyJrHW5Y1+SsMZa+93uqUV4PwG2tkcuRvXLJm0Z0KL",
-	"azdSEM6YVGYaIJxSJlLNSWkmphmd45r3T1Gx6p3FwDzAmoJOAaPRa4DCaAQNg4rc6DW6nec4C5EyTtO4",
-	"0Wu8gJ/wTAQ2TaVdyl7EEjal1ov6ENRf3vtY/nEaPWCicOlR+sXYSOYoZGjjPuI6gY1TqOzXtFSLsGz/",
-	"v1udWRGJ9c27gHtfveJ2Y11zde+jI0F9X+uzQstb9hzYiIZn+nUD7SViKj/7aEXvp5Ur8zD1/WySFfY+",
-	"2urdLdfbKfb9jGtdYDv7pipZMvH+XkRuVy9xmsqZUL5rhe7b+1gcMx/2PpaHiEfwwnVxXn0INt78U3lc",
-	"cUhh0jaANUx/oJVjhb0Jatst5gwtKt5Tmt1aU2wZM+AI/KyxRTouisUBtXtVZBPJmDQ9tbWIMpb5M/Oc",
-	"fqys0wOFZ+F9tfwqxLA+zjXOYqn6xecFy6Rd+splXArSdArwWwExRcQBMWgVATEIBwFBrAqw1/pn0CUb",
-	"GBgMq5KDSzQQH786pU+lb+Kj90VAruX3mOSWSqrLc0+qyzuo2QPDB5Z8v9s1IS9lM+SWMKggwlIMtbla",
-	"H/zWcA6rgwrAI/4Bjux7YTHDPQvK91BRgGdWqxcZSdVsJgcso2DdprDdaUvMJGoKGcAWv9c2ImRogiqE",
-	"mrZfGuX+eBc0XH3e6DV+PB38NLiCuVX30t5H+0+zq83GqvLnn1jBno0vvirrV8QsyMFjF+RKn/0Et68L",
-	"AAcRzotltUjgRmIQawUAE4XNSd2V7Bt29BI0Be5nBUgf+jBm9Emr2K5VfVMu4CdpnKCRCukTqvB6KJ02",
-	"iB4uvpItrod/Q4GSA4FrxS/kg0K3HWmKrGNVAFAF5f3mpfr8j4hXrSOSMejuBKCV+HqUYR3yrVAzkKtl",
-	"F4/iTbCnwIAOlcjwiA9zgd1XYBuW29DuPTvIQff1qpg+YWEcscpOAOP7WxEtPtsmsK8/MUAquB2q6/rw",
-	"lTdhWSpf4L08QlDuuo/1/a8fu+8N7g9pAiRalYelDQ5JxlVLK0fEBiJNPMSTWLUILe4vJLis8M62QgF4",
-	"sxTFZVcmr+i9Vhmj84FtE+QzP5e1txMZ2G7J0WG80So7o1LBRMAs28iCin1Q+HVtCR9R5cFlAfTgSWqH",
-	"x4iYkFEc2fO6ZL+a83pARvB6ewUgA4tLEVXUXmH8jiUiZeDYs94AbC8jn4BxK4yIDlCYOGh6rYvMkj2T",
-	"UK55DUna7Wt9By78EVRzzrEHBdHr0IYL7dMTl+tY0b9mg/qfCXH7+zDu67ROURTy0+Db7y8ufkC0deMu",
-	"xqSsUVABAJ3nUkFd7GLIRxbP9iaeM6noPLWc8JbHHwg20peWESiPnEcKCNwewd5Y/y8+OWMfyPdv+sft",
-	"6+/7+4cvNVcOG4bx7Cj4xo5hOnDujUW0sIiUZsAhx9IMA79r6jJuHIjWioOaNLkwTuIAXcDo9H0VEC6M",
-	"WxePJDIwTl3UwWA2Vn26LTjkDLm9DSBPnQpbW9FsFWnho0Q3ITqGqgLqUkj1E37JqnzawAqO5xYjRrVB",
-	"pqW1qTub7DtxQfdw4ql5iufMKLAkRuwKrQDiKWcRJIshvoXLL6SJly1uskT85tW1tHZa3WcUXFn/GV4D",
-	"7bHmxof2VLTN+8BBe0Xv35g4/YMxL76QNeGWiteYFGWJr0HdKZoxVz3VS25+kNv73edPNdVrnNwj1cXz",
-	"p1IvME3THsx66qFIvgxdW5FqYAyOKujQ4Hc3URhXtZQuQ1e90Pv2GLgRTxtLauficnDVv7lwFE/ZgN1r",
-	"7OjT8ine8oVNHd/blirzi/cV2U55HkeNLeTLSKSAiG5dMhB4oEky2sHhstxnP/F1oviiPpKyj37NxsXF",
-	"DCzmmXFIPK01hdyCJvnp+eXbm/cGIxRD4AZrciIyl5nLjv0b7CS8ce8j/HdrB7C5e+1pfBNP1RpGBeGf",
-	"FT5Hu22LSBPWERXsfORip09iLIvDgGORBlbn5JzThQM8YpbcjmB9nkeEcrwEnSAQo96BQ7NH6gM0JhLM",
-	"+rCPVI/kgC+2evTuw0tgtTf5Ry9STF5Ck8rOAgHvk4RlZMySmN0ZRwbOYcwSwaeSKHFkw/M26K48BFcl",
-	"HIulvRO0M369tV/3pAe3YwPb/Ck2xFqXBZDCApU8sb8CecJ3fiyAZX/nnglkJMqJlvXINkdGD0O0wnay",
-	"0+SKec4cDxsy4VaybVUZG7/ZHvaCbRvImDoH8ErL7i+4pitj1WigWzADK9QEixLbhBP8MJBjbhNZ6cjD",
-	"Z9K6D0nZIVe6BDWXt9AWJuDcWdB5so6SFynj/cvT65SFuxHRvngHJ4omhxmvrDNw1IE+9IzzOEF90Kkk",
-	"ATZ6v7yrktbJwXBJNGeKNt4VdHC6f9VaeZfmni/IRE6DMg9h0A0DXgVNxMBaw7KwY1bYKqSKJmKaQ9e3",
-	"4skKszityTYwS7Vd4Tp2we/YGBXEpDXM+DpyhAPkXIlMyRGxIKyVDnZGlsTS9qqbUVmnoUwTx7qwwuHh",
-	"i5dPa6NW+xDW8H+xVE9tnF5w5nKYNpkMjSfQXw9TeSDB2G0tiJUYbv/A3Vgs2MJGXa5IXDFQU8DY0g/+",
-	"5y/99v/3Tv9ft/36/buP3eDli4d/aaxJWnBzFWoi9b4+2M2KWF5ChHZSqZ5J0/WqPNKOVtC/R631fbWX",
-	"2mrbrtoADjzJGJPafIwhH+7eVRjt+zhiS1CoPpRqGZCZuDc5WhaAuICk5lF5FVHuLIptUOaZ+gGFYQx0",
-	"hHpBhTvkLL5lZG/OVBaHYOpDO2dZuAH0tCsDBEQKfR9mhFGCjISZbkXTYzuZJJbqyJ/FZvPkXqza739i",
-	"ahkf/Et6nZaGqhEMBZ8abEErIHZ11rx4rICoTMIwVQF4uNpn3dTnIvoxFCI72PETjCVs4bTxKyQXtrVW",
-	"bdv8803a6FLbqzL+KyPN57/97f8/7HaDAvfksNuq0y+flC/idfOOSlTbAlQ+zdhdLHJZQNh6VR0i4e7i",
-	"Z/6Sis5F7vVws9Y0+mv0J9qF/CypK/ZlFQhy7IUI42l5B750l+9chN4tuc4NRqG6sO3rl0Pw+ndDjZ3j",
-	"DdWDcGWpDlaVFI71pOfHGl5xazJ2MI6KZfVLPyPQtS7J+STmsZy5iJvyCFA4MQfcaxQjgUpdEFRh6wvr",
-	"xvPuLdnFxMqDWuO45IQvvfVs1dZ6YpbHo6c1NSGtiS6BstvJFGikFetzCZJ0h80bPD48/C5opHmNW9OG",
-	"IFYLNTpkVIiHkS1fLfpZGn/fkGt+gzDwnCoT1oQ6ELLcrxZCrNjf0mYwoQNUU2nIXTIhlh4UTmhLUlML",
-	"KjikyReDkg+sdfEFR3P1eWTV45x2W7ZcqDI4rPvagOFTuvf6aZos1gcQLbfcU1jWhIZGaH/O6OCO8zCF",
-	"348UA693u//5ix3vP3ysmDmGz8KWj0BoZ7M2tVGgMsolDTHsUGoCF8KDCDg7YUb0XNzZcvt18md9nHEp",
-	"o8pnU1RrHuoN3EF521YRyEph7aeHID2BwB2xxj9+EcP6H8BCLmixyUZ+atXcd/wWDpx5rHXHoprOvcmw",
-	"3upA9ynaecsttFoYVGefuSD/X37pN6aYPPXa68GT+I7ZNgQQHnW4AHw9UJaHEVUIWj/ligePLKvaiUH2",
-	"9CpnIvnCiYXVmZYB9CpTHuNcXMZ8esNsK242AJVPbXGZYdfbOjYXGm2uUGTQmIGGIUsVi1qasQOS84RJ",
-	"k1wN7lJeNDZpYt+GwOLxGHtt/zOnsZt2qf7s4hIbwhT72DBIAUmNpd0ubNCCKcwrwPIMp47dZMY3V9qK",
-	"togSprebKdAtwDr9ZTgj7JnLeERGmnAj/YIpUzZSEIq5wfDRhyUTAX6UXHvxlD4HW4OhSerQ3imCIhHj",
-	"iM1UMpipbVM0Tgyx72fC1OMsWkAphZHgZ7JakQ0EjFVZog92+YzyaWGXP1mMHzoMBuRqcP32zSCAtjNm",
-	"C/wXdlr5rx9Oz85acMdN/+oGaxDgn++/u7p48/784mRQUR2ukrDidZug/26Ce7viBPtEXZXCH3UFT2Rq",
-	"FGv3TGKFgfyy9QS/e8PDJm/UxSEvoBBQrxcE4JKYM9LUYvbqu2Py6ptXhySkXPA4pAmsMbjBpVb60FE2",
-	"i1jWCgDvhAdYCKcqGc0ziqCrCYvQti+TTGCwIR99HDbKH4eN3sdhI4qnTKphIxi6Oanwtx0b/7Dp8MPG",
-	"w8PIJK8P+XjhZnjcsoUDD72a89PqkB9ZFk8WWk+LyQRooPliyEew6EWCzB3e9t3p2YC02+UbyA+Dn0dH",
-	"mAdv7u3MscG3mrEhx1xHLBHU1I5T7PSAaYIJ5dOcTpm3uGDwIRWZTT3a7Qjxoc2jVd21VcKM2cEB9loD",
-	"bVRdtgLMOGPggeTsa+92MTbLbReLSnJ+giwLtDYLiylQSKLdspz+Ufb6HrJp7Zb/sX92emJbGJvlnVE5",
-	"06ZBzAliMiGvOqtuKj9waw25s7fQKNEyAwAtkXeOyNvz/vnx9xdXg5NyGHeEca6GnAuD6eSMdCfycMZk",
-	"0euCWSOoKlW4UHoaVrSgFVRwgW2uH9J8OlMkT3tQqpLQKSqA1hE5PQdKDHmRTIg9f8Y0KiWcDTkjBhPu",
-	"2PtYen3dKEUetVcflR34o8PKdTu5yu5Pu0WNVFVLO7XYoFMac4lGveGukgv+ybamBXTZ6CU6E9ONuQXf",
-	"28QZLdBkkWDgZBg879anGOiDxBmg3dd5Q3fOM7ga7BOTLkWav/33/5D9btdpnBUQ+O3wpT7TpHHCIkgY",
-	"ynLwkuutCB4gEM+xxNgVg6rkjPGIQVOD0S9FjeE78svZ4MfB2TubFzwq04EBjk2bKHmqzZmQShbYJi24",
-	"uw/ID/G3nSFHx1ThiAfOK+SbNR1iJVkyIU0tScYLQg3CHincvC0CZ12qbD5Rnk1oyIZ8BQoA8uMl07s/",
-	"tIhhw8YVm7IPBe2UECQRfEqac/phiYitzrABMse3ppM4USy7NBlrwRp1/yUd0GdielkEyFZFEXDr1y2W",
-	"ubG9m3HnLDkjn0mSiGlQxFOTBUHCIl9QThxG/+fzUYLrde+j/o/+c5wxirJ4XTrKccJo9m1562dMSHlC",
-	"hx58xR8+uD98cP/UPrgrCDbDTPUmfyZJucd39aY9nTTbfPs5SCw3tWbJScfUZ5NQnz/aUU7tK9WPbZSO",
-	"10z9IRn/kIz/zNEJmstSMJIxm4iMEVoUHiLcLabDsV9zaPWLOW+AYEOrnaTQwdF6mgDFktX2FQLNuwno",
-	"dSFpfd/vTj5jw4J/sEA0uO/+CCz/Ibr/NwaW9f8PLt8Pzvvfng3wD/PTyem1+e2H08uAvD3H/14Nbq5+",
-	"1t/77dWg/8Plxen5zfvjs0H/CiJWWrQ+jSxPMwFYj8gWNXWDkLQ+FxFLSMbKymVYK+taFRxdaiFNkqNC",
-	"VYHj3t5SIDJAWZ5md+iCZXtH/JVlokP6xRtRA4L/fsiLZ01AzDSyLKdPmgfd1y2fj9z1dV6Wn/sEpfTl",
-	"YDWCtJz+7x0w4cbkEOm9CgYLytiJSLTsL7jB43R3sUYhFqNiqG9ZkFDcVXEU/nG87g5a9xKIX527vejD",
-	"9QX5rhijht3sVL9KoYyWa071sIEK4hGB9lRPVw0TeGuzKznl9RXaG3PMH8M2S3nyXxsG8qJaUoD1NnIp",
-	"yQL2NCUW0d6WedqvCoa8SK3FJAx7rklZRibaLEDoBxQmiGRM3NT6DLoNQTYMQgkbyMXRcucZA/HuQAKV",
-	"s2zud7tenQADPD4d1YOh+JWPDAZIr/Dm/IEvuCu+4B/nlT/OK/+c5xUXnlJMHBAPTLt70z9/2z8rsXj0",
-	"YjuIlK2tw45bnkVqlKBUIv066m9ZNYjUMdZ+X54hPbl+kjyRoP/DGfSHcP1fIFyrwvLm4vJ9/+yM/Pa3",
-	"/4NYDJhmQ6Hpl2PYVCTpo501BbXa2NB6AxRMcfvA3P0lzbylwdajuuH0AwsUgABPWZ5o+3+mVBqUZwOS",
-	"ZiJkUnphBLFpewH71vO/A9ikeI1zdCybyG4DhLJC/T0YbS/KFu0sx+7f3jOS24ESqhZQTqQiU9imFQiB",
-	"DQcMfAtWYSVMop8Mrg15SqU0+wITfyQRk4Dcz+JwRiYxJKLZhNCy9Rz6T+6ha+SM3kFyrD4n/UmzKCUj",
-	"Pc6JKf0eIXDXCDv3m8S1UamzRr7z0Um2uMr5lZ7uF2q5Ykb4OvFnO7her/qEdH316V0laQLwvxVXWqFX",
-	"TYFJ2Q5Ur3RZ5a85xXDhPTRMKTgEeWn7rbJc3r+6UzaDKC4LkKcUVrUHU7j6NUAJjWSD7YdAzkrFfCqL",
-	"FFoZENM7MMD1p/M0YQWgD+7fR0i7XW1YJODNImWuF7SOAfbMvHbSW5fmmSdhCBxsHah6QdqvUE8C9HhW",
-	"LC9pZoxGi/acRqy6uWUrcFuElAt2RNg8VQsoXjBrYyEEf3fMkgOczQ4y4y088ISC461ck08M07e+zq8j",
-	"Sr4X9/rQcJ/FiALmmNsTPDfgvHqEkmkeRywoIKqsRKmoC2wbnsV0nJiSmiKpRILBrfnxq/NRff/RgUmC",
-	"L8hgzgwwd8kYHDOwZIwLktJpzKc9QNApinYomVEeTfKktbntqDMlTMIX95zkPF4F6Cc0EZxhIv8IRxsF",
-	"cHxZAuvHH82RtOVvVHrtUOJJNsM6cenQoFPXetO5pwJj+DmMdbn3sfxjO+zC4vY/4As/Cb6w3GbgoDB8",
-	"XPwK3awyQL+zveQTNnfK9cJZnEQZ4/WohsW7drZVA7+AuFnpG1HKPwsmZ8F4Q8rJmBEWwc4H4OICiQ50",
-	"7+XbG9KkFtrPmHAkYRO1CakOZUtJP1rb+gM9HKyuhwcgfm3TvqOiTZ9GamzBN18ZrNEzk8B4eGwlG/ug",
-	"CRGXCI7WUq8Db/wiCvHakXBbQzh6yExGcT18I7bhWwPfaHewB7yxPMnoB4a8OTIGkSVXB7wdv3Tfde5n",
-	"jHcAEHvUCtCqdYwMqIUzVXpD3jwenLVKnweKE5M5EsuiaM5WcoKuwW3mrMOQN52H4ftgkxxpGyBchAk7",
-	"0p8BncJfkYixtFViUdr1RqfKdjCUZFXK4PUh38RmgRlWW1vylkV1kJafS4V9UVTLYpLW+/R7g7bcSVZ9",
-	"UXDLnWfySfCWXxmusvwSbMPpmpDziOC3j1lVP7e2kbK7oVTW2pB7YcYixlWMwCV15uQVuxO37Li898ua",
-	"kzhc9PS6Ug+7ZMc/Aw403w0tTYkSt8wA+05yySJIAjVN9LFBrO1Z7YSzPo9Vp42iAuOhovdco8iUSmyy",
-	"tGJlNI5tQ2ayS93vde1ZSRcSXfReq6vCHk8gyZzx6mK0xR3PJJkzRSOq6Ndwd3knQpqYAAwd+DVL2fiH",
-	"6QaHmrT1NWyu2naAyPrN0eJWvscWJwevnNL5HpTSZ5RHYk7GUPFfopvIfN4acpEyk7RGp9rO6F+ekibG",
-	"jvXfe3fPW+DSg81Tfm9gUnDBWzDkLJHsqAo9pA0U8FXoYa+/77f3D1/aA45prmIizIDBPeSVc8nMHDHK",
-	"leqRWMocemJoo8uKdW0FFXbakNv8rsfIhCGH858eYnk7gxw2Z8diRh3SH/KRbwOcSpmzaGQibwZTCOLK",
-	"MVzRNCi5bchhtt4MQXjTOkG/DJCRZ5LkXMUJBrmLJ7WhF2dMBuQ5UYK8+uZlVx8hF4xmrSM8OopcBeSb",
-	"/S5pvuiSiC5kq0POXfEDeKYAT6OnfoQfY5ZDCZIJbKRSg76hEpidH3xDz2dX8A3IC2lLpimi5enx6cmV",
-	"JM397otOt/P8+YtOd2//INBb4HkvGr/q9fZe7ENDVhpFGZOSuXyvBXEoOGchVhUEhWX+Yt+lD+UL+3yH",
-	"/Ln9ncjuaRaxSP/LdtsBth+zWYybDcDV8wyyTXOpZ5pm4sOijlA0ScQ9i/p2kvUwywevvB1pH6/7P59Z",
-	"iTtgF5UQlCc5I9VQRGjpAEIXW2rDTI9pOGPt47Lir/piLtogrHtut06D7mSOOZ21WCEPT9zJFvaRNlVh",
-	"B61aPKVoXrYFCjlXTdcBFnxUmHXGaKJmf10XHPkebvmSRoUZob5cJQRwWUnydH3fwrP4jnEmZc8aTu6D",
-	"JXXwo00fQ9M9q9bVr6dgO2zBht/QXWt9v6wjIsOMpsymshcdK43x5/be8pp5b8x0twPPTBMaPwYXz3xw",
-	"54lbml9mYs7UjOWyIHlTf4fWZkJizTFiDGpd5elhpi3pW7aw7h0riX2Lv9b1D+HQtbviSt/xdTYFDK01",
-	"MBhfsEaHO3cmq9lB+t1xuYW0oTymsnQLly3r5vE0K3qsFFmXvk1WHe5jY8xoxjI9slZfNI1/YDAPraHQ",
-	"nvTZOjeltQkbBv5tUiwL37rJ7kNfVyJCKBGEMNxMqbS3t/d8/5tOV9sLvVfdV4gdlmdJo9fYAwVpJr88",
-	"tpUrJtXFkAhOZlhEZHS5+eZV2+W6CM+h5RpnZcuMzkpfaNnwtzhb05bUvMC2jPTMQNGs6BwYmDkgVn1g",
-	"WxTA7BIxlUfkno1nQty673aysH2vZyyzry/q9dzHbYKijzhLqLUGtrcyOALUrj78H9q6B9IWPfKIlsQl",
-	"oQ3rdpbattcRGRH6AkCKbIMHmEVlvekE8+iynDvvsxWEnk9bDtxKTaey758J6mMoF9LrxH05+ZW8RJdV",
-	"HA1fYyvzSJIZS6Apvk0nHi+qQVI7kuDMzBAoOHGyaJ/JIvXYGb9INa4hY+3xsodJYtRn8jT1mKf4R0Co",
-	"3mDTjM5bsOekDY1F0sln8nuK4CSjBwetILJbTYkM05qg9/Zc757CbYPtuJWNPxijKqRZFjNJfgYtUS4l",
-	"WqI0VD3yvEPOAFuvR17qozceNrVWmsc8V1h45hq9+11ynwk+dX5culuKPAtZQF4CgB8Zi0jPoXmw/zog",
-	"B89ftNw1mIKv20t/aANd/gpfXmj14g3Qz/nh3cP/DQAA//8=",
+	"7L1tc9s4lij8V1B6tirSDiXLjp1O7HqqrmKrO952bK/tpKdvKxtBJCRxTAFsArSjyaZqvu7ne3/C1vyw",
+	"/iW3cA5AghKoFydxemZ7PkzHIomXg4Pz/vKxEYpZKjjjSjYOPzZSmtEZUyyDv46nlHOW6H9GTIZZnKpY",
+	"8MZh42bKSCRERigJxWxGeURCOmNETTORT6YByVgosohF5D5WUxIr0hxmTKohyXnCpCTDMImHrU4jaMR6",
+	"vCmjEcsaQYPTGWscNn7ObxVt2+mDhgynbEb1OhjPZ43DXxp6tEbQCJO48S5oqHmqP5Mqi/mk8elT0Ojz",
+	"SczZDfy+uPoeJwweE/0dEWOipoyEVNFETHJGmlmeMBmQqVJpQO5FdjtOxH1A0kyETMpy2SlV03LRsIig",
+	"kbFf8zhjUeNQZTlz1z6jH84Yn6hp4/DZvnfRH1iY60WeRvp9zxzMeeOzpjqN2CwVivFw/iObL8PoNb1l",
+	"EuAiFc0Uie37Co405viMSRkLTpq//dd/k72DAxJOaUZDjT/1h+tM3dZz16x77+DAt/AzKlX/jnGFMKqu",
+	"+orJfMYIHSuWETWNJWH6VdKMlSRDyX4dBrDuYRwN7bknVCqDr/o/LL5jUatDThWZ5VIRvWhCuRlIf3DL",
+	"5mRG5yRjNCJNyucWDAERmQsWqaeg9q92Es9ixSL9feuI6O+EmrKM8Hw2YllAYh4meRTziRnjV/ic40tm",
+	"kCdmRwGZMGXORy9wv9uthbeGWBtA1j49qYP20z0fsM9FxGpxkePDVWj4LxkbNw4b/99OSWV28KncOY1g",
+	"imvcWO0ssnj+uRPlKcvuYimy+rncVz5zup8M2aid7L584bOm+qS/lqngkgHRvszEKGEz/c9QcH1j9T9p",
+	"miZxSPU92UnxjT/9RepL83HDyey4MOMCQSVmSNK8+v6YvNg/+K7VASiYj/XYPS7vWXbFfs016dZLiqJY",
+	"D0CTy0ykLFOx3sCYJpIFjdT56WODwrfL9/17zYLSNBN3NJHk46CBf7Bo0DgkGpL/icORgeZzM8aVfjBo",
+	"dDqdQePTEV7A+1gycj+leLvTTMxSRai8ZREZiwz3UZ7PL3YxJdsRo7+wUDU+BY1emiZzTYQS2GF1Exmb",
+	"6aVZxIDfYsVm8I+Fu1eMTbOMzvXf0r0nS2/f04zHfLLlmPcPWcoCNNz7WY4XLO/WWWQN6OAYT1gYyxgR",
+	"cwsMiZzPrIzQu7y8unjbbwSNq/6/9Y9vPJKCXic118ChhrvdPS/XdDdezOjbzcuM0dtUxNyDB6HguC0v",
+	"sNmvOU30e5+Cxjhmie+8P62c8WFXrLKqxet93D8jxQtE3LGMpHSeCBoFpBBJAsLFPWnGXCrNGcWYwPp3",
+	"cEcgDzgg3u++eBas2L5H4ryjSa5lTKpISnNp5BPNhjoNF1rVL0+E0lxXE18ScyXwluPqF9a0d+Bb0i3K",
+	"Ry567D3/XExaOr9jlKPriIcRs2uuf3EGHsj1QBii5J7GCqWf8m0UfI0EL5VIUxZpIQZkPhYFhOIr+luS",
+	"sDGQyBlIGpZarGIZhTzrIz4zJiWdMO9+MoCCIw5vSywVVbl0aQENQ5YqpqkUsEIW+fUG94aXMC9G9C6t",
+	"3Ms778Gae3OZ0JB5yYFiH9TywaHEqXWRgKg4vDX/jJiWHDNiVmrppnlqSbDVcO6njOvzWgLZHc1iOkpY",
+	"FbKrTzPNkNi/Nd96ecqUZcx/f1MNAGJVh0LWIpEIc82bPetcOhGElZ3G3UYN7Mfx5HtLGBZZxpjiXVsU",
+	"aDwYBsRlc1i5E3uAVIxBk+Ri3Dj8ZYvR3gUe0LKEaQiixkBgHqS+GqYf2hPR1ktoy9s4bYsUWUIbuIUW",
+	"q4AhfLKSqWf3+MmWl7A8uOLlkRAJoxzlmTBjyv9MGbXdXl4zh9ZvFJugbgNKUyMoPgvssQdmBUEjyjMQ",
+	"eBuaQFrcbQSNMIP/5FmiX+bz9ZQAABNYDd8Fv/NesScfJp5k86ucX7FUZB7qzjRrozUEvH/Hsjlc71IP",
+	"TamULIKLNI4TrW8TMQ6IJuMgyYI1RoxJrCrE2i8PoMqxtOTF84SZPet7Je7JDNTZcZW9WGVVknuWMZKx",
+	"NKFzFjnX3J6ny8JqWNzYopLHEhVnLFTxnREIwHpD7kWeRGRK77QqrRXm2MJOZBHLvhxYuFBXZmf+5eF6",
+	"qNm/hlJhHTPgCSnnQmnAZaFWRpoFuZcte6jzL7fi1aqEynIeUuW/tyuE/6ppyiCLPbegguKrLshDZNd1",
+	"uFO1aq6CnYdpZUwy9USSchAHgcv143s+4RmfoCHJEY718Z4YzndIxjRO8oy1JznNtNxluHp7QhULtDyW",
+	"JO17qsJpJCYBUUK09ZVrZznXKpWXw7sTbLfvnsFZlCGeSCKZUlpzI01kSW9ZhgavAkelvl/U4epP7OfF",
+	"x16wrcLFDZHNh039aMKQa26JSlLkWehngvjo0hDwQnoo/uU5AkWzSYXJ1W0NZy0+8G6pEKaX2AcNlfBY",
+	"R36aCivJk1gdkls2Pxzk3e7TUOMi/EvjVnFk5mEc4SMtZFIu+HwmcunFsLD0Dyw9izIaa9T0c3jGIxb1",
+	"ADJjkc0owJEq1lZxyWkrGk6W4RbrdZ86xpGJWWnHXHqs1cdtZGAzmR7RL/QAxLVQV6vX+E6KKkLJVf/6",
+	"zdkNaLRaG8tYRJp0pNkXybmKEyK45nZRq7OejJuD3wbGpda0EQiu8XXHjrTJLa6yCZ/1qKpvlfuwZxUY",
+	"fC/xb+V1MYr1thbHUC1Yky57b67RlnT95rX+x/XNxSX+fdO7uin/9f77q4vX788vTvpeg1MVHxf8F4sj",
+	"EMGTuffuxePr4rgWqHeaJnP4kMQLEhmZgkIfS4Lw9Y586/MHOU4boCOl6+GWzcmkEL4kukvkPctAcOGC",
+	"SBYKHhE2HrNQLVhc/JaUmb5cS0vQ8IZtHRFDcslx7/y4f6bHtKd0ctU7PW8EDXzSCBo/np6dfabhL2jc",
+	"09hza69hY5IogQaSsXH/4E4PCSWwGnN3UTTFIzCmlgDvvD5yTWyXT7/8krP74msgnujTwmMkoZgxSUY0",
+	"vAUxt7DvWKNbPNPQedYNGrOY4x/dYptGlVoyc+MNWHm3zmLp02Yq1qjt6Op1PpvRbO4VtNkHdZxn0ssH",
+	"6qiMXL2Bc4Np1Q2MKtbbVet27LyaFc1iZQTnguLGXD3b92s8JQ9cxCtFBA9ZYd6snjq5j5OEaIVB078J",
+	"I3RCY946AlsP0VgBLk2qFJulioxjHsupRjaRBZoi6DfSJJ/EnHB2xzKSUR7Yj3GaDumR6x9PLy/7J7gA",
+	"cOObBSMGM6USFh3BE5ErEmsVS5FYkpxHLIPPgQLM6JyMGMm5vI010muU/Fyez+v5OViGa2wO1r274QGZ",
+	"BdfYL1z+usjNGS/O7kkB7HGcSVUIZHB98SdzUq0O6SGzt2dRHA9pUjwHMH4DaTcWAGN5dKEObmj8dCL0",
+	"26y1Ocw3kwH0tSnZv1QsPc5YFCvXMOQCUrH0tblp9dYeD9VNkteyzpaoYfpEAlHUm9GEbxYnSYzsRmrB",
+	"djZjEXorGNhQ7JUQ3PxgoKfBqxUwFhWvAKDvqSQZU1msBWjwzmuMh9k0wY/5BGg+hZfmmpqf9M96P8Mb",
+	"GYrPJOZprvRtbXVI13OyAv+jx8EjpO42KgdXh6mLxirrlzfmKsd0bdC/pFTFfXEOqUT84ghW0tDrJWP7",
+	"Zf/85PT8By0SvTk/x3+B+HSixaY3x8f96+tG0Pi+d3r25sqKUpf9Ey+fXmINy/xma2VijcqwWoj/x5Cs",
+	"10nT/iO1VtIak/mM0QWdzqHJdcbjmvu90sRqJ1q9ysIPsbTQ0ly/TDrwmTGV47DEuhGOiL79c3OtZUgT",
+	"mm3h7qqCz+v0emQAFp4LHyRfMZpoqXcResvuM3G73khuvvJNhOibauKa6WP4j19o+6/d9ot35r/v2+8+",
+	"doNnTz/9i+/2nGoS6rF62KCQT4H593aX0n7zcu6Fepgxqr4sXQFesMIOUSfSQEiKnxYVoTtbWYTXmg4W",
+	"jz9lvFFCTKvelIcsSTZxo9pdByvMxQXPMnt1SFZ5Dl7M0oP71RCYd3MVBLFsXbiLGdS7FClzFmlBiHEV",
+	"08RnCw6Lp+QvudTisv4msGGyWpe8ZbxDNJ2Cf2qBGjymsbRqtTUJLNyGJBH3LOpFkaZBbEtf3QOQ3Xyy",
+	"+va8jWmN0S6NMya3mW9q1LFlbi2UdVcsEPssZ4XEBd6XUEt4nDCaJTHLnNPQ+o+QFuZckETwCcvAne5a",
+	"SVwFYCGecBnGeiw/C0JH4SGRjEd6cVSSXq6mIov/Ci6SQ/KS0YxlBC2yMJIxyipBdmga79AJ42rnbne9",
+	"0xzXUcIpWIxzBMi6OOCeT7CMWe7ZV07adyv+TeQZp8mxyG2IeVXVnt8UNnI/CfMpFEuzjOY21PszBlFC",
+	"0cT37hJA9XtBufZi/hUA0CrT25jd++IQMJAMQORf6raGhUnMWSmWb2NMv2NcrVgIKKwXI8myu+2oBXx4",
+	"zX7NGUf3ygb7iP33KqEPW4L+bssVbGswQKPIlprBw5WJIhkCvYCNoBEJDhEK4p57lalSpd5Wq4wrekT1",
+	"OBdgu4wmS4dWwbRg4QqsuEWXmdC/eL1g4ZTG/CZOPcZrJUkUT5hUR8T4U8aonaO0/xccvPMQmW47/9Ei",
+	"MfB5kHK+4ShXObeDSAevl9mNm+IwFknEHmRXWMg9ybnjkSnmX3V2+SiJQ5Ntsii8TEQWq+nMxWoW7R0c",
+	"7L7w4nHqjuUJuaD35OleezRX6J+IOZGK8ohmERlRyZ7tr2eb5Zrc6Vbszx5HLYHfFDsMr/wClHz7GR+V",
+	"wD8iJX8YaX4gnfUrxk5QTIkRK/DpLcviscnZ2IbaYUiUpnYYkUWLu9+UU7p38Ozwt7/9veUldhFTNE7q",
+	"4q+kekmj61pKc3r+tnd2enJootLA2G1exlWYMKcRIyrLpdqQCunjnvRrYs9u/PFmegUCESsDd4We11B5",
+	"FpE5UxtOXToJF038c3TogUNfK2l6BrN/BP77WSxnVIXTgIwyLYK/T2J+G5AJTYMBzxiEoQXkPhN88t4J",
+	"oscf8IK+v7OBNjOa6OWyKBjwcMpCdDoVc5CmgX7riHDxvnwj0H8i+Xp/y+bBgI9o9F7GE05VnjHSfHPe",
+	"Oz9+dXHVP2l1BtwbR1QELdh7ADM1gkb5bSOwx+8l15uzJ0CUO8B8FpGmsZjzMvBhe75l1u+swkUp3wU8",
+	"i2fGl7EyYmDBaxdOWZQnLCOQ6Cc7pGdyJ8EDQfFncBxIrfANjZV8SDD4nmZKBoZTZSZK0bjlKHg5GI8k",
+	"af7Qv0EFUNr5Cr9RQIY8T5IhERkZdodkxiiXoMzqmZdNBjP64cpQtOX8T6HPJOeSTEUCSYmUyEQoQo1v",
+	"smlM++BtQuN+kXfJ5tbNVXVA73bhf14vtHt6ywciJmcx99h56TZcg93VxCqtSkVYYZeT7NeHSNL6s0Cv",
+	"3C7JMX+tSiQ4E5NLs8ql3JA0Ycpzu77XiIo4pKnVHpEGC22uB+Z/5FwdEdBqX2tiwiJN0BRintb9MzIS",
+	"OY/8dpB1AnIS8y0EZHvS3tAqlWecRWd2QI9K7+zBl9OswqlGZViSTUS4n4qEkURMSBOdggnkTRi3NjXx",
+	"1a3Pl5gri1vcTlCeogWZDwe04vC1A5qub/qX7/vnvZdnffOX/fHk9Nr++uPpJTAA84+r/s3Vz42g8fKq",
+	"3/vx8uL0/Ob98Vm/d+XlBm7o0vLD2YxFMVWrAoAOCU2kIGiDhkO0jtwR0+drEvVZDcZ++YSuh0cIAeB+",
+	"r3E+iG0PiKIN13zkCzr+Ht1yEQsTmrGIjFDCMsETUKmhZH74q9z5qH//1PKGFlt/2toEv5LEr0u2Ln1x",
+	"S0HezjLHmZiRxaWuVzirfvu689jS2/5T7/QGfzLxPA/wwF/CDk5AN/CYcEOq2ESgY96uSWXxBBN1zF2E",
+	"eE3FslnMaeKdJSyTnL5YntW6rK5UZHVahchVmisCbxATfQPqlGaN+pT1DQW3jcbSSXzHOMEtkCaIq3DX",
+	"zYZNNYyN3TG1ITF5jZyyaKFGJ3BxMos5SzjMAswtOHyYhyjg97MZBN/4zHCs2kC/ha3Y0etXVRsX8oUQ",
+	"cx0SbeaeX30k3t1B3silTTtZlcC4/aILZrGkxaMs46S7FA7HDfTlgu182WHXhkbY4y0TBM0777ypr0nO",
+	"VuWY6wuPr5frJYreMrnNNV6TQ2iTRtajQVHPY/H4rbHGk0xwD3GEmdCKm00KVIJEgnD2QXVqwy1r8w/v",
+	"YpFQTP8fE6rhFEf4t6n9sXGYzFs7kjczlktFeV0GzqLY6Ir+sUpW48giy35zdUo4ndmCO7aEyW3MowAy",
+	"LcT4cMCHecYP5/mtoofmjcOYw+6HpLnf7R4aOxDkrUHMn6lTEHMTD5uxcS5ZdEQkY2SIUB62Au/QOae5",
+	"VrxUDCl4MMXuodbhb9k8wOHxVAVnNWOMaNQuDDx2BEru2WgqxO0TSf7cxvpa14UVKBIMLVhgeZnXDDwW",
+	"2SiOIsZh0KeHthrSE0kyrUOJrKx8pBFNKAK+YxKrI61IiYzFE05eCQTURRZPYl4zFxeqPdZKJ8y1DyCQ",
+	"eTglmcghI86WXCrLczk2NIjSCIxQ5qY4wRrLv9C+XrOEGVNTEbX1SowLHNZyUPO65qVJHCp46QUCB9O5",
+	"rHkQM+QUVcYeCqNKAx1nVfAQ4j2gPg3mHjKuaiZWQrQTPZGeedccy0hEcz0G2J6wvFlai3MyTzXrZ1Eb",
+	"dC/IFYfBDkyIgls96C9S1B1aRhWzZa7093svDgHpr5jK5m0oRFHzJSSic5oMSfPA3iljvtWa+dTUobDX",
+	"LI7q788djRM6ShgMZaARUUVHVDLHBJ0xqhXxmnGmSqVDLO6F9bde3dxcEri7fjOpn9sjUQpWhcZdsTuv",
+	"02hVTp+tRGYKVHipOZW3dYGGq9L2wnXGhbo8WVtFBIOYM9iVNbEUCdrkToR0lCc0mwd4nSmUbdLLwMpM",
+	"10qktmbQoBGQgUmJxKfFFV9IVcQ3ZyIyo/x4enY2aHzyqoUPCHWKGI0SY3/8MpGAK6yKIldazd/uBDCB",
+	"ME2TuWVn9jwm9I6RZu/y8uy0f9I6JEVRk8AYFQJrPAnIcm0TTS+dvQRYeAT4mRe4pcnEY03RKFEbca0f",
+	"sqxGKiuJozSBWncsi+JQVSvYcMYitKGDAyiLrDWaZgwrem2nhm0aJrlK2sH7XU2W2FxXsl+zdFX9rk2i",
+	"wwvwu9HgTjymvfjL2ZXu6dj1rwvLxHX79UUcbVsYrJWv7bD1y1llOukZQ8l7LBrWO9O/nZ1d/AQWE3N9",
+	"GkHjpH9+WmMmcc5qmZoX1HgVcpuqc1pCD0qrvYa4eSI48xP7LYjZaO7nKkqI22I+y4E5OKFqU8QDQjnp",
+	"nbw+PX8iCwlVzqViM9KkkAcjclN1ypEh/M7nmbir6HJX/X9/07++sQeBwP8ZjM3//ub0qu8e1fnF+4vL",
+	"0/PTi/NG0Lg5fd2/eHOD51atAFce5eqU0C9y2RcNrRgo2DA73UAquInDW6YejE0VSgkC5T2FCqRNg/d1",
+	"QQAlt6tJbLP5tzaOAQ+XSZtwvITS1gdvI8g3T0hbXSasZCmeICB4+kSSOArQYWDQECprPPEnP3+Bc/ZR",
+	"2lV+vcJxfCmEz77KNZwSv9abMYye8aSS51h/tigI5vDQgkXaz0kqROKvy7NtUKxZrbO0lXu+DkXqcWmu",
+	"ck2fKmld7OVrR6SLalbp7PZAa9WQHmd3pyaUaHUlTkgMXDGHTR303UJnmipzXzBelEGMbhlmKrWePxUJ",
+	"W+9tcHm/A+3ACXKyW1l9gMWF2fwEh+32jH6wxWuKSszW9mO0Y0MqDsmsiEUwLyKOAdLWhScI17mLmuRG",
+	"KCKSiEn1E+78OvbGrBRkEF8uDjTLOaSMmtiHIta0DGGB4I/NaZ+9QmXp4utE+BwWw3bbvtsu73lbQ0QO",
+	"DwEyErDFRw2eIGxHTMYRI+W5kaYW8zHb+H4aJ5VnMaSAY/o36QKHjzMcSE61uL1wTq21N3KzUngLxHK5",
+	"Gt6VJ2Zlw1iVgKQsM6QQcqtEymrtocWd41EJVYCGjfTR4C4xQwaE0XBafDcWaFMiozkk/hS1c4E4xxGq",
+	"L0caoQH/D0yF700k5gXq6nMwuUW+FiN/MkZw74R9iCXkQiO+H3S7JIlt5N6yY92hfV/oNDUf/zVnuRY5",
+	"UjWtnNACQasSsZqb4yNvxUm7YPHSPDy6B3nEF/wxa33SMY9VTI0JaO3bSRmwthHcTYDbMrwXg9gsxbV0",
+	"1JT7x0CZAu2VmDA1hSCZbfzuKQbzX1LMQV0fZFHhvBv46ulCQeyFrgizmBcTBl4X2Sl+6RTHX1M7e9Wi",
+	"rFnL4E9lhl0TFWf/3MyXVK5hBbr6lfBqMRWvdGFYKERnpnTi1zytwX9jKJhVber+LcZfscNaB/A6J2it",
+	"W3G1iJen0bYWRPPJyxrdGwu2YF3i2lJt6+uxmVlM0qXHRosWHRJjaQs7oenacqjVARWQMIn1VLMw9U5y",
+	"X6BxTZbYCkHT4G01GKE6oAteF26V3XmRQXPxh9WPNNXA/UAzEQO2ZDg6Bf7t+uIc/XxHJJc5TZJ5WU0A",
+	"yeB2EWFQxkQQxiNM/jW5vhCEGdIsi4vipvxJEQ7WLNKG0XLbWq7XHastQ8Pq4OovS87cooSblQIP1tYn",
+	"r+zRFof2bY00xzGnSVn4yHwTS2JinAJiQpw0RpsYJzyedRb6B5bsWF3trt7gc61E2kuSh+HvpgGNtq7a",
+	"76FYGoY8oiBho5GrdepM+OMMqkag+gILbn02RhdCoS8swBRe9NQnD8xyrfWLfUiTOIzVkcnnLsukQmug",
+	"4b/+678OaxP1TRTvlnn6jNNRUleSCr3ZaxlwsTHskVWKIzX5tvVVwe+3LQmOfuw1Fg1KMiH8ISo+18H6",
+	"YLo4vDXYVzuvUdGhzr4Ed5GsFqRfmRZr2JqBvwFMsHTS5frLg3y3Ej9XF5OoFNuFegCkd3larWpQVGez",
+	"pSU2KhxRnekc1PhYsogcn55cIR3G+WZ0TkLBOQsVhL2a+jmHhPL5dr62z61AsSxUYW2NzxCnqjUs1opT",
+	"Zj4jTdUkEztlLxbCnzMxw+jSmZhZB39RAsTxuW5XLcMjz+gxn0iSZmwcfwD7BSbrPXO6t5Hm/Fa+p6Mw",
+	"YuNWoIm2YknioJaWHmnmv6Vamn0j19TGK/EVhF/wPmmObhq0zGKeK9ayNrRDrJi2RR271dU5FmXURyyI",
+	"Ud7u9cW5vYlmvap7BcNBmpEI5Y5j1evMolaHvGaaDUoUmDQhUPSWGWOdYWNyIxZVXYJ5AoHQUh+bpgOS",
+	"8agszQppDrZ+uDEYGB/zESkCpK3sv2V8tMMGiyDYSqmjz+aKLxMR3pZMcb2xYWOrh+WaVYi+4bGSh9bC",
+	"suRmtXAyD8xr+HQHf7OvlNQNzd4dcmKOhBv3cT2cFwwSq9j3eog4zHoV9ghOxD1nEck5cCksvGhUI/2L",
+	"cWAWqBXAE9Oj0wn/kPA2tMfRo/v640iowr9lLP4q8eGVuCdirCBT7ub0+EcCgZcJmsd5ueYC9oXc+vzZ",
+	"fiUT8mB9XceKlLGatPQLpF8MieenaFn0+zUg1s25z25vDYE6lrjnfuuvL9z+6s1Z/7oRNPp/vulfnffO",
+	"3l//fH3Tf90IGhfn729enV6/v+5fve1f1QTeA+x6nyMwrzMBsQ90liafITTXSsfY9sEnTtEZk9icRZrm",
+	"EHLbuCTUMzY3ui0s/xoH8I4NCOxZ9jVi9m0MWlxB3bePi98yY8KgfW0ui11wUEHuWuxxoFeefnlam1wr",
+	"5A1b9pVwjmy7wEpPE44yB7z09eFrRUbc0SKRhP5Bnk5bi21iFo/d2wtZcxeTP9PZLBZ2E7iWjpW6fs0j",
+	"DXmCBdQzFgUlTGhyT+fmOnFPrvum8K+Fyka4WsyyyXZriqfjOT74aq+1qNsJNlmipROrUo/q9WkMTYAR",
+	"TACQZYc1cUcPtNavbjTmR2vbdBlHCciMpoE148C/kxjrpxj8/+1vf29s1yXM6Qu2LsVnEexvZE2ev+kk",
+	"KL282zjdl+nFVCRRtYWnxK5SChKeTAM9dE/bxtYb+5oX2hv6hPVtWexmGZBLStFUZIpM8jhi4EJ/TbPb",
+	"qCqsrL68NimyZAoOwFcfm/8qO9rYA67zxh4yZ5bVq7wsWlRt5yYrNajN7ySEYtfkpi1ECMKrJvwEJYvS",
+	"4GpzBBwhfDGsRk3rGmBV235tlpu6kHO5RvjajpNXWLBpqQB6cZlkSJVRYoymowTJJSPUNtPqrGimtVJd",
+	"WJKaSiHIAdMm+FOTBFxKu1viucHKtXnAGwlo9bnAD6jmvJmtvU5iA/XW37rnd29n/6f2cOtZwiQmzTCh",
+	"8czUKFpTwnqFld+iSdVe+EAntmmst4pwYlbcLRf3ktCRNe6Le05GeZxExhKocR+7LXZmUUAGdmQ5aLSW",
+	"peOJqJ1YQ/UHyA5IoOQcGmj0VLieUcxpBrZ+wzelBthE7Hb2nnWee/X6mYigvJd/Mq1jQBJTxhiZ0ojk",
+	"PBQzLIBrOt7IUr7E6eGwYU1+00SaUKXReHnGHy4urnd+uOhdHb+ysU7+HSUxzz/s0Fn0bL/GQ3oX10Nw",
+	"nCcJeXt8TXAr3qUbB0phqoU95lyfNF9czYv9/e+evnj+fH/v+fPdvRfdUdT9bncURtHTp929brT3IhyP",
+	"nj3tHqxc6k08q6Fg0OLEFg/EJa9Y2GYE4m4VhmUsYVQy0rzb7ex1nrZwDskgoDeJ+a1ZUoZBwknCImSg",
+	"w4mwP2kZ/X/h98MjgPAPgqSS5ZFom8lJ867b6Xa67b3u3rPdve7u7t7T/YNnbQNO8HcEZPinKM7UfIgz",
+	"eNDPLK88NUIJlNwTuToiLJGMDCN2N1w8NVzc+oKRFlTOVQmcO+rgs5eGFPn1nv4d9ckUqQnD8+kVJl3A",
+	"pFWzzqRTxqv+0n3XgTKwv+y962BBkU6eJeuJKky4OjXChsw9QGaNJtu0dSzbhXq4aRlduUlM5bYlgZ0i",
+	"S1unIG6TAFjbarEqGNqKvgjAVYfyheNg97svfO6SzznI0p2x1/X5M75y2GxcRnVjoyrZ+Vz0KHd0sCZi",
+	"dBE51vlrFrClgiG44nc+jUOyMM9iNdcQmBnvYRqbwsyxhs2U0QhbtoN82/hzu3d52tZvlEvGLz4FjRG0",
+	"PfCaAHuXp1DLGZJc8L0ypAF2AkwfByiGniqVVv3Bm8ZUuL06wBv+29/+3gqslx9Yw+XF9ZIhVu58dL3J",
+	"n3bKYTrkgifzBe83mM9NmN6aXXyCuPCx8LPQq/71DYkEsEglCJT46JBrW5ADjEAF0SbNk94PgKa2E6A+",
+	"4lZnwPtQnwRCYK6+PyYv9g++K0qjYMUZSZpDtyCEefqnv0jBh60jQgd8uToM2NOk0XfLWjIxLyqiQE3U",
+	"j5opFBnpn4Z6Qagim2GmcPxDrFAhxrjNJyj/Nj2FHH7729+HgUlaGHAT0mxK6hDE/1Zg2rENQZw+HCWU",
+	"3+qZBxzCPGMTz6VpUqiSeYf0ikIUIxFB3zd48dd8QZnnEW54wIuqdrg/fFM/x9vhfFQGeyCO7XeLrnED",
+	"rg9Rkjd/6na7XdJkMqQpi7CF3H0rIIp9UEX1ECjnos+BvLn5vv08gFqenA24/nP3GZF5lokJVYzgOIHT",
+	"DssUjU4ZheJnkNlLCdpMtQgo44gNOCWRyEcJ08QNGlE2h7tsv9sdAkQl2H0jxlKIY6Wc7O49J1DxVEIi",
+	"TkQVxTScAVe29BJGvxYI8kSSoQbZEBy30lQEpCE7JEMN+46Jyu3E0TAYcPwNgxWHARkCnDshxLnrvxHa",
+	"HaeZrSZE8KWepeOEaw6hKItJeLBGG2jmSEMmyZTeMcKFiaIZ8ObQIxDtFgKRQehhq0PO0WIFLmIMNQRl",
+	"fMDtsRvc6pDzHIM3bhlLTcwG+0D18ehzBrnT4qESMBidsIG+/BmTqeCSHRJq45Y1JF90u9/tvnixd7D/",
+	"3X73xYunWCn4xd7e06ff7XWfPnt+sP/ddwfPuy+GA+6Umiyq3EFz3yieaA7XDJMYam3LqciTiEQsxAaV",
+	"bGajzgZ8IrAcBWjfxOKLkSB/EHpNmmp0TuDjrPNGMtz0sAX3D6KFbtkc6RHCMtcgQzoCtYAI+xCyVBU1",
+	"nJg0tu24DB4ecDQyCs6gV/1wVbedWzZHcwSCp+BXh0vPD/WxzWIp9S5FZiozQUNkpiTZ7+4GeHtMKjZU",
+	"SZrROdzNCAOdCkV9wPe7TwMH6cw9K3+xpXVMzaUEc7PMsex394E18gE3qllZIwngIQSZUT63KCPJ/t4L",
+	"o0M59XmGeAH1SgccPALFAo2hFhtSDT+0gdC29ZtDLImTxCHjErSLGFjeONa8vNFLaThl7b1Ot5QCnN+A",
+	"OxuzXeOaJeP2VGhy7XobwymTyiwDiFPKRKoxKc3EJKMzPPPeKTJWfbMYiAeYl9QpSvEcNoBhNBx1tNHt",
+	"7OIqRMo4TePGYeMp/IQ6Ecg0lZZLOxFL2IRaT8ynoP7xzsfyj9PoEyYblFbpX4yMZFQhAxv3E9eRZAzL",
+	"Zc+3hXymRfn/3fLKimgO37qLlhHLT9yOziue7nx0KKhvtz4ptHxlxyk90/Asv26inURM5Befregft/Rk",
+	"Fqa+n03A085HWwFgw/N2CgZ8wbMu6sP7lipZMvb+XkR/LD/iNJVToXzPCt6387FQMz/tfCyViAfgwnWh",
+	"r34K1r78U6muOKAwoV9o4mTKq1bYl6A+hq1bRYuqGSnNbq0otlh35Agsr7Gtll4UnIDK/8skm0jGpOnL",
+	"r0mUkcyfmO/0Z2WuLzA8WyJc06+CDGt1rnEWS9UrthcsgnZhl4u1bUjTKeLRCogpRBAQU/EmIKZKSkCw",
+	"3g3Ia70z6LQPCAyCVYnBZUUhH7466ZOlbeKjdyAA1+I4JkCuEi636wmXewd5vyD4wJHvdbvGba5slO1C",
+	"HTvw0hZTra/4Ab4v0MPqyo2gir+PM/sGLFa4Ywt7fqowwDPL1YuoxmpEpFNwp0DdprAdrsu6a9QkQ4Es",
+	"fq9lRIjyBlYIebG/NMr78S5ouPy8cdh4e9r/qX8Fa6vepZ2P9p/mVpuLVcXPH1iBno2vfiqrT8QcyP5D",
+	"D+RK636C2+ECqKUK+mKZcRa43lys1wRFV4WNa98W7Gtu9EJ5G7zPCqoFaWXM8JNWcV2r/KY8wM/iOEEj",
+	"FdJHVGF4KL9gqgK5NdpsgQ74NyQ5OmW0LfmFmHLo2CVNoYZYFUXsgvJ9M6jW/7FqXuuIZAw6xEHhWxwe",
+	"aViHvBRqCnS17ARUjAR3CgToUIkMVXxYC9y+oj5qeQ3t3bOT7HdfLJPpExbGEavcBBC+X4po/sUugR3+",
+	"xBRjwutQPddP3/gSluU2ippRDyCU295j/f6Lh957UzuMNKGsYhWHpXUwS8ZVSzNHrC9GmqjEk1i1CC3e",
+	"Lyi4rODOpkQBcLMkxWVnNy/pvVYZo7O+bTXmEz8XubfjGdjsyNFgvFYqO6NSwUJALFuLgop9ULi7toRN",
+	"VHFwkQB98iTGwGdEjMkwjqy+LtmvRl8PyBCGt0+g7GjxKKKK2ieM37FEpAwMe9YagC2q5CMgbgUR0QAK",
+	"CwdOr3mRObInElK+ryEmoH2t38CDP4KM8Bn2sSH6HNrwoH164mIdK3pgrWH/UyFufx/CfR3XKRLLfuq/",
+	"fHVx8SN2bDDmYgzsHAaVIsKzXCrIrZ8P+NDWxL6JZ0wqOkstJrzh8QciMfTMIgLlkfNJUUb7kGB/vf8f",
+	"v5yyD+TV695x+/pVb+/gmcbKQcMgnp0FR+wYpAPj3khEc1vV1kw44BjUYUp4m9yuG6fMc8VATZpcGCNx",
+	"gCZgNPo+DwgXxqyLKokMjFEXeTCIjVWbbguUnAG3r0HZZCdL31ZFsIy0sFGimRANQ1UCdSmk+gl3skyf",
+	"1qCCY7lFj1Gtk2nhbOp0kz3HL+gqJzUxEcjAkhjr32gGEE84iyDgFGvkuPhCmvjY1l6XWAN++SytnFa3",
+	"jQIr67fhFdAeKm58aE9E24wHBtorev/a+Ok/GfHiK0kTbrmJGpGiLBNgKncVDd2rluoFMz/Q7b3u7mMt",
+	"9RoX90B2sftY7AWWaVoMWku9MnFYxnVtSaophXJUqTAPdnfjhXFZS2kydNkLvW+PABtR21hgOxeX/ave",
+	"zYXDeAojnF/Y0dryKb7ylUUd32gL1T2K8YqAqDyPo8YG9GUoUuiqYE0y4HigSTLcwuBiU+70UJik7As0",
+	"+po2EjiIVSYSPMzA1k00BonHlaYQW1AkPz2/fHPz3tQZRhe4qVc7FpmLzAYL18tJ+OLOR/jvxgZg8/ZK",
+	"bXwdTtUKRgXgnxQ2R3ttC08T5iIW6HzkRpqOY0ytRYdjEQZWZ+Sc0blTvMgcuZ3B2jyPCOX4CLrJYJ8L",
+	"p6SiVan3UZhIMOrDflJVyaFG4bLq3YNB4LTX2UcvUgxeQpHKrgKbZiQJy8iIJTG7M4YMXMOIJYJPJFHi",
+	"yLrnrdNdeQCuypJOFvaO087Y9Vbu7lEVt2NT+v1zZIiVJgsAhS129Mj2CsQJn/5YFKf+nVsmEJEoJ5rW",
+	"I9ocGT4M3grbDVODK+Y5cyxsiIQb0bZlZmzsZjvYT7ptyk7VGYCX2v5/xTNdmquGA92CGFiBJkiU0d7B",
+	"we4LghsDOuY2opYOPXwirfmQlF22pQtQ83gDbmEczp05nSWrIHmRMt67PL1OWbgdEO3AWxhRNDjMfGWu",
+	"ksMOquHqnUoQYOPwl3dV0DoxGC6IZkzRxrsCDk4HwVop79K88xWRyGly6AEMmmHAqqCBGFhpWBZyzBJa",
+	"hVTRRExyiKUvvqwgi9PecA2yVFuerkIX3MdaryAGrWHE15FDHCDmSmRKDokt5FzpgmloSSxtv8splXUc",
+	"yjSCrXMrHBw8ffa4Mmq1l2kN/hdH9djC6QVnLoZpkcnAeAw9OjGUBwKM3fakmM3l9iDdDsWCDWTUxazm",
+	"JQE1hTp9+sP/+KXX/t/v9P912y/ev/vYDZ49/fQvjRVBC26sQo2n3tdLv1khywtV5Z1QqifSdM4rVdrh",
+	"UgeBYWt1b/6F1vy2Mz8UGB9njEktPsYQD3fvMoz2fRyxhXLKvkr3MiBTcW9itGwR86KsPY/Kp1gp01bC",
+	"Dso4U39RcpgDDaHewuQdchbfMrIzYyqLQxD1oSW8LMwAetmVCQIihX4PI8IoQUTCSLeicbpdTBJLdeSP",
+	"YrNxck+X5fcfmFrsMfA1rU4LU9UQhgJPTX1SSyC2NdY8fSiBqCzCIFVRNHWp7r3N8ccK6lDMwOk/MUZf",
+	"wgZGGz9Dcks/17JtG3++jhtdanlVxn9lpLn729/+z0G3GxS1kw66rTr+8lnxIl4z77CsjF00pkgzdheL",
+	"XBZlsL2sDqtpb2Nn/pqMzq3+7cFmzWn0bvQW7UF+kdAVO1iljQH2U4X5NL0DW7qLd26V7w2xznVGIbtI",
+	"GBa1WnTB698NNLb2N1QV4cpR7S8zKZzrUfXHGlxxczK2EI6KY/VTP0PQNS/J+TjmsZy6VXvlEVTyxRhw",
+	"r1CMACp5QVBtfVFIN56xN0QX4ysPaoXjEhO+9tWzWVurgVmqR48rakJYE11o7GAXU1Q0rkifC2WNt7i8",
+	"wcPdw++CRprXmDWtC2I5UaNDhgV5GNr01aInrrH3DbjGN3ADz6gybk3IAyGLPa/BxYo9cm0EExpANZQG",
+	"3AUT1uOExAktSWpoQQaHNPFikPKBuS4+52iuvgytepjRbsO2LVUEh3Nf6TB8TPNeL02T+WoHosWWewrH",
+	"mtDQEO0v6R3cch2meMQDycCL7d7ffbrl+wcPJTPHsC1sGwuAdi5rUwsFKqNc0hDdDiUncMsAEQG6E0ZE",
+	"z8SdLdmxiv6s9jMuRFT5ZIpqzkO9gNsvX9vIA1lJrP18F6THEbhlv4KPX0Ww/geQkAtYrJORH5s19xy7",
+	"hdMSIda8Y14N514nWG+k0H0Od97wCi0nBtXJZ26jkK9/9GtDTB777PXkSXzHbCsTcI86WAC2HkjLQ48q",
+	"OK0f88SDB6ZVbYUgO/qUM5F85cDC6kpLB3oVKY9xLS5iPr5gthE2myK3jy1xmWlXyzo2FhplrlBk0NyF",
+	"hiFLFYtaGrEDkvOESRNcDeZSXjRHamLvl8DW9DLy2t4XDmM3LZf90cVlbQiT7GPdIEVZe0ztdkuPzZnC",
+	"uAJMz3Dy2E1kfHOpNXGLKGH6Q5oE3aLgrz8NZ4h9txmPyFADbqgHmDBlPQWhmJkaPlpZMh7gB9G1p49p",
+	"c7A5GBqkDuydJCgSMY713UoEM7ltisaJAfb9VJh8nHkLIKXQE/xEVjOyAYCxKlP0QS6Hkk9R55F9/NCl",
+	"NCBX/es3r/sBtK4yV+A/sVvTf/54enbWgjduelc3mIMA/3z//dXF6/fnFyf9CutwmYQlr5s4/bcj3Jsl",
+	"J9gv6rIU/sgreCRRozi7JxIzDOTXzSf43QseNnijzg95AYmA+rzAAZfEnJGmJrNX3x+T5989PyAh5YLH",
+	"IU3gjMEMLjXTh67UWcSyVgD1TniAiXCqEtE8pVi4OWERyvZlkAlMNuDDj4NG+eOgcfhx0IjiCZNq0AgG",
+	"bkwq/G3nxj9sOPyg8enT0ASvD/hoXiktyeZOifnlmJ9Wh7xlWTyeaz4txmOAgcaLAR/CoRcBMnf42ven",
+	"Z33SbpcjkB/7Pw+PMA7evNuZRbB3NWUDjrGOmCKooR2n2C0GwwQTyic5nTBvckH/QyoyG3q0nQrxoc2j",
+	"Zd61UcCMucEB9msEblQ9tqJgZcbAAsnZt77tYmSO2x4WleT8BFEWYG0OFkOgEETbRTn9o9z1HUTT2iv/",
+	"tnd2emLboJvjnVI5JVgPFWsyIa46p24yP/BqDbhzt1Ao0TQDiuIi7hyRN+e98+NXF1f9k3Iad4ZRrgac",
+	"C1PTyZnpTuThlMmiXw6zQlCVqnCh9DIsaUEpqMAC8wYJaT6ZKpKnh5CqktAJMoDWETk9B0gMeBFMiH3D",
+	"RjQqKZx1OWMNJryx97H02rqRijzorj4oOvCtg8p1N7mK7o97RQ1VVQs3tbigExpziUK9wa4SC/7JrqYt",
+	"6LLWSnQmJmtjC17ZwBlN0GQRYOBEGOx260MMtCJxBh0z6qyhW8cZXPX3iAmXIs3f/uu/yV636zTfCwj8",
+	"dvBM6zRpnLAIAoayHKzk+iqCBQjIcyzRd8UgKzljPGLQGGX4S5Fj+I78ctZ/2z97Z+OCh2U4MJRj0yJK",
+	"nmpxJqSSBbbRE97uffJj/LIz4GiYKgzxgHkFfbOiQ6wkS8akqSnJaE6oqbBHCjNvi4CuS5WNJ8qzMQ3Z",
+	"gC+VAoD4eMn07Q9txbBB44pN2IcCdkoIkgg+Ic0Z/bAAxFZn0ACa4zvTcZwoll2aiLVgBbv/mgboMzG5",
+	"LBxky6QIsPXbJsvc2P7veHMWjJFPJEnEJCj8qcmcIGARLygnDqL/89kowfS681H/R/85yhhFWrwqHOU4",
+	"YTR7Wb76BQNSHtGgB7v4wwb3hw3un9oGdwXOZlipvuRPJCnv+LbWtMejZutfPweK5YbWLBjpmPpiFOrL",
+	"ezvKpX2j/LG11PGaqT8o4x+U8Z/ZO0FzWRJGMmJjkTFCi8RDLHeL4XDs1xzahWPMG1SwodVudGjgaD2O",
+	"g2JBavsGjubtCPQql7R+73dHn7FhwT+YIxrMd384lv8g3f8THcv6//uX7/vnvZdnffzD/HRyem1++/H0",
+	"MiBvzvG/V/2bq5/1fl9e9Xs/Xl6cnt+8Pz7r967AY6VJ6+PQ8jQTUOsR0aImbxCC1mciYgnJmNOySZ+V",
+	"Na0Kjia1kCbJUcGqwHBvXykqMkBankZ36KRne0f8lWWiQ3rFiMgBwX4/4MW3xiFmmuGWyyfN/e6Lls9G",
+	"7to6L8vtPkIqfTlZDSEtl/97L5hwY2KI9F0FgQVp7FgkmvYX2OAxuru1RrH7XQz5LXMSirtqHYV/HKu7",
+	"U617oYhfnbm96MP1FfGumKMG3exSv0mijKZrTvawKRXEIwLtqR4vGybw5mZXYsrrM7TXxpg/BG0W4uS/",
+	"dRnIi2pKAebbyIUgC7jTlNiK9jbN0+4qGPAitBaDMKxek7KMjLVYgKUfkJhgJWPihtZn0G0IomGwlLAp",
+	"uThc7DxjSrw7JYHKVTb3ul0vT4AJHh6O6qmh+I1VBlNIr7Dm/FFfcNv6gn/oK3/oK/+c+opbnlKMnSIe",
+	"GHb3unf+pndW1uLRh+1UpGxt7HbcUBepYYJSifTbsL9F1iBSR1j7fVmG9OJ6SfJIhP4PY9AfxPV/AHGt",
+	"Esubi8v3vbMz8tvf/i/WYsAwGwpNvxzBpkJJH2ysKaDVxqb4a0rBFK/3zdtfU8xbmGx1VTdcfmALBWCB",
+	"pyxPtPw/VSoNSt2ApJkImZTeMoIwTFn27dA/BqBJMYyjOpZNZDcphLIE/R2YbSfK5u0sx+7fXh3J7UAJ",
+	"WQtIJ1KRKWzTCoDAhgOmfAtmYSVMop0Mng14SqU09wIDfyQR44DcT+NwSsYxBKLZgNCy9RzaT+6ha+SU",
+	"3kFwrNaTftAoSslQz3NiUr+HWLhrmGZMMmUC14Ylzxr69KOTbH6V8yu93K/UcsXM8G38z3ZyfV71Aen6",
+	"6eObStIEyv9WTGkFXzUJJmU7UH3SZZa/xhSDhffQMKXAEMSlza/KYnr/8k1ZX0RxkYA8JrGqVUzh6bco",
+	"SmgoG1w/LOSsVMwnsgihlQExvQMDPH86SxNWFPTB+/sAaretDIsAvJmnzLWC1iHAjlnXVnzr0nzzKAiB",
+	"k60qql6A9hvkkwA8nhTHS5oZo9G8PaMRq15u2QrcFiHlgR0RNkvVHJIXzNnYEoK/O2TJoZzNFjTjDXzw",
+	"iITjjVwRTwzLt7bOb0NKXol7rTTcZzFWAXPE7THqDbiuQ0LJJI8jFhQlqixFqbALbBuexXSUmJSaIqhE",
+	"gsCt8fGb41F9/9G+CYIvwGB0Bli7ZAzUDEwZ44KkdBLzySFU0CmSdiiZUh6N86S1vu2osyQMwhf3nOQ8",
+	"Xi7QT2giOMNA/iHONgxAfVko1o8/GpW05W9Ueu1A4lEuwypy6cCgU9d603mnUsbwSwjrcudj+cdmtQuL",
+	"1/8oX/hZ5QvLawYGCoPHxa/QzSqD6ne2l3zCZk66XjiNkyhjvL6qYTHW1rJq4CcQN0t9I0r6Z4vJ2WK8",
+	"IeVkxAiL4OZD4eKiEh3w3ss3N6RJbWk/I8KRhI3Vukp1SFtK+NHa1h9o4WB1PTyg4tcm7Tsq3PRxqMYG",
+	"ePONizV6VhIYC4/NZGMfNCDisoKjldTrijd+FYZ47VC4jUs4esBMhnF9+UZsw7eifKO9wZ7ijaUmoz8Y",
+	"8ObQCEQWXB2wdvzSfde5nzLegYLYw1aAUq0jZEAunMnSG/Dmcf+sVdo8kJyYyJFYFklzNpMTeA1eM+cc",
+	"BrzpfAz7g0typGWAcB4m7EhvAzqFPycRY2mrrEVpzxuNKpuVoSTLVAafD/g6NAvMtFrakrcsqitp+aVY",
+	"2Fetalks0lqffm+lLbeiVV+1uOXWK/ms8pbfuFxluRNsw+mKkLOI4N5HrMqfW5tQ2e2qVNbKkDthxiLG",
+	"VYyFS+rEySt2J27Zcfnu1xUncbro8XmlnnZBjn8CGGj2DS1NiRK3zBT2HeeSRRAEaproY4NY27PacWd9",
+	"GalOC0VFjYcK33OFIpMqsU7SipXhOLYNmYkudffryrOSziWa6L1SVwU9HoGSOfPV+WiLN55IMmOKRlTR",
+	"b2Hu8i6ENDEAGDrwa5Sy/g/TDQ45aetbyFy17QAR9ZvD+a18jy1O9p87qfOHkEqfUR6JGRlBxn9Z3UTm",
+	"s9aAi5SZoDU60XJG7/KUNNF3rP/eudttgUkPLk+538CE4IK1YMBZItlRtfSQFlDAVqGnvX7Va+8dPLMK",
+	"jmmuYjzMUIN7wCt6ydSoGOVJHZJYyhx6Ymihy5J1LQUVctqA2/iuh9CEAQf9T0+xeJ2BDhvdsVhRh/QG",
+	"fOi7AKdS5iwaGs+bqSkEfuUYnmgYlNg24LBab4QgjLSK0C8WyMgzSXKu4gSd3MWXWtCLMyYDskuUIM+/",
+	"e9bVKuSc0ax1hKqjyFVAvtvrkubTLonoXLY65NwlP1DPFMrT6KUf4WbMcShBMoGNVGqqb6gEVucvvqHX",
+	"s23xDYgLaUumIaLp6fHpyZUkzb3u0063s7v7tNPd2dsP9BXYPYxGzw8Pd57uQUNWGkUZk5K5eK8JcSg4",
+	"ZyFmFQSFZP50z4UP5XP7fYf8uf29yO5pFrFI/8t22wG0H7FpjJcNiqvnGUSb5lKvNM3Eh3kdoGiSiHsW",
+	"9ewi68ss7z/3dqR9OO//cmIl3oBtWEJQanKGqiGJ0NQBiC621IaVHtNwytrHZcZfdWAu2kCsD91unaa6",
+	"k1FzOitrhXx65E62cI+0qAo3aFniKUnzoixQ0LlquA6g4IPdrHcsk6tScW5s3OyYhqbNFpaLMx8OC70Z",
+	"f38/yuMkeh/zsRgSbE5lQxUSRiWmkuq/fxAklSyPRNuMhOEt8DlmdxjeJXItK+lP3h5fQ9hP0S0LECie",
+	"Mc29GRgGAU4ZY2RKI5LzUMxmsVJQdInyCTNtl34QRAmRoIpf6P0JVWORzTqkx+eFwAYGGGA7SzIdmMWE",
+	"IM1YoXxmY7zoSORlTx1oxm8FC9OrMomNsKvlO72qEQshO5dWN0iddVowKZYkUKRHX+3MyC23XN+fcULv",
+	"9ZUiKpt75cS35rS/opBop6ghAni+1nGEEsQD+nEtiXkOEjmiSbVTmz1pKfIsZCWkoXJxtUGmmxqiR1rj",
+	"LZgymqjpX1e5GV/BK18T8maG+sSvEMo0S5KnqzuAnsV3jDMpDy2Kuh+WkMFNm46gpg/dSjpie9UB61zT",
+	"p25157kjIsOMpswmhRS9X40a5Xax816E12a5m5WhTRMaP6TCpNnwA/vNPZjHXGZipslhLguQN/U+tFwo",
+	"JGbvY7VOLfV5ugFqnfSWza2h1Mo0vsNfeS0gsGDlrbjSb3ybSwFTa2IJNxzO6GDrHn81N0iPHZdXSKuc",
+	"I838rIOlbP44iydZ0a2oiF/2XbLqdB8bI0YzlumZtSBI0/hHBuvQsh4SLZ/WcLNAHOHfJli58FKZOFm0",
+	"GicihGRbcGhPlUoPd3Z2977rdLXkffi8+xyr8OVZ0jhs7ICoaRa/OLelKyZozIDI8MBOKRWbPS9rAdeF",
+	"oxspeZyVzWc6Sx3WZcPfLHBFg18zgG2+6lmBolnRgzMwa8CuD4Ft9gGrS8REHpF7NpoKceuO7eQz+IZn",
+	"LLPDF5mv7uc21NcHnIX6z6YAdmVyLPW8/PG/az0ZQFt0mySaEpeANqjrDGZ6kPuBjLUuA6i52gYBhkVl",
+	"5vYYI1KznDvj2Vxcz9YWQyCkhlPZQdMwfQyKgEBVcV8ufinC10UVR1au0Tp5JMmUaaG0CO4no3k13MDO",
+	"JDgzKwQIjp149CeyCOJ35i+C9mvAWGuoOcRwS+pTHpp6zlP8QwuuaSYmGZ214M5J62SOpBMZ6Le5gk1A",
+	"Tw5cQWS3GhIZBghCF/uZvj2FARQb2yvryTPqSUizLGaS/AxcojxK1OloqA7JboecQZXKQ/Ks27VmG82V",
+	"ZjHPFaZwuurjXpfcZ4JPnB8X3kYZLyDPoBQmGYlIr6G5v/ciIPu7T1vuGUzAa+SFPzRUL3+FnRdcvRgB",
+	"OqMvD/A9qkygDdQKpTIPp1qt0sdghNgKKQPp89O7T/8vAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -22,10 +22,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	app := cli.New(ctx, stdout, stderr, os.Getenv)
-	app.AddCommand("version", "print the version and the Go toolchain", false, func([]string) int {
-		printVersion(stdout)
-		return 0
-	})
+	app.AddVersion(printVersion, printVersionJSON)
 	app.AddCommand("serve [flags]", "run the server (yukta serve -h for flags)", true, func(args []string) int {
 		return serve(ctx, args, stdout, stderr)
 	})

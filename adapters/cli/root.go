@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -185,13 +186,42 @@ func (a *App) AddCommand(use, short string, raw bool, fn func(args []string) int
 	if !raw {
 		c.Args = argsBetween(0, 0)
 	}
-	// Before the client commands: yukta help lists the server first.
+	a.addFirst(c)
+}
+
+// addFirst adds one of the binary's own commands before the client
+// commands, so that yukta help lists the server first.
+func (a *App) addFirst(c *cobra.Command) {
 	cmds := a.Root.Commands()
 	for _, x := range cmds {
 		a.Root.RemoveCommand(x)
 	}
 	a.Root.AddCommand(c)
 	a.Root.AddCommand(cmds...)
+}
+
+// AddVersion adds `yukta version [-o table|json|jsonl]`: text prints the
+// line, json the same fields as GET /api/version (one line, so jsonl is the
+// same).
+func (a *App) AddVersion(text func(io.Writer), json func(io.Writer) error) {
+	c := &cobra.Command{Use: "version", Short: "print the version, its revision and the Go toolchain", Args: argsBetween(0, 0)}
+	addOutput(c)
+	a.local(c, func(e *env, _ []string) int {
+		if !e.machine() {
+			text(e.stdout)
+			return exitOK
+		}
+		var b bytes.Buffer
+		if err := json(&b); err != nil {
+			fmt.Fprintf(e.stderr, "%s: %v\n", e.name, err)
+			return exitFailed
+		}
+		if e.output == outJSONL {
+			return e.emitLine(b.Bytes())
+		}
+		return e.emit(b.Bytes(), "")
+	})
+	a.addFirst(c)
 }
 
 // env returns what a command runs with.

@@ -1743,6 +1743,15 @@ type SupervisorId = Id
 // WorkflowId defines model for WorkflowId.
 type WorkflowId = Id
 
+// Forbidden defines model for Forbidden.
+type Forbidden = Problem
+
+// TooManyRequests defines model for TooManyRequests.
+type TooManyRequests = Problem
+
+// Unauthorized defines model for Unauthorized.
+type Unauthorized = Problem
+
 // ListApprovalsParams defines parameters for ListApprovals.
 type ListApprovalsParams struct {
 	// Status AWAITING_APPROVAL (the default), PENDING, ALLOWED, APPLIED, DENIED, or ALL.
@@ -3488,7 +3497,27 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 
 }
 
+type ForbiddenApplicationProblemPlusJSONResponse Problem
+
 type ProblemApplicationProblemPlusJSONResponse Problem
+
+type TooManyRequestsResponseHeaders struct {
+	RetryAfter int
+}
+type TooManyRequestsApplicationProblemPlusJSONResponse struct {
+	Body Problem
+
+	Headers TooManyRequestsResponseHeaders
+}
+
+type UnauthorizedResponseHeaders struct {
+	WWWAuthenticate string
+}
+type UnauthorizedApplicationProblemPlusJSONResponse struct {
+	Body Problem
+
+	Headers UnauthorizedResponseHeaders
+}
 
 type ListApprovalsRequestObject struct {
 	Params ListApprovalsParams
@@ -3528,6 +3557,56 @@ func (response ListApprovals400ApplicationProblemPlusJSONResponse) VisitListAppr
 	return err
 }
 
+type ListApprovals401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListApprovals401ApplicationProblemPlusJSONResponse) VisitListApprovalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListApprovals403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListApprovals403ApplicationProblemPlusJSONResponse) VisitListApprovalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListApprovals429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListApprovals429ApplicationProblemPlusJSONResponse) VisitListApprovalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetApprovalRequestObject struct {
 	ApprovalId string `json:"approvalId"`
 }
@@ -3550,6 +3629,39 @@ func (response GetApproval200JSONResponse) VisitGetApprovalResponse(w http.Respo
 	return err
 }
 
+type GetApproval401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetApproval401ApplicationProblemPlusJSONResponse) VisitGetApprovalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetApproval403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetApproval403ApplicationProblemPlusJSONResponse) VisitGetApprovalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetApproval404ApplicationProblemPlusJSONResponse struct {
 	ProblemApplicationProblemPlusJSONResponse
 }
@@ -3562,6 +3674,23 @@ func (response GetApproval404ApplicationProblemPlusJSONResponse) VisitGetApprova
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetApproval429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetApproval429ApplicationProblemPlusJSONResponse) VisitGetApprovalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -3605,6 +3734,39 @@ func (response DecideApproval400ApplicationProblemPlusJSONResponse) VisitDecideA
 	return err
 }
 
+type DecideApproval401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response DecideApproval401ApplicationProblemPlusJSONResponse) VisitDecideApprovalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DecideApproval403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response DecideApproval403ApplicationProblemPlusJSONResponse) VisitDecideApprovalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type DecideApproval404ApplicationProblemPlusJSONResponse Problem
 
 func (response DecideApproval404ApplicationProblemPlusJSONResponse) VisitDecideApprovalResponse(w http.ResponseWriter) error {
@@ -3629,6 +3791,23 @@ func (response DecideApproval409ApplicationProblemPlusJSONResponse) VisitDecideA
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DecideApproval429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response DecideApproval429ApplicationProblemPlusJSONResponse) VisitDecideApprovalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -3700,6 +3879,39 @@ func (response StreamEvents400ApplicationProblemPlusJSONResponse) VisitStreamEve
 	return err
 }
 
+type StreamEvents401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response StreamEvents401ApplicationProblemPlusJSONResponse) VisitStreamEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StreamEvents403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response StreamEvents403ApplicationProblemPlusJSONResponse) VisitStreamEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type StreamEvents404ApplicationProblemPlusJSONResponse Problem
 
 func (response StreamEvents404ApplicationProblemPlusJSONResponse) VisitStreamEventsResponse(w http.ResponseWriter) error {
@@ -3710,6 +3922,23 @@ func (response StreamEvents404ApplicationProblemPlusJSONResponse) VisitStreamEve
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StreamEvents429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response StreamEvents429ApplicationProblemPlusJSONResponse) VisitStreamEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -3783,6 +4012,22 @@ func (response PostWebhook401ApplicationProblemPlusJSONResponse) VisitPostWebhoo
 	return err
 }
 
+type PostWebhook403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response PostWebhook403ApplicationProblemPlusJSONResponse) VisitPostWebhookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type PostWebhook404ApplicationProblemPlusJSONResponse Problem
 
 func (response PostWebhook404ApplicationProblemPlusJSONResponse) VisitPostWebhookResponse(w http.ResponseWriter) error {
@@ -3793,6 +4038,23 @@ func (response PostWebhook404ApplicationProblemPlusJSONResponse) VisitPostWebhoo
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PostWebhook429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response PostWebhook429ApplicationProblemPlusJSONResponse) VisitPostWebhookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -3835,6 +4097,39 @@ func (response ListInputs400ApplicationProblemPlusJSONResponse) VisitListInputsR
 	return err
 }
 
+type ListInputs401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListInputs401ApplicationProblemPlusJSONResponse) VisitListInputsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInputs403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListInputs403ApplicationProblemPlusJSONResponse) VisitListInputsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListInputs404ApplicationProblemPlusJSONResponse Problem
 
 func (response ListInputs404ApplicationProblemPlusJSONResponse) VisitListInputsResponse(w http.ResponseWriter) error {
@@ -3845,6 +4140,23 @@ func (response ListInputs404ApplicationProblemPlusJSONResponse) VisitListInputsR
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInputs429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListInputs429ApplicationProblemPlusJSONResponse) VisitListInputsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -3889,6 +4201,39 @@ func (response AnswerInput400ApplicationProblemPlusJSONResponse) VisitAnswerInpu
 	return err
 }
 
+type AnswerInput401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response AnswerInput401ApplicationProblemPlusJSONResponse) VisitAnswerInputResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AnswerInput403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response AnswerInput403ApplicationProblemPlusJSONResponse) VisitAnswerInputResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type AnswerInput404ApplicationProblemPlusJSONResponse Problem
 
 func (response AnswerInput404ApplicationProblemPlusJSONResponse) VisitAnswerInputResponse(w http.ResponseWriter) error {
@@ -3917,6 +4262,23 @@ func (response AnswerInput409ApplicationProblemPlusJSONResponse) VisitAnswerInpu
 	return err
 }
 
+type AnswerInput429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response AnswerInput429ApplicationProblemPlusJSONResponse) VisitAnswerInputResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetJournalPublicKeyRequestObject struct {
 }
 
@@ -3934,6 +4296,56 @@ func (response GetJournalPublicKey200JSONResponse) VisitGetJournalPublicKeyRespo
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetJournalPublicKey401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetJournalPublicKey401ApplicationProblemPlusJSONResponse) VisitGetJournalPublicKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetJournalPublicKey403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetJournalPublicKey403ApplicationProblemPlusJSONResponse) VisitGetJournalPublicKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetJournalPublicKey429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetJournalPublicKey429ApplicationProblemPlusJSONResponse) VisitGetJournalPublicKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -3965,6 +4377,39 @@ func (response GetOpenAPISpec200ApplicationyamlResponse) VisitGetOpenAPISpecResp
 	return err
 }
 
+type GetOpenAPISpec403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetOpenAPISpec403ApplicationProblemPlusJSONResponse) VisitGetOpenAPISpecResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetOpenAPISpec429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetOpenAPISpec429ApplicationProblemPlusJSONResponse) VisitGetOpenAPISpecResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListPluginsRequestObject struct {
 }
 
@@ -3982,6 +4427,56 @@ func (response ListPlugins200JSONResponse) VisitListPluginsResponse(w http.Respo
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPlugins401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListPlugins401ApplicationProblemPlusJSONResponse) VisitListPluginsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPlugins403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListPlugins403ApplicationProblemPlusJSONResponse) VisitListPluginsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPlugins429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListPlugins429ApplicationProblemPlusJSONResponse) VisitListPluginsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4025,6 +4520,39 @@ func (response GetPlugin400ApplicationProblemPlusJSONResponse) VisitGetPluginRes
 	return err
 }
 
+type GetPlugin401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetPlugin401ApplicationProblemPlusJSONResponse) VisitGetPluginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPlugin403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetPlugin403ApplicationProblemPlusJSONResponse) VisitGetPluginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetPlugin404ApplicationProblemPlusJSONResponse Problem
 
 func (response GetPlugin404ApplicationProblemPlusJSONResponse) VisitGetPluginResponse(w http.ResponseWriter) error {
@@ -4035,6 +4563,23 @@ func (response GetPlugin404ApplicationProblemPlusJSONResponse) VisitGetPluginRes
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPlugin429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetPlugin429ApplicationProblemPlusJSONResponse) VisitGetPluginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4061,22 +4606,25 @@ func (response GetSchedulerStatus200JSONResponse) VisitGetSchedulerStatusRespons
 }
 
 type GetSchedulerStatus401ApplicationProblemPlusJSONResponse struct {
-	ProblemApplicationProblemPlusJSONResponse
+	UnauthorizedApplicationProblemPlusJSONResponse
 }
 
 func (response GetSchedulerStatus401ApplicationProblemPlusJSONResponse) VisitGetSchedulerStatusResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
 	w.WriteHeader(401)
 	_, err := buf.WriteTo(w)
 	return err
 }
 
-type GetSchedulerStatus403ApplicationProblemPlusJSONResponse Problem
+type GetSchedulerStatus403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
 
 func (response GetSchedulerStatus403ApplicationProblemPlusJSONResponse) VisitGetSchedulerStatusResponse(w http.ResponseWriter) error {
 
@@ -4086,6 +4634,23 @@ func (response GetSchedulerStatus403ApplicationProblemPlusJSONResponse) VisitGet
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSchedulerStatus429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetSchedulerStatus429ApplicationProblemPlusJSONResponse) VisitGetSchedulerStatusResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4128,6 +4693,56 @@ func (response ListSessions400ApplicationProblemPlusJSONResponse) VisitListSessi
 	return err
 }
 
+type ListSessions401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListSessions401ApplicationProblemPlusJSONResponse) VisitListSessionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSessions403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListSessions403ApplicationProblemPlusJSONResponse) VisitListSessionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSessions429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListSessions429ApplicationProblemPlusJSONResponse) VisitListSessionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type DeleteSessionRequestObject struct {
 	SessionId SessionId `json:"sessionId"`
 	Params    DeleteSessionParams
@@ -4161,6 +4776,39 @@ func (response DeleteSession400ApplicationProblemPlusJSONResponse) VisitDeleteSe
 	return err
 }
 
+type DeleteSession401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteSession401ApplicationProblemPlusJSONResponse) VisitDeleteSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteSession403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteSession403ApplicationProblemPlusJSONResponse) VisitDeleteSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type DeleteSession404ApplicationProblemPlusJSONResponse Problem
 
 func (response DeleteSession404ApplicationProblemPlusJSONResponse) VisitDeleteSessionResponse(w http.ResponseWriter) error {
@@ -4185,6 +4833,23 @@ func (response DeleteSession409ApplicationProblemPlusJSONResponse) VisitDeleteSe
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteSession429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteSession429ApplicationProblemPlusJSONResponse) VisitDeleteSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4227,6 +4892,39 @@ func (response GetSession400ApplicationProblemPlusJSONResponse) VisitGetSessionR
 	return err
 }
 
+type GetSession401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetSession401ApplicationProblemPlusJSONResponse) VisitGetSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSession403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetSession403ApplicationProblemPlusJSONResponse) VisitGetSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetSession404ApplicationProblemPlusJSONResponse Problem
 
 func (response GetSession404ApplicationProblemPlusJSONResponse) VisitGetSessionResponse(w http.ResponseWriter) error {
@@ -4237,6 +4935,23 @@ func (response GetSession404ApplicationProblemPlusJSONResponse) VisitGetSessionR
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSession429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetSession429ApplicationProblemPlusJSONResponse) VisitGetSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4295,6 +5010,39 @@ func (response PutSession400ApplicationProblemPlusJSONResponse) VisitPutSessionR
 	return err
 }
 
+type PutSession401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response PutSession401ApplicationProblemPlusJSONResponse) VisitPutSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutSession403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response PutSession403ApplicationProblemPlusJSONResponse) VisitPutSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type PutSession409ApplicationProblemPlusJSONResponse Problem
 
 func (response PutSession409ApplicationProblemPlusJSONResponse) VisitPutSessionResponse(w http.ResponseWriter) error {
@@ -4333,6 +5081,23 @@ func (response PutSession415ApplicationProblemPlusJSONResponse) VisitPutSessionR
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutSession429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response PutSession429ApplicationProblemPlusJSONResponse) VisitPutSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4376,6 +5141,39 @@ func (response ListExecutions400ApplicationProblemPlusJSONResponse) VisitListExe
 	return err
 }
 
+type ListExecutions401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListExecutions401ApplicationProblemPlusJSONResponse) VisitListExecutionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListExecutions403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListExecutions403ApplicationProblemPlusJSONResponse) VisitListExecutionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListExecutions404ApplicationProblemPlusJSONResponse Problem
 
 func (response ListExecutions404ApplicationProblemPlusJSONResponse) VisitListExecutionsResponse(w http.ResponseWriter) error {
@@ -4386,6 +5184,23 @@ func (response ListExecutions404ApplicationProblemPlusJSONResponse) VisitListExe
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListExecutions429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListExecutions429ApplicationProblemPlusJSONResponse) VisitListExecutionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4429,6 +5244,39 @@ func (response GetExecution400ApplicationProblemPlusJSONResponse) VisitGetExecut
 	return err
 }
 
+type GetExecution401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetExecution401ApplicationProblemPlusJSONResponse) VisitGetExecutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetExecution403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetExecution403ApplicationProblemPlusJSONResponse) VisitGetExecutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetExecution404ApplicationProblemPlusJSONResponse Problem
 
 func (response GetExecution404ApplicationProblemPlusJSONResponse) VisitGetExecutionResponse(w http.ResponseWriter) error {
@@ -4439,6 +5287,23 @@ func (response GetExecution404ApplicationProblemPlusJSONResponse) VisitGetExecut
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetExecution429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetExecution429ApplicationProblemPlusJSONResponse) VisitGetExecutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4498,6 +5363,23 @@ func (response ControlExecution400ApplicationProblemPlusJSONResponse) VisitContr
 	return err
 }
 
+type ControlExecution401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ControlExecution401ApplicationProblemPlusJSONResponse) VisitControlExecutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ControlExecution403ApplicationProblemPlusJSONResponse Problem
 
 func (response ControlExecution403ApplicationProblemPlusJSONResponse) VisitControlExecutionResponse(w http.ResponseWriter) error {
@@ -4536,6 +5418,23 @@ func (response ControlExecution409ApplicationProblemPlusJSONResponse) VisitContr
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ControlExecution429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ControlExecution429ApplicationProblemPlusJSONResponse) VisitControlExecutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4609,6 +5508,39 @@ func (response StreamExecutionEvents400ApplicationProblemPlusJSONResponse) Visit
 	return err
 }
 
+type StreamExecutionEvents401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response StreamExecutionEvents401ApplicationProblemPlusJSONResponse) VisitStreamExecutionEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StreamExecutionEvents403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response StreamExecutionEvents403ApplicationProblemPlusJSONResponse) VisitStreamExecutionEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type StreamExecutionEvents404ApplicationProblemPlusJSONResponse Problem
 
 func (response StreamExecutionEvents404ApplicationProblemPlusJSONResponse) VisitStreamExecutionEventsResponse(w http.ResponseWriter) error {
@@ -4619,6 +5551,23 @@ func (response StreamExecutionEvents404ApplicationProblemPlusJSONResponse) Visit
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StreamExecutionEvents429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response StreamExecutionEvents429ApplicationProblemPlusJSONResponse) VisitStreamExecutionEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4691,6 +5640,39 @@ func (response ExportJournal400ApplicationProblemPlusJSONResponse) VisitExportJo
 	return err
 }
 
+type ExportJournal401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ExportJournal401ApplicationProblemPlusJSONResponse) VisitExportJournalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ExportJournal403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ExportJournal403ApplicationProblemPlusJSONResponse) VisitExportJournalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ExportJournal404ApplicationProblemPlusJSONResponse Problem
 
 func (response ExportJournal404ApplicationProblemPlusJSONResponse) VisitExportJournalResponse(w http.ResponseWriter) error {
@@ -4701,6 +5683,23 @@ func (response ExportJournal404ApplicationProblemPlusJSONResponse) VisitExportJo
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ExportJournal429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ExportJournal429ApplicationProblemPlusJSONResponse) VisitExportJournalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4744,6 +5743,39 @@ func (response VerifyJournal400ApplicationProblemPlusJSONResponse) VisitVerifyJo
 	return err
 }
 
+type VerifyJournal401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response VerifyJournal401ApplicationProblemPlusJSONResponse) VisitVerifyJournalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type VerifyJournal403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response VerifyJournal403ApplicationProblemPlusJSONResponse) VisitVerifyJournalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type VerifyJournal404ApplicationProblemPlusJSONResponse Problem
 
 func (response VerifyJournal404ApplicationProblemPlusJSONResponse) VisitVerifyJournalResponse(w http.ResponseWriter) error {
@@ -4754,6 +5786,23 @@ func (response VerifyJournal404ApplicationProblemPlusJSONResponse) VisitVerifyJo
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type VerifyJournal429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response VerifyJournal429ApplicationProblemPlusJSONResponse) VisitVerifyJournalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4798,6 +5847,39 @@ func (response GetExecutionLogs400ApplicationProblemPlusJSONResponse) VisitGetEx
 	return err
 }
 
+type GetExecutionLogs401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetExecutionLogs401ApplicationProblemPlusJSONResponse) VisitGetExecutionLogsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetExecutionLogs403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetExecutionLogs403ApplicationProblemPlusJSONResponse) VisitGetExecutionLogsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetExecutionLogs404ApplicationProblemPlusJSONResponse Problem
 
 func (response GetExecutionLogs404ApplicationProblemPlusJSONResponse) VisitGetExecutionLogsResponse(w http.ResponseWriter) error {
@@ -4808,6 +5890,23 @@ func (response GetExecutionLogs404ApplicationProblemPlusJSONResponse) VisitGetEx
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetExecutionLogs429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetExecutionLogs429ApplicationProblemPlusJSONResponse) VisitGetExecutionLogsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4867,6 +5966,23 @@ func (response ClearBreakpoint400ApplicationProblemPlusJSONResponse) VisitClearB
 	return err
 }
 
+type ClearBreakpoint401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ClearBreakpoint401ApplicationProblemPlusJSONResponse) VisitClearBreakpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ClearBreakpoint403ApplicationProblemPlusJSONResponse Problem
 
 func (response ClearBreakpoint403ApplicationProblemPlusJSONResponse) VisitClearBreakpointResponse(w http.ResponseWriter) error {
@@ -4905,6 +6021,23 @@ func (response ClearBreakpoint409ApplicationProblemPlusJSONResponse) VisitClearB
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ClearBreakpoint429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ClearBreakpoint429ApplicationProblemPlusJSONResponse) VisitClearBreakpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4965,6 +6098,23 @@ func (response SetBreakpoint400ApplicationProblemPlusJSONResponse) VisitSetBreak
 	return err
 }
 
+type SetBreakpoint401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response SetBreakpoint401ApplicationProblemPlusJSONResponse) VisitSetBreakpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type SetBreakpoint403ApplicationProblemPlusJSONResponse Problem
 
 func (response SetBreakpoint403ApplicationProblemPlusJSONResponse) VisitSetBreakpointResponse(w http.ResponseWriter) error {
@@ -5003,6 +6153,23 @@ func (response SetBreakpoint409ApplicationProblemPlusJSONResponse) VisitSetBreak
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetBreakpoint429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response SetBreakpoint429ApplicationProblemPlusJSONResponse) VisitSetBreakpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5063,6 +6230,23 @@ func (response ControlNode400ApplicationProblemPlusJSONResponse) VisitControlNod
 	return err
 }
 
+type ControlNode401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ControlNode401ApplicationProblemPlusJSONResponse) VisitControlNodeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ControlNode403ApplicationProblemPlusJSONResponse Problem
 
 func (response ControlNode403ApplicationProblemPlusJSONResponse) VisitControlNodeResponse(w http.ResponseWriter) error {
@@ -5101,6 +6285,23 @@ func (response ControlNode409ApplicationProblemPlusJSONResponse) VisitControlNod
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ControlNode429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ControlNode429ApplicationProblemPlusJSONResponse) VisitControlNodeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5144,6 +6345,39 @@ func (response GetExecutionProjection400ApplicationProblemPlusJSONResponse) Visi
 	return err
 }
 
+type GetExecutionProjection401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetExecutionProjection401ApplicationProblemPlusJSONResponse) VisitGetExecutionProjectionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetExecutionProjection403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetExecutionProjection403ApplicationProblemPlusJSONResponse) VisitGetExecutionProjectionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetExecutionProjection404ApplicationProblemPlusJSONResponse Problem
 
 func (response GetExecutionProjection404ApplicationProblemPlusJSONResponse) VisitGetExecutionProjectionResponse(w http.ResponseWriter) error {
@@ -5168,6 +6402,23 @@ func (response GetExecutionProjection409ApplicationProblemPlusJSONResponse) Visi
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetExecutionProjection429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetExecutionProjection429ApplicationProblemPlusJSONResponse) VisitGetExecutionProjectionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5211,6 +6462,39 @@ func (response GetWorkflow400ApplicationProblemPlusJSONResponse) VisitGetWorkflo
 	return err
 }
 
+type GetWorkflow401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetWorkflow401ApplicationProblemPlusJSONResponse) VisitGetWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetWorkflow403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetWorkflow403ApplicationProblemPlusJSONResponse) VisitGetWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetWorkflow404ApplicationProblemPlusJSONResponse Problem
 
 func (response GetWorkflow404ApplicationProblemPlusJSONResponse) VisitGetWorkflowResponse(w http.ResponseWriter) error {
@@ -5221,6 +6505,23 @@ func (response GetWorkflow404ApplicationProblemPlusJSONResponse) VisitGetWorkflo
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetWorkflow429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetWorkflow429ApplicationProblemPlusJSONResponse) VisitGetWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5294,6 +6595,23 @@ func (response StartExecution400ApplicationProblemPlusJSONResponse) VisitStartEx
 	return err
 }
 
+type StartExecution401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response StartExecution401ApplicationProblemPlusJSONResponse) VisitStartExecutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type StartExecution403ApplicationProblemPlusJSONResponse Problem
 
 func (response StartExecution403ApplicationProblemPlusJSONResponse) VisitStartExecutionResponse(w http.ResponseWriter) error {
@@ -5332,6 +6650,23 @@ func (response StartExecution409ApplicationProblemPlusJSONResponse) VisitStartEx
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StartExecution429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response StartExecution429ApplicationProblemPlusJSONResponse) VisitStartExecutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5391,6 +6726,23 @@ func (response StopWorkflow400ApplicationProblemPlusJSONResponse) VisitStopWorkf
 	return err
 }
 
+type StopWorkflow401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response StopWorkflow401ApplicationProblemPlusJSONResponse) VisitStopWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type StopWorkflow403ApplicationProblemPlusJSONResponse Problem
 
 func (response StopWorkflow403ApplicationProblemPlusJSONResponse) VisitStopWorkflowResponse(w http.ResponseWriter) error {
@@ -5419,6 +6771,23 @@ func (response StopWorkflow404ApplicationProblemPlusJSONResponse) VisitStopWorkf
 	return err
 }
 
+type StopWorkflow429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response StopWorkflow429ApplicationProblemPlusJSONResponse) VisitStopWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListSupervisorEnginesRequestObject struct {
 }
 
@@ -5436,6 +6805,56 @@ func (response ListSupervisorEngines200JSONResponse) VisitListSupervisorEnginesR
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSupervisorEngines401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListSupervisorEngines401ApplicationProblemPlusJSONResponse) VisitListSupervisorEnginesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSupervisorEngines403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListSupervisorEngines403ApplicationProblemPlusJSONResponse) VisitListSupervisorEnginesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSupervisorEngines429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListSupervisorEngines429ApplicationProblemPlusJSONResponse) VisitListSupervisorEnginesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5478,6 +6897,39 @@ func (response DryRunRules400ApplicationProblemPlusJSONResponse) VisitDryRunRule
 	return err
 }
 
+type DryRunRules401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response DryRunRules401ApplicationProblemPlusJSONResponse) VisitDryRunRulesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DryRunRules403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response DryRunRules403ApplicationProblemPlusJSONResponse) VisitDryRunRulesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type DryRunRules404ApplicationProblemPlusJSONResponse Problem
 
 func (response DryRunRules404ApplicationProblemPlusJSONResponse) VisitDryRunRulesResponse(w http.ResponseWriter) error {
@@ -5488,6 +6940,23 @@ func (response DryRunRules404ApplicationProblemPlusJSONResponse) VisitDryRunRule
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DryRunRules429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response DryRunRules429ApplicationProblemPlusJSONResponse) VisitDryRunRulesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5530,6 +6999,39 @@ func (response GetSupervisorEngine400ApplicationProblemPlusJSONResponse) VisitGe
 	return err
 }
 
+type GetSupervisorEngine401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetSupervisorEngine401ApplicationProblemPlusJSONResponse) VisitGetSupervisorEngineResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSupervisorEngine403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetSupervisorEngine403ApplicationProblemPlusJSONResponse) VisitGetSupervisorEngineResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetSupervisorEngine404ApplicationProblemPlusJSONResponse Problem
 
 func (response GetSupervisorEngine404ApplicationProblemPlusJSONResponse) VisitGetSupervisorEngineResponse(w http.ResponseWriter) error {
@@ -5540,6 +7042,23 @@ func (response GetSupervisorEngine404ApplicationProblemPlusJSONResponse) VisitGe
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSupervisorEngine429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetSupervisorEngine429ApplicationProblemPlusJSONResponse) VisitGetSupervisorEngineResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5582,6 +7101,39 @@ func (response ListSupervisorEnginePresets400ApplicationProblemPlusJSONResponse)
 	return err
 }
 
+type ListSupervisorEnginePresets401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListSupervisorEnginePresets401ApplicationProblemPlusJSONResponse) VisitListSupervisorEnginePresetsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSupervisorEnginePresets403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListSupervisorEnginePresets403ApplicationProblemPlusJSONResponse) VisitListSupervisorEnginePresetsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListSupervisorEnginePresets404ApplicationProblemPlusJSONResponse Problem
 
 func (response ListSupervisorEnginePresets404ApplicationProblemPlusJSONResponse) VisitListSupervisorEnginePresetsResponse(w http.ResponseWriter) error {
@@ -5592,6 +7144,23 @@ func (response ListSupervisorEnginePresets404ApplicationProblemPlusJSONResponse)
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSupervisorEnginePresets429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListSupervisorEnginePresets429ApplicationProblemPlusJSONResponse) VisitListSupervisorEnginePresetsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5634,6 +7203,39 @@ func (response GetSupervisorEngineUsage400ApplicationProblemPlusJSONResponse) Vi
 	return err
 }
 
+type GetSupervisorEngineUsage401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetSupervisorEngineUsage401ApplicationProblemPlusJSONResponse) VisitGetSupervisorEngineUsageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSupervisorEngineUsage403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetSupervisorEngineUsage403ApplicationProblemPlusJSONResponse) VisitGetSupervisorEngineUsageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetSupervisorEngineUsage404ApplicationProblemPlusJSONResponse Problem
 
 func (response GetSupervisorEngineUsage404ApplicationProblemPlusJSONResponse) VisitGetSupervisorEngineUsageResponse(w http.ResponseWriter) error {
@@ -5644,6 +7246,23 @@ func (response GetSupervisorEngineUsage404ApplicationProblemPlusJSONResponse) Vi
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSupervisorEngineUsage429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetSupervisorEngineUsage429ApplicationProblemPlusJSONResponse) VisitGetSupervisorEngineUsageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5665,6 +7284,56 @@ func (response ListSupervisors200JSONResponse) VisitListSupervisorsResponse(w ht
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSupervisors401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListSupervisors401ApplicationProblemPlusJSONResponse) VisitListSupervisorsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSupervisors403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListSupervisors403ApplicationProblemPlusJSONResponse) VisitListSupervisorsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSupervisors429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListSupervisors429ApplicationProblemPlusJSONResponse) VisitListSupervisorsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5702,6 +7371,39 @@ func (response DeleteSupervisor400ApplicationProblemPlusJSONResponse) VisitDelet
 	return err
 }
 
+type DeleteSupervisor401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteSupervisor401ApplicationProblemPlusJSONResponse) VisitDeleteSupervisorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteSupervisor403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteSupervisor403ApplicationProblemPlusJSONResponse) VisitDeleteSupervisorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type DeleteSupervisor404ApplicationProblemPlusJSONResponse Problem
 
 func (response DeleteSupervisor404ApplicationProblemPlusJSONResponse) VisitDeleteSupervisorResponse(w http.ResponseWriter) error {
@@ -5726,6 +7428,23 @@ func (response DeleteSupervisor409ApplicationProblemPlusJSONResponse) VisitDelet
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteSupervisor429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteSupervisor429ApplicationProblemPlusJSONResponse) VisitDeleteSupervisorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5768,6 +7487,39 @@ func (response GetSupervisor400ApplicationProblemPlusJSONResponse) VisitGetSuper
 	return err
 }
 
+type GetSupervisor401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetSupervisor401ApplicationProblemPlusJSONResponse) VisitGetSupervisorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSupervisor403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetSupervisor403ApplicationProblemPlusJSONResponse) VisitGetSupervisorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetSupervisor404ApplicationProblemPlusJSONResponse Problem
 
 func (response GetSupervisor404ApplicationProblemPlusJSONResponse) VisitGetSupervisorResponse(w http.ResponseWriter) error {
@@ -5778,6 +7530,23 @@ func (response GetSupervisor404ApplicationProblemPlusJSONResponse) VisitGetSuper
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSupervisor429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetSupervisor429ApplicationProblemPlusJSONResponse) VisitGetSupervisorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5836,6 +7605,39 @@ func (response PutSupervisor400ApplicationProblemPlusJSONResponse) VisitPutSuper
 	return err
 }
 
+type PutSupervisor401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response PutSupervisor401ApplicationProblemPlusJSONResponse) VisitPutSupervisorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutSupervisor403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response PutSupervisor403ApplicationProblemPlusJSONResponse) VisitPutSupervisorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type PutSupervisor413ApplicationProblemPlusJSONResponse Problem
 
 func (response PutSupervisor413ApplicationProblemPlusJSONResponse) VisitPutSupervisorResponse(w http.ResponseWriter) error {
@@ -5860,6 +7662,23 @@ func (response PutSupervisor415ApplicationProblemPlusJSONResponse) VisitPutSuper
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutSupervisor429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response PutSupervisor429ApplicationProblemPlusJSONResponse) VisitPutSupervisorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5897,6 +7716,39 @@ func (response RevokeCredential400ApplicationProblemPlusJSONResponse) VisitRevok
 	return err
 }
 
+type RevokeCredential401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response RevokeCredential401ApplicationProblemPlusJSONResponse) VisitRevokeCredentialResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeCredential403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response RevokeCredential403ApplicationProblemPlusJSONResponse) VisitRevokeCredentialResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type RevokeCredential404ApplicationProblemPlusJSONResponse Problem
 
 func (response RevokeCredential404ApplicationProblemPlusJSONResponse) VisitRevokeCredentialResponse(w http.ResponseWriter) error {
@@ -5907,6 +7759,23 @@ func (response RevokeCredential404ApplicationProblemPlusJSONResponse) VisitRevok
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeCredential429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response RevokeCredential429ApplicationProblemPlusJSONResponse) VisitRevokeCredentialResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5949,6 +7818,39 @@ func (response GetCredential400ApplicationProblemPlusJSONResponse) VisitGetCrede
 	return err
 }
 
+type GetCredential401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetCredential401ApplicationProblemPlusJSONResponse) VisitGetCredentialResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCredential403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetCredential403ApplicationProblemPlusJSONResponse) VisitGetCredentialResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetCredential404ApplicationProblemPlusJSONResponse Problem
 
 func (response GetCredential404ApplicationProblemPlusJSONResponse) VisitGetCredentialResponse(w http.ResponseWriter) error {
@@ -5959,6 +7861,23 @@ func (response GetCredential404ApplicationProblemPlusJSONResponse) VisitGetCrede
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCredential429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetCredential429ApplicationProblemPlusJSONResponse) VisitGetCredentialResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6010,6 +7929,39 @@ func (response IssueCredential400ApplicationProblemPlusJSONResponse) VisitIssueC
 	return err
 }
 
+type IssueCredential401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response IssueCredential401ApplicationProblemPlusJSONResponse) VisitIssueCredentialResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IssueCredential403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response IssueCredential403ApplicationProblemPlusJSONResponse) VisitIssueCredentialResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type IssueCredential404ApplicationProblemPlusJSONResponse Problem
 
 func (response IssueCredential404ApplicationProblemPlusJSONResponse) VisitIssueCredentialResponse(w http.ResponseWriter) error {
@@ -6020,6 +7972,23 @@ func (response IssueCredential404ApplicationProblemPlusJSONResponse) VisitIssueC
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IssueCredential429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response IssueCredential429ApplicationProblemPlusJSONResponse) VisitIssueCredentialResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6045,6 +8014,39 @@ func (response GetHealth200JSONResponse) VisitGetHealthResponse(w http.ResponseW
 	return err
 }
 
+type GetHealth403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetHealth403ApplicationProblemPlusJSONResponse) VisitGetHealthResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetHealth429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetHealth429ApplicationProblemPlusJSONResponse) VisitGetHealthResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetMetricsRequestObject struct {
 }
 
@@ -6064,22 +8066,41 @@ func (response GetMetrics200TextResponse) VisitGetMetricsResponse(w http.Respons
 }
 
 type GetMetrics401ApplicationProblemPlusJSONResponse struct {
-	ProblemApplicationProblemPlusJSONResponse
+	UnauthorizedApplicationProblemPlusJSONResponse
 }
 
 func (response GetMetrics401ApplicationProblemPlusJSONResponse) VisitGetMetricsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMetrics403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetMetrics403ApplicationProblemPlusJSONResponse) VisitGetMetricsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	w.WriteHeader(401)
+	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
 }
 
-type GetMetrics404ApplicationProblemPlusJSONResponse Problem
+type GetMetrics404ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
 
 func (response GetMetrics404ApplicationProblemPlusJSONResponse) VisitGetMetricsResponse(w http.ResponseWriter) error {
 
@@ -6089,6 +8110,23 @@ func (response GetMetrics404ApplicationProblemPlusJSONResponse) VisitGetMetricsR
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMetrics429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetMetrics429ApplicationProblemPlusJSONResponse) VisitGetMetricsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6110,6 +8148,39 @@ func (response GetReady200JSONResponse) VisitGetReadyResponse(w http.ResponseWri
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetReady403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetReady403ApplicationProblemPlusJSONResponse) VisitGetReadyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetReady429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetReady429ApplicationProblemPlusJSONResponse) VisitGetReadyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -7688,265 +9759,279 @@ func (sh *strictHandler) GetReady(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3dchs5kj/6KgiejTC5W6RoWXLbVJwLtsSe1rYsaSW5e/o0vSZYBZI1KgLVBZRkjlcRc7vX5/8IG/Ng",
-	"/ST/QCZQhSJR/JBtuWe252LaYn0AlUhkJvLjlx8boZingjOuZKP3sZHSjM6ZYhn8dTyjnLNE/zNiMszi",
-	"VMWCN3qNmxkjkRAZoSQU8znlEQnpnBE1y0Q+nQUkY6HIIhaR+1jNSKxIc5QxqUYk5wmTkozCJB61Oo2g",
-	"Eev3zRiNWNYIGpzOWaPX+Dm/VbRthw8aMpyxOdXzYDyfN3q/NPTbGkEjTOLGu6ChFql+TKos5tPGw0PQ",
-	"GPBpzNkN/L48+z4nDC4T/RwRE6JmjIRU0URMc0aaWZ4wGZCZUmlA7kV2O0nEfUDSTIRMynLaKVWzctIw",
-	"iaCRsV/zOGNRo6eynLlzn9MPZ4xP1azRe3ngnfQHFuZ6kqeRvt8zBnPu+KShTiM2T4ViPFz8wBarNHpD",
-	"b5kEukhFM0Vie7+CJY05XmNSxoKT5m///T9k//CQhDOa0VDzT/3iOkO39dg1894/PPRN/IxKNbhjXCGN",
-	"qrO+YjKfM0InimVEzWJJmL6VNGMlyUiyX0cBzHsURyO77gmVyvCr/g+L71jU6pBTRea5VERPmlBuXqQf",
-	"uGULMqcLkjEakSblC0uGgIjMJYvUQ1D7VzuJ57FikX6+dUT0c0LNWEZ4Ph+zLCAxD5M8ivnUvONXeJzj",
-	"TeYlz8wXBWTKlFkfPcGDbreW3ppibSBZ+/Skjtov9n3EPhcRq+VFjhfXseG/ZGzS6DX+n71SyuzhVbl3",
-	"GsEQ1/hhtaPI4vqnDpSnLLuLpcjqx3Jv+cThfjJio3aw+/KGTxrqQT8tU8ElA6F9mYlxwub6n6Hgesfq",
-	"f9I0TeKQ6n2yl+Id//YXqTfNxy0Hs++FEZcEKjGvJM2r747J64PDb1odoIJ5WL+7z+U9y67Yr7kW3XpK",
-	"URTrF9DkMhMpy1SsP2BCE8mCRur89LFB4dnV/f6dVkFpmok7mkjycdjAP1g0bPSIpuR/4evIUOu5OeNK",
-	"Xxg2Op3OsPFwhBvwPpaM3M8o7u40E/NUESpvWUQmIsPvKNfnFzuZUu2I8V9YqBoPQaOfpslCC6EEvrD6",
-	"ERmb66lZxoDfYsXm8I+lvVe8m2YZXei/pbtPVu6+pxmP+XTHd94/ZipL1HD3Z/m+YPVrnUnWkA6W8YSF",
-	"sYyRMXfgkMh5zNoI/cvLq4sfB42gcTX498HxjcdS0POkZhs40vB5d9+rNd0PL0b0fc23GaO3qYi5hw9C",
-	"wfGzvMRmv+Y00fc9BI1JzBLfej+sHfFxW6wyq+XtfTw4I8UNRNyxjKR0kQgaBaQwSQLCxT1pxlwqrRnF",
-	"hMD89/CLwB5wSHzQff0yWPP5Hovzjia5tjGpIinNpbFPtBrqNFxqVZ88EUprXS18ScyVwF2Os1+a0/6h",
-	"b0q3aB+57LH/6lM5aWX9jtGOrhMexsyu2f7FGngo1wdjiJJ7Giu0fsq70fA1FrxUIk1ZpI0YsPlYFBCK",
-	"t+hnScImICLnYGlYabFOZRT2rE/4zJmUdMq835MBFRxzeFdhqajKpSsLaBiyVDEtpUAVssh/bnB3eEnz",
-	"4o3eqZXf8s67sGbfXCY0ZF5xoNgHtbpwaHHqs0hAVBzemn9GTFuOGTEztXLTXLUi2J5w7meM6/VaIdkd",
-	"zWI6TliVsutXM81Q2P9onvXqlBnLmH//ppoAxB4dCluLRCLMtW72zHNlRZBWdhj3M2poP4mn31nBsKwy",
-	"JhT32rJB4+EwEC7b08od2EOk4h00SS4mjd4vO7ztXeAhLUuYpiCeGAiMg9JX0/RDeyraegpteRunbZGi",
-	"SmiDttBmFSiEB2uZer4eH9lxE5YLV9w8FiJhlKM9E2ZM+a8pc2y3m9eMoc83ik3xbAOHpkZQPBbYZQ/M",
-	"DIJGlGdg8Da0gLS82wgaYQb/ybNE38wXmyUBECawJ3yX/M59xTf5OPEkW1zl/IqlIvNId6ZVG60R4IM7",
-	"li1ge5fn0JRKySLYSJM40edtIiYB0WIcLFnwxogJiVVFWPvtATxyrEx5eT1hZM/8vhf3ZA7H2UlVvdjD",
-	"qiT3LGMkY2lCFyxytrldT1eF1ai4iWUljycqzlio4jtjEID3htyLPInIjN7po7Q+MMeWdiKLWPb5yMKF",
-	"ujJf5p8ezoea79dUKrxjhjwh5VwoTbgs1IeRZiHuZcsu6uLzzXj9UUJlOQ+p8u/bNcZ/1TVlmMWuW1Bh",
-	"8XUb5DG26ybeqXo119HOo7QyJpl6Jkn5EoeBy/njfT7jGa+gI8kxjvXynhjN1yMTGid5xtrTnGba7jJa",
-	"vT2ligXaHkuS9j1V4SwS04AoIdp6y7WznOsjlVfDuwPs9t19w7NoQzyTRDKl9MmNNFEl/cgydHgVPCr1",
-	"/qKOVn9mHy8e9pJtHS9uyWw+bhpEU4Zac0dWkiLPQr8SxEuXRoAX1kPxL88SKJpNK0qu7tNw1OIB7ycV",
-	"xvSK+qChEh7vyE8zYS15EqseuWWL3jDvdl+EmhfhX5q3iiUzF+MIL2kjk3LBF3ORSy+HhWV8YOValNFY",
-	"s6ZfwzMesagPlJmIbE6BjlSxtopLTVs54WQZfmL92adOcWRiXvoxVy7r4+MuNrAZTL/Rb/QAxbVRV3uu",
-	"8a0UVYSSq8H127MbONHq01jGItKkY62+SM5VnBDBtbaLWp3NYtws/C40Lk9NW5HgGm93/Ejb7OKqmvB5",
-	"j6rnrfI77FoFht9L/lu7XczBelePY6iWvEmX/bfX6Eu6fvtG/+P65uIS/77pX92U/3r/3dXFm/fnFycD",
-	"r8Opyo9L8YvlNxDBk4V378WT62K5lqR3miYLeJDESxYZmcGBPpYE6et9860vHuQEbUCOlKGHW7Yg08L4",
-	"khgukfcsA8OFCyJZKHhE2GTCQrXkcfF7UuZ6c61MQdMbPuuIGJFLjvvnx4Mz/U67SidX/dPzRtDAK42g",
-	"8cPp2dknOv6Cxj2NPbv2Gj5MEiXQQTIx4R/80h6hBGZj9i6aprgExtUS4J7XS66F7erql09ydl88DcIT",
-	"Y1q4jCQUcybJmIa3YOYW/h3rdIvnmjovu0FjHnP8o1t8pjlKrbi5cQes3VtnsfSdZireqN3k6nU+n9Ns",
-	"4TW02Qd1nGfSqwfqpIxc/wHnhtOqHzCueG/Xzdvx82pVNI+VMZwLiRtz9fLAf+IpdeAyXykieMgK92Z1",
-	"1cl9nCREHxi0/JsyQqc05q0j8PUQzRUQ0qRKsXmqyCTmsZxpZhNZoCWCviNN8mnMCWd3LCMZ5YF9GIfp",
-	"kD65/uH08nJwghOAML6ZMHIwUyph0RFcEbkisT5iKRJLkvOIZfA4SIA5XZAxIzmXt7Fmes2Sn6rzeb0+",
-	"B89wjc/Bhne3XCAz4Rr/hatfl7U548XaPSuIPYkzqQqDDLYv/mRWqtUhfVT2di2K5SFNiusAzm8Q7cYD",
-	"YDyPLtUhDI2PToW+m7W2p/l2NoDeNqX6l4qlxxmLYuU6hlxCKpa+MTut3tvjkbpJ8kbW+RI1TZ9JEIr6",
-	"Y7Tgm8dJEqO6kdqwnc9ZhNEKBj4UuyUENz8Y6mny6gMYi4pbgND3VJKMqSzWBjRE5zXHw2ha4Md8CjKf",
-	"wk0LLc1PBmf9n+GODM1nEvM0V3q3tjqk61lZgf/R78ElpO5nVBaujlOXnVU2Lm/cVY7r2rB/KamK/eIs",
-	"Usn4xRKslaHXK872y8H5yen5n7RJ9Pb8HP8F5tOJNpveHh8Prq8bQeO7/unZ2ytrSl0OTrx6ekU1rOqb",
-	"nQ8TG44M6434fwzLepM17V9S6yWtcZnPGV060zkyuc55XLO/17pY7UDrZ1nEIVYmWrrrV0UHXjOucnwt",
-	"sWGEI6J3/8JsaxnShGY7hLuq5PMGvZ6YgEXkwkfJ7xlNtNW7TL3V8Jm43ewkN0/5BkL2TbVwzfQy/Ocv",
-	"tP3Xbvv1O/Pf9+13H7vByxcP/+LbPadahHq8HjYp5CEw/95tU9pnvl14qR5mjKrPK1dAF6zxQ9SZNJCS",
-	"4pdFRerOTh7hja6D5eVPGW+UFNNHb8pDliTbhFHtVwdr3MWFzjLf6oisch28nKVf7j+GwLjbH0GQyzal",
-	"u5iXeqciZc4ibQgxrmKa+HzBYXGV/CWX2lzWzwQ2TVafJW8Z7xAtp+Cf2qCGiGks7bHaugSWdkOSiHsW",
-	"9aNIyyC2Y6zuEcxuHlm/e36MaY3TLo0zJncZb2aOY6vaWigbrlgS9lnOCosLoi+htvA4YTRLYpY5q6HP",
-	"P0JamnNBEsGnLINwuuslcQ8AS/mEqzTW7/KrIAwU9ohkPNKTo5L0czUTWfxXCJH0yLeMZiwj6JGFNxmn",
-	"rBJkj6bxHp0yrvbunm8OmuM8SjoFy3mOQFmXB9z1CVY5y137ykr7dsW/izzjNDkWuU0xrx61FzeFj9wv",
-	"wnwHipVRxgub6v0JL1FC0cR37wpB9X1BOfdi/DUE0EemH2N278tDwEQyIJF/qrs6FqYxZ6VZvosz/Y5x",
-	"tWYicGC9GEuW3e0mLeDBa/ZrzjiGV7b4jti/rxL6uCno53acwa4OA3SK7HgyePxhoiiGwChgI2hEgkOG",
-	"grjn3sNUeaTe9VQZV84R1eVcou0qm6wsWoXTgqUtsGYXXWZC/+KNgoUzGvObOPU4r5UkUTxlUh0RE0+Z",
-	"4Okcrf2/4Ms7j7HpdosfLQsDXwQp51u+5Srn9iXS4etVdeOWOExEErFH+RWWak9y7kRkivHXrV0+TuLQ",
-	"VJssGy9TkcVqNne5mkX7h4fPX3v5OHXf5Um5oPfkxX57vFAYn4g5kYryiGYRGVPJXh5sVpvlnNzh1nyf",
-	"XY5aAb8tdxhd+Rkk+e4jPqmAf0JJ/jjR/Eg56z8YO0kxJUes4acfWRZPTM3GLtIOU6K0tMOMLFrs/aac",
-	"0f3Dl73f/vb3llfYRUzROKnLv5LqWxpd10qa0/Mf+2enJz2TlQbObnMzzsKkOY0ZUVku1ZZSSC/3dFCT",
-	"e3bjzzfTMxDIWBmEK/S4RsqziCyY2nLoMki47OJfYEAPAvr6kKZHMN+PxH8/j+WcqnAWkHGmTfD3Scxv",
-	"AzKlaTDkGYM0tIDcZ4JP3ztJ9PgDbtD3dzbRZk4TPV0WBUMezliIQadiDNI01G8dES7el3cE+k8UX+9v",
-	"2SIY8jGN3st4yqnKM0aab8/758ffX1wNTlqdIffmERVJC3YfwEiNoFE+2wjs8nvF9fbqCRjlDjifRaRp",
-	"POa8THzYXW+Z+TuzcFnKtwHP4rmJZazNGFiK2oUzFuUJywgU+skO6ZvaSYhAUPwZAgdSH/hGxks+Iph8",
-	"TzMlA6OpMpOlaMJyFKIcjEeSNP80uMEDoLTjFXGjgIx4niQjIjIy6o7InFEu4TCrR151Gczphysj0Vbr",
-	"P4Vek5xLMhMJFCVSIhOhCDWxyaZx7UO0CZ37Rd0lW9gwVzUA/bwL//NGod3VW10QMT2LucfPS3fRGuyu",
-	"JldpXSnCGr+cZL8+xpLWjwV65nZKjvtrXSHBmZhemlmu1IakCVOe3fWdZlTkIS2t9ok0XGhrPbD+I+fq",
-	"iMCp9o0WJizSAk0h5+mzf0bGIueR3w+yyUBOYr6DgWxX2ptapfKMs+jMvtBzpHe+wVfTrMKZZmWYki1E",
-	"uJ+JhJFETEkTg4IJ1E2YsDY1+dWtT7eYK5Nb/pygXEVLMh8P6IPDl05our4ZXL4fnPe/PRuYv+yPJ6fX",
-	"9tcfTi9BAZh/XA1urn5uBI1vrwb9Hy4vTs9v3h+fDfpXXm3gpi6tXpzPWRRTtS4BqEdoIgVBHzQsog3k",
-	"jpleX1Ooz2o49vMXdD0+QwgI93vN80Fue0QWbbjhIV/S8XcYlotYmNCMRWSMFpZJngCkhlL54a9y76P+",
-	"/aHlTS228bSNBX6liN9UbF3G4laSvJ1pTjIxJ8tT3XzgrMbt69Zjx2j7T/3TG/zJ5PM8IgJ/CV9wAmcD",
-	"jws3pIpNBQbm7ZxUFk+xUMfsRcjXVCybx5wm3lHCssjps9VZbarqSkVWd6oQuUpzReAOYrJv4DilVaNe",
-	"Zb1DIWyjuXQa3zFO8BNIE8xV2Ovmgw0axtbhmNqUmLzGTln2UGMQuFiZ5ZolfM0SzS05fJyHLOCPsxkG",
-	"33rN8F21iX5Ln2LfXj+r2ryQz8SYm5hou/D8+iXxfh3UjVzaspN1BYy7T7pQFiuneLRlnHKXIuC4xXm5",
-	"UDuf97UbUyPs8pYFguaed97S1yRn62rM9YbH28v5EkVvmdxlG2+oIbRFI5vZoMDzWF5+66zxFBPcQx5h",
-	"JvTBzRYFKkEiQTj7oDq16Za19Yd3sUgolv9PCNV0iiP822B/bJ0m86N9k7cylktFeV0FzrLZ6Jr+sUrW",
-	"88iyyn57dUo4nVvAHQthchvzKIBKCzHpDfkoz3hvkd8q2jN39GIOXz8izYNut2f8QFC3Bjl/Bqcg5iYf",
-	"NmOTXLLoiEjGyAipPGoF3lfnnOb64KViKMGDIZ739Bn+li0CfD2uquCs5h1jGrULB499AyX3bDwT4vaZ",
-	"JH9uI77WdeEFigRDDxZ4XhY1L56IbBxHEePw0hc9i4b0TJJMn6FEViIfaUYTikDsmMTqSB+kRMbiKSff",
-	"CyTURRZPY14zFheqPdGHThjrAEgg83BGMpFDRZyFXCrhuRwfGmRpBMYoc0ucYI7lX+hfr5nCnKmZiNp6",
-	"JiYEDnM5rLld69IkDhXc9BqJg+Vc1j2IFXKKKuMPhbdKQx1nVnAR8j0AnwZrDxlXNQMrIdqJHkiP/Nws",
-	"y1hEC/0O8D0hvFlay3MyT7XqZ1Ebzl5QKw4vOzQpCi560F+kqFu0jCpmYa708/uve8D0V0xlizYAUdQ8",
-	"CYXonCYj0jy0e8q4b/XJfGZwKOw2i6P6/XNH44SOEwavMtSIqKJjKpnjgs4Y1QfxmvfMlEpHCO6F+Fvf",
-	"39xcEti7fjepX9ujUArWpcZdsTtv0GhdTZ9FIjMAFV5pTuVtXaLhurK9cJNzoa5O1qKIYBJzBl9lXSxF",
-	"gTa5EyEd5wnNFgFuZwqwTXoaiMx0rURqMYOGjYAMTUkkXi22+FKpIt45F5F5yw+nZ2fDxoP3WPiIVKeI",
-	"0Sgx/sfPkwm4xqsocqWP+butABYQpmmysOrMrseU3jHS7F9enp0OTlo9UoCaBMapEFjnSUBWsU20vHS+",
-	"JUDgEdBnXuKWLhOPN0WzRG3Gtb7IshqrrBSO0iRq3bEsikNVRbDhjEXoQ4cAUBZZbzTNGCJ67XYM2zZN",
-	"cp21g/u7Wiyx/VnJPs3Sdfhd22SHF+R3s8GdfEy78VerK93VsfPflJaJ8/afF/Ftu9Jgo31tX1s/nXWu",
-	"k75xlLxH0LD+mf7t7OziJ/CYmO3TCBong/PTGjeJs1ar0ryQxuuY26DOaQs9KL32muLmiuDML+x3EGbj",
-	"hV+rKCFui/GsBuYQhKotEQ8I5aR/8ub0/JksLFS5kIrNSZNCHYzIDeqUY0P4g89zcVc5y10N/uPt4PrG",
-	"LgQS/2dwNv/H29OrgbtU5xfvLy5Pz08vzhtB4+b0zeDi7Q2uWxUBrlzK9SWhn2WzLztaMVGwYb50C6vg",
-	"Jg5vmXo0N1UkJRiU9xQQSJuG7+uSAEptV1PYZutvbR4DLi6TtuB4haVtDN5mkG9fkLYeJqxUKZ4kILj6",
-	"TJI4CjBgYNgQkDWe+YufP8M6+yTturheETi+FMLnX+WaTon/1JsxzJ7xlJLniD9bAII5OrRQkfZxkgqR",
-	"+HF5dk2KNbN1prb2m69DkXpCmutC06dK2hB7edsR6eIxqwx2e6i17pWeYHenJpVoPRInFAauGcOWDvp2",
-	"oTNMVbkvOS/KJEYXhplKfc6fiYRtjja4ut+hduAkOdlPWb+AxYbZfgVH7facfrDgNQUSs/X9mNOxERU9",
-	"Mi9yEcyNyGPAtHXpCcIN7uJJcisWEUnEpPoJv/w69uasFGIQby4WNMs5lIya3Ici17RMYYHkj+1ln91C",
-	"JXTxdSJ8AYtRu23vbZf7vK0pIkc9oIwEbvFJg2dI2zGTccRIuW6kqc18rDa+n8VJ5VoMJeBY/k26oOHj",
-	"DF8kZ9rcXlqn1sYduR0U3pKwXEXDu/LkrGyZqxKQlGVGFEJtlUhZrT+02HM8KqkK1LCZPprcJWfIgDAa",
-	"zornJgJ9SmS8gMKfAjsXhHMc4fHlSDM08P+hQfjexmJekq6+AJML8rWc+ZMxgt9O2IdYQi008vtht0uS",
-	"2GburQbWHdn3mVZT6/Ffc5ZrkyNVs8oKLQm0qhCr2Tk+8VastEsWr8zDpXtURHwpHrMxJh3zWMXUuIA2",
-	"3p2UCWtb0d0kuK3SezmJzUpcK0cN3D8myhRsr8SUqRkkyewSd08xmf+SYg3q5iSLiubdIlZPlwCxl7oi",
-	"zGNeDBh4Q2Sn+KQDjr8BO3vdpKxby/BPZYTnJivO/rldLKmcwxp29R/Cq2AqXuvCqFDIzkzp1H/ytA7/",
-	"ralgZrVt+Ld4/5ovrA0AbwqC1oYV15t4eRrt6kE0j3xbc/ZGwBbEJa6FatuMx2ZGMUWXHh8tenRIjNAW",
-	"dkDTtaWnjwMqIGES66HmYeod5L5g45oqsTWGpuHbajJC9YUueV26Vb7Oywxaiz8OP9KggfuJZjIGLGQ4",
-	"BgX+/friHON8RySXOU2SRYkmgGJwt4wwgDERhPEIi39NrS8kYYY0y+IC3JQ/K9LBmkXZMHpuW6t43bHa",
-	"MTWsjq5+WHLmghJuBwUebMQnr3yjBYf2fRppTmJOkxL4yDwTS2JynAJiUpw0R5scJ1yeTR76R0J2rEe7",
-	"q3f4XCuR9pPkcfy7bUKjxVX7PYClYcojGhI2G7mKU2fSH+eAGoHHF5hw65M5ujAKfWkBBnjRg08emOla",
-	"7xf7kCZxGKsjU89dwqRCa6DRv/7rv45qC/VNFu+OdfqM03FSB0mF0eyNCrj4MOyRVZojNfW29ajg97tC",
-	"gmMce4NHg5JMCH+Kii90sDmZLg5vDffVjmuO6ICzLyFcJKuA9GvLYo1aM/Q3hAlWVrqcf7mQ79by53ow",
-	"iQrYLuABkP7laRXVoEBns9ASWwFHVEc6h2N8LFlEjk9PrlAO43hzuiCh4JyFCtJeDX5Oj1C+2C3W9qkI",
-	"FKtGFWJrfII5VcWw2GhOmfGMNVVTTOzAXiylP2dijtmlczG3Af4CAsSJue6GluGxZ/Q7n0mSZmwSfwD/",
-	"BRbrvXS6t5Hm4la+p+MwYpNWoIW2YknisJa2Hmnm36Xamn0rN2DjlfwKxi9En7RGNw1a5jHPFWtZH1oP",
-	"EdN2wLFbj86xbKM+ISBGubs3g3N7C8361fAKpoM0IxHKPcer15lHrQ55w7QalGgwaUGg6C0zzjqjxuRW",
-	"Kqo6BXMFEqGlXjYtByTjUQnNCmUOFj/cOAxMjPmIFAnS1vbfMT/aUYNFEmwF6uiTteK3iQhvS6W42dmw",
-	"tdfDas0qRd/yWMme9bCshFktncwFcxte3cPf7C2ldEO3d4ecmCXhJnxcT+clh8Q69b2ZIo6yXsc9ghNx",
-	"z1lEcg5aCoEXzdFI/2ICmAVrBXDF9Oh00j8k3A3tcfTbff1xJKDw75iLv858+F7cEzFRUCl3c3r8A4HE",
-	"ywTd47ycc0H7wm599fKgUgl5uBnXsWJlrBctg4Lpl1Pi+Sl6Fv1xDch1c/az21tD4BlL3HO/99eXbn/1",
-	"9mxw3Qgagz/fDK7O+2fvr3++vhm8aQSNi/P3N9+fXr+/Hlz9OLiqSbwH2vU/xWDe5AJiH+g8TT7BaK61",
-	"jrHtg8+conMmsTmLNM0h5K55SXjO2N7ptjT9a3yB993AwJ5pXyNn38Zwiiuk++558TtWTBi2r61lsRMO",
-	"Ksxdyz0O9crVL1drm22FumHHvhLOku2WWOlpwlHWgJexPrytqIg7WhaS0D/I02lruU3M8rJ7eyFr7WLq",
-	"Zzrb5cJuQ9cysFLXr3msKU8QQD1jUVDShCb3dGG2E/fUum9L/1qqbMWrxSjbfG4NeDqu46O39kaPuh1g",
-	"mylaObGu9Kj+PI2pCfAGkwBk1WFN3tEjvfXrG4352do2Xca3BGRO08C6ceDfSYz4KYb/f/vb3xu7dQlz",
-	"+oJtKvFZJvtbWVPnbzoJSq/uNkH3VXkxE0lUbeEpsauUgoIn00APw9O2sfXWseal9oY+Y31XFbtdBeTK",
-	"oWgmMkWmeRwxCKG/odltVDVW1m9eWxRZKgWH4OuXzb+VndPYI7bz1hEyZ5T1s7wsWlTtFiYrT1Db70lI",
-	"xa6pTVvKEIRbTfoJWhalw9XWCDhG+HJajZrVNcCqtv3arjZ1qeZyg/G1myavqGDTUgHOxWWRIVXmEGNO",
-	"OkqQXDJCbTOtzppmWmuPCytWU2kEOWTahn9qioBLa3dHPjdcubEOeCsDrb4W+BFoztv52ussNjje+lv3",
-	"/O797P/UEW49SpjEpBkmNJ4bjKINENZrvPyWTar+wkcGscvaWA/2fn0idGpSaHw2gUn1NSWRrDPtlLlm",
-	"v3TfdQDC8Zf9dx0EA+jkWbKZIDDg+rRmm+7yCH0TTXdpyVa2+vPshDIzapt8qF3hPB2AlN1b9u9QvFPb",
-	"Jq0q1C0aJxJw3aJ85hy2umbun7CQpStyv+vzRX7hlLe4zMjEJjOy86nsUX7R4YZsr2Xm2ORrXeKWCofg",
-	"jN/5rAXJwjyL1UJTYG48/2lsQFVjTZsZoxG2Wwbd1Phzu3952tZ3lFPGJx6Cxhggy73H9/7lKeCwQoI6",
-	"3leGI+FLQL3iC4pXz5RKq7GcbeOhLs4+RLJ++9vfW4GN0IHldXlxveJEkXsf3UjQw175mg654MliKXIF",
-	"ri+TYrPhKx4gp3Mi/GrranB9QyIhMhJzJQiU53fItS2mhwNcIbRJ86T/J2BT28VLL3GrM+QDwBaA8PXV",
-	"d8fk9cHhNwWsAaJFSNIcucXc5uq//UUKPmodETrkq8gOcBaWxlYtcSBiXqAZAJ7hR60UimrSh5GeEJq3",
-	"5jUzWP4RVpeLCX7mM/Aok6anCPu3v/19FJiE4yE36YgGDoMg/7cC00ppRMciV71xQvmtHnnIIUUrNrkY",
-	"WiaFKll0SL8oIh+LCHo2wY2/5kuGOI/wg4e8QKTC78M79XXcHc5DZaAWeeygW3R8GnK9iJK8/bdut9sl",
-	"TSZDmrII2z/dtwKi2AdVVP4DFINeB/L25rv2qwBw+Dgbcv3n85dE5lkmplQxgu8JnFY2BvA1ZRSAi6Aq",
-	"jxL0dxCRK33MGnJKIpGPE6aFGzSRa46es4NudwQUleCziRhLIQeNcvJ8/xUBtEIJSfQRVRRT6IdcWdgU",
-	"zFwrGOSZJCNNshEEXaRB86Ih65GRpn3HZNR14mgUDDn+holGo4CMgM6dEHJU9d9I7Y7TiFILInhSj9Jx",
-	"Uq1GAKhgkpXtgQsasdGQSWwKzoWJgA95c+QxiJ4XBpFh6FGrQ87xtAnhHUwTAkN6yO2yG97qkPMcA6+3",
-	"jKUm3so+UL08ep0BIczyoRLwMjplQ735MyZTwSXrEWpzDjUlX3e73zx//Xr/8OCbg+7r1y8Q5fP1/v6L",
-	"F9/sd1+8fHV48M03h6+6r0dD7sDEFQhV0JgziqdawzXDJAacXDmDLukRC7G5HJvbjJEhnwosJQfLmVh+",
-	"MRbkn4Sek5YanRN4OOu8lQw/etSC/QeR/lu2QHmEtMwzZrYV4ngQ9iFkqSrwV5g0fqm4TPwbcnQQCM6g",
-	"z/RoXaeMW7bAowSSp9BXvZXrPb1s81hK/ZUiM6gq0MyUKUkOus8D3D2mjBIQTuZ0AXszwiQFbRzBLIb8",
-	"oPsicJjO7LPyFwuLYfBSEqyrMMty0D0A1ciHPOe3XMvDAt8E6CEEdtg3LCPJwf5rXNqRg60xwg2oZzrk",
-	"4M0rJmicLNhMZvShDYK2re8cIZxFEoeMSzhdxKDyJrHW5Y1+SsMZa+93uqUV4PwG2tkcuRvXLJm0Z0KL",
-	"azdSEM6YVGYaIJxSJlLNSWkmphmd45r3T1Gx6p3FwDzAmoJOAaPRa4DCaAQNg4rc6DW6nec4C5EyTtO4",
-	"0Wu8gJ/wTAQ2TaVdyl7EEjal1ov6ENRf3vtY/nEaPWCicOlR+sXYSOYoZGjjPuI6gY1TqOzXtFSLsGz/",
-	"v1udWRGJ9c27gHtfveJ2Y11zde+jI0F9X+uzQstb9hzYiIZn+nUD7SViKj/7aEXvp5Ur8zD1/WySFfY+",
-	"2urdLdfbKfb9jGtdYDv7pipZMvH+XkRuVy9xmsqZUL5rhe7b+1gcMx/2PpaHiEfwwnVxXn0INt78U3lc",
-	"cUhh0jaANUx/oJVjhb0Jatst5gwtKt5Tmt1aU2wZM+AI/KyxRTouisUBtXtVZBPJmDQ9tbWIMpb5M/Oc",
-	"fqys0wOFZ+F9tfwqxLA+zjXOYqn6xecFy6Rd+splXArSdArwWwExRcQBMWgVATEIBwFBrAqw1/pn0CUb",
-	"GBgMq5KDSzQQH786pU+lb+Kj90VAruX3mOSWSqrLc0+qyzuo2QPDB5Z8v9s1IS9lM+SWMKggwlIMtbla",
-	"H/zWcA6rgwrAI/4Bjux7YTHDPQvK91BRgGdWqxcZSdVsJgcso2DdprDdaUvMJGoKGcAWv9c2ImRogiqE",
-	"mrZfGuX+eBc0XH3e6DV+PB38NLiCuVX30t5H+0+zq83GqvLnn1jBno0vvirrV8QsyMFjF+RKn/0Et68L",
-	"AAcRzotltUjgRmIQawUAE4XNSd2V7Bt29BI0Be5nBUgf+jBm9Emr2K5VfVMu4CdpnKCRCukTqvB6KJ02",
-	"iB4uvpItrod/Q4GSA4FrxS/kg0K3HWmKrGNVAFAF5f3mpfr8j4hXrSOSMejuBKCV+HqUYR3yrVAzkKtl",
-	"F4/iTbCnwIAOlcjwiA9zgd1XYBuW29DuPTvIQff1qpg+YWEcscpOAOP7WxEtPtsmsK8/MUAquB2q6/rw",
-	"lTdhWSpf4L08QlDuuo/1/a8fu+8N7g9pAiRalYelDQ5JxlVLK0fEBiJNPMSTWLUILe4vJLis8M62QgF4",
-	"sxTFZVcmr+i9Vhmj84FtE+QzP5e1txMZ2G7J0WG80So7o1LBRMAs28iCin1Q+HVtCR9R5cFlAfTgSWqH",
-	"x4iYkFEc2fO6ZL+a83pARvB6ewUgA4tLEVXUXmH8jiUiZeDYs94AbC8jn4BxK4yIDlCYOGh6rYvMkj2T",
-	"UK55DUna7Wt9By78EVRzzrEHBdHr0IYL7dMTl+tY0b9mg/qfCXH7+zDu67ROURTy0+Db7y8ufkC0deMu",
-	"xqSsUVABAJ3nUkFd7GLIRxbP9iaeM6noPLWc8JbHHwg20peWESiPnEcKCNwewd5Y/y8+OWMfyPdv+sft",
-	"6+/7+4cvNVcOG4bx7Cj4xo5hOnDujUW0sIiUZsAhx9IMA79r6jJuHIjWioOaNLkwTuIAXcDo9H0VEC6M",
-	"WxePJDIwTl3UwWA2Vn26LTjkDLm9DSBPnQpbW9FsFWnho0Q3ITqGqgLqUkj1E37JqnzawAqO5xYjRrVB",
-	"pqW1qTub7DtxQfdw4ql5iufMKLAkRuwKrQDiKWcRJIshvoXLL6SJly1uskT85tW1tHZa3WcUXFn/GV4D",
-	"7bHmxof2VLTN+8BBe0Xv35g4/YMxL76QNeGWiteYFGWJr0HdKZoxVz3VS25+kNv73edPNdVrnNwj1cXz",
-	"p1IvME3THsx66qFIvgxdW5FqYAyOKujQ4Hc3URhXtZQuQ1e90Pv2GLgRTxtLauficnDVv7lwFE/ZgN1r",
-	"7OjT8ine8oVNHd/blirzi/cV2U55HkeNLeTLSKSAiG5dMhB4oEky2sHhstxnP/F1oviiPpKyj37NxsXF",
-	"DCzmmXFIPK01hdyCJvnp+eXbm/cGIxRD4AZrciIyl5nLjv0b7CS8ce8j/HdrB7C5e+1pfBNP1RpGBeGf",
-	"FT5Hu22LSBPWERXsfORip09iLIvDgGORBlbn5JzThQM8YpbcjmB9nkeEcrwEnSAQo96BQ7NH6gM0JhLM",
-	"+rCPVI/kgC+2evTuw0tgtTf5Ry9STF5Ck8rOAgHvk4RlZMySmN0ZRwbOYcwSwaeSKHFkw/M26K48BFcl",
-	"HIulvRO0M369tV/3pAe3YwPb/Ck2xFqXBZDCApU8sb8CecJ3fiyAZX/nnglkJMqJlvXINkdGD0O0wnay",
-	"0+SKec4cDxsy4VaybVUZG7/ZHvaCbRvImDoH8ErL7i+4pitj1WigWzADK9QEixLbhBP8MJBjbhNZ6cjD",
-	"Z9K6D0nZIVe6BDWXt9AWJuDcWdB5so6SFynj/cvT65SFuxHRvngHJ4omhxmvrDNw1IE+9IzzOEF90Kkk",
-	"ATZ6v7yrktbJwXBJNGeKNt4VdHC6f9VaeZfmni/IRE6DMg9h0A0DXgVNxMBaw7KwY1bYKqSKJmKaQ9e3",
-	"4skKszityTYwS7Vd4Tp2we/YGBXEpDXM+DpyhAPkXIlMyRGxIKyVDnZGlsTS9qqbUVmnoUwTx7qwwuHh",
-	"i5dPa6NW+xDW8H+xVE9tnF5w5nKYNpkMjSfQXw9TeSDB2G0tiJUYbv/A3Vgs2MJGXa5IXDFQU8DY0g/+",
-	"5y/99v/3Tv9ft/36/buP3eDli4d/aaxJWnBzFWoi9b4+2M2KWF5ChHZSqZ5J0/WqPNKOVtC/R631fbWX",
-	"2mrbrtoADjzJGJPafIwhH+7eVRjt+zhiS1CoPpRqGZCZuDc5WhaAuICk5lF5FVHuLIptUOaZ+gGFYQx0",
-	"hHpBhTvkLL5lZG/OVBaHYOpDO2dZuAH0tCsDBEQKfR9mhFGCjISZbkXTYzuZJJbqyJ/FZvPkXqza739i",
-	"ahkf/Et6nZaGqhEMBZ8abEErIHZ11rx4rICoTMIwVQF4uNpn3dTnIvoxFCI72PETjCVs4bTxKyQXtrVW",
-	"bdv8803a6FLbqzL+KyPN57/97f8/7HaDAvfksNuq0y+flC/idfOOSlTbAlQ+zdhdLHJZQNh6VR0i4e7i",
-	"Z/6Sis5F7vVws9Y0+mv0J9qF/CypK/ZlFQhy7IUI42l5B750l+9chN4tuc4NRqG6sO3rl0Pw+ndDjZ3j",
-	"DdWDcGWpDlaVFI71pOfHGl5xazJ2MI6KZfVLPyPQtS7J+STmsZy5iJvyCFA4MQfcaxQjgUpdEFRh6wvr",
-	"xvPuLdnFxMqDWuO45IQvvfVs1dZ6YpbHo6c1NSGtiS6BstvJFGikFetzCZJ0h80bPD48/C5opHmNW9OG",
-	"IFYLNTpkVIiHkS1fLfpZGn/fkGt+gzDwnCoT1oQ6ELLcrxZCrNjf0mYwoQNUU2nIXTIhlh4UTmhLUlML",
-	"KjikyReDkg+sdfEFR3P1eWTV45x2W7ZcqDI4rPvagOFTuvf6aZos1gcQLbfcU1jWhIZGaH/O6OCO8zCF",
-	"348UA693u//5ix3vP3ysmDmGz8KWj0BoZ7M2tVGgMsolDTHsUGoCF8KDCDg7YUb0XNzZcvt18md9nHEp",
-	"o8pnU1RrHuoN3EF521YRyEph7aeHID2BwB2xxj9+EcP6H8BCLmixyUZ+atXcd/wWDpx5rHXHoprOvcmw",
-	"3upA9ynaecsttFoYVGefuSD/X37pN6aYPPXa68GT+I7ZNgQQHnW4AHw9UJaHEVUIWj/ligePLKvaiUH2",
-	"9CpnIvnCiYXVmZYB9CpTHuNcXMZ8esNsK242AJVPbXGZYdfbOjYXGm2uUGTQmIGGIUsVi1qasQOS84RJ",
-	"k1wN7lJeNDZpYt+GwOLxGHtt/zOnsZt2qf7s4hIbwhT72DBIAUmNpd0ubNCCKcwrwPIMp47dZMY3V9qK",
-	"togSprebKdAtwDr9ZTgj7JnLeERGmnAj/YIpUzZSEIq5wfDRhyUTAX6UXHvxlD4HW4OhSerQ3imCIhHj",
-	"iM1UMpipbVM0Tgyx72fC1OMsWkAphZHgZ7JakQ0EjFVZog92+YzyaWGXP1mMHzoMBuRqcP32zSCAtjNm",
-	"C/wXdlr5rx9Oz85acMdN/+oGaxDgn++/u7p48/784mRQUR2ukrDidZug/26Ce7viBPtEXZXCH3UFT2Rq",
-	"FGv3TGKFgfyy9QS/e8PDJm/UxSEvoBBQrxcE4JKYM9LUYvbqu2Py6ptXhySkXPA4pAmsMbjBpVb60FE2",
-	"i1jWCgDvhAdYCKcqGc0ziqCrCYvQti+TTGCwIR99HDbKH4eN3sdhI4qnTKphIxi6Oanwtx0b/7Dp8MPG",
-	"w8PIJK8P+XjhZnjcsoUDD72a89PqkB9ZFk8WWk+LyQRooPliyEew6EWCzB3e9t3p2YC02+UbyA+Dn0dH",
-	"mAdv7u3MscG3mrEhx1xHLBHU1I5T7PSAaYIJ5dOcTpm3uGDwIRWZTT3a7Qjxoc2jVd21VcKM2cEB9loD",
-	"bVRdtgLMOGPggeTsa+92MTbLbReLSnJ+giwLtDYLiylQSKLdspz+Ufb6HrJp7Zb/sX92emJbGJvlnVE5",
-	"06ZBzAliMiGvOqtuKj9waw25s7fQKNEyAwAtkXeOyNvz/vnx9xdXg5NyGHeEca6GnAuD6eSMdCfycMZk",
-	"0euCWSOoKlW4UHoaVrSgFVRwgW2uH9J8OlMkT3tQqpLQKSqA1hE5PQdKDHmRTIg9f8Y0KiWcDTkjBhPu",
-	"2PtYen3dKEUetVcflR34o8PKdTu5yu5Pu0WNVFVLO7XYoFMac4lGveGukgv+ybamBXTZ6CU6E9ONuQXf",
-	"28QZLdBkkWDgZBg879anGOiDxBmg3dd5Q3fOM7ga7BOTLkWav/33/5D9btdpnBUQ+O3wpT7TpHHCIkgY",
-	"ynLwkuutCB4gEM+xxNgVg6rkjPGIQVOD0S9FjeE78svZ4MfB2TubFzwq04EBjk2bKHmqzZmQShbYJi24",
-	"uw/ID/G3nSFHx1ThiAfOK+SbNR1iJVkyIU0tScYLQg3CHincvC0CZ12qbD5Rnk1oyIZ8BQoA8uMl07s/",
-	"tIhhw8YVm7IPBe2UECQRfEqac/phiYitzrABMse3ppM4USy7NBlrwRp1/yUd0GdielkEyFZFEXDr1y2W",
-	"ubG9m3HnLDkjn0mSiGlQxFOTBUHCIl9QThxG/+fzUYLrde+j/o/+c5wxirJ4XTrKccJo9m1562dMSHlC",
-	"hx58xR8+uD98cP/UPrgrCDbDTPUmfyZJucd39aY9nTTbfPs5SCw3tWbJScfUZ5NQnz/aUU7tK9WPbZSO",
-	"10z9IRn/kIz/zNEJmstSMJIxm4iMEVoUHiLcLabDsV9zaPWLOW+AYEOrnaTQwdF6mgDFktX2FQLNuwno",
-	"dSFpfd/vTj5jw4J/sEA0uO/+CCz/Ibr/NwaW9f8PLt8Pzvvfng3wD/PTyem1+e2H08uAvD3H/14Nbq5+",
-	"1t/77dWg/8Plxen5zfvjs0H/CiJWWrQ+jSxPMwFYj8gWNXWDkLQ+FxFLSMbKymVYK+taFRxdaiFNkqNC",
-	"VYHj3t5SIDJAWZ5md+iCZXtH/JVlokP6xRtRA4L/fsiLZ01AzDSyLKdPmgfd1y2fj9z1dV6Wn/sEpfTl",
-	"YDWCtJz+7x0w4cbkEOm9CgYLytiJSLTsL7jB43R3sUYhFqNiqG9ZkFDcVXEU/nG87g5a9xKIX527vejD",
-	"9QX5rhijht3sVL9KoYyWa071sIEK4hGB9lRPVw0TeGuzKznl9RXaG3PMH8M2S3nyXxsG8qJaUoD1NnIp",
-	"yQL2NCUW0d6WedqvCoa8SK3FJAx7rklZRibaLEDoBxQmiGRM3NT6DLoNQTYMQgkbyMXRcucZA/HuQAKV",
-	"s2zud7tenQADPD4d1YOh+JWPDAZIr/Dm/IEvuCu+4B/nlT/OK/+c5xUXnlJMHBAPTLt70z9/2z8rsXj0",
-	"YjuIlK2tw45bnkVqlKBUIv066m9ZNYjUMdZ+X54hPbl+kjyRoP/DGfSHcP1fIFyrwvLm4vJ9/+yM/Pa3",
-	"/4NYDJhmQ6Hpl2PYVCTpo501BbXa2NB6AxRMcfvA3P0lzbylwdajuuH0AwsUgABPWZ5o+3+mVBqUZwOS",
-	"ZiJkUnphBLFpewH71vO/A9ikeI1zdCybyG4DhLJC/T0YbS/KFu0sx+7f3jOS24ESqhZQTqQiU9imFQiB",
-	"DQcMfAtWYSVMop8Mrg15SqU0+wITfyQRk4Dcz+JwRiYxJKLZhNCy9Rz6T+6ha+SM3kFyrD4n/UmzKCUj",
-	"Pc6JKf0eIXDXCDv3m8S1UamzRr7z0Um2uMr5lZ7uF2q5Ykb4OvFnO7her/qEdH316V0laQLwvxVXWqFX",
-	"TYFJ2Q5Ur3RZ5a85xXDhPTRMKTgEeWn7rbJc3r+6UzaDKC4LkKcUVrUHU7j6NUAJjWSD7YdAzkrFfCqL",
-	"FFoZENM7MMD1p/M0YQWgD+7fR0i7XW1YJODNImWuF7SOAfbMvHbSW5fmmSdhCBxsHah6QdqvUE8C9HhW",
-	"LC9pZoxGi/acRqy6uWUrcFuElAt2RNg8VQsoXjBrYyEEf3fMkgOczQ4y4y088ISC461ck08M07e+zq8j",
-	"Sr4X9/rQcJ/FiALmmNsTPDfgvHqEkmkeRywoIKqsRKmoC2wbnsV0nJiSmiKpRILBrfnxq/NRff/RgUmC",
-	"L8hgzgwwd8kYHDOwZIwLktJpzKc9QNApinYomVEeTfKktbntqDMlTMIX95zkPF4F6Cc0EZxhIv8IRxsF",
-	"cHxZAuvHH82RtOVvVHrtUOJJNsM6cenQoFPXetO5pwJj+DmMdbn3sfxjO+zC4vY/4As/Cb6w3GbgoDB8",
-	"XPwK3awyQL+zveQTNnfK9cJZnEQZ4/WohsW7drZVA7+AuFnpG1HKPwsmZ8F4Q8rJmBEWwc4H4OICiQ50",
-	"7+XbG9KkFtrPmHAkYRO1CakOZUtJP1rb+gM9HKyuhwcgfm3TvqOiTZ9GamzBN18ZrNEzk8B4eGwlG/ug",
-	"CRGXCI7WUq8Db/wiCvHakXBbQzh6yExGcT18I7bhWwPfaHewB7yxPMnoB4a8OTIGkSVXB7wdv3Tfde5n",
-	"jHcAEHvUCtCqdYwMqIUzVXpD3jwenLVKnweKE5M5EsuiaM5WcoKuwW3mrMOQN52H4ftgkxxpGyBchAk7",
-	"0p8BncJfkYixtFViUdr1RqfKdjCUZFXK4PUh38RmgRlWW1vylkV1kJafS4V9UVTLYpLW+/R7g7bcSVZ9",
-	"UXDLnWfySfCWXxmusvwSbMPpmpDziOC3j1lVP7e2kbK7oVTW2pB7YcYixlWMwCV15uQVuxO37Li898ua",
-	"kzhc9PS6Ug+7ZMc/Aw403w0tTYkSt8wA+05yySJIAjVN9LFBrO1Z7YSzPo9Vp42iAuOhovdco8iUSmyy",
-	"tGJlNI5tQ2ayS93vde1ZSRcSXfReq6vCHk8gyZzx6mK0xR3PJJkzRSOq6Ndwd3knQpqYAAwd+DVL2fiH",
-	"6QaHmrT1NWyu2naAyPrN0eJWvscWJwevnNL5HpTSZ5RHYk7GUPFfopvIfN4acpEyk7RGp9rO6F+ekibG",
-	"jvXfe3fPW+DSg81Tfm9gUnDBWzDkLJHsqAo9pA0U8FXoYa+/77f3D1/aA45prmIizIDBPeSVc8nMHDHK",
-	"leqRWMocemJoo8uKdW0FFXbakNv8rsfIhCGH858eYnk7gxw2Z8diRh3SH/KRbwOcSpmzaGQibwZTCOLK",
-	"MVzRNCi5bchhtt4MQXjTOkG/DJCRZ5LkXMUJBrmLJ7WhF2dMBuQ5UYK8+uZlVx8hF4xmrSM8OopcBeSb",
-	"/S5pvuiSiC5kq0POXfEDeKYAT6OnfoQfY5ZDCZIJbKRSg76hEpidH3xDz2dX8A3IC2lLpimi5enx6cmV",
-	"JM397otOt/P8+YtOd2//INBb4HkvGr/q9fZe7ENDVhpFGZOSuXyvBXEoOGchVhUEhWX+Yt+lD+UL+3yH",
-	"/Ln9ncjuaRaxSP/LdtsBth+zWYybDcDV8wyyTXOpZ5pm4sOijlA0ScQ9i/p2kvUwywevvB1pH6/7P59Z",
-	"iTtgF5UQlCc5I9VQRGjpAEIXW2rDTI9pOGPt47Lir/piLtogrHtut06D7mSOOZ21WCEPT9zJFvaRNlVh",
-	"B61aPKVoXrYFCjlXTdcBFnxUmHXGaKJmf10XHPkebvmSRoUZob5cJQRwWUnydH3fwrP4jnEmZc8aTu6D",
-	"JXXwo00fQ9M9q9bVr6dgO2zBht/QXWt9v6wjIsOMpsymshcdK43x5/be8pp5b8x0twPPTBMaPwYXz3xw",
-	"54lbml9mYs7UjOWyIHlTf4fWZkJizTFiDGpd5elhpi3pW7aw7h0riX2Lv9b1D+HQtbviSt/xdTYFDK01",
-	"MBhfsEaHO3cmq9lB+t1xuYW0oTymsnQLly3r5vE0K3qsFFmXvk1WHe5jY8xoxjI9slZfNI1/YDAPraHQ",
-	"nvTZOjeltQkbBv5tUiwL37rJ7kNfVyJCKBGEMNxMqbS3t/d8/5tOV9sLvVfdV4gdlmdJo9fYAwVpJr88",
-	"tpUrJtXFkAhOZlhEZHS5+eZV2+W6CM+h5RpnZcuMzkpfaNnwtzhb05bUvMC2jPTMQNGs6BwYmDkgVn1g",
-	"WxTA7BIxlUfkno1nQty673aysH2vZyyzry/q9dzHbYKijzhLqLUGtrcyOALUrj78H9q6B9IWPfKIlsQl",
-	"oQ3rdpbattcRGRH6AkCKbIMHmEVlvekE8+iynDvvsxWEnk9bDtxKTaey758J6mMoF9LrxH05+ZW8RJdV",
-	"HA1fYyvzSJIZS6Apvk0nHi+qQVI7kuDMzBAoOHGyaJ/JIvXYGb9INa4hY+3xsodJYtRn8jT1mKf4R0Co",
-	"3mDTjM5bsOekDY1F0sln8nuK4CSjBwetILJbTYkM05qg9/Zc757CbYPtuJWNPxijKqRZFjNJfgYtUS4l",
-	"WqI0VD3yvEPOAFuvR17qozceNrVWmsc8V1h45hq9+11ynwk+dX5culuKPAtZQF4CgB8Zi0jPoXmw/zog",
-	"B89ftNw1mIKv20t/aANd/gpfXmj14g3Qz/nh3cP/DQAA//8=",
+	"7L1tcxs3lj/6VVC8W2Vyt0nRsuTEVP1fMBYz0UaWtJKc7NzQfxPqBskeNYFOAy2Z43XVvP2/vvcjbO0H",
+	"yye5hXOAbnQTzQfZVpK5mhcTi/0ANHBwns/vfGyFYpEKzriSrcHHVkozumCKZfDX6znlnCX6nxGTYRan",
+	"Kha8NWhdzxmJhMgIJaFYLCiPSEgXjKh5JvLZPCAZC0UWsYjcx2pOYkXak4xJNSE5T5iUZBIm8aTTawWt",
+	"WL9vzmjEslbQ4nTBWoPWX/NbRbt2+KAlwzlbUD0PxvNFa/BLS7+tFbTCJG69C1pqmerHpMpiPmt9+hS0",
+	"RnwWc3YNv9dnP+SEwWWinyNiStSckZAqmohZzkg7yxMmAzJXKg3Ivchup4m4D0iaiZBJWU47pWpeThom",
+	"EbQy9mseZyxqDVSWM3fuC/rhlPGZmrcGLw+8k/7AwlxP8iTS93vGYM4dnzXUScQWqVCMh8sf2XJ1jd7Q",
+	"WyZhXaSimSKxvV/BlsYcrzEpY8FJ+7f/899k//CQhHOa0VDTT/PmOkN39dgN894/PPRN/JRKNbpjXOEa",
+	"VWd9yWS+YIROFcuImseSMH0racdKkolkv04CmPckjiZ23xMqlaFX/R8W37Go0yMniixyqYieNKHcvEg/",
+	"cMuWZEGXJGM0Im3Kl3YZAiIyd1mkHoLav7pJvIgVi/TznSOinxNqzjLC88UNywIS8zDJo5jPzDt+hcc5",
+	"3mRe8sx8UUBmTJn90RM86Pcb11uvWBeWrHty3LTaL/Z9i30mItZIixwvriPDf8nYtDVo/V97JZfZw6ty",
+	"7ySCIa7wwxpHkcX1zx0oT1l2F0uRNY/l3vKZw/1s2EbjYPflDZ811Cf9tEwFlwyY9vciu4mjiHH9Ryi4",
+	"PrP6nzRNkzik+qTspZm4Sdji3/4mBdy23XAX+BSOWT9401yyiLQnecYHS82+B2aQwdROaNIJiCZnTeLh",
+	"nPIZiwZAwvrrmVTPJPlBSEViqW8jghe8WbLsjmXPJJwwSm4ycS9ZRlI6Y+4hEVk8izmR+qRqmSPg2GZL",
+	"kolcMWDgN0yag8aizpE9sLds+UySTCQMTrYePRJwRaQsgzUzQ3sOc/EIDRURuZJxxIhmOAUbaOs3RUzR",
+	"OAF+Igs+oiUnrIAemjOmZ9VrfQpadq0fcQ+HxLyStC+/f01eHRx+g3O5FuIN5ctL3CX5uHPKqGIEVpu0",
+	"U80IRZ6FjNAoypiUAdG/6ZUUGQkzFjGuYpp07MZOaZzkGSM3eTRjikxFRu4zwWf6EakJTaYgHzxkqwe2",
+	"2zzp9MglU9myEC0M/+4O4e+IJXSpGTDyXlgi5/qqoLpioeCRJEqQexorcsOmItMHQWXLmM96VTYd83ih",
+	"1Z7nBY+OuWIzlukl+xS03nKaq7nI4r+z6DF350zodTQnQ29CW2SkZKKVDVFzWpzsO5rEEZmzjHlXPofP",
+	"0Q+G1Cz+kMt7lrGICJ4syf2ccdxBmjESCj6NZ3nGoiPYGAr3kpBmWcwkmfz888/dofPCAfmO0YxlWoAn",
+	"i/81bsHo49aktoH15/xqcDinScL4jAVksua95VrXpSysq1lsfR0/1Rw22MIoivWANLnINDtSsWb0U5pI",
+	"FrRS56ePLfz01Yl+r3coTTNxRxNJPo5b+AeLxq0B0RLnv/B1ZKztgQXjSl8Yt3q93rj16QgVlftYMnKv",
+	"t1GvcpqJRaoIlbcs0ueq10JJZOXYL3YypXoubv7GQqU5yjBNk6VW1hL4wupHZGyhp2YFKPwWK7aQntUr",
+	"3k2zjC7139LVJ1buvqcZj/lsx3feP2QqtdVw9ZjyfcHq1zqTbFg62MZjFsYyxoO8A4VEzmPWlhpeXFye",
+	"/zRqBa3L0b+PXl97LCo9T2rYhqM1Pu/ve60L98OLEX1f813G6G0qYu6hA80hY2XmujIf9mtOE33fp6A1",
+	"jVni2+9Pa0d82BGrzKourF6PTklxAxF3oKMsE0GjgBSmm1aC7kk75lJpC0JMCcx/D78I7CZniQ/6r14G",
+	"az7fw5LuaJIzZLgpzaVRN7S6DuK8WK3qk8dCaYVGK6kk5grVHzP72pz2D31TukU70iWP/W8/l5JW9u81",
+	"+huamIdxRzQc/2IPPCuHkpyCPEYrsbwbHQTG0yGVSFMtijK0jVkUEIq3gCxP2BRY5AIsMsst1onYwu73",
+	"MZ8Fk5LOmPd7MlgFx22wK7NUVOXS5QU0DFmqmOZSoDqwyO9fcU94uebFG71TK7/lnXdjzbm5SGjIvOxA",
+	"sQ9qdePQMs/yhAVExeGt+WfEOGiFZqaWb5qrlgVbT5BWKfR+rSzZHc1iepOw6squ3800Q2b/k3nWK1O0",
+	"+uM/v6leAGJdLKU6FYkw17LZM8+VHcG1ssO4n9Gw9tN49r1lDHWRMaV41uoKoIfCgLlsv1buwJ5FKt5B",
+	"k+R82hr8ssPb3gWepWUJ0yuIRiOBcZD76jX90J2Jrp5CV97GaVekKBK6IC20WgUC4ZO14D1fj4/seAjL",
+	"jStuvhEiYZSjPhNmTPmvKePetIfXjBEU5kHQQudSKygeC+y2B2YGQSvK0cRtaQZpabcVtMIM/pNnib6Z",
+	"LzdzAliYwHpC3eV37iu+yUeJx9nyMueXLBWZh7szLdpoAwMfoamfJ46/LqVSMjSxp3GiWCaJmAZgdoMm",
+	"C15rMSWxqjBrvz6ArpmVKdf3E0b2zO8HcU8W4PabVsWLdepJom0ckrE0oUsWOce8MPeCigfYfwANKXk8",
+	"9nHGQhXfGYUAvNzkXuRJROb0joHfJNB8B9dOZBHLvtyycKEuzZf5p4fzoeb79SoVUQSzPCHl2nxkH1gW",
+	"amOkXbB72bGbuvxyM15vSqgs52Cf+s7mGuW/6sI3xGL3LaiQ+LoD8hDddRPtVKM/69bOI7QyJpl6Jkn5",
+	"EoeAy/njfT7lGa+gw91RjvX2HhvJN7AOne4sp5nWu4xU786oYoHWx5Kke09VOI/ELCBKiK4+ct0s59z4",
+	"VVaVKGeA3b57aGgWdYhnkkimlLbcSBtF0k8sw8BAQaNSny/qSPVn9vHiYe+yraPFLYnNR02jaMZQau5I",
+	"SuiG81IRXrowDLzQHop/ebZA0WxWEXJNn4ajFg94P6lQplfEBw2V8HhHfp4Lq8mTWA3ILVsOxnm//yLU",
+	"tAj/0rRVbJm5GEd4CdxfXPDlQuTSS2FhGUdduRZlNNak6ZfwjEcsGsLKTEW2oLCOVLGuiktJW7Fwsgw/",
+	"sdn2aRIcmViU8Z6Vy9p83EUHNoPpN/qVHlhxrdQ12jW+naKKUHI5unp7eg0WrbbGMhaRNr0Bt3/OVZxA",
+	"6CCKjSt9PRs3G7/LGpdW01ZLcIW3O36kbU5xVUz4vEdVe6v8DrtXgaH3kv7WHhdjWO/qcQxVzZt0MXx7",
+	"hb6kq7dv9D+urs8v8O/r4eV1+a/331+ev3l/dn488jqcqvRYCzfV3wB+Ye/Zi6dXxXbVuHeaJkt0KMc1",
+	"jYzMwaCPJcH19b751hc3d4LbwEfKEO0tW5JZoXxJDCuDp1orLlwQCTEBwqZTFqqax8XvSVnow7UaW7g+",
+	"v4DPOiKG5ZLXw7PXo1P9TrtLx5fDk7NW0MIrraD148np6Wc6/oLWPY3V5mDH1ARn8EsHhBKYjTm7qJri",
+	"FhhXS4BnXm+5Zraru18+ydl98TQwT4z94zaSUCyYJDc0vAU1t/DvWKcbhlle9oMy5tIvPtOYUitubjwB",
+	"a8/WaSx91kzFG7UbX73KFwuaLb2KNvugXueZ9MqBJi4j13/AmaG06gfcVLy36+bt+Hm1KFrEyijOBceN",
+	"uXp54Ld4ShlYpytFBA9Z4d6s7jq5j5ME4k0YbCZ0RmPeOcLwkaYKSP2gSrFFqsg05rGca2ITWaA5gr4j",
+	"TfJZzAlndywjGeWBfRiH6ZEhufrx5OJidIwTgHQnM2GkYKZUwqIjuCJyRWJtYkEkLOcRy+Bx4AALuiQ3",
+	"jORc3saa6DVJfq7M583yHDzDDT4Hmwaz5QaZCTf4L1z5WpfmjBd796xY7GmcSVUoZHB88SezU50eGaKw",
+	"t3tRbA9pU9wHcH4DazceAON5dFcd4pb46AzTDTrbr/l2OoA+NqX4l4qlrzMWxcp1DLkLqVj6xpy0Zm+P",
+	"h+smyRvZ5EvUa/pMAlPUH6MZ3yJOkhjFjdSK7WLBIoxWYLqEPRJF/oRZPb282gBjUXELLPQ9lRC6jrUC",
+	"bZIrjnA0zfBjPgOeTzG+rbn58eh0+Fe4I0P1mcQ8zZU+rZ0e6Xt2VuB/9HtwC6n7GZWNa6LUurPK5i8Z",
+	"d5XjujbkX3Kq4rw4m1QSfrEFa3no1Yqz/WJ0dnxy9hetEr09O8N/gfp0rNWmt69fj66uWkHr++HJ6dtL",
+	"q0pdjI69cnpFNKzKm52NiQ0mw3ol/s+hWW/Spv1bar2kDS7zBaM1m87hyU3O44bzvdbFagdaP8siDrEy",
+	"0dJdv8o68JpxleNriQ0jHBF9+pfmWMuQJjTbIdxVXT5v0OuRF7CIXPhW8gdGE6311ldvNXwmbjc7yc1T",
+	"voGQfFPNXDO9Df/7F9r9e7/76p357/vuu4/94OWLT//iOz0nmoV6vB42KeRTYP6926G0z3y39K56mDGq",
+	"vixfAVmwxg/RpNJASoqfFxXpNzt5hDe6DurbnzLeKldMm96UhyxJtgmj2q8O1riLC5llvtVhWeU+eClL",
+	"v9xvhsC425sgSGWb0l3MS71TkTJn0esiN8znCy4zx8jfckgJ1c8EtpxA25K3jPeI5lPwT61QQ8Q0ltas",
+	"ti6B2mlIEnHPoiHmD7IdY3UPIHbzyPrT81NMG5x2aZwxuct4c2OOrUproWy4osbss5wVGhdEX0Kt4XHC",
+	"aJbEzM3j0/aPkHbNuSCJ4DOWQTjd9ZK4BkAt73p1jfW7/CIIA4UDIhmP9OSoJEOT6QghkiKVDz2y8Cbj",
+	"lFWC7NE03qMzxtXe3fPNQXOcR7lOQT0fHFbWpQF3f4JVynL3vrLTvlPx7yLPOE1ei9yW4lRN7eV14SP3",
+	"szCfQbEyys3SlsR8xkuUUDTx3buyoPq+oJx7Mf6aBdAm008xu/flIWAiGSyRf6q7OhZmMWelWr6LM/2O",
+	"cbVmImCwnt9A3vpO3AIevGK/5oxjeGWL74j95yqhD5uCfm7HGezqMECnyI6WwcONiaJoDKOAraAVCQ4Z",
+	"CuKee42p0qTe1aqMK3ZEdTtra7tKJiubVqG0oHYE1pyii0zoX7xRsHBOY34dpx7ntZIkimdMqiNi4ilT",
+	"tM5R2/8bvrz3EJ1ut/hRnRn4Ikg53/Itlzm3L5EOXa+KG7cUbCqSiD3Ir1Cr0cu5E5Epxl+3d/lNEoem",
+	"Kq+uvMxEFqv5wqVqFu0fHj5/5aXj1H2XJ+WC3pMX+92bpcL4RMyJVJRHNIvIDZXs5cFmsVnOyR1uzffZ",
+	"7Whk8NtSh5GVX4CT7z7iozL4R+TkD2PND+SzfsPYSYopKWINPf3Esnhqalx24XaYEqW5HWZk0eLst+Wc",
+	"7h++HPz2j//peJkd1nI15V9J9R2Nrho5zcnZT8PTk+OByUoDZ7e5GWdh0pxuGFFZLtWWXEhv92zUkHt2",
+	"7c83gwo3JKwMwhV6XMPlWUSWTG05dBkkrLv4l6bCT+ZJUf9jvh8X//0ilguqwnlAbjKtgr9PYn4bkBlN",
+	"gzHPGKShBVi29d5Joscf8IC+v7OJNgua6OmyKBjzcM5CDDoVY5C2Wf3OEeHifXlHoP9E9vX+li2DMb+h",
+	"0XsZzzhVecZI++3Z8Oz1D+eXo+NOb8y9eURF0oI9BzBSK2iVz7YCu/1edr29eAJCuQPKZxFpG485LxMf",
+	"dpdbZv7OLFyS8h3A03hhYhlrMwZqUbtwzqI8YRlW9ckeGZoac4hAUFPsd0+1mU8lmRgv+YRg8j3NlAyM",
+	"pMpMlqIJy1GIcjAeSdL+y+gaDUBpxyviRgGZ8DxJJkRkZNKfkAWjXIIxq0dedRks6IdLw9FW6+SF3pOc",
+	"SzIXCRRvUyIToQg1scm2ce1DtAmd+2UR4dKGuaoB6Od9+J83Cu3u3uqGiNlpzD1+XrqL1GB3DblK60oR",
+	"1vjlJPv1IZq0fizQM7dTctxf6woJTsXswsxypTYkTZivkO97TahIQ5pb7RNpqNDWemD9R87VEQGr9o1m",
+	"JizSDE0h5WnbPyM3IueR3w+ySUFOYr6Dgmx32ptapfKMs+jUvtBj0jvf4MN+UCEUacOUbCHC/VwkjCRi",
+	"RtoYFEygbsKEtanJr+58vsZcmVz9c4JyF+2S+WhAGw5fO6Hp6np08X50NvzudGT+sj8en1zZX388uQAB",
+	"YP5xObq+/GsraH13ORr+eHF+cnb9/vXpaHjplQZu6tLqxcWCRbG3LLVIABoQmkhB0AcNm2gDuTdM768B",
+	"NGENFPvlC7oeniEEC/dHzfNBantAFm244SFf0vH3GJaLWJjQjEXkBjUskzwBiDal8MNf5d5H/funjje1",
+	"2MbTNhb4lSx+EyhFGYtbSfJ2pjnNxILUp7rZ4KzG7Zv2Y8do+8/Dk2v8yeTzPCACfwFfcAy2gceFG1LF",
+	"ZgID83ZOKotnWKhjziLkayqWLWJOE+8oYVnk9MXqrDZVdaUia7IqRK7SXBG4g5jsGzCntGjUu6xPKIRt",
+	"NJXO4jvGTcU+aYO6CmfdfLBBDdo6HNOYEpM36Cl1DzUGgYudqdcs4Wtqa26Xw0d5SAL+OJsh8K33DN/V",
+	"mOhX+xT79uZZNeaFfCHC3ERE24Xn12+J9+ugbuTClp2sK2DcfdKFsFix4lGXccpdioDjFvZyIXa+7Gs3",
+	"pkbY7S0LBM0977ylr0nO1tWY6wOPt5fzJYreMrnLMd5QQ2iLRjaTQYGYU99+66zxFBPcQx4hQMIURYFK",
+	"kEgQzj6oXmO6ZWP94V0sEorl/1NCEeoE/zbwJlunyfxk3+StjOVSUd5UgVNXG13VP1bJehqpi+y3lyeE",
+	"04UFJrMgQbcxjwID0jQYcw+OS8zh6yekfdDvV5CeEDEGcQpibvJhM8SQOiKSMTLBVZ50Au+r6xAxeojn",
+	"A23Dl4A0uKuCs4Z33NCoWzh47BsouWc3cyFun0nyn13EIbwqvECRYAbBhmXxdNnw4hLwSr/0xaAOMSWy",
+	"EhpKE5pQBGLHJFZH2pASGYtnHLGwREbOAdWqYSwuVHeqjU4Y6wCWQObh3EJeFdB0JYyh40ODLI3AKGVu",
+	"iROpAvmgf71hCgum5iLq6pmYEDjM5bDhdi1LkzhUcNMrXBws57LuQayQU1QZfyi8VZrVcWZlIYUM/BfW",
+	"HjKuGgZWQnQTPZAe+bnZlhsRLfU7wPeEMJBpI83JPNWin0VdsL2gVhxedmhSFFy0pb9J0bRpFWgp0j7Y",
+	"fzUAoncgoxqehEJ0TpMJaR/aM2Xct9oynxscCnvM4qj5/NzROKE3CYNXmdWIqKI3VDLHBZ0xqg3xhvfM",
+	"lUonCIKIEGw/XF9fEDi7fjepX9ojUwrWpcZdsjtv0GhdTZ9FbDQAFV5uTuVtU6LhurK9cJNzoalO1qKI",
+	"YBJzBl9lXSxFgTa5EyG9yROaLQM8zhRgm/Q0EJnpSonUYgaNWwEZm5JIvFoc8VqpIt65EJF5y48np6fj",
+	"1ievWfiAVKeI0Sgx/scvkwm4xqsocqXN/N12AAsI0zRZWnFm92NG7xhpDy8uTk9Gx50BKUBNAuNUCKzz",
+	"JCCr2CaaXzrfEiDwCMgz7+KWLhOPN0WTRGPGtb7IsgatrGSO0iRq3bEsikNVRbDhjEXoQ4cAUBZZbzTN",
+	"GCJ67WaGbZsmuU7bwfNdLZbY3layT7N0HX7XNtnhxfK72eBOPqY9+KvVle7u2PlvSsvEefvtRXzbrmuw",
+	"Ub+2r22ezjrXydA4St4jaNjwVP92enr+M3hMzPFpBa3j0dlJg5vE2atVbl5w43XEbVDntIYelF57veLm",
+	"iuDMz+x3YGY3S79UUULcFuNZCcwhCNVYIh4Qysnw+M3J2TNZaKhyKRVbkDaFOhiRG9QpR4fwB58X4q5i",
+	"y12O/uPt6OrabgQu/l/B2fwfb08uR+5WnZ2/P784OTs5P2sFreuTN6Pzt9e4b1UEuHIr15eEfpHDXne0",
+	"YqJgy3zpFlrBdRzeMvVgaqpwSlAo7ymAu7YN3TclAZTSrqGwzdbf2jwG3FwmbcHxCknbGLzNIN++IG09",
+	"TFgpUjxJQHD1mSRxFGDAwJAhIGs88xc/f4F99nHadXG9InB8IYTPv8r1OiV+qzdjmD3jKSXPEae7AARz",
+	"ZGghIu3jJBUi8ePy7JoUa2brTG3tN1+FIvWENNeFpk+UtCH28rYj0kczqwx2e1Zr3Ss9we5eQyrReiRO",
+	"KAxcM4YtHfSdQmeYqnCvOS/KJEYXrp5KbefPRcI2Rxtc2e+sduAkOdlPWb+BxYHZfgcn3e6CfrDgNQVi",
+	"vfX9GOvYsIoBWRS5COZGpDEg2qb0BOEGd9GS3IpERBIxqX7GL7+KvTkrBRvEm4sNzXIOJaMm96HINS1T",
+	"WCD5Y3veZ49QCfF+lQhfwGLS7dp7u+U57+oVkZMBrIxEkGgPN3iGa3vDAOC73DfSBuhzg0wcJ5VrMZSA",
+	"Y/k36YOEjzN8kZxrdbu2T52NJ3I7KLwas1xFw7v05KxsmauCoNvICqG2SqSs0R9anDkelasKq2EzffRy",
+	"l5QhA8JoOC+emwr0KZGbJRT+FNi5wJzjCM2XI03QQP+HphPCNhpzjbv6AkwuyFc98ydjBL+dsA+xhFpo",
+	"pPfDfp8ksc3cWw2sO7zvC+2mluO/5izXKkeq5pUdqjG0KhNrODk+9lbstLssXp6HW/egiHgtHrMxJh3z",
+	"WMXUuIA23p2UCWtbrbtJcFtd73oSm+W4lo+atiiYKFOQvRIzpuaQJLNL3D3FZP4LijWom5MsKpJ3i1g9",
+	"rQFi17rHLGJeDBh4Q2Qn+KTTRGQDdva6SVm3lqGfygjPTVac/XO7WFI5hzXk6jfCq2AqXu3CiFDIzkzp",
+	"zG95Wof/1qtgZrVt+Ld4/5ovbAwAbwqCNoYV16t4eRrt6kE0j3zXYHsjYAviEjdCtW3GYzOjmKJLL6Y/",
+	"5ywhMUJb2AFNd6uBNgdUQMIk1kMtwtQ7yH1Bxg1VYmsUTUO31WSE6gvd5XXXrfJ1XmLQUvxh+JEGDdy/",
+	"aCZjwEKGY1Dg36/OzzDOd0RymdMkWZZoAsgGd8sIAxgTQRiPsPjX1PpCEqbt+GDue1akg7WLsmH03HZW",
+	"8bpjtWNqWNO6+mHJmQtKuB0UeLARn7zyjRYc2vdppD2NOU1K4CPzTCyJyXEKiElx0hRtcpxwezZ56B8I",
+	"2bEe7a7Z4XOlRDpMkofR77YJjRZX7Y8AloYpj6hI2GzkKk6dSX9cAGoEmi8w4c5nU3ShFPrSAgzwogef",
+	"PDDTtd4v9iFN4jBWR6aeu4RJhRZqk3/913+dNBbqmyzeHev0Gac3SRMkFUazNwrg4sOwl2CpjjTU2zaj",
+	"gt/vCgmOcewNHg1KMiH8KSq+0MHmZLo4vDXU1ziuMdEBZx+778gqIP3aslgj1sz6m4UJVna6nH+5ke/W",
+	"0ud6MIkK2C7gAZDhxUkV1aBAZ7PQElsBR9TbIWkzPpYsIq9Pji+RD+N4C7okoeCchQrSXg1+zoBQvtwt",
+	"1va5CBSrShVia3yGOlXFsNioTpnxjDbVUEzswF7U0p8zscDs0oVY2AB/AQHixFx3Q8vw6DP6nc8kSTM2",
+	"jT+A/wKL9V46XS5Je3kr39ObMGLTTqCZtmJJ4pCW1h5p5j+lWpt9Kzdg45X0CsovRJ+0RDcNWhYxzxXr",
+	"WB/aABHTdsCxW4/OUddRHxEQozzdm8G5vYVmw2p4BdNB2pEI5Z7j1estok6PvGFaDEpUmDQjUPSWGWed",
+	"EWNyKxFVnYK5AonQUm+b5gOS8aiEZoUyB4sfbhwGJsZ8RIoEaav775gf7YjBIgm2AnX02VLxu0SEt6VQ",
+	"3Oxs2NrrYaVmdUXf8ljJgfWwrIRZ7TqZC+Y2vLqHv9lbSu6Gbu8eOTZbwk34uHmdaw6JdeJ784o4wnod",
+	"9QhOxD1nEck5SCkEXjSmkf7FBDAL0grgiull7KR/SLgb2uPot/v640hA4d8xF3+d+vCDuCdiqqBS7vrk",
+	"9Y8EEi8TdI/zcs7F2hd667cvDyqVkIebcR0rWsZ61jIqiL6eEs9P0LPoj2tArptznt3eGgJtLHHP/d5f",
+	"X7r95dvT0VUraI3+83p0eTY8fX/116vr0ZtW0Do/e3/9w8nV+6vR5U+jy4bEe1i74ecozJtcQOwDXaTJ",
+	"ZyjNjdoxtn3wqVPQKVUYIF68a9e8JLQztne61aZ/hS/wvhsI2DPtK6Ts2xisuIK7754Xv2PFhCH7xloW",
+	"O+GgQtyN1OOsXrn75W5tc6xQNuzYV8LZst0SKz1NOMoa8DLWh7cVFXFHdSYJ/YM8nbbqbWLq2+7tGa+l",
+	"i6mf6W2XC7vNupaBlaa+9jd65QkCqGcsCso1ock9XZrjxD217tuuf+OqbEWrxSjbfG4DeDru44OP9kaP",
+	"uh1gmylaPrGu9KjZnsbUBHiDSQCy4rAh7+iB3vr1jcb8ZG2b0+NbArKgaWDdOPDvJEb8FEP/v/3jf1q7",
+	"dQlz+oJtKvGpL/tb2VDnbzoJSq/sNkH3VX4xF0lUbeEpg6JDd9FAD8PTWvBnjEZbx5pr7Q19yvquIna7",
+	"CsgVo2guMkVmeRwxCKG/odltVFVW1h9eWxRZCgVnwddvm/8oO9bYA47z1hEyZ5T1s7woWlTtFiYrLajt",
+	"zySkYjfUptUyBOFWk36CmkXpcLU1Ao4SXk+rgb77XoZSbfu1XW1qreZyg/K1mySviGDTUgHs4rLIkCpj",
+	"xBhLRwmSS0aobabVW9NMa625sKI1lUqQs0zb0E9DEXCp7e5I54YqN9YBb6WgNdcCPwDNeTtfe5PGBuat",
+	"v3XPH97P/k8d4dajhElM2mFC44XBKNoAYb3Gy2/JpOovfGAQu6yN9WDvNydCpyaFxqcTmFRfUxLJerNe",
+	"mWv2S/9dDyAcf9l/10MwgF6eJZsXBAZcn9Zs010eIG+i2S4t2cpWf56TUGZGbZMPtSucpwOQsnvL/h2K",
+	"dxrbpFWZukXjxAVctylfOIetqZn7Z2xk6Yrc7/t8kV855S0uMzKxyYzsfS55lF90uCHbq04cm3ytNWqp",
+	"UAjO+J1PW5AszLNYLfUKLIznP40NqGqs12bOaITtlkE2tf6zO7w46eo7yinjE5+C1g1AlnvN9+HFCeCw",
+	"QoI63leGI+FLQLziC4pXz5VKq7GcbeOhLs4+RLJ++8f/dAIboQPN6+L8asWJIvc+upGgT3vla3rknCfL",
+	"WuQKXF8mxWbDV3yCnM6p8Iuty9HVNYmEyEjMlSBQnt8jV7aYHgy4gmmT9vHwL0CmtouX3uJOb8xHgC0A",
+	"4evL71+TVweH3xSwBogWIUl74hZzm6v/9jcp+KRzROiYryI7gC0sja5a4kDEvEAzADzDj1ooFNWknyZ6",
+	"QqjemtfMYfsnWF0upviZz8CjTNqeIuzf/vE/k8AkHI+5SUc0cBgE6b8TmFZKE3ojcjW4SSi/1SOPOaRo",
+	"xSYXQ/OkUCXLHhkWReQ3IoKeTXDjr3lNEecRfvCYF4hU+H14p76Op8N5qAzUIo0d9IuOT2OuN1GSt//W",
+	"7/f7pM1kSFMWYfun+05AFPugisp/gGLQ+0DeXn/f/TYAHD7Oxlz/+fwlkXmWiRlVjOB7AqeVjQF8TRkF",
+	"4CKoyqME/R1E5EqbWWNOSSTym4Rp5gZN5NqT5+yg35/Aikrw2USMpZCDRjl5vv8tAbRCCUn0EVUUU+jH",
+	"XFnYFMxcKwjkmSQTvWQTCLpIg+ZFQzYgE732PZNR14ujSTDm+BsmGk0CMoF17oWQo6r/xtXuOY0oNSOC",
+	"J/UoPSfVagKACiZZ2Rpc0IiNhkxiU3AuTAR8zNsTj0L0vFCIDEFPOj1yhtYmhHcwTQgU6TG3225oq0fO",
+	"cgy83jKWmngr+0D19uh9BoQwS4dKwMvojI314c+YTAWXbECozTnUK/mq3//m+atX+4cH3xz0X716gSif",
+	"r/b3X7z4Zr//4uW3hwfffHP4bf/VZMwdmLgCoQoac0bxTEu4dpjEgJMr59AlPWIhNpdjC5sxMuYzgaXk",
+	"oDkTSy9Gg/yL0HPSXKN3DA9nvbeS4UdPOnD+INJ/y5bIj3At84yZY4U4HoR9CFmqCvwVJo1fKi4T/8Yc",
+	"HQSCM+gzPVnXKeOWLdGUwOUp5NVg5fpAb9sillJ/pcgMqgo0M2VKkoP+8wBPjymjBISTBV3C2YwwSUEr",
+	"RzCLMT/ovwgcojPnrPzFwmIYvJQE6yrMthz0D0A08jHP+S3X/LDAN4H1EAI77BuSkeRg/xVu7cTB1pjg",
+	"AdQzHXPw5hUTNE4WbCYz+dAFRtvVd04QziKJQ8YlWBcxiLxprGV5a5jScM66+71+qQU4v4F0NiZ364ol",
+	"0+5caHbtRgrCOZPKTAOYU8pEqikpzcQsowvc8+EJClZ9shioB1hT0CtgNAYtEBitoGVQkVuDVr/3HGch",
+	"UsZpGrcGrRfwE9pEoNNU2qXsRSxhM2q9qJ+C5st7H8s/TqJPmChcepR+MTqSMYXM2riPuE5g4xQq+zXV",
+	"ahHq+v+71ZkVkVjfvAu499UrbjfWNVf3Pjoc1Pe1Pi20vGXPgY1oeabfNNBeImbyi49W9H5aubIIU9/P",
+	"Jllh76Ot3t1yv51i3y+41wW2s2+qkiVT7+9F5Hb1EqepnAvlu1bIvr2PhZn5ae9jaUQ8gBauCnv1U7Dx",
+	"5p9Lc8VZCpO2AaRh+gOtmBX2Jqhtt5gztKh4T2l2a1WxOmbAEfhZY4t0XBSLA2r3KssmkjFpemprFmU0",
+	"82fmOf1YWacHAs/C+2r+VbBhbc61TmOphsXnBfWlrX1lHZeCtJ0C/E5ATBFxQAxaRUAMwkFAEKsC9LXh",
+	"KXTJBgIGxaqk4BINxEevTulT6Zv46H0RLFf9PSa5pZLq8tyT6vIOavZA8YEt3+/3TchL2Qy5GgYVRFiK",
+	"oTZX64PfGuywJqgANPEPcGTfC4sZ7llQPrj/+eb73wKum9ZaWIQPvdj80PcWbw2e2H+1+YlrId5QvjRV",
+	"BFiOUMrnU6t0FAlT1WQrB8ujOFltYZvnlpBO1NRZgKlwr1VYSCAFSQ0ld7+0yuP7Lmi56kZr0PrpZPTz",
+	"6BLmVj3qex/tPw3TMee+enz+worT0/rqRLOeYHqPuf/9g93I8vPp5VJbzoLbrw0ARRKs7bLWJnDjWIhU",
+	"A3CTwmb07koVG/hhDdgDuaECnBRtyhpp3CmYXVVal/T1WfI6aKVC+kQSvB4Kzw0eiotOZaEJ4N9Q3uUA",
+	"CFvhBdm00KtImhL1WBXwXUF5v3npM0kMXljniGQMemMB5Ce+HiVAj3wn1BykUtkDpXgTHHkwP0IlMnSQ",
+	"wFyAORTIkCWXsKzBDnLQf7Uq5I5ZGEesclCBxr4T0fKLnVH7+mMDQ4Ontbqvn35nHlECDRRoOX9oMbMr",
+	"m+m/emy2ZECdSBvw7qpHTNrIn2RcdbTmg8BPpI0eGhKrDqHF/YX8kxXS3pZnwdEpBVnZcssruK5Uxuhi",
+	"ZHtA+WyLumrmhH22o0iMBmxUuU+pVDAR0Lk3nhDFPij8uq6Ej6gekTp//OSpWIDHiJiSSRxZZ4xkvxpn",
+	"TEAm8Hp7BfAgi0sRVdReYfyOJSJl4LW1rh7sHST/qc7V558TdL7DuoIapyW5oahnEkqFr6BAoHul70C6",
+	"PIJK4gX2PyGaTLpwoXty7B4KVvRO2qDbzYW4/WMYlk0yuyhI+nn03Q/n5z8i0r8JVWBC4CSogM8ucqmg",
+	"Jns55hOLpXwdL5hUdJFaQn3L4w9EYsqSpVPKI+eRAn55QLAv2//CJ+fsA/nhzfB19+qH4f7hS31oxi1z",
+	"Luwo+MaeORPgWL4R0dKioZoBxxzLggz0s6kJunbggSvBEdLmwgQoAgw/YMDh24BwYUIKaA7LwAQUUIMB",
+	"m6AaT+iAgT3m9jaA23Wqu201vVVDCv84uqjRKVnlnxdCqp/xS1bZ5wZScKIGGK1sDHDW9qbJLt53YtKu",
+	"Yeypt4sXzIj/JEbcFC2f4hlnESQqIraKSy+kjZctZrdE7PDVvbRabtNnFFTZ/Ble9fahytqH7kx0zfsg",
+	"OHBJ79+YHJFPRjn7SrqYC1PQoJCV5eUG8aloBF6NktRCTCBW9lFMPMZUr3BynyPNGqbpRnu3n27x+tWp",
+	"ngEufQ2W3hvLrQPbG1Nm8vPPP3eHzpVJB/xVsBcFPD10HKjwZwO0ZRm0ZmUmlgOwxghGX0O1986rCpbf",
+	"6f1ppDtQiekMaIN0gI9RZq3YFTMIJkcVYHgIuZkArCvZy2iBK93pffcGmAGayjWpf34xuhxenztyv/C/",
+	"+1Xh01iqE7zlKyvCvrfVQDmK9xWJjnkeR60t2PtEpNAMwXpjIeZIk2Syg6/VVsrpV2Ftsa+h7Nd0j8JG",
+	"rPOO4mYGFu7QOPuedG3nNCIxoz15cnbx9vq9QS/G5ByDgjsVmXvWzCHZrEXjjXsf4b9bh6bM3Ws9XZtI",
+	"vlFtLujiWRENsVyliIFjhWNx2o7crg7TGAt2MRWiSFBtCr8s6NKBRDIUaUew0ZgjQjleAomB3TMcoEbr",
+	"rjpAVTPBfDT7SNXdBciHq26tIbwEdntT5OY8xbRKVLjtLLAVR5KwjNywJGZ3xkmIc7hhieAzSZQ4solD",
+	"Nh1IeRZclUBRdu2ddALj0l/7dY/qdXhtAOU/R8Nc6w6EpbAQSo/sC0Sa8Dk/CsjrJ6/f53j9kM4pJ1pS",
+	"IlUfGS0Gwry2BajezZjnzHGu4xnZivWuqjLGZb6HTbS7BmurKTRlerdfwM2YKPvVSG5lrAb5fWtsmD9P",
+	"pBKstWj/8PD5K4LrDlLAbQ4uHWnyTNrABik7n0t3v83lLWStSSTqLekiWbfR5ynjw4uTq5SFu+2xffEO",
+	"/lO9HGa8sn7MEab3VJKbPE5QmvYee9tMGnlr8Mu76iY6WXzuZiyYoq13xYo7/SMbjYULc89XPE1Oi0vP",
+	"FqAzFWxPvV2BNapkRR3+M52vkCqaiFkO5nXxYZVT4/Te3HBqqv14150bXOaNaS+YlY0pzUcOE4ekYpEp",
+	"OSEWZbzSotXw/FjaZqxzKpsUHdOluCnye3j44uXjWmLVRrsNjKDYqicTrELT55y551MbBoYEptDfFlNp",
+	"ocDHbe2LlZBu/97dTkCwhSVWRwRYMcNSwLjUD/7vX4bd//ud/r9+99X7dx/7wcsXn/6ltSZp0M0VbMiU",
+	"Q38n9gK06PTtivisdWRwUpmfSePeK/1Kk5XuG5OOiaJSSSYmIw3CHTgyZB2bOUBTLrBtDDj/NGNMaiMp",
+	"hnz0e1ewd+/jiNWgyH1dImRA5uLe5EjbBgBFSwgelVcRZdaiyAdlnYcf0B/GwGCQF9S/R07jW0b2Fkxl",
+	"cQgGbShybvqS6dfoaVcGCIgU+j7MyKYECQkzzQ1aY5lHnsRSHfmzyG2e+otVK/UvTNX7c3xNz3ttqAa+",
+	"VdCpwfZlf0KZKWu1ggVe8UrLCQuvgc0LAEfEaf0yxXDsFo5Xv7h1UdcbdSZbPrZJ1l5oq0nGf2ek/fy3",
+	"f/w/h/1+UMCWHfY7TdLzs9I9vZGySQlKX/SESTN2F4tcFgj0XkGOQPa7hOq+phh3gfc9h0ELKv01+hPt",
+	"Rv7/IfPUfmulwQl2Wobl0NwcoqXusXDx/7c8FG66AQrDhCHcXT1FTf9uNmvniHLVmVWhpINVEYxj/TP6",
+	"gB4r1Og6UbVAzvk05rGcu7Dh8gigxLGQzbHLPp+Acf9KQRxUe/YUqqVnTltSs8klCxoNp5JQvzbjsiXr",
+	"6zehtOyfzJB60jStNcyxa1UgxVcskxpc/A6sL3h4+tS7oJXmDYEdGyNeLaLtkUnBXCcWWqToNW4iHmOu",
+	"jwOkSS2oMmk/UKNLRvUacv3x2Hvc5kdjCEiv0pi7y4Q4x1DUqq0MvVpQXStNNjqU42Idsi95KFdfhtM/",
+	"LGyxZTus6vmDfV+bUPOYAY5hmibL9Qk2llruKWxrQkMj8r5k9syO8zCgPH9sLrVjNOX5ix3vP3xsLvga",
+	"Vh27hQMdOLykrTU+lVEuaYhx4VKOuuhvRIDZj8V0C3FnkZrWscf1eSq1fG2fwlgtl202rkblbVtlsFQw",
+	"WT4/hcWTSLJjm5qPX8Wo+xNYZ8VabLLPnhSbagDW8Qg6jXpiLXmX1UrATUbdVr6Oz9FttjzhqyXvTcq3",
+	"277q61PmxgTWJ9Jccc0l8R2z/b8g+8chUnDyAh4GJgxBTtZjEmTwQDyDneh3TxNhJpKvXFVRnWmZH1Y9",
+	"M69xLu65eXyte6vDZpDhH1udNsOuV2RtnRoq1KHIoCMaDUOWKhZ1NGEHJOcJk6bwDeIkvOgo2MaGaYEF",
+	"wjTK+P4XroC8hvrbhsqvEpTNVNnb8GzRCwYxlVy8ziVTmDaHlb0OgJQpqmyv9PPvECVMU2WTWl6g5PsL",
+	"zCcB9kjhEZnohZvoF8yYsiHCUCwMeKa2hE0G0SOz3cdyrtmaX70PzoY5mAAkYhyRVEuqNEgUisaJ2aH7",
+	"uTD138syjx8Rjyr4SbDqsSoBtcBSm1M+Kyy1P3xCGvQRD8jl6Ortm1EAzSXNefsv7Kf4Xz+enJ524I7r",
+	"4eU1FqPCP99/f3n+5v3Z+fGoIqdciWR5+TYZartJie2qVO0TTeWqTwWmT2pXRSV9JrHUVH7dwtI/vBJm",
+	"Mw2bkjHOAU9DkxNkISQxZ6StRc7l96/Jt998e0hCygWPQ5oACUK0TOoN4CHDmFknANBFHiCehKqUts0p",
+	"dn5IWIRmWJkRCYON+eTjuFX+OG4NPo5bUTxjUo1bwditjoG/7dj4hy2VGrc+fZqYKsYxv1m66Yi3bOn0",
+	"qFnNn+30yE9YkRUrIqZTWANNF2M+gU0vsjlN4db3J6cj0u2WbyA/jv46OcKCSHNvbxHBt6s5G3Msa0Ck",
+	"Db3acYrt5rAiIKF8ltMZ81aZjj6kIrNpvLtZex+6PFoVyVtldxoGE2DDZxCy1W0rOqpkDFzt/Mk9sZ4Z",
+	"iRtDjZaWqCRnx3iigBQM3WE6Me7gbhnDfxZWtIenqJEj/TQ8PTlGbLOibc+cyrlWyGJOELcWj5JDlKZC",
+	"GU/+mDtHH1VBzdIA9B9J+4i8PRuevf7h/HJ0XA7jjnCTqzHnwuDeOiPdiTycM1n0A2RW9awyPS6Unobl",
+	"fKh7FlRg7iAhzWdzRfJ0ACXVCZ2hfOockZMzWIkxL+oGsC/qDY1KBmzzehCnFhnKfSy9MSdkcg9iJQ8q",
+	"BPjJIeUmRlMl9ycO4nAQI5NUjZEU/GNGYy7RPDTEXxLpPxnnsJicG92hp2K2Mb/sB5t7qfmtLJLMnCyz",
+	"5/3mNDNtXZ5Cw7KmqMTOuWaXo31iMm5J+7f/899kv993eh8HBH47fKkN3TROWAQ5p1kO0SrNKcCXCNIj",
+	"lhjiZoA9lDEeMehLN/mlgOp4R345Hf00On1nK5QmZWESIGprBS9PtTIYUskC22cTmc8B+TH+rjfm6OIs",
+	"AmJAeQX7tYpXrCRLpqStGd3NklADkk6KcEuHgNeEKpuSmmdTGrIxX8Ejg0JCyTRzCi3o87h1yWbsQ7F2",
+	"SgiSCD4j7QX9UFvETm/cApbo29NpnCiWXZik52CNsvQ1A0GnYnZRxNFXOSVQ61PR8ya3uxbxeLBrXvdn",
+	"kiRiFhRZIcmS4L4j2VJOnHP4z+eMhxjD3kf9H/3nTcYoiop1KYmvE0az78pbv2BS4iN6ruErnpzNT87m",
+	"J2fzl8sqXIg7dPVojvJMkpKh7Oo2fjzWufn2M2CPbjZizRvN1Bdjh18+hlhO7XcCHdjIiq+YemLDT2z4",
+	"iQ1/oZgfzWXJhckNm4qMEVpgT2CrGExXZr/mNJGEYk4yIHDSahdmdHx1HifsV9NHf4dckd2kwbqsEn3f",
+	"H04YYLO/P1kuCbh1n3JDnuTEk5z4yrkh+v9HF+9HZ8PvTkf4h/np+OTK/PbjyUVA3p7hfy9H15d/1ev0",
+	"3eVo+OPF+cnZ9fvXp6PhJUR1NR9/HMGRZgLaCiA5NQAMQAXTQkQsIRkroWhgj60DXXB0nIY0SY4KuQjR",
+	"I3tLAVAG9fv6bEG7atvk8e8sEz0yLN6I4haCSGNeR/vEiA8pp0/aB/1XHV+gxvVoX5Sf+wjQTeVgDVy7",
+	"nP4TfthnOyuzHHOBQXlDeTMViZaDBbF6Ij9u1w2IV6oYSkyXJBR3VVixP0/ox+n6VQNkb4r5FP28v+Kx",
+	"KMZoOA12qk+OeH+jHgekxeCO8ohAF+7HKywNvBA4lfqnZiCcjfVQD6HqWk3X791x4Lxa/oalq7KWxmUA",
+	"rm3jPguHYb8qGPOikAHTvKwJmrKMTLUyhvhkyOuw5RBxy8AyaKoM+XbY88eg+0/qDXZNJzsHX7ScZXu/",
+	"3/dKVBjg4cn/Hrj+39m6M5jthZfvCcp+Vyj7J9PyybR8Mi2/KO4/9EUosMogi/jN8Ozt8LREp9SU5UD9",
+	"d7YOtG9pNjZIXKlE+vvI2rocEqmjuP6xPIZ6csMkeSSp8uQkfOLkT5z8a3Lm6/OL98PTU/LbP/5fxKHC",
+	"JDsKXdsdla3Cth/sxCtWucv4DBIk14IBFrePzN1fU4GtDbYeVBmnH1g0IUQIzfJEWzZzpdKgtHpImomQ",
+	"SflnhDOHryxRlwf+TwTqL77SsdmLJd0KCm+FOPZgtL0oW3azHLbSb5za8xRjC82B4ZmpyBSAkSJ6HzYV",
+	"NAB+WGycMInuXbg25imV0hx3TPuTREwDcj+PwzmZxpAla5PpozhjcEgk+tXuRZ5EZE7voLBAG6h/0SeI",
+	"koke59jgw0wQmHaSZkwyZbJqJ6X8nvgM0+NseZnzSz3dr9SU1ozw+ySE2MH1fjXXGumrTy60mgstTaDH",
+	"TMUDXKhAprTRNtqiQPAlUpEmZHNI7qGlbEHASOrbn+Q6RNHqQd4MsV5nv4/J6hsdFnD1iehWIMuNXADm",
+	"hc2MlIr5TBbVETLATngJIJgT9oEu0oQViJPI/R4gK3a1hnB/r5cpc2MLTfS5Z+a1k1JyYZ55FHrFwdb1",
+	"PSuW9olovcrMs4L6SDtjNFp2FzRiVdYoO4Hb47WkpyPCFqlaQlWfIR2Lf/6Ho+Uc8BZ34Lhv4YFHZLtv",
+	"5ZpKFpi+jSA8MWIPTf8g7rXxfp/FCPLrWLBTtN9x2QaEklkeRywoIF4tP67oAnqh72gW05vElMIWSX8S",
+	"bFh9XH53MpeNCR0jUx1WLIMxw2HukjGw3LESnQuS0lnMZwOAeCyKbSmZUx5N86TT1NNPMiax7NiZElan",
+	"iXtOch6vtvgjNIEOs1woMsHRJgF4BGrt/vBH4xrqrLZIqIqfRxI564SNswa9PyG4u6p+QgXj/UvYsXLv",
+	"Y/nHdsDuxe1P2O5/Bmz3ktmAu9Sc5uJX6BmfAYY29oWAtzlgA+E8TqKM8S8P+V7MYWczLvCz1+uVvp2l",
+	"9LBQ1rZNTEg5uWGERcA3oaVOgYMNitXF22vSphZY3JgPJGFTtQknGzlzue60sfUqulxZUw9VAPTdpn1q",
+	"RVV6HJ67Bb09IdmvQ7L3LFRgPNu2fp990PsUl/D21ohtQrb/KtrOlSMftsa391ABmcTN2Pb6BI75Gmx7",
+	"y5g8yPalka8fGPP2xCjjdrl64Eb9pf+udz9nvAedpCadAC0qR4MEBACDTTDm7dej007pTEUuaVIVY1lA",
+	"BVj8CpDUyAWcfRjztvMwfB+c4SOt4IXLMGFH+jMWQiryLYkYSzslUL/db/TWbofRT1aZIF4f801kFphh",
+	"tSotb1nUhPf/pRSArwr5X0zSurX/aLj/O7HSr4r8v/NM/gzY/39SLP9yoduAwuaaL4uI4NbcsKp209lG",
+	"COwG4d9oIOyFGYsYVzFi8TXZCpfsTtyy1+W9X9dWwOGiJ02jpmnoVanZkM/g/JptOQIBosQtMz1jprlk",
+	"EZSUgIgwTJrQqWJZNePiy6jsWuMtYMsqWoOr8Zoqz01qdKyMvLY9/k2tivu9rpEj6VJi5NSrUleo9xHk",
+	"gDNeUxpRccczSRZM0Ygq+kT0qz2YfetE2ljtpCkAKN5GzWOkNFSTOr+HQu1NGbi28yTtyfJWvsfGrwff",
+	"OmhQA0CHyiiPxILcAIhViSco80VnzEXKTI45nWklcnhxQtqYfaX/3rt73oFYAZzt8nsDU9ADfr4xZ4lk",
+	"R1UsUq19gpdRD3v1w7C7f/jSGtem5azJ0YLuU2NesYnnxrwtd2pAYilzaPWpNWorFLWKWyjhY27TsR/C",
+	"ssYcfA96iDq3ASlm/B3FjHpkOOYT3/k8kTJn0cTkaxiQUUiyiuGKXoOS2sYcZutN6Ic3rROTdcy3PJMk",
+	"5ypOMOOreFJr8XHGZECeEyXIt9+87JM2JUtGs84Rui1ErgLyzX6ftF/0SUSXstMjZy53hGYPAAipp36E",
+	"H2O2QwmSCWwv2wAopxKYnR9PTs9nVzw5yKzsSqZXRLP71yfHl5K09/svev3e8+cvev29/YNAH4Hng+jm",
+	"28Fg78V+B5JXoihjUjKX7rWcCAXnLMQSyqAwu17su+tD+dI+3yP/2f1eZPc0i1ik/2V7EAPZ37B5jIcN",
+	"2orlGRSH5FLPNM3Eh2XTQtEkEfcsGtpJNnfwOfh2tYVP8Dma05ezGfAE7CKxgtJMN1wNWYTmDsB054xG",
+	"DIMnr2k4Z93XJZZC9cVcdIFZD5wG9hZP1diwvbXwd5+eJKYjMWEvwQ6BA76qL5aSo65JFWy4mo8LJ+RB",
+	"yTlzRhM1//u6oPAPcMvXVMnMCM2lwyE0BpEkT3uPHR5iYZ7Fatka/PKuGiy6Y5xJObAKrjvFch9weVvv",
+	"YK1Nc/XGaKX+WNuAHTjfhubr69upHxEZZjRltgRPXyvawHNRac3uVcffmOlu1/UgTWj8EMRw88G9f+4j",
+	"f5GJBVNzlstih9t62bQWISSi6CDYu9YRPB31tYF1y5bWZ2oloI/W1kYjIb9l7XG/1Hf8PqcdhtaaDyi9",
+	"j3rUg9ZhfxcP1hrWoL8iLnmDNoVuqCyDTlDLDId5Ec+yon9sUZni4x7V4T62bhjNWKZH1goKTeMfGcxD",
+	"6yBoMfi02WsoU0AndCJCmljrom36FcCfJgOZCzJN6AxxnfIsaQ1ac6XSwd7e8/1ven2tEg6+7X/bb60q",
+	"kkO+NC0K/lq+NhuALmJ0PcwPFxkE98IkhrTUDBKvtS4POL04qZ7JTOmFYjEptcDr0ytU+6C8YvK8D1M6",
+	"hClNOuiWN19nFx46qC1tKoZRC8lcSCVJe9Ltml+68MukAxJXMvL28tSooIolSTHZe8gcAWKFrFmkpHKx",
+	"PgK9s0+Dvb2P+o2fWkGryKXRlDYvrFDYkdagBXuif8aFDVaMEanKdYM4B/yEipxrLULcA9trdeAY4Vyq",
+	"o+nd1NydcW0h/AJ/a7UQftY0966gxPoGW+lnEoYNvYOfB0v0jeptCHiVQq6KPBg0NOOsbJ7qPF9U+K++",
+	"AZRdW4Sg9xQKxLXIcV+QJvks9j4P9YfaNM1yjv0q4sz03QtsN0iYXSJm8ojcs5u5ELfuu52yQ9/rGcvs",
+	"6wuwDvdxWyTjW5xa1xnTFagyODaYWX34PzQZwtLCyPc0VkTrC+VCm+PgvCzmaa6aFhkx4gNopdCFaByL",
+	"SiycKRZLZDl33mfhQzyfVs+QknqdbJ83aZP7MGcKaijEfTn5leITl1QcjbfBtOWRJHOWROB/MfVzN8tq",
+	"uo8dSXBmZggrOHUqwJ7JotbOGb+orWtYxkZv0ABT7anPBGjrMU/wj4BQfcBmGV104MxJm0URSSft2u93",
+	"BseDHhyUCZHd6pXIMPtapIwD5lHpBIafYmVjwcbICGmWxUwiU++WW4mGIw3VgDzvkVNAdx+Ql/1+wRUJ",
+	"JYuY5wphHVwbdb9P7jPBZ86PtbulyLOQBeQlQMiTGxHpObQP9l8F5OD5i467BzOIO3rXX3+88yt8eaF7",
+	"Fm9YMEVbn959+v8CAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

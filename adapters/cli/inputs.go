@@ -29,7 +29,7 @@ func runInputs(e *env, args []string) int {
 		if err := id.UnmarshalText([]byte(*execution)); err != nil {
 			return e.usageError("--execution %q is not an execution id (a UUID)", *execution)
 		}
-		params.ExecutionId = &id
+		params.ExecutionId = ptr(id.String())
 	}
 	if *all {
 		params.Status = ptr(apiclient.ListInputsParamsStatus("all"))

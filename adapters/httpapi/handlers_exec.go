@@ -272,8 +272,8 @@ func (h *handlers) StopWorkflow(ctx context.Context, req restapi.StopWorkflowReq
 
 func (h *handlers) ListInputs(ctx context.Context, req restapi.ListInputsRequestObject) (restapi.ListInputsResponseObject, error) {
 	q := executionapp.InputQuery{SessionID: req.Params.SessionId, Sessions: keySessions(ctx), OnlyOpen: req.Params.Status != "all"}
-	if req.Params.ExecutionId != [16]byte{} {
-		q.ExecutionID = req.Params.ExecutionId.String()
+	if req.Params.ExecutionId != "" {
+		q.ExecutionID = req.Params.ExecutionId
 		if q.SessionID == "" {
 			return nil, &fault.ValidationError{Subject: "request", Violations: []fault.Violation{{Path: "query.sessionId", Message: "is required with executionId"}}}
 		}

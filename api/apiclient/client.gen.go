@@ -1022,7 +1022,7 @@ type CommandResult struct {
 	// Executions After a wait, the executions the command stopped or started, as the wait left them.
 	Executions         *[]Execution        `json:"executions,omitempty"`
 	Message            string              `json:"message"`
-	ResultExecutionIds []string            `json:"resultExecutionIds"`
+	ResultExecutionIds []ExecutionId       `json:"resultExecutionIds"`
 	Status             CommandResultStatus `json:"status"`
 }
 
@@ -1129,8 +1129,10 @@ type DryRunReport struct {
 	Evaluations []map[string]interface{} `json:"evaluations"`
 
 	// Events How many of the execution's events were replayed.
-	Events      int    `json:"events"`
-	ExecutionId string `json:"executionId"`
+	Events int `json:"events"`
+
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens. Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId ExecutionId `json:"executionId"`
 
 	// Fired The directives the rules would have sent, in event order.
 	Fired []map[string]interface{} `json:"fired"`
@@ -1143,7 +1145,8 @@ type DryRunReport struct {
 
 // DryRunRequest defines model for DryRunRequest.
 type DryRunRequest struct {
-	ExecutionId string `json:"executionId"`
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens. Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId ExecutionId `json:"executionId"`
 
 	// Parameters The preset's parameters.
 	Parameters *map[string]interface{} `json:"parameters,omitempty"`
@@ -1166,15 +1169,19 @@ type EdgeConfig struct {
 // Execution defines model for Execution.
 type Execution struct {
 	// Actor Who started it: key:<name>, supervisor:<id> or anonymous.
-	Actor       string          `json:"actor"`
-	Channel     string          `json:"channel"`
-	Draining    *bool           `json:"draining,omitempty"`
-	EndedAt     *time.Time      `json:"endedAt,omitempty"`
-	Error       *string         `json:"error,omitempty"`
-	ExecutionId string          `json:"executionId"`
+	Actor    string     `json:"actor"`
+	Channel  string     `json:"channel"`
+	Draining *bool      `json:"draining,omitempty"`
+	EndedAt  *time.Time `json:"endedAt,omitempty"`
+	Error    *string    `json:"error,omitempty"`
+
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens. Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId ExecutionId     `json:"executionId"`
 	FromNodeId  *string         `json:"fromNodeId,omitempty"`
 	Nodes       []ExecutionNode `json:"nodes"`
-	RestartOf   *string         `json:"restartOf,omitempty"`
+
+	// RestartOf An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens. Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	RestartOf *ExecutionId `json:"restartOf,omitempty"`
 
 	// Result What a RESULT node stored (absent until one did).
 	Result     interface{}     `json:"result,omitempty"`
@@ -1211,6 +1218,9 @@ type ExecutionCommandAction string
 // ExecutionCommandMode STOP only; default CANCEL.
 type ExecutionCommandMode string
 
+// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens. Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+type ExecutionId = string
+
 // ExecutionList defines model for ExecutionList.
 type ExecutionList struct {
 	Executions []ExecutionSummary `json:"executions"`
@@ -1246,12 +1256,16 @@ type ExecutionStatus string
 
 // ExecutionSummary defines model for ExecutionSummary.
 type ExecutionSummary struct {
-	EndedAt     *time.Time      `json:"endedAt,omitempty"`
-	ExecutionId string          `json:"executionId"`
-	RestartOf   *string         `json:"restartOf,omitempty"`
-	StartedAt   time.Time       `json:"startedAt"`
-	Status      ExecutionStatus `json:"status"`
-	WorkflowId  string          `json:"workflowId"`
+	EndedAt *time.Time `json:"endedAt,omitempty"`
+
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens. Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId ExecutionId `json:"executionId"`
+
+	// RestartOf An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens. Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	RestartOf  *ExecutionId    `json:"restartOf,omitempty"`
+	StartedAt  time.Time       `json:"startedAt"`
+	Status     ExecutionStatus `json:"status"`
+	WorkflowId string          `json:"workflowId"`
 }
 
 // ExpressionField defines model for ExpressionField.
@@ -1283,11 +1297,13 @@ type Id = string
 
 // Input defines model for Input.
 type Input struct {
-	Answer      interface{}             `json:"answer,omitempty"`
-	AnsweredAt  *time.Time              `json:"answeredAt,omitempty"`
-	AnsweredBy  *string                 `json:"answeredBy,omitempty"`
-	CreatedAt   time.Time               `json:"createdAt"`
-	ExecutionId string                  `json:"executionId"`
+	Answer     interface{} `json:"answer,omitempty"`
+	AnsweredAt *time.Time  `json:"answeredAt,omitempty"`
+	AnsweredBy *string     `json:"answeredBy,omitempty"`
+	CreatedAt  time.Time   `json:"createdAt"`
+
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens. Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId ExecutionId             `json:"executionId"`
 	InputId     string                  `json:"inputId"`
 	NodeId      string                  `json:"nodeId"`
 	Prompt      string                  `json:"prompt"`
@@ -1353,8 +1369,10 @@ type JournalNodeViewStatus string
 // JournalProjection defines model for JournalProjection.
 type JournalProjection struct {
 	// ChainTip Its digest; absent for an empty journal.
-	ChainTip    *string           `json:"chainTip,omitempty"`
-	ExecutionId string            `json:"executionId"`
+	ChainTip *string `json:"chainTip,omitempty"`
+
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens. Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId ExecutionId       `json:"executionId"`
 	Nodes       []JournalNodeView `json:"nodes"`
 	Run         JournalRunView    `json:"run"`
 
@@ -1434,10 +1452,12 @@ type LogLine struct {
 // LogPage defines model for LogPage.
 type LogPage struct {
 	// Complete False when the 2 s limit stopped the count; totalMatched is then a lower bound.
-	Complete      bool      `json:"complete"`
-	ExecutionId   string    `json:"executionId"`
-	Lines         []LogLine `json:"lines"`
-	ReturnedLines int       `json:"returnedLines"`
+	Complete bool `json:"complete"`
+
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens. Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId   ExecutionId `json:"executionId"`
+	Lines         []LogLine   `json:"lines"`
+	ReturnedLines int         `json:"returnedLines"`
 
 	// TotalMatched Matching lines in the whole log (every line without a filter).
 	TotalMatched int64 `json:"totalMatched"`
@@ -1560,11 +1580,13 @@ type Review struct {
 	Channel string  `json:"channel"`
 
 	// Command The command under review in the directive vocabulary, such as {"type": "StopWorkflow", "target": "execution:<id>", "mode": "KILL"}.
-	Command     map[string]interface{} `json:"command"`
-	CreatedAt   time.Time              `json:"createdAt"`
-	Deadline    *time.Time             `json:"deadline,omitempty"`
-	ExecutionId *string                `json:"executionId,omitempty"`
-	NodeId      *string                `json:"nodeId,omitempty"`
+	Command   map[string]interface{} `json:"command"`
+	CreatedAt time.Time              `json:"createdAt"`
+	Deadline  *time.Time             `json:"deadline,omitempty"`
+
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens. Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId *ExecutionId `json:"executionId,omitempty"`
+	NodeId      *string      `json:"nodeId,omitempty"`
 
 	// Outcome What applying the command gave (APPLIED): commandId, status, message, resultExecutionIds or executionId, or refused.
 	Outcome  *map[string]interface{} `json:"outcome,omitempty"`
@@ -1731,8 +1753,10 @@ type StartRequest struct {
 // StartResult defines model for StartResult.
 type StartResult struct {
 	// Execution After a wait, the run's status document as the wait left it (final when its status is SUCCESS, FAILURE or STOPPED).
-	Execution   *Execution      `json:"execution,omitempty"`
-	ExecutionId string          `json:"executionId"`
+	Execution *Execution `json:"execution,omitempty"`
+
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens. Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId ExecutionId     `json:"executionId"`
 	Status      ExecutionStatus `json:"status"`
 }
 
@@ -1972,9 +1996,6 @@ type Channel string
 // EngineType defines model for EngineType.
 type EngineType = string
 
-// ExecutionId defines model for ExecutionId.
-type ExecutionId = string
-
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
 
@@ -2059,8 +2080,8 @@ type PostWebhookParams struct {
 
 // ListInputsParams defines parameters for ListInputs.
 type ListInputsParams struct {
-	SessionId   *Id                 `form:"sessionId,omitempty" json:"sessionId,omitempty"`
-	ExecutionId *openapi_types.UUID `form:"executionId,omitempty" json:"executionId,omitempty"`
+	SessionId   *Id          `form:"sessionId,omitempty" json:"sessionId,omitempty"`
+	ExecutionId *ExecutionId `form:"executionId,omitempty" json:"executionId,omitempty"`
 
 	// Status `open` (default) or `all`.
 	Status *ListInputsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
@@ -4456,7 +4477,7 @@ func NewAgentExecutionRequest(server string, executionId ExecutionId) (*http.Req
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
 	if err != nil {
 		return nil, err
 	}
@@ -4490,7 +4511,7 @@ func NewAgentExecutionLogsRequest(server string, executionId ExecutionId, params
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
 	if err != nil {
 		return nil, err
 	}
@@ -5823,7 +5844,7 @@ func NewGetExecutionRequest(server string, sessionId SessionId, executionId Exec
 
 	var pathParam1 string
 
-	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
 	if err != nil {
 		return nil, err
 	}
@@ -5875,7 +5896,7 @@ func NewControlExecutionRequestWithBody(server string, sessionId SessionId, exec
 
 	var pathParam1 string
 
-	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
 	if err != nil {
 		return nil, err
 	}
@@ -5933,7 +5954,7 @@ func NewStreamExecutionEventsRequest(server string, sessionId SessionId, executi
 
 	var pathParam1 string
 
-	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
 	if err != nil {
 		return nil, err
 	}
@@ -5989,7 +6010,7 @@ func NewExportJournalRequest(server string, sessionId SessionId, executionId Exe
 
 	var pathParam1 string
 
-	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
 	if err != nil {
 		return nil, err
 	}
@@ -6030,7 +6051,7 @@ func NewVerifyJournalRequest(server string, sessionId SessionId, executionId Exe
 
 	var pathParam1 string
 
-	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
 	if err != nil {
 		return nil, err
 	}
@@ -6071,7 +6092,7 @@ func NewGetExecutionLogsRequest(server string, sessionId SessionId, executionId 
 
 	var pathParam1 string
 
-	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
 	if err != nil {
 		return nil, err
 	}
@@ -6151,7 +6172,7 @@ func NewClearBreakpointRequest(server string, sessionId SessionId, executionId E
 
 	var pathParam1 string
 
-	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
 	if err != nil {
 		return nil, err
 	}
@@ -6225,7 +6246,7 @@ func NewSetBreakpointRequestWithBody(server string, sessionId SessionId, executi
 
 	var pathParam1 string
 
-	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
 	if err != nil {
 		return nil, err
 	}
@@ -6301,7 +6322,7 @@ func NewControlNodeRequestWithBody(server string, sessionId SessionId, execution
 
 	var pathParam1 string
 
-	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
 	if err != nil {
 		return nil, err
 	}
@@ -6366,7 +6387,7 @@ func NewGetExecutionProjectionRequest(server string, sessionId SessionId, execut
 
 	var pathParam1 string
 
-	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
 	if err != nil {
 		return nil, err
 	}

@@ -864,7 +864,7 @@ type CommandResult struct {
 	// Executions After a wait, the executions the command stopped or started, as the wait left them.
 	Executions         []Execution         `json:"executions,omitempty,omitzero"`
 	Message            string              `json:"message"`
-	ResultExecutionIds []string            `json:"resultExecutionIds"`
+	ResultExecutionIds []ExecutionId       `json:"resultExecutionIds"`
 	Status             CommandResultStatus `json:"status"`
 }
 
@@ -905,8 +905,10 @@ type DryRunReport struct {
 	Evaluations []map[string]interface{} `json:"evaluations"`
 
 	// Events How many of the execution's events were replayed.
-	Events      int    `json:"events"`
-	ExecutionId string `json:"executionId"`
+	Events int `json:"events"`
+
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens. Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId ExecutionId `json:"executionId"`
 
 	// Fired The directives the rules would have sent, in event order.
 	Fired []map[string]interface{} `json:"fired"`
@@ -919,7 +921,8 @@ type DryRunReport struct {
 
 // DryRunRequest defines model for DryRunRequest.
 type DryRunRequest struct {
-	ExecutionId string `json:"executionId"`
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens. Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId ExecutionId `json:"executionId"`
 
 	// Parameters The preset's parameters.
 	Parameters map[string]interface{} `json:"parameters,omitempty,omitzero"`
@@ -942,15 +945,19 @@ type EdgeConfig struct {
 // Execution defines model for Execution.
 type Execution struct {
 	// Actor Who started it: key:<name>, supervisor:<id> or anonymous.
-	Actor       string          `json:"actor"`
-	Channel     string          `json:"channel"`
-	Draining    bool            `json:"draining,omitempty,omitzero"`
-	EndedAt     time.Time       `json:"endedAt,omitempty,omitzero"`
-	Error       string          `json:"error,omitempty,omitzero"`
-	ExecutionId string          `json:"executionId"`
+	Actor    string    `json:"actor"`
+	Channel  string    `json:"channel"`
+	Draining bool      `json:"draining,omitempty,omitzero"`
+	EndedAt  time.Time `json:"endedAt,omitempty,omitzero"`
+	Error    string    `json:"error,omitempty,omitzero"`
+
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens. Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId ExecutionId     `json:"executionId"`
 	FromNodeId  string          `json:"fromNodeId,omitempty,omitzero"`
 	Nodes       []ExecutionNode `json:"nodes"`
-	RestartOf   string          `json:"restartOf,omitempty,omitzero"`
+
+	// RestartOf An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens. Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	RestartOf ExecutionId `json:"restartOf,omitempty,omitzero"`
 
 	// Result What a RESULT node stored (absent until one did).
 	Result     interface{}     `json:"result,omitempty,omitzero"`
@@ -987,6 +994,9 @@ type ExecutionCommandAction string
 // ExecutionCommandMode STOP only; default CANCEL.
 type ExecutionCommandMode string
 
+// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens. Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+type ExecutionId = string
+
 // ExecutionList defines model for ExecutionList.
 type ExecutionList struct {
 	Executions []ExecutionSummary `json:"executions"`
@@ -1022,12 +1032,16 @@ type ExecutionStatus string
 
 // ExecutionSummary defines model for ExecutionSummary.
 type ExecutionSummary struct {
-	EndedAt     time.Time       `json:"endedAt,omitempty,omitzero"`
-	ExecutionId string          `json:"executionId"`
-	RestartOf   string          `json:"restartOf,omitempty,omitzero"`
-	StartedAt   time.Time       `json:"startedAt"`
-	Status      ExecutionStatus `json:"status"`
-	WorkflowId  string          `json:"workflowId"`
+	EndedAt time.Time `json:"endedAt,omitempty,omitzero"`
+
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens. Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId ExecutionId `json:"executionId"`
+
+	// RestartOf An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens. Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	RestartOf  ExecutionId     `json:"restartOf,omitempty,omitzero"`
+	StartedAt  time.Time       `json:"startedAt"`
+	Status     ExecutionStatus `json:"status"`
+	WorkflowId string          `json:"workflowId"`
 }
 
 // ExpressionField defines model for ExpressionField.
@@ -1059,11 +1073,13 @@ type Id = string
 
 // Input defines model for Input.
 type Input struct {
-	Answer      interface{}            `json:"answer,omitempty,omitzero"`
-	AnsweredAt  time.Time              `json:"answeredAt,omitempty,omitzero"`
-	AnsweredBy  string                 `json:"answeredBy,omitempty,omitzero"`
-	CreatedAt   time.Time              `json:"createdAt"`
-	ExecutionId string                 `json:"executionId"`
+	Answer     interface{} `json:"answer,omitempty,omitzero"`
+	AnsweredAt time.Time   `json:"answeredAt,omitempty,omitzero"`
+	AnsweredBy string      `json:"answeredBy,omitempty,omitzero"`
+	CreatedAt  time.Time   `json:"createdAt"`
+
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens. Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId ExecutionId            `json:"executionId"`
 	InputId     string                 `json:"inputId"`
 	NodeId      string                 `json:"nodeId"`
 	Prompt      string                 `json:"prompt"`
@@ -1129,8 +1145,10 @@ type JournalNodeViewStatus string
 // JournalProjection defines model for JournalProjection.
 type JournalProjection struct {
 	// ChainTip Its digest; absent for an empty journal.
-	ChainTip    string            `json:"chainTip,omitempty,omitzero"`
-	ExecutionId string            `json:"executionId"`
+	ChainTip string `json:"chainTip,omitempty,omitzero"`
+
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens. Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId ExecutionId       `json:"executionId"`
 	Nodes       []JournalNodeView `json:"nodes"`
 	Run         JournalRunView    `json:"run"`
 
@@ -1210,10 +1228,12 @@ type LogLine struct {
 // LogPage defines model for LogPage.
 type LogPage struct {
 	// Complete False when the 2 s limit stopped the count; totalMatched is then a lower bound.
-	Complete      bool      `json:"complete"`
-	ExecutionId   string    `json:"executionId"`
-	Lines         []LogLine `json:"lines"`
-	ReturnedLines int       `json:"returnedLines"`
+	Complete bool `json:"complete"`
+
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens. Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId   ExecutionId `json:"executionId"`
+	Lines         []LogLine   `json:"lines"`
+	ReturnedLines int         `json:"returnedLines"`
 
 	// TotalMatched Matching lines in the whole log (every line without a filter).
 	TotalMatched int64 `json:"totalMatched"`
@@ -1336,11 +1356,13 @@ type Review struct {
 	Channel string `json:"channel"`
 
 	// Command The command under review in the directive vocabulary, such as {"type": "StopWorkflow", "target": "execution:<id>", "mode": "KILL"}.
-	Command     map[string]interface{} `json:"command"`
-	CreatedAt   time.Time              `json:"createdAt"`
-	Deadline    time.Time              `json:"deadline,omitempty,omitzero"`
-	ExecutionId string                 `json:"executionId,omitempty,omitzero"`
-	NodeId      string                 `json:"nodeId,omitempty,omitzero"`
+	Command   map[string]interface{} `json:"command"`
+	CreatedAt time.Time              `json:"createdAt"`
+	Deadline  time.Time              `json:"deadline,omitempty,omitzero"`
+
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens. Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId ExecutionId `json:"executionId,omitempty,omitzero"`
+	NodeId      string      `json:"nodeId,omitempty,omitzero"`
 
 	// Outcome What applying the command gave (APPLIED): commandId, status, message, resultExecutionIds or executionId, or refused.
 	Outcome  map[string]interface{} `json:"outcome,omitempty,omitzero"`
@@ -1490,8 +1512,10 @@ type StartRequest struct {
 // StartResult defines model for StartResult.
 type StartResult struct {
 	// Execution After a wait, the run's status document as the wait left it (final when its status is SUCCESS, FAILURE or STOPPED).
-	Execution   Execution       `json:"execution,omitempty,omitzero"`
-	ExecutionId string          `json:"executionId"`
+	Execution Execution `json:"execution,omitempty,omitzero"`
+
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens. Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId ExecutionId     `json:"executionId"`
 	Status      ExecutionStatus `json:"status"`
 }
 
@@ -1722,9 +1746,6 @@ type Channel string
 // EngineType defines model for EngineType.
 type EngineType = string
 
-// ExecutionId defines model for ExecutionId.
-type ExecutionId = string
-
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
 
@@ -1782,8 +1803,8 @@ type PostWebhookParams struct {
 
 // ListInputsParams defines parameters for ListInputs.
 type ListInputsParams struct {
-	SessionId   Id                 `form:"sessionId,omitempty" json:"sessionId,omitempty,omitzero"`
-	ExecutionId openapi_types.UUID `form:"executionId,omitempty" json:"executionId,omitempty,omitzero"`
+	SessionId   Id          `form:"sessionId,omitempty" json:"sessionId,omitempty,omitzero"`
+	ExecutionId ExecutionId `form:"executionId,omitempty" json:"executionId,omitempty,omitzero"`
 
 	// Status `open` (default) or `all`.
 	Status ListInputsParamsStatus `form:"status,omitempty" json:"status,omitempty,omitzero"`
@@ -2618,7 +2639,7 @@ func (w *ServerInterfaceWrapper) GetExecution(ctx echo.Context) error {
 	// ------------- Path parameter "executionId" -------------
 	var executionId ExecutionId
 
-	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter executionId: %s", err))
 	}
@@ -2642,7 +2663,7 @@ func (w *ServerInterfaceWrapper) ControlExecution(ctx echo.Context) error {
 	// ------------- Path parameter "executionId" -------------
 	var executionId ExecutionId
 
-	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter executionId: %s", err))
 	}
@@ -2686,7 +2707,7 @@ func (w *ServerInterfaceWrapper) StreamExecutionEvents(ctx echo.Context) error {
 	// ------------- Path parameter "executionId" -------------
 	var executionId ExecutionId
 
-	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter executionId: %s", err))
 	}
@@ -2730,7 +2751,7 @@ func (w *ServerInterfaceWrapper) ExportJournal(ctx echo.Context) error {
 	// ------------- Path parameter "executionId" -------------
 	var executionId ExecutionId
 
-	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter executionId: %s", err))
 	}
@@ -2754,7 +2775,7 @@ func (w *ServerInterfaceWrapper) VerifyJournal(ctx echo.Context) error {
 	// ------------- Path parameter "executionId" -------------
 	var executionId ExecutionId
 
-	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter executionId: %s", err))
 	}
@@ -2778,7 +2799,7 @@ func (w *ServerInterfaceWrapper) GetExecutionLogs(ctx echo.Context) error {
 	// ------------- Path parameter "executionId" -------------
 	var executionId ExecutionId
 
-	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter executionId: %s", err))
 	}
@@ -2818,7 +2839,7 @@ func (w *ServerInterfaceWrapper) ClearBreakpoint(ctx echo.Context) error {
 	// ------------- Path parameter "executionId" -------------
 	var executionId ExecutionId
 
-	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter executionId: %s", err))
 	}
@@ -2870,7 +2891,7 @@ func (w *ServerInterfaceWrapper) SetBreakpoint(ctx echo.Context) error {
 	// ------------- Path parameter "executionId" -------------
 	var executionId ExecutionId
 
-	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter executionId: %s", err))
 	}
@@ -2922,7 +2943,7 @@ func (w *ServerInterfaceWrapper) ControlNode(ctx echo.Context) error {
 	// ------------- Path parameter "executionId" -------------
 	var executionId ExecutionId
 
-	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter executionId: %s", err))
 	}
@@ -2974,7 +2995,7 @@ func (w *ServerInterfaceWrapper) GetExecutionProjection(ctx echo.Context) error 
 	// ------------- Path parameter "executionId" -------------
 	var executionId ExecutionId
 
-	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter executionId: %s", err))
 	}
@@ -9759,280 +9780,283 @@ func (sh *strictHandler) GetReady(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3bchs5ljb6KgjuiTA5k6RoWXKVqfgvWBarS1OypJHkquld9G9CmSCZrSSQlUBKZnsc0bf/9d6PMDEP",
-	"Vk+yA2sByAORPMi2qqq3+qLLYh6ABBbWeX3rYysUi1RwxpVsDT62UprRBVMsg79ezynnLNH/jJgMszhV",
-	"seCtQet6zkgkREYoCcViQXlEQrpgRM0zkc/mAclYKLKIReQ+VnMSK9KeZEyqCcl5wqQkkzCJJ51eK2jF",
-	"+n1zRiOWtYIWpwvWGrT+mt8q2rXDBy0ZztmC6nkwni9ag19a+m2toBUmcetd0FLLVD8mVRbzWevTp6A1",
-	"4rOYs2v4vT77IScMLhP9HBFTouaMhFTRRMxyRtpZnjAZkLlSaUDuRXY7TcR9QNJMhEzKYtopVfNi0jCJ",
-	"oJWxX/M4Y1FroLKclee+oB9OGZ+peWvw8sA76Q8szPUkTyJ9v2cMVrrjs4Y6idgiFYrxcPkjW66u0Rt6",
-	"yySsi1Q0UyS29yvY0pjjNSZlLDhp//Z//pvsHx6ScE4zGmr6ad7c0tBdPXbDvPcPD30TP6VSje4YV7hG",
-	"1VlfMpkvGKFTxTKi5rEkTN9K2rGSZCLZr5MA5j2Jo4nd94RKZehV/4fFdyzq9MiJIotcKqInTSg3L9IP",
-	"3LIlWdAlyRiNSJvypV2GgIisvCxSD0HtX90kXsSKRfr5zhHRzwk1Zxnh+eKGZQGJeZjkUcxn5h2/wuMc",
-	"bzIveWa+KCAzpsz+6Ake9PuN661XrAtL1j05blrtF/u+xT4TEWukRY4X15Hhv2Rs2hq0/q+9gsvs4VW5",
-	"dxLBEFf4YY2jSHf9cwfKU5bdxVJkzWOVb/nM4X42bKNxsPvihs8a6pN+WqaCSwZM+3uR3cRRxLj+IxRc",
-	"n1n9T5qmSRxSfVL20kzcJGzxb3+TAm7bbrgLfArHrB+8aS5ZRNqTPOODpWbfAzPIYGonNOkERJOzJvFw",
-	"TvmMRQMgYf31TKpnkvwgpCKx1LcRwR1vliy7Y9kzCSeMkptM3EuWkZTOWPmQiCyexZxIfVK1zBFwbLMl",
-	"yUSuGDDwGybNQWNR58ge2Fu2fCZJJhIGJ1uPHgm4IlKWwZqZoT2H2T1CQ0VErmQcMaIZjmMDbf2miCka",
-	"J8BPpOMjWnLCCuihOWN6Vr3Wp6Bl1/oR93BIzCtJ+/L71+TVweE3OJdrId5QvrzEXZKPO6eMKkZgtUk7",
-	"1YxQ5FnICI2ijEkZEP2bXkmRkTBjEeMqpknHbuyUxkmeMXKTRzOmyFRk5D4TfKYfkZrQZArywUO2emC7",
-	"zZNOj1wylS2daGH4d3cIf0csoUvNgJH3whKVrq8KqisWCh5JogS5p7EiN2wqMn0QVLaM+axXZdMxjxda",
-	"7XnueHTMFZuxTC/Zp6D1ltNczUUW/51Fj7k7Z0KvozkZehPaIiMFE61siJpTd7LvaBJHZM4y5l35HD5H",
-	"PxhSs/hDLu9ZxiIieLIk93PGcQdpxkgo+DSe5RmLjmBjKNxLQpplMZNk8vPPP3eHpRcOyHeMZizTAjxZ",
-	"/K9xC0Yftya1Daw/51eDwzlNEsZnLCCTNe8t1rouZWFdzWLr6/ip5rDBFkZRrAekyUWm2ZGKNaOf0kSy",
-	"oJWWfvrYwk9fnej3eofSNBN3NJHk47iFf7Bo3BoQLXH+C19HxtoeWDCu9IVxq9frjVufjlBRuY8lI/d6",
-	"G/Uqp5lYpIpQecsifa56LZREVo79YidTqOfi5m8sVJqjDNM0WWplLYEvrH5ExhZ6alaAwm+xYgvpWT33",
-	"bppldKn/lmV9YuXue5rxmM92fOf9Q6ZSW42yHlO8L1j92tIkG5YOtvGYhbGM8SDvQCFR6TFrSw0vLi7P",
-	"fxq1gtbl6N9Hr689FpWeJzVso6Q1Pu/ve62L8oe7EX1f813G6G0qYu6hA80hY2XmujIf9mtOE33fp6A1",
-	"jVni2+9Pa0d82BGrzKourF6PTom7gYg70FGWiaBRQJzpppWge9KOuVTaghBTAvPfwy8Cu6m0xAf9Vy+D",
-	"NZ/vYUl3NMkZMtyU5tKoG1pdB3HuVqv65LFQWqHRSiqJuUL1x8y+Nqf9Q9+UbtGOLJPH/refS0kr+/ca",
-	"/Q1NzMO4IxqOv9sDz8qhJKcgj9FKLO5GB4HxdEgl0lSLogxtYxYFhOItIMsTNgUWuQCLzHKLdSLW2f0+",
-	"5rNgUtIZ835PBqtQchvsyiwVVbks8wIahixVTHMpUB1Y5PevlE94sebujd6pFd/yzrux5txcJDRkXnag",
-	"2Ae1unFomWd5wgKi4vDW/DNiHLRCM1PLN81Vy4KtJ0irFHq/VpbsjmYxvUlYdWXX72aaIbP/yTzrlSla",
-	"/fGf31QvALEulkKdikSYa9nsmefKjuBa2WHKn9Gw9tN49r1lDHWRMaV41uoKoIfCgLlsv1blgT2L5N5B",
-	"k+R82hr8ssPb3gWepWUJ0yuIRiOBcZD76jX90J2Jrp5CV97GaVekKBK6IC20WgUC4ZO14D1fj4/seAiL",
-	"jXM33wiRMMpRnwkzpvzXlHFv2sNrxgiceRC00LnUCtxjgd32wMwgaEU5mrgtzSAt7baCVpjBf/Is0Tfz",
-	"5WZOAAsTWE9oeflL97lv8lHicba8zPklS0Xm4e5MizbawMBHaOrnSclfl1IpGZrY0zhRLJNETAMwu0GT",
-	"Ba+1mJJYVZi1Xx9A18zKlOv7CSN75veDuCcLcPtNq+LFOvUk0TYOyVia0CWLSsfcmXtBxQPsP4CGlDwe",
-	"+zhjoYrvjEIAXm5yL/IkInN6x8BvEmi+g2snsohlX25ZuFCX5sv808P5UPP9epVcFMEsT0i5Nh/ZB5aF",
-	"2hhpO3YvO3ZTl19uxutNCZXlHOxT39lco/xXXfiGWOy+BRUSX3dAHqK7bqKdavRn3dp5hFbGJFPPJCle",
-	"UiLgYv54n095xivocC8px3p7j43kG1iHTneW00zrXUaqd2dUsUDrY0nSvacqnEdiFhAlRFcfuW6Wc278",
-	"KqtKVGmA3b57aGgWdYhnkkimlLbcSBtF0k8sw8CAo1GpzxctSfVn9nH3sHfZ1tHilsTmo6ZRNGMoNXck",
-	"JXTDeakIL10YBu60B/cvzxYoms0qQq7p03BU94D3k5wyvSI+aKiExzvy81xYTZ7EakBu2XIwzvv9F6Gm",
-	"RfiXpi23ZeZiHOElcH9xwZcLkUsvhYVFHHXlWpTRWJOmX8IzHrFoCCszFdmCwjpSxboqLiRtxcLJMvzE",
-	"ZtunSXBkYlHEe1Yua/NxFx3YDKbf6Fd6YMW1Utdo1/h2iipCyeXo6u3pNVi02hrLWETa9Abc/jlXcQKh",
-	"gyg2rvT1bNxs/C5rXFhNWy3BFd5e8iNtc4qrYsLnParaW8V32L0KDL0X9Lf2uBjDelePY6hq3qSL4dsr",
-	"9CVdvX2j/3F1fX6Bf18PL6+Lf73//vL8zfuz8+OR1+FUpcdauKn+BvALe89ePL1y21Xj3mmaLNGhHNc0",
-	"MjIHgz6WBNfX++ZbX9y8FNwGPlKEaG/Zksyc8iUxrAyeaq24cEEkxAQIm05ZqGoeF78nZaEP12ps4fr8",
-	"Aj7riBiWS14Pz16PTvU77S4dXw5PzlpBC6+0gtaPJ6enn+n4C1r3NFabgx1TE5zBLx0QSmA25uyiaopb",
-	"YFwtAZ55veWa2a7ufvEkZ/fuaWCeGPvHbSShWDBJbmh4C2qu8+9YpxuGWV72gyLm0nefaUypFTc3noC1",
-	"Z+s0lj5rpuKN2o2vXuWLBc2WXkWbfVCv80x65UATl5HrP+DMUFr1A24q3tt18y75ebUoWsTKKM6O48Zc",
-	"vTzwWzyFDKzTlSKCh8y5N6u7Tu7jJIF4EwabCZ3RmHeOMHykqQJSP6hSbJEqMo15LOea2EQWaI6g70iT",
-	"fBZzwtkdy0hGeWAfxmF6ZEiufjy5uBgd4wQg3clMGCmYKZWw6AiuiFyRWJtYEAnLecQyeBw4wIIuyQ0j",
-	"OZe3sSZ6TZKfK/N5szwHz3CDz8GmwWy5QWbCDf6LsnytS3PG3d49c4s9jTOpnEIGxxd/MjvV6ZEhCnu7",
-	"F257SJviPoDzG1i78QAYz2N51SFuiY/OMN2gs/2ab6cD6GNTiH+pWPo6Y1Gsyo6h8kIqlr4xJ63Z2+Ph",
-	"uknyRjb5EvWaPpPAFPXHaMa3iJMkRnEjtWK7WLAIoxWYLmGPhMufMKunl1cbYCxyt8BC31MJoetYK9Am",
-	"ueIIR9MMP+Yz4PkU49uamx+PTod/hTsyVJ9JzNNc6dPa6ZG+Z2cF/ke/B7eQlj+jsnFNlFp3Vtn8JeOu",
-	"KrmuDfkXnMqdl9ImFYTvtmAtD71acbZfjM6OT87+olWit2dn+C9Qn4612vT29evR1VUraH0/PDl9e2lV",
-	"qYvRsVdOr4iGVXmzszGxwWRYr8T/OTTrTdq0f0utl7TBZb5gtGbTlXhyk/O44XyvdbHagdbP0sUhViZa",
-	"uOtXWQdeM65yfC2xYYQjok//0hxrGdKEZjuEu6rL5w16PfICusiFbyV/YDTRWm999VbDZ+J2s5PcPOUb",
-	"CMk31cw109vwv3+h3b/3u6/emf++77772A9evvj0L77Tc6JZqMfrYZNCPgXm37sdSvvMd0vvqocZo+rL",
-	"8hWQBWv8EE0qDaSk+HmRS7/ZySO80XVQ3/6U8VaxYtr0pjxkSbJNGNV+dbDGXexklvnWEssq9sFLWfrl",
-	"fjMExt3eBEEq25TuYl7qnYqUOYteu9wwny+4yBwjf8shJVQ/E9hyAm1L3jLeI5pPwT+1Qg0R01has9q6",
-	"BGqnIUnEPYuGmD/IdozVPYDYzSPrT89PMW1w2qVxxuQu482NObYqrYWy4Yoas89y5jQuiL6EWsPjhNEs",
-	"iVk5j0/bP0LaNeeCJILPWAbh9LKXpGwA1PKuV9dYv8svgjBQOCCS8UhPjkoyNJmOECJxqXzokYU3Gaes",
-	"EmSPpvEenTGu9u6ebw6a4zyKdQrq+eCwsmUaKO9PsEpZ5b2v7LTvVPy7yDNOk9cit6U4VVN7ee185H4W",
-	"5jMoVka5WdqSmM94iRKKJr57VxZU3xcUc3fjr1kAbTL9FLN7Xx4CJpLBEvmnuqtjYRZzVqjluzjT7xhX",
-	"ayYCBuv5DeSt78Qt4MEr9mvOOIZXtviO2H+uEvqwKejndpzBrg4DdIrsaBk83JhwRWMYBWwFrUhwyFAQ",
-	"99xrTBUm9a5WZVyxI6rbWVvbVTJZ2bQKpQW1I7DmFF1kQv/ijYKFcxrz6zj1OK+VJFE8Y1IdERNPmaJ1",
-	"jtr+3/DlvYfodLvFj+rMwBdByvmWb7nMuX2JLNH1qrgpl4JNRRKxB/kVajV6OS9FZNz46/Yuv0ni0FTl",
-	"1ZWXmchiNV+UqZpF+4eHz1956Tgtv8uTckHvyYv97s1SYXwi5kQqyiOaReSGSvbyYLPYLOZUHm7N99nt",
-	"aGTw21KHkZVfgJPvPuKjMvhH5OQPY80P5LN+w7iUFFNQxBp6+oll8dTUuOzC7TAlSnM7zMii7uy35Zzu",
-	"H74c/PaP/+l4mR3WcjXlX0n1HY2uGjnNydlPw9OT44HJSgNnt7kZZ2HSnG4YUVku1ZZcSG/3bNSQe3bt",
-	"zzeDCjckrAzCFXpcw+VZRJZMbTl0ESSsu/iXpsJP5omr/zHfj4v/fhHLBVXhPCA3mVbB3ycxvw3IjKbB",
-	"mGcM0tACLNt6X0qixx/wgL6/s4k2C5ro6bIoGPNwzkIMOrkxSNusfueIcPG+uCPQfyL7en/LlsGY39Do",
-	"vYxnnKo8Y6T99mx49vqH88vRcac35t48Ipe0YM8BjNQKWsWzrcBuv5ddby+egFDugPJZRNrGY86LxIfd",
-	"5ZaZf2kWZZLyHcDTeGFiGWszBmpRu3DOojxhGVb1yR4ZmhpziEBQU+x3T7WZTyWZGC/5hGDyPc2UDIyk",
-	"ykyWognLUYhyMB5J0v7L6BoNQGnHc3GjgEx4niQTIjIy6U/IglEuwZjVI6+6DBb0w6XhaKt18kLvSc4l",
-	"mYsEircpkYlQhJrYZNu49iHahM79oohwacNc1QD08z78zxuFLu/e6oaI2WnMPX5euovUYHcNuUrrShHW",
-	"+OUk+/UhmrR+LNAzt1Mqub/WFRKcitmFmeVKbUiaMF8h3/eaUJGGNLfaJ9JQoa31wPqPnKsjAlbtG81M",
-	"WKQZmkLK07Z/Rm5EziO/H2STgpzEfAcF2e60N7VK5Rln0al9ocekL32DD/tBhVCkDVOyhQj3c5EwkogZ",
-	"aWNQMIG6CRPWpia/uvP5GnNlcvXPCYpdtEvmowFtOHzthKar69HF+9HZ8LvTkfnL/nh8cmV//fHkAgSA",
-	"+cfl6Pryr62g9d3laPjjxfnJ2fX716ej4aVXGpRTl1YvLhYsir1lqS4BaEBoIgVBHzRsog3k3jC9vwbQ",
-	"hDVQ7Jcv6Hp4hhAs3B81zwep7QFZtOGGh3xJx99jWC5iYUIzFpEb1LBM8gQg2hTCD3+Vex/175863tRi",
-	"G0/bWOBXsPhNoBRFLG4lybs0zWkmFqQ+1c0GZzVu37QfO0bbfx6eXONPJp/nARH4C/iCY7ANPC7ckCo2",
-	"ExiYt3NSWTzDQh1zFiFfU7FsEXOaeEcJiyKnL1ZntamqKxVZk1UhcpXmisAdxGTfgDmlRaPeZX1CIWyj",
-	"qXQW3zFuKvZJG9RVOOvmgw1q0NbhmMaUmLxBT6l7qDEI7HamXrOEr6mtuV0OH+UhCfjjbIbAt94zfFdj",
-	"ol/tU+zbm2fVmBfyhQhzExFtF55fvyXer4O6kQtbdrKugHH3STthsWLFoy5TKndxAcct7GUndr7sazem",
-	"RtjtLQoEzT3vvKWvSc7W1ZjrA4+3F/Mlit4yucsx3lBDaItGNpOBQ8ypb7911niKCe4hjxAgYVxRoBIk",
-	"EoSzD6rXmG7ZWH94F4uEYvn/lFCEOsG/DbzJ1mkyP9k3eStjuVSUN1Xg1NXGsuofq2Q9jdRF9tvLE8Lp",
-	"wgKTWZCg25hHgQFpGoy5B8cl5vD1E9I+6PcrSE+IGIM4BTE3+bAZYkgdEckYmeAqTzqB99V1iBg9xPOB",
-	"tuELQBrcVcFZwztuaNR1Dh77Bkru2c1ciNtnkvxnF3EIr5wXKBLMINiwLJ4uG15cAF7pl74Y1CGmRFZA",
-	"Q2lCE4pA7JjE6kgbUiJj8YwjFpbIyDmgWjWMxYXqTrXRCWMdwBLIPJxbyCsHTVfAGJZ8aJClERilrFzi",
-	"RKpAPuhfb5jCgqm5iLp6JiYEDnM5bLhdy9IkDhXc9AoXB8u5rHsQK+QUVcYfCm+VZnVKs7KQQgb+C2sP",
-	"GVcNAyshuokeSI/83GzLjYiW+h3ge0IYyLSR5mSeatHPoi7YXlArDi87NCkKZbSlv0nRtGkVaCnSPth/",
-	"NQCiL0FGNTwJheicJhPSPrRnyrhvtWU+NzgU9pjFUfP5uaNxQm8SBq8yqxFRRW+oZCUXdMaoNsQb3jNX",
-	"Kp0gCCJCsP1wfX1B4Oz63aR+aY9MKViXGnfJ7rxBo3U1fRax0QBUeLk5lbdNiYbryvbCTc6FpjpZiyKC",
-	"ScwZfJV1sbgCbXInQnqTJzRbBnicKcA26WkgMtOVEqnFDBq3AjI2JZF41R3xWqki3rkQkXnLjyenp+PW",
-	"J69Z+IBUp4jRKDH+xy+TCbjGqyhypc383XYACwjTNFlacWb3Y0bvGGkPLy5OT0bHnQFxoCaBcSoE1nkS",
-	"kFVsE80vS98SIPAIyDPv4hYuE483RZNEY8a1vsiyBq2sYI7SJGrdsSyKQ1VFsOGMRehDhwBQFllvNM0Y",
-	"InrtZoZtmya5TtvB810tltjeVrJPs3Qdftc22eFu+cvZ4KV8THvwV6sry7tj578pLRPn7bcX8W27rsFG",
-	"/dq+tnk661wnQ+MoeY+gYcNT/dvp6fnP4DExx6cVtI5HZycNbpLSXq1yc8eN1xG3QZ3TGnpQeO31ipsr",
-	"gjM/s9+Bmd0s/VJFCXHrxrMSmEMQqrFEPCCUk+Hxm5OzZ9JpqHIpFVuQNoU6GJEb1KmSDuEPPi/EXcWW",
-	"uxz9x9vR1bXdCFz8v4Kz+T/enlyOylt1dv7+/OLk7OT8rBW0rk/ejM7fXuO+VRHgiq1cXxL6RQ573dGK",
-	"iYIt86VbaAXXcXjL1IOpqcIpQaG8pwDu2jZ035QEUEi7hsI2W39r8xhwc5m0BccrJG1j8DaDfPuCtPUw",
-	"YYVI8SQBwdVnksRRgAEDQ4aArPHMX/z8BfbZx2nXxfVc4PhCCJ9/let1SvxWb8Ywe8ZTSp4jTrcDBCvJ",
-	"UCci7eMkFSLx4/LsmhRrZlua2tpvvgpF6glprgtNnyhpQ+zFbUekj2ZWEez2rNa6V3qC3b2GVKL1SJxQ",
-	"GLhmDFs66DuFpWGqwr3mvCiSGMtw9VRqO38uErY52lCW/aXVDkpJTvZT1m+gOzDb7+Ck213QDxa8xiHW",
-	"W9+PsY4NqxiQhctFMDcijQHRNqUniHJwFy3JrUhEJBGT6mf88qvYm7Pi2CDe7DY0yzmUjJrcB5drWqSw",
-	"QPLH9rzPHqEC4v0qEb6AxaTbtfd2i3Pe1SsiJwNYGYkg0R5u8AzX9oYBwHexb6QN0OcGmThOKtdiKAHH",
-	"8m/SBwkfZ/giOdfqdm2fOhtP5HZQeDVmuYqGd+nJWdkyVwVBt5EVQm2VSFmjP9SdOR4VqwqrYTN99HIX",
-	"lCEDwmg4d89NBfqUyM0SCn8cdi4w5zhC8+VIEzTQ/6HphLCNxlzjrr4AUxnkq575kzGC307Yh1hCLTTS",
-	"+2G/T5LYZu6tBtZLvO8L7aaW47/mLNcqR6rmlR2qMbQqE2s4OT725na6vCxenodb96CIeC0eszEmHfNY",
-	"xdS4gDbenRQJa1utu0lwW13vehKb5biWj5q2KJgo48heiRlTc0iS2SXunmIy/wXFGtTNSRYVybtFrJ7W",
-	"ALFr3WMWMXcDBt4Q2Qk+WWoisgE7e92krFvL0E9lhOcmK87+uV0sqZjDGnL1G+FVMBWvdmFEKGRnpnTm",
-	"tzytw3/rVTCz2jb8696/5gsbA8CbgqCNYcX1Kl6eRrt6EM0j3zXY3gjYgrjEjVBtm/HYzCim6NKL6c85",
-	"S0iM0BZ2QNPdaqDNARWQMIn1UIsw9Q5y78i4oUpsjaJp6LaajFB9YXl5y+tW+TovMWgp/jD8SIMG7l80",
-	"kzFgIcMxKPDvV+dnGOc7IrnMaZIsCzQBZIO7ZYQBjIkgjEdY/GtqfSEJ03Z8MPc9c+lgbVc2jJ7bzipe",
-	"d6x2TA1rWlc/LDkrgxJuBwUebMQnr3yjBYf2fRppT2NOkwL4yDwTS2JynAJiUpw0RZscJ9yeTR76B0J2",
-	"rEe7a3b4XCmRDpPkYfS7bUKjxVX7I4ClYcojKhI2G7mKU2fSHxeAGoHmC0y489kU7ZRCX1qAAV704JMH",
-	"ZrrW+8U+pEkcxurI1HMXMKnQQm3yr//6r5PGQn2TxbtjnT7j9CZpgqTCaPZGAew+DHsJFupIQ71tMyr4",
-	"/a6Q4BjH3uDRoCQTwp+i4gsdbE6mi8NbQ32N4xoTHXD2sfuOrALSry2LNWLNrL9ZmGBlp4v5Fxv5bi19",
-	"rgeTqIDtAh4AGV6cVFENHDqbhZbYCjii3g5Jm/GxZBF5fXJ8iXwYx1vQJQkF5yxUkPZq8HMGhPLlbrG2",
-	"z0WgWFWqEFvjM9SpKobFRnXKjGe0qYZi4hLsRS39ORMLzC5diIUN8DsIkFLMdTe0DI8+o9/5TJI0Y9P4",
-	"A/gvsFjvZanLJWkvb+V7ehNGbNoJNNNWLElKpKW1R5r5T6nWZt/KDdh4Bb2C8gvRJy3RTYOWRcxzxTrW",
-	"hzZAxLQdcOzWo3PUddRHBMQoTvdmcG5vodmwGl7BdJB2JEK5V/Lq9RZRp0feMC0GJSpMmhEoesuMs86I",
-	"MbmViKpOwVyBRGipt03zAcl4VECzQpmDxQ83DgMTYz4iLkHa6v475keXxKBLgq1AHX22VPwuEeFtIRQ3",
-	"Oxu29npYqVld0bc8VnJgPSwrYVa7TuaCuQ2v7uFv9paCu6Hbu0eOzZZwEz5uXueaQ2Kd+N68IiVhvY56",
-	"BCfinrOI5BykFAIvGtNI/2ICmI60ArhiehmX0j8k3A3tcfTbff1xJKDw75iLv059+EHcEzFVUCl3ffL6",
-	"RwKJlwm6x3kxZ7f2Tm/99uVBpRLycDOuY0XLWM9aRo7o6ynx/AQ9i/64BuS6lc5zubeGQBtL3HO/99eX",
-	"bn/59nR01Qpao/+8Hl2eDU/fX/316nr0phW0zs/eX/9wcvX+anT50+iyIfEe1m74OQrzJhcQ+0AXafIZ",
-	"SnOjdoxtH3zqFHRKFQaIF+/aNS8J7YztnW616V/hC7zvBgL2TPsKKfs2BivOcffd8+J3rJgwZN9Yy2In",
-	"HFSIu5F6SqtX7H6xW9scK5QNO/aVKG3ZbomVniYcRQ14EevD21xF3FGdSUL/IE+nrXqbmPq2e3vGa+li",
-	"6md62+XCbrOuRWClqa/9jV55ggDqGYuCYk1ock+X5jhxT637tuvfuCpb0aobZZvPbQBPx3188NHe6FG3",
-	"A2wzRcsn1pUeNdvTmJoAbzAJQFYcNuQdPdBbv77RmJ+sbXN6fEtAFjQNrBsH/p3EiJ9i6P+3f/xPa7cu",
-	"YaW+YJtKfOrL/lY21PmbToLSK7tN0H2VX8xFElVbeMrAdeh2DfQwPK0Ff8ZotHWsudbe0Kes7ypit6uA",
-	"XDGK5iJTZJbHEYMQ+hua3UZVZWX94bVFkYVQKC34+m3zH+WSNfaA47x1hKw0yvpZXrgWVbuFyQoLavsz",
-	"CanYDbVptQxBuNWkn6BmUThcbY1ASQmvp9VA330vQ6m2/dquNrVWc7lB+dpNkldEsGmpAHZxUWRIlTFi",
-	"jKWjBMklI9Q20+qtaaa11lxY0ZoKJai0TNvQT0MRcKHt7kjnhio31gFvpaA11wI/AM15O197k8YG5q2/",
-	"dc8f3s/+Tx3h1qOESUzaYULjhcEo2gBhvcbLb8mk6i98YBC7qI31YO83J0KnJoXGpxOYVF9TEsl6s16R",
-	"a/ZL/10PIBx/2X/XQzCAXp4lmxcEBlyf1mzTXR4gb6LZLi3ZilZ/npNQZEZtkw+1K5xnCSBl95b9OxTv",
-	"NLZJqzJ1i8aJC7huU75wDltTM/fP2MjCFbnf9/kiv3LKW1xkZGKTGdn7XPIovuhwQ7ZXnTg2+Vpr1FKh",
-	"EJzxO5+2IFmYZ7Fa6hVYGM9/GhtQ1VivzZzRCNstg2xq/Wd3eHHS1XcUU8YnPgWtG4As95rvw4sTwGGF",
-	"BHW8rwhHwpeAeMUXuFfPlUqrsZxt46FlnH2IZP32j//pBDZCB5rXxfnVihNF7n0sR4I+7RWv6ZFznixr",
-	"kStwfZkUmw1f8QlyOqfCL7YuR1fXJBIiIzFXgkB5fo9c2WJ6MOAc0ybt4+FfgExtFy+9xZ3emI8AWwDC",
-	"15ffvyavDg6/cbAGiBYhSXtSLuY2V//tb1LwSeeI0DFfRXYAW1gaXbXAgYi5QzMAPMOPWii4atJPEz0h",
-	"VG/Na+aw/ROsLhdT/Mxn4FEmbU8R9m//+J9JYBKOx9ykIxo4DIL03wlMK6UJvRG5GtwklN/qkcccUrRi",
-	"k4uheVKokmWPDF0R+Y2IoGcT3PhrXlPEeYQfPOYOkQq/D+/U1/F0lB4qArVIYwd91/FpzPUmSvL23/r9",
-	"fp+0mQxpyiJs/3TfCYhiH5Sr/AcoBr0P5O31991vA8Dh42zM9Z/PXxKZZ5mYUcUIvicotbIxgK8powBc",
-	"BFV5lKC/g4hcaTNrzCmJRH6TMM3coIlce/KcHfT7E1hRCT6biLEUctAoJ8/3vyWAVighiT6iimIK/Zgr",
-	"C5uCmWuOQJ5JMtFLNoGgizRoXjRkAzLRa98zGXW9OJoEY46/YaLRJCATWOdeCDmq+m9c7V6pEaVmRPCk",
-	"HqVXSrWaAKCCSVa2Bhc0YqMhk9gUnAsTAR/z9sSjED13CpEh6EmnR87Q2oTwDqYJgSI95nbbDW31yFmO",
-	"gddbxlITb2UfqN4evc+AEGbpUAl4GZ2xsT78GZOp4JINCLU5h3olX/X73zx/9Wr/8OCbg/6rVy8Q5fPV",
-	"/v6LF9/s91+8/Pbw4JtvDr/tv5qMeQkmziFUQWPOKJ5pCdcOkxhwcuUcuqRHLMTmcmxhM0bGfCawlBw0",
-	"Z2LpxWiQfxF6Tppr9I7h4az3VjL86EkHzh9E+m/ZEvkRrmWeMXOsEMeDsA8hS5XDX2HS+KXiIvFvzNFB",
-	"IDiDPtOTdZ0ybtkSTQlcHievBivXB3rbFrGU+itFZlBVoJkpU5Ic9J8HeHpMGSUgnCzoEs5mhEkKWjmC",
-	"WYz5Qf9FUCI6c86KXywshsFLSbCuwmzLQf8ARCMf85zfcs0PHb4JrIcQ2GHfkIwkB/uvcGsnJWyNCR5A",
-	"PdMxB2+em6BxsmAzmcmHLjDarr5zgnAWSRwyLsG6iEHkTWMty1vDlIZz1t3v9QstoPQbSGdjcreuWDLt",
-	"zoVm1+VIQThnUplpAHNKmUg1JaWZmGV0gXs+PEHBqk8WA/UAawp6DkZj0AKB0QpaBhW5NWj1e89xFiJl",
-	"nKZxa9B6AT+hTQQ6TaVdyl7EEjaj1ov6KWi+vPex+OMk+oSJwoVH6RejIxlTyKxN+ZGyE9g4hYp+TbVa",
-	"hLr+/251Zi4S65u3g3tfvVLuxrrm6t7HEgf1fa1PCy1u2SvBRrQ8028aaC8RM/nFR3O9n1auLMLU97NJ",
-	"Vtj7aKt3t9zvUrHvF9xrh+3sm6pkydT7u4vcrl7iNJVzoXzXnOzb++jMzE97Hwsj4gG0cOXs1U/Bxpt/",
-	"LsyV0lKYtA0gDdMfaMWssDdBbbvFnKGu4j2l2a1VxeqYAUfgZ40t0rErFgfU7lWWTSRj0vTU1izKaObP",
-	"zHP6saJODwSehffV/MuxYW3OtU5jqYbu84L60ta+so5LQdqlAvxOQEwRcUAMWkVADMJBQBCrAvS14Sl0",
-	"yQYCBsWqoOACDcRHr6XSp8I38dH7Iliu+ntMcksl1eW5J9XlHdTsgeIDW77f75uQl7IZcjUMKoiwuKE2",
-	"V+uD3xrssCaoADTxD3Bk3wvdDPcsKB/c/3zz/W8B101rLSzCh15sfuh7i7cGT+y/2vzEtRBvKF+aKgIs",
-	"Ryjk86lVOlzCVDXZqoTl4U5WW9jmuQWkEzV1FmAq3GsVFhJIQVJDyd0vreL4vgtaZXWjNWj9dDL6eXQJ",
-	"c6se9b2P9p+G6ZhzXz0+f2Hu9LS+OtGsJ5jeY+5//2A3svx8ernUlrPg9msDQJEEa7uotQnKcSxEqgG4",
-	"SWEzenelig38sAbsgdxQAU6KNmWNNO44ZleV1gV9fZa8DlqpkD6RBK+HwnODh1JGp7LQBPBvKO8qAQhb",
-	"4QXZtNCrSJoS9Vg5+K6guN+89JkkBi+sc0QyBr2xAPITX48SoEe+E2oOUqnogeLeBEcezI9QiQwdJDAX",
-	"YA4OGbLgEpY12EEO+q9WhdwxC+OIVQ4q0Nh3Ilp+sTNqX39sYGjwtFb39dPvzCMKoAGHlvOHFjO7spn+",
-	"q8dmSwbUibQB7656xKSN/EnGVUdrPgj8RNrooSGx6hDq7nfyT1ZIe1ueBUenEGRFyy2v4LpSGaOLke0B",
-	"5bMt6qpZKeyzHUViNGCjyn1KpYKJgM698YQo9kHh13UlfET1iNQL/bI7lnWvGFcEP/YIU4uww88zSSYR",
-	"VXQwwUYbMXh28M4Rv2OJaIia27WPFVt0t1uNykt9x3RI8HuImJJJHFkvkWS/Gi9RQCbw3fYKAFW6S/Ad",
-	"5kplLPApW0cUfrdJuaJkMgCnYJcm8R2bACnqpUIJ+vyQSAO2YjJbyJymKePyn4ppfD4TwMgC7A3oqJqG",
-	"zHF5JqEO2keHGZP5Apu7EH0GunChe3JcPvHMNYbaoLjOhbj9Y1jNTQqJq7b6efTdD+fnP2IbAxOHwWzH",
-	"SVBB1l3kUkHB+XLMJxYo+jpeMKnoIrXE/pbHH4jEfCxL5pRHpUcctvSAYNO5/4VPztkH8sOb4evu1Q/D",
-	"/cOX+uCNW+Zs2VHwjT38Fb3mNyJaWqhXM+CYY82TwbU2BU/XJezjSuSHtLkw0ZcAYysYTfk2IFyYeAna",
-	"+jIw0RJUz8DgqQZLOuA9GHN7G2AJl0rXLVSA1bGc8x/97+hxrQqHCyHVz/glq7JhAymUQiIYim2M3tb2",
-	"psno3y8F3MtWv6eYMF4wo9todpYtUfjGM84iyMJE4JgyvZA2XraA5BKB0Vf30qrwTZ/hqLL5M7y6+0M1",
-	"0Q/dmeia90Hk45LevzEJMJ+M5vmVFM0yBkODtlnUzhs4K9flvBoCqsXPQKzso5h4jKle4eQ+R5o1TLMc",
-	"yt5+uu71q1M9A9D9Gua+N1BdR+03dtrk559/7g5LVyYdcMbBXjjsfWinUOHPBkXMMmjNykygCjCbEWm/",
-	"BtnvnVe1E0Cn96eR7kAlpu2hjUAC+EeRkmNXzMCzHFVQ7yGeaKLLZclehELK0p3ed2+AGaAfoCb1zy9G",
-	"l8Pr85Lcd8EFv55/Gkt1grd8ZS3f97Ya4oh7n8vizPM4am3B3icihU4P1tUMAVWaJJMdHMm2DFC/Cgun",
-	"fd1yv6bvFzZinesXNzOwWI7Gk/mka5dOIxIzGssnZxdvr98baGbMPDIQv1ORlc+aOSSbtWi8ce8j/Hfr",
-	"uJu5e60bbxPJN6rNji6euVCP5SouwI/lm+60HZVbVkxjrEbGPA+XfdsUW1rQZQnvyVCkHcGGmo4I5XgJ",
-	"JAa2BimhUFpf3AGqmgkm29lHqr48gHVc9dkN4SWw25vCUucp5oyiwm1ngX1GkoRl5IYlMbszHlCcww1L",
-	"BJ9JosSRzYqyuU7Ks+CqQMGya1/KlTDxirVf96guldcGLf9zNMy1vk5YCosP9ciOTqQJnwPF4Xk/uTQ/",
-	"x6WJdE450ZISqfrIaDEQw7b9TfVuxjxnpcgBnpGtWO+qKmPiAXvYIbxrgMSa4m6mMf0F3IxZwF+N5FbG",
-	"apDft8aG+fOEYcFai/YPD5+/IrjuIAXKnc9lSZo8kzZqQ4q27rK83+byFrLWZEn1lnSRrNvo85Tx4cXJ",
-	"VcrC3fbYvrjY47rQ9W6iGa8ojisJ03sqyU0eJyhNe4+9bSZHvjX45V11E0spiuXNWDBFW+/cipeaYzYa",
-	"Cxfmnq94mkr9Oz1bgM5UsD31dgXWqJIVdfjPdL5CqmgiZjmY1+7DKqem1Fh0w6mpNhted25wmTfm9GDK",
-	"OeZrH5WYOGRMi0zJCbEQ6pX+s4bnx9J2mp1T2aTomBbMTWHtw8MXLx/XEqt2EW5gBG6rnkywCk2fc1Y+",
-	"n9owMCQwhea9GFyC6qVy32Is8yw3J97tBARbWGJ1uIMVMywFAE/94P/+Zdj9v9/p/+t3X71/97EfvHzx",
-	"6V9aazIiy4mQDWmA6O/ERocWer9dEZ+1dhOlPO1n0rj3Cr/SZKW1yKRjQsRUkolJt4NwB44MKdVmDtBx",
-	"DGwb03lgmjEmtZEUQ7L9fVmwd+/jiNVw1n0tMGRA5uLeJIDb7gau3wWPiqsIoWsh8oOiiMXfrQDGwGCQ",
-	"t2NBj5zGt4zsLZjK4hAM2lDk3DRd06/R064MEBAp9H2Ybk4JEhKm0RsoyiJJPomlOvKnyNsk/BerVupf",
-	"mKo3H/manvfaUA18y9GpAS5mf0KZKWuFkA6MeaWfhsUOwc4MAJJS6mszxXDsFo5Xv7gtQ8o36ky2Nm6T",
-	"rL3QVpOM/85I+/lv//h/Dvv9wGGyHfY7TdLzs3JZvZGySYG47xrepBm7i0UuHby+V5AjSv8uobqvKcbL",
-	"XQU8h0ELKv01+hPtRv7/Ia3Wfmulewu2kYbl0NwcoqXlY1FubrDloSinG6AwTBhi+dXz7/TvZrN2jihX",
-	"nVkVSjpYFcE41j+jD+ixQo1lJ6oWyDmfxjyW8zImujwCnHSs0ivZZZ9PwLh/hSAOqg2JnGrpmdOW1GwS",
-	"5YJGw6kg1K/NuGw9/vpNKCz7JzOknhFOa92A7Fo5GPyKZVLDwt+B9QUPT596F7TSvCGwY2PEqxXCPTJx",
-	"zHVicVNcI3UT8RhzfRwgTWpBlUn7gQJkMqoXyOuPx8bqNvkbQ0B6lca8vEwI4gwVu9rK0KsFWYLSpNpD",
-	"rTEWWfuSh3L1ZTj9w8IWW/b6qp4/2Pe1CTWPGeAYpmmyXJ9gY6nlnsK2JjQ0Iu9LZs/sOA+DOPTH5lI7",
-	"RlOev9jx/sPH5oKvYdWxFTrQQYmXtLXGpzLKJQ0xLlzI0TK0HRFg9mOl4ELcWRiqdexxfZ5KLRndpzBW",
-	"a4GbjatRcdtWGSwVwJnPT2HxJJLs2IPn41cx6v4E1plbi0322ZNiUw3AljyCpS5EsZa8y2qZ4yajbitf",
-	"x+foNlue8NV6/iblu9yb6+tT5sYE1ifSXHHNJfEds83NIPunRKTg5AWwD0wYgpysxyTI4IFgDTvR754m",
-	"wkwkX7mqojrTIj+semZe41zK5+bxte6tDpuBvX9sddoMu16RtUV4qFCHIoN2bzQMWapY1NGEHZCcJ0ya",
-	"qj6Ik3DXLrGN3eACi/JplPH9L1zeeQ3FxQ3VYwXinIEQsOFZ1+gGi7jKYKRLpjBtDsuWS+hYpmK0TROJ",
-	"AEO2+LBDlDAdo01quWsB4K+enwTYAIZHZKIXbqJfMGPKhghDsTDIoNoSNhlEj8x2H8u5Zgua9T6UNqwE",
-	"eEAixhEmtqBKA7OhaJyYHbqfC1Pcvizy+BHOqQIOBaseqwItDCy1OeUzZ6n94RPSoEl6QC5HV2/fjALo",
-	"nGnO239hs8j/+vHk9LQDd1wPL6+x0hb++f77y/M378/Oj0cVOVWWSJaXb5OhtpuU2K4E1z7RVIv7VD37",
-	"VD37T69TunPzTGIdrfy6VbN/eA3TplE2ZZqcAxKKpkZIsYDz19by9PL71+Tbb749JCHlgschTYCCIRQo",
-	"9QbwkGFAsBMAXCYPEAlEVer25hR7diQsQhuzSPeEwcZ88nHcKn4ctwYfx60onjGpxq1gXC79gb/t2PiH",
-	"rQMbtz59mpgSzTG/WZZzLW/ZstRdaDU5uNMjP2G5WayImE5hDTRdjPkENt2lqpqqtO9PTkek2y3eQH4c",
-	"/XVyhNWe5t7eIoJvV3M25lizYQ57xsI4xUaBWO6QUD7L6Yx5S2hHH1KR2Rzl3UzZD10ereobW6WuOv6k",
-	"bK11bdtcL5zMsusnZrSWGYkbQ42WlqgkZ8d4ooAUDN1hrjTu4G7p0H8WVrSHp6iRI/00PD05RlQ613Bp",
-	"TuVca5sxJ4g4jEepRJSm/BpP/piXjj7quZqlQbsGJO0j8vZsePb6h/PL0XExTHmEm1yNORcGsbg00p3I",
-	"wzmTrpMjs3p1lelxofQ0LOdDxdpRgbmDhDSfzRXJ0wHUiyd0hvKpc0ROzmAlxtwVRWBH2xsaFQzYJi0h",
-	"wjAylPtYegNqyOQexEoeVOXwU4mUmxhNldyfOEiJgxiZpGqMxPGPGY25RNvXEH9BpP9knMOiqW709Z6K",
-	"2cbkuR9sYqnmt9Jl0JVS6J73m3PotOl8Cq3mmkIuOyfSXY72iUknJu3f/s9/k/1+v9S1OiDw2+FLbRek",
-	"ccIiSKjNcgjFaU4BppS1nCB+zwA1KmM8YtBRcPKLwyF5R345Hf00On1ny68mRdUVYKFrBS9PtTIYUskC",
-	"2yEVmc8B+TH+rjfm6L910T6gPMd+reIVK8mSKWlrRnezJNTA2xMXS+oQcAlRa+rIPJvSkI35CpIcVElK",
-	"pplTaOG6x61LNmMf3NopIUgi+Iy0F/RDbRE7vXELWKJvT6dxolh2YTK6gzXK0teMcp2K2YVLEljllECt",
-	"TxXdm2IKWsTjwa6FFJ5JkohZ4FJekiXBfUeypZyUzuE/X6QBAih7H/V/9J83GaMoKtblW75OGM2+K279",
-	"ghmXj+iWh6948qQ/edKfPOlfLmVyIe7Q1aM5yjNJCoayq0/88Vjn5tvPgD2WUy1rrnamvhg7/PIB0mJq",
-	"vxOiwkZWfMXUExt+YsNPbPgLBTRpLgsuTG7YVGSMUAesgU1+MBeb/ZrTRBKKCdcAL0qr/bPR8dV5nJhm",
-	"TR/9HRJhdpMG61Jm9H1/OGGAbRr/ZIky4NZ9Snx5khNPcuIrJ77o/x9dvB+dDb87HeEf5qfjkyvz248n",
-	"FwF5e4b/vRxdX/5Vr9N3l6PhjxfnJ2fX71+fjoaXENXVfPxxBEeaCWgIgeTUgJ4A5VkLEbGEZKzA2YE9",
-	"tg50wdFxGtIkOXJyEaJH9haHvgbgBPpsQaNx257z7ywTPTJ0b0RxC0GkMa9DmWLEhxTTJ+2D/quOL1BT",
-	"9mhfFJ/7CLhUxWANXLuY/hM42mc7K7McE51BeUN5MxWJloOOWD2Rn3K/FIhXqhjqZ5ckFHdVzLQ/T+in",
-	"1K+thjbfFPNxndi/4rFwYzScBjvVJ0e8v8VSCYHGgKryiED/9Mermg28+D6V4q5mlJ+NxV4Poepawdrv",
-	"3U7hvFrbh3W5spbGZdC7bctFi/VhvyoYc1elgWle1gRNWUamWhlD8DXkddgsipRr3DJohw35dtitybQu",
-	"mNRbI5sehCXw1GKW7f1+3ytRYYCHVzZ4ehH8ztadAaR3Xr4nnP5dcfqfTMsn0/LJtPyiTQ2g6YMDYoMs",
-	"4jfDs7fD0wJ6U1NWqY9BZ+tA+5ZmY4PElUqkv4+srcshkZYU1z+Wx1BPbpgkjyRVnpyET5z8iZN/Tc58",
-	"fX7xfnh6Sn77x/+LIFuYZEeh335JZauw7Qc78dwqdxmfQYLkWqRDd/vI3P01FdjaYOsRo3H6gYVKQvjT",
-	"LE+0ZTNXKg0Kq4ekmQiZlH9GrHb4ygJSeuD/RKB+95Ulm90t6VY4fyvEsQej7UXZspvlsJV+49Sepxib",
-	"nw4Mz0xFpgBpFaEJsWOiQSfESuqESXTvwrUxT6mU5rhj2p8kYhqQ+3kczsk0hixZm0wfxRmDQyLRr3Yv",
-	"8iQic3oHhQXaQP2LPkGUTPQ4xwb8ZoKou5M0Y5Ipk1U7KeT3xGeYHmfLy5xf6ul+pXbCZoTfJyHEDq73",
-	"q7nWSF99cqHVXGhpAg10Kh5gpwKZ0kbbRYwCwRcwTJqQzSG5h2bAjoCR1Lc/yXX8pdWDvBk/vs5+H5PV",
-	"Nzos4OoT0a3gsRu5AMwLOzUpFfOZdNURMsA2fwlULxP2gS7ShDk4TeR+D5AVu1pDuL/Xy5SVYwtN9Lln",
-	"5rWTUnJhnnkUesXB1jV1c0v7RLReZeaZoz7SzhiNlt0FjViVNcpOUG5gW9DTEWGLVC2hqs+QjgV3/8PR",
-	"cg5gkjtw3LfwwCOy3bdyTSULTN9GEJ4YsYemfxD32ni/z2JEMC5ZsFO033HZBoSSWR5HLHD4tZYfV3QB",
-	"vdB3NIvpTWJKYV3SnwQbVh+X353MZWNCx8hUh7llMGY4zF0yBpY7VqJzQVI6i/lsAPiVrtiWkjnl0TRP",
-	"Ok0NCyVjEsuOS1PC6jRxz0nO49X+hYQm0D6XC0UmONokAI9ArZch/mhcQ53V/g9V8fNIImedsCmtQe9P",
-	"iFyvqp9QAbD/Enas3PtY/LEdar27/Qm4/s8AXF8wG3CXmtPsfoWG+BkAhGPTC3hbCWwgnMdJlDH+5fHs",
-	"3Rx2NuMCP3u9XmlKWkgPi9Nte+CElJMbRlgEfBP6BTmQb1CsLt5ekza1qOnGfCAJm6pNIODImYt1p419",
-	"ZdHlypoaxAJa8Ta9YSuq0uPw3C3o7Qmmfx1Mv2ehAuPZtvX77IPep7jA7rdGbBNs/1fRdq5K8mFr8H4P",
-	"FZBJ3Azcr0/gmK8B7reMyQPbXxj5+oExb0+MMm6Xqwdu1F/673r3c8Z70CZr0gnQoippkIAAYLAJxrz9",
-	"enTaKZypyCVNqmIsHVSAxa8ASY1coLQPY94uPQzfB2f4SCt44TJM2JH+jIWQinxLIsbSTtGFwO43emu3",
-	"a0BAVpkgXh/zTWQWmGG1Ki1vWdTUzOBLKQBftZ+Bm6R1a//RmhrsxEq/aluDnWfyZ2hs8CdtVFAsdBtQ",
-	"2MrmyyIiuDU3rKrddLYRArv1J2g0EPbCjEWMqxix+JpshUt2J27Z6+Ler2sr4HDRk6ZR0zT0qtRsyGdw",
-	"fs22HIEAUeKWmYY401yyCEpKQEQYJk3oVLGsmnHxZVR2rfE62LKK1lDWeE2V5yY1OlZGXsMbY2VrVcrf",
-	"WzZyJF1KjJx6VeoK9T6CHCiN15RG5O54JsmCKRpRRZ+IfrXBtG+dSBurnTQFAMXbqHmMlIZqUuf3UKi9",
-	"KQPXdp6kPVneyvfY1fbg2xIa1ADQoTLKI7EgNwBiVeAJynzRGXORMpNjTmdaiRxenJA2Zl/pv/funncg",
-	"VgBnu/jewBT0gJ9vzFki2VEVi1Rrn+Bl1MNe/TDs7h++tMa16adrcrSgtdaYV2ziuTFvi50akFjKHPqY",
-	"ao3aCkWt4jolfMxtOvZDWNaYg+9BD1HnNiDFjL/DzahHhmM+8Z3PEylzFk1MvoYBGYUkqxiu6DUoqG3M",
-	"YbbehH540zoxWcd8yzNJcq7iBDO+3JNai48zJgPynChBvv3mZZ+0KVkymnWO0G0hchWQb/b7pP2iTyK6",
-	"lJ0eOStzR+hkAYCQeupH+DFmO5QgmcDeuQ2AciqB2fnx5PR8dsWTg8zKrmR6RTS7f31yfClJe7//otfv",
-	"PX/+otff2z8I9BF4Pohuvh0M9l7sdyB5JYoyJiUr072WE6HgnIVYQhk4s+vFfnl9KF/a53vkP7vfi+ye",
-	"ZhGL9L9sg2Ug+xs2j/GwQc+0PIPikFzqmaaZ+LBsWiiaJOKeRUM7yeb2RAffrvYnCj5Hc/pyNgOegF0k",
-	"VlCY6YarIYvQ3AGY7pzRiGHw5DUN56z7usBSqL6Yiy4w60GpO7/FUzU2bG8t/N2nJ4lZkpiwl2CHwAFf",
-	"1RcLyVHXpBwbrubjwgl5UHLOnNFEzf++Lij8A9zyNVUyM0Jz6XAIXU8kydPeY4eHWJhnsVq2Br+8qwaL",
-	"7hhnUg6sglueYrEPuLytd7DWpnN8Y7RSf6ztLg+cb0Nn+fW94o+IDDOaMluCp6+5HvdcVPrOe9XxN2a6",
-	"27V0SBMaPwQx3Hxw75/7yF9kYsHUnOXS7XBbL5vWIoREFB0Ee9c6AmPAWVHfhY0DA+uWLa3P1EpAH62t",
-	"jUZCfsva436p7/h9TjsMrTUfUHof9agHrcP+Lh6sNaxBf0Vc8AZtCt1QWQSdoJYZDvMinmWuOa6rTPFx",
-	"j+pwH1s3jGYs0yNrBYWm8Y8M5qF1ELQYfNrsNZQpoBM6ESFNrHXRNv0K4E+TgcwFmSZ0hrhOeZa0Bq25",
-	"Uulgb+/5/je9vlYJB9/2v+23VhXJIV+aFgV/LV6bDUAXMboe5oeLDIJ7YRJDWmoGiddalwecXpxUz2Sm",
-	"9EKxmBRa4PXpFap9UF4xed6HKR3ClCYddMubr7MLD+3hljYVw6iFZC6kkqQ96XbNL134ZdIBiSsZeXt5",
-	"alRQxZLETfYeMkeAWCFrFimpWKyPQO/s02Bv76N+46dW0HK5NJrS5s4KhR1pDVqwJ/pnXNhgxRiRqlg3",
-	"iHPAT6jIla1FiHtg77AOHCOcS3U0vZuauzOuLYRf4G+tFsLPmubeOUqsb7CVfiZh2NA7+HmwRN+o3oaA",
-	"VynkyuXBoKEZZ0Vn2NLzrsJ/9Q2g7NoiBL2nUCCuRU75BWmSz2Lv81B/qE3TLOfYryLOTFPBwLa6hNkl",
-	"YiaPyD27mQtxW353qezQ93rGMvt6B9ZRftwWyfgWp9Z1xnQWqgyODWZWH/4PTYawtDDyPY0V0fpCsdDm",
-	"OJReFvM0V02LjBjxAbRS6EI0jkUFFs7U9GPKeel9Fj7E82n1DCmp18k2sZM2uQ9zpqCGQtwXk18pPimT",
-	"SknjbTBteSTJnCUR+F9M/dzNspruY0cSnJkZwgpOSxVgz6SrtSuN72rrGpax0Rs0wFR76jMB2nrME/wj",
-	"IFQfsFlGFx04c9JmUUSylHbt9zuD40EPDsqEyG71SmSYfS1SxgHzqHACw0+xsrFgY2SENMtiJpGpd4ut",
-	"RMORhmpAnvfIKaC7D8jLft9xRULJIua5QliHso263yf3meCz0o+1u6XIs5AF5CVAyJMbEek5tA/2XwXk",
-	"4PmLTnkPZhB39K6//vjSr/DlTvd0b1gwRVuf3n36/wIAAP//",
+	"7L1tcxs3lj/6VVC8W2Vyt0nRsuXEVP1fMBYz0UaWtZKc7NzQfxPsBskeNYFOAy2Z43XVvP2/vvcjbO0H",
+	"yye5hXOAbnQTzQfZVpK5mhcTi/0ANHBwns/vfGyFYpkKzriSrcHHVkozumSKZfDXqwXlnCX6nxGTYRan",
+	"Kha8NWhdLxiJhMgIJaFYLimPSEiXjKhFJvL5IiAZC0UWsYjcxWpBYkXak4xJNSE5T5iUZBIm8aTTawWt",
+	"WL9vwWjEslbQ4nTJWoPWX/MbRbt2+KAlwwVbUj0PxvNla/BLS7+tFbTCJG69C1pqlerHpMpiPm99+hS0",
+	"Rnwec3YNv9dnP+SEwWWinyNiRtSCkZAqmoh5zkg7yxMmA7JQKg3InchuZom4C0iaiZBJWU47pWpRThom",
+	"EbQy9mseZyxqDVSWM3fuS/rhjPG5WrQGL557J/2Bhbme5Gmk7/eMwZw7Ng31LxmbtQat/+ug3N4DvCoP",
+	"3FH0qKcRW6ZCMR6ufmSr9eV6TW+YhCWSimaKxPZ+Bbsbc7zGpIwFJ+3f/s9/k8OjIxIuaEZDTUrN++wM",
+	"3dVjN6zW4dGRb7nOqFSjW8YVLld11pdM5ktG6EyxjKhFLAnTt5J2rCSZSPbrJIB5T+JoYkkgoVIZ0tX/",
+	"YfEtizo9cqrIMpeK6EkTys2L9AM3bEWWdEUyRiPSpnxllyEgInOXReohqP2rm8TLWLFIP985Jvo5oRYs",
+	"IzxfTlkWkJiHSR7FfG7e8Ss8zvEm85In5osCMmfK7I+e4PN+v3G99Yp1Ycm6pydNq/3s0LfY5yJijWTJ",
+	"8eJ9KdIQ4hV+WOMosrj+uQPlKctuYymy5rHcWz5zuJ8NB2kc7K684bOG+qSflqngkgH//l5k0ziKGNd/",
+	"hILrM6v/SdM0iUOqT8pBmolpwpb/9jcp4LbdhrvAp3DM+sGb5ZJFpD3JMz5YaU4+MIMMZnZCk05ANDlr",
+	"Eg8XlM9ZNAAS1l/PpHoiyQ9CKhJLfRsRvGDTkmW3LHsi4YRRMs3EnWQZSemcuYdEZPE85kTqk6rFj4Bj",
+	"m61IJnLFgJdPmTQHjUWdY3tgb9jqiSSZSBicbD16JOCKSFkGa2aG9hzm4hEaKiJyJeOIEc1wCjbQ1m+K",
+	"mKJxAvxEFnxEC1FYAT00Z0zPqtf6FLTsWj/gHg6JeSVpX37/irx8fvQNzuVaiNeUry5xl+TDzimjihFY",
+	"bdJONSMUeRYyQqMoY1IGRP+mV1JkJMxYxLiKadKxGzujcZJnjEzzaM4UmYmM3GWCz/UjUhOaTEE+eMhW",
+	"D2y3edLpkUumslUhWhj+3R3C3xFL6EozYOS9sETO9XVBdcVCwSNJlCB3NFZkymYi0wdBZauYz3tVNh3z",
+	"eKk1oKcFj465YnOW6SX7FLTecpqrhcjiv7PoIXfnXOh1NCdDb0JbZKRkopUNUQtanOxbmsQRWbCMeVc+",
+	"h8/RD4bULP6QyzuWsYgInqzI3YJx3EGaMRIKPovnecaiY9gYCveSkGZZzCSZ/Pzzz92h88IB+Y7RjGVa",
+	"gCfL/zVuwejj1qS2gfXn/BpxuKBJwvicBWSy4b3lWtelLKyrWWx9HT/VHDbYwiiK9YA0ucg0O1KxZvQz",
+	"mkgWtFLnp48t/PT1iX6vdyhNM3FLE0k+jlv4B4vGrQHREue/8HVkrE2DJeNKXxi3er3euPXpGBWVu1gy",
+	"cqe3Ua9ymollqgiVNyzS56rXQklk5dgvdjKlpi6mf2Oh0hxlmKbJSitrCXxh9SMyttRTswIUfosVW0rP",
+	"6hXvpllGV/pv6eoTa3ff0YzHfL7nO+/uM5Xaarh6TPm+YP1rnUk2LB1s4wkLYxnjQd6DQiLnMWtWDS8u",
+	"Lt/8NGoFrcvRv49eXXuMKz1PatiGozU+7R96bRr3w4sRfV/zXcboTSpi7qEDzSFjZea6Nh/2a04Tfd+n",
+	"oDWLWeLb708bR7zfEavMqi6sXo3OSHEDEbego6wSQaOAFFacVoLuSDvmUmkLQswIzP8AvwjsJmeJn/df",
+	"vgg2fL6HJd3SJGfIcFOaS6NuaHUdxHmxWtUnT4TSCo1WUknMFao/Zva1OR0e+aZ0g3akSx6H334uJa3t",
+	"3yt0PTQxD+OZaDj+xR54Vg4lOQV5jFZieTf6CozTQyqRploUZWgbsyggFG8BWZ6wGbDIJVhkllvsZJz7",
+	"mM+SSUnnzPs9GayCY9tXOdTODgEPG1VU5dLlEjQMWaqY5l+gVLDI74Rxz365G8UbvZMuv/Kdd8vNibpI",
+	"aMi8jEKxD2p9S9Fmz/KEBUTF4Y35Z8Q46ItmppajmquWOVt3kVY29E6uLf4tzWI6Tdg+a55mKAZ+Ms96",
+	"pY1WjPwnO9ULQKzzpVS0IhHmWmp75rm2I7hWdhj3MxrWfhbPv7csoy5MZhRPYV019NAqsJ3d18od2LNI",
+	"xTtokryZtQa/7PG2d4FnaVnC9AqiOUlgHOTLek0/dOeiq6fQlTdx2hUpCosuyBGtcIGo+GRte8/X4yN7",
+	"6h3lxhU3T4VIGOWo6YQZU/5ryvhA7eE1YwSF4RC00O3UCorHArvtgZlB0IpyNH5bmnVa2m0FrTCD/+RZ",
+	"om/mq+2cABYmsO5Sd/md+4pv8lHiSba6zPklS0Xm4ftMCz3awNpH6ATIE8eTl1IpGRrfszhRLJNEzAIw",
+	"yEHHBde2mJFYVdi4X1NAp83alOv7CSN75veDuCNLcAjOqoLHuvsk0dYPyVia0BWLnGNeGIJBxU28H/Of",
+	"WSLzOPzjjIUqvjVKBDjJyZ3Ik4gs6C0DX0ugORKuqsgiln25BeNCXZpv9k8P50PNyuj1K4IQZuFCyrXJ",
+	"yT6wLNQGTLsQBLJjt3v15Wa82fxQWc7BpvWd2g0GQzUCYMjI7ltQIf5NR+c++u79qaoaVtq0qh5BlzHJ",
+	"1BNJypc4RF9+Gd7nU8XxCrrvHVVbb/yJkZYD6x7qznOaaS3OaALdOVUs0NpdknTvqAoXkZgHRAnR1ce0",
+	"m+WcGy/NukrmDLDfdw8NNaPe8UQSyZTSdiBp4wr/xDIMMxTUK/XJo44m8MQ+XjzsXbZNVLojGfrobBTN",
+	"GUraPYkMnXreI4OXLgzTLzSO4l+eLVA0m1cEY9On4ajFA95PKlTzNZFDQyU8vpafF8LaBSRWA3LDVoNx",
+	"3u8/CzUtwr80bRVbZi7GEV4CZxoXfLUUufRSWFgGaNeuRRmNNWn6tQLGIxYNYWVmIltSWEeqWFfFpXSu",
+	"2EtZhp/YbEntL2wysSzjSmsv1mbqPawY/Ua/CgV7oVXEvWaZFfZlfXepIpRcjq7enl2DTa3twYxFpE2n",
+	"EHjIuYoTCF5EsXHmbxYKhlj22ZfSOtvpk67wdseTtcvJrwodn/+qateV32F3MTBnpKTZjUfMmPb7+jxD",
+	"VfNnXQzfXqE36+rta/2Pq+s3F/j39fDyuvzX++8v37x+f/7mZOR1eVUptRbwqr8BPNPe8xrPrortqnH8",
+	"NE1W6NKOa5ofWYBLIZYE19f75htf5N4JrwPvKYPEN2xF5oUqJzGwDb5yrQZxQSREJQibzVioaj4fvy9n",
+	"qY/denTj+s0FfNYxMWyavBqevxqd6XfaXTq5HJ6et4IWXmkFrR9Pz84+0/UYtO5orLaHW2YmPIRfOiCU",
+	"wGzM2UVFF7fAOHsCPPN6yzWDXt/98knO7oqngeFi9gFuIwnFkkkypeENKM2Fh8m6/TDQ86IflFGffvGZ",
+	"xmRbc7TjCdh4tnw0POQVSyOO9EK8fXt64sRcCZUynnNJ2reofZBvAiIFiSNJpMgUma5MhojmVZ2A3GWx",
+	"Uozrr0sExmEkw4ygxSpdMC57BO2xlKpFQH7N9b81AU5FtCLK5J3EElgoskPIlsC4MUskI7EkmQk4w4uf",
+	"9/ta0bOpE+glaU/0AD2Hi2HuUcFh8zyO1k6VY+tX6KpYyLNY+szPimNxP9F1lS+XNFt57R/2Qb3KM+kV",
+	"wk3sWm6mhHNzZKsfMK044jfN23HZaz1gqbc7qoiumKsXz/0maqmA1A+oIoKHrPBUV48PuYuTBEKHmDdA",
+	"6JzGvHOMkUB9vCCLhyrFlqkis5jHcqFPrcgCzVr1HWmSz2NOONNUnVEe2IdxmB4ZkqsfTy8uRic4AaAs",
+	"M2FkBUyphEXHcEXkisTa8oWgZs4jlsHjQMlLuiJTRnIub2LNPSpkd0+FizerTODkb3AS2YymHTfITLjB",
+	"4eQqKnW1iPFi754Uiz2LM6kKbRj4IP5kdqrTI0PUmuxeFNtD2hT3AeIYICONy8a4it1VhxA0PjrHzJHO",
+	"7mu+mzKlj02pR0nF0lcZi2LlevLchVQsfW1OWrN7ziO+kuS1bHL+6jV9IkG66I/RPHYZJ0mMcltqq2K5",
+	"ZBEGnjDzxR6JIhXGrJ5eXm39sqi4BRb6jkrIQoi19WLyZI5xNC05NYudQbgfUhW0WDwZnQ3/CndkaLuQ",
+	"mKe50qe10yN9z84K/I9+D24hdT+jsnFNlFr3LtpUNONfdGINhvxLTlWcF2eTSsIvtmAjD71ai45cjM5P",
+	"Ts//onXLt+fn+C/QQ0+0/vn21avR1VUraH0/PD17e2l10ovRiVfhWRMN6/Jmb0vu3vbafS2oP4dZs82U",
+	"8ZOBdYU3xEWWjNaMcIePN0UIGnjCRj+6HWjzLItg09pEy5jMOrvBayYegq8lNlZ0TDTHWBlWIEOa0GyP",
+	"aGd1+bwxzwdewCI85VvJHxhNtMlRX731GKm42R4JMU/5BkLyTTVDzvQ2/O9faPfv/e7Ld+a/77vvPvaD",
+	"F88+/Yvv9JxqtutxU9mcoE+B+fd+h9I+893Ku+phxqh6KF4EkmWD46hJQYJcJb/zpcjL2svtv9WjUyeM",
+	"lPFWuZatoBVSHrIk2SWKbr862BATKCSg+VaHmZU75KU5/XK/UQPj7m7QIP1ty4MyL/VORcqcRa+KpEGf",
+	"W79MKSR/yyFXWD8T2JITbeLfMN4jmoPBP7V6DgHzWFpvh/XU1M5Jou3VaIiJpWzPUO09joF5ZPO5+imm",
+	"Df7XNM6Y3Ge8hTHu1v0rQtmYVE0MZDkr9DcIsYVaX+SE0SyJmZvgqa0pIe2ac0ESwecsg2wK13nlmhO1",
+	"hPz1Ndbv8gsnjBMPiGQ80pOjkgxNCizEwYocT3Suw5uMf10JckDT+IDOGVcHt0+350zgPMp1CuqFArCy",
+	"Lg24+xOsU5a795Wd9p2Kfxd5xmnySuS2XKtquK+ui3CHn4X5zJO1UaYrWzb1GS9RQtHEd+/agur7gnLu",
+	"xfgbFkAbYD/F7M6XhoIZhrBE/qnu66aYx5yVSv4+cZFbxtWGiYD5+2YKzrW9uAU8eMV+zRnHSNkO3xH7",
+	"z1VC7zcF/dyeM9jX/YAulj1thvubGUVhIQZ0W0ErEhwSVMQd95pmpYG+r40aVyyM6nbW1nadTNY2rUJp",
+	"Qe0IbDhFF5nQv3gDmuGCxvw6Tj0xBSVJFM+ZVMfEhLlmaOujHfA3fHnvy2p7+4UC62zCFwzM+Y5vucy5",
+	"fYl0KH5dELnVgzORROxe/otahWfOnRBaMf6mXc2nSRyaQs66WjMXWawWS5feWXR4dPT0pZfCU/ddnowb",
+	"ekeeHXanK4UBpZgTqSiPaBaRKZXsxfPtArWckzvchu+z29HI+nelDiNFvwCP33/EB2X9D8jj78e078mB",
+	"/ca0kxNVUsQGevqJZfHMlEXtwwcxI07zQUzVo8XZb8sFPTx6MfjtH//T8bJBLP9ryIzNpPqORleNnOb0",
+	"/Kfh2enJwKQrglPd3IyzMFluU0ZUlku1IxfS2z0fNSQlXvsTEaEocmqCgwuKBV2G/7OIrJjacegyqlsP",
+	"JaxMUajMk6JkzHw/Lv77ZSyXVIWLgEwzrZy/T2J+E5A5TYMxzxhkIQZY6ffeqbvAH/CAvr+12VRLmujp",
+	"sigY83DBQgxuFWOQtln9zjHh4n15R6D/RPb1/oatgjGf0ui9jOecqjxjpP32fHj+6oc3l6OTTm/Mvcli",
+	"RZaJPQcwUitolc+2Arv9Xna9u3gCQrkFymcRaRvPPC8zVfaXW2b+zixckvIdwLN4aWImG1M8atHBcMGi",
+	"PGEZFoLKHhmaoDNEOqipD72jsZLaFJwYb/yEYL0GzZQMjKTKTJKqCf9RiKYwHknS/svoGk1Daccr4lMB",
+	"mfA8SSZEZGTSn5Alo1yCmatHXncmLOmHS8PR1qEVhN6TnEuyEAnU+1MiE6EINTHQtgkhQFQLgwhl3enK",
+	"htOqGQNP+/A/b9qAu3vrGyLmZzH3+IbpPlKD3TYkpG2qXtngsZPs1/vo2PqxQM/cTslxjG2qMDkT8wsz",
+	"y7VyojRhvtrP7zWhIg1pbnVIpKFCWx6EJUM5V8cE7N3XmpmwSDM0hZSH+RFTkfPI7yG5v+qcxHwP1dnS",
+	"gDd/TuUZZ9GZfaHHDeB8nQ9IRIWQuQFTsrUrdwuRMJKIOWljWDKBUhsTWKcmJb/z+bp0ZXL1zwnK/bVL",
+	"5qMObVJ87dy0q+vRxfvR+fC7s5H5y/54cnplf/3x9AJEg/nH5ej68q+toPXd5Wj448Wb0/Pr96/ORsNL",
+	"r5xws9DWLy6XLIq9Nc5FLteA0EQKgn5r2EQbSp4yvb8GKIc10PKXrw68f7IXLNwfNWULqe0eSdThlod8",
+	"OeffY5AvYmFCMxaR6cpkUEH6BiAllWIRf5UHH/XvnzrezHIbndtaLVoy/20IJ2Vkby3H35nmLBNLUp/q",
+	"dlO0mjnQtB97xvt/Hp5e408mo+geOQAX8AUnYDV43L4hVWwuMDXAzkll8Rxru8xZhNRbxbJlzGniHSUs",
+	"6+K+WGnetkLAVGRN9obIVZorAncQk/8DhpYWmnqX9QmFUI+m0nl8y7iBfyBtbvIFif1gA0G1cwinMSkn",
+	"b9Bg6l5tDCkXO1Mvc8PX1NbcLoeP8pAE/LE5Q+A77xm+qzHVsPYp9u3Ns2rMTPlChLmNiHYL9m/eEu/X",
+	"QdnQha062lTzuv+kC2GxZt+jLuNUOxVByh0s6ULsfNnXbk20sNtb1pSae955q6WTnG0CLNAHHm8v54vp",
+	"wPsc4y1lp7ZmaDsZFPBL9e23bhxPXcgdZDICvlBRR6oEiQTh7IPqNSZ8Npas3sYioYglMSMUcXPwb4OV",
+	"s3PSzU/2Td5iai4V5U0FWHW10VX9Y5VsppG6yH57eVpJ1TaIUzcxjwKD+DUYcw8oUMzh6yek/bzfr8CG",
+	"IfwQgl7E3GTkmvzwYyIZIxNc5Ukn8L66jjekh3g60NZ9iW6Euyo4a3jHlEbdwvVj30DJHZsuhLh5Isl/",
+	"dhHf8qrwD0WCGTgklsWzVcOLS/Q0/dJngzpemchKnDFNaEIRiDeTWB1rQ0pkLJ5zBFYTGXkDEGkNY3Gh",
+	"ujNtjsJYz2EJZB4uLH5agXNYwmM63jXI7AiMUuZWuJEqKhR63humsGRqIaKunokJm8Ncjhpu17I0iUMF",
+	"N73ExcFqPus4xAJJRZXxlMJbpVkdZ1YWn8pgyWHpKeOqYWAlRDfRA+mRn5ptgQqGWKJXCuFF00aak3mq",
+	"RT+LumB7QckBvOzIpDW40F1/k6Jp0yo4ZaT9/PDlAIjewR9reBKwCzhNJqR9ZM+Ucexqy3xhQE3sMYuj",
+	"5vNzS+OEThMGrzKrEVFFp1QyxzmdMaoN8Yb3LJRKJ4ioiXh+P1xfXxA4u34Hql/aI1MKNiXaXbJbbzhp",
+	"U0mnhf80mCZebk7lTVPa4qaqzXCbc6GpTNpC0mAadQZfZV0sReU+uRUhneYJzVYBHmcKGGB6GgjzdaVE",
+	"agGoxq2AjE1FLF4tjnitUhXvXIrIvOXH07OzceuT1yy8R3pUxGiUGM/k184r3OCJFLkKxZLttzdYJZqm",
+	"ycoKOrtTc3rLSHt4cXF2OjrpDEiBkBMYd0Ng3SoBWQfK0ZzU+coAUWxA0nmXvXSmePwsmlgaPhovsqxB",
+	"XyvZpjRpX7csi+JQVYGSOGMR+t0haJRF1oNNM4bAcfsZaLsmXW7aeDz51UKO3a0o+zRLN8HE7ZKFXiy/",
+	"m3XuZHdalrBeQuvujp3/tiRPnLffksS37bsGWzVv+9rm6WxyqgyNC+U9YtMNz/RvZ2dvfgZfijk+raB1",
+	"Mjo/bXCgOHu1zucLPr2JuA24odbdg9LTr1fcXBGc+cXAHmxuuvLLGyXETTGelc0cAleN2AEBoZwMT16f",
+	"nj+Rhe4qV1KxJWlTqNERuQE3c7QLf8B6KW4rVt7l6D/ejq6u7Ubg4v8V3ND/8fb0cuRu1fmb928uTs9P",
+	"35y3gtb16evRm7fXuG9VoMFyKzfX/X6Rw153wWLaYct86Q76wnUc3jB1b2qqcEpQNe8oYAi3Dd03JQ6U",
+	"crCh6M4WWdvcB9xcJm1V+RpJ27i9zUffvVhuMxpdKVI8iUNwFeqMAwwlGDIEyJUn/gr3L7DPPk67KRZY",
+	"BJsvhPB5Xrlep8RvD2cMM248eAE5wsEX6HKODC1EpH2cpEIkfpCnfVNszWydqW385qtQpJ4w6KZw9qmS",
+	"Nixf3nZM+miAlQFyz2pteqUnQN5rSD/aDPgKRYsbxrBljb5T6AxTFe41t0aZEul2RaCSUIx0bo9DuLLf",
+	"We3ASYyyn7J5A4sDs/sOTrrdJf1gUY2KxgjWK2TsZsMqBmRZ5C+YG5HGgGibUhqEG/ZFG3MnEhFJxKT6",
+	"Gb/8KvbmuRRsEG8uNjTLOZSzmnyJInO1THuBhJHdeZ89QmUngatE+EIZk27X3tstz3lXr4icDGBlJGKR",
+	"e7jBE1zbKQMc+XLfSBsADwwAdpxUrsVQno6l6aQPEj7O8EVyodXt2j51tp7I3XAVa8xyHVrx0pPnsmN+",
+	"C2K7IyuESi2RskZPaXHmeFSuKqyGzQ7Sy11ShgwIo+GieG4m0NtEpisoIyogmoE5xxGaL8eaoIH+j0zD",
+	"jV005hp39YWeXFy4erZQxgh+O2EfYgl12kjvR/0+SWKb7bcecnd43xfaTS3Hf81ZrlWOVC0qO1RjaFUm",
+	"1nByfOyt2Gl3Wbw8D7fuXrHyWqRma7Q65rGKqXEObb07KZPcdlp3kxS3vt71xDfLcS0fNd13MIWmIHsl",
+	"5kwtIH1mn4h8iqUBFxRrXbenX1Qk7w5RfFrDXa+1RlrGvBgw8AbPTvFJp1fNFoj2TZOyDi9DP5URnppM",
+	"OvvnblGmcg4byNVvhFeBXrzahRGhkNGZ0rnf8rShgJ1Xwcxq18Bw8f4NX9gYGt4WHm0MOG5W8fI02te3",
+	"aB75rsH2RjAZBLluxPDbDtRnRjElnN7WEZyzhMQIu2EHNP3UBtocUAEJk1gPtQxT7yB3BRk31JxtUDQN",
+	"3VbTFKovdJfXXbfK13mJQUvx+0GOGtB5/6KZXAKLTI/hgn+/enOOEcBjksucJsmqRC1ANrhfrhhArAjC",
+	"eISlxKZyGBI3bWMRc9+TIlGsXRQho+e2sw4LH6s9k8aa1tWPfs9ctMrdEOeDrTD4lW+0SOO+TyPtWcxp",
+	"UoIymWdiSUz2U0BM8pOmaJP9hNtzf9/9PUFDNoMdNruCrpRIh0lyP8reNQnSwur9EbDyME0SVQyb21yF",
+	"KTQpk0vArUDDBibc+WxaL9RFXyqBwd30wOAHZrrWL8Y+pEkcxurY1I2XyLrQw2/yr//6r5NGQACT+bsn",
+	"HgDjdJo0AWlhBHyraC4+DPtalopKQ11vM/j83b7I8xj73uLroCQTwp/W4gsqbE/Ai8MbQ32N4xrjHdo5",
+	"YPsnWe17sLH81gg8s/5mYYK1nS7nX27ku430uRm0ooLPDLgDZHhxWkVPKDDlLITFTgAV9X5c2sCPJYvI",
+	"q9OTS+TQON6SrkgoOGehglRZg+AzIJSv9ovCfS7Sxbq6hRgen6FoVbEytipaZjyjZzUULTvwGrWU6Uws",
+	"MSN1KZY2KaCAGnGisfuhcng0Hf3OJ5KkGZvFH8CzgaV/L5w2q6S9upHv6TSM2KwTaKatWJI4pKX1Spr5",
+	"T6nWc9/KLYh+Jb2CWgxxKS3rTYegZcxzxTrWuzZAnLc90Pc2o4DUtdcHBN4oT/d2PHdv2dqwGnjBFJJ2",
+	"JEJ54Pj7esuo0yOvmRaDElUpzQgUvWHGjWfEmNxJRFWnYK5A8rTU26b5gGQ8KpF5oTTCQs4bV4KJPh+T",
+	"IqnaWgV75lQ7YrBInK1AKn22VPwuEeFNKRS3uyF29odYqVld0bc8VnJgfS9rAVi7TuaCuQ2vHuBv9paS",
+	"u6FDvEdOzJZwE1huXueaq2KT+N6+Io6w3kQ9ghNxx1lEcg5SCuEijdGkfzGhzYK0Arhi+mo7iSES7oYu",
+	"TPrtvjZMEho37Jm/v0l9+EHcETFTUHd3ffrqRwLJmgk6znk552LtC7312xfPK3WVR9vRKCtaxmbWMiqI",
+	"vp5Gz0/R5+iPeEB+nHOe3UYtAq0vccf9fmFfiv7l27PRVStojf7zenR5Pjx7f/XXq+vR61bQenP+/vqH",
+	"06v3V6PLn0aXDcn6sHbDz1GYtzmH2Ae6TJPPUJobtWPsFOJTp6BVrzDwwXjXvhlLaGfs7o6rTf8KX+B9",
+	"NxCwZ9pXSNk3MVhxBXffP5d+zyoLQ/aN9S92wkGFuBupx1m9cvfL3drlWKFs2LMVibNl+yVjevq2lBXl",
+	"ZRQQbyuq6I7rTBLaVHkautV7DtW33bxioVTqNLETmS3M7O2WP7vLupYhl3VAeaS1qV55gvj5GYuCck1o",
+	"ckdX5jhxT+X8ruvfuCo70Woxyi6f2wD5jvt476O91dduB9hlipZPbCpXaranMWkB3mBSg6w4bMhIuqcf",
+	"f3M/Oz9Zo38oMKVBAVnSNLBuHPh3EiMai6H/3/7xP639mtE57ee2lQXVl/2tbEANMA0rpVd2m3D8Or9Y",
+	"iCSq9pCVQdEivujTiIFrLfgzRqOdo9C1Lpo+ZX1fEbtb1eSaUbQQmSLzPI4YBNdf0+wmqiormw+vLaQs",
+	"hYKz4Ju3zX+UHWvsHsd559iZM8rmWV4UXc32C6CVFtTuZxKStBvq2Wq5g3CrSUxBzaJ0uNq6AkcJryfc",
+	"QAMPL0OpdorbrZ61Vqe5RfnaT5JXRLBpBGFaltjCRKqMEWMsHSVILhmhtv9ab0P/tY3mwprWVCpBzjLt",
+	"Qj8NhcOltrsnnRuq3Fo7vJOC1lw/fA886d187U0aG5i3/s5Nf3g/+z917FuPEiYxaYcJjZcG8WgLVPYG",
+	"L78lk6q/8J7h7bKe1oP+35winZrkGp9OYJKATRkl6817ZRbaL/13PQCE/OXwXQ8BBHp5lmxfEBhwc8Kz",
+	"TYS5h7yJ5vv06iu7Q3pOQpkztUum1L7goA6oyt6FRfuU9TR2yasydYvtiQu4aVO+cHbb8/5Ln6vzczay",
+	"dEUe9n2+yK+cDBeXuZrYGkf2Ppc8yi862pIHVieObb7WGrVUKARn/M6nLUgW5lmsVnoFlsbzn8YGojXW",
+	"a7NgNMKu3iCbWv/ZHV6cdvUd5ZTxiU9BawrQ6F7zfXhxCqiukLqO95XhSPgSEK/4guLVC6XSaixn13io",
+	"i+cPkazf/vE/ncBG6EDzunhzteZEkQcf3UjQp4PyNT3yhierWuQKu8ph8s2Wr/gE2Z4z4Rdbl6OraxIJ",
+	"kZGYK0GgpL9HrmwBPhhwBdMm7ZPhX4BMbe8xvcWd3piPAI8AwteX378iL58ffVNAISDChCTtiVsAbq7+",
+	"29+k4JPOMaFjvo4GAbawNLpqiR0R8wIBAdARP2LnPSMTPk30hFC9Na9ZwPZPsCJdzPAzn4BHmbQ9hdu/",
+	"/eN/JoFJRR5zk6hoIDQI0n8nMA2gJnQqcjWYJpTf6JHHHJK3YpOLoXlSqJJVjwyLwvOpiKDTFNyI/QId",
+	"RZxH+MFjXqBY1TsL4ulwHvI1EDRZS2OuN1GSt//W7/f7pM1kSFMWYdOqu05AFPugCrQAgG/Q+0DeXn/f",
+	"/TYAVD/Oxlz/+fQFkXmWiTlVjOB7AqeZjoGPTRkFsCOo16ME/R1E5EqbWWNOSSTyacI0c4PWd+3JU/a8",
+	"35/Aikrw2USMpZCdRjl5evgtAexDCen1EVUUk+vHXFmoFcxpKwjkiSTQK3ECQRdZ9lAckIle+57JtevF",
+	"0SQYc/wNE40mAZnAOvdCyF7Vf+Nq95w+pJoRwZNrHRkBhMGkMVuDC9rH0ZBJ7DDPhYmAj3l74lGInhYK",
+	"kSHoSadHztHahPAOpgmBIj3mdtsNbfXIeY6B1xvGUhNvZR+o3h69z4AqZulQCXgZnbOxPvwZk6ngkg0I",
+	"tdmIeiVf9vvfPH358vDo+TfP+y9fPkPM0JeHh8+efXPYf/bi26Pn33xz9G3/5WTMHWi5AtUK+rJG8VxL",
+	"uHaYxIC6KxfQcj9iIbbEY0ubMTLmc4FF5qA5E0svRoP8i9Bz0lyjdwIPZ723kuFHTzpw/iDSf8NWyI9w",
+	"LfOMmWOF2B+EfQhZqgrMFiaNXyouUwLHHB0EgjNoTT7Z1JHjhq3QlMDlKeTVYO36QG/bMpZSf6XIDBIL",
+	"9LJlSpLn/acBnh5TYAmoKEu6grMZYZKCVo5gFmP+vP8scIjOnLPyFwulYTBWEqy4MNvyvP8cRCMf85zf",
+	"cM0PC0wUWA8hyJLylSUZSZ4fvsStnTh4HBM8gHqmYw7evGKCxsmCTWsmH7rAaLv6zglCYCRxyLgE6yIG",
+	"kTeLtSxvDVMaLlj3sNcvtQDnN5DOxuRuXbFk1l0Iza7dSEG4YFKZaQBzSplINSWlmZhndIl7PjxFwapP",
+	"FgP1AKsNegX0xqAFAqMVtAzGcmvQ6vee4ixEyjhN49ag9Qx+QpsIdJpKW5aDiCVsTq0X9VPQfPngY/nH",
+	"afQJU4hLj9IvRkcyppBZG/cR1wlsnEJlX6halUJd/3+3PrMiEuubdwEev37F7SG74erBR4eD+r7Wp4WW",
+	"t1TzZ9/tPNBBIubyi49W9Jhau7IMU9/PJlnh4KOt691xv50y4C+41wVStG+qkiUz7+9F5Hb9EqepXAjl",
+	"u1bIvoOPhZn56eBjaUTcgxauCnv1U7D15p9Lc8VZCpO2AaRh+hCtmRX2Jqh6tzg1tKiFT2l2Y1WxOprA",
+	"MfhZY4ubXJSRAwb4OssmkjFpWqprFmU08yfmOf1YWcEHAs9CAmv+VbBhbc61zmKphsXnBfWlrX1lHbGC",
+	"tJ3S/E5ATHlxQAyORUAM9kFAEMUC9LXhGTRJBwIGxaqk4BInxEevTlFU6Zv46H0RLFf9PSa5pZLq8tST",
+	"6vIOqvlA8YEtP+z3TchL2Qy5Gm4VRFiKobbX8YPfGuywJhABNPGf48i+FxYzPLBAfnD/0+33vwUsOK21",
+	"sAgferb9oe8tRhs8cfhy+xPXQrymfGWqCLAcoZTPZ1bpKBKmqslWDspHcbLawrb8LWGgqKnAAFPhTquw",
+	"kEAKkhqK8X5plcf3XdBy1Y3WoPXT6ejn0SXMrXrUDz7afxqmY8599fj8hRWnp/XViWYzwfQecv/7z/cj",
+	"y8+nl0ttOQtuvzYA5EmwtssqnMCNYyGGDUBUCpvRuy9VbOGHNcgP5IYKEFS0KWukcadgdlVpXdLXZ8nr",
+	"oJUK6RNJ8HooSTdIKS5ulQUtgH9D4ZcDOmyFF2TTQucjaYrXY1UAewXl/ealTyQxSGKdY5Ix6MEFMKH4",
+	"epQAPfKdUAuQSmVHleJNcOTB/AiVyNBBAnMB5lCgSZZcwrIGO8jz/st1IXfCwjhilYMKNPadiFZf7Iza",
+	"158YgBo8rdV9/fQ784gSgqDA0flDi5l92Uz/5UOzJQP3RNqAhFc9YtJG/iTjqqM1H4SEIm300JBYdQgt",
+	"7i/kn6yQ9q48C45OKcjKBl5ewXWlMkaXI9tRymdb1FUzJ+yzG0ViNGCryn1GpYKJgM699YQo9kHh13Ul",
+	"fET1iNQL/bJblnWvGFcEP/YYU4uwX9ATSSYRVXQwweYcMXh28M4Rv2WJaIia27WPFVt2d1uNykt9x3RI",
+	"8HuImJFJHFkvkWS/Gi9RQCbw3fYKgFsWl+A7zJXKWOBTto4o/G6TckXJZABOwS5N4ls2AVLUS4US9OkR",
+	"kQaGxWS2kAVNU8blPxXT+HwmgJEF2BvQUTUNmePyREKFtI8OMybzJTaEIfoMdOFC9/TEPfGsaDO1RXFd",
+	"CHHzx7CamxSSotrq59F3P7x58yO2PjBxGMx2nAQVNN5lLhWUoq/GfGLBpa/jJZOKLlNL7G95/IFIzMey",
+	"ZE555DxS4FEPCLaw+1/45IJ9ID+8Hr7qXv0wPDx6oQ/euGXOlh0F39jDX9FrPhXRysLDmgHHHGueDBa2",
+	"KXi6dvCSK5Ef0ubCRF8CjK1gNOXbgHBh4iVo68vAREtQPQODpxos6YD3YMztbYA/7BS1WxABq2MVzn/0",
+	"v6PHtSocLoRUP+OXrMuGLaTghEQwFNsYva3tTZPRf+gE3F2r31NMGC+Z0W00O8tWKHzjOWcRZGEipIxL",
+	"L6SNly2IuUQw9fW9tCp802cUVNn8GV7d/b6a6IfuXHTN+yDycUnvXpsEmE9G8/xKiqaLztCgbZa18wbo",
+	"quimXg0B1eJnIFYOUUw8xFSvcHKfI80apumGsnefbvH69ameA1B/DaffG6iuI/0bO23y888/d4fOlUkH",
+	"nHGwFwVeP7RgqPBngy9mGbRmZSZQBWjOiM5fg/n3zqvaPaDT+9NId6AS00TRRiABFqRMybErZoBbjitI",
+	"+RBPNNFlV7KXoRBXutO77hSYAfoBalL/zcXocnj9xpH7RXDBr+efxVKd4i1fWcv3va2GOLKbnuwGU9YZ",
+	"/USk0CfCOp0htEqTZLKHS9kWBOpXYQm1rwvv1/QCw5ZscgLjtgYW79H4NB+1budcIlmj2Xx6fvH2+r2B",
+	"b8YcJAMDPBOZe+rMcdmuT+ONBx/hvztH4MzdGx16RQpznsdRaw+PXkEXT4qgj+UvRagfCzmLc3fsNryY",
+	"xViXjBkfRR5uU5RpSVcOJpShSDuCDTodE8rxEsgObCziIFVar9xzVDoTTLuzj1S9egD9uO69G8JLYLe3",
+	"BajepJg9iqq3nQV2KUkSlpEpS2J2a3yhOIcpSwSfS6LEsc2PsllPyrPgqkTKsmvvZE2YyMXGr3tQ58or",
+	"g6j/ObrmRq8nLIVFinpglyfShM+VUmB+Pzo3P8e5iXROOdGSEqn62OgzEM223VH1bsY8Z04MAc/ITqx3",
+	"XakxkYED7DzeNZBiTRE40/D+Am7GfOCvRnJrYzXI7xtjzfx5ArJgt0WHR0dPXxJcd5ACbkd16UiTJ9LG",
+	"b0jZLl66+20u7yBrTb5Ub0WXyaaNfpMyPrw4vUpZuN8e2xeXe1wXut5NNOOVZXKOML2jkkzzOEFp2nvo",
+	"bTPZ8q3BL++qm+gkK7qbsWSKtt4VK+601mw0Gy7MPV/xNDndPz1bgG5VsEL1dgXWvJIVdfjPdL5Cqmgi",
+	"5jkY2sWHVU6N05Z0y6mptiredG5wmbdm92DyOWZuHztMHHKnRabkhFiY9Ur3WsPzY2n71C6obFJ0TAPn",
+	"pgD30dGzFw9riVV7EDcwgmKrHk2wCk2/4cw9n9owMCQwg9a/GGaCOia36zEWfLqtjfc7AcEOllgd+GDN",
+	"DEsBylM/+L9/GXb/73f6//rdl+/ffewHL559+pfWhtxINyWyISEQPZ/YJtHC87cr4rPWksLJ2H4ijaOv",
+	"9DBN1tqPTDomWEwlmZjEOwh84MiQXG3mAF3JwLYx3QlmGWNSG0kxpN3fuYK9exdHrIbF7muTIQOyEHcm",
+	"Fdx2QCh6YvCovIowuxZGPyjLWfwdDWAMDAt5uxr0yFl8w8jBkqksDsGgDUXOTWM2/Ro97coAAZFC34eJ",
+	"55QgIWFCvQGlLNPlk1iqY3+yvE3Hf7Zupf6FqXqDkq/pg68N1cC3Cjo14MbsTygzZa0ksgBsXuu5YVFE",
+	"sHsDwKU4vW9mGJjdwQXrF7cu7HyjzmSr5LbJ2gttNcn474y0n/72j//nqN8PCnS2o36nSXp+VlarN2Y2",
+	"KVH5i6Y4acZuY5HLAoLfK8gRyX+foN3XFONu5wHPYdCCSn+N/kS7kf9/SLC131rp8IJNqGE5NDeHuKl7",
+	"LNwGCDseCjfxAIVhwhDVr56Jp383m7V3bLnqzKpQ0vN1EYxj/TP6gB4q6Og6UbVAzvks5rFcuOjo8hgQ",
+	"07Fez7HLPp+Acf9KQRxUmxYVqqVnTjtSs0mZCxoNp5JQvzbjspX5mzehtOwfzZB6bjitdQyya1UA4lcs",
+	"kxoq/h6sL7h/ItW7oJXmDYEdGy1erxXukUnBXCcWQaVow24iHmOujwMkTC2pMglAUIpMRvVSef3x2Jbd",
+	"poFjCEiv0pi7y4RwzlC7q60MvVqQLyhN0j1UHWO5tS+NKFdfhtPfL2yxYz+w6vmDfd+YWvOQAY5hmiar",
+	"zak2llruKGxrQkMj8r5kHs2e8zDYQ39sLrVnNOXpsz3vP3poLvgKVh3bpQMdOLykrTU+lVEuaYhx4VKO",
+	"uiB3RIDZjzWDS3FrAak2scfNGSu1tHSfwlitCm42rkblbTvlslSgZz4/mcWTSLJnN56PX8Wo+xNYZ8Va",
+	"bLPPHhWbagDW8Qg6/YhiLXlX1YLHbUbdTr6Oz9Ftdjzh65X9Tcq327/r61Pm1lTWR9Jcc80l8S2zDdAg",
+	"+8chUnDyAuwHJgxBTtZDEmRwT9iGvej3QBNhJpKvXF9RnWmZH1Y9M69wLu65eXite6fDZgDwH1qdNsNu",
+	"VmRtOR4q1KHIoPEbDUOWKhZ1NGEHJOcJk6a+D+IkvGip2Ma+cIHF+zTK+OEXLvS8hjLjhjqyEnvOgAnY",
+	"8GzR8gbLuVxY0hVTmDaHBcwOTpapHW3TRCLUkC1D7BAlTFdpk2ReNAPw19FPAmwFwyMy0Qs30S+YM2VD",
+	"hKFYGoxQbQmbDKIHZrsP5Vyzpc16H5wNc6APSMQ4AsaWVGkANxSNE7NDdwthytxXZUY/AjtVYKJg1WNV",
+	"4oaBpbagfF5Yan/4hDRopB6Qy9HV29ejALprmvP2X9g28r9+PD0768Ad18PLa6y5hX++//7yzev3529O",
+	"RhU55Uoky8t3yVDbT0rsVoxrn2iqyn2so32so/2n1ymLc/NEYkWt/Lr1s394DdOmUTZlmrwBTBRNjZBi",
+	"AeevreXp5fevyLfffHtEQsoFj0OaAAVDKFDqDeAhw4BgJwDgTB4gJoiqVPAtKHbvSFiENmaZ7gmDjfnk",
+	"47hV/jhuDT6OW1E8Z1KNW8HYLQKCv+3Y+IetCBu3Pn2amGLNMZ+u3FzLG7Zy+gytJwd3euQnLDyLFRGz",
+	"GayBposxn8CmF6mqpj7t+9OzEel2yzeQH0d/nRxj3ae5t7eM4NvVgo051myYw56xME6xZSCWOySUz3M6",
+	"Z95i2tGHVGQ2R3k/U/ZDl0fr+sZOqasFf1K26rq2bUVXnMyy60dmtJEZiamhRktLVJLzEzxRQAqG7jBX",
+	"Gndwv3ToPwsrOsBT1MiRfhqenZ4gPl3RemlB5UJrmzEniD2MR8khSlOIjSd/zJ2jj3quZmnQuAFJ+5i8",
+	"PR+ev/rhzeXopBzGHWGaqzHnwmAXOyPdijxcMFn0dGRWr64yPS6UnoblfKhYF1Rg7iAhzecLRfJ0AJXj",
+	"CZ2jfOock9NzWIkxL4oisLftlEYlA7ZJS4g1jAzlLpbegBoyuXuxkntVOfzkkHITo6mS+yMHcTiIkUmq",
+	"xkgK/jGnMZdo+xriL4n0n4xzWFzVrb7eMzHfmjz3g00s1fxWFhl0Tgrd035zDp02nc+g6VxTyGXvRLrL",
+	"0SEx6cSk/dv/+W9y2O87/asDAr8dvdB2QRonLIKE2iyHUJzmFGBKWcsJ4vcM8KMyxiMGvQUnvxSIJO/I",
+	"L2ejn0Zn72z51aSsugJUdK3g5alWBkMqWWB7pSLzeU5+jL/rjTn6b4toH1BewX6t4hUryZIZaWtGN10R",
+	"aoDuSRFL6hBwCVFr6sg8m9GQjfkaphxUSUqmmVNogbvHrUs2Zx+KtVNCkETwOWkv6YfaInZ64xawRN+e",
+	"zuJEsezCZHQHG5SlrxnlOhPziyJJYJ1TArU+VnRviyloEY8HuxZSeCJJIuZBkfKSrAjuO5It5cQ5h/98",
+	"kQYIoBx81P/Rf04zRlFUbMq3fJUwmn1X3voFMy4f0C0PX/HoSX/0pD960r9cyuRS3KKrR3OUJ5KUDGVf",
+	"n/jDsc7tt58De3RTLWuudqa+GDv88gHScmq/E6LCVlZ8xdQjG35kw49s+AsFNGkuSy5MpmwmMkZoAayB",
+	"7X4wF5v9mtNEEooJ1wA0SqudtNHx1XmYmGZNH/0dEmH2kwabUmb0fX84YYANG/9kiTLg1n1MfHmUE49y",
+	"4isnvuj/H128H50Pvzsb4R/mp5PTK/Pbj6cXAXl7jv+9HF1f/lWv03eXo+GPF29Oz6/fvzobDS8hqqv5",
+	"+MMIjjQT0BoCyakBPQHKs5YiYgnJWImzA3tsHeiCo+M0pElyXMhFiB7ZWwr0NQAn0GcLWo7bRp1/Z5no",
+	"kWHxRhS3EEQa8zqoKUZ8SDl90n7ef9nxBWpcj/ZF+bkPgEtVDtbAtcvpP4KjfbazMssx0RmUN5Q3M5Fo",
+	"OVgQqyfy43ZOgXiliqF+dkVCcVvFTPvzhH6czm013PmmmE/Rk/0rHotijIbTYKf66Ij3N1tyEGgMqCqP",
+	"CHRSf7iq2cCL71Mp7mpG+dla7HUfqq4VrP3ejRXeVGv7sC5X1tK4DI63bb5osT7sVwVjXlRpYJqXNUFT",
+	"lpGZVsYQfA15HbaNIm6NWwaNsSHfDvs2mSYGk3qTZNON0AFPLWfZPuz3vRIVBrh/ZYOnK8HvbN0ZaPrC",
+	"y/eI2L8vYv+jafloWj6all+0vQG0fyiA2CCL+PXw/O3wrITe1JTldDTo7Bxo39FsbJC4Uon095G1dTkk",
+	"Ukdx/WN5DPXkhknyQFLl0Un4yMkfOfnX5MzXby7eD8/OyG//+H8RZAuT7Ch03ndUtgrbvrcTr1jlLuNz",
+	"SJDciHRY3D4yd39NBbY22GbEaJx+YKGSEP40yxNt2SyUSoPS6iFpJkIm5Z8Rqx2+soSUHvg/Eai/+ErH",
+	"Zi+WdCecvzXiOIDRDqJs1c1y2Eq/cWrPU4xtUAeGZ6YiU4C0itCE2DvRoBNiJXXCJLp34dqYp1RKc9wx",
+	"7U8SMQvI3SIOF2QWQ5asTaaP4ozBIZHoV7sTeRKRBb2FwgJtoP5FnyBKJnqcEwN+M0HU3UmaMcmUyaqd",
+	"lPJ74jNMT7LVZc4v9XS/UmNhM8LvkxBiB9f71VxrpK8+utBqLrQ0gQY6FQ9woQKZ0kbbT4wCwZcwTJqQ",
+	"zSG5g7bABQEjqe9+kuv4S+sHeTt+fJ39PiSrb3RYwNVHolvDYzdyAZgXdmpSKuZzWVRHyAAb/iVQvUzY",
+	"B7pME1bAaSL3u4es2Ncawv29XqXMjS000eeBmddeSsmFeeZB6BUH29TUrVjaR6L1KjNPCuoj7YzRaNVd",
+	"0ohVWaPsBG4r25KejglbpmoFVX2GdCy4+x+OlnMAk9yD476FBx6Q7b6VGypZYPo2gvDIiD00/YO408b7",
+	"XRYjgrFjwc7QfsdlGxBK5nkcsaDAr7X8uKIL6IW+pVlMp4kphS2S/iTYsPq4/O5kLhsTOkamOqxYBmOG",
+	"w9wlY2C5YyU6FySl85jPB4BfWRTbUrKgPJrlSaepYaFkTGLZsTMlrE4Td5zkPF7vX0hoAo10uVBkgqNN",
+	"AvAI1HoZ4o/GNdRZ7/9QFT8PJHI2CRtnDXp/QuR6Vf2ECoD9l7Bj5cHH8o/dUOuL2x+B6/8MwPUlswF3",
+	"qTnNxa/QGj8DgHBsegFvc8AGwkWcRBnjXx7PvpjD3mZc4Gev12tNSUvpYXG6bQ+ckHIyZYRFwDehX1AB",
+	"8g2K1cXba9KmFjXdmA8kYTO1DQQcOXO57rSxryy6XFlTg1hAK96lN2xFVXoYnrsDvT3C9G+C6fcsVGA8",
+	"27Z+n33Q+xSX2P3WiG2C7f8q2s6VIx92Bu/3UAGZxM3A/foEjvkG4H7LmDyw/aWRrx8Y8/bEKON2uXrg",
+	"Rv2l/653t2C8B22yJp0ALSpHgwQEAINNMObtV6OzTulMRS5pUhVjWUAFWPwKkNTIBZx9GPO28zB8H5zh",
+	"Y63ghaswYcf6M5ZCKvItiRhLO2UXArvf6K3drQEBWWeCeH3Mt5FZYIbVqrS8YVFTM4MvpQB81X4GxSSt",
+	"W/uP1tRgL1b6Vdsa7D2TP0Njgz9po4JyoduAwuaaL8uI4NZMWVW76ewiBPbrT9BoIByEGYsYVzFi8TXZ",
+	"CpfsVtywV+W9X9dWwOGiR02jpmnoVanZkE/g/JptOQYBosQNMw1xZrlkEZSUgIgwTJrQmWJZNePiy6js",
+	"WuMtYMsqWoOr8Zoqz21qdKyMvIY3xsrWqrjf6xo5kq4kRk69KnWFeh9ADjjjNaURFXc8kWTJFI2ooo9E",
+	"v95g2rdOpI3VTpoCgOJt1DxGSkM1qfN7KNTelIFrO0/Snqxu5Hvsavv8WwcNagDoUBnlkViSKYBYlXiC",
+	"Ml92xlykzOSY07lWIocXp6SN2Vf674Pbpx2IFcDZLr83MAU94Ocbc5ZIdlzFItXaJ3gZ9bBXPwy7h0cv",
+	"rHFt+umaHC1orTXmFZt4YczbcqcGJJYyhz6mWqO2QlGruIUSPuY2Hfs+LGvMwfegh6hzG5Bixt9RzKhH",
+	"hmM+8Z3PUylzFk1MvoYBGYUkqxiu6DUoqW3MYbbehH540yYxWcd8yzNJcq7iBDO+iie1Fh9nTAbkKVGC",
+	"fPvNiz5pU7JiNOsco9tC5Cog3xz2SftZn0R0JTs9cu5yR+hkAYCQeurH+DFmO5QgmcDeuQ2AciqB2fnx",
+	"5PR89sWTg8zKrmR6RTS7f3V6cilJ+7D/rNfvPX36rNc/OHwe6CPwdBBNvx0MDp4ddiB5JYoyJiVz6V7L",
+	"iVBwzkIsoQwKs+vZobs+lK/s8z3yn93vRXZHs4hF+l+2wTKQ/ZQtYjxs0DMtz6A4JJd6pmkmPqyaFoom",
+	"ibhj0dBOsrk90fNv1/sTBZ+jOX05mwFPwD4SKyjNdMPVkEVo7gBMd8FoxDB48oqGC9Z9VWIpVF/MRReY",
+	"9cDpzm/xVI0N29sIf/fpUWI6EhP2EuwQOODr+mIpOeqaVMGGq/m4cELulZyzYDRRi79vCgr/ALd8TZXM",
+	"jNBcOhxC1xNJ8rT30OEhFuZZrFatwS/vqsGiW8aZlAOr4LpTLPcBl7f1DtbadI5vjFbqj7Xd5YHzbeks",
+	"v7lX/DGRYUZTZkvw9LWixz0Xlb7zXnX8tZnubi0d0oTG90EMNx/c++c+8heZWDK1YLksdritl01rEUIi",
+	"ig6CvWsdgTHgrKjvwsaBgXXDVtZnaiWgj9Y2RiMhv2Xjcb/Ud/w+px2G1poPKL0PetSD1lF/Hw/WBtag",
+	"vyIueYM2haZUlkEnqGWGw7yM51nRHLeoTPFxj+pwH1tTRjOW6ZG1gkLT+EcG89A6CFoMPm32GsoU0Amd",
+	"iJAm1rpom34F8KfJQOaCzBI6R1ynPEtag9ZCqXRwcPD08JteX6uEg2/73/Zb64rkkK9Mi4K/lq/NBqCL",
+	"GF0P88NFBsG9MIkhLTWDxGutywNOL06qZzJTeqFYTkot8PrsCtU+KK+YPO3DlI5gSpMOuuXN19mFh/Zw",
+	"K5uKYdRCshBSSdKedLvmly78MumAxJWMvL08MyqoYklSTPYOMkeAWCFrFimpXKyPQO/s0+Dg4KN+46dW",
+	"0CpyaTSlLQorFHakNWjBnuifcWGDNWNEqnLdIM4BP6Ei51qLEPfA3mEdOEY4l+poejc1d2dcWwi/wN9a",
+	"LYSfNc29KyixvsFW+pmEYUPv4OfBEn2jehsCXqeQqyIPBg3NOCs7wzrPFxX+628AZdcWIeg9hQJxLXLc",
+	"F6RJPo+9z0P9oTZNs5xjv4o4M00FA9vqEmaXiLk8JndsuhDixn23U3boez1jmX19AdbhPm6LZHyLU+s6",
+	"YzoLVQbHBjPrD/+HJkNYWhj5jsaKaH2hXGhzHJyXxTzNVdMiI0Z8AK0UuhCNY1GJhTMz/Zhy7rzPwod4",
+	"Pq2eISX1OtkmdtIm92HOFNRQiLty8mvFJy6pOBpvg2nLI0kWLInA/2Lq56ararqPHUlwZmYIKzhzKsCe",
+	"yKLWzhm/qK1rWMZGb9AAU+2pzwRo6zFP8Y+AUH3A5hldduDMSZtFEUkn7drvdwbHgx4clAmR3eiVyDD7",
+	"WqSMA+ZR6QSGn2JlY8HGyAhplsVMIlPvlluJhiMN1YA87ZEzQHcfkBf9fsEVCSXLmOcKYR1cG/WwT+4y",
+	"wefOj7W7pcizkAXkBUDIk6mI9Bzazw9fBuT502cddw/mEHf0rr/+eOdX+PJC9yzesGSKtj69+/T/BQAA",
+	"//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

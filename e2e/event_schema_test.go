@@ -210,6 +210,24 @@ func TestEventStreamsMatchTheContract(t *testing.T) {
 		"engine":{"type":"http","settings":{}}}`))
 	lead, agent := w.as("lead"), w.as("agent")
 
+	// One execution id format on every door: a malformed id is 400 naming
+	// path.executionId on REST and on the agent API.
+	for _, c := range []struct {
+		who  *agentWorld
+		path string
+	}{{nil, "/api/sessions/ci/executions/nope"}, {nil, "/api/sessions/ci/executions/nope/events"}, {agent, "/executions/nope"}, {agent, "/executions/nope/logs"}} {
+		var st int
+		var b []byte
+		if c.who == nil {
+			st, b, _ = call(t, w.s, "GET", c.path, "", nil)
+		} else {
+			st, b, _ = c.who.agent("GET", c.path, nil)
+		}
+		if st != 400 || !strings.Contains(string(b), `"path":"path.executionId"`) {
+			t.Errorf("GET %s: %d %s, want 400 naming path.executionId", c.path, st, b)
+		}
+	}
+
 	// A run, a directive that pauses it, one refused, a command the state
 	// refuses, and a STOP the agent reviews and denies.
 	id := w.napping("ci")

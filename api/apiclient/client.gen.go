@@ -1131,7 +1131,7 @@ type DryRunReport struct {
 	// Events How many of the execution's events were replayed.
 	Events int `json:"events"`
 
-	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens. Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
 	ExecutionId ExecutionId `json:"executionId"`
 
 	// Fired The directives the rules would have sent, in event order.
@@ -1145,7 +1145,7 @@ type DryRunReport struct {
 
 // DryRunRequest defines model for DryRunRequest.
 type DryRunRequest struct {
-	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens. Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
 	ExecutionId ExecutionId `json:"executionId"`
 
 	// Parameters The preset's parameters.
@@ -1175,12 +1175,12 @@ type Execution struct {
 	EndedAt  *time.Time `json:"endedAt,omitempty"`
 	Error    *string    `json:"error,omitempty"`
 
-	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens. Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
 	ExecutionId ExecutionId     `json:"executionId"`
 	FromNodeId  *string         `json:"fromNodeId,omitempty"`
 	Nodes       []ExecutionNode `json:"nodes"`
 
-	// RestartOf An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens. Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	// RestartOf An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
 	RestartOf *ExecutionId `json:"restartOf,omitempty"`
 
 	// Result What a RESULT node stored (absent until one did).
@@ -1218,7 +1218,7 @@ type ExecutionCommandAction string
 // ExecutionCommandMode STOP only; default CANCEL.
 type ExecutionCommandMode string
 
-// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens. Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
 type ExecutionId = string
 
 // ExecutionList defines model for ExecutionList.
@@ -1258,10 +1258,10 @@ type ExecutionStatus string
 type ExecutionSummary struct {
 	EndedAt *time.Time `json:"endedAt,omitempty"`
 
-	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens. Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
 	ExecutionId ExecutionId `json:"executionId"`
 
-	// RestartOf An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens. Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	// RestartOf An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
 	RestartOf  *ExecutionId    `json:"restartOf,omitempty"`
 	StartedAt  time.Time       `json:"startedAt"`
 	Status     ExecutionStatus `json:"status"`
@@ -1302,7 +1302,7 @@ type Input struct {
 	AnsweredBy *string     `json:"answeredBy,omitempty"`
 	CreatedAt  time.Time   `json:"createdAt"`
 
-	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens. Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
 	ExecutionId ExecutionId             `json:"executionId"`
 	InputId     string                  `json:"inputId"`
 	NodeId      string                  `json:"nodeId"`
@@ -1318,6 +1318,9 @@ type InputStatus string
 // InputList defines model for InputList.
 type InputList struct {
 	Inputs []Input `json:"inputs"`
+
+	// NextCursor Pass as `cursor` for the next page; absent on the last page.
+	NextCursor *string `json:"nextCursor,omitempty"`
 }
 
 // IssuedCredential A credential just issued, with its token. The token is in this answer only.
@@ -1371,7 +1374,7 @@ type JournalProjection struct {
 	// ChainTip Its digest; absent for an empty journal.
 	ChainTip *string `json:"chainTip,omitempty"`
 
-	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens. Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
 	ExecutionId ExecutionId       `json:"executionId"`
 	Nodes       []JournalNodeView `json:"nodes"`
 	Run         JournalRunView    `json:"run"`
@@ -1454,7 +1457,7 @@ type LogPage struct {
 	// Complete False when the 2 s limit stopped the count; totalMatched is then a lower bound.
 	Complete bool `json:"complete"`
 
-	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens. Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
 	ExecutionId   ExecutionId `json:"executionId"`
 	Lines         []LogLine   `json:"lines"`
 	ReturnedLines int         `json:"returnedLines"`
@@ -1584,7 +1587,7 @@ type Review struct {
 	CreatedAt time.Time              `json:"createdAt"`
 	Deadline  *time.Time             `json:"deadline,omitempty"`
 
-	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens. Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
 	ExecutionId *ExecutionId `json:"executionId,omitempty"`
 	NodeId      *string      `json:"nodeId,omitempty"`
 
@@ -1755,7 +1758,7 @@ type StartResult struct {
 	// Execution After a wait, the run's status document as the wait left it (final when its status is SUCCESS, FAILURE or STOPPED).
 	Execution *Execution `json:"execution,omitempty"`
 
-	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens. Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
 	ExecutionId ExecutionId     `json:"executionId"`
 	Status      ExecutionStatus `json:"status"`
 }
@@ -2085,6 +2088,12 @@ type ListInputsParams struct {
 
 	// Status `open` (default) or `all`.
 	Status *ListInputsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// Limit Page size (1–500, default 100).
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The `nextCursor` of the previous page.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
 // ListInputsParamsStatus defines parameters for ListInputs.
@@ -2576,7 +2585,9 @@ type ClientInterface interface {
 	// Corresponds with POST /api/hooks/{sessionId}/{workflowId} (the `PostWebhook` operationId).
 	PostWebhook(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *PostWebhookParams, body PostWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ListInputs Inputs that INPUT_REQUEST nodes asked for.
+	// ListInputs Inputs that INPUT_REQUEST nodes asked for, oldest first, one page at a time.
+	//
+	// Inputs pile up while nobody answers them, so they come in pages (keyset on the time they were asked and their id: a page never repeats or skips an input, whatever is asked or answered meanwhile); follow `nextCursor` until it is absent.
 	//
 	// Corresponds with GET /api/inputs (the `ListInputs` operationId).
 	ListInputs(ctx context.Context, params *ListInputsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3397,7 +3408,9 @@ func (c *Client) PostWebhook(ctx context.Context, sessionId SessionId, workflowI
 	return c.Client.Do(req)
 }
 
-// ListInputs Inputs that INPUT_REQUEST nodes asked for.
+// ListInputs Inputs that INPUT_REQUEST nodes asked for, oldest first, one page at a time.
+//
+// Inputs pile up while nobody answers them, so they come in pages (keyset on the time they were asked and their id: a page never repeats or skips an input, whatever is asked or answered meanwhile); follow `nextCursor` until it is absent.
 //
 // Corresponds with GET /api/inputs (the `ListInputs` operationId).
 func (c *Client) ListInputs(ctx context.Context, params *ListInputsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5242,6 +5255,30 @@ func NewListInputsRequest(server string, params *ListInputsParams) (*http.Reques
 		if params.Status != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -7457,7 +7494,9 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/hooks/{sessionId}/{workflowId} (the `PostWebhook` operationId).
 	PostWebhookWithResponse(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *PostWebhookParams, body PostWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*PostWebhookResponse, error)
 
-	// ListInputsWithResponse Inputs that INPUT_REQUEST nodes asked for.
+	// ListInputsWithResponse Inputs that INPUT_REQUEST nodes asked for, oldest first, one page at a time.
+	//
+	// Inputs pile up while nobody answers them, so they come in pages (keyset on the time they were asked and their id: a page never repeats or skips an input, whatever is asked or answered meanwhile); follow `nextCursor` until it is absent.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -13581,7 +13620,9 @@ func (c *ClientWithResponses) PostWebhookWithResponse(ctx context.Context, sessi
 	return ParsePostWebhookResponse(rsp)
 }
 
-// ListInputsWithResponse Inputs that INPUT_REQUEST nodes asked for.
+// ListInputsWithResponse Inputs that INPUT_REQUEST nodes asked for, oldest first, one page at a time.
+//
+// Inputs pile up while nobody answers them, so they come in pages (keyset on the time they were asked and their id: a page never repeats or skips an input, whatever is asked or answered meanwhile); follow `nextCursor` until it is absent.
 //
 // Returns a wrapper object for the known response body format(s).
 //

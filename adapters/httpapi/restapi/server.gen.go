@@ -907,7 +907,7 @@ type DryRunReport struct {
 	// Events How many of the execution's events were replayed.
 	Events int `json:"events"`
 
-	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens. Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
 	ExecutionId ExecutionId `json:"executionId"`
 
 	// Fired The directives the rules would have sent, in event order.
@@ -921,7 +921,7 @@ type DryRunReport struct {
 
 // DryRunRequest defines model for DryRunRequest.
 type DryRunRequest struct {
-	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens. Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
 	ExecutionId ExecutionId `json:"executionId"`
 
 	// Parameters The preset's parameters.
@@ -951,12 +951,12 @@ type Execution struct {
 	EndedAt  time.Time `json:"endedAt,omitempty,omitzero"`
 	Error    string    `json:"error,omitempty,omitzero"`
 
-	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens. Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
 	ExecutionId ExecutionId     `json:"executionId"`
 	FromNodeId  string          `json:"fromNodeId,omitempty,omitzero"`
 	Nodes       []ExecutionNode `json:"nodes"`
 
-	// RestartOf An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens. Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	// RestartOf An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
 	RestartOf ExecutionId `json:"restartOf,omitempty,omitzero"`
 
 	// Result What a RESULT node stored (absent until one did).
@@ -994,7 +994,7 @@ type ExecutionCommandAction string
 // ExecutionCommandMode STOP only; default CANCEL.
 type ExecutionCommandMode string
 
-// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens. Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
 type ExecutionId = string
 
 // ExecutionList defines model for ExecutionList.
@@ -1034,10 +1034,10 @@ type ExecutionStatus string
 type ExecutionSummary struct {
 	EndedAt time.Time `json:"endedAt,omitempty,omitzero"`
 
-	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens. Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
 	ExecutionId ExecutionId `json:"executionId"`
 
-	// RestartOf An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens. Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	// RestartOf An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
 	RestartOf  ExecutionId     `json:"restartOf,omitempty,omitzero"`
 	StartedAt  time.Time       `json:"startedAt"`
 	Status     ExecutionStatus `json:"status"`
@@ -1078,7 +1078,7 @@ type Input struct {
 	AnsweredBy string      `json:"answeredBy,omitempty,omitzero"`
 	CreatedAt  time.Time   `json:"createdAt"`
 
-	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens. Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
 	ExecutionId ExecutionId            `json:"executionId"`
 	InputId     string                 `json:"inputId"`
 	NodeId      string                 `json:"nodeId"`
@@ -1094,6 +1094,9 @@ type InputStatus string
 // InputList defines model for InputList.
 type InputList struct {
 	Inputs []Input `json:"inputs"`
+
+	// NextCursor Pass as `cursor` for the next page; absent on the last page.
+	NextCursor string `json:"nextCursor,omitempty,omitzero"`
 }
 
 // IssuedCredential A credential just issued, with its token. The token is in this answer only.
@@ -1147,7 +1150,7 @@ type JournalProjection struct {
 	// ChainTip Its digest; absent for an empty journal.
 	ChainTip string `json:"chainTip,omitempty,omitzero"`
 
-	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens. Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
 	ExecutionId ExecutionId       `json:"executionId"`
 	Nodes       []JournalNodeView `json:"nodes"`
 	Run         JournalRunView    `json:"run"`
@@ -1230,7 +1233,7 @@ type LogPage struct {
 	// Complete False when the 2 s limit stopped the count; totalMatched is then a lower bound.
 	Complete bool `json:"complete"`
 
-	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens. Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
 	ExecutionId   ExecutionId `json:"executionId"`
 	Lines         []LogLine   `json:"lines"`
 	ReturnedLines int         `json:"returnedLines"`
@@ -1360,7 +1363,7 @@ type Review struct {
 	CreatedAt time.Time              `json:"createdAt"`
 	Deadline  time.Time              `json:"deadline,omitempty,omitzero"`
 
-	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens. Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
 	ExecutionId ExecutionId `json:"executionId,omitempty,omitzero"`
 	NodeId      string      `json:"nodeId,omitempty,omitzero"`
 
@@ -1514,7 +1517,7 @@ type StartResult struct {
 	// Execution After a wait, the run's status document as the wait left it (final when its status is SUCCESS, FAILURE or STOPPED).
 	Execution Execution `json:"execution,omitempty,omitzero"`
 
-	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens. Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
 	ExecutionId ExecutionId     `json:"executionId"`
 	Status      ExecutionStatus `json:"status"`
 }
@@ -1808,6 +1811,12 @@ type ListInputsParams struct {
 
 	// Status `open` (default) or `all`.
 	Status ListInputsParamsStatus `form:"status,omitempty" json:"status,omitempty,omitzero"`
+
+	// Limit Page size (1–500, default 100).
+	Limit int `form:"limit,omitempty" json:"limit,omitempty,omitzero"`
+
+	// Cursor The `nextCursor` of the previous page.
+	Cursor string `form:"cursor,omitempty" json:"cursor,omitempty,omitzero"`
 }
 
 // ListInputsParamsStatus defines parameters for ListInputs.
@@ -2038,7 +2047,7 @@ type ServerInterface interface {
 	// PostWebhook Start a run through the workflow's WEBHOOK trigger; the body is the payload.
 	// (POST /api/hooks/{sessionId}/{workflowId})
 	PostWebhook(ctx echo.Context, sessionId SessionId, workflowId WorkflowId, params PostWebhookParams) error
-	// ListInputs Inputs that INPUT_REQUEST nodes asked for.
+	// ListInputs Inputs that INPUT_REQUEST nodes asked for, oldest first, one page at a time.
 	// (GET /api/inputs)
 	ListInputs(ctx echo.Context, params ListInputsParams) error
 	// AnswerInput Answer an open input; the parked message continues with the answer.
@@ -2356,6 +2365,20 @@ func (w *ServerInterfaceWrapper) ListInputs(ctx echo.Context) error {
 	err = runtime.BindQueryParameterWithOptions("form", true, false, "status", ctx.QueryParams(), &params.Status, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter status: %s", err))
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", ctx.QueryParams(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter cursor: %s", err))
 	}
 
 	// Invoke the callback with all the unmarshaled arguments
@@ -8239,7 +8262,7 @@ type StrictServerInterface interface {
 	// PostWebhook Start a run through the workflow's WEBHOOK trigger; the body is the payload.
 	// (POST /api/hooks/{sessionId}/{workflowId})
 	PostWebhook(ctx context.Context, request PostWebhookRequestObject) (PostWebhookResponseObject, error)
-	// ListInputs Inputs that INPUT_REQUEST nodes asked for.
+	// ListInputs Inputs that INPUT_REQUEST nodes asked for, oldest first, one page at a time.
 	// (GET /api/inputs)
 	ListInputs(ctx context.Context, request ListInputsRequestObject) (ListInputsResponseObject, error)
 	// AnswerInput Answer an open input; the parked message continues with the answer.
@@ -9780,283 +9803,285 @@ func (sh *strictHandler) GetReady(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L1tcxs3lj/6VVC8W2Vyt0nRsuXEVP1fMBYz0UaWtZKc7NzQfxPsBskeNYFOAy2Z43XVvP2/vvcjbO0H",
-	"yye5hXOAbnQTzQfZVpK5mhcTi/0ANHBwns/vfGyFYpkKzriSrcHHVkozumSKZfDXqwXlnCX6nxGTYRan",
-	"Kha8NWhdLxiJhMgIJaFYLimPSEiXjKhFJvL5IiAZC0UWsYjcxWpBYkXak4xJNSE5T5iUZBIm8aTTawWt",
-	"WL9vwWjEslbQ4nTJWoPWX/MbRbt2+KAlwwVbUj0PxvNla/BLS7+tFbTCJG69C1pqlerHpMpiPm99+hS0",
-	"Rnwec3YNv9dnP+SEwWWinyNiRtSCkZAqmoh5zkg7yxMmA7JQKg3InchuZom4C0iaiZBJWU47pWpRThom",
-	"EbQy9mseZyxqDVSWM3fuS/rhjPG5WrQGL557J/2Bhbme5Gmk7/eMwZw7Ng31LxmbtQat/+ug3N4DvCoP",
-	"3FH0qKcRW6ZCMR6ufmSr9eV6TW+YhCWSimaKxPZ+Bbsbc7zGpIwFJ+3f/s9/k8OjIxIuaEZDTUrN++wM",
-	"3dVjN6zW4dGRb7nOqFSjW8YVLld11pdM5ktG6EyxjKhFLAnTt5J2rCSZSPbrJIB5T+JoYkkgoVIZ0tX/",
-	"YfEtizo9cqrIMpeK6EkTys2L9AM3bEWWdEUyRiPSpnxllyEgInOXReohqP2rm8TLWLFIP985Jvo5oRYs",
+	"7L3bchs5ljb6KgjuiTA5k6Ro2XKVqfgvWBarS1OyrJHkquld9G+CmSCZrSSQlUBKZnsc0bf/9d6PMDEP",
+	"Vk+yA2sByAORPMi2qqq3+qLLYh6ABBbWeX3rYysUy1RwxpVsDT62UprRJVMsg79eLSjnLNH/jJgMszhV",
+	"seCtQet6wUgkREYoCcVySXlEQrpkRC0ykc8XAclYKLKIReQuVgsSK9KeZEyqCcl5wqQkkzCJJ51eK2jF",
+	"+n0LRiOWtYIWp0vWGrT+mt8o2rXDBy0ZLtiS6nkwni9bg19a+m2toBUmcetd0FKrVD8mVRbzeevTp6A1",
+	"4vOYs2v4vT77IScMLhP9HBEzohaMhFTRRMxzRtpZnjAZkIVSaUDuRHYzS8RdQNJMhEzKYtopVYti0jCJ",
+	"oJWxX/M4Y1FroLKclee+pB/OGJ+rRWvw4rl30h9YmOtJnkb6fs8YrHTHpqH+JWOz1qD1fx0U23uAV+VB",
+	"eRQ96mnElqlQjIerH9lqfble0xsmYYmkopkisb1fwe7GHK8xKWPBSfu3//Pf5PDoiIQLmtFQk1LzPpeG",
+	"7uqxG1br8OjIt1xnVKrRLeMKl6s660sm8yUjdKZYRtQiloTpW0k7VpJMJPt1EsC8J3E0sSSQUKkM6er/",
+	"sPiWRZ0eOVVkmUtF9KQJ5eZF+oEbtiJLuiIZoxFpU76yyxAQkZWXReohqP2rm8TLWLFIP985Jvo5oRYs",
 	"IzxfTlkWkJiHSR7FfG7e8Ss8zvEm85In5osCMmfK7I+e4PN+v3G99Yp1Ycm6pydNq/3s0LfY5yJijWTJ",
-	"8eJ9KdIQ4hV+WOMosrj+uQPlKctuYymy5rHcWz5zuJ8NB2kc7K684bOG+qSflqngkgH//l5k0ziKGNd/",
+	"8eJ9KdIQ4hV+WOMo0l3/3IHylGW3sRRZ81jlWz5zuJ8NB2kc7K644bOG+qSflqngkgH//l5k0ziKGNd/",
 	"hILrM6v/SdM0iUOqT8pBmolpwpb/9jcp4LbdhrvAp3DM+sGb5ZJFpD3JMz5YaU4+MIMMZnZCk05ANDlr",
-	"Eg8XlM9ZNAAS1l/PpHoiyQ9CKhJLfRsRvGDTkmW3LHsi4YRRMs3EnWQZSemcuYdEZPE85kTqk6rFj4Bj",
-	"m61IJnLFgJdPmTQHjUWdY3tgb9jqiSSZSBicbD16JOCKSFkGa2aG9hzm4hEaKiJyJeOIEc1wCjbQ1m+K",
-	"mKJxAvxEFnxEC1FYAT00Z0zPqtf6FLTsWj/gHg6JeSVpX37/irx8fvQNzuVaiNeUry5xl+TDzimjihFY",
-	"bdJONSMUeRYyQqMoY1IGRP+mV1JkJMxYxLiKadKxGzujcZJnjEzzaM4UmYmM3GWCz/UjUhOaTEE+eMhW",
-	"D2y3edLpkUumslUhWhj+3R3C3xFL6EozYOS9sETO9XVBdcVCwSNJlCB3NFZkymYi0wdBZauYz3tVNh3z",
-	"eKk1oKcFj465YnOW6SX7FLTecpqrhcjiv7PoIXfnXOh1NCdDb0JbZKRkopUNUQtanOxbmsQRWbCMeVc+",
-	"h8/RD4bULP6QyzuWsYgInqzI3YJx3EGaMRIKPovnecaiY9gYCveSkGZZzCSZ/Pzzz92h88IB+Y7RjGVa",
-	"gCfL/zVuwejj1qS2gfXn/BpxuKBJwvicBWSy4b3lWtelLKyrWWx9HT/VHDbYwiiK9YA0ucg0O1KxZvQz",
-	"mkgWtFLnp48t/PT1iX6vdyhNM3FLE0k+jlv4B4vGrQHREue/8HVkrE2DJeNKXxi3er3euPXpGBWVu1gy",
-	"cqe3Ua9ymollqgiVNyzS56rXQklk5dgvdjKlpi6mf2Oh0hxlmKbJSitrCXxh9SMyttRTswIUfosVW0rP",
-	"6hXvpllGV/pv6eoTa3ff0YzHfL7nO+/uM5Xaarh6TPm+YP1rnUk2LB1s4wkLYxnjQd6DQiLnMWtWDS8u",
-	"Lt/8NGoFrcvRv49eXXuMKz1PatiGozU+7R96bRr3w4sRfV/zXcboTSpi7qEDzSFjZea6Nh/2a04Tfd+n",
-	"oDWLWeLb708bR7zfEavMqi6sXo3OSHEDEbego6wSQaOAFFacVoLuSDvmUmkLQswIzP8AvwjsJmeJn/df",
-	"vgg2fL6HJd3SJGfIcFOaS6NuaHUdxHmxWtUnT4TSCo1WUknMFao/Zva1OR0e+aZ0g3akSx6H334uJa3t",
-	"3yt0PTQxD+OZaDj+xR54Vg4lOQV5jFZieTf6CozTQyqRploUZWgbsyggFG8BWZ6wGbDIJVhkllvsZJz7",
-	"mM+SSUnnzPs9GayCY9tXOdTODgEPG1VU5dLlEjQMWaqY5l+gVLDI74Rxz365G8UbvZMuv/Kdd8vNibpI",
-	"aMi8jEKxD2p9S9Fmz/KEBUTF4Y35Z8Q46ItmppajmquWOVt3kVY29E6uLf4tzWI6Tdg+a55mKAZ+Ms96",
-	"pY1WjPwnO9ULQKzzpVS0IhHmWmp75rm2I7hWdhj3MxrWfhbPv7csoy5MZhRPYV019NAqsJ3d18od2LNI",
-	"xTtokryZtQa/7PG2d4FnaVnC9AqiOUlgHOTLek0/dOeiq6fQlTdx2hUpCosuyBGtcIGo+GRte8/X4yN7",
-	"6h3lxhU3T4VIGOWo6YQZU/5ryvhA7eE1YwSF4RC00O3UCorHArvtgZlB0IpyNH5bmnVa2m0FrTCD/+RZ",
-	"om/mq+2cABYmsO5Sd/md+4pv8lHiSba6zPklS0Xm4ftMCz3awNpH6ATIE8eTl1IpGRrfszhRLJNEzAIw",
-	"yEHHBde2mJFYVdi4X1NAp83alOv7CSN75veDuCNLcAjOqoLHuvsk0dYPyVia0BWLnGNeGIJBxU28H/Of",
-	"WSLzOPzjjIUqvjVKBDjJyZ3Ik4gs6C0DX0ugORKuqsgiln25BeNCXZpv9k8P50PNyuj1K4IQZuFCyrXJ",
-	"yT6wLNQGTLsQBLJjt3v15Wa82fxQWc7BpvWd2g0GQzUCYMjI7ltQIf5NR+c++u79qaoaVtq0qh5BlzHJ",
-	"1BNJypc4RF9+Gd7nU8XxCrrvHVVbb/yJkZYD6x7qznOaaS3OaALdOVUs0NpdknTvqAoXkZgHRAnR1ce0",
-	"m+WcGy/NukrmDLDfdw8NNaPe8UQSyZTSdiBp4wr/xDIMMxTUK/XJo44m8MQ+XjzsXbZNVLojGfrobBTN",
-	"GUraPYkMnXreI4OXLgzTLzSO4l+eLVA0m1cEY9On4ajFA95PKlTzNZFDQyU8vpafF8LaBSRWA3LDVoNx",
-	"3u8/CzUtwr80bRVbZi7GEV4CZxoXfLUUufRSWFgGaNeuRRmNNWn6tQLGIxYNYWVmIltSWEeqWFfFpXSu",
-	"2EtZhp/YbEntL2wysSzjSmsv1mbqPawY/Ua/CgV7oVXEvWaZFfZlfXepIpRcjq7enl2DTa3twYxFpE2n",
-	"EHjIuYoTCF5EsXHmbxYKhlj22ZfSOtvpk67wdseTtcvJrwodn/+qateV32F3MTBnpKTZjUfMmPb7+jxD",
-	"VfNnXQzfXqE36+rta/2Pq+s3F/j39fDyuvzX++8v37x+f/7mZOR1eVUptRbwqr8BPNPe8xrPrortqnH8",
-	"NE1W6NKOa5ofWYBLIZYE19f75htf5N4JrwPvKYPEN2xF5oUqJzGwDb5yrQZxQSREJQibzVioaj4fvy9n",
-	"qY/denTj+s0FfNYxMWyavBqevxqd6XfaXTq5HJ6et4IWXmkFrR9Pz84+0/UYtO5orLaHW2YmPIRfOiCU",
-	"wGzM2UVFF7fAOHsCPPN6yzWDXt/98knO7oqngeFi9gFuIwnFkkkypeENKM2Fh8m6/TDQ86IflFGffvGZ",
-	"xmRbc7TjCdh4tnw0POQVSyOO9EK8fXt64sRcCZUynnNJ2reofZBvAiIFiSNJpMgUma5MhojmVZ2A3GWx",
-	"Uozrr0sExmEkw4ygxSpdMC57BO2xlKpFQH7N9b81AU5FtCLK5J3EElgoskPIlsC4MUskI7EkmQk4w4uf",
-	"9/ta0bOpE+glaU/0AD2Hi2HuUcFh8zyO1k6VY+tX6KpYyLNY+szPimNxP9F1lS+XNFt57R/2Qb3KM+kV",
-	"wk3sWm6mhHNzZKsfMK044jfN23HZaz1gqbc7qoiumKsXz/0maqmA1A+oIoKHrPBUV48PuYuTBEKHmDdA",
-	"6JzGvHOMkUB9vCCLhyrFlqkis5jHcqFPrcgCzVr1HWmSz2NOONNUnVEe2IdxmB4ZkqsfTy8uRic4AaAs",
-	"M2FkBUyphEXHcEXkisTa8oWgZs4jlsHjQMlLuiJTRnIub2LNPSpkd0+FizerTODkb3AS2YymHTfITLjB",
-	"4eQqKnW1iPFi754Uiz2LM6kKbRj4IP5kdqrTI0PUmuxeFNtD2hT3AeIYICONy8a4it1VhxA0PjrHzJHO",
-	"7mu+mzKlj02pR0nF0lcZi2LlevLchVQsfW1OWrN7ziO+kuS1bHL+6jV9IkG66I/RPHYZJ0mMcltqq2K5",
-	"ZBEGnjDzxR6JIhXGrJ5eXm39sqi4BRb6jkrIQoi19WLyZI5xNC05NYudQbgfUhW0WDwZnQ3/CndkaLuQ",
-	"mKe50qe10yN9z84K/I9+D24hdT+jsnFNlFr3LtpUNONfdGINhvxLTlWcF2eTSsIvtmAjD71ai45cjM5P",
-	"Ts//onXLt+fn+C/QQ0+0/vn21avR1VUraH0/PD17e2l10ovRiVfhWRMN6/Jmb0vu3vbafS2oP4dZs82U",
-	"8ZOBdYU3xEWWjNaMcIePN0UIGnjCRj+6HWjzLItg09pEy5jMOrvBayYegq8lNlZ0TDTHWBlWIEOa0GyP",
-	"aGd1+bwxzwdewCI85VvJHxhNtMlRX731GKm42R4JMU/5BkLyTTVDzvQ2/O9faPfv/e7Ld+a/77vvPvaD",
-	"F88+/Yvv9JxqtutxU9mcoE+B+fd+h9I+893Ku+phxqh6KF4EkmWD46hJQYJcJb/zpcjL2svtv9WjUyeM",
-	"lPFWuZatoBVSHrIk2SWKbr862BATKCSg+VaHmZU75KU5/XK/UQPj7m7QIP1ty4MyL/VORcqcRa+KpEGf",
-	"W79MKSR/yyFXWD8T2JITbeLfMN4jmoPBP7V6DgHzWFpvh/XU1M5Jou3VaIiJpWzPUO09joF5ZPO5+imm",
-	"Df7XNM6Y3Ge8hTHu1v0rQtmYVE0MZDkr9DcIsYVaX+SE0SyJmZvgqa0pIe2ac0ESwecsg2wK13nlmhO1",
-	"hPz1Ndbv8gsnjBMPiGQ80pOjkgxNCizEwYocT3Suw5uMf10JckDT+IDOGVcHt0+350zgPMp1CuqFArCy",
-	"Lg24+xOsU5a795Wd9p2Kfxd5xmnySuS2XKtquK+ui3CHn4X5zJO1UaYrWzb1GS9RQtHEd+/agur7gnLu",
-	"xfgbFkAbYD/F7M6XhoIZhrBE/qnu66aYx5yVSv4+cZFbxtWGiYD5+2YKzrW9uAU8eMV+zRnHSNkO3xH7",
-	"z1VC7zcF/dyeM9jX/YAulj1thvubGUVhIQZ0W0ErEhwSVMQd95pmpYG+r40aVyyM6nbW1nadTNY2rUJp",
-	"Qe0IbDhFF5nQv3gDmuGCxvw6Tj0xBSVJFM+ZVMfEhLlmaOujHfA3fHnvy2p7+4UC62zCFwzM+Y5vucy5",
-	"fYl0KH5dELnVgzORROxe/otahWfOnRBaMf6mXc2nSRyaQs66WjMXWawWS5feWXR4dPT0pZfCU/ddnowb",
-	"ekeeHXanK4UBpZgTqSiPaBaRKZXsxfPtArWckzvchu+z29HI+nelDiNFvwCP33/EB2X9D8jj78e078mB",
-	"/ca0kxNVUsQGevqJZfHMlEXtwwcxI07zQUzVo8XZb8sFPTx6MfjtH//T8bJBLP9ryIzNpPqORleNnOb0",
-	"/Kfh2enJwKQrglPd3IyzMFluU0ZUlku1IxfS2z0fNSQlXvsTEaEocmqCgwuKBV2G/7OIrJjacegyqlsP",
-	"JaxMUajMk6JkzHw/Lv77ZSyXVIWLgEwzrZy/T2J+E5A5TYMxzxhkIQZY6ffeqbvAH/CAvr+12VRLmujp",
-	"sigY83DBQgxuFWOQtln9zjHh4n15R6D/RPb1/oatgjGf0ui9jOecqjxjpP32fHj+6oc3l6OTTm/Mvcli",
-	"RZaJPQcwUitolc+2Arv9Xna9u3gCQrkFymcRaRvPPC8zVfaXW2b+zixckvIdwLN4aWImG1M8atHBcMGi",
-	"PGEZFoLKHhmaoDNEOqipD72jsZLaFJwYb/yEYL0GzZQMjKTKTJKqCf9RiKYwHknS/svoGk1Daccr4lMB",
-	"mfA8SSZEZGTSn5Alo1yCmatHXncmLOmHS8PR1qEVhN6TnEuyEAnU+1MiE6EINTHQtgkhQFQLgwhl3enK",
-	"htOqGQNP+/A/b9qAu3vrGyLmZzH3+IbpPlKD3TYkpG2qXtngsZPs1/vo2PqxQM/cTslxjG2qMDkT8wsz",
-	"y7VyojRhvtrP7zWhIg1pbnVIpKFCWx6EJUM5V8cE7N3XmpmwSDM0hZSH+RFTkfPI7yG5v+qcxHwP1dnS",
-	"gDd/TuUZZ9GZfaHHDeB8nQ9IRIWQuQFTsrUrdwuRMJKIOWljWDKBUhsTWKcmJb/z+bp0ZXL1zwnK/bVL",
-	"5qMObVJ87dy0q+vRxfvR+fC7s5H5y/54cnplf/3x9AJEg/nH5ej68q+toPXd5Wj448Wb0/Pr96/ORsNL",
-	"r5xws9DWLy6XLIq9Nc5FLteA0EQKgn5r2EQbSp4yvb8GKIc10PKXrw68f7IXLNwfNWULqe0eSdThlod8",
-	"OeffY5AvYmFCMxaR6cpkUEH6BiAllWIRf5UHH/XvnzrezHIbndtaLVoy/20IJ2Vkby3H35nmLBNLUp/q",
-	"dlO0mjnQtB97xvt/Hp5e408mo+geOQAX8AUnYDV43L4hVWwuMDXAzkll8Rxru8xZhNRbxbJlzGniHSUs",
-	"6+K+WGnetkLAVGRN9obIVZorAncQk/8DhpYWmnqX9QmFUI+m0nl8y7iBfyBtbvIFif1gA0G1cwinMSkn",
-	"b9Bg6l5tDCkXO1Mvc8PX1NbcLoeP8pAE/LE5Q+A77xm+qzHVsPYp9u3Ns2rMTPlChLmNiHYL9m/eEu/X",
-	"QdnQha062lTzuv+kC2GxZt+jLuNUOxVByh0s6ULsfNnXbk20sNtb1pSae955q6WTnG0CLNAHHm8v54vp",
-	"wPsc4y1lp7ZmaDsZFPBL9e23bhxPXcgdZDICvlBRR6oEiQTh7IPqNSZ8Npas3sYioYglMSMUcXPwb4OV",
-	"s3PSzU/2Td5iai4V5U0FWHW10VX9Y5VsppG6yH57eVpJ1TaIUzcxjwKD+DUYcw8oUMzh6yek/bzfr8CG",
-	"IfwQgl7E3GTkmvzwYyIZIxNc5Ukn8L66jjekh3g60NZ9iW6Euyo4a3jHlEbdwvVj30DJHZsuhLh5Isl/",
-	"dhHf8qrwD0WCGTgklsWzVcOLS/Q0/dJngzpemchKnDFNaEIRiDeTWB1rQ0pkLJ5zBFYTGXkDEGkNY3Gh",
-	"ujNtjsJYz2EJZB4uLH5agXNYwmM63jXI7AiMUuZWuJEqKhR63humsGRqIaKunokJm8Ncjhpu17I0iUMF",
-	"N73ExcFqPus4xAJJRZXxlMJbpVkdZ1YWn8pgyWHpKeOqYWAlRDfRA+mRn5ptgQqGWKJXCuFF00aak3mq",
-	"RT+LumB7QckBvOzIpDW40F1/k6Jp0yo4ZaT9/PDlAIjewR9reBKwCzhNJqR9ZM+Ucexqy3xhQE3sMYuj",
-	"5vNzS+OEThMGrzKrEVFFp1QyxzmdMaoN8Yb3LJRKJ4ioiXh+P1xfXxA4u34Hql/aI1MKNiXaXbJbbzhp",
-	"U0mnhf80mCZebk7lTVPa4qaqzXCbc6GpTNpC0mAadQZfZV0sReU+uRUhneYJzVYBHmcKGGB6GgjzdaVE",
-	"agGoxq2AjE1FLF4tjnitUhXvXIrIvOXH07OzceuT1yy8R3pUxGiUGM/k184r3OCJFLkKxZLttzdYJZqm",
-	"ycoKOrtTc3rLSHt4cXF2OjrpDEiBkBMYd0Ng3SoBWQfK0ZzU+coAUWxA0nmXvXSmePwsmlgaPhovsqxB",
-	"XyvZpjRpX7csi+JQVYGSOGMR+t0haJRF1oNNM4bAcfsZaLsmXW7aeDz51UKO3a0o+zRLN8HE7ZKFXiy/",
-	"m3XuZHdalrBeQuvujp3/tiRPnLffksS37bsGWzVv+9rm6WxyqgyNC+U9YtMNz/RvZ2dvfgZfijk+raB1",
-	"Mjo/bXCgOHu1zucLPr2JuA24odbdg9LTr1fcXBGc+cXAHmxuuvLLGyXETTGelc0cAleN2AEBoZwMT16f",
-	"nj+Rhe4qV1KxJWlTqNERuQE3c7QLf8B6KW4rVt7l6D/ejq6u7Ubg4v8V3ND/8fb0cuRu1fmb928uTs9P",
-	"35y3gtb16evRm7fXuG9VoMFyKzfX/X6Rw153wWLaYct86Q76wnUc3jB1b2qqcEpQNe8oYAi3Dd03JQ6U",
-	"crCh6M4WWdvcB9xcJm1V+RpJ27i9zUffvVhuMxpdKVI8iUNwFeqMAwwlGDIEyJUn/gr3L7DPPk67KRZY",
-	"BJsvhPB5Xrlep8RvD2cMM248eAE5wsEX6HKODC1EpH2cpEIkfpCnfVNszWydqW385qtQpJ4w6KZw9qmS",
-	"Nixf3nZM+miAlQFyz2pteqUnQN5rSD/aDPgKRYsbxrBljb5T6AxTFe41t0aZEul2RaCSUIx0bo9DuLLf",
-	"We3ASYyyn7J5A4sDs/sOTrrdJf1gUY2KxgjWK2TsZsMqBmRZ5C+YG5HGgGibUhqEG/ZFG3MnEhFJxKT6",
-	"Gb/8KvbmuRRsEG8uNjTLOZSzmnyJInO1THuBhJHdeZ89QmUngatE+EIZk27X3tstz3lXr4icDGBlJGKR",
-	"e7jBE1zbKQMc+XLfSBsADwwAdpxUrsVQno6l6aQPEj7O8EVyodXt2j51tp7I3XAVa8xyHVrx0pPnsmN+",
-	"C2K7IyuESi2RskZPaXHmeFSuKqyGzQ7Sy11ShgwIo+GieG4m0NtEpisoIyogmoE5xxGaL8eaoIH+j0zD",
-	"jV005hp39YWeXFy4erZQxgh+O2EfYgl12kjvR/0+SWKb7bcecnd43xfaTS3Hf81ZrlWOVC0qO1RjaFUm",
-	"1nByfOyt2Gl3Wbw8D7fuXrHyWqRma7Q65rGKqXEObb07KZPcdlp3kxS3vt71xDfLcS0fNd13MIWmIHsl",
-	"5kwtIH1mn4h8iqUBFxRrXbenX1Qk7w5RfFrDXa+1RlrGvBgw8AbPTvFJp1fNFoj2TZOyDi9DP5URnppM",
-	"OvvnblGmcg4byNVvhFeBXrzahRGhkNGZ0rnf8rShgJ1Xwcxq18Bw8f4NX9gYGt4WHm0MOG5W8fI02te3",
-	"aB75rsH2RjAZBLluxPDbDtRnRjElnN7WEZyzhMQIu2EHNP3UBtocUAEJk1gPtQxT7yB3BRk31JxtUDQN",
-	"3VbTFKovdJfXXbfK13mJQUvx+0GOGtB5/6KZXAKLTI/hgn+/enOOEcBjksucJsmqRC1ANrhfrhhArAjC",
-	"eISlxKZyGBI3bWMRc9+TIlGsXRQho+e2sw4LH6s9k8aa1tWPfs9ctMrdEOeDrTD4lW+0SOO+TyPtWcxp",
-	"UoIymWdiSUz2U0BM8pOmaJP9hNtzf9/9PUFDNoMdNruCrpRIh0lyP8reNQnSwur9EbDyME0SVQyb21yF",
-	"KTQpk0vArUDDBibc+WxaL9RFXyqBwd30wOAHZrrWL8Y+pEkcxurY1I2XyLrQw2/yr//6r5NGQACT+bsn",
-	"HgDjdJo0AWlhBHyraC4+DPtalopKQ11vM/j83b7I8xj73uLroCQTwp/W4gsqbE/Ai8MbQ32N4xrjHdo5",
-	"YPsnWe17sLH81gg8s/5mYYK1nS7nX27ku430uRm0ooLPDLgDZHhxWkVPKDDlLITFTgAV9X5c2sCPJYvI",
-	"q9OTS+TQON6SrkgoOGehglRZg+AzIJSv9ovCfS7Sxbq6hRgen6FoVbEytipaZjyjZzUULTvwGrWU6Uws",
-	"MSN1KZY2KaCAGnGisfuhcng0Hf3OJ5KkGZvFH8CzgaV/L5w2q6S9upHv6TSM2KwTaKatWJI4pKX1Spr5",
-	"T6nWc9/KLYh+Jb2CWgxxKS3rTYegZcxzxTrWuzZAnLc90Pc2o4DUtdcHBN4oT/d2PHdv2dqwGnjBFJJ2",
-	"JEJ54Pj7esuo0yOvmRaDElUpzQgUvWHGjWfEmNxJRFWnYK5A8rTU26b5gGQ8KpF5oTTCQs4bV4KJPh+T",
-	"IqnaWgV75lQ7YrBInK1AKn22VPwuEeFNKRS3uyF29odYqVld0bc8VnJgfS9rAVi7TuaCuQ2vHuBv9paS",
-	"u6FDvEdOzJZwE1huXueaq2KT+N6+Io6w3kQ9ghNxx1lEcg5SCuEijdGkfzGhzYK0Arhi+mo7iSES7oYu",
-	"TPrtvjZMEho37Jm/v0l9+EHcETFTUHd3ffrqRwLJmgk6znk552LtC7312xfPK3WVR9vRKCtaxmbWMiqI",
-	"vp5Gz0/R5+iPeEB+nHOe3UYtAq0vccf9fmFfiv7l27PRVStojf7zenR5Pjx7f/XXq+vR61bQenP+/vqH",
-	"06v3V6PLn0aXDcn6sHbDz1GYtzmH2Ae6TJPPUJobtWPsFOJTp6BVrzDwwXjXvhlLaGfs7o6rTf8KX+B9",
-	"NxCwZ9pXSNk3MVhxBXffP5d+zyoLQ/aN9S92wkGFuBupx1m9cvfL3drlWKFs2LMVibNl+yVjevq2lBXl",
-	"ZRQQbyuq6I7rTBLaVHkautV7DtW33bxioVTqNLETmS3M7O2WP7vLupYhl3VAeaS1qV55gvj5GYuCck1o",
-	"ckdX5jhxT+X8ruvfuCo70Woxyi6f2wD5jvt476O91dduB9hlipZPbCpXaranMWkB3mBSg6w4bMhIuqcf",
-	"f3M/Oz9Zo38oMKVBAVnSNLBuHPh3EiMai6H/3/7xP639mtE57ee2lQXVl/2tbEANMA0rpVd2m3D8Or9Y",
-	"iCSq9pCVQdEivujTiIFrLfgzRqOdo9C1Lpo+ZX1fEbtb1eSaUbQQmSLzPI4YBNdf0+wmqiormw+vLaQs",
-	"hYKz4Ju3zX+UHWvsHsd559iZM8rmWV4UXc32C6CVFtTuZxKStBvq2Wq5g3CrSUxBzaJ0uNq6AkcJryfc",
-	"QAMPL0OpdorbrZ61Vqe5RfnaT5JXRLBpBGFaltjCRKqMEWMsHSVILhmhtv9ab0P/tY3mwprWVCpBzjLt",
-	"Qj8NhcOltrsnnRuq3Fo7vJOC1lw/fA886d187U0aG5i3/s5Nf3g/+z917FuPEiYxaYcJjZcG8WgLVPYG",
-	"L78lk6q/8J7h7bKe1oP+35winZrkGp9OYJKATRkl6817ZRbaL/13PQCE/OXwXQ8BBHp5lmxfEBhwc8Kz",
-	"TYS5h7yJ5vv06iu7Q3pOQpkztUum1L7goA6oyt6FRfuU9TR2yasydYvtiQu4aVO+cHbb8/5Ln6vzczay",
-	"dEUe9n2+yK+cDBeXuZrYGkf2Ppc8yi862pIHVieObb7WGrVUKARn/M6nLUgW5lmsVnoFlsbzn8YGojXW",
-	"a7NgNMKu3iCbWv/ZHV6cdvUd5ZTxiU9BawrQ6F7zfXhxCqiukLqO95XhSPgSEK/4guLVC6XSaixn13io",
-	"i+cPkazf/vE/ncBG6EDzunhzteZEkQcf3UjQp4PyNT3yhierWuQKu8ph8s2Wr/gE2Z4z4Rdbl6OraxIJ",
-	"kZGYK0GgpL9HrmwBPhhwBdMm7ZPhX4BMbe8xvcWd3piPAI8AwteX378iL58ffVNAISDChCTtiVsAbq7+",
-	"29+k4JPOMaFjvo4GAbawNLpqiR0R8wIBAdARP2LnPSMTPk30hFC9Na9ZwPZPsCJdzPAzn4BHmbQ9hdu/",
-	"/eN/JoFJRR5zk6hoIDQI0n8nMA2gJnQqcjWYJpTf6JHHHJK3YpOLoXlSqJJVjwyLwvOpiKDTFNyI/QId",
-	"RZxH+MFjXqBY1TsL4ulwHvI1EDRZS2OuN1GSt//W7/f7pM1kSFMWYdOqu05AFPugCrQAgG/Q+0DeXn/f",
-	"/TYAVD/Oxlz/+fQFkXmWiTlVjOB7AqeZjoGPTRkFsCOo16ME/R1E5EqbWWNOSSTyacI0c4PWd+3JU/a8",
-	"35/Aikrw2USMpZCdRjl5evgtAexDCen1EVUUk+vHXFmoFcxpKwjkiSTQK3ECQRdZ9lAckIle+57JtevF",
-	"0SQYc/wNE40mAZnAOvdCyF7Vf+Nq95w+pJoRwZNrHRkBhMGkMVuDC9rH0ZBJ7DDPhYmAj3l74lGInhYK",
-	"kSHoSadHztHahPAOpgmBIj3mdtsNbfXIeY6B1xvGUhNvZR+o3h69z4AqZulQCXgZnbOxPvwZk6ngkg0I",
-	"tdmIeiVf9vvfPH358vDo+TfP+y9fPkPM0JeHh8+efXPYf/bi26Pn33xz9G3/5WTMHWi5AtUK+rJG8VxL",
-	"uHaYxIC6KxfQcj9iIbbEY0ubMTLmc4FF5qA5E0svRoP8i9Bz0lyjdwIPZ723kuFHTzpw/iDSf8NWyI9w",
-	"LfOMmWOF2B+EfQhZqgrMFiaNXyouUwLHHB0EgjNoTT7Z1JHjhq3QlMDlKeTVYO36QG/bMpZSf6XIDBIL",
-	"9LJlSpLn/acBnh5TYAmoKEu6grMZYZKCVo5gFmP+vP8scIjOnLPyFwulYTBWEqy4MNvyvP8cRCMf85zf",
-	"cM0PC0wUWA8hyJLylSUZSZ4fvsStnTh4HBM8gHqmYw7evGKCxsmCTWsmH7rAaLv6zglCYCRxyLgE6yIG",
-	"kTeLtSxvDVMaLlj3sNcvtQDnN5DOxuRuXbFk1l0Iza7dSEG4YFKZaQBzSplINSWlmZhndIl7PjxFwapP",
-	"FgP1AKsNegX0xqAFAqMVtAzGcmvQ6vee4ixEyjhN49ag9Qx+QpsIdJpKW5aDiCVsTq0X9VPQfPngY/nH",
-	"afQJU4hLj9IvRkcyppBZG/cR1wlsnEJlX6halUJd/3+3PrMiEuubdwEev37F7SG74erBR4eD+r7Wp4WW",
-	"t1TzZ9/tPNBBIubyi49W9Jhau7IMU9/PJlnh4KOt691xv50y4C+41wVStG+qkiUz7+9F5Hb9EqepXAjl",
-	"u1bIvoOPhZn56eBjaUTcgxauCnv1U7D15p9Lc8VZCpO2AaRh+hCtmRX2Jqh6tzg1tKiFT2l2Y1WxOprA",
-	"MfhZY4ubXJSRAwb4OssmkjFpWqprFmU08yfmOf1YWcEHAs9CAmv+VbBhbc61zmKphsXnBfWlrX1lHbGC",
-	"tJ3S/E5ATHlxQAyORUAM9kFAEMUC9LXhGTRJBwIGxaqk4BInxEevTlFU6Zv46H0RLFf9PSa5pZLq8tST",
-	"6vIOqvlA8YEtP+z3TchL2Qy5Gm4VRFiKobbX8YPfGuywJhABNPGf48i+FxYzPLBAfnD/0+33vwUsOK21",
-	"sAgferb9oe8tRhs8cfhy+xPXQrymfGWqCLAcoZTPZ1bpKBKmqslWDspHcbLawrb8LWGgqKnAAFPhTquw",
-	"kEAKkhqK8X5plcf3XdBy1Y3WoPXT6ejn0SXMrXrUDz7afxqmY8599fj8hRWnp/XViWYzwfQecv/7z/cj",
-	"y8+nl0ttOQtuvzYA5EmwtssqnMCNYyGGDUBUCpvRuy9VbOGHNcgP5IYKEFS0KWukcadgdlVpXdLXZ8nr",
-	"oJUK6RNJ8HooSTdIKS5ulQUtgH9D4ZcDOmyFF2TTQucjaYrXY1UAewXl/ealTyQxSGKdY5Ix6MEFMKH4",
-	"epQAPfKdUAuQSmVHleJNcOTB/AiVyNBBAnMB5lCgSZZcwrIGO8jz/st1IXfCwjhilYMKNPadiFZf7Iza",
-	"158YgBo8rdV9/fQ784gSgqDA0flDi5l92Uz/5UOzJQP3RNqAhFc9YtJG/iTjqqM1H4SEIm300JBYdQgt",
-	"7i/kn6yQ9q48C45OKcjKBl5ewXWlMkaXI9tRymdb1FUzJ+yzG0ViNGCryn1GpYKJgM699YQo9kHh13Ul",
-	"fET1iNQL/bJblnWvGFcEP/YYU4uwX9ATSSYRVXQwweYcMXh28M4Rv2WJaIia27WPFVt2d1uNykt9x3RI",
-	"8HuImJFJHFkvkWS/Gi9RQCbw3fYKgFsWl+A7zJXKWOBTto4o/G6TckXJZABOwS5N4ls2AVLUS4US9OkR",
-	"kQaGxWS2kAVNU8blPxXT+HwmgJEF2BvQUTUNmePyREKFtI8OMybzJTaEIfoMdOFC9/TEPfGsaDO1RXFd",
-	"CHHzx7CamxSSotrq59F3P7x58yO2PjBxGMx2nAQVNN5lLhWUoq/GfGLBpa/jJZOKLlNL7G95/IFIzMey",
-	"ZE555DxS4FEPCLaw+1/45IJ9ID+8Hr7qXv0wPDx6oQ/euGXOlh0F39jDX9FrPhXRysLDmgHHHGueDBa2",
-	"KXi6dvCSK5Ef0ubCRF8CjK1gNOXbgHBh4iVo68vAREtQPQODpxos6YD3YMztbYA/7BS1WxABq2MVzn/0",
-	"v6PHtSocLoRUP+OXrMuGLaTghEQwFNsYva3tTZPRf+gE3F2r31NMGC+Z0W00O8tWKHzjOWcRZGEipIxL",
-	"L6SNly2IuUQw9fW9tCp802cUVNn8GV7d/b6a6IfuXHTN+yDycUnvXpsEmE9G8/xKiqaLztCgbZa18wbo",
-	"quimXg0B1eJnIFYOUUw8xFSvcHKfI80apumGsnefbvH69ameA1B/DaffG6iuI/0bO23y888/d4fOlUkH",
-	"nHGwFwVeP7RgqPBngy9mGbRmZSZQBWjOiM5fg/n3zqvaPaDT+9NId6AS00TRRiABFqRMybErZoBbjitI",
-	"+RBPNNFlV7KXoRBXutO77hSYAfoBalL/zcXocnj9xpH7RXDBr+efxVKd4i1fWcv3va2GOLKbnuwGU9YZ",
-	"/USk0CfCOp0htEqTZLKHS9kWBOpXYQm1rwvv1/QCw5ZscgLjtgYW79H4NB+1budcIlmj2Xx6fvH2+r2B",
-	"b8YcJAMDPBOZe+rMcdmuT+ONBx/hvztH4MzdGx16RQpznsdRaw+PXkEXT4qgj+UvRagfCzmLc3fsNryY",
-	"xViXjBkfRR5uU5RpSVcOJpShSDuCDTodE8rxEsgObCziIFVar9xzVDoTTLuzj1S9egD9uO69G8JLYLe3",
-	"BajepJg9iqq3nQV2KUkSlpEpS2J2a3yhOIcpSwSfS6LEsc2PsllPyrPgqkTKsmvvZE2YyMXGr3tQ58or",
-	"g6j/ObrmRq8nLIVFinpglyfShM+VUmB+Pzo3P8e5iXROOdGSEqn62OgzEM223VH1bsY8Z04MAc/ITqx3",
-	"XakxkYED7DzeNZBiTRE40/D+Am7GfOCvRnJrYzXI7xtjzfx5ArJgt0WHR0dPXxJcd5ACbkd16UiTJ9LG",
-	"b0jZLl66+20u7yBrTb5Ub0WXyaaNfpMyPrw4vUpZuN8e2xeXe1wXut5NNOOVZXKOML2jkkzzOEFp2nvo",
-	"bTPZ8q3BL++qm+gkK7qbsWSKtt4VK+601mw0Gy7MPV/xNDndPz1bgG5VsEL1dgXWvJIVdfjPdL5Cqmgi",
-	"5jkY2sWHVU6N05Z0y6mptiredG5wmbdm92DyOWZuHztMHHKnRabkhFiY9Ur3WsPzY2n71C6obFJ0TAPn",
-	"pgD30dGzFw9riVV7EDcwgmKrHk2wCk2/4cw9n9owMCQwg9a/GGaCOia36zEWfLqtjfc7AcEOllgd+GDN",
-	"DEsBylM/+L9/GXb/73f6//rdl+/ffewHL559+pfWhtxINyWyISEQPZ/YJtHC87cr4rPWksLJ2H4ijaOv",
-	"9DBN1tqPTDomWEwlmZjEOwh84MiQXG3mAF3JwLYx3QlmGWNSG0kxpN3fuYK9exdHrIbF7muTIQOyEHcm",
-	"Fdx2QCh6YvCovIowuxZGPyjLWfwdDWAMDAt5uxr0yFl8w8jBkqksDsGgDUXOTWM2/Ro97coAAZFC34eJ",
-	"55QgIWFCvQGlLNPlk1iqY3+yvE3Hf7Zupf6FqXqDkq/pg68N1cC3Cjo14MbsTygzZa0ksgBsXuu5YVFE",
-	"sHsDwKU4vW9mGJjdwQXrF7cu7HyjzmSr5LbJ2gttNcn474y0n/72j//nqN8PCnS2o36nSXp+VlarN2Y2",
-	"KVH5i6Y4acZuY5HLAoLfK8gRyX+foN3XFONu5wHPYdCCSn+N/kS7kf9/SLC131rp8IJNqGE5NDeHuKl7",
-	"LNwGCDseCjfxAIVhwhDVr56Jp383m7V3bLnqzKpQ0vN1EYxj/TP6gB4q6Og6UbVAzvks5rFcuOjo8hgQ",
-	"07Fez7HLPp+Acf9KQRxUmxYVqqVnTjtSs0mZCxoNp5JQvzbjspX5mzehtOwfzZB6bjitdQyya1UA4lcs",
-	"kxoq/h6sL7h/ItW7oJXmDYEdGy1erxXukUnBXCcWQaVow24iHmOujwMkTC2pMglAUIpMRvVSef3x2Jbd",
-	"poFjCEiv0pi7y4RwzlC7q60MvVqQLyhN0j1UHWO5tS+NKFdfhtPfL2yxYz+w6vmDfd+YWvOQAY5hmiar",
-	"zak2llruKGxrQkMj8r5kHs2e8zDYQ39sLrVnNOXpsz3vP3poLvgKVh3bpQMdOLykrTU+lVEuaYhx4VKO",
-	"uiB3RIDZjzWDS3FrAak2scfNGSu1tHSfwlitCm42rkblbTvlslSgZz4/mcWTSLJnN56PX8Wo+xNYZ8Va",
-	"bLPPHhWbagDW8Qg6/YhiLXlX1YLHbUbdTr6Oz9Ftdjzh65X9Tcq327/r61Pm1lTWR9Jcc80l8S2zDdAg",
-	"+8chUnDyAuwHJgxBTtZDEmRwT9iGvej3QBNhJpKvXF9RnWmZH1Y9M69wLu65eXite6fDZgDwH1qdNsNu",
-	"VmRtOR4q1KHIoPEbDUOWKhZ1NGEHJOcJk6a+D+IkvGip2Ma+cIHF+zTK+OEXLvS8hjLjhjqyEnvOgAnY",
-	"8GzR8gbLuVxY0hVTmDaHBcwOTpapHW3TRCLUkC1D7BAlTFdpk2ReNAPw19FPAmwFwyMy0Qs30S+YM2VD",
-	"hKFYGoxQbQmbDKIHZrsP5Vyzpc16H5wNc6APSMQ4AsaWVGkANxSNE7NDdwthytxXZUY/AjtVYKJg1WNV",
-	"4oaBpbagfF5Yan/4hDRopB6Qy9HV29ejALprmvP2X9g28r9+PD0768Ad18PLa6y5hX++//7yzev3529O",
-	"RhU55Uoky8t3yVDbT0rsVoxrn2iqyn2so32so/2n1ymLc/NEYkWt/Lr1s394DdOmUTZlmrwBTBRNjZBi",
-	"AeevreXp5fevyLfffHtEQsoFj0OaAAVDKFDqDeAhw4BgJwDgTB4gJoiqVPAtKHbvSFiENmaZ7gmDjfnk",
-	"47hV/jhuDT6OW1E8Z1KNW8HYLQKCv+3Y+IetCBu3Pn2amGLNMZ+u3FzLG7Zy+gytJwd3euQnLDyLFRGz",
-	"GayBposxn8CmF6mqpj7t+9OzEel2yzeQH0d/nRxj3ae5t7eM4NvVgo051myYw56xME6xZSCWOySUz3M6",
-	"Z95i2tGHVGQ2R3k/U/ZDl0fr+sZOqasFf1K26rq2bUVXnMyy60dmtJEZiamhRktLVJLzEzxRQAqG7jBX",
-	"Gndwv3ToPwsrOsBT1MiRfhqenZ4gPl3RemlB5UJrmzEniD2MR8khSlOIjSd/zJ2jj3quZmnQuAFJ+5i8",
-	"PR+ev/rhzeXopBzGHWGaqzHnwmAXOyPdijxcMFn0dGRWr64yPS6UnoblfKhYF1Rg7iAhzecLRfJ0AJXj",
-	"CZ2jfOock9NzWIkxL4oisLftlEYlA7ZJS4g1jAzlLpbegBoyuXuxkntVOfzkkHITo6mS+yMHcTiIkUmq",
-	"xkgK/jGnMZdo+xriL4n0n4xzWFzVrb7eMzHfmjz3g00s1fxWFhl0Tgrd035zDp02nc+g6VxTyGXvRLrL",
-	"0SEx6cSk/dv/+W9y2O87/asDAr8dvdB2QRonLIKE2iyHUJzmFGBKWcsJ4vcM8KMyxiMGvQUnvxSIJO/I",
-	"L2ejn0Zn72z51aSsugJUdK3g5alWBkMqWWB7pSLzeU5+jL/rjTn6b4toH1BewX6t4hUryZIZaWtGN10R",
-	"aoDuSRFL6hBwCVFr6sg8m9GQjfkaphxUSUqmmVNogbvHrUs2Zx+KtVNCkETwOWkv6YfaInZ64xawRN+e",
-	"zuJEsezCZHQHG5SlrxnlOhPziyJJYJ1TArU+VnRviyloEY8HuxZSeCJJIuZBkfKSrAjuO5It5cQ5h/98",
-	"kQYIoBx81P/Rf04zRlFUbMq3fJUwmn1X3voFMy4f0C0PX/HoSX/0pD960r9cyuRS3KKrR3OUJ5KUDGVf",
-	"n/jDsc7tt58De3RTLWuudqa+GDv88gHScmq/E6LCVlZ8xdQjG35kw49s+AsFNGkuSy5MpmwmMkZoAayB",
-	"7X4wF5v9mtNEEooJ1wA0SqudtNHx1XmYmGZNH/0dEmH2kwabUmb0fX84YYANG/9kiTLg1n1MfHmUE49y",
-	"4isnvuj/H128H50Pvzsb4R/mp5PTK/Pbj6cXAXl7jv+9HF1f/lWv03eXo+GPF29Oz6/fvzobDS8hqqv5",
-	"+MMIjjQT0BoCyakBPQHKs5YiYgnJWImzA3tsHeiCo+M0pElyXMhFiB7ZWwr0NQAn0GcLWo7bRp1/Z5no",
-	"kWHxRhS3EEQa8zqoKUZ8SDl90n7ef9nxBWpcj/ZF+bkPgEtVDtbAtcvpP4KjfbazMssx0RmUN5Q3M5Fo",
-	"OVgQqyfy43ZOgXiliqF+dkVCcVvFTPvzhH6czm013PmmmE/Rk/0rHotijIbTYKf66Ij3N1tyEGgMqCqP",
-	"CHRSf7iq2cCL71Mp7mpG+dla7HUfqq4VrP3ejRXeVGv7sC5X1tK4DI63bb5osT7sVwVjXlRpYJqXNUFT",
-	"lpGZVsYQfA15HbaNIm6NWwaNsSHfDvs2mSYGk3qTZNON0AFPLWfZPuz3vRIVBrh/ZYOnK8HvbN0ZaPrC",
-	"y/eI2L8vYv+jafloWj6all+0vQG0fyiA2CCL+PXw/O3wrITe1JTldDTo7Bxo39FsbJC4Uon095G1dTkk",
-	"Ukdx/WN5DPXkhknyQFLl0Un4yMkfOfnX5MzXby7eD8/OyG//+H8RZAuT7Ch03ndUtgrbvrcTr1jlLuNz",
-	"SJDciHRY3D4yd39NBbY22GbEaJx+YKGSEP40yxNt2SyUSoPS6iFpJkIm5Z8Rqx2+soSUHvg/Eai/+ErH",
-	"Zi+WdCecvzXiOIDRDqJs1c1y2Eq/cWrPU4xtUAeGZ6YiU4C0itCE2DvRoBNiJXXCJLp34dqYp1RKc9wx",
-	"7U8SMQvI3SIOF2QWQ5asTaaP4ozBIZHoV7sTeRKRBb2FwgJtoP5FnyBKJnqcEwN+M0HU3UmaMcmUyaqd",
-	"lPJ74jNMT7LVZc4v9XS/UmNhM8LvkxBiB9f71VxrpK8+utBqLrQ0gQY6FQ9woQKZ0kbbT4wCwZcwTJqQ",
-	"zSG5g7bABQEjqe9+kuv4S+sHeTt+fJ39PiSrb3RYwNVHolvDYzdyAZgXdmpSKuZzWVRHyAAb/iVQvUzY",
-	"B7pME1bAaSL3u4es2Ncawv29XqXMjS000eeBmddeSsmFeeZB6BUH29TUrVjaR6L1KjNPCuoj7YzRaNVd",
-	"0ohVWaPsBG4r25KejglbpmoFVX2GdCy4+x+OlnMAk9yD476FBx6Q7b6VGypZYPo2gvDIiD00/YO408b7",
-	"XRYjgrFjwc7QfsdlGxBK5nkcsaDAr7X8uKIL6IW+pVlMp4kphS2S/iTYsPq4/O5kLhsTOkamOqxYBmOG",
-	"w9wlY2C5YyU6FySl85jPB4BfWRTbUrKgPJrlSaepYaFkTGLZsTMlrE4Td5zkPF7vX0hoAo10uVBkgqNN",
-	"AvAI1HoZ4o/GNdRZ7/9QFT8PJHI2CRtnDXp/QuR6Vf2ECoD9l7Bj5cHH8o/dUOuL2x+B6/8MwPUlswF3",
-	"qTnNxa/QGj8DgHBsegFvc8AGwkWcRBnjXx7PvpjD3mZc4Gev12tNSUvpYXG6bQ+ckHIyZYRFwDehX1AB",
-	"8g2K1cXba9KmFjXdmA8kYTO1DQQcOXO57rSxryy6XFlTg1hAK96lN2xFVXoYnrsDvT3C9G+C6fcsVGA8",
-	"27Z+n33Q+xSX2P3WiG2C7f8q2s6VIx92Bu/3UAGZxM3A/foEjvkG4H7LmDyw/aWRrx8Y8/bEKON2uXrg",
-	"Rv2l/653t2C8B22yJp0ALSpHgwQEAINNMObtV6OzTulMRS5pUhVjWUAFWPwKkNTIBZx9GPO28zB8H5zh",
-	"Y63ghaswYcf6M5ZCKvItiRhLO2UXArvf6K3drQEBWWeCeH3Mt5FZYIbVqrS8YVFTM4MvpQB81X4GxSSt",
-	"W/uP1tRgL1b6Vdsa7D2TP0Njgz9po4JyoduAwuaaL8uI4NZMWVW76ewiBPbrT9BoIByEGYsYVzFi8TXZ",
-	"CpfsVtywV+W9X9dWwOGiR02jpmnoVanZkE/g/JptOQYBosQNMw1xZrlkEZSUgIgwTJrQmWJZNePiy6js",
-	"WuMtYMsqWoOr8Zoqz21qdKyMvIY3xsrWqrjf6xo5kq4kRk69KnWFeh9ADjjjNaURFXc8kWTJFI2ooo9E",
-	"v95g2rdOpI3VTpoCgOJt1DxGSkM1qfN7KNTelIFrO0/Snqxu5Hvsavv8WwcNagDoUBnlkViSKYBYlXiC",
-	"Ml92xlykzOSY07lWIocXp6SN2Vf674Pbpx2IFcDZLr83MAU94Ocbc5ZIdlzFItXaJ3gZ9bBXPwy7h0cv",
-	"rHFt+umaHC1orTXmFZt4YczbcqcGJJYyhz6mWqO2QlGruIUSPuY2Hfs+LGvMwfegh6hzG5Bixt9RzKhH",
-	"hmM+8Z3PUylzFk1MvoYBGYUkqxiu6DUoqW3MYbbehH540yYxWcd8yzNJcq7iBDO+iie1Fh9nTAbkKVGC",
-	"fPvNiz5pU7JiNOsco9tC5Cog3xz2SftZn0R0JTs9cu5yR+hkAYCQeurH+DFmO5QgmcDeuQ2AciqB2fnx",
-	"5PR89sWTg8zKrmR6RTS7f3V6cilJ+7D/rNfvPX36rNc/OHwe6CPwdBBNvx0MDp4ddiB5JYoyJiVz6V7L",
-	"iVBwzkIsoQwKs+vZobs+lK/s8z3yn93vRXZHs4hF+l+2wTKQ/ZQtYjxs0DMtz6A4JJd6pmkmPqyaFoom",
-	"ibhj0dBOsrk90fNv1/sTBZ+jOX05mwFPwD4SKyjNdMPVkEVo7gBMd8FoxDB48oqGC9Z9VWIpVF/MRReY",
-	"9cDpzm/xVI0N29sIf/fpUWI6EhP2EuwQOODr+mIpOeqaVMGGq/m4cELulZyzYDRRi79vCgr/ALd8TZXM",
-	"jNBcOhxC1xNJ8rT30OEhFuZZrFatwS/vqsGiW8aZlAOr4LpTLPcBl7f1DtbadI5vjFbqj7Xd5YHzbeks",
-	"v7lX/DGRYUZTZkvw9LWixz0Xlb7zXnX8tZnubi0d0oTG90EMNx/c++c+8heZWDK1YLksdritl01rEUIi",
-	"ig6CvWsdgTHgrKjvwsaBgXXDVtZnaiWgj9Y2RiMhv2Xjcb/Ud/w+px2G1poPKL0PetSD1lF/Hw/WBtag",
-	"vyIueYM2haZUlkEnqGWGw7yM51nRHLeoTPFxj+pwH1tTRjOW6ZG1gkLT+EcG89A6CFoMPm32GsoU0Amd",
-	"iJAm1rpom34F8KfJQOaCzBI6R1ynPEtag9ZCqXRwcPD08JteX6uEg2/73/Zb64rkkK9Mi4K/lq/NBqCL",
-	"GF0P88NFBsG9MIkhLTWDxGutywNOL06qZzJTeqFYTkot8PrsCtU+KK+YPO3DlI5gSpMOuuXN19mFh/Zw",
-	"K5uKYdRCshBSSdKedLvmly78MumAxJWMvL08MyqoYklSTPYOMkeAWCFrFimpXKyPQO/s0+Dg4KN+46dW",
-	"0CpyaTSlLQorFHakNWjBnuifcWGDNWNEqnLdIM4BP6Ei51qLEPfA3mEdOEY4l+poejc1d2dcWwi/wN9a",
-	"LYSfNc29KyixvsFW+pmEYUPv4OfBEn2jehsCXqeQqyIPBg3NOCs7wzrPFxX+628AZdcWIeg9hQJxLXLc",
-	"F6RJPo+9z0P9oTZNs5xjv4o4M00FA9vqEmaXiLk8JndsuhDixn23U3boez1jmX19AdbhPm6LZHyLU+s6",
-	"YzoLVQbHBjPrD/+HJkNYWhj5jsaKaH2hXGhzHJyXxTzNVdMiI0Z8AK0UuhCNY1GJhTMz/Zhy7rzPwod4",
-	"Pq2eISX1OtkmdtIm92HOFNRQiLty8mvFJy6pOBpvg2nLI0kWLInA/2Lq56ararqPHUlwZmYIKzhzKsCe",
-	"yKLWzhm/qK1rWMZGb9AAU+2pzwRo6zFP8Y+AUH3A5hldduDMSZtFEUkn7drvdwbHgx4clAmR3eiVyDD7",
-	"WqSMA+ZR6QSGn2JlY8HGyAhplsVMIlPvlluJhiMN1YA87ZEzQHcfkBf9fsEVCSXLmOcKYR1cG/WwT+4y",
-	"wefOj7W7pcizkAXkBUDIk6mI9Bzazw9fBuT502cddw/mEHf0rr/+eOdX+PJC9yzesGSKtj69+/T/BQAA",
-	"//8=",
+	"Eg8XlM9ZNAAS1l/PpHoiyQ9CKhJLfRsR3LFpybJblj2RcMIomWbiTrKMpHTOyodEZPE85kTqk6rFj4Bj",
+	"m61IJnLFgJdPmTQHjUWdY3tgb9jqiSSZSBicbD16JOCKSFkGa2aG9hxm9wgNFRG5knHEiGY4jg209Zsi",
+	"pmicAD+Rjo9oIQoroIfmjOlZ9VqfgpZd6wfcwyExryTty+9fkZfPj77BuVwL8Zry1SXuknzYOWVUMQKr",
+	"TdqpZoQiz0JGaBRlTMqA6N/0SoqMhBmLGFcxTTp2Y2c0TvKMkWkezZkiM5GRu0zwuX5EakKTKcgHD9nq",
+	"ge02Tzo9cslUtnKiheHf3SH8HbGErjQDRt4LS1S6vi6orlgoeCSJEuSOxopM2Uxk+iCobBXzea/KpmMe",
+	"L7UG9NTx6JgrNmeZXrJPQestp7laiCz+O4secnfOhV5HczL0JrRFRgomWtkQtaDuZN/SJI7IgmXMu/I5",
+	"fI5+MKRm8Ydc3rGMRUTwZEXuFozjDtKMkVDwWTzPMxYdw8ZQuJeENMtiJsnk559/7g5LLxyQ7xjNWKYF",
+	"eLL8X+MWjD5uTWobWH/OrxGHC5okjM9ZQCYb3lusdV3KwrqaxdbX8VPNYYMtjKJYD0iTi0yzIxVrRj+j",
+	"iWRBKy399LGFn74+0e/1DqVpJm5pIsnHcQv/YNG4NSBa4vwXvo6MtWmwZFzpC+NWr9cbtz4do6JyF0tG",
+	"7vQ26lVOM7FMFaHyhkX6XPVaKImsHPvFTqbQ1MX0byxUmqMM0zRZaWUtgS+sfkTGlnpqVoDCb7FiS+lZ",
+	"PfdummV0pf+WZX1i7e47mvGYz/d85919plJbjbIeU7wvWP/a0iQblg628YSFsYzxIO9BIVHpMWtWDS8u",
+	"Lt/8NGoFrcvRv49eXXuMKz1PathGSWt82j/02jTlD3cj+r7mu4zRm1TE3EMHmkPGysx1bT7s15wm+r5P",
+	"QWsWs8S33582jni/I1aZVV1YvRqdEXcDEbego6wSQaOAOCtOK0F3pB1zqbQFIWYE5n+AXwR2U2mJn/df",
+	"vgg2fL6HJd3SJGfIcFOaS6NuaHUdxLlbreqTJ0JphUYrqSTmCtUfM/vanA6PfFO6QTuyTB6H334uJa3t",
+	"3yt0PTQxD+OZaDj+bg88K4eSnII8RiuxuBt9BcbpIZVIUy2KMrSNWRQQireALE/YDFjkEiwyyy12Ms59",
+	"zGfJpKRz5v2eDFahZNtXOdTODgEPG1VU5bLMJWgYslQxzb9AqWCR3wlTPvvFbrg3eiddfOU775abE3WR",
+	"0JB5GYViH9T6lqLNnuUJC4iKwxvzz4hx0BfNTC1HNVctc7buIq1s6J1cW/xbmsV0mrB91jzNUAz8ZJ71",
+	"ShutGPlPdqoXgFjnS6FoRSLMtdT2zHNtR3Ct7DDlz2hY+1k8/96yjLowmVE8hXXV0EOrwHZ2X6vywJ5F",
+	"cu+gSfJm1hr8ssfb3gWepWUJ0yuI5iSBcZAv6zX90J2Lrp5CV97EaVekKCy6IEe0wgWi4pO17T1fj4/s",
+	"qXcUG+dungqRMMpR0wkzpvzXlPGB2sNrxgic4RC00O3UCtxjgd32wMwgaEU5Gr8tzTot7baCVpjBf/Is",
+	"0Tfz1XZOAAsTWHdpeflL97lv8lHiSba6zPklS0Xm4ftMCz3awNpH6ATIk5InL6VSMjS+Z3GiWCaJmAVg",
+	"kIOOC65tMSOxqrBxv6aATpu1Kdf3E0b2zO8HcUeW4BCcVQWPdfdJoq0fkrE0oSsWlY65MwSDipt4P+Y/",
+	"s0TmcfjHGQtVfGuUCHCSkzuRJxFZ0FsGvpZAcyRcVZFFLPtyC8aFujTf7J8ezoealdHr54IQZuFCyrXJ",
+	"yT6wLNQGTNsJAtmx2736cjPebH6oLOdg0/pO7QaDoRoBMGRk9y2oEP+mo3Mffff+VFUNK21aVY+gy5hk",
+	"6okkxUtKRF98Gd7nU8XxCrrvS6q23vgTIy0H1j3Unec001qc0QS6c6pYoLW7JOneURUuIjEPiBKiq49p",
+	"N8s5N16adZWsNMB+3z001Ix6xxNJJFNK24GkjSv8E8swzOCoV+qTR0uawBP7uHvYu2ybqHRHMvTR2Sia",
+	"M5S0exIZOvW8RwYvXRim7zQO9y/PFiiazSuCsenTcFT3gPeTnGq+JnJoqITH1/LzQli7gMRqQG7YajDO",
+	"+/1noaZF+JemLbdl5mIc4SVwpnHBV0uRSy+FhUWAdu1alNFYk6ZfK2A8YtEQVmYmsiWFdaSKdVVcSOeK",
+	"vZRl+InNltT+wiYTyyKutPZibabew4rRb/SrULAXWkXca5aZsy/ru0sVoeRydPX27Bpsam0PZiwibTqF",
+	"wEPOVZxA8CKKjTN/s1AwxLLPvhTW2U6fdIW3lzxZu5z8qtDx+a+qdl3xHXYXA3NGCprdeMSMab+vzzNU",
+	"NX/WxfDtFXqzrt6+1v+4un5zgX9fDy+vi3+9//7yzev3529ORl6XV5VSawGv+hvAM+09r/Hsym1XjeOn",
+	"abJCl3Zc0/zIAlwKsSS4vt433/gi96XwOvCeIkh8w1Zk7lQ5iYFt8JVrNYgLIiEqQdhsxkJV8/n4fTlL",
+	"fezWoxvXby7gs46JYdPk1fD81ehMv9Pu0snl8PS8FbTwSito/Xh6dvaZrsegdUdjtT3cMjPhIfzSAaEE",
+	"ZmPOLiq6uAXG2RPgmddbrhn0+u4XT3J2554GhovZB7iNJBRLJsmUhjegNDsPk3X7YaDnRT8ooj5995nG",
+	"ZFtztOMJ2Hi2fDQ85BVLI470Qrx9e3pSirkSKmU855K0b1H7IN8ERAoSR5JIkSkyXZkMEc2rOgG5y2Kl",
+	"GNdflwiMw0iGGUGLVbpg+lUshnAtXIklJFJ0egSttJSqRUB+zfW/NVlORbQiymSjxBIYKzJJyKHAaDJL",
+	"7JswDA3DPe/3tfpnEyrQd9Ke6AF6Jd6GGUmO7+Z5HK2dtZIHoEJtbnnPYukzSivuxv0E2lW+XNJs5bWK",
+	"2Af1Ks+kVzQ3MXG5mT7OzUGufsC04p7fNO+SI19rB0tNBFFFoMVcvXjuN1wLtaR+bBURPGTOf109VOQu",
+	"ThIIKGI2AaFzGvPOMcYH9aGD3B6qFFumisxiHsuFPssiCzTD1XekST6POeFM03pGeWAfxmF6ZEiufjy9",
+	"uBid4ASAssyEkUEwpRIWHcMVkSsSa3sYQp05j1gGjwMlL+mKTBnJubyJNU+pkN091TDerEiB67/BdWTz",
+	"nHbcIDPhBjdUWX2pK0uMu7174hZ7FmdSOR0ZuCP+ZHaq0yND1KXsXrjtIW2K+wDRDZCcxpFjHMjlVYfA",
+	"ND46x3ySzu5rvpuKpY9NoV1JxdJXGYtiVfbvlRdSsfS1OWnNTjuPUEuS17LJJazX9IkEmaM/RnPeZZwk",
+	"MUpzqW2N5ZJFGI7CfBh7JFyCjFk9vbzaJmaRuwUW+o5KyE2ItU1jsmeOcTQtTzWLnUESACQwaGF5Mjob",
+	"/hXuyNCiITFPc6VPa6dH+p6dFfgf/R7cQlr+jMrGNVFq3edoE9SM17EUgTDkX3Aqd15Km1QQvtuCjTz0",
+	"ai1mcjE6Pzk9/4vWON+en+O/QDs90Vrp21evRldXraD1/fD07O2l1VQvRideNWhNNKzLm73tu3tbcfe1",
+	"q/4cxs42A8dPBtZB3hAtWTJaM81LfLwpbtDAEzZ61+1Am2fpQlBrEy0iNevsBq+ZKAm+ltgI0jHRHGNl",
+	"WIEMaUKzPWKg1eXzRkIfeAFd0Mq3kj8wmmhDpL5665FTcbM9PmKe8g2E5Jtqhpzpbfjfv9Du3/vdl+/M",
+	"f993333sBy+effoX3+k51WzX47yymUKfAvPv/Q6lfea7lXfVw4xR9VC8CCTLBndSk4IEGUx+l4zL1tor",
+	"GLDVz1MnjJTxVrGWraAVUh6yJNkltm6/OtgQKXAS0HxriZkVO+SlOf1yv1ED4+5u0CD9bbViqpzmgkpJ",
+	"qCSTEG6YOINdPwRpv8fEuNsEL7L49YXtIXDzAd7PljJn0SuXtugLLBRJjeRvOWQr62cCW/QiiRI3jPeI",
+	"5pbwT20KQMg+ltbfYn1FtTOZaIs5GmJqK9szWHyPI2ce2XyGf4ppgwc4jTMm9xlvYQzJdQ+PUDYqVhM5",
+	"Wc6crghBvlDrppwwmiUxK6eYastNSLvmXJBE8DnLIJ+j7D4rmy61koD1Ndbv8gtCjFQPiGQ80pOjkgxN",
+	"Ei5E4lyWKbr34U3Gw68EOaBpfEDnjKuD26fbSRbnUaxTUC9VgJUt00B5f4J1yirvfWWnfafi30WecZq8",
+	"ErktGKs6CVbXLuDiZ5c+U2htlOnKFm59xkuUUDTx3bu2oPq+oJi7G3/DAmhj76eY3fkSYTDHEZbIP9V9",
+	"XSLzmLPCoNgnMnPLuNowETC130zBvbcXt4AHr9ivOeMYq9vhO2L/udLc+j5T0M/tOYN9XR3oztnTPrm/",
+	"SeNKGzGk3ApakeCQIiPuuNcMLJwB+9rDccWaqW5nbW3XyWRt0yqUFtSOwIZTdJEJ/Ys3pBouaMyv49QT",
+	"1VCSRPGcSeUk/wz9Cmhz/A1f3vuymuV+wcg6m/CFI3O+41suc25fIksUvy6IyvWLM5FE7F6+klqNac5L",
+	"QTw3/qZdzadJHJpS0rpaMxdZrBbLMr2z6PDo6OlLL4Wn5Xd5cn7oHXl22J2uFIa0Yk6kojyiWUSmVLIX",
+	"z7cL1GJO5eE2fJ/djkbWvyt1GCn6BXj8/iM+KOt/QB5/P6Z9Tw7sN9xLWVkFRWygp59YFs9MYdY+fBBz",
+	"8jQfxGRB6s5+Wy7o4dGLwW//+J+Olw1iAWJDbm4m1Xc0umrkNKfnPw3PTk8GJmESHPjmZpyFybObMqKy",
+	"XKoduZDe7vmoIS3y2p8KCWWZUxOeXFAsKTP8n0VkxdSOQxdx5XrYYmXKUmWeuKI18/24+O+XsVxSFS4C",
+	"Ms20cv4+iflNQOY0DcY8Y5AHGWCt4ftS5Qf+gAf0/a3N51rSRE+XRcGYhwsWYiDNjUHaZvU7x4SL98Ud",
+	"gf4T2df7G7YKxnxKo/cynnOq8oyR9tvz4fmrH95cjk46vTH3pqu5PBd7DmCkVtAqnm0Fdvu97Hp38QSE",
+	"cguUzyLSNlEAXuTK7C+3zPxLsyiTlO8AnsVLE5/ZmGRSi0SGCxblCcuwFFX2yNCEvSGqQk2F6h2NFTou",
+	"jOd/QrBihGZKBkZSZSZN1oQaKURuGI8kaf9ldI2mobTjuVhYQCY8T5IJERmZ9CdkySiXYObqkdedCUv6",
+	"4dJwtHVwB6H3JOeSLEQCiAOUyEQoQk28tW3CFRBBw4BFUfm6sqG7as7C0z78z5u4UN699Q0R87OYe/zQ",
+	"dB+pwW4bUuI21c9s8A5K9ut9dGz9WKBnbqdUcsJtqnE5E/MLM8u1gqY0Yb7q0+81oSINaW51SKShQlug",
+	"hEVLOVfHBOzd15qZsEgzNIWUhxkaU5HzyO8hub/qnMR8D9XZ0oA3g0/lGWfRmX2hxw1Q+joflIkKIUsE",
+	"pmSrZ+4WImEkEXPSxhBoAsU+JohPTVFA5/N16crk6p8TFPtrl8xHHdqk+NrZcVfXo4v3o/Phd2cj85f9",
+	"8eT0yv764+kFiAbzj8vR9eVfW0Hru8vR8MeLN6fn1+9fnY2Gl145Uc6DW7+4XLIo9lZZu2yyAaGJFAR9",
+	"5LCJNmw9ZXp/DVQPa6DlL1+feP90M1i4P2rSGFLbPdK4wy0P+bLev8eAYsTChGYsItOVydaCVBHAairE",
+	"Iv4qDz7q3z91vLntNhK4tV61YP7bMFaKKOJalUFpmrNMLEl9qttN0WqWQtN+7Jlb8PPw9Bp/MtlL98g3",
+	"uIAvOAGrweP2Dalic4FpCHZOKovnWF1mziIk/yqWLWNOE+8oYVGZ98WKA7eVIqYia7I3RK7SXBG4g5hc",
+	"IzC0tNDUu6xPKIR6NJXO41vGDQAFaXOTm0jsBxsQrJ1DOI0JQHmDBlP3amP42u1MvdAOX1Nbc7scPspD",
+	"EvDHAQ2B77xn+K7GtMbap9i3N8+qMQvmCxHmNiLaLbFg85Z4vw4Kly5s3dOmqtv9J+2ExZp9j7pMqd7K",
+	"BSl3sKSd2Pmyr92a1GG3t6hqNfe889ZrJznbBJmgDzzeXswXU4/3OcZbCl9t1dJ2MnAAUPXtt24cT2XK",
+	"HWRNAsKRq2RVgkQCIue9xuTSxqLZ21gkFNEsZoQicg/+bdB6dk7w+cm+yVvOzaWivKkErK42llX/WCWb",
+	"aaQust9enlbSwg3m1U3Mo8Bgjg3G3ANLFHP4+glpP+/3K8BlCICEsBsxN9m/Jhf9mEjGyARXedIJvK+u",
+	"Ix7pIZ4OtHVf4CvhrgrOGt4xpVHXuX7sGyi5Y9OFEDdPJPnPLiJsXjn/UCSYAWRiWTxbNby4wG/TL302",
+	"qCOmiaxAOtOEJhSBeDOJ1bE2pETG4jlHaDeRkTcA0tYwFheqO9PmKIz1HJZA5uHCIrg5pMUCoLPkXYPM",
+	"jsAoZeUaO1LFpULPe8MUlkwtRNTVMzFhc5jLUcPtWpYmcajgppe4OFhPaB2HWKKpqDKeUnirNKtTmpVF",
+	"yDJodlj8yrhqGFgJ0U30QHrkp2ZboFoiluiVQoDTtJHmZJ5q0c+iLtheUN4ALzsyaQ1l8LC/SdG0aRWk",
+	"NNJ+fvhyAERfQkBreBLQEzhNJqR9ZM+Ucexqy3xhYFXsMYuj5vNzS+OEThMGrzKrEVFFp1SyknM6Y1Qb",
+	"4g3vWSiVThDTExEFf7i+viBwdv0OVL+0R6YUbErqu2S33nDSpqJSC0BqUFW83JzKm6YUyU11o+E250JT",
+	"obYFxcGU7Qy+yrpYHHYAuRUhneYJzVYBHmcKKGR6Ggg0dqVEaiGwxq2AjE1NLl51R7xWK4t3LkVk3vLj",
+	"6dnZuPXJaxbeIz0qYjRKjGfya+cwbvBEilyFYsn22xusU03TZGUFnd2pOb1lpD28uDg7HZ10BsRh9ATG",
+	"3RBYt0pA1qF6NCctfWWAODog6bzLXjhTPH4WTSwNH40XWdagrxVsU5q0r1uWRXGoqlBNnLEI/e4QNMoi",
+	"68GmGUPouv0MtF0TPDdtPJ78atHI7laUfZqlm4Dqdsl4d8tfznAvZZJalrBexFveHTv/bQmlOG+/JYlv",
+	"23cNtmre9rXN09nkVBkaF8p7RMcbnunfzs7e/Ay+FHN8WkHrZHR+2uBAKe3VOp93fHoTcRt4Ra27B4Wn",
+	"X6+4uSI484uBPdjcdOWXN0qIGzeelc0cAleN6AUBoZwMT16fnj+RTneVK6nYkrQp1AOJ3MCrlbQLf8B6",
+	"KW4rVt7l6D/ejq6u7Ubg4v8V3ND/8fb0clTeqvM3799cnJ6fvjlvBa3r09ejN2+vcd+qUIfFVm6uPP4i",
+	"h73ugsW0w5b50h30hes4vGHq3tRU4ZSgat5RQDFuG7pvShwo5GBDgZ8t87a5D7i5TNq69jWStnF7m/u+",
+	"e2HeZjy8QqR4EofgKlQ6BxhKMGQIoC9P/DX2X2CffZx2UyzQBZsvhPB5Xrlep8RvD2cMM248iAU5AtI7",
+	"fLuSDHUi0j5OUiESP8zUvim2ZralqW385qtQpJ4w6KZw9qmSNixf3HZM+miAFQFyz2pteqUnQN5rSD/a",
+	"DDkLBZIbxrAllL5TWBqmKtxrbo0iJbLcl4FKQjHSuT0OUZb9pdUOSolR9lM2b6A7MLvv4KTbXdIPFlfJ",
+	"tWawXiFjNxtWMSBLl79gbkQaA6JtSmkQ5bAv2pg7kYhIIibVz/jlV7E3z8WxQbzZbWiWcyidNfkSLnO1",
+	"SHuBhJHdeZ89QkUvg6tE+EIZk27X3tstznlXr4icDGBlJKKhe7jBE1zbKQMk+2LfSBvAFQwEd5xUrsVQ",
+	"Co9l8KQPEj7O8EVyodXt2j51tp7I3ZAda8xyHdzx0pPnsmN+C6LLIyuEqjCRskZPqTtzPCpWFVbDZgfp",
+	"5S4oQwaE0XDhnpsJ9DaR6QrKiBxINDDnOELz5VgTNND/kWn5sYvGXOOuvtBTGZmuni2UMYLfTtiHWEJN",
+	"ONL7Ub9Pkthm+62H3Eu87wvtppbjv+Ys1ypHqhaVHaoxtCoTazg5Pvbmdrq8LF6eh1t3r1h5LVKzNVod",
+	"81jF1DiHtt6dFEluO627SYpbX+964pvluJaPmv4/mELjyF6JOVMLSJ/ZJyKfYmnABcW62u3pFxXJu0MU",
+	"n9aQ32vNmZYxdwMG3uDZKT5Z6pazBSR+06Ssw8vQT2WEpyaTzv65W5SpmMMGcvUb4ZvKMYc7l1q6Ldl9",
+	"Fcysdg0Mu/dv+MLG0PC28GhjwHGzipen0b6+RfPIdw22NwLXIMx2I4rgdqhAM4op4fQ2r+CcJSRGiA87",
+	"oOnoNtDmgApImMR6qGWYege5c2TcUHO2QdE0dFtNU6i+sLy85XWrfJ2XGLQUvx/oqYG99y+aySWw2PgY",
+	"Lvj3qzfnGAE8JrnMaZKsCoQEZIP75YoBnIsgjEdYSmwqhyFx07Y2Mfc9cYlibVeEjJ7bzjowfaz2TBpr",
+	"Wlc//j4r42XuhnkfbAXir3yjxTr3fRppz2JOkwIAyjwTS2KynwJikp80RZvsJ9ye+/vu7wlQshlusdkV",
+	"dKVEOkyS+1H2rkmQFtjvj4DWh2mSqGLY3OYqUKJJmVwCRgYaNjDhzmfTulMXfakEBvnTA8QfmOlavxj7",
+	"kCZxGKtjUzdeYPtCF8HJv/7rv04aAQFM5u+eeACM02nSBNqFEfCtotl9GHbWLBSVhrreZvj7u32x7zH2",
+	"vcXXQUkmhD+txRdU2J6AF4c3hvoaxzXGOzSUwAZUstp5YWP5rRF4Zv3NwgRrO13Mv9jIdxvpczNoRQUh",
+	"GnAHyPDitIqe4PDrLITFTgAV9Y5g2sCPJYvIq9OTS+TQON6SrkgoOGehglRZgxY0IJSv9ovCfS7Sxbq6",
+	"hRgen6FoVbEytipaZjyjZzUULZfgNWop05lYYkbqUixtUoCDGilFY/dD5fBoOvqdTyRJMzaLP4BnA0v/",
+	"XpQavZL26ka+p9MwYrNOoJm2YklSIi2tV9LMf0q1nvtWbkEPLOgV1GKIS2lZb3oULWOeK9ax3rUBYsrt",
+	"gfS3GQWkrr0+IPBGcbq3I8p7y9aG1cALppC0IxHKg5K/r7eMOj3ymmkxKFGV0oxA0Rtm3HhGjMmdRFR1",
+	"CuYKJE9LvW2aD0jGowIbGEojLOi9cSWY6PMxcUnV1irYM6e6JAZd4mwFvumzpeJ3iQhvCqG43Q2xsz/E",
+	"Ss3qir7lsZID63tZC8DadTIXzG149QB/s7cU3A0d4j1yYraEm8By8zrXXBWbxPf2FSkJ603UIzgRd5xF",
+	"JOcgpRCa0hhN+hcT2nSkFcAV09m7lBgi4W7oA6Xf7msEJaF1xJ75+5vUhx/EHREzBXV316evfiSQrJmg",
+	"45wXc3Zr7/TWb188r9RVHm1HvqxoGZtZy8gRfT2Nnp+iz9Ef8YD8uNJ5LreKEWh9iTvu9wv7UvQv356N",
+	"rlpBa/Sf16PL8+HZ+6u/Xl2PXreC1pvz99c/nF69vxpd/jS6bEjWh7Ubfo7CvM05xD7QZZp8htLcqB1j",
+	"rxKfOgXNgoWBKsa79s1YQjtjd3dcbfpX+ALvu4GAPdO+Qsq+icGKc9x9/1z6PassDNk31r/YCQcV4m6k",
+	"ntLqFbtf7NYuxwplw57NUEpbtl8ypqdzTFFRXkQB8TZXRXdcZ5LQKMvTUq7e9ai+7eYVC6XSUhs9kdnC",
+	"zN5u+bO7rGsRclmHtEdam+qVJ4jgn7EoKNaEJnd0ZY4T91TO77r+jauyE626UXb53AZ4edzHex/trb52",
+	"O8AuU7R8YlO5UrM9jUkL8AaTGmTFYUNG0j39+Js76vnJGv1DgSkNCsiSpoF148C/kxjRWAz9//aP/2nt",
+	"1w6v1ABvW1lQfdnfygbUANMyU3pltwnHr/OLhUiiahdbGbgm9a5TJAauteDPGI12jkLX+nj6lPV9Rexu",
+	"VZNrRtFCZIrM8zhiEFx/TbObqKqsbD68tpCyEAqlBd+8bf6jXLLG7nGcd46dlUbZPMsL11dtvwBaYUHt",
+	"fiYhSbuhnq2WOwi3msQU1CwKh6utKygp4fWEG2gW4mUo1V51u9Wz1uo0tyhf+0nyigg2TSdMexRbmEiV",
+	"MWKMpaMEySUj1HaA623oALfRXFjTmgolqLRMu9BPQ+Fwoe3uSeeGKrfWDu+koDXXD98Du3o3X3uTxgbm",
+	"rb931B/ez/5PHfvWo4RJTNphQuOlQTzagi69wctvyaTqL7xneLuop/V0GmhOkU5Nco1PJzBJwKaMkvXm",
+	"vSIL7Zf+ux4AQv5y+K6HAAK9PEu2LwgMuDnh2SbC3EPeRPN9ugUW/Sk9J6HImdolU2pfcNASqMrehUX7",
+	"lPU09umrMnWL7YkLuGlTvnB22/P+S5+r83M2snBFHvZ9vsivnAwXF7ma2IZH9j6XPIovOtqSB1Ynjm2+",
+	"1hq1VCgEZ/zOpy1IFuZZrFZ6BZbG85/GBqI11muzYDTCvuIgm1r/2R1enHb1HcWU8YlPQWsK0Ohe8314",
+	"cQqorpC6jvcV4Uj4EhCv+AL36oVSaTWWs2s8tIznD5Gs3/7xP53ARuhA87p4c7XmRJEHH8uRoE8HxWt6",
+	"5A1PVrXIFXaww+SbLV/xCbI9Z8Ivti5HV9ckEiIjMVeCQEl/j1zZAnww4BzTJu2T4V+ATG2fM73Fnd6Y",
+	"jwCPAMLXl9+/Ii+fH33joBAQYUKS9qRcAG6u/tvfpOCTzjGhY76OBgG2sDS6aoEdEXOHgADoiB+xy5+R",
+	"CZ8mekKo3prXLGD7J1iRLmb4mU/Ao0zansLt3/7xP5PApCKPuUlUNBAaBOm/E5hmUxM6FbkaTBPKb/TI",
+	"Yw7JW6YRIZj5oUpWPTJ0hedTEUFXK7gRexOWFHEe4QePuUOxqncxxNNResjXrNBkLY253kRJ3v5bv9/v",
+	"kzaTIU1ZhA2y7joBUeyDcmgBAN+g94G8vf6++20AqH6cjbn+8+kLIvMsE3OqGMH3BKXGPQY+NmUUwI6g",
+	"Xo8S9HcQkSttZo05JZHIpwnTzA3a7LUnT9nzfn8CKyrBZxMxlkJ2GuXk6eG3BLAPJaTXR1RRTK4fc2Wh",
+	"VjCnzRHIE0mgL+MEgi6y6Nc4IBO99j2Ta9eLo0kw5vgbJhpNAjKBde6ZXiEBmeBq90qdUDUjgifXuj8C",
+	"CINJY7YGF7SqoyGT2OOeCxMBH/P2xKMQPXUKkSHoSadHztHahPAOpgmBIj3mdtsNbfXIeY6B1xvGUhNv",
+	"ZR+o3h69z4AqZulQCXgZnbOxPvwZk6ngkg0ItdmIeiVf9vvfPH358vDo+TfP+y9fPkPM0JeHh8+efXPY",
+	"f/bi26Pn33xz9G3/5WTMS9ByDtUKOsNG8VxLuHaYxIC6KxfQ9D9iIbbfY0ubMTLmc4FF5qA5E0svRoP8",
+	"i9Bz0lyjdwIPZ723kuFHTzpw/iDSf8NWyI9wLfOMmWOF2B+EfQhZqhxmC5PGLxUXKYFjjg4CwRk0R59s",
+	"6shxw1ZoSuDyOHk1WLs+0Nu2jKXUXykyg8QC3XSZkuR5/2mAp8cUWAIqypKu4GxGmKSglSOYxZg/7z8L",
+	"SkRnzlnxi4XSMBgrCVZcmG153n8OopGPec5vuOaHDhMF1kMIsqR8ZUlGkueHL3FrJyU8jgkeQD3TMQdv",
+	"npugcbJg05rJhy4w2q6+c4IQGEkcMi7BuohB5M1iLctbw5SGC9Y97PULLaD0G0hnY3K3rlgy6y6EZtfl",
+	"SEG4YFKZaQBzSplINSWlmZhndIl7PjxFwapPFgP1AKsNeg56Y9ACgdEKWgZjuTVo9XtPcRYiZZymcWvQ",
+	"egY/oU0EOk2lLctBxBI2p9aL+ilovnzwsfjjNPqEKcSFR+kXoyMZU8isTfmRshPYOIWKHlS1KoW6/v9u",
+	"fWYuEuubtwOPX79S7le74erBxxIH9X2tTwstbqnmz77beaCDRMzlFx/N9bNau7IMU9/PJlnh4KOt691x",
+	"v0tlwF9wrx1StG+qkiUz7+8ucrt+idNULoTyXXOy7+CjMzM/HXwsjIh70MKVs1c/BVtv/rkwV0pLYdI2",
+	"gDRMH6I1s8LeBFXvFqeGulr4lGY3VhWrowkcg581trjJrowcMMDXWTaRjEnT1F2zKKOZPzHP6ceKCj4Q",
+	"eBYSWPMvx4a1Odc6i6Uaus8L6ktb+8o6YgVpl0rzOwEx5cUBMTgWATHYBwFBFAvQ14Zn0KYdCBgUq4KC",
+	"C5wQH72WiqIK38RH74tguervMcktlVSXp55Ul3dQzQeKD2z5Yb9vQl7KZsjVcKsgwuKG2l7HD35rsMOa",
+	"QATQxH+OI/te6GZ4YIH84P6n2+9/C1hwWmthET70bPtD31uMNnji8OX2J66FeE35ylQRYDlCIZ/PrNLh",
+	"EqaqyVYllA93strCthcuYKCoqcAAU+FOq7CQQAqSGorxfmkVx/dd0CqrG61B66fT0c+jS5hb9agffLT/",
+	"NEzHnPvq8fkLc6en9dWJZjPB9B5y//vP9yPLz6eXS205C26/NgDkSbC2iyqcoBzHQgwbgKgUNqN3X6rY",
+	"wg9rkB/IDRUgqGhT1kjjjmN2VWld0NdnyeuglQrpE0nweihJN0gpZdwqC1oA/4bCrxLosBVekE0LnY+k",
+	"KV6PlQP2Cor7zUufSGKQxDrHJGPQgwtgQvH1KAF65DuhFiCVio4q7k1w5MH8CJXI0EECcwHm4NAkCy5h",
+	"WYMd5Hn/5bqQO2FhHLHKQQUa+05Eqy92Ru3rTwxADZ7W6r5++p15RAFB4HB0/tBiZl8203/50GzJwD2R",
+	"NiDhVY+YtJE/ybjqaM0HIaFIGz00JFYdQt39Tv7JCmnvyrPg6BSCrGjg5RVcVypjdDmyHaV8tkVdNSuF",
+	"fXajSIwGbFW5z6hUMBHQubeeEMU+KPy6roSPqB6ReqFfdsuy7hXjiuDHHmNqEfYLeiLJJKKKDibYnCMG",
+	"zw7eOeK3LBENUXO79rFiy+5uq1F5qe+YDgl+DxEzMokj6yWS7FfjJQrIBL7bXgFwS3cJvsNcqYwFPmXr",
+	"iMLvNilXlEwG4BTs0iS+ZRMgRb1UKEGfHhFpYFhMZgtZ0DRlXP5TMY3PZwIYWYC9AR1V05A5Lk8kVEj7",
+	"6DBjMl9iQxiiz0AXLnRPT8onnrk2U1sU14UQN38Mq7lJIXHVVj+PvvvhzZsfsfWBicNgtuMkqKDxLnOp",
+	"oBR9NeYTCy59HS+ZVHSZWmJ/y+MPRGI+liVzyqPSIw6PekCwhd3/wicX7AP54fXwVffqh+Hh0Qt98MYt",
+	"c7bsKPjGHv6KXvOpiFYWHtYMOOZY82SwsE3B03UJL7kS+SFtLkz0JcDYCkZTvg0IFyZegra+DEy0BNUz",
+	"MHiqwZIOeA/G3N4G+MOlonYLImB1LOf8R/87elyrwuFCSPUzfsm6bNhCCqWQCIZiG6O3tb1pMvoPSwH3",
+	"stXvKSaMl8zoNpqdZSsUvvGcswiyMBFSpkwvpI2XLYi5RDD19b20KnzTZziqbP4Mr+5+X030Q3cuuuZ9",
+	"EPm4pHevTQLMJ6N5fiVFs4zO0KBtFrXzBujKdVOvhoBq8TMQK4coJh5iqlc4uc+RZg3TLIeyd5+ue/36",
+	"VM8BqL+G0+8NVNeR/o2dNvn555+7w9KVSQeccbAXDq8fWjBU+LPBF7MMWrMyE6gCNGdE56/B/HvnVe0e",
+	"0On9aaQ7UIlpomgjkAALUqTk2BUzwC3HFaR8iCea6HJZshehkLJ0p3fdKTAD9APUpP6bi9Hl8PpNSe67",
+	"4ILfMX0Kl0mqlbg8ddoczM3azGrBlgFBsFKoi4U8vZTOmSRtLYOYQ2ayLHZF7pgFuLbZ+3FGtNZK4UmT",
+	"CWFD/yIj8iZOJaHcJv8V/htpoYYzh8AIzSdhslA8BM0eJgWA1MQgdmAfDEzB9vu28fu/toXje1sNbWU3",
+	"G6EcSFoXchORQo8M63CHsDJNkske7nRbDKlfheXj3g7E9aEv9J7K+O+MtJ/+9o//50grLrac9Gm/32ma",
+	"wWf54b1SvkIGBisuzdhtLHLpQMN8U8Hsjb3UjK8ZCADKbIoDvOEMj5GY4XmRgYX+NO7tRwOsxKINlwMP",
+	"yun5xdvr9wbJG9PRDH+Ziay6itiNB9aZag6vuVuZRRveut34whsPPsJ/dw7Xmrs3en9dvnuex1FrD/fv",
+	"tU2zfuIihFYYubwQrPp1jOq43B1lFmMRO6YHuaTtppDkkq5KAGKGZu0INkJ57Ng/KBrYhaYEa2pduM/R",
+	"QkkwR9M+UnUBA07oOs8fwkuAHrZFM9+kmGqMdpqdBba0SRKWkSlLYnZrHOc4hylLBJ9LosSxTaazKXLK",
+	"s+CqgFWza19KsTFhro1f96CeuFem/cLnGCYbXeSwFBZW7IH940gTPr+bA4h/9IR/jicc6ZxyolULpOpj",
+	"o/xC6oNtpat3M+Y5KwWc8IzsxHrXNWATRjrANvVdgz/XFK79d7z7Am7G5PGvRnJrYzWYyzfG9P3zRO/B",
+	"yI8Oj46eviS47iAFyu33ZUmaPJE22EfCBQtvUhFzxJmw+20u7yBrTXJdb0WXyaaNfpMyPrw4vUpZuN8e",
+	"2xcXe1wXut5NNOMVNZUlYXpHJZnmcYLStPfQ22ZKK1qDX95VN7GU2VrejCVTtPXOrXipD6t3sbUSe2Hu",
+	"+YqnqdQq1rMF6IMHl4XersDa4rKiMP+ZzldIFU3EPAcjwH1Y5dSUethuOTXVvtabzg0u89ZUMKxUwDT/",
+	"4xITh0R7kSk5IRaTv9Lq2PD8WNqmxgsqGy02LFdqyoY4Onr24mFttmrD6gZG4Lbq0Uir0LS2aUvnUxsG",
+	"hgRm0CcaY5JQ9FZukY3VweU+2PudgGAHS6yOkrFmhqWA+6of/N+/DLv/9zv9f/3uy/fvPvaDF88+/Utr",
+	"QyJtOX+2IXsU3eTYU9P2cmhXxGetf0kpvf+JNF7hwh05WetVM+mYzAIqycRkaUKUDEeGTHwzB2hhB7aN",
+	"aWUxyxiT2kiKoUbjrizYu3dxxGrA/b6eKjIgC3Fn6gZsuwzXQIVHxVXEZLY9F4Ki9snf/gLGwBiitwVG",
+	"j5zFN4wcLJnK4hAM2lDk3HTx06/R064MAK7QWJkqBUqQkLD6wiCYFrUVSSzVsb+ywtZuPFu3Uv/CVL2b",
+	"zdcM2NSGauBbjk4NEjb7E8pMWaufdejeaw1aLOQMtvoAbJ1So6QZRvF38Nf7xW25R0GjzmRLKrfJ2k2+",
+	"16NH1+s9DkSpTcUW56vdyP8/ZGPbb620A9rmIy13y9jxUJSzVFAYJgwhIOtpm/p3s1l7JyJUnVkVSnq+",
+	"LoJxrH9GH9BDRajLTlQtkHM+i3ksF2UofXkM8PpY3Fmyyz6fgHH/CkEcVDtcOdXSM6cdqdnkVwaNhlNB",
+	"qF+bcVkYh82bUFj2j2ZIvZCA1tpL2bVy3RMqlkmthcIerC+4f9bdu6CV5g2BHZtasF5Y3iMTx1wnFm7H",
+	"9ew3EY8x18cBsuuWVJlsMahbJ6M6roL+eOzhb2sGMASkV2nMy8uE2N9Q6K2tDL1akFwqTYUGlKhjbb4v",
+	"5yxXX4bT3y9ssWPzuOr5g33fmIf1kAGOYZomq815WZZa7ihsa0JDI/K+ZNLVnvMwQFV/bC61ZzTl6bM9",
+	"7z96aC74ClYde+sDHZR4SVtrfCqjXNIQ48KFHC0jIhIBZj8WmC7FrUUv28QeN6c31WoYfApjtYS82bga",
+	"FbftlPxTwSn6/OwfT+bNnq2bPn4Vo+5PYJ25tdhmnz0qNtUAbMkjWGpeFWvJu6pWx24z6nbydXyObrPj",
+	"CV+HgWhSvsvN3r4+ZW7Ne34kzTXXXBLfMtstD7J/SkQKTl7AiMGEIcjaekiCDO6J8bEX/R5oIsxE8pWL",
+	"caozLfLDqmfmFc6lfG4eXuve6bCZbgkPrU6bYTcrsrZ2ExXqUGTQJZCGIUsVizqasAOS84RJUwwKcRLu",
+	"+m+2sYlgYMFhjTJ++IWrgq+hJr2h6LAAKjTIEzY86/ojYe1fGcN2xRSmzWG1ewlUzRQat2mCCeWujrVD",
+	"lLCp3FiR4DpH+EEXJgH2DeIRmeiFm+gXzJmyIUKbqA6ztRlED8x2H8q5Zuvg9T6UNqyEk0EixhFduKBK",
+	"g86iaJyYHbpbCIOJsCrKPxAFrIIpBqseqwJkDiy1BeVzZ6n94RPSoOt+QC5HV29fjwJoxWrO239hj9H/",
+	"+vH07KwDd1wPL6+xQBv++f77yzev35+/ORlV5FRZIllevkuG2n5SYrfKbftEUwn3Y9H1Y9H1P71O6c7N",
+	"E4nl1/LrFlv/4TVMm0bZlGnyBgB0NDVCigWcv7aWp5ffvyLffvPtEQkpFzwOaQIUDKFAqTeAhwwDgp0A",
+	"UFZ5gAAyqlLuuaDY6iVhEdqYRbonDDbmk4/jVvHjuDX4OG5F8ZxJNW4F43LVFPxtx8Y/bPnguPXp08RU",
+	"9o75dFXOtbxhq1JTqvXk4E6P/IRVirEiYjaDNdB0MeYT2HSXqmqKGb8/PRuRbrd4A/lx9NfJMRYJm3t7",
+	"ywi+XS3YmGPNhjnsGQvjFPtLYrlDQvk8p3PmrbwefUhFZnOU9zNlP3R5tK5v7JS66viTsiX6tW1zLZQy",
+	"y64fmdFGZiSmhhotLVFJzk/wRAEpGLrDXGncwf3Sof8srOgAT1EjR/ppeHZ6gmCGrk/XgsqF1jZjThCo",
+	"Go9SiShN1T6e/DEvHX3UczVLgy4fSNrH5O358PzVD28uRyfFMOURprkacy4M0HVppFuRhwsmXQNQZvXq",
+	"KtPjQulpWM6HirWjAnMHCWk+XyiSpwOAGUjoHOVT55icnsNKjLkrisBGyFMaFQzYJi0hMDUylLtYegNq",
+	"yOTuxUruVeXwU4mUmxhNldwfOUiJgxiZpGqMxPGPOY25RNvXEH9BpP9knMOC8G719Z6J+dbkuR9sYqnm",
+	"t9Jl0O1YvqxN5zPoUNgUctk7ke5ydEhMOjFp//Z//psc9vulZucBgd+OXmi7II0TFkFCbZZDKE5zCjCl",
+	"rOUE8XsGYGMZ4xGDRpSTXxx8zTvyy9nop9HZO1t+NSmqrgBCXyt4eaqVwZBKFtjGush8npMf4+96Y47+",
+	"WxftA8pz7NcqXrGSLJmRtmZ00xWhpisCcbGkDmIMUGvqyDyb0ZCN+RoAIVRJSqaZU2hR3setSzZnH9za",
+	"KSFIIvictJf0Q20RO71xC1iib09ncaJYdmEyuoMNytLXjHKdifmFSxJY55RArY8139tiClrE48GuhRSe",
+	"SJKIeeBSXpIVwX1HsqWclM7hP1+kAQIoBx/1f/Sf04xRFBWb8i1fJYxm3xW3fsGMywd0y8NXPHrSHz3p",
+	"j570L5cyuRS36OrRHOWJJAVD2dcn/nCsc/vt58Aey6mWNVc7U1+MHX75AGkxtd8JUWErK75i6pENP7Lh",
+	"Rzb8hQKaNJcFFyZTNhMZI9QBa2BvKMzFZr/mNJGEYsI1oNLSatt1dHx1HiamWdNHf4dEmP2kwaaUGX3f",
+	"H04YYHfPP1miDLh1HxNfHuXEo5z4yokv+v9HF+9H58Pvzkb4h/np5PTK/Pbj6UVA3p7jfy9H15d/1ev0",
+	"3eVo+OPFm9Pz6/evzkbDS4jqaj7+MIIjzQT0EUFyakBPgPKspYhYQjJW4OzAHlsHuuDoOA1pkhw7uQjR",
+	"I3uLQ18DcAIHLGq7uv6dZaJHhu6NKG4hiDTmdQRcjPiQYvqk/bz/suML1JQ92hfF5z4ALlUxWAPXLqb/",
+	"CI722c7KLMdEZ1DeUN7MRKLloCNWT+Sn3GYH4pUqTi1Q720VM+3PE/optfmrNSloivm4Bv5f8Vi4MRpO",
+	"g53qoyPe35mrhEBjYFd5RKDt/sNVzQZefJ9KcVczys/WYq/7UHWtYO337sLxplrbh3W5spbGZUDfbadO",
+	"i/VhvyoYc1elgWle1gRNWUZmWhlD8DXkddhjjJRr3DLoog75dtjky3S8mNQ7apvWlSXw1GKW7cN+3ytR",
+	"YYD7VzZ4Wlj8ztad6WPgvHyP7R32be/waFo+mpaPpuUX7YUBvUIcEBtkEb8enr8dnhXQm5qySu0vOjsH",
+	"2nc0GxskrlQi/X1kbV0OibSkuP6xPIZ6csMkeSCp8ugkfOTkj5z8a3Lm6zcX74dnZ+S3f/y/CLKFSXZa",
+	"zb8tq2wVtn1vJ55b5S7jc0iQ3Ih06G4fmbu/pgJbG2wzYjROP7BQSQh/muWJtmwWSqVBYfWQNBMhk/LP",
+	"iNUOX1lASg/8nwjU776yZLO7Jd0J52+NOA5gtIMoW3WzHLbSb5za8xRjz9yB4ZmpyBQgrSI0ITbaNOiE",
+	"WEmdMInuXbg25imV0hx3TPuTRMwCcreIwwWZxZAla5PpozhjcEik6Wwl8iQiC3oLhQXaQP2LPkGUTPQ4",
+	"Jwb8ZoKou5M0Y5Ipk1U7KeT3xGeYnmSry5xf6ul+pS7UZoTfJyHEDq73q7nWSF99dKHVXGhpAg10Kh5g",
+	"pwKZ0kbbfI4CwRcwTJqQzSG5gx7SjoCR1Hc/yXX8pfWDvB0/vs5+H5LVNzos4Ooj0a3hsRu5AMwLOzUp",
+	"FfO5dNURMsDukAlULxP2gS7ThDk4TeR+95AV+1pDuL/Xq5SVYwtN9Hlg5rWXUnJhnnkQesXBmlQTjL2Z",
+	"pX0kWq8y88RRH2lnjEar7pJGrMoaZSco9z0u6OmYsGWqVlDVZ0jHgrv/4Wg5BzDJPTjuW3jgAdnuW7mh",
+	"kgWmbyMIj4zYQ9M/iDttvN9lMSIYlyzYGdrvuGwDQsk8jyMWOPxay48ruoBe6FuaxXSamFJYl/QnwYbV",
+	"x+V3J/PmnrUjUx3mlsGY4TB3yRhY7liJzgVJ6Tzm8wHgV7piW0oWlEezPOk0NSyUjEksOy5NCavTxB0n",
+	"OY/X+xcSmkDXZS4UmeBokwA8ArVehvijcQ11/J1pr0or8SBndZOwKa1B70+IXK+qn1ABsP8Sdqw8+Fj8",
+	"sRtqvbv9Ebj+zwBcXzAbcJea0+x+1coGzQAgHJtewNtKYAPhIk6ijPEvj2fv5rC3GRf42ev1WlPSQnpY",
+	"nG7bAyeknEwZYRHwTegX5EC+QbG6eHtN2tSiphvzgSRspraBgCNnLtadNvaVRZcra2oQC2jFu/SGrahK",
+	"D8Nzd6C3R5j+TTD9noUKjGfb1u+zD3qf4gK73xqxTbD9X0XbuSrJh53B+z1UQCZxM3C/PoFjvgG43zIm",
+	"D2x/YeTrB8a8PTHKuF2uHrhRf+m/690tGO9Bm6xJJ0CLqqRBAgKAwSYY8/ar0VmncKYilzSpirF0UAEW",
+	"vwIkNXKB0j6Mebv0MHwfnOFjreCFqzBhx/ozlkIq8i2JGEs7RRcCu9/ord2tAQFZZ4J4fcy3kVlghtWq",
+	"tLxhUVMzgy+lAHzVfgZuktat/UdrarAXK/2qbQ32nsmfobHBn7RRQbHQbUBhK5svy4jg1kxZVbvp7CIE",
+	"9utP0GggHIQZixhXMWLxNdkKl+xW3LBXxb1f11bA4aJHTaOmaehVqdmQT+D8mm05BgGixA0zDXFmuWQR",
+	"lJSAiDBMmtCZYlk14+LLqOxa43WwZRWtoazxmirPbWp0rIy8hjfGytaqlL+3bORIupIYOfWq1BXqfQA5",
+	"UBqvKY3I3fFEkiVTNKKKPhL9eoNp3zqRNlY7aQoAirdR8xgpDdWkzu+hUHtTBq7tPEl7srqR77Gr7fNv",
+	"S2hQA0CHyiiPxJJMAcSqwBOU+bIz5iJlJseczrUSObw4JW3MvtJ/H9w+7UCsAM528b2BKegBP9+Ys0Sy",
+	"4yoWqdY+wcuoh736Ydg9PHphjWvTT9fkaEFrrTGv2MQLY94WOzUgsZQ59DHVGrUVilrFdUr4mNt07Puw",
+	"rDEH34Meos5tQIoZf4ebUY8Mx3ziO5+nUuYsmph8DQMyCklWMVzRa1BQ25jDbL0J/fCmTWKyjvmWZ5Lk",
+	"XMUJZny5J7UWH2dMBuQpUYJ8+82LPmlTsmI06xyj20LkKiDfHPZJ+1mfRHQlOz1yXuaO0MkCACH11I/x",
+	"Y8x2KEEygb1zGwDlVAKz8+PJ6fnsiycHmZVdyfSKaHb/6vTkUpL2Yf9Zr997+vRZr39w+DzQR+DpIJp+",
+	"OxgcPDvsQPJKFGVMSlamey0nQsE5C7GEMnBm17PD8vpQvrLP98h/dr8X2R3NIhbpf9kGy0D2U7aI8bBB",
+	"z7Q8g+KQXOqZppn4sGpaKJok4o5FQzvJ5vZEz79d708UfI7m9OVsBjwB+0isoDDTDVdDFqG5AzDdBaMR",
+	"w+DJKxouWPdVgaVQfTEXXWDWg1J3founamzY3kb4u0+PErMkMWEvwQ6BA76uLxaSo65JOTZczceFE3Kv",
+	"5JwFo4la/H1TUPgHuOVrqmRmhObS4RC6nkiSp72HDg+xMM9itWoNfnlXDRbdMs6kHFgFtzzFYh9weVvv",
+	"YK1N5/jGaKX+WNtdHjjfls7ym3vFHxMZZjRltgRPX3M97rmo9J33quOvzXR3a+mQJjS+D2K4+eDeP/eR",
+	"v8jEkqkFy6Xb4bZeNq1FCIkoOgj2rnUExoCzor4LGwcG1g1bWZ+plYA+WtsYjYT8lo3H/VLf8fucdhha",
+	"az6g9D7oUQ9aR/19PFgbWIP+irjgDdoUmlJZBJ2glhkO8zKeZ645rqtM8XGP6nAfW1NGM5bpkbWCQtP4",
+	"Rwbz0DoIWgw+bfYayhTQCZ2IkCbWumibfgXwp8lA5oLMEjpHXKc8S1qD1kKpdHBw8PTwm15fq4SDb/vf",
+	"9lvriuSQr0yLgr8Wr80GoIsYXQ/zw0UGwb0wiSEtNYPEa63LA04vTqpnMlN6oVhOCi3w+uwK1T4or5g8",
+	"7cOUjmBKkw665c3X2YWH9nArm4ph1EKyEFJJ0p50u+aXLvwy6YDElYy8vTwzKqhiSeImeweZI0CskDWL",
+	"lFQs1kegd/ZpcHDwUb/xUytouVwaTWkLZ4XCjrQGLdgT/TMubLBmjEhVrBvEOeAnVOTK1iLEPbB3WAeO",
+	"Ec6lOpreTc3dGdcWwi/wt1YL4WdNc+8cJdY32Eo/kzBs6B38PFiib1RvQ8DrFHLl8mDQ0IyzojNs6XlX",
+	"4b/+BlB2bRGC3lMoENcip/yCNMnnsfd5qD/UpmmWc+xXEWemqWBgW13C7BIxl8fkjk0XQtyU310qO/S9",
+	"nrHMvt6BdZQft0UyvsWpdZ0xnYUqg2ODmfWH/0OTISwtjHxHY0W0vlAstDkOpZfFPM1V0yIjRnwArRS6",
+	"EI1jUYGFMzP9mHJeep+FD/F8Wj1DSup1sk3spE3uw5wpqKEQd8Xk14pPyqRS0ngbTFseSbJgSQT+F1M/",
+	"N11V033sSIIzM0NYwVmpAuyJdLV2pfFdbV3DMjZ6gwaYak99JkBbj3mKfwSE6gM2z+iyA2dO2iyKSJbS",
+	"rv1+Z3A86MFBmRDZjV6JDLOvRco4YB4VTmD4KVY2FmyMjJBmWcwkMvVusZVoONJQDcjTHjkDdPcBedHv",
+	"O65IKFnGPFcI61C2UQ/75C4TfF76sXa3FHkWsoC8AAh5MhWRnkP7+eHLgDx/+qxT3oM5xB29668/vvQr",
+	"fLnTPd0blkzR1qd3n/6/AAAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -3839,6 +3839,20 @@ func (response DecideApproval409ApplicationProblemPlusJSONResponse) VisitDecideA
 	return err
 }
 
+type DecideApproval415ApplicationProblemPlusJSONResponse Problem
+
+func (response DecideApproval415ApplicationProblemPlusJSONResponse) VisitDecideApprovalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type DecideApproval429ApplicationProblemPlusJSONResponse struct {
 	TooManyRequestsApplicationProblemPlusJSONResponse
 }
@@ -4086,6 +4100,20 @@ func (response PostWebhook404ApplicationProblemPlusJSONResponse) VisitPostWebhoo
 	return err
 }
 
+type PostWebhook415ApplicationProblemPlusJSONResponse Problem
+
+func (response PostWebhook415ApplicationProblemPlusJSONResponse) VisitPostWebhookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type PostWebhook429ApplicationProblemPlusJSONResponse struct {
 	TooManyRequestsApplicationProblemPlusJSONResponse
 }
@@ -4302,6 +4330,20 @@ func (response AnswerInput409ApplicationProblemPlusJSONResponse) VisitAnswerInpu
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AnswerInput415ApplicationProblemPlusJSONResponse Problem
+
+func (response AnswerInput415ApplicationProblemPlusJSONResponse) VisitAnswerInputResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5087,6 +5129,20 @@ func (response PutSession403ApplicationProblemPlusJSONResponse) VisitPutSessionR
 	return err
 }
 
+type PutSession404ApplicationProblemPlusJSONResponse Problem
+
+func (response PutSession404ApplicationProblemPlusJSONResponse) VisitPutSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type PutSession409ApplicationProblemPlusJSONResponse Problem
 
 func (response PutSession409ApplicationProblemPlusJSONResponse) VisitPutSessionResponse(w http.ResponseWriter) error {
@@ -5462,6 +5518,20 @@ func (response ControlExecution409ApplicationProblemPlusJSONResponse) VisitContr
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ControlExecution415ApplicationProblemPlusJSONResponse Problem
+
+func (response ControlExecution415ApplicationProblemPlusJSONResponse) VisitControlExecutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6201,6 +6271,20 @@ func (response SetBreakpoint409ApplicationProblemPlusJSONResponse) VisitSetBreak
 	return err
 }
 
+type SetBreakpoint415ApplicationProblemPlusJSONResponse Problem
+
+func (response SetBreakpoint415ApplicationProblemPlusJSONResponse) VisitSetBreakpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type SetBreakpoint429ApplicationProblemPlusJSONResponse struct {
 	TooManyRequestsApplicationProblemPlusJSONResponse
 }
@@ -6329,6 +6413,20 @@ func (response ControlNode409ApplicationProblemPlusJSONResponse) VisitControlNod
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ControlNode415ApplicationProblemPlusJSONResponse Problem
+
+func (response ControlNode415ApplicationProblemPlusJSONResponse) VisitControlNodeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6698,6 +6796,20 @@ func (response StartExecution409ApplicationProblemPlusJSONResponse) VisitStartEx
 	return err
 }
 
+type StartExecution415ApplicationProblemPlusJSONResponse Problem
+
+func (response StartExecution415ApplicationProblemPlusJSONResponse) VisitStartExecutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type StartExecution429ApplicationProblemPlusJSONResponse struct {
 	TooManyRequestsApplicationProblemPlusJSONResponse
 }
@@ -6811,6 +6923,20 @@ func (response StopWorkflow404ApplicationProblemPlusJSONResponse) VisitStopWorkf
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StopWorkflow415ApplicationProblemPlusJSONResponse Problem
+
+func (response StopWorkflow415ApplicationProblemPlusJSONResponse) VisitStopWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6984,6 +7110,20 @@ func (response DryRunRules404ApplicationProblemPlusJSONResponse) VisitDryRunRule
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DryRunRules415ApplicationProblemPlusJSONResponse Problem
+
+func (response DryRunRules415ApplicationProblemPlusJSONResponse) VisitDryRunRulesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -9803,285 +9943,287 @@ func (sh *strictHandler) GetReady(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3bchs5ljb6KgjuiTA5k6Ro2XKVqfgvWBarS1OyrJHkquld9G+CmSCZrSSQlUBKZnsc0bf/9d6PMDEP",
-	"Vk+yA2sByAORPMi2qqq3+qLLYh6ABBbWeX3rYysUy1RwxpVsDT62UprRJVMsg79eLSjnLNH/jJgMszhV",
-	"seCtQet6wUgkREYoCcVySXlEQrpkRC0ykc8XAclYKLKIReQuVgsSK9KeZEyqCcl5wqQkkzCJJ51eK2jF",
-	"+n0LRiOWtYIWp0vWGrT+mt8o2rXDBy0ZLtiS6nkwni9bg19a+m2toBUmcetd0FKrVD8mVRbzeevTp6A1",
-	"4vOYs2v4vT77IScMLhP9HBEzohaMhFTRRMxzRtpZnjAZkIVSaUDuRHYzS8RdQNJMhEzKYtopVYti0jCJ",
-	"oJWxX/M4Y1FroLKclee+pB/OGJ+rRWvw4rl30h9YmOtJnkb6fs8YrHTHpqH+JWOz1qD1fx0U23uAV+VB",
-	"eRQ96mnElqlQjIerH9lqfble0xsmYYmkopkisb1fwe7GHK8xKWPBSfu3//Pf5PDoiIQLmtFQk1LzPpeG",
-	"7uqxG1br8OjIt1xnVKrRLeMKl6s660sm8yUjdKZYRtQiloTpW0k7VpJMJPt1EsC8J3E0sSSQUKkM6er/",
-	"sPiWRZ0eOVVkmUtF9KQJ5eZF+oEbtiJLuiIZoxFpU76yyxAQkZWXReohqP2rm8TLWLFIP985Jvo5oRYs",
-	"IzxfTlkWkJiHSR7FfG7e8Ss8zvEm85In5osCMmfK7I+e4PN+v3G99Yp1Ycm6pydNq/3s0LfY5yJijWTJ",
-	"8eJ9KdIQ4hV+WOMo0l3/3IHylGW3sRRZ81jlWz5zuJ8NB2kc7K644bOG+qSflqngkgH//l5k0ziKGNd/",
-	"hILrM6v/SdM0iUOqT8pBmolpwpb/9jcp4LbdhrvAp3DM+sGb5ZJFpD3JMz5YaU4+MIMMZnZCk05ANDlr",
-	"Eg8XlM9ZNAAS1l/PpHoiyQ9CKhJLfRsR3LFpybJblj2RcMIomWbiTrKMpHTOyodEZPE85kTqk6rFj4Bj",
-	"m61IJnLFgJdPmTQHjUWdY3tgb9jqiSSZSBicbD16JOCKSFkGa2aG9hxm9wgNFRG5knHEiGY4jg209Zsi",
-	"pmicAD+Rjo9oIQoroIfmjOlZ9VqfgpZd6wfcwyExryTty+9fkZfPj77BuVwL8Zry1SXuknzYOWVUMQKr",
-	"TdqpZoQiz0JGaBRlTMqA6N/0SoqMhBmLGFcxTTp2Y2c0TvKMkWkezZkiM5GRu0zwuX5EakKTKcgHD9nq",
-	"ge02Tzo9cslUtnKiheHf3SH8HbGErjQDRt4LS1S6vi6orlgoeCSJEuSOxopM2Uxk+iCobBXzea/KpmMe",
-	"L7UG9NTx6JgrNmeZXrJPQestp7laiCz+O4secnfOhV5HczL0JrRFRgomWtkQtaDuZN/SJI7IgmXMu/I5",
-	"fI5+MKRm8Ydc3rGMRUTwZEXuFozjDtKMkVDwWTzPMxYdw8ZQuJeENMtiJsnk559/7g5LLxyQ7xjNWKYF",
-	"eLL8X+MWjD5uTWobWH/OrxGHC5okjM9ZQCYb3lusdV3KwrqaxdbX8VPNYYMtjKJYD0iTi0yzIxVrRj+j",
-	"iWRBKy399LGFn74+0e/1DqVpJm5pIsnHcQv/YNG4NSBa4vwXvo6MtWmwZFzpC+NWr9cbtz4do6JyF0tG",
-	"7vQ26lVOM7FMFaHyhkX6XPVaKImsHPvFTqbQ1MX0byxUmqMM0zRZaWUtgS+sfkTGlnpqVoDCb7FiS+lZ",
-	"PfdummV0pf+WZX1i7e47mvGYz/d85919plJbjbIeU7wvWP/a0iQblg628YSFsYzxIO9BIVHpMWtWDS8u",
-	"Lt/8NGoFrcvRv49eXXuMKz1PathGSWt82j/02jTlD3cj+r7mu4zRm1TE3EMHmkPGysx1bT7s15wm+r5P",
-	"QWsWs8S33582jni/I1aZVV1YvRqdEXcDEbego6wSQaOAOCtOK0F3pB1zqbQFIWYE5n+AXwR2U2mJn/df",
-	"vgg2fL6HJd3SJGfIcFOaS6NuaHUdxLlbreqTJ0JphUYrqSTmCtUfM/vanA6PfFO6QTuyTB6H334uJa3t",
-	"3yt0PTQxD+OZaDj+bg88K4eSnII8RiuxuBt9BcbpIZVIUy2KMrSNWRQQireALE/YDFjkEiwyyy12Ms59",
-	"zGfJpKRz5v2eDFahZNtXOdTODgEPG1VU5bLMJWgYslQxzb9AqWCR3wlTPvvFbrg3eiddfOU775abE3WR",
-	"0JB5GYViH9T6lqLNnuUJC4iKwxvzz4hx0BfNTC1HNVctc7buIq1s6J1cW/xbmsV0mrB91jzNUAz8ZJ71",
-	"ShutGPlPdqoXgFjnS6FoRSLMtdT2zHNtR3Ct7DDlz2hY+1k8/96yjLowmVE8hXXV0EOrwHZ2X6vywJ5F",
-	"cu+gSfJm1hr8ssfb3gWepWUJ0yuI5iSBcZAv6zX90J2Lrp5CV97EaVekKCy6IEe0wgWi4pO17T1fj4/s",
-	"qXcUG+dungqRMMpR0wkzpvzXlPGB2sNrxgic4RC00O3UCtxjgd32wMwgaEU5Gr8tzTot7baCVpjBf/Is",
-	"0Tfz1XZOAAsTWHdpeflL97lv8lHiSba6zPklS0Xm4ftMCz3awNpH6ATIk5InL6VSMjS+Z3GiWCaJmAVg",
-	"kIOOC65tMSOxqrBxv6aATpu1Kdf3E0b2zO8HcUeW4BCcVQWPdfdJoq0fkrE0oSsWlY65MwSDipt4P+Y/",
-	"s0TmcfjHGQtVfGuUCHCSkzuRJxFZ0FsGvpZAcyRcVZFFLPtyC8aFujTf7J8ezoealdHr54IQZuFCyrXJ",
-	"yT6wLNQGTNsJAtmx2736cjPebH6oLOdg0/pO7QaDoRoBMGRk9y2oEP+mo3Mffff+VFUNK21aVY+gy5hk",
-	"6okkxUtKRF98Gd7nU8XxCrrvS6q23vgTIy0H1j3Unec001qc0QS6c6pYoLW7JOneURUuIjEPiBKiq49p",
-	"N8s5N16adZWsNMB+3z001Ix6xxNJJFNK24GkjSv8E8swzOCoV+qTR0uawBP7uHvYu2ybqHRHMvTR2Sia",
-	"M5S0exIZOvW8RwYvXRim7zQO9y/PFiiazSuCsenTcFT3gPeTnGq+JnJoqITH1/LzQli7gMRqQG7YajDO",
-	"+/1noaZF+JemLbdl5mIc4SVwpnHBV0uRSy+FhUWAdu1alNFYk6ZfK2A8YtEQVmYmsiWFdaSKdVVcSOeK",
-	"vZRl+InNltT+wiYTyyKutPZibabew4rRb/SrULAXWkXca5aZsy/ru0sVoeRydPX27Bpsam0PZiwibTqF",
-	"wEPOVZxA8CKKjTN/s1AwxLLPvhTW2U6fdIW3lzxZu5z8qtDx+a+qdl3xHXYXA3NGCprdeMSMab+vzzNU",
-	"NX/WxfDtFXqzrt6+1v+4un5zgX9fDy+vi3+9//7yzev3529ORl6XV5VSawGv+hvAM+09r/Hsym1XjeOn",
-	"abJCl3Zc0/zIAlwKsSS4vt433/gi96XwOvCeIkh8w1Zk7lQ5iYFt8JVrNYgLIiEqQdhsxkJV8/n4fTlL",
-	"fezWoxvXby7gs46JYdPk1fD81ehMv9Pu0snl8PS8FbTwSito/Xh6dvaZrsegdUdjtT3cMjPhIfzSAaEE",
-	"ZmPOLiq6uAXG2RPgmddbrhn0+u4XT3J2554GhovZB7iNJBRLJsmUhjegNDsPk3X7YaDnRT8ooj5995nG",
-	"ZFtztOMJ2Hi2fDQ85BVLI470Qrx9e3pSirkSKmU855K0b1H7IN8ERAoSR5JIkSkyXZkMEc2rOgG5y2Kl",
-	"GNdflwiMw0iGGUGLVbpg+lUshnAtXIklJFJ0egSttJSqRUB+zfW/NVlORbQiymSjxBIYKzJJyKHAaDJL",
-	"7JswDA3DPe/3tfpnEyrQd9Ke6AF6Jd6GGUmO7+Z5HK2dtZIHoEJtbnnPYukzSivuxv0E2lW+XNJs5bWK",
-	"2Af1Ks+kVzQ3MXG5mT7OzUGufsC04p7fNO+SI19rB0tNBFFFoMVcvXjuN1wLtaR+bBURPGTOf109VOQu",
-	"ThIIKGI2AaFzGvPOMcYH9aGD3B6qFFumisxiHsuFPssiCzTD1XekST6POeFM03pGeWAfxmF6ZEiufjy9",
-	"uBid4ASAssyEkUEwpRIWHcMVkSsSa3sYQp05j1gGjwMlL+mKTBnJubyJNU+pkN091TDerEiB67/BdWTz",
-	"nHbcIDPhBjdUWX2pK0uMu7174hZ7FmdSOR0ZuCP+ZHaq0yND1KXsXrjtIW2K+wDRDZCcxpFjHMjlVYfA",
-	"ND46x3ySzu5rvpuKpY9NoV1JxdJXGYtiVfbvlRdSsfS1OWnNTjuPUEuS17LJJazX9IkEmaM/RnPeZZwk",
-	"MUpzqW2N5ZJFGI7CfBh7JFyCjFk9vbzaJmaRuwUW+o5KyE2ItU1jsmeOcTQtTzWLnUESACQwaGF5Mjob",
-	"/hXuyNCiITFPc6VPa6dH+p6dFfgf/R7cQlr+jMrGNVFq3edoE9SM17EUgTDkX3Aqd15Km1QQvtuCjTz0",
-	"ai1mcjE6Pzk9/4vWON+en+O/QDs90Vrp21evRldXraD1/fD07O2l1VQvRideNWhNNKzLm73tu3tbcfe1",
-	"q/4cxs42A8dPBtZB3hAtWTJaM81LfLwpbtDAEzZ61+1Am2fpQlBrEy0iNevsBq+ZKAm+ltgI0jHRHGNl",
-	"WIEMaUKzPWKg1eXzRkIfeAFd0Mq3kj8wmmhDpL5665FTcbM9PmKe8g2E5Jtqhpzpbfjfv9Du3/vdl+/M",
-	"f993333sBy+effoX3+k51WzX47yymUKfAvPv/Q6lfea7lXfVw4xR9VC8CCTLBndSk4IEGUx+l4zL1tor",
-	"GLDVz1MnjJTxVrGWraAVUh6yJNkltm6/OtgQKXAS0HxriZkVO+SlOf1yv1ED4+5u0CD9bbViqpzmgkpJ",
-	"qCSTEG6YOINdPwRpv8fEuNsEL7L49YXtIXDzAd7PljJn0SuXtugLLBRJjeRvOWQr62cCW/QiiRI3jPeI",
-	"5pbwT20KQMg+ltbfYn1FtTOZaIs5GmJqK9szWHyPI2ce2XyGf4ppgwc4jTMm9xlvYQzJdQ+PUDYqVhM5",
-	"Wc6crghBvlDrppwwmiUxK6eYastNSLvmXJBE8DnLIJ+j7D4rmy61koD1Ndbv8gtCjFQPiGQ80pOjkgxN",
-	"Ei5E4lyWKbr34U3Gw68EOaBpfEDnjKuD26fbSRbnUaxTUC9VgJUt00B5f4J1yirvfWWnfafi30WecZq8",
-	"ErktGKs6CVbXLuDiZ5c+U2htlOnKFm59xkuUUDTx3bu2oPq+oJi7G3/DAmhj76eY3fkSYTDHEZbIP9V9",
-	"XSLzmLPCoNgnMnPLuNowETC130zBvbcXt4AHr9ivOeMYq9vhO2L/udLc+j5T0M/tOYN9XR3oztnTPrm/",
-	"SeNKGzGk3ApakeCQIiPuuNcMLJwB+9rDccWaqW5nbW3XyWRt0yqUFtSOwIZTdJEJ/Ys3pBouaMyv49QT",
-	"1VCSRPGcSeUk/wz9Cmhz/A1f3vuymuV+wcg6m/CFI3O+41suc25fIksUvy6IyvWLM5FE7F6+klqNac5L",
-	"QTw3/qZdzadJHJpS0rpaMxdZrBbLMr2z6PDo6OlLL4Wn5Xd5cn7oHXl22J2uFIa0Yk6kojyiWUSmVLIX",
-	"z7cL1GJO5eE2fJ/djkbWvyt1GCn6BXj8/iM+KOt/QB5/P6Z9Tw7sN9xLWVkFRWygp59YFs9MYdY+fBBz",
-	"8jQfxGRB6s5+Wy7o4dGLwW//+J+Olw1iAWJDbm4m1Xc0umrkNKfnPw3PTk8GJmESHPjmZpyFybObMqKy",
-	"XKoduZDe7vmoIS3y2p8KCWWZUxOeXFAsKTP8n0VkxdSOQxdx5XrYYmXKUmWeuKI18/24+O+XsVxSFS4C",
-	"Ms20cv4+iflNQOY0DcY8Y5AHGWCt4ftS5Qf+gAf0/a3N51rSRE+XRcGYhwsWYiDNjUHaZvU7x4SL98Ud",
-	"gf4T2df7G7YKxnxKo/cynnOq8oyR9tvz4fmrH95cjk46vTH3pqu5PBd7DmCkVtAqnm0Fdvu97Hp38QSE",
-	"cguUzyLSNlEAXuTK7C+3zPxLsyiTlO8AnsVLE5/ZmGRSi0SGCxblCcuwFFX2yNCEvSGqQk2F6h2NFTou",
-	"jOd/QrBihGZKBkZSZSZN1oQaKURuGI8kaf9ldI2mobTjuVhYQCY8T5IJERmZ9CdkySiXYObqkdedCUv6",
-	"4dJwtHVwB6H3JOeSLEQCiAOUyEQoQk28tW3CFRBBw4BFUfm6sqG7as7C0z78z5u4UN699Q0R87OYe/zQ",
-	"dB+pwW4bUuI21c9s8A5K9ut9dGz9WKBnbqdUcsJtqnE5E/MLM8u1gqY0Yb7q0+81oSINaW51SKShQlug",
-	"hEVLOVfHBOzd15qZsEgzNIWUhxkaU5HzyO8hub/qnMR8D9XZ0oA3g0/lGWfRmX2hxw1Q+joflIkKIUsE",
-	"pmSrZ+4WImEkEXPSxhBoAsU+JohPTVFA5/N16crk6p8TFPtrl8xHHdqk+NrZcVfXo4v3o/Phd2cj85f9",
-	"8eT0yv764+kFiAbzj8vR9eVfW0Hru8vR8MeLN6fn1+9fnY2Gl145Uc6DW7+4XLIo9lZZu2yyAaGJFAR9",
-	"5LCJNmw9ZXp/DVQPa6DlL1+feP90M1i4P2rSGFLbPdK4wy0P+bLev8eAYsTChGYsItOVydaCVBHAairE",
-	"Iv4qDz7q3z91vLntNhK4tV61YP7bMFaKKOJalUFpmrNMLEl9qttN0WqWQtN+7Jlb8PPw9Bp/MtlL98g3",
-	"uIAvOAGrweP2Dalic4FpCHZOKovnWF1mziIk/yqWLWNOE+8oYVGZ98WKA7eVIqYia7I3RK7SXBG4g5hc",
-	"IzC0tNDUu6xPKIR6NJXO41vGDQAFaXOTm0jsBxsQrJ1DOI0JQHmDBlP3amP42u1MvdAOX1Nbc7scPspD",
-	"EvDHAQ2B77xn+K7GtMbap9i3N8+qMQvmCxHmNiLaLbFg85Z4vw4Kly5s3dOmqtv9J+2ExZp9j7pMqd7K",
-	"BSl3sKSd2Pmyr92a1GG3t6hqNfe889ZrJznbBJmgDzzeXswXU4/3OcZbCl9t1dJ2MnAAUPXtt24cT2XK",
-	"HWRNAsKRq2RVgkQCIue9xuTSxqLZ21gkFNEsZoQicg/+bdB6dk7w+cm+yVvOzaWivKkErK42llX/WCWb",
-	"aaQust9enlbSwg3m1U3Mo8Bgjg3G3ANLFHP4+glpP+/3K8BlCICEsBsxN9m/Jhf9mEjGyARXedIJvK+u",
-	"Ix7pIZ4OtHVf4CvhrgrOGt4xpVHXuX7sGyi5Y9OFEDdPJPnPLiJsXjn/UCSYAWRiWTxbNby4wG/TL302",
-	"qCOmiaxAOtOEJhSBeDOJ1bE2pETG4jlHaDeRkTcA0tYwFheqO9PmKIz1HJZA5uHCIrg5pMUCoLPkXYPM",
-	"jsAoZeUaO1LFpULPe8MUlkwtRNTVMzFhc5jLUcPtWpYmcajgppe4OFhPaB2HWKKpqDKeUnirNKtTmpVF",
-	"yDJodlj8yrhqGFgJ0U30QHrkp2ZboFoiluiVQoDTtJHmZJ5q0c+iLtheUN4ALzsyaQ1l8LC/SdG0aRWk",
-	"NNJ+fvhyAERfQkBreBLQEzhNJqR9ZM+Ucexqy3xhYFXsMYuj5vNzS+OEThMGrzKrEVFFp1SyknM6Y1Qb",
-	"4g3vWSiVThDTExEFf7i+viBwdv0OVL+0R6YUbErqu2S33nDSpqJSC0BqUFW83JzKm6YUyU11o+E250JT",
-	"obYFxcGU7Qy+yrpYHHYAuRUhneYJzVYBHmcKKGR6Ggg0dqVEaiGwxq2AjE1NLl51R7xWK4t3LkVk3vLj",
-	"6dnZuPXJaxbeIz0qYjRKjGfya+cwbvBEilyFYsn22xusU03TZGUFnd2pOb1lpD28uDg7HZ10BsRh9ATG",
-	"3RBYt0pA1qF6NCctfWWAODog6bzLXjhTPH4WTSwNH40XWdagrxVsU5q0r1uWRXGoqlBNnLEI/e4QNMoi",
-	"68GmGUPouv0MtF0TPDdtPJ78atHI7laUfZqlm4Dqdsl4d8tfznAvZZJalrBexFveHTv/bQmlOG+/JYlv",
-	"23cNtmre9rXN09nkVBkaF8p7RMcbnunfzs7e/Ay+FHN8WkHrZHR+2uBAKe3VOp93fHoTcRt4Ra27B4Wn",
-	"X6+4uSI484uBPdjcdOWXN0qIGzeelc0cAleN6AUBoZwMT16fnj+RTneVK6nYkrQp1AOJ3MCrlbQLf8B6",
-	"KW4rVt7l6D/ejq6u7Ubg4v8V3ND/8fb0clTeqvM3799cnJ6fvjlvBa3r09ejN2+vcd+qUIfFVm6uPP4i",
-	"h73ugsW0w5b50h30hes4vGHq3tRU4ZSgat5RQDFuG7pvShwo5GBDgZ8t87a5D7i5TNq69jWStnF7m/u+",
-	"e2HeZjy8QqR4EofgKlQ6BxhKMGQIoC9P/DX2X2CffZx2UyzQBZsvhPB5Xrlep8RvD2cMM248iAU5AtI7",
-	"fLuSDHUi0j5OUiESP8zUvim2ZralqW385qtQpJ4w6KZw9qmSNixf3HZM+miAFQFyz2pteqUnQN5rSD/a",
-	"DDkLBZIbxrAllL5TWBqmKtxrbo0iJbLcl4FKQjHSuT0OUZb9pdUOSolR9lM2b6A7MLvv4KTbXdIPFlfJ",
-	"tWawXiFjNxtWMSBLl79gbkQaA6JtSmkQ5bAv2pg7kYhIIibVz/jlV7E3z8WxQbzZbWiWcyidNfkSLnO1",
-	"SHuBhJHdeZ89QkUvg6tE+EIZk27X3tstznlXr4icDGBlJKKhe7jBE1zbKQMk+2LfSBvAFQwEd5xUrsVQ",
-	"Co9l8KQPEj7O8EVyodXt2j51tp7I3ZAda8xyHdzx0pPnsmN+C6LLIyuEqjCRskZPqTtzPCpWFVbDZgfp",
-	"5S4oQwaE0XDhnpsJ9DaR6QrKiBxINDDnOELz5VgTNND/kWn5sYvGXOOuvtBTGZmuni2UMYLfTtiHWEJN",
-	"ONL7Ub9Pkthm+62H3Eu87wvtppbjv+Ys1ypHqhaVHaoxtCoTazg5Pvbmdrq8LF6eh1t3r1h5LVKzNVod",
-	"81jF1DiHtt6dFEluO627SYpbX+964pvluJaPmv4/mELjyF6JOVMLSJ/ZJyKfYmnABcW62u3pFxXJu0MU",
-	"n9aQ32vNmZYxdwMG3uDZKT5Z6pazBSR+06Ssw8vQT2WEpyaTzv65W5SpmMMGcvUb4ZvKMYc7l1q6Ldl9",
-	"Fcysdg0Mu/dv+MLG0PC28GhjwHGzipen0b6+RfPIdw22NwLXIMx2I4rgdqhAM4op4fQ2r+CcJSRGiA87",
-	"oOnoNtDmgApImMR6qGWYege5c2TcUHO2QdE0dFtNU6i+sLy85XWrfJ2XGLQUvx/oqYG99y+aySWw2PgY",
-	"Lvj3qzfnGAE8JrnMaZKsCoQEZIP75YoBnIsgjEdYSmwqhyFx07Y2Mfc9cYlibVeEjJ7bzjowfaz2TBpr",
-	"Wlc//j4r42XuhnkfbAXir3yjxTr3fRppz2JOkwIAyjwTS2KynwJikp80RZvsJ9ye+/vu7wlQshlusdkV",
-	"dKVEOkyS+1H2rkmQFtjvj4DWh2mSqGLY3OYqUKJJmVwCRgYaNjDhzmfTulMXfakEBvnTA8QfmOlavxj7",
-	"kCZxGKtjUzdeYPtCF8HJv/7rv04aAQFM5u+eeACM02nSBNqFEfCtotl9GHbWLBSVhrreZvj7u32x7zH2",
-	"vcXXQUkmhD+txRdU2J6AF4c3hvoaxzXGOzSUwAZUstp5YWP5rRF4Zv3NwgRrO13Mv9jIdxvpczNoRQUh",
-	"GnAHyPDitIqe4PDrLITFTgAV9Y5g2sCPJYvIq9OTS+TQON6SrkgoOGehglRZgxY0IJSv9ovCfS7Sxbq6",
-	"hRgen6FoVbEytipaZjyjZzUULZfgNWop05lYYkbqUixtUoCDGilFY/dD5fBoOvqdTyRJMzaLP4BnA0v/",
-	"XpQavZL26ka+p9MwYrNOoJm2YklSIi2tV9LMf0q1nvtWbkEPLOgV1GKIS2lZb3oULWOeK9ax3rUBYsrt",
-	"gfS3GQWkrr0+IPBGcbq3I8p7y9aG1cALppC0IxHKg5K/r7eMOj3ymmkxKFGV0oxA0Rtm3HhGjMmdRFR1",
-	"CuYKJE9LvW2aD0jGowIbGEojLOi9cSWY6PMxcUnV1irYM6e6JAZd4mwFvumzpeJ3iQhvCqG43Q2xsz/E",
-	"Ss3qir7lsZID63tZC8DadTIXzG149QB/s7cU3A0d4j1yYraEm8By8zrXXBWbxPf2FSkJ603UIzgRd5xF",
-	"JOcgpRCa0hhN+hcT2nSkFcAV09m7lBgi4W7oA6Xf7msEJaF1xJ75+5vUhx/EHREzBXV316evfiSQrJmg",
-	"45wXc3Zr7/TWb188r9RVHm1HvqxoGZtZy8gRfT2Nnp+iz9Ef8YD8uNJ5LreKEWh9iTvu9wv7UvQv356N",
-	"rlpBa/Sf16PL8+HZ+6u/Xl2PXreC1pvz99c/nF69vxpd/jS6bEjWh7Ubfo7CvM05xD7QZZp8htLcqB1j",
-	"rxKfOgXNgoWBKsa79s1YQjtjd3dcbfpX+ALvu4GAPdO+Qsq+icGKc9x9/1z6PassDNk31r/YCQcV4m6k",
-	"ntLqFbtf7NYuxwplw57NUEpbtl8ypqdzTFFRXkQB8TZXRXdcZ5LQKMvTUq7e9ai+7eYVC6XSUhs9kdnC",
-	"zN5u+bO7rGsRclmHtEdam+qVJ4jgn7EoKNaEJnd0ZY4T91TO77r+jauyE626UXb53AZ4edzHex/trb52",
-	"O8AuU7R8YlO5UrM9jUkL8AaTGmTFYUNG0j39+Js76vnJGv1DgSkNCsiSpoF148C/kxjRWAz9//aP/2nt",
-	"1w6v1ABvW1lQfdnfygbUANMyU3pltwnHr/OLhUiiahdbGbgm9a5TJAauteDPGI12jkLX+nj6lPV9Rexu",
-	"VZNrRtFCZIrM8zhiEFx/TbObqKqsbD68tpCyEAqlBd+8bf6jXLLG7nGcd46dlUbZPMsL11dtvwBaYUHt",
-	"fiYhSbuhnq2WOwi3msQU1CwKh6utKygp4fWEG2gW4mUo1V51u9Wz1uo0tyhf+0nyigg2TSdMexRbmEiV",
-	"MWKMpaMEySUj1HaA623oALfRXFjTmgolqLRMu9BPQ+Fwoe3uSeeGKrfWDu+koDXXD98Du3o3X3uTxgbm",
-	"rb931B/ez/5PHfvWo4RJTNphQuOlQTzagi69wctvyaTqL7xneLuop/V0GmhOkU5Nco1PJzBJwKaMkvXm",
-	"vSIL7Zf+ux4AQv5y+K6HAAK9PEu2LwgMuDnh2SbC3EPeRPN9ugUW/Sk9J6HImdolU2pfcNASqMrehUX7",
-	"lPU09umrMnWL7YkLuGlTvnB22/P+S5+r83M2snBFHvZ9vsivnAwXF7ma2IZH9j6XPIovOtqSB1Ynjm2+",
-	"1hq1VCgEZ/zOpy1IFuZZrFZ6BZbG85/GBqI11muzYDTCvuIgm1r/2R1enHb1HcWU8YlPQWsK0Ohe8314",
-	"cQqorpC6jvcV4Uj4EhCv+AL36oVSaTWWs2s8tIznD5Gs3/7xP53ARuhA87p4c7XmRJEHH8uRoE8HxWt6",
-	"5A1PVrXIFXaww+SbLV/xCbI9Z8Ivti5HV9ckEiIjMVeCQEl/j1zZAnww4BzTJu2T4V+ATG2fM73Fnd6Y",
-	"jwCPAMLXl9+/Ii+fH33joBAQYUKS9qRcAG6u/tvfpOCTzjGhY76OBgG2sDS6aoEdEXOHgADoiB+xy5+R",
-	"CZ8mekKo3prXLGD7J1iRLmb4mU/Ao0zansLt3/7xP5PApCKPuUlUNBAaBOm/E5hmUxM6FbkaTBPKb/TI",
-	"Yw7JW6YRIZj5oUpWPTJ0hedTEUFXK7gRexOWFHEe4QePuUOxqncxxNNResjXrNBkLY253kRJ3v5bv9/v",
-	"kzaTIU1ZhA2y7joBUeyDcmgBAN+g94G8vf6++20AqH6cjbn+8+kLIvMsE3OqGMH3BKXGPQY+NmUUwI6g",
-	"Xo8S9HcQkSttZo05JZHIpwnTzA3a7LUnT9nzfn8CKyrBZxMxlkJ2GuXk6eG3BLAPJaTXR1RRTK4fc2Wh",
-	"VjCnzRHIE0mgL+MEgi6y6Nc4IBO99j2Ta9eLo0kw5vgbJhpNAjKBde6ZXiEBmeBq90qdUDUjgifXuj8C",
-	"CINJY7YGF7SqoyGT2OOeCxMBH/P2xKMQPXUKkSHoSadHztHahPAOpgmBIj3mdtsNbfXIeY6B1xvGUhNv",
-	"ZR+o3h69z4AqZulQCXgZnbOxPvwZk6ngkg0ItdmIeiVf9vvfPH358vDo+TfP+y9fPkPM0JeHh8+efXPY",
-	"f/bi26Pn33xz9G3/5WTMS9ByDtUKOsNG8VxLuHaYxIC6KxfQ9D9iIbbfY0ubMTLmc4FF5qA5E0svRoP8",
-	"i9Bz0lyjdwIPZ723kuFHTzpw/iDSf8NWyI9wLfOMmWOF2B+EfQhZqhxmC5PGLxUXKYFjjg4CwRk0R59s",
-	"6shxw1ZoSuDyOHk1WLs+0Nu2jKXUXykyg8QC3XSZkuR5/2mAp8cUWAIqypKu4GxGmKSglSOYxZg/7z8L",
-	"SkRnzlnxi4XSMBgrCVZcmG153n8OopGPec5vuOaHDhMF1kMIsqR8ZUlGkueHL3FrJyU8jgkeQD3TMQdv",
-	"npugcbJg05rJhy4w2q6+c4IQGEkcMi7BuohB5M1iLctbw5SGC9Y97PULLaD0G0hnY3K3rlgy6y6EZtfl",
-	"SEG4YFKZaQBzSplINSWlmZhndIl7PjxFwapPFgP1AKsNeg56Y9ACgdEKWgZjuTVo9XtPcRYiZZymcWvQ",
-	"egY/oU0EOk2lLctBxBI2p9aL+ilovnzwsfjjNPqEKcSFR+kXoyMZU8isTfmRshPYOIWKHlS1KoW6/v9u",
-	"fWYuEuubtwOPX79S7le74erBxxIH9X2tTwstbqnmz77beaCDRMzlFx/N9bNau7IMU9/PJlnh4KOt691x",
-	"v0tlwF9wrx1StG+qkiUz7+8ucrt+idNULoTyXXOy7+CjMzM/HXwsjIh70MKVs1c/BVtv/rkwV0pLYdI2",
-	"gDRMH6I1s8LeBFXvFqeGulr4lGY3VhWrowkcg581trjJrowcMMDXWTaRjEnT1F2zKKOZPzHP6ceKCj4Q",
-	"eBYSWPMvx4a1Odc6i6Uaus8L6ktb+8o6YgVpl0rzOwEx5cUBMTgWATHYBwFBFAvQ14Zn0KYdCBgUq4KC",
-	"C5wQH72WiqIK38RH74tguervMcktlVSXp55Ul3dQzQeKD2z5Yb9vQl7KZsjVcKsgwuKG2l7HD35rsMOa",
-	"QATQxH+OI/te6GZ4YIH84P6n2+9/C1hwWmthET70bPtD31uMNnji8OX2J66FeE35ylQRYDlCIZ/PrNLh",
-	"EqaqyVYllA93strCthcuYKCoqcAAU+FOq7CQQAqSGorxfmkVx/dd0CqrG61B66fT0c+jS5hb9agffLT/",
-	"NEzHnPvq8fkLc6en9dWJZjPB9B5y//vP9yPLz6eXS205C26/NgDkSbC2iyqcoBzHQgwbgKgUNqN3X6rY",
-	"wg9rkB/IDRUgqGhT1kjjjmN2VWld0NdnyeuglQrpE0nweihJN0gpZdwqC1oA/4bCrxLosBVekE0LnY+k",
-	"KV6PlQP2Cor7zUufSGKQxDrHJGPQgwtgQvH1KAF65DuhFiCVio4q7k1w5MH8CJXI0EECcwHm4NAkCy5h",
-	"WYMd5Hn/5bqQO2FhHLHKQQUa+05Eqy92Ru3rTwxADZ7W6r5++p15RAFB4HB0/tBiZl8203/50GzJwD2R",
-	"NiDhVY+YtJE/ybjqaM0HIaFIGz00JFYdQt39Tv7JCmnvyrPg6BSCrGjg5RVcVypjdDmyHaV8tkVdNSuF",
-	"fXajSIwGbFW5z6hUMBHQubeeEMU+KPy6roSPqB6ReqFfdsuy7hXjiuDHHmNqEfYLeiLJJKKKDibYnCMG",
-	"zw7eOeK3LBENUXO79rFiy+5uq1F5qe+YDgl+DxEzMokj6yWS7FfjJQrIBL7bXgFwS3cJvsNcqYwFPmXr",
-	"iMLvNilXlEwG4BTs0iS+ZRMgRb1UKEGfHhFpYFhMZgtZ0DRlXP5TMY3PZwIYWYC9AR1V05A5Lk8kVEj7",
-	"6DBjMl9iQxiiz0AXLnRPT8onnrk2U1sU14UQN38Mq7lJIXHVVj+PvvvhzZsfsfWBicNgtuMkqKDxLnOp",
-	"oBR9NeYTCy59HS+ZVHSZWmJ/y+MPRGI+liVzyqPSIw6PekCwhd3/wicX7AP54fXwVffqh+Hh0Qt98MYt",
-	"c7bsKPjGHv6KXvOpiFYWHtYMOOZY82SwsE3B03UJL7kS+SFtLkz0JcDYCkZTvg0IFyZegra+DEy0BNUz",
-	"MHiqwZIOeA/G3N4G+MOlonYLImB1LOf8R/87elyrwuFCSPUzfsm6bNhCCqWQCIZiG6O3tb1pMvoPSwH3",
-	"stXvKSaMl8zoNpqdZSsUvvGcswiyMBFSpkwvpI2XLYi5RDD19b20KnzTZziqbP4Mr+5+X030Q3cuuuZ9",
-	"EPm4pHevTQLMJ6N5fiVFs4zO0KBtFrXzBujKdVOvhoBq8TMQK4coJh5iqlc4uc+RZg3TLIeyd5+ue/36",
-	"VM8BqL+G0+8NVNeR/o2dNvn555+7w9KVSQeccbAXDq8fWjBU+LPBF7MMWrMyE6gCNGdE56/B/HvnVe0e",
-	"0On9aaQ7UIlpomgjkAALUqTk2BUzwC3HFaR8iCea6HJZshehkLJ0p3fdKTAD9APUpP6bi9Hl8PpNSe67",
-	"4ILfMX0Kl0mqlbg8ddoczM3azGrBlgFBsFKoi4U8vZTOmSRtLYOYQ2ayLHZF7pgFuLbZ+3FGtNZK4UmT",
-	"CWFD/yIj8iZOJaHcJv8V/htpoYYzh8AIzSdhslA8BM0eJgWA1MQgdmAfDEzB9vu28fu/toXje1sNbWU3",
-	"G6EcSFoXchORQo8M63CHsDJNkske7nRbDKlfheXj3g7E9aEv9J7K+O+MtJ/+9o//50grLrac9Gm/32ma",
-	"wWf54b1SvkIGBisuzdhtLHLpQMN8U8Hsjb3UjK8ZCADKbIoDvOEMj5GY4XmRgYX+NO7tRwOsxKINlwMP",
-	"yun5xdvr9wbJG9PRDH+Ziay6itiNB9aZag6vuVuZRRveut34whsPPsJ/dw7Xmrs3en9dvnuex1FrD/fv",
-	"tU2zfuIihFYYubwQrPp1jOq43B1lFmMRO6YHuaTtppDkkq5KAGKGZu0INkJ57Ng/KBrYhaYEa2pduM/R",
-	"QkkwR9M+UnUBA07oOs8fwkuAHrZFM9+kmGqMdpqdBba0SRKWkSlLYnZrHOc4hylLBJ9LosSxTaazKXLK",
-	"s+CqgFWza19KsTFhro1f96CeuFem/cLnGCYbXeSwFBZW7IH940gTPr+bA4h/9IR/jicc6ZxyolULpOpj",
-	"o/xC6oNtpat3M+Y5KwWc8IzsxHrXNWATRjrANvVdgz/XFK79d7z7Am7G5PGvRnJrYzWYyzfG9P3zRO/B",
-	"yI8Oj46eviS47iAFyu33ZUmaPJE22EfCBQtvUhFzxJmw+20u7yBrTXJdb0WXyaaNfpMyPrw4vUpZuN8e",
-	"2xcXe1wXut5NNOMVNZUlYXpHJZnmcYLStPfQ22ZKK1qDX95VN7GU2VrejCVTtPXOrXipD6t3sbUSe2Hu",
-	"+YqnqdQq1rMF6IMHl4XersDa4rKiMP+ZzldIFU3EPAcjwH1Y5dSUethuOTXVvtabzg0u89ZUMKxUwDT/",
-	"4xITh0R7kSk5IRaTv9Lq2PD8WNqmxgsqGy02LFdqyoY4Onr24mFttmrD6gZG4Lbq0Uir0LS2aUvnUxsG",
-	"hgRm0CcaY5JQ9FZukY3VweU+2PudgGAHS6yOkrFmhqWA+6of/N+/DLv/9zv9f/3uy/fvPvaDF88+/Utr",
-	"QyJtOX+2IXsU3eTYU9P2cmhXxGetf0kpvf+JNF7hwh05WetVM+mYzAIqycRkaUKUDEeGTHwzB2hhB7aN",
-	"aWUxyxiT2kiKoUbjrizYu3dxxGrA/b6eKjIgC3Fn6gZsuwzXQIVHxVXEZLY9F4Ki9snf/gLGwBiitwVG",
-	"j5zFN4wcLJnK4hAM2lDk3HTx06/R064MAK7QWJkqBUqQkLD6wiCYFrUVSSzVsb+ywtZuPFu3Uv/CVL2b",
-	"zdcM2NSGauBbjk4NEjb7E8pMWaufdejeaw1aLOQMtvoAbJ1So6QZRvF38Nf7xW25R0GjzmRLKrfJ2k2+",
-	"16NH1+s9DkSpTcUW56vdyP8/ZGPbb620A9rmIy13y9jxUJSzVFAYJgwhIOtpm/p3s1l7JyJUnVkVSnq+",
-	"LoJxrH9GH9BDRajLTlQtkHM+i3ksF2UofXkM8PpY3Fmyyz6fgHH/CkEcVDtcOdXSM6cdqdnkVwaNhlNB",
-	"qF+bcVkYh82bUFj2j2ZIvZCA1tpL2bVy3RMqlkmthcIerC+4f9bdu6CV5g2BHZtasF5Y3iMTx1wnFm7H",
-	"9ew3EY8x18cBsuuWVJlsMahbJ6M6roL+eOzhb2sGMASkV2nMy8uE2N9Q6K2tDL1akFwqTYUGlKhjbb4v",
-	"5yxXX4bT3y9ssWPzuOr5g33fmIf1kAGOYZomq815WZZa7ihsa0JDI/K+ZNLVnvMwQFV/bC61ZzTl6bM9",
-	"7z96aC74ClYde+sDHZR4SVtrfCqjXNIQ48KFHC0jIhIBZj8WmC7FrUUv28QeN6c31WoYfApjtYS82bga",
-	"FbftlPxTwSn6/OwfT+bNnq2bPn4Vo+5PYJ25tdhmnz0qNtUAbMkjWGpeFWvJu6pWx24z6nbydXyObrPj",
-	"CV+HgWhSvsvN3r4+ZW7Ne34kzTXXXBLfMtstD7J/SkQKTl7AiMGEIcjaekiCDO6J8bEX/R5oIsxE8pWL",
-	"caozLfLDqmfmFc6lfG4eXuve6bCZbgkPrU6bYTcrsrZ2ExXqUGTQJZCGIUsVizqasAOS84RJUwwKcRLu",
-	"+m+2sYlgYMFhjTJ++IWrgq+hJr2h6LAAKjTIEzY86/ojYe1fGcN2xRSmzWG1ewlUzRQat2mCCeWujrVD",
-	"lLCp3FiR4DpH+EEXJgH2DeIRmeiFm+gXzJmyIUKbqA6ztRlED8x2H8q5Zuvg9T6UNqyEk0EixhFduKBK",
-	"g86iaJyYHbpbCIOJsCrKPxAFrIIpBqseqwJkDiy1BeVzZ6n94RPSoOt+QC5HV29fjwJoxWrO239hj9H/",
-	"+vH07KwDd1wPL6+xQBv++f77yzev35+/ORlV5FRZIllevkuG2n5SYrfKbftEUwn3Y9H1Y9H1P71O6c7N",
-	"E4nl1/LrFlv/4TVMm0bZlGnyBgB0NDVCigWcv7aWp5ffvyLffvPtEQkpFzwOaQIUDKFAqTeAhwwDgp0A",
-	"UFZ5gAAyqlLuuaDY6iVhEdqYRbonDDbmk4/jVvHjuDX4OG5F8ZxJNW4F43LVFPxtx8Y/bPnguPXp08RU",
-	"9o75dFXOtbxhq1JTqvXk4E6P/IRVirEiYjaDNdB0MeYT2HSXqmqKGb8/PRuRbrd4A/lx9NfJMRYJm3t7",
-	"ywi+XS3YmGPNhjnsGQvjFPtLYrlDQvk8p3PmrbwefUhFZnOU9zNlP3R5tK5v7JS66viTsiX6tW1zLZQy",
-	"y64fmdFGZiSmhhotLVFJzk/wRAEpGLrDXGncwf3Sof8srOgAT1EjR/ppeHZ6gmCGrk/XgsqF1jZjThCo",
-	"Go9SiShN1T6e/DEvHX3UczVLgy4fSNrH5O358PzVD28uRyfFMOURprkacy4M0HVppFuRhwsmXQNQZvXq",
-	"KtPjQulpWM6HirWjAnMHCWk+XyiSpwOAGUjoHOVT55icnsNKjLkrisBGyFMaFQzYJi0hMDUylLtYegNq",
-	"yOTuxUruVeXwU4mUmxhNldwfOUiJgxiZpGqMxPGPOY25RNvXEH9BpP9knMOC8G719Z6J+dbkuR9sYqnm",
-	"t9Jl0O1YvqxN5zPoUNgUctk7ke5ydEhMOjFp//Z//psc9vulZucBgd+OXmi7II0TFkFCbZZDKE5zCjCl",
-	"rOUE8XsGYGMZ4xGDRpSTXxx8zTvyy9nop9HZO1t+NSmqrgBCXyt4eaqVwZBKFtjGush8npMf4+96Y47+",
-	"WxftA8pz7NcqXrGSLJmRtmZ00xWhpisCcbGkDmIMUGvqyDyb0ZCN+RoAIVRJSqaZU2hR3setSzZnH9za",
-	"KSFIIvictJf0Q20RO71xC1iib09ncaJYdmEyuoMNytLXjHKdifmFSxJY55RArY8139tiClrE48GuhRSe",
-	"SJKIeeBSXpIVwX1HsqWclM7hP1+kAQIoBx/1f/Sf04xRFBWb8i1fJYxm3xW3fsGMywd0y8NXPHrSHz3p",
-	"j570L5cyuRS36OrRHOWJJAVD2dcn/nCsc/vt58Aey6mWNVc7U1+MHX75AGkxtd8JUWErK75i6pENP7Lh",
-	"Rzb8hQKaNJcFFyZTNhMZI9QBa2BvKMzFZr/mNJGEYsI1oNLSatt1dHx1HiamWdNHf4dEmP2kwaaUGX3f",
-	"H04YYHfPP1miDLh1HxNfHuXEo5z4yokv+v9HF+9H58Pvzkb4h/np5PTK/Pbj6UVA3p7jfy9H15d/1ev0",
-	"3eVo+OPFm9Pz6/evzkbDS4jqaj7+MIIjzQT0EUFyakBPgPKspYhYQjJW4OzAHlsHuuDoOA1pkhw7uQjR",
-	"I3uLQ18DcAIHLGq7uv6dZaJHhu6NKG4hiDTmdQRcjPiQYvqk/bz/suML1JQ92hfF5z4ALlUxWAPXLqb/",
-	"CI722c7KLMdEZ1DeUN7MRKLloCNWT+Sn3GYH4pUqTi1Q720VM+3PE/optfmrNSloivm4Bv5f8Vi4MRpO",
-	"g53qoyPe35mrhEBjYFd5RKDt/sNVzQZefJ9KcVczys/WYq/7UHWtYO337sLxplrbh3W5spbGZUDfbadO",
-	"i/VhvyoYc1elgWle1gRNWUZmWhlD8DXkddhjjJRr3DLoog75dtjky3S8mNQ7apvWlSXw1GKW7cN+3ytR",
-	"YYD7VzZ4Wlj8ztad6WPgvHyP7R32be/waFo+mpaPpuUX7YUBvUIcEBtkEb8enr8dnhXQm5qySu0vOjsH",
-	"2nc0GxskrlQi/X1kbV0OibSkuP6xPIZ6csMkeSCp8ugkfOTkj5z8a3Lm6zcX74dnZ+S3f/y/CLKFSXZa",
-	"zb8tq2wVtn1vJ55b5S7jc0iQ3Ih06G4fmbu/pgJbG2wzYjROP7BQSQh/muWJtmwWSqVBYfWQNBMhk/LP",
-	"iNUOX1lASg/8nwjU776yZLO7Jd0J52+NOA5gtIMoW3WzHLbSb5za8xRjz9yB4ZmpyBQgrSI0ITbaNOiE",
-	"WEmdMInuXbg25imV0hx3TPuTRMwCcreIwwWZxZAla5PpozhjcEik6Wwl8iQiC3oLhQXaQP2LPkGUTPQ4",
-	"Jwb8ZoKou5M0Y5Ipk1U7KeT3xGeYnmSry5xf6ul+pS7UZoTfJyHEDq73q7nWSF99dKHVXGhpAg10Kh5g",
-	"pwKZ0kbbfI4CwRcwTJqQzSG5gx7SjoCR1Hc/yXX8pfWDvB0/vs5+H5LVNzos4Ooj0a3hsRu5AMwLOzUp",
-	"FfO5dNURMsDukAlULxP2gS7ThDk4TeR+95AV+1pDuL/Xq5SVYwtN9Hlg5rWXUnJhnnkQesXBmlQTjL2Z",
-	"pX0kWq8y88RRH2lnjEar7pJGrMoaZSco9z0u6OmYsGWqVlDVZ0jHgrv/4Wg5BzDJPTjuW3jgAdnuW7mh",
-	"kgWmbyMIj4zYQ9M/iDttvN9lMSIYlyzYGdrvuGwDQsk8jyMWOPxay48ruoBe6FuaxXSamFJYl/QnwYbV",
-	"x+V3J/PmnrUjUx3mlsGY4TB3yRhY7liJzgVJ6Tzm8wHgV7piW0oWlEezPOk0NSyUjEksOy5NCavTxB0n",
-	"OY/X+xcSmkDXZS4UmeBokwA8ArVehvijcQ11/J1pr0or8SBndZOwKa1B70+IXK+qn1ABsP8Sdqw8+Fj8",
-	"sRtqvbv9Ebj+zwBcXzAbcJea0+x+1coGzQAgHJtewNtKYAPhIk6ijPEvj2fv5rC3GRf42ev1WlPSQnpY",
-	"nG7bAyeknEwZYRHwTegX5EC+QbG6eHtN2tSiphvzgSRspraBgCNnLtadNvaVRZcra2oQC2jFu/SGrahK",
-	"D8Nzd6C3R5j+TTD9noUKjGfb1u+zD3qf4gK73xqxTbD9X0XbuSrJh53B+z1UQCZxM3C/PoFjvgG43zIm",
-	"D2x/YeTrB8a8PTHKuF2uHrhRf+m/690tGO9Bm6xJJ0CLqqRBAgKAwSYY8/ar0VmncKYilzSpirF0UAEW",
-	"vwIkNXKB0j6Mebv0MHwfnOFjreCFqzBhx/ozlkIq8i2JGEs7RRcCu9/ord2tAQFZZ4J4fcy3kVlghtWq",
-	"tLxhUVMzgy+lAHzVfgZuktat/UdrarAXK/2qbQ32nsmfobHBn7RRQbHQbUBhK5svy4jg1kxZVbvp7CIE",
-	"9utP0GggHIQZixhXMWLxNdkKl+xW3LBXxb1f11bA4aJHTaOmaehVqdmQT+D8mm05BgGixA0zDXFmuWQR",
-	"lJSAiDBMmtCZYlk14+LLqOxa43WwZRWtoazxmirPbWp0rIy8hjfGytaqlL+3bORIupIYOfWq1BXqfQA5",
-	"UBqvKY3I3fFEkiVTNKKKPhL9eoNp3zqRNlY7aQoAirdR8xgpDdWkzu+hUHtTBq7tPEl7srqR77Gr7fNv",
-	"S2hQA0CHyiiPxJJMAcSqwBOU+bIz5iJlJseczrUSObw4JW3MvtJ/H9w+7UCsAM528b2BKegBP9+Ys0Sy",
-	"4yoWqdY+wcuoh736Ydg9PHphjWvTT9fkaEFrrTGv2MQLY94WOzUgsZQ59DHVGrUVilrFdUr4mNt07Puw",
-	"rDEH34Meos5tQIoZf4ebUY8Mx3ziO5+nUuYsmph8DQMyCklWMVzRa1BQ25jDbL0J/fCmTWKyjvmWZ5Lk",
-	"XMUJZny5J7UWH2dMBuQpUYJ8+82LPmlTsmI06xyj20LkKiDfHPZJ+1mfRHQlOz1yXuaO0MkCACH11I/x",
-	"Y8x2KEEygb1zGwDlVAKz8+PJ6fnsiycHmZVdyfSKaHb/6vTkUpL2Yf9Zr997+vRZr39w+DzQR+DpIJp+",
-	"OxgcPDvsQPJKFGVMSlamey0nQsE5C7GEMnBm17PD8vpQvrLP98h/dr8X2R3NIhbpf9kGy0D2U7aI8bBB",
-	"z7Q8g+KQXOqZppn4sGpaKJok4o5FQzvJ5vZEz79d708UfI7m9OVsBjwB+0isoDDTDVdDFqG5AzDdBaMR",
-	"w+DJKxouWPdVgaVQfTEXXWDWg1J3founamzY3kb4u0+PErMkMWEvwQ6BA76uLxaSo65JOTZczceFE3Kv",
-	"5JwFo4la/H1TUPgHuOVrqmRmhObS4RC6nkiSp72HDg+xMM9itWoNfnlXDRbdMs6kHFgFtzzFYh9weVvv",
-	"YK1N5/jGaKX+WNtdHjjfls7ym3vFHxMZZjRltgRPX3M97rmo9J33quOvzXR3a+mQJjS+D2K4+eDeP/eR",
-	"v8jEkqkFy6Xb4bZeNq1FCIkoOgj2rnUExoCzor4LGwcG1g1bWZ+plYA+WtsYjYT8lo3H/VLf8fucdhha",
-	"az6g9D7oUQ9aR/19PFgbWIP+irjgDdoUmlJZBJ2glhkO8zKeZ645rqtM8XGP6nAfW1NGM5bpkbWCQtP4",
-	"Rwbz0DoIWgw+bfYayhTQCZ2IkCbWumibfgXwp8lA5oLMEjpHXKc8S1qD1kKpdHBw8PTwm15fq4SDb/vf",
-	"9lvriuSQr0yLgr8Wr80GoIsYXQ/zw0UGwb0wiSEtNYPEa63LA04vTqpnMlN6oVhOCi3w+uwK1T4or5g8",
-	"7cOUjmBKkw665c3X2YWH9nArm4ph1EKyEFJJ0p50u+aXLvwy6YDElYy8vTwzKqhiSeImeweZI0CskDWL",
-	"lFQs1kegd/ZpcHDwUb/xUytouVwaTWkLZ4XCjrQGLdgT/TMubLBmjEhVrBvEOeAnVOTK1iLEPbB3WAeO",
-	"Ec6lOpreTc3dGdcWwi/wt1YL4WdNc+8cJdY32Eo/kzBs6B38PFiib1RvQ8DrFHLl8mDQ0IyzojNs6XlX",
-	"4b/+BlB2bRGC3lMoENcip/yCNMnnsfd5qD/UpmmWc+xXEWemqWBgW13C7BIxl8fkjk0XQtyU310qO/S9",
-	"nrHMvt6BdZQft0UyvsWpdZ0xnYUqg2ODmfWH/0OTISwtjHxHY0W0vlAstDkOpZfFPM1V0yIjRnwArRS6",
-	"EI1jUYGFMzP9mHJeep+FD/F8Wj1DSup1sk3spE3uw5wpqKEQd8Xk14pPyqRS0ngbTFseSbJgSQT+F1M/",
-	"N11V033sSIIzM0NYwVmpAuyJdLV2pfFdbV3DMjZ6gwaYak99JkBbj3mKfwSE6gM2z+iyA2dO2iyKSJbS",
-	"rv1+Z3A86MFBmRDZjV6JDLOvRco4YB4VTmD4KVY2FmyMjJBmWcwkMvVusZVoONJQDcjTHjkDdPcBedHv",
-	"O65IKFnGPFcI61C2UQ/75C4TfF76sXa3FHkWsoC8AAh5MhWRnkP7+eHLgDx/+qxT3oM5xB29668/vvQr",
-	"fLnTPd0blkzR1qd3n/6/AAAA//8=",
+	"7L3bchs5lij6KwieiTA5k6RoWXaVqdgPLIvVpSlZ1khy1fQpeptgJkiilQSyEkjJbI8j+nU/n/MJO+bD",
+	"+kt2YC0gb0TyItuqy1Y/dFnMTFwWFtb98rEVymUiBRNatQYfWwlN6ZJplsJfrxZUCBabf0ZMhSlPNJei",
+	"NWhdLxiJpEwJJaFcLqmISEiXjOhFKrP5IiApC2UasYjccb0gXJP2JGVKT0gmYqYUmYQxn3R6raDFzXgL",
+	"RiOWtoKWoEvWGrT+mt1o2nXTBy0VLtiSmnUwkS1bg19aZrRW0Apj3noXtPQqMZ8pnXIxb336FLRGYs4F",
+	"u4bf66sfCsLgMTHfETkjesFISDWN5TxjpJ1mMVMBWWidBOROpjezWN4FJEllyJQqlp1QvSgWDYsIWin7",
+	"NeMpi1oDnWasvPYl/XDGxFwvWoMXR95Ff2BhZhZ5Gpn3PXOw0hubpvqXlM1ag9b/c1Ac7wE+VQflWcys",
+	"pxFbJlIzEa5+ZKt1cL2mN0wBiJSmqSbcva/hdLnAZ0wpLgVp//N//W9y+Pw5CRc0paFBpeZzLk3dNXM3",
+	"QOvw+XMfuM6o0qNbJjSCq7rqS6ayJSN0pllK9IIrwsyrpM21IhPFfp0EsO4JjyYOBWKqtEVd8x/Gb1nU",
+	"6ZFTTZaZ0sQsmlBhBzIf3LAVWdIVSRmNSJuKlQNDQGRaBosyU1D3VzfmS65ZZL7vHBPzndQLlhKRLacs",
+	"DQgXYZxFXMztGL/C5wJfsoM8sTsKyJxpez5mgUf9fiO8DcS6ALLu6UkTtJ8d+oB9LiPWiJYCH94XIy0i",
+	"XuHGGmdR+fPPnShLWHrLlUyb5yq/8pnT/WwpSONkd8ULnzXVJ/O1SqRQDOj39zKd8ihiwvwRSmHurPkn",
+	"TZKYh9TclIMkldOYLf/tb0rCa7tNd4Ff4Zz1izfLFItIe5KlYrAylHxgJxnM3IImnYAYdDYoHi6omLNo",
+	"AChsds+UfqLID1JpwpV5jUiRk2nF0luWPlFwwyiZpvJOsZQkdM7Kl0SmfM4FUeamGvYj4dqmK5LKTDOg",
+	"5VOm7EVjUefYXdgbtnqiSCpjBjfbzB5JeCITlgLM7NSey5x/QkNNZKYVjxgxBCcnA20zUsQ05THQE5XT",
+	"EcNEAQJmasGYWVWv9SloOVg/4BkOiR2StC+/f0VeHj3/BtdyLeVrKlaXeErqYdeUUs0IQJu0E0MIZZaG",
+	"jNAoSplSATG/GUjKlIQpi5jQnMYdd7AzyuMsZWSaRXOmyUym5C6VYm4+UQbRVAL8wYO2ZmJ3zJNOj1wy",
+	"na5y1sLw7+4Q/o5YTFeGACPtBRCVnq8zqisWShEpoiW5o1yTKZvJ1FwEna64mPeqZJoLvjQS0NOcRnOh",
+	"2ZylBmSfgtZbQTO9kCn/O4se8nTOpYGjvRnmENoyJQURrRyIXtD8Zt/SmEdkwVLmhXwG2zEfhtQCfyjU",
+	"HUtZRKSIV+RuwQSeIE0ZCaWY8XmWsugYDobCuySkacqZIpOff/65OywNOCDfMZqy1DDwePk/xi2Yfdya",
+	"1A6w/p1fIg4XNI6ZmLOATDaMW8C6zmUBrhbY5jlu1V42OMIo4mZCGl+khhxpbgj9jMaKBa2k9NPHFm59",
+	"faHfmxNKklTe0liRj+MW/sGicWtADMf5LxyOjI1qsGRCmwfjVq/XG7c+HaOgcscVI3fmGA2Uk1QuE02o",
+	"umGRuVe9FnIix8d+cYspJHU5/RsLtaEowySJV0ZYi2GH1U2kbGmW5hgo/MY1WyoP9PKxaZrSlflbleWJ",
+	"tbfvaCq4mO855t19llKDRlmOKcYL1ndbWmQD6OAYT1jIFceLvAeGRKXPnFo1vLi4fPPTqBW0Lkf/Pnp1",
+	"7VGuzDqpJRslqfFp/9Cr05Q3ns/o2813KaM3ieTCgweGQnJt17q2HvZrRmPz3qegNeMs9p33p40z3u+K",
+	"VVZVZ1avRmckf4HIW5BRVrGkUUByLc4IQXekzYXSRoOQMwLrP8Adgd5UAvFR/+WLYMP2PSTplsYZQ4Kb",
+	"0ExZccOI68DOc2hVvzyR2gg0RkglXGgUf+zqa2s6fO5b0g3qkWX0OPz2czFp7fxeoemhiXhYy0TD9c/P",
+	"wAM55OQU+DFqicXbaCuwRg+lZZIYVpSibsyigFB8BXh5zGZAIpegkTlqsZNy7iM+S6YUnTPvflKAQkm3",
+	"r1KonQ0CHjKqqc5UmUrQMGSJZoZ+gVDBIr8Rpnz3i9PIR/QuutjlO++R2xt1EdOQeQmFZh/0+pGizp5m",
+	"MQuI5uGN/WfEBMiLdqWOotqnjjg7c5ERNsxJrgH/lqacTmO2D8yTFNnAT/ZbL7cxgpH/ZicGAMQZXwpB",
+	"K5JhZri2Z51rJ4KwctOUt9EA+xmff+9IRp2ZzCjewrpo6MFVIDu7w6o8sQdI+Rg0jt/MWoNf9hjtXeAB",
+	"LYuZgSCqkwTmQbpsYPqhO5dds4SuuuFJVybILLrAR4zABazik9PtPbvHT/aUO4qDy1+eShkzKlDSCVOm",
+	"/c+0tYG6y2vnCHLFIWih2akV5J8F7tgDu4KgFWWo/LYM6XS42wpaYQr/ydLYvCxW2ykBACZw5tIy+Evv",
+	"5XvyYeJJurrMxCVLZOqh+8wwPdpA2kdoBMjikiUvoUoxVL5nPNYsVUTOAlDIQcYF07acEa4rZNwvKaDR",
+	"Zm3J9fOEmT3r+0HekSUYBGdVxuPMfYoY7YekLInpikWla54rgkHFTLwf8Z85JPMY/HnKQs1vrRABRnJy",
+	"J7M4Igt6y8DWEhiKhFCVacTSLwcwIfWl3bN/ebgeaiFj4Jc7ISzgQiqMysk+sDQ0Ckw7ZwSq44579eVW",
+	"vFn90GkmQKf13doNCkPVA2DRyJ1bUEH+TVfnPvLu/bGq6lbaBFUPo0uZYvqJIsUgJaQvdobv+URxfILm",
+	"+5KobQ7+xHLLgTMPdecZTY0UZyWB7pxqFhjpLo67d1SHi0jOA6Kl7Jpr2k0zIayVZl0kK02w376HFptR",
+	"7niiiGJaGz2QtBHCP7EU3Qw59ipz82hJEnjiPs8/9oJtE5buiIY+PBtFc4acdk8kQ6Oe98rgowtL9HOJ",
+	"I/+X5wg0TecVxti0NZw1/8C7pVw0X2M5NNTSY2v5eSGdXkC4HpAbthqMs37/WWhwEf5lcCs/MvuQR/gI",
+	"jGlCitVSZsqLYWHhoF17FqWUG9T0SwVMRCwaAmRmMl1SgCPVrKt5wZ0r+lKa4habNan9mU0ql4VfaW1g",
+	"o6beQ4sxI/pFKDgLIyLutco01y/rp0s1oeRydPX27Bp0aqMPpiwibToFx0MmNI/BeRFxa8zfzBQssuxz",
+	"LoV2ttOWrvD1kiVrl5tfZTo++1VVryv24U4xsHekwNmNV8yq9vvaPENds2ddDN9eoTXr6u1r84+r6zcX",
+	"+Pf18PK6+Nf77y/fvH5//uZk5DV5VTG15vCqjwCWae995bOr/LhqFD9J4hWatHlN8iMLMClwRRC+3pFv",
+	"fJ77knsdaE/hJL5hKzLPRTmFjm2wlRsxSEiiwCtB2GzGQl2z+fhtOUtz7da9G9dvLmBbx8SSafJqeP5q",
+	"dGbGdKd0cjk8PW8FLXzSClo/np6dfabpMWjdUa63u1tm1j2EOx0QSmA19u6ioItHYI09Ad55c+SGQK+f",
+	"fvGlYHf510BwMfoAj5GEcskUmdLwBoTm3MLkzH7o6HnRDwqvTz/fplXZ1gzteAM23i0fDg9FRdPgkQHE",
+	"27enJyWfK6FK8blQpH2L0gf5JiBKEh4pomSqyXRlI0QMreoE5C7lWjNhdhdL9MMohhFBi1WyYGYoxsFd",
+	"C0+4gkCKTo+glpZQvQjIr5n5t0HLqYxWRNtoFK6AsCKRhBgK9Caz2I2EbmiY7qjfN+KfC6hA20l7Yibo",
+	"lWgbRiTldDfLeLR210oWgAq25eA948qnlFbMjfsxtKtsuaTpyqsVsQ/6VZYqL2tuIuJqM36c24tc3cC0",
+	"Yp7ftO6SId9IB0uDBFGFoXGhXxz5FddCLKlfW02kCFluv65eKnLH4xgcihhNQOicctE5Rv+guXQQ20O1",
+	"ZstEkxkXXC3MXZZpYAiueSOJszkXRDCD6ykVgfsYp+mRIbn68fTiYnSCCwDMsgtGAsG0jll0DE9kpgk3",
+	"+jC4OjMRsRQ+B0xe0hWZMpIJdcMNTamg3T3FMNEsSIHpv8F05OKcdjwgu+AGM1RZfKkLS0zkZ/ckB/aM",
+	"p0rnMjJQR/zJnlSnR4YoS7mzyI+HtCmeA3g3gHNaQ441IJehDo5p/HSO8SSd3WG+m4hlrk0hXSnNklcp",
+	"i7gu2/fKgNQseW1vWrPRzsPU4vi1ajIJG5g+UcBzzGYM5V3yOObIzZXRNZZLFqE7CuNh3JXIA2Qs9Ax4",
+	"jU7MovwVAPQdVRCbwI1OY6NnjnE2w08NiZ1BEAAEMBhmeTI6G/4V3khRoyFcJJk2t7XTI33PyUr8jxkH",
+	"j5CWt1E5uCZMrdscXYCatTqWPBAW/QtKld+X0iEViJ8fwUYaerXmM7kYnZ+cnv/FSJxvz8/xXyCdnhip",
+	"9O2rV6Orq1bQ+n54evb20kmqF6MTrxi0xhrW+c3e+t29tbj76lV/DGVnm4LjRwNnIG/wliwZranmJTre",
+	"5DdooAkbretuos2rzF1QawstPDXr5AafWS8JDkucB+mYGIqxsqRAhTSm6R4+0Cr4vJ7QBwZg7rTyQfIH",
+	"RmOjiNSht+45lTfb/SP2K99EiL6JIcipOYb/+Qvt/r3fffnO/vd9993HfvDi2ad/8d2eU0N2PcYrFyn0",
+	"KbD/3u9Sum++W3mhHqaM6oeiRcBZNpiTmgQkiGDym2TyaK29nAFb7Tx1xEiYaBWwbAWtkIqQxfEuvnW3",
+	"62CDpyDngHavJWJWnJAX58zgfqUG5t1doUH826rFVCnNBVWKUEUmIbwwyRV28xGE/R4Ta26ToojiNw+2",
+	"u8DtBrzbVipj0as8bNHnWCiCGsnfMohWNt8ELulFES1vmOgRQy3hn0YVAJc9V87e4mxFtTsZG405GmJo",
+	"K9vTWXyPK2c/2XyHf+K0wQKc8JSpfeZbWEVy3cIjtfOK1VhOmrFcVgQnX2hkU0EYTWPOyiGmRnOTysFc",
+	"SBJLMWcpxHOUzWdl1aWWErAOYzOWnxGip3pAFBORWRxVZGiDcMETl0eZonkfRrIWfi3JAU34AZ0zoQ9u",
+	"n25HWVxHAaegnqoAkC3jQPl8gnXMKp995aR9t+LfZZYKGr+SmUsYqxoJVte5w8VPLn2q0Nos05VL3PqM",
+	"QbTUNPa9uwZQ815QrD2ffwMAjLL3E2d3vkAYjHEEEPmXuq9JZM4FKxSKfTwzt0zoDQsBVfvNFMx7e1EL",
+	"+PCK/Zoxgb66HfbB/ffKUOv7LMF8t+cK9jV1oDlnT/3k/ipNntqILuVW0IqkgBAZeSe8amBhDNhXH+YV",
+	"baZ6nDXYrqPJ2qFVMC2oXYENt+gileYXr0s1XFAurnni8WpoRSI+Z0rnnH+GdgXUOf6Gg/e+rGS5nzOy",
+	"TiZ87shM7DjKZSbcIKqE8euMqJy/OJNxxO5lK6nlmGai5MTL5990qtk05qFNJa2LNXOZcr1YlvGdRYfP",
+	"nz996cXwpDyWJ+aH3pFnh93pSqNLiwuiNBURTSMypYq9ONrOUIs1lafbsD93HI2kf1fssFz0C9D4/Wd8",
+	"UNL/gDT+fkT7nhTYr7iXorIKjNiATz+xlM9sYtY+dBBj8gwdxGBBmt/9tlrQw+cvBv/8x393vGQQExAb",
+	"YnNTpb+j0VUjpTk9/2l4dnoysAGTYMC3L+MqbJzdlBGdZkrvSIXMcc9HDWGR1/5QSEjLnFr35IJiSpml",
+	"/ywiK6Z3nLrwK9fdFiublqqyOE9as/tH4L9fcrWkOlwEZJoa4fx9zMVNQOY0CcYiZRAHGWCu4ftS5gf+",
+	"gBf0/a2L51rS2CyXRcFYhAsWoiMtn4O0LfQ7x0TI98UbgfkTydf7G7YKxmJKo/eKzwXVWcpI++358PzV",
+	"D28uRyed3lh4w9XyOBd3D2CmVtAqvm0F7vi95Hp39gSIcguYzyLStl4AUcTK7M+37PpLqyijlO8CnvGl",
+	"9c9sDDKpeSLDBYuymKWYiqp6ZGjd3uBVoTZD9Y5yjYYLa/mfEMwYoalWgeVUqQ2Tta5GCp4bJiJF2n8Z",
+	"XaNqqNx8uS8sIBORxfGEyJRM+hOyZFQoUHPNzOvGhCX9cGkp2npxB2nOJBOKLGQMFQcoUbHUhFp/a9u6",
+	"K8CDhg6LIvN15Vx31ZiFp334nzdwoXx66wci52dceOzQdB+uwW4bQuI25c9ssA4q9ut9ZGzzWWBW7pZU",
+	"MsJtynE5k/MLu8q1hKYkZr7s0+8NoiIOGWp1SJTFQpeghElLmdDHBPTd14aYsMgQNI2YhxEaU5mJyG8h",
+	"ub/oHHOxh+jscMAbwaezVLDozA3oMQOUducrZaJDiBKBJbnsmbuFjBmJ5Zy00QUaQ7KPdeJTmxTQ+XxZ",
+	"urK4+naC4nwdyHzYYVSKrx0dd3U9ung/Oh9+dzayf7kfT06v3K8/nl4Aa7D/uBxdX/61FbS+uxwNf7x4",
+	"c3p+/f7V2Wh46eUT5Ti49YfLJYu4N8s6jyYbEBorSdBGDofo3NZTZs7XluphDbj85fMT7x9uBoD7vQaN",
+	"IbbdI4w73PKRL+r9e3QoRiyMacoiMl3ZaC0IFYFaTQVbxF/VwUfz+6eON7bdeQK35qsWxH9bjZXCi7iW",
+	"ZVBa5iyVS1Jf6nZVtBql0HQee8YW/Dw8vcafbPTSPeINLmAHJ6A1eMy+IdVsLjEMwa1Jp3yO2WX2LkLw",
+	"r2bpkgsae2cJi8y8L5YcuC0VMZFpk74hM51kmsAbxMYagaJlmKY5ZXNDwdVjsHTOb5mwBShIW9jYROI2",
+	"bItg7ezCaQwAyhokmLpVG93X+cnUE+1wmBrMHTh8mIco4PcDWgTf+cxwrMawxtpW3OjNq2qMgvlCiLkN",
+	"iXYLLNh8JN7dQeLShct72pR1u/+ic2axpt+jLFPKt8qdlDto0jnb+bLDbg3qcMdbZLXad95587XjjG0q",
+	"mWAuPL5erBdDj/e5xlsSX13W0nY0yAtA1Y/fmXE8mSl3EDUJFY7yTFYtSSTBc95rDC5tTJq95TKmWM1i",
+	"RihW7sG/bbWenQN8fnIjedO5hdJUNKWA1cXGsujPdbwZR+os++3laSUs3Na8uuEiCmzNscFYeMoScQG7",
+	"n5D2Ub9fKVyGBZCw7AYXNvrXxqIfE8UYmSCUJ53AO3S94pGZ4unAaPdFfSU8VSlYwxhTGnVz048bgZI7",
+	"Nl1IefNEkf/sYoXNq9w+FElmCzKxlM9WDQMX9dvMoM8G9YppMi0qnRlEk5qAv5lwfWwUKZkyPhdY2k2m",
+	"5A0UaWuYS0jdnRl1FOY6AhCoLFy4Cm55pcWiQGfJugaRHYEVyso5dqRalwot7w1LWDK9kFHXrMS6zWEt",
+	"zxteN7w05qGGl14icDCf0BkOMUVTU20tpTCqstAprcpVyLLV7DD5lQndMLGWshubiczMT+2xQLYEV2iV",
+	"wgKnSSPOqSwxrJ9FXdC9IL0BBntuwxrKxcP+pmTToVUqpZH20eHLASB9qQJaw5dQPUHQeELaz92dsoZd",
+	"o5kvbFkVd8141Hx/bimP6TRmMJSFRkQ1nVLFSsbplFGjiDeMs9A6mWBNT6wo+MP19QWBu+s3oPq5PRKl",
+	"YFNQ3yW79bqTNiWVugKktqqKl5pTddMUIrkpbzTcZlxoStR2RXEwZDuFXTkTS147gNzKkE6zmKarAK8z",
+	"hSpkZhlYaOxKy8SVwBq3AjK2Obn4NL/itVxZfHMpIzvKj6dnZ+PWJ69aeI/wqIjRKLaWya8dw7jBEikz",
+	"Hcol2+9sME81SeKVY3TupOb0lpH28OLi7HR00hmQvEZPYM0NgTOrBGS9VI+hpKVdBlhHBzidF+yFMcVj",
+	"ZzHI0rBpfMjSBnmtIJvKhn3dsjTioa6WahKMRWh3B6dRGjkLNk0Zlq7bT0HbNcBz08Hjza8mjeyuRbmv",
+	"WbKpUN0uEe85+MsR7qVIUkcS1pN4y6fj1r8toBTX7dckcbR9YbBV8nbDNi9nk1FlaE0o77E63vDM/HZ2",
+	"9uZnsKXY69MKWiej89MGA0rprNbpfE6nNyG3La9oZPegsPQbiNsnUjA/G9iDzE1Xfn6jpbzJ53O8WYDj",
+	"qrF6QUCoIMOT16fnT1Quu6qV0mxJ2hTygWRmy6uVpAu/w3opbyta3uXoP96Orq7dQSDw/wpm6P94e3o5",
+	"Kh/V+Zv3by5Oz0/fnLeC1vXp69Gbt9d4btVSh8VRbs48/iKXvW6CxbDDlt3pDvLCNQ9vmL43NlUoJYia",
+	"dxSqGLct3jcFDhR8sCHBz6V5u9gHPFymXF77Gko7v72Lfd89MW9zPbyCpXgCh+ApZDoH6EqwaAhFX574",
+	"c+y/wDn7KO0mX2DubL6Q0md5FQZOsV8fThlG3HgqFmRYkD6vb1fioTmLdJ+TRMrYX2Zq3xBbu9rS0jbu",
+	"+SqUiccNusmdfaqVc8sXrx2TPipghYPcA61NQ3oc5L2G8KPNJWchQXLDHC6F0ncLS9NUmXvNrFGERJb7",
+	"MlBFKHo6t/shyry/BO2gFBjltrL5APMLs/sJTrrdJf3g6irlrRmcVcjqzZZUDMgyj1+wLyKOAdI2hTTI",
+	"stsXdcydUETGEVP6Z9z5FffGueRkEF/ODzTNBKTO2niJPHK1CHuBgJHdaZ+7QkUvg6tY+lwZk27Xvdst",
+	"7nnXQERNBgAZhdXQPdTgCcJ2yqCSfXFupA3FFWwJbh5XnnFIhcc0eNIHDs9THEgtjLhdO6fO1hu5W2XH",
+	"GrFcL+546Ylz2TG+BavLIymErDCZsEZLaX7nRFRAFaDhooMMuAvMUAFhNFzk380kWpvIdAVpRHmRaCDO",
+	"PEL15dggNOD/c9vyYxeJuUZdfa6ncmW6erRQygjunbAPXEFOOOL7836fxNxF+6273Eu07wudpuHjv2Ys",
+	"MyJHoheVE6oRtCoRa7g5PvKWn3QZLF6ah0d3L195zVOz1VvNBdecWuPQ1rfjIshtJ7jboLh1eNcD3xzF",
+	"dXTU9v/BEJoc7bWcM72A8Jl9PPIJpgZcUMyr3R5+UeG8O3jxaa3ye60505KLfMLA6zw7xS9L3XK2FInf",
+	"tChn8LL4U5nhqY2kc3/u5mUq1rABXf1K+KZ0zOHOqZb5kewOBbuqXR3D+fgbdtjoGt7mHm10OG4W8bIk",
+	"2te2aD/5rkH3xsI1WGa7sYrg9lKBdhabwultXiEEiwnHEh9uQtvRbWDUAR2QMOZmqmWYeCe5y9G4Ieds",
+	"g6Bp8bYaplAdsAzeMtwqu/Mig+Hi9yt6asve+4FmYwlcbXx0F/z71Ztz9AAek0xlNI5XRYUEJIP7xYpB",
+	"ORdJmIgwldhmDkPgpmttYt97kgeKtfMkZLTcdtYL03O9Z9BYE1z99fdZuV7mbjXvg62F+Ct7dLXOfVsj",
+	"7RkXNC4KQNlvuCI2+ikgNvjJYLSNfsLjub/t/p4FSjaXW2w2BV1pmQzj+H6YvWsQpCvs93uo1odhkihi",
+	"uNjmaqFEGzK5hBoZqNjAgjufjeu5uOgLJbCVPz2F+AO7XGcXYx+SmIdcH9u88aK2L3QRnPzrv/7rpLEg",
+	"gI383bMeABN0GjcV7UIP+FbWnG8MO2sWgkpDXm9z+fu7fWvfo+97i62DklRKf1iLz6mwPQCPhzcW+xrn",
+	"tco7NJTABlSq2nlhY/qtZXgW/hYwwdpJF+svDvLdRvzcXLSiUiEa6g6Q4cVptXpCXr/OlbDYqUBFvSOY",
+	"UfC5YhF5dXpyiRQa51vSFQmlECzUECprqwUNCBWr/bxwn1vpYl3cwhoenyFoVWtlbBW07HxWzmpIWi6V",
+	"16iFTKdyiRGpS7l0QQF5qZGSN3a/qhweSceM+USRJGUz/gEsG5j696LU6JW0VzfqPZ2GEZt1AkO0NYvj",
+	"EmoZuZKm/ltq5Ny3akv1wAJfQSwGv5Th9bZH0ZKLTLOOs64NsKbcHpX+NlcBqUuvD1h4o7jd2yvKe9PW",
+	"hlXHC4aQtCMZqoOSva+3jDo98poZNqhQlDKEQNMbZs14lo2pnVhUdQn2CQRPK3Nshg4oJqKiNjCkRrii",
+	"99aUYL3PxyQPqnZawZ4x1SU2mAfOVso3fTZX/C6W4U3BFLebIXa2hziuWYXoW8G1Gjjby5oD1sHJPrCv",
+	"4dMD/M29UlA3NIj3yIk9EmEdy81wrpkqNrHv7RApMetN2CMFkXeCRSQTwKWwNKVVmswv1rWZo1YAT2xn",
+	"71JgiIK3oQ+UGd3XCEpB64g94/c3iQ8/yDsiZxry7q5PX/1IIFgzRsO5KNacwz6XW799cVTJq3y+vfJl",
+	"RcrYTFpGOdLXw+jFKdoc/R4PiI8r3edyqxiJ2pe8E367sC9E//Lt2eiqFbRG/3k9ujwfnr2/+uvV9eh1",
+	"K2i9OX9//cPp1fur0eVPo8uGYH2A3fBzBOZtxiH2gS6T+DOE5kbpGHuV+MQpaBYsbalifGvfiCXUM3Y3",
+	"x9WWf4UDeMcGBPYs+wox+4aDFpdT9/1j6ffMsrBo35j/4hYcVJC7EXtK0CtOvzitXa4V8oY9m6GUjmy/",
+	"YExP55gio7zwAuJreRbdcZ1IQqMsT0u5etej+rHbIRZaJ6U2ejJ1iZm93eJnd4Fr4XJZL2mPuDY1kCdY",
+	"wT9lUVDAhMZ3dGWvk/Bkzu8K/0ao7ISr+Sy7bLehvDye472v9lZbu5tglyU6OrEpXalZn8agBRjBhgY5",
+	"dtgQkXRPO/7mjnp+tEb7UGBTgwKypEngzDjw75hjNRaL///8x3+39muHV2qAty0tqA72t6qhaoBtmam8",
+	"vNu649fpxULGUbWLrQryJvV5p0h0XBvGnzIa7eyFrvXx9Anr+7LY3bIm15SihUw1mWc8YuBcf03Tm6gq",
+	"rGy+vC6RsmAKJYBvPjb/VS5pY/e4zjv7zkqzbF7lRd5XbT8HWqFB7X4nIUi7IZ+tFjsIr9rAFJQsCoOr",
+	"yysoCeH1gBtoFuIlKNVedbvls9byNLcIX/tx8goLtk0nbHsUl5hItVVirKajJckUI9R1gOtt6AC3UV1Y",
+	"k5oKIagEpl3wpyFxuJB298Rzi5Vbc4d3EtCa84fvUbt6N1t7k8QG6q2/d9Tv3s7+p/Z9m1nCmJN2GFO+",
+	"tBWPtlSX3mDld2hStRfe071d5NN6Og00h0gnNrjGJxPYIGCbRsl6814RhfZL/10PCkL+cviuhwUEelka",
+	"bwcITLg54NkFwtyD30TzfboFFv0pPTehiJnaJVJq3+KgpaIqeycW7ZPW09inr0rUXW1PBOCmQ/nC0W1H",
+	"/Zc+U+fnHGRhijzs+2yRXzkYjhexmtiGR/U+Fz2KHT3fEgdWR45tttYatlQwBFf8zictKBZmKdcrA4Gl",
+	"tfwn3JZo5QY2C0Yj7CsOvKn1n93hxWnXvFEsGb/4FLSmUBrdq74PL06hqiuEruN7hTsSdgLsFQfIh15o",
+	"nVR9Obv6Q8v1/MGT9c9//HcncB46kLwu3lytGVHUwceyJ+jTQTFMj7wR8armucIOdhh8s2UXnyDacyb9",
+	"bOtydHVNIilTwoWWBFL6e+TKJeCDApcTbdI+Gf4F0NT1OTNH3OmNxQjqEYD7+vL7V+Tl0fNv8lIIWGFC",
+	"kfaknABun/7b35QUk84xoWOxXg0CdGFlZdWidgQXeQUEqI74Ebv8WZ7waWIWhOKtHWYBxz/BjHQ5w20+",
+	"AYsyaXsSt//5j/+eBDYUeSxsoKItoUEQ/zuBbTY1oVOZ6cE0puLGzDwWELxlGxGCmh/qeNUjwzzxfCoj",
+	"6GoFL2JvwpIgLiLc8FjkVazqXQzxdpQ+8jUrtFFLY2EOUZG3/9bv9/ukzVRIExZhg6y7TkA0+6DzagFQ",
+	"vsGcA3l7/X332wCq+gk2FubPpy+IytJUzqlmBMcJSo17bPnYhFEodgT5epSgvYPITBs1aywoiWQ2jZkh",
+	"btBmrz15yo76/QlAVIHNJmIsgeg0KsjTw28J1D5UEF4fUU0xuH4stCu1gjFtOYI8UQT6Mk7A6aKKfo0D",
+	"MjGw79lYux6PJsFY4G8YaDQJyATg3LO9QgIyQWj3Sp1QDSGCL9e6P0IRBhvG7BQuaFVHQ6awx72Q1gM+",
+	"Fu2JRyB6mgtEFqEnnR45R20T3DsYJgSC9Fi4Y7e41SPnGTpebxhLrL+VfaDmeMw5Q1Uxh4dawmB0zsbm",
+	"8qdMJVIoNiDURSMaSL7s9795+vLl4fOjb476L18+w5qhLw8Pnz375rD/7MW3z4+++eb5t/2Xk7EolZbL",
+	"q1pBZ9iIzw2Ha4cxh6q7agFN/yMWYvs9tnQRI2Mxl5hkDpIzcfhiJci/SLMmQzV6J/Bx2nurGG560oH7",
+	"B57+G7ZCeoSwzFJmrxXW/iDsQ8gSnddsYcrapXgREjgWaCCQgkFz9Mmmjhw3bIWqBIIn51eDtecDc2xL",
+	"rpTZpUxtJRbopsu0Ikf9pwHeHptgCVVRlnQFdzPCIAUjHMEqxuKo/ywoIZ29Z8UvrpSGrbESY8aFPZaj",
+	"/hGwRjEWmbgRhh7mNVEAHlKSJRUrhzKKHB2+xKOdlOpxTPACmpWOBVjz8gVaIws2rZl86AKh7Zo3J1gC",
+	"I+YhEwq0Cw4sb8YNL28NExouWPew1y+kgNJvwJ2tyt26YvGsu5CGXJc9BeGCKW2XAcQpYTIxmJSkcp7S",
+	"JZ758BQZq7lZDMQDzDbo5aU3Bi1gGK2gZWsstwatfu8prkImTNCEtwatZ/AT6kQg01TashxELGZz6qyo",
+	"n4Lmxwcfiz9Oo08YQlxYlH6xMpJVhSxsyp+UjcDWKFT0oKplKdTl/3frK8s9sb5158Xj15+U+9VueHrw",
+	"sURBfbv1SaHFK9X42Xc7T3QQy7n64rPl/azWnizDxPezDVY4+Ojyenc871Ia8Bc867xStG+pisUz7++5",
+	"53b9kaCJWkjte5bzvoOPuZr56eBjoUTcAxeucn31U7D15Z8LdaUEChu2Aahh+xCtqRXuJch6d3VqaJ4L",
+	"n9D0xoli9WoCx2Bn5a5ucp5GDjXA10k2UYwp29TdkCgrmT+x35nPigw+YHiuJLChXzkZNupc64wrPcy3",
+	"F9RBW9tlvWIFaZdS8zsBsenFAbF1LAJiax8EBKtYgLw2PIM27YDAIFgVGFzUCfHhaykpqrBNfPQOBOCq",
+	"j2ODWyqhLk89oS7vIJsPBB848sN+37q8tIuQq9WtAg9LPtX2PH6wW4Me1lREAFX8I5zZN2C+wgNXyA/e",
+	"f7r9/bdQC85ILSzCj55t/+h7V6MNvjh8uf2LaylfU7GyWQSYjlDw5zMndOQBU9Vgq1KVj/xmtaVrL1yU",
+	"gaI2AwNUhTsjwkIAKXBqSMb7pVVc33dBqyxutAatn05HP48uYW3Vq37w0f3TEh1776vX5y8svz2tr440",
+	"mxGm95Dn3z/aDy0/H18ujeYshdttAJUnQdsusnCCsh8La9hAiUrpInr3xYot9LBW8gOpoYYKKkaVtdy4",
+	"kxO7Krcu8Ouz+HXQSqTysSQYHlLSbaWUct0qV7QA/g2JX6Wiw455QTQtdD5SNnmd67ywV1C8bwd9ooit",
+	"JNY5JimDHlxQJhSHRw7QI99JvQCuVHRUyUeCKw/qR6hligYSWAsQh7yaZEElHGlwkxz1X64zuRMW8ohV",
+	"Lirg2HcyWn2xO+qGP7EFavC2Vs/1029MI4oSBHkdnd81m9mXzPRf7vf+0+cPTcZseSjShsp51SupnKdQ",
+	"MaE7RlLCElKkjRYdwnWH0Pz9nF+qylXYlcbBVSsYX9Hwy8vornTK6HLkOlD5dJG6KFdyE+2Gweg92Cqi",
+	"n1GlYSEgo2+9UZp90Li7roJNVK9UPTEwvWVp94oJTXCzxxiKhP2Fnigyiaimgwk28+BgCcI3R+KWxbLB",
+	"y+5gzzVbdneDRmVQ37UeEtwPkTMy4ZGzKin2q7UqBWQC+3ZPoBhm/gj2YZ9U5gIbtDNc4b5tiBYlkwEY",
+	"Ebs05rdsAqhoQIUc9+lzomzZFhsJQxY0SZhQfyoi8/lEAD0RcDYg0xocstfliYKMah8epkxlS2wgQ8wd",
+	"6MKD7ulJ+cazvC3VFkF3IeXN70PLbhJg8uysn0ff/fDmzY/YKsH6bTA6chJUqvcuM6UhdX01FhNXjPqa",
+	"L5nSdJk4ZH8r+AeiMH7LoTkVUemTvH71gGDLu/+BXy7YB/LD6+Gr7tUPw8PnL8zFG7fs3XKz4Ig9/BWt",
+	"7FMZrVw5WTvhWGCOlK2dbROkrkv1lSueItIW0nprAvTFoPfl24AIaf0raBtQgfWuoDgHClLVudIBa8NY",
+	"uNegXnEpCd4VHXAyWe4sQHs9WmirzOFCKv0z7mSdN2xBhZILBV23jd7e2tk0GQkOSw76spXAk3zIl8zK",
+	"QoacpStkvnwuWARRm1iCpowvpI2PXdFzhcXX18/SifxN28ixsnkbXln/vpLrh+5cdu144Cm5pHevbcDM",
+	"JyupfiXBtFzNoUE6LXLtbWGsvPt61WVU87cBWzlENvEQS73CxX0ON2tYZtn1vfty8+HXl3oOhf1rdf29",
+	"ju16ZwCr101+/vnn7rD0ZNIB4x2cRV7fH1o2VOizrUfmCLQhZdaxBdWfsZp/rS2Ad13VbgOd3gNx94dX",
+	"CQCrbJNG5+GEsiNFyI+DsC0Mc1ypxA/+Suu9LksChaulLA3Qu+4UiAfaGWpSwpuL0eXw+k1JTsidF37D",
+	"9yk8JokR+rIkl/5gbU4n1wu2DAgWQ4W8W4gDTOicqQB4FssrPzmSvCJ3zBXQdtkBPCVGysVRwfGNcy8Z",
+	"FXZexiFn0AUcCJkSteAzW7M7phoiJOZM9cj3UAyPTIqqVBNbBgSba2Bct99gjpv+2mqQb7RaCZfdFImy",
+	"d2qdE05kAo03nBUffNU0jid72OhdhqUZCnPSvW2N61Nf0LkhJn9npP30n//4/54b6cblqD7t9ztNK/gs",
+	"475XFKiggS1Al6TslstM5ZXIfEvBkJC9ZJGv6V0AzGxyLrwRDPYC6Z6AwoGrJ2pt5o9aWokuW9IGZpbT",
+	"84u31+9teXCMcbPEaSbTKhSxxQ/AmRqybkhamS5bgrpdQ8MXDz7Cf3f2Adu3N5qU8yD6LONRaw+b8rWL",
+	"3X6Sux0dB8qDTTCVOCdUx+WWKzOOmfEYc5RHgjf5OZd0VapK5ui9ncG5PY8JFfgIpBFsbVOqlerswkeo",
+	"xsQY+Ok+qdqVofjoOs0fwiCAD9tcpG8SjF9GZc6tAvvkxDFLyZTFnN1aazyuYcpiKeaKaHnsIvRc3J32",
+	"AFwXtdoc7EtxO9Z3tnF3D2que2V7OnyO9rLR7g6gcLXKHtjojjjhM87lVecfzesPaV7He0EFMaII3oJj",
+	"KyFD/IXr52tOn4uMlbxeeKd2ItXrYrL1ZR1gr/yuLYLX5DP+d3z7Al7GCPavhqJrczXo4DdWn/7jhBCA",
+	"5SA6fP786UuCcAeuAUQPFEvn9ETu80Q5jyMJFyy8SSQXWOzCnbd9vANvthF+vRVdxpsO+k3CxPDi9Cph",
+	"4X5n7AYuzrjOpL2HaOcrEjtLzPeOKjLNeIzct/fQx2bzO1qDX95VD7EUXls+jCXTtPUuh3ipGaxXEUWb",
+	"OpggoIuudXBba4aQRiLjYj6wvFjTWM4z5jjojH9gEQFFdGZLAUHc7xroYLQ2xPcTfceEXnVAtaUo8d1B",
+	"CDOEZtEogqzGzGivKU/8quSF3dZXJAClFrserKnBLXA2BlXRCf5IJKE4XDkrNla56KXev1suerUf+Kar",
+	"jmDeGkKHGR6YHnFc4juQoCBTrSbE9TKotIi2bIor1wx6QVWjUoppXk1RJM+fP3vxsGpptdF3A+3Kj+pR",
+	"D63gtFHbS/fT6D4WBWbQXxt9s5AsWG4tjlnV5f7h+92AYAdls15dZE3TTKBervnwf/4y7P6/78z/9bsv",
+	"37/72A9ePPv0L60NAcjluOOGqFt0F2AvUtcDo13h+LW+L6W0iCfKWscLM+tkrcfPpGMjLKgiExvdCt5C",
+	"nBkyGOwaoPUfqG+2BcgsZUwZPZBDbstdWRbp3vGI1Roe+HrRqIAs5J3Nt3BtRvLGMyIqnmIta9erIihy",
+	"xvxtQ2AO9KV6W4f0yBm/YeRgyXTKQ9DZQ5kJa0k1w5hlVyYAPsi1ze6gBBEJs1Zs5dciJyXmSh/7M1Jc",
+	"zsuzdY75F6brXYC+puOqNlUD3crx1FYQZ39Anqlqecd5VfS1xjauVA+2SIGaRKUGUzOMZtjBD+Fnt+Xe",
+	"Dl5Ga8QYl4q6jdduMi8/f7Qu3+NClNp7bLEvu4P8vyGK3e210kZpmxm43GVkx0tRjtZBZhgzLJ1ZD3c1",
+	"v9vD2jsgo2qvq2DS0ToLxrn+jGauh/LUl+3EhiFnYsYFV4tyCwJ1DG0JMCm2pJd9PgLj+RWMOKh2BstF",
+	"S8+adsRmG2caNCpOBaJ+bcLlyl9sPoTCGPGohtQTMGitLZeDVd51oqKZ1FpP7EH6gvtHH74LWknW4Lty",
+	"IRPrCfk9MsmJ68SVKXKvS+vUGQtzHSDKcEm1jZqDfH8yqtejMJs3ihjLcy3Qy2WgNBZlMGHNdEiQN1qG",
+	"gRYE2Sqb2QKp/VjTwBd7l+kvQ+nv55nZsele9f7BuW+MR3tIH84wSeLV5vg0hy13FI41pqFleV8y+GzP",
+	"ddgCX38AKvVQnLTZiSyktvCCGid4gp4KCVwrq5k2OFmdg7XkjPV4WO/lK3v2e/etvdoAwLYRdnVKhaIh",
+	"ev0LEaJcRJNIsHhgTvJS3rqCd5s4w+aItVoai09WrlYdaNYrR8VrO4V2VUpbfX5slyeuas9uXx+/ij77",
+	"B1BMc1hsU00fZbqqu7xkDC31O+NG6FhVE6q36bM7mXk+R6zb8YavVw5p0jvK/QG/PmZuDX1/RM01q2TM",
+	"b5lrsAixXSUkBfs2lBXCcDCIyXtIhAzuWRZmL/w9MEiYyvgr52NVV1pE/1XvzCtcS/nePLzCsdNlsw02",
+	"HlqTsNNuluFd+i7qEqFMobEkDUOWaBZ1DGIHJBMxUzYfGFxEIm/Z2sa+k4GrJ2z1kMMvnEh+DWUMGsTs",
+	"oralLVbiPNN5Sy1M/yyXPV4xjUGRWCChVIfP5qa3aYw5Ankqc4doabvW26SUvNmIv07HJMBWUyIiEwO4",
+	"iRlgzrTzjrrcA1iti/d6YLL7cNoQwtWcQ+nASqVVSMQEFqQusNIW9NGUx/aE7hbSltFYFRlAWDiuUoYO",
+	"oM51UZcQlNQFFfNcSf3ThRteDN9ejQJyObp6+3oUQLdfez//C9vY/tePp2dnHXjjenh5jTn98M/331++",
+	"ef3+/M3JqMLXyhzM0f5d4g/34yq7Jfu7L5qy/h/z9B/z9P/0Mmh+b54ozNhXXzc//3cvkbog2aagnDdQ",
+	"o8lgI0SjwP1rG/57+f0r8u033z4nIRVS8JDGgMHgNVXmAETI0HfaCaCQrwiwRpGuZAgvKHYTilmEOmkR",
+	"zAuTjcXk47hV/DhuDT6OWxGfM6XHrWBczqGDv93c+IfLOB23Pn2a2GTwsZiuypG0N2xV6nu2Hvrd6ZGf",
+	"MLGVayJnM4CBwYuxmMCh54HINv/1+9OzEel2ixHIj6O/To4xr9y+21tGsHe9YGOBGTz2sqcs5Am2MMXk",
+	"l5iKeQZpjh6HwehDIlMXgb6f6vuhK6J1+WSnwOScPmlX1aF2bHmXrtSR60ditJEYyanFRodLVJHzE7xR",
+	"gAoW7zASHk9wv2D3PwopOsBb1EiRfhqenZ5gUHbeCm5B1cJIp1wQrIWOV6mElLbQA978sShdfZSLwVdA",
+	"lbaofUzeng/PX/3w5nJ0UkxTnmGa6bEQ0tZSL810K7NwwVTeY5Y5ObxK9ITUZhmO8qEgnmOBfYOENJsv",
+	"NMmSAVSmiOkc+VPnmJyeAyTGIk95wV7bUxoVBNjFd2HtcyQod1x5fY9I5O5FSu6Vw/JTCZWbCE0V3R8p",
+	"SImCWJ6ka4Qkpx9zyoVCXdkif4GkfzLK4eo8b7UNn8n51jjDH1wMrqG3Kg823DGZ3ajaZ9AEs8lFs3fM",
+	"4eXokNjIa9L+5//63+Sw3y/10w8I/Pb8hdELEh6zCGKP0wxcd4ZSgCrlNCcIdWBQny5lImLQ63TyS17x",
+	"6B355Wz00+jsnUuumxQ5ddClwQh4WWKEwZAqFrjezUh8jsiP/LveWKC9N/cOAubl5NcJXlwrFs9I2xC6",
+	"6YpQ23iD5L6nDpaZoE7VUVk6oyEbi7Ual+DOVcwQp9A1Ehi3Ltmcfchhp6UksRRz0l7SDzUgdnrjFpBE",
+	"35nOeKxZemGD34MNwtLX9IqdyflFHk+xTikBWx8rAGzzQRgWjxe75oJ4okgs50EeHRSvCJ47oi0VpHQP",
+	"/3yeCXC4HHw0/zF/TlNGkVVsCk19FTOafle8+gWDUx/QjA+7eLS8P1reHy3vXy66dClv0dRjKMoTRQqC",
+	"sq9N/OFI5/bXz4E8lqNSa6Z2pr8YOfzyDtViab9RfY2tpPiK6Ucy/EiGH8nwb+QApZkqqDaZsplMGaF5",
+	"mRVsV4Zh7uzXjMaKUIxlh8LHlLwanZG8sz0ayjoP4wOtya+/QaDNftxjU0iOee93xzyw4ewfLBAHzMCP",
+	"gTWPfOWRr/zOAmvM/48u3o/Oh9+djfAP+9PJ6ZX97cfTi4C8Pcf/Xo6uL/9q4Prd5Wj448Wb0/Pr96/O",
+	"RsNL8Bobuv8wjCZJJbTCQfRrKGQBmXJLGbGYpKyo0gQ44Qz0UqBhNqRxfJzzUfBOuVfyTBSoE5GXsXWN",
+	"if/OUtkjw3xEZM/gpBqLelFm9CiRYvmkfdR/2fE5gsoW84tiuw9Q1ayYrIHKF8v/v7oU35cxhqYZBl6D",
+	"sIf8aSZjwzdzZPV4lsqdosAfqnniakHfVivu/XFcS6VOlbW+GU0+Jdf04mtei3yOhtvglvpo6Pc3lysV",
+	"A7JFfkVEWDRn6uESmANvqaVKsllzwaWtyWf3wepaAt1v3RjmTTXXEFOkVS1MzPYhcM1mXdkVt6tgLPKs",
+	"EQwjcyprwlIyY5Grg4e0DtvkkXLOXapZNBYQz4d96mwTlkm9KbztvlrKIi1W2T7s970cFSa4f6aFp6vK",
+	"b6wN2tYauRXxsePIvh1HHlXRR1X0URX9TduzQLubvIYeRDW/Hp6/HZ4VVVMNJpY6snR2dvzvqGY2cGil",
+	"ZfLb8OY635JJSdD9fVkkzeKGcfxAXOjRCPlI+R8p/++Jkl+/uXg/PDsj//zH/4/11DBI0KgRt2WRsELm",
+	"720kzE+ly8QcAjw3FrXMXx/Zt7+mgFybbHNxcFx+4KpiYaXbNIuN5rTQOgkKrYokqQyZUn/ETgKwy6J6",
+	"+MC/Rbgt+S5LNoEcpDuVdFxDjgOY7SBKV900g6P0K7/u/nFsEz2wNDaRqYbSRViFEnvL2kKUmDkeM4Xm",
+	"Y3g2FglVypIHDFtURM4Ccrfg4YLMOET5umSAiKcMLomyzdmgzP2C3kJihFGA/2JuECUTM8+JLfYzwQLL",
+	"kyRlimkbFTwp+P3Ep/iepKvLTFya5X6lRu12ht8moMVNbs6rOVfKPP1TmegenthfsiSG9lEVi3QuYtlU",
+	"TtdvkcIFKcpUGcS3l+oO2qznCI9XY/ebX69PtX7xt7cWqJPrh2QNjQYUePpoR14r1W/5CBA77FOmNRdz",
+	"lWeDqAAbqMaQrU3YB7pMYpZXWkVqeQ/esq+2hed7vUpY2dfRhJ8Hdl17CTEX9psHwVecrEmUQV+gBe0j",
+	"0nqFnyc59pF2ymi06i5pxKqkUXWCcmvwAp+OCVsmegVZjBZ1XN3/3x0uZ1BndA+K+xY+eECy+1ZtyNyB",
+	"5TuPxiMh9uD0D/KOaEnuUo7FrUsa8gztAwi2AaFknvGIBXlpY0ePK7KAAfQtTTmdxjb1Nw9aVKAjm+vy",
+	"m6P5tu5YJTBYNR/WrhgDywBm3pdaZVFSSi6mZEFFNMviTlO7TsWYwjTr0pIwG0/eCZIJvt69k9AYGpML",
+	"qckEZ5sEYHGodfLEH63pqeNvpnVVgsSD3NVNzKYEg94fsKmBrm6h0tvgS+i96uBj8cduDQ3y1x97GvwR",
+	"ehoUxAbMsfY2578aYYOmUDse+6HAaKXiCuGCx1HKxJdvdZCvYW81LvCT1+u1atEF93Al3F17pJAKMmWE",
+	"RUA3oZVUXv8dBKuLt9ekTV1Bfas+kJjN9Lb68EiZC7jTjQWxDdlvaI8M1Zx36YxcEZUehubugG+PHRw2",
+	"dXDwACqwlnBXr4B9MOfEi7YOTolt6ujwVaSdqxJ/2LmvgwcLyIQ393QwN3AsNvR0cITJ09GhUPLNB2PR",
+	"nlhh3IGrB2bXX/rvencLJnrQQW3SCVCjKkmQUPHA1mIYi/ar0VmnML4ilbShk1zlpRFcvQ7g1EgFSucw",
+	"Fu3Sx7A/uMPHRsALV2HMjs02llJp8i2JGEs6RYMKd95o3d2tNwVZJ4L4fCy2oVlgpzWitLphUVOfiy8l",
+	"AHzVVhf5Ip0Z/PfW72IvUvpVO17svZI/Qs+LP2gjhwLQbag6V1ZflhHBo5myqnTT2YUJ7Ne/oVFBOAhT",
+	"FjGhOdYebNIVLtmtvGGvine/rq6A00WPkkZN0jBQqemQT+D+2mM5Bgai5Q2zvZJmmWIRpLgAi7BEmtCZ",
+	"Zmk1ouPLiOxG4s3LtFWkhrLEa7NUt4nRXFt+DSNy7XJnyvstKzmKrhR6Wr0idQV7H4APlOZrClPK33ii",
+	"yJJpGlFNH5F+vfe4D06kjdlXBgMA452XnSOmoZjU+S0Eam+IwbVbJ2lPVjfqPTY8Pvq2VP1qANWwUioi",
+	"uSRTKNpV1E9U2bIzFjJhNuadzo0QObw4JW2M7jJ/H9w+7YCvAPvs5ysLbIIR2PnGgsWKHVdrrxrpE6yM",
+	"ZtqrH4bdw+cvnHJtWy3bGDDoujYWFZ14YdXb4qQGhCuVQYtbI1E7pmhE3FwIHwsXHn4fkjUWYHswU9Sp",
+	"DXAxa+/IV9Qjw7GY+O7nqVIZiyY2vsMWVYUgLg5PDAwKbBsLWK03wQBG2sQm6zXuslSRTGgeY0RZ/qWR",
+	"4nnKVECeEi3Jt9+86JM2JStG084xmi1kpgPyzWGftJ/1SURXqtMj52XqCJ0+oACmWfoxbsYeh5YkldhW",
+	"uaGAno5hdf76eWY9+9bPg8jNrmIGIobcvzo9uVSkfdh/1uv3nj591usfHB4F5go8HUTTbweDg2eHHQh2",
+	"iaKUKcXKeG/4RCiFYCGmdAa52vXssAwfKlbu+x75z+73Mr2jacQi8y/XexvQfsoWHC8btNPLUkhWyZRZ",
+	"aZLKD6smQNE4lncsGrpFNrdvOvp2vX9T8DmS05fTGfAG7MOxgkJNt1QNSYShDkB0F4xGDJ0nr2i4YN1X",
+	"RS2I6sBCdoFYD8r94Wz9WKvD9jaW+/v0yDFLHBPOEvQQuODr8mLBOeqSVE6Gq/G+cEPuFZyzYDTWi79v",
+	"cgr/AK98TZHMztCcyhxCVxhFsqT30O4hFmYp16vW4Jd3VWfRLRNMqYETcMtLLM4Bwdt6B7BeMp3ysNlb",
+	"aTZr30HKl6fuETlzlT2dW1DJBgF9zrQiR/1nx0SFKU2YSwk0z8C4bYV018MwbrJwv7bL3a2FRRJTfp8K",
+	"6XbDvT/3lb9I5ZLpBctUfsJtAzYjRUiFVYCwuL2RERgDyoryLhwcKFg3bOVspo4D+nBtozcS4ls2XvdL",
+	"88Zvc9thaiP5gND7oFc9aD3v72PB2kAazC54QRuMKjSlqnA6QW41XOYln6d53+Q888VHParTfWxNGU1Z",
+	"amY2AgpN+I8M1mFkENQYfNLsNaRBoBE6liGNnXbRtv0Z4E8bsSwkmcV0jnWpsjRuDVoLrZPBwcHTw296",
+	"fSMSDr7tf9tvrQuSQ7GyLRn+WgybDkAWsbIexpPLFJx7YcwhLDWFQG0jy0NdYlxUz0am9EK5nBRS4PXZ",
+	"FYp9kL4xedqHJT2HJU06aJa3u3OAh/Z5KxeKYcVCspBKK9KedLv2ly78MukAx1WMvL08syKoZnGcL/YO",
+	"IkcAWSFqFjGpANZHwHf2aXBw8NGM+KkVtPJYGoNpi1wLhRNpDVpwJuZnBGywpowoXcAN/BzwEwpyZW0R",
+	"/B7YW60D1wjXUp3NnKah7kwYDeEX+NuIhfCzwbl3OSbWD9hxPxswbPEd7DxYMsCK3haB1zHkKo+DQUWT",
+	"p0Xn3NL3ecWB9RFA2HVJC+ZMIWHdsJzyAEmczbn3e8hvNKppmgnsz8FT23QxcK1AYXWxnKtjcsemCylv",
+	"ymOX0hp9wzOWuuHz4iHlz11SjQ84tS47tpNSZXJsqLP+8X8YNATQwsx3lGti5IUC0PY6lAbjIsl0E5Cx",
+	"Jn4ArSO64I1jUVGbZ2b7T2WiNJ4rZ+LZWj1CShk4uSZ/ygX3YcwU5FzIu2Lxa8kqZVQpSbwNqq2IFFmw",
+	"OAL7i83Pm66q4T5uJimYXSFAcFbKMHui8ly+0vx57l4DGButQQMMtac+FaBt5jzFPwJCzQWbp3TZgTun",
+	"XBRFpEph1367MxgezOQgTMj0xkAixehrmTABNZgKIzD8xLXzBVslI6RpyplCot4tjhIVRxrqAXnaI2dQ",
+	"zX5AXvT7OVUklCy5yDSWmSjrqId9cpdKMS/9WHtbySwNWUBeQMl8MpWRWUP76PBlQI6ePuuUz2AOfkcv",
+	"/M3mS7/CznPZMx9hyTRtfXr36f8EAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

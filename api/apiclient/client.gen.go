@@ -2398,12 +2398,16 @@ type ClientInterface interface {
 
 	// AgentDelegateWithBody Open a delegation: ESCALATE a request to the supervisor's parent, or CONSULT the supervisor named by to. The target receives a DELEGATED or CONSULTED signal; the answer comes back to this supervisor as one with answer set. The same key opens one delegation (200 with it).
 	//
+	// The target answers with POST /delegations/{delegationId} before the deadline; the answer comes back to this supervisor as a signal.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/agent/v1/delegations (the `AgentDelegate` operationId).
 	AgentDelegateWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// AgentDelegate Open a delegation: ESCALATE a request to the supervisor's parent, or CONSULT the supervisor named by to. The target receives a DELEGATED or CONSULTED signal; the answer comes back to this supervisor as one with answer set. The same key opens one delegation (200 with it).
+	//
+	// The target answers with POST /delegations/{delegationId} before the deadline; the answer comes back to this supervisor as a signal.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2412,12 +2416,16 @@ type ClientInterface interface {
 
 	// AgentAnswerDelegationWithBody Answer a delegation sent to the supervisor (a DELEGATED or CONSULTED signal): {answer}. It takes one answer before its deadline; a second is 409.
 	//
+	// Answers a delegation this supervisor was sent; the sender gets the answer as a DELEGATED or CONSULTED signal with answer set.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/agent/v1/delegations/{delegationId} (the `AgentAnswerDelegation` operationId).
 	AgentAnswerDelegationWithBody(ctx context.Context, delegationId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// AgentAnswerDelegation Answer a delegation sent to the supervisor (a DELEGATED or CONSULTED signal): {answer}. It takes one answer before its deadline; a second is 409.
+	//
+	// Answers a delegation this supervisor was sent; the sender gets the answer as a DELEGATED or CONSULTED signal with answer set.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2444,30 +2452,42 @@ type ClientInterface interface {
 
 	// AgentEvents Signals as Server-Sent Events (id is the cursor, event the kind, data the envelope); resume with Last-Event-ID.
 	//
+	// The signals of /signals pushed as they come; each record's data is a Signal. A `: cursor <cursor>` comment every 15 s carries the position to resume from.
+	//
 	// Corresponds with GET /api/agent/v1/events (the `AgentEvents` operationId).
 	AgentEvents(ctx context.Context, params *AgentEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// AgentExecutions The unfinished executions of the owned units (at most 200).
+	//
+	// Runs of the owned units that are PENDING, RUNNING or PAUSED.
 	//
 	// Corresponds with GET /api/agent/v1/executions (the `AgentExecutions` operationId).
 	AgentExecutions(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// AgentExecution One owned execution with its node statuses; a run outside the owned units is 404.
 	//
+	// The run as GET /api/sessions/{sessionId}/executions/{executionId} shows it, for a run of an owned unit.
+	//
 	// Corresponds with GET /api/agent/v1/executions/{executionId} (the `AgentExecution` operationId).
 	AgentExecution(ctx context.Context, executionId ExecutionId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// AgentExecutionLogs The newest log lines of an owned execution (at most 200), secret values removed, control characters escaped.
+	//
+	// The log's last lines (tail, default 200), made safe to feed a model: secrets removed and control characters escaped.
 	//
 	// Corresponds with GET /api/agent/v1/executions/{executionId}/logs (the `AgentExecutionLogs` operationId).
 	AgentExecutionLogs(ctx context.Context, executionId ExecutionId, params *AgentExecutionLogsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// AgentInputs Open input requests of the owned units (at most 200).
 	//
+	// INPUT_REQUEST prompts waiting in runs of the owned units; answer one with an AnswerInput directive.
+	//
 	// Corresponds with GET /api/agent/v1/inputs (the `AgentInputs` operationId).
 	AgentInputs(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// AgentMCPWithBody The agent API as MCP tools (JSON-RPC over streamable HTTP, stateless, JSON answers, no server push): get_self, read_signals, list_owned_executions, get_execution, list_open_inputs, send_directive, answer_review.
+	//
+	// The same operations as this API, as MCP tools for agents that speak MCP; the credential and the limits are those of the agent API.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2476,12 +2496,16 @@ type ClientInterface interface {
 
 	// AgentMCP The agent API as MCP tools (JSON-RPC over streamable HTTP, stateless, JSON answers, no server push): get_self, read_signals, list_owned_executions, get_execution, list_open_inputs, send_directive, answer_review.
 	//
+	// The same operations as this API, as MCP tools for agents that speak MCP; the credential and the limits are those of the agent API.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /api/agent/v1/mcp (the `AgentMCP` operationId).
 	AgentMCP(ctx context.Context, body AgentMCPJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// AgentReviewWithBody Answer a review the supervisor was asked (REVIEW signal): {verdict: ALLOW|DENY|REQUIRE_APPROVAL|NO_OPINION, reason?}.
+	//
+	// The verdict on a command under review; ALLOW applies it, DENY refuses it, REQUIRE_APPROVAL parks it for an ADMIN, NO_OPINION passes it up. After the deadline the supervisor's default decision applies.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2490,6 +2514,8 @@ type ClientInterface interface {
 
 	// AgentReview Answer a review the supervisor was asked (REVIEW signal): {verdict: ALLOW|DENY|REQUIRE_APPROVAL|NO_OPINION, reason?}.
 	//
+	// The verdict on a command under review; ALLOW applies it, DENY refuses it, REQUIRE_APPROVAL parks it for an ADMIN, NO_OPINION passes it up. After the deadline the supervisor's default decision applies.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /api/agent/v1/reviews/{reviewId} (the `AgentReview` operationId).
@@ -2497,10 +2523,14 @@ type ClientInterface interface {
 
 	// AgentScheduler The scheduler's limits and queue depth; only for a supervisor that owns the server.
 	//
+	// As GET /api/scheduler; only a supervisor that owns `server` may read it (403 otherwise).
+	//
 	// Corresponds with GET /api/agent/v1/scheduler (the `AgentScheduler` operationId).
 	AgentScheduler(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// AgentSelf The supervisor the credential belongs to: owned units, parents, permissions, contract version.
+	//
+	// Read it first: what the supervisor owns and may send, which commands it reviews, its parent chain and the contract version (Yukta-Supervisor-Contract).
 	//
 	// Corresponds with GET /api/agent/v1/self (the `AgentSelf` operationId).
 	AgentSelf(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2514,10 +2544,14 @@ type ClientInterface interface {
 
 	// AgentSnapshot Owned unfinished executions, their open inputs, the hold ledger and a cursor to read signals on from.
 	//
+	// The state to start from after a (re)start: read it, then read signals after its cursor, so nothing between the two is missed.
+	//
 	// Corresponds with GET /api/agent/v1/snapshot (the `AgentSnapshot` operationId).
 	AgentSnapshot(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// AgentWorkflow A workflow of an owned unit, its nodes (id, type) and edges; never node settings.
+	//
+	// The shape of the workflow (node ids and types, edges), enough to name nodes in directives; settings stay hidden, since they may hold secrets.
 	//
 	// Corresponds with GET /api/agent/v1/workflows/{sessionId}/{workflowId} (the `AgentWorkflow` operationId).
 	AgentWorkflow(ctx context.Context, sessionId SessionId, workflowId WorkflowId, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2530,6 +2564,8 @@ type ClientInterface interface {
 	ListApprovals(ctx context.Context, params *ListApprovalsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetApproval Read one review, whatever its status, with every step and who took it.
+	//
+	// The review with its command, status, deadline and every step (who asked, who decided, why).
 	//
 	// Corresponds with GET /api/approvals/{approvalId} (the `GetApproval` operationId).
 	GetApproval(ctx context.Context, approvalId string, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2553,6 +2589,8 @@ type ClientInterface interface {
 	DecideApproval(ctx context.Context, approvalId string, body DecideApprovalJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// StreamEvents Every event (or one session's) as Server-Sent Events; resume with Last-Event-ID.
+	//
+	// Every event the key may read (or one session's with sessionId), from the start or after Last-Event-ID, then new ones as they are written. Each record's data is an EventEnvelope.
 	//
 	// Corresponds with GET /api/events (the `StreamEvents` operationId).
 	StreamEvents(ctx context.Context, params *StreamEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2612,10 +2650,14 @@ type ClientInterface interface {
 
 	// GetJournalPublicKey The ed25519 public key that verifies the server's journal checkpoints.
 	//
+	// The key (base64) that signs journal checkpoints; verify an exported journal offline with it (docs/journal.md).
+	//
 	// Corresponds with GET /api/journal/public-key (the `GetJournalPublicKey` operationId).
 	GetJournalPublicKey(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetOpenAPISpec This document.
+	//
+	// The contract the server was built from, byte for byte as embedded in the binary; generate clients from it. No key needed.
 	//
 	// Corresponds with GET /api/openapi.yaml (the `GetOpenAPISpec` operationId).
 	GetOpenAPISpec(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2629,6 +2671,8 @@ type ClientInterface interface {
 
 	// GetPlugin One node type, its config fields, and its output ports for a given config.
 	//
+	// The node type's description, usage, config fields (type, default, options, secret) and the output ports a node with the given config has (ROUTER's ports are its routes).
+	//
 	// Corresponds with GET /api/plugins/{type} (the `GetPlugin` operationId).
 	GetPlugin(ctx context.Context, pType string, params *GetPluginParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -2641,15 +2685,21 @@ type ClientInterface interface {
 
 	// ListSessions List sessions, in id order, one page at a time.
 	//
+	// Session summaries (id, name, workflow count, who applied it last), 50 a page by default; follow nextCursor. A session-limited key sees its own sessions only.
+	//
 	// Corresponds with GET /api/sessions (the `ListSessions` operationId).
 	ListSessions(ctx context.Context, params *ListSessionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteSession Delete a session, its workflows and its finished executions.
 	//
+	// Removes the session, its workflows and the history of its finished runs. Refused with 409 while a run of it is unfinished: stop those first.
+	//
 	// Corresponds with DELETE /api/sessions/{sessionId} (the `DeleteSession` operationId).
 	DeleteSession(ctx context.Context, sessionId SessionId, params *DeleteSessionParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetSession Read a whole session document; secret config fields read `***`.
+	//
+	// The document as applied, so it can be edited and sent back with PUT (a secret left as `***` keeps its stored value).
 	//
 	// Corresponds with GET /api/sessions/{sessionId} (the `GetSession` operationId).
 	GetSession(ctx context.Context, sessionId SessionId, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2678,15 +2728,21 @@ type ClientInterface interface {
 
 	// ListExecutions A session's execution history, newest first, one page at a time.
 	//
+	// Execution summaries of the session, newest first, filtered by workflow and status; 50 a page by default, follow nextCursor.
+	//
 	// Corresponds with GET /api/sessions/{sessionId}/executions (the `ListExecutions` operationId).
 	ListExecutions(ctx context.Context, sessionId SessionId, params *ListExecutionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetExecution The live status of an execution and each of its nodes.
 	//
+	// The run's status, result or error, who started it, and each node's status, counters and times. Poll it, or follow the event stream instead.
+	//
 	// Corresponds with GET /api/sessions/{sessionId}/executions/{executionId} (the `GetExecution` operationId).
 	GetExecution(ctx context.Context, sessionId SessionId, executionId ExecutionId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ControlExecutionWithBody PAUSE, RESUME, STOP (DRAIN|CANCEL|KILL), RESTART or RESTART_FROM_NODE an execution.
+	//
+	// Records the command with its actor and applies it in one transaction; a command the state refuses (such as an ifStatus the run does not have) is recorded as rejected and answered 409. A command a supervisor reviews answers 202 with its ticket.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2695,12 +2751,16 @@ type ClientInterface interface {
 
 	// ControlExecution PAUSE, RESUME, STOP (DRAIN|CANCEL|KILL), RESTART or RESTART_FROM_NODE an execution.
 	//
+	// Records the command with its actor and applies it in one transaction; a command the state refuses (such as an ifStatus the run does not have) is recorded as rejected and answered 409. A command a supervisor reviews answers 202 with its ticket.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /api/sessions/{sessionId}/executions/{executionId}/control (the `ControlExecution` operationId).
 	ControlExecution(ctx context.Context, sessionId SessionId, executionId ExecutionId, params *ControlExecutionParams, body ControlExecutionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// StreamExecutionEvents The execution's events as Server-Sent Events; resume with Last-Event-ID.
+	//
+	// Every event of the run from the start (or after Last-Event-ID), then new ones as they are written, pushed within about 100 ms. Each record's data is an EventEnvelope.
 	//
 	// Corresponds with GET /api/sessions/{sessionId}/executions/{executionId}/events (the `StreamExecutionEvents` operationId).
 	StreamExecutionEvents(ctx context.Context, sessionId SessionId, executionId ExecutionId, params *StreamExecutionEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2730,15 +2790,21 @@ type ClientInterface interface {
 
 	// GetExecutionLogs The last lines of an execution's log, optionally filtered by an RE2 pattern.
 	//
+	// At most 5,000 lines, oldest first, with how many lines matched in the whole log; the count stops after 2 s (complete is then false).
+	//
 	// Corresponds with GET /api/sessions/{sessionId}/executions/{executionId}/logs (the `GetExecutionLogs` operationId).
 	GetExecutionLogs(ctx context.Context, sessionId SessionId, executionId ExecutionId, params *GetExecutionLogsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ClearBreakpoint Remove the node's breakpoint.
 	//
+	// Removes the node's breakpoint; later messages pass it. Recorded like every command.
+	//
 	// Corresponds with DELETE /api/sessions/{sessionId}/executions/{executionId}/nodes/{nodeId}/breakpoint (the `ClearBreakpoint` operationId).
 	ClearBreakpoint(ctx context.Context, sessionId SessionId, executionId ExecutionId, nodeId NodeId, params *ClearBreakpointParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SetBreakpointWithBody Pause the node before a message whose field equals a value (or a CEL condition holds).
+	//
+	// The node pauses (PAUSED) before the first message that matches; RESUME the node to let it through.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2747,6 +2813,8 @@ type ClientInterface interface {
 
 	// SetBreakpoint Pause the node before a message whose field equals a value (or a CEL condition holds).
 	//
+	// The node pauses (PAUSED) before the first message that matches; RESUME the node to let it through.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with PUT /api/sessions/{sessionId}/executions/{executionId}/nodes/{nodeId}/breakpoint (the `SetBreakpoint` operationId).
@@ -2754,12 +2822,16 @@ type ClientInterface interface {
 
 	// ControlNodeWithBody PAUSE, RESUME, STOP, STEP_ENABLE, STEP, STEP_DISABLE, SKIP, UNSKIP, RETRY or BREAKPOINT_CLEAR one node.
 	//
+	// Steers one node of a live run: pause or step it message by message, skip it (messages pass through), or retry it after a failure in a new run. Recorded like every command.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/sessions/{sessionId}/executions/{executionId}/nodes/{nodeId}/control (the `ControlNode` operationId).
 	ControlNodeWithBody(ctx context.Context, sessionId SessionId, executionId ExecutionId, nodeId NodeId, params *ControlNodeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ControlNode PAUSE, RESUME, STOP, STEP_ENABLE, STEP, STEP_DISABLE, SKIP, UNSKIP, RETRY or BREAKPOINT_CLEAR one node.
+	//
+	// Steers one node of a live run: pause or step it message by message, skip it (messages pass through), or retry it after a failure in a new run. Recorded like every command.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2776,6 +2848,8 @@ type ClientInterface interface {
 	GetExecutionProjection(ctx context.Context, sessionId SessionId, executionId ExecutionId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetWorkflow Read one workflow's nodes and edges.
+	//
+	// The workflow as stored: its nodes (with their config, secrets masked), edges and limits.
 	//
 	// Corresponds with GET /api/sessions/{sessionId}/workflows/{workflowId} (the `GetWorkflow` operationId).
 	GetWorkflow(ctx context.Context, sessionId SessionId, workflowId Id, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2804,6 +2878,8 @@ type ClientInterface interface {
 
 	// StopWorkflowWithBody STOP_ALL — stop every active execution of a workflow.
 	//
+	// Stops every PENDING, RUNNING or PAUSED run of the workflow with one command (mode CANCEL by default, or DRAIN or KILL: docs/control.md). The answer lists the runs it stopped.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/stop (the `StopWorkflow` operationId).
@@ -2811,12 +2887,16 @@ type ClientInterface interface {
 
 	// StopWorkflow STOP_ALL — stop every active execution of a workflow.
 	//
+	// Stops every PENDING, RUNNING or PAUSED run of the workflow with one command (mode CANCEL by default, or DRAIN or KILL: docs/control.md). The answer lists the runs it stopped.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/stop (the `StopWorkflow` operationId).
 	StopWorkflow(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *StopWorkflowParams, body StopWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListSupervisorEngines The engine catalogue: rules, http, workflow and process.
+	//
+	// Every engine a supervisor can run on, with its settings, the signals it takes, an example and its presets.
 	//
 	// Corresponds with GET /api/supervisor-engines (the `ListSupervisorEngines` operationId).
 	ListSupervisorEngines(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2845,15 +2925,21 @@ type ClientInterface interface {
 
 	// GetSupervisorEngine One engine with its settings, defaults, signals, an example and its presets.
 	//
+	// One engine as the catalogue shows it (rules, http, workflow or process).
+	//
 	// Corresponds with GET /api/supervisor-engines/{type} (the `GetSupervisorEngine` operationId).
 	GetSupervisorEngine(ctx context.Context, pType EngineType, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListSupervisorEnginePresets The engine's presets (ready-made rule documents), with their parameters; empty for engines without.
 	//
+	// Ready-made rule documents (failure-guard, approval-gate, stall-watchdog, too-many-running) with their parameters and defaults; use one as engine.settings, or try it with POST /api/supervisor-engines/rules/dry-run.
+	//
 	// Corresponds with GET /api/supervisor-engines/{type}/presets (the `ListSupervisorEnginePresets` operationId).
 	ListSupervisorEnginePresets(ctx context.Context, pType EngineType, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetSupervisorEngineUsage How to write a supervisor of this engine: a guide, a whole example document and the variables its conditions may read.
+	//
+	// What an author (or an AI agent) needs to write a supervisor of this engine without reading the docs: a Markdown guide, a complete document, and the variables each CEL condition may read.
 	//
 	// Corresponds with GET /api/supervisor-engines/{type}/usage (the `GetSupervisorEngineUsage` operationId).
 	GetSupervisorEngineUsage(ctx context.Context, pType EngineType, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2866,6 +2952,8 @@ type ClientInterface interface {
 	ListSupervisors(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteSupervisor Delete a supervisor.
+	//
+	// Removes the supervisor and its credential. Refused with 409 while it is another supervisor's parent.
 	//
 	// Corresponds with DELETE /api/supervisors/{supervisorId} (the `DeleteSupervisor` operationId).
 	DeleteSupervisor(ctx context.Context, supervisorId SupervisorId, params *DeleteSupervisorParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2909,6 +2997,8 @@ type ClientInterface interface {
 
 	// RevokeCredential Revoke the supervisor's credential; its token is refused on every request after this answer.
 	//
+	// Deletes the credential; the agent using it gets 401 from its next request. Issue a new one with POST.
+	//
 	// Corresponds with DELETE /api/supervisors/{supervisorId}/credential (the `RevokeCredential` operationId).
 	RevokeCredential(ctx context.Context, supervisorId SupervisorId, params *RevokeCredentialParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -2935,6 +3025,8 @@ type ClientInterface interface {
 
 	// GetHealth Liveness: the process is up.
 	//
+	// Answers 200 as long as the process serves HTTP, whatever the database does; use it as a liveness probe (restart on failure). No key needed.
+	//
 	// Corresponds with GET /healthz (the `GetHealth` operationId).
 	GetHealth(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -2947,11 +3039,15 @@ type ClientInterface interface {
 
 	// GetReady Readiness: the database answers and every migration is applied.
 	//
+	// Answers 200 when the database answers and every migration is applied, 503 otherwise; use it as a readiness probe (send traffic only when ready). No key needed.
+	//
 	// Corresponds with GET /readyz (the `GetReady` operationId).
 	GetReady(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // AgentDelegateWithBody Open a delegation: ESCALATE a request to the supervisor's parent, or CONSULT the supervisor named by to. The target receives a DELEGATED or CONSULTED signal; the answer comes back to this supervisor as one with answer set. The same key opens one delegation (200 with it).
+//
+// The target answers with POST /delegations/{delegationId} before the deadline; the answer comes back to this supervisor as a signal.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2970,6 +3066,8 @@ func (c *Client) AgentDelegateWithBody(ctx context.Context, contentType string, 
 
 // AgentDelegate Open a delegation: ESCALATE a request to the supervisor's parent, or CONSULT the supervisor named by to. The target receives a DELEGATED or CONSULTED signal; the answer comes back to this supervisor as one with answer set. The same key opens one delegation (200 with it).
 //
+// The target answers with POST /delegations/{delegationId} before the deadline; the answer comes back to this supervisor as a signal.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /api/agent/v1/delegations (the `AgentDelegate` operationId).
@@ -2987,6 +3085,8 @@ func (c *Client) AgentDelegate(ctx context.Context, body AgentDelegateJSONReques
 
 // AgentAnswerDelegationWithBody Answer a delegation sent to the supervisor (a DELEGATED or CONSULTED signal): {answer}. It takes one answer before its deadline; a second is 409.
 //
+// Answers a delegation this supervisor was sent; the sender gets the answer as a DELEGATED or CONSULTED signal with answer set.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /api/agent/v1/delegations/{delegationId} (the `AgentAnswerDelegation` operationId).
@@ -3003,6 +3103,8 @@ func (c *Client) AgentAnswerDelegationWithBody(ctx context.Context, delegationId
 }
 
 // AgentAnswerDelegation Answer a delegation sent to the supervisor (a DELEGATED or CONSULTED signal): {answer}. It takes one answer before its deadline; a second is 409.
+//
+// Answers a delegation this supervisor was sent; the sender gets the answer as a DELEGATED or CONSULTED signal with answer set.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3059,6 +3161,8 @@ func (c *Client) AgentDirective(ctx context.Context, body AgentDirectiveJSONRequ
 
 // AgentEvents Signals as Server-Sent Events (id is the cursor, event the kind, data the envelope); resume with Last-Event-ID.
 //
+// The signals of /signals pushed as they come; each record's data is a Signal. A `: cursor <cursor>` comment every 15 s carries the position to resume from.
+//
 // Corresponds with GET /api/agent/v1/events (the `AgentEvents` operationId).
 func (c *Client) AgentEvents(ctx context.Context, params *AgentEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAgentEventsRequest(c.Server, params)
@@ -3073,6 +3177,8 @@ func (c *Client) AgentEvents(ctx context.Context, params *AgentEventsParams, req
 }
 
 // AgentExecutions The unfinished executions of the owned units (at most 200).
+//
+// Runs of the owned units that are PENDING, RUNNING or PAUSED.
 //
 // Corresponds with GET /api/agent/v1/executions (the `AgentExecutions` operationId).
 func (c *Client) AgentExecutions(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3089,6 +3195,8 @@ func (c *Client) AgentExecutions(ctx context.Context, reqEditors ...RequestEdito
 
 // AgentExecution One owned execution with its node statuses; a run outside the owned units is 404.
 //
+// The run as GET /api/sessions/{sessionId}/executions/{executionId} shows it, for a run of an owned unit.
+//
 // Corresponds with GET /api/agent/v1/executions/{executionId} (the `AgentExecution` operationId).
 func (c *Client) AgentExecution(ctx context.Context, executionId ExecutionId, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAgentExecutionRequest(c.Server, executionId)
@@ -3103,6 +3211,8 @@ func (c *Client) AgentExecution(ctx context.Context, executionId ExecutionId, re
 }
 
 // AgentExecutionLogs The newest log lines of an owned execution (at most 200), secret values removed, control characters escaped.
+//
+// The log's last lines (tail, default 200), made safe to feed a model: secrets removed and control characters escaped.
 //
 // Corresponds with GET /api/agent/v1/executions/{executionId}/logs (the `AgentExecutionLogs` operationId).
 func (c *Client) AgentExecutionLogs(ctx context.Context, executionId ExecutionId, params *AgentExecutionLogsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3119,6 +3229,8 @@ func (c *Client) AgentExecutionLogs(ctx context.Context, executionId ExecutionId
 
 // AgentInputs Open input requests of the owned units (at most 200).
 //
+// INPUT_REQUEST prompts waiting in runs of the owned units; answer one with an AnswerInput directive.
+//
 // Corresponds with GET /api/agent/v1/inputs (the `AgentInputs` operationId).
 func (c *Client) AgentInputs(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAgentInputsRequest(c.Server)
@@ -3133,6 +3245,8 @@ func (c *Client) AgentInputs(ctx context.Context, reqEditors ...RequestEditorFn)
 }
 
 // AgentMCPWithBody The agent API as MCP tools (JSON-RPC over streamable HTTP, stateless, JSON answers, no server push): get_self, read_signals, list_owned_executions, get_execution, list_open_inputs, send_directive, answer_review.
+//
+// The same operations as this API, as MCP tools for agents that speak MCP; the credential and the limits are those of the agent API.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3151,6 +3265,8 @@ func (c *Client) AgentMCPWithBody(ctx context.Context, contentType string, body 
 
 // AgentMCP The agent API as MCP tools (JSON-RPC over streamable HTTP, stateless, JSON answers, no server push): get_self, read_signals, list_owned_executions, get_execution, list_open_inputs, send_directive, answer_review.
 //
+// The same operations as this API, as MCP tools for agents that speak MCP; the credential and the limits are those of the agent API.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /api/agent/v1/mcp (the `AgentMCP` operationId).
@@ -3167,6 +3283,8 @@ func (c *Client) AgentMCP(ctx context.Context, body AgentMCPJSONRequestBody, req
 }
 
 // AgentReviewWithBody Answer a review the supervisor was asked (REVIEW signal): {verdict: ALLOW|DENY|REQUIRE_APPROVAL|NO_OPINION, reason?}.
+//
+// The verdict on a command under review; ALLOW applies it, DENY refuses it, REQUIRE_APPROVAL parks it for an ADMIN, NO_OPINION passes it up. After the deadline the supervisor's default decision applies.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3185,6 +3303,8 @@ func (c *Client) AgentReviewWithBody(ctx context.Context, reviewId string, conte
 
 // AgentReview Answer a review the supervisor was asked (REVIEW signal): {verdict: ALLOW|DENY|REQUIRE_APPROVAL|NO_OPINION, reason?}.
 //
+// The verdict on a command under review; ALLOW applies it, DENY refuses it, REQUIRE_APPROVAL parks it for an ADMIN, NO_OPINION passes it up. After the deadline the supervisor's default decision applies.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /api/agent/v1/reviews/{reviewId} (the `AgentReview` operationId).
@@ -3202,6 +3322,8 @@ func (c *Client) AgentReview(ctx context.Context, reviewId string, body AgentRev
 
 // AgentScheduler The scheduler's limits and queue depth; only for a supervisor that owns the server.
 //
+// As GET /api/scheduler; only a supervisor that owns `server` may read it (403 otherwise).
+//
 // Corresponds with GET /api/agent/v1/scheduler (the `AgentScheduler` operationId).
 func (c *Client) AgentScheduler(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAgentSchedulerRequest(c.Server)
@@ -3216,6 +3338,8 @@ func (c *Client) AgentScheduler(ctx context.Context, reqEditors ...RequestEditor
 }
 
 // AgentSelf The supervisor the credential belongs to: owned units, parents, permissions, contract version.
+//
+// Read it first: what the supervisor owns and may send, which commands it reviews, its parent chain and the contract version (Yukta-Supervisor-Contract).
 //
 // Corresponds with GET /api/agent/v1/self (the `AgentSelf` operationId).
 func (c *Client) AgentSelf(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3249,6 +3373,8 @@ func (c *Client) AgentSignals(ctx context.Context, params *AgentSignalsParams, r
 
 // AgentSnapshot Owned unfinished executions, their open inputs, the hold ledger and a cursor to read signals on from.
 //
+// The state to start from after a (re)start: read it, then read signals after its cursor, so nothing between the two is missed.
+//
 // Corresponds with GET /api/agent/v1/snapshot (the `AgentSnapshot` operationId).
 func (c *Client) AgentSnapshot(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAgentSnapshotRequest(c.Server)
@@ -3263,6 +3389,8 @@ func (c *Client) AgentSnapshot(ctx context.Context, reqEditors ...RequestEditorF
 }
 
 // AgentWorkflow A workflow of an owned unit, its nodes (id, type) and edges; never node settings.
+//
+// The shape of the workflow (node ids and types, edges), enough to name nodes in directives; settings stay hidden, since they may hold secrets.
 //
 // Corresponds with GET /api/agent/v1/workflows/{sessionId}/{workflowId} (the `AgentWorkflow` operationId).
 func (c *Client) AgentWorkflow(ctx context.Context, sessionId SessionId, workflowId WorkflowId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3295,6 +3423,8 @@ func (c *Client) ListApprovals(ctx context.Context, params *ListApprovalsParams,
 }
 
 // GetApproval Read one review, whatever its status, with every step and who took it.
+//
+// The review with its command, status, deadline and every step (who asked, who decided, why).
 //
 // Corresponds with GET /api/approvals/{approvalId} (the `GetApproval` operationId).
 func (c *Client) GetApproval(ctx context.Context, approvalId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3348,6 +3478,8 @@ func (c *Client) DecideApproval(ctx context.Context, approvalId string, body Dec
 }
 
 // StreamEvents Every event (or one session's) as Server-Sent Events; resume with Last-Event-ID.
+//
+// Every event the key may read (or one session's with sessionId), from the start or after Last-Event-ID, then new ones as they are written. Each record's data is an EventEnvelope.
 //
 // Corresponds with GET /api/events (the `StreamEvents` operationId).
 func (c *Client) StreamEvents(ctx context.Context, params *StreamEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3467,6 +3599,8 @@ func (c *Client) AnswerInput(ctx context.Context, inputId openapi_types.UUID, pa
 
 // GetJournalPublicKey The ed25519 public key that verifies the server's journal checkpoints.
 //
+// The key (base64) that signs journal checkpoints; verify an exported journal offline with it (docs/journal.md).
+//
 // Corresponds with GET /api/journal/public-key (the `GetJournalPublicKey` operationId).
 func (c *Client) GetJournalPublicKey(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetJournalPublicKeyRequest(c.Server)
@@ -3481,6 +3615,8 @@ func (c *Client) GetJournalPublicKey(ctx context.Context, reqEditors ...RequestE
 }
 
 // GetOpenAPISpec This document.
+//
+// The contract the server was built from, byte for byte as embedded in the binary; generate clients from it. No key needed.
 //
 // Corresponds with GET /api/openapi.yaml (the `GetOpenAPISpec` operationId).
 func (c *Client) GetOpenAPISpec(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3514,6 +3650,8 @@ func (c *Client) ListPlugins(ctx context.Context, reqEditors ...RequestEditorFn)
 
 // GetPlugin One node type, its config fields, and its output ports for a given config.
 //
+// The node type's description, usage, config fields (type, default, options, secret) and the output ports a node with the given config has (ROUTER's ports are its routes).
+//
 // Corresponds with GET /api/plugins/{type} (the `GetPlugin` operationId).
 func (c *Client) GetPlugin(ctx context.Context, pType string, params *GetPluginParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetPluginRequest(c.Server, pType, params)
@@ -3546,6 +3684,8 @@ func (c *Client) GetSchedulerStatus(ctx context.Context, reqEditors ...RequestEd
 
 // ListSessions List sessions, in id order, one page at a time.
 //
+// Session summaries (id, name, workflow count, who applied it last), 50 a page by default; follow nextCursor. A session-limited key sees its own sessions only.
+//
 // Corresponds with GET /api/sessions (the `ListSessions` operationId).
 func (c *Client) ListSessions(ctx context.Context, params *ListSessionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListSessionsRequest(c.Server, params)
@@ -3561,6 +3701,8 @@ func (c *Client) ListSessions(ctx context.Context, params *ListSessionsParams, r
 
 // DeleteSession Delete a session, its workflows and its finished executions.
 //
+// Removes the session, its workflows and the history of its finished runs. Refused with 409 while a run of it is unfinished: stop those first.
+//
 // Corresponds with DELETE /api/sessions/{sessionId} (the `DeleteSession` operationId).
 func (c *Client) DeleteSession(ctx context.Context, sessionId SessionId, params *DeleteSessionParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDeleteSessionRequest(c.Server, sessionId, params)
@@ -3575,6 +3717,8 @@ func (c *Client) DeleteSession(ctx context.Context, sessionId SessionId, params 
 }
 
 // GetSession Read a whole session document; secret config fields read `***`.
+//
+// The document as applied, so it can be edited and sent back with PUT (a secret left as `***` keeps its stored value).
 //
 // Corresponds with GET /api/sessions/{sessionId} (the `GetSession` operationId).
 func (c *Client) GetSession(ctx context.Context, sessionId SessionId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3633,6 +3777,8 @@ func (c *Client) PutSession(ctx context.Context, sessionId SessionId, params *Pu
 
 // ListExecutions A session's execution history, newest first, one page at a time.
 //
+// Execution summaries of the session, newest first, filtered by workflow and status; 50 a page by default, follow nextCursor.
+//
 // Corresponds with GET /api/sessions/{sessionId}/executions (the `ListExecutions` operationId).
 func (c *Client) ListExecutions(ctx context.Context, sessionId SessionId, params *ListExecutionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListExecutionsRequest(c.Server, sessionId, params)
@@ -3648,6 +3794,8 @@ func (c *Client) ListExecutions(ctx context.Context, sessionId SessionId, params
 
 // GetExecution The live status of an execution and each of its nodes.
 //
+// The run's status, result or error, who started it, and each node's status, counters and times. Poll it, or follow the event stream instead.
+//
 // Corresponds with GET /api/sessions/{sessionId}/executions/{executionId} (the `GetExecution` operationId).
 func (c *Client) GetExecution(ctx context.Context, sessionId SessionId, executionId ExecutionId, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetExecutionRequest(c.Server, sessionId, executionId)
@@ -3662,6 +3810,8 @@ func (c *Client) GetExecution(ctx context.Context, sessionId SessionId, executio
 }
 
 // ControlExecutionWithBody PAUSE, RESUME, STOP (DRAIN|CANCEL|KILL), RESTART or RESTART_FROM_NODE an execution.
+//
+// Records the command with its actor and applies it in one transaction; a command the state refuses (such as an ifStatus the run does not have) is recorded as rejected and answered 409. A command a supervisor reviews answers 202 with its ticket.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3680,6 +3830,8 @@ func (c *Client) ControlExecutionWithBody(ctx context.Context, sessionId Session
 
 // ControlExecution PAUSE, RESUME, STOP (DRAIN|CANCEL|KILL), RESTART or RESTART_FROM_NODE an execution.
 //
+// Records the command with its actor and applies it in one transaction; a command the state refuses (such as an ifStatus the run does not have) is recorded as rejected and answered 409. A command a supervisor reviews answers 202 with its ticket.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /api/sessions/{sessionId}/executions/{executionId}/control (the `ControlExecution` operationId).
@@ -3696,6 +3848,8 @@ func (c *Client) ControlExecution(ctx context.Context, sessionId SessionId, exec
 }
 
 // StreamExecutionEvents The execution's events as Server-Sent Events; resume with Last-Event-ID.
+//
+// Every event of the run from the start (or after Last-Event-ID), then new ones as they are written, pushed within about 100 ms. Each record's data is an EventEnvelope.
 //
 // Corresponds with GET /api/sessions/{sessionId}/executions/{executionId}/events (the `StreamExecutionEvents` operationId).
 func (c *Client) StreamExecutionEvents(ctx context.Context, sessionId SessionId, executionId ExecutionId, params *StreamExecutionEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3755,6 +3909,8 @@ func (c *Client) VerifyJournal(ctx context.Context, sessionId SessionId, executi
 
 // GetExecutionLogs The last lines of an execution's log, optionally filtered by an RE2 pattern.
 //
+// At most 5,000 lines, oldest first, with how many lines matched in the whole log; the count stops after 2 s (complete is then false).
+//
 // Corresponds with GET /api/sessions/{sessionId}/executions/{executionId}/logs (the `GetExecutionLogs` operationId).
 func (c *Client) GetExecutionLogs(ctx context.Context, sessionId SessionId, executionId ExecutionId, params *GetExecutionLogsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetExecutionLogsRequest(c.Server, sessionId, executionId, params)
@@ -3770,6 +3926,8 @@ func (c *Client) GetExecutionLogs(ctx context.Context, sessionId SessionId, exec
 
 // ClearBreakpoint Remove the node's breakpoint.
 //
+// Removes the node's breakpoint; later messages pass it. Recorded like every command.
+//
 // Corresponds with DELETE /api/sessions/{sessionId}/executions/{executionId}/nodes/{nodeId}/breakpoint (the `ClearBreakpoint` operationId).
 func (c *Client) ClearBreakpoint(ctx context.Context, sessionId SessionId, executionId ExecutionId, nodeId NodeId, params *ClearBreakpointParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewClearBreakpointRequest(c.Server, sessionId, executionId, nodeId, params)
@@ -3784,6 +3942,8 @@ func (c *Client) ClearBreakpoint(ctx context.Context, sessionId SessionId, execu
 }
 
 // SetBreakpointWithBody Pause the node before a message whose field equals a value (or a CEL condition holds).
+//
+// The node pauses (PAUSED) before the first message that matches; RESUME the node to let it through.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3802,6 +3962,8 @@ func (c *Client) SetBreakpointWithBody(ctx context.Context, sessionId SessionId,
 
 // SetBreakpoint Pause the node before a message whose field equals a value (or a CEL condition holds).
 //
+// The node pauses (PAUSED) before the first message that matches; RESUME the node to let it through.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with PUT /api/sessions/{sessionId}/executions/{executionId}/nodes/{nodeId}/breakpoint (the `SetBreakpoint` operationId).
@@ -3819,6 +3981,8 @@ func (c *Client) SetBreakpoint(ctx context.Context, sessionId SessionId, executi
 
 // ControlNodeWithBody PAUSE, RESUME, STOP, STEP_ENABLE, STEP, STEP_DISABLE, SKIP, UNSKIP, RETRY or BREAKPOINT_CLEAR one node.
 //
+// Steers one node of a live run: pause or step it message by message, skip it (messages pass through), or retry it after a failure in a new run. Recorded like every command.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /api/sessions/{sessionId}/executions/{executionId}/nodes/{nodeId}/control (the `ControlNode` operationId).
@@ -3835,6 +3999,8 @@ func (c *Client) ControlNodeWithBody(ctx context.Context, sessionId SessionId, e
 }
 
 // ControlNode PAUSE, RESUME, STOP, STEP_ENABLE, STEP, STEP_DISABLE, SKIP, UNSKIP, RETRY or BREAKPOINT_CLEAR one node.
+//
+// Steers one node of a live run: pause or step it message by message, skip it (messages pass through), or retry it after a failure in a new run. Recorded like every command.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3871,6 +4037,8 @@ func (c *Client) GetExecutionProjection(ctx context.Context, sessionId SessionId
 }
 
 // GetWorkflow Read one workflow's nodes and edges.
+//
+// The workflow as stored: its nodes (with their config, secrets masked), edges and limits.
 //
 // Corresponds with GET /api/sessions/{sessionId}/workflows/{workflowId} (the `GetWorkflow` operationId).
 func (c *Client) GetWorkflow(ctx context.Context, sessionId SessionId, workflowId Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3929,6 +4097,8 @@ func (c *Client) StartExecution(ctx context.Context, sessionId SessionId, workfl
 
 // StopWorkflowWithBody STOP_ALL — stop every active execution of a workflow.
 //
+// Stops every PENDING, RUNNING or PAUSED run of the workflow with one command (mode CANCEL by default, or DRAIN or KILL: docs/control.md). The answer lists the runs it stopped.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/stop (the `StopWorkflow` operationId).
@@ -3946,6 +4116,8 @@ func (c *Client) StopWorkflowWithBody(ctx context.Context, sessionId SessionId, 
 
 // StopWorkflow STOP_ALL — stop every active execution of a workflow.
 //
+// Stops every PENDING, RUNNING or PAUSED run of the workflow with one command (mode CANCEL by default, or DRAIN or KILL: docs/control.md). The answer lists the runs it stopped.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/stop (the `StopWorkflow` operationId).
@@ -3962,6 +4134,8 @@ func (c *Client) StopWorkflow(ctx context.Context, sessionId SessionId, workflow
 }
 
 // ListSupervisorEngines The engine catalogue: rules, http, workflow and process.
+//
+// Every engine a supervisor can run on, with its settings, the signals it takes, an example and its presets.
 //
 // Corresponds with GET /api/supervisor-engines (the `ListSupervisorEngines` operationId).
 func (c *Client) ListSupervisorEngines(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4020,6 +4194,8 @@ func (c *Client) DryRunRules(ctx context.Context, body DryRunRulesJSONRequestBod
 
 // GetSupervisorEngine One engine with its settings, defaults, signals, an example and its presets.
 //
+// One engine as the catalogue shows it (rules, http, workflow or process).
+//
 // Corresponds with GET /api/supervisor-engines/{type} (the `GetSupervisorEngine` operationId).
 func (c *Client) GetSupervisorEngine(ctx context.Context, pType EngineType, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetSupervisorEngineRequest(c.Server, pType)
@@ -4035,6 +4211,8 @@ func (c *Client) GetSupervisorEngine(ctx context.Context, pType EngineType, reqE
 
 // ListSupervisorEnginePresets The engine's presets (ready-made rule documents), with their parameters; empty for engines without.
 //
+// Ready-made rule documents (failure-guard, approval-gate, stall-watchdog, too-many-running) with their parameters and defaults; use one as engine.settings, or try it with POST /api/supervisor-engines/rules/dry-run.
+//
 // Corresponds with GET /api/supervisor-engines/{type}/presets (the `ListSupervisorEnginePresets` operationId).
 func (c *Client) ListSupervisorEnginePresets(ctx context.Context, pType EngineType, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListSupervisorEnginePresetsRequest(c.Server, pType)
@@ -4049,6 +4227,8 @@ func (c *Client) ListSupervisorEnginePresets(ctx context.Context, pType EngineTy
 }
 
 // GetSupervisorEngineUsage How to write a supervisor of this engine: a guide, a whole example document and the variables its conditions may read.
+//
+// What an author (or an AI agent) needs to write a supervisor of this engine without reading the docs: a Markdown guide, a complete document, and the variables each CEL condition may read.
 //
 // Corresponds with GET /api/supervisor-engines/{type}/usage (the `GetSupervisorEngineUsage` operationId).
 func (c *Client) GetSupervisorEngineUsage(ctx context.Context, pType EngineType, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4081,6 +4261,8 @@ func (c *Client) ListSupervisors(ctx context.Context, reqEditors ...RequestEdito
 }
 
 // DeleteSupervisor Delete a supervisor.
+//
+// Removes the supervisor and its credential. Refused with 409 while it is another supervisor's parent.
 //
 // Corresponds with DELETE /api/supervisors/{supervisorId} (the `DeleteSupervisor` operationId).
 func (c *Client) DeleteSupervisor(ctx context.Context, supervisorId SupervisorId, params *DeleteSupervisorParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4164,6 +4346,8 @@ func (c *Client) PutSupervisor(ctx context.Context, supervisorId SupervisorId, p
 
 // RevokeCredential Revoke the supervisor's credential; its token is refused on every request after this answer.
 //
+// Deletes the credential; the agent using it gets 401 from its next request. Issue a new one with POST.
+//
 // Corresponds with DELETE /api/supervisors/{supervisorId}/credential (the `RevokeCredential` operationId).
 func (c *Client) RevokeCredential(ctx context.Context, supervisorId SupervisorId, params *RevokeCredentialParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRevokeCredentialRequest(c.Server, supervisorId, params)
@@ -4220,6 +4404,8 @@ func (c *Client) IssueCredential(ctx context.Context, supervisorId SupervisorId,
 
 // GetHealth Liveness: the process is up.
 //
+// Answers 200 as long as the process serves HTTP, whatever the database does; use it as a liveness probe (restart on failure). No key needed.
+//
 // Corresponds with GET /healthz (the `GetHealth` operationId).
 func (c *Client) GetHealth(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetHealthRequest(c.Server)
@@ -4251,6 +4437,8 @@ func (c *Client) GetMetrics(ctx context.Context, reqEditors ...RequestEditorFn) 
 }
 
 // GetReady Readiness: the database answers and every migration is applied.
+//
+// Answers 200 when the database answers and every migration is applied, 503 otherwise; use it as a readiness probe (send traffic only when ready). No key needed.
 //
 // Corresponds with GET /readyz (the `GetReady` operationId).
 func (c *Client) GetReady(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -7285,12 +7473,16 @@ type ClientWithResponsesInterface interface {
 
 	// AgentDelegateWithBodyWithResponse Open a delegation: ESCALATE a request to the supervisor's parent, or CONSULT the supervisor named by to. The target receives a DELEGATED or CONSULTED signal; the answer comes back to this supervisor as one with answer set. The same key opens one delegation (200 with it).
 	//
+	// The target answers with POST /delegations/{delegationId} before the deadline; the answer comes back to this supervisor as a signal.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/agent/v1/delegations (the `AgentDelegate` operationId).
 	AgentDelegateWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AgentDelegateResponse, error)
 
 	// AgentDelegateWithResponse Open a delegation: ESCALATE a request to the supervisor's parent, or CONSULT the supervisor named by to. The target receives a DELEGATED or CONSULTED signal; the answer comes back to this supervisor as one with answer set. The same key opens one delegation (200 with it).
+	//
+	// The target answers with POST /delegations/{delegationId} before the deadline; the answer comes back to this supervisor as a signal.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7299,12 +7491,16 @@ type ClientWithResponsesInterface interface {
 
 	// AgentAnswerDelegationWithBodyWithResponse Answer a delegation sent to the supervisor (a DELEGATED or CONSULTED signal): {answer}. It takes one answer before its deadline; a second is 409.
 	//
+	// Answers a delegation this supervisor was sent; the sender gets the answer as a DELEGATED or CONSULTED signal with answer set.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/agent/v1/delegations/{delegationId} (the `AgentAnswerDelegation` operationId).
 	AgentAnswerDelegationWithBodyWithResponse(ctx context.Context, delegationId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AgentAnswerDelegationResponse, error)
 
 	// AgentAnswerDelegationWithResponse Answer a delegation sent to the supervisor (a DELEGATED or CONSULTED signal): {answer}. It takes one answer before its deadline; a second is 409.
+	//
+	// Answers a delegation this supervisor was sent; the sender gets the answer as a DELEGATED or CONSULTED signal with answer set.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7331,12 +7527,16 @@ type ClientWithResponsesInterface interface {
 
 	// AgentEventsWithResponse Signals as Server-Sent Events (id is the cursor, event the kind, data the envelope); resume with Last-Event-ID.
 	//
+	// The signals of /signals pushed as they come; each record's data is a Signal. A `: cursor <cursor>` comment every 15 s carries the position to resume from.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/agent/v1/events (the `AgentEvents` operationId).
 	AgentEventsWithResponse(ctx context.Context, params *AgentEventsParams, reqEditors ...RequestEditorFn) (*AgentEventsResponse, error)
 
 	// AgentExecutionsWithResponse The unfinished executions of the owned units (at most 200).
+	//
+	// Runs of the owned units that are PENDING, RUNNING or PAUSED.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7345,12 +7545,16 @@ type ClientWithResponsesInterface interface {
 
 	// AgentExecutionWithResponse One owned execution with its node statuses; a run outside the owned units is 404.
 	//
+	// The run as GET /api/sessions/{sessionId}/executions/{executionId} shows it, for a run of an owned unit.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/agent/v1/executions/{executionId} (the `AgentExecution` operationId).
 	AgentExecutionWithResponse(ctx context.Context, executionId ExecutionId, reqEditors ...RequestEditorFn) (*AgentExecutionResponse, error)
 
 	// AgentExecutionLogsWithResponse The newest log lines of an owned execution (at most 200), secret values removed, control characters escaped.
+	//
+	// The log's last lines (tail, default 200), made safe to feed a model: secrets removed and control characters escaped.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7359,12 +7563,16 @@ type ClientWithResponsesInterface interface {
 
 	// AgentInputsWithResponse Open input requests of the owned units (at most 200).
 	//
+	// INPUT_REQUEST prompts waiting in runs of the owned units; answer one with an AnswerInput directive.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/agent/v1/inputs (the `AgentInputs` operationId).
 	AgentInputsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AgentInputsResponse, error)
 
 	// AgentMCPWithBodyWithResponse The agent API as MCP tools (JSON-RPC over streamable HTTP, stateless, JSON answers, no server push): get_self, read_signals, list_owned_executions, get_execution, list_open_inputs, send_directive, answer_review.
+	//
+	// The same operations as this API, as MCP tools for agents that speak MCP; the credential and the limits are those of the agent API.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7373,12 +7581,16 @@ type ClientWithResponsesInterface interface {
 
 	// AgentMCPWithResponse The agent API as MCP tools (JSON-RPC over streamable HTTP, stateless, JSON answers, no server push): get_self, read_signals, list_owned_executions, get_execution, list_open_inputs, send_directive, answer_review.
 	//
+	// The same operations as this API, as MCP tools for agents that speak MCP; the credential and the limits are those of the agent API.
+	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/agent/v1/mcp (the `AgentMCP` operationId).
 	AgentMCPWithResponse(ctx context.Context, body AgentMCPJSONRequestBody, reqEditors ...RequestEditorFn) (*AgentMCPResponse, error)
 
 	// AgentReviewWithBodyWithResponse Answer a review the supervisor was asked (REVIEW signal): {verdict: ALLOW|DENY|REQUIRE_APPROVAL|NO_OPINION, reason?}.
+	//
+	// The verdict on a command under review; ALLOW applies it, DENY refuses it, REQUIRE_APPROVAL parks it for an ADMIN, NO_OPINION passes it up. After the deadline the supervisor's default decision applies.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7387,6 +7599,8 @@ type ClientWithResponsesInterface interface {
 
 	// AgentReviewWithResponse Answer a review the supervisor was asked (REVIEW signal): {verdict: ALLOW|DENY|REQUIRE_APPROVAL|NO_OPINION, reason?}.
 	//
+	// The verdict on a command under review; ALLOW applies it, DENY refuses it, REQUIRE_APPROVAL parks it for an ADMIN, NO_OPINION passes it up. After the deadline the supervisor's default decision applies.
+	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/agent/v1/reviews/{reviewId} (the `AgentReview` operationId).
@@ -7394,12 +7608,16 @@ type ClientWithResponsesInterface interface {
 
 	// AgentSchedulerWithResponse The scheduler's limits and queue depth; only for a supervisor that owns the server.
 	//
+	// As GET /api/scheduler; only a supervisor that owns `server` may read it (403 otherwise).
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/agent/v1/scheduler (the `AgentScheduler` operationId).
 	AgentSchedulerWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AgentSchedulerResponse, error)
 
 	// AgentSelfWithResponse The supervisor the credential belongs to: owned units, parents, permissions, contract version.
+	//
+	// Read it first: what the supervisor owns and may send, which commands it reviews, its parent chain and the contract version (Yukta-Supervisor-Contract).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7417,12 +7635,16 @@ type ClientWithResponsesInterface interface {
 
 	// AgentSnapshotWithResponse Owned unfinished executions, their open inputs, the hold ledger and a cursor to read signals on from.
 	//
+	// The state to start from after a (re)start: read it, then read signals after its cursor, so nothing between the two is missed.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/agent/v1/snapshot (the `AgentSnapshot` operationId).
 	AgentSnapshotWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AgentSnapshotResponse, error)
 
 	// AgentWorkflowWithResponse A workflow of an owned unit, its nodes (id, type) and edges; never node settings.
+	//
+	// The shape of the workflow (node ids and types, edges), enough to name nodes in directives; settings stay hidden, since they may hold secrets.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7439,6 +7661,8 @@ type ClientWithResponsesInterface interface {
 	ListApprovalsWithResponse(ctx context.Context, params *ListApprovalsParams, reqEditors ...RequestEditorFn) (*ListApprovalsResponse, error)
 
 	// GetApprovalWithResponse Read one review, whatever its status, with every step and who took it.
+	//
+	// The review with its command, status, deadline and every step (who asked, who decided, why).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7464,6 +7688,8 @@ type ClientWithResponsesInterface interface {
 	DecideApprovalWithResponse(ctx context.Context, approvalId string, body DecideApprovalJSONRequestBody, reqEditors ...RequestEditorFn) (*DecideApprovalResponse, error)
 
 	// StreamEventsWithResponse Every event (or one session's) as Server-Sent Events; resume with Last-Event-ID.
+	//
+	// Every event the key may read (or one session's with sessionId), from the start or after Last-Event-ID, then new ones as they are written. Each record's data is an EventEnvelope.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7527,12 +7753,16 @@ type ClientWithResponsesInterface interface {
 
 	// GetJournalPublicKeyWithResponse The ed25519 public key that verifies the server's journal checkpoints.
 	//
+	// The key (base64) that signs journal checkpoints; verify an exported journal offline with it (docs/journal.md).
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/journal/public-key (the `GetJournalPublicKey` operationId).
 	GetJournalPublicKeyWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetJournalPublicKeyResponse, error)
 
 	// GetOpenAPISpecWithResponse This document.
+	//
+	// The contract the server was built from, byte for byte as embedded in the binary; generate clients from it. No key needed.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7550,6 +7780,8 @@ type ClientWithResponsesInterface interface {
 
 	// GetPluginWithResponse One node type, its config fields, and its output ports for a given config.
 	//
+	// The node type's description, usage, config fields (type, default, options, secret) and the output ports a node with the given config has (ROUTER's ports are its routes).
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/plugins/{type} (the `GetPlugin` operationId).
@@ -7566,6 +7798,8 @@ type ClientWithResponsesInterface interface {
 
 	// ListSessionsWithResponse List sessions, in id order, one page at a time.
 	//
+	// Session summaries (id, name, workflow count, who applied it last), 50 a page by default; follow nextCursor. A session-limited key sees its own sessions only.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/sessions (the `ListSessions` operationId).
@@ -7573,12 +7807,16 @@ type ClientWithResponsesInterface interface {
 
 	// DeleteSessionWithResponse Delete a session, its workflows and its finished executions.
 	//
+	// Removes the session, its workflows and the history of its finished runs. Refused with 409 while a run of it is unfinished: stop those first.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with DELETE /api/sessions/{sessionId} (the `DeleteSession` operationId).
 	DeleteSessionWithResponse(ctx context.Context, sessionId SessionId, params *DeleteSessionParams, reqEditors ...RequestEditorFn) (*DeleteSessionResponse, error)
 
 	// GetSessionWithResponse Read a whole session document; secret config fields read `***`.
+	//
+	// The document as applied, so it can be edited and sent back with PUT (a secret left as `***` keeps its stored value).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7609,12 +7847,16 @@ type ClientWithResponsesInterface interface {
 
 	// ListExecutionsWithResponse A session's execution history, newest first, one page at a time.
 	//
+	// Execution summaries of the session, newest first, filtered by workflow and status; 50 a page by default, follow nextCursor.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/sessions/{sessionId}/executions (the `ListExecutions` operationId).
 	ListExecutionsWithResponse(ctx context.Context, sessionId SessionId, params *ListExecutionsParams, reqEditors ...RequestEditorFn) (*ListExecutionsResponse, error)
 
 	// GetExecutionWithResponse The live status of an execution and each of its nodes.
+	//
+	// The run's status, result or error, who started it, and each node's status, counters and times. Poll it, or follow the event stream instead.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7623,6 +7865,8 @@ type ClientWithResponsesInterface interface {
 
 	// ControlExecutionWithBodyWithResponse PAUSE, RESUME, STOP (DRAIN|CANCEL|KILL), RESTART or RESTART_FROM_NODE an execution.
 	//
+	// Records the command with its actor and applies it in one transaction; a command the state refuses (such as an ifStatus the run does not have) is recorded as rejected and answered 409. A command a supervisor reviews answers 202 with its ticket.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/sessions/{sessionId}/executions/{executionId}/control (the `ControlExecution` operationId).
@@ -7630,12 +7874,16 @@ type ClientWithResponsesInterface interface {
 
 	// ControlExecutionWithResponse PAUSE, RESUME, STOP (DRAIN|CANCEL|KILL), RESTART or RESTART_FROM_NODE an execution.
 	//
+	// Records the command with its actor and applies it in one transaction; a command the state refuses (such as an ifStatus the run does not have) is recorded as rejected and answered 409. A command a supervisor reviews answers 202 with its ticket.
+	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/sessions/{sessionId}/executions/{executionId}/control (the `ControlExecution` operationId).
 	ControlExecutionWithResponse(ctx context.Context, sessionId SessionId, executionId ExecutionId, params *ControlExecutionParams, body ControlExecutionJSONRequestBody, reqEditors ...RequestEditorFn) (*ControlExecutionResponse, error)
 
 	// StreamExecutionEventsWithResponse The execution's events as Server-Sent Events; resume with Last-Event-ID.
+	//
+	// Every event of the run from the start (or after Last-Event-ID), then new ones as they are written, pushed within about 100 ms. Each record's data is an EventEnvelope.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7671,12 +7919,16 @@ type ClientWithResponsesInterface interface {
 
 	// GetExecutionLogsWithResponse The last lines of an execution's log, optionally filtered by an RE2 pattern.
 	//
+	// At most 5,000 lines, oldest first, with how many lines matched in the whole log; the count stops after 2 s (complete is then false).
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/sessions/{sessionId}/executions/{executionId}/logs (the `GetExecutionLogs` operationId).
 	GetExecutionLogsWithResponse(ctx context.Context, sessionId SessionId, executionId ExecutionId, params *GetExecutionLogsParams, reqEditors ...RequestEditorFn) (*GetExecutionLogsResponse, error)
 
 	// ClearBreakpointWithResponse Remove the node's breakpoint.
+	//
+	// Removes the node's breakpoint; later messages pass it. Recorded like every command.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7685,12 +7937,16 @@ type ClientWithResponsesInterface interface {
 
 	// SetBreakpointWithBodyWithResponse Pause the node before a message whose field equals a value (or a CEL condition holds).
 	//
+	// The node pauses (PAUSED) before the first message that matches; RESUME the node to let it through.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /api/sessions/{sessionId}/executions/{executionId}/nodes/{nodeId}/breakpoint (the `SetBreakpoint` operationId).
 	SetBreakpointWithBodyWithResponse(ctx context.Context, sessionId SessionId, executionId ExecutionId, nodeId NodeId, params *SetBreakpointParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetBreakpointResponse, error)
 
 	// SetBreakpointWithResponse Pause the node before a message whose field equals a value (or a CEL condition holds).
+	//
+	// The node pauses (PAUSED) before the first message that matches; RESUME the node to let it through.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7699,12 +7955,16 @@ type ClientWithResponsesInterface interface {
 
 	// ControlNodeWithBodyWithResponse PAUSE, RESUME, STOP, STEP_ENABLE, STEP, STEP_DISABLE, SKIP, UNSKIP, RETRY or BREAKPOINT_CLEAR one node.
 	//
+	// Steers one node of a live run: pause or step it message by message, skip it (messages pass through), or retry it after a failure in a new run. Recorded like every command.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/sessions/{sessionId}/executions/{executionId}/nodes/{nodeId}/control (the `ControlNode` operationId).
 	ControlNodeWithBodyWithResponse(ctx context.Context, sessionId SessionId, executionId ExecutionId, nodeId NodeId, params *ControlNodeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ControlNodeResponse, error)
 
 	// ControlNodeWithResponse PAUSE, RESUME, STOP, STEP_ENABLE, STEP, STEP_DISABLE, SKIP, UNSKIP, RETRY or BREAKPOINT_CLEAR one node.
+	//
+	// Steers one node of a live run: pause or step it message by message, skip it (messages pass through), or retry it after a failure in a new run. Recorded like every command.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7723,6 +7983,8 @@ type ClientWithResponsesInterface interface {
 	GetExecutionProjectionWithResponse(ctx context.Context, sessionId SessionId, executionId ExecutionId, reqEditors ...RequestEditorFn) (*GetExecutionProjectionResponse, error)
 
 	// GetWorkflowWithResponse Read one workflow's nodes and edges.
+	//
+	// The workflow as stored: its nodes (with their config, secrets masked), edges and limits.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7753,6 +8015,8 @@ type ClientWithResponsesInterface interface {
 
 	// StopWorkflowWithBodyWithResponse STOP_ALL — stop every active execution of a workflow.
 	//
+	// Stops every PENDING, RUNNING or PAUSED run of the workflow with one command (mode CANCEL by default, or DRAIN or KILL: docs/control.md). The answer lists the runs it stopped.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/stop (the `StopWorkflow` operationId).
@@ -7760,12 +8024,16 @@ type ClientWithResponsesInterface interface {
 
 	// StopWorkflowWithResponse STOP_ALL — stop every active execution of a workflow.
 	//
+	// Stops every PENDING, RUNNING or PAUSED run of the workflow with one command (mode CANCEL by default, or DRAIN or KILL: docs/control.md). The answer lists the runs it stopped.
+	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/stop (the `StopWorkflow` operationId).
 	StopWorkflowWithResponse(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *StopWorkflowParams, body StopWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*StopWorkflowResponse, error)
 
 	// ListSupervisorEnginesWithResponse The engine catalogue: rules, http, workflow and process.
+	//
+	// Every engine a supervisor can run on, with its settings, the signals it takes, an example and its presets.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7796,6 +8064,8 @@ type ClientWithResponsesInterface interface {
 
 	// GetSupervisorEngineWithResponse One engine with its settings, defaults, signals, an example and its presets.
 	//
+	// One engine as the catalogue shows it (rules, http, workflow or process).
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/supervisor-engines/{type} (the `GetSupervisorEngine` operationId).
@@ -7803,12 +8073,16 @@ type ClientWithResponsesInterface interface {
 
 	// ListSupervisorEnginePresetsWithResponse The engine's presets (ready-made rule documents), with their parameters; empty for engines without.
 	//
+	// Ready-made rule documents (failure-guard, approval-gate, stall-watchdog, too-many-running) with their parameters and defaults; use one as engine.settings, or try it with POST /api/supervisor-engines/rules/dry-run.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/supervisor-engines/{type}/presets (the `ListSupervisorEnginePresets` operationId).
 	ListSupervisorEnginePresetsWithResponse(ctx context.Context, pType EngineType, reqEditors ...RequestEditorFn) (*ListSupervisorEnginePresetsResponse, error)
 
 	// GetSupervisorEngineUsageWithResponse How to write a supervisor of this engine: a guide, a whole example document and the variables its conditions may read.
+	//
+	// What an author (or an AI agent) needs to write a supervisor of this engine without reading the docs: a Markdown guide, a complete document, and the variables each CEL condition may read.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7825,6 +8099,8 @@ type ClientWithResponsesInterface interface {
 	ListSupervisorsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListSupervisorsResponse, error)
 
 	// DeleteSupervisorWithResponse Delete a supervisor.
+	//
+	// Removes the supervisor and its credential. Refused with 409 while it is another supervisor's parent.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7872,6 +8148,8 @@ type ClientWithResponsesInterface interface {
 
 	// RevokeCredentialWithResponse Revoke the supervisor's credential; its token is refused on every request after this answer.
 	//
+	// Deletes the credential; the agent using it gets 401 from its next request. Issue a new one with POST.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with DELETE /api/supervisors/{supervisorId}/credential (the `RevokeCredential` operationId).
@@ -7904,6 +8182,8 @@ type ClientWithResponsesInterface interface {
 
 	// GetHealthWithResponse Liveness: the process is up.
 	//
+	// Answers 200 as long as the process serves HTTP, whatever the database does; use it as a liveness probe (restart on failure). No key needed.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /healthz (the `GetHealth` operationId).
@@ -7919,6 +8199,8 @@ type ClientWithResponsesInterface interface {
 	GetMetricsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetMetricsResponse, error)
 
 	// GetReadyWithResponse Readiness: the database answers and every migration is applied.
+	//
+	// Answers 200 when the database answers and every migration is applied, 503 otherwise; use it as a readiness probe (send traffic only when ready). No key needed.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -13321,6 +13603,8 @@ func (r GetReadyResponse) ContentType() string {
 
 // AgentDelegateWithBodyWithResponse Open a delegation: ESCALATE a request to the supervisor's parent, or CONSULT the supervisor named by to. The target receives a DELEGATED or CONSULTED signal; the answer comes back to this supervisor as one with answer set. The same key opens one delegation (200 with it).
 //
+// The target answers with POST /delegations/{delegationId} before the deadline; the answer comes back to this supervisor as a signal.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/agent/v1/delegations (the `AgentDelegate` operationId).
@@ -13333,6 +13617,8 @@ func (c *ClientWithResponses) AgentDelegateWithBodyWithResponse(ctx context.Cont
 }
 
 // AgentDelegateWithResponse Open a delegation: ESCALATE a request to the supervisor's parent, or CONSULT the supervisor named by to. The target receives a DELEGATED or CONSULTED signal; the answer comes back to this supervisor as one with answer set. The same key opens one delegation (200 with it).
+//
+// The target answers with POST /delegations/{delegationId} before the deadline; the answer comes back to this supervisor as a signal.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13347,6 +13633,8 @@ func (c *ClientWithResponses) AgentDelegateWithResponse(ctx context.Context, bod
 
 // AgentAnswerDelegationWithBodyWithResponse Answer a delegation sent to the supervisor (a DELEGATED or CONSULTED signal): {answer}. It takes one answer before its deadline; a second is 409.
 //
+// Answers a delegation this supervisor was sent; the sender gets the answer as a DELEGATED or CONSULTED signal with answer set.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/agent/v1/delegations/{delegationId} (the `AgentAnswerDelegation` operationId).
@@ -13359,6 +13647,8 @@ func (c *ClientWithResponses) AgentAnswerDelegationWithBodyWithResponse(ctx cont
 }
 
 // AgentAnswerDelegationWithResponse Answer a delegation sent to the supervisor (a DELEGATED or CONSULTED signal): {answer}. It takes one answer before its deadline; a second is 409.
+//
+// Answers a delegation this supervisor was sent; the sender gets the answer as a DELEGATED or CONSULTED signal with answer set.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13403,6 +13693,8 @@ func (c *ClientWithResponses) AgentDirectiveWithResponse(ctx context.Context, bo
 
 // AgentEventsWithResponse Signals as Server-Sent Events (id is the cursor, event the kind, data the envelope); resume with Last-Event-ID.
 //
+// The signals of /signals pushed as they come; each record's data is a Signal. A `: cursor <cursor>` comment every 15 s carries the position to resume from.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/agent/v1/events (the `AgentEvents` operationId).
@@ -13415,6 +13707,8 @@ func (c *ClientWithResponses) AgentEventsWithResponse(ctx context.Context, param
 }
 
 // AgentExecutionsWithResponse The unfinished executions of the owned units (at most 200).
+//
+// Runs of the owned units that are PENDING, RUNNING or PAUSED.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -13429,6 +13723,8 @@ func (c *ClientWithResponses) AgentExecutionsWithResponse(ctx context.Context, r
 
 // AgentExecutionWithResponse One owned execution with its node statuses; a run outside the owned units is 404.
 //
+// The run as GET /api/sessions/{sessionId}/executions/{executionId} shows it, for a run of an owned unit.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/agent/v1/executions/{executionId} (the `AgentExecution` operationId).
@@ -13441,6 +13737,8 @@ func (c *ClientWithResponses) AgentExecutionWithResponse(ctx context.Context, ex
 }
 
 // AgentExecutionLogsWithResponse The newest log lines of an owned execution (at most 200), secret values removed, control characters escaped.
+//
+// The log's last lines (tail, default 200), made safe to feed a model: secrets removed and control characters escaped.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -13455,6 +13753,8 @@ func (c *ClientWithResponses) AgentExecutionLogsWithResponse(ctx context.Context
 
 // AgentInputsWithResponse Open input requests of the owned units (at most 200).
 //
+// INPUT_REQUEST prompts waiting in runs of the owned units; answer one with an AnswerInput directive.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/agent/v1/inputs (the `AgentInputs` operationId).
@@ -13467,6 +13767,8 @@ func (c *ClientWithResponses) AgentInputsWithResponse(ctx context.Context, reqEd
 }
 
 // AgentMCPWithBodyWithResponse The agent API as MCP tools (JSON-RPC over streamable HTTP, stateless, JSON answers, no server push): get_self, read_signals, list_owned_executions, get_execution, list_open_inputs, send_directive, answer_review.
+//
+// The same operations as this API, as MCP tools for agents that speak MCP; the credential and the limits are those of the agent API.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13481,6 +13783,8 @@ func (c *ClientWithResponses) AgentMCPWithBodyWithResponse(ctx context.Context, 
 
 // AgentMCPWithResponse The agent API as MCP tools (JSON-RPC over streamable HTTP, stateless, JSON answers, no server push): get_self, read_signals, list_owned_executions, get_execution, list_open_inputs, send_directive, answer_review.
 //
+// The same operations as this API, as MCP tools for agents that speak MCP; the credential and the limits are those of the agent API.
+//
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/agent/v1/mcp (the `AgentMCP` operationId).
@@ -13493,6 +13797,8 @@ func (c *ClientWithResponses) AgentMCPWithResponse(ctx context.Context, body Age
 }
 
 // AgentReviewWithBodyWithResponse Answer a review the supervisor was asked (REVIEW signal): {verdict: ALLOW|DENY|REQUIRE_APPROVAL|NO_OPINION, reason?}.
+//
+// The verdict on a command under review; ALLOW applies it, DENY refuses it, REQUIRE_APPROVAL parks it for an ADMIN, NO_OPINION passes it up. After the deadline the supervisor's default decision applies.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13507,6 +13813,8 @@ func (c *ClientWithResponses) AgentReviewWithBodyWithResponse(ctx context.Contex
 
 // AgentReviewWithResponse Answer a review the supervisor was asked (REVIEW signal): {verdict: ALLOW|DENY|REQUIRE_APPROVAL|NO_OPINION, reason?}.
 //
+// The verdict on a command under review; ALLOW applies it, DENY refuses it, REQUIRE_APPROVAL parks it for an ADMIN, NO_OPINION passes it up. After the deadline the supervisor's default decision applies.
+//
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/agent/v1/reviews/{reviewId} (the `AgentReview` operationId).
@@ -13520,6 +13828,8 @@ func (c *ClientWithResponses) AgentReviewWithResponse(ctx context.Context, revie
 
 // AgentSchedulerWithResponse The scheduler's limits and queue depth; only for a supervisor that owns the server.
 //
+// As GET /api/scheduler; only a supervisor that owns `server` may read it (403 otherwise).
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/agent/v1/scheduler (the `AgentScheduler` operationId).
@@ -13532,6 +13842,8 @@ func (c *ClientWithResponses) AgentSchedulerWithResponse(ctx context.Context, re
 }
 
 // AgentSelfWithResponse The supervisor the credential belongs to: owned units, parents, permissions, contract version.
+//
+// Read it first: what the supervisor owns and may send, which commands it reviews, its parent chain and the contract version (Yukta-Supervisor-Contract).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -13561,6 +13873,8 @@ func (c *ClientWithResponses) AgentSignalsWithResponse(ctx context.Context, para
 
 // AgentSnapshotWithResponse Owned unfinished executions, their open inputs, the hold ledger and a cursor to read signals on from.
 //
+// The state to start from after a (re)start: read it, then read signals after its cursor, so nothing between the two is missed.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/agent/v1/snapshot (the `AgentSnapshot` operationId).
@@ -13573,6 +13887,8 @@ func (c *ClientWithResponses) AgentSnapshotWithResponse(ctx context.Context, req
 }
 
 // AgentWorkflowWithResponse A workflow of an owned unit, its nodes (id, type) and edges; never node settings.
+//
+// The shape of the workflow (node ids and types, edges), enough to name nodes in directives; settings stay hidden, since they may hold secrets.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -13601,6 +13917,8 @@ func (c *ClientWithResponses) ListApprovalsWithResponse(ctx context.Context, par
 }
 
 // GetApprovalWithResponse Read one review, whatever its status, with every step and who took it.
+//
+// The review with its command, status, deadline and every step (who asked, who decided, why).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -13644,6 +13962,8 @@ func (c *ClientWithResponses) DecideApprovalWithResponse(ctx context.Context, ap
 }
 
 // StreamEventsWithResponse Every event (or one session's) as Server-Sent Events; resume with Last-Event-ID.
+//
+// Every event the key may read (or one session's with sessionId), from the start or after Last-Event-ID, then new ones as they are written. Each record's data is an EventEnvelope.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -13743,6 +14063,8 @@ func (c *ClientWithResponses) AnswerInputWithResponse(ctx context.Context, input
 
 // GetJournalPublicKeyWithResponse The ed25519 public key that verifies the server's journal checkpoints.
 //
+// The key (base64) that signs journal checkpoints; verify an exported journal offline with it (docs/journal.md).
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/journal/public-key (the `GetJournalPublicKey` operationId).
@@ -13755,6 +14077,8 @@ func (c *ClientWithResponses) GetJournalPublicKeyWithResponse(ctx context.Contex
 }
 
 // GetOpenAPISpecWithResponse This document.
+//
+// The contract the server was built from, byte for byte as embedded in the binary; generate clients from it. No key needed.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -13784,6 +14108,8 @@ func (c *ClientWithResponses) ListPluginsWithResponse(ctx context.Context, reqEd
 
 // GetPluginWithResponse One node type, its config fields, and its output ports for a given config.
 //
+// The node type's description, usage, config fields (type, default, options, secret) and the output ports a node with the given config has (ROUTER's ports are its routes).
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/plugins/{type} (the `GetPlugin` operationId).
@@ -13812,6 +14138,8 @@ func (c *ClientWithResponses) GetSchedulerStatusWithResponse(ctx context.Context
 
 // ListSessionsWithResponse List sessions, in id order, one page at a time.
 //
+// Session summaries (id, name, workflow count, who applied it last), 50 a page by default; follow nextCursor. A session-limited key sees its own sessions only.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/sessions (the `ListSessions` operationId).
@@ -13825,6 +14153,8 @@ func (c *ClientWithResponses) ListSessionsWithResponse(ctx context.Context, para
 
 // DeleteSessionWithResponse Delete a session, its workflows and its finished executions.
 //
+// Removes the session, its workflows and the history of its finished runs. Refused with 409 while a run of it is unfinished: stop those first.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with DELETE /api/sessions/{sessionId} (the `DeleteSession` operationId).
@@ -13837,6 +14167,8 @@ func (c *ClientWithResponses) DeleteSessionWithResponse(ctx context.Context, ses
 }
 
 // GetSessionWithResponse Read a whole session document; secret config fields read `***`.
+//
+// The document as applied, so it can be edited and sent back with PUT (a secret left as `***` keeps its stored value).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -13885,6 +14217,8 @@ func (c *ClientWithResponses) PutSessionWithResponse(ctx context.Context, sessio
 
 // ListExecutionsWithResponse A session's execution history, newest first, one page at a time.
 //
+// Execution summaries of the session, newest first, filtered by workflow and status; 50 a page by default, follow nextCursor.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/sessions/{sessionId}/executions (the `ListExecutions` operationId).
@@ -13897,6 +14231,8 @@ func (c *ClientWithResponses) ListExecutionsWithResponse(ctx context.Context, se
 }
 
 // GetExecutionWithResponse The live status of an execution and each of its nodes.
+//
+// The run's status, result or error, who started it, and each node's status, counters and times. Poll it, or follow the event stream instead.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -13911,6 +14247,8 @@ func (c *ClientWithResponses) GetExecutionWithResponse(ctx context.Context, sess
 
 // ControlExecutionWithBodyWithResponse PAUSE, RESUME, STOP (DRAIN|CANCEL|KILL), RESTART or RESTART_FROM_NODE an execution.
 //
+// Records the command with its actor and applies it in one transaction; a command the state refuses (such as an ifStatus the run does not have) is recorded as rejected and answered 409. A command a supervisor reviews answers 202 with its ticket.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/sessions/{sessionId}/executions/{executionId}/control (the `ControlExecution` operationId).
@@ -13924,6 +14262,8 @@ func (c *ClientWithResponses) ControlExecutionWithBodyWithResponse(ctx context.C
 
 // ControlExecutionWithResponse PAUSE, RESUME, STOP (DRAIN|CANCEL|KILL), RESTART or RESTART_FROM_NODE an execution.
 //
+// Records the command with its actor and applies it in one transaction; a command the state refuses (such as an ifStatus the run does not have) is recorded as rejected and answered 409. A command a supervisor reviews answers 202 with its ticket.
+//
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/sessions/{sessionId}/executions/{executionId}/control (the `ControlExecution` operationId).
@@ -13936,6 +14276,8 @@ func (c *ClientWithResponses) ControlExecutionWithResponse(ctx context.Context, 
 }
 
 // StreamExecutionEventsWithResponse The execution's events as Server-Sent Events; resume with Last-Event-ID.
+//
+// Every event of the run from the start (or after Last-Event-ID), then new ones as they are written, pushed within about 100 ms. Each record's data is an EventEnvelope.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -13989,6 +14331,8 @@ func (c *ClientWithResponses) VerifyJournalWithResponse(ctx context.Context, ses
 
 // GetExecutionLogsWithResponse The last lines of an execution's log, optionally filtered by an RE2 pattern.
 //
+// At most 5,000 lines, oldest first, with how many lines matched in the whole log; the count stops after 2 s (complete is then false).
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/sessions/{sessionId}/executions/{executionId}/logs (the `GetExecutionLogs` operationId).
@@ -14001,6 +14345,8 @@ func (c *ClientWithResponses) GetExecutionLogsWithResponse(ctx context.Context, 
 }
 
 // ClearBreakpointWithResponse Remove the node's breakpoint.
+//
+// Removes the node's breakpoint; later messages pass it. Recorded like every command.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -14015,6 +14361,8 @@ func (c *ClientWithResponses) ClearBreakpointWithResponse(ctx context.Context, s
 
 // SetBreakpointWithBodyWithResponse Pause the node before a message whose field equals a value (or a CEL condition holds).
 //
+// The node pauses (PAUSED) before the first message that matches; RESUME the node to let it through.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PUT /api/sessions/{sessionId}/executions/{executionId}/nodes/{nodeId}/breakpoint (the `SetBreakpoint` operationId).
@@ -14027,6 +14375,8 @@ func (c *ClientWithResponses) SetBreakpointWithBodyWithResponse(ctx context.Cont
 }
 
 // SetBreakpointWithResponse Pause the node before a message whose field equals a value (or a CEL condition holds).
+//
+// The node pauses (PAUSED) before the first message that matches; RESUME the node to let it through.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14041,6 +14391,8 @@ func (c *ClientWithResponses) SetBreakpointWithResponse(ctx context.Context, ses
 
 // ControlNodeWithBodyWithResponse PAUSE, RESUME, STOP, STEP_ENABLE, STEP, STEP_DISABLE, SKIP, UNSKIP, RETRY or BREAKPOINT_CLEAR one node.
 //
+// Steers one node of a live run: pause or step it message by message, skip it (messages pass through), or retry it after a failure in a new run. Recorded like every command.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/sessions/{sessionId}/executions/{executionId}/nodes/{nodeId}/control (the `ControlNode` operationId).
@@ -14053,6 +14405,8 @@ func (c *ClientWithResponses) ControlNodeWithBodyWithResponse(ctx context.Contex
 }
 
 // ControlNodeWithResponse PAUSE, RESUME, STOP, STEP_ENABLE, STEP, STEP_DISABLE, SKIP, UNSKIP, RETRY or BREAKPOINT_CLEAR one node.
+//
+// Steers one node of a live run: pause or step it message by message, skip it (messages pass through), or retry it after a failure in a new run. Recorded like every command.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14083,6 +14437,8 @@ func (c *ClientWithResponses) GetExecutionProjectionWithResponse(ctx context.Con
 }
 
 // GetWorkflowWithResponse Read one workflow's nodes and edges.
+//
+// The workflow as stored: its nodes (with their config, secrets masked), edges and limits.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -14131,6 +14487,8 @@ func (c *ClientWithResponses) StartExecutionWithResponse(ctx context.Context, se
 
 // StopWorkflowWithBodyWithResponse STOP_ALL — stop every active execution of a workflow.
 //
+// Stops every PENDING, RUNNING or PAUSED run of the workflow with one command (mode CANCEL by default, or DRAIN or KILL: docs/control.md). The answer lists the runs it stopped.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/stop (the `StopWorkflow` operationId).
@@ -14144,6 +14502,8 @@ func (c *ClientWithResponses) StopWorkflowWithBodyWithResponse(ctx context.Conte
 
 // StopWorkflowWithResponse STOP_ALL — stop every active execution of a workflow.
 //
+// Stops every PENDING, RUNNING or PAUSED run of the workflow with one command (mode CANCEL by default, or DRAIN or KILL: docs/control.md). The answer lists the runs it stopped.
+//
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/stop (the `StopWorkflow` operationId).
@@ -14156,6 +14516,8 @@ func (c *ClientWithResponses) StopWorkflowWithResponse(ctx context.Context, sess
 }
 
 // ListSupervisorEnginesWithResponse The engine catalogue: rules, http, workflow and process.
+//
+// Every engine a supervisor can run on, with its settings, the signals it takes, an example and its presets.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -14204,6 +14566,8 @@ func (c *ClientWithResponses) DryRunRulesWithResponse(ctx context.Context, body 
 
 // GetSupervisorEngineWithResponse One engine with its settings, defaults, signals, an example and its presets.
 //
+// One engine as the catalogue shows it (rules, http, workflow or process).
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/supervisor-engines/{type} (the `GetSupervisorEngine` operationId).
@@ -14217,6 +14581,8 @@ func (c *ClientWithResponses) GetSupervisorEngineWithResponse(ctx context.Contex
 
 // ListSupervisorEnginePresetsWithResponse The engine's presets (ready-made rule documents), with their parameters; empty for engines without.
 //
+// Ready-made rule documents (failure-guard, approval-gate, stall-watchdog, too-many-running) with their parameters and defaults; use one as engine.settings, or try it with POST /api/supervisor-engines/rules/dry-run.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/supervisor-engines/{type}/presets (the `ListSupervisorEnginePresets` operationId).
@@ -14229,6 +14595,8 @@ func (c *ClientWithResponses) ListSupervisorEnginePresetsWithResponse(ctx contex
 }
 
 // GetSupervisorEngineUsageWithResponse How to write a supervisor of this engine: a guide, a whole example document and the variables its conditions may read.
+//
+// What an author (or an AI agent) needs to write a supervisor of this engine without reading the docs: a Markdown guide, a complete document, and the variables each CEL condition may read.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -14257,6 +14625,8 @@ func (c *ClientWithResponses) ListSupervisorsWithResponse(ctx context.Context, r
 }
 
 // DeleteSupervisorWithResponse Delete a supervisor.
+//
+// Removes the supervisor and its credential. Refused with 409 while it is another supervisor's parent.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -14328,6 +14698,8 @@ func (c *ClientWithResponses) PutSupervisorWithResponse(ctx context.Context, sup
 
 // RevokeCredentialWithResponse Revoke the supervisor's credential; its token is refused on every request after this answer.
 //
+// Deletes the credential; the agent using it gets 401 from its next request. Issue a new one with POST.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with DELETE /api/supervisors/{supervisorId}/credential (the `RevokeCredential` operationId).
@@ -14378,6 +14750,8 @@ func (c *ClientWithResponses) IssueCredentialWithResponse(ctx context.Context, s
 
 // GetHealthWithResponse Liveness: the process is up.
 //
+// Answers 200 as long as the process serves HTTP, whatever the database does; use it as a liveness probe (restart on failure). No key needed.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /healthz (the `GetHealth` operationId).
@@ -14405,6 +14779,8 @@ func (c *ClientWithResponses) GetMetricsWithResponse(ctx context.Context, reqEdi
 }
 
 // GetReadyWithResponse Readiness: the database answers and every migration is applied.
+//
+// Answers 200 when the database answers and every migration is applied, 503 otherwise; use it as a readiness probe (send traffic only when ready). No key needed.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	openapi_types "github.com/oapi-codegen/runtime/types"
-
 	"github.com/yukta/yukta/api/apiclient"
 )
 
@@ -39,11 +37,7 @@ func (h *hinter) hints(ctx context.Context, ex *apiclient.Execution) (lines []st
 	if h.key == "" {
 		return nil, true
 	}
-	var id openapi_types.UUID
-	if err := id.UnmarshalText([]byte(ex.ExecutionId)); err != nil {
-		return nil, true
-	}
-	res, err := h.e.api.ListInputsWithResponse(ctx, &apiclient.ListInputsParams{SessionId: ptr(ex.SessionId), ExecutionId: &id})
+	res, err := h.e.api.ListInputsWithResponse(ctx, &apiclient.ListInputsParams{SessionId: ptr(ex.SessionId), ExecutionId: ptr(ex.ExecutionId)})
 	if err != nil || res.JSON200 == nil {
 		h.key = "" // look again on the next change
 		return nil, true

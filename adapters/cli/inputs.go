@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"text/tabwriter"
 
@@ -12,18 +13,20 @@ import (
 
 func (a *App) inputsCmd() *cobra.Command {
 	c := &cobra.Command{
-		Use:               "inputs [SESSION] [--all] [--execution ID]",
-		Short:             "inputs that INPUT_REQUEST nodes are waiting for",
+		Use:               "inputs [SESSION] [--all] [--execution ID] [--limit N] [--cursor C]",
+		Short:             "inputs that INPUT_REQUEST nodes are waiting for, oldest first: every page, or one with --limit or --cursor",
 		Args:              argsBetween(0, 1),
 		ValidArgsFunction: a.completeSession,
 	}
 	all := c.Flags().Bool("all", false, "also answered and cancelled inputs")
 	execution := c.Flags().String("execution", "", "only this execution's inputs (needs SESSION)")
+	var p paging
+	addPageFlags(c, &p, "inputs")
 	addOutput(c)
-	return a.leaf(c, func(e *env, pos []string) int { return runInputs(e, pos, *all, *execution) })
+	return a.leaf(c, func(e *env, pos []string) int { return runInputs(e, pos, *all, *execution, p) })
 }
 
-func runInputs(e *env, pos []string, all bool, execution string) int {
+func runInputs(e *env, pos []string, all bool, execution string, p paging) int {
 	params := &apiclient.ListInputsParams{}
 	if len(pos) == 1 {
 		params.SessionId = ptr(pos[0])
@@ -36,37 +39,47 @@ func runInputs(e *env, pos []string, all bool, execution string) int {
 		if err := id.UnmarshalText([]byte(execution)); err != nil {
 			return e.usageError("--execution %q is not an execution id (a UUID)", execution)
 		}
-		params.ExecutionId = &id
+		params.ExecutionId = ptr(id.String())
 	}
 	if all {
 		params.Status = ptr(apiclient.ListInputsParamsStatus("all"))
 	}
-	res, err := e.api.ListInputsWithResponse(e.ctx, params)
-	if err != nil {
-		return e.callError(err)
-	}
-	if res.JSON200 == nil {
-		return e.problem(res.HTTPResponse, res.Body)
-	}
-	if e.machine() {
-		return e.emit(res.Body, "inputs")
-	}
-	if len(res.JSON200.Inputs) == 0 {
-		if all {
-			fmt.Fprintln(e.stdout, "no inputs")
-		} else {
-			fmt.Fprintln(e.stdout, "no open inputs")
+	// A person asking what waits for an answer wants all of it: every page,
+	// unless --limit or --cursor asks for one.
+	p.all = !p.cmd.Flags().Changed("limit") && !p.cmd.Flags().Changed("cursor")
+	fetch := func(limit *int, cursor *string) ([]byte, *failure) {
+		params.Limit, params.Cursor = limit, cursor
+		res, err := e.api.ListInputsWithResponse(e.ctx, params)
+		if err != nil {
+			return nil, &failure{err: err}
 		}
+		if res.JSON200 == nil {
+			return nil, &failure{res: res.HTTPResponse, body: res.Body}
+		}
+		return res.Body, nil
+	}
+	return e.list(p, "inputs", fetch, func(items []json.RawMessage) int {
+		list, ok := decodeItems[apiclient.Input](e, items)
+		if !ok {
+			return exitFailed
+		}
+		if len(list) == 0 {
+			if all {
+				fmt.Fprintln(e.stdout, "no inputs")
+			} else {
+				fmt.Fprintln(e.stdout, "no open inputs")
+			}
+			return exitOK
+		}
+		tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "INPUT\tSESSION\tEXECUTION\tNODE\tSTATUS\tCREATED\tPROMPT")
+		for _, in := range list {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", in.InputId, in.SessionId, in.ExecutionId, escape(in.NodeId), in.Status,
+				stamp(in.CreatedAt), escape(truncate(in.Prompt, 200)))
+		}
+		_ = tw.Flush()
 		return exitOK
-	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "INPUT\tSESSION\tEXECUTION\tNODE\tSTATUS\tCREATED\tPROMPT")
-	for _, in := range res.JSON200.Inputs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", in.InputId, in.SessionId, in.ExecutionId, escape(in.NodeId), in.Status,
-			stamp(in.CreatedAt), escape(truncate(in.Prompt, 200)))
-	}
-	_ = tw.Flush()
-	return exitOK
+	})
 }
 
 func (a *App) answerCmd() *cobra.Command {

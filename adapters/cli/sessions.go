@@ -26,11 +26,17 @@ type paging struct {
 }
 
 func addPaging(c *cobra.Command, p *paging, what string) {
+	addPageFlags(c, p, what)
+	c.Flags().BoolVar(&p.all, "all", false, "follow the cursors to the last page")
+	c.MarkFlagsMutuallyExclusive("cursor", "all")
+}
+
+// addPageFlags gives c --limit and --cursor only, for a list that follows
+// every page unless one of them is given.
+func addPageFlags(c *cobra.Command, p *paging, what string) {
 	p.cmd = c
 	c.Flags().IntVar(&p.limit, "limit", 0, fmt.Sprintf("at most this many %s per page, 1 to %d (default: the server's)", what, maxPage))
 	c.Flags().StringVar(&p.cursor, "cursor", "", "start at this page (the next cursor a page printed)")
-	c.Flags().BoolVar(&p.all, "all", false, "follow the cursors to the last page")
-	c.MarkFlagsMutuallyExclusive("cursor", "all")
 }
 
 // page is one page of a list answer: its items as the server sent them.

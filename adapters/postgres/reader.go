@@ -129,11 +129,19 @@ func (r *Reader) LogsBefore(ctx context.Context, executionID string, before int6
 // before the cap, so other sessions' inputs never take a limited caller's
 // places.
 func (r *Reader) Inputs(ctx context.Context, q executionapp.InputQuery) ([]executionapp.Input, error) {
+	limit := q.Limit
+	if limit <= 0 {
+		limit = executionapp.MaxInputPage
+	}
+	if q.AfterID != "" && !validUUID(q.AfterID) {
+		return nil, nil // no input has this id, so none comes after it
+	}
 	rows, err := r.pool.Query(ctx, `SELECT `+inputColumns+` FROM inputs
 		 WHERE ($1 = '' OR session_id = $1) AND ($2 = '' OR execution_id = nullif($2, '')::uuid)
 		   AND (NOT $3 OR status = 'open')
 		   AND ($4::text[] IS NULL OR session_id = ANY ($4))
-		 ORDER BY created_at, input_id LIMIT 1000`, q.SessionID, q.ExecutionID, q.OnlyOpen, q.Sessions)
+		   AND ($6 = '' OR (created_at, input_id) > ($5::timestamptz, nullif($6, '')::uuid))
+		 ORDER BY created_at, input_id LIMIT $7`, q.SessionID, q.ExecutionID, q.OnlyOpen, q.Sessions, q.AfterAt, q.AfterID, limit)
 	if err != nil {
 		return nil, translate(err)
 	}

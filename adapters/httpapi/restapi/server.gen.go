@@ -864,7 +864,7 @@ type CommandResult struct {
 	// Executions After a wait, the executions the command stopped or started, as the wait left them.
 	Executions         []Execution         `json:"executions,omitempty,omitzero"`
 	Message            string              `json:"message"`
-	ResultExecutionIds []string            `json:"resultExecutionIds"`
+	ResultExecutionIds []ExecutionId       `json:"resultExecutionIds"`
 	Status             CommandResultStatus `json:"status"`
 }
 
@@ -905,8 +905,10 @@ type DryRunReport struct {
 	Evaluations []map[string]interface{} `json:"evaluations"`
 
 	// Events How many of the execution's events were replayed.
-	Events      int    `json:"events"`
-	ExecutionId string `json:"executionId"`
+	Events int `json:"events"`
+
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId ExecutionId `json:"executionId"`
 
 	// Fired The directives the rules would have sent, in event order.
 	Fired []map[string]interface{} `json:"fired"`
@@ -919,7 +921,8 @@ type DryRunReport struct {
 
 // DryRunRequest defines model for DryRunRequest.
 type DryRunRequest struct {
-	ExecutionId string `json:"executionId"`
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId ExecutionId `json:"executionId"`
 
 	// Parameters The preset's parameters.
 	Parameters map[string]interface{} `json:"parameters,omitempty,omitzero"`
@@ -942,15 +945,19 @@ type EdgeConfig struct {
 // Execution defines model for Execution.
 type Execution struct {
 	// Actor Who started it: key:<name>, supervisor:<id> or anonymous.
-	Actor       string          `json:"actor"`
-	Channel     string          `json:"channel"`
-	Draining    bool            `json:"draining,omitempty,omitzero"`
-	EndedAt     time.Time       `json:"endedAt,omitempty,omitzero"`
-	Error       string          `json:"error,omitempty,omitzero"`
-	ExecutionId string          `json:"executionId"`
+	Actor    string    `json:"actor"`
+	Channel  string    `json:"channel"`
+	Draining bool      `json:"draining,omitempty,omitzero"`
+	EndedAt  time.Time `json:"endedAt,omitempty,omitzero"`
+	Error    string    `json:"error,omitempty,omitzero"`
+
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId ExecutionId     `json:"executionId"`
 	FromNodeId  string          `json:"fromNodeId,omitempty,omitzero"`
 	Nodes       []ExecutionNode `json:"nodes"`
-	RestartOf   string          `json:"restartOf,omitempty,omitzero"`
+
+	// RestartOf An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	RestartOf ExecutionId `json:"restartOf,omitempty,omitzero"`
 
 	// Result What a RESULT node stored (absent until one did).
 	Result     interface{}     `json:"result,omitempty,omitzero"`
@@ -987,6 +994,9 @@ type ExecutionCommandAction string
 // ExecutionCommandMode STOP only; default CANCEL.
 type ExecutionCommandMode string
 
+// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+type ExecutionId = string
+
 // ExecutionList defines model for ExecutionList.
 type ExecutionList struct {
 	Executions []ExecutionSummary `json:"executions"`
@@ -1022,12 +1032,16 @@ type ExecutionStatus string
 
 // ExecutionSummary defines model for ExecutionSummary.
 type ExecutionSummary struct {
-	EndedAt     time.Time       `json:"endedAt,omitempty,omitzero"`
-	ExecutionId string          `json:"executionId"`
-	RestartOf   string          `json:"restartOf,omitempty,omitzero"`
-	StartedAt   time.Time       `json:"startedAt"`
-	Status      ExecutionStatus `json:"status"`
-	WorkflowId  string          `json:"workflowId"`
+	EndedAt time.Time `json:"endedAt,omitempty,omitzero"`
+
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId ExecutionId `json:"executionId"`
+
+	// RestartOf An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	RestartOf  ExecutionId     `json:"restartOf,omitempty,omitzero"`
+	StartedAt  time.Time       `json:"startedAt"`
+	Status     ExecutionStatus `json:"status"`
+	WorkflowId string          `json:"workflowId"`
 }
 
 // ExpressionField defines model for ExpressionField.
@@ -1059,11 +1073,13 @@ type Id = string
 
 // Input defines model for Input.
 type Input struct {
-	Answer      interface{}            `json:"answer,omitempty,omitzero"`
-	AnsweredAt  time.Time              `json:"answeredAt,omitempty,omitzero"`
-	AnsweredBy  string                 `json:"answeredBy,omitempty,omitzero"`
-	CreatedAt   time.Time              `json:"createdAt"`
-	ExecutionId string                 `json:"executionId"`
+	Answer     interface{} `json:"answer,omitempty,omitzero"`
+	AnsweredAt time.Time   `json:"answeredAt,omitempty,omitzero"`
+	AnsweredBy string      `json:"answeredBy,omitempty,omitzero"`
+	CreatedAt  time.Time   `json:"createdAt"`
+
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId ExecutionId            `json:"executionId"`
 	InputId     string                 `json:"inputId"`
 	NodeId      string                 `json:"nodeId"`
 	Prompt      string                 `json:"prompt"`
@@ -1078,6 +1094,9 @@ type InputStatus string
 // InputList defines model for InputList.
 type InputList struct {
 	Inputs []Input `json:"inputs"`
+
+	// NextCursor Pass as `cursor` for the next page; absent on the last page.
+	NextCursor string `json:"nextCursor,omitempty,omitzero"`
 }
 
 // IssuedCredential A credential just issued, with its token. The token is in this answer only.
@@ -1129,8 +1148,10 @@ type JournalNodeViewStatus string
 // JournalProjection defines model for JournalProjection.
 type JournalProjection struct {
 	// ChainTip Its digest; absent for an empty journal.
-	ChainTip    string            `json:"chainTip,omitempty,omitzero"`
-	ExecutionId string            `json:"executionId"`
+	ChainTip string `json:"chainTip,omitempty,omitzero"`
+
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId ExecutionId       `json:"executionId"`
 	Nodes       []JournalNodeView `json:"nodes"`
 	Run         JournalRunView    `json:"run"`
 
@@ -1210,10 +1231,12 @@ type LogLine struct {
 // LogPage defines model for LogPage.
 type LogPage struct {
 	// Complete False when the 2 s limit stopped the count; totalMatched is then a lower bound.
-	Complete      bool      `json:"complete"`
-	ExecutionId   string    `json:"executionId"`
-	Lines         []LogLine `json:"lines"`
-	ReturnedLines int       `json:"returnedLines"`
+	Complete bool `json:"complete"`
+
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId   ExecutionId `json:"executionId"`
+	Lines         []LogLine   `json:"lines"`
+	ReturnedLines int         `json:"returnedLines"`
 
 	// TotalMatched Matching lines in the whole log (every line without a filter).
 	TotalMatched int64 `json:"totalMatched"`
@@ -1336,11 +1359,13 @@ type Review struct {
 	Channel string `json:"channel"`
 
 	// Command The command under review in the directive vocabulary, such as {"type": "StopWorkflow", "target": "execution:<id>", "mode": "KILL"}.
-	Command     map[string]interface{} `json:"command"`
-	CreatedAt   time.Time              `json:"createdAt"`
-	Deadline    time.Time              `json:"deadline,omitempty,omitzero"`
-	ExecutionId string                 `json:"executionId,omitempty,omitzero"`
-	NodeId      string                 `json:"nodeId,omitempty,omitzero"`
+	Command   map[string]interface{} `json:"command"`
+	CreatedAt time.Time              `json:"createdAt"`
+	Deadline  time.Time              `json:"deadline,omitempty,omitzero"`
+
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId ExecutionId `json:"executionId,omitempty,omitzero"`
+	NodeId      string      `json:"nodeId,omitempty,omitzero"`
 
 	// Outcome What applying the command gave (APPLIED): commandId, status, message, resultExecutionIds or executionId, or refused.
 	Outcome  map[string]interface{} `json:"outcome,omitempty,omitzero"`
@@ -1490,8 +1515,10 @@ type StartRequest struct {
 // StartResult defines model for StartResult.
 type StartResult struct {
 	// Execution After a wait, the run's status document as the wait left it (final when its status is SUCCESS, FAILURE or STOPPED).
-	Execution   Execution       `json:"execution,omitempty,omitzero"`
-	ExecutionId string          `json:"executionId"`
+	Execution Execution `json:"execution,omitempty,omitzero"`
+
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId ExecutionId     `json:"executionId"`
 	Status      ExecutionStatus `json:"status"`
 }
 
@@ -1751,9 +1778,6 @@ type Channel string
 // EngineType defines model for EngineType.
 type EngineType = string
 
-// ExecutionId defines model for ExecutionId.
-type ExecutionId = string
-
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
 
@@ -1771,6 +1795,15 @@ type SupervisorId = Id
 
 // WorkflowId defines model for WorkflowId.
 type WorkflowId = Id
+
+// Forbidden defines model for Forbidden.
+type Forbidden = Problem
+
+// TooManyRequests defines model for TooManyRequests.
+type TooManyRequests = Problem
+
+// Unauthorized defines model for Unauthorized.
+type Unauthorized = Problem
 
 // ListApprovalsParams defines parameters for ListApprovals.
 type ListApprovalsParams struct {
@@ -1802,11 +1835,17 @@ type PostWebhookParams struct {
 
 // ListInputsParams defines parameters for ListInputs.
 type ListInputsParams struct {
-	SessionId   Id                 `form:"sessionId,omitempty" json:"sessionId,omitempty,omitzero"`
-	ExecutionId openapi_types.UUID `form:"executionId,omitempty" json:"executionId,omitempty,omitzero"`
+	SessionId   Id          `form:"sessionId,omitempty" json:"sessionId,omitempty,omitzero"`
+	ExecutionId ExecutionId `form:"executionId,omitempty" json:"executionId,omitempty,omitzero"`
 
 	// Status `open` (default) or `all`.
 	Status ListInputsParamsStatus `form:"status,omitempty" json:"status,omitempty,omitzero"`
+
+	// Limit Page size (1–500, default 100).
+	Limit int `form:"limit,omitempty" json:"limit,omitempty,omitzero"`
+
+	// Cursor The `nextCursor` of the previous page.
+	Cursor string `form:"cursor,omitempty" json:"cursor,omitempty,omitzero"`
 }
 
 // ListInputsParamsStatus defines parameters for ListInputs.
@@ -2037,7 +2076,7 @@ type ServerInterface interface {
 	// PostWebhook Start a run through the workflow's WEBHOOK trigger; the body is the payload.
 	// (POST /api/hooks/{sessionId}/{workflowId})
 	PostWebhook(ctx echo.Context, sessionId SessionId, workflowId WorkflowId, params PostWebhookParams) error
-	// ListInputs Inputs that INPUT_REQUEST nodes asked for.
+	// ListInputs Inputs that INPUT_REQUEST nodes asked for, oldest first, one page at a time.
 	// (GET /api/inputs)
 	ListInputs(ctx echo.Context, params ListInputsParams) error
 	// AnswerInput Answer an open input; the parked message continues with the answer.
@@ -2360,6 +2399,20 @@ func (w *ServerInterfaceWrapper) ListInputs(ctx echo.Context) error {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter status: %s", err))
 	}
 
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", ctx.QueryParams(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter cursor: %s", err))
+	}
+
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.ListInputs(ctx, params)
 	return err
@@ -2641,7 +2694,7 @@ func (w *ServerInterfaceWrapper) GetExecution(ctx echo.Context) error {
 	// ------------- Path parameter "executionId" -------------
 	var executionId ExecutionId
 
-	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter executionId: %s", err))
 	}
@@ -2665,7 +2718,7 @@ func (w *ServerInterfaceWrapper) ControlExecution(ctx echo.Context) error {
 	// ------------- Path parameter "executionId" -------------
 	var executionId ExecutionId
 
-	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter executionId: %s", err))
 	}
@@ -2709,7 +2762,7 @@ func (w *ServerInterfaceWrapper) StreamExecutionEvents(ctx echo.Context) error {
 	// ------------- Path parameter "executionId" -------------
 	var executionId ExecutionId
 
-	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter executionId: %s", err))
 	}
@@ -2753,7 +2806,7 @@ func (w *ServerInterfaceWrapper) ExportJournal(ctx echo.Context) error {
 	// ------------- Path parameter "executionId" -------------
 	var executionId ExecutionId
 
-	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter executionId: %s", err))
 	}
@@ -2777,7 +2830,7 @@ func (w *ServerInterfaceWrapper) VerifyJournal(ctx echo.Context) error {
 	// ------------- Path parameter "executionId" -------------
 	var executionId ExecutionId
 
-	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter executionId: %s", err))
 	}
@@ -2801,7 +2854,7 @@ func (w *ServerInterfaceWrapper) GetExecutionLogs(ctx echo.Context) error {
 	// ------------- Path parameter "executionId" -------------
 	var executionId ExecutionId
 
-	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter executionId: %s", err))
 	}
@@ -2841,7 +2894,7 @@ func (w *ServerInterfaceWrapper) ClearBreakpoint(ctx echo.Context) error {
 	// ------------- Path parameter "executionId" -------------
 	var executionId ExecutionId
 
-	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter executionId: %s", err))
 	}
@@ -2893,7 +2946,7 @@ func (w *ServerInterfaceWrapper) SetBreakpoint(ctx echo.Context) error {
 	// ------------- Path parameter "executionId" -------------
 	var executionId ExecutionId
 
-	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter executionId: %s", err))
 	}
@@ -2945,7 +2998,7 @@ func (w *ServerInterfaceWrapper) ControlNode(ctx echo.Context) error {
 	// ------------- Path parameter "executionId" -------------
 	var executionId ExecutionId
 
-	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter executionId: %s", err))
 	}
@@ -2997,7 +3050,7 @@ func (w *ServerInterfaceWrapper) GetExecutionProjection(ctx echo.Context) error 
 	// ------------- Path parameter "executionId" -------------
 	var executionId ExecutionId
 
-	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter executionId: %s", err))
 	}
@@ -3530,7 +3583,27 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 
 }
 
+type ForbiddenApplicationProblemPlusJSONResponse Problem
+
 type ProblemApplicationProblemPlusJSONResponse Problem
+
+type TooManyRequestsResponseHeaders struct {
+	RetryAfter int
+}
+type TooManyRequestsApplicationProblemPlusJSONResponse struct {
+	Body Problem
+
+	Headers TooManyRequestsResponseHeaders
+}
+
+type UnauthorizedResponseHeaders struct {
+	WWWAuthenticate string
+}
+type UnauthorizedApplicationProblemPlusJSONResponse struct {
+	Body Problem
+
+	Headers UnauthorizedResponseHeaders
+}
 
 type ListApprovalsRequestObject struct {
 	Params ListApprovalsParams
@@ -3570,6 +3643,56 @@ func (response ListApprovals400ApplicationProblemPlusJSONResponse) VisitListAppr
 	return err
 }
 
+type ListApprovals401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListApprovals401ApplicationProblemPlusJSONResponse) VisitListApprovalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListApprovals403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListApprovals403ApplicationProblemPlusJSONResponse) VisitListApprovalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListApprovals429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListApprovals429ApplicationProblemPlusJSONResponse) VisitListApprovalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetApprovalRequestObject struct {
 	ApprovalId string `json:"approvalId"`
 }
@@ -3592,6 +3715,39 @@ func (response GetApproval200JSONResponse) VisitGetApprovalResponse(w http.Respo
 	return err
 }
 
+type GetApproval401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetApproval401ApplicationProblemPlusJSONResponse) VisitGetApprovalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetApproval403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetApproval403ApplicationProblemPlusJSONResponse) VisitGetApprovalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetApproval404ApplicationProblemPlusJSONResponse struct {
 	ProblemApplicationProblemPlusJSONResponse
 }
@@ -3604,6 +3760,23 @@ func (response GetApproval404ApplicationProblemPlusJSONResponse) VisitGetApprova
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetApproval429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetApproval429ApplicationProblemPlusJSONResponse) VisitGetApprovalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -3647,6 +3820,39 @@ func (response DecideApproval400ApplicationProblemPlusJSONResponse) VisitDecideA
 	return err
 }
 
+type DecideApproval401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response DecideApproval401ApplicationProblemPlusJSONResponse) VisitDecideApprovalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DecideApproval403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response DecideApproval403ApplicationProblemPlusJSONResponse) VisitDecideApprovalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type DecideApproval404ApplicationProblemPlusJSONResponse Problem
 
 func (response DecideApproval404ApplicationProblemPlusJSONResponse) VisitDecideApprovalResponse(w http.ResponseWriter) error {
@@ -3671,6 +3877,37 @@ func (response DecideApproval409ApplicationProblemPlusJSONResponse) VisitDecideA
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DecideApproval415ApplicationProblemPlusJSONResponse Problem
+
+func (response DecideApproval415ApplicationProblemPlusJSONResponse) VisitDecideApprovalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DecideApproval429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response DecideApproval429ApplicationProblemPlusJSONResponse) VisitDecideApprovalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -3742,6 +3979,39 @@ func (response StreamEvents400ApplicationProblemPlusJSONResponse) VisitStreamEve
 	return err
 }
 
+type StreamEvents401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response StreamEvents401ApplicationProblemPlusJSONResponse) VisitStreamEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StreamEvents403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response StreamEvents403ApplicationProblemPlusJSONResponse) VisitStreamEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type StreamEvents404ApplicationProblemPlusJSONResponse Problem
 
 func (response StreamEvents404ApplicationProblemPlusJSONResponse) VisitStreamEventsResponse(w http.ResponseWriter) error {
@@ -3752,6 +4022,23 @@ func (response StreamEvents404ApplicationProblemPlusJSONResponse) VisitStreamEve
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StreamEvents429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response StreamEvents429ApplicationProblemPlusJSONResponse) VisitStreamEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -3825,6 +4112,22 @@ func (response PostWebhook401ApplicationProblemPlusJSONResponse) VisitPostWebhoo
 	return err
 }
 
+type PostWebhook403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response PostWebhook403ApplicationProblemPlusJSONResponse) VisitPostWebhookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type PostWebhook404ApplicationProblemPlusJSONResponse Problem
 
 func (response PostWebhook404ApplicationProblemPlusJSONResponse) VisitPostWebhookResponse(w http.ResponseWriter) error {
@@ -3835,6 +4138,37 @@ func (response PostWebhook404ApplicationProblemPlusJSONResponse) VisitPostWebhoo
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PostWebhook415ApplicationProblemPlusJSONResponse Problem
+
+func (response PostWebhook415ApplicationProblemPlusJSONResponse) VisitPostWebhookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PostWebhook429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response PostWebhook429ApplicationProblemPlusJSONResponse) VisitPostWebhookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -3877,6 +4211,39 @@ func (response ListInputs400ApplicationProblemPlusJSONResponse) VisitListInputsR
 	return err
 }
 
+type ListInputs401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListInputs401ApplicationProblemPlusJSONResponse) VisitListInputsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInputs403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListInputs403ApplicationProblemPlusJSONResponse) VisitListInputsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListInputs404ApplicationProblemPlusJSONResponse Problem
 
 func (response ListInputs404ApplicationProblemPlusJSONResponse) VisitListInputsResponse(w http.ResponseWriter) error {
@@ -3887,6 +4254,23 @@ func (response ListInputs404ApplicationProblemPlusJSONResponse) VisitListInputsR
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInputs429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListInputs429ApplicationProblemPlusJSONResponse) VisitListInputsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -3931,6 +4315,39 @@ func (response AnswerInput400ApplicationProblemPlusJSONResponse) VisitAnswerInpu
 	return err
 }
 
+type AnswerInput401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response AnswerInput401ApplicationProblemPlusJSONResponse) VisitAnswerInputResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AnswerInput403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response AnswerInput403ApplicationProblemPlusJSONResponse) VisitAnswerInputResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type AnswerInput404ApplicationProblemPlusJSONResponse Problem
 
 func (response AnswerInput404ApplicationProblemPlusJSONResponse) VisitAnswerInputResponse(w http.ResponseWriter) error {
@@ -3959,6 +4376,37 @@ func (response AnswerInput409ApplicationProblemPlusJSONResponse) VisitAnswerInpu
 	return err
 }
 
+type AnswerInput415ApplicationProblemPlusJSONResponse Problem
+
+func (response AnswerInput415ApplicationProblemPlusJSONResponse) VisitAnswerInputResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AnswerInput429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response AnswerInput429ApplicationProblemPlusJSONResponse) VisitAnswerInputResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetJournalPublicKeyRequestObject struct {
 }
 
@@ -3976,6 +4424,56 @@ func (response GetJournalPublicKey200JSONResponse) VisitGetJournalPublicKeyRespo
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetJournalPublicKey401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetJournalPublicKey401ApplicationProblemPlusJSONResponse) VisitGetJournalPublicKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetJournalPublicKey403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetJournalPublicKey403ApplicationProblemPlusJSONResponse) VisitGetJournalPublicKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetJournalPublicKey429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetJournalPublicKey429ApplicationProblemPlusJSONResponse) VisitGetJournalPublicKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4007,6 +4505,39 @@ func (response GetOpenAPISpec200ApplicationyamlResponse) VisitGetOpenAPISpecResp
 	return err
 }
 
+type GetOpenAPISpec403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetOpenAPISpec403ApplicationProblemPlusJSONResponse) VisitGetOpenAPISpecResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetOpenAPISpec429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetOpenAPISpec429ApplicationProblemPlusJSONResponse) VisitGetOpenAPISpecResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListPluginsRequestObject struct {
 }
 
@@ -4024,6 +4555,56 @@ func (response ListPlugins200JSONResponse) VisitListPluginsResponse(w http.Respo
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPlugins401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListPlugins401ApplicationProblemPlusJSONResponse) VisitListPluginsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPlugins403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListPlugins403ApplicationProblemPlusJSONResponse) VisitListPluginsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPlugins429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListPlugins429ApplicationProblemPlusJSONResponse) VisitListPluginsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4067,6 +4648,39 @@ func (response GetPlugin400ApplicationProblemPlusJSONResponse) VisitGetPluginRes
 	return err
 }
 
+type GetPlugin401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetPlugin401ApplicationProblemPlusJSONResponse) VisitGetPluginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPlugin403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetPlugin403ApplicationProblemPlusJSONResponse) VisitGetPluginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetPlugin404ApplicationProblemPlusJSONResponse Problem
 
 func (response GetPlugin404ApplicationProblemPlusJSONResponse) VisitGetPluginResponse(w http.ResponseWriter) error {
@@ -4077,6 +4691,23 @@ func (response GetPlugin404ApplicationProblemPlusJSONResponse) VisitGetPluginRes
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPlugin429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetPlugin429ApplicationProblemPlusJSONResponse) VisitGetPluginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4103,22 +4734,25 @@ func (response GetSchedulerStatus200JSONResponse) VisitGetSchedulerStatusRespons
 }
 
 type GetSchedulerStatus401ApplicationProblemPlusJSONResponse struct {
-	ProblemApplicationProblemPlusJSONResponse
+	UnauthorizedApplicationProblemPlusJSONResponse
 }
 
 func (response GetSchedulerStatus401ApplicationProblemPlusJSONResponse) VisitGetSchedulerStatusResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
 	w.WriteHeader(401)
 	_, err := buf.WriteTo(w)
 	return err
 }
 
-type GetSchedulerStatus403ApplicationProblemPlusJSONResponse Problem
+type GetSchedulerStatus403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
 
 func (response GetSchedulerStatus403ApplicationProblemPlusJSONResponse) VisitGetSchedulerStatusResponse(w http.ResponseWriter) error {
 
@@ -4128,6 +4762,23 @@ func (response GetSchedulerStatus403ApplicationProblemPlusJSONResponse) VisitGet
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSchedulerStatus429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetSchedulerStatus429ApplicationProblemPlusJSONResponse) VisitGetSchedulerStatusResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4170,6 +4821,56 @@ func (response ListSessions400ApplicationProblemPlusJSONResponse) VisitListSessi
 	return err
 }
 
+type ListSessions401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListSessions401ApplicationProblemPlusJSONResponse) VisitListSessionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSessions403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListSessions403ApplicationProblemPlusJSONResponse) VisitListSessionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSessions429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListSessions429ApplicationProblemPlusJSONResponse) VisitListSessionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type DeleteSessionRequestObject struct {
 	SessionId SessionId `json:"sessionId"`
 	Params    DeleteSessionParams
@@ -4203,6 +4904,39 @@ func (response DeleteSession400ApplicationProblemPlusJSONResponse) VisitDeleteSe
 	return err
 }
 
+type DeleteSession401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteSession401ApplicationProblemPlusJSONResponse) VisitDeleteSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteSession403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteSession403ApplicationProblemPlusJSONResponse) VisitDeleteSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type DeleteSession404ApplicationProblemPlusJSONResponse Problem
 
 func (response DeleteSession404ApplicationProblemPlusJSONResponse) VisitDeleteSessionResponse(w http.ResponseWriter) error {
@@ -4227,6 +4961,23 @@ func (response DeleteSession409ApplicationProblemPlusJSONResponse) VisitDeleteSe
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteSession429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteSession429ApplicationProblemPlusJSONResponse) VisitDeleteSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4269,6 +5020,39 @@ func (response GetSession400ApplicationProblemPlusJSONResponse) VisitGetSessionR
 	return err
 }
 
+type GetSession401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetSession401ApplicationProblemPlusJSONResponse) VisitGetSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSession403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetSession403ApplicationProblemPlusJSONResponse) VisitGetSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetSession404ApplicationProblemPlusJSONResponse Problem
 
 func (response GetSession404ApplicationProblemPlusJSONResponse) VisitGetSessionResponse(w http.ResponseWriter) error {
@@ -4279,6 +5063,23 @@ func (response GetSession404ApplicationProblemPlusJSONResponse) VisitGetSessionR
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSession429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetSession429ApplicationProblemPlusJSONResponse) VisitGetSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4337,6 +5138,53 @@ func (response PutSession400ApplicationProblemPlusJSONResponse) VisitPutSessionR
 	return err
 }
 
+type PutSession401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response PutSession401ApplicationProblemPlusJSONResponse) VisitPutSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutSession403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response PutSession403ApplicationProblemPlusJSONResponse) VisitPutSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutSession404ApplicationProblemPlusJSONResponse Problem
+
+func (response PutSession404ApplicationProblemPlusJSONResponse) VisitPutSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type PutSession409ApplicationProblemPlusJSONResponse Problem
 
 func (response PutSession409ApplicationProblemPlusJSONResponse) VisitPutSessionResponse(w http.ResponseWriter) error {
@@ -4375,6 +5223,23 @@ func (response PutSession415ApplicationProblemPlusJSONResponse) VisitPutSessionR
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutSession429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response PutSession429ApplicationProblemPlusJSONResponse) VisitPutSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4418,6 +5283,39 @@ func (response ListExecutions400ApplicationProblemPlusJSONResponse) VisitListExe
 	return err
 }
 
+type ListExecutions401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListExecutions401ApplicationProblemPlusJSONResponse) VisitListExecutionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListExecutions403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListExecutions403ApplicationProblemPlusJSONResponse) VisitListExecutionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListExecutions404ApplicationProblemPlusJSONResponse Problem
 
 func (response ListExecutions404ApplicationProblemPlusJSONResponse) VisitListExecutionsResponse(w http.ResponseWriter) error {
@@ -4428,6 +5326,23 @@ func (response ListExecutions404ApplicationProblemPlusJSONResponse) VisitListExe
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListExecutions429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListExecutions429ApplicationProblemPlusJSONResponse) VisitListExecutionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4471,6 +5386,39 @@ func (response GetExecution400ApplicationProblemPlusJSONResponse) VisitGetExecut
 	return err
 }
 
+type GetExecution401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetExecution401ApplicationProblemPlusJSONResponse) VisitGetExecutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetExecution403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetExecution403ApplicationProblemPlusJSONResponse) VisitGetExecutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetExecution404ApplicationProblemPlusJSONResponse Problem
 
 func (response GetExecution404ApplicationProblemPlusJSONResponse) VisitGetExecutionResponse(w http.ResponseWriter) error {
@@ -4481,6 +5429,23 @@ func (response GetExecution404ApplicationProblemPlusJSONResponse) VisitGetExecut
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetExecution429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetExecution429ApplicationProblemPlusJSONResponse) VisitGetExecutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4540,6 +5505,23 @@ func (response ControlExecution400ApplicationProblemPlusJSONResponse) VisitContr
 	return err
 }
 
+type ControlExecution401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ControlExecution401ApplicationProblemPlusJSONResponse) VisitControlExecutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ControlExecution403ApplicationProblemPlusJSONResponse Problem
 
 func (response ControlExecution403ApplicationProblemPlusJSONResponse) VisitControlExecutionResponse(w http.ResponseWriter) error {
@@ -4578,6 +5560,37 @@ func (response ControlExecution409ApplicationProblemPlusJSONResponse) VisitContr
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ControlExecution415ApplicationProblemPlusJSONResponse Problem
+
+func (response ControlExecution415ApplicationProblemPlusJSONResponse) VisitControlExecutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ControlExecution429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ControlExecution429ApplicationProblemPlusJSONResponse) VisitControlExecutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4651,6 +5664,39 @@ func (response StreamExecutionEvents400ApplicationProblemPlusJSONResponse) Visit
 	return err
 }
 
+type StreamExecutionEvents401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response StreamExecutionEvents401ApplicationProblemPlusJSONResponse) VisitStreamExecutionEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StreamExecutionEvents403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response StreamExecutionEvents403ApplicationProblemPlusJSONResponse) VisitStreamExecutionEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type StreamExecutionEvents404ApplicationProblemPlusJSONResponse Problem
 
 func (response StreamExecutionEvents404ApplicationProblemPlusJSONResponse) VisitStreamExecutionEventsResponse(w http.ResponseWriter) error {
@@ -4661,6 +5707,23 @@ func (response StreamExecutionEvents404ApplicationProblemPlusJSONResponse) Visit
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StreamExecutionEvents429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response StreamExecutionEvents429ApplicationProblemPlusJSONResponse) VisitStreamExecutionEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4733,6 +5796,39 @@ func (response ExportJournal400ApplicationProblemPlusJSONResponse) VisitExportJo
 	return err
 }
 
+type ExportJournal401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ExportJournal401ApplicationProblemPlusJSONResponse) VisitExportJournalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ExportJournal403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ExportJournal403ApplicationProblemPlusJSONResponse) VisitExportJournalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ExportJournal404ApplicationProblemPlusJSONResponse Problem
 
 func (response ExportJournal404ApplicationProblemPlusJSONResponse) VisitExportJournalResponse(w http.ResponseWriter) error {
@@ -4743,6 +5839,23 @@ func (response ExportJournal404ApplicationProblemPlusJSONResponse) VisitExportJo
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ExportJournal429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ExportJournal429ApplicationProblemPlusJSONResponse) VisitExportJournalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4786,6 +5899,39 @@ func (response VerifyJournal400ApplicationProblemPlusJSONResponse) VisitVerifyJo
 	return err
 }
 
+type VerifyJournal401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response VerifyJournal401ApplicationProblemPlusJSONResponse) VisitVerifyJournalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type VerifyJournal403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response VerifyJournal403ApplicationProblemPlusJSONResponse) VisitVerifyJournalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type VerifyJournal404ApplicationProblemPlusJSONResponse Problem
 
 func (response VerifyJournal404ApplicationProblemPlusJSONResponse) VisitVerifyJournalResponse(w http.ResponseWriter) error {
@@ -4796,6 +5942,23 @@ func (response VerifyJournal404ApplicationProblemPlusJSONResponse) VisitVerifyJo
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type VerifyJournal429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response VerifyJournal429ApplicationProblemPlusJSONResponse) VisitVerifyJournalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4840,6 +6003,39 @@ func (response GetExecutionLogs400ApplicationProblemPlusJSONResponse) VisitGetEx
 	return err
 }
 
+type GetExecutionLogs401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetExecutionLogs401ApplicationProblemPlusJSONResponse) VisitGetExecutionLogsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetExecutionLogs403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetExecutionLogs403ApplicationProblemPlusJSONResponse) VisitGetExecutionLogsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetExecutionLogs404ApplicationProblemPlusJSONResponse Problem
 
 func (response GetExecutionLogs404ApplicationProblemPlusJSONResponse) VisitGetExecutionLogsResponse(w http.ResponseWriter) error {
@@ -4850,6 +6046,23 @@ func (response GetExecutionLogs404ApplicationProblemPlusJSONResponse) VisitGetEx
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetExecutionLogs429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetExecutionLogs429ApplicationProblemPlusJSONResponse) VisitGetExecutionLogsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4909,6 +6122,23 @@ func (response ClearBreakpoint400ApplicationProblemPlusJSONResponse) VisitClearB
 	return err
 }
 
+type ClearBreakpoint401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ClearBreakpoint401ApplicationProblemPlusJSONResponse) VisitClearBreakpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ClearBreakpoint403ApplicationProblemPlusJSONResponse Problem
 
 func (response ClearBreakpoint403ApplicationProblemPlusJSONResponse) VisitClearBreakpointResponse(w http.ResponseWriter) error {
@@ -4947,6 +6177,23 @@ func (response ClearBreakpoint409ApplicationProblemPlusJSONResponse) VisitClearB
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ClearBreakpoint429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ClearBreakpoint429ApplicationProblemPlusJSONResponse) VisitClearBreakpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5007,6 +6254,23 @@ func (response SetBreakpoint400ApplicationProblemPlusJSONResponse) VisitSetBreak
 	return err
 }
 
+type SetBreakpoint401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response SetBreakpoint401ApplicationProblemPlusJSONResponse) VisitSetBreakpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type SetBreakpoint403ApplicationProblemPlusJSONResponse Problem
 
 func (response SetBreakpoint403ApplicationProblemPlusJSONResponse) VisitSetBreakpointResponse(w http.ResponseWriter) error {
@@ -5045,6 +6309,37 @@ func (response SetBreakpoint409ApplicationProblemPlusJSONResponse) VisitSetBreak
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetBreakpoint415ApplicationProblemPlusJSONResponse Problem
+
+func (response SetBreakpoint415ApplicationProblemPlusJSONResponse) VisitSetBreakpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetBreakpoint429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response SetBreakpoint429ApplicationProblemPlusJSONResponse) VisitSetBreakpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5105,6 +6400,23 @@ func (response ControlNode400ApplicationProblemPlusJSONResponse) VisitControlNod
 	return err
 }
 
+type ControlNode401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ControlNode401ApplicationProblemPlusJSONResponse) VisitControlNodeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ControlNode403ApplicationProblemPlusJSONResponse Problem
 
 func (response ControlNode403ApplicationProblemPlusJSONResponse) VisitControlNodeResponse(w http.ResponseWriter) error {
@@ -5143,6 +6455,37 @@ func (response ControlNode409ApplicationProblemPlusJSONResponse) VisitControlNod
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ControlNode415ApplicationProblemPlusJSONResponse Problem
+
+func (response ControlNode415ApplicationProblemPlusJSONResponse) VisitControlNodeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ControlNode429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ControlNode429ApplicationProblemPlusJSONResponse) VisitControlNodeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5186,6 +6529,39 @@ func (response GetExecutionProjection400ApplicationProblemPlusJSONResponse) Visi
 	return err
 }
 
+type GetExecutionProjection401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetExecutionProjection401ApplicationProblemPlusJSONResponse) VisitGetExecutionProjectionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetExecutionProjection403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetExecutionProjection403ApplicationProblemPlusJSONResponse) VisitGetExecutionProjectionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetExecutionProjection404ApplicationProblemPlusJSONResponse Problem
 
 func (response GetExecutionProjection404ApplicationProblemPlusJSONResponse) VisitGetExecutionProjectionResponse(w http.ResponseWriter) error {
@@ -5210,6 +6586,23 @@ func (response GetExecutionProjection409ApplicationProblemPlusJSONResponse) Visi
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetExecutionProjection429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetExecutionProjection429ApplicationProblemPlusJSONResponse) VisitGetExecutionProjectionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5253,6 +6646,39 @@ func (response GetWorkflow400ApplicationProblemPlusJSONResponse) VisitGetWorkflo
 	return err
 }
 
+type GetWorkflow401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetWorkflow401ApplicationProblemPlusJSONResponse) VisitGetWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetWorkflow403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetWorkflow403ApplicationProblemPlusJSONResponse) VisitGetWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetWorkflow404ApplicationProblemPlusJSONResponse Problem
 
 func (response GetWorkflow404ApplicationProblemPlusJSONResponse) VisitGetWorkflowResponse(w http.ResponseWriter) error {
@@ -5263,6 +6689,23 @@ func (response GetWorkflow404ApplicationProblemPlusJSONResponse) VisitGetWorkflo
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetWorkflow429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetWorkflow429ApplicationProblemPlusJSONResponse) VisitGetWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5336,6 +6779,23 @@ func (response StartExecution400ApplicationProblemPlusJSONResponse) VisitStartEx
 	return err
 }
 
+type StartExecution401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response StartExecution401ApplicationProblemPlusJSONResponse) VisitStartExecutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type StartExecution403ApplicationProblemPlusJSONResponse Problem
 
 func (response StartExecution403ApplicationProblemPlusJSONResponse) VisitStartExecutionResponse(w http.ResponseWriter) error {
@@ -5374,6 +6834,37 @@ func (response StartExecution409ApplicationProblemPlusJSONResponse) VisitStartEx
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StartExecution415ApplicationProblemPlusJSONResponse Problem
+
+func (response StartExecution415ApplicationProblemPlusJSONResponse) VisitStartExecutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StartExecution429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response StartExecution429ApplicationProblemPlusJSONResponse) VisitStartExecutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5433,6 +6924,23 @@ func (response StopWorkflow400ApplicationProblemPlusJSONResponse) VisitStopWorkf
 	return err
 }
 
+type StopWorkflow401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response StopWorkflow401ApplicationProblemPlusJSONResponse) VisitStopWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type StopWorkflow403ApplicationProblemPlusJSONResponse Problem
 
 func (response StopWorkflow403ApplicationProblemPlusJSONResponse) VisitStopWorkflowResponse(w http.ResponseWriter) error {
@@ -5461,6 +6969,37 @@ func (response StopWorkflow404ApplicationProblemPlusJSONResponse) VisitStopWorkf
 	return err
 }
 
+type StopWorkflow415ApplicationProblemPlusJSONResponse Problem
+
+func (response StopWorkflow415ApplicationProblemPlusJSONResponse) VisitStopWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StopWorkflow429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response StopWorkflow429ApplicationProblemPlusJSONResponse) VisitStopWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListSupervisorEnginesRequestObject struct {
 }
 
@@ -5478,6 +7017,56 @@ func (response ListSupervisorEngines200JSONResponse) VisitListSupervisorEnginesR
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSupervisorEngines401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListSupervisorEngines401ApplicationProblemPlusJSONResponse) VisitListSupervisorEnginesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSupervisorEngines403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListSupervisorEngines403ApplicationProblemPlusJSONResponse) VisitListSupervisorEnginesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSupervisorEngines429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListSupervisorEngines429ApplicationProblemPlusJSONResponse) VisitListSupervisorEnginesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5520,6 +7109,39 @@ func (response DryRunRules400ApplicationProblemPlusJSONResponse) VisitDryRunRule
 	return err
 }
 
+type DryRunRules401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response DryRunRules401ApplicationProblemPlusJSONResponse) VisitDryRunRulesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DryRunRules403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response DryRunRules403ApplicationProblemPlusJSONResponse) VisitDryRunRulesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type DryRunRules404ApplicationProblemPlusJSONResponse Problem
 
 func (response DryRunRules404ApplicationProblemPlusJSONResponse) VisitDryRunRulesResponse(w http.ResponseWriter) error {
@@ -5530,6 +7152,37 @@ func (response DryRunRules404ApplicationProblemPlusJSONResponse) VisitDryRunRule
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DryRunRules415ApplicationProblemPlusJSONResponse Problem
+
+func (response DryRunRules415ApplicationProblemPlusJSONResponse) VisitDryRunRulesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DryRunRules429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response DryRunRules429ApplicationProblemPlusJSONResponse) VisitDryRunRulesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5572,6 +7225,39 @@ func (response GetSupervisorEngine400ApplicationProblemPlusJSONResponse) VisitGe
 	return err
 }
 
+type GetSupervisorEngine401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetSupervisorEngine401ApplicationProblemPlusJSONResponse) VisitGetSupervisorEngineResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSupervisorEngine403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetSupervisorEngine403ApplicationProblemPlusJSONResponse) VisitGetSupervisorEngineResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetSupervisorEngine404ApplicationProblemPlusJSONResponse Problem
 
 func (response GetSupervisorEngine404ApplicationProblemPlusJSONResponse) VisitGetSupervisorEngineResponse(w http.ResponseWriter) error {
@@ -5582,6 +7268,23 @@ func (response GetSupervisorEngine404ApplicationProblemPlusJSONResponse) VisitGe
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSupervisorEngine429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetSupervisorEngine429ApplicationProblemPlusJSONResponse) VisitGetSupervisorEngineResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5624,6 +7327,39 @@ func (response ListSupervisorEnginePresets400ApplicationProblemPlusJSONResponse)
 	return err
 }
 
+type ListSupervisorEnginePresets401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListSupervisorEnginePresets401ApplicationProblemPlusJSONResponse) VisitListSupervisorEnginePresetsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSupervisorEnginePresets403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListSupervisorEnginePresets403ApplicationProblemPlusJSONResponse) VisitListSupervisorEnginePresetsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListSupervisorEnginePresets404ApplicationProblemPlusJSONResponse Problem
 
 func (response ListSupervisorEnginePresets404ApplicationProblemPlusJSONResponse) VisitListSupervisorEnginePresetsResponse(w http.ResponseWriter) error {
@@ -5634,6 +7370,23 @@ func (response ListSupervisorEnginePresets404ApplicationProblemPlusJSONResponse)
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSupervisorEnginePresets429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListSupervisorEnginePresets429ApplicationProblemPlusJSONResponse) VisitListSupervisorEnginePresetsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5676,6 +7429,39 @@ func (response GetSupervisorEngineUsage400ApplicationProblemPlusJSONResponse) Vi
 	return err
 }
 
+type GetSupervisorEngineUsage401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetSupervisorEngineUsage401ApplicationProblemPlusJSONResponse) VisitGetSupervisorEngineUsageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSupervisorEngineUsage403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetSupervisorEngineUsage403ApplicationProblemPlusJSONResponse) VisitGetSupervisorEngineUsageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetSupervisorEngineUsage404ApplicationProblemPlusJSONResponse Problem
 
 func (response GetSupervisorEngineUsage404ApplicationProblemPlusJSONResponse) VisitGetSupervisorEngineUsageResponse(w http.ResponseWriter) error {
@@ -5686,6 +7472,23 @@ func (response GetSupervisorEngineUsage404ApplicationProblemPlusJSONResponse) Vi
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSupervisorEngineUsage429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetSupervisorEngineUsage429ApplicationProblemPlusJSONResponse) VisitGetSupervisorEngineUsageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5707,6 +7510,56 @@ func (response ListSupervisors200JSONResponse) VisitListSupervisorsResponse(w ht
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSupervisors401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListSupervisors401ApplicationProblemPlusJSONResponse) VisitListSupervisorsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSupervisors403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListSupervisors403ApplicationProblemPlusJSONResponse) VisitListSupervisorsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSupervisors429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListSupervisors429ApplicationProblemPlusJSONResponse) VisitListSupervisorsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5744,6 +7597,39 @@ func (response DeleteSupervisor400ApplicationProblemPlusJSONResponse) VisitDelet
 	return err
 }
 
+type DeleteSupervisor401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteSupervisor401ApplicationProblemPlusJSONResponse) VisitDeleteSupervisorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteSupervisor403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteSupervisor403ApplicationProblemPlusJSONResponse) VisitDeleteSupervisorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type DeleteSupervisor404ApplicationProblemPlusJSONResponse Problem
 
 func (response DeleteSupervisor404ApplicationProblemPlusJSONResponse) VisitDeleteSupervisorResponse(w http.ResponseWriter) error {
@@ -5768,6 +7654,23 @@ func (response DeleteSupervisor409ApplicationProblemPlusJSONResponse) VisitDelet
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteSupervisor429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteSupervisor429ApplicationProblemPlusJSONResponse) VisitDeleteSupervisorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5810,6 +7713,39 @@ func (response GetSupervisor400ApplicationProblemPlusJSONResponse) VisitGetSuper
 	return err
 }
 
+type GetSupervisor401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetSupervisor401ApplicationProblemPlusJSONResponse) VisitGetSupervisorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSupervisor403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetSupervisor403ApplicationProblemPlusJSONResponse) VisitGetSupervisorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetSupervisor404ApplicationProblemPlusJSONResponse Problem
 
 func (response GetSupervisor404ApplicationProblemPlusJSONResponse) VisitGetSupervisorResponse(w http.ResponseWriter) error {
@@ -5820,6 +7756,23 @@ func (response GetSupervisor404ApplicationProblemPlusJSONResponse) VisitGetSuper
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSupervisor429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetSupervisor429ApplicationProblemPlusJSONResponse) VisitGetSupervisorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5878,6 +7831,39 @@ func (response PutSupervisor400ApplicationProblemPlusJSONResponse) VisitPutSuper
 	return err
 }
 
+type PutSupervisor401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response PutSupervisor401ApplicationProblemPlusJSONResponse) VisitPutSupervisorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutSupervisor403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response PutSupervisor403ApplicationProblemPlusJSONResponse) VisitPutSupervisorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type PutSupervisor413ApplicationProblemPlusJSONResponse Problem
 
 func (response PutSupervisor413ApplicationProblemPlusJSONResponse) VisitPutSupervisorResponse(w http.ResponseWriter) error {
@@ -5902,6 +7888,23 @@ func (response PutSupervisor415ApplicationProblemPlusJSONResponse) VisitPutSuper
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutSupervisor429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response PutSupervisor429ApplicationProblemPlusJSONResponse) VisitPutSupervisorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5939,6 +7942,39 @@ func (response RevokeCredential400ApplicationProblemPlusJSONResponse) VisitRevok
 	return err
 }
 
+type RevokeCredential401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response RevokeCredential401ApplicationProblemPlusJSONResponse) VisitRevokeCredentialResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeCredential403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response RevokeCredential403ApplicationProblemPlusJSONResponse) VisitRevokeCredentialResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type RevokeCredential404ApplicationProblemPlusJSONResponse Problem
 
 func (response RevokeCredential404ApplicationProblemPlusJSONResponse) VisitRevokeCredentialResponse(w http.ResponseWriter) error {
@@ -5949,6 +7985,23 @@ func (response RevokeCredential404ApplicationProblemPlusJSONResponse) VisitRevok
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeCredential429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response RevokeCredential429ApplicationProblemPlusJSONResponse) VisitRevokeCredentialResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5991,6 +8044,39 @@ func (response GetCredential400ApplicationProblemPlusJSONResponse) VisitGetCrede
 	return err
 }
 
+type GetCredential401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetCredential401ApplicationProblemPlusJSONResponse) VisitGetCredentialResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCredential403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetCredential403ApplicationProblemPlusJSONResponse) VisitGetCredentialResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetCredential404ApplicationProblemPlusJSONResponse Problem
 
 func (response GetCredential404ApplicationProblemPlusJSONResponse) VisitGetCredentialResponse(w http.ResponseWriter) error {
@@ -6001,6 +8087,23 @@ func (response GetCredential404ApplicationProblemPlusJSONResponse) VisitGetCrede
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCredential429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetCredential429ApplicationProblemPlusJSONResponse) VisitGetCredentialResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6052,6 +8155,39 @@ func (response IssueCredential400ApplicationProblemPlusJSONResponse) VisitIssueC
 	return err
 }
 
+type IssueCredential401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response IssueCredential401ApplicationProblemPlusJSONResponse) VisitIssueCredentialResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IssueCredential403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response IssueCredential403ApplicationProblemPlusJSONResponse) VisitIssueCredentialResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type IssueCredential404ApplicationProblemPlusJSONResponse Problem
 
 func (response IssueCredential404ApplicationProblemPlusJSONResponse) VisitIssueCredentialResponse(w http.ResponseWriter) error {
@@ -6062,6 +8198,23 @@ func (response IssueCredential404ApplicationProblemPlusJSONResponse) VisitIssueC
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IssueCredential429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response IssueCredential429ApplicationProblemPlusJSONResponse) VisitIssueCredentialResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6088,17 +8241,51 @@ func (response GetVersion200JSONResponse) VisitGetVersionResponse(w http.Respons
 }
 
 type GetVersion401ApplicationProblemPlusJSONResponse struct {
-	ProblemApplicationProblemPlusJSONResponse
+	UnauthorizedApplicationProblemPlusJSONResponse
 }
 
 func (response GetVersion401ApplicationProblemPlusJSONResponse) VisitGetVersionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetVersion403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetVersion403ApplicationProblemPlusJSONResponse) VisitGetVersionResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	w.WriteHeader(401)
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetVersion429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetVersion429ApplicationProblemPlusJSONResponse) VisitGetVersionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6124,6 +8311,39 @@ func (response GetHealth200JSONResponse) VisitGetHealthResponse(w http.ResponseW
 	return err
 }
 
+type GetHealth403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetHealth403ApplicationProblemPlusJSONResponse) VisitGetHealthResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetHealth429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetHealth429ApplicationProblemPlusJSONResponse) VisitGetHealthResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetMetricsRequestObject struct {
 }
 
@@ -6143,22 +8363,41 @@ func (response GetMetrics200TextResponse) VisitGetMetricsResponse(w http.Respons
 }
 
 type GetMetrics401ApplicationProblemPlusJSONResponse struct {
-	ProblemApplicationProblemPlusJSONResponse
+	UnauthorizedApplicationProblemPlusJSONResponse
 }
 
 func (response GetMetrics401ApplicationProblemPlusJSONResponse) VisitGetMetricsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMetrics403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetMetrics403ApplicationProblemPlusJSONResponse) VisitGetMetricsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	w.WriteHeader(401)
+	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
 }
 
-type GetMetrics404ApplicationProblemPlusJSONResponse Problem
+type GetMetrics404ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
 
 func (response GetMetrics404ApplicationProblemPlusJSONResponse) VisitGetMetricsResponse(w http.ResponseWriter) error {
 
@@ -6168,6 +8407,23 @@ func (response GetMetrics404ApplicationProblemPlusJSONResponse) VisitGetMetricsR
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMetrics429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetMetrics429ApplicationProblemPlusJSONResponse) VisitGetMetricsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6189,6 +8445,39 @@ func (response GetReady200JSONResponse) VisitGetReadyResponse(w http.ResponseWri
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetReady403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetReady403ApplicationProblemPlusJSONResponse) VisitGetReadyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetReady429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetReady429ApplicationProblemPlusJSONResponse) VisitGetReadyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6226,7 +8515,7 @@ type StrictServerInterface interface {
 	// PostWebhook Start a run through the workflow's WEBHOOK trigger; the body is the payload.
 	// (POST /api/hooks/{sessionId}/{workflowId})
 	PostWebhook(ctx context.Context, request PostWebhookRequestObject) (PostWebhookResponseObject, error)
-	// ListInputs Inputs that INPUT_REQUEST nodes asked for.
+	// ListInputs Inputs that INPUT_REQUEST nodes asked for, oldest first, one page at a time.
 	// (GET /api/inputs)
 	ListInputs(ctx context.Context, request ListInputsRequestObject) (ListInputsResponseObject, error)
 	// AnswerInput Answer an open input; the parked message continues with the answer.
@@ -7793,276 +10082,319 @@ func (sh *strictHandler) GetReady(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L1tc9s4lij8V1B6tirSDiXLjp1O7HqqrmKrO952bK/tpKdvKxtBJCRxTAFsArSjyaZqvu7ne3/C1vyw",
-	"/iW3cA5AghKoFydxemZ7PkzHIomXg4Pz/vKxEYpZKjjjSjYOPzZSmtEZUyyDv46nlHOW6H9GTIZZnKpY",
-	"8MZh42bKSCRERigJxWxGeURCOmNETTORT6YByVgosohF5D5WUxIr0hxmTKohyXnCpCTDMImHrU4jaMR6",
-	"vCmjEcsaQYPTGWscNn7ObxVt2+mDhgynbEb1OhjPZ43DXxp6tEbQCJO48S5oqHmqP5Mqi/mk8elT0Ojz",
-	"SczZDfy+uPoeJwweE/0dEWOipoyEVNFETHJGmlmeMBmQqVJpQO5FdjtOxH1A0kyETMpy2SlV03LRsIig",
-	"kbFf8zhjUeNQZTlz1z6jH84Yn6hp4/DZvnfRH1iY60WeRvp9zxzMeeOzpjqN2CwVivFw/iObL8PoNb1l",
-	"EuAiFc0Uie37Co405viMSRkLTpq//dd/k72DAxJOaUZDjT/1h+tM3dZz16x77+DAt/AzKlX/jnGFMKqu",
-	"+orJfMYIHSuWETWNJWH6VdKMlSRDyX4dBrDuYRwN7bknVCqDr/o/LL5jUatDThWZ5VIRvWhCuRlIf3DL",
-	"5mRG5yRjNCJNyucWDAERmQsWqaeg9q92Es9ixSL9feuI6O+EmrKM8Hw2YllAYh4meRTziRnjV/ic40tm",
-	"kCdmRwGZMGXORy9wv9uthbeGWBtA1j49qYP20z0fsM9FxGpxkePDVWj4LxkbNw4b/99OSWV28KncOY1g",
-	"imvcWO0ssnj+uRPlKcvuYimy+rncVz5zup8M2aid7L584bOm+qS/lqngkgHRvszEKGEz/c9QcH1j9T9p",
-	"miZxSPU92UnxjT/9RepL83HDyey4MOMCQSVmSNK8+v6YvNg/+K7VASiYj/XYPS7vWXbFfs016dZLiqJY",
-	"D0CTy0ykLFOx3sCYJpIFjdT56WODwrfL9/17zYLSNBN3NJHk46CBf7Bo0DgkGpL/icORgeZzM8aVfjBo",
-	"dDqdQePTEV7A+1gycj+leLvTTMxSRai8ZREZiwz3UZ7PL3YxJdsRo7+wUDU+BY1emiZzTYQS2GF1Exmb",
-	"6aVZxIDfYsVm8I+Fu1eMTbOMzvXf0r0nS2/f04zHfLLlmPcPWcoCNNz7WY4XLO/WWWQN6OAYT1gYyxgR",
-	"cwsMiZzPrIzQu7y8unjbbwSNq/6/9Y9vPJKCXic118ChhrvdPS/XdDdezOjbzcuM0dtUxNyDB6HguC0v",
-	"sNmvOU30e5+Cxjhmie+8P62c8WFXrLKqxet93D8jxQtE3LGMpHSeCBoFpBBJAsLFPWnGXCrNGcWYwPp3",
-	"cEcgDzgg3u++eBas2L5H4ryjSa5lTKpISnNp5BPNhjoNF1rVL0+E0lxXE18ScyXwluPqF9a0d+Bb0i3K",
-	"Ry567D3/XExaOr9jlKPriIcRs2uuf3EGHsj1QBii5J7GCqWf8m0UfI0EL5VIUxZpIQZkPhYFhOIr+luS",
-	"sDGQyBlIGpZarGIZhTzrIz4zJiWdMO9+MoCCIw5vSywVVbl0aQENQ5YqpqkUsEIW+fUG94aXMC9G9C6t",
-	"3Ms778Gae3OZ0JB5yYFiH9TywaHEqXWRgKg4vDX/jJiWHDNiVmrppnlqSbDVcO6njOvzWgLZHc1iOkpY",
-	"FbKrTzPNkNi/Nd96ecqUZcx/f1MNAGJVh0LWIpEIc82bPetcOhGElZ3G3UYN7Mfx5HtLGBZZxpjiXVsU",
-	"aDwYBsRlc1i5E3uAVIxBk+Ri3Dj8ZYvR3gUe0LKEaQiixkBgHqS+GqYf2hPR1ktoy9s4bYsUWUIbuIUW",
-	"q4AhfLKSqWf3+MmWl7A8uOLlkRAJoxzlmTBjyv9MGbXdXl4zh9ZvFJugbgNKUyMoPgvssQdmBUEjyjMQ",
-	"eBuaQFrcbQSNMIP/5FmiX+bz9ZQAABNYDd8Fv/NesScfJp5k86ucX7FUZB7qzjRrozUEvH/Hsjlc71IP",
-	"TamULIKLNI4TrW8TMQ6IJuMgyYI1RoxJrCrE2i8PoMqxtOTF84SZPet7Je7JDNTZcZW9WGVVknuWMZKx",
-	"NKFzFjnX3J6ny8JqWNzYopLHEhVnLFTxnREIwHpD7kWeRGRK77QqrRXm2MJOZBHLvhxYuFBXZmf+5eF6",
-	"qNm/hlJhHTPgCSnnQmnAZaFWRpoFuZcte6jzL7fi1aqEynIeUuW/tyuE/6ppyiCLPbegguKrLshDZNd1",
-	"uFO1aq6CnYdpZUwy9USSchAHgcv143s+4RmfoCHJEY718Z4YzndIxjRO8oy1JznNtNxluHp7QhULtDyW",
-	"JO17qsJpJCYBUUK09ZVrZznXKpWXw7sTbLfvnsFZlCGeSCKZUlpzI01kSW9ZhgavAkelvl/U4epP7OfF",
-	"x16wrcLFDZHNh039aMKQa26JSlLkWehngvjo0hDwQnoo/uU5AkWzSYXJ1W0NZy0+8G6pEKaX2AcNlfBY",
-	"R36aCivJk1gdkls2Pxzk3e7TUOMi/EvjVnFk5mEc4SMtZFIu+HwmcunFsLD0Dyw9izIaa9T0c3jGIxb1",
-	"ADJjkc0owJEq1lZxyWkrGk6W4RbrdZ86xpGJWWnHXHqs1cdtZGAzmR7RL/QAxLVQV6vX+E6KKkLJVf/6",
-	"zdkNaLRaG8tYRJp0pNkXybmKEyK45nZRq7OejJuD3wbGpda0EQiu8XXHjrTJLa6yCZ/1qKpvlfuwZxUY",
-	"fC/xb+V1MYr1thbHUC1Yky57b67RlnT95rX+x/XNxSX+fdO7uin/9f77q4vX788vTvpeg1MVHxf8F4sj",
-	"EMGTuffuxePr4rgWqHeaJnP4kMQLEhmZgkIfS4Lw9Y586/MHOU4boCOl6+GWzcmkEL4kukvkPctAcOGC",
-	"SBYKHhE2HrNQLVhc/JaUmb5cS0vQ8IZtHRFDcslx7/y4f6bHtKd0ctU7PW8EDXzSCBo/np6dfabhL2jc",
-	"09hza69hY5IogQaSsXH/4E4PCSWwGnN3UTTFIzCmlgDvvD5yTWyXT7/8krP74msgnujTwmMkoZgxSUY0",
-	"vAUxt7DvWKNbPNPQedYNGrOY4x/dYptGlVoyc+MNWHm3zmLp02Yq1qjt6Op1PpvRbO4VtNkHdZxn0ssH",
-	"6qiMXL2Bc4Np1Q2MKtbbVet27LyaFc1iZQTnguLGXD3b92s8JQ9cxCtFBA9ZYd6snjq5j5OEaIVB078J",
-	"I3RCY946AlsP0VgBLk2qFJulioxjHsupRjaRBZoi6DfSJJ/EnHB2xzKSUR7Yj3GaDumR6x9PLy/7J7gA",
-	"cOObBSMGM6USFh3BE5ErEmsVS5FYkpxHLIPPgQLM6JyMGMm5vI010muU/Fyez+v5OViGa2wO1r274QGZ",
-	"BdfYL1z+usjNGS/O7kkB7HGcSVUIZHB98SdzUq0O6SGzt2dRHA9pUjwHMH4DaTcWAGN5dKEObmj8dCL0",
-	"26y1Ocw3kwH0tSnZv1QsPc5YFCvXMOQCUrH0tblp9dYeD9VNkteyzpaoYfpEAlHUm9GEbxYnSYzsRmrB",
-	"djZjEXorGNhQ7JUQ3PxgoKfBqxUwFhWvAKDvqSQZU1msBWjwzmuMh9k0wY/5BGg+hZfmmpqf9M96P8Mb",
-	"GYrPJOZprvRtbXVI13OyAv+jx8EjpO42KgdXh6mLxirrlzfmKsd0bdC/pFTFfXEOqUT84ghW0tDrJWP7",
-	"Zf/85PT8By0SvTk/x3+B+HSixaY3x8f96+tG0Pi+d3r25sqKUpf9Ey+fXmINy/xma2VijcqwWoj/x5Cs",
-	"10nT/iO1VtIak/mM0QWdzqHJdcbjmvu90sRqJ1q9ysIPsbTQ0ly/TDrwmTGV47DEuhGOiL79c3OtZUgT",
-	"mm3h7qqCz+v0emQAFp4LHyRfMZpoqXcResvuM3G73khuvvJNhOibauKa6WP4j19o+6/d9ot35r/v2+8+",
-	"doNnTz/9i+/2nGoS6rF62KCQT4H593aX0n7zcu6Fepgxqr4sXQFesMIOUSfSQEiKnxYVoTtbWYTXmg4W",
-	"jz9lvFFCTKvelIcsSTZxo9pdByvMxQXPMnt1SFZ5Dl7M0oP71RCYd3MVBLFsXbiLGdS7FClzFmlBiHEV",
-	"08RnCw6Lp+QvudTisv4msGGyWpe8ZbxDNJ2Cf2qBGjymsbRqtTUJLNyGJBH3LOpFkaZBbEtf3QOQ3Xyy",
-	"+va8jWmN0S6NMya3mW9q1LFlbi2UdVcsEPssZ4XEBd6XUEt4nDCaJTHLnNPQ+o+QFuZckETwCcvAne5a",
-	"SVwFYCGecBnGeiw/C0JH4SGRjEd6cVSSXq6mIov/Ci6SQ/KS0YxlBC2yMJIxyipBdmga79AJ42rnbne9",
-	"0xzXUcIpWIxzBMi6OOCeT7CMWe7ZV07adyv+TeQZp8mxyG2IeVXVnt8UNnI/CfMpFEuzjOY21PszBlFC",
-	"0cT37hJA9XtBufZi/hUA0CrT25jd++IQMJAMQORf6raGhUnMWSmWb2NMv2NcrVgIKKwXI8myu+2oBXx4",
-	"zX7NGUf3ygb7iP33KqEPW4L+bssVbGswQKPIlprBw5WJIhkCvYCNoBEJDhEK4p57lalSpd5Wq4wrekT1",
-	"OBdgu4wmS4dWwbRg4QqsuEWXmdC/eL1g4ZTG/CZOPcZrJUkUT5hUR8T4U8aonaO0/xccvPMQmW47/9Ei",
-	"MfB5kHK+4ShXObeDSAevl9mNm+IwFknEHmRXWMg9ybnjkSnmX3V2+SiJQ5Ntsii8TEQWq+nMxWoW7R0c",
-	"7L7w4nHqjuUJuaD35OleezRX6J+IOZGK8ohmERlRyZ7tr2eb5Zrc6Vbszx5HLYHfFDsMr/wClHz7GR+V",
-	"wD8iJX8YaX4gnfUrxk5QTIkRK/DpLcviscnZ2IbaYUiUpnYYkUWLu9+UU7p38Ozwt7/9veUldhFTNE7q",
-	"4q+kekmj61pKc3r+tnd2enJootLA2G1exlWYMKcRIyrLpdqQCunjnvRrYs9u/PFmegUCESsDd4We11B5",
-	"FpE5UxtOXToJF038c3TogUNfK2l6BrN/BP77WSxnVIXTgIwyLYK/T2J+G5AJTYMBzxiEoQXkPhN88t4J",
-	"oscf8IK+v7OBNjOa6OWyKBjwcMpCdDoVc5CmgX7riHDxvnwj0H8i+Xp/y+bBgI9o9F7GE05VnjHSfHPe",
-	"Oz9+dXHVP2l1BtwbR1QELdh7ADM1gkb5bSOwx+8l15uzJ0CUO8B8FpGmsZjzMvBhe75l1u+swkUp3wU8",
-	"i2fGl7EyYmDBaxdOWZQnLCOQ6Cc7pGdyJ8EDQfFncBxIrfANjZV8SDD4nmZKBoZTZSZK0bjlKHg5GI8k",
-	"af7Qv0EFUNr5Cr9RQIY8T5IhERkZdodkxiiXoMzqmZdNBjP64cpQtOX8T6HPJOeSTEUCSYmUyEQoQo1v",
-	"smlM++BtQuN+kXfJ5tbNVXVA73bhf14vtHt6ywciJmcx99h56TZcg93VxCqtSkVYYZeT7NeHSNL6s0Cv",
-	"3C7JMX+tSiQ4E5NLs8ql3JA0Ycpzu77XiIo4pKnVHpEGC22uB+Z/5FwdEdBqX2tiwiJN0BRintb9MzIS",
-	"OY/8dpB1AnIS8y0EZHvS3tAqlWecRWd2QI9K7+zBl9OswqlGZViSTUS4n4qEkURMSBOdggnkTRi3NjXx",
-	"1a3Pl5gri1vcTlCeogWZDwe04vC1A5qub/qX7/vnvZdnffOX/fHk9Nr++uPpJTAA84+r/s3Vz42g8fKq",
-	"3/vx8uL0/Ob98Vm/d+XlBm7o0vLD2YxFMVWrAoAOCU2kIGiDhkO0jtwR0+drEvVZDcZ++YSuh0cIAeB+",
-	"r3E+iG0PiKIN13zkCzr+Ht1yEQsTmrGIjFDCMsETUKmhZH74q9z5qH//1PKGFlt/2toEv5LEr0u2Ln1x",
-	"S0HezjLHmZiRxaWuVzirfvu689jS2/5T7/QGfzLxPA/wwF/CDk5AN/CYcEOq2ESgY96uSWXxBBN1zF2E",
-	"eE3FslnMaeKdJSyTnL5YntW6rK5UZHVahchVmisCbxATfQPqlGaN+pT1DQW3jcbSSXzHOMEtkCaIq3DX",
-	"zYZNNYyN3TG1ITF5jZyyaKFGJ3BxMos5SzjMAswtOHyYhyjg97MZBN/4zHCs2kC/ha3Y0etXVRsX8oUQ",
-	"cx0SbeaeX30k3t1B3silTTtZlcC4/aILZrGkxaMs46S7FA7HDfTlgu182WHXhkbY4y0TBM0777ypr0nO",
-	"VuWY6wuPr5frJYreMrnNNV6TQ2iTRtajQVHPY/H4rbHGk0xwD3GEmdCKm00KVIJEgnD2QXVqwy1r8w/v",
-	"YpFQTP8fE6rhFEf4t6n9sXGYzFs7kjczlktFeV0GzqLY6Ir+sUpW48giy35zdUo4ndmCO7aEyW3MowAy",
-	"LcT4cMCHecYP5/mtoofmjcOYw+6HpLnf7R4aOxDkrUHMn6lTEHMTD5uxcS5ZdEQkY2SIUB62Au/QOae5",
-	"VrxUDCl4MMXuodbhb9k8wOHxVAVnNWOMaNQuDDx2BEru2WgqxO0TSf7cxvpa14UVKBIMLVhgeZnXDDwW",
-	"2SiOIsZh0KeHthrSE0kyrUOJrKx8pBFNKAK+YxKrI61IiYzFE05eCQTURRZPYl4zFxeqPdZKJ8y1DyCQ",
-	"eTglmcghI86WXCrLczk2NIjSCIxQ5qY4wRrLv9C+XrOEGVNTEbX1SowLHNZyUPO65qVJHCp46QUCB9O5",
-	"rHkQM+QUVcYeCqNKAx1nVfAQ4j2gPg3mHjKuaiZWQrQTPZGeedccy0hEcz0G2J6wvFlai3MyTzXrZ1Eb",
-	"dC/IFYfBDkyIgls96C9S1B1aRhWzZa7093svDgHpr5jK5m0oRFHzJSSic5oMSfPA3iljvtWa+dTUobDX",
-	"LI7q788djRM6ShgMZaARUUVHVDLHBJ0xqhXxmnGmSqVDLO6F9bde3dxcEri7fjOpn9sjUQpWhcZdsTuv",
-	"02hVTp+tRGYKVHipOZW3dYGGq9L2wnXGhbo8WVtFBIOYM9iVNbEUCdrkToR0lCc0mwd4nSmUbdLLwMpM",
-	"10qktmbQoBGQgUmJxKfFFV9IVcQ3ZyIyo/x4enY2aHzyqoUPCHWKGI0SY3/8MpGAK6yKIldazd/uBDCB",
-	"ME2TuWVn9jwm9I6RZu/y8uy0f9I6JEVRk8AYFQJrPAnIcm0TTS+dvQRYeAT4mRe4pcnEY03RKFEbca0f",
-	"sqxGKiuJozSBWncsi+JQVSvYcMYitKGDAyiLrDWaZgwrem2nhm0aJrlK2sH7XU2W2FxXsl+zdFX9rk2i",
-	"wwvwu9HgTjymvfjL2ZXu6dj1rwvLxHX79UUcbVsYrJWv7bD1y1llOukZQ8l7LBrWO9O/nZ1d/AQWE3N9",
-	"GkHjpH9+WmMmcc5qmZoX1HgVcpuqc1pCD0qrvYa4eSI48xP7LYjZaO7nKkqI22I+y4E5OKFqU8QDQjnp",
-	"nbw+PX8iCwlVzqViM9KkkAcjclN1ypEh/M7nmbir6HJX/X9/07++sQeBwP8ZjM3//ub0qu8e1fnF+4vL",
-	"0/PTi/NG0Lg5fd2/eHOD51atAFce5eqU0C9y2RcNrRgo2DA73UAquInDW6YejE0VSgkC5T2FCqRNg/d1",
-	"QQAlt6tJbLP5tzaOAQ+XSZtwvITS1gdvI8g3T0hbXSasZCmeICB4+kSSOArQYWDQECprPPEnP3+Bc/ZR",
-	"2lV+vcJxfCmEz77KNZwSv9abMYye8aSS51h/tigI5vDQgkXaz0kqROKvy7NtUKxZrbO0lXu+DkXqcWmu",
-	"ck2fKmld7OVrR6SLalbp7PZAa9WQHmd3pyaUaHUlTkgMXDGHTR303UJnmipzXzBelEGMbhlmKrWePxUJ",
-	"W+9tcHm/A+3ACXKyW1l9gMWF2fwEh+32jH6wxWuKSszW9mO0Y0MqDsmsiEUwLyKOAdLWhScI17mLmuRG",
-	"KCKSiEn1E+78OvbGrBRkEF8uDjTLOaSMmtiHIta0DGGB4I/NaZ+9QmXp4utE+BwWw3bbvtsu73lbQ0QO",
-	"DwEyErDFRw2eIGxHTMYRI+W5kaYW8zHb+H4aJ5VnMaSAY/o36QKHjzMcSE61uL1wTq21N3KzUngLxHK5",
-	"Gt6VJ2Zlw1iVgKQsM6QQcqtEymrtocWd41EJVYCGjfTR4C4xQwaE0XBafDcWaFMiozkk/hS1c4E4xxGq",
-	"L0caoQH/D0yF700k5gXq6nMwuUW+FiN/MkZw74R9iCXkQiO+H3S7JIlt5N6yY92hfV/oNDUf/zVnuRY5",
-	"UjWtnNACQasSsZqb4yNvxUm7YPHSPDy6B3nEF/wxa33SMY9VTI0JaO3bSRmwthHcTYDbMrwXg9gsxbV0",
-	"1JT7x0CZAu2VmDA1hSCZbfzuKQbzX1LMQV0fZFHhvBv46ulCQeyFrgizmBcTBl4X2Sl+6RTHX1M7e9Wi",
-	"rFnL4E9lhl0TFWf/3MyXVK5hBbr6lfBqMRWvdGFYKERnpnTi1zytwX9jKJhVber+LcZfscNaB/A6J2it",
-	"W3G1iJen0bYWRPPJyxrdGwu2YF3i2lJt6+uxmVlM0qXHRosWHRJjaQs7oenacqjVARWQMIn1VLMw9U5y",
-	"X6BxTZbYCkHT4G01GKE6oAteF26V3XmRQXPxh9WPNNXA/UAzEQO2ZDg6Bf7t+uIc/XxHJJc5TZJ5WU0A",
-	"yeB2EWFQxkQQxiNM/jW5vhCEGdIsi4vipvxJEQ7WLNKG0XLbWq7XHastQ8Pq4OovS87cooSblQIP1tYn",
-	"r+zRFof2bY00xzGnSVn4yHwTS2JinAJiQpw0RpsYJzyedRb6B5bsWF3trt7gc61E2kuSh+HvpgGNtq7a",
-	"76FYGoY8oiBho5GrdepM+OMMqkag+gILbn02RhdCoS8swBRe9NQnD8xyrfWLfUiTOIzVkcnnLsukQmug",
-	"4b/+678OaxP1TRTvlnn6jNNRUleSCr3ZaxlwsTHskVWKIzX5tvVVwe+3LQmOfuw1Fg1KMiH8ISo+18H6",
-	"YLo4vDXYVzuvUdGhzr4Ed5GsFqRfmRZr2JqBvwFMsHTS5frLg3y3Ej9XF5OoFNuFegCkd3larWpQVGez",
-	"pSU2KhxRnekc1PhYsogcn55cIR3G+WZ0TkLBOQsVhL2a+jmHhPL5dr62z61AsSxUYW2NzxCnqjUs1opT",
-	"Zj4jTdUkEztlLxbCnzMxw+jSmZhZB39RAsTxuW5XLcMjz+gxn0iSZmwcfwD7BSbrPXO6t5Hm/Fa+p6Mw",
-	"YuNWoIm2YknioJaWHmnmv6Vamn0j19TGK/EVhF/wPmmObhq0zGKeK9ayNrRDrJi2RR271dU5FmXURyyI",
-	"Ud7u9cW5vYlmvap7BcNBmpEI5Y5j1evMolaHvGaaDUoUmDQhUPSWGWOdYWNyIxZVXYJ5AoHQUh+bpgOS",
-	"8agszQppDrZ+uDEYGB/zESkCpK3sv2V8tMMGiyDYSqmjz+aKLxMR3pZMcb2xYWOrh+WaVYi+4bGSh9bC",
-	"suRmtXAyD8xr+HQHf7OvlNQNzd4dcmKOhBv3cT2cFwwSq9j3eog4zHoV9ghOxD1nEck5cCksvGhUI/2L",
-	"cWAWqBXAE9Oj0wn/kPA2tMfRo/v640iowr9lLP4q8eGVuCdirCBT7ub0+EcCgZcJmsd5ueYC9oXc+vzZ",
-	"fiUT8mB9XceKlLGatPQLpF8MieenaFn0+zUg1s25z25vDYE6lrjnfuuvL9z+6s1Z/7oRNPp/vulfnffO",
-	"3l//fH3Tf90IGhfn729enV6/v+5fve1f1QTeA+x6nyMwrzMBsQ90liafITTXSsfY9sEnTtEZk9icRZrm",
-	"EHLbuCTUMzY3ui0s/xoH8I4NCOxZ9jVi9m0MWlxB3bePi98yY8KgfW0ui11wUEHuWuxxoFeefnlam1wr",
-	"5A1b9pVwjmy7wEpPE44yB7z09eFrRUbc0SKRhP5Bnk5bi21iFo/d2wtZcxeTP9PZLBZ2E7iWjpW6fs0j",
-	"DXmCBdQzFgUlTGhyT+fmOnFPrvum8K+Fyka4WsyyyXZriqfjOT74aq+1qNsJNlmipROrUo/q9WkMTYAR",
-	"TACQZYc1cUcPtNavbjTmR2vbdBlHCciMpoE148C/kxjrpxj8/+1vf29s1yXM6Qu2LsVnEexvZE2ev+kk",
-	"KL282zjdl+nFVCRRtYWnxK5SChKeTAM9dE/bxtYb+5oX2hv6hPVtWexmGZBLStFUZIpM8jhi4EJ/TbPb",
-	"qCqsrL68NimyZAoOwFcfm/8qO9rYA67zxh4yZ5bVq7wsWlRt5yYrNajN7ySEYtfkpi1ECMKrJvwEJYvS",
-	"4GpzBBwhfDGsRk3rGmBV235tlpu6kHO5RvjajpNXWLBpqQB6cZlkSJVRYoymowTJJSPUNtPqrGimtVJd",
-	"WJKaSiHIAdMm+FOTBFxKu1viucHKtXnAGwlo9bnAD6jmvJmtvU5iA/XW37rnd29n/6f2cOtZwiQmzTCh",
-	"8czUKFpTwnqFld+iSdVe+EAntmmst4pwYlbcLRf3ktCRNe6Le05GeZxExhKocR+7LXZmUUAGdmQ5aLSW",
-	"peOJqJ1YQ/UHyA5IoOQcGmj0VLieUcxpBrZ+wzelBthE7Hb2nnWee/X6mYigvJd/Mq1jQBJTxhiZ0ojk",
-	"PBQzLIBrOt7IUr7E6eGwYU1+00SaUKXReHnGHy4urnd+uOhdHb+ysU7+HSUxzz/s0Fn0bL/GQ3oX10Nw",
-	"nCcJeXt8TXAr3qUbB0phqoU95lyfNF9czYv9/e+evnj+fH/v+fPdvRfdUdT9bncURtHTp929brT3IhyP",
-	"nj3tHqxc6k08q6Fg0OLEFg/EJa9Y2GYE4m4VhmUsYVQy0rzb7ex1nrZwDskgoDeJ+a1ZUoZBwknCImSg",
-	"w4mwP2kZ/X/h98MjgPAPgqSS5ZFom8lJ867b6Xa67b3u3rPdve7u7t7T/YNnbQNO8HcEZPinKM7UfIgz",
-	"eNDPLK88NUIJlNwTuToiLJGMDCN2N1w8NVzc+oKRFlTOVQmcO+rgs5eGFPn1nv4d9ckUqQnD8+kVJl3A",
-	"pFWzzqRTxqv+0n3XgTKwv+y962BBkU6eJeuJKky4OjXChsw9QGaNJtu0dSzbhXq4aRlduUlM5bYlgZ0i",
-	"S1unIG6TAFjbarEqGNqKvgjAVYfyheNg97svfO6SzznI0p2x1/X5M75y2GxcRnVjoyrZ+Vz0KHd0sCZi",
-	"dBE51vlrFrClgiG44nc+jUOyMM9iNdcQmBnvYRqbwsyxhs2U0QhbtoN82/hzu3d52tZvlEvGLz4FjRG0",
-	"PfCaAHuXp1DLGZJc8L0ypAF2AkwfByiGniqVVv3Bm8ZUuL06wBv+29/+3gqslx9Yw+XF9ZIhVu58dL3J",
-	"n3bKYTrkgifzBe83mM9NmN6aXXyCuPCx8LPQq/71DYkEsEglCJT46JBrW5ADjEAF0SbNk94PgKa2E6A+",
-	"4lZnwPtQnwRCYK6+PyYv9g++K0qjYMUZSZpDtyCEefqnv0jBh60jQgd8uToM2NOk0XfLWjIxLyqiQE3U",
-	"j5opFBnpn4Z6Qagim2GmcPxDrFAhxrjNJyj/Nj2FHH7729+HgUlaGHAT0mxK6hDE/1Zg2rENQZw+HCWU",
-	"3+qZBxzCPGMTz6VpUqiSeYf0ikIUIxFB3zd48dd8QZnnEW54wIuqdrg/fFM/x9vhfFQGeyCO7XeLrnED",
-	"rg9Rkjd/6na7XdJkMqQpi7CF3H0rIIp9UEX1ECjnos+BvLn5vv08gFqenA24/nP3GZF5lokJVYzgOIHT",
-	"DssUjU4ZheJnkNlLCdpMtQgo44gNOCWRyEcJ08QNGlE2h7tsv9sdAkQl2H0jxlKIY6Wc7O49J1DxVEIi",
-	"TkQVxTScAVe29BJGvxYI8kSSoQbZEBy30lQEpCE7JEMN+46Jyu3E0TAYcPwNgxWHARkCnDshxLnrvxHa",
-	"HaeZrSZE8KWepeOEaw6hKItJeLBGG2jmSEMmyZTeMcKFiaIZ8ObQIxDtFgKRQehhq0PO0WIFLmIMNQRl",
-	"fMDtsRvc6pDzHIM3bhlLTcwG+0D18ehzBrnT4qESMBidsIG+/BmTqeCSHRJq45Y1JF90u9/tvnixd7D/",
-	"3X73xYunWCn4xd7e06ff7XWfPnt+sP/ddwfPuy+GA+6Umiyq3EFz3yieaA7XDJMYam3LqciTiEQsxAaV",
-	"bGajzgZ8IrAcBWjfxOKLkSB/EHpNmmp0TuDjrPNGMtz0sAX3D6KFbtkc6RHCMtcgQzoCtYAI+xCyVBU1",
-	"nJg0tu24DB4ecDQyCs6gV/1wVbedWzZHcwSCp+BXh0vPD/WxzWIp9S5FZiozQUNkpiTZ7+4GeHtMKjZU",
-	"SZrROdzNCAOdCkV9wPe7TwMH6cw9K3+xpXVMzaUEc7PMsex394E18gE3qllZIwngIQSZUT63KCPJ/t4L",
-	"o0M59XmGeAH1SgccPALFAo2hFhtSDT+0gdC29ZtDLImTxCHjErSLGFjeONa8vNFLaThl7b1Ot5QCnN+A",
-	"OxuzXeOaJeP2VGhy7XobwymTyiwDiFPKRKoxKc3EJKMzPPPeKTJWfbMYiAeYl9QpSvEcNoBhNBx1tNHt",
-	"7OIqRMo4TePGYeMp/IQ6Ecg0lZZLOxFL2IRaT8ynoP7xzsfyj9PoEyYblFbpX4yMZFQhAxv3E9eRZAzL",
-	"Zc+3hXymRfn/3fLKimgO37qLlhHLT9yOziue7nx0KKhvtz4ptHxlxyk90/Asv26inURM5Befregft/Rk",
-	"Fqa+n03A085HWwFgw/N2CgZ8wbMu6sP7lipZMvb+XkR/LD/iNJVToXzPCt6387FQMz/tfCyViAfgwnWh",
-	"r34K1r78U6muOKAwoV9o4mTKq1bYl6A+hq1bRYuqGSnNbq0otlh35Agsr7Gtll4UnIDK/8skm0jGpOnL",
-	"r0mUkcyfmO/0Z2WuLzA8WyJc06+CDGt1rnEWS9UrthcsgnZhl4u1bUjTKeLRCogpRBAQU/EmIKZKSkCw",
-	"3g3Ia70z6LQPCAyCVYnBZUUhH7466ZOlbeKjdyAA1+I4JkCuEi636wmXewd5vyD4wJHvdbvGba5slO1C",
-	"HTvw0hZTra/4Ab4v0MPqyo2gir+PM/sGLFa4Ywt7fqowwDPL1YuoxmpEpFNwp0DdprAdrsu6a9QkQ4Es",
-	"fq9lRIjyBlYIebG/NMr78S5ouPy8cdh4e9r/qX8Fa6vepZ2P9p/mVpuLVcXPH1iBno2vfiqrT8QcyP5D",
-	"D+RK636C2+ECqKUK+mKZcRa43lys1wRFV4WNa98W7Gtu9EJ5G7zPCqoFaWXM8JNWcV2r/KY8wM/iOEEj",
-	"FdJHVGF4KL9gqgK5NdpsgQ74NyQ5OmW0LfmFmHLo2CVNoYZYFUXsgvJ9M6jW/7FqXuuIZAw6xEHhWxwe",
-	"aViHvBRqCnS17ARUjAR3CgToUIkMVXxYC9y+oj5qeQ3t3bOT7HdfLJPpExbGEavcBBC+X4po/sUugR3+",
-	"xBRjwutQPddP3/gSluU2ippRDyCU295j/f6Lh957UzuMNKGsYhWHpXUwS8ZVSzNHrC9GmqjEk1i1CC3e",
-	"Lyi4rODOpkQBcLMkxWVnNy/pvVYZo7O+bTXmEz8XubfjGdjsyNFgvFYqO6NSwUJALFuLgop9ULi7toRN",
-	"VHFwkQB98iTGwGdEjMkwjqy+LtmvRl8PyBCGt0+g7GjxKKKK2ieM37FEpAwMe9YagC2q5CMgbgUR0QAK",
-	"CwdOr3mRObInElK+ryEmoH2t38CDP4KM8Bn2sSH6HNrwoH164mIdK3pgrWH/UyFufx/CfR3XKRLLfuq/",
-	"fHVx8SN2bDDmYgzsHAaVIsKzXCrIrZ8P+NDWxL6JZ0wqOkstJrzh8QciMfTMIgLlkfNJUUb7kGB/vf8f",
-	"v5yyD+TV695x+/pVb+/gmcbKQcMgnp0FR+wYpAPj3khEc1vV1kw44BjUYUp4m9yuG6fMc8VATZpcGCNx",
-	"gCZgNPo+DwgXxqyLKokMjFEXeTCIjVWbbguUnAG3r0HZZCdL31ZFsIy0sFGimRANQ1UCdSmk+gl3skyf",
-	"1qCCY7lFj1Gtk2nhbOp0kz3HL+gqJzUxEcjAkhjr32gGEE84iyDgFGvkuPhCmvjY1l6XWAN++SytnFa3",
-	"jQIr67fhFdAeKm58aE9E24wHBtorev/a+Ok/GfHiK0kTbrmJGpGiLBNgKncVDd2rluoFMz/Q7b3u7mMt",
-	"9RoX90B2sftY7AWWaVoMWku9MnFYxnVtSaophXJUqTAPdnfjhXFZS2kydNkLvW+PABtR21hgOxeX/ave",
-	"zYXDeAojnF/Y0dryKb7ylUUd32gL1T2K8YqAqDyPo8YG9GUoUuiqYE0y4HigSTLcwuBiU+70UJik7As0",
-	"+po2EjiIVSYSPMzA1k00BonHlaYQW1AkPz2/fHPz3tQZRhe4qVc7FpmLzAYL18tJ+OLOR/jvxgZg8/ZK",
-	"bXwdTtUKRgXgnxQ2R3ttC08T5iIW6HzkRpqOY0ytRYdjEQZWZ+Sc0blTvMgcuZ3B2jyPCOX4CLrJYJ8L",
-	"p6SiVan3UZhIMOrDflJVyaFG4bLq3YNB4LTX2UcvUgxeQpHKrgKbZiQJy8iIJTG7M4YMXMOIJYJPJFHi",
-	"yLrnrdNdeQCuypJOFvaO087Y9Vbu7lEVt2NT+v1zZIiVJgsAhS129Mj2CsQJn/5YFKf+nVsmEJEoJ5rW",
-	"I9ocGT4M3grbDVODK+Y5cyxsiIQb0bZlZmzsZjvYT7ptyk7VGYCX2v5/xTNdmquGA92CGFiBJkiU0d7B",
-	"we4LghsDOuY2opYOPXwirfmQlF22pQtQ83gDbmEczp05nSWrIHmRMt67PL1OWbgdEO3AWxhRNDjMfGWu",
-	"ksMOquHqnUoQYOPwl3dV0DoxGC6IZkzRxrsCDk4HwVop79K88xWRyGly6AEMmmHAqqCBGFhpWBZyzBJa",
-	"hVTRRExyiKUvvqwgi9PecA2yVFuerkIX3MdaryAGrWHE15FDHCDmSmRKDokt5FzpgmloSSxtv8splXUc",
-	"yjSCrXMrHBw8ffa4Mmq1l2kN/hdH9djC6QVnLoZpkcnAeAw9OjGUBwKM3fakmM3l9iDdDsWCDWTUxazm",
-	"JQE1hTp9+sP/+KXX/t/v9P912y/ev/vYDZ49/fQvjRVBC26sQo2n3tdLv1khywtV5Z1QqifSdM4rVdrh",
-	"UgeBYWt1b/6F1vy2Mz8UGB9njEktPsYQD3fvMoz2fRyxhXLKvkr3MiBTcW9itGwR86KsPY/Kp1gp01bC",
-	"Dso4U39RcpgDDaHewuQdchbfMrIzYyqLQxD1oSW8LMwAetmVCQIihX4PI8IoQUTCSLeicbpdTBJLdeSP",
-	"YrNxck+X5fcfmFrsMfA1rU4LU9UQhgJPTX1SSyC2NdY8fSiBqCzCIFVRNHWp7r3N8ccK6lDMwOk/MUZf",
-	"wgZGGz9Dcks/17JtG3++jhtdanlVxn9lpLn729/+z0G3GxS1kw66rTr+8lnxIl4z77CsjF00pkgzdheL",
-	"XBZlsL2sDqtpb2Nn/pqMzq3+7cFmzWn0bvQW7UF+kdAVO1iljQH2U4X5NL0DW7qLd26V7w2xznVGIbtI",
-	"GBa1WnTB698NNLb2N1QV4cpR7S8zKZzrUfXHGlxxczK2EI6KY/VTP0PQNS/J+TjmsZy6VXvlEVTyxRhw",
-	"r1CMACp5QVBtfVFIN56xN0QX4ysPaoXjEhO+9tWzWVurgVmqR48rakJYE11o7GAXU1Q0rkifC2WNt7i8",
-	"wcPdw++CRprXmDWtC2I5UaNDhgV5GNr01aInrrH3DbjGN3ADz6gybk3IAyGLPa/BxYo9cm0EExpANZQG",
-	"3AUT1uOExAktSWpoQQaHNPFikPKBuS4+52iuvgytepjRbsO2LVUEh3Nf6TB8TPNeL02T+WoHosWWewrH",
-	"mtDQEO0v6R3cch2meMQDycCL7d7ffbrl+wcPJTPHsC1sGwuAdi5rUwsFKqNc0hDdDiUncMsAEQG6E0ZE",
-	"z8SdLdmxiv6s9jMuRFT5ZIpqzkO9gNsvX9vIA1lJrP18F6THEbhlv4KPX0Ww/geQkAtYrJORH5s19xy7",
-	"hdMSIda8Y14N514nWG+k0H0Od97wCi0nBtXJZ26jkK9/9GtDTB777PXkSXzHbCsTcI86WAC2HkjLQ48q",
-	"OK0f88SDB6ZVbYUgO/qUM5F85cDC6kpLB3oVKY9xLS5iPr5gthE2myK3jy1xmWlXyzo2FhplrlBk0NyF",
-	"hiFLFYtaGrEDkvOESRNcDeZSXjRHamLvl8DW9DLy2t4XDmM3LZf90cVlbQiT7GPdIEVZe0ztdkuPzZnC",
-	"uAJMz3Dy2E1kfHOpNXGLKGH6Q5oE3aLgrz8NZ4h9txmPyFADbqgHmDBlPQWhmJkaPlpZMh7gB9G1p49p",
-	"c7A5GBqkDuydJCgSMY713UoEM7ltisaJAfb9VJh8nHkLIKXQE/xEVjOyAYCxKlP0QS6Hkk9R55F9/NCl",
-	"NCBX/es3r/sBtK4yV+A/sVvTf/54enbWgjduelc3mIMA/3z//dXF6/fnFyf9CutwmYQlr5s4/bcj3Jsl",
-	"J9gv6rIU/sgreCRRozi7JxIzDOTXzSf43QseNnijzg95AYmA+rzAAZfEnJGmJrNX3x+T5989PyAh5YLH",
-	"IU3gjMEMLjXTh67UWcSyVgD1TniAiXCqEtE8pVi4OWERyvZlkAlMNuDDj4NG+eOgcfhx0IjiCZNq0AgG",
-	"bkwq/G3nxj9sOPyg8enT0ASvD/hoXiktyeZOifnlmJ9Wh7xlWTyeaz4txmOAgcaLAR/CoRcBMnf42ven",
-	"Z33SbpcjkB/7Pw+PMA7evNuZRbB3NWUDjrGOmCKooR2n2C0GwwQTyic5nTBvckH/QyoyG3q0nQrxoc2j",
-	"Zd61UcCMucEB9msEblQ9tqJgZcbAAsnZt77tYmSO2x4WleT8BFEWYG0OFkOgEETbRTn9o9z1HUTT2iv/",
-	"tnd2emLboJvjnVI5JVgPFWsyIa46p24yP/BqDbhzt1Ao0TQDiuIi7hyRN+e98+NXF1f9k3Iad4ZRrgac",
-	"C1PTyZnpTuThlMmiXw6zQlCVqnCh9DIsaUEpqMAC8wYJaT6ZKpKnh5CqktAJMoDWETk9B0gMeBFMiH3D",
-	"RjQqKZx1OWMNJryx97H02rqRijzorj4oOvCtg8p1N7mK7o97RQ1VVQs3tbigExpziUK9wa4SC/7JrqYt",
-	"6LLWSnQmJmtjC17ZwBlN0GQRYOBEGOx260MMtCJxBh0z6qyhW8cZXPX3iAmXIs3f/uu/yV636zTfCwj8",
-	"dvBM6zRpnLAIAoayHKzk+iqCBQjIcyzRd8UgKzljPGLQGGX4S5Fj+I78ctZ/2z97Z+OCh2U4MJRj0yJK",
-	"nmpxJqSSBbbRE97uffJj/LIz4GiYKgzxgHkFfbOiQ6wkS8akqSnJaE6oqbBHCjNvi4CuS5WNJ8qzMQ3Z",
-	"gC+VAoD4eMn07Q9txbBB44pN2IcCdkoIkgg+Ic0Z/bAAxFZn0ACa4zvTcZwoll2aiLVgBbv/mgboMzG5",
-	"LBxky6QIsPXbJsvc2P7veHMWjJFPJEnEJCj8qcmcIGARLygnDqL/89kowfS681H/R/85yhhFWrwqHOU4",
-	"YTR7Wb76BQNSHtGgB7v4wwb3hw3un9oGdwXOZlipvuRPJCnv+LbWtMejZutfPweK5YbWLBjpmPpiFOrL",
-	"ezvKpX2j/LG11PGaqT8o4x+U8Z/ZO0FzWRJGMmJjkTFCi8RDLHeL4XDs1xzahWPMG1SwodVudGjgaD2O",
-	"g2JBavsGjubtCPQql7R+73dHn7FhwT+YIxrMd384lv8g3f8THcv6//uX7/vnvZdnffzD/HRyem1++/H0",
-	"MiBvzvG/V/2bq5/1fl9e9Xs/Xl6cnt+8Pz7r967AY6VJ6+PQ8jQTUOsR0aImbxCC1mciYgnJmNOySZ+V",
-	"Na0Kjia1kCbJUcGqwHBvXykqMkBankZ36KRne0f8lWWiQ3rFiMgBwX4/4MW3xiFmmuGWyyfN/e6Lls9G",
-	"7to6L8vtPkIqfTlZDSEtl/97L5hwY2KI9F0FgQVp7FgkmvYX2OAxuru1RrH7XQz5LXMSirtqHYV/HKu7",
-	"U617oYhfnbm96MP1FfGumKMG3exSv0mijKZrTvawKRXEIwLtqR4vGybw5mZXYsrrM7TXxpg/BG0W4uS/",
-	"dRnIi2pKAebbyIUgC7jTlNiK9jbN0+4qGPAitBaDMKxek7KMjLVYgKUfkJhgJWPihtZn0G0IomGwlLAp",
-	"uThc7DxjSrw7JYHKVTb3ul0vT4AJHh6O6qmh+I1VBlNIr7Dm/FFfcNv6gn/oK3/oK/+c+opbnlKMnSIe",
-	"GHb3unf+pndW1uLRh+1UpGxt7HbcUBepYYJSifTbsL9F1iBSR1j7fVmG9OJ6SfJIhP4PY9AfxPV/AHGt",
-	"Esubi8v3vbMz8tvf/i/WYsAwGwpNvxzBpkJJH2ysKaDVxqb4a0rBFK/3zdtfU8xbmGx1VTdcfmALBWCB",
-	"pyxPtPw/VSoNSt2ApJkImZTeMoIwTFn27dA/BqBJMYyjOpZNZDcphLIE/R2YbSfK5u0sx+7fXh3J7UAJ",
-	"WQtIJ1KRKWzTCoDAhgOmfAtmYSVMop0Mng14SqU09wIDfyQR44DcT+NwSsYxBKLZgNCy9RzaT+6ha+SU",
-	"3kFwrNaTftAoSslQz3NiUr+HWLhrmGZMMmUC14Ylzxr69KOTbH6V8yu93K/UcsXM8G38z3ZyfV71Aen6",
-	"6eObStIEyv9WTGkFXzUJJmU7UH3SZZa/xhSDhffQMKXAEMSlza/KYnr/8k1ZX0RxkYA8JrGqVUzh6bco",
-	"SmgoG1w/LOSsVMwnsgihlQExvQMDPH86SxNWFPTB+/sAaretDIsAvJmnzLWC1iHAjlnXVnzr0nzzKAiB",
-	"k60qql6A9hvkkwA8nhTHS5oZo9G8PaMRq15u2QrcFiHlgR0RNkvVHJIXzNnYEoK/O2TJoZzNFjTjDXzw",
-	"iITjjVwRTwzLt7bOb0NKXol7rTTcZzFWAXPE7THqDbiuQ0LJJI8jFhQlqixFqbALbBuexXSUmJSaIqhE",
-	"gsCt8fGb41F9/9G+CYIvwGB0Bli7ZAzUDEwZ44KkdBLzySFU0CmSdiiZUh6N86S1vu2osyQMwhf3nOQ8",
-	"Xi7QT2giOMNA/iHONgxAfVko1o8/GpW05W9Ueu1A4lEuwypy6cCgU9d603mnUsbwSwjrcudj+cdmtQuL",
-	"1/8oX/hZ5QvLawYGCoPHxa/QzSqD6ne2l3zCZk66XjiNkyhjvL6qYTHW1rJq4CcQN0t9I0r6Z4vJ2WK8",
-	"IeVkxAiL4OZD4eKiEh3w3ss3N6RJbWk/I8KRhI3Vukp1SFtK+NHa1h9o4WB1PTyg4tcm7Tsq3PRxqMYG",
-	"ePONizV6VhIYC4/NZGMfNCDisoKjldTrijd+FYZ47VC4jUs4esBMhnF9+UZsw7eifKO9wZ7ijaUmoz8Y",
-	"8ObQCEQWXB2wdvzSfde5nzLegYLYw1aAUq0jZEAunMnSG/Dmcf+sVdo8kJyYyJFYFklzNpMTeA1eM+cc",
-	"BrzpfAz7g0typGWAcB4m7EhvAzqFPycRY2mrrEVpzxuNKpuVoSTLVAafD/g6NAvMtFrakrcsqitp+aVY",
-	"2Fetalks0lqffm+lLbeiVV+1uOXWK/ms8pbfuFxluRNsw+mKkLOI4N5HrMqfW5tQ2e2qVNbKkDthxiLG",
-	"VYyFS+rEySt2J27Zcfnu1xUncbro8XmlnnZBjn8CGGj2DS1NiRK3zBT2HeeSRRAEaproY4NY27PacWd9",
-	"GalOC0VFjYcK33OFIpMqsU7SipXhOLYNmYkudffryrOSziWa6L1SVwU9HoGSOfPV+WiLN55IMmOKRlTR",
-	"b2Hu8i6ENDEAGDrwa5Sy/g/TDQ45aetbyFy17QAR9ZvD+a18jy1O9p87qfOHkEqfUR6JGRlBxn9Z3UTm",
-	"s9aAi5SZoDU60XJG7/KUNNF3rP/eudttgUkPLk+538CE4IK1YMBZItlRtfSQFlDAVqGnvX7Va+8dPLMK",
-	"jmmuYjzMUIN7wCt6ydSoGOVJHZJYyhx6Ymihy5J1LQUVctqA2/iuh9CEAQf9T0+xeJ2BDhvdsVhRh/QG",
-	"fOi7AKdS5iwaGs+bqSkEfuUYnmgYlNg24LBab4QgjLSK0C8WyMgzSXKu4gSd3MWXWtCLMyYDskuUIM+/",
-	"e9bVKuSc0ax1hKqjyFVAvtvrkubTLonoXLY65NwlP1DPFMrT6KUf4WbMcShBMoGNVGqqb6gEVucvvqHX",
-	"s23xDYgLaUumIaLp6fHpyZUkzb3u0063s7v7tNPd2dsP9BXYPYxGzw8Pd57uQUNWGkUZk5K5eK8JcSg4",
-	"ZyFmFQSFZP50z4UP5XP7fYf8uf29yO5pFrFI/8t22wG0H7FpjJcNiqvnGUSb5lKvNM3Eh3kdoGiSiHsW",
-	"9ewi68ss7z/3dqR9OO//cmIl3oBtWEJQanKGqiGJ0NQBiC621IaVHtNwytrHZcZfdWAu2kCsD91unaa6",
-	"k1FzOitrhXx65E62cI+0qAo3aFniKUnzoixQ0LlquA6g4IPdrHcsk6tScW5s3OyYhqbNFpaLMx8OC70Z",
-	"f38/yuMkeh/zsRgSbE5lQxUSRiWmkuq/fxAklSyPRNuMhOEt8DlmdxjeJXItK+lP3h5fQ9hP0S0LECie",
-	"Mc29GRgGAU4ZY2RKI5LzUMxmsVJQdInyCTNtl34QRAmRoIpf6P0JVWORzTqkx+eFwAYGGGA7SzIdmMWE",
-	"IM1YoXxmY7zoSORlTx1oxm8FC9OrMomNsKvlO72qEQshO5dWN0iddVowKZYkUKRHX+3MyC23XN+fcULv",
-	"9ZUiKpt75cS35rS/opBop6ghAni+1nGEEsQD+nEtiXkOEjmiSbVTmz1pKfIsZCWkoXJxtUGmmxqiR1rj",
-	"LZgymqjpX1e5GV/BK18T8maG+sSvEMo0S5KnqzuAnsV3jDMpDy2Kuh+WkMFNm46gpg/dSjpie9UB61zT",
-	"p25157kjIsOMpswmhRS9X40a5Xax816E12a5m5WhTRMaP6TCpNnwA/vNPZjHXGZipslhLguQN/U+tFwo",
-	"JGbvY7VOLfV5ugFqnfSWza2h1Mo0vsNfeS0gsGDlrbjSb3ybSwFTa2IJNxzO6GDrHn81N0iPHZdXSKuc",
-	"I838rIOlbP44iydZ0a2oiF/2XbLqdB8bI0YzlumZtSBI0/hHBuvQsh4SLZ/WcLNAHOHfJli58FKZOFm0",
-	"GicihGRbcGhPlUoPd3Z2977rdLXkffi8+xyr8OVZ0jhs7ICoaRa/OLelKyZozIDI8MBOKRWbPS9rAdeF",
-	"oxspeZyVzWc6Sx3WZcPfLHBFg18zgG2+6lmBolnRgzMwa8CuD4Ft9gGrS8REHpF7NpoKceuO7eQz+IZn",
-	"LLPDF5mv7uc21NcHnIX6z6YAdmVyLPW8/PG/az0ZQFt0mySaEpeANqjrDGZ6kPuBjLUuA6i52gYBhkVl",
-	"5vYYI1KznDvj2Vxcz9YWQyCkhlPZQdMwfQyKgEBVcV8ufinC10UVR1au0Tp5JMmUaaG0CO4no3k13MDO",
-	"JDgzKwQIjp149CeyCOJ35i+C9mvAWGuoOcRwS+pTHpp6zlP8QwuuaSYmGZ214M5J62SOpBMZ6Le5gk1A",
-	"Tw5cQWS3GhIZBghCF/uZvj2FARQb2yvryTPqSUizLGaS/AxcojxK1OloqA7JboecQZXKQ/Ks27VmG82V",
-	"ZjHPFaZwuurjXpfcZ4JPnB8X3kYZLyDPoBQmGYlIr6G5v/ciIPu7T1vuGUzAa+SFPzRUL3+FnRdcvRgB",
-	"OqMvD/A9qkygDdQKpTIPp1qt0sdghNgKKQPp89O7T/8vAAD//w==",
+	"7L3rchs5ti74KgjOjjDZO0lRsuSypTgRw7JUVdolS9qSXLV7ij4mmAmSaCWBrARSMtvbEf33/J55hBP9",
+	"YP0kE1gLyBuRvMi26nLUP7os5gVIYGHd17c+tkI5T6RgQqvW4cdWQlM6Z5ql8NfrGRWCxeafEVNhyhPN",
+	"pWgdtm5mjERSpoSSUM7nVEQkpHNG9CyV2XQWkJSFMo1YRO65nhGuSXuUMqVHJBMxU4qMwpiPOr1W0OLm",
+	"fTNGI5a2gpagc9Y6bP01u9W064YPWiqcsTk182Aim7cOf2mZt7WCVhjz1rugpReJeUzplItp69OnoHUi",
+	"plywG/i9PvuBIAwuE/MckROiZ4yEVNNYTjNG2mkWMxWQmdZJQO5lejuJ5X1AklSGTKli2gnVs2LSMImg",
+	"lbJfM56yqHWo04yV5z6nH86YmOpZ6/DFvnfSH1iYmUmeRuZ+zxisdMeqof4tZZPWYev/2im2dwevqp3y",
+	"KGbU04jNE6mZCBc/ssXycr2ht0zBEilNU024u1/D7nKB15hSXArS/tf/+t9k7+CAhDOa0tCQUvM+l4bu",
+	"mrEbVmvv4MC3XGdU6ZM7JjQuV3XWV0xlc0boRLOU6BlXhJlbSZtrRUaK/ToKYN4jHo0cCcRUaUu65j+M",
+	"37Go0yOnmswzpYmZNKHCvsg8cMsWZE4XJGU0Im0qFm4ZAiLT8rIoMwR1f3VjPueaReb5zhExz0k9YykR",
+	"2XzM0oBwEcZZxMXUvuNXeFzgTfYlz+wXBWTKtN0fM8H9fr9xvc2KdWHJuqfHTav9fM+32OcyYo1kKfDi",
+	"QynSEuI1fljjKCq//rkDZQlL77iSafNY5Vs+c7ifLQdpHOy+uOGzhvpknlaJFIoB//5OpmMeRUyYP0Ip",
+	"zJk1/6RJEvOQmpOyk6RyHLP5v/9NSbhts+Eu8Skcs37wJpliEWmPslQcLgwnP7SDHE7chEadgBhyNiQe",
+	"zqiYsugQSNh8PVP6mSI/SKUJV+Y2IkXOphVL71j6TMEJo2ScynvFUpLQKSsfEpnyKRdEmZNqxI+EY5su",
+	"SCozzYCXj5myB41FnSN3YG/Z4pkiqYwZnGwzeiThikxYCmtmh/Yc5vwRGmoiM614xIhhODkbaJs3RUxT",
+	"HgM/UTkfMUIUVsAMLRgzs+q1PgUtt9aPuIcDYl9J2lffvSav9g++wbncSPmGisUV7pJ63DmlVDMCq03a",
+	"iWGEMktDRmgUpUypgJjfzErKlIQpi5jQnMYdt7ETyuMsZWScRVOmyUSm5D6VYmoeUYbQVALywUO2ZmC3",
+	"zaNOj1wxnS5y0cLw7+4A/o5YTBeGASPvhSUqXV8WVNcslCJSREtyT7kmYzaRqTkIOl1wMe1V2TQXfG40",
+	"oN2cR3Oh2ZSlZsk+Ba23gmZ6JlP+dxY95u6cS7OO9mSYTWjLlBRMtLIhekbzk31HYx6RGUuZd+Uz+Bzz",
+	"YEjt4g+Eumcpi4gU8YLcz5jAHaQpI6EUEz7NUhYdwcZQuJeENE05U2T0888/dwelFx6SbxlNWWoEeDz/",
+	"H8MWjD5sjWobWH/OrxGHMxrHTExZQEYr3lusdV3KwrraxTbX8VPtYYMtjCJuBqTxZWrYkeaG0U9orFjQ",
+	"Sko/fWzhpy9P9DuzQ0mSyjsaK/Jx2MI/WDRsHRIjcf4bX0eGxjSYM6HNhWGr1+sNW5+OUFG554qRe7ON",
+	"ZpWTVM4TTai6ZZE5V70WSiInx35xkyk0dTn+Gwu14SiDJIkXRlmL4QurH5GyuZmaE6DwG9dsrjyrl7+b",
+	"pildmL9VWZ9YuvuepoKL6ZbvvH/IVGqrUdZjivcFy19bmmTD0sE2HrOQK44HeQsKiUqPObNqcHl5dfHT",
+	"SStoXZ38x8nrG49xZeZJLdsoaY27/T2vTVP+8HxE39d8mzJ6m0guPHRgOCTXdq5L82G/ZjQ2930KWhPO",
+	"Yt9+f1o54sOOWGVWdWH1+uSM5DcQeQc6yiKWNApIbsUZJeietLlQ2lgQckJg/jv4RWA3lZZ4v//qRbDi",
+	"8z0s6Y7GGUOGm9BMWXXDqOsgzvPVqj55LLVRaIySSrjQqP7Y2dfmtHfgm9It2pFl8th7+bmUtLR/r9H1",
+	"0MQ8rGei4fjne+BZOZTkFOQxWonF3egrsE4PpWWSGFGUom3MooBQvAVkecwmwCLnYJE5brGRce5jPnOm",
+	"FJ0y7/eksAol277KoTZ2CHjYqKY6U2UuQcOQJZoZ/gVKBYv8Tpjy2S92I3+jd9LFV77zbrk9UZcxDZmX",
+	"UWj2QS9vKdrsaRazgGge3tp/RkyAvmhn6jiqveqYs3MXGWXD7OTS4t/RlNNxzLZZ8yRFMfCTfdYrbYxi",
+	"5D/ZiVkA4pwvhaIVyTAzUtszz6UdwbVyw5Q/o2HtJ3z6nWMZdWEyoXgK66qhh1aB7Wy+VuWBPYuUv4PG",
+	"8cWkdfjLFm97F3iWlsXMrCCakwTGQb5s1vRDdyq7ZgpddcuTrkxQWHRBjhiFC0TFJ2fbe74eH9lS7yg2",
+	"Lr95LGXMqEBNJ0yZ9l/T1gfqDq8dI8gNh6CFbqdWkD8WuG0P7AyCVpSh8dsyrNPRbitohSn8J0tjc7NY",
+	"rOcEsDCBc5eWl790X/5NPko8ThdXmbhiiUw9fJ8ZoUcbWPsJOgGyuOTJS6hSDI3vCY81SxWRkwAMctBx",
+	"wbUtJ4TrChv3awrotFmacn0/YWTP/H6Q92QODsFJVfA4d58ixvohKUtiumBR6ZjnhmBQcRNvx/wnjsg8",
+	"Dn+eslDzO6tEgJOc3MssjsiM3jHwtQSGI+GqyjRi6ZdbMCH1lf1m//RwPtSujFm/PAhhFy6kwpic7ANL",
+	"Q2PAtHNBoDpuuxdfbsarzQ+dZgJsWt+pXWEwVCMAlozcvgUV4l91dB6i7z6cqqphpVWr6hF0KVNMP1Ok",
+	"eEmJ6Isvw/t8qjheQfd9SdU2G39speWhcw91pxlNjRZnNYHulGoWGO0ujrv3VIezSE4DoqXsmmPaTTMh",
+	"rJdmWSUrDbDddw8sNaPe8UwRxbQ2diBp4wr/xFIMM+TUq8zJoyVN4Jl7PH/Yu2yrqHRDMvTR2Uk0ZShp",
+	"tyQydOp5jwxeurRMP9c48n95tkDTdFoRjE2fhqPmD3g/KVfNl0QODbX0+Fp+nklnFxCuD8ktWxwOs37/",
+	"eWhoEf5laCvfMnuRR3gJnGlCisVcZspLYWERoF26FqWUG9L0awVMRCwawMpMZDqnsI5Us67mhXSu2Etp",
+	"ip/YbEltL2xSOS/iSksvNmbqA6wY80a/CgV7YVTErWaZ5vZlfXepJpRcnVy/PbsBm9rYgymLSJuOIfCQ",
+	"Cc1jCF5E3DrzVwsFSyzb7EthnW30Sdd4e8mTtcnJrwodn/+qatcV3+F2MbBnpKDZlUfMmvbb+jxDXfNn",
+	"XQ7eXqM36/rtG/OP65uLS/z7ZnB1U/zr/XdXF2/en18cn3hdXlVKrQW86m8Az7T3vPLJdb5dNY6fJPEC",
+	"Xdq8pvmRGbgUuCK4vt433/oi96XwOvCeIkh8yxZkmqtyCgPb4Cs3apCQREFUgrDJhIW65vPx+3Lm5tgt",
+	"RzduLi7hs46IZdPk9eD89cmZeafbpeOrwel5K2jhlVbQ+vH07OwzXY9B655yvT7cMrHhIfzSQ0IJzMae",
+	"XVR0cQussyfAM2+23DDo5d0vnhTsPn8aGC5mH+A2klDOmSJjGt6C0px7mJzbDwM9L/pBEfXp559pTbYl",
+	"RzuegJVny0fDA1GxNHhkFuLt29PjUsyVUKX4VCjSvkPtg3wTECUJjxRRMtVkvLAZIoZXdQJyn3KtmTBf",
+	"F0uMwyiGGUGzRTJj5lWMQ7gWrnAFiRSdHkErLaF6FpBfM/NvQ5ZjGS2IttkoXAFjRSYJORQYTWaxexOG",
+	"oWG4/X7fqH8uoQJ9J+2RGaBX4m2YkZTz3Szj0dJZK3kAKtSWL+8ZVz6jtOJu3E6gXWfzOU0XXquIfdCv",
+	"s1R5RXMTE1er6ePcHuTqB4wr7vlV8y458o12MDdEEFUEGhf6xb7fcC3Ukvqx1USKkOX+6+qhIvc8jiGg",
+	"iNkEhE4pF50jjA+aQwe5PVRrNk80mXDB1cycZZkGhuGaO5I4m3JBBDO0nlIRuIdxmB4ZkOsfTy8vT45x",
+	"AkBZdsLIIJjWMYuO4IrMNOHGHoZQZyYilsLjQMlzuiBjRjKhbrnhKRWye6AaJpoVKXD9N7iOXJ7Thhtk",
+	"J9zghiqrL3VliYl8757liz3hqdK5jgzcEX+yO9XpkQHqUm4v8u0hbYr7ANENkJzWkWMdyOVVh8A0PjrF",
+	"fJLO5mu+mYpljk2hXSnNktcpi7gu+/fKC6lZ8saetGannUeoxfEb1eQSNmv6TIHMMR9jOO+cxzFHaa6M",
+	"rTGfswjDUZgP445EniBjV88sr7GJWZTfAgt9TxXkJnBj09jsmSMczchTw2InkAQACQxGWB6fnA3+Cnek",
+	"aNEQLpJMm9Pa6ZG+Z2cl/se8B7eQlj+jsnFNlFr3OboENet1LEUgLPkXnCo/L6VNKgg/34KVPPR6KWZy",
+	"eXJ+fHr+vdE4356f479AOz02Wunb169Prq9bQeu7wenZ2yunqV6eHHvVoCXRsCxvtrbvHmzFPdSu+mMY",
+	"O+sMHD8ZOAd5Q7RkzmjNNC/x8aa4QQNPWOlddwOtnmUeglqaaBGpWWY3eM1GSfC1xEWQjojhGAvLClRI",
+	"Y5puEQOtLp83EvrIC5gHrXwr+QOjsTFE6qu3HDmVt+vjI/Yp30BIvolhyKnZhv/5C+3+vd999c7+9333",
+	"3cd+8OL5p3/znZ5Tw3Y9ziuXKfQpsP/e7lC6Z75deFc9TBnVj8WLQLKscCc1KUiQweR3yeTZWlsFA9b6",
+	"eeqEkTDRKtayFbRCKkIWx5vE1t1XBysiBbkEtN9aYmbFDnlpzrzcb9TAuJsbNEh/a62YKqe5pEoRqsgo",
+	"hBtGucFuHoK03yNi3W1SFFn85sL6ELj9AO9nK5Wx6HWetugLLBRJjeRvGWQrm2cCV/SiiJa3TPSI4Zbw",
+	"T2MKQMieK+dvcb6i2pmMjcUcDTC1lW0ZLH7AkbOPrD7DP3Ha4AFOeMrUNuPNrCG57OGR2kXFaiInzViu",
+	"K0KQLzS6qSCMpjFn5RRTY7lJ5dZcSBJLMWUp5HOU3Wdl06VWErC8xuZdfkGIkepDopiIzOSoIgObhAuR",
+	"uDzLFN378Cbr4deS7NCE79ApE3rnbnc9yeI8inUK6qUKsLJlGijvT7BMWeW9r+y071T8h8xSQePXMnMF",
+	"Y1UnweImD7j42aXPFFoaZbxwhVuf8RItNY199y4tqLkvKOaej79iAYyx9xNn975EGMxxhCXyT3Vbl8iU",
+	"C1YYFNtEZu6Y0CsmAqb2xRjce1txC3jwmv2aMYGxug2+g/vPleHWD5mCeW7LGWzr6kB3zpb2ycNNmry0",
+	"EUPKraAVSQEpMvJeeM3AwhmwrT3MK9ZMdTtra7tMJkubVqG0oHYEVpyiy1SaX7wh1XBGubjhiSeqoRWJ",
+	"+JQpnUv+CfoV0Ob4G76892U1y+2CkXU24QtHZmLDt1xlwr1ElSh+WRCV6xcnMo7Yg3wltRrTTJSCePn4",
+	"q3Y1G8c8tKWkdbVmKlOuZ/MyvbNo7+Bg95WXwpPyuzw5P/SePN/rjhcaQ1pcEKWpiGgakTFV7MX+eoFa",
+	"zKk83Irvc9vRyPo3pQ4rRb8Aj99+xEdl/Y/I4x/GtB/Igf2Geykrq6CIFfT0E0v5xBZmbcMHMSfP8EFM",
+	"FqT52W+rGd07eHH4r3/8s+Nlg1iA2JCbmyr9LY2uGznN6flPg7PT40ObMAkOfHszzsLm2Y0Z0Wmm9IZc",
+	"yGz39KQhLfLGnwoJZZljG56cUSwps/yfRWTB9IZDF3HlethiYctSVRbnRWv2+3Hx38+5mlMdzgIyTo1y",
+	"/j7m4jYgU5oEQ5EyyIMMsNbwfanyA3/AA/r+zuVzzWlspsuiYCjCGQsxkJaPQdp29TtHRMj3xR2B+RPZ",
+	"1/tbtgiGYkyj94pPBdVZykj77fng/PUPF1cnx53eUHjT1fI8F3cOYKRW0CqebQVu+73senPxBIRyB5TP",
+	"ItK2UQBR5MpsL7fs/EuzKJOU7wCe8bmNz6xMMqlFIsMZi7KYpViKqnpkYMPeEFWhtkL1nnKNjgvr+R8R",
+	"rBihqVaBlVSpTZO1oUYKkRsmIkXa35/coGmo3Hh5LCwgI5HF8YjIlIz6IzJnVCgwc83Iy86EOf1wZTna",
+	"MriDNHuSCUVmMgbEAUpULDWhNt7atuEKiKBhwKKofF240F01Z2G3D//zJi6Ud295Q+T0jAuPH5puIzXY",
+	"XUNK3Kr6mRXeQcV+fYiObR4LzMzdlEpOuFU1LmdyemlnuVTQlMTMV336nSFUpCHDrfaIslToCpSwaCkT",
+	"+oiAvfvGMBMWGYamkfIwQ2MsMxH5PSQPV51jLrZQnR0NeDP4dJYKFp25F3rcAKWv80GZ6BCyRGBKrnrm",
+	"fiZjRmI5JW0MgcZQ7GOD+NQWBXQ+X5euTK7+OUGxv27JfNRhTIqvnR13fXNy+f7kfPDt2Yn9y/14fHrt",
+	"fv3x9BJEg/3H1cnN1V9bQevbq5PBj5cXp+c371+fnQyuvHKinAe3fHE+ZxH3Vlnn2WSHhMZKEvSRwya6",
+	"sPWYmf21UD2sgZa/fH3iw9PNYOF+r0ljSG0PSOMO1zzky3r/DgOKEQtjmrKIjBc2WwtSRQCrqRCL+Kva",
+	"+Wh+/9Tx5ra7SODaetWC+a/DWCmiiEtVBqVpTlI5J/WprjdFq1kKTfuxZW7Bz4PTG/zJZi89IN/gEr7g",
+	"GKwGj9s3pJpNJaYhuDnplE+xusyeRUj+1Sydc0Fj7yhhUZn3xYoD15UiJjJtsjdkppNME7iD2FwjMLSM",
+	"0DS7bE4ohHoMlU75HRMWgIK0hc1NJO6DLQjWxiGcxgSgrEGDqXu1MXyd70y90A5fU1tztxw+ykMS8McB",
+	"LYFvvGf4rsa0xtqnuLc3z6oxC+YLEeY6ItossWD1lni/DgqXLl3d06qq2+0nnQuLJfsedZlSvVUepNzA",
+	"ks7Fzpd97dqkDre9RVWrveedt147ztgqyARz4PH2Yr6YerzNMV5T+OqqltaTQQ4AVd9+58bxVKbcQ9Yk",
+	"IBzllaxakkhC5LzXmFzaWDR7x2VMEc1iQigi9+DfFq1n4wSfn9ybvOXcQmkqmkrA6mpjWfXnOl5NI3WR",
+	"/fbqtJIWbjGvbrmIAos5djgUHlgiLuDrR6S93+9XgMsQAAlhN7iw2b82F/2IKMbICFd51Am8r64jHpkh",
+	"dg+NdV/gK+GuSsEa3jGmUTd3/bg3UHLPxjMpb58p8l9dRNi8zv1DkWQWkImlfLJoeHGB32Ze+vywjpgm",
+	"0wLpzBCa1ATizYTrI2NIyZTxqUBoN5mSCwBpaxhLSN2dGHMUxtqHJVBZOHMIbjnSYgHQWfKuQWZHYJWy",
+	"co0dqeJSoee9YQpzpmcy6pqZ2LA5zOWg4XYjS2MearjpFS4O1hM6xyGWaGqqracU3qrs6pRm5RCyLJod",
+	"Fr8yoRsG1lJ2YzOQGXnXbgtUS3CFXikEOE0aaU5liRH9LOqC7QXlDfCyA5vWUAYP+5uSTZtWQUoj7f29",
+	"V4dA9CUEtIYnAT1B0HhE2gfuTFnHrrHMZxZWxR0zHjWfnzvKYzqOGbzKrkZENR1TxUrO6ZRRY4g3vGem",
+	"dTJCTE9EFPzh5uaSwNn1O1D90h6ZUrAqqe+K3XnDSauKSh0AqUVV8XJzqm6bUiRX1Y2G65wLTYXaDhQH",
+	"U7ZT+CrnYsmxA8idDOk4i2m6CPA4U0AhM9NAoLFrLRMHgTVsBWRoa3Lxan7Ea7WyeOdcRvYtP56enQ1b",
+	"n7xm4QPSoyJGo9h6Jr92DuMKT6TMdCjnbLu9wTrVJIkXTtC5nZrSO0bag8vLs9OT484hyTF6AutuCJxb",
+	"JSDLUD2Gk5a+MkAcHZB03mUvnCkeP4shloaPxossbdDXCrapbNrXHUsjHuoqVJNgLEK/OwSN0sh5sGnK",
+	"ELpuOwNt0wTPVRuPJ79aNLK5FeWeZskqoLpNMt7z5S9nuJcySR1LWC7iLe+Om/+6hFKct9+SxLdtuwZr",
+	"NW/32ubprHKqDKwL5T2i4w3OzG9nZxc/gy/FHp9W0Do+OT9tcKCU9mqZz+d8ehVxW3hFo7sHhaffrLi9",
+	"IgXzi4Et2Nx44Zc3WsrbfDwnmwUErhrRCwJCBRkcvzk9f6Zy3VUtlGZz0qZQDyQzC69W0i78Aeu5vKtY",
+	"eVcn//n25PrGbQQu/l/BDf2fb0+vTspbdX7x/uLy9Pz04rwVtG5O35xcvL3BfatCHRZbubry+Isc9roL",
+	"FtMOW/ZLN9AXbnh4y/SDqanCKUHVvKeAYty2dN+UOFDIwYYCP1fm7XIfcHOZcnXtSyTt4vYu933zwrzV",
+	"eHiFSPEkDsFVqHQOMJRgyRBAX575a+y/wD77OO2qWGAebL6U0ud5FWadYr89nDLMuPEgFmQISJ/j25Vk",
+	"aC4i3eMkkTL2w0xtm2JrZ1ua2spvvg5l4gmDrgpnn2rlwvLFbUekjwZYESD3rNaqV3oC5L2G9KPVkLNQ",
+	"ILliDFdC6TuFpWGqwr3m1ihSIst9GagiFCOd6+MQZdlfWu2glBjlPmX1BuYHZvMdHHW7c/rB4SrlrRmc",
+	"V8jazZZVHJJ5nr9gb0QaA6JtSmmQ5bAv2pgbkYiMI6b0z/jl19yb55KzQbw539A0E1A6a/Ml8szVIu0F",
+	"EkY2533uCBW9DK5j6QtljLpdd2+3OOddsyJqdAgroxAN3cMNnuHajhkg2Rf7RtoArmAhuHlcucahFB7L",
+	"4EkfJDxP8UVqZtTt2j511p7IzZAda8xyGdzxypPnsmF+C6LLIyuEqjCZsEZPaX7mRFSsKqyGyw4yy11Q",
+	"hgoIo+Esf24i0dtExgsoI8pBooE58wjNlyND0ED/B7blxyYac427+kJPZWS6erZQygh+O2EfuIKacKT3",
+	"g36fxNxl+y2H3Eu87wvtppHjv2YsMypHomeVHaoxtCoTazg5PvaW73R5Wbw8D7fuQbHyWqRmbbSaC645",
+	"tc6htXfHRZLbRutuk+KW17ue+OY4ruOjtv8PptDkZK/llOkZpM9sE5FPsDTgkmJd7fr0i4rk3SCKT2vI",
+	"77XmTHMu8gEDb/DsFJ8sdctZAxK/alLO4WXppzLCrs2kc39uFmUq5rCCXP1G+KpyzMHGpZb5lmy+CnZW",
+	"mwaG8/ev+MLG0PC68GhjwHG1ipcl0ba+RfvItw22NwLXIMx2I4rgeqhAO4ot4fQ2rxCCxYQjxIcb0HZ0",
+	"OzTmgA5IGHMz1DxMvIPc52TcUHO2QtG0dFtNU6i+sLy85XWrfJ2XGIwUfxjoqYW99y+azSVw2PgYLviP",
+	"64tzjAAekUxlNI4XBUICssHtcsUAzkUSJiIsJbaVw5C46Vqb2Pue5Yli7bwIGT23nWVgeq63TBprWlc/",
+	"/j4r42VuhnkfrAXir3yjwzr3fRppT7igcQEAZZ/hitjsp4DY5CdD0Tb7Cbfn4b77BwKUrIZbbHYFXWuZ",
+	"DOL4YZS9aRKkA/b7PaD1YZokqhgut7kKlGhTJueAkYGGDUy489m0nquLvlQCi/zpAeIP7HSdX4x9SGIe",
+	"cn1k68YLbF/oIjj6y1/+MmoEBLCZv1viATBBx3ETaBdGwNeK5vzDsLNmoag01PU2w9/fb4t9j7HvNb4O",
+	"SlIp/WktvqDC+gQ8Ht5a6msc1xrv0FACG1CpaueFleW3VuDZ9bcLEyztdDH/YiPfraTP1aAVFYRowB0g",
+	"g8vTKnpCjl/nICw2AqiodwQzBj5XLCKvT4+vkEPjeHO6IKEUgoUaUmUtWtAhoWKxXRTuc5EultUtxPD4",
+	"DEWripWxVtGy41k9q6FouQSvUUuZTuUcM1Lncu6SAnKokVI0djtUDo+mY975TJEkZRP+ATwbWPr3otTo",
+	"lbQXt+o9HYcRm3QCw7Q1i+MSaRm9kqb+U2r03LdqDXpgQa+gFkNcysh626NozkWmWcd51w4RU24LpL/V",
+	"KCB17fURgTeK070eUd5btjaoBl4whaQdyVDtlPx9vXnU6ZE3zIhBhaqUYQSa3jLrxrNiTG0koqpTsFcg",
+	"eVqZbTN8QDERFdjAUBrhQO+tK8FGn49InlTtrIItc6pLYjBPnK3AN322VPw2luFtIRTXuyE29oc4qVld",
+	"0beCa3XofC9LAVi3TvaCvQ2v7uBv7paCu6FDvEeO7ZYIG1huXueaq2KV+F6/IiVhvYp6pCDyXrCIZAKk",
+	"FEJTWqPJ/GJDmzlpBXDFdvYuJYYouBv6QJm3+xpBKWgdsWX+/ir14Qd5T+REQ93dzenrHwkka8boOBfF",
+	"nPO1z/XWly/2K3WVB+uRLytaxmrWcpITfT2NXpyiz9Ef8YD8uNJ5LreKkWh9yXvh9wv7UvSv3p6dXLeC",
+	"1sl/3ZxcnQ/O3l//9frm5E0raF2cv7/54fT6/fXJ1U8nVw3J+rB2g89RmNc5h9gHOk/iz1CaG7Vj7FXi",
+	"U6egWbC0UMV417YZS2hnbO6Oq03/Gl/gfTcQsGfa10jZtxysuJy7b59Lv2WVhSX7xvoXN+GgQtyN1FNa",
+	"vWL3i93a5FihbNiyGUppy7ZLxvR0jikqyosoIN6WV9Ed1ZkkNMrytJSrdz2qb7t9xUzrpNRGT6auMLO3",
+	"Wf7sJutahFyWIe2R1sZm5Qki+KcsCoo1ofE9XdjjJDyV85uuf+OqbESr+SibfG4DvDzu44OP9lpfuxtg",
+	"kyk6PrGqXKnZnsakBXiDTQ1y4rAhI+mBfvzVHfX8ZI3+ocCWBgVkTpPAuXHg3zFHNBZL///6xz9b27XD",
+	"KzXAW1cWVF/2t6oBNcC2zFRe2W3D8cv8YibjqNrFVgV5k/q8UyQGro3gTxmNNo5C1/p4+pT1bUXsZlWT",
+	"S0bRTKaaTDMeMQiuv6HpbVRVVlYfXldIWQiF0oKv3jb/US5ZYw84zhvHzkqjrJ7lZd5XbbsAWmFBbX4m",
+	"IUm7oZ6tljsIt9rEFNQsCoerqysoKeH1hBtoFuJlKNVedZvVs9bqNNcoX9tJ8ooItk0nbHsUV5hItTVi",
+	"rKWjJckUI9R1gOut6AC30lxY0poKJai0TJvQT0PhcKHtbknnlirX1g5vpKA11w8/ALt6M197k8YG5q2/",
+	"d9Tv3s/+p459m1HCmJN2GFM+t4hHa9ClV3j5HZlU/YUPDG/bbpCrGCdW0t0Kea8IHTvnvrwXZJzxOLKe",
+	"QEP72Dy0N48CMnRvVsNWZ1k7nsrGgc2qfg91AzEA2KGDxgyF8xlzQVPw9Vu5qcyCTeVub+9F76XXrp/L",
+	"CMDC/IMZGwPKm1LGyIxGJBOhnCPQru0JpAr9EoeHzYY5+V0TSUy1IePlEb+/uLje+f5icPX6B5cF5f+i",
+	"mIvsww6dRy/2GyKkd7x5BSdZHJOfXl8T/BTv1G0AJXfVwjdmwuy0qM/m1f7+N89fvXy5v/fy5e7eq/44",
+	"6n+zOw6j6Pnz/l4/2nsVTsYvnvcPVk71hs8bOBg0gXFQhDjlFRPbjEHcraKwlMWMKkbad7u9vd7zDo6h",
+	"GKT6xlzc2imlmD4cx64f2Ggq3U9GR/+/8fnREazw95IkimWR7Lo+Z+27fq/f63f3+nsvdvf6u7t7z/cP",
+	"XnTtckK8IyCjf494qhcjHMFDfnZ6xa4RSgDAT2b6CPuWjSJ2N6rvGk5uPfykW6rSUQlKZ7REz14ektfk",
+	"e7qVNJdZJDZBz2dX2EICW4rNetNekcn6S/9dD0Blf9l710MQkl6WxuuZKgy4umjCJdM9QGeNptt0HC16",
+	"3HqkaZF3uUm25bYAwyVgpq2LE7cpDWzs9VlVDB0+MC7gqk35whmy+/1XvnDJ52xkEc7Y6/viGV85oZYX",
+	"+d7Yykv1Ppc8ii86WJNLWieOdfGaGrVUKARn/M5ncSgWZinXC7MCcxs9TLiFeeZmbWaMRoDigvpt67+6",
+	"g8vTrrmjmDI+8SlojaG9gtcFOLg8BWRoKH/B+4qUBvgSEPr4gvzVM62Tajx405yKck8QiIb/6x//7AQu",
+	"yg+i4fLieskRq3Y+lqPJn3aK1/TIhYgXteg3dsHEBL41X/EJMsYn0vqCNA1BP7frasQoYIGQOeVCUy4g",
+	"jg/zVS7N1yZjG3JkiVRcy3TRWXK+wbuuTq5vSCRB5GqJr+6RawcKAk6lXAiQ9vHgeyB713vRkEynNxQn",
+	"gJECKTVX370mr/YPvsnhWRD1RpH2qAxKYa/++9+UFKPOEaFDsYxQA/45Ze3nAs+GixyVBRBbP2LnUStj",
+	"Po3MhNDktq+ZATmNECVDTvAzn6E+3faASfzrH/8cBbY8YijsqlpYH4LnqRPYBngjUM8PxzEVt2bkoYCE",
+	"UtscFVyPoY4XPTLIwTDGMoJOe3Aj9kstOQdEhB88FDmyXr2zKp620kO+Bqo2k3IozCYq8vbf+/1+n7SZ",
+	"CmnCImzad98JiGYfdI5gApAyZh/I25vvui8DQBoVbCjMn7sviMrSVE6pZgTfE5SaiVlI64RRAGCDGmJK",
+	"0AdrVErFIzYUlEQyG8fMUCe0/myPdtl+vz+CFVXgR44YSyBjlgqyu/eSAB6rgpKfiGqKBT9DoR38E+bZ",
+	"5gTyTBHoFTuCQLAqesgekpFZ+57N/+3xaBQMBf6GyY+jgIxgnXu2f1FARrjavVJ3ZsPY4MmljrQADGNL",
+	"K5wTCNpn0pApMqN3jAhps3KGoj3yKFi7uYJlCXrU6ZFz9IBByBlTF8G4Hwq37Za2euQ8w2SQW8YSmwPC",
+	"PlCzPWafQY91dKglvIxO2dAc/pSpRArFDgl1GdJmJV/1+9/svnq1d7D/zX7/1avniGP8am/v+fNv9vrP",
+	"X7w82P/mm4OX/VejoSjBXeZIe9CtOuJTIzHbYcwBCVzNZBZHJGIhtgRlc5fFNhRTicAXYM0TRy9WI/1e",
+	"mjkZrtE7hofT3lvF8KNHHTh/kH10yxbIj3AtM7NkyEcAj4iwDyFLdI4jxZT1lfMiTXko0GkphSFzRUar",
+	"ugTdsgW6N3B5cvl3uHT90GzbnCtlvlKmFh0KOnwzrch+fzfA02OLvgGpaU4XcDYjTJzKDf+h2O8/D0pE",
+	"Z89Z8YuD97G4TzFWgdlt2e/vg6gVQ2FNvQKnCdZDSjKnYuFIRpH9vVfWJithBI3wAJqZDgVEGPIJWscv",
+	"NtIafegCo+2aO0cIyxPzkAkF1goHETrhRjdoDRIazlh3r9cvtIrSbyDtrRuwdc3iSXcmDbsuRy/DGVPa",
+	"TgOYU8JkYigpSeU0pXPc88EpCmpzshioG1gB1cvhgA5bIDBaJfO21e/t4ixkwgRNeOuw9Rx+QhsLdKRK",
+	"q6idiMVsSl1k51PQfHnnY/HHafQJyxoKL/cvVueyppVdm/Ij5cCUdVQXffFqlVN1e+Ld8szy7BDfvPOG",
+	"FstXyj20V1zd+VjioL6v9Wm1xS3VnP53Gw+0E8up+uKj5T32lq7Mw8T3s02g2vnosAY23O8SNMEX3Osc",
+	"vd43VcXiiff3PJtk+ZKgiZpJ7buWy76dj7nZ+mnnY2GUPIAWrnP791Ow9uafC/OntBQ2lQxdpkx7zRR3",
+	"EyBxOOwsmuNzJDS9dapYHeHkCDy53GG559AW0JdgmWUTxRgib2JVjNXMn9nnzGNFVTEIPAdTbvhXzoaN",
+	"edg640oP8s8L6ktb+8o6ig5pl+BCOgGxkAcBsdg6AbF4LAFBZB3Q1wZnZxBlNq8Exaqg4AK7yEevpULN",
+	"wtfx0fsiWK76e2zCXSX9bteTfvcOKoxB8YEt3+v3nenlsnZrWHoQ9c2HWo8tArE0sOuagE3QZbCPI/te",
+	"mM9wx4GLwv276+9/C/iURmthET70fP1D3zncSHhi79X6J26kfEPFwlY2YYlUIZ/PnNKRJ3FWE0BLyEP5",
+	"yWpL1/K8gKajtioMTIV7o8JCUjtIaigQ/qVVHN93QausbrQOWz+dnvx8cgVzqx71nY/un5bpeM99sV9F",
+	"x1D7QQUAm0PcKew4BH1q388kAuhAt0uA24nwj0Vn+ah+z/KT2vrqBLqaOHuPSWv9/e2OwOfT5pWx0qVw",
+	"XxsA8i5Y9kUVYlCO4yOGF0D0SlfRsC0FruG9Ncgj5LwaEKTAqYOSv5Mz1qpmUNDyZ+kGQSuRyif+4PUA",
+	"yWGRosq4fQ60Bf4Nha8l0HUnKKGaADq/KQvewXUObBgU99uXPlPEIil2jkjKoAchwCTj61Ha9Mi3Us9A",
+	"AhYdpfI3AXsBUyfUMkVnDMwFGFGOpltwJMeG3CD7/VfLp/QYDnHloAKNfSujxRc7o+71xxagC09rdV8/",
+	"/cY8ooBgyXHEftcibVs203+13f27B4/Nxiw8HmkDcmj1SCqXKaGY0B2jlSGEHmmj94hw3SE0vz+Xzapy",
+	"FDblcXDUCiFbNDz0ClV01MJNDp06T08EHcCwZqv1PrOsJLcWOgE6tBDqENtzWVI8o0p3oZdY9/Q4wOJ7",
+	"we7N65StP0cs0fuUa81Ej5zQcGbbnT1T6GcESGcCbzkRdyyWmOtTZQLXOmV0fuJ6CPost7riWwrSbXYG",
+	"MXaz1qAxHw0TAYtmLU/Q7IPG/ekq+IgqU6iXdqd3LO1em43Cjz3CZNJ8yUZmzQ5H2I6Jg99see2WQn+O",
+	"erhm8+5mq1F5qY8xDQh+D5ETMuKR88Ep9qv1wQVkBN/trgCccX4JvsNeqYwFHnvn5sPvtkm2lIwOweXa",
+	"pTG/YyM4TGapUGfYPSDKAm/ZXEYyo0nChPpTscnPZ2NldrB0+gETw0eHKVPZHFuAVQ9+mWexvLHgGrNg",
+	"JuXt78Mn0aSC5fW1P598+8PFxY/Y7MZGuTC/fRRU8NfnmdIAPrIYipFrJ3DD50xpOk8csb8V/ANRmIHr",
+	"yJyKqPRI3oHgkGDT0v+BT87YB/LDm8Hr7vUPg72DF+bgDVv2bLlR8I09/BVjEmMZLRwguB1wKDC3zXY/",
+	"sCWuNyWE/EpcjbSFtLGtACNXGKt6GRAhbTQKPSkqsLEolCJgTlZDUR3wzQyFuw0Q50swJg42xmmVeWgF",
+	"oxvoz64Kh0up9M/4JcuyYQ0plAJOGDhvjLXX9qbJpbJXSo8o+1QaUsNQmzPszCawKT4VxmTlwoKIlemF",
+	"tPGya1uhsH3G8l46o6XpM3KqbP4Mr7XyUN37Q3cqu/Z9EFe6ovdvbLrSJ6trfyXVuozH06BfF2gpFtqQ",
+	"MJrGnKW1AFstOgliZQ/FxGNM9Ron9znSrGGa5USBzaebv355qufQmqXWmcWbBlDv7WIt09HPP//cHZSu",
+	"jDrg6oS9yDu0QNOdCn+2iJKOQRtWZsOA4D7Cfiy1xi7eeVX7xXR6jyTdH9+oAaqybXZdPFjb7GGbcOVW",
+	"2EJ7HVV6qUB018b6y5pAEZgqawP0vjsG5oGekpqWcHF5cjW4uSjpCXmox2/ZnMJlkhilL0ty7Q/m5rwK",
+	"esbmAUE4a0BOgCzMhE6ZCkBmsRy7z7HkBblnrgWCq+/iKTFaLr4V0gRw7Dmjwo7LOFR9u/QMIVOiZnxi",
+	"uy7EVEM+yZSpHvkO4EzJqMAVHFkgJ2yPhJU5/vACfvTXNoN8b6uBcG1mSJRjecuScCQTaJ3kYh4Q2adx",
+	"PNoiouFq5M2rEFXEmxlcH/qSTg0z+Tsj7d1//eP/PTDajUMZ2O33O00z+KxQiFcVqJCBTZ5PUnbHZaZy",
+	"LEnfVDCBZitd5GvGYoAym0IxF4LBt0DBPpBw4BChbYThyUor8WXL2sBRdHp++fbmvW3wgBmBljlNZFpd",
+	"RWzSButMDVs3LK3Mly1DXW+h4Y07H+G/G0fM7d0rneJ5lUOW8ai1hVf8xmXOP8uDtE4C5ak5CAaRM6qj",
+	"cqnPhCO2SeHQgrc1RYXndFHClXT83o7ggsRHhAq8BNoINicroV07z/Y+mjExpt26R6qecYCPXub5A3gJ",
+	"0MO6gPJFgtnjaMy5WWCnszhmKRmzmLM7G0/AOYxZLMVUES2PXD6jy1LUngXXBdqmW/tSlpONNK78ukd1",
+	"1722XXk+x3pZGTmApXBok48cNkCa8Dnn8r4hTwGCxwwQ4LmgghhVBE/BkdWQIVvFdWQ3u89FxkpxOzxT",
+	"G7HqZTXZRuN2kmwc87BrYUwbI+yGu7XHVLEX+x08pcbUUS6ohyVYieTg+LNGEhWEfcCGiPl9cjIBR7QN",
+	"1duKSXvVOSKWgu7/gdcvYa5YvvDVTsjSWA0ugFtrzv9x8j3AcRHtHRzsviK47bCtsJuwZS5qjMLvmXd3",
+	"y+RmL2+gGth0zN6CzuOVdGa2MIW86EIIV6s0AzJeaESwg39QRdh8zKKIRa5WDqs7j8iUCUNIjLj8ZpDi",
+	"XPeI9TYIxiJfStb3TF8kTAwuT68TFm5Hbe4TC2qraytecrLjFRgFjQvQe2wCsmVGrcNf3lXJqZSVXSaL",
+	"OdO09S7f+1Jf8xWxRvDFQEN4m6tg3TpCGtWUi+mhVUo0jeU0Y06VmPAPLIJqVWMFAaodpIsvLR28rY1V",
+	"2/qeCb3ogI1PUfW9h8x3yOijUQQF+pkx41Oe+G3qS/tZX5EVlbrFe6imtm6Bc7aoinH0R2JOxebKSfFh",
+	"FZZTamO/huXYOy0o10qmkw/1TJHS1YBk2LUTixXIBPr7kzaudo4TIhML64MexE4O7yMzbXRaIwEVoSVv",
+	"o7k45XdMuDfPqCLtq4u3NydXz5R7IGUIPC8zzZRfLiKBrM0ZxZImrAc6KqkOUJFjBhsR11DIN1muSvNs",
+	"9CtgnWRTKtPBwfMXj+tZwLU5xjK3Jq6b7/yTK6FyGi8EK3MWzKksHQIMr0O1bZnIEdqkTNrbnd1gA39B",
+	"HeJryVmQAGi9efB//jLo/j/vzP/1u6/ev/vYD148//RvrRUZ9+VE+4Y0c5fScgc9FbARVbuiNdWar5Xq",
+	"gJ4pG+AoPOWjpUZ7o45N86GKjGw6NwR8cWQo2XFpNZERcTOAQIU+XJOUMWVMeQ7FXPdlfa57zyNW6zrk",
+	"awinAjKT97bAyPX6yru/iai4ig0lXMOooJxc6+vdBWNgONzbv6tHzvgtIztzplMegtsllJmwznDzGjPt",
+	"ygAgwbm25UyUICFhmZaFXy+KsGKu9JG/BMsVeT33stl6K76vGXusDdXAt3I6tW082B9Q2qta4X7emmSp",
+	"u5wTqNinDIABS10eJ5iQskEoya8olBsseY+8zRQhOH1jJLV5FEAVawmWE0gVs8gLrCXAXuoE5KDv9Mxx",
+	"3sPiyHaoI4Urf2W1iYMacvMFZdWvm7pK8XWawap4xsFTOOMBx7fUEWxNQMNt4/8JRSbuWyudF9fFHcqN",
+	"yTY8wuX0MDzHMfOhbV+xubxjlThAUO0RmfOcGVdapgvnxJ9wwdWMRVZgXVXL+1/ZeDLGxuERY6dmwj12",
+	"CP12iIYS4rxKpp6+biZtKWnr9KSq97pC5vvLC4Fj/Rmdvo+Vt1KOmhjdptjrIqSkjty2s3nZOP/804X7",
+	"V+g0PiqukG0xpw2Pms0bD5qt53L/MCv5nFoWUkHGjLAIJBmosObGAong8u0NaVMH/gsoZ0br/ctf/jKC",
+	"vF1ly30AWwFAJfyGcHFavjZrd3hAqymhcIs9mZX1qi5a63Xq1ipv5VV1t1T7eW0hHIKHJwS/C1pJ1kDu",
+	"LotpGVGkR0a5+Bnlvmh7u7Rx1qEwxwASf+dU20RWACwhJ3VAHUQKgviJdYqigmhWaSjKy1Q6V2vOjzcd",
+	"NtNfRtw8LFi6YSfj6vmDfV+ZIvqYYdVBksSL1SmjjlruKWxrTEMrd79kPuiW87CoqX8ALvVY4rw5r0NI",
+	"bdcLQJpwBz0QL+bAoaehIe/B5TyU8iM8SQ8PCl8//72Hu1+vWMC2MQd0SoWiISbiFHpMGZmcSPBgIaiC",
+	"0eMtivAqybA6ibRWG+ezJqqwKQ2BrCIpPPcUWFs2V8/KBfIBmfBYsxRb1OeOBOvp05k68voNAo/fwOsF",
+	"OCmmvFHmZwV38PNTPz1pl1u2c/34VbwPfwA3Qr4W6xwJT/plNZum5GgvNbRFE75++FZ7HzZyIX6Oirkh",
+	"t1mGYWpGwSh1dQ5sw2rDagGUET2TrlqFa+utp+EMAj2lB8GRyVLrAuFzpnrkUsYxPCRTx32g3wlUBNqq",
+	"Ti6Utt1LluyzcnPqr39q1lbtPB2bJW98zO+Y6+4NaamlA5RTinWCQTrxYx6W4IH4X1udrR3IPZLxVy4l",
+	"rc60KXH5CsuYK4gBObwNoGVggbPF+uDa2JtLClQZPQB3l1lEUkXarr8LFYRPUOjmjfJzbXRG71gHLVEz",
+	"IQa4BQj2YT061CaOAhYHGRT4BmU8XwuolGc37/X3is9BCJVlvvEa96PMOx7fON2I4dgOd49tddphV9t7",
+	"OfXQ0ia2aRiyRLMIslUCkomYKQtIAXEmkZNCGxu/B863Z23WvS+MZHIDRNBgki0Tks1KyXvaYvV+ue/I",
+	"gmnMaUfyKoHOWnCUNo2xxCvH0ugQLZ14w5rCvNufH5RqFGCvVxGRkVm4kXnBlGmXGeFKx2C2Ll33kUXP",
+	"41nOuK5mH0obVsIRIxET2BGmoEqLXqcpj+0OQQAVcJwWRQEnoqRWMFdh1TGXs9h8bBLhHBp/umzxy8Hb",
+	"65OAXJ1cv31zEpDrm4tLez7/+/Xg/PXJ2X//eHp21oE7bgZXNwgqA/98/93VxZv35xfHJxXZXpbiTv5t",
+	"kj6+nWTdAm3GGsyG89RAZNp+FJnOBjAyAUkyCH84iAHIAt3t98lcfTbEjPvQJqyZJ3SYJ3SYP735kB/3",
+	"ZwoPsvq6qDC/e2PC1UY08bwLwDY01AgJdHD+2kZtuPruNXn5zcsDElIhBQ9pDBQMqRPKbIAIGSZQdAIA",
+	"2xcBYvvpCi7FjGIX0phF6OooajhgsKEYfRy2ih+HrcOPw1bEp0zpYSsYliu34W83Nv7hcA6GrU+fRhaC",
+	"ZCjGi0qfNLYo9UteLjjq9MhPWCnEdaUwaChGsOl5/YktKPru9OyEdLvFG8iPJ38dHZFaDRF8u56xocC6",
+	"UXvYUxbyBAtHsOQypmKaQXG9JyZ2ApVLthhoO6/Fh66IltWqjapAcv6kHZZQbdvy7mupY9dPzGglM5Jj",
+	"S42Olqgi58d4ooAULN1hARTu4HY1Tn8UVrSDp6iRI/00ODs9xgqYvMXfjKoZwd6D2K8Ej1KJKC28EJ78",
+	"oSgdfVTnIRxGlbakfUTeng/OX/9wcXVyXAxTHmGc6aEQ0vY7KY10J7NwxjB4BhXbznyoMj0htZmG43xo",
+	"P+RUYO8gIc2mM02y5BDwkGI6RfnUOSKn57ASQ5HXaoDDmIxpVDBg51PB/iTIUO658obXkck9iJU8qHTx",
+	"pxIpNzGaKrk/cZASB7EySdcYSc4/ppQLhSa+Jf6CSP9knMP1YvBXQjiE+6Df74NwUnVgCThBebkA3IJZ",
+	"L0WtJuYCxXJ6ZP0CGUQUZOIwiPeIIm3ziZDphoF0QaDBXWd1rOFMTtdmQP9QnZxLg94Q10VTHp9BR/+m",
+	"cOTW2dBXJ3vEVrCQ9r/+1/8me/2+4Y8pDTXUZsBvBy+MsZLwGBZS6TQDj69hX2DfOXPOLTb4/kTEUsMT",
+	"R7/k4H/vyC9nJz+dnL1zdeajokIN2juZbcoSo6GGVDGjSdp8QsMR98mP/NveUGD8II/Kw3HIZYLTBrlW",
+	"LJ6QtuG+4wWhtmMXyeOsHURcos7+Ulk6oSEbiiXAakijUMxwzNB1IBq2rtiUfcjXTktJYimmpD2nH2qL",
+	"2OkNW8CnfXuKMflLW0QUrNDgvmYE+ExOL/M8pmX27TltT1x8OaZl9A482LWQ1jNlWE6QZ+XFi0ouBhWk",
+	"dA7/fJEuCODtfDT/MX+OU0ZRfm2aNG9DxsWDRxaszLIRRRIK8YQeuXIxh5jfMnu0rffXE/KJGU2/Labz",
+	"BbPfHzHsAl/xFCl5ipQ8RUq+XOa4YT5+3rNtDOPx2PP628+BBa/OOIdC7IRi1B5CQMcdMmYTaWv2URlz",
+	"QEGgQaHep45sqChfN3PqYjh1DrnTE9Zg+otx4C8fcy+m9hshaK3l/tdMP3H+J87/xPl/oxi5YZQFw7N8",
+	"kub88d7WXrI4IuzXjMaKUCyNwQgzeX1yRkIpsK0+OiU7jxMmr6nlv0E+2nYCy5u5dq2ZMdalQxABxG3I",
+	"LkwzcYhyDDiCZomRQ25fxgv3z4CoWw7X2lVzwoosJPmU6RQiR+gmomRCeZylDDvSCXZvxtvW/MAVN9/4",
+	"uxN8ZlJ/uDyzIkfxyRp6kolPMvH3kzdm/v/k8v3J+eDbsxP8w/50fHptf/vx9DIgb8/xv1cnN1d/Nev6",
+	"7dXJ4MfLi9Pzm/evz04GVzmrfxwhmaQSWg0i+TVgNEHR8FxGLCYpK6ATgSZyKFKBvvKQxvFRrgNAFNPd",
+	"UqRByzgqQPYDIqAV5d9ZKntkkL8RVQsIZg5FvWUERh5JMX3S3u+/6vgChuUgxmXxuY8AeloM1sDli+n/",
+	"Hw0U/GX802mGtRWgJ6F8msjYyM2cWD0RyHInToiba564ThV3VTzgP04IstR1vNbVq7HcqSiYdBXuh0V1",
+	"CmmX2kFhpbwDaFRkDkj4nYCwyOiWZgssCpvvKLreX1/z/OVjNBw7961PQR5/l+ASoJ7tdSAi3N3HA40I",
+	"vHCFlaLaZtDCtUW2Dzk+taLl37o/3kW1PAkPrarlLdp2TErQRM1kng/uvioYivyMY16jsx8TlpIJixwK",
+	"LjJVLFAi5driVLNoKCDBFBsO2150o1qvrpFt2V+q3C9m2d7r972iGwZ4eMWSp7ncb2x22g5juav1qfHa",
+	"to3XnmzeJ5v3yeb9TbvUgQ8y1xchzf7N4Pzt4KzATDeUWGpM19k46WNDe7ZBQistk9+DbL6GjDt0j1rM",
+	"4YBcvT0/Pz3/3hAWhh3dYpYlMp5+qDBwdGoMb4IFaRXcEpkSKFYz//jx9OzsEDP3ra+gaClrQXNirrQq",
+	"QGE55gUmvoYNZvolPf335bk1kxvE8SMJ0Sdn7ZPgehJcvydBdHNx+X5wdkb+9Y//D3FAkc0aK+iurNFW",
+	"pNSDnan5rnSZmEJu8pqyW7irCtcQUoGsXgQFTINiWnMxtTjdUAEWA1fW9JZBSSVhH+g8iVkOO5qkTDGf",
+	"WwVAqvPxTuxEv6ZpURtsdVMVXJPA5agjzn6axeYzZ1onBex3QJJUhkypP2IvKNz5vOvKof8TYTfzryx5",
+	"U/Il3QiieYkud2C0nShddNMMttKvmrijD019hD607D2RqUYVAfbJVo8jsDTqDDFT6OGHa0ORUKUsZ8Jk",
+	"X0XkJCD3Mx7OyIRDbryr64l4yuB82mJybA80o3dQ4yR0j3xvDi8lIzPOsYWmG2F7hxHSvc2lHxWqxsjn",
+	"MjhOF1eZuDLTbX0dBcSO8NvkS7nBzX41lz2aq38q5+bjy5krlsR0UU9zz7U7W5XtGnZTOCAl8GYRuUN1",
+	"P6O6RPB4NDY/+XU0xeWDv6Yl04XIeRNVta5f2NSEa9L28yqZOlbVABRdkwOPKXMafVpw9cm1v9SByBKB",
+	"RwOxJqUKnB6yTv3YTmhta0Hi/t4sElaOczUR/o6dV+MBuGI0WnTnNGLVQ6pI2yY5dacZTaMgN2q6U6pZ",
+	"QJSmcdy9pzqcRXIaEC1ld07FwvUi6pBSVKyYPyyYW9IjAglaePgsaRYLb1R1TLtC/PaLa2s7rZPvm+mA",
+	"l3ZlHuVU4mBNmiBGuy0BPR1Nr+74LD9jpJ02EW0n8FPdEWHzRC+gntuSjGva9Ls7sdAIsPG8/ozNswju",
+	"JaaRCjI4JXTKhO7Y7lRaAhxRzdQCbxpXZV4nMw0JLEbptcDH6pBQ8oamt5G8F2Sa8YgFiO6HZbFusQsF",
+	"9o6mnI5zFbia1GrM67QJq7N+Jt/Ctz+inHyrVlQ+wk44H+ST5PQczx/k/Ua0ZkgqpyQsw3YCtKIVVqnJ",
+	"tgJEQlIVSvpNT+w6N0dpGayvCeauGAP3FMKplJrNUlJCjKBkRkU0yeLOyg5dgJ1RmhLW4pgTmwnbdA/V",
+	"GNvAi8ZGzEJF9AhHGwXg9qICEWoK2HCpnf+zs06SPpL0XCU3S2vQ+wO2q9LVT6h0rfoSHhC187H4Y5tW",
+	"VQUNOxU3TFnEhOY0bmxGhT2ocpLK32GEN01t72ZvC6r81qcuVH+ELlQFdaze7yPbXg/eVoLpCWc8jlIm",
+	"vnxzqnwOW3sRVvSdqrbWKHehwmzABzahsrbOhs2oSCVwRVd2DzGyxmFZ7Pf3jbQNdbwwgwBys68NyEr9",
+	"7HEY/Qb09tTualW7K89CBTYG5EBm2AezT7zogeUs7qb2V19FxbouCaWNm2B5qICMeHMDLHMCh2JFAyzH",
+	"mDztrwpXkHlgKNqjmoOiBz6HX/rvevczJnqAJjTqBGiRltRWgKmxADpD0X59ctYpTCfkkja5mqscz8Yh",
+	"PyEkLXCB0j4MRbv0MHwfnOEjo1WGizBmR+YzADLpJYkYSzpFNy+33xhc2KyRF1lmgnh9KNaRWT0Vuqkp",
+	"2JdSAL5qX7B8ki4K83trDrYVK/2q7cG2nskfoUHYH7TrVbHQbciCKttM84jg1oxZVbvpbCIEtmt21WiV",
+	"7BS2xSoDBbU8G6fJn7Ddz6aGm2UKwrfaNVnfxfIWyONmHzSx/KFHTpXKmC3elc7xf3lxfbOsB12xO3nL",
+	"Xhcz/LoWCg4XPek3Nf3GrErNNH2mKmQADT7kLbPtLNFClcIKJrv1toa7kkH1ZQwFo2fnMKMVXaWsZ9vK",
+	"/3XKO9dWS4A3cu1q+upk7zQYRRcK0wu8inyFeh9B+pTGa0oLzO94psicaRpRTZ+Ifin64V0n0saqUEMB",
+	"QPEutYQjpaFy1vkt1HhvXs2Nmydpjxa36v0ISHv/ZQko8RCAE1MqIjknY8B3LPB/VTbvDIVMmC2RQWY/",
+	"uDwlbcymNH/v3O12IMIDZ7v43sAWPoJLcyhYrNhRFTvc6LzgUDXDXv8w6O4dvHAmvXnVTN7bnEtojDsU",
+	"FUt8Zo3qYqcOCVcqM5II9HgnilXeCw0qf101yUNY1lCALHRhmzK3sTKy7rEbDMXIdz5BEEYjm9RkQcEh",
+	"aZLDFUiAyKltKGC23nokeNMqMVmHQ81SRTKheVwT6MZ24ClTAdklWpKX37zokzYlC0bTzhE6S2SmA/LN",
+	"Xp+0n/dJRBeq0yPnZe4IMCAA4GymfoQfY7dDS5JKTTVrxFrVMczOD7Vq5rMt1CpkSncVMyti2P3r0+Mr",
+	"Rdp7/ee9fm9393mvv7O3H5gjsHsYjV8eHu483+tAhlcUpUwpVqZ7IydCKQQLsdQ8yI2953vl9aFi4Z7v",
+	"kf/qfifTe5pGLDL/QvRbS/ZjNuN42KB6NUuhti1TZqZJKj8smhaKxrG8Z9HATbK5q+X+y+W2lsHnaE5f",
+	"zlLBE7CNxCplqlquhizCcAdgujNGI4Zxotc0nLHu6wJfp/piIbvArA/LLXwt/rm1nHsrkWE/PUnMksRE",
+	"td5YP3DAl/XFQnLUNamcDVfz6+GEPDgj7Y6lahV8xI0rIpzQEPuY2HYU9sFR7inC39+PMx5H77mYyJHR",
+	"BlIeuiTVmFGFuFLm7+8lSRTLItm1b8KUb3gcbSIrWmWmsa0R+en1NaTcK9eHERvmzZlRLhh4+GGdUsbI",
+	"jEYkE6Gcz7nWAEtOxZTZfO3vJdFSxujUyj1dMdUTmc57ZCAWuboLLkeQiksaMfippSRtrlG7dUUZ2FHJ",
+	"RTY7R1ZKG70H23Ug/pLTjs2sxiwELCha/UBamqdbJs3iGBCjDedJrVp1K8zxnsT0HnIrdLrwatk/2d3+",
+	"iiq2G6KBR+H+uuA7Kjh/wHTxEs2WFDWNuS8Q1ShcqEpmaciKjYXGgooUSCzVsnzzpjUR1BmjsZ79vRnz",
+	"Je8s2TcnFqC/bfaoTQjFGSvyw83NZQBJrrm6btT3sTmpxizEBDgOwR9ELhPmaSBb0k4ZdiOTwgGOoZYD",
+	"HS8Yi5g/qeYHmP7XJEI7QjNuC6wBVyRLeo9NRyzMUq4XrcNf3lWD7bi2h5VtslMs6AO3vvUO6AD5q1rJ",
+	"vO09tpmAK1Y0hGuR5V1ahZINVr/1VD0/IipMacIcLIG5BhRvLX/Xuz5uCta9sdPdrK9bElP+kLZB9oN7",
+	"f2494jKVcyPyMpXvcNssmzFNpMLMNuz4ZI4k5NxRgjwENg68Nrds4cI/Tq320dpKXgSpjpuxotz3lLMY",
+	"FwEGhBIgxzmfItFARA0rGwNy0H9etJWp8iRMDiwxJSiT0ymdTHhY6uAD89yIPUHG8W/DnWBoI8CBPT8q",
+	"awpaB/1tggcrWNmV25LDh+y2n9tVh/vYGjOastSMbKw0mvAfGczDGGIoQ30m/Q3UXmL8L5YhjZ3kblut",
+	"Fv60tUpCGoVqisUTWRq3DlszrZPDnZ3dvW96fWMXH77sv+y3lq1po0Fiyslfi9emCMlkDV6sJJMpkHEY",
+	"c0hpTyE/lWvShj4eOKmezUTshXI+Kkzhm7NrtH0hEX2024cpHcCURrZ43H6dW3jQKhcu9c7axmQmlVak",
+	"Pep27S9d+GXUAbNDMfL26sza4aB7usneQ6YgECvUyyAlFYv1EeidfTrc2flo3vipFbTy3ElDabPcFQc7",
+	"0jpswZ6Yn3FhgyWPjNLFukGIGX5Ca7asiUHIGfs6d+AY4Vyqo5ndNNKIiWwO1KZ1Ymxj+NnQ3LucEusb",
+	"7KS1LRWqsCBYAut/sAS8TCHXed4jaok8zet2ys/nKE3Lb7ip1ALJicU0XySVCSRxNuXe5wETwpgraSbQ",
+	"LuKpbXofkBk3Rv8C4cDkVB2RezaeSXlbfncJCsL3esZS9/oc2a38uKvk9S1OrVWmbYdaGRy7Yi4//J+G",
+	"DGFpYeR7yjXU7hYLbY9D6WVcJJluWmRsbBVA/7cu2GIsKoATJ7aJLFZ12Pc5rDnPp9UzYpVZpwLYwRoU",
+	"mCML1Zbyvpj8UplqmVRKZn+Df09EisyYsa9zYAEyXlTTO91I0D4YZggrOCmVtT9Tea1NafwcMKBhGRtd",
+	"4odYZEd9fpB2qXbA2OBJKqcpnXfgzCmXwBapUl2UP/gGgt8MDsqPTG/NSqRYHiUTJgAgs4iEwU9cuzQc",
+	"62kJaZpyppCpd4utRO8ZDfUh2e2RM4DPOyQv+v2cKxJK5lxkGqG5yo66vT65T42BVvxYuxvtx4C8gBZT",
+	"ZCwjM4f2/t6rgOzvPu+U92AKKR/e9TcfX/oVvjzXlfM3zJmmnhd8h94fcGw0GrwqC2dGmpltsAZyhZWB",
+	"Zfvp3af/PwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

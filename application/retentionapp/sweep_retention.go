@@ -185,42 +185,50 @@ func (uc *SweepRetention) sweepSession(ctx context.Context, s SessionRetention, 
 		return nil
 	}
 	cutoff := p.Cutoff(uc.now())
+	var errs []error
+	failed := map[string]bool{} // exports that failed in this pass: not tried again until the next
 	for {
 		runs, err := uc.store.Due(ctx, s.SessionID, cutoff, uc.cfg.Batch)
 		if err != nil || len(runs) == 0 {
-			return err
+			return errors.Join(append(errs, err)...)
 		}
+		due := len(runs)
 		d := Deletion{At: uc.now(), Policy: p}
 		if uc.archive != nil {
-			runs, d.Exported, err = uc.export(ctx, runs, rep)
-			if err != nil && len(runs) == 0 {
-				return err
+			// A run whose journal could not be written stays; the
+			// others of the batch go.
+			runs, d.Exported, err = uc.export(ctx, runs, failed, rep)
+			if err != nil {
+				errs = append(errs, err)
 			}
 		}
-		ids, derr := uc.store.Delete(ctx, runs, d)
-		if derr != nil {
-			return errors.Join(err, derr)
+		ids, err := uc.store.Delete(ctx, runs, d)
+		if err != nil {
+			return errors.Join(append(errs, err)...)
 		}
 		rep.Deleted += len(ids)
 		if len(ids) > 0 {
 			uc.onBatch(s.SessionID, p, ids)
 		}
-		// Fewer than a batch: this session has nothing more due. None
-		// deleted: every one is busy (locked, or its export failed), so
-		// a later pass tries again rather than this one spinning.
-		if err != nil || len(runs) < uc.cfg.Batch || len(ids) == 0 || !uc.pause(ctx) {
-			return err
+		// Fewer than a batch due: this session has nothing more. None
+		// deleted: every one left is busy (locked, or its export failed),
+		// so a later pass tries again rather than this one spinning.
+		if due < uc.cfg.Batch || len(ids) == 0 || !uc.pause(ctx) {
+			return errors.Join(errs...)
 		}
 	}
 }
 
 // export writes each run's journal before anything is deleted; a run
 // whose journal could not be written stays, for a later pass.
-func (uc *SweepRetention) export(ctx context.Context, runs []Run, rep *Report) ([]Run, map[string]string, error) {
+func (uc *SweepRetention) export(ctx context.Context, runs []Run, failed map[string]bool, rep *Report) ([]Run, map[string]string, error) {
 	kept := runs[:0:0]
 	files := make(map[string]string, len(runs))
 	var errs []error
 	for _, r := range runs {
+		if failed[r.ID] {
+			continue
+		}
 		lines, err := uc.exporter.Handle(ctx, r.SessionID, r.ID)
 		if err == nil {
 			var path string
@@ -232,6 +240,7 @@ func (uc *SweepRetention) export(ctx context.Context, runs []Run, rep *Report) (
 			}
 		}
 		rep.Skipped++
+		failed[r.ID] = true
 		errs = append(errs, fmt.Errorf("export the journal of execution %s before deleting it: %w", r.ID, err))
 	}
 	return kept, files, errors.Join(errs...)

@@ -71,7 +71,10 @@ func (e exporter) Handle(_ context.Context, _, id string) ([][]byte, error) {
 
 type archive map[string]int
 
-func (a archive) Write(_, id string, lines [][]byte) (string, error) { a[id] = len(lines); return id, nil }
+func (a archive) Write(_, id string, lines [][]byte) (string, error) {
+	a[id] = len(lines)
+	return id, nil
+}
 
 func TestSweepBatchesPerSessionPolicy(t *testing.T) {
 	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)

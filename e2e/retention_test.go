@@ -227,3 +227,33 @@ func TestRetentionDeletesWhileRunsFly(t *testing.T) {
 		t.Fatalf("restart from log after folding: %s %v; want SUCCESS with log re-fed its 3 messages", x.JSON200.Status, got)
 	}
 }
+
+// TestSessionRetentionReadsBack: a session's retention is stored, read back
+// as it was applied (a part left out stays out), survives a read-and-put, and
+// a bad one is refused naming the field, changing nothing.
+func TestSessionRetentionReadsBack(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, serverOptions{DSN: pgtest.NewDatabase(t)})
+	ctx := context.Background()
+	doc := strings.Replace(retentionSession, `{"name":"retention",`, `{"name":"retention","retention":{"days":0},`, 1)
+	if res, err := s.Client.PutSessionWithBodyWithResponse(ctx, "keep", nil, jsonType, strings.NewReader(doc)); err != nil || res.StatusCode() != 201 {
+		t.Fatalf("apply: %v %s", err, res.Body)
+	}
+	got, err := s.Client.GetSessionWithResponse(ctx, "keep")
+	if err != nil || got.JSON200 == nil || got.JSON200.Retention.Days == nil || *got.JSON200.Retention.Days != 0 || got.JSON200.Retention.Journals != nil {
+		t.Fatalf("read back: %v %s; want retention {days: 0} and no journals", err, got.Body)
+	}
+	body, _ := json.Marshal(got.JSON200)
+	if res, err := s.Client.PutSessionWithBodyWithResponse(ctx, "keep", nil, jsonType, bytes.NewReader(body)); err != nil || res.StatusCode() != 200 {
+		t.Fatalf("put the read document back: %v %s", err, res.Body)
+	}
+	bad := strings.Replace(retentionSession, `{"name":"retention",`, `{"name":"retention","retention":{"days":7,"journals":"archive"},`, 1)
+	code, b, _ := call(t, s, "PUT", "/api/sessions/keep", "", []byte(bad))
+	if code != 400 || !bytes.Contains(b, []byte("retention")) || !bytes.Contains(b, []byte("journals")) {
+		t.Fatalf("bad retention: %d %s", code, b)
+	}
+	got, _ = s.Client.GetSessionWithResponse(ctx, "keep")
+	if got.JSON200 == nil || got.JSON200.Retention.Days == nil || *got.JSON200.Retention.Days != 0 {
+		t.Fatalf("a refused apply changed the session: %s", got.Body)
+	}
+}

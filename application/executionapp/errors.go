@@ -20,6 +20,10 @@ var (
 	ErrKeyReused = fmt.Errorf("executionapp: idempotency key reused for a different request: %w", fault.ErrConflict)
 )
 
+// ErrExecutionDeleted is the not-found of a run the retention policy
+// deleted; it matches ErrExecutionNotFound too.
+var ErrExecutionDeleted = fmt.Errorf("executionapp: execution deleted by the retention policy: %w", ErrExecutionNotFound)
+
 // Tombstone is what is left of a run the retention policy deleted.
 type Tombstone struct {
 	ExecutionID, WorkflowID, Status string
@@ -38,7 +42,7 @@ func DeletedExecution(t Tombstone) error {
 	case !t.JournalKept:
 		journal = "Its journal was deleted with it."
 	}
-	return fault.Newf(ErrExecutionNotFound,
+	return fault.Newf(ErrExecutionDeleted,
 		"execution %s was deleted by the retention policy on %s: it ended %s on %s, and finished runs of its session are kept %d days. %s",
 		t.ExecutionID, t.DeletedAt.UTC().Format("2006-01-02 15:04:05Z"), t.Status, t.EndedAt.UTC().Format("2006-01-02"),
 		t.RetentionDays, journal)

@@ -106,7 +106,11 @@ func BenchmarkRetention(b *testing.B) {
 		s = benchServer(b, env)
 		fanN, fanRate, runsN, runsRate := retentionLoad(b, s, env, "off")
 		s.Stop()
-		s = benchServerWith(b, env, "YUKTA_RETENTION_DAYS=30", "YUKTA_RETENTION_INTERVAL=1s")
+		on := []string{"YUKTA_RETENTION_DAYS=30", "YUKTA_RETENTION_INTERVAL=1s"}
+		if p := os.Getenv("YUKTA_BENCH_RETENTION_PAUSE"); p != "" { // the sweeper's pause between batches (default 200ms)
+			on = append(on, "YUKTA_RETENTION_PAUSE="+p)
+		}
+		s = benchServerWith(b, env, on...)
 		t0, deleted0 := time.Now(), countDeleted(b, conn)
 		fanN2, fanRate2, runsN2, runsRate2 := retentionLoad(b, s, env, "on")
 		loadSecs := time.Since(t0).Seconds()

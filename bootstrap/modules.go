@@ -44,6 +44,7 @@ var Module = fx.Options(
 	supervisorRuntimeModule,
 	metricsModule,
 	journalModule,
+	retentionModule,
 	httpModule,
 	mcpModule,
 	debugModule,

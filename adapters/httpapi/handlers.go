@@ -163,7 +163,8 @@ func (h *handlers) GetSession(ctx context.Context, req restapi.GetSessionRequest
 		return nil, err
 	}
 	out := restapi.GetSession200JSONResponse{SessionId: s.ID(), Name: s.Name(), Description: s.Description(),
-		Initiator: s.Initiator(), Tags: s.Tags(), ProjectPath: s.ProjectPath(), Limits: limitsToAPI(s.Limits())}
+		Initiator: s.Initiator(), Tags: s.Tags(), ProjectPath: s.ProjectPath(), Limits: limitsToAPI(s.Limits()),
+		Retention: retentionToAPI(s.Retention())}
 	for _, w := range s.Workflows() {
 		nodes, edges := graphToAPI(w)
 		out.Workflows = append(out.Workflows, restapi.WorkflowConfig{WorkflowId: w.ID(), Description: w.Description(),

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -47,7 +48,11 @@ func (r *Reader) Execution(ctx context.Context, sessionID, id string) (execution
 	err := br.QueryRow().Scan(&v.ID, &v.SessionID, &v.WorkflowID, &status, &v.Draining, &v.StartedAt, &ended, &result, &v.Error,
 		&v.RestartOf, &v.FromNodeID, &v.Actor, &v.Channel)
 	if err != nil {
-		return v, notFound(err, executionNotFound(id))
+		if err = notFound(err, executionNotFound(id)); errors.Is(err, executionapp.ErrExecutionNotFound) {
+			br.Close()
+			return v, notFoundOrDeleted(ctx, r.pool, sessionID, id, err)
+		}
+		return v, err
 	}
 	v.Status = execution.Status(status)
 	if ended != nil {

@@ -569,6 +569,24 @@ func (e ReviewStepMove) Valid() bool {
 	}
 }
 
+// Defines values for SessionRetentionJournals.
+const (
+	Delete SessionRetentionJournals = "delete"
+	Keep   SessionRetentionJournals = "keep"
+)
+
+// Valid indicates whether the value is a known member of the SessionRetentionJournals enum.
+func (e SessionRetentionJournals) Valid() bool {
+	switch e {
+	case Delete:
+		return true
+	case Keep:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SignalKind.
 const (
 	CONSULTED SignalKind = "CONSULTED"
@@ -1697,12 +1715,15 @@ type SessionConfig struct {
 	Initiator   *string `json:"initiator,omitempty"`
 
 	// Limits Scheduler limits of the whole session (every workflow together).
-	Limits      *Limits          `json:"limits,omitempty"`
-	Name        string           `json:"name"`
-	ProjectPath *string          `json:"projectPath,omitempty"`
-	SessionId   *Id              `json:"sessionId,omitempty"`
-	Tags        *[]string        `json:"tags,omitempty"`
-	Workflows   []WorkflowConfig `json:"workflows"`
+	Limits      *Limits `json:"limits,omitempty"`
+	Name        string  `json:"name"`
+	ProjectPath *string `json:"projectPath,omitempty"`
+
+	// Retention This session's own retention (docs/operations.md, "Retention"). Each part left out inherits the server's setting (--retention-days, --retention-journals).
+	Retention *SessionRetention `json:"retention,omitempty"`
+	SessionId *Id               `json:"sessionId,omitempty"`
+	Tags      *[]string         `json:"tags,omitempty"`
+	Workflows []WorkflowConfig  `json:"workflows"`
 }
 
 // SessionList defines model for SessionList.
@@ -1711,6 +1732,18 @@ type SessionList struct {
 	NextCursor *string          `json:"nextCursor,omitempty"`
 	Sessions   []SessionSummary `json:"sessions"`
 }
+
+// SessionRetention This session's own retention (docs/operations.md, "Retention"). Each part left out inherits the server's setting (--retention-days, --retention-journals).
+type SessionRetention struct {
+	// Days Finished runs (SUCCESS, FAILURE, STOPPED) are deleted this many days after they ended; 0 keeps this session's runs forever whatever the server's setting.
+	Days *int `json:"days,omitempty"`
+
+	// Journals What deleting a run does to its journal; keep leaves it exportable and verifiable.
+	Journals *SessionRetentionJournals `json:"journals,omitempty"`
+}
+
+// SessionRetentionJournals What deleting a run does to its journal; keep leaves it exportable and verifiable.
+type SessionRetentionJournals string
 
 // SessionSummary defines model for SessionSummary.
 type SessionSummary struct {

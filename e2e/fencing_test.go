@@ -547,7 +547,11 @@ func TestFencingStoppedMidCommit(t *testing.T) {
 	}
 	runs := queryInt(t, conn, `SELECT count(*) FROM executions`)
 	if n := queryInt(t, conn, `SELECT count(*) FROM executions WHERE status <> 'SUCCESS'`); n != 0 {
-		t.Errorf("%d of %d runs did not succeed", n, runs)
+		var why string
+		_ = conn.QueryRow(context.Background(), `SELECT coalesce(string_agg(e.status || ' ' || coalesce(n.node_id || ': ' || n.status || ' ' || coalesce(n.error, ''), ''), ' | '), '')
+			FROM executions e LEFT JOIN execution_nodes n ON n.execution_id = e.execution_id AND n.status <> 'SUCCESS'
+			WHERE e.status <> 'SUCCESS'`).Scan(&why)
+		t.Errorf("%d of %d runs did not succeed: %s", n, runs, why)
 	}
 	if n := queryInt(t, conn, `SELECT count(*) FROM (SELECT 1 FROM work_items GROUP BY execution_id, node_id HAVING count(*) <> 1 OR bool_or(state <> 'done')) d`); n != 0 {
 		t.Errorf("%d (run, node) pairs have other than one finished message", n)

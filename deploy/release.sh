@@ -23,7 +23,7 @@ for t in $TARGETS; do
 	arch=${t#*/}
 	out="$DIST/yukta-$VERSION-$os-$arch"
 	echo "release: $out"
-	CGO_ENABLED=0 GOOS=$os GOARCH=$arch go build -trimpath -buildvcs=false \
+	CGO_ENABLED=0 GOOS=$os GOARCH=$arch go build -trimpath \
 		-ldflags "-X github.com/yukta/yukta/bootstrap.Version=$VERSION" -o "$out" .
 done
 

@@ -61,6 +61,8 @@ type Config struct {
 	// supervisors (--process-allowed-commands, --process-allow-any) and
 	// the variables http headers read (SupervisorEnvAllowed).
 	SupervisorPolicy supervisorapp.SavePolicy
+	// Retention is when finished runs are deleted (config_retention.go).
+	Retention RetentionConfig
 }
 
 // setting ties one flag to its environment variable.
@@ -121,6 +123,7 @@ func ParseServeConfig(args []string, getenv func(string) string, fs *flag.FlagSe
 	var maxMessage, maxOutput, maxLogLine, maxRunning, reservedSlots, reviewTimeout, reviewDefault string
 	var agentRate, authFailures, agentMaxBody, supervisorEnv string
 	var processCommands, processAllowAny string
+	parseRetention := retentionFlags(fs, env)
 	str(&c.Addr, settings.addr, "127.0.0.1:8080")
 	str(&c.DataDir, settings.dataDir, defaultDataDirOf(getenv))
 	str(&c.DatabaseURL, settings.databaseURL, "")
@@ -278,6 +281,10 @@ func ParseServeConfig(args []string, getenv func(string) string, fs *flag.FlagSe
 		if ip := net.ParseIP(host); err != nil || (host != "localhost" && (ip == nil || !ip.IsLoopback())) {
 			errs = append(errs, fmt.Errorf("--debug-addr (%s) %q must be a loopback host:port such as 127.0.0.1:6060; profiles expose internals", settings.debugAddr.env, c.DebugAddr))
 		}
+	}
+	var err2 error
+	if c.Retention, err2 = parseRetention(); err2 != nil {
+		errs = append(errs, err2)
 	}
 	if c.DatabaseURL == "" && c.DataDir == "" {
 		errs = append(errs, fmt.Errorf("--data-dir (%s) is not set and has no default here (no STATE_DIRECTORY, XDG_DATA_HOME or home directory); "+

@@ -6,42 +6,25 @@ package bootstrap
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 
 	"github.com/yukta/yukta/adapters/cli"
 )
 
-const usage = `yukta: workflow orchestration that people, programs and AI agents steer together.
-
-Usage:
-  yukta serve [flags]   run the server (yukta serve -h for flags)
-  yukta version         print the version
-  yukta help            show this help
-
-Client commands (talk to a running server):
-`
-
-// Main runs the yukta command line and returns the process exit code.
+// Main runs the yukta command line and returns the process exit code. The
+// client's command tree (adapters/cli) gets the server's commands: serve
+// keeps its own flag table (settings in config.go), so its arguments reach
+// it unparsed.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usage+cli.Usage())
-		return 2
-	}
-	switch args[0] {
-	case "serve":
-		return serve(ctx, args[1:], stdout, stderr)
-	case "version", "--version", "-v":
+	if len(args) == 1 && (args[0] == "--version" || args[0] == "-v") {
 		printVersion(stdout)
 		return 0
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage+cli.Usage())
-		return 0
-	case "apply", "run", "status", "logs", "control", "stop-all", "inputs", "answer", "journal", "supervisors", "approvals":
-		return cli.Run(ctx, args[0], args[1:], stdout, stderr, os.Getenv)
-	default:
-		fmt.Fprintf(stderr, "yukta: unknown command %q\n\n%s", args[0], usage+cli.Usage())
-		return 2
 	}
+	app := cli.New(ctx, stdout, stderr, os.Getenv)
+	app.AddVersion(printVersion, printVersionJSON)
+	app.AddCommand("serve [flags]", "run the server (yukta serve -h for flags)", true, func(args []string) int {
+		return serve(ctx, args, stdout, stderr)
+	})
+	return app.Execute(args)
 }

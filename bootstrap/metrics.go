@@ -2,6 +2,7 @@ package bootstrap
 
 import (
 	"context"
+	"time"
 
 	"go.uber.org/fx"
 	"go.uber.org/zap"
@@ -13,8 +14,9 @@ import (
 
 // metricsModule provides the Prometheus metrics: *metrics.Metrics (the HTTP
 // layer serves its Handler at /metrics and records requests with it) and,
-// from the same value, the engine's executionapp.EngineMetrics. The queue
-// gauges are queried from PostgreSQL at each scrape.
+// from the same value, the engine's executionapp.EngineMetrics; the
+// execution transactor tells it of every run a commit started or ended. The
+// queue and scheduler gauges are queried from PostgreSQL at each scrape.
 var metricsModule = fx.Module("metrics",
 	fx.Provide(
 		newMetrics,
@@ -22,8 +24,9 @@ var metricsModule = fx.Module("metrics",
 	),
 )
 
-func newMetrics(q *postgres.Queue, sched *executionapp.GetSchedulerStatus, log *zap.Logger) *metrics.Metrics {
-	return metrics.New(metrics.Options{
+func newMetrics(q *postgres.Queue, sched *executionapp.GetSchedulerStatus, tx *postgres.ExecutionTransactor, log *zap.Logger) *metrics.Metrics {
+	m := metrics.New(metrics.Options{
+		Build: buildInfo(),
 		QueueDepthFunc: func(ctx context.Context) (metrics.QueueDepth, error) {
 			d, err := q.Depth(ctx)
 			return metrics.QueueDepth(d), err
@@ -31,12 +34,23 @@ func newMetrics(q *postgres.Queue, sched *executionapp.GetSchedulerStatus, log *
 		OnQueueError: func(err error) { log.Warn("metrics: queue depth query failed", zap.Error(err)) },
 		SchedulerFunc: func(ctx context.Context) (metrics.SchedulerDepth, error) {
 			st, err := sched.Handle(ctx)
-			return metrics.SchedulerDepth{
+			if err != nil {
+				return metrics.SchedulerDepth{}, err
+			}
+			live, err := q.LiveExecutions(ctx)
+			d := metrics.SchedulerDepth{
 				WaitingNormal: int64(st.Waiting.Normal), WaitingReserved: int64(st.Waiting.Reserved),
 				RunningNormal: int64(st.Running.Normal), RunningReserved: int64(st.Running.Reserved),
 				LimitNormal: int64(st.Slots.MaxRunning), LimitReserved: int64(st.Slots.Reserved),
-			}, err
+				Pending: live.Pending, Running: live.Running, Paused: live.Paused,
+			}
+			if !st.OldestWaiting.IsZero() {
+				d.OldestWaiting = time.Since(st.OldestWaiting)
+			}
+			return d, err
 		},
 		OnSchedulerError: func(err error) { log.Warn("metrics: scheduler query failed", zap.Error(err)) },
 	})
+	tx.OnCommittedRuns(m)
+	return m
 }

@@ -44,6 +44,7 @@ var Module = fx.Options(
 	supervisorRuntimeModule,
 	metricsModule,
 	journalModule,
+	retentionModule,
 	httpModule,
 	mcpModule,
 	debugModule,
@@ -171,6 +172,7 @@ func newHTTPServer(p httpParams) (*httpapi.Server, error) {
 		GetWorkflow:    p.GetWorkflow,
 		ListPlugins:    p.ListPlugins,
 		DescribePlugin: p.DescribePlugin,
+		Build:          buildInfo(),
 		Executions: httpapi.ExecutionUseCases{
 			Start: p.Start, Webhook: p.Webhook, Get: p.GetExecution, List: p.ListExecutions, Logs: p.TailLogs,
 			Control: p.Control, Inputs: p.ListInputs, Answer: p.AnswerInput, Events: p.Events,

@@ -258,6 +258,7 @@ func TestRoleRouteMatrix(t *testing.T) {
 		if !o.public {
 			refused++
 			e.assertUnchanged(o.id+" without a key", before)
+			checkAnswer(t, o.method, path, status, h, b)
 		}
 		if o.public {
 			continue
@@ -271,15 +272,19 @@ func TestRoleRouteMatrix(t *testing.T) {
 			}
 			path, body := e.requestFor(o, target)
 			before := e.counts()
-			status, b, _ := call(t, e.s, o.method, path, testKeys[name], body)
+			status, b, h := call(t, e.s, o.method, path, testKeys[name], body)
 			if allowed {
 				if status == 401 || status == 403 || status == 429 {
 					t.Errorf("%s as %s (needs %s): %d, want it let through: %s", o.id, role, o.role, status, b)
+				}
+				if !strings.HasPrefix(h.Get("Content-Type"), "text/event-stream") {
+					checkAnswer(t, o.method, path, status, h, b)
 				}
 				e.settle()
 				continue
 			}
 			refused++
+			checkAnswer(t, o.method, path, status, h, b)
 			if status != 403 {
 				t.Errorf("%s as %s (needs %s): %d, want 403: %s", o.id, role, o.role, status, b)
 			} else if !strings.Contains(string(b), "key:"+name) || !strings.Contains(string(b), o.role) {
@@ -294,8 +299,9 @@ func TestRoleRouteMatrix(t *testing.T) {
 		// unknown as a session that does not exist.
 		path, body = e.requestFor(o, "beta")
 		before = e.counts()
-		status, foreign, _ := call(t, e.s, o.method, path, testKeys["limited"], body)
+		status, foreign, fh := call(t, e.s, o.method, path, testKeys["limited"], body)
 		refused++
+		checkAnswer(t, o.method, path, status, fh, foreign)
 		e.assertUnchanged(o.id+" by the limited key on a foreign session", before)
 		path, body = e.requestFor(o, "gamma")
 		_, unknown, _ := call(t, e.s, o.method, path, testKeys["limited"], body)

@@ -219,7 +219,7 @@ func TestCLI(t *testing.T) {
 		}
 	})
 
-	t.Run("run --watch exits 2 when the run is stopped", func(t *testing.T) {
+	t.Run("run --watch exits 5 when the run is stopped", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		cmd := cliCmd(t, ctx, url, "run", "hello/orders", "--payload", `{"amount":900}`, "--watch")
@@ -243,8 +243,8 @@ func TestCLI(t *testing.T) {
 		select {
 		case err := <-done:
 			ee, ok := err.(*exec.ExitError)
-			if !ok || ee.ExitCode() != 2 || !strings.Contains(stdout.String(), "\nstatus: STOPPED\n") {
-				t.Fatalf("watch ended with %v, want exit 2 and status STOPPED\n%s", err, stdout.String())
+			if !ok || ee.ExitCode() != 5 || !strings.Contains(stdout.String(), "\nstatus: STOPPED\n") {
+				t.Fatalf("watch ended with %v, want exit 5 and status STOPPED\n%s", err, stdout.String())
 			}
 		case <-time.After(30 * time.Second):
 			t.Fatalf("the watch did not end after STOP\n%s", stdout.String())
@@ -255,7 +255,7 @@ func TestCLI(t *testing.T) {
 
 	t.Run("an unreachable server names the URL and the way out", func(t *testing.T) {
 		out := yukta(t, "http://127.0.0.1:1", "status", "hello")
-		if out.code != 1 || !strings.Contains(out.stderr, "http://127.0.0.1:1") || !strings.Contains(out.stderr, "yukta serve") ||
+		if out.code != 6 || !strings.Contains(out.stderr, "http://127.0.0.1:1") || !strings.Contains(out.stderr, "yukta serve") ||
 			!strings.Contains(out.stderr, "--server") {
 			t.Errorf("connection failure\n%s", out)
 		}

@@ -70,13 +70,18 @@ type serverOptions struct {
 	DataDir string   // used when DSN is empty
 	Env     []string // extra YUKTA_* settings
 	Args    []string // extra serve flags
+	Binary  string   // empty: the binary built for the test run
 }
 
 // startServer starts the binary and waits until it prints its address.
 func startServer(t testing.TB, o serverOptions) *server {
 	t.Helper()
 	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--log-format", "json", "--log-level", "debug"}, o.Args...)
-	cmd := exec.Command(binary(t), args...)
+	bin := o.Binary
+	if bin == "" {
+		bin = binary(t)
+	}
+	cmd := exec.Command(bin, args...)
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.TempDir()}, o.Env...)
 	if o.DSN != "" {
 		cmd.Env = append(cmd.Env, "YUKTA_DATABASE_URL="+o.DSN)

@@ -31,6 +31,7 @@ func TestKeyRateLimitBoundary(t *testing.T) {
 	if ra, err := strconv.Atoi(h.Get("Retry-After")); err != nil || ra < 1 || ra > 3600 {
 		t.Fatalf("Retry-After %q", h.Get("Retry-After"))
 	}
+	checkAnswer(t, "GET", "/api/sessions", status, h, b)
 	if status, b, _ := call(t, e.s, "GET", "/api/sessions", testKeys["operator"], nil); status != 200 {
 		t.Fatalf("another key was limited too: %d %s", status, b)
 	}
@@ -50,6 +51,23 @@ func TestKeyRateLimitBoundary(t *testing.T) {
 			t.Errorf("/metrics (%d) lacks %s", status, want)
 		}
 	}
+	// Every operation answers a spent key the same declared problem.
+	for _, r := range []struct{ method, path, body string }{
+		{"POST", "/api/sessions/s/workflows/w/executions", `{}`},
+		{"GET", "/api/inputs", ""},
+		{"GET", "/api/sessions/s/executions/0193b7a0-0000-7000-8000-000000000000/events", ""},
+		{"PUT", "/api/supervisors/x", `{}`},
+	} {
+		var body []byte
+		if r.body != "" {
+			body = []byte(r.body)
+		}
+		st, b, h := call(t, e.s, r.method, r.path, testKeys["viewer"], body)
+		if st != 429 {
+			t.Errorf("%s %s with the spent key: %d %s, want 429", r.method, r.path, st, b)
+		}
+		checkAnswer(t, r.method, r.path, st, h, b)
+	}
 }
 
 // TestSourceRateLimitBoundary: the per-source limit counts every request
@@ -65,6 +83,13 @@ func TestSourceRateLimitBoundary(t *testing.T) {
 	if status != 429 || h.Get("Retry-After") == "" {
 		t.Fatalf("request 8 of 7: %d %s (Retry-After %q)", status, b, h.Get("Retry-After"))
 	}
+	checkAnswer(t, "GET", "/api/plugins", status, h, b)
+	// The probes too are limited per source, and say so as declared.
+	status, b, h = call(t, s, "GET", "/healthz", "", nil)
+	if status != 429 {
+		t.Fatalf("/healthz from a spent source: %d %s, want 429", status, b)
+	}
+	checkAnswer(t, "GET", "/healthz", status, h, b)
 }
 
 // TestFailedAuthenticationsAreRateLimited: 20 wrong keys a minute get 401;

@@ -57,11 +57,10 @@ func prepareTSClient() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("node is not on PATH")
 	}
-	want, err := pinnedSDKVersion()
-	if err != nil {
+	if _, err := pinnedSDKVersion(); err != nil {
 		return "", err
 	}
-	if installedSDKVersion() == want {
+	if installedAsPinned() == nil {
 		return node, nil
 	}
 	lock, err := os.OpenFile(filepath.Join(tsClientDir, ".npm-ci.lock"), os.O_CREATE|os.O_RDWR, 0o644)
@@ -73,7 +72,7 @@ func prepareTSClient() (string, error) {
 		return "", fmt.Errorf("lock e2e/tsclient: %w", err)
 	}
 	defer func() { _ = syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) }()
-	if installedSDKVersion() == want { // another process installed it meanwhile
+	if installedAsPinned() == nil { // another process installed it meanwhile
 		return node, nil
 	}
 	npm, err := exec.LookPath("npm")
@@ -87,8 +86,8 @@ func prepareTSClient() (string, error) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("npm ci in e2e/tsclient: %v\n%s", err, out)
 	}
-	if got := installedSDKVersion(); got != want {
-		return "", fmt.Errorf("after npm ci, e2e/tsclient has @modelcontextprotocol/sdk %q, want %q", got, want)
+	if err := installedAsPinned(); err != nil {
+		return "", fmt.Errorf("after npm ci, %w", err)
 	}
 	return node, nil
 }
@@ -112,16 +111,33 @@ func pinnedSDKVersion() (string, error) {
 	return v, nil
 }
 
-// installedSDKVersion is the SDK version in node_modules, "" without one.
-func installedSDKVersion() string {
+// installedAsPinned reports the first package of package.json (dependencies
+// and devDependencies: the SDK, openapi-typescript, typescript) that
+// node_modules lacks or holds in another version than the exact one pinned.
+func installedAsPinned() error {
 	var pkg struct {
-		Version string `json:"version"`
+		Dependencies    map[string]string `json:"dependencies"`
+		DevDependencies map[string]string `json:"devDependencies"`
 	}
-	b, err := os.ReadFile(filepath.Join(tsClientDir, "node_modules", "@modelcontextprotocol", "sdk", "package.json"))
-	if err != nil || json.Unmarshal(b, &pkg) != nil {
-		return ""
+	b, err := os.ReadFile(filepath.Join(tsClientDir, "package.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &pkg)
 	}
-	return pkg.Version
+	if err != nil {
+		return fmt.Errorf("read e2e/tsclient/package.json: %w", err)
+	}
+	all := maps.Clone(pkg.Dependencies)
+	maps.Copy(all, pkg.DevDependencies)
+	for _, name := range slices.Sorted(maps.Keys(all)) {
+		var got struct {
+			Version string `json:"version"`
+		}
+		b, err := os.ReadFile(filepath.Join(tsClientDir, "node_modules", filepath.FromSlash(name), "package.json"))
+		if err != nil || json.Unmarshal(b, &got) != nil || got.Version != all[name] {
+			return fmt.Errorf("e2e/tsclient/node_modules has %s %q, want %q", name, got.Version, all[name])
+		}
+	}
+	return nil
 }
 
 // tsSummary is what client.mjs prints.

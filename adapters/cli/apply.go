@@ -5,20 +5,26 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/spf13/cobra"
+
 	"github.com/yukta/yukta/api/apiclient"
 )
 
-// runApply PUTs a session document as it is on disk: the server parses it
-// and lists every violation at once.
-func runApply(e *env, args []string) int {
-	fs := e.flags()
-	id := fs.String("id", "", "session id (default: the document's sessionId)")
-	pos, code, ok := e.parse(fs, args, 1, 1)
-	if !ok {
-		return code
+func (a *App) applyCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "apply FILE [--id SESSION]",
+		Short: "create or replace a session from a JSON or YAML document (FILE - reads stdin)",
+		Args:  argsBetween(1, 1),
 	}
-	file := pos[0]
-	body, sid, code, ok := readDocument(e, file, *id, "sessionId", "session", "SESSION")
+	id := c.Flags().String("id", "", "session id (default: the document's sessionId)")
+	c.ValidArgsFunction = documentFiles
+	return a.leaf(c, func(e *env, pos []string) int { return runApply(e, pos[0], *id) })
+}
+
+// runApply PUTs a session document as it is on disk (YAML converted to the
+// same JSON): the server parses it and lists every violation at once.
+func runApply(e *env, file, id string) int {
+	body, sid, code, ok := readDocument(e, file, id, "sessionId", "session", "SESSION")
 	if !ok {
 		return code
 	}

@@ -9,53 +9,51 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/yukta/yukta/api/apiclient"
 )
 
 // maxApprovals is the most reviews one list returns (the server's cap).
 const maxApprovals = 500
 
-// runApprovals dispatches `yukta approvals list|show|approve|reject`.
-func runApprovals(e *env, args []string) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprintf(e.stderr, "Usage: %s %s\n  %s\n", e.name, e.cmd.args, strings.ReplaceAll(e.cmd.summary, "\n      ", "\n  "))
-		if len(args) == 0 {
-			return exitUsage
-		}
-		return exitOK
+func (a *App) approvalsCmd() *cobra.Command {
+	list := &cobra.Command{
+		Use:   "list [--status S] [--limit N]",
+		Short: "commands supervisors hold for review, newest first: those waiting for an ADMIN's approval (--status ALL: every review)",
+		Args:  argsBetween(0, 0),
 	}
-	switch args[0] {
-	case "list":
-		return runApprovalList(e, args[1:])
-	case "show":
-		return runApprovalShow(e, args[1:])
-	case "approve":
-		return runApprovalDecide(e, args[1:], apiclient.ApprovalDecisionDecisionAPPROVE)
-	case "reject":
-		return runApprovalDecide(e, args[1:], apiclient.ApprovalDecisionDecisionREJECT)
+	status := list.Flags().String("status", "", "AWAITING_APPROVAL (default), PENDING, ALLOWED, APPLIED, DENIED or ALL")
+	limit := list.Flags().Int("limit", 0, fmt.Sprintf("at most this many reviews, 1 to %d (default %d)", maxApprovals, maxApprovals))
+	addOutput(list)
+	a.leaf(list, func(e *env, _ []string) int { return runApprovalList(e, *status, *limit) })
+
+	show := &cobra.Command{Use: "show ID", Short: "one review, whatever its status, with its steps", Args: argsBetween(1, 1)}
+	addOutput(show)
+	a.leaf(show, runApprovalShow)
+
+	decide := func(d apiclient.ApprovalDecisionDecision, short string) *cobra.Command {
+		c := &cobra.Command{Use: strings.ToLower(string(d)) + " ID [--reason R]", Short: short, Args: argsBetween(1, 1)}
+		reason := c.Flags().String("reason", "", "why, recorded with the decision in the journal")
+		return a.leaf(c, func(e *env, pos []string) int { return runApprovalDecide(e, pos[0], d, *reason) })
 	}
-	return e.usageError("unknown approvals command %q; use list, show, approve or reject", args[0])
+	return a.group("approvals", "commands supervisors hold for review: list, show, approve or reject them", list, show,
+		decide(apiclient.ApprovalDecisionDecisionAPPROVE, "apply a command that waits for approval (an ADMIN key)"),
+		decide(apiclient.ApprovalDecisionDecisionREJECT, "refuse a command that waits for approval (an ADMIN key)"))
 }
 
 // runApprovalList prints the reviews as a table, newest first: by default
 // the commands waiting for an ADMIN's approval.
-func runApprovalList(e *env, args []string) int {
-	e.name += " list"
-	fs := e.flags()
-	status := fs.String("status", "", "AWAITING_APPROVAL (default), PENDING, ALLOWED, APPLIED, DENIED or ALL")
-	limit := fs.Int("limit", 0, fmt.Sprintf("at most this many reviews, 1 to %d (default %d)", maxApprovals, maxApprovals))
-	if _, code, ok := e.parse(fs, args, 0, 0); !ok {
-		return code
-	}
+func runApprovalList(e *env, status string, limit int) int {
 	params := &apiclient.ListApprovalsParams{}
-	if *status != "" {
-		params.Status = ptr(strings.ToUpper(*status))
+	if status != "" {
+		params.Status = ptr(strings.ToUpper(status))
 	}
-	if *limit != 0 {
-		if *limit < 1 || *limit > maxApprovals {
+	if limit != 0 {
+		if limit < 1 || limit > maxApprovals {
 			return e.usageError("--limit must be from 1 to %d", maxApprovals)
 		}
-		params.Limit = limit
+		params.Limit = &limit
 	}
 	res, err := e.api.ListApprovalsWithResponse(e.ctx, params)
 	if err != nil {
@@ -63,6 +61,9 @@ func runApprovalList(e *env, args []string) int {
 	}
 	if res.JSON200 == nil {
 		return e.problem(res.HTTPResponse, res.Body)
+	}
+	if e.machine() {
+		return e.emit(res.Body, "reviews")
 	}
 	if len(res.JSON200.Reviews) == 0 {
 		if params.Status == nil || *params.Status == string(apiclient.ReviewStatusAWAITINGAPPROVAL) {
@@ -94,31 +95,21 @@ func why(r apiclient.Review) string {
 }
 
 // runApprovalShow prints one review, whatever its status, with its steps.
-func runApprovalShow(e *env, args []string) int {
-	e.name += " show"
-	fs := e.flags()
-	pos, code, ok := e.parse(fs, args, 1, 1)
-	if !ok {
-		return code
-	}
+func runApprovalShow(e *env, pos []string) int {
 	res, err := e.api.GetApprovalWithResponse(e.ctx, pos[0])
 	if err != nil {
 		return e.callError(err)
+	}
+	if e.machine() && res.JSON200 != nil {
+		return e.emit(res.Body, "")
 	}
 	return e.printReview(res.HTTPResponse, res.Body, res.JSON200)
 }
 
 // runApprovalDecide approves or rejects a command that waits for approval
 // and prints the review as it stands afterwards.
-func runApprovalDecide(e *env, args []string, d apiclient.ApprovalDecisionDecision) int {
-	e.name += " " + strings.ToLower(string(d))
-	fs := e.flags()
-	reason := fs.String("reason", "", "why, recorded with the decision in the journal")
-	pos, code, ok := e.parse(fs, args, 1, 1)
-	if !ok {
-		return code
-	}
-	res, err := e.api.DecideApprovalWithResponse(e.ctx, pos[0], apiclient.ApprovalDecision{Decision: d, Reason: nonEmpty(*reason)})
+func runApprovalDecide(e *env, id string, d apiclient.ApprovalDecisionDecision, reason string) int {
+	res, err := e.api.DecideApprovalWithResponse(e.ctx, id, apiclient.ApprovalDecision{Decision: d, Reason: nonEmpty(reason)})
 	if err != nil {
 		return e.callError(err)
 	}

@@ -1,15 +1,16 @@
 // Package cli is the yukta command-line client: apply a session file, start a
 // run and watch its nodes, read status and logs, control executions and
 // nodes, answer inputs, apply, list, show and delete supervisors, and list
-// and decide approvals. Every call goes through the client generated from
-// api/openapi.yaml; output is plain lines (`key: value` or aligned tables) so
-// that it stays stable and easy to grep.
+// and decide approvals, list and show sessions, plugins, workflows and runs.
+// Every call goes through the client generated from api/openapi.yaml; the
+// command tree is cobra's (flags, help, shell completion). Output is plain
+// lines (`key: value` or aligned tables) so that it stays stable and easy to
+// grep, or, with -o json|jsonl on read commands, the server's JSON answer.
 package cli
 
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -19,6 +20,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/yukta/yukta/api/apiclient"
 )
 
@@ -26,133 +29,46 @@ import (
 // YUKTA_SERVER says otherwise.
 const DefaultServer = "http://127.0.0.1:8080"
 
-// Exit codes.
+// Exit codes, documented in docs/cli.md. Scripts tell a refusal from a run
+// that ended badly from a typo without reading the output.
 const (
-	exitOK      = 0
-	exitFailed  = 1 // the server refused, the run failed, or it could not be reached
-	exitUsage   = 2 // bad arguments
-	exitStopped = 2 // run --watch: the execution was STOPPED
+	exitOK          = 0   // done
+	exitFailed      = 1   // the server refused (an error answer), a local error, journal verify INVALID
+	exitUsage       = 2   // bad arguments or flags: nothing was sent
+	exitUnanchored  = 3   // journal verify: the chain holds but no valid checkpoint vouches for its end
+	exitRunFailed   = 4   // run --watch: the execution ended FAILURE
+	exitStopped     = 5   // run --watch: the execution ended STOPPED
+	exitUnreachable = 6   // no answer: the server could not be reached, or the connection broke
+	exitInterrupted = 130 // Ctrl-C while watching or waiting; the execution goes on
 )
 
 // channel is the Yukta-Channel header value recorded with every command.
 const channel = "cli"
 
-type command struct {
-	name    string
-	args    string // positional arguments and flags, for the usage line
-	summary string
-	run     func(e *env, args []string) int
-}
-
-var commands []command
-
-func init() {
-	commands = []command{
-		{"apply", "FILE [--id SESSION]", "create or replace a session from a JSON document (FILE - reads stdin)", runApply},
-		{"run", "SESSION/WORKFLOW [--payload JSON] [--key IDEMPOTENCY_KEY] [--watch]", "start an execution; --watch follows it to the end", runRun},
-		{"status", "SESSION [EXECUTION]", "one execution's status and nodes, or the session's last 20 executions", runStatus},
-		{"logs", "SESSION EXECUTION [-n LINES] [--grep RE2] [-f]", "the tail of an execution's log; -f follows it", runLogs},
-		{"control", "SESSION EXECUTION [--node NODE] ACTION [flags]", "execution: PAUSE RESUME STOP RESTART RESTART_FROM_NODE\n      node (--node): PAUSE RESUME STOP STEP_ENABLE STEP STEP_DISABLE SKIP UNSKIP RETRY\n      BREAKPOINT BREAKPOINT_CLEAR", runControl},
-		{"stop-all", "SESSION WORKFLOW [--mode DRAIN|CANCEL|KILL]", "stop every active execution of a workflow", runStopAll},
-		{"inputs", "[SESSION] [--all] [--execution ID]", "inputs that INPUT_REQUEST nodes are waiting for", runInputs},
-		{"answer", "INPUT_ID JSON", `answer an input (approvals: {"approved": true, "comment": "…"})`, runAnswer},
-		{"supervisors", "apply FILE [--id SUPERVISOR] | list | show SUPERVISOR | delete SUPERVISOR | credential create SUPERVISOR [--ttl-hours N] [--allow CIDR]... | credential show|revoke SUPERVISOR", "create or replace a supervisor from a JSON document (FILE - reads stdin), list them,\n      print one's document (secret settings read ***; apply it again to keep them), or delete one;\n      issue or rotate its agent API credential (the token is printed once), show its metadata, or revoke it", runSupervisors},
-		{"approvals", "list [--status S] [--limit N] | show ID | approve ID [--reason R] | reject ID [--reason R]", "commands supervisors hold for review: list those waiting for an ADMIN's approval (--status ALL:\n      every review), show one with its steps, or approve (apply it) or reject (refuse it) one", runApprovals},
-		{"journal", "export SESSION EXECUTION | verify FILE --public-key KEY", "export an execution's journal (NDJSON, to stdout), or verify an export offline\n      (no server needed; exit 0 VALID, 1 INVALID, 3 UNANCHORED)", runJournal},
-	}
-}
-
-// Usage is the client part of `yukta help`.
-func Usage() string {
-	var b strings.Builder
-	for _, c := range commands {
-		fmt.Fprintf(&b, "  yukta %s %s\n      %s\n", c.name, c.args, c.summary)
-	}
-	fmt.Fprintf(&b, "\nClient commands take --server URL (or YUKTA_SERVER; default %s) and send\nYUKTA_API_KEY, when set, as a bearer token. yukta COMMAND -h shows a command's flags.\n", DefaultServer)
-	return b.String()
-}
-
-// Run runs one client command and returns the process exit code: 0 on
-// success, 1 when the server refused or could not be reached (and, for run
-// --watch, when the execution FAILED), 2 on bad arguments (and, for run
-// --watch, when the execution was STOPPED).
+// Run runs one client command (cmd and its args, as typed after `yukta`)
+// and returns the process exit code. The tests and tools that call one
+// command use it; the binary runs the whole tree through App.
 func Run(ctx context.Context, cmd string, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	if getenv == nil {
-		getenv = func(string) string { return "" }
-	}
-	for _, c := range commands {
-		if c.name == cmd {
-			e := &env{ctx: ctx, name: "yukta " + c.name, cmd: c, stdout: stdout, stderr: stderr, getenv: getenv}
-			return c.run(e, args)
-		}
-	}
-	fmt.Fprintf(stderr, "yukta: unknown client command %q\n\n%s", cmd, Usage())
-	return exitUsage
+	return New(ctx, stdout, stderr, getenv).Execute(append([]string{cmd}, args...))
 }
 
 // env is what one command runs with.
 type env struct {
 	ctx            context.Context
-	name           string // "yukta apply"
-	cmd            command
+	name           string // "yukta supervisors show"
+	cmd            *cobra.Command
 	stdout, stderr io.Writer
 	getenv         func(string) string
 	server         string // base URL, without a trailing slash
+	output         string // -o: table (or empty), json or jsonl
 	api            *apiclient.ClientWithResponses
 }
 
-// flags returns the command's flag set with --server already on it.
-func (e *env) flags() *flag.FlagSet {
-	fs := flag.NewFlagSet(e.name, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	fs.StringVar(&e.server, "server", "", "Yukta server URL (default $YUKTA_SERVER or "+DefaultServer+")")
-	fs.Usage = func() {
-		summary := strings.ReplaceAll(e.cmd.summary, "\n      ", "\n  ")
-		fmt.Fprintf(fs.Output(), "Usage: %s %s\n  %s\n\nFlags:\n", e.name, e.cmd.args, summary)
-		fs.PrintDefaults()
-	}
-	return fs
-}
-
-// parse parses flags placed anywhere among the positional arguments (the
-// flag package alone stops at the first positional) and checks their count.
-// It returns the positionals and, when it returns ok=false, the exit code.
-func (e *env) parse(fs *flag.FlagSet, args []string, min, max int) (pos []string, code int, ok bool) {
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, exitOK, false
-			}
-			return nil, exitUsage, false
-		}
-		rest := fs.Args()
-		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
-			pos = append(pos, rest...)
-			break
-		}
-		if len(rest) == 0 {
-			break
-		}
-		pos, args = append(pos, rest[0]), rest[1:]
-	}
-	if len(pos) < min || max >= 0 && len(pos) > max {
-		what := "too many arguments"
-		if len(pos) < min {
-			what = "missing arguments"
-		}
-		fmt.Fprintf(e.stderr, "%s: %s\nUsage: %s %s\n", e.name, what, e.name, e.cmd.args)
-		return nil, exitUsage, false
-	}
-	if err := e.connect(); err != nil {
-		fmt.Fprintf(e.stderr, "%s: %v\n", e.name, err)
-		return nil, exitUsage, false
-	}
-	return pos, exitOK, true
-}
-
-// usageError reports a bad argument and returns the usage exit code.
+// usageError reports a bad argument, names the help to read, and returns
+// the usage exit code.
 func (e *env) usageError(format string, a ...any) int {
-	fmt.Fprintf(e.stderr, "%s: %s\nUsage: %s %s\n", e.name, fmt.Sprintf(format, a...), e.name, e.cmd.args)
+	fmt.Fprintf(e.stderr, "%s: %s\n", e.name, fmt.Sprintf(format, a...))
+	usageHint(e.stderr, e.cmd)
 	return exitUsage
 }
 
@@ -209,7 +125,7 @@ func (e *env) callError(err error) int {
 	if errors.As(err, &ue) {
 		fmt.Fprintf(e.stderr, "%s: cannot reach the Yukta server at %s: %v\n", e.name, e.server, ue.Err)
 		fmt.Fprintf(e.stderr, "%s: start one with `yukta serve`, or point --server (or YUKTA_SERVER) at a running server\n", e.name)
-		return exitFailed
+		return exitUnreachable
 	}
 	fmt.Fprintf(e.stderr, "%s: reading the answer of %s: %v\n", e.name, e.server, err)
 	return exitFailed

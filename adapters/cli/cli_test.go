@@ -195,7 +195,7 @@ func TestProblemsArePrinted(t *testing.T) {
 
 func TestConnectionFailureNamesTheURL(t *testing.T) {
 	_, errOut, code := run(t, map[string]string{"YUKTA_SERVER": "127.0.0.1:1/"}, "inputs")
-	if code != 1 || !strings.Contains(errOut, "at http://127.0.0.1:1:") || !strings.Contains(errOut, "yukta serve") {
+	if code != exitUnreachable || !strings.Contains(errOut, "at http://127.0.0.1:1:") || !strings.Contains(errOut, "yukta serve") {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	_, errOut, code = run(t, map[string]string{"YUKTA_SERVER": "ftp://x"}, "inputs")
@@ -260,7 +260,7 @@ func TestWatchResumesADroppedStream(t *testing.T) {
 }
 
 func TestRunExitCodes(t *testing.T) {
-	for status, want := range map[string]int{"SUCCESS": 0, "FAILURE": 1, "STOPPED": 2} {
+	for status, want := range map[string]int{"SUCCESS": exitOK, "FAILURE": exitRunFailed, "STOPPED": exitStopped} {
 		f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
 			if r.Method == http.MethodPost {
 				writeJSON(w, 201, map[string]any{"executionId": "e-1", "status": "PENDING"})

@@ -1,16 +1,26 @@
 package cli
 
 import (
-	"flag"
 	"fmt"
 	"net/http"
 	"strings"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"github.com/yukta/yukta/api/apiclient"
 )
 
-func runControl(e *env, args []string) int {
-	fs := e.flags()
+func (a *App) controlCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use: "control SESSION EXECUTION [--node NODE] ACTION [flags]",
+		Short: `execution: PAUSE RESUME STOP RESTART RESTART_FROM_NODE
+node (--node): PAUSE RESUME STOP STEP_ENABLE STEP STEP_DISABLE SKIP UNSKIP RETRY
+BREAKPOINT BREAKPOINT_CLEAR`,
+		Args:              argsBetween(3, 3),
+		ValidArgsFunction: a.completeSession,
+	}
+	fs := c.Flags()
 	node := fs.String("node", "", "send the action to this node instead of the execution")
 	mode := fs.String("mode", "", "STOP: DRAIN, CANCEL (default) or KILL")
 	from := fs.String("from", "", "RESTART_FROM_NODE: the node to restart from")
@@ -22,13 +32,26 @@ func runControl(e *env, args []string) int {
 	field := fs.String("field", "", "node BREAKPOINT: dotted path into the payload")
 	equals := fs.String("equals", "", "node BREAKPOINT: the JSON value of --field that pauses the node")
 	condition := fs.String("condition", "", "node BREAKPOINT: a CEL condition instead of --field/--equals")
-	pos, code, ok := e.parse(fs, args, 3, 3)
-	if !ok {
-		return code
-	}
+	return a.leaf(c, func(e *env, pos []string) int {
+		set := map[string]bool{}
+		fs.Visit(func(f *pflag.Flag) { set[f.Name] = true })
+		return runControl(e, pos, set, controlFlags{node: *node, mode: *mode, from: *from, reason: *reason, key: *key, ifStatus: *ifStatus,
+			wait: *wait, immediate: *immediate, field: *field, equals: *equals, condition: *condition})
+	})
+}
+
+// controlFlags are control's flag values.
+type controlFlags struct {
+	node, mode, from, reason, key, ifStatus string
+	wait                                    float64
+	immediate                               bool
+	field, equals, condition                string
+}
+
+func runControl(e *env, pos []string, set map[string]bool, fl controlFlags) int {
+	node, mode, from, reason, key, ifStatus := &fl.node, &fl.mode, &fl.from, &fl.reason, &fl.key, &fl.ifStatus
+	wait, immediate, field, equals, condition := &fl.wait, &fl.immediate, &fl.field, &fl.equals, &fl.condition
 	sid, eid, action := pos[0], pos[1], strings.ToUpper(pos[2])
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 
 	if *node == "" {
 		for _, name := range []string{"immediate", "field", "equals", "condition"} {
@@ -97,15 +120,20 @@ func runControl(e *env, args []string) int {
 	return e.commandAnswer(res.HTTPResponse, res.Body, res.JSON200, res.JSON202)
 }
 
-func runStopAll(e *env, args []string) int {
-	fs := e.flags()
-	mode := fs.String("mode", "", "DRAIN, CANCEL (default) or KILL")
-	reason := fs.String("reason", "", "why, recorded in the journal")
-	key := fs.String("key", "", "idempotency key: the same key gives the same answer and no second effect")
-	pos, code, ok := e.parse(fs, args, 1, 2)
-	if !ok {
-		return code
+func (a *App) stopAllCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:               "stop-all SESSION WORKFLOW [--mode DRAIN|CANCEL|KILL]",
+		Short:             "stop every active execution of a workflow (SESSION/WORKFLOW works too)",
+		Args:              argsBetween(1, 2),
+		ValidArgsFunction: a.completeSession,
 	}
+	mode := c.Flags().String("mode", "", "DRAIN, CANCEL (default) or KILL")
+	reason := c.Flags().String("reason", "", "why, recorded in the journal")
+	key := c.Flags().String("key", "", "idempotency key: the same key gives the same answer and no second effect")
+	return a.leaf(c, func(e *env, pos []string) int { return runStopAll(e, pos, mode, reason, key) })
+}
+
+func runStopAll(e *env, pos []string, mode, reason, key *string) int {
 	sid, wid := pos[0], ""
 	if len(pos) == 2 {
 		wid = pos[1]

@@ -8,51 +8,43 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/yukta/yukta/domain/journal"
 )
-
-// Exit codes of `yukta journal verify` beyond exitOK (VALID) and exitFailed
-// (INVALID, or the file could not be read).
-const exitUnanchored = 3 // the chain holds but no valid checkpoint vouches for its end
 
 // maxJournalLine bounds one NDJSON line of an export (a record's body is an
 // outbox event; 16 MiB is far beyond any).
 const maxJournalLine = 16 << 20
 
-func runJournal(e *env, args []string) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprintf(e.stderr, "Usage: %s %s\n  %s\n", e.name, e.cmd.args, strings.ReplaceAll(e.cmd.summary, "\n      ", "\n  "))
-		if len(args) == 0 {
-			return exitUsage
-		}
-		return exitOK
+func (a *App) journalCmd() *cobra.Command {
+	export := &cobra.Command{
+		Use:               "export SESSION EXECUTION",
+		Short:             "export an execution's journal (NDJSON, to stdout)",
+		Args:              argsBetween(2, 2),
+		ValidArgsFunction: a.completeSession,
 	}
-	switch args[0] {
-	case "export":
-		return runJournalExport(e, args[1:])
-	case "verify":
-		return runJournalVerify(e, args[1:])
+	a.leaf(export, runJournalExport)
+	verify := &cobra.Command{
+		Use:   "verify FILE --public-key KEY",
+		Short: fmt.Sprintf("verify an exported journal offline, no server needed (FILE - reads stdin); exit 0 VALID, 1 INVALID, %d UNANCHORED", exitUnanchored),
+		Args:  argsBetween(1, 1),
 	}
-	return e.usageError("unknown journal command %q; use export or verify", args[0])
+	var keyArg string
+	verify.Flags().StringVar(&keyArg, "public-key", "", "the server's ed25519 public key: base64 (as GET /api/journal/public-key gives it), or a file holding it, that JSON, or a PEM PUBLIC KEY")
+	verify.Flags().StringVar(&keyArg, "key", "", "same as --public-key")
+	a.local(verify, func(e *env, pos []string) int { return runJournalVerify(e, pos[0], keyArg) })
+	return a.group("journal", "export an execution's journal, or verify an export offline", export, verify)
 }
 
 // runJournalExport writes an execution's journal (NDJSON) to stdout as the
 // server sends it.
-func runJournalExport(e *env, args []string) int {
-	e.name += " export"
-	fs := e.flags()
-	pos, code, ok := e.parse(fs, args, 2, 2)
-	if !ok {
-		return code
-	}
+func runJournalExport(e *env, pos []string) int {
 	res, err := e.api.ExportJournal(e.ctx, pos[0], pos[1])
 	if err != nil {
 		return e.callError(err)
@@ -70,34 +62,7 @@ func runJournalExport(e *env, args []string) int {
 }
 
 // runJournalVerify verifies an export offline: no server, no database.
-func runJournalVerify(e *env, args []string) int {
-	e.name += " verify"
-	fs := flag.NewFlagSet(e.name, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	var keyArg string
-	fs.StringVar(&keyArg, "public-key", "", "the server's ed25519 public key: base64 (as GET /api/journal/public-key gives it), or a file holding it, that JSON, or a PEM PUBLIC KEY")
-	fs.StringVar(&keyArg, "key", "", "same as --public-key")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: %s FILE --public-key KEY\n  verify an exported journal offline (FILE - reads stdin); exit 0 VALID, 1 INVALID, %d UNANCHORED\n\nFlags:\n", e.name, exitUnanchored)
-		fs.PrintDefaults()
-	}
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return exitOK
-			}
-			return exitUsage
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		pos, args = append(pos, fs.Arg(0)), fs.Args()[1:]
-	}
-	if len(pos) != 1 {
-		fmt.Fprintf(e.stderr, "%s: want one FILE\nUsage: %s FILE --public-key KEY\n", e.name, e.name)
-		return exitUsage
-	}
+func runJournalVerify(e *env, file, keyArg string) int {
 	var pub ed25519.PublicKey
 	if keyArg != "" {
 		var err error
@@ -109,10 +74,10 @@ func runJournalVerify(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "%s: no --public-key: the checkpoint cannot be checked, so the best answer is UNANCHORED\n", e.name)
 	}
 	var in io.Reader
-	if pos[0] == "-" {
+	if file == "-" {
 		in = os.Stdin
 	} else {
-		f, err := os.Open(pos[0])
+		f, err := os.Open(file)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "%s: %v\n", e.name, err)
 			return exitFailed
@@ -127,7 +92,7 @@ func runJournalVerify(e *env, args []string) int {
 		lines = append(lines, bytes.Clone(sc.Bytes()))
 	}
 	if err := sc.Err(); err != nil {
-		fmt.Fprintf(e.stderr, "%s: reading %s: %v\n", e.name, pos[0], err)
+		fmt.Fprintf(e.stderr, "%s: reading %s: %v\n", e.name, file, err)
 		return exitFailed
 	}
 	res := journal.VerifyExport(lines, pub)

@@ -13,12 +13,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/yukta/yukta/api/apiclient"
 )
-
-// exitInterrupted is returned when the user stops watching with Ctrl-C; the
-// execution itself keeps running.
-const exitInterrupted = 130
 
 // How long a watch keeps reconnecting to a lost event stream, and how often.
 const (
@@ -27,16 +25,20 @@ const (
 	backoffMax   = 5 * time.Second
 )
 
-func runRun(e *env, args []string) int {
-	fs := e.flags()
-	payload := fs.String("payload", "", "trigger payload: JSON, @FILE, or - for stdin")
-	key := fs.String("key", "", "Idempotency-Key: a repeated key returns the same execution")
-	watch := fs.Bool("watch", false, "follow the execution until it ends; exit 0 SUCCESS, 1 FAILURE, 2 STOPPED")
-	fs.BoolVar(watch, "w", false, "short for --watch")
-	pos, code, ok := e.parse(fs, args, 1, 1)
-	if !ok {
-		return code
+func (a *App) runCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:               "run SESSION/WORKFLOW [--payload JSON] [--key IDEMPOTENCY_KEY] [--watch]",
+		Short:             "start an execution; --watch follows it to the end (exit 0 SUCCESS, 4 FAILURE, 5 STOPPED)",
+		Args:              argsBetween(1, 1),
+		ValidArgsFunction: a.completeWorkflow,
 	}
+	payload := c.Flags().String("payload", "", "trigger payload: JSON, @FILE, or - for stdin")
+	key := c.Flags().String("key", "", "Idempotency-Key: a repeated key returns the same execution")
+	watch := c.Flags().BoolP("watch", "w", false, "follow the execution until it ends; exit 0 SUCCESS, 4 FAILURE, 5 STOPPED")
+	return a.leaf(c, func(e *env, pos []string) int { return runRun(e, pos, payload, key, watch) })
+}
+
+func runRun(e *env, pos []string, payload, key *string, watch *bool) int {
 	sid, wid, found := strings.Cut(pos[0], "/")
 	if !found || sid == "" || wid == "" || strings.Contains(wid, "/") {
 		return e.usageError("%q is not SESSION/WORKFLOW (e.g. hello/greet)", pos[0])
@@ -127,7 +129,7 @@ func (e *env) getExecution(ctx context.Context, sid, eid string) (*apiclient.Exe
 func (e *env) watch(sid, eid string) int {
 	ctx, stop := signal.NotifyContext(e.ctx, os.Interrupt)
 	defer stop()
-	v := &view{w: e.stdout, tty: isTerminal(e.stdout, e.getenv), last: map[string]string{}}
+	v := &view{w: e.stdout, tty: isTerminal(e.stdout, e.getenv), last: map[string]string{}, ctx: ctx, hinter: &hinter{e: e}}
 
 	ex, f := e.getExecution(ctx, sid, eid)
 	if f != nil {
@@ -277,7 +279,7 @@ func (e *env) finish(v *view, ex *apiclient.Execution) int {
 	case "STOPPED":
 		return exitStopped
 	default:
-		return exitFailed
+		return exitRunFailed
 	}
 }
 
@@ -286,12 +288,27 @@ func (e *env) finish(v *view, ex *apiclient.Execution) int {
 type view struct {
 	w      io.Writer
 	tty    bool
+	ctx    context.Context
+	hinter *hinter           // the answer commands of WAITING inputs
+	hints  []string          // the hint lines shown now
 	drawn  int               // lines of the last drawing (tty)
 	status string            // last execution status printed (lines)
 	last   map[string]string // last line printed per node (lines)
 }
 
 func (v *view) show(ex *apiclient.Execution) {
+	if v.hinter != nil {
+		if lines, changed := v.hinter.hints(v.ctx, ex); changed {
+			v.hints = lines
+			if !v.tty {
+				defer func() {
+					for _, l := range lines {
+						fmt.Fprintln(v.w, l)
+					}
+				}()
+			}
+		}
+	}
 	if v.tty {
 		var b bytes.Buffer
 		if v.drawn > 0 {
@@ -303,6 +320,10 @@ func (v *view) show(ex *apiclient.Execution) {
 		}
 		fmt.Fprintf(&b, "%s/%s  %s  %s  %s\n", ex.SessionId, ex.WorkflowId, ex.ExecutionId, status, took(ex.StartedAt, nonZero(ex.EndedAt), time.Now()))
 		v.drawn = 1 + nodeTable(&b, ex.Nodes)
+		for _, l := range v.hints {
+			fmt.Fprintln(&b, l)
+			v.drawn++
+		}
 		_, _ = v.w.Write(b.Bytes())
 		return
 	}

@@ -3,52 +3,67 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"net/http"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/yukta/yukta/api/apiclient"
 )
 
-// runSupervisors dispatches `yukta supervisors apply|list|show|delete|credential`.
-func runSupervisors(e *env, args []string) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprintf(e.stderr, "Usage: %s %s\n  %s\n", e.name, e.cmd.args, strings.ReplaceAll(e.cmd.summary, "\n      ", "\n  "))
-		if len(args) == 0 {
-			return exitUsage
+func (a *App) supervisorsCmd() *cobra.Command {
+	apply := &cobra.Command{
+		Use:   "apply FILE [--id SUPERVISOR]",
+		Short: "create or replace a supervisor from a JSON or YAML document (FILE - reads stdin)",
+		Args:  argsBetween(1, 1), ValidArgsFunction: documentFiles,
+	}
+	id := apply.Flags().String("id", "", "supervisor id (default: the document's id)")
+	a.leaf(apply, func(e *env, pos []string) int { return runSupervisorApply(e, pos[0], *id) })
+
+	list := &cobra.Command{Use: "list", Short: "the supervisors", Args: argsBetween(0, 0)}
+	addOutput(list)
+	a.leaf(list, runSupervisorList)
+
+	show := &cobra.Command{Use: "show SUPERVISOR", Short: "a supervisor's document (secret settings read ***; apply it again to keep them)", Args: argsBetween(1, 1)}
+	addOutput(show)
+	a.leaf(show, runSupervisorShow)
+
+	del := &cobra.Command{Use: "delete SUPERVISOR", Short: "delete a supervisor", Args: argsBetween(1, 1)}
+	a.leaf(del, runSupervisorDelete)
+
+	create := &cobra.Command{
+		Use:   "create SUPERVISOR [--ttl-hours N] [--allow CIDR]...",
+		Short: "issue or rotate a supervisor's agent API credential (the token is printed once)",
+		Args:  argsBetween(1, 1),
+	}
+	ttl := create.Flags().Int("ttl-hours", 0, "hours until the credential expires, 1 to 8760 (default 720: 30 days)")
+	allow := create.Flags().StringArray("allow", nil, "a CIDR or address the agent may connect from (repeat the flag, or separate with commas; default any)")
+	a.leaf(create, func(e *env, pos []string) int {
+		// A --ttl-hours given is sent as given: 0 is refused by the server,
+		// never taken silently as the default.
+		var t *int
+		if create.Flags().Changed("ttl-hours") {
+			t = ttl
 		}
-		return exitOK
-	}
-	switch args[0] {
-	case "apply":
-		return runSupervisorApply(e, args[1:])
-	case "list":
-		return runSupervisorList(e, args[1:])
-	case "show":
-		return runSupervisorShow(e, args[1:])
-	case "delete":
-		return runSupervisorDelete(e, args[1:])
-	case "credential":
-		return runCredential(e, args[1:])
-	}
-	return e.usageError("unknown supervisors command %q; use apply, list, show, delete or credential", args[0])
+		return runCredentialCreate(e, pos[0], t, *allow)
+	})
+	cshow := &cobra.Command{Use: "show SUPERVISOR", Short: "a credential's metadata (the token is not stored)", Args: argsBetween(1, 1)}
+	addOutput(cshow)
+	a.leaf(cshow, runCredentialShow)
+	revoke := &cobra.Command{Use: "revoke SUPERVISOR", Short: "revoke a supervisor's credential", Args: argsBetween(1, 1)}
+	a.leaf(revoke, runCredentialRevoke)
+	credential := a.group("credential", "a supervisor's agent API credential: create, show or revoke", create, cshow, revoke)
+
+	return a.group("supervisors", "supervisors: apply, list, show or delete them, and manage their agent API credentials", apply, list, show, del, credential)
 }
 
 // runSupervisorApply PUTs a supervisor document as it is on disk: the
 // server parses it and lists every problem at once.
-func runSupervisorApply(e *env, args []string) int {
-	e.name += " apply"
-	fs := e.flags()
-	id := fs.String("id", "", "supervisor id (default: the document's id)")
-	pos, code, ok := e.parse(fs, args, 1, 1)
-	if !ok {
-		return code
-	}
-	file := pos[0]
-	body, sid, code, ok := readDocument(e, file, *id, "id", "supervisor", "SUPERVISOR")
+func runSupervisorApply(e *env, file, id string) int {
+	body, sid, code, ok := readDocument(e, file, id, "id", "supervisor", "SUPERVISOR")
 	if !ok {
 		return code
 	}
@@ -81,18 +96,16 @@ func runSupervisorApply(e *env, args []string) int {
 }
 
 // runSupervisorList prints the supervisors as a table.
-func runSupervisorList(e *env, args []string) int {
-	e.name += " list"
-	fs := e.flags()
-	if _, code, ok := e.parse(fs, args, 0, 0); !ok {
-		return code
-	}
+func runSupervisorList(e *env, _ []string) int {
 	res, err := e.api.ListSupervisorsWithResponse(e.ctx)
 	if err != nil {
 		return e.callError(err)
 	}
 	if res.JSON200 == nil {
 		return e.problem(res.HTTPResponse, res.Body)
+	}
+	if e.machine() {
+		return e.emit(res.Body, "supervisors")
 	}
 	if len(res.JSON200.Supervisors) == 0 {
 		fmt.Fprintf(e.stdout, "no supervisors; create one with: yukta supervisors apply FILE\n")
@@ -128,19 +141,16 @@ type shownSupervisor struct {
 
 // runSupervisorShow prints a supervisor document (secret settings read
 // ***), ready to edit and apply again: *** keeps a stored secret.
-func runSupervisorShow(e *env, args []string) int {
-	e.name += " show"
-	fs := e.flags()
-	pos, code, ok := e.parse(fs, args, 1, 1)
-	if !ok {
-		return code
-	}
+func runSupervisorShow(e *env, pos []string) int {
 	res, err := e.api.GetSupervisorWithResponse(e.ctx, pos[0])
 	if err != nil {
 		return e.callError(err)
 	}
 	if res.StatusCode() != http.StatusOK {
 		return e.problem(res.HTTPResponse, res.Body)
+	}
+	if e.machine() {
+		return e.emit(res.Body, "")
 	}
 	var doc shownSupervisor
 	if !decodeExact(res.Body, &doc) {
@@ -160,13 +170,7 @@ func runSupervisorShow(e *env, args []string) int {
 }
 
 // runSupervisorDelete deletes a supervisor.
-func runSupervisorDelete(e *env, args []string) int {
-	e.name += " delete"
-	fs := e.flags()
-	pos, code, ok := e.parse(fs, args, 1, 1)
-	if !ok {
-		return code
-	}
+func runSupervisorDelete(e *env, pos []string) int {
 	res, err := e.api.DeleteSupervisorWithResponse(e.ctx, pos[0],
 		&apiclient.DeleteSupervisorParams{YuktaChannel: ptr(apiclient.DeleteSupervisorParamsYuktaChannel(channel))})
 	if err != nil {
@@ -179,50 +183,14 @@ func runSupervisorDelete(e *env, args []string) int {
 	return exitOK
 }
 
-// runCredential dispatches `yukta supervisors credential create|show|revoke`.
-func runCredential(e *env, args []string) int {
-	e.name += " credential"
-	if len(args) == 0 {
-		return e.usageError("missing credential command; use create, show or revoke")
-	}
-	switch args[0] {
-	case "create":
-		return runCredentialCreate(e, args[1:])
-	case "show":
-		return runCredentialShow(e, args[1:])
-	case "revoke":
-		return runCredentialRevoke(e, args[1:])
-	}
-	return e.usageError("unknown credential command %q; use create, show or revoke", args[0])
-}
-
 // runCredentialCreate issues or rotates a supervisor's credential and
 // prints its token, which the server shows this once.
-func runCredentialCreate(e *env, args []string) int {
-	e.name += " create"
-	fs := e.flags()
-	ttl := fs.Int("ttl-hours", 0, "hours until the credential expires, 1 to 8760 (default 720: 30 days)")
-	var allow []string
-	fs.Func("allow", "a CIDR or address the agent may connect from (repeat the flag, or separate with commas; default any)", func(v string) error {
-		allow = append(allow, v)
-		return nil
-	})
-	pos, code, ok := e.parse(fs, args, 1, 1)
-	if !ok {
-		return code
-	}
-	params := &apiclient.IssueCredentialParams{YuktaChannel: ptr(apiclient.IssueCredentialParamsYuktaChannel(channel))}
-	// A --ttl-hours given is sent as given: 0 is refused by the server,
-	// never taken silently as the default.
-	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "ttl-hours" {
-			params.TtlHours = ttl
-		}
-	})
+func runCredentialCreate(e *env, id string, ttl *int, allow []string) int {
+	params := &apiclient.IssueCredentialParams{YuktaChannel: ptr(apiclient.IssueCredentialParamsYuktaChannel(channel)), TtlHours: ttl}
 	if len(allow) > 0 {
 		params.AllowedAddresses = ptr(strings.Join(allow, ","))
 	}
-	res, err := e.api.IssueCredentialWithResponse(e.ctx, pos[0], params)
+	res, err := e.api.IssueCredentialWithResponse(e.ctx, id, params)
 	if err != nil {
 		return e.callError(err)
 	}
@@ -242,13 +210,7 @@ func runCredentialCreate(e *env, args []string) int {
 
 // runCredentialShow prints a credential's metadata; the token is not
 // stored, so it cannot be shown again.
-func runCredentialShow(e *env, args []string) int {
-	e.name += " show"
-	fs := e.flags()
-	pos, code, ok := e.parse(fs, args, 1, 1)
-	if !ok {
-		return code
-	}
+func runCredentialShow(e *env, pos []string) int {
 	res, err := e.api.GetCredentialWithResponse(e.ctx, pos[0])
 	if err != nil {
 		return e.callError(err)
@@ -256,6 +218,9 @@ func runCredentialShow(e *env, args []string) int {
 	c := res.JSON200
 	if c == nil {
 		return e.problem(res.HTTPResponse, res.Body)
+	}
+	if e.machine() {
+		return e.emit(res.Body, "")
 	}
 	fmt.Fprintf(e.stdout, "supervisor: %s\n", escape(c.SupervisorId))
 	printCredential(e, c.Hint, c.CreatedAt, c.CreatedBy, c.CreatedVia, c.ExpiresAt, c.AllowedAddresses)
@@ -279,13 +244,7 @@ func printCredential(e *env, hint string, created time.Time, by, via string, exp
 }
 
 // runCredentialRevoke revokes a supervisor's credential.
-func runCredentialRevoke(e *env, args []string) int {
-	e.name += " revoke"
-	fs := e.flags()
-	pos, code, ok := e.parse(fs, args, 1, 1)
-	if !ok {
-		return code
-	}
+func runCredentialRevoke(e *env, pos []string) int {
 	res, err := e.api.RevokeCredentialWithResponse(e.ctx, pos[0],
 		&apiclient.RevokeCredentialParams{YuktaChannel: ptr(apiclient.RevokeCredentialParamsYuktaChannel(channel))})
 	if err != nil {

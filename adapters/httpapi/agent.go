@@ -328,6 +328,11 @@ func (a *agentAPI) executions(c echo.Context, sup supervisor.Supervisor) error {
 // owned finds an owned run; a run outside the owned units answers as one
 // that does not exist.
 func (a *agentAPI) owned(ctx context.Context, sup supervisor.Supervisor, id string) (supervisorapp.RunInfo, error) {
+	// The same format, and the same refusal, as the REST routes' ExecutionId.
+	if !isUUID(id) {
+		return supervisorapp.RunInfo{}, &fault.ValidationError{Subject: "request", Violations: []fault.Violation{{Path: "path.executionId",
+			Message: fmt.Sprintf("%q is not an execution id (a UUID such as 0193b7a0-0000-7000-8000-000000000000); list the runs with GET %s/executions", clipID(id), AgentBase)}}}
+	}
 	found, err := a.uc.Runs.Runs(ctx, []string{id})
 	if err != nil {
 		return supervisorapp.RunInfo{}, err
@@ -574,4 +579,12 @@ func (a *agentAPI) answerDelegation(c echo.Context, sup supervisor.Supervisor) e
 		return err
 	}
 	return c.JSON(http.StatusOK, delegationToAPI(d))
+}
+
+// clipID shortens an id quoted back in an error.
+func clipID(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "…"
+	}
+	return s
 }

@@ -97,7 +97,9 @@ func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 		req := c.Request()
 		r, known := s.routeOf(c)
 		if !known {
-			r = route{surface: authn.REST}
+			// A method the path does not have: public when the path's
+			// routes are (a probe answers 405, not 401).
+			r = route{surface: authn.REST, public: s.publicPaths[c.Path()]}
 		}
 		now := time.Now()
 		src := c.RealIP()

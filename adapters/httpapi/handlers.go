@@ -12,6 +12,7 @@ import (
 	"github.com/yukta/yukta/application/executionapp"
 	"github.com/yukta/yukta/application/pluginapp"
 	"github.com/yukta/yukta/application/sessionapp"
+	"github.com/yukta/yukta/domain/build"
 	"github.com/yukta/yukta/domain/fault"
 	"github.com/yukta/yukta/domain/jsonvalue"
 	"github.com/yukta/yukta/domain/plugin"
@@ -45,6 +46,8 @@ type UseCases struct {
 	}
 	// Ready reports whether the server can serve (database up, schema current).
 	Ready func(context.Context) error
+	// Build is the build of this binary (GET /api/version).
+	Build build.Info
 	// Executions are the execution, control, log, input and event calls.
 	Executions ExecutionUseCases
 	// Journal are the observer journal calls (export, verify, projection,
@@ -160,7 +163,8 @@ func (h *handlers) GetSession(ctx context.Context, req restapi.GetSessionRequest
 		return nil, err
 	}
 	out := restapi.GetSession200JSONResponse{SessionId: s.ID(), Name: s.Name(), Description: s.Description(),
-		Initiator: s.Initiator(), Tags: s.Tags(), ProjectPath: s.ProjectPath(), Limits: limitsToAPI(s.Limits())}
+		Initiator: s.Initiator(), Tags: s.Tags(), ProjectPath: s.ProjectPath(), Limits: limitsToAPI(s.Limits()),
+		Retention: retentionToAPI(s.Retention())}
 	for _, w := range s.Workflows() {
 		nodes, edges := graphToAPI(w)
 		out.Workflows = append(out.Workflows, restapi.WorkflowConfig{WorkflowId: w.ID(), Description: w.Description(),

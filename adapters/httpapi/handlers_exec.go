@@ -35,7 +35,7 @@ type ExecutionUseCases struct {
 		Handle(context.Context, executionapp.ControlRequest) (executionapp.ControlResult, error)
 	}
 	Inputs interface {
-		Handle(context.Context, executionapp.InputQuery) ([]executionapp.Input, error)
+		Handle(context.Context, executionapp.InputQuery) (executionapp.InputPage, error)
 	}
 	Answer interface {
 		Handle(context.Context, executionapp.AnswerRequest) (executionapp.Input, error)
@@ -271,9 +271,10 @@ func (h *handlers) StopWorkflow(ctx context.Context, req restapi.StopWorkflowReq
 }
 
 func (h *handlers) ListInputs(ctx context.Context, req restapi.ListInputsRequestObject) (restapi.ListInputsResponseObject, error) {
-	q := executionapp.InputQuery{SessionID: req.Params.SessionId, Sessions: keySessions(ctx), OnlyOpen: req.Params.Status != "all"}
-	if req.Params.ExecutionId != [16]byte{} {
-		q.ExecutionID = req.Params.ExecutionId.String()
+	q := executionapp.InputQuery{SessionID: req.Params.SessionId, Sessions: keySessions(ctx), OnlyOpen: req.Params.Status != "all",
+		Limit: req.Params.Limit, Cursor: req.Params.Cursor}
+	if req.Params.ExecutionId != "" {
+		q.ExecutionID = req.Params.ExecutionId
 		if q.SessionID == "" {
 			return nil, &fault.ValidationError{Subject: "request", Violations: []fault.Violation{{Path: "query.sessionId", Message: "is required with executionId"}}}
 		}
@@ -283,13 +284,13 @@ func (h *handlers) ListInputs(ctx context.Context, req restapi.ListInputsRequest
 			return nil, err
 		}
 	}
-	ins, err := h.ex.Inputs.Handle(ctx, q)
+	page, err := h.ex.Inputs.Handle(ctx, q)
 	if err != nil {
 		return nil, err
 	}
-	out := restapi.ListInputs200JSONResponse{Inputs: make([]restapi.Input, 0, len(ins))}
+	out := restapi.ListInputs200JSONResponse{Inputs: make([]restapi.Input, 0, len(page.Inputs)), NextCursor: page.NextCursor}
 	see := visible(ctx)
-	for _, in := range ins {
+	for _, in := range page.Inputs {
 		if see == nil || see(in.SessionID) {
 			out.Inputs = append(out.Inputs, inputToAPI(in))
 		}

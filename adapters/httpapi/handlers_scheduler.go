@@ -6,6 +6,7 @@ import (
 	"github.com/yukta/yukta/adapters/httpapi/restapi"
 	"github.com/yukta/yukta/application/executionapp"
 	"github.com/yukta/yukta/domain/fault"
+	"github.com/yukta/yukta/domain/retention"
 	"github.com/yukta/yukta/domain/session"
 )
 
@@ -46,4 +47,15 @@ func SchedulerStatusToAPI(st executionapp.SchedulerStatus) restapi.SchedulerStat
 
 func limitsToAPI(l session.Limits) restapi.Limits {
 	return restapi.Limits{MaxRunning: l.MaxRunning}
+}
+
+// retentionToAPI gives back the parts of a session's retention it set, so
+// the document reads back as it was applied.
+func retentionToAPI(r retention.Override) restapi.SessionRetention {
+	var out restapi.SessionRetention
+	if d, set := r.Days(); set {
+		out.Days = &d
+	}
+	out.Journals = restapi.SessionRetentionJournals(r.Journals())
+	return out
 }

@@ -41,6 +41,9 @@ var routeOps = map[string]access.Operation{
 	"getPlugin":             access.ReadPlugins,
 	"getMetrics":            access.ReadMetrics,
 	"getSchedulerStatus":    access.ReadMetrics,
+	// The build of the server (issue 15): read like the metrics, by any
+	// key, but not server-scoped: it says nothing about any session.
+	"getVersion": access.ReadMetrics,
 
 	// The observer journal (issue 5): reading a journal is reading the execution.
 	"exportJournal":          access.ReadExecutions,

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -70,6 +71,9 @@ type Server struct {
 	// mounted are the routes of mounts by path, whatever the method: not in
 	// the spec, not validated.
 	mounted map[string]route
+	// publicPaths are the echo paths of the public routes, whatever the
+	// method, so a wrong method on a probe is 405 without a key.
+	publicPaths map[string]bool
 	// bySource and byKey are the rate limits; failures (per source) and
 	// repeats (per source and presented key) the failure budget, and proven
 	// the keys that authenticated from a source, which a spent budget does
@@ -134,6 +138,12 @@ func New(cfg Config, uc UseCases, log *zap.Logger) (*Server, error) {
 	for _, m := range cfg.Mounts {
 		for _, p := range m.Paths {
 			s.mounted[p] = route{operationID: "mount:" + p, surface: m.Surface}
+		}
+	}
+	s.publicPaths = map[string]bool{}
+	for k, r := range routes {
+		if r.public {
+			s.publicPaths[k[strings.IndexByte(k, ' ')+1:]] = true
 		}
 	}
 

@@ -371,6 +371,9 @@ func TestStrictParametersAreRefusedNamingThem(t *testing.T) {
 		{"input id not a UUID", "POST", "/api/inputs/not-a-uuid", nil, "path.inputId", "not a UUID"},
 		{"input id almost a UUID", "POST", "/api/inputs/0192f0c4-8c5e-7b7a-9f3e-2d4c5b6a7e8", nil, "path.inputId", "not a UUID"},
 		{"execution filter not a UUID", "GET", "/api/inputs?sessionId=s1&executionId=nope", nil, "query.executionId", "not a UUID"},
+		{"execution id not a UUID", "GET", "/api/sessions/s1/executions/nope", nil, "path.executionId", "not a UUID"},
+		{"execution id almost a UUID", "GET", "/api/sessions/s1/executions/0192f0c4-8c5e-7b7a-9f3e-2d4c5b6a7e8/logs", nil, "path.executionId", "not a UUID"},
+		{"execution id of a stream not a UUID", "GET", "/api/sessions/s1/executions/42/events", nil, "path.executionId", "not a UUID"},
 	}
 	for _, tc := range cases {
 		f.reset()

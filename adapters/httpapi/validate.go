@@ -55,7 +55,17 @@ func requestValidator(spec *openapi3.T) (echo.MiddlewareFunc, error) {
 			route, params, err := router.FindRoute(req)
 			switch {
 			case errors.Is(err, routers.ErrMethodNotAllowed):
-				return echo.NewHTTPError(http.StatusMethodNotAllowed, fmt.Sprintf("%s is not allowed on %s", req.Method, req.URL.Path))
+				// echo's router matched the path and knows its methods
+				// (RFC 9110: a 405 carries Allow). OPTIONS is answered by
+				// echo itself: 204 with the same Allow.
+				allow, _ := c.Get(echo.ContextKeyHeaderAllow).(string)
+				if req.Method == http.MethodOptions && allow != "" {
+					return next(c)
+				}
+				if allow != "" {
+					c.Response().Header().Set(echo.HeaderAllow, allow)
+				}
+				return echo.NewHTTPError(http.StatusMethodNotAllowed, fmt.Sprintf("%s is not allowed on %s; allowed: %s", req.Method, req.URL.Path, allow))
 			case err != nil:
 				return echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("no route %s %s; GET /api/openapi.yaml lists every route", req.Method, req.URL.Path))
 			}

@@ -27,6 +27,9 @@ var messages = []struct {
 	is   error
 	text func(err error, s subject) string
 }{
+	{executionapp.ErrExecutionDeleted, func(err error, _ subject) string {
+		return sentence(err.Error()) + " Use get_workflow_history to list the executions that remain."
+	}},
 	{executionapp.ErrExecutionNotFound, func(_ error, s subject) string {
 		return fmt.Sprintf("Execution not found: %s. Use get_workflow_history to list executions.", s.Execution)
 	}},

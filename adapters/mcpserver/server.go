@@ -62,7 +62,7 @@ type Deps struct {
 	}
 	// Inputs lists input requests (executionapp.ListInputs).
 	Inputs interface {
-		Handle(context.Context, executionapp.InputQuery) ([]executionapp.Input, error)
+		Handle(context.Context, executionapp.InputQuery) (executionapp.InputPage, error)
 	}
 	// Answer answers an input request (executionapp.AnswerInput).
 	Answer interface {

@@ -16,6 +16,8 @@ type InputsIn struct {
 	SessionID   string `json:"sessionId,omitempty" jsonschema:"only inputs of this session; without it, every session this key may see"`
 	ExecutionID string `json:"executionId,omitempty" jsonschema:"only inputs of this execution (sessionId is then required)"`
 	Status      string `json:"status,omitempty" jsonschema:"open (default) lists the inputs waiting for an answer; all adds the answered and cancelled ones"`
+	Limit       int    `json:"limit,omitempty" jsonschema:"page size, 1 to 500; default 100"`
+	Cursor      string `json:"cursor,omitempty" jsonschema:"nextCursor of the previous page; omit for the first page"`
 }
 
 // inputsInputSchema is the inferred schema of InputsIn with the values of
@@ -26,7 +28,8 @@ func inputsInputSchema() *jsonschema.Schema {
 
 // InputList is the selected inputs, oldest first.
 type InputList struct {
-	Inputs []InputView `json:"inputs"`
+	Inputs     []InputView `json:"inputs"`
+	NextCursor string      `json:"nextCursor,omitempty" jsonschema:"pass as cursor for the next page; absent on the last page"`
 }
 
 // InputView is one input request: a node parked until someone answers its
@@ -87,7 +90,7 @@ func (s *server) listInputs(ctx context.Context, _ *mcp.CallToolRequest, in Inpu
 	if len(vs) > 0 {
 		return nil, InputList{}, s.toolError(tool, &fault.ValidationError{Subject: "arguments", Violations: vs}, subj)
 	}
-	q := executionapp.InputQuery{SessionID: in.SessionID, ExecutionID: in.ExecutionID, OnlyOpen: in.Status != "all"}
+	q := executionapp.InputQuery{SessionID: in.SessionID, ExecutionID: in.ExecutionID, OnlyOpen: in.Status != "all", Limit: in.Limit, Cursor: in.Cursor}
 	if p.Limited() {
 		q.Sessions = p.Sessions()
 	}
@@ -97,12 +100,12 @@ func (s *server) listInputs(ctx context.Context, _ *mcp.CallToolRequest, in Inpu
 			return nil, InputList{}, s.toolError(tool, err, subj)
 		}
 	}
-	ins, err := s.d.Inputs.Handle(ctx, q)
+	page, err := s.d.Inputs.Handle(ctx, q)
 	if err != nil {
 		return nil, InputList{}, s.toolError(tool, err, subj)
 	}
-	out := InputList{Inputs: make([]InputView, 0, len(ins))}
-	for _, i := range ins {
+	out := InputList{Inputs: make([]InputView, 0, len(page.Inputs)), NextCursor: page.NextCursor}
+	for _, i := range page.Inputs {
 		if p.SessionVisible(i.SessionID) {
 			out.Inputs = append(out.Inputs, inputOut(i))
 		}

@@ -1,8 +1,9 @@
 // Package metrics exports Yukta's Prometheus metrics: HTTP requests and
 // latencies, authentication failures and rate limiting, the engine's claims,
-// commits and node outcomes, the depth of the work queue and the scheduler
-// limits' queue and slots (queried when scraped) and the journal's lag, plus
-// the Go runtime and process metrics.
+// commits and node outcomes, runs started and ended and their durations, the
+// depth of the work queue, the executions that have not ended and the
+// scheduler limits' queue and slots (queried when scraped), the journal's
+// lag and the build, plus the Go runtime and process metrics.
 // Everything lives in a registry of its own, never the global default, so
 // two servers in one process (tests) do not collide. docs/operations.md
 // lists every metric.
@@ -25,6 +26,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/yukta/yukta/application/executionapp"
+	"github.com/yukta/yukta/domain/build"
 )
 
 // DefaultQueueTimeout caps the queue depth query of one scrape.
@@ -63,6 +65,11 @@ type Options struct {
 	SchedulerFunc func(ctx context.Context) (SchedulerDepth, error)
 	// OnSchedulerError, when set, hears why a scheduler query failed.
 	OnSchedulerError func(err error)
+	// Build, when its Version is set, is exported as yukta_build_info.
+	Build build.Info
+	// RunSeriesLimit caps the (session, workflow) pairs the run metrics
+	// label apart; zero means DefaultRunSeriesLimit.
+	RunSeriesLimit int
 }
 
 // Metrics holds every metric and the registry that exports them. Its
@@ -84,6 +91,8 @@ type Metrics struct {
 	commitDuration prometheus.Histogram
 	nodeResults    []prometheus.Counter // by executionapp.NodeOutcome
 	engineErrors   *prometheus.CounterVec
+
+	runs *runMetrics
 
 	lag atomic.Pointer[func() int64]
 }
@@ -144,6 +153,7 @@ func New(o Options) *Metrics {
 			Name: "yukta_engine_errors_total",
 			Help: "Failures the engine survived, by operation (claim, heartbeat, reap, commit).",
 		}, []string{"op"}),
+		runs: newRunMetrics(o.RunSeriesLimit),
 	}
 	results := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "yukta_node_results_total",
@@ -166,6 +176,10 @@ func New(o Options) *Metrics {
 		m.claimed, m.claimBatch, m.commits, m.committed, m.commitDuration, results, m.engineErrors,
 		lagCollector{m: m},
 	)
+	m.reg.MustRegister(m.runs.collectors()...)
+	if o.Build.Version != "" {
+		m.reg.MustRegister(buildInfo(o.Build))
+	}
 	timeout := o.QueueTimeout
 	if timeout <= 0 {
 		timeout = DefaultQueueTimeout
@@ -179,14 +193,29 @@ func New(o Options) *Metrics {
 	return m
 }
 
-// Handler serves the registry in the Prometheus text format. At most a few
-// scrapes run at once (each queries the queue depth); more get 503.
+// Handler serves the registry in the Prometheus text format, or in the
+// OpenMetrics text format to a scraper that asks for it (Accept:
+// application/openmetrics-text). At most a few scrapes run at once (each
+// queries the queue depth); more get 503.
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{
 		Registry:            m.reg, // counts the handler's own errors
 		ErrorHandling:       promhttp.ContinueOnError,
 		MaxRequestsInFlight: 3,
+		EnableOpenMetrics:   true,
 	})
+}
+
+// buildInfo is the constant yukta_build_info gauge: 1, with the build in its
+// labels, so a query can join or group by version.
+func buildInfo(b build.Info) prometheus.Collector {
+	g := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "yukta_build_info",
+		Help:        "The build of this server: always 1; the version, VCS revision and Go toolchain are labels.",
+		ConstLabels: prometheus.Labels{"version": b.Version, "revision": b.Revision, "goversion": b.GoVersion},
+	})
+	g.Set(1)
+	return g
 }
 
 // Registry returns the registry, for tests and for adding collectors.

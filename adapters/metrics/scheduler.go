@@ -17,6 +17,12 @@ type SchedulerDepth struct {
 	// LimitNormal is --max-running and LimitReserved
 	// --reserved-supervisor-slots of this instance; 0 is no limit.
 	LimitNormal, LimitReserved int64
+	// OldestWaiting is how long the oldest PENDING run has waited; zero
+	// when none waits.
+	OldestWaiting time.Duration
+	// Pending, Running and Paused count the executions that have not ended,
+	// by status (yukta_executions), whether they hold a slot or not.
+	Pending, Running, Paused int64
 }
 
 var (
@@ -24,6 +30,10 @@ var (
 		"Runs waiting (PENDING) for a slot under the scheduler limits, on every instance: the queue depth, by pool.", []string{"pool"}, nil)
 	schedulerRunningDesc = prometheus.NewDesc("yukta_scheduler_running",
 		"Runs holding a slot (RUNNING, or PAUSED after they started), on every instance, by pool.", []string{"pool"}, nil)
+	schedulerOldestDesc = prometheus.NewDesc("yukta_scheduler_oldest_waiting_seconds",
+		"How long the oldest run waiting (PENDING) for a slot has waited; 0 when none waits.", nil, nil)
+	executionsDesc = prometheus.NewDesc("yukta_executions",
+		"Executions that have not ended, on every instance, by status (PENDING, RUNNING, PAUSED).", []string{"status"}, nil)
 	schedulerLimitDesc = prometheus.NewDesc("yukta_scheduler_limit",
 		"This instance's server-wide limit of runs holding a slot, by pool (--max-running, --reserved-supervisor-slots); 0 is no limit.", []string{"pool"}, nil)
 )
@@ -53,6 +63,8 @@ func (c *schedulerCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- schedulerWaitingDesc
 	ch <- schedulerRunningDesc
 	ch <- schedulerLimitDesc
+	ch <- schedulerOldestDesc
+	ch <- executionsDesc
 	c.errors.Describe(ch)
 }
 
@@ -79,5 +91,12 @@ func (c *schedulerCollector) Collect(ch chan<- prometheus.Metric) {
 	} {
 		ch <- prometheus.MustNewConstMetric(g.desc, prometheus.GaugeValue, float64(g.normal), "normal")
 		ch <- prometheus.MustNewConstMetric(g.desc, prometheus.GaugeValue, float64(g.reserved), "reserved")
+	}
+	ch <- prometheus.MustNewConstMetric(schedulerOldestDesc, prometheus.GaugeValue, max(d.OldestWaiting, 0).Seconds())
+	for _, e := range []struct {
+		status string
+		n      int64
+	}{{"PENDING", d.Pending}, {"RUNNING", d.Running}, {"PAUSED", d.Paused}} {
+		ch <- prometheus.MustNewConstMetric(executionsDesc, prometheus.GaugeValue, float64(e.n), e.status)
 	}
 }

@@ -54,10 +54,10 @@ func withRunFields(d plugin.Descriptor) plugin.Descriptor {
 	d.Fields = append(d.Fields, plugin.Field{
 		Name:        "retry",
 		Type:        plugin.Object,
-		Description: "what to do when a run fails: try again up to maxAttempts times in all, waiting backoff before each new attempt; absent means one attempt. When the attempts are used up the node and its execution fail",
+		Description: "what to do when a run fails: try again up to maxAttempts times in all, waiting backoff before the second attempt and twice as long before each further one (at most 10 minutes); absent means one attempt. When the attempts are used up the node and its execution fail",
 		Fields: []plugin.Field{
 			{Name: "maxAttempts", Type: plugin.Integer, Default: 1, Description: fmt.Sprintf("attempts in all, the first included (1 to %d); 1 means no retry", maxAttempts)},
-			{Name: "backoff", Type: plugin.Duration, Default: "1s", Description: `wait before each new attempt, such as "1s" or "2m"`},
+			{Name: "backoff", Type: plugin.Duration, Default: "1s", Description: `wait before the second attempt, such as "1s" or "2m"; it doubles for each further attempt, up to 10 minutes`},
 		},
 	})
 	own := d.CheckFunc

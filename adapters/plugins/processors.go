@@ -178,7 +178,7 @@ func split() plugin.Descriptor {
 		Category:    plugin.Processor,
 		Description: "Emits one message per element of an array in the payload.",
 		Usage: `Pattern: HTTP_REQUEST -> SPLIT -> HTTP_REQUEST -> RESULT
-Each element of the array is emitted on "default" as a payload of its own, in order; an empty array emits nothing. A missing value or one that is not an array fails the attempt.
+Each element of the array is emitted on "default" as a payload of its own, in order; an empty array emits nothing. A missing value, one that is not an array, or an array of more than 10,000 elements fails the attempt.
 Example config: {"field": "body.items"}`,
 		Fields: []plugin.Field{
 			{Name: "field", Type: plugin.String, Description: `dotted path to the array inside the payload, such as "body.items"; absent means the payload itself`},
@@ -252,7 +252,7 @@ func logNode() plugin.Descriptor {
 		Category:    plugin.Processor,
 		Description: "Writes a line to the execution log and passes the message on unchanged.",
 		Usage: `Pattern: HTTP_REQUEST -(error)-> LOG -> RESULT
-Writes the message (or, without one, the payload as JSON) at the given level, then emits the message unchanged on "default". Secrets are redacted before logs are read.
+Writes the message (or, without one, the payload as JSON) at the given level, then emits the message unchanged on "default". A line longer than 1,024 bytes keeps its first 1,024 (cut on a character boundary) followed by "…". Secrets are redacted before logs are read.
 Example config: {"message": "order rejected by the API", "level": "warn"}`,
 		Fields: []plugin.Field{
 			{Name: "message", Type: plugin.String, Description: "text of the log line; absent means the payload as JSON"},

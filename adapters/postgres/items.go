@@ -128,7 +128,16 @@ func (s *ItemStore) DropParked(ctx context.Context, executionID string) (int, er
 
 // Inputs returns the payloads a node received, in arrival order.
 func (s *ItemStore) Inputs(ctx context.Context, executionID, nodeID string) ([]any, error) {
-	rows, err := s.db.Query(ctx, `SELECT payload FROM work_items WHERE execution_id = $1 AND node_id = $2 ORDER BY item_id`,
+	// A finished run's items may have been folded into execution_received
+	// (RetentionStore.Prune) in one transaction: one statement sees either
+	// every row here or the folded array, never half of each.
+	rows, err := s.db.Query(ctx, `
+		SELECT payload FROM (
+		    SELECT payload, item_id AS ord FROM work_items WHERE execution_id = $1 AND node_id = $2
+		    UNION ALL
+		    SELECT p.payload, p.ord FROM execution_received r, jsonb_array_elements(r.payloads) WITH ORDINALITY AS p(payload, ord)
+		     WHERE r.execution_id = $1 AND r.node_id = $2) i
+		 ORDER BY ord`,
 		executionID, nodeID)
 	if err != nil {
 		return nil, translate(err)

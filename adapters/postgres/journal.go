@@ -212,7 +212,7 @@ func (r *JournalReader) Journal(ctx context.Context, sessionID, executionID stri
 		return j, translate(err)
 	}
 	if !known {
-		return j, executionNotFound(executionID)
+		return j, notFoundOrDeleted(ctx, r.pool, sessionID, executionID, executionNotFound(executionID))
 	}
 	rows, err := r.pool.Query(ctx, `SELECT line FROM journal_records WHERE execution_id = $1 ORDER BY sequence`, executionID)
 	if err != nil {

@@ -52,3 +52,31 @@ func (q *Queue) Depth(ctx context.Context) (QueueDepth, error) {
 	}
 	return d, nil
 }
+
+// LiveExecutions counts the executions that have not ended, by status.
+type LiveExecutions struct {
+	Pending, Running, Paused int64
+}
+
+// LiveExecutions counts the executions that have not ended, for the
+// yukta_executions gauge. Like Depth it reads only the live rows: the
+// predicate is that of the executions_active partial index, so the finished
+// runs of the history are never read; a statement timeout caps it.
+func (q *Queue) LiveExecutions(ctx context.Context) (LiveExecutions, error) {
+	var l LiveExecutions
+	err := pgx.BeginTxFunc(ctx, q.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SET LOCAL statement_timeout = '"+depthStatementTimeout+"'"); err != nil {
+			return err
+		}
+		return tx.QueryRow(ctx, `
+			SELECT count(*) FILTER (WHERE status = 'PENDING'),
+			       count(*) FILTER (WHERE status = 'RUNNING'),
+			       count(*) FILTER (WHERE status = 'PAUSED')
+			  FROM executions
+			 WHERE status IN ('PENDING', 'RUNNING', 'PAUSED')`).Scan(&l.Pending, &l.Running, &l.Paused)
+	})
+	if err != nil {
+		return LiveExecutions{}, translate(err)
+	}
+	return l, nil
+}

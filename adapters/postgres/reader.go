@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -47,7 +48,11 @@ func (r *Reader) Execution(ctx context.Context, sessionID, id string) (execution
 	err := br.QueryRow().Scan(&v.ID, &v.SessionID, &v.WorkflowID, &status, &v.Draining, &v.StartedAt, &ended, &result, &v.Error,
 		&v.RestartOf, &v.FromNodeID, &v.Actor, &v.Channel)
 	if err != nil {
-		return v, notFound(err, executionNotFound(id))
+		if err = notFound(err, executionNotFound(id)); errors.Is(err, executionapp.ErrExecutionNotFound) {
+			br.Close()
+			return v, notFoundOrDeleted(ctx, r.pool, sessionID, id, err)
+		}
+		return v, err
 	}
 	v.Status = execution.Status(status)
 	if ended != nil {
@@ -129,11 +134,19 @@ func (r *Reader) LogsBefore(ctx context.Context, executionID string, before int6
 // before the cap, so other sessions' inputs never take a limited caller's
 // places.
 func (r *Reader) Inputs(ctx context.Context, q executionapp.InputQuery) ([]executionapp.Input, error) {
+	limit := q.Limit
+	if limit <= 0 {
+		limit = executionapp.MaxInputPage
+	}
+	if q.AfterID != "" && !validUUID(q.AfterID) {
+		return nil, nil // no input has this id, so none comes after it
+	}
 	rows, err := r.pool.Query(ctx, `SELECT `+inputColumns+` FROM inputs
 		 WHERE ($1 = '' OR session_id = $1) AND ($2 = '' OR execution_id = nullif($2, '')::uuid)
 		   AND (NOT $3 OR status = 'open')
 		   AND ($4::text[] IS NULL OR session_id = ANY ($4))
-		 ORDER BY created_at, input_id LIMIT 1000`, q.SessionID, q.ExecutionID, q.OnlyOpen, q.Sessions)
+		   AND ($6 = '' OR (created_at, input_id) > ($5::timestamptz, nullif($6, '')::uuid))
+		 ORDER BY created_at, input_id LIMIT $7`, q.SessionID, q.ExecutionID, q.OnlyOpen, q.Sessions, q.AfterAt, q.AfterID, limit)
 	if err != nil {
 		return nil, translate(err)
 	}

@@ -154,8 +154,14 @@ func TestInputsFilterBeforeTheCap(t *testing.T) {
 		t.Fatalf("inputs of a caller limited to mine: got %d (%v), want its one input %s", len(got), ids(got), own)
 	}
 	all, err := r.Inputs(ctx, executionapp.InputQuery{OnlyOpen: true})
-	if err != nil || len(all) != 1000 {
-		t.Fatalf("inputs of every session: got %d, %v; want the cap of 1000", len(all), err)
+	if err != nil || len(all) != executionapp.MaxInputPage {
+		t.Fatalf("inputs of every session: got %d, %v; want the cap of %d", len(all), err, executionapp.MaxInputPage)
+	}
+	// A page after the 500th input goes on from the 501st.
+	last := all[len(all)-1]
+	next, err := r.Inputs(ctx, executionapp.InputQuery{OnlyOpen: true, Limit: 10, AfterAt: last.CreatedAt, AfterID: last.ID})
+	if err != nil || len(next) != 10 || !next[0].CreatedAt.After(last.CreatedAt) || next[0].CreatedAt.Sub(last.CreatedAt) != time.Millisecond {
+		t.Fatalf("the page after the 500th input: %d inputs, %v", len(next), err)
 	}
 }
 

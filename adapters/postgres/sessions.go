@@ -11,6 +11,7 @@ import (
 	"github.com/yukta/yukta/application/executionapp"
 	"github.com/yukta/yukta/application/sessionapp"
 	"github.com/yukta/yukta/domain/fault"
+	"github.com/yukta/yukta/domain/retention"
 	"github.com/yukta/yukta/domain/session"
 )
 
@@ -36,10 +37,12 @@ func (s *SessionStore) get(ctx context.Context, id, lock string) (session.Sessio
 	var name, description, initiator, projectPath string
 	var tags []string
 	var maxRunning int
+	var retentionDays *int
+	var retentionJournals *string
 	err := s.db.QueryRow(ctx, `
-		SELECT name, description, initiator, tags, project_path, max_running
+		SELECT name, description, initiator, tags, project_path, max_running, retention_days, retention_journals
 		  FROM sessions WHERE session_id = $1`+lock, id).
-		Scan(&name, &description, &initiator, &tags, &projectPath, &maxRunning)
+		Scan(&name, &description, &initiator, &tags, &projectPath, &maxRunning, &retentionDays, &retentionJournals)
 	if err != nil {
 		return session.Session{}, notFound(err, sessionNotFound(id))
 	}
@@ -66,8 +69,12 @@ func (s *SessionStore) get(ctx context.Context, id, lock string) (session.Sessio
 	if err := rows.Err(); err != nil {
 		return session.Session{}, translate(err)
 	}
+	keep, err := retention.NewOverride(retentionDays, deref(retentionJournals))
+	if err != nil {
+		return session.Session{}, fmt.Errorf("postgres: session %s: stored retention: %w", id, err)
+	}
 	return session.RestoreSession(id, name, description, initiator, tags, projectPath, wfs).
-		WithLimits(session.Limits{MaxRunning: maxRunning}), nil
+		WithLimits(session.Limits{MaxRunning: maxRunning}).WithRetention(keep), nil
 }
 
 // Put upserts the session row, upserts each workflow and deletes the ones the
@@ -77,21 +84,31 @@ func (s *SessionStore) Put(ctx context.Context, ss session.Session, ch sessionap
 	if tags == nil {
 		tags = []string{}
 	}
+	var days *int
+	if d, set := ss.Retention().Days(); set {
+		days = &d
+	}
+	var journals *string
+	if j := ss.Retention().Journals(); j != "" {
+		js := string(j)
+		journals = &js
+	}
 	var created bool
 	// xmax = 0 only on a freshly inserted row: it tells created from replaced
 	// in the same statement, even when two applies race.
 	err := s.db.QueryRow(ctx, `
 		INSERT INTO sessions (session_id, name, description, initiator, tags, project_path, created_at, updated_at, updated_by, updated_via,
-		                      max_running)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, $10)
+		                      max_running, retention_days, retention_journals)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, $10, $11, $12)
 		ON CONFLICT (session_id) DO UPDATE SET
 		    name = EXCLUDED.name, description = EXCLUDED.description, initiator = EXCLUDED.initiator,
 		    tags = EXCLUDED.tags, project_path = EXCLUDED.project_path, max_running = EXCLUDED.max_running,
+		    retention_days = EXCLUDED.retention_days, retention_journals = EXCLUDED.retention_journals,
 		    updated_at = EXCLUDED.updated_at, updated_by = EXCLUDED.updated_by, updated_via = EXCLUDED.updated_via,
 		    version = sessions.version + 1
 		RETURNING (xmax = 0)`,
 		ss.ID(), ss.Name(), ss.Description(), ss.Initiator(), tags, ss.ProjectPath(), ch.At, ch.Actor, ch.Channel,
-		ss.Limits().MaxRunning).Scan(&created)
+		ss.Limits().MaxRunning, days, journals).Scan(&created)
 	if err != nil {
 		return false, nil, translate(err)
 	}
@@ -246,4 +263,11 @@ func (a *SessionAudit) SessionChanged(ctx context.Context, typ, sessionID string
 		INSERT INTO events (type, at, session_id, actor, channel, data) VALUES ($1, $2, $3, $4, $5, $6::jsonb)`,
 		typ, ch.At, sessionID, ch.Actor, ch.Channel, d)
 	return translate(err)
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/yukta/yukta/application/executionapp"
 	"github.com/yukta/yukta/application/sessionapp"
+	"github.com/yukta/yukta/domain/execution"
 )
 
 // Transactor opens transactions for the application's use cases.
@@ -35,6 +36,9 @@ type ExecutionTransactor struct {
 	// before the first transaction and only read after.
 	committed     []func()
 	statusChanged []func()
+	// runs hears of the runs each commit started and ended; nil when no
+	// one listens. Set before the first transaction.
+	runs executionapp.RunMetrics
 }
 
 // NewExecutionTransactor returns an ExecutionTransactor on pool.
@@ -47,14 +51,25 @@ var _ executionapp.Transactor = (*ExecutionTransactor)(nil)
 // WithinTx runs fn with execution stores bound to one transaction.
 func (t *ExecutionTransactor) WithinTx(ctx context.Context, fn func(context.Context, executionapp.Stores) error) error {
 	var events *EventStore
+	var runs *runNotes
 	err := inTx(ctx, t.pool, func(tx pgx.Tx) error {
-		events = &EventStore{db: tx}
-		return fn(ctx, executionapp.Stores{
+		// Each attempt notes afresh: a rolled-back attempt's notes are
+		// dropped with it.
+		events, runs = &EventStore{db: tx}, nil
+		st := executionapp.Stores{
 			Executions: &ExecutionStore{db: tx}, Items: &ItemStore{db: tx}, Events: events,
 			Logs: &LogStore{db: tx}, Commands: &CommandStore{db: tx}, Inputs: &InputStore{db: tx},
 			Signals: &SignalSender{db: tx}, Admission: &AdmissionStore{db: tx},
-		})
+		}
+		if t.runs != nil {
+			runs = &runNotes{}
+			st.Runs = runs
+		}
+		return fn(ctx, st)
 	})
+	if err == nil && runs != nil {
+		runs.replay(t.runs)
+	}
 	if err == nil && events.appended {
 		for _, f := range t.committed {
 			f()
@@ -79,6 +94,43 @@ func (t *ExecutionTransactor) OnCommittedEvents(f func()) { t.committed = append
 // them before the first transaction; f must not block.
 func (t *ExecutionTransactor) OnCommittedStatusChanges(f func()) {
 	t.statusChanged = append(t.statusChanged, f)
+}
+
+// OnCommittedRuns makes m hear of the runs each commit started and ended
+// (executionapp.RunMetrics), after the commit, on the committing goroutine.
+// Set it before the first transaction; m must not block.
+func (t *ExecutionTransactor) OnCommittedRuns(m executionapp.RunMetrics) { t.runs = m }
+
+// runNotes holds the runs one transaction attempt started and ended until
+// it commits.
+type runNotes struct {
+	started []runRef
+	ended   []runEnd
+}
+
+type runRef struct{ sessionID, workflowID string }
+
+type runEnd struct {
+	runRef
+	status execution.Status
+	took   time.Duration
+}
+
+func (n *runNotes) RunStarted(sessionID, workflowID string) {
+	n.started = append(n.started, runRef{sessionID, workflowID})
+}
+
+func (n *runNotes) RunEnded(sessionID, workflowID string, status execution.Status, took time.Duration) {
+	n.ended = append(n.ended, runEnd{runRef{sessionID, workflowID}, status, took})
+}
+
+func (n *runNotes) replay(m executionapp.RunMetrics) {
+	for _, r := range n.started {
+		m.RunStarted(r.sessionID, r.workflowID)
+	}
+	for _, r := range n.ended {
+		m.RunEnded(r.sessionID, r.workflowID, r.status, r.took)
+	}
 }
 
 // inTx commits when fn returns nil, rolls back otherwise, and retries a few

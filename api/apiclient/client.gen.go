@@ -569,6 +569,24 @@ func (e ReviewStepMove) Valid() bool {
 	}
 }
 
+// Defines values for SessionRetentionJournals.
+const (
+	Delete SessionRetentionJournals = "delete"
+	Keep   SessionRetentionJournals = "keep"
+)
+
+// Valid indicates whether the value is a known member of the SessionRetentionJournals enum.
+func (e SessionRetentionJournals) Valid() bool {
+	switch e {
+	case Delete:
+		return true
+	case Keep:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SignalKind.
 const (
 	CONSULTED SignalKind = "CONSULTED"
@@ -1022,7 +1040,7 @@ type CommandResult struct {
 	// Executions After a wait, the executions the command stopped or started, as the wait left them.
 	Executions         *[]Execution        `json:"executions,omitempty"`
 	Message            string              `json:"message"`
-	ResultExecutionIds []string            `json:"resultExecutionIds"`
+	ResultExecutionIds []ExecutionId       `json:"resultExecutionIds"`
 	Status             CommandResultStatus `json:"status"`
 }
 
@@ -1129,8 +1147,10 @@ type DryRunReport struct {
 	Evaluations []map[string]interface{} `json:"evaluations"`
 
 	// Events How many of the execution's events were replayed.
-	Events      int    `json:"events"`
-	ExecutionId string `json:"executionId"`
+	Events int `json:"events"`
+
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId ExecutionId `json:"executionId"`
 
 	// Fired The directives the rules would have sent, in event order.
 	Fired []map[string]interface{} `json:"fired"`
@@ -1143,7 +1163,8 @@ type DryRunReport struct {
 
 // DryRunRequest defines model for DryRunRequest.
 type DryRunRequest struct {
-	ExecutionId string `json:"executionId"`
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId ExecutionId `json:"executionId"`
 
 	// Parameters The preset's parameters.
 	Parameters *map[string]interface{} `json:"parameters,omitempty"`
@@ -1166,15 +1187,19 @@ type EdgeConfig struct {
 // Execution defines model for Execution.
 type Execution struct {
 	// Actor Who started it: key:<name>, supervisor:<id> or anonymous.
-	Actor       string          `json:"actor"`
-	Channel     string          `json:"channel"`
-	Draining    *bool           `json:"draining,omitempty"`
-	EndedAt     *time.Time      `json:"endedAt,omitempty"`
-	Error       *string         `json:"error,omitempty"`
-	ExecutionId string          `json:"executionId"`
+	Actor    string     `json:"actor"`
+	Channel  string     `json:"channel"`
+	Draining *bool      `json:"draining,omitempty"`
+	EndedAt  *time.Time `json:"endedAt,omitempty"`
+	Error    *string    `json:"error,omitempty"`
+
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId ExecutionId     `json:"executionId"`
 	FromNodeId  *string         `json:"fromNodeId,omitempty"`
 	Nodes       []ExecutionNode `json:"nodes"`
-	RestartOf   *string         `json:"restartOf,omitempty"`
+
+	// RestartOf An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	RestartOf *ExecutionId `json:"restartOf,omitempty"`
 
 	// Result What a RESULT node stored (absent until one did).
 	Result     interface{}     `json:"result,omitempty"`
@@ -1211,6 +1236,9 @@ type ExecutionCommandAction string
 // ExecutionCommandMode STOP only; default CANCEL.
 type ExecutionCommandMode string
 
+// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+type ExecutionId = string
+
 // ExecutionList defines model for ExecutionList.
 type ExecutionList struct {
 	Executions []ExecutionSummary `json:"executions"`
@@ -1246,12 +1274,16 @@ type ExecutionStatus string
 
 // ExecutionSummary defines model for ExecutionSummary.
 type ExecutionSummary struct {
-	EndedAt     *time.Time      `json:"endedAt,omitempty"`
-	ExecutionId string          `json:"executionId"`
-	RestartOf   *string         `json:"restartOf,omitempty"`
-	StartedAt   time.Time       `json:"startedAt"`
-	Status      ExecutionStatus `json:"status"`
-	WorkflowId  string          `json:"workflowId"`
+	EndedAt *time.Time `json:"endedAt,omitempty"`
+
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId ExecutionId `json:"executionId"`
+
+	// RestartOf An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	RestartOf  *ExecutionId    `json:"restartOf,omitempty"`
+	StartedAt  time.Time       `json:"startedAt"`
+	Status     ExecutionStatus `json:"status"`
+	WorkflowId string          `json:"workflowId"`
 }
 
 // ExpressionField defines model for ExpressionField.
@@ -1283,11 +1315,13 @@ type Id = string
 
 // Input defines model for Input.
 type Input struct {
-	Answer      interface{}             `json:"answer,omitempty"`
-	AnsweredAt  *time.Time              `json:"answeredAt,omitempty"`
-	AnsweredBy  *string                 `json:"answeredBy,omitempty"`
-	CreatedAt   time.Time               `json:"createdAt"`
-	ExecutionId string                  `json:"executionId"`
+	Answer     interface{} `json:"answer,omitempty"`
+	AnsweredAt *time.Time  `json:"answeredAt,omitempty"`
+	AnsweredBy *string     `json:"answeredBy,omitempty"`
+	CreatedAt  time.Time   `json:"createdAt"`
+
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId ExecutionId             `json:"executionId"`
 	InputId     string                  `json:"inputId"`
 	NodeId      string                  `json:"nodeId"`
 	Prompt      string                  `json:"prompt"`
@@ -1302,6 +1336,9 @@ type InputStatus string
 // InputList defines model for InputList.
 type InputList struct {
 	Inputs []Input `json:"inputs"`
+
+	// NextCursor Pass as `cursor` for the next page; absent on the last page.
+	NextCursor *string `json:"nextCursor,omitempty"`
 }
 
 // IssuedCredential A credential just issued, with its token. The token is in this answer only.
@@ -1353,8 +1390,10 @@ type JournalNodeViewStatus string
 // JournalProjection defines model for JournalProjection.
 type JournalProjection struct {
 	// ChainTip Its digest; absent for an empty journal.
-	ChainTip    *string           `json:"chainTip,omitempty"`
-	ExecutionId string            `json:"executionId"`
+	ChainTip *string `json:"chainTip,omitempty"`
+
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId ExecutionId       `json:"executionId"`
 	Nodes       []JournalNodeView `json:"nodes"`
 	Run         JournalRunView    `json:"run"`
 
@@ -1434,10 +1473,12 @@ type LogLine struct {
 // LogPage defines model for LogPage.
 type LogPage struct {
 	// Complete False when the 2 s limit stopped the count; totalMatched is then a lower bound.
-	Complete      bool      `json:"complete"`
-	ExecutionId   string    `json:"executionId"`
-	Lines         []LogLine `json:"lines"`
-	ReturnedLines int       `json:"returnedLines"`
+	Complete bool `json:"complete"`
+
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId   ExecutionId `json:"executionId"`
+	Lines         []LogLine   `json:"lines"`
+	ReturnedLines int         `json:"returnedLines"`
 
 	// TotalMatched Matching lines in the whole log (every line without a filter).
 	TotalMatched int64 `json:"totalMatched"`
@@ -1560,11 +1601,13 @@ type Review struct {
 	Channel string  `json:"channel"`
 
 	// Command The command under review in the directive vocabulary, such as {"type": "StopWorkflow", "target": "execution:<id>", "mode": "KILL"}.
-	Command     map[string]interface{} `json:"command"`
-	CreatedAt   time.Time              `json:"createdAt"`
-	Deadline    *time.Time             `json:"deadline,omitempty"`
-	ExecutionId *string                `json:"executionId,omitempty"`
-	NodeId      *string                `json:"nodeId,omitempty"`
+	Command   map[string]interface{} `json:"command"`
+	CreatedAt time.Time              `json:"createdAt"`
+	Deadline  *time.Time             `json:"deadline,omitempty"`
+
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId *ExecutionId `json:"executionId,omitempty"`
+	NodeId      *string      `json:"nodeId,omitempty"`
 
 	// Outcome What applying the command gave (APPLIED): commandId, status, message, resultExecutionIds or executionId, or refused.
 	Outcome  *map[string]interface{} `json:"outcome,omitempty"`
@@ -1672,12 +1715,15 @@ type SessionConfig struct {
 	Initiator   *string `json:"initiator,omitempty"`
 
 	// Limits Scheduler limits of the whole session (every workflow together).
-	Limits      *Limits          `json:"limits,omitempty"`
-	Name        string           `json:"name"`
-	ProjectPath *string          `json:"projectPath,omitempty"`
-	SessionId   *Id              `json:"sessionId,omitempty"`
-	Tags        *[]string        `json:"tags,omitempty"`
-	Workflows   []WorkflowConfig `json:"workflows"`
+	Limits      *Limits `json:"limits,omitempty"`
+	Name        string  `json:"name"`
+	ProjectPath *string `json:"projectPath,omitempty"`
+
+	// Retention This session's own retention (docs/operations.md, "Retention"). Each part left out inherits the server's setting (--retention-days, --retention-journals).
+	Retention *SessionRetention `json:"retention,omitempty"`
+	SessionId *Id               `json:"sessionId,omitempty"`
+	Tags      *[]string         `json:"tags,omitempty"`
+	Workflows []WorkflowConfig  `json:"workflows"`
 }
 
 // SessionList defines model for SessionList.
@@ -1686,6 +1732,18 @@ type SessionList struct {
 	NextCursor *string          `json:"nextCursor,omitempty"`
 	Sessions   []SessionSummary `json:"sessions"`
 }
+
+// SessionRetention This session's own retention (docs/operations.md, "Retention"). Each part left out inherits the server's setting (--retention-days, --retention-journals).
+type SessionRetention struct {
+	// Days Finished runs (SUCCESS, FAILURE, STOPPED) are deleted this many days after they ended; 0 keeps this session's runs forever whatever the server's setting.
+	Days *int `json:"days,omitempty"`
+
+	// Journals What deleting a run does to its journal; keep leaves it exportable and verifiable.
+	Journals *SessionRetentionJournals `json:"journals,omitempty"`
+}
+
+// SessionRetentionJournals What deleting a run does to its journal; keep leaves it exportable and verifiable.
+type SessionRetentionJournals string
 
 // SessionSummary defines model for SessionSummary.
 type SessionSummary struct {
@@ -1731,8 +1789,10 @@ type StartRequest struct {
 // StartResult defines model for StartResult.
 type StartResult struct {
 	// Execution After a wait, the run's status document as the wait left it (final when its status is SUCCESS, FAILURE or STOPPED).
-	Execution   *Execution      `json:"execution,omitempty"`
-	ExecutionId string          `json:"executionId"`
+	Execution *Execution `json:"execution,omitempty"`
+
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId ExecutionId     `json:"executionId"`
 	Status      ExecutionStatus `json:"status"`
 }
 
@@ -1935,6 +1995,35 @@ type Verdict struct {
 // VerdictVerdict defines model for Verdict.Verdict.
 type VerdictVerdict string
 
+// Version What the server knows about its own build (docs/operations.md, "Versions").
+type Version struct {
+	// GoVersion The Go toolchain that built the binary.
+	//
+	// Examples: go1.26.8
+	GoVersion string `json:"goVersion"`
+
+	// Modified The working tree had uncommitted changes when the binary was built.
+	Modified bool `json:"modified"`
+
+	// Platform GOOS/GOARCH of the binary.
+	//
+	// Examples: linux/amd64
+	Platform string `json:"platform"`
+
+	// Revision The full VCS commit the binary was built from; left out when unknown.
+	//
+	// Examples: 9447398842881290bd071bcdd33020d29cfb6305
+	Revision *string `json:"revision,omitempty"`
+
+	// RevisionTime The time of that commit; left out when unknown.
+	RevisionTime *time.Time `json:"revisionTime,omitempty"`
+
+	// Version The release (v1.2.3) when set at link time or installed with `go install …@v1.2.3`; the Go pseudo-version (v0.0.0-20261201123456-9447398abcde, `+dirty` with uncommitted changes) when built from a checkout; else `dev`.
+	//
+	// Examples: v1.2.3
+	Version string `json:"version"`
+}
+
 // Violation defines model for Violation.
 type Violation struct {
 	Message string `json:"message"`
@@ -1972,9 +2061,6 @@ type Channel string
 // EngineType defines model for EngineType.
 type EngineType = string
 
-// ExecutionId defines model for ExecutionId.
-type ExecutionId = string
-
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
 
@@ -1992,6 +2078,15 @@ type SupervisorId = Id
 
 // WorkflowId defines model for WorkflowId.
 type WorkflowId = Id
+
+// Forbidden defines model for Forbidden.
+type Forbidden = Problem
+
+// TooManyRequests defines model for TooManyRequests.
+type TooManyRequests = Problem
+
+// Unauthorized defines model for Unauthorized.
+type Unauthorized = Problem
 
 // AgentEventsParams defines parameters for AgentEvents.
 type AgentEventsParams struct {
@@ -2050,11 +2145,17 @@ type PostWebhookParams struct {
 
 // ListInputsParams defines parameters for ListInputs.
 type ListInputsParams struct {
-	SessionId   *Id                 `form:"sessionId,omitempty" json:"sessionId,omitempty"`
-	ExecutionId *openapi_types.UUID `form:"executionId,omitempty" json:"executionId,omitempty"`
+	SessionId   *Id          `form:"sessionId,omitempty" json:"sessionId,omitempty"`
+	ExecutionId *ExecutionId `form:"executionId,omitempty" json:"executionId,omitempty"`
 
 	// Status `open` (default) or `all`.
 	Status *ListInputsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// Limit Page size (1–500, default 100).
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The `nextCursor` of the previous page.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
 // ListInputsParamsStatus defines parameters for ListInputs.
@@ -2359,12 +2460,16 @@ type ClientInterface interface {
 
 	// AgentDelegateWithBody Open a delegation: ESCALATE a request to the supervisor's parent, or CONSULT the supervisor named by to. The target receives a DELEGATED or CONSULTED signal; the answer comes back to this supervisor as one with answer set. The same key opens one delegation (200 with it).
 	//
+	// The target answers with POST /delegations/{delegationId} before the deadline; the answer comes back to this supervisor as a signal.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/agent/v1/delegations (the `AgentDelegate` operationId).
 	AgentDelegateWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// AgentDelegate Open a delegation: ESCALATE a request to the supervisor's parent, or CONSULT the supervisor named by to. The target receives a DELEGATED or CONSULTED signal; the answer comes back to this supervisor as one with answer set. The same key opens one delegation (200 with it).
+	//
+	// The target answers with POST /delegations/{delegationId} before the deadline; the answer comes back to this supervisor as a signal.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2373,12 +2478,16 @@ type ClientInterface interface {
 
 	// AgentAnswerDelegationWithBody Answer a delegation sent to the supervisor (a DELEGATED or CONSULTED signal): {answer}. It takes one answer before its deadline; a second is 409.
 	//
+	// Answers a delegation this supervisor was sent; the sender gets the answer as a DELEGATED or CONSULTED signal with answer set.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/agent/v1/delegations/{delegationId} (the `AgentAnswerDelegation` operationId).
 	AgentAnswerDelegationWithBody(ctx context.Context, delegationId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// AgentAnswerDelegation Answer a delegation sent to the supervisor (a DELEGATED or CONSULTED signal): {answer}. It takes one answer before its deadline; a second is 409.
+	//
+	// Answers a delegation this supervisor was sent; the sender gets the answer as a DELEGATED or CONSULTED signal with answer set.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2405,30 +2514,42 @@ type ClientInterface interface {
 
 	// AgentEvents Signals as Server-Sent Events (id is the cursor, event the kind, data the envelope); resume with Last-Event-ID.
 	//
+	// The signals of /signals pushed as they come; each record's data is a Signal. A `: cursor <cursor>` comment every 15 s carries the position to resume from.
+	//
 	// Corresponds with GET /api/agent/v1/events (the `AgentEvents` operationId).
 	AgentEvents(ctx context.Context, params *AgentEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// AgentExecutions The unfinished executions of the owned units (at most 200).
+	//
+	// Runs of the owned units that are PENDING, RUNNING or PAUSED.
 	//
 	// Corresponds with GET /api/agent/v1/executions (the `AgentExecutions` operationId).
 	AgentExecutions(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// AgentExecution One owned execution with its node statuses; a run outside the owned units is 404.
 	//
+	// The run as GET /api/sessions/{sessionId}/executions/{executionId} shows it, for a run of an owned unit.
+	//
 	// Corresponds with GET /api/agent/v1/executions/{executionId} (the `AgentExecution` operationId).
 	AgentExecution(ctx context.Context, executionId ExecutionId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// AgentExecutionLogs The newest log lines of an owned execution (at most 200), secret values removed, control characters escaped.
+	//
+	// The log's last lines (tail, default 200), made safe to feed a model: secrets removed and control characters escaped.
 	//
 	// Corresponds with GET /api/agent/v1/executions/{executionId}/logs (the `AgentExecutionLogs` operationId).
 	AgentExecutionLogs(ctx context.Context, executionId ExecutionId, params *AgentExecutionLogsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// AgentInputs Open input requests of the owned units (at most 200).
 	//
+	// INPUT_REQUEST prompts waiting in runs of the owned units; answer one with an AnswerInput directive.
+	//
 	// Corresponds with GET /api/agent/v1/inputs (the `AgentInputs` operationId).
 	AgentInputs(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// AgentMCPWithBody The agent API as MCP tools (JSON-RPC over streamable HTTP, stateless, JSON answers, no server push): get_self, read_signals, list_owned_executions, get_execution, list_open_inputs, send_directive, answer_review.
+	//
+	// The same operations as this API, as MCP tools for agents that speak MCP; the credential and the limits are those of the agent API.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2437,12 +2558,16 @@ type ClientInterface interface {
 
 	// AgentMCP The agent API as MCP tools (JSON-RPC over streamable HTTP, stateless, JSON answers, no server push): get_self, read_signals, list_owned_executions, get_execution, list_open_inputs, send_directive, answer_review.
 	//
+	// The same operations as this API, as MCP tools for agents that speak MCP; the credential and the limits are those of the agent API.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /api/agent/v1/mcp (the `AgentMCP` operationId).
 	AgentMCP(ctx context.Context, body AgentMCPJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// AgentReviewWithBody Answer a review the supervisor was asked (REVIEW signal): {verdict: ALLOW|DENY|REQUIRE_APPROVAL|NO_OPINION, reason?}.
+	//
+	// The verdict on a command under review; ALLOW applies it, DENY refuses it, REQUIRE_APPROVAL parks it for an ADMIN, NO_OPINION passes it up. After the deadline the supervisor's default decision applies.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2451,6 +2576,8 @@ type ClientInterface interface {
 
 	// AgentReview Answer a review the supervisor was asked (REVIEW signal): {verdict: ALLOW|DENY|REQUIRE_APPROVAL|NO_OPINION, reason?}.
 	//
+	// The verdict on a command under review; ALLOW applies it, DENY refuses it, REQUIRE_APPROVAL parks it for an ADMIN, NO_OPINION passes it up. After the deadline the supervisor's default decision applies.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /api/agent/v1/reviews/{reviewId} (the `AgentReview` operationId).
@@ -2458,10 +2585,14 @@ type ClientInterface interface {
 
 	// AgentScheduler The scheduler's limits and queue depth; only for a supervisor that owns the server.
 	//
+	// As GET /api/scheduler; only a supervisor that owns `server` may read it (403 otherwise).
+	//
 	// Corresponds with GET /api/agent/v1/scheduler (the `AgentScheduler` operationId).
 	AgentScheduler(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// AgentSelf The supervisor the credential belongs to: owned units, parents, permissions, contract version.
+	//
+	// Read it first: what the supervisor owns and may send, which commands it reviews, its parent chain and the contract version (Yukta-Supervisor-Contract).
 	//
 	// Corresponds with GET /api/agent/v1/self (the `AgentSelf` operationId).
 	AgentSelf(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2475,10 +2606,14 @@ type ClientInterface interface {
 
 	// AgentSnapshot Owned unfinished executions, their open inputs, the hold ledger and a cursor to read signals on from.
 	//
+	// The state to start from after a (re)start: read it, then read signals after its cursor, so nothing between the two is missed.
+	//
 	// Corresponds with GET /api/agent/v1/snapshot (the `AgentSnapshot` operationId).
 	AgentSnapshot(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// AgentWorkflow A workflow of an owned unit, its nodes (id, type) and edges; never node settings.
+	//
+	// The shape of the workflow (node ids and types, edges), enough to name nodes in directives; settings stay hidden, since they may hold secrets.
 	//
 	// Corresponds with GET /api/agent/v1/workflows/{sessionId}/{workflowId} (the `AgentWorkflow` operationId).
 	AgentWorkflow(ctx context.Context, sessionId SessionId, workflowId WorkflowId, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2491,6 +2626,8 @@ type ClientInterface interface {
 	ListApprovals(ctx context.Context, params *ListApprovalsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetApproval Read one review, whatever its status, with every step and who took it.
+	//
+	// The review with its command, status, deadline and every step (who asked, who decided, why).
 	//
 	// Corresponds with GET /api/approvals/{approvalId} (the `GetApproval` operationId).
 	GetApproval(ctx context.Context, approvalId string, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2514,6 +2651,8 @@ type ClientInterface interface {
 	DecideApproval(ctx context.Context, approvalId string, body DecideApprovalJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// StreamEvents Every event (or one session's) as Server-Sent Events; resume with Last-Event-ID.
+	//
+	// Every event the key may read (or one session's with sessionId), from the start or after Last-Event-ID, then new ones as they are written. Each record's data is an EventEnvelope.
 	//
 	// Corresponds with GET /api/events (the `StreamEvents` operationId).
 	StreamEvents(ctx context.Context, params *StreamEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2546,7 +2685,9 @@ type ClientInterface interface {
 	// Corresponds with POST /api/hooks/{sessionId}/{workflowId} (the `PostWebhook` operationId).
 	PostWebhook(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *PostWebhookParams, body PostWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ListInputs Inputs that INPUT_REQUEST nodes asked for.
+	// ListInputs Inputs that INPUT_REQUEST nodes asked for, oldest first, one page at a time.
+	//
+	// Inputs pile up while nobody answers them, so they come in pages, keyset on the time they were asked and their id: answering inputs meanwhile neither repeats nor shifts the later pages. Follow `nextCursor` until it is absent.
 	//
 	// Corresponds with GET /api/inputs (the `ListInputs` operationId).
 	ListInputs(ctx context.Context, params *ListInputsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2571,20 +2712,28 @@ type ClientInterface interface {
 
 	// GetJournalPublicKey The ed25519 public key that verifies the server's journal checkpoints.
 	//
+	// The key (base64) that signs journal checkpoints; verify an exported journal offline with it (docs/journal.md).
+	//
 	// Corresponds with GET /api/journal/public-key (the `GetJournalPublicKey` operationId).
 	GetJournalPublicKey(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetOpenAPISpec This document.
+	//
+	// The contract the server was built from, byte for byte as embedded in the binary; generate clients from it. No key needed.
 	//
 	// Corresponds with GET /api/openapi.yaml (the `GetOpenAPISpec` operationId).
 	GetOpenAPISpec(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListPlugins The catalogue of node types.
 	//
+	// Every node type at once, with no paging: the catalogue is the fixed set of types this server was built with (about twenty), so a page would only add a round trip.
+	//
 	// Corresponds with GET /api/plugins (the `ListPlugins` operationId).
 	ListPlugins(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetPlugin One node type, its config fields, and its output ports for a given config.
+	//
+	// The node type's description, usage, config fields (type, default, options, secret) and the output ports a node with the given config has (ROUTER's ports are its routes).
 	//
 	// Corresponds with GET /api/plugins/{type} (the `GetPlugin` operationId).
 	GetPlugin(ctx context.Context, pType string, params *GetPluginParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2598,15 +2747,21 @@ type ClientInterface interface {
 
 	// ListSessions List sessions, in id order, one page at a time.
 	//
+	// Session summaries (id, name, workflow count, who applied it last), 50 a page by default; follow nextCursor. A session-limited key sees its own sessions only.
+	//
 	// Corresponds with GET /api/sessions (the `ListSessions` operationId).
 	ListSessions(ctx context.Context, params *ListSessionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteSession Delete a session, its workflows and its finished executions.
 	//
+	// Removes the session, its workflows and the history of its finished runs. Refused with 409 while a run of it is unfinished: stop those first.
+	//
 	// Corresponds with DELETE /api/sessions/{sessionId} (the `DeleteSession` operationId).
 	DeleteSession(ctx context.Context, sessionId SessionId, params *DeleteSessionParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetSession Read a whole session document; secret config fields read `***`.
+	//
+	// The document as applied, so it can be edited and sent back with PUT (a secret left as `***` keeps its stored value).
 	//
 	// Corresponds with GET /api/sessions/{sessionId} (the `GetSession` operationId).
 	GetSession(ctx context.Context, sessionId SessionId, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2635,15 +2790,21 @@ type ClientInterface interface {
 
 	// ListExecutions A session's execution history, newest first, one page at a time.
 	//
+	// Execution summaries of the session, newest first, filtered by workflow and status; 50 a page by default, follow nextCursor.
+	//
 	// Corresponds with GET /api/sessions/{sessionId}/executions (the `ListExecutions` operationId).
 	ListExecutions(ctx context.Context, sessionId SessionId, params *ListExecutionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetExecution The live status of an execution and each of its nodes.
 	//
+	// The run's status, result or error, who started it, and each node's status, counters and times. Poll it, or follow the event stream instead.
+	//
 	// Corresponds with GET /api/sessions/{sessionId}/executions/{executionId} (the `GetExecution` operationId).
 	GetExecution(ctx context.Context, sessionId SessionId, executionId ExecutionId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ControlExecutionWithBody PAUSE, RESUME, STOP (DRAIN|CANCEL|KILL), RESTART or RESTART_FROM_NODE an execution.
+	//
+	// Records the command with its actor and applies it in one transaction; a command the state refuses (such as an ifStatus the run does not have) is recorded as rejected and answered 409. A command a supervisor reviews answers 202 with its ticket.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2652,12 +2813,16 @@ type ClientInterface interface {
 
 	// ControlExecution PAUSE, RESUME, STOP (DRAIN|CANCEL|KILL), RESTART or RESTART_FROM_NODE an execution.
 	//
+	// Records the command with its actor and applies it in one transaction; a command the state refuses (such as an ifStatus the run does not have) is recorded as rejected and answered 409. A command a supervisor reviews answers 202 with its ticket.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /api/sessions/{sessionId}/executions/{executionId}/control (the `ControlExecution` operationId).
 	ControlExecution(ctx context.Context, sessionId SessionId, executionId ExecutionId, params *ControlExecutionParams, body ControlExecutionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// StreamExecutionEvents The execution's events as Server-Sent Events; resume with Last-Event-ID.
+	//
+	// Every event of the run from the start (or after Last-Event-ID), then new ones as they are written, pushed within about 100 ms. Each record's data is an EventEnvelope.
 	//
 	// Corresponds with GET /api/sessions/{sessionId}/executions/{executionId}/events (the `StreamExecutionEvents` operationId).
 	StreamExecutionEvents(ctx context.Context, sessionId SessionId, executionId ExecutionId, params *StreamExecutionEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2687,15 +2852,21 @@ type ClientInterface interface {
 
 	// GetExecutionLogs The last lines of an execution's log, optionally filtered by an RE2 pattern.
 	//
+	// At most 5,000 lines, oldest first, with how many lines matched in the whole log; the count stops after 2 s (complete is then false).
+	//
 	// Corresponds with GET /api/sessions/{sessionId}/executions/{executionId}/logs (the `GetExecutionLogs` operationId).
 	GetExecutionLogs(ctx context.Context, sessionId SessionId, executionId ExecutionId, params *GetExecutionLogsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ClearBreakpoint Remove the node's breakpoint.
 	//
+	// Removes the node's breakpoint; later messages pass it. Recorded like every command.
+	//
 	// Corresponds with DELETE /api/sessions/{sessionId}/executions/{executionId}/nodes/{nodeId}/breakpoint (the `ClearBreakpoint` operationId).
 	ClearBreakpoint(ctx context.Context, sessionId SessionId, executionId ExecutionId, nodeId NodeId, params *ClearBreakpointParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SetBreakpointWithBody Pause the node before a message whose field equals a value (or a CEL condition holds).
+	//
+	// The node pauses (PAUSED) before the first message that matches; RESUME the node to let it through.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2704,6 +2875,8 @@ type ClientInterface interface {
 
 	// SetBreakpoint Pause the node before a message whose field equals a value (or a CEL condition holds).
 	//
+	// The node pauses (PAUSED) before the first message that matches; RESUME the node to let it through.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with PUT /api/sessions/{sessionId}/executions/{executionId}/nodes/{nodeId}/breakpoint (the `SetBreakpoint` operationId).
@@ -2711,12 +2884,16 @@ type ClientInterface interface {
 
 	// ControlNodeWithBody PAUSE, RESUME, STOP, STEP_ENABLE, STEP, STEP_DISABLE, SKIP, UNSKIP, RETRY or BREAKPOINT_CLEAR one node.
 	//
+	// Steers one node of a live run: pause or step it message by message, skip it (messages pass through), or retry it after a failure in a new run. Recorded like every command.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/sessions/{sessionId}/executions/{executionId}/nodes/{nodeId}/control (the `ControlNode` operationId).
 	ControlNodeWithBody(ctx context.Context, sessionId SessionId, executionId ExecutionId, nodeId NodeId, params *ControlNodeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ControlNode PAUSE, RESUME, STOP, STEP_ENABLE, STEP, STEP_DISABLE, SKIP, UNSKIP, RETRY or BREAKPOINT_CLEAR one node.
+	//
+	// Steers one node of a live run: pause or step it message by message, skip it (messages pass through), or retry it after a failure in a new run. Recorded like every command.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2733,6 +2910,8 @@ type ClientInterface interface {
 	GetExecutionProjection(ctx context.Context, sessionId SessionId, executionId ExecutionId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetWorkflow Read one workflow's nodes and edges.
+	//
+	// The workflow as stored: its nodes (with their config, secrets masked), edges and limits.
 	//
 	// Corresponds with GET /api/sessions/{sessionId}/workflows/{workflowId} (the `GetWorkflow` operationId).
 	GetWorkflow(ctx context.Context, sessionId SessionId, workflowId Id, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2761,6 +2940,8 @@ type ClientInterface interface {
 
 	// StopWorkflowWithBody STOP_ALL — stop every active execution of a workflow.
 	//
+	// Stops every PENDING, RUNNING or PAUSED run of the workflow with one command (mode CANCEL by default, or DRAIN or KILL: docs/control.md). The answer lists the runs it stopped.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/stop (the `StopWorkflow` operationId).
@@ -2768,12 +2949,16 @@ type ClientInterface interface {
 
 	// StopWorkflow STOP_ALL — stop every active execution of a workflow.
 	//
+	// Stops every PENDING, RUNNING or PAUSED run of the workflow with one command (mode CANCEL by default, or DRAIN or KILL: docs/control.md). The answer lists the runs it stopped.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/stop (the `StopWorkflow` operationId).
 	StopWorkflow(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *StopWorkflowParams, body StopWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListSupervisorEngines The engine catalogue: rules, http, workflow and process.
+	//
+	// Every engine a supervisor can run on, with its settings, the signals it takes, an example and its presets.
 	//
 	// Corresponds with GET /api/supervisor-engines (the `ListSupervisorEngines` operationId).
 	ListSupervisorEngines(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2802,15 +2987,21 @@ type ClientInterface interface {
 
 	// GetSupervisorEngine One engine with its settings, defaults, signals, an example and its presets.
 	//
+	// One engine as the catalogue shows it (rules, http, workflow or process).
+	//
 	// Corresponds with GET /api/supervisor-engines/{type} (the `GetSupervisorEngine` operationId).
 	GetSupervisorEngine(ctx context.Context, pType EngineType, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListSupervisorEnginePresets The engine's presets (ready-made rule documents), with their parameters; empty for engines without.
 	//
+	// Ready-made rule documents (failure-guard, approval-gate, stall-watchdog, too-many-running) with their parameters and defaults; use one as engine.settings, or try it with POST /api/supervisor-engines/rules/dry-run.
+	//
 	// Corresponds with GET /api/supervisor-engines/{type}/presets (the `ListSupervisorEnginePresets` operationId).
 	ListSupervisorEnginePresets(ctx context.Context, pType EngineType, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetSupervisorEngineUsage How to write a supervisor of this engine: a guide, a whole example document and the variables its conditions may read.
+	//
+	// What an author (or an AI agent) needs to write a supervisor of this engine without reading the docs: a Markdown guide, a complete document, and the variables each CEL condition may read.
 	//
 	// Corresponds with GET /api/supervisor-engines/{type}/usage (the `GetSupervisorEngineUsage` operationId).
 	GetSupervisorEngineUsage(ctx context.Context, pType EngineType, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2823,6 +3014,8 @@ type ClientInterface interface {
 	ListSupervisors(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteSupervisor Delete a supervisor.
+	//
+	// Removes the supervisor and its credential. Refused with 409 while it is another supervisor's parent.
 	//
 	// Corresponds with DELETE /api/supervisors/{supervisorId} (the `DeleteSupervisor` operationId).
 	DeleteSupervisor(ctx context.Context, supervisorId SupervisorId, params *DeleteSupervisorParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2866,6 +3059,8 @@ type ClientInterface interface {
 
 	// RevokeCredential Revoke the supervisor's credential; its token is refused on every request after this answer.
 	//
+	// Deletes the credential; the agent using it gets 401 from its next request. Issue a new one with POST.
+	//
 	// Corresponds with DELETE /api/supervisors/{supervisorId}/credential (the `RevokeCredential` operationId).
 	RevokeCredential(ctx context.Context, supervisorId SupervisorId, params *RevokeCredentialParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -2890,7 +3085,16 @@ type ClientInterface interface {
 	// Corresponds with POST /api/supervisors/{supervisorId}/credential (the `IssueCredential` operationId).
 	IssueCredential(ctx context.Context, supervisorId SupervisorId, params *IssueCredentialParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetVersion The version of the server that answers, and the source revision it was built from.
+	//
+	// The same facts as `yukta version` and the `yukta_build_info` metric: the release (or the Go pseudo-version of a build from a checkout), the VCS revision and its time, whether the tree had uncommitted changes, the Go toolchain and the platform. Any key may read it, a session-limited one too (it says nothing about sessions); it is not public like the probes, because a revision and a toolchain version tell a scanner which known flaws to try.
+	//
+	// Corresponds with GET /api/version (the `GetVersion` operationId).
+	GetVersion(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetHealth Liveness: the process is up.
+	//
+	// Answers 200 as long as the process serves HTTP, whatever the database does; use it as a liveness probe (restart on failure). No key needed.
 	//
 	// Corresponds with GET /healthz (the `GetHealth` operationId).
 	GetHealth(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2904,11 +3108,15 @@ type ClientInterface interface {
 
 	// GetReady Readiness: the database answers and every migration is applied.
 	//
+	// Answers 200 when the database answers and every migration is applied, 503 otherwise; use it as a readiness probe (send traffic only when ready). No key needed.
+	//
 	// Corresponds with GET /readyz (the `GetReady` operationId).
 	GetReady(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // AgentDelegateWithBody Open a delegation: ESCALATE a request to the supervisor's parent, or CONSULT the supervisor named by to. The target receives a DELEGATED or CONSULTED signal; the answer comes back to this supervisor as one with answer set. The same key opens one delegation (200 with it).
+//
+// The target answers with POST /delegations/{delegationId} before the deadline; the answer comes back to this supervisor as a signal.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2927,6 +3135,8 @@ func (c *Client) AgentDelegateWithBody(ctx context.Context, contentType string, 
 
 // AgentDelegate Open a delegation: ESCALATE a request to the supervisor's parent, or CONSULT the supervisor named by to. The target receives a DELEGATED or CONSULTED signal; the answer comes back to this supervisor as one with answer set. The same key opens one delegation (200 with it).
 //
+// The target answers with POST /delegations/{delegationId} before the deadline; the answer comes back to this supervisor as a signal.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /api/agent/v1/delegations (the `AgentDelegate` operationId).
@@ -2944,6 +3154,8 @@ func (c *Client) AgentDelegate(ctx context.Context, body AgentDelegateJSONReques
 
 // AgentAnswerDelegationWithBody Answer a delegation sent to the supervisor (a DELEGATED or CONSULTED signal): {answer}. It takes one answer before its deadline; a second is 409.
 //
+// Answers a delegation this supervisor was sent; the sender gets the answer as a DELEGATED or CONSULTED signal with answer set.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /api/agent/v1/delegations/{delegationId} (the `AgentAnswerDelegation` operationId).
@@ -2960,6 +3172,8 @@ func (c *Client) AgentAnswerDelegationWithBody(ctx context.Context, delegationId
 }
 
 // AgentAnswerDelegation Answer a delegation sent to the supervisor (a DELEGATED or CONSULTED signal): {answer}. It takes one answer before its deadline; a second is 409.
+//
+// Answers a delegation this supervisor was sent; the sender gets the answer as a DELEGATED or CONSULTED signal with answer set.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3016,6 +3230,8 @@ func (c *Client) AgentDirective(ctx context.Context, body AgentDirectiveJSONRequ
 
 // AgentEvents Signals as Server-Sent Events (id is the cursor, event the kind, data the envelope); resume with Last-Event-ID.
 //
+// The signals of /signals pushed as they come; each record's data is a Signal. A `: cursor <cursor>` comment every 15 s carries the position to resume from.
+//
 // Corresponds with GET /api/agent/v1/events (the `AgentEvents` operationId).
 func (c *Client) AgentEvents(ctx context.Context, params *AgentEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAgentEventsRequest(c.Server, params)
@@ -3030,6 +3246,8 @@ func (c *Client) AgentEvents(ctx context.Context, params *AgentEventsParams, req
 }
 
 // AgentExecutions The unfinished executions of the owned units (at most 200).
+//
+// Runs of the owned units that are PENDING, RUNNING or PAUSED.
 //
 // Corresponds with GET /api/agent/v1/executions (the `AgentExecutions` operationId).
 func (c *Client) AgentExecutions(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3046,6 +3264,8 @@ func (c *Client) AgentExecutions(ctx context.Context, reqEditors ...RequestEdito
 
 // AgentExecution One owned execution with its node statuses; a run outside the owned units is 404.
 //
+// The run as GET /api/sessions/{sessionId}/executions/{executionId} shows it, for a run of an owned unit.
+//
 // Corresponds with GET /api/agent/v1/executions/{executionId} (the `AgentExecution` operationId).
 func (c *Client) AgentExecution(ctx context.Context, executionId ExecutionId, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAgentExecutionRequest(c.Server, executionId)
@@ -3060,6 +3280,8 @@ func (c *Client) AgentExecution(ctx context.Context, executionId ExecutionId, re
 }
 
 // AgentExecutionLogs The newest log lines of an owned execution (at most 200), secret values removed, control characters escaped.
+//
+// The log's last lines (tail, default 200), made safe to feed a model: secrets removed and control characters escaped.
 //
 // Corresponds with GET /api/agent/v1/executions/{executionId}/logs (the `AgentExecutionLogs` operationId).
 func (c *Client) AgentExecutionLogs(ctx context.Context, executionId ExecutionId, params *AgentExecutionLogsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3076,6 +3298,8 @@ func (c *Client) AgentExecutionLogs(ctx context.Context, executionId ExecutionId
 
 // AgentInputs Open input requests of the owned units (at most 200).
 //
+// INPUT_REQUEST prompts waiting in runs of the owned units; answer one with an AnswerInput directive.
+//
 // Corresponds with GET /api/agent/v1/inputs (the `AgentInputs` operationId).
 func (c *Client) AgentInputs(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAgentInputsRequest(c.Server)
@@ -3090,6 +3314,8 @@ func (c *Client) AgentInputs(ctx context.Context, reqEditors ...RequestEditorFn)
 }
 
 // AgentMCPWithBody The agent API as MCP tools (JSON-RPC over streamable HTTP, stateless, JSON answers, no server push): get_self, read_signals, list_owned_executions, get_execution, list_open_inputs, send_directive, answer_review.
+//
+// The same operations as this API, as MCP tools for agents that speak MCP; the credential and the limits are those of the agent API.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3108,6 +3334,8 @@ func (c *Client) AgentMCPWithBody(ctx context.Context, contentType string, body 
 
 // AgentMCP The agent API as MCP tools (JSON-RPC over streamable HTTP, stateless, JSON answers, no server push): get_self, read_signals, list_owned_executions, get_execution, list_open_inputs, send_directive, answer_review.
 //
+// The same operations as this API, as MCP tools for agents that speak MCP; the credential and the limits are those of the agent API.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /api/agent/v1/mcp (the `AgentMCP` operationId).
@@ -3124,6 +3352,8 @@ func (c *Client) AgentMCP(ctx context.Context, body AgentMCPJSONRequestBody, req
 }
 
 // AgentReviewWithBody Answer a review the supervisor was asked (REVIEW signal): {verdict: ALLOW|DENY|REQUIRE_APPROVAL|NO_OPINION, reason?}.
+//
+// The verdict on a command under review; ALLOW applies it, DENY refuses it, REQUIRE_APPROVAL parks it for an ADMIN, NO_OPINION passes it up. After the deadline the supervisor's default decision applies.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3142,6 +3372,8 @@ func (c *Client) AgentReviewWithBody(ctx context.Context, reviewId string, conte
 
 // AgentReview Answer a review the supervisor was asked (REVIEW signal): {verdict: ALLOW|DENY|REQUIRE_APPROVAL|NO_OPINION, reason?}.
 //
+// The verdict on a command under review; ALLOW applies it, DENY refuses it, REQUIRE_APPROVAL parks it for an ADMIN, NO_OPINION passes it up. After the deadline the supervisor's default decision applies.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /api/agent/v1/reviews/{reviewId} (the `AgentReview` operationId).
@@ -3159,6 +3391,8 @@ func (c *Client) AgentReview(ctx context.Context, reviewId string, body AgentRev
 
 // AgentScheduler The scheduler's limits and queue depth; only for a supervisor that owns the server.
 //
+// As GET /api/scheduler; only a supervisor that owns `server` may read it (403 otherwise).
+//
 // Corresponds with GET /api/agent/v1/scheduler (the `AgentScheduler` operationId).
 func (c *Client) AgentScheduler(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAgentSchedulerRequest(c.Server)
@@ -3173,6 +3407,8 @@ func (c *Client) AgentScheduler(ctx context.Context, reqEditors ...RequestEditor
 }
 
 // AgentSelf The supervisor the credential belongs to: owned units, parents, permissions, contract version.
+//
+// Read it first: what the supervisor owns and may send, which commands it reviews, its parent chain and the contract version (Yukta-Supervisor-Contract).
 //
 // Corresponds with GET /api/agent/v1/self (the `AgentSelf` operationId).
 func (c *Client) AgentSelf(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3206,6 +3442,8 @@ func (c *Client) AgentSignals(ctx context.Context, params *AgentSignalsParams, r
 
 // AgentSnapshot Owned unfinished executions, their open inputs, the hold ledger and a cursor to read signals on from.
 //
+// The state to start from after a (re)start: read it, then read signals after its cursor, so nothing between the two is missed.
+//
 // Corresponds with GET /api/agent/v1/snapshot (the `AgentSnapshot` operationId).
 func (c *Client) AgentSnapshot(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAgentSnapshotRequest(c.Server)
@@ -3220,6 +3458,8 @@ func (c *Client) AgentSnapshot(ctx context.Context, reqEditors ...RequestEditorF
 }
 
 // AgentWorkflow A workflow of an owned unit, its nodes (id, type) and edges; never node settings.
+//
+// The shape of the workflow (node ids and types, edges), enough to name nodes in directives; settings stay hidden, since they may hold secrets.
 //
 // Corresponds with GET /api/agent/v1/workflows/{sessionId}/{workflowId} (the `AgentWorkflow` operationId).
 func (c *Client) AgentWorkflow(ctx context.Context, sessionId SessionId, workflowId WorkflowId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3252,6 +3492,8 @@ func (c *Client) ListApprovals(ctx context.Context, params *ListApprovalsParams,
 }
 
 // GetApproval Read one review, whatever its status, with every step and who took it.
+//
+// The review with its command, status, deadline and every step (who asked, who decided, why).
 //
 // Corresponds with GET /api/approvals/{approvalId} (the `GetApproval` operationId).
 func (c *Client) GetApproval(ctx context.Context, approvalId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3305,6 +3547,8 @@ func (c *Client) DecideApproval(ctx context.Context, approvalId string, body Dec
 }
 
 // StreamEvents Every event (or one session's) as Server-Sent Events; resume with Last-Event-ID.
+//
+// Every event the key may read (or one session's with sessionId), from the start or after Last-Event-ID, then new ones as they are written. Each record's data is an EventEnvelope.
 //
 // Corresponds with GET /api/events (the `StreamEvents` operationId).
 func (c *Client) StreamEvents(ctx context.Context, params *StreamEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3367,7 +3611,9 @@ func (c *Client) PostWebhook(ctx context.Context, sessionId SessionId, workflowI
 	return c.Client.Do(req)
 }
 
-// ListInputs Inputs that INPUT_REQUEST nodes asked for.
+// ListInputs Inputs that INPUT_REQUEST nodes asked for, oldest first, one page at a time.
+//
+// Inputs pile up while nobody answers them, so they come in pages, keyset on the time they were asked and their id: answering inputs meanwhile neither repeats nor shifts the later pages. Follow `nextCursor` until it is absent.
 //
 // Corresponds with GET /api/inputs (the `ListInputs` operationId).
 func (c *Client) ListInputs(ctx context.Context, params *ListInputsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3422,6 +3668,8 @@ func (c *Client) AnswerInput(ctx context.Context, inputId openapi_types.UUID, pa
 
 // GetJournalPublicKey The ed25519 public key that verifies the server's journal checkpoints.
 //
+// The key (base64) that signs journal checkpoints; verify an exported journal offline with it (docs/journal.md).
+//
 // Corresponds with GET /api/journal/public-key (the `GetJournalPublicKey` operationId).
 func (c *Client) GetJournalPublicKey(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetJournalPublicKeyRequest(c.Server)
@@ -3436,6 +3684,8 @@ func (c *Client) GetJournalPublicKey(ctx context.Context, reqEditors ...RequestE
 }
 
 // GetOpenAPISpec This document.
+//
+// The contract the server was built from, byte for byte as embedded in the binary; generate clients from it. No key needed.
 //
 // Corresponds with GET /api/openapi.yaml (the `GetOpenAPISpec` operationId).
 func (c *Client) GetOpenAPISpec(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3452,6 +3702,8 @@ func (c *Client) GetOpenAPISpec(ctx context.Context, reqEditors ...RequestEditor
 
 // ListPlugins The catalogue of node types.
 //
+// Every node type at once, with no paging: the catalogue is the fixed set of types this server was built with (about twenty), so a page would only add a round trip.
+//
 // Corresponds with GET /api/plugins (the `ListPlugins` operationId).
 func (c *Client) ListPlugins(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListPluginsRequest(c.Server)
@@ -3466,6 +3718,8 @@ func (c *Client) ListPlugins(ctx context.Context, reqEditors ...RequestEditorFn)
 }
 
 // GetPlugin One node type, its config fields, and its output ports for a given config.
+//
+// The node type's description, usage, config fields (type, default, options, secret) and the output ports a node with the given config has (ROUTER's ports are its routes).
 //
 // Corresponds with GET /api/plugins/{type} (the `GetPlugin` operationId).
 func (c *Client) GetPlugin(ctx context.Context, pType string, params *GetPluginParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3499,6 +3753,8 @@ func (c *Client) GetSchedulerStatus(ctx context.Context, reqEditors ...RequestEd
 
 // ListSessions List sessions, in id order, one page at a time.
 //
+// Session summaries (id, name, workflow count, who applied it last), 50 a page by default; follow nextCursor. A session-limited key sees its own sessions only.
+//
 // Corresponds with GET /api/sessions (the `ListSessions` operationId).
 func (c *Client) ListSessions(ctx context.Context, params *ListSessionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListSessionsRequest(c.Server, params)
@@ -3514,6 +3770,8 @@ func (c *Client) ListSessions(ctx context.Context, params *ListSessionsParams, r
 
 // DeleteSession Delete a session, its workflows and its finished executions.
 //
+// Removes the session, its workflows and the history of its finished runs. Refused with 409 while a run of it is unfinished: stop those first.
+//
 // Corresponds with DELETE /api/sessions/{sessionId} (the `DeleteSession` operationId).
 func (c *Client) DeleteSession(ctx context.Context, sessionId SessionId, params *DeleteSessionParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDeleteSessionRequest(c.Server, sessionId, params)
@@ -3528,6 +3786,8 @@ func (c *Client) DeleteSession(ctx context.Context, sessionId SessionId, params 
 }
 
 // GetSession Read a whole session document; secret config fields read `***`.
+//
+// The document as applied, so it can be edited and sent back with PUT (a secret left as `***` keeps its stored value).
 //
 // Corresponds with GET /api/sessions/{sessionId} (the `GetSession` operationId).
 func (c *Client) GetSession(ctx context.Context, sessionId SessionId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3586,6 +3846,8 @@ func (c *Client) PutSession(ctx context.Context, sessionId SessionId, params *Pu
 
 // ListExecutions A session's execution history, newest first, one page at a time.
 //
+// Execution summaries of the session, newest first, filtered by workflow and status; 50 a page by default, follow nextCursor.
+//
 // Corresponds with GET /api/sessions/{sessionId}/executions (the `ListExecutions` operationId).
 func (c *Client) ListExecutions(ctx context.Context, sessionId SessionId, params *ListExecutionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListExecutionsRequest(c.Server, sessionId, params)
@@ -3601,6 +3863,8 @@ func (c *Client) ListExecutions(ctx context.Context, sessionId SessionId, params
 
 // GetExecution The live status of an execution and each of its nodes.
 //
+// The run's status, result or error, who started it, and each node's status, counters and times. Poll it, or follow the event stream instead.
+//
 // Corresponds with GET /api/sessions/{sessionId}/executions/{executionId} (the `GetExecution` operationId).
 func (c *Client) GetExecution(ctx context.Context, sessionId SessionId, executionId ExecutionId, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetExecutionRequest(c.Server, sessionId, executionId)
@@ -3615,6 +3879,8 @@ func (c *Client) GetExecution(ctx context.Context, sessionId SessionId, executio
 }
 
 // ControlExecutionWithBody PAUSE, RESUME, STOP (DRAIN|CANCEL|KILL), RESTART or RESTART_FROM_NODE an execution.
+//
+// Records the command with its actor and applies it in one transaction; a command the state refuses (such as an ifStatus the run does not have) is recorded as rejected and answered 409. A command a supervisor reviews answers 202 with its ticket.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3633,6 +3899,8 @@ func (c *Client) ControlExecutionWithBody(ctx context.Context, sessionId Session
 
 // ControlExecution PAUSE, RESUME, STOP (DRAIN|CANCEL|KILL), RESTART or RESTART_FROM_NODE an execution.
 //
+// Records the command with its actor and applies it in one transaction; a command the state refuses (such as an ifStatus the run does not have) is recorded as rejected and answered 409. A command a supervisor reviews answers 202 with its ticket.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /api/sessions/{sessionId}/executions/{executionId}/control (the `ControlExecution` operationId).
@@ -3649,6 +3917,8 @@ func (c *Client) ControlExecution(ctx context.Context, sessionId SessionId, exec
 }
 
 // StreamExecutionEvents The execution's events as Server-Sent Events; resume with Last-Event-ID.
+//
+// Every event of the run from the start (or after Last-Event-ID), then new ones as they are written, pushed within about 100 ms. Each record's data is an EventEnvelope.
 //
 // Corresponds with GET /api/sessions/{sessionId}/executions/{executionId}/events (the `StreamExecutionEvents` operationId).
 func (c *Client) StreamExecutionEvents(ctx context.Context, sessionId SessionId, executionId ExecutionId, params *StreamExecutionEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3708,6 +3978,8 @@ func (c *Client) VerifyJournal(ctx context.Context, sessionId SessionId, executi
 
 // GetExecutionLogs The last lines of an execution's log, optionally filtered by an RE2 pattern.
 //
+// At most 5,000 lines, oldest first, with how many lines matched in the whole log; the count stops after 2 s (complete is then false).
+//
 // Corresponds with GET /api/sessions/{sessionId}/executions/{executionId}/logs (the `GetExecutionLogs` operationId).
 func (c *Client) GetExecutionLogs(ctx context.Context, sessionId SessionId, executionId ExecutionId, params *GetExecutionLogsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetExecutionLogsRequest(c.Server, sessionId, executionId, params)
@@ -3723,6 +3995,8 @@ func (c *Client) GetExecutionLogs(ctx context.Context, sessionId SessionId, exec
 
 // ClearBreakpoint Remove the node's breakpoint.
 //
+// Removes the node's breakpoint; later messages pass it. Recorded like every command.
+//
 // Corresponds with DELETE /api/sessions/{sessionId}/executions/{executionId}/nodes/{nodeId}/breakpoint (the `ClearBreakpoint` operationId).
 func (c *Client) ClearBreakpoint(ctx context.Context, sessionId SessionId, executionId ExecutionId, nodeId NodeId, params *ClearBreakpointParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewClearBreakpointRequest(c.Server, sessionId, executionId, nodeId, params)
@@ -3737,6 +4011,8 @@ func (c *Client) ClearBreakpoint(ctx context.Context, sessionId SessionId, execu
 }
 
 // SetBreakpointWithBody Pause the node before a message whose field equals a value (or a CEL condition holds).
+//
+// The node pauses (PAUSED) before the first message that matches; RESUME the node to let it through.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3755,6 +4031,8 @@ func (c *Client) SetBreakpointWithBody(ctx context.Context, sessionId SessionId,
 
 // SetBreakpoint Pause the node before a message whose field equals a value (or a CEL condition holds).
 //
+// The node pauses (PAUSED) before the first message that matches; RESUME the node to let it through.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with PUT /api/sessions/{sessionId}/executions/{executionId}/nodes/{nodeId}/breakpoint (the `SetBreakpoint` operationId).
@@ -3772,6 +4050,8 @@ func (c *Client) SetBreakpoint(ctx context.Context, sessionId SessionId, executi
 
 // ControlNodeWithBody PAUSE, RESUME, STOP, STEP_ENABLE, STEP, STEP_DISABLE, SKIP, UNSKIP, RETRY or BREAKPOINT_CLEAR one node.
 //
+// Steers one node of a live run: pause or step it message by message, skip it (messages pass through), or retry it after a failure in a new run. Recorded like every command.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /api/sessions/{sessionId}/executions/{executionId}/nodes/{nodeId}/control (the `ControlNode` operationId).
@@ -3788,6 +4068,8 @@ func (c *Client) ControlNodeWithBody(ctx context.Context, sessionId SessionId, e
 }
 
 // ControlNode PAUSE, RESUME, STOP, STEP_ENABLE, STEP, STEP_DISABLE, SKIP, UNSKIP, RETRY or BREAKPOINT_CLEAR one node.
+//
+// Steers one node of a live run: pause or step it message by message, skip it (messages pass through), or retry it after a failure in a new run. Recorded like every command.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3824,6 +4106,8 @@ func (c *Client) GetExecutionProjection(ctx context.Context, sessionId SessionId
 }
 
 // GetWorkflow Read one workflow's nodes and edges.
+//
+// The workflow as stored: its nodes (with their config, secrets masked), edges and limits.
 //
 // Corresponds with GET /api/sessions/{sessionId}/workflows/{workflowId} (the `GetWorkflow` operationId).
 func (c *Client) GetWorkflow(ctx context.Context, sessionId SessionId, workflowId Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3882,6 +4166,8 @@ func (c *Client) StartExecution(ctx context.Context, sessionId SessionId, workfl
 
 // StopWorkflowWithBody STOP_ALL — stop every active execution of a workflow.
 //
+// Stops every PENDING, RUNNING or PAUSED run of the workflow with one command (mode CANCEL by default, or DRAIN or KILL: docs/control.md). The answer lists the runs it stopped.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/stop (the `StopWorkflow` operationId).
@@ -3899,6 +4185,8 @@ func (c *Client) StopWorkflowWithBody(ctx context.Context, sessionId SessionId, 
 
 // StopWorkflow STOP_ALL — stop every active execution of a workflow.
 //
+// Stops every PENDING, RUNNING or PAUSED run of the workflow with one command (mode CANCEL by default, or DRAIN or KILL: docs/control.md). The answer lists the runs it stopped.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/stop (the `StopWorkflow` operationId).
@@ -3915,6 +4203,8 @@ func (c *Client) StopWorkflow(ctx context.Context, sessionId SessionId, workflow
 }
 
 // ListSupervisorEngines The engine catalogue: rules, http, workflow and process.
+//
+// Every engine a supervisor can run on, with its settings, the signals it takes, an example and its presets.
 //
 // Corresponds with GET /api/supervisor-engines (the `ListSupervisorEngines` operationId).
 func (c *Client) ListSupervisorEngines(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3973,6 +4263,8 @@ func (c *Client) DryRunRules(ctx context.Context, body DryRunRulesJSONRequestBod
 
 // GetSupervisorEngine One engine with its settings, defaults, signals, an example and its presets.
 //
+// One engine as the catalogue shows it (rules, http, workflow or process).
+//
 // Corresponds with GET /api/supervisor-engines/{type} (the `GetSupervisorEngine` operationId).
 func (c *Client) GetSupervisorEngine(ctx context.Context, pType EngineType, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetSupervisorEngineRequest(c.Server, pType)
@@ -3988,6 +4280,8 @@ func (c *Client) GetSupervisorEngine(ctx context.Context, pType EngineType, reqE
 
 // ListSupervisorEnginePresets The engine's presets (ready-made rule documents), with their parameters; empty for engines without.
 //
+// Ready-made rule documents (failure-guard, approval-gate, stall-watchdog, too-many-running) with their parameters and defaults; use one as engine.settings, or try it with POST /api/supervisor-engines/rules/dry-run.
+//
 // Corresponds with GET /api/supervisor-engines/{type}/presets (the `ListSupervisorEnginePresets` operationId).
 func (c *Client) ListSupervisorEnginePresets(ctx context.Context, pType EngineType, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListSupervisorEnginePresetsRequest(c.Server, pType)
@@ -4002,6 +4296,8 @@ func (c *Client) ListSupervisorEnginePresets(ctx context.Context, pType EngineTy
 }
 
 // GetSupervisorEngineUsage How to write a supervisor of this engine: a guide, a whole example document and the variables its conditions may read.
+//
+// What an author (or an AI agent) needs to write a supervisor of this engine without reading the docs: a Markdown guide, a complete document, and the variables each CEL condition may read.
 //
 // Corresponds with GET /api/supervisor-engines/{type}/usage (the `GetSupervisorEngineUsage` operationId).
 func (c *Client) GetSupervisorEngineUsage(ctx context.Context, pType EngineType, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4034,6 +4330,8 @@ func (c *Client) ListSupervisors(ctx context.Context, reqEditors ...RequestEdito
 }
 
 // DeleteSupervisor Delete a supervisor.
+//
+// Removes the supervisor and its credential. Refused with 409 while it is another supervisor's parent.
 //
 // Corresponds with DELETE /api/supervisors/{supervisorId} (the `DeleteSupervisor` operationId).
 func (c *Client) DeleteSupervisor(ctx context.Context, supervisorId SupervisorId, params *DeleteSupervisorParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4117,6 +4415,8 @@ func (c *Client) PutSupervisor(ctx context.Context, supervisorId SupervisorId, p
 
 // RevokeCredential Revoke the supervisor's credential; its token is refused on every request after this answer.
 //
+// Deletes the credential; the agent using it gets 401 from its next request. Issue a new one with POST.
+//
 // Corresponds with DELETE /api/supervisors/{supervisorId}/credential (the `RevokeCredential` operationId).
 func (c *Client) RevokeCredential(ctx context.Context, supervisorId SupervisorId, params *RevokeCredentialParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRevokeCredentialRequest(c.Server, supervisorId, params)
@@ -4171,7 +4471,26 @@ func (c *Client) IssueCredential(ctx context.Context, supervisorId SupervisorId,
 	return c.Client.Do(req)
 }
 
+// GetVersion The version of the server that answers, and the source revision it was built from.
+//
+// The same facts as `yukta version` and the `yukta_build_info` metric: the release (or the Go pseudo-version of a build from a checkout), the VCS revision and its time, whether the tree had uncommitted changes, the Go toolchain and the platform. Any key may read it, a session-limited one too (it says nothing about sessions); it is not public like the probes, because a revision and a toolchain version tell a scanner which known flaws to try.
+//
+// Corresponds with GET /api/version (the `GetVersion` operationId).
+func (c *Client) GetVersion(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetVersionRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetHealth Liveness: the process is up.
+//
+// Answers 200 as long as the process serves HTTP, whatever the database does; use it as a liveness probe (restart on failure). No key needed.
 //
 // Corresponds with GET /healthz (the `GetHealth` operationId).
 func (c *Client) GetHealth(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4204,6 +4523,8 @@ func (c *Client) GetMetrics(ctx context.Context, reqEditors ...RequestEditorFn) 
 }
 
 // GetReady Readiness: the database answers and every migration is applied.
+//
+// Answers 200 when the database answers and every migration is applied, 503 otherwise; use it as a readiness probe (send traffic only when ready). No key needed.
 //
 // Corresponds with GET /readyz (the `GetReady` operationId).
 func (c *Client) GetReady(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4447,7 +4768,7 @@ func NewAgentExecutionRequest(server string, executionId ExecutionId) (*http.Req
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
 	if err != nil {
 		return nil, err
 	}
@@ -4481,7 +4802,7 @@ func NewAgentExecutionLogsRequest(server string, executionId ExecutionId, params
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
 	if err != nil {
 		return nil, err
 	}
@@ -5221,6 +5542,30 @@ func NewListInputsRequest(server string, params *ListInputsParams) (*http.Reques
 
 		}
 
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -5814,7 +6159,7 @@ func NewGetExecutionRequest(server string, sessionId SessionId, executionId Exec
 
 	var pathParam1 string
 
-	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
 	if err != nil {
 		return nil, err
 	}
@@ -5866,7 +6211,7 @@ func NewControlExecutionRequestWithBody(server string, sessionId SessionId, exec
 
 	var pathParam1 string
 
-	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
 	if err != nil {
 		return nil, err
 	}
@@ -5924,7 +6269,7 @@ func NewStreamExecutionEventsRequest(server string, sessionId SessionId, executi
 
 	var pathParam1 string
 
-	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
 	if err != nil {
 		return nil, err
 	}
@@ -5980,7 +6325,7 @@ func NewExportJournalRequest(server string, sessionId SessionId, executionId Exe
 
 	var pathParam1 string
 
-	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
 	if err != nil {
 		return nil, err
 	}
@@ -6021,7 +6366,7 @@ func NewVerifyJournalRequest(server string, sessionId SessionId, executionId Exe
 
 	var pathParam1 string
 
-	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
 	if err != nil {
 		return nil, err
 	}
@@ -6062,7 +6407,7 @@ func NewGetExecutionLogsRequest(server string, sessionId SessionId, executionId 
 
 	var pathParam1 string
 
-	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
 	if err != nil {
 		return nil, err
 	}
@@ -6142,7 +6487,7 @@ func NewClearBreakpointRequest(server string, sessionId SessionId, executionId E
 
 	var pathParam1 string
 
-	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
 	if err != nil {
 		return nil, err
 	}
@@ -6216,7 +6561,7 @@ func NewSetBreakpointRequestWithBody(server string, sessionId SessionId, executi
 
 	var pathParam1 string
 
-	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
 	if err != nil {
 		return nil, err
 	}
@@ -6292,7 +6637,7 @@ func NewControlNodeRequestWithBody(server string, sessionId SessionId, execution
 
 	var pathParam1 string
 
-	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
 	if err != nil {
 		return nil, err
 	}
@@ -6357,7 +6702,7 @@ func NewGetExecutionProjectionRequest(server string, sessionId SessionId, execut
 
 	var pathParam1 string
 
-	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
 	if err != nil {
 		return nil, err
 	}
@@ -7087,6 +7432,33 @@ func NewIssueCredentialRequest(server string, supervisorId SupervisorId, params 
 	return req, nil
 }
 
+// NewGetVersionRequest constructs an http.Request for the GetVersion method
+func NewGetVersionRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/version")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetHealthRequest constructs an http.Request for the GetHealth method
 func NewGetHealthRequest(server string) (*http.Request, error) {
 	var err error
@@ -7214,12 +7586,16 @@ type ClientWithResponsesInterface interface {
 
 	// AgentDelegateWithBodyWithResponse Open a delegation: ESCALATE a request to the supervisor's parent, or CONSULT the supervisor named by to. The target receives a DELEGATED or CONSULTED signal; the answer comes back to this supervisor as one with answer set. The same key opens one delegation (200 with it).
 	//
+	// The target answers with POST /delegations/{delegationId} before the deadline; the answer comes back to this supervisor as a signal.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/agent/v1/delegations (the `AgentDelegate` operationId).
 	AgentDelegateWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AgentDelegateResponse, error)
 
 	// AgentDelegateWithResponse Open a delegation: ESCALATE a request to the supervisor's parent, or CONSULT the supervisor named by to. The target receives a DELEGATED or CONSULTED signal; the answer comes back to this supervisor as one with answer set. The same key opens one delegation (200 with it).
+	//
+	// The target answers with POST /delegations/{delegationId} before the deadline; the answer comes back to this supervisor as a signal.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7228,12 +7604,16 @@ type ClientWithResponsesInterface interface {
 
 	// AgentAnswerDelegationWithBodyWithResponse Answer a delegation sent to the supervisor (a DELEGATED or CONSULTED signal): {answer}. It takes one answer before its deadline; a second is 409.
 	//
+	// Answers a delegation this supervisor was sent; the sender gets the answer as a DELEGATED or CONSULTED signal with answer set.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/agent/v1/delegations/{delegationId} (the `AgentAnswerDelegation` operationId).
 	AgentAnswerDelegationWithBodyWithResponse(ctx context.Context, delegationId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AgentAnswerDelegationResponse, error)
 
 	// AgentAnswerDelegationWithResponse Answer a delegation sent to the supervisor (a DELEGATED or CONSULTED signal): {answer}. It takes one answer before its deadline; a second is 409.
+	//
+	// Answers a delegation this supervisor was sent; the sender gets the answer as a DELEGATED or CONSULTED signal with answer set.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7260,12 +7640,16 @@ type ClientWithResponsesInterface interface {
 
 	// AgentEventsWithResponse Signals as Server-Sent Events (id is the cursor, event the kind, data the envelope); resume with Last-Event-ID.
 	//
+	// The signals of /signals pushed as they come; each record's data is a Signal. A `: cursor <cursor>` comment every 15 s carries the position to resume from.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/agent/v1/events (the `AgentEvents` operationId).
 	AgentEventsWithResponse(ctx context.Context, params *AgentEventsParams, reqEditors ...RequestEditorFn) (*AgentEventsResponse, error)
 
 	// AgentExecutionsWithResponse The unfinished executions of the owned units (at most 200).
+	//
+	// Runs of the owned units that are PENDING, RUNNING or PAUSED.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7274,12 +7658,16 @@ type ClientWithResponsesInterface interface {
 
 	// AgentExecutionWithResponse One owned execution with its node statuses; a run outside the owned units is 404.
 	//
+	// The run as GET /api/sessions/{sessionId}/executions/{executionId} shows it, for a run of an owned unit.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/agent/v1/executions/{executionId} (the `AgentExecution` operationId).
 	AgentExecutionWithResponse(ctx context.Context, executionId ExecutionId, reqEditors ...RequestEditorFn) (*AgentExecutionResponse, error)
 
 	// AgentExecutionLogsWithResponse The newest log lines of an owned execution (at most 200), secret values removed, control characters escaped.
+	//
+	// The log's last lines (tail, default 200), made safe to feed a model: secrets removed and control characters escaped.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7288,12 +7676,16 @@ type ClientWithResponsesInterface interface {
 
 	// AgentInputsWithResponse Open input requests of the owned units (at most 200).
 	//
+	// INPUT_REQUEST prompts waiting in runs of the owned units; answer one with an AnswerInput directive.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/agent/v1/inputs (the `AgentInputs` operationId).
 	AgentInputsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AgentInputsResponse, error)
 
 	// AgentMCPWithBodyWithResponse The agent API as MCP tools (JSON-RPC over streamable HTTP, stateless, JSON answers, no server push): get_self, read_signals, list_owned_executions, get_execution, list_open_inputs, send_directive, answer_review.
+	//
+	// The same operations as this API, as MCP tools for agents that speak MCP; the credential and the limits are those of the agent API.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7302,12 +7694,16 @@ type ClientWithResponsesInterface interface {
 
 	// AgentMCPWithResponse The agent API as MCP tools (JSON-RPC over streamable HTTP, stateless, JSON answers, no server push): get_self, read_signals, list_owned_executions, get_execution, list_open_inputs, send_directive, answer_review.
 	//
+	// The same operations as this API, as MCP tools for agents that speak MCP; the credential and the limits are those of the agent API.
+	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/agent/v1/mcp (the `AgentMCP` operationId).
 	AgentMCPWithResponse(ctx context.Context, body AgentMCPJSONRequestBody, reqEditors ...RequestEditorFn) (*AgentMCPResponse, error)
 
 	// AgentReviewWithBodyWithResponse Answer a review the supervisor was asked (REVIEW signal): {verdict: ALLOW|DENY|REQUIRE_APPROVAL|NO_OPINION, reason?}.
+	//
+	// The verdict on a command under review; ALLOW applies it, DENY refuses it, REQUIRE_APPROVAL parks it for an ADMIN, NO_OPINION passes it up. After the deadline the supervisor's default decision applies.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7316,6 +7712,8 @@ type ClientWithResponsesInterface interface {
 
 	// AgentReviewWithResponse Answer a review the supervisor was asked (REVIEW signal): {verdict: ALLOW|DENY|REQUIRE_APPROVAL|NO_OPINION, reason?}.
 	//
+	// The verdict on a command under review; ALLOW applies it, DENY refuses it, REQUIRE_APPROVAL parks it for an ADMIN, NO_OPINION passes it up. After the deadline the supervisor's default decision applies.
+	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/agent/v1/reviews/{reviewId} (the `AgentReview` operationId).
@@ -7323,12 +7721,16 @@ type ClientWithResponsesInterface interface {
 
 	// AgentSchedulerWithResponse The scheduler's limits and queue depth; only for a supervisor that owns the server.
 	//
+	// As GET /api/scheduler; only a supervisor that owns `server` may read it (403 otherwise).
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/agent/v1/scheduler (the `AgentScheduler` operationId).
 	AgentSchedulerWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AgentSchedulerResponse, error)
 
 	// AgentSelfWithResponse The supervisor the credential belongs to: owned units, parents, permissions, contract version.
+	//
+	// Read it first: what the supervisor owns and may send, which commands it reviews, its parent chain and the contract version (Yukta-Supervisor-Contract).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7346,12 +7748,16 @@ type ClientWithResponsesInterface interface {
 
 	// AgentSnapshotWithResponse Owned unfinished executions, their open inputs, the hold ledger and a cursor to read signals on from.
 	//
+	// The state to start from after a (re)start: read it, then read signals after its cursor, so nothing between the two is missed.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/agent/v1/snapshot (the `AgentSnapshot` operationId).
 	AgentSnapshotWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AgentSnapshotResponse, error)
 
 	// AgentWorkflowWithResponse A workflow of an owned unit, its nodes (id, type) and edges; never node settings.
+	//
+	// The shape of the workflow (node ids and types, edges), enough to name nodes in directives; settings stay hidden, since they may hold secrets.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7368,6 +7774,8 @@ type ClientWithResponsesInterface interface {
 	ListApprovalsWithResponse(ctx context.Context, params *ListApprovalsParams, reqEditors ...RequestEditorFn) (*ListApprovalsResponse, error)
 
 	// GetApprovalWithResponse Read one review, whatever its status, with every step and who took it.
+	//
+	// The review with its command, status, deadline and every step (who asked, who decided, why).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7393,6 +7801,8 @@ type ClientWithResponsesInterface interface {
 	DecideApprovalWithResponse(ctx context.Context, approvalId string, body DecideApprovalJSONRequestBody, reqEditors ...RequestEditorFn) (*DecideApprovalResponse, error)
 
 	// StreamEventsWithResponse Every event (or one session's) as Server-Sent Events; resume with Last-Event-ID.
+	//
+	// Every event the key may read (or one session's with sessionId), from the start or after Last-Event-ID, then new ones as they are written. Each record's data is an EventEnvelope.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7427,7 +7837,9 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/hooks/{sessionId}/{workflowId} (the `PostWebhook` operationId).
 	PostWebhookWithResponse(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *PostWebhookParams, body PostWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*PostWebhookResponse, error)
 
-	// ListInputsWithResponse Inputs that INPUT_REQUEST nodes asked for.
+	// ListInputsWithResponse Inputs that INPUT_REQUEST nodes asked for, oldest first, one page at a time.
+	//
+	// Inputs pile up while nobody answers them, so they come in pages, keyset on the time they were asked and their id: answering inputs meanwhile neither repeats nor shifts the later pages. Follow `nextCursor` until it is absent.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7454,12 +7866,16 @@ type ClientWithResponsesInterface interface {
 
 	// GetJournalPublicKeyWithResponse The ed25519 public key that verifies the server's journal checkpoints.
 	//
+	// The key (base64) that signs journal checkpoints; verify an exported journal offline with it (docs/journal.md).
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/journal/public-key (the `GetJournalPublicKey` operationId).
 	GetJournalPublicKeyWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetJournalPublicKeyResponse, error)
 
 	// GetOpenAPISpecWithResponse This document.
+	//
+	// The contract the server was built from, byte for byte as embedded in the binary; generate clients from it. No key needed.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7468,12 +7884,16 @@ type ClientWithResponsesInterface interface {
 
 	// ListPluginsWithResponse The catalogue of node types.
 	//
+	// Every node type at once, with no paging: the catalogue is the fixed set of types this server was built with (about twenty), so a page would only add a round trip.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/plugins (the `ListPlugins` operationId).
 	ListPluginsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListPluginsResponse, error)
 
 	// GetPluginWithResponse One node type, its config fields, and its output ports for a given config.
+	//
+	// The node type's description, usage, config fields (type, default, options, secret) and the output ports a node with the given config has (ROUTER's ports are its routes).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7491,6 +7911,8 @@ type ClientWithResponsesInterface interface {
 
 	// ListSessionsWithResponse List sessions, in id order, one page at a time.
 	//
+	// Session summaries (id, name, workflow count, who applied it last), 50 a page by default; follow nextCursor. A session-limited key sees its own sessions only.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/sessions (the `ListSessions` operationId).
@@ -7498,12 +7920,16 @@ type ClientWithResponsesInterface interface {
 
 	// DeleteSessionWithResponse Delete a session, its workflows and its finished executions.
 	//
+	// Removes the session, its workflows and the history of its finished runs. Refused with 409 while a run of it is unfinished: stop those first.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with DELETE /api/sessions/{sessionId} (the `DeleteSession` operationId).
 	DeleteSessionWithResponse(ctx context.Context, sessionId SessionId, params *DeleteSessionParams, reqEditors ...RequestEditorFn) (*DeleteSessionResponse, error)
 
 	// GetSessionWithResponse Read a whole session document; secret config fields read `***`.
+	//
+	// The document as applied, so it can be edited and sent back with PUT (a secret left as `***` keeps its stored value).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7534,12 +7960,16 @@ type ClientWithResponsesInterface interface {
 
 	// ListExecutionsWithResponse A session's execution history, newest first, one page at a time.
 	//
+	// Execution summaries of the session, newest first, filtered by workflow and status; 50 a page by default, follow nextCursor.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/sessions/{sessionId}/executions (the `ListExecutions` operationId).
 	ListExecutionsWithResponse(ctx context.Context, sessionId SessionId, params *ListExecutionsParams, reqEditors ...RequestEditorFn) (*ListExecutionsResponse, error)
 
 	// GetExecutionWithResponse The live status of an execution and each of its nodes.
+	//
+	// The run's status, result or error, who started it, and each node's status, counters and times. Poll it, or follow the event stream instead.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7548,6 +7978,8 @@ type ClientWithResponsesInterface interface {
 
 	// ControlExecutionWithBodyWithResponse PAUSE, RESUME, STOP (DRAIN|CANCEL|KILL), RESTART or RESTART_FROM_NODE an execution.
 	//
+	// Records the command with its actor and applies it in one transaction; a command the state refuses (such as an ifStatus the run does not have) is recorded as rejected and answered 409. A command a supervisor reviews answers 202 with its ticket.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/sessions/{sessionId}/executions/{executionId}/control (the `ControlExecution` operationId).
@@ -7555,12 +7987,16 @@ type ClientWithResponsesInterface interface {
 
 	// ControlExecutionWithResponse PAUSE, RESUME, STOP (DRAIN|CANCEL|KILL), RESTART or RESTART_FROM_NODE an execution.
 	//
+	// Records the command with its actor and applies it in one transaction; a command the state refuses (such as an ifStatus the run does not have) is recorded as rejected and answered 409. A command a supervisor reviews answers 202 with its ticket.
+	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/sessions/{sessionId}/executions/{executionId}/control (the `ControlExecution` operationId).
 	ControlExecutionWithResponse(ctx context.Context, sessionId SessionId, executionId ExecutionId, params *ControlExecutionParams, body ControlExecutionJSONRequestBody, reqEditors ...RequestEditorFn) (*ControlExecutionResponse, error)
 
 	// StreamExecutionEventsWithResponse The execution's events as Server-Sent Events; resume with Last-Event-ID.
+	//
+	// Every event of the run from the start (or after Last-Event-ID), then new ones as they are written, pushed within about 100 ms. Each record's data is an EventEnvelope.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7596,12 +8032,16 @@ type ClientWithResponsesInterface interface {
 
 	// GetExecutionLogsWithResponse The last lines of an execution's log, optionally filtered by an RE2 pattern.
 	//
+	// At most 5,000 lines, oldest first, with how many lines matched in the whole log; the count stops after 2 s (complete is then false).
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/sessions/{sessionId}/executions/{executionId}/logs (the `GetExecutionLogs` operationId).
 	GetExecutionLogsWithResponse(ctx context.Context, sessionId SessionId, executionId ExecutionId, params *GetExecutionLogsParams, reqEditors ...RequestEditorFn) (*GetExecutionLogsResponse, error)
 
 	// ClearBreakpointWithResponse Remove the node's breakpoint.
+	//
+	// Removes the node's breakpoint; later messages pass it. Recorded like every command.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7610,12 +8050,16 @@ type ClientWithResponsesInterface interface {
 
 	// SetBreakpointWithBodyWithResponse Pause the node before a message whose field equals a value (or a CEL condition holds).
 	//
+	// The node pauses (PAUSED) before the first message that matches; RESUME the node to let it through.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /api/sessions/{sessionId}/executions/{executionId}/nodes/{nodeId}/breakpoint (the `SetBreakpoint` operationId).
 	SetBreakpointWithBodyWithResponse(ctx context.Context, sessionId SessionId, executionId ExecutionId, nodeId NodeId, params *SetBreakpointParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetBreakpointResponse, error)
 
 	// SetBreakpointWithResponse Pause the node before a message whose field equals a value (or a CEL condition holds).
+	//
+	// The node pauses (PAUSED) before the first message that matches; RESUME the node to let it through.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7624,12 +8068,16 @@ type ClientWithResponsesInterface interface {
 
 	// ControlNodeWithBodyWithResponse PAUSE, RESUME, STOP, STEP_ENABLE, STEP, STEP_DISABLE, SKIP, UNSKIP, RETRY or BREAKPOINT_CLEAR one node.
 	//
+	// Steers one node of a live run: pause or step it message by message, skip it (messages pass through), or retry it after a failure in a new run. Recorded like every command.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/sessions/{sessionId}/executions/{executionId}/nodes/{nodeId}/control (the `ControlNode` operationId).
 	ControlNodeWithBodyWithResponse(ctx context.Context, sessionId SessionId, executionId ExecutionId, nodeId NodeId, params *ControlNodeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ControlNodeResponse, error)
 
 	// ControlNodeWithResponse PAUSE, RESUME, STOP, STEP_ENABLE, STEP, STEP_DISABLE, SKIP, UNSKIP, RETRY or BREAKPOINT_CLEAR one node.
+	//
+	// Steers one node of a live run: pause or step it message by message, skip it (messages pass through), or retry it after a failure in a new run. Recorded like every command.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7648,6 +8096,8 @@ type ClientWithResponsesInterface interface {
 	GetExecutionProjectionWithResponse(ctx context.Context, sessionId SessionId, executionId ExecutionId, reqEditors ...RequestEditorFn) (*GetExecutionProjectionResponse, error)
 
 	// GetWorkflowWithResponse Read one workflow's nodes and edges.
+	//
+	// The workflow as stored: its nodes (with their config, secrets masked), edges and limits.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7678,6 +8128,8 @@ type ClientWithResponsesInterface interface {
 
 	// StopWorkflowWithBodyWithResponse STOP_ALL — stop every active execution of a workflow.
 	//
+	// Stops every PENDING, RUNNING or PAUSED run of the workflow with one command (mode CANCEL by default, or DRAIN or KILL: docs/control.md). The answer lists the runs it stopped.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/stop (the `StopWorkflow` operationId).
@@ -7685,12 +8137,16 @@ type ClientWithResponsesInterface interface {
 
 	// StopWorkflowWithResponse STOP_ALL — stop every active execution of a workflow.
 	//
+	// Stops every PENDING, RUNNING or PAUSED run of the workflow with one command (mode CANCEL by default, or DRAIN or KILL: docs/control.md). The answer lists the runs it stopped.
+	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/stop (the `StopWorkflow` operationId).
 	StopWorkflowWithResponse(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *StopWorkflowParams, body StopWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*StopWorkflowResponse, error)
 
 	// ListSupervisorEnginesWithResponse The engine catalogue: rules, http, workflow and process.
+	//
+	// Every engine a supervisor can run on, with its settings, the signals it takes, an example and its presets.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7721,6 +8177,8 @@ type ClientWithResponsesInterface interface {
 
 	// GetSupervisorEngineWithResponse One engine with its settings, defaults, signals, an example and its presets.
 	//
+	// One engine as the catalogue shows it (rules, http, workflow or process).
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/supervisor-engines/{type} (the `GetSupervisorEngine` operationId).
@@ -7728,12 +8186,16 @@ type ClientWithResponsesInterface interface {
 
 	// ListSupervisorEnginePresetsWithResponse The engine's presets (ready-made rule documents), with their parameters; empty for engines without.
 	//
+	// Ready-made rule documents (failure-guard, approval-gate, stall-watchdog, too-many-running) with their parameters and defaults; use one as engine.settings, or try it with POST /api/supervisor-engines/rules/dry-run.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/supervisor-engines/{type}/presets (the `ListSupervisorEnginePresets` operationId).
 	ListSupervisorEnginePresetsWithResponse(ctx context.Context, pType EngineType, reqEditors ...RequestEditorFn) (*ListSupervisorEnginePresetsResponse, error)
 
 	// GetSupervisorEngineUsageWithResponse How to write a supervisor of this engine: a guide, a whole example document and the variables its conditions may read.
+	//
+	// What an author (or an AI agent) needs to write a supervisor of this engine without reading the docs: a Markdown guide, a complete document, and the variables each CEL condition may read.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7750,6 +8212,8 @@ type ClientWithResponsesInterface interface {
 	ListSupervisorsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListSupervisorsResponse, error)
 
 	// DeleteSupervisorWithResponse Delete a supervisor.
+	//
+	// Removes the supervisor and its credential. Refused with 409 while it is another supervisor's parent.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7797,6 +8261,8 @@ type ClientWithResponsesInterface interface {
 
 	// RevokeCredentialWithResponse Revoke the supervisor's credential; its token is refused on every request after this answer.
 	//
+	// Deletes the credential; the agent using it gets 401 from its next request. Issue a new one with POST.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with DELETE /api/supervisors/{supervisorId}/credential (the `RevokeCredential` operationId).
@@ -7827,7 +8293,18 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/supervisors/{supervisorId}/credential (the `IssueCredential` operationId).
 	IssueCredentialWithResponse(ctx context.Context, supervisorId SupervisorId, params *IssueCredentialParams, reqEditors ...RequestEditorFn) (*IssueCredentialResponse, error)
 
+	// GetVersionWithResponse The version of the server that answers, and the source revision it was built from.
+	//
+	// The same facts as `yukta version` and the `yukta_build_info` metric: the release (or the Go pseudo-version of a build from a checkout), the VCS revision and its time, whether the tree had uncommitted changes, the Go toolchain and the platform. Any key may read it, a session-limited one too (it says nothing about sessions); it is not public like the probes, because a revision and a toolchain version tell a scanner which known flaws to try.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/version (the `GetVersion` operationId).
+	GetVersionWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetVersionResponse, error)
+
 	// GetHealthWithResponse Liveness: the process is up.
+	//
+	// Answers 200 as long as the process serves HTTP, whatever the database does; use it as a liveness probe (restart on failure). No key needed.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7845,10 +8322,22 @@ type ClientWithResponsesInterface interface {
 
 	// GetReadyWithResponse Readiness: the database answers and every migration is applied.
 	//
+	// Answers 200 when the database answers and every migration is applied, 503 otherwise; use it as a readiness probe (send traffic only when ready). No key needed.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /readyz (the `GetReady` operationId).
 	GetReadyWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetReadyResponse, error)
+}
+
+// AgentDelegateResponse401Headers the declared response headers of an HTTP 401 response for AgentDelegate
+type AgentDelegateResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// AgentDelegateResponse429Headers the declared response headers of an HTTP 429 response for AgentDelegate
+type AgentDelegateResponse429Headers struct {
+	RetryAfter *int
 }
 
 type AgentDelegateResponse struct {
@@ -7861,13 +8350,17 @@ type AgentDelegateResponse struct {
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
-	ApplicationproblemJSON401 *Problem
+	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
-	ApplicationproblemJSON403 *Problem
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
-	ApplicationproblemJSON429 *Problem
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AgentDelegateResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AgentDelegateResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7886,12 +8379,12 @@ func (r AgentDelegateResponse) GetApplicationproblemJSON400() *Problem {
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
-func (r AgentDelegateResponse) GetApplicationproblemJSON401() *Problem {
+func (r AgentDelegateResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r AgentDelegateResponse) GetApplicationproblemJSON403() *Problem {
+func (r AgentDelegateResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
 }
 
@@ -7901,7 +8394,7 @@ func (r AgentDelegateResponse) GetApplicationproblemJSON413() *Problem {
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
-func (r AgentDelegateResponse) GetApplicationproblemJSON429() *Problem {
+func (r AgentDelegateResponse) GetApplicationproblemJSON429() *TooManyRequests {
 	return r.ApplicationproblemJSON429
 }
 
@@ -7934,6 +8427,16 @@ func (r AgentDelegateResponse) ContentType() string {
 	return ""
 }
 
+// AgentAnswerDelegationResponse401Headers the declared response headers of an HTTP 401 response for AgentAnswerDelegation
+type AgentAnswerDelegationResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// AgentAnswerDelegationResponse429Headers the declared response headers of an HTTP 429 response for AgentAnswerDelegation
+type AgentAnswerDelegationResponse429Headers struct {
+	RetryAfter *int
+}
+
 type AgentAnswerDelegationResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7942,9 +8445,9 @@ type AgentAnswerDelegationResponse struct {
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
-	ApplicationproblemJSON401 *Problem
+	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
-	ApplicationproblemJSON403 *Problem
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
@@ -7952,7 +8455,11 @@ type AgentAnswerDelegationResponse struct {
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
-	ApplicationproblemJSON429 *Problem
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AgentAnswerDelegationResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AgentAnswerDelegationResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7966,12 +8473,12 @@ func (r AgentAnswerDelegationResponse) GetApplicationproblemJSON400() *Problem {
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
-func (r AgentAnswerDelegationResponse) GetApplicationproblemJSON401() *Problem {
+func (r AgentAnswerDelegationResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r AgentAnswerDelegationResponse) GetApplicationproblemJSON403() *Problem {
+func (r AgentAnswerDelegationResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
 }
 
@@ -7991,7 +8498,7 @@ func (r AgentAnswerDelegationResponse) GetApplicationproblemJSON413() *Problem {
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
-func (r AgentAnswerDelegationResponse) GetApplicationproblemJSON429() *Problem {
+func (r AgentAnswerDelegationResponse) GetApplicationproblemJSON429() *TooManyRequests {
 	return r.ApplicationproblemJSON429
 }
 
@@ -8024,6 +8531,16 @@ func (r AgentAnswerDelegationResponse) ContentType() string {
 	return ""
 }
 
+// AgentDirectiveResponse401Headers the declared response headers of an HTTP 401 response for AgentDirective
+type AgentDirectiveResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// AgentDirectiveResponse429Headers the declared response headers of an HTTP 429 response for AgentDirective
+type AgentDirectiveResponse429Headers struct {
+	RetryAfter *int
+}
+
 type AgentDirectiveResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -8032,15 +8549,19 @@ type AgentDirectiveResponse struct {
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
-	ApplicationproblemJSON401 *Problem
+	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
-	ApplicationproblemJSON403 *Problem
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Problem
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
-	ApplicationproblemJSON429 *Problem
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AgentDirectiveResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AgentDirectiveResponse429Headers
 }
 
 // GetJSON202 returns the response for an HTTP 202 `application/json` response
@@ -8054,12 +8575,12 @@ func (r AgentDirectiveResponse) GetApplicationproblemJSON400() *Problem {
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
-func (r AgentDirectiveResponse) GetApplicationproblemJSON401() *Problem {
+func (r AgentDirectiveResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r AgentDirectiveResponse) GetApplicationproblemJSON403() *Problem {
+func (r AgentDirectiveResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
 }
 
@@ -8074,7 +8595,7 @@ func (r AgentDirectiveResponse) GetApplicationproblemJSON413() *Problem {
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
-func (r AgentDirectiveResponse) GetApplicationproblemJSON429() *Problem {
+func (r AgentDirectiveResponse) GetApplicationproblemJSON429() *TooManyRequests {
 	return r.ApplicationproblemJSON429
 }
 
@@ -8107,17 +8628,31 @@ func (r AgentDirectiveResponse) ContentType() string {
 	return ""
 }
 
+// AgentEventsResponse401Headers the declared response headers of an HTTP 401 response for AgentEvents
+type AgentEventsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// AgentEventsResponse429Headers the declared response headers of an HTTP 429 response for AgentEvents
+type AgentEventsResponse429Headers struct {
+	RetryAfter *int
+}
+
 type AgentEventsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
-	ApplicationproblemJSON401 *Problem
+	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
-	ApplicationproblemJSON403 *Problem
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
-	ApplicationproblemJSON429 *Problem
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AgentEventsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AgentEventsResponse429Headers
 }
 
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
@@ -8126,17 +8661,17 @@ func (r AgentEventsResponse) GetApplicationproblemJSON400() *Problem {
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
-func (r AgentEventsResponse) GetApplicationproblemJSON401() *Problem {
+func (r AgentEventsResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r AgentEventsResponse) GetApplicationproblemJSON403() *Problem {
+func (r AgentEventsResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
-func (r AgentEventsResponse) GetApplicationproblemJSON429() *Problem {
+func (r AgentEventsResponse) GetApplicationproblemJSON429() *TooManyRequests {
 	return r.ApplicationproblemJSON429
 }
 
@@ -8169,6 +8704,16 @@ func (r AgentEventsResponse) ContentType() string {
 	return ""
 }
 
+// AgentExecutionsResponse401Headers the declared response headers of an HTTP 401 response for AgentExecutions
+type AgentExecutionsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// AgentExecutionsResponse429Headers the declared response headers of an HTTP 429 response for AgentExecutions
+type AgentExecutionsResponse429Headers struct {
+	RetryAfter *int
+}
+
 type AgentExecutionsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -8177,11 +8722,15 @@ type AgentExecutionsResponse struct {
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
-	ApplicationproblemJSON401 *Problem
+	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
-	ApplicationproblemJSON403 *Problem
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
-	ApplicationproblemJSON429 *Problem
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AgentExecutionsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AgentExecutionsResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -8195,17 +8744,17 @@ func (r AgentExecutionsResponse) GetApplicationproblemJSON400() *Problem {
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
-func (r AgentExecutionsResponse) GetApplicationproblemJSON401() *Problem {
+func (r AgentExecutionsResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r AgentExecutionsResponse) GetApplicationproblemJSON403() *Problem {
+func (r AgentExecutionsResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
-func (r AgentExecutionsResponse) GetApplicationproblemJSON429() *Problem {
+func (r AgentExecutionsResponse) GetApplicationproblemJSON429() *TooManyRequests {
 	return r.ApplicationproblemJSON429
 }
 
@@ -8238,6 +8787,16 @@ func (r AgentExecutionsResponse) ContentType() string {
 	return ""
 }
 
+// AgentExecutionResponse401Headers the declared response headers of an HTTP 401 response for AgentExecution
+type AgentExecutionResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// AgentExecutionResponse429Headers the declared response headers of an HTTP 429 response for AgentExecution
+type AgentExecutionResponse429Headers struct {
+	RetryAfter *int
+}
+
 type AgentExecutionResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -8246,13 +8805,17 @@ type AgentExecutionResponse struct {
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
-	ApplicationproblemJSON401 *Problem
+	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
-	ApplicationproblemJSON403 *Problem
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
-	ApplicationproblemJSON429 *Problem
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AgentExecutionResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AgentExecutionResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -8266,12 +8829,12 @@ func (r AgentExecutionResponse) GetApplicationproblemJSON400() *Problem {
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
-func (r AgentExecutionResponse) GetApplicationproblemJSON401() *Problem {
+func (r AgentExecutionResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r AgentExecutionResponse) GetApplicationproblemJSON403() *Problem {
+func (r AgentExecutionResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
 }
 
@@ -8281,7 +8844,7 @@ func (r AgentExecutionResponse) GetApplicationproblemJSON404() *Problem {
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
-func (r AgentExecutionResponse) GetApplicationproblemJSON429() *Problem {
+func (r AgentExecutionResponse) GetApplicationproblemJSON429() *TooManyRequests {
 	return r.ApplicationproblemJSON429
 }
 
@@ -8314,6 +8877,16 @@ func (r AgentExecutionResponse) ContentType() string {
 	return ""
 }
 
+// AgentExecutionLogsResponse401Headers the declared response headers of an HTTP 401 response for AgentExecutionLogs
+type AgentExecutionLogsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// AgentExecutionLogsResponse429Headers the declared response headers of an HTTP 429 response for AgentExecutionLogs
+type AgentExecutionLogsResponse429Headers struct {
+	RetryAfter *int
+}
+
 type AgentExecutionLogsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -8322,13 +8895,17 @@ type AgentExecutionLogsResponse struct {
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
-	ApplicationproblemJSON401 *Problem
+	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
-	ApplicationproblemJSON403 *Problem
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
-	ApplicationproblemJSON429 *Problem
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AgentExecutionLogsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AgentExecutionLogsResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -8342,12 +8919,12 @@ func (r AgentExecutionLogsResponse) GetApplicationproblemJSON400() *Problem {
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
-func (r AgentExecutionLogsResponse) GetApplicationproblemJSON401() *Problem {
+func (r AgentExecutionLogsResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r AgentExecutionLogsResponse) GetApplicationproblemJSON403() *Problem {
+func (r AgentExecutionLogsResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
 }
 
@@ -8357,7 +8934,7 @@ func (r AgentExecutionLogsResponse) GetApplicationproblemJSON404() *Problem {
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
-func (r AgentExecutionLogsResponse) GetApplicationproblemJSON429() *Problem {
+func (r AgentExecutionLogsResponse) GetApplicationproblemJSON429() *TooManyRequests {
 	return r.ApplicationproblemJSON429
 }
 
@@ -8390,6 +8967,16 @@ func (r AgentExecutionLogsResponse) ContentType() string {
 	return ""
 }
 
+// AgentInputsResponse401Headers the declared response headers of an HTTP 401 response for AgentInputs
+type AgentInputsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// AgentInputsResponse429Headers the declared response headers of an HTTP 429 response for AgentInputs
+type AgentInputsResponse429Headers struct {
+	RetryAfter *int
+}
+
 type AgentInputsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -8398,11 +8985,15 @@ type AgentInputsResponse struct {
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
-	ApplicationproblemJSON401 *Problem
+	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
-	ApplicationproblemJSON403 *Problem
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
-	ApplicationproblemJSON429 *Problem
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AgentInputsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AgentInputsResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -8416,17 +9007,17 @@ func (r AgentInputsResponse) GetApplicationproblemJSON400() *Problem {
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
-func (r AgentInputsResponse) GetApplicationproblemJSON401() *Problem {
+func (r AgentInputsResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r AgentInputsResponse) GetApplicationproblemJSON403() *Problem {
+func (r AgentInputsResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
-func (r AgentInputsResponse) GetApplicationproblemJSON429() *Problem {
+func (r AgentInputsResponse) GetApplicationproblemJSON429() *TooManyRequests {
 	return r.ApplicationproblemJSON429
 }
 
@@ -8459,6 +9050,16 @@ func (r AgentInputsResponse) ContentType() string {
 	return ""
 }
 
+// AgentMCPResponse401Headers the declared response headers of an HTTP 401 response for AgentMCP
+type AgentMCPResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// AgentMCPResponse429Headers the declared response headers of an HTTP 429 response for AgentMCP
+type AgentMCPResponse429Headers struct {
+	RetryAfter *int
+}
+
 type AgentMCPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -8467,11 +9068,17 @@ type AgentMCPResponse struct {
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
-	ApplicationproblemJSON401 *Problem
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
-	ApplicationproblemJSON429 *Problem
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AgentMCPResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AgentMCPResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -8485,8 +9092,13 @@ func (r AgentMCPResponse) GetApplicationproblemJSON400() *Problem {
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
-func (r AgentMCPResponse) GetApplicationproblemJSON401() *Problem {
+func (r AgentMCPResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r AgentMCPResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
@@ -8495,7 +9107,7 @@ func (r AgentMCPResponse) GetApplicationproblemJSON413() *Problem {
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
-func (r AgentMCPResponse) GetApplicationproblemJSON429() *Problem {
+func (r AgentMCPResponse) GetApplicationproblemJSON429() *TooManyRequests {
 	return r.ApplicationproblemJSON429
 }
 
@@ -8528,6 +9140,16 @@ func (r AgentMCPResponse) ContentType() string {
 	return ""
 }
 
+// AgentReviewResponse401Headers the declared response headers of an HTTP 401 response for AgentReview
+type AgentReviewResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// AgentReviewResponse429Headers the declared response headers of an HTTP 429 response for AgentReview
+type AgentReviewResponse429Headers struct {
+	RetryAfter *int
+}
+
 type AgentReviewResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -8536,15 +9158,19 @@ type AgentReviewResponse struct {
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
-	ApplicationproblemJSON401 *Problem
+	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
-	ApplicationproblemJSON403 *Problem
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
-	ApplicationproblemJSON429 *Problem
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AgentReviewResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AgentReviewResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -8558,12 +9184,12 @@ func (r AgentReviewResponse) GetApplicationproblemJSON400() *Problem {
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
-func (r AgentReviewResponse) GetApplicationproblemJSON401() *Problem {
+func (r AgentReviewResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r AgentReviewResponse) GetApplicationproblemJSON403() *Problem {
+func (r AgentReviewResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
 }
 
@@ -8578,7 +9204,7 @@ func (r AgentReviewResponse) GetApplicationproblemJSON409() *Problem {
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
-func (r AgentReviewResponse) GetApplicationproblemJSON429() *Problem {
+func (r AgentReviewResponse) GetApplicationproblemJSON429() *TooManyRequests {
 	return r.ApplicationproblemJSON429
 }
 
@@ -8611,6 +9237,16 @@ func (r AgentReviewResponse) ContentType() string {
 	return ""
 }
 
+// AgentSchedulerResponse401Headers the declared response headers of an HTTP 401 response for AgentScheduler
+type AgentSchedulerResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// AgentSchedulerResponse429Headers the declared response headers of an HTTP 429 response for AgentScheduler
+type AgentSchedulerResponse429Headers struct {
+	RetryAfter *int
+}
+
 type AgentSchedulerResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -8619,13 +9255,17 @@ type AgentSchedulerResponse struct {
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
-	ApplicationproblemJSON401 *Problem
+	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
-	ApplicationproblemJSON403 *Problem
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
-	ApplicationproblemJSON429 *Problem
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AgentSchedulerResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AgentSchedulerResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -8639,12 +9279,12 @@ func (r AgentSchedulerResponse) GetApplicationproblemJSON400() *Problem {
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
-func (r AgentSchedulerResponse) GetApplicationproblemJSON401() *Problem {
+func (r AgentSchedulerResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r AgentSchedulerResponse) GetApplicationproblemJSON403() *Problem {
+func (r AgentSchedulerResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
 }
 
@@ -8654,7 +9294,7 @@ func (r AgentSchedulerResponse) GetApplicationproblemJSON404() *Problem {
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
-func (r AgentSchedulerResponse) GetApplicationproblemJSON429() *Problem {
+func (r AgentSchedulerResponse) GetApplicationproblemJSON429() *TooManyRequests {
 	return r.ApplicationproblemJSON429
 }
 
@@ -8687,6 +9327,16 @@ func (r AgentSchedulerResponse) ContentType() string {
 	return ""
 }
 
+// AgentSelfResponse401Headers the declared response headers of an HTTP 401 response for AgentSelf
+type AgentSelfResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// AgentSelfResponse429Headers the declared response headers of an HTTP 429 response for AgentSelf
+type AgentSelfResponse429Headers struct {
+	RetryAfter *int
+}
+
 type AgentSelfResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -8695,11 +9345,15 @@ type AgentSelfResponse struct {
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
-	ApplicationproblemJSON401 *Problem
+	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
-	ApplicationproblemJSON403 *Problem
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
-	ApplicationproblemJSON429 *Problem
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AgentSelfResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AgentSelfResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -8713,17 +9367,17 @@ func (r AgentSelfResponse) GetApplicationproblemJSON400() *Problem {
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
-func (r AgentSelfResponse) GetApplicationproblemJSON401() *Problem {
+func (r AgentSelfResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r AgentSelfResponse) GetApplicationproblemJSON403() *Problem {
+func (r AgentSelfResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
-func (r AgentSelfResponse) GetApplicationproblemJSON429() *Problem {
+func (r AgentSelfResponse) GetApplicationproblemJSON429() *TooManyRequests {
 	return r.ApplicationproblemJSON429
 }
 
@@ -8756,6 +9410,16 @@ func (r AgentSelfResponse) ContentType() string {
 	return ""
 }
 
+// AgentSignalsResponse401Headers the declared response headers of an HTTP 401 response for AgentSignals
+type AgentSignalsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// AgentSignalsResponse429Headers the declared response headers of an HTTP 429 response for AgentSignals
+type AgentSignalsResponse429Headers struct {
+	RetryAfter *int
+}
+
 type AgentSignalsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -8764,11 +9428,15 @@ type AgentSignalsResponse struct {
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
-	ApplicationproblemJSON401 *Problem
+	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
-	ApplicationproblemJSON403 *Problem
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
-	ApplicationproblemJSON429 *Problem
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AgentSignalsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AgentSignalsResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -8782,17 +9450,17 @@ func (r AgentSignalsResponse) GetApplicationproblemJSON400() *Problem {
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
-func (r AgentSignalsResponse) GetApplicationproblemJSON401() *Problem {
+func (r AgentSignalsResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r AgentSignalsResponse) GetApplicationproblemJSON403() *Problem {
+func (r AgentSignalsResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
-func (r AgentSignalsResponse) GetApplicationproblemJSON429() *Problem {
+func (r AgentSignalsResponse) GetApplicationproblemJSON429() *TooManyRequests {
 	return r.ApplicationproblemJSON429
 }
 
@@ -8825,6 +9493,16 @@ func (r AgentSignalsResponse) ContentType() string {
 	return ""
 }
 
+// AgentSnapshotResponse401Headers the declared response headers of an HTTP 401 response for AgentSnapshot
+type AgentSnapshotResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// AgentSnapshotResponse429Headers the declared response headers of an HTTP 429 response for AgentSnapshot
+type AgentSnapshotResponse429Headers struct {
+	RetryAfter *int
+}
+
 type AgentSnapshotResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -8833,11 +9511,15 @@ type AgentSnapshotResponse struct {
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
-	ApplicationproblemJSON401 *Problem
+	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
-	ApplicationproblemJSON403 *Problem
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
-	ApplicationproblemJSON429 *Problem
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AgentSnapshotResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AgentSnapshotResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -8851,17 +9533,17 @@ func (r AgentSnapshotResponse) GetApplicationproblemJSON400() *Problem {
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
-func (r AgentSnapshotResponse) GetApplicationproblemJSON401() *Problem {
+func (r AgentSnapshotResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r AgentSnapshotResponse) GetApplicationproblemJSON403() *Problem {
+func (r AgentSnapshotResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
-func (r AgentSnapshotResponse) GetApplicationproblemJSON429() *Problem {
+func (r AgentSnapshotResponse) GetApplicationproblemJSON429() *TooManyRequests {
 	return r.ApplicationproblemJSON429
 }
 
@@ -8894,6 +9576,16 @@ func (r AgentSnapshotResponse) ContentType() string {
 	return ""
 }
 
+// AgentWorkflowResponse401Headers the declared response headers of an HTTP 401 response for AgentWorkflow
+type AgentWorkflowResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// AgentWorkflowResponse429Headers the declared response headers of an HTTP 429 response for AgentWorkflow
+type AgentWorkflowResponse429Headers struct {
+	RetryAfter *int
+}
+
 type AgentWorkflowResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -8902,13 +9594,17 @@ type AgentWorkflowResponse struct {
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
-	ApplicationproblemJSON401 *Problem
+	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
-	ApplicationproblemJSON403 *Problem
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
-	ApplicationproblemJSON429 *Problem
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AgentWorkflowResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AgentWorkflowResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -8922,12 +9618,12 @@ func (r AgentWorkflowResponse) GetApplicationproblemJSON400() *Problem {
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
-func (r AgentWorkflowResponse) GetApplicationproblemJSON401() *Problem {
+func (r AgentWorkflowResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r AgentWorkflowResponse) GetApplicationproblemJSON403() *Problem {
+func (r AgentWorkflowResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
 }
 
@@ -8937,7 +9633,7 @@ func (r AgentWorkflowResponse) GetApplicationproblemJSON404() *Problem {
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
-func (r AgentWorkflowResponse) GetApplicationproblemJSON429() *Problem {
+func (r AgentWorkflowResponse) GetApplicationproblemJSON429() *TooManyRequests {
 	return r.ApplicationproblemJSON429
 }
 
@@ -8970,6 +9666,16 @@ func (r AgentWorkflowResponse) ContentType() string {
 	return ""
 }
 
+// ListApprovalsResponse401Headers the declared response headers of an HTTP 401 response for ListApprovals
+type ListApprovalsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ListApprovalsResponse429Headers the declared response headers of an HTTP 429 response for ListApprovals
+type ListApprovalsResponse429Headers struct {
+	RetryAfter *int
+}
+
 type ListApprovalsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -8977,6 +9683,16 @@ type ListApprovalsResponse struct {
 	JSON200 *ReviewList
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListApprovalsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListApprovalsResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -8987,6 +9703,21 @@ func (r ListApprovalsResponse) GetJSON200() *ReviewList {
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
 func (r ListApprovalsResponse) GetApplicationproblemJSON400() *Problem {
 	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListApprovalsResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListApprovalsResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListApprovalsResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
 }
 
 // GetBody returns the raw response body bytes
@@ -9018,13 +9749,33 @@ func (r ListApprovalsResponse) ContentType() string {
 	return ""
 }
 
+// GetApprovalResponse401Headers the declared response headers of an HTTP 401 response for GetApproval
+type GetApprovalResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetApprovalResponse429Headers the declared response headers of an HTTP 429 response for GetApproval
+type GetApprovalResponse429Headers struct {
+	RetryAfter *int
+}
+
 type GetApprovalResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Review
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetApprovalResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetApprovalResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -9032,9 +9783,24 @@ func (r GetApprovalResponse) GetJSON200() *Review {
 	return r.JSON200
 }
 
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetApprovalResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetApprovalResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetApprovalResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetApprovalResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
 }
 
 // GetBody returns the raw response body bytes
@@ -9066,6 +9832,16 @@ func (r GetApprovalResponse) ContentType() string {
 	return ""
 }
 
+// DecideApprovalResponse401Headers the declared response headers of an HTTP 401 response for DecideApproval
+type DecideApprovalResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// DecideApprovalResponse429Headers the declared response headers of an HTTP 429 response for DecideApproval
+type DecideApprovalResponse429Headers struct {
+	RetryAfter *int
+}
+
 type DecideApprovalResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -9073,10 +9849,22 @@ type DecideApprovalResponse struct {
 	JSON200 *Review
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DecideApprovalResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DecideApprovalResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -9089,6 +9877,16 @@ func (r DecideApprovalResponse) GetApplicationproblemJSON400() *Problem {
 	return r.ApplicationproblemJSON400
 }
 
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r DecideApprovalResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r DecideApprovalResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r DecideApprovalResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
@@ -9097,6 +9895,16 @@ func (r DecideApprovalResponse) GetApplicationproblemJSON404() *Problem {
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
 func (r DecideApprovalResponse) GetApplicationproblemJSON409() *Problem {
 	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r DecideApprovalResponse) GetApplicationproblemJSON415() *Problem {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r DecideApprovalResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
 }
 
 // GetBody returns the raw response body bytes
@@ -9128,13 +9936,33 @@ func (r DecideApprovalResponse) ContentType() string {
 	return ""
 }
 
+// StreamEventsResponse401Headers the declared response headers of an HTTP 401 response for StreamEvents
+type StreamEventsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// StreamEventsResponse429Headers the declared response headers of an HTTP 429 response for StreamEvents
+type StreamEventsResponse429Headers struct {
+	RetryAfter *int
+}
+
 type StreamEventsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *StreamEventsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *StreamEventsResponse429Headers
 }
 
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
@@ -9142,9 +9970,24 @@ func (r StreamEventsResponse) GetApplicationproblemJSON400() *Problem {
 	return r.ApplicationproblemJSON400
 }
 
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r StreamEventsResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r StreamEventsResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r StreamEventsResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r StreamEventsResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
 }
 
 // GetBody returns the raw response body bytes
@@ -9176,6 +10019,11 @@ func (r StreamEventsResponse) ContentType() string {
 	return ""
 }
 
+// PostWebhookResponse429Headers the declared response headers of an HTTP 429 response for PostWebhook
+type PostWebhookResponse429Headers struct {
+	RetryAfter *int
+}
+
 type PostWebhookResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -9187,8 +10035,16 @@ type PostWebhookResponse struct {
 	ApplicationproblemJSON400 *Problem
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostWebhookResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -9211,9 +10067,24 @@ func (r PostWebhookResponse) GetApplicationproblemJSON401() *Problem {
 	return r.ApplicationproblemJSON401
 }
 
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PostWebhookResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r PostWebhookResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r PostWebhookResponse) GetApplicationproblemJSON415() *Problem {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PostWebhookResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
 }
 
 // GetBody returns the raw response body bytes
@@ -9245,6 +10116,16 @@ func (r PostWebhookResponse) ContentType() string {
 	return ""
 }
 
+// ListInputsResponse401Headers the declared response headers of an HTTP 401 response for ListInputs
+type ListInputsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ListInputsResponse429Headers the declared response headers of an HTTP 429 response for ListInputs
+type ListInputsResponse429Headers struct {
+	RetryAfter *int
+}
+
 type ListInputsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -9252,8 +10133,18 @@ type ListInputsResponse struct {
 	JSON200 *InputList
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListInputsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListInputsResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -9266,9 +10157,24 @@ func (r ListInputsResponse) GetApplicationproblemJSON400() *Problem {
 	return r.ApplicationproblemJSON400
 }
 
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListInputsResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListInputsResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r ListInputsResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListInputsResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
 }
 
 // GetBody returns the raw response body bytes
@@ -9300,6 +10206,16 @@ func (r ListInputsResponse) ContentType() string {
 	return ""
 }
 
+// AnswerInputResponse401Headers the declared response headers of an HTTP 401 response for AnswerInput
+type AnswerInputResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// AnswerInputResponse429Headers the declared response headers of an HTTP 429 response for AnswerInput
+type AnswerInputResponse429Headers struct {
+	RetryAfter *int
+}
+
 type AnswerInputResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -9307,10 +10223,22 @@ type AnswerInputResponse struct {
 	JSON200 *Input
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AnswerInputResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AnswerInputResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -9323,6 +10251,16 @@ func (r AnswerInputResponse) GetApplicationproblemJSON400() *Problem {
 	return r.ApplicationproblemJSON400
 }
 
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r AnswerInputResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r AnswerInputResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r AnswerInputResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
@@ -9331,6 +10269,16 @@ func (r AnswerInputResponse) GetApplicationproblemJSON404() *Problem {
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
 func (r AnswerInputResponse) GetApplicationproblemJSON409() *Problem {
 	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r AnswerInputResponse) GetApplicationproblemJSON415() *Problem {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r AnswerInputResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
 }
 
 // GetBody returns the raw response body bytes
@@ -9362,16 +10310,51 @@ func (r AnswerInputResponse) ContentType() string {
 	return ""
 }
 
+// GetJournalPublicKeyResponse401Headers the declared response headers of an HTTP 401 response for GetJournalPublicKey
+type GetJournalPublicKeyResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetJournalPublicKeyResponse429Headers the declared response headers of an HTTP 429 response for GetJournalPublicKey
+type GetJournalPublicKeyResponse429Headers struct {
+	RetryAfter *int
+}
+
 type GetJournalPublicKeyResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *JournalPublicKey
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetJournalPublicKeyResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetJournalPublicKeyResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetJournalPublicKeyResponse) GetJSON200() *JournalPublicKey {
 	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetJournalPublicKeyResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetJournalPublicKeyResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetJournalPublicKeyResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
 }
 
 // GetBody returns the raw response body bytes
@@ -9403,16 +10386,37 @@ func (r GetJournalPublicKeyResponse) ContentType() string {
 	return ""
 }
 
+// GetOpenAPISpecResponse429Headers the declared response headers of an HTTP 429 response for GetOpenAPISpec
+type GetOpenAPISpecResponse429Headers struct {
+	RetryAfter *int
+}
+
 type GetOpenAPISpecResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// YAML200 the response for an HTTP 200 `application/yaml` response
 	YAML200 *string
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetOpenAPISpecResponse429Headers
 }
 
 // GetYAML200 returns the response for an HTTP 200 `application/yaml` response
 func (r GetOpenAPISpecResponse) GetYAML200() *string {
 	return r.YAML200
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetOpenAPISpecResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetOpenAPISpecResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
 }
 
 // GetBody returns the raw response body bytes
@@ -9444,16 +10448,51 @@ func (r GetOpenAPISpecResponse) ContentType() string {
 	return ""
 }
 
+// ListPluginsResponse401Headers the declared response headers of an HTTP 401 response for ListPlugins
+type ListPluginsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ListPluginsResponse429Headers the declared response headers of an HTTP 429 response for ListPlugins
+type ListPluginsResponse429Headers struct {
+	RetryAfter *int
+}
+
 type ListPluginsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *PluginList
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListPluginsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListPluginsResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ListPluginsResponse) GetJSON200() *PluginList {
 	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListPluginsResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListPluginsResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListPluginsResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
 }
 
 // GetBody returns the raw response body bytes
@@ -9485,6 +10524,16 @@ func (r ListPluginsResponse) ContentType() string {
 	return ""
 }
 
+// GetPluginResponse401Headers the declared response headers of an HTTP 401 response for GetPlugin
+type GetPluginResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetPluginResponse429Headers the declared response headers of an HTTP 429 response for GetPlugin
+type GetPluginResponse429Headers struct {
+	RetryAfter *int
+}
+
 type GetPluginResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -9492,8 +10541,18 @@ type GetPluginResponse struct {
 	JSON200 *PluginDetails
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetPluginResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetPluginResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -9506,9 +10565,24 @@ func (r GetPluginResponse) GetApplicationproblemJSON400() *Problem {
 	return r.ApplicationproblemJSON400
 }
 
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetPluginResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetPluginResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetPluginResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetPluginResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
 }
 
 // GetBody returns the raw response body bytes
@@ -9540,15 +10614,31 @@ func (r GetPluginResponse) ContentType() string {
 	return ""
 }
 
+// GetSchedulerStatusResponse401Headers the declared response headers of an HTTP 401 response for GetSchedulerStatus
+type GetSchedulerStatusResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetSchedulerStatusResponse429Headers the declared response headers of an HTTP 429 response for GetSchedulerStatus
+type GetSchedulerStatusResponse429Headers struct {
+	RetryAfter *int
+}
+
 type GetSchedulerStatusResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *SchedulerStatus
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
-	ApplicationproblemJSON401 *Problem
+	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
-	ApplicationproblemJSON403 *Problem
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetSchedulerStatusResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetSchedulerStatusResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -9557,13 +10647,18 @@ func (r GetSchedulerStatusResponse) GetJSON200() *SchedulerStatus {
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
-func (r GetSchedulerStatusResponse) GetApplicationproblemJSON401() *Problem {
+func (r GetSchedulerStatusResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r GetSchedulerStatusResponse) GetApplicationproblemJSON403() *Problem {
+func (r GetSchedulerStatusResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetSchedulerStatusResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
 }
 
 // GetBody returns the raw response body bytes
@@ -9595,6 +10690,16 @@ func (r GetSchedulerStatusResponse) ContentType() string {
 	return ""
 }
 
+// ListSessionsResponse401Headers the declared response headers of an HTTP 401 response for ListSessions
+type ListSessionsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ListSessionsResponse429Headers the declared response headers of an HTTP 429 response for ListSessions
+type ListSessionsResponse429Headers struct {
+	RetryAfter *int
+}
+
 type ListSessionsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -9602,6 +10707,16 @@ type ListSessionsResponse struct {
 	JSON200 *SessionList
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListSessionsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListSessionsResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -9612,6 +10727,21 @@ func (r ListSessionsResponse) GetJSON200() *SessionList {
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
 func (r ListSessionsResponse) GetApplicationproblemJSON400() *Problem {
 	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListSessionsResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListSessionsResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListSessionsResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
 }
 
 // GetBody returns the raw response body bytes
@@ -9643,20 +10773,50 @@ func (r ListSessionsResponse) ContentType() string {
 	return ""
 }
 
+// DeleteSessionResponse401Headers the declared response headers of an HTTP 401 response for DeleteSession
+type DeleteSessionResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// DeleteSessionResponse429Headers the declared response headers of an HTTP 429 response for DeleteSession
+type DeleteSessionResponse429Headers struct {
+	RetryAfter *int
+}
+
 type DeleteSessionResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteSessionResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteSessionResponse429Headers
 }
 
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
 func (r DeleteSessionResponse) GetApplicationproblemJSON400() *Problem {
 	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r DeleteSessionResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r DeleteSessionResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
@@ -9667,6 +10827,11 @@ func (r DeleteSessionResponse) GetApplicationproblemJSON404() *Problem {
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
 func (r DeleteSessionResponse) GetApplicationproblemJSON409() *Problem {
 	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r DeleteSessionResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
 }
 
 // GetBody returns the raw response body bytes
@@ -9698,6 +10863,16 @@ func (r DeleteSessionResponse) ContentType() string {
 	return ""
 }
 
+// GetSessionResponse401Headers the declared response headers of an HTTP 401 response for GetSession
+type GetSessionResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetSessionResponse429Headers the declared response headers of an HTTP 429 response for GetSession
+type GetSessionResponse429Headers struct {
+	RetryAfter *int
+}
+
 type GetSessionResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -9705,8 +10880,18 @@ type GetSessionResponse struct {
 	JSON200 *SessionConfig
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetSessionResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetSessionResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -9719,9 +10904,24 @@ func (r GetSessionResponse) GetApplicationproblemJSON400() *Problem {
 	return r.ApplicationproblemJSON400
 }
 
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetSessionResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetSessionResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetSessionResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetSessionResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
 }
 
 // GetBody returns the raw response body bytes
@@ -9753,6 +10953,16 @@ func (r GetSessionResponse) ContentType() string {
 	return ""
 }
 
+// PutSessionResponse401Headers the declared response headers of an HTTP 401 response for PutSession
+type PutSessionResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PutSessionResponse429Headers the declared response headers of an HTTP 429 response for PutSession
+type PutSessionResponse429Headers struct {
+	RetryAfter *int
+}
+
 type PutSessionResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -9762,12 +10972,24 @@ type PutSessionResponse struct {
 	JSON201 *ApplyResult
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Problem
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *Problem
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PutSessionResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PutSessionResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -9785,6 +11007,21 @@ func (r PutSessionResponse) GetApplicationproblemJSON400() *Problem {
 	return r.ApplicationproblemJSON400
 }
 
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PutSessionResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PutSessionResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PutSessionResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
 func (r PutSessionResponse) GetApplicationproblemJSON409() *Problem {
 	return r.ApplicationproblemJSON409
@@ -9798,6 +11035,11 @@ func (r PutSessionResponse) GetApplicationproblemJSON413() *Problem {
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
 func (r PutSessionResponse) GetApplicationproblemJSON415() *Problem {
 	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PutSessionResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
 }
 
 // GetBody returns the raw response body bytes
@@ -9829,6 +11071,16 @@ func (r PutSessionResponse) ContentType() string {
 	return ""
 }
 
+// ListExecutionsResponse401Headers the declared response headers of an HTTP 401 response for ListExecutions
+type ListExecutionsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ListExecutionsResponse429Headers the declared response headers of an HTTP 429 response for ListExecutions
+type ListExecutionsResponse429Headers struct {
+	RetryAfter *int
+}
+
 type ListExecutionsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -9836,8 +11088,18 @@ type ListExecutionsResponse struct {
 	JSON200 *ExecutionList
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListExecutionsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListExecutionsResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -9850,9 +11112,24 @@ func (r ListExecutionsResponse) GetApplicationproblemJSON400() *Problem {
 	return r.ApplicationproblemJSON400
 }
 
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListExecutionsResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListExecutionsResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r ListExecutionsResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListExecutionsResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
 }
 
 // GetBody returns the raw response body bytes
@@ -9884,6 +11161,16 @@ func (r ListExecutionsResponse) ContentType() string {
 	return ""
 }
 
+// GetExecutionResponse401Headers the declared response headers of an HTTP 401 response for GetExecution
+type GetExecutionResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetExecutionResponse429Headers the declared response headers of an HTTP 429 response for GetExecution
+type GetExecutionResponse429Headers struct {
+	RetryAfter *int
+}
+
 type GetExecutionResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -9891,8 +11178,18 @@ type GetExecutionResponse struct {
 	JSON200 *Execution
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetExecutionResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetExecutionResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -9905,9 +11202,24 @@ func (r GetExecutionResponse) GetApplicationproblemJSON400() *Problem {
 	return r.ApplicationproblemJSON400
 }
 
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetExecutionResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetExecutionResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetExecutionResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetExecutionResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
 }
 
 // GetBody returns the raw response body bytes
@@ -9939,6 +11251,16 @@ func (r GetExecutionResponse) ContentType() string {
 	return ""
 }
 
+// ControlExecutionResponse401Headers the declared response headers of an HTTP 401 response for ControlExecution
+type ControlExecutionResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ControlExecutionResponse429Headers the declared response headers of an HTTP 429 response for ControlExecution
+type ControlExecutionResponse429Headers struct {
+	RetryAfter *int
+}
+
 type ControlExecutionResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -9948,12 +11270,22 @@ type ControlExecutionResponse struct {
 	JSON202 *ReviewTicket
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ControlExecutionResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ControlExecutionResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -9971,6 +11303,11 @@ func (r ControlExecutionResponse) GetApplicationproblemJSON400() *Problem {
 	return r.ApplicationproblemJSON400
 }
 
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ControlExecutionResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r ControlExecutionResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
@@ -9984,6 +11321,16 @@ func (r ControlExecutionResponse) GetApplicationproblemJSON404() *Problem {
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
 func (r ControlExecutionResponse) GetApplicationproblemJSON409() *Problem {
 	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r ControlExecutionResponse) GetApplicationproblemJSON415() *Problem {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ControlExecutionResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
 }
 
 // GetBody returns the raw response body bytes
@@ -10015,13 +11362,33 @@ func (r ControlExecutionResponse) ContentType() string {
 	return ""
 }
 
+// StreamExecutionEventsResponse401Headers the declared response headers of an HTTP 401 response for StreamExecutionEvents
+type StreamExecutionEventsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// StreamExecutionEventsResponse429Headers the declared response headers of an HTTP 429 response for StreamExecutionEvents
+type StreamExecutionEventsResponse429Headers struct {
+	RetryAfter *int
+}
+
 type StreamExecutionEventsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *StreamExecutionEventsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *StreamExecutionEventsResponse429Headers
 }
 
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
@@ -10029,9 +11396,24 @@ func (r StreamExecutionEventsResponse) GetApplicationproblemJSON400() *Problem {
 	return r.ApplicationproblemJSON400
 }
 
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r StreamExecutionEventsResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r StreamExecutionEventsResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r StreamExecutionEventsResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r StreamExecutionEventsResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
 }
 
 // GetBody returns the raw response body bytes
@@ -10063,13 +11445,33 @@ func (r StreamExecutionEventsResponse) ContentType() string {
 	return ""
 }
 
+// ExportJournalResponse401Headers the declared response headers of an HTTP 401 response for ExportJournal
+type ExportJournalResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ExportJournalResponse429Headers the declared response headers of an HTTP 429 response for ExportJournal
+type ExportJournalResponse429Headers struct {
+	RetryAfter *int
+}
+
 type ExportJournalResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ExportJournalResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ExportJournalResponse429Headers
 }
 
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
@@ -10077,9 +11479,24 @@ func (r ExportJournalResponse) GetApplicationproblemJSON400() *Problem {
 	return r.ApplicationproblemJSON400
 }
 
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ExportJournalResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ExportJournalResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r ExportJournalResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ExportJournalResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
 }
 
 // GetBody returns the raw response body bytes
@@ -10111,6 +11528,16 @@ func (r ExportJournalResponse) ContentType() string {
 	return ""
 }
 
+// VerifyJournalResponse401Headers the declared response headers of an HTTP 401 response for VerifyJournal
+type VerifyJournalResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// VerifyJournalResponse429Headers the declared response headers of an HTTP 429 response for VerifyJournal
+type VerifyJournalResponse429Headers struct {
+	RetryAfter *int
+}
+
 type VerifyJournalResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10118,8 +11545,18 @@ type VerifyJournalResponse struct {
 	JSON200 *JournalVerification
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *VerifyJournalResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *VerifyJournalResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -10132,9 +11569,24 @@ func (r VerifyJournalResponse) GetApplicationproblemJSON400() *Problem {
 	return r.ApplicationproblemJSON400
 }
 
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r VerifyJournalResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r VerifyJournalResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r VerifyJournalResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r VerifyJournalResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
 }
 
 // GetBody returns the raw response body bytes
@@ -10166,6 +11618,16 @@ func (r VerifyJournalResponse) ContentType() string {
 	return ""
 }
 
+// GetExecutionLogsResponse401Headers the declared response headers of an HTTP 401 response for GetExecutionLogs
+type GetExecutionLogsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetExecutionLogsResponse429Headers the declared response headers of an HTTP 429 response for GetExecutionLogs
+type GetExecutionLogsResponse429Headers struct {
+	RetryAfter *int
+}
+
 type GetExecutionLogsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10173,8 +11635,18 @@ type GetExecutionLogsResponse struct {
 	JSON200 *LogPage
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetExecutionLogsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetExecutionLogsResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -10187,9 +11659,24 @@ func (r GetExecutionLogsResponse) GetApplicationproblemJSON400() *Problem {
 	return r.ApplicationproblemJSON400
 }
 
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetExecutionLogsResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetExecutionLogsResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetExecutionLogsResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetExecutionLogsResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
 }
 
 // GetBody returns the raw response body bytes
@@ -10221,6 +11708,16 @@ func (r GetExecutionLogsResponse) ContentType() string {
 	return ""
 }
 
+// ClearBreakpointResponse401Headers the declared response headers of an HTTP 401 response for ClearBreakpoint
+type ClearBreakpointResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ClearBreakpointResponse429Headers the declared response headers of an HTTP 429 response for ClearBreakpoint
+type ClearBreakpointResponse429Headers struct {
+	RetryAfter *int
+}
+
 type ClearBreakpointResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10230,12 +11727,20 @@ type ClearBreakpointResponse struct {
 	JSON202 *ReviewTicket
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ClearBreakpointResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ClearBreakpointResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -10253,6 +11758,11 @@ func (r ClearBreakpointResponse) GetApplicationproblemJSON400() *Problem {
 	return r.ApplicationproblemJSON400
 }
 
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ClearBreakpointResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r ClearBreakpointResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
@@ -10266,6 +11776,11 @@ func (r ClearBreakpointResponse) GetApplicationproblemJSON404() *Problem {
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
 func (r ClearBreakpointResponse) GetApplicationproblemJSON409() *Problem {
 	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ClearBreakpointResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
 }
 
 // GetBody returns the raw response body bytes
@@ -10297,6 +11812,16 @@ func (r ClearBreakpointResponse) ContentType() string {
 	return ""
 }
 
+// SetBreakpointResponse401Headers the declared response headers of an HTTP 401 response for SetBreakpoint
+type SetBreakpointResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// SetBreakpointResponse429Headers the declared response headers of an HTTP 429 response for SetBreakpoint
+type SetBreakpointResponse429Headers struct {
+	RetryAfter *int
+}
+
 type SetBreakpointResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10306,12 +11831,22 @@ type SetBreakpointResponse struct {
 	JSON202 *ReviewTicket
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *SetBreakpointResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SetBreakpointResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -10329,6 +11864,11 @@ func (r SetBreakpointResponse) GetApplicationproblemJSON400() *Problem {
 	return r.ApplicationproblemJSON400
 }
 
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r SetBreakpointResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r SetBreakpointResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
@@ -10342,6 +11882,16 @@ func (r SetBreakpointResponse) GetApplicationproblemJSON404() *Problem {
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
 func (r SetBreakpointResponse) GetApplicationproblemJSON409() *Problem {
 	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r SetBreakpointResponse) GetApplicationproblemJSON415() *Problem {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r SetBreakpointResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
 }
 
 // GetBody returns the raw response body bytes
@@ -10373,6 +11923,16 @@ func (r SetBreakpointResponse) ContentType() string {
 	return ""
 }
 
+// ControlNodeResponse401Headers the declared response headers of an HTTP 401 response for ControlNode
+type ControlNodeResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ControlNodeResponse429Headers the declared response headers of an HTTP 429 response for ControlNode
+type ControlNodeResponse429Headers struct {
+	RetryAfter *int
+}
+
 type ControlNodeResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10382,12 +11942,22 @@ type ControlNodeResponse struct {
 	JSON202 *ReviewTicket
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ControlNodeResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ControlNodeResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -10405,6 +11975,11 @@ func (r ControlNodeResponse) GetApplicationproblemJSON400() *Problem {
 	return r.ApplicationproblemJSON400
 }
 
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ControlNodeResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r ControlNodeResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
@@ -10418,6 +11993,16 @@ func (r ControlNodeResponse) GetApplicationproblemJSON404() *Problem {
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
 func (r ControlNodeResponse) GetApplicationproblemJSON409() *Problem {
 	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r ControlNodeResponse) GetApplicationproblemJSON415() *Problem {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ControlNodeResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
 }
 
 // GetBody returns the raw response body bytes
@@ -10449,6 +12034,16 @@ func (r ControlNodeResponse) ContentType() string {
 	return ""
 }
 
+// GetExecutionProjectionResponse401Headers the declared response headers of an HTTP 401 response for GetExecutionProjection
+type GetExecutionProjectionResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetExecutionProjectionResponse429Headers the declared response headers of an HTTP 429 response for GetExecutionProjection
+type GetExecutionProjectionResponse429Headers struct {
+	RetryAfter *int
+}
+
 type GetExecutionProjectionResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10456,10 +12051,20 @@ type GetExecutionProjectionResponse struct {
 	JSON200 *JournalProjection
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetExecutionProjectionResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetExecutionProjectionResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -10472,6 +12077,16 @@ func (r GetExecutionProjectionResponse) GetApplicationproblemJSON400() *Problem 
 	return r.ApplicationproblemJSON400
 }
 
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetExecutionProjectionResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetExecutionProjectionResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetExecutionProjectionResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
@@ -10480,6 +12095,11 @@ func (r GetExecutionProjectionResponse) GetApplicationproblemJSON404() *Problem 
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
 func (r GetExecutionProjectionResponse) GetApplicationproblemJSON409() *Problem {
 	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetExecutionProjectionResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
 }
 
 // GetBody returns the raw response body bytes
@@ -10511,6 +12131,16 @@ func (r GetExecutionProjectionResponse) ContentType() string {
 	return ""
 }
 
+// GetWorkflowResponse401Headers the declared response headers of an HTTP 401 response for GetWorkflow
+type GetWorkflowResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetWorkflowResponse429Headers the declared response headers of an HTTP 429 response for GetWorkflow
+type GetWorkflowResponse429Headers struct {
+	RetryAfter *int
+}
+
 type GetWorkflowResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10518,8 +12148,18 @@ type GetWorkflowResponse struct {
 	JSON200 *Workflow
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetWorkflowResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetWorkflowResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -10532,9 +12172,24 @@ func (r GetWorkflowResponse) GetApplicationproblemJSON400() *Problem {
 	return r.ApplicationproblemJSON400
 }
 
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetWorkflowResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetWorkflowResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetWorkflowResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetWorkflowResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
 }
 
 // GetBody returns the raw response body bytes
@@ -10566,6 +12221,16 @@ func (r GetWorkflowResponse) ContentType() string {
 	return ""
 }
 
+// StartExecutionResponse401Headers the declared response headers of an HTTP 401 response for StartExecution
+type StartExecutionResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// StartExecutionResponse429Headers the declared response headers of an HTTP 429 response for StartExecution
+type StartExecutionResponse429Headers struct {
+	RetryAfter *int
+}
+
 type StartExecutionResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10577,12 +12242,22 @@ type StartExecutionResponse struct {
 	JSON202 *ReviewTicket
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *StartExecutionResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *StartExecutionResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -10605,6 +12280,11 @@ func (r StartExecutionResponse) GetApplicationproblemJSON400() *Problem {
 	return r.ApplicationproblemJSON400
 }
 
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r StartExecutionResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r StartExecutionResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
@@ -10618,6 +12298,16 @@ func (r StartExecutionResponse) GetApplicationproblemJSON404() *Problem {
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
 func (r StartExecutionResponse) GetApplicationproblemJSON409() *Problem {
 	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r StartExecutionResponse) GetApplicationproblemJSON415() *Problem {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r StartExecutionResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
 }
 
 // GetBody returns the raw response body bytes
@@ -10649,6 +12339,16 @@ func (r StartExecutionResponse) ContentType() string {
 	return ""
 }
 
+// StopWorkflowResponse401Headers the declared response headers of an HTTP 401 response for StopWorkflow
+type StopWorkflowResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// StopWorkflowResponse429Headers the declared response headers of an HTTP 429 response for StopWorkflow
+type StopWorkflowResponse429Headers struct {
+	RetryAfter *int
+}
+
 type StopWorkflowResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10658,10 +12358,20 @@ type StopWorkflowResponse struct {
 	JSON202 *ReviewTicket
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *StopWorkflowResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *StopWorkflowResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -10679,6 +12389,11 @@ func (r StopWorkflowResponse) GetApplicationproblemJSON400() *Problem {
 	return r.ApplicationproblemJSON400
 }
 
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r StopWorkflowResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r StopWorkflowResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
@@ -10687,6 +12402,16 @@ func (r StopWorkflowResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r StopWorkflowResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r StopWorkflowResponse) GetApplicationproblemJSON415() *Problem {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r StopWorkflowResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
 }
 
 // GetBody returns the raw response body bytes
@@ -10718,16 +12443,51 @@ func (r StopWorkflowResponse) ContentType() string {
 	return ""
 }
 
+// ListSupervisorEnginesResponse401Headers the declared response headers of an HTTP 401 response for ListSupervisorEngines
+type ListSupervisorEnginesResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ListSupervisorEnginesResponse429Headers the declared response headers of an HTTP 429 response for ListSupervisorEngines
+type ListSupervisorEnginesResponse429Headers struct {
+	RetryAfter *int
+}
+
 type ListSupervisorEnginesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *SupervisorEngineList
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListSupervisorEnginesResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListSupervisorEnginesResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ListSupervisorEnginesResponse) GetJSON200() *SupervisorEngineList {
 	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListSupervisorEnginesResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListSupervisorEnginesResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListSupervisorEnginesResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
 }
 
 // GetBody returns the raw response body bytes
@@ -10759,6 +12519,16 @@ func (r ListSupervisorEnginesResponse) ContentType() string {
 	return ""
 }
 
+// DryRunRulesResponse401Headers the declared response headers of an HTTP 401 response for DryRunRules
+type DryRunRulesResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// DryRunRulesResponse429Headers the declared response headers of an HTTP 429 response for DryRunRules
+type DryRunRulesResponse429Headers struct {
+	RetryAfter *int
+}
+
 type DryRunRulesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10766,8 +12536,20 @@ type DryRunRulesResponse struct {
 	JSON200 *DryRunReport
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DryRunRulesResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DryRunRulesResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -10780,9 +12562,29 @@ func (r DryRunRulesResponse) GetApplicationproblemJSON400() *Problem {
 	return r.ApplicationproblemJSON400
 }
 
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r DryRunRulesResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r DryRunRulesResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r DryRunRulesResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r DryRunRulesResponse) GetApplicationproblemJSON415() *Problem {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r DryRunRulesResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
 }
 
 // GetBody returns the raw response body bytes
@@ -10814,6 +12616,16 @@ func (r DryRunRulesResponse) ContentType() string {
 	return ""
 }
 
+// GetSupervisorEngineResponse401Headers the declared response headers of an HTTP 401 response for GetSupervisorEngine
+type GetSupervisorEngineResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetSupervisorEngineResponse429Headers the declared response headers of an HTTP 429 response for GetSupervisorEngine
+type GetSupervisorEngineResponse429Headers struct {
+	RetryAfter *int
+}
+
 type GetSupervisorEngineResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10821,8 +12633,18 @@ type GetSupervisorEngineResponse struct {
 	JSON200 *SupervisorEngine
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetSupervisorEngineResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetSupervisorEngineResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -10835,9 +12657,24 @@ func (r GetSupervisorEngineResponse) GetApplicationproblemJSON400() *Problem {
 	return r.ApplicationproblemJSON400
 }
 
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetSupervisorEngineResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetSupervisorEngineResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetSupervisorEngineResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetSupervisorEngineResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
 }
 
 // GetBody returns the raw response body bytes
@@ -10869,6 +12706,16 @@ func (r GetSupervisorEngineResponse) ContentType() string {
 	return ""
 }
 
+// ListSupervisorEnginePresetsResponse401Headers the declared response headers of an HTTP 401 response for ListSupervisorEnginePresets
+type ListSupervisorEnginePresetsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ListSupervisorEnginePresetsResponse429Headers the declared response headers of an HTTP 429 response for ListSupervisorEnginePresets
+type ListSupervisorEnginePresetsResponse429Headers struct {
+	RetryAfter *int
+}
+
 type ListSupervisorEnginePresetsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10876,8 +12723,18 @@ type ListSupervisorEnginePresetsResponse struct {
 	JSON200 *SupervisorPresetList
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListSupervisorEnginePresetsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListSupervisorEnginePresetsResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -10890,9 +12747,24 @@ func (r ListSupervisorEnginePresetsResponse) GetApplicationproblemJSON400() *Pro
 	return r.ApplicationproblemJSON400
 }
 
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListSupervisorEnginePresetsResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListSupervisorEnginePresetsResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r ListSupervisorEnginePresetsResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListSupervisorEnginePresetsResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
 }
 
 // GetBody returns the raw response body bytes
@@ -10924,6 +12796,16 @@ func (r ListSupervisorEnginePresetsResponse) ContentType() string {
 	return ""
 }
 
+// GetSupervisorEngineUsageResponse401Headers the declared response headers of an HTTP 401 response for GetSupervisorEngineUsage
+type GetSupervisorEngineUsageResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetSupervisorEngineUsageResponse429Headers the declared response headers of an HTTP 429 response for GetSupervisorEngineUsage
+type GetSupervisorEngineUsageResponse429Headers struct {
+	RetryAfter *int
+}
+
 type GetSupervisorEngineUsageResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10931,8 +12813,18 @@ type GetSupervisorEngineUsageResponse struct {
 	JSON200 *SupervisorEngineUsage
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetSupervisorEngineUsageResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetSupervisorEngineUsageResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -10945,9 +12837,24 @@ func (r GetSupervisorEngineUsageResponse) GetApplicationproblemJSON400() *Proble
 	return r.ApplicationproblemJSON400
 }
 
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetSupervisorEngineUsageResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetSupervisorEngineUsageResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetSupervisorEngineUsageResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetSupervisorEngineUsageResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
 }
 
 // GetBody returns the raw response body bytes
@@ -10979,16 +12886,51 @@ func (r GetSupervisorEngineUsageResponse) ContentType() string {
 	return ""
 }
 
+// ListSupervisorsResponse401Headers the declared response headers of an HTTP 401 response for ListSupervisors
+type ListSupervisorsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ListSupervisorsResponse429Headers the declared response headers of an HTTP 429 response for ListSupervisors
+type ListSupervisorsResponse429Headers struct {
+	RetryAfter *int
+}
+
 type ListSupervisorsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *SupervisorList
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListSupervisorsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListSupervisorsResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ListSupervisorsResponse) GetJSON200() *SupervisorList {
 	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListSupervisorsResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListSupervisorsResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListSupervisorsResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
 }
 
 // GetBody returns the raw response body bytes
@@ -11020,20 +12962,50 @@ func (r ListSupervisorsResponse) ContentType() string {
 	return ""
 }
 
+// DeleteSupervisorResponse401Headers the declared response headers of an HTTP 401 response for DeleteSupervisor
+type DeleteSupervisorResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// DeleteSupervisorResponse429Headers the declared response headers of an HTTP 429 response for DeleteSupervisor
+type DeleteSupervisorResponse429Headers struct {
+	RetryAfter *int
+}
+
 type DeleteSupervisorResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteSupervisorResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteSupervisorResponse429Headers
 }
 
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
 func (r DeleteSupervisorResponse) GetApplicationproblemJSON400() *Problem {
 	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r DeleteSupervisorResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r DeleteSupervisorResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
@@ -11044,6 +13016,11 @@ func (r DeleteSupervisorResponse) GetApplicationproblemJSON404() *Problem {
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
 func (r DeleteSupervisorResponse) GetApplicationproblemJSON409() *Problem {
 	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r DeleteSupervisorResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
 }
 
 // GetBody returns the raw response body bytes
@@ -11075,6 +13052,16 @@ func (r DeleteSupervisorResponse) ContentType() string {
 	return ""
 }
 
+// GetSupervisorResponse401Headers the declared response headers of an HTTP 401 response for GetSupervisor
+type GetSupervisorResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetSupervisorResponse429Headers the declared response headers of an HTTP 429 response for GetSupervisor
+type GetSupervisorResponse429Headers struct {
+	RetryAfter *int
+}
+
 type GetSupervisorResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -11082,8 +13069,18 @@ type GetSupervisorResponse struct {
 	JSON200 *Supervisor
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetSupervisorResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetSupervisorResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -11096,9 +13093,24 @@ func (r GetSupervisorResponse) GetApplicationproblemJSON400() *Problem {
 	return r.ApplicationproblemJSON400
 }
 
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetSupervisorResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetSupervisorResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetSupervisorResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetSupervisorResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
 }
 
 // GetBody returns the raw response body bytes
@@ -11130,6 +13142,16 @@ func (r GetSupervisorResponse) ContentType() string {
 	return ""
 }
 
+// PutSupervisorResponse401Headers the declared response headers of an HTTP 401 response for PutSupervisor
+type PutSupervisorResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PutSupervisorResponse429Headers the declared response headers of an HTTP 429 response for PutSupervisor
+type PutSupervisorResponse429Headers struct {
+	RetryAfter *int
+}
+
 type PutSupervisorResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -11139,10 +13161,20 @@ type PutSupervisorResponse struct {
 	JSON201 *Supervisor
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *Problem
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PutSupervisorResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PutSupervisorResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -11160,6 +13192,16 @@ func (r PutSupervisorResponse) GetApplicationproblemJSON400() *Problem {
 	return r.ApplicationproblemJSON400
 }
 
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PutSupervisorResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PutSupervisorResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
 func (r PutSupervisorResponse) GetApplicationproblemJSON413() *Problem {
 	return r.ApplicationproblemJSON413
@@ -11168,6 +13210,11 @@ func (r PutSupervisorResponse) GetApplicationproblemJSON413() *Problem {
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
 func (r PutSupervisorResponse) GetApplicationproblemJSON415() *Problem {
 	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PutSupervisorResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
 }
 
 // GetBody returns the raw response body bytes
@@ -11199,13 +13246,33 @@ func (r PutSupervisorResponse) ContentType() string {
 	return ""
 }
 
+// RevokeCredentialResponse401Headers the declared response headers of an HTTP 401 response for RevokeCredential
+type RevokeCredentialResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// RevokeCredentialResponse429Headers the declared response headers of an HTTP 429 response for RevokeCredential
+type RevokeCredentialResponse429Headers struct {
+	RetryAfter *int
+}
+
 type RevokeCredentialResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RevokeCredentialResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RevokeCredentialResponse429Headers
 }
 
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
@@ -11213,9 +13280,24 @@ func (r RevokeCredentialResponse) GetApplicationproblemJSON400() *Problem {
 	return r.ApplicationproblemJSON400
 }
 
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r RevokeCredentialResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r RevokeCredentialResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r RevokeCredentialResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r RevokeCredentialResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
 }
 
 // GetBody returns the raw response body bytes
@@ -11247,6 +13329,16 @@ func (r RevokeCredentialResponse) ContentType() string {
 	return ""
 }
 
+// GetCredentialResponse401Headers the declared response headers of an HTTP 401 response for GetCredential
+type GetCredentialResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetCredentialResponse429Headers the declared response headers of an HTTP 429 response for GetCredential
+type GetCredentialResponse429Headers struct {
+	RetryAfter *int
+}
+
 type GetCredentialResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -11254,8 +13346,18 @@ type GetCredentialResponse struct {
 	JSON200 *SupervisorCredential
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetCredentialResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetCredentialResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -11268,9 +13370,24 @@ func (r GetCredentialResponse) GetApplicationproblemJSON400() *Problem {
 	return r.ApplicationproblemJSON400
 }
 
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetCredentialResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetCredentialResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetCredentialResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetCredentialResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
 }
 
 // GetBody returns the raw response body bytes
@@ -11307,6 +13424,16 @@ type IssueCredentialResponse201Headers struct {
 	CacheControl *string
 }
 
+// IssueCredentialResponse401Headers the declared response headers of an HTTP 401 response for IssueCredential
+type IssueCredentialResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// IssueCredentialResponse429Headers the declared response headers of an HTTP 429 response for IssueCredential
+type IssueCredentialResponse429Headers struct {
+	RetryAfter *int
+}
+
 type IssueCredentialResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -11314,10 +13441,20 @@ type IssueCredentialResponse struct {
 	JSON201 *IssuedCredential
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *IssueCredentialResponse201Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *IssueCredentialResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *IssueCredentialResponse429Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -11330,9 +13467,24 @@ func (r IssueCredentialResponse) GetApplicationproblemJSON400() *Problem {
 	return r.ApplicationproblemJSON400
 }
 
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r IssueCredentialResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r IssueCredentialResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r IssueCredentialResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r IssueCredentialResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
 }
 
 // GetBody returns the raw response body bytes
@@ -11364,16 +13516,113 @@ func (r IssueCredentialResponse) ContentType() string {
 	return ""
 }
 
+// GetVersionResponse401Headers the declared response headers of an HTTP 401 response for GetVersion
+type GetVersionResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetVersionResponse429Headers the declared response headers of an HTTP 429 response for GetVersion
+type GetVersionResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetVersionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Version
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetVersionResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetVersionResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetVersionResponse) GetJSON200() *Version {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetVersionResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetVersionResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetVersionResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r GetVersionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetVersionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetVersionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetVersionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetHealthResponse429Headers the declared response headers of an HTTP 429 response for GetHealth
+type GetHealthResponse429Headers struct {
+	RetryAfter *int
+}
+
 type GetHealthResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Health
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetHealthResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetHealthResponse) GetJSON200() *Health {
 	return r.JSON200
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetHealthResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetHealthResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
 }
 
 // GetBody returns the raw response body bytes
@@ -11405,23 +13654,51 @@ func (r GetHealthResponse) ContentType() string {
 	return ""
 }
 
+// GetMetricsResponse401Headers the declared response headers of an HTTP 401 response for GetMetrics
+type GetMetricsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetMetricsResponse429Headers the declared response headers of an HTTP 429 response for GetMetrics
+type GetMetricsResponse429Headers struct {
+	RetryAfter *int
+}
+
 type GetMetricsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
-	ApplicationproblemJSON401 *Problem
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetMetricsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetMetricsResponse429Headers
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
-func (r GetMetricsResponse) GetApplicationproblemJSON401() *Problem {
+func (r GetMetricsResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetMetricsResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetMetricsResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetMetricsResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
 }
 
 // GetBody returns the raw response body bytes
@@ -11453,18 +13730,39 @@ func (r GetMetricsResponse) ContentType() string {
 	return ""
 }
 
+// GetReadyResponse429Headers the declared response headers of an HTTP 429 response for GetReady
+type GetReadyResponse429Headers struct {
+	RetryAfter *int
+}
+
 type GetReadyResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Health
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetReadyResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetReadyResponse) GetJSON200() *Health {
 	return r.JSON200
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetReadyResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetReadyResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -11503,6 +13801,8 @@ func (r GetReadyResponse) ContentType() string {
 
 // AgentDelegateWithBodyWithResponse Open a delegation: ESCALATE a request to the supervisor's parent, or CONSULT the supervisor named by to. The target receives a DELEGATED or CONSULTED signal; the answer comes back to this supervisor as one with answer set. The same key opens one delegation (200 with it).
 //
+// The target answers with POST /delegations/{delegationId} before the deadline; the answer comes back to this supervisor as a signal.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/agent/v1/delegations (the `AgentDelegate` operationId).
@@ -11515,6 +13815,8 @@ func (c *ClientWithResponses) AgentDelegateWithBodyWithResponse(ctx context.Cont
 }
 
 // AgentDelegateWithResponse Open a delegation: ESCALATE a request to the supervisor's parent, or CONSULT the supervisor named by to. The target receives a DELEGATED or CONSULTED signal; the answer comes back to this supervisor as one with answer set. The same key opens one delegation (200 with it).
+//
+// The target answers with POST /delegations/{delegationId} before the deadline; the answer comes back to this supervisor as a signal.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -11529,6 +13831,8 @@ func (c *ClientWithResponses) AgentDelegateWithResponse(ctx context.Context, bod
 
 // AgentAnswerDelegationWithBodyWithResponse Answer a delegation sent to the supervisor (a DELEGATED or CONSULTED signal): {answer}. It takes one answer before its deadline; a second is 409.
 //
+// Answers a delegation this supervisor was sent; the sender gets the answer as a DELEGATED or CONSULTED signal with answer set.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/agent/v1/delegations/{delegationId} (the `AgentAnswerDelegation` operationId).
@@ -11541,6 +13845,8 @@ func (c *ClientWithResponses) AgentAnswerDelegationWithBodyWithResponse(ctx cont
 }
 
 // AgentAnswerDelegationWithResponse Answer a delegation sent to the supervisor (a DELEGATED or CONSULTED signal): {answer}. It takes one answer before its deadline; a second is 409.
+//
+// Answers a delegation this supervisor was sent; the sender gets the answer as a DELEGATED or CONSULTED signal with answer set.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -11585,6 +13891,8 @@ func (c *ClientWithResponses) AgentDirectiveWithResponse(ctx context.Context, bo
 
 // AgentEventsWithResponse Signals as Server-Sent Events (id is the cursor, event the kind, data the envelope); resume with Last-Event-ID.
 //
+// The signals of /signals pushed as they come; each record's data is a Signal. A `: cursor <cursor>` comment every 15 s carries the position to resume from.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/agent/v1/events (the `AgentEvents` operationId).
@@ -11597,6 +13905,8 @@ func (c *ClientWithResponses) AgentEventsWithResponse(ctx context.Context, param
 }
 
 // AgentExecutionsWithResponse The unfinished executions of the owned units (at most 200).
+//
+// Runs of the owned units that are PENDING, RUNNING or PAUSED.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -11611,6 +13921,8 @@ func (c *ClientWithResponses) AgentExecutionsWithResponse(ctx context.Context, r
 
 // AgentExecutionWithResponse One owned execution with its node statuses; a run outside the owned units is 404.
 //
+// The run as GET /api/sessions/{sessionId}/executions/{executionId} shows it, for a run of an owned unit.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/agent/v1/executions/{executionId} (the `AgentExecution` operationId).
@@ -11623,6 +13935,8 @@ func (c *ClientWithResponses) AgentExecutionWithResponse(ctx context.Context, ex
 }
 
 // AgentExecutionLogsWithResponse The newest log lines of an owned execution (at most 200), secret values removed, control characters escaped.
+//
+// The log's last lines (tail, default 200), made safe to feed a model: secrets removed and control characters escaped.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -11637,6 +13951,8 @@ func (c *ClientWithResponses) AgentExecutionLogsWithResponse(ctx context.Context
 
 // AgentInputsWithResponse Open input requests of the owned units (at most 200).
 //
+// INPUT_REQUEST prompts waiting in runs of the owned units; answer one with an AnswerInput directive.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/agent/v1/inputs (the `AgentInputs` operationId).
@@ -11649,6 +13965,8 @@ func (c *ClientWithResponses) AgentInputsWithResponse(ctx context.Context, reqEd
 }
 
 // AgentMCPWithBodyWithResponse The agent API as MCP tools (JSON-RPC over streamable HTTP, stateless, JSON answers, no server push): get_self, read_signals, list_owned_executions, get_execution, list_open_inputs, send_directive, answer_review.
+//
+// The same operations as this API, as MCP tools for agents that speak MCP; the credential and the limits are those of the agent API.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -11663,6 +13981,8 @@ func (c *ClientWithResponses) AgentMCPWithBodyWithResponse(ctx context.Context, 
 
 // AgentMCPWithResponse The agent API as MCP tools (JSON-RPC over streamable HTTP, stateless, JSON answers, no server push): get_self, read_signals, list_owned_executions, get_execution, list_open_inputs, send_directive, answer_review.
 //
+// The same operations as this API, as MCP tools for agents that speak MCP; the credential and the limits are those of the agent API.
+//
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/agent/v1/mcp (the `AgentMCP` operationId).
@@ -11675,6 +13995,8 @@ func (c *ClientWithResponses) AgentMCPWithResponse(ctx context.Context, body Age
 }
 
 // AgentReviewWithBodyWithResponse Answer a review the supervisor was asked (REVIEW signal): {verdict: ALLOW|DENY|REQUIRE_APPROVAL|NO_OPINION, reason?}.
+//
+// The verdict on a command under review; ALLOW applies it, DENY refuses it, REQUIRE_APPROVAL parks it for an ADMIN, NO_OPINION passes it up. After the deadline the supervisor's default decision applies.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -11689,6 +14011,8 @@ func (c *ClientWithResponses) AgentReviewWithBodyWithResponse(ctx context.Contex
 
 // AgentReviewWithResponse Answer a review the supervisor was asked (REVIEW signal): {verdict: ALLOW|DENY|REQUIRE_APPROVAL|NO_OPINION, reason?}.
 //
+// The verdict on a command under review; ALLOW applies it, DENY refuses it, REQUIRE_APPROVAL parks it for an ADMIN, NO_OPINION passes it up. After the deadline the supervisor's default decision applies.
+//
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/agent/v1/reviews/{reviewId} (the `AgentReview` operationId).
@@ -11702,6 +14026,8 @@ func (c *ClientWithResponses) AgentReviewWithResponse(ctx context.Context, revie
 
 // AgentSchedulerWithResponse The scheduler's limits and queue depth; only for a supervisor that owns the server.
 //
+// As GET /api/scheduler; only a supervisor that owns `server` may read it (403 otherwise).
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/agent/v1/scheduler (the `AgentScheduler` operationId).
@@ -11714,6 +14040,8 @@ func (c *ClientWithResponses) AgentSchedulerWithResponse(ctx context.Context, re
 }
 
 // AgentSelfWithResponse The supervisor the credential belongs to: owned units, parents, permissions, contract version.
+//
+// Read it first: what the supervisor owns and may send, which commands it reviews, its parent chain and the contract version (Yukta-Supervisor-Contract).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -11743,6 +14071,8 @@ func (c *ClientWithResponses) AgentSignalsWithResponse(ctx context.Context, para
 
 // AgentSnapshotWithResponse Owned unfinished executions, their open inputs, the hold ledger and a cursor to read signals on from.
 //
+// The state to start from after a (re)start: read it, then read signals after its cursor, so nothing between the two is missed.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/agent/v1/snapshot (the `AgentSnapshot` operationId).
@@ -11755,6 +14085,8 @@ func (c *ClientWithResponses) AgentSnapshotWithResponse(ctx context.Context, req
 }
 
 // AgentWorkflowWithResponse A workflow of an owned unit, its nodes (id, type) and edges; never node settings.
+//
+// The shape of the workflow (node ids and types, edges), enough to name nodes in directives; settings stay hidden, since they may hold secrets.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -11783,6 +14115,8 @@ func (c *ClientWithResponses) ListApprovalsWithResponse(ctx context.Context, par
 }
 
 // GetApprovalWithResponse Read one review, whatever its status, with every step and who took it.
+//
+// The review with its command, status, deadline and every step (who asked, who decided, why).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -11826,6 +14160,8 @@ func (c *ClientWithResponses) DecideApprovalWithResponse(ctx context.Context, ap
 }
 
 // StreamEventsWithResponse Every event (or one session's) as Server-Sent Events; resume with Last-Event-ID.
+//
+// Every event the key may read (or one session's with sessionId), from the start or after Last-Event-ID, then new ones as they are written. Each record's data is an EventEnvelope.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -11878,7 +14214,9 @@ func (c *ClientWithResponses) PostWebhookWithResponse(ctx context.Context, sessi
 	return ParsePostWebhookResponse(rsp)
 }
 
-// ListInputsWithResponse Inputs that INPUT_REQUEST nodes asked for.
+// ListInputsWithResponse Inputs that INPUT_REQUEST nodes asked for, oldest first, one page at a time.
+//
+// Inputs pile up while nobody answers them, so they come in pages, keyset on the time they were asked and their id: answering inputs meanwhile neither repeats nor shifts the later pages. Follow `nextCursor` until it is absent.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -11923,6 +14261,8 @@ func (c *ClientWithResponses) AnswerInputWithResponse(ctx context.Context, input
 
 // GetJournalPublicKeyWithResponse The ed25519 public key that verifies the server's journal checkpoints.
 //
+// The key (base64) that signs journal checkpoints; verify an exported journal offline with it (docs/journal.md).
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/journal/public-key (the `GetJournalPublicKey` operationId).
@@ -11935,6 +14275,8 @@ func (c *ClientWithResponses) GetJournalPublicKeyWithResponse(ctx context.Contex
 }
 
 // GetOpenAPISpecWithResponse This document.
+//
+// The contract the server was built from, byte for byte as embedded in the binary; generate clients from it. No key needed.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -11949,6 +14291,8 @@ func (c *ClientWithResponses) GetOpenAPISpecWithResponse(ctx context.Context, re
 
 // ListPluginsWithResponse The catalogue of node types.
 //
+// Every node type at once, with no paging: the catalogue is the fixed set of types this server was built with (about twenty), so a page would only add a round trip.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/plugins (the `ListPlugins` operationId).
@@ -11961,6 +14305,8 @@ func (c *ClientWithResponses) ListPluginsWithResponse(ctx context.Context, reqEd
 }
 
 // GetPluginWithResponse One node type, its config fields, and its output ports for a given config.
+//
+// The node type's description, usage, config fields (type, default, options, secret) and the output ports a node with the given config has (ROUTER's ports are its routes).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -11990,6 +14336,8 @@ func (c *ClientWithResponses) GetSchedulerStatusWithResponse(ctx context.Context
 
 // ListSessionsWithResponse List sessions, in id order, one page at a time.
 //
+// Session summaries (id, name, workflow count, who applied it last), 50 a page by default; follow nextCursor. A session-limited key sees its own sessions only.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/sessions (the `ListSessions` operationId).
@@ -12003,6 +14351,8 @@ func (c *ClientWithResponses) ListSessionsWithResponse(ctx context.Context, para
 
 // DeleteSessionWithResponse Delete a session, its workflows and its finished executions.
 //
+// Removes the session, its workflows and the history of its finished runs. Refused with 409 while a run of it is unfinished: stop those first.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with DELETE /api/sessions/{sessionId} (the `DeleteSession` operationId).
@@ -12015,6 +14365,8 @@ func (c *ClientWithResponses) DeleteSessionWithResponse(ctx context.Context, ses
 }
 
 // GetSessionWithResponse Read a whole session document; secret config fields read `***`.
+//
+// The document as applied, so it can be edited and sent back with PUT (a secret left as `***` keeps its stored value).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -12063,6 +14415,8 @@ func (c *ClientWithResponses) PutSessionWithResponse(ctx context.Context, sessio
 
 // ListExecutionsWithResponse A session's execution history, newest first, one page at a time.
 //
+// Execution summaries of the session, newest first, filtered by workflow and status; 50 a page by default, follow nextCursor.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/sessions/{sessionId}/executions (the `ListExecutions` operationId).
@@ -12075,6 +14429,8 @@ func (c *ClientWithResponses) ListExecutionsWithResponse(ctx context.Context, se
 }
 
 // GetExecutionWithResponse The live status of an execution and each of its nodes.
+//
+// The run's status, result or error, who started it, and each node's status, counters and times. Poll it, or follow the event stream instead.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -12089,6 +14445,8 @@ func (c *ClientWithResponses) GetExecutionWithResponse(ctx context.Context, sess
 
 // ControlExecutionWithBodyWithResponse PAUSE, RESUME, STOP (DRAIN|CANCEL|KILL), RESTART or RESTART_FROM_NODE an execution.
 //
+// Records the command with its actor and applies it in one transaction; a command the state refuses (such as an ifStatus the run does not have) is recorded as rejected and answered 409. A command a supervisor reviews answers 202 with its ticket.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/sessions/{sessionId}/executions/{executionId}/control (the `ControlExecution` operationId).
@@ -12102,6 +14460,8 @@ func (c *ClientWithResponses) ControlExecutionWithBodyWithResponse(ctx context.C
 
 // ControlExecutionWithResponse PAUSE, RESUME, STOP (DRAIN|CANCEL|KILL), RESTART or RESTART_FROM_NODE an execution.
 //
+// Records the command with its actor and applies it in one transaction; a command the state refuses (such as an ifStatus the run does not have) is recorded as rejected and answered 409. A command a supervisor reviews answers 202 with its ticket.
+//
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/sessions/{sessionId}/executions/{executionId}/control (the `ControlExecution` operationId).
@@ -12114,6 +14474,8 @@ func (c *ClientWithResponses) ControlExecutionWithResponse(ctx context.Context, 
 }
 
 // StreamExecutionEventsWithResponse The execution's events as Server-Sent Events; resume with Last-Event-ID.
+//
+// Every event of the run from the start (or after Last-Event-ID), then new ones as they are written, pushed within about 100 ms. Each record's data is an EventEnvelope.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -12167,6 +14529,8 @@ func (c *ClientWithResponses) VerifyJournalWithResponse(ctx context.Context, ses
 
 // GetExecutionLogsWithResponse The last lines of an execution's log, optionally filtered by an RE2 pattern.
 //
+// At most 5,000 lines, oldest first, with how many lines matched in the whole log; the count stops after 2 s (complete is then false).
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/sessions/{sessionId}/executions/{executionId}/logs (the `GetExecutionLogs` operationId).
@@ -12179,6 +14543,8 @@ func (c *ClientWithResponses) GetExecutionLogsWithResponse(ctx context.Context, 
 }
 
 // ClearBreakpointWithResponse Remove the node's breakpoint.
+//
+// Removes the node's breakpoint; later messages pass it. Recorded like every command.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -12193,6 +14559,8 @@ func (c *ClientWithResponses) ClearBreakpointWithResponse(ctx context.Context, s
 
 // SetBreakpointWithBodyWithResponse Pause the node before a message whose field equals a value (or a CEL condition holds).
 //
+// The node pauses (PAUSED) before the first message that matches; RESUME the node to let it through.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PUT /api/sessions/{sessionId}/executions/{executionId}/nodes/{nodeId}/breakpoint (the `SetBreakpoint` operationId).
@@ -12205,6 +14573,8 @@ func (c *ClientWithResponses) SetBreakpointWithBodyWithResponse(ctx context.Cont
 }
 
 // SetBreakpointWithResponse Pause the node before a message whose field equals a value (or a CEL condition holds).
+//
+// The node pauses (PAUSED) before the first message that matches; RESUME the node to let it through.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -12219,6 +14589,8 @@ func (c *ClientWithResponses) SetBreakpointWithResponse(ctx context.Context, ses
 
 // ControlNodeWithBodyWithResponse PAUSE, RESUME, STOP, STEP_ENABLE, STEP, STEP_DISABLE, SKIP, UNSKIP, RETRY or BREAKPOINT_CLEAR one node.
 //
+// Steers one node of a live run: pause or step it message by message, skip it (messages pass through), or retry it after a failure in a new run. Recorded like every command.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/sessions/{sessionId}/executions/{executionId}/nodes/{nodeId}/control (the `ControlNode` operationId).
@@ -12231,6 +14603,8 @@ func (c *ClientWithResponses) ControlNodeWithBodyWithResponse(ctx context.Contex
 }
 
 // ControlNodeWithResponse PAUSE, RESUME, STOP, STEP_ENABLE, STEP, STEP_DISABLE, SKIP, UNSKIP, RETRY or BREAKPOINT_CLEAR one node.
+//
+// Steers one node of a live run: pause or step it message by message, skip it (messages pass through), or retry it after a failure in a new run. Recorded like every command.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -12261,6 +14635,8 @@ func (c *ClientWithResponses) GetExecutionProjectionWithResponse(ctx context.Con
 }
 
 // GetWorkflowWithResponse Read one workflow's nodes and edges.
+//
+// The workflow as stored: its nodes (with their config, secrets masked), edges and limits.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -12309,6 +14685,8 @@ func (c *ClientWithResponses) StartExecutionWithResponse(ctx context.Context, se
 
 // StopWorkflowWithBodyWithResponse STOP_ALL — stop every active execution of a workflow.
 //
+// Stops every PENDING, RUNNING or PAUSED run of the workflow with one command (mode CANCEL by default, or DRAIN or KILL: docs/control.md). The answer lists the runs it stopped.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/stop (the `StopWorkflow` operationId).
@@ -12322,6 +14700,8 @@ func (c *ClientWithResponses) StopWorkflowWithBodyWithResponse(ctx context.Conte
 
 // StopWorkflowWithResponse STOP_ALL — stop every active execution of a workflow.
 //
+// Stops every PENDING, RUNNING or PAUSED run of the workflow with one command (mode CANCEL by default, or DRAIN or KILL: docs/control.md). The answer lists the runs it stopped.
+//
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/stop (the `StopWorkflow` operationId).
@@ -12334,6 +14714,8 @@ func (c *ClientWithResponses) StopWorkflowWithResponse(ctx context.Context, sess
 }
 
 // ListSupervisorEnginesWithResponse The engine catalogue: rules, http, workflow and process.
+//
+// Every engine a supervisor can run on, with its settings, the signals it takes, an example and its presets.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -12382,6 +14764,8 @@ func (c *ClientWithResponses) DryRunRulesWithResponse(ctx context.Context, body 
 
 // GetSupervisorEngineWithResponse One engine with its settings, defaults, signals, an example and its presets.
 //
+// One engine as the catalogue shows it (rules, http, workflow or process).
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/supervisor-engines/{type} (the `GetSupervisorEngine` operationId).
@@ -12395,6 +14779,8 @@ func (c *ClientWithResponses) GetSupervisorEngineWithResponse(ctx context.Contex
 
 // ListSupervisorEnginePresetsWithResponse The engine's presets (ready-made rule documents), with their parameters; empty for engines without.
 //
+// Ready-made rule documents (failure-guard, approval-gate, stall-watchdog, too-many-running) with their parameters and defaults; use one as engine.settings, or try it with POST /api/supervisor-engines/rules/dry-run.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/supervisor-engines/{type}/presets (the `ListSupervisorEnginePresets` operationId).
@@ -12407,6 +14793,8 @@ func (c *ClientWithResponses) ListSupervisorEnginePresetsWithResponse(ctx contex
 }
 
 // GetSupervisorEngineUsageWithResponse How to write a supervisor of this engine: a guide, a whole example document and the variables its conditions may read.
+//
+// What an author (or an AI agent) needs to write a supervisor of this engine without reading the docs: a Markdown guide, a complete document, and the variables each CEL condition may read.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -12435,6 +14823,8 @@ func (c *ClientWithResponses) ListSupervisorsWithResponse(ctx context.Context, r
 }
 
 // DeleteSupervisorWithResponse Delete a supervisor.
+//
+// Removes the supervisor and its credential. Refused with 409 while it is another supervisor's parent.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -12506,6 +14896,8 @@ func (c *ClientWithResponses) PutSupervisorWithResponse(ctx context.Context, sup
 
 // RevokeCredentialWithResponse Revoke the supervisor's credential; its token is refused on every request after this answer.
 //
+// Deletes the credential; the agent using it gets 401 from its next request. Issue a new one with POST.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with DELETE /api/supervisors/{supervisorId}/credential (the `RevokeCredential` operationId).
@@ -12554,7 +14946,24 @@ func (c *ClientWithResponses) IssueCredentialWithResponse(ctx context.Context, s
 	return ParseIssueCredentialResponse(rsp)
 }
 
+// GetVersionWithResponse The version of the server that answers, and the source revision it was built from.
+//
+// The same facts as `yukta version` and the `yukta_build_info` metric: the release (or the Go pseudo-version of a build from a checkout), the VCS revision and its time, whether the tree had uncommitted changes, the Go toolchain and the platform. Any key may read it, a session-limited one too (it says nothing about sessions); it is not public like the probes, because a revision and a toolchain version tell a scanner which known flaws to try.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/version (the `GetVersion` operationId).
+func (c *ClientWithResponses) GetVersionWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetVersionResponse, error) {
+	rsp, err := c.GetVersion(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetVersionResponse(rsp)
+}
+
 // GetHealthWithResponse Liveness: the process is up.
+//
+// Answers 200 as long as the process serves HTTP, whatever the database does; use it as a liveness probe (restart on failure). No key needed.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -12583,6 +14992,8 @@ func (c *ClientWithResponses) GetMetricsWithResponse(ctx context.Context, reqEdi
 }
 
 // GetReadyWithResponse Readiness: the database answers and every migration is applied.
+//
+// Answers 200 when the database answers and every migration is applied, 503 otherwise; use it as a readiness probe (send traffic only when ready). No key needed.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -12631,14 +15042,14 @@ func ParseAgentDelegateResponse(rsp *http.Response) (*AgentDelegateResponse, err
 		response.ApplicationproblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Problem
+		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Problem
+		var dest Forbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -12652,12 +15063,35 @@ func ParseAgentDelegateResponse(rsp *http.Response) (*AgentDelegateResponse, err
 		response.ApplicationproblemJSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest Problem
+		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON429 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers AgentDelegateResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers AgentDelegateResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -12692,14 +15126,14 @@ func ParseAgentAnswerDelegationResponse(rsp *http.Response) (*AgentAnswerDelegat
 		response.ApplicationproblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Problem
+		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Problem
+		var dest Forbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -12727,12 +15161,35 @@ func ParseAgentAnswerDelegationResponse(rsp *http.Response) (*AgentAnswerDelegat
 		response.ApplicationproblemJSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest Problem
+		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON429 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers AgentAnswerDelegationResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers AgentAnswerDelegationResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -12767,14 +15224,14 @@ func ParseAgentDirectiveResponse(rsp *http.Response) (*AgentDirectiveResponse, e
 		response.ApplicationproblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Problem
+		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Problem
+		var dest Forbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -12795,12 +15252,35 @@ func ParseAgentDirectiveResponse(rsp *http.Response) (*AgentDirectiveResponse, e
 		response.ApplicationproblemJSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest Problem
+		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON429 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers AgentDirectiveResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers AgentDirectiveResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -12828,26 +15308,49 @@ func ParseAgentEventsResponse(rsp *http.Response) (*AgentEventsResponse, error) 
 		response.ApplicationproblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Problem
+		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Problem
+		var dest Forbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest Problem
+		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON429 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers AgentEventsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers AgentEventsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -12882,26 +15385,49 @@ func ParseAgentExecutionsResponse(rsp *http.Response) (*AgentExecutionsResponse,
 		response.ApplicationproblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Problem
+		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Problem
+		var dest Forbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest Problem
+		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON429 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers AgentExecutionsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers AgentExecutionsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -12936,14 +15462,14 @@ func ParseAgentExecutionResponse(rsp *http.Response) (*AgentExecutionResponse, e
 		response.ApplicationproblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Problem
+		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Problem
+		var dest Forbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -12957,12 +15483,35 @@ func ParseAgentExecutionResponse(rsp *http.Response) (*AgentExecutionResponse, e
 		response.ApplicationproblemJSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest Problem
+		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON429 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers AgentExecutionResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers AgentExecutionResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -12997,14 +15546,14 @@ func ParseAgentExecutionLogsResponse(rsp *http.Response) (*AgentExecutionLogsRes
 		response.ApplicationproblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Problem
+		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Problem
+		var dest Forbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -13018,12 +15567,35 @@ func ParseAgentExecutionLogsResponse(rsp *http.Response) (*AgentExecutionLogsRes
 		response.ApplicationproblemJSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest Problem
+		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON429 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers AgentExecutionLogsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers AgentExecutionLogsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -13058,26 +15630,49 @@ func ParseAgentInputsResponse(rsp *http.Response) (*AgentInputsResponse, error) 
 		response.ApplicationproblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Problem
+		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Problem
+		var dest Forbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest Problem
+		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON429 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers AgentInputsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers AgentInputsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -13112,11 +15707,18 @@ func ParseAgentMCPResponse(rsp *http.Response) (*AgentMCPResponse, error) {
 		response.ApplicationproblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Problem
+		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest Problem
@@ -13126,12 +15728,35 @@ func ParseAgentMCPResponse(rsp *http.Response) (*AgentMCPResponse, error) {
 		response.ApplicationproblemJSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest Problem
+		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON429 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers AgentMCPResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers AgentMCPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -13166,14 +15791,14 @@ func ParseAgentReviewResponse(rsp *http.Response) (*AgentReviewResponse, error) 
 		response.ApplicationproblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Problem
+		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Problem
+		var dest Forbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -13194,12 +15819,35 @@ func ParseAgentReviewResponse(rsp *http.Response) (*AgentReviewResponse, error) 
 		response.ApplicationproblemJSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest Problem
+		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON429 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers AgentReviewResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers AgentReviewResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -13234,14 +15882,14 @@ func ParseAgentSchedulerResponse(rsp *http.Response) (*AgentSchedulerResponse, e
 		response.ApplicationproblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Problem
+		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Problem
+		var dest Forbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -13255,12 +15903,35 @@ func ParseAgentSchedulerResponse(rsp *http.Response) (*AgentSchedulerResponse, e
 		response.ApplicationproblemJSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest Problem
+		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON429 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers AgentSchedulerResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers AgentSchedulerResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -13295,26 +15966,49 @@ func ParseAgentSelfResponse(rsp *http.Response) (*AgentSelfResponse, error) {
 		response.ApplicationproblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Problem
+		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Problem
+		var dest Forbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest Problem
+		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON429 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers AgentSelfResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers AgentSelfResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -13349,26 +16043,49 @@ func ParseAgentSignalsResponse(rsp *http.Response) (*AgentSignalsResponse, error
 		response.ApplicationproblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Problem
+		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Problem
+		var dest Forbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest Problem
+		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON429 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers AgentSignalsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers AgentSignalsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -13403,26 +16120,49 @@ func ParseAgentSnapshotResponse(rsp *http.Response) (*AgentSnapshotResponse, err
 		response.ApplicationproblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Problem
+		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Problem
+		var dest Forbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest Problem
+		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON429 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers AgentSnapshotResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers AgentSnapshotResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -13457,14 +16197,14 @@ func ParseAgentWorkflowResponse(rsp *http.Response) (*AgentWorkflowResponse, err
 		response.ApplicationproblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Problem
+		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Problem
+		var dest Forbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -13478,12 +16218,35 @@ func ParseAgentWorkflowResponse(rsp *http.Response) (*AgentWorkflowResponse, err
 		response.ApplicationproblemJSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest Problem
+		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON429 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers AgentWorkflowResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers AgentWorkflowResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -13517,6 +16280,50 @@ func ParseListApprovalsResponse(rsp *http.Response) (*ListApprovalsResponse, err
 		}
 		response.ApplicationproblemJSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListApprovalsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListApprovalsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -13543,6 +16350,20 @@ func ParseGetApprovalResponse(rsp *http.Response) (*GetApprovalResponse, error) 
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -13550,6 +16371,36 @@ func ParseGetApprovalResponse(rsp *http.Response) (*GetApprovalResponse, error) 
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetApprovalResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetApprovalResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -13583,6 +16434,20 @@ func ParseDecideApprovalResponse(rsp *http.Response) (*DecideApprovalResponse, e
 		}
 		response.ApplicationproblemJSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -13597,6 +16462,43 @@ func ParseDecideApprovalResponse(rsp *http.Response) (*DecideApprovalResponse, e
 		}
 		response.ApplicationproblemJSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers DecideApprovalResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers DecideApprovalResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -13623,6 +16525,20 @@ func ParseStreamEventsResponse(rsp *http.Response) (*StreamEventsResponse, error
 		}
 		response.ApplicationproblemJSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -13630,6 +16546,36 @@ func ParseStreamEventsResponse(rsp *http.Response) (*StreamEventsResponse, error
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers StreamEventsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers StreamEventsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -13677,6 +16623,13 @@ func ParsePostWebhookResponse(rsp *http.Response) (*PostWebhookResponse, error) 
 		}
 		response.ApplicationproblemJSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -13684,6 +16637,33 @@ func ParsePostWebhookResponse(rsp *http.Response) (*PostWebhookResponse, error) 
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers PostWebhookResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -13717,6 +16697,20 @@ func ParseListInputsResponse(rsp *http.Response) (*ListInputsResponse, error) {
 		}
 		response.ApplicationproblemJSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -13724,6 +16718,36 @@ func ParseListInputsResponse(rsp *http.Response) (*ListInputsResponse, error) {
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListInputsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListInputsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -13757,6 +16781,20 @@ func ParseAnswerInputResponse(rsp *http.Response) (*AnswerInputResponse, error) 
 		}
 		response.ApplicationproblemJSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -13771,6 +16809,43 @@ func ParseAnswerInputResponse(rsp *http.Response) (*AnswerInputResponse, error) 
 		}
 		response.ApplicationproblemJSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers AnswerInputResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers AnswerInputResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -13797,6 +16872,50 @@ func ParseGetJournalPublicKeyResponse(rsp *http.Response) (*GetJournalPublicKeyR
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetJournalPublicKeyResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetJournalPublicKeyResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -13823,6 +16942,33 @@ func ParseGetOpenAPISpecResponse(rsp *http.Response) (*GetOpenAPISpecResponse, e
 		}
 		response.YAML200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers GetOpenAPISpecResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -13849,6 +16995,50 @@ func ParseListPluginsResponse(rsp *http.Response) (*ListPluginsResponse, error) 
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListPluginsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListPluginsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -13882,6 +17072,20 @@ func ParseGetPluginResponse(rsp *http.Response) (*GetPluginResponse, error) {
 		}
 		response.ApplicationproblemJSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -13889,6 +17093,36 @@ func ParseGetPluginResponse(rsp *http.Response) (*GetPluginResponse, error) {
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetPluginResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetPluginResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -13916,19 +17150,49 @@ func ParseGetSchedulerStatusResponse(rsp *http.Response) (*GetSchedulerStatusRes
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Problem
+		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Problem
+		var dest Forbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetSchedulerStatusResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetSchedulerStatusResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -13962,6 +17226,50 @@ func ParseListSessionsResponse(rsp *http.Response) (*ListSessionsResponse, error
 		}
 		response.ApplicationproblemJSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListSessionsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListSessionsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -13991,6 +17299,20 @@ func ParseDeleteSessionResponse(rsp *http.Response) (*DeleteSessionResponse, err
 		}
 		response.ApplicationproblemJSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14005,6 +17327,36 @@ func ParseDeleteSessionResponse(rsp *http.Response) (*DeleteSessionResponse, err
 		}
 		response.ApplicationproblemJSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers DeleteSessionResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteSessionResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -14038,6 +17390,20 @@ func ParseGetSessionResponse(rsp *http.Response) (*GetSessionResponse, error) {
 		}
 		response.ApplicationproblemJSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14045,6 +17411,36 @@ func ParseGetSessionResponse(rsp *http.Response) (*GetSessionResponse, error) {
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetSessionResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetSessionResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -14085,6 +17481,27 @@ func ParsePutSessionResponse(rsp *http.Response) (*PutSessionResponse, error) {
 		}
 		response.ApplicationproblemJSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14106,6 +17523,36 @@ func ParsePutSessionResponse(rsp *http.Response) (*PutSessionResponse, error) {
 		}
 		response.ApplicationproblemJSON415 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PutSessionResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PutSessionResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -14139,6 +17586,20 @@ func ParseListExecutionsResponse(rsp *http.Response) (*ListExecutionsResponse, e
 		}
 		response.ApplicationproblemJSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14146,6 +17607,36 @@ func ParseListExecutionsResponse(rsp *http.Response) (*ListExecutionsResponse, e
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListExecutionsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListExecutionsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -14179,6 +17670,20 @@ func ParseGetExecutionResponse(rsp *http.Response) (*GetExecutionResponse, error
 		}
 		response.ApplicationproblemJSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14186,6 +17691,36 @@ func ParseGetExecutionResponse(rsp *http.Response) (*GetExecutionResponse, error
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetExecutionResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetExecutionResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -14226,6 +17761,13 @@ func ParseControlExecutionResponse(rsp *http.Response) (*ControlExecutionRespons
 		}
 		response.ApplicationproblemJSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14247,6 +17789,43 @@ func ParseControlExecutionResponse(rsp *http.Response) (*ControlExecutionRespons
 		}
 		response.ApplicationproblemJSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ControlExecutionResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ControlExecutionResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -14273,6 +17852,20 @@ func ParseStreamExecutionEventsResponse(rsp *http.Response) (*StreamExecutionEve
 		}
 		response.ApplicationproblemJSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14280,6 +17873,36 @@ func ParseStreamExecutionEventsResponse(rsp *http.Response) (*StreamExecutionEve
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers StreamExecutionEventsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers StreamExecutionEventsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -14306,6 +17929,20 @@ func ParseExportJournalResponse(rsp *http.Response) (*ExportJournalResponse, err
 		}
 		response.ApplicationproblemJSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14313,6 +17950,36 @@ func ParseExportJournalResponse(rsp *http.Response) (*ExportJournalResponse, err
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ExportJournalResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ExportJournalResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -14346,6 +18013,20 @@ func ParseVerifyJournalResponse(rsp *http.Response) (*VerifyJournalResponse, err
 		}
 		response.ApplicationproblemJSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14353,6 +18034,36 @@ func ParseVerifyJournalResponse(rsp *http.Response) (*VerifyJournalResponse, err
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers VerifyJournalResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers VerifyJournalResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -14386,6 +18097,20 @@ func ParseGetExecutionLogsResponse(rsp *http.Response) (*GetExecutionLogsRespons
 		}
 		response.ApplicationproblemJSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14393,6 +18118,36 @@ func ParseGetExecutionLogsResponse(rsp *http.Response) (*GetExecutionLogsRespons
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetExecutionLogsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetExecutionLogsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -14433,6 +18188,13 @@ func ParseClearBreakpointResponse(rsp *http.Response) (*ClearBreakpointResponse,
 		}
 		response.ApplicationproblemJSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14454,6 +18216,36 @@ func ParseClearBreakpointResponse(rsp *http.Response) (*ClearBreakpointResponse,
 		}
 		response.ApplicationproblemJSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ClearBreakpointResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ClearBreakpointResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -14494,6 +18286,13 @@ func ParseSetBreakpointResponse(rsp *http.Response) (*SetBreakpointResponse, err
 		}
 		response.ApplicationproblemJSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14515,6 +18314,43 @@ func ParseSetBreakpointResponse(rsp *http.Response) (*SetBreakpointResponse, err
 		}
 		response.ApplicationproblemJSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers SetBreakpointResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers SetBreakpointResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -14555,6 +18391,13 @@ func ParseControlNodeResponse(rsp *http.Response) (*ControlNodeResponse, error) 
 		}
 		response.ApplicationproblemJSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14576,6 +18419,43 @@ func ParseControlNodeResponse(rsp *http.Response) (*ControlNodeResponse, error) 
 		}
 		response.ApplicationproblemJSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ControlNodeResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ControlNodeResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -14609,6 +18489,20 @@ func ParseGetExecutionProjectionResponse(rsp *http.Response) (*GetExecutionProje
 		}
 		response.ApplicationproblemJSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14623,6 +18517,36 @@ func ParseGetExecutionProjectionResponse(rsp *http.Response) (*GetExecutionProje
 		}
 		response.ApplicationproblemJSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetExecutionProjectionResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetExecutionProjectionResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -14656,6 +18580,20 @@ func ParseGetWorkflowResponse(rsp *http.Response) (*GetWorkflowResponse, error) 
 		}
 		response.ApplicationproblemJSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14663,6 +18601,36 @@ func ParseGetWorkflowResponse(rsp *http.Response) (*GetWorkflowResponse, error) 
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetWorkflowResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetWorkflowResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -14710,6 +18678,13 @@ func ParseStartExecutionResponse(rsp *http.Response) (*StartExecutionResponse, e
 		}
 		response.ApplicationproblemJSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14731,6 +18706,43 @@ func ParseStartExecutionResponse(rsp *http.Response) (*StartExecutionResponse, e
 		}
 		response.ApplicationproblemJSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers StartExecutionResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers StartExecutionResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -14771,6 +18783,13 @@ func ParseStopWorkflowResponse(rsp *http.Response) (*StopWorkflowResponse, error
 		}
 		response.ApplicationproblemJSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14785,6 +18804,43 @@ func ParseStopWorkflowResponse(rsp *http.Response) (*StopWorkflowResponse, error
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers StopWorkflowResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers StopWorkflowResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -14811,6 +18867,50 @@ func ParseListSupervisorEnginesResponse(rsp *http.Response) (*ListSupervisorEngi
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListSupervisorEnginesResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListSupervisorEnginesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -14844,6 +18944,20 @@ func ParseDryRunRulesResponse(rsp *http.Response) (*DryRunRulesResponse, error) 
 		}
 		response.ApplicationproblemJSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14851,6 +18965,43 @@ func ParseDryRunRulesResponse(rsp *http.Response) (*DryRunRulesResponse, error) 
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers DryRunRulesResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers DryRunRulesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -14884,6 +19035,20 @@ func ParseGetSupervisorEngineResponse(rsp *http.Response) (*GetSupervisorEngineR
 		}
 		response.ApplicationproblemJSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14891,6 +19056,36 @@ func ParseGetSupervisorEngineResponse(rsp *http.Response) (*GetSupervisorEngineR
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetSupervisorEngineResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetSupervisorEngineResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -14924,6 +19119,20 @@ func ParseListSupervisorEnginePresetsResponse(rsp *http.Response) (*ListSupervis
 		}
 		response.ApplicationproblemJSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14931,6 +19140,36 @@ func ParseListSupervisorEnginePresetsResponse(rsp *http.Response) (*ListSupervis
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListSupervisorEnginePresetsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListSupervisorEnginePresetsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -14964,6 +19203,20 @@ func ParseGetSupervisorEngineUsageResponse(rsp *http.Response) (*GetSupervisorEn
 		}
 		response.ApplicationproblemJSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14971,6 +19224,36 @@ func ParseGetSupervisorEngineUsageResponse(rsp *http.Response) (*GetSupervisorEn
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetSupervisorEngineUsageResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetSupervisorEngineUsageResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -14997,6 +19280,50 @@ func ParseListSupervisorsResponse(rsp *http.Response) (*ListSupervisorsResponse,
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListSupervisorsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListSupervisorsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -15026,6 +19353,20 @@ func ParseDeleteSupervisorResponse(rsp *http.Response) (*DeleteSupervisorRespons
 		}
 		response.ApplicationproblemJSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -15040,6 +19381,36 @@ func ParseDeleteSupervisorResponse(rsp *http.Response) (*DeleteSupervisorRespons
 		}
 		response.ApplicationproblemJSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers DeleteSupervisorResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteSupervisorResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -15073,6 +19444,20 @@ func ParseGetSupervisorResponse(rsp *http.Response) (*GetSupervisorResponse, err
 		}
 		response.ApplicationproblemJSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -15080,6 +19465,36 @@ func ParseGetSupervisorResponse(rsp *http.Response) (*GetSupervisorResponse, err
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetSupervisorResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetSupervisorResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -15120,6 +19535,20 @@ func ParsePutSupervisorResponse(rsp *http.Response) (*PutSupervisorResponse, err
 		}
 		response.ApplicationproblemJSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -15134,6 +19563,36 @@ func ParsePutSupervisorResponse(rsp *http.Response) (*PutSupervisorResponse, err
 		}
 		response.ApplicationproblemJSON415 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PutSupervisorResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PutSupervisorResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -15163,6 +19622,20 @@ func ParseRevokeCredentialResponse(rsp *http.Response) (*RevokeCredentialRespons
 		}
 		response.ApplicationproblemJSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -15170,6 +19643,36 @@ func ParseRevokeCredentialResponse(rsp *http.Response) (*RevokeCredentialRespons
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers RevokeCredentialResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers RevokeCredentialResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -15203,6 +19706,20 @@ func ParseGetCredentialResponse(rsp *http.Response) (*GetCredentialResponse, err
 		}
 		response.ApplicationproblemJSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -15210,6 +19727,36 @@ func ParseGetCredentialResponse(rsp *http.Response) (*GetCredentialResponse, err
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetCredentialResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetCredentialResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -15243,12 +19790,33 @@ func ParseIssueCredentialResponse(rsp *http.Response) (*IssueCredentialResponse,
 		}
 		response.ApplicationproblemJSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
 
 	}
 
@@ -15263,6 +19831,96 @@ func ParseIssueCredentialResponse(rsp *http.Response) (*IssueCredentialResponse,
 			headers.CacheControl = &value
 		}
 		response.Headers201 = &headers
+	case rsp.StatusCode == 401:
+		var headers IssueCredentialResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers IssueCredentialResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetVersionResponse parses an HTTP response from a GetVersionWithResponse call
+func ParseGetVersionResponse(rsp *http.Response) (*GetVersionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetVersionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Version
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetVersionResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetVersionResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -15289,6 +19947,33 @@ func ParseGetHealthResponse(rsp *http.Response) (*GetHealthResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers GetHealthResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -15309,11 +19994,18 @@ func ParseGetMetricsResponse(rsp *http.Response) (*GetMetricsResponse, error) {
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Problem
+		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
@@ -15322,6 +20014,36 @@ func ParseGetMetricsResponse(rsp *http.Response) (*GetMetricsResponse, error) {
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetMetricsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetMetricsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -15348,6 +20070,20 @@ func ParseGetReadyResponse(rsp *http.Response) (*GetReadyResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -15355,6 +20091,19 @@ func ParseGetReadyResponse(rsp *http.Response) (*GetReadyResponse, error) {
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers GetReadyResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil

@@ -442,6 +442,11 @@ func (w *work) save(ctx context.Context) error {
 					data["error"] = after.Error
 				}
 				w.event(ex, "", EventExecutionStatusChanged, data)
+				// Every status change passes here, so every end is noted
+				// here, once, whoever ended the run.
+				if after.Status.Terminal() && !before.Status.Terminal() && w.st.Runs != nil {
+					w.st.Runs.RunEnded(before.SessionID, before.WorkflowID, after.Status, after.EndedAt.Sub(after.StartedAt))
+				}
 			}
 		}
 		if n := len(w.logs[id]); n > 0 {

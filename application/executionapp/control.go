@@ -632,5 +632,6 @@ func (uc *Control) restart(ctx context.Context, st Stores, src *execution.Execut
 		StartedAt: now, Status: ex.Status()}); err != nil {
 		return "", err
 	}
+	noteStarted(st, s.SessionID, s.WorkflowID)
 	return ex.ID(), seed(ctx, st, w, ex, s.SessionID, feed, source.Payload, inputs, c.Actor, c.Channel, now)
 }

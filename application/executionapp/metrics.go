@@ -1,6 +1,34 @@
 package executionapp
 
-import "time"
+import (
+	"time"
+
+	"github.com/yukta/yukta/domain/execution"
+)
+
+// RunMetrics hears of runs that start and runs that end. The use cases note
+// both in Stores.Runs inside the transaction that stores them; the
+// transactor gives each attempt of a transaction a fresh note and passes
+// on only what the attempt that committed noted. So every run counts once
+// as started and once as ended, however it ends (the engine, a control
+// command, stop-all, the scheduler), and never for a transaction that rolled
+// back. An implementation must be cheap and safe for concurrent use.
+type RunMetrics interface {
+	// RunStarted: a new execution of the workflow was stored (a start, a
+	// webhook, a schedule, a RESTART, RESTART_FROM_NODE or node RETRY; not
+	// an idempotent replay).
+	RunStarted(sessionID, workflowID string)
+	// RunEnded: an execution reached the final status, took after its
+	// start (waiting PENDING included).
+	RunEnded(sessionID, workflowID string, status execution.Status, took time.Duration)
+}
+
+// noteStarted notes a new run in st.Runs, when the transactor keeps notes.
+func noteStarted(st Stores, sessionID, workflowID string) {
+	if st.Runs != nil {
+		st.Runs.RunStarted(sessionID, workflowID)
+	}
+}
 
 // EngineMetrics receives what the engine does, for monitoring. The engine
 // calls it from its claim and commit loops, so an implementation must be

@@ -25,6 +25,9 @@ type Stores struct {
 	// Admission is the scheduler's view of the runs (limits, slots, the
 	// queue of waiting runs).
 	Admission AdmissionStore
+	// Runs notes the runs this transaction starts and ends, for the
+	// metrics once it commits (RunMetrics); nil notes nothing.
+	Runs RunMetrics
 }
 
 // NewExecution is everything a start writes.

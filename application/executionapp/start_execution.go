@@ -224,6 +224,7 @@ func (uc *StartExecution) start(ctx context.Context, in StartInput) (StartResult
 		if !created {
 			return nil
 		}
+		noteStarted(st, in.SessionID, in.WorkflowID)
 		if err := uc.admission.Reserve(ctx, st, id, in.Pool); err != nil {
 			return err
 		}

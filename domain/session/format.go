@@ -2,6 +2,7 @@ package session
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -12,6 +13,7 @@ import (
 	"github.com/yukta/yukta/domain/fault"
 	"github.com/yukta/yukta/domain/jsonvalue"
 	"github.com/yukta/yukta/domain/plugin"
+	"github.com/yukta/yukta/domain/retention"
 )
 
 // ParseOptions tune Parse.
@@ -118,7 +120,7 @@ func (r *reader) array(m map[string]any, key, path string, required bool, max in
 }
 
 func (r *reader) session(v any, o ParseOptions) Session {
-	m := r.object(v, "", "sessionId", "name", "description", "initiator", "tags", "projectPath", "limits", "workflows")
+	m := r.object(v, "", "sessionId", "name", "description", "initiator", "tags", "projectPath", "limits", "retention", "workflows")
 	if m == nil {
 		return Session{}
 	}
@@ -142,6 +144,7 @@ func (r *reader) session(v any, o ParseOptions) Session {
 	s.initiator = r.str(m, "initiator", "", false, MaxTextLen)
 	s.projectPath = r.str(m, "projectPath", "", false, MaxPathLen)
 	s.limits = r.limits(m, "")
+	s.retention = r.retention(m)
 	for i, t := range r.array(m, "tags", "", false, MaxTags) {
 		p := fmt.Sprintf("tags[%d]", i)
 		ts, ok := t.(string)
@@ -235,6 +238,57 @@ func (r *reader) limits(m map[string]any, path string) Limits {
 		}
 	}
 	return l
+}
+
+// retention reads the optional "retention" object of a session:
+// {"days": n, "journals": "keep"|"delete"}, each part optional (left out, it
+// inherits the server's policy). retention.NewOverride holds the rules.
+func (r *reader) retention(m map[string]any) retention.Override {
+	v, ok := m["retention"]
+	if !ok || v == nil {
+		return retention.Override{}
+	}
+	rm := r.object(v, "retention", "days", "journals")
+	if rm == nil {
+		return retention.Override{}
+	}
+	var days *int
+	if dv, ok := rm["days"]; ok && dv != nil {
+		n, isNum := dv.(json.Number)
+		f, err := n.Float64()
+		switch {
+		case !isNum:
+			r.add("retention.days", "must be a number, got %s", kind(dv))
+			return retention.Override{}
+		case err != nil || f != math.Trunc(f) || f < 0 || f > retention.MaxDays:
+			r.add("retention.days", "is %s; it must be a whole number of days from 0 (keep this session's runs forever) to %d", n, retention.MaxDays)
+			return retention.Override{}
+		}
+		d := int(f)
+		days = &d
+	}
+	journals := ""
+	if jv, ok := rm["journals"]; ok && jv != nil {
+		js, isStr := jv.(string)
+		if !isStr {
+			r.add("retention.journals", "must be a string, got %s", kind(jv))
+			return retention.Override{}
+		}
+		if js == "" {
+			r.add("retention.journals", "is empty; use keep or delete, or leave it out to inherit the server's YUKTA_RETENTION_JOURNALS")
+			return retention.Override{}
+		}
+		journals = js
+	}
+	o, err := retention.NewOverride(days, journals)
+	var ve *fault.ValidationError
+	if errors.As(err, &ve) {
+		for _, v := range ve.Violations {
+			r.add(join("retention", v.Path), "%s", v.Message)
+		}
+		return retention.Override{}
+	}
+	return o
 }
 
 func (r *reader) node(v any, path string) Node {

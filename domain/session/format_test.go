@@ -1450,6 +1450,16 @@ func rebuild(s session.Session) obj {
 	if tags := s.Tags(); tags != nil {
 		d["tags"] = tags
 	}
+	if r := s.Retention(); !r.IsZero() {
+		ro := obj{}
+		if days, set := r.Days(); set {
+			ro["days"] = days
+		}
+		if j := r.Journals(); j != "" {
+			ro["journals"] = string(j)
+		}
+		d["retention"] = ro
+	}
 	var wfs arr
 	for _, w := range s.Workflows() {
 		var nodes, edges arr

@@ -44,6 +44,8 @@ func FuzzParse(f *testing.F) {
 	seed(docWith(edits(set("workflows.0.nodes", obj{}), add("workflows.0.edges", obj{}, nil, 1))))
 	seed(docWith(edits(add("workflows.0.nodes", obj{"type": "PASS"}, obj{}, "x"), add("workflows.0.edges", obj{}))))
 	seed(docWith(add("workflows", walk(baseDoc(), "workflows.0"))))
+	seed(docWith(set("retention", obj{"days": 30, "journals": "delete"})))
+	seed(docWith(set("retention", obj{"days": -1, "journals": "x", "hours": 2})))
 	f.Add([]byte(``))
 	f.Add([]byte(`null`))
 	f.Add([]byte(`[]`))
@@ -121,6 +123,9 @@ func FuzzParse(f *testing.F) {
 		}
 		if got, want := s2.WorkflowIDs(), s.WorkflowIDs(); !slices.Equal(got, want) {
 			t.Fatalf("workflow ids after rebuild: got %q, want %q", got, want)
+		}
+		if s2.Retention() != s.Retention() {
+			t.Fatalf("retention after rebuild: got %+v, want %+v", s2.Retention(), s.Retention())
 		}
 	})
 }

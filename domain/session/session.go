@@ -12,6 +12,7 @@ import (
 
 	"github.com/yukta/yukta/domain/fault"
 	"github.com/yukta/yukta/domain/plugin"
+	"github.com/yukta/yukta/domain/retention"
 )
 
 // idPattern is shared by session, workflow and node ids: short, lowercase,
@@ -63,6 +64,7 @@ type Session struct {
 	tags        []string
 	projectPath string
 	limits      Limits
+	retention   retention.Override
 	workflows   []Workflow
 }
 
@@ -143,6 +145,17 @@ func (s Session) Limits() Limits { return s.limits }
 // restore a session; a parsed session has its limits already.
 func (s Session) WithLimits(l Limits) Session {
 	s.limits = l
+	return s
+}
+
+// Retention returns the session's own retention; the zero value inherits
+// the server's policy.
+func (s Session) Retention() retention.Override { return s.retention }
+
+// WithRetention returns s with retention r. Storage adapters call it when
+// they restore a session; a parsed session has its retention already.
+func (s Session) WithRetention(r retention.Override) Session {
+	s.retention = r
 	return s
 }
 

@@ -501,6 +501,24 @@ func (e ReviewStepMove) Valid() bool {
 	}
 }
 
+// Defines values for SessionRetentionJournals.
+const (
+	Delete SessionRetentionJournals = "delete"
+	Keep   SessionRetentionJournals = "keep"
+)
+
+// Valid indicates whether the value is a known member of the SessionRetentionJournals enum.
+func (e SessionRetentionJournals) Valid() bool {
+	switch e {
+	case Delete:
+		return true
+	case Keep:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for StopAllRequestMode.
 const (
 	StopAllRequestModeCANCEL StopAllRequestMode = "CANCEL"
@@ -864,7 +882,7 @@ type CommandResult struct {
 	// Executions After a wait, the executions the command stopped or started, as the wait left them.
 	Executions         []Execution         `json:"executions,omitempty,omitzero"`
 	Message            string              `json:"message"`
-	ResultExecutionIds []string            `json:"resultExecutionIds"`
+	ResultExecutionIds []ExecutionId       `json:"resultExecutionIds"`
 	Status             CommandResultStatus `json:"status"`
 }
 
@@ -905,8 +923,10 @@ type DryRunReport struct {
 	Evaluations []map[string]interface{} `json:"evaluations"`
 
 	// Events How many of the execution's events were replayed.
-	Events      int    `json:"events"`
-	ExecutionId string `json:"executionId"`
+	Events int `json:"events"`
+
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId ExecutionId `json:"executionId"`
 
 	// Fired The directives the rules would have sent, in event order.
 	Fired []map[string]interface{} `json:"fired"`
@@ -919,7 +939,8 @@ type DryRunReport struct {
 
 // DryRunRequest defines model for DryRunRequest.
 type DryRunRequest struct {
-	ExecutionId string `json:"executionId"`
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId ExecutionId `json:"executionId"`
 
 	// Parameters The preset's parameters.
 	Parameters map[string]interface{} `json:"parameters,omitempty,omitzero"`
@@ -942,15 +963,19 @@ type EdgeConfig struct {
 // Execution defines model for Execution.
 type Execution struct {
 	// Actor Who started it: key:<name>, supervisor:<id> or anonymous.
-	Actor       string          `json:"actor"`
-	Channel     string          `json:"channel"`
-	Draining    bool            `json:"draining,omitempty,omitzero"`
-	EndedAt     time.Time       `json:"endedAt,omitempty,omitzero"`
-	Error       string          `json:"error,omitempty,omitzero"`
-	ExecutionId string          `json:"executionId"`
+	Actor    string    `json:"actor"`
+	Channel  string    `json:"channel"`
+	Draining bool      `json:"draining,omitempty,omitzero"`
+	EndedAt  time.Time `json:"endedAt,omitempty,omitzero"`
+	Error    string    `json:"error,omitempty,omitzero"`
+
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId ExecutionId     `json:"executionId"`
 	FromNodeId  string          `json:"fromNodeId,omitempty,omitzero"`
 	Nodes       []ExecutionNode `json:"nodes"`
-	RestartOf   string          `json:"restartOf,omitempty,omitzero"`
+
+	// RestartOf An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	RestartOf ExecutionId `json:"restartOf,omitempty,omitzero"`
 
 	// Result What a RESULT node stored (absent until one did).
 	Result     interface{}     `json:"result,omitempty,omitzero"`
@@ -987,6 +1012,9 @@ type ExecutionCommandAction string
 // ExecutionCommandMode STOP only; default CANCEL.
 type ExecutionCommandMode string
 
+// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+type ExecutionId = string
+
 // ExecutionList defines model for ExecutionList.
 type ExecutionList struct {
 	Executions []ExecutionSummary `json:"executions"`
@@ -1022,12 +1050,16 @@ type ExecutionStatus string
 
 // ExecutionSummary defines model for ExecutionSummary.
 type ExecutionSummary struct {
-	EndedAt     time.Time       `json:"endedAt,omitempty,omitzero"`
-	ExecutionId string          `json:"executionId"`
-	RestartOf   string          `json:"restartOf,omitempty,omitzero"`
-	StartedAt   time.Time       `json:"startedAt"`
-	Status      ExecutionStatus `json:"status"`
-	WorkflowId  string          `json:"workflowId"`
+	EndedAt time.Time `json:"endedAt,omitempty,omitzero"`
+
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId ExecutionId `json:"executionId"`
+
+	// RestartOf An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	RestartOf  ExecutionId     `json:"restartOf,omitempty,omitzero"`
+	StartedAt  time.Time       `json:"startedAt"`
+	Status     ExecutionStatus `json:"status"`
+	WorkflowId string          `json:"workflowId"`
 }
 
 // ExpressionField defines model for ExpressionField.
@@ -1059,11 +1091,13 @@ type Id = string
 
 // Input defines model for Input.
 type Input struct {
-	Answer      interface{}            `json:"answer,omitempty,omitzero"`
-	AnsweredAt  time.Time              `json:"answeredAt,omitempty,omitzero"`
-	AnsweredBy  string                 `json:"answeredBy,omitempty,omitzero"`
-	CreatedAt   time.Time              `json:"createdAt"`
-	ExecutionId string                 `json:"executionId"`
+	Answer     interface{} `json:"answer,omitempty,omitzero"`
+	AnsweredAt time.Time   `json:"answeredAt,omitempty,omitzero"`
+	AnsweredBy string      `json:"answeredBy,omitempty,omitzero"`
+	CreatedAt  time.Time   `json:"createdAt"`
+
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId ExecutionId            `json:"executionId"`
 	InputId     string                 `json:"inputId"`
 	NodeId      string                 `json:"nodeId"`
 	Prompt      string                 `json:"prompt"`
@@ -1078,6 +1112,9 @@ type InputStatus string
 // InputList defines model for InputList.
 type InputList struct {
 	Inputs []Input `json:"inputs"`
+
+	// NextCursor Pass as `cursor` for the next page; absent on the last page.
+	NextCursor string `json:"nextCursor,omitempty,omitzero"`
 }
 
 // IssuedCredential A credential just issued, with its token. The token is in this answer only.
@@ -1129,8 +1166,10 @@ type JournalNodeViewStatus string
 // JournalProjection defines model for JournalProjection.
 type JournalProjection struct {
 	// ChainTip Its digest; absent for an empty journal.
-	ChainTip    string            `json:"chainTip,omitempty,omitzero"`
-	ExecutionId string            `json:"executionId"`
+	ChainTip string `json:"chainTip,omitempty,omitzero"`
+
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId ExecutionId       `json:"executionId"`
 	Nodes       []JournalNodeView `json:"nodes"`
 	Run         JournalRunView    `json:"run"`
 
@@ -1210,10 +1249,12 @@ type LogLine struct {
 // LogPage defines model for LogPage.
 type LogPage struct {
 	// Complete False when the 2 s limit stopped the count; totalMatched is then a lower bound.
-	Complete      bool      `json:"complete"`
-	ExecutionId   string    `json:"executionId"`
-	Lines         []LogLine `json:"lines"`
-	ReturnedLines int       `json:"returnedLines"`
+	Complete bool `json:"complete"`
+
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId   ExecutionId `json:"executionId"`
+	Lines         []LogLine   `json:"lines"`
+	ReturnedLines int         `json:"returnedLines"`
 
 	// TotalMatched Matching lines in the whole log (every line without a filter).
 	TotalMatched int64 `json:"totalMatched"`
@@ -1336,11 +1377,13 @@ type Review struct {
 	Channel string `json:"channel"`
 
 	// Command The command under review in the directive vocabulary, such as {"type": "StopWorkflow", "target": "execution:<id>", "mode": "KILL"}.
-	Command     map[string]interface{} `json:"command"`
-	CreatedAt   time.Time              `json:"createdAt"`
-	Deadline    time.Time              `json:"deadline,omitempty,omitzero"`
-	ExecutionId string                 `json:"executionId,omitempty,omitzero"`
-	NodeId      string                 `json:"nodeId,omitempty,omitzero"`
+	Command   map[string]interface{} `json:"command"`
+	CreatedAt time.Time              `json:"createdAt"`
+	Deadline  time.Time              `json:"deadline,omitempty,omitzero"`
+
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId ExecutionId `json:"executionId,omitempty,omitzero"`
+	NodeId      string      `json:"nodeId,omitempty,omitzero"`
 
 	// Outcome What applying the command gave (APPLIED): commandId, status, message, resultExecutionIds or executionId, or refused.
 	Outcome  map[string]interface{} `json:"outcome,omitempty,omitzero"`
@@ -1448,12 +1491,15 @@ type SessionConfig struct {
 	Initiator   string `json:"initiator,omitempty,omitzero"`
 
 	// Limits Scheduler limits of the whole session (every workflow together).
-	Limits      Limits           `json:"limits,omitempty,omitzero"`
-	Name        string           `json:"name"`
-	ProjectPath string           `json:"projectPath,omitempty,omitzero"`
-	SessionId   Id               `json:"sessionId,omitempty,omitzero"`
-	Tags        []string         `json:"tags,omitempty,omitzero"`
-	Workflows   []WorkflowConfig `json:"workflows"`
+	Limits      Limits `json:"limits,omitempty,omitzero"`
+	Name        string `json:"name"`
+	ProjectPath string `json:"projectPath,omitempty,omitzero"`
+
+	// Retention This session's own retention (docs/operations.md, "Retention"). Each part left out inherits the server's setting (--retention-days, --retention-journals).
+	Retention SessionRetention `json:"retention,omitempty,omitzero"`
+	SessionId Id               `json:"sessionId,omitempty,omitzero"`
+	Tags      []string         `json:"tags,omitempty,omitzero"`
+	Workflows []WorkflowConfig `json:"workflows"`
 }
 
 // SessionList defines model for SessionList.
@@ -1462,6 +1508,18 @@ type SessionList struct {
 	NextCursor string           `json:"nextCursor,omitempty,omitzero"`
 	Sessions   []SessionSummary `json:"sessions"`
 }
+
+// SessionRetention This session's own retention (docs/operations.md, "Retention"). Each part left out inherits the server's setting (--retention-days, --retention-journals).
+type SessionRetention struct {
+	// Days Finished runs (SUCCESS, FAILURE, STOPPED) are deleted this many days after they ended; 0 keeps this session's runs forever whatever the server's setting.
+	Days *int `json:"days,omitempty"`
+
+	// Journals What deleting a run does to its journal; keep leaves it exportable and verifiable.
+	Journals SessionRetentionJournals `json:"journals,omitempty,omitzero"`
+}
+
+// SessionRetentionJournals What deleting a run does to its journal; keep leaves it exportable and verifiable.
+type SessionRetentionJournals string
 
 // SessionSummary defines model for SessionSummary.
 type SessionSummary struct {
@@ -1490,8 +1548,10 @@ type StartRequest struct {
 // StartResult defines model for StartResult.
 type StartResult struct {
 	// Execution After a wait, the run's status document as the wait left it (final when its status is SUCCESS, FAILURE or STOPPED).
-	Execution   Execution       `json:"execution,omitempty,omitzero"`
-	ExecutionId string          `json:"executionId"`
+	Execution Execution `json:"execution,omitempty,omitzero"`
+
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId ExecutionId     `json:"executionId"`
 	Status      ExecutionStatus `json:"status"`
 }
 
@@ -1685,6 +1745,35 @@ type SupervisorSummary struct {
 	UpdatedVia string `json:"updatedVia"`
 }
 
+// Version What the server knows about its own build (docs/operations.md, "Versions").
+type Version struct {
+	// GoVersion The Go toolchain that built the binary.
+	//
+	// Examples: go1.26.8
+	GoVersion string `json:"goVersion"`
+
+	// Modified The working tree had uncommitted changes when the binary was built.
+	Modified bool `json:"modified"`
+
+	// Platform GOOS/GOARCH of the binary.
+	//
+	// Examples: linux/amd64
+	Platform string `json:"platform"`
+
+	// Revision The full VCS commit the binary was built from; left out when unknown.
+	//
+	// Examples: 9447398842881290bd071bcdd33020d29cfb6305
+	Revision string `json:"revision,omitempty,omitzero"`
+
+	// RevisionTime The time of that commit; left out when unknown.
+	RevisionTime time.Time `json:"revisionTime,omitempty,omitzero"`
+
+	// Version The release (v1.2.3) when set at link time or installed with `go install …@v1.2.3`; the Go pseudo-version (v0.0.0-20261201123456-9447398abcde, `+dirty` with uncommitted changes) when built from a checkout; else `dev`.
+	//
+	// Examples: v1.2.3
+	Version string `json:"version"`
+}
+
 // Violation defines model for Violation.
 type Violation struct {
 	Message string `json:"message"`
@@ -1722,9 +1811,6 @@ type Channel string
 // EngineType defines model for EngineType.
 type EngineType = string
 
-// ExecutionId defines model for ExecutionId.
-type ExecutionId = string
-
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
 
@@ -1742,6 +1828,15 @@ type SupervisorId = Id
 
 // WorkflowId defines model for WorkflowId.
 type WorkflowId = Id
+
+// Forbidden defines model for Forbidden.
+type Forbidden = Problem
+
+// TooManyRequests defines model for TooManyRequests.
+type TooManyRequests = Problem
+
+// Unauthorized defines model for Unauthorized.
+type Unauthorized = Problem
 
 // ListApprovalsParams defines parameters for ListApprovals.
 type ListApprovalsParams struct {
@@ -1773,11 +1868,17 @@ type PostWebhookParams struct {
 
 // ListInputsParams defines parameters for ListInputs.
 type ListInputsParams struct {
-	SessionId   Id                 `form:"sessionId,omitempty" json:"sessionId,omitempty,omitzero"`
-	ExecutionId openapi_types.UUID `form:"executionId,omitempty" json:"executionId,omitempty,omitzero"`
+	SessionId   Id          `form:"sessionId,omitempty" json:"sessionId,omitempty,omitzero"`
+	ExecutionId ExecutionId `form:"executionId,omitempty" json:"executionId,omitempty,omitzero"`
 
 	// Status `open` (default) or `all`.
 	Status ListInputsParamsStatus `form:"status,omitempty" json:"status,omitempty,omitzero"`
+
+	// Limit Page size (1–500, default 100).
+	Limit int `form:"limit,omitempty" json:"limit,omitempty,omitzero"`
+
+	// Cursor The `nextCursor` of the previous page.
+	Cursor string `form:"cursor,omitempty" json:"cursor,omitempty,omitzero"`
 }
 
 // ListInputsParamsStatus defines parameters for ListInputs.
@@ -2008,7 +2109,7 @@ type ServerInterface interface {
 	// PostWebhook Start a run through the workflow's WEBHOOK trigger; the body is the payload.
 	// (POST /api/hooks/{sessionId}/{workflowId})
 	PostWebhook(ctx echo.Context, sessionId SessionId, workflowId WorkflowId, params PostWebhookParams) error
-	// ListInputs Inputs that INPUT_REQUEST nodes asked for.
+	// ListInputs Inputs that INPUT_REQUEST nodes asked for, oldest first, one page at a time.
 	// (GET /api/inputs)
 	ListInputs(ctx echo.Context, params ListInputsParams) error
 	// AnswerInput Answer an open input; the parked message continues with the answer.
@@ -2119,6 +2220,9 @@ type ServerInterface interface {
 	// IssueCredential Issue or rotate the supervisor's agent API credential; the token is in this answer only.
 	// (POST /api/supervisors/{supervisorId}/credential)
 	IssueCredential(ctx echo.Context, supervisorId SupervisorId, params IssueCredentialParams) error
+	// GetVersion The version of the server that answers, and the source revision it was built from.
+	// (GET /api/version)
+	GetVersion(ctx echo.Context) error
 	// GetHealth Liveness: the process is up.
 	// (GET /healthz)
 	GetHealth(ctx echo.Context) error
@@ -2326,6 +2430,20 @@ func (w *ServerInterfaceWrapper) ListInputs(ctx echo.Context) error {
 	err = runtime.BindQueryParameterWithOptions("form", true, false, "status", ctx.QueryParams(), &params.Status, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter status: %s", err))
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", ctx.QueryParams(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter cursor: %s", err))
 	}
 
 	// Invoke the callback with all the unmarshaled arguments
@@ -2609,7 +2727,7 @@ func (w *ServerInterfaceWrapper) GetExecution(ctx echo.Context) error {
 	// ------------- Path parameter "executionId" -------------
 	var executionId ExecutionId
 
-	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter executionId: %s", err))
 	}
@@ -2633,7 +2751,7 @@ func (w *ServerInterfaceWrapper) ControlExecution(ctx echo.Context) error {
 	// ------------- Path parameter "executionId" -------------
 	var executionId ExecutionId
 
-	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter executionId: %s", err))
 	}
@@ -2677,7 +2795,7 @@ func (w *ServerInterfaceWrapper) StreamExecutionEvents(ctx echo.Context) error {
 	// ------------- Path parameter "executionId" -------------
 	var executionId ExecutionId
 
-	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter executionId: %s", err))
 	}
@@ -2721,7 +2839,7 @@ func (w *ServerInterfaceWrapper) ExportJournal(ctx echo.Context) error {
 	// ------------- Path parameter "executionId" -------------
 	var executionId ExecutionId
 
-	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter executionId: %s", err))
 	}
@@ -2745,7 +2863,7 @@ func (w *ServerInterfaceWrapper) VerifyJournal(ctx echo.Context) error {
 	// ------------- Path parameter "executionId" -------------
 	var executionId ExecutionId
 
-	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter executionId: %s", err))
 	}
@@ -2769,7 +2887,7 @@ func (w *ServerInterfaceWrapper) GetExecutionLogs(ctx echo.Context) error {
 	// ------------- Path parameter "executionId" -------------
 	var executionId ExecutionId
 
-	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter executionId: %s", err))
 	}
@@ -2809,7 +2927,7 @@ func (w *ServerInterfaceWrapper) ClearBreakpoint(ctx echo.Context) error {
 	// ------------- Path parameter "executionId" -------------
 	var executionId ExecutionId
 
-	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter executionId: %s", err))
 	}
@@ -2861,7 +2979,7 @@ func (w *ServerInterfaceWrapper) SetBreakpoint(ctx echo.Context) error {
 	// ------------- Path parameter "executionId" -------------
 	var executionId ExecutionId
 
-	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter executionId: %s", err))
 	}
@@ -2913,7 +3031,7 @@ func (w *ServerInterfaceWrapper) ControlNode(ctx echo.Context) error {
 	// ------------- Path parameter "executionId" -------------
 	var executionId ExecutionId
 
-	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter executionId: %s", err))
 	}
@@ -2965,7 +3083,7 @@ func (w *ServerInterfaceWrapper) GetExecutionProjection(ctx echo.Context) error 
 	// ------------- Path parameter "executionId" -------------
 	var executionId ExecutionId
 
-	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter executionId: %s", err))
 	}
@@ -3366,6 +3484,15 @@ func (w *ServerInterfaceWrapper) IssueCredential(ctx echo.Context) error {
 	return err
 }
 
+// GetVersion converts echo context to params.
+func (w *ServerInterfaceWrapper) GetVersion(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetVersion(ctx)
+	return err
+}
+
 // GetHealth converts echo context to params.
 func (w *ServerInterfaceWrapper) GetHealth(ctx echo.Context) error {
 	var err error
@@ -3444,6 +3571,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/readyz", wrapper.GetReady, options.OperationMiddlewares["getReady"]...)
 	router.GET(options.BaseURL+"/metrics", wrapper.GetMetrics, options.OperationMiddlewares["getMetrics"]...)
 	router.GET(options.BaseURL+"/api/scheduler", wrapper.GetSchedulerStatus, options.OperationMiddlewares["getSchedulerStatus"]...)
+	router.GET(options.BaseURL+"/api/version", wrapper.GetVersion, options.OperationMiddlewares["getVersion"]...)
 	router.GET(options.BaseURL+"/api/openapi.yaml", wrapper.GetOpenAPISpec, options.OperationMiddlewares["getOpenAPISpec"]...)
 	router.GET(options.BaseURL+"/api/sessions", wrapper.ListSessions, options.OperationMiddlewares["listSessions"]...)
 	router.DELETE(options.BaseURL+"/api/sessions/:sessionId", wrapper.DeleteSession, options.OperationMiddlewares["deleteSession"]...)
@@ -3488,7 +3616,27 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 
 }
 
+type ForbiddenApplicationProblemPlusJSONResponse Problem
+
 type ProblemApplicationProblemPlusJSONResponse Problem
+
+type TooManyRequestsResponseHeaders struct {
+	RetryAfter int
+}
+type TooManyRequestsApplicationProblemPlusJSONResponse struct {
+	Body Problem
+
+	Headers TooManyRequestsResponseHeaders
+}
+
+type UnauthorizedResponseHeaders struct {
+	WWWAuthenticate string
+}
+type UnauthorizedApplicationProblemPlusJSONResponse struct {
+	Body Problem
+
+	Headers UnauthorizedResponseHeaders
+}
 
 type ListApprovalsRequestObject struct {
 	Params ListApprovalsParams
@@ -3528,6 +3676,56 @@ func (response ListApprovals400ApplicationProblemPlusJSONResponse) VisitListAppr
 	return err
 }
 
+type ListApprovals401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListApprovals401ApplicationProblemPlusJSONResponse) VisitListApprovalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListApprovals403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListApprovals403ApplicationProblemPlusJSONResponse) VisitListApprovalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListApprovals429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListApprovals429ApplicationProblemPlusJSONResponse) VisitListApprovalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetApprovalRequestObject struct {
 	ApprovalId string `json:"approvalId"`
 }
@@ -3550,6 +3748,39 @@ func (response GetApproval200JSONResponse) VisitGetApprovalResponse(w http.Respo
 	return err
 }
 
+type GetApproval401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetApproval401ApplicationProblemPlusJSONResponse) VisitGetApprovalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetApproval403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetApproval403ApplicationProblemPlusJSONResponse) VisitGetApprovalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetApproval404ApplicationProblemPlusJSONResponse struct {
 	ProblemApplicationProblemPlusJSONResponse
 }
@@ -3562,6 +3793,23 @@ func (response GetApproval404ApplicationProblemPlusJSONResponse) VisitGetApprova
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetApproval429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetApproval429ApplicationProblemPlusJSONResponse) VisitGetApprovalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -3605,6 +3853,39 @@ func (response DecideApproval400ApplicationProblemPlusJSONResponse) VisitDecideA
 	return err
 }
 
+type DecideApproval401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response DecideApproval401ApplicationProblemPlusJSONResponse) VisitDecideApprovalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DecideApproval403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response DecideApproval403ApplicationProblemPlusJSONResponse) VisitDecideApprovalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type DecideApproval404ApplicationProblemPlusJSONResponse Problem
 
 func (response DecideApproval404ApplicationProblemPlusJSONResponse) VisitDecideApprovalResponse(w http.ResponseWriter) error {
@@ -3629,6 +3910,37 @@ func (response DecideApproval409ApplicationProblemPlusJSONResponse) VisitDecideA
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DecideApproval415ApplicationProblemPlusJSONResponse Problem
+
+func (response DecideApproval415ApplicationProblemPlusJSONResponse) VisitDecideApprovalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DecideApproval429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response DecideApproval429ApplicationProblemPlusJSONResponse) VisitDecideApprovalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -3700,6 +4012,39 @@ func (response StreamEvents400ApplicationProblemPlusJSONResponse) VisitStreamEve
 	return err
 }
 
+type StreamEvents401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response StreamEvents401ApplicationProblemPlusJSONResponse) VisitStreamEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StreamEvents403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response StreamEvents403ApplicationProblemPlusJSONResponse) VisitStreamEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type StreamEvents404ApplicationProblemPlusJSONResponse Problem
 
 func (response StreamEvents404ApplicationProblemPlusJSONResponse) VisitStreamEventsResponse(w http.ResponseWriter) error {
@@ -3710,6 +4055,23 @@ func (response StreamEvents404ApplicationProblemPlusJSONResponse) VisitStreamEve
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StreamEvents429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response StreamEvents429ApplicationProblemPlusJSONResponse) VisitStreamEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -3783,6 +4145,22 @@ func (response PostWebhook401ApplicationProblemPlusJSONResponse) VisitPostWebhoo
 	return err
 }
 
+type PostWebhook403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response PostWebhook403ApplicationProblemPlusJSONResponse) VisitPostWebhookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type PostWebhook404ApplicationProblemPlusJSONResponse Problem
 
 func (response PostWebhook404ApplicationProblemPlusJSONResponse) VisitPostWebhookResponse(w http.ResponseWriter) error {
@@ -3793,6 +4171,37 @@ func (response PostWebhook404ApplicationProblemPlusJSONResponse) VisitPostWebhoo
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PostWebhook415ApplicationProblemPlusJSONResponse Problem
+
+func (response PostWebhook415ApplicationProblemPlusJSONResponse) VisitPostWebhookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PostWebhook429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response PostWebhook429ApplicationProblemPlusJSONResponse) VisitPostWebhookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -3835,6 +4244,39 @@ func (response ListInputs400ApplicationProblemPlusJSONResponse) VisitListInputsR
 	return err
 }
 
+type ListInputs401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListInputs401ApplicationProblemPlusJSONResponse) VisitListInputsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInputs403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListInputs403ApplicationProblemPlusJSONResponse) VisitListInputsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListInputs404ApplicationProblemPlusJSONResponse Problem
 
 func (response ListInputs404ApplicationProblemPlusJSONResponse) VisitListInputsResponse(w http.ResponseWriter) error {
@@ -3845,6 +4287,23 @@ func (response ListInputs404ApplicationProblemPlusJSONResponse) VisitListInputsR
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInputs429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListInputs429ApplicationProblemPlusJSONResponse) VisitListInputsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -3889,6 +4348,39 @@ func (response AnswerInput400ApplicationProblemPlusJSONResponse) VisitAnswerInpu
 	return err
 }
 
+type AnswerInput401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response AnswerInput401ApplicationProblemPlusJSONResponse) VisitAnswerInputResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AnswerInput403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response AnswerInput403ApplicationProblemPlusJSONResponse) VisitAnswerInputResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type AnswerInput404ApplicationProblemPlusJSONResponse Problem
 
 func (response AnswerInput404ApplicationProblemPlusJSONResponse) VisitAnswerInputResponse(w http.ResponseWriter) error {
@@ -3917,6 +4409,37 @@ func (response AnswerInput409ApplicationProblemPlusJSONResponse) VisitAnswerInpu
 	return err
 }
 
+type AnswerInput415ApplicationProblemPlusJSONResponse Problem
+
+func (response AnswerInput415ApplicationProblemPlusJSONResponse) VisitAnswerInputResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AnswerInput429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response AnswerInput429ApplicationProblemPlusJSONResponse) VisitAnswerInputResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetJournalPublicKeyRequestObject struct {
 }
 
@@ -3934,6 +4457,56 @@ func (response GetJournalPublicKey200JSONResponse) VisitGetJournalPublicKeyRespo
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetJournalPublicKey401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetJournalPublicKey401ApplicationProblemPlusJSONResponse) VisitGetJournalPublicKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetJournalPublicKey403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetJournalPublicKey403ApplicationProblemPlusJSONResponse) VisitGetJournalPublicKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetJournalPublicKey429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetJournalPublicKey429ApplicationProblemPlusJSONResponse) VisitGetJournalPublicKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -3965,6 +4538,39 @@ func (response GetOpenAPISpec200ApplicationyamlResponse) VisitGetOpenAPISpecResp
 	return err
 }
 
+type GetOpenAPISpec403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetOpenAPISpec403ApplicationProblemPlusJSONResponse) VisitGetOpenAPISpecResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetOpenAPISpec429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetOpenAPISpec429ApplicationProblemPlusJSONResponse) VisitGetOpenAPISpecResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListPluginsRequestObject struct {
 }
 
@@ -3982,6 +4588,56 @@ func (response ListPlugins200JSONResponse) VisitListPluginsResponse(w http.Respo
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPlugins401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListPlugins401ApplicationProblemPlusJSONResponse) VisitListPluginsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPlugins403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListPlugins403ApplicationProblemPlusJSONResponse) VisitListPluginsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPlugins429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListPlugins429ApplicationProblemPlusJSONResponse) VisitListPluginsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4025,6 +4681,39 @@ func (response GetPlugin400ApplicationProblemPlusJSONResponse) VisitGetPluginRes
 	return err
 }
 
+type GetPlugin401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetPlugin401ApplicationProblemPlusJSONResponse) VisitGetPluginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPlugin403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetPlugin403ApplicationProblemPlusJSONResponse) VisitGetPluginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetPlugin404ApplicationProblemPlusJSONResponse Problem
 
 func (response GetPlugin404ApplicationProblemPlusJSONResponse) VisitGetPluginResponse(w http.ResponseWriter) error {
@@ -4035,6 +4724,23 @@ func (response GetPlugin404ApplicationProblemPlusJSONResponse) VisitGetPluginRes
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPlugin429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetPlugin429ApplicationProblemPlusJSONResponse) VisitGetPluginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4061,22 +4767,25 @@ func (response GetSchedulerStatus200JSONResponse) VisitGetSchedulerStatusRespons
 }
 
 type GetSchedulerStatus401ApplicationProblemPlusJSONResponse struct {
-	ProblemApplicationProblemPlusJSONResponse
+	UnauthorizedApplicationProblemPlusJSONResponse
 }
 
 func (response GetSchedulerStatus401ApplicationProblemPlusJSONResponse) VisitGetSchedulerStatusResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
 	w.WriteHeader(401)
 	_, err := buf.WriteTo(w)
 	return err
 }
 
-type GetSchedulerStatus403ApplicationProblemPlusJSONResponse Problem
+type GetSchedulerStatus403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
 
 func (response GetSchedulerStatus403ApplicationProblemPlusJSONResponse) VisitGetSchedulerStatusResponse(w http.ResponseWriter) error {
 
@@ -4086,6 +4795,23 @@ func (response GetSchedulerStatus403ApplicationProblemPlusJSONResponse) VisitGet
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSchedulerStatus429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetSchedulerStatus429ApplicationProblemPlusJSONResponse) VisitGetSchedulerStatusResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4128,6 +4854,56 @@ func (response ListSessions400ApplicationProblemPlusJSONResponse) VisitListSessi
 	return err
 }
 
+type ListSessions401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListSessions401ApplicationProblemPlusJSONResponse) VisitListSessionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSessions403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListSessions403ApplicationProblemPlusJSONResponse) VisitListSessionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSessions429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListSessions429ApplicationProblemPlusJSONResponse) VisitListSessionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type DeleteSessionRequestObject struct {
 	SessionId SessionId `json:"sessionId"`
 	Params    DeleteSessionParams
@@ -4161,6 +4937,39 @@ func (response DeleteSession400ApplicationProblemPlusJSONResponse) VisitDeleteSe
 	return err
 }
 
+type DeleteSession401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteSession401ApplicationProblemPlusJSONResponse) VisitDeleteSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteSession403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteSession403ApplicationProblemPlusJSONResponse) VisitDeleteSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type DeleteSession404ApplicationProblemPlusJSONResponse Problem
 
 func (response DeleteSession404ApplicationProblemPlusJSONResponse) VisitDeleteSessionResponse(w http.ResponseWriter) error {
@@ -4185,6 +4994,23 @@ func (response DeleteSession409ApplicationProblemPlusJSONResponse) VisitDeleteSe
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteSession429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteSession429ApplicationProblemPlusJSONResponse) VisitDeleteSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4227,6 +5053,39 @@ func (response GetSession400ApplicationProblemPlusJSONResponse) VisitGetSessionR
 	return err
 }
 
+type GetSession401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetSession401ApplicationProblemPlusJSONResponse) VisitGetSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSession403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetSession403ApplicationProblemPlusJSONResponse) VisitGetSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetSession404ApplicationProblemPlusJSONResponse Problem
 
 func (response GetSession404ApplicationProblemPlusJSONResponse) VisitGetSessionResponse(w http.ResponseWriter) error {
@@ -4237,6 +5096,23 @@ func (response GetSession404ApplicationProblemPlusJSONResponse) VisitGetSessionR
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSession429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetSession429ApplicationProblemPlusJSONResponse) VisitGetSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4295,6 +5171,53 @@ func (response PutSession400ApplicationProblemPlusJSONResponse) VisitPutSessionR
 	return err
 }
 
+type PutSession401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response PutSession401ApplicationProblemPlusJSONResponse) VisitPutSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutSession403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response PutSession403ApplicationProblemPlusJSONResponse) VisitPutSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutSession404ApplicationProblemPlusJSONResponse Problem
+
+func (response PutSession404ApplicationProblemPlusJSONResponse) VisitPutSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type PutSession409ApplicationProblemPlusJSONResponse Problem
 
 func (response PutSession409ApplicationProblemPlusJSONResponse) VisitPutSessionResponse(w http.ResponseWriter) error {
@@ -4333,6 +5256,23 @@ func (response PutSession415ApplicationProblemPlusJSONResponse) VisitPutSessionR
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutSession429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response PutSession429ApplicationProblemPlusJSONResponse) VisitPutSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4376,6 +5316,39 @@ func (response ListExecutions400ApplicationProblemPlusJSONResponse) VisitListExe
 	return err
 }
 
+type ListExecutions401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListExecutions401ApplicationProblemPlusJSONResponse) VisitListExecutionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListExecutions403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListExecutions403ApplicationProblemPlusJSONResponse) VisitListExecutionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListExecutions404ApplicationProblemPlusJSONResponse Problem
 
 func (response ListExecutions404ApplicationProblemPlusJSONResponse) VisitListExecutionsResponse(w http.ResponseWriter) error {
@@ -4386,6 +5359,23 @@ func (response ListExecutions404ApplicationProblemPlusJSONResponse) VisitListExe
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListExecutions429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListExecutions429ApplicationProblemPlusJSONResponse) VisitListExecutionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4429,6 +5419,39 @@ func (response GetExecution400ApplicationProblemPlusJSONResponse) VisitGetExecut
 	return err
 }
 
+type GetExecution401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetExecution401ApplicationProblemPlusJSONResponse) VisitGetExecutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetExecution403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetExecution403ApplicationProblemPlusJSONResponse) VisitGetExecutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetExecution404ApplicationProblemPlusJSONResponse Problem
 
 func (response GetExecution404ApplicationProblemPlusJSONResponse) VisitGetExecutionResponse(w http.ResponseWriter) error {
@@ -4439,6 +5462,23 @@ func (response GetExecution404ApplicationProblemPlusJSONResponse) VisitGetExecut
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetExecution429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetExecution429ApplicationProblemPlusJSONResponse) VisitGetExecutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4498,6 +5538,23 @@ func (response ControlExecution400ApplicationProblemPlusJSONResponse) VisitContr
 	return err
 }
 
+type ControlExecution401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ControlExecution401ApplicationProblemPlusJSONResponse) VisitControlExecutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ControlExecution403ApplicationProblemPlusJSONResponse Problem
 
 func (response ControlExecution403ApplicationProblemPlusJSONResponse) VisitControlExecutionResponse(w http.ResponseWriter) error {
@@ -4536,6 +5593,37 @@ func (response ControlExecution409ApplicationProblemPlusJSONResponse) VisitContr
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ControlExecution415ApplicationProblemPlusJSONResponse Problem
+
+func (response ControlExecution415ApplicationProblemPlusJSONResponse) VisitControlExecutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ControlExecution429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ControlExecution429ApplicationProblemPlusJSONResponse) VisitControlExecutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4609,6 +5697,39 @@ func (response StreamExecutionEvents400ApplicationProblemPlusJSONResponse) Visit
 	return err
 }
 
+type StreamExecutionEvents401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response StreamExecutionEvents401ApplicationProblemPlusJSONResponse) VisitStreamExecutionEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StreamExecutionEvents403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response StreamExecutionEvents403ApplicationProblemPlusJSONResponse) VisitStreamExecutionEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type StreamExecutionEvents404ApplicationProblemPlusJSONResponse Problem
 
 func (response StreamExecutionEvents404ApplicationProblemPlusJSONResponse) VisitStreamExecutionEventsResponse(w http.ResponseWriter) error {
@@ -4619,6 +5740,23 @@ func (response StreamExecutionEvents404ApplicationProblemPlusJSONResponse) Visit
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StreamExecutionEvents429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response StreamExecutionEvents429ApplicationProblemPlusJSONResponse) VisitStreamExecutionEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4691,6 +5829,39 @@ func (response ExportJournal400ApplicationProblemPlusJSONResponse) VisitExportJo
 	return err
 }
 
+type ExportJournal401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ExportJournal401ApplicationProblemPlusJSONResponse) VisitExportJournalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ExportJournal403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ExportJournal403ApplicationProblemPlusJSONResponse) VisitExportJournalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ExportJournal404ApplicationProblemPlusJSONResponse Problem
 
 func (response ExportJournal404ApplicationProblemPlusJSONResponse) VisitExportJournalResponse(w http.ResponseWriter) error {
@@ -4701,6 +5872,23 @@ func (response ExportJournal404ApplicationProblemPlusJSONResponse) VisitExportJo
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ExportJournal429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ExportJournal429ApplicationProblemPlusJSONResponse) VisitExportJournalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4744,6 +5932,39 @@ func (response VerifyJournal400ApplicationProblemPlusJSONResponse) VisitVerifyJo
 	return err
 }
 
+type VerifyJournal401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response VerifyJournal401ApplicationProblemPlusJSONResponse) VisitVerifyJournalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type VerifyJournal403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response VerifyJournal403ApplicationProblemPlusJSONResponse) VisitVerifyJournalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type VerifyJournal404ApplicationProblemPlusJSONResponse Problem
 
 func (response VerifyJournal404ApplicationProblemPlusJSONResponse) VisitVerifyJournalResponse(w http.ResponseWriter) error {
@@ -4754,6 +5975,23 @@ func (response VerifyJournal404ApplicationProblemPlusJSONResponse) VisitVerifyJo
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type VerifyJournal429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response VerifyJournal429ApplicationProblemPlusJSONResponse) VisitVerifyJournalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4798,6 +6036,39 @@ func (response GetExecutionLogs400ApplicationProblemPlusJSONResponse) VisitGetEx
 	return err
 }
 
+type GetExecutionLogs401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetExecutionLogs401ApplicationProblemPlusJSONResponse) VisitGetExecutionLogsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetExecutionLogs403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetExecutionLogs403ApplicationProblemPlusJSONResponse) VisitGetExecutionLogsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetExecutionLogs404ApplicationProblemPlusJSONResponse Problem
 
 func (response GetExecutionLogs404ApplicationProblemPlusJSONResponse) VisitGetExecutionLogsResponse(w http.ResponseWriter) error {
@@ -4808,6 +6079,23 @@ func (response GetExecutionLogs404ApplicationProblemPlusJSONResponse) VisitGetEx
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetExecutionLogs429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetExecutionLogs429ApplicationProblemPlusJSONResponse) VisitGetExecutionLogsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4867,6 +6155,23 @@ func (response ClearBreakpoint400ApplicationProblemPlusJSONResponse) VisitClearB
 	return err
 }
 
+type ClearBreakpoint401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ClearBreakpoint401ApplicationProblemPlusJSONResponse) VisitClearBreakpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ClearBreakpoint403ApplicationProblemPlusJSONResponse Problem
 
 func (response ClearBreakpoint403ApplicationProblemPlusJSONResponse) VisitClearBreakpointResponse(w http.ResponseWriter) error {
@@ -4905,6 +6210,23 @@ func (response ClearBreakpoint409ApplicationProblemPlusJSONResponse) VisitClearB
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ClearBreakpoint429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ClearBreakpoint429ApplicationProblemPlusJSONResponse) VisitClearBreakpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4965,6 +6287,23 @@ func (response SetBreakpoint400ApplicationProblemPlusJSONResponse) VisitSetBreak
 	return err
 }
 
+type SetBreakpoint401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response SetBreakpoint401ApplicationProblemPlusJSONResponse) VisitSetBreakpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type SetBreakpoint403ApplicationProblemPlusJSONResponse Problem
 
 func (response SetBreakpoint403ApplicationProblemPlusJSONResponse) VisitSetBreakpointResponse(w http.ResponseWriter) error {
@@ -5003,6 +6342,37 @@ func (response SetBreakpoint409ApplicationProblemPlusJSONResponse) VisitSetBreak
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetBreakpoint415ApplicationProblemPlusJSONResponse Problem
+
+func (response SetBreakpoint415ApplicationProblemPlusJSONResponse) VisitSetBreakpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetBreakpoint429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response SetBreakpoint429ApplicationProblemPlusJSONResponse) VisitSetBreakpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5063,6 +6433,23 @@ func (response ControlNode400ApplicationProblemPlusJSONResponse) VisitControlNod
 	return err
 }
 
+type ControlNode401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ControlNode401ApplicationProblemPlusJSONResponse) VisitControlNodeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ControlNode403ApplicationProblemPlusJSONResponse Problem
 
 func (response ControlNode403ApplicationProblemPlusJSONResponse) VisitControlNodeResponse(w http.ResponseWriter) error {
@@ -5101,6 +6488,37 @@ func (response ControlNode409ApplicationProblemPlusJSONResponse) VisitControlNod
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ControlNode415ApplicationProblemPlusJSONResponse Problem
+
+func (response ControlNode415ApplicationProblemPlusJSONResponse) VisitControlNodeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ControlNode429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ControlNode429ApplicationProblemPlusJSONResponse) VisitControlNodeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5144,6 +6562,39 @@ func (response GetExecutionProjection400ApplicationProblemPlusJSONResponse) Visi
 	return err
 }
 
+type GetExecutionProjection401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetExecutionProjection401ApplicationProblemPlusJSONResponse) VisitGetExecutionProjectionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetExecutionProjection403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetExecutionProjection403ApplicationProblemPlusJSONResponse) VisitGetExecutionProjectionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetExecutionProjection404ApplicationProblemPlusJSONResponse Problem
 
 func (response GetExecutionProjection404ApplicationProblemPlusJSONResponse) VisitGetExecutionProjectionResponse(w http.ResponseWriter) error {
@@ -5168,6 +6619,23 @@ func (response GetExecutionProjection409ApplicationProblemPlusJSONResponse) Visi
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetExecutionProjection429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetExecutionProjection429ApplicationProblemPlusJSONResponse) VisitGetExecutionProjectionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5211,6 +6679,39 @@ func (response GetWorkflow400ApplicationProblemPlusJSONResponse) VisitGetWorkflo
 	return err
 }
 
+type GetWorkflow401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetWorkflow401ApplicationProblemPlusJSONResponse) VisitGetWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetWorkflow403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetWorkflow403ApplicationProblemPlusJSONResponse) VisitGetWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetWorkflow404ApplicationProblemPlusJSONResponse Problem
 
 func (response GetWorkflow404ApplicationProblemPlusJSONResponse) VisitGetWorkflowResponse(w http.ResponseWriter) error {
@@ -5221,6 +6722,23 @@ func (response GetWorkflow404ApplicationProblemPlusJSONResponse) VisitGetWorkflo
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetWorkflow429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetWorkflow429ApplicationProblemPlusJSONResponse) VisitGetWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5294,6 +6812,23 @@ func (response StartExecution400ApplicationProblemPlusJSONResponse) VisitStartEx
 	return err
 }
 
+type StartExecution401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response StartExecution401ApplicationProblemPlusJSONResponse) VisitStartExecutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type StartExecution403ApplicationProblemPlusJSONResponse Problem
 
 func (response StartExecution403ApplicationProblemPlusJSONResponse) VisitStartExecutionResponse(w http.ResponseWriter) error {
@@ -5332,6 +6867,37 @@ func (response StartExecution409ApplicationProblemPlusJSONResponse) VisitStartEx
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StartExecution415ApplicationProblemPlusJSONResponse Problem
+
+func (response StartExecution415ApplicationProblemPlusJSONResponse) VisitStartExecutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StartExecution429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response StartExecution429ApplicationProblemPlusJSONResponse) VisitStartExecutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5391,6 +6957,23 @@ func (response StopWorkflow400ApplicationProblemPlusJSONResponse) VisitStopWorkf
 	return err
 }
 
+type StopWorkflow401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response StopWorkflow401ApplicationProblemPlusJSONResponse) VisitStopWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type StopWorkflow403ApplicationProblemPlusJSONResponse Problem
 
 func (response StopWorkflow403ApplicationProblemPlusJSONResponse) VisitStopWorkflowResponse(w http.ResponseWriter) error {
@@ -5419,6 +7002,37 @@ func (response StopWorkflow404ApplicationProblemPlusJSONResponse) VisitStopWorkf
 	return err
 }
 
+type StopWorkflow415ApplicationProblemPlusJSONResponse Problem
+
+func (response StopWorkflow415ApplicationProblemPlusJSONResponse) VisitStopWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StopWorkflow429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response StopWorkflow429ApplicationProblemPlusJSONResponse) VisitStopWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListSupervisorEnginesRequestObject struct {
 }
 
@@ -5436,6 +7050,56 @@ func (response ListSupervisorEngines200JSONResponse) VisitListSupervisorEnginesR
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSupervisorEngines401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListSupervisorEngines401ApplicationProblemPlusJSONResponse) VisitListSupervisorEnginesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSupervisorEngines403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListSupervisorEngines403ApplicationProblemPlusJSONResponse) VisitListSupervisorEnginesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSupervisorEngines429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListSupervisorEngines429ApplicationProblemPlusJSONResponse) VisitListSupervisorEnginesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5478,6 +7142,39 @@ func (response DryRunRules400ApplicationProblemPlusJSONResponse) VisitDryRunRule
 	return err
 }
 
+type DryRunRules401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response DryRunRules401ApplicationProblemPlusJSONResponse) VisitDryRunRulesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DryRunRules403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response DryRunRules403ApplicationProblemPlusJSONResponse) VisitDryRunRulesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type DryRunRules404ApplicationProblemPlusJSONResponse Problem
 
 func (response DryRunRules404ApplicationProblemPlusJSONResponse) VisitDryRunRulesResponse(w http.ResponseWriter) error {
@@ -5488,6 +7185,37 @@ func (response DryRunRules404ApplicationProblemPlusJSONResponse) VisitDryRunRule
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DryRunRules415ApplicationProblemPlusJSONResponse Problem
+
+func (response DryRunRules415ApplicationProblemPlusJSONResponse) VisitDryRunRulesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DryRunRules429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response DryRunRules429ApplicationProblemPlusJSONResponse) VisitDryRunRulesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5530,6 +7258,39 @@ func (response GetSupervisorEngine400ApplicationProblemPlusJSONResponse) VisitGe
 	return err
 }
 
+type GetSupervisorEngine401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetSupervisorEngine401ApplicationProblemPlusJSONResponse) VisitGetSupervisorEngineResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSupervisorEngine403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetSupervisorEngine403ApplicationProblemPlusJSONResponse) VisitGetSupervisorEngineResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetSupervisorEngine404ApplicationProblemPlusJSONResponse Problem
 
 func (response GetSupervisorEngine404ApplicationProblemPlusJSONResponse) VisitGetSupervisorEngineResponse(w http.ResponseWriter) error {
@@ -5540,6 +7301,23 @@ func (response GetSupervisorEngine404ApplicationProblemPlusJSONResponse) VisitGe
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSupervisorEngine429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetSupervisorEngine429ApplicationProblemPlusJSONResponse) VisitGetSupervisorEngineResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5582,6 +7360,39 @@ func (response ListSupervisorEnginePresets400ApplicationProblemPlusJSONResponse)
 	return err
 }
 
+type ListSupervisorEnginePresets401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListSupervisorEnginePresets401ApplicationProblemPlusJSONResponse) VisitListSupervisorEnginePresetsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSupervisorEnginePresets403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListSupervisorEnginePresets403ApplicationProblemPlusJSONResponse) VisitListSupervisorEnginePresetsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListSupervisorEnginePresets404ApplicationProblemPlusJSONResponse Problem
 
 func (response ListSupervisorEnginePresets404ApplicationProblemPlusJSONResponse) VisitListSupervisorEnginePresetsResponse(w http.ResponseWriter) error {
@@ -5592,6 +7403,23 @@ func (response ListSupervisorEnginePresets404ApplicationProblemPlusJSONResponse)
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSupervisorEnginePresets429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListSupervisorEnginePresets429ApplicationProblemPlusJSONResponse) VisitListSupervisorEnginePresetsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5634,6 +7462,39 @@ func (response GetSupervisorEngineUsage400ApplicationProblemPlusJSONResponse) Vi
 	return err
 }
 
+type GetSupervisorEngineUsage401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetSupervisorEngineUsage401ApplicationProblemPlusJSONResponse) VisitGetSupervisorEngineUsageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSupervisorEngineUsage403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetSupervisorEngineUsage403ApplicationProblemPlusJSONResponse) VisitGetSupervisorEngineUsageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetSupervisorEngineUsage404ApplicationProblemPlusJSONResponse Problem
 
 func (response GetSupervisorEngineUsage404ApplicationProblemPlusJSONResponse) VisitGetSupervisorEngineUsageResponse(w http.ResponseWriter) error {
@@ -5644,6 +7505,23 @@ func (response GetSupervisorEngineUsage404ApplicationProblemPlusJSONResponse) Vi
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSupervisorEngineUsage429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetSupervisorEngineUsage429ApplicationProblemPlusJSONResponse) VisitGetSupervisorEngineUsageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5665,6 +7543,56 @@ func (response ListSupervisors200JSONResponse) VisitListSupervisorsResponse(w ht
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSupervisors401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListSupervisors401ApplicationProblemPlusJSONResponse) VisitListSupervisorsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSupervisors403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListSupervisors403ApplicationProblemPlusJSONResponse) VisitListSupervisorsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSupervisors429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListSupervisors429ApplicationProblemPlusJSONResponse) VisitListSupervisorsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5702,6 +7630,39 @@ func (response DeleteSupervisor400ApplicationProblemPlusJSONResponse) VisitDelet
 	return err
 }
 
+type DeleteSupervisor401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteSupervisor401ApplicationProblemPlusJSONResponse) VisitDeleteSupervisorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteSupervisor403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteSupervisor403ApplicationProblemPlusJSONResponse) VisitDeleteSupervisorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type DeleteSupervisor404ApplicationProblemPlusJSONResponse Problem
 
 func (response DeleteSupervisor404ApplicationProblemPlusJSONResponse) VisitDeleteSupervisorResponse(w http.ResponseWriter) error {
@@ -5726,6 +7687,23 @@ func (response DeleteSupervisor409ApplicationProblemPlusJSONResponse) VisitDelet
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteSupervisor429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteSupervisor429ApplicationProblemPlusJSONResponse) VisitDeleteSupervisorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5768,6 +7746,39 @@ func (response GetSupervisor400ApplicationProblemPlusJSONResponse) VisitGetSuper
 	return err
 }
 
+type GetSupervisor401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetSupervisor401ApplicationProblemPlusJSONResponse) VisitGetSupervisorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSupervisor403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetSupervisor403ApplicationProblemPlusJSONResponse) VisitGetSupervisorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetSupervisor404ApplicationProblemPlusJSONResponse Problem
 
 func (response GetSupervisor404ApplicationProblemPlusJSONResponse) VisitGetSupervisorResponse(w http.ResponseWriter) error {
@@ -5778,6 +7789,23 @@ func (response GetSupervisor404ApplicationProblemPlusJSONResponse) VisitGetSuper
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSupervisor429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetSupervisor429ApplicationProblemPlusJSONResponse) VisitGetSupervisorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5836,6 +7864,39 @@ func (response PutSupervisor400ApplicationProblemPlusJSONResponse) VisitPutSuper
 	return err
 }
 
+type PutSupervisor401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response PutSupervisor401ApplicationProblemPlusJSONResponse) VisitPutSupervisorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutSupervisor403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response PutSupervisor403ApplicationProblemPlusJSONResponse) VisitPutSupervisorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type PutSupervisor413ApplicationProblemPlusJSONResponse Problem
 
 func (response PutSupervisor413ApplicationProblemPlusJSONResponse) VisitPutSupervisorResponse(w http.ResponseWriter) error {
@@ -5860,6 +7921,23 @@ func (response PutSupervisor415ApplicationProblemPlusJSONResponse) VisitPutSuper
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutSupervisor429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response PutSupervisor429ApplicationProblemPlusJSONResponse) VisitPutSupervisorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5897,6 +7975,39 @@ func (response RevokeCredential400ApplicationProblemPlusJSONResponse) VisitRevok
 	return err
 }
 
+type RevokeCredential401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response RevokeCredential401ApplicationProblemPlusJSONResponse) VisitRevokeCredentialResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeCredential403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response RevokeCredential403ApplicationProblemPlusJSONResponse) VisitRevokeCredentialResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type RevokeCredential404ApplicationProblemPlusJSONResponse Problem
 
 func (response RevokeCredential404ApplicationProblemPlusJSONResponse) VisitRevokeCredentialResponse(w http.ResponseWriter) error {
@@ -5907,6 +8018,23 @@ func (response RevokeCredential404ApplicationProblemPlusJSONResponse) VisitRevok
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeCredential429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response RevokeCredential429ApplicationProblemPlusJSONResponse) VisitRevokeCredentialResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5949,6 +8077,39 @@ func (response GetCredential400ApplicationProblemPlusJSONResponse) VisitGetCrede
 	return err
 }
 
+type GetCredential401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetCredential401ApplicationProblemPlusJSONResponse) VisitGetCredentialResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCredential403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetCredential403ApplicationProblemPlusJSONResponse) VisitGetCredentialResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetCredential404ApplicationProblemPlusJSONResponse Problem
 
 func (response GetCredential404ApplicationProblemPlusJSONResponse) VisitGetCredentialResponse(w http.ResponseWriter) error {
@@ -5959,6 +8120,23 @@ func (response GetCredential404ApplicationProblemPlusJSONResponse) VisitGetCrede
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCredential429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetCredential429ApplicationProblemPlusJSONResponse) VisitGetCredentialResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6010,6 +8188,39 @@ func (response IssueCredential400ApplicationProblemPlusJSONResponse) VisitIssueC
 	return err
 }
 
+type IssueCredential401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response IssueCredential401ApplicationProblemPlusJSONResponse) VisitIssueCredentialResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IssueCredential403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response IssueCredential403ApplicationProblemPlusJSONResponse) VisitIssueCredentialResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type IssueCredential404ApplicationProblemPlusJSONResponse Problem
 
 func (response IssueCredential404ApplicationProblemPlusJSONResponse) VisitIssueCredentialResponse(w http.ResponseWriter) error {
@@ -6020,6 +8231,94 @@ func (response IssueCredential404ApplicationProblemPlusJSONResponse) VisitIssueC
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IssueCredential429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response IssueCredential429ApplicationProblemPlusJSONResponse) VisitIssueCredentialResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetVersionRequestObject struct {
+}
+
+type GetVersionResponseObject interface {
+	VisitGetVersionResponse(w http.ResponseWriter) error
+}
+
+type GetVersion200JSONResponse Version
+
+func (response GetVersion200JSONResponse) VisitGetVersionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetVersion401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetVersion401ApplicationProblemPlusJSONResponse) VisitGetVersionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetVersion403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetVersion403ApplicationProblemPlusJSONResponse) VisitGetVersionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetVersion429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetVersion429ApplicationProblemPlusJSONResponse) VisitGetVersionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6045,6 +8344,39 @@ func (response GetHealth200JSONResponse) VisitGetHealthResponse(w http.ResponseW
 	return err
 }
 
+type GetHealth403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetHealth403ApplicationProblemPlusJSONResponse) VisitGetHealthResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetHealth429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetHealth429ApplicationProblemPlusJSONResponse) VisitGetHealthResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetMetricsRequestObject struct {
 }
 
@@ -6064,22 +8396,41 @@ func (response GetMetrics200TextResponse) VisitGetMetricsResponse(w http.Respons
 }
 
 type GetMetrics401ApplicationProblemPlusJSONResponse struct {
-	ProblemApplicationProblemPlusJSONResponse
+	UnauthorizedApplicationProblemPlusJSONResponse
 }
 
 func (response GetMetrics401ApplicationProblemPlusJSONResponse) VisitGetMetricsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMetrics403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetMetrics403ApplicationProblemPlusJSONResponse) VisitGetMetricsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	w.WriteHeader(401)
+	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
 }
 
-type GetMetrics404ApplicationProblemPlusJSONResponse Problem
+type GetMetrics404ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
 
 func (response GetMetrics404ApplicationProblemPlusJSONResponse) VisitGetMetricsResponse(w http.ResponseWriter) error {
 
@@ -6089,6 +8440,23 @@ func (response GetMetrics404ApplicationProblemPlusJSONResponse) VisitGetMetricsR
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMetrics429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetMetrics429ApplicationProblemPlusJSONResponse) VisitGetMetricsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6110,6 +8478,39 @@ func (response GetReady200JSONResponse) VisitGetReadyResponse(w http.ResponseWri
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetReady403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetReady403ApplicationProblemPlusJSONResponse) VisitGetReadyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetReady429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetReady429ApplicationProblemPlusJSONResponse) VisitGetReadyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6147,7 +8548,7 @@ type StrictServerInterface interface {
 	// PostWebhook Start a run through the workflow's WEBHOOK trigger; the body is the payload.
 	// (POST /api/hooks/{sessionId}/{workflowId})
 	PostWebhook(ctx context.Context, request PostWebhookRequestObject) (PostWebhookResponseObject, error)
-	// ListInputs Inputs that INPUT_REQUEST nodes asked for.
+	// ListInputs Inputs that INPUT_REQUEST nodes asked for, oldest first, one page at a time.
 	// (GET /api/inputs)
 	ListInputs(ctx context.Context, request ListInputsRequestObject) (ListInputsResponseObject, error)
 	// AnswerInput Answer an open input; the parked message continues with the answer.
@@ -6258,6 +8659,9 @@ type StrictServerInterface interface {
 	// IssueCredential Issue or rotate the supervisor's agent API credential; the token is in this answer only.
 	// (POST /api/supervisors/{supervisorId}/credential)
 	IssueCredential(ctx context.Context, request IssueCredentialRequestObject) (IssueCredentialResponseObject, error)
+	// GetVersion The version of the server that answers, and the source revision it was built from.
+	// (GET /api/version)
+	GetVersion(ctx context.Context, request GetVersionRequestObject) (GetVersionResponseObject, error)
 	// GetHealth Liveness: the process is up.
 	// (GET /healthz)
 	GetHealth(ctx context.Context, request GetHealthRequestObject) (GetHealthResponseObject, error)
@@ -7614,6 +10018,29 @@ func (sh *strictHandler) IssueCredential(ctx echo.Context, supervisorId Supervis
 	return nil
 }
 
+// GetVersion operation middleware
+func (sh *strictHandler) GetVersion(ctx echo.Context) error {
+	var request GetVersionRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetVersion(ctx.Request().Context(), request.(GetVersionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetVersion")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetVersionResponseObject); ok {
+		return validResponse.VisitGetVersionResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // GetHealth operation middleware
 func (sh *strictHandler) GetHealth(ctx echo.Context) error {
 	var request GetHealthRequestObject
@@ -7688,265 +10115,322 @@ func (sh *strictHandler) GetReady(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3dchs5kj/6KgiejTC5W6RoWXLbVJwLtsSe1rYsaSW5e/o0vSZYBZI1KgLVBZRkjlcRc7vX5/8IG/Ng",
-	"/ST/QCZQhSJR/JBtuWe252LaYn0AlUhkJvLjlx8boZingjOuZKP3sZHSjM6ZYhn8dTyjnLNE/zNiMszi",
-	"VMWCN3qNmxkjkRAZoSQU8znlEQnpnBE1y0Q+nQUkY6HIIhaR+1jNSKxIc5QxqUYk5wmTkozCJB61Oo2g",
-	"Eev3zRiNWNYIGpzOWaPX+Dm/VbRthw8aMpyxOdXzYDyfN3q/NPTbGkEjTOLGu6ChFql+TKos5tPGw0PQ",
-	"GPBpzNkN/L48+z4nDC4T/RwRE6JmjIRU0URMc0aaWZ4wGZCZUmlA7kV2O0nEfUDSTIRMynLaKVWzctIw",
-	"iaCRsV/zOGNRo6eynLlzn9MPZ4xP1azRe3ngnfQHFuZ6kqeRvt8zBnPu+KShTiM2T4ViPFz8wBarNHpD",
-	"b5kEukhFM0Vie7+CJY05XmNSxoKT5m///T9k//CQhDOa0VDzT/3iOkO39dg1894/PPRN/IxKNbhjXCGN",
-	"qrO+YjKfM0InimVEzWJJmL6VNGMlyUiyX0cBzHsURyO77gmVyvCr/g+L71jU6pBTRea5VERPmlBuXqQf",
-	"uGULMqcLkjEakSblC0uGgIjMJYvUQ1D7VzuJ57FikX6+dUT0c0LNWEZ4Ph+zLCAxD5M8ivnUvONXeJzj",
-	"TeYlz8wXBWTKlFkfPcGDbreW3ppibSBZ+/Skjtov9n3EPhcRq+VFjhfXseG/ZGzS6DX+n71SyuzhVbl3",
-	"GsEQ1/hhtaPI4vqnDpSnLLuLpcjqx3Jv+cThfjJio3aw+/KGTxrqQT8tU8ElA6F9mYlxwub6n6Hgesfq",
-	"f9I0TeKQ6n2yl+Id//YXqTfNxy0Hs++FEZcEKjGvJM2r747J64PDb1odoIJ5WL+7z+U9y67Yr7kW3XpK",
-	"URTrF9DkMhMpy1SsP2BCE8mCRur89LFB4dnV/f6dVkFpmok7mkjycdjAP1g0bPSIpuR/4evIUOu5OeNK",
-	"Xxg2Op3OsPFwhBvwPpaM3M8o7u40E/NUESpvWUQmIsPvKNfnFzuZUu2I8V9YqBoPQaOfpslCC6EEvrD6",
-	"ERmb66lZxoDfYsXm8I+lvVe8m2YZXei/pbtPVu6+pxmP+XTHd94/ZipL1HD3Z/m+YPVrnUnWkA6W8YSF",
-	"sYyRMXfgkMh5zNoI/cvLq4sfB42gcTX498HxjcdS0POkZhs40vB5d9+rNd0PL0b0fc23GaO3qYi5hw9C",
-	"wfGzvMRmv+Y00fc9BI1JzBLfej+sHfFxW6wyq+XtfTw4I8UNRNyxjKR0kQgaBaQwSQLCxT1pxlwqrRnF",
-	"hMD89/CLwB5wSHzQff0yWPP5Hovzjia5tjGpIinNpbFPtBrqNFxqVZ88EUprXS18ScyVwF2Os1+a0/6h",
-	"b0q3aB+57LH/6lM5aWX9jtGOrhMexsyu2f7FGngo1wdjiJJ7Giu0fsq70fA1FrxUIk1ZpI0YsPlYFBCK",
-	"t+hnScImICLnYGlYabFOZRT2rE/4zJmUdMq835MBFRxzeFdhqajKpSsLaBiyVDEtpUAVssh/bnB3eEnz",
-	"4o3eqZXf8s67sGbfXCY0ZF5xoNgHtbpwaHHqs0hAVBzemn9GTFuOGTEztXLTXLUi2J5w7meM6/VaIdkd",
-	"zWI6TliVsutXM81Q2P9onvXqlBnLmH//ppoAxB4dCluLRCLMtW72zHNlRZBWdhj3M2poP4mn31nBsKwy",
-	"JhT32rJB4+EwEC7b08od2EOk4h00SS4mjd4vO7ztXeAhLUuYpiCeGAiMg9JX0/RDeyraegpteRunbZGi",
-	"SmiDttBmFSiEB2uZer4eH9lxE5YLV9w8FiJhlKM9E2ZM+a8pc2y3m9eMoc83ik3xbAOHpkZQPBbYZQ/M",
-	"DIJGlGdg8Da0gLS82wgaYQb/ybNE38wXmyUBECawJ3yX/M59xTf5OPEkW1zl/IqlIvNId6ZVG60R4IM7",
-	"li1ge5fn0JRKySLYSJM40edtIiYB0WIcLFnwxogJiVVFWPvtATxyrEx5eT1hZM/8vhf3ZA7H2UlVvdjD",
-	"qiT3LGMkY2lCFyxytrldT1eF1ai4iWUljycqzlio4jtjEID3htyLPInIjN7po7Q+MMeWdiKLWPb5yMKF",
-	"ujJf5p8ezoea79dUKrxjhjwh5VwoTbgs1IeRZiHuZcsu6uLzzXj9UUJlOQ+p8u/bNcZ/1TVlmMWuW1Bh",
-	"8XUb5DG26ybeqXo119HOo7QyJpl6Jkn5EoeBy/njfT7jGa+gI8kxjvXynhjN1yMTGid5xtrTnGba7jJa",
-	"vT2ligXaHkuS9j1V4SwS04AoIdp6y7WznOsjlVfDuwPs9t19w7NoQzyTRDKl9MmNNFEl/cgydHgVPCr1",
-	"/qKOVn9mHy8e9pJtHS9uyWw+bhpEU4Zac0dWkiLPQr8SxEuXRoAX1kPxL88SKJpNK0qu7tNw1OIB7ycV",
-	"xvSK+qChEh7vyE8zYS15EqseuWWL3jDvdl+EmhfhX5q3iiUzF+MIL2kjk3LBF3ORSy+HhWV8YOValNFY",
-	"s6ZfwzMesagPlJmIbE6BjlSxtopLTVs54WQZfmL92adOcWRiXvoxVy7r4+MuNrAZTL/Rb/QAxbVRV3uu",
-	"8a0UVYSSq8H127MbONHq01jGItKkY62+SM5VnBDBtbaLWp3NYtws/C40Lk9NW5HgGm93/Ejb7OKqmvB5",
-	"j6rnrfI77FoFht9L/lu7XczBelePY6iWvEmX/bfX6Eu6fvtG/+P65uIS/77pX92U/3r/3dXFm/fnFycD",
-	"r8Opyo9L8YvlNxDBk4V378WT62K5lqR3miYLeJDESxYZmcGBPpYE6et9860vHuQEbUCOlKGHW7Yg08L4",
-	"khgukfcsA8OFCyJZKHhE2GTCQrXkcfF7UuZ6c61MQdMbPuuIGJFLjvvnx4Mz/U67SidX/dPzRtDAK42g",
-	"8cPp2dknOv6Cxj2NPbv2Gj5MEiXQQTIx4R/80h6hBGZj9i6aprgExtUS4J7XS66F7erql09ydl88DcIT",
-	"Y1q4jCQUcybJmIa3YOYW/h3rdIvnmjovu0FjHnP8o1t8pjlKrbi5cQes3VtnsfSdZireqN3k6nU+n9Ns",
-	"4TW02Qd1nGfSqwfqpIxc/wHnhtOqHzCueG/Xzdvx82pVNI+VMZwLiRtz9fLAf+IpdeAyXykieMgK92Z1",
-	"1cl9nCREHxi0/JsyQqc05q0j8PUQzRUQ0qRKsXmqyCTmsZxpZhNZoCWCviNN8mnMCWd3LCMZ5YF9GIfp",
-	"kD65/uH08nJwghOAML6ZMHIwUyph0RFcEbkisT5iKRJLkvOIZfA4SIA5XZAxIzmXt7Fmes2Sn6rzeb0+",
-	"B89wjc/Bhne3XCAz4Rr/hatfl7U548XaPSuIPYkzqQqDDLYv/mRWqtUhfVT2di2K5SFNiusAzm8Q7cYD",
-	"YDyPLtUhDI2PToW+m7W2p/l2NoDeNqX6l4qlxxmLYuU6hlxCKpa+MTut3tvjkbpJ8kbW+RI1TZ9JEIr6",
-	"Y7Tgm8dJEqO6kdqwnc9ZhNEKBj4UuyUENz8Y6mny6gMYi4pbgND3VJKMqSzWBjRE5zXHw2ha4Md8CjKf",
-	"wk0LLc1PBmf9n+GODM1nEvM0V3q3tjqk61lZgf/R78ElpO5nVBaujlOXnVU2Lm/cVY7r2rB/KamK/eIs",
-	"Usn4xRKslaHXK872y8H5yen5n7RJ9Pb8HP8F5tOJNpveHh8Prq8bQeO7/unZ2ytrSl0OTrx6ekU1rOqb",
-	"nQ8TG44M6434fwzLepM17V9S6yWtcZnPGV060zkyuc55XLO/17pY7UDrZ1nEIVYmWrrrV0UHXjOucnwt",
-	"sWGEI6J3/8JsaxnShGY7hLuq5PMGvZ6YgEXkwkfJ7xlNtNW7TL3V8Jm43ewkN0/5BkL2TbVwzfQy/Ocv",
-	"tP3Xbvv1O/Pf9+13H7vByxcP/+LbPadahHq8HjYp5CEw/95tU9pnvl14qR5mjKrPK1dAF6zxQ9SZNJCS",
-	"4pdFRerOTh7hja6D5eVPGW+UFNNHb8pDliTbhFHtVwdr3MWFzjLf6oisch28nKVf7j+GwLjbH0GQyzal",
-	"u5iXeqciZc4ibQgxrmKa+HzBYXGV/CWX2lzWzwQ2TVafJW8Z7xAtp+Cf2qCGiGks7bHaugSWdkOSiHsW",
-	"9aNIyyC2Y6zuEcxuHlm/e36MaY3TLo0zJncZb2aOY6vaWigbrlgS9lnOCosLoi+htvA4YTRLYpY5q6HP",
-	"P0JamnNBEsGnLINwuuslcQ8AS/mEqzTW7/KrIAwU9ohkPNKTo5L0czUTWfxXCJH0yLeMZiwj6JGFNxmn",
-	"rBJkj6bxHp0yrvbunm8OmuM8SjoFy3mOQFmXB9z1CVY5y137ykr7dsW/izzjNDkWuU0xrx61FzeFj9wv",
-	"wnwHipVRxgub6v0JL1FC0cR37wpB9X1BOfdi/DUE0EemH2N278tDwEQyIJF/qrs6FqYxZ6VZvosz/Y5x",
-	"tWYicGC9GEuW3e0mLeDBa/ZrzjiGV7b4jti/rxL6uCno53acwa4OA3SK7HgyePxhoiiGwChgI2hEgkOG",
-	"grjn3sNUeaTe9VQZV84R1eVcou0qm6wsWoXTgqUtsGYXXWZC/+KNgoUzGvObOPU4r5UkUTxlUh0RE0+Z",
-	"4Okcrf2/4Ms7j7HpdosfLQsDXwQp51u+5Srn9iXS4etVdeOWOExEErFH+RWWak9y7kRkivHXrV0+TuLQ",
-	"VJssGy9TkcVqNne5mkX7h4fPX3v5OHXf5Um5oPfkxX57vFAYn4g5kYryiGYRGVPJXh5sVpvlnNzh1nyf",
-	"XY5aAb8tdxhd+Rkk+e4jPqmAf0JJ/jjR/Eg56z8YO0kxJUes4acfWRZPTM3GLtIOU6K0tMOMLFrs/aac",
-	"0f3Dl73f/vb3llfYRUzROKnLv5LqWxpd10qa0/Mf+2enJz2TlQbObnMzzsKkOY0ZUVku1ZZSSC/3dFCT",
-	"e3bjzzfTMxDIWBmEK/S4RsqziCyY2nLoMki47OJfYEAPAvr6kKZHMN+PxH8/j+WcqnAWkHGmTfD3Scxv",
-	"AzKlaTDkGYM0tIDcZ4JP3ztJ9PgDbtD3dzbRZk4TPV0WBUMezliIQadiDNI01G8dES7el3cE+k8UX+9v",
-	"2SIY8jGN3st4yqnKM0aab8/758ffX1wNTlqdIffmERVJC3YfwEiNoFE+2wjs8nvF9fbqCRjlDjifRaRp",
-	"POa8THzYXW+Z+TuzcFnKtwHP4rmJZazNGFiK2oUzFuUJywgU+skO6ZvaSYhAUPwZAgdSH/hGxks+Iph8",
-	"TzMlA6OpMpOlaMJyFKIcjEeSNP80uMEDoLTjFXGjgIx4niQjIjIy6o7InFEu4TCrR151Gczphysj0Vbr",
-	"P4Vek5xLMhMJFCVSIhOhCDWxyaZx7UO0CZ37Rd0lW9gwVzUA/bwL//NGod3VW10QMT2LucfPS3fRGuyu",
-	"JldpXSnCGr+cZL8+xpLWjwV65nZKjvtrXSHBmZhemlmu1IakCVOe3fWdZlTkIS2t9ok0XGhrPbD+I+fq",
-	"iMCp9o0WJizSAk0h5+mzf0bGIueR3w+yyUBOYr6DgWxX2ptapfKMs+jMvtBzpHe+wVfTrMKZZmWYki1E",
-	"uJ+JhJFETEkTg4IJ1E2YsDY1+dWtT7eYK5Nb/pygXEVLMh8P6IPDl05our4ZXL4fnPe/PRuYv+yPJ6fX",
-	"9tcfTi9BAZh/XA1urn5uBI1vrwb9Hy4vTs9v3h+fDfpXXm3gpi6tXpzPWRRTtS4BqEdoIgVBHzQsog3k",
-	"jpleX1Ooz2o49vMXdD0+QwgI93vN80Fue0QWbbjhIV/S8XcYlotYmNCMRWSMFpZJngCkhlL54a9y76P+",
-	"/aHlTS228bSNBX6liN9UbF3G4laSvJ1pTjIxJ8tT3XzgrMbt69Zjx2j7T/3TG/zJ5PM8IgJ/CV9wAmcD",
-	"jws3pIpNBQbm7ZxUFk+xUMfsRcjXVCybx5wm3lHCssjps9VZbarqSkVWd6oQuUpzReAOYrJv4DilVaNe",
-	"Zb1DIWyjuXQa3zFO8BNIE8xV2Ovmgw0axtbhmNqUmLzGTln2UGMQuFiZ5ZolfM0SzS05fJyHLOCPsxkG",
-	"33rN8F21iX5Ln2LfXj+r2ryQz8SYm5hou/D8+iXxfh3UjVzaspN1BYy7T7pQFiuneLRlnHKXIuC4xXm5",
-	"UDuf97UbUyPs8pYFguaed97S1yRn62rM9YbH28v5EkVvmdxlG2+oIbRFI5vZoMDzWF5+66zxFBPcQx5h",
-	"JvTBzRYFKkEiQTj7oDq16Za19Yd3sUgolv9PCNV0iiP822B/bJ0m86N9k7cylktFeV0FzrLZ6Jr+sUrW",
-	"88iyyn57dUo4nVvAHQthchvzKIBKCzHpDfkoz3hvkd8q2jN39GIOXz8izYNut2f8QFC3Bjl/Bqcg5iYf",
-	"NmOTXLLoiEjGyAipPGoF3lfnnOb64KViKMGDIZ739Bn+li0CfD2uquCs5h1jGrULB499AyX3bDwT4vaZ",
-	"JH9uI77WdeEFigRDDxZ4XhY1L56IbBxHEePw0hc9i4b0TJJMn6FEViIfaUYTikDsmMTqSB+kRMbiKSff",
-	"CyTURRZPY14zFheqPdGHThjrAEgg83BGMpFDRZyFXCrhuRwfGmRpBMYoc0ucYI7lX+hfr5nCnKmZiNp6",
-	"JiYEDnM5rLld69IkDhXc9BqJg+Vc1j2IFXKKKuMPhbdKQx1nVnAR8j0AnwZrDxlXNQMrIdqJHkiP/Nws",
-	"y1hEC/0O8D0hvFlay3MyT7XqZ1Ebzl5QKw4vOzQpCi560F+kqFu0jCpmYa708/uve8D0V0xlizYAUdQ8",
-	"CYXonCYj0jy0e8q4b/XJfGZwKOw2i6P6/XNH44SOEwavMtSIqKJjKpnjgs4Y1QfxmvfMlEpHCO6F+Fvf",
-	"39xcEti7fjepX9ujUArWpcZdsTtv0GhdTZ9FIjMAFV5pTuVtXaLhurK9cJNzoa5O1qKIYBJzBl9lXSxF",
-	"gTa5EyEd5wnNFgFuZwqwTXoaiMx0rURqMYOGjYAMTUkkXi22+FKpIt45F5F5yw+nZ2fDxoP3WPiIVKeI",
-	"0Sgx/sfPkwm4xqsocqWP+butABYQpmmysOrMrseU3jHS7F9enp0OTlo9UoCaBMapEFjnSUBWsU20vHS+",
-	"JUDgEdBnXuKWLhOPN0WzRG3Gtb7IshqrrBSO0iRq3bEsikNVRbDhjEXoQ4cAUBZZbzTNGCJ67XYM2zZN",
-	"cp21g/u7Wiyx/VnJPs3Sdfhd22SHF+R3s8GdfEy78VerK93VsfPflJaJ8/afF/Ftu9Jgo31tX1s/nXWu",
-	"k75xlLxH0LD+mf7t7OziJ/CYmO3TCBong/PTGjeJs1ar0ryQxuuY26DOaQs9KL32muLmiuDML+x3EGbj",
-	"hV+rKCFui/GsBuYQhKotEQ8I5aR/8ub0/JksLFS5kIrNSZNCHYzIDeqUY0P4g89zcVc5y10N/uPt4PrG",
-	"LgQS/2dwNv/H29OrgbtU5xfvLy5Pz08vzhtB4+b0zeDi7Q2uWxUBrlzK9SWhn2WzLztaMVGwYb50C6vg",
-	"Jg5vmXo0N1UkJRiU9xQQSJuG7+uSAEptV1PYZutvbR4DLi6TtuB4haVtDN5mkG9fkLYeJqxUKZ4kILj6",
-	"TJI4CjBgYNgQkDWe+YufP8M6+yTturheETi+FMLnX+WaTon/1JsxzJ7xlJLniD9bAII5OrRQkfZxkgqR",
-	"+HF5dk2KNbN1prb2m69DkXpCmutC06dK2hB7edsR6eIxqwx2e6i17pWeYHenJpVoPRInFAauGcOWDvp2",
-	"oTNMVbkvOS/KJEYXhplKfc6fiYRtjja4ut+hduAkOdlPWb+AxYbZfgVH7facfrDgNQUSs/X9mNOxERU9",
-	"Mi9yEcyNyGPAtHXpCcIN7uJJcisWEUnEpPoJv/w69uasFGIQby4WNMs5lIya3Ici17RMYYHkj+1ln91C",
-	"JXTxdSJ8AYtRu23vbZf7vK0pIkc9oIwEbvFJg2dI2zGTccRIuW6kqc18rDa+n8VJ5VoMJeBY/k26oOHj",
-	"DF8kZ9rcXlqn1sYduR0U3pKwXEXDu/LkrGyZqxKQlGVGFEJtlUhZrT+02HM8KqkK1LCZPprcJWfIgDAa",
-	"zornJgJ9SmS8gMKfAjsXhHMc4fHlSDM08P+hQfjexmJekq6+AJML8rWc+ZMxgt9O2IdYQi008vtht0uS",
-	"2GburQbWHdn3mVZT6/Ffc5ZrkyNVs8oKLQm0qhCr2Tk+8VastEsWr8zDpXtURHwpHrMxJh3zWMXUuIA2",
-	"3p2UCWtb0d0kuK3SezmJzUpcK0cN3D8myhRsr8SUqRkkyewSd08xmf+SYg3q5iSLiubdIlZPlwCxl7oi",
-	"zGNeDBh4Q2Sn+KQDjr8BO3vdpKxby/BPZYTnJivO/rldLKmcwxp29R/Cq2AqXuvCqFDIzkzp1H/ytA7/",
-	"ralgZrVt+Ld4/5ovrA0AbwqC1oYV15t4eRrt6kE0j3xbc/ZGwBbEJa6FatuMx2ZGMUWXHh8tenRIjNAW",
-	"dkDTtaWnjwMqIGES66HmYeod5L5g45oqsTWGpuHbajJC9YUueV26Vb7Oywxaiz8OP9KggfuJZjIGLGQ4",
-	"BgX+/friHON8RySXOU2SRYkmgGJwt4wwgDERhPEIi39NrS8kYYY0y+IC3JQ/K9LBmkXZMHpuW6t43bHa",
-	"MTWsjq5+WHLmghJuBwUebMQnr3yjBYf2fRppTmJOkxL4yDwTS2JynAJiUpw0R5scJ1yeTR76R0J2rEe7",
-	"q3f4XCuR9pPkcfy7bUKjxVX7PYClYcojGhI2G7mKU2fSH+eAGoHHF5hw65M5ujAKfWkBBnjRg08emOla",
-	"7xf7kCZxGKsjU89dwqRCa6DRv/7rv45qC/VNFu+OdfqM03FSB0mF0eyNCrj4MOyRVZojNfW29ajg97tC",
-	"gmMce4NHg5JMCH+Kii90sDmZLg5vDffVjmuO6ICzLyFcJKuA9GvLYo1aM/Q3hAlWVrqcf7mQ79by53ow",
-	"iQrYLuABkP7laRXVoEBns9ASWwFHVEc6h2N8LFlEjk9PrlAO43hzuiCh4JyFCtJeDX5Oj1C+2C3W9qkI",
-	"FKtGFWJrfII5VcWw2GhOmfGMNVVTTOzAXiylP2dijtmlczG3Af4CAsSJue6GluGxZ/Q7n0mSZmwSfwD/",
-	"BRbrvXS6t5Hm4la+p+MwYpNWoIW2YknisJa2Hmnm36Xamn0rN2DjlfwKxi9En7RGNw1a5jHPFWtZH1oP",
-	"EdN2wLFbj86xbKM+ISBGubs3g3N7C8361fAKpoM0IxHKPcer15lHrQ55w7QalGgwaUGg6C0zzjqjxuRW",
-	"Kqo6BXMFEqGlXjYtByTjUQnNCmUOFj/cOAxMjPmIFAnS1vbfMT/aUYNFEmwF6uiTteK3iQhvS6W42dmw",
-	"tdfDas0qRd/yWMme9bCshFktncwFcxte3cPf7C2ldEO3d4ecmCXhJnxcT+clh8Q69b2ZIo6yXsc9ghNx",
-	"z1lEcg5aCoEXzdFI/2ICmAVrBXDF9Oh00j8k3A3tcfTbff1xJKDw75iLv858+F7cEzFRUCl3c3r8A4HE",
-	"ywTd47ycc0H7wm599fKgUgl5uBnXsWJlrBctg4Lpl1Pi+Sl6Fv1xDch1c/az21tD4BlL3HO/99eXbn/1",
-	"9mxw3Qgagz/fDK7O+2fvr3++vhm8aQSNi/P3N9+fXr+/Hlz9OLiqSbwH2vU/xWDe5AJiH+g8TT7BaK61",
-	"jrHtg8+conMmsTmLNM0h5K55SXjO2N7ptjT9a3yB993AwJ5pXyNn38Zwiiuk++558TtWTBi2r61lsRMO",
-	"Ksxdyz0O9crVL1drm22FumHHvhLOku2WWOlpwlHWgJexPrytqIg7WhaS0D/I02lruU3M8rJ7eyFr7WLq",
-	"Zzrb5cJuQ9cysFLXr3msKU8QQD1jUVDShCb3dGG2E/fUum9L/1qqbMWrxSjbfG4NeDqu46O39kaPuh1g",
-	"mylaObGu9Kj+PI2pCfAGkwBk1WFN3tEjvfXrG4352do2Xca3BGRO08C6ceDfSYz4KYb/f/vb3xu7dQlz",
-	"+oJtKvFZJvtbWVPnbzoJSq/uNkH3VXkxE0lUbeEpsauUgoIn00APw9O2sfXWseal9oY+Y31XFbtdBeTK",
-	"oWgmMkWmeRwxCKG/odltVDVW1m9eWxRZKgWH4OuXzb+VndPYI7bz1hEyZ5T1s7wsWlTtFiYrT1Db70lI",
-	"xa6pTVvKEIRbTfoJWhalw9XWCDhG+HJajZrVNcCqtv3arjZ1qeZyg/G1myavqGDTUgHOxWWRIVXmEGNO",
-	"OkqQXDJCbTOtzppmWmuPCytWU2kEOWTahn9qioBLa3dHPjdcubEOeCsDrb4W+BFoztv52ussNjje+lv3",
-	"/O797P/UEW49SpjEpBkmNJ4bjKINENZrvPyWTar+wkcGscvaWA/2fn0idGpSaHw2gUn1NSWRrDPtlLlm",
-	"v3TfdQDC8Zf9dx0EA+jkWbKZIDDg+rRmm+7yCH0TTXdpyVa2+vPshDIzapt8qF3hPB2AlN1b9u9QvFPb",
-	"Jq0q1C0aJxJw3aJ85hy2umbun7CQpStyv+vzRX7hlLe4zMjEJjOy86nsUX7R4YZsr2Xm2ORrXeKWCofg",
-	"jN/5rAXJwjyL1UJTYG48/2lsQFVjTZsZoxG2Wwbd1Phzu3952tZ3lFPGJx6Cxhggy73H9/7lKeCwQoI6",
-	"3leGI+FLQL3iC4pXz5RKq7GcbeOhLs4+RLJ++9vfW4GN0IHldXlxveJEkXsf3UjQw175mg654MliKXIF",
-	"ri+TYrPhKx4gp3Mi/GrranB9QyIhMhJzJQiU53fItS2mhwNcIbRJ86T/J2BT28VLL3GrM+QDwBaA8PXV",
-	"d8fk9cHhNwWsAaJFSNIcucXc5uq//UUKPmodETrkq8gOcBaWxlYtcSBiXqAZAJ7hR60UimrSh5GeEJq3",
-	"5jUzWP4RVpeLCX7mM/Aok6anCPu3v/19FJiE4yE36YgGDoMg/7cC00ppRMciV71xQvmtHnnIIUUrNrkY",
-	"WiaFKll0SL8oIh+LCHo2wY2/5kuGOI/wg4e8QKTC78M79XXcHc5DZaAWeeygW3R8GnK9iJK8/bdut9sl",
-	"TSZDmrII2z/dtwKi2AdVVP4DFINeB/L25rv2qwBw+Dgbcv3n85dE5lkmplQxgu8JnFY2BvA1ZRSAi6Aq",
-	"jxL0dxCRK33MGnJKIpGPE6aFGzSRa46es4NudwQUleCziRhLIQeNcvJ8/xUBtEIJSfQRVRRT6IdcWdgU",
-	"zFwrGOSZJCNNshEEXaRB86Ih65GRpn3HZNR14mgUDDn+holGo4CMgM6dEHJU9d9I7Y7TiFILInhSj9Jx",
-	"Uq1GAKhgkpXtgQsasdGQSWwKzoWJgA95c+QxiJ4XBpFh6FGrQ87xtAnhHUwTAkN6yO2yG97qkPMcA6+3",
-	"jKUm3so+UL08ep0BIczyoRLwMjplQ735MyZTwSXrEWpzDjUlX3e73zx//Xr/8OCbg+7r1y8Q5fP1/v6L",
-	"F9/sd1+8fHV48M03h6+6r0dD7sDEFQhV0JgziqdawzXDJAacXDmDLukRC7G5HJvbjJEhnwosJQfLmVh+",
-	"MRbkn4Sek5YanRN4OOu8lQw/etSC/QeR/lu2QHmEtMwzZrYV4ngQ9iFkqSrwV5g0fqm4TPwbcnQQCM6g",
-	"z/RoXaeMW7bAowSSp9BXvZXrPb1s81hK/ZUiM6gq0MyUKUkOus8D3D2mjBIQTuZ0AXszwiQFbRzBLIb8",
-	"oPsicJjO7LPyFwuLYfBSEqyrMMty0D0A1ciHPOe3XMvDAt8E6CEEdtg3LCPJwf5rXNqRg60xwg2oZzrk",
-	"4M0rJmicLNhMZvShDYK2re8cIZxFEoeMSzhdxKDyJrHW5Y1+SsMZa+93uqUV4PwG2tkcuRvXLJm0Z0KL",
-	"azdSEM6YVGYaIJxSJlLNSWkmphmd45r3T1Gx6p3FwDzAmoJOAaPRa4DCaAQNg4rc6DW6nec4C5EyTtO4",
-	"0Wu8gJ/wTAQ2TaVdyl7EEjal1ov6ENRf3vtY/nEaPWCicOlR+sXYSOYoZGjjPuI6gY1TqOzXtFSLsGz/",
-	"v1udWRGJ9c27gHtfveJ2Y11zde+jI0F9X+uzQstb9hzYiIZn+nUD7SViKj/7aEXvp5Ur8zD1/WySFfY+",
-	"2urdLdfbKfb9jGtdYDv7pipZMvH+XkRuVy9xmsqZUL5rhe7b+1gcMx/2PpaHiEfwwnVxXn0INt78U3lc",
-	"cUhh0jaANUx/oJVjhb0Jatst5gwtKt5Tmt1aU2wZM+AI/KyxRTouisUBtXtVZBPJmDQ9tbWIMpb5M/Oc",
-	"fqys0wOFZ+F9tfwqxLA+zjXOYqn6xecFy6Rd+splXArSdArwWwExRcQBMWgVATEIBwFBrAqw1/pn0CUb",
-	"GBgMq5KDSzQQH786pU+lb+Kj90VAruX3mOSWSqrLc0+qyzuo2QPDB5Z8v9s1IS9lM+SWMKggwlIMtbla",
-	"H/zWcA6rgwrAI/4Bjux7YTHDPQvK91BRgGdWqxcZSdVsJgcso2DdprDdaUvMJGoKGcAWv9c2ImRogiqE",
-	"mrZfGuX+eBc0XH3e6DV+PB38NLiCuVX30t5H+0+zq83GqvLnn1jBno0vvirrV8QsyMFjF+RKn/0Et68L",
-	"AAcRzotltUjgRmIQawUAE4XNSd2V7Bt29BI0Be5nBUgf+jBm9Emr2K5VfVMu4CdpnKCRCukTqvB6KJ02",
-	"iB4uvpItrod/Q4GSA4FrxS/kg0K3HWmKrGNVAFAF5f3mpfr8j4hXrSOSMejuBKCV+HqUYR3yrVAzkKtl",
-	"F4/iTbCnwIAOlcjwiA9zgd1XYBuW29DuPTvIQff1qpg+YWEcscpOAOP7WxEtPtsmsK8/MUAquB2q6/rw",
-	"lTdhWSpf4L08QlDuuo/1/a8fu+8N7g9pAiRalYelDQ5JxlVLK0fEBiJNPMSTWLUILe4vJLis8M62QgF4",
-	"sxTFZVcmr+i9Vhmj84FtE+QzP5e1txMZ2G7J0WG80So7o1LBRMAs28iCin1Q+HVtCR9R5cFlAfTgSWqH",
-	"x4iYkFEc2fO6ZL+a83pARvB6ewUgA4tLEVXUXmH8jiUiZeDYs94AbC8jn4BxK4yIDlCYOGh6rYvMkj2T",
-	"UK55DUna7Wt9By78EVRzzrEHBdHr0IYL7dMTl+tY0b9mg/qfCXH7+zDu67ROURTy0+Db7y8ufkC0deMu",
-	"xqSsUVABAJ3nUkFd7GLIRxbP9iaeM6noPLWc8JbHHwg20peWESiPnEcKCNwewd5Y/y8+OWMfyPdv+sft",
-	"6+/7+4cvNVcOG4bx7Cj4xo5hOnDujUW0sIiUZsAhx9IMA79r6jJuHIjWioOaNLkwTuIAXcDo9H0VEC6M",
-	"WxePJDIwTl3UwWA2Vn26LTjkDLm9DSBPnQpbW9FsFWnho0Q3ITqGqgLqUkj1E37JqnzawAqO5xYjRrVB",
-	"pqW1qTub7DtxQfdw4ql5iufMKLAkRuwKrQDiKWcRJIshvoXLL6SJly1uskT85tW1tHZa3WcUXFn/GV4D",
-	"7bHmxof2VLTN+8BBe0Xv35g4/YMxL76QNeGWiteYFGWJr0HdKZoxVz3VS25+kNv73edPNdVrnNwj1cXz",
-	"p1IvME3THsx66qFIvgxdW5FqYAyOKujQ4Hc3URhXtZQuQ1e90Pv2GLgRTxtLauficnDVv7lwFE/ZgN1r",
-	"7OjT8ine8oVNHd/blirzi/cV2U55HkeNLeTLSKSAiG5dMhB4oEky2sHhstxnP/F1oviiPpKyj37NxsXF",
-	"DCzmmXFIPK01hdyCJvnp+eXbm/cGIxRD4AZrciIyl5nLjv0b7CS8ce8j/HdrB7C5e+1pfBNP1RpGBeGf",
-	"FT5Hu22LSBPWERXsfORip09iLIvDgGORBlbn5JzThQM8YpbcjmB9nkeEcrwEnSAQo96BQ7NH6gM0JhLM",
-	"+rCPVI/kgC+2evTuw0tgtTf5Ry9STF5Ck8rOAgHvk4RlZMySmN0ZRwbOYcwSwaeSKHFkw/M26K48BFcl",
-	"HIulvRO0M369tV/3pAe3YwPb/Ck2xFqXBZDCApU8sb8CecJ3fiyAZX/nnglkJMqJlvXINkdGD0O0wnay",
-	"0+SKec4cDxsy4VaybVUZG7/ZHvaCbRvImDoH8ErL7i+4pitj1WigWzADK9QEixLbhBP8MJBjbhNZ6cjD",
-	"Z9K6D0nZIVe6BDWXt9AWJuDcWdB5so6SFynj/cvT65SFuxHRvngHJ4omhxmvrDNw1IE+9IzzOEF90Kkk",
-	"ATZ6v7yrktbJwXBJNGeKNt4VdHC6f9VaeZfmni/IRE6DMg9h0A0DXgVNxMBaw7KwY1bYKqSKJmKaQ9e3",
-	"4skKszityTYwS7Vd4Tp2we/YGBXEpDXM+DpyhAPkXIlMyRGxIKyVDnZGlsTS9qqbUVmnoUwTx7qwwuHh",
-	"i5dPa6NW+xDW8H+xVE9tnF5w5nKYNpkMjSfQXw9TeSDB2G0tiJUYbv/A3Vgs2MJGXa5IXDFQU8DY0g/+",
-	"5y/99v/3Tv9ft/36/buP3eDli4d/aaxJWnBzFWoi9b4+2M2KWF5ChHZSqZ5J0/WqPNKOVtC/R631fbWX",
-	"2mrbrtoADjzJGJPafIwhH+7eVRjt+zhiS1CoPpRqGZCZuDc5WhaAuICk5lF5FVHuLIptUOaZ+gGFYQx0",
-	"hHpBhTvkLL5lZG/OVBaHYOpDO2dZuAH0tCsDBEQKfR9mhFGCjISZbkXTYzuZJJbqyJ/FZvPkXqza739i",
-	"ahkf/Et6nZaGqhEMBZ8abEErIHZ11rx4rICoTMIwVQF4uNpn3dTnIvoxFCI72PETjCVs4bTxKyQXtrVW",
-	"bdv8803a6FLbqzL+KyPN57/97f8/7HaDAvfksNuq0y+flC/idfOOSlTbAlQ+zdhdLHJZQNh6VR0i4e7i",
-	"Z/6Sis5F7vVws9Y0+mv0J9qF/CypK/ZlFQhy7IUI42l5B750l+9chN4tuc4NRqG6sO3rl0Pw+ndDjZ3j",
-	"DdWDcGWpDlaVFI71pOfHGl5xazJ2MI6KZfVLPyPQtS7J+STmsZy5iJvyCFA4MQfcaxQjgUpdEFRh6wvr",
-	"xvPuLdnFxMqDWuO45IQvvfVs1dZ6YpbHo6c1NSGtiS6BstvJFGikFetzCZJ0h80bPD48/C5opHmNW9OG",
-	"IFYLNTpkVIiHkS1fLfpZGn/fkGt+gzDwnCoT1oQ6ELLcrxZCrNjf0mYwoQNUU2nIXTIhlh4UTmhLUlML",
-	"KjikyReDkg+sdfEFR3P1eWTV45x2W7ZcqDI4rPvagOFTuvf6aZos1gcQLbfcU1jWhIZGaH/O6OCO8zCF",
-	"348UA693u//5ix3vP3ysmDmGz8KWj0BoZ7M2tVGgMsolDTHsUGoCF8KDCDg7YUb0XNzZcvt18md9nHEp",
-	"o8pnU1RrHuoN3EF521YRyEph7aeHID2BwB2xxj9+EcP6H8BCLmixyUZ+atXcd/wWDpx5rHXHoprOvcmw",
-	"3upA9ynaecsttFoYVGefuSD/X37pN6aYPPXa68GT+I7ZNgQQHnW4AHw9UJaHEVUIWj/ligePLKvaiUH2",
-	"9CpnIvnCiYXVmZYB9CpTHuNcXMZ8esNsK242AJVPbXGZYdfbOjYXGm2uUGTQmIGGIUsVi1qasQOS84RJ",
-	"k1wN7lJeNDZpYt+GwOLxGHtt/zOnsZt2qf7s4hIbwhT72DBIAUmNpd0ubNCCKcwrwPIMp47dZMY3V9qK",
-	"togSprebKdAtwDr9ZTgj7JnLeERGmnAj/YIpUzZSEIq5wfDRhyUTAX6UXHvxlD4HW4OhSerQ3imCIhHj",
-	"iM1UMpipbVM0Tgyx72fC1OMsWkAphZHgZ7JakQ0EjFVZog92+YzyaWGXP1mMHzoMBuRqcP32zSCAtjNm",
-	"C/wXdlr5rx9Oz85acMdN/+oGaxDgn++/u7p48/784mRQUR2ukrDidZug/26Ce7viBPtEXZXCH3UFT2Rq",
-	"FGv3TGKFgfyy9QS/e8PDJm/UxSEvoBBQrxcE4JKYM9LUYvbqu2Py6ptXhySkXPA4pAmsMbjBpVb60FE2",
-	"i1jWCgDvhAdYCKcqGc0ziqCrCYvQti+TTGCwIR99HDbKH4eN3sdhI4qnTKphIxi6Oanwtx0b/7Dp8MPG",
-	"w8PIJK8P+XjhZnjcsoUDD72a89PqkB9ZFk8WWk+LyQRooPliyEew6EWCzB3e9t3p2YC02+UbyA+Dn0dH",
-	"mAdv7u3MscG3mrEhx1xHLBHU1I5T7PSAaYIJ5dOcTpm3uGDwIRWZTT3a7Qjxoc2jVd21VcKM2cEB9loD",
-	"bVRdtgLMOGPggeTsa+92MTbLbReLSnJ+giwLtDYLiylQSKLdspz+Ufb6HrJp7Zb/sX92emJbGJvlnVE5",
-	"06ZBzAliMiGvOqtuKj9waw25s7fQKNEyAwAtkXeOyNvz/vnx9xdXg5NyGHeEca6GnAuD6eSMdCfycMZk",
-	"0euCWSOoKlW4UHoaVrSgFVRwgW2uH9J8OlMkT3tQqpLQKSqA1hE5PQdKDHmRTIg9f8Y0KiWcDTkjBhPu",
-	"2PtYen3dKEUetVcflR34o8PKdTu5yu5Pu0WNVFVLO7XYoFMac4lGveGukgv+ybamBXTZ6CU6E9ONuQXf",
-	"28QZLdBkkWDgZBg879anGOiDxBmg3dd5Q3fOM7ga7BOTLkWav/33/5D9btdpnBUQ+O3wpT7TpHHCIkgY",
-	"ynLwkuutCB4gEM+xxNgVg6rkjPGIQVOD0S9FjeE78svZ4MfB2TubFzwq04EBjk2bKHmqzZmQShbYJi24",
-	"uw/ID/G3nSFHx1ThiAfOK+SbNR1iJVkyIU0tScYLQg3CHincvC0CZ12qbD5Rnk1oyIZ8BQoA8uMl07s/",
-	"tIhhw8YVm7IPBe2UECQRfEqac/phiYitzrABMse3ppM4USy7NBlrwRp1/yUd0GdielkEyFZFEXDr1y2W",
-	"ubG9m3HnLDkjn0mSiGlQxFOTBUHCIl9QThxG/+fzUYLrde+j/o/+c5wxirJ4XTrKccJo9m1562dMSHlC",
-	"hx58xR8+uD98cP/UPrgrCDbDTPUmfyZJucd39aY9nTTbfPs5SCw3tWbJScfUZ5NQnz/aUU7tK9WPbZSO",
-	"10z9IRn/kIz/zNEJmstSMJIxm4iMEVoUHiLcLabDsV9zaPWLOW+AYEOrnaTQwdF6mgDFktX2FQLNuwno",
-	"dSFpfd/vTj5jw4J/sEA0uO/+CCz/Ibr/NwaW9f8PLt8Pzvvfng3wD/PTyem1+e2H08uAvD3H/14Nbq5+",
-	"1t/77dWg/8Plxen5zfvjs0H/CiJWWrQ+jSxPMwFYj8gWNXWDkLQ+FxFLSMbKymVYK+taFRxdaiFNkqNC",
-	"VYHj3t5SIDJAWZ5md+iCZXtH/JVlokP6xRtRA4L/fsiLZ01AzDSyLKdPmgfd1y2fj9z1dV6Wn/sEpfTl",
-	"YDWCtJz+7x0w4cbkEOm9CgYLytiJSLTsL7jB43R3sUYhFqNiqG9ZkFDcVXEU/nG87g5a9xKIX527vejD",
-	"9QX5rhijht3sVL9KoYyWa071sIEK4hGB9lRPVw0TeGuzKznl9RXaG3PMH8M2S3nyXxsG8qJaUoD1NnIp",
-	"yQL2NCUW0d6WedqvCoa8SK3FJAx7rklZRibaLEDoBxQmiGRM3NT6DLoNQTYMQgkbyMXRcucZA/HuQAKV",
-	"s2zud7tenQADPD4d1YOh+JWPDAZIr/Dm/IEvuCu+4B/nlT/OK/+c5xUXnlJMHBAPTLt70z9/2z8rsXj0",
-	"YjuIlK2tw45bnkVqlKBUIv066m9ZNYjUMdZ+X54hPbl+kjyRoP/DGfSHcP1fIFyrwvLm4vJ9/+yM/Pa3",
-	"/4NYDJhmQ6Hpl2PYVCTpo501BbXa2NB6AxRMcfvA3P0lzbylwdajuuH0AwsUgABPWZ5o+3+mVBqUZwOS",
-	"ZiJkUnphBLFpewH71vO/A9ikeI1zdCybyG4DhLJC/T0YbS/KFu0sx+7f3jOS24ESqhZQTqQiU9imFQiB",
-	"DQcMfAtWYSVMop8Mrg15SqU0+wITfyQRk4Dcz+JwRiYxJKLZhNCy9Rz6T+6ha+SM3kFyrD4n/UmzKCUj",
-	"Pc6JKf0eIXDXCDv3m8S1UamzRr7z0Um2uMr5lZ7uF2q5Ykb4OvFnO7her/qEdH316V0laQLwvxVXWqFX",
-	"TYFJ2Q5Ur3RZ5a85xXDhPTRMKTgEeWn7rbJc3r+6UzaDKC4LkKcUVrUHU7j6NUAJjWSD7YdAzkrFfCqL",
-	"FFoZENM7MMD1p/M0YQWgD+7fR0i7XW1YJODNImWuF7SOAfbMvHbSW5fmmSdhCBxsHah6QdqvUE8C9HhW",
-	"LC9pZoxGi/acRqy6uWUrcFuElAt2RNg8VQsoXjBrYyEEf3fMkgOczQ4y4y088ISC461ck08M07e+zq8j",
-	"Sr4X9/rQcJ/FiALmmNsTPDfgvHqEkmkeRywoIKqsRKmoC2wbnsV0nJiSmiKpRILBrfnxq/NRff/RgUmC",
-	"L8hgzgwwd8kYHDOwZIwLktJpzKc9QNApinYomVEeTfKktbntqDMlTMIX95zkPF4F6Cc0EZxhIv8IRxsF",
-	"cHxZAuvHH82RtOVvVHrtUOJJNsM6cenQoFPXetO5pwJj+DmMdbn3sfxjO+zC4vY/4As/Cb6w3GbgoDB8",
-	"XPwK3awyQL+zveQTNnfK9cJZnEQZ4/WohsW7drZVA7+AuFnpG1HKPwsmZ8F4Q8rJmBEWwc4H4OICiQ50",
-	"7+XbG9KkFtrPmHAkYRO1CakOZUtJP1rb+gM9HKyuhwcgfm3TvqOiTZ9GamzBN18ZrNEzk8B4eGwlG/ug",
-	"CRGXCI7WUq8Db/wiCvHakXBbQzh6yExGcT18I7bhWwPfaHewB7yxPMnoB4a8OTIGkSVXB7wdv3Tfde5n",
-	"jHcAEHvUCtCqdYwMqIUzVXpD3jwenLVKnweKE5M5EsuiaM5WcoKuwW3mrMOQN52H4ftgkxxpGyBchAk7",
-	"0p8BncJfkYixtFViUdr1RqfKdjCUZFXK4PUh38RmgRlWW1vylkV1kJafS4V9UVTLYpLW+/R7g7bcSVZ9",
-	"UXDLnWfySfCWXxmusvwSbMPpmpDziOC3j1lVP7e2kbK7oVTW2pB7YcYixlWMwCV15uQVuxO37Li898ua",
-	"kzhc9PS6Ug+7ZMc/Aw403w0tTYkSt8wA+05yySJIAjVN9LFBrO1Z7YSzPo9Vp42iAuOhovdco8iUSmyy",
-	"tGJlNI5tQ2ayS93vde1ZSRcSXfReq6vCHk8gyZzx6mK0xR3PJJkzRSOq6Ndwd3knQpqYAAwd+DVL2fiH",
-	"6QaHmrT1NWyu2naAyPrN0eJWvscWJwevnNL5HpTSZ5RHYk7GUPFfopvIfN4acpEyk7RGp9rO6F+ekibG",
-	"jvXfe3fPW+DSg81Tfm9gUnDBWzDkLJHsqAo9pA0U8FXoYa+/77f3D1/aA45prmIizIDBPeSVc8nMHDHK",
-	"leqRWMocemJoo8uKdW0FFXbakNv8rsfIhCGH858eYnk7gxw2Z8diRh3SH/KRbwOcSpmzaGQibwZTCOLK",
-	"MVzRNCi5bchhtt4MQXjTOkG/DJCRZ5LkXMUJBrmLJ7WhF2dMBuQ5UYK8+uZlVx8hF4xmrSM8OopcBeSb",
-	"/S5pvuiSiC5kq0POXfEDeKYAT6OnfoQfY5ZDCZIJbKRSg76hEpidH3xDz2dX8A3IC2lLpimi5enx6cmV",
-	"JM397otOt/P8+YtOd2//INBb4HkvGr/q9fZe7ENDVhpFGZOSuXyvBXEoOGchVhUEhWX+Yt+lD+UL+3yH",
-	"/Ln9ncjuaRaxSP/LdtsBth+zWYybDcDV8wyyTXOpZ5pm4sOijlA0ScQ9i/p2kvUwywevvB1pH6/7P59Z",
-	"iTtgF5UQlCc5I9VQRGjpAEIXW2rDTI9pOGPt47Lir/piLtogrHtut06D7mSOOZ21WCEPT9zJFvaRNlVh",
-	"B61aPKVoXrYFCjlXTdcBFnxUmHXGaKJmf10XHPkebvmSRoUZob5cJQRwWUnydH3fwrP4jnEmZc8aTu6D",
-	"JXXwo00fQ9M9q9bVr6dgO2zBht/QXWt9v6wjIsOMpsymshcdK43x5/be8pp5b8x0twPPTBMaPwYXz3xw",
-	"54lbml9mYs7UjOWyIHlTf4fWZkJizTFiDGpd5elhpi3pW7aw7h0riX2Lv9b1D+HQtbviSt/xdTYFDK01",
-	"MBhfsEaHO3cmq9lB+t1xuYW0oTymsnQLly3r5vE0K3qsFFmXvk1WHe5jY8xoxjI9slZfNI1/YDAPraHQ",
-	"nvTZOjeltQkbBv5tUiwL37rJ7kNfVyJCKBGEMNxMqbS3t/d8/5tOV9sLvVfdV4gdlmdJo9fYAwVpJr88",
-	"tpUrJtXFkAhOZlhEZHS5+eZV2+W6CM+h5RpnZcuMzkpfaNnwtzhb05bUvMC2jPTMQNGs6BwYmDkgVn1g",
-	"WxTA7BIxlUfkno1nQty673aysH2vZyyzry/q9dzHbYKijzhLqLUGtrcyOALUrj78H9q6B9IWPfKIlsQl",
-	"oQ3rdpbattcRGRH6AkCKbIMHmEVlvekE8+iynDvvsxWEnk9bDtxKTaey758J6mMoF9LrxH05+ZW8RJdV",
-	"HA1fYyvzSJIZS6Apvk0nHi+qQVI7kuDMzBAoOHGyaJ/JIvXYGb9INa4hY+3xsodJYtRn8jT1mKf4R0Co",
-	"3mDTjM5bsOekDY1F0sln8nuK4CSjBwetILJbTYkM05qg9/Zc757CbYPtuJWNPxijKqRZFjNJfgYtUS4l",
-	"WqI0VD3yvEPOAFuvR17qozceNrVWmsc8V1h45hq9+11ynwk+dX5culuKPAtZQF4CgB8Zi0jPoXmw/zog",
-	"B89ftNw1mIKv20t/aANd/gpfXmj14g3Qz/nh3cP/DQAA//8=",
+	"7L3rchs5li76KgieiTDZk6QoWXLZUuyIw7LkKk3JkkaSq6ZP0dsEM0ESrSSQlUBK5ngc0X/373MeYcc8",
+	"WD/JCawF5I1IXmRbVdVb/aPLYl6ABBbWfX3rUyuU80QKJrRqHX5qJTSlc6ZZCn+9nlEhWGz+GTEVpjzR",
+	"XIrWYetmxkgkZUooCeV8TkVEQjpnRM9SmU1nAUlZKNOIReSe6xnhmrRHKVN6RDIRM6XIKIz5qNNrBS1u",
+	"3jdjNGJpK2gJOmetw9Zfs1tNu274oKXCGZtTMw8msnnr8NeWeVsraIUxb70PWnqRmMeUTrmYtj5/Dlon",
+	"YsoFu4Hf67MfCMLgMjHPETkhesZISDWN5TRjpJ1mMVMBmWmdBORepreTWN4HJEllyJQqpp1QPSsmDZMI",
+	"Win7LeMpi1qHOs1Yee5z+vGMiametQ5f7Hsn/ZGFmZnkaWTu94zBSnesGupfUjZpHbb+r51ie3fwqtop",
+	"j2JGPY3YPJGaiXDxE1ssL9dbessULJHSNNWEu/s17C4XeI0pxaUg7X/8r/9N9g4OSDijKQ0NKTXvc2no",
+	"rhm7YbX2Dg58y3VGlT65Y0LjclVnfcVUNmeETjRLiZ5xRZi5lbS5VmSk2G+jAOY94tHIkUBMlbaka/7D",
+	"+B2LOj1yqsk8U5qYSRMq7IvMA7dsQeZ0QVJGI9KmYuGWISAyLS+LMkNQ91c35nOuWWSe7xwR85zUM5YS",
+	"kc3HLA0IF2GcRVxM7Tt+g8cF3mRf8sx+UUCmTNv9MRPc7/cb19usWBeWrHt63LTaz/d8i30uI9ZIlgIv",
+	"PpQiLSFe44c1jqLy6186UJaw9I4rmTaPVb7lC4f7xXKQxsHuixu+aKjP5mmVSKEY8O83Mh3zKGLC/BFK",
+	"Yc6s+SdNkpiH1JyUnSSV45jN//VvSsJtmw13iU/hmPWDN8kUi0h7lKXicGE4+aEd5HDiJjTqBMSQsyHx",
+	"cEbFlEWHQMLm65nSzxT5USpNuDK3ESlyNq1YesfSZwpOGCXjVN4rlpKETln5kMiUT7kgypxUI34kHNt0",
+	"QVKZaQa8fMyUPWgs6hy5A3vLFs8USWXM4GSb0SMJV2TCUlgzO7TnMOeP0FATmWnFI0YMw8nZQNu8KWKa",
+	"8hj4icr5iBGisAJmaMGYmVWv9TloubV+xD0cEPtK0r5685q82j/4DudyI+VbKhZXuEvqceeUUs0IrDZp",
+	"J4YRyiwNGaFRlDKlAmJ+MyspUxKmLGJCcxp33MZOKI+zlJFxFk2ZJhOZkvtUiql5RBlCUwnIBw/ZmoHd",
+	"No86PXLFdLrIRQvDv7sD+DtiMV0YBoy8F5aodH1ZUF2zUIpIES3JPeWajNlEpuYg6HTBxbRXZdNc8LnR",
+	"gHZzHs2FZlOWmiX7HLTeCZrpmUz5f7LoMXfnXJp1tCfDbEJbpqRgopUN0TOan+w7GvOIzFjKvCufweeY",
+	"B0NqF38g1D1LWUSkiBfkfsYE7iBNGQmlmPBplrLoCDaGwr0kpGnKmSKjX375pTsovfCQfM9oylIjwOP5",
+	"/xi2YPRha1TbwPpzfo04nNE4ZmLKAjJa8d5iretSFtbVLra5jp9qDxtsYRRxMyCNL1PDjjQ3jH5CY8WC",
+	"VlL66VMLP315om/MDiVJKu9orMinYQv/YNGwdUiMxPkvfB0ZGtNgzoQ2F4atXq83bH0+QkXlnitG7s02",
+	"mlVOUjlPNKHqlkXmXPVaKImcHPvVTabQ1OX4byzUhqMMkiReGGUthi+sfkTK5mZqToDCb1yzufKsXv5u",
+	"mqZ0Yf5WZX1i6e57mgouplu+8/4hU6mtRlmPKd4XLH9taZINSwfbeMxCrjge5C0oJCo95syqweXl1cXP",
+	"J62gdXXybyevbzzGlZkntWyjpDXu9ve8Nk35w/MRfV/zfcrobSK58NCB4ZBc27kuzYf9ltHY3Pc5aE04",
+	"i337/XnliA87YpVZ1YXV65Mzkt9A5B3oKItY0igguRVnlKB70uZCaWNByAmB+e/gF4HdVFri/f6rF8GK",
+	"z/ewpDsaZwwZbkIzZdUNo66DOM9Xq/rksdRGoTFKKuFCo/pjZ1+b096Bb0q3aEeWyWPv5ZdS0tL+vUbX",
+	"QxPzsJ6JhuOf74Fn5VCSU5DHaCUWd6OvwDo9lJZJYkRRirYxiwJC8RaQ5TGbAIucg0XmuMVGxrmP+cyZ",
+	"UnTKvN+TwiqUbPsqh9rYIeBho5rqTJW5BA1Dlmhm+BcoFSzyO2HKZ7/YjfyN3kkXX/neu+X2RF3GNGRe",
+	"RqHZR728pWizp1nMAqJ5eGv/GTEB+qKdqeOo9qpjzs5dZJQNs5NLi39HU07HMdtmzZMUxcDP9lmvtDGK",
+	"kf9kJ2YBiHO+FIpWJMPMSG3PPJd2BNfKDVP+jIa1n/DpG8cy6sJkQvEU1lVDD60C29l8rcoDexYpfweN",
+	"44tJ6/DXLd72PvAsLYuZWUE0JwmMg3zZrOnH7lR2zRS66pYnXZmgsOiCHDEKF4iKz86293w9PrKl3lFs",
+	"XH7zWMqYUYGaTpgy7b+mrQ/UHV47RpAbDkEL3U6tIH8scNse2BkErShD47dlWKej3VbQClP4T5bG5max",
+	"WM8JYGEC5y4tL3/pvvybfJR4nC6uMnHFEpl6+D4zQo82sPYTdAJkccmTl1ClGBrfEx5rlioiJwEY5KDj",
+	"gmtbTgjXFTbu1xTQabM05fp+wsie+f0o78kcHIKTquBx7j5FjPVDUpbEdMGi0jHPDcGg4ibejvlPHJF5",
+	"HP48ZaHmd1aJACc5uZdZHJEZvWPgawkMR8JVlWnE0q+3YELqK/vN/unhfKhdGbN+eRDCLlxIhTE52UeW",
+	"hsaAaeeCQHXcdi++3oxXmx86zQTYtL5Tu8JgqEYALBm5fQsqxL/q6DxE3304VVXDSqtW1SPoUqaYfqZI",
+	"8ZIS0Rdfhvf5VHG8gu77kqptNv7YSstD5x7qTjOaGi3OagLdKdUsMNpdHHfvqQ5nkZwGREvZNce0m2ZC",
+	"WC/NskpWGmC77x5Yaka945kiimlt7EDSxhX+maUYZsipV5mTR0uawDP3eP6wd9lWUemGZOijs5NoylDS",
+	"bklk6NTzHhm8dGmZfq5x5P/ybIGm6bQiGJs+DUfNH/B+Uq6aL4kcGmrp8bX8MpPOLiBcH5JbtjgcZv3+",
+	"89DQIvzL0Fa+ZfYij/ASONOEFIu5zJSXwsIiQLt0LUopN6Tp1wqYiFg0gJWZyHROYR2pZl3NC+lcsZfS",
+	"FD+x2ZLaXtikcl7ElZZebMzUB1gx5o1+FQr2wqiIW80yze3L+u5STSi5Orl+d3YDNrWxB1MWkTYdQ+Ah",
+	"E5rHELyIuHXmrxYKlli22ZfCOtvok67x9pIna5OTXxU6Pv9V1a4rvsPtYmDPSEGzK4+YNe239XmGuubP",
+	"uhy8u0Zv1vW7t+Yf1zcXl/j3zeDqpvjXhzdXF28/nF8cn3hdXlVKrQW86m8Az7T3vPLJdb5dNY6fJPEC",
+	"Xdq8pvmRGbgUuCK4vt433/oi96XwOvCeIkh8yxZkmqtyCgPb4Cs3apCQREFUgrDJhIW65vPx+3Lm5tgt",
+	"RzduLi7hs46IZdPk9eD89cmZeafbpeOrwel5K2jhlVbQ+un07OwLXY9B655yvT7cMrHhIfzSQ0IJzMae",
+	"XVR0cQussyfAM2+23DDo5d0vnhTsPn8aGC5mH+A2klDOmSJjGt6C0px7mJzbDwM9L/pBEfXp559pTbYl",
+	"RzuegJVny0fDA1GxNHhkFuLdu9PjUsyVUKX4VCjSvkPtg3wXECUJjxRRMtVkvLAZIoZXdQJyn3KtmTBf",
+	"F0uMwyiGGUGzRTJj5lWMQ7gWrnAFiRSdHkErLaF6FpDfMvNvQ5ZjGS2IttkoXAFjRSYJORQYTWaxexOG",
+	"oWG4/X7fqH8uoQJ9J+2RGaBX4m2YkZTz3Szj0dJZK3kAKtSWL+8ZVz6jtOJu3E6gXWfzOU0XXquIfdSv",
+	"s1R5RXMTE1er6ePcHuTqB4wr7vlV8y458o12MDdEEFUEGhf6xb7fcC3Ukvqx1USKkOX+6+qhIvc8jiGg",
+	"iNkEhE4pF50jjA+aQwe5PVRrNk80mXDB1cycZZkGhuGaO5I4m3JBBDO0nlIRuIdxmB4ZkOufTi8vT45x",
+	"AkBZdsLIIJjWMYuO4IrMNOHGHoZQZyYilsLjQMlzuiBjRjKhbrnhKRWye6AaJpoVKXD9N7iOXJ7Thhtk",
+	"J9zghiqrL3VliYl8757liz3hqdK5jgzcEX+yO9XpkQHqUm4v8u0hbYr7ANENkJzWkWMdyOVVh8A0PjrF",
+	"fJLO5mu+mYpljk2hXSnNktcpi7gu+/fKC6lZ8taetGannUeoxfFb1eQSNmv6TIHMMR9jOO+cxzFHaa6M",
+	"rTGfswjDUZgP445EniBjV88sr7GJWZTfAgt9TxXkJnBj09jsmSMczchTw2InkAQACQxGWB6fnA3+Cnek",
+	"aNEQLpJMm9Pa6ZG+Z2cl/se8B7eQlj+jsnFNlFr3OboENet1LEUgLPkXnCo/L6VNKgg/34KVPPR6KWZy",
+	"eXJ+fHr+g9E4352f479AOz02Wum7169Prq9bQevN4PTs3ZXTVC9Pjr1q0JJoWJY3W9t3D7biHmpX/TmM",
+	"nXUGjp8MnIO8IVoyZ7Rmmpf4eFPcoIEnrPSuu4FWzzIPQS1NtIjULLMbvGajJPha4iJIR8RwjIVlBSqk",
+	"MU23iIFWl88bCX3kBcyDVr6V/JHR2Bgi9dVbjpzK2/XxEfuUbyAk38Qw5NRsw//8lXb/s9999d7+90P3",
+	"/ad+8OL553/xnZ5Tw3Y9ziuXKfQ5sP/e7lC6Z75feFc9TBnVj8WLQLKscCc1KUiQweR3yeTZWlsFA9b6",
+	"eeqEkTDRKtayFbRCKkIWx5vE1t1XBysiBbkEtN9aYmbFDnlpzrzcb9TAuJsbNEh/a62YKqe5pEoRqsgo",
+	"hBtGucFuHoK03yNi3W1SFFn85sL6ELj9AO9nK5Wx6HWetugLLBRJjeRvGWQrm2cCV/SiiJa3TPSI4Zbw",
+	"T2MKQMieK+dvcb6i2pmMjcUcDTC1lW0ZLH7AkbOPrD7DP3Pa4AFOeMrUNuPNrCG57OGR2kXFaiInzViu",
+	"K0KQLzS6qSCMpjFn5RRTY7lJ5dZcSBJLMWUp5HOU3Wdl06VWErC8xuZdfkGIkepDopiIzOSoIgObhAuR",
+	"uDzLFN378Cbr4deS7NCE79ApE3rnbnc9yeI8inUK6qUKsLJlGijvT7BMWeW9r+y071T8m8xSQePXMnMF",
+	"Y1UnweImD7j42aXPFFoaZbxwhVtf8BItNY199y4tqLkvKOaej79iAYyx9zNn975EGMxxhCXyT3Vbl8iU",
+	"C1YYFNtEZu6Y0CsmAqb2xRjce1txC3jwmv2WMYGxug2+g/vPleHWD5mCeW7LGWzr6kB3zpb2ycNNmry0",
+	"EUPKraAVSQEpMvJeeM3AwhmwrT3MK9ZMdTtra7tMJkubVqG0oHYEVpyiy1SaX7wh1XBGubjhiSeqoRWJ",
+	"+JQpnUv+CfoV0Ob4G76893U1y+2CkXU24QtHZmLDt1xlwr1ElSh+WRCV6xcnMo7Yg3wltRrTTJSCePn4",
+	"q3Y1G8c8tKWkdbVmKlOuZ/MyvbNo7+Bg95WXwpPyuzw5P/SePN/rjhcaQ1pcEKWpiGgakTFV7MX+eoFa",
+	"zKk83Irvc9vRyPo3pQ4rRb8Cj99+xEdl/Y/I4x/GtB/Igf2Geykrq6CIFfT0M0v5xBZmbcMHMSfP8EFM",
+	"FqT52W+rGd07eHH4j7//d8fLBrEAsSE3N1X6expdN3Ka0/OfB2enx4c2YRIc+PZmnIXNsxszotNM6Q25",
+	"kNnu6UlDWuSNPxUSyjLHNjw5o1hSZvk/i8iC6Q2HLuLK9bDFwpalqizOi9bs9+Pif5hzNac6nAVknBrl",
+	"/EPMxW1ApjQJhiJlkAcZYK3hh1LlB/6AB/TDncvnmtPYTJdFwVCEMxZiIC0fg7Tt6neOiJAfijsC8yey",
+	"rw+3bBEMxZhGHxSfCqqzlJH2u/PB+esfL65Ojju9ofCmq+V5Lu4cwEitoFU82wrc9nvZ9ebiCQjlDiif",
+	"RaRtowCiyJXZXm7Z+ZdmUSYp3wE843Mbn1mZZFKLRIYzFmUxS7EUVfXIwIa9IapCbYXqPeUaHRfW8z8i",
+	"WDFCU60CK6lSmyZrQ40UIjdMRIq0fzi5QdNQufHyWFhARiKL4xGRKRn1R2TOqFBg5pqRl50Jc/rxynK0",
+	"ZXAHafYkE4rMZAyIA5SoWGpCbby1bcMVEEHDgEVR+bpwobtqzsJuH/7nTVwo797yhsjpGRcePzTdRmqw",
+	"u4aUuFX1Myu8g4r99hAd2zwWmJm7KZWccKtqXM7k9NLOcqmgKYmZr/r0jSFUpCHDrfaIslToCpSwaCkT",
+	"+oiAvfvWMBMWGYamkfIwQ2MsMxH5PSQPV51jLrZQnR0NeDP4dJYKFp25F3rcAKWv80GZ6BCyRGBKrnrm",
+	"fiZjRmI5JW0MgcZQ7GOD+NQWBXS+XJeuTK7+OUGxv27JfNRhTIpvnR13fXNy+eHkfPD92Yn9y/14fHrt",
+	"fv3p9BJEg/3H1cnN1V9bQev7q5PBT5cXp+c3H16fnQyuvHKinAe3fHE+ZxH3Vlnn2WSHhMZKEvSRwya6",
+	"sPWYmf21UD2sgZa/fn3iw9PNYOH+qEljSG0PSOMO1zzky3p/gwHFiIUxTVlExgubrQWpIoDVVIhF/FXt",
+	"fDK/f+54c9tdJHBtvWrB/NdhrBRRxKUqg9I0J6mck/pU15ui1SyFpv3YMrfgl8HpDf5ks5cekG9wCV9w",
+	"DFaDx+0bUs2mEtMQ3Jx0yqdYXWbPIiT/apbOuaCxd5SwqMz7asWB60oRE5k22Rsy00mmCdxBbK4RGFpG",
+	"aJpdNicUQj2GSqf8jgkLQEHawuYmEvfBFgRr4xBOYwJQ1qDB1L3aGL7Od6ZeaIevqa25Ww4f5SEJ+OOA",
+	"lsA33jN8V2NaY+1T3NubZ9WYBfOVCHMdEW2WWLB6S7xfB4VLl67uaVXV7faTzoXFkn2Pukyp3ioPUm5g",
+	"Sedi5+u+dm1Sh9veoqrV3vPeW68dZ2wVZII58Hh7MV9MPd7mGK8pfHVVS+vJIAeAqm+/c+N4KlPuIWsS",
+	"EI7ySlYtSSQhct5rTC5tLJq94zKmiGYxIRSRe/Bvi9azcYLPz+5N3nJuoTQVTSVgdbWxrPpzHa+mkbrI",
+	"fnd1WkkLt5hXt1xEgcUcOxwKDywRF/D1I9Le7/crwGUIgISwG1zY7F+bi35EFGNkhKs86gTeV9cRj8wQ",
+	"u4fGui/wlXBXpWAN7xjTqJu7ftwbKLln45mUt88U+Y8uImxe5/6hSDILyMRSPlk0vLjAbzMvfX5YR0yT",
+	"aYF0ZghNagLxZsL1kTGkZMr4VCC0m0zJBYC0NYwlpO5OjDkKY+3DEqgsnDkEtxxpsQDoLHnXILMjsEpZ",
+	"ucaOVHGp0PPeMIU50zMZdc1MbNgc5nLQcLuRpTEPNdz0ChcH6wmd4xBLNDXV1lMKb1V2dUqzcghZFs0O",
+	"i1+Z0A0Daym7sRnIjLxrtwWqJbhCrxQCnCaNNKeyxIh+FnXB9oLyBnjZgU1rKIOH/U3Jpk2rIKWR9v7e",
+	"q0Mg+hICWsOTgJ4gaDwi7QN3pqxj11jmMwur4o4Zj5rPzx3lMR3HDF5lVyOimo6pYiXndMqoMcQb3jPT",
+	"OhkhpiciCv54c3NJ4Oz6Hah+aY9MKViV1HfF7rzhpFVFpQ6A1KKqeLk5VbdNKZKr6kbDdc6FpkJtB4qD",
+	"KdspfJVzseTYAeROhnScxTRdBHicKaCQmWkg0Ni1lomDwBq2AjK0Nbl4NT/itVpZvHMuI/uWn07Pzoat",
+	"z16z8AHpURGjUWw9k986h3GFJ1JmOpRztt3eYJ1qksQLJ+jcTk3pHSPtweXl2enJceeQ5Bg9gXU3BM6t",
+	"EpBlqB7DSUtfGSCODkg677IXzhSPn8UQS8NH40WWNuhrBdtUNu3rjqURD3UVqkkwFqHfHYJGaeQ82DRl",
+	"CF23nYG2aYLnqo3Hk18tGtncinJPs2QVUN0mGe/58pcz3EuZpI4lLBfxlnfHzX9dQinO229J4tu2XYO1",
+	"mrd7bfN0VjlVBtaF8gHR8QZn5rezs4tfwJdij08raB2fnJ82OFBKe7XM53M+vYq4Lbyi0d2DwtNvVtxe",
+	"kYL5xcAWbG688MsbLeVtPp6TzQICV43oBQGhggyO356eP1O57qoWSrM5aVOoB5KZhVcraRf+gPVc3lWs",
+	"vKuTf393cn3jNgIX/6/ghv73d6dXJ+WtOr/4cHF5en56cd4KWjenb08u3t3gvlWhDoutXF15/FUOe90F",
+	"i2mHLfulG+gLNzy8ZfrB1FThlKBq3lNAMW5bum9KHCjkYEOBnyvzdrkPuLlMubr2JZJ2cXuX+755Yd5q",
+	"PLxCpHgSh+AqVDoHGEqwZAigL8/8NfZfYZ99nHZVLDAPNl9K6fO8CrNOsd8eThlm3HgQCzIEpM/x7Uoy",
+	"NBeR7nGSSBn7Yaa2TbG1sy1NbeU3X4cy8YRBV4WzT7VyYfnitiPSRwOsCJB7VmvVKz0B8l5D+tFqyFko",
+	"kFwxhiuh9J3C0jBV4V5zaxQpkeW+DFQRipHO9XGIsuwvrXZQSoxyn7J6A/MDs/kOjrrdOf3ocJXy1gzO",
+	"K2TtZssqDsk8z1+wNyKNAdE2pTTIctgXbcyNSETGEVP6F/zya+7Nc8nZIN6cb2iaCSidtfkSeeZqkfYC",
+	"CSOb8z53hIpeBtex9IUyRt2uu7dbnPOuWRE1OoSVUYiG7uEGz3BtxwyQ7It9I20AV7AQ3DyuXONQCo9l",
+	"8KQPEp6n+CI1M+p2bZ86a0/kZsiONWa5DO545clz2TC/BdHlkRVCVZhMWKOnND9zIipWFVbDZQeZ5S4o",
+	"QwWE0XCWPzeR6G0i4wWUEeUg0cCceYTmy5EhaKD/A9vyYxONucZdfaGnMjJdPVsoZQS/nbCPXEFNONL7",
+	"Qb9PYu6y/ZZD7iXe95V208jx3zKWGZUj0bPKDtUYWpWJNZwcH3vLd7q8LF6eh1v3oFh5LVKzNlrNBdec",
+	"WufQ2rvjIslto3W3SXHL611PfHMc1/FR2/8HU2hystdyyvQM0me2icgnWBpwSbGudn36Rco0E24JV9IV",
+	"TvQqv78utjdIAaA12PhaZ6c5F/lsA2/k7RSfLLXaWYMwv2pSzltmia8ywq5Nw3N/bhaiKuawgtb9Fvyq",
+	"Ws7BxnWa+ZZsvgp2VptGlfP3r/jCqzJNbZEiegNgXXmbJnkvSE6epB3JUO3kzWRUbx4FZNjKxxq2Oj1y",
+	"YsRBQlMLIQ5gMmLGUu46PdkuOA7bkbSNlLdv6EZ0oQJS/sXmRGMWQo370IVHkL2xCDkotts2YSQgNl8k",
+	"IDZdpAP+s4jFTEOaIVcIX2veWpajkMlktKxbxhIHZ5avEAwykSkggNzPqGYuaFH/0Eqa0/MXB2uyTLfA",
+	"a3ZL1BBOhU9EvcHochAv0xLEs33yCL6NxIzeGWtXE/YxkammY8Aajmy2s/mzjH1mnoEYMGT+vd8I+L5G",
+	"6p648OrQf2MwfbX5kiXRtn5z+8j3DX4lBGVCCPlGhMz1MJh2FFue7G3MIgSLCUf4Gjeg7VZ4aExdHZAw",
+	"5maoeZh4B7nPuWxDPeUKI8qy1WoKTvWF5eUtr1vl67y8ymioDwP0tS0d/Itm82Rc3wcMhf3b9cU5RreP",
+	"SKYyGseLAv0DRfx2eZAAVSQNe8AyeVsVD0nJrm2Pve9ZngTZzgvsMSrRWW66wPWWCZFN6+rvLcHKWLCb",
+	"9XMI1jaZqHyjw/H3fRppT7igcQFuZp/hitQZtaFox6p7XxaXeiD4zmoo0WY357WWySCOH0bZmyb4OtDK",
+	"PwISJaYAo/rs8varIKA2HXgO+C9otMOEO19M67kp5EuTsai2niYTgZ2u8/myj0nMQ66PLCZCgVsNHTJH",
+	"f/nLX0aNYBc2q31LrAsmjESNmlCOp9ZZvVJzzD8Mu8YWenRDzXpza4f7bfs6YF7HGj8eJamU/pQtX8Bs",
+	"fXIpD28t9TWOax1T0CwFm6upaleRlaXlVuDZ9bcLEyztdDH/YiPfr6TP1YAsFfRzwNQgg8vTKjJIjs3o",
+	"4Fk2Al+pd7tL5zTmikXk9enxFXJoHG9OFySUQrBQQxq4RcI6JFQstoswfymKy7K6hfg0X6BoVXFg1ipa",
+	"djyrZzUU5JegY2omSCrn1qKQc5fwksPolDINtkOc8Wg65p3PFElSNuEfQVfHstYXpSbGpL24VR/oOIzY",
+	"pBMYpq1ZHJdIy+iVNPWfUqPnvlNrkDELegW1GGKuRtbb/ltzLjLNOs5zfIh4iVugWK5GuKlrr48IKlOc",
+	"7vXdErz29qAaVMT0KLSzS77s3jzq9MhbZsSgKuxqTW+ZdVFbMaY2ElHVKdgrUBgAxp/hA4qJqMC9hrIf",
+	"19DBuslsZsURyQsGnFWwZb1ASQzmSeEVaLIvlorfxzK8LYTiei/Zxr4+JzWrK/pOcK0OnZNgKbnArZO9",
+	"YG/Dqzv4m7ul4G7oTeiRY7slwiZNNK9zzZO2SnyvX5GSsF5FPVIQeS9YRDKB/h6qC6PJ/GLD9jlpBXDF",
+	"dq0vJT0puBt6nJm3+5qcKWiLsmVtyir14Ud5T+REQ03pzenrnwgkIscYFBLFnPO1z/XWly/2K96cg/Wo",
+	"rhUtYzVrOcmJvl4iIk7Rn+6P5kHuZ+k8l9sgSbS+5L3wxzx85SdX785OrltB6+Q/bk6uzgdnH67/en1z",
+	"8rYVtC7OP9z8eHr94frk6ueTq4ZCFFi7wZcozOucQ+wjnSfxFyjNjdox9uHxqVPQCFtaGG68a9tsPLQz",
+	"NvcW16Z/jS/wvhsI2DPta6TsWw5WXM7dt68T2bKCyJJ9Y22Xm3BQIe5G6imtXrH7xW5tcqxQNmzZ6Ke0",
+	"ZdslGnu6IhVoCUWEG2/LK0SP6kwSmsB52iXWO3rVt92+YqZ1UmoRKVNXdNzbLDd8k3UtwonL7RqQ1sZm",
+	"5Ql2p0hZFBRrQuN7urDHSXhQITZd/8ZV2YhW81E2+dyG1gm4jw8+2mtDQW6ATabo+MSqUrxmexojGhix",
+	"wbQ3Jw4bsu0e6Mdf3S3ST9boHwps2VtA5jQJnBsH/h1zRBqy9P+Pv/93a7tWj6XmjutK3urL/k41IGLY",
+	"drDeqA2zqSbL/GIm46jaoVlhA0ANBYC2CyomZRjBnzIabZxhUetR61PWtxWxm1UELxlFM5lqMs14xCBx",
+	"5C1Nb6OqsrL68Loi4UIolBZ89bb5j3LJGnvAcd44tFsaZfUsL/OegdsF0AoLavMzCQUIDcHFWl4s3GqT",
+	"rlCzKByurmampITXk8mgEY6XoVT7MG5Wq12rQV6jfG0nySsi2DZUsa1/XNEt1daIsZaOliRTjFDX3bC3",
+	"orvhSnNhSWsqlKDSMm1CPw1F8YW2uyWdW6pcWxe/kYLWXBv/AFz2zXztTRobmLf+vmh/eD/7P3Xs24wS",
+	"xpy0w5jyuUXzWoOcvsLL78ik6i98YHjbdjpdxTixSvRWyHtF6Ng59+W9IOOMx1FTxo19sxq2PFkxU9k4",
+	"sFnVH6AmJgZwRnTQmKFwPmMuaAq+fis3lVmwqdzt7b3ovfTa9XMZARCefzBjY0DpXsoYmdGIZCKUcwSR",
+	"tv2uVKFf4vCw2TAnv2siiak2ZLw84g8XF9c7P1wMrl7/6DL8/F8Uc5F93KHz6MV+Q4T0jjev4CSLY/Lz",
+	"62uCn+Kdug2g5K5a+MZMmJ0W9dm82t//7vmrly/3916+3N171R9H/e92x2EUPX/e3+tHe6/CyfjF8/7B",
+	"yqne8HkDB4MGRw5mE6e8YmKbMYi7VRSWsphRxUj7bre313vewTEUgzT2mItbO6UUU+Pj2PW6G02l+8no",
+	"6P83Pj86ghX+QZJEsSySXdfDr33X7/V7/e5ef+/F7l5/d3fv+f7Bi65dToh3BGT0rxFP9WKEI3jIz06v",
+	"2DVCCYBTykwfYU++UcTuRvVdw8mth1Z1S1U6KkHpjJbo2ctDcrwJTyee5hKixCaf+uwKWyRjYQZYb9or",
+	"srR/7b/vAWDyr3vvewiw08vSeD1ThQFXFwS5XM8H6KzRdJtuukX/Zo80LXKKN8kk3hY8uwQ6tnXh7TZl",
+	"r419bKuKocO+xgVctSlfOft7v//KFy75ko0swhl7fV884xsni/OilsFmffa+lDyKLzpYk+pcJ4518Zoa",
+	"tVQoBGf83mdxKBZmKdcLswJzGz1MuIUw52ZtZoxGkJuK+m3rP7qDy9OuuaOYMj7xOWiNoXWI1wU4uDwF",
+	"1HMo7cL7ipQG+BIQ+viC/NUzrZNqPHjTnIpyvxuIhv/j7//dCVyUH0TD5cX1kiNW7XwqR5M/7xSv6ZEL",
+	"ES9q0W/s8IoJfGu+4jNUQ0yk9QVpGoJ+btfViFHAuSFzyoWmXEAcH+arXBa6LTQw5MgSqbiW6aKz5HyD",
+	"d12dXN+QSILI1RJf3SPXDvAGnEq5ECDt48EPQPaur6ghmU5vKE4A/wdSaq7evCav9g++y6GHENFJkfao",
+	"DLhir/7r35QUo84RoUOxjL4E/jll7ecCq4mLHHEI0Ig/YVddK2M+j8yE0OS2r5kBOY0QAUZO8DNtFnvb",
+	"A5Tyj7//9yiwpT9DYVfVQlYRPE+dwDZ3HIF6fjiOqbg1Iw8FJJTaxr/gegx1vOiRQQ70MpYRdJGEG7EX",
+	"cMk5ICL84KHIUSPrXYPxtJUe8jUHtpmUQ2E2UZF3/9rv9/ukzVRIExZhQ8r7TkA0+6hzdB6ASzL7QN7d",
+	"vOm+DABFV7ChMH/uviAqS1M5pZoRfE9QapRn4doTRgFcEOrjKUEfrFEpFY/YUFASyWwcM0Od0Na2Pdpl",
+	"+/3+CFZUgR85YiyBjFkqyO7eSwJYwwrK2SKqKSbhD4V20GaYZ5sTyDNFoA/yCALBquiPfEhGZu17Nv+3",
+	"x6NRMBT4GyY/jgIygnXu2d5cARnhavdKnccNY4Mnl7otA+iRLRtyTiBoDUtDpsiM3jEipM3KGYr2yKNg",
+	"7eYKliXoUadHztEDBiFnTF0E434o3LZb2uqR8wyTQSBxH3NA2EdqtsfsM+ixjg61hJfRKRuaw58ylUih",
+	"2CGhLkParOSrfv+73Vev9g72v9vvv3r1HDG6X+3tPX/+3V7/+YuXB/vffXfwsv9qNBQlKNccRRI6sUd8",
+	"aiRmO4w5oNyrmcziiEQsxHa3bO6y2IZiKhHUBax54ujFaqQ/SDMnwzV6x/Bw2nunGH70qAPnD7KPbtkC",
+	"+RGuZWaWDPkIYG0R9jFkic4x0piyvnJepCkPBTotpTBkrshoVQesW7ZA9wYuTy7/DpeuH5ptm3OlzFfK",
+	"1CKfQfd6phXZ7+8GeHosoAGgkM3pAs5mhIlTueE/FPv950GJ6Ow5K35x0FUW0yzGCke7Lfv9fRC1Yiis",
+	"qVdgkMF6SIm1L5ZkFNnfe2VtshL+1QgPoJnpUECEIZ+gdfxik7jRxy4w2q65c4SQUzEPmVBgrXAQoRNu",
+	"dIPWIKHhjHX3ev1Cqyj9BtLeugFb1yyedGfSsOty9DKcMaXtNIA5JUwmhpKSVE5TOsc9H5yioDYni4G6",
+	"gdV9vRzq6rAFAqNVMm9b/d4uzkImTNCEtw5bz+EntLFAR6q0QduJWMym1EV2PgfNl3c+FX+cRp+xrKHw",
+	"cv9qdS5rWtm1KT9SDkxZR3XR87FW2Fe3J94vzyzPDvHNO2/Wsnyl3B9+xdWdTyUO6vtan1Zb3FLN6X+/",
+	"8UA7sZyqrz5a3j9y6co8THw/2wSqnU8OR2PD/S7BbnzFvc47M/imqlg88f6eZ5MsXxI0UTOpfddy2bfz",
+	"KTdbP+98KoySB9DCdW7/fg7W3vxLYf6UlsKmkqHLlGmvmeJuApQZhwtHc+yZhKa3ThWro/ccgSeXuz4F",
+	"OWwL9NxYZtlEMYaoslgVYzXzZ/Y581hRMQ8Cz0HwG/6Vs2FjHrbOuNKD/POC+tLWvrKOEEXaJSicTkAs",
+	"nEdALG5UQCzWUEAQNQr0tcHZGUSZzStBsSoouMDl8tFrqY648HV88r4Ilqv+HptwV0m/2/Wk372H6nlQ",
+	"fGDL9/p9Z3q5rN0aTiREffOh1uPmQCwN7Lom0B50GezjyL4X5jPcccC5cP/u+vvfAfaq0VpYhA89X//Q",
+	"G4eJCk/svVr/xI2Ub6lY2MomLJEq5POZUzryJM5qAmgJVSs/WW3p2vkXsIvUVoWBqXBvVFhIagdJDfXr",
+	"v7aK4/s+aJXVjdZh6+fTk19OrmBu1aO+88n90zId77kv9qvohms/qAAXdGhShR2HgGbt+5lEcCjo5ApQ",
+	"UhH+segsH9UfWH5SW9+cQFcTZ+8xaa2/v90R+HLavDJWuhTua4OiVruoQgzKcXzEpwP4aekqGralwDW8",
+	"twbnhZxXAzoaOHVQ8ndyxlrVDApa/iLdIGglUvnEH7weysYtCloZk9IBEsG/ofC11FDACUqoJoCuhq6g",
+	"nusctDMo7rcvfaaIRQntHJGUQX9NgADH16O06ZHvpZ6BBCy6peVvAvYCpk6oZYrOGJgLMKIcKbrgSI4N",
+	"uUH2+6+WT+kxHOLKQQUa+15Gi692Rt3rjy34HJ7W6r5+/p15RAGLkGPk/aFF2rZspv9qu/t3Dx6bjVno",
+	"R9IGVNzqkVQuU0IxoTtGK0N4SNJG7xHhukNofn8um1XlKGzK4+CoFUK2aObpFaroqIWbHPJ6np4IOoBh",
+	"zQWqBhzo3FroBOjQQhhPbD1nSfGMKt2FPnnd0+MAi+8FuzevU7b+HHFy71OuNRMWnwRb+T1T6GcEuHIC",
+	"bzkRdyyWmOtTZQLXOmV0fuL6Y/ost7riWwrSbXYGMXaz1qAxHw0TAYtmLU/Q7KPG/ekq+IgqU6iXdqd3",
+	"LO1em43Cjz3CZNJ8yUZmzQ5H2GqMg99see2WQn+Oerhm8+5mq1F5qY8xDQh+D5ETMuKR88Ep9pv1wQVk",
+	"BN/trgBUd34JvsNeqYwFHnvn5sPvtkm2lIwOweXapTG/YyM4TGapUGfYPSDKgsrZXEYyo0nChPqnYpNf",
+	"zsbK7GDp9AMmho8OU6ayOba3qx78Ms9iedPMNWbBTMrbP4ZPokkFy+trfzn5/seLi5+wkZONcmF++yio",
+	"9BaYZ0oD+MhiKEauVcYNnzOl6TxxxP5O8I9EYQauI3MqotIjeXeNQ4INef8HPjljH8mPbwevu9c/DvYO",
+	"XpiDN2zZs+VGwTf28FeMSYxltHBg93bAocDcNtvZw5a43pS6P1TiaqQtpI1tBRi5wljVy4AIaaNR6ElR",
+	"gY1FoRQBc7IaiuqAb2Yo3G3QTaEEY+JgY5xWmYdWMLqB/uyqcLiUSv+CX7IsG9aQQinghIHzxlh7bW+a",
+	"XCp7pfSIsk+lITUMtTnDzmwCm+JTYUxWLixAXpleSBsvu5YsClvDLO+lM1qaPiOnyubP8ForD9W9czSt",
+	"1mEL4kpX9P6tTVf6bHXtb6Ral/F4GvTrAi3FwnYSRtOYs7QWYKtFJ0Gs7KGYeIypXuPkvkSaNUyznCiw",
+	"+XTz1y9P9RzaDtW6DnnTAOp9i6xlOvrll1+6g9KVUQdcnbAXefchaChV4c8WLdUxaMPKbBgQ3EfYa6jW",
+	"tMg7r2ovpE7vkaT74xs1QFUWnc7Fg7XNHrYJV26FLbTXUaVPEER3bay/rAkUgamyNkDvu2NgHugpqWkJ",
+	"F5cnV4Obi5KekId6/JbNKVwmiVH6siTX/mBuzqugZ2weEIRqB+QEyMJM6JSpAGQWy6ElHUtekHvm2nu4",
+	"+i6eEqPl4lshTQDHnjMq7LiMQ9W3S88QMiVqxicWezGmGvJJpkz1yBuA6iWjAvZyZIGcsPUXVub4wwv4",
+	"0d/aDPK9rQbCtZkhUY7lLUvCkUygLZiLeUBkn8bxaIuIhquRN69CVBFvZnB96Es6NczkPxlp7/7j7//v",
+	"gdFuHMrAbr/faZrBF4VCvKpAhQxs8nySsjsuM5VDnfqmggk0W+ki3zIWA5TZFIq5EAy+BQr2gYQDh3Zu",
+	"IwxPVlqJL1vWBo6i0/PLdzcfbPMSzAi0zGki0+oqYgNCWGdq2LphaWW+bBnqegsNb9z5BP/dOGJu717p",
+	"FM+rHLKMR60tvOI3LnP+WR6kdRIoT81BMIicUR2VS30mHLFNCocWvK0pKjynixKupOP3dgQXJD4iVOAl",
+	"0Eaw8V4Jyd15tvfRjIkx7dY9UvWMAzT6Ms8fwEuAHtYFlC8sTC0ac24W2MUvjllKxizm7M7GE3AOYxZL",
+	"MVVEyyOXz+iyFLVnwXWBtunWvpTlZCONK7/uUd11r23HqS+xXlZGDmApHNrkI4cNkCZ8zrm8J85TgOAx",
+	"AwR4LqggRhXBU3BkNWTIVrHZpsTsPhcZK8Xt8ExtxKqX1WQbjdtJsnHMw66FMW2MsBvu1h5TxV7sd/CU",
+	"GlMnR6TGEixAulZHzkiiwgJTsyi/T04m4Ii2oXpbMWmvOkfEUtD93/D6JcwVyxe+2QlZGqvBBXBrzfk/",
+	"T74HOC6ivYOD3VcEtx22FXYTIcNZDfPds7tlcrOXN1ANbDpmb0Hn8Uo6M1uYQl50IYSrVZoBGS80ItjB",
+	"P6gibD5mUcQiVyuH1Z1HZMqEISRGXH4zSHGue8R6GwRjkS8l6wemLxImBpen1wkLt6M294kFtdW1FS85",
+	"2fEKjILGBeg9NgHZMqPW4a/vq+RUysouk8Wcadp6n+99qWf/ilgj+GLMSrlcBevWEdKoplxMD61Somks",
+	"pxlzqsSEf2QRVKsaKwhQ7Szkf23p4G1trNrW90zoRQdsfIqq7z1kvkNGH40iKNDPjBmf8sRvU1/az/qG",
+	"rAiHaLKOausWOGeLqhhHfybmVGyunBQfVmE5jpjWsxx7pwXlWsl08qGeKVK6GpAMO9JisQKZcBZHirRx",
+	"tXOcEGz0oByEUSeH95GZNjqtkYCK0JK30Vyc8jsm3JtnVJH21cW7m5OrZ8o9kDIEnpeZZsovF5FA1uaM",
+	"YkkT1gMdlVQHqMgxg42Ia5blmyxXpXk2+hWwTrIpleng4PmLx/Us4NocY5lbE9fNd/7JlVA5jReClTkL",
+	"5lSWDgGG16HatkzkCG1SJu3tzm6wgb+gDvG15CxIALTePPg/fx10/5/35v/63Vcf3n/qBy+ef/6X1oqM",
+	"+3KifUOauUtpuYOeCthkrV3RmmqNBUt1QM+UDXAUnvLRUhPJUcem+VBFRjadGwK+ODKU7Li0mgi62AAE",
+	"KvSYm6SMKWPKcyjmui/rc917HrFaRy1fs0MVkJm8twVGro9d3tlQRMVVbCjhmqEF5eRaX186GAPD4d7e",
+	"dD1yxm8Z2ZkznfIQ3C6hzIR1hpvXmGlXBgAJzrUtZ6IECQnLtCz8elGEFXOlj/wlWK7I67mXzdbbTH7L",
+	"2GNtqAa+ldOpbePB/oTSXtUK9/PWJEudE51AxR58AAxY6mA6wYSUDUJJfkWh3P/Le+RtpgjB6Rsjqc2j",
+	"AKpYS7CcQKqYRV5gLQH2UicgB32nZ47zHhZHtvsiKVz5K6tNHNSQmy8oq37d1FWKr9MMVsUzDp7CGQ84",
+	"vqWGdWsCGm4b/08oMnHfWukqui7uUO6bt+ERLqeH4TmGXmfLbanZXN6xShwgqPY/zXnOjCst04Vz4k/K",
+	"3ep65Kpa3v/KxpMxNg6PGDs1E+6xQ+i3QzSUEOdVMvX0dTNpS0lbpydVvdcVMt9fXggc65/R6ftYeSvl",
+	"qInRbYq9LkJK6shtO5uXjfMvP124f4VO46PiCtkWc9rwqNm88aDZei73D7OSz6llIRVkzAiLQJKBCmtu",
+	"LJAILt/dkDZ14L+Acma03r/85S8j278Ry30AWwFAJfyGcHFavjVrd3hAqymhcIs9mZX1qi5a6+Pr1ipv",
+	"5VV1t1T7eW0hHIKHJwS/D1pJ1kDuLotpGVGkR0a5+Bnlvmh7u2sHOhTmGEDi75xqm8gKgCXkpA6og0hB",
+	"ED+xTlFUEM0qDUV5mUrnas358abDZvrriJuHBUs37NJdPX/vg3Upoo8ZVh0kSbxYnTLqqOWewrbGNLRy",
+	"92vmg245D4ua+ifgUo8lzpvzOoTUdr0ApAl30APxYg4cehoa8h5czkMpP8KT9PCg8PXzP3q4+/WKBWwb",
+	"c0CnVCgaYiJOoceUkcmJBA8WgioYPd6iCK+SDKuTSGu1cT5rogqb0hDIKpLCc0+BtWVz9axcIB+QCY81",
+	"M6x5XOpjbz19OlNHXr9B4PEbeL0AJ8WUN8r8rOAOfnnqpyftcst2rp++iffhT+BGyNdinSPhSb+sZtOU",
+	"HO2lhrZowtcP32rvw0YuxC9RMTfkNsswTM0oGKWuzoFtWG1YLYAyomfSVatwbb31NJxBoKf0IDgyWWpd",
+	"IHzOVI9cyjiGh2TquA/0O4GKQFvVyYXStnvJkn1Wbk797U/N2qqdp2Oz5I2P+R1z3b0hLbV0gHJKsU4w",
+	"SCd+zMMSPBD/a6uztQO5RzL+xqWk1Zk2JS5fYRlzBTEgh7cBtAwscLZYH1wbe3NJgSqjB+DuMotIqkjb",
+	"9XehgvAJCt28UX6ujc7oHeugJWomxAC3AME+rEeH2sRRwOIggwLfoIznawGV8uzmvf5e8TkIobLMN17j",
+	"fpR5x+MbpxsxHNvh7rGtTjvsansvpx5a2sQ2DUOWaBZBtkpAMhEzZQEpIM4kclJoY+P3wPn2rM2695WR",
+	"TG6ACBpMsmVCslkpeU9brN4v9x1ZMI057UheJdBZC47SpjGWeOVYGh2ipRNvWFOYd/vzg1KNAuz1KiIy",
+	"Mgs3Mi+YMu0yI1zpGMzWpes+suh5PMsZ19XsQ2nDSjhiJGICO8IUVGnR6zTlsd0hCKACjtOiKOBElNQK",
+	"5iqsOuZyFpuPTSKcQ+OfLlv8cvDu+iQgVyfX796eBOT65uLSns//ej04f31y9l8/nZ6ddeCOm8HVDYLK",
+	"wD8/vLm6ePvh/OL4pCLby1Lcyb9N0se3k6xboM1Yg9lwnhqITNuPItPZAEYmIEkG4Q8HMQBZoLv9Ppmr",
+	"L4aYcR/ahDXzhA7zhA7zT28+5Mf9mcKDrL4tKswf3phwtRFNPO8CsA0NNUICHZy/tlEbrt68Ji+/e3lA",
+	"Qiqk4CGNgYIhdUKZDRAhwwSKTgBg+yJAbD9dwaWYUexCGrMIXR1FDQcMNhSjT8NW8eOwdfhp2Ir4lCk9",
+	"bAXDcuU2/O3Gxj8czsGw9fnzyEKQDMV4UemTxhalfsnLBUedHvkZK4W4rhQGDcUINj2vP7EFRW9Oz05I",
+	"t1u8gfx08tfREanVEMG36xkbCqwbtYc9ZSFPsHAESy5jKqYZFNd7YmInULlki4G281p87IpoWa3aqAok",
+	"50/aYQnVti3vvpY6dv3EjFYyIzm21OhoiSpyfownCkjB0h0WQOEOblfj9GdhRTt4iho50s+Ds9NjrIDJ",
+	"W/zNqJoR7D2I/UrwKJWI0sIL4ckfitLRR3UewmFUaUvaR+Td+eD89Y8XVyfHxTDlEcaZHgohbb+T0kh3",
+	"MgtnDINnULHtzIcq0xNSm2k4zof2Q04F9g4S0mw60yRLDgEPKaZTlE+dI3J6DisxFHmtBjiMyZhGBQN2",
+	"PhXsT4IM5Z4rb3gdmdyDWMmDShd/LpFyE6OpkvsTBylxECuTdI2R5PxjSrlQaOJb4i+I9J+Mc7heDP5K",
+	"CIdwH/T7fRBOqg4sAScoLxeAWzDrpajVxFygWE6PrF8gg4iCTBwG8R5RpG0+ETLdMJAuCDS466yONZzJ",
+	"6doM6B+rk3Np0BviumjK4zPo6N8Ujtw6G/rqZI/YChbS/sf/+t9kr983/DGloYbaDPjt4IUxVhIew0Iq",
+	"nWbg8TXsC+w7Z865xQbfn4hYanji6Ncc/O89+fXs5OeTs/euznxUVKhBeyezTVliNNSQKmY0SZtPaDji",
+	"PvmJf98bCowf5FF5OA65THDaINeKxRPSNtx3vCDUduwieZy1g4hL1NlfKksnNGRDsQRYDWkUihmOGboO",
+	"RMPWFZuyj/naaSlJLMWUtOf0Y20RO71hC/i0b08xJn9pi4iCFRrct4wAn8npZZ7HtMy+PaftiYsvx7SM",
+	"3oEHuxbSeqYMywnyrLx4UcnFoIKUzuE/X6QLAng7n8x/zJ/jlFGUX5smzduQcfHgkQUrs2xEkYRCPKFH",
+	"rlzMIea3zB5t6/31hHxiRtPvi+l8xez3Rwy7wFc8RUqeIiVPkZKvlzlumI+f92wbw3g89rz+9nNgwasz",
+	"zqEQO6EYtYcQ0HGHjNlE2pp9VMYcUBBoUKj3qSMbKsrXzZy6GE6dQ+70hDWY/moc+OvH3Iup/U4IWmu5",
+	"/zXTT5z/ifM/cf7fKUZuGGXB8CyfpDl/vLe1lyyOCPsto7EiFEtjMMJMXp+ckVAKbKuPTsnO44TJa2r5",
+	"75CPtp3A8mauXWtmjHXpEEQAcRuyC9NMHKIcA46gWWLkkNuX8cL9MyDqlsO1dtWcsCILST5lOoXIEbqJ",
+	"KJlQHmcpw450gt2b8bY1P3DFzTf+4QSfmdSfLs+syFF8soaeZOKTTPzj5I2Z/z+5/HByPvj+7AT/sD8d",
+	"n17b3346vQzIu3P879XJzdVfzbp+f3Uy+Ony4vT85sPrs5PBVc7qH0dIJqmEVoNIfg0YTVA0PJcRi0nK",
+	"CuhEoIkcilSgrzykcXyU6wAQxXS3FGnQMo4KkP2ACGhF+Z8slT0yyN+IqgUEM4ei3jICI4+kmD5p7/df",
+	"dXwBw3IQ47L43EcAPS0Ga+DyxfT/jwYK/jr+6TTD2grQk1A+TWRs5GZOrJ4IZLkTJ8TNNU9cp4q7Kh7w",
+	"nycEWeo6Xuvq1VjuVBRMugr3w6I6hbRL7aCwUt4BNCoyByT8TkBYZHRLswUWhc13FF3vr295/vIxGo6d",
+	"+9anII+/S3AJUM/2OhAR7u7jgUYEXrjCSlFtM2jh2iLbhxyfWtHy790f76JanoSHVtXyFm07JiVoomYy",
+	"zwd3XxUMRX7GMa/R2Y8JS8mERQ4FF5kqFiiRcm1xqlk0FJBgig2HbS+6Ua1X18i27C9V7hezbO/1+17R",
+	"DQM8vGLJ01zudzY7bYex3NX61Hht28ZrTzbvk837ZPP+rl3qwAeZ64uQZv92cP5ucFZgphtKLDWm62yc",
+	"9LGhPdsgoZWWyR9BNl9Dxh26Ry3mcECu3p2fn57/YAgLw45uMcsSGU8/VBg4OjWGN8GCtApuiUwJFKuZ",
+	"f/x0enZ2iJn71ldQtJS1oDkxV1oVoLAc8wITX8MGM/2Snv7H8tyayQ3i+JGE6JOz9klwPQmuP5Igurm4",
+	"/DA4OyP/+Pv/hzigyGaNFXRX1mgrUurBztR8V7pMTCE3eU3ZLdxVhWsIqUBWL4ICpkExrbmYWpxuqACL",
+	"gStresugpJKwj3SexCyHHU1SppjPrQIg1fl4J3ai39K0qA22uqkKrkngctQRZz/NYvOZM62TAvY7IEkq",
+	"Q6bUn7EXFO583nXl0P+JsJv5V5a8KfmSbgTRvESXOzDaTpQuumkGW+lXTdzRh6Y+Qh9a9p7IVKOKAPtk",
+	"q8cRWBp1hpgp9PDDtaFIqFKWM2GyryJyEpD7GQ9nZMIhN97V9UQ8ZXA+bTE5tgea0TuocRK6R34wh5eS",
+	"kRnn2ELTjbC9wwjp3ubSjwpVY+RzGRyni6tMXJnptr6NAmJH+H3ypdzgZr+ayx7N1X8q5+bjy5krlsR0",
+	"UU9zz7U7W5XtGnZTOCAl8GYRuUN1P6O6RPB4NDY/+XU0xeWDv6Yl04XIeRNVta5f2NSEa9L28yqZOlbV",
+	"ABRdkwOPKXMafVpw9cm1v9SByBKBRwOxJqUKnB6yTv3YTmhta0Hi/t4sElaOczUR/o6dV+MBuGI0WnTn",
+	"NGLVQ6pI2yY5dacZTaMgN2q6U6pZQJSmcdy9pzqcRXIaEC1ld07FwvUi6pBSVKyYPyyYW9IjAglaePgs",
+	"aRYLb1R1TLtC/PaLa2s7rZPvm+mAl3ZlHuVU4mBNmiBGuy0BPR1Nr+74LD9jpJ02EW0n8FPdEWHzRC+g",
+	"ntuSjGva9Ic7sdAIsPG8/oLNswjuJaaRCjI4JXTKhO7Y7lRaAhxRzdQCbxpXZV4nMw0JLEbptcDH6pBQ",
+	"8pamt5G8F2Sa8YgFiO6HZbFusQsF9o6mnI5zFbia1GrM67QJq7N+Jt/Btz+inHynVlQ+wk44H+ST5PQc",
+	"zx/l/Ua0ZkgqpyQsw3YCtKIVVqnJtgJEQlIVSvpdT+w6N0dpGayvCeauGAP3FMKplJrNUlJCjKBkRkU0",
+	"yeLOyg5dgJ1RmhLW4pgTmwnbdA/VGNvAi8ZGzEJF9AhHGwXg9qICEWoK2HCpnf+zs06SPpL0XCU3S2vQ",
+	"+xO2q9LVT6h0rfoaHhC186n4Y5tWVQUNOxU3TFnEhOY0bmxGhT2ocpLK32GEN01t72ZvC6r81qcuVH+G",
+	"LlQFdaze7yPbXg/eVoLpCWc8jlImvn5zqnwOW3sRVvSdqrbWKHehwmzABzahsrbOhs2oSCVwRVd2DzGy",
+	"xmFZ7Pf3jbQNdbwwgwBys68NyEr97HEY/Qb09tTualW7K89CBTYG5EBm2EezT7zogeUs7qb2V99Exbou",
+	"CaWNm2B5qICMeHMDLHMCh2JFAyzHmDztrwpXkHlgKNqjmoOiBz6HX/vve/czJnqAJjTqBGiRltRWgKmx",
+	"ADpD0X59ctYpTCfkkja5mqscz8YhPyEkLXCB0j4MRbv0MHwfnOEjo1WGizBmR+YzADLpJYkYSzpFNy+3",
+	"3xhc2KyRF1lmgnh9KNaRWT0Vuqkp2NdSAL5pX7B8ki4K80drDrYVK/2m7cG2nsmfoUHYn7TrVbHQbciC",
+	"KttM84jg1oxZVbvpbCIEtmt21WiV7BS2xSoDBbU8G6fJn7Ddz6aGm2UKwrfaNVnfxfIWyONmHzWx/KFH",
+	"TpXKmC3elc7xf3lxfbOsB12xO3nLXhcz/LYWCg4XPek3Nf3GrErNNH2mKmQADT7kLbPtLNFClcIKJrv1",
+	"toa7kkH1dQwFo2fnMKMVXaWsZ9vK/3XKO9dWS4A3cu1q+upk7zQYRRcK0wu8inyFeh9B+pTGa0oLzO94",
+	"psicaRpRTZ+Ifin64V0n0saqUEMBQPEutYQjpaFy1vk91HhvXs2Nmydpjxa36sMISHv/ZQko8RCAE1Mq",
+	"IjknY8B3LPB/VTbvDIVMmC2RQWY/uDwlbcymNH/v3O12IMIDZ7v43sAWPoJLcyhYrNhRFTvc6LzgUDXD",
+	"Xv846O4dvHAmvXnVTN7bnEtojDsUFUt8Zo3qYqcOCVcqM5II9HgnilXeCw0qf101yUNY1lCALHRhmzK3",
+	"sTKy7rEbDMXIdz5BEEYjm9RkQcEhaZLDFUiAyKltKGC23nokeNMqMVmHQ81SRTKheVwT6MZ24ClTAdkl",
+	"WpKX373okzYlC0bTzhE6S2SmA/LdXp+0n/dJRBeq0yPnZe4IMCAA4GymfoQfY7dDS5JKTTVrxFrVMczO",
+	"D7Vq5rMt1CpkSncVMyti2P3r0+MrRdp7/ee9fm9393mvv7O3H5gjsHsYjV8eHu483+tAhlcUpUwpVqZ7",
+	"IydCKQQLsdQ8yI2953vl9aFi4Z7vkf/ovpHpPU0jFpl/IfqtJfsxm3E8bFC9mqVQ25YpM9MklR8XTQtF",
+	"41jes2jgJtnc1XL/5XJby+BLNKevZ6ngCdhGYpUyVS1XQxZhuAMw3RmjEcM40Wsazlj3dYGvU32xkF1g",
+	"1oflFr4W/9xazr2VyLCfnyRmSWKiWm+sHzjgy/piITnqmlTOhqv59XBCHpyRdsdStQo+4sYVEU5oiH1M",
+	"bDsK++Ao9xTh7x/GGY+jD1xM5MhoAykPXZJqzKhCXCnz9w+SJIplkezaN2HKNzyONpEVrTLT2NaI/Pz6",
+	"GlLulevDiA3z5swoFww8/LBOKWNkRiOSiVDO51xrgCWnYspsvvYPkmgpY3Rq5Z6umOqJTOc9MhCLXN0F",
+	"lyNIxSWNGPzUUpI216jduqIM7KjkIpudIyuljd6D7ToQf8lpx2ZWYxYCFhStfiAtzdMtk2ZxDIjRhvOk",
+	"Vq26FeZ4T2J6D7kVOl14teyf7W5/QxXbDdHAo3B/XfAdFZw/Ybp4iWZLiprG3BeIahQuVCWzNGTFxkJj",
+	"QUUKJJZqWb5505oI6ozRWM/+sxnzJe8s2TcnFqC/bfaoTQjFGSvy483NZQBJrrm6btT3sTmpxizEBDgO",
+	"wR9ELhPmaSBb0k4ZdiOTwgGOoZYDHS8Yi5g/qeZHmP63JEI7QjNuC6wBVyRLeo9NRyzMUq4XrcNf31eD",
+	"7bi2h5VtslMs6AO3vvUe6AD5q1rJvO09tpmAK1Y0hGuR5V1ahZINVr/1VD0/IipMacIcLIG5BhRvLX/X",
+	"uz5uCta9tdPdrK9bElP+kLZB9oN7/9x6xGUq50bkZSrf4bZZNmOaSIWZbdjxyRxJyLmjBHkIbBx4bW7Z",
+	"woV/nFrto7WVvAhSHTdjRbnvKWcxLgIMCCVAjnM+RaKBiBpWNgbkoP+8aCtT5UmYHFhiSlAmp1M6mfCw",
+	"1MEH5rkRe4KM49+HO8HQRoADe35U1hS0DvrbBA9WsLIrtyWHD9ltP7erDvepNWY0ZakZ2VhpNOE/MZiH",
+	"McRQhvpM+huovcT4XyxDGjvJ3bZaLfxpa5WENArVFIsnsjRuHbZmWieHOzu7e9/1+sYuPnzZf9lvLVvT",
+	"RoPElJO/Fq9NEZLJGrxYSSZTIOMw5pDSnkJ+KtekDX08cFI9m4nYC+V8VJjCN2fXaPtCIvpotw9TOoAp",
+	"jWzxuP06t/CgVS5c6p21jclMKq1Ie9Tt2l+68MuoA2aHYuTd1Zm1w0H3dJO9h0xBIFaol0FKKhbrE9A7",
+	"+3y4s/PJvPFzK2jluZOG0ma5Kw52pHXYgj0xP+PCBkseGaWLdYMQM/yE1mxZE4OQM/Z17sAxwrlURzO7",
+	"aaQRE9kcqE3rxNjG8LOhufc5JdY32ElrWypUYUGwBNb/YAl4mUKu87xH1BJ5mtftlJ/PUZqW33BTqQWS",
+	"E4tpvkgqE0jibMq9zwMmhDFX0kygXcRT2/Q+IDNujP4FwoHJqToi92w8k/K2/O4SFITv9Yyl7vU5slv5",
+	"cVfJ61ucWqtM2w61Mjh2xVx++N8NGcLSwsj3lGuo3S0W2h6H0su4SDLdtMjY2CqA/m9dsMVYVAAnTmwT",
+	"WazqsO9zWHOeT6tnxCqzTgWwgzUoMEcWqi3lfTH5pTLVMqmUzP4G/56IFJkxY1/nwAJkvKimd7qRoH0w",
+	"zBBWcFIqa3+m8lqb0vg5YEDDMja6xA+xyI76/CDtUu2AscGTVE5TOu/AmVMugS1Spboof/ANBL8ZHJQf",
+	"md6alUixPEomTABAZhEJg5+4dmk41tMS0jTlTCFT7xZbid4zGupDstsjZwCfd0he9Ps5VySUzLnINEJz",
+	"lR11e31ynxoDrfixdjfajwF5AS2myFhGZg7t/b1XAdnffd4p78EUUj68628+vvQrfHmuK+dvmDNNPS94",
+	"g94fcGw0GrwqC2dGmpltsAZyhZWBZfv5/ef/PwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -1,0 +1,249 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/yukta/yukta/api/apiclient"
+)
+
+// TestJournalRecipeJavaScript runs the JavaScript verifier that
+// docs/journal.md prints, as written there, with the package version it pins,
+// against a real export whose records hold text that JSON encoders escape
+// differently. It must print VALID for the export, and refuse an edited
+// record and a cut tail.
+func TestJournalRecipeJavaScript(t *testing.T) {
+	t.Parallel()
+	node := nodeProject(t, journalJSDir, "canonicalize")
+	recipe := docRecipe(t, filepath.Join("..", "docs", "journal.md"), "## Verifying without our code", "```js")
+	dir := t.TempDir()
+	script := filepath.Join(dir, "verify.js")
+	if err := os.WriteFile(script, []byte(recipe), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	e := newEnv(t)
+	e.apply("jr", line("odd", nd("start", "MANUAL", ""), nd("wait", "DELAY", `{"duration":"30s"}`), nd("out", "RESULT", "")))
+	id := e.start("jr", "odd", nil)
+	e.waitNode("jr", id, "start", "done", func(n apiclient.ExecutionNode) bool { return n.Status == apiclient.NodeStatusSUCCESS })
+	// The reason is journaled with the command: text that JSON encoders
+	// escape differently (HTML characters, U+2028, a control character,
+	// characters outside the BMP), which the canonical form fixes.
+	reason := `<b>&\u2028\u001f \u00e9 \ud83d\ude00 \"q\"`
+	if code, body, _ := call(t, e.s, http.MethodPost, "/api/sessions/jr/executions/"+id+"/control", "", []byte(`{"action":"PAUSE","reason":"`+reason+`"}`)); code != http.StatusOK {
+		t.Fatalf("pause: %d %s", code, body)
+	}
+	if r, err := e.c.ControlExecutionWithResponse(e.ctx, "jr", id, nil, apiclient.ExecutionCommand{Action: apiclient.ExecutionCommandActionSTOP}); err != nil || r.JSON200 == nil {
+		t.Fatalf("stop: %v %v", err, r)
+	}
+	e.waitExec("jr", id, "the end", func(x apiclient.Execution) bool { return x.EndedAt != nil })
+	e.verifyJournal(id)
+	out := yukta(t, e.s.URL, "journal", "export", "jr", id)
+	cliWant(t, out, 0)
+	lines := strings.Split(strings.TrimSuffix(out.stdout, "\n"), "\n")
+	var want string
+	if err := json.Unmarshal([]byte(`"`+reason+`"`), &want); err != nil {
+		t.Fatal(err)
+	}
+	if !journalHasReason(lines, want) {
+		t.Fatalf("the export does not hold the reason %q, so the recipe is not tested on it:\n%s", want, out.stdout)
+	}
+	kr, err := e.c.GetJournalPublicKeyWithResponse(e.ctx)
+	if err != nil || kr.JSON200 == nil {
+		t.Fatalf("public key: %v %v", err, kr)
+	}
+	key := kr.JSON200.PublicKey
+
+	run := func(name string, ls []string) (string, error) {
+		file := filepath.Join(dir, name)
+		if err := os.WriteFile(file, []byte(strings.Join(ls, "\n")+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, node, script, file, key)
+		cmd.Env = []string{"NODE_PATH=" + filepath.Join(mustAbs(t, journalJSDir), "node_modules")}
+		b, err := cmd.CombinedOutput()
+		return string(b), err
+	}
+	if got, err := run("run.ndjson", lines); err != nil || strings.TrimSpace(got) != "VALID" {
+		t.Fatalf("the recipe on a true export: %v\n%s\nexport:\n%s", err, got, out.stdout)
+	}
+	edited := append([]string(nil), lines...)
+	edited[1] = strings.Replace(edited[1], `"actor":"`, `"actor":"x`, 1)
+	if got, err := run("edited.ndjson", edited); err == nil || !strings.Contains(got, "INVALID at 2: digest") {
+		t.Errorf("the recipe on an edited record: %v\n%s", err, got)
+	}
+	cut := append(append([]string(nil), lines[:len(lines)-2]...), lines[len(lines)-1])
+	if got, err := run("cut.ndjson", cut); err == nil || !strings.Contains(got, "INVALID: the checkpoint is not the tip") {
+		t.Errorf("the recipe on a cut tail: %v\n%s", err, got)
+	}
+}
+
+// journalHasReason reports whether a record of the export holds a command
+// whose reason is want.
+func journalHasReason(lines []string, want string) bool {
+	for _, l := range lines {
+		var r struct {
+			Decision struct {
+				Cause struct {
+					Reason string `json:"reason"`
+				} `json:"cause"`
+			} `json:"decision"`
+		}
+		if json.Unmarshal([]byte(l), &r) == nil && r.Decision.Cause.Reason == want {
+			return true
+		}
+	}
+	return false
+}
+
+// journalJSDir is the Node project that pins the recipe's package.
+const journalJSDir = "journaljs"
+
+// docRecipe returns the first fenced block opening with fence after the
+// heading in a Markdown file.
+func docRecipe(t *testing.T, file, heading, fence string) string {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(b), "\n"+heading+"\n")
+	if !ok {
+		t.Fatalf("%s has no heading %q", file, heading)
+	}
+	_, after, ok = strings.Cut(after, "\n"+fence+"\n")
+	if !ok {
+		t.Fatalf("%s has no %s block under %q", file, fence, heading)
+	}
+	code, _, ok := strings.Cut(after, "\n```\n")
+	if !ok {
+		t.Fatalf("%s: the %s block under %q is not closed", file, fence, heading)
+	}
+	return code + "\n"
+}
+
+func mustAbs(t *testing.T, p string) string {
+	t.Helper()
+	a, err := filepath.Abs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+var (
+	nodeProjectsMu sync.Mutex
+	nodeProjects   = map[string]error{}
+)
+
+// nodeProject returns the node binary once the Node project in dir has its
+// packages installed: it runs `npm ci` there when node_modules is missing or
+// holds another version of pkg than package.json pins (so `go test ./...`
+// works on a fresh clone), under a file lock so that concurrent test
+// processes do not install over each other. It fails the test, loudly, when
+// node or npm is missing or the install fails.
+func nodeProject(t *testing.T, dir, pkg string) string {
+	t.Helper()
+	nodeProjectsMu.Lock()
+	err, done := nodeProjects[dir]
+	if !done {
+		err = prepareNodeProject(dir, pkg)
+		nodeProjects[dir] = err
+	}
+	nodeProjectsMu.Unlock()
+	if err != nil {
+		t.Fatalf("e2e/%s cannot run: %v\nInstall Node.js 18 or later and npm (Debian: apt-get install nodejs npm), then run `npm ci` in e2e/%s.", dir, err, dir)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node is not on PATH")
+	}
+	return node
+}
+
+func prepareNodeProject(dir, pkg string) error {
+	if _, err := exec.LookPath("node"); err != nil {
+		return fmt.Errorf("node is not on PATH")
+	}
+	want, err := pinnedVersion(dir, pkg)
+	if err != nil {
+		return err
+	}
+	if installedVersion(dir, pkg) == want {
+		return nil
+	}
+	lock, err := os.OpenFile(filepath.Join(dir, ".npm-ci.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("lock e2e/%s: %w", dir, err)
+	}
+	defer func() { _ = syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) }()
+	if installedVersion(dir, pkg) == want { // another process installed it meanwhile
+		return nil
+	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		return fmt.Errorf("e2e/%s/node_modules is missing or stale and npm is not on PATH", dir)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("npm ci in e2e/%s: %v\n%s", dir, err, out)
+	}
+	if got := installedVersion(dir, pkg); got != want {
+		return fmt.Errorf("after npm ci, e2e/%s has %s %q, want %q", dir, pkg, got, want)
+	}
+	return nil
+}
+
+// pinnedVersion is the exact version of pkg that dir's package.json asks for.
+func pinnedVersion(dir, pkg string) (string, error) {
+	var p struct {
+		Dependencies    map[string]string `json:"dependencies"`
+		DevDependencies map[string]string `json:"devDependencies"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "package.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &p)
+	}
+	if err != nil {
+		return "", fmt.Errorf("read e2e/%s/package.json: %w", dir, err)
+	}
+	v := p.Dependencies[pkg]
+	if v == "" {
+		v = p.DevDependencies[pkg]
+	}
+	if v == "" || strings.ContainsAny(v, "^~<>=*x ") {
+		return "", fmt.Errorf("e2e/%s/package.json must pin %s to one exact version, not %q", dir, pkg, v)
+	}
+	return v, nil
+}
+
+// installedVersion is pkg's version in dir's node_modules, "" without one.
+func installedVersion(dir, pkg string) string {
+	var p struct {
+		Version string `json:"version"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "node_modules", pkg, "package.json"))
+	if err != nil || json.Unmarshal(b, &p) != nil {
+		return ""
+	}
+	return p.Version
+}

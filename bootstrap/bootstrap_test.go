@@ -36,7 +36,7 @@ func TestServeConfigDefaultsEnvAndFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Addr != "127.0.0.1:8080" || c.DataDir != ".yukta" || c.Workers != 128 || c.Lease != 15*time.Second || c.ShutdownTimeout != 15*time.Second {
+	if c.Addr != "127.0.0.1:8080" || c.DataDir != defaultDataDir(func(string) string { return "" }, os.Geteuid(), passwdHome) || c.Workers != 128 || c.Lease != 15*time.Second || c.ShutdownTimeout != 15*time.Second {
 		t.Fatalf("defaults = %+v", c)
 	}
 	c, err = parse(t, []string{"--workers", "8"}, map[string]string{"YUKTA_WORKERS": "4", "YUKTA_ADDR": "127.0.0.1:9", "YUKTA_ALLOWED_HOSTS": "a.example, b.example"})

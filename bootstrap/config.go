@@ -80,7 +80,7 @@ var settings = struct {
 	keyRate:         setting{"rate-limit-key", "YUKTA_RATE_LIMIT_KEY", "requests each key may send: N/s, N/m or N/h (bursts of N), or off"},
 	sourceRate:      setting{"rate-limit-source", "YUKTA_RATE_LIMIT_SOURCE", "requests each source address may send: N/s, N/m or N/h, or off"},
 	trustedProxies:  setting{"trusted-proxies", "YUKTA_TRUSTED_PROXIES", "comma-separated addresses or CIDRs of reverse proxies whose X-Forwarded-For names the client"},
-	dataDir:         setting{"data-dir", "YUKTA_DATA_DIR", "folder for the embedded PostgreSQL cluster and server keys"},
+	dataDir:         setting{"data-dir", "YUKTA_DATA_DIR", "folder for the embedded PostgreSQL cluster and server keys; default $STATE_DIRECTORY, /var/lib/yukta as root, else $XDG_DATA_HOME/yukta or ~/.local/share/yukta"},
 	databaseURL:     setting{"database-url", "YUKTA_DATABASE_URL", "PostgreSQL URL; empty starts the embedded cluster in the data folder"},
 	allowedHosts:    setting{"allowed-hosts", "YUKTA_ALLOWED_HOSTS", "comma-separated extra Host names the server answers to (loopback names are always allowed)"},
 	allowedOrigins:  setting{"allowed-origins", "YUKTA_ALLOWED_ORIGINS", "comma-separated browser origins (scheme://host[:port]) whose pages may call the server besides its own"},
@@ -125,7 +125,7 @@ func ParseServeConfig(args []string, getenv func(string) string, fs *flag.FlagSe
 	var processCommands, processAllowAny string
 	parseRetention := retentionFlags(fs, env)
 	str(&c.Addr, settings.addr, "127.0.0.1:8080")
-	str(&c.DataDir, settings.dataDir, ".yukta")
+	str(&c.DataDir, settings.dataDir, defaultDataDirOf(getenv))
 	str(&c.DatabaseURL, settings.databaseURL, "")
 	str(&hosts, settings.allowedHosts, "")
 	str(&origins, settings.allowedOrigins, "")
@@ -287,7 +287,8 @@ func ParseServeConfig(args []string, getenv func(string) string, fs *flag.FlagSe
 		errs = append(errs, err2)
 	}
 	if c.DatabaseURL == "" && c.DataDir == "" {
-		errs = append(errs, fmt.Errorf("--data-dir (%s) must not be empty when no database URL is set", settings.dataDir.env))
+		errs = append(errs, fmt.Errorf("--data-dir (%s) is not set and has no default here (no STATE_DIRECTORY, XDG_DATA_HOME or home directory); "+
+			"set it to a folder such as /var/lib/yukta, or set a database URL", settings.dataDir.env))
 	}
 	return c, errors.Join(errs...)
 }
@@ -325,11 +326,8 @@ func loopbackHost(host string) bool {
 }
 
 func splitList(s string) []string {
-	var out []string
-	for _, h := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' }) {
-		out = append(out, h)
-	}
-	return out
+	var out []string // nil when s lists nothing
+	return append(out, strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' })...)
 }
 
 func isTerminal(f *os.File) bool {

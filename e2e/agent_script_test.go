@@ -246,7 +246,7 @@ func TestAgentScript(t *testing.T) {
 	// suggests.
 	a.begin("answer an input")
 	a.must("create_session", inputSession())
-	run = a.must("start_workflow", map[string]any{"sessionId": "asks", "workflowId": "approve", "idempotencyKey": "approve-1"})
+	a.must("start_workflow", map[string]any{"sessionId": "asks", "workflowId": "approve", "idempotencyKey": "approve-1"})
 	open := a.until("list_inputs", map[string]any{"sessionId": "asks"}, func(m map[string]any) bool { return len(list(m["inputs"])) > 0 })
 	in := list(open["inputs"])[0]
 	a.must("answer_input", map[string]any{"sessionId": "asks", "inputId": in["inputId"], "answer": map[string]any{"approved": true}})

@@ -118,7 +118,7 @@ func BenchmarkRetention(b *testing.B) {
 		if during == 0 || during >= copies*1000 {
 			b.Logf("WARNING: the sweeper deleted %d of %d runs during the engine load; the overlap is not the whole load", during, copies*1000)
 		}
-		waitFor(b, conn, 30*time.Minute, fmt.Sprintf(`SELECT count(*) = 0 FROM executions WHERE session_id = 'old'`))
+		waitFor(b, conn, 30*time.Minute, `SELECT count(*) = 0 FROM executions WHERE session_id = 'old'`)
 		allSecs := time.Since(t0).Seconds()
 		s.Stop()
 		raw := pgbenchInsert(b, env, 16, 5)

@@ -93,7 +93,7 @@ func (r *reports) add(_ string, err error) {
 }
 
 // next waits up to d for the next report.
-func (r *reports) next(t *testing.T, d time.Duration) (error, time.Time) {
+func (r *reports) next(t *testing.T, d time.Duration) (time.Time, error) {
 	t.Helper()
 	select {
 	case <-r.ch:
@@ -103,7 +103,7 @@ func (r *reports) next(t *testing.T, d time.Duration) (error, time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.read++
-	return r.errs[r.read-1], r.at[r.read-1]
+	return r.at[r.read-1], r.errs[r.read-1]
 }
 
 func (r *reports) text() string {
@@ -206,7 +206,7 @@ func TestSupervisorPostSSRFMatrix(t *testing.T) {
 		if err := rig.eng.Handle(t.Context(), signal(1)); err != nil {
 			t.Fatal(err)
 		}
-		err, _ := rig.rep.next(t, 8*time.Second)
+		_, err := rig.rep.next(t, 8*time.Second)
 		var refused *egress.RefusedError
 		if !mustRefuse {
 			t.Logf("%s: %v", target, err)
@@ -282,7 +282,7 @@ func TestSupervisorPostDoesNotFollowRedirects(t *testing.T) {
 		if err := rig.eng.Handle(t.Context(), signal(1)); err != nil {
 			t.Fatal(err)
 		}
-		err, _ := rig.rep.next(t, 5*time.Second)
+		_, err := rig.rep.next(t, 5*time.Second)
 		if !strings.Contains(err.Error(), strconv.Itoa(code)) || !strings.Contains(err.Error(), "redirects are not followed") {
 			t.Errorf("%d: report %v, want a failure naming the status", code, err)
 		}
@@ -302,7 +302,7 @@ func TestSupervisorPostRefusesANameResolvingToLoopback(t *testing.T) {
 		if err := rig.eng.Handle(t.Context(), signal(i)); err != nil {
 			t.Fatal(err)
 		}
-		err, _ := rig.rep.next(t, 5*time.Second)
+		_, err := rig.rep.next(t, 5*time.Second)
 		var refused *egress.RefusedError
 		if !errors.As(err, &refused) {
 			t.Fatalf("post %d to localhost: %v, want a refusal", i, err)
@@ -356,7 +356,7 @@ func TestSupervisorPostEndsAtTimeoutMs(t *testing.T) {
 			if d := time.Since(start); d > 50*time.Millisecond {
 				t.Errorf("Handle took %s; it must not wait for the post", d)
 			}
-			err, at := rig.rep.next(t, 5*time.Second)
+			at, err := rig.rep.next(t, 5*time.Second)
 			took := at.Sub(start)
 			t.Logf("%s: post ended after %s (timeoutMs %d)", tc.name, took, timeout.Milliseconds())
 			if took < timeout*8/10 || took > timeout*12/10 {

@@ -65,7 +65,7 @@ func TestEveryOperationDeclaresItsRefusals(t *testing.T) {
 // came under (the Host gate decides which are ours), and the served document
 // keeps its servers.
 func TestServersDoNotNarrowRouting(t *testing.T) {
-	spec, err := restapi.GetSwagger()
+	spec, err := restapi.GetSpec()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 )
 
 func TestEverySpecOperationHasAPermission(t *testing.T) {
-	spec, err := restapi.GetSwagger()
+	spec, err := restapi.GetSpec()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestLimiterTableIsBounded(t *testing.T) {
 // session-limited key after the role check; every other route keeps the
 // gate's check of the request's session.
 func TestScopedRoutes(t *testing.T) {
-	spec, err := restapi.GetSwagger()
+	spec, err := restapi.GetSpec()
 	if err != nil {
 		t.Fatal(err)
 	}

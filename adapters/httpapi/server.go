@@ -100,7 +100,7 @@ func New(cfg Config, uc UseCases, log *zap.Logger) (*Server, error) {
 		origins = append(origins, origin.String())
 	}
 	cfg.AllowedOrigins = origins
-	spec, err := restapi.GetSwagger()
+	spec, err := restapi.GetSpec()
 	if err != nil {
 		return nil, fmt.Errorf("httpapi: load the embedded spec: %w", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -229,7 +230,7 @@ func (a answer) messages() string {
 
 func send(h http.Handler, method, target, ctype string, body []byte, header ...string) answer {
 	req := httptest.NewRequest(method, "http://127.0.0.1"+target, strings.NewReader(string(body)))
-	if target != "" && strings.ContainsAny(target, "\x00\xff") {
+	if strings.IndexByte(target, 0) >= 0 || !utf8.ValidString(target) {
 		req.URL.RawPath = ""
 	}
 	if ctype != "" {

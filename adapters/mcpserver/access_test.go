@@ -22,6 +22,7 @@ func TestSetLevelIsRefusedForEveryRole(t *testing.T) {
 	cells := 0
 	for _, name := range []string{"viewer", "operator", "admin", "limited"} {
 		cs := connect(t, ts.URL, secretOf(name))
+		//lint:ignore SA1019 the test checks that the server does not declare the deprecated logging capability
 		if caps := cs.InitializeResult().Capabilities; caps == nil || caps.Logging != nil {
 			t.Errorf("%s: capabilities %+v declare logging", name, caps)
 		}

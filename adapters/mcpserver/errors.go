@@ -93,6 +93,7 @@ func (s *server) toolError(tool string, err error, subj subject) error {
 		}
 	}
 	s.log.Error("mcp tool failed", zap.String("tool", tool), zap.Error(err))
+	//lint:ignore ST1005 the text is the sentence an MCP client shows its user, not an error to wrap
 	return fmt.Errorf("Internal error in %s; the server log has the details. Retry later or use get_control_bus_status to check the server.", tool)
 }
 

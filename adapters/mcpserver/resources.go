@@ -85,7 +85,7 @@ func (s *server) readLogs(ctx context.Context, req *mcp.ReadResourceRequest) (*m
 	}
 	subj := subject{Session: sid, Execution: eid}
 	fail := func(err error) error {
-		return &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: s.toolError("execution-logs resource", err, subj).Error()}
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: s.toolError("execution-logs resource", err, subj).Error()}
 	}
 	if err := caller(ctx).Can(access.ReadLogs, sid); err != nil {
 		return nil, fail(err)

@@ -69,7 +69,7 @@ func TestCredentialTools(t *testing.T) {
 		t.Fatalf("stored: %d credentials, want one holding the token's SHA-256", n)
 	}
 	expires, err := time.Parse(time.RFC3339Nano, first.ExpiresAt)
-	if err != nil || expires.Sub(time.Now()) < 23*time.Hour || expires.Sub(time.Now()) > 24*time.Hour {
+	if err != nil || time.Until(expires) < 23*time.Hour || time.Until(expires) > 24*time.Hour {
 		t.Fatalf("expiresAt %s, want in 24 hours", first.ExpiresAt)
 	}
 

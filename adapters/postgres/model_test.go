@@ -599,9 +599,7 @@ func (m *modelCase) send(in executionapp.ControlInput, cmd execution.CommandInpu
 		if !restarts && len(res.ResultExecutionIDs) != 0 {
 			t.Fatalf("%s %s on %s: result executions %v, want none", c.Scope, c.Action, in.ExecutionID, res.ResultExecutionIDs)
 		}
-		for _, id := range res.ResultExecutionIDs {
-			m.execs = append(m.execs, id)
-		}
+		m.execs = append(m.execs, res.ResultExecutionIDs...)
 	}
 	return res, refused
 }

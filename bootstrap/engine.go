@@ -128,26 +128,12 @@ func newEngine(lc fx.Lifecycle, cfg Config, log *zap.Logger, tx executionapp.Tra
 		OnError: func(op string, err error) { log.Warn("engine", zap.String("op", op), zap.Error(err)) },
 		Metrics: em,
 	}, executionapp.EngineConfig{Concurrency: cfg.Workers, Lease: cfg.Lease, Limits: cfg.Limits})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	lc.Append(fx.Hook{
-		OnStart: func(context.Context) error {
-			go func() { defer close(done); _ = e.Run(ctx) }()
-			log.Info("engine started", zap.String("owner", owner), zap.Int("workers", cfg.Workers))
-			return nil
-		},
-		OnStop: func(stop context.Context) error {
-			cancel()
-			select {
-			case <-done:
-				st := e.Stats()
-				log.Info("engine stopped", zap.Int64("claimed", st.Claimed), zap.Int64("committed", st.Committed), zap.Int64("commits", st.Commits))
-				return nil
-			case <-stop.Done():
-				return fmt.Errorf("engine did not stop in time: %w", stop.Err())
-			}
-		},
-	})
+	runInBackground(lc, "engine", func(ctx context.Context) { _ = e.Run(ctx) },
+		func() { log.Info("engine started", zap.String("owner", owner), zap.Int("workers", cfg.Workers)) },
+		func() {
+			st := e.Stats()
+			log.Info("engine stopped", zap.Int64("claimed", st.Claimed), zap.Int64("committed", st.Committed), zap.Int64("commits", st.Commits))
+		})
 	return e
 }
 

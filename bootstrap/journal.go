@@ -1,7 +1,6 @@
 package bootstrap
 
 import (
-	"context"
 	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/x509"
@@ -75,27 +74,15 @@ func newObserver(lc fx.Lifecycle, pool *pgxpool.Pool, key JournalKey, log *zap.L
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	lc.Append(fx.Hook{
-		OnStart: func(context.Context) error {
-			go func() { defer close(done); o.Run(ctx) }()
+	runInBackground(lc, "journal observer", o.Run,
+		func() {
 			l.Info("observer started", zap.String("public_key", base64.StdEncoding.EncodeToString(o.PublicKey())))
-			return nil
 		},
-		OnStop: func(stop context.Context) error {
-			cancel()
-			select {
-			case <-done:
-				st := o.Stats()
-				l.Info("observer stopped", zap.Int64("rounds", st.Rounds), zap.Int64("events", st.Events), zap.Int64("records", st.Records),
-					zap.Int64("checkpoints", st.Checkpoints), zap.Int64("lag_events", o.Lag()))
-				return nil
-			case <-stop.Done():
-				return fmt.Errorf("journal observer did not stop in time: %w", stop.Err())
-			}
-		},
-	})
+		func() {
+			st := o.Stats()
+			l.Info("observer stopped", zap.Int64("rounds", st.Rounds), zap.Int64("events", st.Events), zap.Int64("records", st.Records),
+				zap.Int64("checkpoints", st.Checkpoints), zap.Int64("lag_events", o.Lag()))
+		})
 	return o, nil
 }
 

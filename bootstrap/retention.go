@@ -2,7 +2,6 @@ package bootstrap
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -40,38 +39,22 @@ func startRetention(lc fx.Lifecycle, cfg Config, pool *pgxpool.Pool, export *jou
 		deps.Archive = dir
 	}
 	sweep := retentionapp.NewSweepRetention(deps, rc.Config)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	lc.Append(fx.Hook{
-		OnStart: func(context.Context) error {
-			if rc.Policy.Deletes() {
-				l.Info("retention on: finished executions are deleted after their policy's days",
-					zap.Int("retention_days", rc.Policy.Days()), zap.String("journals", string(rc.Policy.Journals())),
-					zap.String("export_dir", rc.ExportDir), zap.Duration("interval", rc.Every))
-			} else {
-				l.Info("retention off by default (--retention-days 0): finished executions are kept unless their session sets retention.days",
-					zap.Duration("interval", rc.Every), zap.Duration("prune_after", rc.PruneAfter))
+	runInBackground(lc, "retention sweeper", func(ctx context.Context) {
+		sweep.Run(ctx, rc.Every, func(r retentionapp.Report) {
+			if r.Deleted+r.Pruned+r.Tombstones+r.Skipped > 0 {
+				l.Info("retention pass", zap.Int("deleted", r.Deleted), zap.Int("exported", r.Exported), zap.Int("skipped", r.Skipped),
+					zap.Int("pruned", r.Pruned), zap.Int("tombstones_expired", r.Tombstones))
 			}
-			go func() {
-				defer close(done)
-				sweep.Run(ctx, rc.Every, func(r retentionapp.Report) {
-					if r.Deleted+r.Pruned+r.Tombstones+r.Skipped > 0 {
-						l.Info("retention pass", zap.Int("deleted", r.Deleted), zap.Int("exported", r.Exported), zap.Int("skipped", r.Skipped),
-							zap.Int("pruned", r.Pruned), zap.Int("tombstones_expired", r.Tombstones))
-					}
-				}, func(err error) { l.Warn("retention pass failed; the next pass retries", zap.Error(err)) })
-			}()
-			return nil
-		},
-		OnStop: func(stop context.Context) error {
-			cancel()
-			select {
-			case <-done:
-				return nil
-			case <-stop.Done():
-				return fmt.Errorf("retention sweeper did not stop in time: %w", stop.Err())
-			}
-		},
-	})
+		}, func(err error) { l.Warn("retention pass failed; the next pass retries", zap.Error(err)) })
+	}, func() {
+		if rc.Policy.Deletes() {
+			l.Info("retention on: finished executions are deleted after their policy's days",
+				zap.Int("retention_days", rc.Policy.Days()), zap.String("journals", string(rc.Policy.Journals())),
+				zap.String("export_dir", rc.ExportDir), zap.Duration("interval", rc.Every))
+		} else {
+			l.Info("retention off by default (--retention-days 0): finished executions are kept unless their session sets retention.days",
+				zap.Duration("interval", rc.Every), zap.Duration("prune_after", rc.PruneAfter))
+		}
+	}, nil)
 	return nil
 }

@@ -1,7 +1,6 @@
 package bootstrap
 
 import (
-	"context"
 	"fmt"
 	"time"
 
@@ -44,23 +43,8 @@ func newAdmission(lc fx.Lifecycle, cfg Config, log *zap.Logger, t *postgres.Exec
 		return nil, fmt.Errorf("scheduler limits: %w", err)
 	}
 	t.OnCommittedStatusChanges(a.Nudge)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	lc.Append(fx.Hook{
-		OnStart: func(context.Context) error {
-			go func() { defer close(done); a.Run(ctx) }()
-			log.Info("scheduler limits", zap.Int("maxRunning", cfg.Slots.MaxRunning), zap.Int("reservedSupervisorSlots", cfg.Slots.Reserved))
-			return nil
-		},
-		OnStop: func(stop context.Context) error {
-			cancel()
-			select {
-			case <-done:
-				return nil
-			case <-stop.Done():
-				return fmt.Errorf("scheduler admission did not stop in time: %w", stop.Err())
-			}
-		},
-	})
+	runInBackground(lc, "scheduler admission", a.Run, func() {
+		log.Info("scheduler limits", zap.Int("maxRunning", cfg.Slots.MaxRunning), zap.Int("reservedSupervisorSlots", cfg.Slots.Reserved))
+	}, nil)
 	return a, nil
 }

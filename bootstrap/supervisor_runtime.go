@@ -137,58 +137,40 @@ func newSupervisorRuntime(lc fx.Lifecycle, log *zap.Logger, sups supervisorapp.R
 			rlog.Warn("supervisor runtime", zap.String("supervisor", supervisorID), zap.Error(err))
 		},
 	}, supervisorapp.RuntimeConfig{})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	lc.Append(fx.Hook{
-		OnStart: func(context.Context) error {
-			go func() {
-				defer close(done)
-				sweepDone := make(chan struct{})
-				go func() {
-					defer close(sweepDone)
-					t := time.NewTicker(sweepHoldsEvery)
-					defer t.Stop()
-					for {
-						select {
-						case <-ctx.Done():
-							return
-						case <-t.C:
-							if _, err := st.SweepHolds(ctx); err != nil && ctx.Err() == nil {
-								rlog.Warn("sweep hold ledgers", zap.Error(err))
-							}
-						}
+	runInBackground(lc, "supervisor runtime", func(ctx context.Context) {
+		sweepDone := make(chan struct{})
+		go func() {
+			defer close(sweepDone)
+			t := time.NewTicker(sweepHoldsEvery)
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+					if _, err := st.SweepHolds(ctx); err != nil && ctx.Err() == nil {
+						rlog.Warn("sweep hold ledgers", zap.Error(err))
 					}
-				}()
-				expire := supervisorapp.NewExpireReviews(ad, reviewStale)
-				expireDone := make(chan struct{})
-				go func() {
-					defer close(expireDone)
-					expire.Run(ctx, sweepReviewsEvery, func(err error) { rlog.Warn("settle due reviews", zap.Error(err)) })
-				}()
-				expireDelegations := supervisorapp.NewExpireDelegations(supervisorapp.DelegationDeps{Store: st, Supervisors: sups, Now: time.Now})
-				delegationsDone := make(chan struct{})
-				go func() {
-					defer close(delegationsDone)
-					expireDelegations.Run(ctx, sweepDelegationsEvery, func(err error) { rlog.Warn("expire due delegations", zap.Error(err)) })
-				}()
-				rt.Run(ctx)
-				<-sweepDone
-				<-expireDone
-				<-delegationsDone
-			}()
-			rlog.Info("supervisor runtime started", zap.String("owner", owner))
-			return nil
-		},
-		OnStop: func(stop context.Context) error {
-			cancel()
-			select {
-			case <-done:
-				return nil
-			case <-stop.Done():
-				return fmt.Errorf("supervisor runtime did not stop in time: %w", stop.Err())
+				}
 			}
-		},
-	})
+		}()
+		expire := supervisorapp.NewExpireReviews(ad, reviewStale)
+		expireDone := make(chan struct{})
+		go func() {
+			defer close(expireDone)
+			expire.Run(ctx, sweepReviewsEvery, func(err error) { rlog.Warn("settle due reviews", zap.Error(err)) })
+		}()
+		expireDelegations := supervisorapp.NewExpireDelegations(supervisorapp.DelegationDeps{Store: st, Supervisors: sups, Now: time.Now})
+		delegationsDone := make(chan struct{})
+		go func() {
+			defer close(delegationsDone)
+			expireDelegations.Run(ctx, sweepDelegationsEvery, func(err error) { rlog.Warn("expire due delegations", zap.Error(err)) })
+		}()
+		rt.Run(ctx)
+		<-sweepDone
+		<-expireDone
+		<-delegationsDone
+	}, func() { rlog.Info("supervisor runtime started", zap.String("owner", owner)) }, nil)
 	return rt
 }
 

@@ -51,12 +51,9 @@ func runInputs(e *env, pos []string, all bool, execution string, p paging) int {
 		params.Limit, params.Cursor = limit, cursor
 		res, err := e.api.ListInputsWithResponse(e.ctx, params)
 		if err != nil {
-			return nil, &failure{err: err}
+			return pageBody(err, nil, nil, false)
 		}
-		if res.JSON200 == nil {
-			return nil, &failure{res: res.HTTPResponse, body: res.Body}
-		}
-		return res.Body, nil
+		return pageBody(nil, res.HTTPResponse, res.Body, res.JSON200 != nil)
 	}
 	return e.list(p, "inputs", fetch, func(items []json.RawMessage) int {
 		list, ok := decodeItems[apiclient.Input](e, items)

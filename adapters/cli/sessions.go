@@ -46,6 +46,18 @@ type page struct {
 	next  string
 }
 
+// pageBody is a list call's answer as list wants it: the body of a 200, or
+// the failure to report.
+func pageBody(err error, res *http.Response, body []byte, ok bool) ([]byte, *failure) {
+	if err != nil {
+		return nil, &failure{err: err}
+	}
+	if !ok {
+		return nil, &failure{res: res, body: body}
+	}
+	return body, nil
+}
+
 // list fetches one page (or, with --all, every page) and prints it per -o:
 // json prints the server's answer (with --all, one object holding every
 // item, without nextCursor), jsonl one item per line, and the table is
@@ -152,12 +164,9 @@ func runSessionList(e *env, p paging) int {
 	fetch := func(limit *int, cursor *string) ([]byte, *failure) {
 		res, err := e.api.ListSessionsWithResponse(e.ctx, &apiclient.ListSessionsParams{Limit: limit, Cursor: cursor})
 		if err != nil {
-			return nil, &failure{err: err}
+			return pageBody(err, nil, nil, false)
 		}
-		if res.JSON200 == nil {
-			return nil, &failure{res: res.HTTPResponse, body: res.Body}
-		}
-		return res.Body, nil
+		return pageBody(nil, res.HTTPResponse, res.Body, res.JSON200 != nil)
 	}
 	return e.list(p, "sessions", fetch, func(items []json.RawMessage) int {
 		list, ok := decodeItems[apiclient.SessionSummary](e, items)
@@ -318,12 +327,9 @@ func runRunsList(e *env, sid, workflow, status string, p paging) int {
 		params.Limit, params.Cursor = limit, cursor
 		res, err := e.api.ListExecutionsWithResponse(e.ctx, sid, &params)
 		if err != nil {
-			return nil, &failure{err: err}
+			return pageBody(err, nil, nil, false)
 		}
-		if res.JSON200 == nil {
-			return nil, &failure{res: res.HTTPResponse, body: res.Body}
-		}
-		return res.Body, nil
+		return pageBody(nil, res.HTTPResponse, res.Body, res.JSON200 != nil)
 	}
 	return e.list(p, "executions", fetch, func(items []json.RawMessage) int {
 		list, ok := decodeItems[apiclient.ExecutionSummary](e, items)

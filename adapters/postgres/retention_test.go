@@ -225,8 +225,29 @@ func TestRetentionDeletesOnlyDueRuns(t *testing.T) {
 	}
 
 	// A second pass finds nothing more to do.
-	if rep, err := sweep.Handle(ctx); err != nil || rep.Deleted != 0 {
+	if rep, err := sweep.Handle(ctx); err != nil || rep.Deleted != 0 || rep.Tombstones != 0 {
 		t.Fatalf("second sweep: %+v, %v", rep, err)
+	}
+
+	// Tombstones expire after TombstoneDays (30 here), in batches (7 here):
+	// 10 old ones go in one pass, the rest stay, and a read of an expired
+	// one is a plain not found.
+	old := due[:10]
+	if _, err := f.pool.Exec(ctx, `UPDATE deleted_executions SET deleted_at = now() - interval '31 days' WHERE execution_id = ANY($1::uuid[])`, old); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := sweep.Handle(ctx); err != nil || rep.Tombstones != len(old) {
+		t.Fatalf("sweep with %d expired tombstones: %+v, %v", len(old), rep, err)
+	}
+	if got := f.rowsOf(t, due)["deleted_executions"]; got != len(due)-len(old) {
+		t.Fatalf("%d tombstones left, want %d", got, len(due)-len(old))
+	}
+	_, err = executionapp.NewGetExecution(reader).Handle(ctx, "old", old[0])
+	if !errors.Is(err, fault.ErrNotFound) || strings.Contains(err.Error(), "retention") {
+		t.Fatalf("read of a run whose tombstone expired: %v; want a plain not found", err)
+	}
+	if _, err = executionapp.NewGetExecution(reader).Handle(ctx, "old", due[len(due)-1]); err == nil || !strings.Contains(err.Error(), "retention") {
+		t.Fatalf("read of a run whose tombstone is young: %v; want the retention story", err)
 	}
 }
 

@@ -166,6 +166,16 @@ func TestRetentionDeletesWhileRunsFly(t *testing.T) {
 	if code != 404 || !bytes.Contains(body, []byte("retention policy")) {
 		t.Fatalf("GET a deleted run's journal: %d %s", code, body)
 	}
+	for _, path := range []string{"/logs", "/events"} {
+		code, body, _ = call(t, s, "GET", "/api/sessions/ret/executions/"+old[19]+path, "", nil)
+		if code != 404 || !bytes.Contains(body, []byte("retention policy")) {
+			t.Fatalf("GET a deleted run's %s: %d %s", path, code, body)
+		}
+	}
+	code, body, _ = call(t, s, "POST", "/api/sessions/ret/executions/"+old[20]+"/control", "", []byte(`{"action":"RESTART"}`))
+	if code != 404 || !bytes.Contains(body, []byte("retention policy")) {
+		t.Fatalf("RESTART of a deleted run: %d %s", code, body)
+	}
 
 	// One NDJSON journal per deleted run in the export folder, each VALID
 	// under the server's key; the CLI agrees on a few.

@@ -128,8 +128,12 @@ func (s *ExecutionStore) LockOne(ctx context.Context, sessionID, id string) (*ex
 	}
 	e, err := scanExecution(s.db.QueryRow(ctx, `SELECT `+executionColumns+` FROM executions
 		WHERE execution_id = $1 AND session_id = $2 FOR UPDATE`, id, sessionID))
+	if err = notFound(err, executionNotFound(id)); errors.Is(err, executionapp.ErrExecutionNotFound) {
+		// A command to a run retention deleted says so.
+		return nil, notFoundOrDeleted(ctx, s.db, sessionID, id, err)
+	}
 	if err != nil {
-		return nil, notFound(err, executionNotFound(id))
+		return nil, err
 	}
 	return e, nil
 }

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/yukta/yukta/adapters/httpapi/restapi"
+	"github.com/yukta/yukta/application/executionapp"
 	"github.com/yukta/yukta/domain/fault"
 	"github.com/yukta/yukta/domain/jsonvalue"
 )
@@ -27,6 +28,26 @@ var statusByKind = []struct {
 	{fault.ErrForbidden, http.StatusForbidden, typeForbidden},
 	{fault.ErrConflict, http.StatusConflict, typeConflict},
 	{fault.ErrUnavailable, http.StatusServiceUnavailable, typeUnavailable},
+}
+
+// nextSteps names the route to try next for errors whose core text cannot:
+// the core's texts name no route (MCP adds its tools the same way).
+var nextSteps = []struct {
+	is   error
+	text string
+}{
+	{executionapp.ErrExecutionDeleted, " List the executions that remain with GET /api/sessions/{sessionId}/executions."},
+	{executionapp.ErrExecutionNotFound, " List a session's executions with GET /api/sessions/{sessionId}/executions."},
+}
+
+// nextStep is the hint for err, or "".
+func nextStep(err error) string {
+	for _, s := range nextSteps {
+		if errors.Is(err, s.is) {
+			return s.text
+		}
+	}
+	return ""
 }
 
 // errorHandler turns every error a handler or middleware returns into an RFC
@@ -106,7 +127,7 @@ func problemFor(c echo.Context, err error) restapi.Problem {
 	}
 	for _, m := range statusByKind {
 		if errors.Is(err, m.kind) {
-			return restapi.Problem{Type: m.typ, Title: http.StatusText(m.status), Status: m.status, Detail: err.Error()}
+			return restapi.Problem{Type: m.typ, Title: http.StatusText(m.status), Status: m.status, Detail: err.Error() + nextStep(err)}
 		}
 	}
 	if he, ok := errors.AsType[*echo.HTTPError](err); ok {

@@ -337,7 +337,7 @@ func loadSource(ctx context.Context, db dbtx, id string) (executionapp.RunSource
 }
 
 func executionNotFound(id string) error {
-	return fault.Newf(executionapp.ErrExecutionNotFound, "Execution not found: %s. Use get_workflow_history (GET /api/sessions/{sessionId}/executions) to list executions.", id)
+	return fault.Newf(executionapp.ErrExecutionNotFound, "Execution not found: %s.", id)
 }
 
 func validUUID(s string) bool {

@@ -126,7 +126,7 @@ func (uc *DryRunRules) Handle(ctx context.Context, in DryRunInput) (DryRunReport
 	run, ok := found[in.ExecutionID]
 	if !ok || run.SessionID != in.SessionID {
 		return DryRunReport{}, fault.Newf(executionapp.ErrExecutionNotFound,
-			"Execution not found: %s. Use get_workflow_history (GET /api/sessions/{sessionId}/executions) to list executions.", in.ExecutionID)
+			"Execution not found: %s.", in.ExecutionID)
 	}
 	rep := DryRunReport{SessionID: in.SessionID, ExecutionID: in.ExecutionID, Fired: []DryRunFiring{}, Evaluations: []DryRunEvaluation{},
 		NotReplayed: []DryRunSkipped{}}

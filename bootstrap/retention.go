@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/yukta/yukta/adapters/archive"
+	"github.com/yukta/yukta/adapters/metrics"
 	"github.com/yukta/yukta/adapters/postgres"
 	"github.com/yukta/yukta/application/journalapp"
 	"github.com/yukta/yukta/application/retentionapp"
@@ -20,7 +21,7 @@ import (
 // the retention advisory lock sweeps in a pass.
 var retentionModule = fx.Module("retention", fx.Invoke(startRetention))
 
-func startRetention(lc fx.Lifecycle, cfg Config, pool *pgxpool.Pool, export *journalapp.ExportJournal, log *zap.Logger) error {
+func startRetention(lc fx.Lifecycle, cfg Config, pool *pgxpool.Pool, export *journalapp.ExportJournal, m *metrics.Metrics, log *zap.Logger) error {
 	rc := cfg.Retention
 	l := log.Named("retention")
 	store := postgres.NewRetentionStore(pool)
@@ -40,12 +41,19 @@ func startRetention(lc fx.Lifecycle, cfg Config, pool *pgxpool.Pool, export *jou
 	}
 	sweep := retentionapp.NewSweepRetention(deps, rc.Config)
 	runInBackground(lc, "retention sweeper", func(ctx context.Context) {
+		failed := false // Run calls onErr before onPass, on its one goroutine
 		sweep.Run(ctx, rc.Every, func(r retentionapp.Report) {
+			m.RetentionPass(r, !failed, time.Now())
+			failed = false
 			if r.Deleted+r.Pruned+r.Tombstones+r.Skipped > 0 {
 				l.Info("retention pass", zap.Int("deleted", r.Deleted), zap.Int("exported", r.Exported), zap.Int("skipped", r.Skipped),
 					zap.Int("pruned", r.Pruned), zap.Int("tombstones_expired", r.Tombstones))
 			}
-		}, func(err error) { l.Warn("retention pass failed; the next pass retries", zap.Error(err)) })
+		}, func(err error) {
+			failed = true
+			m.RetentionFailed()
+			l.Warn("retention pass failed; the next pass retries", zap.Error(err))
+		})
 	}, func() {
 		if rc.Policy.Deletes() {
 			l.Info("retention on: finished executions are deleted after their policy's days",

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -175,6 +176,18 @@ func TestRetentionDeletesWhileRunsFly(t *testing.T) {
 	code, body, _ = call(t, s, "POST", "/api/sessions/ret/executions/"+old[20]+"/control", "", []byte(`{"action":"RESTART"}`))
 	if code != 404 || !bytes.Contains(body, []byte("retention policy")) {
 		t.Fatalf("RESTART of a deleted run: %d %s", code, body)
+	}
+	// The metrics count what the sweeper did.
+	code, body, _ = call(t, s, "GET", "/metrics", "", nil)
+	for _, series := range []string{`yukta_retention_runs_total{what="deleted"} `, `yukta_retention_runs_total{what="exported"} `} {
+		_, rest, ok := bytes.Cut(body, []byte("\n"+series))
+		if code != 200 || !ok {
+			t.Fatalf("metrics: %d, no %s", code, series)
+		}
+		n, err := strconv.Atoi(string(bytes.Fields(rest)[0]))
+		if err != nil || n < len(old) {
+			t.Fatalf("metrics: %s is %d (%v, found %v), want at least %d", series, n, err, ok, len(old))
+		}
 	}
 
 	// One NDJSON journal per deleted run in the export folder, each VALID

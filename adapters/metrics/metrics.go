@@ -92,7 +92,8 @@ type Metrics struct {
 	nodeResults    []prometheus.Counter // by executionapp.NodeOutcome
 	engineErrors   *prometheus.CounterVec
 
-	runs *runMetrics
+	runs      *runMetrics
+	retention *retentionMetrics
 
 	lag atomic.Pointer[func() int64]
 }
@@ -153,7 +154,8 @@ func New(o Options) *Metrics {
 			Name: "yukta_engine_errors_total",
 			Help: "Failures the engine survived, by operation (claim, heartbeat, reap, commit).",
 		}, []string{"op"}),
-		runs: newRunMetrics(o.RunSeriesLimit),
+		runs:      newRunMetrics(o.RunSeriesLimit),
+		retention: newRetentionMetrics(),
 	}
 	results := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "yukta_node_results_total",
@@ -177,6 +179,7 @@ func New(o Options) *Metrics {
 		lagCollector{m: m},
 	)
 	m.reg.MustRegister(m.runs.collectors()...)
+	m.reg.MustRegister(m.retention.collectors()...)
 	if o.Build.Version != "" {
 		m.reg.MustRegister(buildInfo(o.Build))
 	}

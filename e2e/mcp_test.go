@@ -294,6 +294,10 @@ func TestMCPScenarios(t *testing.T) {
 	if !unknown.IsError || text(unknown) != "Execution not found: 00000000-0000-0000-0000-000000000000. Use get_workflow_history to list executions." {
 		t.Errorf("unknown execution: %q", text(unknown))
 	}
+	malformed := mcpCall(t, cs, "get_workflow_status", map[string]any{"sessionId": "ci", "executionId": "run-7"}, nil)
+	if !malformed.IsError || !strings.HasPrefix(text(malformed), `Invalid executionId "run-7": an execution id is a UUID`) {
+		t.Errorf("malformed execution id: %q", text(malformed))
+	}
 	foreign := mcpCall(t, cs, "get_workflow_status", map[string]any{"sessionId": created.SessionID, "executionId": started.ExecutionID}, nil)
 	if want := fmt.Sprintf("Execution not found: %s. Use get_workflow_history to list executions.", started.ExecutionID); text(foreign) != want {
 		t.Errorf("foreign execution: %q, want %q", text(foreign), want)

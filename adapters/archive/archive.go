@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
+	"github.com/yukta/yukta/application/executionapp"
 	"github.com/yukta/yukta/domain/session"
 )
 
@@ -33,9 +35,11 @@ func New(root string) (*Dir, error) {
 
 // Write stores the lines durably: a temporary file, synced, renamed into
 // place, and the folder synced, so a crash leaves the old file or the whole
-// new one. Ids are checked first: they become path elements.
+// new one. Ids are checked first: they become path elements, and an
+// execution id only in the lower case the database writes, so that one run
+// never has two files.
 func (d *Dir) Write(sessionID, executionID string, lines [][]byte) (string, error) {
-	if !session.ValidID(sessionID) || !validUUID(executionID) {
+	if !session.ValidID(sessionID) || !executionapp.ValidID(executionID) || strings.ToLower(executionID) != executionID {
 		return "", fmt.Errorf("archive: refusing ids %q/%q as file names", sessionID, executionID)
 	}
 	dir := filepath.Join(d.root, sessionID)
@@ -76,22 +80,4 @@ func (d *Dir) Write(sessionID, executionID string, lines [][]byte) (string, erro
 		}
 	}
 	return final, nil
-}
-
-func validUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i, c := range s {
-		switch {
-		case i == 8 || i == 13 || i == 18 || i == 23:
-			if c != '-' {
-				return false
-			}
-		case c >= '0' && c <= '9', c >= 'a' && c <= 'f':
-		default:
-			return false
-		}
-	}
-	return true
 }

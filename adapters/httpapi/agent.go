@@ -329,7 +329,7 @@ func (a *agentAPI) executions(c echo.Context, sup supervisor.Supervisor) error {
 // that does not exist.
 func (a *agentAPI) owned(ctx context.Context, sup supervisor.Supervisor, id string) (supervisorapp.RunInfo, error) {
 	// The same format, and the same refusal, as the REST routes' ExecutionId.
-	if !isUUID(id) {
+	if !executionapp.ValidID(id) {
 		return supervisorapp.RunInfo{}, &fault.ValidationError{Subject: "request", Violations: []fault.Violation{{Path: "path.executionId",
 			Message: fmt.Sprintf("%q is not an execution id (a UUID such as 0193b7a0-0000-7000-8000-000000000000); list the runs with GET %s/executions", clipID(id), AgentBase)}}}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 	"github.com/labstack/echo/v4"
 
+	"github.com/yukta/yukta/application/executionapp"
 	"github.com/yukta/yukta/domain/fault"
 )
 
@@ -39,7 +40,7 @@ func requestValidator(spec *openapi3.T) (echo.MiddlewareFunc, error) {
 	// format are refused here, in words, instead of by the generated
 	// binder's Go text.
 	spec.SetStringFormatValidator("uuid", openapi3.NewCallbackValidator(func(s string) error {
-		if !isUUID(s) {
+		if !executionapp.ValidID(s) {
 			return errors.New("not a UUID")
 		}
 		return nil
@@ -235,26 +236,4 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
-}
-
-// isUUID reports whether s is a UUID in its canonical text form
-// (8-4-4-4-12 hex digits).
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-				return false
-			}
-		}
-	}
-	return true
 }

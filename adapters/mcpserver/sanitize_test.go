@@ -56,12 +56,12 @@ func TestSanitizeCaps(t *testing.T) {
 func TestErrorTable(t *testing.T) {
 	t.Parallel()
 	s := &server{log: zap.NewNop()}
-	subj := subject{Session: "ci", Workflow: "build", Execution: "e-42", Plugin: "X", Supervisor: "s1"}
+	subj := subject{Session: "ci", Workflow: "build", Execution: "01a231ed-6402-76d6-8a7f-cfe7d4a66ae9", Plugin: "X", Supervisor: "s1"}
 	tests := []struct {
 		err  error
 		want string
 	}{
-		{executionapp.ErrExecutionNotFound, "Execution not found: e-42. Use get_workflow_history to list executions."},
+		{executionapp.ErrExecutionNotFound, "Execution not found: 01a231ed-6402-76d6-8a7f-cfe7d4a66ae9. Use get_workflow_history to list executions."},
 		{session.NotFound("ci"), "Session not found: ci. Use list_sessions to see available sessions."},
 		{access.SessionNotFound("ci"), "Session not found: ci. Use list_sessions to see available sessions."},
 		{session.ErrWorkflowNotFound, "Workflow not found: build in session ci. Use get_session_details to list its workflows."},
@@ -79,6 +79,12 @@ func TestErrorTable(t *testing.T) {
 		if got := s.toolError("t", tt.err, subj).Error(); got != tt.want {
 			t.Errorf("toolError(%v) = %q, want %q", tt.err, got, tt.want)
 		}
+	}
+	// A malformed id is named as such, not as a run that does not exist.
+	bad := subject{Session: "ci", Execution: "e-42"}
+	want := `Invalid executionId "e-42": an execution id is a UUID such as 01a231ed-6402-76d6-8a7f-cfe7d4a66ae9. Use get_workflow_history to list executions.`
+	if got := s.toolError("t", executionapp.ErrExecutionNotFound, bad).Error(); got != want {
+		t.Errorf("toolError for a malformed id = %q, want %q", got, want)
 	}
 }
 

@@ -123,7 +123,7 @@ func (s *ExecutionStore) Lock(ctx context.Context, ids []string) (map[string]*ex
 
 // LockOne loads and locks one execution of a session.
 func (s *ExecutionStore) LockOne(ctx context.Context, sessionID, id string) (*execution.Execution, error) {
-	if !validUUID(id) {
+	if !executionapp.ValidID(id) {
 		return nil, executionNotFound(id)
 	}
 	e, err := scanExecution(s.db.QueryRow(ctx, `SELECT `+executionColumns+` FROM executions
@@ -338,25 +338,6 @@ func loadSource(ctx context.Context, db dbtx, id string) (executionapp.RunSource
 
 func executionNotFound(id string) error {
 	return fault.Newf(executionapp.ErrExecutionNotFound, "Execution not found: %s.", id)
-}
-
-func validUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i, c := range s {
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 type breakpointDoc struct {

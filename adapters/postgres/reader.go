@@ -23,7 +23,7 @@ var _ executionapp.Reader = (*Reader)(nil)
 // Execution reads one execution of a session with its nodes.
 func (r *Reader) Execution(ctx context.Context, sessionID, id string) (executionapp.ExecutionView, error) {
 	var v executionapp.ExecutionView
-	if !validUUID(id) {
+	if !executionapp.ValidID(id) {
 		return v, executionNotFound(id)
 	}
 	var status string
@@ -138,7 +138,7 @@ func (r *Reader) Inputs(ctx context.Context, q executionapp.InputQuery) ([]execu
 	if limit <= 0 {
 		limit = executionapp.MaxInputPage
 	}
-	if q.AfterID != "" && !validUUID(q.AfterID) {
+	if q.AfterID != "" && !executionapp.ValidID(q.AfterID) {
 		return nil, nil // no input has this id, so none comes after it
 	}
 	rows, err := r.pool.Query(ctx, `SELECT `+inputColumns+` FROM inputs

@@ -228,7 +228,7 @@ type queryRower interface {
 
 func tombstone(ctx context.Context, db queryRower, sessionID, id string) (executionapp.Tombstone, bool, error) {
 	var t executionapp.Tombstone
-	if !validUUID(id) {
+	if !executionapp.ValidID(id) {
 		return t, false, nil
 	}
 	var journal string

@@ -260,7 +260,7 @@ func scanRun(row pgx.Row) (supervisorapp.RunInfo, error) {
 func validUUIDs(ids []string) []string {
 	out := make([]string, 0, len(ids))
 	for _, id := range ids {
-		if validUUID(id) {
+		if executionapp.ValidID(id) {
 			out = append(out, id)
 		}
 	}
@@ -413,7 +413,7 @@ func scanInputInfo(row pgx.Row) (supervisorapp.InputInfo, error) {
 
 // Input looks an input up by id.
 func (s *SupervisorRuntime) Input(ctx context.Context, id string) (supervisorapp.InputInfo, bool, error) {
-	if !validUUID(id) {
+	if !executionapp.ValidID(id) {
 		return supervisorapp.InputInfo{}, false, nil
 	}
 	in, err := scanInputInfo(s.pool.QueryRow(ctx, `SELECT `+inputInfoColumns+`
@@ -442,7 +442,7 @@ func (s *SupervisorRuntime) OpenInputs(ctx context.Context, units []supervisor.U
 func (s *SupervisorRuntime) ChangeHolds(ctx context.Context, executionID string,
 	change func(h supervisor.RunHolds, status execution.Status) (supervisor.RunHolds, error)) (supervisor.RunHolds, error) {
 	var out supervisor.RunHolds
-	if !validUUID(executionID) {
+	if !executionapp.ValidID(executionID) {
 		return out, executionNotFound(executionID)
 	}
 	err := inTx(ctx, s.pool, func(tx pgx.Tx) error {

@@ -75,7 +75,7 @@ func (s *SupervisorRuntime) OpenDelegation(ctx context.Context, d supervisor.Del
 // ChangeDelegation moves one delegation under its row lock.
 func (s *SupervisorRuntime) ChangeDelegation(ctx context.Context, id, actor, channel string, f *supervisorapp.Fence,
 	change func(supervisor.Delegation) (supervisor.Delegation, error)) (supervisor.Delegation, error) {
-	if len(validUUIDs([]string{id})) == 0 {
+	if !executionapp.ValidID(id) {
 		return supervisor.Delegation{}, delegationNotFound(id)
 	}
 	var out supervisor.Delegation
@@ -120,17 +120,7 @@ func delegationNotFound(id string) error {
 
 // Delegation reads one delegation.
 func (s *SupervisorRuntime) Delegation(ctx context.Context, id string) (supervisor.Delegation, bool, error) {
-	if len(validUUIDs([]string{id})) == 0 {
-		return supervisor.Delegation{}, false, nil
-	}
-	d, err := scanDelegation(s.pool.QueryRow(ctx, `SELECT `+delegationColumns+` FROM supervisor_delegations WHERE delegation_id = $1`, id))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return supervisor.Delegation{}, false, nil
-	}
-	if err != nil {
-		return supervisor.Delegation{}, false, translate(err)
-	}
-	return d, true, nil
+	return readByID(ctx, s.pool, id, `SELECT `+delegationColumns+` FROM supervisor_delegations WHERE delegation_id = $1`, scanDelegation)
 }
 
 // DueDelegations finds OPEN delegations past their deadline, on the

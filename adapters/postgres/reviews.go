@@ -88,7 +88,7 @@ func (s *SupervisorRuntime) OpenReview(ctx context.Context, r supervisor.Review,
 // ChangeReview moves one review under its row lock.
 func (s *SupervisorRuntime) ChangeReview(ctx context.Context, id string, f *supervisorapp.Fence,
 	change func(supervisor.Review) (supervisor.Review, []executionapp.Event, error)) (supervisor.Review, error) {
-	if len(validUUIDs([]string{id})) == 0 {
+	if !executionapp.ValidID(id) {
 		return supervisor.Review{}, reviewNotFound(id)
 	}
 	var out supervisor.Review
@@ -134,17 +134,24 @@ func reviewNotFound(id string) error {
 
 // Review reads one review.
 func (s *SupervisorRuntime) Review(ctx context.Context, id string) (supervisor.Review, bool, error) {
-	if len(validUUIDs([]string{id})) == 0 {
-		return supervisor.Review{}, false, nil
+	return readByID(ctx, s.pool, id, `SELECT `+reviewColumns+` FROM supervisor_reviews WHERE review_id = $1`, scanReview)
+}
+
+// readByID reads the one row a UUID names; a malformed id or no row is
+// found=false, never an error.
+func readByID[T any](ctx context.Context, db queryRower, id, sql string, scan func(pgx.Row) (T, error)) (T, bool, error) {
+	var zero T
+	if !executionapp.ValidID(id) {
+		return zero, false, nil
 	}
-	r, err := scanReview(s.pool.QueryRow(ctx, `SELECT `+reviewColumns+` FROM supervisor_reviews WHERE review_id = $1`, id))
+	v, err := scan(db.QueryRow(ctx, sql, id))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return supervisor.Review{}, false, nil
+		return zero, false, nil
 	}
 	if err != nil {
-		return supervisor.Review{}, false, translate(err)
+		return zero, false, translate(err)
 	}
-	return r, true, nil
+	return v, true, nil
 }
 
 // Reviews lists reviews, newest first.

@@ -64,16 +64,5 @@ func (uc *ExpireReviews) Handle(ctx context.Context) (int, error) {
 
 // Run passes every interval until ctx ends; onError hears failed passes.
 func (uc *ExpireReviews) Run(ctx context.Context, every time.Duration, onError func(error)) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		if _, err := uc.Handle(ctx); err != nil && ctx.Err() == nil && onError != nil {
-			onError(err)
-		}
-	}
+	everyInterval(ctx, every, func(ctx context.Context) error { _, err := uc.Handle(ctx); return err }, onError)
 }

@@ -25,6 +25,51 @@ var layers = []layerRule{
 	{prefix: "adapters/", ownPrefix: []string{"domain/", "application/", "adapters/", "migrations", "api"}, thirdParty: true},
 }
 
+// applicationOrder is the declared order of the application packages, top
+// first: a package may import only the packages below it, so the order is
+// also the proof that there is no cycle. A new application package must be
+// placed here before it can be imported by another.
+var applicationOrder = []string{
+	"application/supervisorapp",
+	"application/retentionapp",
+	"application/journalapp",
+	"application/executionapp",
+	"application/pluginapp",
+	"application/sessionapp",
+}
+
+// applicationRank is where dir's package sits in applicationOrder (-1 when
+// it is not declared).
+func applicationRank(dir string) int {
+	dir = strings.TrimSuffix(dir, "/")
+	for i, p := range applicationOrder {
+		if dir == p || strings.HasPrefix(dir, p+"/") {
+			return i
+		}
+	}
+	return -1
+}
+
+// orderViolation checks an import between two application packages
+// against applicationOrder.
+func orderViolation(dir, own string) string {
+	if !strings.HasPrefix(dir, "application/") || !strings.HasPrefix(own, "application/") {
+		return ""
+	}
+	from, to := applicationRank(dir), applicationRank(own)
+	switch {
+	case from < 0:
+		return strings.TrimSuffix(dir, "/") + " is not in applicationOrder (architecture_test.go); declare where it sits"
+	case to < 0:
+		return own + " is not in applicationOrder (architecture_test.go); declare where it sits"
+	case from == to:
+		return "" // a package and its own subpackages
+	case to < from:
+		return strings.TrimSuffix(dir, "/") + " may import only the application packages below it (" + strings.Join(applicationOrder[from+1:], ", ") + "), not " + own
+	}
+	return ""
+}
+
 var bannedPackageNames = map[string]bool{"util": true, "utils": true, "common": true, "helpers": true, "shared": true, "misc": true}
 
 // violation checks one import of one file and returns why it is not allowed.
@@ -43,7 +88,7 @@ func violation(file, imp string, isTest bool) string {
 		if own, ok := strings.CutPrefix(imp, module+"/"); ok {
 			for _, p := range l.ownPrefix {
 				if strings.HasPrefix(own, p) || own == strings.TrimSuffix(p, "/") {
-					return ""
+					return orderViolation(dir, own)
 				}
 			}
 			return l.prefix + " may not import " + own
@@ -112,6 +157,13 @@ func TestLayerRulesCatchViolations(t *testing.T) {
 		{"application/sessionapp/x.go", module + "/domain/session", false, false},
 		{"application/sessionapp/x.go", module + "/adapters/postgres", false, true},
 		{"application/sessionapp/x.go", "go.uber.org/zap", false, true},
+		{"application/supervisorapp/x.go", module + "/application/executionapp", false, false},
+		{"application/executionapp/x.go", module + "/application/sessionapp", false, false},
+		{"application/executionapp/x.go", module + "/application/supervisorapp", false, true},
+		{"application/sessionapp/x.go", module + "/application/executionapp", false, true},
+		{"application/newapp/x.go", module + "/application/sessionapp", false, true},
+		{"application/supervisorapp/x.go", module + "/application/newapp", false, true},
+		{"application/supervisorapp/x.go", module + "/application/supervisorapp/engines", false, false},
 		{"adapters/postgres/x.go", "github.com/jackc/pgx/v5", false, false},
 		{"adapters/postgres/x.go", module + "/bootstrap", false, true},
 		{"adapters/httpapi/x.go", "go.uber.org/fx", false, true},

@@ -63,6 +63,9 @@ type Config struct {
 	SupervisorPolicy supervisorapp.SavePolicy
 	// Retention is when finished runs are deleted (config_retention.go).
 	Retention RetentionConfig
+	// Loops are the supervisor loop bounds: the deepest run a supervisor
+	// may cause and each supervisor's directives per minute.
+	Loops supervisor.LoopBounds
 }
 
 // setting ties one flag to its environment variable.
@@ -73,7 +76,7 @@ type setting struct {
 var settings = struct {
 	addr, dataDir, databaseURL, allowedHosts, allowedOrigins, logLevel, logFormat, shutdownTimeout, dbMaxConns, egressAllowed, workers, lease, debugAddr,
 	apiKeys, keyRate, sourceRate, trustedProxies, maxMessage, maxOutput, maxLogLine, maxRunning, reservedSlots, reviewTimeout, reviewDefault, agentRate, authFailures, agentMaxBody, supervisorEnv,
-	processCommands, processAllowAny setting
+	processCommands, processAllowAny, loopDepth, loopBudget setting
 }{
 	addr:            setting{"addr", "YUKTA_ADDR", "host:port to listen on; loopback only unless API keys are set"},
 	apiKeys:         setting{"api-keys", "YUKTA_API_KEYS", "path of a key file: named keys with roles and optional session lists (docs/configuration.md)"},
@@ -104,6 +107,8 @@ var settings = struct {
 	reviewTimeout:   setting{"review-timeout", "YUKTA_REVIEW_TIMEOUT", "how long a supervisor asked to review a command has to answer before the default decision applies"},
 	processCommands: setting{"process-allowed-commands", "YUKTA_PROCESS_ALLOWED_COMMANDS", "comma-separated absolute paths of the executables process supervisors may run; empty runs none"},
 	processAllowAny: setting{"process-allow-any", "YUKTA_PROCESS_ALLOW_ANY", "true lets process supervisors run any executable; only with --process-allowed-commands empty"},
+	loopDepth:       setting{"supervisor-max-depth", "YUKTA_SUPERVISOR_MAX_DEPTH", "the deepest run a supervisor may cause: a run its directive starts is one deeper than the run whose event it reacted to"},
+	loopBudget:      setting{"supervisor-commands-per-minute", "YUKTA_SUPERVISOR_COMMANDS_PER_MINUTE", "directives each supervisor may send per one-minute window; more are refused until the window ends"},
 	reviewDefault:   setting{"review-default", "YUKTA_REVIEW_DEFAULT", "the decision a review takes on a timeout, or when no supervisor up the chain has an opinion: ALLOW, DENY or REQUIRE_APPROVAL"},
 }
 
@@ -123,6 +128,7 @@ func ParseServeConfig(args []string, getenv func(string) string, fs *flag.FlagSe
 	var maxMessage, maxOutput, maxLogLine, maxRunning, reservedSlots, reviewTimeout, reviewDefault string
 	var agentRate, authFailures, agentMaxBody, supervisorEnv string
 	var processCommands, processAllowAny string
+	var loopDepth, loopBudget string
 	parseRetention := retentionFlags(fs, env)
 	str(&c.Addr, settings.addr, "127.0.0.1:8080")
 	str(&c.DataDir, settings.dataDir, defaultDataDirOf(getenv))
@@ -154,6 +160,8 @@ func ParseServeConfig(args []string, getenv func(string) string, fs *flag.FlagSe
 	str(&reviewDefault, settings.reviewDefault, string(supervisor.RequireApproval))
 	str(&processCommands, settings.processCommands, "")
 	str(&processAllowAny, settings.processAllowAny, "false")
+	str(&loopDepth, settings.loopDepth, strconv.Itoa(supervisor.DefaultLoopDepth))
+	str(&loopBudget, settings.loopBudget, strconv.Itoa(supervisor.DefaultCommandsPerMinute))
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
 	}
@@ -261,6 +269,15 @@ func ParseServeConfig(args []string, getenv func(string) string, fs *flag.FlagSe
 	}
 	if c.Reviews.Default, err = supervisor.ParseDefaultDecision(reviewDefault); err != nil {
 		errs = append(errs, fmt.Errorf("--review-default (%s) %q must be ALLOW, DENY or REQUIRE_APPROVAL", settings.reviewDefault.env, reviewDefault))
+	}
+	if c.Loops.MaxDepth, err = strconv.Atoi(loopDepth); err != nil || c.Loops.MaxDepth < supervisor.MinLoopDepth || c.Loops.MaxDepth > supervisor.MaxLoopDepth {
+		errs = append(errs, fmt.Errorf("--supervisor-max-depth (%s) %q must be an integer from %d to %d", settings.loopDepth.env, loopDepth,
+			supervisor.MinLoopDepth, supervisor.MaxLoopDepth))
+	}
+	if c.Loops.CommandsPerMinute, err = strconv.Atoi(loopBudget); err != nil || c.Loops.CommandsPerMinute < supervisor.MinCommandsPerMinute ||
+		c.Loops.CommandsPerMinute > supervisor.MaxCommandsPerMinute {
+		errs = append(errs, fmt.Errorf("--supervisor-commands-per-minute (%s) %q must be an integer from %d to %d", settings.loopBudget.env, loopBudget,
+			supervisor.MinCommandsPerMinute, supervisor.MaxCommandsPerMinute))
 	}
 	allowAny, err := strconv.ParseBool(processAllowAny)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/yukta/yukta/adapters/egress"
 	"github.com/yukta/yukta/adapters/httpapi"
 	"github.com/yukta/yukta/adapters/mcpserver"
+	"github.com/yukta/yukta/adapters/metrics"
 	"github.com/yukta/yukta/adapters/postgres"
 	"github.com/yukta/yukta/adapters/process"
 	"github.com/yukta/yukta/application/executionapp"
@@ -35,6 +36,7 @@ var supervisorRuntimeModule = fx.Module("supervisor-runtime",
 		func(q *postgres.Queue, c session.Catalog) *supervisorapp.Redactor {
 			return supervisorapp.NewRedactor(q, c)
 		},
+		newLoopGuard,
 		newSubmitDirective,
 		func(r *postgres.Reader, st *postgres.SupervisorRuntime, red *supervisorapp.Redactor, c *cel.Conditions) *supervisorapp.DryRunRules {
 			return supervisorapp.NewDryRunRules(r, st, red, c, c.Check)
@@ -82,9 +84,21 @@ const (
 )
 
 func newSubmitDirective(sups supervisorapp.Reader, st *postgres.SupervisorRuntime, control *executionapp.Control,
-	start *executionapp.StartExecution, answer *executionapp.AnswerInput) *supervisorapp.SubmitDirective {
+	start *executionapp.StartExecution, answer *executionapp.AnswerInput, loops *supervisorapp.LoopGuard) *supervisorapp.SubmitDirective {
 	return supervisorapp.NewSubmitDirective(supervisorapp.SubmitDeps{Supervisors: sups, Ledger: st, Runs: st, Holds: st,
-		Control: control, Start: start, Answer: answer, Now: time.Now})
+		Control: control, Start: start, Answer: answer, Loops: loops, Now: time.Now})
+}
+
+// newLoopGuard applies the loop bounds (docs/supervisors.md#loop-bounds):
+// every refusal is counted in the metric, the first of each limit and
+// budget window is logged (once on all instances together).
+func newLoopGuard(st *postgres.SupervisorRuntime, m *metrics.Metrics, log *zap.Logger, cfg Config) *supervisorapp.LoopGuard {
+	llog := log.Named("supervisors")
+	return supervisorapp.NewLoopGuard(supervisorapp.LoopGuardDeps{Store: st, Bounds: cfg.Loops, Metrics: m, Now: time.Now,
+		OnLimit: func(supervisorID, limit string, err error) {
+			llog.Warn("supervisor loop bound reached; further refusals in this window are counted in yukta_supervisor_loop_refusals_total, not logged",
+				zap.String("supervisor", supervisorID), zap.String("limit", limit), zap.Error(err))
+		}})
 }
 
 // sweepHoldsEvery is how often the hold ledgers of finished runs are
@@ -95,7 +109,8 @@ func newSupervisorRuntime(lc fx.Lifecycle, log *zap.Logger, sups supervisorapp.R
 	r *postgres.Reader, red *supervisorapp.Redactor, submit *supervisorapp.SubmitDirective, c *cel.Conditions,
 	answer *supervisorapp.AnswerReview, ad supervisorapp.ApplierDeps, eg *egress.Client, cfg Config,
 	start *executionapp.StartExecution, await *executionapp.Await, control *executionapp.Control,
-	workflows executionapp.WorkflowReader, delegate *supervisorapp.Delegate, answerDelegation *supervisorapp.AnswerDelegation) *supervisorapp.Runtime {
+	workflows executionapp.WorkflowReader, delegate *supervisorapp.Delegate, answerDelegation *supervisorapp.AnswerDelegation,
+	loops *supervisorapp.LoopGuard) *supervisorapp.Runtime {
 	host, _ := os.Hostname()
 	owner := fmt.Sprintf("%s/%d/%s", host, os.Getpid(), rand.Text()[:8])
 	rlog := log.Named("supervisors")
@@ -124,7 +139,7 @@ func newSupervisorRuntime(lc fx.Lifecycle, log *zap.Logger, sups supervisorapp.R
 	// workflow supervisors run a workflow of an internal session per
 	// signal, in the reserved slot pool (docs/supervisors.md).
 	workflowEngine := supervisorapp.NewWorkflowEngineFactory(supervisorapp.WorkflowEngineDeps{Start: start, Await: await,
-		Control: control, Submit: submit, Answer: answer, Delegate: delegate, Conditions: c, Workflows: workflows,
+		Control: control, Submit: submit, Answer: answer, Delegate: delegate, Conditions: c, Workflows: workflows, Loops: loops,
 		ReservedSlots: cfg.Slots.Reserved, Now: time.Now,
 		OnError: func(supervisorID string, err error) {
 			rlog.Warn("workflow supervisor", zap.String("supervisor", supervisorID), zap.Error(err))

@@ -79,7 +79,9 @@ func TestAgentDeliveryAcrossKills(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
 	// Off: the default 600 requests a minute per credential would pace two
 	// consumers and thousands of directive sends to minutes.
-	opts := serverOptions{DSN: dsn, Env: []string{"YUKTA_LEASE=2s", "YUKTA_AGENT_RATE_LIMIT=off"}}
+	// One directive per run, far more than a minute's budget: the test is
+	// about delivery, not the loop bounds.
+	opts := serverOptions{DSN: dsn, Env: []string{"YUKTA_LEASE=2s", "YUKTA_AGENT_RATE_LIMIT=off", "YUKTA_SUPERVISOR_COMMANDS_PER_MINUTE=10000"}}
 	s := startServer(t, opts)
 	base := s.URL
 	opts.Args = []string{"--addr", strings.TrimPrefix(base, "http://")} // restarts listen where the consumers call

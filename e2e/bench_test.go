@@ -128,8 +128,10 @@ func benchServer(b *testing.B, env benchEnv) *server {
 // benchServerWith starts a benchmark server with extra YUKTA_* settings.
 func benchServerWith(b *testing.B, env benchEnv, extra ...string) *server {
 	b.Helper()
-	// The benchmarks measure the engine, not the request limits.
-	o := serverOptions{DSN: env.dsn, Args: []string{"--log-level", "info"}, Env: []string{"YUKTA_RATE_LIMIT_SOURCE=off", "YUKTA_RATE_LIMIT_KEY=off"}}
+	// The benchmarks measure the engine, not the request limits or the
+	// supervisors' command budget.
+	o := serverOptions{DSN: env.dsn, Args: []string{"--log-level", "info"}, Env: []string{"YUKTA_RATE_LIMIT_SOURCE=off", "YUKTA_RATE_LIMIT_KEY=off",
+		"YUKTA_SUPERVISOR_COMMANDS_PER_MINUTE=10000"}}
 	if w := os.Getenv("YUKTA_BENCH_WORKERS"); w != "" {
 		o.Env = append(o.Env, "YUKTA_WORKERS="+w)
 	}

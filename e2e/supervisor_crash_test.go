@@ -80,7 +80,9 @@ func TestSupervisorKill9EveryEventOnceEffect(t *testing.T) {
 	began := time.Now()
 	ctx := context.Background()
 	dsn := pgtest.NewDatabase(t)
-	opts := serverOptions{DSN: dsn, Env: []string{"YUKTA_LEASE=2s"}}
+	// A directive per event, far more than a minute's budget: the test is
+	// about crashes, not the loop bounds.
+	opts := serverOptions{DSN: dsn, Env: []string{"YUKTA_LEASE=2s", "YUKTA_SUPERVISOR_COMMANDS_PER_MINUTE=10000"}}
 	s := startServer(t, opts)
 	db, err := pgx.Connect(ctx, dsn)
 	if err != nil {

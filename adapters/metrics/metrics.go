@@ -94,6 +94,7 @@ type Metrics struct {
 
 	runs      *runMetrics
 	retention *retentionMetrics
+	loops     *loopMetrics
 
 	lag atomic.Pointer[func() int64]
 }
@@ -156,6 +157,7 @@ func New(o Options) *Metrics {
 		}, []string{"op"}),
 		runs:      newRunMetrics(o.RunSeriesLimit),
 		retention: newRetentionMetrics(),
+		loops:     newLoopMetrics(),
 	}
 	results := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "yukta_node_results_total",
@@ -180,6 +182,7 @@ func New(o Options) *Metrics {
 	)
 	m.reg.MustRegister(m.runs.collectors()...)
 	m.reg.MustRegister(m.retention.collectors()...)
+	m.reg.MustRegister(m.loops.collectors()...)
 	if o.Build.Version != "" {
 		m.reg.MustRegister(buildInfo(o.Build))
 	}

@@ -38,12 +38,12 @@ func (s *ExecutionStore) Insert(ctx context.Context, e executionapp.NewExecution
 	var id string
 	err = s.db.QueryRow(ctx, `
 		INSERT INTO executions (execution_id, session_id, workflow_id, status, definition, payload, actor, channel,
-		                        idempotency_key, restart_of, from_node_id, started_at)
-		VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8, $9, $10, $11, $12)
+		                        idempotency_key, restart_of, from_node_id, started_at, cause_depth, caused_by)
+		VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8, $9, $10, $11, $12, $13, $14)
 		ON CONFLICT (session_id, workflow_id, idempotency_key) DO NOTHING
 		RETURNING execution_id::text`,
 		e.ID, e.SessionID, e.WorkflowID, string(e.Status), string(e.Definition), payload, e.Actor, e.Channel,
-		key, restartOf, from, e.StartedAt).Scan(&id)
+		key, restartOf, from, e.StartedAt, e.Origin.Depth, e.Origin.Supervisor).Scan(&id)
 	if err == nil {
 		return id, true, nil
 	}

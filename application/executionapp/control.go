@@ -83,6 +83,7 @@ type ControlInput struct {
 	ExecutionID string // execution and node scope
 	WorkflowID  string // workflow scope (STOP_ALL)
 	Cause       string // what the sender reacted to; journaled
+	Origin      Origin // what caused it: the runs a restart starts get it
 	Command     execution.Command
 }
 
@@ -385,7 +386,7 @@ func (uc *Control) apply(ctx context.Context, st Stores, rec *CommandRecord, in 
 	w.actor, w.channel = c.Actor, c.Channel
 	ex = w.execs[ex.ID()]
 	if c.Scope == execution.ScopeNode {
-		return uc.applyNode(ctx, st, w, ex, c)
+		return uc.applyNode(ctx, st, w, ex, c, in.Origin)
 	}
 	if c.IfStatus != "" && string(ex.Status()) != c.IfStatus {
 		return "", nil, fault.Newf(fault.ErrConflict, "execution %s is %s, not %s (ifStatus); nothing was changed", ex.ID(), ex.Status(), c.IfStatus)
@@ -424,13 +425,13 @@ func (uc *Control) apply(ctx context.Context, st Stores, rec *CommandRecord, in 
 			return msg, nil, nil
 		}
 	case execution.ActionRestart:
-		id, err := uc.restart(ctx, st, ex, "", c, now)
+		id, err := uc.restart(ctx, st, ex, "", c, in.Origin, now)
 		if err != nil {
 			return "", nil, err
 		}
 		return "restarted as execution " + id, []string{id}, w.finish(ctx, uc.runs)
 	case execution.ActionRestartFromNode:
-		id, err := uc.restart(ctx, st, ex, c.FromNodeID, c, now)
+		id, err := uc.restart(ctx, st, ex, c.FromNodeID, c, in.Origin, now)
 		if err != nil {
 			return "", nil, err
 		}
@@ -508,7 +509,7 @@ func (uc *Control) stopAll(ctx context.Context, st Stores, rec *CommandRecord, i
 	return fmt.Sprintf("%s sent to %d execution(s) of workflow %s", in.Command.Mode, len(stopped), in.WorkflowID), stopped, w.finish(ctx, uc.runs)
 }
 
-func (uc *Control) applyNode(ctx context.Context, st Stores, w *work, ex *execution.Execution, c execution.Command) (string, []string, error) {
+func (uc *Control) applyNode(ctx context.Context, st Stores, w *work, ex *execution.Execution, c execution.Command, origin Origin) (string, []string, error) {
 	n := w.nodes[ex.ID()][c.NodeID]
 	if n == nil {
 		var ids []string
@@ -522,7 +523,7 @@ func (uc *Control) applyNode(ctx context.Context, st Stores, w *work, ex *execut
 		return "", nil, fault.Newf(fault.ErrConflict, "node %s is %s, not %s (ifStatus); nothing was changed", c.NodeID, n.Status(), c.IfStatus)
 	}
 	if c.Action == execution.ActionRetry {
-		id, err := uc.restart(ctx, st, ex, c.NodeID, c, w.now)
+		id, err := uc.restart(ctx, st, ex, c.NodeID, c, origin, w.now)
 		if err != nil {
 			return "", nil, err
 		}
@@ -575,7 +576,7 @@ func (uc *Control) applyNode(ctx context.Context, st Stores, w *work, ex *execut
 // from its triggers with the source's payload, or (fromNode set) feeding
 // that node the inputs it received in the source run, with the nodes that
 // cannot reach it SKIPPED.
-func (uc *Control) restart(ctx context.Context, st Stores, src *execution.Execution, fromNode string, c execution.Command, now time.Time) (string, error) {
+func (uc *Control) restart(ctx context.Context, st Stores, src *execution.Execution, fromNode string, c execution.Command, origin Origin, now time.Time) (string, error) {
 	s := src.State()
 	source, err := st.Executions.Source(ctx, src.ID())
 	if err != nil {
@@ -629,9 +630,9 @@ func (uc *Control) restart(ctx context.Context, st Stores, src *execution.Execut
 	}
 	if _, _, err := st.Executions.Insert(ctx, NewExecution{ID: ex.ID(), SessionID: s.SessionID, WorkflowID: s.WorkflowID,
 		Definition: def, Payload: source.Payload, Actor: c.Actor, Channel: c.Channel, RestartOf: src.ID(), FromNodeID: fromNode,
-		StartedAt: now, Status: ex.Status()}); err != nil {
+		StartedAt: now, Status: ex.Status(), Origin: origin}); err != nil {
 		return "", err
 	}
 	noteStarted(st, s.SessionID, s.WorkflowID)
-	return ex.ID(), seed(ctx, st, w, ex, s.SessionID, feed, source.Payload, inputs, c.Actor, c.Channel, now)
+	return ex.ID(), seed(ctx, st, w, ex, s.SessionID, feed, source.Payload, inputs, c.Actor, c.Channel, origin, now)
 }

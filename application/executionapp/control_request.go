@@ -37,6 +37,9 @@ type ControlRequest struct {
 	Breakpoint *BreakpointRequest
 	Actor      string
 	Channel    string
+	// Origin is what caused the command: the run a restart starts gets it.
+	// Only the supervisor intake sets it.
+	Origin Origin
 }
 
 // BreakpointRequest is a breakpoint as sent: field and equals, or a CEL
@@ -56,7 +59,7 @@ type ConditionChecker interface {
 // command checks a request's addressing and builds the domain command,
 // reporting every problem at once.
 func (uc *Control) command(ctx context.Context, r ControlRequest) (ControlInput, error) {
-	in := ControlInput{SessionID: r.SessionID, ExecutionID: r.ExecutionID, WorkflowID: r.WorkflowID, Cause: r.Cause}
+	in := ControlInput{SessionID: r.SessionID, ExecutionID: r.ExecutionID, WorkflowID: r.WorkflowID, Cause: r.Cause, Origin: r.Origin}
 	scope := r.Scope
 	stopAll := strings.EqualFold(strings.TrimSpace(r.Action), string(execution.ActionStopAll))
 	if scope == execution.ScopeExecution && stopAll {

@@ -43,6 +43,20 @@ type NewExecution struct {
 	FromNodeID     string
 	StartedAt      time.Time
 	Status         execution.Status
+	// Origin is what caused the run (the zero Origin: a person, a webhook
+	// or a schedule).
+	Origin Origin
+}
+
+// Origin is what caused a run: the supervisor whose directive started (or
+// restarted) it and its causal depth, one more than the run whose event the
+// supervisor reacted to (docs/supervisors.md#loop-bounds). The zero Origin
+// is a run a person, a webhook or a schedule started: depth 0. It is stored
+// with the run and named in its ExecutionStarted event, so the next
+// supervisor reacting to the run knows how deep it is.
+type Origin struct {
+	Depth      int    `json:"depth,omitempty"`
+	Supervisor string `json:"supervisor,omitempty"`
 }
 
 // ExecutionStore keeps executions and their nodes.

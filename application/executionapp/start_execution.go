@@ -83,6 +83,8 @@ type StartInput struct {
 	// normal pool otherwise. No door sets it: only the server's own
 	// supervisor engine starts runs in the reserved pool.
 	Pool execution.Pool
+	// Origin is what caused the run; only the supervisor intake sets it.
+	Origin Origin
 }
 
 // StartResult is the started (or already started) execution.
@@ -211,7 +213,7 @@ func (uc *StartExecution) start(ctx context.Context, in StartInput) (StartResult
 		waits = ex.Status() == execution.Pending
 		id, created, err := st.Executions.Insert(ctx, NewExecution{
 			ID: ex.ID(), SessionID: in.SessionID, WorkflowID: in.WorkflowID, Definition: def, Payload: in.Payload,
-			Actor: in.Actor, Channel: in.Channel, IdempotencyKey: in.IdempotencyKey, StartedAt: now, Status: ex.Status(),
+			Actor: in.Actor, Channel: in.Channel, IdempotencyKey: in.IdempotencyKey, StartedAt: now, Status: ex.Status(), Origin: in.Origin,
 		})
 		if errors.Is(err, ErrKeyReused) {
 			return fault.Newf(ErrKeyReused, "the idempotency key %q already started execution %s of workflow %s with a different payload; "+
@@ -228,7 +230,7 @@ func (uc *StartExecution) start(ctx context.Context, in StartInput) (StartResult
 		if err := uc.admission.Reserve(ctx, st, id, in.Pool); err != nil {
 			return err
 		}
-		return seed(ctx, st, w, ex, in.SessionID, feed, in.Payload, nil, in.Actor, in.Channel, now)
+		return seed(ctx, st, w, ex, in.SessionID, feed, in.Payload, nil, in.Actor, in.Channel, in.Origin, now)
 	})
 	if err != nil {
 		return StartResult{}, fmt.Errorf("start %s/%s: %w", in.SessionID, in.WorkflowID, err)
@@ -286,7 +288,7 @@ func noTrigger(in StartInput, others []string) error {
 // seed writes the nodes, the first messages and the start event of a new
 // execution. skipped marks nodes that start SKIPPED (restart from a node).
 func seed(ctx context.Context, st Stores, w session.Workflow, ex *execution.Execution, sessionID string,
-	feed []string, payload any, inputs map[string][]any, actor, channel string, now time.Time) error {
+	feed []string, payload any, inputs map[string][]any, actor, channel string, origin Origin, now time.Time) error {
 	var nodes []*execution.Node
 	var skipped []string // in the start event, so the journal sees them
 	for _, n := range w.Nodes() {
@@ -339,6 +341,9 @@ func seed(ctx context.Context, st Stores, w session.Workflow, ex *execution.Exec
 	}
 	if len(skipped) > 0 {
 		data["skippedNodes"] = skipped
+	}
+	if origin.Depth > 0 {
+		data["depth"], data["causedBy"] = origin.Depth, origin.Supervisor
 	}
 	return st.Events.Append(ctx, []Event{{Type: EventExecutionStarted, At: now, SessionID: sessionID,
 		WorkflowID: s.WorkflowID, ExecutionID: ex.ID(), Actor: actor, Channel: channel, Data: data}})

@@ -455,9 +455,10 @@ func (e *processEngine) command(m map[string]json.RawMessage) {
 		return
 	}
 	_, err = e.d.Submit.Handle(e.ctx, SubmitInput{SupervisorID: e.sup.ID(), Directive: d, Channel: ChannelSupervisor, Fence: &e.fence})
-	if err != nil && e.ctx.Err() == nil {
+	if err != nil && e.ctx.Err() == nil && !loopRefused(err) {
 		// A refusal is journaled by the intake; a failure leaves the key
-		// open, so the program may send the same line again.
+		// open, so the program may send the same line again. The loop
+		// bounds log their refusals once per window themselves.
 		e.d.OnError(e.sup.ID(), fmt.Errorf("command line with key %q: %w", d.Key(), err))
 	}
 }

@@ -178,8 +178,11 @@ func (e *rulesEngine) fire(ctx context.Context, ev Evaluation, key, cause string
 	case errors.Is(err, ErrLeaseLost):
 		return err
 	case isRefusal(err):
-		// Recorded and journaled by the intake.
-		e.d.OnRuleError(e.sup.ID(), ev.RuleID, err)
+		// Recorded and journaled by the intake; the loop bounds log theirs
+		// once per window themselves.
+		if !loopRefused(err) {
+			e.d.OnRuleError(e.sup.ID(), ev.RuleID, err)
+		}
 		return nil
 	}
 	return fmt.Errorf("rule %s: %w", ev.RuleID, err)

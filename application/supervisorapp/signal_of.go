@@ -15,10 +15,19 @@ import (
 // for it (the store, not the event, says so), an EVENT (its data redacted)
 // when the event lies on an owned unit, a DELEGATED or CONSULTED signal
 // for a delegation's target (while it is OPEN) or, with the answer, its
-// sender (delegationSignal), nothing otherwise.
+// sender (delegationSignal), an EVENT for the supervisor a
+// SupervisorLimitReached names, nothing otherwise.
 func signalOf(ctx context.Context, red EventRedactor, reviews ReviewStore, dels DelegationStore, sup supervisor.Supervisor, e executionapp.StoredEvent) (supervisor.Signal, bool, error) {
 	if e.Type == EventDelegationRequested || e.Type == EventDelegationAnswered {
 		return delegationSignal(ctx, dels, sup, e)
+	}
+	if e.Type == EventSupervisorLimitReached {
+		// The loop bounds' notice (loop_guard.go) belongs to no session:
+		// it goes to the supervisor it names, as an EVENT.
+		if e.Data["supervisorId"] != sup.ID() {
+			return supervisor.Signal{}, false, nil
+		}
+		return supervisor.NewSignal(supervisor.FormatCursor(e.Seq), EventSignal(e, e.Data)), true, nil
 	}
 	if e.Type == EventReviewRequested && e.Data["supervisorId"] == sup.ID() {
 		id, _ := e.Data["reviewId"].(string)

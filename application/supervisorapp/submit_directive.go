@@ -59,6 +59,7 @@ type SubmitDirective struct {
 	control  Controller
 	start    Starter
 	answer   Answerer
+	loops    *LoopGuard
 	now      func() time.Time
 	claimTTL time.Duration
 }
@@ -74,8 +75,10 @@ type SubmitDeps struct {
 	Control     Controller
 	Start       Starter
 	Answer      Answerer
-	Now         func() time.Time
-	ClaimTTL    time.Duration
+	// Loops applies the loop bounds to every directive (nil: none).
+	Loops    *LoopGuard
+	Now      func() time.Time
+	ClaimTTL time.Duration
 }
 
 // DefaultClaimTTL bounds how long a key waits after its sender died.
@@ -87,7 +90,7 @@ func NewSubmitDirective(d SubmitDeps) *SubmitDirective {
 		d.ClaimTTL = DefaultClaimTTL
 	}
 	return &SubmitDirective{sups: d.Supervisors, ledger: d.Ledger, runs: d.Runs, holds: d.Holds, control: d.Control,
-		start: d.Start, answer: d.Answer, now: d.Now, claimTTL: d.ClaimTTL}
+		start: d.Start, answer: d.Answer, loops: d.Loops, now: d.Now, claimTTL: d.ClaimTTL}
 }
 
 // SubmitInput is one directive from one supervisor.
@@ -177,6 +180,10 @@ func (uc *SubmitDirective) Handle(ctx context.Context, in SubmitInput) (Directiv
 			return answer(prev)
 		}
 	}
+	origin, refused, err := uc.loops.admitted(ctx, in, seen) // loop_guard.go
+	if err != nil {
+		return refused, err
+	}
 	stored, err := uc.sups.Supervisor(ctx, in.SupervisorID)
 	if err != nil {
 		return DirectiveResult{}, err
@@ -224,7 +231,7 @@ func (uc *SubmitDirective) Handle(ctx context.Context, in SubmitInput) (Directiv
 			}
 			claimed = uc.now()
 		}
-		out, evs, err := uc.apply(ctx, sup, d, in.Channel, st)
+		out, evs, err := uc.apply(ctx, sup, d, in.Channel, st, origin)
 		if err != nil {
 			return DirectiveResult{}, err
 		}
@@ -405,7 +412,8 @@ func (uc *SubmitDirective) plan(ctx context.Context, sup supervisor.Supervisor, 
 // events that journal it (beside the ones the use cases write). An error
 // is a failure to carry it out (the key stays open); a refusal is an
 // outcome.
-func (uc *SubmitDirective) apply(ctx context.Context, sup supervisor.Supervisor, d supervisor.Directive, channel string, st step) (Outcome, []executionapp.Event, error) {
+func (uc *SubmitDirective) apply(ctx context.Context, sup supervisor.Supervisor, d supervisor.Directive, channel string, st step,
+	origin executionapp.Origin) (Outcome, []executionapp.Event, error) {
 	c := d.Command()
 	actor := Actor(sup.ID())
 	key := ControlKey(sup.ID(), d.Key())
@@ -431,7 +439,7 @@ func (uc *SubmitDirective) apply(ctx context.Context, sup supervisor.Supervisor,
 	case supervisor.StartWorkflow:
 		out.WorkflowID = st.WorkflowID
 		res, err := uc.start.Handle(ctx, executionapp.StartInput{SessionID: st.SessionID, WorkflowID: st.WorkflowID, Payload: c.Payload(),
-			IdempotencyKey: key, Trigger: executionapp.TriggerManual, Actor: actor, Channel: channel})
+			IdempotencyKey: key, Trigger: executionapp.TriggerManual, Actor: actor, Channel: channel, Origin: origin})
 		if err != nil {
 			return refused(err)
 		}
@@ -480,7 +488,7 @@ func (uc *SubmitDirective) apply(ctx context.Context, sup supervisor.Supervisor,
 	}
 	req := executionapp.ControlRequest{SessionID: st.SessionID, Scope: scope, Action: string(action), Mode: string(c.Mode()),
 		FromNodeID: c.FromNodeID(), Immediate: c.Immediate(), Reason: d.Reason(), Cause: d.Cause(), Key: key, IfStatus: d.IfStatus(),
-		Actor: actor, Channel: channel}
+		Actor: actor, Channel: channel, Origin: origin}
 	switch scope {
 	case execution.ScopeWorkflow:
 		req.WorkflowID, out.WorkflowID = st.WorkflowID, st.WorkflowID

@@ -44,6 +44,9 @@ type WorkflowEngineDeps struct {
 	// Delegate opens the ESCALATE of a run that decided ESCALATE (nil:
 	// ESCALATE is no opinion only).
 	Delegate Delegator
+	// Loops bounds the causal depth of the runs the engine starts (nil: no
+	// bound): a run for an EVENT is one deeper than the event's run.
+	Loops *LoopGuard
 	// Conditions evaluates the when setting; only a supervisor that has one
 	// needs it.
 	Conditions ConditionEvaluator
@@ -441,11 +444,20 @@ func (e *workflowEngine) takesKind(ctx context.Context, k supervisor.SignalKind)
 	return !found, nil
 }
 
-// start starts (or finds, by its key) the job's run.
+// start starts (or finds, by its key) the job's run. A run for an EVENT
+// deeper than the loop bounds allow is refused (ErrLoopTooDeep).
 func (e *workflowEngine) start(ctx context.Context, j *wfJob) (string, error) {
+	cause := ""
+	if j.Kind == supervisor.KindEvent {
+		cause = j.Cursor
+	}
+	origin, err := e.d.Loops.AdmitRun(ctx, e.sup.ID(), cause)
+	if err != nil {
+		return "", err
+	}
 	res, err := e.d.Start.Handle(ctx, executionapp.StartInput{SessionID: j.SessionID, WorkflowID: e.cfg.workflowID,
 		Payload: j.payload, IdempotencyKey: WorkflowRunKey(e.sup.ID(), j.Signal, j.Attempt), Trigger: TriggerSupervisorSignal,
-		Actor: Actor(e.sup.ID()), Channel: ChannelSupervisor, Pool: execution.PoolReserved})
+		Actor: Actor(e.sup.ID()), Channel: ChannelSupervisor, Pool: execution.PoolReserved, Origin: origin})
 	if err != nil {
 		return "", err
 	}
@@ -464,7 +476,9 @@ func (e *workflowEngine) startFailed(ctx context.Context, j *wfJob, err error) e
 		return fmt.Errorf("workflow engine: start the run for signal %s: %w", j.Cursor, err)
 	}
 	why := fmt.Sprintf("the run of %s/%s for signal %s (%s) could not start: %v", j.SessionID, e.cfg.workflowID, j.Cursor, j.Kind, err)
-	e.d.OnError(e.sup.ID(), fmt.Errorf("workflow engine: %s: %w", why, err))
+	if !loopRefused(err) { // the loop bounds log theirs once per window
+		e.d.OnError(e.sup.ID(), fmt.Errorf("workflow engine: %s: %w", why, err))
+	}
 	if j.Kind != supervisor.KindReview {
 		return nil
 	}
@@ -759,6 +773,8 @@ func (e *workflowEngine) send(j *wfJob, d supervisor.Directive) bool {
 		return true
 	case e.ctx.Err() != nil, errors.Is(err, ErrLeaseLost):
 		return false
+	case loopRefused(err):
+		return true // the loop bounds log theirs once per window
 	}
 	e.d.OnError(e.sup.ID(), fmt.Errorf("workflow engine: signal %s: directive %s (%s) was refused: %w", j.Cursor, d.Key(), d.Command().Type(), err))
 	return true

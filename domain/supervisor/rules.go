@@ -81,6 +81,7 @@ var eventShapes = map[string]eventShape{
 	"ReviewDecided":          {workflow: true, nodeFilter: true},
 	"SessionApplied":         {},
 	"SessionDeleted":         {},
+	"SupervisorLimitReached": {},
 }
 
 // tickShape is what a tick rule sees: one unfinished run at a time.

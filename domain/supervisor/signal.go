@@ -59,6 +59,9 @@ var EventTypes = []string{
 	"ExecutionStarted", "ExecutionStatusChanged", "NodeStatusChanged", "BreakpointHit",
 	"InputRequested", "InputAnswered", "CommandAccepted", "CommandApplied", "CommandRejected",
 	"ReviewRequested", "ReviewDecided", "SessionApplied", "SessionDeleted",
+	// The loop bounds refused the supervisor (loop.go): only the
+	// supervisor it names receives it.
+	"SupervisorLimitReached",
 }
 
 // SignalBody is the body of one signal kind. The set is closed: only this

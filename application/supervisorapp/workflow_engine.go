@@ -6,14 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/yukta/yukta/application/executionapp"
 	"github.com/yukta/yukta/domain/execution"
@@ -71,9 +69,9 @@ const (
 	WorkflowMaxTimeout           = 600 * time.Second
 )
 
-// MaxDecisionCommands caps the commands of one decision: a workflow that
-// builds more is more likely broken than busy, and each is a directive.
-const MaxDecisionCommands = 100
+// MaxDecisionCommands caps the commands of one decision
+// (supervisor.MaxDecisionCommands).
+const MaxDecisionCommands = supervisor.MaxDecisionCommands
 
 // TriggerSupervisorSignal feeds a workflow's SUPERVISOR_SIGNAL nodes
 // (StartExecution matches a Trigger against node types).
@@ -81,10 +79,10 @@ const TriggerSupervisorSignal executionapp.Trigger = "SUPERVISOR_SIGNAL"
 
 // The outcomes of SUPERVISOR_DECISION (adapters/plugins).
 const (
-	outcomeSuccess  = "SUCCESS"
-	outcomeEscalate = "ESCALATE"
-	outcomeRetry    = "RETRY"
-	outcomeFailed   = "FAILED"
+	outcomeSuccess  = supervisor.OutcomeSuccess
+	outcomeEscalate = supervisor.OutcomeEscalate
+	outcomeRetry    = supervisor.OutcomeRetry
+	outcomeFailed   = supervisor.OutcomeFailed
 )
 
 // workflowStopGrace is how long the engine waits for a run it stopped at
@@ -645,7 +643,7 @@ func readDecision(id string, out executionapp.RunOutcome) wfDecision {
 	}
 	d := wfDecision{outcome: cmp.Or(outcome, outcomeSuccess), message: res["payload"]}
 	d.reason, _ = res["reason"].(string)
-	if !slices.Contains([]string{outcomeSuccess, outcomeEscalate, outcomeRetry, outcomeFailed}, d.outcome) {
+	if !slices.Contains(supervisor.DecisionOutcomes, d.outcome) {
 		return wfDecision{why: fmt.Sprintf("its run %s decided %q, which is not SUCCESS, ESCALATE, RETRY or FAILED", id, clipText(outcome, 120))}
 	}
 	return d
@@ -780,135 +778,20 @@ func (e *workflowEngine) patiently(what string, f func() error) error {
 	}
 }
 
-// readMessage reads the message of a SUCCESS decision strictly:
-// {"commands"?: [command, …], "verdict"?: "ALLOW" | "DENY" |
-// "REQUIRE_APPROVAL" | "NO_OPINION", "reason"?: string}. Each command is a
-// directive command (ParseDirective's command member) and becomes a
+// readMessage reads the message of a SUCCESS decision strictly
+// (supervisor.ReadDecision, paths under "message"): each command becomes a
 // directive keyed by the signal and its index, with the signal's cursor as
-// its cause; the message's reason (or else the SUPERVISOR_DECISION's) is
-// the directives' and the verdict's reason. A verdict answers a REVIEW
-// signal only. Every problem is listed in one *fault.ValidationError, and
-// then nothing is sent.
+// its cause. Every problem is listed in one *fault.ValidationError, and
+// then nothing is sent. The SUPERVISOR_DECISION node reads the same
+// message with the same rules and fails its run first, so this guards a
+// run that ended before that check existed.
 func readMessage(msg any, j *wfJob, reason string) ([]supervisor.Directive, *supervisor.Verdict, error) {
-	if msg == nil {
-		return nil, nil, nil
-	}
-	var vs []fault.Violation
-	add := func(path, format string, args ...any) {
-		vs = append(vs, fault.Violation{Path: path, Message: fmt.Sprintf(format, args...)})
-	}
-	m, ok := msg.(map[string]any)
-	if !ok {
-		add("message", `must be an object such as {"commands": [{"type": "AnswerInput", "inputId": "…", "answer": {…}}]}`)
-		return nil, nil, &fault.ValidationError{Subject: "decision", Violations: vs}
-	}
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		if k != "commands" && k != "verdict" && k != "reason" {
-			add(jsonvalue.Key("message", k), `is not part of a decision; the message is {"commands"?: [...], "verdict"?: "ALLOW"|"DENY"|"REQUIRE_APPROVAL"|"NO_OPINION", "reason"?: "…"}`)
-		}
-	}
-	if rv, ok := m["reason"]; ok && rv != nil {
-		s, ok := rv.(string)
-		if !ok {
-			add("message.reason", "must be a string")
-		}
-		reason = cmp.Or(s, reason)
-	}
-	if n := utf8.RuneCountInString(reason); n > supervisor.MaxReasonLen {
-		add("message.reason", "is %d characters long; the limit is %d (the SUPERVISOR_DECISION's reason counts when the message has none)", n, supervisor.MaxReasonLen)
-		reason = ""
-	}
-	var dirs []supervisor.Directive
-	if cv, ok := m["commands"]; ok && cv != nil {
-		list, ok := cv.([]any)
-		switch {
-		case !ok:
-			add("message.commands", "must be an array of commands")
-		case len(list) > MaxDecisionCommands:
-			add("message.commands", "has %d commands; one decision may send at most %d", len(list), MaxDecisionCommands)
-		default:
-			for i, c := range list {
-				d, err := decisionDirective(c, WorkflowDirectiveKey(j.Signal, i), j.Cursor, reason)
-				if err != nil {
-					vs = append(vs, commandViolations(err, jsonvalue.Index("message.commands", i))...)
-					continue
-				}
-				dirs = append(dirs, d)
-			}
-		}
-	}
-	var verdict *supervisor.Verdict
-	if vv, ok := m["verdict"]; ok {
-		if j.Kind != supervisor.KindReview {
-			add("message.verdict", "answers a REVIEW signal only; this run was started by a %s signal", j.Kind)
-		} else {
-			body := map[string]any{"verdict": vv}
-			if reason != "" {
-				body["reason"] = reason
-			}
-			b, err := json.Marshal(body)
-			if err == nil {
-				var v supervisor.Verdict
-				if v, err = supervisor.ParseVerdict(b); err == nil {
-					verdict = &v
-				}
-			}
-			if err != nil {
-				vs = append(vs, prefixed(err, "message")...)
-			}
-		}
-	}
-	if len(vs) > 0 {
-		return nil, nil, &fault.ValidationError{Subject: "decision", Violations: vs}
-	}
-	return dirs, verdict, nil
-}
-
-// decisionDirective wraps one command of a message in a directive.
-func decisionDirective(c any, key, cause, reason string) (supervisor.Directive, error) {
-	env := map[string]any{"key": key, "cause": cause, "command": c}
-	if reason != "" {
-		env["reason"] = reason
-	}
-	b, err := json.Marshal(env)
+	d, err := supervisor.ReadDecision(msg, supervisor.DecisionOptions{Base: "message", Kind: j.Kind, Cause: j.Cursor, Reason: reason,
+		Key: func(i int) string { return WorkflowDirectiveKey(j.Signal, i) }})
 	if err != nil {
-		return supervisor.Directive{}, fault.Newf(fault.ErrInvalid, "cannot be written as JSON: %v", err)
+		return nil, nil, err
 	}
-	return supervisor.ParseDirective(b)
-}
-
-// commandViolations places the problems of a directive built from a
-// message's command at the command's path (message.commands[i]).
-func commandViolations(err error, base string) []fault.Violation {
-	ve, ok := errors.AsType[*fault.ValidationError](err)
-	if !ok {
-		return []fault.Violation{{Path: base, Message: err.Error()}}
-	}
-	out := make([]fault.Violation, 0, len(ve.Violations))
-	for _, v := range ve.Violations {
-		switch {
-		case v.Path == "command":
-			v.Path = base
-		case strings.HasPrefix(v.Path, "command.") || strings.HasPrefix(v.Path, "command["):
-			v.Path = base + strings.TrimPrefix(v.Path, "command")
-		}
-		out = append(out, v)
-	}
-	return out
-}
-
-// prefixed places the problems of a parsed part of the message under it.
-func prefixed(err error, base string) []fault.Violation {
-	ve, ok := errors.AsType[*fault.ValidationError](err)
-	if !ok {
-		return []fault.Violation{{Path: base, Message: err.Error()}}
-	}
-	out := make([]fault.Violation, 0, len(ve.Violations))
-	for _, v := range ve.Violations {
-		v.Path = jsonvalue.Key(base, v.Path)
-		out = append(out, v)
-	}
-	return out
+	return d.Directives, d.Verdict, nil
 }
 
 // State returns the runs the engine follows, nil when none.

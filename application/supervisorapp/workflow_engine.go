@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -63,10 +62,12 @@ type WorkflowEngineDeps struct {
 
 // The workflow engine's settings: defaults and bounds (seed 000,
 // `workflow`).
+// They are declared once in the domain (supervisor.Workflow*), which the
+// catalogue, the validator and this engine read.
 const (
-	WorkflowDefaultMaxConcurrent = 2
-	WorkflowDefaultTimeout       = 60 * time.Second
-	WorkflowMaxTimeout           = 600 * time.Second
+	WorkflowDefaultMaxConcurrent = supervisor.WorkflowDefaultMaxConcurrent
+	WorkflowDefaultTimeout       = supervisor.WorkflowDefaultTimeoutSeconds * time.Second
+	WorkflowMaxTimeout           = supervisor.WorkflowMaxTimeoutSeconds * time.Second
 )
 
 // MaxDecisionCommands caps the commands of one decision
@@ -154,7 +155,7 @@ func NewWorkflowEngineFactory(d WorkflowEngineDeps) EngineFactory {
 			return nil, fmt.Errorf("supervisorapp: supervisor %s: the workflow engine lacks Start, Await, Control, Submit or Answer; this is a wiring bug: %w",
 				sup.ID(), fault.ErrUnavailable)
 		}
-		cfg, err := readWorkflowSettings(sup.ID(), sup.Settings())
+		cfg, err := readWorkflowSettings(sup)
 		if err != nil {
 			return nil, err
 		}
@@ -175,7 +176,8 @@ func NewWorkflowEngineFactory(d WorkflowEngineDeps) EngineFactory {
 	}
 }
 
-// workflowSettings are a workflow supervisor's settings, read and bounded.
+// workflowSettings are a workflow supervisor's settings, read once by the
+// domain (supervisor.WorkflowSettings) with its defaults and bounds.
 type workflowSettings struct {
 	sessionID, workflowID string
 	events                []string
@@ -184,51 +186,16 @@ type workflowSettings struct {
 	timeout               time.Duration
 }
 
-// readWorkflowSettings reads the stored settings. They were validated when
-// saved (supervisor.Parse); this guards a stored document the rules no
-// longer accept, naming the setting to fix.
-func readWorkflowSettings(id string, m map[string]any) (workflowSettings, error) {
-	cfg := workflowSettings{maxConcurrent: WorkflowDefaultMaxConcurrent, timeout: WorkflowDefaultTimeout}
-	bad := func(setting, want string) error {
-		return fault.Newf(fault.ErrInvalid, "supervisor %s: engine.settings.%s %s; fix it with PUT /api/supervisors/%s", id, setting, want, id)
+// readWorkflowSettings reads the stored settings through the domain. They
+// were validated when saved (supervisor.Parse); an error names the setting
+// a stored document the rules no longer accept must fix.
+func readWorkflowSettings(sup supervisor.Supervisor) (workflowSettings, error) {
+	w, err := sup.WorkflowSettings()
+	if err != nil {
+		return workflowSettings{}, err
 	}
-	cfg.sessionID, _ = m["sessionId"].(string)
-	if cfg.sessionID == "" {
-		return workflowSettings{}, bad("sessionId", "is required: the session that holds the supervisor's workflow")
-	}
-	cfg.workflowID, _ = m["workflowId"].(string)
-	if cfg.workflowID == "" {
-		return workflowSettings{}, bad("workflowId", "is required: the workflow that decides")
-	}
-	events, _ := m["events"].([]any)
-	for _, ev := range events {
-		if s, ok := ev.(string); ok {
-			cfg.events = append(cfg.events, s)
-		}
-	}
-	if len(cfg.events) == 0 {
-		return workflowSettings{}, bad("events", `must list the event types that start a run, such as ["InputRequested"]`)
-	}
-	if v, ok := m["when"]; ok && v != nil {
-		if cfg.when, ok = v.(string); !ok || strings.TrimSpace(cfg.when) == "" {
-			return workflowSettings{}, bad("when", "must be a CEL condition over event, or left out")
-		}
-	}
-	if v, ok := m["maxConcurrent"]; ok && v != nil {
-		n, ok := wholeNumber(v)
-		if !ok || n < 1 || n > math.MaxInt32 {
-			return workflowSettings{}, bad("maxConcurrent", "must be a whole number of at least 1; leave it out for 2")
-		}
-		cfg.maxConcurrent = int(n)
-	}
-	if v, ok := m["timeout"]; ok && v != nil {
-		n, ok := wholeNumber(v)
-		if !ok || n < 1 || n > int64(WorkflowMaxTimeout/time.Second) {
-			return workflowSettings{}, bad("timeout", "must be a whole number of seconds from 1 to 600; leave it out for 60")
-		}
-		cfg.timeout = time.Duration(n) * time.Second
-	}
-	return cfg, nil
+	return workflowSettings{sessionID: w.SessionID, workflowID: w.WorkflowID, events: w.Events, when: w.When,
+		maxConcurrent: w.MaxConcurrent, timeout: w.Timeout}, nil
 }
 
 // wfJob is one signal the engine follows: its run, and what the decision

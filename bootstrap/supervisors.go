@@ -9,6 +9,7 @@ import (
 	"github.com/yukta/yukta/adapters/cel"
 	"github.com/yukta/yukta/adapters/httpapi"
 	"github.com/yukta/yukta/adapters/postgres"
+	"github.com/yukta/yukta/application/executionapp"
 	"github.com/yukta/yukta/application/supervisorapp"
 )
 
@@ -29,10 +30,13 @@ var supervisorModule = fx.Module("supervisors",
 		// Conditions are compiled when a supervisor is applied, so a typo
 		// is refused then, not when a signal first reaches the rule.
 		// So is a command or an environment variable the server's
-		// SupervisorPolicy does not allow.
-		func(tx supervisorapp.Transactor, c *cel.Conditions, cfg Config) *supervisorapp.ApplySupervisor {
+		// SupervisorPolicy does not allow, a workflow supervisor whose
+		// session or workflow does not exist, or whose maxConcurrent is
+		// more than the reserved slot pool.
+		func(tx supervisorapp.Transactor, c *cel.Conditions, cfg Config, w executionapp.WorkflowReader) *supervisorapp.ApplySupervisor {
 			a := supervisorapp.NewApplySupervisor(tx, c.Check, time.Now)
 			a.UsePolicy(cfg.SupervisorPolicy)
+			a.UseEngineChecks(supervisorapp.EngineChecks{Workflows: w, ReservedSlots: cfg.Slots.Reserved})
 			return a
 		},
 		supervisorapp.NewGetSupervisor,

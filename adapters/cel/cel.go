@@ -322,6 +322,12 @@ func compileError(src string, errs []*celgo.Error) error {
 	for _, more := range errs[1:] {
 		out.Reason += fmt.Sprintf("; also at line %d, column %d: %s", more.Location.Line(), more.Location.Column()+1, more.Message)
 	}
+	// Every CEL field compiles here, so each says the same of a SpEL
+	// condition (the engines reference's syntax): what CEL expects, and
+	// the CEL form of what was written.
+	if hint := spelHint(src); hint != "" {
+		out.Reason = hint + " (the CEL parser said: " + out.Reason + ")"
+	}
 	return out
 }
 

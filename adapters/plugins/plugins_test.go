@@ -150,7 +150,7 @@ func TestValidateReportsViolationPaths(t *testing.T) {
 		{"bad split path", "SPLIT", `{"field": "body..items"}`, []string{"field"}},
 		{"schema in approval mode", "INPUT_REQUEST", `{"prompt": "ok?", "schema": {"type": "object"}}`, []string{"schema"}},
 		{"empty prompt", "INPUT_REQUEST", `{"prompt": ""}`, []string{"prompt"}},
-		{"missing outcome", "SUPERVISOR_DECISION", `{"reason": "x"}`, []string{"outcome"}},
+		{"unknown outcome", "SUPERVISOR_DECISION", `{"outcome": "MAYBE"}`, []string{"outcome"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package plugins
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,7 +11,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/yukta/yukta/application/executionapp"
+	"github.com/yukta/yukta/domain/fault"
+	"github.com/yukta/yukta/domain/jsonvalue"
 	"github.com/yukta/yukta/domain/plugin"
+	"github.com/yukta/yukta/domain/supervisor"
 )
 
 // maxSplit bounds the messages one SPLIT run emits: each becomes a work item
@@ -201,9 +205,45 @@ func runFail(_ context.Context, in executionapp.Invocation) (executionapp.Outcom
 // runSupervisorDecision stores the decision as the run's result, where the
 // supervisor engine that started the run reads it.
 func runSupervisorDecision(_ context.Context, in executionapp.Invocation) (executionapp.Outcome, error) {
+	outcome := cmp.Or(str(in.Config, "outcome"), supervisor.DefaultOutcome)
+	if outcome == supervisor.OutcomeSuccess {
+		if err := checkDecision(in); err != nil {
+			return executionapp.Outcome{}, err
+		}
+	}
 	return executionapp.Outcome{HasResult: true, Result: map[string]any{
-		"outcome": str(in.Config, "outcome"),
+		"outcome": outcome,
 		"reason":  str(in.Config, "reason"),
 		"payload": in.Payload,
 	}}, nil
+}
+
+// checkDecision reads the message of a SUCCESS decision as the workflow
+// engine will (supervisor.ReadDecision): a command the contract cannot
+// read fails the run here, naming each problem at its path
+// (payload.commands[0].type), instead of a run that ends SUCCESS and
+// sends nothing. The kind of the signal is the run's input envelope
+// {"cursor", "kind", "signal"} when a supervisor started it. The failure is
+// permanent (a *jsonvalue.Error): the same message fails every attempt.
+func checkDecision(in executionapp.Invocation) error {
+	env, _ := in.Execution["input"].(map[string]any)
+	kind, _ := env["kind"].(string)
+	cursor, _ := env["cursor"].(string)
+	_, err := supervisor.ReadDecision(in.Payload, supervisor.DecisionOptions{Base: "payload", Kind: supervisor.SignalKind(kind),
+		Cause: cursor, Reason: str(in.Config, "reason")})
+	if err == nil {
+		return nil
+	}
+	var parts []string
+	var ve *fault.ValidationError
+	if errors.As(err, &ve) {
+		for _, v := range ve.Violations {
+			parts = append(parts, v.Path+": "+v.Message)
+		}
+	} else {
+		parts = append(parts, err.Error())
+	}
+	return &jsonvalue.Error{Reason: "SUPERVISOR_DECISION: the decision's message cannot be read by the supervisor contract, so the run fails and nothing is sent: " +
+		strings.Join(parts, "; ") + `. The message of a SUCCESS is {"commands"?: [...], "verdict"?: "ALLOW"|"DENY"|"REQUIRE_APPROVAL"|"NO_OPINION", "reason"?: "…"}; ` +
+		"each command is a directive command (docs/supervisors.md#commands)"}
 }

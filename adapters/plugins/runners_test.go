@@ -3,6 +3,7 @@ package plugins_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/yukta/yukta/adapters/cel"
 	"github.com/yukta/yukta/adapters/plugins"
 	"github.com/yukta/yukta/application/executionapp"
+	"github.com/yukta/yukta/domain/jsonvalue"
 )
 
 var runNow = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
@@ -298,7 +300,43 @@ func TestSupervisorDecisionRunner(t *testing.T) {
 		{name: "with reason", config: `{"outcome": "ESCALATE", "reason": "three failures"}`, payload: `{"signal": 1}`,
 			want: `{"result": {"outcome": "ESCALATE", "reason": "three failures", "payload": {"signal": 1}}}`},
 		{name: "without reason", config: `{"outcome": "SUCCESS"}`, payload: `{}`, want: `{"result": {"outcome": "SUCCESS", "reason": "", "payload": {}}}`},
+		// Seed 000: SUCCESS is the default.
+		{name: "without outcome", config: `{}`, payload: `{"commands": [{"type": "PauseWorkflow", "target": "owned.running"}]}`,
+			want: `{"result": {"outcome": "SUCCESS", "reason": "", "payload": {"commands": [{"type": "PauseWorkflow", "target": "owned.running"}]}}}`},
+		{name: "a command the contract cannot read", config: `{}`, payload: `{"commands": [{"type": "PauseWorkflow", "target": "owned.running"}, {"type": "Explode"}]}`,
+			wantErr: `payload.commands[1].type: "Explode" is not a command type`},
+		{name: "a command without its argument", config: `{"outcome": "SUCCESS"}`, payload: `{"commands": [{"type": "AnswerInput", "answer": {}}]}`,
+			wantErr: "payload.commands[0].inputId"},
+		{name: "a member of no decision", config: `{}`, payload: `{"command": {"type": "PauseWorkflow"}}`, wantErr: "payload.command: is not part of a decision"},
+		{name: "not an object", config: `{}`, payload: `"pause"`, wantErr: "payload: must be an object"},
+		// Only SUCCESS sends the message's commands; the others pass it on.
+		{name: "escalate passes any message", config: `{"outcome": "ESCALATE"}`, payload: `{"question": "ship?"}`,
+			want: `{"result": {"outcome": "ESCALATE", "reason": "", "payload": {"question": "ship?"}}}`},
 	})
+}
+
+// TestSupervisorDecisionFailsPermanently: the failure of an unreadable
+// decision is a *jsonvalue.Error, which the engine does not retry (the
+// same message fails every attempt), and a verdict is refused on a run a
+// supervisor started for a signal that is not a REVIEW (the run's input
+// envelope names the kind).
+func TestSupervisorDecisionFailsPermanently(t *testing.T) {
+	r, _ := runners(t, plugins.RunnerConfig{}).Runner("SUPERVISOR_DECISION")
+	in := invocation(t, "SUPERVISOR_DECISION", `{}`, `{"verdict": "ALLOW"}`, nil)
+	in.Execution["input"] = map[string]any{"cursor": "42", "kind": "EVENT", "signal": map[string]any{}}
+	_, err := r.Run(context.Background(), in)
+	var je *jsonvalue.Error
+	if !errors.As(err, &je) || !strings.Contains(err.Error(), "payload.verdict: answers a REVIEW signal only; this run was started by a EVENT signal") {
+		t.Fatalf("a verdict on an EVENT run: %v (%T), want a permanent failure naming payload.verdict", err, err)
+	}
+	in.Execution["input"] = map[string]any{"cursor": "42", "kind": "REVIEW", "signal": map[string]any{}}
+	if _, err := r.Run(context.Background(), in); err != nil {
+		t.Fatalf("a verdict on a REVIEW run: %v", err)
+	}
+	in.Payload = map[string]any{"verdict": "DENY"}
+	if _, err := r.Run(context.Background(), in); err == nil || !strings.Contains(err.Error(), "payload.reason") {
+		t.Fatalf("DENY without a reason: %v, want payload.reason named", err)
+	}
 }
 
 func TestRunnersHonourACancelledContext(t *testing.T) {

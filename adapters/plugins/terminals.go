@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/yukta/yukta/domain/plugin"
+	"github.com/yukta/yukta/domain/supervisor"
 )
 
 func result() plugin.Descriptor {
@@ -40,9 +41,6 @@ Example config: {"url": "https://hooks.example.com/yukta", "headers": {"X-Source
 	})
 }
 
-// decisionOutcomes are the outcomes a workflow supervisor reports (DESIGN §9).
-var decisionOutcomes = []string{"SUCCESS", "ESCALATE", "RETRY", "FAILED"}
-
 func supervisorDecision() plugin.Descriptor {
 	return withRunFields(plugin.Descriptor{
 		Type:        "SUPERVISOR_DECISION",
@@ -50,9 +48,11 @@ func supervisorDecision() plugin.Descriptor {
 		Description: "Reports a workflow supervisor's decision on the signal that started the run.",
 		Usage: `Pattern: SUPERVISOR_SIGNAL -> ROUTER -(stalled)-> SUPERVISOR_DECISION
 Ends a run that a "workflow" supervisor engine started for a signal, reporting the outcome for that signal.
+With SUCCESS (the default) the message is {"commands"?: [...], "verdict"?, "reason"?}; a command the supervisor contract cannot read fails the run, naming its path (payload.commands[0].type).
 Example config: {"outcome": "ESCALATE", "reason": "three failures in ten minutes"}`,
 		Fields: []plugin.Field{
-			{Name: "outcome", Type: plugin.String, Required: true, Options: slices.Clone(decisionOutcomes), Description: "the decision: SUCCESS, ESCALATE (hand the signal to the parent supervisor), RETRY or FAILED"},
+			{Name: "outcome", Type: plugin.String, Default: supervisor.DefaultOutcome, Options: slices.Clone(supervisor.DecisionOutcomes),
+				Description: "the decision: SUCCESS (the default: send the message's commands), ESCALATE (hand the signal to the parent supervisor), RETRY or FAILED"},
 			{Name: "reason", Type: plugin.String, Description: "why, reported with the outcome"},
 		},
 	})

@@ -19,6 +19,9 @@ type ApplySupervisor struct {
 	// policy is the server's SavePolicy; nil (a use case built without
 	// UsePolicy, as in tests of the store) checks none.
 	policy *SavePolicy
+	// engines are the server's EngineChecks; nil (a use case built
+	// without UseEngineChecks) checks none.
+	engines *EngineChecks
 }
 
 // NewApplySupervisor returns the use case. check compiles the conditions of
@@ -61,6 +64,12 @@ func (uc *ApplySupervisor) Handle(ctx context.Context, in ApplyInput) (ApplyResu
 	if err != nil {
 		return ApplyResult{}, err
 	}
+	// Read before the transaction: supervisor transactions run one at a
+	// time, and this is a read of another store.
+	engineVs, err := uc.engines.check(ctx, sup)
+	if err != nil {
+		return ApplyResult{}, fmt.Errorf("apply supervisor %q: %w", sup.ID(), err)
+	}
 	var res ApplyResult
 	err = uc.tx.WithinTx(ctx, func(ctx context.Context, st Stores) error {
 		var prev *Summary
@@ -74,7 +83,7 @@ func (uc *ApplySupervisor) Handle(ctx context.Context, in ApplyInput) (ApplyResu
 		if err != nil {
 			return err
 		}
-		kept, err := uc.settle(sup, prev, all)
+		kept, err := uc.settle(sup, prev, all, engineVs)
 		if err != nil {
 			return err
 		}
@@ -104,10 +113,9 @@ func (uc *ApplySupervisor) Handle(ctx context.Context, in ApplyInput) (ApplyResu
 }
 
 // settle fills the secrets sent back masked from prev, checks the policy
-// and the parent chain against all (the stored supervisors); the problems
-// of all three are listed in one error.
-func (uc *ApplySupervisor) settle(sup supervisor.Supervisor, prev *Summary, all []Summary) (supervisor.Supervisor, error) {
-	var vs []fault.Violation
+// and the parent chain against all (the stored supervisors); their
+// problems and vs (the engine checks') are listed in one error.
+func (uc *ApplySupervisor) settle(sup supervisor.Supervisor, prev *Summary, all []Summary, vs []fault.Violation) (supervisor.Supervisor, error) {
 	var old *supervisor.Supervisor
 	if prev != nil {
 		old = &prev.Supervisor

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"net/url"
 	"strconv"
 	"strings"
@@ -44,11 +43,13 @@ type HTTPDeps struct {
 }
 
 // The http engine's settings: defaults and bounds (seed 000, `http`).
+// They are declared once in the domain (supervisor.HTTP*), which the
+// catalogue, the validator and this engine read.
 const (
-	HTTPDefaultTimeout       = 3000 * time.Millisecond
-	HTTPMaxTimeout           = 10000 * time.Millisecond
-	HTTPDefaultMaxConcurrent = 4
-	HTTPMaxConcurrent        = 32
+	HTTPDefaultTimeout       = supervisor.HTTPDefaultTimeoutMs * time.Millisecond
+	HTTPMaxTimeout           = supervisor.HTTPMaxTimeoutMs * time.Millisecond
+	HTTPDefaultMaxConcurrent = supervisor.HTTPDefaultMaxConcurrent
+	HTTPMaxConcurrent        = supervisor.HTTPMaxMaxConcurrent
 )
 
 // errHTTPEngineClosed is what Handle answers after Close: the signal was
@@ -90,7 +91,7 @@ func NewHTTPEngineFactory(d HTTPDeps) EngineFactory {
 		if sup.EngineType() != "http" {
 			return nil, fmt.Errorf("supervisorapp: supervisor %s has engine %s, not http", sup.ID(), sup.EngineType())
 		}
-		cfg, err := readHTTPSettings(sup.ID(), sup.Settings())
+		cfg, err := readHTTPSettings(sup)
 		if err != nil {
 			return nil, err
 		}
@@ -116,8 +117,13 @@ type httpSettings struct {
 // readHTTPSettings reads the stored settings. They were validated when
 // saved (supervisor.Parse); this guards a stored document the rules no
 // longer accept, naming the setting to fix.
-func readHTTPSettings(id string, m map[string]any) (httpSettings, error) {
-	cfg := httpSettings{timeout: HTTPDefaultTimeout, maxConcurrent: HTTPDefaultMaxConcurrent}
+func readHTTPSettings(sup supervisor.Supervisor) (httpSettings, error) {
+	id, m := sup.ID(), sup.Settings()
+	n, err := sup.HTTPSettings()
+	if err != nil {
+		return httpSettings{}, err
+	}
+	cfg := httpSettings{timeout: n.Timeout, maxConcurrent: n.MaxConcurrent}
 	bad := func(setting, want string) error {
 		return fault.Newf(fault.ErrInvalid, "supervisor %s: engine.settings.%s %s; fix it with PUT /api/supervisors/%s", id, setting, want, id)
 	}
@@ -129,26 +135,11 @@ func readHTTPSettings(id string, m map[string]any) (httpSettings, error) {
 		}
 		cfg.url, cfg.where = s, u.Scheme+"://"+u.Host+u.EscapedPath()
 	}
-	var err error
 	if cfg.headers, err = headerMap(m["headers"]); err != nil {
 		return httpSettings{}, bad("headers", err.Error())
 	}
 	if cfg.secret, err = headerMap(m["secretHeaders"]); err != nil {
 		return httpSettings{}, bad("secretHeaders", err.Error())
-	}
-	if v, ok := m["timeoutMs"]; ok && v != nil {
-		n, ok := wholeNumber(v)
-		if !ok || n < 1 || n > HTTPMaxTimeout.Milliseconds() {
-			return httpSettings{}, bad("timeoutMs", "must be a whole number from 1 to 10000 (milliseconds); leave it out for 3000")
-		}
-		cfg.timeout = time.Duration(n) * time.Millisecond
-	}
-	if v, ok := m["maxConcurrent"]; ok && v != nil {
-		n, ok := wholeNumber(v)
-		if !ok || n < 1 || n > HTTPMaxConcurrent {
-			return httpSettings{}, bad("maxConcurrent", "must be a whole number from 1 to 32; leave it out for 4")
-		}
-		cfg.maxConcurrent = int(n)
 	}
 	return cfg, nil
 }
@@ -170,23 +161,6 @@ func headerMap(v any) (map[string]string, error) {
 		out[k] = s
 	}
 	return out, nil
-}
-
-// wholeNumber reads a whole number as engine settings hold it (json.Number
-// once stored, float64 or int when built in code).
-func wholeNumber(v any) (int64, bool) {
-	switch n := v.(type) {
-	case json.Number:
-		i, err := n.Int64()
-		return i, err == nil
-	case float64:
-		return int64(n), n == math.Trunc(n) && math.Abs(n) < 1<<53
-	case int:
-		return int64(n), true
-	case int64:
-		return n, true
-	}
-	return 0, false
 }
 
 type httpEngine struct {

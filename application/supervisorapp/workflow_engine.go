@@ -6,14 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/yukta/yukta/application/executionapp"
 	"github.com/yukta/yukta/domain/execution"
@@ -68,15 +65,17 @@ type WorkflowEngineDeps struct {
 
 // The workflow engine's settings: defaults and bounds (seed 000,
 // `workflow`).
+// They are declared once in the domain (supervisor.Workflow*), which the
+// catalogue, the validator and this engine read.
 const (
-	WorkflowDefaultMaxConcurrent = 2
-	WorkflowDefaultTimeout       = 60 * time.Second
-	WorkflowMaxTimeout           = 600 * time.Second
+	WorkflowDefaultMaxConcurrent = supervisor.WorkflowDefaultMaxConcurrent
+	WorkflowDefaultTimeout       = supervisor.WorkflowDefaultTimeoutSeconds * time.Second
+	WorkflowMaxTimeout           = supervisor.WorkflowMaxTimeoutSeconds * time.Second
 )
 
-// MaxDecisionCommands caps the commands of one decision: a workflow that
-// builds more is more likely broken than busy, and each is a directive.
-const MaxDecisionCommands = 100
+// MaxDecisionCommands caps the commands of one decision
+// (supervisor.MaxDecisionCommands).
+const MaxDecisionCommands = supervisor.MaxDecisionCommands
 
 // TriggerSupervisorSignal feeds a workflow's SUPERVISOR_SIGNAL nodes
 // (StartExecution matches a Trigger against node types).
@@ -84,10 +83,10 @@ const TriggerSupervisorSignal executionapp.Trigger = "SUPERVISOR_SIGNAL"
 
 // The outcomes of SUPERVISOR_DECISION (adapters/plugins).
 const (
-	outcomeSuccess  = "SUCCESS"
-	outcomeEscalate = "ESCALATE"
-	outcomeRetry    = "RETRY"
-	outcomeFailed   = "FAILED"
+	outcomeSuccess  = supervisor.OutcomeSuccess
+	outcomeEscalate = supervisor.OutcomeEscalate
+	outcomeRetry    = supervisor.OutcomeRetry
+	outcomeFailed   = supervisor.OutcomeFailed
 )
 
 // workflowStopGrace is how long the engine waits for a run it stopped at
@@ -159,7 +158,7 @@ func NewWorkflowEngineFactory(d WorkflowEngineDeps) EngineFactory {
 			return nil, fmt.Errorf("supervisorapp: supervisor %s: the workflow engine lacks Start, Await, Control, Submit or Answer; this is a wiring bug: %w",
 				sup.ID(), fault.ErrUnavailable)
 		}
-		cfg, err := readWorkflowSettings(sup.ID(), sup.Settings())
+		cfg, err := readWorkflowSettings(sup)
 		if err != nil {
 			return nil, err
 		}
@@ -180,7 +179,8 @@ func NewWorkflowEngineFactory(d WorkflowEngineDeps) EngineFactory {
 	}
 }
 
-// workflowSettings are a workflow supervisor's settings, read and bounded.
+// workflowSettings are a workflow supervisor's settings, read once by the
+// domain (supervisor.WorkflowSettings) with its defaults and bounds.
 type workflowSettings struct {
 	sessionID, workflowID string
 	events                []string
@@ -189,51 +189,16 @@ type workflowSettings struct {
 	timeout               time.Duration
 }
 
-// readWorkflowSettings reads the stored settings. They were validated when
-// saved (supervisor.Parse); this guards a stored document the rules no
-// longer accept, naming the setting to fix.
-func readWorkflowSettings(id string, m map[string]any) (workflowSettings, error) {
-	cfg := workflowSettings{maxConcurrent: WorkflowDefaultMaxConcurrent, timeout: WorkflowDefaultTimeout}
-	bad := func(setting, want string) error {
-		return fault.Newf(fault.ErrInvalid, "supervisor %s: engine.settings.%s %s; fix it with PUT /api/supervisors/%s", id, setting, want, id)
+// readWorkflowSettings reads the stored settings through the domain. They
+// were validated when saved (supervisor.Parse); an error names the setting
+// a stored document the rules no longer accept must fix.
+func readWorkflowSettings(sup supervisor.Supervisor) (workflowSettings, error) {
+	w, err := sup.WorkflowSettings()
+	if err != nil {
+		return workflowSettings{}, err
 	}
-	cfg.sessionID, _ = m["sessionId"].(string)
-	if cfg.sessionID == "" {
-		return workflowSettings{}, bad("sessionId", "is required: the session that holds the supervisor's workflow")
-	}
-	cfg.workflowID, _ = m["workflowId"].(string)
-	if cfg.workflowID == "" {
-		return workflowSettings{}, bad("workflowId", "is required: the workflow that decides")
-	}
-	events, _ := m["events"].([]any)
-	for _, ev := range events {
-		if s, ok := ev.(string); ok {
-			cfg.events = append(cfg.events, s)
-		}
-	}
-	if len(cfg.events) == 0 {
-		return workflowSettings{}, bad("events", `must list the event types that start a run, such as ["InputRequested"]`)
-	}
-	if v, ok := m["when"]; ok && v != nil {
-		if cfg.when, ok = v.(string); !ok || strings.TrimSpace(cfg.when) == "" {
-			return workflowSettings{}, bad("when", "must be a CEL condition over event, or left out")
-		}
-	}
-	if v, ok := m["maxConcurrent"]; ok && v != nil {
-		n, ok := wholeNumber(v)
-		if !ok || n < 1 || n > math.MaxInt32 {
-			return workflowSettings{}, bad("maxConcurrent", "must be a whole number of at least 1; leave it out for 2")
-		}
-		cfg.maxConcurrent = int(n)
-	}
-	if v, ok := m["timeout"]; ok && v != nil {
-		n, ok := wholeNumber(v)
-		if !ok || n < 1 || n > int64(WorkflowMaxTimeout/time.Second) {
-			return workflowSettings{}, bad("timeout", "must be a whole number of seconds from 1 to 600; leave it out for 60")
-		}
-		cfg.timeout = time.Duration(n) * time.Second
-	}
-	return cfg, nil
+	return workflowSettings{sessionID: w.SessionID, workflowID: w.WorkflowID, events: w.Events, when: w.When,
+		maxConcurrent: w.MaxConcurrent, timeout: w.Timeout}, nil
 }
 
 // wfJob is one signal the engine follows: its run, and what the decision
@@ -659,7 +624,7 @@ func readDecision(id string, out executionapp.RunOutcome) wfDecision {
 	}
 	d := wfDecision{outcome: cmp.Or(outcome, outcomeSuccess), message: res["payload"]}
 	d.reason, _ = res["reason"].(string)
-	if !slices.Contains([]string{outcomeSuccess, outcomeEscalate, outcomeRetry, outcomeFailed}, d.outcome) {
+	if !slices.Contains(supervisor.DecisionOutcomes, d.outcome) {
 		return wfDecision{why: fmt.Sprintf("its run %s decided %q, which is not SUCCESS, ESCALATE, RETRY or FAILED", id, clipText(outcome, 120))}
 	}
 	return d
@@ -796,135 +761,20 @@ func (e *workflowEngine) patiently(what string, f func() error) error {
 	}
 }
 
-// readMessage reads the message of a SUCCESS decision strictly:
-// {"commands"?: [command, …], "verdict"?: "ALLOW" | "DENY" |
-// "REQUIRE_APPROVAL" | "NO_OPINION", "reason"?: string}. Each command is a
-// directive command (ParseDirective's command member) and becomes a
+// readMessage reads the message of a SUCCESS decision strictly
+// (supervisor.ReadDecision, paths under "message"): each command becomes a
 // directive keyed by the signal and its index, with the signal's cursor as
-// its cause; the message's reason (or else the SUPERVISOR_DECISION's) is
-// the directives' and the verdict's reason. A verdict answers a REVIEW
-// signal only. Every problem is listed in one *fault.ValidationError, and
-// then nothing is sent.
+// its cause. Every problem is listed in one *fault.ValidationError, and
+// then nothing is sent. The SUPERVISOR_DECISION node reads the same
+// message with the same rules and fails its run first, so this guards a
+// run that ended before that check existed.
 func readMessage(msg any, j *wfJob, reason string) ([]supervisor.Directive, *supervisor.Verdict, error) {
-	if msg == nil {
-		return nil, nil, nil
-	}
-	var vs []fault.Violation
-	add := func(path, format string, args ...any) {
-		vs = append(vs, fault.Violation{Path: path, Message: fmt.Sprintf(format, args...)})
-	}
-	m, ok := msg.(map[string]any)
-	if !ok {
-		add("message", `must be an object such as {"commands": [{"type": "AnswerInput", "inputId": "…", "answer": {…}}]}`)
-		return nil, nil, &fault.ValidationError{Subject: "decision", Violations: vs}
-	}
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		if k != "commands" && k != "verdict" && k != "reason" {
-			add(jsonvalue.Key("message", k), `is not part of a decision; the message is {"commands"?: [...], "verdict"?: "ALLOW"|"DENY"|"REQUIRE_APPROVAL"|"NO_OPINION", "reason"?: "…"}`)
-		}
-	}
-	if rv, ok := m["reason"]; ok && rv != nil {
-		s, ok := rv.(string)
-		if !ok {
-			add("message.reason", "must be a string")
-		}
-		reason = cmp.Or(s, reason)
-	}
-	if n := utf8.RuneCountInString(reason); n > supervisor.MaxReasonLen {
-		add("message.reason", "is %d characters long; the limit is %d (the SUPERVISOR_DECISION's reason counts when the message has none)", n, supervisor.MaxReasonLen)
-		reason = ""
-	}
-	var dirs []supervisor.Directive
-	if cv, ok := m["commands"]; ok && cv != nil {
-		list, ok := cv.([]any)
-		switch {
-		case !ok:
-			add("message.commands", "must be an array of commands")
-		case len(list) > MaxDecisionCommands:
-			add("message.commands", "has %d commands; one decision may send at most %d", len(list), MaxDecisionCommands)
-		default:
-			for i, c := range list {
-				d, err := decisionDirective(c, WorkflowDirectiveKey(j.Signal, i), j.Cursor, reason)
-				if err != nil {
-					vs = append(vs, commandViolations(err, jsonvalue.Index("message.commands", i))...)
-					continue
-				}
-				dirs = append(dirs, d)
-			}
-		}
-	}
-	var verdict *supervisor.Verdict
-	if vv, ok := m["verdict"]; ok {
-		if j.Kind != supervisor.KindReview {
-			add("message.verdict", "answers a REVIEW signal only; this run was started by a %s signal", j.Kind)
-		} else {
-			body := map[string]any{"verdict": vv}
-			if reason != "" {
-				body["reason"] = reason
-			}
-			b, err := json.Marshal(body)
-			if err == nil {
-				var v supervisor.Verdict
-				if v, err = supervisor.ParseVerdict(b); err == nil {
-					verdict = &v
-				}
-			}
-			if err != nil {
-				vs = append(vs, prefixed(err, "message")...)
-			}
-		}
-	}
-	if len(vs) > 0 {
-		return nil, nil, &fault.ValidationError{Subject: "decision", Violations: vs}
-	}
-	return dirs, verdict, nil
-}
-
-// decisionDirective wraps one command of a message in a directive.
-func decisionDirective(c any, key, cause, reason string) (supervisor.Directive, error) {
-	env := map[string]any{"key": key, "cause": cause, "command": c}
-	if reason != "" {
-		env["reason"] = reason
-	}
-	b, err := json.Marshal(env)
+	d, err := supervisor.ReadDecision(msg, supervisor.DecisionOptions{Base: "message", Kind: j.Kind, Cause: j.Cursor, Reason: reason,
+		Key: func(i int) string { return WorkflowDirectiveKey(j.Signal, i) }})
 	if err != nil {
-		return supervisor.Directive{}, fault.Newf(fault.ErrInvalid, "cannot be written as JSON: %v", err)
+		return nil, nil, err
 	}
-	return supervisor.ParseDirective(b)
-}
-
-// commandViolations places the problems of a directive built from a
-// message's command at the command's path (message.commands[i]).
-func commandViolations(err error, base string) []fault.Violation {
-	ve, ok := errors.AsType[*fault.ValidationError](err)
-	if !ok {
-		return []fault.Violation{{Path: base, Message: err.Error()}}
-	}
-	out := make([]fault.Violation, 0, len(ve.Violations))
-	for _, v := range ve.Violations {
-		switch {
-		case v.Path == "command":
-			v.Path = base
-		case strings.HasPrefix(v.Path, "command.") || strings.HasPrefix(v.Path, "command["):
-			v.Path = base + strings.TrimPrefix(v.Path, "command")
-		}
-		out = append(out, v)
-	}
-	return out
-}
-
-// prefixed places the problems of a parsed part of the message under it.
-func prefixed(err error, base string) []fault.Violation {
-	ve, ok := errors.AsType[*fault.ValidationError](err)
-	if !ok {
-		return []fault.Violation{{Path: base, Message: err.Error()}}
-	}
-	out := make([]fault.Violation, 0, len(ve.Violations))
-	for _, v := range ve.Violations {
-		v.Path = jsonvalue.Key(base, v.Path)
-		out = append(out, v)
-	}
-	return out
+	return d.Directives, d.Verdict, nil
 }
 
 // State returns the runs the engine follows, nil when none.

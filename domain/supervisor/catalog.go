@@ -3,6 +3,7 @@ package supervisor
 import (
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/yukta/yukta/domain/fault"
 )
@@ -155,7 +156,7 @@ var engines = []Engine{
 		Signals:     []string{SignalEvent, SignalTick, SignalReview, SignalDelegated},
 		CanInitiate: true, AllCommands: true,
 		Settings: []Setting{
-			{Name: "schemaVersion", Type: "number", Default: "1", Description: "Version of the rule document; only 1 is read."},
+			{Name: "schemaVersion", Type: "number", Default: strconv.Itoa(RuleSchemaVersion), Description: fmt.Sprintf("Version of the rule document; only %d is read.", RuleSchemaVersion)},
 			{Name: "rules", Type: "list of rules", Required: true, Description: "The rules, in order; each has an id and when/then, deny or requireApproval."},
 		},
 		Example: `{"type":"rules","settings":{"rules":[{"id":"pause-on-repeated-failure","when":{"event":"NodeStatusChanged","status":"FAILURE","count":3,"withinSeconds":60},"then":{"command":"PauseWorkflow"}}]}}`,
@@ -170,8 +171,8 @@ var engines = []Engine{
 			{Name: "url", Type: "string", Description: `Where to post each signal as {"cursor", "kind", "signal"}. The reply is not read. Without it, the system reads signals over the agent API only.`},
 			{Name: "headers", Type: "map", Description: "Headers to send; a value may be ${env.NAME}."},
 			{Name: "secretHeaders", Type: "secret map", Description: "Headers with secrets; shown as *** on every read."},
-			{Name: "timeoutMs", Type: "number", Default: "3000", Description: "How long one post may take; at most 10000."},
-			{Name: "maxConcurrent", Type: "number", Default: "4", Description: "Most posts at once; at most 32."},
+			{Name: "timeoutMs", Type: "number", Default: strconv.Itoa(HTTPDefaultTimeoutMs), Description: fmt.Sprintf("How long one post may take; at most %d.", HTTPMaxTimeoutMs)},
+			{Name: "maxConcurrent", Type: "number", Default: strconv.Itoa(HTTPDefaultMaxConcurrent), Description: fmt.Sprintf("Most posts at once; at most %d.", HTTPMaxMaxConcurrent)},
 		},
 		Example: `{"type":"http","settings":{"url":"https://agent.example.com/yukta/signals"}}`,
 	},
@@ -181,12 +182,12 @@ var engines = []Engine{
 		Signals:     []string{SignalEvent, SignalTick, SignalReview, SignalDelegated, SignalStarted},
 		CanInitiate: true,
 		Settings: []Setting{
-			{Name: "sessionId", Type: "string", Required: true, Description: "The internal session that holds the workflow."},
-			{Name: "workflowId", Type: "string", Required: true, Description: "The workflow of that session."},
+			{Name: "sessionId", Type: "string", Required: true, Description: "The internal session that holds the workflow; it must exist when the supervisor is saved."},
+			{Name: "workflowId", Type: "string", Required: true, Description: "The workflow of that session; it must exist when the supervisor is saved."},
 			{Name: "events", Type: "list of event type names", Required: true, Description: "Event types that start a run, such as InputRequested."},
-			{Name: "when", Type: "expression", Description: "Read-only condition over the redacted event; the run starts only when it holds."},
-			{Name: "maxConcurrent", Type: "number", Default: "2", Description: "Runs of this supervisor at once; from 1 to the size of the reserved slot pool."},
-			{Name: "timeout", Type: "number (seconds)", Default: "60", Description: "Time one run may take; 1 to 600."},
+			{Name: "when", Type: "expression", Description: "Read-only CEL condition over the redacted event, such as event.type == 'InputRequested' (CEL, not the SpEL #event.type); the run starts only when it holds."},
+			{Name: "maxConcurrent", Type: "number", Default: strconv.Itoa(WorkflowDefaultMaxConcurrent), Description: fmt.Sprintf("Runs of this supervisor at once; from %d to the size of the reserved slot pool (--reserved-supervisor-slots).", WorkflowMinMaxConcurrent)},
+			{Name: "timeout", Type: "number (seconds)", Default: strconv.Itoa(WorkflowDefaultTimeoutSeconds), Description: fmt.Sprintf("Time one run may take; %d to %d.", WorkflowMinTimeoutSeconds, WorkflowMaxTimeoutSeconds)},
 		},
 		Example: `{"type":"workflow","settings":{"sessionId":"supervisors","workflowId":"triage","events":["InputRequested"],"timeout":30}}`,
 	},

@@ -29,12 +29,12 @@ type settingCheck struct {
 // setting missing here still has its Type checked.
 var settingChecks = map[string]settingCheck{
 	"http.url":               {format: "url", maxLen: 2048},
-	"http.timeoutMs":         {min: 1, max: 10000},
-	"http.maxConcurrent":     {min: 1, max: 32},
+	"http.timeoutMs":         {min: HTTPMinTimeoutMs, max: HTTPMaxTimeoutMs},
+	"http.maxConcurrent":     {min: HTTPMinMaxConcurrent, max: HTTPMaxMaxConcurrent},
 	"workflow.sessionId":     {format: "id", maxLen: 64},
 	"workflow.workflowId":    {format: "id", maxLen: 64},
-	"workflow.maxConcurrent": {min: 1}, // the upper bound is the slot pool, which the application knows
-	"workflow.timeout":       {min: 1, max: 600},
+	"workflow.maxConcurrent": {min: WorkflowMinMaxConcurrent}, // the upper bound is the slot pool, which the application knows
+	"workflow.timeout":       {min: WorkflowMinTimeoutSeconds, max: WorkflowMaxTimeoutSeconds},
 	"process.command":        {format: "absPath", maxLen: 1024},
 	"process.args":           {maxLen: 16384},
 }

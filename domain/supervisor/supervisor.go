@@ -117,10 +117,11 @@ func Parse(data []byte, o ParseOptions) (Supervisor, error) {
 
 // Restore rebuilds a stored supervisor without checking the rules: they
 // held when it was saved, and a later change of the rules must not make a
-// stored supervisor unreadable. A unit it cannot read covers nothing.
+// stored supervisor unreadable. A default setting it was stored without
+// (before defaults were stored) is filled in, so every read shows it. A unit it cannot read covers nothing.
 // Only storage adapters call it.
 func Restore(s Spec) Supervisor {
-	sup := Supervisor{id: s.ID, name: s.Name, engine: s.EngineType, settings: copySettings(s.Settings),
+	sup := Supervisor{id: s.ID, name: s.Name, engine: s.EngineType, settings: withDefaults(s.EngineType, copySettings(s.Settings)),
 		parentID: s.ParentID, allowed: nonNil(slices.Clone(s.AllowedCommands)), reviews: nonNil(slices.Clone(s.Reviews)),
 		tickSeconds: s.TickSeconds, enabled: s.Enabled, owns: []Unit{}}
 	for _, u := range s.Owns {
@@ -266,7 +267,8 @@ func (r *reader) validate(s Spec, hasAllowed, hasReviews bool, check ExprChecker
 	default:
 		r.settings(eng, s.Settings, "engine.settings", check)
 	}
-	sup.settings = copySettings(s.Settings)
+	// Every default explicit: what is stored and every read shows.
+	sup.settings = withDefaults(eng.Type, copySettings(s.Settings))
 
 	if doc != nil {
 		r.rulesFit(&sup, *doc, hasReviews)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -918,8 +919,14 @@ func TestDryRunReplaysAnExecution(t *testing.T) {
 	if len(rep.Fired) != 1 || rep.Fired[0].RuleID != "pause-on-failure" || rep.Fired[0].NodeID != "boom" {
 		t.Fatalf("fired: got %+v, want pause-on-failure on boom's failure; evaluations %+v", rep.Fired, rep.Evaluations)
 	}
-	want := fmt.Sprintf(`{"key":"rule:pause-on-failure:%d","cause":"%d","reason":"try again","command":{"type":"RestartWorkflow","target":"execution:%s"}}`,
-		rep.Fired[0].Seq, rep.Fired[0].Seq, failed)
+	var xid string
+	if err := f.pool.QueryRow(t.Context(), `SELECT xid::text FROM events WHERE seq = $1`, rep.Fired[0].Seq).Scan(&xid); err != nil {
+		t.Fatal(err)
+	}
+	x, _ := strconv.ParseUint(xid, 10, 64)
+	cursor := supervisor.FormatCursor(supervisor.Position{XID: x, Seq: rep.Fired[0].Seq})
+	want := fmt.Sprintf(`{"key":"rule:pause-on-failure:%s","cause":"%s","reason":"try again","command":{"type":"RestartWorkflow","target":"execution:%s"}}`,
+		cursor, cursor, failed)
 	if string(rep.Fired[0].Directive) != want {
 		t.Errorf("directive: got %s, want %s", rep.Fired[0].Directive, want)
 	}

@@ -198,8 +198,8 @@ func TestSupervisorKill9EveryEventOnceEffect(t *testing.T) {
 	// The events that fire a rule: every event of the runs, except those
 	// the supervisor's own commands caused (the engine ignores them).
 	type firing struct {
-		seq               int64
-		typ, exec, nodeID string
+		seq                       int64
+		cursor, typ, exec, nodeID string
 	}
 	want := map[string]firing{} // directive key -> its event
 	rows, err = db.Query(ctx, `SELECT xid::text, seq, type, coalesce(execution_id::text, ''), node_id FROM events
@@ -220,7 +220,8 @@ func TestSupervisorKill9EveryEventOnceEffect(t *testing.T) {
 		if f.seq <= appliedSeq {
 			t.Fatalf("event %d (%s) precedes the supervisor (%d)", f.seq, f.typ, appliedSeq)
 		}
-		want[supervisorapp.RuleKey(crashSupRules[f.typ], supervisor.FormatCursor(supervisor.Position{XID: x, Seq: f.seq}))] = f
+		f.cursor = supervisor.FormatCursor(supervisor.Position{XID: x, Seq: f.seq})
+		want[supervisorapp.RuleKey(crashSupRules[f.typ], f.cursor)] = f
 	}
 	if rows.Err() != nil {
 		t.Fatal(rows.Err())
@@ -305,7 +306,7 @@ func TestSupervisorKill9EveryEventOnceEffect(t *testing.T) {
 	}
 	var none, twice []string
 	for _, f := range want {
-		switch n := effects[strconv.FormatInt(f.seq, 10)]; {
+		switch n := effects[f.cursor]; {
 		case n == 0:
 			none = append(none, fmt.Sprintf("%d (%s)", f.seq, f.typ))
 		case n > 1:

@@ -57,7 +57,7 @@ var supervisorRuntimeModule = fx.Module("supervisor-runtime",
 		supervisorapp.NewAnswerDelegation,
 		newSupervisorRuntime,
 		func(sups supervisorapp.Reader, r *postgres.Reader, st *postgres.SupervisorRuntime, red *supervisorapp.Redactor) *supervisorapp.ReadSignals {
-			return supervisorapp.NewReadSignals(supervisorapp.ReadSignalsDeps{Supervisors: sups, Events: r, Cursors: st, Redactor: red, Reviews: st,
+			return supervisorapp.NewReadSignals(supervisorapp.ReadSignalsDeps{Supervisors: sups, Events: r, Positions: r, Cursors: st, Redactor: red, Reviews: st,
 				Delegations: st})
 		},
 		newAgentUseCases,
@@ -145,7 +145,7 @@ func newSupervisorRuntime(lc fx.Lifecycle, log *zap.Logger, sups supervisorapp.R
 			rlog.Warn("workflow supervisor", zap.String("supervisor", supervisorID), zap.Error(err))
 		}})
 	rt := supervisorapp.NewRuntime(supervisorapp.RuntimeDeps{
-		Supervisors: sups, Leases: st, Cursors: st, Events: r, Runs: st, Holds: st, Redactor: red, Reviews: st, Delegations: st,
+		Supervisors: sups, Leases: st, Cursors: st, Events: r, Positions: r, Runs: st, Holds: st, Redactor: red, Reviews: st, Delegations: st,
 		Engines: map[string]supervisorapp.EngineFactory{"rules": rules, "http": httpEngine, "process": processes, "workflow": workflowEngine},
 		Owner:   owner, Now: time.Now,
 		OnError: func(supervisorID string, err error) {
@@ -195,7 +195,7 @@ func newAgentUseCases(sups supervisorapp.Reader, signals *supervisorapp.ReadSign
 	logs *executionapp.TailLogs, wf *sessionapp.GetWorkflow, sched *executionapp.GetSchedulerStatus, log *zap.Logger,
 	delegate *supervisorapp.Delegate, answerDelegation *supervisorapp.AnswerDelegation) httpapi.AgentUseCases {
 	return httpapi.AgentUseCases{Supervisors: sups, Signals: signals, Directives: submit, Reviews: answer, Runs: st, Holds: st,
-		Events: r, Execution: get, Logs: logs, Workflow: wf, Scheduler: sched, Delegate: delegate, AnswerDelegation: answerDelegation,
+		Events: r, Positions: r, Execution: get, Logs: logs, Workflow: wf, Scheduler: sched, Delegate: delegate, AnswerDelegation: answerDelegation,
 		MCP: mcpserver.NewAgent(mcpserver.AgentDeps{Supervisors: sups, Signals: signals, Directives: submit, Reviews: answer, Runs: st,
 			Execution: get}, buildVersion(), log.Named("agent-mcp"))}
 }

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -23,6 +22,7 @@ import (
 
 	"github.com/yukta/yukta/adapters/postgres/pgtest"
 	"github.com/yukta/yukta/application/supervisorapp"
+	"github.com/yukta/yukta/domain/supervisor"
 )
 
 // The delivery checker (reliability plan, T20): an agent supervisor's
@@ -541,7 +541,7 @@ func (c *delivConsumer) take(e delivEnvelope) {
 		c.others++
 		return
 	}
-	if e.Cursor != strconv.FormatInt(s.seq, 10) || e.Signal.SessionID != delivSession {
+	if p, err := supervisor.ParseCursor(e.Cursor); err != nil || p.Seq != s.seq || p.Legacy() || e.Signal.SessionID != delivSession {
 		c.bad = append(c.bad, fmt.Sprintf("cursor %s seq %d session %s", e.Cursor, s.seq, e.Signal.SessionID))
 	}
 	c.got = append(c.got, s)

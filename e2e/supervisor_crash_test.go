@@ -16,6 +16,7 @@ import (
 	"github.com/yukta/yukta/adapters/postgres/pgtest"
 	"github.com/yukta/yukta/api/apiclient"
 	"github.com/yukta/yukta/application/supervisorapp"
+	"github.com/yukta/yukta/domain/supervisor"
 )
 
 // crashSupSession is a chain of a MANUAL trigger, crashSupSteps TRANSFORMs
@@ -63,7 +64,7 @@ const (
 // TestSupervisorKill9EveryEventOnceEffect: kill -9 of the server while a
 // rules supervisor works through more than 5,000 events, each of which fires
 // a rule. After a restart on the same database every event has been handled
-// (its directive key rule:<rule>:<seq> is in the ledger, none is missing, no
+// (its directive key rule:<rule>:<cursor> is in the ledger, none is missing, no
 // other key exists) and every directive had exactly one effect (one
 // command, under its key, on the event's run and node), although the events
 // the dead instance had handled after its last saved cursor were handed to
@@ -199,24 +200,30 @@ func TestSupervisorKill9EveryEventOnceEffect(t *testing.T) {
 	// The events that fire a rule: every event of the runs, except those
 	// the supervisor's own commands caused (the engine ignores them).
 	type firing struct {
-		seq               int64
-		typ, exec, nodeID string
+		seq                       int64
+		cursor, typ, exec, nodeID string
 	}
 	want := map[string]firing{} // directive key -> its event
-	rows, err = db.Query(ctx, `SELECT seq, type, coalesce(execution_id::text, ''), node_id FROM events
+	rows, err = db.Query(ctx, `SELECT xid::text, seq, type, coalesce(execution_id::text, ''), node_id FROM events
 		 WHERE session_id = 'supcrash' AND actor <> $1 AND type = ANY ($2)`, crashSupActor, []string{"ExecutionStarted", "NodeStatusChanged", "ExecutionStatusChanged"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for rows.Next() {
 		var f firing
-		if err := rows.Scan(&f.seq, &f.typ, &f.exec, &f.nodeID); err != nil {
+		var xid string
+		if err := rows.Scan(&xid, &f.seq, &f.typ, &f.exec, &f.nodeID); err != nil {
+			t.Fatal(err)
+		}
+		x, err := strconv.ParseUint(xid, 10, 64)
+		if err != nil {
 			t.Fatal(err)
 		}
 		if f.seq <= appliedSeq {
 			t.Fatalf("event %d (%s) precedes the supervisor (%d)", f.seq, f.typ, appliedSeq)
 		}
-		want[fmt.Sprintf("rule:%s:%d", crashSupRules[f.typ], f.seq)] = f
+		f.cursor = supervisor.FormatCursor(supervisor.Position{XID: x, Seq: f.seq})
+		want[supervisorapp.RuleKey(crashSupRules[f.typ], f.cursor)] = f
 	}
 	if rows.Err() != nil {
 		t.Fatal(rows.Err())
@@ -301,7 +308,7 @@ func TestSupervisorKill9EveryEventOnceEffect(t *testing.T) {
 	}
 	var none, twice []string
 	for _, f := range want {
-		switch n := effects[strconv.FormatInt(f.seq, 10)]; {
+		switch n := effects[f.cursor]; {
 		case n == 0:
 			none = append(none, fmt.Sprintf("%d (%s)", f.seq, f.typ))
 		case n > 1:
@@ -393,10 +400,9 @@ func readLedgerState(t *testing.T, db *pgx.Conn) ledgerState {
 		(SELECT count(*) FROM supervisor_directives WHERE supervisor_id = 'tally' AND status <> 'pending'),
 		(SELECT count(*) FROM supervisor_directives WHERE supervisor_id = 'tally' AND status = 'pending'),
 		(SELECT count(*) FROM supervisor_directives d
-		   JOIN events e ON e.seq = (regexp_match(d.key, '^rule:[^:]+:([0-9]+)'))[1]::bigint
+		   JOIN events e ON e.seq = (regexp_match(d.key, '^rule:[^:]+:[0-9]+\.([0-9]+)\.'))[1]::bigint
 		   JOIN supervisor_cursors cur ON cur.supervisor_id = d.supervisor_id
-		   JOIN events c ON c.seq = cur.seq
-		  WHERE d.supervisor_id = 'tally' AND (e.xid, e.seq) > (c.xid, c.seq)),
+		  WHERE d.supervisor_id = 'tally' AND (e.xid, e.seq) > (cur.xid, cur.seq)),
 		(SELECT coalesce(max(seq), 0) FROM supervisor_cursors WHERE supervisor_id = 'tally'),
 		(SELECT coalesce(max(seq), 0) FROM events WHERE session_id = 'supcrash')`).Scan(&s.settled, &s.pending, &s.pastCursor, &s.cursor, &s.head)
 	if err != nil {

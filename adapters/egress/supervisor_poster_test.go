@@ -140,7 +140,7 @@ func httpEngine(t *testing.T, c *egress.Client, settings map[string]any, getenv 
 }
 
 func signal(seq int64) supervisor.Signal {
-	return supervisor.NewSignal(supervisor.FormatCursor(seq), supervisor.EventSignal{Seq: seq, At: time.Now(),
+	return supervisor.NewSignal(strconv.FormatInt(seq, 10), supervisor.EventSignal{Seq: seq, At: time.Now(),
 		Type: "ExecutionStatusChanged", SessionID: "ci", ExecutionID: "run-1", Actor: "engine", Data: map[string]any{"status": "FAILURE"}})
 }
 

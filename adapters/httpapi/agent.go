@@ -52,7 +52,9 @@ type AgentUseCases struct {
 	Runs             supervisorapp.RunDirectory
 	Holds            supervisorapp.HoldStore
 	Events           executionapp.EventTail
-	Execution        interface {
+	// Positions gives the head, the cursor of the snapshot.
+	Positions supervisorapp.OutboxPositions
+	Execution interface {
 		Handle(ctx context.Context, sessionID, id string) (executionapp.ExecutionView, error)
 	}
 	Logs interface {
@@ -181,7 +183,7 @@ func (a *agentAPI) self(c echo.Context, sup supervisor.Supervisor) error {
 
 func (a *agentAPI) snapshot(c echo.Context, sup supervisor.Supervisor) error {
 	ctx := c.Request().Context()
-	head, err := a.uc.Events.EventHead(ctx)
+	head, err := a.uc.Positions.Head(ctx)
 	if err != nil {
 		return err
 	}

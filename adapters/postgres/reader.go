@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -169,10 +170,14 @@ const eventsFilter = `e.xid < pg_snapshot_xmin(pg_current_snapshot())
 		   AND (e.xid, e.seq) > (pos.xid, $3)
 		   AND ($5::text[] IS NULL OR e.session_id = ANY ($5))`
 
-const eventsPos = `WITH pos AS (SELECT coalesce((SELECT xid FROM events WHERE seq = $3 AND ($5::text[] IS NULL OR session_id = ANY ($5))),
-		                             '0'::xid8) AS xid)`
+// eventsPos is the position of a read: ($6, $3) itself when $6 (AfterXID)
+// is given, else the xid of the event with seq $3, looked up among $5's
+// sessions.
+const eventsPos = `WITH pos AS (SELECT CASE WHEN $6::text <> '0' THEN $6::text::xid8
+		                        ELSE coalesce((SELECT xid FROM events WHERE seq = $3 AND ($5::text[] IS NULL OR session_id = ANY ($5))),
+		                                      '0'::xid8) END AS xid)`
 
-const eventsColumns = `e.seq, e.type, e.at, e.session_id, e.workflow_id, coalesce(e.execution_id::text, '') AS execution_id, e.node_id, e.actor, e.channel, e.data`
+const eventsColumns = `e.xid::text AS xid_text, e.seq, e.type, e.at, e.session_id, e.workflow_id, coalesce(e.execution_id::text, '') AS execution_id, e.node_id, e.actor, e.channel, e.data`
 
 var (
 	eventsSQL = eventsPos + `
@@ -186,7 +191,7 @@ var (
 	// merged, so a reader of one session does not scan every session's
 	// events.
 	eventsWithSessionlessSQL = eventsPos + `
-		SELECT seq, type, at, session_id, workflow_id, execution_id, node_id, actor, channel, data FROM (
+		SELECT xid_text, seq, type, at, session_id, workflow_id, execution_id, node_id, actor, channel, data FROM (
 		  (SELECT e.xid, ` + eventsColumns + ` FROM events e, pos
 		    WHERE e.session_id = $1 AND ` + eventsFilter + ` ORDER BY e.xid, e.seq LIMIT $4)
 		  UNION ALL
@@ -205,7 +210,7 @@ func (r *Reader) Events(ctx context.Context, q executionapp.EventQuery) ([]execu
 	if q.AlsoSessionless && q.SessionID != "" {
 		sql = eventsWithSessionlessSQL
 	}
-	rows, err := r.pool.Query(ctx, sql, q.SessionID, q.ExecutionID, q.AfterSeq, q.Limit, q.Sessions)
+	rows, err := r.pool.Query(ctx, sql, q.SessionID, q.ExecutionID, q.AfterSeq, q.Limit, q.Sessions, strconv.FormatUint(q.AfterXID, 10))
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -213,9 +218,13 @@ func (r *Reader) Events(ctx context.Context, q executionapp.EventQuery) ([]execu
 	var out []executionapp.StoredEvent
 	for rows.Next() {
 		var e executionapp.StoredEvent
+		var xid string
 		var data []byte
-		if err := rows.Scan(&e.Seq, &e.Type, &e.At, &e.SessionID, &e.WorkflowID, &e.ExecutionID, &e.NodeID, &e.Actor, &e.Channel, &data); err != nil {
+		if err := rows.Scan(&xid, &e.Seq, &e.Type, &e.At, &e.SessionID, &e.WorkflowID, &e.ExecutionID, &e.NodeID, &e.Actor, &e.Channel, &data); err != nil {
 			return nil, translate(err)
+		}
+		if e.XID, err = strconv.ParseUint(xid, 10, 64); err != nil {
+			return nil, err
 		}
 		v, err := fromJSON(data)
 		if err != nil {

@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -97,28 +99,45 @@ func fence(ctx context.Context, tx pgx.Tx, f *supervisorapp.Fence) error {
 // Cursor reads a supervisor's cursor.
 func (s *SupervisorRuntime) Cursor(ctx context.Context, supervisorID string) (supervisorapp.Cursor, bool, error) {
 	var c supervisorapp.Cursor
-	err := s.pool.QueryRow(ctx, `SELECT generation, seq, state FROM supervisor_cursors WHERE supervisor_id = $1`, supervisorID).
-		Scan(&c.Generation, &c.Seq, &c.State)
+	var xid string
+	err := s.pool.QueryRow(ctx, `SELECT generation, xid::text, seq, state FROM supervisor_cursors WHERE supervisor_id = $1`, supervisorID).
+		Scan(&c.Generation, &xid, &c.Pos.Seq, &c.State)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return c, false, nil
 	}
-	return c, err == nil, translate(err)
-}
-
-// CreatedAtSeq finds the event that created the supervisor.
-func (s *SupervisorRuntime) CreatedAtSeq(ctx context.Context, supervisorID string) (int64, bool, error) {
-	var seq int64
-	err := s.pool.QueryRow(ctx, `
-		SELECT seq FROM events
-		 WHERE type = 'SupervisorApplied' AND session_id = '' AND data->>'supervisorId' = $1 AND data->>'created' = 'true'
-		 ORDER BY seq DESC LIMIT 1`, supervisorID).Scan(&seq)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, false, nil
+	if err != nil {
+		return c, false, translate(err)
 	}
-	return seq, err == nil, translate(err)
+	if c.Pos.XID, err = strconv.ParseUint(xid, 10, 64); err != nil {
+		return c, false, err
+	}
+	return c, true, nil
 }
 
-// SaveCursor moves the cursor under f.
+// CreatedAt finds the event that created the supervisor.
+func (s *SupervisorRuntime) CreatedAt(ctx context.Context, supervisorID string) (supervisor.Position, bool, error) {
+	var p supervisor.Position
+	var xid string
+	err := s.pool.QueryRow(ctx, `
+		SELECT xid::text, seq FROM events
+		 WHERE type = 'SupervisorApplied' AND session_id = '' AND data->>'supervisorId' = $1 AND data->>'created' = 'true'
+		 ORDER BY xid DESC, seq DESC LIMIT 1`, supervisorID).Scan(&xid, &p.Seq)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return p, false, nil
+	}
+	if err != nil {
+		return p, false, translate(err)
+	}
+	if p.XID, err = strconv.ParseUint(xid, 10, 64); err != nil {
+		return p, false, err
+	}
+	return p, true, nil
+}
+
+// SaveCursor moves the cursor under f. Within a generation it only moves
+// forward: a save before the stored position changes nothing and is
+// refused with ErrCursorBehind (and a trigger refuses any other write that
+// would move it back, migration 00016).
 func (s *SupervisorRuntime) SaveCursor(ctx context.Context, f supervisorapp.Fence, c supervisorapp.Cursor) error {
 	var state *string
 	if len(c.State) > 0 {
@@ -129,12 +148,21 @@ func (s *SupervisorRuntime) SaveCursor(ctx context.Context, f supervisorapp.Fenc
 		if err := fence(ctx, tx, &f); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `
-			INSERT INTO supervisor_cursors (supervisor_id, generation, seq, state, updated_at) VALUES ($1, $2, $3, $4::jsonb, clock_timestamp())
+		tag, err := tx.Exec(ctx, `
+			INSERT INTO supervisor_cursors AS c (supervisor_id, generation, xid, seq, state, updated_at)
+			VALUES ($1, $2, $3::text::xid8, $4, $5::jsonb, clock_timestamp())
 			ON CONFLICT (supervisor_id) DO UPDATE
-			   SET generation = EXCLUDED.generation, seq = EXCLUDED.seq, state = EXCLUDED.state, updated_at = EXCLUDED.updated_at`,
-			f.SupervisorID, c.Generation, c.Seq, state)
-		return translate(err)
+			   SET generation = EXCLUDED.generation, xid = EXCLUDED.xid, seq = EXCLUDED.seq, state = EXCLUDED.state,
+			       updated_at = EXCLUDED.updated_at
+			 WHERE c.generation <> EXCLUDED.generation OR (c.xid, c.seq) <= (EXCLUDED.xid, EXCLUDED.seq)`,
+			f.SupervisorID, c.Generation, strconv.FormatUint(c.Pos.XID, 10), c.Pos.Seq, state)
+		if err != nil {
+			return translate(err)
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("supervisor %s: save the cursor at %d.%d: %w", f.SupervisorID, c.Pos.XID, c.Pos.Seq, supervisorapp.ErrCursorBehind)
+		}
+		return nil
 	})
 }
 

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -192,7 +193,7 @@ func (f *svFixture) runtime(t *testing.T, owner string, o svRuntimeOptions) (sto
 		cursors = o.cursors
 	}
 	rt := supervisorapp.NewRuntime(supervisorapp.RuntimeDeps{Supervisors: f.sups, Leases: leases, Cursors: cursors,
-		Events: postgres.NewReader(f.pool), Runs: f.store, Holds: f.store, Redactor: f.redact, Engines: engines, Owner: owner,
+		Events: postgres.NewReader(f.pool), Positions: postgres.NewReader(f.pool), Runs: f.store, Holds: f.store, Redactor: f.redact, Engines: engines, Owner: owner,
 		OnError: func(sid string, err error) { t.Logf("runtime %s, supervisor %s: %v", owner, sid, err) },
 	}, supervisorapp.RuntimeConfig{LeaseTTL: time.Second, Poll: 20 * time.Millisecond, Rescan: 50 * time.Millisecond, Batch: o.batch})
 	ctx, cancel := context.WithCancel(context.WithoutCancel(t.Context()))
@@ -230,11 +231,11 @@ func (f *svFixture) waitCaughtUp(t *testing.T, id string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		evs, err := r.Events(t.Context(), executionapp.EventQuery{AfterSeq: c.Seq, Limit: 1})
+		evs, err := r.Events(t.Context(), executionapp.EventQuery{AfterXID: c.Pos.XID, AfterSeq: c.Pos.Seq, Limit: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return len(evs) == 0 && head > 0, fmt.Sprintf("cursor %d, head %d", c.Seq, head)
+		return len(evs) == 0 && head > 0, fmt.Sprintf("cursor %+v, head %d", c.Pos, head)
 	})
 }
 
@@ -738,7 +739,7 @@ func TestLeaseFencesAStaleOwner(t *testing.T) {
 	if _, ok, _ := s.Acquire(ctx, "guard", "b", time.Minute); ok {
 		t.Fatal("b took a live lease")
 	}
-	if err := s.SaveCursor(ctx, a, supervisorapp.Cursor{Seq: 7}); err != nil {
+	if err := s.SaveCursor(ctx, a, supervisorapp.Cursor{Pos: supervisor.Position{XID: 3, Seq: 7}}); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(150 * time.Millisecond)
@@ -746,7 +747,7 @@ func TestLeaseFencesAStaleOwner(t *testing.T) {
 	if err != nil || !ok || b.Token != a.Token+1 {
 		t.Fatalf("takeover after expiry: %+v, %v, %v; want token %d", b, ok, err, a.Token+1)
 	}
-	if err := s.SaveCursor(ctx, a, supervisorapp.Cursor{Seq: 9}); !errors.Is(err, supervisorapp.ErrLeaseLost) {
+	if err := s.SaveCursor(ctx, a, supervisorapp.Cursor{Pos: supervisor.Position{XID: 3, Seq: 9}}); !errors.Is(err, supervisorapp.ErrLeaseLost) {
 		t.Fatalf("stale cursor move: got %v, want ErrLeaseLost", err)
 	}
 	if ok, err := s.Renew(ctx, a, time.Minute); ok || err != nil {
@@ -759,10 +760,10 @@ func TestLeaseFencesAStaleOwner(t *testing.T) {
 	if _, _, err := s.Settle(ctx, &a, e, nil); !errors.Is(err, supervisorapp.ErrLeaseLost) {
 		t.Fatalf("stale settle: got %v, want ErrLeaseLost", err)
 	}
-	if c, _, _ := s.Cursor(ctx, "guard"); c.Seq != 7 {
-		t.Fatalf("cursor: got %d, want 7 (the stale move was refused)", c.Seq)
+	if c, _, _ := s.Cursor(ctx, "guard"); c.Pos.Seq != 7 {
+		t.Fatalf("cursor: got %+v, want seq 7 (the stale move was refused)", c.Pos)
 	}
-	if err := s.SaveCursor(ctx, b, supervisorapp.Cursor{Seq: 9}); err != nil {
+	if err := s.SaveCursor(ctx, b, supervisorapp.Cursor{Pos: supervisor.Position{XID: 3, Seq: 9}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Release(ctx, a); err != nil {
@@ -833,8 +834,8 @@ func TestStartedSignalCarriesASnapshot(t *testing.T) {
 		if e.SessionID != "ci" || e.ExecutionID == other {
 			t.Errorf("event of another session reached the supervisor: %+v", e)
 		}
-		if s.Cursor() != supervisor.FormatCursor(e.Seq) {
-			t.Errorf("cursor %s of event %d, want its seq", s.Cursor(), e.Seq)
+		if p, err := supervisor.ParseCursor(s.Cursor()); err != nil || p.Seq != e.Seq || p.XID == 0 {
+			t.Errorf("cursor %s of event %d, want its position", s.Cursor(), e.Seq)
 		}
 	}
 }
@@ -918,8 +919,14 @@ func TestDryRunReplaysAnExecution(t *testing.T) {
 	if len(rep.Fired) != 1 || rep.Fired[0].RuleID != "pause-on-failure" || rep.Fired[0].NodeID != "boom" {
 		t.Fatalf("fired: got %+v, want pause-on-failure on boom's failure; evaluations %+v", rep.Fired, rep.Evaluations)
 	}
-	want := fmt.Sprintf(`{"key":"rule:pause-on-failure:%d","cause":"%d","reason":"try again","command":{"type":"RestartWorkflow","target":"execution:%s"}}`,
-		rep.Fired[0].Seq, rep.Fired[0].Seq, failed)
+	var xid string
+	if err := f.pool.QueryRow(t.Context(), `SELECT xid::text FROM events WHERE seq = $1`, rep.Fired[0].Seq).Scan(&xid); err != nil {
+		t.Fatal(err)
+	}
+	x, _ := strconv.ParseUint(xid, 10, 64)
+	cursor := supervisor.FormatCursor(supervisor.Position{XID: x, Seq: rep.Fired[0].Seq})
+	want := fmt.Sprintf(`{"key":"rule:pause-on-failure:%s","cause":"%s","reason":"try again","command":{"type":"RestartWorkflow","target":"execution:%s"}}`,
+		cursor, cursor, failed)
 	if string(rep.Fired[0].Directive) != want {
 		t.Errorf("directive: got %s, want %s", rep.Fired[0].Directive, want)
 	}

@@ -106,7 +106,7 @@ func TestWorkflowSupervisorAnswersAnInput(t *testing.T) {
 	if asked.Seq == 0 {
 		t.Fatalf("no InputRequested event among %d", len(evs))
 	}
-	cursor := supervisor.FormatCursor(asked.Seq)
+	cursor := supervisorapp.EventCursor(asked)
 	key := supervisorapp.WorkflowRunKey("triager", cursor, 1)
 	if n := f.count(t, `SELECT count(*) FROM executions WHERE session_id = 'supervisors'`); n != 1 {
 		t.Fatalf("%d runs of the triage workflow, want 1 (STARTED must not start one)", n)

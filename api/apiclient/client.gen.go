@@ -2090,10 +2090,10 @@ type Unauthorized = Problem
 
 // AgentEventsParams defines parameters for AgentEvents.
 type AgentEventsParams struct {
-	// After The cursor of the last signal handled; left out, reading starts where the supervisor was created.
+	// After The cursor of the last signal handled (opaque); left out, reading starts where the supervisor was created. A cursor beyond the head, or one this server did not give, is a 400.
 	After *string `form:"after,omitempty" json:"after,omitempty"`
 
-	// LastEventID Resume after this event (its `seq`, the `id` of the last record received). It must name an event the key may read (any session, or the sessions of a session-limited key); any other number, including the seq of another session's event, gets the same 400.
+	// LastEventID Resume after this event (its `seq`, the `id` of the last record received). It must name an event the key may read (any session, or the sessions of a session-limited key); any other number, including the seq of another session's event, gets the same 400. On the agent API's stream it is the cursor of the last signal received.
 	LastEventID *LastEventId `json:"Last-Event-ID,omitempty"`
 }
 
@@ -2107,7 +2107,7 @@ type AgentMCPJSONBody map[string]interface{}
 
 // AgentSignalsParams defines parameters for AgentSignals.
 type AgentSignalsParams struct {
-	// After The cursor of the last signal handled; left out, reading starts where the supervisor was created.
+	// After The cursor of the last signal handled (opaque); left out, reading starts where the supervisor was created. A cursor beyond the head, or one this server did not give, is a 400.
 	After *string `form:"after,omitempty" json:"after,omitempty"`
 
 	// Wait Seconds (0 to 60) to wait for the first signal when none is there yet.
@@ -2126,7 +2126,7 @@ type ListApprovalsParams struct {
 type StreamEventsParams struct {
 	SessionId *Id `form:"sessionId,omitempty" json:"sessionId,omitempty"`
 
-	// LastEventID Resume after this event (its `seq`, the `id` of the last record received). It must name an event the key may read (any session, or the sessions of a session-limited key); any other number, including the seq of another session's event, gets the same 400.
+	// LastEventID Resume after this event (its `seq`, the `id` of the last record received). It must name an event the key may read (any session, or the sessions of a session-limited key); any other number, including the seq of another session's event, gets the same 400. On the agent API's stream it is the cursor of the last signal received.
 	LastEventID *LastEventId `json:"Last-Event-ID,omitempty"`
 }
 
@@ -2228,7 +2228,7 @@ type ControlExecutionParamsYuktaChannel string
 
 // StreamExecutionEventsParams defines parameters for StreamExecutionEvents.
 type StreamExecutionEventsParams struct {
-	// LastEventID Resume after this event (its `seq`, the `id` of the last record received). It must name an event the key may read (any session, or the sessions of a session-limited key); any other number, including the seq of another session's event, gets the same 400.
+	// LastEventID Resume after this event (its `seq`, the `id` of the last record received). It must name an event the key may read (any session, or the sessions of a session-limited key); any other number, including the seq of another session's event, gets the same 400. On the agent API's stream it is the cursor of the last signal received.
 	LastEventID *LastEventId `json:"Last-Event-ID,omitempty"`
 }
 
@@ -2599,7 +2599,7 @@ type ClientInterface interface {
 
 	// AgentSignals Long poll for signals after a cursor.
 	//
-	// Signals are delivered at least once and in order; the answer's cursor is where to read on (it may lie past the last signal). Pass the cursor of the last signal handled; an agent that crashed reads on from it and loses nothing.
+	// Signals are delivered at least once and in order; the answer's cursor is where to read on (it may lie past the last signal). Pass the cursor of the last signal handled; an agent that crashed reads on from it and loses nothing. A cursor is a position in one ordered sequence: a read after it never returns a signal at or before it, also once retention has deleted its event. A cursor beyond the head is refused with a 400 that names the head (a cursor to read only what comes next).
 	//
 	// Corresponds with GET /api/agent/v1/signals (the `AgentSignals` operationId).
 	AgentSignals(ctx context.Context, params *AgentSignalsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3425,7 +3425,7 @@ func (c *Client) AgentSelf(ctx context.Context, reqEditors ...RequestEditorFn) (
 
 // AgentSignals Long poll for signals after a cursor.
 //
-// Signals are delivered at least once and in order; the answer's cursor is where to read on (it may lie past the last signal). Pass the cursor of the last signal handled; an agent that crashed reads on from it and loses nothing.
+// Signals are delivered at least once and in order; the answer's cursor is where to read on (it may lie past the last signal). Pass the cursor of the last signal handled; an agent that crashed reads on from it and loses nothing. A cursor is a position in one ordered sequence: a read after it never returns a signal at or before it, also once retention has deleted its event. A cursor beyond the head is refused with a 400 that names the head (a cursor to read only what comes next).
 //
 // Corresponds with GET /api/agent/v1/signals (the `AgentSignals` operationId).
 func (c *Client) AgentSignals(ctx context.Context, params *AgentSignalsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -7739,7 +7739,7 @@ type ClientWithResponsesInterface interface {
 
 	// AgentSignalsWithResponse Long poll for signals after a cursor.
 	//
-	// Signals are delivered at least once and in order; the answer's cursor is where to read on (it may lie past the last signal). Pass the cursor of the last signal handled; an agent that crashed reads on from it and loses nothing.
+	// Signals are delivered at least once and in order; the answer's cursor is where to read on (it may lie past the last signal). Pass the cursor of the last signal handled; an agent that crashed reads on from it and loses nothing. A cursor is a position in one ordered sequence: a read after it never returns a signal at or before it, also once retention has deleted its event. A cursor beyond the head is refused with a 400 that names the head (a cursor to read only what comes next).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -14056,7 +14056,7 @@ func (c *ClientWithResponses) AgentSelfWithResponse(ctx context.Context, reqEdit
 
 // AgentSignalsWithResponse Long poll for signals after a cursor.
 //
-// Signals are delivered at least once and in order; the answer's cursor is where to read on (it may lie past the last signal). Pass the cursor of the last signal handled; an agent that crashed reads on from it and loses nothing.
+// Signals are delivered at least once and in order; the answer's cursor is where to read on (it may lie past the last signal). Pass the cursor of the last signal handled; an agent that crashed reads on from it and loses nothing. A cursor is a position in one ordered sequence: a read after it never returns a signal at or before it, also once retention has deleted its event. A cursor beyond the head is refused with a 400 that names the head (a cursor to read only what comes next).
 //
 // Returns a wrapper object for the known response body format(s).
 //

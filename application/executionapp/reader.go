@@ -57,8 +57,11 @@ type HistoryQuery struct {
 	After string
 }
 
-// StoredEvent is an outbox row with its position.
+// StoredEvent is an outbox row with its position: the id of the
+// transaction that wrote it (XID) and its seq. Events are read in (XID,
+// Seq) order.
 type StoredEvent struct {
+	XID uint64
 	Seq int64
 	Event
 }
@@ -74,7 +77,13 @@ type EventQuery struct {
 	// Sessions, when not nil, keeps only events of these sessions (a
 	// session-limited key reading across sessions).
 	Sessions []string
+	// AfterSeq alone is a position by its event: the read goes on after
+	// the event with this seq, from the start when no such event exists.
+	// With AfterXID the position is (AfterXID, AfterSeq) itself and nothing
+	// is looked up, so a position whose event was deleted reads on from
+	// where it was (the supervisor cursors, ADR 0011).
 	AfterSeq int64
+	AfterXID uint64
 	Limit    int
 }
 

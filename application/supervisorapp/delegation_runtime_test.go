@@ -24,7 +24,7 @@ func TestRuntimeHandsAProgramItsDelegation(t *testing.T) {
 	st := postgres.NewSupervisorRuntime(e.pool)
 	deps := supervisorapp.DelegationDeps{Store: st, Supervisors: e.store}
 	sp := newFakeSpawner()
-	rt := supervisorapp.NewRuntime(supervisorapp.RuntimeDeps{Supervisors: e.store, Leases: st, Cursors: st, Events: postgres.NewReader(e.pool),
+	rt := supervisorapp.NewRuntime(supervisorapp.RuntimeDeps{Supervisors: e.store, Leases: st, Cursors: st, Events: postgres.NewReader(e.pool), Positions: postgres.NewReader(e.pool),
 		Runs: st, Holds: st, Redactor: plainRedactor{}, Reviews: st, Delegations: st, Owner: "test",
 		Engines: map[string]supervisorapp.EngineFactory{"process": supervisorapp.NewProcessEngineFactory(supervisorapp.ProcessDeps{
 			Spawner: sp, Policy: procPolicy(t, "/opt/yukta/decide"), Delegate: supervisorapp.NewDelegate(deps),

@@ -33,7 +33,7 @@ func TestEscalateReachesTheParentAndTheAnswerComesBack(t *testing.T) {
 	st := postgres.NewSupervisorRuntime(e.pool)
 	deps := supervisorapp.DelegationDeps{Store: st, Supervisors: e.store, Now: func() time.Time { return e.now }}
 	delegate, answer := supervisorapp.NewDelegate(deps), supervisorapp.NewAnswerDelegation(deps)
-	read := supervisorapp.NewReadSignals(supervisorapp.ReadSignalsDeps{Supervisors: e.store, Events: postgres.NewReader(e.pool),
+	read := supervisorapp.NewReadSignals(supervisorapp.ReadSignalsDeps{Supervisors: e.store, Events: postgres.NewReader(e.pool), Positions: postgres.NewReader(e.pool),
 		Cursors: st, Redactor: plainRedactor{}, Reviews: st, Delegations: st, Poll: 10 * time.Millisecond})
 	ctx := t.Context()
 	sup := func(id string) supervisor.Supervisor {
@@ -109,7 +109,7 @@ func TestConsultReachesTheNamedSupervisor(t *testing.T) {
 	st := postgres.NewSupervisorRuntime(e.pool)
 	deps := supervisorapp.DelegationDeps{Store: st, Supervisors: e.store}
 	delegate, answer := supervisorapp.NewDelegate(deps), supervisorapp.NewAnswerDelegation(deps)
-	read := supervisorapp.NewReadSignals(supervisorapp.ReadSignalsDeps{Supervisors: e.store, Events: postgres.NewReader(e.pool),
+	read := supervisorapp.NewReadSignals(supervisorapp.ReadSignalsDeps{Supervisors: e.store, Events: postgres.NewReader(e.pool), Positions: postgres.NewReader(e.pool),
 		Cursors: st, Redactor: plainRedactor{}, Reviews: st, Delegations: st})
 	ctx := t.Context()
 	for _, to := range []string{"", "a", "nobody"} {
@@ -175,7 +175,7 @@ func TestDelegationsExpire(t *testing.T) {
 		t.Fatalf("late answer = %v", err)
 	}
 	boss, _ := e.store.Supervisor(ctx, "boss")
-	read := supervisorapp.NewReadSignals(supervisorapp.ReadSignalsDeps{Supervisors: e.store, Events: postgres.NewReader(e.pool),
+	read := supervisorapp.NewReadSignals(supervisorapp.ReadSignalsDeps{Supervisors: e.store, Events: postgres.NewReader(e.pool), Positions: postgres.NewReader(e.pool),
 		Cursors: st, Redactor: plainRedactor{}, Reviews: st, Delegations: st})
 	if p, err := read.Handle(ctx, supervisorapp.SignalsInput{Supervisor: boss.Supervisor}); err != nil || len(p.Signals) != 0 {
 		t.Fatalf("boss read %+v, %v", p, err)

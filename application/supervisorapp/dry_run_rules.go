@@ -199,7 +199,7 @@ func (uc *DryRunRules) replay(ctx context.Context, e executionapp.StoredEvent, r
 	t := eventTrigger(sig, func(context.Context) (map[string]any, error) { return ExecutionVariable(facts), nil }, e.At)
 	evals, changes := rs.evaluate(ctx, t)
 	rs.commit(changes, e.At)
-	cursor := supervisor.FormatCursor(e.Seq)
+	cursor := EventCursor(e)
 	for _, x := range evals {
 		ev := DryRunEvaluation{Seq: e.Seq, At: e.At.UTC(), EventType: e.Type, NodeID: e.NodeID, RuleID: x.RuleID, Outcome: x.Outcome}
 		if x.Of > 1 {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -94,7 +95,7 @@ func (o *outbox) EventHead(context.Context) (int64, error) {
 func (o *outbox) Events(_ context.Context, q executionapp.EventQuery) ([]executionapp.StoredEvent, error) {
 	var out []executionapp.StoredEvent
 	for _, e := range o.evs {
-		if e.Seq > q.AfterSeq && len(out) < q.Limit {
+		if (supervisor.Position{XID: q.AfterXID, Seq: q.AfterSeq}).Before(EventPosition(e)) && len(out) < q.Limit {
 			out = append(out, e)
 		}
 	}
@@ -108,7 +109,7 @@ func (o *outbox) add(run, node, to string) { o.addIn("ci", run, node, to) }
 // addIn appends a node status change of run of workflow build of session.
 func (o *outbox) addIn(session, run, node, to string) {
 	seq := int64(len(o.evs) + 1)
-	o.evs = append(o.evs, executionapp.StoredEvent{Seq: seq, Event: executionapp.Event{Type: executionapp.EventNodeStatusChanged,
+	o.evs = append(o.evs, executionapp.StoredEvent{XID: uint64(100 + seq), Seq: seq, Event: executionapp.Event{Type: executionapp.EventNodeStatusChanged,
 		At: t0.Add(time.Duration(seq) * time.Second), SessionID: session, WorkflowID: "build", ExecutionID: run, NodeID: node,
 		Actor: "engine", Channel: "engine", Data: map[string]any{"from": "RUNNING", "to": to}}})
 }
@@ -127,7 +128,9 @@ func (c *memCursors) Cursor(context.Context, string) (Cursor, bool, error) {
 	return Cursor{}, false, nil
 }
 
-func (c *memCursors) CreatedAtSeq(context.Context, string) (int64, bool, error) { return 0, false, nil }
+func (c *memCursors) CreatedAt(context.Context, string) (supervisor.Position, bool, error) {
+	return supervisor.Position{}, false, nil
+}
 
 func (c *memCursors) SaveCursor(_ context.Context, _ Fence, cur Cursor) error {
 	c.saved = append(c.saved, cur)
@@ -170,7 +173,7 @@ func rulesEngineOver(t *testing.T, rules string, runs RunDirectory, send Directi
 func handle(t *testing.T, eng Engine, evs ...executionapp.StoredEvent) {
 	t.Helper()
 	for _, e := range evs {
-		if err := eng.Handle(t.Context(), supervisor.NewSignal(supervisor.FormatCursor(e.Seq), EventSignal(e, e.Data))); err != nil {
+		if err := eng.Handle(t.Context(), supervisor.NewSignal(EventCursor(e), EventSignal(e, e.Data))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -258,8 +261,8 @@ func TestRuntimeReadsFactsOncePerBatch(t *testing.T) {
 	if len(runs.queries) != 4 {
 		t.Errorf("facts queries after 2 events outside a batch: got %v, want 2 more", runs.queries)
 	}
-	if cur.Seq != 8 || len(cursors.saved) != 2 {
-		t.Errorf("cursor: got %d after %d saves, want 8 after 2", cur.Seq, len(cursors.saved))
+	if cur.Pos.Seq != 8 || len(cursors.saved) != 2 {
+		t.Errorf("cursor: got %+v after %d saves, want seq 8 after 2", cur.Pos, len(cursors.saved))
 	}
 }
 
@@ -310,8 +313,9 @@ func (b *batchRecorder) BeginBatch(runs []string) {
 func (b *batchRecorder) EndBatch()              { b.log = append(b.log, "end") }
 func (b *batchRecorder) State() ([]byte, error) { return nil, nil }
 func (b *batchRecorder) Handle(_ context.Context, sig supervisor.Signal) error {
-	b.log = append(b.log, sig.Cursor())
-	if sig.Cursor() == supervisor.FormatCursor(b.failAt) {
+	p, _ := supervisor.ParseCursor(sig.Cursor())
+	b.log = append(b.log, strconv.FormatInt(p.Seq, 10))
+	if p.Seq == b.failAt {
 		return errors.New("down")
 	}
 	return nil

@@ -166,7 +166,7 @@ func newHTTPEngine(t *testing.T, settings map[string]any, env map[string]string,
 }
 
 func eventSignal(seq int64) supervisor.Signal {
-	return supervisor.NewSignal(supervisor.FormatCursor(seq), supervisor.EventSignal{Seq: seq,
+	return supervisor.NewSignal(strconv.FormatInt(seq, 10), supervisor.EventSignal{Seq: seq,
 		At: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC), Type: "NodeStatusChanged", SessionID: "ci", WorkflowID: "build",
 		ExecutionID: "run-1", NodeID: "n1", Actor: "engine", Data: map[string]any{"status": "FAILURE"}})
 }

@@ -23,7 +23,7 @@ func TestRuntimeClosesTheProcessEngine(t *testing.T) {
 	sp := newFakeSpawner()
 	sp.stopDelay = 200 * time.Millisecond
 	st := postgres.NewSupervisorRuntime(e.pool)
-	rt := supervisorapp.NewRuntime(supervisorapp.RuntimeDeps{Supervisors: e.store, Leases: st, Cursors: st, Events: postgres.NewReader(e.pool),
+	rt := supervisorapp.NewRuntime(supervisorapp.RuntimeDeps{Supervisors: e.store, Leases: st, Cursors: st, Events: postgres.NewReader(e.pool), Positions: postgres.NewReader(e.pool),
 		Runs: st, Holds: st, Owner: "test",
 		Engines: map[string]supervisorapp.EngineFactory{"process": supervisorapp.NewProcessEngineFactory(supervisorapp.ProcessDeps{
 			Spawner: sp, Policy: procPolicy(t, "/opt/yukta/decide")})},

@@ -16,9 +16,13 @@ import (
 // waiting up to a bound for the first one. Nothing is stored per reader:
 // the cursor is the position, so an agent that crashed reads on from the
 // last cursor it handled and loses nothing (delivery is at least once).
+// A cursor is a position in the outbox's one order (supervisor.Position):
+// a read after it never returns an event at or before it, whether or not
+// its own event still exists, and a cursor beyond the head is refused.
 type ReadSignals struct {
 	sups    Reader
 	events  executionapp.EventTail
+	pos     OutboxPositions
 	cursors CursorStore
 	red     EventRedactor
 	reviews ReviewStore
@@ -30,9 +34,11 @@ type ReadSignals struct {
 type ReadSignalsDeps struct {
 	Supervisors Reader
 	Events      executionapp.EventTail
-	Cursors     CursorStore
-	Redactor    EventRedactor
-	Reviews     ReviewStore
+	// Positions gives the head and resolves an older server's cursors.
+	Positions OutboxPositions
+	Cursors   CursorStore
+	Redactor  EventRedactor
+	Reviews   ReviewStore
 	// Delegations is read for DELEGATED and CONSULTED signals (nil: none).
 	Delegations DelegationStore
 	// Poll is how often a waiting read looks at the outbox again (default
@@ -45,7 +51,7 @@ func NewReadSignals(d ReadSignalsDeps) *ReadSignals {
 	if d.Poll <= 0 {
 		d.Poll = 100 * time.Millisecond
 	}
-	return &ReadSignals{sups: d.Supervisors, events: d.Events, cursors: d.Cursors, red: d.Redactor, reviews: d.Reviews, dels: d.Delegations, poll: d.Poll}
+	return &ReadSignals{sups: d.Supervisors, events: d.Events, pos: d.Positions, cursors: d.Cursors, red: d.Redactor, reviews: d.Reviews, dels: d.Delegations, poll: d.Poll}
 }
 
 // Limits of one read.
@@ -84,15 +90,10 @@ func (uc *ReadSignals) Handle(ctx context.Context, in SignalsInput) (SignalPage,
 	if limit <= 0 || limit > MaxSignalBatch {
 		limit = MaxSignalBatch
 	}
-	pos, err := supervisor.ParseCursor(in.After)
-	if err != nil {
-		return SignalPage{}, &fault.ValidationError{Subject: "signal read", Violations: []fault.Violation{{Path: "after", Message: err.Error()}}}
-	}
 	sup := in.Supervisor
-	if in.After == "" {
-		if pos, err = uc.start(ctx, sup.ID()); err != nil {
-			return SignalPage{}, err
-		}
+	pos, err := uc.position(ctx, sup.ID(), in.After)
+	if err != nil {
+		return SignalPage{}, err
 	}
 	q := executionapp.EventQuery{Limit: limit}
 	if parent, err := uc.isParent(ctx, sup.ID()); err != nil {
@@ -104,7 +105,7 @@ func (uc *ReadSignals) Handle(ctx context.Context, in SignalsInput) (SignalPage,
 	deadline := time.Now().Add(in.Wait)
 	page := SignalPage{Signals: []supervisor.Signal{}}
 	for {
-		q.AfterSeq = pos
+		q.AfterXID, q.AfterSeq = pos.XID, pos.Seq
 		evs, err := uc.events.Events(ctx, q)
 		if err != nil {
 			return SignalPage{}, err
@@ -114,7 +115,7 @@ func (uc *ReadSignals) Handle(ctx context.Context, in SignalsInput) (SignalPage,
 			if err != nil {
 				return SignalPage{}, fmt.Errorf("event %d: %w", e.Seq, err)
 			}
-			pos = e.Seq
+			pos = EventPosition(e)
 			if ok {
 				page.Signals = append(page.Signals, sig)
 				if len(page.Signals) == limit {
@@ -140,14 +141,52 @@ func (uc *ReadSignals) Handle(ctx context.Context, in SignalsInput) (SignalPage,
 	}
 }
 
-// start is where a reader without a cursor starts: the event that created
-// the supervisor, or the outbox's head for one that predates those events.
-func (uc *ReadSignals) start(ctx context.Context, id string) (int64, error) {
-	seq, ok, err := uc.cursors.CreatedAtSeq(ctx, id)
-	if err != nil || ok {
-		return seq, err
+// position is where a read after the cursor after goes on from: "" is
+// where the supervisor was created; a cursor this server gave is its own
+// position, whether or not its event still exists; an older server's
+// cursor (a bare seq) is the position of its event, refused when that
+// event is gone, since its place can no longer be known. A cursor beyond
+// the head is refused naming the head.
+func (uc *ReadSignals) position(ctx context.Context, id, after string) (supervisor.Position, error) {
+	pos, err := supervisor.ParseCursor(after)
+	if err != nil {
+		return pos, afterRefused(err.Error())
 	}
-	return uc.events.EventHead(ctx)
+	if after == "" {
+		return startPosition(ctx, uc.cursors, uc.pos, id)
+	}
+	head, err := uc.pos.Head(ctx)
+	if err != nil {
+		return pos, err
+	}
+	next := fmt.Sprintf("pass back a cursor this server gave, after=%s to read only what comes next, or leave after out to start where the supervisor was created", supervisor.FormatCursor(head))
+	if head.Before(pos) || (pos.Legacy() && pos.Seq > head.Seq) {
+		return pos, afterRefused(fmt.Sprintf("cursor %s lies beyond the head of the signal sequence, %s; no signal has it yet. %s", after, supervisor.FormatCursor(head), upper(next)))
+	}
+	if pos.Legacy() {
+		p, ok, err := uc.pos.PositionOf(ctx, pos.Seq)
+		if err != nil {
+			return pos, err
+		}
+		if !ok {
+			return pos, afterRefused(fmt.Sprintf("cursor %s is an older server's and its event no longer exists (retention deletes old events), so its place in the signal sequence is unknown; %s", after, next))
+		}
+		pos = p
+	}
+	return pos, nil
+}
+
+// afterRefused is the refusal of a read's after.
+func afterRefused(msg string) error {
+	return &fault.ValidationError{Subject: "signal read", Violations: []fault.Violation{{Path: "after", Message: msg}}}
+}
+
+// upper capitalises the first letter of s.
+func upper(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
 }
 
 // isParent reports whether another supervisor names id as its parent: a

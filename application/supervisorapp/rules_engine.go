@@ -154,10 +154,20 @@ func (e *rulesEngine) onTick(ctx context.Context, tick supervisor.TickSignal) er
 }
 
 // fire sends a fired rule's directive; other evaluations are reported.
+// errFactsUnread marks a condition that could not be evaluated because the
+// facts of its run could not be read: a failure of the signal, not of the
+// rule.
+var errFactsUnread = errors.New("the facts of the run could not be read")
+
 func (e *rulesEngine) fire(ctx context.Context, ev Evaluation, key, cause string) error {
 	switch ev.Outcome {
 	case RuleFired:
 	case RuleConditionFailed, RuleBuildFailed:
+		if errors.Is(ev.Err, errFactsUnread) {
+			// Not the rule's fault: the signal fails, so the cursor stays
+			// before it and it comes again (at least once).
+			return ev.Err
+		}
 		e.d.OnRuleError(e.sup.ID(), ev.RuleID, ev.Err)
 		return nil
 	default:
@@ -400,7 +410,11 @@ func (rs *ruleSet) evaluate(ctx context.Context, t trigger) ([]Evaluation, map[s
 		if cond := w.If(); cond != "" {
 			holds := false
 			vs, err := vars.get(ctx, rs.needsFacts[cond])
-			if err == nil {
+			if err != nil {
+				// The facts could not be read (the database): the signal
+				// was not handled and must come again.
+				err = fmt.Errorf("%w: %w", errFactsUnread, err)
+			} else {
 				holds, err = rs.cond.EvalBool(ctx, cond, vs)
 			}
 			switch {

@@ -53,9 +53,12 @@ type RuntimeDeps struct {
 	Leases      LeaseStore
 	Cursors     CursorStore
 	Events      executionapp.EventTail
-	Runs        RunDirectory
-	Holds       HoldStore
-	Redactor    EventRedactor
+	// Positions gives the outbox's head, where a supervisor without a
+	// creation event starts.
+	Positions OutboxPositions
+	Runs      RunDirectory
+	Holds     HoldStore
+	Redactor  EventRedactor
 	// Reviews is read for the REVIEW signals of the supervisors asked;
 	// nil: no reviews are delivered.
 	Reviews ReviewStore
@@ -339,14 +342,11 @@ func (rt *Runtime) run(ctx context.Context, sup supervisor.Supervisor, gen strin
 		// instance took to pick it up, and gets the present in STARTED.
 		// Without a creation event (it predates them) it starts at the
 		// outbox's head.
-		from, found, err := rt.d.Cursors.CreatedAtSeq(ctx, sup.ID())
-		if err == nil && !found {
-			from, err = rt.d.Events.EventHead(ctx)
-		}
+		from, err := startPosition(ctx, rt.d.Cursors, rt.d.Positions, sup.ID())
 		if err != nil {
 			return ctxErr(ctx, fmt.Errorf("find where the supervisor starts reading: %w", err))
 		}
-		cur = Cursor{Generation: gen, Seq: from}
+		cur = Cursor{Generation: gen, Pos: from}
 		if err := rt.d.Cursors.SaveCursor(ctx, f, cur); err != nil {
 			return ctxErr(ctx, err)
 		}
@@ -365,11 +365,11 @@ func (rt *Runtime) run(ctx context.Context, sup supervisor.Supervisor, gen strin
 		}()
 	}
 	if sup.Takes(supervisor.KindStarted) {
-		snap, err := BuildSnapshot(ctx, rt.d.Runs, rt.d.Holds, sup, cur.Seq)
+		snap, err := BuildSnapshot(ctx, rt.d.Runs, rt.d.Holds, sup, cur.Pos)
 		if err != nil {
 			return ctxErr(ctx, fmt.Errorf("snapshot: %w", err))
 		}
-		sig := supervisor.NewSignal(supervisor.FormatCursor(cur.Seq), supervisor.StartedSignal{At: rt.d.Now(), Snapshot: snap})
+		sig := supervisor.NewSignal(supervisor.FormatCursor(cur.Pos), supervisor.StartedSignal{At: rt.d.Now(), Snapshot: snap})
 		if err := eng.Handle(ctx, sig); err != nil {
 			return ctxErr(ctx, fmt.Errorf("STARTED: %w", err))
 		}
@@ -399,12 +399,31 @@ func (rt *Runtime) run(ctx context.Context, sup supervisor.Supervisor, gen strin
 			return nil
 		case <-poll.C:
 		case <-ticks:
-			sig := supervisor.NewSignal(supervisor.FormatCursor(cur.Seq), supervisor.TickSignal{At: rt.d.Now()})
+			sig := supervisor.NewSignal(supervisor.FormatCursor(cur.Pos), supervisor.TickSignal{At: rt.d.Now()})
 			if err := eng.Handle(ctx, sig); err != nil {
 				return ctxErr(ctx, fmt.Errorf("TICK: %w", err))
 			}
 		}
 	}
+}
+
+// startPosition is where a supervisor without a cursor starts reading: the
+// event that created it, or the outbox's head for one that predates those
+// events. A creation event not yet behind the head (an older transaction
+// still runs) starts at the head, so no cursor given lies beyond it.
+func startPosition(ctx context.Context, cursors CursorStore, positions OutboxPositions, id string) (supervisor.Position, error) {
+	created, found, err := cursors.CreatedAt(ctx, id)
+	if err != nil {
+		return supervisor.Position{}, err
+	}
+	head, err := positions.Head(ctx)
+	if err != nil {
+		return supervisor.Position{}, err
+	}
+	if found && created.Before(head) {
+		return created, nil
+	}
+	return head, nil
 }
 
 // ctxErr turns a failure caused by ctx ending (a stop, or a lost lease,
@@ -420,7 +439,7 @@ func ctxErr(ctx context.Context, err error) error {
 // events of owned units, and moves the cursor (with the engine's state)
 // past what was handled. It returns how many events it read.
 func (rt *Runtime) pump(ctx context.Context, sup supervisor.Supervisor, f Fence, eng Engine, cur *Cursor) (int, error) {
-	q := executionapp.EventQuery{AfterSeq: cur.Seq, Limit: rt.cfg.Batch}
+	q := executionapp.EventQuery{AfterXID: cur.Pos.XID, AfterSeq: cur.Pos.Seq, Limit: rt.cfg.Batch}
 	if p := rt.parents.Load(); p == nil || !(*p)[sup.ID()] {
 		q.SessionID = onlySession(sup.Owns())
 		q.AlsoSessionless = rt.d.Delegations != nil
@@ -433,7 +452,9 @@ func (rt *Runtime) pump(ctx context.Context, sup supervisor.Supervisor, f Fence,
 		b.BeginBatch(batchRuns(sup, evs))
 		defer b.EndBatch()
 	}
-	handled := cur.Seq
+	// The cursor moves only past signals handled: a failed one stops the
+	// batch there and comes again (at least once).
+	handled := cur.Pos
 	var failed error
 	for _, e := range evs {
 		sig, ok, err := signalOf(ctx, rt.d.Redactor, rt.d.Reviews, rt.d.Delegations, sup, e)
@@ -444,14 +465,14 @@ func (rt *Runtime) pump(ctx context.Context, sup supervisor.Supervisor, f Fence,
 			failed = fmt.Errorf("event %d (%s): %w", e.Seq, e.Type, err)
 			break
 		}
-		handled = e.Seq
+		handled = EventPosition(e)
 	}
-	if handled != cur.Seq {
+	if handled != cur.Pos {
 		state, err := eng.State()
 		if err != nil {
 			return 0, fmt.Errorf("engine state: %w", err)
 		}
-		next := Cursor{Generation: cur.Generation, Seq: handled, State: state}
+		next := Cursor{Generation: cur.Generation, Pos: handled, State: state}
 		if err := rt.d.Cursors.SaveCursor(ctx, f, next); err != nil {
 			return 0, err
 		}
@@ -542,7 +563,7 @@ type SnapshotHold struct {
 const SnapshotLimit = 1000
 
 // BuildSnapshot reads the present of a supervisor's owned units.
-func BuildSnapshot(ctx context.Context, runs RunDirectory, holds HoldStore, sup supervisor.Supervisor, cursor int64) (Snapshot, error) {
+func BuildSnapshot(ctx context.Context, runs RunDirectory, holds HoldStore, sup supervisor.Supervisor, cursor supervisor.Position) (Snapshot, error) {
 	s := Snapshot{Cursor: supervisor.FormatCursor(cursor), Executions: []SnapshotRun{}, Inputs: []SnapshotInput{}, Holds: []SnapshotHold{}}
 	owns := sup.Owns()
 	if len(owns) == 0 {

@@ -39,28 +39,47 @@ type LeaseStore interface {
 	Release(ctx context.Context, f Fence) error
 }
 
-// Cursor is where a supervisor is in the outbox: the seq of the last event
-// its engine handled (0: none), and the engine's state at that point.
-// Generation names the supervisor it belongs to (its creation time): a
-// supervisor deleted and created again does not inherit the old cursor.
+// Cursor is where a supervisor is in the outbox: the position of the last
+// event its engine handled (the zero Position: none), and the engine's
+// state at that point. Generation names the supervisor it belongs to (its
+// creation time): a supervisor deleted and created again does not inherit
+// the old cursor. Within a generation the position never moves back; the
+// store refuses it (ErrCursorBehind).
 type Cursor struct {
 	Generation string
-	Seq        int64
+	Pos        supervisor.Position
 	State      []byte
 }
+
+// ErrCursorBehind is returned for a cursor save that would move a
+// supervisor's cursor back within its generation: nothing was written.
+var ErrCursorBehind = fmt.Errorf("supervisorapp: a supervisor's cursor never moves back: %w", fault.ErrConflict)
 
 // CursorStore keeps each supervisor's cursor.
 type CursorStore interface {
 	// Cursor returns the supervisor's cursor; ok is false when it has none
 	// yet.
 	Cursor(ctx context.Context, supervisorID string) (c Cursor, ok bool, err error)
-	// CreatedAtSeq is the outbox position of the event that created the
+	// CreatedAt is the outbox position of the event that created the
 	// supervisor (its latest SupervisorApplied with created true); ok is
 	// false when there is none.
-	CreatedAtSeq(ctx context.Context, supervisorID string) (seq int64, ok bool, err error)
+	CreatedAt(ctx context.Context, supervisorID string) (pos supervisor.Position, ok bool, err error)
 	// SaveCursor moves the cursor, fenced: a stale f is refused with
-	// ErrLeaseLost and nothing moves.
+	// ErrLeaseLost, a position before the stored one of the same
+	// generation with ErrCursorBehind, and nothing moves.
 	SaveCursor(ctx context.Context, f Fence, c Cursor) error
+}
+
+// OutboxPositions says where cursors are in the outbox.
+type OutboxPositions interface {
+	// Head is the outbox's head: every event committed so far lies at or
+	// before it, and every event committed later after it. It never moves
+	// back, retention included, so no cursor this server gave lies beyond
+	// it.
+	Head(ctx context.Context) (supervisor.Position, error)
+	// PositionOf returns the position of the event with seq (an older
+	// server's cursor); ok is false when no such event exists.
+	PositionOf(ctx context.Context, seq int64) (pos supervisor.Position, ok bool, err error)
 }
 
 // Ledger entry statuses.

@@ -41,7 +41,7 @@ func signalOf(ctx context.Context, red EventRedactor, reviews ReviewStore, dels 
 		if !ok || r.Status() != supervisor.ReviewPending || r.Asking() != sup.ID() {
 			return supervisor.Signal{}, false, nil
 		}
-		return supervisor.NewSignal(supervisor.FormatCursor(e.Seq), ReviewSignal(r)), true, nil
+		return supervisor.NewSignal(EventCursor(e), ReviewSignal(r)), true, nil
 	}
 	if !sup.OwnsPlace(supervisor.Place{SessionID: e.SessionID, WorkflowID: e.WorkflowID}) {
 		return supervisor.Signal{}, false, nil
@@ -50,7 +50,7 @@ func signalOf(ctx context.Context, red EventRedactor, reviews ReviewStore, dels 
 	if err != nil {
 		return supervisor.Signal{}, false, fmt.Errorf("redact: %w", err)
 	}
-	return supervisor.NewSignal(supervisor.FormatCursor(e.Seq), EventSignal(e, data)), true, nil
+	return supervisor.NewSignal(EventCursor(e), EventSignal(e, data)), true, nil
 }
 
 // delegationSignal is the signal of a delegation event for sup: the request
@@ -80,7 +80,7 @@ func delegationSignal(ctx context.Context, dels DelegationStore, sup supervisor.
 		(answer && (d.Status() != supervisor.DelegationAnswered || d.From() != sup.ID())) {
 		return supervisor.Signal{}, false, nil
 	}
-	return supervisor.NewSignal(supervisor.FormatCursor(e.Seq), DelegationSignal(d, answer)), true, nil
+	return supervisor.NewSignal(EventCursor(e), DelegationSignal(d, answer)), true, nil
 }
 
 // DelegationSignal is the body of the signal of a delegation: its request
@@ -106,3 +106,11 @@ func rawJSON(b []byte) json.RawMessage {
 	}
 	return json.RawMessage(b)
 }
+
+// EventPosition is the outbox position of a stored event.
+func EventPosition(e executionapp.StoredEvent) supervisor.Position {
+	return supervisor.Position{XID: e.XID, Seq: e.Seq}
+}
+
+// EventCursor is the cursor of the signal of a stored event.
+func EventCursor(e executionapp.StoredEvent) string { return supervisor.FormatCursor(EventPosition(e)) }

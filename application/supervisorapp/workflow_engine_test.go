@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -314,7 +315,7 @@ var wfAt = time.Date(2026, 3, 1, 11, 0, 0, 0, time.UTC)
 
 // inputRequested is the EVENT signal of an input asked in ci/approve.
 func inputRequested(seq int64, data map[string]any) supervisor.Signal {
-	return supervisor.NewSignal(supervisor.FormatCursor(seq), supervisor.EventSignal{Seq: seq, At: wfAt, Type: "InputRequested",
+	return supervisor.NewSignal(strconv.FormatInt(seq, 10), supervisor.EventSignal{Seq: seq, At: wfAt, Type: "InputRequested",
 		SessionID: "ci", WorkflowID: "approve", ExecutionID: "e1", NodeID: "ask", Actor: "engine", Data: data})
 }
 
@@ -325,7 +326,7 @@ func reviewSignal(t *testing.T, seq int64, reviewID string, deadline time.Time) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return supervisor.NewSignal(supervisor.FormatCursor(seq), supervisor.ReviewSignal{ReviewID: reviewID, Command: d.Command(),
+	return supervisor.NewSignal(strconv.FormatInt(seq, 10), supervisor.ReviewSignal{ReviewID: reviewID, Command: d.Command(),
 		Actor: "key:ops", Channel: "rest", SessionID: "ci", WorkflowID: "approve", ExecutionID: "e1", Deadline: deadline})
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -208,6 +209,40 @@ func FuzzParseCommand(f *testing.F) {
 		}
 		if _, err := ParseVerdict(data); err != nil {
 			refusal(t, err)
+		}
+	})
+}
+
+// FuzzParseCursor checks that ParseCursor never panics, refuses only with
+// ErrInvalid, and that every cursor it accepts is the one text of its
+// position: writing it back gives the same text (a bare seq stays a bare
+// seq).
+func FuzzParseCursor(f *testing.F) {
+	for _, s := range []string{"", "1", "2883", FormatCursor(Position{XID: 812, Seq: 2883}), FormatCursor(Position{XID: 1}),
+		"812.2883", "812.2883.0000", "0", "-1", "1.2.3.4", "\x00", "9999999999999999999999.1.abcd"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		p, err := ParseCursor(s)
+		if err != nil {
+			if !errors.Is(err, fault.ErrInvalid) {
+				t.Fatalf("ParseCursor(%q): %v, want ErrInvalid", s, err)
+			}
+			return
+		}
+		switch {
+		case s == "":
+			if !p.IsZero() {
+				t.Fatalf(`"" parsed to %+v`, p)
+			}
+		case p.Legacy():
+			if strconv.FormatInt(p.Seq, 10) != s {
+				t.Fatalf("legacy %q parsed to %+v", s, p)
+			}
+		default:
+			if FormatCursor(p) != s {
+				t.Fatalf("%q parsed to %+v, which writes as %q", s, p, FormatCursor(p))
+			}
 		}
 	})
 }

@@ -2,10 +2,7 @@ package supervisor
 
 import (
 	"slices"
-	"strconv"
 	"time"
-
-	"github.com/yukta/yukta/domain/fault"
 )
 
 // SignalKind is the kind of a signal, as its envelope names it.
@@ -234,20 +231,4 @@ func (s Signal) MarshalJSON() ([]byte, error) {
 		body = s.body.wire()
 	}
 	return ordered{{"cursor", s.cursor}, {"kind", string(s.Kind())}, {"signal", body}}.MarshalJSON()
-}
-
-// FormatCursor writes a supervisor's signal sequence number as a cursor.
-func FormatCursor(seq int64) string { return strconv.FormatInt(seq, 10) }
-
-// ParseCursor reads a cursor a client passed back (?after=); "" is the
-// start (0).
-func ParseCursor(s string) (int64, error) {
-	if s == "" {
-		return 0, nil
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n < 0 || strconv.FormatInt(n, 10) != s {
-		return 0, fault.Newf(fault.ErrInvalid, "cursor %q is not one this server gave; pass back the cursor of the last signal you handled, or leave after out to start from the beginning", clip(s))
-	}
-	return n, nil
 }

@@ -2,11 +2,8 @@ package supervisor
 
 import (
 	"encoding/json"
-	"errors"
 	"testing"
 	"time"
-
-	"github.com/yukta/yukta/domain/fault"
 )
 
 func TestSignalEnvelope(t *testing.T) {
@@ -36,7 +33,7 @@ func TestSignalEnvelope(t *testing.T) {
 			`{"cursor":"12","kind":"CONSULTED","signal":{"delegationId":"d2","from":"peer","kind":"CONSULT","payload":1}}`},
 	}
 	for _, tt := range tests {
-		s := NewSignal(FormatCursor(12), tt.body)
+		s := NewSignal("12", tt.body)
 		b, err := json.Marshal(s)
 		if err != nil {
 			t.Fatal(err)
@@ -69,23 +66,5 @@ func TestSignalKindsMatchCatalogue(t *testing.T) {
 	}
 	if SignalKind("EVENTS").Valid() || SignalKind("EVENTS").CatalogName() != "" {
 		t.Error("an unknown kind must be invalid")
-	}
-}
-
-func TestCursor(t *testing.T) {
-	t.Parallel()
-	for _, n := range []int64{0, 1, 1 << 62} {
-		got, err := ParseCursor(FormatCursor(n))
-		if err != nil || got != n {
-			t.Errorf("round trip %d: got %d %v", n, got, err)
-		}
-	}
-	if n, err := ParseCursor(""); err != nil || n != 0 {
-		t.Errorf(`ParseCursor(""): got %d %v, want the start`, n, err)
-	}
-	for _, bad := range []string{"-1", "01", "+1", "x", "1.0", "99999999999999999999"} {
-		if _, err := ParseCursor(bad); !errors.Is(err, fault.ErrInvalid) {
-			t.Errorf("ParseCursor(%q): got %v, want ErrInvalid", bad, err)
-		}
 	}
 }

@@ -201,13 +201,13 @@ func (g *LoopGuard) AdmitRun(ctx context.Context, supervisorID, cause string) (e
 func (g *LoopGuard) origin(ctx context.Context, supervisorID, cause string, runs []string) (executionapp.Origin, parent, error) {
 	var from parent
 	found := false
-	if seq, err := supervisor.ParseCursor(cause); cause != "" && err == nil && seq > 0 {
-		ro, ok, err := g.d.Store.EventOrigin(ctx, seq)
+	if pos, err := supervisor.ParseCursor(cause); cause != "" && err == nil && pos.Seq > 0 {
+		ro, ok, err := g.d.Store.EventOrigin(ctx, pos.Seq)
 		if err != nil {
 			return executionapp.Origin{}, parent{}, err
 		}
 		if ok {
-			from, found = parent{run: ro, event: seq}, true
+			from, found = parent{run: ro, event: pos.Seq}, true
 		}
 	}
 	if len(runs) > 0 {

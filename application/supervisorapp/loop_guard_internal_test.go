@@ -23,7 +23,7 @@ func TestLimitNoticeGoesToItsSupervisor(t *testing.T) {
 	e := executionapp.StoredEvent{Seq: 7, Event: executionapp.Event{At: time.Now(), Type: EventSupervisorLimitReached, Actor: "engine",
 		Data: map[string]any{"supervisorId": "busy", "limit": supervisor.LimitBudget}}}
 	sig, ok, err := signalOf(t.Context(), nil, nil, nil, sup("busy"), e)
-	if err != nil || !ok || sig.Kind() != supervisor.KindEvent || sig.Cursor() != "7" {
+	if err != nil || !ok || sig.Kind() != supervisor.KindEvent || sig.Cursor() != EventCursor(e) {
 		t.Fatalf("the named supervisor: %v %v %v", sig, ok, err)
 	}
 	if b, ok := sig.Body().(supervisor.EventSignal); !ok || b.Type != EventSupervisorLimitReached || b.Data["limit"] != supervisor.LimitBudget {

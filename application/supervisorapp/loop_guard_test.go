@@ -44,16 +44,17 @@ func (w *loopWorld) guard(b supervisor.LoopBounds) *supervisorapp.LoopGuard {
 func (w *loopWorld) run(t *testing.T, depth int, by string) (id, cursor string) {
 	t.Helper()
 	var seq int64
+	var xid uint64
 	err := w.pool.QueryRow(t.Context(), `
 		WITH x AS (INSERT INTO executions (execution_id, session_id, workflow_id, status, definition, actor, channel, started_at, cause_depth, caused_by)
 		           VALUES (gen_random_uuid(), 'ci', 'flaky', 'FAILURE', '{}', 'key:test', 'rest', now(), $1, $2) RETURNING execution_id)
 		INSERT INTO events (at, type, session_id, workflow_id, execution_id, actor, data)
 		SELECT now(), 'ExecutionStatusChanged', 'ci', 'flaky', execution_id, 'engine', '{"status":"FAILURE"}' FROM x
-		RETURNING execution_id::text, seq`, depth, by).Scan(&id, &seq)
+		RETURNING execution_id::text, seq, xid::text::numeric::bigint`, depth, by).Scan(&id, &seq, &xid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return id, supervisor.FormatCursor(seq)
+	return id, supervisor.FormatCursor(supervisor.Position{XID: xid, Seq: seq})
 }
 
 func (w *loopWorld) notices(t *testing.T, supervisorID, limit string) int {
@@ -132,7 +133,11 @@ func TestLoopGuardDepth(t *testing.T) {
 		}
 	}
 	_, err = g.Admit(ctx, "fixer", loopDirective(t, "k3", deepEvent, `{"type":"StartWorkflow","target":"workflow:ci/flaky"}`))
-	if !errors.Is(err, supervisor.ErrLoopTooDeep) || !strings.Contains(err.Error(), "event "+deepEvent) {
+	deepPos, perr := supervisor.ParseCursor(deepEvent)
+	if perr != nil {
+		t.Fatal(perr)
+	}
+	if !errors.Is(err, supervisor.ErrLoopTooDeep) || !strings.Contains(err.Error(), fmt.Sprintf("event %d ", deepPos.Seq)) {
 		t.Fatalf("a start caused by an event of a depth-3 run: %v", err)
 	}
 	// A pause of the deep run starts nothing: only the budget counts it.

@@ -27,7 +27,7 @@ func signalOf(ctx context.Context, red EventRedactor, reviews ReviewStore, dels 
 		if e.Data["supervisorId"] != sup.ID() {
 			return supervisor.Signal{}, false, nil
 		}
-		return supervisor.NewSignal(supervisor.FormatCursor(e.Seq), EventSignal(e, e.Data)), true, nil
+		return supervisor.NewSignal(EventCursor(e), EventSignal(e, e.Data)), true, nil
 	}
 	if e.Type == EventReviewRequested && e.Data["supervisorId"] == sup.ID() {
 		id, _ := e.Data["reviewId"].(string)

@@ -669,6 +669,24 @@ func (e ControlExecutionParamsYuktaChannel) Valid() bool {
 	}
 }
 
+// Defines values for ReleaseHoldParamsYuktaChannel.
+const (
+	ReleaseHoldParamsYuktaChannelCli  ReleaseHoldParamsYuktaChannel = "cli"
+	ReleaseHoldParamsYuktaChannelRest ReleaseHoldParamsYuktaChannel = "rest"
+)
+
+// Valid indicates whether the value is a known member of the ReleaseHoldParamsYuktaChannel enum.
+func (e ReleaseHoldParamsYuktaChannel) Valid() bool {
+	switch e {
+	case ReleaseHoldParamsYuktaChannelCli:
+		return true
+	case ReleaseHoldParamsYuktaChannelRest:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ClearBreakpointParamsYuktaChannel.
 const (
 	ClearBreakpointParamsYuktaChannelCli  ClearBreakpointParamsYuktaChannel = "cli"
@@ -1085,6 +1103,45 @@ type Health struct {
 
 // HealthStatus defines model for Health.Status.
 type HealthStatus string
+
+// Hold defines model for Hold.
+type Hold struct {
+	Reason       string    `json:"reason"`
+	Since        time.Time `json:"since"`
+	SupervisorId string    `json:"supervisorId"`
+}
+
+// HoldList defines model for HoldList.
+type HoldList struct {
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId ExecutionId `json:"executionId"`
+
+	// Holds Oldest hold first.
+	Holds []Hold `json:"holds"`
+
+	// PausedByHold The holds paused the run: the last release resumes it.
+	PausedByHold bool `json:"pausedByHold"`
+}
+
+// HoldRelease defines model for HoldRelease.
+type HoldRelease struct {
+	// CommandId The RESUME command, when one was sent.
+	CommandId string `json:"commandId,omitempty,omitzero"`
+
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId ExecutionId `json:"executionId"`
+	HeldSince   time.Time   `json:"heldSince"`
+	HoldReason  string      `json:"holdReason"`
+
+	// Holds The holds the run still has.
+	Holds   []Hold `json:"holds"`
+	Message string `json:"message"`
+
+	// Resumed It was the last hold of a run the holds paused, and the run resumed.
+	Resumed      bool   `json:"resumed"`
+	SessionId    string `json:"sessionId"`
+	SupervisorId string `json:"supervisorId"`
+}
 
 // Id defines model for Id.
 type Id = string
@@ -1610,6 +1667,13 @@ type SupervisorCredential struct {
 	SupervisorId string    `json:"supervisorId"`
 }
 
+// SupervisorDeletion defines model for SupervisorDeletion.
+type SupervisorDeletion struct {
+	// ReleasedHolds The holds the delete released, oldest first.
+	ReleasedHolds []HoldRelease `json:"releasedHolds"`
+	SupervisorId  string        `json:"supervisorId"`
+}
+
 // SupervisorDocument A supervisor as sent (docs/supervisors.md). Members left out take their defaults.
 type SupervisorDocument struct {
 	// AllowedCommands Command types it may send; default the engine's (every command; none for workflow).
@@ -1955,6 +2019,18 @@ type StreamExecutionEventsParams struct {
 	LastEventID LastEventId `json:"Last-Event-ID,omitempty,omitzero"`
 }
 
+// ReleaseHoldParams defines parameters for ReleaseHold.
+type ReleaseHoldParams struct {
+	// Reason Why, recorded in the journal (at most 1024 characters).
+	Reason string `form:"reason,omitempty" json:"reason,omitempty,omitzero"`
+
+	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
+	YuktaChannel ReleaseHoldParamsYuktaChannel `json:"Yukta-Channel,omitempty,omitzero"`
+}
+
+// ReleaseHoldParamsYuktaChannel defines parameters for ReleaseHold.
+type ReleaseHoldParamsYuktaChannel string
+
 // GetExecutionLogsParams defines parameters for GetExecutionLogs.
 type GetExecutionLogsParams struct {
 	// TailLines How many lines (1–5000, default 100).
@@ -2154,6 +2230,12 @@ type ServerInterface interface {
 	// StreamExecutionEvents The execution's events as Server-Sent Events; resume with Last-Event-ID.
 	// (GET /api/sessions/{sessionId}/executions/{executionId}/events)
 	StreamExecutionEvents(ctx echo.Context, sessionId SessionId, executionId ExecutionId, params StreamExecutionEventsParams) error
+	// ListHolds The run's hold ledger - which supervisors hold it, since when and why.
+	// (GET /api/sessions/{sessionId}/executions/{executionId}/holds)
+	ListHolds(ctx echo.Context, sessionId SessionId, executionId ExecutionId) error
+	// ReleaseHold End a supervisor's hold on the run, as an ADMIN (journaled with the ADMIN as actor).
+	// (DELETE /api/sessions/{sessionId}/executions/{executionId}/holds/{supervisorId})
+	ReleaseHold(ctx echo.Context, sessionId SessionId, executionId ExecutionId, supervisorId SupervisorId, params ReleaseHoldParams) error
 	// ExportJournal The execution's observer journal as NDJSON, for offline verification.
 	// (GET /api/sessions/{sessionId}/executions/{executionId}/journal)
 	ExportJournal(ctx echo.Context, sessionId SessionId, executionId ExecutionId) error
@@ -2202,7 +2284,7 @@ type ServerInterface interface {
 	// ListSupervisors List the supervisors, in id order.
 	// (GET /api/supervisors)
 	ListSupervisors(ctx echo.Context) error
-	// DeleteSupervisor Delete a supervisor.
+	// DeleteSupervisor Delete a supervisor, releasing its holds.
 	// (DELETE /api/supervisors/{supervisorId})
 	DeleteSupervisor(ctx echo.Context, supervisorId SupervisorId, params DeleteSupervisorParams) error
 	// GetSupervisor Read a supervisor document, every default explicit; secret settings read `***`.
@@ -2822,6 +2904,88 @@ func (w *ServerInterfaceWrapper) StreamExecutionEvents(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.StreamExecutionEvents(ctx, sessionId, executionId, params)
+	return err
+}
+
+// ListHolds converts echo context to params.
+func (w *ServerInterfaceWrapper) ListHolds(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "sessionId" -------------
+	var sessionId SessionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "sessionId", ctx.Param("sessionId"), &sessionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter sessionId: %s", err))
+	}
+
+	// ------------- Path parameter "executionId" -------------
+	var executionId ExecutionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter executionId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListHolds(ctx, sessionId, executionId)
+	return err
+}
+
+// ReleaseHold converts echo context to params.
+func (w *ServerInterfaceWrapper) ReleaseHold(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "sessionId" -------------
+	var sessionId SessionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "sessionId", ctx.Param("sessionId"), &sessionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter sessionId: %s", err))
+	}
+
+	// ------------- Path parameter "executionId" -------------
+	var executionId ExecutionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter executionId: %s", err))
+	}
+
+	// ------------- Path parameter "supervisorId" -------------
+	var supervisorId SupervisorId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "supervisorId", ctx.Param("supervisorId"), &supervisorId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter supervisorId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ReleaseHoldParams
+	// ------------- Optional query parameter "reason" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "reason", ctx.QueryParams(), &params.Reason, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter reason: %s", err))
+	}
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Yukta-Channel" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Yukta-Channel")]; found {
+		var YuktaChannel ReleaseHoldParamsYuktaChannel
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Yukta-Channel, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Yukta-Channel", valueList[0], &YuktaChannel, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Yukta-Channel: %s", err))
+		}
+
+		params.YuktaChannel = YuktaChannel
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ReleaseHold(ctx, sessionId, executionId, supervisorId, params)
 	return err
 }
 
@@ -3593,6 +3757,8 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/api/sessions/:sessionId/executions/:executionId/journal", wrapper.ExportJournal, options.OperationMiddlewares["exportJournal"]...)
 	router.GET(options.BaseURL+"/api/sessions/:sessionId/executions/:executionId/journal/verify", wrapper.VerifyJournal, options.OperationMiddlewares["verifyJournal"]...)
 	router.GET(options.BaseURL+"/api/sessions/:sessionId/executions/:executionId/projection", wrapper.GetExecutionProjection, options.OperationMiddlewares["getExecutionProjection"]...)
+	router.GET(options.BaseURL+"/api/sessions/:sessionId/executions/:executionId/holds", wrapper.ListHolds, options.OperationMiddlewares["listHolds"]...)
+	router.DELETE(options.BaseURL+"/api/sessions/:sessionId/executions/:executionId/holds/:supervisorId", wrapper.ReleaseHold, options.OperationMiddlewares["releaseHold"]...)
 	router.GET(options.BaseURL+"/api/journal/public-key", wrapper.GetJournalPublicKey, options.OperationMiddlewares["getJournalPublicKey"]...)
 	router.GET(options.BaseURL+"/api/inputs", wrapper.ListInputs, options.OperationMiddlewares["listInputs"]...)
 	router.POST(options.BaseURL+"/api/inputs/:inputId", wrapper.AnswerInput, options.OperationMiddlewares["answerInput"]...)
@@ -5761,6 +5927,228 @@ func (response StreamExecutionEvents429ApplicationProblemPlusJSONResponse) Visit
 	return err
 }
 
+type ListHoldsRequestObject struct {
+	SessionId   SessionId   `json:"sessionId"`
+	ExecutionId ExecutionId `json:"executionId"`
+}
+
+type ListHoldsResponseObject interface {
+	VisitListHoldsResponse(w http.ResponseWriter) error
+}
+
+type ListHolds200JSONResponse HoldList
+
+func (response ListHolds200JSONResponse) VisitListHoldsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListHolds400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response ListHolds400ApplicationProblemPlusJSONResponse) VisitListHoldsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListHolds401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListHolds401ApplicationProblemPlusJSONResponse) VisitListHoldsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListHolds403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListHolds403ApplicationProblemPlusJSONResponse) VisitListHoldsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListHolds404ApplicationProblemPlusJSONResponse Problem
+
+func (response ListHolds404ApplicationProblemPlusJSONResponse) VisitListHoldsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListHolds429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListHolds429ApplicationProblemPlusJSONResponse) VisitListHoldsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReleaseHoldRequestObject struct {
+	SessionId    SessionId    `json:"sessionId"`
+	ExecutionId  ExecutionId  `json:"executionId"`
+	SupervisorId SupervisorId `json:"supervisorId"`
+	Params       ReleaseHoldParams
+}
+
+type ReleaseHoldResponseObject interface {
+	VisitReleaseHoldResponse(w http.ResponseWriter) error
+}
+
+type ReleaseHold200JSONResponse HoldRelease
+
+func (response ReleaseHold200JSONResponse) VisitReleaseHoldResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReleaseHold400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response ReleaseHold400ApplicationProblemPlusJSONResponse) VisitReleaseHoldResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReleaseHold401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ReleaseHold401ApplicationProblemPlusJSONResponse) VisitReleaseHoldResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReleaseHold403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ReleaseHold403ApplicationProblemPlusJSONResponse) VisitReleaseHoldResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReleaseHold404ApplicationProblemPlusJSONResponse Problem
+
+func (response ReleaseHold404ApplicationProblemPlusJSONResponse) VisitReleaseHoldResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReleaseHold409ApplicationProblemPlusJSONResponse Problem
+
+func (response ReleaseHold409ApplicationProblemPlusJSONResponse) VisitReleaseHoldResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReleaseHold429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ReleaseHold429ApplicationProblemPlusJSONResponse) VisitReleaseHoldResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ExportJournalRequestObject struct {
 	SessionId   SessionId   `json:"sessionId"`
 	ExecutionId ExecutionId `json:"executionId"`
@@ -7606,12 +7994,18 @@ type DeleteSupervisorResponseObject interface {
 	VisitDeleteSupervisorResponse(w http.ResponseWriter) error
 }
 
-type DeleteSupervisor204Response struct {
-}
+type DeleteSupervisor200JSONResponse SupervisorDeletion
 
-func (response DeleteSupervisor204Response) VisitDeleteSupervisorResponse(w http.ResponseWriter) error {
-	w.WriteHeader(204)
-	return nil
+func (response DeleteSupervisor200JSONResponse) VisitDeleteSupervisorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
 }
 
 type DeleteSupervisor400ApplicationProblemPlusJSONResponse struct {
@@ -8593,6 +8987,12 @@ type StrictServerInterface interface {
 	// StreamExecutionEvents The execution's events as Server-Sent Events; resume with Last-Event-ID.
 	// (GET /api/sessions/{sessionId}/executions/{executionId}/events)
 	StreamExecutionEvents(ctx context.Context, request StreamExecutionEventsRequestObject) (StreamExecutionEventsResponseObject, error)
+	// ListHolds The run's hold ledger - which supervisors hold it, since when and why.
+	// (GET /api/sessions/{sessionId}/executions/{executionId}/holds)
+	ListHolds(ctx context.Context, request ListHoldsRequestObject) (ListHoldsResponseObject, error)
+	// ReleaseHold End a supervisor's hold on the run, as an ADMIN (journaled with the ADMIN as actor).
+	// (DELETE /api/sessions/{sessionId}/executions/{executionId}/holds/{supervisorId})
+	ReleaseHold(ctx context.Context, request ReleaseHoldRequestObject) (ReleaseHoldResponseObject, error)
 	// ExportJournal The execution's observer journal as NDJSON, for offline verification.
 	// (GET /api/sessions/{sessionId}/executions/{executionId}/journal)
 	ExportJournal(ctx context.Context, request ExportJournalRequestObject) (ExportJournalResponseObject, error)
@@ -8641,7 +9041,7 @@ type StrictServerInterface interface {
 	// ListSupervisors List the supervisors, in id order.
 	// (GET /api/supervisors)
 	ListSupervisors(ctx context.Context, request ListSupervisorsRequestObject) (ListSupervisorsResponseObject, error)
-	// DeleteSupervisor Delete a supervisor.
+	// DeleteSupervisor Delete a supervisor, releasing its holds.
 	// (DELETE /api/supervisors/{supervisorId})
 	DeleteSupervisor(ctx context.Context, request DeleteSupervisorRequestObject) (DeleteSupervisorResponseObject, error)
 	// GetSupervisor Read a supervisor document, every default explicit; secret settings read `***`.
@@ -9301,6 +9701,60 @@ func (sh *strictHandler) StreamExecutionEvents(ctx echo.Context, sessionId Sessi
 		return err
 	} else if validResponse, ok := response.(StreamExecutionEventsResponseObject); ok {
 		return validResponse.VisitStreamExecutionEventsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListHolds operation middleware
+func (sh *strictHandler) ListHolds(ctx echo.Context, sessionId SessionId, executionId ExecutionId) error {
+	var request ListHoldsRequestObject
+
+	request.SessionId = sessionId
+	request.ExecutionId = executionId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListHolds(ctx.Request().Context(), request.(ListHoldsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListHolds")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListHoldsResponseObject); ok {
+		return validResponse.VisitListHoldsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ReleaseHold operation middleware
+func (sh *strictHandler) ReleaseHold(ctx echo.Context, sessionId SessionId, executionId ExecutionId, supervisorId SupervisorId, params ReleaseHoldParams) error {
+	var request ReleaseHoldRequestObject
+
+	request.SessionId = sessionId
+	request.ExecutionId = executionId
+	request.SupervisorId = supervisorId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ReleaseHold(ctx.Request().Context(), request.(ReleaseHoldRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ReleaseHold")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ReleaseHoldResponseObject); ok {
+		return validResponse.VisitReleaseHoldResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -10115,322 +10569,335 @@ func (sh *strictHandler) GetReady(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3rchs5li76KgieiTDZk6QoWXLZUuyIw7LkKk3JkkaSq6ZP0dsEM0ESrSSQlUBK5ngc0X/373MeYcc8",
-	"WD/JCawF5I1IXmRbVdVb/aPLYl6ABBbWfX3rUyuU80QKJrRqHX5qJTSlc6ZZCn+9nlEhWGz+GTEVpjzR",
-	"XIrWYetmxkgkZUooCeV8TkVEQjpnRM9SmU1nAUlZKNOIReSe6xnhmrRHKVN6RDIRM6XIKIz5qNNrBS1u",
-	"3jdjNGJpK2gJOmetw9Zfs1tNu274oKXCGZtTMw8msnnr8NeWeVsraIUxb70PWnqRmMeUTrmYtj5/Dlon",
-	"YsoFu4Hf67MfCMLgMjHPETkhesZISDWN5TRjpJ1mMVMBmWmdBORepreTWN4HJEllyJQqpp1QPSsmDZMI",
-	"Win7LeMpi1qHOs1Yee5z+vGMiametQ5f7Hsn/ZGFmZnkaWTu94zBSnesGupfUjZpHbb+r51ie3fwqtop",
-	"j2JGPY3YPJGaiXDxE1ssL9dbessULJHSNNWEu/s17C4XeI0pxaUg7X/8r/9N9g4OSDijKQ0NKTXvc2no",
-	"rhm7YbX2Dg58y3VGlT65Y0LjclVnfcVUNmeETjRLiZ5xRZi5lbS5VmSk2G+jAOY94tHIkUBMlbaka/7D",
-	"+B2LOj1yqsk8U5qYSRMq7IvMA7dsQeZ0QVJGI9KmYuGWISAyLS+LMkNQ91c35nOuWWSe7xwR85zUM5YS",
-	"kc3HLA0IF2GcRVxM7Tt+g8cF3mRf8sx+UUCmTNv9MRPc7/cb19usWBeWrHt63LTaz/d8i30uI9ZIlgIv",
-	"PpQiLSFe44c1jqLy6186UJaw9I4rmTaPVb7lC4f7xXKQxsHuixu+aKjP5mmVSKEY8O83Mh3zKGLC/BFK",
-	"Yc6s+SdNkpiH1JyUnSSV45jN//VvSsJtmw13iU/hmPWDN8kUi0h7lKXicGE4+aEd5HDiJjTqBMSQsyHx",
-	"cEbFlEWHQMLm65nSzxT5USpNuDK3ESlyNq1YesfSZwpOGCXjVN4rlpKETln5kMiUT7kgypxUI34kHNt0",
-	"QVKZaQa8fMyUPWgs6hy5A3vLFs8USWXM4GSb0SMJV2TCUlgzO7TnMOeP0FATmWnFI0YMw8nZQNu8KWKa",
-	"8hj4icr5iBGisAJmaMGYmVWv9TloubV+xD0cEPtK0r5685q82j/4DudyI+VbKhZXuEvqceeUUs0IrDZp",
-	"J4YRyiwNGaFRlDKlAmJ+MyspUxKmLGJCcxp33MZOKI+zlJFxFk2ZJhOZkvtUiql5RBlCUwnIBw/ZmoHd",
-	"No86PXLFdLrIRQvDv7sD+DtiMV0YBoy8F5aodH1ZUF2zUIpIES3JPeWajNlEpuYg6HTBxbRXZdNc8LnR",
-	"gHZzHs2FZlOWmiX7HLTeCZrpmUz5f7LoMXfnXJp1tCfDbEJbpqRgopUN0TOan+w7GvOIzFjKvCufweeY",
-	"B0NqF38g1D1LWUSkiBfkfsYE7iBNGQmlmPBplrLoCDaGwr0kpGnKmSKjX375pTsovfCQfM9oylIjwOP5",
-	"/xi2YPRha1TbwPpzfo04nNE4ZmLKAjJa8d5iretSFtbVLra5jp9qDxtsYRRxMyCNL1PDjjQ3jH5CY8WC",
-	"VlL66VMLP315om/MDiVJKu9orMinYQv/YNGwdUiMxPkvfB0ZGtNgzoQ2F4atXq83bH0+QkXlnitG7s02",
-	"mlVOUjlPNKHqlkXmXPVaKImcHPvVTabQ1OX4byzUhqMMkiReGGUthi+sfkTK5mZqToDCb1yzufKsXv5u",
-	"mqZ0Yf5WZX1i6e57mgouplu+8/4hU6mtRlmPKd4XLH9taZINSwfbeMxCrjge5C0oJCo95syqweXl1cXP",
-	"J62gdXXybyevbzzGlZkntWyjpDXu9ve8Nk35w/MRfV/zfcrobSK58NCB4ZBc27kuzYf9ltHY3Pc5aE04",
-	"i337/XnliA87YpVZ1YXV65Mzkt9A5B3oKItY0igguRVnlKB70uZCaWNByAmB+e/gF4HdVFri/f6rF8GK",
-	"z/ewpDsaZwwZbkIzZdUNo66DOM9Xq/rksdRGoTFKKuFCo/pjZ1+b096Bb0q3aEeWyWPv5ZdS0tL+vUbX",
-	"QxPzsJ6JhuOf74Fn5VCSU5DHaCUWd6OvwDo9lJZJYkRRirYxiwJC8RaQ5TGbAIucg0XmuMVGxrmP+cyZ",
-	"UnTKvN+TwiqUbPsqh9rYIeBho5rqTJW5BA1Dlmhm+BcoFSzyO2HKZ7/YjfyN3kkXX/neu+X2RF3GNGRe",
-	"RqHZR728pWizp1nMAqJ5eGv/GTEB+qKdqeOo9qpjzs5dZJQNs5NLi39HU07HMdtmzZMUxcDP9lmvtDGK",
-	"kf9kJ2YBiHO+FIpWJMPMSG3PPJd2BNfKDVP+jIa1n/DpG8cy6sJkQvEU1lVDD60C29l8rcoDexYpfweN",
-	"44tJ6/DXLd72PvAsLYuZWUE0JwmMg3zZrOnH7lR2zRS66pYnXZmgsOiCHDEKF4iKz86293w9PrKl3lFs",
-	"XH7zWMqYUYGaTpgy7b+mrQ/UHV47RpAbDkEL3U6tIH8scNse2BkErShD47dlWKej3VbQClP4T5bG5max",
-	"WM8JYGEC5y4tL3/pvvybfJR4nC6uMnHFEpl6+D4zQo82sPYTdAJkccmTl1ClGBrfEx5rlioiJwEY5KDj",
-	"gmtbTgjXFTbu1xTQabM05fp+wsie+f0o78kcHIKTquBx7j5FjPVDUpbEdMGi0jHPDcGg4ibejvlPHJF5",
-	"HP48ZaHmd1aJACc5uZdZHJEZvWPgawkMR8JVlWnE0q+3YELqK/vN/unhfKhdGbN+eRDCLlxIhTE52UeW",
-	"hsaAaeeCQHXcdi++3oxXmx86zQTYtL5Tu8JgqEYALBm5fQsqxL/q6DxE3304VVXDSqtW1SPoUqaYfqZI",
-	"8ZIS0Rdfhvf5VHG8gu77kqptNv7YSstD5x7qTjOaGi3OagLdKdUsMNpdHHfvqQ5nkZwGREvZNce0m2ZC",
-	"WC/NskpWGmC77x5Yaka945kiimlt7EDSxhX+maUYZsipV5mTR0uawDP3eP6wd9lWUemGZOijs5NoylDS",
-	"bklk6NTzHhm8dGmZfq5x5P/ybIGm6bQiGJs+DUfNH/B+Uq6aL4kcGmrp8bX8MpPOLiBcH5JbtjgcZv3+",
-	"89DQIvzL0Fa+ZfYij/ASONOEFIu5zJSXwsIiQLt0LUopN6Tp1wqYiFg0gJWZyHROYR2pZl3NC+lcsZfS",
-	"FD+x2ZLaXtikcl7ElZZebMzUB1gx5o1+FQr2wqiIW80yze3L+u5STSi5Orl+d3YDNrWxB1MWkTYdQ+Ah",
-	"E5rHELyIuHXmrxYKlli22ZfCOtvok67x9pIna5OTXxU6Pv9V1a4rvsPtYmDPSEGzK4+YNe239XmGuubP",
-	"uhy8u0Zv1vW7t+Yf1zcXl/j3zeDqpvjXhzdXF28/nF8cn3hdXlVKrQW86m8Az7T3vPLJdb5dNY6fJPEC",
-	"Xdq8pvmRGbgUuCK4vt433/oi96XwOvCeIkh8yxZkmqtyCgPb4Cs3apCQREFUgrDJhIW65vPx+3Lm5tgt",
-	"RzduLi7hs46IZdPk9eD89cmZeafbpeOrwel5K2jhlVbQ+un07OwLXY9B655yvT7cMrHhIfzSQ0IJzMae",
-	"XVR0cQussyfAM2+23DDo5d0vnhTsPn8aGC5mH+A2klDOmSJjGt6C0px7mJzbDwM9L/pBEfXp559pTbYl",
-	"RzuegJVny0fDA1GxNHhkFuLdu9PjUsyVUKX4VCjSvkPtg3wXECUJjxRRMtVkvLAZIoZXdQJyn3KtmTBf",
-	"F0uMwyiGGUGzRTJj5lWMQ7gWrnAFiRSdHkErLaF6FpDfMvNvQ5ZjGS2IttkoXAFjRSYJORQYTWaxexOG",
-	"oWG4/X7fqH8uoQJ9J+2RGaBX4m2YkZTz3Szj0dJZK3kAKtSWL+8ZVz6jtOJu3E6gXWfzOU0XXquIfdSv",
-	"s1R5RXMTE1er6ePcHuTqB4wr7vlV8y458o12MDdEEFUEGhf6xb7fcC3Ukvqx1USKkOX+6+qhIvc8jiGg",
-	"iNkEhE4pF50jjA+aQwe5PVRrNk80mXDB1cycZZkGhuGaO5I4m3JBBDO0nlIRuIdxmB4ZkOufTi8vT45x",
-	"AkBZdsLIIJjWMYuO4IrMNOHGHoZQZyYilsLjQMlzuiBjRjKhbrnhKRWye6AaJpoVKXD9N7iOXJ7Thhtk",
-	"J9zghiqrL3VliYl8757liz3hqdK5jgzcEX+yO9XpkQHqUm4v8u0hbYr7ANENkJzWkWMdyOVVh8A0PjrF",
-	"fJLO5mu+mYpljk2hXSnNktcpi7gu+/fKC6lZ8taetGannUeoxfFb1eQSNmv6TIHMMR9jOO+cxzFHaa6M",
-	"rTGfswjDUZgP445EniBjV88sr7GJWZTfAgt9TxXkJnBj09jsmSMczchTw2InkAQACQxGWB6fnA3+Cnek",
-	"aNEQLpJMm9Pa6ZG+Z2cl/se8B7eQlj+jsnFNlFr3OboENet1LEUgLPkXnCo/L6VNKgg/34KVPPR6KWZy",
-	"eXJ+fHr+g9E4352f479AOz02Wum7169Prq9bQevN4PTs3ZXTVC9Pjr1q0JJoWJY3W9t3D7biHmpX/TmM",
-	"nXUGjp8MnIO8IVoyZ7Rmmpf4eFPcoIEnrPSuu4FWzzIPQS1NtIjULLMbvGajJPha4iJIR8RwjIVlBSqk",
-	"MU23iIFWl88bCX3kBcyDVr6V/JHR2Bgi9dVbjpzK2/XxEfuUbyAk38Qw5NRsw//8lXb/s9999d7+90P3",
-	"/ad+8OL553/xnZ5Tw3Y9ziuXKfQ5sP/e7lC6Z75feFc9TBnVj8WLQLKscCc1KUiQweR3yeTZWlsFA9b6",
-	"eeqEkTDRKtayFbRCKkIWx5vE1t1XBysiBbkEtN9aYmbFDnlpzrzcb9TAuJsbNEh/a62YKqe5pEoRqsgo",
-	"hBtGucFuHoK03yNi3W1SFFn85sL6ELj9AO9nK5Wx6HWetugLLBRJjeRvGWQrm2cCV/SiiJa3TPSI4Zbw",
-	"T2MKQMieK+dvcb6i2pmMjcUcDTC1lW0ZLH7AkbOPrD7DP3Pa4AFOeMrUNuPNrCG57OGR2kXFaiInzViu",
-	"K0KQLzS6qSCMpjFn5RRTY7lJ5dZcSBJLMWUp5HOU3Wdl06VWErC8xuZdfkGIkepDopiIzOSoIgObhAuR",
-	"uDzLFN378Cbr4deS7NCE79ApE3rnbnc9yeI8inUK6qUKsLJlGijvT7BMWeW9r+y071T8m8xSQePXMnMF",
-	"Y1UnweImD7j42aXPFFoaZbxwhVtf8BItNY199y4tqLkvKOaej79iAYyx9zNn975EGMxxhCXyT3Vbl8iU",
-	"C1YYFNtEZu6Y0CsmAqb2xRjce1txC3jwmv2WMYGxug2+g/vPleHWD5mCeW7LGWzr6kB3zpb2ycNNmry0",
-	"EUPKraAVSQEpMvJeeM3AwhmwrT3MK9ZMdTtra7tMJkubVqG0oHYEVpyiy1SaX7wh1XBGubjhiSeqoRWJ",
-	"+JQpnUv+CfoV0Ob4G76893U1y+2CkXU24QtHZmLDt1xlwr1ElSh+WRCV6xcnMo7Yg3wltRrTTJSCePn4",
-	"q3Y1G8c8tKWkdbVmKlOuZ/MyvbNo7+Bg95WXwpPyuzw5P/SePN/rjhcaQ1pcEKWpiGgakTFV7MX+eoFa",
-	"zKk83Irvc9vRyPo3pQ4rRb8Cj99+xEdl/Y/I4x/GtB/Igf2Geykrq6CIFfT0M0v5xBZmbcMHMSfP8EFM",
-	"FqT52W+rGd07eHH4j7//d8fLBrEAsSE3N1X6expdN3Ka0/OfB2enx4c2YRIc+PZmnIXNsxszotNM6Q25",
-	"kNnu6UlDWuSNPxUSyjLHNjw5o1hSZvk/i8iC6Q2HLuLK9bDFwpalqizOi9bs9+Pif5hzNac6nAVknBrl",
-	"/EPMxW1ApjQJhiJlkAcZYK3hh1LlB/6AB/TDncvnmtPYTJdFwVCEMxZiIC0fg7Tt6neOiJAfijsC8yey",
-	"rw+3bBEMxZhGHxSfCqqzlJH2u/PB+esfL65Ojju9ofCmq+V5Lu4cwEitoFU82wrc9nvZ9ebiCQjlDiif",
-	"RaRtowCiyJXZXm7Z+ZdmUSYp3wE843Mbn1mZZFKLRIYzFmUxS7EUVfXIwIa9IapCbYXqPeUaHRfW8z8i",
-	"WDFCU60CK6lSmyZrQ40UIjdMRIq0fzi5QdNQufHyWFhARiKL4xGRKRn1R2TOqFBg5pqRl50Jc/rxynK0",
-	"ZXAHafYkE4rMZAyIA5SoWGpCbby1bcMVEEHDgEVR+bpwobtqzsJuH/7nTVwo797yhsjpGRcePzTdRmqw",
-	"u4aUuFX1Myu8g4r99hAd2zwWmJm7KZWccKtqXM7k9NLOcqmgKYmZr/r0jSFUpCHDrfaIslToCpSwaCkT",
-	"+oiAvfvWMBMWGYamkfIwQ2MsMxH5PSQPV51jLrZQnR0NeDP4dJYKFp25F3rcAKWv80GZ6BCyRGBKrnrm",
-	"fiZjRmI5JW0MgcZQ7GOD+NQWBXS+XJeuTK7+OUGxv27JfNRhTIpvnR13fXNy+eHkfPD92Yn9y/14fHrt",
-	"fv3p9BJEg/3H1cnN1V9bQev7q5PBT5cXp+c3H16fnQyuvHKinAe3fHE+ZxH3Vlnn2WSHhMZKEvSRwya6",
-	"sPWYmf21UD2sgZa/fn3iw9PNYOH+qEljSG0PSOMO1zzky3p/gwHFiIUxTVlExgubrQWpIoDVVIhF/FXt",
-	"fDK/f+54c9tdJHBtvWrB/NdhrBRRxKUqg9I0J6mck/pU15ui1SyFpv3YMrfgl8HpDf5ks5cekG9wCV9w",
-	"DFaDx+0bUs2mEtMQ3Jx0yqdYXWbPIiT/apbOuaCxd5SwqMz7asWB60oRE5k22Rsy00mmCdxBbK4RGFpG",
-	"aJpdNicUQj2GSqf8jgkLQEHawuYmEvfBFgRr4xBOYwJQ1qDB1L3aGL7Od6ZeaIevqa25Ww4f5SEJ+OOA",
-	"lsA33jN8V2NaY+1T3NubZ9WYBfOVCHMdEW2WWLB6S7xfB4VLl67uaVXV7faTzoXFkn2Pukyp3ioPUm5g",
-	"Sedi5+u+dm1Sh9veoqrV3vPeW68dZ2wVZII58Hh7MV9MPd7mGK8pfHVVS+vJIAeAqm+/c+N4KlPuIWsS",
-	"EI7ySlYtSSQhct5rTC5tLJq94zKmiGYxIRSRe/Bvi9azcYLPz+5N3nJuoTQVTSVgdbWxrPpzHa+mkbrI",
-	"fnd1WkkLt5hXt1xEgcUcOxwKDywRF/D1I9Le7/crwGUIgISwG1zY7F+bi35EFGNkhKs86gTeV9cRj8wQ",
-	"u4fGui/wlXBXpWAN7xjTqJu7ftwbKLln45mUt88U+Y8uImxe5/6hSDILyMRSPlk0vLjAbzMvfX5YR0yT",
-	"aYF0ZghNagLxZsL1kTGkZMr4VCC0m0zJBYC0NYwlpO5OjDkKY+3DEqgsnDkEtxxpsQDoLHnXILMjsEpZ",
-	"ucaOVHGp0PPeMIU50zMZdc1MbNgc5nLQcLuRpTEPNdz0ChcH6wmd4xBLNDXV1lMKb1V2dUqzcghZFs0O",
-	"i1+Z0A0Daym7sRnIjLxrtwWqJbhCrxQCnCaNNKeyxIh+FnXB9oLyBnjZgU1rKIOH/U3Jpk2rIKWR9v7e",
-	"q0Mg+hICWsOTgJ4gaDwi7QN3pqxj11jmMwur4o4Zj5rPzx3lMR3HDF5lVyOimo6pYiXndMqoMcQb3jPT",
-	"OhkhpiciCv54c3NJ4Oz6Hah+aY9MKViV1HfF7rzhpFVFpQ6A1KKqeLk5VbdNKZKr6kbDdc6FpkJtB4qD",
-	"KdspfJVzseTYAeROhnScxTRdBHicKaCQmWkg0Ni1lomDwBq2AjK0Nbl4NT/itVpZvHMuI/uWn07Pzoat",
-	"z16z8AHpURGjUWw9k986h3GFJ1JmOpRztt3eYJ1qksQLJ+jcTk3pHSPtweXl2enJceeQ5Bg9gXU3BM6t",
-	"EpBlqB7DSUtfGSCODkg677IXzhSPn8UQS8NH40WWNuhrBdtUNu3rjqURD3UVqkkwFqHfHYJGaeQ82DRl",
-	"CF23nYG2aYLnqo3Hk18tGtncinJPs2QVUN0mGe/58pcz3EuZpI4lLBfxlnfHzX9dQinO229J4tu2XYO1",
-	"mrd7bfN0VjlVBtaF8gHR8QZn5rezs4tfwJdij08raB2fnJ82OFBKe7XM53M+vYq4Lbyi0d2DwtNvVtxe",
-	"kYL5xcAWbG688MsbLeVtPp6TzQICV43oBQGhggyO356eP1O57qoWSrM5aVOoB5KZhVcraRf+gPVc3lWs",
-	"vKuTf393cn3jNgIX/6/ghv73d6dXJ+WtOr/4cHF5en56cd4KWjenb08u3t3gvlWhDoutXF15/FUOe90F",
-	"i2mHLfulG+gLNzy8ZfrB1FThlKBq3lNAMW5bum9KHCjkYEOBnyvzdrkPuLlMubr2JZJ2cXuX+755Yd5q",
-	"PLxCpHgSh+AqVDoHGEqwZAigL8/8NfZfYZ99nHZVLDAPNl9K6fO8CrNOsd8eThlm3HgQCzIEpM/x7Uoy",
-	"NBeR7nGSSBn7Yaa2TbG1sy1NbeU3X4cy8YRBV4WzT7VyYfnitiPSRwOsCJB7VmvVKz0B8l5D+tFqyFko",
-	"kFwxhiuh9J3C0jBV4V5zaxQpkeW+DFQRipHO9XGIsuwvrXZQSoxyn7J6A/MDs/kOjrrdOf3ocJXy1gzO",
-	"K2TtZssqDsk8z1+wNyKNAdE2pTTIctgXbcyNSETGEVP6F/zya+7Nc8nZIN6cb2iaCSidtfkSeeZqkfYC",
-	"CSOb8z53hIpeBtex9IUyRt2uu7dbnPOuWRE1OoSVUYiG7uEGz3BtxwyQ7It9I20AV7AQ3DyuXONQCo9l",
-	"8KQPEp6n+CI1M+p2bZ86a0/kZsiONWa5DO545clz2TC/BdHlkRVCVZhMWKOnND9zIipWFVbDZQeZ5S4o",
-	"QwWE0XCWPzeR6G0i4wWUEeUg0cCceYTmy5EhaKD/A9vyYxONucZdfaGnMjJdPVsoZQS/nbCPXEFNONL7",
-	"Qb9PYu6y/ZZD7iXe95V208jx3zKWGZUj0bPKDtUYWpWJNZwcH3vLd7q8LF6eh1v3oFh5LVKzNlrNBdec",
-	"WufQ2rvjIslto3W3SXHL611PfHMc1/FR2/8HU2hystdyyvQM0me2icgnWBpwSbGudn36Rco0E24JV9IV",
-	"TvQqv78utjdIAaA12PhaZ6c5F/lsA2/k7RSfLLXaWYMwv2pSzltmia8ywq5Nw3N/bhaiKuawgtb9Fvyq",
-	"Ws7BxnWa+ZZsvgp2VptGlfP3r/jCqzJNbZEiegNgXXmbJnkvSE6epB3JUO3kzWRUbx4FZNjKxxq2Oj1y",
-	"YsRBQlMLIQ5gMmLGUu46PdkuOA7bkbSNlLdv6EZ0oQJS/sXmRGMWQo370IVHkL2xCDkotts2YSQgNl8k",
-	"IDZdpAP+s4jFTEOaIVcIX2veWpajkMlktKxbxhIHZ5avEAwykSkggNzPqGYuaFH/0Eqa0/MXB2uyTLfA",
-	"a3ZL1BBOhU9EvcHochAv0xLEs33yCL6NxIzeGWtXE/YxkammY8Aajmy2s/mzjH1mnoEYMGT+vd8I+L5G",
-	"6p648OrQf2MwfbX5kiXRtn5z+8j3DX4lBGVCCPlGhMz1MJh2FFue7G3MIgSLCUf4Gjeg7VZ4aExdHZAw",
-	"5maoeZh4B7nPuWxDPeUKI8qy1WoKTvWF5eUtr1vl67y8ymioDwP0tS0d/Itm82Rc3wcMhf3b9cU5RreP",
-	"SKYyGseLAv0DRfx2eZAAVSQNe8AyeVsVD0nJrm2Pve9ZngTZzgvsMSrRWW66wPWWCZFN6+rvLcHKWLCb",
-	"9XMI1jaZqHyjw/H3fRppT7igcQFuZp/hitQZtaFox6p7XxaXeiD4zmoo0WY357WWySCOH0bZmyb4OtDK",
-	"PwISJaYAo/rs8varIKA2HXgO+C9otMOEO19M67kp5EuTsai2niYTgZ2u8/myj0nMQ66PLCZCgVsNHTJH",
-	"f/nLX0aNYBc2q31LrAsmjESNmlCOp9ZZvVJzzD8Mu8YWenRDzXpza4f7bfs6YF7HGj8eJamU/pQtX8Bs",
-	"fXIpD28t9TWOax1T0CwFm6upaleRlaXlVuDZ9bcLEyztdDH/YiPfr6TP1YAsFfRzwNQgg8vTKjJIjs3o",
-	"4Fk2Al+pd7tL5zTmikXk9enxFXJoHG9OFySUQrBQQxq4RcI6JFQstoswfymKy7K6hfg0X6BoVXFg1ipa",
-	"djyrZzUU5JegY2omSCrn1qKQc5fwksPolDINtkOc8Wg65p3PFElSNuEfQVfHstYXpSbGpL24VR/oOIzY",
-	"pBMYpq1ZHJdIy+iVNPWfUqPnvlNrkDELegW1GGKuRtbb/ltzLjLNOs5zfIh4iVugWK5GuKlrr48IKlOc",
-	"7vXdErz29qAaVMT0KLSzS77s3jzq9MhbZsSgKuxqTW+ZdVFbMaY2ElHVKdgrUBgAxp/hA4qJqMC9hrIf",
-	"19DBuslsZsURyQsGnFWwZb1ASQzmSeEVaLIvlorfxzK8LYTiei/Zxr4+JzWrK/pOcK0OnZNgKbnArZO9",
-	"YG/Dqzv4m7ul4G7oTeiRY7slwiZNNK9zzZO2SnyvX5GSsF5FPVIQeS9YRDKB/h6qC6PJ/GLD9jlpBXDF",
-	"dq0vJT0puBt6nJm3+5qcKWiLsmVtyir14Ud5T+REQ03pzenrnwgkIscYFBLFnPO1z/XWly/2K96cg/Wo",
-	"rhUtYzVrOcmJvl4iIk7Rn+6P5kHuZ+k8l9sgSbS+5L3wxzx85SdX785OrltB6+Q/bk6uzgdnH67/en1z",
-	"8rYVtC7OP9z8eHr94frk6ueTq4ZCFFi7wZcozOucQ+wjnSfxFyjNjdox9uHxqVPQCFtaGG68a9tsPLQz",
-	"NvcW16Z/jS/wvhsI2DPta6TsWw5WXM7dt68T2bKCyJJ9Y22Xm3BQIe5G6imtXrH7xW5tcqxQNmzZ6Ke0",
-	"ZdslGnu6IhVoCUWEG2/LK0SP6kwSmsB52iXWO3rVt92+YqZ1UmoRKVNXdNzbLDd8k3UtwonL7RqQ1sZm",
-	"5Ql2p0hZFBRrQuN7urDHSXhQITZd/8ZV2YhW81E2+dyG1gm4jw8+2mtDQW6ATabo+MSqUrxmexojGhix",
-	"wbQ3Jw4bsu0e6Mdf3S3ST9boHwps2VtA5jQJnBsH/h1zRBqy9P+Pv/93a7tWj6XmjutK3urL/k41IGLY",
-	"drDeqA2zqSbL/GIm46jaoVlhA0ANBYC2CyomZRjBnzIabZxhUetR61PWtxWxm1UELxlFM5lqMs14xCBx",
-	"5C1Nb6OqsrL68Loi4UIolBZ89bb5j3LJGnvAcd44tFsaZfUsL/OegdsF0AoLavMzCQUIDcHFWl4s3GqT",
-	"rlCzKByurmampITXk8mgEY6XoVT7MG5Wq12rQV6jfG0nySsi2DZUsa1/XNEt1daIsZaOliRTjFDX3bC3",
-	"orvhSnNhSWsqlKDSMm1CPw1F8YW2uyWdW6pcWxe/kYLWXBv/AFz2zXztTRobmLf+vmh/eD/7P3Xs24wS",
-	"xpy0w5jyuUXzWoOcvsLL78ik6i98YHjbdjpdxTixSvRWyHtF6Ng59+W9IOOMx1FTxo19sxq2PFkxU9k4",
-	"sFnVH6AmJgZwRnTQmKFwPmMuaAq+fis3lVmwqdzt7b3ovfTa9XMZARCefzBjY0DpXsoYmdGIZCKUcwSR",
-	"tv2uVKFf4vCw2TAnv2siiak2ZLw84g8XF9c7P1wMrl7/6DL8/F8Uc5F93KHz6MV+Q4T0jjev4CSLY/Lz",
-	"62uCn+Kdug2g5K5a+MZMmJ0W9dm82t//7vmrly/3916+3N171R9H/e92x2EUPX/e3+tHe6/CyfjF8/7B",
-	"yqne8HkDB4MGRw5mE6e8YmKbMYi7VRSWsphRxUj7bre313vewTEUgzT2mItbO6UUU+Pj2PW6G02l+8no",
-	"6P83Pj86ghX+QZJEsSySXdfDr33X7/V7/e5ef+/F7l5/d3fv+f7Bi65dToh3BGT0rxFP9WKEI3jIz06v",
-	"2DVCCYBTykwfYU++UcTuRvVdw8mth1Z1S1U6KkHpjJbo2ctDcrwJTyee5hKixCaf+uwKWyRjYQZYb9or",
-	"srR/7b/vAWDyr3vvewiw08vSeD1ThQFXFwS5XM8H6KzRdJtuukX/Zo80LXKKN8kk3hY8uwQ6tnXh7TZl",
-	"r419bKuKocO+xgVctSlfOft7v//KFy75ko0swhl7fV884xsni/OilsFmffa+lDyKLzpYk+pcJ4518Zoa",
-	"tVQoBGf83mdxKBZmKdcLswJzGz1MuIUw52ZtZoxGkJuK+m3rP7qDy9OuuaOYMj7xOWiNoXWI1wU4uDwF",
-	"1HMo7cL7ipQG+BIQ+viC/NUzrZNqPHjTnIpyvxuIhv/j7//dCVyUH0TD5cX1kiNW7XwqR5M/7xSv6ZEL",
-	"ES9q0W/s8IoJfGu+4jNUQ0yk9QVpGoJ+btfViFHAuSFzyoWmXEAcH+arXBa6LTQw5MgSqbiW6aKz5HyD",
-	"d12dXN+QSILI1RJf3SPXDvAGnEq5ECDt48EPQPaur6ghmU5vKE4A/wdSaq7evCav9g++y6GHENFJkfao",
-	"DLhir/7r35QUo84RoUOxjL4E/jll7ecCq4mLHHEI0Ig/YVddK2M+j8yE0OS2r5kBOY0QAUZO8DNtFnvb",
-	"A5Tyj7//9yiwpT9DYVfVQlYRPE+dwDZ3HIF6fjiOqbg1Iw8FJJTaxr/gegx1vOiRQQ70MpYRdJGEG7EX",
-	"cMk5ICL84KHIUSPrXYPxtJUe8jUHtpmUQ2E2UZF3/9rv9/ukzVRIExZhQ8r7TkA0+6hzdB6ASzL7QN7d",
-	"vOm+DABFV7ChMH/uviAqS1M5pZoRfE9QapRn4doTRgFcEOrjKUEfrFEpFY/YUFASyWwcM0Od0Na2Pdpl",
-	"+/3+CFZUgR85YiyBjFkqyO7eSwJYwwrK2SKqKSbhD4V20GaYZ5sTyDNFoA/yCALBquiPfEhGZu17Nv+3",
-	"x6NRMBT4GyY/jgIygnXu2d5cARnhavdKnccNY4Mnl7otA+iRLRtyTiBoDUtDpsiM3jEipM3KGYr2yKNg",
-	"7eYKliXoUadHztEDBiFnTF0E434o3LZb2uqR8wyTQSBxH3NA2EdqtsfsM+ixjg61hJfRKRuaw58ylUih",
-	"2CGhLkParOSrfv+73Vev9g72v9vvv3r1HDG6X+3tPX/+3V7/+YuXB/vffXfwsv9qNBQlKNccRRI6sUd8",
-	"aiRmO4w5oNyrmcziiEQsxHa3bO6y2IZiKhHUBax54ujFaqQ/SDMnwzV6x/Bw2nunGH70qAPnD7KPbtkC",
-	"+RGuZWaWDPkIYG0R9jFkic4x0piyvnJepCkPBTotpTBkrshoVQesW7ZA9wYuTy7/DpeuH5ptm3OlzFfK",
-	"1CKfQfd6phXZ7+8GeHosoAGgkM3pAs5mhIlTueE/FPv950GJ6Ow5K35x0FUW0yzGCke7Lfv9fRC1Yiis",
-	"qVdgkMF6SIm1L5ZkFNnfe2VtshL+1QgPoJnpUECEIZ+gdfxik7jRxy4w2q65c4SQUzEPmVBgrXAQoRNu",
-	"dIPWIKHhjHX3ev1Cqyj9BtLeugFb1yyedGfSsOty9DKcMaXtNIA5JUwmhpKSVE5TOsc9H5yioDYni4G6",
-	"gdV9vRzq6rAFAqNVMm9b/d4uzkImTNCEtw5bz+EntLFAR6q0QduJWMym1EV2PgfNl3c+FX+cRp+xrKHw",
-	"cv9qdS5rWtm1KT9SDkxZR3XR87FW2Fe3J94vzyzPDvHNO2/Wsnyl3B9+xdWdTyUO6vtan1Zb3FLN6X+/",
-	"8UA7sZyqrz5a3j9y6co8THw/2wSqnU8OR2PD/S7BbnzFvc47M/imqlg88f6eZ5MsXxI0UTOpfddy2bfz",
-	"KTdbP+98KoySB9DCdW7/fg7W3vxLYf6UlsKmkqHLlGmvmeJuApQZhwtHc+yZhKa3ThWro/ccgSeXuz4F",
-	"OWwL9NxYZtlEMYaoslgVYzXzZ/Y581hRMQ8Cz0HwG/6Vs2FjHrbOuNKD/POC+tLWvrKOEEXaJSicTkAs",
-	"nEdALG5UQCzWUEAQNQr0tcHZGUSZzStBsSoouMDl8tFrqY648HV88r4Ilqv+HptwV0m/2/Wk372H6nlQ",
-	"fGDL9/p9Z3q5rN0aTiREffOh1uPmQCwN7Lom0B50GezjyL4X5jPcccC5cP/u+vvfAfaq0VpYhA89X//Q",
-	"G4eJCk/svVr/xI2Ub6lY2MomLJEq5POZUzryJM5qAmgJVSs/WW3p2vkXsIvUVoWBqXBvVFhIagdJDfXr",
-	"v7aK4/s+aJXVjdZh6+fTk19OrmBu1aO+88n90zId77kv9qvohms/qAAXdGhShR2HgGbt+5lEcCjo5ApQ",
-	"UhH+segsH9UfWH5SW9+cQFcTZ+8xaa2/v90R+HLavDJWuhTua4OiVruoQgzKcXzEpwP4aekqGralwDW8",
-	"twbnhZxXAzoaOHVQ8ndyxlrVDApa/iLdIGglUvnEH7weysYtCloZk9IBEsG/ofC11FDACUqoJoCuhq6g",
-	"nusctDMo7rcvfaaIRQntHJGUQX9NgADH16O06ZHvpZ6BBCy6peVvAvYCpk6oZYrOGJgLMKIcKbrgSI4N",
-	"uUH2+6+WT+kxHOLKQQUa+15Gi692Rt3rjy34HJ7W6r5+/p15RAGLkGPk/aFF2rZspv9qu/t3Dx6bjVno",
-	"R9IGVNzqkVQuU0IxoTtGK0N4SNJG7xHhukNofn8um1XlKGzK4+CoFUK2aObpFaroqIWbHPJ6np4IOoBh",
-	"zQWqBhzo3FroBOjQQhhPbD1nSfGMKt2FPnnd0+MAi+8FuzevU7b+HHFy71OuNRMWnwRb+T1T6GcEuHIC",
-	"bzkRdyyWmOtTZQLXOmV0fuL6Y/ost7riWwrSbXYGMXaz1qAxHw0TAYtmLU/Q7KPG/ekq+IgqU6iXdqd3",
-	"LO1em43Cjz3CZNJ8yUZmzQ5H2GqMg99see2WQn+Oerhm8+5mq1F5qY8xDQh+D5ETMuKR88Ep9pv1wQVk",
-	"BN/trgBUd34JvsNeqYwFHnvn5sPvtkm2lIwOweXapTG/YyM4TGapUGfYPSDKgsrZXEYyo0nChPqnYpNf",
-	"zsbK7GDp9AMmho8OU6ayOba3qx78Ms9iedPMNWbBTMrbP4ZPokkFy+trfzn5/seLi5+wkZONcmF++yio",
-	"9BaYZ0oD+MhiKEauVcYNnzOl6TxxxP5O8I9EYQauI3MqotIjeXeNQ4INef8HPjljH8mPbwevu9c/DvYO",
-	"XpiDN2zZs+VGwTf28FeMSYxltHBg93bAocDcNtvZw5a43pS6P1TiaqQtpI1tBRi5wljVy4AIaaNR6ElR",
-	"gY1FoRQBc7IaiuqAb2Yo3G3QTaEEY+JgY5xWmYdWMLqB/uyqcLiUSv+CX7IsG9aQQinghIHzxlh7bW+a",
-	"XCp7pfSIsk+lITUMtTnDzmwCm+JTYUxWLixAXpleSBsvu5YsClvDLO+lM1qaPiOnyubP8ForD9W9czSt",
-	"1mEL4kpX9P6tTVf6bHXtb6Ral/F4GvTrAi3FwnYSRtOYs7QWYKtFJ0Gs7KGYeIypXuPkvkSaNUyznCiw",
-	"+XTz1y9P9RzaDtW6DnnTAOp9i6xlOvrll1+6g9KVUQdcnbAXefchaChV4c8WLdUxaMPKbBgQ3EfYa6jW",
-	"tMg7r2ovpE7vkaT74xs1QFUWnc7Fg7XNHrYJV26FLbTXUaVPEER3bay/rAkUgamyNkDvu2NgHugpqWkJ",
-	"F5cnV4Obi5KekId6/JbNKVwmiVH6siTX/mBuzqugZ2weEIRqB+QEyMJM6JSpAGQWy6ElHUtekHvm2nu4",
-	"+i6eEqPl4lshTQDHnjMq7LiMQ9W3S88QMiVqxicWezGmGvJJpkz1yBuA6iWjAvZyZIGcsPUXVub4wwv4",
-	"0d/aDPK9rQbCtZkhUY7lLUvCkUygLZiLeUBkn8bxaIuIhquRN69CVBFvZnB96Es6NczkPxlp7/7j7//v",
-	"gdFuHMrAbr/faZrBF4VCvKpAhQxs8nySsjsuM5VDnfqmggk0W+ki3zIWA5TZFIq5EAy+BQr2gYQDh3Zu",
-	"IwxPVlqJL1vWBo6i0/PLdzcfbPMSzAi0zGki0+oqYgNCWGdq2LphaWW+bBnqegsNb9z5BP/dOGJu717p",
-	"FM+rHLKMR60tvOI3LnP+WR6kdRIoT81BMIicUR2VS30mHLFNCocWvK0pKjynixKupOP3dgQXJD4iVOAl",
-	"0Eaw8V4Jyd15tvfRjIkx7dY9UvWMAzT6Ms8fwEuAHtYFlC8sTC0ac24W2MUvjllKxizm7M7GE3AOYxZL",
-	"MVVEyyOXz+iyFLVnwXWBtunWvpTlZCONK7/uUd11r23HqS+xXlZGDmApHNrkI4cNkCZ8zrm8J85TgOAx",
-	"AwR4LqggRhXBU3BkNWTIVrHZpsTsPhcZK8Xt8ExtxKqX1WQbjdtJsnHMw66FMW2MsBvu1h5TxV7sd/CU",
-	"GlMnR6TGEixAulZHzkiiwgJTsyi/T04m4Ii2oXpbMWmvOkfEUtD93/D6JcwVyxe+2QlZGqvBBXBrzfk/",
-	"T74HOC6ivYOD3VcEtx22FXYTIcNZDfPds7tlcrOXN1ANbDpmb0Hn8Uo6M1uYQl50IYSrVZoBGS80ItjB",
-	"P6gibD5mUcQiVyuH1Z1HZMqEISRGXH4zSHGue8R6GwRjkS8l6wemLxImBpen1wkLt6M294kFtdW1FS85",
-	"2fEKjILGBeg9NgHZMqPW4a/vq+RUysouk8Wcadp6n+99qWf/ilgj+GLMSrlcBevWEdKoplxMD61Somks",
-	"pxlzqsSEf2QRVKsaKwhQ7Szkf23p4G1trNrW90zoRQdsfIqq7z1kvkNGH40iKNDPjBmf8sRvU1/az/qG",
-	"rAiHaLKOausWOGeLqhhHfybmVGyunBQfVmE5jpjWsxx7pwXlWsl08qGeKVK6GpAMO9JisQKZcBZHirRx",
-	"tXOcEGz0oByEUSeH95GZNjqtkYCK0JK30Vyc8jsm3JtnVJH21cW7m5OrZ8o9kDIEnpeZZsovF5FA1uaM",
-	"YkkT1gMdlVQHqMgxg42Ia5blmyxXpXk2+hWwTrIpleng4PmLx/Us4NocY5lbE9fNd/7JlVA5jReClTkL",
-	"5lSWDgGG16HatkzkCG1SJu3tzm6wgb+gDvG15CxIALTePPg/fx10/5/35v/63Vcf3n/qBy+ef/6X1oqM",
-	"+3KifUOauUtpuYOeCthkrV3RmmqNBUt1QM+UDXAUnvLRUhPJUcem+VBFRjadGwK+ODKU7Li0mgi62AAE",
-	"KvSYm6SMKWPKcyjmui/rc917HrFaRy1fs0MVkJm8twVGro9d3tlQRMVVbCjhmqEF5eRaX186GAPD4d7e",
-	"dD1yxm8Z2ZkznfIQ3C6hzIR1hpvXmGlXBgAJzrUtZ6IECQnLtCz8elGEFXOlj/wlWK7I67mXzdbbTH7L",
-	"2GNtqAa+ldOpbePB/oTSXtUK9/PWJEudE51AxR58AAxY6mA6wYSUDUJJfkWh3P/Le+RtpgjB6Rsjqc2j",
-	"AKpYS7CcQKqYRV5gLQH2UicgB32nZ47zHhZHtvsiKVz5K6tNHNSQmy8oq37d1FWKr9MMVsUzDp7CGQ84",
-	"vqWGdWsCGm4b/08oMnHfWukqui7uUO6bt+ERLqeH4TmGXmfLbanZXN6xShwgqPY/zXnOjCst04Vz4k/K",
-	"3ep65Kpa3v/KxpMxNg6PGDs1E+6xQ+i3QzSUEOdVMvX0dTNpS0lbpydVvdcVMt9fXggc65/R6ftYeSvl",
-	"qInRbYq9LkJK6shtO5uXjfMvP124f4VO46PiCtkWc9rwqNm88aDZei73D7OSz6llIRVkzAiLQJKBCmtu",
-	"LJAILt/dkDZ14L+Acma03r/85S8j278Ry30AWwFAJfyGcHFavjVrd3hAqymhcIs9mZX1qi5a6+Pr1ipv",
-	"5VV1t1T7eW0hHIKHJwS/D1pJ1kDuLotpGVGkR0a5+Bnlvmh7u2sHOhTmGEDi75xqm8gKgCXkpA6og0hB",
-	"ED+xTlFUEM0qDUV5mUrnas358abDZvrriJuHBUs37NJdPX/vg3Upoo8ZVh0kSbxYnTLqqOWewrbGNLRy",
-	"92vmg245D4ua+ifgUo8lzpvzOoTUdr0ApAl30APxYg4cehoa8h5czkMpP8KT9PCg8PXzP3q4+/WKBWwb",
-	"c0CnVCgaYiJOoceUkcmJBA8WgioYPd6iCK+SDKuTSGu1cT5rogqb0hDIKpLCc0+BtWVz9axcIB+QCY81",
-	"M6x5XOpjbz19OlNHXr9B4PEbeL0AJ8WUN8r8rOAOfnnqpyftcst2rp++iffhT+BGyNdinSPhSb+sZtOU",
-	"HO2lhrZowtcP32rvw0YuxC9RMTfkNsswTM0oGKWuzoFtWG1YLYAyomfSVatwbb31NJxBoKf0IDgyWWpd",
-	"IHzOVI9cyjiGh2TquA/0O4GKQFvVyYXStnvJkn1Wbk797U/N2qqdp2Oz5I2P+R1z3b0hLbV0gHJKsU4w",
-	"SCd+zMMSPBD/a6uztQO5RzL+xqWk1Zk2JS5fYRlzBTEgh7cBtAwscLZYH1wbe3NJgSqjB+DuMotIqkjb",
-	"9XehgvAJCt28UX6ujc7oHeugJWomxAC3AME+rEeH2sRRwOIggwLfoIznawGV8uzmvf5e8TkIobLMN17j",
-	"fpR5x+MbpxsxHNvh7rGtTjvsansvpx5a2sQ2DUOWaBZBtkpAMhEzZQEpIM4kclJoY+P3wPn2rM2695WR",
-	"TG6ACBpMsmVCslkpeU9brN4v9x1ZMI057UheJdBZC47SpjGWeOVYGh2ipRNvWFOYd/vzg1KNAuz1KiIy",
-	"Mgs3Mi+YMu0yI1zpGMzWpes+suh5PMsZ19XsQ2nDSjhiJGICO8IUVGnR6zTlsd0hCKACjtOiKOBElNQK",
-	"5iqsOuZyFpuPTSKcQ+OfLlv8cvDu+iQgVyfX796eBOT65uLSns//ej04f31y9l8/nZ6ddeCOm8HVDYLK",
-	"wD8/vLm6ePvh/OL4pCLby1Lcyb9N0se3k6xboM1Yg9lwnhqITNuPItPZAEYmIEkG4Q8HMQBZoLv9Ppmr",
-	"L4aYcR/ahDXzhA7zhA7zT28+5Mf9mcKDrL4tKswf3phwtRFNPO8CsA0NNUICHZy/tlEbrt68Ji+/e3lA",
-	"Qiqk4CGNgYIhdUKZDRAhwwSKTgBg+yJAbD9dwaWYUexCGrMIXR1FDQcMNhSjT8NW8eOwdfhp2Ir4lCk9",
-	"bAXDcuU2/O3Gxj8czsGw9fnzyEKQDMV4UemTxhalfsnLBUedHvkZK4W4rhQGDcUINj2vP7EFRW9Oz05I",
-	"t1u8gfx08tfREanVEMG36xkbCqwbtYc9ZSFPsHAESy5jKqYZFNd7YmInULlki4G281p87IpoWa3aqAok",
-	"50/aYQnVti3vvpY6dv3EjFYyIzm21OhoiSpyfownCkjB0h0WQOEOblfj9GdhRTt4iho50s+Ds9NjrIDJ",
-	"W/zNqJoR7D2I/UrwKJWI0sIL4ckfitLRR3UewmFUaUvaR+Td+eD89Y8XVyfHxTDlEcaZHgohbb+T0kh3",
-	"MgtnDINnULHtzIcq0xNSm2k4zof2Q04F9g4S0mw60yRLDgEPKaZTlE+dI3J6DisxFHmtBjiMyZhGBQN2",
-	"PhXsT4IM5Z4rb3gdmdyDWMmDShd/LpFyE6OpkvsTBylxECuTdI2R5PxjSrlQaOJb4i+I9J+Mc7heDP5K",
-	"CIdwH/T7fRBOqg4sAScoLxeAWzDrpajVxFygWE6PrF8gg4iCTBwG8R5RpG0+ETLdMJAuCDS466yONZzJ",
-	"6doM6B+rk3Np0BviumjK4zPo6N8Ujtw6G/rqZI/YChbS/sf/+t9kr983/DGloYbaDPjt4IUxVhIew0Iq",
-	"nWbg8TXsC+w7Z865xQbfn4hYanji6Ncc/O89+fXs5OeTs/euznxUVKhBeyezTVliNNSQKmY0SZtPaDji",
-	"PvmJf98bCowf5FF5OA65THDaINeKxRPSNtx3vCDUduwieZy1g4hL1NlfKksnNGRDsQRYDWkUihmOGboO",
-	"RMPWFZuyj/naaSlJLMWUtOf0Y20RO71hC/i0b08xJn9pi4iCFRrct4wAn8npZZ7HtMy+PaftiYsvx7SM",
-	"3oEHuxbSeqYMywnyrLx4UcnFoIKUzuE/X6QLAng7n8x/zJ/jlFGUX5smzduQcfHgkQUrs2xEkYRCPKFH",
-	"rlzMIea3zB5t6/31hHxiRtPvi+l8xez3Rwy7wFc8RUqeIiVPkZKvlzlumI+f92wbw3g89rz+9nNgwasz",
-	"zqEQO6EYtYcQ0HGHjNlE2pp9VMYcUBBoUKj3qSMbKsrXzZy6GE6dQ+70hDWY/moc+OvH3Iup/U4IWmu5",
-	"/zXTT5z/ifM/cf7fKUZuGGXB8CyfpDl/vLe1lyyOCPsto7EiFEtjMMJMXp+ckVAKbKuPTsnO44TJa2r5",
-	"75CPtp3A8mauXWtmjHXpEEQAcRuyC9NMHKIcA46gWWLkkNuX8cL9MyDqlsO1dtWcsCILST5lOoXIEbqJ",
-	"KJlQHmcpw450gt2b8bY1P3DFzTf+4QSfmdSfLs+syFF8soaeZOKTTPzj5I2Z/z+5/HByPvj+7AT/sD8d",
-	"n17b3346vQzIu3P879XJzdVfzbp+f3Uy+Ony4vT85sPrs5PBVc7qH0dIJqmEVoNIfg0YTVA0PJcRi0nK",
-	"CuhEoIkcilSgrzykcXyU6wAQxXS3FGnQMo4KkP2ACGhF+Z8slT0yyN+IqgUEM4ei3jICI4+kmD5p7/df",
-	"dXwBw3IQ47L43EcAPS0Ga+DyxfT/jwYK/jr+6TTD2grQk1A+TWRs5GZOrJ4IZLkTJ8TNNU9cp4q7Kh7w",
-	"nycEWeo6Xuvq1VjuVBRMugr3w6I6hbRL7aCwUt4BNCoyByT8TkBYZHRLswUWhc13FF3vr295/vIxGo6d",
-	"+9anII+/S3AJUM/2OhAR7u7jgUYEXrjCSlFtM2jh2iLbhxyfWtHy790f76JanoSHVtXyFm07JiVoomYy",
-	"zwd3XxUMRX7GMa/R2Y8JS8mERQ4FF5kqFiiRcm1xqlk0FJBgig2HbS+6Ua1X18i27C9V7hezbO/1+17R",
-	"DQM8vGLJ01zudzY7bYex3NX61Hht28ZrTzbvk837ZPP+rl3qwAeZ64uQZv92cP5ucFZgphtKLDWm62yc",
-	"9LGhPdsgoZWWyR9BNl9Dxh26Ry3mcECu3p2fn57/YAgLw45uMcsSGU8/VBg4OjWGN8GCtApuiUwJFKuZ",
-	"f/x0enZ2iJn71ldQtJS1oDkxV1oVoLAc8wITX8MGM/2Snv7H8tyayQ3i+JGE6JOz9klwPQmuP5Igurm4",
-	"/DA4OyP/+Pv/hzigyGaNFXRX1mgrUurBztR8V7pMTCE3eU3ZLdxVhWsIqUBWL4ICpkExrbmYWpxuqACL",
-	"gStresugpJKwj3SexCyHHU1SppjPrQIg1fl4J3ai39K0qA22uqkKrkngctQRZz/NYvOZM62TAvY7IEkq",
-	"Q6bUn7EXFO583nXl0P+JsJv5V5a8KfmSbgTRvESXOzDaTpQuumkGW+lXTdzRh6Y+Qh9a9p7IVKOKAPtk",
-	"q8cRWBp1hpgp9PDDtaFIqFKWM2GyryJyEpD7GQ9nZMIhN97V9UQ8ZXA+bTE5tgea0TuocRK6R34wh5eS",
-	"kRnn2ELTjbC9wwjp3ubSjwpVY+RzGRyni6tMXJnptr6NAmJH+H3ypdzgZr+ayx7N1X8q5+bjy5krlsR0",
-	"UU9zz7U7W5XtGnZTOCAl8GYRuUN1P6O6RPB4NDY/+XU0xeWDv6Yl04XIeRNVta5f2NSEa9L28yqZOlbV",
-	"ABRdkwOPKXMafVpw9cm1v9SByBKBRwOxJqUKnB6yTv3YTmhta0Hi/t4sElaOczUR/o6dV+MBuGI0WnTn",
-	"NGLVQ6pI2yY5dacZTaMgN2q6U6pZQJSmcdy9pzqcRXIaEC1ld07FwvUi6pBSVKyYPyyYW9IjAglaePgs",
-	"aRYLb1R1TLtC/PaLa2s7rZPvm+mAl3ZlHuVU4mBNmiBGuy0BPR1Nr+74LD9jpJ02EW0n8FPdEWHzRC+g",
-	"ntuSjGva9Ic7sdAIsPG8/oLNswjuJaaRCjI4JXTKhO7Y7lRaAhxRzdQCbxpXZV4nMw0JLEbptcDH6pBQ",
-	"8pamt5G8F2Sa8YgFiO6HZbFusQsF9o6mnI5zFbia1GrM67QJq7N+Jt/Btz+inHynVlQ+wk44H+ST5PQc",
-	"zx/l/Ua0ZkgqpyQsw3YCtKIVVqnJtgJEQlIVSvpdT+w6N0dpGayvCeauGAP3FMKplJrNUlJCjKBkRkU0",
-	"yeLOyg5dgJ1RmhLW4pgTmwnbdA/VGNvAi8ZGzEJF9AhHGwXg9qICEWoK2HCpnf+zs06SPpL0XCU3S2vQ",
-	"+xO2q9LVT6h0rfoaHhC186n4Y5tWVQUNOxU3TFnEhOY0bmxGhT2ocpLK32GEN01t72ZvC6r81qcuVH+G",
-	"LlQFdaze7yPbXg/eVoLpCWc8jlImvn5zqnwOW3sRVvSdqrbWKHehwmzABzahsrbOhs2oSCVwRVd2DzGy",
-	"xmFZ7Pf3jbQNdbwwgwBys68NyEr97HEY/Qb09tTualW7K89CBTYG5EBm2EezT7zogeUs7qb2V99Exbou",
-	"CaWNm2B5qICMeHMDLHMCh2JFAyzHmDztrwpXkHlgKNqjmoOiBz6HX/vve/czJnqAJjTqBGiRltRWgKmx",
-	"ADpD0X59ctYpTCfkkja5mqscz8YhPyEkLXCB0j4MRbv0MHwfnOEjo1WGizBmR+YzADLpJYkYSzpFNy+3",
-	"3xhc2KyRF1lmgnh9KNaRWT0Vuqkp2NdSAL5pX7B8ki4K80drDrYVK/2m7cG2nsmfoUHYn7TrVbHQbciC",
-	"KttM84jg1oxZVbvpbCIEtmt21WiV7BS2xSoDBbU8G6fJn7Ddz6aGm2UKwrfaNVnfxfIWyONmHzWx/KFH",
-	"TpXKmC3elc7xf3lxfbOsB12xO3nLXhcz/LYWCg4XPek3Nf3GrErNNH2mKmQADT7kLbPtLNFClcIKJrv1",
-	"toa7kkH1dQwFo2fnMKMVXaWsZ9vK/3XKO9dWS4A3cu1q+upk7zQYRRcK0wu8inyFeh9B+pTGa0oLzO94",
-	"psicaRpRTZ+Ifin64V0n0saqUEMBQPEutYQjpaFy1vk91HhvXs2Nmydpjxa36sMISHv/ZQko8RCAE1Mq",
-	"IjknY8B3LPB/VTbvDIVMmC2RQWY/uDwlbcymNH/v3O12IMIDZ7v43sAWPoJLcyhYrNhRFTvc6LzgUDXD",
-	"Xv846O4dvHAmvXnVTN7bnEtojDsUFUt8Zo3qYqcOCVcqM5II9HgnilXeCw0qf101yUNY1lCALHRhmzK3",
-	"sTKy7rEbDMXIdz5BEEYjm9RkQcEhaZLDFUiAyKltKGC23nokeNMqMVmHQ81SRTKheVwT6MZ24ClTAdkl",
-	"WpKX373okzYlC0bTzhE6S2SmA/LdXp+0n/dJRBeq0yPnZe4IMCAA4GymfoQfY7dDS5JKTTVrxFrVMczO",
-	"D7Vq5rMt1CpkSncVMyti2P3r0+MrRdp7/ee9fm9393mvv7O3H5gjsHsYjV8eHu483+tAhlcUpUwpVqZ7",
-	"IydCKQQLsdQ8yI2953vl9aFi4Z7vkf/ovpHpPU0jFpl/IfqtJfsxm3E8bFC9mqVQ25YpM9MklR8XTQtF",
-	"41jes2jgJtnc1XL/5XJby+BLNKevZ6ngCdhGYpUyVS1XQxZhuAMw3RmjEcM40Wsazlj3dYGvU32xkF1g",
-	"1oflFr4W/9xazr2VyLCfnyRmSWKiWm+sHzjgy/piITnqmlTOhqv59XBCHpyRdsdStQo+4sYVEU5oiH1M",
-	"bDsK++Ao9xTh7x/GGY+jD1xM5MhoAykPXZJqzKhCXCnz9w+SJIplkezaN2HKNzyONpEVrTLT2NaI/Pz6",
-	"GlLulevDiA3z5swoFww8/LBOKWNkRiOSiVDO51xrgCWnYspsvvYPkmgpY3Rq5Z6umOqJTOc9MhCLXN0F",
-	"lyNIxSWNGPzUUpI216jduqIM7KjkIpudIyuljd6D7ToQf8lpx2ZWYxYCFhStfiAtzdMtk2ZxDIjRhvOk",
-	"Vq26FeZ4T2J6D7kVOl14teyf7W5/QxXbDdHAo3B/XfAdFZw/Ybp4iWZLiprG3BeIahQuVCWzNGTFxkJj",
-	"QUUKJJZqWb5505oI6ozRWM/+sxnzJe8s2TcnFqC/bfaoTQjFGSvy483NZQBJrrm6btT3sTmpxizEBDgO",
-	"wR9ELhPmaSBb0k4ZdiOTwgGOoZYDHS8Yi5g/qeZHmP63JEI7QjNuC6wBVyRLeo9NRyzMUq4XrcNf31eD",
-	"7bi2h5VtslMs6AO3vvUe6AD5q1rJvO09tpmAK1Y0hGuR5V1ahZINVr/1VD0/IipMacIcLIG5BhRvLX/X",
-	"uz5uCta9tdPdrK9bElP+kLZB9oN7/9x6xGUq50bkZSrf4bZZNmOaSIWZbdjxyRxJyLmjBHkIbBx4bW7Z",
-	"woV/nFrto7WVvAhSHTdjRbnvKWcxLgIMCCVAjnM+RaKBiBpWNgbkoP+8aCtT5UmYHFhiSlAmp1M6mfCw",
-	"1MEH5rkRe4KM49+HO8HQRoADe35U1hS0DvrbBA9WsLIrtyWHD9ltP7erDvepNWY0ZakZ2VhpNOE/MZiH",
-	"McRQhvpM+huovcT4XyxDGjvJ3bZaLfxpa5WENArVFIsnsjRuHbZmWieHOzu7e9/1+sYuPnzZf9lvLVvT",
-	"RoPElJO/Fq9NEZLJGrxYSSZTIOMw5pDSnkJ+KtekDX08cFI9m4nYC+V8VJjCN2fXaPtCIvpotw9TOoAp",
-	"jWzxuP06t/CgVS5c6p21jclMKq1Ie9Tt2l+68MuoA2aHYuTd1Zm1w0H3dJO9h0xBIFaol0FKKhbrE9A7",
-	"+3y4s/PJvPFzK2jluZOG0ma5Kw52pHXYgj0xP+PCBkseGaWLdYMQM/yE1mxZE4OQM/Z17sAxwrlURzO7",
-	"aaQRE9kcqE3rxNjG8LOhufc5JdY32ElrWypUYUGwBNb/YAl4mUKu87xH1BJ5mtftlJ/PUZqW33BTqQWS",
-	"E4tpvkgqE0jibMq9zwMmhDFX0kygXcRT2/Q+IDNujP4FwoHJqToi92w8k/K2/O4SFITv9Yyl7vU5slv5",
-	"cVfJ61ucWqtM2w61Mjh2xVx++N8NGcLSwsj3lGuo3S0W2h6H0su4SDLdtMjY2CqA/m9dsMVYVAAnTmwT",
-	"WazqsO9zWHOeT6tnxCqzTgWwgzUoMEcWqi3lfTH5pTLVMqmUzP4G/56IFJkxY1/nwAJkvKimd7qRoH0w",
-	"zBBWcFIqa3+m8lqb0vg5YEDDMja6xA+xyI76/CDtUu2AscGTVE5TOu/AmVMugS1Spboof/ANBL8ZHJQf",
-	"md6alUixPEomTABAZhEJg5+4dmk41tMS0jTlTCFT7xZbid4zGupDstsjZwCfd0he9Ps5VySUzLnINEJz",
-	"lR11e31ynxoDrfixdjfajwF5AS2myFhGZg7t/b1XAdnffd4p78EUUj68628+vvQrfHmuK+dvmDNNPS94",
-	"g94fcGw0GrwqC2dGmpltsAZyhZWBZfv5/ef/PwAA//8=",
+	"7L3rchs5li76KgieiTDZk6QoWXLZUuyIw7JUZU3JkkaSq6ZP0dsEM0EyW0kgO4GUzPE4ov/u3+c8wo55",
+	"sH6SE1gLQF6I5EW2VZet/tFlMTNxXVhY1299aoVingrOuJKtw0+tlGZ0zhTL4K/XM8o5S/Q/IybDLE5V",
+	"LHjrsHUzYyQSIiOUhGI+pzwiIZ0zomaZyKezgGQsFFnEInIfqxmJFWmPMibViOQ8YVKSUZjEo06vFbRi",
+	"3d6M0YhlraDF6Zy1Dlt/zW8V7drug5YMZ2xO9TgYz+etw19burVW0AqTuPU+aKlFqj+TKov5tPX5c9A6",
+	"4dOYsxv4vT76AScMHhP9HRETomaMhFTRRExzRtpZnjAZkJlSaUDuRXY7ScR9QNJMhEzKYtgpVbNi0DCI",
+	"oJWxv+dxxqLWocpyVh77nH48Y3yqZq3DF/veQX9kYa4HeRrp9z19sNIbq7r6l4xNWoet/2un2N4dfCp3",
+	"yr3oXk8jNk+FYjxc/MQWy8v1lt4yCUskFc0Uie37CnY35viMSRkLTtr//F//m+wdHJBwRjMaalJq3udS",
+	"113dd8Nq7R0c+JbrjEp1cse4wuWqjvqKyXzOCJ0olhE1iyVh+lXSjpUkI8n+Pgpg3KM4GlkSSKhUhnT1",
+	"f1h8x6JOj5wqMs+lInrQhHLTkP7gli3InC5IxmhE2pQv7DIERGTlZZG6C2r/6ibxPFYs0t93joj+TqgZ",
+	"ywjP52OWBSTmYZJHMZ+aNv4On3N8yTTyzMwoIFOmzP7oAe73+43rrVesC0vWPT1uWu3ne77FPhcRayRL",
+	"jg8fSpGGEK9xYo29SPf8SzvKU5bdxVJkzX2VX/nC7n4xHKSxs/vihS/q6rP+WqaCSwb8+weRjeMoYlz/",
+	"EQquz6z+J03TJA6pPik7aSbGCZv/69+kgNc26+4Sv8I+6wdvkksWkfYoz/jhQnPyQ9PJ4cQOaNQJiCZn",
+	"TeLhjPIpiw6BhPXsmVTPJHkjpCKx1K8RwR2bliy7Y9kzCSeMknEm7iXLSEqnrHxIRBZPY06kPqn6+hFw",
+	"bLMFyUSuGPDyMZPmoLGoc2QP7C1bPJMkEwmDk617jwQ8ESnLYM1M157D7D6hoSIiVzKOGNEMx7GBtm4p",
+	"YorGCfAT6fiIvkRhBXTXnDE9ql7rc9Cya/2IezggpknSvvrhNXm1f/AdjuVGiLeUL65wl+TjjimjihFY",
+	"bdJONSMUeRYyQqMoY1IGRP+mV1JkJMxYxLiKadKxGzuhcZJnjIzzaMoUmYiM3GeCT/UnUhOaTOF+8JCt",
+	"7thu86jTI1dMZQt3tTD8uzuAvyOW0IVmwMh7YYlKz5cvqmsWCh5JogS5p7EiYzYRmT4IKlvEfNqrsumY",
+	"x3MtAe06Hh1zxaYs00v2OWi94zRXM5HF/8mix9ydc6HX0ZwMvQltkZGCiVY2RM2oO9l3NIkjMmMZ8658",
+	"DtPRH4bULP6Ay3uWsYgInizI/Yxx3EGaMRIKPomnecaiI9gYCu+SkGZZzCQZ/fLLL91BqcFD8j2jGcv0",
+	"BZ7M/8ewBb0PW6PaBta/80vE4YwmCeNTFpDRinaLta7fsrCuZrH1c5yqOWywhVEU6w5pcplpdqRizegn",
+	"NJEsaKWlnz61cOrLA/1B71CaZuKOJpJ8GrbwDxYNW4dE3zj/hc2RoVYN5owr/WDY6vV6w9bnIxRU7mPJ",
+	"yL3eRr3KaSbmqSJU3rJIn6teC28ie4/9agdTSOpi/DcWKs1RBmmaLLSwlsAMq5PI2FwPzV6g8Fus2Fx6",
+	"Vs+1TbOMLvTfsixPLL19TzMe8+mWbd4/ZCi11SjLMUV7wfJsS4NsWDrYxmMWxjLGg7wFhUSlz6xaNbi8",
+	"vLr4+aQVtK5O/u3k9Y1HudLjpIZtlKTG3f6eV6cpT9z16JvN9xmjt6mIuYcONIeMlRnr0njY33Oa6Pc+",
+	"B61JzBLffn9e2ePDjlhlVPXL6vXJGXEvEHEHMsoiETQKiNPitBB0T9oxl0prEGJCYPw7OCPQm0pLvN9/",
+	"9SJYMX0PS7qjSc6Q4aY0l0bc0OI6XOdutapfHgulBRotpJKYKxR/zOhrY9o78A3pFvXIMnnsvfxSSlra",
+	"v9doemhiHsYy0XD83R54Vg5vcgr3MWqJxdtoKzBGD6lEmuqrKEPdmEUBofgK3OUJmwCLnINGZrnFRsq5",
+	"j/nMmZR0yrzzyWAVSrp9lUNtbBDwsFFFVS7LXIKGIUsV0/wLhAoW+Y0w5bNf7IZr0TvoYpbvvVtuTtRl",
+	"QkPmZRSKfVTLW4o6e5YnLCAqDm/NPyPGQV40I7Uc1Ty1zNmai7SwoXdyafHvaBbTccK2WfM0w2vgZ/Ot",
+	"97bRgpH/ZKd6AYg1vhSCViTCXN/annEu7Qiule2mPI2GtZ/E0x8sy6hfJhOKp7AuGnpoFdjO5mtV7tiz",
+	"SK4NmiQXk9bhr1u09j7wLC1LmF5BVCcJ9IN8Wa/px+5UdPUQuvI2TrsixcuiC/eIFrjgqvhsdXvP7PGT",
+	"LeWOYuPcy2MhEkY5SjphxpT/mTI2UHt4TR+BUxyCFpqdWoH7LLDbHpgRBK0oR+W3pVmnpd1W0Aoz+E+e",
+	"JfplvljPCWBhAmsuLS9/6T03Jx8lHmeLq5xfsVRkHr7P9KVHG1j7CRoB8qRkyUuplAyV70mcKJZJIiYB",
+	"KOQg44JpW0xIrCps3C8poNFmacj1/YSePeN7I+7JHAyCk+rFY819kmjth2QsTeiCRaVj7hTBoGIm3o75",
+	"TyyReQz+ccZCFd8ZIQKM5ORe5ElEZvSOga0l0BwJV1VkEcu+3oJxoa7MnP3Dw/FQszJ6/ZwTwixcSLlW",
+	"OdlHloVagWm7i0B27HYvvt6IV6sfKss56LS+U7tCYah6AAwZ2X0LKsS/6ug8RN59OFVV3UqrVtVz0WVM",
+	"MvVMkqKREtEXM8P3fKI4PkHzfUnU1ht/bG7LQ2se6k5zmmkpzkgC3SlVLNDSXZJ076kKZ5GYBkQJ0dXH",
+	"tJvlnBsrzbJIVupgu3kPDDWj3PFMEsmU0nogaeMK/8wydDM46pX65NGSJPDMfu4+9i7bKirdkAx9dHYS",
+	"TRnetFsSGRr1vEcGH10apu8kDvcvzxYomk0rF2PT1LBX94F3Sk40X7pyaKiEx9byy0xYvYDE6pDcssXh",
+	"MO/3n4eaFuFfmrbclpmHcYSPwJjGBV/MRS69FBYWDtqlZ1FGY02afqmA8YhFA1iZicjmFNaRKtZVcXE7",
+	"V/SlLMMpNmtS2182mZgXfqWlhrWa+gAtRrfoF6FgL7SIuNUoM6df1neXKkLJ1cn1u7Mb0Km1PpixiLTp",
+	"GBwPOVdxAs6LKDbG/NWXgiGWbfal0M42mtI1vl6yZG1y8quXjs9+VdXrinnYXQzMGSloduURM6r9tjbP",
+	"UNXsWZeDd9dozbp+91b/4/rm4hL/vhlc3RT/+vDD1cXbD+cXxydek1eVUmsOr3oLYJn2ntd4cu22q8bx",
+	"0zRZoEk7rkl+ZAYmhVgSXF9vy7c+z33JvQ68p3AS37IFmTpRTqJjG2zlWgzigkjwShA2mbBQ1Ww+flvO",
+	"XB+7Ze/GzcUlTOuIGDZNXg/OX5+c6TbtLh1fDU7PW0ELn7SC1k+nZ2dfaHoMWvc0VuvdLRPjHsKZHhJK",
+	"YDTm7KKgi1tgjD0Bnnm95ZpBL+9+8SVn9+5rYLgYfYDbSEIxZ5KMaXgLQrOzMFmzHzp6XvSDwuvTd9M0",
+	"KtuSoR1PwMqz5aPhAa9oGnGkF+Ldu9Pjks+VUCnjKZekfYfSB/kuIFKQOJJEikyR8cJEiGhe1QnIfRYr",
+	"xbieXSLQDyMZRgTNFumM6aZYDO5aeBJLCKTo9AhqaSlVs4D8Pdf/1mQ5FtGCKBONEktgrMgkIYYCvcks",
+	"sS2hGxq62+/3tfhnAyrQdtIe6Q56Jd6GEUmO7+Z5HC2dtZIFoEJtbnnPYulTSivmxu0utOt8PqfZwqsV",
+	"sY/qdZ5J79XcxMTlavo4Nwe5OoFxxTy/atwlQ76WDuaaCKLKhRZz9WLfr7gWYkn92CoieMic/bp6qMh9",
+	"nCTgUMRoAkKnNOadI/QP6kMHsT1UKTZPFZnEPJYzfZZFFmiGq99Ik3wac8KZpvWM8sB+jN30yIBc/3R6",
+	"eXlyjAMAyjIDRgbBlEpYdARPRK5IrPVhcHXmPGIZfA6UPKcLMmYk5/I21jylQnYPFMN4syAFpv8G05GN",
+	"c9pwg8yAG8xQZfGlLiwx7vbumVvsSZxJ5WRk4I74k9mpTo8MUJaye+G2h7Qp7gN4N+DmNIYcY0Aurzo4",
+	"pvHTKcaTdDZf881ELH1sCulKKpa+zlgUq7J9r7yQiqVvzUlrNtp5LrUkeSubTMJ6TZ9JuHP0ZDTnncdJ",
+	"EuNtLrWuMZ+zCN1RGA9jj4QLkDGrp5dX68Qscq/AQt9TCbEJsdZpTPTMEfam71PNYicQBAABDPqyPD45",
+	"G/wV3shQoyExT3OlT2unR/qenRX4H90ObiEtT6OycU2UWrc52gA1Y3UseSAM+Recyp2X0iYVhO+2YCUP",
+	"vV7ymVyenB+fnv+oJc535+f4L5BOj7VU+u7165Pr61bQ+mFwevbuykqqlyfHXjFo6WpYvm+21u8erMU9",
+	"VK/6Yyg76xQcPxlYA3mDt2TOaE01L/HxJr9BA09YaV23Ha0epXNBLQ208NQssxt8Zrwk2CyxHqQjojnG",
+	"wrACGdKEZlv4QKvL5/WEPvICOqeVbyXfMJpoRaS+esueU3G73j9ivvJ2JJJtdeJCY1o+TTFHS9uGh68W",
+	"NbtmFtUAWuzLKXBNk7PC86NYpWfCS9sXScSkIvopCiMbEy5sj4da8T75fmG3b/kswVAwRCOySudhOSY9",
+	"YVpDyiCoXRpP1BqvQZWPVcZg5960DVfY39bxMKWAi+U5og3Gxk4Y6VrrcPcgO3td1l9yL81YEl1vR+Iz",
+	"mHvjgWkgmGIDrblAKq2OzKj8YtJZF/Ix97nDTlFMc+QDpAwJCCAZ1ugtKEKPc25ILPLR11rr5XYMotGp",
+	"VWMdxT5WNqiYf7FKq+gax5RqYTbTi/Q/f6Xd/+x3X703//3Qff+pH7x4/vlffJRxqkVWj+HfRll+Dsy/",
+	"txNo7DffL7wrGmaMqseS40AqX2GKb1IuIfrTTxAu0nUrR+paG3n9Uk0ZbxVr2QpaIeUhS5JN4pLsrIMV",
+	"BOm0BzPXkiBY7JCX5nTjfoMQ9Lu5MQjpb60FqMoHLqmUhEoyCuGFkTN26o8gZeKIGFeF4AW70A/Whw+Z",
+	"CXinLWXOotcu5NvnlC0Cwsnfcsj00N8ENmFQEiVuGe8RzVzhnySWGO4US2urtnb22plMEnHPogGmBbAt",
+	"A20ecOTMJ6vP8M8xbfCepXHG5Db9zYwRbvlCEMpGFNRuqCxnTs+GAIlQ6/WcMJolMSuH5+t7WUi75lyQ",
+	"RPApyyAWTjbcCqv5ftCCtvz3Jkb5HOr7P9KDo5IMTAIDRDG4CH10jUJLxjuqBNmhabxDp4yrnbvd9SSL",
+	"4yjWafmq0StbpoHy/gTLlFXe+8pO+07Fv4k84zR5LXKbbFs1sC5unLPazy59ZqSlXsYLm/T6BY0ooWji",
+	"e3dpQfV7QTF21/+KBTgXEfs5Zve+IEKMD4cl8g91W3PyNOasMMZs49W+Y1ytGAhoBhdjcI1sxS3gw2v2",
+	"95zVRdPmecT+c6W59UOGoL/bcgTbmonRFL6lbefh5iCXFo7hOK2gFQkO4YXinntNaIUhdVtbYlyxBFW3",
+	"s7a2y2SytGkVSgtqR2DFKbrMhP7FG44SzmjMb+LUpxlIEsVTJpW7+Sdok0V7zd+w8a+siW0XyFFnE75Q",
+	"jpxv2MpVzm0jskTxyxdROfd7IpKIPcjOXMvPz3kpAML1v2pX83EShyYNvy7WTEUWq9m8TO8s2js42H3l",
+	"pfC03JYnXpLek+d73fFCYThArNVWyiOaRWRMJXuxv/5CLcZU7m7F/Ox2NLL+TanD3KJfgcdv3+Ojsv5H",
+	"5PEPY9oP5MB+o2cporWgiBX09DPL4olJat2GD2I8s+aDGGhN3dlvyxndO3hx+M9//HfHywYxebshryGT",
+	"6nsaXTdymtPznwdnp8eHJtgcnJ/mZRyFiVEeM6KyXKoNuZDe7ulJQ0j5jT+MHFLaxya0Y0YxHdfwfxaR",
+	"BVMbdl1YmOsu34VJ6Zd54hJ+zfxx8T/MYzmnKpwFZJxp4fxDEvPbgExpGgx5xiCGPMA87Q+lrDn8AQ/o",
+	"hzsbCzuniR4ui4IhD2csxCAE1wdpm9XvHBEuPhRvBPpPZF8fbtkiGPIxjT7IeMqpyjNG2u/OB+ev31xc",
+	"nRx3ekPuDfV1MYL2HEBPraBVfNsK7PZ72fXm1xMQyh1QPotI23hQeRFnuP29ZcZfGkWZpHwH8CyeG9/2",
+	"SgtxLYojnLEoT1iGafyyRwYmZAg80tRk99/TWKHhwnhNRwSz7WimZGBuqsykGBhDMto2GY8kaf94coOq",
+	"obT9uTiCgIx4niQjIjIy6o/InFEuQc3VPS8bE+b045XhaMvAOELvSc4lmFNjPiWUyEQoQk2sStu4eiH6",
+	"AJ29BWrAwoY9VOO9dvvwP2/QV3n3ljdETM9i7vHh0W1uDXbXEE68yhC9wjoo2d8fImPrzwI9cjukkhFu",
+	"VX7gmZhemlEu+SbShPky93/QhIo0pLnVHpGGCm1yJyZ85lwdEdB332pmwiLN0BRSHka3jUXOG+zmDxed",
+	"k5hvITpbGvBGP6s84yw6sw16zACl2flgoFQIEXYwJJt5eD8TCSOJmJI2ho8kkChpAqCoSajqfLksXRlc",
+	"fTpBsb92yXzUoVWKbx1ZfH1zcvnh5Hzw/dmJ+cv+eHx6bX/96fQSrgbzj6uTm6u/toLW91cng58uL07P",
+	"bz68PjsZXHnviXIM8fLD+ZxFsRehwkXiHhKaSEHQRg6baEN+xkzvr4E5a/IBff3c7oeH6sLC/V4DbpHa",
+	"HpACE675yJcx9AMGY0QsTGjGIjJemEhXCLMDnLviWsRf5c4n/fvnjjcvyEZRrM31L5j/OnyqIgJjKUOr",
+	"NMxJJuakPtT1qmg1wqtpP7aMy/plcHqDP5nIzwfEal3CDI5Ba/CYfUOq2FRgCJcdk8riKWbmmrMIiROK",
+	"ZfOY08TbS1hkNX+1xOp1adypyJr0DZGrNFcE3iAmThMULX1p6l3WJxRcPZpKp/Ed4wa8h7S5iesmdsIG",
+	"QHBjF05j8GTeIMHUrdoY+uN2pp6knBtfc2XN7XL4KA9JwO8HNAS+8Z5hW40h4bWp2NabR9UYQfiVCHMd",
+	"EW0WlLV6S7yzg6TPS5szugqxYPtBu8tiSb9HWaaUq+qclBto0u7a+brNrg2Is9tbIAKYd957sS6SnK2C",
+	"m9EHHl8vxotpG9sc4zWgATbjcz0ZOPC8+vZbM44nq+8eIs4BHc6hAChBIgGe815jYH4j4MBdLBKKSEAT",
+	"QhH1DP82SGcbBwr9bFvyQmFwqShvSp+ti41l0T9WyWoaqV/Z765OKyk1Bi/wNuZRYPAaD4fcA+kWc5j9",
+	"iLT3+/0K6COCxyFkUcxN5oTJ4zkikjEywlUedQJv03W0ON3F7qHW7gtsOtxVwVlDG2MadZ3px7ZAyT0b",
+	"z4S4fSbJf3QRnfja2YciwQyYHcviyaKh4QL7Ujf6/LCONimyAiVSE5pQBPzNJFZHWpESGYunHGExRUYu",
+	"AOCyoS8uVHei1VHoax+WQObhzKJfOpTaAty4ZF2DyI7ACGXl/GRSxfRDy3vDEOZMzUTU1SMxbnMYy0HD",
+	"6/ouTeJQwUuvcHEwF9saDjG9XVFlLKXQqjSrUxqVRRc0SKAIHMC4auhYCdFNdEe6512zLZBpFku0SiE4",
+	"dNpIczJP9dXPoi7oXpAaBo0dmLCGMvDi36Ro2rQKyiRp7++9OgSiL6FHNnwJyDOcJiPSPrBnyhh2tWY+",
+	"M7GA9pjFUfP5uaNxQscJg6bMakRU0TGVrGSczhjVinhDOzOl0hHiISMa65ubm0sCZ9dvQPXf9siUglUB",
+	"0VfszutOWpWQb8GbTSCql5tTedsUXr4q5z5cZ1xoArmwgGKY7pLBrKyJxeGukDsR0nGe0GwR4HGmgOCo",
+	"h4EgjddKpBY+cNgKyNDgGeBTd8RrOAP45lxEppWfTs/Ohq3PXrXwAeFREaNRYiyT3zqGcYUlUuQqFHO2",
+	"3d5gjn+aJgt70dmdmtI7RtqDy8uz05PjziFxwc+BMTcE1qwSkGWYM81JS7MMEIMMbjrvsq+I4kdiaZg0",
+	"PmRZg7xWsE1pwr7uWBbFoarC3HHGIrS7g9Moi6wFm2YMYT+3U9A2DfBctfF48qsJd5trUfZrlq4C+dwk",
+	"jNktfzk7qBRJalnCMgBCeXfs+NcFlOK4/ZoktrbtGqyVvG2zzcNZZVQZGBPKB0QWHZzp387OLn4BW4o5",
+	"Pq2gdXxyftpgQCnt1TKfd3x6FXEbaFotuweFpV+vuHkiOPNfA1uwufHCf98oIW5df/Zu5uC4akR+CQjl",
+	"ZHD89vT8mXSyq1xIxeakTSGXUuQGmrIkXfgd1nNxV9Hyrk7+/d3J9Y3dCFz8v4IZ+t/fnV6dlLfq/OLD",
+	"xeXp+enFeSto3Zy+Pbl4d4P7VoWJLbZyNWrDVznsdRMshh22zEw3kBdu4vCWqQdTU4VTgqh5TwEBvm3o",
+	"vilwoLgHG5KjLUSGjX3AzWXSYoIskbT129vY982TmlcnlhRXiidwCJ4CSkSArgRDhgCY9cyPT/IV9tnH",
+	"aVf5Ap2z+VIIn+WV63VK/PpwxjDixoP2kmMxD4cNWrpD3RVpPyepEIkfom/bEFsz2tLQVs75OhSpxw26",
+	"yp19qqR1yxevHZE+KmCFg9yzWqua9DjIew3hR6vhuiG5fEUfNv3cdwpL3VQv95pZowiJLNe0oZJQ9HSu",
+	"90OU7/7SagelwCg7ldUb6A7M5js46nbn9KPFpHNlbaxVyOjNhlUckrmLXzAvIo0B0TaFNIiy2xd1zI1I",
+	"REBS5S84c5eV18AG8WW3oVnOMUcQ4yVc5GoR9gIBI5vzPnuEijow14nwuTJG3a59t1uc865eETk6hJWR",
+	"WEnCww2e4dqOGVQBKfaNtCHL05QviJPKsxhgRBBChPThho8zbEjOtLhd26fO2hO5GSpujVkuA+NeeeJc",
+	"NoxvwcocyAohK0ykrNFS6s4cj4pVhdWw0UF6uQvKkAFhNJy57yYCrU1kvIA0IgewD8w5jlB9OdIEDfR/",
+	"YMolbSIx17irz/VURvWsRwtljODcCfsYS8DTQHo/6PdJEttov2WXe4n3faXd1Pf433OWa5EjVbPKDtUY",
+	"WpWJNZwcH3tzO11eFi/Pw617kK+85qlZ662OeaxiaoxDa99OiiC3jdbdBMUtr3c98M1yXMtHTe00DKFx",
+	"ZK/ElKkZhM9s45FPMTXgkiImwfrwi4wpxu0SrqQrHOiVe79+bW8QAkBrJTdqVfHmMXejDbyet1P8slSm",
+	"bE11jlWDstYyQ3yVHnZNGJ79czMXVTGGFbTu1+BX5XIONs7TdFuy+SqYUW3qVXbtr5jhVZmmtggRvQGg",
+	"Q1fiTtxz4siTtCMRyh1XiEv25lFAhi3X17DV6ZETfR2kNDPlFwCIi89YFtsqeaaCmMXFJW19y5sWuhFd",
+	"yICUfzEx0RiFUOM+dOG5yH4w6GJ4bbdNwEhATLxIQEy4SAfsZxFLmIIww1gi9LdutXyPQiSTlrJuGUst",
+	"FKRbIehkIjJAT7qfUcWs06I+0UqY0/MXB2uiTLfAurdL1OBOhSmi3KBlOfCXKQHXs/nyCOZGEkbvAN6C",
+	"sI+pyBQdA057ZKKd9Z9l3Ej9DfiAIfLv/UZFQ2qk7vELr3b9NzrTV6sveRptazc3n3zfYFdCQDssv9GI",
+	"LrweQtj0YtKTvUWtOGcJiRFTwnZoKr0ealVXBSRMYt3VPEy9ndw7LtuQT7lCiTJstRqCU22wvLzldavM",
+	"zsurtIT6MDB0Uw7Hv2gmTsbWzEFX2L9dX5yjd/uI5DKnSbIokJPwit8uDhLAPIRmD5gmb7LiISjZljwz",
+	"7z1zQZBtl2CPXonOcsGaWG0ZENm0rv66PKyMo71ZLZxgbYGeyhxtDRTf1Eh7EnOaFMCQ5ptYkjqj1hRt",
+	"WXXvy/xSDwQuWw3D3GzmvFYiHSTJwyh70wBfC/j7e0DxxRBgFJ9t3H4VQNmEA88B/wWVdhhw54tp3alC",
+	"vjAZgwjuKdATmOFamy/7mCZxGKsjg4lQYP5DdeHRX/7yl1Ej2IWJat8S64JxfaNGTQjxU2OsXik5uolh",
+	"xe1Cjm7IWW8ui3O/bU0cjOtYY8ejJBPCH7Llc5itDy6Nw1tDfY39GsMUFJrCwpQ1eKuVqeXmwjPrbxYm",
+	"WNrpYvzFRr5fSZ+rAVkqlSMAU4MMLk+ryCAO19bCs2wEvlKvFJrNaRJLFpHXp8dXyKGxvzldkFBwzkIF",
+	"YeAGRfCQUL7YzsP8pSguy+IW4tN8gaBVxYFZK2iZ/oyc1ZCQX4KOqakgmZgbjULMbcCLg9EpRRpshzjj",
+	"kXR0m88kSTM2iT+CrI5prS9KBeBJe3ErP9BxGLFJJ9BMW7EkKZGWlitp5j+lWs59J9egChf0CmIx+Fz1",
+	"XW9qF85jnivWsZbjQ8Sa3QIB+EugD78pqExxuo9Bydq6CqiBFozebIJth5qWhSOMAmup3x4m0SIM+qJD",
+	"vmSxq9NZs2Jra/N4LRSDqhsWA8rQMlGy/vfmUadH3jItOMjCEqHoLTNGfXPxy40u9eoQzBNIpQB1WXNO",
+	"yXhUVFmARClbPsgYFk0syhFxKRZWj9oyw6IkOLgw+gqY2xfLEd8nIrwtxIj1dsWNraNWzqiu6DseK3lo",
+	"zSpL4Rh2ncwD8xo+3cHf7CvFfYD2lx45NlvCTZhJ8zrXbI+rBJ71K1ISb1ZRj+BE3HMWkZyjhYyqQs3U",
+	"v5hAB0daATyBwlNBOUxMwttQUVO37iupKaEI15bZPKsErjfinoiJgizcm9PXPxEI3U7QjcaLMbu1d5L+",
+	"yxf7FfvXwXoM8Ypctpq1nDiiryfV8FP0QPj9nxAtWzrP5aJ7AvVVcc/9XiJfws7Vu7OT61bQOvmPm5Or",
+	"88HZh+u/Xt+cvG0FrYvzDzdvTq8/XJ9c/Xxy1ZC6A2s3+BIVY505jX2k8zT5AjWjUZ/Aqm8+AZTOmcR6",
+	"jtLUhpPbxi+iZra5fb02/GtswNs2ELBn2NdI2bcxN5exqe62dWbNljlXhuwbs+HsgIMKcTdST2n1it0v",
+	"dmuTY4V3w5Zl5Upbtl1otqcGX4EvUcQE4Gsup/aoziSh5KinOG+9fmR9200TM6XSUkFikdk07d5m0fSb",
+	"rGvhgF0uDoS0NtYrT7AWUqblP7cmNLmnC3OcuAdHY9P1b1yVjWjV9bLJdBsK9eA+Pvhor3We2Q42GaLl",
+	"E6uSF5stEOgDQh8XBgra67AhPvGBno/VtYn9ZI0WtcAkCgZkTtPAGr7g30mM2EyG/v/5j/9ubVdYuFRK",
+	"eF2SYH3Z38kGDBFTfNzr52ImOGeZXwD89uuTM1I0UGBuu5rbGMaiL/6M0WhjZapWEd0nrG97xW6WQ72k",
+	"FM1Epsg0jyMGoTZvaXYbVYWV1YfXplUXl0JpwVdvm/8ol7SxBxznjZ3hpV5Wj/LSVajdzuVYaFCbn0lI",
+	"2Whwx9YiieFVE6Zm1HxnorZZRiUhvB5+B2XXvAylWvV3s+z2Wtb2GuFru5u8cgWb8l2m0JxNU6bKKDFG",
+	"01GC5JIRamvp9lbU0l2pLixJTYUQVFqmTeinAUagkHa3pHNDlWuRBDYS0JrRBB6AZL+Zd6JJYgP11l+F",
+	"83fvmfhTRwvoXsIkJu0wofHc4J+twZpf4RexZFK1sD4wIMDU1V7FODGv9paLe0no2LpDxD0n4zxOoqYY",
+	"JdOyHLY8cURT0dixXtUfIYsoAThLNNDornA845jTDLwj5t6UesGmYre396L30qvXz0UE0IH+zrSOAcmO",
+	"GWNkRiOS81DMEXbbVFeUhXyJ3cNmw5j8pok0oUqT8XKPP15cXO/8eDG4ev3GxkT6Z5TEPP+4Q+fRi/0G",
+	"n/Jd3LyCkzxJyM+vrwlOxTt043JyplqYY871TvP6aF7t73/3/NXLl/t7L1/u7r3qj6P+d7vjMIqeP+/v",
+	"9aO9V+Fk/OJ5/2DlUG/ieQMHg3J6FpgUh7xiYJsxiLtVFGYLDLXvdnt7vecd7EMyCPxPYn5rhpRhMkGS",
+	"2Mqqo6mwP2kZ/f/G70dHsMI/CpJKlkeiayvGtu/6vX6v393r773Y3evv7u493z940TXLCR6igIz+NYoz",
+	"tRhhDx7yM8Mrdo1QAnCeIldHWAF2FLG7UX3XcHDrwWjtUpWOSlA6oyV69vIQh9DhqfvWnHSVmnBdn15h",
+	"0ooMMAPrTXtFXPuv/fc9gJj+de99DyGJenmWrGeq0OHqFCobHfsAmTWablO7PZqWTHr127SIwt4k9npb",
+	"uPESTNvWqcrbJAo3Vk2vCoYWLRwXcNWmfOV4+f3+K5+75Es2snBn7PV9/oxvHF4fF9kfJk6296XkUczo",
+	"YE1weJ041vlratRSoRAc8XufxiFZmGexWugVmBvvYRob0PdYr82M0QiieVG+bf1Hd3B52tVvFEPGLz4H",
+	"rTEUW/GaAAeXp4ATD8lw+F4RBAIzgUsfG3BNz5RKq07dTaNQyhWCIH7gn//4705g4yLgari8uF4yxMqd",
+	"T2WX8OedopkeueDJohYvgPXEMeRxzSw+Q/7IRBhbkKIhyOdmXfU1CshAZE5jrmjMIfIBxitt3L5JzdDk",
+	"yFIhYyWyRWfJ+GbL5d2QSMCVqwQ23SPXFiIIjEruEiDt48GPQPa2irUmmU5vyE8AMQmCkK5+eE1e7R98",
+	"58CaEANLkvaoDFFjnv7r36Tgo84RoUO+jFcF9jlp9OcC3SrmDqMJ8Js/YQ13c8d8HukBocptmpkBOY0Q",
+	"M0dMcJom7r/tgZb55z/+exSYZKkhN6tqQL4InqdOYEoJj0A8PxwnlN/qnoccQnBNmXkwPYYqWfTIwEHj",
+	"jEUENYvhRaw8XzIO8AgnPOQOZ7Neox5PW+kjXyl6E3s65BhZ8e5f+/1+n7SZDGnKIix/fN8JiGIflcMz",
+	"AoApvQ/k3c0P3ZcB4A5zNuT6z90XROZZJqZUMYLtBKWyrAbgPmUU4BgBUYAStMFqkVLGERtySiKRjxOm",
+	"qROKqLdHu2y/3x/BikqwI0eMpRBjTDnZ3XtJAJ1ZQgJgRBXFtIUhVxYMDiOTHYE8kwSq7o/AESyLavyH",
+	"ZKTXvmcipntxNAqGHH/DcNFRQEawzj1TzSwgI1zt3mnE5qlQjIcLzdjgy6Xa/gATZRKtrBEICpHTkEky",
+	"o3eMcGHimIa8PfIIWLtOwDIEPer0yDlawMDljMGeoNwPud12Q1s9cp5jMAikOmAMCPtI9fbofQY51tKh",
+	"EtAYnbKhPvwZk6ngkh0SamPK9Uq+6ve/2331au9g/7v9/qtXzxHV/NXe3vPn3+31n794ebD/3XcHL/uv",
+	"RkNeAr91uJuSzqEMgr4x22ESQ10AORN5EpGIhVhcnc1t3N+QTwXC4IA2Tyy9GIn0R6HHpLlG7xg+znrv",
+	"JMNJjzpw/iBe65YtkB/hWuZ6yZCPADoZYR9DliqHKseksZXHRWD3kKPRUnBN5pKMVtUMu2ULNG/g8rj7",
+	"73Dp+aHetnkspZ6lyAxWnL70pkxJst/fDfD0GAgIwG2b0wWczQhDzZziP+T7/edBiejMOSt+sWBfBgUu",
+	"wZxQsy37/X24avmQG1WvQG2D9RACs4UMyUiyv/fK6GQlxLARHkA90iEHD4MboDH8Ylm90ccuMNqufnOE",
+	"IF1JHDKOVWBjuEInsZYNWoOUhjPW3ev1C6mi9Bvc9sYM2LpmyaQ7E5pdl72X4YxJZYYBzCllItWUlGZi",
+	"mtE57vngFC9qfbIYiBuYD9lz4GCHLbgwWiX1ttXv7eIoRMo4TePWYes5/IQ6FshIlcJxOxFL2JRaz87n",
+	"oPnxzqfij9PoMyaCFFbuX43MZVQrszblT8qOKWOoLqpk1lIh6/rE++WRuegQ37hdeZvlJw77evXTnU8l",
+	"DuqbrU+qLV6pZkG837ijnURM5VfvzVXcXHoyD1PfzyaAaueTRR7ZcL9LQCVfca9dLQvfUCVLJt7fXTTJ",
+	"8iNOUzkTyvfM3X07n5za+nnnU6GUPIAWrp3++zlY+/IvhfpTWgoTSoYmU6a8aop9CXB5LJIedWg9Kc1u",
+	"rShWxzs6AktubCs7OKAbqFKyzLKJZAxxeDGPyEjmz8x3+rMCYwAuPFu0QPMvx4a1etg6i6UauOkF9aWt",
+	"zbKOqUXaJfCgTkAMAEpADNJWQAw6U0AQZwvktcHZGXiZdZMgWBUUXCCZ+ei1lHld2Do+eRuC5aq3YwLu",
+	"KuF3u57wu/eANwCCD2z5Xr9vVS8btVtD1gSvr+tqPdIQ+NJAr2uCOUKTwT727GvQjXDHQg3D+7vr338H",
+	"aLVaamERfvR8/Uc/WBRZ+GLv1fovboR4S/nC5IJhUllxP59ZocMFcVYDQEs4ZO5ktUVmBTYHVElNHh2o",
+	"CveVmHDM+P+1VRzf90GrLG60Dls/n578cnIFY6se9Z1P9p+G6XjPfbFfRf1gV2fewjFa/K1Cj0MIuPb9",
+	"TCCcFtS+BfCtCP9YdJaP6o/MndTWNyfQ1cTZe0xa6+9vdwS+nDavtJYuuJ1tUGS3F3mbQdmPj4h+ANgt",
+	"bA7IthS4hvfWANCQ8yrAkwOjDt78HcdYq5JBQctfJBsErVRI3/UHzUOivcGNK6N4Wggn+DekCpdKMNiL",
+	"ErIJoA6khSCIlYM5DYr3TaPPJDG4qp0jkjGoSAqg6dg83jY98r1QM7gBi/pyriVgL6DqhEpkaIyBsQAj",
+	"ctjaBUeybMh2st9/tXxKj+EQVw4q0Nj3Ilp8tTNqmz82cH14Wqv7+vk35hEFkIRDFfxdX2nbspn+q+3e",
+	"3z14bDZmwDJJG3CEq0dS2kgJybjqaKkMATVJG61HJFYdQt377m6WlaOwKY+Do1ZcskX5U++lioZaeMli",
+	"1bvwRJABNGsucEjgQDttoROgQQuBT7FYnyHFMypVFyoLdk+PA4Qr4OxeNydNxj4iC99nsVKMG0QXLH74",
+	"TKKdEQDeCbRywu9YIjDWp8oErlXG6PzEVhT1aW51wbfkpNvsDKLvZq1CoycNAwGNZi1PUOyjwv3pSphE",
+	"lSnUk+GzO5Z1r/VG4WSPMJjULdlIr9nhCIuzxWA3W167JdefpZ5YsXl3s9WoNOpjTAOC8yFiQkZxZG1w",
+	"kv3d2OACMoJ52ycAbu4ewTzMk0pfYLG3Zj6ctwmypWR0CCbXLk3iOzaCw6SXCmWG3QMiDQyfiWUkM5qm",
+	"jMs/FZv8cjZWZgdLpx9QRHx0mDGZz7EgYPXgl3kWc2VG16gFMyFufx82iSYRzGUk/3Ly/ZuLi5+w9JXx",
+	"cmF8+yioVGOY51IBXMtiyEe2uMhNPGdS0Xlqif0djz8SiRG4lswpj0qfuHokhwRLGP8P/HLGPpI3bwev",
+	"u9dvBnsHL/TBG7bM2bK9YIs9/BV9EmMRLWx5ANPhkGNsm6mFYlJcb0r1Mip+NdLmwvi2AvRcoa/qZUC4",
+	"MN4otKTIwPii8BYBdbLqiuqAbWbI7WtQf6IE/GKBdqxU6Vwr6N1Ae3b1crgUUv2CM1m+G9aQQsnhhI7z",
+	"Rl97bW+aTCp7pfCIsk2lITTM5GLHCBeoxYd4yrXKGnMDKVimF9LGx7aIjcRiOst7aZWWpmk4qmyehldb",
+	"eajs7fDHWoct8Ctd0fu3Jlzps5G1v5FoXUYwapCvC3wZA3RKGM2SmGU1B1vNOwnXyh5eE48x1Gsc3Jfc",
+	"Zg3DLAcKbD5c1/zyUM+hUFOtTpM3DKBe6clopqNffvmlOyg9GXXA1Al74eo1QQmuCn82+LKWQWtWZtyA",
+	"YD7C6ky1Mk/ecVWrR3V6j3S7P75SA1Rl8PysP1iZ6GETcGVX2IChHVUqK4F31/j6y5JA4ZgqSwP0vjsG",
+	"5oGWkpqUcHF5cjW4uSjJCc7V49dsTuExSbXQl6dO+oOxWauCmrF5QBDcHpATIAozpVMmA7izmAPjtCx5",
+	"Qe6ZLYhi87vijGgpF1uFMAHse84oN/2yGLK+bXgGFxmRs3hi0CoTqiCeZMpkj/wA4MZkVACFjgz0FRZL",
+	"w8wcv3sBJ/2t1SBfazXYss0UibIvb/kmHIkUCqlZnwd49mmSjLbwaNgced0U4rB4I4PrXV/SqWYm/8lI",
+	"e/ef//h/D7R0Y1EGdvv9TtMIvsgV4hUFKmRggufTjN3FIpcOHNY3FAyg2UoW+Za+GKDMJlfMBWcwF0jY",
+	"BxKuo848aWklvmxYGxiKTs8v3918MOVeMCLQMKeJyKqriCUbYZ2pZuuapZX5smGo6zU0fHHnE/x3Y4+5",
+	"eXulUdxlOeR5HLW2sIrf2Mj5Z85Ja28gF5qDYBCOUR2VU30mMWKbFAYtaK3JKzynixISp+X3pgfrJD4i",
+	"lOMjkEawVGEJ+95atvdRjUkw7NZ+UrWMA5j8Ms8fQCNAD+scyhcG2BeVOTsKrHuYJCwjY5bE7M74E3AM",
+	"Y5YIPpVEiSMbz2ijFJVnwVWBT2rXvhTlZDyNK2f3qOa616ZG15doLys9B7AUFp/zkd0GSBM+45yrIvTk",
+	"IHhMBwGeC8qJFkXwFBwZCRmiVUy0KdG7H/Oclfx2eKY2YtXLYrLxxu2k+TiJw64Bfm30sGvu1h5TyV7s",
+	"d/CUalXHYXhjChZgg8sjqyRRbqC8WeTeE5MJGKKNq95kTJqn1hCx5HT/N3x+CWPF9IVvdkKW+mowAdwa",
+	"df6PE+8Bhoto7+Bg9xXBbYdthd1EkHVWQ8n37G6Z3MzjDUQDE47ZW9B5spLO9BZmEBddXMLVLM2AjBcK",
+	"EezgH1QSNh+zKGKRzZXD7M4jMmVcExIjNr4ZbvFY9YixNnDGIl9I1o9MXaSMDy5Pr1MWbkdtdooFtdWl",
+	"FS85mf4KjILGBeg9NgGZNKPW4a/vq+RUisouk8WcKdp67/Yes1LW+RrBFqNXysYqGLMOF1o0jfn00Agl",
+	"iiZimjMrSkzijyyCbFWtBQGqnSmSUFs6aK2NWdvqnnG16ICOT1H0vYfId4joo1EECfq5VuOzOPXr1Jdm",
+	"Wt+QFWEXTdpRbd0Ca2yRFeXoj8Scis0Vk2JiFZZjiWk9yzFvGlCulUzHdfVMktLTgORYwxeTFcgkZkkk",
+	"SRtX2+GEYGkMaSGMOg7eR+RKy7T6BpSElqyN+uE0vmPctjyjkrSvLt7dnFw9k/aDjCFUv8gVk/57EQlk",
+	"bcwopjRhPtBRSXSAjBzd2YjY8mK+wcayNM5GuwLmSTaFMh0cPH/xuJYFXJtjTHNr4rpu559MCZXTeMFZ",
+	"mbNgTGXpEKB7HbJty0SO0CZl0t7u7AYb2AvqEF9LxoIUYP71h//z10H3/3mv/6/fffXh/ad+8OL5539p",
+	"rYi4LwfaN4SZ25CWO6hCgWXp2hWpqVaKsZQH9EwaB0dhKR8tld0cdUyYD5VkZMK5weGLPUPKjg2riaDu",
+	"D0CgQlW+ScaY1Kp8DMlc92V5rnsfR6xWg8xXHlIGZCbuTYKRrfznakHyqHiKJThs+bigHFzrq+QHfaA7",
+	"3FvNr0fO4ltGduZMZXEIZpdQ5NwYw3UzetiVDuAGj5VJZ6IECQnTtAxgfZGElcRSHflTsGyS13Mvm60X",
+	"5vyWvsdaVw18y9GpKXzC/oC3vawl7rtiLku1Ju2FilULARiwVPN1ggEpG7iS/IJCuWKa98ibSBGCw9dK",
+	"UjuOAshiLcFyAqliFHmBtQTYS52AHPStnDl2VT+OTL1KUpjyV2abWKghO14QVv2yqc0UXycZrPJnHDy5",
+	"Mx5wfEsl/tY4NOw2/p+QZGLnWqnDus7vUK40uOERLoeH4TmG6nDLhbzZXNyxih8gqFaMdTxnFkslsoU1",
+	"4k/K9f165Kqa3v/K+JPRNw6faD015/azQ6hQRBSkELssmXr4uh60oaStw5Oq1usKme8vLwT29Wc0+j5W",
+	"3ErZa6Jlm2KvC5eSPLLbzuZl5fzLTxfuXyHT+Ki4QrbFmDY8aiZuPGjWnssV18zNZ8WykHIyZoRFcJOB",
+	"CKtfLJAILt/dkDa14L+Acqal3r/85S8jU/ES030AWwFAJfyKcHFavjVrt3hAqymhMIs9qZX1rC5aq3xs",
+	"18oVP6uaW6oV0La4HIKHBwS/D1pp3kDuNoppGVGkR0bu+hk5W7R53RZQHXJ9DCDwd06VCWQFwBJyUgfU",
+	"QaQg8J8YoygKiHqVhry8TKVzteb8eMNhc/V1rpuHOUs3rGtePX/vg3Uhoo/pVh2kabJYHTJqqeWewrYm",
+	"NDT37teMB91yHAY19Q/ApR7rOm+O6+BCmfUCkCbcQQ/Eiz5waGloiHuwMQ+l+AhP0MOD3NfPf+/u7tcr",
+	"FrCt1QGVUS5piIE4hRxTRiYnAixYCKqg5XiDIrzqZlgdRFrLjfNpE1XYlAZHVhEU7iwFRpd14lk5QT4g",
+	"kzhRTLPmcanyv7H0qVweee0Ggcdu4LUCnBRD3ijys4I7+OWhn56wyy0L4H76JtaHP4AZwa3FOkPCk3xZ",
+	"jaYpGdpLJYBRha8fvtXWh41MiF8iYm7IbZZhmJpRMEp1sANT4luzWgBlRMukzVaJlbHW03AGjp7Sh2DI",
+	"ZJkxgcRzJnvkUiQJfCQyy32g3glkBJqszphLZaqXLOln5XLe3/7UrM3aeTo2S9b4JL5jth46hKWWDpCj",
+	"FGMEg3DixzwswQPxv7Y6WzsQeySSb5xKWh1pU+DyFaYxVxADHLwNoGVggrPB+oiV1jeXBKgyegDuLjOI",
+	"pJK0bX0Xykk8wUvXemAKaXRG71gHNVE9IAa4BQj2YSw61ASOAhYHGRT4BmU8XwOo5KKb9/p7xXQQQmWZ",
+	"b7zG/SjzjsdXTjdiOKbC3WNrnabb1fqeox5a2sQ2DUOWKhZBtEpAcp4waQApwM/EHSm0sVR+YG17Rmfd",
+	"+8pIJjdABA0q2TIhmagUV9MWs/fLdUcWTGFMO5JXCXTWgKO0aYIpXg5Lo0OUsNcb5hS6an9+UKpRgLVe",
+	"eURGeuFGuoEpUzYywqaOwWhtuO4jXz2Ppznjuup9KG1YCUeMRIxjRZiCKg16naJxYnYIHKiA47QoEjgR",
+	"JbWCuQqrjrGcxeZjkQhr0PjTRYtfDt5dnwTk6uT63duTgFzfXFya8/lfrwfnr0/O/uun07OzDrxxM7i6",
+	"QVAZ+OeHH64u3n44vzg+qdzt5Vvc3n+bhI9vd7NugTZjFGbNeWogMm0/ikxnAxiZgKQ5uD8sxABEge72",
+	"+2Quvxhixk60CWvmCR3mCR3mT68+uOP+TOJBlt8WFeZ3r0wAvP+qKEJ3RepT+EYkkfXYYPBASiGwADO8",
+	"kSB1k5AsDvWaoiJ9plQBw1Qc01sCYXsJi6YsG7Y6WjQvBy/YqrAwzh4Z2DuaAfofX5giEyAFHZ+cndyc",
+	"kF6vh9OqldkY+c2Pb2AFvqH4qztYheKKcydtNk/VolKyEmdtL5rO03leOs9oSyqREOlqXhjOSoRrnscq",
+	"IDLmITORqCi7VUzy1TKpf+gjXaP9VVFGJ7ZaOx4lU+FfZCC+gl+2EJOlipMEfT8YI4yKsj61wByuzKEf",
+	"GTHJXGRG8S/AkGzGVgPEpgtrwroaRfruPbWQE1KZgF8bAAVHxbAj05EL1TTcXJI2NVKpk+zHi5LLS/cN",
+	"LKg05arbC/q0rZbgPbVWgIUnmGGAcpndmNXRC7Uu5PGX2SIo9GCzdnbV2tSgdu/29/a1MpHRULfTGAmJ",
+	"y1jxG3hAJB4esvV1maVZpiZ+iWQKZgIktv+jc4G/AmpezQpmGWphXAmM/Q0PaXstQm5nc67q4rYei6mu",
+	"f/26xDgfzIRtzmmTZHUBmNH6eENiAug1bc1sr354TV5+9/KAhJQLHoc0Ac0AQlKl3kB9g0FgaieAIkY8",
+	"QMxkVcH7mlGs7p6wCF1IRW4sdDbko0/DVvHjsHX4adiK4imTatgKhmVEHPjb9o1/WPyoYevz55GBdhty",
+	"y0tN/Vm2IG1nmVpO5O70yM+YgR2rSsL1kI+ARhy/M4naP5yenZBut2iB/HTy19ERqeVmw9zVjA054nEY",
+	"JSpjYZxiQi5CWSSUT3MALfLEGp1ARrhJst5OOvzY5dEy09sou9bpfcpiNNa2zVW1zawa/CQUrlTyxNhQ",
+	"o6UlKsn5MZ4oIAVDd5hYjju4Xe74714etCcPT1EjR/p5cHZ6jJnFrnTyjMoZwZrOKF/hUSoRpYFtxJM/",
+	"5KWjj2ZSCDPSwhqS9hF5dz44f/3m4urkuOim3MM4V0POhakjV+rpTuThjGFQEiDhWLNslelxofQwLOdD",
+	"u6yjAvMGCWk+nSmSp4eAM5nQKer9nSNyeg4rMeTucgNHPBnTqGDAVfkUGcp9LL1hi8jkHsRKHgQJ8XOJ",
+	"lJsYTZXcnzhIiYOYO0nVGInjH1Mac2kUIyT+gkj/ZJzD1rjy24Zs5aCg3+/D5STrgF1wglwaJryC0cSF",
+	"SoMx1omYHhl/Sw6RGiK1tR32iCRtPUXIIMAARU6gcHBndQzHmR79GjXrTXVwNr1sQ7w8RePkTH/YGOa1",
+	"dZbZ1ckeMZnBpP3P//W/yV6/X9LwAgK/HbzQ+msaJ7CQUmU5eNI1+wK7uTWT28UGZYlHLNM8cfSrA1V+",
+	"T349O/n55Oy9xe8ZFSI9lM3U25SnWkINqWRakjR5Gpoj7pOf4u97Q45xGS7aEY4DKzRr5LyxkiyZkLbm",
+	"vuOFVjhgwYiLX+sgkiW1dm2ZZxMasiFfKgQCurpkmmOGtrLjsHXFpuyjWzslBEkEn5L2nH6sLWKnN2wB",
+	"n/btKcY6Xprk7FUa87dUg8/E9NLFh3tMhsun7YmLL8cKabkDD3YtVOiZ1CwncNkOyaIS40o5KZ3DP18E",
+	"EQRG7XzS/9F/jjNG8f7aNBnRhOIVHx4ZEFjDRiRJKcRp9MiVtWEl8S0zR9vY3jyhNAmj2ffFcL5iVuEj",
+	"hrPALJ4iUJ4iUJ4iUL5eRp5mPn7es21syO/J1ngOLHh1Jh8A3IBjQ5I2hNYcd8iYTYTBQkJhzAIwggSF",
+	"cp88ss4O5TCEBEng1FlEdE+4CFNfjQN//VjGYmi/ETLpWu5/zdQT53/i/E+c/zeKPdSMsmB4hk9Sxx/v",
+	"DaYFSyLC/p7TRBKKKccYuUden5yRUPAoRpOiSCLZeZzww5pY/hvE+W93YXkzAq4V08q6sMhsUMkEsjay",
+	"nB/iPQYcQbFU30N2X8YL+8+AyNsYnrWr6oS5spDkM6Yy8ByhmYiSCY2TPGNY6Zeze93ftuoHrrie4+/u",
+	"4tOD+sPF7xe5H0/a0NOd+HQn/n7i8fX/n1x+ODkffH92gn+Yn45Pr81vP51eBuTdOf736uTm6q96Xb+/",
+	"Ohn8dHlxen7z4fXZyeDKsfrHuSTTTEAJZyS/hqhVAGOZi4glJGMFJHUliEpwtJWHNEmOnAwAXkz7SjXq",
+	"yxUvCgiHEt//yTLRI4MimA1EC3BmDnm9FJeJYy2GT9r7/Vcdn8Ow7MS4LKb7CGDyRWcNXL4Y/lPQ1dcI",
+	"XgWWBXIS3k8Tkeh70xGrxwNZrnAOfnMVp7YC2F21zsIfxwXpIDSWqqU2ppEXQBQWOeiwyPol7VKZTUQg",
+	"ssDXksyhwlAnICzSsqXeAoNu6zuKtqbqtzx/ro+GY2fn+uTkWcbp0tdPCajY1JDiEe7u44FxBV4Y6ApY",
+	"STMY9FrwkoccnxoYzG9dd/iimvaNh1bW4hZNmUvJaSpnwuXZ2VkFQ+7OOMY1Wv0xZRmZsMhWF0Cmionf",
+	"pIzZkikWDTlEp+u729X4HdVqoI60hplnvISIVIyyvdfve69u6ODhmeCeor2/sdppKrc6U+tTQdttC9o+",
+	"6bxPOu+TzvubVv8FG6STFyHM/u3g/N3grKhFoymxVPC3s3HQx4b6bMMNLZVIfw938zVE3KF51NRyCMjV",
+	"u/Pz0/MfNWGh29EuZvlGxtMPGQaWTrXiTTDRv4IHJzICIAD6Hz+dnp0dYuS+sRUUpfoNGGECSWYObD/G",
+	"uMDUVwhLD78kp/++LLd6cIMkeaRL9MlY+3RxPV1cv6eL6Obi8sPg7Iz88x//H+KrI5vVWtBdWaKt3FIP",
+	"Nqa6XekyPoXY5DVwJvBWFQYrpBxZPQ8K+CvJlIr51NQ/gQywBLiyorcMoCoI+0jnacIcnHuaMcl8ZhUo",
+	"/uH6OzED/ZaqRa2z1cXqcE0CG6OO9YuyPNHTnCmVFuVUApJmImRS/hFrbOLOu2p2h/4pwm66WW6bLd9M",
+	"lzvQ206ULbpZDlvpF03s0YdiiVwdGvaeikyhiAD7ZFB5sGAHygwJk2jhh2dDnlJpc8Mx2FcSMQkMXMAk",
+	"hth4m9cTxRmD82lAerDs4ozeQY4TVz3yoz68lIx0P8cG8neEZbNGSPcmln5UiBojn8ngOFtc5fxKD7f1",
+	"bQQQ08NvEy9lO9f71Zz2qJ/+qYybj3/PXLE0oYt6mLuT7gzajYmhAMUoKRfF4JE9VPczqkoEj0dj64zu",
+	"FQd/TanLC+54k0F7KApuYrG4WJG2n1eJzLKqhgIctXvgMe+cRpsWPH0y7S9VdjRE4JFAjEopAyuHrBM/",
+	"vi3EC+7vzSJlZT9XE+HvmHE1HoArRqNFd04jVj2kkrRNkFN3mtMsCpxS051SxQIiFU2S7j1V4SwS04Ao",
+	"Ibpzyhe2xmOHlLxixfhhweySHhEI0MLDZ0izWHgtqmPYFdbFubg2utO6+30zGfDSrMyjnErsbBUykyOg",
+	"p6PplR2fuTNG2lkT0XYCP9UdEQS8mojMNCdtMczf3YmFAsuN5/UXLEpKcC8xjJSTwSmhU8ZVx1T9VAJg",
+	"HmuqFljTYlnmdSJXEMBi4YQiEcpDQslbmt1G4p6TaR5HLEDUZEyLtYtdCLB3NIvp2InA1aBWrV5nTRjo",
+	"9TP5Dub+iPfkO7ki8xF2wtogn25Oz/F8I+43ojVNUo6SMA3bXqAVqbBKTabEMhKSrFDSb3pi15k5KoBe",
+	"zFXLkYyBeQrhVEpF/CkpIUZQMqM8muRJZ2XlU8DOKOPOQS6OPrE5N8WMUYwxhVFpoq9ZyIgeYW+jAMxe",
+	"lCNCTVGORShr/+ysu0kf6fZcdW+WgR7/gGVAVXUKlWqgX8MCsg04X6UEaEHDVsQNMxYxrmJaLmuN9pJb",
+	"liqS8whz70lswqOcZcMAJloRmmBtmcICwhI2pXjKY4WF28CQK1LGEcEYflNQQZF9TOOMBSXTe7Xwse75",
+	"jmVRHKK90EgDFmTBlI3r9MipkhZqBgonWQxRXvj2SzEkAd5uBSBZjPgEAAhfBSQM3KxgUDXAsuLixJrN",
+	"EMlZgAwa5EFEEaxUzHJOqnkNNtDULEO8ELMPUMrc1UcHqYhrFgCMobFKKxZndTyhjNOW0ozx5tqs7tXf",
+	"ZyJ1MT4Yb0PYqan9elRCeYzVnxn771FLwhYEu5rGjkyta2ithO0UzuIkyhj/+pVi3RgCs9lgBLbs4QEI",
+	"g42RpNXid+U6sRhX+sAysUZr3rBcbJV70JX1/bTUUmCP7mu5LVTJQncCtVV8hfpWSvqPIzJsQIRPBWlX",
+	"FaT1LFRgvIn2JmUf9T7FRZVaa7tpKlD7bTCPqxCam5Wp9VABGcXNJWr1CRzyFSVqLbfyFKgtjIr6gyFv",
+	"j2qmrh5Yr37tv+/dzxjvAS7VqBOgbaOkAAHgkYFiGvL265OzkiyBrNOE6cfSISNZDDEsGgFcoLQPQ94u",
+	"fQzzgzN8pPWTcBEm7IhYAOCXJGIs7RT1du1+o5tqs1K7ZJkJ4vMhX0dm9aD6prK9X0sS+aaVewtxxMz6",
+	"91a+dytW+k0L+G49kj9CCd8/aF3aYqF9ZRYIbs2YVaWbjSCatytH26jf7hRa6ipVF0U/4/FzXxhta6q5",
+	"WW5kQDLVHGe/v4uJUpARwD5qpQBWrUdOpcyZSQMX1oV0eXF948NkvxO37HUxwq+oKu379HndXfQk39Tk",
+	"G70qNSPHM1khAyjBJ26ZKTiPqrLg5mIyW2/QACqxeF9HUdBytgOsrcgqZTnbYEisE95jZaQEW9fAZIfW",
+	"yd5KMJIuJAaqeAX5CvU+wu1T6q8pwNS98UySOVM0ooo+Ef2SH827TqSN+cWaAoDibZBSjJSGwlnntxDj",
+	"vRFaN3acpD1a3MoPIyDt/ZclyM1DgODMKI/EnIwBKbRAkpb5vDPkImUm2QqZ/eDylLQxLlf/vXO32wFT",
+	"IpztsnUAU2jB6DnkLJHGQOegqLXMC6Z53e31m0F37+CFVel1UzNxb6J3tWbQG/KKJj4zSnWxU4ckljLX",
+	"NxHa9sxVLF21Ysght3lJD2FZQ35s7ZR1bmPuyKrtt0cGQz7ynU+4CJeqsdzPBMzBFGdy1DbkMFpvZhu0",
+	"tOqarAPr5pk0ZaGqF7qxFcuA7BIlyMvvXvRJm5IFo1nnCI0lIlcB+W6vT9rP+ySiC9npkfMydwRAGYAC",
+	"10M/wsmY7VCCZEJRxRpRe1UCo/OD9urxbAvaCzH3Xcn0imh2//r0+EqS9l7/ea/f29193uvv7O0H+gjs",
+	"Hkbjl4eHO8/3OhArGEUZk5KV6V7fE6HgnIUIWhA4Ze/5Xnl9KF/Y73vkP7o/iOyeZhGL9L8QR9mQ/ZjN",
+	"YjxskAedZ5AlmUs90jQTHxdNC0WTRNyzaGAH2Vx3fv9l8HULynw9TQVPwDY3Vinm2XA1ZBHooWgFrRmj",
+	"EUOP42sazlj3dYHUVG2Yiy4w68Oyy8C4N4zm3FuJMfz56cYs3Zgo1mvtBw74srxY3Bx1Scqx4WqmBpyQ",
+	"B8c23rFMrgIiubEuqwkNsdKgKWxiPhw5SxH+/mGcx0n0IeYTMdLSQBaHNtwZvB0gXeq/fxQklSyPRNe0",
+	"hMkD8DnqROZqFbnCwqPk59fX4JmTtlI6lrSes8CV/IJ1yhgjMxqRnIdiPo+VAoB7yqfMRP7/KIgSIkGj",
+	"lrN0JVRNRDbvkQFfOHEXTI5wKy5JxGCnFoK0Y4XSrU3vwZqn1kfeOTK3tJZ7sPALInlZ6ViPasxCQBWj",
+	"1QnS0jjtMimWJIA9rjlPZsSqW66P9ySh9xClo7KFV8r+2ez2NxSxbRcNPAr314ZxoIDzB0w8KNFsSVBT",
+	"GEUFXo3ChCpFnoWs2FjjiS0wfaoAD7qlNb74GaOJmv1nM3qQq/3e1ycWQORNHLIJLcYRS/Lm5uYygHBp",
+	"J65r8X2sT6pWCzGUMgbnD2Lgcf01kC1pZwzrBQtuoetQyoHaKYxFzB+e9QaG/03rVWIPzQhAsAaxJHna",
+	"e2w6YmGexWrROvz1fTVsA9f2sLJNZogFfeDWt94DHSB/lSuZt3nHlKWwaa+acE2NAhugI0WD1m8sVc+P",
+	"iAwzmjILcKGfAcUbzd98C/EE3n1/a4a7WeXlNKHxQwpQmQn3/txyxGUm5vrKy6Xb4bZeNq2aCIkxklg7",
+	"TB9JiN6kBHkIbBxYbW7Zwrp/rFjto7WVvAiCZjdjRc725FiM9QC7uB8yj6dINOBRwxzZgBz0nxcFiqo8",
+	"CcNMS0wJEi5VRieTOCzVgoJxbsSeIHb9t+FO0LW+wIE9PyprCloH/W2cBytY2ZXdksOH7Laf21W7+9Qa",
+	"M5qxTPestTSaxj8xGIdWxPAO9an0NxA/hf6/RIQ0sTd320i18OfIxjVpgWqKaTh5lrQOWzOl0sOdnd29",
+	"73p9rRcfvuy/7LeWtWktQWIcyl+LZjOMXjMKL+YkigzIOExiSI7IIBYsVqQNFWFwUD0T09oLxXxUqMI3",
+	"Z9eo+0JKw2i3D0M6gCGNDAyBmZ1deJAqFzaI0+jGZCakkqQ96nbNL134ZdQBtUMy8u7qzOjhIHvawd5D",
+	"zCkQK2ReISUVi/UJ6J19PtzZ+aRb/NwKWi4KV1PazJniYEdahy3YE/0zLmywZJGRqlg3cDHDT6jNliUx",
+	"cDnTMGSpwprTOJZqb3o39W3EeD4HalMq1box/Kxp7r2jxPoG29vaJJ1VWBAsgbE/GAJeppBrF0GLUmKc",
+	"uQyw8vcO72u5hZtKVpmYGHT8RVoZQJrk09j7PaCLaHUlyznqRXFGpKIqlwGZxVrpXyCwnJjKI3LPxjMh",
+	"bsttl0BFfM0zltnmHUZg+XObE+5bnFoxeyJVxui80jnWrV/++N81GcLSYhwkjRVkgRcLbSs+F43FPM1V",
+	"0yJjibQAKgl2QRdjUQHBOcH4TZMfZNqzqIWeqdVjq6VepyJs0ygUGG0Nebvivhj8UsJzmVRKan+DfY9H",
+	"ksyY1q8dRAUZL6qBwrYnCI+FEcIKTkoACc+ky9oq9e+gJxqWsdEkfojpmtRnB2mXslC0Dp5mYprReQfO",
+	"nLQBbJEsZdj5nW9w8evOQfgR2a1eiQwT7SAcGBBfnCcMfoqVDcMxlpaQZlnMJDL1brGVaD2joTokuz1y",
+	"BkCMh+RFv++4IqFkHvNcIchb2VC31yf3mVbQih9rb6P+GJAXUKyMjEWkx9De33sVkP3d553yHkwh5MO7",
+	"/nrypV9h5k5Wdi3MmaKeBn5A6w8YNhoVXpmHM32bmUhpaeqQOlYGmu3n95///wAAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -47,7 +47,9 @@ var supervisorModule = fx.Module("supervisors",
 		func(tx supervisorapp.Transactor, c *executionapp.Control) *supervisorapp.ReleaseHold {
 			return supervisorapp.NewReleaseHold(tx, c, time.Now)
 		},
-		func(st *postgres.SupervisorRuntime) *supervisorapp.ListHolds { return supervisorapp.NewListHolds(st, st) },
+		func(st *postgres.SupervisorRuntime) *supervisorapp.ListHolds {
+			return supervisorapp.NewListHolds(st, st)
+		},
 		supervisorapp.NewListEngines,
 		supervisorapp.NewDescribeEngine,
 		postgres.NewCredentialStore,

@@ -66,7 +66,9 @@ func (memTx) ChangeHolds(_ context.Context, id string,
 }
 
 // Forget: nothing is kept under an id here.
-func (memTx) Forget(context.Context, string) (supervisorapp.Forgotten, error) { return supervisorapp.Forgotten{}, nil }
+func (memTx) Forget(context.Context, string) (supervisorapp.Forgotten, error) {
+	return supervisorapp.Forgotten{}, nil
+}
 
 func (t memTx) Get(_ context.Context, id string) (supervisorapp.Summary, error) {
 	s, ok := t.m.byID[id]

@@ -1,12 +1,14 @@
 package postgres_test
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/yukta/yukta/adapters/postgres"
+	"github.com/yukta/yukta/application/executionapp"
 	"github.com/yukta/yukta/application/supervisorapp"
 	"github.com/yukta/yukta/domain/supervisor"
 )
@@ -44,6 +46,25 @@ func TestDeletingAHolderReleasesItsHolds(t *testing.T) {
 		t.Fatalf("acquire: %v %v", ok, err)
 	}
 
+	// A delegation h1 sent, one sent to it, and a review waiting for its
+	// verdict.
+	now := time.Now().UTC()
+	for _, d := range []struct{ from, parent string }{{"h1", "boss"}, {"h2", "h1"}} {
+		del, err := supervisor.NewDelegation(supervisor.DelegationSpec{ID: executionapp.NewID(), Kind: supervisor.Escalate, From: d.from,
+			FromParent: d.parent, Key: "k", Payload: json.RawMessage(`{"q":1}`), Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := f.store.OpenDelegation(t.Context(), del, "supervisor:"+d.from, "agent", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := f.pool.Exec(t.Context(), `INSERT INTO supervisor_reviews (review_id, session_id, command, request, actor, reviewers, next_reviewer,
+		asking, timeout_ms, default_decision, deadline, status, steps, created_at)
+		VALUES ($1, 'ci', '{}', '{}', 'key:ops', '{h1}', 1, 'h1', 60000, 'DENY', now() + interval '1 hour', 'PENDING', '[]', now())`, executionapp.NewID()); err != nil {
+		t.Fatal(err)
+	}
+
 	del := supervisorapp.NewDeleteSupervisor(tx, f.control, time.Now)
 	res, err := del.Handle(t.Context(), supervisorapp.DeleteInput{ID: "h1", Actor: "key:admin", Channel: "rest"})
 	if err != nil {
@@ -53,8 +74,8 @@ func TestDeletingAHolderReleasesItsHolds(t *testing.T) {
 		res.Released[1].ExecutionID != shared || res.Released[1].Resumed || len(res.Released[1].Remaining) != 1 {
 		t.Fatalf("released: %+v", res.Released)
 	}
-	if res.Forgotten.Directives != 2 || res.Forgotten.Keys != 2 {
-		t.Errorf("forgotten: %+v, want the two directives and the two PAUSE keys", res.Forgotten)
+	if want := (supervisorapp.Forgotten{Directives: 2, Keys: 2, DelegationsSent: 1, DelegationsExpired: 1, ReviewsDue: 1}); res.Forgotten != want {
+		t.Errorf("forgotten: %+v, want %+v (the two directives, the two PAUSE keys, one delegation each way, the review)", res.Forgotten, want)
 	}
 	f.waitStatus(t, "RUNNING", alone)
 	if s := f.status(t, shared); s != "PAUSED" {
@@ -68,11 +89,14 @@ func TestDeletingAHolderReleasesItsHolds(t *testing.T) {
 		t.Errorf("the SupervisorDeleted event does not name the released runs")
 	}
 	for q, want := range map[string]int{
-		`SELECT count(*) FROM supervisor_directives WHERE supervisor_id = 'h1'`:    0,
-		`SELECT count(*) FROM supervisor_holds WHERE supervisor_id = 'h1'`:         0,
-		`SELECT count(*) FROM supervisor_directives WHERE supervisor_id = 'h2'`:    1,
-		`SELECT count(*) FROM commands WHERE key ~ '^supervisor:h1/[0-9a-f]+$'`:    0,
-		`SELECT count(*) FROM commands WHERE key LIKE 'supervisor:h1/%~deleted-%'`: 2,
+		`SELECT count(*) FROM supervisor_directives WHERE supervisor_id = 'h1'`:                 0,
+		`SELECT count(*) FROM supervisor_holds WHERE supervisor_id = 'h1'`:                      0,
+		`SELECT count(*) FROM supervisor_directives WHERE supervisor_id = 'h2'`:                 1,
+		`SELECT count(*) FROM commands WHERE key ~ '^supervisor:h1/[0-9a-f]+$'`:                 0,
+		`SELECT count(*) FROM commands WHERE key LIKE 'supervisor:h1/%~deleted-%'`:              2,
+		`SELECT count(*) FROM supervisor_delegations WHERE from_id = 'h1'`:                      0,
+		`SELECT count(*) FROM supervisor_delegations WHERE to_id = 'h1' AND status = 'EXPIRED'`: 1,
+		`SELECT count(*) FROM supervisor_reviews WHERE asking = 'h1' AND deadline <= now()`:     1,
 	} {
 		if n := f.count(t, q); n != want {
 			t.Errorf("%s: %d, want %d", q, n, want)

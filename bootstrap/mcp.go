@@ -58,6 +58,8 @@ type mcpParams struct {
 	IssueCred      *supervisorapp.IssueCredential
 	GetCred        *supervisorapp.GetCredential
 	RevokeCred     *supervisorapp.RevokeCredential
+	ListHolds      *supervisorapp.ListHolds
+	ReleaseHold    *supervisorapp.ReleaseHold
 }
 
 // MCPPaths are where the MCP endpoint is served; /sse is the old name.
@@ -72,6 +74,7 @@ func newMCPMount(p mcpParams) (httpapi.Mount, error) {
 		GetSupervisor: p.GetSupervisor, ListSupervisors: p.Supervisors, DescribeEngine: p.DescribeEngine,
 		ListApprovals: p.ListApprovals, DecideApproval: p.DecideApproval,
 		IssueCredential: p.IssueCred, GetCredential: p.GetCred, RevokeCredential: p.RevokeCred,
+		ListHolds: p.ListHolds, ReleaseHold: p.ReleaseHold,
 		Scheduler: p.Scheduler, Started: time.Now(),
 	}, buildVersion(), p.Log)
 	if err != nil {

@@ -41,8 +41,17 @@ var supervisorModule = fx.Module("supervisors",
 		},
 		supervisorapp.NewGetSupervisor,
 		supervisorapp.NewListSupervisors,
-		func(tx supervisorapp.Transactor) *supervisorapp.DeleteSupervisor {
-			return supervisorapp.NewDeleteSupervisor(tx, time.Now)
+		// Deleting a holder releases its holds and resumes, through
+		// Control, the runs whose last hold it was; so does an ADMIN's
+		// release of one hold.
+		func(tx supervisorapp.Transactor, c *executionapp.Control) *supervisorapp.DeleteSupervisor {
+			return supervisorapp.NewDeleteSupervisor(tx, c, time.Now)
+		},
+		func(tx supervisorapp.Transactor, c *executionapp.Control) *supervisorapp.ReleaseHold {
+			return supervisorapp.NewReleaseHold(tx, c, time.Now)
+		},
+		func(st *postgres.SupervisorRuntime) *supervisorapp.ListHolds {
+			return supervisorapp.NewListHolds(st, st)
 		},
 		supervisorapp.NewListEngines,
 		supervisorapp.NewDescribeEngine,
@@ -64,8 +73,8 @@ var supervisorModule = fx.Module("supervisors",
 		func(a *supervisorapp.ApplySupervisor, g *supervisorapp.GetSupervisor, l *supervisorapp.ListSupervisors,
 			d *supervisorapp.DeleteSupervisor, le *supervisorapp.ListEngines, de *supervisorapp.DescribeEngine,
 			dr *supervisorapp.DryRunRules, ic *supervisorapp.IssueCredential, gc *supervisorapp.GetCredential,
-			rc *supervisorapp.RevokeCredential) httpapi.SupervisorUseCases {
-			return httpapi.SupervisorUseCases{Apply: a, Get: g, List: l, Delete: d, Engines: le, Engine: de, DryRun: dr,
+			rc *supervisorapp.RevokeCredential, lh *supervisorapp.ListHolds, rh *supervisorapp.ReleaseHold) httpapi.SupervisorUseCases {
+			return httpapi.SupervisorUseCases{Apply: a, Get: g, List: l, Delete: d, Engines: le, Engine: de, DryRun: dr, ListHolds: lh, ReleaseHold: rh,
 				Credentials: httpapi.CredentialUseCases{Issue: ic, Get: gc, Revoke: rc}}
 		},
 	),

@@ -100,6 +100,7 @@ var wantHints = map[string]struct{ readOnly, destructive, openWorld bool }{
 	"revoke_credential":   {false, true, false},
 	"answer_input":        {false, false, false},
 	"decide_approval":     {false, true, false},
+	"release_hold":        {false, true, false},
 }
 
 var allTools = []string{"list_sessions", "get_session_details", "get_session_creation_instructions", "create_session",
@@ -107,7 +108,8 @@ var allTools = []string{"list_sessions", "get_session_details", "get_session_cre
 	"control_workflow", "control_node", "set_node_breakpoint", "list_plugins", "get_plugin_details",
 	"get_plugin_creation_guide", "get_control_bus_status", "list_supervisors", "get_supervisor",
 	"list_supervisor_engines", "get_supervisor_engine", "list_supervisor_presets", "create_credential", "revoke_credential",
-	"list_inputs", "answer_input", "get_execution_journal", "verify_journal", "list_approvals", "decide_approval"}
+	"list_inputs", "answer_input", "get_execution_journal", "verify_journal", "list_approvals", "decide_approval",
+	"list_holds", "release_hold"}
 
 func TestMCPToolList(t *testing.T) {
 	t.Parallel()
@@ -147,7 +149,7 @@ func TestMCPToolList(t *testing.T) {
 		slices.Sort(names)
 		want := slices.Sorted(slices.Values(allTools))
 		if !slices.Equal(names, want) {
-			t.Errorf("%s: tools %v, want the 29 %v", path, names, want)
+			t.Errorf("%s: tools %v, want the 31 %v", path, names, want)
 		}
 		pr, err := cs.ListPrompts(t.Context(), nil)
 		if err != nil || len(pr.Prompts) != 2 {

@@ -169,17 +169,25 @@ func runSupervisorShow(e *env, pos []string) int {
 	return exitOK
 }
 
-// runSupervisorDelete deletes a supervisor.
+// runSupervisorDelete deletes a supervisor and lists the holds it
+// released.
 func runSupervisorDelete(e *env, pos []string) int {
 	res, err := e.api.DeleteSupervisorWithResponse(e.ctx, pos[0],
 		&apiclient.DeleteSupervisorParams{YuktaChannel: ptr(apiclient.DeleteSupervisorParamsYuktaChannel(channel))})
 	if err != nil {
 		return e.callError(err)
 	}
-	if res.StatusCode() != http.StatusNoContent {
+	if res.JSON200 == nil {
 		return e.problem(res.HTTPResponse, res.Body)
 	}
 	fmt.Fprintf(e.stdout, "supervisor: %s\naction: deleted\n", escape(pos[0]))
+	for _, r := range res.JSON200.ReleasedHolds {
+		what := "released"
+		if r.Resumed {
+			what = "released, resumed"
+		}
+		fmt.Fprintf(e.stdout, "hold: %s/%s %s\n", escape(r.SessionId), escape(r.ExecutionId), what)
+	}
 	return exitOK
 }
 

@@ -32,6 +32,10 @@ func TestSupervisorCommands(t *testing.T) {
 		case r.Method == http.MethodGet:
 			w.Header().Set("Content-Type", "application/json")
 			_, _ = io.WriteString(w, supervisorAnswer)
+		case r.Method == http.MethodDelete && r.URL.Path == "/api/supervisors/guard":
+			writeJSON(w, 200, map[string]any{"supervisorId": "guard", "releasedHolds": []map[string]any{{"sessionId": "ci",
+				"executionId": "01a2339a-b316-7d17-a312-1c0df7b86048", "supervisorId": "guard", "heldSince": "2026-03-01T12:00:00Z",
+				"holdReason": "why", "resumed": true, "message": "released", "holds": []any{}}}})
 		case r.Method == http.MethodDelete:
 			w.WriteHeader(204)
 		}
@@ -70,7 +74,7 @@ func TestSupervisorCommands(t *testing.T) {
 	}
 
 	out, _, code = run(t, env, "supervisors", "delete", "guard")
-	if code != 0 || out != "supervisor: guard\naction: deleted\n" {
+	if code != 0 || out != "supervisor: guard\naction: deleted\nhold: ci/01a2339a-b316-7d17-a312-1c0df7b86048 released, resumed\n" {
 		t.Fatalf("delete: exit %d %q", code, out)
 	}
 	if r := f.requests()[len(f.requests())-1]; r.Method != http.MethodDelete || r.URL.Path != "/api/supervisors/guard" || r.Header.Get("Yukta-Channel") != "cli" {

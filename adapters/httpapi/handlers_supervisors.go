@@ -24,7 +24,15 @@ type SupervisorUseCases struct {
 		Handle(context.Context, supervisorapp.ListInput) ([]supervisorapp.Summary, error)
 	}
 	Delete interface {
-		Handle(context.Context, supervisorapp.DeleteInput) error
+		Handle(context.Context, supervisorapp.DeleteInput) (supervisorapp.DeleteResult, error)
+	}
+	// ListHolds and ReleaseHold read and end the holds of a run
+	// (handlers_holds.go); unset, their routes answer 404.
+	ListHolds interface {
+		Handle(context.Context, supervisorapp.ListHoldsInput) (supervisor.RunHolds, error)
+	}
+	ReleaseHold interface {
+		Handle(context.Context, supervisorapp.ReleaseHoldInput) (supervisorapp.HoldRelease, error)
 	}
 	Engines interface {
 		Handle(context.Context) ([]supervisorapp.EngineDescription, error)
@@ -122,11 +130,16 @@ func (h *handlers) DeleteSupervisor(ctx context.Context, req restapi.DeleteSuper
 	if err := h.uc.Supervisors.enabled(); err != nil {
 		return nil, err
 	}
-	if err := h.uc.Supervisors.Delete.Handle(ctx, supervisorapp.DeleteInput{ID: req.SupervisorId, Actor: actor(ctx),
-		Channel: channel(string(req.Params.YuktaChannel))}); err != nil {
+	res, err := h.uc.Supervisors.Delete.Handle(ctx, supervisorapp.DeleteInput{ID: req.SupervisorId, Actor: actor(ctx),
+		Channel: channel(string(req.Params.YuktaChannel))})
+	if err != nil {
 		return nil, err
 	}
-	return restapi.DeleteSupervisor204Response{}, nil
+	out := restapi.DeleteSupervisor200JSONResponse{SupervisorId: req.SupervisorId, ReleasedHolds: make([]restapi.HoldRelease, len(res.Released))}
+	for i, r := range res.Released {
+		out.ReleasedHolds[i] = holdReleaseToAPI(r)
+	}
+	return out, nil
 }
 
 func (h *handlers) ListSupervisorEngines(ctx context.Context, _ restapi.ListSupervisorEnginesRequestObject) (restapi.ListSupervisorEnginesResponseObject, error) {

@@ -13,8 +13,10 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/yukta/yukta/adapters/authn"
+	"github.com/yukta/yukta/application/executionapp"
 	"github.com/yukta/yukta/application/supervisorapp"
 	"github.com/yukta/yukta/domain/access"
+	"github.com/yukta/yukta/domain/fault"
 	"github.com/yukta/yukta/domain/supervisor"
 )
 
@@ -33,7 +35,7 @@ func (m *memSupervisors) WithinTx(ctx context.Context, fn func(context.Context, 
 	for k, v := range m.byID {
 		saved[k] = v
 	}
-	if err := fn(ctx, supervisorapp.Stores{Supervisors: memTx{m}, Audit: memTx{m}}); err != nil {
+	if err := fn(ctx, supervisorapp.Stores{Supervisors: memTx{m}, Audit: memTx{m}, Holds: memTx{m}, Remains: memTx{m}}); err != nil {
 		m.byID, m.events = saved, events // roll back
 		return err
 	}
@@ -54,6 +56,19 @@ func (m *memSupervisors) Supervisors(ctx context.Context) ([]supervisorapp.Summa
 
 // memTx is the store inside WithinTx (the lock is held).
 type memTx struct{ m *memSupervisors }
+
+// HeldRuns: no run exists here, so none is held.
+func (memTx) HeldRuns(context.Context, string, int) ([]supervisorapp.RunInfo, error) { return nil, nil }
+
+func (memTx) ChangeHolds(_ context.Context, id string,
+	_ func(supervisor.RunHolds, supervisorapp.RunInfo) (supervisor.RunHolds, []executionapp.Event, error)) (supervisor.RunHolds, error) {
+	return supervisor.RunHolds{}, fault.Newf(executionapp.ErrExecutionNotFound, "Execution not found: %s.", id)
+}
+
+// Forget: nothing is kept under an id here.
+func (memTx) Forget(context.Context, string) (supervisorapp.Forgotten, error) {
+	return supervisorapp.Forgotten{}, nil
+}
 
 func (t memTx) Get(_ context.Context, id string) (supervisorapp.Summary, error) {
 	s, ok := t.m.byID[id]
@@ -136,7 +151,7 @@ func supervisorServer(t *testing.T) (http.Handler, *memSupervisors) {
 	clock := func() time.Time { return time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC) }
 	uc := UseCases{Supervisors: SupervisorUseCases{
 		Apply: supervisorapp.NewApplySupervisor(m, nil, clock), Get: supervisorapp.NewGetSupervisor(m),
-		List: supervisorapp.NewListSupervisors(m), Delete: supervisorapp.NewDeleteSupervisor(m, clock),
+		List: supervisorapp.NewListSupervisors(m), Delete: supervisorapp.NewDeleteSupervisor(m, nil, clock),
 	}}
 	srv, err := New(Config{Addr: "127.0.0.1:0", Security: Security{Keys: authn.Keys{API: ring}}}, uc, zap.NewNop())
 	if err != nil {
@@ -250,7 +265,7 @@ func TestSupervisorRoutes(t *testing.T) {
 		t.Fatalf("delete a parent: %d %s, want 409 naming guard", a.status, a.body)
 	}
 	for _, id := range []string{"guard", "ops"} {
-		if a := send(h, "DELETE", "/api/supervisors/"+id, "", nil, admin...); a.status != http.StatusNoContent {
+		if a := send(h, "DELETE", "/api/supervisors/"+id, "", nil, admin...); a.status != http.StatusOK || a.body != `{"releasedHolds":[],"supervisorId":"`+id+`"}`+"\n" {
 			t.Fatalf("delete %s: %d %s", id, a.status, a.body)
 		}
 	}

@@ -78,6 +78,13 @@ var routeOps = map[string]access.Operation{
 	"listApprovals":  access.ReadExecutions,
 	"getApproval":    access.ReadExecutions,
 	"decideApproval": access.DecideApprovals,
+
+	// The hold ledger (issue 21): reading a run's holds is reading the
+	// run; ending a supervisor's hold in its stead is managing
+	// supervisors, an ADMIN's (a session-limited ADMIN within its
+	// sessions: the path names the session).
+	"listHolds":   access.ReadExecutions,
+	"releaseHold": access.ManageSupervisors,
 }
 
 // publicOps need no key: probes and the API description, which say nothing

@@ -45,6 +45,8 @@ var toolOps = map[string]access.Operation{
 	"verify_journal":                    access.ReadExecutions,
 	"list_approvals":                    access.ReadExecutions,
 	"decide_approval":                   access.DecideApprovals,
+	"list_holds":                        access.ReadExecutions,
+	"release_hold":                      access.ManageSupervisors,
 }
 
 // ToolOperation returns the operation a tool performs, and false for a tool

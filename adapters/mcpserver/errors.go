@@ -72,6 +72,12 @@ var messages = []struct {
 	{errCredentialsDisabled, func(error, subject) string {
 		return "Supervisor credentials are not enabled on this server. Nothing was changed; get_supervisor shows the supervisor."
 	}},
+	{supervisor.ErrNotHeld, func(err error, _ subject) string {
+		return sentence(err.Error()) + " Nothing was changed; list_holds shows who holds the run."
+	}},
+	{errHoldsDisabled, func(error, subject) string {
+		return "Supervisors are not enabled on this server, so no run is held. Nothing was changed."
+	}},
 	{supervisor.ErrEngineNotFound, func(err error, _ subject) string {
 		return sentence(err.Error()) + " Use list_supervisor_engines to see them."
 	}},

@@ -109,6 +109,7 @@ var writeArgs = map[string]string{
 	"list_plugins":        `{}`,
 	"answer_input":        `{"inputId":"00000000-0000-4000-8000-000000000001","answer":true}`,
 	"decide_approval":     `{"approvalId":"00000000-0000-4000-8000-000000000001","decision":"APPROVE"}`,
+	"release_hold":        `{"sessionId":"own","executionId":"` + liveExecToken + `","supervisorId":"guard"}`,
 }
 
 // toolCall is the tools/call request of a tool with raw JSON arguments.

@@ -115,6 +115,16 @@ type Deps struct {
 	DecideApproval interface {
 		Handle(context.Context, supervisorapp.DecideInput) (supervisor.Review, error)
 	}
+	// ListHolds and ReleaseHold read a run's hold ledger and end a
+	// supervisor's hold as an ADMIN (supervisorapp.ListHolds,
+	// ReleaseHold). When either is nil the hold tools answer that
+	// supervisors are not enabled.
+	ListHolds interface {
+		Handle(context.Context, supervisorapp.ListHoldsInput) (supervisor.RunHolds, error)
+	}
+	ReleaseHold interface {
+		Handle(context.Context, supervisorapp.ReleaseHoldInput) (supervisorapp.HoldRelease, error)
+	}
 	// Scheduler reads the scheduler limits and queue
 	// (executionapp.GetSchedulerStatus) for get_control_bus_status's health
 	// part; nil leaves it out.

@@ -192,6 +192,112 @@ func (s *server) addSupervisorTools(m *mcp.Server) {
 	addTool(m, &mcp.Tool{Name: "revoke_credential", Annotations: annotated(destructive, "Revoke a supervisor credential"),
 		Description: "Revoke a supervisor's agent API credential: its token is refused from this answer on. Next: create_credential issues a new one."},
 		s.revokeCredential)
+	addTool(m, &mcp.Tool{Name: "list_holds", Annotations: annotated(readOnly, "List a run's holds"),
+		Description: "The hold ledger of one execution: which supervisors hold it (a held run stays paused and refuses RESUME until every holder released it), " +
+			"since when and why. Next: release_hold (an ADMIN's) ends a hold whose supervisor does not release it."},
+		s.listHolds)
+	addTool(m, &mcp.Tool{Name: "release_hold", Annotations: annotated(destructive, "Release a supervisor's hold"),
+		Description: "End one supervisor's hold on an execution in its stead (ADMIN only), journaled with you as actor and your reason. " +
+			"When it was the last hold and the holds paused the run, the run resumes. Confirm with the user first. Next: get_workflow_status."},
+		s.releaseHold)
+}
+
+// HoldsIn names a run.
+type HoldsIn struct {
+	SessionID   string `json:"sessionId" jsonschema:"session id"`
+	ExecutionID string `json:"executionId" jsonschema:"execution id"`
+}
+
+// HoldsOut is a run's hold ledger.
+type HoldsOut struct {
+	ExecutionID  string    `json:"executionId"`
+	PausedByHold bool      `json:"pausedByHold" jsonschema:"the holds paused the run: the last release resumes it"`
+	Holds        []HoldOut `json:"holds" jsonschema:"oldest first; empty when nothing holds the run"`
+	Next         string    `json:"next"`
+}
+
+// HoldOut is one supervisor's hold.
+type HoldOut struct {
+	SupervisorID string `json:"supervisorId"`
+	Since        string `json:"since"`
+	Reason       string `json:"reason"`
+}
+
+// ReleaseHoldIn ends one supervisor's hold.
+type ReleaseHoldIn struct {
+	SessionID    string `json:"sessionId" jsonschema:"session id"`
+	ExecutionID  string `json:"executionId" jsonschema:"execution id"`
+	SupervisorID string `json:"supervisorId" jsonschema:"the holder, from list_holds"`
+	Reason       string `json:"reason,omitempty" jsonschema:"why, recorded in the journal (at most 1024 characters)"`
+}
+
+// ReleaseHoldOut is what became of the hold.
+type ReleaseHoldOut struct {
+	ExecutionID  string    `json:"executionId"`
+	SupervisorID string    `json:"supervisorId"`
+	HeldSince    string    `json:"heldSince"`
+	HoldReason   string    `json:"holdReason"`
+	Resumed      bool      `json:"resumed" jsonschema:"it was the last hold of a run the holds paused, and the run resumed"`
+	CommandID    string    `json:"commandId,omitempty" jsonschema:"the RESUME command, when one was sent"`
+	Message      string    `json:"message"`
+	Holds        []HoldOut `json:"holds" jsonschema:"the holds the run still has"`
+	Next         string    `json:"next"`
+}
+
+// errHoldsDisabled answers the hold tools of a server whose hold use
+// cases are not wired.
+var errHoldsDisabled = errors.New("mcpserver: supervisor holds are not enabled")
+
+func holdsOut(es []supervisor.HoldEntry) []HoldOut {
+	out := make([]HoldOut, len(es))
+	for i, e := range es {
+		out[i] = HoldOut{SupervisorID: e.SupervisorID(), Since: ts(e.Since()), Reason: e.Reason()}
+	}
+	return out
+}
+
+func (s *server) listHolds(ctx context.Context, _ *mcp.CallToolRequest, in HoldsIn) (*mcp.CallToolResult, HoldsOut, error) {
+	const tool = "list_holds"
+	subj := subject{Session: in.SessionID, Execution: in.ExecutionID}
+	if err := caller(ctx).Can(access.ReadExecutions, in.SessionID); err != nil {
+		return nil, HoldsOut{}, s.toolError(tool, err, subj)
+	}
+	if s.d.ListHolds == nil {
+		return nil, HoldsOut{}, s.toolError(tool, errHoldsDisabled, subj)
+	}
+	hs, err := s.d.ListHolds.Handle(ctx, supervisorapp.ListHoldsInput{SessionID: in.SessionID, ExecutionID: in.ExecutionID})
+	if err != nil {
+		return nil, HoldsOut{}, s.toolError(tool, err, subj)
+	}
+	out := HoldsOut{ExecutionID: hs.ExecutionID(), PausedByHold: hs.PausedByHold(), Holds: holdsOut(hs.Entries()),
+		Next: "Nothing holds this run."}
+	if hs.Held() {
+		out.Next = "The run cannot RESUME while it is held. Each holder ends its hold with a Release directive; an ADMIN ends one with release_hold."
+	}
+	return nil, out, nil
+}
+
+func (s *server) releaseHold(ctx context.Context, _ *mcp.CallToolRequest, in ReleaseHoldIn) (*mcp.CallToolResult, ReleaseHoldOut, error) {
+	const tool = "release_hold"
+	subj := subject{Session: in.SessionID, Execution: in.ExecutionID, Supervisor: in.SupervisorID}
+	p := caller(ctx)
+	if err := p.Can(access.ManageSupervisors, in.SessionID); err != nil {
+		return nil, ReleaseHoldOut{}, s.toolError(tool, err, subj)
+	}
+	if s.d.ReleaseHold == nil {
+		return nil, ReleaseHoldOut{}, s.toolError(tool, errHoldsDisabled, subj)
+	}
+	rel, err := s.d.ReleaseHold.Handle(ctx, supervisorapp.ReleaseHoldInput{SessionID: in.SessionID, ExecutionID: in.ExecutionID,
+		SupervisorID: in.SupervisorID, Reason: in.Reason, Actor: p.Actor(), Channel: Channel})
+	if err != nil {
+		return nil, ReleaseHoldOut{}, s.toolError(tool, err, subj)
+	}
+	out := ReleaseHoldOut{ExecutionID: rel.ExecutionID, SupervisorID: rel.SupervisorID, HeldSince: ts(rel.HeldSince), HoldReason: rel.HoldReason,
+		Resumed: rel.Resumed, CommandID: rel.CommandID, Message: rel.Message, Holds: holdsOut(rel.Remaining), Next: "get_workflow_status shows the run."}
+	if len(rel.Remaining) > 0 {
+		out.Next = "Other supervisors still hold the run (holds); it resumes when the last hold ends."
+	}
+	return nil, out, nil
 }
 
 func (s *server) listSupervisors(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, SupervisorList, error) {

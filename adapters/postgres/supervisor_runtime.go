@@ -474,45 +474,65 @@ func (s *SupervisorRuntime) ChangeHolds(ctx context.Context, executionID string,
 		return out, executionNotFound(executionID)
 	}
 	err := inTx(ctx, s.pool, func(tx pgx.Tx) error {
-		var status string
-		if err := tx.QueryRow(ctx, `SELECT status FROM executions WHERE execution_id = $1`, executionID).Scan(&status); err != nil {
-			return notFound(err, executionNotFound(executionID))
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO supervisor_hold_runs (execution_id) VALUES ($1) ON CONFLICT DO NOTHING`, executionID); err != nil {
-			return translate(err)
-		}
-		var paused bool
-		if err := tx.QueryRow(ctx, `SELECT paused_by_hold FROM supervisor_hold_runs WHERE execution_id = $1 FOR UPDATE`, executionID).Scan(&paused); err != nil {
-			return translate(err)
-		}
-		entries, err := holdEntries(ctx, tx, executionID)
-		if err != nil {
-			return err
-		}
-		h := supervisor.RestoreRunHolds(executionID, entries, paused)
-		if execution.Status(status).Terminal() {
-			h = h.End() // a finished run's holds ended with it
-		}
-		next, err := change(h, execution.Status(status))
-		if err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `DELETE FROM supervisor_holds WHERE execution_id = $1`, executionID); err != nil {
-			return translate(err)
-		}
-		for _, e := range next.Entries() {
-			if _, err := tx.Exec(ctx, `INSERT INTO supervisor_holds (execution_id, supervisor_id, since, reason) VALUES ($1, $2, $3, $4)`,
-				executionID, e.SupervisorID(), e.Since(), e.Reason()); err != nil {
-				return translate(err)
-			}
-		}
-		if _, err := tx.Exec(ctx, `UPDATE supervisor_hold_runs SET paused_by_hold = $2 WHERE execution_id = $1`, executionID, next.PausedByHold()); err != nil {
-			return translate(err)
-		}
-		out = next
-		return nil
+		var err error
+		out, err = changeHolds(ctx, tx, executionID, func(h supervisor.RunHolds, run supervisorapp.RunInfo) (supervisor.RunHolds, []executionapp.Event, error) {
+			next, err := change(h, run.Status)
+			return next, nil, err
+		})
+		return err
 	})
 	return out, err
+}
+
+// changeHolds is the one change of a run's hold ledger, in tx: lock the
+// run's ledger, call change with it and the run, store what it returns and
+// append its events.
+func changeHolds(ctx context.Context, tx pgx.Tx, executionID string,
+	change func(h supervisor.RunHolds, run supervisorapp.RunInfo) (supervisor.RunHolds, []executionapp.Event, error)) (supervisor.RunHolds, error) {
+	if !executionapp.ValidID(executionID) {
+		return supervisor.RunHolds{}, executionNotFound(executionID)
+	}
+	run, err := scanRun(tx.QueryRow(ctx, `SELECT `+runColumns+` FROM executions WHERE execution_id = $1`, executionID))
+	if err != nil {
+		return supervisor.RunHolds{}, notFound(err, executionNotFound(executionID))
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO supervisor_hold_runs (execution_id) VALUES ($1) ON CONFLICT DO NOTHING`, executionID); err != nil {
+		return supervisor.RunHolds{}, translate(err)
+	}
+	var paused bool
+	if err := tx.QueryRow(ctx, `SELECT paused_by_hold FROM supervisor_hold_runs WHERE execution_id = $1 FOR UPDATE`, executionID).Scan(&paused); err != nil {
+		return supervisor.RunHolds{}, translate(err)
+	}
+	entries, err := holdEntries(ctx, tx, executionID)
+	if err != nil {
+		return supervisor.RunHolds{}, err
+	}
+	h := supervisor.RestoreRunHolds(executionID, entries, paused)
+	if run.Status.Terminal() {
+		h = h.End() // a finished run's holds ended with it
+	}
+	next, events, err := change(h, run)
+	if err != nil {
+		return supervisor.RunHolds{}, err
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM supervisor_holds WHERE execution_id = $1`, executionID); err != nil {
+		return supervisor.RunHolds{}, translate(err)
+	}
+	for _, e := range next.Entries() {
+		if _, err := tx.Exec(ctx, `INSERT INTO supervisor_holds (execution_id, supervisor_id, since, reason) VALUES ($1, $2, $3, $4)`,
+			executionID, e.SupervisorID(), e.Since(), e.Reason()); err != nil {
+			return supervisor.RunHolds{}, translate(err)
+		}
+	}
+	if _, err := tx.Exec(ctx, `UPDATE supervisor_hold_runs SET paused_by_hold = $2 WHERE execution_id = $1`, executionID, next.PausedByHold()); err != nil {
+		return supervisor.RunHolds{}, translate(err)
+	}
+	if len(events) > 0 {
+		if err := (&EventStore{db: tx}).Append(ctx, events); err != nil {
+			return supervisor.RunHolds{}, err
+		}
+	}
+	return next, nil
 }
 
 func holdEntries(ctx context.Context, db dbtx, executionID string) ([]supervisor.HoldEntry, error) {
@@ -576,7 +596,11 @@ func (s *SupervisorRuntime) Holds(ctx context.Context, executionIDs []string) ([
 
 // HeldRuns lists the unfinished runs a supervisor holds, oldest hold first.
 func (s *SupervisorRuntime) HeldRuns(ctx context.Context, supervisorID string, limit int) ([]supervisorapp.RunInfo, error) {
-	rows, err := s.pool.Query(ctx, `SELECT e.execution_id::text, e.session_id, e.workflow_id, e.status, e.started_at
+	return heldRuns(ctx, s.pool, supervisorID, limit)
+}
+
+func heldRuns(ctx context.Context, db dbtx, supervisorID string, limit int) ([]supervisorapp.RunInfo, error) {
+	rows, err := db.Query(ctx, `SELECT e.execution_id::text, e.session_id, e.workflow_id, e.status, e.started_at
 		  FROM supervisor_holds h JOIN executions e ON e.execution_id = h.execution_id
 		 WHERE h.supervisor_id = $1 AND e.status IN ('PENDING', 'RUNNING', 'PAUSED')
 		 ORDER BY h.since, e.execution_id LIMIT $2`, supervisorID, limit)

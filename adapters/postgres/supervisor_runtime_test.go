@@ -986,8 +986,8 @@ func TestRecreatedSupervisorStartsAtTheHead(t *testing.T) {
 		}
 		return len(evs) == 1, "the second run's start is not readable yet"
 	})
-	del := supervisorapp.NewDeleteSupervisor(postgres.NewSupervisorTransactor(f.pool), time.Now)
-	if err := del.Handle(t.Context(), supervisorapp.DeleteInput{ID: "pauser", Actor: "key:admin", Channel: "rest"}); err != nil {
+	del := supervisorapp.NewDeleteSupervisor(postgres.NewSupervisorTransactor(f.pool), nil, time.Now) // it holds nothing: no resume
+	if _, err := del.Handle(t.Context(), supervisorapp.DeleteInput{ID: "pauser", Actor: "key:admin", Channel: "rest"}); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(10 * time.Millisecond) // a later creation time

@@ -195,6 +195,7 @@ func (t *SupervisorTransactor) WithinTx(ctx context.Context, fn func(context.Con
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, 0)`, supervisorLockClass); err != nil {
 			return err
 		}
-		return fn(ctx, supervisorapp.Stores{Supervisors: &SupervisorStore{db: tx}, Audit: &SupervisorAudit{db: tx}})
+		return fn(ctx, supervisorapp.Stores{Supervisors: &SupervisorStore{db: tx}, Audit: &SupervisorAudit{db: tx},
+			Holds: txHolds{tx}, Remains: txRemains{tx}})
 	})
 }

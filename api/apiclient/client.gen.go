@@ -791,6 +791,24 @@ func (e ControlExecutionParamsYuktaChannel) Valid() bool {
 	}
 }
 
+// Defines values for ReleaseHoldParamsYuktaChannel.
+const (
+	ReleaseHoldParamsYuktaChannelCli  ReleaseHoldParamsYuktaChannel = "cli"
+	ReleaseHoldParamsYuktaChannelRest ReleaseHoldParamsYuktaChannel = "rest"
+)
+
+// Valid indicates whether the value is a known member of the ReleaseHoldParamsYuktaChannel enum.
+func (e ReleaseHoldParamsYuktaChannel) Valid() bool {
+	switch e {
+	case ReleaseHoldParamsYuktaChannelCli:
+		return true
+	case ReleaseHoldParamsYuktaChannelRest:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ClearBreakpointParamsYuktaChannel.
 const (
 	ClearBreakpointParamsYuktaChannelCli  ClearBreakpointParamsYuktaChannel = "cli"
@@ -1309,6 +1327,45 @@ type Health struct {
 
 // HealthStatus defines model for Health.Status.
 type HealthStatus string
+
+// Hold defines model for Hold.
+type Hold struct {
+	Reason       string    `json:"reason"`
+	Since        time.Time `json:"since"`
+	SupervisorId string    `json:"supervisorId"`
+}
+
+// HoldList defines model for HoldList.
+type HoldList struct {
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId ExecutionId `json:"executionId"`
+
+	// Holds Oldest hold first.
+	Holds []Hold `json:"holds"`
+
+	// PausedByHold The holds paused the run: the last release resumes it.
+	PausedByHold bool `json:"pausedByHold"`
+}
+
+// HoldRelease defines model for HoldRelease.
+type HoldRelease struct {
+	// CommandId The RESUME command, when one was sent.
+	CommandId *string `json:"commandId,omitempty"`
+
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId ExecutionId `json:"executionId"`
+	HeldSince   time.Time   `json:"heldSince"`
+	HoldReason  string      `json:"holdReason"`
+
+	// Holds The holds the run still has.
+	Holds   []Hold `json:"holds"`
+	Message string `json:"message"`
+
+	// Resumed It was the last hold of a run the holds paused, and the run resumed.
+	Resumed      bool   `json:"resumed"`
+	SessionId    string `json:"sessionId"`
+	SupervisorId string `json:"supervisorId"`
+}
 
 // Id defines model for Id.
 type Id = string
@@ -1851,6 +1908,13 @@ type SupervisorCredential struct {
 	SupervisorId string     `json:"supervisorId"`
 }
 
+// SupervisorDeletion defines model for SupervisorDeletion.
+type SupervisorDeletion struct {
+	// ReleasedHolds The holds the delete released, oldest first.
+	ReleasedHolds []HoldRelease `json:"releasedHolds"`
+	SupervisorId  string        `json:"supervisorId"`
+}
+
 // SupervisorDocument A supervisor as sent (docs/supervisors.md). Members left out take their defaults.
 type SupervisorDocument struct {
 	// AllowedCommands Command types it may send; default the engine's (every command; none for workflow).
@@ -2231,6 +2295,18 @@ type StreamExecutionEventsParams struct {
 	// LastEventID Resume after this event (its `seq`, the `id` of the last record received). It must name an event the key may read (any session, or the sessions of a session-limited key); any other number, including the seq of another session's event, gets the same 400. On the agent API's stream it is the cursor of the last signal received.
 	LastEventID *LastEventId `json:"Last-Event-ID,omitempty"`
 }
+
+// ReleaseHoldParams defines parameters for ReleaseHold.
+type ReleaseHoldParams struct {
+	// Reason Why, recorded in the journal (at most 1024 characters).
+	Reason *string `form:"reason,omitempty" json:"reason,omitempty"`
+
+	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
+	YuktaChannel *ReleaseHoldParamsYuktaChannel `json:"Yukta-Channel,omitempty"`
+}
+
+// ReleaseHoldParamsYuktaChannel defines parameters for ReleaseHold.
+type ReleaseHoldParamsYuktaChannel string
 
 // GetExecutionLogsParams defines parameters for GetExecutionLogs.
 type GetExecutionLogsParams struct {
@@ -2827,6 +2903,20 @@ type ClientInterface interface {
 	// Corresponds with GET /api/sessions/{sessionId}/executions/{executionId}/events (the `StreamExecutionEvents` operationId).
 	StreamExecutionEvents(ctx context.Context, sessionId SessionId, executionId ExecutionId, params *StreamExecutionEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListHolds The run's hold ledger - which supervisors hold it, since when and why.
+	//
+	// A supervisor's `Hold` keeps a run paused until every holder released it (docs/supervisors.md, "The hold ledger"). A finished run has no holds. An ADMIN ends any hold with `DELETE .../holds/{supervisorId}`.
+	//
+	// Corresponds with GET /api/sessions/{sessionId}/executions/{executionId}/holds (the `ListHolds` operationId).
+	ListHolds(ctx context.Context, sessionId SessionId, executionId ExecutionId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ReleaseHold End a supervisor's hold on the run, as an ADMIN (journaled with the ADMIN as actor).
+	//
+	// Ends the hold whether or not its supervisor still exists or answers. A `HoldReleased` event records it in the run's journal with the ADMIN as actor and the reason; when it was the last hold and the holds paused the run, the run resumes (a RESUME command by the same actor). A supervisor that does not hold the run answers 409 naming the holders.
+	//
+	// Corresponds with DELETE /api/sessions/{sessionId}/executions/{executionId}/holds/{supervisorId} (the `ReleaseHold` operationId).
+	ReleaseHold(ctx context.Context, sessionId SessionId, executionId ExecutionId, supervisorId SupervisorId, params *ReleaseHoldParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ExportJournal The execution's observer journal as NDJSON, for offline verification.
 	//
 	// One record per line (its RFC 8785 canonical JSON, in sequence order),
@@ -3013,9 +3103,9 @@ type ClientInterface interface {
 	// Corresponds with GET /api/supervisors (the `ListSupervisors` operationId).
 	ListSupervisors(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// DeleteSupervisor Delete a supervisor.
+	// DeleteSupervisor Delete a supervisor, releasing its holds.
 	//
-	// Removes the supervisor and its credential. Refused with 409 while it is another supervisor's parent.
+	// Removes the supervisor and its credential, and everything kept under its id: its directive ledger, signal cursor and the delegations it sent (the open ones sent to it expire, the reviews waiting for its verdict take their default at once). Its holds are released in the same transaction, each journaled in its run (`HoldReleased`, the deleting ADMIN as actor), and the runs whose last hold it was resume; the answer lists them. A supervisor created again under the id starts with none of it. Refused with 409 while it is another supervisor's parent.
 	//
 	// Corresponds with DELETE /api/supervisors/{supervisorId} (the `DeleteSupervisor` operationId).
 	DeleteSupervisor(ctx context.Context, supervisorId SupervisorId, params *DeleteSupervisorParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3933,6 +4023,40 @@ func (c *Client) StreamExecutionEvents(ctx context.Context, sessionId SessionId,
 	return c.Client.Do(req)
 }
 
+// ListHolds The run's hold ledger - which supervisors hold it, since when and why.
+//
+// A supervisor's `Hold` keeps a run paused until every holder released it (docs/supervisors.md, "The hold ledger"). A finished run has no holds. An ADMIN ends any hold with `DELETE .../holds/{supervisorId}`.
+//
+// Corresponds with GET /api/sessions/{sessionId}/executions/{executionId}/holds (the `ListHolds` operationId).
+func (c *Client) ListHolds(ctx context.Context, sessionId SessionId, executionId ExecutionId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListHoldsRequest(c.Server, sessionId, executionId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ReleaseHold End a supervisor's hold on the run, as an ADMIN (journaled with the ADMIN as actor).
+//
+// Ends the hold whether or not its supervisor still exists or answers. A `HoldReleased` event records it in the run's journal with the ADMIN as actor and the reason; when it was the last hold and the holds paused the run, the run resumes (a RESUME command by the same actor). A supervisor that does not hold the run answers 409 naming the holders.
+//
+// Corresponds with DELETE /api/sessions/{sessionId}/executions/{executionId}/holds/{supervisorId} (the `ReleaseHold` operationId).
+func (c *Client) ReleaseHold(ctx context.Context, sessionId SessionId, executionId ExecutionId, supervisorId SupervisorId, params *ReleaseHoldParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReleaseHoldRequest(c.Server, sessionId, executionId, supervisorId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ExportJournal The execution's observer journal as NDJSON, for offline verification.
 //
 // One record per line (its RFC 8785 canonical JSON, in sequence order),
@@ -4329,9 +4453,9 @@ func (c *Client) ListSupervisors(ctx context.Context, reqEditors ...RequestEdito
 	return c.Client.Do(req)
 }
 
-// DeleteSupervisor Delete a supervisor.
+// DeleteSupervisor Delete a supervisor, releasing its holds.
 //
-// Removes the supervisor and its credential. Refused with 409 while it is another supervisor's parent.
+// Removes the supervisor and its credential, and everything kept under its id: its directive ledger, signal cursor and the delegations it sent (the open ones sent to it expire, the reviews waiting for its verdict take their default at once). Its holds are released in the same transaction, each journaled in its run (`HoldReleased`, the deleting ADMIN as actor), and the runs whose last hold it was resume; the answer lists them. A supervisor created again under the id starts with none of it. Refused with 409 while it is another supervisor's parent.
 //
 // Corresponds with DELETE /api/supervisors/{supervisorId} (the `DeleteSupervisor` operationId).
 func (c *Client) DeleteSupervisor(ctx context.Context, supervisorId SupervisorId, params *DeleteSupervisorParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6312,6 +6436,137 @@ func NewStreamExecutionEventsRequest(server string, sessionId SessionId, executi
 	return req, nil
 }
 
+// NewListHoldsRequest constructs an http.Request for the ListHolds method
+func NewListHoldsRequest(server string, sessionId SessionId, executionId ExecutionId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "sessionId", sessionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/sessions/%s/executions/%s/holds", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewReleaseHoldRequest constructs an http.Request for the ReleaseHold method
+func NewReleaseHoldRequest(server string, sessionId SessionId, executionId ExecutionId, supervisorId SupervisorId, params *ReleaseHoldParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "sessionId", sessionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "executionId", executionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam2 string
+
+	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "supervisorId", supervisorId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/sessions/%s/executions/%s/holds/%s", pathParam0, pathParam1, pathParam2)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Reason != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "reason", *params.Reason, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.YuktaChannel != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Yukta-Channel", *params.YuktaChannel, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Yukta-Channel", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewExportJournalRequest constructs an http.Request for the ExportJournal method
 func NewExportJournalRequest(server string, sessionId SessionId, executionId ExecutionId) (*http.Request, error) {
 	var err error
@@ -8003,6 +8258,24 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/sessions/{sessionId}/executions/{executionId}/events (the `StreamExecutionEvents` operationId).
 	StreamExecutionEventsWithResponse(ctx context.Context, sessionId SessionId, executionId ExecutionId, params *StreamExecutionEventsParams, reqEditors ...RequestEditorFn) (*StreamExecutionEventsResponse, error)
 
+	// ListHoldsWithResponse The run's hold ledger - which supervisors hold it, since when and why.
+	//
+	// A supervisor's `Hold` keeps a run paused until every holder released it (docs/supervisors.md, "The hold ledger"). A finished run has no holds. An ADMIN ends any hold with `DELETE .../holds/{supervisorId}`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/sessions/{sessionId}/executions/{executionId}/holds (the `ListHolds` operationId).
+	ListHoldsWithResponse(ctx context.Context, sessionId SessionId, executionId ExecutionId, reqEditors ...RequestEditorFn) (*ListHoldsResponse, error)
+
+	// ReleaseHoldWithResponse End a supervisor's hold on the run, as an ADMIN (journaled with the ADMIN as actor).
+	//
+	// Ends the hold whether or not its supervisor still exists or answers. A `HoldReleased` event records it in the run's journal with the ADMIN as actor and the reason; when it was the last hold and the holds paused the run, the run resumes (a RESUME command by the same actor). A supervisor that does not hold the run answers 409 naming the holders.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/sessions/{sessionId}/executions/{executionId}/holds/{supervisorId} (the `ReleaseHold` operationId).
+	ReleaseHoldWithResponse(ctx context.Context, sessionId SessionId, executionId ExecutionId, supervisorId SupervisorId, params *ReleaseHoldParams, reqEditors ...RequestEditorFn) (*ReleaseHoldResponse, error)
+
 	// ExportJournalWithResponse The execution's observer journal as NDJSON, for offline verification.
 	//
 	// One record per line (its RFC 8785 canonical JSON, in sequence order),
@@ -8211,9 +8484,9 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/supervisors (the `ListSupervisors` operationId).
 	ListSupervisorsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListSupervisorsResponse, error)
 
-	// DeleteSupervisorWithResponse Delete a supervisor.
+	// DeleteSupervisorWithResponse Delete a supervisor, releasing its holds.
 	//
-	// Removes the supervisor and its credential. Refused with 409 while it is another supervisor's parent.
+	// Removes the supervisor and its credential, and everything kept under its id: its directive ledger, signal cursor and the delegations it sent (the open ones sent to it expire, the reviews waiting for its verdict take their default at once). Its holds are released in the same transaction, each journaled in its run (`HoldReleased`, the deleting ADMIN as actor), and the runs whose last hold it was resume; the answer lists them. A supervisor created again under the id starts with none of it. Refused with 409 while it is another supervisor's parent.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -11445,6 +11718,193 @@ func (r StreamExecutionEventsResponse) ContentType() string {
 	return ""
 }
 
+// ListHoldsResponse401Headers the declared response headers of an HTTP 401 response for ListHolds
+type ListHoldsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ListHoldsResponse429Headers the declared response headers of an HTTP 429 response for ListHolds
+type ListHoldsResponse429Headers struct {
+	RetryAfter *int
+}
+
+type ListHoldsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *HoldList
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListHoldsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListHoldsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListHoldsResponse) GetJSON200() *HoldList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListHoldsResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListHoldsResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListHoldsResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ListHoldsResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListHoldsResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r ListHoldsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListHoldsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListHoldsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListHoldsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ReleaseHoldResponse401Headers the declared response headers of an HTTP 401 response for ReleaseHold
+type ReleaseHoldResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ReleaseHoldResponse429Headers the declared response headers of an HTTP 429 response for ReleaseHold
+type ReleaseHoldResponse429Headers struct {
+	RetryAfter *int
+}
+
+type ReleaseHoldResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *HoldRelease
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ReleaseHoldResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ReleaseHoldResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ReleaseHoldResponse) GetJSON200() *HoldRelease {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ReleaseHoldResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ReleaseHoldResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ReleaseHoldResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ReleaseHoldResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r ReleaseHoldResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ReleaseHoldResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r ReleaseHoldResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ReleaseHoldResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ReleaseHoldResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ReleaseHoldResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ExportJournalResponse401Headers the declared response headers of an HTTP 401 response for ExportJournal
 type ExportJournalResponse401Headers struct {
 	WWWAuthenticate *string
@@ -12975,6 +13435,8 @@ type DeleteSupervisorResponse429Headers struct {
 type DeleteSupervisorResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SupervisorDeletion
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
@@ -12991,6 +13453,11 @@ type DeleteSupervisorResponse struct {
 	Headers401 *DeleteSupervisorResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *DeleteSupervisorResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteSupervisorResponse) GetJSON200() *SupervisorDeletion {
+	return r.JSON200
 }
 
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
@@ -14488,6 +14955,36 @@ func (c *ClientWithResponses) StreamExecutionEventsWithResponse(ctx context.Cont
 	return ParseStreamExecutionEventsResponse(rsp)
 }
 
+// ListHoldsWithResponse The run's hold ledger - which supervisors hold it, since when and why.
+//
+// A supervisor's `Hold` keeps a run paused until every holder released it (docs/supervisors.md, "The hold ledger"). A finished run has no holds. An ADMIN ends any hold with `DELETE .../holds/{supervisorId}`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/sessions/{sessionId}/executions/{executionId}/holds (the `ListHolds` operationId).
+func (c *ClientWithResponses) ListHoldsWithResponse(ctx context.Context, sessionId SessionId, executionId ExecutionId, reqEditors ...RequestEditorFn) (*ListHoldsResponse, error) {
+	rsp, err := c.ListHolds(ctx, sessionId, executionId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListHoldsResponse(rsp)
+}
+
+// ReleaseHoldWithResponse End a supervisor's hold on the run, as an ADMIN (journaled with the ADMIN as actor).
+//
+// Ends the hold whether or not its supervisor still exists or answers. A `HoldReleased` event records it in the run's journal with the ADMIN as actor and the reason; when it was the last hold and the holds paused the run, the run resumes (a RESUME command by the same actor). A supervisor that does not hold the run answers 409 naming the holders.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/sessions/{sessionId}/executions/{executionId}/holds/{supervisorId} (the `ReleaseHold` operationId).
+func (c *ClientWithResponses) ReleaseHoldWithResponse(ctx context.Context, sessionId SessionId, executionId ExecutionId, supervisorId SupervisorId, params *ReleaseHoldParams, reqEditors ...RequestEditorFn) (*ReleaseHoldResponse, error) {
+	rsp, err := c.ReleaseHold(ctx, sessionId, executionId, supervisorId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReleaseHoldResponse(rsp)
+}
+
 // ExportJournalWithResponse The execution's observer journal as NDJSON, for offline verification.
 //
 // One record per line (its RFC 8785 canonical JSON, in sequence order),
@@ -14822,9 +15319,9 @@ func (c *ClientWithResponses) ListSupervisorsWithResponse(ctx context.Context, r
 	return ParseListSupervisorsResponse(rsp)
 }
 
-// DeleteSupervisorWithResponse Delete a supervisor.
+// DeleteSupervisorWithResponse Delete a supervisor, releasing its holds.
 //
-// Removes the supervisor and its credential. Refused with 409 while it is another supervisor's parent.
+// Removes the supervisor and its credential, and everything kept under its id: its directive ledger, signal cursor and the delegations it sent (the open ones sent to it expire, the reviews waiting for its verdict take their default at once). Its holds are released in the same transaction, each journaled in its run (`HoldReleased`, the deleting ADMIN as actor), and the runs whose last hold it was resume; the answer lists them. A supervisor created again under the id starts with none of it. Refused with 409 while it is another supervisor's parent.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -17908,6 +18405,181 @@ func ParseStreamExecutionEventsResponse(rsp *http.Response) (*StreamExecutionEve
 	return response, nil
 }
 
+// ParseListHoldsResponse parses an HTTP response from a ListHoldsWithResponse call
+func ParseListHoldsResponse(rsp *http.Response) (*ListHoldsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListHoldsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest HoldList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListHoldsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListHoldsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseReleaseHoldResponse parses an HTTP response from a ReleaseHoldWithResponse call
+func ParseReleaseHoldResponse(rsp *http.Response) (*ReleaseHoldResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ReleaseHoldResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest HoldRelease
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ReleaseHoldResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ReleaseHoldResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseExportJournalResponse parses an HTTP response from a ExportJournalWithResponse call
 func ParseExportJournalResponse(rsp *http.Response) (*ExportJournalResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -19343,8 +20015,12 @@ func ParseDeleteSupervisorResponse(rsp *http.Response) (*DeleteSupervisorRespons
 	}
 
 	switch {
-	case rsp.StatusCode == 204:
-		break // No content-type
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SupervisorDeletion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest Problem

@@ -19,9 +19,14 @@ import (
 // The outbox event types that are decisions: operator commands, with their
 // actor, channel and cause, and supervisor directives that are not control
 // commands or were refused (the directive intake's DirectiveApplied and
-// DirectiveRejected). Every other event is an event record.
+// DirectiveRejected), and an ADMIN's end of a supervisor's hold
+// (HoldReleased). Every other event is an event record.
 var decisionTypes = map[string]bool{"CommandAccepted": true, "CommandApplied": true, "CommandRejected": true,
-	"DirectiveApplied": true, "DirectiveRejected": true, "ReviewRequested": true, "ReviewDecided": true}
+	"DirectiveApplied": true, "DirectiveRejected": true, "ReviewRequested": true, "ReviewDecided": true, "HoldReleased": true}
+
+// eventHoldReleased is the decision of an ADMIN (or a holder's deletion)
+// ending a supervisor's hold.
+const eventHoldReleased = "HoldReleased"
 
 // reviewTypes are the decisions of reviews: a supervisor asked for its
 // verdict, and each verdict, approval, default and application.
@@ -318,6 +323,9 @@ func Body(e SourceEvent) (journal.Kind, map[string]any) {
 	if reviewTypes[e.Type] {
 		return journal.KindDecision, reviewBody(b, data)
 	}
+	if e.Type == eventHoldReleased {
+		return journal.KindDecision, holdBody(b, data)
+	}
 	cause := map[string]any{}
 	if id := str(data["commandId"]); id != "" {
 		cause["commandId"] = id
@@ -373,6 +381,21 @@ func reviewBody(b, data map[string]any) map[string]any {
 	if c, ok := data["command"].(map[string]any); ok {
 		if t := str(c["type"]); t != "" {
 			cause["command"] = t
+		}
+	}
+	b["cause"] = cause
+	return b
+}
+
+// holdBody completes the body of a hold's release by an ADMIN: its cause
+// names the holder, the hold's line (since, reason), the ADMIN's reason and
+// what became of it.
+func holdBody(b, data map[string]any) map[string]any {
+	b["decision"] = "hold_release"
+	cause := map[string]any{}
+	for _, k := range []string{"supervisorId", "heldSince", "holdReason", "reason", "message"} {
+		if v := str(data[k]); v != "" {
+			cause[k] = v
 		}
 	}
 	b["cause"] = cause

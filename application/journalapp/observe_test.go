@@ -38,6 +38,20 @@ func TestBodyKinds(t *testing.T) {
 	if _, err := journal.Next(nil, "e", kind, at, b); err != nil {
 		t.Fatalf("a decision body has no canonical form: %v", err)
 	}
+
+	// An ADMIN's release of a supervisor's hold is a decision of its own.
+	e.Type, e.Channel, e.Actor = "HoldReleased", "mcp", "key:admin"
+	e.Data = map[string]any{"supervisorId": "guard", "heldSince": "2026-11-29T01:00:00Z", "holdReason": "vendor",
+		"reason": "vendor is back", "message": "released"}
+	kind, b = Body(e)
+	cause, _ = b["cause"].(map[string]any)
+	if kind != journal.KindDecision || b["decision"] != "hold_release" || b["actor"] != "key:admin" || b["channel"] != "mcp" ||
+		cause["supervisorId"] != "guard" || cause["holdReason"] != "vendor" || cause["reason"] != "vendor is back" || cause["heldSince"] == nil {
+		t.Fatalf("hold release body %v (%s)", b, kind)
+	}
+	if _, err := journal.Next(nil, "e", kind, at, b); err != nil {
+		t.Fatalf("a hold release body has no canonical form: %v", err)
+	}
 }
 
 func TestNewObserverRefusesABadKey(t *testing.T) {

@@ -298,7 +298,7 @@ func TestAuthenticateAgentRefusals(t *testing.T) {
 	}
 
 	// The supervisor's delete takes its credential along.
-	if err := e.delete.Handle(t.Context(), supervisorapp.DeleteInput{ID: "agent"}); err != nil {
+	if _, err := e.delete.Handle(t.Context(), supervisorapp.DeleteInput{ID: "agent"}); err != nil {
 		t.Fatal(err)
 	}
 	_, err = e.authAs(t, tok, "")

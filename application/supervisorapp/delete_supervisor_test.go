@@ -15,7 +15,7 @@ func TestDeleteRefusesAParentAndNamesItsChildren(t *testing.T) {
 	e.put(t, "ops", agentDoc("Bearer t", ""))
 	e.put(t, "team-b", guard(`,"parentId":"ops"`))
 	e.put(t, "team-a", guard(`,"parentId":"ops"`))
-	err := e.delete.Handle(t.Context(), supervisorapp.DeleteInput{ID: "ops", Actor: "key:admin", Channel: "rest"})
+	_, err := e.delete.Handle(t.Context(), supervisorapp.DeleteInput{ID: "ops", Actor: "key:admin", Channel: "rest"})
 	const want = `delete supervisor "ops": supervisor "ops" is the parent of supervisors "team-a" and "team-b"; ` +
 		`give them another parentId (or none) or delete them first, then delete "ops"`
 	if !errors.Is(err, supervisorapp.ErrSupervisorHasChildren) || !errors.Is(err, fault.ErrConflict) || err.Error() != want {
@@ -25,7 +25,7 @@ func TestDeleteRefusesAParentAndNamesItsChildren(t *testing.T) {
 		t.Fatalf("supervisors: got %d rows, want 3", n)
 	}
 	for _, id := range []string{"team-a", "team-b", "ops"} {
-		if err := e.delete.Handle(t.Context(), supervisorapp.DeleteInput{ID: id, Actor: "key:admin", Channel: "cli (claimed)"}); err != nil {
+		if _, err := e.delete.Handle(t.Context(), supervisorapp.DeleteInput{ID: id, Actor: "key:admin", Channel: "cli (claimed)"}); err != nil {
 			t.Fatalf("delete %s: %v", id, err)
 		}
 	}
@@ -43,7 +43,7 @@ func TestDeleteRefusesAParentAndNamesItsChildren(t *testing.T) {
 func TestDeleteUnknown(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	err := e.delete.Handle(t.Context(), supervisorapp.DeleteInput{ID: "ghost"})
+	_, err := e.delete.Handle(t.Context(), supervisorapp.DeleteInput{ID: "ghost"})
 	if !errors.Is(err, supervisor.ErrSupervisorNotFound) {
 		t.Fatalf("delete unknown: got %v, want not found", err)
 	}

@@ -43,7 +43,7 @@ func newEnv(t *testing.T) *env {
 	e.apply = supervisorapp.NewApplySupervisor(tx, checker(t), clock)
 	e.get = supervisorapp.NewGetSupervisor(e.store)
 	e.list = supervisorapp.NewListSupervisors(e.store)
-	e.delete = supervisorapp.NewDeleteSupervisor(tx, clock)
+	e.delete = supervisorapp.NewDeleteSupervisor(tx, nil, clock) // no run is held here: no resume
 	return e
 }
 

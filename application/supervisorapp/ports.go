@@ -47,6 +47,11 @@ type Stores struct {
 	// Audit records supervisor changes (SupervisorApplied,
 	// SupervisorDeleted) in the outbox.
 	Audit Audit
+	// Holds is the hold ledger (ReleaseHold, DeleteSupervisor).
+	Holds HoldLedger
+	// Remains is what the runtime keeps under a supervisor's id
+	// (DeleteSupervisor).
+	Remains Remains
 }
 
 // Audit records supervisor changes as outbox events in the caller's

@@ -572,15 +572,14 @@ func (uc *SubmitDirective) hold(ctx context.Context, sup supervisor.Supervisor, 
 	}
 	out.Status = OutcomeApplied
 	if action != "" {
-		res, err := uc.control.Handle(ctx, executionapp.ControlRequest{SessionID: st.SessionID, ExecutionID: st.ExecutionID,
-			Scope: execution.ScopeExecution, Action: string(action), Reason: d.Reason(), Cause: d.Cause(), Key: ControlKey(sup.ID(), d.Key()),
-			Actor: Actor(sup.ID()), Channel: channel})
-		out.CommandID = res.CommandID
-		if err != nil && !isRefusal(err) {
+		id, refusal, err := holdControl(ctx, uc.control, holdEffect{SessionID: st.SessionID, ExecutionID: st.ExecutionID, Action: action,
+			Reason: d.Reason(), Cause: d.Cause(), Key: ControlKey(sup.ID(), d.Key()), Actor: Actor(sup.ID()), Channel: channel})
+		if err != nil {
 			return Outcome{}, nil, err
 		}
-		if err != nil {
-			out.Message += " (" + err.Error() + ")"
+		out.CommandID = id
+		if refusal != "" {
+			out.Message += " (" + refusal + ")"
 		}
 	}
 	return out, ev(EventDirectiveApplied, out.Message), nil

@@ -56,6 +56,8 @@ export function describe(ev: EventEnvelope): string {
     case "DirectiveApplied":
     case "DirectiveRejected":
       return `directive ${ev.data.key} of ${ev.data.supervisorId} (${ev.data.command.type}): ${ev.data.message}`;
+    case "HoldReleased":
+      return `hold of ${ev.data.supervisorId} on ${ev.executionId} released by ${ev.actor}: ${ev.data.message}`;
     case "DelegationRequested":
     case "DelegationAnswered":
       return `delegation ${ev.data.delegationId} (${ev.data.kind}) ${ev.data.from} -> ${ev.data.to}`;

@@ -669,6 +669,24 @@ func (e ControlExecutionParamsYuktaChannel) Valid() bool {
 	}
 }
 
+// Defines values for ReleaseHoldParamsYuktaChannel.
+const (
+	ReleaseHoldParamsYuktaChannelCli  ReleaseHoldParamsYuktaChannel = "cli"
+	ReleaseHoldParamsYuktaChannelRest ReleaseHoldParamsYuktaChannel = "rest"
+)
+
+// Valid indicates whether the value is a known member of the ReleaseHoldParamsYuktaChannel enum.
+func (e ReleaseHoldParamsYuktaChannel) Valid() bool {
+	switch e {
+	case ReleaseHoldParamsYuktaChannelCli:
+		return true
+	case ReleaseHoldParamsYuktaChannelRest:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ClearBreakpointParamsYuktaChannel.
 const (
 	ClearBreakpointParamsYuktaChannelCli  ClearBreakpointParamsYuktaChannel = "cli"
@@ -1085,6 +1103,45 @@ type Health struct {
 
 // HealthStatus defines model for Health.Status.
 type HealthStatus string
+
+// Hold defines model for Hold.
+type Hold struct {
+	Reason       string    `json:"reason"`
+	Since        time.Time `json:"since"`
+	SupervisorId string    `json:"supervisorId"`
+}
+
+// HoldList defines model for HoldList.
+type HoldList struct {
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId ExecutionId `json:"executionId"`
+
+	// Holds Oldest hold first.
+	Holds []Hold `json:"holds"`
+
+	// PausedByHold The holds paused the run: the last release resumes it.
+	PausedByHold bool `json:"pausedByHold"`
+}
+
+// HoldRelease defines model for HoldRelease.
+type HoldRelease struct {
+	// CommandId The RESUME command, when one was sent.
+	CommandId string `json:"commandId,omitempty,omitzero"`
+
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId ExecutionId `json:"executionId"`
+	HeldSince   time.Time   `json:"heldSince"`
+	HoldReason  string      `json:"holdReason"`
+
+	// Holds The holds the run still has.
+	Holds   []Hold `json:"holds"`
+	Message string `json:"message"`
+
+	// Resumed It was the last hold of a run the holds paused, and the run resumed.
+	Resumed      bool   `json:"resumed"`
+	SessionId    string `json:"sessionId"`
+	SupervisorId string `json:"supervisorId"`
+}
 
 // Id defines model for Id.
 type Id = string
@@ -1610,6 +1667,13 @@ type SupervisorCredential struct {
 	SupervisorId string    `json:"supervisorId"`
 }
 
+// SupervisorDeletion defines model for SupervisorDeletion.
+type SupervisorDeletion struct {
+	// ReleasedHolds The holds the delete released, oldest first.
+	ReleasedHolds []HoldRelease `json:"releasedHolds"`
+	SupervisorId  string        `json:"supervisorId"`
+}
+
 // SupervisorDocument A supervisor as sent (docs/supervisors.md). Members left out take their defaults.
 type SupervisorDocument struct {
 	// AllowedCommands Command types it may send; default the engine's (every command; none for workflow).
@@ -1955,6 +2019,18 @@ type StreamExecutionEventsParams struct {
 	LastEventID LastEventId `json:"Last-Event-ID,omitempty,omitzero"`
 }
 
+// ReleaseHoldParams defines parameters for ReleaseHold.
+type ReleaseHoldParams struct {
+	// Reason Why, recorded in the journal (at most 1024 characters).
+	Reason string `form:"reason,omitempty" json:"reason,omitempty,omitzero"`
+
+	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
+	YuktaChannel ReleaseHoldParamsYuktaChannel `json:"Yukta-Channel,omitempty,omitzero"`
+}
+
+// ReleaseHoldParamsYuktaChannel defines parameters for ReleaseHold.
+type ReleaseHoldParamsYuktaChannel string
+
 // GetExecutionLogsParams defines parameters for GetExecutionLogs.
 type GetExecutionLogsParams struct {
 	// TailLines How many lines (1–5000, default 100).
@@ -2154,6 +2230,12 @@ type ServerInterface interface {
 	// StreamExecutionEvents The execution's events as Server-Sent Events; resume with Last-Event-ID.
 	// (GET /api/sessions/{sessionId}/executions/{executionId}/events)
 	StreamExecutionEvents(ctx echo.Context, sessionId SessionId, executionId ExecutionId, params StreamExecutionEventsParams) error
+	// ListHolds The run's hold ledger - which supervisors hold it, since when and why.
+	// (GET /api/sessions/{sessionId}/executions/{executionId}/holds)
+	ListHolds(ctx echo.Context, sessionId SessionId, executionId ExecutionId) error
+	// ReleaseHold End a supervisor's hold on the run, as an ADMIN (journaled with the ADMIN as actor).
+	// (DELETE /api/sessions/{sessionId}/executions/{executionId}/holds/{supervisorId})
+	ReleaseHold(ctx echo.Context, sessionId SessionId, executionId ExecutionId, supervisorId SupervisorId, params ReleaseHoldParams) error
 	// ExportJournal The execution's observer journal as NDJSON, for offline verification.
 	// (GET /api/sessions/{sessionId}/executions/{executionId}/journal)
 	ExportJournal(ctx echo.Context, sessionId SessionId, executionId ExecutionId) error
@@ -2202,7 +2284,7 @@ type ServerInterface interface {
 	// ListSupervisors List the supervisors, in id order.
 	// (GET /api/supervisors)
 	ListSupervisors(ctx echo.Context) error
-	// DeleteSupervisor Delete a supervisor.
+	// DeleteSupervisor Delete a supervisor, releasing its holds.
 	// (DELETE /api/supervisors/{supervisorId})
 	DeleteSupervisor(ctx echo.Context, supervisorId SupervisorId, params DeleteSupervisorParams) error
 	// GetSupervisor Read a supervisor document, every default explicit; secret settings read `***`.
@@ -2822,6 +2904,88 @@ func (w *ServerInterfaceWrapper) StreamExecutionEvents(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.StreamExecutionEvents(ctx, sessionId, executionId, params)
+	return err
+}
+
+// ListHolds converts echo context to params.
+func (w *ServerInterfaceWrapper) ListHolds(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "sessionId" -------------
+	var sessionId SessionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "sessionId", ctx.Param("sessionId"), &sessionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter sessionId: %s", err))
+	}
+
+	// ------------- Path parameter "executionId" -------------
+	var executionId ExecutionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter executionId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListHolds(ctx, sessionId, executionId)
+	return err
+}
+
+// ReleaseHold converts echo context to params.
+func (w *ServerInterfaceWrapper) ReleaseHold(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "sessionId" -------------
+	var sessionId SessionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "sessionId", ctx.Param("sessionId"), &sessionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter sessionId: %s", err))
+	}
+
+	// ------------- Path parameter "executionId" -------------
+	var executionId ExecutionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "executionId", ctx.Param("executionId"), &executionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter executionId: %s", err))
+	}
+
+	// ------------- Path parameter "supervisorId" -------------
+	var supervisorId SupervisorId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "supervisorId", ctx.Param("supervisorId"), &supervisorId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter supervisorId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ReleaseHoldParams
+	// ------------- Optional query parameter "reason" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "reason", ctx.QueryParams(), &params.Reason, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter reason: %s", err))
+	}
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Yukta-Channel" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Yukta-Channel")]; found {
+		var YuktaChannel ReleaseHoldParamsYuktaChannel
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Yukta-Channel, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Yukta-Channel", valueList[0], &YuktaChannel, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Yukta-Channel: %s", err))
+		}
+
+		params.YuktaChannel = YuktaChannel
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ReleaseHold(ctx, sessionId, executionId, supervisorId, params)
 	return err
 }
 
@@ -3593,6 +3757,8 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/api/sessions/:sessionId/executions/:executionId/journal", wrapper.ExportJournal, options.OperationMiddlewares["exportJournal"]...)
 	router.GET(options.BaseURL+"/api/sessions/:sessionId/executions/:executionId/journal/verify", wrapper.VerifyJournal, options.OperationMiddlewares["verifyJournal"]...)
 	router.GET(options.BaseURL+"/api/sessions/:sessionId/executions/:executionId/projection", wrapper.GetExecutionProjection, options.OperationMiddlewares["getExecutionProjection"]...)
+	router.GET(options.BaseURL+"/api/sessions/:sessionId/executions/:executionId/holds", wrapper.ListHolds, options.OperationMiddlewares["listHolds"]...)
+	router.DELETE(options.BaseURL+"/api/sessions/:sessionId/executions/:executionId/holds/:supervisorId", wrapper.ReleaseHold, options.OperationMiddlewares["releaseHold"]...)
 	router.GET(options.BaseURL+"/api/journal/public-key", wrapper.GetJournalPublicKey, options.OperationMiddlewares["getJournalPublicKey"]...)
 	router.GET(options.BaseURL+"/api/inputs", wrapper.ListInputs, options.OperationMiddlewares["listInputs"]...)
 	router.POST(options.BaseURL+"/api/inputs/:inputId", wrapper.AnswerInput, options.OperationMiddlewares["answerInput"]...)
@@ -5761,6 +5927,228 @@ func (response StreamExecutionEvents429ApplicationProblemPlusJSONResponse) Visit
 	return err
 }
 
+type ListHoldsRequestObject struct {
+	SessionId   SessionId   `json:"sessionId"`
+	ExecutionId ExecutionId `json:"executionId"`
+}
+
+type ListHoldsResponseObject interface {
+	VisitListHoldsResponse(w http.ResponseWriter) error
+}
+
+type ListHolds200JSONResponse HoldList
+
+func (response ListHolds200JSONResponse) VisitListHoldsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListHolds400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response ListHolds400ApplicationProblemPlusJSONResponse) VisitListHoldsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListHolds401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListHolds401ApplicationProblemPlusJSONResponse) VisitListHoldsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListHolds403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListHolds403ApplicationProblemPlusJSONResponse) VisitListHoldsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListHolds404ApplicationProblemPlusJSONResponse Problem
+
+func (response ListHolds404ApplicationProblemPlusJSONResponse) VisitListHoldsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListHolds429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListHolds429ApplicationProblemPlusJSONResponse) VisitListHoldsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReleaseHoldRequestObject struct {
+	SessionId    SessionId    `json:"sessionId"`
+	ExecutionId  ExecutionId  `json:"executionId"`
+	SupervisorId SupervisorId `json:"supervisorId"`
+	Params       ReleaseHoldParams
+}
+
+type ReleaseHoldResponseObject interface {
+	VisitReleaseHoldResponse(w http.ResponseWriter) error
+}
+
+type ReleaseHold200JSONResponse HoldRelease
+
+func (response ReleaseHold200JSONResponse) VisitReleaseHoldResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReleaseHold400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response ReleaseHold400ApplicationProblemPlusJSONResponse) VisitReleaseHoldResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReleaseHold401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ReleaseHold401ApplicationProblemPlusJSONResponse) VisitReleaseHoldResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReleaseHold403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ReleaseHold403ApplicationProblemPlusJSONResponse) VisitReleaseHoldResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReleaseHold404ApplicationProblemPlusJSONResponse Problem
+
+func (response ReleaseHold404ApplicationProblemPlusJSONResponse) VisitReleaseHoldResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReleaseHold409ApplicationProblemPlusJSONResponse Problem
+
+func (response ReleaseHold409ApplicationProblemPlusJSONResponse) VisitReleaseHoldResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReleaseHold429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ReleaseHold429ApplicationProblemPlusJSONResponse) VisitReleaseHoldResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ExportJournalRequestObject struct {
 	SessionId   SessionId   `json:"sessionId"`
 	ExecutionId ExecutionId `json:"executionId"`
@@ -7606,12 +7994,18 @@ type DeleteSupervisorResponseObject interface {
 	VisitDeleteSupervisorResponse(w http.ResponseWriter) error
 }
 
-type DeleteSupervisor204Response struct {
-}
+type DeleteSupervisor200JSONResponse SupervisorDeletion
 
-func (response DeleteSupervisor204Response) VisitDeleteSupervisorResponse(w http.ResponseWriter) error {
-	w.WriteHeader(204)
-	return nil
+func (response DeleteSupervisor200JSONResponse) VisitDeleteSupervisorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
 }
 
 type DeleteSupervisor400ApplicationProblemPlusJSONResponse struct {
@@ -8593,6 +8987,12 @@ type StrictServerInterface interface {
 	// StreamExecutionEvents The execution's events as Server-Sent Events; resume with Last-Event-ID.
 	// (GET /api/sessions/{sessionId}/executions/{executionId}/events)
 	StreamExecutionEvents(ctx context.Context, request StreamExecutionEventsRequestObject) (StreamExecutionEventsResponseObject, error)
+	// ListHolds The run's hold ledger - which supervisors hold it, since when and why.
+	// (GET /api/sessions/{sessionId}/executions/{executionId}/holds)
+	ListHolds(ctx context.Context, request ListHoldsRequestObject) (ListHoldsResponseObject, error)
+	// ReleaseHold End a supervisor's hold on the run, as an ADMIN (journaled with the ADMIN as actor).
+	// (DELETE /api/sessions/{sessionId}/executions/{executionId}/holds/{supervisorId})
+	ReleaseHold(ctx context.Context, request ReleaseHoldRequestObject) (ReleaseHoldResponseObject, error)
 	// ExportJournal The execution's observer journal as NDJSON, for offline verification.
 	// (GET /api/sessions/{sessionId}/executions/{executionId}/journal)
 	ExportJournal(ctx context.Context, request ExportJournalRequestObject) (ExportJournalResponseObject, error)
@@ -8641,7 +9041,7 @@ type StrictServerInterface interface {
 	// ListSupervisors List the supervisors, in id order.
 	// (GET /api/supervisors)
 	ListSupervisors(ctx context.Context, request ListSupervisorsRequestObject) (ListSupervisorsResponseObject, error)
-	// DeleteSupervisor Delete a supervisor.
+	// DeleteSupervisor Delete a supervisor, releasing its holds.
 	// (DELETE /api/supervisors/{supervisorId})
 	DeleteSupervisor(ctx context.Context, request DeleteSupervisorRequestObject) (DeleteSupervisorResponseObject, error)
 	// GetSupervisor Read a supervisor document, every default explicit; secret settings read `***`.
@@ -9301,6 +9701,60 @@ func (sh *strictHandler) StreamExecutionEvents(ctx echo.Context, sessionId Sessi
 		return err
 	} else if validResponse, ok := response.(StreamExecutionEventsResponseObject); ok {
 		return validResponse.VisitStreamExecutionEventsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListHolds operation middleware
+func (sh *strictHandler) ListHolds(ctx echo.Context, sessionId SessionId, executionId ExecutionId) error {
+	var request ListHoldsRequestObject
+
+	request.SessionId = sessionId
+	request.ExecutionId = executionId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListHolds(ctx.Request().Context(), request.(ListHoldsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListHolds")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListHoldsResponseObject); ok {
+		return validResponse.VisitListHoldsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ReleaseHold operation middleware
+func (sh *strictHandler) ReleaseHold(ctx echo.Context, sessionId SessionId, executionId ExecutionId, supervisorId SupervisorId, params ReleaseHoldParams) error {
+	var request ReleaseHoldRequestObject
+
+	request.SessionId = sessionId
+	request.ExecutionId = executionId
+	request.SupervisorId = supervisorId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ReleaseHold(ctx.Request().Context(), request.(ReleaseHoldRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ReleaseHold")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ReleaseHoldResponseObject); ok {
+		return validResponse.VisitReleaseHoldResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -10115,322 +10569,336 @@ func (sh *strictHandler) GetReady(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3rchs5li76KgieiTDZk6QoWXLZUuyIw7LkKk3JkkaSq6ZP0dsEM0ESrSSQlUBK5ngc0X/373MeYcc8",
-	"WD/JCawF5I1IXmRbVdVb/aPLYl6ABBbWfX3rUyuU80QKJrRqHX5qJTSlc6ZZCn+9nlEhWGz+GTEVpjzR",
-	"XIrWYetmxkgkZUooCeV8TkVEQjpnRM9SmU1nAUlZKNOIReSe6xnhmrRHKVN6RDIRM6XIKIz5qNNrBS1u",
-	"3jdjNGJpK2gJOmetw9Zfs1tNu274oKXCGZtTMw8msnnr8NeWeVsraIUxb70PWnqRmMeUTrmYtj5/Dlon",
-	"YsoFu4Hf67MfCMLgMjHPETkhesZISDWN5TRjpJ1mMVMBmWmdBORepreTWN4HJEllyJQqpp1QPSsmDZMI",
-	"Win7LeMpi1qHOs1Yee5z+vGMiametQ5f7Hsn/ZGFmZnkaWTu94zBSnesGupfUjZpHbb+r51ie3fwqtop",
-	"j2JGPY3YPJGaiXDxE1ssL9dbessULJHSNNWEu/s17C4XeI0pxaUg7X/8r/9N9g4OSDijKQ0NKTXvc2no",
-	"rhm7YbX2Dg58y3VGlT65Y0LjclVnfcVUNmeETjRLiZ5xRZi5lbS5VmSk2G+jAOY94tHIkUBMlbaka/7D",
-	"+B2LOj1yqsk8U5qYSRMq7IvMA7dsQeZ0QVJGI9KmYuGWISAyLS+LMkNQ91c35nOuWWSe7xwR85zUM5YS",
-	"kc3HLA0IF2GcRVxM7Tt+g8cF3mRf8sx+UUCmTNv9MRPc7/d75AI3hU7NTAeXp88UUTpldG7OIse7wyxV",
-	"Mq18u+JTQeP82xv3zax8F5a+e3rctGv7L32bdi4j1kjeAi8+lLItQV/jAjWOovLrXzpQlrD0jiuZNo9V",
-	"vuULh/vFcqLGwe6LG75oqM/maZVIoRjIgTcyHfMoYsL8EUphzr75J02SmIfUnLidJJXjmM3/9W9Kwm2b",
-	"DXeJT+GY9QM8yRSLSHuUpeJwYSTCoR3kcOImNOoExBwLc1TCGRVTFh0COZuvZ0o/U+RHqYDkhdREipzd",
-	"K5besfSZgpNKyTiV94qlJKFTVj5sMuVTLogy58iIMQnHP12QVGaagUwYM2UPLIs6R+7g37LFM0VSGTPg",
-	"EGb0SMIVmbAU1swO7WEK+SM01ERmWvGIEcO4cnbSNm+KmKY8Br6kcn5khDGsgBlaMGZm1Wt9DlpurR9x",
-	"DwfEvpK0r968Jq/2D77DudxI+ZaKxRXuknrcOaVUMwKrTdqJYagyS0NGaBSlTKmAmN/MSsqUhCmLmNCc",
-	"xh23sRPK4yxlZJxFU6bJRKbkPpViah5RhtBUAnLGQ7ZmYLfNo06PXDGdLnIRxfDv7gD+jlhMF4YBI++F",
-	"JSpdXxZ41yyUIlJES3JPuSZjNpGpOQg6XXAx7VXZNBd8bjSp3ZxHc6HZlKVmyT4HrXeCZnomU/6fLHrM",
-	"3TmXZh3tyTCb0JYpKZhoZUP0jOYn+47GPCIzljLvymfwOebBkNrFHwh1z1IWESniBbmfMYE7SFNGQikm",
-	"fJqlLDpCOQr3kpCmKWeKjH755ZfuoPTCQ/I9oylLjSIQz//HsAWjD1uj2gbWn/Nr1uGMxjETUxaQ0Yr3",
-	"Fmtdl7KwrnaxzXX8VHvYYAujiJsBaXyZGnakuWH0ExorFrSS0k+fWvjpyxN9Y3YoSVJ5R2NFPg1b+AeL",
-	"hq1DYiTOf+HryNCYGHMmtLkwbPV6vWHr8xEqPPdcMXJvttGscpLKeaIJVbcsMueq10JJ5OTYr24yhcYv",
-	"x39joTYcZZAk8cIofTF8YfUjUjY3U3MCFH7jms2VZ/Xyd9M0pQvztyrrE0t339NUcDHd8p33D5lKbTXK",
-	"ekzxvmD5a0uTbFg62MZjFnLF8SBvQSFR6TFnng0uL68ufj5pBa2rk387eX3jMdLMPKllGyWtcbe/57WN",
-	"yh+ej+j7mu9TRm8TyYWHDgyH5NrOdWk+7LeMxua+z0Frwlns2+/PK0d82BGrzKourF6fnJH8BiLvQEdZ",
-	"xJJGAcmtQaME3ZM2F0obS0ROCMx/B78I7K+yYt5/9SJY8fkelnRH44whw01opqy6YdR1EOf5alWfPJba",
-	"KDRGSSVcaFR/7Oxrc9o78E3pFu3RMnnsvfxSSlrav9fowmhiHtbD0XD88z3wrBxKcgryGK3N4m40wazz",
-	"RGmZJEYUpWhjsyggFG8BWR6zCbDIOVhkjltsZOT7mM+cKUWnzPs9KaxCyUdQ5VAbOxY8bFRTnakyl6Bh",
-	"yBLNDP8CpYJFfmdO+ewXu5G/0Tvp4ivfe7fcnqjLmIbMyyg0+6iXtxRt/zSLWUA0D2/tPyMmQF+0M3Uc",
-	"1V51zNm5nYyyYXZyafHvaMrpOGbbrHmSohj42T7rlTZGMfKf7MQsAHFOnELRimSYGantmefSjuBauWHK",
-	"n9Gw9hM+feNYRl2YTCiewrpq6KFVYDubr1V5YM8i5e+gcXwxaR3+usXb3geepWUxMyuI5iSBcZAvmzX9",
-	"2J3KrplCV93ypCsTFBZdkCNG4QJR8dnZ9p6vx0e21DuKjctvHksZMypQ0wlTpv3XtPWlusNrxwhywyFo",
-	"ofuqFeSPBW7bAzuDoBVlaPy2DOt0tNsKWmEK/8nS2NwsFus5ASxM4Nyu5eUv3Zd/k48Sj9PFVSauWCJT",
-	"D99nRujRBtZ+gk6ALC55BBOqFEPje8JjzVJF5CQAgxx0XHCRywnhusLG/ZoCOm2WplzfTxjZM78f5T2Z",
-	"g2NxUhU8zm2oiLF+SMqSmC7Q1Vc3BIOKu3k75j9xROYJHPCUhZrfWSUCnO3kXmZxRGb0joGvJTAcCVdV",
-	"phFLv96CCamv7Df7p4fzoXZlzPrlwQy7cCEVxuRkH1kaGgOmnQsC1XHbvfh6M15tfug0E2DT+k7tCoOh",
-	"GkmwZOT2LagQ/6qj8xB99+FUVQ1PrVpVj6BLmWL6mSLFS0pEX3wZ3udTxfEKhgFKqrbZ+GMrLQ+de6g7",
-	"zWhqtDirCXSnVLPAaHdx3L2nOpxFchoQLWXXHNNumglhvTTLKllpgO2+e2CpGfWOZ4ooprWxA0kbV/hn",
-	"lmK4IqdeZU4eLWkCz9zj+cPeZVtFpRuSoY/OTqIpQ0m7JZGhU897ZPDSpWX6ucaR/8uzBZqm04pgbPo0",
-	"HDV/wPtJuWq+JHJoqKXH1/LLTDq7gHB9SG7Z4nCY9fvPQ0OL8C9DW/mW2Ys8wkvgTBNSLOYyU14KC4tA",
-	"79K1KKXckKZfK2AiYtEAVmYi0zmFdaSadTUvpHPFXkpT/MRmS2p7YZPKeRFXWnqxMVMfYMWYN/pVKNgL",
-	"oyJuNcs0ty/ru0s1oeTq5Prd2Q3Y1MYeTFlE2nQMgYdMaB5D8CLi1pm/WihYYtlmXwrrbKNPusbbS56s",
-	"TU5+Vej4/FdVu674DreLgT0jBc2uPGLWtN/W5xnqmj/rcvDuGr1Z1+/emn9c31xc4t83g6ub4l8f3lxd",
-	"vP1wfnF84nV5VSm1FvCqvwE8097zyifX+XbVOH6SxAt0afOa5kdm4FLgiuD6et9868sAKIXpgfcUweZb",
-	"tiDTXJVTGCAHX7lRg4QkCqIShE0mLNQ1n4/flzM3x245unFzcQmfdUQsmyavB+evT87MO90uHV8NTs9b",
-	"QQuvtILWT6dnZ1/oegxa95Tr9eGWiQ0P4ZceEkpgNvbsoqKLW2CdPQGeebPlhkEv737xpGD3+dPAcDGL",
-	"AbeRhHLOFBnT8BaU5tzD5Nx+GOh50Q+KqE8//0xrsi052vEErDxbPhoeiIqlwSOzEO/enR6XYq6EKsWn",
-	"QpH2HWof5LuAKEl4pIiSqSbjhc00MbyqE5D7lGvNhPm6WGIcRjHMLJotkhkzr2IcwrVwhStIyOj0CFpp",
-	"CdWzgPyWmX8bshzLaEG0zWrhChgrMknIxcBoMovdmzAMDcPt9/tG/XOJGeg7aY/MAL0Sb8PMppzvZhmP",
-	"ls5ayQNQobZ8ec+48hmlFXfjdgLtOpvPabrwWkXso34N+SBbMHG1mj7O7UGufsC44p5fNe+SI99oB3ND",
-	"BFFFoHGhX+z7DddCLakfW02kCFnuv64eKnLP4xgCiphNQOiUctE5wvigOXSQJ0O1ZvNEkwkXXM3MWZZp",
-	"YBiuuSOJsykXRDBD6ykVgXsYh+mRAbn+6fTy8uQYJwCUZSeMDIJpHbPoCK7ITBNu7GEIdWYiYik8DpQ8",
-	"pwsyZiQT6pYbnlIhuweqYaJZkQLXf4PryOUMbbhBdsINbqiy+lJXlpjI9+5ZvtgTniqd68jAHfEnu1Od",
-	"HhmgLuX2It8e0qa4DxDdAMlpHTnWgVxedQhM46NTzCfpbL7mm6lY5tgU2pXSLHmdsojrsn+vvJCaJW/t",
-	"SWt22nmEWhy/VU0uYbOmzxTIHPMxhvPOeRxzlObK2BrzOYswHIX5MO5I5AkydvXM8hqbmEX5LbDQ91RB",
-	"bgI3No3NnjnC0Yw8NSx2AkkAkMBghOXxydngr3BHihYN4SLJtDmtnR7pe3ZW4n/Me3ALafkzKhvXRKl1",
-	"n6NLULNex1IEwpJ/wany81LapILw8y1YyUOvl2Imlyfnx6fnPxiN8935Of4LtNNjo5W+e/365Pq6FbTe",
-	"DE7P3l05TfXy5NirBi2JhmV5s7V992Ar7qF21Z/D2Fln4PjJwDnIG6Ilc0ZrpnmJjzfFDRp4wkrvuhto",
-	"9SzzENTSRItIzTK7wWs2SoKvJS6CdEQMx1hYVqBCGtN0ixhodfm8kdBHXsA8aOVbyR8ZjY0hUl+95cip",
-	"vF0fH7FP+QZC8k0MQ07NNvzPX2n3P/vdV+/tfz9033/qBy+ef/4X3+k5NWzX47xymUKfA/vv7Q6le+b7",
-	"hXfVw5RR/Vi8CCTLCndSk4IEGUx+l0yerbVVMGCtn6dOGAkTrWItW0ErpCJkcbxJbN19dbAiUpBLQPut",
-	"JWZW7JCX5szL/UYNjLu5QYP0t9aKqXKaS6oUoYqMMO19lBvs5iFI+z0i1t0mRZERby6sD4HbD/B+tlIZ",
-	"i17naYu+wEKR1Ej+lkG2snkmcMUzimh5y0SPGG4J/zSmAITsuXL+Fucrqp3J2FjM0QBTW9mWweIHHDn7",
-	"yOoz/DOnDR7ghKdMbTPezBqSyx4eqV1UrCZy0ozluiIE+UKjmwrCaBpzVk4xNZabVG7NhSSxFFOWQj5H",
-	"2X1WNl1qJQHLa2ze5ReEGKk+JIqJyEyOKjKwSbgQicuzTNG9D2+yHn4tyQ5N+A4UfOzc7a4nWZxHsU5B",
-	"vVQBVrZMA+X9CZYpq7z3lZ32nYp/k1kqaPxaZq7wrOokWNzkARc/u/SZQkujjBeuAOwLXqKlprHv3qUF",
-	"NfcFxdzz8VcsgDH2fubs3pcIgzmOsET+qW7rEplywQqDYpvIzB0TesVEwNS+GIN7bytuAQ9es98yJjBW",
-	"t8F3cP+5Mtz6IVMwz205g21dHejO2dI+ebhJk5dIYki5FbQiKSBFRt4LrxlYOAO2tYd5xZqpbmdtbZfJ",
-	"ZGnTKpQW1I7AilN0mUrzizekGs4oFzc88UQ1tCIRnzKlc8k/Qb8C2hx/w5f3vq5muV0wss4mfOHITGz4",
-	"lqtMuJeoEsUvC6JyHeRExhF7kK+kVquaiVIQLx9/1a5m45iHtiS1rtZMZcr1bF6mdxbtHRzsvvJSeFJ+",
-	"lyfnh96T53vd8UJjSIsLojQVEU0jMqaKvdhfL1CLOZWHW/F9bjsaWf+m1GGl6Ffg8duP+Kis/xF5/MOY",
-	"9gM5sN9wL2VlFRSxgp5+Zimf2MKsbfgg5uQZPojJgjQ/+201o3sHLw7/8ff/7njZIBYgNuTmpkp/T6Pr",
-	"Rk5zev7z4Oz0+NAmTIID396Ms7B5dmNGdJopvSEXMts9PWlIi7zxp0JCWebYhidnFEvKLP9nEVkwveHQ",
-	"RVy5HrZY2LJUlcV50Zr9flz8D3Ou5lSHs4CMU6Ocf4i5uA3IlCbBUKQM8iADrDX8UKr8wB/wgH64c/lc",
-	"cxqb6bIoGIpwxkIMpOVjkLZd/c4REfJDcUdg/kT29eGWLYKhGNPoA9SF6yxlpP3ufHD++seLq5PjTm8o",
-	"vOlqeZ6LOwcwUitoFc+2Arf9Xna9uXgCQrkDymcRadsogChyZbaXW3b+pVmUScp3AM/43MZnViaZ1CKR",
-	"4YxFWcxSLEVVPTKwYW+IqlBboXpPuUbHhfX8jwhWjNBUq8BKqtSmydpQI4XIDRORIu0fTm7QNFRuvDwW",
-	"FpCRyOJ4RGRKRv0RmTMqFJi5ZuRlZ8KcfryyHG0ZJEKaPcmEIjMZA3IBJSqWmlAbb23bcAVE0DBgUVS+",
-	"LlzorpqzsNuH/3kTF8q7t7whcnrGhccPTbeRGuyuISVuVf3MCu+gYr89RMc2jwVm5m5KJSfcqhqXMzm9",
-	"tLNcKmhKYuarPn1jCBVpyHCrPaIsFboCJSxayoQ+ImDvvjXMhEUWUsJQHmZojGUmIr+H5OGqc8zFFqqz",
-	"owFvBp/OUsGiM/dCjxug9HU+SBQdQpYITMlVz9zPZMxILKekjSHQGIp9bBCf2qKAzpfr0pXJ1T8nKPbX",
-	"LZmPOoxJ8a2z465vTi4/nJwPvj87sX+5H49Pr92vP51egmiw/7g6ubn6aytofX91Mvjp8uL0/ObD67OT",
-	"wZVXTpTz4JYvzucs4t4q6zyb7JDQWEmCPnLYRBe2HjOzvxbyhzXQ8tevT3x4uhks3B81aQyp7QFp3OGa",
-	"h3xZ728woBixMKYpi8h4YbO1IFUEMJ8KsYi/qp1P5vfPHW9uu4sErq1XLZj/OoyVIoq4VGVQmuYklXNS",
-	"n+p6U7SapdC0H1vmFvwyOL3Bn2z20gPyDS7hC47BavC4fUOq2VRiGoKbk075FKvL7FmE5F/N0jkXNPaO",
-	"EhaVeV+tOHBdKWIi0yZ7Q2Y6yTSBO4jNNQJDywhNs8vmhEKox1DplN8xYQEoSFvY3ETiPtiCaW0cwmlM",
-	"AMoaNJi6VxvD1/nO1Avt8DW1NXfL4aM8JAF/HNAS+MZ7hu9qTGusfYp7e/OsGrNgvhJhriOizRILVm+J",
-	"9+ugcOnS1T2tqrrdftK5sFiy71GXKdVb5UHKDSzpXOx83deuTepw21tUtdp73nvrteOMrYJMMAceby/m",
-	"i6nH2xzjNYWvrmppPRnkAFD17XduHE9lyj1kTQLCUV7JqiWJJETOe43JpY1Fs3dcxhTRLCaEInIP/m3R",
-	"ejZO8PnZvclbzi2UpqKpBKyuNpZVf67j1TRSF9nvrk4raeEW8+qWiyiwmGOHQ+GBJeICvn5E2vv9fgW4",
-	"DAGQEHaDC5v9a3PRj4hijIxwlUedwPvqOuKRGWL30Fj3Bb4S7qoUrOEdYxp1c9ePewMl92w8k/L2mSL/",
-	"0UWkzuvcPxRJZgGZWMoni4YXF/ht5qXPD+uIaTItkM4MoUlNIN5MuD4yhpRMGZ8KhHaTKbkAkLaGsYTU",
-	"3YkxR2GsfVgClYUzh+CWIzYWQJ8l7xpkdgRWKSvX2JEqLhV63humMGd6JqOumYkNm8NcDhpuN7I05qGG",
-	"m17h4mA9oXMcYommptp6SuGtyq5OaVYOIcui2WHxKxO6YWAtZTc2A5mRd+22QLUEV+iVQqDUpJHmVJYY",
-	"0c+iLtheUN4ALzuwaQ1l8LC/Kdm0aRWkNNLe33t1CERfQkBreBLQEwSNR6R94M6Udeway3xmYVXcMeNR",
-	"8/m5ozym45jBq+xqRFTTMVWs5JxOGTWGeMN7ZlonI8QGRUTBH29uLgmcXb8D1S/tkSkFq5L6rtidN5y0",
-	"qqjUAZlaVBUvN6fqtilFclXdaLjOudBUqO1AcTBlO4Wvci6WHDuA3MmQjrOYposAjzMFFDIzDQQau9Yy",
-	"cRBYw1ZAhrYmF6/mR7xWK4t3zmVk3/LT6dnZsPXZaxY+ID0qYjSKrWfyW+cwrvBEykyHcs622xusU02S",
-	"eOEEndupKb1jpD24vDw7PTnuHJIcoyew7obAuVUCsgzVYzhp6SsDxNEBSedd9sKZ4vGzGGJp+Gi8yNIG",
-	"fa1gm8qmfd2xNOKhrkI1CcYi9LtD0CiNnAebpgyh67Yz0DZN8Fy18Xjyq0Ujm1tR7mmWrAKq2yTjPV/+",
-	"coZ7KZPUsYTlIt7y7rj5r0soxXn7LUl827ZrsFbzdq9tns4qp8rAulA+IDre4Mz8dnZ28Qv4UuzxaQWt",
-	"45Pz0wYHSmmvlvl8zqdXEbeFVzS6e1B4+s2K2ytSML8Y2ILNjRd+eaOlvM3Hc7JZQOCqEb0gIFSQwfHb",
-	"0/NnKtdd1UJpNidtCvVAMrPwaiXtwh+wnsu7ipV3dfLv706ub9xG4OL/FdzQ//7u9OqkvFXnFx8uLk/P",
-	"Ty/OW0Hr5vTtycW7G9y3KtRhsZWrK4+/ymGvu2Ax7bBlv3QDfeGGh7dMP5iaKpwSVM17CijGbUv3TYkD",
-	"hRxsKPBzZd4u9wE3lylX175E0i5u73LfNy/MW42HV4gUT+IQXIVK5wBDCZYMAfTlmb/G/ivss4/TrooF",
-	"5sHmSyl9nldh1in228Mpw4wbD2JBhsD2Ob5dSYbmItI9ThIpYz/M1LYptna2pamt/ObrUCaeMOiqcPap",
-	"Vi4sX9x2RPpogBUBcs9qrXqlJ0Dea0g/Wg05CwWSK8ZwJZS+U1gapirca26NIiWy3N+BKkIx0rk+DlGW",
-	"/aXVDkqJUe5TVm9gfmA238FRtzunHx2uUt7iwXmFrN1sWcUhmef5C/ZGpDEg2qaUBlkO+6KNuRGJyDhi",
-	"Sv+CX37NvXkuORvEm/MNTTMBpbM2XyLPXC3SXiBhZHPe545Q0cvgOpa+UMao23X3dotz3jUrokaHsDIK",
-	"0dA93OAZru2YAZJ9sW+kDeAKFoKbx5VrHErhsQye9EHC8xRfpGZG3a7tU2ftidwM2bHGLJfBHa88eS4b",
-	"5rcgujyyQqgKkwlr9JTmZ05ExarCarjsILPcBWWogDAazvLnJhK9TWS8gDKiHCQamDOP0Hw5MgQN9H/Q",
-	"72/se61xV1/oqYxMV88WShnBbyfsI1dQE470ftDvk5i7bL/lkHuJ932l3TRy/LeMZUblSPSsskM1hlZl",
-	"Yg0nx8fe8p0uL4uX5+HWPShWXovUrI1Wc8E1p9Y5tPbuuEhy22jdbVLc8nrXE98cx3V81PYRwhSanOy1",
-	"nDI9g/SZbSLyCZYGXFKsq12ffpEyzYRbwpV0hRO9yu+vi+0NUgBoDTa+1iFqzkU+28AbeTvFJ5/vbYow",
-	"v2pSzltmia8ywq5Nw3N/bhaiKuawgtb9FvyqWs7BxnWa+ZZsvgp2VptGlfP3r/jCqzJNbZEiegNgXXm7",
-	"J3kvSE6epB3JUO3kzWRUbx4FZNjKxxq2Oj1yYsRBQlMLIQ5gMmLGUu46RtkuOA7bkbSNlLdv6EZ0oQJS",
-	"/sXmRGMWQo370IVHkL2xCDkotts2YSQgNl8kIDZdpAP+s4jFTEOaIVcIX2veWpajkMlktKxbxhIHZ5av",
-	"EAwykSkggNzPqGYuaFH/0Eqa0/MXB2uyTLfAa3ZL1BBOhU9EvcHochAv0xLEs33yCL6NxIzeGWtXE/Yx",
-	"kammY8Aajmy2s/mzjH1mnoEYMGT+vd8I+L5G6p648OrQf2MwfbX5kiXRtn5z+8j3DX4lBGVCCPlGhMz1",
-	"MJh2FFue7G3MIgSLCUf4Gjeg7Xp4aExdHZAw5maoeZh4B7nPuWxDPeUKI8qy1WoKTvWF5eUtr1vl67y8",
-	"ymioDwP0tS0d/Itm82Rc3wcMhf3b9cU5RrePSKYyGseLAv0DRfx2eZAAVSQNe8AyeVsVD0nJrm2Pve9Z",
-	"ngTZzgvsMSrRWW66wPWWCZFN6+rvLcHKWLCb9XMI1jaZqHyjw/H3fRppT7igcQFuZp/hitQZtaFox6p7",
-	"XxaXeiD4zmoo0WY357WWySCOH0bZmyb4OtDKPwISJaYAo/rs8varIKA2HXgO+C9otMOEO19M67kp5EuT",
-	"sai2niYTgZ2u8/myj0nMQ66PLCZCgVsNnTZHf/nLX0aNYBc2q31LrAsmjESNmlCOp9ZZvVJzzD8Mu88W",
-	"enRDzXpza4f7bfs6YF7HGj8eJamU/pQtX8BsfXIpD28t9TWOax1T0CwFm6upaleRlaXlVuDZ9bcLEyzt",
-	"dDH/YiPfr6TP1YAsFfTzvIlqFRkkx2Z08Cwbga/Uu92lcxpzxSLy+vT4SpWats7pgoRSCBZqSAO3SFiH",
-	"hIrFdhHmL0VxWVa3EJ/mCxStKg7MWkXLjmf1rIaC/BJ0TM0ESeXcWhRy7hJechidUqbBdogzHk3HvPOZ",
-	"IknKJvwj6OpY1vqi1AyZtBe36gMdhxGbdALDtDWL4xJpGb2Spv5TavTcd2oNMmZBr6AWQ8zVyHrbf2vO",
-	"RaZZx3mODxEvcQsUy9UIN3Xt9RFBZYrTvb5bgtfeHlSDipgehXZ2yZfdm0edHnnLjBhUhV2t6S2zLmor",
-	"xtRGIqo6BXsFCgPA+DN8QDERFbjXUPbjGjpYN5nNrDgiecGAswq2rBcoicE8KbwCTfbFUvH7WIa3hVBc",
-	"7yXb2NfnpGZ1Rd8JrtWhcxIsJRe4dbIX7G14dQd/c7cU3A29CT1ybLdE2KSJ5nWuedJWie/1K1IS1quo",
-	"Rwoi7wWLSCbQ30N1YTSZX2zYPietAK7Y7velpCcFd0OPM/N2X5MzBW1RtqxNWaU+/CjviZxoqCm9OX39",
-	"k+tNzvFYFsfBrX2ut758sV/x5hysR3WtaBmrWctJTvT1EhFxiv50fzQPcj9L57ncBkmi9SXvhT/m4Ss/",
-	"uXp3dnLdClon/3FzcnU+OPtw/dfrm5O3raB1cf7h5sfT6w/XJ1c/n1w1FKLA2g2+RGFe5xxiH+k8ib9A",
-	"aW7UjrEPj0+dgkbY0sJw413bZuOhnbG5t7g2/Wt8gffdQMCeaV8jZd9ysOJy7r59nciWFUSW7Btru9yE",
-	"gwpxN1JPafWK3S92a5NjhbJhy0Y/pS3bLtHY0xWpQEsoItx4W14helRnktAEztMusd7Rq77t9hUzrZNS",
-	"i0iZuqLj3ma54ZusaxFOXG7XgLQ2NitPsDtFyqKgWBMa39OFPU7Cgwqx6fo3rspGtJqPssnnNrROwH18",
-	"8NFeGwpyA2wyRccnVpXiNdvTGNHAiA2mvTlx2JBt90A//upukX6yRv9QYMveAjKnSeDcOPDvmCPSkKX/",
-	"f/z9v1vbtXosNXdcV/JWX/Z3qgERw7aD9UZtmE01WeYXMxlH1Q7NChsAaigAtF1QMSnDCP6U0WjjDIta",
-	"j1qfsr6tiN2sInjJKJrJVJNpxiMGiSNvaXobVZWV1YfXFQkXQqG04Ku3zX+US9bYA47zxqHd0iirZ3mZ",
-	"9wzcLoBWWFCbn0koQGgILtbyYuFWm3SFmkXhcHU1MyUlvJ5MBo1wvAyl2odxs1rtWg3yGuVrO0leEcG2",
-	"oYpt/eOKbqm2Roy1dLQkmWKEuu6GvRXdDVeaC0taU6EElZZpE/ppKIovtN0t6dxS5dq6+I0UtOba+Afg",
-	"sm/ma2/S2MC89fdF+8P72f+pY99mlDDmpB3GlM8tmtca5PQVXn5HJlV/4QPD27bT6SrGiVWit0LeK0LH",
-	"zrkv7wUZZzyOmjJu7JvVsOXJipnKxoHNqv4ANTExgDOig8YMhfMZc0FT8PVbuanMgk3lbm/vRe+l166f",
-	"ywiA8PyDGRsDSvdSxsiMRiQToZwjiLTtd6UK/RKHh82GOfldE0lMtSHj5RF/uLi43vnhYnD1+keX4ef/",
-	"opiL7OMOnUcv9hsipHe8eQUnWRyTn19fE/wU79RtACV31cI3ZsLstKjP5tX+/nfPX718ub/38uXu3qv+",
-	"OOp/tzsOo+j58/5eP9p7FU7GL573D1ZO9YbPGzgYNDhyMJs45RUT24xB3K2isJTFjCpG2ne7vb3e8w6O",
-	"oRikscdc3NoppZgaH8eu191oKt1PRkf/v/H50RGs8A+SJIplkey6Hn7tu36v3+t39/p7L3b3+ru7e8/3",
-	"D1507XJCvCMgo3+NeKoXIxzBQ352esWuEUoAnFJm+gh78o0idjeq7xpObj20qluq0lEJSme0RM9eHpLj",
-	"TXg68TSXECU2+dRnV9giGQszwHrTXpGl/Wv/fQ8Ak3/de99DgJ1elsbrmSoMuLogyOV6PkBnjabbdNMt",
-	"+jd7pGmRU7xJJvG24Nkl0LGtC2+3KXtt7GNbVQwd9jUu4KpN+crZ3/v9V75wyZdsZBHO2Ov74hnfOFmc",
-	"F7UMNuuz96XkUXzRwZpU5zpxrIvX1KilQiE44/c+i0OxMEu5XpgVmNvoYcIthDk3azNjNILcVNRvW//R",
-	"HVyeds0dxZTxic9BawytQ7wuwMHlKaCeQ2kX3lekNMCXgNDHF+SvnmmdVOPBm+ZUlPvdQDT8H3//707g",
-	"ovwgGi4vrpccsWrnUzma/HmneE2PXIh4UYt+Y4dXTOBb8xWfoRpiIq0vSNMQ9HO7rkaMAs4NmVMuNOUC",
-	"4vgwX+Wy0G2hgSFHlkjFtUwXnSXnG7zr6uT6hkQSRK6W+OoeuXaAN+BUyoUAaR8PfgCyd31FDcl0ekNx",
-	"Avg/kFJz9eY1ebV/8F0OPYSIToq0R2XAFXv1X/+mpBh1jggdimX0JfDPKWs/F1hNXOSIQ4BG/Am76loZ",
-	"83lkJoQmt33NDMhphAgwcoKfabPY2x6glH/8/b9HgS39GQq7qhayiuB56gS2ueMI1PPDcUzFrRl5KCCh",
-	"1Db+BddjqONFjwxyoJexjKCLJNyIvYBLzgER4QcPRY4aWe8ajKet9JCvObDNpBwKs4mKvPvXfr/fJ22m",
-	"QpqwCBtS3ncCotlHnaPzAFyS2Qfy7uZN92UAKLqCDYX5c/cFUVmayinVjOB7glKjPAvXnjAK4IJQH08J",
-	"+mCNSql4xIaCkkhm45gZ6oS2tu3RLtvv90ewogr8yBFjCWTMUkF2914SwBpWUM4WUU0xCX8otIM2wzzb",
-	"nECeKQJ9kEcQCFZFf+RDMjJr37P5vz0ejYKhwN8w+XEUkBGsc8/25grICFe7V+o8bhgbPLnUbRlAj2zZ",
-	"kHMCQWtYGjJFZvSOESFtVs5QtEceBWs3V7AsQY86PXKOHjAIOWPqIhj3Q+G23dJWj5xnmAwCifuYA8I+",
-	"UrM9Zp9Bj3V0qCW8jE7Z0Bz+lKlECsUOCXUZ0mYlX/X73+2+erV3sP/dfv/Vq+eI0f1qb+/58+/2+s9f",
-	"vDzY/+67g5f9V6OhKEG55iiS0Ik94lMjMdthzAHlXs1kFkckYiG2u2Vzl8U2FFOJoC5gzRNHL1Yj/UGa",
-	"ORmu0TuGh9PeO8Xwo0cdOH+QfXTLFsiPcC0zs2TIRwBri7CPIUt0jpHGlPWV8yJNeSjQaSmFIXNFRqs6",
-	"YN2yBbo3cHly+Xe4dP3QbNucK2W+UqYW+Qy61zOtyH5/N8DTYwENAIVsThdwNiNMnMoN/6HY7z8PSkRn",
-	"z1nxi4OusphmMVY42m3Z7++DqBVDYU29AoMM1kNKrH2xJKPI/t4ra5OV8K9GeADNTIcCIgz5BK3jF5vE",
-	"jT52gdF2zZ0jhJyKeciEAmuFgwidcKMbtAYJDWesu9frF1pF6TeQ9tYN2Lpm8aQ7k4Zdl6OX4YwpbacB",
-	"zClhMjGUlKRymtI57vngFAW1OVkM1A2s7uvlUFeHLRAYrZJ52+r3dnEWMmGCJrx12HoOP6GNBTpSpQ3a",
-	"TsRiNqUusvM5aL6886n44zT6jGUNhZf7V6tzWdPKrk35kXJgyjqqi56PtcK+uj3xfnlmeXaIb955s5bl",
-	"K+X+8Cuu7nwqcVDf1/q02uKWak7/+40H2onlVH310fL+kUtX5mHi+9kmUO18cjgaG+53CXbjK+513pnB",
-	"N1XF4on39zybZPmSoImaSe27lsu+nU+52fp551NhlDyAFq5z+/dzsPbmXwrzp7QUNpUMXaZMe80UdxOg",
-	"zDhcOJpjzyQ0vXWqWB295wg8udz1KchhW6DnxjLLJooxRJXFqhirmT+zz5nHiop5EHgOgt/wr5wNG/Ow",
-	"dcaVHuSfF9SXtvaVdYQo0i5B4XQCYuE8AmJxowJisYYCgqhRoK8Nzs4gymxeCYpVQcEFLpePXkt1xIWv",
-	"45P3RbBc9ffYhLtK+t2uJ/3uPVTPg+IDW77X7zvTy2Xt1nAiIeqbD7UeNwdiaWDXNYH2oMtgH0f2vTCf",
-	"4Y4DzoX7d9ff/w6wV43WwiJ86Pn6h944TFR4Yu/V+idupHxLxcJWNmGJVCGfz5zSkSdxVhNAS6ha+clq",
-	"S9fOv4BdpLYqDEyFe6PCQlI7SGqoX/+1VRzf90GrrG60Dls/n578cnIFc6se9Z1P7p+W6XjPfbFfRTdc",
-	"+0EFuKBDkyrsOAQ0a9/PJIJDQSdXgJKK8I9FZ/mo/sDyk9r65gS6mjh7j0lr/f3tjsCX0+aVsdKlcF8b",
-	"FLXaRRViUI7jIz4dwE9LV9GwLQWu4b01OC/kvBrQ0cCpg5K/kzPWqmZQ0PIX6QZBK5HKJ/7g9VA2blHQ",
-	"ypiUDpAI/g2Fr6WGAk5QQjUBdDV0BfVc56CdQXG/fekzRSxKaOeIpAz6awIEOL4epU2PfC/1DCRg0S0t",
-	"fxOwFzB1Qi1TdMbAXIAR5UjRBUdybMgNst9/tXxKj+EQVw4q0Nj3Mlp8tTPqXn9swefwtFb39fPvzCMK",
-	"WIQcI+8PLdK2ZTP9V9vdv3vw2GzMQj+SNqDiVo+kcpkSigndMVoZwkOSNnqPCNcdQvP7c9msKkdhUx4H",
-	"R60QskUzT69QRUct3OSQ1/P0RNABDGsuUDXgQOfWQidAhxbCeGLrOUuKZ1TpLvTJ654eB1h8L9i9eZ2y",
-	"9eeIk3ufcq2ZsPgk2MrvmUI/I8CVE3jLibhjscRcnyoTuNYpo/MT1x/TZ7nVFd9SkG6zM4ixm7UGjflo",
-	"mAhYNGt5gmYfNe5PV8FHVJlCvbQ7vWNp99psFH7sESaT5ks2Mmt2OMJWYxz8ZstrtxT6c9TDNZt3N1uN",
-	"ykt9jGlA8HuInJARj5wPTrHfrA8uICP4bncFoLrzS/Ad9kplLPDYOzcffrdNsqVkdAgu1y6N+R0bwWEy",
-	"S4U6w+4BURZUzuYykhlNEibUPxWb/HI2VmYHS6cfMDF8dJgylc2xvV314Jd5FsubZq4xC2ZS3v4xfBJN",
-	"KlheX/vLyfc/Xlz8hI2cbJQL89tHQaW3wDxTGsBHFkMxcq0ybvicKU3niSP2d4J/JAozcB2ZUxGVHsm7",
-	"axwSbMj7P/DJGftIfnw7eN29/nGwd/DCHLxhy54tNwq+sYe/YkxiLKOFA7u3Aw4F5rbZzh62xPWm1P2h",
-	"ElcjbSFtbCvAyBXGql4GREgbjUJPigpsLAqlCJiT1VBUB3wzQ+Fug24KJRgTBxvjtMo8tILRDfRnV4XD",
-	"pVT6F/ySZdmwhhRKAScMnDfG2mt70+RS2SulR5R9Kg2pYajNGXZmE9gUnwpjsnJhAfLK9ELaeNm1ZFHY",
-	"GmZ5L53R0vQZOVU2f4bXWnmo7p2jabUOWxBXuqL3b2260mera38j1bqMx9OgXxdoKRa2kzCaxpyltQBb",
-	"LToJYmUPxcRjTPUaJ/cl0qxhmuVEgc2nm79+earn0Hao1nXImwZQ71tkLdPRL7/80h2Urow64OqEvci7",
-	"D0FDqQp/tmipjkEbVmbDgOA+wl5DtaZF3nlVeyF1eo8k3R/fqAGqsuh0Lh6sbfawTbhyK2yhvY4qfYIg",
-	"umtj/WVNoAhMlbUBet8dA/NAT0lNS7i4PLka3FyU9IQ81OO3bE7hMkmM0pclufYHc3NeBT1j84AgVDsg",
-	"J0AWZkKnTAUgs1gOLelY8oLcM9few9V38ZQYLRffCmkCOPacUWHHZRyqvl16hpApUTM+sdiLMdWQTzJl",
-	"qkfeAFQvGRWwlyML5IStv7Ayxx9ewI/+1maQ7201EK7NDIlyLG9ZEo5kAm3BXMwDIvs0jkdbRDRcjbx5",
-	"FaKKeDOD60Nf0qlhJv/JSHv3H3//fw+MduNQBnb7/U7TDL4oFOJVBSpkYJPnk5TdcZmpHOrUNxVMoNlK",
-	"F/mWsRigzKZQzIVg8C1QsA8kHDi0cxtheLLSSnzZsjZwFJ2eX767+WCbl2BGoGVOE5lWVxEbEMI6U8PW",
-	"DUsr82XLUNdbaHjjzif478YRc3v3Sqd4XuWQZTxqbeEVv3GZ88/yIK2TQHlqDoJB5IzqqFzqM+GIbVI4",
-	"tOBtTVHhOV2UcCUdv7cjuCDxEaECL4E2go33SkjuzrO9j2ZMjGm37pGqZxyg0Zd5/gBeAvSwLqB8YWFq",
-	"0Zhzs8AufnHMUjJmMWd3Np6AcxizWIqpIloeuXxGl6WoPQuuC7RNt/alLCcbaVz5dY/qrnttO059ifWy",
-	"MnIAS+HQJh85bIA04XPO5T1xngIEjxkgwHNBBTGqCJ6CI6shQ7aKzTYlZve5yFgpbodnaiNWvawm22jc",
-	"TpKNYx52LYxpY4TdcLf2mCr2Yr+Dp9SYOjkiNZZgAdK1OnJGEhUWmJpF+X1yMgFHtA3V24pJe9U5IpaC",
-	"7v+G1y9hrli+8M1OyNJYDS6AW2vO/3nyPcBxEe0dHOy+IrjtsK2wmwgZzmqY757dLZObvbyBamDTMXsL",
-	"Oo9X0pnZwhTyogshXK3SDMh4oRHBDv5BFWHzMYsiFrlaOazuPCJTJgwhMeLym0GKc90j1tsgGIt8KVk/",
-	"MH2RMDG4PL1OWLgdtblPLKitrq14ycmOV2AUNC5A77EJyJYZtQ5/fV8lp1JWdpks5kzT1vt870s9+1fE",
-	"GsEXY1bK5SpYt46QRjXlYnpolRJNYznNmFMlJvwji6Ba1VhBgGpnIf9rSwdva2PVtr5nQi86YONTVH3v",
-	"IfMdMvpoFEGBfmbM+JQnfpv60n7WN2RFOESTdVRbt8A5W1TFOPozMadic+Wk+LAKy3HEtJ7l2DstKNdK",
-	"ppMP9UyR0tWAZNiRFosVyISzOFKkjaud44RgowflIIw6ObyPzLTRaY0EVISWvI3m4pTfMeHePKOKtK8u",
-	"3t2cXD1T7oGUIfC8zDRTfrmIBLI2ZxRLmrAe6KikOkBFjhlsRFyzLN9kuSrNs9GvgHWSTalMBwfPXzyu",
-	"ZwHX5hjL3Jq4br7zT66Eymm8EKzMWTCnsnQIMLwO1bZlIkdokzJpb3d2gw38BXWIryVnQQKg9ebB//nr",
-	"oPv/vDf/1++++vD+Uz948fzzv7RWZNyXE+0b0sxdSssd9FTAJmvtitZUayxYqgN6pmyAo/CUj5aaSI46",
-	"Ns2HKjKy6dwQ8MWRoWTHpdVE0MUGIFChx9wkZUwZU55DMdd9WZ/r3vOI1Tpq+ZodqoDM5L0tMHJ97PLO",
-	"hiIqrmJDCdcMLSgn1/r60sEYGA739qbrkTN+y8jOnOmUh+B2CWUmrDPcvMZMuzIASHCubTkTJUhIWKZl",
-	"4deLIqyYK33kL8FyRV7PvWy23mbyW8Yea0M18K2cTm0bD/YnlPaqVriftyZZ6pzoBCr24ANgwFIH0wkm",
-	"pGwQSvIrCuX+X94jbzNFCE7fGEltHgVQxVqC5QRSxSzyAmsJsJc6ATnoOz1znPewOLLdF0nhyl9ZbeKg",
-	"htx8QVn166auUnydZrAqnnHwFM54wPEtNaxbE9Bw2/h/QpGJ+9ZKV9F1cYdy37wNj3A5PQzPMfQ6W25L",
-	"zebyjlXiAEG1/2nOc2ZcaZkunBN/Uu5W1yNX1fL+VzaejLFxeMTYqZlwjx1Cvx2ioYQ4r5Kpp6+bSVtK",
-	"2jo9qeq9rpD5/vJC4Fj/jE7fx8pbKUdNjG5T7HURUlJHbtvZvGycf/npwv0rdBofFVfItpjThkfN5o0H",
-	"zdZzuX+YlXxOLQupIGNGWASSDFRYc2OBRHD57oa0qQP/BZQzo/X+5S9/Gdn+jVjuA9gKACrhN4SL0/Kt",
-	"WbvDA1pNCYVb7MmsrFd10VofX7dWeSuvqrul2s9rC+EQPDwh+H3QSrIGcndZTMuIIj0yysXPKPdF29td",
-	"O9ChMMcAEn/nVNtEVgAsISd1QB1ECoL4iXWKooJoVmkoystUOldrzo83HTbTX0fcPCxYumGX7ur5ex+s",
-	"SxF9zLDqIEnixeqUUUct9xS2NaahlbtfMx90y3lY1NQ/AZd6LHHenNchpLbrBSBNuIMeiBdz4NDT0JD3",
-	"4HIeSvkRnqSHB4Wvn//Rw92vVyxg25gDOqVC0RATcQo9poxMTiR4sBBUwejxFkV4lWRYnURaq43zWRNV",
-	"2JSGQFaRFJ57Cqwtm6tn5QL5gEx4rJlhzeNSH3vr6dOZOvL6DQKP38DrBTgpprxR5mcFd/DLUz89aZdb",
-	"tnP99E28D38CN0K+FuscCU/6ZTWbpuRoLzW0RRO+fvhWex82ciF+iYq5IbdZhmFqRsEodXUObMNqw2oB",
-	"lBE9k65ahWvrrafhDAI9pQfBkclS6wLhc6Z65FLGMTwkU8d9oN8JVATaqk4ulLbdS5bss3Jz6m9/atZW",
-	"7TwdmyVvfMzvmOvuDWmppQOUU4p1gkE68WMeluCB+F9bna0dyD2S8TcuJa3OtClx+QrLmCuIATm8DaBl",
-	"YIGzxfrg2tibSwpUGT0Ad5dZRFJF2q6/CxWET1Do5o3yc210Ru9YBy1RMyEGuAUI9mE9OtQmjgIWBxkU",
-	"+AZlPF8LqJRnN+/194rPQQiVZb7xGvejzDse3zjdiOHYDnePbXXaYVfbezn10NImtmkYskSzCLJVApKJ",
-	"mCkLSAFxJpGTQhsbvwfOt2dt1r2vjGRyA0TQYJItE5LNSsl72mL1frnvyIJpzGlH8iqBzlpwlDaNscQr",
-	"x9LoEC2deMOawrzbnx+UahRgr1cRkZFZuJF5wZRplxnhSsdgti5d95FFz+NZzriuZh9KG1bCESMRE9gR",
-	"pqBKi16nKY/tDkEAFXCcFkUBJ6KkVjBXYdUxl7PYfGwS4Rwa/3TZ4peDd9cnAbk6uX739iQg1zcXl/Z8",
-	"/tfrwfnrk7P/+un07KwDd9wMrm4QVAb++eHN1cXbD+cXxycV2V6W4k7+bZI+vp1k3QJtxhrMhvPUQGTa",
-	"fhSZzgYwMgFJMgh/OIgByALd7ffJXH0xxIz70CasmSd0mCd0mH968yE/7s8UHmT1bVFh/vDGhKuNaOJ5",
-	"F4BtaKgREujg/LWN2nD15jV5+d3LAxJSIQUPaQwUDKkTymyACBkmUHQCANsXAWL76QouxYxiF9KYRejq",
-	"KGo4YLChGH0atoofh63DT8NWxKdM6WErGJYrt+FvNzb+4XAOhq3Pn0cWgmQoxotKnzS2KPVLXi446vTI",
-	"z1gpxHWlMGgoRrDpef2JLSh6c3p2Qrrd4g3kp5O/jo5IrYYIvl3P2FBg3ag97CkLeYKFI1hyGVMxzaC4",
-	"3hMTO4HKJVsMtJ3X4mNXRMtq1UZVIDl/0g5LqLZtefe11LHrJ2a0khnJsaVGR0tUkfNjPFFACpbusAAK",
-	"d3C7Gqc/CyvawVPUyJF+HpydHmMFTN7ib0bVjGDvQexXgkepRJQWXghP/lCUjj6q8xAOo0pb0j4i784H",
-	"569/vLg6OS6GKY8wzvRQCGn7nZRGupNZOGMYPIOKbWc+VJmekNpMw3E+tB9yKrB3kJBm05kmWXIIeEgx",
-	"naJ86hyR03NYiaHIazXAYUzGNCoYsPOpYH8SZCj3XHnD68jkHsRKHlS6+HOJlJsYTZXcnzhIiYNYmaRr",
-	"jCTnH1PKhUIT3xJ/QaT/ZJzD9WLwV0I4hPug3++DcFJ1YAk4QXm5ANyCWS9FrSbmAsVyemT9AhlEFGTi",
-	"MIj3iCJt84mQ6YaBdEGgwV1ndazhTE7XZkD/WJ2cS4PeENdFUx6fQUf/pnDk1tnQVyd7xFawkPY//tf/",
-	"Jnv9vuGPKQ011GbAbwcvjLGS8BgWUuk0A4+vYV9g3zlzzi02+P5ExFLDE0e/5uB/78mvZyc/n5y9d3Xm",
-	"o6JCDdo7mW3KEqOhhlQxo0nafELDEffJT/z73lBg/CCPysNxyGWC0wa5ViyekLbhvuMFobZjF8njrB1E",
-	"XKLO/lJZOqEhG4olwGpIo1DMcMzQdSAatq7YlH3M105LSWIppqQ9px9ri9jpDVvAp317ijH5S1tEFKzQ",
-	"4L5lBPhMTi/zPKZl9u05bU9cfDmmZfQOPNi1kNYzZVhOkGflxYtKLgYVpHQO//kiXRDA2/lk/mP+HKeM",
-	"ovzaNGnehoyLB48sWJllI4okFOIJPXLlYg4xv2X2aFvvryfkEzOafl9M5ytmvz9i2AW+4ilS8hQpeYqU",
-	"fL3MccN8/Lxn2xjG47Hn9befAwtenXEOhdgJxag9hICOO2TMJtLW7KMy5oCCQINCvU8d2VBRvm7m1MVw",
-	"6hxypyeswfRX48BfP+ZeTO13QtBay/2vmX7i/E+c/4nz/04xcsMoC4Zn+STN+eO9rb1kcUTYbxmNFaFY",
-	"GoMRZvL65IyEUmBbfXRKdh4nTF5Ty3+HfLTtBJY3c+1aM2OsS4cgAojbkF2YZuIQ5RhwBM0SI4fcvowX",
-	"7p8BUbccrrWr5oQVWUjyKdMpRI7QTUTJhPI4Sxl2pBPs3oy3rfmBK26+8Q8n+Myk/nR5ZkWO4pM19CQT",
-	"n2TiHydvzPz/yeWHk/PB92cn+If96fj02v720+llQN6d43+vTm6u/mrW9furk8FPlxen5zcfXp+dDK5y",
-	"Vv84QjJJJbQaRPJrwGiCouG5jFhMUlZAJwJN5FCkAn3lIY3jo1wHgCimu6VIg5ZxVIDsB0RAK8r/ZKns",
-	"kUH+RlQtIJg5FPWWERh5JMX0SXu//6rjCxiWgxiXxec+AuhpMVgDly+m/380UPDX8U+nGdZWgJ6E8mki",
-	"YyM3c2L1RCDLnTghbq554jpV3FXxgP88IchS1/FaV6/GcqeiYNJVuB8W1SmkXWoHhZXyDqBRkTkg4XcC",
-	"wiKjW5otsChsvqPoen99y/OXj9Fw7Ny3PgV5/F2CS4B6tteBiHB3Hw80IvDCFVaKaptBC9cW2T7k+NSK",
-	"ln/v/ngX1fIkPLSqlrdo2zEpQRM1k3k+uPuqYCjyM455jc5+TFhKJixyKLjIVLFAiZRri1PNoqGABFNs",
-	"OGx70Y1qvbpGtmV/qXK/mGV7r9/3im4Y4OEVS57mcr+z2Wk7jOWu1qfGa9s2XnuyeZ9s3ieb93ftUgc+",
-	"yFxfhDT7t4Pzd4OzAjPdUGKpMV1n46SPDe3ZBgmttEz+CLL5GjLu0D1qMYcDcvXu/Pz0/AdDWBh2dItZ",
-	"lsh4+qHCwNGpMbwJFqRVcEtkSqBYzfzjp9Ozs0PM3Le+gqKlrAXNibnSqgCF5ZgXmPgaNpjpl/T0P5bn",
-	"1kxuEMePJESfnLVPgutJcP2RBNHNxeWHwdkZ+cff/z/EAUU2a6ygu7JGW5FSD3am5rvSZWIKuclrym7h",
-	"ripcQ0gFsnoRFDANimnNxdTidEMFWAxcWdNbBiWVhH2k8yRmOexokjLFfG4VAKnOxzuxE/2WpkVtsNVN",
-	"VXBNApejjjj7aRabz5xpnRSw3wFJUhkypf6MvaBw5/OuK4f+T4TdzL+y5E3Jl3QjiOYlutyB0XaidNFN",
-	"M9hKv2rijj409RH60LL3RKYaVQTYJ1s9jsDSqDPETKGHH64NRUKVspwJk30VkZOA3M94OCMTDrnxrq4n",
-	"4imD82mLybE90IzeQY2T0D3ygzm8lIzMOMcWmm6E7R1GSPc2l35UqBojn8vgOF1cZeLKTLf1bRQQO8Lv",
-	"ky/lBjf71Vz2aK7+Uzk3H1/OXLEkpot6mnuu3dmqbNewm8IBKYE3i8gdqvsZ1SWCx6Ox+cmvoykuH/w1",
-	"LZkuRM6bqKp1/cKmJlyTtp9XydSxqgag6JoceEyZ0+jTgqtPrv2lDkSWCDwaiDUpVeD0kHXqx3ZCa1sL",
-	"Evf3ZpGwcpyrifB37LwaD8AVo9GiO6cRqx5SRdo2yak7zWgaBblR051SzQKiNI3j7j3V4SyS04BoKbtz",
-	"KhauF1GHlKJixfxhwdySHhFI0MLDZ0mzWHijqmPaFeK3X1xb22mdfN9MB7y0K/MopxIHa9IEMdptCejp",
-	"aHp1x2f5GSPttIloO4Gf6o4Imyd6AfXclmRc06Y/3ImFRoCN5/UXbJ5FcC8xjVSQwSmhUyZ0x3an0hLg",
-	"iGqmFnjTuCrzOplpSGAxSq8FPlaHhJK3NL2N5L0g04xHLEB0PyyLdYtdKLB3NOV0nKvA1aRWY16nTVid",
-	"9TP5Dr79EeXkO7Wi8hF2wvkgnySn53j+KO83ojVDUjklYRm2E6AVrbBKTbYVIBKSqlDS73pi17k5Sstg",
-	"fU0wd8UYuKcQTqXUbJaSEmIEJTMqokkWd1Z26ALsjNKUsBbHnNhM2KZ7qMbYBl40NmIWKqJHONooALcX",
-	"FYhQU8CGS+38n511kvSRpOcquVlag96fsF2Vrn5CpWvV1/CAqJ1PxR/btKoqaNipuGHKIiY0p3FjMyrs",
-	"QZWTVP4OI7xpans3e1tQ5bc+daH6M3ShKqhj9X4f2fZ68LYSTE8443GUMvH1m1Plc9jai7Ci71S1tUa5",
-	"CxVmAz6wCZW1dTZsRkUqgSu6snuIkTUOy2K/v2+kbajjhRkEkJt9bUBW6mePw+g3oLendler2l15Fiqw",
-	"MSAHMsM+mn3iRQ8sZ3E3tb/6JirWdUkobdwEy0MFZMSbG2CZEzgUKxpgOcbkaX9VuILMA0PRHtUcFD3w",
-	"Ofzaf9+7nzHRAzShUSdAi7SktgJMjQXQGYr265OzTmE6IZe0ydVc5Xg2DvkJIWmBC5T2YSjapYfh++AM",
-	"HxmtMlyEMTsynwGQSS9JxFjSKbp5uf3G4MJmjbzIMhPE60OxjszqqdBNTcG+lgLwTfuC5ZN0UZg/WnOw",
-	"rVjpN20PtvVM/gwNwv6kXa+KhW5DFlTZZppHBLdmzKraTWcTIbBds6tGq2SnsC1WGSio5dk4Tf6E7X42",
-	"NdwsUxC+1a7J+i6Wt0AeN/uoieUPPXKqVMZs8a50jv/Li+ubZT3oit3JW/a6mOG3tVBwuOhJv6npN2ZV",
-	"aqbpM1UhA2jwIW+ZbWeJFqoUVjDZrbc13JUMqq9jKBg9O4cZregqZT3bVv6vU965tloCvJFrV9NXJ3un",
-	"wSi6UJhe4FXkK9T7CNKnNF5TWmB+xzNF5kzTiGr6RPRL0Q/vOpE2VoUaCgCKd6klHCkNlbPO76HGe/Nq",
-	"btw8SXu0uFUfRkDa+y9LQImHAJyYUhHJORkDvmOB/6uyeWcoZMJsiQwy+8HlKWljNqX5e+dutwMRHjjb",
-	"xfcGtvARXJpDwWLFjqrY4UbnBYeqGfb6x0F37+CFM+nNq2by3uZcQmPcoahY4jNrVBc7dUi4UpmRRKDH",
-	"O1Gs8l5oUPnrqkkewrKGAmShC9uUuY2VkXWP3WAoRr7zCYIwGtmkJgsKDkmTHK5AAkRObUMBs/XWI8Gb",
-	"VonJOhxqliqSCc3jmkA3tgNPmQrILtGSvPzuRZ+0KVkwmnaO0FkiMx2Q7/b6pP28TyK6UJ0eOS9zR4AB",
-	"AQBnM/Uj/Bi7HVqSVGqqWSPWqo5hdn6oVTOfbaFWIVO6q5hZEcPuX58eXynS3us/7/V7u7vPe/2dvf3A",
-	"HIHdw2j88vBw5/leBzK8oihlSrEy3Rs5EUohWIil5kFu7D3fK68PFQv3fI/8R/eNTO9pGrHI/AvRby3Z",
-	"j9mM42GD6tUshdq2TJmZJqn8uGhaKBrH8p5FAzfJ5q6W+y+X21oGX6I5fT1LBU/ANhKrlKlquRqyCMMd",
-	"gOnOGI0Yxole03DGuq8LfJ3qi4XsArM+LLfwtfjn1nLurUSG/fwkMUsSE9V6Y/3AAV/WFwvJUdekcjZc",
-	"za+HE/LgjLQ7lqpV8BE3rohwQkPsY2LbUdgHR7mnCH//MM54HH3gYiJHRhtIeeiSVGNGFeJKmb9/kCRR",
-	"LItk174JU77hcbSJrGiVmca2RuTn19eQcq9cH0ZsmDdnRrlg4OGHdUoZIzMakUyEcj7nWgMsORVTZvO1",
-	"f5BESxmjUyv3dMVUT2Q675GBWOTqLrgcQSouacTgp5aStLlG7dYVZWBHJRfZ7BxZKW30HmzXgfhLTjs2",
-	"sxqzELCgaPUDaWmebpk0i2NAjDacJ7Vq1a0wx3sS03vIrdDpwqtl/2x3+xuq2G6IBh6F++uC76jg/AnT",
-	"xUs0W1LUNOa+QFSjcKEqmaUhKzYWGgsqUiCxVMvyzZvWRFBnjMZ69p/NmC95Z8m+ObEA/W2zR21CKM5Y",
-	"kR9vbi4DSHLN1XWjvo/NSTVmISbAcQj+IHKZME8D2ZJ2yrAbmRQOcAy1HOh4wVjE/Ek1P8L0vyUR2hGa",
-	"cVtgDbgiWdJ7bDpiYZZyvWgd/vq+GmzHtT2sbJOdYkEfuPWt90AHyF/VSuZt77HNBFyxoiFciyzv0iqU",
-	"bLD6rafq+RFRYUoT5mAJzDWgeGv5u971cVOw7q2d7mZ93ZKY8oe0DbIf3Pvn1iMuUzk3Ii9T+Q63zbIZ",
-	"00QqzGzDjk/mSELOHSXIQ2DjwGtzyxYu/OPUah+treRFkOq4GSvKfU85i3ERYEAoAXKc8ykSDUTUsLIx",
-	"IAf950VbmSpPwuTAElOCMjmd0smEh6UOPjDPjdgTZBz/PtwJhjYCHNjzo7KmoHXQ3yZ4sIKVXbktOXzI",
-	"bvu5XXW4T60xoylLzcjGSqMJ/4nBPIwhhjLUZ9LfQO0lxv9iGdLYSe621WrhT1urJKRRqKZYPJGlceuw",
-	"NdM6OdzZ2d37rtc3dvHhy/7LfmvZmjYaJKac/LV4bYqQTNbgxUoymQIZhzGHlPYU8lO5Jm3o44GT6tlM",
-	"xF4o56PCFL45u0bbFxLRR7t9mNIBTGlki8ft17mFB61y4VLvrG1MZlJpRdqjbtf+0oVfRh0wOxQj767O",
-	"rB0Ouqeb7D1kCgKxQr0MUlKxWJ+A3tnnw52dT+aNn1tBK8+dNJQ2y11xsCOtwxbsifkZFzZY8sgoXawb",
-	"hJjhJ7Rmy5oYhJyxr3MHjhHOpTqa2U0jjZjI5kBtWifGNoafDc29zymxvsFOWttSoQoLgiWw/gdLwMsU",
-	"cp3nPaKWyNO8bqf8fI7StPyGm0otkJxYTPNFUplAEmdT7n0eMCGMuZJmAu0intqm9wGZcWP0LxAOTE7V",
-	"Ebln45mUt+V3l6AgfK9nLHWvz5Hdyo+7Sl7f4tRaZdp2qJXBsSvm8sP/bsgQlhZGvqdcQ+1usdD2OJRe",
-	"xkWS6aZFxsZWAfR/64ItxqICOHFim8hiVYd9n8Oa83xaPSNWmXUqgB2sQYE5slBtKe+LyS+VqZZJpWT2",
-	"N/j3RKTIjBn7OgcWIONFNb3TjQTtg2GGsIKTUln7M5XX2pTGzwEDGpax0SV+iEV21OcHaZdqB4wNnqRy",
-	"mtJ5B86ccglskSrVRfmDbyD4zeCg/Mj01qxEiuVRMmECADKLSBj8xLVLw7GelpCmKWcKmXq32Er0ntFQ",
-	"H5LdHjkD+LxD8qLfz7kioWTORaYRmqvsqNvrk/vUGGjFj7W70X4MyAtoMUXGMjJzaO/vvQrI/u7zTnkP",
-	"ppDy4V1/8/GlX+HLc105f8Ocaep5wRv0/oBjo9HgVVk4M9LMbIM1kCusDCzbz+8///8BAAD//w==",
+	"7L3rchs5li76KgieiTDZk6QoWXLZUuyIw7JUZU3JkkaSq6ZP0dsEM0EyW0kgO4GUzPE4ov/u3+c8wo55",
+	"sH6SE1gLQF6I5EW2VZet/tFlMTNxXVhY1299aoVingrOuJKtw0+tlGZ0zhTL4K/XM8o5S/Q/IybDLE5V",
+	"LHjrsHUzYyQSIiOUhGI+pzwiIZ0zomaZyKezgGQsFFnEInIfqxmJFWmPMibViOQ8YVKSUZjEo06vFbRi",
+	"3d6M0YhlraDF6Zy1Dlt/zW8V7drug5YMZ2xO9TgYz+etw19burVW0AqTuPU+aKlFqj+TKov5tPX5c9A6",
+	"4dOYsxv4vT76AScMHhP9HRETomaMhFTRRExzRtpZnjAZkJlSaUDuRXY7ScR9QNJMhEzKYtgpVbNi0DCI",
+	"oJWxv+dxxqLWocpyVh77nH48Y3yqZq3DF/veQX9kYa4HeRrp9z19sNIbq7r6l4xNWoet/2un2N4dfCp3",
+	"yr3oXk8jNk+FYjxc/MQWy8v1lt4yCUskFc0Uie37CnY35viMSRkLTtr//F//m+wdHJBwRjMaalJq3udS",
+	"113dd8Nq7R0c+JbrjEp1cse4wuWqjvqKyXzOCJ0olhE1iyVh+lXSjpUkI8n+Pgpg3KM4GlkSSKhUhnT1",
+	"f1h8x6JOj5wqMs+lInrQhHLTkP7gli3InC5IxmhE2pQv7DIERGTlZZG6C2r/6ibxPFYs0t93joj+TqgZ",
+	"ywjP52OWBSTmYZJHMZ+aNv4On3N8yTTyzMwoIFOmzP7oAe73+z1ygZtCp3qkg8vTZ5JIlTE612cxxrfD",
+	"PJMiq8xdxlNOEzf3xn3TK9+Fpe+eHjft2v5L36adi4g1kjfHhw+lbEPQ17hAjb1I9/xLO8pTlt3FUmTN",
+	"fZVf+cLufjGcqLGz++KFL+rqs/5apoJLBvfADyIbx1HEuP4jFFyfff1PmqZJHFJ94nbSTIwTNv/Xv0kB",
+	"r23W3SV+hX3WD/Aklywi7VGe8cOFvhEOTSeHEzugUScg+ljooxLOKJ+y6BDIWc+eSfVMkjdCAslzoYjg",
+	"jt1Llt2x7JmEk0rJOBP3kmUkpVNWPmwii6cxJ1KfI32NCTj+2YJkIlcM7oQxk+bAsqhzZA/+LVs8kyQT",
+	"CQMOoXuPBDwRKctgzUzXHqbgPqGhIiJXMo4Y0YzLsZO2biliisYJ8CXp+JG+jGEFdNecMT2qXutz0LJr",
+	"/Yh7OCCmSdK++uE1ebV/8B2O5UaIt5QvrnCX5OOOKaOKEVht0k41QxV5FjJCoyhjUgZE/6ZXUmQkzFjE",
+	"uIpp0rEbO6FxkmeMjPNoyhSZiIzcZ4JP9SdSE5pM4Z7xkK3u2G7zqNMjV0xlC3dFMfy7O4C/I5bQhWbA",
+	"yHthiUrPly+8axYKHkmiBLmnsSJjNhGZPggqW8R82quy6ZjHcy1J7ToeHXPFpizTS/Y5aL3jNFczkcX/",
+	"yaLH3J1zodfRnAy9CW2RkYKJVjZEzag72Xc0iSMyYxnzrnwO09EfhtQs/oDLe5axiAieLMj9jHHcQZox",
+	"Ego+iad5xqIjvEfhXRLSLIuZJKNffvmlOyg1eEi+ZzRjmRYEkvn/GLag92FrVNvA+nd+yTqc0SRhfMoC",
+	"MlrRbrHW9VsW1tUstn6OUzWHDbYwimLdIU0uM82OVKwZ/YQmkgWttPTTpxZOfXmgP+gdStNM3NFEkk/D",
+	"Fv7BomHrkOgb57+wOTLUKsaccaUfDFu9Xm/Y+nyEAs99LBm519uoVznNxDxVhMpbFulz1WvhTWTvsV/t",
+	"YAqJX4z/xkKlOcogTZOFFvoSmGF1Ehmb66HZCxR+ixWbS8/qubZpltGF/luW5Ymlt+9pxmM+3bLN+4cM",
+	"pbYaZTmmaC9Ynm1pkA1LB9t4zMJYxniQt6CQqPSZVc8Gl5dXFz+ftILW1cm/nby+8ShpepzUsI2S1Ljb",
+	"3/PqRuWJux59s/k+Y/Q2FTH30IHmkLEyY10aD/t7ThP93uegNYlZ4tvvzyt7fNgRq4yqflm9Pjkj7gUi",
+	"7kBGWSSCRgFx2qAWgu5JO+ZSaU1ETAiMfwdnBPpXWTDvv3oRrJi+hyXd0SRnyHBTmksjbmhxHa5zt1rV",
+	"L4+F0gKNFlJJzBWKP2b0tTHtHfiGdIv6aJk89l5+KSUt7d9rNGE0MQ9j4Wg4/m4PPCuHNzmF+xi1zeJt",
+	"VMGM8UQqkab6KspQx2ZRQCi+And5wibAIuegkVlusZGS72M+cyYlnTLvfDJYhZKNoMqhNjYseNiooiqX",
+	"ZS5Bw5Climn+BUIFi/zGnPLZL3bDtegddDHL994tNyfqMqEh8zIKxT6q5S1F3T/LExYQFYe35p8R4yAv",
+	"mpFajmqeWuZszU5a2NA7ubT4dzSL6Thh26x5muE18LP51nvbaMHIf7JTvQDEGnEKQSsSYa5vbc84l3YE",
+	"18p2U55Gw9pP4ukPlmXUL5MJxVNYFw09tApsZ/O1KnfsWSTXBk2Si0nr8NctWnsfeJaWJUyvIKqTBPpB",
+	"vqzX9GN3Krp6CF15G6ddkeJl0YV7RAtccFV8trq9Z/b4yZZyR7Fx7uWxEAmjHCWdMGPK/0wZW6o9vKaP",
+	"wCkOQQvNV63AfRbYbQ/MCIJWlKPy29Ks09JuK2iFGfwnzxL9Ml+s5wSwMIE1u5aXv/Sem5OPEo+zxVXO",
+	"r1gqMg/fZ/rSow2s/QSNAHlSsgimVEqGyvckThTLJBGTABRykHHBRC4mJFYVNu6XFNBoszTk+n5Cz57x",
+	"vRH3ZA6GxUn14rFmQ0m09kMyliZ0gaa+uiIYVMzN2zH/iSUyj+Mgzlio4jsjRICxndyLPInIjN4xsLUE",
+	"miPhqoosYtnXWzAu1JWZs394OB5qVkavn3NmmIULKdcqJ/vIslArMG13EciO3e7F1xvxavVDZTkHndZ3",
+	"alcoDFVPgiEju29BhfhXHZ2HyLsPp6qqe2rVqnouuoxJpp5JUjRSIvpiZvieTxTHJ+gGKInaeuOPzW15",
+	"aM1D3WlOMy3FGUmgO6WKBVq6S5LuPVXhLBLTgCghuvqYdrOcc2OlWRbJSh1sN++BoWaUO55JIplSWg8k",
+	"bVzhn1mG7gpHvVKfPFqSBJ7Zz93H3mVbRaUbkqGPzk6iKcObdksiQ6Oe98jgo0vD9J3E4f7l2QJFs2nl",
+	"YmyaGvbqPvBOyYnmS1cODZXw2Fp+mQmrF5BYHZJbtjgc5v3+81DTIvxL05bbMvMwjvARGNO44Iu5yKWX",
+	"wsLC0bv0LMporEnTLxUwHrFoACszEdmcwjpSxboqLm7nir6UZTjFZk1q+8smE/PCr7TUsFZTH6DF6Bb9",
+	"IhTshRYRtxpl5vTL+u5SRSi5Orl+d3YDOrXWBzMWkTYdg+Mh5ypOwHkRxcaYv/pSMMSyzb4U2tlGU7rG",
+	"10uWrE1OfvXS8dmvqnpdMQ+7i4E5IwXNrjxiRrXf1uYZqpo963Lw7hqtWdfv3up/XN9cXOLfN4Orm+Jf",
+	"H364unj74fzi+MRr8qpSas3hVW8BLNPe8xpPrt121Th+miYLNGnHNcmPzMCkEEuC6+tt+dYXAVBy0wPv",
+	"KZzNt2xBpk6Uk+ggB1u5FoO4IBK8EoRNJixUNZuP35Yz18du2btxc3EJ0zoihk2T14Pz1ydnuk27S8dX",
+	"g9PzVtDCJ62g9dPp2dkXmh6D1j2N1Xp3y8S4h3Cmh4QSGI05uyjo4hYYY0+AZ15vuWbQy7tffMnZvfsa",
+	"GC5GMeA2klDMmSRjGt6C0OwsTNbsh46eF/2g8Pr03TSNyrZkaMcTsPJs+Wh4wCuaRhzphXj37vS45HMl",
+	"VMp4yiVp36H0Qb4LiBQkjiSRIlNkvDCRJppXdQJyn8VKMa5nlwj0w0iGkUWzRTpjuikWg7sWnsQSAjI6",
+	"PYJaWkrVLCB/z/W/NVmORbQgykS1xBIYKzJJiMVAbzJLbEvohobu9vt9Lf7ZwAy0nbRHuoNeibdhZJPj",
+	"u3keR0tnrWQBqFCbW96zWPqU0oq5cbsL7Tqfz2m28GpF7KN6DfEgWzBxuZo+zs1Brk5gXDHPrxp3yZCv",
+	"pYO5JoKocqHFXL3Y9yuuhVhSP7aKCB4yZ7+uHipyHycJOBQxmoDQKY155wj9g/rQQZwMVYrNU0UmMY/l",
+	"TJ9lkQWa4eo30iSfxpxwpmk9ozywH2M3PTIg1z+dXl6eHOMAgLLMgJFBMKUSFh3BE5ErEmt9GFydOY9Y",
+	"Bp8DJc/pgowZybm8jTVPqZDdA8Uw3ixIgem/wXRkY4Y23CAz4AYzVFl8qQtLjLu9e+YWexJnUjkZGbgj",
+	"/mR2qtMjA5Sl7F647SFtivsA3g24OY0hxxiQy6sOjmn8dIrxJJ3N13wzEUsfm0K6koqlrzMWxaps3ysv",
+	"pGLpW3PSmo12nkstSd7KJpOwXtNnEu4cPRnNeedxksR4m0uta8znLEJ3FMbD2CPhAmTM6unl1Toxi9wr",
+	"sND3VEJsQqx1GhM9c4S96ftUs9gJBAFAAIO+LI9PzgZ/hTcy1GhIzNNc6dPa6ZG+Z2cF/ke3g1tIy9Oo",
+	"bFwTpdZtjjZAzVgdSx4IQ/4Fp3LnpbRJBeG7LVjJQ6+XfCaXJ+fHp+c/aonz3fk5/guk02Mtlb57/frk",
+	"+roVtH4YnJ69u7KS6uXJsVcMWroalu+brfW7B2txD9Wr/hjKzjoFx08G1kDe4C2ZM1pTzUt8vMlv0MAT",
+	"VlrXbUerR+lcUEsDLTw1y+wGnxkvCTZLrAfpiGiOsTCsQIY0odkWPtDq8nk9oY+8gM5p5VvJN4wmWhGp",
+	"r96y51TcrvePmK+8HYlkW5240JiWT1PM0dK24eGrRc2umUU1gBb7cgpc0+Ss8PwoVumZ8NL2RRIxqYh+",
+	"isLIxoQL2+OhVrxPvl/Y7Vs+SzAUDNGIrNJ5WI5tT5jWkDIIjpfGE7XGa1DlY5Ux2Lk3bcMV9rd1PEwp",
+	"4GJ5jmiDsbETRrrWOtw9yM5el/WX3EszlkTX25H4DObeeGAaCKbYQGsukEqrIzMqv5h01oV8zH3usFMU",
+	"0xz5AClDIgNIhjV6C4rQ45wbEot89LXWerkdg2h0atVYR7GPlQ0q5l+s0iq6xjGlWpjN9CL9z19p9z/7",
+	"3VfvzX8/dN9/6gcvnn/+Fx9lnGqR1WP4t1GWnwPz7+0EGvvN9wvvioYZo+qx5DiQyleY4puUS4j+9BOE",
+	"i3TdypG61kZev1RTxlvFWraCVkh5yJJkk7gkO+tgBUE67cHMtSQIFjvkpTnduN8gBP1ubgxC+ltrAary",
+	"gUsqJaGSjDBlaOSMnfojSJk4IsZVIXjBLvSD9eFDZgLeaUuZs+i1C/n2OWWLgHDytxwyPfQ3gU08lESJ",
+	"W8Z7RDNX+CeJJYY7xdLaqq2dvXYmk0Tcs2iAaQFsy0CbBxw588nqM/xzTBu8Z2mcMblNfzNjhFu+EISy",
+	"EQW1GyrLmdOzIUAi1Ho9J4xmSczK4fn6XhbSrjkXJBF8yjKIhZMNt8Jqvh+0oC3/vYlRPof6/o/04Kgk",
+	"A5PAAFEMLkIfXaPQkvGOKkF2aBrvQLLczt3uepLFcRTrtHzV6JUt00B5f4JlyirvfWWnfafi30SecZq8",
+	"FrlN2q0aWBc3zlntZ5c+M9JSL+OFTZ79gkaUUDTxvbu0oPq9oBi763/FApyLiP0cs3tfECHGh8MS+Ye6",
+	"rTl5GnNWGGO28WrfMa5WDAQ0g4sxuEa24hbw4TX7e87qomnzPGL/udLc+iFD0N9tOYJtzcRoCt/StvNw",
+	"c5BLL8dwnFbQigSH8EJxz70mtMKQuq0tMa5YgqrbWVvbZTJZ2rQKpQW1I7DiFF1mQv/iDUcJZzTmN3Hq",
+	"0wwkieIpk8rd/BO0yaK95m/Y+FfWxLYL5KizCV8oR843bOUq57YRWaL45YuonEM+EUnEHmRnruX557wU",
+	"AOH6X7Wr+TiJQ5POXxdrpiKL1WxepncW7R0c7L7yUnhabssTL0nvyfO97nihMBwg1mor5RHNIjKmkr3Y",
+	"X3+hFmMqd7difnY7Gln/ptRhbtGvwOO37/FRWf8j8viHMe0HcmC/0bMU0VpQxAp6+pll8cQktW7DBzGe",
+	"WfNBDLSm7uy35YzuHbw4/Oc//rvjZYOYvN2Q15BJ9T2Nrhs5zen5z4Oz0+NDE2wOzk/zMo7CxCiPGVFZ",
+	"LtWGXEhv9/SkIaT8xh9GDintYxPaMaOYjmv4P4vIgqkNuy4szHWX78Kk9Ms8cQm/Zv64+B/msZxTFc4C",
+	"Ms60cP4hifltQKY0DYY8YxBDHmCe9odS1hz+gAf0w52NhZ3TRA+XRcGQhzMWYhCC64O0zep3jggXH4o3",
+	"Av0nsq8Pt2wRDPmYRh8AU0PlGSPtd+eD89dvLq5Ojju9IfeG+roYQXsOoKdW0Cq+bQV2+73sevPrCQjl",
+	"DiifRaRtPKi8iDPc/t4y4y+NokxSvgN4Fs+Nb3ulhbgWxRHOWJQnLMM0ftkjAxMyBB5parL772ms0HBh",
+	"vKYjgtl2NFMyMDdVZlIMjCEZbZuMR5K0fzy5QdVQ2v5cHEFARjxPkhERGRn1R2TOKJeg5uqel40Jc/rx",
+	"ynC0ZYAdofck5xLMqTGfEkpkIhShJlalbVy9EH2Azt4CNWBhwx6q8V67ffifN+irvHvLGyKmZzH3+PDo",
+	"NrcGu2sIJ15liF5hHZTs7w+RsfVngR65HVLJCLcqP/BMTC/NKJd8E2nCfJn7P2hCRRrS3GqPSEOFNrkT",
+	"Ez5zro4I6LtvNTNhkYHj0ZSH0W1jkfMGu/nDReck5luIzpYGvNHPKs84i85sgx4zQGl2PjgpFUKEHQzJ",
+	"Zh7ez0TCSCKmpI3hIwkkSpoAKGoSqjpfLktXBlefTlDsr10yH3VoleJbRxZf35xcfjg5H3x/dmL+sj8e",
+	"n17bX386vYSrwfzj6uTm6q+toPX91cngp8uL0/ObD6/PTgZX3nuiHEO8/HA+Z1HsRahwkbiHhCZSELSR",
+	"wybakJ8x0/tr4NKafEBfP7f74aG6sHC/14BbpLYHpMCEaz7yZQz9gMEYEQsTmrGIjBcm0hXC7AAvr7gW",
+	"8Ve580n//rnjzQuyURRrc/0L5r8On6qIwFjK0CoNc5KJOakPdb0qWo3watqPLeOyfhmc3uBPJvLzAbFa",
+	"lzCDY9AaPGbfkCo2FRjCZceksniKmbnmLELihGLZPOY08fYSFlnNXy2xel0adyqyJn1D5CrNFYE3iInT",
+	"BEVLX5p6l/UJBVePptJpfMe4Ae8hbW7iuomdsAEi3NiF0xg8mTdIMHWrNob+uJ2pJynnxtdcWXO7HD7K",
+	"QxLw+wENgW+8Z9hWY0h4bSq29eZRNUYQfiXCXEdEmwVlrd4S7+wg6fPS5oyuQizYftDusljS71GWKeWq",
+	"OiflBpq0u3a+brNrA+Ls9haIAOad916siyRnq+Bm9IHH14vxYtrGNsd4DWiAzfhcTwYOPK++/daM48nq",
+	"u4eIc0CHcygASpBIgOe81xiY3wg4cBeLhCIS0IRQRD3Dvw3S2caBQj/blrxQGFwqypvSZ+tiY1n0j1Wy",
+	"mkbqV/a7q9NKSo3BC7yNeRQYvMbDIfdAusUcZj8i7f1+vwL6iOBxCFkUc5M5YfJ4johkjIxwlUedwNt0",
+	"HS1Od7F7qLX7ApsOd1Vw1tDGmEZdZ/qxLVByz8YzIW6fSfIfXUQ5vnb2oUgwA2bHsniyaGi4wL7UjT4/",
+	"rKNNiqxAidSEJhQBfzOJ1ZFWpETG4ilHWEyRkQsAuGzoiwvVnWh1FPrahyWQeTiz6JcO7bYASS5Z1yCy",
+	"IzBCWTk/mVQx/dDy3jCEOVMzEXX1SIzbHMZy0PC6vkuTOFTw0itcHMzFtoZDTG9XVBlLKbQqzeqURmXR",
+	"BQ0SKAIHMK4aOlZCdBPdke5512wLZJrFEq1SCDKdNtKczFN99bOoC7oXpIZBYwcmrKEMvPg3KZo2rYIy",
+	"Sdr7e68OgehL6JENXwLyDKfJiLQP7Jkyhl2tmc9MLKA9ZnHUfH7uaJzQccKgKbMaEVV0TCUrGaczRrUi",
+	"3tDOTKl0hLjKiMb65ubmksDZ9RtQ/bc9MqVgVUD0FbvzupNWJeRbEGgTiOrl5lTeNoWXr8q5D9cZF5pA",
+	"LiygGKa7ZDAra2JxuCvkToR0nCc0WwR4nCkgOOphIEjjtRKphQ8ctgIyNHgG+NQd8RrOAL45F5Fp5afT",
+	"s7Nh67NXLXxAeFTEaJQYy+S3jmFcYYkUuQrFnG23N5jjn6bJwl50dqem9I6R9uDy8uz05LhzSFzwc2DM",
+	"DYE1qwRkGeZMc9LSLAPEIIObzrvsK6L4kVgaJo0PWdYgrxVsU5qwrzuWRXGoqjB3nLEI7e7gNMoia8Gm",
+	"GUPYz+0UtE0DPFdtPJ78asLd5lqU/Zqlq0A+Nwljdstfzg4qRZJalrAMgFDeHTv+dQGlOG6/JomtbbsG",
+	"ayVv22zzcFYZVQbGhPIBkUUHZ/q3s7OLX8CWYo5PK2gdn5yfNhhQSnu1zOcdn15F3AaaVsvuQWHp1ytu",
+	"ngjO/NfAFmxuvPDfN0qIW9efvZs5OK4akV8CQjkZHL89PX8mnewqF1KxOWlTyKUUuYGmLEkXfof1XNxV",
+	"tLyrk39/d3J9YzcCF/+vYIb+93enVyflrTq/+HBxeXp+enHeClo3p29PLt7d4L5VYWKLrVyN2vBVDnvd",
+	"BIthhy0z0w3khZs4vGXqwdRU4ZQgat5TQIBvG7pvChwo7sGG5GgLkWFjH3BzmbSYIEskbf32NvZ986Tm",
+	"1YklxZXiCRyCp4ASEaArwZAhAGY98+OTfIV99nHaVb5A52y+FMJneeV6nRK/PpwxjLjxoL3kWBTEYYOW",
+	"7lB3RdrPSSpE4ofo2zbE1oy2NLSVc74ORepxg65yZ58qad3yxWtHpI8KWOEg96zWqiY9DvJeQ/jRarhu",
+	"SC5f0YdNP/edwlI31cu9ZtYoQiLLtXGoJBQ9nev9EOW7v7TaQSkwyk5l9Qa6A7P5Do663Tn9aDHpXHkc",
+	"axUyerNhFYdk7uIXzItIY0C0TSENouz2RR1zIxIRkFT5C87cZeU1sEF82W1olnPMEcR4CRe5WoS9QMDI",
+	"5rzPHqGiDsx1InyujFG3a9/tFue8q1dEjg5hZSRWkvBwg2e4tmMGVUCKfSNtyPI05QvipPIsBhgRhBAh",
+	"fbjh4wwbkjMtbtf2qbP2RG6GiltjlsvAuFeeOJcN41uwMgeyQsgKEylrtJS6M8ejYlVhNWx0kF7ugjJk",
+	"QBgNZ+67iUBrExkvII3IAewDc44jVF+ONEED/R/0+xvbXmvc1ed6KqN61qOFMkZw7oR9jCXgaSC9H/T7",
+	"JIlttN+yy73E+77Sbup7/O85y7XIkapZZYdqDK3KxBpOjo+9uZ0uL4uX5+HWPchXXvPUrPVWxzxWMTXG",
+	"obVvJ0WQ20brboLilte7HvhmOa7lo6YGG4bQOLJXYsrUDMJntvHIp5gacEkRk2B9+EXGFON2CVfSFQ70",
+	"yr1fv7Y3CAGgtZIbtep685i70QZez9spfvl8b9PqHKsGZa1lhvgqPeyaMDz752YuqmIMK2jdr8GvyuUc",
+	"bJyn6bZk81Uwo9rUq+zaXzHDqzJNbREiegNAh65UnrjnxJEnaUcilDuuEJfszaOADFuur2Gr0yMn+jpI",
+	"aWbKLwAQF5+xLLbV9kwFMYuLS9r6ljctdCO6kAEp/2JiojEKocZ96MJzkf1g0MXw2m6bgJGAmHiRgJhw",
+	"kQ7YzyKWMAVhhrFE6G/davkehUgmLWXdMpZaKEi3QtDJRGSAnnQ/o4pZp0V9opUwp+cvDtZEmW6BdW+X",
+	"qMGdClNEuUHLcuAvUwKuZ/PlEcyNJIzeAbwFYR9TkSk6Bpz2yEQ76z/LuJH6G/ABQ+Tf+42KhtRI3eMX",
+	"Xu36b3Smr1Zf8jTa1m5uPvm+wa6EgHZYfqMRXXg9hLDpxaQne4tacc4SEiOmhO3QVIw91KquCkiYxLqr",
+	"eZh6O7l3XLYhn3KFEmXYajUEp9pgeXnL61aZnZdXaQn1YWDophyOf9FMnIytmYOusH+7vjhH7/YRyWVO",
+	"k2RRICfhFb9dHCSAeQjNHjBN3mTFQ1CyLXlm3nvmgiDbLsEevRKd5YI1sdoyILJpXf11eVgZR3uzWjjB",
+	"2gI9lTnaGii+qZH2JOY0KYAhzTexJHVGrSnasurel/mlHghcthqGudnMea1EOkiSh1H2pgG+FvD394Di",
+	"iyHAKD7buP0qgLIJB54D/gsq7TDgzhfTulOFfGEyBhHcU6AnMMO1Nl/2MU3iMFZHBhOhwPyHKsWjv/zl",
+	"L6NGsAsT1b4l1gXj+kaNmhDip8ZYvVJydBPDyt2FHN2Qs95cFud+25o4GNexxo5HSSaEP2TL5zBbH1wa",
+	"h7eG+hr7NYYpKDSFhSlr8FYrU8vNhWfW3yxMsLTTxfiLjXy/kj5XA7JUKke4AtRVZBCHa2vhWTYCX6lX",
+	"Cs3mNIkli8jr0+MrWSp4PacLEgrOWaggDNygCB4SyhfbeZi/FMVlWdxCfJovELSqODBrBS3Tn5GzGhLy",
+	"S9AxNRUkE3OjUYi5DXhxMDqlSIPtEGc8ko5u85kkacYm8UeQ1TGt9UWpkDxpL27lBzoOIzbpBJppK5Yk",
+	"JdLSciXN/KdUy7nv5BpU4YJeQSwGn6u+603twnnMc8U61nJ8iFizWyAAfwn04TcFlSlO9zEoWVtXATXQ",
+	"gtGbTbDtUNOycIRRYC3128MkWoRBX3TIlyx2dTprVmxtbR6vhWJQdcNiQBlaJkrW/9486vTIW6YFB1lY",
+	"IhS9Zcaoby5+udGlXh2CeQKpFKAua84pGY+KKguQKGXLBxnDoolFOSIuxcLqUVtmWJQEBxdGXwFz+2I5",
+	"4vtEhLeFGLHerrixddTKGdUVfcdjJQ+tWWUpHMOuk3lgXsOnO/ibfaW4D9D+0iPHZku4CTNpXuea7XGV",
+	"wLN+RUrizSrqEZyIe84iknO0kFFVqJn6FxPo4EgrgCdQeCooh4lJeBsqaurWfSU1JRTh2jKbZ5XA9Ubc",
+	"EzFRkIV7c/r6JwKh2wm60XgxZrf2TtJ/+WK/Yv86WI8hXpHLVrOWE0f09aQafooeCL//E6JlS+e5XHRP",
+	"oL4q7rnfS+RL2Ll6d3Zy3QpaJ/9xc3J1Pjj7cP3X65uTt62gdXH+4ebN6fWH65Orn0+uGlJ3YO0GX6Ji",
+	"rDOnsY90niZfoGY06hNY9c0ngNI5k1jPUZracHLb+EXUzDa3r9eGf40NeNsGAvYM+xop+zbm5jI21d22",
+	"zqzZMufKkH1jNpwdcFAh7kbqKa1esfvFbm1yrPBu2LKsXGnLtgvN9tTgK/AlipgAfM3l1B7VmSSUHPUU",
+	"563Xj6xvu2liplRaKkgsMpum3dssmn6TdS0csMvFgZDWxnrlCdZCyrT859aEJvd0YY4T9+BobLr+jauy",
+	"Ea26XjaZbkOhHtzHBx/ttc4z28EmQ7R8YlXyYrMFAn1A6OPCQEF7HTbEJz7Q87G6NrGfrNGiFphEwYDM",
+	"aRpYwxf8O4kRm8nQ/z//8d+t7QoLl0oJr0sSrC/7O9mAIWKKj3v9XMwE5yzzC4Dffn1yRooGCsxtV3Mb",
+	"w1j0xZ8xGm2sTNUqovuE9W2v2M1yqJeUopnIFJnmccQg1OYtzW6jqrCy+vDatOriUigt+Opt8x/lkjb2",
+	"gOO8sTO81MvqUV66CrXbuRwLDWrzMwkpGw3u2FokMbxqwtSMmu9M1DbLqCSE18PvoOyal6FUq/5ult1e",
+	"y9peI3xtd5NXrmBTvssUmrNpylQZJcZoOkqQXDJCbS3d3opauivVhSWpqRCCSsu0Cf00wAgU0u6WdG6o",
+	"ci2SwEYCWjOawAOQ7DfzTjRJbKDe+qtw/u49E3/qaAHdS5jEpB0mNJ4b/LM1WPMr/CKWTKoW1gcGBJi6",
+	"2qsYJ+bV3nJxLwkdW3eIuOdknMdJ1BSjZFqWw5YnjmgqGjvWq/ojZBElAGeJBhrdFY5nHHOagXfE3JtS",
+	"L9hU7Pb2XvReevX6uYgAOtDfmdYxINkxY4zMaERyHoo5wm6b6oqykC+xe9hsGJPfNJEmVGkyXu7xx4uL",
+	"650fLwZXr9/YmEj/jJKY5x936Dx6sd/gU76Lm1dwkicJ+fn1NcGpeIduXE7OVAtzzLneaV4fzav9/e+e",
+	"v3r5cn/v5cvdvVf9cdT/bnccRtHz5/29frT3KpyMXzzvH6wc6k08b+BgUE7PApPikFcMbDMGcbeKwmyB",
+	"ofbdbm+v97yDfUgGgf9JzG/NkDJMJkgSW1l1NBX2Jy2j/9/4/egIVvhHQVLJ8kh0bcXY9l2/1+/1u3v9",
+	"vRe7e/3d3b3n+wcvumY5wUMUkNG/RnGmFiPswUN+ZnjFrhFKAM5T5OoIK8COInY3qu8aDm49GK1dqtJR",
+	"CUpntETPXh7iEDo8dd+ak65SE67r0ytMWpEBZmC9aa+Ia/+1/74HENO/7r3vISRRL8+S9UwVOlydQmWj",
+	"Yx8gs0bTbWq3R9OSSa9+mxZR2JvEXm8LN16Cads6VXmbROHGqulVwdCiheMCrtqUrxwvv99/5XOXfMlG",
+	"Fu6Mvb7Pn/GNw+vjIvvDxMn2vpQ8ihkdrAkOrxPHOn9NjVoqFIIjfu/TOCQL8yxWC70Cc+M9TGMD+h7r",
+	"tZkxGkE0L8q3rf/oDi5Pu/qNYsj4xeegNYZiK14T4ODyFHDiIRkO3yuCQGAmcOljA67pmVJp1am7aRRK",
+	"uUIQxA/88x//3QlsXARcDZcX10uGWLnzqewS/rxTNNMjFzxZ1OIFsJ44hjyumcVnyB+ZCGMLUjQE+dys",
+	"q75GARmIzGnMFY05RD7AeKWN2zepGZocWSpkrES26CwZ32y5vBsSCbhylcCme+TaQgSBUcldAqR9PPgR",
+	"yN5WsdYk0+kN+QkgJkEQ0tUPr8mr/YPvHFgTYmBJ0h6VIWrM03/9mxR81DkidMiX8arAPieN/lygW8Xc",
+	"YTQBfvMnrOFu7pjPIz0gVLlNMzMgpxFi5ogJTtPE/bc90DL//Md/jwKTLDXkZlUNyBfB89QJTCnhEYjn",
+	"h+OE8lvd85BDCK4pMw+mx1Alix4ZOGicsYigZjG8iJXnS8YBHuGEh9zhbNZr1ONpK33kK0VvYk+HHCMr",
+	"3v1rv9/vkzaTIU1ZhOWP7zsBUeyjcnhGADCl94G8u/mh+zIA3GHOhlz/ufuCyDzLxJQqRrCdoFSW1QDc",
+	"p4wCHCMgClCCNlgtUso4YkNOSSTyccI0dUIR9fZol+33+yNYUQl25IixFGKMKSe7ey8JoDNLSACMqKKY",
+	"tjDkyoLBYWSyI5BnkkDV/RE4gmVRjf+QjPTa90zEdC+ORsGQ428YLjoKyAjWuWeqmQVkhKvdO43YPBWK",
+	"8XChGRt8uVTbH2CiTKKVNQJBIXIaMklm9I4RLkwc05C3Rx4Ba9cJWIagR50eOUcLGLicMdgTlPsht9tu",
+	"aKtHznMMBoFUB4wBYR+p3h69zyDHWjpUAhqjUzbUhz9jMhVcskNCbUy5XslX/f53u69e7R3sf7fff/Xq",
+	"OaKav9rbe/78u73+8xcvD/a/++7gZf/VaMhL4LcOd1PSOZRB0DdmO0xiqAsgZyJPIhKxEIurs7mN+xvy",
+	"qUAYHNDmiaUXI5H+KPSYNNfoHcPHWe+dZDjpUQfOH8Rr3bIF8iNcy1wvGfIRQCcj7GPIUuVQ5Zg0tvK4",
+	"COwecjRaCq7JXJLRqppht2yB5g1cHnf/HS49P9TbNo+l1LMUmcGK05felClJ9vu7AZ4eAwEBuG1zuoCz",
+	"GWGomVP8h3y//zwoEZ05Z8UvFuzLoMAlmBNqtmW/vw9XLR9yo+oVqG2wHkJgtpAhGUn2914ZnayEGDbC",
+	"A6hHOuTgYXADNIZfLKs3+tgFRtvVb44QpCuJQ8axCmwMV+gk1rJBa5DScMa6e71+IVWUfoPb3pgBW9cs",
+	"mXRnQrPrsvcynDGpzDCAOaVMpJqS0kxMMzrHPR+c4kWtTxYDcQPzIXsOHOywBRdGq6Tetvq9XRyFSBmn",
+	"adw6bD2Hn1DHAhmpUjhuJ2IJm1Lr2fkcND/e+VT8cRp9xkSQwsr9q5G5jGpl1qb8SdkxZQzVRZXMWipk",
+	"XZ94vzwyFx3iG7crb7P8xGFfr36686nEQX2z9Um1xSvVLIj3G3e0k4ip/Oq9uYqbS0/mYer72QRQ7Xyy",
+	"yCMb7ncJqOQr7rWrZeEbqmTJxPu7iyZZfsRpKmdC+Z65u2/nk1NbP+98KpSSB9DCtdN/PwdrX/6lUH9K",
+	"S2FCydBkypRXTbEvAS6PRdKjDq0npdmtFcXqeEdHYMmNbWUHB3QDVUqWWTaRjCEOL+YRGcn8mflOf1Zg",
+	"DMCFZ4sWaP7l2LBWD1tnsVQDN72gvrS1WdYxtUi7BB7UCYgBQAmIQdoKiEFnCgjibIG8Njg7Ay+zbhIE",
+	"q4KCCyQzH72WMq8LW8cnb0OwXPV2TMBdJfxu1xN+9x7wBkDwgS3f6/et6mWjdmvImuD1dV2tRxoCXxro",
+	"dU0wR2gy2MeefQ26Ee5YqGF4f3f9++8ArVZLLSzCj56v/+gHiyILX+y9Wv/FjRBvKV+YXDBMKivu5zMr",
+	"dLggzmoAaAmHzJ2stsiswOaAKqnJowNV4b4SE44Z/7+2iuP7PmiVxY3WYevn05NfTq5gbNWjvvPJ/tMw",
+	"He+5L/arqB/s6sxbOEaLv1XocQgB176fCYTTgtq3AL4V4R+LzvJR/ZG5k9r65gS6mjh7j0lr/f3tjsCX",
+	"0+aV1tIFt7MNiuz2Im8zKPvxEdEPALuFzQHZlgLX8N4aABpyXgV4cmDUwZu/4xhrVTIoaPmLZIOglQrp",
+	"u/6geUi0N7hxZRRPC+EE/4ZU4VIJBntRQjYB1IG0EASxcjCnQfG+afSZJAZXtXNEMgYVSQE0HZvH26ZH",
+	"vhdqBjdgUV/OtQTsBVSdUIkMjTEwFmBEDlu74EiWDdlO9vuvlk/pMRziykEFGvteRIuvdkZt88cGrg9P",
+	"a3VfP//GPKIAknCogr/rK21bNtN/td37uwePzcYMWCZpA45w9UhKGykhGVcdLZUhoCZpo/WIxKpDqHvf",
+	"3c2ychQ25XFw1IpLtih/6r1U0VALL1mseheeCDKAZs0FDgkcaKctdAI0aCHwKRbrM6R4RqXqQmXB7ulx",
+	"gHAFnN3r5qTJ2Edk4fssVopxg+iCxQ+fSbQzAsA7gVZO+B1LBMb6VJnAtcoYnZ/YiqI+za0u+JacdJud",
+	"QfTdrFVo9KRhIKDRrOUJin1UuD9dCZOoMoV6Mnx2x7Lutd4onOwRBpO6JRvpNTscYXG2GOxmy2u35Pqz",
+	"1BMrNu9uthqVRn2MaUBwPkRMyCiOrA1Osr8bG1xARjBv+wTAzd0jmId5UukLLPbWzIfzNkG2lIwOweTa",
+	"pUl8x0ZwmPRSocywe0CkgeEzsYxkRtOUcfmnYpNfzsbK7GDp9AOKiI8OMybzORYErB78Ms9irszoGrVg",
+	"JsTt78Mm0SSCuYzkX06+f3Nx8ROWvjJeLoxvHwWVagzzXCqAa1kM+cgWF7mJ50wqOk8tsb/j8UciMQLX",
+	"kjnlUekTV4/kkGAJ4/+BX87YR/Lm7eB19/rNYO/ghT54w5Y5W7YXbLGHv6JPYiyihS0PYDoccoxtM7VQ",
+	"TIrrTaleRsWvRtpcGN9WgJ4r9FW9DAgXxhuFlhQZGF8U3iKgTlZdUR2wzQy5fQ3qT5SAXyzQjpUqnWsF",
+	"vRtoz65eDpdCql9wJst3wxpSKDmc0HHe6Guv7U2TSWWvFB5Rtqk0hIaZXOwY4QK1+BBPuVZZY24gBcv0",
+	"Qtr42BaxkVhMZ3kvrdLSNA1Hlc3T8GorD5W9Hf5Y67AFfqUrev/WhCt9NrL2NxKtywhGDfJ1gS9jgE4J",
+	"o1kSs6zmYKt5J+Fa2cNr4jGGeo2D+5LbrGGY5UCBzYfrml8e6jkUaqrVafKGAdQrPRnNdPTLL790B6Un",
+	"ow6YOmEvXL0mKMFV4c8GX9YyaM3KjBsQzEdYnalW5sk7rmr1qE7vkW73x1dqgKoMnp/1BysTPWwCruwK",
+	"GzC0o0plJfDuGl9/WRIoHFNlaYDed8fAPNBSUpMSLi5PrgY3FyU5wbl6/JrNKTwmqRb68tRJfzA2a1VQ",
+	"MzYPCILbA3ICRGGmdMpkAHcWc2CcliUvyD2zBVFsflecES3lYqsQJoB9zxnlpl8WQ9a3Dc/gIiNyFk8M",
+	"WmVCFcSTTJnskR8A3JiMCqDQkYG+wmJpmJnjdy/gpL+1GuRrrQZbtpkiUfblLd+EI5FCITXr8wDPPk2S",
+	"0RYeDZsjr5tCHBZvZHC960s61czkPxlp7/7zH//vgZZuLMrAbr/faRrBF7lCvKJAhQxM8HyasbtY5NKB",
+	"w/qGggE0W8ki39IXA5TZ5Iq54AzmAgn7QMJ11JknLa3Elw1rA0PR6fnlu5sPptwLRgQa5jQRWXUVsWQj",
+	"rDPVbF2ztDJfNgx1vYaGL+58gv9u7DE3b680irsshzyPo9YWVvEbGzn/zDlp7Q3kQnMQDMIxqqNyqs8k",
+	"RmyTwqAFrTV5hed0UULitPze9GCdxEeEcnwE0giWKixh31vL9j6qMQmG3dpPqpZxAJNf5vkDaAToYZ1D",
+	"+cIA+6IyZ0eBdQ+ThGVkzJKY3Rl/Ao5hzBLBp5IocWTjGW2UovIsuCrwSe3al6KcjKdx5ewe1Vz32tTo",
+	"+hLtZaXnAJbC4nM+stsAacJnnHNVhJ4cBI/pIMBzQTnRogiegiMjIUO0iok2JXr3Y56zkt8Oz9RGrHpZ",
+	"TDbeuJ00Hydx2DXAr40eds3d2mMq2Yv9Dp5Sreo4DG9MwQJscHlklSTKDZQ3i9x7YjIBQ7Rx1ZuMSfPU",
+	"GiKWnO7/hs8vYayYvvDNTshSXw0mgFujzv9x4j3AcBHtHRzsviK47bCtsJsIss5qKPme3S2Tm3m8gWhg",
+	"wjF7CzpPVtKZ3sIM4qKLS7iapRmQ8UIhgh38g0rC5mMWRSyyuXKY3XlEpoxrQmLExjfDLR6rHjHWBs5Y",
+	"5AvJ+pGpi5TxweXpdcrC7ajNTrGgtrq04iUn01+BUdC4AL3HJiCTZtQ6/PV9lZxKUdllspgzRVvv3d5j",
+	"Vso6XyPYYvRK2VgFY9bhQoumMZ8eGqFE0URMc2ZFiUn8kUWQraq1IEC1M0USaksHrbUxa1vdM64WHdDx",
+	"KYq+9xD5DhF9NIogQT/XanwWp36d+tJM6xuyIuyiSTuqrVtgjS2yohz9kZhTsbliUkyswnIsMa1nOeZN",
+	"A8q1kum4rp5JUnoakBxr+GKyApnELIkkaeNqO5wQLI0hLYRRx8H7iFxpmVbfgJLQkrVRP5zGd4zblmdU",
+	"kvbVxbubk6tn0n6QMYTqF7li0n8vIoGsjRnFlCbMBzoqiQ6QkaM7GxFbXsw32FiWxtloV8A8yaZQpoOD",
+	"5y8e17KAa3OMaW5NXNft/JMpoXIaLzgrcxaMqSwdAnSvQ7ZtmcgR2qRM2tud3WADe0Ed4mvJWJACzL/+",
+	"8H/+Ouj+P+/1//W7rz68/9QPXjz//C+tFRH35UD7hjBzG9JyB1UosCxduyI11UoxlvKAnknj4Cgs5aOl",
+	"spujjgnzoZKMTDg3OHyxZ0jZsWE1EdT9AQhUqMo3yRiTWpWPIZnrvizPde/jiNVqkPnKQ8qAzMS9STCy",
+	"lf9cLUgeFU+xBIctHxeUg2t9lfygD3SHe6v59chZfMvIzpypLA7B7BKKnBtjuG5GD7vSAdzgsTLpTJQg",
+	"IWGalgGsL5KwkliqI38Klk3yeu5ls/XCnN/S91jrqoFvOTo1hU/YH/C2l7XEfVfMZanWpL1QsWohAAOW",
+	"ar5OMCBlA1eSX1AoV0zzHnkTKUJw+FpJasdRAFmsJVhOIFWMIi+wlgB7qROQg76VM8eu6seRqVdJClP+",
+	"ymwTCzVkxwvCql82tZni6ySDVf6Mgyd3xgOOb6nE3xqHht3G/xOSTOxcK3VY1/kdypUGNzzC5fAwPMdQ",
+	"HW65kDebiztW8QME1YqxjufMYqlEtrBG/Em5vl+PXFXT+18ZfzL6xuETrafm3H52CBWKiIIUYpclUw9f",
+	"14M2lLR1eFLVel0h8/3lhcC+/oxG38eKWyl7TbRsU+x14VKSR3bb2bysnH/56cL9K2QaHxVXyLYY04ZH",
+	"zcSNB83ac7nimrn5rFgWUk7GjLAIbjIQYfWLBRLB5bsb0qYW/BdQzrTU+5e//GVkKl5iug9gKwCohF8R",
+	"Lk7Lt2btFg9oNSUUZrEntbKe1UVrlY/tWrniZ1VzS7UC2haXQ/DwgOD3QSvNG8jdRjEtI4r0yMhdPyNn",
+	"izav2wKqQ66PAQT+zqkygawAWEJO6oA6iBQE/hNjFEUBUa/SkJeXqXSu1pwfbzhsrr7OdfMwZ+mGdc2r",
+	"5+99sC5E9DHdqoM0TRarQ0YttdxT2NaEhube/ZrxoFuOw6Cm/gG41GNd581xHVwos14A0oQ76IF40QcO",
+	"LQ0NcQ825qEUH+EJeniQ+/r5793d/XrFAra1OqAyyiUNMRCnkGPKyOREgAULQRW0HG9QhFfdDKuDSGu5",
+	"cT5togqb0uDIKoLCnaXA6LJOPCsnyAdkEieKadY8LlX+N5Y+lcsjr90g8NgNvFaAk2LIG0V+VnAHvzz0",
+	"0xN2uWUB3E/fxPrwBzAjuLVYZ0h4ki+r0TQlQ3upBDCq8PXDt9r6sJEJ8UtEzA25zTIMUzMKRqkOdmBK",
+	"fGtWC6CMaJm02SqxMtZ6Gs7A0VP6EAyZLDMmkHjOZI9ciiSBj0RmuQ/UO4GMQJPVGXOpTPWSJf2sXM77",
+	"25+atVk7T8dmyRqfxHfM1kOHsNTSAXKUYoxgEE78mIcleCD+11Znawdij0TyjVNJqyNtCly+wjTmCmKA",
+	"g7cBtAxMcDZYH7HS+uaSAFVGD8DdZQaRVJK2re9COYkneOlaD0whjc7oHeugJqoHxAC3AME+jEWHmsBR",
+	"wOIggwLfoIznawCVXHTzXn+vmA5CqCzzjde4H2Xe8fjK6UYMx1S4e2yt03S7Wt9z1ENLm9imYchSxSKI",
+	"VglIzhMmDSAF+Jm4I4U2lsoPrG3P6Kx7XxnJ5AaIoEElWyYkE5Xiatpi9n657siCKYxpR/Iqgc4acJQ2",
+	"TTDFy2FpdIgS9nrDnEJX7c8PSjUKsNYrj8hIL9xINzBlykZG2NQxGK0N133kq+fxNGdcV70PpQ0r4YiR",
+	"iHGsCFNQpUGvUzROzA6BAxVwnBZFAieipFYwV2HVMZaz2HwsEmENGn+6aPHLwbvrk4BcnVy/e3sSkOub",
+	"i0tzPv/r9eD89cnZf/10enbWgTduBlc3CCoD//zww9XF2w/nF8cnlbu9fIvb+2+T8PHtbtYt0GaMwqw5",
+	"Tw1Epu1HkelsACMTkDQH94eFGIAo0N1+n8zlF0PM2Ik2Yc08ocM8ocP86dUHd9yfSTzI8tuiwvzulQmA",
+	"918VReiuSH0K34gksh4bDB5IKQQWYIY3EqRuEpLFoV5TVKTPlCpgmIpjeksgbC9h0ZRlw1ZHi+bl4AVb",
+	"FRbG2SMDe0czQP/jC1NkAqSg45Ozk5sT0uv1cFq1Mhsjv/nxDazANxR/dQerUFxx7qTN5qlaVEpW4qzt",
+	"RdN5Os9L5xltSSUSIl3NC8NZiXDN81gFRMY8ZCYSFWW3ikm+Wib1D32ka7S/KsroxFZrx6NkKvyLDMRX",
+	"8MsWYrJUcZKg7wdjhFFR1qcWmMOVOfQjIyaZi8wo/gUYks3YaoDYdGFNWFejSN+9pxZyQioT8GsDoOCo",
+	"GHZkOnKhmoabS9KmRip1kv14UXJ56b6BBZWmXHV7QZ+21RK8p9YKsPAEMwxQLrMbszp6odaFPP4yWwSF",
+	"HmzWzq5amxrU7t3+3r5WJjIa6nYaIyFxGSt+Aw+IxMNDtr4uszTL1MQvkUzBTIDE9n90LvBXQM2rWcEs",
+	"Qy2MK4Gxv+Ehba9FyO1szlVd3NZjMdX1r1+XGOeDmbDNOW2SrC4AM1ofb0hMAL2mrZnt1Q+vycvvXh6Q",
+	"kHLB45AmoBlASKrUG6hvMAhM7QRQxIgHiJmsKnhfM4rV3RMWoQupyI2FzoZ89GnYKn4ctg4/DVtRPGVS",
+	"DVvBsIyIA3/bvvEPix81bH3+PDLQbkNueampP8sWpO0sU8uJ3J0e+RkzsGNVSbge8hHQiON3JlH7h9Oz",
+	"E9LtFi2Qn07+OjoitdxsmLuasSFHPA6jRGUsjFNMyEUoi4TyaQ6gRZ5YoxPICDdJ1ttJhx+7PFpmehtl",
+	"1zq9T1mMxtq2uaq2mVWDn4TClUqeGBtqtLREJTk/xhMFpGDoDhPLcQe3yx3/3cuD9uThKWrkSD8Pzk6P",
+	"MbPYlU6eUTkjWNMZ5Ss8SiWiNLCNePKHvHT00UwKYUZaWEPSPiLvzgfnr99cXJ0cF92Uexjnasi5MHXk",
+	"Sj3diTycMQxKAiQca5atMj0ulB6G5Xxol3VUYN4gIc2nM0Xy9BBwJhM6Rb2/c0ROz2ElhtxdbuCIJ2Ma",
+	"FQy4Kp8iQ7mPpTdsEZncg1jJgyAhfi6RchOjqZL7EwcpcRBzJ6kaI3H8Y0pjLo1ihMRfEOmfjHPYGld+",
+	"25CtHBT0+324nGQdsAtOkEvDhFcwmrhQaTDGOhHTI+NvySFSQ6S2tsMekaStpwgZBBigyAkUDu6sjuE4",
+	"06Nfo2a9qQ7OppdtiJenaJyc6Q8bw7y2zjK7OtkjJjOYtP/5v/432ev3SxpeQOC3gxdaf03jBBZSqiwH",
+	"T7pmX2A3t2Zyu9igLPGIZZonjn51oMrvya9nJz+fnL23+D2jQqSHspl6m/JUS6ghlUxLkiZPQ3PEffJT",
+	"/H1vyDEuw0U7wnFghWaNnDdWkiUT0tbcd7zQCgcsGHHxax1EsqTWri3zbEJDNuRLhUBAV5dMc8zQVnYc",
+	"tq7YlH10a6eEIIngU9Ke04+1Rez0hi3g0749xVjHS5OcvUpj/pZq8JmYXrr4cI/JcPm0PXHx5VghLXfg",
+	"wa6FCj2TmuUELtshWVRiXCknpXP454sggsConU/6P/rPccYo3l+bJiOaULziwyMDAmvYiCQphTiNHrmy",
+	"NqwkvmXmaBvbmyeUJmE0+74YzlfMKnzEcBaYxVMEylMEylMEytfLyNPMx897to0N+T3ZGs+BBa/O5AOA",
+	"G3BsSNKG0JrjDhmziTBYSCiMWQBGkKBQ7pNH1tmhHIaQIAmcOouI7gkXYeqrceCvH8tYDO03QiZdy/2v",
+	"mXri/E+c/4nz/0axh5pRFgzP8Enq+OO9wbRgSUTY33OaSEIx5Rgj98jrkzMSCh7FaFIUSSQ7jxN+WBPL",
+	"f4M4/+0uLG9GwLViWlkXFpkNKplA1kaW80O8x4AjKJbqe8juy3hh/xkQeRvDs3ZVnTBXFpJ8xlQGniM0",
+	"E1EyoXGSZwwr/XJ2r/vbVv3AFddz/N1dfHpQf7j4/SL340kberoTn+7E3088vv7/k8sPJ+eD789O8A/z",
+	"0/Hptfntp9PLgLw7x/9endxc/VWv6/dXJ4OfLi9Oz28+vD47GVw5Vv84l2SaCSjhjOTXELUKYCxzEbGE",
+	"ZKyApK4EUQmOtvKQJsmRkwHAi2lfqUZ9ueJFAeFQ4vs/WSZ6ZFAEs4FoAc7MIa+X4jJxrMXwSXu//6rj",
+	"cxiWnRiXxXQfAUy+6KyByxfDfwq6+hrBq8CyQE7C+2kiEn1vOmL1eCDLFc7Bb67i1FYAu6vWWfjjuCAd",
+	"hMZStdTGNPICiMIiBx0WWb+kXSqziQhEFvhakjlUGOoEhEVattRbYNBtfUfR1lT9lufP9dFw7Oxcn5w8",
+	"yzhd+vopARWbGlI8wt19PDCuwAsDXQEraQaDXgte8pDjUwOD+a3rDl9U077x0Mpa3KIpcyk5TeVMuDw7",
+	"O6tgyN0Zx7hGqz+mLCMTFtnqAshUMfGblDFbMsWiIYfodH13uxq/o1oN1JHWMPOMlxCRilG29/p979UN",
+	"HTw8E9xTtPc3VjtN5VZnan0qaLttQdsnnfdJ533SeX/T6r9gg3TyIoTZvx2cvxucFbVoNCWWCv52Ng76",
+	"2FCfbbihpRLp7+FuvoaIOzSPmloOAbl6d35+ev6jJix0O9rFLN/IePohw8DSqVa8CSb6V/DgREYABED/",
+	"46fTs7NDjNw3toKiVL8BI0wgycyB7ccYF5j6CmHp4Zfk9N+X5VYPbpAkj3SJPhlrny6up4vr93QR3Vxc",
+	"fhicnZF//uP/Q3x1ZLNaC7orS7SVW+rBxlS3K13GpxCbvAbOBN6qwmCFlCOr50EBfyWZUjGfmvonkAGW",
+	"AFdW9JYBVAVhH+k8TZiDc08zJpnPrALFP1x/J2ag31K1qHW2ulgdrklgY9SxflGWJ3qaM6XSopxKQNJM",
+	"hEzKP2KNTdx5V83u0D9F2E03y22z5Zvpcgd624myRTfLYSv9ook9+lAskatDw95TkSkUEWCfDCoPFuxA",
+	"mSFhEi388GzIUyptbjgG+0oiJoGBC5jEEBtv83qiOGNwPg1ID5ZdnNE7yHHiqkd+1IeXkpHu59hA/o6w",
+	"bNYI6d7E0o8KUWPkMxkcZ4urnF/p4ba+jQBievht4qVs53q/mtMe9dM/lXHz8e+ZK5YmdFEPc3fSnUG7",
+	"MTEUoBgl5aIYPLKH6n5GVYng8WhsndG94uCvKXV5wR1vMmgPRcFNLBYXK9L28yqRWVbVUICjdg885p3T",
+	"aNOCp0+m/aXKjoYIPBKIUSllYOWQdeLHt4V4wf29WaSs7OdqIvwdM67GA3DFaLTozmnEqodUkrYJcupO",
+	"c5pFgVNqulOqWECkoknSvacqnEViGhAlRHdO+cLWeOyQklesGD8smF3SIwIBWnj4DGkWC69FdQy7wro4",
+	"F9dGd1p3v28mA16alXmUU4mdrUJmcgT0dDS9suMzd8ZIO2si2k7gp7ojgoBXE5GZ5qQthvm7O7FQYLnx",
+	"vP6CRUkJ7iWGkXIyOCV0yrjqmKqfSgDMY03VAmtaLMu8TuQKAlgsnFAkQnlIKHlLs9tI3HMyzeOIBYia",
+	"jGmxdrELAfaOZjEdOxG4GtSq1eusCQO9fibfwdwf8Z58J1dkPsJOWBvk083pOZ5vxP1GtKZJylESpmHb",
+	"C7QiFVapyZRYRkKSFUr6TU/sOjNHBdCLuWo5kjEwTyGcSqmIPyUlxAhKZpRHkzzprKx8CtgZZdw5yMXR",
+	"JzbnppgxijGmMCpN9DULGdEj7G0UgNmLckSoKcqxCGXtn511N+kj3Z6r7s0y0OMfsAyoqk6hUg30a1hA",
+	"tgHnq5QALWjYirhhxiLGVUzLZa3RXnLLUkVyHmHuPYlNeJSzbBjARCtCE6wtU1hAWMKmFE95rLBwGxhy",
+	"Rco4IhjDbwoqKLKPaZyxoGR6rxY+1j3fsSyKQ7QXGmnAgiyYsnGdHjlV0kLNQOEkiyHKC99+KYYkwNut",
+	"ACSLEZ8AAOGrgISBmxUMqgZYVlycWLMZIjkLkEGDPIgogpWKWc5JNa/BBpqaZYgXYvYBSpm7+uggFXHN",
+	"AoAxNFZpxeKsjieUcdpSmjHeXJvVvfr7TKQuxgfjbQg7NbVfj0ooj7H6M2P/PWpJ2IJgV9PYkal1Da2V",
+	"sJ3CWZxEGeNfv1KsG0NgNhuMwJY9PABhsDGStFr8rlwnFuNKH1gm1mjNG5aLrXIPurK+n5ZaCuzRfS23",
+	"hSpZ6E6gtoqvUN9KSf9xRIYNiPCpIO2qgrSehQqMN9HepOyj3qe4qFJrbTdNBWq/DeZxFUJzszK1Hiog",
+	"o7i5RK0+gUO+okSt5VaeArWFUVF/MOTtUc3U1QPr1a/99737GeM9wKUadQK0bZQUIAA8MlBMQ95+fXJW",
+	"kiWQdZow/Vg6ZCSLIYZFI4ALlPZhyNulj2F+cIaPtH4SLsKEHRELAPySRIylnaLert1vdFNtVmqXLDNB",
+	"fD7k68isHlTfVLb3a0ki37RybyGOmFn/3sr3bsVKv2kB361H8kco4fsHrUtbLLSvzALBrRmzqnSzEUTz",
+	"duVoG/XbnUJLXaXqouhnPH7uC6NtTTU3y40MSKaa4+z3dzFRCjIC2EetFMCq9ciplDkzaeDCupAuL65v",
+	"fJjsd+KWvS5G+BVVpX2fPq+7i57km5p8o1elZuR4JitkACX4xC0zBedRVRbcXExm6w0aQCUW7+soClrO",
+	"doC1FVmlLGcbDIl1wnusjJRg6xqY7NA62VsJRtKFxEAVryBfod5HuH1K/TUFmLo3nkkyZ4pGVNEnol/y",
+	"o3nXibQxv1hTAFC8DVKKkdJQOOv8FmK8N0Lrxo6TtEeLW/lhBKS9/7IEuXkIEJwZ5ZGYkzEghRZI0jKf",
+	"d4ZcpMwkWyGzH1yekjbG5eq/d+52O2BKhLNdtg5gCi0YPYecJdIY6BwUtZZ5wTSvu71+M+juHbywKr1u",
+	"aibuTfSu1gx6Q17RxGdGqS526pDEUub6JkLbnrmKpatWDDnkNi/pISxryI+tnbLObcwdWbX99shgyEe+",
+	"8wkX4VI1lvuZgDmY4kyO2oYcRuvNbIOWVl2TdWDdPJOmLFT1Qje2YhmQXaIEefndiz5pU7JgNOscobFE",
+	"5Cog3+31Sft5n0R0ITs9cl7mjgAoA1DgeuhHOBmzHUqQTCiqWCNqr0pgdH7QXj2ebUF7Iea+K5leEc3u",
+	"X58eX0nS3us/7/V7u7vPe/2dvf1AH4Hdw2j88vBw5/leB2IFoyhjUrIy3et7IhScsxBBCwKn7D3fK68P",
+	"5Qv7fY/8R/cHkd3TLGKR/hfiKBuyH7NZjIcN8qDzDLIkc6lHmmbi46JpoWiSiHsWDewgm+vO778Mvm5B",
+	"ma+nqeAJ2ObGKsU8G66GLAI9FK2gNWM0YuhxfE3DGeu+LpCaqg1z0QVmfVh2GRj3htGceysxhj8/3Zil",
+	"GxPFeq39wAFflheLm6MuSTk2XM3UgBPy4NjGO5bJVUAkN9ZlNaEhVho0hU3MhyNnKcLfP4zzOIk+xHwi",
+	"RloayOLQhjuDtwOkS/33j4KkkuWR6JqWMHkAPkedyFytIldYeJT8/PoaPHPSVkrHktZzFriSX7BOGWNk",
+	"RiOS81DM57FSAHBP+ZSZyP8fBVFCJGjUcpauhKqJyOY9MuALJ+6CyRFuxSWJGOzUQpB2rFC6tek9WPPU",
+	"+sg7R+aW1nIPFn5BJC8rHetRjVkIqGK0OkFaGqddJsWSBLDHNefJjFh1y/XxniT0HqJ0VLbwStk/m93+",
+	"hiK27aKBR+H+2jAOFHD+gIkHJZotCWoKo6jAq1GYUKXIs5AVG2s8sQWmTxXgQbe0xhc/YzRRs/9sRg9y",
+	"td/7+sQCiLyJQzahxThiSd7c3FwGEC7txHUtvo/1SdVqIYZSxuD8QQw8rr8GsiXtjGG9YMEtdB1KOVA7",
+	"hbGI+cOz3sDwv2m9SuyhGQEI1iCWJE97j01HLMyzWC1ah7++r4Zt4NoeVrbJDLGgD9z61nugA+SvciXz",
+	"Nu+YshQ27VUTrqlRYAN0pGjQ+o2l6vkRkWFGU2YBLvQzoHij+ZtvIZ7Au+9vzXA3q7ycJjR+SAEqM+He",
+	"n1uOuMzEXF95uXQ73NbLplUTITFGEmuH6SMJ0ZuUIA+BjQOrzS1bWPePFat9tLaSF0HQ7GasyNmeHIux",
+	"HmAX90Pm8RSJBjxqmCMbkIP+86JAUZUnYZhpiSlBwqXK6GQSh6VaUDDOjdgTxK7/NtwJutYXOLDnR2VN",
+	"Qeugv43zYAUru7JbcviQ3fZzu2p3n1pjRjOW6Z61lkbT+CcG49CKGN6hPpX+BuKn0P+XiJAm9uZuG6kW",
+	"/hzZuCYtUE0xDSfPktZha6ZUerizs7v3Xa+v9eLDl/2X/dayNq0lSIxD+WvRbIbRa0bhxZxEkQEZh0kM",
+	"yREZxILFirShIgwOqmdiWnuhmI8KVfjm7Bp1X0hpGO32YUgHMKSRgSEws7MLD1LlwgZxGt2YzIRUkrRH",
+	"3a75pQu/jDqgdkhG3l2dGT0cZE872HuIOQVihcwrpKRisT4BvbPPhzs7n3SLn1tBy0XhakqbOVMc7Ejr",
+	"sAV7on/GhQ2WLDJSFesGLmb4CbXZsiQGLmcahixVWHMax1LtTe+mvo0Yz+dAbUqlWjeGnzXNvXeUWN9g",
+	"e1ubpLMKC4IlMPYHQ8DLFHLtImhRSowzlwFW/t7hfS23cFPJKhMTg46/SCsDSJN8Gnu/B3QRra5kOUe9",
+	"KM6IVFTlMiCzWCv9CwSWE1N5RO7ZeCbEbbntEqiIr3nGMtu8wwgsf25zwn2LUytmT6TKGJ1XOse69csf",
+	"/7smQ1hajIOksYIs8GKhbcXnorGYp7lqWmQskRZAJcEu6GIsKiA4Jxi/afKDTHsWtdAztXpstdTrVIRt",
+	"GoUCo60hb1fcF4NfSnguk0pJ7W+w7/FIkhnT+rWDqCDjRTVQ2PYE4bEwQljBSQkg4Zl0WVul/h30RMMy",
+	"NprEDzFdk/rsIO1SForWwdNMTDM678CZkzaALZKlDDu/8w0uft05CD8iu9UrkWGiHYQDA+KL84TBT7Gy",
+	"YTjG0hLSLIuZRKbeLbYSrWc0VIdkt0fOAIjxkLzo9x1XJJTMY54rBHkrG+r2+uQ+0wpa8WPtbdQfA/IC",
+	"ipWRsYj0GNr7e68Csr/7vFPegymEfHjXX0++9CvM3MnKroU5U9TTwA9o/QHDRqPCK/Nwpm8zEyktTR1S",
+	"x8pAs/38/vP/HwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

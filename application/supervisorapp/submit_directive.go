@@ -182,14 +182,14 @@ func (uc *SubmitDirective) Handle(ctx context.Context, in SubmitInput) (Directiv
 		return DirectiveResult{}, err
 	}
 	sup := stored.Supervisor
-	entry := LedgerEntry{SupervisorID: in.SupervisorID, Key: d.Key(), Fingerprint: fp, Directive: wire, Status: LedgerPending}
+	entry := LedgerEntry{SupervisorID: in.SupervisorID, Key: d.Key(), Fingerprint: fp, Directive: wire, Status: LedgerPending, Channel: in.Channel}
 	if !seen {
 		steps, refusal, err := uc.plan(ctx, sup, d)
 		if err != nil {
 			return DirectiveResult{}, err
 		}
 		if refusal != nil {
-			return uc.reject(ctx, in, entry, steps, refusal)
+			return uc.reject(ctx, in, entry, refusal)
 		}
 		if entry.Plan, err = json.Marshal(steps); err != nil {
 			return DirectiveResult{}, fmt.Errorf("supervisorapp: encode plan: %w", err)
@@ -272,19 +272,14 @@ func (uc *SubmitDirective) claim(ctx context.Context, in SubmitInput, e LedgerEn
 	}
 }
 
-// reject records a refusal before any effect, journaled in each run it
-// names, and answers it.
-func (uc *SubmitDirective) reject(ctx context.Context, in SubmitInput, e LedgerEntry, steps []step, refusal error) (DirectiveResult, error) {
+// reject records a refusal before any effect, with its sender only: the
+// rejected ledger entry is the supervisor's own audit trail
+// (ListRefusals), and nothing is written into the runs the directive named,
+// which it may not own. One request is at most one entry.
+func (uc *SubmitDirective) reject(ctx context.Context, in SubmitInput, e LedgerEntry, refusal error) (DirectiveResult, error) {
 	d := in.Directive
 	res := DirectiveResult{SupervisorID: in.SupervisorID, Key: d.Key(), Status: DirectiveRejected, Message: refusal.Error(),
 		Outcomes: []Outcome{}, Refusal: refusalKind(refusal)}
-	if len(steps) == 0 {
-		steps = []step{{SessionID: d.Command().Target().SessionID(), WorkflowID: d.Command().Target().WorkflowID()}}
-	}
-	var events []executionapp.Event
-	for _, st := range steps {
-		events = append(events, uc.event(EventDirectiveRejected, in.SupervisorID, d, in.Channel, st, refusal.Error()))
-	}
 	e.Status = LedgerRejected
 	var err error
 	if e.Plan, err = json.Marshal([]step{}); err != nil {
@@ -293,13 +288,18 @@ func (uc *SubmitDirective) reject(ctx context.Context, in SubmitInput, e LedgerE
 	if e.Result, err = json.Marshal(res); err != nil {
 		return DirectiveResult{}, fmt.Errorf("supervisorapp: encode result: %w", err)
 	}
-	stored, settled, err := uc.ledger.Settle(ctx, in.Fence, e, events)
+	stored, settled, err := uc.ledger.Settle(ctx, in.Fence, e, nil)
 	if err != nil {
 		return DirectiveResult{}, err
 	}
 	if !settled {
 		if stored.Fingerprint != e.Fingerprint {
 			return DirectiveResult{}, keyReused(d.Key(), stored)
+		}
+		if stored.Status == LedgerPending {
+			// Another sender of the key found it acceptable and is
+			// applying it: its answer is the key's.
+			return uc.Handle(ctx, in)
 		}
 		return answer(stored)
 	}
@@ -318,7 +318,7 @@ func (uc *SubmitDirective) plan(ctx context.Context, sup supervisor.Supervisor, 
 		return nil, nil, err
 	}
 	if err := supervisor.CheckDirective(sup, d, places); err != nil {
-		return steps, err, nil
+		return nil, err, nil
 	}
 	ids := make([]string, 0, len(steps))
 	for _, st := range steps {
@@ -453,7 +453,7 @@ func (uc *SubmitDirective) apply(ctx context.Context, sup supervisor.Supervisor,
 	out := Outcome{ExecutionID: st.ExecutionID, NodeID: st.NodeID}
 	var events []executionapp.Event
 	journal := func(typ, msg string) {
-		events = append(events, uc.event(typ, sup.ID(), d, channel, st, msg))
+		events = append(events, uc.journal(sup, typ, d, channel, st, msg)...)
 	}
 	refused := func(err error) (Outcome, []executionapp.Event, error) {
 		if !isRefusal(err) {
@@ -579,7 +579,7 @@ func (uc *SubmitDirective) hold(ctx context.Context, sup supervisor.Supervisor, 
 		return next, err
 	})
 	ev := func(typ, msg string) []executionapp.Event {
-		return []executionapp.Event{uc.event(typ, sup.ID(), d, channel, st, msg)}
+		return uc.journal(sup, typ, d, channel, st, msg)
 	}
 	if err != nil {
 		if !isRefusal(err) {
@@ -617,6 +617,17 @@ func (uc *SubmitDirective) hold(ctx context.Context, sup supervisor.Supervisor, 
 		}
 	}
 	return out, ev(EventDirectiveApplied, out.Message), nil
+}
+
+// journal is the events that journal a directive's outcome in one step's
+// run. A refusal is journaled only in a run the supervisor owns (a Release
+// of a held run outside its units that fails is its outcome alone), so a
+// supervisor never writes a refusal into a run it does not own.
+func (uc *SubmitDirective) journal(sup supervisor.Supervisor, typ string, d supervisor.Directive, channel string, st step, msg string) []executionapp.Event {
+	if typ == EventDirectiveRejected && !sup.OwnsPlace(supervisor.Place{SessionID: st.SessionID, WorkflowID: st.WorkflowID}) {
+		return nil
+	}
+	return []executionapp.Event{uc.event(typ, sup.ID(), d, channel, st, msg)}
 }
 
 // event is the outbox event that journals a directive in one step's run.

@@ -105,6 +105,33 @@ func (e ConfigFieldType) Valid() bool {
 	}
 }
 
+// Defines values for DirectiveRefusalRefusal.
+const (
+	Conflict    DirectiveRefusalRefusal = "conflict"
+	Invalid     DirectiveRefusalRefusal = "invalid"
+	NotFound    DirectiveRefusalRefusal = "notFound"
+	Refused     DirectiveRefusalRefusal = "refused"
+	TooManyRuns DirectiveRefusalRefusal = "tooManyRuns"
+)
+
+// Valid indicates whether the value is a known member of the DirectiveRefusalRefusal enum.
+func (e DirectiveRefusalRefusal) Valid() bool {
+	switch e {
+	case Conflict:
+		return true
+	case Invalid:
+		return true
+	case NotFound:
+		return true
+	case Refused:
+		return true
+	case TooManyRuns:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ExecutionCommandAction.
 const (
 	ExecutionCommandActionPAUSE           ExecutionCommandAction = "PAUSE"
@@ -916,6 +943,42 @@ type ConfigField struct {
 
 // ConfigFieldType defines model for ConfigField.Type.
 type ConfigFieldType string
+
+// Directive defines model for Directive.
+type Directive struct {
+	Cause string `json:"cause,omitempty,omitzero"`
+
+	// Command A command of the closed vocabulary, such as {"type": "PauseWorkflow", "target": "execution:<id>"} (docs/supervisors.md).
+	Command  map[string]interface{} `json:"command"`
+	IfStatus string                 `json:"ifStatus,omitempty,omitzero"`
+	Key      string                 `json:"key"`
+	Reason   string                 `json:"reason,omitempty,omitzero"`
+}
+
+// DirectiveRefusal A directive the intake refused, as its sender's trail records it.
+type DirectiveRefusal struct {
+	At time.Time `json:"at"`
+
+	// Channel The door it came through: supervisor (an engine on this server) or agent.
+	Channel   string    `json:"channel"`
+	Directive Directive `json:"directive"`
+	Key       string    `json:"key"`
+
+	// Message Why, and what to do instead.
+	Message      string                  `json:"message"`
+	Refusal      DirectiveRefusalRefusal `json:"refusal"`
+	SupervisorId string                  `json:"supervisorId"`
+}
+
+// DirectiveRefusalRefusal defines model for DirectiveRefusal.Refusal.
+type DirectiveRefusalRefusal string
+
+// DirectiveRefusalList defines model for DirectiveRefusalList.
+type DirectiveRefusalList struct {
+	// NextCursor Present when older refusals follow: pass it as cursor.
+	NextCursor string             `json:"nextCursor,omitempty,omitzero"`
+	Refusals   []DirectiveRefusal `json:"refusals"`
+}
 
 // DryRunReport defines model for DryRunReport.
 type DryRunReport struct {
@@ -2059,6 +2122,15 @@ type IssueCredentialParams struct {
 // IssueCredentialParamsYuktaChannel defines parameters for IssueCredential.
 type IssueCredentialParamsYuktaChannel string
 
+// ListSupervisorRefusalsParams defines parameters for ListSupervisorRefusals.
+type ListSupervisorRefusalsParams struct {
+	// Limit Page size (1–500, default 50).
+	Limit int `form:"limit,omitempty" json:"limit,omitempty,omitzero"`
+
+	// Cursor The `nextCursor` of the previous page.
+	Cursor string `form:"cursor,omitempty" json:"cursor,omitempty,omitzero"`
+}
+
 // DecideApprovalJSONRequestBody defines body for DecideApproval for application/json ContentType.
 type DecideApprovalJSONRequestBody = ApprovalDecision
 
@@ -2220,6 +2292,9 @@ type ServerInterface interface {
 	// IssueCredential Issue or rotate the supervisor's agent API credential; the token is in this answer only.
 	// (POST /api/supervisors/{supervisorId}/credential)
 	IssueCredential(ctx echo.Context, supervisorId SupervisorId, params IssueCredentialParams) error
+	// ListSupervisorRefusals The supervisor's refused directives, newest first, one page at a time.
+	// (GET /api/supervisors/{supervisorId}/refusals)
+	ListSupervisorRefusals(ctx echo.Context, supervisorId SupervisorId, params ListSupervisorRefusalsParams) error
 	// GetVersion The version of the server that answers, and the source revision it was built from.
 	// (GET /api/version)
 	GetVersion(ctx echo.Context) error
@@ -3484,6 +3559,38 @@ func (w *ServerInterfaceWrapper) IssueCredential(ctx echo.Context) error {
 	return err
 }
 
+// ListSupervisorRefusals converts echo context to params.
+func (w *ServerInterfaceWrapper) ListSupervisorRefusals(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "supervisorId" -------------
+	var supervisorId SupervisorId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "supervisorId", ctx.Param("supervisorId"), &supervisorId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter supervisorId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListSupervisorRefusalsParams
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", ctx.QueryParams(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter cursor: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListSupervisorRefusals(ctx, supervisorId, params)
+	return err
+}
+
 // GetVersion converts echo context to params.
 func (w *ServerInterfaceWrapper) GetVersion(ctx echo.Context) error {
 	var err error
@@ -3605,6 +3712,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.DELETE(options.BaseURL+"/api/supervisors/:supervisorId/credential", wrapper.RevokeCredential, options.OperationMiddlewares["revokeCredential"]...)
 	router.GET(options.BaseURL+"/api/supervisors/:supervisorId/credential", wrapper.GetCredential, options.OperationMiddlewares["getCredential"]...)
 	router.POST(options.BaseURL+"/api/supervisors/:supervisorId/credential", wrapper.IssueCredential, options.OperationMiddlewares["issueCredential"]...)
+	router.GET(options.BaseURL+"/api/supervisors/:supervisorId/refusals", wrapper.ListSupervisorRefusals, options.OperationMiddlewares["listSupervisorRefusals"]...)
 	router.GET(options.BaseURL+"/api/supervisor-engines", wrapper.ListSupervisorEngines, options.OperationMiddlewares["listSupervisorEngines"]...)
 	router.GET(options.BaseURL+"/api/supervisor-engines/:type", wrapper.GetSupervisorEngine, options.OperationMiddlewares["getSupervisorEngine"]...)
 	router.GET(options.BaseURL+"/api/supervisor-engines/:type/usage", wrapper.GetSupervisorEngineUsage, options.OperationMiddlewares["getSupervisorEngineUsage"]...)
@@ -8252,6 +8360,109 @@ func (response IssueCredential429ApplicationProblemPlusJSONResponse) VisitIssueC
 	return err
 }
 
+type ListSupervisorRefusalsRequestObject struct {
+	SupervisorId SupervisorId `json:"supervisorId"`
+	Params       ListSupervisorRefusalsParams
+}
+
+type ListSupervisorRefusalsResponseObject interface {
+	VisitListSupervisorRefusalsResponse(w http.ResponseWriter) error
+}
+
+type ListSupervisorRefusals200JSONResponse DirectiveRefusalList
+
+func (response ListSupervisorRefusals200JSONResponse) VisitListSupervisorRefusalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSupervisorRefusals400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response ListSupervisorRefusals400ApplicationProblemPlusJSONResponse) VisitListSupervisorRefusalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSupervisorRefusals401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListSupervisorRefusals401ApplicationProblemPlusJSONResponse) VisitListSupervisorRefusalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSupervisorRefusals403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListSupervisorRefusals403ApplicationProblemPlusJSONResponse) VisitListSupervisorRefusalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSupervisorRefusals404ApplicationProblemPlusJSONResponse Problem
+
+func (response ListSupervisorRefusals404ApplicationProblemPlusJSONResponse) VisitListSupervisorRefusalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSupervisorRefusals429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListSupervisorRefusals429ApplicationProblemPlusJSONResponse) VisitListSupervisorRefusalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetVersionRequestObject struct {
 }
 
@@ -8659,6 +8870,9 @@ type StrictServerInterface interface {
 	// IssueCredential Issue or rotate the supervisor's agent API credential; the token is in this answer only.
 	// (POST /api/supervisors/{supervisorId}/credential)
 	IssueCredential(ctx context.Context, request IssueCredentialRequestObject) (IssueCredentialResponseObject, error)
+	// ListSupervisorRefusals The supervisor's refused directives, newest first, one page at a time.
+	// (GET /api/supervisors/{supervisorId}/refusals)
+	ListSupervisorRefusals(ctx context.Context, request ListSupervisorRefusalsRequestObject) (ListSupervisorRefusalsResponseObject, error)
 	// GetVersion The version of the server that answers, and the source revision it was built from.
 	// (GET /api/version)
 	GetVersion(ctx context.Context, request GetVersionRequestObject) (GetVersionResponseObject, error)
@@ -10018,6 +10232,32 @@ func (sh *strictHandler) IssueCredential(ctx echo.Context, supervisorId Supervis
 	return nil
 }
 
+// ListSupervisorRefusals operation middleware
+func (sh *strictHandler) ListSupervisorRefusals(ctx echo.Context, supervisorId SupervisorId, params ListSupervisorRefusalsParams) error {
+	var request ListSupervisorRefusalsRequestObject
+
+	request.SupervisorId = supervisorId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListSupervisorRefusals(ctx.Request().Context(), request.(ListSupervisorRefusalsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListSupervisorRefusals")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListSupervisorRefusalsResponseObject); ok {
+		return validResponse.VisitListSupervisorRefusalsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // GetVersion operation middleware
 func (sh *strictHandler) GetVersion(ctx echo.Context) error {
 	var request GetVersionRequestObject
@@ -10115,322 +10355,331 @@ func (sh *strictHandler) GetReady(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3rchs5li76KgieiTDZk6QoWXLZUuyIw7LkKk3JkkaSq6ZP0dsEM0ESrSSQlUBK5ngc0X/373MeYcc8",
-	"WD/JCawF5I1IXmRbVdVb/aPLYl6ABBbWfX3rUyuU80QKJrRqHX5qJTSlc6ZZCn+9nlEhWGz+GTEVpjzR",
-	"XIrWYetmxkgkZUooCeV8TkVEQjpnRM9SmU1nAUlZKNOIReSe6xnhmrRHKVN6RDIRM6XIKIz5qNNrBS1u",
-	"3jdjNGJpK2gJOmetw9Zfs1tNu274oKXCGZtTMw8msnnr8NeWeVsraIUxb70PWnqRmMeUTrmYtj5/Dlon",
-	"YsoFu4Hf67MfCMLgMjHPETkhesZISDWN5TRjpJ1mMVMBmWmdBORepreTWN4HJEllyJQqpp1QPSsmDZMI",
-	"Win7LeMpi1qHOs1Yee5z+vGMiametQ5f7Hsn/ZGFmZnkaWTu94zBSnesGupfUjZpHbb+r51ie3fwqtop",
-	"j2JGPY3YPJGaiXDxE1ssL9dbessULJHSNNWEu/s17C4XeI0pxaUg7X/8r/9N9g4OSDijKQ0NKTXvc2no",
-	"rhm7YbX2Dg58y3VGlT65Y0LjclVnfcVUNmeETjRLiZ5xRZi5lbS5VmSk2G+jAOY94tHIkUBMlbaka/7D",
-	"+B2LOj1yqsk8U5qYSRMq7IvMA7dsQeZ0QVJGI9KmYuGWISAyLS+LMkNQ91c35nOuWWSe7xwR85zUM5YS",
-	"kc3HLA0IF2GcRVxM7Tt+g8cF3mRf8sx+UUCmTNv9MRPc7/cb19usWBeWrHt63LTaz/d8i30uI9ZIlgIv",
-	"PpQiLSFe44c1jqLy6186UJaw9I4rmTaPVb7lC4f7xXKQxsHuixu+aKjP5mmVSKEY8O83Mh3zKGLC/BFK",
-	"Yc6s+SdNkpiH1JyUnSSV45jN//VvSsJtmw13iU/hmPWDN8kUi0h7lKXicGE4+aEd5HDiJjTqBMSQsyHx",
-	"cEbFlEWHQMLm65nSzxT5USpNuDK3ESlyNq1YesfSZwpOGCXjVN4rlpKETln5kMiUT7kgypxUI34kHNt0",
-	"QVKZaQa8fMyUPWgs6hy5A3vLFs8USWXM4GSb0SMJV2TCUlgzO7TnMOeP0FATmWnFI0YMw8nZQNu8KWKa",
-	"8hj4icr5iBGisAJmaMGYmVWv9TloubV+xD0cEPtK0r5685q82j/4DudyI+VbKhZXuEvqceeUUs0IrDZp",
-	"J4YRyiwNGaFRlDKlAmJ+MyspUxKmLGJCcxp33MZOKI+zlJFxFk2ZJhOZkvtUiql5RBlCUwnIBw/ZmoHd",
-	"No86PXLFdLrIRQvDv7sD+DtiMV0YBoy8F5aodH1ZUF2zUIpIES3JPeWajNlEpuYg6HTBxbRXZdNc8LnR",
-	"gHZzHs2FZlOWmiX7HLTeCZrpmUz5f7LoMXfnXJp1tCfDbEJbpqRgopUN0TOan+w7GvOIzFjKvCufweeY",
-	"B0NqF38g1D1LWUSkiBfkfsYE7iBNGQmlmPBplrLoCDaGwr0kpGnKmSKjX375pTsovfCQfM9oylIjwOP5",
-	"/xi2YPRha1TbwPpzfo04nNE4ZmLKAjJa8d5iretSFtbVLra5jp9qDxtsYRRxMyCNL1PDjjQ3jH5CY8WC",
-	"VlL66VMLP315om/MDiVJKu9orMinYQv/YNGwdUiMxPkvfB0ZGtNgzoQ2F4atXq83bH0+QkXlnitG7s02",
-	"mlVOUjlPNKHqlkXmXPVaKImcHPvVTabQ1OX4byzUhqMMkiReGGUthi+sfkTK5mZqToDCb1yzufKsXv5u",
-	"mqZ0Yf5WZX1i6e57mgouplu+8/4hU6mtRlmPKd4XLH9taZINSwfbeMxCrjge5C0oJCo95syqweXl1cXP",
-	"J62gdXXybyevbzzGlZkntWyjpDXu9ve8Nk35w/MRfV/zfcrobSK58NCB4ZBc27kuzYf9ltHY3Pc5aE04",
-	"i337/XnliA87YpVZ1YXV65Mzkt9A5B3oKItY0igguRVnlKB70uZCaWNByAmB+e/gF4HdVFri/f6rF8GK",
-	"z/ewpDsaZwwZbkIzZdUNo66DOM9Xq/rksdRGoTFKKuFCo/pjZ1+b096Bb0q3aEeWyWPv5ZdS0tL+vUbX",
-	"QxPzsJ6JhuOf74Fn5VCSU5DHaCUWd6OvwDo9lJZJYkRRirYxiwJC8RaQ5TGbAIucg0XmuMVGxrmP+cyZ",
-	"UnTKvN+TwiqUbPsqh9rYIeBho5rqTJW5BA1Dlmhm+BcoFSzyO2HKZ7/YjfyN3kkXX/neu+X2RF3GNGRe",
-	"RqHZR728pWizp1nMAqJ5eGv/GTEB+qKdqeOo9qpjzs5dZJQNs5NLi39HU07HMdtmzZMUxcDP9lmvtDGK",
-	"kf9kJ2YBiHO+FIpWJMPMSG3PPJd2BNfKDVP+jIa1n/DpG8cy6sJkQvEU1lVDD60C29l8rcoDexYpfweN",
-	"44tJ6/DXLd72PvAsLYuZWUE0JwmMg3zZrOnH7lR2zRS66pYnXZmgsOiCHDEKF4iKz86293w9PrKl3lFs",
-	"XH7zWMqYUYGaTpgy7b+mrQ/UHV47RpAbDkEL3U6tIH8scNse2BkErShD47dlWKej3VbQClP4T5bG5max",
-	"WM8JYGEC5y4tL3/pvvybfJR4nC6uMnHFEpl6+D4zQo82sPYTdAJkccmTl1ClGBrfEx5rlioiJwEY5KDj",
-	"gmtbTgjXFTbu1xTQabM05fp+wsie+f0o78kcHIKTquBx7j5FjPVDUpbEdMGi0jHPDcGg4ibejvlPHJF5",
-	"HP48ZaHmd1aJACc5uZdZHJEZvWPgawkMR8JVlWnE0q+3YELqK/vN/unhfKhdGbN+eRDCLlxIhTE52UeW",
-	"hsaAaeeCQHXcdi++3oxXmx86zQTYtL5Tu8JgqEYALBm5fQsqxL/q6DxE3304VVXDSqtW1SPoUqaYfqZI",
-	"8ZIS0Rdfhvf5VHG8gu77kqptNv7YSstD5x7qTjOaGi3OagLdKdUsMNpdHHfvqQ5nkZwGREvZNce0m2ZC",
-	"WC/NskpWGmC77x5Yaka945kiimlt7EDSxhX+maUYZsipV5mTR0uawDP3eP6wd9lWUemGZOijs5NoylDS",
-	"bklk6NTzHhm8dGmZfq5x5P/ybIGm6bQiGJs+DUfNH/B+Uq6aL4kcGmrp8bX8MpPOLiBcH5JbtjgcZv3+",
-	"89DQIvzL0Fa+ZfYij/ASONOEFIu5zJSXwsIiQLt0LUopN6Tp1wqYiFg0gJWZyHROYR2pZl3NC+lcsZfS",
-	"FD+x2ZLaXtikcl7ElZZebMzUB1gx5o1+FQr2wqiIW80yze3L+u5STSi5Orl+d3YDNrWxB1MWkTYdQ+Ah",
-	"E5rHELyIuHXmrxYKlli22ZfCOtvok67x9pIna5OTXxU6Pv9V1a4rvsPtYmDPSEGzK4+YNe239XmGuubP",
-	"uhy8u0Zv1vW7t+Yf1zcXl/j3zeDqpvjXhzdXF28/nF8cn3hdXlVKrQW86m8Az7T3vPLJdb5dNY6fJPEC",
-	"Xdq8pvmRGbgUuCK4vt433/oi96XwOvCeIkh8yxZkmqtyCgPb4Cs3apCQREFUgrDJhIW65vPx+3Lm5tgt",
-	"RzduLi7hs46IZdPk9eD89cmZeafbpeOrwel5K2jhlVbQ+un07OwLXY9B655yvT7cMrHhIfzSQ0IJzMae",
-	"XVR0cQussyfAM2+23DDo5d0vnhTsPn8aGC5mH+A2klDOmSJjGt6C0px7mJzbDwM9L/pBEfXp559pTbYl",
-	"RzuegJVny0fDA1GxNHhkFuLdu9PjUsyVUKX4VCjSvkPtg3wXECUJjxRRMtVkvLAZIoZXdQJyn3KtmTBf",
-	"F0uMwyiGGUGzRTJj5lWMQ7gWrnAFiRSdHkErLaF6FpDfMvNvQ5ZjGS2IttkoXAFjRSYJORQYTWaxexOG",
-	"oWG4/X7fqH8uoQJ9J+2RGaBX4m2YkZTz3Szj0dJZK3kAKtSWL+8ZVz6jtOJu3E6gXWfzOU0XXquIfdSv",
-	"s1R5RXMTE1er6ePcHuTqB4wr7vlV8y458o12MDdEEFUEGhf6xb7fcC3Ukvqx1USKkOX+6+qhIvc8jiGg",
-	"iNkEhE4pF50jjA+aQwe5PVRrNk80mXDB1cycZZkGhuGaO5I4m3JBBDO0nlIRuIdxmB4ZkOufTi8vT45x",
-	"AkBZdsLIIJjWMYuO4IrMNOHGHoZQZyYilsLjQMlzuiBjRjKhbrnhKRWye6AaJpoVKXD9N7iOXJ7Thhtk",
-	"J9zghiqrL3VliYl8757liz3hqdK5jgzcEX+yO9XpkQHqUm4v8u0hbYr7ANENkJzWkWMdyOVVh8A0PjrF",
-	"fJLO5mu+mYpljk2hXSnNktcpi7gu+/fKC6lZ8taetGannUeoxfFb1eQSNmv6TIHMMR9jOO+cxzFHaa6M",
-	"rTGfswjDUZgP445EniBjV88sr7GJWZTfAgt9TxXkJnBj09jsmSMczchTw2InkAQACQxGWB6fnA3+Cnek",
-	"aNEQLpJMm9Pa6ZG+Z2cl/se8B7eQlj+jsnFNlFr3OboENet1LEUgLPkXnCo/L6VNKgg/34KVPPR6KWZy",
-	"eXJ+fHr+g9E4352f479AOz02Wum7169Prq9bQevN4PTs3ZXTVC9Pjr1q0JJoWJY3W9t3D7biHmpX/TmM",
-	"nXUGjp8MnIO8IVoyZ7Rmmpf4eFPcoIEnrPSuu4FWzzIPQS1NtIjULLMbvGajJPha4iJIR8RwjIVlBSqk",
-	"MU23iIFWl88bCX3kBcyDVr6V/JHR2Bgi9dVbjpzK2/XxEfuUbyAk38Qw5NRsw//8lXb/s9999d7+90P3",
-	"/ad+8OL553/xnZ5Tw3Y9ziuXKfQ5sP/e7lC6Z75feFc9TBnVj8WLQLKscCc1KUiQweR3yeTZWlsFA9b6",
-	"eeqEkTDRKtayFbRCKkIWx5vE1t1XBysiBbkEtN9aYmbFDnlpzrzcb9TAuJsbNEh/a62YKqe5pEoRqsgo",
-	"hBtGucFuHoK03yNi3W1SFFn85sL6ELj9AO9nK5Wx6HWetugLLBRJjeRvGWQrm2cCV/SiiJa3TPSI4Zbw",
-	"T2MKQMieK+dvcb6i2pmMjcUcDTC1lW0ZLH7AkbOPrD7DP3Pa4AFOeMrUNuPNrCG57OGR2kXFaiInzViu",
-	"K0KQLzS6qSCMpjFn5RRTY7lJ5dZcSBJLMWUp5HOU3Wdl06VWErC8xuZdfkGIkepDopiIzOSoIgObhAuR",
-	"uDzLFN378Cbr4deS7NCE79ApE3rnbnc9yeI8inUK6qUKsLJlGijvT7BMWeW9r+y071T8m8xSQePXMnMF",
-	"Y1UnweImD7j42aXPFFoaZbxwhVtf8BItNY199y4tqLkvKOaej79iAYyx9zNn975EGMxxhCXyT3Vbl8iU",
-	"C1YYFNtEZu6Y0CsmAqb2xRjce1txC3jwmv2WMYGxug2+g/vPleHWD5mCeW7LGWzr6kB3zpb2ycNNmry0",
-	"EUPKraAVSQEpMvJeeM3AwhmwrT3MK9ZMdTtra7tMJkubVqG0oHYEVpyiy1SaX7wh1XBGubjhiSeqoRWJ",
-	"+JQpnUv+CfoV0Ob4G76893U1y+2CkXU24QtHZmLDt1xlwr1ElSh+WRCV6xcnMo7Yg3wltRrTTJSCePn4",
-	"q3Y1G8c8tKWkdbVmKlOuZ/MyvbNo7+Bg95WXwpPyuzw5P/SePN/rjhcaQ1pcEKWpiGgakTFV7MX+eoFa",
-	"zKk83Irvc9vRyPo3pQ4rRb8Cj99+xEdl/Y/I4x/GtB/Igf2Geykrq6CIFfT0M0v5xBZmbcMHMSfP8EFM",
-	"FqT52W+rGd07eHH4j7//d8fLBrEAsSE3N1X6expdN3Ka0/OfB2enx4c2YRIc+PZmnIXNsxszotNM6Q25",
-	"kNnu6UlDWuSNPxUSyjLHNjw5o1hSZvk/i8iC6Q2HLuLK9bDFwpalqizOi9bs9+Pif5hzNac6nAVknBrl",
-	"/EPMxW1ApjQJhiJlkAcZYK3hh1LlB/6AB/TDncvnmtPYTJdFwVCEMxZiIC0fg7Tt6neOiJAfijsC8yey",
-	"rw+3bBEMxZhGHxSfCqqzlJH2u/PB+esfL65Ojju9ofCmq+V5Lu4cwEitoFU82wrc9nvZ9ebiCQjlDiif",
-	"RaRtowCiyJXZXm7Z+ZdmUSYp3wE843Mbn1mZZFKLRIYzFmUxS7EUVfXIwIa9IapCbYXqPeUaHRfW8z8i",
-	"WDFCU60CK6lSmyZrQ40UIjdMRIq0fzi5QdNQufHyWFhARiKL4xGRKRn1R2TOqFBg5pqRl50Jc/rxynK0",
-	"ZXAHafYkE4rMZAyIA5SoWGpCbby1bcMVEEHDgEVR+bpwobtqzsJuH/7nTVwo797yhsjpGRcePzTdRmqw",
-	"u4aUuFX1Myu8g4r99hAd2zwWmJm7KZWccKtqXM7k9NLOcqmgKYmZr/r0jSFUpCHDrfaIslToCpSwaCkT",
-	"+oiAvfvWMBMWGYamkfIwQ2MsMxH5PSQPV51jLrZQnR0NeDP4dJYKFp25F3rcAKWv80GZ6BCyRGBKrnrm",
-	"fiZjRmI5JW0MgcZQ7GOD+NQWBXS+XJeuTK7+OUGxv27JfNRhTIpvnR13fXNy+eHkfPD92Yn9y/14fHrt",
-	"fv3p9BJEg/3H1cnN1V9bQev7q5PBT5cXp+c3H16fnQyuvHKinAe3fHE+ZxH3Vlnn2WSHhMZKEvSRwya6",
-	"sPWYmf21UD2sgZa/fn3iw9PNYOH+qEljSG0PSOMO1zzky3p/gwHFiIUxTVlExgubrQWpIoDVVIhF/FXt",
-	"fDK/f+54c9tdJHBtvWrB/NdhrBRRxKUqg9I0J6mck/pU15ui1SyFpv3YMrfgl8HpDf5ks5cekG9wCV9w",
-	"DFaDx+0bUs2mEtMQ3Jx0yqdYXWbPIiT/apbOuaCxd5SwqMz7asWB60oRE5k22Rsy00mmCdxBbK4RGFpG",
-	"aJpdNicUQj2GSqf8jgkLQEHawuYmEvfBFgRr4xBOYwJQ1qDB1L3aGL7Od6ZeaIevqa25Ww4f5SEJ+OOA",
-	"lsA33jN8V2NaY+1T3NubZ9WYBfOVCHMdEW2WWLB6S7xfB4VLl67uaVXV7faTzoXFkn2Pukyp3ioPUm5g",
-	"Sedi5+u+dm1Sh9veoqrV3vPeW68dZ2wVZII58Hh7MV9MPd7mGK8pfHVVS+vJIAeAqm+/c+N4KlPuIWsS",
-	"EI7ySlYtSSQhct5rTC5tLJq94zKmiGYxIRSRe/Bvi9azcYLPz+5N3nJuoTQVTSVgdbWxrPpzHa+mkbrI",
-	"fnd1WkkLt5hXt1xEgcUcOxwKDywRF/D1I9Le7/crwGUIgISwG1zY7F+bi35EFGNkhKs86gTeV9cRj8wQ",
-	"u4fGui/wlXBXpWAN7xjTqJu7ftwbKLln45mUt88U+Y8uImxe5/6hSDILyMRSPlk0vLjAbzMvfX5YR0yT",
-	"aYF0ZghNagLxZsL1kTGkZMr4VCC0m0zJBYC0NYwlpO5OjDkKY+3DEqgsnDkEtxxpsQDoLHnXILMjsEpZ",
-	"ucaOVHGp0PPeMIU50zMZdc1MbNgc5nLQcLuRpTEPNdz0ChcH6wmd4xBLNDXV1lMKb1V2dUqzcghZFs0O",
-	"i1+Z0A0Daym7sRnIjLxrtwWqJbhCrxQCnCaNNKeyxIh+FnXB9oLyBnjZgU1rKIOH/U3Jpk2rIKWR9v7e",
-	"q0Mg+hICWsOTgJ4gaDwi7QN3pqxj11jmMwur4o4Zj5rPzx3lMR3HDF5lVyOimo6pYiXndMqoMcQb3jPT",
-	"OhkhpiciCv54c3NJ4Oz6Hah+aY9MKViV1HfF7rzhpFVFpQ6A1KKqeLk5VbdNKZKr6kbDdc6FpkJtB4qD",
-	"KdspfJVzseTYAeROhnScxTRdBHicKaCQmWkg0Ni1lomDwBq2AjK0Nbl4NT/itVpZvHMuI/uWn07Pzoat",
-	"z16z8AHpURGjUWw9k986h3GFJ1JmOpRztt3eYJ1qksQLJ+jcTk3pHSPtweXl2enJceeQ5Bg9gXU3BM6t",
-	"EpBlqB7DSUtfGSCODkg677IXzhSPn8UQS8NH40WWNuhrBdtUNu3rjqURD3UVqkkwFqHfHYJGaeQ82DRl",
-	"CF23nYG2aYLnqo3Hk18tGtncinJPs2QVUN0mGe/58pcz3EuZpI4lLBfxlnfHzX9dQinO229J4tu2XYO1",
-	"mrd7bfN0VjlVBtaF8gHR8QZn5rezs4tfwJdij08raB2fnJ82OFBKe7XM53M+vYq4Lbyi0d2DwtNvVtxe",
-	"kYL5xcAWbG688MsbLeVtPp6TzQICV43oBQGhggyO356eP1O57qoWSrM5aVOoB5KZhVcraRf+gPVc3lWs",
-	"vKuTf393cn3jNgIX/6/ghv73d6dXJ+WtOr/4cHF5en56cd4KWjenb08u3t3gvlWhDoutXF15/FUOe90F",
-	"i2mHLfulG+gLNzy8ZfrB1FThlKBq3lNAMW5bum9KHCjkYEOBnyvzdrkPuLlMubr2JZJ2cXuX+755Yd5q",
-	"PLxCpHgSh+AqVDoHGEqwZAigL8/8NfZfYZ99nHZVLDAPNl9K6fO8CrNOsd8eThlm3HgQCzIEpM/x7Uoy",
-	"NBeR7nGSSBn7Yaa2TbG1sy1NbeU3X4cy8YRBV4WzT7VyYfnitiPSRwOsCJB7VmvVKz0B8l5D+tFqyFko",
-	"kFwxhiuh9J3C0jBV4V5zaxQpkeW+DFQRipHO9XGIsuwvrXZQSoxyn7J6A/MDs/kOjrrdOf3ocJXy1gzO",
-	"K2TtZssqDsk8z1+wNyKNAdE2pTTIctgXbcyNSETGEVP6F/zya+7Nc8nZIN6cb2iaCSidtfkSeeZqkfYC",
-	"CSOb8z53hIpeBtex9IUyRt2uu7dbnPOuWRE1OoSVUYiG7uEGz3BtxwyQ7It9I20AV7AQ3DyuXONQCo9l",
-	"8KQPEp6n+CI1M+p2bZ86a0/kZsiONWa5DO545clz2TC/BdHlkRVCVZhMWKOnND9zIipWFVbDZQeZ5S4o",
-	"QwWE0XCWPzeR6G0i4wWUEeUg0cCceYTmy5EhaKD/A9vyYxONucZdfaGnMjJdPVsoZQS/nbCPXEFNONL7",
-	"Qb9PYu6y/ZZD7iXe95V208jx3zKWGZUj0bPKDtUYWpWJNZwcH3vLd7q8LF6eh1v3oFh5LVKzNlrNBdec",
-	"WufQ2rvjIslto3W3SXHL611PfHMc1/FR2/8HU2hystdyyvQM0me2icgnWBpwSbGudn36Rco0E24JV9IV",
-	"TvQqv78utjdIAaA12PhaZ6c5F/lsA2/k7RSfLLXaWYMwv2pSzltmia8ywq5Nw3N/bhaiKuawgtb9Fvyq",
-	"Ws7BxnWa+ZZsvgp2VptGlfP3r/jCqzJNbZEiegNgXXmbJnkvSE6epB3JUO3kzWRUbx4FZNjKxxq2Oj1y",
-	"YsRBQlMLIQ5gMmLGUu46PdkuOA7bkbSNlLdv6EZ0oQJS/sXmRGMWQo370IVHkL2xCDkotts2YSQgNl8k",
-	"IDZdpAP+s4jFTEOaIVcIX2veWpajkMlktKxbxhIHZ5avEAwykSkggNzPqGYuaFH/0Eqa0/MXB2uyTLfA",
-	"a3ZL1BBOhU9EvcHochAv0xLEs33yCL6NxIzeGWtXE/YxkammY8Aajmy2s/mzjH1mnoEYMGT+vd8I+L5G",
-	"6p648OrQf2MwfbX5kiXRtn5z+8j3DX4lBGVCCPlGhMz1MJh2FFue7G3MIgSLCUf4Gjeg7VZ4aExdHZAw",
-	"5maoeZh4B7nPuWxDPeUKI8qy1WoKTvWF5eUtr1vl67y8ymioDwP0tS0d/Itm82Rc3wcMhf3b9cU5RreP",
-	"SKYyGseLAv0DRfx2eZAAVSQNe8AyeVsVD0nJrm2Pve9ZngTZzgvsMSrRWW66wPWWCZFN6+rvLcHKWLCb",
-	"9XMI1jaZqHyjw/H3fRppT7igcQFuZp/hitQZtaFox6p7XxaXeiD4zmoo0WY357WWySCOH0bZmyb4OtDK",
-	"PwISJaYAo/rs8varIKA2HXgO+C9otMOEO19M67kp5EuTsai2niYTgZ2u8/myj0nMQ66PLCZCgVsNHTJH",
-	"f/nLX0aNYBc2q31LrAsmjESNmlCOp9ZZvVJzzD8Mu8YWenRDzXpza4f7bfs6YF7HGj8eJamU/pQtX8Bs",
-	"fXIpD28t9TWOax1T0CwFm6upaleRlaXlVuDZ9bcLEyztdDH/YiPfr6TP1YAsFfRzwNQgg8vTKjJIjs3o",
-	"4Fk2Al+pd7tL5zTmikXk9enxFXJoHG9OFySUQrBQQxq4RcI6JFQstoswfymKy7K6hfg0X6BoVXFg1ipa",
-	"djyrZzUU5JegY2omSCrn1qKQc5fwksPolDINtkOc8Wg65p3PFElSNuEfQVfHstYXpSbGpL24VR/oOIzY",
-	"pBMYpq1ZHJdIy+iVNPWfUqPnvlNrkDELegW1GGKuRtbb/ltzLjLNOs5zfIh4iVugWK5GuKlrr48IKlOc",
-	"7vXdErz29qAaVMT0KLSzS77s3jzq9MhbZsSgKuxqTW+ZdVFbMaY2ElHVKdgrUBgAxp/hA4qJqMC9hrIf",
-	"19DBuslsZsURyQsGnFWwZb1ASQzmSeEVaLIvlorfxzK8LYTiei/Zxr4+JzWrK/pOcK0OnZNgKbnArZO9",
-	"YG/Dqzv4m7ul4G7oTeiRY7slwiZNNK9zzZO2SnyvX5GSsF5FPVIQeS9YRDKB/h6qC6PJ/GLD9jlpBXDF",
-	"dq0vJT0puBt6nJm3+5qcKWiLsmVtyir14Ud5T+REQ03pzenrnwgkIscYFBLFnPO1z/XWly/2K96cg/Wo",
-	"rhUtYzVrOcmJvl4iIk7Rn+6P5kHuZ+k8l9sgSbS+5L3wxzx85SdX785OrltB6+Q/bk6uzgdnH67/en1z",
-	"8rYVtC7OP9z8eHr94frk6ueTq4ZCFFi7wZcozOucQ+wjnSfxFyjNjdox9uHxqVPQCFtaGG68a9tsPLQz",
-	"NvcW16Z/jS/wvhsI2DPta6TsWw5WXM7dt68T2bKCyJJ9Y22Xm3BQIe5G6imtXrH7xW5tcqxQNmzZ6Ke0",
-	"ZdslGnu6IhVoCUWEG2/LK0SP6kwSmsB52iXWO3rVt92+YqZ1UmoRKVNXdNzbLDd8k3UtwonL7RqQ1sZm",
-	"5Ql2p0hZFBRrQuN7urDHSXhQITZd/8ZV2YhW81E2+dyG1gm4jw8+2mtDQW6ATabo+MSqUrxmexojGhix",
-	"wbQ3Jw4bsu0e6Mdf3S3ST9boHwps2VtA5jQJnBsH/h1zRBqy9P+Pv/93a7tWj6XmjutK3urL/k41IGLY",
-	"drDeqA2zqSbL/GIm46jaoVlhA0ANBYC2CyomZRjBnzIabZxhUetR61PWtxWxm1UELxlFM5lqMs14xCBx",
-	"5C1Nb6OqsrL68Loi4UIolBZ89bb5j3LJGnvAcd44tFsaZfUsL/OegdsF0AoLavMzCQUIDcHFWl4s3GqT",
-	"rlCzKByurmampITXk8mgEY6XoVT7MG5Wq12rQV6jfG0nySsi2DZUsa1/XNEt1daIsZaOliRTjFDX3bC3",
-	"orvhSnNhSWsqlKDSMm1CPw1F8YW2uyWdW6pcWxe/kYLWXBv/AFz2zXztTRobmLf+vmh/eD/7P3Xs24wS",
-	"xpy0w5jyuUXzWoOcvsLL78ik6i98YHjbdjpdxTixSvRWyHtF6Ng59+W9IOOMx1FTxo19sxq2PFkxU9k4",
-	"sFnVH6AmJgZwRnTQmKFwPmMuaAq+fis3lVmwqdzt7b3ovfTa9XMZARCefzBjY0DpXsoYmdGIZCKUcwSR",
-	"tv2uVKFf4vCw2TAnv2siiak2ZLw84g8XF9c7P1wMrl7/6DL8/F8Uc5F93KHz6MV+Q4T0jjev4CSLY/Lz",
-	"62uCn+Kdug2g5K5a+MZMmJ0W9dm82t//7vmrly/3916+3N171R9H/e92x2EUPX/e3+tHe6/CyfjF8/7B",
-	"yqne8HkDB4MGRw5mE6e8YmKbMYi7VRSWsphRxUj7bre313vewTEUgzT2mItbO6UUU+Pj2PW6G02l+8no",
-	"6P83Pj86ghX+QZJEsSySXdfDr33X7/V7/e5ef+/F7l5/d3fv+f7Bi65dToh3BGT0rxFP9WKEI3jIz06v",
-	"2DVCCYBTykwfYU++UcTuRvVdw8mth1Z1S1U6KkHpjJbo2ctDcrwJTyee5hKixCaf+uwKWyRjYQZYb9or",
-	"srR/7b/vAWDyr3vvewiw08vSeD1ThQFXFwS5XM8H6KzRdJtuukX/Zo80LXKKN8kk3hY8uwQ6tnXh7TZl",
-	"r419bKuKocO+xgVctSlfOft7v//KFy75ko0swhl7fV884xsni/OilsFmffa+lDyKLzpYk+pcJ4518Zoa",
-	"tVQoBGf83mdxKBZmKdcLswJzGz1MuIUw52ZtZoxGkJuK+m3rP7qDy9OuuaOYMj7xOWiNoXWI1wU4uDwF",
-	"1HMo7cL7ipQG+BIQ+viC/NUzrZNqPHjTnIpyvxuIhv/j7//dCVyUH0TD5cX1kiNW7XwqR5M/7xSv6ZEL",
-	"ES9q0W/s8IoJfGu+4jNUQ0yk9QVpGoJ+btfViFHAuSFzyoWmXEAcH+arXBa6LTQw5MgSqbiW6aKz5HyD",
-	"d12dXN+QSILI1RJf3SPXDvAGnEq5ECDt48EPQPaur6ghmU5vKE4A/wdSaq7evCav9g++y6GHENFJkfao",
-	"DLhir/7r35QUo84RoUOxjL4E/jll7ecCq4mLHHEI0Ig/YVddK2M+j8yE0OS2r5kBOY0QAUZO8DNtFnvb",
-	"A5Tyj7//9yiwpT9DYVfVQlYRPE+dwDZ3HIF6fjiOqbg1Iw8FJJTaxr/gegx1vOiRQQ70MpYRdJGEG7EX",
-	"cMk5ICL84KHIUSPrXYPxtJUe8jUHtpmUQ2E2UZF3/9rv9/ukzVRIExZhQ8r7TkA0+6hzdB6ASzL7QN7d",
-	"vOm+DABFV7ChMH/uviAqS1M5pZoRfE9QapRn4doTRgFcEOrjKUEfrFEpFY/YUFASyWwcM0Od0Na2Pdpl",
-	"+/3+CFZUgR85YiyBjFkqyO7eSwJYwwrK2SKqKSbhD4V20GaYZ5sTyDNFoA/yCALBquiPfEhGZu17Nv+3",
-	"x6NRMBT4GyY/jgIygnXu2d5cARnhavdKnccNY4Mnl7otA+iRLRtyTiBoDUtDpsiM3jEipM3KGYr2yKNg",
-	"7eYKliXoUadHztEDBiFnTF0E434o3LZb2uqR8wyTQSBxH3NA2EdqtsfsM+ixjg61hJfRKRuaw58ylUih",
-	"2CGhLkParOSrfv+73Vev9g72v9vvv3r1HDG6X+3tPX/+3V7/+YuXB/vffXfwsv9qNBQlKNccRRI6sUd8",
-	"aiRmO4w5oNyrmcziiEQsxHa3bO6y2IZiKhHUBax54ujFaqQ/SDMnwzV6x/Bw2nunGH70qAPnD7KPbtkC",
-	"+RGuZWaWDPkIYG0R9jFkic4x0piyvnJepCkPBTotpTBkrshoVQesW7ZA9wYuTy7/DpeuH5ptm3OlzFfK",
-	"1CKfQfd6phXZ7+8GeHosoAGgkM3pAs5mhIlTueE/FPv950GJ6Ow5K35x0FUW0yzGCke7Lfv9fRC1Yiis",
-	"qVdgkMF6SIm1L5ZkFNnfe2VtshL+1QgPoJnpUECEIZ+gdfxik7jRxy4w2q65c4SQUzEPmVBgrXAQoRNu",
-	"dIPWIKHhjHX3ev1Cqyj9BtLeugFb1yyedGfSsOty9DKcMaXtNIA5JUwmhpKSVE5TOsc9H5yioDYni4G6",
-	"gdV9vRzq6rAFAqNVMm9b/d4uzkImTNCEtw5bz+EntLFAR6q0QduJWMym1EV2PgfNl3c+FX+cRp+xrKHw",
-	"cv9qdS5rWtm1KT9SDkxZR3XR87FW2Fe3J94vzyzPDvHNO2/Wsnyl3B9+xdWdTyUO6vtan1Zb3FLN6X+/",
-	"8UA7sZyqrz5a3j9y6co8THw/2wSqnU8OR2PD/S7BbnzFvc47M/imqlg88f6eZ5MsXxI0UTOpfddy2bfz",
-	"KTdbP+98KoySB9DCdW7/fg7W3vxLYf6UlsKmkqHLlGmvmeJuApQZhwtHc+yZhKa3ThWro/ccgSeXuz4F",
-	"OWwL9NxYZtlEMYaoslgVYzXzZ/Y581hRMQ8Cz0HwG/6Vs2FjHrbOuNKD/POC+tLWvrKOEEXaJSicTkAs",
-	"nEdALG5UQCzWUEAQNQr0tcHZGUSZzStBsSoouMDl8tFrqY648HV88r4Ilqv+HptwV0m/2/Wk372H6nlQ",
-	"fGDL9/p9Z3q5rN0aTiREffOh1uPmQCwN7Lom0B50GezjyL4X5jPcccC5cP/u+vvfAfaq0VpYhA89X//Q",
-	"G4eJCk/svVr/xI2Ub6lY2MomLJEq5POZUzryJM5qAmgJVSs/WW3p2vkXsIvUVoWBqXBvVFhIagdJDfXr",
-	"v7aK4/s+aJXVjdZh6+fTk19OrmBu1aO+88n90zId77kv9qvohms/qAAXdGhShR2HgGbt+5lEcCjo5ApQ",
-	"UhH+segsH9UfWH5SW9+cQFcTZ+8xaa2/v90R+HLavDJWuhTua4OiVruoQgzKcXzEpwP4aekqGralwDW8",
-	"twbnhZxXAzoaOHVQ8ndyxlrVDApa/iLdIGglUvnEH7weysYtCloZk9IBEsG/ofC11FDACUqoJoCuhq6g",
-	"nusctDMo7rcvfaaIRQntHJGUQX9NgADH16O06ZHvpZ6BBCy6peVvAvYCpk6oZYrOGJgLMKIcKbrgSI4N",
-	"uUH2+6+WT+kxHOLKQQUa+15Gi692Rt3rjy34HJ7W6r5+/p15RAGLkGPk/aFF2rZspv9qu/t3Dx6bjVno",
-	"R9IGVNzqkVQuU0IxoTtGK0N4SNJG7xHhukNofn8um1XlKGzK4+CoFUK2aObpFaroqIWbHPJ6np4IOoBh",
-	"zQWqBhzo3FroBOjQQhhPbD1nSfGMKt2FPnnd0+MAi+8FuzevU7b+HHFy71OuNRMWnwRb+T1T6GcEuHIC",
-	"bzkRdyyWmOtTZQLXOmV0fuL6Y/ost7riWwrSbXYGMXaz1qAxHw0TAYtmLU/Q7KPG/ekq+IgqU6iXdqd3",
-	"LO1em43Cjz3CZNJ8yUZmzQ5H2GqMg99see2WQn+Oerhm8+5mq1F5qY8xDQh+D5ETMuKR88Ep9pv1wQVk",
-	"BN/trgBUd34JvsNeqYwFHnvn5sPvtkm2lIwOweXapTG/YyM4TGapUGfYPSDKgsrZXEYyo0nChPqnYpNf",
-	"zsbK7GDp9AMmho8OU6ayOba3qx78Ms9iedPMNWbBTMrbP4ZPokkFy+trfzn5/seLi5+wkZONcmF++yio",
-	"9BaYZ0oD+MhiKEauVcYNnzOl6TxxxP5O8I9EYQauI3MqotIjeXeNQ4INef8HPjljH8mPbwevu9c/DvYO",
-	"XpiDN2zZs+VGwTf28FeMSYxltHBg93bAocDcNtvZw5a43pS6P1TiaqQtpI1tBRi5wljVy4AIaaNR6ElR",
-	"gY1FoRQBc7IaiuqAb2Yo3G3QTaEEY+JgY5xWmYdWMLqB/uyqcLiUSv+CX7IsG9aQQinghIHzxlh7bW+a",
-	"XCp7pfSIsk+lITUMtTnDzmwCm+JTYUxWLixAXpleSBsvu5YsClvDLO+lM1qaPiOnyubP8ForD9W9czSt",
-	"1mEL4kpX9P6tTVf6bHXtb6Ral/F4GvTrAi3FwnYSRtOYs7QWYKtFJ0Gs7KGYeIypXuPkvkSaNUyznCiw",
-	"+XTz1y9P9RzaDtW6DnnTAOp9i6xlOvrll1+6g9KVUQdcnbAXefchaChV4c8WLdUxaMPKbBgQ3EfYa6jW",
-	"tMg7r2ovpE7vkaT74xs1QFUWnc7Fg7XNHrYJV26FLbTXUaVPEER3bay/rAkUgamyNkDvu2NgHugpqWkJ",
-	"F5cnV4Obi5KekId6/JbNKVwmiVH6siTX/mBuzqugZ2weEIRqB+QEyMJM6JSpAGQWy6ElHUtekHvm2nu4",
-	"+i6eEqPl4lshTQDHnjMq7LiMQ9W3S88QMiVqxicWezGmGvJJpkz1yBuA6iWjAvZyZIGcsPUXVub4wwv4",
-	"0d/aDPK9rQbCtZkhUY7lLUvCkUygLZiLeUBkn8bxaIuIhquRN69CVBFvZnB96Es6NczkPxlp7/7j7//v",
-	"gdFuHMrAbr/faZrBF4VCvKpAhQxs8nySsjsuM5VDnfqmggk0W+ki3zIWA5TZFIq5EAy+BQr2gYQDh3Zu",
-	"IwxPVlqJL1vWBo6i0/PLdzcfbPMSzAi0zGki0+oqYgNCWGdq2LphaWW+bBnqegsNb9z5BP/dOGJu717p",
-	"FM+rHLKMR60tvOI3LnP+WR6kdRIoT81BMIicUR2VS30mHLFNCocWvK0pKjynixKupOP3dgQXJD4iVOAl",
-	"0Eaw8V4Jyd15tvfRjIkx7dY9UvWMAzT6Ms8fwEuAHtYFlC8sTC0ac24W2MUvjllKxizm7M7GE3AOYxZL",
-	"MVVEyyOXz+iyFLVnwXWBtunWvpTlZCONK7/uUd11r23HqS+xXlZGDmApHNrkI4cNkCZ8zrm8J85TgOAx",
-	"AwR4LqggRhXBU3BkNWTIVrHZpsTsPhcZK8Xt8ExtxKqX1WQbjdtJsnHMw66FMW2MsBvu1h5TxV7sd/CU",
-	"GlMnR6TGEixAulZHzkiiwgJTsyi/T04m4Ii2oXpbMWmvOkfEUtD93/D6JcwVyxe+2QlZGqvBBXBrzfk/",
-	"T74HOC6ivYOD3VcEtx22FXYTIcNZDfPds7tlcrOXN1ANbDpmb0Hn8Uo6M1uYQl50IYSrVZoBGS80ItjB",
-	"P6gibD5mUcQiVyuH1Z1HZMqEISRGXH4zSHGue8R6GwRjkS8l6wemLxImBpen1wkLt6M294kFtdW1FS85",
-	"2fEKjILGBeg9NgHZMqPW4a/vq+RUysouk8Wcadp6n+99qWf/ilgj+GLMSrlcBevWEdKoplxMD61Somks",
-	"pxlzqsSEf2QRVKsaKwhQ7Szkf23p4G1trNrW90zoRQdsfIqq7z1kvkNGH40iKNDPjBmf8sRvU1/az/qG",
-	"rAiHaLKOausWOGeLqhhHfybmVGyunBQfVmE5jpjWsxx7pwXlWsl08qGeKVK6GpAMO9JisQKZcBZHirRx",
-	"tXOcEGz0oByEUSeH95GZNjqtkYCK0JK30Vyc8jsm3JtnVJH21cW7m5OrZ8o9kDIEnpeZZsovF5FA1uaM",
-	"YkkT1gMdlVQHqMgxg42Ia5blmyxXpXk2+hWwTrIpleng4PmLx/Us4NocY5lbE9fNd/7JlVA5jReClTkL",
-	"5lSWDgGG16HatkzkCG1SJu3tzm6wgb+gDvG15CxIALTePPg/fx10/5/35v/63Vcf3n/qBy+ef/6X1oqM",
-	"+3KifUOauUtpuYOeCthkrV3RmmqNBUt1QM+UDXAUnvLRUhPJUcem+VBFRjadGwK+ODKU7Li0mgi62AAE",
-	"KvSYm6SMKWPKcyjmui/rc917HrFaRy1fs0MVkJm8twVGro9d3tlQRMVVbCjhmqEF5eRaX186GAPD4d7e",
-	"dD1yxm8Z2ZkznfIQ3C6hzIR1hpvXmGlXBgAJzrUtZ6IECQnLtCz8elGEFXOlj/wlWK7I67mXzdbbTH7L",
-	"2GNtqAa+ldOpbePB/oTSXtUK9/PWJEudE51AxR58AAxY6mA6wYSUDUJJfkWh3P/Le+RtpgjB6Rsjqc2j",
-	"AKpYS7CcQKqYRV5gLQH2UicgB32nZ47zHhZHtvsiKVz5K6tNHNSQmy8oq37d1FWKr9MMVsUzDp7CGQ84",
-	"vqWGdWsCGm4b/08oMnHfWukqui7uUO6bt+ERLqeH4TmGXmfLbanZXN6xShwgqPY/zXnOjCst04Vz4k/K",
-	"3ep65Kpa3v/KxpMxNg6PGDs1E+6xQ+i3QzSUEOdVMvX0dTNpS0lbpydVvdcVMt9fXggc65/R6ftYeSvl",
-	"qInRbYq9LkJK6shtO5uXjfMvP124f4VO46PiCtkWc9rwqNm88aDZei73D7OSz6llIRVkzAiLQJKBCmtu",
-	"LJAILt/dkDZ14L+Acma03r/85S8j278Ry30AWwFAJfyGcHFavjVrd3hAqymhcIs9mZX1qi5a6+Pr1ipv",
-	"5VV1t1T7eW0hHIKHJwS/D1pJ1kDuLotpGVGkR0a5+Bnlvmh7u2sHOhTmGEDi75xqm8gKgCXkpA6og0hB",
-	"ED+xTlFUEM0qDUV5mUrnas358abDZvrriJuHBUs37NJdPX/vg3Upoo8ZVh0kSbxYnTLqqOWewrbGNLRy",
-	"92vmg245D4ua+ifgUo8lzpvzOoTUdr0ApAl30APxYg4cehoa8h5czkMpP8KT9PCg8PXzP3q4+/WKBWwb",
-	"c0CnVCgaYiJOoceUkcmJBA8WgioYPd6iCK+SDKuTSGu1cT5rogqb0hDIKpLCc0+BtWVz9axcIB+QCY81",
-	"M6x5XOpjbz19OlNHXr9B4PEbeL0AJ8WUN8r8rOAOfnnqpyftcst2rp++iffhT+BGyNdinSPhSb+sZtOU",
-	"HO2lhrZowtcP32rvw0YuxC9RMTfkNsswTM0oGKWuzoFtWG1YLYAyomfSVatwbb31NJxBoKf0IDgyWWpd",
-	"IHzOVI9cyjiGh2TquA/0O4GKQFvVyYXStnvJkn1Wbk797U/N2qqdp2Oz5I2P+R1z3b0hLbV0gHJKsU4w",
-	"SCd+zMMSPBD/a6uztQO5RzL+xqWk1Zk2JS5fYRlzBTEgh7cBtAwscLZYH1wbe3NJgSqjB+DuMotIqkjb",
-	"9XehgvAJCt28UX6ujc7oHeugJWomxAC3AME+rEeH2sRRwOIggwLfoIznawGV8uzmvf5e8TkIobLMN17j",
-	"fpR5x+MbpxsxHNvh7rGtTjvsansvpx5a2sQ2DUOWaBZBtkpAMhEzZQEpIM4kclJoY+P3wPn2rM2695WR",
-	"TG6ACBpMsmVCslkpeU9brN4v9x1ZMI057UheJdBZC47SpjGWeOVYGh2ipRNvWFOYd/vzg1KNAuz1KiIy",
-	"Mgs3Mi+YMu0yI1zpGMzWpes+suh5PMsZ19XsQ2nDSjhiJGICO8IUVGnR6zTlsd0hCKACjtOiKOBElNQK",
-	"5iqsOuZyFpuPTSKcQ+OfLlv8cvDu+iQgVyfX796eBOT65uLSns//ej04f31y9l8/nZ6ddeCOm8HVDYLK",
-	"wD8/vLm6ePvh/OL4pCLby1Lcyb9N0se3k6xboM1Yg9lwnhqITNuPItPZAEYmIEkG4Q8HMQBZoLv9Ppmr",
-	"L4aYcR/ahDXzhA7zhA7zT28+5Mf9mcKDrL4tKswf3phwtRFNPO8CsA0NNUICHZy/tlEbrt68Ji+/e3lA",
-	"Qiqk4CGNgYIhdUKZDRAhwwSKTgBg+yJAbD9dwaWYUexCGrMIXR1FDQcMNhSjT8NW8eOwdfhp2Ir4lCk9",
-	"bAXDcuU2/O3Gxj8czsGw9fnzyEKQDMV4UemTxhalfsnLBUedHvkZK4W4rhQGDcUINj2vP7EFRW9Oz05I",
-	"t1u8gfx08tfREanVEMG36xkbCqwbtYc9ZSFPsHAESy5jKqYZFNd7YmInULlki4G281p87IpoWa3aqAok",
-	"50/aYQnVti3vvpY6dv3EjFYyIzm21OhoiSpyfownCkjB0h0WQOEOblfj9GdhRTt4iho50s+Ds9NjrIDJ",
-	"W/zNqJoR7D2I/UrwKJWI0sIL4ckfitLRR3UewmFUaUvaR+Td+eD89Y8XVyfHxTDlEcaZHgohbb+T0kh3",
-	"MgtnDINnULHtzIcq0xNSm2k4zof2Q04F9g4S0mw60yRLDgEPKaZTlE+dI3J6DisxFHmtBjiMyZhGBQN2",
-	"PhXsT4IM5Z4rb3gdmdyDWMmDShd/LpFyE6OpkvsTBylxECuTdI2R5PxjSrlQaOJb4i+I9J+Mc7heDP5K",
-	"CIdwH/T7fRBOqg4sAScoLxeAWzDrpajVxFygWE6PrF8gg4iCTBwG8R5RpG0+ETLdMJAuCDS466yONZzJ",
-	"6doM6B+rk3Np0BviumjK4zPo6N8Ujtw6G/rqZI/YChbS/sf/+t9kr983/DGloYbaDPjt4IUxVhIew0Iq",
-	"nWbg8TXsC+w7Z865xQbfn4hYanji6Ncc/O89+fXs5OeTs/euznxUVKhBeyezTVliNNSQKmY0SZtPaDji",
-	"PvmJf98bCowf5FF5OA65THDaINeKxRPSNtx3vCDUduwieZy1g4hL1NlfKksnNGRDsQRYDWkUihmOGboO",
-	"RMPWFZuyj/naaSlJLMWUtOf0Y20RO71hC/i0b08xJn9pi4iCFRrct4wAn8npZZ7HtMy+PaftiYsvx7SM",
-	"3oEHuxbSeqYMywnyrLx4UcnFoIKUzuE/X6QLAng7n8x/zJ/jlFGUX5smzduQcfHgkQUrs2xEkYRCPKFH",
-	"rlzMIea3zB5t6/31hHxiRtPvi+l8xez3Rwy7wFc8RUqeIiVPkZKvlzlumI+f92wbw3g89rz+9nNgwasz",
-	"zqEQO6EYtYcQ0HGHjNlE2pp9VMYcUBBoUKj3qSMbKsrXzZy6GE6dQ+70hDWY/moc+OvH3Iup/U4IWmu5",
-	"/zXTT5z/ifM/cf7fKUZuGGXB8CyfpDl/vLe1lyyOCPsto7EiFEtjMMJMXp+ckVAKbKuPTsnO44TJa2r5",
-	"75CPtp3A8mauXWtmjHXpEEQAcRuyC9NMHKIcA46gWWLkkNuX8cL9MyDqlsO1dtWcsCILST5lOoXIEbqJ",
-	"KJlQHmcpw450gt2b8bY1P3DFzTf+4QSfmdSfLs+syFF8soaeZOKTTPzj5I2Z/z+5/HByPvj+7AT/sD8d",
-	"n17b3346vQzIu3P879XJzdVfzbp+f3Uy+Ony4vT85sPrs5PBVc7qH0dIJqmEVoNIfg0YTVA0PJcRi0nK",
-	"CuhEoIkcilSgrzykcXyU6wAQxXS3FGnQMo4KkP2ACGhF+Z8slT0yyN+IqgUEM4ei3jICI4+kmD5p7/df",
-	"dXwBw3IQ47L43EcAPS0Ga+DyxfT/jwYK/jr+6TTD2grQk1A+TWRs5GZOrJ4IZLkTJ8TNNU9cp4q7Kh7w",
-	"nycEWeo6Xuvq1VjuVBRMugr3w6I6hbRL7aCwUt4BNCoyByT8TkBYZHRLswUWhc13FF3vr295/vIxGo6d",
-	"+9anII+/S3AJUM/2OhAR7u7jgUYEXrjCSlFtM2jh2iLbhxyfWtHy790f76JanoSHVtXyFm07JiVoomYy",
-	"zwd3XxUMRX7GMa/R2Y8JS8mERQ4FF5kqFiiRcm1xqlk0FJBgig2HbS+6Ua1X18i27C9V7hezbO/1+17R",
-	"DQM8vGLJ01zudzY7bYex3NX61Hht28ZrTzbvk837ZPP+rl3qwAeZ64uQZv92cP5ucFZgphtKLDWm62yc",
-	"9LGhPdsgoZWWyR9BNl9Dxh26Ry3mcECu3p2fn57/YAgLw45uMcsSGU8/VBg4OjWGN8GCtApuiUwJFKuZ",
-	"f/x0enZ2iJn71ldQtJS1oDkxV1oVoLAc8wITX8MGM/2Snv7H8tyayQ3i+JGE6JOz9klwPQmuP5Igurm4",
-	"/DA4OyP/+Pv/hzigyGaNFXRX1mgrUurBztR8V7pMTCE3eU3ZLdxVhWsIqUBWL4ICpkExrbmYWpxuqACL",
-	"gStresugpJKwj3SexCyHHU1SppjPrQIg1fl4J3ai39K0qA22uqkKrkngctQRZz/NYvOZM62TAvY7IEkq",
-	"Q6bUn7EXFO583nXl0P+JsJv5V5a8KfmSbgTRvESXOzDaTpQuumkGW+lXTdzRh6Y+Qh9a9p7IVKOKAPtk",
-	"q8cRWBp1hpgp9PDDtaFIqFKWM2GyryJyEpD7GQ9nZMIhN97V9UQ8ZXA+bTE5tgea0TuocRK6R34wh5eS",
-	"kRnn2ELTjbC9wwjp3ubSjwpVY+RzGRyni6tMXJnptr6NAmJH+H3ypdzgZr+ayx7N1X8q5+bjy5krlsR0",
-	"UU9zz7U7W5XtGnZTOCAl8GYRuUN1P6O6RPB4NDY/+XU0xeWDv6Yl04XIeRNVta5f2NSEa9L28yqZOlbV",
-	"ABRdkwOPKXMafVpw9cm1v9SByBKBRwOxJqUKnB6yTv3YTmhta0Hi/t4sElaOczUR/o6dV+MBuGI0WnTn",
-	"NGLVQ6pI2yY5dacZTaMgN2q6U6pZQJSmcdy9pzqcRXIaEC1ld07FwvUi6pBSVKyYPyyYW9IjAglaePgs",
-	"aRYLb1R1TLtC/PaLa2s7rZPvm+mAl3ZlHuVU4mBNmiBGuy0BPR1Nr+74LD9jpJ02EW0n8FPdEWHzRC+g",
-	"ntuSjGva9Ic7sdAIsPG8/oLNswjuJaaRCjI4JXTKhO7Y7lRaAhxRzdQCbxpXZV4nMw0JLEbptcDH6pBQ",
-	"8pamt5G8F2Sa8YgFiO6HZbFusQsF9o6mnI5zFbia1GrM67QJq7N+Jt/Btz+inHynVlQ+wk44H+ST5PQc",
-	"zx/l/Ua0ZkgqpyQsw3YCtKIVVqnJtgJEQlIVSvpdT+w6N0dpGayvCeauGAP3FMKplJrNUlJCjKBkRkU0",
-	"yeLOyg5dgJ1RmhLW4pgTmwnbdA/VGNvAi8ZGzEJF9AhHGwXg9qICEWoK2HCpnf+zs06SPpL0XCU3S2vQ",
-	"+xO2q9LVT6h0rfoaHhC186n4Y5tWVQUNOxU3TFnEhOY0bmxGhT2ocpLK32GEN01t72ZvC6r81qcuVH+G",
-	"LlQFdaze7yPbXg/eVoLpCWc8jlImvn5zqnwOW3sRVvSdqrbWKHehwmzABzahsrbOhs2oSCVwRVd2DzGy",
-	"xmFZ7Pf3jbQNdbwwgwBys68NyEr97HEY/Qb09tTualW7K89CBTYG5EBm2EezT7zogeUs7qb2V99Exbou",
-	"CaWNm2B5qICMeHMDLHMCh2JFAyzHmDztrwpXkHlgKNqjmoOiBz6HX/vve/czJnqAJjTqBGiRltRWgKmx",
-	"ADpD0X59ctYpTCfkkja5mqscz8YhPyEkLXCB0j4MRbv0MHwfnOEjo1WGizBmR+YzADLpJYkYSzpFNy+3",
-	"3xhc2KyRF1lmgnh9KNaRWT0Vuqkp2NdSAL5pX7B8ki4K80drDrYVK/2m7cG2nsmfoUHYn7TrVbHQbciC",
-	"KttM84jg1oxZVbvpbCIEtmt21WiV7BS2xSoDBbU8G6fJn7Ddz6aGm2UKwrfaNVnfxfIWyONmHzWx/KFH",
-	"TpXKmC3elc7xf3lxfbOsB12xO3nLXhcz/LYWCg4XPek3Nf3GrErNNH2mKmQADT7kLbPtLNFClcIKJrv1",
-	"toa7kkH1dQwFo2fnMKMVXaWsZ9vK/3XKO9dWS4A3cu1q+upk7zQYRRcK0wu8inyFeh9B+pTGa0oLzO94",
-	"psicaRpRTZ+Ifin64V0n0saqUEMBQPEutYQjpaFy1vk91HhvXs2Nmydpjxa36sMISHv/ZQko8RCAE1Mq",
-	"IjknY8B3LPB/VTbvDIVMmC2RQWY/uDwlbcymNH/v3O12IMIDZ7v43sAWPoJLcyhYrNhRFTvc6LzgUDXD",
-	"Xv846O4dvHAmvXnVTN7bnEtojDsUFUt8Zo3qYqcOCVcqM5II9HgnilXeCw0qf101yUNY1lCALHRhmzK3",
-	"sTKy7rEbDMXIdz5BEEYjm9RkQcEhaZLDFUiAyKltKGC23nokeNMqMVmHQ81SRTKheVwT6MZ24ClTAdkl",
-	"WpKX373okzYlC0bTzhE6S2SmA/LdXp+0n/dJRBeq0yPnZe4IMCAA4GymfoQfY7dDS5JKTTVrxFrVMczO",
-	"D7Vq5rMt1CpkSncVMyti2P3r0+MrRdp7/ee9fm9393mvv7O3H5gjsHsYjV8eHu483+tAhlcUpUwpVqZ7",
-	"IydCKQQLsdQ8yI2953vl9aFi4Z7vkf/ovpHpPU0jFpl/IfqtJfsxm3E8bFC9mqVQ25YpM9MklR8XTQtF",
-	"41jes2jgJtnc1XL/5XJby+BLNKevZ6ngCdhGYpUyVS1XQxZhuAMw3RmjEcM40Wsazlj3dYGvU32xkF1g",
-	"1oflFr4W/9xazr2VyLCfnyRmSWKiWm+sHzjgy/piITnqmlTOhqv59XBCHpyRdsdStQo+4sYVEU5oiH1M",
-	"bDsK++Ao9xTh7x/GGY+jD1xM5MhoAykPXZJqzKhCXCnz9w+SJIplkezaN2HKNzyONpEVrTLT2NaI/Pz6",
-	"GlLulevDiA3z5swoFww8/LBOKWNkRiOSiVDO51xrgCWnYspsvvYPkmgpY3Rq5Z6umOqJTOc9MhCLXN0F",
-	"lyNIxSWNGPzUUpI216jduqIM7KjkIpudIyuljd6D7ToQf8lpx2ZWYxYCFhStfiAtzdMtk2ZxDIjRhvOk",
-	"Vq26FeZ4T2J6D7kVOl14teyf7W5/QxXbDdHAo3B/XfAdFZw/Ybp4iWZLiprG3BeIahQuVCWzNGTFxkJj",
-	"QUUKJJZqWb5505oI6ozRWM/+sxnzJe8s2TcnFqC/bfaoTQjFGSvy483NZQBJrrm6btT3sTmpxizEBDgO",
-	"wR9ELhPmaSBb0k4ZdiOTwgGOoZYDHS8Yi5g/qeZHmP63JEI7QjNuC6wBVyRLeo9NRyzMUq4XrcNf31eD",
-	"7bi2h5VtslMs6AO3vvUe6AD5q1rJvO09tpmAK1Y0hGuR5V1ahZINVr/1VD0/IipMacIcLIG5BhRvLX/X",
-	"uz5uCta9tdPdrK9bElP+kLZB9oN7/9x6xGUq50bkZSrf4bZZNmOaSIWZbdjxyRxJyLmjBHkIbBx4bW7Z",
-	"woV/nFrto7WVvAhSHTdjRbnvKWcxLgIMCCVAjnM+RaKBiBpWNgbkoP+8aCtT5UmYHFhiSlAmp1M6mfCw",
-	"1MEH5rkRe4KM49+HO8HQRoADe35U1hS0DvrbBA9WsLIrtyWHD9ltP7erDvepNWY0ZakZ2VhpNOE/MZiH",
-	"McRQhvpM+huovcT4XyxDGjvJ3bZaLfxpa5WENArVFIsnsjRuHbZmWieHOzu7e9/1+sYuPnzZf9lvLVvT",
-	"RoPElJO/Fq9NEZLJGrxYSSZTIOMw5pDSnkJ+KtekDX08cFI9m4nYC+V8VJjCN2fXaPtCIvpotw9TOoAp",
-	"jWzxuP06t/CgVS5c6p21jclMKq1Ie9Tt2l+68MuoA2aHYuTd1Zm1w0H3dJO9h0xBIFaol0FKKhbrE9A7",
-	"+3y4s/PJvPFzK2jluZOG0ma5Kw52pHXYgj0xP+PCBkseGaWLdYMQM/yE1mxZE4OQM/Z17sAxwrlURzO7",
-	"aaQRE9kcqE3rxNjG8LOhufc5JdY32ElrWypUYUGwBNb/YAl4mUKu87xH1BJ5mtftlJ/PUZqW33BTqQWS",
-	"E4tpvkgqE0jibMq9zwMmhDFX0kygXcRT2/Q+IDNujP4FwoHJqToi92w8k/K2/O4SFITv9Yyl7vU5slv5",
-	"cVfJ61ucWqtM2w61Mjh2xVx++N8NGcLSwsj3lGuo3S0W2h6H0su4SDLdtMjY2CqA/m9dsMVYVAAnTmwT",
-	"WazqsO9zWHOeT6tnxCqzTgWwgzUoMEcWqi3lfTH5pTLVMqmUzP4G/56IFJkxY1/nwAJkvKimd7qRoH0w",
-	"zBBWcFIqa3+m8lqb0vg5YEDDMja6xA+xyI76/CDtUu2AscGTVE5TOu/AmVMugS1Spboof/ANBL8ZHJQf",
-	"md6alUixPEomTABAZhEJg5+4dmk41tMS0jTlTCFT7xZbid4zGupDstsjZwCfd0he9Ps5VySUzLnINEJz",
-	"lR11e31ynxoDrfixdjfajwF5AS2myFhGZg7t/b1XAdnffd4p78EUUj68628+vvQrfHmuK+dvmDNNPS94",
-	"g94fcGw0GrwqC2dGmpltsAZyhZWBZfv5/ef/PwAA//8=",
+	"7L3dchs5tib6KgieiTDZO0lRsuSypZiIo7LlKu2SJY0kV+0+RY8JMkESrSSQlUBKZns7om/n+pxHmNgP",
+	"1k9yAmsBmcgkkj+yrarqcV90WcwfIIGF9b++9bE1lvNUCia0ah1+bKU0o3OmWQZ/vZxRIVhi/hkzNc54",
+	"qrkUrcPWzYyRWMqMUDKW8zkVMRnTOSN6lsl8OotIxsYyi1lM7rmeEa5Je5gxpYckFwlTigzHCR92eq2o",
+	"xc37ZozGLGtFLUHnrHXY+mt+q2nXDR+11HjG5tTMg4l83jr8tWXe1opa44S33kUtvUjNY0pnXExbnz5F",
+	"rRMx5YLdwO/12R8LwuAyMc8ROSF6xsiYaprIac5IO8sTpiIy0zqNyL3MbieJvI9ImskxU6qcdkr1rJw0",
+	"TCJqZey3nGcsbh3qLGf+3Of0wxkTUz1rHT7bD076AxvnZpKnsbk/MAbz7lg11H/L2KR12Pq/dsrt3cGr",
+	"ascfxYx6GrN5KjUT48VPbLG8XG/oLVOwRErTTBPu7tewu1zgNaYUl4K0//m//jfZOzgg4xnN6NiQUvM+",
+	"e0N3zdgNq7V3cBBarjOq9MkdExqXqzrrK6byOSN0ollG9IwrwsytpM21IkPFfhtGMO8hj4eOBBKqtCVd",
+	"8x/G71jc6ZFTTea50sRMmlBhX2QeuGULMqcLkjEakzYVC7cMEZGZvyzKDEHdX92Ez7lmsXm+c0TMc1LP",
+	"WEZEPh+xLCJcjJM85mJq3/EbPC7wJvuSJ/aLIjJl2u6PmeB+v9+43mbFurBk3dNXTav9dC+02OcyZo1k",
+	"KfDiQynSEuI1fljjKKq4/rkD5SnL7riSWfNY/i2fOdwvloM0DnZf3vBZQ30yT6tUCsWAf7+W2YjHMRPm",
+	"j7EU5syaf9I0TfiYmpOyk2ZylLD5v/1NSbhts+Eu8Skcs37wJrliMWkP80wcLgwnP7SDHE7chIadiBhy",
+	"NiQ+nlExZfEhkLD5eqb0E0V+lEoTrsxtRIqCTSuW3bHsiYITRskok/eKZSSlU+YfEpnxKRdEmZNqxI+E",
+	"Y5stSCZzzYCXj5iyB43FnSN3YG/Z4okimUwYnGwzeizhikxZBmtmhw4c5uIROtZE5lrxmBHDcAo20DZv",
+	"ipmmPAF+ogo+YoQorIAZWjBmZtVrfYpabq0fcQ+PiX0laV+9fkle7B98h3O5kfINFYsr3CX1uHPKqGYE",
+	"Vpu0U8MIZZ6NGaFxnDGlImJ+MyspMzLOWMyE5jTpuI2dUJ7kGSOjPJ4yTSYyI/eZFFPziDKEplKQDwGy",
+	"NQO7bR52euSK6WxRiBaGf3eP4e+YJXRhGDDyXlgi7/qyoLpmYyliRbQk95RrMmITmZmDoLMFF9NelU1z",
+	"wedGA9oteDQXmk1ZZpbsU9R6K2iuZzLjf2fxY+7OuTTraE+G2YS2zEjJRCsbome0ONl3NOExmbGMBVc+",
+	"h88xD46pXfxjoe5ZxmIiRbIg9zMmcAdpxshYigmf5hmLj2BjKNxLxjTLOFNk+Msvv3SPvRceku8ZzVhm",
+	"BHgy/++DFow+aA1rG1h/LqwRj2c0SZiYsogMV7y3XOu6lIV1tYttruOn2sMGWxjH3AxIk8vMsCPNDaOf",
+	"0ESxqJV6P31s4acvT/S12aE0zeQdTRT5OGjhHywetA6JkTj/ia8jA2MazJnQ5sKg1ev1Bq1PR6io3HPF",
+	"yL3ZRrPKaSbnqSZU3bLYnKteCyWRk2O/usmUmroc/Y2NteEox2maLIyylsAXVj8iY3MzNSdA4Teu2VwF",
+	"Vq94N80yujB/K1+fWLr7nmaCi+mW77x/yFRqq+HrMeX7ouWv9SbZsHSwja/YmCuOB3kLCom9x5xZdXx5",
+	"eXXx80kral2d/PvJy5uAcWXmSS3b8LTG3f5e0KbxP7wYMfQ132eM3qaSiwAdGA7JtZ3r0nzYbzlNzH2f",
+	"otaEsyS0359WjviwI1aZVV1YvTw5I8UNRN6BjrJIJI0jUlhxRgm6J20ulDYWhJwQmP8OfhHYTd4S7/df",
+	"PItWfH6AJd3RJGfIcFOaK6tuGHUdxHmxWtUnX0ltFBqjpBIuNKo/dva1Oe0dhKZ0i3akTx57zz+Xkpb2",
+	"7yW6HpqYh/VMNBz/Yg8CK4eSnII8RiuxvBt9BdbpobRMUyOKMrSNWRwRireALE/YBFjkHCwyxy02Ms5D",
+	"zGfOlKJTFvyeDFbBs+2rHGpjh0CAjWqqc+VzCToes1Qzw79AqWBx2Anjn/1yN4o3BiddfuW74JbbE3WZ",
+	"0DELMgrNPujlLUWbPcsTFhHNx7f2nzEToC/amTqOaq865uzcRUbZMDu5tPh3NON0lLBt1jzNUAz8bJ8N",
+	"ShujGIVPdmoWgDjnS6loxXKcG6kdmOfSjuBauWH8z2hY+wmfvnYsoy5MJhRPYV01DNAqsJ3N18ofOLBI",
+	"xTtoklxMWoe/bvG2d1FgaVnCzAqiOUlgHOTLZk0/dKeya6bQVbc87coUhUUX5IhRuEBUfHK2feDr8ZEt",
+	"9Y5y44qbR1ImjArUdMYZ0+Fr2vpA3eG1Y0SF4RC10O3UiorHIrftkZ1B1IpzNH5bhnU62m1FrXEG/8mz",
+	"xNwsFus5ASxM5Nyl/vJ79xXfFKLEVzxjY83vQgzASLkl92FIRlmG1Czz0f1Sl+uO9TuvcSIVi8mdHNNR",
+	"ntBsERGVj2dGCnwcwKCoPl+aeTnNbtAy6rWm2ZRZ7bqQL4eDvN9/OuYx/JcNWp9IO5ZjtVMecdWbxx3v",
+	"eJfrwifXBa9e7WwOieiQl/UzlL1b8Oe6VV65jeAyosla9au+F7F7AWwFF5reGsMZ/E8giNH1ImKWPVFE",
+	"Z5Qn1r1rLpklrNlMcIQmMpubf7ViY/ZrXlJrhXzWxka4rgRFDn0u3aZFDEIKdE+jYwvcFXQaZuBRK/Yp",
+	"fxWXK49IuddLb/P0ieo3/DJbROCQQhtPklgSq6QGp5WVG1gGaGAbzN3WZ5QLI92F1K9lLmKgDTFJOHAZ",
+	"LsAREDQ3VM1bu5rsao5bpEIKsaIinFSuYjn11XpHnVTP+NbWgmAf9Ms8UzJglF9mDDyV4M2QSQyeAxhI",
+	"kYlMEnl/SFKqDNUash7Da1btxObCdekQrrNeixGC65SZfb5iqcwCGjkz5ghtULpP0D2bJ16MxXwzQ7fo",
+	"hCeaZYrIiUeZcL7kxB7mUhFYwc+XplyXtDByYH4/ynsyh1DNpGoSuECMIvcMHHdpQhfMPyiFiy6qBPC2",
+	"U8snTvwH2I3bQzQ9IHxJ7mWexGRG7xh4wSOjK+Kqyixm2ZdbMCH1lf3m8PRwPtSujFm/IjxsF25MhZDa",
+	"LGk25oqRdqGiq47b7sWXm/Fqx5DOcgHexpA+tcKVU43NWjJy+xZViH/V0XmIJ+LhVFUN+G+uCIEJYriW",
+	"fqJI+ZKgWoL3hZwkeAUDq54TxGz8K2vHHDrHfXea08yIdWujdadUs8jY3UnSvad6PIvlNCJayq45pt0s",
+	"F8L6z5e5pDfAtgogUjMK7ydGbGvNxVSRNq7wzyzDAHBBvcqcPOpJ/yfu8eLh4LKtotINyTBEZyfxlKEN",
+	"tCWRYbgleGTw0qVl+oUtWPwrsAWo/W7waThq8UDwkwqnyZLIoWMdEri/zKTz2BCuD8ktW1jN29Ai6t6R",
+	"t2U1tRyUNCHFYi5z1VujHi4rcRnlhjTD9ppRV+PjLTRRlmX4ic0+ru2FTSbnZcR/6cVCxuwB/iXzxrBx",
+	"C3thjPetZpkVnr/67lJNKLk6uX57dgPeTqK0zFhM2nQEilYuNE8grBxzG2ZdLRQssWyzL6XfbKNPsqab",
+	"F2PY5ORXhU4oslD1uJXf4XYxsmekpNmVR+zlOrM5HI0a61qk4fL47TXGGa7fvjH/uL65uMS/b46vbsp/",
+	"vX99dfHm/fnFq5OgdVCl1FoqQv0NEDMMnlffdK5x/DRNFhhs5DXNj8zA2WuMN3g4+ObbUE6Vl/gEvKdM",
+	"37llCzItVDmFKUcQxTRqkJBEQbyYsMmEjXXNGx/2ss/NsVuOO99cXMJnHRHLpsnL4/OXJ2fmnW6XXl0d",
+	"n563ohZeaUWtn07Pzj4zKBS17inX6wPhExu4xy89JJTAbOzZRUUXt8C64SM882bLDYNe3v3yScHui6eB",
+	"4WJeGG4jGcs5U2REx7egNBe+fxeQwRD8s35UxuP7xWdaZ9pSCBRPwMqzFaLhY1GxNHhsFuLt29NXXjYM",
+	"oUrxqVCkfYfaB/kuIkoSHiuiZKbJaGFz9wyv6kTkPuNaM2G+LpEYIVcMczVni3TGzKsYh0QauMIVpLh1",
+	"egSttJTqWUR+y82/DVmOZLwg2uYJcgWMFZkkZLdhng9L3JswQQiG2+/3jfrnUt3Qq90emgF6Hm/DXNGC",
+	"7+Y5j5fOmuebrVBbsbzOaG/QnR8g0K7z+Zxmi6BVVDH3N2TiajV9nNuDXP2AUSVwumreXojVaAdzQwRx",
+	"RaBxoZ/thw3XUi2pH1tNpBizIrJYPVTknicJpHpgnhehU8pF5wh9HebQQdYl1ZrNU00mXHA1M2dZZpFh",
+	"uOaONMmnXBDBDK1nVETuYRymR47J9U+nl5cnr3ACQFl2wsggmNYJi4/gisw14cYehiSUXMQsg8eBkud0",
+	"QUaM5ELdcsNTKmT3QDVMNCtSEJRtcOq7DNQNN8hOuCFA4KsvdWWJiWLvnhSLPeGZ0oWODNwRf7I71emR",
+	"41HptOK63B7SprgPEHcGyWkdOdbF5q86pAzho1PM9OtsvuabqVjm2JTaldIsfZmxmGs/8uIvpGbpG3vS",
+	"msMpAaGWJG9UU7DOrOkTBTLHfIzhvHOeJByluTK2xnzOYkwUwExFdySK1EW7emZ5jU3M4uIWWOh7qiBr",
+	"jBubxuY1HuFoRp4aFjuB9CxILTPC8tXJ2fFf4Y4MLRrCRZprc1o7PdIP7KzE/5j34BZS/zMqG9dEqfVo",
+	"kEsdtvEgLzZsyb/kVMV58TapJPxiC1by0OulaPblyfmr0/MfjMb59vwc/wXa6Sujlb59+fLk+roVtV4f",
+	"n569vXKa6uXJq6AatCQaluXN1vbdg624h9pVfw5jZ52BEyYDF7psiGPPGa2Z5h4fb4roNvCElXFPN9Dq",
+	"WRbJAUsTLWPoy+wGr9n4Nb6WuNj+ETEcY2FZgRrThGZbZKdUly+Yo/LIC1ikE4RW8kdGE2OI1FdvOadF",
+	"3q6PXNunQgMh+aaGIWdmG/7nr7T79373xTv73/fddx/70bOnn/5b6PScGrYbcF65HM5Pkf33dofSPfN9",
+	"OPw3zhjVj8WLQLKscCc1KUiQWxp2yRR5tFsFA9b6eeqEkTLRKteyFbXGVIxZkmyS9eS+OloRKSgkoP1W",
+	"j5mVOxSkOfPysFED425u0CD9rbViakFLqhShigwxHDksDHbzEBRkHBHrbpOirK8yF9YnJ9kPCH62UjmL",
+	"XxYJ5aHAQpluTv6WQx2JeSZy5YiKaHnLRI8Ybgn/NKYAt5F4629xvqLamUyMxRwfY9EB2zKN5wFHzj6y",
+	"+gz/zGmDBzjlGVPbjDezhuSyh0dqFxWriZwsZ4WuCEG+sdFNBWE0Szjzk/+N5SaVW3MhSSLFlGWQaee7",
+	"z3zTZXX4P2rBu8KCEHOIDiEHxMbOj215BETiivx/dO/Dm6yHX0uyQ1O+A7kYO3e760kW51GuU1TPRYCV",
+	"9WnA359ombL8va/sdOhU/LvMM0GTlzJ3pbxVJ8Hipgi4hNllyBRaGmW0cCW1n/ESLTVNQvcuLaiGxIxi",
+	"7sX4KxbAGHs/c3YfSlHE7HNYovBUt3WJTLlgpUGxTWTmjgm9YiJgal+MwL23FbeAB6/ZbzkTGKvb4Dt4",
+	"+FwZbv2QKZjntpzBtq4OdOdsaZ883KQpcpowpNyKWrEUkLwo70XQDCydAdvaw7xizVS3s7a2y2SytGkV",
+	"SotqR2DFKbrMpPklGFIdzygXNzwNRDW0IjGfMqULyT9BvwLaHH/Dl/e+rGa5XTCyziZC4chcbPiWq1y4",
+	"lyiP4pcFkV9ZPpFJzB7kK6lV/+fCC+IV46/a1XyU8LEt8q+rNVOZcT2b+/TO4r2Dg90XQQpP/XcFcn7o",
+	"PXm61x0tNIa0uCBKUxHTLCYjqtiz/fUCtZyTP9yK73Pb0cj6N6UOK0W/AI/ffsRHZf2PyOMfxrQfyIHD",
+	"hruXlVVSxAp6+pllfGJLZrfhg5iTZ/ggJgvS4uy31YzuHTw7/Oc//qsTTvCF0vCGqolM6e9pfN3IaU7P",
+	"fz4+O311aBMmwYFvb8ZZ2Dy7ESM6y5XekAuZ7Z6eNKRF3oRTIaFgfmTDkzOKxb6W/7OYLJjecOgyrryU",
+	"omwBA1SeFOXE9vtx8d/PuZpTPZ5FZJQZ5fx9wsVtRKY0jQYiY5AHGWEV+HuvJg9/wAP6/s7lc81pYqbL",
+	"4mggxjM2xkBaMQZp29XvHBEh35d3ROZPZF/vb9kiGogRjd8rPhVU5xkj7bfnx+cvf7y4OnnV6Q1EOKnX",
+	"5bm4cwAjtaJW+WwrctsfTqLeWDwBodwB5bOYtG0UQJS5MtvLLTt/bxY+SYUO4Bmf2/jMFgUB1+MZi/OE",
+	"ZQgSoHrk2Ia9IapCLXbAPeUaHRfW8z8kWMtHM60iK6kymyZrQ40UIjdMxIq0fzi5QdNQufGKWFhEhiJP",
+	"kiGRGRn2h2TOqFBg5pqRl50Jc/rhynK0ZdgdafYkF4rMZAJYMJSoRGpCbby1bcMVEEHDgEWJSbBwobtq",
+	"zsJuH/4XTFzwd295Q+T0jIuAH3qbmomE3TWkxK2qbFzhHVTst4fo2OYxWxSAU/KccKuqAM7k9NLOcqnU",
+	"NE1YCBfgtSFUpCHDrfaIslToSkexnDQX+oiAvfvGMBMWG4amkfIwQ2MkcxGHPSQPV50TLrZQnR0NBDP4",
+	"dJ4JFp+5FwbcAN7XhUCm9BiyRGBKrq7xfiYTRhI5JW0MgSZQhmmD+NQWBXQ+X5euTK7+OVG5v27JQtRh",
+	"TIqvnR13fXNy+f7k/Pj7sxP7l/vx1em1+/Wn00sQDfYfVyc3V39tRa3vr06Of7q8OD2/ef/y7OT4Kign",
+	"/Dy45YvzOYt5EP+iyCY7JDRRkqCPHDbRha1HzOyvBVFjDbT85SvHH55uBgv3R00aQ2p7QBr3eM1Doaz3",
+	"1xhQjNk4oRmLyWhhs7UgVQRQ9EqxiL+qnY/m90/hSkUXCVxbpVky/3XoV2UUcanKwJvmJJNzUp/qelO0",
+	"mqXQtB9b5hb8cnx6gz/Z7KUH5Btcwhe8AqtBhcphNZtKTENwc9IZn2Ldrz2LkPyrWTbngibBUcZlzfQX",
+	"K9teVySeyqzJ3pC5TnNN4A5ic43A0DJC0+yyOaEQ6jFUOuV3TFhoINIWNjeRuA+28IQbh3AaE4DyBg2m",
+	"7tXG8HWxM/USaHxNbc3dcoQoD0kgHAe0BL7xnuG7GtMaa5/i3t48q8YsmC9EmOuIaLPEgtVbEvw6KFy6",
+	"dHVPq/AQtp90ISyW7HvUZbx6qyJIuYElXYidL/vatUkdbntLvAF7z7sgkkaSs1VgNubA4+3lfDH1eJtj",
+	"vAaSwFUtrSeDApqvvv3OjROoTLmHrEnAnqvVWAv2IVz3DV7GxqLZOy4TijhDE0IRUw3/tjhqGyf4/Oze",
+	"FATaEEpT0VQCVlcbfdWf62Q1jdRF9tur00pauEUjvOUijiwa5OFABADjbCH5kLT3+/0KpCRC0yEgEhc2",
+	"+9fmoh8RxRgZ4ioPO1Hw1XUsOjPE7qGx7kvkO9xVKVjDO0Y07hauH/cGSu7ZaCbl7RNF/qOL2MfXhX8o",
+	"lsxC5bGMTxYNLy6RNc1Lnx7WsSxlVmJQGkKTmkC8mXB9ZAwpmTE+FQi6KTNyAfCZDWMJqbsTY47CWPuw",
+	"BAB6YbE1CwzcEjrZ865BZkdklTK/xo5UEQPR894whTnTMxl3zUxs2BzmctBwu0MagJte4OJgPaFzHGKJ",
+	"pqbaekrhrcqujjcrh11ocUax+JUJ3TCwlrKbmIHMyLt2W6Bagiv0SiH0dNpIcypPjehncRdsLyhvgJcd",
+	"2LQGH9bxb0o2bVoFw5K09/deHALRe9iUDU8Cro2gyZC0D9yZso5dY5nPLOCVO2Y8bj4/d5QndJQweJVd",
+	"jZhqOqKKec7pjFFjiDe8Z6Z1OkS0ZcR6/fHm5pLA2Q07UMPSHplStCqp74rdBcNJq4pKHTS0BT4JcnOq",
+	"bptSJFfVjT4IsebGgyvDlO0Mvsq5WEoMlbUYNtdapg+BsDF3zmVs3/LT6dnZoPUpaBY+ID0qZjROrGfy",
+	"a+cwrvBEylyP5ZxttzdYp5qmycIJOrdTU3rHSPv48vLs9ORV55AU6GmRdTdEzq0SkWUQNcNJva+MEOEM",
+	"JF1w2UtnSsDPYoil4aPxIssa9DUPssimfd2xLOZjXQXRE4zF6HeHoFEWOw82zRiCim5noG2a4Llq4/Hk",
+	"V4tGNrei3NMsXQUhuknGe7H8foa7l0nqWMJyEa+/O27+6xJKcd5hSxLftu0abIAmg69tns4qp8qxdaG8",
+	"R9zS4zPz29nZxS/gS7HHpxW1Xp2cnzY4ULy9WubzBZ9eRdwW+Nbo7lHp6Tcrbq9IwcJiYAs2N1qE5Y2W",
+	"8rYYz8lmAYGrRvSCiFBBjl+9OT1/ogrdVS2UZnPSplAPJHMLfOlpF+GA9VzeVay8q5P/8fbk+sZtBC7+",
+	"X8EN/T/enl6d+Ft1fvH+4vL0/PTivBW1bk7fnFy8vcF9q4LQllu5uvL4ixz2ugsW0w5b9ks30Bdu+PiW",
+	"6QdTU4VTgqp5TwFfvm3pvilxoJSDDQV+rszb5T7g5jLl6tqXSNrF7V3u++aFeauRSkuREkgcgqtQ6Rxh",
+	"KMGSIYC+PAnX2H+BfQ5x2lWxwCLYfCllyPMqzDolYXs4Y5hxE0AsyLFVSIE86snQQkS6x0kqZRKGmdo2",
+	"xdbO1pvaym++Hss0EAZdFc4+1cqF5cvbjkgfDbAyQB5YrVWvDATIew3pR6vBwKFAcsUYroQydAq9YarC",
+	"vebWKFMi/Y45VBGKkc71cQhf9nurHXmJUe5TVm9gcWA238FhtzunHxyuUtE0x3mFrN1sWcUhmRf5C/ZG",
+	"pDEg2qaUBumHfdHG3IhEZBIzpX/BL7/mwTyXgg3izcWGZrmA0lmbL1FkrpZpL5Awsjnvc0eo7DJznchQ",
+	"KGPY7bp7u+U575oVUcNDWBmFfSoC3OAJru2IQY+Rct9IG8AVbHMEnlSuAcykxjJ40gcJzzN8kZoZdbu2",
+	"T521J3IzzN0as1yG3b0K5LlsmN+CfT+QFUJVmExZo6e0OHMiLlcVVsNlB5nlLilDRYTR8ax4DsEYMQLK",
+	"tSregcyZx2i+HBmCBvo/sM2YNtGYa9w1FHrykenq2UIZI/jthH3gCmrCkd4P+n2ScJfttxxy93jfF9pN",
+	"I8d/y1luVI5Uzyo7VGNoVSbWcHJC7K3YaX9ZgjwPt+5BsfJapGZttJoLrjm1zqG1dydlkttG626T4pbX",
+	"u5745jiu46O2Mxum0BRkr+WU6Rmkz2wTkU+xNOCSYl3t+vSLjGkm3BKupCuc6FVxf11sb5ACQGsNPWow",
+	"yHMuitlGwcjbKT7pNUFb0/tj1aSct8wSX2WEXZuG5/7cLERVzmEFrYct+FW1nMcb12kWW7L5KthZbRpV",
+	"Lt6/4guvfJraIkX0BpGWXQM9eS9IQZ4WaLto86V68zgig1Yx1qDV6ZETIw5SmtnmDgAmI2Ys464Hn+1P",
+	"5rAdSdtIefuGbkwXKiL+LzYnGrMQatyHLgKC7LVFyEGx3bYJIxGx+SIRsekiHfCfxSxhGtIMuUL4WvNW",
+	"X45CJpPRsm4ZSx2cWbFCMMhEZoAAcj+jmrmgRf1DK2lOT58drMky3QJJ3y1RQzgVPhH1BqPLQbxMSxDP",
+	"9skj+DaSMHrHAEOZfUhlpukIsIZjm+1s/vSxz8wzEAOGzL93G7UkqZF6IC68OvTfGExfbb7kabyt39w+",
+	"8n2DXwlBmbC5RyNC5noYTDuKLU8OtswSgiWEI3yNG7CATM+Y0hEZJ9wMNR+nwUHuCy7bUE+5woiybLWa",
+	"glN9ob+8/rpVvi7Iq4yG+jBAX9tsJ7xoNk/GdeTBUNi/X1+cY3T7iOQqp0myKNE/UMRvlwcJUEXSsAcs",
+	"k7dV8ZCU7Bqq2fueFEmQ7aLAHqMSneV2OFxvmRDZtK7hrj/Mx4LdrNNOtLb9T+UbXYeV0KeR9oQLmpTg",
+	"ZvYZrkidURuKdqy693lxqQeC76yGEm12c15rmR4nycMoe9MEXwda+UdAosQUYFSfXd5+FQTUpgPPAf8F",
+	"jXaYcOezab0whUJpMhbVNtD+J7LTdT5f9iFN+JjrI4uJUOJWQ+/i4V/+8pdhI9iFzWrfEuuCCSNR4yaU",
+	"46l1Vq/UHIsPw37epR7dULPe3HTnftuOO5jXscaPR0kmpW7oxLAcMFufXMrHt5b6Gse1jiloY4VtL1W1",
+	"XcjK0nIr8Oz624WJlna6nH+5ke9W0udqQJYK+jlgapDjy9MqMkiBzejgWTYCX6n3Ic3mNOGKxeTl6asr",
+	"5NA43pwuyFgKwcYa0sAtEtYhoWKxXYT5c1FcltUtxKf5DEWrigOzVtGy41k9q6Eg34OOqZkgmZxbi0LO",
+	"XcJLAaPjZRpshzgT0HTMO58okmZswj+Aro5lrc+89vKkvbhV7+loHLNJJzJMW7Mk8UjL6JU0C59So+e+",
+	"VWuQMUt6BbUYYq5G1tvOiHMucs06znN8iHiJW6BYfk6Dm68KKlOe7vXdEhp6NFWCipgeFW5oRd4wIwZV",
+	"aVdDOyd0UVsxpjYSUdUp2CtQGADGn+EDiom4xL2Gsh/X0MG6yWxmxREpCgacVbBlvYAnBouk8Ao02WdL",
+	"xe8TOb4theJ6L9nGvj4nNasr+lZwrQ6dk2ApucCtk71gb8OrO/ibu6XkbuhN6JFXdkuETZpoXueaJ22V",
+	"+F6/Ip6wXkU9UhB5L1hMcoH+HqpLo8n8YsP2BWlFcAVagUR+0hO2JoPuk+btofaTCtqibFmbskp9+FHe",
+	"EznRUFN6c/ryJwKJyAkGhUQ552LtC731+bP9ijfnYD2qa0XLWM1aTgqir5eIiFP0p4ejeZD76Z1nvw2S",
+	"ROtL3otwzCNUfnL19uzkuhW1Tv7j5uTq/Pjs/fVfr29O3rSi1sX5+5sfT6/fX59c/Xxy1VCIAmt3/DkK",
+	"8zrnEPtA52nyGUpzo3aMfXhC6hSdM4UdtpTt1qO2zcZDO2Nzb3Ft+tf4guC7gYAD075Gyr7lYMUV3H37",
+	"OpEtK4gs2TfWdrkJRxXibqQeb/XK3S93a5NjhbJhy0Y/3pZtl2gc6IpUoiWUEW68ragQPaozSWgCF2hk",
+	"W+/oVd92+4qZ1qnXvFdmrui4t1lu+CbrWoYTl9s1IK2NzMoT7E6RsTgq14Qm93Rhj5MIoEJsuv6Nq7IR",
+	"rRajbPK5Da0TcB8ffLTXhoLcAJtM0fGJVaV4zfY0RjQwYoNpb04cNmTbPdCPv7qPb5is0T8U2bK3iMxp",
+	"Gjk3Dvw74Yg0ZOn/n//4r9Z2TXi9trvrSt7qy/5WNSBi2EbdwagNs6kmy/xiJpO42jtfYQNADQWAtj81",
+	"JmUYwZ/ZlqSbViT73cNDyvq2InaziuAlo2gmM02mOY8ZJI68odltXFVWVh9eVyRcCgVvwVdvW/goe9bY",
+	"A47zxqFdb5TVs7wsegZuF0ArLajNzyQUIDQEF2t5sXCrTbpCzaJ0uLqaGU8JryeTQSOcIEOp9mHcrFa7",
+	"VoO8RvnaTpJXRLBtqGJb/7iiW6qtEWMtHS1Jrhihrrthb0V3w5XmwpLWVCpB3jJtQj8NRfGltrslnVuq",
+	"XFsXv5GC1lwb/wBc9s187U0aG5i34b5of3g/+7907NuMMk44aY8Tyucs7myAnL7Cy+/IpOovfGB423Y6",
+	"XcU4sUr0Vsh7RejIOfflvSCjnCdxU8aNfbMatAJZMVPZOLBZ1R+gJiYBcEZ00JihcD4jLmgGvn4rN5VZ",
+	"sKnc7e096z0P2vVzGQMQXngwY2NA6V7GGJnRmORiLOcIIm37XalSv8ThYbNhTmHXRJpQbch4ecQfLi6u",
+	"d364OL56+aPL8At/UcJF/mGHzuNn+w0R0jvevIKTPEnIzy+vCX5KcOo2gFK4auEbc2F2WtRn82J//7un",
+	"L54/3997/nx370V/FPe/2x2N4/jp0/5eP957MZ6Mnj3tH6yc6g2fN3AwaHDkYDZxyismthmDuFtFYRlL",
+	"GFWMtO92e3u9px0cQzFIY0+4uLVTyjA1Pklcr7vhVLqfjI7+f+PzwyNY4R8kSRXLY9l1Pfzad/1ev9fv",
+	"7vX3nu3u9Xd3957uHzzr2uWEeEdEhv8W80wvhjhCgPzs9MpdI5QAOKXM9RH25BvG7G5Y3zWc3HpoVbdU",
+	"3lGJvDPq0XOQhxR4E4FOPM0lRKlNPg3ZFbZIxsIMsN60V2Zp/9p/1wPA5F/33vUQYKeXZ8l6pgoDri4I",
+	"crmeD9BZ4+k23XTL/s0BaVrmFG+SSbwteLYHOrZ14e02Za+NfWyriqHDvsYFXLUpXzj7e7//IhQu+ZyN",
+	"LMMZe/1QPOMrJ4vzspbBZn32Ppc8yi86WJPqXCeOdfGaGrVUKARn/C5kcSg2zjOuF2YF5jZ6mHILYc7N",
+	"2swYjSE3FfXb1n90jy9Pu+aOcsr4xKeoNYLWIUEX4PHlKaCeQ2kX3lemNMCXgNDHFxSvnmmdVuPBm+ZU",
+	"+P1uIBr+z3/8VydyUX4QDZcX10uOWLXz0Y8mf9opX9MjFyJZ1KLf2OEVE/jWfMUnqIaYSOsL0nQM+rld",
+	"VyNGAeeGzCkXmnIBcXyYr3JZ6LbQwJAjS6XiWmaLzpLzDd51dXJ9Q2IJIldLfHWPXDvAG3AqFUKAtF8d",
+	"/wBk7/qKGpLp9AbiBPB/IKXm6vVL8mL/4LsCeggRnRRpD33AFXv13/6mpBh2jggdiGX0JfDPKWs/l1hN",
+	"XBSIQ4BG/BG76loZ82loJoQmt33NDMhpiAgwcoKfabPY2wGglH/+47+GkS39GQi7qhayiuB56kS2ueMQ",
+	"1PPDUULFrRl5ICCh1Db+BdfjWCeLHjkugF5GMoYuknAj9gL2nAMixg8eiAI1st41GE+b91CoObDNpBwI",
+	"s4mKvP23fr/fJ22mxjRlMTakvO9ERLMPukDnAbgksw/k7c3r7vMIUHQFGwjz5+4zovIsk1OqGcH3RF6j",
+	"PAvXnjIK4IJQH08J+mCNSql4zAaCkljmo4QZ6oS2tu3hLtvv94ewogr8yDFjKWTMUkF2954TwBpWUM4W",
+	"U00xCX8gtIM2wzzbgkCeKAJ9kIcQCFZlf+RDMjRr37P5vz0eD6OBwN8w+XEYkSGsc8/25orIEFe753Ue",
+	"N4wNnlzqtgygR7ZsyDmBoDUsHTNFZvSOESFtVs5AtIcBBWu3ULAsQQ87PXKOHjAIOWPqIhj3A+G23dJW",
+	"j5znmAwCifuYA8I+ULM9Zp9Bj3V0qCW8jE7ZwBz+jKlUCsUOCXUZ0mYlX/T73+2+eLF3sP/dfv/Fi6eI",
+	"0f1ib+/p0+/2+k+fPT/Y/+67g+f9F8OB8KBcCxRJ6MQe86mRmO1xwgHlXs1knsQkZmNsd8vmLottIKYS",
+	"QV3AmieOXqxG+oM0czJco/cKHs56bxXDjx524PxB9tEtWyA/wrXMzZIhHwGsLcI+jFmqC4w0pqyvnJdp",
+	"ygOBTkspDJkrMlzVAeuWLdC9gctTyL/DpeuHZtvmXCnzlTKzyGfQvZ5pRfb7uxGeHgtoAChkc7qAsxlj",
+	"4lRh+A/Efv9p5BGdPWflLw66ymKaJVjhaLdlv78PolYMhDX1SgwyWA8psfbFkowi+3svrE3m4V8N8QCa",
+	"mQ4ERBiKCVrHLzaJG37oAqPtmjuHCDmV8DETCqwVDiJ0wo1u0DpO6XjGunu9fqlVeL+BtLduwNY1Sybd",
+	"mTTs2o9ejmdMaTsNYE4pk6mhpDST04zOcc+PT1FQm5PFQN3A6r5eAXV12AKB0fLM21a/t4uzkCkTNOWt",
+	"w9ZT+AltLNCRKm3QdmKWsCl1kZ1PUfPlnY/lH6fxJyxrKL3cv1qdy5pWdm38R/zAlHVUlz0fa4V9dXvi",
+	"3fLMiuyQ0LyLZi3LV/z+8Cuu7nz0OGjoa0NabXlLNaf/3cYD7SRyqr74aEX/yKUr83Ea+hkYOOZiBK5B",
+	"ctXOR4exsSEteJAcX5AOiq4NoakqlkyCvxeZJsuXBE3VTOrQtUIu7nwsTNpPOx9Lg+UBdHJd2MaforU3",
+	"/1KaRt5S2DQzdKcyHTRh3E2AQOMw42iBS5PS7NapaXVknyPw8nLXw6CAdIF+HMvsnCjGEHEWK2as1v7E",
+	"PmceK6vpQRg6eH7D2woWbUzH1hlX+rj4vKi+tLWvrKNHkbYHk9OJiIX6iIjFlIqIxSGKCCJKgS53fHYG",
+	"EWjzSlC6SgouMbtC9OrVGJd+kI/BF8Fy1d9jk/EqqXm7gdS8d1BZD0oRbPlev+/MMpfRW8OQhIhwMdR6",
+	"TB2Is4HN1wTog+6EfRw59MJihjsOVBfu311//1vAZTUaDYvxoafrH3rt8FLhib0X65+4kfINFQtb9YTl",
+	"U6XsPnMKSZHgWU0O9RC3ipPVlq7VfwnJSG3FGJgR90a9hYR3kOJQ2/5rqzy+76KWr4q0Dls/n578cnIF",
+	"c6se9Z2P7p+W6QTPfblfZadc+0El8KBDmiptPAQ7a9/PJAJHQZdXgJmK8Y9FZ/mo/sCKk9r66gS6mjh7",
+	"j0lr/f3tjsDn0+aVseClcF8blXXcZYVi5Mf4EbsOoKmlq3bYlgLX8N4a1BdyXg3IaeDwQcnfKRhrVTMo",
+	"afmzdIOolUoVEn/weigptwhpPl6lAyuCf0NRrNdswAlKqDSAjoeu2J7rAtAzKu+3L32iiEUQ7RyRjEHv",
+	"TYAHx9ejtOmR76WegQQsO6kVbwL2AmbQWMsMHTUwF2BEBYp0yZEcG3KD7PdfLJ/SV3CIKwcVaOx7GS++",
+	"2Bl1r39lgenwtFb39dPvzCNKyIQCP+8PLdK2ZTP9F9vdv3vw2GzMwkKSNiDmVo+kclkUigndMVoZQkeS",
+	"NnqWCNcdQov7C9msKkdhUx4HR60UsmWjz6BQRScu3ORQ2YvURdABDGsuETfgQBfWQidCZxdCfGJbOkuK",
+	"Z1TpLvTQ656+irAwX7B78zpla9MRQ/c+41ozYbFLsM3fE4U+SIAyJ/CWE3HHEol5QFUmcK0zRucnrndm",
+	"yHKrK75eAG+zM4hxnbUGjflomAhYNGt5gmYfNO5PV8FHVJlCvew7u2NZ99psFH7sESaaFks2NGt2OMQ2",
+	"ZBx8astrtxQWdNTDNZt3N1uNyktDjOmY4PcQOSFDHjv/nGK/Wf9cRIbw3e4KwHgXl+A77JXKWODNdy5A",
+	"/G6bgEvJ8BDcsV2a8Ds2hMNklgp1ht0DoizgnM1zJDOapkyofyk2+flszGcHS6cf8DJCdJgxlc+x9V31",
+	"4Ps8ixUNNdeYBTMpb/8YPokmFayovf3l5PsfLy5+wiZPNgKGue/DqNJ3YJ4rDcAki4EYujYaN3zOlKbz",
+	"1BH7W8E/EIXZuY7MqYi9R4rOG4cEm/X+d3xyxj6QH98cv+xe/3i8d/DMHLxBy54tNwq+sYe/YrxiJOOF",
+	"A8K3Aw4E5r3Zrh+2/PXG6wxRibmRtpA27hVhVAvjWM8jIqSNVKEnRUU2ToVSBMzJapiqA76ZgXC3QacF",
+	"D+LEQco4rbIIu2DkA33dVeFwKZX+Bb9kWTasIQUvGIVB9cY4fG1vmlwqe17qhO9TaUgbQ23OsDOb3Kb4",
+	"VBiTlQsLnufTC2njZdeuRWHbmOW9dEZL02cUVNn8GUFr5aG6d4G01TpsQczpit6/salMn6yu/ZVUax+r",
+	"p0G/LpFULKQnYTRLOMtqwbda5BLEyh6KiceY6jVO7nOkWcM0/SSCzadbvH55qufQkqjWkSiYIlDvaWQt",
+	"0+Evv/zSPfauDDvg6oS9KDoTQbOpCn+2SKqOQRtWZkOE4D7CPkS1hkbBeVX7JHV6jyTdH9+oAaqyyHUu",
+	"VqxtZrFNxnIrbGG/jio9hCDya/MAfE2gDFr52gC9746AeaCnpKYlXFyeXB3fXHh6QhEGCls2p3CZpEbp",
+	"y9NC+4O5Oa+CnrF5RBDGHVAVIEMzpVOmIpBZrICddCx5Qe6Za/3har94RoyWi2+FFAIce86osOMyDhXh",
+	"LnVDyIyoGZ9YXMaEasg1mTLVI68BxpcMS0jMoQV5wrZgWLUTDi/gR39tMyj0thpA12aGhB/nW5aEQ5lC",
+	"yzAX84CoP02S4RYRDVc/b16FiCPBrOH60Jd0apjJ3xlp7/7zH//vgdFuHALBbr/faZrBZ4VCgqpAhQxs",
+	"Yn2asTsuc1XAoIamgsk1W+kiXzMWA5TZFIq5EAy+BYr5gYQjh4RuIwzfrDSPL1vWBo6i0/PLtzfvbWMT",
+	"zBa0zGkis+oqYnNCWGdq2LphaT5ftgx1vYWGN+58hP9uHDG3d690ihcVEHnO49YWXvEbl1X/pAjSOglU",
+	"pO0gUETBqI78MqAJR9yT0qEFb2uKCs/pwsOcdPzejuCCxEeECrwE2gg25fNQ3p1nex/NmARTct0jVc84",
+	"wKYv8/xjeAnQw7qA8oWFsEVjzs0CO/wlCcvIiCWc3dl4As5hxBIppopoeeRyHV0Gow4suC6RON3aexlQ",
+	"NtK48use1V330naj+hzrZWXkAJbCIVE+ctgAaSLknCv65XwLEDxmgADPBRXEqCJ4Co6shgzZKjYTlZjd",
+	"5yJnXtwOz9RGrHpZTbbRuJ00HyV83LUQp40RdsPd2iOq2LP9Dp5SY+oUaNVYngUo2OrIGUlUWNBqFhf3",
+	"yckEHNE2VG+rKe1V54hYCrr/O16/hLliacNXOyFLYzW4AG6tOf/nyfcAx0W8d3Cw+4LgtsO2wm4inDir",
+	"4cEHdtcnN3t5A9XApmr2FnSerKQzs4UZ5EyXQrhawRmR0UIjuh38gyrC5iMWxyx2dXRY+XlEpkwYQmLE",
+	"5T6DFOe6R6y3QTAWh1KyfmD6ImXi+PL0OmXj7ajNfWJJbXVtJUhOdrwSv6BxAXqPTUC2BKl1+Ou7Kjl5",
+	"Gds+WcyZpq13xd57/fxXxBrBF2NWyuUqWLeOkEY15WJ6aJUSTRM5zZlTJSb8A4uhktVYQYB4Z9sB1JYO",
+	"3tbGim59z4RedMDGp6j63kNWPGT00TiG4v3cmPEZT8M29aX9rK/IinCIJuuotm6Rc7aoinH0Z2JO5ebK",
+	"SflhFZbjiGk9y7F3WsCulUynGOqJIt7ViOTYrRYLGciEsyRWpI2rXWCIYBMI5eCNOgX0j8y10WmNBFSE",
+	"et5Gc3HK75hwb55RRdpXF29vTq6eKPdAxhCUXuaaqbBcRAJZmzOK5U5YK3TkqQ5QrWMGGxLXSCs0Wa68",
+	"eTb6FbCGsimV6eDg6bPH9Szg2rzCErgmrlvs/DdXQuU0XgjmcxbMqfQOAYbXoRLXJ3KEPfFJe7uzG23g",
+	"L6jDfy05C1IAtDcP/s9fj7v/zzvzf/3ui/fvPvajZ08//bfWiox7P9G+Ic3cpbTcQb8FbMDWrmhNtaaD",
+	"Xo3QE2UDHKWnfLjUYHLYsWk+VJGhTeeGgC+ODOU8Lq0mhg43AI8K/ecmGWPKmPIcCr3ufX2ue89jVuu2",
+	"FWqEqCIyk/e2+Mj1uCu6Hoq4vIrNJlyjtMhPrg31rIMxMBwe7FvXI2f8lpGdOdMZH4PbZSxzYZ3h5jVm",
+	"2pUBQIJzbUudKEFCwhIuC81eFmglXOmjcHmWKwB7GmSz9RaUXzP2WBuqgW8VdGpbfLA/obRXtaL+om3J",
+	"UldFJ1CxPx+ABnrdTSeYkLJBKCmsKPi9wYJH3maKEJy+MZLaPI6gwtWD7ARSxSzyEocJcJk6ETnoOz1z",
+	"VPS3OLKdGUnpyl9ZbeJgiNx8QVkN66auinydZrAqnnHwLZzxgOPrNbNbE9Bw2/h/QpGJ+9ZKx9F1cQe/",
+	"p96GR9hPD8NzDH3QlltWs7m8Y5U4QFTtjVrwnBlXWmYL58Sf+J3seuSqWvr/wsaTMTYOjxg7NRfusUPo",
+	"xUM0lBcXVTL19HUzaUtJW6cnVb3XFTLfX14IHOtf0en7WHkrftTE6DblXpchJXXktp3NfeP8808X7l+p",
+	"04SouEK25Zw2PGo2bzxqtp793mJW8jm1bEwFGTHCYpBkoMKaG0uUgsu3N6RNHTAwIKAZrfcvf/nL0PZ2",
+	"xHIfwF0AwImwIVyelq/N2h1W0GpKKN1i38zKelUXrfX4dWtVtPmquluqvb62EA7RwxOC30WtNG8gd5fF",
+	"tIw20iPDQvwMC1+0vd21Ch0Icwwg8XdOtU1kBTATclIH20EUIYifWKcoKohmlQbCXybvXK05P8F02Fx/",
+	"GXHzsGDphh28q+fvXbQuRfQxw6rHaZosVqeMOmq5p7CtCR1bufsl80G3nIdFVP0TcKnHEufNeR1Carte",
+	"AOCEOxiAfzEHDj0NDXkPLufBy48IJD08KHz99I8e7n65YgHbxhzQGRWKjjERp9RjfNRyIsGDhaAKRo+3",
+	"CMOrJMPqJNJabVzImqhCqjQEssqk8MJTYG3ZQj3zC+QjMuGJZoY1j7we99bTp3N1FPQbRAG/QdALcFJO",
+	"eaPMzwom4eenfgbSLrds9frxq3gf/gRuhGIt1jkSvumX1Wwaz9HuNbtFE75++FZ7HzZyIX6Oirkht1mG",
+	"aGpGwfA6Pke2mbVhtQDYiJ5JV63CtfXW0/EMAj3eg+DIZJl1gfA5Uz1yKZMEHpKZ4z7QCwUqAm1VJxdK",
+	"284mS/aZ37j665+atVU7347Nkjc+4XfMdf6GtFTvABWUYp1gkE78mIcleiA22FZnawdyj2TylUtJqzNt",
+	"Sly+wjLmCmJAAW8DaBlY4GyxPrg29uaSAuWjB+DuMotWqkjb9X6hgvAJCt2iiX6hjc7oHeugJWomxAC3",
+	"AME+rEeH2sRRwOIgxyW+gY/1awGViuzmvf5e+TkIobLMN17ifvi84/GN040Yju1+99hWpx12tb1XUA/1",
+	"NrFNx2OWahZDtkpEcpEwZQEpIM4kClJoY1P4yPn2rM2694WRTG6ACBpMsmVCslkpRb9brN73e5IsmMac",
+	"diQvD5DWgqO0aYIlXgWWRodo6cQb1hQWnQDDoFTDCPvAipgMzcINzQumTLvMCFc6BrN16bqPLHoez3LG",
+	"dTX74G2YhyNGYiawW0xJlRa9TlOe2B2CACrgOC3KAk5EUK3gscKqYy5nufnYQMI5NP7lssUvj99en0Tk",
+	"6uT67ZuTiFzfXFza8/mfL4/PX56c/edPp2dnHbjj5vjqBkFl4J/vX19dvHl/fvHqpCLbfSnu5N8m6ePb",
+	"SdYt0GaswWw4Tw1Eph1GkelsACMTkTSH8IeDGIAs0N1+n8zVZ0PMuA9twpr5hg7zDR3mX958KI77E4UH",
+	"WX1dVJg/vDHhaiOaeN4FYBsaaoQEOjh/baM2XL1+SZ5/9/yAjKmQgo9pAhQMqRPKbIAYM0yg6EQAxC8i",
+	"xPbTFVyKGcUOpQmL0dVR1nDAYAMx/DholT8OWocfB62YT5nSg1Y08Cu34W83Nv7hcA4GrU+fhhaCZCBG",
+	"i0oPNbbweikvFxx1euRnrBTiulIYNBBD2PSi/sQWFL0+PTsh3W75BvLTyV+HR6RWQwTfrmdsILBu1B72",
+	"jI15ioUjWHKZUDHNobg+EBM7gcolWwy0ndfiQ1fEy2rVRlUgBX/SDkuotm1FZ7bMsetvzGglM5IjS42O",
+	"lqgi56/wRAEpWLrDAijcwe1qnP4srGgHT1EjR/r5+Oz0FVbAFO3/ZlTNCPYlxF4meJQ8orTwQnjyB8I7",
+	"+qjOQziMKm1J+4i8PT8+f/njxdXJq3IYf4RRrgdCSNsLxRvpTubjGcPgGVRsO/OhyvSE1GYajvOh/VBQ",
+	"gb2DjGk+nWmSp4eAh5TQKcqnzhE5PYeVGIiiVgMcxmRE45IBO58K9i5BhnLPVTC8jkzuQazkQaWLP3uk",
+	"3MRoquT+jYN4HMTKJF1jJAX/mFIuFJr4lvhLIv0X4xyuT0O4EsIh3Ef9fh+Ek6oDS8AJKsoF4BbMeilr",
+	"NTEXKJHTI+sXyCGiIFOHQbxHFGmbT4RMNwykCwLN7zqrYw1ncro2A/rH6uRcGvSGuC6a8uQMuv03hSO3",
+	"zoa+OtkjtoKFtP/5v/432ev3DX/M6FhDbQb8dvDMGCspT2Ahlc5y8Pga9gX2nTPn3GKD70/ELDM8cfhr",
+	"Af73jvx6dvLzydk7V2c+LCvUoPWT2aY8NRrqmCpmNEmbT2g44j75iX/fGwiMHxRReTgOhUxw2iDXiiUT",
+	"0jbcd7Qg1HbzIkWctYOIS9TZXyrPJnTMBmIJsBrSKBQzHHPsuhMNWldsyj4Ua6elJIkUU9Ke0w+1Rez0",
+	"Bi3g06E9xZj8pS0iilZocF8zAnwmp5dFHtMy+w6ctm9cfDmmZfQOPNi1kNYTZVhOVGTlJYtKLgYVxDuH",
+	"/3qRLgjg7Xw0/zF/jjJGUX5tmjRvQ8blg0cWrMyyEUVSCvGEHrlyMYeE3zJ7tK33NxDySRjNvi+n8wWz",
+	"3x8x7AJf8S1S8i1S8i1S8uUyxw3zCfOebWMYj8ee199+Dix4dcY5FGKnFKP2EAJ61SEjNpG2Zh+VMQcU",
+	"BBoU6n3qyIaKinUzpy6BU+eQOwNhDaa/GAf+8jH3cmq/E4LWWu5/zfQ3zv+N83/j/L9TjNwwypLhWT5J",
+	"C/54b2svWRIT9ltOE0UolsZghJm8PDkjYymw5T46JTuPEyavqeW/Qz7adgIrmLl2rZkx1qVDEAHEbcgu",
+	"zHJxiHIMOIJmqZFDbl9GC/fPiKhbDtfaVXPCiiwk+YzpDCJH6CaiZEJ5kmcMO9IJdm/G29b8wBU33/iH",
+	"E3xmUn+6PLMyR/GbNfRNJn6TiX+cvDHz/yeX70/Oj78/O8E/7E+vTq/tbz+dXkbk7Tn+9+rk5uqvZl2/",
+	"vzo5/uny4vT85v3Ls5Pjq4LVP46QTDMJrQaR/BowmqBoeC5jlpCMldCJQBMFFKlAX/mYJslRoQNAFNPd",
+	"UqZByyQuQfYjIqAV5d9ZJnvkuHgjqhYQzByIessIjDyScvqkvd9/0QkFDP0gxmX5uY8AeloO1sDly+n/",
+	"Hw0U/GX801mOtRWgJ6F8msjEyM2CWAMRSL8TJ8TNNU9dp4q7Kh7wnycE6XUdr3X1aix3KgsmXYX7YVmd",
+	"QtpeOyislHcAjYrMAQm/ExEWG93SbIFFYQsdRdf762uev2KMhmPnvvVbkCfcJdgD1LO9DkSMu/t4oBFR",
+	"EK6wUlTbDFq4tsj2IcenVrT8e/fHu6iWJ+GhVbW8RduOSQmaqpks8sHdV0UDUZxxzGt09mPKMjJhsUPB",
+	"RaaKBUrEry3ONIsHAhJMseGw7UU3rPXqGtqW/V7lfjnL9l6/HxTdMMDDK5YCzeV+Z7PTdhgrXK3fGq9t",
+	"23jtm837zeb9ZvP+rl3qwAdZ6IuQZv/m+Pzt8VmJmW4o0WtM19k46WNDe7ZBQist0z+CbL6GjDt0j1rM",
+	"4YhcvT0/Pz3/wRAWhh3dYvoSGU8/VBg4OjWGN8GCtApuicwIFKuZf/x0enZ2iJn71ldQtpS1oDkJV1qV",
+	"oLAc8wLTUMMGM31PT/9jeW7N5I6T5JGE6Ddn7TfB9U1w/ZEE0c3F5fvjszPyz3/8f4gDimzWWEF3vkZb",
+	"kVIPdqYWu9JlYgq5yWvKbuGuKlzDmApk9SIqYRoU05qLqcXphgqwBLiyprcMSioJ+0DnacIK2NE0Y4qF",
+	"3CoAUl2Md2In+jVNi9pgq5uq4JpELkcdcfazPDGfOdM6LWG/I5JmcsyU+jP2gsKdL7quHIY/EXaz+ErP",
+	"m1Is6UYQzUt0uQOj7cTZopvlsJVh1cQdfWjqI/ShZe+pzDSqCLBPtnocgaVRZ0iYQg8/XBuIlCplORMm",
+	"+yoiJxG5n/HxjEw45Ma7up6YZwzOpy0mx/ZAM3oHNU5C98gP5vBSMjTjvLLQdENs7zBEure59MNS1RiG",
+	"XAavssVVLq7MdFtfRwGxI/w++VJucLNfzWWP5uq/lHPz8eXMFUsTuqinuRfana3Kdg27KRwQD7xZxO5Q",
+	"3c+o9ggej8bmJ7+Oprh88Ne0ZLoQBW+iqtb1C5uacE3aYV4lM8eqGoCia3LgMWVOo08Lrn5z7S91ILJE",
+	"ENBArEmpIqeHrFM/thNa21qQuL83i5T5ca4mwt+x82o8AFeMxovunMasekgVadskp+40p1kcFUZNd0o1",
+	"i4jSNEm691SPZ7GcRkRL2Z1TsXC9iDrEi4qV84cFc0t6RCBBCw+fJc1y4Y2qjmlXiN9+cW1tp3XyfTMd",
+	"8NKuzKOcShysSRPEaLcloG9HM6g7PinOGGlnTUTbicJUd0TYPNULqOe2JOOaNv3hTiw0Amw8r79g8yyC",
+	"e4lppIIcnxI6ZUJ3bHcqLQGOqGZqgTeNK5/XyVxDAotRei3wsToklLyh2W0s7wWZ5jxmEaL7YVmsW+xS",
+	"gb2jGaejQgWuJrUa8zprwuqsn8m38O2PKCffqhWVj7ATzgf5TXIGjueP8n4jWjMkVVASlmE7AVrRCqvU",
+	"ZFsBIiGpCiX9rid2nZvDWwbra4K5K8bAPYVwKl6zWUo8xAhKZlTEkzzprOzQBdgZ3pSwFsec2FzYpnuo",
+	"xtgGXjQxYhYqooc42jACtxcViFBTwoZL7fyfnXWS9JGk5yq56a1B70/YrkpXP6HStepLeEDUzsfyj21a",
+	"VZU07FTcccZiJjSnSWMzKuxBVZBU8Q4jvGlmezcHW1AVt37rQvVn6EJVUsfq/T6y7fXgbR5Mz3jGkzhj",
+	"4ss3pyrmsLUXYUXfqWprDb8LFWYDPrAJlbV1NmxGRSqBK7qye4iRNQ7LYr+/b6TtWCcLMwggN4fagKzU",
+	"zx6H0W9Ab9/aXa1qdxVYqMjGgBzIDPtg9omXPbCcxd3U/uqrqFjXnlDauAlWgArIkDc3wDIncCBWNMBy",
+	"jCnQ/qp0BZkHBqI9rDkoeuBz+LX/rnc/Y6IHaELDToQWqae2AkyNBdAZiPbLk7NOaTohl7TJ1VwVeDYO",
+	"+QkhaYELePswEG3vYfg+OMNHRqscL8YJOzKfAZBJz0nMWNopu3m5/cbgwmaNvMgyE8TrA7GOzOqp0E1N",
+	"wb6UAvBV+4IVk3RRmD9ac7CtWOlXbQ+29Uz+DA3C/qRdr8qFbkMWlG8zzWOCWzNiVe2ms4kQ2K7ZVaNV",
+	"slPaFqsMFNTybJymeMJ2P5sabpYrCN9q12R9F8tbII+bfdDE8oceOVUqZ7Z4VzrH/+XF9c2yHnTF7uQt",
+	"e1nO8OtaKDhc/E2/qek3ZlVqpukTVSEDaPAhb5ltZ4kWqhRWMNmttzXclQyqL2MoGD27gBmt6Cq+nm0r",
+	"/9cp71xbLQHeyLWr6auTvdNgFF0oTC8IKvIV6n0E6eON15QWWNzxRJE50zSmmn4j+qXoR3CdSBurQg0F",
+	"AMW71BKOlIbKWef3UOODeTU3bp6kPVzcqvdDIO395x5Q4iEAJ2ZUxHJORoDvWOL/qnzeGQiZMlsig8z+",
+	"+PKUtDGb0vy9c7fbgQgPnO3yeyNb+AguzYFgiWJHVexwo/OCQ9UMe/3jcXfv4Jkz6c2rZvLe5lxCY9yB",
+	"qFjiM2tUlzt1SLhSuZFEoMc7UayKXmhQ+euqSR7CsgYCZKEL2/jcxsrIusfueCCGofMJgjAe2qQmCwoO",
+	"SZMcrkACREFtAwGzDdYjwZtWick6HGqeKZILzZOaQDe2A8+Yisgu0ZI8/+5Zn7QpWTCadY7QWSJzHZHv",
+	"9vqk/bRPYrpQnR4597kjwIAAgLOZ+hF+jN0OLUkmNdWsEWtVJzC7MNSqmc+2UKuQKd1VzKyIYfcvT19d",
+	"KdLe6z/t9Xu7u097/Z29/cgcgd3DePT88HDn6V4HMrziOGNKMZ/ujZwYSyHYGEvNo8LYe7rnrw8VC/d8",
+	"j/xH97XM7mkWs9j8C9FvLdmP2IzjYYPq1TyD2rZcmZmmmfywaFoomiTynsXHbpLNXS33ny+3tYw+R3P6",
+	"cpYKnoBtJJaXqWq5GrIIwx2A6c4YjRnGiV7S8Yx1X5b4OtUXC9kFZn3ot/C1+OfWcu6tRIb99E1iehIT",
+	"1Xpj/cABX9YXS8lR16QKNlzNr4cT8gUy0pZMHuD2NFkBel1mhsIEudD01muq57pA20NoizFUgUN/L1iM",
+	"0UDIzkHs6SwXKiKUxFzRUVJxK1V7781YxioZ2QLSXUGUgjTgolIvYzhCfAiC0Os1YiVYVFZLYgRTaMuL",
+	"/W7V+FylSZLrr+EtBcXc3Mgaq4DQT8bmeZtvGIHObDNzcZGfKHILHA7rAHrBZsdHgWbHpOaoyBiNUbaa",
+	"8w6rU5Z0WCWk2Nl10dMrRwFrJOWlmafif2cFZngJGX7QjBj+uc2LlzngsFyZocuLSDN2x2WubI/g6M/Q",
+	"8/iVIya7A+taH5tvLTf1G8OtmSgVBuuU2DKrfbtmyBta4J9lpjjufMcytQrc58ZxpgkdY5cp2yzIPjgs",
+	"/Pj4+/tRzpP4PRcTOTS2WsbHroQgYVQh6p/5+wdJUsXyWHbtm7AgBx5Hj5U1fGSusekc+fnlNRREKdcl",
+	"F9uZzhmwO4i/ghTLGCMzahj/WM7nXGtoGkHFlNlqmh+kkQYJhhyKOERC9URm8x45FovCGQEBIbBZlvwV",
+	"EEWUkrS5Rt+DK5nDfncu76RzZG0oY5ViMyVEx3O+CzOrERsDUh+tfiD15umWSbMkATx/oxdm1ui9FYYZ",
+	"TxJ6D5lvOlsEfSA/293+iozFDdGgQeL+utQoND//hMU8Hs16ZrTGzESIOZcBLiXzbMzKjYW2r4qUOFlV",
+	"0BTzpjX5LTNGEz37e7PaVPT97ZsTC40ZrBJh0/Vxxor8eHNzGUEJQuFMiammI3NSY8lsejKH0DziSgrz",
+	"NJAtaWcMe0VK4eAg0QaFfkSMxSyc8vgjTP9rEqEdoRlVC9aAK5KnvcemIzbOM64XrcNf31VToXBtDyvb",
+	"ZKdY0gdufesd0AHyV7WSedt7bKsXV0puCNf2/XBJb0o2+GRtHOHpEVHjjKbMgcaYa0Dx1i9rn4UqseC+",
+	"v7HT3azrZppQ/pCmbvaDe//aSsdlJudG5OWq2OG2WTbCPqRSYd4x9uMzRxIyoilBHgIbBz71W7ZwwXnn",
+	"9AjR2kpeBInom7GiIjJQsBiXnwP4UUCOcz5FooF8B6w7j8hB/2nZ9KvKkzB122NKUMSsMzqZ8LHXXw3m",
+	"uRF7gnqQ34c7wdBGgAN7flTWFLUO+tuEdlewsiu3JYcP2e0wt6sO97E1YjRjmRnZ2Gk05T8xmIcxmlCG",
+	"hszIG6iMR7MxkWOaOMndtlot/GkrSYU0CtUUS9vyLGkdtmZap4c7O7t73/X6vX5v9/B5/3m/tWwpGg0S",
+	"EwL/Wr42Q8A8647EOl+ZARmPEw4FRxlUD3BN2tBlCSfVs3nivbGcD0tH5c3ZNXomoUxouNuHKR3AlIYW",
+	"2sN+nVt40CoXLjHaOk3ITCqtSHvY7dpfuvDLsANOIcXI26sz6yUF3dNN9h7yuIFYoZoRKalcrI9A7+zT",
+	"4c7OR/PGT62oVWS2G0qbFYES2BFjr5s9MT/jwkZL/nKly3WDBCD4CX2NviYGCUHYdb8DxwjnUh3N7KaR",
+	"Rkzkc6A2rdNWZH82NPeuoMT6BjtpbQs5KywIlsBa/ZaAlynkushKRy2RZ0VVpf98gaEX9kaUlZpyYjtO",
+	"LNLKBNIkn/Lg84DYY8wV9IfhHJSmOlcRmXGlZbZAsEY5VUfkno1mUt767/aAekKvZyxzry9wN/3HHc5C",
+	"aHFqjYxts+rK4NizePnh/2HIEJYWRr6nXAOyQrnQ9jh4L+MizXXTImPbwQi6c3bBFmNxCWs7sS2+sebO",
+	"vs8hgQY+rV6voMw6lW5Ea1BgBQPUwsv7cvJLIAI+qXheg4boi4gVmTFjXxewL2S0qCbfu5GguTvMEFZw",
+	"4oGOPFFFJaQ3fgHn0rCMjQHLQyyBpiEvddur7DI2eJrJaUbnHeuFtOnFsfK8tOHUCBD8ZnBQfmR2q8C9",
+	"C2+QKRMAX1zmKcBPXLskSesHH9Ms40whU++WW4mxDTrWh2S3R84A3PSQPOv3C65IKJlzkWsETvTDKHt9",
+	"cp8ZA638sXY32o8ReQYNAMlIxmYO7f29FxHZ333a8fdgCgl5wfU3H+/9Cl9e6MrFG+ZM08ALXqP3Bxwb",
+	"jQavysczI83MNlgDucLKwLL99O7T/x8AAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -145,20 +145,43 @@ type step struct {
 }
 
 // Handle checks, records and applies one directive. A refusal is recorded
-// and journaled, and returned as the result with an error matching
+// with the sender and returned as the result with an error matching
 // supervisor.ErrDirectiveRefused (or ErrTooManyRuns); the same key again
 // returns the first answer and has no second effect; the same key with
 // another directive is refused with executionapp.ErrKeyReused. An error
 // without a result (the database is down) leaves the key open: sending it
 // again carries on where the first attempt stopped.
 func (uc *SubmitDirective) Handle(ctx context.Context, in SubmitInput) (DirectiveResult, error) {
-	d := in.Directive
-	if d.Key() == "" {
+	if in.Directive.Key() == "" {
 		return DirectiveResult{}, fault.Newf(fault.ErrInvalid, "the directive has no key; build it with supervisor.ParseDirective or NewDirective")
 	}
 	if in.Channel == "" {
 		in.Channel = ChannelSupervisor
 	}
+	for range MaxDirectiveAttempts {
+		res, err := uc.attempt(ctx, in)
+		if !errors.Is(err, errStartAgain) {
+			return res, err
+		}
+	}
+	return DirectiveResult{}, fault.Newf(fault.ErrUnavailable, "the key %q was taken over by another sender %d times while this one applied it; nothing more was done here: send the directive again to get its answer",
+		clipText(in.Directive.Key(), 80), MaxDirectiveAttempts)
+}
+
+// MaxDirectiveAttempts bounds how often one Handle starts again after
+// another sender of the same key took it over (this one was slower than
+// the claim's ttl) or was found applying it.
+const MaxDirectiveAttempts = 3
+
+// errStartAgain: another sender holds the key's work; the attempt made no
+// answer and Handle starts again, which waits for that sender's answer or
+// takes the key back.
+var errStartAgain = errors.New("supervisorapp: start the directive again")
+
+// attempt is one pass of Handle: read the key, plan or refuse a new one,
+// claim it, apply the plan and settle the answer.
+func (uc *SubmitDirective) attempt(ctx context.Context, in SubmitInput) (DirectiveResult, error) {
+	d := in.Directive
 	wire, err := d.MarshalJSON()
 	if err != nil {
 		return DirectiveResult{}, fmt.Errorf("supervisorapp: encode directive: %w", err)
@@ -203,8 +226,15 @@ func (uc *SubmitDirective) Handle(ctx context.Context, in SubmitInput) (Directiv
 	if held.Status != LedgerPending {
 		return answer(held)
 	}
+	return uc.carryOut(ctx, in, sup, entry, held.Plan, claim)
+}
+
+// carryOut applies a claimed key's stored plan, step by step, keeping the
+// claim alive, and settles the answer with the events that journal it.
+func (uc *SubmitDirective) carryOut(ctx context.Context, in SubmitInput, sup supervisor.Supervisor, entry LedgerEntry, plan []byte, claim string) (DirectiveResult, error) {
+	d := in.Directive
 	var steps []step
-	if err := json.Unmarshal(held.Plan, &steps); err != nil {
+	if err := json.Unmarshal(plan, &steps); err != nil {
 		return DirectiveResult{}, fmt.Errorf("supervisorapp: stored plan of %s/%s: %w", in.SupervisorID, d.Key(), err)
 	}
 	res := DirectiveResult{SupervisorID: in.SupervisorID, Key: d.Key(), Status: DirectiveAccepted, Outcomes: []Outcome{}}
@@ -220,7 +250,7 @@ func (uc *SubmitDirective) Handle(ctx context.Context, in SubmitInput) (Directiv
 				// Another sender took the key over (this one was too
 				// slow): start again, which waits for its answer or takes
 				// the key back. Effects already made are not made twice.
-				return uc.Handle(ctx, in)
+				return DirectiveResult{}, errStartAgain
 			}
 			claimed = uc.now()
 		}
@@ -233,6 +263,7 @@ func (uc *SubmitDirective) Handle(ctx context.Context, in SubmitInput) (Directiv
 	}
 	res.Message = summary(d, res.Outcomes)
 	entry.Status = LedgerAccepted
+	var err error
 	if entry.Result, err = json.Marshal(res); err != nil {
 		return DirectiveResult{}, fmt.Errorf("supervisorapp: encode result: %w", err)
 	}
@@ -299,7 +330,7 @@ func (uc *SubmitDirective) reject(ctx context.Context, in SubmitInput, e LedgerE
 		if stored.Status == LedgerPending {
 			// Another sender of the key found it acceptable and is
 			// applying it: its answer is the key's.
-			return uc.Handle(ctx, in)
+			return DirectiveResult{}, errStartAgain
 		}
 		return answer(stored)
 	}

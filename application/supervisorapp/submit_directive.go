@@ -664,16 +664,7 @@ func (uc *SubmitDirective) journal(sup supervisor.Supervisor, typ string, d supe
 // event is the outbox event that journals a directive in one step's run.
 func (uc *SubmitDirective) event(typ, supervisorID string, d supervisor.Directive, channel string, st step, msg string) executionapp.Event {
 	c := d.Command()
-	cmd := map[string]any{"type": string(c.Type())}
-	if t := c.Target(); !t.IsZero() {
-		cmd["target"] = t.String()
-	}
-	if c.NodeID() != "" {
-		cmd["nodeId"] = c.NodeID()
-	}
-	if c.InputID() != "" {
-		cmd["inputId"] = c.InputID()
-	}
+	cmd := commandRef(c)
 	data := map[string]any{"supervisorId": supervisorID, "key": d.Key(), "command": cmd, "channel": channel, "message": msg}
 	if d.Cause() != "" {
 		data["cause"] = d.Cause()
@@ -683,6 +674,34 @@ func (uc *SubmitDirective) event(typ, supervisorID string, d supervisor.Directiv
 	}
 	return executionapp.Event{Type: typ, At: uc.now(), SessionID: st.SessionID, WorkflowID: st.WorkflowID, ExecutionID: st.ExecutionID,
 		NodeID: st.NodeID, Actor: Actor(supervisorID), Channel: channel, Data: data}
+}
+
+// commandRef is a directive's command as its events record it: its type,
+// target and every argument that decides what it does (a stop's mode, a
+// restart's node, a breakpoint's condition). A StartWorkflow payload and an
+// AnswerInput answer are left out: the run and the input record those.
+func commandRef(c supervisor.Command) map[string]any {
+	cmd := map[string]any{"type": string(c.Type())}
+	if t := c.Target(); !t.IsZero() {
+		cmd["target"] = t.String()
+	}
+	for k, v := range map[string]string{"nodeId": c.NodeID(), "inputId": c.InputID(), "mode": string(c.Mode()), "fromNodeId": c.FromNodeID()} {
+		if v != "" {
+			cmd[k] = v
+		}
+	}
+	if c.Immediate() {
+		cmd["immediate"] = true
+	}
+	if bp, ok := c.Breakpoint(); ok {
+		if bp.Field != "" {
+			cmd["field"], cmd["equals"] = bp.Field, bp.Equals
+		}
+		if bp.Condition != "" {
+			cmd["condition"] = bp.Condition
+		}
+	}
+	return cmd
 }
 
 // Actor is how a supervisor is named as the actor of what it does.
@@ -709,18 +728,25 @@ func isRefusal(err error) bool {
 	return false
 }
 
-// summary is a result's message.
+// summary is a result's message: how many of its outcomes applied, went
+// to review (not applied yet: the review applies them if it allows them),
+// and were rejected. A DRAIN still draining counts as applied.
 func summary(d supervisor.Directive, outs []Outcome) string {
 	if len(outs) == 0 {
 		return fmt.Sprintf("%s: the target %s names no unfinished run; nothing to do", d.Command().Type(), d.Command().Target())
 	}
-	ok := 0
+	var applied, review, rejected int
 	for _, o := range outs {
-		if o.Status != OutcomeRejected {
-			ok++
+		switch o.Status {
+		case OutcomeInReview:
+			review++
+		case OutcomeRejected:
+			rejected++
+		default:
+			applied++
 		}
 	}
-	return fmt.Sprintf("%s applied to %d of %d", d.Command().Type(), ok, len(outs))
+	return fmt.Sprintf("%s: %d applied, %d in review, %d rejected of %d", d.Command().Type(), applied, review, rejected, len(outs))
 }
 
 // The refusal kinds a result records, so the same key rebuilds the same

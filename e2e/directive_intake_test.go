@@ -204,3 +204,76 @@ func TestRefusalsStayWithTheSender(t *testing.T) {
 		t.Fatalf("the refusals of a supervisor that does not exist: %d %s, want 404", st, b)
 	}
 }
+
+// TestForeignReviewsAndDelegationsAnswerAsUnknown (issue 21, hole 10): a
+// supervisor answering a review it was never asked, or a delegation not
+// sent to it, learns nothing: not whether it exists, not its state, not
+// the other supervisor's name. It gets exactly the answer of an id that
+// does not exist.
+func TestForeignReviewsAndDelegationsAnswerAsUnknown(t *testing.T) {
+	t.Parallel()
+	w := newAgentWorld(t)
+	w.setup() // "agent" owns session ci and reviews StopWorkflow
+	w.put("/api/sessions/other", napSession("other"))
+	w.put("/api/supervisors/other", []byte(`{"name":"Other","owns":["session:other"],"engine":{"type":"http","settings":{}}}`))
+	st, b, _ := call(t, w.s, "POST", "/api/supervisors/other/credential", w.key, nil)
+	var c struct{ Token string }
+	if st != 201 || json.Unmarshal(b, &c) != nil {
+		t.Fatalf("issue a credential: %d %s", st, b)
+	}
+	other := *w
+	other.token = c.Token
+	const unknown = "01a23399-0000-7000-8000-000000000000"
+	same := func(what, foreignID string, foreign func(id string) (int, []byte)) {
+		t.Helper()
+		fs, fb := foreign(foreignID)
+		us, ub := foreign(unknown)
+		if fs != us || fs != 404 || strings.ReplaceAll(detail(t, fb), foreignID, unknown) != detail(t, ub) {
+			t.Fatalf("%s: the foreign one answered %d %s; an unknown one %d %s; want the same 404", what, fs, fb, us, ub)
+		}
+		for _, leak := range []string{"agent", "PENDING", "DENIED", "OPEN", "ANSWERED", "waiting"} {
+			if strings.Contains(string(fb), leak) {
+				t.Fatalf("%s: the answer %s tells %q", what, fb, leak)
+			}
+		}
+	}
+
+	// A review asked of "agent".
+	id := w.napping("ci")
+	st, b = w.stop("ci", id, 0)
+	var ticket struct{ ReviewID string }
+	if st != 202 || json.Unmarshal(b, &ticket) != nil || ticket.ReviewID == "" {
+		t.Fatalf("a reviewed STOP: %d %s", st, b)
+	}
+	answerReview := func(id string) (int, []byte) {
+		st, b, _ := other.agent("POST", "/reviews/"+id, []byte(`{"verdict":"ALLOW"}`))
+		return st, b
+	}
+	same("a pending review asked of another supervisor", ticket.ReviewID, answerReview)
+	if st, b, _ := w.agent("POST", "/reviews/"+ticket.ReviewID, []byte(`{"verdict":"DENY","reason":"mine"}`)); st != 200 {
+		t.Fatalf("the asked supervisor's verdict: %d %s", st, b)
+	}
+	same("a decided review asked of another supervisor", ticket.ReviewID, answerReview)
+	if st, b, _ := w.agent("POST", "/reviews/"+ticket.ReviewID, []byte(`{"verdict":"ALLOW"}`)); st != 409 {
+		t.Fatalf("the asked supervisor answering its decided review again: %d %s, want 409", st, b)
+	}
+
+	// A delegation "agent" sent to "lead".
+	w.put("/api/supervisors/lead", []byte(`{"name":"Lead","owns":["session:ci"],"engine":{"type":"http","settings":{}}}`))
+	st, b, _ = w.agent("POST", "/delegations", []byte(`{"kind":"CONSULT","key":"ask-lead","to":"lead","payload":{"q":"stop?"}}`))
+	var d struct{ DelegationID string }
+	if st != 201 || json.Unmarshal(b, &d) != nil {
+		t.Fatalf("consult lead: %d %s", st, b)
+	}
+	answerDelegation := func(id string) (int, []byte) {
+		st, b, _ := other.agent("POST", "/delegations/"+id, []byte(`{"answer":{"stop":true}}`))
+		return st, b
+	}
+	same("a delegation sent to another supervisor", d.DelegationID, answerDelegation)
+	// Its sender is not its target either.
+	sent := func(id string) (int, []byte) {
+		st, b, _ := w.agent("POST", "/delegations/"+id, []byte(`{"answer":{"stop":true}}`))
+		return st, b
+	}
+	same("a delegation answered by its sender", d.DelegationID, sent)
+}

@@ -41,6 +41,9 @@ var supervisorRuntimeModule = fx.Module("supervisor-runtime",
 		func(r *postgres.Reader, st *postgres.SupervisorRuntime, red *supervisorapp.Redactor, c *cel.Conditions) *supervisorapp.DryRunRules {
 			return supervisorapp.NewDryRunRules(r, st, red, c, c.Check)
 		},
+		func(sups supervisorapp.Reader, st *postgres.SupervisorRuntime) *supervisorapp.ListRefusals {
+			return supervisorapp.NewListRefusals(sups, st)
+		},
 		func(sups supervisorapp.Reader, st *postgres.SupervisorRuntime, cfg Config) *supervisorapp.Gate {
 			return supervisorapp.NewGate(sups, st, st, cfg.Reviews, time.Now)
 		},
@@ -193,9 +196,9 @@ func newSupervisorRuntime(lc fx.Lifecycle, log *zap.Logger, sups supervisorapp.R
 func newAgentUseCases(sups supervisorapp.Reader, signals *supervisorapp.ReadSignals, submit *supervisorapp.SubmitDirective,
 	answer *supervisorapp.AnswerReview, st *postgres.SupervisorRuntime, r *postgres.Reader, get *executionapp.GetExecution,
 	logs *executionapp.TailLogs, wf *sessionapp.GetWorkflow, sched *executionapp.GetSchedulerStatus, log *zap.Logger,
-	delegate *supervisorapp.Delegate, answerDelegation *supervisorapp.AnswerDelegation) httpapi.AgentUseCases {
+	delegate *supervisorapp.Delegate, answerDelegation *supervisorapp.AnswerDelegation, refusals *supervisorapp.ListRefusals) httpapi.AgentUseCases {
 	return httpapi.AgentUseCases{Supervisors: sups, Signals: signals, Directives: submit, Reviews: answer, Runs: st, Holds: st,
-		Events: r, Positions: r, Execution: get, Logs: logs, Workflow: wf, Scheduler: sched, Delegate: delegate, AnswerDelegation: answerDelegation,
+		Events: r, Positions: r, Execution: get, Logs: logs, Workflow: wf, Scheduler: sched, Delegate: delegate, AnswerDelegation: answerDelegation, Refusals: refusals,
 		MCP: mcpserver.NewAgent(mcpserver.AgentDeps{Supervisors: sups, Signals: signals, Directives: submit, Reviews: answer, Runs: st,
 			Execution: get}, buildVersion(), log.Named("agent-mcp"))}
 }

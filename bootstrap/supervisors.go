@@ -73,9 +73,9 @@ var supervisorModule = fx.Module("supervisors",
 		func(a *supervisorapp.ApplySupervisor, g *supervisorapp.GetSupervisor, l *supervisorapp.ListSupervisors,
 			d *supervisorapp.DeleteSupervisor, le *supervisorapp.ListEngines, de *supervisorapp.DescribeEngine,
 			dr *supervisorapp.DryRunRules, ic *supervisorapp.IssueCredential, gc *supervisorapp.GetCredential,
-			rc *supervisorapp.RevokeCredential, lh *supervisorapp.ListHolds, rh *supervisorapp.ReleaseHold) httpapi.SupervisorUseCases {
+			rc *supervisorapp.RevokeCredential, lh *supervisorapp.ListHolds, rh *supervisorapp.ReleaseHold, lr *supervisorapp.ListRefusals) httpapi.SupervisorUseCases {
 			return httpapi.SupervisorUseCases{Apply: a, Get: g, List: l, Delete: d, Engines: le, Engine: de, DryRun: dr, ListHolds: lh, ReleaseHold: rh,
-				Credentials: httpapi.CredentialUseCases{Issue: ic, Get: gc, Revoke: rc}}
+				Credentials: httpapi.CredentialUseCases{Issue: ic, Get: gc, Revoke: rc}, Refusals: lr}
 		},
 	),
 )

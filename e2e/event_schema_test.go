@@ -240,6 +240,13 @@ func TestEventStreamsMatchTheContract(t *testing.T) {
 	if st, b, _ := agent.agent("POST", "/directives", []byte(`{"key":"k2","command":{"type":"StopAll","target":"workflow:other/nap"}}`)); st != 403 {
 		t.Fatalf("a directive outside the owned units: %d %s, want 403", st, b)
 	}
+	// A refusal is recorded with its sender, never as an event; an owned
+	// run that refuses its part of an accepted directive (a Release of a
+	// run not held) journals a DirectiveRejected.
+	if st, b, _ := agent.agent("POST", "/directives", []byte(`{"key":"release-1","command":{"type":"Release","target":"execution:`+id+`"}}`)); st != 202 ||
+		!strings.Contains(string(b), `"status":"rejected"`) {
+		t.Fatalf("a Release of a run not held: %d %s, want 202 with the run's part rejected", st, b)
+	}
 	if st, b, _ := call(t, w.s, "POST", "/api/sessions/ci/executions/"+id+"/control", "", []byte(`{"action":"RESUME","ifStatus":"RUNNING"}`)); st != 409 {
 		t.Fatalf("RESUME of a PAUSED run ifStatus RUNNING: %d %s, want 409", st, b)
 	}

@@ -69,6 +69,11 @@ type AgentUseCases struct {
 	// MCP serves the same operations as MCP tools at /mcp under the base
 	// (JSON-RPC, no push); nil leaves it out.
 	MCP http.Handler
+	// Refusals serves GET /refusals, the supervisor's own refused
+	// directives (nil: 503).
+	Refusals interface {
+		Handle(context.Context, supervisorapp.RefusalsInput) (supervisorapp.RefusalPage, error)
+	}
 }
 
 // agentRoute is one agent API route: method, echo path and handler.
@@ -89,6 +94,7 @@ func (a *agentAPI) routes() []agentRoute {
 		{http.MethodGet, "/workflows/:sessionId/:workflowId", a.workflow},
 		{http.MethodGet, "/scheduler", a.scheduler},
 		{http.MethodGet, "/inputs", a.inputs},
+		{http.MethodGet, "/refusals", a.refusals},
 		{http.MethodPost, "/directives", a.directive},
 		{http.MethodPost, "/reviews/:reviewId", a.review},
 		{http.MethodPost, "/delegations", a.delegate},
@@ -486,9 +492,30 @@ func (a *agentAPI) directive(c echo.Context, sup supervisor.Supervisor) error {
 	}
 	res, err := a.uc.Directives.Handle(c.Request().Context(), supervisorapp.SubmitInput{SupervisorID: sup.ID(), Directive: d, Channel: "agent"})
 	if err != nil {
-		return err // refused (and journaled): a problem naming why
+		return err // refused (and recorded with the sender): a problem naming why
 	}
 	return c.JSON(http.StatusAccepted, res)
+}
+
+// refusals pages through the supervisor's own refused directives.
+func (a *agentAPI) refusals(c echo.Context, sup supervisor.Supervisor) error {
+	if a.uc.Refusals == nil {
+		return fault.Newf(fault.ErrUnavailable, "refusals are not served here")
+	}
+	in := supervisorapp.RefusalsInput{SupervisorID: sup.ID(), Cursor: c.QueryParam("cursor")}
+	if v := c.QueryParam("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return &fault.ValidationError{Subject: "refusal list", Violations: []fault.Violation{{Path: "limit",
+				Message: fmt.Sprintf("must be a whole number between 1 and %d, got %q", supervisorapp.MaxRefusalPage, clipID(v))}}}
+		}
+		in.Limit = n
+	}
+	page, err := a.uc.Refusals.Handle(c.Request().Context(), in)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, refusalsToAPI(page))
 }
 
 // review takes the supervisor's verdict on a review it was asked.

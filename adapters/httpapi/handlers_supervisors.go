@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/yukta/yukta/adapters/authn"
 	"github.com/yukta/yukta/adapters/httpapi/restapi"
@@ -48,6 +49,11 @@ type SupervisorUseCases struct {
 	// Credentials issue, read and revoke supervisor credentials
 	// (handlers_credentials.go); unset, their routes answer 404.
 	Credentials CredentialUseCases
+	// Refusals reads a supervisor's refused directives; nil when the
+	// supervisor runtime is not wired (404).
+	Refusals interface {
+		Handle(context.Context, supervisorapp.RefusalsInput) (supervisorapp.RefusalPage, error)
+	}
 }
 
 func (s SupervisorUseCases) enabled() error {
@@ -237,6 +243,35 @@ func commandNames(ts []supervisor.CommandType) []string {
 	out := make([]string, len(ts))
 	for i, t := range ts {
 		out[i] = string(t)
+	}
+	return out
+}
+
+// ListSupervisorRefusals reads a supervisor's refusals: its own audit
+// trail, an ADMIN's to read.
+func (h *handlers) ListSupervisorRefusals(ctx context.Context, req restapi.ListSupervisorRefusalsRequestObject) (restapi.ListSupervisorRefusalsResponseObject, error) {
+	if err := authorizeScoped(ctx, "listSupervisorRefusals"); err != nil {
+		return nil, err
+	}
+	uc := h.uc.Supervisors.Refusals
+	if uc == nil {
+		return nil, fault.Newf(fault.ErrNotFound, "supervisor refusals are not served here")
+	}
+	page, err := uc.Handle(ctx, supervisorapp.RefusalsInput{SupervisorID: req.SupervisorId, Limit: req.Params.Limit, Cursor: req.Params.Cursor})
+	if err != nil {
+		return nil, err
+	}
+	return restapi.ListSupervisorRefusals200JSONResponse(refusalsToAPI(page)), nil
+}
+
+// refusalsToAPI writes a page of refusals, for REST and the agent API.
+func refusalsToAPI(p supervisorapp.RefusalPage) restapi.DirectiveRefusalList {
+	out := restapi.DirectiveRefusalList{Refusals: make([]restapi.DirectiveRefusal, len(p.Refusals)), NextCursor: p.NextCursor}
+	for i, r := range p.Refusals {
+		var d restapi.Directive
+		_ = json.Unmarshal(r.Directive, &d) // the intake wrote it; a directive is always an object
+		out.Refusals[i] = restapi.DirectiveRefusal{SupervisorId: r.SupervisorID, Key: r.Key, At: r.At.UTC(), Channel: r.Channel,
+			Directive: d, Refusal: restapi.DirectiveRefusalRefusal(r.Kind), Message: r.Message}
 	}
 	return out
 }

@@ -64,6 +64,9 @@ var routeOps = map[string]access.Operation{
 	"dryRunRules":                 access.ManageSupervisors,
 	"getSupervisorEngineUsage":    access.ReadSupervisors,
 	"listSupervisorEnginePresets": access.ReadSupervisors,
+	// A supervisor's refused directives (issue 21): its audit trail holds
+	// the text it sent about runs it may not own, so only an ADMIN reads it.
+	"listSupervisorRefusals": access.ManageSupervisors,
 
 	// Supervisor credentials (issue 14): issuing and revoking are an
 	// ADMIN's; the metadata (never the token) is read like the
@@ -134,6 +137,8 @@ var routeScopes = map[string]scoped{
 	"getMetrics":     {scope: scopeServer, does: "read /metrics"},
 	// The scheduler counts the runs of every session, as /metrics does.
 	"getSchedulerStatus": {scope: scopeServer, does: "read the scheduler status"},
+	// A supervisor's refusals name runs of any session.
+	"listSupervisorRefusals": {scope: scopeServer, does: "read a supervisor's refused directives"},
 }
 
 // route is what the access gate knows of a matched route.

@@ -9,7 +9,6 @@ import (
 
 	"github.com/yukta/yukta/application/executionapp"
 	"github.com/yukta/yukta/application/supervisorapp"
-	"github.com/yukta/yukta/domain/fault"
 	"github.com/yukta/yukta/domain/supervisor"
 )
 
@@ -114,9 +113,7 @@ func (s *SupervisorRuntime) ChangeDelegation(ctx context.Context, id, actor, cha
 	return out, err
 }
 
-func delegationNotFound(id string) error {
-	return fault.Newf(supervisor.ErrDelegationNotFound, "delegation %s does not exist", id)
-}
+func delegationNotFound(id string) error { return supervisor.DelegationNotFound(id) }
 
 // Delegation reads one delegation.
 func (s *SupervisorRuntime) Delegation(ctx context.Context, id string) (supervisor.Delegation, bool, error) {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/yukta/yukta/application/executionapp"
 	"github.com/yukta/yukta/application/supervisorapp"
-	"github.com/yukta/yukta/domain/fault"
 	"github.com/yukta/yukta/domain/supervisor"
 )
 
@@ -128,9 +127,7 @@ func (s *SupervisorRuntime) ChangeReview(ctx context.Context, id string, f *supe
 	return out, err
 }
 
-func reviewNotFound(id string) error {
-	return fault.Newf(supervisor.ErrReviewNotFound, "review %s does not exist", id)
-}
+func reviewNotFound(id string) error { return supervisor.ReviewNotFound(id) }
 
 // Review reads one review.
 func (s *SupervisorRuntime) Review(ctx context.Context, id string) (supervisor.Review, bool, error) {

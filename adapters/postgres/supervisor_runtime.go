@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"math"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -166,11 +167,11 @@ func (s *SupervisorRuntime) SaveCursor(ctx context.Context, f supervisorapp.Fenc
 	})
 }
 
-const ledgerColumns = `supervisor_id, key, fingerprint, directive, status, plan, coalesce(result, 'null'::jsonb)`
+const ledgerColumns = `supervisor_id, key, fingerprint, directive, status, plan, coalesce(result, 'null'::jsonb), channel`
 
 func scanLedger(row pgx.Row) (supervisorapp.LedgerEntry, error) {
 	var e supervisorapp.LedgerEntry
-	err := row.Scan(&e.SupervisorID, &e.Key, &e.Fingerprint, &e.Directive, &e.Status, &e.Plan, &e.Result)
+	err := row.Scan(&e.SupervisorID, &e.Key, &e.Fingerprint, &e.Directive, &e.Status, &e.Plan, &e.Result, &e.Channel)
 	return e, err
 }
 
@@ -202,13 +203,13 @@ func (s *SupervisorRuntime) Claim(ctx context.Context, f *supervisorapp.Fence, e
 			return err
 		}
 		stored, err := scanLedger(tx.QueryRow(ctx, `
-			INSERT INTO supervisor_directives AS d (supervisor_id, key, fingerprint, directive, status, plan, claim, claim_until)
-			VALUES ($1, $2, $3, $4::jsonb, 'pending', $5::jsonb, $6, clock_timestamp() + $7 * interval '1 millisecond')
+			INSERT INTO supervisor_directives AS d (supervisor_id, key, fingerprint, directive, status, plan, claim, claim_until, channel)
+			VALUES ($1, $2, $3, $4::jsonb, 'pending', $5::jsonb, $6, clock_timestamp() + $7 * interval '1 millisecond', $8)
 			ON CONFLICT (supervisor_id, key) DO UPDATE
 			   SET claim = EXCLUDED.claim, claim_until = EXCLUDED.claim_until
 			 WHERE d.status = 'pending' AND d.fingerprint = EXCLUDED.fingerprint AND d.claim_until <= clock_timestamp()
 			RETURNING `+ledgerColumns,
-			e.SupervisorID, e.Key, e.Fingerprint, jsonOr(e.Directive, "{}"), jsonOr(e.Plan, "[]"), claim, millis(ttl)))
+			e.SupervisorID, e.Key, e.Fingerprint, jsonOr(e.Directive, "{}"), jsonOr(e.Plan, "[]"), claim, millis(ttl), e.Channel))
 		if err == nil {
 			out, claimed = stored, true
 			return nil
@@ -240,7 +241,10 @@ func (s *SupervisorRuntime) ExtendClaim(ctx context.Context, f *supervisorapp.Fe
 	return ok, err
 }
 
-// Settle stores a settled entry and its events once.
+// Settle stores a settled entry and its events once. A rejection is only
+// ever a new key's (the intake refuses before it claims), so it never
+// settles a pending entry another sender is applying; an acceptance settles
+// the pending entry of its fingerprint. A settled entry is never changed.
 func (s *SupervisorRuntime) Settle(ctx context.Context, f *supervisorapp.Fence, e supervisorapp.LedgerEntry,
 	events []executionapp.Event) (supervisorapp.LedgerEntry, bool, error) {
 	var out supervisorapp.LedgerEntry
@@ -250,13 +254,13 @@ func (s *SupervisorRuntime) Settle(ctx context.Context, f *supervisorapp.Fence, 
 			return err
 		}
 		stored, err := scanLedger(tx.QueryRow(ctx, `
-			INSERT INTO supervisor_directives AS d (supervisor_id, key, fingerprint, directive, status, plan, result, settled_at)
-			VALUES ($1, $2, $3, $4::jsonb, $5, $6::jsonb, $7::jsonb, clock_timestamp())
+			INSERT INTO supervisor_directives AS d (supervisor_id, key, fingerprint, directive, status, plan, result, settled_at, channel)
+			VALUES ($1, $2, $3, $4::jsonb, $5, $6::jsonb, $7::jsonb, clock_timestamp(), $8)
 			ON CONFLICT (supervisor_id, key) DO UPDATE
 			   SET status = EXCLUDED.status, result = EXCLUDED.result, settled_at = EXCLUDED.settled_at, claim = '', claim_until = NULL
-			 WHERE d.status = 'pending' AND d.fingerprint = EXCLUDED.fingerprint
+			 WHERE d.status = 'pending' AND d.fingerprint = EXCLUDED.fingerprint AND EXCLUDED.status = 'accepted'
 			RETURNING `+ledgerColumns,
-			e.SupervisorID, e.Key, e.Fingerprint, jsonOr(e.Directive, "{}"), e.Status, jsonOr(e.Plan, "[]"), jsonOr(e.Result, "null")))
+			e.SupervisorID, e.Key, e.Fingerprint, jsonOr(e.Directive, "{}"), e.Status, jsonOr(e.Plan, "[]"), jsonOr(e.Result, "null"), e.Channel))
 		if errors.Is(err, pgx.ErrNoRows) {
 			settled = false
 			out, err = scanLedger(tx.QueryRow(ctx, `SELECT `+ledgerColumns+` FROM supervisor_directives WHERE supervisor_id = $1 AND key = $2`,
@@ -273,6 +277,27 @@ func (s *SupervisorRuntime) Settle(ctx context.Context, f *supervisorapp.Fence, 
 		return (&EventStore{db: tx}).Append(ctx, events)
 	})
 	return out, settled, err
+}
+
+// Refusals reads a supervisor's refused directives (its rejected ledger
+// entries), newest first, those before the position before (0: from the
+// newest), at most limit.
+func (s *SupervisorRuntime) Refusals(ctx context.Context, supervisorID string, before int64, limit int) ([]supervisorapp.StoredRefusal, error) {
+	if before <= 0 {
+		before = math.MaxInt64
+	}
+	rows, err := s.pool.Query(ctx, `SELECT seq, coalesce(settled_at, created_at), `+ledgerColumns+` FROM supervisor_directives
+		 WHERE supervisor_id = $1 AND status = 'rejected' AND seq < $2 ORDER BY seq DESC LIMIT $3`, supervisorID, before, limit)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (supervisorapp.StoredRefusal, error) {
+		var r supervisorapp.StoredRefusal
+		e := &r.Entry
+		err := row.Scan(&r.Seq, &r.At, &e.SupervisorID, &e.Key, &e.Fingerprint, &e.Directive, &e.Status, &e.Plan, &e.Result, &e.Channel)
+		return r, err
+	})
+	return out, translate(err)
 }
 
 const runColumns = `execution_id::text, session_id, workflow_id, status, started_at`

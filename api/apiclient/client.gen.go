@@ -173,6 +173,33 @@ func (e DelegationRequestKind) Valid() bool {
 	}
 }
 
+// Defines values for DirectiveRefusalRefusal.
+const (
+	Conflict    DirectiveRefusalRefusal = "conflict"
+	Invalid     DirectiveRefusalRefusal = "invalid"
+	NotFound    DirectiveRefusalRefusal = "notFound"
+	Refused     DirectiveRefusalRefusal = "refused"
+	TooManyRuns DirectiveRefusalRefusal = "tooManyRuns"
+)
+
+// Valid indicates whether the value is a known member of the DirectiveRefusalRefusal enum.
+func (e DirectiveRefusalRefusal) Valid() bool {
+	switch e {
+	case Conflict:
+		return true
+	case Invalid:
+		return true
+	case NotFound:
+		return true
+	case Refused:
+		return true
+	case TooManyRuns:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ExecutionCommandAction.
 const (
 	ExecutionCommandActionPAUSE           ExecutionCommandAction = "PAUSE"
@@ -1145,6 +1172,31 @@ type Directive struct {
 	IfStatus *string                `json:"ifStatus,omitempty"`
 	Key      string                 `json:"key"`
 	Reason   *string                `json:"reason,omitempty"`
+}
+
+// DirectiveRefusal A directive the intake refused, as its sender's trail records it.
+type DirectiveRefusal struct {
+	At time.Time `json:"at"`
+
+	// Channel The door it came through: supervisor (an engine on this server) or agent.
+	Channel   string    `json:"channel"`
+	Directive Directive `json:"directive"`
+	Key       string    `json:"key"`
+
+	// Message Why, and what to do instead.
+	Message      string                  `json:"message"`
+	Refusal      DirectiveRefusalRefusal `json:"refusal"`
+	SupervisorId string                  `json:"supervisorId"`
+}
+
+// DirectiveRefusalRefusal defines model for DirectiveRefusal.Refusal.
+type DirectiveRefusalRefusal string
+
+// DirectiveRefusalList defines model for DirectiveRefusalList.
+type DirectiveRefusalList struct {
+	// NextCursor Present when older refusals follow: pass it as cursor.
+	NextCursor *string            `json:"nextCursor,omitempty"`
+	Refusals   []DirectiveRefusal `json:"refusals"`
 }
 
 // DirectiveResult defines model for DirectiveResult.
@@ -2169,6 +2221,15 @@ type AgentExecutionLogsParams struct {
 // AgentMCPJSONBody defines parameters for AgentMCP.
 type AgentMCPJSONBody map[string]interface{}
 
+// AgentRefusalsParams defines parameters for AgentRefusals.
+type AgentRefusalsParams struct {
+	// Limit Page size (1–500, default 50).
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The `nextCursor` of the previous page.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
 // AgentSignalsParams defines parameters for AgentSignals.
 type AgentSignalsParams struct {
 	// After The cursor of the last signal handled (opaque); left out, reading starts where the supervisor was created. A cursor beyond the head, or one this server did not give, is a 400.
@@ -2412,6 +2473,15 @@ type IssueCredentialParams struct {
 // IssueCredentialParamsYuktaChannel defines parameters for IssueCredential.
 type IssueCredentialParamsYuktaChannel string
 
+// ListSupervisorRefusalsParams defines parameters for ListSupervisorRefusals.
+type ListSupervisorRefusalsParams struct {
+	// Limit Page size (1–500, default 50).
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The `nextCursor` of the previous page.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
 // AgentDelegateJSONRequestBody defines body for AgentDelegate for application/json ContentType.
 type AgentDelegateJSONRequestBody = DelegationRequest
 
@@ -2572,7 +2642,7 @@ type ClientInterface interface {
 
 	// AgentDirectiveWithBody Send a directive {key, cause?, reason?, ifStatus?, command}; answered when handed over.
 	//
-	// The same key again returns the first answer and has no second effect; the same key with another directive is 409. A directive outside allowedCommands or the owned units is 403, recorded in the journal.
+	// The same key again returns the first answer and has no second effect; the same key with another directive is 409. A directive outside allowedCommands or the owned units is 403, recorded with the sender (GET /refusals), never in the runs it named.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2581,7 +2651,7 @@ type ClientInterface interface {
 
 	// AgentDirective Send a directive {key, cause?, reason?, ifStatus?, command}; answered when handed over.
 	//
-	// The same key again returns the first answer and has no second effect; the same key with another directive is 409. A directive outside allowedCommands or the owned units is 403, recorded in the journal.
+	// The same key again returns the first answer and has no second effect; the same key with another directive is 409. A directive outside allowedCommands or the owned units is 403, recorded with the sender (GET /refusals), never in the runs it named.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2640,6 +2710,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/agent/v1/mcp (the `AgentMCP` operationId).
 	AgentMCP(ctx context.Context, body AgentMCPJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AgentRefusals This supervisor's refused directives, newest first, one page at a time.
+	//
+	// The supervisor's own audit trail of refusals: a refused directive is recorded here and never in the runs it named. 50 a page by default; follow nextCursor.
+	//
+	// Corresponds with GET /api/agent/v1/refusals (the `AgentRefusals` operationId).
+	AgentRefusals(ctx context.Context, params *AgentRefusalsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// AgentReviewWithBody Answer a review the supervisor was asked (REVIEW signal): {verdict: ALLOW|DENY|REQUIRE_APPROVAL|NO_OPINION, reason?}.
 	//
@@ -3175,6 +3252,13 @@ type ClientInterface interface {
 	// Corresponds with POST /api/supervisors/{supervisorId}/credential (the `IssueCredential` operationId).
 	IssueCredential(ctx context.Context, supervisorId SupervisorId, params *IssueCredentialParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListSupervisorRefusals The supervisor's refused directives, newest first, one page at a time.
+	//
+	// A directive the intake refuses (outside allowedCommands or the owned units, too many runs, a disabled supervisor) is recorded here, with its sender, and never in the runs it named: one record per request, the same key sent again is the same record. Each record has the directive as sent, the door it came through, when, the refusal's kind and why. 50 a page by default; follow nextCursor. The supervisor reads its own with GET /api/agent/v1/refusals.
+	//
+	// Corresponds with GET /api/supervisors/{supervisorId}/refusals (the `ListSupervisorRefusals` operationId).
+	ListSupervisorRefusals(ctx context.Context, supervisorId SupervisorId, params *ListSupervisorRefusalsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetVersion The version of the server that answers, and the source revision it was built from.
 	//
 	// The same facts as `yukta version` and the `yukta_build_info` metric: the release (or the Go pseudo-version of a build from a checkout), the VCS revision and its time, whether the tree had uncommitted changes, the Go toolchain and the platform. Any key may read it, a session-limited one too (it says nothing about sessions); it is not public like the probes, because a revision and a toolchain version tell a scanner which known flaws to try.
@@ -3282,7 +3366,7 @@ func (c *Client) AgentAnswerDelegation(ctx context.Context, delegationId string,
 
 // AgentDirectiveWithBody Send a directive {key, cause?, reason?, ifStatus?, command}; answered when handed over.
 //
-// The same key again returns the first answer and has no second effect; the same key with another directive is 409. A directive outside allowedCommands or the owned units is 403, recorded in the journal.
+// The same key again returns the first answer and has no second effect; the same key with another directive is 409. A directive outside allowedCommands or the owned units is 403, recorded with the sender (GET /refusals), never in the runs it named.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3301,7 +3385,7 @@ func (c *Client) AgentDirectiveWithBody(ctx context.Context, contentType string,
 
 // AgentDirective Send a directive {key, cause?, reason?, ifStatus?, command}; answered when handed over.
 //
-// The same key again returns the first answer and has no second effect; the same key with another directive is 409. A directive outside allowedCommands or the owned units is 403, recorded in the journal.
+// The same key again returns the first answer and has no second effect; the same key with another directive is 409. A directive outside allowedCommands or the owned units is 403, recorded with the sender (GET /refusals), never in the runs it named.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3431,6 +3515,23 @@ func (c *Client) AgentMCPWithBody(ctx context.Context, contentType string, body 
 // Corresponds with POST /api/agent/v1/mcp (the `AgentMCP` operationId).
 func (c *Client) AgentMCP(ctx context.Context, body AgentMCPJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAgentMCPRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AgentRefusals This supervisor's refused directives, newest first, one page at a time.
+//
+// The supervisor's own audit trail of refusals: a refused directive is recorded here and never in the runs it named. 50 a page by default; follow nextCursor.
+//
+// Corresponds with GET /api/agent/v1/refusals (the `AgentRefusals` operationId).
+func (c *Client) AgentRefusals(ctx context.Context, params *AgentRefusalsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAgentRefusalsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -4595,6 +4696,23 @@ func (c *Client) IssueCredential(ctx context.Context, supervisorId SupervisorId,
 	return c.Client.Do(req)
 }
 
+// ListSupervisorRefusals The supervisor's refused directives, newest first, one page at a time.
+//
+// A directive the intake refuses (outside allowedCommands or the owned units, too many runs, a disabled supervisor) is recorded here, with its sender, and never in the runs it named: one record per request, the same key sent again is the same record. Each record has the directive as sent, the door it came through, when, the refusal's kind and why. 50 a page by default; follow nextCursor. The supervisor reads its own with GET /api/agent/v1/refusals.
+//
+// Corresponds with GET /api/supervisors/{supervisorId}/refusals (the `ListSupervisorRefusals` operationId).
+func (c *Client) ListSupervisorRefusals(ctx context.Context, supervisorId SupervisorId, params *ListSupervisorRefusalsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListSupervisorRefusalsRequest(c.Server, supervisorId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetVersion The version of the server that answers, and the source revision it was built from.
 //
 // The same facts as `yukta version` and the `yukta_build_info` metric: the release (or the Go pseudo-version of a build from a checkout), the VCS revision and its time, whether the tree had uncommitted changes, the Go toolchain and the platform. Any key may read it, a session-limited one too (it says nothing about sessions); it is not public like the probes, because a revision and a toolchain version tell a scanner which known flaws to try.
@@ -5044,6 +5162,72 @@ func NewAgentMCPRequestWithBody(server string, contentType string, body io.Reade
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewAgentRefusalsRequest constructs an http.Request for the AgentRefusals method
+func NewAgentRefusalsRequest(server string, params *AgentRefusalsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/agent/v1/refusals")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -7687,6 +7871,79 @@ func NewIssueCredentialRequest(server string, supervisorId SupervisorId, params 
 	return req, nil
 }
 
+// NewListSupervisorRefusalsRequest constructs an http.Request for the ListSupervisorRefusals method
+func NewListSupervisorRefusalsRequest(server string, supervisorId SupervisorId, params *ListSupervisorRefusalsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "supervisorId", supervisorId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/supervisors/%s/refusals", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetVersionRequest constructs an http.Request for the GetVersion method
 func NewGetVersionRequest(server string) (*http.Request, error) {
 	var err error
@@ -7877,7 +8134,7 @@ type ClientWithResponsesInterface interface {
 
 	// AgentDirectiveWithBodyWithResponse Send a directive {key, cause?, reason?, ifStatus?, command}; answered when handed over.
 	//
-	// The same key again returns the first answer and has no second effect; the same key with another directive is 409. A directive outside allowedCommands or the owned units is 403, recorded in the journal.
+	// The same key again returns the first answer and has no second effect; the same key with another directive is 409. A directive outside allowedCommands or the owned units is 403, recorded with the sender (GET /refusals), never in the runs it named.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7886,7 +8143,7 @@ type ClientWithResponsesInterface interface {
 
 	// AgentDirectiveWithResponse Send a directive {key, cause?, reason?, ifStatus?, command}; answered when handed over.
 	//
-	// The same key again returns the first answer and has no second effect; the same key with another directive is 409. A directive outside allowedCommands or the owned units is 403, recorded in the journal.
+	// The same key again returns the first answer and has no second effect; the same key with another directive is 409. A directive outside allowedCommands or the owned units is 403, recorded with the sender (GET /refusals), never in the runs it named.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7955,6 +8212,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/agent/v1/mcp (the `AgentMCP` operationId).
 	AgentMCPWithResponse(ctx context.Context, body AgentMCPJSONRequestBody, reqEditors ...RequestEditorFn) (*AgentMCPResponse, error)
+
+	// AgentRefusalsWithResponse This supervisor's refused directives, newest first, one page at a time.
+	//
+	// The supervisor's own audit trail of refusals: a refused directive is recorded here and never in the runs it named. 50 a page by default; follow nextCursor.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/agent/v1/refusals (the `AgentRefusals` operationId).
+	AgentRefusalsWithResponse(ctx context.Context, params *AgentRefusalsParams, reqEditors ...RequestEditorFn) (*AgentRefusalsResponse, error)
 
 	// AgentReviewWithBodyWithResponse Answer a review the supervisor was asked (REVIEW signal): {verdict: ALLOW|DENY|REQUIRE_APPROVAL|NO_OPINION, reason?}.
 	//
@@ -8565,6 +8831,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/supervisors/{supervisorId}/credential (the `IssueCredential` operationId).
 	IssueCredentialWithResponse(ctx context.Context, supervisorId SupervisorId, params *IssueCredentialParams, reqEditors ...RequestEditorFn) (*IssueCredentialResponse, error)
+
+	// ListSupervisorRefusalsWithResponse The supervisor's refused directives, newest first, one page at a time.
+	//
+	// A directive the intake refuses (outside allowedCommands or the owned units, too many runs, a disabled supervisor) is recorded here, with its sender, and never in the runs it named: one record per request, the same key sent again is the same record. Each record has the directive as sent, the door it came through, when, the refusal's kind and why. 50 a page by default; follow nextCursor. The supervisor reads its own with GET /api/agent/v1/refusals.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/supervisors/{supervisorId}/refusals (the `ListSupervisorRefusals` operationId).
+	ListSupervisorRefusalsWithResponse(ctx context.Context, supervisorId SupervisorId, params *ListSupervisorRefusalsParams, reqEditors ...RequestEditorFn) (*ListSupervisorRefusalsResponse, error)
 
 	// GetVersionWithResponse The version of the server that answers, and the source revision it was built from.
 	//
@@ -9407,6 +9682,89 @@ func (r AgentMCPResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r AgentMCPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// AgentRefusalsResponse401Headers the declared response headers of an HTTP 401 response for AgentRefusals
+type AgentRefusalsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// AgentRefusalsResponse429Headers the declared response headers of an HTTP 429 response for AgentRefusals
+type AgentRefusalsResponse429Headers struct {
+	RetryAfter *int
+}
+
+type AgentRefusalsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DirectiveRefusalList
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AgentRefusalsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AgentRefusalsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AgentRefusalsResponse) GetJSON200() *DirectiveRefusalList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r AgentRefusalsResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r AgentRefusalsResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r AgentRefusalsResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r AgentRefusalsResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r AgentRefusalsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AgentRefusalsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AgentRefusalsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AgentRefusalsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -13983,6 +14341,96 @@ func (r IssueCredentialResponse) ContentType() string {
 	return ""
 }
 
+// ListSupervisorRefusalsResponse401Headers the declared response headers of an HTTP 401 response for ListSupervisorRefusals
+type ListSupervisorRefusalsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ListSupervisorRefusalsResponse429Headers the declared response headers of an HTTP 429 response for ListSupervisorRefusals
+type ListSupervisorRefusalsResponse429Headers struct {
+	RetryAfter *int
+}
+
+type ListSupervisorRefusalsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DirectiveRefusalList
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListSupervisorRefusalsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListSupervisorRefusalsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListSupervisorRefusalsResponse) GetJSON200() *DirectiveRefusalList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListSupervisorRefusalsResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListSupervisorRefusalsResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListSupervisorRefusalsResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ListSupervisorRefusalsResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListSupervisorRefusalsResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r ListSupervisorRefusalsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListSupervisorRefusalsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListSupervisorRefusalsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListSupervisorRefusalsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetVersionResponse401Headers the declared response headers of an HTTP 401 response for GetVersion
 type GetVersionResponse401Headers struct {
 	WWWAuthenticate *string
@@ -14328,7 +14776,7 @@ func (c *ClientWithResponses) AgentAnswerDelegationWithResponse(ctx context.Cont
 
 // AgentDirectiveWithBodyWithResponse Send a directive {key, cause?, reason?, ifStatus?, command}; answered when handed over.
 //
-// The same key again returns the first answer and has no second effect; the same key with another directive is 409. A directive outside allowedCommands or the owned units is 403, recorded in the journal.
+// The same key again returns the first answer and has no second effect; the same key with another directive is 409. A directive outside allowedCommands or the owned units is 403, recorded with the sender (GET /refusals), never in the runs it named.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14343,7 +14791,7 @@ func (c *ClientWithResponses) AgentDirectiveWithBodyWithResponse(ctx context.Con
 
 // AgentDirectiveWithResponse Send a directive {key, cause?, reason?, ifStatus?, command}; answered when handed over.
 //
-// The same key again returns the first answer and has no second effect; the same key with another directive is 409. A directive outside allowedCommands or the owned units is 403, recorded in the journal.
+// The same key again returns the first answer and has no second effect; the same key with another directive is 409. A directive outside allowedCommands or the owned units is 403, recorded with the sender (GET /refusals), never in the runs it named.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14459,6 +14907,21 @@ func (c *ClientWithResponses) AgentMCPWithResponse(ctx context.Context, body Age
 		return nil, err
 	}
 	return ParseAgentMCPResponse(rsp)
+}
+
+// AgentRefusalsWithResponse This supervisor's refused directives, newest first, one page at a time.
+//
+// The supervisor's own audit trail of refusals: a refused directive is recorded here and never in the runs it named. 50 a page by default; follow nextCursor.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/agent/v1/refusals (the `AgentRefusals` operationId).
+func (c *ClientWithResponses) AgentRefusalsWithResponse(ctx context.Context, params *AgentRefusalsParams, reqEditors ...RequestEditorFn) (*AgentRefusalsResponse, error) {
+	rsp, err := c.AgentRefusals(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAgentRefusalsResponse(rsp)
 }
 
 // AgentReviewWithBodyWithResponse Answer a review the supervisor was asked (REVIEW signal): {verdict: ALLOW|DENY|REQUIRE_APPROVAL|NO_OPINION, reason?}.
@@ -15443,6 +15906,21 @@ func (c *ClientWithResponses) IssueCredentialWithResponse(ctx context.Context, s
 	return ParseIssueCredentialResponse(rsp)
 }
 
+// ListSupervisorRefusalsWithResponse The supervisor's refused directives, newest first, one page at a time.
+//
+// A directive the intake refuses (outside allowedCommands or the owned units, too many runs, a disabled supervisor) is recorded here, with its sender, and never in the runs it named: one record per request, the same key sent again is the same record. Each record has the directive as sent, the door it came through, when, the refusal's kind and why. 50 a page by default; follow nextCursor. The supervisor reads its own with GET /api/agent/v1/refusals.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/supervisors/{supervisorId}/refusals (the `ListSupervisorRefusals` operationId).
+func (c *ClientWithResponses) ListSupervisorRefusalsWithResponse(ctx context.Context, supervisorId SupervisorId, params *ListSupervisorRefusalsParams, reqEditors ...RequestEditorFn) (*ListSupervisorRefusalsResponse, error) {
+	rsp, err := c.ListSupervisorRefusals(ctx, supervisorId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListSupervisorRefusalsResponse(rsp)
+}
+
 // GetVersionWithResponse The version of the server that answers, and the source revision it was built from.
 //
 // The same facts as `yukta version` and the `yukta_build_info` metric: the release (or the Go pseudo-version of a build from a checkout), the VCS revision and its time, whether the tree had uncommitted changes, the Go toolchain and the platform. Any key may read it, a session-limited one too (it says nothing about sessions); it is not public like the probes, because a revision and a toolchain version tell a scanner which known flaws to try.
@@ -16246,6 +16724,83 @@ func ParseAgentMCPResponse(rsp *http.Response) (*AgentMCPResponse, error) {
 		response.Headers401 = &headers
 	case rsp.StatusCode == 429:
 		var headers AgentMCPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseAgentRefusalsResponse parses an HTTP response from a AgentRefusalsWithResponse call
+func ParseAgentRefusalsResponse(rsp *http.Response) (*AgentRefusalsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AgentRefusalsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DirectiveRefusalList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers AgentRefusalsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers AgentRefusalsResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -20519,6 +21074,90 @@ func ParseIssueCredentialResponse(rsp *http.Response) (*IssueCredentialResponse,
 		response.Headers401 = &headers
 	case rsp.StatusCode == 429:
 		var headers IssueCredentialResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListSupervisorRefusalsResponse parses an HTTP response from a ListSupervisorRefusalsWithResponse call
+func ParseListSupervisorRefusalsResponse(rsp *http.Response) (*ListSupervisorRefusalsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListSupervisorRefusalsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DirectiveRefusalList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListSupervisorRefusalsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListSupervisorRefusalsResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

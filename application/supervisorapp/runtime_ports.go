@@ -101,6 +101,9 @@ type LedgerEntry struct {
 	Status      string
 	Plan        []byte
 	Result      []byte
+	// Channel is the door the directive came through (ChannelSupervisor,
+	// "agent").
+	Channel string
 }
 
 // DirectiveLedger is the directive ledger. A fence, when given, must be
@@ -230,7 +233,9 @@ const (
 	// control command (StartWorkflow, AnswerInput, Hold, Release); control
 	// commands are recorded by their own CommandAccepted/Applied/Rejected.
 	EventDirectiveApplied = "DirectiveApplied"
-	// EventDirectiveRejected records a directive the intake refused, or a
-	// part of one that could not apply.
+	// EventDirectiveRejected records a part of an accepted directive that
+	// an owned run refused (a finished run, an ifStatus that does not
+	// hold). A directive the intake refuses is no event: it is recorded
+	// with its sender only (ListRefusals).
 	EventDirectiveRejected = "DirectiveRejected"
 )

@@ -148,20 +148,43 @@ type step struct {
 }
 
 // Handle checks, records and applies one directive. A refusal is recorded
-// and journaled, and returned as the result with an error matching
+// with the sender and returned as the result with an error matching
 // supervisor.ErrDirectiveRefused (or ErrTooManyRuns); the same key again
 // returns the first answer and has no second effect; the same key with
 // another directive is refused with executionapp.ErrKeyReused. An error
 // without a result (the database is down) leaves the key open: sending it
 // again carries on where the first attempt stopped.
 func (uc *SubmitDirective) Handle(ctx context.Context, in SubmitInput) (DirectiveResult, error) {
-	d := in.Directive
-	if d.Key() == "" {
+	if in.Directive.Key() == "" {
 		return DirectiveResult{}, fault.Newf(fault.ErrInvalid, "the directive has no key; build it with supervisor.ParseDirective or NewDirective")
 	}
 	if in.Channel == "" {
 		in.Channel = ChannelSupervisor
 	}
+	for range MaxDirectiveAttempts {
+		res, err := uc.attempt(ctx, in)
+		if !errors.Is(err, errStartAgain) {
+			return res, err
+		}
+	}
+	return DirectiveResult{}, fault.Newf(fault.ErrUnavailable, "the key %q was taken over by another sender %d times while this one applied it; nothing more was done here: send the directive again to get its answer",
+		clipText(in.Directive.Key(), 80), MaxDirectiveAttempts)
+}
+
+// MaxDirectiveAttempts bounds how often one Handle starts again after
+// another sender of the same key took it over (this one was slower than
+// the claim's ttl) or was found applying it.
+const MaxDirectiveAttempts = 3
+
+// errStartAgain: another sender holds the key's work; the attempt made no
+// answer and Handle starts again, which waits for that sender's answer or
+// takes the key back.
+var errStartAgain = errors.New("supervisorapp: start the directive again")
+
+// attempt is one pass of Handle: read the key, plan or refuse a new one,
+// claim it, apply the plan and settle the answer.
+func (uc *SubmitDirective) attempt(ctx context.Context, in SubmitInput) (DirectiveResult, error) {
+	d := in.Directive
 	wire, err := d.MarshalJSON()
 	if err != nil {
 		return DirectiveResult{}, fmt.Errorf("supervisorapp: encode directive: %w", err)
@@ -189,14 +212,14 @@ func (uc *SubmitDirective) Handle(ctx context.Context, in SubmitInput) (Directiv
 		return DirectiveResult{}, err
 	}
 	sup := stored.Supervisor
-	entry := LedgerEntry{SupervisorID: in.SupervisorID, Key: d.Key(), Fingerprint: fp, Directive: wire, Status: LedgerPending}
+	entry := LedgerEntry{SupervisorID: in.SupervisorID, Key: d.Key(), Fingerprint: fp, Directive: wire, Status: LedgerPending, Channel: in.Channel}
 	if !seen {
 		steps, refusal, err := uc.plan(ctx, sup, d)
 		if err != nil {
 			return DirectiveResult{}, err
 		}
 		if refusal != nil {
-			return uc.reject(ctx, in, entry, steps, refusal)
+			return uc.reject(ctx, in, entry, refusal)
 		}
 		if entry.Plan, err = json.Marshal(steps); err != nil {
 			return DirectiveResult{}, fmt.Errorf("supervisorapp: encode plan: %w", err)
@@ -210,8 +233,15 @@ func (uc *SubmitDirective) Handle(ctx context.Context, in SubmitInput) (Directiv
 	if held.Status != LedgerPending {
 		return answer(held)
 	}
+	return uc.carryOut(ctx, in, sup, entry, held.Plan, claim, origin)
+}
+
+// carryOut applies a claimed key's stored plan, step by step, keeping the
+// claim alive, and settles the answer with the events that journal it.
+func (uc *SubmitDirective) carryOut(ctx context.Context, in SubmitInput, sup supervisor.Supervisor, entry LedgerEntry, plan []byte, claim string, origin executionapp.Origin) (DirectiveResult, error) {
+	d := in.Directive
 	var steps []step
-	if err := json.Unmarshal(held.Plan, &steps); err != nil {
+	if err := json.Unmarshal(plan, &steps); err != nil {
 		return DirectiveResult{}, fmt.Errorf("supervisorapp: stored plan of %s/%s: %w", in.SupervisorID, d.Key(), err)
 	}
 	res := DirectiveResult{SupervisorID: in.SupervisorID, Key: d.Key(), Status: DirectiveAccepted, Outcomes: []Outcome{}}
@@ -227,7 +257,7 @@ func (uc *SubmitDirective) Handle(ctx context.Context, in SubmitInput) (Directiv
 				// Another sender took the key over (this one was too
 				// slow): start again, which waits for its answer or takes
 				// the key back. Effects already made are not made twice.
-				return uc.Handle(ctx, in)
+				return DirectiveResult{}, errStartAgain
 			}
 			claimed = uc.now()
 		}
@@ -240,6 +270,7 @@ func (uc *SubmitDirective) Handle(ctx context.Context, in SubmitInput) (Directiv
 	}
 	res.Message = summary(d, res.Outcomes)
 	entry.Status = LedgerAccepted
+	var err error
 	if entry.Result, err = json.Marshal(res); err != nil {
 		return DirectiveResult{}, fmt.Errorf("supervisorapp: encode result: %w", err)
 	}
@@ -279,19 +310,14 @@ func (uc *SubmitDirective) claim(ctx context.Context, in SubmitInput, e LedgerEn
 	}
 }
 
-// reject records a refusal before any effect, journaled in each run it
-// names, and answers it.
-func (uc *SubmitDirective) reject(ctx context.Context, in SubmitInput, e LedgerEntry, steps []step, refusal error) (DirectiveResult, error) {
+// reject records a refusal before any effect, with its sender only: the
+// rejected ledger entry is the supervisor's own audit trail
+// (ListRefusals), and nothing is written into the runs the directive named,
+// which it may not own. One request is at most one entry.
+func (uc *SubmitDirective) reject(ctx context.Context, in SubmitInput, e LedgerEntry, refusal error) (DirectiveResult, error) {
 	d := in.Directive
 	res := DirectiveResult{SupervisorID: in.SupervisorID, Key: d.Key(), Status: DirectiveRejected, Message: refusal.Error(),
 		Outcomes: []Outcome{}, Refusal: refusalKind(refusal)}
-	if len(steps) == 0 {
-		steps = []step{{SessionID: d.Command().Target().SessionID(), WorkflowID: d.Command().Target().WorkflowID()}}
-	}
-	var events []executionapp.Event
-	for _, st := range steps {
-		events = append(events, uc.event(EventDirectiveRejected, in.SupervisorID, d, in.Channel, st, refusal.Error()))
-	}
 	e.Status = LedgerRejected
 	var err error
 	if e.Plan, err = json.Marshal([]step{}); err != nil {
@@ -300,7 +326,7 @@ func (uc *SubmitDirective) reject(ctx context.Context, in SubmitInput, e LedgerE
 	if e.Result, err = json.Marshal(res); err != nil {
 		return DirectiveResult{}, fmt.Errorf("supervisorapp: encode result: %w", err)
 	}
-	stored, settled, err := uc.ledger.Settle(ctx, in.Fence, e, events)
+	stored, settled, err := uc.ledger.Settle(ctx, in.Fence, e, nil)
 	if err != nil {
 		return DirectiveResult{}, err
 	}
@@ -308,59 +334,77 @@ func (uc *SubmitDirective) reject(ctx context.Context, in SubmitInput, e LedgerE
 		if stored.Fingerprint != e.Fingerprint {
 			return DirectiveResult{}, keyReused(d.Key(), stored)
 		}
+		if stored.Status == LedgerPending {
+			// Another sender of the key found it acceptable and is
+			// applying it: its answer is the key's.
+			return DirectiveResult{}, errStartAgain
+		}
 		return answer(stored)
 	}
 	return res, refusal
 }
 
-// plan checks the directive against the supervisor and expands its target
-// to steps. A refusal comes back as refusal (with the steps that name the
-// runs it is journaled in), not as err.
+// plan expands the directive's target to steps and checks the directive
+// against the supervisor. Every target kind goes through the one
+// CheckDirective call below with the places of the runs it expanded to, so
+// no kind (held included) reaches a run outside the units the supervisor
+// owns now; outside them, a run it holds may only be released. A refusal
+// comes back as refusal, not as err.
 func (uc *SubmitDirective) plan(ctx context.Context, sup supervisor.Supervisor, d supervisor.Directive) (steps []step, refusal, err error) {
+	steps, places, err := uc.expand(ctx, sup, d)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := supervisor.CheckDirective(sup, d, places); err != nil {
+		return nil, err, nil
+	}
+	ids := make([]string, 0, len(steps))
+	for _, st := range steps {
+		if st.ExecutionID != "" {
+			ids = append(ids, st.ExecutionID)
+		}
+	}
+	if _, err := supervisor.LimitRuns(d.Command().Target(), ids); err != nil {
+		return nil, err, nil
+	}
+	return steps, nil, nil
+}
+
+// expand resolves the directive's target to steps and the places
+// CheckDirective judges: one place per run (or input) reached, marked Held
+// when the supervisor holds the run. It decides nothing. Expansions stop
+// one past supervisor.MaxTargetRuns, so LimitRuns can refuse them.
+func (uc *SubmitDirective) expand(ctx context.Context, sup supervisor.Supervisor, d supervisor.Directive) ([]step, []supervisor.Place, error) {
 	c := d.Command()
 	t := c.Target()
 	switch c.Type() {
 	case supervisor.AnswerInput:
 		inp, ok, err := uc.runs.Input(ctx, c.InputID())
-		if err != nil {
-			return nil, nil, err
+		if err != nil || !ok {
+			// The server owner may answer any input: the answer says it
+			// does not exist. Anyone else is refused (a zero place is
+			// owned by no unit but server).
+			return []step{{}}, []supervisor.Place{{}}, err
 		}
-		var place supervisor.Place
-		if ok {
-			place = supervisor.Place{SessionID: inp.SessionID, WorkflowID: inp.WorkflowID}
-			steps = []step{{ExecutionID: inp.ExecutionID, NodeID: inp.NodeID, SessionID: inp.SessionID, WorkflowID: inp.WorkflowID}}
-		}
-		if err := supervisor.CheckDirective(sup, d, []supervisor.Place{place}); err != nil {
-			return steps, err, nil
-		}
-		if !ok {
-			steps = []step{{}} // the server owner may answer any input: the answer says it does not exist
-		}
-		return steps, nil, nil
+		st := step{ExecutionID: inp.ExecutionID, NodeID: inp.NodeID, SessionID: inp.SessionID, WorkflowID: inp.WorkflowID}
+		return []step{st}, []supervisor.Place{{SessionID: inp.SessionID, WorkflowID: inp.WorkflowID}}, nil
 	case supervisor.StartWorkflow, supervisor.StopAll:
-		st := step{SessionID: t.SessionID(), WorkflowID: t.WorkflowID()}
-		if err := supervisor.CheckDirective(sup, d, nil); err != nil {
-			return []step{st}, err, nil
-		}
-		return []step{st}, nil, nil
+		return []step{{SessionID: t.SessionID(), WorkflowID: t.WorkflowID()}}, nil, nil // the workflow target is its place
 	}
 	var runs []RunInfo
+	var missing []step
+	var err error
 	switch t.Kind() {
 	case supervisor.TargetExecution, supervisor.TargetNodes:
-		ids := t.ExecutionIDs()
-		found, err := uc.runs.Runs(ctx, ids)
+		found, err := uc.runs.Runs(ctx, t.ExecutionIDs())
 		if err != nil {
 			return nil, nil, err
-		}
-		places := make([]supervisor.Place, 0, len(ids))
-		for _, id := range ids {
-			places = append(places, found[id].Place()) // an unknown run has no place: refused as foreign
 		}
 		refs := t.Nodes()
 		if t.Kind() == supervisor.TargetExecution {
 			refs = []supervisor.NodeRef{{ExecutionID: t.ExecutionID(), NodeID: c.NodeID()}}
 		}
-		var missing []step
+		var steps []step
 		for _, n := range refs {
 			if r, ok := found[n.ExecutionID]; ok {
 				steps = append(steps, step{ExecutionID: r.ID, NodeID: n.NodeID, SessionID: r.SessionID, WorkflowID: r.WorkflowID})
@@ -368,26 +412,21 @@ func (uc *SubmitDirective) plan(ctx context.Context, sup supervisor.Supervisor, 
 				missing = append(missing, step{ExecutionID: n.ExecutionID, NodeID: n.NodeID, Missing: true})
 			}
 		}
-		if err := supervisor.CheckDirective(sup, d, places); err != nil {
-			return steps, err, nil // journaled in the runs that exist
+		places, err := uc.places(ctx, sup, c, steps)
+		if err != nil {
+			return nil, nil, err
 		}
-		return append(steps, missing...), nil, nil
+		if len(missing) > 0 {
+			places = append(places, supervisor.Place{}) // an unknown run has no place: refused as foreign
+		}
+		return append(steps, missing...), places, nil
 	case supervisor.TargetWorkflow:
-		if err := supervisor.CheckDirective(sup, d, nil); err != nil {
-			return nil, err, nil
-		}
 		runs, err = uc.runs.ActiveRuns(ctx, []supervisor.Unit{supervisor.WorkflowUnit(t.SessionID(), t.WorkflowID())}, supervisor.MaxTargetRuns+1)
 	case supervisor.TargetOwnedRunning:
-		if err := supervisor.CheckDirective(sup, d, nil); err != nil {
-			return nil, err, nil
-		}
 		if owns := sup.Owns(); len(owns) > 0 {
 			runs, err = uc.runs.ActiveRuns(ctx, owns, supervisor.MaxTargetRuns+1)
 		}
 	case supervisor.TargetHeld:
-		if err := supervisor.CheckDirective(sup, d, nil); err != nil {
-			return nil, err, nil
-		}
 		runs, err = uc.holds.HeldRuns(ctx, sup.ID(), supervisor.MaxTargetRuns+1)
 	default:
 		return nil, nil, fmt.Errorf("supervisorapp: %s has no target", c.Type())
@@ -395,17 +434,50 @@ func (uc *SubmitDirective) plan(ctx context.Context, sup supervisor.Supervisor, 
 	if err != nil {
 		return nil, nil, err
 	}
-	ids := make([]string, len(runs))
+	steps := make([]step, len(runs))
 	for i, r := range runs {
-		ids[i] = r.ID
+		steps[i] = step{ExecutionID: r.ID, NodeID: c.NodeID(), SessionID: r.SessionID, WorkflowID: r.WorkflowID}
 	}
-	if _, err := supervisor.LimitRuns(t, ids); err != nil {
-		return nil, err, nil
+	if t.Kind() == supervisor.TargetHeld {
+		places := make([]supervisor.Place, len(steps))
+		for i, st := range steps {
+			places[i] = supervisor.Place{SessionID: st.SessionID, WorkflowID: st.WorkflowID, Held: true}
+		}
+		return steps, places, nil
 	}
-	for _, r := range runs {
-		steps = append(steps, step{ExecutionID: r.ID, NodeID: c.NodeID(), SessionID: r.SessionID, WorkflowID: r.WorkflowID})
+	places, err := uc.places(ctx, sup, c, steps)
+	return steps, places, err
+}
+
+// places are the places of the steps' runs, one per run. For Release, a
+// run outside the owned units is looked up in the hold ledger: the one
+// thing a supervisor may still do there is release its own hold.
+func (uc *SubmitDirective) places(ctx context.Context, sup supervisor.Supervisor, c supervisor.Command, steps []step) ([]supervisor.Place, error) {
+	places := make([]supervisor.Place, len(steps))
+	var foreign []string
+	for i, st := range steps {
+		places[i] = supervisor.Place{SessionID: st.SessionID, WorkflowID: st.WorkflowID}
+		if c.Type() == supervisor.Release && !sup.OwnsPlace(places[i]) {
+			foreign = append(foreign, st.ExecutionID)
+		}
 	}
-	return steps, nil, nil
+	if len(foreign) == 0 {
+		return places, nil
+	}
+	hs, err := uc.holds.Holds(ctx, foreign)
+	if err != nil {
+		return nil, err
+	}
+	held := make(map[string]bool, len(hs))
+	for _, h := range hs {
+		if _, ok := h.HeldBy(sup.ID()); ok {
+			held[h.ExecutionID()] = true
+		}
+	}
+	for i, st := range steps {
+		places[i].Held = held[st.ExecutionID]
+	}
+	return places, nil
 }
 
 // apply applies the directive to one step and returns its outcome and the
@@ -420,7 +492,7 @@ func (uc *SubmitDirective) apply(ctx context.Context, sup supervisor.Supervisor,
 	out := Outcome{ExecutionID: st.ExecutionID, NodeID: st.NodeID}
 	var events []executionapp.Event
 	journal := func(typ, msg string) {
-		events = append(events, uc.event(typ, sup.ID(), d, channel, st, msg))
+		events = append(events, uc.journal(sup, typ, d, channel, st, msg)...)
 	}
 	refused := func(err error) (Outcome, []executionapp.Event, error) {
 		if !isRefusal(err) {
@@ -546,7 +618,7 @@ func (uc *SubmitDirective) hold(ctx context.Context, sup supervisor.Supervisor, 
 		return next, err
 	})
 	ev := func(typ, msg string) []executionapp.Event {
-		return []executionapp.Event{uc.event(typ, sup.ID(), d, channel, st, msg)}
+		return uc.journal(sup, typ, d, channel, st, msg)
 	}
 	if err != nil {
 		if !isRefusal(err) {
@@ -585,19 +657,21 @@ func (uc *SubmitDirective) hold(ctx context.Context, sup supervisor.Supervisor, 
 	return out, ev(EventDirectiveApplied, out.Message), nil
 }
 
+// journal is the events that journal a directive's outcome in one step's
+// run. A refusal is journaled only in a run the supervisor owns (a Release
+// of a held run outside its units that fails is its outcome alone), so a
+// supervisor never writes a refusal into a run it does not own.
+func (uc *SubmitDirective) journal(sup supervisor.Supervisor, typ string, d supervisor.Directive, channel string, st step, msg string) []executionapp.Event {
+	if typ == EventDirectiveRejected && !sup.OwnsPlace(supervisor.Place{SessionID: st.SessionID, WorkflowID: st.WorkflowID}) {
+		return nil
+	}
+	return []executionapp.Event{uc.event(typ, sup.ID(), d, channel, st, msg)}
+}
+
 // event is the outbox event that journals a directive in one step's run.
 func (uc *SubmitDirective) event(typ, supervisorID string, d supervisor.Directive, channel string, st step, msg string) executionapp.Event {
 	c := d.Command()
-	cmd := map[string]any{"type": string(c.Type())}
-	if t := c.Target(); !t.IsZero() {
-		cmd["target"] = t.String()
-	}
-	if c.NodeID() != "" {
-		cmd["nodeId"] = c.NodeID()
-	}
-	if c.InputID() != "" {
-		cmd["inputId"] = c.InputID()
-	}
+	cmd := commandRef(c)
 	data := map[string]any{"supervisorId": supervisorID, "key": d.Key(), "command": cmd, "channel": channel, "message": msg}
 	if d.Cause() != "" {
 		data["cause"] = d.Cause()
@@ -607,6 +681,34 @@ func (uc *SubmitDirective) event(typ, supervisorID string, d supervisor.Directiv
 	}
 	return executionapp.Event{Type: typ, At: uc.now(), SessionID: st.SessionID, WorkflowID: st.WorkflowID, ExecutionID: st.ExecutionID,
 		NodeID: st.NodeID, Actor: Actor(supervisorID), Channel: channel, Data: data}
+}
+
+// commandRef is a directive's command as its events record it: its type,
+// target and every argument that decides what it does (a stop's mode, a
+// restart's node, a breakpoint's condition). A StartWorkflow payload and an
+// AnswerInput answer are left out: the run and the input record those.
+func commandRef(c supervisor.Command) map[string]any {
+	cmd := map[string]any{"type": string(c.Type())}
+	if t := c.Target(); !t.IsZero() {
+		cmd["target"] = t.String()
+	}
+	for k, v := range map[string]string{"nodeId": c.NodeID(), "inputId": c.InputID(), "mode": string(c.Mode()), "fromNodeId": c.FromNodeID()} {
+		if v != "" {
+			cmd[k] = v
+		}
+	}
+	if c.Immediate() {
+		cmd["immediate"] = true
+	}
+	if bp, ok := c.Breakpoint(); ok {
+		if bp.Field != "" {
+			cmd["field"], cmd["equals"] = bp.Field, bp.Equals
+		}
+		if bp.Condition != "" {
+			cmd["condition"] = bp.Condition
+		}
+	}
+	return cmd
 }
 
 // Actor is how a supervisor is named as the actor of what it does.
@@ -633,18 +735,25 @@ func isRefusal(err error) bool {
 	return false
 }
 
-// summary is a result's message.
+// summary is a result's message: how many of its outcomes applied, went
+// to review (not applied yet: the review applies them if it allows them),
+// and were rejected. A DRAIN still draining counts as applied.
 func summary(d supervisor.Directive, outs []Outcome) string {
 	if len(outs) == 0 {
 		return fmt.Sprintf("%s: the target %s names no unfinished run; nothing to do", d.Command().Type(), d.Command().Target())
 	}
-	ok := 0
+	var applied, review, rejected int
 	for _, o := range outs {
-		if o.Status != OutcomeRejected {
-			ok++
+		switch o.Status {
+		case OutcomeInReview:
+			review++
+		case OutcomeRejected:
+			rejected++
+		default:
+			applied++
 		}
 	}
-	return fmt.Sprintf("%s applied to %d of %d", d.Command().Type(), ok, len(outs))
+	return fmt.Sprintf("%s: %d applied, %d in review, %d rejected of %d", d.Command().Type(), applied, review, rejected, len(outs))
 }
 
 // The refusal kinds a result records, so the same key rebuilds the same

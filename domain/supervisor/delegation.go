@@ -222,9 +222,9 @@ func (d Delegation) CreatedAt() time.Time { return d.r.CreatedAt }
 // and is refused).
 func (d *Delegation) Respond(by string, answer json.RawMessage, at time.Time) error {
 	if by != d.r.To {
-		// Another supervisor's delegation is hidden: not found, as for
-		// any id it may not see.
-		return fault.Newf(ErrDelegationNotFound, "delegation %s does not exist or was not sent to %s", d.r.ID, by)
+		// Another supervisor's delegation is hidden: not found, in the
+		// words of an id that does not exist.
+		return DelegationNotFound(d.r.ID)
 	}
 	if p := docViolation(answer); p != "" {
 		return &fault.ValidationError{Subject: "delegation answer", Violations: []fault.Violation{{Path: "answer", Message: p}}}
@@ -237,6 +237,13 @@ func (d *Delegation) Respond(by string, answer json.RawMessage, at time.Time) er
 	}
 	d.r.Status, d.r.Answer, d.r.AnsweredAt = DelegationAnswered, slices.Clone(answer), at
 	return nil
+}
+
+// DelegationNotFound is the refusal of a delegation id that does not
+// exist, and of a delegation sent to another supervisor: the same words for
+// both, so the answer is no oracle.
+func DelegationNotFound(id string) error {
+	return fault.Newf(ErrDelegationNotFound, "delegation %s does not exist", id)
 }
 
 // Expire ends an OPEN delegation past its deadline.

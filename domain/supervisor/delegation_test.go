@@ -75,8 +75,8 @@ func TestDelegationAnswersOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := d.Respond("c", json.RawMessage(`1`), t0); !errors.Is(err, ErrDelegationNotFound) {
-		t.Fatalf("answer by another = %v", err)
+	if err := d.Respond("c", json.RawMessage(`1`), t0); !errors.Is(err, ErrDelegationNotFound) || err.Error() != DelegationNotFound(d.ID()).Error() {
+		t.Fatalf("an answer from a supervisor it was not sent to: %v, want the words of an unknown id: %v", err, DelegationNotFound(d.ID()))
 	}
 	if err := d.Respond("b", json.RawMessage(`{`), t0); !errors.Is(err, fault.ErrInvalid) {
 		t.Fatalf("bad answer = %v", err)

@@ -174,19 +174,26 @@ func (r *reader) has(path string) bool {
 	return false
 }
 
-// Place is where a run or input lives: its session and workflow.
+// Place is where a run or input lives: its session and workflow, and
+// whether the sender holds the run.
 type Place struct {
 	SessionID  string
 	WorkflowID string
+	// Held: the supervisor sending the directive holds this run. Outside
+	// its owned units, a run it holds may still be released.
+	Held bool
 }
 
 // CheckDirective decides whether s may send d, with no I/O: s must be
 // enabled, d's command type must be in s's allowedCommands, and every run
-// d reaches must lie in a unit s owns. A workflow target carries its own
-// place; for an execution or node target, and for AnswerInput, the caller
-// passes the places of the runs (or the input) it resolved. owned.running
-// and held expand only to owned runs, so they need no places. A refusal
-// matches ErrDirectiveRefused (fault.ErrForbidden) and names what to do.
+// d reaches must lie in a unit s owns now. A workflow target carries its
+// own place; for every other target (execution, node, owned.running, held)
+// and for AnswerInput, the caller passes the places of the runs (or the
+// input) the target expanded to, so that every kind meets the same rule.
+// The one exception: a run outside the owned units that s holds may
+// receive Release, so an ADMIN narrowing owns never strands a hold. A
+// refusal matches ErrDirectiveRefused (fault.ErrForbidden) and names what
+// to do.
 func CheckDirective(s Supervisor, d Directive, places []Place) error {
 	c := d.command
 	if !s.enabled {
@@ -200,7 +207,7 @@ func CheckDirective(s Supervisor, d Directive, places []Place) error {
 	switch c.target.kind {
 	case TargetWorkflow:
 		check = append(check, Place{SessionID: c.target.sessionID, WorkflowID: c.target.workflowID})
-	case TargetOwnedRunning, TargetHeld:
+	case TargetOwnedRunning, TargetHeld: // may expand to no run at all
 	default: // execution, node, or AnswerInput
 		if len(places) == 0 {
 			return fmt.Errorf("supervisor: CheckDirective(%s on %q): the caller passed no places for the target", c.typ, c.target)
@@ -212,10 +219,15 @@ func CheckDirective(s Supervisor, d Directive, places []Place) error {
 		what = "input " + c.inputID
 	}
 	for _, p := range check {
-		if !s.OwnsPlace(p) {
-			return fault.Newf(ErrDirectiveRefused, "%s is outside the units supervisor %q owns (%s); a supervisor acts only on runs of the units it owns",
+		if s.OwnsPlace(p) || (p.Held && c.typ == Release) {
+			continue
+		}
+		if p.Held {
+			return fault.Newf(ErrDirectiveRefused, "%s reaches a run supervisor %q holds outside the units it owns (%s); outside them a held run may only be released (Release)",
 				what, s.id, ownsText(s.owns))
 		}
+		return fault.Newf(ErrDirectiveRefused, "%s is outside the units supervisor %q owns (%s); a supervisor acts only on runs of the units it owns",
+			what, s.id, ownsText(s.owns))
 	}
 	return nil
 }

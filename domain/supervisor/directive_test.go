@@ -241,6 +241,7 @@ func TestCheckDirective(t *testing.T) {
 		return d
 	}
 	pause := dir(`{"key":"k","command":{"type":"PauseWorkflow","target":"execution:e1"}}`)
+	stopHeld := dir(`{"key":"k","command":{"type":"StopWorkflow","target":"held","mode":"KILL"}}`)
 	start := func(wf string) Directive {
 		return dir(`{"key":"k","command":{"type":"StartWorkflow","target":"workflow:` + wf + `"}}`)
 	}
@@ -251,17 +252,26 @@ func TestCheckDirective(t *testing.T) {
 		places []Place
 		want   string // "" for allowed
 	}{
-		{"owned run", sup(true, PauseWorkflow), pause, []Place{{"ci", "build"}}, ""},
-		{"owned workflow unit", sup(true, PauseWorkflow), pause, []Place{{"ops", "deploy"}}, ""},
-		{"disabled", sup(false, PauseWorkflow), pause, []Place{{"ci", "build"}}, `supervisor "guard" is disabled`},
-		{"not allowed", sup(true, StopWorkflow, RestartWorkflow), pause, []Place{{"ci", "build"}},
+		{"owned run", sup(true, PauseWorkflow), pause, []Place{{SessionID: "ci", WorkflowID: "build"}}, ""},
+		{"owned workflow unit", sup(true, PauseWorkflow), pause, []Place{{SessionID: "ops", WorkflowID: "deploy"}}, ""},
+		{"disabled", sup(false, PauseWorkflow), pause, []Place{{SessionID: "ci", WorkflowID: "build"}}, `supervisor "guard" is disabled`},
+		{"not allowed", sup(true, StopWorkflow, RestartWorkflow), pause, []Place{{SessionID: "ci", WorkflowID: "build"}},
 			`supervisor "guard" may not send PauseWorkflow; its allowedCommands are StopWorkflow or RestartWorkflow`},
-		{"run outside", sup(true, PauseWorkflow), pause, []Place{{"ci", "build"}, {"ops", "backup"}},
+		{"run outside", sup(true, PauseWorkflow), pause, []Place{{SessionID: "ci", WorkflowID: "build"}, {SessionID: "ops", WorkflowID: "backup"}},
 			`target execution:e1 is outside the units supervisor "guard" owns (session:ci, workflow:ops/deploy)`},
 		{"workflow target owned", sup(true, StartWorkflow), start("ops/deploy"), nil, ""},
 		{"workflow target outside", sup(true, StartWorkflow), start("ops/backup"), nil, "target workflow:ops/backup is outside"},
-		{"owned.running needs no place", sup(true, PauseWorkflow), dir(`{"key":"k","command":{"type":"PauseWorkflow","target":"owned.running"}}`), nil, ""},
-		{"input outside", sup(true, AnswerInput), dir(`{"key":"k","command":{"type":"AnswerInput","inputId":"i1","answer":1}}`), []Place{{"x", "y"}},
+		{"owned.running of no run", sup(true, PauseWorkflow), dir(`{"key":"k","command":{"type":"PauseWorkflow","target":"owned.running"}}`), nil, ""},
+		{"held owned run", sup(true, StopWorkflow), stopHeld, []Place{{SessionID: "ci", WorkflowID: "build", Held: true}}, ""},
+		{"held run outside, stopped", sup(true, StopWorkflow), stopHeld, []Place{{SessionID: "ci", WorkflowID: "build", Held: true}, {SessionID: "ops", WorkflowID: "backup", Held: true}},
+			`target held reaches a run supervisor "guard" holds outside the units it owns (session:ci, workflow:ops/deploy); outside them a held run may only be released (Release)`},
+		{"held run outside, released", sup(true, Release), dir(`{"key":"k","command":{"type":"Release","target":"held"}}`), []Place{{SessionID: "ops", WorkflowID: "backup", Held: true}}, ""},
+		{"held run outside, released by execution", sup(true, Release), dir(`{"key":"k","command":{"type":"Release","target":"execution:e1"}}`), []Place{{SessionID: "ops", WorkflowID: "backup", Held: true}}, ""},
+		{"run outside not held, released", sup(true, Release), dir(`{"key":"k","command":{"type":"Release","target":"execution:e1"}}`), []Place{{SessionID: "ops", WorkflowID: "backup"}},
+			"target execution:e1 is outside"},
+		{"owned.running reaching a run outside", sup(true, PauseWorkflow), dir(`{"key":"k","command":{"type":"PauseWorkflow","target":"owned.running"}}`), []Place{{SessionID: "x", WorkflowID: "y"}},
+			"target owned.running is outside"},
+		{"input outside", sup(true, AnswerInput), dir(`{"key":"k","command":{"type":"AnswerInput","inputId":"i1","answer":1}}`), []Place{{SessionID: "x", WorkflowID: "y"}},
 			"input i1 is outside"},
 	}
 	for _, tt := range tests {

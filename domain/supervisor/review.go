@@ -301,6 +301,11 @@ type ParentOfFunc func(supervisorID string) string
 // the supervisor's parent, or at the root takes the default decision. A
 // new supervisor asked gets the whole timeout from at.
 func (r *Review) Answer(supervisorID string, v Verdict, parentOf ParentOfFunc, at time.Time) error {
+	if !r.asked(supervisorID) {
+		// Not its review: answered as one that does not exist, so an
+		// answer tells nothing of it (its state, who it waits for).
+		return ReviewNotFound(r.id)
+	}
 	if r.status != ReviewPending || r.asking != supervisorID {
 		return r.stale(supervisorID)
 	}
@@ -387,13 +392,38 @@ func (r *Review) Applied(outcome []byte, at time.Time) error {
 func (r Review) stale(supervisorID string) error {
 	switch {
 	case r.status == ReviewPending && supervisorID != "":
-		return fault.Newf(ErrReviewSettled, "review %s is waiting for supervisor %s, not %s; only the supervisor asked may answer", r.id, r.asking, supervisorID)
+		return fault.Newf(ErrReviewSettled, "review %s no longer waits for supervisor %s's verdict; nothing was changed", r.id, supervisorID)
 	case r.status == ReviewAwaitingApproval:
 		return fault.Newf(ErrReviewSettled, "review %s waits for an ADMIN's approval; decide it with an approval, not a verdict", r.id)
 	case r.status == ReviewPending:
 		return fault.Newf(ErrReviewSettled, "review %s is waiting for supervisor %s's verdict, not for an approval", r.id, r.asking)
 	}
 	return fault.Newf(ErrReviewSettled, "review %s is already %s; nothing was changed", r.id, r.status)
+}
+
+// asked reports whether the supervisor is one of the review's reviewers,
+// or is or was asked for a verdict on it (a parent asked for a reviewer
+// without an opinion): only such a supervisor may learn anything of it.
+func (r Review) asked(supervisorID string) bool {
+	if supervisorID == "" {
+		return false
+	}
+	if r.asking == supervisorID || slices.Contains(r.reviewers, supervisorID) {
+		return true
+	}
+	for _, st := range r.steps {
+		if st.Asking == supervisorID {
+			return true
+		}
+	}
+	return false
+}
+
+// ReviewNotFound is the refusal of a review id that does not exist, and of
+// a review the answering supervisor was never asked: the same words for
+// both, so the answer is no oracle.
+func ReviewNotFound(id string) error {
+	return fault.Newf(ErrReviewNotFound, "review %s does not exist", id)
 }
 
 // Reviewable reports whether commands of type t can be held for review.

@@ -43,8 +43,13 @@ func TestReviewAllowAsksEachReviewerThenAllows(t *testing.T) {
 	if r.Status() != ReviewPending || r.Asking() != "team" || !r.Deadline().Equal(t0.Add(30*time.Second)) {
 		t.Fatalf("new review: %s asking %q until %s", r.Status(), r.Asking(), r.Deadline())
 	}
-	if err := r.Answer("ops", verdict(t, Allow, ""), noParents, t0); !errors.Is(err, ErrReviewSettled) {
-		t.Fatalf("an answer from a supervisor not asked: %v, want ErrReviewSettled", err)
+	if err := r.Answer("ops", verdict(t, Allow, ""), noParents, t0); !errors.Is(err, ErrReviewSettled) || strings.Contains(err.Error(), "team") {
+		t.Fatalf("an answer from a reviewer not asked yet: %v, want ErrReviewSettled not naming the one asked", err)
+	}
+	// A supervisor that is no reviewer learns nothing: the review answers
+	// as one that does not exist, in the same words.
+	if err := r.Answer("stranger", verdict(t, Allow, ""), noParents, t0); !errors.Is(err, ErrReviewNotFound) || err.Error() != ReviewNotFound(r.ID()).Error() {
+		t.Fatalf("an answer from a supervisor that is no reviewer: %v, want %v", err, ReviewNotFound(r.ID()))
 	}
 	at := t0.Add(time.Second)
 	if err := r.Answer("team", verdict(t, Allow, ""), noParents, at); err != nil {

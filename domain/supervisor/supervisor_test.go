@@ -335,9 +335,9 @@ func TestUnits(t *testing.T) {
 		covers []Place
 		misses []Place
 	}{
-		{"server", []Place{{SessionID: "a"}, {"b", "w"}, {}}, nil},
-		{"session:ci", []Place{{SessionID: "ci"}, {"ci", "build"}}, []Place{{SessionID: "cd"}, {}}},
-		{"workflow:ci/build", []Place{{"ci", "build"}}, []Place{{SessionID: "ci"}, {"ci", "test"}, {"cd", "build"}}},
+		{"server", []Place{{SessionID: "a"}, {SessionID: "b", WorkflowID: "w"}, {}}, nil},
+		{"session:ci", []Place{{SessionID: "ci"}, {SessionID: "ci", WorkflowID: "build"}}, []Place{{SessionID: "cd"}, {}}},
+		{"workflow:ci/build", []Place{{SessionID: "ci", WorkflowID: "build"}}, []Place{{SessionID: "ci"}, {SessionID: "ci", WorkflowID: "test"}, {SessionID: "cd", WorkflowID: "build"}}},
 	}
 	for _, tt := range tests {
 		u, err := ParseUnit(tt.in)

@@ -105,6 +105,33 @@ func (e ConfigFieldType) Valid() bool {
 	}
 }
 
+// Defines values for DirectiveRefusalRefusal.
+const (
+	Conflict    DirectiveRefusalRefusal = "conflict"
+	Invalid     DirectiveRefusalRefusal = "invalid"
+	NotFound    DirectiveRefusalRefusal = "notFound"
+	Refused     DirectiveRefusalRefusal = "refused"
+	TooManyRuns DirectiveRefusalRefusal = "tooManyRuns"
+)
+
+// Valid indicates whether the value is a known member of the DirectiveRefusalRefusal enum.
+func (e DirectiveRefusalRefusal) Valid() bool {
+	switch e {
+	case Conflict:
+		return true
+	case Invalid:
+		return true
+	case NotFound:
+		return true
+	case Refused:
+		return true
+	case TooManyRuns:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ExecutionCommandAction.
 const (
 	ExecutionCommandActionPAUSE           ExecutionCommandAction = "PAUSE"
@@ -934,6 +961,42 @@ type ConfigField struct {
 
 // ConfigFieldType defines model for ConfigField.Type.
 type ConfigFieldType string
+
+// Directive defines model for Directive.
+type Directive struct {
+	Cause string `json:"cause,omitempty,omitzero"`
+
+	// Command A command of the closed vocabulary, such as {"type": "PauseWorkflow", "target": "execution:<id>"} (docs/supervisors.md).
+	Command  map[string]interface{} `json:"command"`
+	IfStatus string                 `json:"ifStatus,omitempty,omitzero"`
+	Key      string                 `json:"key"`
+	Reason   string                 `json:"reason,omitempty,omitzero"`
+}
+
+// DirectiveRefusal A directive the intake refused, as its sender's trail records it.
+type DirectiveRefusal struct {
+	At time.Time `json:"at"`
+
+	// Channel The door it came through: supervisor (an engine on this server) or agent.
+	Channel   string    `json:"channel"`
+	Directive Directive `json:"directive"`
+	Key       string    `json:"key"`
+
+	// Message Why, and what to do instead.
+	Message      string                  `json:"message"`
+	Refusal      DirectiveRefusalRefusal `json:"refusal"`
+	SupervisorId string                  `json:"supervisorId"`
+}
+
+// DirectiveRefusalRefusal defines model for DirectiveRefusal.Refusal.
+type DirectiveRefusalRefusal string
+
+// DirectiveRefusalList defines model for DirectiveRefusalList.
+type DirectiveRefusalList struct {
+	// NextCursor Present when older refusals follow: pass it as cursor.
+	NextCursor string             `json:"nextCursor,omitempty,omitzero"`
+	Refusals   []DirectiveRefusal `json:"refusals"`
+}
 
 // DryRunReport defines model for DryRunReport.
 type DryRunReport struct {
@@ -2135,6 +2198,15 @@ type IssueCredentialParams struct {
 // IssueCredentialParamsYuktaChannel defines parameters for IssueCredential.
 type IssueCredentialParamsYuktaChannel string
 
+// ListSupervisorRefusalsParams defines parameters for ListSupervisorRefusals.
+type ListSupervisorRefusalsParams struct {
+	// Limit Page size (1–500, default 50).
+	Limit int `form:"limit,omitempty" json:"limit,omitempty,omitzero"`
+
+	// Cursor The `nextCursor` of the previous page.
+	Cursor string `form:"cursor,omitempty" json:"cursor,omitempty,omitzero"`
+}
+
 // DecideApprovalJSONRequestBody defines body for DecideApproval for application/json ContentType.
 type DecideApprovalJSONRequestBody = ApprovalDecision
 
@@ -2302,6 +2374,9 @@ type ServerInterface interface {
 	// IssueCredential Issue or rotate the supervisor's agent API credential; the token is in this answer only.
 	// (POST /api/supervisors/{supervisorId}/credential)
 	IssueCredential(ctx echo.Context, supervisorId SupervisorId, params IssueCredentialParams) error
+	// ListSupervisorRefusals The supervisor's refused directives, newest first, one page at a time.
+	// (GET /api/supervisors/{supervisorId}/refusals)
+	ListSupervisorRefusals(ctx echo.Context, supervisorId SupervisorId, params ListSupervisorRefusalsParams) error
 	// GetVersion The version of the server that answers, and the source revision it was built from.
 	// (GET /api/version)
 	GetVersion(ctx echo.Context) error
@@ -3648,6 +3723,38 @@ func (w *ServerInterfaceWrapper) IssueCredential(ctx echo.Context) error {
 	return err
 }
 
+// ListSupervisorRefusals converts echo context to params.
+func (w *ServerInterfaceWrapper) ListSupervisorRefusals(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "supervisorId" -------------
+	var supervisorId SupervisorId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "supervisorId", ctx.Param("supervisorId"), &supervisorId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter supervisorId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListSupervisorRefusalsParams
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", ctx.QueryParams(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter cursor: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListSupervisorRefusals(ctx, supervisorId, params)
+	return err
+}
+
 // GetVersion converts echo context to params.
 func (w *ServerInterfaceWrapper) GetVersion(ctx echo.Context) error {
 	var err error
@@ -3771,6 +3878,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.DELETE(options.BaseURL+"/api/supervisors/:supervisorId/credential", wrapper.RevokeCredential, options.OperationMiddlewares["revokeCredential"]...)
 	router.GET(options.BaseURL+"/api/supervisors/:supervisorId/credential", wrapper.GetCredential, options.OperationMiddlewares["getCredential"]...)
 	router.POST(options.BaseURL+"/api/supervisors/:supervisorId/credential", wrapper.IssueCredential, options.OperationMiddlewares["issueCredential"]...)
+	router.GET(options.BaseURL+"/api/supervisors/:supervisorId/refusals", wrapper.ListSupervisorRefusals, options.OperationMiddlewares["listSupervisorRefusals"]...)
 	router.GET(options.BaseURL+"/api/supervisor-engines", wrapper.ListSupervisorEngines, options.OperationMiddlewares["listSupervisorEngines"]...)
 	router.GET(options.BaseURL+"/api/supervisor-engines/:type", wrapper.GetSupervisorEngine, options.OperationMiddlewares["getSupervisorEngine"]...)
 	router.GET(options.BaseURL+"/api/supervisor-engines/:type/usage", wrapper.GetSupervisorEngineUsage, options.OperationMiddlewares["getSupervisorEngineUsage"]...)
@@ -8646,6 +8754,109 @@ func (response IssueCredential429ApplicationProblemPlusJSONResponse) VisitIssueC
 	return err
 }
 
+type ListSupervisorRefusalsRequestObject struct {
+	SupervisorId SupervisorId `json:"supervisorId"`
+	Params       ListSupervisorRefusalsParams
+}
+
+type ListSupervisorRefusalsResponseObject interface {
+	VisitListSupervisorRefusalsResponse(w http.ResponseWriter) error
+}
+
+type ListSupervisorRefusals200JSONResponse DirectiveRefusalList
+
+func (response ListSupervisorRefusals200JSONResponse) VisitListSupervisorRefusalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSupervisorRefusals400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response ListSupervisorRefusals400ApplicationProblemPlusJSONResponse) VisitListSupervisorRefusalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSupervisorRefusals401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListSupervisorRefusals401ApplicationProblemPlusJSONResponse) VisitListSupervisorRefusalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSupervisorRefusals403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListSupervisorRefusals403ApplicationProblemPlusJSONResponse) VisitListSupervisorRefusalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSupervisorRefusals404ApplicationProblemPlusJSONResponse Problem
+
+func (response ListSupervisorRefusals404ApplicationProblemPlusJSONResponse) VisitListSupervisorRefusalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSupervisorRefusals429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListSupervisorRefusals429ApplicationProblemPlusJSONResponse) VisitListSupervisorRefusalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetVersionRequestObject struct {
 }
 
@@ -9059,6 +9270,9 @@ type StrictServerInterface interface {
 	// IssueCredential Issue or rotate the supervisor's agent API credential; the token is in this answer only.
 	// (POST /api/supervisors/{supervisorId}/credential)
 	IssueCredential(ctx context.Context, request IssueCredentialRequestObject) (IssueCredentialResponseObject, error)
+	// ListSupervisorRefusals The supervisor's refused directives, newest first, one page at a time.
+	// (GET /api/supervisors/{supervisorId}/refusals)
+	ListSupervisorRefusals(ctx context.Context, request ListSupervisorRefusalsRequestObject) (ListSupervisorRefusalsResponseObject, error)
 	// GetVersion The version of the server that answers, and the source revision it was built from.
 	// (GET /api/version)
 	GetVersion(ctx context.Context, request GetVersionRequestObject) (GetVersionResponseObject, error)
@@ -10472,6 +10686,32 @@ func (sh *strictHandler) IssueCredential(ctx echo.Context, supervisorId Supervis
 	return nil
 }
 
+// ListSupervisorRefusals operation middleware
+func (sh *strictHandler) ListSupervisorRefusals(ctx echo.Context, supervisorId SupervisorId, params ListSupervisorRefusalsParams) error {
+	var request ListSupervisorRefusalsRequestObject
+
+	request.SupervisorId = supervisorId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListSupervisorRefusals(ctx.Request().Context(), request.(ListSupervisorRefusalsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListSupervisorRefusals")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListSupervisorRefusalsResponseObject); ok {
+		return validResponse.VisitListSupervisorRefusalsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // GetVersion operation middleware
 func (sh *strictHandler) GetVersion(ctx echo.Context) error {
 	var request GetVersionRequestObject
@@ -10569,336 +10809,346 @@ func (sh *strictHandler) GetReady(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3rchs5li76KgieiTDZk6QoWXLZUuyIw7JUZU3JkkaSq6ZP0dsEM0EyW0kgO4GUzPE4ov/u3+c8wo55",
-	"sH6SE1gLQF6I5EW2VZet/tFlMTNxXVhY1299aoVingrOuJKtw0+tlGZ0zhTL4K/XM8o5S/Q/IybDLE5V",
-	"LHjrsHUzYyQSIiOUhGI+pzwiIZ0zomaZyKezgGQsFFnEInIfqxmJFWmPMibViOQ8YVKSUZjEo06vFbRi",
-	"3d6M0YhlraDF6Zy1Dlt/zW8V7drug5YMZ2xO9TgYz+etw19burVW0AqTuPU+aKlFqj+TKov5tPX5c9A6",
-	"4dOYsxv4vT76AScMHhP9HRETomaMhFTRRExzRtpZnjAZkJlSaUDuRXY7ScR9QNJMhEzKYtgpVbNi0DCI",
-	"oJWxv+dxxqLWocpyVh77nH48Y3yqZq3DF/veQX9kYa4HeRrp9z19sNIbq7r6l4xNWoet/2un2N4dfCp3",
-	"yr3oXk8jNk+FYjxc/MQWy8v1lt4yCUskFc0Uie37CnY35viMSRkLTtr//F//m+wdHJBwRjMaalJq3udS",
-	"113dd8Nq7R0c+JbrjEp1cse4wuWqjvqKyXzOCJ0olhE1iyVh+lXSjpUkI8n+Pgpg3KM4GlkSSKhUhnT1",
-	"f1h8x6JOj5wqMs+lInrQhHLTkP7gli3InC5IxmhE2pQv7DIERGTlZZG6C2r/6ibxPFYs0t93joj+TqgZ",
-	"ywjP52OWBSTmYZJHMZ+aNv4On3N8yTTyzMwoIFOmzP7oAe73+z1ygZtCp3qkg8vTZ5JIlTE612cxxrfD",
-	"PJMiq8xdxlNOEzf3xn3TK9+Fpe+eHjft2v5L36adi4g1kjfHhw+lbEPQ17hAjb1I9/xLO8pTlt3FUmTN",
-	"fZVf+cLufjGcqLGz++KFL+rqs/5apoJLBvfADyIbx1HEuP4jFFyfff1PmqZJHFJ94nbSTIwTNv/Xv0kB",
-	"r23W3SV+hX3WD/Aklywi7VGe8cOFvhEOTSeHEzugUScg+ljooxLOKJ+y6BDIWc+eSfVMkjdCAslzoYjg",
-	"jt1Llt2x7JmEk0rJOBP3kmUkpVNWPmwii6cxJ1KfI32NCTj+2YJkIlcM7oQxk+bAsqhzZA/+LVs8kyQT",
-	"CQMOoXuPBDwRKctgzUzXHqbgPqGhIiJXMo4Y0YzLsZO2biliisYJ8CXp+JG+jGEFdNecMT2qXutz0LJr",
-	"/Yh7OCCmSdK++uE1ebV/8B2O5UaIt5QvrnCX5OOOKaOKEVht0k41QxV5FjJCoyhjUgZE/6ZXUmQkzFjE",
-	"uIpp0rEbO6FxkmeMjPNoyhSZiIzcZ4JP9SdSE5pM4Z7xkK3u2G7zqNMjV0xlC3dFMfy7O4C/I5bQhWbA",
-	"yHthiUrPly+8axYKHkmiBLmnsSJjNhGZPggqW8R82quy6ZjHcy1J7ToeHXPFpizTS/Y5aL3jNFczkcX/",
-	"yaLH3J1zodfRnAy9CW2RkYKJVjZEzag72Xc0iSMyYxnzrnwO09EfhtQs/oDLe5axiAieLMj9jHHcQZox",
-	"Ego+iad5xqIjvEfhXRLSLIuZJKNffvmlOyg1eEi+ZzRjmRYEkvn/GLag92FrVNvA+nd+yTqc0SRhfMoC",
-	"MlrRbrHW9VsW1tUstn6OUzWHDbYwimLdIU0uM82OVKwZ/YQmkgWttPTTpxZOfXmgP+gdStNM3NFEkk/D",
-	"Fv7BomHrkOgb57+wOTLUKsaccaUfDFu9Xm/Y+nyEAs99LBm519uoVznNxDxVhMpbFulz1WvhTWTvsV/t",
-	"YAqJX4z/xkKlOcogTZOFFvoSmGF1Ehmb66HZCxR+ixWbS8/qubZpltGF/luW5Ymlt+9pxmM+3bLN+4cM",
-	"pbYaZTmmaC9Ynm1pkA1LB9t4zMJYxniQt6CQqPSZVc8Gl5dXFz+ftILW1cm/nby+8ShpepzUsI2S1Ljb",
-	"3/PqRuWJux59s/k+Y/Q2FTH30IHmkLEyY10aD/t7ThP93uegNYlZ4tvvzyt7fNgRq4yqflm9Pjkj7gUi",
-	"7kBGWSSCRgFx2qAWgu5JO+ZSaU1ETAiMfwdnBPpXWTDvv3oRrJi+hyXd0SRnyHBTmksjbmhxHa5zt1rV",
-	"L4+F0gKNFlJJzBWKP2b0tTHtHfiGdIv6aJk89l5+KSUt7d9rNGE0MQ9j4Wg4/m4PPCuHNzmF+xi1zeJt",
-	"VMGM8UQqkab6KspQx2ZRQCi+And5wibAIuegkVlusZGS72M+cyYlnTLvfDJYhZKNoMqhNjYseNiooiqX",
-	"ZS5Bw5Climn+BUIFi/zGnPLZL3bDtegddDHL994tNyfqMqEh8zIKxT6q5S1F3T/LExYQFYe35p8R4yAv",
-	"mpFajmqeWuZszU5a2NA7ubT4dzSL6Thh26x5muE18LP51nvbaMHIf7JTvQDEGnEKQSsSYa5vbc84l3YE",
-	"18p2U55Gw9pP4ukPlmXUL5MJxVNYFw09tApsZ/O1KnfsWSTXBk2Si0nr8NctWnsfeJaWJUyvIKqTBPpB",
-	"vqzX9GN3Krp6CF15G6ddkeJl0YV7RAtccFV8trq9Z/b4yZZyR7Fx7uWxEAmjHCWdMGPK/0wZW6o9vKaP",
-	"wCkOQQvNV63AfRbYbQ/MCIJWlKPy29Ks09JuK2iFGfwnzxL9Ml+s5wSwMIE1u5aXv/Sem5OPEo+zxVXO",
-	"r1gqMg/fZ/rSow2s/QSNAHlSsgimVEqGyvckThTLJBGTABRykHHBRC4mJFYVNu6XFNBoszTk+n5Cz57x",
-	"vRH3ZA6GxUn14rFmQ0m09kMyliZ0gaa+uiIYVMzN2zH/iSUyj+Mgzlio4jsjRICxndyLPInIjN4xsLUE",
-	"miPhqoosYtnXWzAu1JWZs394OB5qVkavn3NmmIULKdcqJ/vIslArMG13EciO3e7F1xvxavVDZTkHndZ3",
-	"alcoDFVPgiEju29BhfhXHZ2HyLsPp6qqe2rVqnouuoxJpp5JUjRSIvpiZvieTxTHJ+gGKInaeuOPzW15",
-	"aM1D3WlOMy3FGUmgO6WKBVq6S5LuPVXhLBLTgCghuvqYdrOcc2OlWRbJSh1sN++BoWaUO55JIplSWg8k",
-	"bVzhn1mG7gpHvVKfPFqSBJ7Zz93H3mVbRaUbkqGPzk6iKcObdksiQ6Oe98jgo0vD9J3E4f7l2QJFs2nl",
-	"YmyaGvbqPvBOyYnmS1cODZXw2Fp+mQmrF5BYHZJbtjgc5v3+81DTIvxL05bbMvMwjvARGNO44Iu5yKWX",
-	"wsLC0bv0LMporEnTLxUwHrFoACszEdmcwjpSxboqLm7nir6UZTjFZk1q+8smE/PCr7TUsFZTH6DF6Bb9",
-	"IhTshRYRtxpl5vTL+u5SRSi5Orl+d3YDOrXWBzMWkTYdg+Mh5ypOwHkRxcaYv/pSMMSyzb4U2tlGU7rG",
-	"10uWrE1OfvXS8dmvqnpdMQ+7i4E5IwXNrjxiRrXf1uYZqpo963Lw7hqtWdfv3up/XN9cXOLfN4Orm+Jf",
-	"H364unj74fzi+MRr8qpSas3hVW8BLNPe8xpPrt121Th+miYLNGnHNcmPzMCkEEuC6+tt+dYXAVBy0wPv",
-	"KZzNt2xBpk6Uk+ggB1u5FoO4IBK8EoRNJixUNZuP35Yz18du2btxc3EJ0zoihk2T14Pz1ydnuk27S8dX",
-	"g9PzVtDCJ62g9dPp2dkXmh6D1j2N1Xp3y8S4h3Cmh4QSGI05uyjo4hYYY0+AZ15vuWbQy7tffMnZvfsa",
-	"GC5GMeA2klDMmSRjGt6C0OwsTNbsh46eF/2g8Pr03TSNyrZkaMcTsPJs+Wh4wCuaRhzphXj37vS45HMl",
-	"VMp4yiVp36H0Qb4LiBQkjiSRIlNkvDCRJppXdQJyn8VKMa5nlwj0w0iGkUWzRTpjuikWg7sWnsQSAjI6",
-	"PYJaWkrVLCB/z/W/NVmORbQgykS1xBIYKzJJiMVAbzJLbEvohobu9vt9Lf7ZwAy0nbRHuoNeibdhZJPj",
-	"u3keR0tnrWQBqFCbW96zWPqU0oq5cbsL7Tqfz2m28GpF7KN6DfEgWzBxuZo+zs1Brk5gXDHPrxp3yZCv",
-	"pYO5JoKocqHFXL3Y9yuuhVhSP7aKCB4yZ7+uHipyHycJOBQxmoDQKY155wj9g/rQQZwMVYrNU0UmMY/l",
-	"TJ9lkQWa4eo30iSfxpxwpmk9ozywH2M3PTIg1z+dXl6eHOMAgLLMgJFBMKUSFh3BE5ErEmt9GFydOY9Y",
-	"Bp8DJc/pgowZybm8jTVPqZDdA8Uw3ixIgem/wXRkY4Y23CAz4AYzVFl8qQtLjLu9e+YWexJnUjkZGbgj",
-	"/mR2qtMjA5Sl7F647SFtivsA3g24OY0hxxiQy6sOjmn8dIrxJJ3N13wzEUsfm0K6koqlrzMWxaps3ysv",
-	"pGLpW3PSmo12nkstSd7KJpOwXtNnEu4cPRnNeedxksR4m0uta8znLEJ3FMbD2CPhAmTM6unl1Toxi9wr",
-	"sND3VEJsQqx1GhM9c4S96ftUs9gJBAFAAIO+LI9PzgZ/hTcy1GhIzNNc6dPa6ZG+Z2cF/ke3g1tIy9Oo",
-	"bFwTpdZtjjZAzVgdSx4IQ/4Fp3LnpbRJBeG7LVjJQ6+XfCaXJ+fHp+c/aonz3fk5/guk02Mtlb57/frk",
-	"+roVtH4YnJ69u7KS6uXJsVcMWroalu+brfW7B2txD9Wr/hjKzjoFx08G1kDe4C2ZM1pTzUt8vMlv0MAT",
-	"VlrXbUerR+lcUEsDLTw1y+wGnxkvCTZLrAfpiGiOsTCsQIY0odkWPtDq8nk9oY+8gM5p5VvJN4wmWhGp",
-	"r96y51TcrvePmK+8HYlkW5240JiWT1PM0dK24eGrRc2umUU1gBb7cgpc0+Ss8PwoVumZ8NL2RRIxqYh+",
-	"isLIxoQL2+OhVrxPvl/Y7Vs+SzAUDNGIrNJ5WI5tT5jWkDIIjpfGE7XGa1DlY5Ux2Lk3bcMV9rd1PEwp",
-	"4GJ5jmiDsbETRrrWOtw9yM5el/WX3EszlkTX25H4DObeeGAaCKbYQGsukEqrIzMqv5h01oV8zH3usFMU",
-	"0xz5AClDIgNIhjV6C4rQ45wbEot89LXWerkdg2h0atVYR7GPlQ0q5l+s0iq6xjGlWpjN9CL9z19p9z/7",
-	"3VfvzX8/dN9/6gcvnn/+Fx9lnGqR1WP4t1GWnwPz7+0EGvvN9wvvioYZo+qx5DiQyleY4puUS4j+9BOE",
-	"i3TdypG61kZev1RTxlvFWraCVkh5yJJkk7gkO+tgBUE67cHMtSQIFjvkpTnduN8gBP1ubgxC+ltrAary",
-	"gUsqJaGSjDBlaOSMnfojSJk4IsZVIXjBLvSD9eFDZgLeaUuZs+i1C/n2OWWLgHDytxwyPfQ3gU08lESJ",
-	"W8Z7RDNX+CeJJYY7xdLaqq2dvXYmk0Tcs2iAaQFsy0CbBxw588nqM/xzTBu8Z2mcMblNfzNjhFu+EISy",
-	"EQW1GyrLmdOzIUAi1Ho9J4xmSczK4fn6XhbSrjkXJBF8yjKIhZMNt8Jqvh+0oC3/vYlRPof6/o/04Kgk",
-	"A5PAAFEMLkIfXaPQkvGOKkF2aBrvQLLczt3uepLFcRTrtHzV6JUt00B5f4JlyirvfWWnfafi30SecZq8",
-	"FrlN2q0aWBc3zlntZ5c+M9JSL+OFTZ79gkaUUDTxvbu0oPq9oBi763/FApyLiP0cs3tfECHGh8MS+Ye6",
-	"rTl5GnNWGGO28WrfMa5WDAQ0g4sxuEa24hbw4TX7e87qomnzPGL/udLc+iFD0N9tOYJtzcRoCt/StvNw",
-	"c5BLL8dwnFbQigSH8EJxz70mtMKQuq0tMa5YgqrbWVvbZTJZ2rQKpQW1I7DiFF1mQv/iDUcJZzTmN3Hq",
-	"0wwkieIpk8rd/BO0yaK95m/Y+FfWxLYL5KizCV8oR843bOUq57YRWaL45YuonEM+EUnEHmRnruX557wU",
-	"AOH6X7Wr+TiJQ5POXxdrpiKL1WxepncW7R0c7L7yUnhabssTL0nvyfO97nihMBwg1mor5RHNIjKmkr3Y",
-	"X3+hFmMqd7difnY7Gln/ptRhbtGvwOO37/FRWf8j8viHMe0HcmC/0bMU0VpQxAp6+pll8cQktW7DBzGe",
-	"WfNBDLSm7uy35YzuHbw4/Oc//rvjZYOYvN2Q15BJ9T2Nrhs5zen5z4Oz0+NDE2wOzk/zMo7CxCiPGVFZ",
-	"LtWGXEhv9/SkIaT8xh9GDintYxPaMaOYjmv4P4vIgqkNuy4szHWX78Kk9Ms8cQm/Zv64+B/msZxTFc4C",
-	"Ms60cP4hifltQKY0DYY8YxBDHmCe9odS1hz+gAf0w52NhZ3TRA+XRcGQhzMWYhCC64O0zep3jggXH4o3",
-	"Av0nsq8Pt2wRDPmYRh8AU0PlGSPtd+eD89dvLq5Ojju9IfeG+roYQXsOoKdW0Cq+bQV2+73sevPrCQjl",
-	"DiifRaRtPKi8iDPc/t4y4y+NokxSvgN4Fs+Nb3ulhbgWxRHOWJQnLMM0ftkjAxMyBB5parL772ms0HBh",
-	"vKYjgtl2NFMyMDdVZlIMjCEZbZuMR5K0fzy5QdVQ2v5cHEFARjxPkhERGRn1R2TOKJeg5uqel40Jc/rx",
-	"ynC0ZYAdofck5xLMqTGfEkpkIhShJlalbVy9EH2Azt4CNWBhwx6q8V67ffifN+irvHvLGyKmZzH3+PDo",
-	"NrcGu2sIJ15liF5hHZTs7w+RsfVngR65HVLJCLcqP/BMTC/NKJd8E2nCfJn7P2hCRRrS3GqPSEOFNrkT",
-	"Ez5zro4I6LtvNTNhkYHj0ZSH0W1jkfMGu/nDReck5luIzpYGvNHPKs84i85sgx4zQGl2PjgpFUKEHQzJ",
-	"Zh7ez0TCSCKmpI3hIwkkSpoAKGoSqjpfLktXBlefTlDsr10yH3VoleJbRxZf35xcfjg5H3x/dmL+sj8e",
-	"n17bX386vYSrwfzj6uTm6q+toPX91cngp8uL0/ObD6/PTgZX3nuiHEO8/HA+Z1HsRahwkbiHhCZSELSR",
-	"wybakJ8x0/tr4NKafEBfP7f74aG6sHC/14BbpLYHpMCEaz7yZQz9gMEYEQsTmrGIjBcm0hXC7AAvr7gW",
-	"8Ve580n//rnjzQuyURRrc/0L5r8On6qIwFjK0CoNc5KJOakPdb0qWo3watqPLeOyfhmc3uBPJvLzAbFa",
-	"lzCDY9AaPGbfkCo2FRjCZceksniKmbnmLELihGLZPOY08fYSFlnNXy2xel0adyqyJn1D5CrNFYE3iInT",
-	"BEVLX5p6l/UJBVePptJpfMe4Ae8hbW7iuomdsAEi3NiF0xg8mTdIMHWrNob+uJ2pJynnxtdcWXO7HD7K",
-	"QxLw+wENgW+8Z9hWY0h4bSq29eZRNUYQfiXCXEdEmwVlrd4S7+wg6fPS5oyuQizYftDusljS71GWKeWq",
-	"OiflBpq0u3a+brNrA+Ls9haIAOad916siyRnq+Bm9IHH14vxYtrGNsd4DWiAzfhcTwYOPK++/daM48nq",
-	"u4eIc0CHcygASpBIgOe81xiY3wg4cBeLhCIS0IRQRD3Dvw3S2caBQj/blrxQGFwqypvSZ+tiY1n0j1Wy",
-	"mkbqV/a7q9NKSo3BC7yNeRQYvMbDIfdAusUcZj8i7f1+vwL6iOBxCFkUc5M5YfJ4johkjIxwlUedwNt0",
-	"HS1Od7F7qLX7ApsOd1Vw1tDGmEZdZ/qxLVByz8YzIW6fSfIfXUQ5vnb2oUgwA2bHsniyaGi4wL7UjT4/",
-	"rKNNiqxAidSEJhQBfzOJ1ZFWpETG4ilHWEyRkQsAuGzoiwvVnWh1FPrahyWQeTiz6JcO7bYASS5Z1yCy",
-	"IzBCWTk/mVQx/dDy3jCEOVMzEXX1SIzbHMZy0PC6vkuTOFTw0itcHMzFtoZDTG9XVBlLKbQqzeqURmXR",
-	"BQ0SKAIHMK4aOlZCdBPdke5512wLZJrFEq1SCDKdNtKczFN99bOoC7oXpIZBYwcmrKEMvPg3KZo2rYIy",
-	"Sdr7e68OgehL6JENXwLyDKfJiLQP7Jkyhl2tmc9MLKA9ZnHUfH7uaJzQccKgKbMaEVV0TCUrGaczRrUi",
-	"3tDOTKl0hLjKiMb65ubmksDZ9RtQ/bc9MqVgVUD0FbvzupNWJeRbEGgTiOrl5lTeNoWXr8q5D9cZF5pA",
-	"LiygGKa7ZDAra2JxuCvkToR0nCc0WwR4nCkgOOphIEjjtRKphQ8ctgIyNHgG+NQd8RrOAL45F5Fp5afT",
-	"s7Nh67NXLXxAeFTEaJQYy+S3jmFcYYkUuQrFnG23N5jjn6bJwl50dqem9I6R9uDy8uz05LhzSFzwc2DM",
-	"DYE1qwRkGeZMc9LSLAPEIIObzrvsK6L4kVgaJo0PWdYgrxVsU5qwrzuWRXGoqjB3nLEI7e7gNMoia8Gm",
-	"GUPYz+0UtE0DPFdtPJ78asLd5lqU/Zqlq0A+Nwljdstfzg4qRZJalrAMgFDeHTv+dQGlOG6/JomtbbsG",
-	"ayVv22zzcFYZVQbGhPIBkUUHZ/q3s7OLX8CWYo5PK2gdn5yfNhhQSnu1zOcdn15F3AaaVsvuQWHp1ytu",
-	"ngjO/NfAFmxuvPDfN0qIW9efvZs5OK4akV8CQjkZHL89PX8mnewqF1KxOWlTyKUUuYGmLEkXfof1XNxV",
-	"tLyrk39/d3J9YzcCF/+vYIb+93enVyflrTq/+HBxeXp+enHeClo3p29PLt7d4L5VYWKLrVyN2vBVDnvd",
-	"BIthhy0z0w3khZs4vGXqwdRU4ZQgat5TQIBvG7pvChwo7sGG5GgLkWFjH3BzmbSYIEskbf32NvZ986Tm",
-	"1YklxZXiCRyCp4ASEaArwZAhAGY98+OTfIV99nHaVb5A52y+FMJneeV6nRK/PpwxjLjxoL3kWBTEYYOW",
-	"7lB3RdrPSSpE4ofo2zbE1oy2NLSVc74ORepxg65yZ58qad3yxWtHpI8KWOEg96zWqiY9DvJeQ/jRarhu",
-	"SC5f0YdNP/edwlI31cu9ZtYoQiLLtXGoJBQ9nev9EOW7v7TaQSkwyk5l9Qa6A7P5Do663Tn9aDHpXHkc",
-	"axUyerNhFYdk7uIXzItIY0C0TSENouz2RR1zIxIRkFT5C87cZeU1sEF82W1olnPMEcR4CRe5WoS9QMDI",
-	"5rzPHqGiDsx1InyujFG3a9/tFue8q1dEjg5hZSRWkvBwg2e4tmMGVUCKfSNtyPI05QvipPIsBhgRhBAh",
-	"fbjh4wwbkjMtbtf2qbP2RG6GiltjlsvAuFeeOJcN41uwMgeyQsgKEylrtJS6M8ejYlVhNWx0kF7ugjJk",
-	"QBgNZ+67iUBrExkvII3IAewDc44jVF+ONEED/R/0+xvbXmvc1ed6KqN61qOFMkZw7oR9jCXgaSC9H/T7",
-	"JIlttN+yy73E+77Sbup7/O85y7XIkapZZYdqDK3KxBpOjo+9uZ0uL4uX5+HWPchXXvPUrPVWxzxWMTXG",
-	"obVvJ0WQ20brboLilte7HvhmOa7lo6YGG4bQOLJXYsrUDMJntvHIp5gacEkRk2B9+EXGFON2CVfSFQ70",
-	"yr1fv7Y3CAGgtZIbtep685i70QZez9spfvl8b9PqHKsGZa1lhvgqPeyaMDz752YuqmIMK2jdr8GvyuUc",
-	"bJyn6bZk81Uwo9rUq+zaXzHDqzJNbREiegNAh65UnrjnxJEnaUcilDuuEJfszaOADFuur2Gr0yMn+jpI",
-	"aWbKLwAQF5+xLLbV9kwFMYuLS9r6ljctdCO6kAEp/2JiojEKocZ96MJzkf1g0MXw2m6bgJGAmHiRgJhw",
-	"kQ7YzyKWMAVhhrFE6G/davkehUgmLWXdMpZaKEi3QtDJRGSAnnQ/o4pZp0V9opUwp+cvDtZEmW6BdW+X",
-	"qMGdClNEuUHLcuAvUwKuZ/PlEcyNJIzeAbwFYR9TkSk6Bpz2yEQ76z/LuJH6G/ABQ+Tf+42KhtRI3eMX",
-	"Xu36b3Smr1Zf8jTa1m5uPvm+wa6EgHZYfqMRXXg9hLDpxaQne4tacc4SEiOmhO3QVIw91KquCkiYxLqr",
-	"eZh6O7l3XLYhn3KFEmXYajUEp9pgeXnL61aZnZdXaQn1YWDophyOf9FMnIytmYOusH+7vjhH7/YRyWVO",
-	"k2RRICfhFb9dHCSAeQjNHjBN3mTFQ1CyLXlm3nvmgiDbLsEevRKd5YI1sdoyILJpXf11eVgZR3uzWjjB",
-	"2gI9lTnaGii+qZH2JOY0KYAhzTexJHVGrSnasurel/mlHghcthqGudnMea1EOkiSh1H2pgG+FvD394Di",
-	"iyHAKD7buP0qgLIJB54D/gsq7TDgzhfTulOFfGEyBhHcU6AnMMO1Nl/2MU3iMFZHBhOhwPyHKsWjv/zl",
-	"L6NGsAsT1b4l1gXj+kaNmhDip8ZYvVJydBPDyt2FHN2Qs95cFud+25o4GNexxo5HSSaEP2TL5zBbH1wa",
-	"h7eG+hr7NYYpKDSFhSlr8FYrU8vNhWfW3yxMsLTTxfiLjXy/kj5XA7JUKke4AtRVZBCHa2vhWTYCX6lX",
-	"Cs3mNIkli8jr0+MrWSp4PacLEgrOWaggDNygCB4SyhfbeZi/FMVlWdxCfJovELSqODBrBS3Tn5GzGhLy",
-	"S9AxNRUkE3OjUYi5DXhxMDqlSIPtEGc8ko5u85kkacYm8UeQ1TGt9UWpkDxpL27lBzoOIzbpBJppK5Yk",
-	"JdLSciXN/KdUy7nv5BpU4YJeQSwGn6u+603twnnMc8U61nJ8iFizWyAAfwn04TcFlSlO9zEoWVtXATXQ",
-	"gtGbTbDtUNOycIRRYC3128MkWoRBX3TIlyx2dTprVmxtbR6vhWJQdcNiQBlaJkrW/9486vTIW6YFB1lY",
-	"IhS9Zcaoby5+udGlXh2CeQKpFKAua84pGY+KKguQKGXLBxnDoolFOSIuxcLqUVtmWJQEBxdGXwFz+2I5",
-	"4vtEhLeFGLHerrixddTKGdUVfcdjJQ+tWWUpHMOuk3lgXsOnO/ibfaW4D9D+0iPHZku4CTNpXuea7XGV",
-	"wLN+RUrizSrqEZyIe84iknO0kFFVqJn6FxPo4EgrgCdQeCooh4lJeBsqaurWfSU1JRTh2jKbZ5XA9Ubc",
-	"EzFRkIV7c/r6JwKh2wm60XgxZrf2TtJ/+WK/Yv86WI8hXpHLVrOWE0f09aQafooeCL//E6JlS+e5XHRP",
-	"oL4q7rnfS+RL2Ll6d3Zy3QpaJ/9xc3J1Pjj7cP3X65uTt62gdXH+4ebN6fWH65Orn0+uGlJ3YO0GX6Ji",
-	"rDOnsY90niZfoGY06hNY9c0ngNI5k1jPUZracHLb+EXUzDa3r9eGf40NeNsGAvYM+xop+zbm5jI21d22",
-	"zqzZMufKkH1jNpwdcFAh7kbqKa1esfvFbm1yrPBu2LKsXGnLtgvN9tTgK/AlipgAfM3l1B7VmSSUHPUU",
-	"563Xj6xvu2liplRaKkgsMpum3dssmn6TdS0csMvFgZDWxnrlCdZCyrT859aEJvd0YY4T9+BobLr+jauy",
-	"Ea26XjaZbkOhHtzHBx/ttc4z28EmQ7R8YlXyYrMFAn1A6OPCQEF7HTbEJz7Q87G6NrGfrNGiFphEwYDM",
-	"aRpYwxf8O4kRm8nQ/z//8d+t7QoLl0oJr0sSrC/7O9mAIWKKj3v9XMwE5yzzC4Dffn1yRooGCsxtV3Mb",
-	"w1j0xZ8xGm2sTNUqovuE9W2v2M1yqJeUopnIFJnmccQg1OYtzW6jqrCy+vDatOriUigt+Opt8x/lkjb2",
-	"gOO8sTO81MvqUV66CrXbuRwLDWrzMwkpGw3u2FokMbxqwtSMmu9M1DbLqCSE18PvoOyal6FUq/5ult1e",
-	"y9peI3xtd5NXrmBTvssUmrNpylQZJcZoOkqQXDJCbS3d3opauivVhSWpqRCCSsu0Cf00wAgU0u6WdG6o",
-	"ci2SwEYCWjOawAOQ7DfzTjRJbKDe+qtw/u49E3/qaAHdS5jEpB0mNJ4b/LM1WPMr/CKWTKoW1gcGBJi6",
-	"2qsYJ+bV3nJxLwkdW3eIuOdknMdJ1BSjZFqWw5YnjmgqGjvWq/ojZBElAGeJBhrdFY5nHHOagXfE3JtS",
-	"L9hU7Pb2XvReevX6uYgAOtDfmdYxINkxY4zMaERyHoo5wm6b6oqykC+xe9hsGJPfNJEmVGkyXu7xx4uL",
-	"650fLwZXr9/YmEj/jJKY5x936Dx6sd/gU76Lm1dwkicJ+fn1NcGpeIduXE7OVAtzzLneaV4fzav9/e+e",
-	"v3r5cn/v5cvdvVf9cdT/bnccRtHz5/29frT3KpyMXzzvH6wc6k08b+BgUE7PApPikFcMbDMGcbeKwmyB",
-	"ofbdbm+v97yDfUgGgf9JzG/NkDJMJkgSW1l1NBX2Jy2j/9/4/egIVvhHQVLJ8kh0bcXY9l2/1+/1u3v9",
-	"vRe7e/3d3b3n+wcvumY5wUMUkNG/RnGmFiPswUN+ZnjFrhFKAM5T5OoIK8COInY3qu8aDm49GK1dqtJR",
-	"CUpntETPXh7iEDo8dd+ak65SE67r0ytMWpEBZmC9aa+Ia/+1/74HENO/7r3vISRRL8+S9UwVOlydQmWj",
-	"Yx8gs0bTbWq3R9OSSa9+mxZR2JvEXm8LN16Cads6VXmbROHGqulVwdCiheMCrtqUrxwvv99/5XOXfMlG",
-	"Fu6Mvb7Pn/GNw+vjIvvDxMn2vpQ8ihkdrAkOrxPHOn9NjVoqFIIjfu/TOCQL8yxWC70Cc+M9TGMD+h7r",
-	"tZkxGkE0L8q3rf/oDi5Pu/qNYsj4xeegNYZiK14T4ODyFHDiIRkO3yuCQGAmcOljA67pmVJp1am7aRRK",
-	"uUIQxA/88x//3QlsXARcDZcX10uGWLnzqewS/rxTNNMjFzxZ1OIFsJ44hjyumcVnyB+ZCGMLUjQE+dys",
-	"q75GARmIzGnMFY05RD7AeKWN2zepGZocWSpkrES26CwZ32y5vBsSCbhylcCme+TaQgSBUcldAqR9PPgR",
-	"yN5WsdYk0+kN+QkgJkEQ0tUPr8mr/YPvHFgTYmBJ0h6VIWrM03/9mxR81DkidMiX8arAPieN/lygW8Xc",
-	"YTQBfvMnrOFu7pjPIz0gVLlNMzMgpxFi5ogJTtPE/bc90DL//Md/jwKTLDXkZlUNyBfB89QJTCnhEYjn",
-	"h+OE8lvd85BDCK4pMw+mx1Alix4ZOGicsYigZjG8iJXnS8YBHuGEh9zhbNZr1ONpK33kK0VvYk+HHCMr",
-	"3v1rv9/vkzaTIU1ZhOWP7zsBUeyjcnhGADCl94G8u/mh+zIA3GHOhlz/ufuCyDzLxJQqRrCdoFSW1QDc",
-	"p4wCHCMgClCCNlgtUso4YkNOSSTyccI0dUIR9fZol+33+yNYUQl25IixFGKMKSe7ey8JoDNLSACMqKKY",
-	"tjDkyoLBYWSyI5BnkkDV/RE4gmVRjf+QjPTa90zEdC+ORsGQ428YLjoKyAjWuWeqmQVkhKvdO43YPBWK",
-	"8XChGRt8uVTbH2CiTKKVNQJBIXIaMklm9I4RLkwc05C3Rx4Ba9cJWIagR50eOUcLGLicMdgTlPsht9tu",
-	"aKtHznMMBoFUB4wBYR+p3h69zyDHWjpUAhqjUzbUhz9jMhVcskNCbUy5XslX/f53u69e7R3sf7fff/Xq",
-	"OaKav9rbe/78u73+8xcvD/a/++7gZf/VaMhL4LcOd1PSOZRB0DdmO0xiqAsgZyJPIhKxEIurs7mN+xvy",
-	"qUAYHNDmiaUXI5H+KPSYNNfoHcPHWe+dZDjpUQfOH8Rr3bIF8iNcy1wvGfIRQCcj7GPIUuVQ5Zg0tvK4",
-	"COwecjRaCq7JXJLRqppht2yB5g1cHnf/HS49P9TbNo+l1LMUmcGK05felClJ9vu7AZ4eAwEBuG1zuoCz",
-	"GWGomVP8h3y//zwoEZ05Z8UvFuzLoMAlmBNqtmW/vw9XLR9yo+oVqG2wHkJgtpAhGUn2914ZnayEGDbC",
-	"A6hHOuTgYXADNIZfLKs3+tgFRtvVb44QpCuJQ8axCmwMV+gk1rJBa5DScMa6e71+IVWUfoPb3pgBW9cs",
-	"mXRnQrPrsvcynDGpzDCAOaVMpJqS0kxMMzrHPR+c4kWtTxYDcQPzIXsOHOywBRdGq6Tetvq9XRyFSBmn",
-	"adw6bD2Hn1DHAhmpUjhuJ2IJm1Lr2fkcND/e+VT8cRp9xkSQwsr9q5G5jGpl1qb8SdkxZQzVRZXMWipk",
-	"XZ94vzwyFx3iG7crb7P8xGFfr36686nEQX2z9Um1xSvVLIj3G3e0k4ip/Oq9uYqbS0/mYer72QRQ7Xyy",
-	"yCMb7ncJqOQr7rWrZeEbqmTJxPu7iyZZfsRpKmdC+Z65u2/nk1NbP+98KpSSB9DCtdN/PwdrX/6lUH9K",
-	"S2FCydBkypRXTbEvAS6PRdKjDq0npdmtFcXqeEdHYMmNbWUHB3QDVUqWWTaRjCEOL+YRGcn8mflOf1Zg",
-	"DMCFZ4sWaP7l2LBWD1tnsVQDN72gvrS1WdYxtUi7BB7UCYgBQAmIQdoKiEFnCgjibIG8Njg7Ay+zbhIE",
-	"q4KCCyQzH72WMq8LW8cnb0OwXPV2TMBdJfxu1xN+9x7wBkDwgS3f6/et6mWjdmvImuD1dV2tRxoCXxro",
-	"dU0wR2gy2MeefQ26Ee5YqGF4f3f9++8ArVZLLSzCj56v/+gHiyILX+y9Wv/FjRBvKV+YXDBMKivu5zMr",
-	"dLggzmoAaAmHzJ2stsiswOaAKqnJowNV4b4SE44Z/7+2iuP7PmiVxY3WYevn05NfTq5gbNWjvvPJ/tMw",
-	"He+5L/arqB/s6sxbOEaLv1XocQgB176fCYTTgtq3AL4V4R+LzvJR/ZG5k9r65gS6mjh7j0lr/f3tjsCX",
-	"0+aV1tIFt7MNiuz2Im8zKPvxEdEPALuFzQHZlgLX8N4aABpyXgV4cmDUwZu/4xhrVTIoaPmLZIOglQrp",
-	"u/6geUi0N7hxZRRPC+EE/4ZU4VIJBntRQjYB1IG0EASxcjCnQfG+afSZJAZXtXNEMgYVSQE0HZvH26ZH",
-	"vhdqBjdgUV/OtQTsBVSdUIkMjTEwFmBEDlu74EiWDdlO9vuvlk/pMRziykEFGvteRIuvdkZt88cGrg9P",
-	"a3VfP//GPKIAknCogr/rK21bNtN/td37uwePzcYMWCZpA45w9UhKGykhGVcdLZUhoCZpo/WIxKpDqHvf",
-	"3c2ychQ25XFw1IpLtih/6r1U0VALL1mseheeCDKAZs0FDgkcaKctdAI0aCHwKRbrM6R4RqXqQmXB7ulx",
-	"gHAFnN3r5qTJ2Edk4fssVopxg+iCxQ+fSbQzAsA7gVZO+B1LBMb6VJnAtcoYnZ/YiqI+za0u+JacdJud",
-	"QfTdrFVo9KRhIKDRrOUJin1UuD9dCZOoMoV6Mnx2x7Lutd4onOwRBpO6JRvpNTscYXG2GOxmy2u35Pqz",
-	"1BMrNu9uthqVRn2MaUBwPkRMyCiOrA1Osr8bG1xARjBv+wTAzd0jmId5UukLLPbWzIfzNkG2lIwOweTa",
-	"pUl8x0ZwmPRSocywe0CkgeEzsYxkRtOUcfmnYpNfzsbK7GDp9AOKiI8OMybzORYErB78Ms9irszoGrVg",
-	"JsTt78Mm0SSCuYzkX06+f3Nx8ROWvjJeLoxvHwWVagzzXCqAa1kM+cgWF7mJ50wqOk8tsb/j8UciMQLX",
-	"kjnlUekTV4/kkGAJ4/+BX87YR/Lm7eB19/rNYO/ghT54w5Y5W7YXbLGHv6JPYiyihS0PYDoccoxtM7VQ",
-	"TIrrTaleRsWvRtpcGN9WgJ4r9FW9DAgXxhuFlhQZGF8U3iKgTlZdUR2wzQy5fQ3qT5SAXyzQjpUqnWsF",
-	"vRtoz65eDpdCql9wJst3wxpSKDmc0HHe6Guv7U2TSWWvFB5Rtqk0hIaZXOwY4QK1+BBPuVZZY24gBcv0",
-	"Qtr42BaxkVhMZ3kvrdLSNA1Hlc3T8GorD5W9Hf5Y67AFfqUrev/WhCt9NrL2NxKtywhGDfJ1gS9jgE4J",
-	"o1kSs6zmYKt5J+Fa2cNr4jGGeo2D+5LbrGGY5UCBzYfrml8e6jkUaqrVafKGAdQrPRnNdPTLL790B6Un",
-	"ow6YOmEvXL0mKMFV4c8GX9YyaM3KjBsQzEdYnalW5sk7rmr1qE7vkW73x1dqgKoMnp/1BysTPWwCruwK",
-	"GzC0o0plJfDuGl9/WRIoHFNlaYDed8fAPNBSUpMSLi5PrgY3FyU5wbl6/JrNKTwmqRb68tRJfzA2a1VQ",
-	"MzYPCILbA3ICRGGmdMpkAHcWc2CcliUvyD2zBVFsflecES3lYqsQJoB9zxnlpl8WQ9a3Dc/gIiNyFk8M",
-	"WmVCFcSTTJnskR8A3JiMCqDQkYG+wmJpmJnjdy/gpL+1GuRrrQZbtpkiUfblLd+EI5FCITXr8wDPPk2S",
-	"0RYeDZsjr5tCHBZvZHC960s61czkPxlp7/7zH//vgZZuLMrAbr/faRrBF7lCvKJAhQxM8HyasbtY5NKB",
-	"w/qGggE0W8ki39IXA5TZ5Iq54AzmAgn7QMJ11JknLa3Elw1rA0PR6fnlu5sPptwLRgQa5jQRWXUVsWQj",
-	"rDPVbF2ztDJfNgx1vYaGL+58gv9u7DE3b680irsshzyPo9YWVvEbGzn/zDlp7Q3kQnMQDMIxqqNyqs8k",
-	"RmyTwqAFrTV5hed0UULitPze9GCdxEeEcnwE0giWKixh31vL9j6qMQmG3dpPqpZxAJNf5vkDaAToYZ1D",
-	"+cIA+6IyZ0eBdQ+ThGVkzJKY3Rl/Ao5hzBLBp5IocWTjGW2UovIsuCrwSe3al6KcjKdx5ewe1Vz32tTo",
-	"+hLtZaXnAJbC4nM+stsAacJnnHNVhJ4cBI/pIMBzQTnRogiegiMjIUO0iok2JXr3Y56zkt8Oz9RGrHpZ",
-	"TDbeuJ00Hydx2DXAr40eds3d2mMq2Yv9Dp5Sreo4DG9MwQJscHlklSTKDZQ3i9x7YjIBQ7Rx1ZuMSfPU",
-	"GiKWnO7/hs8vYayYvvDNTshSXw0mgFujzv9x4j3AcBHtHRzsviK47bCtsJsIss5qKPme3S2Tm3m8gWhg",
-	"wjF7CzpPVtKZ3sIM4qKLS7iapRmQ8UIhgh38g0rC5mMWRSyyuXKY3XlEpoxrQmLExjfDLR6rHjHWBs5Y",
-	"5AvJ+pGpi5TxweXpdcrC7ajNTrGgtrq04iUn01+BUdC4AL3HJiCTZtQ6/PV9lZxKUdllspgzRVvv3d5j",
-	"Vso6XyPYYvRK2VgFY9bhQoumMZ8eGqFE0URMc2ZFiUn8kUWQraq1IEC1M0USaksHrbUxa1vdM64WHdDx",
-	"KYq+9xD5DhF9NIogQT/XanwWp36d+tJM6xuyIuyiSTuqrVtgjS2yohz9kZhTsbliUkyswnIsMa1nOeZN",
-	"A8q1kum4rp5JUnoakBxr+GKyApnELIkkaeNqO5wQLI0hLYRRx8H7iFxpmVbfgJLQkrVRP5zGd4zblmdU",
-	"kvbVxbubk6tn0n6QMYTqF7li0n8vIoGsjRnFlCbMBzoqiQ6QkaM7GxFbXsw32FiWxtloV8A8yaZQpoOD",
-	"5y8e17KAa3OMaW5NXNft/JMpoXIaLzgrcxaMqSwdAnSvQ7ZtmcgR2qRM2tud3WADe0Ed4mvJWJACzL/+",
-	"8H/+Ouj+P+/1//W7rz68/9QPXjz//C+tFRH35UD7hjBzG9JyB1UosCxduyI11UoxlvKAnknj4Cgs5aOl",
-	"spujjgnzoZKMTDg3OHyxZ0jZsWE1EdT9AQhUqMo3yRiTWpWPIZnrvizPde/jiNVqkPnKQ8qAzMS9STCy",
-	"lf9cLUgeFU+xBIctHxeUg2t9lfygD3SHe6v59chZfMvIzpypLA7B7BKKnBtjuG5GD7vSAdzgsTLpTJQg",
-	"IWGalgGsL5KwkliqI38Klk3yeu5ls/XCnN/S91jrqoFvOTo1hU/YH/C2l7XEfVfMZanWpL1QsWohAAOW",
-	"ar5OMCBlA1eSX1AoV0zzHnkTKUJw+FpJasdRAFmsJVhOIFWMIi+wlgB7qROQg76VM8eu6seRqVdJClP+",
-	"ymwTCzVkxwvCql82tZni6ySDVf6Mgyd3xgOOb6nE3xqHht3G/xOSTOxcK3VY1/kdypUGNzzC5fAwPMdQ",
-	"HW65kDebiztW8QME1YqxjufMYqlEtrBG/Em5vl+PXFXT+18ZfzL6xuETrafm3H52CBWKiIIUYpclUw9f",
-	"14M2lLR1eFLVel0h8/3lhcC+/oxG38eKWyl7TbRsU+x14VKSR3bb2bysnH/56cL9K2QaHxVXyLYY04ZH",
-	"zcSNB83ac7nimrn5rFgWUk7GjLAIbjIQYfWLBRLB5bsb0qYW/BdQzrTU+5e//GVkKl5iug9gKwCohF8R",
-	"Lk7Lt2btFg9oNSUUZrEntbKe1UVrlY/tWrniZ1VzS7UC2haXQ/DwgOD3QSvNG8jdRjEtI4r0yMhdPyNn",
-	"izav2wKqQ66PAQT+zqkygawAWEJO6oA6iBQE/hNjFEUBUa/SkJeXqXSu1pwfbzhsrr7OdfMwZ+mGdc2r",
-	"5+99sC5E9DHdqoM0TRarQ0YttdxT2NaEhube/ZrxoFuOw6Cm/gG41GNd581xHVwos14A0oQ76IF40QcO",
-	"LQ0NcQ825qEUH+EJeniQ+/r5793d/XrFAra1OqAyyiUNMRCnkGPKyOREgAULQRW0HG9QhFfdDKuDSGu5",
-	"cT5togqb0uDIKoLCnaXA6LJOPCsnyAdkEieKadY8LlX+N5Y+lcsjr90g8NgNvFaAk2LIG0V+VnAHvzz0",
-	"0xN2uWUB3E/fxPrwBzAjuLVYZ0h4ki+r0TQlQ3upBDCq8PXDt9r6sJEJ8UtEzA25zTIMUzMKRqkOdmBK",
-	"fGtWC6CMaJm02SqxMtZ6Gs7A0VP6EAyZLDMmkHjOZI9ciiSBj0RmuQ/UO4GMQJPVGXOpTPWSJf2sXM77",
-	"25+atVk7T8dmyRqfxHfM1kOHsNTSAXKUYoxgEE78mIcleCD+11Znawdij0TyjVNJqyNtCly+wjTmCmKA",
-	"g7cBtAxMcDZYH7HS+uaSAFVGD8DdZQaRVJK2re9COYkneOlaD0whjc7oHeugJqoHxAC3AME+jEWHmsBR",
-	"wOIggwLfoIznawCVXHTzXn+vmA5CqCzzjde4H2Xe8fjK6UYMx1S4e2yt03S7Wt9z1ENLm9imYchSxSKI",
-	"VglIzhMmDSAF+Jm4I4U2lsoPrG3P6Kx7XxnJ5AaIoEElWyYkE5Xiatpi9n657siCKYxpR/Iqgc4acJQ2",
-	"TTDFy2FpdIgS9nrDnEJX7c8PSjUKsNYrj8hIL9xINzBlykZG2NQxGK0N133kq+fxNGdcV70PpQ0r4YiR",
-	"iHGsCFNQpUGvUzROzA6BAxVwnBZFAieipFYwV2HVMZaz2HwsEmENGn+6aPHLwbvrk4BcnVy/e3sSkOub",
-	"i0tzPv/r9eD89cnZf/10enbWgTduBlc3CCoD//zww9XF2w/nF8cnlbu9fIvb+2+T8PHtbtYt0GaMwqw5",
-	"Tw1Epu1HkelsACMTkDQH94eFGIAo0N1+n8zlF0PM2Ik2Yc08ocM8ocP86dUHd9yfSTzI8tuiwvzulQmA",
-	"918VReiuSH0K34gksh4bDB5IKQQWYIY3EqRuEpLFoV5TVKTPlCpgmIpjeksgbC9h0ZRlw1ZHi+bl4AVb",
-	"FRbG2SMDe0czQP/jC1NkAqSg45Ozk5sT0uv1cFq1Mhsjv/nxDazANxR/dQerUFxx7qTN5qlaVEpW4qzt",
-	"RdN5Os9L5xltSSUSIl3NC8NZiXDN81gFRMY8ZCYSFWW3ikm+Wib1D32ka7S/KsroxFZrx6NkKvyLDMRX",
-	"8MsWYrJUcZKg7wdjhFFR1qcWmMOVOfQjIyaZi8wo/gUYks3YaoDYdGFNWFejSN+9pxZyQioT8GsDoOCo",
-	"GHZkOnKhmoabS9KmRip1kv14UXJ56b6BBZWmXHV7QZ+21RK8p9YKsPAEMwxQLrMbszp6odaFPP4yWwSF",
-	"HmzWzq5amxrU7t3+3r5WJjIa6nYaIyFxGSt+Aw+IxMNDtr4uszTL1MQvkUzBTIDE9n90LvBXQM2rWcEs",
-	"Qy2MK4Gxv+Ehba9FyO1szlVd3NZjMdX1r1+XGOeDmbDNOW2SrC4AM1ofb0hMAL2mrZnt1Q+vycvvXh6Q",
-	"kHLB45AmoBlASKrUG6hvMAhM7QRQxIgHiJmsKnhfM4rV3RMWoQupyI2FzoZ89GnYKn4ctg4/DVtRPGVS",
-	"DVvBsIyIA3/bvvEPix81bH3+PDLQbkNueampP8sWpO0sU8uJ3J0e+RkzsGNVSbge8hHQiON3JlH7h9Oz",
-	"E9LtFi2Qn07+OjoitdxsmLuasSFHPA6jRGUsjFNMyEUoi4TyaQ6gRZ5YoxPICDdJ1ttJhx+7PFpmehtl",
-	"1zq9T1mMxtq2uaq2mVWDn4TClUqeGBtqtLREJTk/xhMFpGDoDhPLcQe3yx3/3cuD9uThKWrkSD8Pzk6P",
-	"MbPYlU6eUTkjWNMZ5Ss8SiWiNLCNePKHvHT00UwKYUZaWEPSPiLvzgfnr99cXJ0cF92Uexjnasi5MHXk",
-	"Sj3diTycMQxKAiQca5atMj0ulB6G5Xxol3VUYN4gIc2nM0Xy9BBwJhM6Rb2/c0ROz2ElhtxdbuCIJ2Ma",
-	"FQy4Kp8iQ7mPpTdsEZncg1jJgyAhfi6RchOjqZL7EwcpcRBzJ6kaI3H8Y0pjLo1ihMRfEOmfjHPYGld+",
-	"25CtHBT0+324nGQdsAtOkEvDhFcwmrhQaTDGOhHTI+NvySFSQ6S2tsMekaStpwgZBBigyAkUDu6sjuE4",
-	"06Nfo2a9qQ7OppdtiJenaJyc6Q8bw7y2zjK7OtkjJjOYtP/5v/432ev3SxpeQOC3gxdaf03jBBZSqiwH",
-	"T7pmX2A3t2Zyu9igLPGIZZonjn51oMrvya9nJz+fnL23+D2jQqSHspl6m/JUS6ghlUxLkiZPQ3PEffJT",
-	"/H1vyDEuw0U7wnFghWaNnDdWkiUT0tbcd7zQCgcsGHHxax1EsqTWri3zbEJDNuRLhUBAV5dMc8zQVnYc",
-	"tq7YlH10a6eEIIngU9Ke04+1Rez0hi3g0749xVjHS5OcvUpj/pZq8JmYXrr4cI/JcPm0PXHx5VghLXfg",
-	"wa6FCj2TmuUELtshWVRiXCknpXP454sggsConU/6P/rPccYo3l+bJiOaULziwyMDAmvYiCQphTiNHrmy",
-	"NqwkvmXmaBvbmyeUJmE0+74YzlfMKnzEcBaYxVMEylMEylMEytfLyNPMx897to0N+T3ZGs+BBa/O5AOA",
-	"G3BsSNKG0JrjDhmziTBYSCiMWQBGkKBQ7pNH1tmhHIaQIAmcOouI7gkXYeqrceCvH8tYDO03QiZdy/2v",
-	"mXri/E+c/4nz/0axh5pRFgzP8Enq+OO9wbRgSUTY33OaSEIx5Rgj98jrkzMSCh7FaFIUSSQ7jxN+WBPL",
-	"f4M4/+0uLG9GwLViWlkXFpkNKplA1kaW80O8x4AjKJbqe8juy3hh/xkQeRvDs3ZVnTBXFpJ8xlQGniM0",
-	"E1EyoXGSZwwr/XJ2r/vbVv3AFddz/N1dfHpQf7j4/SL340kberoTn+7E3088vv7/k8sPJ+eD789O8A/z",
-	"0/Hptfntp9PLgLw7x/9endxc/VWv6/dXJ4OfLi9Oz28+vD47GVw5Vv84l2SaCSjhjOTXELUKYCxzEbGE",
-	"ZKyApK4EUQmOtvKQJsmRkwHAi2lfqUZ9ueJFAeFQ4vs/WSZ6ZFAEs4FoAc7MIa+X4jJxrMXwSXu//6rj",
-	"cxiWnRiXxXQfAUy+6KyByxfDfwq6+hrBq8CyQE7C+2kiEn1vOmL1eCDLFc7Bb67i1FYAu6vWWfjjuCAd",
-	"hMZStdTGNPICiMIiBx0WWb+kXSqziQhEFvhakjlUGOoEhEVattRbYNBtfUfR1lT9lufP9dFw7Oxcn5w8",
-	"yzhd+vopARWbGlI8wt19PDCuwAsDXQEraQaDXgte8pDjUwOD+a3rDl9U077x0Mpa3KIpcyk5TeVMuDw7",
-	"O6tgyN0Zx7hGqz+mLCMTFtnqAshUMfGblDFbMsWiIYfodH13uxq/o1oN1JHWMPOMlxCRilG29/p979UN",
-	"HTw8E9xTtPc3VjtN5VZnan0qaLttQdsnnfdJ533SeX/T6r9gg3TyIoTZvx2cvxucFbVoNCWWCv52Ng76",
-	"2FCfbbihpRLp7+FuvoaIOzSPmloOAbl6d35+ev6jJix0O9rFLN/IePohw8DSqVa8CSb6V/DgREYABED/",
-	"46fTs7NDjNw3toKiVL8BI0wgycyB7ccYF5j6CmHp4Zfk9N+X5VYPbpAkj3SJPhlrny6up4vr93QR3Vxc",
-	"fhicnZF//uP/Q3x1ZLNaC7orS7SVW+rBxlS3K13GpxCbvAbOBN6qwmCFlCOr50EBfyWZUjGfmvonkAGW",
-	"AFdW9JYBVAVhH+k8TZiDc08zJpnPrALFP1x/J2ag31K1qHW2ulgdrklgY9SxflGWJ3qaM6XSopxKQNJM",
-	"hEzKP2KNTdx5V83u0D9F2E03y22z5Zvpcgd624myRTfLYSv9ook9+lAskatDw95TkSkUEWCfDCoPFuxA",
-	"mSFhEi388GzIUyptbjgG+0oiJoGBC5jEEBtv83qiOGNwPg1ID5ZdnNE7yHHiqkd+1IeXkpHu59hA/o6w",
-	"bNYI6d7E0o8KUWPkMxkcZ4urnF/p4ba+jQBievht4qVs53q/mtMe9dM/lXHz8e+ZK5YmdFEPc3fSnUG7",
-	"MTEUoBgl5aIYPLKH6n5GVYng8WhsndG94uCvKXV5wR1vMmgPRcFNLBYXK9L28yqRWVbVUICjdg885p3T",
-	"aNOCp0+m/aXKjoYIPBKIUSllYOWQdeLHt4V4wf29WaSs7OdqIvwdM67GA3DFaLTozmnEqodUkrYJcupO",
-	"c5pFgVNqulOqWECkoknSvacqnEViGhAlRHdO+cLWeOyQklesGD8smF3SIwIBWnj4DGkWC69FdQy7wro4",
-	"F9dGd1p3v28mA16alXmUU4mdrUJmcgT0dDS9suMzd8ZIO2si2k7gp7ojgoBXE5GZ5qQthvm7O7FQYLnx",
-	"vP6CRUkJ7iWGkXIyOCV0yrjqmKqfSgDMY03VAmtaLMu8TuQKAlgsnFAkQnlIKHlLs9tI3HMyzeOIBYia",
-	"jGmxdrELAfaOZjEdOxG4GtSq1eusCQO9fibfwdwf8Z58J1dkPsJOWBvk083pOZ5vxP1GtKZJylESpmHb",
-	"C7QiFVapyZRYRkKSFUr6TU/sOjNHBdCLuWo5kjEwTyGcSqmIPyUlxAhKZpRHkzzprKx8CtgZZdw5yMXR",
-	"JzbnppgxijGmMCpN9DULGdEj7G0UgNmLckSoKcqxCGXtn511N+kj3Z6r7s0y0OMfsAyoqk6hUg30a1hA",
-	"tgHnq5QALWjYirhhxiLGVUzLZa3RXnLLUkVyHmHuPYlNeJSzbBjARCtCE6wtU1hAWMKmFE95rLBwGxhy",
-	"Rco4IhjDbwoqKLKPaZyxoGR6rxY+1j3fsSyKQ7QXGmnAgiyYsnGdHjlV0kLNQOEkiyHKC99+KYYkwNut",
-	"ACSLEZ8AAOGrgISBmxUMqgZYVlycWLMZIjkLkEGDPIgogpWKWc5JNa/BBpqaZYgXYvYBSpm7+uggFXHN",
-	"AoAxNFZpxeKsjieUcdpSmjHeXJvVvfr7TKQuxgfjbQg7NbVfj0ooj7H6M2P/PWpJ2IJgV9PYkal1Da2V",
-	"sJ3CWZxEGeNfv1KsG0NgNhuMwJY9PABhsDGStFr8rlwnFuNKH1gm1mjNG5aLrXIPurK+n5ZaCuzRfS23",
-	"hSpZ6E6gtoqvUN9KSf9xRIYNiPCpIO2qgrSehQqMN9HepOyj3qe4qFJrbTdNBWq/DeZxFUJzszK1Hiog",
-	"o7i5RK0+gUO+okSt5VaeArWFUVF/MOTtUc3U1QPr1a/99737GeM9wKUadQK0bZQUIAA8MlBMQ95+fXJW",
-	"kiWQdZow/Vg6ZCSLIYZFI4ALlPZhyNulj2F+cIaPtH4SLsKEHRELAPySRIylnaLert1vdFNtVmqXLDNB",
-	"fD7k68isHlTfVLb3a0ki37RybyGOmFn/3sr3bsVKv2kB361H8kco4fsHrUtbLLSvzALBrRmzqnSzEUTz",
-	"duVoG/XbnUJLXaXqouhnPH7uC6NtTTU3y40MSKaa4+z3dzFRCjIC2EetFMCq9ciplDkzaeDCupAuL65v",
-	"fJjsd+KWvS5G+BVVpX2fPq+7i57km5p8o1elZuR4JitkACX4xC0zBedRVRbcXExm6w0aQCUW7+soClrO",
-	"doC1FVmlLGcbDIl1wnusjJRg6xqY7NA62VsJRtKFxEAVryBfod5HuH1K/TUFmLo3nkkyZ4pGVNEnol/y",
-	"o3nXibQxv1hTAFC8DVKKkdJQOOv8FmK8N0Lrxo6TtEeLW/lhBKS9/7IEuXkIEJwZ5ZGYkzEghRZI0jKf",
-	"d4ZcpMwkWyGzH1yekjbG5eq/d+52O2BKhLNdtg5gCi0YPYecJdIY6BwUtZZ5wTSvu71+M+juHbywKr1u",
-	"aibuTfSu1gx6Q17RxGdGqS526pDEUub6JkLbnrmKpatWDDnkNi/pISxryI+tnbLObcwdWbX99shgyEe+",
-	"8wkX4VI1lvuZgDmY4kyO2oYcRuvNbIOWVl2TdWDdPJOmLFT1Qje2YhmQXaIEefndiz5pU7JgNOscobFE",
-	"5Cog3+31Sft5n0R0ITs9cl7mjgAoA1DgeuhHOBmzHUqQTCiqWCNqr0pgdH7QXj2ebUF7Iea+K5leEc3u",
-	"X58eX0nS3us/7/V7u7vPe/2dvf1AH4Hdw2j88vBw5/leB2IFoyhjUrIy3et7IhScsxBBCwKn7D3fK68P",
-	"5Qv7fY/8R/cHkd3TLGKR/hfiKBuyH7NZjIcN8qDzDLIkc6lHmmbi46JpoWiSiHsWDewgm+vO778Mvm5B",
-	"ma+nqeAJ2ObGKsU8G66GLAI9FK2gNWM0YuhxfE3DGeu+LpCaqg1z0QVmfVh2GRj3htGceysxhj8/3Zil",
-	"GxPFeq39wAFflheLm6MuSTk2XM3UgBPy4NjGO5bJVUAkN9ZlNaEhVho0hU3MhyNnKcLfP4zzOIk+xHwi",
-	"RloayOLQhjuDtwOkS/33j4KkkuWR6JqWMHkAPkedyFytIldYeJT8/PoaPHPSVkrHktZzFriSX7BOGWNk",
-	"RiOS81DM57FSAHBP+ZSZyP8fBVFCJGjUcpauhKqJyOY9MuALJ+6CyRFuxSWJGOzUQpB2rFC6tek9WPPU",
-	"+sg7R+aW1nIPFn5BJC8rHetRjVkIqGK0OkFaGqddJsWSBLDHNefJjFh1y/XxniT0HqJ0VLbwStk/m93+",
-	"hiK27aKBR+H+2jAOFHD+gIkHJZotCWoKo6jAq1GYUKXIs5AVG2s8sQWmTxXgQbe0xhc/YzRRs/9sRg9y",
-	"td/7+sQCiLyJQzahxThiSd7c3FwGEC7txHUtvo/1SdVqIYZSxuD8QQw8rr8GsiXtjGG9YMEtdB1KOVA7",
-	"hbGI+cOz3sDwv2m9SuyhGQEI1iCWJE97j01HLMyzWC1ah7++r4Zt4NoeVrbJDLGgD9z61nugA+SvciXz",
-	"Nu+YshQ27VUTrqlRYAN0pGjQ+o2l6vkRkWFGU2YBLvQzoHij+ZtvIZ7Au+9vzXA3q7ycJjR+SAEqM+He",
-	"n1uOuMzEXF95uXQ73NbLplUTITFGEmuH6SMJ0ZuUIA+BjQOrzS1bWPePFat9tLaSF0HQ7GasyNmeHIux",
-	"HmAX90Pm8RSJBjxqmCMbkIP+86JAUZUnYZhpiSlBwqXK6GQSh6VaUDDOjdgTxK7/NtwJutYXOLDnR2VN",
-	"Qeugv43zYAUru7JbcviQ3fZzu2p3n1pjRjOW6Z61lkbT+CcG49CKGN6hPpX+BuKn0P+XiJAm9uZuG6kW",
-	"/hzZuCYtUE0xDSfPktZha6ZUerizs7v3Xa+v9eLDl/2X/dayNq0lSIxD+WvRbIbRa0bhxZxEkQEZh0kM",
-	"yREZxILFirShIgwOqmdiWnuhmI8KVfjm7Bp1X0hpGO32YUgHMKSRgSEws7MLD1LlwgZxGt2YzIRUkrRH",
-	"3a75pQu/jDqgdkhG3l2dGT0cZE872HuIOQVihcwrpKRisT4BvbPPhzs7n3SLn1tBy0XhakqbOVMc7Ejr",
-	"sAV7on/GhQ2WLDJSFesGLmb4CbXZsiQGLmcahixVWHMax1LtTe+mvo0Yz+dAbUqlWjeGnzXNvXeUWN9g",
-	"e1ubpLMKC4IlMPYHQ8DLFHLtImhRSowzlwFW/t7hfS23cFPJKhMTg46/SCsDSJN8Gnu/B3QRra5kOUe9",
-	"KM6IVFTlMiCzWCv9CwSWE1N5RO7ZeCbEbbntEqiIr3nGMtu8wwgsf25zwn2LUytmT6TKGJ1XOse69csf",
-	"/7smQ1hajIOksYIs8GKhbcXnorGYp7lqWmQskRZAJcEu6GIsKiA4Jxi/afKDTHsWtdAztXpstdTrVIRt",
-	"GoUCo60hb1fcF4NfSnguk0pJ7W+w7/FIkhnT+rWDqCDjRTVQ2PYE4bEwQljBSQkg4Zl0WVul/h30RMMy",
-	"NprEDzFdk/rsIO1SForWwdNMTDM678CZkzaALZKlDDu/8w0uft05CD8iu9UrkWGiHYQDA+KL84TBT7Gy",
-	"YTjG0hLSLIuZRKbeLbYSrWc0VIdkt0fOAIjxkLzo9x1XJJTMY54rBHkrG+r2+uQ+0wpa8WPtbdQfA/IC",
-	"ipWRsYj0GNr7e68Csr/7vFPegymEfHjXX0++9CvM3MnKroU5U9TTwA9o/QHDRqPCK/Nwpm8zEyktTR1S",
-	"x8pAs/38/vP/HwAA//8=",
+	"7L3rchs5ti74KgjOjjDZO0lRsuSypTgRo5LosnbJkrYkV+2eoo8JMkESrSSQlUCKZns7ov+e3zOPcKIf",
+	"rJ9kAmsBeSOSF9lWXY76R5fFvAAJLKz7+tanxkjOYimY0Kpx+KkR04TOmGYJ/HUypUKwyPwzZGqU8Fhz",
+	"KRqHjdspI6GUCaFkJGczKkIyojNG9DSR6WQakISNZBKykMy5nhKuSXOQMKUHJBURU4oMRhEftDqNoMHN",
+	"+6aMhixpBA1BZ6xx2Phreqdp2w0fNNRoymbUzIOJdNY4/KVh3tYIGqOIN94HDb2IzWNKJ1xMGp8/B42e",
+	"mHDBbuH36uyPBWFwmZjniBwTPWVkRDWN5CRlpJmkEVMBmWodB2Quk7txJOcBiRM5Ykrl046pnuaThkkE",
+	"jYT9mvKEhY1DnaSsOPcZ/XjOxERPG4cv9r2T/shGqZnkWWju94zBCnesGurfEjZuHDb+r518e3fwqtop",
+	"jmJGPQvZLJaaidHiR7ZYXq639I4pWCKlaaIJd/dr2F0u8BpTiktBmv/6X/+b7B0ckNGUJnRkSKl+nwtD",
+	"t83YNau1d3DgW65zqnTvngmNy1We9TVT6YwROtYsIXrKFWHmVtLkWpGBYr8OApj3gIcDRwIRVdqSrvkP",
+	"4/csbHXImSazVGliJk2osC8yD9yxBZnRBUkYDUmTioVbhoDIpLgsygxB3V/tiM+4ZqF5vnVEzHNST1lC",
+	"RDobsiQgXIyiNORiYt/xKzwu8Cb7kmf2iwIyYdruj5ngfrfbIZe4KXRiZnp8dfZMEaUTRmfmLHK8e5Qm",
+	"Sialb1d8ImiUfXvtvpmVb8PSt89O63Zt/6Vv0y5kyGrJW+DFh1K2JegbXKDaUVR2/UsHSmOW3HMlk/qx",
+	"ird84XA/W05UO9g8v+GLhvpsnlaxFIqBHHgtkyEPQybMHyMpzNk3/6RxHPERNSduJ07kMGKzf/+bknDb",
+	"ZsNd4VM4ZvUAj1PFQtIcpIk4XBiJcGgHORy7CQ1aATHHwhyV0ZSKCQsPgZzN1zOlnynyRiogeSE1kSJj",
+	"94ol9yx5puCkUjJM5FyxhMR0woqHTSZ8wgVR5hwZMSbh+CcLkshUM5AJQ6bsgWVh68gd/Du2eKZIIiMG",
+	"HMKMHkq4ImOWwJrZoT1MIXuEjjSRqVY8ZMQwroydNM2bQqYpj4AvqYwfGWEMK2CGFoyZWXUan4OGW+tH",
+	"3MNjYl9JmtevT8ir/YPvcC63Ur6lYnGNu6Qed04J1YzAapNmbBiqTJMRIzQME6ZUQMxvZiVlQkYJC5nQ",
+	"nEYtt7FjyqM0YWSYhhOmyVgmZJ5IMTGPKENoKgY54yFbM7Db5kGrQ66ZThaZiGL4d/sY/g5ZRBeGASPv",
+	"hSUqXF8WeDdsJEWoiJZkTrkmQzaWiTkIOllwMemU2TQXfGY0qd2MR3Oh2YQlZsk+B413gqZ6KhP+dxY+",
+	"5u5cSLOO9mSYTWjKhORMtLQhekqzk31PIx6SKUuYd+VT+Bzz4IjaxT8Was4SFhIpogWZT5nAHaQJIyMp",
+	"xnySJiw8QjkK95IRTRLOFBn8/PPP7ePCCw/J94wmLDGKQDT7H/0GjN5vDCobWH3Or1mPpjSKmJiwgAxW",
+	"vDdf66qUhXW1i22u46fawwZbGIbcDEijq8SwI80Nox/TSLGgERd++tTAT1+e6GuzQ3GcyHsaKfKp38A/",
+	"WNhvHBIjcf4bX0f6xsSYMaHNhX6j0+n0G5+PUOGZc8XI3GyjWeU4kbNYE6ruWGjOVaeBksjJsV/cZHKN",
+	"Xw7/xkbacJTjOI4WRumL4AvLH5GwmZmaE6DwG9dspjyrl72bJgldmL9VUZ9YuntOE8HFZMt3zh8ylcpq",
+	"FPWY/H3B8tcWJlmzdLCNp2zEFceDvAWFhIXHnHl2fHV1fflTrxE0rnv/0Tu59RhpZp7Uso2C1rjb3fPa",
+	"RsUPz0b0fc33CaN3seTCQweGQ3Jt57o0H/ZrSiNz3+egMeYs8u3355UjPuyIlWZVFVYnvXOS3UDkPego",
+	"i0jSMCCZNWiUoDlpcqG0sUTkmMD8d/CLwP4qKubdVy+CFZ/vYUn3NEoZMtyYpsqqG0ZdB3GerVb5yVOp",
+	"jUJjlFTChUb1x86+Mqe9A9+U7tAeLZLH3ssvpaSl/TtBF0Yd87Aejprjn+2BZ+VQklOQx2ht5nejCWad",
+	"J0rLODaiKEEbm4UBoXgLyPKIjYFFzsAic9xiIyPfx3xmTCk6Yd7vSWAVCj6CMofa2LHgYaOa6lQVuQQd",
+	"jVismeFfoFSw0O/MKZ79fDeyN3onnX/le++W2xN1FdER8zIKzT7q5S1F2z9JIxYQzUd39p8hE6Av2pk6",
+	"jmqvOubs3E5G2TA7ubT49zThdBixbdY8TlAM/GSf9Uoboxj5T3ZsFoA4J06uaIVylBqp7Znn0o7gWrlh",
+	"ip9Rs/ZjPnntWEZVmIwpnsKqauihVWA7m69VcWDPImXvoFF0OW4c/rLF294HnqVlETMriOYkgXGQL5s1",
+	"/dieyLaZQlvd8bgtYxQWbZAjRuECUfHZ2faer8dHttQ78o3Lbh5KGTEqUNMZJUz7r2nrS3WH144RZIZD",
+	"0ED3VSPIHgvctgd2BkEjTNH4bRjW6Wi3ETRGCfwnTSJzs1is5wSwMIFzuxaXv3Bf9k0+SjzlCRtpfu9j",
+	"AEbKLbkhfTLKMqR6mY/ul6pcd6zfeZ8jqVhI7uWIDtOIJouAqHQ0NVLgUx8GRfX5yszLaXb9hlGvNU0m",
+	"zGrXmXw57Kfd7vMRD+G/rN/4TJqhHKmd/IirzixsFY53vi58fJPx6tVO628koovbfAd+YbfKK7cRXEY0",
+	"Wqt+VfcidC+AreBC0ztjOIP/CQQxul5EyJJniuiE8si6ic0ls4QVmwmO0FgmM/OvRmjMfs1zai2Rz9oY",
+	"C9el4MphkUs3aRbLkALd3OjYAncFuH+9giYsUv4qLpcfkXyvl95W0CfK3/DzdBGAQwptPElCSayS6p1W",
+	"km9gHuiBbTB3W59RKox0F1K/lqkIgTbEOOLAZbgAR4DX3FAVb+1qsqs4bpEKKcScsrBUvor51FfrHVVS",
+	"PedbWwuCfdQn4LpfXu+rhIGnErwZMgrBcwADKTKWUSTnhySmylCtIWuMAKzaic2F69IhXGe9ZiN41ykx",
+	"+3zNYpl4NHJmzBFao3T30D2bRoVYjflmhm7RMY80SxSR4wJlwvmSY3uYc0VgBT9fmnJV0sLInvm9kXMy",
+	"g5DPuGwSuICOInMGjrs4ogtWPCiZiy4oBQK3U8vHTvx72I3bQzQ9IAxK5jKNQjKl9wy84IHRFXFVZRKy",
+	"5OstmJD62n6zf3o4H2pXxqxfFma2CzeiQkhtljQZccVIM1PRVctt9+LrzXi1Y0gnqQBvo0+fWuHKKcd4",
+	"LRm5fQtKxL/q6DzEE/FwqionDmyuCIEJYriWfqZI/hKvWoL3+ZwkeAUDtAUniNn4U2vHHDrHfXuS0sSI",
+	"dWujtSdUs8DY3VHUnlM9moZyEhAtZdsc03aSCmH958tcsjDAtgogUjMK72dGbGvNxUSRJq7wTyzBQHJG",
+	"vcqcPFqQ/s/c49nD3mVbRaUbkqGPznrhhKENtCWRYbjFe2Tw0pVl+pktmP3LswWo/W7waThq9oD3kzKn",
+	"yZLIoSPtE7g/T6Xz2BCuD8kdW1jN29Ai6t5BYcsqajkoaUKKxUymqrNGPVxW4hLKDWn67TWjrobHW2ii",
+	"LEnwE+t9XNsLm0TO8oj/0ouFDNkD/EvmjX7jFvbCGO9bzTLJPH/V3aWaUHLdu3l3fgveTqK0TFhImnQI",
+	"ilYqNI8grBxyG2ZdLRQssWyzL7nfbKNPsqZbIcawyckvCx1fZKHsccu/w+1iYM9ITrMrj9jJOrPZH40a",
+	"6Uqk4er43Q3GGW7evTX/uLm9vMK/b4+vb/N/fXh9ffn2w8Xlac9rHZQptZKKUH0DxAy957VoOlc4fhxH",
+	"Cww28ormR6bg7DXGGzzsffOdLzerkEAFvCdPA7pjCzLJVDmFqUsQxTRqkJBEQbyYsPGYjXTFG+834Wfm",
+	"2C3HnW8vr+Czjohl0+Tk+OKkd27e6Xbp9Pr47KIRNPBKI2j8eHZ+/oVBoaAxp1yvD4SPbeAev/SQUAKz",
+	"sWcXFV3cAuuGD/DMmy03DHp59/MnBZtnTwPDxfwy3EYykjOmyJCO7kBpznz/LiCDIfgX3SCPx3ezz7TO",
+	"tKUQKJ6AlWfLR8PHomRp8NAsxLt3Z6eFbBhCleIToUjzHrUP8l1AlCQ8VETJRJPhwuYAGl7VCsg84Voz",
+	"Yb4ukhghVwxzPqeLeMrMqxiHRBq4whWkyrU6BK20mOppQH5Nzb8NWQ5luCDa5htyBYwVmSRkyWGeD4vc",
+	"mzBBCIbb73aN+udS5tCr3RyYAToF3oY5pxnfTVMeLp21gm+2RG3Z8jqjvUZ3foBAu0lnM5osvFZRydzf",
+	"kImr1fRxYQ9y+QOGpcDpqnkXQqxGO5gZIghLAo0L/WLfb7jmakn12GoixYhlkcXyoSJzHkWQ6oF5XoRO",
+	"KBetI/R1mEMHGYxUazaLNRlzwdXUnGWZBIbhmjviKJ1wQQQztJ5QEbiHcZgOOSY3P55dXfVOcQJAWXbC",
+	"yCCY1hELj+CKTDXhxh6GJJRUhCyBx4GSZ3RBhoykQt1xw1NKZPdANUzUK1IQlK1x6rtszg03yE64JkBQ",
+	"VF+qyhIT2d49yxZ7zBOlMx0ZuCP+ZHeq1SHHw9xpxXW+PaRJcR8g7gyS0zpyrIutuOqQMoSPTjDTr7X5",
+	"mm+mYpljk2tXSrP4JGEh18XIS3EhNYvf2pNWH07xCLUoeqvqgnVmTZ8pkDnmYwznnfEo4ijNlbE1ZjMW",
+	"YqIAZiq6I5GlLtrVM8trbGIWZrfAQs+pgqwxbmwam9d4hKMZeWpY7BjSsyC1zAjL09758V/hjgQtGsJF",
+	"nGpzWlsd0vXsrMT/mPfgFtLiZ5Q2ro5Sq9Eglzps40GF2LAl/5xTZeelsEk54WdbsJKH3ixFs696F6dn",
+	"Fz8YjfPdxQX+C7TTU6OVvjs56d3cNILG6+Oz83fXTlO96p161aAl0bAsb7a27x5sxT3UrvpjGDvrDBw/",
+	"GbjQZU0ce8ZoxTQv8PG6iG4NT1gZ93QDrZ5llhywNNE8hr7MbvCajV/ja4mL7R8RwzEWlhWoEY1oskV2",
+	"Snn5vDkqj7yAWTqBbyXfMBoZQ6S6ess5LfJufeTaPuUdSEbb2sS5xbR8mrhAT9uGh+9LImQ4VmbA1X3c",
+	"AyJeD2dcU+ml7csoZEoTcxWVkY0JF7bHQ60oT75fuO1bPkswFUyeC53ReVisOoqYsZASKFtyYeU1UYMy",
+	"HyvNwX173TZc43hbZyoWUuGWvxF9MC61wWrXxoabg+5cE4v+gu1lUXizHYlP4dtrD0wNweQb6NwFShtz",
+	"ZErVF5POumS8mS8cdoZqWkY+QMpQYgaaYYXegrwoJBWWxEIffa31Xm7HIGqDWhXWke9jaYPy789XaRVd",
+	"45xio8wmZpH+5y+0/fdu+9V7+98P7fefusGL55//zUcZZ0Zl9Tj+Xf7758D+ezuFxj3zvT91YpQwqh9L",
+	"jwOtfIUrvs64hLx8P0FkNQhbBVLX+sirQjVmopGvZSNojKgYsSjaJGPUfXWwgiAz68F+a0ERzHfIS3Pm",
+	"5X6HEIy7uTMI6W+tB6iS8EGVIlSRAaZyDDJnp3kIitmOiA1VSJGzC3NhfWKn/QDvZyuVsvAkK8bxBWXz",
+	"Uh3ytxRq8MwzgSsJV0TLOyY6xDBX+CfhChNRuXK+audnr5zJKJJzFh5jwRbbMgXyAUfOPrL6DP/EaU30",
+	"LOYJU9uMN7VOuGWBILXLKKhIqCRlmZ0NCRIjY9cLwmgScVYsnDJyWSq35kKSSIoJSyBLWdVIhdV8P2jA",
+	"u/xyE/MvDyF/zuYdHdvSMshiyGqnMDQKb7LRUS3JDo35DuSx7dzvridZnEe+TsuixqxskQaK+xMsU1Zx",
+	"70s77TsV/yHTRNDoRKYOTqHsYF3cZsFqP7v0uZGWRhkuHKzBF7xES00j371LC6ohqS2bezb+igW4kCH7",
+	"ibO5L70bK3dgifxT3dadPOGC5c6YbaLa90zoFRMBy+ByCKGRrbgFPHjDfk1ZVTWt/w7uP1eGWz9kCua5",
+	"LWewrZsYXeFb+nYe7g7K8kExHacRNEIpIPFbzoXXhZY7Urf1JfKSJ6i8nZW1XSaTpU0rUVpQOQIrTtFV",
+	"Is0v3nSU0ZRycctjn2WgSMgnTOlM8o/RJ4v+mr/hy7+yJbZdIkeVTfhSOVKx4VuuU+FeogoUvyyIiuge",
+	"YxmF7EF+5goCSyoKCRDZ+Kt2NR1GfGSBVqpqzUQmXE9nRXpn4d7Bwe4rL4XHxXd58iXpnDzfaw8XGtMB",
+	"uDFbqQhpEpIhVezF/nqBms+pONyK73PbUcv6N6UOK0W/Ao/ffsRHZf2PyOMfxrQfyIH9Ts9CRmtOESvo",
+	"6SeW8LGFG9iGD2I+s+GDmGhNs7PfVFO6d/Di8F//+GfLXxwBsBo1FWeJ0t/T8KaW05xd/HR8fnZ6aJPN",
+	"Ifhpb8ZZ2BzlISM6SZXekAuZ7Z70alLKb/1p5AA2MrSpHVOKQAmW/7OQLJjecOjcw7xU3mHBVlQaZVAM",
+	"9vtx8T/MuJpRPZoGZJgY5fxDxMVdQCY0DvoiYZBDHiCCxodCPTP+gAf0w73LhZ3RyEyXhUFfjKZshEkI",
+	"2RikaVe/dUSE/JDfEZg/kX19uGOLoC+GNPwAaEc6TRhpvrs4vjh5c3ndO211+sJfEOFyBN05gJEaQSN/",
+	"thG47fcXoGwsnoBQ7oHyWUiaNoIq8jzD7eWWnX9hFkWS8h3Acz6zse0tiqluRlMWphFLEGBFdcixTRmC",
+	"iDS1uCtzyjU6LmzUdECwDpomWgVWUiW2xMA6ktG3yUSoSPOH3i2ahsqNl+URBGQg0igaEJmQQXdAZowK",
+	"BWauGXnZmTCjH68tR1uGPpNmT1KhwJ3KxYRQoiKpCbW5Kk0b6oXsAwz25nguC5f2UM732u3C/7xJX8Xd",
+	"W94QOTnnwhPD26beLGL3NenEqxzRK7yDiv36EB3bPGYLqnBKBSfcqgqqczm5srNcik3EEfNhqrw2hIo0",
+	"ZLjVHlGWCl3ZPZbip0IfEbB33xpmwkILlGYoD7PbhjIVNX7zh6vOERdbqM6OBrzZzzpNBAvP3Qs9boDC",
+	"1/mA/vQIMuxgSq4mfD6VESORnJAmpo9EUMJuE6CoLahqfbkuXZpc9XOCfH/dkvmow5gU3zqz+Oa2d/Wh",
+	"d3H8/XnP/uV+PD27cb/+eHYFosH+47p3e/3XRtD4/rp3/OPV5dnF7YeT897xtVdOFHOIly/OZizkXuyg",
+	"LBP3kNBISYI+cthEl/IzZGZ/LZBlXQzo65f0PjxVFxbu95pwi9T2gBKY0ZqHfBVDrzEZI2SjiCYsJMOF",
+	"zXSFNDtAMs3FIv6qdj6Z3z/7q7xdFsXaCvec+a9DDswzMJYqtArTHCdyRqpTXW+KljO86vZjy7ysn4/P",
+	"bvEnm/n5gFytK/iCU7AalA9KQLOJxBQuNyed8AliJtizCIUTmiUzLmjkHWWU4018NciLdQAbsUzq7A2Z",
+	"6jjVBO4gNk8TDC0jNM0umxMKoR5DpRN+z4SFVSNNYfO6iftgCxG7cQinNnkyrdFgql5tTP3JdqYKH5Ha",
+	"WHNpzd1y+CgPScAfB7QEvvGe4btqU8Irn+LeXj+r2gzCr0SY64hos6Ss1Vvi/Too+rxyNaOrsGS2n3Qm",
+	"LJbse9RlCrWqWZByA0s6Eztf97VrE+Lc9uZYLfae914Uoihlq4DAzIHH2/P5YtnGNsd4DZyLq/hcTwYZ",
+	"rGl1+50bx1PVN4eMc8DtrOBTCPaxJk8pSWRSCzhwz2VEEaNtTCjiUeLfFoNy40Shn9ybvCBFQmkq6spn",
+	"q2pjUfXnOlpNI1WR/e76rFRSY5Fc77gIA4uke9gXHrBNC8IxIM39brcEx4uwnggmx4WtnLB1PEdEMUYG",
+	"uMqDVuB9dRXH0wyxe2is+xw1FHdVClbzjiEN25nrx72BkjkbTqW8e6bIf7URf/4m8w+FklmYUZbw8aLm",
+	"xTkqsXnp88MqDrBMcvxeQ2hSE4g3E66PjCElE8YnAgGLZUIuAXq4ZiwhdXtszFEYax+WAACDLC5xhkOe",
+	"w9cXvGuQ2RFYpaxYn0zKaKvoea+ZwozpqQzbZiY2bA5zOai53aG0wE2vcHGwFts5DrG8XVNtPaXwVmVX",
+	"pzArh/tqMZoROIAJXTOwlrIdmYHMyLt2W6DSjCv0SiH8f1xLcyqNjehnYRtsLygNg5cd2LSGIiTu35Ss",
+	"27QS/i9p7u+9OgSiL+D61jwJmGCCRgPSPHBnyjp2jWU+tbmA7pjxsP783FMe0WHE4FV2NUKq6ZAqVnBO",
+	"J4waQ7zmPVOt4wEi3iNO9pvb2ysCZ9fvQPVLe2RKwaqE6Gt27w0nrSrId/D8NhHVy82puqtLL19Vc/8g",
+	"tK/bAtQjlrsk8FXOxZLjT63F/7rRMn4I/Je5cyZD+5Yfz87P+43PXrPwAelRIaNhZD2T3zqHcYUnUqZ6",
+	"JGdsu73BGv84jhZO0LmdmtB7RprHV1fnZ73T1iHJkp8D624InFslIMsAlIaTFr4yQHRIkHTeZV+RxY/E",
+	"UvPReJElNfpaAe7Npn3dsyTkI10GIBWMheh3h6BREjoPNk0YAjJvZ6BtmuC5auPx5JcL7ja3otzTLF4F",
+	"v7xJGnO2/MXqoEImqWMJywAIxd1x81+XUIrz9luS+LZt12ADJC58bf10VjlVjq0L5QNiPh+fm9/Ozy9/",
+	"Bl+KPT6NoHHauzircaAU9mqZz2d8ehVxW9Bwo7sHuaffrLi9IgXzi4Et2Nxw4Zc3Wsq7bDwnmwUErmqR",
+	"XwJCBTk+fXt28UxluqtaKM1mpEmhllKmFjS4oF34A9YzeV+y8q57//mud3PrNgIX/6/ghv7Pd2fXveJW",
+	"XVx+uLw6uzi7vGgEjduzt73Ld7e4b2UA73wrV6M2fJXDXnXBYtphw37pBvrCLR/dMf1gaipxSlA15xR6",
+	"czQt3dclDuRysKY42kFkuNwH3FymHCbIEkm7uL3Lfd+8qHl1YUkuUjyJQ3AVUCICDCVYMgTArGd+fJKv",
+	"sM8+TrsqFpgFm6+k9HlehVmnyG8PJwwzbjxoLym2a8pQmwsyNBOR7nESSxn5Ifq2TbG1sy1MbeU334xk",
+	"7AmDrgpnn2nlwvL5bUekiwZYHiD3rNaqV3oC5J2a9KPVjRSguHzFGK783HcKC8OUhXvFrZGnRBa7llFF",
+	"KEY618chirK/sNpBITHKfcrqDcwOzOY7OGi3Z/Sjw6TLGpc5r5C1my2rOCSzLH/B3og0BkRbl9Igi2Ff",
+	"tDE3IhEJRZU/45dnVXk1bBBvzjY0SQXWCGK+RJa5mqe9QMLI5rzPHaG8Q9dNJH2hjEG77e5t5+e8bVZE",
+	"DQ5hZRT2+PFwg2e4tkMG/ZnyfSNNqPK0jWV4VLoGEL0aIURIFyQ8T/BFamrU7co+tdaeyM3wyivMchmy",
+	"/NqT57Jhfgv2TEJWCFVhMma1ntLszIkwX1VYDZcdZJY7pwwVEEZH0+w5BLLFCCjXKnsHMmceovlyZAga",
+	"6P+g293Y91rhrr7QUxHVs5otlDCC307YR64ATwPp/aDbJRF32X7LIfcC7/tKu2nk+K8pS43KEetpaYcq",
+	"DK3MxGpOjo+9ZTtdXBYvz8Ote1CsvBKpWRut5oJrTq1zaO3dUZ7kttG626S45fWuJr45juv4qO2OiSk0",
+	"GdlrOWF6Cukz20TkYywNuKKISbA+/SJhmgm3hCvpCid6nd1fFdsbpADQSjOkCoT8jItstoE38naGTz7f",
+	"27Rv0qpJOW+ZJb7SCLs2Dc/9uVmIKp/DClr3W/CrajmPN67TzLZk81Wws9o0qpy9f8UXXhdpaosU0VtE",
+	"qXdNTOVckIw8bZOCrEWi6szCgPQb2Vj9RqtDekYcxDSxjXEAiEtMWcJdH1Tb29Hh4pKmkfL2De2QLlRA",
+	"ir/YnGjMQqhwH7rwCLLXFl0MxXbTJowExOaLBMSmi7TAfxayiGlIM+QKob/NW4tyFDKZjJZ1x1jsoCCz",
+	"FYJBxjIB9KT5lGrmghbVDy2lOT1/cbAmy3SLLiRuiWrCqfCJqDcYXQ7iZVqCeLZPHsG3kYjRe4C3IOxj",
+	"LBNNh4DTHtpsZ/NnETfSPAMxYMj8e79RO6cKqXviwqtD/7XB9NXmSxqH2/rN7SPf1/iVENAOGyPVoguv",
+	"hxC2o9jyZG+7QSFYRDhiSrgBs3YTCVM6IKOIm6Fmo9g7yDzjsjX1lCuMKMtWyyk45RcWl7e4bqWv8/Iq",
+	"o6E+DAzdNirzL5rNk3HdzDAU9h83lxcY3T4iqUppFC1y5CQU8dvlQQKYhzTsAcvkbVU8JCW7ZpT2vmdZ",
+	"EmQzK7DHqERruZUY11smRNatq79jGiviaG/WpSxY2zqt9I2uO5Xv00hzzAWNcmBI+wxXpMqoDUU7Vt35",
+	"srjUA4HLVsMw17s5b7SMj6PoYZS9aYKvA/z9PaD4Ygowqs8ub78MoGzTgWeA/4JGO0y49cW0nplCvjQZ",
+	"iwjuaZ0W2Ok6ny/7GEd8xPWRxUTIMf+hf/zgL3/5y6AW7MJmtW+JdcGEkahhHUL8xDqrV2qO2Yf14P5c",
+	"j66pWa9vWDbftlsZ5nWs8eNRkkipa7rYLAfM1ieX8tGdpb7aca1jCloAYsvgCrzVytJyK/Ds+tuFCZZ2",
+	"Op9/vpHvV9LnakCWUucIwNQgx1dnZWSQDNfWwbNsBL5S7eGczGjEFQvJydnpNXJoHG9GF2QkhWAjDWng",
+	"FkXwkFCx2C7C/KUoLsvqFuLTfIGiVcaBWato2fGsnlVTkF+AjqmYIImcWYtCzlzCSwajU8g02A5xxqPp",
+	"mHc+UyRO2Jh/BF0dy1pfmA9K6Ai4bXNxpz7Q4Shk41ZgmLZmUVQgLaNX0sR/So2e+06tQRXO6RXUYoi5",
+	"Gllvu8rOuEg1aznP8SFizW6BAPwl0IffFFQmP92nYGRt3Z/ZQguGbzbBtkNLy8ERhoHz1G8Pk+gQBn3Z",
+	"IV+y2OXPWbNia3vz1HQELIVhMaHM3z6RvGVGcVC5JwKaB6JT3wp+tZFQL0/BXoFSCjCXDedUTIR5lwUo",
+	"lHLtg6xj0eaiHJGsxMLZUVtWWBQUhyyNvgTm9sV6xPeRHN3lasR6v+LG3lGnZ5RX9J3gWh06t8pSOoZb",
+	"J3vB3oZXd/A3d0suD9D/0iGndkuETTOpX+eK73GVwrN+RQrqzSrqkYLIuWAhSQV6yKjOzUzzi010yEgr",
+	"gCvQeCoopolhI0zodWze7mt2rKAJ15bVPKsUrjdyTuRYQxXu7dnJjwRStyMMo4l8ztnaZ5r+yxf7Jf/X",
+	"wXoM8ZJetpq19DKirxbViDOMQPjjn5AtWzjPxaZ7Eu1VORf+KJGvYOf63XnvphE0ev9127u+OD7/cPPX",
+	"m9ve20bQuLz4cPvm7ObDTe/6p951TekOrN3xl5gY69xp7COdxdEXmBm19gR2ffMpoHTGFPZzVLY3nNo2",
+	"fxEts83965Xp3+ALvO8GAvZM+wYp+44LK4xtd7etK2u2rLmyZF9bDecmHJSIu5Z6CquX736+W5scK5QN",
+	"W7aVK2zZdqnZnh58Ob5EnhOAt2U1tUdVJgktRz1t06v9I6vbbl8x1ToutIqXiSvT7myWTb/JuuYB2OXm",
+	"QEhrQ7PyBHshJUb/y9aERnO6sMdJeHA0Nl3/2lXZiFazUTb53JpGPbiPDz7aa4NnboBNpuj4xKrixXoP",
+	"BMaAMMaFiYJOHNbkJz4w8rG6a7yfrNGjFthCwYDMaBw4xxf8O+KIzWTp/1//+Gdju5bvhSbv64oEq8v+",
+	"TtVgiAgkXG+ci9nknGV+AfDbJ71zkr8gx9x2HRMUprEYwZ/YBtib1nDjO68iOvLaU1uL2M1qqJeMoqlM",
+	"NJmkPGSQavOWJndhWVlZfXhdWXUuFAoLvnrb/Ee5YI094DhvHAwvjLJ6lldZh9rtQo65BbX5mYSSjZpw",
+	"bCWTGG61aWrWzM9c1K7KqKCEV9PvoO2al6GUu/5uVt1eqdpeo3xtJ8lLIti277KN5lyZMtXWiLGWjpYk",
+	"VYxQ10u3s6KX7kpzYUlrypWgwjJtQj81MAK5trslnVuqXIsksJGCVo8m8AAk+82iE3UaG5i3/i6cv/vI",
+	"xJ86W8CMMoo4aY4iymcW/2wN1vyKuIgjk7KH9YEJAbav9irGiXW1d0LOFaFDFw6Rc0GGKY/Cuhwl+2bV",
+	"b3jyiCaydmCzqj9AFVEEcJbooDFD4XyGXNAEoiNWbiqzYBO529l70XnptetnMgToQP9gxsaAYseEMTKl",
+	"IUnFSM4Qdtt2V1S5fonDw2bDnPyuiTii2pDx8og/XF7e7PxweXx98sblRPq/KOIi/bhDZ+GL/ZqY8j2v",
+	"X8FxGkXkp5Mbgp/inboNOWWuWvjGVJidFtXZvNrf/+75q5cv9/devtzde9Udht3vdoejMHz+vLvXDfde",
+	"jcbDF8+7ByunestnNRwM2uk5YFKc8oqJbcYg7ldRmGsw1Lzf7ex1nrdwDMUg8T/i4s5OKcFigihynVUH",
+	"E+l+Mjr6/43PD45ghX+QJFYsDWXbdYxt3nc73U63vdfde7G7193d3Xu+f/CibZcTIkQBGfx7yBO9GOAI",
+	"HvKz08t3jVACcJ4y1UfYAXYQsvtBdddwcuvBaN1SFY5KUDijBXr28pAMocPT962+6Cq26bo+u8KWFVlg",
+	"BtaZdPK89l+67zsAMf3L3vsOQhJ10iRaz1RhwNUlVC479gE6azjZpnd7OCm49KrSNM/C3iT3elu48QJM",
+	"29alytsUCtd2TS8rhg4tHBdw1aZ85Xz5/e4rX7jkSzYyD2fsdX3xjG+cXs/z6g+bJ9v5UvLIv+hgTXJ4",
+	"lTjWxWsq1FKiEJzxe5/FodgoTbhemBWY2ehhzC3oOzdrM2U0hGxe1G8b/9U+vjprmzvyKeMTn4PGEJqt",
+	"eF2Ax1dngBMPxXB4X54EAl8CQh9fkL16qnVcDupumoVS7BAE+QP/+sc/W4HLiwDRcHV5s+SIVTufiiHh",
+	"zzv5azrkUkSLSr4A9hPHlMc1X/EZ6kfG0vqCNB2Bfm7X1YhRQAYiM8qFplxA5gPMV7m8fVuaYciRxVJx",
+	"LZNFa8n55trl3ZJQgsjVEl/dITcOIgicSpkQIM3T4x+A7F0Xa0MyrU5f9AAxCZKQrl+fkFf7B99lYE2I",
+	"gaVIc1CEqLFX//1vSopB64jQvljGqwL/nLL2c45uxUWG0QT4zZ+wh7uVMZ8HZkJoctvXTIGcBoiZI8f4",
+	"mTbvv+mBlvnXP/45CGyxVF/YVbUgXwTPUyuwrYQHoJ4fDiMq7szIfQEpuLbNPLgeRzpadMhxBo0zlCH0",
+	"LIYbsfN8wTkgQvzgvshwNqs96vG0FR7ytaK3uad9gZkV7/692+12SZOpEY1ZiO2P562AaPZRZ3hGADBl",
+	"9oG8u33dfhkA7rBgfWH+3H1BVJokckI1I/ieoNCW1QLcx4wCHCMgClCCPlijUioesr6gJJTpMGKGOqGJ",
+	"enOwy/a73QGsqAI/cshYDDnGVJDdvZcE0JkVFACGVFMsW+gL7cDgMDM5I5BnikDX/QEEglXejf+QDMza",
+	"d2zGdIeHg6Av8DdMFx0EZADr3LHdzAIywNXunIVsFkvNxGhhGBs8udTbH2CibKGVcwJBI3I6YopM6T0j",
+	"Qto8pr5oDjwK1m6mYFmCHrQ65AI9YBByxmRPMO77wm27pa0OuUgxGQRKHTAHhH2kZnvMPoMe6+hQS3gZ",
+	"nbC+OfwJU7EUih0S6nLKzUq+6na/2331au9g/7v97qtXzxHV/NXe3vPn3+11n794ebD/3XcHL7uvBn1R",
+	"AL/NcDcVnUEbBCMxm6OIQ18ANZVpFJKQjbC5Opu5vL++mEiEwQFrnjh6sRrpD9LMyXCNzik8nHTeKYYf",
+	"PWjB+YN8rTu2QH6Ea5maJUM+AuhkhH0csVhnqHJMWV85zxO7+wKdllIYMldksKpn2B1boHsDlyeTf4dL",
+	"1w/Nts24UuYrZWKx4ozQmzCtyH53N8DTYyEgALdtRhdwNkNMNcsM/77Y7z4PCkRnz1n+iwP7sihwEdaE",
+	"2m3Z7+6DqBV9YU29HLUN1kNKrBayJKPI/t4ra5MVEMMGeADNTPsCIgzZBK3jF9vqDT62gdG2zZ0DBOmK",
+	"+IgJ7ALLQYSOudENGscxHU1Ze6/TzbWKwm8g7a0bsHHDonF7Kg27LkYvR1OmtJ0GMKeYydhQUpzISUJn",
+	"uOfHZyiozclioG5gPWQnAwc7bIDAaBTM20a3s4uzkDETNOaNw8Zz+AltLNCRSo3jdkIWsQl1kZ3PQf3l",
+	"nU/5H2fhZywEyb3cv1idy5pWdm2KjxQDU9ZRnXfJrJRCVu2J98szy7JDfPPO2tssX8mwr1df3flU4KC+",
+	"r/Vptfkt5SqI9xsPtBPJifrqo2UdN5euzEax72dg4JiL4bkGyVU7nxwqyYa0UAAx+Yp0kPW58E1VsWjs",
+	"/T3LNFm+JGisplL7rmVycedTZtJ+3vmUGywPoJObzDb+HKy9+efcNCoshU0zQ3cq014Txt0EmD0OZY9m",
+	"SD4xTe6cmlbFQjoCLy93XR8yEBzoYLLMzoliDDF6scbIau3P7HPmsRx/AISha2hgeFvGoo3p2DjnSh9n",
+	"nxdUl7bylVW8LdIsAAu1AmLBUQJiUbgCYpGbAoIYXKDLHZ+fQwTavBKUrpyCc5QzH70WqrJzP8gn74tg",
+	"uarvscl4pdS8XU9q3nvAIgClCLZ8r9t1ZpnL6K2gbkJEOBtqPQoRxNnA5quDQEJ3wj6O7HthNsMdB0MM",
+	"9++uv/8dINkajYaF+NDz9Q+9dgiz8MTeq/VP3Er5loqFrRPDgrNcdp87hSRL8CwnhxYwyrKT1ZSJU+Yy",
+	"EEtqa+zAjJiX8sURDeCXRn583weNoirSOGz8dNb7uXcNcysf9Z1P7p+W6XjPfb5feW/hrAe9g2p02Fy5",
+	"jYfwcM35VCLUFvTFBWCuEP9YtJaP6g8sO6mNb06gq4mz85i01t3f7gh8OW1eGwteCve1QV75ntd0BsUY",
+	"P6L9AZi3dPUh21LgGt5bAUdDzqsBaw4cPij5WxljLWsGOS1/kW4QNGKpfOIPXg9F+BZTrojw6eCd4N9Q",
+	"Rlxoz+AEJVQaQI9IB0/AdQaBGuT325c+U8RirraOSMKgWykAquPrUdp0yPdST0EC5r3nsjcBewEzaKRl",
+	"go4amAswogx3O+dIjg25Qfa7r5ZP6Skc4tJBBRr7XoaLr3ZG3etPLZQfntbyvn7+jXlEDjKRIQ7+rkXa",
+	"tmym+2q7+3cPHpuNWSBN0gSM4fKRVC6LQjGhW0YrQ7BN0kTPEuG6RWh2fyabVekobMrj4KjlQjZvjeoV",
+	"qujEhZscjn2Wugg6gGHNOUYJHOjMWmgF6OxCUFRs5GdJ8Zwq3Yaug+2z0wChDASbm9cpW82PqMPzhGvN",
+	"hEV7wcaIzxT6IAH8ncBbeuKeRRLzgMpM4EYnjM56rtuoz3KrKr6FAN5mZxDjOmsNGvPRMBGwaNbyBM0+",
+	"atyftoKPKDOFaqF8cs+S9o3ZKPzYI0w0zZZsYNbscICN2zj41JbXbiks6KiHazZrb7YapZf6GNMxwe8h",
+	"ckwGPHT+OcV+tf65gAzgu90VAD7PLsF32CulscCb71yA+N02AZeSwSG4Y9s04vdsAIfJLBXqDLsHRFmI",
+	"PpvnSKY0jplQfyo2+eVsrMgOlk4/IIz46DBhKp1hs8DywS/yLJa1IF1jFkylvPt9+CTqVLCsWvnn3vdv",
+	"Li9/xLZYNgKGue+DoNSpYZYqDVAui74YuMYjt3zGlKaz2BH7O8E/EoXZuY7MqQgLj2S9Sg4Jtjf+H/jk",
+	"lH0kb94en7Rv3hzvHbwwB6/fsGfLjYJv7OCvGK8YynDhWgfYAfsC895snxRb/npb6KVRirmRppA27hVg",
+	"VAvjWC8DIqSNVKEnRQU2ToVSBMzJcpiqBb6ZvnC3QW+KAiiMA+FxWmUWdsHIB/q6y8LhSir9M37JsmxY",
+	"QwqFYBQG1Wvj8JW9qXOp7BVSJ4o+lZq0MVunzRFK0KgPfCKMycqFhRss0gtp4mXX4EZho53lvXRGS91n",
+	"ZFRZ/xlea+WhuneGTdY4bEDM6ZrO39pUps9W1/5GqnUR3ahGv86xZywIKmE0iThLKsG3SuQSxMoeionH",
+	"mOoNTu5LpFnNNItJBJtPN3v98lQvoIlTpYeTN0Wg2gXKWqaDn3/+uX1cuDJogasT9iLr5QTtuUr82WLP",
+	"OgZtWJkNEYL7CDs3VVpAeedV7izV6jySdH98owaoymL9uVixtpnFNhnLrbAFSjsqdV2CyK/NAyhqAnnQ",
+	"qqgN0Hl7CMwDPSUVLeHyqnd9fHtZ0BOyMJDfsjmDyyQ2Sl8aZ9ofzM15FfSUzQKCwPeAqgAZmjGdMBWA",
+	"zGIZUKdjyQsyZ65Ziqv94gkxWi6+FVIIcOwZo8KOyzhUhLvUDSEToqZ8bJEsI6oh12TCVIe8BuBjMshB",
+	"RAcWFgsbqWHVjj+8gB/9rc0g39sqkGabGRLFON+yJBzIGJqsuZgHRP1pFA22iGi4+nnzKsRo8WYNV4e+",
+	"ohPDTP7OSHP3X//4fw+MduMQCHa73VbdDL4oFOJVBUpkYBPr44Tdc5mqDDjWNxVMrtlKF/mWsRigzLpQ",
+	"zKVg8C1QzA8kXEWkebLSCnzZsjZwFJ1dXL27/WBbwWC2oGVOY5mUVxHbOcI6U8PWDUsr8mXLUNdbaHjj",
+	"zif478YRc3v3Sqd4VgGRpjxsbOEVv3VZ9c+yIK2TQFnaDgJFZIzqqFgGNOaIe5I7tOBtdVHhGV0UUDod",
+	"v7cjuCDxEaECL4E2gm0MC7j4zrO9j2ZMhCm57pGyZxyA5pd5/jG8BOhhXUD50oL+ojHnZoE9EaOIJWTI",
+	"Is7ubTwB5zBkkRQTRbQ8crmOLoNRexZc59ilbu0LGVA20rjy6x7VXXdi+3d9ifWyMnIAS+GwOx85bIA0",
+	"4XPOZR2GngIEjxkgwHNBBTGqCJ6CI6shQ7aKzUQlZve5SFkhbodnaiNWvawm22jcTpwOIz5qW1DY2gi7",
+	"4W7NIVXsxX4LT6kxdTJ8byzPAtxwdeSMJCoszDcLs/vkeAyOaBuqt9WU9qpzRCwF3f8Dr1/BXLG04Zud",
+	"kKWxalwAd9ac/+Pke4DjItw7ONh9RXDbYVthNxGAnVUQ9D27WyQ3e3kD1cCmanYWdBatpDOzhQnkTOdC",
+	"uFzBGZDhQiO6HfyDKsJmQxaGLHR1dFj5eUQmTBhCYsTlPoMU57pDrLdBMBb6UrJ+YPoyZuL46uwmZqPt",
+	"qM19Yk5tVW3FS052vBy/oHYBOo9NQLYEqXH4y/syORUytotkMWOaNt5ne48VK+tijeCLMSvlchWsW0dI",
+	"o5pyMTm0SommkZykzKkSY/6RhVDJaqwgQLyzDRQqSwdva2JFt54zoRctsPEpqr5zyIqHjD4ahlC8nxoz",
+	"PuGx36a+sp/1DVkRDlFnHVXWLXDOFlUyjv5IzCnfXDnOP6zEchwxrWc59k4L2LWS6WRDPVOkcDUgKfb3",
+	"xUIGMuYsChVp4mpnGCLYNkM5eKNWBv0jU210WiMBFaEFb6O5OOH3TLg3T6kizevLd7e962fKPZAwhPGX",
+	"qWbKLxeRQNbmjGK5E9YKHRVUB6jWMYMNiGs95pssV4V51voVsIayLpXp4OD5i8f1LODanGIJXB3XzXb+",
+	"yZVQOo2XghU5C+ZUFg4BhtehErdI5Ah7UiTt7c5usIG/oAr/teQsiKEFgHnwf/5y3P5/3pv/67ZffXj/",
+	"qRu8eP753xorMu6LifY1aeYupeUeOlRgy7pmSWuqtGks1Ag9UzbAkXvKB0stOQctm+ZDFRnYdG4I+OLI",
+	"UM7j0mpC6AkE8KjQsW+cMKaMKc+h0Gte1Ofacx6ySn8yX+tIFZCpnNviI9cVMOsTKcL8KrbncK3lgmJy",
+	"ra/LH4yB4XBvp78OOed3jOzMmE74CNwuI5kK6ww3rzHTLg0AEpxrW+pECRISlnBZMPu8QCviSh/5y7Nc",
+	"AdhzL5utNu38lrHHylA1fCujU9sUhf0Bpb2qFPVnjV6W+lA6gYodDQE0sNAPdowJKRuEkvyKQrGbmvfI",
+	"20wRgtM3RlKThwFUuBYgO4FUMYs8x2ECXKZWQA66Ts8cZh1BjmwvS5K78ldWmzgYIjdfUFb9uqmrIl+n",
+	"GayKZxw8hTMecHwL7f/WBDTcNv6fUGTivrXUo3Vd3KHYhXDDI1xMD8NzDJ3jlpt8s5m8Z6U4QFDuJpvx",
+	"nClXWiYL58QfF3v/dch1ufT/lY0nY2wcHjF2aircY4fQvYhoKC/OqmSq6etm0paStk5PKnuvS2S+v7wQ",
+	"ONaf0en7WHkrxaiJ0W3yvc5DSurIbTubFY3zLz9duH+5TuOj4hLZ5nPa8KjZvPGg3noudmOzks+pZSMq",
+	"yJARFoIkAxXW3JijFFy9uyVN6oCBAQHNaL1/+ctfBrYbJpb7AO4CAE74DeH8tHxr1u6wglZTQu4WezIr",
+	"q1VdtNIV2a1V1hit7G4pd0fbQjgED08Ifh804rSG3F0W0zLaSIcMMvEzyHzR9nbXXLUvzDGAxN8Z1TaR",
+	"FcBMSK8KtoMoQhA/sU5RVBDNKvVFcZkK52rN+fGmw6b664ibhwVLN+x5Xj5/74N1KaKPGVY9juNosTpl",
+	"1FHLnMK2RnRk5e7XzAfdch4WUfUPwKUeS5zX53UIqe16AYAT7qAH/sUcOPQ01OQ9uJyHQn6EJ+nhQeHr",
+	"57/3cPfJigVsGnNAJ1QoOsJEnFyPKaKWEwkeLARVMHq8RRheJRlWJ5FWauN81kQZUqUmkJUnhWeeAmvL",
+	"ZupZsUA+IGMeaWZY83CROxKsp0+n6sjrNwg8fgOvF6CXT3mjzM8SJuGXp3560i63bI776Zt4H/4AboRs",
+	"LdY5Ep70y3I2TcHRXmgPjCZ89fCt9j5s5EL8EhVzQ26zDNFUj4JR6JEd2PbfhtUCYCN6Jl21CtfWW09H",
+	"Uwj0FB4ERyZLrAuEz5jqkCsZRfCQTBz3gV4oUBFoqzq5UNp2Nlmyz4qtvr/9qVlbtfN0bJa88RG/Z65X",
+	"OqSlFg5QRinWCQbpxI95WIIHYoNtdbZ2IPdIRt+4lLQ807rE5WssYy4hBmTwNoCWgQXOFuuDa2NvLilQ",
+	"RfQA3F1m0UoVabreL1QQPkah6yIwuTY6pfeshZaomRAD3AIE+7AeHWoTRwGLgxzn+AZFrF8LqJRlN+91",
+	"9/LPQQiVZb5xgvtR5B2Pb5xuxHBs97vHtjrtsKvtvYx6aGETm3Q0YrFmIWSrBCQVEVMWkALiTCIjhSa2",
+	"0Q+cb8/arHtfGcnkFoigxiRbJiSblZL1u8Xq/WJPkgXTmNOO5FUApLXgKE0aYYlXhqXRIlo68YY1hVkn",
+	"QD8o1SDAPrAiJAOzcAPzggnTLjPClY7BbF267iOLnseznHFdzT4UNqyAI0ZCJrBbTE6VFr1OUx7ZHYIA",
+	"KuA4LfICTkRQLeGxwqpjLme++dhAwjk0/nTZ4lfH7256Abnu3bx72wvIze3llT2f/31yfHHSO//vH8/O",
+	"z1twx+3x9S2CysA/P7y+vnz74eLytFeS7UUp7uTfJunj20nWLdBmrMFsOE8FRKbpR5FpbQAjE5A4hfCH",
+	"gxiALNDdbpfM1BdDzLgPrcOaeUKHeUKH+dObD9lxf6bwIKtviwrzuzcmAPp/VRZhJiLNKXwjo9BFbDB5",
+	"IKaQWIAV3kiQ5pVQLA69nMK8fKbQHcN2IzNbAml7EQsnLOk3WkY1LyYvuI6xMM8OOXYymgH6n1jYBhSg",
+	"BZ32znu3PdLpdPCzKi04Bn734xtYgW+o/poBVqG44reTJpvFelFqZ4lf7QRN6+k8L51n9CUVSIi0DS8c",
+	"TQuEa69zHRDFxYjZTFTU3Uou+XIL1T/0ka7Q/qoso57r5I5HyXb/lwmorxCXzdVkpXkUYewHc4TRUDan",
+	"FpjDtT30A6smWUFmDf8cDMlVbNVAbGZpTdhzIy/fnVMHOaG0Tfh1CVBwVCw7sgNlqZqWmyvSpFYrzTT7",
+	"4aIQ8jJjAwsqfHI57AVjurcW4D2NVYBNKZhlgGqZ3djVMQu1LuXx5+kiyO1gu3Zu1ZrUonbvdvf2jTGR",
+	"0JF5T20mJC5jKW7gAZF4eMrW12WWdpnq+CWSKbgJkNj+j64F/gqoeRUvmGOouXMlsP43PKTNtQi5rc25",
+	"apa39VhMdf3tNwXG+WAm7GpO6zSrS8CMNscbChPArmkaZnv9+oS8/O7lARlRIQUf0QgsA0hJVWYDjQSD",
+	"xNRWAA2ORICYybqE9zWl2Pk9YiGGkPLaWBisLwaf+o38x37j8FO/EfIJU7rfCPpFRBz4242Nfzj8qH7j",
+	"8+eBhXbrC8dLbW9atiDNzDO1XMjd6pCfsAKb61LBdV8MgEYyfmcLtV+fnfdIu52/gfzY++vgiFRqs+Hb",
+	"9ZT1BeJxWCMqYSMeY0EuQllEVExSAC3y5Br1oCLcFllvpx1+bItwmeltVF2b2X3aYTRWti3reJs4M/hJ",
+	"KVxp5MmhpUZHS1SRi1M8UUAKlu6wsBx3cLva8d+9PuhOHp6iWo700/H52SlWFmdtladUTQn2e0b9Co9S",
+	"gSgtbCOe/L4oHH10k0KakVHWkLSPyLuL44uTN5fXvdN8mOIIw1T3hZC2x1xhpHuZjqYMk5IACce5ZctM",
+	"T0htpuE4H/plMyqwd5ARTSdTTdL4EHAmIzpBu791RM4uYCX6IhNuEIgnQxrmDLisnyJDmXPlTVtEJvcg",
+	"VvIgSIifCqRcx2jK5P7EQQocxMokXWEkGf+YUC6UNYyQ+HMi/ZNxDtf/yu8bcp2Dgm63C8JJVQG74ARl",
+	"ZZhwC2YT5yYN5lhHcnJk4y0pZGrI2PV22COKNM0nQgUBJigKAk2FW6tzOM7N7NeYWW/Kk3PlZRvi5WnK",
+	"o3PzYG2a19ZVZte9PWIrg0nzX//rf5O9brdg4QUEfjt4YezXmEewkEonKUTSDfsCv7lzk7vFBmNJhCwx",
+	"PHHwSwaq/J78ct77qXf+3uH3DHKVHlpqmm1KY6OhjqhiRpO0dRqGI+6TH/n3nb7AvIws2xGOA8sta+S8",
+	"XCsWjUnTcN/hwhgcsGAky19rIZIldX5tlSZjOmJ9sdQIBGx1xQzHHLmuj/3GNZuwj9naaSlJJMWENGf0",
+	"Y2URW51+A/i0b08x1/HKFmevspi/pRl8LidXWX64x2W4fNqeuPhyrpDRO/BgV1KFninDcoKs2iFalHJc",
+	"qSCFc/jnyyCCxKidT+Y/5s9hwijKr02LEW0qXv7gkQWBtWxEkZhCnkaHXDsfVsTvmD3a1vfmSaWJGE2+",
+	"z6fzFasKHzGdBb7iKQPlKQPlKQPl61XkGebj5z3b5ob8nnyNF8CCV1fyAcANBDYUaUJqzWmLDNlYWiwk",
+	"VMYcACNoUKj3qSMX7NAZhpAkEZw6h4juSRdh+qtx4K+fy5hP7TdCJl3L/W+YfuL8T5z/ifP/RrmHhlHm",
+	"DM/ySZrxx7nFtGBRSNivKY0UoVhyjJl75KR3TkZShBxdijIKVetx0g8ravlvkOe/ncDyVgTcaGaMdemQ",
+	"2aCTCVRtJKk4RDkGHEGz2Mghty/DhftnQNQdh2vNsjlhRRaSfMJ0ApEjdBNRMqY8ShOGnX4Fm5vxtjU/",
+	"cMXNN/7uBJ+Z1B8ufz+v/Xiyhp5k4pNM/P3k45v/71196F0cf3/ewz/sT6dnN/a3H8+uAvLuAv973bu9",
+	"/qtZ1++ve8c/Xl2eXdx+ODnvHV9nrP5xhGScSGjhjORXk7UKYCwzGbKIJCyHpC4lUUmBvvIRjaKjTAeA",
+	"KKa7pZz1lTUvCoiAFt9/Z4nskOM8mQ1UCwhm9kW1FZfNY82nT5r73VctX8CwGMS4yj/3EcDk88FquHw+",
+	"/aekq6+RvAosC/QklE9jGRm5mRGrJwJZ7HAOcXPNY9cB7L7cZ+GPE4LMIDSWuqXWlpHnQBQOOegwr/ol",
+	"zUKbTUQgcsDXisygw1ArICw0uqXZAotu6zuKrqfqtzx/2Rg1x85961OQZxmny4ifAlCx7SElQtzdxwPj",
+	"Crww0CWwknow6LXgJQ85PhUwmN+67/BluewbD62q5C3aNpdK0FhNZVZn574q6IvsjGNeo7MfY5aQMQtd",
+	"dwFkqlj4TYqYLYlmYV9AdrqR3VmP30GlB+rAWJhpIgqISPksm3vdrld0wwAPrwT3NO39jc1O27k1c7U+",
+	"NbTdtqHtk837ZPM+2by/afdf8EFm+iKk2b89vnh3fJ73ojGUWGj429o46WNDe7ZGQist49+DbL6BjDt0",
+	"j9peDgG5fndxcXbxgyEsDDu6xSxKZDz9UGHg6NQY3gQL/Ut4cDIhAAJg/vHj2fn5IWbuW19B3qrfghFG",
+	"UGSWge1zzAuMfY2wzPQLevrvy3NrJnccRY8kRJ+ctU+C60lw/Z4E0e3l1Yfj83Pyr3/8f4ivjmzWWEH3",
+	"RY22JKUe7EzNdqXNxARyk9fAmcBdZRisERXI6kWQw18ppjUXE9v/BCrAIuDKmt4xgKog7COdxRHL4Nzj",
+	"hCnmc6tA849svJ6d6Lc0LSqDrW5Wh2sSuBx17F+UpJH5zKnWcd5OJSBxIkdMqT9ij03c+ayb3aH/E2E3",
+	"s6/ctlq+ni53YLSdMFm0kxS20q+auKMPzRKFPrTsPZaJRhUB9smi8mDDDtQZIqbQww/X+iKmytWGY7Kv",
+	"InIcWLiAMYfceFfXE/KEwfm0ID3YdnFK76HGSegO+cEcXkoGZpxTC/k7wLZZA6R7m0s/yFWNgc9lcJos",
+	"rlNxbabb+DYKiB3ht8mXcoOb/aovezRX/1TOzceXM9csjuiimuaeaXcW7cbmUIBhFBWbYojQHar5lOoC",
+	"wePR2Lqie8XBX9Pq8lJkvMmiPeQNN7FZHNek6edVMnGsqqYBR0UOPKbMqfVpwdUn1/5SZ0dLBB4NxJqU",
+	"KnB6yDr149tCvOD+3i5iVoxz1RH+jp1X7QG4ZjRctGc0ZOVDqkjTJjm1JylNwiAzatoTqllAlKZR1J5T",
+	"PZqGchIQLWV7RsXC9XhskUJULJ8/LJhb0iMCCVp4+Cxp5gtvVHVMu8K+OJc31nZaJ9830wGv7Mo8yqnE",
+	"wVYhM2UE9HQ0vbrjs+yMkWZSR7StwE91RwQBr8Yysa9Trhnm7+7EQoPl2vP6MzYlJbiXmEYqyPEZoRMm",
+	"dMt2/dQSYB4rphZ407gq8jqZakhgcXBCoRypQ0LJW5rchXIuyCTlIQsQNRnLYt1i5wrsPU04HWYqcDmp",
+	"1ZjXSR0GevVMvoNvf0Q5+U6tqHyEnXA+yCfJ6Tmeb+R8I1ozJJVREpZhOwFa0grL1GRbLCMhqRIl/aYn",
+	"dp2bowToxbJuOYoxcE8hnEqhiT8lBcQISqZUhOM0aq3sfArYGUXcOajFMSc2FbaZMaoxtjEqjYyYhYro",
+	"AY42CMDtRQUi1OTtWKR2/s/WOkn6SNJzldwsAj3+AduA6vInlLqBfg0PyDbgfKUWoDkNOxV3lLCQCc1p",
+	"sa01+kvuWKxJKkKsvSfcpkdlng0LmOhUaIK9ZXIPCIvYhOIp5xobt4EjV8ZMIIIx/KahgyL7GPOEBQXX",
+	"e7nxsRn5niUhH6G/0GoDDmTBto1rdciZVg5qBhonOQxRkcf2CzkkAUq3HJCMIz4BAMKXAQmD7KtgUhXA",
+	"slxwYs9myOTMQQYt8iCiCJY6ZmVBqlkFNtD2LEO8ELsP0Mo8648OWpEwLAAYQ22XVmzOmvGEIk5bTBMm",
+	"6nuzZrf+Pgup8/nBfGvSTm3v16MCyiPXf2bsv0dtCZsT7GoaO7K9ruFtBWyn0ZRHYcLE1+8Um80hsJsN",
+	"TmDHHh6AMFibSVpuflfsE4t5pQ9sE2ut5g3bxZa5B13Z389oLTn26L7R20Y6WphBoLeKr1HfSk3/cVSG",
+	"DYjwqSHtqoa0noUKbDTRSVL20ewTz7vUOt9NXYPab4N5XIbQ3KxNrYcKyIDXt6g1J7AvVrSoddzK06A2",
+	"dyqaB/qiOai4ujrgvfql+74znzLRAVyqQStA30bBAALAIwvF1BfNk955QZdA1mnT9LnKkJEchhg2jQAu",
+	"UNiHvmgWHobvgzN8ZOyT0WIUsSPiAIBfkpCxuJX323X7jWGqzVrtkmUmiNf7Yh2ZVZPq69r2fi1N5Jt2",
+	"7s3VEfvVv7f2vVux0m/awHfrmfwRWvj+QfvS5gvta7NAcGuGrKzdbATRvF072lr7die3UleZuqj62Yhf",
+	"9oS1tiaGm6VWByQTw3H2u7tYKAUVAeyjMQpg1TrkTKmU2TJw6UJIV5c3tz5M9nt5x07yGX5FU2nfZ8+b",
+	"4cIn/aai35hVqTg5nqkSGUALPnnHbMN5NJWlsILJbr1FAyjl4n0dQ8Ho2RlgbUlXKerZFkNinfLOtdUS",
+	"XF8DWx1aJXunwSi6UJio4lXkS9T7CNKnMF5dgml2xzNFZkzTkGr6RPRLcTTvOpEm1hcbCgCKd0lKHCkN",
+	"lbPWb6HGezO0bt08SXOwuFMfBkDa+y8LkJuHAMGZUBHKGRkCUmiOJK3SWasvZMxssRUy++OrM9LEvFzz",
+	"9879bgtciXC2i94BLKEFp2dfsEhZB10GRW10XnDNm2Fv3hy39w5eOJPevGoq5zZ711gGnb4oWeJTa1Tn",
+	"O3VIuFKpkUTo27OiWGXdiqGG3NUlPYRl9cWp81NWuY2VkWXfb4cc98XAdz5BEC51Y5lPJXyDbc6UUVtf",
+	"wGy9lW3wplVisgqsmybKtoUqC3TrK1YB2SVakpffveiSJiULRpPWETpLZKoD8t1elzSfd0lIF6rVIRdF",
+	"7giAMgAFbqZ+hB9jt0NLkkhNNatF7dURzM4P2mvmsy1oL+TctxUzK2LY/cnZ6bUizb3u8063s7v7vNPd",
+	"2dsPzBHYPQyHLw8Pd57vtSBXMAwTphQr0r2REyMpBBshaEGQGXvP94rrQ8XCPd8h/9V+LZM5TUIWmn8h",
+	"jrIl+yGbcjxsUAedJlAlmSoz0ziRHxd1C0WjSM5ZeOwmWd93fv9l8HUbynw9SwVPwDYSq5DzbLkasgiM",
+	"UDSCxpTRkGHE8YSOpqx9kiM1lV8sZBuY9WExZGDDG9Zy7qzEGP78JDELEhPVemP9wAFf1hdzyVHVpDI2",
+	"XK7UgBPyFXIbl0we4PY0WtVaL4/EQVxIQFwsa3stU614yIg9hLasR2UdDeYC2u5xrSDPC1HMk1SogFAS",
+	"ckWHUcmtVO6OPWUJK+X2C0icBlEK0iDv1gXhFsMRwkMQhIWuNVaCBXlsDmPhQltezAvV0/hcqY2p69RS",
+	"WAqKYUUbrZMQOiQjCPth5moAOrOLNMIiP1PkDjicbelGDrqEktiiilmX1ZEr+jGW4gnEOtHxVSo8oiHK",
+	"VnPeYXXy4iCrhGQ7uy4Of+0oYI2kvDLzVPzvLEOfz8HnD+qx58G0qMWd31aCmYUY5CszcBk2ccLuuUwV",
+	"rGbdVDByXC8dusGjYqefOmKyO1CXqXApGBKJHJN8U58YbsVEKTFYp8Tm9REBEWxe6Pkg3apSTSjRfMa+",
+	"fTMwf8Oue5aoVTBRt44zjekI+8DatlP2wUHmx8ffPwxTHoUfuBjLgbHVEj5yxSgQiwbb3/z9gySxYmko",
+	"2/ZNWNoFj6PHyho+MtXYFpr8dHIDeRNwt0vuMIsXZA0ZQYoljJEpNYx/JGczrjW0H6Fiwmxd1g/SSIMI",
+	"Qw5ZHCKieiyTWYcci0XmjICAENgsS/4KiCJKSZpco+/BFV9iR2qXwdQ6sjaUsUqxLRfiLDrfhZnVkI0A",
+	"85GWP5AW5umWSbMogs4QRi9MrNF7JwwzHkd0DjmUOll4fSA/2d3+hozFDVGjQeL+uiQ7ND//gGVhBZot",
+	"mNEac1wh5pwHuJRMkxHLN9bmyeSIa2X4HfOmNZlSU0YjPf17vdpkw9573a45sdDiwyoRtvADZ6zIm9vb",
+	"qwCKWTJnSkg1HZqTGkpmE905hOYRoVSYp4FsSTNh2M1dCgcsijYodLZiLGT+5Nk3MP1v2k0YR6jHZ4M1",
+	"4Iqkceex6YiN0oTrRePwl/flpDpc28PSNtkp5vSBW994D3SA/FWtZN72Hts0yIESGMK1HWRc+qSSNT5Z",
+	"G0d4fkTUKKExc/BD5hpQvPXL2mch28u772/tdDfrix9HlD+kPaD94M6fW+m4SuTMiLxUZTvcNMtG2MdY",
+	"Ksxgx86O5khCbj0lyENg48CnfscWLjjvnB4+WlvJi6CkYTNWlEUGMhbj8nOyrEwy4xMkGsh3QASDgBx0",
+	"n+ft48o8CYsACkwJyuF1QsdjPip06oN5bsSeoLLot+FOMLQR4MCeH5U1BY2D7jah3RWs7NptyeFDdtvP",
+	"7crDfWoMGU1YYkY2dhqN+Y8M5mGMJpShPjPyFrJb0WyM5IhGTnI3rVYLfw5c1qlRqCZYJJkmUeOwMdU6",
+	"PtzZ2d37rtPtdDu7hy+7L7uNZUvRaJCYJfjX/LUJ5hZbdyRWjMsEyHgUcShdSyBTl2vShH5dOKmOrTjo",
+	"jORskDsqb89v0DMJBWeD3S5M6QCmNLAgMfbr3MKDVrlwKfbWaUKmUmlFmoN22/7Shl8GLXAKKUbeXZ9b",
+	"Lynonm6yc6gIAGKFulikpHyxPgG9s8+HOzufzBs/N4JGViNhKG2aBUpgR4y9bvbE/IwLGyz5y5XO1w0S",
+	"gOAn9DUWNTFICKKjEYt1C44RzqU8mtlNI42YSGdAbVrHjcD+bGjufUaJ1Q120tqWBJdYECyBtfotAS9T",
+	"yE1W34BaIk+y+tzi8xkao98bkdf8yrHtXbKISxOIo3TCvc8D9pMxV9AfhnNQmupUBWTKlZbJAmE/5UQd",
+	"kTkbTqW8K767APnkez1jiXt9huBafNwhdvgWx2xi+4YJTaDlKFE6YXRWGhxKtT0P/6chQ1hazFKnXANG",
+	"R77Qrh9//jIu4lTXLTI2sAygz2sbbDEW5gDJY8yut9Wb9n0OU9bzadXKF2XWKXcjWoMCa2EAVUHO88kv",
+	"wVEUSaXgNaiJvohQkSkz9nUGIESGi3IZhxsJihdghrCC4wJ8zTOV1dQWxs+AgWqWsTZgeYjF9NTnpW4W",
+	"agSNDR4ncpLQWct6IW16cagKXlp/agQIfjM4KD8yuVPg3oU3QLEG4HFleQrwE9cuSdL6wUc0SThTyNTb",
+	"+VZibIOO9CHZ7ZBzgMk9JC+63YwrEkpmXKQaITiLYZS9LpknxkDLf6zcjfZjQF5AK0kylKGZQ3N/71VA",
+	"9neft4p7MIGEPO/6m48v/ApfnunK2RtmTFPPC16j9wccG7UGr0pHUyPNbB2Lsl2iM1YGlu3n95///wAA",
+	"AP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -1,0 +1,75 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/yukta/yukta/application/executionapp"
+	"github.com/yukta/yukta/application/supervisorapp"
+	"github.com/yukta/yukta/domain/fault"
+)
+
+// losingLedger is the real ledger whose claims are always lost on
+// extension: another sender takes every key over.
+type losingLedger struct {
+	*svFixture
+	extends atomic.Int32
+}
+
+func (l *losingLedger) Directive(ctx context.Context, sid, key string) (supervisorapp.LedgerEntry, bool, error) {
+	return l.store.Directive(ctx, sid, key)
+}
+
+func (l *losingLedger) Claim(ctx context.Context, f *supervisorapp.Fence, e supervisorapp.LedgerEntry, claim string, ttl time.Duration) (supervisorapp.LedgerEntry, bool, error) {
+	return l.store.Claim(ctx, f, e, claim, ttl)
+}
+
+func (l *losingLedger) ExtendClaim(context.Context, *supervisorapp.Fence, string, string, string, time.Duration) (bool, error) {
+	l.extends.Add(1)
+	return false, nil
+}
+
+func (l *losingLedger) Settle(ctx context.Context, f *supervisorapp.Fence, e supervisorapp.LedgerEntry, evs []executionapp.Event) (supervisorapp.LedgerEntry, bool, error) {
+	return l.store.Settle(ctx, f, e, evs)
+}
+
+// TestSubmitGivesUpAfterLosingItsClaim: a sender that loses its key to
+// another sender starts again a bounded number of times
+// (MaxDirectiveAttempts), then answers unavailable with nothing applied,
+// instead of recursing without end.
+func TestSubmitGivesUpAfterLosingItsClaim(t *testing.T) {
+	t.Parallel()
+	f := newSVFixture(t)
+	f.supervisor(t, "slow", `{"name":"Slow","engine":{"type":"http","settings":{}},"owns":["session:ci"]}`)
+	run := f.startRun(t, "ci", false)
+	f.waitStatus(t, "RUNNING", run)
+	ledger := &losingLedger{svFixture: f}
+	// Every reading of the clock is a minute later: the claim always
+	// looks old enough to extend.
+	var clock atomic.Int64
+	now := func() time.Time { return time.Unix(0, 0).Add(time.Duration(clock.Add(1)) * time.Minute) }
+	submit := supervisorapp.NewSubmitDirective(supervisorapp.SubmitDeps{Supervisors: f.sups, Ledger: ledger, Runs: f.store, Holds: f.store,
+		Control: f.control, Start: f.exec.start, Now: now, ClaimTTL: 20 * time.Millisecond})
+	_, err := submit.Handle(t.Context(), supervisorapp.SubmitInput{SupervisorID: "slow",
+		Directive: svDirective(t, `{"key":"pause","command":{"type":"PauseWorkflow","target":"execution:`+run+`"}}`)})
+	if !errors.Is(err, fault.ErrUnavailable) || !strings.Contains(err.Error(), "send the directive again") {
+		t.Fatalf("a sender that always loses its claim: got %v, want unavailable telling it to send again", err)
+	}
+	if n := ledger.extends.Load(); n != supervisorapp.MaxDirectiveAttempts {
+		t.Fatalf("attempts: %d, want %d", n, supervisorapp.MaxDirectiveAttempts)
+	}
+	if s := f.status(t, run); s != "RUNNING" {
+		t.Fatalf("the run is %s, want RUNNING: nothing applied", s)
+	}
+	// The key stays open: the ordinary intake takes it over and applies it.
+	res, err := f.submit.Handle(t.Context(), supervisorapp.SubmitInput{SupervisorID: "slow",
+		Directive: svDirective(t, `{"key":"pause","command":{"type":"PauseWorkflow","target":"execution:`+run+`"}}`)})
+	if err != nil || res.Status != supervisorapp.DirectiveAccepted {
+		t.Fatalf("the key sent again: %+v, %v", res, err)
+	}
+	f.waitStatus(t, "PAUSED", run)
+}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -87,5 +88,81 @@ func TestProcessSupervisorOnTheRealServer(t *testing.T) {
 			t.Fatalf("the program still runs after the server stopped: pids %v", running(bin))
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// droppedLines is the server's count of one drop reason (0 while it is
+// not exported).
+func droppedLines(t *testing.T, s *server, series string) float64 {
+	t.Helper()
+	return max(0, metricValue(t, scrapeMetrics(t, s), series))
+}
+
+// logLinesOf counts the server's log lines that name supervisor id, and
+// their bytes, in log.
+func logLinesOf(log, id string) (lines, bytes int) {
+	for _, l := range strings.Split(log, "\n") {
+		if strings.Contains(l, `"supervisor":"`+id+`"`) || strings.Contains(l, "process supervisor "+id+":") {
+			lines++
+			bytes += len(l) + 1
+		}
+	}
+	return lines, bytes
+}
+
+// Hole 6 of issue 21: a program that prints nothing but chatter, as fast
+// as it can for 3 s, makes the server log at most about one line a second
+// for it (a summary each interval), and /metrics counts every line it
+// dropped.
+func TestProcessSupervisorChatterIsCountedNotLogged(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	bin := buildProgram(t, dir)
+	dsn := pgtest.NewDatabase(t)
+	s := startServer(t, serverOptions{DSN: dsn, Env: []string{"YUKTA_PROCESS_ALLOWED_COMMANDS=" + bin}})
+	w := &reviewWorld{t: t, s: s}
+	w.put("/api/sessions/ci", napSession("ci"))
+	const series = `yukta_supervisor_process_lines_dropped_total{reason="notJson"}`
+	before := droppedLines(t, s, series)
+
+	countPath := filepath.Join(dir, "count")
+	logBefore := len(s.logs.String())
+	begin := time.Now()
+	w.put("/api/supervisors/chatter", []byte(`{"name":"Chatter","owns":["session:ci"],
+		"engine":{"type":"process","settings":{"command":"`+bin+`","args":"babble\n`+countPath+`\n3"}}}`))
+	var printed int
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if b, err := os.ReadFile(countPath); err == nil {
+			printed, _ = strconv.Atoi(string(b))
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the program did not report how many lines it printed within 60s")
+		}
+	}
+	// Every line it printed was read (its writes wait for the server):
+	// the counter reaches the count.
+	var dropped float64
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if dropped = droppedLines(t, s, series) - before; dropped >= float64(printed) || time.Now().After(deadline) {
+			break
+		}
+	}
+	elapsed := time.Since(begin)
+	lines, bytes := logLinesOf(s.logs.String()[logBefore:], "chatter")
+	t.Logf("the program printed %d lines; %s counts %.0f; the server logged %d lines (%d bytes) for it in %s: %.1f lines/s, %.0f bytes/s",
+		printed, series, dropped, lines, bytes, elapsed.Round(time.Millisecond), float64(lines)/elapsed.Seconds(), float64(bytes)/elapsed.Seconds())
+	if printed < 1000 {
+		t.Fatalf("the program printed %d lines, want a flood", printed)
+	}
+	if dropped != float64(printed) {
+		t.Errorf("%s grew by %.0f, want %d (every line the program printed)", series, dropped, printed)
+	}
+	if limit := int(elapsed.Seconds()) + 3; lines > limit {
+		t.Errorf("the server logged %d lines for the supervisor in %s, want at most %d (one a second and a few)", lines, elapsed.Round(time.Millisecond), limit)
+	}
+	log := s.logs.String()[logBefore:]
+	if !strings.Contains(log, "process supervisor chatter: dropped") || strings.Contains(log, "hunter2") || strings.Contains(log, "\x1b") {
+		t.Errorf("want a summary naming the supervisor, its sample escaped and its secret masked; the log:\n%.4000s", log)
 	}
 }

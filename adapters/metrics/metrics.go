@@ -92,8 +92,9 @@ type Metrics struct {
 	nodeResults    []prometheus.Counter // by executionapp.NodeOutcome
 	engineErrors   *prometheus.CounterVec
 
-	runs      *runMetrics
-	retention *retentionMetrics
+	runs        *runMetrics
+	retention   *retentionMetrics
+	supervisors *supervisorMetrics
 
 	lag atomic.Pointer[func() int64]
 }
@@ -154,8 +155,9 @@ func New(o Options) *Metrics {
 			Name: "yukta_engine_errors_total",
 			Help: "Failures the engine survived, by operation (claim, heartbeat, reap, commit).",
 		}, []string{"op"}),
-		runs:      newRunMetrics(o.RunSeriesLimit),
-		retention: newRetentionMetrics(),
+		runs:        newRunMetrics(o.RunSeriesLimit),
+		retention:   newRetentionMetrics(),
+		supervisors: newSupervisorMetrics(),
 	}
 	results := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "yukta_node_results_total",
@@ -180,6 +182,7 @@ func New(o Options) *Metrics {
 	)
 	m.reg.MustRegister(m.runs.collectors()...)
 	m.reg.MustRegister(m.retention.collectors()...)
+	m.reg.MustRegister(m.supervisors.collectors()...)
 	if o.Build.Version != "" {
 		m.reg.MustRegister(buildInfo(o.Build))
 	}

@@ -116,7 +116,7 @@ func newSupervisorRuntime(lc fx.Lifecycle, log *zap.Logger, sups supervisorapp.R
 	// The process engine's programs (docs/supervisors.md#the-process-engine):
 	// every line the engine drops is counted, and summed up in the log at
 	// most once per period, so no program sets the size of the log.
-	processes := supervisorapp.NewProcessEngineFactory(supervisorapp.ProcessDeps{Spawner: process.NewSpawner(0), Submit: submit,
+	processes := supervisorapp.NewProcessEngineFactory(supervisorapp.ProcessDeps{Spawner: process.NewSpawner(process.SelfExe(), 0), Submit: submit,
 		Answer: answer, Delegate: delegate, AnswerDelegation: answerDelegation, Policy: cfg.SupervisorPolicy, Now: time.Now,
 		OnDropped: func(_, reason string, _ error) { m.ProcessLineDropped(reason) },
 		OnReport: func(supervisorID string, r supervisorapp.DropReport) {

@@ -2,11 +2,14 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -164,5 +167,89 @@ func TestProcessSupervisorChatterIsCountedNotLogged(t *testing.T) {
 	log := s.logs.String()[logBefore:]
 	if !strings.Contains(log, "process supervisor chatter: dropped") || strings.Contains(log, "hunter2") || strings.Contains(log, "\x1b") {
 		t.Errorf("want a summary naming the supervisor, its sample escaped and its secret masked; the log:\n%.4000s", log)
+	}
+}
+
+// pgidOf is the process group of pid (0 when it is not running).
+func pgidOf(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	if len(f) < 3 || f[0] == "Z" || f[0] == "X" {
+		return 0
+	}
+	g, _ := strconv.Atoi(f[2])
+	return g
+}
+
+// alive lists the given pids that still run, and the live members of
+// process group pgid.
+func alive(pids []int, pgid int) []int {
+	var live []int
+	for _, p := range pids {
+		if pgidOf(p) != 0 {
+			live = append(live, p)
+		}
+	}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		if p, err := strconv.Atoi(e.Name()); err == nil && !slices.Contains(live, p) && pgidOf(p) == pgid {
+			live = append(live, p)
+		}
+	}
+	return live
+}
+
+// Hole 9 of issue 21: after kill -9 of the server, nothing a process
+// supervisor started is alive 5 s later: not the program, not its child
+// in its process group, not a child that left the group with setsid.
+func TestProcessSupervisorDescendantsDieWithTheServer(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	bin := buildProgram(t, dir)
+	dsn := pgtest.NewDatabase(t)
+	s := startServer(t, serverOptions{DSN: dsn, Env: []string{"YUKTA_PROCESS_ALLOWED_COMMANDS=" + bin}})
+	w := &reviewWorld{t: t, s: s}
+	w.put("/api/sessions/ci", napSession("ci"))
+	pidPath := filepath.Join(dir, "pids")
+	w.put("/api/supervisors/parent", []byte(`{"name":"Parent","owns":["session:ci"],
+		"engine":{"type":"process","settings":{"command":"`+bin+`","args":"descendants\n`+pidPath+`"}}}`))
+	var pids []int
+	for deadline := time.Now().Add(30 * time.Second); len(pids) == 0; time.Sleep(50 * time.Millisecond) {
+		if b, err := os.ReadFile(pidPath); err == nil {
+			for _, f := range strings.Fields(string(b)) {
+				p, _ := strconv.Atoi(f)
+				pids = append(pids, p)
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the program did not write its pids within 30s")
+		}
+	}
+	t.Cleanup(func() { // whatever survived a failed run
+		for _, p := range pids {
+			_ = syscall.Kill(p, syscall.SIGKILL)
+		}
+	})
+	pgid := pgidOf(pids[1])
+	if got := alive(pids, pgid); len(got) < len(pids) || pgid == 0 {
+		t.Fatalf("before the kill: %v of %v run (group %d), want all", got, pids, pgid)
+	}
+	s.Kill()
+	killed := time.Now()
+	for {
+		live := alive(pids, pgid)
+		if len(live) == 0 {
+			t.Logf("the program, its child and its setsid child (%v, group %d) were gone %s after kill -9 of the server",
+				pids, pgid, time.Since(killed).Round(time.Millisecond))
+			return
+		}
+		if time.Since(killed) > 5*time.Second {
+			t.Fatalf("5s after kill -9 of the server, %v still run (program, child, setsid child: %v; group %d)", live, pids, pgid)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -79,6 +79,14 @@ func RunGuard(args []string) int {
 		return fail(2, fmt.Errorf("process guard: grace %q is not a number of milliseconds", args[0]))
 	}
 	grace := time.Duration(ms) * time.Millisecond
+	// The guard kills its group: it must be the group's leader, never a
+	// member of its caller's (the server makes it one; a guard run by
+	// hand makes itself one).
+	if syscall.Getpgrp() != os.Getpid() {
+		if err := syscall.Setpgid(0, 0); err != nil {
+			return fail(1, fmt.Errorf("process guard: lead a process group of its own: %w", err))
+		}
+	}
 	if err := becomeSubreaper(); err != nil {
 		return fail(1, fmt.Errorf("process guard: %w", err))
 	}

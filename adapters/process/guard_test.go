@@ -95,3 +95,50 @@ func TestGuardOutlivesNoKilledServer(t *testing.T) {
 	_ = srv.Wait()
 	allGoneWithin(t, pids, 5*time.Second, "after kill -9 of the server")
 }
+
+// A guard run by hand, in its caller's process group, makes a group of its
+// own before anything else: killing "its group" never reaches its caller
+// (this test).
+func TestGuardLeadsAGroupOfItsOwn(t *testing.T) {
+	t.Parallel()
+	lifeR, lifeW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	statusR, statusW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pidPath := filepath.Join(t.TempDir(), "pids")
+	g := exec.Command(process.SelfExe(), process.GuardCommand, "100", helper, "descendants", pidPath)
+	g.ExtraFiles = []*os.File{lifeR, statusW}
+	if err := g.Start(); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = lifeR.Close(), statusW.Close()
+	b := make([]byte, 100)
+	n, _ := statusR.Read(b)
+	if !strings.HasPrefix(string(b[:n]), "ok ") {
+		t.Fatalf("guard status %q, want ok", b[:n])
+	}
+	var pids []int
+	for deadline := time.Now().Add(10 * time.Second); len(pids) == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if b, err := os.ReadFile(pidPath); err == nil {
+			for _, f := range strings.Fields(string(b)) {
+				n, _ := strconv.Atoi(f)
+				pids = append(pids, n)
+			}
+		}
+	}
+	if len(pids) != 3 {
+		t.Fatalf("the helper wrote pids %v, want 3", pids)
+	}
+	if pgid, err := syscall.Getpgid(g.Process.Pid); err != nil || pgid != g.Process.Pid || pgid == syscall.Getpgrp() {
+		t.Errorf("guard %d is in group %d (%v), want its own", g.Process.Pid, pgid, err)
+	}
+	_ = lifeW.Close() // as if this process died
+	if err := g.Wait(); err == nil {
+		t.Error("the guard exited with 0 after its lifeline was cut, want a failure")
+	}
+	allGoneWithin(t, pids, 5*time.Second, "after the hand-run guard's lifeline was cut")
+}

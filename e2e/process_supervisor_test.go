@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -115,8 +116,9 @@ func logLinesOf(log, id string) (lines, bytes int) {
 
 // Hole 6 of issue 21: a program that prints nothing but chatter, as fast
 // as it can for 3 s, makes the server log at most about one line a second
-// for it (a summary each interval), and /metrics counts every line it
-// dropped.
+// for it (the first line at once, the rest in one summary when the 10 s
+// period ends, the sample escaped and masked), and /metrics counts every
+// line it dropped.
 func TestProcessSupervisorChatterIsCountedNotLogged(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -137,6 +139,10 @@ func TestProcessSupervisorChatterIsCountedNotLogged(t *testing.T) {
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		if b, err := os.ReadFile(countPath); err == nil {
 			printed, _ = strconv.Atoi(string(b))
+			flood := time.Since(begin)
+			lines, bytes := logLinesOf(s.logs.String()[logBefore:], "chatter")
+			t.Logf("during the flood (%s, program start included) the server logged %d lines, %d bytes for it: %.1f lines/s, %.0f bytes/s",
+				flood.Round(time.Millisecond), lines, bytes, float64(lines)/flood.Seconds(), float64(bytes)/flood.Seconds())
 			break
 		}
 		if time.Now().After(deadline) {
@@ -150,6 +156,22 @@ func TestProcessSupervisorChatterIsCountedNotLogged(t *testing.T) {
 		if dropped = droppedLines(t, s, series) - before; dropped >= float64(printed) || time.Now().After(deadline) {
 			break
 		}
+	}
+	// The first line was logged at once, the rest are summed up when
+	// their period (10 s) ends.
+	summary := regexp.MustCompile(`process supervisor chatter: dropped (\d+) output lines`)
+	var summed int
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if m := summary.FindStringSubmatch(s.logs.String()[logBefore:]); m != nil {
+			summed, _ = strconv.Atoi(m[1])
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no summary of the dropped lines within 30s")
+		}
+	}
+	if summed+1 != printed {
+		t.Errorf("the summary counts %d lines and the first was logged alone; want %d in all", summed, printed)
 	}
 	elapsed := time.Since(begin)
 	lines, bytes := logLinesOf(s.logs.String()[logBefore:], "chatter")
@@ -165,6 +187,11 @@ func TestProcessSupervisorChatterIsCountedNotLogged(t *testing.T) {
 		t.Errorf("the server logged %d lines for the supervisor in %s, want at most %d (one a second and a few)", lines, elapsed.Round(time.Millisecond), limit)
 	}
 	log := s.logs.String()[logBefore:]
+	for _, l := range strings.Split(log, "\n") {
+		if strings.Contains(l, "process supervisor chatter:") {
+			t.Logf("the summary: %s", l)
+		}
+	}
 	if !strings.Contains(log, "process supervisor chatter: dropped") || strings.Contains(log, "hunter2") || strings.Contains(log, "\x1b") {
 		t.Errorf("want a summary naming the supervisor, its sample escaped and its secret masked; the log:\n%.4000s", log)
 	}

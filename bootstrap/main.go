@@ -10,6 +10,7 @@ import (
 	"os"
 
 	"github.com/yukta/yukta/adapters/cli"
+	"github.com/yukta/yukta/adapters/process"
 )
 
 // Main runs the yukta command line and returns the process exit code. The
@@ -17,6 +18,12 @@ import (
 // keeps its own flag table (settings in config.go), so its arguments reach
 // it unparsed.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	// The hidden guard of a process supervisor's program (the server
+	// re-executes itself; docs/supervisors.md#the-process-engine): no
+	// command tree, no flags, its arguments are the program's.
+	if len(args) > 0 && args[0] == process.GuardCommand {
+		return process.RunGuard(args[1:])
+	}
 	if len(args) == 1 && (args[0] == "--version" || args[0] == "-v") {
 		printVersion(stdout)
 		return 0

@@ -113,7 +113,7 @@ func newSupervisorRuntime(lc fx.Lifecycle, log *zap.Logger, sups supervisorapp.R
 	answer *supervisorapp.AnswerReview, ad supervisorapp.ApplierDeps, eg *egress.Client, cfg Config,
 	start *executionapp.StartExecution, await *executionapp.Await, control *executionapp.Control,
 	workflows executionapp.WorkflowReader, delegate *supervisorapp.Delegate, answerDelegation *supervisorapp.AnswerDelegation,
-	loops *supervisorapp.LoopGuard) *supervisorapp.Runtime {
+	loops *supervisorapp.LoopGuard, m *metrics.Metrics) *supervisorapp.Runtime {
 	host, _ := os.Hostname()
 	owner := fmt.Sprintf("%s/%d/%s", host, os.Getpid(), rand.Text()[:8])
 	rlog := log.Named("supervisors")
@@ -130,11 +130,14 @@ func newSupervisorRuntime(lc fx.Lifecycle, log *zap.Logger, sups supervisorapp.R
 			rlog.Warn("http supervisor", zap.String("supervisor", supervisorID), zap.Error(err))
 		}})
 	// The process engine's programs (docs/supervisors.md#the-process-engine):
-	// every line the engine drops is logged with its reason.
-	processes := supervisorapp.NewProcessEngineFactory(supervisorapp.ProcessDeps{Spawner: process.NewSpawner(0), Submit: submit,
+	// every line the engine drops is counted, and summed up in the log at
+	// most once per period, so no program sets the size of the log.
+	processes := supervisorapp.NewProcessEngineFactory(supervisorapp.ProcessDeps{Spawner: process.NewSpawner(process.SelfExe(), 0), Submit: submit,
 		Answer: answer, Delegate: delegate, AnswerDelegation: answerDelegation, Policy: cfg.SupervisorPolicy, Now: time.Now,
-		OnDropped: func(supervisorID, reason string, err error) {
-			rlog.Info("process supervisor line dropped", zap.String("supervisor", supervisorID), zap.String("reason", reason), zap.Error(err))
+		OnDropped: func(_, reason string, _ error) { m.ProcessLineDropped(reason) },
+		OnReport: func(supervisorID string, r supervisorapp.DropReport) {
+			rlog.Info(r.Message(supervisorID), zap.String("supervisor", supervisorID), zap.Int("lines", r.Lines),
+				zap.Any("reasons", r.Reasons), zap.Duration("period", r.Period))
 		},
 		OnError: func(supervisorID string, err error) {
 			rlog.Warn("process supervisor", zap.String("supervisor", supervisorID), zap.Error(err))

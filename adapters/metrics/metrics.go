@@ -92,9 +92,10 @@ type Metrics struct {
 	nodeResults    []prometheus.Counter // by executionapp.NodeOutcome
 	engineErrors   *prometheus.CounterVec
 
-	runs      *runMetrics
-	retention *retentionMetrics
-	loops     *loopMetrics
+	runs        *runMetrics
+	retention   *retentionMetrics
+	loops       *loopMetrics
+	supervisors *supervisorMetrics
 
 	lag atomic.Pointer[func() int64]
 }
@@ -155,9 +156,10 @@ func New(o Options) *Metrics {
 			Name: "yukta_engine_errors_total",
 			Help: "Failures the engine survived, by operation (claim, heartbeat, reap, commit).",
 		}, []string{"op"}),
-		runs:      newRunMetrics(o.RunSeriesLimit),
-		retention: newRetentionMetrics(),
-		loops:     newLoopMetrics(),
+		runs:        newRunMetrics(o.RunSeriesLimit),
+		retention:   newRetentionMetrics(),
+		loops:       newLoopMetrics(),
+		supervisors: newSupervisorMetrics(),
 	}
 	results := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "yukta_node_results_total",
@@ -183,6 +185,7 @@ func New(o Options) *Metrics {
 	m.reg.MustRegister(m.runs.collectors()...)
 	m.reg.MustRegister(m.retention.collectors()...)
 	m.reg.MustRegister(m.loops.collectors()...)
+	m.reg.MustRegister(m.supervisors.collectors()...)
 	if o.Build.Version != "" {
 		m.reg.MustRegister(buildInfo(o.Build))
 	}

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"math"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"

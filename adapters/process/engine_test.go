@@ -99,7 +99,7 @@ func engine(t *testing.T, sp supervisorapp.ProcessSpawner, s *sink, limits super
 // ms: the delay doubles and stops at its cap.
 func TestEngineRestartsAnExitingProgramWithAGrowingDelay(t *testing.T) {
 	t.Parallel()
-	sp := &timedSpawner{s: process.NewSpawner(0)}
+	sp := &timedSpawner{s: spawner(0)}
 	s := newSink()
 	restart := supervisorapp.RestartPolicy{Min: 20 * time.Millisecond, Max: 80 * time.Millisecond, StableAfter: time.Minute}
 	eng := engine(t, sp, s, supervisorapp.ProcessLimits{Restart: restart}, "exit", "3")
@@ -140,7 +140,7 @@ func TestEngineWithARealReviewer(t *testing.T) {
 	t.Parallel()
 	log := filepath.Join(t.TempDir(), "input.ndjson")
 	s := newSink()
-	eng := engine(t, process.NewSpawner(0), s, supervisorapp.ProcessLimits{}, "reviewer", log)
+	eng := engine(t, spawner(0), s, supervisorapp.ProcessLimits{}, "reviewer", log)
 	at := time.Date(2026, 3, 1, 11, 0, 0, 0, time.UTC)
 	stop, err := supervisor.ParseDirective([]byte(`{"key":"x","command":{"type":"StopWorkflow","target":"execution:e1"}}`))
 	if err != nil {

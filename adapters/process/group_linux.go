@@ -9,11 +9,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// sysProcAttr puts the program in a process group of its own (its pid is
-// the group's id) and kills it if the server's thread that started it dies
-// (a server killed with SIGKILL does not leave its programs behind).
+// sysProcAttr makes the guard the leader of a process group of its own
+// (its pid is the group's id); the program joins that group. No
+// Pdeathsig: it follows the death of the server's thread that started the
+// guard, not of the server, and the lifeline covers the server's death.
 func sysProcAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	return &syscall.SysProcAttr{Setpgid: true}
 }
 
 // awaitExit waits until pid has exited without reaping it (WNOWAIT): until

@@ -4,8 +4,8 @@ package process
 
 import "syscall"
 
-// sysProcAttr puts the program in a process group of its own (its pid is
-// the group's id).
+// sysProcAttr makes the guard the leader of a process group of its own
+// (its pid is the group's id); the program joins that group.
 func sysProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
 
 // awaitExit cannot wait without reaping here; the group is killed after

@@ -1,11 +1,16 @@
 // Package process runs the programs of process supervisors
 // (supervisorapp.ProcessSpawner) with os/exec: the executable itself, never
-// a shell; an empty environment; the working directory "/"; a process group
-// of its own, killed whole when the program stops or exits, so nothing it
-// started outlives it (a program that leaves its group with setsid or
-// setpgid is beyond reach); standard error to the null device. Both pipes
-// hold bounded memory: a queue of lines for standard input, one line
-// buffer of the configured size for standard output.
+// a shell; an empty environment; the working directory "/"; standard error
+// to the null device. Each program runs under a guard (RunGuard: the same
+// binary re-executed with GuardCommand), the leader of a process group of
+// its own that the program joins. The guard kills what the program left
+// when it exits or is stopped, and everything at once when the server is
+// gone, kill -9 included: it holds the read end of a pipe only the server
+// writes to. On Linux the guard is also a child subreaper, so a process
+// that left the group (setsid, setpgid, a double fork) is still found and
+// killed; elsewhere such a process is beyond reach (docs/security.md).
+// Both pipes hold bounded memory: a queue of lines for standard input, one
+// line buffer of the configured size for standard output.
 package process
 
 import (
@@ -13,9 +18,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -33,26 +41,31 @@ const (
 	drainDelay = time.Second
 )
 
-// Spawner starts programs. It is safe for concurrent use.
+// Spawner starts programs under guards. It is safe for concurrent use.
 type Spawner struct {
+	guard string
 	grace time.Duration
 }
 
 var _ supervisorapp.ProcessSpawner = (*Spawner)(nil)
 
-// NewSpawner returns a spawner whose programs get grace to end after
-// SIGTERM (0: DefaultGrace).
-func NewSpawner(grace time.Duration) *Spawner {
+// NewSpawner returns a spawner whose guards are run from the executable
+// guard (SelfExe in a binary that calls RunGuard for GuardCommand) and
+// whose programs get grace to end after SIGTERM (0: DefaultGrace).
+func NewSpawner(guard string, grace time.Duration) *Spawner {
 	if grace <= 0 {
 		grace = DefaultGrace
 	}
-	return &Spawner{grace: grace}
+	return &Spawner{guard: guard, grace: grace}
 }
 
-// Start starts spec's program and the three goroutines that serve it: a
-// writer that feeds its standard input from the queue, a reader that cuts
-// its standard output into lines, and a waiter that notices its exit. The
-// caller owns the program and must call Stop, which joins them.
+// Start starts spec's program under its guard, returns once the guard
+// says the program runs (or why it does not), and starts the three
+// goroutines that serve it: a writer that feeds its standard input from
+// the queue, a reader that cuts its standard output into lines, and a
+// waiter that notices the guard's exit (the guard exits when the program
+// has and what it left is killed). The caller owns the program and must
+// call Stop, which joins them.
 func (s *Spawner) Start(spec supervisorapp.ProcessSpec) (supervisorapp.Process, error) {
 	if !filepath.IsAbs(spec.Path) {
 		return nil, fmt.Errorf("process: %q is not an absolute path", spec.Path)
@@ -63,38 +76,75 @@ func (s *Spawner) Start(spec supervisorapp.ProcessSpec) (supervisorapp.Process, 
 	if spec.QueueLines <= 0 {
 		spec.QueueLines = supervisorapp.DefaultProcessQueue
 	}
-	inR, inW, err := os.Pipe()
+	if s.guard == "" {
+		return nil, errors.New("process: no guard executable; the spawner needs the binary's own (process.SelfExe)")
+	}
+	var pipes []*os.File // every end, closed on a failed start
+	pipe := func() (r, w *os.File, err error) {
+		if r, w, err = os.Pipe(); err == nil {
+			pipes = append(pipes, r, w)
+		}
+		return r, w, err
+	}
+	closeAll := func() {
+		for _, f := range pipes {
+			_ = f.Close()
+		}
+	}
+	inR, inW, err := pipe()
 	if err != nil {
 		return nil, fmt.Errorf("process: stdin pipe: %w", err)
 	}
-	outR, outW, err := os.Pipe()
+	outR, outW, err := pipe()
 	if err != nil {
-		_, _ = inR.Close(), inW.Close()
+		closeAll()
 		return nil, fmt.Errorf("process: stdout pipe: %w", err)
 	}
+	// The lifeline's write end stays with the server alone (close on
+	// exec): the guard reads end of file when the server is gone.
+	lifeR, lifeW, err := pipe()
+	if err != nil {
+		closeAll()
+		return nil, fmt.Errorf("process: lifeline pipe: %w", err)
+	}
+	statusR, statusW, err := pipe()
+	if err != nil {
+		closeAll()
+		return nil, fmt.Errorf("process: status pipe: %w", err)
+	}
 	cmd := &exec.Cmd{
-		Path: spec.Path,
-		Args: append([]string{spec.Path}, spec.Args...),
+		Path: s.guard,
+		Args: append([]string{s.guard, GuardCommand, strconv.FormatInt(s.grace.Milliseconds(), 10), spec.Path}, spec.Args...),
 		// Non-nil and empty: a nil Env would hand over the server's
-		// environment, secrets included.
-		Env:         []string{},
-		Dir:         "/",
-		Stdin:       inR,
-		Stdout:      outW,
-		Stderr:      nil, // the null device
+		// environment, secrets included. The guard passes on nothing.
+		Env:    []string{},
+		Dir:    "/",
+		Stdin:  inR,
+		Stdout: outW,
+		Stderr: nil, // the null device
+		// guardLifelineFD and guardStatusFD.
+		ExtraFiles:  []*os.File{lifeR, statusW},
 		SysProcAttr: sysProcAttr(),
 	}
 	err = cmd.Start()
-	// The child has its own copies of its ends; ours would keep the pipes
+	// The guard has its own copies of its ends; ours would keep the pipes
 	// open after it exits.
-	_, _ = inR.Close(), outW.Close()
+	_, _, _, _ = inR.Close(), outW.Close(), lifeR.Close(), statusW.Close()
 	if err != nil {
-		_, _ = inW.Close(), outR.Close()
-		return nil, fmt.Errorf("process: start %s: %w", spec.Path, err)
+		closeAll()
+		return nil, fmt.Errorf("process: start the guard of %s: %w", spec.Path, err)
 	}
+	if err := started(statusR, spec.Path); err != nil {
+		// The guard has exited or will at once: end it and reap it.
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+		closeAll()
+		return nil, err
+	}
+	_ = statusR.Close()
 	p := &proc{
-		cmd: cmd, pid: cmd.Process.Pid, grace: s.grace, max: spec.MaxLineBytes,
-		stdin: inW, stdout: outR,
+		cmd: cmd, pid: cmd.Process.Pid, grace: s.grace + sweepFor + time.Second, max: spec.MaxLineBytes,
+		stdin: inW, stdout: outR, lifeline: lifeW,
 		queue:    make(chan []byte, spec.QueueLines),
 		lines:    make(chan supervisorapp.ProcessLine),
 		gone:     make(chan struct{}),
@@ -109,15 +159,45 @@ func (s *Spawner) Start(spec supervisorapp.ProcessSpec) (supervisorapp.Process, 
 	return p, nil
 }
 
-// proc is one running program.
+// started reads the guard's one status line: nil once the program runs,
+// else why it does not.
+func started(status *os.File, path string) error {
+	_ = status.SetReadDeadline(time.Now().Add(guardStartTimeout))
+	b := make([]byte, 4096)
+	n, err := io.ReadAtLeast(status, b, 1)
+	line := strings.TrimSpace(string(b[:n]))
+	switch {
+	case strings.HasPrefix(line, "ok "):
+		return nil
+	case strings.HasPrefix(line, "error "):
+		return fmt.Errorf("process: start %s: %s", path, strings.TrimPrefix(line, "error "))
+	case err != nil:
+		return fmt.Errorf("process: the guard of %s ended before it started the program (%v)", path, err)
+	default:
+		return fmt.Errorf("process: the guard of %s said %q", path, clip(line))
+	}
+}
+
+// clip shortens a guard's unexpected answer for an error.
+func clip(s string) string {
+	if len(s) > 120 {
+		return s[:120]
+	}
+	return s
+}
+
+// proc is one running program, seen through its guard.
 type proc struct {
-	cmd   *exec.Cmd
-	pid   int // also the process group's id
+	cmd *exec.Cmd
+	pid int // the guard's, also the process group's id
+	// grace is how long Stop waits after SIGTERM: the guard's grace for
+	// the program, its sweep, and a margin.
 	grace time.Duration
 	max   int
 
-	stdin  *os.File // our end: the writer's
-	stdout *os.File // our end: the reader's
+	stdin    *os.File // our end: the writer's
+	stdout   *os.File // our end: the reader's
+	lifeline *os.File // the only write end: closed once the guard is reaped
 
 	queue chan []byte
 	lines chan supervisorapp.ProcessLine
@@ -164,8 +244,10 @@ func (p *proc) Send(ctx context.Context, line []byte) error {
 func (p *proc) Lines() <-chan supervisorapp.ProcessLine { return p.lines }
 
 // Stop ends the program and its group and joins the goroutines: SIGTERM
-// to the group, SIGKILL after the grace period (and, once the program has
-// exited, to whatever is left in its group).
+// to the group (the guard passes it on to what left the group, gives the
+// program its grace, then kills everything), SIGKILL to the group if the
+// guard has not exited after the grace, its sweep and a margin (and, once
+// it has exited, to whatever is left in its group).
 func (p *proc) Stop() error {
 	p.stopOnce.Do(func() {
 		close(p.stopping)
@@ -190,10 +272,10 @@ func (p *proc) Stop() error {
 	return p.waitErr
 }
 
-// signal sends sig to the program's process group unless the program is
-// already reaped; it reports whether it sent it. The program itself is
-// signalled too: one that moved itself into another group is still
-// stopped, so Stop cannot wait for it forever.
+// signal sends sig to the guard's process group (the guard, the program
+// and what stayed in the group) unless the guard is already reaped; it
+// reports whether it sent it. The guard itself is signalled too, so Stop
+// never waits for it forever.
 func (p *proc) signal(sig syscall.Signal) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -221,6 +303,7 @@ func (p *proc) wait() {
 	if !killed {
 		_ = syscall.Kill(-p.pid, syscall.SIGKILL)
 	}
+	_ = p.lifeline.Close()
 	p.markGone()
 	close(p.exited)
 	_ = p.stdin.Close() // a writer stuck on a full pipe returns
@@ -252,11 +335,15 @@ func (p *proc) write() {
 
 // readLines cuts standard output into lines of at most max bytes. A longer
 // line is read through and thrown away in pieces of the buffer's size, so
-// memory stays at one buffer whatever the program writes.
+// memory stays at one buffer whatever the program writes. At the end of
+// the output it waits up to drainDelay for the exit before closing Lines:
+// the guard's end of the pipe closes a moment before its exit can be seen,
+// and Send must refuse once Lines is closed after an exit.
 func (p *proc) readLines() {
 	defer p.wg.Done()
 	defer close(p.read)
 	defer close(p.lines)
+	defer p.awaitExitAfterEOF()
 	defer p.stdout.Close()
 	r := bufio.NewReaderSize(p.stdout, p.max+1) // the line and its newline
 	for {
@@ -282,6 +369,19 @@ func (p *proc) readLines() {
 		if err != nil { // io.EOF, or the deadline of Stop or the drain
 			return
 		}
+	}
+}
+
+// awaitExitAfterEOF waits, after the output ended, for the program's exit
+// (or Stop), at most drainDelay: a program that closed its output and
+// runs on is stopped by the engine once Lines is closed.
+func (p *proc) awaitExitAfterEOF() {
+	t := time.NewTimer(drainDelay)
+	defer t.Stop()
+	select {
+	case <-p.exited:
+	case <-p.stopping:
+	case <-t.C:
 	}
 }
 

@@ -22,7 +22,24 @@ import (
 var helper string
 
 func TestMain(m *testing.M) {
+	// The spawner re-executes this binary as the programs' guard.
+	if len(os.Args) > 1 && os.Args[1] == process.GuardCommand {
+		os.Exit(process.RunGuard(os.Args[2:]))
+	}
+	// A server of its own, to be killed with SIGKILL by a test: it runs
+	// the helper given and waits.
+	if len(os.Args) > 1 && os.Args[1] == "as-server" {
+		if _, err := spawner(0).Start(supervisorapp.ProcessSpec{Path: os.Args[2], Args: os.Args[3:]}); err != nil {
+			os.Exit(3)
+		}
+		select {}
+	}
 	os.Exit(run(m))
+}
+
+// spawner is a spawner whose guard is this test binary.
+func spawner(grace time.Duration) *process.Spawner {
+	return process.NewSpawner(process.SelfExe(), grace)
 }
 
 func run(m *testing.M) int {
@@ -44,7 +61,7 @@ func run(m *testing.M) int {
 // start runs the helper with args; the test stops it when it ends.
 func start(t *testing.T, grace time.Duration, maxLine, queue int, args ...string) supervisorapp.Process {
 	t.Helper()
-	p, err := process.NewSpawner(grace).Start(supervisorapp.ProcessSpec{Path: helper, Args: args, MaxLineBytes: maxLine, QueueLines: queue})
+	p, err := spawner(grace).Start(supervisorapp.ProcessSpec{Path: helper, Args: args, MaxLineBytes: maxLine, QueueLines: queue})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,10 +330,10 @@ func TestA10MiBLineDoesNotGrowMemory(t *testing.T) {
 
 func TestStartRefusesARelativePath(t *testing.T) {
 	t.Parallel()
-	if _, err := process.NewSpawner(0).Start(supervisorapp.ProcessSpec{Path: "helper"}); err == nil {
+	if _, err := spawner(0).Start(supervisorapp.ProcessSpec{Path: "helper"}); err == nil {
 		t.Fatal("a relative path was started")
 	}
-	if _, err := process.NewSpawner(0).Start(supervisorapp.ProcessSpec{Path: "/nonexistent/program"}); err == nil {
+	if _, err := spawner(0).Start(supervisorapp.ProcessSpec{Path: "/nonexistent/program"}); err == nil {
 		t.Fatal("a missing program was started")
 	}
 }

@@ -36,12 +36,18 @@ type ProcessDeps struct {
 	// defaults.
 	Limits ProcessLimits
 	// OnDropped hears every output line the engine did not act on, with
-	// why (one of the Drop… reasons) and, for an invalid line, what is
-	// wrong with it.
+	// why (one of DropReasons) and what is wrong with it. It is called for
+	// each such line, as fast as a program prints them: count the line,
+	// never log it (OnReport is for that).
 	OnDropped func(supervisorID, reason string, err error)
-	// OnError hears the program's life (an exit, a start that failed) and
-	// the lines the server did not take (a directive the intake refused, a
-	// verdict on a review that is not this supervisor's).
+	// OnReport hears the dropped lines summed up: at once for the first
+	// line of a quiet spell, then at most once per Limits.ReportEvery, and
+	// once more for what was counted when the engine stops. This is what
+	// the server logs, so a program bounds the server's log to a line per
+	// period however much it prints.
+	OnReport func(supervisorID string, r DropReport)
+	// OnError hears the program's life: an exit, a start that failed.
+	// Restarts are paced by Limits.Restart, so these are bounded too.
 	OnError func(supervisorID string, err error)
 }
 
@@ -58,6 +64,9 @@ type ProcessLimits struct {
 	QueueLines int
 	// Restart paces the restarts of a program that exited.
 	Restart RestartPolicy
+	// ReportEvery is the period of OnReport (default
+	// DefaultProcessReportEvery).
+	ReportEvery time.Duration
 }
 
 // Defaults of ProcessLimits.
@@ -132,8 +141,8 @@ var errProcessEngineClosed = fmt.Errorf("supervisorapp: the process engine is cl
 // standard input, the envelope {"cursor", "kind", "signal"}. Each line of
 // its standard output is one of the contract's (LineCommand: a directive
 // sent through the intake with the engine's lease; LineVerdict and
-// LineNoOpinion: an answer to a review); any other line is dropped and
-// reported to OnDropped, and the engine goes on.
+// LineNoOpinion: an answer to a review); any other line is dropped,
+// counted by OnDropped and summed up by OnReport, and the engine goes on.
 //
 // Events the supervisor's own directives caused are not sent (see
 // Handle). Lines queued for a program that then exits are lost with it (the
@@ -150,8 +159,14 @@ func NewProcessEngineFactory(d ProcessDeps) EngineFactory {
 	if d.OnDropped == nil {
 		d.OnDropped = func(string, string, error) {}
 	}
+	if d.OnReport == nil {
+		d.OnReport = func(string, DropReport) {}
+	}
 	if d.OnError == nil {
 		d.OnError = func(string, error) {}
+	}
+	if d.Limits.ReportEvery <= 0 {
+		d.Limits.ReportEvery = DefaultProcessReportEvery
 	}
 	if d.Limits.MaxLineBytes <= 0 {
 		d.Limits.MaxLineBytes = DefaultProcessMaxLine
@@ -173,7 +188,7 @@ func NewProcessEngineFactory(d ProcessDeps) EngineFactory {
 		}
 		ectx, cancel := context.WithCancel(ctx)
 		e := &processEngine{d: d, sup: sup, fence: f, spec: spec, ctx: ectx, cancel: cancel,
-			done: make(chan struct{}), changed: make(chan struct{})}
+			done: make(chan struct{}), changed: make(chan struct{}), drops: dropCounter{every: d.Limits.ReportEvery}}
 		go e.keep()
 		return e, nil
 	}
@@ -219,6 +234,9 @@ type processEngine struct {
 	// next program.
 	proc    Process
 	changed chan struct{}
+
+	// drops counts the dropped lines between reports; keep's alone.
+	drops dropCounter
 }
 
 // Handle writes the signal to the program's standard input. It waits
@@ -283,6 +301,11 @@ func (e *processEngine) publish(p Process) {
 // ends.
 func (e *processEngine) keep() {
 	defer close(e.done)
+	defer func() {
+		if r, ok := e.drops.stop(e.d.Now()); ok {
+			e.d.OnReport(e.sup.ID(), r)
+		}
+	}()
 	var delay time.Duration
 	for e.ctx.Err() == nil {
 		began := e.d.Now()
@@ -298,13 +321,42 @@ func (e *processEngine) keep() {
 		} else {
 			e.d.OnError(e.sup.ID(), fmt.Errorf("process %s could not start: %w; trying again in %s", e.spec.Path, err, delay))
 		}
-		t := time.NewTimer(delay)
+		if !e.pause(delay) {
+			return
+		}
+	}
+}
+
+// pause waits d (false: the engine's context ended first), reporting the
+// dropped lines when their period ends meanwhile.
+func (e *processEngine) pause(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
 		select {
 		case <-e.ctx.Done():
-			t.Stop()
-			return
+			return false
 		case <-t.C:
+			return true
+		case <-e.drops.C():
+			e.reportDue()
 		}
+	}
+}
+
+// reportDue reports the period of dropped lines that just ended.
+func (e *processEngine) reportDue() {
+	if r, ok := e.drops.due(e.d.Now()); ok {
+		e.d.OnReport(e.sup.ID(), r)
+	}
+}
+
+// drop counts a line the engine did not act on: OnDropped at once, the
+// report when its period says so.
+func (e *processEngine) drop(reason string, err error) {
+	e.d.OnDropped(e.sup.ID(), reason, err)
+	if r, ok := e.drops.add(reason, err, e.d.Now()); ok {
+		e.d.OnReport(e.sup.ID(), r)
 	}
 }
 
@@ -328,6 +380,8 @@ func (e *processEngine) life() (started bool, err error) {
 				return true, p.Stop()
 			}
 			e.line(l)
+		case <-e.drops.C():
+			e.reportDue()
 		}
 	}
 }
@@ -344,18 +398,18 @@ func exitText(err error) string {
 // slow database beyond what the intake takes to notice.
 func (e *processEngine) line(l ProcessLine) {
 	if l.TooLong {
-		e.d.OnDropped(e.sup.ID(), DropTooLong, fmt.Errorf("an output line is longer than %d bytes; it was thrown away", e.spec.MaxLineBytes))
+		e.drop(DropTooLong, fmt.Errorf("an output line is longer than %d bytes; it was thrown away", e.spec.MaxLineBytes))
 		return
 	}
 	data := bytes.TrimSpace(l.Data)
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(data, &m); err != nil || m == nil {
-		e.d.OnDropped(e.sup.ID(), DropNotJSON, fmt.Errorf("an output line is not a JSON object: %q", clipLine(data)))
+		e.drop(DropNotJSON, fmt.Errorf("an output line is not a JSON object: %q", clipLine(data)))
 		return
 	}
 	var typ string
 	if raw, ok := m["type"]; !ok || json.Unmarshal(raw, &typ) != nil {
-		e.d.OnDropped(e.sup.ID(), DropUnknownType, fmt.Errorf(`an output line has no "type" string; use one of %s`, lineTypes))
+		e.drop(DropUnknownType, fmt.Errorf(`an output line has no "type" string; use one of %s`, lineTypes))
 		return
 	}
 	delete(m, "type")
@@ -369,7 +423,7 @@ func (e *processEngine) line(l ProcessLine) {
 	case LineDelegationAnswer:
 		e.delegationAnswer(m)
 	default:
-		e.d.OnDropped(e.sup.ID(), DropUnknownType, fmt.Errorf("an output line has type %q; use one of %s", clipLine([]byte(typ)), lineTypes))
+		e.drop(DropUnknownType, fmt.Errorf("an output line has type %q; use one of %s", clipLine([]byte(typ)), lineTypes))
 	}
 }
 
@@ -394,7 +448,7 @@ func lineMembers(typ string, m map[string]json.RawMessage, v any, known ...strin
 // delegate opens a delegation: {kind, key, payload, to?}.
 func (e *processEngine) delegate(m map[string]json.RawMessage) {
 	if e.d.Delegate == nil {
-		e.d.OnDropped(e.sup.ID(), DropNotBuilt, errors.New("a delegate line was dropped: delegations are not wired on this server"))
+		e.drop(DropNotBuilt, errors.New("a delegate line was dropped: delegations are not wired on this server"))
 		return
 	}
 	var in struct {
@@ -402,13 +456,13 @@ func (e *processEngine) delegate(m map[string]json.RawMessage) {
 		Payload       json.RawMessage
 	}
 	if problems := lineMembers(LineDelegate, m, &in, "kind", "key", "to", "payload"); len(problems) > 0 {
-		e.d.OnDropped(e.sup.ID(), DropInvalid, fmt.Errorf("delegate line: %s", strings.Join(problems, "; ")))
+		e.drop(DropInvalid, fmt.Errorf("delegate line: %s", strings.Join(problems, "; ")))
 		return
 	}
 	_, _, err := e.d.Delegate.Handle(e.ctx, DelegateInput{SupervisorID: e.sup.ID(), Kind: supervisor.DelegationKind(in.Kind), Key: in.Key,
 		To: in.To, Payload: in.Payload, Channel: ChannelSupervisor, Fence: &e.fence})
 	if err != nil && e.ctx.Err() == nil {
-		e.d.OnError(e.sup.ID(), fmt.Errorf("delegate line with key %q: %w", clipLine([]byte(in.Key)), err))
+		e.drop(DropRefused, fmt.Errorf("delegate line with key %q: %w", clipLine([]byte(in.Key)), err))
 	}
 }
 
@@ -416,7 +470,7 @@ func (e *processEngine) delegate(m map[string]json.RawMessage) {
 // {answers, answer}.
 func (e *processEngine) delegationAnswer(m map[string]json.RawMessage) {
 	if e.d.AnswerDelegation == nil {
-		e.d.OnDropped(e.sup.ID(), DropNotBuilt, errors.New("a delegationAnswer line was dropped: delegations are not wired on this server"))
+		e.drop(DropNotBuilt, errors.New("a delegationAnswer line was dropped: delegations are not wired on this server"))
 		return
 	}
 	var in struct {
@@ -431,13 +485,13 @@ func (e *processEngine) delegationAnswer(m map[string]json.RawMessage) {
 		problems = append(problems, fmt.Sprintf("answers is longer than %d characters", maxAnswersLen))
 	}
 	if len(problems) > 0 {
-		e.d.OnDropped(e.sup.ID(), DropInvalid, fmt.Errorf("delegationAnswer line: %s", strings.Join(problems, "; ")))
+		e.drop(DropInvalid, fmt.Errorf("delegationAnswer line: %s", strings.Join(problems, "; ")))
 		return
 	}
 	_, err := e.d.AnswerDelegation.Handle(e.ctx, AnswerDelegationInput{DelegationID: in.Answers, SupervisorID: e.sup.ID(), Answer: in.Answer,
 		Channel: ChannelSupervisor, Fence: &e.fence})
 	if err != nil && e.ctx.Err() == nil {
-		e.d.OnError(e.sup.ID(), fmt.Errorf("delegationAnswer line for %s: %w", clipLine([]byte(in.Answers)), err))
+		e.drop(DropRefused, fmt.Errorf("delegationAnswer line for %s: %w", clipLine([]byte(in.Answers)), err))
 	}
 }
 
@@ -446,20 +500,21 @@ func (e *processEngine) delegationAnswer(m map[string]json.RawMessage) {
 func (e *processEngine) command(m map[string]json.RawMessage) {
 	rest, err := json.Marshal(m)
 	if err != nil {
-		e.d.OnDropped(e.sup.ID(), DropInvalid, err)
+		e.drop(DropInvalid, err)
 		return
 	}
 	d, err := supervisor.ParseDirective(rest)
 	if err != nil {
-		e.d.OnDropped(e.sup.ID(), DropInvalid, fmt.Errorf("command line: %w", err))
+		e.drop(DropInvalid, fmt.Errorf("command line: %w", err))
 		return
 	}
 	_, err = e.d.Submit.Handle(e.ctx, SubmitInput{SupervisorID: e.sup.ID(), Directive: d, Channel: ChannelSupervisor, Fence: &e.fence})
 	if err != nil && e.ctx.Err() == nil && !loopRefused(err) {
 		// A refusal is journaled by the intake; a failure leaves the key
 		// open, so the program may send the same line again. The loop
-		// bounds log their refusals once per window themselves.
-		e.d.OnError(e.sup.ID(), fmt.Errorf("command line with key %q: %w", d.Key(), err))
+		// bounds log their refusals once per window themselves; the
+		// rest are counted and summed up (process_report.go).
+		e.drop(DropRefused, fmt.Errorf("command line with key %q: %w", d.Key(), err))
 	}
 }
 
@@ -502,12 +557,12 @@ func (e *processEngine) verdict(typ string, m map[string]json.RawMessage) {
 		}
 	}
 	if len(problems) > 0 {
-		e.d.OnDropped(e.sup.ID(), DropInvalid, fmt.Errorf("%s line: %s", typ, strings.Join(problems, "; ")))
+		e.drop(DropInvalid, fmt.Errorf("%s line: %s", typ, strings.Join(problems, "; ")))
 		return
 	}
 	v, err := supervisor.NewVerdict(decision, reason)
 	if err != nil {
-		e.d.OnDropped(e.sup.ID(), DropInvalid, fmt.Errorf("%s line: %w", typ, err))
+		e.drop(DropInvalid, fmt.Errorf("%s line: %w", typ, err))
 		return
 	}
 	_, err = e.d.Answer.Handle(e.ctx, AnswerInput{ReviewID: *in.Answers, SupervisorID: e.sup.ID(), Verdict: v, Fence: &e.fence})
@@ -516,9 +571,9 @@ func (e *processEngine) verdict(typ string, m map[string]json.RawMessage) {
 	case errors.Is(err, supervisor.ErrReviewSettled):
 		// Answered too late (timed out, decided by an ADMIN): the
 		// answer has nothing left to decide, and is said so.
-		e.d.OnError(e.sup.ID(), fmt.Errorf("%s line for review %s came after the review was settled: %w", typ, *in.Answers, err))
+		e.drop(DropRefused, fmt.Errorf("%s line for review %s came after the review was settled: %w", typ, *in.Answers, err))
 	default:
-		e.d.OnError(e.sup.ID(), fmt.Errorf("%s line for review %s: %w", typ, *in.Answers, err))
+		e.drop(DropRefused, fmt.Errorf("%s line for review %s: %w", typ, *in.Answers, err))
 	}
 }
 

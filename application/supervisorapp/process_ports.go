@@ -7,7 +7,8 @@ import (
 
 // ProcessSpawner starts the program of a process supervisor
 // (adapters/process). The program runs with no shell, an empty environment
-// and in a process group of its own; its standard error is discarded.
+// and in a process group of its own; its standard error is discarded;
+// nothing it starts outlives the server (on Linux; elsewhere its group).
 type ProcessSpawner interface {
 	// Start starts spec's program. The program lives until it exits or
 	// Stop is called on the returned Process, whatever happens to any
@@ -52,10 +53,10 @@ type Process interface {
 	// Lines delivers the program's output lines, in order. It is closed
 	// once the program has exited and its output is read, or on Stop.
 	Lines() <-chan ProcessLine
-	// Stop ends the program and everything left in its process group
-	// (SIGTERM, then SIGKILL after a grace period), waits for it and for
-	// every goroutine that served it, and returns how the program ended
-	// (nil for exit status 0).
+	// Stop ends the program and everything it started (SIGTERM, then
+	// SIGKILL after a grace period), waits for it and for every goroutine
+	// that served it, and returns how the program ended (nil for exit
+	// status 0).
 	Stop() error
 }
 

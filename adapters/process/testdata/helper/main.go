@@ -73,6 +73,31 @@ func main() {
 		if len(os.Args) > 3 && os.Args[3] == "then-ok" {
 			os.Stdout.Write([]byte("\nok\n"))
 		}
+	case "babble": // non-directive lines as fast as it can for os.Args[3] seconds, then their count to os.Args[2]
+		secs, _ := strconv.ParseFloat(os.Args[3], 64)
+		end := time.Now().Add(time.Duration(secs * float64(time.Second)))
+		w := bufio.NewWriterSize(os.Stdout, 64<<10)
+		line := []byte("chatter \x1b[31mred\x1b[0m token=hunter2-very-secret and more words than a directive needs\n")
+		n := 0
+		for time.Now().Before(end) {
+			for range 1000 {
+				w.Write(line)
+			}
+			n += 1000
+		}
+		w.Flush()
+		writeFile(os.Args[2], strconv.Itoa(n))
+		wait()
+	case "descendants": // a child in the group and one that left it (setsid); "self child daemon" pids to os.Args[2]
+		c := exec.Command("/usr/bin/sleep", "300")
+		d := exec.Command("/usr/bin/sleep", "301")
+		d.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if c.Start() != nil || d.Start() != nil {
+			os.Exit(1)
+		}
+		writeFile(os.Args[2], fmt.Sprintf("%d %d %d", os.Getpid(), c.Process.Pid, d.Process.Pid))
+		say(map[string]any{"pid": c.Process.Pid, "daemon": d.Process.Pid, "self": os.Getpid()})
+		wait()
 	case "noread": // never reads its input
 		say(map[string]any{"ready": true})
 		wait()
@@ -105,6 +130,13 @@ func main() {
 		}
 	default:
 		os.Exit(2)
+	}
+}
+
+// writeFile writes s to path whole: readers never see part of it.
+func writeFile(path, s string) {
+	if os.WriteFile(path+".tmp", []byte(s), 0o600) != nil || os.Rename(path+".tmp", path) != nil {
+		os.Exit(1)
 	}
 }
 

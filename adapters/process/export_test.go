@@ -1,0 +1,7 @@
+package process
+
+import "github.com/yukta/yukta/application/supervisorapp"
+
+// CutLifeline closes the server's end of p's lifeline, which is what the
+// guard sees when the server dies, however it dies.
+func CutLifeline(p supervisorapp.Process) { _ = p.(*proc).lifeline.Close() }

@@ -39,6 +39,14 @@ type AgentUseCases struct {
 	Signals     interface {
 		Handle(context.Context, supervisorapp.SignalsInput) (supervisorapp.SignalPage, error)
 	}
+	// Watched serves the reads that may wait (GET /signals and the SSE
+	// stream): Signals in slices, with the credential and the supervisor
+	// read again between them (supervisorapp.ReadAgentSignals), so an open
+	// read ends when its credential or supervisor does. Nil: those routes
+	// answer 503.
+	Watched interface {
+		Handle(context.Context, supervisorapp.AgentSignalsInput) (supervisorapp.SignalPage, error)
+	}
 	Directives interface {
 		Handle(context.Context, supervisorapp.SubmitInput) (supervisorapp.DirectiveResult, error)
 	}
@@ -230,11 +238,26 @@ func (a *agentAPI) signals(c echo.Context, sup supervisor.Supervisor) error {
 	if err != nil {
 		return err
 	}
-	page, err := a.uc.Signals.Handle(c.Request().Context(), supervisorapp.SignalsInput{Supervisor: sup, After: c.QueryParam("after"), Wait: wait, Limit: limit})
+	if a.uc.Watched == nil {
+		return fault.Newf(fault.ErrUnavailable, "signal reads are not served here")
+	}
+	page, err := a.uc.Watched.Handle(c.Request().Context(), supervisorapp.AgentSignalsInput{Token: authn.Presented(c.Request()),
+		After: c.QueryParam("after"), Wait: wait, Limit: limit})
 	if err != nil {
-		return err
+		return refused(c, err)
 	}
 	return c.JSON(http.StatusOK, map[string]any{"signals": page.Signals, "cursor": page.Cursor})
+}
+
+// refused answers a credential refused while a request was open (it was
+// rotated or revoked, or its supervisor disabled or deleted) as the access
+// gate answers one refused at the door: 401 with the same words.
+func refused(c echo.Context, err error) error {
+	if errors.Is(err, supervisorapp.ErrAgentUnauthenticated) {
+		c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="yukta"`)
+		return echo.NewHTTPError(http.StatusUnauthorized, err.Error())
+	}
+	return err
 }
 
 // agentHeartbeat is how often the signal stream writes a comment line
@@ -245,12 +268,20 @@ const agentHeartbeat = 15 * time.Second
 // events streams the signals as Server-Sent Events: each has the signal's
 // cursor as its id, its kind as the event name and the envelope as data.
 // A reconnect with Last-Event-ID (or ?after=) resumes after that cursor.
+// The batches are read by Watched, which asks again who is asking at least
+// every supervisorapp.AgentRecheckInterval: the stream ends (after a
+// comment line saying why) once the credential or the supervisor no longer
+// opens the agent API, and carries only what the supervisor owns now.
 func (a *agentAPI) events(c echo.Context, sup supervisor.Supervisor) error {
 	after := c.Request().Header.Get("Last-Event-ID")
 	if after == "" {
 		after = c.QueryParam("after")
 	}
+	if a.uc.Watched == nil {
+		return fault.Newf(fault.ErrUnavailable, "signal reads are not served here")
+	}
 	ctx := c.Request().Context()
+	token := authn.Presented(c.Request())
 	// Check the cursor before the stream starts, so a bad one is a 400.
 	if _, err := a.uc.Signals.Handle(ctx, supervisorapp.SignalsInput{Supervisor: sup, After: after, Limit: 1}); err != nil {
 		return err
@@ -269,7 +300,7 @@ func (a *agentAPI) events(c echo.Context, sup supervisor.Supervisor) error {
 			return nil
 		default:
 		}
-		page, err := a.uc.Signals.Handle(ctx, supervisorapp.SignalsInput{Supervisor: sup, After: after, Wait: agentHeartbeat})
+		page, err := a.uc.Watched.Handle(ctx, supervisorapp.AgentSignalsInput{Token: token, After: after, Wait: agentHeartbeat})
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil

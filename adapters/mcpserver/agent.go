@@ -27,6 +27,12 @@ type AgentDeps struct {
 	Signals     interface {
 		Handle(context.Context, supervisorapp.SignalsInput) (supervisorapp.SignalPage, error)
 	}
+	// Watched serves read_signals: Signals with the credential and the
+	// supervisor read again while it waits (supervisorapp.ReadAgentSignals),
+	// the same read as the REST long poll's.
+	Watched interface {
+		Handle(context.Context, supervisorapp.AgentSignalsInput) (supervisorapp.SignalPage, error)
+	}
 	Directives interface {
 		Handle(context.Context, supervisorapp.SubmitInput) (supervisorapp.DirectiveResult, error)
 	}
@@ -142,16 +148,22 @@ type SignalsOut struct {
 	Cursor  string `json:"cursor"`
 }
 
-func (a *agentServer) signals(ctx context.Context, _ *mcp.CallToolRequest, in ReadSignalsIn) (*mcp.CallToolResult, SignalsOut, error) {
-	sup, err := a.me(ctx)
-	if err != nil {
+func (a *agentServer) signals(ctx context.Context, req *mcp.CallToolRequest, in ReadSignalsIn) (*mcp.CallToolResult, SignalsOut, error) {
+	if _, err := a.me(ctx); err != nil {
 		return nil, SignalsOut{}, a.fail("read_signals", err)
 	}
 	if in.Limit < 0 || in.Limit > supervisorapp.MaxSignalBatch {
 		return nil, SignalsOut{}, fmt.Errorf("limit must be from 1 to %d", supervisorapp.MaxSignalBatch)
 	}
-	page, err := a.d.Signals.Handle(ctx, supervisorapp.SignalsInput{Supervisor: sup, After: in.After, Limit: in.Limit,
-		Wait: time.Duration(in.WaitSeconds * float64(time.Second))})
+	if a.d.Watched == nil {
+		return nil, SignalsOut{}, a.fail("read_signals", fault.Newf(fault.ErrUnavailable, "signal reads are not served here"))
+	}
+	var header http.Header
+	if req != nil && req.Extra != nil {
+		header = req.Extra.Header
+	}
+	page, err := a.d.Watched.Handle(ctx, supervisorapp.AgentSignalsInput{Token: authn.Presented(&http.Request{Header: header}),
+		After: in.After, Limit: in.Limit, Wait: time.Duration(in.WaitSeconds * float64(time.Second))})
 	if err != nil {
 		return nil, SignalsOut{}, a.fail("read_signals", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/yukta/yukta/application/executionapp"
 	"github.com/yukta/yukta/application/supervisorapp"
 	"github.com/yukta/yukta/domain/fault"
+	"github.com/yukta/yukta/domain/jsonvalue"
 	"github.com/yukta/yukta/domain/session"
 	"github.com/yukta/yukta/domain/supervisor"
 )
@@ -496,7 +498,7 @@ func readBody(c echo.Context) ([]byte, error) {
 		if errors.As(err, &tooBig) {
 			return nil, echo.NewHTTPError(http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is over the limit of %d bytes here", tooBig.Limit))
 		}
-		return nil, echo.NewHTTPError(http.StatusBadRequest, "the request body could not be read: "+err.Error())
+		return nil, echo.NewHTTPError(http.StatusBadRequest, "the request body could not be read completely; send it again")
 	}
 	return b, nil
 }
@@ -547,14 +549,32 @@ func delegationToAPI(d supervisor.Delegation) map[string]any {
 	return m
 }
 
-// agentBody reads a JSON object body with only the known members.
-func agentBody(b []byte, v any) error {
-	dec := json.NewDecoder(strings.NewReader(string(b)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return fault.Newf(fault.ErrInvalid, "the body is not the JSON object this call takes: %v", err)
+// agentBody reads an agent request body as every other body is read: one
+// strict JSON value (domain/jsonvalue: no repeated key, no NUL, no lone
+// surrogate, valid UTF-8, numbers within range, nesting within bounds,
+// nothing after it), an object holding only the members the call takes,
+// each of its type. Every refusal is a 400 naming the member.
+func agentBody(b []byte, v any, members ...string) error {
+	doc, err := jsonvalue.Decode(b, "body")
+	if err != nil {
+		return strictError(err)
 	}
-	return nil
+	m, ok := doc.(map[string]any)
+	if !ok {
+		return &fault.ValidationError{Subject: "request", Violations: []fault.Violation{{Path: "body",
+			Message: "must be a JSON object with " + strings.Join(members, ", ")}}}
+	}
+	var vs []fault.Violation
+	for k := range m {
+		if !slices.Contains(members, k) {
+			vs = append(vs, fault.Violation{Path: jsonvalue.Key("body", k), Message: "is not a member this call takes; it takes " + strings.Join(members, ", ")})
+		}
+	}
+	if len(vs) > 0 {
+		slices.SortFunc(vs, func(a, b fault.Violation) int { return strings.Compare(a.Path, b.Path) })
+		return &fault.ValidationError{Subject: "request", Violations: vs}
+	}
+	return decodeBody(b, v)
 }
 
 // delegate opens an ESCALATE to the supervisor's parent or a CONSULT of
@@ -574,7 +594,7 @@ func (a *agentAPI) delegate(c echo.Context, sup supervisor.Supervisor) error {
 		To      string          `json:"to"`
 		Payload json.RawMessage `json:"payload"`
 	}
-	if err := agentBody(b, &in); err != nil {
+	if err := agentBody(b, &in, "kind", "key", "to", "payload"); err != nil {
 		return err
 	}
 	d, created, err := a.uc.Delegate.Handle(c.Request().Context(), supervisorapp.DelegateInput{SupervisorID: sup.ID(),
@@ -601,7 +621,7 @@ func (a *agentAPI) answerDelegation(c echo.Context, sup supervisor.Supervisor) e
 	var in struct {
 		Answer json.RawMessage `json:"answer"`
 	}
-	if err := agentBody(b, &in); err != nil {
+	if err := agentBody(b, &in, "answer"); err != nil {
 		return err
 	}
 	d, err := a.uc.AnswerDelegation.Handle(c.Request().Context(), supervisorapp.AnswerDelegationInput{DelegationID: c.Param("delegationId"),

@@ -160,7 +160,9 @@ func TestAgentStreamsEndWithTheirCredential(t *testing.T) {
 				w.t.Fatalf("revoke: %d %s", st, b)
 			}
 		}, true},
-		{"disable", func(w *reviewWorld, id string) { w.put("/api/supervisors/"+id, doc(id, false, "session:ci", "session:cd")) }, true},
+		{"disable", func(w *reviewWorld, id string) {
+			w.put("/api/supervisors/"+id, doc(id, false, "session:ci", "session:cd"))
+		}, true},
 		{"delete", func(w *reviewWorld, id string) {
 			if st, b, _ := call(w.t, a, "DELETE", "/api/supervisors/"+id, "", nil); st != 204 {
 				w.t.Fatalf("delete: %d %s", st, b)

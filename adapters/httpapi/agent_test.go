@@ -105,7 +105,9 @@ const (
 
 // memRuns is a run directory of those runs; its lists filter by the
 // units' own rule (supervisor.Unit.Covers).
-type memRuns struct{ runs map[string]supervisorapp.RunInfo }
+type memRuns struct {
+	runs map[string]supervisorapp.RunInfo
+}
 
 func newMemRuns() memRuns {
 	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)

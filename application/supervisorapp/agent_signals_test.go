@@ -139,4 +139,3 @@ func TestAWaitingReadEndsWithItsCredential(t *testing.T) {
 		t.Fatalf("the waiting read still waits %s after the revocation", 10*supervisorapp.AgentRecheckInterval)
 	}
 }
-

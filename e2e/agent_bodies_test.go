@@ -3,8 +3,11 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // dbText are fragments of PostgreSQL's own error text that must never
@@ -93,4 +96,130 @@ func TestAgentDelegationBodiesAreStrict(t *testing.T) {
 	if st != 200 || !strings.Contains(string(b), `"kind":"ESCALATE"`) || !strings.Contains(string(b), `"status":"ANSWERED"`) {
 		t.Fatalf("a good answer after the refused ones: %d %s", st, b)
 	}
+}
+
+// toolName finds the tool names a sentence mentions (snake_case words).
+var toolName = regexp.MustCompile(`\b[a-z]+(?:_[a-z]+)+\b`)
+
+// TestAgentDoorsSpeakTheirOwnWords: the agent API's two doors say what
+// they honour and name only what they have. The agent MCP declares no
+// logging and refuses logging/setLevel; its errors name only its own
+// tools and hold no Go decoder text; both doors' 401 speak of a
+// supervisor credential, never an API key; an unknown agent path is 401
+// without a credential (404 with one); a long poll the client abandons is
+// logged as the client's cancellation, at info at most, never as a 500.
+func TestAgentDoorsSpeakTheirOwnWords(t *testing.T) {
+	t.Parallel()
+	w := newAgentWorld(t, "YUKTA_API_KEYS="+writeKeyFile(t))
+	w.key = testKeys["admin"]
+	w.setup()
+
+	// REST: 401s of the agent API name the supervisor credential.
+	for _, c := range []struct{ path, token string }{
+		{"/api/agent/v1/self", ""}, {"/api/agent/v1/self", "yks_wrong"}, {"/api/agent/v1/nope", ""},
+		{"/api/agent/v1/nope/deeper", ""}, {"/api/agent/v1/mcp", ""},
+	} {
+		st, b, _ := call(t, w.s, "GET", c.path, c.token, nil)
+		if st != 401 || !strings.Contains(string(b), "supervisor credential") || strings.Contains(string(b), "API key") {
+			t.Errorf("GET %s with %q: %d %s, want 401 naming the supervisor credential (not an API key)", c.path, c.token, st, b)
+		}
+	}
+	if st, b, _ := w.agent("GET", "/nope", nil); st != 404 {
+		t.Errorf("an unknown agent path with a credential: %d %s, want 404", st, b)
+	}
+
+	// MCP: no logging; errors name only this door's tools.
+	cs, err := mcpConnect(t.Context(), w.s.URL, "/api/agent/v1/mcp", w.token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	//lint:ignore SA1019 the test checks that the endpoint does not declare the deprecated logging capability
+	if caps := cs.InitializeResult().Capabilities; caps.Logging != nil {
+		t.Errorf("the agent MCP declares logging: %+v", caps)
+	}
+	st, b, _ := call(t, w.s, "POST", "/api/agent/v1/mcp", w.token, []byte(`{"jsonrpc":"2.0","id":7,"method":"logging/setLevel","params":{"level":"debug"}}`),
+		"Accept", "application/json, text/event-stream", "Mcp-Protocol-Version", "2025-06-18")
+	if !strings.Contains(string(b), `"code":-32601`) || !strings.Contains(string(b), "logging/setLevel") || strings.Contains(string(b), `"result"`) {
+		t.Errorf("logging/setLevel on the agent MCP: %d %s, want method not found", st, b)
+	}
+	tools, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]bool{}
+	for _, tl := range tools.Tools {
+		have[tl.Name] = true
+	}
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"answer_review", map[string]any{"reviewId": "0193b7a0-0000-7000-8000-000000000000", "verdict": "ALLOW"}},
+		{"answer_review", map[string]any{"reviewId": "nope", "verdict": "MAYBE"}},
+		{"get_execution", map[string]any{"executionId": 5}},
+		{"get_execution", map[string]any{"executionId": "0193b7a0-0000-7000-8000-000000000000"}},
+		{"read_signals", map[string]any{"limit": "ten"}},
+		{"read_signals", map[string]any{"after": "not-a-cursor"}},
+		{"send_directive", map[string]any{"key": 5, "command": map[string]any{"type": "PauseWorkflow"}}},
+	} {
+		res := mcpCall(t, cs, c.tool, c.args, nil)
+		msg := text(res)
+		if !res.IsError {
+			t.Errorf("%s(%v) was not refused: %s", c.tool, c.args, msg)
+		}
+		for _, g := range agentGoText {
+			if strings.Contains(msg, g) {
+				t.Errorf("%s(%v) answers Go text %q: %s", c.tool, c.args, g, msg)
+			}
+		}
+		for _, name := range toolName.FindAllString(msg, -1) {
+			if !have[name] && isToolLike(name) {
+				t.Errorf("%s(%v) points to %s, which the agent MCP does not have: %s", c.tool, c.args, name, msg)
+			}
+		}
+	}
+
+	// A long poll the client abandons.
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "GET", w.s.URL+"/api/agent/v1/signals?wait=30", nil)
+	req.Header.Set("Authorization", "Bearer "+w.token)
+	go func() { time.Sleep(500 * time.Millisecond); cancel() }()
+	if res, err := http.DefaultClient.Do(req); err == nil {
+		res.Body.Close()
+		t.Fatalf("the long poll answered %d before the client left", res.StatusCode)
+	}
+	var line map[string]any
+	deadline := time.Now().Add(10 * time.Second)
+	for line == nil {
+		for _, l := range strings.Split(w.s.logs.String(), "\n") {
+			var m map[string]any
+			if json.Unmarshal([]byte(l), &m) == nil && m["route"] == "/api/agent/v1/signals" && m["msg"] == "http request" && m["status"] != float64(200) {
+				line = m
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no access log line of the abandoned long poll within 10 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if line["status"] != float64(499) || (line["level"] != "info" && line["level"] != "debug") {
+		t.Errorf("the abandoned long poll was logged as %v", line)
+	}
+	for _, l := range strings.Split(w.s.logs.String(), "\n") {
+		if strings.Contains(l, `"level":"error"`) && strings.Contains(l, "/api/agent/v1/signals") {
+			t.Errorf("the abandoned long poll logged an error: %s", l)
+		}
+	}
+}
+
+// isToolLike tells tool names from other snake_case words in a sentence
+// (none of ours are).
+func isToolLike(name string) bool {
+	for _, verb := range []string{"get_", "list_", "read_", "send_", "answer_", "create_", "revoke_", "start_", "control_", "set_", "decide_"} {
+		if strings.HasPrefix(name, verb) {
+			return true
+		}
+	}
+	return false
 }

@@ -199,9 +199,13 @@ func newSupervisorRuntime(lc fx.Lifecycle, log *zap.Logger, sups supervisorapp.R
 func newAgentUseCases(sups supervisorapp.Reader, signals *supervisorapp.ReadSignals, submit *supervisorapp.SubmitDirective,
 	answer *supervisorapp.AnswerReview, st *postgres.SupervisorRuntime, r *postgres.Reader, get *executionapp.GetExecution,
 	logs *executionapp.TailLogs, wf *sessionapp.GetWorkflow, sched *executionapp.GetSchedulerStatus, log *zap.Logger,
-	delegate *supervisorapp.Delegate, answerDelegation *supervisorapp.AnswerDelegation, refusals *supervisorapp.ListRefusals) httpapi.AgentUseCases {
-	return httpapi.AgentUseCases{Supervisors: sups, Signals: signals, Directives: submit, Reviews: answer, Runs: st, Holds: st,
+	delegate *supervisorapp.Delegate, answerDelegation *supervisorapp.AnswerDelegation, refusals *supervisorapp.ListRefusals,
+	auth *supervisorapp.AuthenticateAgent) httpapi.AgentUseCases {
+	// One watched read for both doors: the REST long poll and SSE stream,
+	// and MCP read_signals.
+	watched := supervisorapp.NewReadAgentSignals(auth, signals)
+	return httpapi.AgentUseCases{Supervisors: sups, Signals: signals, Watched: watched, Directives: submit, Reviews: answer, Runs: st, Holds: st,
 		Events: r, Positions: r, Execution: get, Logs: logs, Workflow: wf, Scheduler: sched, Delegate: delegate, AnswerDelegation: answerDelegation, Refusals: refusals,
-		MCP: mcpserver.NewAgent(mcpserver.AgentDeps{Supervisors: sups, Signals: signals, Directives: submit, Reviews: answer, Runs: st,
+		MCP: mcpserver.NewAgent(mcpserver.AgentDeps{Supervisors: sups, Signals: signals, Watched: watched, Directives: submit, Reviews: answer, Runs: st,
 			Execution: get}, buildVersion(), log.Named("agent-mcp"))}
 }

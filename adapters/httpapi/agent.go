@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/yukta/yukta/application/executionapp"
 	"github.com/yukta/yukta/application/supervisorapp"
 	"github.com/yukta/yukta/domain/fault"
+	"github.com/yukta/yukta/domain/jsonvalue"
 	"github.com/yukta/yukta/domain/session"
 	"github.com/yukta/yukta/domain/supervisor"
 )
@@ -38,6 +40,14 @@ type AgentUseCases struct {
 	Supervisors supervisorapp.Reader
 	Signals     interface {
 		Handle(context.Context, supervisorapp.SignalsInput) (supervisorapp.SignalPage, error)
+	}
+	// Watched serves the reads that may wait (GET /signals and the SSE
+	// stream): Signals in slices, with the credential and the supervisor
+	// read again between them (supervisorapp.ReadAgentSignals), so an open
+	// read ends when its credential or supervisor does. Nil: those routes
+	// answer 503.
+	Watched interface {
+		Handle(context.Context, supervisorapp.AgentSignalsInput) (supervisorapp.SignalPage, error)
 	}
 	Directives interface {
 		Handle(context.Context, supervisorapp.SubmitInput) (supervisorapp.DirectiveResult, error)
@@ -238,11 +248,26 @@ func (a *agentAPI) signals(c echo.Context, sup supervisor.Supervisor) error {
 	if err != nil {
 		return err
 	}
-	page, err := a.uc.Signals.Handle(c.Request().Context(), supervisorapp.SignalsInput{Supervisor: sup, After: c.QueryParam("after"), Wait: wait, Limit: limit})
+	if a.uc.Watched == nil {
+		return fault.Newf(fault.ErrUnavailable, "signal reads are not served here")
+	}
+	page, err := a.uc.Watched.Handle(c.Request().Context(), supervisorapp.AgentSignalsInput{Token: authn.Presented(c.Request()),
+		After: c.QueryParam("after"), Wait: wait, Limit: limit})
 	if err != nil {
-		return err
+		return refused(c, err)
 	}
 	return c.JSON(http.StatusOK, map[string]any{"signals": page.Signals, "cursor": page.Cursor})
+}
+
+// refused answers a credential refused while a request was open (it was
+// rotated or revoked, or its supervisor disabled or deleted) as the access
+// gate answers one refused at the door: 401 with the same words.
+func refused(c echo.Context, err error) error {
+	if errors.Is(err, supervisorapp.ErrAgentUnauthenticated) {
+		c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="yukta"`)
+		return echo.NewHTTPError(http.StatusUnauthorized, err.Error())
+	}
+	return err
 }
 
 // agentHeartbeat is how often the signal stream writes a comment line
@@ -253,12 +278,20 @@ const agentHeartbeat = 15 * time.Second
 // events streams the signals as Server-Sent Events: each has the signal's
 // cursor as its id, its kind as the event name and the envelope as data.
 // A reconnect with Last-Event-ID (or ?after=) resumes after that cursor.
+// The batches are read by Watched, which asks again who is asking at least
+// every supervisorapp.AgentRecheckInterval: the stream ends (after a
+// comment line saying why) once the credential or the supervisor no longer
+// opens the agent API, and carries only what the supervisor owns now.
 func (a *agentAPI) events(c echo.Context, sup supervisor.Supervisor) error {
 	after := c.Request().Header.Get("Last-Event-ID")
 	if after == "" {
 		after = c.QueryParam("after")
 	}
+	if a.uc.Watched == nil {
+		return fault.Newf(fault.ErrUnavailable, "signal reads are not served here")
+	}
 	ctx := c.Request().Context()
+	token := authn.Presented(c.Request())
 	// Check the cursor before the stream starts, so a bad one is a 400.
 	if _, err := a.uc.Signals.Handle(ctx, supervisorapp.SignalsInput{Supervisor: sup, After: after, Limit: 1}); err != nil {
 		return err
@@ -277,7 +310,7 @@ func (a *agentAPI) events(c echo.Context, sup supervisor.Supervisor) error {
 			return nil
 		default:
 		}
-		page, err := a.uc.Signals.Handle(ctx, supervisorapp.SignalsInput{Supervisor: sup, After: after, Wait: agentHeartbeat})
+		page, err := a.uc.Watched.Handle(ctx, supervisorapp.AgentSignalsInput{Token: token, After: after, Wait: agentHeartbeat})
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -473,7 +506,7 @@ func readBody(c echo.Context) ([]byte, error) {
 		if errors.As(err, &tooBig) {
 			return nil, echo.NewHTTPError(http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is over the limit of %d bytes here", tooBig.Limit))
 		}
-		return nil, echo.NewHTTPError(http.StatusBadRequest, "the request body could not be read: "+err.Error())
+		return nil, echo.NewHTTPError(http.StatusBadRequest, "the request body could not be read completely; send it again")
 	}
 	return b, nil
 }
@@ -545,14 +578,32 @@ func delegationToAPI(d supervisor.Delegation) map[string]any {
 	return m
 }
 
-// agentBody reads a JSON object body with only the known members.
-func agentBody(b []byte, v any) error {
-	dec := json.NewDecoder(strings.NewReader(string(b)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return fault.Newf(fault.ErrInvalid, "the body is not the JSON object this call takes: %v", err)
+// agentBody reads an agent request body as every other body is read: one
+// strict JSON value (domain/jsonvalue: no repeated key, no NUL, no lone
+// surrogate, valid UTF-8, numbers within range, nesting within bounds,
+// nothing after it), an object holding only the members the call takes,
+// each of its type. Every refusal is a 400 naming the member.
+func agentBody(b []byte, v any, members ...string) error {
+	doc, err := jsonvalue.Decode(b, "body")
+	if err != nil {
+		return strictError(err)
 	}
-	return nil
+	m, ok := doc.(map[string]any)
+	if !ok {
+		return &fault.ValidationError{Subject: "request", Violations: []fault.Violation{{Path: "body",
+			Message: "must be a JSON object with " + strings.Join(members, ", ")}}}
+	}
+	var vs []fault.Violation
+	for k := range m {
+		if !slices.Contains(members, k) {
+			vs = append(vs, fault.Violation{Path: jsonvalue.Key("body", k), Message: "is not a member this call takes; it takes " + strings.Join(members, ", ")})
+		}
+	}
+	if len(vs) > 0 {
+		slices.SortFunc(vs, func(a, b fault.Violation) int { return strings.Compare(a.Path, b.Path) })
+		return &fault.ValidationError{Subject: "request", Violations: vs}
+	}
+	return decodeBody(b, v)
 }
 
 // delegate opens an ESCALATE to the supervisor's parent or a CONSULT of
@@ -572,7 +623,7 @@ func (a *agentAPI) delegate(c echo.Context, sup supervisor.Supervisor) error {
 		To      string          `json:"to"`
 		Payload json.RawMessage `json:"payload"`
 	}
-	if err := agentBody(b, &in); err != nil {
+	if err := agentBody(b, &in, "kind", "key", "to", "payload"); err != nil {
 		return err
 	}
 	d, created, err := a.uc.Delegate.Handle(c.Request().Context(), supervisorapp.DelegateInput{SupervisorID: sup.ID(),
@@ -599,7 +650,7 @@ func (a *agentAPI) answerDelegation(c echo.Context, sup supervisor.Supervisor) e
 	var in struct {
 		Answer json.RawMessage `json:"answer"`
 	}
-	if err := agentBody(b, &in); err != nil {
+	if err := agentBody(b, &in, "answer"); err != nil {
 		return err
 	}
 	d, err := a.uc.AnswerDelegation.Handle(c.Request().Context(), supervisorapp.AnswerDelegationInput{DelegationID: c.Param("delegationId"),

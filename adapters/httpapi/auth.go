@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -100,6 +101,11 @@ func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 			// A method the path does not have: public when the path's
 			// routes are (a probe answers 405, not 401).
 			r = route{surface: authn.REST, public: s.publicPaths[c.Path()]}
+			if strings.HasPrefix(req.URL.Path, AgentBase+"/") {
+				// An agent path that does not exist takes a credential like
+				// the others: 401 without one, 404 only to a supervisor.
+				r = route{surface: authn.Agent}
+			}
 		}
 		now := time.Now()
 		src := c.RealIP()
@@ -182,6 +188,14 @@ func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 				zap.String("key_fingerprint", fingerprint(presented)),
 				zap.String("request_id", c.Response().Header().Get(echo.HeaderXRequestID)))
 			c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="yukta"`)
+			if r.surface == authn.Agent {
+				// The agent API takes supervisor credentials only: say so,
+				// not "API key", whose holders it refuses.
+				if reason == "missing" {
+					return echo.NewHTTPError(http.StatusUnauthorized, "the agent API takes a supervisor credential; send it as \"Authorization: Bearer yks_…\" (an ADMIN issues one with POST /api/supervisors/{id}/credential)")
+				}
+				return echo.NewHTTPError(http.StatusUnauthorized, (&supervisorapp.AgentRefusal{}).Error())
+			}
 			if reason == "missing" {
 				return echo.NewHTTPError(http.StatusUnauthorized, "an API key is required; send it as \"Authorization: Bearer <key>\" or \"X-API-Key: <key>\"")
 			}

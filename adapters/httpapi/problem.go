@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -58,6 +59,14 @@ func errorHandler(log *zap.Logger) echo.HTTPErrorHandler {
 		if c.Response().Committed {
 			return
 		}
+		if clientGone(c, err) {
+			// Nobody reads this answer; it is the client's choice, not a
+			// failure of the server.
+			log.Debug("request cancelled by the client", zap.String("method", c.Request().Method),
+				zap.String("route", c.Path()), zap.String("request_id", c.Response().Header().Get(echo.HeaderXRequestID)))
+			c.Response().Status = StatusClientClosed
+			return
+		}
 		p := problemFor(c, err)
 		if p.Status >= 500 {
 			log.Error("request failed", zap.Error(err), zap.String("method", c.Request().Method),
@@ -108,7 +117,23 @@ var typeByStatus = map[int]string{
 	http.StatusServiceUnavailable:    typeUnavailable,
 }
 
+// StatusClientClosed is the status the access log and the metrics record
+// for a request its client abandoned before the answer (a long poll it
+// stopped waiting for): nginx's 499. Nothing is written to the client.
+const StatusClientClosed = 499
+
+// clientGone reports whether the request failed because its client went
+// away: its context is cancelled, so whatever the error says (the context's
+// own error, or a store call it cut short) nobody waits for the answer.
+func clientGone(c echo.Context, err error) bool {
+	return err != nil && errors.Is(c.Request().Context().Err(), context.Canceled)
+}
+
 func problemFor(c echo.Context, err error) restapi.Problem {
+	if clientGone(c, err) {
+		return restapi.Problem{Type: typeHTTP, Title: "Client Closed Request", Status: StatusClientClosed,
+			Detail: "the client closed the request before the answer"}
+	}
 	if je, ok := errors.AsType[*jsonvalue.Error](err); ok {
 		// A strict JSON refusal from anywhere below (a use case checking a
 		// value it was handed) reads like the edge's own.

@@ -289,6 +289,7 @@ func accessLog(log *zap.Logger) echo.MiddlewareFunc {
 		LogValuesFunc: func(c echo.Context, v middleware.RequestLoggerValues) error {
 			lvl := zapcore.InfoLevel
 			switch {
+			case v.Status == StatusClientClosed: // the client's choice: info
 			case v.Status >= 500:
 				lvl = zapcore.ErrorLevel
 			case v.Status >= 400:

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
 
@@ -26,6 +27,12 @@ type AgentDeps struct {
 	Supervisors supervisorapp.Reader
 	Signals     interface {
 		Handle(context.Context, supervisorapp.SignalsInput) (supervisorapp.SignalPage, error)
+	}
+	// Watched serves read_signals: Signals with the credential and the
+	// supervisor read again while it waits (supervisorapp.ReadAgentSignals),
+	// the same read as the REST long poll's.
+	Watched interface {
+		Handle(context.Context, supervisorapp.AgentSignalsInput) (supervisorapp.SignalPage, error)
 	}
 	Directives interface {
 		Handle(context.Context, supervisorapp.SubmitInput) (supervisorapp.DirectiveResult, error)
@@ -58,7 +65,13 @@ type agentServer struct {
 func NewAgent(d AgentDeps, version string, log *zap.Logger) http.Handler {
 	a := &agentServer{d: d, err: &server{log: log}}
 	m := mcp.NewServer(&mcp.Implementation{Name: AgentServerName, Title: "Yukta agent API", Version: version},
-		&mcp.ServerOptions{Instructions: agentInstructions})
+		&mcp.ServerOptions{Instructions: agentInstructions,
+			// Only what it honours: tools, no list changes (it is
+			// stateless), no logging (it sends no log messages).
+			Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}})
+	// No logging/setLevel (the SDK would answer it), and the same strict
+	// reading of arguments as the server's /mcp.
+	m.AddReceivingMiddleware(agentMethods, strictArguments)
 	addTool(m, &mcp.Tool{Name: "get_self", Annotations: annotated(readOnly, "Who am I"),
 		Description: "Your supervisor: id, owned units, parent, allowed commands, the commands you review. Next: read_signals."}, a.self)
 	addTool(m, &mcp.Tool{Name: "read_signals", Annotations: annotated(readOnly, "Read signals"),
@@ -98,8 +111,60 @@ func (a *agentServer) me(ctx context.Context) (supervisor.Supervisor, error) {
 	return s.Supervisor, nil
 }
 
+// agentMethods refuses logging/setLevel: this endpoint sends no log
+// notifications and does not declare the logging capability.
+func agentMethods(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "logging/setLevel" {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
+				Message: "logging/setLevel is not supported: this endpoint sends no log notifications (it does not declare the logging capability)"}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// agentMessages is the agent endpoint's table from errors to sentences:
+// each names a next step among its own tools (the server's /mcp table
+// names tools this endpoint does not have). The first match wins.
+var agentMessages = []struct {
+	is   error
+	text func(err error) string
+}{
+	{supervisorapp.ErrAgentUnauthenticated, func(err error) string { return sentence(err.Error()) }},
+	{executionapp.ErrExecutionNotFound, func(err error) string {
+		return sentence(err.Error()) + " Use list_owned_executions to list the runs of your units."
+	}},
+	{supervisor.ErrReviewNotFound, func(err error) string {
+		return sentence(err.Error()) + " Use read_signals: each REVIEW signal carries the reviewId to answer."
+	}},
+	{supervisor.ErrReviewSettled, func(err error) string {
+		return sentence(err.Error()) + " There is nothing to answer; read_signals shows what waits for you."
+	}},
+	{supervisor.ErrCommandDenied, func(err error) string {
+		return sentence(err.Error()) + " Sending the same command again is reviewed again."
+	}},
+	{fault.ErrInvalid, func(err error) string {
+		return sentence(err.Error()) + " Nothing was changed; fix every problem listed and call again."
+	}},
+	{fault.ErrNotFound, func(err error) string { return sentence(err.Error()) }},
+	{fault.ErrConflict, func(err error) string {
+		return sentence(err.Error()) + " Use get_execution to see the run as it is now."
+	}},
+	{fault.ErrForbidden, func(err error) string { return "Forbidden: " + err.Error() }},
+	{fault.ErrUnavailable, func(error) string {
+		return "The database is unavailable right now; nothing was changed. Retry the same call in a few seconds."
+	}},
+}
+
 func (a *agentServer) fail(tool string, err error) error {
-	return a.err.toolError(tool, err, subject{})
+	for _, m := range agentMessages {
+		if errors.Is(err, m.is) {
+			return errors.New(sanitizeText(m.text(err), maxErrorText))
+		}
+	}
+	a.err.log.Error("mcp tool failed", zap.String("tool", tool), zap.Error(err))
+	//lint:ignore ST1005 the text is the sentence an MCP client shows its user, not an error to wrap
+	return fmt.Errorf("Internal error in %s; the server log has the details. Retry later.", tool)
 }
 
 // AgentNoInput is the input of a tool that takes none.
@@ -142,16 +207,22 @@ type SignalsOut struct {
 	Cursor  string `json:"cursor"`
 }
 
-func (a *agentServer) signals(ctx context.Context, _ *mcp.CallToolRequest, in ReadSignalsIn) (*mcp.CallToolResult, SignalsOut, error) {
-	sup, err := a.me(ctx)
-	if err != nil {
+func (a *agentServer) signals(ctx context.Context, req *mcp.CallToolRequest, in ReadSignalsIn) (*mcp.CallToolResult, SignalsOut, error) {
+	if _, err := a.me(ctx); err != nil {
 		return nil, SignalsOut{}, a.fail("read_signals", err)
 	}
 	if in.Limit < 0 || in.Limit > supervisorapp.MaxSignalBatch {
 		return nil, SignalsOut{}, fmt.Errorf("limit must be from 1 to %d", supervisorapp.MaxSignalBatch)
 	}
-	page, err := a.d.Signals.Handle(ctx, supervisorapp.SignalsInput{Supervisor: sup, After: in.After, Limit: in.Limit,
-		Wait: time.Duration(in.WaitSeconds * float64(time.Second))})
+	if a.d.Watched == nil {
+		return nil, SignalsOut{}, a.fail("read_signals", fault.Newf(fault.ErrUnavailable, "signal reads are not served here"))
+	}
+	var header http.Header
+	if req != nil && req.Extra != nil {
+		header = req.Extra.Header
+	}
+	page, err := a.d.Watched.Handle(ctx, supervisorapp.AgentSignalsInput{Token: authn.Presented(&http.Request{Header: header}),
+		After: in.After, Limit: in.Limit, Wait: time.Duration(in.WaitSeconds * float64(time.Second))})
 	if err != nil {
 		return nil, SignalsOut{}, a.fail("read_signals", err)
 	}

@@ -103,7 +103,37 @@ type AgentIdentity struct {
 // refusal, so an outage does not read as a wrong token. The credential's
 // lastUsedAt is moved forward at most once a minute.
 func (uc *AuthenticateAgent) Handle(ctx context.Context, in AuthenticateAgentInput) (AgentIdentity, error) {
-	hash, err := supervisor.ParseToken(in.Token)
+	id, err := uc.check(ctx, in.Token, &in.Remote)
+	if err != nil {
+		return AgentIdentity{}, err
+	}
+	if now := uc.now(); now.Sub(id.Credential.LastUsedAt()) >= usedResolution {
+		if err := uc.creds.MarkCredentialUsed(ctx, id.Credential.Hash(), now.UTC()); err != nil {
+			return AgentIdentity{}, fmt.Errorf("authenticate agent: %w", err)
+		}
+	}
+	return id, nil
+}
+
+// Recheck asks again, for a request that is still open (an SSE stream, a
+// long poll), whether its token still opens the agent API: the credential
+// is still stored under the token's hash (not rotated or revoked) and has
+// not expired, and its supervisor exists and is enabled. Both are read
+// from the database, so a change made through any instance is seen. The
+// address is not checked again (it was when the request came, and cannot
+// change while it is open) and lastUsedAt is not written. The answer is
+// the supervisor as stored now (secret settings masked), so a reader can
+// tell that its owns or anything else changed (UpdatedAt); a refusal is
+// an *AgentRefusal, as for Handle.
+func (uc *AuthenticateAgent) Recheck(ctx context.Context, token string) (Summary, error) {
+	id, err := uc.check(ctx, token, nil)
+	return id.Supervisor, err
+}
+
+// check is Handle without the last-use write; remote nil skips the
+// address check.
+func (uc *AuthenticateAgent) check(ctx context.Context, token string, remote *netip.Addr) (AgentIdentity, error) {
+	hash, err := supervisor.ParseToken(token)
 	if err != nil {
 		return AgentIdentity{}, &AgentRefusal{Reason: RefusedMalformed}
 	}
@@ -118,10 +148,10 @@ func (uc *AuthenticateAgent) Handle(ctx context.Context, in AuthenticateAgentInp
 		return &AgentRefusal{Reason: r, SupervisorID: c.SupervisorID(), Hint: c.Hint()}
 	}
 	now := uc.now()
-	switch err := c.Check(now, in.Remote); {
-	case errors.Is(err, supervisor.ErrCredentialExpired):
+	switch {
+	case c.Expired(now):
 		return AgentIdentity{}, refuse(RefusedExpired)
-	case err != nil:
+	case remote != nil && !c.Allows(*remote):
 		return AgentIdentity{}, refuse(RefusedAddress)
 	}
 	sm, err := uc.sups.Supervisor(ctx, c.SupervisorID())
@@ -133,11 +163,6 @@ func (uc *AuthenticateAgent) Handle(ctx context.Context, in AuthenticateAgentInp
 	}
 	if !sm.Supervisor.Enabled() {
 		return AgentIdentity{}, refuse(RefusedDisabled)
-	}
-	if now.Sub(c.LastUsedAt()) >= usedResolution {
-		if err := uc.creds.MarkCredentialUsed(ctx, hash, now.UTC()); err != nil {
-			return AgentIdentity{}, fmt.Errorf("authenticate agent: %w", err)
-		}
 	}
 	sm.Supervisor = sm.Supervisor.Masked()
 	return AgentIdentity{Supervisor: sm, Credential: c}, nil

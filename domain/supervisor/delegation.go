@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/yukta/yukta/domain/fault"
+	"github.com/yukta/yukta/domain/jsonvalue"
 )
 
 // DelegationKind is how a supervisor hands a question to another one.
@@ -172,8 +174,16 @@ func docViolation(b json.RawMessage) string {
 		return "is required (any JSON value)"
 	case len(b) > MaxDelegationBytes:
 		return fmt.Sprintf("is %d bytes; at most %d", len(b), MaxDelegationBytes)
-	case !json.Valid(b):
-		return "is not valid JSON"
+	}
+	// The strict rules of every JSON value (no NUL, no lone surrogate,
+	// no repeated key, ...): PostgreSQL's jsonb must be able to keep it.
+	if err := jsonvalue.Validate(b, ""); err != nil {
+		if je, ok := errors.AsType[*jsonvalue.Error](err); ok && je.Path != "" {
+			return "at " + je.Path + ": " + je.Reason
+		} else if ok {
+			return je.Reason
+		}
+		return "is not one valid JSON value"
 	}
 	return ""
 }

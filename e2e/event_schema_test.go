@@ -196,9 +196,9 @@ func validateRecords(t *testing.T, what string, sch *sjs.Schema, branches map[st
 func TestEventStreamsMatchTheContract(t *testing.T) {
 	t.Parallel()
 	envelope, signal := specSchema(t, "EventEnvelope"), specSchema(t, "Signal")
-	// A budget of 3 directives per supervisor and minute, so the lead can
-	// spend it below (the agent sends 3).
-	w := newAgentWorld(t, "YUKTA_SUPERVISOR_COMMANDS_PER_MINUTE=3")
+	// A budget of 5 directives per supervisor and minute, so the lead can
+	// spend it below (the agent sends 5, exactly its budget).
+	w := newAgentWorld(t, "YUKTA_SUPERVISOR_COMMANDS_PER_MINUTE=5")
 	all := openSSE(t, w.s, "/api/events", "")
 
 	w.put("/api/sessions/ci", napSession("ci"))
@@ -309,10 +309,10 @@ func TestEventStreamsMatchTheContract(t *testing.T) {
 
 	// The lead spends its budget with directives outside its units (403);
 	// past it they are refused for the budget, and it is told so once.
-	for i := range 5 {
+	for i := range 7 {
 		st, b, _ := lead.agent("POST", "/directives", fmt.Appendf(nil, `{"key":"over-%d","command":{"type":"StopAll","target":"workflow:other/nap"}}`, i))
-		if over := i >= 3; st != 403 || strings.Contains(string(b), "budget of 3") != over {
-			t.Fatalf("directive %d of the lead (budget 3): %d %s", i+1, st, b)
+		if over := i >= 5; st != 403 || strings.Contains(string(b), "budget of 5") != over {
+			t.Fatalf("directive %d of the lead (budget 5): %d %s", i+1, st, b)
 		}
 	}
 	all.waitFor(t, `"type":"SupervisorLimitReached"`, `"limit":"budget"`)

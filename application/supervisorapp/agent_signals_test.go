@@ -15,7 +15,7 @@ import (
 // bootstrap wires it.
 func agentReads(e *credEnv) *supervisorapp.ReadAgentSignals {
 	st := postgres.NewSupervisorRuntime(e.pool)
-	read := supervisorapp.NewReadSignals(supervisorapp.ReadSignalsDeps{Supervisors: e.store, Events: postgres.NewReader(e.pool),
+	read := supervisorapp.NewReadSignals(supervisorapp.ReadSignalsDeps{Supervisors: e.store, Events: postgres.NewReader(e.pool), Positions: postgres.NewReader(e.pool),
 		Cursors: st, Redactor: plainRedactor{}, Reviews: st, Delegations: st, Poll: 10 * time.Millisecond})
 	return supervisorapp.NewReadAgentSignals(e.auth, read)
 }

@@ -433,8 +433,10 @@ func TestMCPToolRoleMatrix(t *testing.T) {
 			d := buildSession("LOG", map[string]any{"message": "again"})
 			d["session"].(map[string]any)["sessionId"] = sid
 			return d
-		case "get_workflow_status", "get_execution_logs", "get_execution_journal", "verify_journal":
+		case "get_workflow_status", "get_execution_logs", "get_execution_journal", "verify_journal", "list_holds":
 			return map[string]any{"sessionId": sid, "executionId": eid}
+		case "release_hold":
+			return map[string]any{"sessionId": sid, "executionId": eid, "supervisorId": "s1"}
 		case "list_inputs":
 			return map[string]any{"sessionId": sid}
 		case "answer_input":

@@ -48,6 +48,24 @@ func (r *Reader) Head(ctx context.Context) (supervisor.Position, error) {
 	return p, nil
 }
 
+// Frontier bounds every position given so far: the first transaction id
+// not yet assigned (every event's xid lies below it) and the newest seq
+// given out. Both only grow.
+func (r *Reader) Frontier(ctx context.Context) (supervisor.Position, error) {
+	var p supervisor.Position
+	var xid string
+	err := r.pool.QueryRow(ctx, `
+		SELECT pg_snapshot_xmax(pg_current_snapshot())::text,
+		       coalesce(pg_sequence_last_value(pg_get_serial_sequence('events', 'seq')::regclass), 0)`).Scan(&xid, &p.Seq)
+	if err != nil {
+		return p, translate(err)
+	}
+	if p.XID, err = strconv.ParseUint(xid, 10, 64); err != nil {
+		return p, err
+	}
+	return p, nil
+}
+
 // PositionOf returns the position of the event with seq.
 func (r *Reader) PositionOf(ctx context.Context, seq int64) (supervisor.Position, bool, error) {
 	p := supervisor.Position{Seq: seq}

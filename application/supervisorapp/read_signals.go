@@ -159,8 +159,12 @@ func (uc *ReadSignals) position(ctx context.Context, id, after string) (supervis
 	if err != nil {
 		return pos, err
 	}
+	frontier, err := uc.pos.Frontier(ctx)
+	if err != nil {
+		return pos, err
+	}
 	next := fmt.Sprintf("pass back a cursor this server gave, after=%s to read only what comes next, or leave after out to start where the supervisor was created", supervisor.FormatCursor(head))
-	if head.Before(pos) || (pos.Legacy() && pos.Seq > head.Seq) {
+	if pos.Beyond(frontier) {
 		return pos, afterRefused(fmt.Sprintf("cursor %s lies beyond the head of the signal sequence, %s; no signal has it yet. %s", after, supervisor.FormatCursor(head), upper(next)))
 	}
 	if pos.Legacy() {

@@ -409,21 +409,15 @@ func (rt *Runtime) run(ctx context.Context, sup supervisor.Supervisor, gen strin
 
 // startPosition is where a supervisor without a cursor starts reading: the
 // event that created it, or the outbox's head for one that predates those
-// events. A creation event not yet behind the head (an older transaction
-// still runs) starts at the head, so no cursor given lies beyond it.
+// events. Never the head for one that has its creation event: the head
+// lies before every transaction still running, so it may lie before
+// events committed long before the supervisor existed.
 func startPosition(ctx context.Context, cursors CursorStore, positions OutboxPositions, id string) (supervisor.Position, error) {
 	created, found, err := cursors.CreatedAt(ctx, id)
-	if err != nil {
-		return supervisor.Position{}, err
+	if err != nil || found {
+		return created, err
 	}
-	head, err := positions.Head(ctx)
-	if err != nil {
-		return supervisor.Position{}, err
-	}
-	if found && created.Before(head) {
-		return created, nil
-	}
-	return head, nil
+	return positions.Head(ctx)
 }
 
 // ctxErr turns a failure caused by ctx ending (a stop, or a lost lease,

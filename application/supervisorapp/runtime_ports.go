@@ -72,11 +72,17 @@ type CursorStore interface {
 
 // OutboxPositions says where cursors are in the outbox.
 type OutboxPositions interface {
-	// Head is the outbox's head: every event committed so far lies at or
-	// before it, and every event committed later after it. It never moves
-	// back, retention included, so no cursor this server gave lies beyond
-	// it.
+	// Head is where "from now on" starts: every event of a transaction
+	// older than the oldest one still running lies at or before it, every
+	// event committed later after it (so may some committed just before,
+	// by a transaction younger than one still running: reading from the
+	// head never misses an event). It never moves back.
 	Head(ctx context.Context) (supervisor.Position, error)
+	// Frontier bounds every position the outbox has given: each lies
+	// before its XID and at or before its Seq. It never moves back,
+	// retention included, so a cursor this server gave never lies beyond
+	// a later frontier (supervisor.Position.Beyond).
+	Frontier(ctx context.Context) (supervisor.Position, error)
 	// PositionOf returns the position of the event with seq (an older
 	// server's cursor); ok is false when no such event exists.
 	PositionOf(ctx context.Context, seq int64) (pos supervisor.Position, ok bool, err error)

@@ -28,6 +28,14 @@ func (p Position) Before(q Position) bool {
 	return p.XID < q.XID || (p.XID == q.XID && p.Seq < q.Seq)
 }
 
+// Beyond reports whether p lies beyond the frontier f of positions given
+// so far: a frontier's XID is the first not yet assigned (every given
+// position lies before it) and its Seq the newest given out. An older
+// server's cursor (XID 0) is compared by its seq only.
+func (p Position) Beyond(f Position) bool {
+	return p.Seq > f.Seq || (p.XID != 0 && p.XID >= f.XID)
+}
+
 // IsZero reports whether p is the start, before every event.
 func (p Position) IsZero() bool { return p == Position{} }
 

@@ -56,6 +56,8 @@ export function describe(ev: EventEnvelope): string {
     case "DirectiveApplied":
     case "DirectiveRejected":
       return `directive ${ev.data.key} of ${ev.data.supervisorId} (${ev.data.command.type}): ${ev.data.message}`;
+    case "SupervisorLimitReached":
+      return `supervisor ${ev.data.supervisorId} reached its ${ev.data.limit} bound (${ev.data.bound}): ${ev.data.message}`;
     case "HoldReleased":
       return `hold of ${ev.data.supervisorId} on ${ev.executionId} released by ${ev.actor}: ${ev.data.message}`;
     case "DelegationRequested":

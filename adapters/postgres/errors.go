@@ -46,7 +46,7 @@ func translate(err error) error {
 			// in text or jsonb, a number out of range). The same value
 			// fails the same way again, so it is the caller's input. The
 			// text reaches clients, so it is ours, not PostgreSQL's.
-			return fmt.Errorf("%s: %w", dataException(pgErr.Code), fault.ErrInvalid)
+			return fmt.Errorf("%s (data exception %s): %w", dataException(pgErr.Code), pgErr.Code, fault.ErrInvalid)
 		}
 		if pgErr.Code[:2] == "08" || pgErr.Code[:2] == "57" || pgErr.Code[:2] == "53" {
 			return fmt.Errorf("database: %s: %w", pgErr.Message, fault.ErrUnavailable)
@@ -76,7 +76,8 @@ func translate(err error) error {
 
 // dataException says in our words what PostgreSQL's data exception code
 // means for the value sent (its own message, which can quote the value and
-// names its internals, stays out of answers).
+// names its internals, stays out of answers; the code stays, for the log
+// and for support).
 func dataException(code string) string {
 	switch code {
 	case "22021": // character_not_in_repertoire: invalid UTF-8, U+0000 in text
@@ -90,7 +91,7 @@ func dataException(code string) string {
 	case "22P02", "22007", "22008": // invalid_text_representation, datetime formats
 		return "a value is not in the form expected (a number, time or id)"
 	}
-	return "a value cannot be stored (data exception " + code + ")"
+	return "a value cannot be stored"
 }
 
 // notFound maps "no rows" to want and everything else through translate.

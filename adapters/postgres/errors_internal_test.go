@@ -64,7 +64,7 @@ func TestTranslateDataExceptionsInOurWords(t *testing.T) {
 				t.Errorf("%s: %q holds PostgreSQL's text %q", c.code, got, leak)
 			}
 		}
-		if !strings.Contains(got.Error(), c.want) {
+		if !strings.Contains(got.Error(), c.want) || !strings.Contains(got.Error(), "(data exception "+c.code+")") {
 			t.Errorf("%s: %q does not say %q", c.code, got, c.want)
 		}
 	}

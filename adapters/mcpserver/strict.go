@@ -51,6 +51,7 @@ func strictArguments(next mcp.MethodHandler) mcp.MethodHandler {
 		res, err := next(context.WithValue(ctx, exactKey{}, out), method, req)
 		if r, ok := res.(*mcp.CallToolResult); ok && err == nil && r.IsError {
 			schemaRefusal(ct.Params.Name, r)
+			decodeRefusal(ct.Params.Name, r)
 		}
 		if r, ok := res.(*mcp.CallToolResult); ok && err == nil && !r.IsError && out.json != nil {
 			r.StructuredContent = json.RawMessage(out.json)
@@ -238,6 +239,10 @@ func strictTransport(next http.Handler) http.Handler {
 			writeParseError(w, err)
 			return
 		}
+		if bad := envelopeRefusal(body); bad != nil {
+			writeRPCError(w, bad)
+			return
+		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
 		next.ServeHTTP(w, r)
@@ -280,4 +285,165 @@ func (e errorReader) Read([]byte) (int, error) {
 type readCloser struct {
 	io.Reader
 	io.Closer
+}
+
+// goDecoderText tells the SDK's own words for arguments its typed decoding
+// could not take (a number beyond an int, for one): encoding/json's text,
+// with Go type names.
+var goDecoderText = regexp.MustCompile(`json: |cannot unmarshal|Go struct field|Go value`)
+
+// goStructField finds the argument and the Go type in encoding/json's text
+// ("... overflows into Go struct field mcpserver.ReadSignalsIn.limit of
+// type int").
+var goStructField = regexp.MustCompile(`Go struct field [A-Za-z0-9_]+\.([A-Za-z0-9_.]+) of type ([A-Za-z0-9_.\[\]*]+)`)
+
+// decodeRefusal rewords the SDK's refusal of arguments its typed decoding
+// could not take as a sentence naming the argument, without Go's words.
+func decodeRefusal(tool string, r *mcp.CallToolResult) {
+	if len(r.Content) != 1 {
+		return
+	}
+	tc, ok := r.Content[0].(*mcp.TextContent)
+	if !ok || !goDecoderText.MatchString(tc.Text) {
+		return
+	}
+	detail := "an argument has a value of a type or size this tool cannot take"
+	if m := goStructField.FindStringSubmatch(tc.Text); m != nil {
+		typ := jsonTypeOf(m[2])
+		if strings.Contains(tc.Text, "overflows") {
+			detail = m[1] + ": is out of range for " + article(typ)
+		} else {
+			detail = m[1] + ": must be " + article(typ)
+		}
+	}
+	tc.Text = sanitizeText(fmt.Sprintf("Invalid arguments for %s: %s. Nothing was done; fix the argument and call again.", sanitizeText(tool, maxToolName), detail), maxErrorText)
+}
+
+// jsonTypeOf names a Go type as the JSON type it is read from.
+func jsonTypeOf(goType string) string {
+	switch strings.TrimLeft(goType, "*") {
+	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
+		return "integer"
+	case "float32", "float64":
+		return "number"
+	case "bool":
+		return "boolean"
+	case "string":
+		return "string"
+	}
+	if strings.HasPrefix(goType, "[]") {
+		return "array"
+	}
+	return "object"
+}
+
+// rpcRefusal is a JSON-RPC error strictTransport answers in place of the
+// SDK, whose answers to these envelopes are in Go's words ("invalid ID type
+// map[string]interface {}", "json: cannot unmarshal ... into Go struct
+// field mcp.initializeParamsV2.protocolVersion").
+type rpcRefusal struct {
+	status int
+	id     json.RawMessage // nil: null
+	code   int
+	msg    string
+}
+
+// paramsOf are the SDK's params of the methods whose params it decodes
+// into typed values, so a member of the wrong type is refused here first.
+var paramsOf = map[string]func() any{
+	"initialize": func() any { return &mcp.InitializeParams{} },
+	"tools/call": func() any { return &mcp.CallToolParamsRaw{} },
+	"tools/list": func() any { return &mcp.ListToolsParams{} },
+	"ping":       func() any { return &mcp.PingParams{} },
+}
+
+// envelopeRefusal checks what the SDK reads of a message (or of each
+// message of a batch) before it does: an id that is a string or an
+// integer, a method that is a string, params that are an object whose
+// members have the types the method takes.
+func envelopeRefusal(body []byte) *rpcRefusal {
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		var batch []json.RawMessage
+		if json.Unmarshal(trimmed, &batch) != nil {
+			return nil // the SDK answers what is not a batch of messages
+		}
+		for _, m := range batch {
+			if bad := messageRefusal(m); bad != nil {
+				return bad
+			}
+		}
+		return nil
+	}
+	return messageRefusal(trimmed)
+}
+
+func messageRefusal(raw json.RawMessage) *rpcRefusal {
+	invalid := func(msg string) *rpcRefusal {
+		return &rpcRefusal{status: http.StatusBadRequest, code: -32600, msg: "Invalid Request: " + msg}
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return invalid("a JSON-RPC message is one JSON object with jsonrpc, id, method and params")
+	}
+	var id json.RawMessage
+	if v, ok := m["id"]; ok && string(v) != "null" {
+		var s string
+		var n int64
+		if json.Unmarshal(v, &s) != nil && (json.Unmarshal(v, &n) != nil || bytes.ContainsAny(v, ".eE")) {
+			return invalid("id must be a string or an integer (within 64 bits)")
+		}
+		id = v
+	}
+	var method string
+	if v, ok := m["method"]; ok && json.Unmarshal(v, &method) != nil {
+		return &rpcRefusal{status: http.StatusBadRequest, id: id, code: -32600, msg: "Invalid Request: method must be a string, such as \"tools/call\""}
+	}
+	params, ok := m["params"]
+	if !ok || string(params) == "null" {
+		return nil
+	}
+	bad := func(detail string) *rpcRefusal {
+		return &rpcRefusal{status: http.StatusOK, id: id, code: -32602,
+			msg: sanitizeText(fmt.Sprintf("Invalid params for %q: %s", sanitizeText(method, maxToolName), detail), maxErrorText)}
+	}
+	if t := bytes.TrimSpace(params); len(t) == 0 || t[0] != '{' {
+		return bad("params must be a JSON object")
+	}
+	mk, ok := paramsOf[method]
+	if !ok {
+		return nil
+	}
+	if err := json.Unmarshal(params, mk()); err != nil {
+		if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok && te.Field != "" {
+			return bad(fmt.Sprintf("%s must be %s, not %s", te.Field, article(jsonTypeOf(te.Type.String())), article(jsonValueName(te.Value))))
+		}
+		return bad("a member has a value of a type or size this method cannot take")
+	}
+	return nil
+}
+
+// jsonValueName names encoding/json's description of a JSON value.
+func jsonValueName(v string) string {
+	switch {
+	case v == "bool":
+		return "boolean"
+	case strings.HasPrefix(v, "number"):
+		return "number"
+	case v == "":
+		return "value"
+	}
+	return v
+}
+
+// writeRPCError answers a refused envelope.
+func writeRPCError(w http.ResponseWriter, r *rpcRefusal) {
+	var id any
+	if r.id != nil {
+		id = r.id
+	}
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": r.code, "message": r.msg}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(r.status)
+	_, _ = w.Write(b)
 }

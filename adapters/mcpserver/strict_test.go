@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
@@ -217,5 +218,77 @@ func TestStrictTransportParseError(t *testing.T) {
 		if strings.Contains(res, "json: ") || strings.Contains(res, "invalid character") {
 			t.Errorf("body %q: %s holds Go text", body, res)
 		}
+	}
+}
+
+// TestStrictTransportEnvelope: an envelope the SDK would refuse in Go's
+// words (an id that is an object or 1e400, params of the wrong shape or
+// with members of the wrong type) is refused in ours, naming what is
+// wrong, on both MCP endpoints (they share strictTransport).
+func TestStrictTransportEnvelope(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t)
+	h, err := New(env.deps, "test", zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := authenticated(t, h)
+	for _, c := range []struct {
+		body string
+		code int
+		want string
+	}{
+		{`{"jsonrpc":"2.0","id":1e400,"method":"tools/list"}`, -32600, "id must be a string or an integer"},
+		{`{"jsonrpc":"2.0","id":{},"method":"tools/list"}`, -32600, "id must be a string or an integer"},
+		{`{"jsonrpc":"2.0","id":1.5,"method":"tools/list"}`, -32600, "id must be a string or an integer"},
+		{`{"jsonrpc":"2.0","id":1,"method":5}`, -32600, "method must be a string"},
+		{`[{"jsonrpc":"2.0","id":[],"method":"tools/list"}]`, -32600, "id must be"},
+		{`5`, -32600, "one JSON object"},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[1]}`, -32602, "params must be a JSON object"},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":5}}`, -32602, "name must be a string, not a number"},
+		{`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":5,"capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`, -32602, "protocolVersion must be a string, not a number"},
+		{`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":[],"clientInfo":"x"}}`, -32602, "capabilities must be an object, not an array"},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":true}}`, -32602, "cursor must be a string, not a boolean"},
+	} {
+		res := serve(srv, secretOf("admin"), "", c.body)
+		a := rpc(t, res)
+		if a.Error == nil || a.Error.Code != c.code || !strings.Contains(a.Error.Message, c.want) {
+			t.Errorf("body %s: %s, want error %d saying %q", c.body, res, c.code, c.want)
+		}
+		for _, g := range []string{"json: ", "cannot unmarshal", "Go struct", "Go value", "interface {}", "malformed payload"} {
+			if strings.Contains(res, g) {
+				t.Errorf("body %s: %s holds Go text %q", c.body, res, g)
+			}
+		}
+	}
+	// A well-formed call still goes through.
+	a := rpc(t, serve(srv, secretOf("admin"), "", `{"jsonrpc":"2.0","id":"x","method":"tools/list","params":{}}`))
+	if a.Error != nil {
+		t.Errorf("tools/list with params {}: %+v", a.Error)
+	}
+}
+
+// TestDecodeRefusalInOurWords: the SDK's refusal of an argument its typed
+// decoding cannot take (a number beyond an int) names the argument without
+// Go's words.
+func TestDecodeRefusalInOurWords(t *testing.T) {
+	for _, c := range []struct{ sdk, want string }{
+		{`json: cannot unmarshal number 100000000000000000000,"waitSecon... overflows into Go struct field mcpserver.ReadSignalsIn.limit of type int`,
+			"limit: is out of range for an integer"},
+		{`json: cannot unmarshal string into Go struct field mcpserver.In.command.type of type bool`, "command.type: must be a boolean"},
+		{`unmarshaling arguments: json: cannot unmarshal array into Go value of type map[string]interface {}`, "an argument has a value"},
+	} {
+		r := &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: c.sdk}}}
+		decodeRefusal("read_signals", r)
+		got := r.Content[0].(*mcp.TextContent).Text
+		if !strings.Contains(got, c.want) || !strings.Contains(got, "read_signals") || goDecoderText.MatchString(got) {
+			t.Errorf("%s\n became %q, want it to say %q in our words", c.sdk, got, c.want)
+		}
+	}
+	// Other tool errors are left as they are.
+	r := &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "execution x is not in your units"}}}
+	decodeRefusal("get_execution", r)
+	if got := r.Content[0].(*mcp.TextContent).Text; got != "execution x is not in your units" {
+		t.Errorf("a tool's own error was reworded: %q", got)
 	}
 }

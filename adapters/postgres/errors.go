@@ -44,8 +44,9 @@ func translate(err error) error {
 		if pgErr.Code[:2] == "22" {
 			// Data exceptions: a value the database cannot store (U+0000
 			// in text or jsonb, a number out of range). The same value
-			// fails the same way again, so it is the caller's input.
-			return fmt.Errorf("database refused a value: %s (SQLSTATE %s): %w", pgErr.Message, pgErr.Code, fault.ErrInvalid)
+			// fails the same way again, so it is the caller's input. The
+			// text reaches clients, so it is ours, not PostgreSQL's.
+			return fmt.Errorf("%s (data exception %s): %w", dataException(pgErr.Code), pgErr.Code, fault.ErrInvalid)
 		}
 		if pgErr.Code[:2] == "08" || pgErr.Code[:2] == "57" || pgErr.Code[:2] == "53" {
 			return fmt.Errorf("database: %s: %w", pgErr.Message, fault.ErrUnavailable)
@@ -71,6 +72,26 @@ func translate(err error) error {
 		return fmt.Errorf("database: connection lost: %v: %w", err, fault.ErrUnavailable)
 	}
 	return err
+}
+
+// dataException says in our words what PostgreSQL's data exception code
+// means for the value sent (its own message, which can quote the value and
+// names its internals, stays out of answers; the code stays, for the log
+// and for support).
+func dataException(code string) string {
+	switch code {
+	case "22021": // character_not_in_repertoire: invalid UTF-8, U+0000 in text
+		return "a text value is not valid UTF-8 or holds U+0000 (NUL), which cannot be stored; send valid UTF-8 without U+0000"
+	case "22P05": // untranslatable_character: U+0000 in jsonb
+		return "a JSON value holds U+0000 (NUL), which cannot be stored; leave it out"
+	case "22003": // numeric_value_out_of_range
+		return "a number is out of the range that can be stored"
+	case "22001": // string_data_right_truncation
+		return "a text value is longer than can be stored"
+	case "22P02", "22007", "22008": // invalid_text_representation, datetime formats
+		return "a value is not in the form expected (a number, time or id)"
+	}
+	return "a value cannot be stored"
 }
 
 // notFound maps "no rows" to want and everything else through translate.

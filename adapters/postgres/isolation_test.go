@@ -123,7 +123,7 @@ func TestOneBadValueFailsOnlyItsNode(t *testing.T) {
 	reasons := map[string]string{
 		"nul":     `CEL expression "{\"x\": \"a\\u0000b\"}": value.x: contains U+0000 (NUL), which PostgreSQL cannot store`,
 		"big":     "message: the message is larger than the limit of 1 MiB; raise YUKTA_MAX_MESSAGE_BYTES",
-		"refused": "its output could not be stored: database refused a value: poison is not storable (SQLSTATE 22023)",
+		"refused": "its output could not be stored: a value cannot be stored (data exception 22023)",
 	}
 	for id, wf := range want {
 		var errText string

@@ -20,6 +20,14 @@ func NewGetWorkflow(s SessionStore, c session.Catalog) *GetWorkflow {
 // Handle returns the workflow, or session.ErrSessionNotFound /
 // session.ErrWorkflowNotFound.
 func (uc *GetWorkflow) Handle(ctx context.Context, sessionID, workflowID string) (session.Workflow, error) {
+	// No stored session or workflow has an id outside the id format, and
+	// such a value (U+0000, invalid UTF-8) is not one the store can take.
+	switch {
+	case !session.ValidID(sessionID):
+		return session.Workflow{}, session.ErrSessionNotFound
+	case !session.ValidID(workflowID):
+		return session.Workflow{}, session.ErrWorkflowNotFound
+	}
 	w, err := uc.store.Workflow(ctx, sessionID, workflowID)
 	if err != nil {
 		return session.Workflow{}, err

@@ -10,8 +10,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/yukta/yukta/application/executionapp"
 	"github.com/yukta/yukta/application/supervisorapp"
+	"github.com/yukta/yukta/domain/execution"
 	"github.com/yukta/yukta/domain/fault"
 	"github.com/yukta/yukta/domain/supervisor"
 )
@@ -153,7 +153,7 @@ func (p AgentParam) check(v string, r *AgentRequest) string {
 			return "must be valid UTF-8 text without U+0000"
 		case p.MaxLength > 0 && utf8.RuneCountInString(v) > p.MaxLength:
 			return fmt.Sprintf("must be at most %d characters", p.MaxLength)
-		case p.ExecutionID && !executionapp.ValidID(v):
+		case p.ExecutionID && !execution.ValidID(v):
 			return fmt.Sprintf("%q is not an execution id (a UUID such as 0193b7a0-0000-7000-8000-000000000000); list the runs with GET %s/executions (MCP: list_owned_executions)", clipID(v), AgentBase)
 		}
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/yukta/yukta/application/executionapp"
+	"github.com/yukta/yukta/domain/execution"
 	"github.com/yukta/yukta/domain/fault"
 	"github.com/yukta/yukta/domain/supervisor"
 )
@@ -43,7 +43,7 @@ func (uc *AgentCaller) Handle(ctx context.Context, id string) (supervisor.Superv
 // run of a unit sup does not own are the same ErrOwnedRunNotFound but for
 // the id quoted.
 func ownedRun(ctx context.Context, runs RunDirectory, sup supervisor.Supervisor, id string) (RunInfo, error) {
-	if executionapp.ValidID(id) {
+	if execution.ValidID(id) {
 		found, err := runs.Runs(ctx, []string{id})
 		if err != nil {
 			return RunInfo{}, err

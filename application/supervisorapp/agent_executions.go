@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/yukta/yukta/application/executionapp"
+	"github.com/yukta/yukta/domain/execution"
 	"github.com/yukta/yukta/domain/fault"
 	"github.com/yukta/yukta/domain/supervisor"
 )
@@ -107,7 +107,7 @@ func decodeRunCursor(c string) (RunPosition, bool) {
 	}
 	at, id, ok := strings.Cut(string(b), ".")
 	us, perr := strconv.ParseInt(at, 10, 64)
-	if !ok || perr != nil || us < 0 || !executionapp.ValidID(id) {
+	if !ok || perr != nil || us < 0 || !execution.ValidID(id) {
 		return RunPosition{}, false
 	}
 	return RunPosition{StartedAt: time.UnixMicro(us).UTC(), ID: id}, true

@@ -201,11 +201,15 @@ func newAgentUseCases(sups supervisorapp.Reader, signals *supervisorapp.ReadSign
 	logs *executionapp.TailLogs, wf *sessionapp.GetWorkflow, sched *executionapp.GetSchedulerStatus, log *zap.Logger,
 	delegate *supervisorapp.Delegate, answerDelegation *supervisorapp.AnswerDelegation, refusals *supervisorapp.ListRefusals,
 	auth *supervisorapp.AuthenticateAgent) httpapi.AgentUseCases {
-	// One watched read for both doors: the REST long poll and SSE stream,
-	// and MCP read_signals.
+	// One set of use cases for both doors (the REST routes and the MCP
+	// tools are made from one operation table, httpapi.AgentOperations).
 	watched := supervisorapp.NewReadAgentSignals(auth, signals)
-	return httpapi.AgentUseCases{Supervisors: sups, Signals: signals, Watched: watched, Directives: submit, Reviews: answer, Runs: st, Holds: st,
-		Events: r, Positions: r, Execution: get, Logs: logs, Workflow: wf, Scheduler: sched, Delegate: delegate, AnswerDelegation: answerDelegation, Refusals: refusals,
-		MCP: mcpserver.NewAgent(mcpserver.AgentDeps{Supervisors: sups, Signals: signals, Watched: watched, Directives: submit, Reviews: answer, Runs: st,
-			Execution: get}, buildVersion(), log.Named("agent-mcp"))}
+	uc := httpapi.AgentUseCases{Caller: supervisorapp.NewAgentCaller(sups), Signals: signals, Watched: watched,
+		Self: supervisorapp.NewReadAgentSelf(sups), Snapshot: supervisorapp.NewReadAgentSnapshot(st, st, r),
+		Executions: supervisorapp.NewListAgentExecutions(st), Execution: supervisorapp.NewGetAgentExecution(st, get),
+		Logs: supervisorapp.NewReadAgentLogs(st, logs), Workflow: supervisorapp.NewReadAgentWorkflow(wf),
+		Scheduler: supervisorapp.NewReadAgentScheduler(sched), Inputs: supervisorapp.NewListAgentInputs(st), Refusals: refusals,
+		Directives: submit, Reviews: answer, Delegate: delegate, AnswerDelegation: answerDelegation}
+	uc.MCP = mcpserver.NewAgent(uc, buildVersion(), log.Named("agent-mcp"))
+	return uc
 }

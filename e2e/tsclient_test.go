@@ -293,7 +293,8 @@ func TestTSClient(t *testing.T) {
 
 // TestTSClientAgentMCP: the official TypeScript SDK client, with a
 // supervisor credential, lists the agent MCP endpoint's tools (validating
-// their output schemas), reads its signals and pauses a run.
+// their output schemas: the same tools as the agent REST API's operations),
+// lists its runs, reads a log and its signals and pauses a run.
 func TestTSClientAgentMCP(t *testing.T) {
 	t.Parallel()
 	node := tsClient(t)
@@ -308,13 +309,16 @@ func TestTSClientAgentMCP(t *testing.T) {
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	runErr := cmd.Run()
 	var sum struct {
-		OK        bool
-		Step      string
-		Error     string
-		Tools     []string
-		Self      string
-		Directive string
-		Server    struct{ Name string }
+		OK         bool
+		Step       string
+		Error      string
+		Tools      []string
+		Self       string
+		Directive  string
+		Executions []string
+		Truncated  bool
+		Logs       string
+		Server     struct{ Name string }
 	}
 	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &sum); err != nil {
@@ -323,8 +327,11 @@ func TestTSClientAgentMCP(t *testing.T) {
 	if runErr != nil || !sum.OK {
 		t.Fatalf("the TypeScript SDK agent failed at step %q: %s (%v)\nstderr:\n%s", sum.Step, sum.Error, runErr, stderr.String())
 	}
-	if sum.Server.Name != "yukta-agent" || sum.Self != "agent" || sum.Directive != "accepted" || len(sum.Tools) != 7 {
-		t.Fatalf("summary: %+v", sum)
+	if sum.Server.Name != "yukta-agent" || sum.Self != "agent" || sum.Directive != "accepted" || !slices.Equal(sum.Tools, agentTools) {
+		t.Fatalf("summary: %+v; want the tools %v", sum, agentTools)
+	}
+	if !slices.Equal(sum.Executions, []string{id}) || sum.Truncated || sum.Logs != id {
+		t.Fatalf("the TypeScript agent read executions %v (truncated %v) and the log of %q; want the run %s", sum.Executions, sum.Truncated, sum.Logs, id)
 	}
 	if s := w.status("ci", id); s != "PAUSED" {
 		t.Fatalf("the run is %s after the TypeScript agent paused it", s)

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/yukta/yukta/application/executionapp"
+	"github.com/yukta/yukta/domain/execution"
 	"github.com/yukta/yukta/domain/session"
 )
 
@@ -39,7 +39,7 @@ func New(root string) (*Dir, error) {
 // execution id only in the lower case the database writes, so that one run
 // never has two files.
 func (d *Dir) Write(sessionID, executionID string, lines [][]byte) (string, error) {
-	if !session.ValidID(sessionID) || !executionapp.ValidID(executionID) || strings.ToLower(executionID) != executionID {
+	if !session.ValidID(sessionID) || !execution.ValidID(executionID) || strings.ToLower(executionID) != executionID {
 		return "", fmt.Errorf("archive: refusing ids %q/%q as file names", sessionID, executionID)
 	}
 	dir := filepath.Join(d.root, sessionID)

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -35,19 +34,51 @@ const DefaultAgentBodyLimit = 64 << 10
 
 // AgentUseCases are the calls of the agent API (/api/agent/v1): what a
 // supervisor's agent reads and sends with its credential. Unset (Signals
-// nil), the agent API is not served.
+// nil), the agent API is not served. Both doors call them through the
+// operation table (agent_ops.go); a nil call answers 503.
 type AgentUseCases struct {
-	Supervisors supervisorapp.Reader
-	Signals     interface {
+	// Caller loads the supervisor a credential acts for, as stored now.
+	Caller interface {
+		Handle(ctx context.Context, supervisorID string) (supervisor.Supervisor, error)
+	}
+	Signals interface {
 		Handle(context.Context, supervisorapp.SignalsInput) (supervisorapp.SignalPage, error)
 	}
 	// Watched serves the reads that may wait (GET /signals and the SSE
-	// stream): Signals in slices, with the credential and the supervisor
-	// read again between them (supervisorapp.ReadAgentSignals), so an open
-	// read ends when its credential or supervisor does. Nil: those routes
-	// answer 503.
+	// stream, MCP read_signals): Signals in slices, with the credential and
+	// the supervisor read again between them (supervisorapp.ReadAgentSignals),
+	// so an open read ends when its credential or supervisor does.
 	Watched interface {
 		Handle(context.Context, supervisorapp.AgentSignalsInput) (supervisorapp.SignalPage, error)
+	}
+	Self interface {
+		Handle(context.Context, supervisor.Supervisor) (supervisorapp.AgentSelf, error)
+	}
+	Snapshot interface {
+		Handle(context.Context, supervisor.Supervisor) (supervisorapp.Snapshot, error)
+	}
+	Executions interface {
+		Handle(context.Context, supervisorapp.AgentExecutionsInput) (supervisorapp.AgentExecutionPage, error)
+	}
+	Execution interface {
+		Handle(ctx context.Context, sup supervisor.Supervisor, id string) (executionapp.ExecutionView, error)
+	}
+	Logs interface {
+		Handle(context.Context, supervisorapp.AgentLogsInput) (executionapp.TailResult, error)
+	}
+	Workflow interface {
+		Handle(ctx context.Context, sup supervisor.Supervisor, sessionID, workflowID string) (session.Workflow, error)
+	}
+	Scheduler interface {
+		Handle(context.Context, supervisor.Supervisor) (executionapp.SchedulerStatus, error)
+	}
+	Inputs interface {
+		Handle(context.Context, supervisor.Supervisor) (supervisorapp.AgentInputs, error)
+	}
+	// Refusals serves GET /refusals, the supervisor's own refused
+	// directives.
+	Refusals interface {
+		Handle(context.Context, supervisorapp.RefusalsInput) (supervisorapp.RefusalPage, error)
 	}
 	Directives interface {
 		Handle(context.Context, supervisorapp.SubmitInput) (supervisorapp.DirectiveResult, error)
@@ -55,61 +86,11 @@ type AgentUseCases struct {
 	Reviews interface {
 		Handle(context.Context, supervisorapp.AnswerInput) (supervisor.Review, error)
 	}
-	// Delegate and AnswerDelegation serve POST /delegations and POST
-	// /delegations/{id} (nil: those routes answer 503).
 	Delegate         supervisorapp.Delegator
 	AnswerDelegation supervisorapp.DelegationAnswerer
-	Runs             supervisorapp.RunDirectory
-	Holds            supervisorapp.HoldStore
-	Events           executionapp.EventTail
-	// Positions gives the head, the cursor of the snapshot.
-	Positions supervisorapp.OutboxPositions
-	Execution interface {
-		Handle(ctx context.Context, sessionID, id string) (executionapp.ExecutionView, error)
-	}
-	Logs interface {
-		Handle(context.Context, executionapp.TailInput) (executionapp.TailResult, error)
-	}
-	Workflow interface {
-		Handle(ctx context.Context, sessionID, workflowID string) (session.Workflow, error)
-	}
-	Scheduler interface {
-		Handle(context.Context) (executionapp.SchedulerStatus, error)
-	}
 	// MCP serves the same operations as MCP tools at /mcp under the base
 	// (JSON-RPC, no push); nil leaves it out.
 	MCP http.Handler
-	// Refusals serves GET /refusals, the supervisor's own refused
-	// directives (nil: 503).
-	Refusals interface {
-		Handle(context.Context, supervisorapp.RefusalsInput) (supervisorapp.RefusalPage, error)
-	}
-}
-
-// agentRoute is one agent API route: method, echo path and handler.
-type agentRoute struct {
-	method, path string
-	h            func(c echo.Context, sup supervisor.Supervisor) error
-}
-
-func (a *agentAPI) routes() []agentRoute {
-	return []agentRoute{
-		{http.MethodGet, "/self", a.self},
-		{http.MethodGet, "/snapshot", a.snapshot},
-		{http.MethodGet, "/signals", a.signals},
-		{http.MethodGet, "/events", a.events},
-		{http.MethodGet, "/executions", a.executions},
-		{http.MethodGet, "/executions/:executionId", a.execution},
-		{http.MethodGet, "/executions/:executionId/logs", a.logs},
-		{http.MethodGet, "/workflows/:sessionId/:workflowId", a.workflow},
-		{http.MethodGet, "/scheduler", a.scheduler},
-		{http.MethodGet, "/inputs", a.inputs},
-		{http.MethodGet, "/refusals", a.refusals},
-		{http.MethodPost, "/directives", a.directive},
-		{http.MethodPost, "/reviews/:reviewId", a.review},
-		{http.MethodPost, "/delegations", a.delegate},
-		{http.MethodPost, "/delegations/:delegationId", a.answerDelegation},
-	}
 }
 
 type agentAPI struct {
@@ -117,9 +98,9 @@ type agentAPI struct {
 	done <-chan struct{}
 }
 
-// registerAgent serves the agent API: behind the host gate and the access
-// gate (which takes supervisor credentials only on these paths, and limits
-// each credential), with bodies capped at limit.
+// registerAgent serves the agent API from the operation table: behind the
+// host gate and the access gate (which takes supervisor credentials only on
+// these paths, and limits each credential), with bodies capped at limit.
 func (s *Server) registerAgent(uc AgentUseCases, limit int64) {
 	if uc.Signals == nil {
 		return
@@ -133,18 +114,55 @@ func (s *Server) registerAgent(uc AgentUseCases, limit int64) {
 		s.mounted[path] = route{operationID: "agent mcp", surface: authn.Agent}
 		s.echo.Any(path, echo.WrapHandler(uc.MCP), bodyCap(limit))
 	}
-	for _, r := range a.routes() {
-		path := AgentBase + r.path
-		s.mounted[path] = route{operationID: "agent " + r.method + " " + r.path, surface: authn.Agent}
-		h := r.h
-		s.echo.Add(r.method, path, func(c echo.Context) error {
-			sup, err := a.supervisor(c)
+	for _, op := range agentOps {
+		path := AgentBase + echoPath(op.Path)
+		s.mounted[path] = route{operationID: "agent " + op.Method + " " + echoPath(op.Path), surface: authn.Agent}
+		h := a.operation(op)
+		if op.Stream {
+			h = a.withSupervisor(a.events)
+		}
+		s.echo.Add(op.Method, path, h, bodyCap(limit))
+	}
+}
+
+// withSupervisor runs h with the caller's supervisor as stored now.
+func (a *agentAPI) withSupervisor(h func(echo.Context, supervisor.Supervisor) error) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		sup, err := a.supervisor(c)
+		if err != nil {
+			return err
+		}
+		return h(c, sup)
+	}
+}
+
+// operation is the REST door of an operation: its parameters from the path
+// and the query, its body as sent; the answer the table built.
+func (a *agentAPI) operation(op AgentOp) echo.HandlerFunc {
+	return a.withSupervisor(func(c echo.Context, sup supervisor.Supervisor) error {
+		r := &AgentRequest{Supervisor: sup, Token: authn.Presented(c.Request()), Values: map[string]string{},
+			Where: func(p AgentParam) string { return p.In + "." + p.Name }}
+		q := c.QueryParams()
+		for _, p := range op.Params {
+			if p.In == "path" {
+				r.Values[p.Name] = c.Param(p.Name)
+			} else if q.Has(p.Name) {
+				r.Values[p.Name] = q.Get(p.Name)
+			}
+		}
+		if len(op.Body) > 0 {
+			b, err := readBody(c)
 			if err != nil {
 				return err
 			}
-			return h(c, sup)
-		}, bodyCap(limit))
-	}
+			r.Body = b
+		}
+		status, out, err := op.Call(c.Request().Context(), &a.uc, r)
+		if err != nil {
+			return refused(c, err)
+		}
+		return c.JSON(status, out)
+	})
 }
 
 // agentContract sets Yukta-Supervisor-Contract on every agent API answer,
@@ -165,98 +183,7 @@ func (a *agentAPI) supervisor(c echo.Context) (supervisor.Supervisor, error) {
 	if id == "" {
 		return supervisor.Supervisor{}, echo.NewHTTPError(http.StatusUnauthorized, "the agent API takes a supervisor credential")
 	}
-	s, err := a.uc.Supervisors.Supervisor(c.Request().Context(), id)
-	if err != nil {
-		return supervisor.Supervisor{}, err
-	}
-	if !s.Supervisor.Enabled() {
-		return supervisor.Supervisor{}, fault.Newf(fault.ErrForbidden, "supervisor %s is disabled; an ADMIN must enable it before its agent may act", id)
-	}
-	return s.Supervisor, nil
-}
-
-func (a *agentAPI) self(c echo.Context, sup supervisor.Supervisor) error {
-	ctx := c.Request().Context()
-	var parents []string
-	for p := sup.ParentID(); p != "" && len(parents) < supervisor.MaxDepth; {
-		parents = append(parents, p)
-		s, err := a.uc.Supervisors.Supervisor(ctx, p)
-		if err != nil {
-			break
-		}
-		p = s.Supervisor.ParentID()
-	}
-	owns := make([]string, 0, len(sup.Owns()))
-	for _, u := range sup.Owns() {
-		owns = append(owns, u.String())
-	}
-	return c.JSON(http.StatusOK, map[string]any{
-		"id": sup.ID(), "name": sup.Name(), "engine": sup.EngineType(), "owns": owns, "parentId": sup.ParentID(),
-		"parents": nonNilStrings(parents), "allowedCommands": commandNames(sup.AllowedCommands()),
-		"reviews": commandNames(sup.Reviews()), "contract": AgentContract,
-	})
-}
-
-func (a *agentAPI) snapshot(c echo.Context, sup supervisor.Supervisor) error {
-	ctx := c.Request().Context()
-	head, err := a.uc.Positions.Head(ctx)
-	if err != nil {
-		return err
-	}
-	snap, err := supervisorapp.BuildSnapshot(ctx, a.uc.Runs, a.uc.Holds, sup, head)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, snap)
-}
-
-// waitParam reads ?wait= in seconds (0 to 60).
-func waitParam(c echo.Context) (time.Duration, error) {
-	w := c.QueryParam("wait")
-	if w == "" {
-		return 0, nil
-	}
-	n, err := strconv.ParseFloat(w, 64)
-	if err != nil || !(n >= 0 && n <= supervisorapp.MaxSignalWait.Seconds()) {
-		return 0, &fault.ValidationError{Subject: "request", Violations: []fault.Violation{{Path: "query.wait",
-			Message: fmt.Sprintf("%q must be a number of seconds from 0 to %d", w, int(supervisorapp.MaxSignalWait.Seconds()))}}}
-	}
-	return time.Duration(n * float64(time.Second)), nil
-}
-
-func limitParam(c echo.Context) (int, error) {
-	l := c.QueryParam("limit")
-	if l == "" {
-		return 0, nil
-	}
-	n, err := strconv.Atoi(l)
-	if err != nil || n < 1 || n > supervisorapp.MaxSignalBatch {
-		return 0, &fault.ValidationError{Subject: "request", Violations: []fault.Violation{{Path: "query.limit",
-			Message: fmt.Sprintf("%q must be an integer from 1 to %d", l, supervisorapp.MaxSignalBatch)}}}
-	}
-	return n, nil
-}
-
-// signals is the long poll: the signals after ?after=, waiting up to
-// ?wait= seconds for the first.
-func (a *agentAPI) signals(c echo.Context, sup supervisor.Supervisor) error {
-	wait, err := waitParam(c)
-	if err != nil {
-		return err
-	}
-	limit, err := limitParam(c)
-	if err != nil {
-		return err
-	}
-	if a.uc.Watched == nil {
-		return fault.Newf(fault.ErrUnavailable, "signal reads are not served here")
-	}
-	page, err := a.uc.Watched.Handle(c.Request().Context(), supervisorapp.AgentSignalsInput{Token: authn.Presented(c.Request()),
-		After: c.QueryParam("after"), Wait: wait, Limit: limit})
-	if err != nil {
-		return refused(c, err)
-	}
-	return c.JSON(http.StatusOK, map[string]any{"signals": page.Signals, "cursor": page.Cursor})
+	return a.uc.Caller.Handle(c.Request().Context(), id)
 }
 
 // refused answers a credential refused while a request was open (it was
@@ -347,89 +274,6 @@ func writeSignals(w io.Writer, page supervisorapp.SignalPage) error {
 	return nil
 }
 
-// AgentRunLimit caps the runs and inputs one list answers.
-const AgentRunLimit = 200
-
-func (a *agentAPI) executions(c echo.Context, sup supervisor.Supervisor) error {
-	runs := []supervisorapp.RunInfo{}
-	if owns := sup.Owns(); len(owns) > 0 {
-		var err error
-		if runs, err = a.uc.Runs.ActiveRuns(c.Request().Context(), owns, AgentRunLimit); err != nil {
-			return err
-		}
-	}
-	out := make([]map[string]any, len(runs))
-	for i, r := range runs {
-		out[i] = map[string]any{"executionId": r.ID, "sessionId": r.SessionID, "workflowId": r.WorkflowID, "status": string(r.Status),
-			"startedAt": r.StartedAt.UTC()}
-	}
-	return c.JSON(http.StatusOK, map[string]any{"executions": out})
-}
-
-// owned finds an owned run; a run outside the owned units answers as one
-// that does not exist.
-func (a *agentAPI) owned(ctx context.Context, sup supervisor.Supervisor, id string) (supervisorapp.RunInfo, error) {
-	// The same format, and the same refusal, as the REST routes' ExecutionId.
-	if !executionapp.ValidID(id) {
-		return supervisorapp.RunInfo{}, &fault.ValidationError{Subject: "request", Violations: []fault.Violation{{Path: "path.executionId",
-			Message: fmt.Sprintf("%q is not an execution id (a UUID such as 0193b7a0-0000-7000-8000-000000000000); list the runs with GET %s/executions", clipID(id), AgentBase)}}}
-	}
-	found, err := a.uc.Runs.Runs(ctx, []string{id})
-	if err != nil {
-		return supervisorapp.RunInfo{}, err
-	}
-	r, ok := found[id]
-	if !ok || !sup.OwnsPlace(r.Place()) {
-		return supervisorapp.RunInfo{}, fault.Newf(executionapp.ErrExecutionNotFound,
-			"execution %s does not exist among the runs supervisor %s owns; list them with GET %s/executions", id, sup.ID(), AgentBase)
-	}
-	return r, nil
-}
-
-// execution answers one owned run with its nodes.
-func (a *agentAPI) execution(c echo.Context, sup supervisor.Supervisor) error {
-	ctx := c.Request().Context()
-	r, err := a.owned(ctx, sup, c.Param("executionId"))
-	if err != nil {
-		return err
-	}
-	v, err := a.uc.Execution.Handle(ctx, r.SessionID, r.ID)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, executionToAPI(v))
-}
-
-// AgentMaxLogLines caps the log lines one agent read returns.
-const AgentMaxLogLines = 200
-
-// logs answers the newest lines of an owned run's log (?tail=, at most
-// 200), with secret values removed (TailLogs) and control characters
-// escaped, since an agent may feed them to a model or a terminal.
-func (a *agentAPI) logs(c echo.Context, sup supervisor.Supervisor) error {
-	ctx := c.Request().Context()
-	r, err := a.owned(ctx, sup, c.Param("executionId"))
-	if err != nil {
-		return err
-	}
-	n := AgentMaxLogLines
-	if t := c.QueryParam("tail"); t != "" {
-		if n, err = strconv.Atoi(t); err != nil || n < 1 || n > AgentMaxLogLines {
-			return &fault.ValidationError{Subject: "request", Violations: []fault.Violation{{Path: "query.tail",
-				Message: fmt.Sprintf("%q must be an integer from 1 to %d", t, AgentMaxLogLines)}}}
-		}
-	}
-	res, err := a.uc.Logs.Handle(ctx, executionapp.TailInput{SessionID: r.SessionID, ExecutionID: r.ID, TailLines: n})
-	if err != nil {
-		return err
-	}
-	lines := make([]map[string]any, len(res.Lines))
-	for i, l := range res.Lines {
-		lines[i] = map[string]any{"seq": l.Seq, "at": l.At.UTC(), "level": l.Level, "nodeId": l.NodeID, "message": escapeControl(l.Message)}
-	}
-	return c.JSON(http.StatusOK, map[string]any{"executionId": r.ID, "lines": lines, "totalLines": res.TotalMatched})
-}
-
 // escapeControl writes control characters (but tab) as \u escapes.
 func escapeControl(s string) string {
 	var b strings.Builder
@@ -443,61 +287,6 @@ func escapeControl(s string) string {
 	return b.String()
 }
 
-// workflow answers a workflow of an owned unit: its nodes (id and type)
-// and edges, never their settings (which may hold secrets).
-func (a *agentAPI) workflow(c echo.Context, sup supervisor.Supervisor) error {
-	sid, wid := c.Param("sessionId"), c.Param("workflowId")
-	if !sup.OwnsPlace(supervisor.Place{SessionID: sid, WorkflowID: wid}) {
-		return fault.Newf(fault.ErrNotFound, "workflow %s/%s is not in the units supervisor %s owns", sid, wid, sup.ID())
-	}
-	w, err := a.uc.Workflow.Handle(c.Request().Context(), sid, wid)
-	if err != nil {
-		return err
-	}
-	nodes := make([]map[string]any, 0, len(w.Nodes()))
-	for _, n := range w.Nodes() {
-		nodes = append(nodes, map[string]any{"nodeId": n.ID(), "type": n.Type()})
-	}
-	edges := make([]map[string]any, 0, len(w.Edges()))
-	for _, e := range w.Edges() {
-		edges = append(edges, map[string]any{"source": e.Source(), "target": e.Target(), "sourcePort": e.SourcePort()})
-	}
-	return c.JSON(http.StatusOK, map[string]any{"sessionId": sid, "workflowId": wid, "nodes": nodes, "edges": edges})
-}
-
-// scheduler answers the scheduler's limits and queue, to a supervisor
-// that owns the server only: the answer counts every session's work.
-func (a *agentAPI) scheduler(c echo.Context, sup supervisor.Supervisor) error {
-	server := false
-	for _, u := range sup.Owns() {
-		server = server || u.Kind() == supervisor.UnitServer
-	}
-	if !server {
-		return fault.Newf(fault.ErrForbidden, "supervisor %s does not own the server; the scheduler status counts the work of every session", sup.ID())
-	}
-	st, err := a.uc.Scheduler.Handle(c.Request().Context())
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, SchedulerStatusToAPI(st))
-}
-
-func (a *agentAPI) inputs(c echo.Context, sup supervisor.Supervisor) error {
-	ins := []supervisorapp.InputInfo{}
-	if owns := sup.Owns(); len(owns) > 0 {
-		var err error
-		if ins, err = a.uc.Runs.OpenInputs(c.Request().Context(), owns, AgentRunLimit); err != nil {
-			return err
-		}
-	}
-	out := make([]map[string]any, len(ins))
-	for i, in := range ins {
-		out[i] = map[string]any{"inputId": in.ID, "sessionId": in.SessionID, "workflowId": in.WorkflowID, "executionId": in.ExecutionID,
-			"nodeId": in.NodeID, "prompt": in.Prompt, "createdAt": in.CreatedAt.UTC()}
-	}
-	return c.JSON(http.StatusOK, map[string]any{"inputs": out})
-}
-
 // readBody reads a capped agent request body.
 func readBody(c echo.Context) ([]byte, error) {
 	b, err := io.ReadAll(c.Request().Body)
@@ -509,63 +298,6 @@ func readBody(c echo.Context) ([]byte, error) {
 		return nil, echo.NewHTTPError(http.StatusBadRequest, "the request body could not be read completely; send it again")
 	}
 	return b, nil
-}
-
-// directive hands a directive to the intake, as supervisor:<id> on channel
-// agent; the answer is the intake's result (202 when accepted: its effects
-// are in the outcomes, a DRAIN may still be draining).
-func (a *agentAPI) directive(c echo.Context, sup supervisor.Supervisor) error {
-	b, err := readBody(c)
-	if err != nil {
-		return err
-	}
-	d, err := supervisor.ParseDirective(b)
-	if err != nil {
-		return err
-	}
-	res, err := a.uc.Directives.Handle(c.Request().Context(), supervisorapp.SubmitInput{SupervisorID: sup.ID(), Directive: d, Channel: "agent"})
-	if err != nil {
-		return err // refused (and recorded with the sender): a problem naming why
-	}
-	return c.JSON(http.StatusAccepted, res)
-}
-
-// refusals pages through the supervisor's own refused directives.
-func (a *agentAPI) refusals(c echo.Context, sup supervisor.Supervisor) error {
-	if a.uc.Refusals == nil {
-		return fault.Newf(fault.ErrUnavailable, "refusals are not served here")
-	}
-	in := supervisorapp.RefusalsInput{SupervisorID: sup.ID(), Cursor: c.QueryParam("cursor")}
-	if v := c.QueryParam("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return &fault.ValidationError{Subject: "refusal list", Violations: []fault.Violation{{Path: "limit",
-				Message: fmt.Sprintf("must be a whole number between 1 and %d, got %q", supervisorapp.MaxRefusalPage, clipID(v))}}}
-		}
-		in.Limit = n
-	}
-	page, err := a.uc.Refusals.Handle(c.Request().Context(), in)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, refusalsToAPI(page))
-}
-
-// review takes the supervisor's verdict on a review it was asked.
-func (a *agentAPI) review(c echo.Context, sup supervisor.Supervisor) error {
-	b, err := readBody(c)
-	if err != nil {
-		return err
-	}
-	v, err := supervisor.ParseVerdict(b)
-	if err != nil {
-		return err
-	}
-	r, err := a.uc.Reviews.Handle(c.Request().Context(), supervisorapp.AnswerInput{ReviewID: c.Param("reviewId"), SupervisorID: sup.ID(), Verdict: v})
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, reviewToAPI(r))
 }
 
 // delegationToAPI is a delegation as the agent API shows it.
@@ -604,61 +336,6 @@ func agentBody(b []byte, v any, members ...string) error {
 		return &fault.ValidationError{Subject: "request", Violations: vs}
 	}
 	return decodeBody(b, v)
-}
-
-// delegate opens an ESCALATE to the supervisor's parent or a CONSULT of
-// another supervisor: 201 with the delegation, 200 with the one the same
-// key opened before.
-func (a *agentAPI) delegate(c echo.Context, sup supervisor.Supervisor) error {
-	if a.uc.Delegate == nil {
-		return fault.Newf(fault.ErrUnavailable, "delegations are not served here")
-	}
-	b, err := readBody(c)
-	if err != nil {
-		return err
-	}
-	var in struct {
-		Kind    string          `json:"kind"`
-		Key     string          `json:"key"`
-		To      string          `json:"to"`
-		Payload json.RawMessage `json:"payload"`
-	}
-	if err := agentBody(b, &in, "kind", "key", "to", "payload"); err != nil {
-		return err
-	}
-	d, created, err := a.uc.Delegate.Handle(c.Request().Context(), supervisorapp.DelegateInput{SupervisorID: sup.ID(),
-		Kind: supervisor.DelegationKind(in.Kind), Key: in.Key, To: in.To, Payload: in.Payload, Channel: "agent"})
-	if err != nil {
-		return err
-	}
-	status := http.StatusOK
-	if created {
-		status = http.StatusCreated
-	}
-	return c.JSON(status, delegationToAPI(d))
-}
-
-// answerDelegation answers a delegation sent to the supervisor, once.
-func (a *agentAPI) answerDelegation(c echo.Context, sup supervisor.Supervisor) error {
-	if a.uc.AnswerDelegation == nil {
-		return fault.Newf(fault.ErrUnavailable, "delegations are not served here")
-	}
-	b, err := readBody(c)
-	if err != nil {
-		return err
-	}
-	var in struct {
-		Answer json.RawMessage `json:"answer"`
-	}
-	if err := agentBody(b, &in, "answer"); err != nil {
-		return err
-	}
-	d, err := a.uc.AnswerDelegation.Handle(c.Request().Context(), supervisorapp.AnswerDelegationInput{DelegationID: c.Param("delegationId"),
-		SupervisorID: sup.ID(), Answer: in.Answer, Channel: "agent"})
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, delegationToAPI(d))
 }
 
 // clipID shortens an id quoted back in an error.

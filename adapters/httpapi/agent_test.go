@@ -147,6 +147,11 @@ func (m memRuns) ActiveRuns(_ context.Context, units []supervisor.Unit, _ int) (
 	return out, nil
 }
 
+// ActiveRunsAfter is ActiveRuns: the test's lists fit in one page.
+func (m memRuns) ActiveRunsAfter(ctx context.Context, units []supervisor.Unit, _ supervisorapp.RunPosition, limit int) ([]supervisorapp.RunInfo, error) {
+	return m.ActiveRuns(ctx, units, limit)
+}
+
 func (memRuns) Facts(context.Context, string) (supervisorapp.RunFacts, bool, error) {
 	return supervisorapp.RunFacts{}, false, nil
 }
@@ -235,8 +240,11 @@ func agentServer(t testing.TB, sups ...supervisor.Spec) (http.Handler, *observer
 	reads := &runReads{runs: newMemRuns()}
 	core, logs := observer.New(zapcore.ErrorLevel)
 	srv, err := New(Config{Addr: "127.0.0.1:0", Security: Security{Agent: auth}}, UseCases{Agent: AgentUseCases{
-		Supervisors: m, Signals: noSignals{}, Delegate: supervisorapp.NewDelegate(deps), AnswerDelegation: supervisorapp.NewAnswerDelegation(deps),
-		Runs: reads.runs, Execution: reads, Logs: runLogs{reads}, Workflow: runWorkflow{reads}, Scheduler: runScheduler{reads},
+		Caller: supervisorapp.NewAgentCaller(m), Signals: noSignals{}, Delegate: supervisorapp.NewDelegate(deps),
+		AnswerDelegation: supervisorapp.NewAnswerDelegation(deps), Self: supervisorapp.NewReadAgentSelf(m),
+		Executions: supervisorapp.NewListAgentExecutions(reads.runs), Inputs: supervisorapp.NewListAgentInputs(reads.runs),
+		Execution: supervisorapp.NewGetAgentExecution(reads.runs, reads), Logs: supervisorapp.NewReadAgentLogs(reads.runs, runLogs{reads}),
+		Workflow: supervisorapp.NewReadAgentWorkflow(runWorkflow{reads}), Scheduler: supervisorapp.NewReadAgentScheduler(runScheduler{reads}),
 	}}, zap.New(core))
 	if err != nil {
 		t.Fatal(err)

@@ -13,7 +13,7 @@ import (
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 	"github.com/labstack/echo/v4"
 
-	"github.com/yukta/yukta/application/executionapp"
+	"github.com/yukta/yukta/domain/execution"
 	"github.com/yukta/yukta/domain/fault"
 )
 
@@ -40,7 +40,7 @@ func requestValidator(spec *openapi3.T) (echo.MiddlewareFunc, error) {
 	// format are refused here, in words, instead of by the generated
 	// binder's Go text.
 	spec.SetStringFormatValidator("uuid", openapi3.NewCallbackValidator(func(s string) error {
-		if !executionapp.ValidID(s) {
+		if !execution.ValidID(s) {
 			return errors.New("not a UUID")
 		}
 		return nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/yukta/yukta/application/executionapp"
 	"github.com/yukta/yukta/application/pluginapp"
+	"github.com/yukta/yukta/domain/execution"
 	"github.com/yukta/yukta/domain/fault"
 	"github.com/yukta/yukta/domain/session"
 	"github.com/yukta/yukta/domain/supervisor"
@@ -31,7 +32,7 @@ var messages = []struct {
 		return sentence(err.Error()) + " Use get_workflow_history to list the executions that remain."
 	}},
 	{executionapp.ErrExecutionNotFound, func(_ error, s subject) string {
-		if s.Execution != "" && !executionapp.ValidID(s.Execution) {
+		if s.Execution != "" && !execution.ValidID(s.Execution) {
 			return fmt.Sprintf("Invalid executionId %q: an execution id is a UUID such as 01a231ed-6402-76d6-8a7f-cfe7d4a66ae9. Use get_workflow_history to list executions.", s.Execution)
 		}
 		return fmt.Sprintf("Execution not found: %s. Use get_workflow_history to list executions.", s.Execution)

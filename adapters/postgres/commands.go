@@ -187,7 +187,7 @@ func scanInput(row pgx.Row) (executionapp.Input, error) {
 // Lock loads and locks an input.
 func (s *InputStore) Lock(ctx context.Context, id string) (executionapp.Input, error) {
 	missing := fault.Newf(executionapp.ErrInputNotFound, "input %s does not exist; call GET /api/inputs to list open inputs", id)
-	if !executionapp.ValidID(id) {
+	if !execution.ValidID(id) {
 		return executionapp.Input{}, missing
 	}
 	in, err := scanInput(s.db.QueryRow(ctx, `SELECT `+inputColumns+` FROM inputs WHERE input_id = $1 FOR UPDATE`, id))

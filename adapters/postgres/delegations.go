@@ -74,7 +74,7 @@ func (s *SupervisorRuntime) OpenDelegation(ctx context.Context, d supervisor.Del
 // ChangeDelegation moves one delegation under its row lock.
 func (s *SupervisorRuntime) ChangeDelegation(ctx context.Context, id, actor, channel string, f *supervisorapp.Fence,
 	change func(supervisor.Delegation) (supervisor.Delegation, error)) (supervisor.Delegation, error) {
-	if !executionapp.ValidID(id) {
+	if !supervisor.ValidDelegationID(id) {
 		return supervisor.Delegation{}, delegationNotFound(id)
 	}
 	var out supervisor.Delegation
@@ -117,7 +117,7 @@ func delegationNotFound(id string) error { return supervisor.DelegationNotFound(
 
 // Delegation reads one delegation.
 func (s *SupervisorRuntime) Delegation(ctx context.Context, id string) (supervisor.Delegation, bool, error) {
-	return readByID(ctx, s.pool, id, `SELECT `+delegationColumns+` FROM supervisor_delegations WHERE delegation_id = $1`, scanDelegation)
+	return readByID(ctx, s.pool, supervisor.ValidDelegationID, id, `SELECT `+delegationColumns+` FROM supervisor_delegations WHERE delegation_id = $1`, scanDelegation)
 }
 
 // DueDelegations finds OPEN delegations past their deadline, on the

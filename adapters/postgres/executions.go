@@ -123,7 +123,7 @@ func (s *ExecutionStore) Lock(ctx context.Context, ids []string) (map[string]*ex
 
 // LockOne loads and locks one execution of a session.
 func (s *ExecutionStore) LockOne(ctx context.Context, sessionID, id string) (*execution.Execution, error) {
-	if !executionapp.ValidID(id) {
+	if !execution.ValidID(id) {
 		return nil, executionNotFound(id)
 	}
 	e, err := scanExecution(s.db.QueryRow(ctx, `SELECT `+executionColumns+` FROM executions

@@ -8,8 +8,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/yukta/yukta/application/executionapp"
 	"github.com/yukta/yukta/application/journalapp"
+	"github.com/yukta/yukta/domain/execution"
 	"github.com/yukta/yukta/domain/journal"
 )
 
@@ -201,7 +201,7 @@ var _ journalapp.JournalReader = (*JournalReader)(nil)
 // outbox or (for an execution deleted with its session) its journal says.
 func (r *JournalReader) Journal(ctx context.Context, sessionID, executionID string) (journalapp.StoredJournal, error) {
 	var j journalapp.StoredJournal
-	if !executionapp.ValidID(executionID) {
+	if !execution.ValidID(executionID) {
 		return j, executionNotFound(executionID)
 	}
 	var known bool

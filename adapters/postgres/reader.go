@@ -24,7 +24,7 @@ var _ executionapp.Reader = (*Reader)(nil)
 // Execution reads one execution of a session with its nodes.
 func (r *Reader) Execution(ctx context.Context, sessionID, id string) (executionapp.ExecutionView, error) {
 	var v executionapp.ExecutionView
-	if !executionapp.ValidID(id) {
+	if !execution.ValidID(id) {
 		return v, executionNotFound(id)
 	}
 	var status string
@@ -139,7 +139,7 @@ func (r *Reader) Inputs(ctx context.Context, q executionapp.InputQuery) ([]execu
 	if limit <= 0 {
 		limit = executionapp.MaxInputPage
 	}
-	if q.AfterID != "" && !executionapp.ValidID(q.AfterID) {
+	if q.AfterID != "" && !execution.ValidID(q.AfterID) {
 		return nil, nil // no input has this id, so none comes after it
 	}
 	rows, err := r.pool.Query(ctx, `SELECT `+inputColumns+` FROM inputs

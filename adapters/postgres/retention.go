@@ -10,6 +10,7 @@ import (
 
 	"github.com/yukta/yukta/application/executionapp"
 	"github.com/yukta/yukta/application/retentionapp"
+	"github.com/yukta/yukta/domain/execution"
 	"github.com/yukta/yukta/domain/retention"
 )
 
@@ -228,7 +229,7 @@ type queryRower interface {
 
 func tombstone(ctx context.Context, db queryRower, sessionID, id string) (executionapp.Tombstone, bool, error) {
 	var t executionapp.Tombstone
-	if !executionapp.ValidID(id) {
+	if !execution.ValidID(id) {
 		return t, false, nil
 	}
 	var journal string

@@ -87,7 +87,7 @@ func (s *SupervisorRuntime) OpenReview(ctx context.Context, r supervisor.Review,
 // ChangeReview moves one review under its row lock.
 func (s *SupervisorRuntime) ChangeReview(ctx context.Context, id string, f *supervisorapp.Fence,
 	change func(supervisor.Review) (supervisor.Review, []executionapp.Event, error)) (supervisor.Review, error) {
-	if !executionapp.ValidID(id) {
+	if !supervisor.ValidReviewID(id) {
 		return supervisor.Review{}, reviewNotFound(id)
 	}
 	var out supervisor.Review
@@ -131,14 +131,14 @@ func reviewNotFound(id string) error { return supervisor.ReviewNotFound(id) }
 
 // Review reads one review.
 func (s *SupervisorRuntime) Review(ctx context.Context, id string) (supervisor.Review, bool, error) {
-	return readByID(ctx, s.pool, id, `SELECT `+reviewColumns+` FROM supervisor_reviews WHERE review_id = $1`, scanReview)
+	return readByID(ctx, s.pool, supervisor.ValidReviewID, id, `SELECT `+reviewColumns+` FROM supervisor_reviews WHERE review_id = $1`, scanReview)
 }
 
-// readByID reads the one row a UUID names; a malformed id or no row is
-// found=false, never an error.
-func readByID[T any](ctx context.Context, db queryRower, id, sql string, scan func(pgx.Row) (T, error)) (T, bool, error) {
+// readByID reads the one row an id names; an id valid refuses or no row
+// is found=false, never an error.
+func readByID[T any](ctx context.Context, db queryRower, valid func(string) bool, id, sql string, scan func(pgx.Row) (T, error)) (T, bool, error) {
 	var zero T
-	if !executionapp.ValidID(id) {
+	if !valid(id) {
 		return zero, false, nil
 	}
 	v, err := scan(db.QueryRow(ctx, sql, id))

@@ -313,7 +313,7 @@ func scanRun(row pgx.Row) (supervisorapp.RunInfo, error) {
 func validUUIDs(ids []string) []string {
 	out := make([]string, 0, len(ids))
 	for _, id := range ids {
-		if executionapp.ValidID(id) {
+		if execution.ValidID(id) {
 			out = append(out, id)
 		}
 	}
@@ -466,7 +466,7 @@ func scanInputInfo(row pgx.Row) (supervisorapp.InputInfo, error) {
 
 // Input looks an input up by id.
 func (s *SupervisorRuntime) Input(ctx context.Context, id string) (supervisorapp.InputInfo, bool, error) {
-	if !executionapp.ValidID(id) {
+	if !execution.ValidID(id) {
 		return supervisorapp.InputInfo{}, false, nil
 	}
 	in, err := scanInputInfo(s.pool.QueryRow(ctx, `SELECT `+inputInfoColumns+`
@@ -495,7 +495,7 @@ func (s *SupervisorRuntime) OpenInputs(ctx context.Context, units []supervisor.U
 func (s *SupervisorRuntime) ChangeHolds(ctx context.Context, executionID string,
 	change func(h supervisor.RunHolds, status execution.Status) (supervisor.RunHolds, error)) (supervisor.RunHolds, error) {
 	var out supervisor.RunHolds
-	if !executionapp.ValidID(executionID) {
+	if !execution.ValidID(executionID) {
 		return out, executionNotFound(executionID)
 	}
 	err := inTx(ctx, s.pool, func(tx pgx.Tx) error {
@@ -514,7 +514,7 @@ func (s *SupervisorRuntime) ChangeHolds(ctx context.Context, executionID string,
 // append its events.
 func changeHolds(ctx context.Context, tx pgx.Tx, executionID string,
 	change func(h supervisor.RunHolds, run supervisorapp.RunInfo) (supervisor.RunHolds, []executionapp.Event, error)) (supervisor.RunHolds, error) {
-	if !executionapp.ValidID(executionID) {
+	if !execution.ValidID(executionID) {
 		return supervisor.RunHolds{}, executionNotFound(executionID)
 	}
 	run, err := scanRun(tx.QueryRow(ctx, `SELECT `+runColumns+` FROM executions WHERE execution_id = $1`, executionID))

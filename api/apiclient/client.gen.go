@@ -1001,11 +1001,20 @@ func (e IssueCredentialParamsYuktaChannel) Valid() bool {
 // AgentExecutionList defines model for AgentExecutionList.
 type AgentExecutionList struct {
 	Executions []map[string]interface{} `json:"executions"`
+
+	// NextCursor Where the next page starts; absent on the last page.
+	NextCursor *string `json:"nextCursor,omitempty"`
+
+	// Truncated More runs follow: read on with nextCursor.
+	Truncated bool `json:"truncated"`
 }
 
 // AgentInputList defines model for AgentInputList.
 type AgentInputList struct {
 	Inputs []map[string]interface{} `json:"inputs"`
+
+	// Truncated More than 200 inputs are open; these are the oldest.
+	Truncated bool `json:"truncated"`
 }
 
 // AgentSelf defines model for AgentSelf.
@@ -2213,6 +2222,15 @@ type AgentEventsParams struct {
 	LastEventID *LastEventId `json:"Last-Event-ID,omitempty"`
 }
 
+// AgentExecutionsParams defines parameters for AgentExecutions.
+type AgentExecutionsParams struct {
+	// Limit Page size (1–500, default 200).
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The `nextCursor` of the previous page; left out, the first page.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
 // AgentExecutionLogsParams defines parameters for AgentExecutionLogs.
 type AgentExecutionLogsParams struct {
 	Tail *int `form:"tail,omitempty" json:"tail,omitempty"`
@@ -2665,12 +2683,12 @@ type ClientInterface interface {
 	// Corresponds with GET /api/agent/v1/events (the `AgentEvents` operationId).
 	AgentEvents(ctx context.Context, params *AgentEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// AgentExecutions The unfinished executions of the owned units (at most 200).
+	// AgentExecutions The unfinished executions of the owned units, oldest first, one page at a time.
 	//
-	// Runs of the owned units that are PENDING, RUNNING or PAUSED.
+	// Runs of the owned units that are PENDING, RUNNING or PAUSED, in the order they started; 200 a page by default, at most 500. A page that is not the last says so: truncated is true and nextCursor is where to read on.
 	//
 	// Corresponds with GET /api/agent/v1/executions (the `AgentExecutions` operationId).
-	AgentExecutions(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	AgentExecutions(ctx context.Context, params *AgentExecutionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// AgentExecution One owned execution with its node statuses; a run outside the owned units is 404.
 	//
@@ -2686,25 +2704,25 @@ type ClientInterface interface {
 	// Corresponds with GET /api/agent/v1/executions/{executionId}/logs (the `AgentExecutionLogs` operationId).
 	AgentExecutionLogs(ctx context.Context, executionId ExecutionId, params *AgentExecutionLogsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// AgentInputs Open input requests of the owned units (at most 200).
+	// AgentInputs Open input requests of the owned units, oldest first (at most 200; truncated says there are more).
 	//
 	// INPUT_REQUEST prompts waiting in runs of the owned units; answer one with an AnswerInput directive.
 	//
 	// Corresponds with GET /api/agent/v1/inputs (the `AgentInputs` operationId).
 	AgentInputs(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// AgentMCPWithBody The agent API as MCP tools (JSON-RPC over streamable HTTP, stateless, JSON answers, no server push): get_self, read_signals, list_owned_executions, get_execution, list_open_inputs, send_directive, answer_review.
+	// AgentMCPWithBody The agent API as MCP tools (JSON-RPC over streamable HTTP, stateless, JSON answers, no server push): one tool for each operation of this tag but the SSE stream, with the same answers.
 	//
-	// The same operations as this API, as MCP tools for agents that speak MCP; the credential and the limits are those of the agent API.
+	// The same operations as this API, as MCP tools for agents that speak MCP, made from one operation table (docs/agent-api.md#operations): get_self, get_snapshot, read_signals, list_owned_executions, get_execution, get_execution_logs, get_workflow, get_scheduler, list_open_inputs, list_refusals, send_directive, answer_review, delegate, answer_delegation. The credential and the limits are those of the agent API.
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/agent/v1/mcp (the `AgentMCP` operationId).
 	AgentMCPWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// AgentMCP The agent API as MCP tools (JSON-RPC over streamable HTTP, stateless, JSON answers, no server push): get_self, read_signals, list_owned_executions, get_execution, list_open_inputs, send_directive, answer_review.
+	// AgentMCP The agent API as MCP tools (JSON-RPC over streamable HTTP, stateless, JSON answers, no server push): one tool for each operation of this tag but the SSE stream, with the same answers.
 	//
-	// The same operations as this API, as MCP tools for agents that speak MCP; the credential and the limits are those of the agent API.
+	// The same operations as this API, as MCP tools for agents that speak MCP, made from one operation table (docs/agent-api.md#operations): get_self, get_snapshot, read_signals, list_owned_executions, get_execution, get_execution_logs, get_workflow, get_scheduler, list_open_inputs, list_refusals, send_directive, answer_review, delegate, answer_delegation. The credential and the limits are those of the agent API.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3419,13 +3437,13 @@ func (c *Client) AgentEvents(ctx context.Context, params *AgentEventsParams, req
 	return c.Client.Do(req)
 }
 
-// AgentExecutions The unfinished executions of the owned units (at most 200).
+// AgentExecutions The unfinished executions of the owned units, oldest first, one page at a time.
 //
-// Runs of the owned units that are PENDING, RUNNING or PAUSED.
+// Runs of the owned units that are PENDING, RUNNING or PAUSED, in the order they started; 200 a page by default, at most 500. A page that is not the last says so: truncated is true and nextCursor is where to read on.
 //
 // Corresponds with GET /api/agent/v1/executions (the `AgentExecutions` operationId).
-func (c *Client) AgentExecutions(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewAgentExecutionsRequest(c.Server)
+func (c *Client) AgentExecutions(ctx context.Context, params *AgentExecutionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAgentExecutionsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -3470,7 +3488,7 @@ func (c *Client) AgentExecutionLogs(ctx context.Context, executionId ExecutionId
 	return c.Client.Do(req)
 }
 
-// AgentInputs Open input requests of the owned units (at most 200).
+// AgentInputs Open input requests of the owned units, oldest first (at most 200; truncated says there are more).
 //
 // INPUT_REQUEST prompts waiting in runs of the owned units; answer one with an AnswerInput directive.
 //
@@ -3487,9 +3505,9 @@ func (c *Client) AgentInputs(ctx context.Context, reqEditors ...RequestEditorFn)
 	return c.Client.Do(req)
 }
 
-// AgentMCPWithBody The agent API as MCP tools (JSON-RPC over streamable HTTP, stateless, JSON answers, no server push): get_self, read_signals, list_owned_executions, get_execution, list_open_inputs, send_directive, answer_review.
+// AgentMCPWithBody The agent API as MCP tools (JSON-RPC over streamable HTTP, stateless, JSON answers, no server push): one tool for each operation of this tag but the SSE stream, with the same answers.
 //
-// The same operations as this API, as MCP tools for agents that speak MCP; the credential and the limits are those of the agent API.
+// The same operations as this API, as MCP tools for agents that speak MCP, made from one operation table (docs/agent-api.md#operations): get_self, get_snapshot, read_signals, list_owned_executions, get_execution, get_execution_logs, get_workflow, get_scheduler, list_open_inputs, list_refusals, send_directive, answer_review, delegate, answer_delegation. The credential and the limits are those of the agent API.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3506,9 +3524,9 @@ func (c *Client) AgentMCPWithBody(ctx context.Context, contentType string, body 
 	return c.Client.Do(req)
 }
 
-// AgentMCP The agent API as MCP tools (JSON-RPC over streamable HTTP, stateless, JSON answers, no server push): get_self, read_signals, list_owned_executions, get_execution, list_open_inputs, send_directive, answer_review.
+// AgentMCP The agent API as MCP tools (JSON-RPC over streamable HTTP, stateless, JSON answers, no server push): one tool for each operation of this tag but the SSE stream, with the same answers.
 //
-// The same operations as this API, as MCP tools for agents that speak MCP; the credential and the limits are those of the agent API.
+// The same operations as this API, as MCP tools for agents that speak MCP, made from one operation table (docs/agent-api.md#operations): get_self, get_snapshot, read_signals, list_owned_executions, get_execution, get_execution_logs, get_workflow, get_scheduler, list_open_inputs, list_refusals, send_directive, answer_review, delegate, answer_delegation. The credential and the limits are those of the agent API.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4978,7 +4996,7 @@ func NewAgentEventsRequest(server string, params *AgentEventsParams) (*http.Requ
 }
 
 // NewAgentExecutionsRequest constructs an http.Request for the AgentExecutions method
-func NewAgentExecutionsRequest(server string) (*http.Request, error) {
+func NewAgentExecutionsRequest(server string, params *AgentExecutionsParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -4994,6 +5012,45 @@ func NewAgentExecutionsRequest(server string) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -8159,14 +8216,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/agent/v1/events (the `AgentEvents` operationId).
 	AgentEventsWithResponse(ctx context.Context, params *AgentEventsParams, reqEditors ...RequestEditorFn) (*AgentEventsResponse, error)
 
-	// AgentExecutionsWithResponse The unfinished executions of the owned units (at most 200).
+	// AgentExecutionsWithResponse The unfinished executions of the owned units, oldest first, one page at a time.
 	//
-	// Runs of the owned units that are PENDING, RUNNING or PAUSED.
+	// Runs of the owned units that are PENDING, RUNNING or PAUSED, in the order they started; 200 a page by default, at most 500. A page that is not the last says so: truncated is true and nextCursor is where to read on.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/agent/v1/executions (the `AgentExecutions` operationId).
-	AgentExecutionsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AgentExecutionsResponse, error)
+	AgentExecutionsWithResponse(ctx context.Context, params *AgentExecutionsParams, reqEditors ...RequestEditorFn) (*AgentExecutionsResponse, error)
 
 	// AgentExecutionWithResponse One owned execution with its node statuses; a run outside the owned units is 404.
 	//
@@ -8186,7 +8243,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/agent/v1/executions/{executionId}/logs (the `AgentExecutionLogs` operationId).
 	AgentExecutionLogsWithResponse(ctx context.Context, executionId ExecutionId, params *AgentExecutionLogsParams, reqEditors ...RequestEditorFn) (*AgentExecutionLogsResponse, error)
 
-	// AgentInputsWithResponse Open input requests of the owned units (at most 200).
+	// AgentInputsWithResponse Open input requests of the owned units, oldest first (at most 200; truncated says there are more).
 	//
 	// INPUT_REQUEST prompts waiting in runs of the owned units; answer one with an AnswerInput directive.
 	//
@@ -8195,18 +8252,18 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/agent/v1/inputs (the `AgentInputs` operationId).
 	AgentInputsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AgentInputsResponse, error)
 
-	// AgentMCPWithBodyWithResponse The agent API as MCP tools (JSON-RPC over streamable HTTP, stateless, JSON answers, no server push): get_self, read_signals, list_owned_executions, get_execution, list_open_inputs, send_directive, answer_review.
+	// AgentMCPWithBodyWithResponse The agent API as MCP tools (JSON-RPC over streamable HTTP, stateless, JSON answers, no server push): one tool for each operation of this tag but the SSE stream, with the same answers.
 	//
-	// The same operations as this API, as MCP tools for agents that speak MCP; the credential and the limits are those of the agent API.
+	// The same operations as this API, as MCP tools for agents that speak MCP, made from one operation table (docs/agent-api.md#operations): get_self, get_snapshot, read_signals, list_owned_executions, get_execution, get_execution_logs, get_workflow, get_scheduler, list_open_inputs, list_refusals, send_directive, answer_review, delegate, answer_delegation. The credential and the limits are those of the agent API.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/agent/v1/mcp (the `AgentMCP` operationId).
 	AgentMCPWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AgentMCPResponse, error)
 
-	// AgentMCPWithResponse The agent API as MCP tools (JSON-RPC over streamable HTTP, stateless, JSON answers, no server push): get_self, read_signals, list_owned_executions, get_execution, list_open_inputs, send_directive, answer_review.
+	// AgentMCPWithResponse The agent API as MCP tools (JSON-RPC over streamable HTTP, stateless, JSON answers, no server push): one tool for each operation of this tag but the SSE stream, with the same answers.
 	//
-	// The same operations as this API, as MCP tools for agents that speak MCP; the credential and the limits are those of the agent API.
+	// The same operations as this API, as MCP tools for agents that speak MCP, made from one operation table (docs/agent-api.md#operations): get_self, get_snapshot, read_signals, list_owned_executions, get_execution, get_execution_logs, get_workflow, get_scheduler, list_open_inputs, list_refusals, send_directive, answer_review, delegate, answer_delegation. The credential and the limits are those of the agent API.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -14819,15 +14876,15 @@ func (c *ClientWithResponses) AgentEventsWithResponse(ctx context.Context, param
 	return ParseAgentEventsResponse(rsp)
 }
 
-// AgentExecutionsWithResponse The unfinished executions of the owned units (at most 200).
+// AgentExecutionsWithResponse The unfinished executions of the owned units, oldest first, one page at a time.
 //
-// Runs of the owned units that are PENDING, RUNNING or PAUSED.
+// Runs of the owned units that are PENDING, RUNNING or PAUSED, in the order they started; 200 a page by default, at most 500. A page that is not the last says so: truncated is true and nextCursor is where to read on.
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/agent/v1/executions (the `AgentExecutions` operationId).
-func (c *ClientWithResponses) AgentExecutionsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AgentExecutionsResponse, error) {
-	rsp, err := c.AgentExecutions(ctx, reqEditors...)
+func (c *ClientWithResponses) AgentExecutionsWithResponse(ctx context.Context, params *AgentExecutionsParams, reqEditors ...RequestEditorFn) (*AgentExecutionsResponse, error) {
+	rsp, err := c.AgentExecutions(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -14864,7 +14921,7 @@ func (c *ClientWithResponses) AgentExecutionLogsWithResponse(ctx context.Context
 	return ParseAgentExecutionLogsResponse(rsp)
 }
 
-// AgentInputsWithResponse Open input requests of the owned units (at most 200).
+// AgentInputsWithResponse Open input requests of the owned units, oldest first (at most 200; truncated says there are more).
 //
 // INPUT_REQUEST prompts waiting in runs of the owned units; answer one with an AnswerInput directive.
 //
@@ -14879,9 +14936,9 @@ func (c *ClientWithResponses) AgentInputsWithResponse(ctx context.Context, reqEd
 	return ParseAgentInputsResponse(rsp)
 }
 
-// AgentMCPWithBodyWithResponse The agent API as MCP tools (JSON-RPC over streamable HTTP, stateless, JSON answers, no server push): get_self, read_signals, list_owned_executions, get_execution, list_open_inputs, send_directive, answer_review.
+// AgentMCPWithBodyWithResponse The agent API as MCP tools (JSON-RPC over streamable HTTP, stateless, JSON answers, no server push): one tool for each operation of this tag but the SSE stream, with the same answers.
 //
-// The same operations as this API, as MCP tools for agents that speak MCP; the credential and the limits are those of the agent API.
+// The same operations as this API, as MCP tools for agents that speak MCP, made from one operation table (docs/agent-api.md#operations): get_self, get_snapshot, read_signals, list_owned_executions, get_execution, get_execution_logs, get_workflow, get_scheduler, list_open_inputs, list_refusals, send_directive, answer_review, delegate, answer_delegation. The credential and the limits are those of the agent API.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14894,9 +14951,9 @@ func (c *ClientWithResponses) AgentMCPWithBodyWithResponse(ctx context.Context, 
 	return ParseAgentMCPResponse(rsp)
 }
 
-// AgentMCPWithResponse The agent API as MCP tools (JSON-RPC over streamable HTTP, stateless, JSON answers, no server push): get_self, read_signals, list_owned_executions, get_execution, list_open_inputs, send_directive, answer_review.
+// AgentMCPWithResponse The agent API as MCP tools (JSON-RPC over streamable HTTP, stateless, JSON answers, no server push): one tool for each operation of this tag but the SSE stream, with the same answers.
 //
-// The same operations as this API, as MCP tools for agents that speak MCP; the credential and the limits are those of the agent API.
+// The same operations as this API, as MCP tools for agents that speak MCP, made from one operation table (docs/agent-api.md#operations): get_self, get_snapshot, read_signals, list_owned_executions, get_execution, get_execution_logs, get_workflow, get_scheduler, list_open_inputs, list_refusals, send_directive, answer_review, delegate, answer_delegation. The credential and the limits are those of the agent API.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -20,28 +20,6 @@ func newID() string {
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
-// NewID returns a new UUIDv7, for ids other use cases mint (reviews).
+// NewID returns a new UUIDv7, for ids other use cases mint (reviews,
+// delegations); execution.ValidID accepts each.
 func NewID() string { return newID() }
-
-// ValidID reports whether s has the text form of the ids NewID mints (a
-// UUID: 8-4-4-4-12 hexadecimal digits, either case), so that every door and
-// store refuses a malformed id the same way before it reaches a query.
-func ValidID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-				return false
-			}
-		}
-	}
-	return true
-}

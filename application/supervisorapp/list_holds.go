@@ -3,7 +3,7 @@ package supervisorapp
 import (
 	"context"
 
-	"github.com/yukta/yukta/application/executionapp"
+	"github.com/yukta/yukta/domain/execution"
 	"github.com/yukta/yukta/domain/supervisor"
 )
 
@@ -29,7 +29,7 @@ type ListHoldsInput struct {
 // Handle returns the run's ledger, or ErrExecutionNotFound when the run
 // does not exist in the session.
 func (uc *ListHolds) Handle(ctx context.Context, in ListHoldsInput) (supervisor.RunHolds, error) {
-	if !executionapp.ValidID(in.ExecutionID) {
+	if !execution.ValidID(in.ExecutionID) {
 		return supervisor.RunHolds{}, executionNotFound(in.ExecutionID)
 	}
 	found, err := uc.runs.Runs(ctx, []string{in.ExecutionID})

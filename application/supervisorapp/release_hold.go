@@ -83,7 +83,7 @@ func (uc *ReleaseHold) Handle(ctx context.Context, in ReleaseHoldInput) (HoldRel
 		return HoldRelease{}, &fault.ValidationError{Subject: "hold release", Violations: []fault.Violation{{Path: "reason",
 			Message: fmt.Sprintf("is %d characters long; the limit is %d", utf8.RuneCountInString(in.Reason), supervisor.MaxReasonLen)}}}
 	}
-	if !executionapp.ValidID(in.ExecutionID) {
+	if !execution.ValidID(in.ExecutionID) {
 		return HoldRelease{}, executionNotFound(in.ExecutionID)
 	}
 	var rel HoldRelease

@@ -1,8 +1,9 @@
 // Drives Yukta's agent MCP endpoint (POST /api/agent/v1/mcp) with the
 // official MCP TypeScript SDK client and a supervisor credential, as a
 // supervising agent would: list the tools (the SDK refuses an output schema
-// it cannot read), read who it is, long-poll its signals until it sees the
-// run given, and pause that run with a directive.
+// it cannot read), read who it is, list its runs and read the log of the run
+// given, long-poll its signals until it sees that run, and pause it with a
+// directive.
 //
 // Usage: node agent.mjs <agent-mcp-url> <credential> <execution-id>
 //
@@ -46,6 +47,14 @@ async function main() {
 
   summary.step = 'get_self';
   summary.self = (await call('get_self', {})).id;
+
+  summary.step = 'list_owned_executions';
+  const page = await call('list_owned_executions', { limit: 500 });
+  summary.executions = page.executions.map((r) => r.executionId);
+  summary.truncated = page.truncated;
+
+  summary.step = 'get_execution_logs';
+  summary.logs = (await call('get_execution_logs', { executionId, tail: 10 })).executionId;
 
   summary.step = 'read_signals';
   let after = '';

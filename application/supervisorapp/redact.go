@@ -98,20 +98,6 @@ func (r *Redactor) masker(ctx context.Context, executionID string) (*strings.Rep
 	return m, nil
 }
 
-// secretNames are parts of member names whose values are never shown.
-var secretNames = []string{"secret", "password", "passwd", "token", "authorization", "apikey", "credential", "cookie", "privatekey"}
-
-// SecretName reports whether a member with this name holds a secret.
-func SecretName(name string) bool {
-	n := strings.ToLower(strings.NewReplacer("-", "", "_", "").Replace(name))
-	for _, s := range secretNames {
-		if strings.Contains(n, s) {
-			return true
-		}
-	}
-	return false
-}
-
 // redactValue returns a redacted copy of a JSON value.
 func redactValue(v any, mask *strings.Replacer) any {
 	switch x := v.(type) {
@@ -123,7 +109,7 @@ func redactValue(v any, mask *strings.Replacer) any {
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
-			if SecretName(k) {
+			if plugin.SecretName(k) {
 				out[k] = plugin.MaskedValue
 				continue
 			}

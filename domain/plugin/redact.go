@@ -37,3 +37,20 @@ func RedactURL(raw string) string {
 	}
 	return b.String()
 }
+
+// secretNames are parts of member names whose values are never shown.
+var secretNames = []string{"secret", "password", "passwd", "token", "authorization", "apikey", "credential", "cookie", "privatekey"}
+
+// SecretName reports whether a member (a JSON member, a header) with this
+// name holds a secret, whatever its case and its - or _ spelling: the
+// redaction of events reaching supervisors and the check that keeps such
+// headers out of a supervisor's plain settings both ask it.
+func SecretName(name string) bool {
+	n := strings.ToLower(strings.NewReplacer("-", "", "_", "").Replace(name))
+	for _, s := range secretNames {
+		if strings.Contains(n, s) {
+			return true
+		}
+	}
+	return false
+}

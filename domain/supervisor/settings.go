@@ -184,6 +184,11 @@ func (r *reader) headers(v any, p string, secret bool, all map[string]any) {
 		}
 		if rest := envRef.ReplaceAllString(val, ""); strings.Contains(rest, "${") {
 			r.add(hp, "%q has a ${...} that is not ${env.NAME}; environment references are the only substitution", clip(val))
+		} else if plugin.SecretName(name) && !envRef.MatchString(val) {
+			// Plain headers show on every read: a header whose name says it
+			// carries a secret must take it from the environment, or be a
+			// secret header (masked on every read).
+			r.add(hp, "%s carries a secret by its name, and plain headers show on every read; move it to secretHeaders, or take its value from the environment (${env.NAME})", name)
 		}
 	}
 }

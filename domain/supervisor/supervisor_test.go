@@ -191,6 +191,10 @@ func TestParseEngineSettingsViolations(t *testing.T) {
 			[]violation{{"engine.settings.headers.Host", "Yukta sets Host itself"}, {"engine.settings.headers.X-Team", "is not ${env.NAME}"},
 				{`engine.settings.headers["Bad Name"]`, "is not a header name"}, {"engine.settings.headers.X-N", "must be a string, got a number"},
 				{"engine.settings.headers.X-Line", "must not contain line breaks"}, {"engine.settings.secretHeaders.x-team", "is also in headers"}}},
+		{"http secret-named plain headers", obj{"type": "http", "settings": obj{
+			"headers": obj{"AUTHORIZATION": "Bearer abc", "x-API-key": "k1", "Cookie": "a=b", "X-Auth-Token": "Bearer ${env.AGENT_TOKEN}", "X-Team": "ops"}}}, nil,
+			[]violation{{"engine.settings.headers.AUTHORIZATION", "move it to secretHeaders, or take its value from the environment"},
+				{"engine.settings.headers.Cookie", "carries a secret by its name"}, {"engine.settings.headers.x-API-key", "plain headers show on every read"}}},
 		{"http reviews and ticks", obj{"type": "http"}, obj{"reviews": arr{"StartWorkflow"}, "tickSeconds": 30},
 			[]violation{{"tickSeconds", "the http engine takes no Tick signals"}}},
 		{"workflow required settings", obj{"type": "workflow", "settings": obj{}}, nil,

@@ -182,7 +182,7 @@ func TestABurstOfOneCredentialIsOneGuess(t *testing.T) {
 		return access.SupervisorPrincipal("agent"), nil
 	}
 	srv, err := New(Config{Addr: "127.0.0.1:0", Security: Security{Agent: auth}},
-		UseCases{Agent: AgentUseCases{Caller: supervisorapp.NewAgentCaller(slowSups{}), Signals: noSignals{}}}, zap.NewNop())
+		UseCases{Agent: AgentUseCases{Caller: supervisorapp.NewAgentCaller(slowSups{}), Self: supervisorapp.NewReadAgentSelf(slowSups{}), Signals: noSignals{}}}, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}

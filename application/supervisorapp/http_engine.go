@@ -188,7 +188,7 @@ type httpEngine struct {
 // error only when no slot came before ctx ended or the engine closed: the
 // signal was not posted and the runtime hands it again.
 func (e *httpEngine) Handle(ctx context.Context, sig supervisor.Signal) error {
-	if e.cfg.url == "" || !e.sup.Takes(sig.Kind()) {
+	if e.cfg.url == "" {
 		return nil
 	}
 	body, err := json.Marshal(sig)

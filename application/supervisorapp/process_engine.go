@@ -144,8 +144,8 @@ var errProcessEngineClosed = fmt.Errorf("supervisorapp: the process engine is cl
 // LineNoOpinion: an answer to a review); any other line is dropped,
 // counted by OnDropped and summed up by OnReport, and the engine goes on.
 //
-// Events the supervisor's own directives caused are not sent (see
-// Handle). Lines queued for a program that then exits are lost with it (the
+// Events the supervisor's own directives caused are not sent (the
+// runtime keeps them back, see Handle). Lines queued for a program that then exits are lost with it (the
 // runtime has moved its cursor past them); signals that come while no
 // program runs wait for the next one. The engine keeps no state.
 //
@@ -243,13 +243,10 @@ type processEngine struct {
 // while no program runs (between restarts) and while the input queue is
 // full; an error means ctx or the engine ended first, and the signal comes
 // again to the next engine. Events the supervisor itself caused (actor
-// supervisor:<id>) are not sent, as with the rules and workflow engines: a
+// supervisor:<id>) never reach it (the runtime's supervisor.Hears): a
 // program that answered each event with a directive would otherwise feed
 // on its own directives without end.
 func (e *processEngine) Handle(ctx context.Context, sig supervisor.Signal) error {
-	if ev, ok := sig.Body().(supervisor.EventSignal); ok && ev.Actor == Actor(e.sup.ID()) {
-		return nil
-	}
 	line, err := json.Marshal(sig)
 	if err != nil {
 		return fmt.Errorf("process engine: encode the %s signal: %w", sig.Kind(), err)
@@ -509,7 +506,7 @@ func (e *processEngine) command(m map[string]json.RawMessage) {
 		return
 	}
 	_, err = e.d.Submit.Handle(e.ctx, SubmitInput{SupervisorID: e.sup.ID(), Directive: d, Channel: ChannelSupervisor, Fence: &e.fence})
-	if err != nil && e.ctx.Err() == nil && !loopRefused(err) {
+	if effect := SortEffect(err); effect != EffectDone && effect != EffectLoopBound && e.ctx.Err() == nil {
 		// A refusal is journaled by the intake; a failure leaves the key
 		// open, so the program may send the same line again. The loop
 		// bounds log their refusals once per window themselves; the

@@ -263,11 +263,9 @@ func TestProcessEngineSignalsBecomeInputLines(t *testing.T) {
 	}
 	rv := supervisor.NewSignal("13", supervisor.ReviewSignal{ReviewID: "r1", Command: stop.Command(), Actor: "key:ops", Channel: "rest",
 		SessionID: "ci", ExecutionID: "e1", Deadline: procAt.Add(30 * time.Second)})
-	own := supervisor.NewSignal("14", supervisor.EventSignal{Seq: 14, At: procAt, Type: "CommandApplied", SessionID: "ci",
-		ExecutionID: "e1", Actor: "supervisor:proc", Data: map[string]any{}})
 	other := supervisor.NewSignal("15", supervisor.EventSignal{Seq: 15, At: procAt, Type: "CommandApplied", SessionID: "ci",
 		ExecutionID: "e1", Actor: "supervisor:other", Data: map[string]any{}})
-	for _, sig := range []supervisor.Signal{ev, own, rv, other} {
+	for _, sig := range []supervisor.Signal{ev, rv, other} {
 		if err := e.eng.Handle(t.Context(), sig); err != nil {
 			t.Fatal(err)
 		}
@@ -275,8 +273,8 @@ func TestProcessEngineSignalsBecomeInputLines(t *testing.T) {
 	want := []string{
 		`{"cursor":"12","kind":"EVENT","signal":{"seq":12,"at":"2026-03-01T11:00:00Z","type":"NodeStatusChanged","sessionId":"ci","workflowId":"build","executionId":"e1","nodeId":"ship","actor":"engine","data":{"to":"FAILURE"}}}`,
 		`{"cursor":"13","kind":"REVIEW","signal":{"reviewId":"r1","command":{"type":"StopWorkflow","target":"execution:e1","mode":"CANCEL"},"actor":"key:ops","channel":"rest","sessionId":"ci","executionId":"e1","deadline":"2026-03-01T11:00:30Z"}}`,
-		// The event the supervisor itself caused (14) is not sent: a
-		// program answering it would feed on its own directives.
+		// The events the supervisor itself caused never reach the engine
+		// (the runtime's TestRuntimeHandsAnEngineOnlyWhatItsSupervisorHears).
 		`{"cursor":"15","kind":"EVENT","signal":{"seq":15,"at":"2026-03-01T11:00:00Z","type":"CommandApplied","sessionId":"ci","executionId":"e1","actor":"supervisor:other","data":{}}}`,
 	}
 	for i, w := range want {

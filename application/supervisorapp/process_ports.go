@@ -63,14 +63,3 @@ type Process interface {
 // ErrProcessGone is returned by Send once the program has exited or been
 // stopped: the line was not queued.
 var ErrProcessGone = errors.New("supervisorapp: the supervisor's program is not running")
-
-// EngineCloser is an Engine that holds something that must be released
-// when the engine stops (the process engine's program). The runtime calls
-// Close when the engine's run ends, for whatever reason (the lease lost,
-// the supervisor changed or disabled, a failure, the server stopping),
-// after the last Handle; Close returns once everything the engine started
-// has stopped.
-type EngineCloser interface {
-	Engine
-	Close() error
-}

@@ -16,11 +16,6 @@ import (
 	"github.com/yukta/yukta/domain/supervisor"
 )
 
-// DirectiveSender sends directives through the intake (*SubmitDirective).
-type DirectiveSender interface {
-	Handle(ctx context.Context, in SubmitInput) (DirectiveResult, error)
-}
-
 // RulesDeps are what the rules engine needs.
 type RulesDeps struct {
 	Submit     DirectiveSender
@@ -52,9 +47,9 @@ const TickRunLimit = 1000
 // crash has its effects once. Count windows count by the events' own
 // times and are saved with the cursor.
 //
-// The engine does not react to events its own supervisor caused (actor
-// supervisor:<id>): a rule could otherwise feed on its own directives
-// without end.
+// Events its own supervisor caused (actor supervisor:<id>) never reach it:
+// the runtime keeps them from every engine that decides (supervisor.Hears),
+// so a rule cannot feed on its own directives.
 func NewRulesEngineFactory(d RulesDeps) EngineFactory {
 	if d.Now == nil {
 		d.Now = time.Now
@@ -112,9 +107,6 @@ func (e *rulesEngine) BeginBatch(runs []string) { e.facts.begin(runs) }
 func (e *rulesEngine) EndBatch() { e.facts.end() }
 
 func (e *rulesEngine) onEvent(ctx context.Context, cursor string, ev supervisor.EventSignal) error {
-	if ev.Actor == Actor(e.sup.ID()) {
-		return nil
-	}
 	now := e.d.Now()
 	t := eventTrigger(ev, func(ctx context.Context) (map[string]any, error) {
 		return e.executionVar(ctx, ev.ExecutionID)
@@ -182,17 +174,13 @@ func (e *rulesEngine) fire(ctx context.Context, ev Evaluation, key, cause string
 	// The directive may have changed any number of runs (a workflow's, or
 	// every run's activeCount by a start): read facts again from here on.
 	e.facts.invalidate()
-	switch {
-	case err == nil:
+	switch SortEffect(err) {
+	case EffectDone, EffectLoopBound: // the loop bounds log theirs once per window
 		return nil
-	case errors.Is(err, ErrLeaseLost):
+	case EffectLeaseLost:
 		return err
-	case isRefusal(err):
-		// Recorded and journaled by the intake; the loop bounds log theirs
-		// once per window themselves.
-		if !loopRefused(err) {
-			e.d.OnRuleError(e.sup.ID(), ev.RuleID, err)
-		}
+	case EffectRefused: // recorded with the sender by the intake
+		e.d.OnRuleError(e.sup.ID(), ev.RuleID, err)
 		return nil
 	}
 	return fmt.Errorf("rule %s: %w", ev.RuleID, err)

@@ -8,11 +8,6 @@ import (
 	"github.com/yukta/yukta/domain/supervisor"
 )
 
-// ReviewAnswerer takes a supervisor's verdict (*AnswerReview).
-type ReviewAnswerer interface {
-	Handle(ctx context.Context, in AnswerInput) (supervisor.Review, error)
-}
-
 // onReview answers a REVIEW signal with the rule document's deny and
 // requireApproval rules (ReviewByRules): the first whose if holds
 // decides, none means ALLOW, a condition that fails means NO_OPINION (the
@@ -38,12 +33,15 @@ func (e *rulesEngine) onReview(ctx context.Context, sig supervisor.ReviewSignal)
 	}
 	_, err = e.d.Answer.Handle(ctx, AnswerInput{ReviewID: sig.ReviewID, SupervisorID: e.sup.ID(), Verdict: v, Fence: &e.fence})
 	e.facts.invalidate() // an ALLOW may have applied the command
-	switch {
-	case err == nil, errors.Is(err, supervisor.ErrReviewSettled):
-		return nil // answered, or moved on (timed out, decided elsewhere)
-	case errors.Is(err, ErrLeaseLost):
+	if errors.Is(err, supervisor.ErrReviewSettled) {
+		return nil // moved on (timed out, decided elsewhere)
+	}
+	switch SortEffect(err) {
+	case EffectDone:
+		return nil
+	case EffectLeaseLost:
 		return err
-	case isRefusal(err):
+	case EffectRefused, EffectLoopBound:
 		e.d.OnRuleError(e.sup.ID(), ruleID, err)
 		return nil
 	}

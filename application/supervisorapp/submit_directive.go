@@ -495,7 +495,7 @@ func (uc *SubmitDirective) apply(ctx context.Context, sup supervisor.Supervisor,
 		events = append(events, uc.journal(sup, typ, d, channel, st, msg)...)
 	}
 	refused := func(err error) (Outcome, []executionapp.Event, error) {
-		if !isRefusal(err) {
+		if !IsRefusal(err) {
 			return Outcome{}, nil, err
 		}
 		out.Status, out.Message = OutcomeRejected, err.Error()
@@ -575,7 +575,7 @@ func (uc *SubmitDirective) apply(ctx context.Context, sup supervisor.Supervisor,
 	res, err := uc.control.Handle(ctx, req)
 	out.CommandID, out.ResultExecutionIDs = res.CommandID, res.ResultExecutionIDs
 	if err != nil {
-		if !isRefusal(err) {
+		if !IsRefusal(err) {
 			return Outcome{}, nil, err
 		}
 		out.Status, out.Message = OutcomeRejected, err.Error()
@@ -621,7 +621,7 @@ func (uc *SubmitDirective) hold(ctx context.Context, sup supervisor.Supervisor, 
 		return uc.journal(sup, typ, d, channel, st, msg)
 	}
 	if err != nil {
-		if !isRefusal(err) {
+		if !IsRefusal(err) {
 			return Outcome{}, nil, err
 		}
 		out.Status, out.Message = OutcomeRejected, err.Error()
@@ -724,9 +724,10 @@ func ControlKey(supervisorID, key string) string {
 	return "supervisor:" + supervisorID + "/" + hex.EncodeToString(sum[:16])
 }
 
-// isRefusal tells a refusal (recorded as an outcome) from a failure to
-// carry the directive out.
-func isRefusal(err error) bool {
+// IsRefusal tells a refusal (recorded as an outcome; the same again gets
+// the same answer) from a failure to carry the directive out (the database:
+// trying again may work). Engines read it through SortEffect.
+func IsRefusal(err error) bool {
 	for _, k := range []error{fault.ErrInvalid, fault.ErrConflict, fault.ErrNotFound, fault.ErrForbidden} {
 		if errors.Is(err, k) {
 			return true

@@ -290,9 +290,6 @@ func (e *workflowEngine) Handle(ctx context.Context, sig supervisor.Signal) erro
 	if e.ctx.Err() != nil {
 		return errWorkflowEngineClosed
 	}
-	if !e.sup.Takes(sig.Kind()) {
-		return nil
-	}
 	j, ok, err := e.plan(ctx, sig)
 	if err != nil || !ok {
 		return err
@@ -334,9 +331,9 @@ func (e *workflowEngine) plan(ctx context.Context, sig supervisor.Signal) (*wfJo
 	j := &wfJob{Signal: sig.Cursor(), Cursor: sig.Cursor(), Kind: sig.Kind(), SessionID: e.cfg.sessionID, Attempt: 1}
 	switch b := sig.Body().(type) {
 	case supervisor.EventSignal:
-		if b.Actor == Actor(e.sup.ID()) || (b.SessionID == e.cfg.sessionID && b.WorkflowID == e.cfg.workflowID) {
-			// Its own directives and its own runs: reacting to them could
-			// loop without end.
+		if b.SessionID == e.cfg.sessionID && b.WorkflowID == e.cfg.workflowID {
+			// Its own runs: reacting to them could loop without end (its
+			// own directives' events never reach it: supervisor.Hears).
 			return nil, false, nil
 		}
 		if !slices.Contains(e.cfg.events, b.Type) {
@@ -437,11 +434,12 @@ func (e *workflowEngine) start(ctx context.Context, j *wfJob) (string, error) {
 // workflow, no SUPERVISOR_SIGNAL node, a key reused) will not change by
 // trying again, so it is reported and the signal gets no opinion.
 func (e *workflowEngine) startFailed(ctx context.Context, j *wfJob, err error) error {
-	if ctx.Err() != nil || !isRefusal(err) {
+	effect := SortEffect(err)
+	if ctx.Err() != nil || effect == EffectFailed {
 		return fmt.Errorf("workflow engine: start the run for signal %s: %w", j.Cursor, err)
 	}
 	why := fmt.Sprintf("the run of %s/%s for signal %s (%s) could not start: %v", j.SessionID, e.cfg.workflowID, j.Cursor, j.Kind, err)
-	if !loopRefused(err) { // the loop bounds log theirs once per window
+	if effect != EffectLoopBound { // the loop bounds log theirs once per window
 		e.d.OnError(e.sup.ID(), fmt.Errorf("workflow engine: %s: %w", why, err))
 	}
 	if j.Kind != supervisor.KindReview {
@@ -449,13 +447,14 @@ func (e *workflowEngine) startFailed(ctx context.Context, j *wfJob, err error) e
 	}
 	v, _ := supervisor.NewVerdict(supervisor.NoOpinion, jsonvalue.Cut(why, supervisor.MaxReasonLen))
 	_, aerr := e.d.Answer.Handle(ctx, AnswerInput{ReviewID: j.ReviewID, SupervisorID: e.sup.ID(), Verdict: v, Fence: &e.fence})
-	switch {
-	case aerr == nil:
-		return nil
-	case errors.Is(aerr, supervisor.ErrReviewSettled):
+	if errors.Is(aerr, supervisor.ErrReviewSettled) {
 		e.d.OnError(e.sup.ID(), fmt.Errorf("workflow engine: review %s was settled before its NO_OPINION: %w", j.ReviewID, aerr))
 		return nil
-	case isRefusal(aerr) && !errors.Is(aerr, ErrLeaseLost):
+	}
+	switch SortEffect(aerr) {
+	case EffectDone:
+		return nil
+	case EffectRefused, EffectLoopBound:
 		e.d.OnError(e.sup.ID(), fmt.Errorf("workflow engine: NO_OPINION on review %s: %w", j.ReviewID, aerr))
 		return nil
 	}
@@ -600,7 +599,7 @@ func (e *workflowEngine) stop(j *wfJob) {
 		Scope: execution.ScopeExecution, Action: string(execution.ActionStop), Mode: string(execution.Kill),
 		Reason: fmt.Sprintf("the workflow supervisor %s's timeout ran out", e.sup.ID()), Cause: j.Cursor,
 		Key: ControlKey(e.sup.ID(), "timeout:"+j.ExecutionID), Actor: Actor(e.sup.ID()), Channel: ChannelSupervisor})
-	if err != nil && e.ctx.Err() == nil && !isRefusal(err) {
+	if e.ctx.Err() == nil && SortEffect(err) == EffectFailed {
 		e.d.OnError(e.sup.ID(), fmt.Errorf("workflow engine: stop run %s past its timeout: %w", j.ExecutionID, err))
 	}
 }
@@ -715,7 +714,7 @@ func (e *workflowEngine) answer(j *wfJob, v supervisor.Verdict) bool {
 	switch {
 	case err == nil:
 		return true
-	case e.ctx.Err() != nil, errors.Is(err, ErrLeaseLost):
+	case e.ctx.Err() != nil, SortEffect(err) == EffectLeaseLost:
 		return false
 	case errors.Is(err, supervisor.ErrReviewSettled):
 		e.d.OnError(e.sup.ID(), fmt.Errorf("workflow engine: the %s on review %s came after the review was settled: %w", v.Decision(), j.ReviewID, err))
@@ -733,13 +732,14 @@ func (e *workflowEngine) send(j *wfJob, d supervisor.Directive) bool {
 		_, err := e.d.Submit.Handle(e.ctx, SubmitInput{SupervisorID: e.sup.ID(), Directive: d, Channel: ChannelSupervisor, Fence: &e.fence})
 		return err
 	})
-	switch {
-	case err == nil:
-		return true
-	case e.ctx.Err() != nil, errors.Is(err, ErrLeaseLost):
+	if err != nil && e.ctx.Err() != nil {
 		return false
-	case loopRefused(err):
-		return true // the loop bounds log theirs once per window
+	}
+	switch SortEffect(err) {
+	case EffectDone, EffectLoopBound: // the loop bounds log theirs once per window
+		return true
+	case EffectLeaseLost:
+		return false
 	}
 	e.d.OnError(e.sup.ID(), fmt.Errorf("workflow engine: signal %s: directive %s (%s) was refused: %w", j.Cursor, d.Key(), d.Command().Type(), err))
 	return true
@@ -752,7 +752,7 @@ func (e *workflowEngine) patiently(what string, f func() error) error {
 	var pause time.Duration
 	for {
 		err := f()
-		if err == nil || e.ctx.Err() != nil || isRefusal(err) {
+		if e.ctx.Err() != nil || SortEffect(err) != EffectFailed {
 			return err
 		}
 		pause = min(max(2*pause, 100*time.Millisecond), 5*time.Second)

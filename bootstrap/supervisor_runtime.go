@@ -18,6 +18,7 @@ import (
 	"github.com/yukta/yukta/adapters/metrics"
 	"github.com/yukta/yukta/adapters/postgres"
 	"github.com/yukta/yukta/adapters/process"
+	"github.com/yukta/yukta/application/engines/rulesengine"
 	"github.com/yukta/yukta/application/executionapp"
 	"github.com/yukta/yukta/application/sessionapp"
 	"github.com/yukta/yukta/application/supervisorapp"
@@ -38,8 +39,8 @@ var supervisorRuntimeModule = fx.Module("supervisor-runtime",
 		},
 		newLoopGuard,
 		newSubmitDirective,
-		func(r *postgres.Reader, st *postgres.SupervisorRuntime, red *supervisorapp.Redactor, c *cel.Conditions) *supervisorapp.DryRunRules {
-			return supervisorapp.NewDryRunRules(r, st, red, c, c.Check)
+		func(r *postgres.Reader, st *postgres.SupervisorRuntime, red *supervisorapp.Redactor, c *cel.Conditions) *rulesengine.DryRun {
+			return rulesengine.NewDryRun(r, st, red, c, c.Check)
 		},
 		func(sups supervisorapp.Reader, st *postgres.SupervisorRuntime) *supervisorapp.ListRefusals {
 			return supervisorapp.NewListRefusals(sups, st)
@@ -117,7 +118,7 @@ func newSupervisorRuntime(lc fx.Lifecycle, log *zap.Logger, sups supervisorapp.R
 	host, _ := os.Hostname()
 	owner := fmt.Sprintf("%s/%d/%s", host, os.Getpid(), rand.Text()[:8])
 	rlog := log.Named("supervisors")
-	rules := supervisorapp.NewRulesEngineFactory(supervisorapp.RulesDeps{Submit: submit, Runs: st, Conditions: c, Check: c.Check, Now: time.Now,
+	rules := rulesengine.NewFactory(rulesengine.Deps{Submit: submit, Runs: st, Conditions: c, Check: c.Check, Now: time.Now,
 		Answer: answer, Counter: st,
 		OnRuleError: func(supervisorID, ruleID string, err error) {
 			rlog.Info("rule did not fire", zap.String("supervisor", supervisorID), zap.String("rule", ruleID), zap.Error(err))

@@ -112,3 +112,15 @@ func SortEffect(err error) Effect {
 	}
 	return EffectFailed
 }
+
+// EventVariable is the event variable conditions read (docs/supervisors.md,
+// Variables): the rules engine's if and the workflow engine's when.
+func EventVariable(e supervisor.EventSignal) map[string]any {
+	data := e.Data
+	if data == nil {
+		data = map[string]any{}
+	}
+	return map[string]any{"seq": e.Seq, "at": e.At.UTC(), "type": e.Type, "sessionId": e.SessionID, "workflowId": e.WorkflowID,
+		"executionId": e.ExecutionID, "nodeId": e.NodeID, "actor": e.Actor, "data": data}
+}
+

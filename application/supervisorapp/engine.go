@@ -123,4 +123,3 @@ func EventVariable(e supervisor.EventSignal) map[string]any {
 	return map[string]any{"seq": e.Seq, "at": e.At.UTC(), "type": e.Type, "sessionId": e.SessionID, "workflowId": e.WorkflowID,
 		"executionId": e.ExecutionID, "nodeId": e.NodeID, "actor": e.Actor, "data": data}
 }
-

@@ -18,6 +18,7 @@ import (
 	"github.com/yukta/yukta/adapters/metrics"
 	"github.com/yukta/yukta/adapters/postgres"
 	"github.com/yukta/yukta/adapters/process"
+	"github.com/yukta/yukta/application/engines/httpengine"
 	"github.com/yukta/yukta/application/engines/rulesengine"
 	"github.com/yukta/yukta/application/executionapp"
 	"github.com/yukta/yukta/application/sessionapp"
@@ -125,7 +126,7 @@ func newSupervisorRuntime(lc fx.Lifecycle, log *zap.Logger, sups supervisorapp.R
 		}})
 	// http supervisors post their signals through the egress policy of
 	// workflow nodes; headers read only the allowed environment variables.
-	httpEngine := supervisorapp.NewHTTPEngineFactory(supervisorapp.HTTPDeps{Poster: egress.NewSignalPoster(eg),
+	httpEngine := httpengine.NewFactory(httpengine.Deps{Poster: egress.NewSignalPoster(eg),
 		Getenv: os.Getenv, AllowedEnv: cfg.SupervisorEnvAllowed, Now: time.Now,
 		OnError: func(supervisorID string, err error) {
 			rlog.Warn("http supervisor", zap.String("supervisor", supervisorID), zap.Error(err))

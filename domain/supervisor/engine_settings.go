@@ -2,8 +2,11 @@ package supervisor
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
+	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -41,11 +44,17 @@ type WorkflowSettings struct {
 	Timeout       time.Duration
 }
 
-// HTTPSettings are the bounded numbers of an http supervisor's settings,
-// every default applied (url and headers stay in Settings()).
+// HTTPSettings are an http supervisor's settings, read once, every
+// default applied.
 type HTTPSettings struct {
-	Timeout       time.Duration
-	MaxConcurrent int
+	// URL is where signals are posted ("" for none: the system reads the
+	// agent API only); Where is it without its query, for messages.
+	URL, Where string
+	// Headers are sent with their ${env.NAME} references expanded
+	// (ExpandEnvRefs), SecretHeaders as they are. Never nil.
+	Headers, SecretHeaders map[string]string
+	Timeout                time.Duration
+	MaxConcurrent          int
 }
 
 // WorkflowSettings reads the settings of a workflow supervisor. They were
@@ -91,7 +100,7 @@ func (s Supervisor) WorkflowSettings() (WorkflowSettings, error) {
 	return cfg, nil
 }
 
-// HTTPSettings reads the numbers of an http supervisor's settings, as
+// HTTPSettings reads the settings of an http supervisor, as
 // WorkflowSettings does.
 func (s Supervisor) HTTPSettings() (HTTPSettings, error) {
 	if s.engine != "http" {
@@ -105,7 +114,42 @@ func (s Supervisor) HTTPSettings() (HTTPSettings, error) {
 	if err != nil {
 		return HTTPSettings{}, err
 	}
-	return HTTPSettings{Timeout: time.Duration(ms) * time.Millisecond, MaxConcurrent: n}, nil
+	cfg := HTTPSettings{Timeout: time.Duration(ms) * time.Millisecond, MaxConcurrent: n}
+	if v, ok := s.settings["url"]; ok && v != nil {
+		str, _ := v.(string)
+		u, err := url.Parse(str)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return HTTPSettings{}, s.badSetting("url", "is not an absolute http or https URL such as https://agent.example.com/yukta/signals")
+		}
+		cfg.URL, cfg.Where = str, u.Scheme+"://"+u.Host+u.EscapedPath()
+	}
+	if cfg.Headers, err = headerMap(s.settings["headers"]); err != nil {
+		return HTTPSettings{}, s.badSetting("headers", err.Error())
+	}
+	if cfg.SecretHeaders, err = headerMap(s.settings["secretHeaders"]); err != nil {
+		return HTTPSettings{}, s.badSetting("secretHeaders", err.Error())
+	}
+	return cfg, nil
+}
+
+// headerMap reads a headers setting: header names to string values.
+func headerMap(v any) (map[string]string, error) {
+	out := map[string]string{}
+	if v == nil {
+		return out, nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, errors.New(`must be an object of header names to string values, such as {"X-Team": "ops"}`)
+	}
+	for k, val := range m {
+		str, ok := val.(string)
+		if !ok {
+			return nil, fmt.Errorf("%s must be a string", strconv.Quote(k))
+		}
+		out[k] = str
+	}
+	return out, nil
 }
 
 // number reads a whole-number setting within [lo, hi], def when absent.

@@ -48,10 +48,28 @@ const (
 
 var (
 	headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$")
-	envRef     = regexp.MustCompile(`\$\{env\.[A-Za-z_][A-Za-z0-9_]*\}`)
+	envRef     = regexp.MustCompile(`\$\{env\.([A-Za-z_][A-Za-z0-9_]*)\}`)
 	// reservedHeaders are set by Yukta on every post.
 	reservedHeaders = []string{"host", "content-length", "content-type", "transfer-encoding", "connection"}
 )
+
+// EnvRefNames lists the variables a header value reads as ${env.NAME}, in
+// order, each as often as it is named (the document's own rules allow no
+// other ${…}).
+func EnvRefNames(v string) []string {
+	var out []string
+	for _, m := range envRef.FindAllStringSubmatch(v, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+// ExpandEnvRefs replaces each ${env.NAME} of a header value by value(NAME).
+func ExpandEnvRefs(v string, value func(name string) string) string {
+	return envRef.ReplaceAllStringFunc(v, func(ref string) string {
+		return value(envRef.FindStringSubmatch(ref)[1])
+	})
+}
 
 // settings checks an engine's settings against its catalogue entry:
 // unknown settings are refused, required ones must be there, each value

@@ -1,4 +1,4 @@
-package supervisorapp_test
+package httpengine_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/yukta/yukta/adapters/egress"
+	"github.com/yukta/yukta/application/engines/httpengine"
 	"github.com/yukta/yukta/application/supervisorapp"
 	"github.com/yukta/yukta/domain/fault"
 	"github.com/yukta/yukta/domain/supervisor"
@@ -147,7 +148,7 @@ func newHTTPEngine(t *testing.T, settings map[string]any, env map[string]string,
 		t.Fatal(err)
 	}
 	rig := &httpRig{log: &errorLog{}, asked: &sync.Map{}}
-	f := supervisorapp.NewHTTPEngineFactory(supervisorapp.HTTPDeps{Poster: egress.NewSignalPoster(c),
+	f := httpengine.NewFactory(httpengine.Deps{Poster: egress.NewSignalPoster(c),
 		Getenv:     func(n string) string { rig.asked.Store(n, true); return env[n] },
 		AllowedEnv: allowedEnv, OnError: rig.log.add})
 	eng, err := f(t.Context(), httpSupervisor(settings), supervisorapp.Fence{SupervisorID: "agent"}, nil)
@@ -276,7 +277,7 @@ func TestHTTPEngineDoesNotRetryAFailedPost(t *testing.T) {
 		t.Fatalf("the server saw %d posts after a 500, want 1 (no retry)", n)
 	}
 	err := rig.log.all()[0]
-	var pf *supervisorapp.PostFailedError
+	var pf *httpengine.PostFailedError
 	if !errors.As(err, &pf) || !errors.Is(err, fault.ErrUnavailable) || pf.Cursor != "42" || pf.Kind != supervisor.KindEvent {
 		t.Fatalf("report = %v (%T); want a PostFailedError for cursor 42 matching ErrUnavailable", err, err)
 	}
@@ -318,7 +319,7 @@ func TestHTTPEnginePostsInOrderWithOneSlot(t *testing.T) {
 
 func TestHTTPEngineWithoutURLPostsNothing(t *testing.T) {
 	// No poster at all: a post would panic.
-	f := supervisorapp.NewHTTPEngineFactory(supervisorapp.HTTPDeps{})
+	f := httpengine.NewFactory(httpengine.Deps{})
 	eng, err := f(t.Context(), httpSupervisor(map[string]any{"headers": map[string]any{"X-Team": "ops"}}), supervisorapp.Fence{}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -435,7 +436,7 @@ func TestHTTPEngineExpandsOnlyAllowedEnvironmentNames(t *testing.T) {
 }
 
 func TestHTTPEngineRefusesStoredSettingsOutOfBounds(t *testing.T) {
-	f := supervisorapp.NewHTTPEngineFactory(supervisorapp.HTTPDeps{})
+	f := httpengine.NewFactory(httpengine.Deps{})
 	for _, tc := range []struct {
 		settings map[string]any
 		names    string

@@ -20,6 +20,7 @@ import (
 	"github.com/yukta/yukta/adapters/process"
 	"github.com/yukta/yukta/application/engines/httpengine"
 	"github.com/yukta/yukta/application/engines/rulesengine"
+	"github.com/yukta/yukta/application/engines/workflowengine"
 	"github.com/yukta/yukta/application/executionapp"
 	"github.com/yukta/yukta/application/sessionapp"
 	"github.com/yukta/yukta/application/supervisorapp"
@@ -146,7 +147,7 @@ func newSupervisorRuntime(lc fx.Lifecycle, log *zap.Logger, sups supervisorapp.R
 		}})
 	// workflow supervisors run a workflow of an internal session per
 	// signal, in the reserved slot pool (docs/supervisors.md).
-	workflowEngine := supervisorapp.NewWorkflowEngineFactory(supervisorapp.WorkflowEngineDeps{Start: start, Await: await,
+	workflowEngine := workflowengine.NewFactory(workflowengine.Deps{Start: start, Await: await,
 		Control: control, Submit: submit, Answer: answer, Delegate: delegate, Conditions: c, Workflows: workflows, Loops: loops,
 		ReservedSlots: cfg.Slots.Reserved, Now: time.Now,
 		OnError: func(supervisorID string, err error) {

@@ -123,3 +123,16 @@ func EventVariable(e supervisor.EventSignal) map[string]any {
 	return map[string]any{"seq": e.Seq, "at": e.At.UTC(), "type": e.Type, "sessionId": e.SessionID, "workflowId": e.WorkflowID,
 		"executionId": e.ExecutionID, "nodeId": e.NodeID, "actor": e.Actor, "data": data}
 }
+
+// Clip shortens text that came from outside (a program's output line, a
+// run's decision, a directive) for a message: at most n bytes, cut at a
+// rune boundary, "…" marking the cut. Every engine clips the same way.
+func Clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n] + "…"
+}

@@ -168,7 +168,7 @@ func (uc *SubmitDirective) Handle(ctx context.Context, in SubmitInput) (Directiv
 		}
 	}
 	return DirectiveResult{}, fault.Newf(fault.ErrUnavailable, "the key %q was taken over by another sender %d times while this one applied it; nothing more was done here: send the directive again to get its answer",
-		clipText(in.Directive.Key(), 80), MaxDirectiveAttempts)
+		Clip(in.Directive.Key(), 80), MaxDirectiveAttempts)
 }
 
 // MaxDirectiveAttempts bounds how often one Handle starts again after
@@ -810,15 +810,5 @@ func answer(e LedgerEntry) (DirectiveResult, error) {
 
 func keyReused(key string, first LedgerEntry) error {
 	return fault.Newf(executionapp.ErrKeyReused, "the key %q was already used by this supervisor for another directive (%s); send a new key for a different directive",
-		key, clipText(string(first.Directive), 200))
-}
-
-func clipText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n] + "…"
+		key, Clip(string(first.Directive), 200))
 }

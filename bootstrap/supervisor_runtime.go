@@ -19,6 +19,7 @@ import (
 	"github.com/yukta/yukta/adapters/postgres"
 	"github.com/yukta/yukta/adapters/process"
 	"github.com/yukta/yukta/application/engines/httpengine"
+	"github.com/yukta/yukta/application/engines/processengine"
 	"github.com/yukta/yukta/application/engines/rulesengine"
 	"github.com/yukta/yukta/application/engines/workflowengine"
 	"github.com/yukta/yukta/application/executionapp"
@@ -135,10 +136,10 @@ func newSupervisorRuntime(lc fx.Lifecycle, log *zap.Logger, sups supervisorapp.R
 	// The process engine's programs (docs/supervisors.md#the-process-engine):
 	// every line the engine drops is counted, and summed up in the log at
 	// most once per period, so no program sets the size of the log.
-	processes := supervisorapp.NewProcessEngineFactory(supervisorapp.ProcessDeps{Spawner: process.NewSpawner(process.SelfExe(), 0), Submit: submit,
+	processes := processengine.NewFactory(processengine.Deps{Spawner: process.NewSpawner(process.SelfExe(), 0), Submit: submit,
 		Answer: answer, Delegate: delegate, AnswerDelegation: answerDelegation, Policy: cfg.SupervisorPolicy, Now: time.Now,
 		OnDropped: func(_, reason string, _ error) { m.ProcessLineDropped(reason) },
-		OnReport: func(supervisorID string, r supervisorapp.DropReport) {
+		OnReport: func(supervisorID string, r processengine.DropReport) {
 			rlog.Info(r.Message(supervisorID), zap.String("supervisor", supervisorID), zap.Int("lines", r.Lines),
 				zap.Any("reasons", r.Reasons), zap.Duration("period", r.Period))
 		},

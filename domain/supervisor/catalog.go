@@ -205,8 +205,8 @@ var engines = []Engine{
 		Signals:     []string{SignalEvent, SignalReview, SignalStarted, SignalDelegated, SignalConsulted},
 		CanInitiate: true, AllCommands: true,
 		Settings: []Setting{
-			{Name: "command", Type: "string", Required: true, Description: "The executable. It must be in yukta.process.allowed-commands, or yukta.process.allow-any must be true while that list is empty."},
-			{Name: "args", Type: "string", Description: "Arguments, one per line, in order."},
+			{Name: "command", Type: "string", Required: true, Description: fmt.Sprintf("The executable, an absolute path of at most %d characters. It must be in yukta.process.allowed-commands, or yukta.process.allow-any must be true while that list is empty.", ProcessMaxCommandLen)},
+			{Name: "args", Type: "string", Description: fmt.Sprintf("Arguments, one per line, in order; at most %d characters.", ProcessMaxArgsLen)},
 		},
 		Example: `{"type":"process","settings":{"command":"/opt/yukta/decide"}}`,
 	},

@@ -6,17 +6,19 @@ import (
 	"fmt"
 	"math"
 	"net/url"
+	"path"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/yukta/yukta/domain/fault"
 )
 
 // The defaults and bounds of engine settings (seed 000), declared once:
 // the catalogue's text (Setting.Default and Description), the validator
-// (settingChecks) and the engines (WorkflowSettings, HTTPSettings) read
-// them from here.
+// (settingChecks) and the engines (WorkflowSettings, HTTPSettings,
+// ProcessSettings) read them from here.
 const (
 	// workflow
 	WorkflowDefaultMaxConcurrent  = 2
@@ -31,6 +33,9 @@ const (
 	HTTPDefaultMaxConcurrent = 4
 	HTTPMinMaxConcurrent     = 1
 	HTTPMaxMaxConcurrent     = 32
+	// process: characters of the command's path and of the args setting
+	ProcessMaxCommandLen = 1024
+	ProcessMaxArgsLen    = 16384
 )
 
 // WorkflowSettings are a workflow supervisor's settings, read once, every
@@ -55,6 +60,45 @@ type HTTPSettings struct {
 	Headers, SecretHeaders map[string]string
 	Timeout                time.Duration
 	MaxConcurrent          int
+}
+
+// ProcessSettings are a process supervisor's settings, read once.
+type ProcessSettings struct {
+	// Command is the executable, an absolute path; it is run as it is (no
+	// shell, no PATH lookup). Whether this server runs it is its
+	// configuration's choice, not the document's.
+	Command string
+	// Args are its arguments, one per line of the args setting ("\r\n"
+	// too); a single trailing newline ends the last argument rather than
+	// adding an empty one. Nil when there are none.
+	Args []string
+}
+
+// ProcessSettings reads the settings of a process supervisor, as
+// WorkflowSettings does.
+func (s Supervisor) ProcessSettings() (ProcessSettings, error) {
+	if s.engine != "process" {
+		return ProcessSettings{}, fault.Newf(fault.ErrInvalid, "supervisor %s has engine %s, not process", s.id, s.engine)
+	}
+	cmd, _ := s.settings["command"].(string)
+	switch {
+	case cmd == "":
+		return ProcessSettings{}, s.badSetting("command", "is required: the executable's absolute path, such as /opt/yukta/decide")
+	case !path.IsAbs(cmd) || strings.ContainsAny(cmd, "\n\r") || utf8.RuneCountInString(cmd) > ProcessMaxCommandLen:
+		return ProcessSettings{}, s.badSetting("command", fmt.Sprintf("must be an absolute path of at most %d characters, such as /opt/yukta/decide", ProcessMaxCommandLen))
+	}
+	cfg := ProcessSettings{Command: cmd}
+	a, _ := s.settings["args"].(string)
+	if utf8.RuneCountInString(a) > ProcessMaxArgsLen {
+		return ProcessSettings{}, s.badSetting("args", fmt.Sprintf("must be at most %d characters, one argument per line", ProcessMaxArgsLen))
+	}
+	if a != "" {
+		a = strings.TrimSuffix(strings.TrimSuffix(a, "\n"), "\r")
+		for _, line := range strings.Split(a, "\n") {
+			cfg.Args = append(cfg.Args, strings.TrimSuffix(line, "\r"))
+		}
+	}
+	return cfg, nil
 }
 
 // WorkflowSettings reads the settings of a workflow supervisor. They were

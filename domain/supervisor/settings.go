@@ -35,8 +35,8 @@ var settingChecks = map[string]settingCheck{
 	"workflow.workflowId":    {format: "id", maxLen: 64},
 	"workflow.maxConcurrent": {min: WorkflowMinMaxConcurrent}, // the upper bound is the slot pool, which the application knows
 	"workflow.timeout":       {min: WorkflowMinTimeoutSeconds, max: WorkflowMaxTimeoutSeconds},
-	"process.command":        {format: "absPath", maxLen: 1024},
-	"process.args":           {maxLen: 16384},
+	"process.command":        {format: "absPath", maxLen: ProcessMaxCommandLen},
+	"process.args":           {maxLen: ProcessMaxArgsLen},
 }
 
 // Limits of header settings.

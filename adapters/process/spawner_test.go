@@ -219,7 +219,7 @@ func TestExitLeavesNoGrandchild(t *testing.T) {
 		t.Errorf("grandchild %d still runs after its parent exited", got.PID)
 	}
 	if err := p.Send(t.Context(), []byte("x")); !errors.Is(err, processengine.ErrGone) {
-		t.Errorf("Send after the exit: %v, want ErrProcessGone", err)
+		t.Errorf("Send after the exit: %v, want ErrGone", err)
 	}
 }
 
@@ -283,7 +283,7 @@ func TestSendWaitsWhenTheProgramDoesNotRead(t *testing.T) {
 		t.Errorf("Stop took %s with a writer stuck on a full pipe", d)
 	}
 	if err := p.Send(t.Context(), line); !errors.Is(err, processengine.ErrGone) {
-		t.Errorf("Send after Stop: %v, want ErrProcessGone", err)
+		t.Errorf("Send after Stop: %v, want ErrGone", err)
 	}
 }
 

@@ -136,7 +136,7 @@ func (e *processEngine) command(m map[string]json.RawMessage) {
 		// A refusal is journaled by the intake; a failure leaves the key
 		// open, so the program may send the same line again. The loop
 		// bounds log their refusals once per window themselves; the
-		// rest are counted and summed up (process_report.go).
+		// rest are counted and summed up (report.go).
 		e.drop(DropRefused, fmt.Errorf("command line with key %q: %w", d.Key(), err))
 	}
 }

@@ -461,12 +461,6 @@ func (rt *Runtime) pump(ctx context.Context, sup supervisor.Supervisor, f Fence,
 	return len(evs), failed
 }
 
-// ReviewSignal is the body of a REVIEW signal for a review.
-func ReviewSignal(r supervisor.Review) supervisor.ReviewSignal {
-	return supervisor.ReviewSignal{ReviewID: r.ID(), Command: r.Command(), Actor: r.Actor(), Channel: r.Channel(),
-		SessionID: r.SessionID(), WorkflowID: r.WorkflowID(), ExecutionID: r.ExecutionID(), Reason: r.Reason(), Deadline: r.Deadline()}
-}
-
 // batchRuns lists, once each, the runs of the owned events of a batch.
 func batchRuns(sup supervisor.Supervisor, evs []executionapp.StoredEvent) []string {
 	var out []string
@@ -478,13 +472,6 @@ func batchRuns(sup supervisor.Supervisor, evs []executionapp.StoredEvent) []stri
 		}
 	}
 	return out
-}
-
-// EventSignal is the body of an EVENT signal for a stored event whose data
-// is already redacted.
-func EventSignal(e executionapp.StoredEvent, redacted map[string]any) supervisor.EventSignal {
-	return supervisor.EventSignal{Seq: e.Seq, At: e.At, Type: e.Type, SessionID: e.SessionID, WorkflowID: e.WorkflowID,
-		ExecutionID: e.ExecutionID, NodeID: e.NodeID, Actor: e.Actor, Data: redacted}
 }
 
 // onlySession is the one session every owned unit lies in ("" when they

@@ -29,7 +29,7 @@ func (uc *SubmitDirective) apply(ctx context.Context, sup supervisor.Supervisor,
 		events = append(events, uc.journal(sup, typ, d, channel, st, msg)...)
 	}
 	refused := func(err error) (Outcome, []executionapp.Event, error) {
-		if !IsRefusal(err) {
+		if !isRefusal(err) {
 			return Outcome{}, nil, err
 		}
 		out.Status, out.Message = OutcomeRejected, err.Error()
@@ -109,7 +109,7 @@ func (uc *SubmitDirective) apply(ctx context.Context, sup supervisor.Supervisor,
 	res, err := uc.control.Handle(ctx, req)
 	out.CommandID, out.ResultExecutionIDs = res.CommandID, res.ResultExecutionIDs
 	if err != nil {
-		if !IsRefusal(err) {
+		if !isRefusal(err) {
 			return Outcome{}, nil, err
 		}
 		out.Status, out.Message = OutcomeRejected, err.Error()
@@ -155,7 +155,7 @@ func (uc *SubmitDirective) hold(ctx context.Context, sup supervisor.Supervisor, 
 		return uc.journal(sup, typ, d, channel, st, msg)
 	}
 	if err != nil {
-		if !IsRefusal(err) {
+		if !isRefusal(err) {
 			return Outcome{}, nil, err
 		}
 		out.Status, out.Message = OutcomeRejected, err.Error()

@@ -89,7 +89,7 @@ const (
 	// and window and counts every one in the metric: the engine reports
 	// nothing more.
 	EffectLoopBound
-	// EffectRefused: it was refused (IsRefusal); the same again gets the
+	// EffectRefused: it was refused (isRefusal); the same again gets the
 	// same answer. The engine reports it and goes on.
 	EffectRefused
 	// EffectFailed: it could not be carried out (the database is down); the
@@ -107,7 +107,7 @@ func SortEffect(err error) Effect {
 		return EffectLeaseLost
 	case loopRefused(err):
 		return EffectLoopBound
-	case IsRefusal(err):
+	case isRefusal(err):
 		return EffectRefused
 	}
 	return EffectFailed

@@ -168,7 +168,7 @@ func (g *LoopGuard) admitted(ctx context.Context, in SubmitInput, seen bool) (ex
 		return o, DirectiveResult{}, err
 	}
 	o, err := g.Admit(ctx, in.SupervisorID, in.Directive)
-	if err != nil && IsRefusal(err) {
+	if err != nil && isRefusal(err) {
 		return o, DirectiveResult{SupervisorID: in.SupervisorID, Key: in.Directive.Key(), Status: DirectiveRejected, Message: err.Error(),
 			Outcomes: []Outcome{}, Refusal: refusalKind(err)}, err
 	}

@@ -191,7 +191,7 @@ func holdControl(ctx context.Context, control Controller, e holdEffect) (command
 	res, err := control.Handle(ctx, executionapp.ControlRequest{SessionID: e.SessionID, ExecutionID: e.ExecutionID,
 		Scope: execution.ScopeExecution, Action: string(e.Action), Reason: e.Reason, Cause: e.Cause, Key: e.Key,
 		Actor: e.Actor, Channel: e.Channel})
-	if err != nil && !IsRefusal(err) {
+	if err != nil && !isRefusal(err) {
 		return "", "", err
 	}
 	if err != nil {

@@ -75,7 +75,7 @@ func (a *reviewApplier) apply(ctx context.Context, r supervisor.Review) (supervi
 		}
 		res, err := a.start.Reviewed(ctx, in)
 		switch {
-		case err != nil && !IsRefusal(err):
+		case err != nil && !isRefusal(err):
 			return supervisor.Review{}, err
 		case err != nil:
 			out.Refused = err.Error()
@@ -92,7 +92,7 @@ func (a *reviewApplier) apply(ctx context.Context, r supervisor.Review) (supervi
 		}
 		res, err := a.control.Reviewed(ctx, req)
 		switch {
-		case err != nil && !IsRefusal(err):
+		case err != nil && !isRefusal(err):
 			return supervisor.Review{}, err
 		case err != nil:
 			out.Refused = err.Error()

@@ -356,10 +356,10 @@ func ControlKey(supervisorID, key string) string {
 	return "supervisor:" + supervisorID + "/" + hex.EncodeToString(sum[:16])
 }
 
-// IsRefusal tells a refusal (recorded as an outcome; the same again gets
+// isRefusal tells a refusal (recorded as an outcome; the same again gets
 // the same answer) from a failure to carry the directive out (the database:
 // trying again may work). Engines read it through SortEffect.
-func IsRefusal(err error) bool {
+func isRefusal(err error) bool {
 	for _, k := range []error{fault.ErrInvalid, fault.ErrConflict, fault.ErrNotFound, fault.ErrForbidden} {
 		if errors.Is(err, k) {
 			return true

@@ -26,28 +26,46 @@ var layers = []layerRule{
 }
 
 // applicationOrder is the declared order of the application packages, top
-// first: a package may import only the packages below it, so the order is
-// also the proof that there is no cycle. A new application package must be
+// first, one level per line: a package may import only the packages of the
+// levels below its own, so the order is also the proof that there is no
+// cycle. The packages of one level are peers and may not import each other:
+// the supervisor engines each stand on supervisorapp (the runtime's
+// contract and the use cases they call) and never on one another;
+// supervisorapp, the runtime included, never imports an engine (bootstrap
+// hands the runtime their factories). A new application package must be
 // placed here before it can be imported by another.
-var applicationOrder = []string{
-	"application/supervisorapp",
-	"application/retentionapp",
-	"application/journalapp",
-	"application/executionapp",
-	"application/pluginapp",
-	"application/sessionapp",
+var applicationOrder = [][]string{
+	{"application/engines/httpengine", "application/engines/processengine", "application/engines/rulesengine", "application/engines/workflowengine"},
+	{"application/supervisorapp"},
+	{"application/retentionapp"},
+	{"application/journalapp"},
+	{"application/executionapp"},
+	{"application/pluginapp"},
+	{"application/sessionapp"},
 }
 
-// applicationRank is where dir's package sits in applicationOrder (-1 when
-// it is not declared).
-func applicationRank(dir string) int {
+// applicationPlace is where dir's package sits in applicationOrder: its
+// level and the declared package it is (or lies under); level -1 when it
+// is not declared.
+func applicationPlace(dir string) (level int, pkg string) {
 	dir = strings.TrimSuffix(dir, "/")
-	for i, p := range applicationOrder {
-		if dir == p || strings.HasPrefix(dir, p+"/") {
-			return i
+	for i, l := range applicationOrder {
+		for _, p := range l {
+			if dir == p || strings.HasPrefix(dir, p+"/") {
+				return i, p
+			}
 		}
 	}
-	return -1
+	return -1, ""
+}
+
+// below lists the packages of the levels under level, for a message.
+func below(level int) string {
+	var out []string
+	for _, l := range applicationOrder[level+1:] {
+		out = append(out, l...)
+	}
+	return strings.Join(out, ", ")
 }
 
 // orderViolation checks an import between two application packages
@@ -56,16 +74,20 @@ func orderViolation(dir, own string) string {
 	if !strings.HasPrefix(dir, "application/") || !strings.HasPrefix(own, "application/") {
 		return ""
 	}
-	from, to := applicationRank(dir), applicationRank(own)
+	from, fromPkg := applicationPlace(dir)
+	to, toPkg := applicationPlace(own)
+	me := strings.TrimSuffix(dir, "/")
 	switch {
 	case from < 0:
-		return strings.TrimSuffix(dir, "/") + " is not in applicationOrder (architecture_test.go); declare where it sits"
+		return me + " is not in applicationOrder (architecture_test.go); declare where it sits"
 	case to < 0:
 		return own + " is not in applicationOrder (architecture_test.go); declare where it sits"
-	case from == to:
+	case fromPkg == toPkg:
 		return "" // a package and its own subpackages
+	case from == to:
+		return me + " may not import its peer " + own + " (one level of applicationOrder); declare an order between them first"
 	case to < from:
-		return strings.TrimSuffix(dir, "/") + " may import only the application packages below it (" + strings.Join(applicationOrder[from+1:], ", ") + "), not " + own
+		return me + " may import only the application packages below it (" + below(from) + "), not " + own
 	}
 	return ""
 }
@@ -164,6 +186,16 @@ func TestLayerRulesCatchViolations(t *testing.T) {
 		{"application/newapp/x.go", module + "/application/sessionapp", false, true},
 		{"application/supervisorapp/x.go", module + "/application/newapp", false, true},
 		{"application/supervisorapp/x.go", module + "/application/supervisorapp/engines", false, false},
+		// The engines stand on supervisorapp; it never imports them, and
+		// they never import each other.
+		{"application/engines/rulesengine/x.go", module + "/application/supervisorapp", false, false},
+		{"application/engines/workflowengine/x.go", module + "/application/executionapp", false, false},
+		{"application/supervisorapp/x.go", module + "/application/engines/rulesengine", false, true},
+		{"application/executionapp/x.go", module + "/application/engines/processengine", false, true},
+		{"application/engines/workflowengine/x.go", module + "/application/engines/rulesengine", false, true},
+		{"application/engines/httpengine/x.go", module + "/application/engines/processengine", false, true},
+		{"application/engines/newengine/x.go", module + "/application/supervisorapp", false, true},
+		{"application/engines/rulesengine/x_test.go", module + "/application/engines/processengine", true, false},
 		{"adapters/postgres/x.go", "github.com/jackc/pgx/v5", false, false},
 		{"adapters/postgres/x.go", module + "/bootstrap", false, true},
 		{"adapters/httpapi/x.go", "go.uber.org/fx", false, true},

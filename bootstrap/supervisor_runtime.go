@@ -12,12 +12,11 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/yukta/yukta/adapters/cel"
-	"github.com/yukta/yukta/adapters/egress"
 	"github.com/yukta/yukta/adapters/httpapi"
 	"github.com/yukta/yukta/adapters/mcpserver"
 	"github.com/yukta/yukta/adapters/metrics"
 	"github.com/yukta/yukta/adapters/postgres"
-	"github.com/yukta/yukta/adapters/process"
+	"github.com/yukta/yukta/application/engines/rulesengine"
 	"github.com/yukta/yukta/application/executionapp"
 	"github.com/yukta/yukta/application/sessionapp"
 	"github.com/yukta/yukta/application/supervisorapp"
@@ -27,9 +26,9 @@ import (
 // supervisorRuntimeModule is the supervisor runtime (issue 13, items 3, 4
 // and 6; docs/supervisor-runtime.md): the stores of leases, cursors, the
 // directive ledger and holds; the directive intake every engine calls; the
-// rules engine and its dry run; and the runtime that runs every enabled
-// supervisor's engine as a fenced singleton, started and joined with the
-// server.
+// engines (supervisor_engines.go) and the rules engine's dry run; and the
+// runtime that runs every enabled supervisor's engine as a fenced
+// singleton, started and joined with the server.
 var supervisorRuntimeModule = fx.Module("supervisor-runtime",
 	fx.Provide(
 		func(pool *pgxpool.Pool) *postgres.SupervisorRuntime { return postgres.NewSupervisorRuntime(pool) },
@@ -38,8 +37,8 @@ var supervisorRuntimeModule = fx.Module("supervisor-runtime",
 		},
 		newLoopGuard,
 		newSubmitDirective,
-		func(r *postgres.Reader, st *postgres.SupervisorRuntime, red *supervisorapp.Redactor, c *cel.Conditions) *supervisorapp.DryRunRules {
-			return supervisorapp.NewDryRunRules(r, st, red, c, c.Check)
+		func(r *postgres.Reader, st *postgres.SupervisorRuntime, red *supervisorapp.Redactor, c *cel.Conditions) *rulesengine.DryRun {
+			return rulesengine.NewDryRun(r, st, red, c, c.Check)
 		},
 		func(sups supervisorapp.Reader, st *postgres.SupervisorRuntime) *supervisorapp.ListRefusals {
 			return supervisorapp.NewListRefusals(sups, st)
@@ -58,6 +57,7 @@ var supervisorRuntimeModule = fx.Module("supervisor-runtime",
 		},
 		supervisorapp.NewDelegate,
 		supervisorapp.NewAnswerDelegation,
+		newEngineFactories,
 		newSupervisorRuntime,
 		func(sups supervisorapp.Reader, r *postgres.Reader, st *postgres.SupervisorRuntime, red *supervisorapp.Redactor) *supervisorapp.ReadSignals {
 			return supervisorapp.NewReadSignals(supervisorapp.ReadSignalsDeps{Supervisors: sups, Events: r, Positions: r, Cursors: st, Redactor: red, Reviews: st,
@@ -108,52 +108,29 @@ func newLoopGuard(st *postgres.SupervisorRuntime, m *metrics.Metrics, log *zap.L
 // cleared (they are ignored meanwhile).
 const sweepHoldsEvery = 5 * time.Minute
 
-func newSupervisorRuntime(lc fx.Lifecycle, log *zap.Logger, sups supervisorapp.Reader, st *postgres.SupervisorRuntime,
-	r *postgres.Reader, red *supervisorapp.Redactor, submit *supervisorapp.SubmitDirective, c *cel.Conditions,
-	answer *supervisorapp.AnswerReview, ad supervisorapp.ApplierDeps, eg *egress.Client, cfg Config,
-	start *executionapp.StartExecution, await *executionapp.Await, control *executionapp.Control,
-	workflows executionapp.WorkflowReader, delegate *supervisorapp.Delegate, answerDelegation *supervisorapp.AnswerDelegation,
-	loops *supervisorapp.LoopGuard, m *metrics.Metrics) *supervisorapp.Runtime {
+// runtimeParams are what the supervisor runtime is built from: the stores
+// it reads and writes, and the engines it runs.
+type runtimeParams struct {
+	fx.In
+	Lifecycle   fx.Lifecycle
+	Log         *zap.Logger
+	Supervisors supervisorapp.Reader
+	Store       *postgres.SupervisorRuntime
+	Events      *postgres.Reader
+	Redactor    *supervisorapp.Redactor
+	Engines     engineFactories
+	// Applier settles due reviews (the sweeper next to the runtime).
+	Applier supervisorapp.ApplierDeps
+}
+
+func newSupervisorRuntime(p runtimeParams) *supervisorapp.Runtime {
 	host, _ := os.Hostname()
 	owner := fmt.Sprintf("%s/%d/%s", host, os.Getpid(), rand.Text()[:8])
-	rlog := log.Named("supervisors")
-	rules := supervisorapp.NewRulesEngineFactory(supervisorapp.RulesDeps{Submit: submit, Runs: st, Conditions: c, Check: c.Check, Now: time.Now,
-		Answer: answer, Counter: st,
-		OnRuleError: func(supervisorID, ruleID string, err error) {
-			rlog.Info("rule did not fire", zap.String("supervisor", supervisorID), zap.String("rule", ruleID), zap.Error(err))
-		}})
-	// http supervisors post their signals through the egress policy of
-	// workflow nodes; headers read only the allowed environment variables.
-	httpEngine := supervisorapp.NewHTTPEngineFactory(supervisorapp.HTTPDeps{Poster: egress.NewSignalPoster(eg),
-		Getenv: os.Getenv, AllowedEnv: cfg.SupervisorEnvAllowed, Now: time.Now,
-		OnError: func(supervisorID string, err error) {
-			rlog.Warn("http supervisor", zap.String("supervisor", supervisorID), zap.Error(err))
-		}})
-	// The process engine's programs (docs/supervisors.md#the-process-engine):
-	// every line the engine drops is counted, and summed up in the log at
-	// most once per period, so no program sets the size of the log.
-	processes := supervisorapp.NewProcessEngineFactory(supervisorapp.ProcessDeps{Spawner: process.NewSpawner(process.SelfExe(), 0), Submit: submit,
-		Answer: answer, Delegate: delegate, AnswerDelegation: answerDelegation, Policy: cfg.SupervisorPolicy, Now: time.Now,
-		OnDropped: func(_, reason string, _ error) { m.ProcessLineDropped(reason) },
-		OnReport: func(supervisorID string, r supervisorapp.DropReport) {
-			rlog.Info(r.Message(supervisorID), zap.String("supervisor", supervisorID), zap.Int("lines", r.Lines),
-				zap.Any("reasons", r.Reasons), zap.Duration("period", r.Period))
-		},
-		OnError: func(supervisorID string, err error) {
-			rlog.Warn("process supervisor", zap.String("supervisor", supervisorID), zap.Error(err))
-		}})
-	// workflow supervisors run a workflow of an internal session per
-	// signal, in the reserved slot pool (docs/supervisors.md).
-	workflowEngine := supervisorapp.NewWorkflowEngineFactory(supervisorapp.WorkflowEngineDeps{Start: start, Await: await,
-		Control: control, Submit: submit, Answer: answer, Delegate: delegate, Conditions: c, Workflows: workflows, Loops: loops,
-		ReservedSlots: cfg.Slots.Reserved, Now: time.Now,
-		OnError: func(supervisorID string, err error) {
-			rlog.Warn("workflow supervisor", zap.String("supervisor", supervisorID), zap.Error(err))
-		}})
+	lc, st, r, sups, ad := p.Lifecycle, p.Store, p.Events, p.Supervisors, p.Applier
+	rlog := p.Log.Named("supervisors")
 	rt := supervisorapp.NewRuntime(supervisorapp.RuntimeDeps{
-		Supervisors: sups, Leases: st, Cursors: st, Events: r, Positions: r, Runs: st, Holds: st, Redactor: red, Reviews: st, Delegations: st,
-		Engines: map[string]supervisorapp.EngineFactory{"rules": rules, "http": httpEngine, "process": processes, "workflow": workflowEngine},
-		Owner:   owner, Now: time.Now,
+		Supervisors: sups, Leases: st, Cursors: st, Events: r, Positions: r, Runs: st, Holds: st, Redactor: p.Redactor, Reviews: st, Delegations: st,
+		Engines: p.Engines, Owner: owner, Now: time.Now,
 		OnError: func(supervisorID string, err error) {
 			rlog.Warn("supervisor runtime", zap.String("supervisor", supervisorID), zap.Error(err))
 		},

@@ -9,6 +9,7 @@ import (
 	"github.com/yukta/yukta/adapters/cel"
 	"github.com/yukta/yukta/adapters/httpapi"
 	"github.com/yukta/yukta/adapters/postgres"
+	"github.com/yukta/yukta/application/engines/rulesengine"
 	"github.com/yukta/yukta/application/executionapp"
 	"github.com/yukta/yukta/application/supervisorapp"
 )
@@ -72,7 +73,7 @@ var supervisorModule = fx.Module("supervisors",
 		},
 		func(a *supervisorapp.ApplySupervisor, g *supervisorapp.GetSupervisor, l *supervisorapp.ListSupervisors,
 			d *supervisorapp.DeleteSupervisor, le *supervisorapp.ListEngines, de *supervisorapp.DescribeEngine,
-			dr *supervisorapp.DryRunRules, ic *supervisorapp.IssueCredential, gc *supervisorapp.GetCredential,
+			dr *rulesengine.DryRun, ic *supervisorapp.IssueCredential, gc *supervisorapp.GetCredential,
 			rc *supervisorapp.RevokeCredential, lh *supervisorapp.ListHolds, rh *supervisorapp.ReleaseHold, lr *supervisorapp.ListRefusals) httpapi.SupervisorUseCases {
 			return httpapi.SupervisorUseCases{Apply: a, Get: g, List: l, Delete: d, Engines: le, Engine: de, DryRun: dr, ListHolds: lh, ReleaseHold: rh,
 				Credentials: httpapi.CredentialUseCases{Issue: ic, Get: gc, Revoke: rc}, Refusals: lr}

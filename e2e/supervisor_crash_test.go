@@ -15,6 +15,7 @@ import (
 
 	"github.com/yukta/yukta/adapters/postgres/pgtest"
 	"github.com/yukta/yukta/api/apiclient"
+	"github.com/yukta/yukta/application/engines/rulesengine"
 	"github.com/yukta/yukta/application/supervisorapp"
 	"github.com/yukta/yukta/domain/supervisor"
 )
@@ -223,7 +224,7 @@ func TestSupervisorKill9EveryEventOnceEffect(t *testing.T) {
 			t.Fatalf("event %d (%s) precedes the supervisor (%d)", f.seq, f.typ, appliedSeq)
 		}
 		f.cursor = supervisor.FormatCursor(supervisor.Position{XID: x, Seq: f.seq})
-		want[supervisorapp.RuleKey(crashSupRules[f.typ], f.cursor)] = f
+		want[rulesengine.RuleKey(crashSupRules[f.typ], f.cursor)] = f
 	}
 	if rows.Err() != nil {
 		t.Fatal(rows.Err())

@@ -15,7 +15,7 @@ import (
 const DefaultSignalReplyBytes = 64 << 10
 
 // SignalPoster posts the signals of http supervisors
-// (supervisorapp.SignalPoster) through a Client, so the same policy holds
+// (httpengine.SignalPoster) through a Client, so the same policy holds
 // as for workflow nodes: allow-listed hosts, no private, loopback or
 // metadata address at connect time, no redirect, no proxy.
 type SignalPoster struct {

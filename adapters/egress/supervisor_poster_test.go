@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/yukta/yukta/adapters/egress"
+	"github.com/yukta/yukta/application/engines/httpengine"
 	"github.com/yukta/yukta/application/supervisorapp"
 	"github.com/yukta/yukta/domain/supervisor"
 )
@@ -27,7 +28,7 @@ import (
 // plan T10 to T13): the real engine posting through the real egress client
 // to real listeners on loopback.
 
-var _ supervisorapp.SignalPoster = (*egress.SignalPoster)(nil)
+var _ httpengine.SignalPoster = (*egress.SignalPoster)(nil)
 
 // canaryBody is what canaries answer; no error may ever carry it.
 const canaryBody = "CANARY-REPLY-DATA"
@@ -126,7 +127,7 @@ type engineRig struct {
 func httpEngine(t *testing.T, c *egress.Client, settings map[string]any, getenv func(string) string, allowedEnv ...string) *engineRig {
 	t.Helper()
 	rig := &engineRig{rep: newReports()}
-	f := supervisorapp.NewHTTPEngineFactory(supervisorapp.HTTPDeps{Poster: egress.NewSignalPoster(c), Getenv: getenv,
+	f := httpengine.NewFactory(httpengine.Deps{Poster: egress.NewSignalPoster(c), Getenv: getenv,
 		AllowedEnv: allowedEnv, OnError: rig.rep.add})
 	sup := supervisor.Restore(supervisor.Spec{ID: "agent", Name: "Agent", EngineType: "http", Settings: settings,
 		Owns: []string{"session:ci"}, Enabled: true})
@@ -417,7 +418,7 @@ func slowlorisServer(t *testing.T) string {
 // countingPoster forwards to the real poster and counts the posts in
 // flight: what the engine itself lets out at once.
 type countingPoster struct {
-	next                  supervisorapp.SignalPoster
+	next                  httpengine.SignalPoster
 	inFlight, peak, calls atomic.Int64
 }
 
@@ -449,7 +450,7 @@ func TestSupervisorPostsStayWithinMaxConcurrent(t *testing.T) {
 	u, _ := url.Parse(srv.URL)
 	poster := &countingPoster{next: egress.NewSignalPoster(newClient(t, u.Host))}
 	rep := newReports()
-	f := supervisorapp.NewHTTPEngineFactory(supervisorapp.HTTPDeps{Poster: poster, OnError: rep.add})
+	f := httpengine.NewFactory(httpengine.Deps{Poster: poster, OnError: rep.add})
 	eng, err := f(t.Context(), supervisor.Restore(supervisor.Spec{ID: "agent", EngineType: "http",
 		Settings: map[string]any{"url": srv.URL, "timeoutMs": 100}, Owns: []string{"session:ci"}, Enabled: true}), supervisorapp.Fence{}, nil)
 	if err != nil {
@@ -479,9 +480,9 @@ func TestSupervisorPostsStayWithinMaxConcurrent(t *testing.T) {
 			waiting = false
 		case <-tick.C:
 			samples++
-			if inFlight.Load() > supervisorapp.HTTPDefaultMaxConcurrent {
+			if inFlight.Load() > httpengine.DefaultMaxConcurrent {
 				time.Sleep(2 * time.Millisecond)
-				if inFlight.Load() > supervisorapp.HTTPDefaultMaxConcurrent {
+				if inFlight.Load() > httpengine.DefaultMaxConcurrent {
 					over++
 				}
 			}
@@ -492,7 +493,7 @@ func TestSupervisorPostsStayWithinMaxConcurrent(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Logf("poster peak %d in flight; server: %d samples, %d over the limit; %d requests", poster.peak.Load(), samples, over, total.Load())
-	if poster.peak.Load() != supervisorapp.HTTPDefaultMaxConcurrent {
+	if poster.peak.Load() != httpengine.DefaultMaxConcurrent {
 		t.Fatalf("peak posts in flight = %d, want exactly the default maxConcurrent, 4", poster.peak.Load())
 	}
 	if over != 0 || samples < 10 {

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 
 	"github.com/yukta/yukta/adapters/httpapi/restapi"
+	"github.com/yukta/yukta/application/engines/rulesengine"
 	"github.com/yukta/yukta/application/executionapp"
-	"github.com/yukta/yukta/application/supervisorapp"
 	"github.com/yukta/yukta/domain/fault"
 )
 
@@ -21,7 +21,7 @@ func (h *handlers) DryRunRules(ctx context.Context, req restapi.DryRunRulesReque
 	if see := visible(ctx); see != nil && !see(b.SessionId) {
 		return nil, fault.Newf(executionapp.ErrExecutionNotFound, "execution %s not found in session %s", b.ExecutionId, b.SessionId)
 	}
-	in := supervisorapp.DryRunInput{Preset: b.Preset, Parameters: b.Parameters, SessionID: b.SessionId, ExecutionID: b.ExecutionId}
+	in := rulesengine.DryRunInput{Preset: b.Preset, Parameters: b.Parameters, SessionID: b.SessionId, ExecutionID: b.ExecutionId}
 	if b.RuleDocument != nil {
 		raw, err := json.Marshal(b.RuleDocument)
 		if err != nil {

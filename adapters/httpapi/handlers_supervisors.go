@@ -6,6 +6,7 @@ import (
 
 	"github.com/yukta/yukta/adapters/authn"
 	"github.com/yukta/yukta/adapters/httpapi/restapi"
+	"github.com/yukta/yukta/application/engines/rulesengine"
 	"github.com/yukta/yukta/application/supervisorapp"
 	"github.com/yukta/yukta/domain/fault"
 	"github.com/yukta/yukta/domain/supervisor"
@@ -44,7 +45,7 @@ type SupervisorUseCases struct {
 	// DryRun replays an execution through a rule document; nil when the
 	// supervisor runtime is not wired.
 	DryRun interface {
-		Handle(context.Context, supervisorapp.DryRunInput) (supervisorapp.DryRunReport, error)
+		Handle(context.Context, rulesengine.DryRunInput) (rulesengine.DryRunReport, error)
 	}
 	// Credentials issue, read and revoke supervisor credentials
 	// (handlers_credentials.go); unset, their routes answer 404.

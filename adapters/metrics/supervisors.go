@@ -5,13 +5,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/yukta/yukta/application/supervisorapp"
+	"github.com/yukta/yukta/application/engines/processengine"
 )
 
 // supervisorMetrics count what the supervisor engines did on this
 // instance.
 type supervisorMetrics struct {
-	// processDropped is by reason (supervisorapp.DropReasons); the log
+	// processDropped is by reason (processengine.DropReasons); the log
 	// names the supervisor, in one summary per period.
 	processDropped *prometheus.CounterVec
 }
@@ -23,7 +23,7 @@ func newSupervisorMetrics() *supervisorMetrics {
 			Help: "Output lines of process supervisors' programs the engine did not act on, by reason: tooLong, notJson, unknownType, invalid, notBuilt, refused (the server did not take the directive or answer).",
 		}, []string{"reason"}),
 	}
-	for _, r := range supervisorapp.DropReasons {
+	for _, r := range processengine.DropReasons {
 		s.processDropped.WithLabelValues(r)
 	}
 	return s
@@ -34,10 +34,10 @@ func (s *supervisorMetrics) collectors() []prometheus.Collector {
 }
 
 // ProcessLineDropped counts one output line a process supervisor's
-// engine dropped; reason is one of supervisorapp.DropReasons (any other
+// engine dropped; reason is one of processengine.DropReasons (any other
 // is counted as "other", so a label never comes from a program).
 func (m *Metrics) ProcessLineDropped(reason string) {
-	if !slices.Contains(supervisorapp.DropReasons, reason) {
+	if !slices.Contains(processengine.DropReasons, reason) {
 		reason = "other"
 	}
 	m.supervisors.processDropped.WithLabelValues(reason).Inc()

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/yukta/yukta/adapters/metrics"
-	"github.com/yukta/yukta/application/supervisorapp"
+	"github.com/yukta/yukta/application/engines/processengine"
 )
 
 // TestProcessLinesDropped: every reason is exported from the start, each
@@ -12,13 +12,13 @@ import (
 func TestProcessLinesDropped(t *testing.T) {
 	m := metrics.New(metrics.Options{})
 	body := scrape(t, m)
-	for _, r := range supervisorapp.DropReasons {
+	for _, r := range processengine.DropReasons {
 		want(t, body, `yukta_supervisor_process_lines_dropped_total{reason="`+r+`"}`, 0)
 	}
 	for range 3 {
-		m.ProcessLineDropped(supervisorapp.DropNotJSON)
+		m.ProcessLineDropped(processengine.DropNotJSON)
 	}
-	m.ProcessLineDropped(supervisorapp.DropRefused)
+	m.ProcessLineDropped(processengine.DropRefused)
 	m.ProcessLineDropped("a program's own words")
 	body = scrape(t, m)
 	want(t, body, `yukta_supervisor_process_lines_dropped_total{reason="notJson"}`, 3)

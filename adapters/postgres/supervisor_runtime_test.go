@@ -19,6 +19,7 @@ import (
 	"github.com/yukta/yukta/adapters/cel"
 	"github.com/yukta/yukta/adapters/postgres"
 	"github.com/yukta/yukta/adapters/postgres/pgtest"
+	"github.com/yukta/yukta/application/engines/rulesengine"
 	"github.com/yukta/yukta/application/executionapp"
 	"github.com/yukta/yukta/application/journalapp"
 	"github.com/yukta/yukta/application/sessionapp"
@@ -173,7 +174,7 @@ type svRuntimeOptions struct {
 
 func (f *svFixture) runtime(t *testing.T, owner string, o svRuntimeOptions) (stop func()) {
 	t.Helper()
-	rules := supervisorapp.NewRulesEngineFactory(supervisorapp.RulesDeps{Submit: f.submit, Runs: f.store, Conditions: f.cond, Check: f.cond.Check,
+	rules := rulesengine.NewFactory(rulesengine.Deps{Submit: f.submit, Runs: f.store, Conditions: f.cond, Check: f.cond.Check,
 		OnRuleError: func(sid, rid string, err error) { t.Logf("supervisor %s, rule %s: %v", sid, rid, err) }})
 	engines := map[string]supervisorapp.EngineFactory{"rules": rules}
 	if o.engines != nil {
@@ -872,7 +873,7 @@ func TestTickRuleFiresOncePerSlot(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatal(ok, err)
 	}
-	eng, err := supervisorapp.NewRulesEngineFactory(supervisorapp.RulesDeps{Submit: f.submit, Runs: f.store, Conditions: f.cond})(t.Context(), sum.Supervisor, fence, nil)
+	eng, err := rulesengine.NewFactory(rulesengine.Deps{Submit: f.submit, Runs: f.store, Conditions: f.cond})(t.Context(), sum.Supervisor, fence, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -913,14 +914,14 @@ func TestDryRunReplaysAnExecution(t *testing.T) {
 		}
 		return false, "the run's end is not readable yet"
 	})
-	dry := supervisorapp.NewDryRunRules(postgres.NewReader(f.pool), f.store, f.redact, f.cond, f.cond.Check)
+	dry := rulesengine.NewDryRun(postgres.NewReader(f.pool), f.store, f.redact, f.cond, f.cond.Check)
 	doc := `{"rules": [
 		{"id": "pause-on-failure", "when": {"event": "NodeStatusChanged", "status": "FAILURE", "if": "execution.nodes.boom == 'FAILURE' && event.data.error.contains('down')"},
 		 "then": {"command": "RestartWorkflow", "reason": "try again"}},
 		{"id": "seed", "when": {"event": "NodeStatusChanged", "status": "FAILURE", "count": 3, "withinSeconds": 60}, "then": {"command": "PauseWorkflow"}},
 		{"id": "watch", "when": {"tick": true}, "then": {"command": "PauseWorkflow"}},
 		{"id": "no-kill", "deny": {"command": "StopWorkflow"}}]}`
-	rep, err := dry.Handle(t.Context(), supervisorapp.DryRunInput{RuleDocument: json.RawMessage(doc), SessionID: "ci", ExecutionID: failed})
+	rep, err := dry.Handle(t.Context(), rulesengine.DryRunInput{RuleDocument: json.RawMessage(doc), SessionID: "ci", ExecutionID: failed})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -940,7 +941,7 @@ func TestDryRunReplaysAnExecution(t *testing.T) {
 	}
 	var counted bool
 	for _, e := range rep.Evaluations {
-		if e.RuleID == "seed" && e.Outcome == supervisorapp.RuleCounted && e.Count == 1 && e.Of == 3 {
+		if e.RuleID == "seed" && e.Outcome == rulesengine.RuleCounted && e.Count == 1 && e.Of == 3 {
 			counted = true
 		}
 	}
@@ -953,7 +954,7 @@ func TestDryRunReplaysAnExecution(t *testing.T) {
 	if b, err := json.Marshal(rep); err != nil || !strings.Contains(string(b), `"fired":[{"seq":`) {
 		t.Errorf("report as JSON: %s, %v", b, err)
 	}
-	pre, err := dry.Handle(t.Context(), supervisorapp.DryRunInput{Preset: "failure-guard", Parameters: map[string]any{"count": 1, "per": "execution"},
+	pre, err := dry.Handle(t.Context(), rulesengine.DryRunInput{Preset: "failure-guard", Parameters: map[string]any{"count": 1, "per": "execution"},
 		SessionID: "ci", ExecutionID: failed})
 	if err != nil {
 		t.Fatal(err)
@@ -961,7 +962,7 @@ func TestDryRunReplaysAnExecution(t *testing.T) {
 	if len(pre.Fired) != 1 || !strings.Contains(string(pre.Fired[0].Directive), `"type":"PauseWorkflow","target":"execution:`+failed) {
 		t.Errorf("failure-guard preset with count 1: got %+v, want it to pause the run", pre.Fired)
 	}
-	if _, err := dry.Handle(t.Context(), supervisorapp.DryRunInput{RuleDocument: json.RawMessage(doc), SessionID: "other", ExecutionID: failed}); !errors.Is(err, executionapp.ErrExecutionNotFound) {
+	if _, err := dry.Handle(t.Context(), rulesengine.DryRunInput{RuleDocument: json.RawMessage(doc), SessionID: "other", ExecutionID: failed}); !errors.Is(err, executionapp.ErrExecutionNotFound) {
 		t.Errorf("another session's execution: got %v, want ErrExecutionNotFound", err)
 	}
 	if n := f.count(t, `SELECT count(*) FROM supervisor_directives`); n != 0 {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/yukta/yukta/adapters/postgres"
+	"github.com/yukta/yukta/application/engines/workflowengine"
 	"github.com/yukta/yukta/application/executionapp"
 	"github.com/yukta/yukta/application/sessionapp"
 	"github.com/yukta/yukta/application/supervisorapp"
@@ -66,11 +67,11 @@ func TestWorkflowSupervisorAnswersAnInput(t *testing.T) {
 	workflows := rawWorkflows{postgres.NewSessionStore(f.pool)}
 	answer := supervisorapp.NewAnswerReview(supervisorapp.ApplierDeps{Store: f.store, Control: f.control, Start: f.exec.start,
 		Supervisors: f.sups, Now: time.Now})
-	deps := supervisorapp.WorkflowEngineDeps{Start: f.exec.start, Await: executionapp.NewAwait(feed, reader), Control: f.control,
+	deps := workflowengine.Deps{Start: f.exec.start, Await: executionapp.NewAwait(feed, reader), Control: f.control,
 		Submit: f.submit, Answer: answer, Conditions: f.cond, Workflows: workflows, Now: time.Now,
 		OnError: func(id string, err error) { t.Errorf("supervisor %s: %v", id, err) }}
 	f.supervisor(t, "triager", wfTriagerDoc)
-	stop := f.runtime(t, "a", svRuntimeOptions{engines: map[string]supervisorapp.EngineFactory{"workflow": supervisorapp.NewWorkflowEngineFactory(deps)}})
+	stop := f.runtime(t, "a", svRuntimeOptions{engines: map[string]supervisorapp.EngineFactory{"workflow": workflowengine.NewFactory(deps)}})
 	f.waitCursor(t, "triager")
 
 	res, err := f.exec.start.Handle(t.Context(), executionapp.StartInput{SessionID: "ci", WorkflowID: "approve",
@@ -107,7 +108,7 @@ func TestWorkflowSupervisorAnswersAnInput(t *testing.T) {
 		t.Fatalf("no InputRequested event among %d", len(evs))
 	}
 	cursor := supervisorapp.EventCursor(asked)
-	key := supervisorapp.WorkflowRunKey("triager", cursor, 1)
+	key := workflowengine.RunKey("triager", cursor, 1)
 	if n := f.count(t, `SELECT count(*) FROM executions WHERE session_id = 'supervisors'`); n != 1 {
 		t.Fatalf("%d runs of the triage workflow, want 1 (STARTED must not start one)", n)
 	}
@@ -126,7 +127,7 @@ func TestWorkflowSupervisorAnswersAnInput(t *testing.T) {
 	if r, _ := tv.Result.(map[string]any); r["outcome"] != "SUCCESS" || r["reason"] != "routine approval" {
 		t.Fatalf("the triage run's result: %v", tv.Result)
 	}
-	entry, ok, err := f.store.Directive(t.Context(), "triager", supervisorapp.WorkflowDirectiveKey(cursor, 0))
+	entry, ok, err := f.store.Directive(t.Context(), "triager", workflowengine.DirectiveKey(cursor, 0))
 	if err != nil || !ok || entry.Status != supervisorapp.LedgerAccepted {
 		t.Fatalf("the directive ledger: %+v, %v, %v", entry, ok, err)
 	}
@@ -146,7 +147,7 @@ func TestWorkflowSupervisorAnswersAnInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := supervisorapp.NewWorkflowEngineFactory(deps)(t.Context(), stored.Supervisor, fence, nil)
+	eng, err := workflowengine.NewFactory(deps)(t.Context(), stored.Supervisor, fence, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

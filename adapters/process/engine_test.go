@@ -16,6 +16,7 @@ import (
 	sjs "github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/yukta/yukta/adapters/process"
+	"github.com/yukta/yukta/application/engines/processengine"
 	"github.com/yukta/yukta/application/supervisorapp"
 	"github.com/yukta/yukta/domain/supervisor"
 )
@@ -31,7 +32,7 @@ type timedSpawner struct {
 	starts []time.Time
 }
 
-func (t *timedSpawner) Start(spec supervisorapp.ProcessSpec) (supervisorapp.Process, error) {
+func (t *timedSpawner) Start(spec processengine.Spec) (processengine.Process, error) {
 	t.mu.Lock()
 	t.starts = append(t.starts, time.Now())
 	t.mu.Unlock()
@@ -70,7 +71,7 @@ func (s answerSink) Handle(_ context.Context, in supervisorapp.AnswerInput) (sup
 
 // engine starts a process engine for a supervisor running the helper with
 // args; the test closes it when it ends.
-func engine(t *testing.T, sp supervisorapp.ProcessSpawner, s *sink, limits supervisorapp.ProcessLimits, args ...string) supervisorapp.EngineCloser {
+func engine(t *testing.T, sp processengine.Spawner, s *sink, limits processengine.Limits, args ...string) supervisorapp.EngineCloser {
 	t.Helper()
 	pol, err := supervisorapp.NewSavePolicy([]string{helper}, false, nil)
 	if err != nil {
@@ -82,7 +83,7 @@ func engine(t *testing.T, sp supervisorapp.ProcessSpawner, s *sink, limits super
 	if err != nil {
 		t.Fatal(err)
 	}
-	factory := supervisorapp.NewProcessEngineFactory(supervisorapp.ProcessDeps{Spawner: sp, Submit: s, Answer: answerSink{s}, Policy: pol,
+	factory := processengine.NewFactory(processengine.Deps{Spawner: sp, Submit: s, Answer: answerSink{s}, Policy: pol,
 		Limits:    limits,
 		OnDropped: func(_, reason string, _ error) { s.drops <- reason },
 		OnError:   func(_ string, err error) { s.errs <- err }})
@@ -101,8 +102,8 @@ func TestEngineRestartsAnExitingProgramWithAGrowingDelay(t *testing.T) {
 	t.Parallel()
 	sp := &timedSpawner{s: spawner(0)}
 	s := newSink()
-	restart := supervisorapp.RestartPolicy{Min: 20 * time.Millisecond, Max: 80 * time.Millisecond, StableAfter: time.Minute}
-	eng := engine(t, sp, s, supervisorapp.ProcessLimits{Restart: restart}, "exit", "3")
+	restart := processengine.RestartPolicy{Min: 20 * time.Millisecond, Max: 80 * time.Millisecond, StableAfter: time.Minute}
+	eng := engine(t, sp, s, processengine.Limits{Restart: restart}, "exit", "3")
 	deadline := time.Now().Add(10 * time.Second)
 	for sp.count() < 6 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
@@ -140,7 +141,7 @@ func TestEngineWithARealReviewer(t *testing.T) {
 	t.Parallel()
 	log := filepath.Join(t.TempDir(), "input.ndjson")
 	s := newSink()
-	eng := engine(t, spawner(0), s, supervisorapp.ProcessLimits{}, "reviewer", log)
+	eng := engine(t, spawner(0), s, processengine.Limits{}, "reviewer", log)
 	at := time.Date(2026, 3, 1, 11, 0, 0, 0, time.UTC)
 	stop, err := supervisor.ParseDirective([]byte(`{"key":"x","command":{"type":"StopWorkflow","target":"execution:e1"}}`))
 	if err != nil {
@@ -181,8 +182,8 @@ func TestEngineWithARealReviewer(t *testing.T) {
 	for range 3 { // "thinking about EVENT", "… REVIEW", "… STARTED"
 		select {
 		case r := <-s.drops:
-			if r != supervisorapp.DropNotJSON {
-				t.Errorf("dropped as %s, want %s", r, supervisorapp.DropNotJSON)
+			if r != processengine.DropNotJSON {
+				t.Errorf("dropped as %s, want %s", r, processengine.DropNotJSON)
 			}
 		case <-time.After(10 * time.Second):
 			t.Fatal("the program's chatter was not dropped")
@@ -290,7 +291,7 @@ func TestSchemaMatchesTheCode(t *testing.T) {
 	if got := doc.Defs.Command.Properties.Type.Enum; !slices.Equal(got, supervisor.Commands) {
 		t.Errorf("schema command types %v, want %v", got, supervisor.Commands)
 	}
-	want := []string{supervisorapp.LineCommand, supervisorapp.LineVerdict, supervisorapp.LineNoOpinion, supervisorapp.LineDelegationAnswer, supervisorapp.LineDelegate}
+	want := []string{processengine.LineCommand, processengine.LineVerdict, processengine.LineNoOpinion, processengine.LineDelegationAnswer, processengine.LineDelegate}
 	if got := doc.Defs.OutputLine.Properties.Type.Enum; !slices.Equal(got, want) {
 		t.Errorf("schema output line types %v, want %v", got, want)
 	}

@@ -1,5 +1,5 @@
 // Package process runs the programs of process supervisors
-// (supervisorapp.ProcessSpawner) with os/exec: the executable itself, never
+// (processengine.Spawner) with os/exec: the executable itself, never
 // a shell; an empty environment; the working directory "/"; standard error
 // to the null device. Each program runs under a guard (RunGuard: the same
 // binary re-executed with GuardCommand), the leader of a process group of
@@ -28,7 +28,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/yukta/yukta/application/supervisorapp"
+	"github.com/yukta/yukta/application/engines/processengine"
 )
 
 // Defaults of the Spawner.
@@ -47,7 +47,7 @@ type Spawner struct {
 	grace time.Duration
 }
 
-var _ supervisorapp.ProcessSpawner = (*Spawner)(nil)
+var _ processengine.Spawner = (*Spawner)(nil)
 
 // NewSpawner returns a spawner whose guards are run from the executable
 // guard (SelfExe in a binary that calls RunGuard for GuardCommand) and
@@ -66,15 +66,15 @@ func NewSpawner(guard string, grace time.Duration) *Spawner {
 // waiter that notices the guard's exit (the guard exits when the program
 // has and what it left is killed). The caller owns the program and must
 // call Stop, which joins them.
-func (s *Spawner) Start(spec supervisorapp.ProcessSpec) (supervisorapp.Process, error) {
+func (s *Spawner) Start(spec processengine.Spec) (processengine.Process, error) {
 	if !filepath.IsAbs(spec.Path) {
 		return nil, fmt.Errorf("process: %q is not an absolute path", spec.Path)
 	}
 	if spec.MaxLineBytes <= 0 {
-		spec.MaxLineBytes = supervisorapp.DefaultProcessMaxLine
+		spec.MaxLineBytes = processengine.DefaultMaxLine
 	}
 	if spec.QueueLines <= 0 {
-		spec.QueueLines = supervisorapp.DefaultProcessQueue
+		spec.QueueLines = processengine.DefaultQueue
 	}
 	if s.guard == "" {
 		return nil, errors.New("process: no guard executable; the spawner needs the binary's own (process.SelfExe)")
@@ -146,7 +146,7 @@ func (s *Spawner) Start(spec supervisorapp.ProcessSpec) (supervisorapp.Process, 
 		cmd: cmd, pid: cmd.Process.Pid, grace: s.grace + sweepFor + time.Second, max: spec.MaxLineBytes,
 		stdin: inW, stdout: outR, lifeline: lifeW,
 		queue:    make(chan []byte, spec.QueueLines),
-		lines:    make(chan supervisorapp.ProcessLine),
+		lines:    make(chan processengine.OutputLine),
 		gone:     make(chan struct{}),
 		stopping: make(chan struct{}),
 		exited:   make(chan struct{}),
@@ -200,7 +200,7 @@ type proc struct {
 	lifeline *os.File // the only write end: closed once the guard is reaped
 
 	queue chan []byte
-	lines chan supervisorapp.ProcessLine
+	lines chan processengine.OutputLine
 
 	goneOnce sync.Once
 	gone     chan struct{} // closed when Send must refuse: exit, Stop, a failed write
@@ -224,7 +224,7 @@ func (p *proc) markGone() { p.goneOnce.Do(func() { close(p.gone) }) }
 func (p *proc) Send(ctx context.Context, line []byte) error {
 	select {
 	case <-p.gone:
-		return supervisorapp.ErrProcessGone
+		return processengine.ErrGone
 	default:
 	}
 	b := make([]byte, len(line)+1)
@@ -234,14 +234,14 @@ func (p *proc) Send(ctx context.Context, line []byte) error {
 	case p.queue <- b:
 		return nil
 	case <-p.gone:
-		return supervisorapp.ErrProcessGone
+		return processengine.ErrGone
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 }
 
 // Lines delivers the output lines.
-func (p *proc) Lines() <-chan supervisorapp.ProcessLine { return p.lines }
+func (p *proc) Lines() <-chan processengine.OutputLine { return p.lines }
 
 // Stop ends the program and its group and joins the goroutines: SIGTERM
 // to the group (the guard passes it on to what left the group, gives the
@@ -352,7 +352,7 @@ func (p *proc) readLines() {
 			for errors.Is(err, bufio.ErrBufferFull) {
 				_, err = r.ReadSlice('\n')
 			}
-			if !p.deliver(supervisorapp.ProcessLine{TooLong: true}) {
+			if !p.deliver(processengine.OutputLine{TooLong: true}) {
 				return
 			}
 			if err != nil {
@@ -363,7 +363,7 @@ func (p *proc) readLines() {
 		if len(b) > 0 && b[len(b)-1] == '\n' {
 			b = b[:len(b)-1]
 		}
-		if (err == nil || len(b) > 0) && !p.deliver(supervisorapp.ProcessLine{Data: append([]byte(nil), b...)}) {
+		if (err == nil || len(b) > 0) && !p.deliver(processengine.OutputLine{Data: append([]byte(nil), b...)}) {
 			return
 		}
 		if err != nil { // io.EOF, or the deadline of Stop or the drain
@@ -386,7 +386,7 @@ func (p *proc) awaitExitAfterEOF() {
 }
 
 // deliver hands one line on, unless the program is being stopped.
-func (p *proc) deliver(l supervisorapp.ProcessLine) bool {
+func (p *proc) deliver(l processengine.OutputLine) bool {
 	select {
 	case p.lines <- l:
 		return true

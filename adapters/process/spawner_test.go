@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/yukta/yukta/adapters/process"
-	"github.com/yukta/yukta/application/supervisorapp"
+	"github.com/yukta/yukta/application/engines/processengine"
 )
 
 // helper is the test program (testdata/helper), built once per test
@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 	// A server of its own, to be killed with SIGKILL by a test: it runs
 	// the helper given and waits.
 	if len(os.Args) > 1 && os.Args[1] == "as-server" {
-		if _, err := spawner(0).Start(supervisorapp.ProcessSpec{Path: os.Args[2], Args: os.Args[3:]}); err != nil {
+		if _, err := spawner(0).Start(processengine.Spec{Path: os.Args[2], Args: os.Args[3:]}); err != nil {
 			os.Exit(3)
 		}
 		select {}
@@ -59,9 +59,9 @@ func run(m *testing.M) int {
 }
 
 // start runs the helper with args; the test stops it when it ends.
-func start(t *testing.T, grace time.Duration, maxLine, queue int, args ...string) supervisorapp.Process {
+func start(t *testing.T, grace time.Duration, maxLine, queue int, args ...string) processengine.Process {
 	t.Helper()
-	p, err := spawner(grace).Start(supervisorapp.ProcessSpec{Path: helper, Args: args, MaxLineBytes: maxLine, QueueLines: queue})
+	p, err := spawner(grace).Start(processengine.Spec{Path: helper, Args: args, MaxLineBytes: maxLine, QueueLines: queue})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func start(t *testing.T, grace time.Duration, maxLine, queue int, args ...string
 
 // next reads the next output line, failing after 5s or when the output
 // ended.
-func next(t *testing.T, p supervisorapp.Process) supervisorapp.ProcessLine {
+func next(t *testing.T, p processengine.Process) processengine.OutputLine {
 	t.Helper()
 	select {
 	case l, ok := <-p.Lines():
@@ -82,11 +82,11 @@ func next(t *testing.T, p supervisorapp.Process) supervisorapp.ProcessLine {
 	case <-time.After(5 * time.Second):
 		t.Fatal("no output line within 5s")
 	}
-	return supervisorapp.ProcessLine{}
+	return processengine.OutputLine{}
 }
 
 // ended waits for the output to be closed.
-func ended(t *testing.T, p supervisorapp.Process) {
+func ended(t *testing.T, p processengine.Process) {
 	t.Helper()
 	deadline := time.After(5 * time.Second)
 	for {
@@ -218,8 +218,8 @@ func TestExitLeavesNoGrandchild(t *testing.T) {
 	if _, ok := goneWithin(got.PID, time.Second); !ok {
 		t.Errorf("grandchild %d still runs after its parent exited", got.PID)
 	}
-	if err := p.Send(t.Context(), []byte("x")); !errors.Is(err, supervisorapp.ErrProcessGone) {
-		t.Errorf("Send after the exit: %v, want ErrProcessGone", err)
+	if err := p.Send(t.Context(), []byte("x")); !errors.Is(err, processengine.ErrGone) {
+		t.Errorf("Send after the exit: %v, want ErrGone", err)
 	}
 }
 
@@ -282,8 +282,8 @@ func TestSendWaitsWhenTheProgramDoesNotRead(t *testing.T) {
 	if d := time.Since(begin); d > 5*time.Second {
 		t.Errorf("Stop took %s with a writer stuck on a full pipe", d)
 	}
-	if err := p.Send(t.Context(), line); !errors.Is(err, supervisorapp.ErrProcessGone) {
-		t.Errorf("Send after Stop: %v, want ErrProcessGone", err)
+	if err := p.Send(t.Context(), line); !errors.Is(err, processengine.ErrGone) {
+		t.Errorf("Send after Stop: %v, want ErrGone", err)
 	}
 }
 
@@ -307,7 +307,7 @@ func TestA10MiBLineDoesNotGrowMemory(t *testing.T) {
 			var before, after runtime.MemStats
 			runtime.GC()
 			runtime.ReadMemStats(&before)
-			p := start(t, 0, supervisorapp.DefaultProcessMaxLine, 0, tt.args...)
+			p := start(t, 0, processengine.DefaultMaxLine, 0, tt.args...)
 			for _, w := range tt.want {
 				l := next(t, p)
 				if w == "" && !l.TooLong {
@@ -330,10 +330,10 @@ func TestA10MiBLineDoesNotGrowMemory(t *testing.T) {
 
 func TestStartRefusesARelativePath(t *testing.T) {
 	t.Parallel()
-	if _, err := spawner(0).Start(supervisorapp.ProcessSpec{Path: "helper"}); err == nil {
+	if _, err := spawner(0).Start(processengine.Spec{Path: "helper"}); err == nil {
 		t.Fatal("a relative path was started")
 	}
-	if _, err := spawner(0).Start(supervisorapp.ProcessSpec{Path: "/nonexistent/program"}); err == nil {
+	if _, err := spawner(0).Start(processengine.Spec{Path: "/nonexistent/program"}); err == nil {
 		t.Fatal("a missing program was started")
 	}
 }

@@ -13,39 +13,6 @@ import (
 	"github.com/yukta/yukta/domain/supervisor"
 )
 
-// Engine decides for one supervisor. The runtime calls it from one
-// goroutine, in signal order, while the supervisor's lease is this
-// instance's. Handle must be atomic as far as State is concerned: when it
-// fails, State must read as before the signal, because the runtime saves
-// the cursor before the failed signal with that state and hands the signal
-// again to a new engine later (delivery is at least once).
-type Engine interface {
-	// Handle reacts to one signal. An error means the signal was not
-	// handled (the database is down); it will come again.
-	Handle(ctx context.Context, sig supervisor.Signal) error
-	// State is what the engine needs to carry on after a restart (the
-	// rules engine's count windows); nil when nothing. It is saved with the
-	// cursor, in the same write.
-	State() ([]byte, error)
-}
-
-// BatchEngine is an Engine that keeps reads for the length of one outbox
-// batch (the rules engine reads the facts of the batch's runs once). The
-// runtime calls BeginBatch with the runs the batch's EVENT signals are
-// about after it read the batch, so every EVENT signal before EndBatch was
-// committed before BeginBatch, and EndBatch when the batch is handled or
-// has failed. TICK and STARTED come outside batches.
-type BatchEngine interface {
-	Engine
-	BeginBatch(runs []string)
-	EndBatch()
-}
-
-// EngineFactory builds the engine of a supervisor from the state saved
-// with its cursor (nil: a fresh engine). fence is the lease the engine's
-// directives carry.
-type EngineFactory func(ctx context.Context, sup supervisor.Supervisor, fence Fence, state []byte) (Engine, error)
-
 // RuntimeDeps are what the runtime needs. Engines maps engine types to
 // their factories; a supervisor whose type has none is not run here.
 type RuntimeDeps struct {
@@ -370,7 +337,7 @@ func (rt *Runtime) run(ctx context.Context, sup supervisor.Supervisor, gen strin
 			return ctxErr(ctx, fmt.Errorf("snapshot: %w", err))
 		}
 		sig := supervisor.NewSignal(supervisor.FormatCursor(cur.Pos), supervisor.StartedSignal{At: rt.d.Now(), Snapshot: snap})
-		if err := eng.Handle(ctx, sig); err != nil {
+		if err := hand(ctx, sup, eng, sig); err != nil {
 			return ctxErr(ctx, fmt.Errorf("STARTED: %w", err))
 		}
 	}
@@ -400,11 +367,24 @@ func (rt *Runtime) run(ctx context.Context, sup supervisor.Supervisor, gen strin
 		case <-poll.C:
 		case <-ticks:
 			sig := supervisor.NewSignal(supervisor.FormatCursor(cur.Pos), supervisor.TickSignal{At: rt.d.Now()})
-			if err := eng.Handle(ctx, sig); err != nil {
+			if err := hand(ctx, sup, eng, sig); err != nil {
 				return ctxErr(ctx, fmt.Errorf("TICK: %w", err))
 			}
 		}
 	}
+}
+
+// hand gives eng sig when its supervisor hears it (supervisor.Hears): a
+// kind its engine takes, and no EVENT the supervisor caused itself (actor
+// supervisor:<id>) unless its engine hears its own effects (http). This is
+// the one guard in front of every engine: an engine that reacted to its
+// own directives could feed on them without end, and none repeats the
+// check. A signal not heard counts as handled: the cursor moves past it.
+func hand(ctx context.Context, sup supervisor.Supervisor, eng Engine, sig supervisor.Signal) error {
+	if !sup.Hears(sig) {
+		return nil
+	}
+	return eng.Handle(ctx, sig)
 }
 
 // startPosition is where a supervisor without a cursor starts reading: the
@@ -453,7 +433,7 @@ func (rt *Runtime) pump(ctx context.Context, sup supervisor.Supervisor, f Fence,
 	for _, e := range evs {
 		sig, ok, err := signalOf(ctx, rt.d.Redactor, rt.d.Reviews, rt.d.Delegations, sup, e)
 		if err == nil && ok {
-			err = eng.Handle(ctx, sig)
+			err = hand(ctx, sup, eng, sig)
 		}
 		if err != nil {
 			failed = fmt.Errorf("event %d (%s): %w", e.Seq, e.Type, err)
@@ -475,12 +455,6 @@ func (rt *Runtime) pump(ctx context.Context, sup supervisor.Supervisor, f Fence,
 	return len(evs), failed
 }
 
-// ReviewSignal is the body of a REVIEW signal for a review.
-func ReviewSignal(r supervisor.Review) supervisor.ReviewSignal {
-	return supervisor.ReviewSignal{ReviewID: r.ID(), Command: r.Command(), Actor: r.Actor(), Channel: r.Channel(),
-		SessionID: r.SessionID(), WorkflowID: r.WorkflowID(), ExecutionID: r.ExecutionID(), Reason: r.Reason(), Deadline: r.Deadline()}
-}
-
 // batchRuns lists, once each, the runs of the owned events of a batch.
 func batchRuns(sup supervisor.Supervisor, evs []executionapp.StoredEvent) []string {
 	var out []string
@@ -492,13 +466,6 @@ func batchRuns(sup supervisor.Supervisor, evs []executionapp.StoredEvent) []stri
 		}
 	}
 	return out
-}
-
-// EventSignal is the body of an EVENT signal for a stored event whose data
-// is already redacted.
-func EventSignal(e executionapp.StoredEvent, redacted map[string]any) supervisor.EventSignal {
-	return supervisor.EventSignal{Seq: e.Seq, At: e.At, Type: e.Type, SessionID: e.SessionID, WorkflowID: e.WorkflowID,
-		ExecutionID: e.ExecutionID, NodeID: e.NodeID, Actor: e.Actor, Data: redacted}
 }
 
 // onlySession is the one session every owned unit lies in ("" when they
@@ -514,85 +481,4 @@ func onlySession(units []supervisor.Unit) string {
 		s = u.SessionID()
 	}
 	return s
-}
-
-// Snapshot is what STARTED carries: the owned unfinished runs, their open
-// inputs, the holds on them and the cursor the signals go on from.
-type Snapshot struct {
-	Cursor     string          `json:"cursor"`
-	Executions []SnapshotRun   `json:"executions"`
-	Inputs     []SnapshotInput `json:"inputs"`
-	Holds      []SnapshotHold  `json:"holds"`
-}
-
-// SnapshotRun is one owned unfinished run.
-type SnapshotRun struct {
-	ExecutionID string    `json:"executionId"`
-	SessionID   string    `json:"sessionId"`
-	WorkflowID  string    `json:"workflowId"`
-	Status      string    `json:"status"`
-	StartedAt   time.Time `json:"startedAt"`
-}
-
-// SnapshotInput is one open input of an owned run.
-type SnapshotInput struct {
-	InputID     string    `json:"inputId"`
-	SessionID   string    `json:"sessionId"`
-	WorkflowID  string    `json:"workflowId"`
-	ExecutionID string    `json:"executionId"`
-	NodeID      string    `json:"nodeId"`
-	Prompt      string    `json:"prompt"`
-	CreatedAt   time.Time `json:"createdAt"`
-}
-
-// SnapshotHold is one line of the hold ledger of an owned run.
-type SnapshotHold struct {
-	ExecutionID  string    `json:"executionId"`
-	SupervisorID string    `json:"supervisorId"`
-	Since        time.Time `json:"since"`
-	Reason       string    `json:"reason"`
-}
-
-// SnapshotLimit caps each list of a snapshot.
-const SnapshotLimit = 1000
-
-// BuildSnapshot reads the present of a supervisor's owned units.
-func BuildSnapshot(ctx context.Context, runs RunDirectory, holds HoldStore, sup supervisor.Supervisor, cursor supervisor.Position) (Snapshot, error) {
-	s := Snapshot{Cursor: supervisor.FormatCursor(cursor), Executions: []SnapshotRun{}, Inputs: []SnapshotInput{}, Holds: []SnapshotHold{}}
-	owns := sup.Owns()
-	if len(owns) == 0 {
-		return s, nil
-	}
-	active, err := runs.ActiveRuns(ctx, owns, SnapshotLimit)
-	if err != nil {
-		return Snapshot{}, err
-	}
-	ids := make([]string, 0, len(active))
-	for _, r := range active {
-		ids = append(ids, r.ID)
-		s.Executions = append(s.Executions, SnapshotRun{ExecutionID: r.ID, SessionID: r.SessionID, WorkflowID: r.WorkflowID,
-			Status: string(r.Status), StartedAt: r.StartedAt.UTC()})
-	}
-	inputs, err := runs.OpenInputs(ctx, owns, SnapshotLimit)
-	if err != nil {
-		return Snapshot{}, err
-	}
-	for _, in := range inputs {
-		s.Inputs = append(s.Inputs, SnapshotInput{InputID: in.ID, SessionID: in.SessionID, WorkflowID: in.WorkflowID,
-			ExecutionID: in.ExecutionID, NodeID: in.NodeID, Prompt: in.Prompt, CreatedAt: in.CreatedAt.UTC()})
-	}
-	if len(ids) == 0 {
-		return s, nil
-	}
-	ledgers, err := holds.Holds(ctx, ids)
-	if err != nil {
-		return Snapshot{}, err
-	}
-	for _, h := range ledgers {
-		for _, e := range h.Entries() {
-			s.Holds = append(s.Holds, SnapshotHold{ExecutionID: h.ExecutionID(), SupervisorID: e.SupervisorID(),
-				Since: e.Since().UTC(), Reason: e.Reason()})
-		}
-	}
-	return s, nil
 }

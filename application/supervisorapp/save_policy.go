@@ -23,12 +23,7 @@ const (
 // server does not run.
 var ErrCommandNotAllowed = fmt.Errorf("supervisorapp: command not allowed: %w", fault.ErrForbidden)
 
-var (
-	envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	// envRefs finds the ${env.NAME} references of a header value (the
-	// document's own rules allow no other ${…}).
-	envRefs = regexp.MustCompile(`\$\{env\.([A-Za-z_][A-Za-z0-9_]*)\}`)
-)
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // SavePolicy is server configuration a supervisor must fit besides its
 // document's own rules: the executables process supervisors may run, and
@@ -133,16 +128,16 @@ func (p SavePolicy) Check(sup supervisor.Supervisor) []fault.Violation {
 		for _, h := range names {
 			v, _ := headers[h].(string)
 			var seen []string
-			for _, m := range envRefs.FindAllStringSubmatch(v, -1) {
-				if slices.Contains(p.env, m[1]) || slices.Contains(seen, m[1]) {
+			for _, n := range supervisor.EnvRefNames(v) {
+				if slices.Contains(p.env, n) || slices.Contains(seen, n) {
 					continue
 				}
-				seen = append(seen, m[1])
+				seen = append(seen, n)
 				msg := fmt.Sprintf("reads ${env.%s}, which supervisors may not read: %s is empty on this server; "+
-					"put the value in secretHeaders, or ask the operator to add %s there", m[1], SettingEnvAllowed, m[1])
+					"put the value in secretHeaders, or ask the operator to add %s there", n, SettingEnvAllowed, n)
 				if len(p.env) > 0 {
 					msg = fmt.Sprintf("reads ${env.%s}, which is not in %s, the variables supervisors may read (%s); "+
-						"use one of them, put the value in secretHeaders, or ask the operator to add %s there", m[1], SettingEnvAllowed, strings.Join(p.env, ", "), m[1])
+						"use one of them, put the value in secretHeaders, or ask the operator to add %s there", n, SettingEnvAllowed, strings.Join(p.env, ", "), n)
 				}
 				vs = append(vs, fault.Violation{Path: jsonvalue.Key("engine.settings.headers", h), Message: msg})
 			}

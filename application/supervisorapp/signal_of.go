@@ -114,3 +114,16 @@ func EventPosition(e executionapp.StoredEvent) supervisor.Position {
 
 // EventCursor is the cursor of the signal of a stored event.
 func EventCursor(e executionapp.StoredEvent) string { return supervisor.FormatCursor(EventPosition(e)) }
+
+// ReviewSignal is the body of a REVIEW signal for a review.
+func ReviewSignal(r supervisor.Review) supervisor.ReviewSignal {
+	return supervisor.ReviewSignal{ReviewID: r.ID(), Command: r.Command(), Actor: r.Actor(), Channel: r.Channel(),
+		SessionID: r.SessionID(), WorkflowID: r.WorkflowID(), ExecutionID: r.ExecutionID(), Reason: r.Reason(), Deadline: r.Deadline()}
+}
+
+// EventSignal is the body of an EVENT signal for a stored event whose data
+// is already redacted.
+func EventSignal(e executionapp.StoredEvent, redacted map[string]any) supervisor.EventSignal {
+	return supervisor.EventSignal{Seq: e.Seq, At: e.At, Type: e.Type, SessionID: e.SessionID, WorkflowID: e.WorkflowID,
+		ExecutionID: e.ExecutionID, NodeID: e.NodeID, Actor: e.Actor, Data: redacted}
+}

@@ -54,7 +54,13 @@ type Engine struct {
 	Category    Category
 	Description string
 	Signals     []string
-	CanInitiate bool
+	// HearsOwnEffects is true for an engine that is handed the EVENT
+	// signals of what its own supervisor caused (actor supervisor:<id>):
+	// only http, whose system outside the server reads the agent API's
+	// feed, which has them. An engine that decides inside the server is
+	// spared them, so it cannot feed on its own directives (Hears).
+	HearsOwnEffects bool
+	CanInitiate     bool
 	// AllCommands is true when the default allowedCommands is every command;
 	// otherwise DefaultCommands lists them (empty: none).
 	AllCommands     bool
@@ -164,9 +170,9 @@ var engines = []Engine{
 	},
 	{
 		Type: "http", Name: "External system", Category: ExternalSystem,
-		Description: "A system outside the server, often an AI agent, decides. It reads signals from the agent API, or Yukta posts them to a url, and it sends directives to the agent API with the supervisor's credential.",
-		Signals:     []string{SignalEvent, SignalReview, SignalStarted, SignalDelegated, SignalConsulted},
-		CanInitiate: true, AllCommands: true,
+		Description:     "A system outside the server, often an AI agent, decides. It reads signals from the agent API, or Yukta posts them to a url, and it sends directives to the agent API with the supervisor's credential.",
+		Signals:         []string{SignalEvent, SignalReview, SignalStarted, SignalDelegated, SignalConsulted},
+		HearsOwnEffects: true, CanInitiate: true, AllCommands: true,
 		Settings: []Setting{
 			{Name: "url", Type: "string", Description: `Where to post each signal as {"cursor", "kind", "signal"}. The reply is not read. Without it, the system reads signals over the agent API only.`},
 			{Name: "headers", Type: "map", Description: "Headers to send; a value may be ${env.NAME}."},
@@ -199,8 +205,8 @@ var engines = []Engine{
 		Signals:     []string{SignalEvent, SignalReview, SignalStarted, SignalDelegated, SignalConsulted},
 		CanInitiate: true, AllCommands: true,
 		Settings: []Setting{
-			{Name: "command", Type: "string", Required: true, Description: "The executable. It must be in yukta.process.allowed-commands, or yukta.process.allow-any must be true while that list is empty."},
-			{Name: "args", Type: "string", Description: "Arguments, one per line, in order."},
+			{Name: "command", Type: "string", Required: true, Description: fmt.Sprintf("The executable, an absolute path of at most %d characters. It must be in yukta.process.allowed-commands, or yukta.process.allow-any must be true while that list is empty.", ProcessMaxCommandLen)},
+			{Name: "args", Type: "string", Description: fmt.Sprintf("Arguments, one per line, in order; at most %d characters.", ProcessMaxArgsLen)},
 		},
 		Example: `{"type":"process","settings":{"command":"/opt/yukta/decide"}}`,
 	},

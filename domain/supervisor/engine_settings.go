@@ -2,18 +2,23 @@ package supervisor
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
+	"net/url"
+	"path"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/yukta/yukta/domain/fault"
 )
 
 // The defaults and bounds of engine settings (seed 000), declared once:
 // the catalogue's text (Setting.Default and Description), the validator
-// (settingChecks) and the engines (WorkflowSettings, HTTPSettings) read
-// them from here.
+// (settingChecks) and the engines (WorkflowSettings, HTTPSettings,
+// ProcessSettings) read them from here.
 const (
 	// workflow
 	WorkflowDefaultMaxConcurrent  = 2
@@ -28,6 +33,9 @@ const (
 	HTTPDefaultMaxConcurrent = 4
 	HTTPMinMaxConcurrent     = 1
 	HTTPMaxMaxConcurrent     = 32
+	// process: characters of the command's path and of the args setting
+	ProcessMaxCommandLen = 1024
+	ProcessMaxArgsLen    = 16384
 )
 
 // WorkflowSettings are a workflow supervisor's settings, read once, every
@@ -41,11 +49,56 @@ type WorkflowSettings struct {
 	Timeout       time.Duration
 }
 
-// HTTPSettings are the bounded numbers of an http supervisor's settings,
-// every default applied (url and headers stay in Settings()).
+// HTTPSettings are an http supervisor's settings, read once, every
+// default applied.
 type HTTPSettings struct {
-	Timeout       time.Duration
-	MaxConcurrent int
+	// URL is where signals are posted ("" for none: the system reads the
+	// agent API only); Where is it without its query, for messages.
+	URL, Where string
+	// Headers are sent with their ${env.NAME} references expanded
+	// (ExpandEnvRefs), SecretHeaders as they are. Never nil.
+	Headers, SecretHeaders map[string]string
+	Timeout                time.Duration
+	MaxConcurrent          int
+}
+
+// ProcessSettings are a process supervisor's settings, read once.
+type ProcessSettings struct {
+	// Command is the executable, an absolute path; it is run as it is (no
+	// shell, no PATH lookup). Whether this server runs it is its
+	// configuration's choice, not the document's.
+	Command string
+	// Args are its arguments, one per line of the args setting ("\r\n"
+	// too); a single trailing newline ends the last argument rather than
+	// adding an empty one. Nil when there are none.
+	Args []string
+}
+
+// ProcessSettings reads the settings of a process supervisor, as
+// WorkflowSettings does.
+func (s Supervisor) ProcessSettings() (ProcessSettings, error) {
+	if s.engine != "process" {
+		return ProcessSettings{}, fault.Newf(fault.ErrInvalid, "supervisor %s has engine %s, not process", s.id, s.engine)
+	}
+	cmd, _ := s.settings["command"].(string)
+	switch {
+	case cmd == "":
+		return ProcessSettings{}, s.badSetting("command", "is required: the executable's absolute path, such as /opt/yukta/decide")
+	case !path.IsAbs(cmd) || strings.ContainsAny(cmd, "\n\r") || utf8.RuneCountInString(cmd) > ProcessMaxCommandLen:
+		return ProcessSettings{}, s.badSetting("command", fmt.Sprintf("must be an absolute path of at most %d characters, such as /opt/yukta/decide", ProcessMaxCommandLen))
+	}
+	cfg := ProcessSettings{Command: cmd}
+	a, _ := s.settings["args"].(string)
+	if utf8.RuneCountInString(a) > ProcessMaxArgsLen {
+		return ProcessSettings{}, s.badSetting("args", fmt.Sprintf("must be at most %d characters, one argument per line", ProcessMaxArgsLen))
+	}
+	if a != "" {
+		a = strings.TrimSuffix(strings.TrimSuffix(a, "\n"), "\r")
+		for _, line := range strings.Split(a, "\n") {
+			cfg.Args = append(cfg.Args, strings.TrimSuffix(line, "\r"))
+		}
+	}
+	return cfg, nil
 }
 
 // WorkflowSettings reads the settings of a workflow supervisor. They were
@@ -91,7 +144,7 @@ func (s Supervisor) WorkflowSettings() (WorkflowSettings, error) {
 	return cfg, nil
 }
 
-// HTTPSettings reads the numbers of an http supervisor's settings, as
+// HTTPSettings reads the settings of an http supervisor, as
 // WorkflowSettings does.
 func (s Supervisor) HTTPSettings() (HTTPSettings, error) {
 	if s.engine != "http" {
@@ -105,7 +158,42 @@ func (s Supervisor) HTTPSettings() (HTTPSettings, error) {
 	if err != nil {
 		return HTTPSettings{}, err
 	}
-	return HTTPSettings{Timeout: time.Duration(ms) * time.Millisecond, MaxConcurrent: n}, nil
+	cfg := HTTPSettings{Timeout: time.Duration(ms) * time.Millisecond, MaxConcurrent: n}
+	if v, ok := s.settings["url"]; ok && v != nil {
+		str, _ := v.(string)
+		u, err := url.Parse(str)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return HTTPSettings{}, s.badSetting("url", "is not an absolute http or https URL such as https://agent.example.com/yukta/signals")
+		}
+		cfg.URL, cfg.Where = str, u.Scheme+"://"+u.Host+u.EscapedPath()
+	}
+	if cfg.Headers, err = headerMap(s.settings["headers"]); err != nil {
+		return HTTPSettings{}, s.badSetting("headers", err.Error())
+	}
+	if cfg.SecretHeaders, err = headerMap(s.settings["secretHeaders"]); err != nil {
+		return HTTPSettings{}, s.badSetting("secretHeaders", err.Error())
+	}
+	return cfg, nil
+}
+
+// headerMap reads a headers setting: header names to string values.
+func headerMap(v any) (map[string]string, error) {
+	out := map[string]string{}
+	if v == nil {
+		return out, nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, errors.New(`must be an object of header names to string values, such as {"X-Team": "ops"}`)
+	}
+	for k, val := range m {
+		str, ok := val.(string)
+		if !ok {
+			return nil, fmt.Errorf("%s must be a string", strconv.Quote(k))
+		}
+		out[k] = str
+	}
+	return out, nil
 }
 
 // number reads a whole-number setting within [lo, hi], def when absent.

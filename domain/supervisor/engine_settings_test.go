@@ -112,6 +112,53 @@ func TestEngineSettingBoundsAreDeclaredOnce(t *testing.T) {
 			}
 		}
 	}
+	// Bounded lengths (process): the catalogue's text names the bound, the
+	// validator holds the constant, Parse takes the bound and refuses one
+	// past it, and the engine's typed reader reads what was saved.
+	ps := func(s Supervisor) (ProcessSettings, error) { return s.ProcessSettings() }
+	lengths := []struct {
+		engine, name string
+		max          int
+		value        func(n int) string
+		typed        func(Supervisor) (int, error)
+	}{
+		{"process", "command", ProcessMaxCommandLen, func(n int) string { return "/" + strings.Repeat("d", n-1) },
+			func(s Supervisor) (int, error) { c, err := ps(s); return len(c.Command), err }},
+		{"process", "args", ProcessMaxArgsLen, func(n int) string { return strings.Repeat("a", n) },
+			func(s Supervisor) (int, error) { c, err := ps(s); return len(strings.Join(c.Args, "\n")), err }},
+	}
+	base["process"] = map[string]any{"command": "/opt/yukta/decide"}
+	for _, l := range lengths {
+		where := l.engine + "." + l.name
+		e, err := EngineByType(l.engine)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range e.Settings {
+			if s.Name == l.name && !strings.Contains(s.Description, strconv.Itoa(l.max)) {
+				t.Errorf("%s: the catalogue's text %q does not name the bound %d", where, s.Description, l.max)
+			}
+		}
+		if c := settingChecks[where]; c.maxLen != l.max {
+			t.Errorf("%s: the validator's bound %d is not the constant %d", where, c.maxLen, l.max)
+		}
+		sup, err := parse(l.engine, map[string]any{l.name: l.value(l.max)})
+		if err != nil {
+			t.Errorf("%s at its bound %d: %v", where, l.max, err)
+		} else if n, err := l.typed(sup); err != nil || n != l.max {
+			t.Errorf("%s at its bound %d: the engine reads %d, %v", where, l.max, n, err)
+		}
+		if _, err := parse(l.engine, map[string]any{l.name: l.value(l.max + 1)}); err == nil || !strings.Contains(err.Error(), "engine.settings."+l.name) {
+			t.Errorf("%s one past its bound: %v; want a refusal at engine.settings.%s", where, err, l.name)
+		}
+		// A stored document past the bound (saved before it) is refused by
+		// the typed reader too, naming the setting.
+		old := Restore(Spec{ID: "old", Name: "Old", EngineType: l.engine, Enabled: true,
+			Settings: map[string]any{"command": "/opt/yukta/decide", l.name: l.value(l.max + 1)}})
+		if _, err := l.typed(old); err == nil || !strings.Contains(err.Error(), "engine.settings."+l.name) {
+			t.Errorf("%s stored past its bound: the engine reads it (%v); want a refusal naming engine.settings.%s", where, err, l.name)
+		}
+	}
 	// A stored supervisor without the defaults (saved before they were
 	// stored) reads with them.
 	old := Restore(Spec{ID: "old", Name: "Old", EngineType: "workflow", Settings: base["workflow"], Enabled: true})

@@ -35,8 +35,8 @@ var settingChecks = map[string]settingCheck{
 	"workflow.workflowId":    {format: "id", maxLen: 64},
 	"workflow.maxConcurrent": {min: WorkflowMinMaxConcurrent}, // the upper bound is the slot pool, which the application knows
 	"workflow.timeout":       {min: WorkflowMinTimeoutSeconds, max: WorkflowMaxTimeoutSeconds},
-	"process.command":        {format: "absPath", maxLen: 1024},
-	"process.args":           {maxLen: 16384},
+	"process.command":        {format: "absPath", maxLen: ProcessMaxCommandLen},
+	"process.args":           {maxLen: ProcessMaxArgsLen},
 }
 
 // Limits of header settings.
@@ -48,10 +48,28 @@ const (
 
 var (
 	headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$")
-	envRef     = regexp.MustCompile(`\$\{env\.[A-Za-z_][A-Za-z0-9_]*\}`)
+	envRef     = regexp.MustCompile(`\$\{env\.([A-Za-z_][A-Za-z0-9_]*)\}`)
 	// reservedHeaders are set by Yukta on every post.
 	reservedHeaders = []string{"host", "content-length", "content-type", "transfer-encoding", "connection"}
 )
+
+// EnvRefNames lists the variables a header value reads as ${env.NAME}, in
+// order, each as often as it is named (the document's own rules allow no
+// other ${…}).
+func EnvRefNames(v string) []string {
+	var out []string
+	for _, m := range envRef.FindAllStringSubmatch(v, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+// ExpandEnvRefs replaces each ${env.NAME} of a header value by value(NAME).
+func ExpandEnvRefs(v string, value func(name string) string) string {
+	return envRef.ReplaceAllStringFunc(v, func(ref string) string {
+		return value(envRef.FindStringSubmatch(ref)[1])
+	})
+}
 
 // settings checks an engine's settings against its catalogue entry:
 // unknown settings are refused, required ones must be there, each value

@@ -68,3 +68,36 @@ func TestSignalKindsMatchCatalogue(t *testing.T) {
 		t.Error("an unknown kind must be invalid")
 	}
 }
+
+// TestHearsOnlyWhatTheEngineTakesAndNotItsOwnEffects: the runtime's guard
+// in front of every engine. A kind the catalogue does not list for the
+// engine is not heard; an EVENT the supervisor itself caused is heard only
+// by an engine that hears its own effects (http).
+func TestHearsOnlyWhatTheEngineTakesAndNotItsOwnEffects(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	own := NewSignal("1.1.0", EventSignal{Seq: 1, At: at, Type: "ExecutionStarted", SessionID: "ci", Actor: "supervisor:s"})
+	other := NewSignal("1.2.0", EventSignal{Seq: 2, At: at, Type: "ExecutionStarted", SessionID: "ci", Actor: "supervisor:t"})
+	tick := NewSignal("1.2.0", TickSignal{At: at})
+	started := NewSignal("1.2.0", StartedSignal{At: at})
+	for _, c := range []struct {
+		engine                    string
+		own, other, tick, started bool
+	}{
+		{"rules", false, true, true, false},
+		{"workflow", false, true, true, true},
+		{"process", false, true, false, true},
+		{"http", true, true, false, true},
+	} {
+		sup := Restore(Spec{ID: "s", Name: "S", EngineType: c.engine, Enabled: true})
+		for _, h := range []struct {
+			what string
+			sig  Signal
+			want bool
+		}{{"its own effect", own, c.own}, {"another's effect", other, c.other}, {"a TICK", tick, c.tick}, {"STARTED", started, c.started}} {
+			if got := sup.Hears(h.sig); got != h.want {
+				t.Errorf("%s engine hears %s: %v, want %v", c.engine, h.what, got, h.want)
+			}
+		}
+	}
+}

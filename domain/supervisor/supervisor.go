@@ -440,6 +440,20 @@ func (s Supervisor) Takes(k SignalKind) bool {
 	return err == nil && slices.Contains(e.Signals, k.CatalogName())
 }
 
+// Hears reports whether the supervisor's engine is handed sig: a kind the
+// engine takes (Takes), and no EVENT the supervisor itself caused (actor
+// supervisor:<id>) unless its engine hears its own effects (the
+// catalogue's HearsOwnEffects). The runtime asks it before every signal,
+// so no engine repeats the check.
+func (s Supervisor) Hears(sig Signal) bool {
+	e, err := EngineByType(s.engine)
+	if err != nil || !slices.Contains(e.Signals, sig.Kind().CatalogName()) {
+		return false
+	}
+	ev, ok := sig.Body().(EventSignal)
+	return !ok || e.HearsOwnEffects || ev.Actor != "supervisor:"+s.id
+}
+
 // Spec returns the supervisor as a spec with every default made explicit:
 // what storage keeps and Restore takes back.
 func (s Supervisor) Spec() Spec {

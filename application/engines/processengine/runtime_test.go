@@ -1,4 +1,4 @@
-package supervisorapp_test
+package processengine_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/yukta/yukta/adapters/postgres"
+	"github.com/yukta/yukta/application/engines/processengine"
 	"github.com/yukta/yukta/application/supervisorapp"
 )
 
@@ -25,7 +26,7 @@ func TestRuntimeClosesTheProcessEngine(t *testing.T) {
 	st := postgres.NewSupervisorRuntime(e.pool)
 	rt := supervisorapp.NewRuntime(supervisorapp.RuntimeDeps{Supervisors: e.store, Leases: st, Cursors: st, Events: postgres.NewReader(e.pool), Positions: postgres.NewReader(e.pool),
 		Runs: st, Holds: st, Owner: "test",
-		Engines: map[string]supervisorapp.EngineFactory{"process": supervisorapp.NewProcessEngineFactory(supervisorapp.ProcessDeps{
+		Engines: map[string]supervisorapp.EngineFactory{"process": processengine.NewFactory(processengine.Deps{
 			Spawner: sp, Policy: procPolicy(t, "/opt/yukta/decide")})},
 		OnError: func(id string, err error) { t.Logf("runtime, supervisor %s: %v", id, err) },
 	}, supervisorapp.RuntimeConfig{LeaseTTL: time.Second, Poll: 20 * time.Millisecond, Rescan: 50 * time.Millisecond})

@@ -1,16 +1,19 @@
-package supervisorapp
+// Package httpengine is the http engine (engine type "http"): it decides
+// nothing itself, but posts each signal the runtime hands it to the
+// supervisor's url, for a system outside the server that answers over the
+// agent API. It stands on supervisorapp's Engine contract.
+package httpengine
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/yukta/yukta/application/supervisorapp"
 	"github.com/yukta/yukta/domain/fault"
 	"github.com/yukta/yukta/domain/supervisor"
 )
@@ -24,8 +27,8 @@ type SignalPoster interface {
 	PostSignal(ctx context.Context, url string, header map[string]string, body []byte) error
 }
 
-// HTTPDeps are what the http engine needs.
-type HTTPDeps struct {
+// Deps are what the http engine needs.
+type Deps struct {
 	Poster SignalPoster
 	// Getenv reads the server's environment (os.Getenv). The engine asks it
 	// only for names on AllowedEnv.
@@ -46,17 +49,17 @@ type HTTPDeps struct {
 // They are declared once in the domain (supervisor.HTTP*), which the
 // catalogue, the validator and this engine read.
 const (
-	HTTPDefaultTimeout       = supervisor.HTTPDefaultTimeoutMs * time.Millisecond
-	HTTPMaxTimeout           = supervisor.HTTPMaxTimeoutMs * time.Millisecond
-	HTTPDefaultMaxConcurrent = supervisor.HTTPDefaultMaxConcurrent
-	HTTPMaxConcurrent        = supervisor.HTTPMaxMaxConcurrent
+	DefaultTimeout       = supervisor.HTTPDefaultTimeoutMs * time.Millisecond
+	MaxTimeout           = supervisor.HTTPMaxTimeoutMs * time.Millisecond
+	DefaultMaxConcurrent = supervisor.HTTPDefaultMaxConcurrent
+	MaxConcurrent        = supervisor.HTTPMaxMaxConcurrent
 )
 
-// errHTTPEngineClosed is what Handle answers after Close: the signal was
+// errClosed is what Handle answers after Close: the signal was
 // not posted, and comes again to the next engine.
-var errHTTPEngineClosed = fmt.Errorf("supervisorapp: the http engine is closed: %w", fault.ErrUnavailable)
+var errClosed = fmt.Errorf("httpengine: the http engine is closed: %w", fault.ErrUnavailable)
 
-// NewHTTPEngineFactory returns the factory of the http engine (engine type
+// NewFactory returns the factory of the http engine (engine type
 // "http"): each signal of a kind the engine takes is posted as its wire
 // form {"cursor", "kind", "signal"} to settings.url, with settings.headers
 // (${env.NAME} expanded for allowed names) and settings.secretHeaders. The
@@ -73,7 +76,7 @@ var errHTTPEngineClosed = fmt.Errorf("supervisorapp: the http engine is closed: 
 // The engine's posts live as long as the ctx the factory is given (the
 // runtime's context for this engine) or until Close, which cancels and
 // joins them.
-func NewHTTPEngineFactory(d HTTPDeps) EngineFactory {
+func NewFactory(d Deps) supervisorapp.EngineFactory {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
@@ -87,87 +90,30 @@ func NewHTTPEngineFactory(d HTTPDeps) EngineFactory {
 	for _, n := range d.AllowedEnv {
 		allowed[strings.TrimSpace(n)] = true
 	}
-	return func(ctx context.Context, sup supervisor.Supervisor, _ Fence, _ []byte) (Engine, error) {
+	return func(ctx context.Context, sup supervisor.Supervisor, _ supervisorapp.Fence, _ []byte) (supervisorapp.Engine, error) {
 		if sup.EngineType() != "http" {
-			return nil, fmt.Errorf("supervisorapp: supervisor %s has engine %s, not http", sup.ID(), sup.EngineType())
+			return nil, fmt.Errorf("httpengine: supervisor %s has engine %s, not http", sup.ID(), sup.EngineType())
 		}
-		cfg, err := readHTTPSettings(sup)
+		// Validated when saved (supervisor.Parse); an error names the
+		// setting a stored document the rules no longer accept must fix.
+		cfg, err := sup.HTTPSettings()
 		if err != nil {
 			return nil, err
 		}
-		if cfg.url != "" && d.Poster == nil {
-			return nil, fmt.Errorf("supervisorapp: supervisor %s: the http engine has no poster; this is a wiring bug: %w", sup.ID(), fault.ErrUnavailable)
+		if cfg.URL != "" && d.Poster == nil {
+			return nil, fmt.Errorf("httpengine: supervisor %s: the http engine has no poster; this is a wiring bug: %w", sup.ID(), fault.ErrUnavailable)
 		}
 		ectx, cancel := context.WithCancel(ctx)
 		return &httpEngine{d: d, allowed: allowed, sup: sup, cfg: cfg, ctx: ectx, cancel: cancel,
-			slots: make(chan struct{}, cfg.maxConcurrent), reported: map[string]bool{}}, nil
+			slots: make(chan struct{}, cfg.MaxConcurrent), reported: map[string]bool{}}, nil
 	}
-}
-
-// httpSettings are an http supervisor's settings, read and bounded.
-type httpSettings struct {
-	url           string
-	where         string // url without query, for messages
-	headers       map[string]string
-	secret        map[string]string
-	timeout       time.Duration
-	maxConcurrent int
-}
-
-// readHTTPSettings reads the stored settings. They were validated when
-// saved (supervisor.Parse); this guards a stored document the rules no
-// longer accept, naming the setting to fix.
-func readHTTPSettings(sup supervisor.Supervisor) (httpSettings, error) {
-	id, m := sup.ID(), sup.Settings()
-	n, err := sup.HTTPSettings()
-	if err != nil {
-		return httpSettings{}, err
-	}
-	cfg := httpSettings{timeout: n.Timeout, maxConcurrent: n.MaxConcurrent}
-	bad := func(setting, want string) error {
-		return fault.Newf(fault.ErrInvalid, "supervisor %s: engine.settings.%s %s; fix it with PUT /api/supervisors/%s", id, setting, want, id)
-	}
-	if v, ok := m["url"]; ok && v != nil {
-		s, _ := v.(string)
-		u, err := url.Parse(s)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return httpSettings{}, bad("url", "is not an absolute http or https URL such as https://agent.example.com/yukta/signals")
-		}
-		cfg.url, cfg.where = s, u.Scheme+"://"+u.Host+u.EscapedPath()
-	}
-	if cfg.headers, err = headerMap(m["headers"]); err != nil {
-		return httpSettings{}, bad("headers", err.Error())
-	}
-	if cfg.secret, err = headerMap(m["secretHeaders"]); err != nil {
-		return httpSettings{}, bad("secretHeaders", err.Error())
-	}
-	return cfg, nil
-}
-
-func headerMap(v any) (map[string]string, error) {
-	out := map[string]string{}
-	if v == nil {
-		return out, nil
-	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil, errors.New(`must be an object of header names to string values, such as {"X-Team": "ops"}`)
-	}
-	for k, val := range m {
-		s, ok := val.(string)
-		if !ok {
-			return nil, fmt.Errorf("%s must be a string", strconv.Quote(k))
-		}
-		out[k] = s
-	}
-	return out, nil
 }
 
 type httpEngine struct {
-	d       HTTPDeps
+	d       Deps
 	allowed map[string]bool
 	sup     supervisor.Supervisor
-	cfg     httpSettings
+	cfg     supervisor.HTTPSettings
 	// ctx ends at Close or when the runtime stops the engine; every post
 	// runs under it.
 	ctx    context.Context
@@ -188,7 +134,7 @@ type httpEngine struct {
 // error only when no slot came before ctx ended or the engine closed: the
 // signal was not posted and the runtime hands it again.
 func (e *httpEngine) Handle(ctx context.Context, sig supervisor.Signal) error {
-	if e.cfg.url == "" || !e.sup.Takes(sig.Kind()) {
+	if e.cfg.URL == "" {
 		return nil
 	}
 	body, err := json.Marshal(sig)
@@ -204,13 +150,13 @@ func (e *httpEngine) Handle(ctx context.Context, sig supervisor.Signal) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-e.ctx.Done():
-		return errHTTPEngineClosed
+		return errClosed
 	}
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
 		<-e.slots
-		return errHTTPEngineClosed
+		return errClosed
 	}
 	e.wg.Add(1)
 	e.mu.Unlock()
@@ -224,32 +170,30 @@ func (e *httpEngine) Handle(ctx context.Context, sig supervisor.Signal) error {
 
 // post sends one signal and reports a failure; it never retries.
 func (e *httpEngine) post(sig supervisor.Signal, header map[string]string, body []byte) {
-	ctx, cancel := context.WithTimeout(e.ctx, e.cfg.timeout)
+	ctx, cancel := context.WithTimeout(e.ctx, e.cfg.Timeout)
 	defer cancel()
 	start := e.d.Now()
-	err := e.d.Poster.PostSignal(ctx, e.cfg.url, header, body)
+	err := e.d.Poster.PostSignal(ctx, e.cfg.URL, header, body)
 	if err == nil || e.ctx.Err() != nil {
 		return // delivered, or the engine stopped: a stop is not a failure
 	}
 	took := e.d.Now().Sub(start).Round(time.Millisecond)
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		err = fmt.Errorf("no answer within timeoutMs (%d): %w", e.cfg.timeout.Milliseconds(), err)
+		err = fmt.Errorf("no answer within timeoutMs (%d): %w", e.cfg.Timeout.Milliseconds(), err)
 	}
-	e.d.OnError(e.sup.ID(), &PostFailedError{Cursor: sig.Cursor(), Kind: sig.Kind(), Where: e.cfg.where, Took: took, Err: err})
+	e.d.OnError(e.sup.ID(), &PostFailedError{Cursor: sig.Cursor(), Kind: sig.Kind(), Where: e.cfg.Where, Took: took, Err: err})
 }
 
 // header builds the headers of one post: plain headers with their
 // references expanded, then secret headers as they are (they take no
 // references: a secret belongs in the secret, not in the environment).
 func (e *httpEngine) header() map[string]string {
-	out := make(map[string]string, len(e.cfg.headers)+len(e.cfg.secret))
-	for name, v := range e.cfg.headers {
-		// envRefs: the references SavePolicy checks when a supervisor is saved.
-		out[name] = envRefs.ReplaceAllStringFunc(v, func(ref string) string {
-			return e.env(name, envRefs.FindStringSubmatch(ref)[1])
-		})
+	out := make(map[string]string, len(e.cfg.Headers)+len(e.cfg.SecretHeaders))
+	for name, v := range e.cfg.Headers {
+		// The references SavePolicy checks when a supervisor is saved.
+		out[name] = supervisor.ExpandEnvRefs(v, func(n string) string { return e.env(name, n) })
 	}
-	for name, v := range e.cfg.secret {
+	for name, v := range e.cfg.SecretHeaders {
 		out[name] = v
 	}
 	return out
@@ -260,7 +204,7 @@ func (e *httpEngine) header() map[string]string {
 // an unset variable, or a value no header can carry.
 func (e *httpEngine) env(header, n string) string {
 	if !e.allowed[n] {
-		e.report(header, n, "is not in "+SettingEnvAllowed+", so it was sent empty; ask the operator to add the name there, or change the header")
+		e.report(header, n, "is not in "+supervisorapp.SettingEnvAllowed+", so it was sent empty; ask the operator to add the name there, or change the header")
 		return ""
 	}
 	v := e.d.Getenv(n)

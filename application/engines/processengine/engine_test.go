@@ -1,4 +1,4 @@
-package supervisorapp_test
+package processengine_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/yukta/yukta/application/engines/processengine"
 	"github.com/yukta/yukta/application/supervisorapp"
 	"github.com/yukta/yukta/domain/fault"
 	"github.com/yukta/yukta/domain/supervisor"
@@ -23,15 +24,15 @@ type fakeSpawner struct {
 	// stopDelay is how long each program's Stop takes.
 	stopDelay time.Duration
 	mu        sync.Mutex
-	specs     []supervisorapp.ProcessSpec
+	specs     []processengine.Spec
 	starts    []time.Time
 	procs     chan *fakeProc
 }
 
 func newFakeSpawner() *fakeSpawner { return &fakeSpawner{procs: make(chan *fakeProc, 100)} }
 
-func (s *fakeSpawner) Start(spec supervisorapp.ProcessSpec) (supervisorapp.Process, error) {
-	p := &fakeProc{stdin: make(chan []byte, spec.QueueLines), lines: make(chan supervisorapp.ProcessLine),
+func (s *fakeSpawner) Start(spec processengine.Spec) (processengine.Process, error) {
+	p := &fakeProc{stdin: make(chan []byte, spec.QueueLines), lines: make(chan processengine.OutputLine),
 		gone: make(chan struct{}), stopped: make(chan struct{}), stopDelay: s.stopDelay}
 	s.mu.Lock()
 	s.specs = append(s.specs, spec)
@@ -58,7 +59,7 @@ func (s *fakeSpawner) next(t *testing.T) *fakeProc {
 type fakeProc struct {
 	stopDelay time.Duration
 	stdin     chan []byte
-	lines     chan supervisorapp.ProcessLine
+	lines     chan processengine.OutputLine
 	goneOnce  sync.Once
 	gone      chan struct{}
 	stopOnce  sync.Once
@@ -69,20 +70,20 @@ type fakeProc struct {
 func (p *fakeProc) Send(ctx context.Context, line []byte) error {
 	select {
 	case <-p.gone:
-		return supervisorapp.ErrProcessGone
+		return processengine.ErrGone
 	default:
 	}
 	select {
 	case p.stdin <- append([]byte(nil), line...):
 		return nil
 	case <-p.gone:
-		return supervisorapp.ErrProcessGone
+		return processengine.ErrGone
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 }
 
-func (p *fakeProc) Lines() <-chan supervisorapp.ProcessLine { return p.lines }
+func (p *fakeProc) Lines() <-chan processengine.OutputLine { return p.lines }
 
 func (p *fakeProc) Stop() error {
 	p.stopOnce.Do(func() {
@@ -94,7 +95,7 @@ func (p *fakeProc) Stop() error {
 }
 
 // say writes one output line; only the test goroutine calls it.
-func (p *fakeProc) say(t *testing.T, l supervisorapp.ProcessLine) {
+func (p *fakeProc) say(t *testing.T, l processengine.OutputLine) {
 	t.Helper()
 	select {
 	case p.lines <- l:
@@ -107,7 +108,7 @@ func (p *fakeProc) say(t *testing.T, l supervisorapp.ProcessLine) {
 
 func (p *fakeProc) sayText(t *testing.T, s string) {
 	t.Helper()
-	p.say(t, supervisorapp.ProcessLine{Data: []byte(s)})
+	p.say(t, processengine.OutputLine{Data: []byte(s)})
 }
 
 // exit ends the program as if it exited by itself.
@@ -180,11 +181,11 @@ func procPolicy(t *testing.T, commands ...string) supervisorapp.SavePolicy {
 	return p
 }
 
-func newProcEnv(t *testing.T, limits supervisorapp.ProcessLimits, opts ...func(*supervisorapp.ProcessDeps)) *procEnv {
+func newProcEnv(t *testing.T, limits processengine.Limits, opts ...func(*processengine.Deps)) *procEnv {
 	t.Helper()
 	e := &procEnv{spawner: newFakeSpawner(), rec: newProcRecorder(), drops: make(chan procDrop, 100), errs: make(chan error, 100),
 		fence: supervisorapp.Fence{SupervisorID: "proc", Owner: "test", Token: 7}}
-	deps := supervisorapp.ProcessDeps{
+	deps := processengine.Deps{
 		Spawner: e.spawner,
 		Submit: procSubmitFunc(func(_ context.Context, in supervisorapp.SubmitInput) (supervisorapp.DirectiveResult, error) {
 			e.rec.directives <- in
@@ -202,7 +203,7 @@ func newProcEnv(t *testing.T, limits supervisorapp.ProcessLimits, opts ...func(*
 	for _, o := range opts {
 		o(&deps)
 	}
-	factory := supervisorapp.NewProcessEngineFactory(deps)
+	factory := processengine.NewFactory(deps)
 	eng, err := factory(t.Context(), procSupervisor(t, procDoc), e.fence, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -236,7 +237,7 @@ var procAt = time.Date(2026, 3, 1, 11, 0, 0, 0, time.UTC)
 
 func TestProcessEngineStartsTheCommandWithItsArgs(t *testing.T) {
 	t.Parallel()
-	e := newProcEnv(t, supervisorapp.ProcessLimits{})
+	e := newProcEnv(t, processengine.Limits{})
 	e.spawner.next(t)
 	e.spawner.mu.Lock()
 	spec := e.spawner.specs[0]
@@ -253,7 +254,7 @@ func TestProcessEngineStartsTheCommandWithItsArgs(t *testing.T) {
 // envelope every supervisor receives.
 func TestProcessEngineSignalsBecomeInputLines(t *testing.T) {
 	t.Parallel()
-	e := newProcEnv(t, supervisorapp.ProcessLimits{})
+	e := newProcEnv(t, processengine.Limits{})
 	p := e.spawner.next(t)
 	ev := supervisor.NewSignal("12", supervisor.EventSignal{Seq: 12, At: procAt, Type: "NodeStatusChanged", SessionID: "ci", WorkflowID: "build",
 		ExecutionID: "e1", NodeID: "ship", Actor: "engine", Data: map[string]any{"to": "FAILURE"}})
@@ -263,11 +264,9 @@ func TestProcessEngineSignalsBecomeInputLines(t *testing.T) {
 	}
 	rv := supervisor.NewSignal("13", supervisor.ReviewSignal{ReviewID: "r1", Command: stop.Command(), Actor: "key:ops", Channel: "rest",
 		SessionID: "ci", ExecutionID: "e1", Deadline: procAt.Add(30 * time.Second)})
-	own := supervisor.NewSignal("14", supervisor.EventSignal{Seq: 14, At: procAt, Type: "CommandApplied", SessionID: "ci",
-		ExecutionID: "e1", Actor: "supervisor:proc", Data: map[string]any{}})
 	other := supervisor.NewSignal("15", supervisor.EventSignal{Seq: 15, At: procAt, Type: "CommandApplied", SessionID: "ci",
 		ExecutionID: "e1", Actor: "supervisor:other", Data: map[string]any{}})
-	for _, sig := range []supervisor.Signal{ev, own, rv, other} {
+	for _, sig := range []supervisor.Signal{ev, rv, other} {
 		if err := e.eng.Handle(t.Context(), sig); err != nil {
 			t.Fatal(err)
 		}
@@ -275,8 +274,8 @@ func TestProcessEngineSignalsBecomeInputLines(t *testing.T) {
 	want := []string{
 		`{"cursor":"12","kind":"EVENT","signal":{"seq":12,"at":"2026-03-01T11:00:00Z","type":"NodeStatusChanged","sessionId":"ci","workflowId":"build","executionId":"e1","nodeId":"ship","actor":"engine","data":{"to":"FAILURE"}}}`,
 		`{"cursor":"13","kind":"REVIEW","signal":{"reviewId":"r1","command":{"type":"StopWorkflow","target":"execution:e1","mode":"CANCEL"},"actor":"key:ops","channel":"rest","sessionId":"ci","executionId":"e1","deadline":"2026-03-01T11:00:30Z"}}`,
-		// The event the supervisor itself caused (14) is not sent: a
-		// program answering it would feed on its own directives.
+		// The events the supervisor itself caused never reach the engine
+		// (the runtime's TestRuntimeHandsAnEngineOnlyWhatItsSupervisorHears).
 		`{"cursor":"15","kind":"EVENT","signal":{"seq":15,"at":"2026-03-01T11:00:00Z","type":"CommandApplied","sessionId":"ci","executionId":"e1","actor":"supervisor:other","data":{}}}`,
 	}
 	for i, w := range want {
@@ -289,125 +288,11 @@ func TestProcessEngineSignalsBecomeInputLines(t *testing.T) {
 	}
 }
 
-// TestProcessEngineCommandLine: a command line is a directive sent through
-// the intake under the engine's lease.
-func TestProcessEngineCommandLine(t *testing.T) {
-	t.Parallel()
-	e := newProcEnv(t, supervisorapp.ProcessLimits{})
-	p := e.spawner.next(t)
-	p.sayText(t, `{"type":"command","key":"pause-12","cause":"12","reason":"three failures","command":{"type":"PauseWorkflow","executionId":"e1"}}`)
-	var in supervisorapp.SubmitInput
-	select {
-	case in = <-e.rec.directives:
-	case <-time.After(5 * time.Second):
-		t.Fatal("no directive reached the intake")
-	}
-	d := in.Directive
-	if in.SupervisorID != "proc" || in.Channel != supervisorapp.ChannelSupervisor || in.Fence == nil || *in.Fence != e.fence {
-		t.Errorf("sent by %q over %q with fence %v; want proc over %q with %v", in.SupervisorID, in.Channel, in.Fence, supervisorapp.ChannelSupervisor, e.fence)
-	}
-	if d.Key() != "pause-12" || d.Cause() != "12" || d.Reason() != "three failures" || d.Command().Type() != supervisor.PauseWorkflow ||
-		d.Command().Target().String() != "execution:e1" {
-		t.Errorf("directive %s %s %s %s %s; want pause-12, cause 12, the reason, PauseWorkflow on execution:e1",
-			d.Key(), d.Cause(), d.Reason(), d.Command().Type(), d.Command().Target())
-	}
-}
-
-// TestProcessEngineVerdictLines: verdict and noOpinion answer the review
-// named by answers, under the engine's lease.
-func TestProcessEngineVerdictLines(t *testing.T) {
-	t.Parallel()
-	e := newProcEnv(t, supervisorapp.ProcessLimits{})
-	p := e.spawner.next(t)
-	p.sayText(t, `{"type":"verdict","answers":"r1","verdict":"DENY","reason":"not on Fridays"}`)
-	p.sayText(t, `{"type":"verdict","answers":"r2","verdict":"require_approval"}`)
-	p.sayText(t, `{"type":"noOpinion","answers":"r3"}`)
-	want := []struct {
-		review   string
-		decision supervisor.Decision
-		reason   string
-	}{{"r1", supervisor.Deny, "not on Fridays"}, {"r2", supervisor.RequireApproval, ""}, {"r3", supervisor.NoOpinion, ""}}
-	for _, w := range want {
-		select {
-		case in := <-e.rec.answers:
-			if in.ReviewID != w.review || in.SupervisorID != "proc" || in.Verdict.Decision() != w.decision || in.Verdict.Reason() != w.reason ||
-				in.Fence == nil || *in.Fence != e.fence {
-				t.Errorf("answer %+v (verdict %s %q); want review %s %s %q by proc with fence %v", in, in.Verdict.Decision(), in.Verdict.Reason(),
-					w.review, w.decision, w.reason, e.fence)
-			}
-		case <-time.After(5 * time.Second):
-			t.Fatalf("no answer for %s", w.review)
-		}
-	}
-}
-
-// TestProcessEngineDropsJunk: every line the contract does not know is
-// dropped with its reason, nothing reaches the server, and the engine goes
-// on with the next line.
-func TestProcessEngineDropsJunk(t *testing.T) {
-	t.Parallel()
-	e := newProcEnv(t, supervisorapp.ProcessLimits{})
-	p := e.spawner.next(t)
-	tests := []struct {
-		line   string
-		reason string
-		words  string
-	}{
-		{"thinking...", supervisorapp.DropNotJSON, "not a JSON object"},
-		{"", supervisorapp.DropNotJSON, "not a JSON object"},
-		{`[1,2]`, supervisorapp.DropNotJSON, "not a JSON object"},
-		{`null`, supervisorapp.DropNotJSON, "not a JSON object"},
-		{`{"key":"k"}`, supervisorapp.DropUnknownType, `no "type"`},
-		{`{"type":7}`, supervisorapp.DropUnknownType, `no "type"`},
-		{`{"type":"dance"}`, supervisorapp.DropUnknownType, `type "dance"; use one of command, verdict`},
-		{`{"type":"command","key":"k"}`, supervisorapp.DropInvalid, "command"},
-		{`{"type":"command","key":"k","command":{"type":"PauseWorkflw","executionId":"e1"}}`, supervisorapp.DropInvalid, "PauseWorkflw"},
-		{`{"type":"command","key":"k","command":{"type":"PauseWorkflow","executionId":"e1"},"colour":"red"}`, supervisorapp.DropInvalid, "colour"},
-		{`{"type":"verdict","verdict":"ALLOW"}`, supervisorapp.DropInvalid, "answers is required"},
-		{`{"type":"verdict","answers":"r1","verdict":"MAYBE"}`, supervisorapp.DropInvalid, `"MAYBE" is not a verdict`},
-		{`{"type":"verdict","answers":"r1","verdict":"DENY"}`, supervisorapp.DropInvalid, "reason: is required with DENY"},
-		{`{"type":"verdict","answers":"r1","verdict":"NO_OPINION"}`, supervisorapp.DropInvalid, "noOpinion"},
-		{`{"type":"verdict","answers":"r1","verdict":"ALLOW","extra":1}`, supervisorapp.DropInvalid, `"extra" is not a member`},
-		{`{"type":"noOpinion","answers":"r1","verdict":"ALLOW"}`, supervisorapp.DropInvalid, `"verdict" is not a member of a noOpinion line`},
-		{`{"type":"noOpinion","answers":5}`, supervisorapp.DropInvalid, "strings"},
-		{`{"type":"verdict","answers":"` + strings.Repeat("r", 129) + `","verdict":"ALLOW"}`, supervisorapp.DropInvalid, "longer than 128"},
-		{`{"type":"delegationAnswer","answers":"d1","answer":{}}`, supervisorapp.DropNotBuilt, "delegations are not wired"},
-		{`{"type":"delegate","kind":"CONSULT","key":"k","payload":{}}`, supervisorapp.DropNotBuilt, "delegations are not wired"},
-	}
-	for _, tt := range tests {
-		p.sayText(t, tt.line)
-		d := e.nextDrop(t)
-		if d.reason != tt.reason || d.err == nil || !strings.Contains(d.err.Error(), tt.words) {
-			t.Errorf("line %.60q: dropped as %s (%v); want %s saying %q", tt.line, d.reason, d.err, tt.reason, tt.words)
-		}
-	}
-	p.say(t, supervisorapp.ProcessLine{TooLong: true})
-	if d := e.nextDrop(t); d.reason != supervisorapp.DropTooLong || !strings.Contains(d.err.Error(), "longer than 65536 bytes") {
-		t.Errorf("an overlong line: dropped as %s (%v); want %s", d.reason, d.err, supervisorapp.DropTooLong)
-	}
-	// The engine goes on.
-	p.sayText(t, `{"type":"noOpinion","answers":"r9"}`)
-	select {
-	case in := <-e.rec.answers:
-		if in.ReviewID != "r9" {
-			t.Errorf("answered %s, want r9", in.ReviewID)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("a valid line after the junk was not handled")
-	}
-	if n := len(e.rec.directives) + len(e.rec.answers); n != 0 {
-		t.Errorf("%d junk lines reached the server", n)
-	}
-	if n := len(e.drops); n != 0 {
-		t.Errorf("%d more drops than lines", n)
-	}
-}
-
 // TestProcessEngineRestartsTheProgram: a program that exits is started
 // again, and a signal that comes meanwhile waits for it.
 func TestProcessEngineRestartsTheProgram(t *testing.T) {
 	t.Parallel()
-	e := newProcEnv(t, supervisorapp.ProcessLimits{Restart: supervisorapp.RestartPolicy{Min: 50 * time.Millisecond, Max: 200 * time.Millisecond}})
+	e := newProcEnv(t, processengine.Limits{Restart: processengine.RestartPolicy{Min: 50 * time.Millisecond, Max: 200 * time.Millisecond}})
 	p1 := e.spawner.next(t)
 	p1.exit()
 	handled := make(chan error, 1)
@@ -442,7 +327,7 @@ func TestProcessEngineRestartsTheProgram(t *testing.T) {
 // the queue never grows past its bound.
 func TestProcessEngineBackPressure(t *testing.T) {
 	t.Parallel()
-	e := newProcEnv(t, supervisorapp.ProcessLimits{QueueLines: 2})
+	e := newProcEnv(t, processengine.Limits{QueueLines: 2})
 	p := e.spawner.next(t)
 	sig := supervisor.NewSignal("1", supervisor.TickSignal{At: procAt})
 	for range 2 {
@@ -470,7 +355,7 @@ func TestProcessEngineBackPressure(t *testing.T) {
 // TestProcessEngineClose stops the program and answers no more signals.
 func TestProcessEngineClose(t *testing.T) {
 	t.Parallel()
-	e := newProcEnv(t, supervisorapp.ProcessLimits{})
+	e := newProcEnv(t, processengine.Limits{})
 	p := e.spawner.next(t)
 	if err := e.eng.Close(); err != nil {
 		t.Fatal(err)
@@ -496,7 +381,7 @@ func TestProcessEngineClose(t *testing.T) {
 func TestProcessEngineStopsWithItsContext(t *testing.T) {
 	t.Parallel()
 	sp := newFakeSpawner()
-	factory := supervisorapp.NewProcessEngineFactory(supervisorapp.ProcessDeps{Spawner: sp, Policy: procPolicy(t, "/opt/yukta/decide")})
+	factory := processengine.NewFactory(processengine.Deps{Spawner: sp, Policy: procPolicy(t, "/opt/yukta/decide")})
 	ctx, cancel := context.WithCancel(t.Context())
 	eng, err := factory(ctx, procSupervisor(t, procDoc), supervisorapp.Fence{}, nil)
 	if err != nil {
@@ -527,7 +412,7 @@ func TestProcessEngineRefusesACommandOffTheList(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			sp := newFakeSpawner()
-			factory := supervisorapp.NewProcessEngineFactory(supervisorapp.ProcessDeps{Spawner: sp, Policy: tt.policy})
+			factory := processengine.NewFactory(processengine.Deps{Spawner: sp, Policy: tt.policy})
 			_, err := factory(t.Context(), procSupervisor(t, procDoc), supervisorapp.Fence{}, nil)
 			if !errors.Is(err, supervisorapp.ErrCommandNotAllowed) || !errors.Is(err, fault.ErrForbidden) || !strings.Contains(err.Error(), tt.words) ||
 				!strings.Contains(err.Error(), "engine.settings.command") {
@@ -542,7 +427,7 @@ func TestProcessEngineRefusesACommandOffTheList(t *testing.T) {
 
 func TestRestartPolicyNext(t *testing.T) {
 	t.Parallel()
-	p := supervisorapp.RestartPolicy{}
+	p := processengine.RestartPolicy{}
 	var delays []time.Duration
 	var d time.Duration
 	for range 11 {
@@ -557,7 +442,7 @@ func TestRestartPolicyNext(t *testing.T) {
 	if got := p.Next(30*time.Second, time.Minute); got != 100*ms {
 		t.Errorf("after a life of a minute: %s, want the delay back at 100ms", got)
 	}
-	if got := (supervisorapp.RestartPolicy{Min: 10 * ms, Max: 40 * ms}).Next(40*ms, ms); got != 40*ms {
+	if got := (processengine.RestartPolicy{Min: 10 * ms, Max: 40 * ms}).Next(40*ms, ms); got != 40*ms {
 		t.Errorf("capped: %s, want 40ms", got)
 	}
 }
@@ -581,7 +466,7 @@ func TestProcessEngineDelegates(t *testing.T) {
 	t.Parallel()
 	opened := make(chan supervisorapp.DelegateInput, 10)
 	answered := make(chan supervisorapp.AnswerDelegationInput, 10)
-	e := newProcEnv(t, supervisorapp.ProcessLimits{}, func(d *supervisorapp.ProcessDeps) {
+	e := newProcEnv(t, processengine.Limits{}, func(d *processengine.Deps) {
 		d.Delegate = procDelegateFunc(func(_ context.Context, in supervisorapp.DelegateInput) (supervisor.Delegation, bool, error) {
 			opened <- in
 			return supervisor.Delegation{}, true, nil
@@ -619,7 +504,7 @@ func TestProcessEngineDelegates(t *testing.T) {
 		{`{"type":"delegationAnswer","answer":1}`, "answers is required"},
 	} {
 		p.sayText(t, tt.line)
-		if d := e.nextDrop(t); d.reason != supervisorapp.DropInvalid || !strings.Contains(d.err.Error(), tt.words) {
+		if d := e.nextDrop(t); d.reason != processengine.DropInvalid || !strings.Contains(d.err.Error(), tt.words) {
 			t.Errorf("line %s: dropped as %s (%v), want %q", tt.line, d.reason, d.err, tt.words)
 		}
 	}

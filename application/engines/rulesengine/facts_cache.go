@@ -1,6 +1,10 @@
-package supervisorapp
+package rulesengine
 
-import "context"
+import (
+	"context"
+
+	"github.com/yukta/yukta/application/supervisorapp"
+)
 
 // factsCache reads the facts of runs (the execution variable) for the rules
 // engine. While an outbox batch lasts, the first run whose facts are needed
@@ -28,7 +32,7 @@ import "context"
 // but never in step with the events: facts are the run as it is now, not
 // as it was at the event, either way.
 type factsCache struct {
-	runs   RunDirectory
+	runs   supervisorapp.RunDirectory
 	active bool
 	// batch lists the runs of the batch not read yet: the first miss reads
 	// them all.
@@ -37,11 +41,11 @@ type factsCache struct {
 }
 
 type keptFacts struct {
-	facts RunFacts
+	facts supervisorapp.RunFacts
 	ok    bool
 }
 
-func newFactsCache(runs RunDirectory) *factsCache {
+func newFactsCache(runs supervisorapp.RunDirectory) *factsCache {
 	return &factsCache{runs: runs, kept: map[string]keptFacts{}}
 }
 
@@ -65,7 +69,7 @@ func (c *factsCache) invalidate() {
 
 // facts returns the facts of a run (ok is false when it does not exist),
 // read once per batch. A failed read is not kept.
-func (c *factsCache) facts(ctx context.Context, id string) (RunFacts, bool, error) {
+func (c *factsCache) facts(ctx context.Context, id string) (supervisorapp.RunFacts, bool, error) {
 	if !c.active {
 		return c.runs.Facts(ctx, id)
 	}
@@ -80,7 +84,7 @@ func (c *factsCache) facts(ctx context.Context, id string) (RunFacts, bool, erro
 	}
 	got, err := c.runs.FactsMany(ctx, ids)
 	if err != nil {
-		return RunFacts{}, false, err
+		return supervisorapp.RunFacts{}, false, err
 	}
 	c.batch = nil
 	for _, r := range ids {

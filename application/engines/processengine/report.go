@@ -1,4 +1,4 @@
-package supervisorapp
+package processengine
 
 import (
 	"fmt"
@@ -9,12 +9,12 @@ import (
 	"unicode/utf8"
 )
 
-// DefaultProcessReportEvery is how often, at most, a process engine
-// reports the output lines it did not act on (ProcessLimits.ReportEvery):
+// DefaultReportEvery is how often, at most, a process engine
+// reports the output lines it did not act on (Limits.ReportEvery):
 // the first line of a quiet spell is reported at once, the rest of each
 // period in one summary at its end. Whatever a program prints, the server
 // logs at most one line per period for its dropped lines.
-const DefaultProcessReportEvery = 10 * time.Second
+const DefaultReportEvery = 10 * time.Second
 
 // maxSampleBytes caps the sample of a dropped line in a report.
 const maxSampleBytes = 200
@@ -31,7 +31,7 @@ const DropRefused = "refused"
 var DropReasons = []string{DropTooLong, DropNotJSON, DropUnknownType, DropInvalid, DropNotBuilt, DropRefused}
 
 // DropReport sums up the output lines of one supervisor's program that
-// the engine dropped (ProcessDeps.OnReport).
+// the engine dropped (Deps.OnReport).
 type DropReport struct {
 	// Lines were dropped, Reasons says why (reason → lines).
 	Lines   int

@@ -1,16 +1,16 @@
-package supervisorapp
+package rulesengine
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/yukta/yukta/adapters/cel"
 	"github.com/yukta/yukta/application/executionapp"
+	"github.com/yukta/yukta/application/supervisorapp"
 	"github.com/yukta/yukta/domain/execution"
 	"github.com/yukta/yukta/domain/supervisor"
 )
@@ -18,30 +18,30 @@ import (
 // countingRuns is a RunDirectory that knows some runs' facts and records
 // the facts queries (Facts and FactsMany) and how often each run was read.
 type countingRuns struct {
-	facts   map[string]RunFacts
+	facts   map[string]supervisorapp.RunFacts
 	reads   map[string]int
 	queries [][]string // the ids of each query, in order
 }
 
 func newCountingRuns(ids ...string) *countingRuns {
-	r := &countingRuns{facts: map[string]RunFacts{}, reads: map[string]int{}}
+	r := &countingRuns{facts: map[string]supervisorapp.RunFacts{}, reads: map[string]int{}}
 	for _, id := range ids {
-		r.facts[id] = RunFacts{RunInfo: RunInfo{ID: id, SessionID: "ci", WorkflowID: "build", Status: execution.Running, StartedAt: t0},
+		r.facts[id] = supervisorapp.RunFacts{RunInfo: supervisorapp.RunInfo{ID: id, SessionID: "ci", WorkflowID: "build", Status: execution.Running, StartedAt: t0},
 			LastProgressAt: t0, ActiveCount: len(ids), Nodes: map[string]execution.NodeStatus{"a": execution.NodeStatus("RUNNING")}}
 	}
 	return r
 }
 
-func (r *countingRuns) Facts(_ context.Context, id string) (RunFacts, bool, error) {
+func (r *countingRuns) Facts(_ context.Context, id string) (supervisorapp.RunFacts, bool, error) {
 	r.queries = append(r.queries, []string{id})
 	r.reads[id]++
 	f, ok := r.facts[id]
 	return f, ok, nil
 }
 
-func (r *countingRuns) FactsMany(_ context.Context, ids []string) (map[string]RunFacts, error) {
+func (r *countingRuns) FactsMany(_ context.Context, ids []string) (map[string]supervisorapp.RunFacts, error) {
 	r.queries = append(r.queries, slices.Clone(ids))
-	out := map[string]RunFacts{}
+	out := map[string]supervisorapp.RunFacts{}
 	for _, id := range ids {
 		r.reads[id]++
 		if f, ok := r.facts[id]; ok {
@@ -51,19 +51,19 @@ func (r *countingRuns) FactsMany(_ context.Context, ids []string) (map[string]Ru
 	return out, nil
 }
 
-func (r *countingRuns) Runs(context.Context, []string) (map[string]RunInfo, error) {
-	return map[string]RunInfo{}, nil
+func (r *countingRuns) Runs(context.Context, []string) (map[string]supervisorapp.RunInfo, error) {
+	return map[string]supervisorapp.RunInfo{}, nil
 }
 
-func (r *countingRuns) ActiveRuns(context.Context, []supervisor.Unit, int) ([]RunInfo, error) {
+func (r *countingRuns) ActiveRuns(context.Context, []supervisor.Unit, int) ([]supervisorapp.RunInfo, error) {
 	return nil, nil
 }
 
-func (r *countingRuns) Input(context.Context, string) (InputInfo, bool, error) {
-	return InputInfo{}, false, nil
+func (r *countingRuns) Input(context.Context, string) (supervisorapp.InputInfo, bool, error) {
+	return supervisorapp.InputInfo{}, false, nil
 }
 
-func (r *countingRuns) OpenInputs(context.Context, []supervisor.Unit, int) ([]InputInfo, error) {
+func (r *countingRuns) OpenInputs(context.Context, []supervisor.Unit, int) ([]supervisorapp.InputInfo, error) {
 	return nil, nil
 }
 
@@ -74,67 +74,24 @@ type sender struct {
 	onSend func(supervisor.Directive)
 }
 
-func (s *sender) Handle(_ context.Context, in SubmitInput) (DirectiveResult, error) {
+func (s *sender) Handle(_ context.Context, in supervisorapp.SubmitInput) (supervisorapp.DirectiveResult, error) {
 	s.sent = append(s.sent, in.Directive)
 	if s.onSend != nil {
 		s.onSend(in.Directive)
 	}
-	return DirectiveResult{SupervisorID: in.SupervisorID, Key: in.Directive.Key()}, nil
+	return supervisorapp.DirectiveResult{SupervisorID: in.SupervisorID, Key: in.Directive.Key()}, nil
 }
 
-// outbox is an EventTail over a list the test appends to.
-type outbox struct{ evs []executionapp.StoredEvent }
+// events are node status changes of runs of workflow ci/build, as the
+// outbox would hold them.
+type events struct{ evs []executionapp.StoredEvent }
 
-func (o *outbox) EventHead(context.Context) (int64, error) {
-	if len(o.evs) == 0 {
-		return 0, nil
-	}
-	return o.evs[len(o.evs)-1].Seq, nil
-}
-
-func (o *outbox) Events(_ context.Context, q executionapp.EventQuery) ([]executionapp.StoredEvent, error) {
-	var out []executionapp.StoredEvent
-	for _, e := range o.evs {
-		if (supervisor.Position{XID: q.AfterXID, Seq: q.AfterSeq}).Before(EventPosition(e)) && len(out) < q.Limit {
-			out = append(out, e)
-		}
-	}
-	return out, nil
-}
-
-// add appends a node status change of run (workflow ci/build) to the
-// outbox.
-func (o *outbox) add(run, node, to string) { o.addIn("ci", run, node, to) }
-
-// addIn appends a node status change of run of workflow build of session.
-func (o *outbox) addIn(session, run, node, to string) {
+// add appends a node status change of run.
+func (o *events) add(run, node, to string) {
 	seq := int64(len(o.evs) + 1)
 	o.evs = append(o.evs, executionapp.StoredEvent{XID: uint64(100 + seq), Seq: seq, Event: executionapp.Event{Type: executionapp.EventNodeStatusChanged,
-		At: t0.Add(time.Duration(seq) * time.Second), SessionID: session, WorkflowID: "build", ExecutionID: run, NodeID: node,
+		At: t0.Add(time.Duration(seq) * time.Second), SessionID: "ci", WorkflowID: "build", ExecutionID: run, NodeID: node,
 		Actor: "engine", Channel: "engine", Data: map[string]any{"from": "RUNNING", "to": to}}})
-}
-
-// asIs redacts nothing.
-type asIs struct{}
-
-func (asIs) Redact(_ context.Context, e executionapp.StoredEvent) (map[string]any, error) {
-	return e.Data, nil
-}
-
-// memCursors keeps the cursors saved.
-type memCursors struct{ saved []Cursor }
-
-func (c *memCursors) Cursor(context.Context, string) (Cursor, bool, error) {
-	return Cursor{}, false, nil
-}
-
-func (c *memCursors) CreatedAt(context.Context, string) (supervisor.Position, bool, error) {
-	return supervisor.Position{}, false, nil
-}
-
-func (c *memCursors) SaveCursor(_ context.Context, _ Fence, cur Cursor) error {
-	c.saved = append(c.saved, cur)
-	return nil
 }
 
 // rulesSupervisor is a rules supervisor "guard" owning session ci with the
@@ -154,15 +111,15 @@ func rulesSupervisor(t *testing.T, rules string) (supervisor.Supervisor, *cel.Co
 }
 
 // rulesEngineOver starts the rules engine of rules over runs and send.
-func rulesEngineOver(t *testing.T, rules string, runs RunDirectory, send DirectiveSender) BatchEngine {
+func rulesEngineOver(t *testing.T, rules string, runs supervisorapp.RunDirectory, send supervisorapp.DirectiveSender) supervisorapp.BatchEngine {
 	t.Helper()
 	sup, c := rulesSupervisor(t, rules)
-	eng, err := NewRulesEngineFactory(RulesDeps{Submit: send, Runs: runs, Conditions: c, Check: c.Check, Now: func() time.Time { return t0 },
-		OnRuleError: func(_, rule string, err error) { t.Errorf("rule %s: %v", rule, err) }})(t.Context(), sup, Fence{SupervisorID: "guard", Token: 1}, nil)
+	eng, err := NewFactory(Deps{Submit: send, Runs: runs, Conditions: c, Check: c.Check, Now: func() time.Time { return t0 },
+		OnRuleError: func(_, rule string, err error) { t.Errorf("rule %s: %v", rule, err) }})(t.Context(), sup, supervisorapp.Fence{SupervisorID: "guard", Token: 1}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, ok := eng.(BatchEngine)
+	b, ok := eng.(supervisorapp.BatchEngine)
 	if !ok {
 		t.Fatalf("the rules engine (%T) is not a BatchEngine: it cannot keep facts for a batch", eng)
 	}
@@ -170,10 +127,10 @@ func rulesEngineOver(t *testing.T, rules string, runs RunDirectory, send Directi
 }
 
 // handle hands the engine an EVENT signal for each stored event.
-func handle(t *testing.T, eng Engine, evs ...executionapp.StoredEvent) {
+func handle(t *testing.T, eng supervisorapp.Engine, evs ...executionapp.StoredEvent) {
 	t.Helper()
 	for _, e := range evs {
-		if err := eng.Handle(t.Context(), supervisor.NewSignal(EventCursor(e), EventSignal(e, e.Data))); err != nil {
+		if err := eng.Handle(t.Context(), supervisor.NewSignal(supervisorapp.EventCursor(e), supervisorapp.EventSignal(e, e.Data))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -208,7 +165,7 @@ func TestFactsAreReadOnlyForAnIfThatReadsExecution(t *testing.T) {
 			t.Parallel()
 			runs := newCountingRuns("r1")
 			eng := rulesEngineOver(t, tt.rules, runs, &sender{})
-			var o outbox
+			var o events
 			o.add("r1", "a", "SUCCESS")
 			o.add("r1", "b", "SUCCESS")
 			o.add("r1", "c", "FAILURE")
@@ -220,39 +177,36 @@ func TestFactsAreReadOnlyForAnIfThatReadsExecution(t *testing.T) {
 	}
 }
 
-// TestRuntimeReadsFactsOncePerBatch: the runtime hands the rules engine a
-// batch of events of two runs; the first event whose rules read execution
-// reads the facts of both runs in one query, kept for the batch; the next
-// batch reads them again.
-func TestRuntimeReadsFactsOncePerBatch(t *testing.T) {
+// TestFactsAreReadOncePerBatch: the runtime brackets a batch of events of
+// two runs (BeginBatch with the batch's runs, EndBatch after:
+// supervisorapp's TestPumpBracketsEachBatch); the first event whose rules
+// read execution reads the facts of both runs in one query, kept for the
+// batch; the next batch reads them again.
+func TestFactsAreReadOncePerBatch(t *testing.T) {
 	t.Parallel()
 	runs := newCountingRuns("r1", "r2")
 	rules := `[` + neverHolds("a", "event.nodeId == 'x'") + `,` +
 		`{"id":"b","when":{"event":"NodeStatusChanged","status":"FAILURE","if":"execution.status == 'NEVER'"},"then":{"command":"PauseWorkflow"}},` +
 		`{"id":"c","when":{"event":"NodeStatusChanged","status":"FAILURE","if":"execution.nodes.a == 'NEVER' && event.nodeId != ''"},"then":{"command":"PauseWorkflow"}}]`
-	sup, _ := rulesSupervisor(t, rules)
 	eng := rulesEngineOver(t, rules, runs, &sender{})
-	o := &outbox{}
-	cursors := &memCursors{}
-	rt := NewRuntime(RuntimeDeps{Events: o, Cursors: cursors, Redactor: asIs{}}, RuntimeConfig{})
-	var cur Cursor
+	o := &events{}
 	o.add("r1", "a", "SUCCESS") // no rule reads execution
 	o.add("r2", "a", "FAILURE") // the facts of r2 and r1 are read
 	o.add("r1", "b", "FAILURE")
 	o.add("r2", "b", "FAILURE")
 	o.add("r1", "c", "FAILURE")
 	o.add("r2", "c", "SUCCESS")
-	if n, err := rt.pump(t.Context(), sup, Fence{}, eng, &cur); err != nil || n != 6 {
-		t.Fatalf("first batch: %d events, %v", n, err)
-	}
+	eng.BeginBatch([]string{"r1", "r2"})
+	handle(t, eng, o.evs...)
+	eng.EndBatch()
 	if want := [][]string{{"r2", "r1"}}; !slices.EqualFunc(runs.queries, want, slices.Equal) {
 		t.Errorf("facts queries of a batch of 3 events each of r1 and r2: got %v, want %v", runs.queries, want)
 	}
 	o.add("r1", "d", "FAILURE")
 	o.add("r1", "e", "FAILURE")
-	if n, err := rt.pump(t.Context(), sup, Fence{}, eng, &cur); err != nil || n != 2 {
-		t.Fatalf("second batch: %d events, %v", n, err)
-	}
+	eng.BeginBatch([]string{"r1"})
+	handle(t, eng, o.evs[6:]...)
+	eng.EndBatch()
 	if want := [][]string{{"r2", "r1"}, {"r1"}}; !slices.EqualFunc(runs.queries, want, slices.Equal) {
 		t.Errorf("facts queries after a second batch of 2 events of r1: got %v, want %v", runs.queries, want)
 	}
@@ -261,8 +215,54 @@ func TestRuntimeReadsFactsOncePerBatch(t *testing.T) {
 	if len(runs.queries) != 4 {
 		t.Errorf("facts queries after 2 events outside a batch: got %v, want 2 more", runs.queries)
 	}
-	if cur.Pos.Seq != 8 || len(cursors.saved) != 2 {
-		t.Errorf("cursor: got %+v after %d saves, want seq 8 after 2", cur.Pos, len(cursors.saved))
+}
+
+// downRuns is a run directory whose facts cannot be read while down.
+type downRuns struct {
+	*countingRuns
+	down bool
+}
+
+func (r *downRuns) Facts(ctx context.Context, id string) (supervisorapp.RunFacts, bool, error) {
+	if r.down {
+		return supervisorapp.RunFacts{}, false, errors.New("database unreachable")
+	}
+	return r.countingRuns.Facts(ctx, id)
+}
+
+func (r *downRuns) FactsMany(ctx context.Context, ids []string) (map[string]supervisorapp.RunFacts, error) {
+	if r.down {
+		return nil, errors.New("database unreachable")
+	}
+	return r.countingRuns.FactsMany(ctx, ids)
+}
+
+// TestAFailedFactsReadFailsTheSignal: a condition whose run facts could not
+// be read (the database) is no false condition: the signal fails, nothing
+// is sent and no window moves, so the runtime hands it again
+// (supervisorapp's TestCursorStopsBeforeAFailedSignal), and then it fires.
+func TestAFailedFactsReadFailsTheSignal(t *testing.T) {
+	t.Parallel()
+	rules := `[{"id":"fail","when":{"event":"NodeStatusChanged","status":"FAILURE","if":"execution.status == 'RUNNING'"},"then":{"command":"PauseWorkflow"}}]`
+	runs := &downRuns{countingRuns: newCountingRuns("r1", "r2")}
+	send := &sender{}
+	eng := rulesEngineOver(t, rules, runs, send)
+	o := &events{}
+	o.add("r2", "a", "FAILURE")
+	sig := supervisor.NewSignal(supervisorapp.EventCursor(o.evs[0]), supervisorapp.EventSignal(o.evs[0], o.evs[0].Data))
+	runs.down = true
+	if err := eng.Handle(t.Context(), sig); err == nil {
+		t.Fatal("a signal whose facts could not be read: got no error")
+	}
+	if len(send.sent) != 0 {
+		t.Fatalf("directives sent while the facts were unread: %v", send.sent)
+	}
+	runs.down = false
+	if err := eng.Handle(t.Context(), sig); err != nil {
+		t.Fatal(err)
+	}
+	if len(send.sent) != 1 {
+		t.Fatalf("directives after the failed signal came again: got %d, want 1", len(send.sent))
 	}
 }
 
@@ -282,7 +282,7 @@ func TestADirectiveDropsTheKeptFacts(t *testing.T) {
 	}
 	eng := rulesEngineOver(t, `[{"id":"pause","when":{"event":"NodeStatusChanged","if":"event.data.to == 'FAILURE' && execution.status == 'RUNNING'"},
 		"then":{"command":"PauseWorkflow"}}]`, runs, send)
-	var o outbox
+	var o events
 	o.add("r1", "a", "SUCCESS")
 	o.add("r2", "a", "SUCCESS")
 	o.add("r1", "b", "FAILURE")
@@ -297,56 +297,6 @@ func TestADirectiveDropsTheKeptFacts(t *testing.T) {
 	// Both runs together before the directive, then run by run.
 	if want := [][]string{{"r1", "r2"}, {"r1"}, {"r2"}}; !slices.EqualFunc(runs.queries, want, slices.Equal) {
 		t.Errorf("facts queries: got %v, want %v", runs.queries, want)
-	}
-}
-
-// batchRecorder is a BatchEngine that records what it is told and fails
-// the signal of seq failAt.
-type batchRecorder struct {
-	log    []string
-	failAt int64
-}
-
-func (b *batchRecorder) BeginBatch(runs []string) {
-	b.log = append(b.log, fmt.Sprintf("begin %v", runs))
-}
-func (b *batchRecorder) EndBatch()              { b.log = append(b.log, "end") }
-func (b *batchRecorder) State() ([]byte, error) { return nil, nil }
-func (b *batchRecorder) Handle(_ context.Context, sig supervisor.Signal) error {
-	p, _ := supervisor.ParseCursor(sig.Cursor())
-	b.log = append(b.log, strconv.FormatInt(p.Seq, 10))
-	if p.Seq == b.failAt {
-		return errors.New("down")
-	}
-	return nil
-}
-
-// TestPumpBracketsEachBatch: the runtime tells a BatchEngine where each
-// batch begins, with the runs of its owned events, and ends, a failed one
-// included.
-func TestPumpBracketsEachBatch(t *testing.T) {
-	t.Parallel()
-	sup, _ := rulesSupervisor(t, `[`+neverHolds("a", "event.nodeId == 'x'")+`]`)
-	o := &outbox{}
-	rt := NewRuntime(RuntimeDeps{Events: o, Cursors: &memCursors{}, Redactor: asIs{}}, RuntimeConfig{})
-	eng := &batchRecorder{failAt: 6}
-	var cur Cursor
-	o.add("r1", "a", "SUCCESS")
-	o.addIn("other", "r9", "a", "SUCCESS") // not owned: not delivered
-	o.add("r2", "a", "SUCCESS")
-	o.add("r1", "b", "SUCCESS")
-	if _, err := rt.pump(t.Context(), sup, Fence{}, eng, &cur); err != nil {
-		t.Fatal(err)
-	}
-	o.add("r3", "c", "SUCCESS")
-	o.add("r3", "d", "SUCCESS")
-	o.add("r4", "e", "SUCCESS")
-	if _, err := rt.pump(t.Context(), sup, Fence{}, eng, &cur); err == nil {
-		t.Fatal("a batch whose signal failed: got no error")
-	}
-	want := []string{"begin [r1 r2]", "1", "3", "4", "end", "begin [r3 r4]", "5", "6", "end"}
-	if !slices.Equal(eng.log, want) {
-		t.Errorf("engine calls: got %v, want %v", eng.log, want)
 	}
 }
 

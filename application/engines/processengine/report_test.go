@@ -1,4 +1,4 @@
-package supervisorapp_test
+package processengine_test
 
 import (
 	"context"
@@ -8,18 +8,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/yukta/yukta/application/engines/processengine"
 	"github.com/yukta/yukta/application/supervisorapp"
 )
 
 // reportEnv is a process engine over the fakes whose reports are
 // recorded and whose per-line drops are only counted.
-func reportEnv(t *testing.T, every time.Duration, opts ...func(*supervisorapp.ProcessDeps)) (*procEnv, chan supervisorapp.DropReport, *atomic.Int64) {
+func reportEnv(t *testing.T, every time.Duration, opts ...func(*processengine.Deps)) (*procEnv, chan processengine.DropReport, *atomic.Int64) {
 	t.Helper()
-	reports := make(chan supervisorapp.DropReport, 100)
+	reports := make(chan processengine.DropReport, 100)
 	var dropped atomic.Int64
-	e := newProcEnv(t, supervisorapp.ProcessLimits{ReportEvery: every}, append([]func(*supervisorapp.ProcessDeps){func(d *supervisorapp.ProcessDeps) {
+	e := newProcEnv(t, processengine.Limits{ReportEvery: every}, append([]func(*processengine.Deps){func(d *processengine.Deps) {
 		d.OnDropped = func(string, string, error) { dropped.Add(1) }
-		d.OnReport = func(id string, r supervisorapp.DropReport) {
+		d.OnReport = func(id string, r processengine.DropReport) {
 			if id != "proc" {
 				t.Errorf("report for %s, want proc", id)
 			}
@@ -29,14 +30,14 @@ func reportEnv(t *testing.T, every time.Duration, opts ...func(*supervisorapp.Pr
 	return e, reports, &dropped
 }
 
-func nextReport(t *testing.T, reports chan supervisorapp.DropReport) supervisorapp.DropReport {
+func nextReport(t *testing.T, reports chan processengine.DropReport) processengine.DropReport {
 	t.Helper()
 	select {
 	case r := <-reports:
 		return r
 	case <-time.After(10 * time.Second):
 		t.Fatal("no report within 10s")
-		return supervisorapp.DropReport{}
+		return processengine.DropReport{}
 	}
 }
 
@@ -49,7 +50,7 @@ func TestProcessEngineSumsUpDroppedLines(t *testing.T) {
 	p := e.spawner.next(t)
 	p.sayText(t, "hello")
 	r := nextReport(t, reports)
-	if r.Lines != 1 || r.Period != 0 || r.Reasons[supervisorapp.DropNotJSON] != 1 || !strings.Contains(r.First, `"hello"`) {
+	if r.Lines != 1 || r.Period != 0 || r.Reasons[processengine.DropNotJSON] != 1 || !strings.Contains(r.First, `"hello"`) {
 		t.Fatalf("first report %+v, want the one line at once", r)
 	}
 	if m := r.Message("proc"); !strings.HasPrefix(m, "process supervisor proc: dropped an output line") || !strings.Contains(m, "next 1h0m0s") {
@@ -74,7 +75,7 @@ func TestProcessEngineSumsUpDroppedLines(t *testing.T) {
 		t.Fatal(err)
 	}
 	r = nextReport(t, reports)
-	if r.Lines != n || r.Reasons[supervisorapp.DropUnknownType] != 1 || r.Reasons[supervisorapp.DropNotJSON] != n-1 || r.Period <= 0 ||
+	if r.Lines != n || r.Reasons[processengine.DropUnknownType] != 1 || r.Reasons[processengine.DropNotJSON] != n-1 || r.Period <= 0 ||
 		!strings.Contains(r.First, `"dance"`) {
 		t.Errorf("summary at Close %+v, want %d lines, the first the unknown type", r, n)
 	}
@@ -135,7 +136,7 @@ func TestProcessEngineReportSampleIsSafe(t *testing.T) {
 // counted as refused, not logged one by one.
 func TestProcessEngineCountsRefusedLines(t *testing.T) {
 	t.Parallel()
-	e, reports, dropped := reportEnv(t, time.Hour, func(d *supervisorapp.ProcessDeps) {
+	e, reports, dropped := reportEnv(t, time.Hour, func(d *processengine.Deps) {
 		d.Submit = procSubmitFunc(func(context.Context, supervisorapp.SubmitInput) (supervisorapp.DirectiveResult, error) {
 			return supervisorapp.DirectiveResult{}, errors.New("execution e1 is not owned by supervisor proc")
 		})
@@ -147,13 +148,13 @@ func TestProcessEngineCountsRefusedLines(t *testing.T) {
 	p.sayText(t, `{"type":"noOpinion","answers":"r1"}`) // the lines before it were handled
 	<-e.rec.answers
 	r := nextReport(t, reports)
-	if r.Reasons[supervisorapp.DropRefused] != 1 || !strings.Contains(r.First, "not owned") {
+	if r.Reasons[processengine.DropRefused] != 1 || !strings.Contains(r.First, "not owned") {
 		t.Fatalf("report %+v, want the refusal", r)
 	}
 	if err := e.eng.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if r := nextReport(t, reports); r.Lines != 2 || r.Reasons[supervisorapp.DropRefused] != 2 {
+	if r := nextReport(t, reports); r.Lines != 2 || r.Reasons[processengine.DropRefused] != 2 {
 		t.Errorf("summary %+v, want the other 2 refusals", r)
 	}
 	if dropped.Load() != 3 || len(e.errs) != 0 {

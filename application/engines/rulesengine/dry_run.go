@@ -1,4 +1,4 @@
-package supervisorapp
+package rulesengine
 
 import (
 	"context"
@@ -7,12 +7,13 @@ import (
 	"time"
 
 	"github.com/yukta/yukta/application/executionapp"
+	"github.com/yukta/yukta/application/supervisorapp"
 	"github.com/yukta/yukta/domain/execution"
 	"github.com/yukta/yukta/domain/fault"
 	"github.com/yukta/yukta/domain/supervisor"
 )
 
-// DryRunRules replays the recorded events of one execution through a rule
+// DryRun replays the recorded events of one execution through a rule
 // document and reports which rules would have fired and the directives
 // they would have sent, without sending anything. It backs
 // POST /api/supervisor-engines/rules/dry-run.
@@ -25,18 +26,18 @@ import (
 // run's events, so a per: workflow count that needs several runs shows
 // how far this run alone takes it. Tick, deny and requireApproval rules
 // are listed as not replayed.
-type DryRunRules struct {
+type DryRun struct {
 	events executionapp.EventTail
-	runs   RunDirectory
-	redact EventRedactor
-	cond   ConditionEvaluator
+	runs   supervisorapp.RunDirectory
+	redact supervisorapp.EventRedactor
+	cond   supervisorapp.ConditionEvaluator
 	check  supervisor.ExprChecker
 }
 
-// NewDryRunRules returns the use case. check compiles the document's
+// NewDryRun returns the use case. check compiles the document's
 // conditions (nil checks their structure only).
-func NewDryRunRules(events executionapp.EventTail, runs RunDirectory, redact EventRedactor, cond ConditionEvaluator, check supervisor.ExprChecker) *DryRunRules {
-	return &DryRunRules{events: events, runs: runs, redact: redact, cond: cond, check: check}
+func NewDryRun(events executionapp.EventTail, runs supervisorapp.RunDirectory, redact supervisorapp.EventRedactor, cond supervisorapp.ConditionEvaluator, check supervisor.ExprChecker) *DryRun {
+	return &DryRun{events: events, runs: runs, redact: redact, cond: cond, check: check}
 }
 
 // DryRunInput names the rules to try and the execution to replay. Give a
@@ -114,7 +115,7 @@ const (
 )
 
 // Handle runs the replay.
-func (uc *DryRunRules) Handle(ctx context.Context, in DryRunInput) (DryRunReport, error) {
+func (uc *DryRun) Handle(ctx context.Context, in DryRunInput) (DryRunReport, error) {
 	doc, err := uc.document(in)
 	if err != nil {
 		return DryRunReport{}, err
@@ -139,7 +140,7 @@ func (uc *DryRunRules) Handle(ctx context.Context, in DryRunInput) (DryRunReport
 		}
 	}
 	rs := newRuleSet(doc, uc.cond)
-	fold := runFold{facts: RunFacts{RunInfo: run, Nodes: map[string]execution.NodeStatus{}}}
+	fold := runFold{facts: supervisorapp.RunFacts{RunInfo: run, Nodes: map[string]execution.NodeStatus{}}}
 	fold.facts.Status = execution.Running
 	var after int64
 	for rep.Events < MaxDryRunEvents {
@@ -164,7 +165,7 @@ func (uc *DryRunRules) Handle(ctx context.Context, in DryRunInput) (DryRunReport
 	return rep, nil
 }
 
-func (uc *DryRunRules) document(in DryRunInput) (supervisor.RuleDocument, error) {
+func (uc *DryRun) document(in DryRunInput) (supervisor.RuleDocument, error) {
 	hasDoc := len(in.RuleDocument) > 0 && string(in.RuleDocument) != "null"
 	switch {
 	case hasDoc && in.Preset != "":
@@ -183,13 +184,13 @@ func (uc *DryRunRules) document(in DryRunInput) (supervisor.RuleDocument, error)
 }
 
 // replay folds one event into the run and evaluates the rules on it.
-func (uc *DryRunRules) replay(ctx context.Context, e executionapp.StoredEvent, rs *ruleSet, fold *runFold, rep *DryRunReport) error {
+func (uc *DryRun) replay(ctx context.Context, e executionapp.StoredEvent, rs *ruleSet, fold *runFold, rep *DryRunReport) error {
 	rep.Events++
 	data, err := uc.redact.Redact(ctx, e)
 	if err != nil {
 		return err
 	}
-	sig := EventSignal(e, data)
+	sig := supervisorapp.EventSignal(e, data)
 	fold.apply(sig)
 	facts := fold.facts
 	facts.Nodes = make(map[string]execution.NodeStatus, len(fold.facts.Nodes))
@@ -199,7 +200,7 @@ func (uc *DryRunRules) replay(ctx context.Context, e executionapp.StoredEvent, r
 	t := eventTrigger(sig, func(context.Context) (map[string]any, error) { return ExecutionVariable(facts), nil }, e.At)
 	evals, changes := rs.evaluate(ctx, t)
 	rs.commit(changes, e.At)
-	cursor := EventCursor(e)
+	cursor := supervisorapp.EventCursor(e)
 	for _, x := range evals {
 		ev := DryRunEvaluation{Seq: e.Seq, At: e.At.UTC(), EventType: e.Type, NodeID: e.NodeID, RuleID: x.RuleID, Outcome: x.Outcome}
 		if x.Of > 1 {
@@ -215,7 +216,7 @@ func (uc *DryRunRules) replay(ctx context.Context, e executionapp.StoredEvent, r
 			} else {
 				b, err := d.MarshalJSON()
 				if err != nil {
-					return fmt.Errorf("supervisorapp: encode directive: %w", err)
+					return fmt.Errorf("rulesengine: encode directive: %w", err)
 				}
 				rep.Fired = append(rep.Fired, DryRunFiring{Seq: e.Seq, At: e.At.UTC(), EventType: e.Type, NodeID: e.NodeID, RuleID: x.RuleID, Directive: b})
 			}
@@ -231,7 +232,7 @@ func (uc *DryRunRules) replay(ctx context.Context, e executionapp.StoredEvent, r
 
 // runFold is a run as its events leave it.
 type runFold struct {
-	facts RunFacts
+	facts supervisorapp.RunFacts
 }
 
 func (f *runFold) apply(e supervisor.EventSignal) {

@@ -1,4 +1,4 @@
-package supervisorapp_test
+package processengine_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/yukta/yukta/adapters/postgres"
+	"github.com/yukta/yukta/application/engines/processengine"
 	"github.com/yukta/yukta/application/supervisorapp"
 	"github.com/yukta/yukta/domain/supervisor"
 )
@@ -26,7 +27,7 @@ func TestRuntimeHandsAProgramItsDelegation(t *testing.T) {
 	sp := newFakeSpawner()
 	rt := supervisorapp.NewRuntime(supervisorapp.RuntimeDeps{Supervisors: e.store, Leases: st, Cursors: st, Events: postgres.NewReader(e.pool), Positions: postgres.NewReader(e.pool),
 		Runs: st, Holds: st, Redactor: plainRedactor{}, Reviews: st, Delegations: st, Owner: "test",
-		Engines: map[string]supervisorapp.EngineFactory{"process": supervisorapp.NewProcessEngineFactory(supervisorapp.ProcessDeps{
+		Engines: map[string]supervisorapp.EngineFactory{"process": processengine.NewFactory(processengine.Deps{
 			Spawner: sp, Policy: procPolicy(t, "/opt/yukta/decide"), Delegate: supervisorapp.NewDelegate(deps),
 			AnswerDelegation: supervisorapp.NewAnswerDelegation(deps),
 			OnError:          func(id string, err error) { t.Logf("process engine %s: %v", id, err) }})},

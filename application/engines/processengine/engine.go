@@ -1,40 +1,44 @@
-package supervisorapp
+// Package processengine is the process engine (engine type "process"): it
+// keeps a supervisor's program running on this machine, hands it each
+// signal the runtime gives the engine as a line on its standard input, and
+// acts on the lines of its standard output (lines.go) or drops them,
+// counted and summed up (report.go). Its ports (ports.go) are what
+// adapters/process implements. It stands on supervisorapp's Engine
+// contract and the use cases it calls.
+package processengine
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
+	"github.com/yukta/yukta/application/supervisorapp"
 	"github.com/yukta/yukta/domain/fault"
 	"github.com/yukta/yukta/domain/supervisor"
 )
 
-// ProcessDeps are what the process engine needs.
-type ProcessDeps struct {
-	Spawner ProcessSpawner
+// Deps are what the process engine needs.
+type Deps struct {
+	Spawner Spawner
 	// Submit takes the program's command lines as directives; Answer its
 	// verdict and noOpinion lines.
-	Submit DirectiveSender
-	Answer ReviewAnswerer
+	Submit supervisorapp.DirectiveSender
+	Answer supervisorapp.ReviewAnswerer
 	// Delegate takes delegate lines, AnswerDelegation delegationAnswer
 	// lines (nil: those lines are dropped as notBuilt).
-	Delegate         Delegator
-	AnswerDelegation DelegationAnswerer
+	Delegate         supervisorapp.Delegator
+	AnswerDelegation supervisorapp.DelegationAnswerer
 	// Policy says which executables may run. It is checked when the
 	// engine starts, since the configuration may have changed since the
 	// supervisor was saved; the zero policy runs nothing.
-	Policy SavePolicy
+	Policy supervisorapp.SavePolicy
 	Now    func() time.Time
 	// Limits bound the pipes and the restarts; zero values take the
 	// defaults.
-	Limits ProcessLimits
+	Limits Limits
 	// OnDropped hears every output line the engine did not act on, with
 	// why (one of DropReasons) and what is wrong with it. It is called for
 	// each such line, as fast as a program prints them: count the line,
@@ -51,8 +55,8 @@ type ProcessDeps struct {
 	OnError func(supervisorID string, err error)
 }
 
-// ProcessLimits bound the process engine. Zero values take the defaults.
-type ProcessLimits struct {
+// Limits bound the process engine. Zero values take the defaults.
+type Limits struct {
 	// MaxLineBytes caps one output line (default 64 KiB): a longer line is
 	// thrown away without being held.
 	MaxLineBytes int
@@ -65,14 +69,14 @@ type ProcessLimits struct {
 	// Restart paces the restarts of a program that exited.
 	Restart RestartPolicy
 	// ReportEvery is the period of OnReport (default
-	// DefaultProcessReportEvery).
+	// DefaultReportEvery).
 	ReportEvery time.Duration
 }
 
-// Defaults of ProcessLimits.
+// Defaults of Limits.
 const (
-	DefaultProcessMaxLine = 64 << 10
-	DefaultProcessQueue   = 64
+	DefaultMaxLine = 64 << 10
+	DefaultQueue   = 64
 )
 
 // RestartPolicy is the delay before a program that exited is started
@@ -107,7 +111,7 @@ func (p RestartPolicy) withDefaults() RestartPolicy {
 	return p
 }
 
-// Why an output line was dropped (ProcessDeps.OnDropped).
+// Why an output line was dropped (Deps.OnDropped).
 const (
 	DropTooLong     = "tooLong"     // longer than MaxLineBytes
 	DropNotJSON     = "notJson"     // not a JSON object
@@ -129,11 +133,11 @@ const (
 // maxAnswersLen bounds answers: review and delegation ids are far shorter.
 const maxAnswersLen = 128
 
-// errProcessEngineClosed is what Handle answers after Close: the signal
+// errClosed is what Handle answers after Close: the signal
 // was not handed to the program and comes again to the next engine.
-var errProcessEngineClosed = fmt.Errorf("supervisorapp: the process engine is closed: %w", fault.ErrUnavailable)
+var errClosed = fmt.Errorf("processengine: the process engine is closed: %w", fault.ErrUnavailable)
 
-// NewProcessEngineFactory returns the factory of the process engine
+// NewFactory returns the factory of the process engine
 // (engine type "process"). The engine runs the supervisor's command (an
 // absolute path the Policy allows) with its args, one per line, and keeps
 // it running: a program that exits is started again after
@@ -144,15 +148,15 @@ var errProcessEngineClosed = fmt.Errorf("supervisorapp: the process engine is cl
 // LineNoOpinion: an answer to a review); any other line is dropped,
 // counted by OnDropped and summed up by OnReport, and the engine goes on.
 //
-// Events the supervisor's own directives caused are not sent (see
-// Handle). Lines queued for a program that then exits are lost with it (the
+// Events the supervisor's own directives caused are not sent (the
+// runtime keeps them back, see Handle). Lines queued for a program that then exits are lost with it (the
 // runtime has moved its cursor past them); signals that come while no
 // program runs wait for the next one. The engine keeps no state.
 //
 // The program lives until Close, or until the factory's ctx ends (the
 // runtime's context for this engine run): either stops it with its whole
 // process group.
-func NewProcessEngineFactory(d ProcessDeps) EngineFactory {
+func NewFactory(d Deps) supervisorapp.EngineFactory {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
@@ -166,23 +170,26 @@ func NewProcessEngineFactory(d ProcessDeps) EngineFactory {
 		d.OnError = func(string, error) {}
 	}
 	if d.Limits.ReportEvery <= 0 {
-		d.Limits.ReportEvery = DefaultProcessReportEvery
+		d.Limits.ReportEvery = DefaultReportEvery
 	}
 	if d.Limits.MaxLineBytes <= 0 {
-		d.Limits.MaxLineBytes = DefaultProcessMaxLine
+		d.Limits.MaxLineBytes = DefaultMaxLine
 	}
 	if d.Limits.QueueLines <= 0 {
-		d.Limits.QueueLines = DefaultProcessQueue
+		d.Limits.QueueLines = DefaultQueue
 	}
 	d.Limits.Restart = d.Limits.Restart.withDefaults()
-	return func(ctx context.Context, sup supervisor.Supervisor, f Fence, _ []byte) (Engine, error) {
+	return func(ctx context.Context, sup supervisor.Supervisor, f supervisorapp.Fence, _ []byte) (supervisorapp.Engine, error) {
 		if sup.EngineType() != "process" {
-			return nil, fmt.Errorf("supervisorapp: supervisor %s has engine %s, not process", sup.ID(), sup.EngineType())
+			return nil, fmt.Errorf("processengine: supervisor %s has engine %s, not process", sup.ID(), sup.EngineType())
 		}
-		spec, err := processSpec(sup, d.Limits)
+		// Validated when saved (supervisor.Parse); an error names the
+		// setting a stored document the rules no longer accept must fix.
+		cfg, err := sup.ProcessSettings()
 		if err != nil {
 			return nil, err
 		}
+		spec := Spec{Path: cfg.Command, Args: cfg.Args, MaxLineBytes: d.Limits.MaxLineBytes, QueueLines: d.Limits.QueueLines}
 		if err := d.Policy.CheckCommand(spec.Path); err != nil {
 			return nil, fmt.Errorf("process supervisor %s: engine.settings.command: %w", sup.ID(), err)
 		}
@@ -194,34 +201,15 @@ func NewProcessEngineFactory(d ProcessDeps) EngineFactory {
 	}
 }
 
-// processSpec reads the command and args settings: args is one argument
-// per line ("\r\n" too); a single trailing newline ends the last argument
-// rather than adding an empty one.
-func processSpec(sup supervisor.Supervisor, l ProcessLimits) (ProcessSpec, error) {
-	s := sup.Settings()
-	cmd, _ := s["command"].(string)
-	if cmd == "" {
-		return ProcessSpec{}, fault.Newf(fault.ErrInvalid, "process supervisor %s has no engine.settings.command; apply it again with the executable's absolute path", sup.ID())
-	}
-	var args []string
-	if a, _ := s["args"].(string); a != "" {
-		a = strings.TrimSuffix(strings.TrimSuffix(a, "\n"), "\r")
-		for _, line := range strings.Split(a, "\n") {
-			args = append(args, strings.TrimSuffix(line, "\r"))
-		}
-	}
-	return ProcessSpec{Path: cmd, Args: args, MaxLineBytes: l.MaxLineBytes, QueueLines: l.QueueLines}, nil
-}
-
 // processEngine keeps one supervisor's program running. The goroutine
 // keep owns the program: it starts it, reads its output, stops it and
 // starts it again; Handle, on the runtime's goroutine, only sends to the
 // program keep publishes in proc.
 type processEngine struct {
-	d     ProcessDeps
+	d     Deps
 	sup   supervisor.Supervisor
-	fence Fence
-	spec  ProcessSpec
+	fence supervisorapp.Fence
+	spec  Spec
 	// ctx ends on Close or when the factory's context ends; keep stops
 	// the program then. done is closed when keep has returned.
 	ctx    context.Context
@@ -243,13 +231,10 @@ type processEngine struct {
 // while no program runs (between restarts) and while the input queue is
 // full; an error means ctx or the engine ended first, and the signal comes
 // again to the next engine. Events the supervisor itself caused (actor
-// supervisor:<id>) are not sent, as with the rules and workflow engines: a
+// supervisor:<id>) never reach it (the runtime's supervisor.Hears): a
 // program that answered each event with a directive would otherwise feed
 // on its own directives without end.
 func (e *processEngine) Handle(ctx context.Context, sig supervisor.Signal) error {
-	if ev, ok := sig.Body().(supervisor.EventSignal); ok && ev.Actor == Actor(e.sup.ID()) {
-		return nil
-	}
 	line, err := json.Marshal(sig)
 	if err != nil {
 		return fmt.Errorf("process engine: encode the %s signal: %w", sig.Kind(), err)
@@ -260,7 +245,7 @@ func (e *processEngine) Handle(ctx context.Context, sig supervisor.Signal) error
 		e.mu.Unlock()
 		if p != nil {
 			err := p.Send(ctx, line)
-			if !errors.Is(err, ErrProcessGone) {
+			if !errors.Is(err, ErrGone) {
 				return err
 			}
 			// The program exited while the line waited; it goes to the
@@ -271,7 +256,7 @@ func (e *processEngine) Handle(ctx context.Context, sig supervisor.Signal) error
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-e.ctx.Done():
-			return errProcessEngineClosed
+			return errClosed
 		}
 	}
 }
@@ -391,202 +376,4 @@ func exitText(err error) string {
 		return "exit status 0"
 	}
 	return err.Error()
-}
-
-// line acts on one output line, or drops it. A line that reaches the
-// server is sent with the engine's context, so Close does not wait for a
-// slow database beyond what the intake takes to notice.
-func (e *processEngine) line(l ProcessLine) {
-	if l.TooLong {
-		e.drop(DropTooLong, fmt.Errorf("an output line is longer than %d bytes; it was thrown away", e.spec.MaxLineBytes))
-		return
-	}
-	data := bytes.TrimSpace(l.Data)
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(data, &m); err != nil || m == nil {
-		e.drop(DropNotJSON, fmt.Errorf("an output line is not a JSON object: %q", clipLine(data)))
-		return
-	}
-	var typ string
-	if raw, ok := m["type"]; !ok || json.Unmarshal(raw, &typ) != nil {
-		e.drop(DropUnknownType, fmt.Errorf(`an output line has no "type" string; use one of %s`, lineTypes))
-		return
-	}
-	delete(m, "type")
-	switch typ {
-	case LineCommand:
-		e.command(m)
-	case LineVerdict, LineNoOpinion:
-		e.verdict(typ, m)
-	case LineDelegate:
-		e.delegate(m)
-	case LineDelegationAnswer:
-		e.delegationAnswer(m)
-	default:
-		e.drop(DropUnknownType, fmt.Errorf("an output line has type %q; use one of %s", clipLine([]byte(typ)), lineTypes))
-	}
-}
-
-var lineTypes = strings.Join([]string{LineCommand, LineVerdict, LineNoOpinion, LineDelegationAnswer, LineDelegate}, ", ")
-
-// lineMembers reads a line's members into v, refusing members it lacks.
-func lineMembers(typ string, m map[string]json.RawMessage, v any, known ...string) []string {
-	var problems []string
-	for k := range m {
-		if !slices.Contains(known, k) {
-			problems = append(problems, fmt.Sprintf("%q is not a member of a %s line", clipLine([]byte(k)), typ))
-		}
-	}
-	rest, _ := json.Marshal(m)
-	if err := json.Unmarshal(rest, v); err != nil {
-		problems = append(problems, "members of the wrong type: "+strings.Join(known, ", "))
-	}
-	slices.Sort(problems)
-	return problems
-}
-
-// delegate opens a delegation: {kind, key, payload, to?}.
-func (e *processEngine) delegate(m map[string]json.RawMessage) {
-	if e.d.Delegate == nil {
-		e.drop(DropNotBuilt, errors.New("a delegate line was dropped: delegations are not wired on this server"))
-		return
-	}
-	var in struct {
-		Kind, Key, To string
-		Payload       json.RawMessage
-	}
-	if problems := lineMembers(LineDelegate, m, &in, "kind", "key", "to", "payload"); len(problems) > 0 {
-		e.drop(DropInvalid, fmt.Errorf("delegate line: %s", strings.Join(problems, "; ")))
-		return
-	}
-	_, _, err := e.d.Delegate.Handle(e.ctx, DelegateInput{SupervisorID: e.sup.ID(), Kind: supervisor.DelegationKind(in.Kind), Key: in.Key,
-		To: in.To, Payload: in.Payload, Channel: ChannelSupervisor, Fence: &e.fence})
-	if err != nil && e.ctx.Err() == nil {
-		e.drop(DropRefused, fmt.Errorf("delegate line with key %q: %w", clipLine([]byte(in.Key)), err))
-	}
-}
-
-// delegationAnswer answers a delegation sent to this supervisor:
-// {answers, answer}.
-func (e *processEngine) delegationAnswer(m map[string]json.RawMessage) {
-	if e.d.AnswerDelegation == nil {
-		e.drop(DropNotBuilt, errors.New("a delegationAnswer line was dropped: delegations are not wired on this server"))
-		return
-	}
-	var in struct {
-		Answers string
-		Answer  json.RawMessage
-	}
-	problems := lineMembers(LineDelegationAnswer, m, &in, "answers", "answer")
-	switch {
-	case strings.TrimSpace(in.Answers) == "":
-		problems = append(problems, "answers is required: the delegationId of the DELEGATED or CONSULTED signal it answers")
-	case utf8.RuneCountInString(in.Answers) > maxAnswersLen:
-		problems = append(problems, fmt.Sprintf("answers is longer than %d characters", maxAnswersLen))
-	}
-	if len(problems) > 0 {
-		e.drop(DropInvalid, fmt.Errorf("delegationAnswer line: %s", strings.Join(problems, "; ")))
-		return
-	}
-	_, err := e.d.AnswerDelegation.Handle(e.ctx, AnswerDelegationInput{DelegationID: in.Answers, SupervisorID: e.sup.ID(), Answer: in.Answer,
-		Channel: ChannelSupervisor, Fence: &e.fence})
-	if err != nil && e.ctx.Err() == nil {
-		e.drop(DropRefused, fmt.Errorf("delegationAnswer line for %s: %w", clipLine([]byte(in.Answers)), err))
-	}
-}
-
-// command sends a command line, the directive envelope with its type, to
-// the intake.
-func (e *processEngine) command(m map[string]json.RawMessage) {
-	rest, err := json.Marshal(m)
-	if err != nil {
-		e.drop(DropInvalid, err)
-		return
-	}
-	d, err := supervisor.ParseDirective(rest)
-	if err != nil {
-		e.drop(DropInvalid, fmt.Errorf("command line: %w", err))
-		return
-	}
-	_, err = e.d.Submit.Handle(e.ctx, SubmitInput{SupervisorID: e.sup.ID(), Directive: d, Channel: ChannelSupervisor, Fence: &e.fence})
-	if err != nil && e.ctx.Err() == nil && !loopRefused(err) {
-		// A refusal is journaled by the intake; a failure leaves the key
-		// open, so the program may send the same line again. The loop
-		// bounds log their refusals once per window themselves; the
-		// rest are counted and summed up (process_report.go).
-		e.drop(DropRefused, fmt.Errorf("command line with key %q: %w", d.Key(), err))
-	}
-}
-
-// verdict answers a review: verdict lines with their decision, noOpinion
-// lines with NO_OPINION.
-func (e *processEngine) verdict(typ string, m map[string]json.RawMessage) {
-	var in struct {
-		Answers *string `json:"answers"`
-		Verdict *string `json:"verdict"`
-		Reason  *string `json:"reason"`
-	}
-	var problems []string
-	for k := range m {
-		if k != "answers" && (typ == LineNoOpinion || (k != "verdict" && k != "reason")) {
-			problems = append(problems, fmt.Sprintf("%q is not a member of a %s line", clipLine([]byte(k)), typ))
-		}
-	}
-	rest, _ := json.Marshal(m)
-	if err := json.Unmarshal(rest, &in); err != nil {
-		problems = append(problems, "members of the wrong type: answers, verdict and reason are strings")
-	}
-	switch {
-	case in.Answers == nil || strings.TrimSpace(*in.Answers) == "":
-		problems = append(problems, "answers is required: the reviewId of the REVIEW signal it answers")
-	case utf8.RuneCountInString(*in.Answers) > maxAnswersLen:
-		problems = append(problems, fmt.Sprintf("answers is longer than %d characters; give the reviewId of the REVIEW signal", maxAnswersLen))
-	}
-	decision, reason := supervisor.NoOpinion, ""
-	if in.Reason != nil {
-		reason = *in.Reason
-	}
-	if typ == LineVerdict {
-		switch {
-		case in.Verdict == nil:
-			problems = append(problems, "verdict is required: ALLOW, DENY or REQUIRE_APPROVAL")
-		case strings.EqualFold(*in.Verdict, string(supervisor.NoOpinion)):
-			problems = append(problems, `verdict NO_OPINION is sent as a line of its own: {"type": "noOpinion", "answers": …}`)
-		default:
-			decision = supervisor.Decision(*in.Verdict)
-		}
-	}
-	if len(problems) > 0 {
-		e.drop(DropInvalid, fmt.Errorf("%s line: %s", typ, strings.Join(problems, "; ")))
-		return
-	}
-	v, err := supervisor.NewVerdict(decision, reason)
-	if err != nil {
-		e.drop(DropInvalid, fmt.Errorf("%s line: %w", typ, err))
-		return
-	}
-	_, err = e.d.Answer.Handle(e.ctx, AnswerInput{ReviewID: *in.Answers, SupervisorID: e.sup.ID(), Verdict: v, Fence: &e.fence})
-	switch {
-	case err == nil, e.ctx.Err() != nil:
-	case errors.Is(err, supervisor.ErrReviewSettled):
-		// Answered too late (timed out, decided by an ADMIN): the
-		// answer has nothing left to decide, and is said so.
-		e.drop(DropRefused, fmt.Errorf("%s line for review %s came after the review was settled: %w", typ, *in.Answers, err))
-	default:
-		e.drop(DropRefused, fmt.Errorf("%s line for review %s: %w", typ, *in.Answers, err))
-	}
-}
-
-// clipLine shortens a dropped line for a report: enough to recognise it,
-// never a whole 64 KiB line in a log.
-func clipLine(b []byte) string {
-	const n = 120
-	if len(b) <= n {
-		return string(b)
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(b[cut]) {
-		cut--
-	}
-	return string(b[:cut]) + "…"
 }

@@ -1,4 +1,4 @@
-package supervisorapp
+package rulesengine
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/yukta/yukta/adapters/cel"
+	"github.com/yukta/yukta/application/supervisorapp"
 	"github.com/yukta/yukta/domain/execution"
 	"github.com/yukta/yukta/domain/supervisor"
 )
@@ -40,7 +41,7 @@ func feed(t *testing.T, rs *ruleSet, id string, evs ...supervisor.EventSignal) [
 	var out []string
 	for _, ev := range evs {
 		tr := eventTrigger(ev, func(context.Context) (map[string]any, error) {
-			return ExecutionVariable(RunFacts{RunInfo: RunInfo{ID: ev.ExecutionID, SessionID: ev.SessionID, WorkflowID: ev.WorkflowID,
+			return ExecutionVariable(supervisorapp.RunFacts{RunInfo: supervisorapp.RunInfo{ID: ev.ExecutionID, SessionID: ev.SessionID, WorkflowID: ev.WorkflowID,
 				Status: execution.Running, StartedAt: t0}, LastProgressAt: ev.At, ActiveCount: 1}), nil
 		}, ev.At)
 		evals, changes := rs.evaluate(t.Context(), tr)
@@ -196,11 +197,11 @@ func TestRuleKeyDerivation(t *testing.T) {
 	if _, err := supervisor.NewDirective(k1, "c", "", "", mustCommand(t)); err != nil {
 		t.Errorf("a derived key is refused as a directive key: %v", err)
 	}
-	c1, c2 := ControlKey("guard", "k"), ControlKey("other", "k")
-	if c1 == c2 || c1 != ControlKey("guard", "k") || c1 == ControlKey("guard", "k2") {
+	c1, c2 := supervisorapp.ControlKey("guard", "k"), supervisorapp.ControlKey("other", "k")
+	if c1 == c2 || c1 != supervisorapp.ControlKey("guard", "k") || c1 == supervisorapp.ControlKey("guard", "k2") {
 		t.Errorf("ControlKey: got %q and %q, want one key per supervisor and directive key, stable", c1, c2)
 	}
-	if n := len(ControlKey(long, strings.Repeat("k", supervisor.MaxKeyLen))); n > execution.MaxKeyLen {
+	if n := len(supervisorapp.ControlKey(long, strings.Repeat("k", supervisor.MaxKeyLen))); n > execution.MaxKeyLen {
 		t.Errorf("ControlKey length: got %d, want at most %d", n, execution.MaxKeyLen)
 	}
 }

@@ -78,17 +78,21 @@ func signalAll(sig syscall.Signal) {
 
 // sweep kills every descendant, round after round (a killed process's
 // children are reparented to the guard and found in the next round),
-// until none is left or sweepFor has passed.
+// until two rounds a pause apart find none, or sweepFor has passed. One
+// empty round is not enough: a round may read a child's stat while its
+// parent still lives (not yet the guard's) and the parent's once it is
+// dead, and so miss the child it was about to inherit.
 func sweep(bool) {
 	deadline := time.Now().Add(sweepFor)
-	for {
+	for quiet := 0; quiet < 2 && !time.Now().After(deadline); time.Sleep(sweepPause) {
 		pids := descendants()
-		if len(pids) == 0 || time.Now().After(deadline) {
-			return
+		if len(pids) == 0 {
+			quiet++
+			continue
 		}
+		quiet = 0
 		for _, pid := range pids {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
-		time.Sleep(sweepPause)
 	}
 }

@@ -73,3 +73,33 @@ func TestSubmitGivesUpAfterLosingItsClaim(t *testing.T) {
 	}
 	f.waitStatus(t, "PAUSED", run)
 }
+
+// TestATakenOverKeyRechecksOwnership: a key whose first sender died (its
+// claim lost) is carried out by the next sender from the stored plan; a
+// run the supervisor no longer owns by then (an ADMIN narrowed owns) gets
+// nothing, and the answer says so.
+func TestATakenOverKeyRechecksOwnership(t *testing.T) {
+	t.Parallel()
+	f := newSVFixture(t)
+	f.supervisor(t, "slow", `{"name":"Slow","engine":{"type":"http","settings":{}},"owns":["session:ci"]}`)
+	run := f.startRun(t, "ci", false)
+	f.waitStatus(t, "RUNNING", run)
+	ledger := &losingLedger{svFixture: f}
+	var clock atomic.Int64
+	now := func() time.Time { return time.Unix(0, 0).Add(time.Duration(clock.Add(1)) * time.Minute) }
+	slow := supervisorapp.NewSubmitDirective(supervisorapp.SubmitDeps{Supervisors: f.sups, Ledger: ledger, Runs: f.store, Holds: f.store,
+		Control: f.control, Start: f.exec.start, Now: now, ClaimTTL: 20 * time.Millisecond})
+	dir := `{"key":"kill","command":{"type":"StopWorkflow","mode":"KILL","target":"execution:` + run + `"}}`
+	if _, err := slow.Handle(t.Context(), supervisorapp.SubmitInput{SupervisorID: "slow", Directive: svDirective(t, dir)}); !errors.Is(err, fault.ErrUnavailable) {
+		t.Fatalf("the first sender: %v, want it to give up with the key open", err)
+	}
+	f.supervisor(t, "slow", `{"name":"Slow","engine":{"type":"http","settings":{}},"owns":["session:other"]}`)
+	res, err := f.submit.Handle(t.Context(), supervisorapp.SubmitInput{SupervisorID: "slow", Directive: svDirective(t, dir)})
+	if err != nil || len(res.Outcomes) != 1 || res.Outcomes[0].Status != supervisorapp.OutcomeRejected ||
+		!strings.Contains(res.Outcomes[0].Message, "no longer owns") {
+		t.Fatalf("the key taken over after owns narrowed: %+v, %v; want the run refused as no longer owned", res, err)
+	}
+	if s := f.status(t, run); s != "RUNNING" {
+		t.Fatalf("the run is %s, want RUNNING: a run no longer owned was stopped", s)
+	}
+}

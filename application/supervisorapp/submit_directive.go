@@ -260,6 +260,13 @@ func (uc *SubmitDirective) carryOut(ctx context.Context, in SubmitInput, sup sup
 			}
 			claimed = uc.now()
 		}
+		if out, ok := outsideOwned(sup, d, st); !ok {
+			// A key taken over after its sender died applies the plan
+			// made then: a run no longer owned now gets nothing (and no
+			// record, since it is not the sender's).
+			res.Outcomes = append(res.Outcomes, out)
+			continue
+		}
 		out, evs, err := uc.apply(ctx, sup, d, in.Channel, st, origin)
 		if err != nil {
 			return DirectiveResult{}, err
@@ -281,6 +288,20 @@ func (uc *SubmitDirective) carryOut(ctx context.Context, in SubmitInput, sup sup
 		return answer(final)
 	}
 	return res, nil
+}
+
+// outsideOwned checks one step of a stored plan against the units sup owns
+// now (ownership may have narrowed since the plan was made); ok is false,
+// with the refused outcome, when the step's run lies outside them. A
+// Release is never refused here: a held run may always be released, and
+// Release itself answers for a run that is not held.
+func outsideOwned(sup supervisor.Supervisor, d supervisor.Directive, st step) (Outcome, bool) {
+	if st.Missing || st.SessionID == "" || d.Command().Type() == supervisor.Release ||
+		sup.OwnsPlace(supervisor.Place{SessionID: st.SessionID, WorkflowID: st.WorkflowID}) {
+		return Outcome{}, true
+	}
+	return Outcome{ExecutionID: st.ExecutionID, NodeID: st.NodeID, Status: OutcomeRejected,
+		Message: fmt.Sprintf("supervisor %q no longer owns the unit of this run (session %s); nothing was changed", sup.ID(), st.SessionID)}, false
 }
 
 // claim claims the key, or waits while another sender holds it, and

@@ -2,9 +2,12 @@ package e2e
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -259,4 +262,59 @@ func TestAHoldEndsWithItsHolder(t *testing.T) {
 		w.sub(t).waitStatus(d, "RUNNING")
 		w.sub(t).released(d, "key:admin", "cli (claimed)", "over the CLI")
 	})
+}
+
+// TestHoldsGuideExample runs the example of docs/supervisors.md ("Reading
+// and ending holds as an ADMIN") as written, with curl, against a run
+// the supervisor "guard" holds: the ledger shows the hold, the release
+// resumes the run.
+func TestHoldsGuideExample(t *testing.T) {
+	t.Parallel()
+	w := newHoldsWorld(t)
+	if st, b, _ := call(t, w.s, "PUT", "/api/supervisors/guard", w.key, []byte(holderDoc)); st != 201 {
+		t.Fatalf("create guard: %d %s", st, b)
+	}
+	st, b, _ := call(t, w.s, "POST", "/api/supervisors/guard/credential", w.key, nil)
+	var c struct{ Token string }
+	if st != 201 || json.Unmarshal(b, &c) != nil {
+		t.Fatalf("issue guard's credential: %d %s", st, b)
+	}
+	g := &holdsWorld{&agentWorld{reviewWorld: w.reviewWorld.in(t), token: c.Token}}
+	run := g.napping("ci")
+	g.hold("hold-guide", run)
+	g.waitStatus(run, "PAUSED")
+
+	doc, err := os.ReadFile("../docs/supervisors.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(doc), "### Reading and ending holds as an ADMIN")
+	_, block, ok2 := strings.Cut(section, "```sh\n")
+	block, _, ok3 := strings.Cut(block, "```")
+	if !ok || !ok2 || !ok3 || !strings.Contains(block, "holds/guard") {
+		t.Fatalf("docs/supervisors.md has no sh example under \"Reading and ending holds as an ADMIN\"")
+	}
+	cmd := exec.Command("bash", "-euo", "pipefail", "-c", strings.ReplaceAll(block, "http://127.0.0.1:8080", w.s.URL))
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "RUN=" + run, "VIEWER_KEY=" + testKeys["viewer"], "YUKTA_API_KEY=" + testKeys["admin"]}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the example failed: %v\n%s", err, out)
+	}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	var ledger struct {
+		PausedByHold bool `json:"pausedByHold"`
+		Holds        []struct {
+			SupervisorID string `json:"supervisorId"`
+		}
+	}
+	var release struct {
+		SupervisorID string `json:"supervisorId"`
+		Resumed      bool
+		Holds        []any
+	}
+	if dec.Decode(&ledger) != nil || !ledger.PausedByHold || len(ledger.Holds) != 1 || ledger.Holds[0].SupervisorID != "guard" ||
+		dec.Decode(&release) != nil || release.SupervisorID != "guard" || !release.Resumed || len(release.Holds) != 0 {
+		t.Fatalf("the example's answers, want the guard's hold and then its release with the run resumed:\n%s", out)
+	}
+	g.waitStatus(run, "RUNNING")
 }

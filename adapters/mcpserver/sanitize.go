@@ -2,10 +2,11 @@ package mcpserver
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/yukta/yukta/domain/plugin"
 )
 
 // Text from workflows (log lines, node errors) is data written by plugins and
@@ -19,26 +20,8 @@ import (
 // MaxLogLineBytes caps one log message handed to an agent.
 const MaxLogLineBytes = 4 << 10
 
-// secretShapes match credentials commonly printed in logs; group 1 is kept,
-// the rest becomes ***.
-var secretShapes = []*regexp.Regexp{
-	regexp.MustCompile(`(?i)(\bbearer\s+)[A-Za-z0-9._~+/=-]{8,}`),
-	regexp.MustCompile(`(?i)(\bbasic\s+)[A-Za-z0-9+/=]{8,}`),
-	regexp.MustCompile(`(?i)(\b(?:authorization|x-api-key|api[_-]?key|apikey|password|passwd|pwd|secret|token|access[_-]?token|client[_-]?secret)["']?\s*[:=]\s*["']?)[^\s"',;&]{4,}`),
-	regexp.MustCompile(`(?i)(://[^/\s:@]+:)[^/\s@]+(@)`),
-}
-
 // redact masks credential-shaped substrings.
-func redact(s string) string {
-	for _, re := range secretShapes {
-		if re.NumSubexp() == 2 {
-			s = re.ReplaceAllString(s, "${1}***${2}")
-			continue
-		}
-		s = re.ReplaceAllString(s, "${1}***")
-	}
-	return s
-}
+func redact(s string) string { return plugin.MaskCredentials(s) }
 
 // sanitizeText escapes control and invisible formatting characters, replaces
 // invalid UTF-8, and caps the result at max bytes (before escaping grows it,

@@ -1,6 +1,9 @@
 package plugin
 
-import "strings"
+import (
+	"regexp"
+	"strings"
+)
 
 // RedactURL returns raw fit to quote in a message or a log line: whatever
 // stands between the scheme and the last "@" before the query (user and
@@ -53,4 +56,31 @@ func SecretName(name string) bool {
 		}
 	}
 	return false
+}
+
+// credentialShapes match credentials commonly printed in logs and program
+// output; group 1 (and 2, where there is one) is kept, the rest becomes
+// MaskedValue.
+var credentialShapes = []*regexp.Regexp{
+	regexp.MustCompile(`(?i)(\bbearer\s+)[A-Za-z0-9._~+/=-]{8,}`),
+	regexp.MustCompile(`(?i)(\bbasic\s+)[A-Za-z0-9+/=]{8,}`),
+	regexp.MustCompile(`(?i)(\b(?:authorization|x-api-key|api[_-]?key|apikey|password|passwd|pwd|secret|token|access[_-]?token|client[_-]?secret|credential)["']?\s*[:=]\s*["']?)[^\s"',;&\\]{4,}`),
+	regexp.MustCompile(`(?i)(://[^/\s:@]+:)[^/\s@]+(@)`),
+	regexp.MustCompile(`(\byk[sk]_)[A-Za-z0-9]{8,}`),
+}
+
+// MaskCredentials masks credential-shaped text in free text (a log line, a
+// program's output): bearer and basic tokens, key=value pairs whose key
+// names a secret, a URL's password, Yukta's own supervisor tokens. Every
+// door that hands such text on (the MCP log reads, the process engine's
+// log summaries) masks with this one list.
+func MaskCredentials(s string) string {
+	for _, re := range credentialShapes {
+		if re.NumSubexp() == 2 {
+			s = re.ReplaceAllString(s, "${1}"+MaskedValue+"${2}")
+			continue
+		}
+		s = re.ReplaceAllString(s, "${1}"+MaskedValue)
+	}
+	return s
 }

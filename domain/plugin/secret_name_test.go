@@ -27,3 +27,25 @@ func TestSecretNamesMatchInAnyCase(t *testing.T) {
 		}
 	}
 }
+
+// TestMaskCredentials: each shape the list knows is masked, what it names
+// (the scheme, the key, the URL around the password) is kept, and plain
+// text is left alone.
+func TestMaskCredentials(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"Authorization: Bearer abcdefgh12345":        "Authorization: *** ***",
+		"curl -H 'x: Bearer abcdefgh12345'":          "curl -H 'x: Bearer ***'",
+		"Basic dXNlcjpwYXNzd29yZA==":                 "Basic ***",
+		`password="hunter2!"`:                        `password="***"`,
+		"CLIENT_SECRET=s3cr3tvalue and more":         "CLIENT_SECRET=*** and more",
+		"credential: abcd1234":                       "credential: ***",
+		"postgres://app:pa55w0rd@db:5432/yukta":      "postgres://app:***@db:5432/yukta",
+		"token yks_ABCDEFGHabcdefgh12345678 expired": "token yks_*** expired",
+		"nothing secret here, status=ok":             "nothing secret here, status=ok",
+	} {
+		if got := plugin.MaskCredentials(in); got != want {
+			t.Errorf("MaskCredentials(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

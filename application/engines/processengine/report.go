@@ -2,11 +2,12 @@ package processengine
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/yukta/yukta/domain/plugin"
 )
 
 // DefaultReportEvery is how often, at most, a process engine
@@ -125,15 +126,6 @@ func (c *dropCounter) stop(now time.Time) (DropReport, bool) {
 	return r, ok
 }
 
-// credentialShapes match credentials commonly printed by programs; group
-// 1 is kept, the rest becomes *** (the agent MCP masks log lines the same
-// way).
-var credentialShapes = []*regexp.Regexp{
-	regexp.MustCompile(`(?i)(\bbearer\s+)[A-Za-z0-9._~+/=-]{8,}`),
-	regexp.MustCompile(`(?i)(\b(?:authorization|x-api-key|api[_-]?key|apikey|password|passwd|pwd|secret|token|access[_-]?token|client[_-]?secret|credential)["']?\s*[:=]\s*["']?)[^\s"',;&\\]{4,}`),
-	regexp.MustCompile(`(\byk[sk]_)[A-Za-z0-9]{8,}`),
-}
-
 // logSample is err's text made safe for a log line: credential-shaped text
 // masked, control, invisible and invalid characters escaped, clipped to
 // maxSampleBytes.
@@ -141,10 +133,7 @@ func logSample(err error) string {
 	if err == nil {
 		return ""
 	}
-	s := err.Error()
-	for _, re := range credentialShapes {
-		s = re.ReplaceAllString(s, "${1}***")
-	}
+	s := plugin.MaskCredentials(err.Error())
 	var b strings.Builder
 	for i := 0; i < len(s); {
 		r, w := utf8.DecodeRuneInString(s[i:])

@@ -75,6 +75,11 @@ func (uc *ReadAgentSignals) Handle(ctx context.Context, in AgentSignalsInput) (S
 		}
 		if !now.UpdatedAt.Equal(sm.UpdatedAt) {
 			sm = now // read the slice again as the supervisor is now
+			if time.Until(deadline) <= 0 {
+				// The wait is over: one last read, however often the
+				// supervisor goes on changing.
+				return uc.signals.Handle(ctx, SignalsInput{Supervisor: sm.Supervisor, After: after, Limit: in.Limit})
+			}
 			continue
 		}
 		if len(page.Signals) > 0 || time.Until(deadline) <= 0 {

@@ -1,7 +1,6 @@
 package processengine_test
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -25,18 +24,10 @@ func TestRuntimeHandsAProgramItsDelegation(t *testing.T) {
 	st := postgres.NewSupervisorRuntime(e.pool)
 	deps := supervisorapp.DelegationDeps{Store: st, Supervisors: e.store}
 	sp := newFakeSpawner()
-	rt := supervisorapp.NewRuntime(supervisorapp.RuntimeDeps{Supervisors: e.store, Leases: st, Cursors: st, Events: postgres.NewReader(e.pool), Positions: postgres.NewReader(e.pool),
-		Runs: st, Holds: st, Redactor: plainRedactor{}, Reviews: st, Delegations: st, Owner: "test",
-		Engines: map[string]supervisorapp.EngineFactory{"process": processengine.NewFactory(processengine.Deps{
-			Spawner: sp, Policy: procPolicy(t, "/opt/yukta/decide"), Delegate: supervisorapp.NewDelegate(deps),
-			AnswerDelegation: supervisorapp.NewAnswerDelegation(deps),
-			OnError:          func(id string, err error) { t.Logf("process engine %s: %v", id, err) }})},
-		OnError: func(id string, err error) { t.Logf("runtime, supervisor %s: %v", id, err) },
-	}, supervisorapp.RuntimeConfig{LeaseTTL: time.Second, Poll: 20 * time.Millisecond, Rescan: 50 * time.Millisecond})
-	ctx, cancel := context.WithCancel(context.WithoutCancel(t.Context()))
-	done := make(chan struct{})
-	go func() { defer close(done); rt.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	runEngine(t, e, processengine.Deps{
+		Spawner: sp, Policy: procPolicy(t, "/opt/yukta/decide"), Delegate: supervisorapp.NewDelegate(deps),
+		AnswerDelegation: supervisorapp.NewAnswerDelegation(deps),
+		OnError:          func(id string, err error) { t.Logf("process engine %s: %v", id, err) }})
 
 	p := sp.next(t)
 	if got := p.input(t); !strings.Contains(got, `"kind":"STARTED"`) {

@@ -2,6 +2,7 @@ package processengine_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/yukta/yukta/adapters/cel"
 	"github.com/yukta/yukta/adapters/postgres"
 	"github.com/yukta/yukta/adapters/postgres/pgtest"
+	"github.com/yukta/yukta/application/engines/processengine"
 	"github.com/yukta/yukta/application/executionapp"
 	"github.com/yukta/yukta/application/supervisorapp"
 )
@@ -52,4 +54,25 @@ type plainRedactor struct{}
 
 func (plainRedactor) Redact(_ context.Context, e executionapp.StoredEvent) (map[string]any, error) {
 	return e.Data, nil
+}
+
+// runEngine runs the supervisor runtime with the process engine built
+// from d over the real store until the test ends; stop ends it and
+// returns once Run has.
+func runEngine(t *testing.T, e *env, d processengine.Deps) (stop func()) {
+	t.Helper()
+	st := postgres.NewSupervisorRuntime(e.pool)
+	r := postgres.NewReader(e.pool)
+	rt := supervisorapp.NewRuntime(supervisorapp.RuntimeDeps{Supervisors: e.store, Leases: st, Cursors: st, Events: r, Positions: r,
+		Runs: st, Holds: st, Redactor: plainRedactor{}, Reviews: st, Delegations: st, Owner: "test",
+		Engines: map[string]supervisorapp.EngineFactory{"process": processengine.NewFactory(d)},
+		OnError: func(id string, err error) { t.Logf("runtime, supervisor %s: %v", id, err) },
+	}, supervisorapp.RuntimeConfig{LeaseTTL: time.Second, Poll: 20 * time.Millisecond, Rescan: 50 * time.Millisecond})
+	ctx, cancel := context.WithCancel(context.WithoutCancel(t.Context()))
+	done := make(chan struct{})
+	go func() { defer close(done); rt.Run(ctx) }()
+	var once sync.Once
+	stop = func() { once.Do(func() { cancel(); <-done }) }
+	t.Cleanup(stop)
+	return stop
 }

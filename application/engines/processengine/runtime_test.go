@@ -1,14 +1,11 @@
 package processengine_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/yukta/yukta/adapters/postgres"
 	"github.com/yukta/yukta/application/engines/processengine"
-	"github.com/yukta/yukta/application/supervisorapp"
 )
 
 // TestRuntimeClosesTheProcessEngine: the runtime closes an engine that
@@ -23,17 +20,8 @@ func TestRuntimeClosesTheProcessEngine(t *testing.T) {
 	e.put(t, "proc", `{"name":"P","engine":{"type":"process","settings":{"command":"/opt/yukta/decide"}},"owns":["session:ci"]}`)
 	sp := newFakeSpawner()
 	sp.stopDelay = 200 * time.Millisecond
-	st := postgres.NewSupervisorRuntime(e.pool)
-	rt := supervisorapp.NewRuntime(supervisorapp.RuntimeDeps{Supervisors: e.store, Leases: st, Cursors: st, Events: postgres.NewReader(e.pool), Positions: postgres.NewReader(e.pool),
-		Runs: st, Holds: st, Owner: "test",
-		Engines: map[string]supervisorapp.EngineFactory{"process": processengine.NewFactory(processengine.Deps{
-			Spawner: sp, Policy: procPolicy(t, "/opt/yukta/decide")})},
-		OnError: func(id string, err error) { t.Logf("runtime, supervisor %s: %v", id, err) },
-	}, supervisorapp.RuntimeConfig{LeaseTTL: time.Second, Poll: 20 * time.Millisecond, Rescan: 50 * time.Millisecond})
-	ctx, cancel := context.WithCancel(context.WithoutCancel(t.Context()))
-	done := make(chan struct{})
-	go func() { defer close(done); rt.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	stop := runEngine(t, e, processengine.Deps{
+		Spawner: sp, Policy: procPolicy(t, "/opt/yukta/decide")})
 
 	first := sp.next(t)
 	// The STARTED signal reached the program.
@@ -47,8 +35,7 @@ func TestRuntimeClosesTheProcessEngine(t *testing.T) {
 	default:
 		t.Error("the changed supervisor's new program started before the old one was stopped")
 	}
-	cancel()
-	<-done
+	stop()
 	select {
 	case <-second.stopped:
 	default:

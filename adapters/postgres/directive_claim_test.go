@@ -37,6 +37,15 @@ func (l *losingLedger) Settle(ctx context.Context, f *supervisorapp.Fence, e sup
 	return l.store.Settle(ctx, f, e, evs)
 }
 
+// losingSender is an intake over ledger whose clock reads a minute later
+// at every look, so each claim looks old enough to extend and is lost.
+func losingSender(f *svFixture, ledger *losingLedger) *supervisorapp.SubmitDirective {
+	var clock atomic.Int64
+	now := func() time.Time { return time.Unix(0, 0).Add(time.Duration(clock.Add(1)) * time.Minute) }
+	return supervisorapp.NewSubmitDirective(supervisorapp.SubmitDeps{Supervisors: f.sups, Ledger: ledger, Runs: f.store, Holds: f.store,
+		Control: f.control, Start: f.exec.start, Now: now, ClaimTTL: 20 * time.Millisecond})
+}
+
 // TestSubmitGivesUpAfterLosingItsClaim: a sender that loses its key to
 // another sender starts again a bounded number of times
 // (MaxDirectiveAttempts), then answers unavailable with nothing applied,
@@ -48,12 +57,7 @@ func TestSubmitGivesUpAfterLosingItsClaim(t *testing.T) {
 	run := f.startRun(t, "ci", false)
 	f.waitStatus(t, "RUNNING", run)
 	ledger := &losingLedger{svFixture: f}
-	// Every reading of the clock is a minute later: the claim always
-	// looks old enough to extend.
-	var clock atomic.Int64
-	now := func() time.Time { return time.Unix(0, 0).Add(time.Duration(clock.Add(1)) * time.Minute) }
-	submit := supervisorapp.NewSubmitDirective(supervisorapp.SubmitDeps{Supervisors: f.sups, Ledger: ledger, Runs: f.store, Holds: f.store,
-		Control: f.control, Start: f.exec.start, Now: now, ClaimTTL: 20 * time.Millisecond})
+	submit := losingSender(f, ledger)
 	_, err := submit.Handle(t.Context(), supervisorapp.SubmitInput{SupervisorID: "slow",
 		Directive: svDirective(t, `{"key":"pause","command":{"type":"PauseWorkflow","target":"execution:`+run+`"}}`)})
 	if !errors.Is(err, fault.ErrUnavailable) || !strings.Contains(err.Error(), "send the directive again") {
@@ -84,11 +88,7 @@ func TestATakenOverKeyRechecksOwnership(t *testing.T) {
 	f.supervisor(t, "slow", `{"name":"Slow","engine":{"type":"http","settings":{}},"owns":["session:ci"]}`)
 	run := f.startRun(t, "ci", false)
 	f.waitStatus(t, "RUNNING", run)
-	ledger := &losingLedger{svFixture: f}
-	var clock atomic.Int64
-	now := func() time.Time { return time.Unix(0, 0).Add(time.Duration(clock.Add(1)) * time.Minute) }
-	slow := supervisorapp.NewSubmitDirective(supervisorapp.SubmitDeps{Supervisors: f.sups, Ledger: ledger, Runs: f.store, Holds: f.store,
-		Control: f.control, Start: f.exec.start, Now: now, ClaimTTL: 20 * time.Millisecond})
+	slow := losingSender(f, &losingLedger{svFixture: f})
 	dir := `{"key":"kill","command":{"type":"StopWorkflow","mode":"KILL","target":"execution:` + run + `"}}`
 	if _, err := slow.Handle(t.Context(), supervisorapp.SubmitInput{SupervisorID: "slow", Directive: svDirective(t, dir)}); !errors.Is(err, fault.ErrUnavailable) {
 		t.Fatalf("the first sender: %v, want it to give up with the key open", err)

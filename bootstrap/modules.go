@@ -60,11 +60,18 @@ var postgresModule = fx.Module("postgres",
 	),
 )
 
+// idleInTransactionFloor is the least idle_in_transaction_session_timeout
+// the pool sets, whatever the lease: how long an instance frozen inside a
+// commit can hold the others' rows (docs/architecture.md, "Leases").
+const idleInTransactionFloor = 5 * time.Second
+
 func newPool(lc fx.Lifecycle, dsn DSN, cfg Config, log *zap.Logger) (*pgxpool.Pool, error) {
 	pool, err := postgres.NewPool(string(dsn), postgres.PoolOptions{MaxConns: int32(cfg.DBMaxConns),
-		// No legitimate transaction idles for seconds; a floor of 10 s keeps
-		// a short test lease from cutting one off on a loaded machine.
-		IdleInTransaction: max(cfg.Lease, 10*time.Second)})
+		// No legitimate transaction idles for seconds, and one that is cut
+		// off before its commit is retried (inTx); the floor of 5 s keeps a
+		// short test lease from cutting many off on a loaded machine, while
+		// a frozen instance's locks still go within a few seconds.
+		IdleInTransaction: max(cfg.Lease, idleInTransactionFloor)})
 	if err != nil {
 		return nil, err
 	}

@@ -8,3 +8,6 @@ func (l *Listener) SetIdleCheck(d time.Duration) { l.idle = d }
 
 // CancelChannel is the channel the listener listens on.
 const CancelChannel = cancelChannel
+
+// InTx is inTx, for the external tests of its retries.
+var InTx = inTx

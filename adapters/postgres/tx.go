@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/yukta/yukta/application/executionapp"
 	"github.com/yukta/yukta/application/sessionapp"
 	"github.com/yukta/yukta/domain/execution"
+	"github.com/yukta/yukta/domain/fault"
 )
 
 // Transactor opens transactions for the application's use cases.
@@ -135,11 +137,20 @@ func (n *runNotes) replay(m executionapp.RunMetrics) {
 
 // inTx commits when fn returns nil, rolls back otherwise, and retries a few
 // times on serialization failures and deadlocks, which are expected under
-// contention and go away on a second try.
+// contention and go away on a second try. It also retries when the
+// connection is lost inside fn, before the commit was sent: nothing of that
+// attempt can have committed. That is how PostgreSQL's idle-in-transaction
+// timeout, which frees a frozen instance's locks, meets a live instance that
+// merely stalled that long.
 func inTx(ctx context.Context, pool *pgxpool.Pool, fn func(pgx.Tx) error) error {
 	for attempt := 1; ; attempt++ {
-		err := pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{}, fn)
-		if err == nil || attempt == 5 || !retryable(err) {
+		var bodyErr error
+		err := pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
+			bodyErr = fn(tx)
+			return bodyErr
+		})
+		lostInBody := err != nil && err == bodyErr && ctx.Err() == nil && errors.Is(translate(err), fault.ErrUnavailable)
+		if err == nil || attempt == 5 || !(retryable(err) || lostInBody) {
 			return translate(err)
 		}
 		d := time.Duration(attempt*attempt) * 10 * time.Millisecond

@@ -184,3 +184,53 @@ func execStatus(t *testing.T, s *server, id string) string {
 	_ = json.Unmarshal(body, &out)
 	return out.Status
 }
+
+// TestAgentDirectivesMeetAPausedWorkflow: a supervisor's PauseWorkflow on
+// its workflow, sent over the agent API, pauses the workflow; then a
+// person's start over REST and the supervisor's own StartWorkflow are both
+// refused with the pause's sentence (the directive's outcome is rejected),
+// until its ResumeWorkflow lifts it.
+func TestAgentDirectivesMeetAPausedWorkflow(t *testing.T) {
+	t.Parallel()
+	w := newAgentWorld(t)
+	w.setup()
+	run := w.napping("ci")
+	directive := func(body string) map[string]any {
+		t.Helper()
+		st, b, _ := w.agent("POST", "/directives", []byte(body))
+		var res struct {
+			Status   string
+			Outcomes []map[string]any
+		}
+		if st != 202 || json.Unmarshal(b, &res) != nil || len(res.Outcomes) != 1 {
+			t.Fatalf("directive %s: %d %s", body, st, b)
+		}
+		return res.Outcomes[0]
+	}
+	out := directive(`{"key":"pause-nap","reason":"nap keeps failing","command":{"type":"PauseWorkflow","target":"workflow:ci/nap"}}`)
+	if out["status"] != "applied" || !strings.Contains(out["message"].(string), "workflow nap paused: 1 active execution(s) paused") {
+		t.Fatalf("PauseWorkflow on the workflow: %v", out)
+	}
+	if s := w.status("ci", run); s != "PAUSED" {
+		t.Fatalf("the run is %s after the workflow's pause, want PAUSED", s)
+	}
+	want := `workflow nap of session ci is paused (by supervisor:agent through agent since `
+	st, b, _ := call(t, w.s, "POST", "/api/sessions/ci/workflows/nap/executions", w.key, []byte(`{}`))
+	if st != 409 || !strings.Contains(string(b), want) || !strings.Contains(string(b), `reason \"nap keeps failing\"`) {
+		t.Fatalf("a person's start of the paused workflow: %d %s", st, b)
+	}
+	out = directive(`{"key":"start-nap","command":{"type":"StartWorkflow","target":"workflow:ci/nap"}}`)
+	if msg, _ := out["message"].(string); out["status"] != "rejected" || !strings.Contains(msg, want) || !strings.Contains(msg, "yukta resume-workflow ci nap") {
+		t.Fatalf("the supervisor's StartWorkflow of the paused workflow: %v", out)
+	}
+	out = directive(`{"key":"resume-nap","command":{"type":"ResumeWorkflow","target":"workflow:ci/nap"}}`)
+	if out["status"] != "applied" {
+		t.Fatalf("ResumeWorkflow on the workflow: %v", out)
+	}
+	if s := w.status("ci", run); s != "RUNNING" {
+		t.Fatalf("the run is %s after the workflow's resume, want RUNNING", s)
+	}
+	if out := directive(`{"key":"start-nap-2","command":{"type":"StartWorkflow","target":"workflow:ci/nap"}}`); out["status"] != "applied" {
+		t.Fatalf("StartWorkflow after the resume: %v", out)
+	}
+}

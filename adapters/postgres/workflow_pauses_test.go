@@ -188,3 +188,43 @@ func TestWorkflowPauseRacesStarts(t *testing.T) {
 		t.Fatalf("the pause paused %d runs, %d were started and %d refused", got, started.Load(), refused.Load())
 	}
 }
+
+// Removing a paused workflow from the session keeps its pause: re-added
+// with the same id it is still paused, and RESUME_WORKFLOW lifts the pause
+// of a workflow no longer in the session (then, neither paused nor there,
+// it is not found). Deleting the session deletes its pauses.
+func TestWorkflowPauseOutlivesTheWorkflow(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.NewDatabase(t)
+	a := newSchedInstance(t, dsn, "a", execution.Slots{})
+	withHold, withoutHold := limitsDoc("", ""), []byte(`{"name":"limits","workflows":[{"workflowId":"quick","nodes":[
+		{"nodeId":"start","type":"MANUAL"},{"nodeId":"out","type":"RESULT"}],"edges":[{"source":"start","target":"out"}]}]}`)
+	applyLimits(t, a.pool, withHold)
+	if _, err := a.workflowCommand(t, execution.ActionPauseWorkflow, "gone for now"); err != nil {
+		t.Fatal(err)
+	}
+	applyLimits(t, a.pool, withoutHold)
+	applyLimits(t, a.pool, withHold)
+	if _, err := a.start.Handle(t.Context(), executionapp.StartInput{SessionID: "limits", WorkflowID: "hold",
+		Trigger: executionapp.TriggerManual}); !errors.Is(err, execution.ErrWorkflowPaused) {
+		t.Fatalf("start of the re-added workflow: %v, want it still paused", err)
+	}
+	applyLimits(t, a.pool, withoutHold)
+	if res, err := a.workflowCommand(t, execution.ActionResumeWorkflow, ""); err != nil || !strings.HasPrefix(res.Message, "workflow hold resumed") {
+		t.Fatalf("resume of a removed workflow: %+v %v", res, err)
+	}
+	if _, err := a.workflowCommand(t, execution.ActionResumeWorkflow, ""); !errors.Is(err, fault.ErrNotFound) {
+		t.Fatalf("resume of a removed workflow that is not paused: %v, want not found", err)
+	}
+	applyLimits(t, a.pool, withHold)
+	if _, err := a.workflowCommand(t, execution.ActionPauseWorkflow, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.pool.Exec(t.Context(), `DELETE FROM sessions WHERE session_id = 'limits'`); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := a.pool.QueryRow(t.Context(), `SELECT count(*) FROM workflow_pauses`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("%d pauses left after the session was deleted (%v)", n, err)
+	}
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/yukta/yukta/adapters/cel"
 	"github.com/yukta/yukta/adapters/egress"
+	"github.com/yukta/yukta/adapters/metrics"
 	"github.com/yukta/yukta/adapters/plugins"
 	"github.com/yukta/yukta/adapters/postgres"
 	"github.com/yukta/yukta/application/executionapp"
@@ -50,8 +51,11 @@ var executionModule = fx.Module("executions",
 		newEngine,
 		newFeed,
 		executionapp.NewAwait,
-		func(tx executionapp.Transactor, w executionapp.WorkflowReader, c session.Catalog, e *executionapp.Engine, a *executionapp.Await) *executionapp.StartExecution {
-			return executionapp.NewStartExecution(tx, w, c, e, a, time.Now)
+		func(tx executionapp.Transactor, w executionapp.WorkflowReader, c session.Catalog, e *executionapp.Engine, a *executionapp.Await,
+			m *metrics.Metrics) *executionapp.StartExecution {
+			s := executionapp.NewStartExecution(tx, w, c, e, a, time.Now)
+			s.UseSkips(m)
+			return s
 		},
 		func(pool *pgxpool.Pool) executionapp.DeliveryLedger { return postgres.NewDeliveryLedger(pool) },
 		executionapp.NewStartFromWebhook,
@@ -61,9 +65,10 @@ var executionModule = fx.Module("executions",
 			return executionapp.NewTailLogs(r, q, c, time.Now)
 		},
 		func(tx executionapp.Transactor, w executionapp.WorkflowReader, q *postgres.Queue, c session.Catalog, e *executionapp.Engine,
-			ev *cel.Evaluator, a *executionapp.Await, adm *executionapp.Admission, holds *postgres.SupervisorRuntime, g *supervisorapp.Gate) *executionapp.Control {
+			ev *cel.Evaluator, a *executionapp.Await, adm *executionapp.Admission, holds *postgres.SupervisorRuntime, g *supervisorapp.Gate,
+			m *metrics.Metrics) *executionapp.Control {
 			return executionapp.NewControl(executionapp.ControlDeps{Tx: tx, Workflows: w, Queue: q, Catalog: c, Waker: e,
-				Conditions: celConditions{ev}, Holds: holds, Admission: adm, Await: a, Reviews: g, Now: time.Now})
+				Conditions: celConditions{ev}, Holds: holds, Admission: adm, Await: a, Reviews: g, Skips: m, Now: time.Now})
 		},
 		executionapp.NewListInputs,
 		func(tx executionapp.Transactor, e *executionapp.Engine) *executionapp.AnswerInput {

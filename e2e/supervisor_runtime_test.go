@@ -134,6 +134,14 @@ func pausesAfterThreeFailures(t *testing.T, s *server, doc string) string {
 		}
 	}
 	waitFor("PAUSED", waiting...)
+	// PauseWorkflow on the workflow paused the workflow itself: a new run
+	// of it is refused, naming the supervisor, until someone resumes it.
+	body, _ := json.Marshal(map[string]any{"payload": map[string]any{"fail": false}})
+	st, b, _ := call(t, s, "POST", "/api/sessions/ci/workflows/flaky/executions", "", body)
+	if st != 409 || !strings.Contains(string(b), "workflow flaky of session ci is paused (by supervisor:guard") ||
+		!strings.Contains(string(b), "yukta resume-workflow ci flaky") {
+		t.Fatalf("a start after the guard paused the workflow: %d %s", st, b)
+	}
 	// The observer journals behind the commit: the PAUSE appears in the
 	// run's journal as a decision by supervisor:guard shortly after.
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {

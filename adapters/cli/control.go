@@ -184,3 +184,75 @@ func nonEmpty(s string) *string {
 	}
 	return &s
 }
+
+func (a *App) pauseWorkflowCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:               "pause-workflow SESSION WORKFLOW",
+		Short:             "pause a workflow: its active runs, and every new start until resume-workflow (SESSION/WORKFLOW works too)",
+		Args:              argsBetween(1, 2),
+		ValidArgsFunction: a.completeSession,
+	}
+	reason := c.Flags().String("reason", "", "why, recorded with the pause and shown to every refused start")
+	key := c.Flags().String("key", "", "idempotency key: the same key gives the same answer and no second effect")
+	return a.leaf(c, func(e *env, pos []string) int { return runWorkflowPause(e, pos, true, reason, key) })
+}
+
+func (a *App) resumeWorkflowCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:               "resume-workflow SESSION WORKFLOW",
+		Short:             "lift a workflow's pause: starts go through again and the runs it paused resume (SESSION/WORKFLOW works too)",
+		Args:              argsBetween(1, 2),
+		ValidArgsFunction: a.completeSession,
+	}
+	reason := c.Flags().String("reason", "", "why, recorded in the journal")
+	key := c.Flags().String("key", "", "idempotency key: the same key gives the same answer and no second effect")
+	return a.leaf(c, func(e *env, pos []string) int { return runWorkflowPause(e, pos, false, reason, key) })
+}
+
+func runWorkflowPause(e *env, pos []string, pause bool, reason, key *string) int {
+	sid, wid, ok := workflowArgs(pos)
+	if !ok {
+		return e.usageError("missing the workflow")
+	}
+	body := apiclient.WorkflowPauseRequest{Reason: nonEmpty(*reason), Key: nonEmpty(*key)}
+	if pause {
+		res, err := e.api.PauseWorkflowWithResponse(e.ctx, sid, wid,
+			&apiclient.PauseWorkflowParams{YuktaChannel: ptr(apiclient.PauseWorkflowParamsYuktaChannel(channel))}, body)
+		if err != nil {
+			return e.callError(err)
+		}
+		return e.workflowAnswer(res.HTTPResponse, res.Body, res.JSON200, res.JSON202, "paused")
+	}
+	res, err := e.api.ResumeWorkflowWithResponse(e.ctx, sid, wid,
+		&apiclient.ResumeWorkflowParams{YuktaChannel: ptr(apiclient.ResumeWorkflowParamsYuktaChannel(channel))}, body)
+	if err != nil {
+		return e.callError(err)
+	}
+	return e.workflowAnswer(res.HTTPResponse, res.Body, res.JSON200, res.JSON202, "resumed")
+}
+
+// workflowArgs reads SESSION WORKFLOW or SESSION/WORKFLOW.
+func workflowArgs(pos []string) (sid, wid string, ok bool) {
+	sid = pos[0]
+	if len(pos) == 2 {
+		wid = pos[1]
+	} else if s, w, found := strings.Cut(pos[0], "/"); found {
+		sid, wid = s, w
+	}
+	return sid, wid, sid != "" && wid != ""
+}
+
+// workflowAnswer writes the answer of a workflow pause or resume: the runs
+// it paused or resumed are not new executions.
+func (e *env) workflowAnswer(res *http.Response, body []byte, done *apiclient.CommandResult, held *apiclient.ReviewTicket, verb string) int {
+	if done == nil {
+		return e.commandAnswer(res, body, done, held)
+	}
+	fmt.Fprintf(e.stdout, "command: %s\n", done.CommandId)
+	fmt.Fprintf(e.stdout, "status: %s\n", done.Status)
+	fmt.Fprintf(e.stdout, "message: %s\n", escape(done.Message))
+	for _, id := range done.ResultExecutionIds {
+		fmt.Fprintf(e.stdout, "%s-execution: %s\n", verb, id)
+	}
+	return exitOK
+}

@@ -333,3 +333,36 @@ func nonNilStrings(s []string) []string {
 	}
 	return s
 }
+
+func (h *handlers) PauseWorkflow(ctx context.Context, req restapi.PauseWorkflowRequestObject) (restapi.PauseWorkflowResponseObject, error) {
+	res, held, err := h.workflowPause(ctx, req.SessionId, req.WorkflowId, execution.ActionPauseWorkflow, req.Body, string(req.Params.YuktaChannel))
+	switch {
+	case err != nil:
+		return nil, err
+	case held != nil:
+		return restapi.PauseWorkflow202JSONResponse(*held), nil
+	}
+	return restapi.PauseWorkflow200JSONResponse(res), nil
+}
+
+func (h *handlers) ResumeWorkflow(ctx context.Context, req restapi.ResumeWorkflowRequestObject) (restapi.ResumeWorkflowResponseObject, error) {
+	res, held, err := h.workflowPause(ctx, req.SessionId, req.WorkflowId, execution.ActionResumeWorkflow, req.Body, string(req.Params.YuktaChannel))
+	switch {
+	case err != nil:
+		return nil, err
+	case held != nil:
+		return restapi.ResumeWorkflow202JSONResponse(*held), nil
+	}
+	return restapi.ResumeWorkflow200JSONResponse(res), nil
+}
+
+// workflowPause sends PAUSE_WORKFLOW or RESUME_WORKFLOW through Control.
+func (h *handlers) workflowPause(ctx context.Context, sid, wid string, action execution.Action, body *restapi.WorkflowPauseRequest,
+	ch string) (restapi.CommandResult, *restapi.ReviewTicket, error) {
+	var b restapi.WorkflowPauseRequest
+	if body != nil {
+		b = *body
+	}
+	return h.control(ctx, executionapp.ControlRequest{SessionID: sid, WorkflowID: wid, Scope: execution.ScopeWorkflow,
+		Action: string(action), Reason: b.Reason, Key: b.Key, Channel: channel(ch)})
+}

@@ -25,6 +25,8 @@ var routeOps = map[string]access.Operation{
 	"getWorkflow":           access.ReadSessions,
 	"startExecution":        access.StartExecution,
 	"stopWorkflow":          access.ControlExecution,
+	"pauseWorkflow":         access.ControlExecution,
+	"resumeWorkflow":        access.ControlExecution,
 	"postWebhook":           access.PostWebhook,
 	"listExecutions":        access.ReadExecutions,
 	"getExecution":          access.ReadExecutions,

@@ -82,6 +82,9 @@ var messages = []struct {
 	{supervisor.ErrEngineNotFound, func(err error, _ subject) string {
 		return sentence(err.Error()) + " Use list_supervisor_engines to see them."
 	}},
+	{execution.ErrWorkflowPaused, func(err error, _ subject) string {
+		return sentence(err.Error()) // it names the tool that resumes the workflow
+	}},
 	{fault.ErrInvalid, func(err error, _ subject) string { return invalidText(err) }},
 	{fault.ErrNotFound, func(err error, _ subject) string { return err.Error() }},
 	{fault.ErrConflict, func(err error, _ subject) string {

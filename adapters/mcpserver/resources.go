@@ -24,7 +24,7 @@ Typical agent flow:
   -> poll get_workflow_status until terminal -> get_execution_logs (filterPattern "ERROR")
   -> control_node RETRY / control_workflow RESTART_FROM_NODE -> poll again.
 Author: get_session_creation_instructions -> list_plugins -> get_plugin_details -> create_session.
-Steer: control_workflow (PAUSE, RESUME, STOP, STOP_ALL, RESTART, RESTART_FROM_NODE), control_node (PAUSE, RESUME, STOP,
+Steer: control_workflow (PAUSE, RESUME, STOP, STOP_ALL, RESTART, RESTART_FROM_NODE, PAUSE_WORKFLOW, RESUME_WORKFLOW), control_node (PAUSE, RESUME, STOP,
 STEP_ENABLE, STEP, STEP_DISABLE, SKIP, UNSKIP, RETRY, BREAKPOINT_CLEAR), set_node_breakpoint.
 Reviews: a command or start a supervisor reviews answers status review (nothing applied yet); follow it with
 list_approvals (approvalId), or resend it with the same key and a wait. An ADMIN decides approvals with decide_approval.

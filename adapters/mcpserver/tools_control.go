@@ -17,9 +17,9 @@ import (
 // ControlWorkflowIn is an execution- or workflow-scoped command.
 type ControlWorkflowIn struct {
 	SessionID   string  `json:"sessionId" jsonschema:"session id"`
-	Action      string  `json:"action" jsonschema:"PAUSE, RESUME, STOP, STOP_ALL, RESTART or RESTART_FROM_NODE"`
-	ExecutionID string  `json:"executionId,omitempty" jsonschema:"execution id; required for every action but STOP_ALL"`
-	WorkflowID  string  `json:"workflowId,omitempty" jsonschema:"workflow id; required for STOP_ALL, which stops every active execution of it in the session"`
+	Action      string  `json:"action" jsonschema:"PAUSE, RESUME, STOP, STOP_ALL, RESTART, RESTART_FROM_NODE, PAUSE_WORKFLOW or RESUME_WORKFLOW"`
+	ExecutionID string  `json:"executionId,omitempty" jsonschema:"execution id; required for every action but STOP_ALL, PAUSE_WORKFLOW and RESUME_WORKFLOW"`
+	WorkflowID  string  `json:"workflowId,omitempty" jsonschema:"workflow id; required for STOP_ALL (stops every active execution of it in the session), PAUSE_WORKFLOW and RESUME_WORKFLOW"`
 	FromNodeID  string  `json:"fromNodeId,omitempty" jsonschema:"node to restart from; required for RESTART_FROM_NODE"`
 	Mode        string  `json:"mode,omitempty" jsonschema:"STOP and STOP_ALL only: DRAIN (queued work finishes), CANCEL (default: queued work dropped) or KILL (running work cancelled too)"`
 	Reason      string  `json:"reason,omitempty" jsonschema:"why, recorded with the command (at most 1024 characters)"`
@@ -95,6 +95,7 @@ func (s *server) addControlTools(m *mcp.Server) {
 	wfActions := append(actions(execution.ScopeExecution), actions(execution.ScopeWorkflow)...)
 	addTool(m, &mcp.Tool{Name: "control_workflow", Annotations: annotated(destructive, "Control an execution"),
 		Description: "PAUSE, RESUME, STOP (mode DRAIN, CANCEL or KILL), RESTART or RESTART_FROM_NODE one execution, or STOP_ALL active executions of a workflow. " +
+			"PAUSE_WORKFLOW pauses a workflow (workflowId): its active runs, and every new start of it is refused until RESUME_WORKFLOW. " +
 			"RESTART and RESTART_FROM_NODE return the new execution ids. Pass a key to make a retried call safe, and wait (up to 60 s) to get the effect in the answer. " +
 			"A command a supervisor reviews answers status review with its review (nothing applied yet; next says how to follow it). Next: get_workflow_status.",
 		InputSchema: bounded(withEnums[ControlWorkflowIn](map[string][]string{"action": wfActions, "mode": {"DRAIN", "CANCEL", "KILL"}}), "wait")},
@@ -182,8 +183,8 @@ func (s *server) command(ctx context.Context, tool string, subj subject, r execu
 			return nil, out, nil
 		}
 	}
-	stopAll := strings.EqualFold(strings.TrimSpace(r.Action), string(execution.ActionStopAll))
-	if len(out.ResultExecutionIDs) > 0 && !stopAll {
+	workflowScope := slices.Contains(execution.Actions(execution.ScopeWorkflow), execution.Action(strings.ToUpper(strings.TrimSpace(r.Action))))
+	if len(out.ResultExecutionIDs) > 0 && !workflowScope {
 		out.Next = "A new execution was started: call get_workflow_status with its id (resultExecutionIds) until terminal is true, or send the command with wait to get its end in the answer."
 	}
 	for _, o := range res.Waited {

@@ -91,6 +91,7 @@ type Metrics struct {
 	commitDuration prometheus.Histogram
 	nodeResults    []prometheus.Counter // by executionapp.NodeOutcome
 	engineErrors   *prometheus.CounterVec
+	startsSkipped  *prometheus.CounterVec
 
 	runs        *runMetrics
 	retention   *retentionMetrics
@@ -156,10 +157,11 @@ func New(o Options) *Metrics {
 			Name: "yukta_engine_errors_total",
 			Help: "Failures the engine survived, by operation (claim, heartbeat, reap, commit).",
 		}, []string{"op"}),
-		runs:        newRunMetrics(o.RunSeriesLimit),
-		retention:   newRetentionMetrics(),
-		loops:       newLoopMetrics(),
-		supervisors: newSupervisorMetrics(),
+		startsSkipped: newStartsSkipped(),
+		runs:          newRunMetrics(o.RunSeriesLimit),
+		retention:     newRetentionMetrics(),
+		loops:         newLoopMetrics(),
+		supervisors:   newSupervisorMetrics(),
 	}
 	results := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "yukta_node_results_total",
@@ -180,7 +182,7 @@ func New(o Options) *Metrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.httpRequests, m.httpDuration, m.authFailures, m.rateLimited,
 		m.claimed, m.claimBatch, m.commits, m.committed, m.commitDuration, results, m.engineErrors,
-		lagCollector{m: m},
+		m.startsSkipped, lagCollector{m: m},
 	)
 	m.reg.MustRegister(m.runs.collectors()...)
 	m.reg.MustRegister(m.retention.collectors()...)

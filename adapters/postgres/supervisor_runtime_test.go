@@ -270,9 +270,12 @@ func TestSeedRulePausesTheWorkflowAfterThreeFailures(t *testing.T) {
 	}
 	f.waitStatus(t, "PAUSED", waiting...)
 
-	if n := f.count(t, `SELECT count(*) FROM commands WHERE action = 'PAUSE' AND actor = 'supervisor:guard' AND channel = 'supervisor'
-		AND status = 'applied' AND execution_id = ANY ($1::uuid[])`, waiting); n != 2 {
-		t.Errorf("PAUSE commands of supervisor:guard on the waiting runs: got %d, want 2", n)
+	// PauseWorkflow on the workflow is one workflow command, PAUSE_WORKFLOW,
+	// whose result is the runs it paused.
+	if n := f.count(t, `SELECT count(*) FROM commands WHERE scope = 'workflow' AND action = 'PAUSE_WORKFLOW' AND actor = 'supervisor:guard'
+		AND channel = 'supervisor' AND status = 'applied' AND execution_id IS NULL AND result_execution_ids @> $1::text[]
+		AND cardinality(result_execution_ids) = 2`, waiting); n != 1 {
+		t.Errorf("PAUSE_WORKFLOW commands of supervisor:guard pausing the waiting runs: got %d, want 1", n)
 	}
 	if n := f.count(t, `SELECT count(*) FROM supervisor_directives WHERE supervisor_id = 'guard' AND status = 'accepted'
 		AND key LIKE 'rule:pause-on-repeated-failure:%'`); n != 1 {

@@ -61,7 +61,7 @@ func (t *ExecutionTransactor) WithinTx(ctx context.Context, fn func(context.Cont
 		st := executionapp.Stores{
 			Executions: &ExecutionStore{db: tx}, Items: &ItemStore{db: tx}, Events: events,
 			Logs: &LogStore{db: tx}, Commands: &CommandStore{db: tx}, Inputs: &InputStore{db: tx},
-			Signals: &SignalSender{db: tx}, Admission: &AdmissionStore{db: tx},
+			Signals: &SignalSender{db: tx}, Admission: &AdmissionStore{db: tx}, Pauses: &WorkflowPauseStore{db: tx},
 		}
 		if t.runs != nil {
 			runs = &runNotes{}

@@ -908,6 +908,42 @@ func (e StartExecutionParamsYuktaChannel) Valid() bool {
 	}
 }
 
+// Defines values for PauseWorkflowParamsYuktaChannel.
+const (
+	PauseWorkflowParamsYuktaChannelCli  PauseWorkflowParamsYuktaChannel = "cli"
+	PauseWorkflowParamsYuktaChannelRest PauseWorkflowParamsYuktaChannel = "rest"
+)
+
+// Valid indicates whether the value is a known member of the PauseWorkflowParamsYuktaChannel enum.
+func (e PauseWorkflowParamsYuktaChannel) Valid() bool {
+	switch e {
+	case PauseWorkflowParamsYuktaChannelCli:
+		return true
+	case PauseWorkflowParamsYuktaChannelRest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ResumeWorkflowParamsYuktaChannel.
+const (
+	ResumeWorkflowParamsYuktaChannelCli  ResumeWorkflowParamsYuktaChannel = "cli"
+	ResumeWorkflowParamsYuktaChannelRest ResumeWorkflowParamsYuktaChannel = "rest"
+)
+
+// Valid indicates whether the value is a known member of the ResumeWorkflowParamsYuktaChannel enum.
+func (e ResumeWorkflowParamsYuktaChannel) Valid() bool {
+	switch e {
+	case ResumeWorkflowParamsYuktaChannelCli:
+		return true
+	case ResumeWorkflowParamsYuktaChannelRest:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for StopWorkflowParamsYuktaChannel.
 const (
 	StopWorkflowParamsYuktaChannelCli  StopWorkflowParamsYuktaChannel = "cli"
@@ -2180,6 +2216,14 @@ type WorkflowConfig struct {
 	WorkflowId Id           `json:"workflowId"`
 }
 
+// WorkflowPauseRequest defines model for WorkflowPauseRequest.
+type WorkflowPauseRequest struct {
+	Key *string `json:"key,omitempty"`
+
+	// Reason Why; recorded with the pause and shown to every refused start.
+	Reason *string `json:"reason,omitempty"`
+}
+
 // Channel defines model for Channel.
 type Channel string
 
@@ -2437,6 +2481,24 @@ type StartExecutionParams struct {
 // StartExecutionParamsYuktaChannel defines parameters for StartExecution.
 type StartExecutionParamsYuktaChannel string
 
+// PauseWorkflowParams defines parameters for PauseWorkflow.
+type PauseWorkflowParams struct {
+	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
+	YuktaChannel *PauseWorkflowParamsYuktaChannel `json:"Yukta-Channel,omitempty"`
+}
+
+// PauseWorkflowParamsYuktaChannel defines parameters for PauseWorkflow.
+type PauseWorkflowParamsYuktaChannel string
+
+// ResumeWorkflowParams defines parameters for ResumeWorkflow.
+type ResumeWorkflowParams struct {
+	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
+	YuktaChannel *ResumeWorkflowParamsYuktaChannel `json:"Yukta-Channel,omitempty"`
+}
+
+// ResumeWorkflowParamsYuktaChannel defines parameters for ResumeWorkflow.
+type ResumeWorkflowParamsYuktaChannel string
+
 // StopWorkflowParams defines parameters for StopWorkflow.
 type StopWorkflowParams struct {
 	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
@@ -2538,6 +2600,12 @@ type ControlNodeJSONRequestBody = NodeCommand
 
 // StartExecutionJSONRequestBody defines body for StartExecution for application/json ContentType.
 type StartExecutionJSONRequestBody = StartRequest
+
+// PauseWorkflowJSONRequestBody defines body for PauseWorkflow for application/json ContentType.
+type PauseWorkflowJSONRequestBody = WorkflowPauseRequest
+
+// ResumeWorkflowJSONRequestBody defines body for ResumeWorkflow for application/json ContentType.
+type ResumeWorkflowJSONRequestBody = WorkflowPauseRequest
 
 // StopWorkflowJSONRequestBody defines body for StopWorkflow for application/json ContentType.
 type StopWorkflowJSONRequestBody = StopAllRequest
@@ -3122,6 +3190,42 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/executions (the `StartExecution` operationId).
 	StartExecution(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *StartExecutionParams, body StartExecutionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PauseWorkflowWithBody PAUSE_WORKFLOW — pause a workflow, its active runs and every new start until it is resumed.
+	//
+	// Pauses every PENDING or RUNNING run of the workflow and stores the pause (who, through which door, since when, why): until RESUME_WORKFLOW, every start of the workflow (REST, MCP, CLI, supervisors, its webhook, its schedule, RESTART and RETRY) is refused with 409, on every instance. The answer lists the runs it paused. A workflow already paused keeps its first pause (docs/control.md).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/pause (the `PauseWorkflow` operationId).
+	PauseWorkflowWithBody(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *PauseWorkflowParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PauseWorkflow PAUSE_WORKFLOW — pause a workflow, its active runs and every new start until it is resumed.
+	//
+	// Pauses every PENDING or RUNNING run of the workflow and stores the pause (who, through which door, since when, why): until RESUME_WORKFLOW, every start of the workflow (REST, MCP, CLI, supervisors, its webhook, its schedule, RESTART and RETRY) is refused with 409, on every instance. The answer lists the runs it paused. A workflow already paused keeps its first pause (docs/control.md).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/pause (the `PauseWorkflow` operationId).
+	PauseWorkflow(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *PauseWorkflowParams, body PauseWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ResumeWorkflowWithBody RESUME_WORKFLOW — lift a workflow's pause and resume the runs it paused.
+	//
+	// Lifts the workflow's pause, so starts go through again, and resumes the runs the pause paused that are still PAUSED (not runs paused on their own, nor runs a supervisor holds). The answer lists the runs it resumed. Works on a paused workflow that was removed from the session since (docs/control.md).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/resume (the `ResumeWorkflow` operationId).
+	ResumeWorkflowWithBody(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *ResumeWorkflowParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ResumeWorkflow RESUME_WORKFLOW — lift a workflow's pause and resume the runs it paused.
+	//
+	// Lifts the workflow's pause, so starts go through again, and resumes the runs the pause paused that are still PAUSED (not runs paused on their own, nor runs a supervisor holds). The answer lists the runs it resumed. Works on a paused workflow that was removed from the session since (docs/control.md).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/resume (the `ResumeWorkflow` operationId).
+	ResumeWorkflow(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *ResumeWorkflowParams, body ResumeWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// StopWorkflowWithBody STOP_ALL — stop every active execution of a workflow.
 	//
@@ -4397,6 +4501,82 @@ func (c *Client) StartExecutionWithBody(ctx context.Context, sessionId SessionId
 // Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/executions (the `StartExecution` operationId).
 func (c *Client) StartExecution(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *StartExecutionParams, body StartExecutionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewStartExecutionRequest(c.Server, sessionId, workflowId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PauseWorkflowWithBody PAUSE_WORKFLOW — pause a workflow, its active runs and every new start until it is resumed.
+//
+// Pauses every PENDING or RUNNING run of the workflow and stores the pause (who, through which door, since when, why): until RESUME_WORKFLOW, every start of the workflow (REST, MCP, CLI, supervisors, its webhook, its schedule, RESTART and RETRY) is refused with 409, on every instance. The answer lists the runs it paused. A workflow already paused keeps its first pause (docs/control.md).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/pause (the `PauseWorkflow` operationId).
+func (c *Client) PauseWorkflowWithBody(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *PauseWorkflowParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPauseWorkflowRequestWithBody(c.Server, sessionId, workflowId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PauseWorkflow PAUSE_WORKFLOW — pause a workflow, its active runs and every new start until it is resumed.
+//
+// Pauses every PENDING or RUNNING run of the workflow and stores the pause (who, through which door, since when, why): until RESUME_WORKFLOW, every start of the workflow (REST, MCP, CLI, supervisors, its webhook, its schedule, RESTART and RETRY) is refused with 409, on every instance. The answer lists the runs it paused. A workflow already paused keeps its first pause (docs/control.md).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/pause (the `PauseWorkflow` operationId).
+func (c *Client) PauseWorkflow(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *PauseWorkflowParams, body PauseWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPauseWorkflowRequest(c.Server, sessionId, workflowId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ResumeWorkflowWithBody RESUME_WORKFLOW — lift a workflow's pause and resume the runs it paused.
+//
+// Lifts the workflow's pause, so starts go through again, and resumes the runs the pause paused that are still PAUSED (not runs paused on their own, nor runs a supervisor holds). The answer lists the runs it resumed. Works on a paused workflow that was removed from the session since (docs/control.md).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/resume (the `ResumeWorkflow` operationId).
+func (c *Client) ResumeWorkflowWithBody(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *ResumeWorkflowParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResumeWorkflowRequestWithBody(c.Server, sessionId, workflowId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ResumeWorkflow RESUME_WORKFLOW — lift a workflow's pause and resume the runs it paused.
+//
+// Lifts the workflow's pause, so starts go through again, and resumes the runs the pause paused that are still PAUSED (not runs paused on their own, nor runs a supervisor holds). The answer lists the runs it resumed. Works on a paused workflow that was removed from the session since (docs/control.md).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/resume (the `ResumeWorkflow` operationId).
+func (c *Client) ResumeWorkflow(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *ResumeWorkflowParams, body ResumeWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResumeWorkflowRequest(c.Server, sessionId, workflowId, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7347,6 +7527,144 @@ func NewStartExecutionRequestWithBody(server string, sessionId SessionId, workfl
 	return req, nil
 }
 
+// NewPauseWorkflowRequest calls the generic PauseWorkflow builder with application/json body
+func NewPauseWorkflowRequest(server string, sessionId SessionId, workflowId WorkflowId, params *PauseWorkflowParams, body PauseWorkflowJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPauseWorkflowRequestWithBody(server, sessionId, workflowId, params, "application/json", bodyReader)
+}
+
+// NewPauseWorkflowRequestWithBody constructs an http.Request for the PauseWorkflow method, with any body, and a specified content type
+func NewPauseWorkflowRequestWithBody(server string, sessionId SessionId, workflowId WorkflowId, params *PauseWorkflowParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "sessionId", sessionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "workflowId", workflowId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/sessions/%s/workflows/%s/pause", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.YuktaChannel != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Yukta-Channel", *params.YuktaChannel, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Yukta-Channel", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewResumeWorkflowRequest calls the generic ResumeWorkflow builder with application/json body
+func NewResumeWorkflowRequest(server string, sessionId SessionId, workflowId WorkflowId, params *ResumeWorkflowParams, body ResumeWorkflowJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewResumeWorkflowRequestWithBody(server, sessionId, workflowId, params, "application/json", bodyReader)
+}
+
+// NewResumeWorkflowRequestWithBody constructs an http.Request for the ResumeWorkflow method, with any body, and a specified content type
+func NewResumeWorkflowRequestWithBody(server string, sessionId SessionId, workflowId WorkflowId, params *ResumeWorkflowParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "sessionId", sessionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "workflowId", workflowId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/sessions/%s/workflows/%s/resume", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.YuktaChannel != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Yukta-Channel", *params.YuktaChannel, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Yukta-Channel", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewStopWorkflowRequest calls the generic StopWorkflow builder with application/json body
 func NewStopWorkflowRequest(server string, sessionId SessionId, workflowId WorkflowId, params *StopWorkflowParams, body StopWorkflowJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -8721,6 +9039,42 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/executions (the `StartExecution` operationId).
 	StartExecutionWithResponse(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *StartExecutionParams, body StartExecutionJSONRequestBody, reqEditors ...RequestEditorFn) (*StartExecutionResponse, error)
+
+	// PauseWorkflowWithBodyWithResponse PAUSE_WORKFLOW — pause a workflow, its active runs and every new start until it is resumed.
+	//
+	// Pauses every PENDING or RUNNING run of the workflow and stores the pause (who, through which door, since when, why): until RESUME_WORKFLOW, every start of the workflow (REST, MCP, CLI, supervisors, its webhook, its schedule, RESTART and RETRY) is refused with 409, on every instance. The answer lists the runs it paused. A workflow already paused keeps its first pause (docs/control.md).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/pause (the `PauseWorkflow` operationId).
+	PauseWorkflowWithBodyWithResponse(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *PauseWorkflowParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PauseWorkflowResponse, error)
+
+	// PauseWorkflowWithResponse PAUSE_WORKFLOW — pause a workflow, its active runs and every new start until it is resumed.
+	//
+	// Pauses every PENDING or RUNNING run of the workflow and stores the pause (who, through which door, since when, why): until RESUME_WORKFLOW, every start of the workflow (REST, MCP, CLI, supervisors, its webhook, its schedule, RESTART and RETRY) is refused with 409, on every instance. The answer lists the runs it paused. A workflow already paused keeps its first pause (docs/control.md).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/pause (the `PauseWorkflow` operationId).
+	PauseWorkflowWithResponse(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *PauseWorkflowParams, body PauseWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*PauseWorkflowResponse, error)
+
+	// ResumeWorkflowWithBodyWithResponse RESUME_WORKFLOW — lift a workflow's pause and resume the runs it paused.
+	//
+	// Lifts the workflow's pause, so starts go through again, and resumes the runs the pause paused that are still PAUSED (not runs paused on their own, nor runs a supervisor holds). The answer lists the runs it resumed. Works on a paused workflow that was removed from the session since (docs/control.md).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/resume (the `ResumeWorkflow` operationId).
+	ResumeWorkflowWithBodyWithResponse(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *ResumeWorkflowParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ResumeWorkflowResponse, error)
+
+	// ResumeWorkflowWithResponse RESUME_WORKFLOW — lift a workflow's pause and resume the runs it paused.
+	//
+	// Lifts the workflow's pause, so starts go through again, and resumes the runs the pause paused that are still PAUSED (not runs paused on their own, nor runs a supervisor holds). The answer lists the runs it resumed. Works on a paused workflow that was removed from the session since (docs/control.md).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/resume (the `ResumeWorkflow` operationId).
+	ResumeWorkflowWithResponse(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *ResumeWorkflowParams, body ResumeWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*ResumeWorkflowResponse, error)
 
 	// StopWorkflowWithBodyWithResponse STOP_ALL — stop every active execution of a workflow.
 	//
@@ -10727,6 +11081,8 @@ type PostWebhookResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
@@ -10763,6 +11119,11 @@ func (r PostWebhookResponse) GetApplicationproblemJSON403() *Forbidden {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r PostWebhookResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PostWebhookResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
 }
 
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
@@ -13208,6 +13569,228 @@ func (r StartExecutionResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r StartExecutionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PauseWorkflowResponse401Headers the declared response headers of an HTTP 401 response for PauseWorkflow
+type PauseWorkflowResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PauseWorkflowResponse429Headers the declared response headers of an HTTP 429 response for PauseWorkflow
+type PauseWorkflowResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PauseWorkflowResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CommandResult
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *ReviewTicket
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PauseWorkflowResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PauseWorkflowResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PauseWorkflowResponse) GetJSON200() *CommandResult {
+	return r.JSON200
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r PauseWorkflowResponse) GetJSON202() *ReviewTicket {
+	return r.JSON202
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PauseWorkflowResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PauseWorkflowResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PauseWorkflowResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PauseWorkflowResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PauseWorkflowResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r PauseWorkflowResponse) GetApplicationproblemJSON415() *Problem {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PauseWorkflowResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r PauseWorkflowResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PauseWorkflowResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PauseWorkflowResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PauseWorkflowResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ResumeWorkflowResponse401Headers the declared response headers of an HTTP 401 response for ResumeWorkflow
+type ResumeWorkflowResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ResumeWorkflowResponse429Headers the declared response headers of an HTTP 429 response for ResumeWorkflow
+type ResumeWorkflowResponse429Headers struct {
+	RetryAfter *int
+}
+
+type ResumeWorkflowResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CommandResult
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *ReviewTicket
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ResumeWorkflowResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ResumeWorkflowResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ResumeWorkflowResponse) GetJSON200() *CommandResult {
+	return r.JSON200
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r ResumeWorkflowResponse) GetJSON202() *ReviewTicket {
+	return r.JSON202
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ResumeWorkflowResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ResumeWorkflowResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ResumeWorkflowResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ResumeWorkflowResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r ResumeWorkflowResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r ResumeWorkflowResponse) GetApplicationproblemJSON415() *Problem {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ResumeWorkflowResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r ResumeWorkflowResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ResumeWorkflowResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ResumeWorkflowResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ResumeWorkflowResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -15700,6 +16283,66 @@ func (c *ClientWithResponses) StartExecutionWithResponse(ctx context.Context, se
 	return ParseStartExecutionResponse(rsp)
 }
 
+// PauseWorkflowWithBodyWithResponse PAUSE_WORKFLOW — pause a workflow, its active runs and every new start until it is resumed.
+//
+// Pauses every PENDING or RUNNING run of the workflow and stores the pause (who, through which door, since when, why): until RESUME_WORKFLOW, every start of the workflow (REST, MCP, CLI, supervisors, its webhook, its schedule, RESTART and RETRY) is refused with 409, on every instance. The answer lists the runs it paused. A workflow already paused keeps its first pause (docs/control.md).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/pause (the `PauseWorkflow` operationId).
+func (c *ClientWithResponses) PauseWorkflowWithBodyWithResponse(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *PauseWorkflowParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PauseWorkflowResponse, error) {
+	rsp, err := c.PauseWorkflowWithBody(ctx, sessionId, workflowId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePauseWorkflowResponse(rsp)
+}
+
+// PauseWorkflowWithResponse PAUSE_WORKFLOW — pause a workflow, its active runs and every new start until it is resumed.
+//
+// Pauses every PENDING or RUNNING run of the workflow and stores the pause (who, through which door, since when, why): until RESUME_WORKFLOW, every start of the workflow (REST, MCP, CLI, supervisors, its webhook, its schedule, RESTART and RETRY) is refused with 409, on every instance. The answer lists the runs it paused. A workflow already paused keeps its first pause (docs/control.md).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/pause (the `PauseWorkflow` operationId).
+func (c *ClientWithResponses) PauseWorkflowWithResponse(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *PauseWorkflowParams, body PauseWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*PauseWorkflowResponse, error) {
+	rsp, err := c.PauseWorkflow(ctx, sessionId, workflowId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePauseWorkflowResponse(rsp)
+}
+
+// ResumeWorkflowWithBodyWithResponse RESUME_WORKFLOW — lift a workflow's pause and resume the runs it paused.
+//
+// Lifts the workflow's pause, so starts go through again, and resumes the runs the pause paused that are still PAUSED (not runs paused on their own, nor runs a supervisor holds). The answer lists the runs it resumed. Works on a paused workflow that was removed from the session since (docs/control.md).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/resume (the `ResumeWorkflow` operationId).
+func (c *ClientWithResponses) ResumeWorkflowWithBodyWithResponse(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *ResumeWorkflowParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ResumeWorkflowResponse, error) {
+	rsp, err := c.ResumeWorkflowWithBody(ctx, sessionId, workflowId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResumeWorkflowResponse(rsp)
+}
+
+// ResumeWorkflowWithResponse RESUME_WORKFLOW — lift a workflow's pause and resume the runs it paused.
+//
+// Lifts the workflow's pause, so starts go through again, and resumes the runs the pause paused that are still PAUSED (not runs paused on their own, nor runs a supervisor holds). The answer lists the runs it resumed. Works on a paused workflow that was removed from the session since (docs/control.md).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/sessions/{sessionId}/workflows/{workflowId}/resume (the `ResumeWorkflow` operationId).
+func (c *ClientWithResponses) ResumeWorkflowWithResponse(ctx context.Context, sessionId SessionId, workflowId WorkflowId, params *ResumeWorkflowParams, body ResumeWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*ResumeWorkflowResponse, error) {
+	rsp, err := c.ResumeWorkflow(ctx, sessionId, workflowId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResumeWorkflowResponse(rsp)
+}
+
 // StopWorkflowWithBodyWithResponse STOP_ALL — stop every active execution of a workflow.
 //
 // Stops every PENDING, RUNNING or PAUSED run of the workflow with one command (mode CANCEL by default, or DRAIN or KILL: docs/control.md). The answer lists the runs it stopped.
@@ -17745,6 +18388,13 @@ func ParsePostWebhookResponse(rsp *http.Response) (*PostWebhookResponse, error) 
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest Problem
@@ -20019,6 +20669,216 @@ func ParseStartExecutionResponse(rsp *http.Response) (*StartExecutionResponse, e
 		response.Headers401 = &headers
 	case rsp.StatusCode == 429:
 		var headers StartExecutionResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePauseWorkflowResponse parses an HTTP response from a PauseWorkflowWithResponse call
+func ParsePauseWorkflowResponse(rsp *http.Response) (*PauseWorkflowResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PauseWorkflowResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CommandResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest ReviewTicket
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PauseWorkflowResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PauseWorkflowResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseResumeWorkflowResponse parses an HTTP response from a ResumeWorkflowWithResponse call
+func ParseResumeWorkflowResponse(rsp *http.Response) (*ResumeWorkflowResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ResumeWorkflowResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CommandResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest ReviewTicket
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ResumeWorkflowResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ResumeWorkflowResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -40,6 +40,7 @@ type Control struct {
 	admission  *Admission
 	await      *Await
 	reviews    ReviewGate
+	skips      StartSkips
 	now        func() time.Time
 }
 
@@ -62,7 +63,10 @@ type ControlDeps struct {
 	// Reviews holds the commands supervisors review until their verdict;
 	// nil: no reviews.
 	Reviews ReviewGate
-	Now     func() time.Time
+	// Skips hears of restarts refused because the workflow is paused; nil:
+	// none are counted.
+	Skips StartSkips
+	Now   func() time.Time
 }
 
 // HoldChecker refuses to resume a run a supervisor holds (the hold ledger
@@ -73,7 +77,7 @@ type HoldChecker interface {
 
 // NewControl returns the use case.
 func NewControl(d ControlDeps) *Control {
-	return &Control{tx: d.Tx, workflows: d.Workflows, now: d.Now, waker: d.Waker, conditions: d.Conditions, holds: d.Holds, admission: d.Admission, await: d.Await, reviews: d.Reviews,
+	return &Control{tx: d.Tx, workflows: d.Workflows, now: d.Now, waker: d.Waker, conditions: d.Conditions, holds: d.Holds, admission: d.Admission, await: d.Await, reviews: d.Reviews, skips: d.Skips,
 		runs: &runCache{runs: map[string]*run{}, catalog: d.Catalog, load: d.Queue.Source}}
 }
 
@@ -181,8 +185,8 @@ func (uc *Control) handle(ctx context.Context, in ControlInput) (ControlResult, 
 // effect waits up to wait for a recorded command's effect: the end of the
 // runs a STOP stops or a restart starts.
 func (uc *Control) effect(ctx context.Context, in ControlInput, res ControlResult, wait time.Duration) (ControlResult, error) {
-	if wait <= 0 || uc.await == nil {
-		return res, nil
+	if wait <= 0 || uc.await == nil || pausesWorkflow(in.Command) {
+		return res, nil // a workflow pause or resume is in effect when recorded
 	}
 	ids := res.ResultExecutionIDs
 	if in.Command.Action == execution.ActionStop && in.Command.Scope == execution.ScopeExecution {
@@ -370,7 +374,12 @@ func stopAllEvents(rec CommandRecord, accepted map[string]any, ev Event) []Event
 
 func (uc *Control) apply(ctx context.Context, st Stores, rec *CommandRecord, in ControlInput) (string, []string, error) {
 	c := in.Command
-	if c.Scope == execution.ScopeWorkflow {
+	switch {
+	case c.Scope == execution.ScopeWorkflow && c.Action == execution.ActionPauseWorkflow:
+		return uc.pauseWorkflow(ctx, st, in)
+	case c.Scope == execution.ScopeWorkflow && c.Action == execution.ActionResumeWorkflow:
+		return uc.resumeWorkflow(ctx, st, in)
+	case c.Scope == execution.ScopeWorkflow:
 		return uc.stopAll(ctx, st, rec, in)
 	}
 	ex, err := st.Executions.LockOne(ctx, in.SessionID, in.ExecutionID)
@@ -578,6 +587,18 @@ func (uc *Control) applyNode(ctx context.Context, st Stores, w *work, ex *execut
 // cannot reach it SKIPPED.
 func (uc *Control) restart(ctx context.Context, st Stores, src *execution.Execution, fromNode string, c execution.Command, origin Origin, now time.Time) (string, error) {
 	s := src.State()
+	// A restart is a new run: a paused workflow refuses it like a start,
+	// before anything is written (the refusal is recorded and committed).
+	if p, paused, err := st.Pauses.GuardStart(ctx, s.SessionID, s.WorkflowID); err != nil {
+		return "", err
+	} else if paused {
+		what := "restart"
+		if c.Action == execution.ActionRetry {
+			what = "retry"
+		}
+		skipped(uc.skips, SourceRestart, p.RefuseStart(what))
+		return "", p.RefuseStart(what)
+	}
 	source, err := st.Executions.Source(ctx, src.ID())
 	if err != nil {
 		return "", err

@@ -3,6 +3,7 @@ package executionapp
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/yukta/yukta/domain/execution"
@@ -61,16 +62,19 @@ type ConditionChecker interface {
 func (uc *Control) command(ctx context.Context, r ControlRequest) (ControlInput, error) {
 	in := ControlInput{SessionID: r.SessionID, ExecutionID: r.ExecutionID, WorkflowID: r.WorkflowID, Cause: r.Cause, Origin: r.Origin}
 	scope := r.Scope
-	stopAll := strings.EqualFold(strings.TrimSpace(r.Action), string(execution.ActionStopAll))
-	if scope == execution.ScopeExecution && stopAll {
+	action := execution.Action(strings.ToUpper(strings.TrimSpace(r.Action)))
+	if scope == execution.ScopeExecution && slices.Contains(execution.Actions(execution.ScopeWorkflow), action) {
 		scope = execution.ScopeWorkflow
 	}
 	var vs []fault.Violation
 	switch {
 	case scope == execution.ScopeWorkflow && r.WorkflowID == "":
-		vs = append(vs, fault.Violation{Path: "workflowId", Message: "workflowId is required for action STOP_ALL."})
-	case scope == execution.ScopeWorkflow && r.ExecutionID != "":
+		vs = append(vs, fault.Violation{Path: "workflowId", Message: "workflowId is required for " + orAction(r.Action) + "."})
+	case scope == execution.ScopeWorkflow && r.ExecutionID != "" && action == execution.ActionStopAll:
 		vs = append(vs, fault.Violation{Path: "executionId", Message: "must be left out for STOP_ALL, which stops every active execution of workflowId; use STOP for one execution"})
+	case scope == execution.ScopeWorkflow && r.ExecutionID != "":
+		vs = append(vs, fault.Violation{Path: "executionId", Message: "must be left out for " + string(action) +
+			", which acts on the workflow and its runs; use PAUSE or RESUME for one execution"})
 	case scope != execution.ScopeWorkflow && r.ExecutionID == "":
 		vs = append(vs, fault.Violation{Path: "executionId", Message: "executionId is required for " + orAction(r.Action) + "."})
 	}
@@ -101,8 +105,10 @@ func (uc *Control) command(ctx context.Context, r ControlRequest) (ControlInput,
 	if len(vs) > 0 {
 		return ControlInput{}, &fault.ValidationError{Subject: "command", Violations: vs}
 	}
-	if scope == execution.ScopeWorkflow {
-		// An unknown workflow is not found, not "nothing to stop".
+	if scope == execution.ScopeWorkflow && cmd.Action != execution.ActionResumeWorkflow {
+		// An unknown workflow is not found, not "nothing to stop". A
+		// RESUME_WORKFLOW may lift the pause of a workflow that was removed
+		// from the session since (resumeWorkflow looks).
 		if _, err := uc.workflows.Workflow(ctx, r.SessionID, r.WorkflowID); err != nil {
 			return ControlInput{}, err
 		}

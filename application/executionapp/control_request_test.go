@@ -95,3 +95,50 @@ type oneWorkflow struct{}
 func (oneWorkflow) Workflow(context.Context, string, string) (session.Workflow, error) {
 	return session.Workflow{}, nil
 }
+
+// PAUSE_WORKFLOW and RESUME_WORKFLOW sent where execution commands go are
+// workflow commands; they name a workflow and no execution. A
+// RESUME_WORKFLOW of a workflow no longer in the session gets past the
+// check (its pause may outlive the workflow); a PAUSE_WORKFLOW does not.
+func TestWorkflowPauseRequestChecks(t *testing.T) {
+	uc := &Control{workflows: noWorkflows{}}
+	for _, a := range []string{"pause_workflow", "RESUME_WORKFLOW"} {
+		_, err := uc.command(t.Context(), ControlRequest{Scope: execution.ScopeExecution, Action: a, ExecutionID: "e"})
+		got := violations(t, err)
+		if len(got) != 1 || !strings.Contains(got["workflowId"], "is required for action "+strings.ToUpper(a)) {
+			t.Errorf("%s without a workflow: %v", a, got)
+		}
+		_, err = uc.command(t.Context(), ControlRequest{Scope: execution.ScopeWorkflow, Action: a, WorkflowID: "w", ExecutionID: "e"})
+		if got := violations(t, err); !strings.Contains(got["executionId"], "must be left out for "+strings.ToUpper(a)) {
+			t.Errorf("%s with an execution: %v", a, got)
+		}
+	}
+	if _, err := uc.command(t.Context(), ControlRequest{SessionID: "s", Scope: execution.ScopeWorkflow, Action: "PAUSE_WORKFLOW", WorkflowID: "gone"}); !errors.Is(err, session.ErrWorkflowNotFound) {
+		t.Errorf("PAUSE_WORKFLOW of an unknown workflow: %v", err)
+	}
+	in, err := uc.command(t.Context(), ControlRequest{SessionID: "s", Scope: execution.ScopeExecution, Action: "resume_workflow", WorkflowID: "gone"})
+	if err != nil || in.Command.Scope != execution.ScopeWorkflow || in.Command.Action != execution.ActionResumeWorkflow || in.WorkflowID != "gone" {
+		t.Errorf("RESUME_WORKFLOW of a removed workflow: %+v %v", in, err)
+	}
+}
+
+// A start refused for a pause counts once under its source; other errors
+// and successes count nothing.
+func TestSkippedCountsPausedStarts(t *testing.T) {
+	var got []string
+	m := skipRecorder(func(s StartSource, r string) { got = append(got, string(s)+"/"+r) })
+	p := execution.WorkflowPause{SessionID: "s", WorkflowID: "w", Actor: "a", Channel: "rest"}
+	skipped(m, sourceOf(TriggerSchedule), p.RefuseStart("start"))
+	skipped(m, sourceOf(TriggerWebhook), p.RefuseStart("start"))
+	skipped(m, sourceOf(TriggerManual), p.RefuseStart("start"))
+	skipped(m, SourceManual, fault.Newf(fault.ErrConflict, "another conflict"))
+	skipped(m, SourceManual, nil)
+	skipped(nil, SourceManual, p.RefuseStart("start"))
+	if want := "schedule/workflow_paused webhook/workflow_paused manual/workflow_paused"; strings.Join(got, " ") != want {
+		t.Errorf("counted %v, want %s", got, want)
+	}
+}
+
+type skipRecorder func(StartSource, string)
+
+func (f skipRecorder) StartSkipped(s StartSource, r string) { f(s, r) }

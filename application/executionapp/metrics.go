@@ -146,3 +146,51 @@ func (noMetrics) Claimed(int)                  {}
 func (noMetrics) Committed(int, time.Duration) {}
 func (noMetrics) NodeResults(NodeOutcome, int) {}
 func (noMetrics) EngineError(string)           {}
+
+// StartSkips hears of starts refused because their workflow is paused:
+// a schedule's fire, a webhook delivery, a manual start or a restart that
+// started nothing. Call it after the refusal; it must be cheap and safe for
+// concurrent use.
+type StartSkips interface {
+	// StartSkipped: a start from source (one of the StartSource values)
+	// was refused for reason (SkipWorkflowPaused).
+	StartSkipped(source StartSource, reason string)
+}
+
+// StartSource is where a refused start came from: a closed set, so the
+// metric's series are bounded.
+type StartSource string
+
+// The start sources.
+const (
+	SourceSchedule StartSource = "schedule"
+	SourceWebhook  StartSource = "webhook"
+	SourceManual   StartSource = "manual" // REST, MCP, CLI, supervisors
+	SourceRestart  StartSource = "restart"
+)
+
+// StartSources lists every source, for a metric to create its series up front.
+var StartSources = []StartSource{SourceSchedule, SourceWebhook, SourceManual, SourceRestart}
+
+// SkipWorkflowPaused is the reason of a start refused because its workflow
+// is paused.
+const SkipWorkflowPaused = "workflow_paused"
+
+// sourceOf is the source of a start by its trigger.
+func sourceOf(t Trigger) StartSource {
+	switch t {
+	case TriggerWebhook:
+		return SourceWebhook
+	case TriggerSchedule:
+		return SourceSchedule
+	}
+	return SourceManual
+}
+
+// skipped reports a refused start to m, when there is one and err refuses
+// it for a pause.
+func skipped(m StartSkips, source StartSource, err error) {
+	if _, ok := execution.IsPaused(err); ok && m != nil {
+		m.StartSkipped(source, SkipWorkflowPaused)
+	}
+}

@@ -25,9 +25,32 @@ type Stores struct {
 	// Admission is the scheduler's view of the runs (limits, slots, the
 	// queue of waiting runs).
 	Admission AdmissionStore
+	// Pauses are the workflows' pauses (PAUSE_WORKFLOW), and the lock that
+	// keeps a start from slipping past a pause.
+	Pauses WorkflowPauseStore
 	// Runs notes the runs this transaction starts and ends, for the
 	// metrics once it commits (RunMetrics); nil notes nothing.
 	Runs RunMetrics
+}
+
+// WorkflowPauseStore keeps the workflows' pauses inside a transaction. A
+// start and a pause of the same workflow are serialized by one lock per
+// (session, workflow), held to the end of the transaction: a start takes it
+// shared, so starts never wait for each other, and a pause or resume takes
+// it exclusive. A start that reads no pause under the lock has its run
+// committed before any pause can read the workflow's active runs, so the
+// pause finds it and pauses it; a start after the pause reads the pause.
+type WorkflowPauseStore interface {
+	// GuardStart takes the lock shared and returns the workflow's pause,
+	// ok false when it is not paused.
+	GuardStart(ctx context.Context, sessionID, workflowID string) (p execution.WorkflowPause, ok bool, err error)
+	// Lock takes the lock exclusive and returns the workflow's pause, ok
+	// false when it is not paused.
+	Lock(ctx context.Context, sessionID, workflowID string) (p execution.WorkflowPause, ok bool, err error)
+	// Put stores a pause (the caller holds Lock).
+	Put(ctx context.Context, p execution.WorkflowPause) error
+	// Delete lifts a pause (the caller holds Lock).
+	Delete(ctx context.Context, sessionID, workflowID string) error
 }
 
 // NewExecution is everything a start writes.

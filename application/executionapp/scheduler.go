@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/yukta/yukta/domain/execution"
 	"github.com/yukta/yukta/domain/fault"
 )
 
@@ -101,7 +102,12 @@ func (s *Scheduler) fire(ctx context.Context, from, to time.Time) (again bool) {
 			slot = next
 			_, err = s.start.Handle(ctx, StartInput{SessionID: sc.SessionID, WorkflowID: sc.WorkflowID,
 				Payload: nil, IdempotencyKey: ScheduleKey(sc.WorkflowID, sc.NodeID, slot), TriggerNode: sc.NodeID,
-				Trigger: "SCHEDULE", Actor: "scheduler", Channel: "schedule"})
+				Trigger: TriggerSchedule, Actor: "scheduler", Channel: "schedule"})
+			if _, paused := execution.IsPaused(err); paused {
+				// Skipped, not queued up: the slot passes (counted by the
+				// start's StartSkips), and a resume does not fire it later.
+				continue
+			}
 			if err != nil && ctx.Err() == nil {
 				s.onError(fmt.Errorf("fire %s/%s/%s at %s: %w", sc.SessionID, sc.WorkflowID, sc.NodeID, slot.Format(time.RFC3339), err))
 				again = again || errors.Is(err, fault.ErrUnavailable)

@@ -31,6 +31,9 @@ const (
 	TriggerManual Trigger = "MANUAL"
 	// TriggerWebhook feeds the WEBHOOK nodes.
 	TriggerWebhook Trigger = "WEBHOOK"
+	// TriggerSchedule is a SCHEDULE node's fire (StartInput.TriggerNode
+	// names the node).
+	TriggerSchedule Trigger = "SCHEDULE"
 )
 
 // StartExecution starts a run: one transaction writes the execution with its
@@ -45,6 +48,7 @@ type StartExecution struct {
 	await     *Await
 	admission *Admission
 	reviews   ReviewGate
+	skips     StartSkips
 	now       func() time.Time
 }
 
@@ -64,6 +68,10 @@ func (uc *StartExecution) UseAdmission(a *Admission) { uc.admission = a }
 // workflow's own triggers, not commands, and are never held. Call it
 // before the first start.
 func (uc *StartExecution) UseReviews(g ReviewGate) { uc.reviews = g }
+
+// UseSkips makes refused starts of paused workflows heard (the metrics).
+// Call it before the first start.
+func (uc *StartExecution) UseSkips(m StartSkips) { uc.skips = m }
 
 // StartInput is a start request.
 type StartInput struct {
@@ -187,6 +195,12 @@ func (uc *StartExecution) run(ctx context.Context, in StartInput) (StartResult, 
 }
 
 func (uc *StartExecution) start(ctx context.Context, in StartInput) (StartResult, error) {
+	res, err := uc.startRun(ctx, in)
+	skipped(uc.skips, sourceOf(in.Trigger), err)
+	return res, err
+}
+
+func (uc *StartExecution) startRun(ctx context.Context, in StartInput) (StartResult, error) {
 	w, err := uc.workflows.Workflow(ctx, in.SessionID, in.WorkflowID)
 	if err != nil {
 		return StartResult{}, err
@@ -204,7 +218,15 @@ func (uc *StartExecution) start(ctx context.Context, in StartInput) (StartResult
 	var res StartResult
 	var waits bool
 	err = uc.tx.WithinTx(ctx, func(ctx context.Context, st Stores) error {
-		// Placed first: when a limit applies, this takes the admission lock
+		// The workflow's start lock first (before the admission lock, as a
+		// pause takes them): no pause commits between this read and the
+		// run's commit. A paused workflow still answers an idempotent
+		// replay with its run; a new run is rolled back below.
+		pause, paused, err := st.Pauses.GuardStart(ctx, in.SessionID, in.WorkflowID)
+		if err != nil {
+			return err
+		}
+		// Placed next: when a limit applies, this takes the admission lock
 		// before the run takes its place in the queue (queue_seq).
 		ex, err := uc.admission.Place(ctx, st, PlaceInput{ID: runID, SessionID: in.SessionID, WorkflowID: in.WorkflowID, Pool: in.Pool, At: now})
 		if err != nil {
@@ -226,12 +248,18 @@ func (uc *StartExecution) start(ctx context.Context, in StartInput) (StartResult
 		if !created {
 			return nil
 		}
+		if paused {
+			return pause.RefuseStart("start") // rolls the new run back
+		}
 		noteStarted(st, in.SessionID, in.WorkflowID)
 		if err := uc.admission.Reserve(ctx, st, id, in.Pool); err != nil {
 			return err
 		}
 		return seed(ctx, st, w, ex, in.SessionID, feed, in.Payload, nil, in.Actor, in.Channel, in.Origin, now)
 	})
+	if _, ok := execution.IsPaused(err); ok {
+		return StartResult{}, err // the sentence every door shows as it is
+	}
 	if err != nil {
 		return StartResult{}, fmt.Errorf("start %s/%s: %w", in.SessionID, in.WorkflowID, err)
 	}

@@ -81,7 +81,7 @@ func (uc *SubmitDirective) apply(ctx context.Context, sup supervisor.Supervisor,
 	if !ok {
 		return Outcome{}, nil, fmt.Errorf("supervisorapp: %s is not a control command", c.Type())
 	}
-	if c.Type() == supervisor.ResumeWorkflow {
+	if c.Type() == supervisor.ResumeWorkflow && st.ExecutionID != "" { // a workflow's resume skips held runs itself
 		hs, err := uc.holds.Holds(ctx, []string{st.ExecutionID})
 		if err != nil {
 			return Outcome{}, nil, err

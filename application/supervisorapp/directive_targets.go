@@ -57,6 +57,9 @@ func (uc *SubmitDirective) expand(ctx context.Context, sup supervisor.Supervisor
 	case supervisor.StartWorkflow, supervisor.StopAll:
 		return []step{{SessionID: t.SessionID(), WorkflowID: t.WorkflowID()}}, nil, nil // the workflow target is its place
 	}
+	if c.PausesWorkflow() { // one workflow-scope command, like StopAll
+		return []step{{SessionID: t.SessionID(), WorkflowID: t.WorkflowID()}}, nil, nil
+	}
 	var runs []RunInfo
 	var missing []step
 	var err error

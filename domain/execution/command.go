@@ -25,10 +25,14 @@ type Action string
 
 // The control actions (DESIGN §5).
 const (
-	ActionPause           Action = "PAUSE"
-	ActionResume          Action = "RESUME"
-	ActionStop            Action = "STOP"
-	ActionStopAll         Action = "STOP_ALL"
+	ActionPause   Action = "PAUSE"
+	ActionResume  Action = "RESUME"
+	ActionStop    Action = "STOP"
+	ActionStopAll Action = "STOP_ALL"
+	// ActionPauseWorkflow pauses a workflow: its active runs are paused
+	// and no new run of it starts until ActionResumeWorkflow (WorkflowPause).
+	ActionPauseWorkflow   Action = "PAUSE_WORKFLOW"
+	ActionResumeWorkflow  Action = "RESUME_WORKFLOW"
 	ActionRestart         Action = "RESTART"
 	ActionRestartFromNode Action = "RESTART_FROM_NODE"
 	ActionStepEnable      Action = "STEP_ENABLE"
@@ -44,7 +48,7 @@ const (
 // actions lists the actions each scope accepts, in the order errors list them.
 var actions = map[Scope][]Action{
 	ScopeExecution: {ActionPause, ActionResume, ActionStop, ActionRestart, ActionRestartFromNode},
-	ScopeWorkflow:  {ActionStopAll},
+	ScopeWorkflow:  {ActionStopAll, ActionPauseWorkflow, ActionResumeWorkflow},
 	ScopeNode: {ActionPause, ActionResume, ActionStop, ActionStepEnable, ActionStep, ActionStepDisable,
 		ActionSkip, ActionUnskip, ActionRetry, ActionBreakpoint, ActionBreakpointClear},
 }
@@ -168,7 +172,7 @@ func NewCommand(in CommandInput) (Command, error) {
 	case in.IfStatus == "":
 	case in.Scope == ScopeWorkflow:
 		// STOP_ALL acts on every active execution; there is no one status to test.
-		bad("ifStatus", "applies only to execution and node commands; leave it out for STOP_ALL")
+		bad("ifStatus", "applies only to execution and node commands; leave it out for %s", orWorkflowAction(act))
 	default:
 		ok, valid := Status(c.IfStatus).Valid(), fmt.Sprint(Statuses)
 		if in.Scope == ScopeNode {
@@ -189,6 +193,15 @@ func NewCommand(in CommandInput) (Command, error) {
 		return Command{}, &fault.ValidationError{Subject: "command", Violations: vs}
 	}
 	return c, nil
+}
+
+// orWorkflowAction names a workflow action in a refusal, STOP_ALL when the
+// action itself was not one.
+func orWorkflowAction(a Action) string {
+	if slices.Contains(actions[ScopeWorkflow], a) {
+		return string(a)
+	}
+	return string(ActionStopAll)
 }
 
 // Actions returns the actions a scope accepts.

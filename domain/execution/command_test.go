@@ -240,7 +240,7 @@ func TestActions(t *testing.T) {
 		want  string
 	}{
 		{execution.ScopeExecution, executionActions},
-		{execution.ScopeWorkflow, "STOP_ALL"},
+		{execution.ScopeWorkflow, "STOP_ALL, PAUSE_WORKFLOW, RESUME_WORKFLOW"},
 		{execution.ScopeNode, nodeActions},
 		{"nope", ""},
 	}

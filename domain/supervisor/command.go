@@ -191,9 +191,26 @@ func (c Command) Answer() any { return deepCopy(c.answer) }
 // Control returns the control command (DESIGN §5) this command becomes for
 // each run or node it reaches; false for StartWorkflow, AnswerInput, Hold
 // and Release, which are not control commands.
+//
+// PauseWorkflow and ResumeWorkflow on a workflow target pause or resume
+// the workflow itself (PAUSE_WORKFLOW, RESUME_WORKFLOW): its active runs,
+// and no new run of it starts until it is resumed. On runs they pause or
+// resume those runs.
 func (c Command) Control() (execution.Scope, execution.Action, bool) {
 	s := commands[c.typ]
+	if c.PausesWorkflow() {
+		if c.typ == PauseWorkflow {
+			return execution.ScopeWorkflow, execution.ActionPauseWorkflow, true
+		}
+		return execution.ScopeWorkflow, execution.ActionResumeWorkflow, true
+	}
 	return s.scope, s.action, s.scope != ""
+}
+
+// PausesWorkflow reports whether the command pauses or resumes a whole
+// workflow: PauseWorkflow or ResumeWorkflow on a workflow target.
+func (c Command) PausesWorkflow() bool {
+	return (c.typ == PauseWorkflow || c.typ == ResumeWorkflow) && c.target.kind == TargetWorkflow
 }
 
 // ActsOnNodes reports whether the command acts on nodes (PauseNode …

@@ -142,12 +142,12 @@ func rulesDoc(rules ...ordered) ordered {
 var presets = []presetTemplate{
 	{
 		Preset: Preset{Name: "failure-guard", Engine: "rules",
-			Description: "Pauses the unfinished runs of a workflow when its nodes fail count times within withinSeconds.",
+			Description: "Pauses a workflow (its unfinished runs, and every new start until it is resumed) when its nodes fail count times within withinSeconds.",
 			Parameters: []PresetParameter{
 				{Name: "count", Type: "integer", Default: "3", Min: 1, Max: MaxCount, Description: "Node failures that fire the rule."},
 				{Name: "withinSeconds", Type: "integer", Default: "60", Min: 1, Max: MaxWithinSeconds, Description: "The sliding window, in seconds."},
 				{Name: "per", Type: "string", Default: string(PerWorkflow), Values: pers(),
-					Description: "Count per workflow (pause its unfinished runs), per execution (pause that run) or per supervisor (pause every owned run)."},
+					Description: "Count per workflow (pause the workflow: its unfinished runs and its new starts), per execution (pause that run) or per supervisor (pause every owned run)."},
 			}},
 		build: func(a presetArgs) ordered {
 			return rulesDoc(ordered{{"id", "failure-guard"},

@@ -437,6 +437,13 @@ func Reviewable(t CommandType) bool {
 // review sees it: its type, its run (or node) as target and its arguments.
 // ok is false for a command the vocabulary has no type for.
 func ControlCommand(c execution.Command, sessionID, workflowID, executionID string) (Command, bool) {
+	if c.Scope == execution.ScopeWorkflow && (c.Action == execution.ActionPauseWorkflow || c.Action == execution.ActionResumeWorkflow) {
+		t := PauseWorkflow
+		if c.Action == execution.ActionResumeWorkflow {
+			t = ResumeWorkflow
+		}
+		return Command{typ: t, target: WorkflowTarget(sessionID, workflowID)}, true
+	}
 	for _, t := range CommandTypes {
 		s := commands[t]
 		if s.scope != c.Scope || s.action != c.Action || s.scope == "" {

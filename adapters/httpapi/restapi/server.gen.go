@@ -786,6 +786,42 @@ func (e StartExecutionParamsYuktaChannel) Valid() bool {
 	}
 }
 
+// Defines values for PauseWorkflowParamsYuktaChannel.
+const (
+	PauseWorkflowParamsYuktaChannelCli  PauseWorkflowParamsYuktaChannel = "cli"
+	PauseWorkflowParamsYuktaChannelRest PauseWorkflowParamsYuktaChannel = "rest"
+)
+
+// Valid indicates whether the value is a known member of the PauseWorkflowParamsYuktaChannel enum.
+func (e PauseWorkflowParamsYuktaChannel) Valid() bool {
+	switch e {
+	case PauseWorkflowParamsYuktaChannelCli:
+		return true
+	case PauseWorkflowParamsYuktaChannelRest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ResumeWorkflowParamsYuktaChannel.
+const (
+	ResumeWorkflowParamsYuktaChannelCli  ResumeWorkflowParamsYuktaChannel = "cli"
+	ResumeWorkflowParamsYuktaChannelRest ResumeWorkflowParamsYuktaChannel = "rest"
+)
+
+// Valid indicates whether the value is a known member of the ResumeWorkflowParamsYuktaChannel enum.
+func (e ResumeWorkflowParamsYuktaChannel) Valid() bool {
+	switch e {
+	case ResumeWorkflowParamsYuktaChannelCli:
+		return true
+	case ResumeWorkflowParamsYuktaChannelRest:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for StopWorkflowParamsYuktaChannel.
 const (
 	StopWorkflowParamsYuktaChannelCli  StopWorkflowParamsYuktaChannel = "cli"
@@ -1932,6 +1968,14 @@ type WorkflowConfig struct {
 	WorkflowId Id           `json:"workflowId"`
 }
 
+// WorkflowPauseRequest defines model for WorkflowPauseRequest.
+type WorkflowPauseRequest struct {
+	Key string `json:"key,omitempty,omitzero"`
+
+	// Reason Why; recorded with the pause and shown to every refused start.
+	Reason string `json:"reason,omitempty,omitzero"`
+}
+
 // Channel defines model for Channel.
 type Channel string
 
@@ -2144,6 +2188,24 @@ type StartExecutionParams struct {
 // StartExecutionParamsYuktaChannel defines parameters for StartExecution.
 type StartExecutionParamsYuktaChannel string
 
+// PauseWorkflowParams defines parameters for PauseWorkflow.
+type PauseWorkflowParams struct {
+	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
+	YuktaChannel PauseWorkflowParamsYuktaChannel `json:"Yukta-Channel,omitempty,omitzero"`
+}
+
+// PauseWorkflowParamsYuktaChannel defines parameters for PauseWorkflow.
+type PauseWorkflowParamsYuktaChannel string
+
+// ResumeWorkflowParams defines parameters for ResumeWorkflow.
+type ResumeWorkflowParams struct {
+	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
+	YuktaChannel ResumeWorkflowParamsYuktaChannel `json:"Yukta-Channel,omitempty,omitzero"`
+}
+
+// ResumeWorkflowParamsYuktaChannel defines parameters for ResumeWorkflow.
+type ResumeWorkflowParamsYuktaChannel string
+
 // StopWorkflowParams defines parameters for StopWorkflow.
 type StopWorkflowParams struct {
 	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
@@ -2230,6 +2292,12 @@ type ControlNodeJSONRequestBody = NodeCommand
 
 // StartExecutionJSONRequestBody defines body for StartExecution for application/json ContentType.
 type StartExecutionJSONRequestBody = StartRequest
+
+// PauseWorkflowJSONRequestBody defines body for PauseWorkflow for application/json ContentType.
+type PauseWorkflowJSONRequestBody = WorkflowPauseRequest
+
+// ResumeWorkflowJSONRequestBody defines body for ResumeWorkflow for application/json ContentType.
+type ResumeWorkflowJSONRequestBody = WorkflowPauseRequest
 
 // StopWorkflowJSONRequestBody defines body for StopWorkflow for application/json ContentType.
 type StopWorkflowJSONRequestBody = StopAllRequest
@@ -2335,6 +2403,12 @@ type ServerInterface interface {
 	// StartExecution Start a run of a workflow (its MANUAL triggers get the payload).
 	// (POST /api/sessions/{sessionId}/workflows/{workflowId}/executions)
 	StartExecution(ctx echo.Context, sessionId SessionId, workflowId WorkflowId, params StartExecutionParams) error
+	// PauseWorkflow PAUSE_WORKFLOW — pause a workflow, its active runs and every new start until it is resumed.
+	// (POST /api/sessions/{sessionId}/workflows/{workflowId}/pause)
+	PauseWorkflow(ctx echo.Context, sessionId SessionId, workflowId WorkflowId, params PauseWorkflowParams) error
+	// ResumeWorkflow RESUME_WORKFLOW — lift a workflow's pause and resume the runs it paused.
+	// (POST /api/sessions/{sessionId}/workflows/{workflowId}/resume)
+	ResumeWorkflow(ctx echo.Context, sessionId SessionId, workflowId WorkflowId, params ResumeWorkflowParams) error
 	// StopWorkflow STOP_ALL — stop every active execution of a workflow.
 	// (POST /api/sessions/{sessionId}/workflows/{workflowId}/stop)
 	StopWorkflow(ctx echo.Context, sessionId SessionId, workflowId WorkflowId, params StopWorkflowParams) error
@@ -3415,6 +3489,94 @@ func (w *ServerInterfaceWrapper) StartExecution(ctx echo.Context) error {
 	return err
 }
 
+// PauseWorkflow converts echo context to params.
+func (w *ServerInterfaceWrapper) PauseWorkflow(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "sessionId" -------------
+	var sessionId SessionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "sessionId", ctx.Param("sessionId"), &sessionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter sessionId: %s", err))
+	}
+
+	// ------------- Path parameter "workflowId" -------------
+	var workflowId WorkflowId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "workflowId", ctx.Param("workflowId"), &workflowId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter workflowId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params PauseWorkflowParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Yukta-Channel" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Yukta-Channel")]; found {
+		var YuktaChannel PauseWorkflowParamsYuktaChannel
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Yukta-Channel, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Yukta-Channel", valueList[0], &YuktaChannel, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Yukta-Channel: %s", err))
+		}
+
+		params.YuktaChannel = YuktaChannel
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.PauseWorkflow(ctx, sessionId, workflowId, params)
+	return err
+}
+
+// ResumeWorkflow converts echo context to params.
+func (w *ServerInterfaceWrapper) ResumeWorkflow(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "sessionId" -------------
+	var sessionId SessionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "sessionId", ctx.Param("sessionId"), &sessionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter sessionId: %s", err))
+	}
+
+	// ------------- Path parameter "workflowId" -------------
+	var workflowId WorkflowId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "workflowId", ctx.Param("workflowId"), &workflowId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter workflowId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ResumeWorkflowParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Yukta-Channel" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Yukta-Channel")]; found {
+		var YuktaChannel ResumeWorkflowParamsYuktaChannel
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Yukta-Channel, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Yukta-Channel", valueList[0], &YuktaChannel, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Yukta-Channel: %s", err))
+		}
+
+		params.YuktaChannel = YuktaChannel
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ResumeWorkflow(ctx, sessionId, workflowId, params)
+	return err
+}
+
 // StopWorkflow converts echo context to params.
 func (w *ServerInterfaceWrapper) StopWorkflow(ctx echo.Context) error {
 	var err error
@@ -3851,6 +4013,8 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/api/sessions/:sessionId/workflows/:workflowId", wrapper.GetWorkflow, options.OperationMiddlewares["getWorkflow"]...)
 	router.POST(options.BaseURL+"/api/sessions/:sessionId/workflows/:workflowId/executions", wrapper.StartExecution, options.OperationMiddlewares["startExecution"]...)
 	router.POST(options.BaseURL+"/api/sessions/:sessionId/workflows/:workflowId/stop", wrapper.StopWorkflow, options.OperationMiddlewares["stopWorkflow"]...)
+	router.POST(options.BaseURL+"/api/sessions/:sessionId/workflows/:workflowId/pause", wrapper.PauseWorkflow, options.OperationMiddlewares["pauseWorkflow"]...)
+	router.POST(options.BaseURL+"/api/sessions/:sessionId/workflows/:workflowId/resume", wrapper.ResumeWorkflow, options.OperationMiddlewares["resumeWorkflow"]...)
 	router.POST(options.BaseURL+"/api/hooks/:sessionId/:workflowId", wrapper.PostWebhook, options.OperationMiddlewares["postWebhook"]...)
 	router.GET(options.BaseURL+"/api/sessions/:sessionId/executions", wrapper.ListExecutions, options.OperationMiddlewares["listExecutions"]...)
 	router.GET(options.BaseURL+"/api/sessions/:sessionId/executions/:executionId", wrapper.GetExecution, options.OperationMiddlewares["getExecution"]...)
@@ -4445,6 +4609,20 @@ func (response PostWebhook404ApplicationProblemPlusJSONResponse) VisitPostWebhoo
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PostWebhook409ApplicationProblemPlusJSONResponse Problem
+
+func (response PostWebhook409ApplicationProblemPlusJSONResponse) VisitPostWebhookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -7398,6 +7576,296 @@ func (response StartExecution429ApplicationProblemPlusJSONResponse) VisitStartEx
 	return err
 }
 
+type PauseWorkflowRequestObject struct {
+	SessionId  SessionId  `json:"sessionId"`
+	WorkflowId WorkflowId `json:"workflowId"`
+	Params     PauseWorkflowParams
+	Body       *PauseWorkflowJSONRequestBody
+}
+
+type PauseWorkflowResponseObject interface {
+	VisitPauseWorkflowResponse(w http.ResponseWriter) error
+}
+
+type PauseWorkflow200JSONResponse CommandResult
+
+func (response PauseWorkflow200JSONResponse) VisitPauseWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseWorkflow202JSONResponse ReviewTicket
+
+func (response PauseWorkflow202JSONResponse) VisitPauseWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(202)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseWorkflow400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response PauseWorkflow400ApplicationProblemPlusJSONResponse) VisitPauseWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseWorkflow401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response PauseWorkflow401ApplicationProblemPlusJSONResponse) VisitPauseWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseWorkflow403ApplicationProblemPlusJSONResponse Problem
+
+func (response PauseWorkflow403ApplicationProblemPlusJSONResponse) VisitPauseWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseWorkflow404ApplicationProblemPlusJSONResponse Problem
+
+func (response PauseWorkflow404ApplicationProblemPlusJSONResponse) VisitPauseWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseWorkflow409ApplicationProblemPlusJSONResponse Problem
+
+func (response PauseWorkflow409ApplicationProblemPlusJSONResponse) VisitPauseWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseWorkflow415ApplicationProblemPlusJSONResponse Problem
+
+func (response PauseWorkflow415ApplicationProblemPlusJSONResponse) VisitPauseWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseWorkflow429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response PauseWorkflow429ApplicationProblemPlusJSONResponse) VisitPauseWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeWorkflowRequestObject struct {
+	SessionId  SessionId  `json:"sessionId"`
+	WorkflowId WorkflowId `json:"workflowId"`
+	Params     ResumeWorkflowParams
+	Body       *ResumeWorkflowJSONRequestBody
+}
+
+type ResumeWorkflowResponseObject interface {
+	VisitResumeWorkflowResponse(w http.ResponseWriter) error
+}
+
+type ResumeWorkflow200JSONResponse CommandResult
+
+func (response ResumeWorkflow200JSONResponse) VisitResumeWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeWorkflow202JSONResponse ReviewTicket
+
+func (response ResumeWorkflow202JSONResponse) VisitResumeWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(202)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeWorkflow400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response ResumeWorkflow400ApplicationProblemPlusJSONResponse) VisitResumeWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeWorkflow401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ResumeWorkflow401ApplicationProblemPlusJSONResponse) VisitResumeWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeWorkflow403ApplicationProblemPlusJSONResponse Problem
+
+func (response ResumeWorkflow403ApplicationProblemPlusJSONResponse) VisitResumeWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeWorkflow404ApplicationProblemPlusJSONResponse Problem
+
+func (response ResumeWorkflow404ApplicationProblemPlusJSONResponse) VisitResumeWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeWorkflow409ApplicationProblemPlusJSONResponse Problem
+
+func (response ResumeWorkflow409ApplicationProblemPlusJSONResponse) VisitResumeWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeWorkflow415ApplicationProblemPlusJSONResponse Problem
+
+func (response ResumeWorkflow415ApplicationProblemPlusJSONResponse) VisitResumeWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeWorkflow429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ResumeWorkflow429ApplicationProblemPlusJSONResponse) VisitResumeWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type StopWorkflowRequestObject struct {
 	SessionId  SessionId  `json:"sessionId"`
 	WorkflowId WorkflowId `json:"workflowId"`
@@ -9231,6 +9699,12 @@ type StrictServerInterface interface {
 	// StartExecution Start a run of a workflow (its MANUAL triggers get the payload).
 	// (POST /api/sessions/{sessionId}/workflows/{workflowId}/executions)
 	StartExecution(ctx context.Context, request StartExecutionRequestObject) (StartExecutionResponseObject, error)
+	// PauseWorkflow PAUSE_WORKFLOW — pause a workflow, its active runs and every new start until it is resumed.
+	// (POST /api/sessions/{sessionId}/workflows/{workflowId}/pause)
+	PauseWorkflow(ctx context.Context, request PauseWorkflowRequestObject) (PauseWorkflowResponseObject, error)
+	// ResumeWorkflow RESUME_WORKFLOW — lift a workflow's pause and resume the runs it paused.
+	// (POST /api/sessions/{sessionId}/workflows/{workflowId}/resume)
+	ResumeWorkflow(ctx context.Context, request ResumeWorkflowRequestObject) (ResumeWorkflowResponseObject, error)
 	// StopWorkflow STOP_ALL — stop every active execution of a workflow.
 	// (POST /api/sessions/{sessionId}/workflows/{workflowId}/stop)
 	StopWorkflow(ctx context.Context, request StopWorkflowRequestObject) (StopWorkflowResponseObject, error)
@@ -10289,6 +10763,112 @@ func (sh *strictHandler) StartExecution(ctx echo.Context, sessionId SessionId, w
 	return nil
 }
 
+// PauseWorkflow operation middleware
+func (sh *strictHandler) PauseWorkflow(ctx echo.Context, sessionId SessionId, workflowId WorkflowId, params PauseWorkflowParams) error {
+	var request PauseWorkflowRequestObject
+
+	request.SessionId = sessionId
+	request.WorkflowId = workflowId
+	request.Params = params
+
+	var body PauseWorkflowJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		if !errors.Is(err, io.EOF) {
+			return err
+		}
+	} else {
+		request.Body = &body
+	}
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.PauseWorkflow(ctx.Request().Context(), request.(PauseWorkflowRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PauseWorkflow")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(PauseWorkflowResponseObject); ok {
+		return validResponse.VisitPauseWorkflowResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ResumeWorkflow operation middleware
+func (sh *strictHandler) ResumeWorkflow(ctx echo.Context, sessionId SessionId, workflowId WorkflowId, params ResumeWorkflowParams) error {
+	var request ResumeWorkflowRequestObject
+
+	request.SessionId = sessionId
+	request.WorkflowId = workflowId
+	request.Params = params
+
+	var body ResumeWorkflowJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		if !errors.Is(err, io.EOF) {
+			return err
+		}
+	} else {
+		request.Body = &body
+	}
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ResumeWorkflow(ctx.Request().Context(), request.(ResumeWorkflowRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ResumeWorkflow")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ResumeWorkflowResponseObject); ok {
+		return validResponse.VisitResumeWorkflowResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // StopWorkflow operation middleware
 func (sh *strictHandler) StopWorkflow(ctx echo.Context, sessionId SessionId, workflowId WorkflowId, params StopWorkflowParams) error {
 	var request StopWorkflowRequestObject
@@ -10809,346 +11389,356 @@ func (sh *strictHandler) GetReady(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3rchs5ti74KgjOjjDZO0lRsuSypTgRo5LosnbJkrYkV+2eoo8JMkESrSSQlUCKZns7ov+e3zOPcKIf",
-	"rJ9kAmsBeSOSF9lWXY76R5fFvAAJLKz7+tanxkjOYimY0Kpx+KkR04TOmGYJ/HUypUKwyPwzZGqU8Fhz",
-	"KRqHjdspI6GUCaFkJGczKkIyojNG9DSR6WQakISNZBKykMy5nhKuSXOQMKUHJBURU4oMRhEftDqNoMHN",
-	"+6aMhixpBA1BZ6xx2Phreqdp2w0fNNRoymbUzIOJdNY4/KVh3tYIGqOIN94HDb2IzWNKJ1xMGp8/B42e",
-	"mHDBbuH36uyPBWFwmZjniBwTPWVkRDWN5CRlpJmkEVMBmWodB2Quk7txJOcBiRM5Ykrl046pnuaThkkE",
-	"jYT9mvKEhY1DnaSsOPcZ/XjOxERPG4cv9r2T/shGqZnkWWju94zBCnesGurfEjZuHDb+r518e3fwqtop",
-	"jmJGPQvZLJaaidHiR7ZYXq639I4pWCKlaaIJd/dr2F0u8BpTiktBmv/6X/+b7B0ckNGUJnRkSKl+nwtD",
-	"t83YNau1d3DgW65zqnTvngmNy1We9TVT6YwROtYsIXrKFWHmVtLkWpGBYr8OApj3gIcDRwIRVdqSrvkP",
-	"4/csbHXImSazVGliJk2osC8yD9yxBZnRBUkYDUmTioVbhoDIpLgsygxB3V/tiM+4ZqF5vnVEzHNST1lC",
-	"RDobsiQgXIyiNORiYt/xKzwu8Cb7kmf2iwIyYdruj5ngfrfbIZe4KXRiZnp8dfZMEaUTRmfmLHK8e5Qm",
-	"Sialb1d8ImiUfXvtvpmVb8PSt89O63Zt/6Vv0y5kyGrJW+DFh1K2JegbXKDaUVR2/UsHSmOW3HMlk/qx",
-	"ird84XA/W05UO9g8v+GLhvpsnlaxFIqBHHgtkyEPQybMHyMpzNk3/6RxHPERNSduJ07kMGKzf/+bknDb",
-	"ZsNd4VM4ZvUAj1PFQtIcpIk4XBiJcGgHORy7CQ1aATHHwhyV0ZSKCQsPgZzN1zOlnynyRiogeSE1kSJj",
-	"94ol9yx5puCkUjJM5FyxhMR0woqHTSZ8wgVR5hwZMSbh+CcLkshUM5AJQ6bsgWVh68gd/Du2eKZIIiMG",
-	"HMKMHkq4ImOWwJrZoT1MIXuEjjSRqVY8ZMQwroydNM2bQqYpj4AvqYwfGWEMK2CGFoyZWXUan4OGW+tH",
-	"3MNjYl9JmtevT8ir/YPvcC63Ur6lYnGNu6Qed04J1YzAapNmbBiqTJMRIzQME6ZUQMxvZiVlQkYJC5nQ",
-	"nEYtt7FjyqM0YWSYhhOmyVgmZJ5IMTGPKENoKgY54yFbM7Db5kGrQ66ZThaZiGL4d/sY/g5ZRBeGASPv",
-	"hSUqXF8WeDdsJEWoiJZkTrkmQzaWiTkIOllwMemU2TQXfGY0qd2MR3Oh2YQlZsk+B413gqZ6KhP+dxY+",
-	"5u5cSLOO9mSYTWjKhORMtLQhekqzk31PIx6SKUuYd+VT+Bzz4IjaxT8Was4SFhIpogWZT5nAHaQJIyMp",
-	"xnySJiw8QjkK95IRTRLOFBn8/PPP7ePCCw/J94wmLDGKQDT7H/0GjN5vDCobWH3Or1mPpjSKmJiwgAxW",
-	"vDdf66qUhXW1i22u46fawwZbGIbcDEijq8SwI80Nox/TSLGgERd++tTAT1+e6GuzQ3GcyHsaKfKp38A/",
-	"WNhvHBIjcf4bX0f6xsSYMaHNhX6j0+n0G5+PUOGZc8XI3GyjWeU4kbNYE6ruWGjOVaeBksjJsV/cZHKN",
-	"Xw7/xkbacJTjOI4WRumL4AvLH5GwmZmaE6DwG9dspjyrl72bJgldmL9VUZ9YuntOE8HFZMt3zh8ylcpq",
-	"FPWY/H3B8tcWJlmzdLCNp2zEFceDvAWFhIXHnHl2fHV1fflTrxE0rnv/0Tu59RhpZp7Uso2C1rjb3fPa",
-	"RsUPz0b0fc33CaN3seTCQweGQ3Jt57o0H/ZrSiNz3+egMeYs8u3355UjPuyIlWZVFVYnvXOS3UDkPego",
-	"i0jSMCCZNWiUoDlpcqG0sUTkmMD8d/CLwP4qKubdVy+CFZ/vYUn3NEoZMtyYpsqqG0ZdB3GerVb5yVOp",
-	"jUJjlFTChUb1x86+Mqe9A9+U7tAeLZLH3ssvpaSl/TtBF0Yd87Aejprjn+2BZ+VQklOQx2ht5nejCWad",
-	"J0rLODaiKEEbm4UBoXgLyPKIjYFFzsAic9xiIyPfx3xmTCk6Yd7vSWAVCj6CMofa2LHgYaOa6lQVuQQd",
-	"jVismeFfoFSw0O/MKZ79fDeyN3onnX/le++W2xN1FdER8zIKzT7q5S1F2z9JIxYQzUd39p8hE6Av2pk6",
-	"jmqvOubs3E5G2TA7ubT49zThdBixbdY8TlAM/GSf9Uoboxj5T3ZsFoA4J06uaIVylBqp7Znn0o7gWrlh",
-	"ip9Rs/ZjPnntWEZVmIwpnsKqauihVWA7m69VcWDPImXvoFF0OW4c/rLF294HnqVlETMriOYkgXGQL5s1",
-	"/dieyLaZQlvd8bgtYxQWbZAjRuECUfHZ2faer8dHttQ78o3Lbh5KGTEqUNMZJUz7r2nrS3WH144RZIZD",
-	"0ED3VSPIHgvctgd2BkEjTNH4bRjW6Wi3ETRGCfwnTSJzs1is5wSwMIFzuxaXv3Bf9k0+SjzlCRtpfu9j",
-	"AEbKLbkhfTLKMqR6mY/ul6pcd6zfeZ8jqVhI7uWIDtOIJouAqHQ0NVLgUx8GRfX5yszLaXb9hlGvNU0m",
-	"zGrXmXw57Kfd7vMRD+G/rN/4TJqhHKmd/IirzixsFY53vi58fJPx6tVO628koovbfAd+YbfKK7cRXEY0",
-	"Wqt+VfcidC+AreBC0ztjOIP/CQQxul5EyJJniuiE8si6ic0ls4QVmwmO0FgmM/OvRmjMfs1zai2Rz9oY",
-	"C9el4MphkUs3aRbLkALd3OjYAncFuH+9giYsUv4qLpcfkXyvl95W0CfK3/DzdBGAQwptPElCSayS6p1W",
-	"km9gHuiBbTB3W59RKox0F1K/lqkIgTbEOOLAZbgAR4DX3FAVb+1qsqs4bpEKKcScsrBUvor51FfrHVVS",
-	"PedbWwuCfdQn4LpfXu+rhIGnErwZMgrBcwADKTKWUSTnhySmylCtIWuMAKzaic2F69IhXGe9ZiN41ykx",
-	"+3zNYpl4NHJmzBFao3T30D2bRoVYjflmhm7RMY80SxSR4wJlwvmSY3uYc0VgBT9fmnJV0sLInvm9kXMy",
-	"g5DPuGwSuICOInMGjrs4ogtWPCiZiy4oBQK3U8vHTvx72I3bQzQ9IAxK5jKNQjKl9wy84IHRFXFVZRKy",
-	"5OstmJD62n6zf3o4H2pXxqxfFma2CzeiQkhtljQZccVIM1PRVctt9+LrzXi1Y0gnqQBvo0+fWuHKKcd4",
-	"LRm5fQtKxL/q6DzEE/FwqionDmyuCIEJYriWfqZI/hKvWoL3+ZwkeAUDtAUniNn4U2vHHDrHfXuS0sSI",
-	"dWujtSdUs8DY3VHUnlM9moZyEhAtZdsc03aSCmH958tcsjDAtgogUjMK72dGbGvNxUSRJq7wTyzBQHJG",
-	"vcqcPFqQ/s/c49nD3mVbRaUbkqGPznrhhKENtCWRYbjFe2Tw0pVl+pktmP3LswWo/W7waThq9oD3kzKn",
-	"yZLIoSPtE7g/T6Xz2BCuD8kdW1jN29Ai6t5BYcsqajkoaUKKxUymqrNGPVxW4hLKDWn67TWjrobHW2ii",
-	"LEnwE+t9XNsLm0TO8oj/0ouFDNkD/EvmjX7jFvbCGO9bzTLJPH/V3aWaUHLdu3l3fgveTqK0TFhImnQI",
-	"ilYqNI8grBxyG2ZdLRQssWyzL7nfbKNPsqZbIcawyckvCx1fZKHsccu/w+1iYM9ITrMrj9jJOrPZH40a",
-	"6Uqk4er43Q3GGW7evTX/uLm9vMK/b4+vb/N/fXh9ffn2w8Xlac9rHZQptZKKUH0DxAy957VoOlc4fhxH",
-	"Cww28ormR6bg7DXGGzzsffOdLzerkEAFvCdPA7pjCzLJVDmFqUsQxTRqkJBEQbyYsPGYjXTFG+834Wfm",
-	"2C3HnW8vr+Czjohl0+Tk+OKkd27e6Xbp9Pr47KIRNPBKI2j8eHZ+/oVBoaAxp1yvD4SPbeAev/SQUAKz",
-	"sWcXFV3cAuuGD/DMmy03DHp59/MnBZtnTwPDxfwy3EYykjOmyJCO7kBpznz/LiCDIfgX3SCPx3ezz7TO",
-	"tKUQKJ6AlWfLR8PHomRp8NAsxLt3Z6eFbBhCleIToUjzHrUP8l1AlCQ8VETJRJPhwuYAGl7VCsg84Voz",
-	"Yb4ukhghVwxzPqeLeMrMqxiHRBq4whWkyrU6BK20mOppQH5Nzb8NWQ5luCDa5htyBYwVmSRkyWGeD4vc",
-	"mzBBCIbb73aN+udS5tCr3RyYAToF3oY5pxnfTVMeLp21gm+2RG3Z8jqjvUZ3foBAu0lnM5osvFZRydzf",
-	"kImr1fRxYQ9y+QOGpcDpqnkXQqxGO5gZIghLAo0L/WLfb7jmakn12GoixYhlkcXyoSJzHkWQ6oF5XoRO",
-	"KBetI/R1mEMHGYxUazaLNRlzwdXUnGWZBIbhmjviKJ1wQQQztJ5QEbiHcZgOOSY3P55dXfVOcQJAWXbC",
-	"yCCY1hELj+CKTDXhxh6GJJRUhCyBx4GSZ3RBhoykQt1xw1NKZPdANUzUK1IQlK1x6rtszg03yE64JkBQ",
-	"VF+qyhIT2d49yxZ7zBOlMx0ZuCP+ZHeq1SHHw9xpxXW+PaRJcR8g7gyS0zpyrIutuOqQMoSPTjDTr7X5",
-	"mm+mYpljk2tXSrP4JGEh18XIS3EhNYvf2pNWH07xCLUoeqvqgnVmTZ8pkDnmYwznnfEo4ijNlbE1ZjMW",
-	"YqIAZiq6I5GlLtrVM8trbGIWZrfAQs+pgqwxbmwam9d4hKMZeWpY7BjSsyC1zAjL09758V/hjgQtGsJF",
-	"nGpzWlsd0vXsrMT/mPfgFtLiZ5Q2ro5Sq9Eglzps40GF2LAl/5xTZeelsEk54WdbsJKH3ixFs696F6dn",
-	"Fz8YjfPdxQX+C7TTU6OVvjs56d3cNILG6+Oz83fXTlO96p161aAl0bAsb7a27x5sxT3UrvpjGDvrDBw/",
-	"GbjQZU0ce8ZoxTQv8PG6iG4NT1gZ93QDrZ5llhywNNE8hr7MbvCajV/ja4mL7R8RwzEWlhWoEY1oskV2",
-	"Snn5vDkqj7yAWTqBbyXfMBoZQ6S6ess5LfJufeTaPuUdSEbb2sS5xbR8mrhAT9uGh+9LImQ4VmbA1X3c",
-	"AyJeD2dcU+ml7csoZEoTcxWVkY0JF7bHQ60oT75fuO1bPkswFUyeC53ReVisOoqYsZASKFtyYeU1UYMy",
-	"HyvNwX173TZc43hbZyoWUuGWvxF9MC61wWrXxoabg+5cE4v+gu1lUXizHYlP4dtrD0wNweQb6NwFShtz",
-	"ZErVF5POumS8mS8cdoZqWkY+QMpQYgaaYYXegrwoJBWWxEIffa31Xm7HIGqDWhXWke9jaYPy789XaRVd",
-	"45xio8wmZpH+5y+0/fdu+9V7+98P7fefusGL55//zUcZZ0Zl9Tj+Xf7758D+ezuFxj3zvT91YpQwqh9L",
-	"jwOtfIUrvs64hLx8P0FkNQhbBVLX+sirQjVmopGvZSNojKgYsSjaJGPUfXWwgiAz68F+a0ERzHfIS3Pm",
-	"5X6HEIy7uTMI6W+tB6iS8EGVIlSRAaZyDDJnp3kIitmOiA1VSJGzC3NhfWKn/QDvZyuVsvAkK8bxBWXz",
-	"Uh3ytxRq8MwzgSsJV0TLOyY6xDBX+CfhChNRuXK+audnr5zJKJJzFh5jwRbbMgXyAUfOPrL6DP/EaU30",
-	"LOYJU9uMN7VOuGWBILXLKKhIqCRlmZ0NCRIjY9cLwmgScVYsnDJyWSq35kKSSIoJSyBLWdVIhdV8P2jA",
-	"u/xyE/MvDyF/zuYdHdvSMshiyGqnMDQKb7LRUS3JDo35DuSx7dzvridZnEe+TsuixqxskQaK+xMsU1Zx",
-	"70s77TsV/yHTRNDoRKYOTqHsYF3cZsFqP7v0uZGWRhkuHKzBF7xES00j371LC6ohqS2bezb+igW4kCH7",
-	"ibO5L70bK3dgifxT3dadPOGC5c6YbaLa90zoFRMBy+ByCKGRrbgFPHjDfk1ZVTWt/w7uP1eGWz9kCua5",
-	"LWewrZsYXeFb+nYe7g7K8kExHacRNEIpIPFbzoXXhZY7Urf1JfKSJ6i8nZW1XSaTpU0rUVpQOQIrTtFV",
-	"Is0v3nSU0ZRycctjn2WgSMgnTOlM8o/RJ4v+mr/hy7+yJbZdIkeVTfhSOVKx4VuuU+FeogoUvyyIiuge",
-	"YxmF7EF+5goCSyoKCRDZ+Kt2NR1GfGSBVqpqzUQmXE9nRXpn4d7Bwe4rL4XHxXd58iXpnDzfaw8XGtMB",
-	"uDFbqQhpEpIhVezF/nqBms+pONyK73PbUcv6N6UOK0W/Ao/ffsRHZf2PyOMfxrQfyIH9Ts9CRmtOESvo",
-	"6SeW8LGFG9iGD2I+s+GDmGhNs7PfVFO6d/Di8F//+GfLXxwBsBo1FWeJ0t/T8KaW05xd/HR8fnZ6aJPN",
-	"Ifhpb8ZZ2BzlISM6SZXekAuZ7Z70alLKb/1p5AA2MrSpHVOKQAmW/7OQLJjecOjcw7xU3mHBVlQaZVAM",
-	"9vtx8T/MuJpRPZoGZJgY5fxDxMVdQCY0DvoiYZBDHiCCxodCPTP+gAf0w73LhZ3RyEyXhUFfjKZshEkI",
-	"2RikaVe/dUSE/JDfEZg/kX19uGOLoC+GNPwAaEc6TRhpvrs4vjh5c3ndO211+sJfEOFyBN05gJEaQSN/",
-	"thG47fcXoGwsnoBQ7oHyWUiaNoIq8jzD7eWWnX9hFkWS8h3Acz6zse0tiqluRlMWphFLEGBFdcixTRmC",
-	"iDS1uCtzyjU6LmzUdECwDpomWgVWUiW2xMA6ktG3yUSoSPOH3i2ahsqNl+URBGQg0igaEJmQQXdAZowK",
-	"BWauGXnZmTCjH68tR1uGPpNmT1KhwJ3KxYRQoiKpCbW5Kk0b6oXsAwz25nguC5f2UM732u3C/7xJX8Xd",
-	"W94QOTnnwhPD26beLGL3NenEqxzRK7yDiv36EB3bPGYLqnBKBSfcqgqqczm5srNcik3EEfNhqrw2hIo0",
-	"ZLjVHlGWCl3ZPZbip0IfEbB33xpmwkILlGYoD7PbhjIVNX7zh6vOERdbqM6OBrzZzzpNBAvP3Qs9boDC",
-	"1/mA/vQIMuxgSq4mfD6VESORnJAmpo9EUMJuE6CoLahqfbkuXZpc9XOCfH/dkvmow5gU3zqz+Oa2d/Wh",
-	"d3H8/XnP/uV+PD27cb/+eHYFosH+47p3e/3XRtD4/rp3/OPV5dnF7YeT897xtVdOFHOIly/OZizkXuyg",
-	"LBP3kNBISYI+cthEl/IzZGZ/LZBlXQzo65f0PjxVFxbu95pwi9T2gBKY0ZqHfBVDrzEZI2SjiCYsJMOF",
-	"zXSFNDtAMs3FIv6qdj6Z3z/7q7xdFsXaCvec+a9DDswzMJYqtArTHCdyRqpTXW+KljO86vZjy7ysn4/P",
-	"bvEnm/n5gFytK/iCU7AalA9KQLOJxBQuNyed8AliJtizCIUTmiUzLmjkHWWU4018NciLdQAbsUzq7A2Z",
-	"6jjVBO4gNk8TDC0jNM0umxMKoR5DpRN+z4SFVSNNYfO6iftgCxG7cQinNnkyrdFgql5tTP3JdqYKH5Ha",
-	"WHNpzd1y+CgPScAfB7QEvvGe4btqU8Irn+LeXj+r2gzCr0SY64hos6Ss1Vvi/Too+rxyNaOrsGS2n3Qm",
-	"LJbse9RlCrWqWZByA0s6Eztf97VrE+Lc9uZYLfae914Uoihlq4DAzIHH2/P5YtnGNsd4DZyLq/hcTwYZ",
-	"rGl1+50bx1PVN4eMc8DtrOBTCPaxJk8pSWRSCzhwz2VEEaNtTCjiUeLfFoNy40Shn9ybvCBFQmkq6spn",
-	"q2pjUfXnOlpNI1WR/e76rFRSY5Fc77gIA4uke9gXHrBNC8IxIM39brcEx4uwnggmx4WtnLB1PEdEMUYG",
-	"uMqDVuB9dRXH0wyxe2is+xw1FHdVClbzjiEN25nrx72BkjkbTqW8e6bIf7URf/4m8w+FklmYUZbw8aLm",
-	"xTkqsXnp88MqDrBMcvxeQ2hSE4g3E66PjCElE8YnAgGLZUIuAXq4ZiwhdXtszFEYax+WAACDLC5xhkOe",
-	"w9cXvGuQ2RFYpaxYn0zKaKvoea+ZwozpqQzbZiY2bA5zOai53aG0wE2vcHGwFts5DrG8XVNtPaXwVmVX",
-	"pzArh/tqMZoROIAJXTOwlrIdmYHMyLt2W6DSjCv0SiH8f1xLcyqNjehnYRtsLygNg5cd2LSGIiTu35Ss",
-	"27QS/i9p7u+9OgSiL+D61jwJmGCCRgPSPHBnyjp2jWU+tbmA7pjxsP783FMe0WHE4FV2NUKq6ZAqVnBO",
-	"J4waQ7zmPVOt4wEi3iNO9pvb2ysCZ9fvQPVLe2RKwaqE6Gt27w0nrSrId/D8NhHVy82puqtLL19Vc/8g",
-	"tK/bAtQjlrsk8FXOxZLjT63F/7rRMn4I/Je5cyZD+5Yfz87P+43PXrPwAelRIaNhZD2T3zqHcYUnUqZ6",
-	"JGdsu73BGv84jhZO0LmdmtB7RprHV1fnZ73T1iHJkp8D624InFslIMsAlIaTFr4yQHRIkHTeZV+RxY/E",
-	"UvPReJElNfpaAe7Npn3dsyTkI10GIBWMheh3h6BREjoPNk0YAjJvZ6BtmuC5auPx5JcL7ja3otzTLF4F",
-	"v7xJGnO2/MXqoEImqWMJywAIxd1x81+XUIrz9luS+LZt12ADJC58bf10VjlVjq0L5QNiPh+fm9/Ozy9/",
-	"Bl+KPT6NoHHauzircaAU9mqZz2d8ehVxW9Bwo7sHuaffrLi9IgXzi4Et2Nxw4Zc3Wsq7bDwnmwUErmqR",
-	"XwJCBTk+fXt28UxluqtaKM1mpEmhllKmFjS4oF34A9YzeV+y8q57//mud3PrNgIX/6/ghv7Pd2fXveJW",
-	"XVx+uLw6uzi7vGgEjduzt73Ld7e4b2UA73wrV6M2fJXDXnXBYtphw37pBvrCLR/dMf1gaipxSlA15xR6",
-	"czQt3dclDuRysKY42kFkuNwH3FymHCbIEkm7uL3Lfd+8qHl1YUkuUjyJQ3AVUCICDCVYMgTArGd+fJKv",
-	"sM8+TrsqFpgFm6+k9HlehVmnyG8PJwwzbjxoLym2a8pQmwsyNBOR7nESSxn5Ifq2TbG1sy1MbeU334xk",
-	"7AmDrgpnn2nlwvL5bUekiwZYHiD3rNaqV3oC5J2a9KPVjRSguHzFGK783HcKC8OUhXvFrZGnRBa7llFF",
-	"KEY618chirK/sNpBITHKfcrqDcwOzOY7OGi3Z/Sjw6TLGpc5r5C1my2rOCSzLH/B3og0BkRbl9Igi2Ff",
-	"tDE3IhEJRZU/45dnVXk1bBBvzjY0SQXWCGK+RJa5mqe9QMLI5rzPHaG8Q9dNJH2hjEG77e5t5+e8bVZE",
-	"DQ5hZRT2+PFwg2e4tkMG/ZnyfSNNqPK0jWV4VLoGEL0aIURIFyQ8T/BFamrU7co+tdaeyM3wyivMchmy",
-	"/NqT57Jhfgv2TEJWCFVhMma1ntLszIkwX1VYDZcdZJY7pwwVEEZH0+w5BLLFCCjXKnsHMmceovlyZAga",
-	"6P+g293Y91rhrr7QUxHVs5otlDCC307YR64ATwPp/aDbJRF32X7LIfcC7/tKu2nk+K8pS43KEetpaYcq",
-	"DK3MxGpOjo+9ZTtdXBYvz8Ote1CsvBKpWRut5oJrTq1zaO3dUZ7kttG626S45fWuJr45juv4qO2OiSk0",
-	"GdlrOWF6Cukz20TkYywNuKKISbA+/SJhmgm3hCvpCid6nd1fFdsbpADQSjOkCoT8jItstoE38naGTz7f",
-	"27Rv0qpJOW+ZJb7SCLs2Dc/9uVmIKp/DClr3W/CrajmPN67TzLZk81Wws9o0qpy9f8UXXhdpaosU0VtE",
-	"qXdNTOVckIw8bZOCrEWi6szCgPQb2Vj9RqtDekYcxDSxjXEAiEtMWcJdH1Tb29Hh4pKmkfL2De2QLlRA",
-	"ir/YnGjMQqhwH7rwCLLXFl0MxXbTJowExOaLBMSmi7TAfxayiGlIM+QKob/NW4tyFDKZjJZ1x1jsoCCz",
-	"FYJBxjIB9KT5lGrmghbVDy2lOT1/cbAmy3SLLiRuiWrCqfCJqDcYXQ7iZVqCeLZPHsG3kYjRe4C3IOxj",
-	"LBNNh4DTHtpsZ/NnETfSPAMxYMj8e79RO6cKqXviwqtD/7XB9NXmSxqH2/rN7SPf1/iVENAOGyPVoguv",
-	"hxC2o9jyZG+7QSFYRDhiSrgBs3YTCVM6IKOIm6Fmo9g7yDzjsjX1lCuMKMtWyyk45RcWl7e4bqWv8/Iq",
-	"o6E+DAzdNirzL5rNk3HdzDAU9h83lxcY3T4iqUppFC1y5CQU8dvlQQKYhzTsAcvkbVU8JCW7ZpT2vmdZ",
-	"EmQzK7DHqERruZUY11smRNatq79jGiviaG/WpSxY2zqt9I2uO5Xv00hzzAWNcmBI+wxXpMqoDUU7Vt35",
-	"srjUA4HLVsMw17s5b7SMj6PoYZS9aYKvA/z9PaD4Ygowqs8ub78MoGzTgWeA/4JGO0y49cW0nplCvjQZ",
-	"iwjuaZ0W2Ok6ny/7GEd8xPWRxUTIMf+hf/zgL3/5y6AW7MJmtW+JdcGEkahhHUL8xDqrV2qO2Yf14P5c",
-	"j66pWa9vWDbftlsZ5nWs8eNRkkipa7rYLAfM1ieX8tGdpb7aca1jCloAYsvgCrzVytJyK/Ds+tuFCZZ2",
-	"Op9/vpHvV9LnakCWUucIwNQgx1dnZWSQDNfWwbNsBL5S7eGczGjEFQvJydnpNXJoHG9GF2QkhWAjDWng",
-	"FkXwkFCx2C7C/KUoLsvqFuLTfIGiVcaBWato2fGsnlVTkF+AjqmYIImcWYtCzlzCSwajU8g02A5xxqPp",
-	"mHc+UyRO2Jh/BF0dy1pfmA9K6Ai4bXNxpz7Q4Shk41ZgmLZmUVQgLaNX0sR/So2e+06tQRXO6RXUYoi5",
-	"Gllvu8rOuEg1aznP8SFizW6BAPwl0IffFFQmP92nYGRt3Z/ZQguGbzbBtkNLy8ERhoHz1G8Pk+gQBn3Z",
-	"IV+y2OXPWbNia3vz1HQELIVhMaHM3z6RvGVGcVC5JwKaB6JT3wp+tZFQL0/BXoFSCjCXDedUTIR5lwUo",
-	"lHLtg6xj0eaiHJGsxMLZUVtWWBQUhyyNvgTm9sV6xPeRHN3lasR6v+LG3lGnZ5RX9J3gWh06t8pSOoZb",
-	"J3vB3oZXd/A3d0suD9D/0iGndkuETTOpX+eK73GVwrN+RQrqzSrqkYLIuWAhSQV6yKjOzUzzi010yEgr",
-	"gCvQeCoopolhI0zodWze7mt2rKAJ15bVPKsUrjdyTuRYQxXu7dnJjwRStyMMo4l8ztnaZ5r+yxf7Jf/X",
-	"wXoM8ZJetpq19DKirxbViDOMQPjjn5AtWzjPxaZ7Eu1VORf+KJGvYOf63XnvphE0ev9127u+OD7/cPPX",
-	"m9ve20bQuLz4cPvm7ObDTe/6p951TekOrN3xl5gY69xp7COdxdEXmBm19gR2ffMpoHTGFPZzVLY3nNo2",
-	"fxEts83965Xp3+ALvO8GAvZM+wYp+44LK4xtd7etK2u2rLmyZF9bDecmHJSIu5Z6CquX736+W5scK5QN",
-	"W7aVK2zZdqnZnh58Ob5EnhOAt2U1tUdVJgktRz1t06v9I6vbbl8x1ToutIqXiSvT7myWTb/JuuYB2OXm",
-	"QEhrQ7PyBHshJUb/y9aERnO6sMdJeHA0Nl3/2lXZiFazUTb53JpGPbiPDz7aa4NnboBNpuj4xKrixXoP",
-	"BMaAMMaFiYJOHNbkJz4w8rG6a7yfrNGjFthCwYDMaBw4xxf8O+KIzWTp/1//+Gdju5bvhSbv64oEq8v+",
-	"TtVgiAgkXG+ci9nknGV+AfDbJ71zkr8gx9x2HRMUprEYwZ/YBtib1nDjO68iOvLaU1uL2M1qqJeMoqlM",
-	"NJmkPGSQavOWJndhWVlZfXhdWXUuFAoLvnrb/Ee5YI094DhvHAwvjLJ6lldZh9rtQo65BbX5mYSSjZpw",
-	"bCWTGG61aWrWzM9c1K7KqKCEV9PvoO2al6GUu/5uVt1eqdpeo3xtJ8lLIti277KN5lyZMtXWiLGWjpYk",
-	"VYxQ10u3s6KX7kpzYUlrypWgwjJtQj81MAK5trslnVuqXIsksJGCVo8m8AAk+82iE3UaG5i3/i6cv/vI",
-	"xJ86W8CMMoo4aY4iymcW/2wN1vyKuIgjk7KH9YEJAbav9irGiXW1d0LOFaFDFw6Rc0GGKY/Cuhwl+2bV",
-	"b3jyiCaydmCzqj9AFVEEcJbooDFD4XyGXNAEoiNWbiqzYBO529l70XnptetnMgToQP9gxsaAYseEMTKl",
-	"IUnFSM4Qdtt2V1S5fonDw2bDnPyuiTii2pDx8og/XF7e7PxweXx98sblRPq/KOIi/bhDZ+GL/ZqY8j2v",
-	"X8FxGkXkp5Mbgp/inboNOWWuWvjGVJidFtXZvNrf/+75q5cv9/devtzde9Udht3vdoejMHz+vLvXDfde",
-	"jcbDF8+7ByunestnNRwM2uk5YFKc8oqJbcYg7ldRmGsw1Lzf7ex1nrdwDMUg8T/i4s5OKcFigihynVUH",
-	"E+l+Mjr6/43PD45ghX+QJFYsDWXbdYxt3nc73U63vdfde7G7193d3Xu+f/CibZcTIkQBGfx7yBO9GOAI",
-	"HvKz08t3jVACcJ4y1UfYAXYQsvtBdddwcuvBaN1SFY5KUDijBXr28pAMocPT962+6Cq26bo+u8KWFVlg",
-	"BtaZdPK89l+67zsAMf3L3vsOQhJ10iRaz1RhwNUlVC479gE6azjZpnd7OCm49KrSNM/C3iT3elu48QJM",
-	"29alytsUCtd2TS8rhg4tHBdw1aZ85Xz5/e4rX7jkSzYyD2fsdX3xjG+cXs/z6g+bJ9v5UvLIv+hgTXJ4",
-	"lTjWxWsq1FKiEJzxe5/FodgoTbhemBWY2ehhzC3oOzdrM2U0hGxe1G8b/9U+vjprmzvyKeMTn4PGEJqt",
-	"eF2Ax1dngBMPxXB4X54EAl8CQh9fkL16qnVcDupumoVS7BAE+QP/+sc/W4HLiwDRcHV5s+SIVTufiiHh",
-	"zzv5azrkUkSLSr4A9hPHlMc1X/EZ6kfG0vqCNB2Bfm7X1YhRQAYiM8qFplxA5gPMV7m8fVuaYciRxVJx",
-	"LZNFa8n55trl3ZJQgsjVEl/dITcOIgicSpkQIM3T4x+A7F0Xa0MyrU5f9AAxCZKQrl+fkFf7B99lYE2I",
-	"gaVIc1CEqLFX//1vSopB64jQvljGqwL/nLL2c45uxUWG0QT4zZ+wh7uVMZ8HZkJoctvXTIGcBoiZI8f4",
-	"mTbvv+mBlvnXP/45CGyxVF/YVbUgXwTPUyuwrYQHoJ4fDiMq7szIfQEpuLbNPLgeRzpadMhxBo0zlCH0",
-	"LIYbsfN8wTkgQvzgvshwNqs96vG0FR7ytaK3uad9gZkV7/692+12SZOpEY1ZiO2P562AaPZRZ3hGADBl",
-	"9oG8u33dfhkA7rBgfWH+3H1BVJokckI1I/ieoNCW1QLcx4wCHCMgClCCPlijUioesr6gJJTpMGKGOqGJ",
-	"enOwy/a73QGsqAI/cshYDDnGVJDdvZcE0JkVFACGVFMsW+gL7cDgMDM5I5BnikDX/QEEglXejf+QDMza",
-	"d2zGdIeHg6Av8DdMFx0EZADr3LHdzAIywNXunIVsFkvNxGhhGBs8udTbH2CibKGVcwJBI3I6YopM6T0j",
-	"Qto8pr5oDjwK1m6mYFmCHrQ65AI9YBByxmRPMO77wm27pa0OuUgxGQRKHTAHhH2kZnvMPoMe6+hQS3gZ",
-	"nbC+OfwJU7EUih0S6nLKzUq+6na/2331au9g/7v97qtXzxHV/NXe3vPn3+11n794ebD/3XcHL7uvBn1R",
-	"AL/NcDcVnUEbBCMxm6OIQ18ANZVpFJKQjbC5Opu5vL++mEiEwQFrnjh6sRrpD9LMyXCNzik8nHTeKYYf",
-	"PWjB+YN8rTu2QH6Ea5maJUM+AuhkhH0csVhnqHJMWV85zxO7+wKdllIYMldksKpn2B1boHsDlyeTf4dL",
-	"1w/Nts24UuYrZWKx4ozQmzCtyH53N8DTYyEgALdtRhdwNkNMNcsM/77Y7z4PCkRnz1n+iwP7sihwEdaE",
-	"2m3Z7+6DqBV9YU29HLUN1kNKrBayJKPI/t4ra5MVEMMGeADNTPsCIgzZBK3jF9vqDT62gdG2zZ0DBOmK",
-	"+IgJ7ALLQYSOudENGscxHU1Ze6/TzbWKwm8g7a0bsHHDonF7Kg27LkYvR1OmtJ0GMKeYydhQUpzISUJn",
-	"uOfHZyiozclioG5gPWQnAwc7bIDAaBTM20a3s4uzkDETNOaNw8Zz+AltLNCRSo3jdkIWsQl1kZ3PQf3l",
-	"nU/5H2fhZywEyb3cv1idy5pWdm2KjxQDU9ZRnXfJrJRCVu2J98szy7JDfPPO2tssX8mwr1df3flU4KC+",
-	"r/Vptfkt5SqI9xsPtBPJifrqo2UdN5euzEax72dg4JiL4bkGyVU7nxwqyYa0UAAx+Yp0kPW58E1VsWjs",
-	"/T3LNFm+JGisplL7rmVycedTZtJ+3vmUGywPoJObzDb+HKy9+efcNCoshU0zQ3cq014Txt0EmD0OZY9m",
-	"SD4xTe6cmlbFQjoCLy93XR8yEBzoYLLMzoliDDF6scbIau3P7HPmsRx/AISha2hgeFvGoo3p2DjnSh9n",
-	"nxdUl7bylVW8LdIsAAu1AmLBUQJiUbgCYpGbAoIYXKDLHZ+fQwTavBKUrpyCc5QzH70WqrJzP8gn74tg",
-	"uarvscl4pdS8XU9q3nvAIgClCLZ8r9t1ZpnL6K2gbkJEOBtqPQoRxNnA5quDQEJ3wj6O7HthNsMdB0MM",
-	"9++uv/8dINkajYaF+NDz9Q+9dgiz8MTeq/VP3Er5loqFrRPDgrNcdp87hSRL8CwnhxYwyrKT1ZSJU+Yy",
-	"EEtqa+zAjJiX8sURDeCXRn583weNoirSOGz8dNb7uXcNcysf9Z1P7p+W6XjPfb5feW/hrAe9g2p02Fy5",
-	"jYfwcM35VCLUFvTFBWCuEP9YtJaP6g8sO6mNb06gq4mz85i01t3f7gh8OW1eGwteCve1QV75ntd0BsUY",
-	"P6L9AZi3dPUh21LgGt5bAUdDzqsBaw4cPij5WxljLWsGOS1/kW4QNGKpfOIPXg9F+BZTrojw6eCd4N9Q",
-	"Rlxoz+AEJVQaQI9IB0/AdQaBGuT325c+U8RirraOSMKgWykAquPrUdp0yPdST0EC5r3nsjcBewEzaKRl",
-	"go4amAswogx3O+dIjg25Qfa7r5ZP6Skc4tJBBRr7XoaLr3ZG3etPLZQfntbyvn7+jXlEDjKRIQ7+rkXa",
-	"tmym+2q7+3cPHpuNWSBN0gSM4fKRVC6LQjGhW0YrQ7BN0kTPEuG6RWh2fyabVekobMrj4KjlQjZvjeoV",
-	"qujEhZscjn2Wugg6gGHNOUYJHOjMWmgF6OxCUFRs5GdJ8Zwq3Yaug+2z0wChDASbm9cpW82PqMPzhGvN",
-	"hEV7wcaIzxT6IAH8ncBbeuKeRRLzgMpM4EYnjM56rtuoz3KrKr6FAN5mZxDjOmsNGvPRMBGwaNbyBM0+",
-	"atyftoKPKDOFaqF8cs+S9o3ZKPzYI0w0zZZsYNbscICN2zj41JbXbiks6KiHazZrb7YapZf6GNMxwe8h",
-	"ckwGPHT+OcV+tf65gAzgu90VAD7PLsF32CulscCb71yA+N02AZeSwSG4Y9s04vdsAIfJLBXqDLsHRFmI",
-	"PpvnSKY0jplQfyo2+eVsrMgOlk4/IIz46DBhKp1hs8DywS/yLJa1IF1jFkylvPt9+CTqVLCsWvnn3vdv",
-	"Li9/xLZYNgKGue+DoNSpYZYqDVAui74YuMYjt3zGlKaz2BH7O8E/EoXZuY7MqQgLj2S9Sg4Jtjf+H/jk",
-	"lH0kb94en7Rv3hzvHbwwB6/fsGfLjYJv7OCvGK8YynDhWgfYAfsC895snxRb/npb6KVRirmRppA27hVg",
-	"VAvjWC8DIqSNVKEnRQU2ToVSBMzJcpiqBb6ZvnC3QW+KAiiMA+FxWmUWdsHIB/q6y8LhSir9M37JsmxY",
-	"QwqFYBQG1Wvj8JW9qXOp7BVSJ4o+lZq0MVunzRFK0KgPfCKMycqFhRss0gtp4mXX4EZho53lvXRGS91n",
-	"ZFRZ/xlea+WhuneGTdY4bEDM6ZrO39pUps9W1/5GqnUR3ahGv86xZywIKmE0iThLKsG3SuQSxMoeionH",
-	"mOoNTu5LpFnNNItJBJtPN3v98lQvoIlTpYeTN0Wg2gXKWqaDn3/+uX1cuDJogasT9iLr5QTtuUr82WLP",
-	"OgZtWJkNEYL7CDs3VVpAeedV7izV6jySdH98owaoymL9uVixtpnFNhnLrbAFSjsqdV2CyK/NAyhqAnnQ",
-	"qqgN0Hl7CMwDPSUVLeHyqnd9fHtZ0BOyMJDfsjmDyyQ2Sl8aZ9ofzM15FfSUzQKCwPeAqgAZmjGdMBWA",
-	"zGIZUKdjyQsyZ65Ziqv94gkxWi6+FVIIcOwZo8KOyzhUhLvUDSEToqZ8bJEsI6oh12TCVIe8BuBjMshB",
-	"RAcWFgsbqWHVjj+8gB/9rc0g39sqkGabGRLFON+yJBzIGJqsuZgHRP1pFA22iGi4+nnzKsRo8WYNV4e+",
-	"ohPDTP7OSHP3X//4fw+MduMQCHa73VbdDL4oFOJVBUpkYBPr44Tdc5mqDDjWNxVMrtlKF/mWsRigzLpQ",
-	"zKVg8C1QzA8kXEWkebLSCnzZsjZwFJ1dXL27/WBbwWC2oGVOY5mUVxHbOcI6U8PWDUsr8mXLUNdbaHjj",
-	"zif478YRc3v3Sqd4VgGRpjxsbOEVv3VZ9c+yIK2TQFnaDgJFZIzqqFgGNOaIe5I7tOBtdVHhGV0UUDod",
-	"v7cjuCDxEaECL4E2gm0MC7j4zrO9j2ZMhCm57pGyZxyA5pd5/jG8BOhhXUD50oL+ojHnZoE9EaOIJWTI",
-	"Is7ubTwB5zBkkRQTRbQ8crmOLoNRexZc59ilbu0LGVA20rjy6x7VXXdi+3d9ifWyMnIAS+GwOx85bIA0",
-	"4XPOZR2GngIEjxkgwHNBBTGqCJ6CI6shQ7aKzUQlZve5SFkhbodnaiNWvawm22jcTpwOIz5qW1DY2gi7",
-	"4W7NIVXsxX4LT6kxdTJ8byzPAtxwdeSMJCoszDcLs/vkeAyOaBuqt9WU9qpzRCwF3f8Dr1/BXLG04Zud",
-	"kKWxalwAd9ac/+Pke4DjItw7ONh9RXDbYVthNxGAnVUQ9D27WyQ3e3kD1cCmanYWdBatpDOzhQnkTOdC",
-	"uFzBGZDhQiO6HfyDKsJmQxaGLHR1dFj5eUQmTBhCYsTlPoMU57pDrLdBMBb6UrJ+YPoyZuL46uwmZqPt",
-	"qM19Yk5tVW3FS052vBy/oHYBOo9NQLYEqXH4y/syORUytotkMWOaNt5ne48VK+tijeCLMSvlchWsW0dI",
-	"o5pyMTm0SommkZykzKkSY/6RhVDJaqwgQLyzDRQqSwdva2JFt54zoRctsPEpqr5zyIqHjD4ahlC8nxoz",
-	"PuGx36a+sp/1DVkRDlFnHVXWLXDOFlUyjv5IzCnfXDnOP6zEchwxrWc59k4L2LWS6WRDPVOkcDUgKfb3",
-	"xUIGMuYsChVp4mpnGCLYNkM5eKNWBv0jU210WiMBFaEFb6O5OOH3TLg3T6kizevLd7e962fKPZAwhPGX",
-	"qWbKLxeRQNbmjGK5E9YKHRVUB6jWMYMNiGs95pssV4V51voVsIayLpXp4OD5i8f1LODanGIJXB3XzXb+",
-	"yZVQOo2XghU5C+ZUFg4BhtehErdI5Ah7UiTt7c5usIG/oAr/teQsiKEFgHnwf/5y3P5/3pv/67ZffXj/",
-	"qRu8eP753xorMu6LifY1aeYupeUeOlRgy7pmSWuqtGks1Ag9UzbAkXvKB0stOQctm+ZDFRnYdG4I+OLI",
-	"UM7j0mpC6AkE8KjQsW+cMKaMKc+h0Gte1Ofacx6ySn8yX+tIFZCpnNviI9cVMOsTKcL8KrbncK3lgmJy",
-	"ra/LH4yB4XBvp78OOed3jOzMmE74CNwuI5kK6ww3rzHTLg0AEpxrW+pECRISlnBZMPu8QCviSh/5y7Nc",
-	"AdhzL5utNu38lrHHylA1fCujU9sUhf0Bpb2qFPVnjV6W+lA6gYodDQE0sNAPdowJKRuEkvyKQrGbmvfI",
-	"20wRgtM3RlKThwFUuBYgO4FUMYs8x2ECXKZWQA66Ts8cZh1BjmwvS5K78ldWmzgYIjdfUFb9uqmrIl+n",
-	"GayKZxw8hTMecHwL7f/WBDTcNv6fUGTivrXUo3Vd3KHYhXDDI1xMD8NzDJ3jlpt8s5m8Z6U4QFDuJpvx",
-	"nClXWiYL58QfF3v/dch1ufT/lY0nY2wcHjF2aircY4fQvYhoKC/OqmSq6etm0paStk5PKnuvS2S+v7wQ",
-	"ONaf0en7WHkrxaiJ0W3yvc5DSurIbTubFY3zLz9duH+5TuOj4hLZ5nPa8KjZvPGg3noudmOzks+pZSMq",
-	"yJARFoIkAxXW3JijFFy9uyVN6oCBAQHNaL1/+ctfBrYbJpb7AO4CAE74DeH8tHxr1u6wglZTQu4WezIr",
-	"q1VdtNIV2a1V1hit7G4pd0fbQjgED08Ifh804rSG3F0W0zLaSIcMMvEzyHzR9nbXXLUvzDGAxN8Z1TaR",
-	"FcBMSK8KtoMoQhA/sU5RVBDNKvVFcZkK52rN+fGmw6b664ibhwVLN+x5Xj5/74N1KaKPGVY9juNosTpl",
-	"1FHLnMK2RnRk5e7XzAfdch4WUfUPwKUeS5zX53UIqe16AYAT7qAH/sUcOPQ01OQ9uJyHQn6EJ+nhQeHr",
-	"57/3cPfJigVsGnNAJ1QoOsJEnFyPKaKWEwkeLARVMHq8RRheJRlWJ5FWauN81kQZUqUmkJUnhWeeAmvL",
-	"ZupZsUA+IGMeaWZY83CROxKsp0+n6sjrNwg8fgOvF6CXT3mjzM8SJuGXp3560i63bI776Zt4H/4AboRs",
-	"LdY5Ep70y3I2TcHRXmgPjCZ89fCt9j5s5EL8EhVzQ26zDNFUj4JR6JEd2PbfhtUCYCN6Jl21CtfWW09H",
-	"Uwj0FB4ERyZLrAuEz5jqkCsZRfCQTBz3gV4oUBFoqzq5UNp2Nlmyz4qtvr/9qVlbtfN0bJa88RG/Z65X",
-	"OqSlFg5QRinWCQbpxI95WIIHYoNtdbZ2IPdIRt+4lLQ807rE5WssYy4hBmTwNoCWgQXOFuuDa2NvLilQ",
-	"RfQA3F1m0UoVabreL1QQPkah6yIwuTY6pfeshZaomRAD3AIE+7AeHWoTRwGLgxzn+AZFrF8LqJRlN+91",
-	"9/LPQQiVZb5xgvtR5B2Pb5xuxHBs97vHtjrtsKvtvYx6aGETm3Q0YrFmIWSrBCQVEVMWkALiTCIjhSa2",
-	"0Q+cb8/arHtfGcnkFoigxiRbJiSblZL1u8Xq/WJPkgXTmNOO5FUApLXgKE0aYYlXhqXRIlo68YY1hVkn",
-	"QD8o1SDAPrAiJAOzcAPzggnTLjPClY7BbF267iOLnseznHFdzT4UNqyAI0ZCJrBbTE6VFr1OUx7ZHYIA",
-	"KuA4LfICTkRQLeGxwqpjLme++dhAwjk0/nTZ4lfH7256Abnu3bx72wvIze3llT2f/31yfHHSO//vH8/O",
-	"z1twx+3x9S2CysA/P7y+vnz74eLytFeS7UUp7uTfJunj20nWLdBmrMFsOE8FRKbpR5FpbQAjE5A4hfCH",
-	"gxiALNDdbpfM1BdDzLgPrcOaeUKHeUKH+dObD9lxf6bwIKtviwrzuzcmAPp/VRZhJiLNKXwjo9BFbDB5",
-	"IKaQWIAV3kiQ5pVQLA69nMK8fKbQHcN2IzNbAml7EQsnLOk3WkY1LyYvuI6xMM8OOXYymgH6n1jYBhSg",
-	"BZ32znu3PdLpdPCzKi04Bn734xtYgW+o/poBVqG44reTJpvFelFqZ4lf7QRN6+k8L51n9CUVSIi0DS8c",
-	"TQuEa69zHRDFxYjZTFTU3Uou+XIL1T/0ka7Q/qoso57r5I5HyXb/lwmorxCXzdVkpXkUYewHc4TRUDan",
-	"FpjDtT30A6smWUFmDf8cDMlVbNVAbGZpTdhzIy/fnVMHOaG0Tfh1CVBwVCw7sgNlqZqWmyvSpFYrzTT7",
-	"4aIQ8jJjAwsqfHI57AVjurcW4D2NVYBNKZhlgGqZ3djVMQu1LuXx5+kiyO1gu3Zu1ZrUonbvdvf2jTGR",
-	"0JF5T20mJC5jKW7gAZF4eMrW12WWdpnq+CWSKbgJkNj+j64F/gqoeRUvmGOouXMlsP43PKTNtQi5rc25",
-	"apa39VhMdf3tNwXG+WAm7GpO6zSrS8CMNscbChPArmkaZnv9+oS8/O7lARlRIQUf0QgsA0hJVWYDjQSD",
-	"xNRWAA2ORICYybqE9zWl2Pk9YiGGkPLaWBisLwaf+o38x37j8FO/EfIJU7rfCPpFRBz4242Nfzj8qH7j",
-	"8+eBhXbrC8dLbW9atiDNzDO1XMjd6pCfsAKb61LBdV8MgEYyfmcLtV+fnfdIu52/gfzY++vgiFRqs+Hb",
-	"9ZT1BeJxWCMqYSMeY0EuQllEVExSAC3y5Br1oCLcFllvpx1+bItwmeltVF2b2X3aYTRWti3reJs4M/hJ",
-	"KVxp5MmhpUZHS1SRi1M8UUAKlu6wsBx3cLva8d+9PuhOHp6iWo700/H52SlWFmdtladUTQn2e0b9Co9S",
-	"gSgtbCOe/L4oHH10k0KakVHWkLSPyLuL44uTN5fXvdN8mOIIw1T3hZC2x1xhpHuZjqYMk5IACce5ZctM",
-	"T0htpuE4H/plMyqwd5ARTSdTTdL4EHAmIzpBu791RM4uYCX6IhNuEIgnQxrmDLisnyJDmXPlTVtEJvcg",
-	"VvIgSIifCqRcx2jK5P7EQQocxMokXWEkGf+YUC6UNYyQ+HMi/ZNxDtf/yu8bcp2Dgm63C8JJVQG74ARl",
-	"ZZhwC2YT5yYN5lhHcnJk4y0pZGrI2PV22COKNM0nQgUBJigKAk2FW6tzOM7N7NeYWW/Kk3PlZRvi5WnK",
-	"o3PzYG2a19ZVZte9PWIrg0nzX//rf5O9brdg4QUEfjt4YezXmEewkEonKUTSDfsCv7lzk7vFBmNJhCwx",
-	"PHHwSwaq/J78ct77qXf+3uH3DHKVHlpqmm1KY6OhjqhiRpO0dRqGI+6TH/n3nb7AvIws2xGOA8sta+S8",
-	"XCsWjUnTcN/hwhgcsGAky19rIZIldX5tlSZjOmJ9sdQIBGx1xQzHHLmuj/3GNZuwj9naaSlJJMWENGf0",
-	"Y2URW51+A/i0b08x1/HKFmevspi/pRl8LidXWX64x2W4fNqeuPhyrpDRO/BgV1KFninDcoKs2iFalHJc",
-	"qSCFc/jnyyCCxKidT+Y/5s9hwijKr02LEW0qXv7gkQWBtWxEkZhCnkaHXDsfVsTvmD3a1vfmSaWJGE2+",
-	"z6fzFasKHzGdBb7iKQPlKQPlKQPl61XkGebj5z3b5ob8nnyNF8CCV1fyAcANBDYUaUJqzWmLDNlYWiwk",
-	"VMYcACNoUKj3qSMX7NAZhpAkEZw6h4juSRdh+qtx4K+fy5hP7TdCJl3L/W+YfuL8T5z/ifP/RrmHhlHm",
-	"DM/ySZrxx7nFtGBRSNivKY0UoVhyjJl75KR3TkZShBxdijIKVetx0g8ravlvkOe/ncDyVgTcaGaMdemQ",
-	"2aCTCVRtJKk4RDkGHEGz2Mghty/DhftnQNQdh2vNsjlhRRaSfMJ0ApEjdBNRMqY8ShOGnX4Fm5vxtjU/",
-	"cMXNN/7uBJ+Z1B8ufz+v/Xiyhp5k4pNM/P3k45v/71196F0cf3/ewz/sT6dnN/a3H8+uAvLuAv973bu9",
-	"/qtZ1++ve8c/Xl2eXdx+ODnvHV9nrP5xhGScSGjhjORXk7UKYCwzGbKIJCyHpC4lUUmBvvIRjaKjTAeA",
-	"KKa7pZz1lTUvCoiAFt9/Z4nskOM8mQ1UCwhm9kW1FZfNY82nT5r73VctX8CwGMS4yj/3EcDk88FquHw+",
-	"/aekq6+RvAosC/QklE9jGRm5mRGrJwJZ7HAOcXPNY9cB7L7cZ+GPE4LMIDSWuqXWlpHnQBQOOegwr/ol",
-	"zUKbTUQgcsDXisygw1ArICw0uqXZAotu6zuKrqfqtzx/2Rg1x85961OQZxmny4ifAlCx7SElQtzdxwPj",
-	"Crww0CWwknow6LXgJQ85PhUwmN+67/BluewbD62q5C3aNpdK0FhNZVZn574q6IvsjGNeo7MfY5aQMQtd",
-	"dwFkqlj4TYqYLYlmYV9AdrqR3VmP30GlB+rAWJhpIgqISPksm3vdrld0wwAPrwT3NO39jc1O27k1c7U+",
-	"NbTdtqHtk837ZPM+2by/afdf8EFm+iKk2b89vnh3fJ73ojGUWGj429o46WNDe7ZGQist49+DbL6BjDt0",
-	"j9peDgG5fndxcXbxgyEsDDu6xSxKZDz9UGHg6NQY3gQL/Ut4cDIhAAJg/vHj2fn5IWbuW19B3qrfghFG",
-	"UGSWge1zzAuMfY2wzPQLevrvy3NrJnccRY8kRJ+ctU+C60lw/Z4E0e3l1Yfj83Pyr3/8f4ivjmzWWEH3",
-	"RY22JKUe7EzNdqXNxARyk9fAmcBdZRisERXI6kWQw18ppjUXE9v/BCrAIuDKmt4xgKog7COdxRHL4Nzj",
-	"hCnmc6tA849svJ6d6Lc0LSqDrW5Wh2sSuBx17F+UpJH5zKnWcd5OJSBxIkdMqT9ij03c+ayb3aH/E2E3",
-	"s6/ctlq+ni53YLSdMFm0kxS20q+auKMPzRKFPrTsPZaJRhUB9smi8mDDDtQZIqbQww/X+iKmytWGY7Kv",
-	"InIcWLiAMYfceFfXE/KEwfm0ID3YdnFK76HGSegO+cEcXkoGZpxTC/k7wLZZA6R7m0s/yFWNgc9lcJos",
-	"rlNxbabb+DYKiB3ht8mXcoOb/aovezRX/1TOzceXM9csjuiimuaeaXcW7cbmUIBhFBWbYojQHar5lOoC",
-	"wePR2Lqie8XBX9Pq8lJkvMmiPeQNN7FZHNek6edVMnGsqqYBR0UOPKbMqfVpwdUn1/5SZ0dLBB4NxJqU",
-	"KnB6yDr149tCvOD+3i5iVoxz1RH+jp1X7QG4ZjRctGc0ZOVDqkjTJjm1JylNwiAzatoTqllAlKZR1J5T",
-	"PZqGchIQLWV7RsXC9XhskUJULJ8/LJhb0iMCCVp4+Cxp5gtvVHVMu8K+OJc31nZaJ9830wGv7Mo8yqnE",
-	"wVYhM2UE9HQ0vbrjs+yMkWZSR7StwE91RwQBr8Yysa9Trhnm7+7EQoPl2vP6MzYlJbiXmEYqyPEZoRMm",
-	"dMt2/dQSYB4rphZ407gq8jqZakhgcXBCoRypQ0LJW5rchXIuyCTlIQsQNRnLYt1i5wrsPU04HWYqcDmp",
-	"1ZjXSR0GevVMvoNvf0Q5+U6tqHyEnXA+yCfJ6Tmeb+R8I1ozJJVREpZhOwFa0grL1GRbLCMhqRIl/aYn",
-	"dp2bowToxbJuOYoxcE8hnEqhiT8lBcQISqZUhOM0aq3sfArYGUXcOajFMSc2FbaZMaoxtjEqjYyYhYro",
-	"AY42CMDtRQUi1OTtWKR2/s/WOkn6SNJzldwsAj3+AduA6vInlLqBfg0PyDbgfKUWoDkNOxV3lLCQCc1p",
-	"sa01+kvuWKxJKkKsvSfcpkdlng0LmOhUaIK9ZXIPCIvYhOIp5xobt4EjV8ZMIIIx/KahgyL7GPOEBQXX",
-	"e7nxsRn5niUhH6G/0GoDDmTBto1rdciZVg5qBhonOQxRkcf2CzkkAUq3HJCMIz4BAMKXAQmD7KtgUhXA",
-	"slxwYs9myOTMQQYt8iCiCJY6ZmVBqlkFNtD2LEO8ELsP0Mo8648OWpEwLAAYQ22XVmzOmvGEIk5bTBMm",
-	"6nuzZrf+Pgup8/nBfGvSTm3v16MCyiPXf2bsv0dtCZsT7GoaO7K9ruFtBWyn0ZRHYcLE1+8Um80hsJsN",
-	"TmDHHh6AMFibSVpuflfsE4t5pQ9sE2ut5g3bxZa5B13Z389oLTn26L7R20Y6WphBoLeKr1HfSk3/cVSG",
-	"DYjwqSHtqoa0noUKbDTRSVL20ewTz7vUOt9NXYPab4N5XIbQ3KxNrYcKyIDXt6g1J7AvVrSoddzK06A2",
-	"dyqaB/qiOai4ujrgvfql+74znzLRAVyqQStA30bBAALAIwvF1BfNk955QZdA1mnT9LnKkJEchhg2jQAu",
-	"UNiHvmgWHobvgzN8ZOyT0WIUsSPiAIBfkpCxuJX323X7jWGqzVrtkmUmiNf7Yh2ZVZPq69r2fi1N5Jt2",
-	"7s3VEfvVv7f2vVux0m/awHfrmfwRWvj+QfvS5gvta7NAcGuGrKzdbATRvF072lr7die3UleZuqj62Yhf",
-	"9oS1tiaGm6VWByQTw3H2u7tYKAUVAeyjMQpg1TrkTKmU2TJw6UJIV5c3tz5M9nt5x07yGX5FU2nfZ8+b",
-	"4cIn/aai35hVqTg5nqkSGUALPnnHbMN5NJWlsILJbr1FAyjl4n0dQ8Ho2RlgbUlXKerZFkNinfLOtdUS",
-	"XF8DWx1aJXunwSi6UJio4lXkS9T7CNKnMF5dgml2xzNFZkzTkGr6RPRLcTTvOpEm1hcbCgCKd0lKHCkN",
-	"lbPWb6HGezO0bt08SXOwuFMfBkDa+y8LkJuHAMGZUBHKGRkCUmiOJK3SWasvZMxssRUy++OrM9LEvFzz",
-	"9879bgtciXC2i94BLKEFp2dfsEhZB10GRW10XnDNm2Fv3hy39w5eOJPevGoq5zZ711gGnb4oWeJTa1Tn",
-	"O3VIuFKpkUTo27OiWGXdiqGG3NUlPYRl9cWp81NWuY2VkWXfb4cc98XAdz5BEC51Y5lPJXyDbc6UUVtf",
-	"wGy9lW3wplVisgqsmybKtoUqC3TrK1YB2SVakpffveiSJiULRpPWETpLZKoD8t1elzSfd0lIF6rVIRdF",
-	"7giAMgAFbqZ+hB9jt0NLkkhNNatF7dURzM4P2mvmsy1oL+TctxUzK2LY/cnZ6bUizb3u8063s7v7vNPd",
-	"2dsPzBHYPQyHLw8Pd57vtSBXMAwTphQr0r2REyMpBBshaEGQGXvP94rrQ8XCPd8h/9V+LZM5TUIWmn8h",
-	"jrIl+yGbcjxsUAedJlAlmSoz0ziRHxd1C0WjSM5ZeOwmWd93fv9l8HUbynw9SwVPwDYSq5DzbLkasgiM",
-	"UDSCxpTRkGHE8YSOpqx9kiM1lV8sZBuY9WExZGDDG9Zy7qzEGP78JDELEhPVemP9wAFf1hdzyVHVpDI2",
-	"XK7UgBPyFXIbl0we4PY0WtVaL4/EQVxIQFwsa3stU614yIg9hLasR2UdDeYC2u5xrSDPC1HMk1SogFAS",
-	"ckWHUcmtVO6OPWUJK+X2C0icBlEK0iDv1gXhFsMRwkMQhIWuNVaCBXlsDmPhQltezAvV0/hcqY2p69RS",
-	"WAqKYUUbrZMQOiQjCPth5moAOrOLNMIiP1PkDjicbelGDrqEktiiilmX1ZEr+jGW4gnEOtHxVSo8oiHK",
-	"VnPeYXXy4iCrhGQ7uy4Of+0oYI2kvDLzVPzvLEOfz8HnD+qx58G0qMWd31aCmYUY5CszcBk2ccLuuUwV",
-	"rGbdVDByXC8dusGjYqefOmKyO1CXqXApGBKJHJN8U58YbsVEKTFYp8Tm9REBEWxe6Pkg3apSTSjRfMa+",
-	"fTMwf8Oue5aoVTBRt44zjekI+8DatlP2wUHmx8ffPwxTHoUfuBjLgbHVEj5yxSgQiwbb3/z9gySxYmko",
-	"2/ZNWNoFj6PHyho+MtXYFpr8dHIDeRNwt0vuMIsXZA0ZQYoljJEpNYx/JGczrjW0H6Fiwmxd1g/SSIMI",
-	"Qw5ZHCKieiyTWYcci0XmjICAENgsS/4KiCJKSZpco+/BFV9iR2qXwdQ6sjaUsUqxLRfiLDrfhZnVkI0A",
-	"85GWP5AW5umWSbMogs4QRi9MrNF7JwwzHkd0DjmUOll4fSA/2d3+hozFDVGjQeL+uiQ7ND//gGVhBZot",
-	"mNEac1wh5pwHuJRMkxHLN9bmyeSIa2X4HfOmNZlSU0YjPf17vdpkw9573a45sdDiwyoRtvADZ6zIm9vb",
-	"qwCKWTJnSkg1HZqTGkpmE905hOYRoVSYp4FsSTNh2M1dCgcsijYodLZiLGT+5Nk3MP1v2k0YR6jHZ4M1",
-	"4Iqkceex6YiN0oTrRePwl/flpDpc28PSNtkp5vSBW994D3SA/FWtZN72Hts0yIESGMK1HWRc+qSSNT5Z",
-	"G0d4fkTUKKExc/BD5hpQvPXL2mch28u772/tdDfrix9HlD+kPaD94M6fW+m4SuTMiLxUZTvcNMtG2MdY",
-	"Ksxgx86O5khCbj0lyENg48CnfscWLjjvnB4+WlvJi6CkYTNWlEUGMhbj8nOyrEwy4xMkGsh3QASDgBx0",
-	"n+ft48o8CYsACkwJyuF1QsdjPip06oN5bsSeoLLot+FOMLQR4MCeH5U1BY2D7jah3RWs7NptyeFDdtvP",
-	"7crDfWoMGU1YYkY2dhqN+Y8M5mGMJpShPjPyFrJb0WyM5IhGTnI3rVYLfw5c1qlRqCZYJJkmUeOwMdU6",
-	"PtzZ2d37rtPtdDu7hy+7L7uNZUvRaJCYJfjX/LUJ5hZbdyRWjMsEyHgUcShdSyBTl2vShH5dOKmOrTjo",
-	"jORskDsqb89v0DMJBWeD3S5M6QCmNLAgMfbr3MKDVrlwKfbWaUKmUmlFmoN22/7Shl8GLXAKKUbeXZ9b",
-	"Lynonm6yc6gIAGKFulikpHyxPgG9s8+HOzufzBs/N4JGViNhKG2aBUpgR4y9bvbE/IwLGyz5y5XO1w0S",
-	"gOAn9DUWNTFICKKjEYt1C44RzqU8mtlNI42YSGdAbVrHjcD+bGjufUaJ1Q120tqWBJdYECyBtfotAS9T",
-	"yE1W34BaIk+y+tzi8xkao98bkdf8yrHtXbKISxOIo3TCvc8D9pMxV9AfhnNQmupUBWTKlZbJAmE/5UQd",
-	"kTkbTqW8K767APnkez1jiXt9huBafNwhdvgWx2xi+4YJTaDlKFE6YXRWGhxKtT0P/6chQ1hazFKnXANG",
-	"R77Qrh9//jIu4lTXLTI2sAygz2sbbDEW5gDJY8yut9Wb9n0OU9bzadXKF2XWKXcjWoMCa2EAVUHO88kv",
-	"wVEUSaXgNaiJvohQkSkz9nUGIESGi3IZhxsJihdghrCC4wJ8zTOV1dQWxs+AgWqWsTZgeYjF9NTnpW4W",
-	"agSNDR4ncpLQWct6IW16cagKXlp/agQIfjM4KD8yuVPg3oU3QLEG4HFleQrwE9cuSdL6wUc0SThTyNTb",
-	"+VZibIOO9CHZ7ZBzgMk9JC+63YwrEkpmXKQaITiLYZS9LpknxkDLf6zcjfZjQF5AK0kylKGZQ3N/71VA",
-	"9neft4p7MIGEPO/6m48v/ApfnunK2RtmTFPPC16j9wccG7UGr0pHUyPNbB2Lsl2iM1YGlu3n95///wAA",
-	"AP//",
+	"7L3rchs5tib6KgieiTDZO0lRsuSypZiIo5JYZe2SJY0kl3efoscEmSCJVhLITiBFs70d0X/n9zmPMLEf",
+	"rJ/kBNYC8kYkL7KtctWof3RZzAuQwMK6r299aozkLJaCCa0ah58aMU3ojGmWwF8nUyoEi8w/Q6ZGCY81",
+	"l6Jx2LidMhJKmRBKRnI2oyIkIzpjRE8TmU6mAUnYSCYhC8mc6ynhmjQHCVN6QFIRMaXIYBTxQavTCBrc",
+	"vG/KaMiSRtAQdMYah42/pneatt3wQUONpmxGzTyYSGeNw98a5m2NoDGKeON90NCL2DymdMLFpPH5c9Do",
+	"iQkX7BZ+r87+WBAGl4l5jsgx0VNGRlTTSE5SRppJGjEVkKnWcUDmMrkbR3IekDiRI6ZUPu2Y6mk+aZhE",
+	"0EjY31OesLBxqJOUFec+ox/PmZjoaePwxb530h/ZKDWTPAvN/Z4xWOGOVUP9t4SNG4eN/2sn394dvKp2",
+	"iqOYUc9CNoulZmK0+IUtlpfrDb1jCpZIaZpowt39GnaXC7zGlOJSkOa//tf/JnsHB2Q0pQkdGVKq3+fC",
+	"0G0zds1q7R0c+JbrnCrdu2dC43KVZ33NVDpjhI41S4ieckWYuZU0uVZkoNjfBwHMe8DDgSOBiCptSdf8",
+	"h/F7FrY65EyTWao0MZMmVNgXmQfu2ILM6IIkjIakScXCLUNAZFJcFmWGoO6vdsRnXLPQPN86IuY5qacs",
+	"ISKdDVkSEC5GURpyMbHv+Ds8LvAm+5Jn9osCMmHa7o+Z4H632yGXuCl0YmZ6fHX2TBGlE0Zn5ixyvHuU",
+	"JkompW9XfCJolH177b6ZlW/D0rfPTut2bf+lb9MuZMhqyVvgxYdStiXoG1yg2lFUdv1LB0pjltxzJZP6",
+	"sYq3fOFw7ywnqh1snt/wRUN9Nk+rWArFQA78JJMhD0MmzB8jKczZN/+kcRzxETUnbidO5DBis3/7m5Jw",
+	"22bDXeFTOGb1AI9TxULSHKSJOFwYiXBoBzkcuwkNWgExx8IcldGUigkLD4GczdczpZ8p8loqIHkhNZEi",
+	"Y/eKJfcseabgpFIyTORcsYTEdMKKh00mfMIFUeYcGTEm4fgnC5LIVDOQCUOm7IFlYevIHfw7tnimSCIj",
+	"BhzCjB5KuCJjlsCa2aE9TCF7hI40kalWPGTEMK6MnTTNm0KmKY+AL6mMHxlhDCtghhaMmVl1Gp+Dhlvr",
+	"R9zDY2JfSZrXP52QV/sHP+BcbqV8Q8XiGndJPe6cEqoZgdUmzdgwVJkmI0ZoGCZMqYCY38xKyoSMEhYy",
+	"oTmNWm5jx5RHacLIMA0nTJOxTMg8kWJiHlGG0FQMcsZDtmZgt82DVodcM50sMhHF8O/2MfwdsoguDANG",
+	"3gtLVLi+LPBu2EiKUBEtyZxyTYZsLBNzEHSy4GLSKbNpLvjMaFK7GY/mQrMJS8ySfQ4abwVN9VQm/B8s",
+	"fMzduZBmHe3JMJvQlAnJmWhpQ/SUZif7nkY8JFOWMO/Kp/A55sERtYt/LNScJSwkUkQLMp8ygTtIE0ZG",
+	"Uoz5JE1YeIRyFO4lI5oknCkyePfuXfu48MJD8iOjCUuMIhDN/nu/AaP3G4PKBlaf82vWoymNIiYmLCCD",
+	"Fe/N17oqZWFd7WKb6/ip9rDBFoYhNwPS6Cox7Ehzw+jHNFIsaMSFnz418NOXJ/qT2aE4TuQ9jRT51G/g",
+	"HyzsNw6JkTj/ia8jfWNizJjQ5kK/0el0+o3PR6jwzLliZG620axynMhZrAlVdyw056rTQEnk5NhvbjK5",
+	"xi+Hf2MjbTjKcRxHC6P0RfCF5Y9I2MxMzQlQ+I1rNlOe1cveTZOELszfqqhPLN09p4ngYrLlO+cPmUpl",
+	"NYp6TP6+YPlrC5OsWTrYxlM24orjQd6CQsLCY848O766ur78tdcIGte9f++d3HqMNDNPatlGQWvc7e55",
+	"baPih2cj+r7mx4TRu1hy4aEDwyG5tnNdmg/7e0ojc9/noDHmLPLt9+eVIz7siJVmVRVWJ71zkt1A5D3o",
+	"KItI0jAgmTVolKA5aXKhtLFE5JjA/Hfwi8D+Kirm3VcvghWf72FJ9zRKGTLcmKbKqhtGXQdxnq1W+clT",
+	"qY1CY5RUwoVG9cfOvjKnvQPflO7QHi2Sx97LL6Wkpf07QRdGHfOwHo6a45/tgWflUJJTkMdobeZ3owlm",
+	"nSdKyzg2oihBG5uFAaF4C8jyiI2BRc7AInPcYiMj38d8ZkwpOmHe70lgFQo+gjKH2tix4GGjmupUFbkE",
+	"HY1YrJnhX6BUsNDvzCme/Xw3sjd6J51/5XvvltsTdRXREfMyCs0+6uUtRds/SSMWEM1Hd/afIROgL9qZ",
+	"Oo5qrzrm7NxORtkwO7m0+Pc04XQYsW3WPE5QDPxqn/VKG6MY+U92bBaAOCdOrmiFcpQaqe2Z59KO4Fq5",
+	"YYqfUbP2Yz75ybGMqjAZUzyFVdXQQ6vAdjZfq+LAnkXK3kGj6HLcOPxti7e9DzxLyyJmVhDNSQLjIF82",
+	"a/qxPZFtM4W2uuNxW8YoLNogR4zCBaLis7PtPV+Pj2ypd+Qbl908lDJiVKCmM0qY9l/T1pfqDq8dI8gM",
+	"h6CB7qtGkD0WuG0P7AyCRpii8dswrNPRbiNojBL4T5pE5maxWM8JYGEC53YtLn/hvuybfJR4yhM20vze",
+	"xwCMlFtyQ/pklGVI9TIf3S9Vue5Yv/M+R1KxkNzLER2mEU0WAVHpaGqkwKc+DIrq85WZl9Ps+g2jXmua",
+	"TJjVrjP5cthPu93nIx7Cf1m/8Zk0QzlSO/kRV51Z2Coc73xd+Pgm49WrndbfSEQXt/kO/MJulVduI7iM",
+	"aLRW/aruReheAFvBhaZ3xnAG/xMIYnS9iJAlzxTRCeWRdRObS2YJKzYTHKGxTGbmX43QmP2a59RaIp+1",
+	"MRauS8GVwyKXbtIsliEFurnRsQXuCnD/egVNWKT8VVwuPyL5Xi+9raBPlL/h3XQRgEMKbTxJQkmskuqd",
+	"VpJvYB7ogW0wd1ufUSqMdBdS/yRTEQJtiHHEgctwAY4Ar7mhKt7a1WRXcdwiFVKIOWVhqXwV86mv1juq",
+	"pHrOt7YWBPuoT8B1v7zeVwkDTyV4M2QUgucABlJkLKNIzg9JTJWhWkPWGAFYtRObC9elQ7jOes1G8K5T",
+	"Yvb5msUy8WjkzJgjtEbp7qF7No0KsRrzzQzdomMeaZYoIscFyoTzJcf2MOeKwAp+vjTlqqSFkT3zey3n",
+	"ZAYhn3HZJHABHUXmDBx3cUQXrHhQMhddUAoEbqeWj53497Abt4doekAYlMxlGoVkSu8ZeMEDoyviqsok",
+	"ZMnXWzAh9bX9Zv/0cD7UroxZvyzMbBduRIWQ2ixpMuKKkWamoquW2+7F15vxaseQTlIB3kafPrXClVOO",
+	"8VoycvsWlIh/1dF5iCfi4VRVThzYXBECE8RwLf1MkfwlXrUE7/M5SfAKBmgLThCz8afWjjl0jvv2JKWJ",
+	"EevWRmtPqGaBsbujqD2nejQN5SQgWsq2OabtJBXC+s+XuWRhgG0VQKRmFN7PjNjWmouJIk1c4V9ZgoHk",
+	"jHqVOXm0IP2fucezh73LtopKNyRDH531wglDG2hLIsNwi/fI4KUry/QzWzD7l2cLUPvd4NNw1OwB7ydl",
+	"TpMlkUNH2idw302l89gQrg/JHVtYzdvQIureQWHLKmo5KGlCisVMpqqzRj1cVuISyg1p+u01o66Gx1to",
+	"oixJ8BPrfVzbC5tEzvKI/9KLhQzZA/xL5o1+4xb2whjvW80yyTx/1d2lmlBy3bt5e34L3k6itExYSJp0",
+	"CIpWKjSPIKwcchtmXS0ULLFssy+532yjT7KmWyHGsMnJLwsdX2Sh7HHLv8PtYmDPSE6zK4/YyTqz2R+N",
+	"GulKpOHq+O0Nxhlu3r4x/7i5vbzCv2+Pr2/zf3346fryzYeLy9Oe1zooU2olFaH6BogZes9r0XSucPw4",
+	"jhYYbOQVzY9MwdlrjDd42PvmO19uViGBCnhPngZ0xxZkkqlyClOXIIpp1CAhiYJ4MWHjMRvpijfeb8LP",
+	"zLFbjjvfXl7BZx0Ry6bJyfHFSe/cvNPt0un18dlFI2jglUbQ+OXs/PwLg0JBY065Xh8IH9vAPX7pIaEE",
+	"ZmPPLiq6uAXWDR/gmTdbbhj08u7nTwo2z54Ghov5ZbiNZCRnTJEhHd2B0pz5/l1ABkPwL7pBHo/vZp9p",
+	"nWlLIVA8ASvPlo+Gj0XJ0uChWYi3b89OC9kwhCrFJ0KR5j1qH+SHgChJeKiIkokmw4XNATS8qhWQecK1",
+	"ZsJ8XSQxQq4Y5nxOF/GUmVcxDok0cIUrSJVrdQhaaTHV04D8PTX/NmQ5lOGCaJtvyBUwVmSSkCWHeT4s",
+	"cm/CBCEYbr/bNeqfS5lDr3ZzYAboFHgb5pxmfDdNebh01gq+2RK1ZcvrjPYa3fkBAu0mnc1osvBaRSVz",
+	"f0MmrlbTx4U9yOUPGJYCp6vmXQixGu1gZoggLAk0LvSLfb/hmqsl1WOriRQjlkUWy4eKzHkUQaoH5nkR",
+	"OqFctI7Q12EOHWQwUq3ZLNZkzAVXU3OWZRIYhmvuiKN0wgURzNB6QkXgHsZhOuSY3PxydnXVO8UJAGXZ",
+	"CSODYFpHLDyCKzLVhBt7GJJQUhGyBB4HSp7RBRkykgp1xw1PKZHdA9UwUa9IQVC2xqnvsjk33CA74ZoA",
+	"QVF9qSpLTGR79yxb7DFPlM50ZOCO+JPdqVaHHA9zpxXX+faQJsV9gLgzSE7ryLEutuKqQ8oQPjrBTL/W",
+	"5mu+mYpljk2uXSnN4pOEhVwXIy/FhdQsfmNPWn04xSPUouiNqgvWmTV9pkDmmI8xnHfGo4ijNFfG1pjN",
+	"WIiJApip6I5ElrpoV88sr7GJWZjdAgs9pwqyxrixaWxe4xGOZuSpYbFjSM+C1DIjLE9758d/hTsStGgI",
+	"F3GqzWltdUjXs7MS/2Peg1tIi59R2rg6Sq1Gg1zqsI0HFWLDlvxzTpWdl8Im5YSfbcFKHnqzFM2+6l2c",
+	"nl38bDTOtxcX+C/QTk+NVvr25KR3c9MIGj8dn52/vXaa6lXv1KsGLYmGZXmztX33YCvuoXbVH8PYWWfg",
+	"+MnAhS5r4tgzRiumeYGP10V0a3jCyrinG2j1LLPkgKWJ5jH0ZXaD12z8Gl9LXGz/iBiOsbCsQI1oRJMt",
+	"slPKy+fNUXnkBczSCXwr+ZrRyBgi1dVbzmmRd+sj1/Yp70Ay2tYmzi2m5dPEBXraNjx8XxIhw7EyA67u",
+	"4x4Q8Xo445pKL21fRiFTmpirqIxsTLiwPR5qRXny48Jt3/JZgqlg8lzojM7DYtVRxIyFlEDZkgsrr4ka",
+	"lPlYaQ7u2+u24RrH2zpTsZAKt/yN6INxqQ1WuzY23Bx055pY9BdsL4vCm+1IfArfXntgaggm30DnLlDa",
+	"mCNTqr6YdNYl48184bAzVNMy8gFShhIz0Awr9BbkRSGpsCQW+uhrrfdyOwZRG9SqsI58H0sblH9/vkqr",
+	"6BrnFBtlNjGL9D9/o+1/dNuv3tv/fmi//9QNXjz//N98lHFmVFaP49/lv38O7L+3U2jcMz/6UydGCaP6",
+	"sfQ40MpXuOLrjEvIy/cTRFaDsFUgda2PvCpUYyYa+Vo2gsaIihGLok0yRt1XBysIMrMe7LcWFMF8h7w0",
+	"Z17udwjBuJs7g5D+1nqAKgkfVClCFRlgKscgc3aah6CY7YjYUIUUObswF9YndtoP8H62UikLT7JiHF9Q",
+	"Ni/VIX9LoQbPPBO4knBFtLxjokMMc4V/Eq4wEZUr56t2fvbKmYwiOWfhMRZssS1TIB9w5Owjq8/wr5zW",
+	"RM9injC1zXhT64RbFghSu4yCioRKUpbZ2ZAgMTJ2vSCMJhFnxcIpI5elcmsuJImkmLAEspRVjVRYzfeD",
+	"BrzLLzcx//IQ8uds3tGxLS2DLIasdgpDo/AmGx3VkuzQmO9AHtvO/e56ksV55Ou0LGrMyhZpoLg/wTJl",
+	"Ffe+tNO+U/HvMk0EjU5k6uAUyg7WxW0WrPazS58baWmU4cLBGnzBS7TUNPLdu7SgGpLasrln469YgAsZ",
+	"sl85m/vSu7FyB5bIP9Vt3ckTLljujNkmqn3PhF4xEbAMLocQGtmKW8CDN+zvKauqpvXfwf3nynDrh0zB",
+	"PLflDLZ1E6MrfEvfzsPdQVk+KKbjNIJGKAUkfsu58LrQckfqtr5EXvIElbezsrbLZLK0aSVKCypHYMUp",
+	"ukqk+cWbjjKaUi5ueeyzDBQJ+YQpnUn+Mfpk0V/zN3z5V7bEtkvkqLIJXypHKjZ8y3Uq3EtUgeKXBVER",
+	"3WMso5A9yM9cQWBJRSEBIht/1a6mw4iPLNBKVa2ZyITr6axI7yzcOzjYfeWl8Lj4Lk++JJ2T53vt4UJj",
+	"OgA3ZisVIU1CMqSKvdhfL1DzORWHW/F9bjtqWf+m1GGl6Ffg8duP+Kis/xF5/MOY9gM5sN/pWchozSli",
+	"BT39yhI+tnAD2/BBzGc2fBATrWl29ptqSvcOXhz+65//1fIXRwCsRk3FWaL0jzS8qeU0Zxe/Hp+fnR7a",
+	"ZHMIftqbcRY2R3nIiE5SpTfkQma7J72alPJbfxo5gI0MbWrHlCJQguX/LCQLpjccOvcwL5V3WLAVlUYZ",
+	"FIP9flz8DzOuZlSPpgEZJkY5/xBxcReQCY2DvkgY5JAHiKDxoVDPjD/gAf1w73JhZzQy02Vh0BejKRth",
+	"EkI2Bmna1W8dESE/5HcE5k9kXx/u2CLoiyENPwDakU4TRppvL44vTl5fXvdOW52+8BdEuBxBdw5gpEbQ",
+	"yJ9tBG77/QUoG4snIJR7oHwWkqaNoIo8z3B7uWXnX5hFkaR8B/Ccz2xse4tiqpvRlIVpxBIEWFEdcmxT",
+	"hiAiTS3uypxyjY4LGzUdEKyDpolWgZVUiS0xsI5k9G0yESrS/Ll3i6ahcuNleQQBGYg0igZEJmTQHZAZ",
+	"o0KBmWtGXnYmzOjHa8vRlqHPpNmTVChwp3IxIZSoSGpCba5K04Z6IfsAg705nsvCpT2U8712u/A/b9JX",
+	"cfeWN0ROzrnwxPC2qTeL2H1NOvEqR/QK76Bif3+Ijm0eswVVOKWCE25VBdW5nFzZWS7FJuKI+TBVfjKE",
+	"ijRkuNUeUZYKXdk9luKnQh8RsHffGGbCQguUZigPs9uGMhU1fvOHq84RF1uozo4GvNnPOk0EC8/dCz1u",
+	"gMLX+YD+9Agy7GBKriZ8PpURI5GckCamj0RQwm4ToKgtqGp9uS5dmlz1c4J8f92S+ajDmBTfOrP45rZ3",
+	"9aF3cfzjec/+5X48Pbtxv/5ydgWiwf7jund7/ddG0Pjxunf8y9Xl2cXth5Pz3vG1V04Uc4iXL85mLORe",
+	"7KAsE/eQ0EhJgj5y2ESX8jNkZn8tkGVdDOjrl/Q+PFUXFu57TbhFantACcxozUO+iqGfMBkjZKOIJiwk",
+	"w4XNdIU0O0AyzcUi/qp2PpnfP/urvF0WxdoK95z5r0MOzDMwliq0CtMcJ3JGqlNdb4qWM7zq9mPLvKx3",
+	"x2e3+JPN/HxArtYVfMEpWA3KByWg2URiCpebk074BDET7FmEwgnNkhkXNPKOMsrxJr4a5MU6gI1YJnX2",
+	"hkx1nGoCdxCbpwmGlhGaZpfNCYVQj6HSCb9nwsKqkaawed3EfbCFiN04hFObPJnWaDBVrzam/mQ7U4WP",
+	"SG2subTmbjl8lIck4I8DWgLfeM/wXbUp4ZVPcW+vn1VtBuFXIsx1RLRZUtbqLfF+HRR9Xrma0VVYMttP",
+	"OhMWS/Y96jKFWtUsSLmBJZ2Jna/72rUJcW57c6wWe897LwpRlLJVQGDmwOPt+XyxbGObY7wGzsVVfK4n",
+	"gwzWtLr9zo3jqeqbQ8Y54HZW8CkE+1iTp5QkMqkFHLjnMqKI0TYmFPEo8W+LQblxotCv7k1ekCKhNBV1",
+	"5bNVtbGo+nMdraaRqsh+e31WKqmxSK53XISBRdI97AsP2KYF4RiQ5n63W4LjRVhPBJPjwlZO2DqeI6IY",
+	"IwNc5UEr8L66iuNphtg9NNZ9jhqKuyoFq3nHkIbtzPXj3kDJnA2nUt49U+Q/2og/f5P5h0LJLMwoS/h4",
+	"UfPiHJXYvPT5YRUHWCY5fq8hNKkJxJsJ10fGkJIJ4xOBgMUyIZcAPVwzlpC6PTbmKIy1D0sAgEEWlzjD",
+	"Ic/h6wveNcjsCKxSVqxPJmW0VfS810xhxvRUhm0zExs2h7kc1NzuUFrgple4OFiL7RyHWN6uqbaeUnir",
+	"sqtTmJXDfbUYzQgcwISuGVhL2Y7MQGbkXbstUGnGFXqlEP4/rqU5lcZG9LOwDbYXlIbByw5sWkMREvdv",
+	"StZtWgn/lzT3914dAtEXcH1rngRMMEGjAWkeuDNlHbvGMp/aXEB3zHhYf37uKY/oMGLwKrsaIdV0SBUr",
+	"OKcTRo0hXvOeqdbxABHvESf79e3tFYGz63eg+qU9MqVgVUL0Nbv3hpNWFeQ7eH6biOrl5lTd1aWXr6q5",
+	"fxDa120B6hHLXRL4KudiyfGn1uJ/3WgZPwT+y9w5k6F9yy9n5+f9xmevWfiA9KiQ0TCynslvncO4whMp",
+	"Uz2SM7bd3mCNfxxHCyfo3E5N6D0jzeOrq/Oz3mnrkGTJz4F1NwTOrRKQZQBKw0kLXxkgOiRIOu+yr8ji",
+	"R2Kp+Wi8yJIafa0A92bTvu5ZEvKRLgOQCsZC9LtD0CgJnQebJgwBmbcz0DZN8Fy18XjyywV3m1tR7mkW",
+	"r4Jf3iSNOVv+YnVQIZPUsYRlAITi7rj5r0soxXn7LUl827ZrsAESF762fjqrnCrH1oXyATGfj8/Nb+fn",
+	"l+/Al2KPTyNonPYuzmocKIW9WubzGZ9eRdwWNNzo7kHu6Tcrbq9IwfxiYAs2N1z45Y2W8i4bz8lmAYGr",
+	"WuSXgFBBjk/fnF08U5nuqhZKsxlpUqillKkFDS5oF/6A9Uzel6y8697/eNu7uXUbgYv/V3BD/4+3Z9e9",
+	"4lZdXH64vDq7OLu8aASN27M3vcu3t7hvZQDvfCtXozZ8lcNedcFi2mHDfukG+sItH90x/WBqKnFKUDXn",
+	"FHpzNC3d1yUO5HKwpjjaQWS43AfcXKYcJsgSSbu4vct937yoeXVhSS5SPIlDcBVQIgIMJVgyBMCsZ358",
+	"kq+wzz5OuyoWmAWbr6T0eV6FWafIbw8nDDNuPGgvKbZrylCbCzI0E5HucRJLGfkh+rZNsbWzLUxt5Tff",
+	"jGTsCYOuCmefaeXC8vltR6SLBlgeIPes1qpXegLknZr0o9WNFKC4fMUYrvzcdwoLw5SFe8WtkadEFruW",
+	"UUUoRjrXxyGKsr+w2kEhMcp9yuoNzA7M5js4aLdn9KPDpMsalzmvkLWbLas4JLMsf8HeiDQGRFuX0iCL",
+	"YV+0MTciEQlFle/wy7OqvBo2iDdnG5qkAmsEMV8iy1zN014gYWRz3ueOUN6h6yaSvlDGoN1297bzc942",
+	"K6IGh7AyCnv8eLjBM1zbIYP+TPm+kSZUedrGMjwqXQOIXo0QIqQLEp4n+CI1Nep2ZZ9aa0/kZnjlFWa5",
+	"DFl+7clz2TC/BXsmISuEqjAZs1pPaXbmRJivKqyGyw4yy51ThgoIo6Np9hwC2WIElGuVvQOZMw/RfDky",
+	"BA30f9Dtbux7rXBXX+ipiOpZzRZKGMFvJ+wjV4CngfR+0O2SiLtsv+WQe4H3faXdNHL87ylLjcoR62lp",
+	"hyoMrczEak6Oj71lO11cFi/Pw617UKy8EqlZG63mgmtOrXNo7d1RnuS20brbpLjl9a4mvjmO6/io7Y6J",
+	"KTQZ2Ws5YXoK6TPbRORjLA24oohJsD79ImGaCbeEK+kKJ3qd3V8V2xukANBKM6QKhPyMi2y2gTfydoZP",
+	"Pt/btG/Sqkk5b5klvtIIuzYNz/25WYgqn8MKWvdb8KtqOY83rtPMtmTzVbCz2jSqnL1/xRdeF2lqixTR",
+	"W0Spd01M5VyQjDxtk4KsRaLqzMKA9BvZWP1Gq0N6RhzENLGNcQCIS0xZwl0fVNvb0eHikqaR8vYN7ZAu",
+	"VECKv9icaMxCqHAfuvAIsp8suhiK7aZNGAmIzRcJiE0XaYH/LGQR05BmyBVCf5u3FuUoZDIZLeuOsdhB",
+	"QWYrBIOMZQLoSfMp1cwFLaofWkpzev7iYE2W6RZdSNwS1YRT4RNRbzC6HMTLtATxbJ88gm8jEaP3AG9B",
+	"2MdYJpoOAac9tNnO5s8ibqR5BmLAkPn3fqN2ThVS98SFV4f+a4Ppq82XNA639ZvbR36s8SshoB02RqpF",
+	"F14PIWxHseXJ3naDQrCIcMSUcANm7SYSpnRARhE3Q81GsXeQecZla+opVxhRlq2WU3DKLywub3HdSl/n",
+	"5VVGQ30YGLptVOZfNJsn47qZYSjs328uLzC6fURSldIoWuTISSjit8uDBDAPadgDlsnbqnhISnbNKO19",
+	"z7IkyGZWYI9RidZyKzGut0yIrFtXf8c0VsTR3qxLWbC2dVrpG113Kt+nkeaYCxrlwJD2Ga5IlVEbinas",
+	"uvNlcakHApethmGud3PeaBkfR9HDKHvTBF8H+Ps9oPhiCjCqzy5vvwygbNOBZ4D/gkY7TLj1xbSemUK+",
+	"NBmLCO5pnRbY6TqfL/sYR3zE9ZHFRMgx/6F//OAvf/nLoBbswma1b4l1wYSRqGEdQvzEOqtXao7Zh/Xg",
+	"/lyPrqlZr29YNt+2Wxnmdazx41GSSKlrutgsB8zWJ5fy0Z2lvtpxrWMKWgBiy+AKvNXK0nIr8Oz624UJ",
+	"lnY6n3++ke9X0udqQJZS5wjA1CDHV2dlZJAM19bBs2wEvlLt4ZzMaMQVC8nJ2ek1cmgcb0YXZCSFYCMN",
+	"aeAWRfCQULHYLsL8pSguy+oW4tN8gaJVxoFZq2jZ8ayeVVOQX4COqZggiZxZi0LOXMJLBqNTyDTYDnHG",
+	"o+mYdz5TJE7YmH8EXR3LWl+YD0roCLhtc3GnPtDhKGTjVmCYtmZRVCAto1fSxH9KjZ77Vq1BFc7pFdRi",
+	"iLkaWW+7ys64SDVrOc/xIWLNboEA/CXQh98UVCY/3adgZG3dn9lCC4avN8G2Q0vLwRGGgfPUbw+T6BAG",
+	"fdkhX7LY5c9Zs2Jre/PUdAQshWExoczfPpG8YUZxULknApoHolPfCn61kVAvT8FegVIKMJcN51RMhHmX",
+	"BSiUcu2DrGPR5qIckazEwtlRW1ZYFBSHLI2+BOb2xXrEj5Ec3eVqxHq/4sbeUadnlFf0reBaHTq3ylI6",
+	"hlsne8Hehld38Dd3Sy4P0P/SIad2S4RNM6lf54rvcZXCs35FCurNKuqRgsi5YCFJBXrIqM7NTPOLTXTI",
+	"SCuAK9B4KiimiWEjTOh1bN7ua3asoAnXltU8qxSu13JO5FhDFe7t2ckvBFK3IwyjiXzO2dpnmv7LF/sl",
+	"/9fBegzxkl62mrX0MqKvFtWIM4xA+OOfkC1bOM/FpnsS7VU5F/4oka9g5/rtee+mETR6/3Hbu744Pv9w",
+	"89eb296bRtC4vPhw+/rs5sNN7/rX3nVN6Q6s3fGXmBjr3GnsI53F0ReYGbX2BHZ98ymgdMYU9nNUtjec",
+	"2jZ/ES2zzf3rlenf4Au87wYC9kz7Bin7jgsrjG13t60ra7asubJkX1sN5yYclIi7lnoKq5fvfr5bmxwr",
+	"lA1btpUrbNl2qdmeHnw5vkSeE4C3ZTW1R1UmCS1HPW3Tq/0jq9tuXzHVOi60ipeJK9PubJZNv8m65gHY",
+	"5eZASGtDs/IEeyElRv/L1oRGc7qwx0l4cDQ2Xf/aVdmIVrNRNvncmkY9uI8PPtprg2dugE2m6PjEquLF",
+	"eg8ExoAwxoWJgk4c1uQnPjDysbprvJ+s0aMW2ELBgMxoHDjHF/w74ojNZOn/X//8r8Z2Ld8LTd7XFQlW",
+	"l/2tqsEQEUi43jgXs8k5y/wC4LdPeuckf0GOue06JihMYzGCP7ENsDet4cZ3XkV05LWnthaxm9VQLxlF",
+	"U5loMkl5yCDV5g1N7sKysrL68Lqy6lwoFBZ89bb5j3LBGnvAcd44GF4YZfUsr7IOtduFHHMLavMzCSUb",
+	"NeHYSiYx3GrT1KyZn7moXZVRQQmvpt9B2zUvQyl3/d2sur1Stb1G+dpOkpdEsG3fZRvNuTJlqq0RYy0d",
+	"LUmqGKGul25nRS/dlebCktaUK0GFZdqEfmpgBHJtd0s6t1S5FklgIwWtHk3gAUj2m0Un6jQ2MG/9XTi/",
+	"+8jEnzpbwIwyijhpjiLKZxb/bA3W/Iq4iCOTsof1gQkBtq/2KsaJdbV3Qs4VoUMXDpFzQYYpj8K6HCX7",
+	"ZtVvePKIJrJ2YLOqP0MVUQRwluigMUPhfIZc0ASiI1ZuKrNgE7nb2XvReem162cyBOhA/2DGxoBix4Qx",
+	"MqUhScVIzhB223ZXVLl+icPDZsOc/K6JOKLakPHyiD9fXt7s/Hx5fH3y2uVE+r8o4iL9uENn4Yv9mpjy",
+	"Pa9fwXEaReTXkxuCn+Kdug05Za5a+MZUmJ0W1dm82t//4fmrly/3916+3N171R2G3R92h6MwfP68u9cN",
+	"916NxsMXz7sHK6d6y2c1HAza6TlgUpzyioltxiDuV1GYazDUvN/t7HWet3AMxSDxP+Lizk4pwWKCKHKd",
+	"VQcT6X4yOvr/jc8PjmCFf5YkViwNZdt1jG3edzvdTre91917sbvX3d3de75/8KJtlxMiRAEZ/FvIE70Y",
+	"4Age8rPTy3eNUAJwnjLVR9gBdhCy+0F113By68Fo3VIVjkpQOKMFevbykAyhw9P3rb7oKrbpuj67wpYV",
+	"WWAG1pl08rz237rvOwAx/dve+w5CEnXSJFrPVGHA1SVULjv2ATprONmmd3s4Kbj0qtI0z8LeJPd6W7jx",
+	"Akzb1qXK2xQK13ZNLyuGDi0cF3DVpnzlfPn97itfuORLNjIPZ+x1ffGMb5xez/PqD5sn2/lS8si/6GBN",
+	"cniVONbFayrUUqIQnPEqWriiqWLfNt1rBczzkUUmdkIBAIEoGE4iJGpqlCMtrbHlGnNDdVC1s7wvB+yz",
+	"z9JSbJQmXC/Mzs9s1DTmFuyem3lNGQ0hixn1+sZ/tI+vztrmjnyr8InPQWMITWa8rs/jqzPAx4ciQLwv",
+	"T36BHQRlB1+QvXqqdVwOZm+afVPsjAR5E//653+1ApcPAut7dXmz5IBWO5+KofDPO/lrOuRSRItKngT2",
+	"UcdUzzVf8RnqZsbS+sA0HQGN2XU16gMgIpEZ5UJTLiDjA+arXL2CLUkxx5DFUnEtk0Vryeno2gTeklCC",
+	"qqElvrpDbhw0EjjTMuFHmqfHP8Nxd927zVFpdfqiB0hRkHx1/dMJebV/8EMGUoXYX4o0B0VoHnv13/6m",
+	"pBi0jgjti2WcLvBLKkvKOaoXFxk2FeBWf8Le9Va2fh6YCaGrwb5mCuQ0QKwgOcbPtPUOTQ+kzr/++V+D",
+	"wBaJ9YVdVQtuRpCPtALbQnkAZsnhMKLizozcF5B6bNvrg8t1pKNFhxxnkEBDGUKvZrgRO+4XnCIixA/u",
+	"iwxftNqbH09b4SFfC36bc9sXmFHy9t+63W6XNJka0ZiF2PZ53gqIZh91huMEwFpmH8jb25/aLwPAWxas",
+	"L8yfuy+ISpNETqhmBN8TFNrRWmD/mFGAoQQkBUrQ92xUacVD1heUhDIdRsxQJzSPbw522X63O4AVVeA/",
+	"DxmLIbeaCrK795IAKrWCwseQaorlGn2hHQgeZmRnBPJMkYFZsgEEwJXFZqUjdkgGZu07NlO8w8NB0Bf4",
+	"G3LcQUAGsM4d28UtIANc7c5ZyGax1EyMFoaxwZNmlE4hUXgA8Fi2wMw5v6ABOx0xRab0nhEhbf5WXzQH",
+	"HsVyN1MsLUEPWh1ygZ4/CLVjkis4NfrCbbulrQ65SDEJBko8MPeFfaRme8w+g/7u6FBLeBmdsL45/AlT",
+	"sRSKHRLqcunNSr7qdn/YffVq72D/h/3uq1fPEc391d7e8+c/7HWfv3h5sP/DDwcvu68GfVEA/c1kk6Iz",
+	"aP9gNIXmKOLQD0FNZRqFJGQjbCrPZi7fsS8mEuF/wItBHL1YTfxnaeZkuEbnFB5OOm8Vw48etOD8QZ7a",
+	"HVsgP8K1TM2SWZEoU0O+H0cs1hmaHlM2RsDzhPa+QGetFIbMFRms6pV2xxbo1sHlyeTf4dL1Q7NtM66U",
+	"+UqZWIw8I/QmTCuy390N8PRY6AvAq5vRBZzNEFPsModHX+x3nwcForPnLP/FgZxZ9LsIa2Httux390HU",
+	"ir6wJm6OVgfrISVWSVmSUWR/75W1RQtIaQM8gGamfQGRlWyC1uGN7QQHH9vAaNvmzgGCk0V8xAR2v+Ug",
+	"Qsfc6AaN45iOpqy91+nmWkXhN5D21v3ZuGHRuD2Vhl0Xo7ajKVPaTgOYU8xkbCgpTuQkoTPc8+MzFNTm",
+	"ZDFQN7AOtJOBoh02QGA0CmZ9o9vZxVnImAka88Zh4zn8hLYl6Eilhnk7IYvYhLqI1ueg/vLOp/yPs/Az",
+	"FsDk3v3frM5lTUq7NsVHigE566DPu4NWSkCr+t/75ZllWTG+eWdtfZavZJjfq6/ufCpwUN/X+rT5/JZy",
+	"9cf7jQfaieREffXRsk6jS1dmo9j3MzBwzEHxXIOksp1PDo1lQ1oogLd8RTrI+nv4pqpYNPb+nmXYLF8S",
+	"NFZTqX3XMrm48ykz5T/vfMoNtQfQyU3mE/gcrL35XW4SFpbCptehG5lprwnjbgKsIocuSDMEo5gmd05N",
+	"q2JAHYF3m7tuFxn4D3RuWWbnRDGG2MRYW2W19mf2OfNYjrsAwtA1cjC8LWPRxmRunHOlj7PPC6pLW/nK",
+	"Ks4YaRYAlVoBsaAwAbHoYwGxiFUBQewx0OWOz88h8m5eCUpXTsE5upuPXgvV6Lnd+sn7Iliu6ntsEmIp",
+	"JXHXk5L4HjAYQCmCLd/rdp1Z5jKZK2ijEAnPhlqPvgTxRbD56qCf0I2yjyP7XpjNcMfBL8P9u+vvfwsI",
+	"vkajYSE+9Hz9Qz85ZF14Yu/V+idupXxDxcI6TLDQLpfd504hyRJby0mxBWy27GQ1ZZL5Nxx4J7W1hWBG",
+	"zEt58oiC8FsjP77vg0ZRFWkcNn49673rXcPcykd955P7p2U63nOf71feUznrve8gKh0mWW7jISxecz6V",
+	"CDEG/YABkCzEPxat5aP6M8tOauObE+hq4uw8Jq1197c7Al9Om9fGgpfCfW2QV/zntaxBMbcBUQ4BxFy6",
+	"uphtKXAN762AwiHn1YCxBw4flPytjLGWNYOclr9INwgasVQ+8QevB/ABi6VXRDZ1sFbwbyifLrSlcIIS",
+	"KiygN6aDZeA6g34N8vvtS58pYrFmW0ckYdClFYDk8fUobTrkR6mnIAHznnvZm4C9gBk00jJBRw3MBRhR",
+	"hjeecyTHhtwg+91Xy6f0FA5x6aACjf0ow8VXO6Pu9acWwhBPa3lfP//OPCIH18iQFr9rkbYtm+m+2u7+",
+	"3YPHZmMWQJQ0AVu5fCSVyx5RTOiW0coQZJQ00bNEuG4Rmt2fyWZVOgqb8jg4armQzVvCeoUqOnHhJoff",
+	"n6Vsgg5gWHOOzQIHOrMWWgE6uxAMFhsYWlI8p0q3odti++w0QAgHwebmdcqiGCDa8jzhWjNhUW4w7PJM",
+	"oQ8SQO8JvKUn7lkkMf+pzARudMLorOe6rPost6riWwhcbnYGMZ611qAxHw0TAYtmLU/Q7KPG/Wkr+Igy",
+	"U6gCBCT3LGnfmI3Cjz3CBNtsyQZmzQ4H2LCOg09tee2WomCOerhms/Zmq1F6qY8xHRP8HiLHZMBD559T",
+	"7O/WPxeQAXy3uwKA79kl+A57pTQWePOdCxC/2yYeUzI4BHdsm0b8ng3gMJmlQp1h94AoC01o8zvJlMYx",
+	"E+pPxSa/nI0V2cHS6QdkFR8dJkylM2ySWD74RZ7Fstara8yCqZR334dPok4Fy6q03/V+fH15+Qu2A7MR",
+	"MMz5HwSlDhWzVGmAsFn0xcA1XLnlM6Y0ncWO2N8K/pEozEp2ZE5FWHgk69FySLCt83/HJ6fsI3n95vik",
+	"ffP6eO/ghTl4/YY9W24UfGMHf8V4xVCGC9cywQ7YF5jvZ/vD2LLf20IPkVLMjTSFtHGvAKNaGMd6GRAh",
+	"baQKPSkqsHEqlCJgTpbDVC3wzfSFuw16chTAcBz4kNMqs7ALRj7Q110WDldS6Xf4JcuyYQ0pFIJRGFSv",
+	"jcNX9qbOpbJXSBkp+lRq0uVsfTpHCEWjPvCJMCYrFxZmsUgvpImXXWMfhQ2GlvfSGS11n5FRZf1neK2V",
+	"h+reGSZb47ABMadrOn9jU7g+W137G6nWRVSnGv06x9yx4K+E0STiLKkE3yqRSxAreygmHmOqNzi5L5Fm",
+	"NdMsJhFsPt3s9ctTvYDmVZXeVd4UgWr3K2uZDt69e9c+LlwZtMDVCXuR9bCCtmQl/mwxdx2DNqzMhgjB",
+	"fYQdqyqtr7zzKnfUanUe1Qh6rG26tavJwjIToqMRi805GLKxTFi28llMkCtMlQqdw1pTHtksgflUuotc",
+	"B0RxMbKdqiHlAhBinTbBNbS1B1A4VSTvxzfu4HRZrEcXMy9+8zOVUZoFyjsqdd3C9DHMhyhqRHnwrqgV",
+	"0Xl7CEwUPUYVbenyqnd9fHtZ0JeycJjfwjuDyyQ2ym8aZ1owzM15V/SUzQKCjQ8AVQMydGM6YSoA2c0y",
+	"oFYnmhZkzlyzHFf7xxNitH18K6RS4NgzRoUdl3FABHApLEImRE352CKZRlRDzs2EqQ75CYCvySAHkR1Y",
+	"WDRspIdVW/4wC370tzYHfW+rQNptZlAV453LGsFAxtBkz8V+IPuBRtFgi8iOw08wr0KMHm/WeHXoKzox",
+	"bOAfjDR3//XP//fAaHkOgWK3223VzeCLQkJelahEBrawIk7YPZepyoCDfVPBJKOtdLJvGZMCyqwLSV0K",
+	"Bt8CYA5AwlVEoidrtcCXLWsDh9nZxdXb2w+2FRBmTVrmNJZJeRWxnSesMzVs3bC0Il+2DHW9pYo37nyC",
+	"/26cOWDvXhkcyCpg0pSHjS2iA7euquJZFqx2EihLX0KgkIxRHRXLwMYccW9yxx68rS46PqOLAkqr4/d2",
+	"BBcsPyJU4CXQyrCNZaEvgvPw76M5F2FqsnukHCGARgPLPP8YXgL0sC6wfmlBn9GodbPAnphRxBIyZBFn",
+	"9zaugnMYskiKiSJaHrmcT5fJqT0LrnPsWrf2hUwwG3Fd+XWP6rY8sf3bvsSKWxlBgaVwyfyPHD5BmvA5",
+	"KbMOU0+BkscMlOC5oIIYVQRPwZHVkCFrx2bkErP7XKSsEL/EM7URq15Wk21UcidOhxEftW2VSG2mgeFu",
+	"zSFV7MV+C0+psYYyfHcszwPceHXkjEUqLMw7C7P75HgMDnmbsmCrae1V55BZSj74d7x+BXPFEo9vdkKW",
+	"xqqxBu+sW+OPk/cCDpxw7+Bg9xXBbYdthd1EAH5W6aDg2d0iudnLG6gGNmW1s6CzaCWdmS1MIHc8F8Ll",
+	"Ct6ADBca0Q3hH1QRNhuyMDRWdLFo+YhMmDCExIjLAQcpznWHWK+LYCz0pab9zPRlzMTx1dlNzEbbUZv7",
+	"xJzaqtqKl5zseDl+Re0CdB6bgGwpVuPwt/dlcipkrhfJYsY0bbzP9h4rd9bFXMEnZVbK5WxY95aQRjXl",
+	"YnJolRJNIzlJmVMlxvwjC6GS2VhBgHhoG2hUlg7e1sSKfj1nQi9aYONTVH3nUB0AmY00DAG8ITVmfMJj",
+	"v019ZT/rG7IiHKLOOqqsW+CcLapkHP2RmFO+uXKcf1iJ5ThiWs9y7J0WsG0l08mGeqZI4WpAUuzvjAUd",
+	"ZMxZFCrSxNXOMGSwbYpy8FatDPpJptrotEYCKkILXldzccLvmXBvnlJFmteXb29718+UeyBh2MZBppop",
+	"v1xEAlmbO4tlX1gzdVRQHaBqyQw2IK71nG+yXBXmWetXwBraupSug4PnLx7Xs4Brc4qlgHVcN9v5J1dC",
+	"6TReClbkLJhbWjgEmGYAldhFIkfYmyJpb3d2gw38BVX4tyVnQQwtIMyD//O34/b/8978X7f96sP7T93g",
+	"xfPP/62xovKgWHBQk27vUnvuoUMJtixslrSmSpvOQq3UM2UDPbmnfLDUknXQsulOVJGBTWsfYKW1GRnK",
+	"mlx6UQg9oQAeFzo2jhPGlDHlORS8zYv6XHvOQ1bpT+drHaoCCD1gEZbrCpn1CbWBCbiK7Vlca8GgmGTs",
+	"6/IIY2BagLfTY4ec8ztGdmZMJ3wEbpeRTIV1hpvXmGmXBgAJzrUt+aIECQlL2Wwzg7xQLeJKH/nL1Fwh",
+	"3HMvm602bf2WMdjKUHWhKHebbYrD/oDSXlVAHbJGP0t9SJ1AxY6WABpZ6Ac8xsScDUJJfkWh2E3Pe+Rt",
+	"xgzB6RsjqcnDAGJ4BchWIFXMps9xuACXqxWQg67TM4dZR5gj28uU5K78lVU3DobKzReUVb9u6qrp12kG",
+	"q+IZB0/hjAcc30L7xzUBDbeN/ycU27hvLfXoXRd3KHah3PAIF9Pk8BxD58DlJu9sJu9ZKQ4QlLsJZzxn",
+	"ypWWycI58cfF3o8dcl2GQHhl48kYG4dHjJ2aCvfYIXSvIhrKrLNqoWoav5m0paSt07TK3usSme8vLwSO",
+	"9Wd0+j5qYogVEEa3yfc6DympI7ftbFY0zr/8dOH+5TqNj4pLZJvPacOjZvPng3rrudiNz0o+p5aNqCBD",
+	"RlgIkgxUWHNjjtZw9faWNKkDhgYEPKP1/uUvfxnYbqhY9gT4EwC84TeE89PyrVm7w4paTQm5W+zJrKxW",
+	"t9FKV2y3VlljvLK7pdwdbwvhEDw8Mfp90IjTGnJ3WUzLqCsdMsjEzyDzRdvbXXPdvjDHABKgZ1SPHJiW",
+	"nnZIrwo6hGhKED+xTlFUEM0q9UVxmQrnas358aYFp/rriJuHBUs37HlfPn/vg3Wpso8ZVj2O42ixOnXW",
+	"UcucwrZGdGTl7tfMi91yHhZR9w/ApR5LnNfndQip7XoBkBXuoAcGxxw49DTU5D24nIdCfoQn6eFB4evn",
+	"33u4+2TFAjaNOaATKhQdYSJOrscUUeuJBA8WgksYPd4iTK+SDKuTSCs1gj5rogwtUxPIypPjM0+BtWUz",
+	"9awIFBCQMY80M6x5uMgdCdbTp1N15PUbBB6/gdcL0MunvFHmZwmT8stTPz1pl1s2R/70TbwPfwA3QrYW",
+	"6xwJT/plOZum4GgvtIdGE756+FZ7HzZyIX6Jirkht1mGqqpHAyn0SA9s+3fDagG4Ej2TrmqHa+utp6Mp",
+	"BHoKD4IjkyXWBcJnTHXIlYwieEgmjvtALxyojLTVrVwobTvbLNlnxVbv3/7UrK1eejo2S974iN8z1ysf",
+	"0lILByijFOsEg3TixzwswQMx0rY6WzuQeySjb1xSW55pXeLyNZZzl5ATMpgfQA3BQm+LecK1sTeXFKgi",
+	"igLuLrOorYo0Xe8fKggfo9B1EZhcG53Se9ZCS9QiQIP58jc2ch4dahNHAZOEHOc4D0XMYwsslWU373X3",
+	"8s9BKJllvnGC+1HkHY9vnG7EcGz3w8e2Ou2wq+29jHpoYRObrm4NslUCkoqIKQvMAXEmkZFC8/T6+Oyi",
+	"FTjfnrVZ974yosstEEGNSbZMSDYrJet3jCgGxZ40C6Yxpx3JqwDMa0FimjTCEq8MU6RFtHTiDWsrs06Q",
+	"fnCuQYB9gEVIBmbhBuYFE6ZdZoQrHYPZunTdRxY9j2c547qafShsWAFPjYRMYLegnCr9RZGIZ7XIC1kR",
+	"SbaESwurjrmc+eZjAxHn0PjTZYtfHb+96QXkunfz9k0vIDe3l1f2fP7nyfHFSe/8P385Oz9vwR23x9e3",
+	"CK4D//zw0/Xlmw8Xl6e9kmwvSnEn/zZJH99Osm6BumMNZsN5KmA6TT+aTmsDOJ2AxCmEPxzUAmSB7na7",
+	"ZKa+GGrHfWgd5s4TSs4TSs6f3nzIjvszhQdZfVt0nO/emIAWCKuyCDMRaU7haxmFLmKDyQMWFwArvJEg",
+	"zSuhWBx6eYV5+UyhS4jtRme2BNL2IhZOWNJvtIxqXkxecB2DYZ4dcuxkNAMURLGwjThACzrtnfdue6TT",
+	"6eBnVVqRDPzux9ewAt9Q/TUDrEKzxW8nTTaL9aLUzhS/2gma1tN5XjrP6EsqkBBpG144mhYI1173QFfM",
+	"p4uSS77cQvcPfaQrtL8qy6jnOvnjUZoCxr9RyYz6CnHZXE1WmkcRxn4wRxgNZXNqgTlc20M/sGqSFWTW",
+	"8M9BoVzFVg3UaJbWhL1H8vLdOXWQE0rbhF+XAAVHxbIjO1CWqmm5uSJNarXSTLMfLgohLzM2sKDCJ5fD",
+	"XjCme2sB5tRYBdicg1kGqJbZjV0ds1DrUh7fTRdBbgfbtXOr1qQWvXy3u7dvjImEjsx7ajMhbdOsYEW1",
+	"V/AlKVtfl1naZarjl0im4CZAYvs/uhb4K6AHVrxgjqHmzpXA+t/wkDbXIgW3NueqWd7WYzHV9bffFBjn",
+	"g5mwqzmt06wuATvbHG8oTAC7pmmY7fVPJ+TlDy8PyIgKKfiIRmAZQEqqMhtoJBgkprYCaPQkAsSO1iXc",
+	"synFzv8RCzGElNfGwmB9MfjUb+Q/9huHn/qNkE+Y0v1G0C8i4sDfbmz8w+Fo9RufPw8s4lRfOF5qexOz",
+	"BWlmnqnlQu5Wh/yKFdhclwqu+2IANJLxO1uo/dPZeY+02/kbyC+9vw6OSKU2G75dT1lfIB6HNaISNuIx",
+	"FuQilEVExSQF0CJPrlEPKsJtkfV22uHHtgiXmd5G1bWZ3acdVmVl27KOx4kzg5+UwpVGnhxaanS0RBW5",
+	"OMUTBaRg6Q4Ly3EHt6sd/+71QXfy8BTVcqRfj8/PTrGyOGurPaVqSrDfN+pXeJQKRGnB5vDk90Xh6KOb",
+	"FNKMjLKGpH1E3l4cX5y8vrzunebDFEcYprovhLS99goj3ct0NGWYlARIOM4tW2Z6QmozDcf50C+bUYG9",
+	"g4xoOplqksaHgLcZ0Qna/a0jcnYBK9EXmXCDQDwZ0jBnwGX9FBnKnCtv2iIyuQexkgdBQvxaIOU6RlMm",
+	"9ycOUuAgVibpCiPJ+MeEcqGsYYTEnxPpn4xzuD5gft+Q66AUdLtdEE6qCtgFJygrw4RbMJs4N2kwxzqS",
+	"kyMbb0khU0PGrsfFHlGkaT4RKggwQVEQaCHcWp3DcW5mv8bMel2enCsv2xAvT1MenZsHa9O8tq4yu+7t",
+	"EVsZTJr/+l//m+x1uwULLyDw28ELY7/GPIKFVDpJIZJu2Bf4zZ2b3C02GEsiZInhiYPfMnDp9+S3896v",
+	"vfP3Dr9nkKv00FrUbFMaGw11RBUzmqSt0zAccZ/8wn/s9AXmZWTZjnAcWG5ZI+flWrFoTJqG+w4XxuCA",
+	"BSNZ/loLkSyp82urNBnTEeuLpYYoYKsrZjjmyHW/7Deu2YR9zNZOS0kiKSakOaMfK4vY6vQbwKd9e4q5",
+	"jle2OHuVxfwtzeBzObnK8sM9LsPl0/bExZdzhYzegQe7kir0TBmWE2TVDtGilONKBSmcwz9fBhEkRu18",
+	"Mv8xfw4TRlF+bVqMaFPx8gePLAisZSOKxBTyNDrk2vmwIn7H7NG2vjdPKk3EaPJjPp2vWFX4iOks8BVP",
+	"GShPGShPGShfryLPMB8/79k2N+R78jVeAAteXckHADcQ2FCkCak1py2L414wTx0AI2hQqPepIxfs0BmG",
+	"kCQRnDqHiO5JF2H6q3Hgr5/LmE/td0ImXcv9b5h+4vxPnP+J8/9OuYeGUeYMz/JJmvHHucW0YFFI2N9T",
+	"GilCseQYM/fISe+cjKQIOboUZRSq1uOkH1bU8t8hz387geWtCLjRzBjr0iGzQUcXqNpIUnGIcgw4gmax",
+	"kUNuX4YL98+AqDsO15plc8KKLCT5hOkEIkfoJqJkTHmUJgw7Hgs2N+Nta37giptv/O4En5nUHy5/P6/9",
+	"eLKGnmTik0z8fvLxzf/3rj70Lo5/PO/hH/an07Mb+9svZ1cBeXuB/73u3V7/1azrj9e941+uLs8ubj+c",
+	"nPeOrzNW/zhCMk4ktLJG8qvJWgUwlpkMWUQSlkNSl5KopEBf+YhG0VGmA0AU091SzvrKmhcFRECr83+w",
+	"RHbIcZ7MBqoFBDP7otqSzOax5tMnzf3uq5YvYFgMYlzln/sIYPL5YDVcPp/+U9LV10heBZYFehLKp7GM",
+	"jNzMiNUTgSx2eoe4ueax6wB2X+6z8McJQWYQGktdY2vLyHMgCoccdJhX/ZJmod0oIhA54GtFZtBhqBUQ",
+	"Fhrd0myBRbf1HUXXW/Zbnr9sjJpj5771KcizjNNlxE8BqNj2kBIh7u7jgXEFXhjoElhJPRj0WvCShxyf",
+	"ChjM791/+bJc9o2HVlXyFm27TyVorKYyq7NzXxX0RXbGMa/R2Y8xS8iYha67ADJVLPwmRcyWRLOwLyA7",
+	"3cjurNfxoNILdmAszDQRBUSkfJbNvW7XK7phgIdXgnuaF//OZqftYJu5Wp8a+27b2PfJ5n2yeZ9s3t+1",
+	"+y/4IDN9EdLs3xxfvD0+z3vRGEosNPxtbZz0saE9WyOhwR36PQjnK4wvooPUdnOAsvy3Fxfmn3YZSz2j",
+	"EQEuE+Lo2m3OpzLI+i1jLV4oZVIsvguAYg9t1Si6JT68u7z+5afzy3eBy//C3hGVMZvXvZvbgLw5uQrI",
+	"yflZUKzzs6jC2DYf/3Dg/TnUgJk0+DIsXEwZGBsy3HB813MCOaMFSIyg8C1rAMC1rTgzqkS+LlHCaLhw",
+	"xWg5wClGau06QdWC9ZP4O8rBnhTMj+/LIe0mBrN8JA3hyRP9taXyk4x9krFf5lfOGDf51z//P8vccmkb",
+	"OCQwGwFUhe47gs0tly82iMdS3fCrepNrpC8O9T2I3/OsmX7BlQFrCRj1tqPSRGaCFcoQEB/E1TZnUikX",
+	"xlk5NNWQmo3l25hDhKnY8IC9DQs+eULkXATQ5B83rHh+bDx8tUx0W0jMtwNKF3VjlLssIYsGcNwCjI7r",
+	"YwP6wgZy8hqGexKUT4LySVA+CcrvUVBWTByQlBEf63KPPSs7M5buszMeQSoqLePvQSbeQBVYySINMntU",
+	"Jk6M+SxTONJQ9e7IdSZDRhB8roRRLhMCwHTmH7+cnZ8fkiV5s1rWmdWKfc2ZzfS/W5lkJnccRU/S6MmZ",
+	"+iS/fm/59Ts4R28vrz4cn5+DIIKeX8hmrZ2WR1lKntMHC59sV9pMTKBedg3EJtxVNjxGVCCrF0EOyayY",
+	"1lxMbE9OQCWJgCtrescAPpGwj3QWRyxrMRYnTDFfqB8aUmbj9exEv2W4qzLY6gbquCaBq5vGnrpJGpnP",
+	"nGodBwWTO07kiCn1B2y2anc+67B+6P9E2M3sK7dFcKunyx0YbSdMFu0kha30qybu6EMDf6EPLXuPZaJR",
+	"RYB9skix2EQSdYaIKcw6g2t9EVPl8MqwAFUROQ6s23zMoV7bYU2EPGFwPi1w7FymUQjI532hIJz9szm8",
+	"lAzMOKe2Dc0AWzkPkO5tffcgVzUGvjD2abK4TsW1mW7j2yggdoTfp4bHDW72qx6Kx1z9UyXc/A52D4sj",
+	"uqiWXmfanUVgzXxacEAKjRrBEoJDNQdvUUbweDS2RhlbcfA/6UXMPq+E63JSyXY7cCzKNjDnmjT9vEom",
+	"jlXVNIWsyIHHlDm1eRZw9SndrETNBSLwaCDWpFSB00PWqR/fFnYU9/d2EbNi7mUd4e/YedUegGtGw0V7",
+	"RkNWPqSKNG3hTXuS0iQMMqOmPaGaBURpGkXtOdWjaSgnAdFStmdUgIAVXExapJCpmc8fFswt6RGBoiE8",
+	"fJY084U3qjqWAmGv1ssbazutk++b6YBXdmUe5VTiYKvQgjMCejqaXt3xWXbGSDOpI9pW4Ke6I4IgzGOZ",
+	"2Nch7IxM9Xd3YlNoIFp3Xt9ByEcQ3EssbRTk+IzQCRO6RQRjoSJaQuuBiqkF3jSuirxOphqKKhzEbShH",
+	"6pBQ8oYmd6GcCzJJecgC7OSDUE1usXMF9p4mnA4zFbhcaGnM66SuL1f1TL6Fb39EOflWrUDjgZ1wPsgn",
+	"yek5nq/lfCNaMySVURJCgzkBWtIKy9Rk5GpGSKpESb/riV3n5iiBTLOsg6tiDNxTCPEpJInphIvJIfQg",
+	"zVAMKZlSEY7TCPGqPd1gFWMK8RyLWOgQdzUnNoVMatsqzcUHCI2MmIXQ8ABHGwTg9qICUVPzFqFSO/9n",
+	"a50kfSTpuUpuFpsP/LH8Iuar0L9VSnUThIfoXPgaHpBtAOOLSFAFGnYq7ihhIROa0yjIkz3QX3LHYk1S",
+	"ESIeHOG2ZCfzbFgQf6dCE+x3mntAWMQmFE8519hMHBy5MmYCu+rAbxq6+rOPMU9YUHC9K2gbZibiQETv",
+	"WRLyEfoLrTbggP9sK/NWh5xp5eBPoZmv62sh8nzzQl1DgNItB8nmiJkHTcrKIPlB9lUwqQqIdi44IdaE",
+	"1YU58D136RMqnbFSF+csSDWrQNnbPtqYPGL3wTzHQ5dhAlqRMCwAGEOHXFcSJG2nGUzVyXhCETs8pgkT",
+	"njZ5p0BN+WH9PsG98vnBfGtKIfFbwqNC5wFIe/nT4tE/VjCnzKnX0Bguv51DAW94NOVRmDBbovrlDBh3",
+	"u6S3BHazwQns2MMDUO9rqxvLDdlz5cfVOkJaGNcQFhkywkLuGl0CBxzS0Z01h9/ekia1tY/OXUEiNoaX",
+	"Df7yl78MChnK+HKsha42wqAre84brSXvh7Fv9LaRjhZmEOj36Wsev1LTfxyVYQMidIv/pNMvF19S30K5",
+	"DH4nSdlHs09cH1WoUGGdPtDgI/ThKbd1WAG4NpThAliPlwrIgIcDJ/zdrQ5I1JzAvpilymKw2VxMPe0Q",
+	"1Pkdt4JE11hCCZvVNHKnonmgL5qDiqurA96r37rvO/MpEx3ASh60AvRtFAwgAOG18MB90TzpnRd0CWSd",
+	"tnScqwyt1+FaYyND4AKFfeiLZuFh+D44w0fGPhktRhE7Iq4pzUsSMhZbs6S43ximQt60hveUkm4sE8Tr",
+	"fbGOzKqF3r4A11Wqv5om8rDgGI2iy3HtYB51xH41DPqxPZFti0dsXt25pvM3WAj72LG0rVgpKqxxREdZ",
+	"Ps/u7zcTqw5/13x99/n3HuM7gVVESC7Y2TLf9LX+I7g1Q1bWbjZqG0Tn7SGcNSyh3zTQV7Vvd3IrdZWp",
+	"i6qfjfhlT1hra2K4WWp1QDIxHGe/u4uJ7FClzj4aowBWrUPOlEqZhSaTLoR0dXlz60tov5d37CSf4Vc0",
+	"lfZ99rwZLnzSbyr6jVmVipPjmSqRAbSFl3dMFGsJswpCu/UWoa6Ui/d1DAWjZ2dNVEq6SlHPtriG65R3",
+	"rq2W4HrtWcSiKtk7DUbRhcJEFa8iX6LeR5A+hfHqEkyzO54pMmOahlTTJ6JfiqN514k0EfPKUABQvEtS",
+	"4khpqJy1fg813puhdevmSZqDxZ36MADS3n9ZaANxCG0hEipCOSNDKFPLuxupdNbqCxkzW0+FzP746ow0",
+	"MS/X/L1zv9sCVyKc7aJ3AGGdwOnZFyxS1kGXtUcyOi+45s2wN6+P23sHL5xJb141lXObvWssg05flCzx",
+	"qTWq8506JFyp1Egi9O1ZUayg66lV/fvCYWU8hGX1xanzU1a5jZWRZd9vhxz3xcB3PkEQLnUInU8lfINt",
+	"GJxRW1/AbL1oK/CmVWKy2uwlTZStNSwLdOsrVgHZJVqSlz+86JImJQtGk9YROktkqgPyw16XNJ93SUgX",
+	"qtUhF0XuCCCn0J7KTP0IP8Zuh5YkkZpqVttJRkcwO38jGTOfbRvJQM59WzGzIobdn5ydXivS3Os+73Q7",
+	"u7vPO92dvf3AHIHdw3D48vBw5/leC3IFwzBhSrEi3Rs5MZJCsBEC6QWZsfd8r7g+VCzc8x3yH+2fZDKn",
+	"SchC8y/s7WPJfsimHA8bYHOlCSD3pMrMNE7kx0XdQtEoknMWHrtJVhcMe8k0Dve6+y+Dr9vk9OtZKngC",
+	"tpFYhZxny9WQRWCEohE0poyGDCOOJ3Q0Ze2THD24/GIh28CsD4shAxvesJZzZ2Xfm89PErMgMVGtN9YP",
+	"HPBlfTGXHFVNKmPD5UoNOCFfIbdxyeQBbk+jVe3e80gcxIUExMVQSijSlKlWPGTEHkJb1qOyLntzAa3g",
+	"uVaQ54WdtZJUqIBQEnJFh1HJrWQhOGw26JQlrJTbLyBxGkQpSIO8gzSEWwxHCA9BEBY6qVoJFuSxOYyF",
+	"C215MS8geuFzHdKjo6l7ie0eWlgKimFFG62TEDokIwj7YeZqYFFNMNIIi/xMkTvgcLbNODnoQhE0Il1b",
+	"l9WRK/oxluIJxDrR8VUqPKIhylZz3mF18uIgq4RkO7suDn/tKGCNpLwy81T8HyzriJY3RDuo74cGpkVt",
+	"L7RtJZhZiEG+MgOXYRMn7J7LVMFq1k0FI8f10qEbPGo/r1NHTHYH6jIVLgVDIpFjkm/qE8OtmCglBuuU",
+	"2Lw+IiCCzQt9CKVbVaoJJZrP2LdvUO1vIn3PErUKuvjWcaYxHRmDRBHbCtk+OMj8+Pj7h2HKo/ADF2M5",
+	"MLZawkeuGAVi0WD7m79/liRWLA1l274JS7vgcfRYWcNHprqFnOzXkxvIm4C7XXKHWTxgdxCUBSmWMEam",
+	"1DD+kZzNuNbQEpOKCbN1WT9LIw0iDDlkcYiI6rFMZh1yLBaZMwICQmCzLPkrIIooJWlyjb4HV3xJhzLV",
+	"WQZT68jaUMYqxVbRiP3vfBdmVkM2sjglpQ+khXm6ZdIsiqBbodELE2v03gnDjMcRnUMOpU4WXh/Ir3a3",
+	"vyFjcUPUaJC4vy7JDs3PP2BZWIFmC2Y0wppgzDkPcCmZJiOWb6zNk8lRwMuQsOZNazKlpoxGevqPerXJ",
+	"hr33ul1zYqHtpFUibOEHzliR17e3VwEUs2TOlJBqOjQnNZTMJrpzCM1j1wxhngayJc2EWUw04ZpdoA0K",
+	"3ZYZC5k/efY1TP9bEqEdoR4zHNaAK5LGncemIzZKE64XjcPf3peT6nBtD0vbZKeY0wdufeM90AHyV7WS",
+	"edt7bCNbB0pgCNei2rn0SSVrfLI2jvD8iKhRQmPmIHHNNaB465d1MDlRXSrFGzvdtRuv2Ue9E0eUP6Rl",
+	"vf3gzp9b6bhK5MyIvFRlO9w0y0bYx1gqzGA30oxqcyQht54S5CGwceBTv2MLF5x3Tg8fra3kRVDSsBkr",
+	"yiIDGYtx+Tk5BNeMT5BoIN8BEQwCctB9nrc0L/MkLAIoMCUoh9cJHY/5qNA9Hua5EXuCyqLfhzvB0EaA",
+	"A3t+VNYUNA6624R2V7Cya7clhw/ZbT+3Kw/3qTFkNGGJGdnYaTTmvzCYhzGaUIb6zMhbyG5FszGSIxo5",
+	"yd20Wi38OXBZp0ahmmCRZJpEjcPGVOv4cGdnd++HTrfT7ewevuy+7DaWLUWjQWKW4F/z1yaYW2zdkVgx",
+	"LhMg41HEoXQtgUxdrkkTekjjpDq24qAzkrNB7qi8Pb9BzyQUnA12uzClA5jSwILE2K9zCw9a5cKl2Fun",
+	"CZlKpRVpDtpt+0sbfhm0wCmkGHl7fW69pKB7usnOoSIAiBXqYpGS8sX6BPTOPh/u7Hwyb/zcCBpZjYSh",
+	"tGkWKIEdMfa62RPzMy5ssOQvVzpfN0gAgp/Q11jUxCAhiI5GLNYtOEY4l/JoZjeNNGIinQG1aR03Avuz",
+	"obn3GSUuw+NZTQhLgkssCJbAWv2WgJcp5Carb0AtkSdZfW7x+axDgN8bkdf8yrHtp7mISxOIo3TCvc8D",
+	"HrExV9AfhnNQmupUBWTKlZbJAltRyIk6cii2xXcXYIh9r2csca/PuooUH3eIHb7FMZvYvmFCkx4EZZRO",
+	"GJ2VBodSbc/D/8OQISwtZqlTrgGjI19oexwKL+MiTnXdIis+EUYITamatsEWY2HetGeM2fW2etO+z/U5",
+	"8XxatfJFmXXK3YjWoMBaGEBVAOxDZ0tU4SiKpFLwGtREX0SoyJQZ+zoDECLDRbmMw40ExQsWE5FreMLB",
+	"1zxTWU1tYfwMGKhmGWsDlodYTE99XupmoUbQ2OBxIicJnbWsF9KmF4eq4KX1p0aA4DeDg/IDKJDAvswb",
+	"oFgD8LiyPAX4iWuXJGn94COaJJwpZOrtfCsxtkFH+pDsdsg5tG45JC+63YwrEkpmXKQa20IUwyh7XTJP",
+	"jIGW/1i5G+3HgLzYJ7/wH8lQhmYOzf29VwHZ333eKu7BBBLyvOtvPr7wK3x5pitnb5gxTT0v+Am9P+DY",
+	"qDV4VTqaGmlm61gUNGUqsDKwbD+///z/BwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

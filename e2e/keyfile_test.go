@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/yukta/yukta/adapters/postgres/pgtest"
 )
 
@@ -22,6 +24,7 @@ const (
 	kfOps     = "kf-ops-secret-0123456789abcdef"
 	kfWatcher = "kf-watcher-secret-0123456789abcdef"
 	kfPoller  = "kf-poller-secret-0123456789abcdef"
+	kfAgent   = "kf-agent-secret-0123456789abcdef"
 )
 
 // keyFileGoneWithin is how soon, at most, a key removed from the key file
@@ -155,13 +158,14 @@ func TestKeyFileReloadsWithoutRestart(t *testing.T) {
 	}
 }
 
-// TestStreamsEndWhenTheirKeyGoes opens an event stream and a long poll
-// (a start with wait on a run that waits for an input) with keys of the key
-// file, removes those keys from the file, and sees the stream end with an
-// `event: error` saying why and the long poll answer 401.
+// TestStreamsEndWhenTheirKeyGoes opens an event stream, a long poll (a
+// start with wait on a run that waits for an input) and an MCP call (the
+// same, with waitSeconds) with keys of the key file, removes those keys from
+// the file, and sees the stream end with an `event: error` saying why, and
+// the long poll and the MCP call answered 401.
 func TestStreamsEndWhenTheirKeyGoes(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "keys")
-	all := []string{"admin ADMIN " + kfAdmin, "watcher VIEWER " + kfWatcher, "poller OPERATOR " + kfPoller}
+	all := []string{"admin ADMIN " + kfAdmin, "watcher VIEWER " + kfWatcher, "poller OPERATOR " + kfPoller, "agent OPERATOR " + kfAgent}
 	writeKeys(t, path, all...)
 	s := startServer(t, serverOptions{DSN: pgtest.NewDatabase(t), Env: []string{"YUKTA_API_KEYS=" + path}})
 	e := &env{t: t, s: s, c: keyedClient(t, s, kfAdmin), ctx: context.Background()}
@@ -217,11 +221,23 @@ func TestStreamsEndWhenTheirKeyGoes(t *testing.T) {
 		_, _ = b.ReadFrom(res.Body)
 		pollEnd <- ended{at: time.Now(), status: res.StatusCode, body: b.Bytes()}
 	}()
-	// Both are open once the run waits for its input.
+	// The MCP call.
+	cs := mustConnect(t, s.URL, kfAgent)
+	mcpEnd := make(chan ended, 1)
+	go func() {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "start_workflow", Arguments: map[string]any{"sessionId": "ks", "workflowId": "ask", "waitSeconds": 60}})
+		if err != nil {
+			mcpEnd <- ended{at: time.Now(), body: []byte(err.Error())}
+			return
+		}
+		b, _ := json.Marshal(res)
+		mcpEnd <- ended{at: time.Now(), status: http.StatusOK, body: b}
+	}()
+	// All are open once both runs wait for their input.
 	deadline := time.Now().Add(waitLimit)
 	for {
 		st, b, _ := call(t, s, "GET", "/api/inputs?sessionId=ks", kfAdmin, nil)
-		if st == http.StatusOK && strings.Contains(string(b), "Ship it?") {
+		if st == http.StatusOK && strings.Count(string(b), "Ship it?") == 2 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -234,11 +250,13 @@ func TestStreamsEndWhenTheirKeyGoes(t *testing.T) {
 		t.Fatalf("the stream ended before its key was removed: %s", e.last)
 	case e := <-pollEnd:
 		t.Fatalf("the long poll ended before its key was removed: %d %s", e.status, e.body)
+	case e := <-mcpEnd:
+		t.Fatalf("the MCP call ended before its key was removed: %s", e.body)
 	default:
 	}
 
 	at := writeKeys(t, path, all[0])
-	for range 2 {
+	for range 3 {
 		select {
 		case e := <-streamEnd:
 			t.Logf("the event stream ended %d ms after its key was removed from the file", e.at.Sub(at).Milliseconds())
@@ -254,8 +272,15 @@ func TestStreamsEndWhenTheirKeyGoes(t *testing.T) {
 			if e.status != http.StatusUnauthorized || json.Unmarshal(e.body, &p) != nil || p.Status != http.StatusUnauthorized || !strings.Contains(p.Detail, "no longer valid") {
 				t.Fatalf("the long poll answered %d %s, want 401 saying the key is no longer valid", e.status, e.body)
 			}
+		case e := <-mcpEnd:
+			t.Logf("the MCP call ended %d ms after its key was removed from the file: %s", e.at.Sub(at).Milliseconds(), e.body)
+			// The HTTP answer is 401, or, when the SDK wrote the call's
+			// answer first, a JSON-RPC error saying the same.
+			if e.status != 0 || !strings.Contains(string(e.body), "Unauthorized") && !strings.Contains(string(e.body), "no longer valid") {
+				t.Fatalf("the MCP call ended with %d %s, want a 401 or an error saying the key is no longer valid", e.status, e.body)
+			}
 		case <-time.After(keyFileGoneWithin):
-			t.Fatalf("the event stream or the long poll is still open %s after its key was removed", keyFileGoneWithin)
+			t.Fatalf("the event stream, the long poll or the MCP call is still open %s after its key was removed", keyFileGoneWithin)
 		}
 	}
 	// One warning per request, not a storm: the access log's 401s.

@@ -54,7 +54,7 @@ func Ended(ctx context.Context) error {
 // the handler (the error handler) still sees whether the key ended it.
 func (k Keys) Hold(r *http.Request, surface Surface, p access.Principal, ended func(cause error)) (held *http.Request, release func()) {
 	ctx, cancel := context.WithCancelCause(r.Context())
-	held = r.WithContext(ctx)
+	held = r.WithContext(context.WithValue(ctx, holdKey{}, ctx))
 	// The checks read a copy of the headers: the handler may change its own.
 	probe := r.WithContext(ctx)
 	probe.Header = r.Header.Clone()
@@ -65,10 +65,12 @@ func (k Keys) Hold(r *http.Request, surface Surface, p access.Principal, ended f
 		q, err := k.Authenticate(probe, surface)
 		var cause error
 		switch {
+		case errors.Is(err, ErrInvalid), errors.Is(err, ErrMissing), err == nil && q.Anonymous():
+			// (Anonymous: no key is configured any more, so none opens
+			// the request: it is not the key that authenticates now.)
+			cause = ErrKeyGone
 		case err == nil && !samePrincipal(p, q):
 			cause = ErrKeyChanged
-		case errors.Is(err, ErrInvalid), errors.Is(err, ErrMissing):
-			cause = ErrKeyGone
 		}
 		w.mu.Lock()
 		defer w.mu.Unlock()
@@ -101,6 +103,28 @@ func (k Keys) Hold(r *http.Request, surface Surface, p access.Principal, ended f
 		w.mu.Unlock()
 		w.running.Wait()
 	}
+}
+
+type holdKey struct{}
+
+// Follow returns ctx, ended as well, with the same cause, when the Hold of
+// the request ctx comes from ends that request. It is for work that runs
+// under a context detached from its request's cancellation but carrying its
+// values (the MCP SDK runs tool calls so): without it such work would
+// outlive the key. stop releases it; call it when the work is done. A ctx
+// of no held request is returned as it is.
+func Follow(ctx context.Context) (followed context.Context, stop func()) {
+	held, ok := ctx.Value(holdKey{}).(context.Context)
+	if !ok {
+		return ctx, func() {}
+	}
+	followed, cancel := context.WithCancelCause(ctx)
+	unhook := context.AfterFunc(held, func() {
+		if cause := Ended(held); cause != nil {
+			cancel(cause)
+		}
+	})
+	return followed, func() { unhook(); cancel(nil) }
 }
 
 // watch is the state of one Hold. running counts the check that is armed or

@@ -59,8 +59,7 @@ func (k Keys) Hold(r *http.Request, surface Surface, p access.Principal, ended f
 	probe := r.WithContext(ctx)
 	probe.Header = r.Header.Clone()
 	w := &watch{}
-	var check func()
-	check = func() {
+	check := func() {
 		defer w.running.Done()
 		q, err := k.Authenticate(probe, surface)
 		var cause error

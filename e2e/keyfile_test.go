@@ -25,6 +25,7 @@ const (
 	kfWatcher = "kf-watcher-secret-0123456789abcdef"
 	kfPoller  = "kf-poller-secret-0123456789abcdef"
 	kfAgent   = "kf-agent-secret-0123456789abcdef"
+	kfNarrow  = "kf-narrow-secret-0123456789abcdef"
 )
 
 // keyFileGoneWithin is how soon, at most, a key removed from the key file
@@ -156,16 +157,30 @@ func TestKeyFileReloadsWithoutRestart(t *testing.T) {
 	if strings.Contains(s.logs.String(), kfOps) || strings.Contains(s.logs.String(), kfAdmin) {
 		t.Fatal("the server log holds a secret of the key file")
 	}
+	// A bad file is logged once, not at every poll.
+	refused, unreadable := 0, 0
+	for _, l := range strings.Split(s.logs.String(), "\n") {
+		if strings.Contains(l, "key file refused") && strings.Contains(l, "line 2") {
+			refused++
+		}
+		if strings.Contains(l, "key file unreadable") {
+			unreadable++
+		}
+	}
+	if refused != 1 || unreadable != 1 {
+		t.Fatalf("the malformed file was logged %d times and the missing one %d times, want once each", refused, unreadable)
+	}
 }
 
 // TestStreamsEndWhenTheirKeyGoes opens an event stream, a long poll (a
 // start with wait on a run that waits for an input) and an MCP call (the
 // same, with waitSeconds) with keys of the key file, removes those keys from
 // the file, and sees the stream end with an `event: error` saying why, and
-// the long poll and the MCP call answered 401.
+// the long poll and the MCP call answered 401; a stream whose key is
+// narrowed to a session list ends too.
 func TestStreamsEndWhenTheirKeyGoes(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "keys")
-	all := []string{"admin ADMIN " + kfAdmin, "watcher VIEWER " + kfWatcher, "poller OPERATOR " + kfPoller, "agent OPERATOR " + kfAgent}
+	all := []string{"admin ADMIN " + kfAdmin, "watcher VIEWER " + kfWatcher, "poller OPERATOR " + kfPoller, "agent OPERATOR " + kfAgent, "narrow VIEWER " + kfNarrow}
 	writeKeys(t, path, all...)
 	s := startServer(t, serverOptions{DSN: pgtest.NewDatabase(t), Env: []string{"YUKTA_API_KEYS=" + path}})
 	e := &env{t: t, s: s, c: keyedClient(t, s, kfAdmin), ctx: context.Background()}
@@ -174,37 +189,42 @@ func TestStreamsEndWhenTheirKeyGoes(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	// The event stream.
-	req, _ := http.NewRequestWithContext(ctx, "GET", s.URL+"/api/events", nil)
-	req.Header.Set("Authorization", "Bearer "+kfWatcher)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		t.Fatalf("GET /api/events: %d", res.StatusCode)
-	}
 	type ended struct {
 		at     time.Time
 		status int
 		body   []byte
 		last   string
 	}
-	streamEnd := make(chan ended, 1)
-	go func() {
-		var last []string
-		sc := bufio.NewScanner(res.Body)
-		for sc.Scan() {
-			if l := sc.Text(); l != "" {
-				last = append(last, l)
-				if len(last) > 2 {
-					last = last[1:]
+	// The event streams: one whose key goes, one whose key is narrowed to
+	// a session list (the same secret).
+	stream := func(key string) chan ended {
+		req, _ := http.NewRequestWithContext(ctx, "GET", s.URL+"/api/events", nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { res.Body.Close() })
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("GET /api/events: %d", res.StatusCode)
+		}
+		end := make(chan ended, 1)
+		go func() {
+			var last []string
+			sc := bufio.NewScanner(res.Body)
+			for sc.Scan() {
+				if l := sc.Text(); l != "" {
+					last = append(last, l)
+					if len(last) > 2 {
+						last = last[1:]
+					}
 				}
 			}
-		}
-		streamEnd <- ended{at: time.Now(), last: strings.Join(last, "\n")}
-	}()
+			end <- ended{at: time.Now(), last: strings.Join(last, "\n")}
+		}()
+		return end
+	}
+	streamEnd, narrowEnd := stream(kfWatcher), stream(kfNarrow)
 	// The long poll.
 	pollEnd := make(chan ended, 1)
 	go func() {
@@ -252,11 +272,13 @@ func TestStreamsEndWhenTheirKeyGoes(t *testing.T) {
 		t.Fatalf("the long poll ended before its key was removed: %d %s", e.status, e.body)
 	case e := <-mcpEnd:
 		t.Fatalf("the MCP call ended before its key was removed: %s", e.body)
+	case e := <-narrowEnd:
+		t.Fatalf("the stream ended before its key was narrowed: %s", e.last)
 	default:
 	}
 
-	at := writeKeys(t, path, all[0])
-	for range 3 {
+	at := writeKeys(t, path, all[0], "narrow VIEWER sessions=ks "+kfNarrow)
+	for range 4 {
 		select {
 		case e := <-streamEnd:
 			t.Logf("the event stream ended %d ms after its key was removed from the file", e.at.Sub(at).Milliseconds())
@@ -271,6 +293,11 @@ func TestStreamsEndWhenTheirKeyGoes(t *testing.T) {
 			}
 			if e.status != http.StatusUnauthorized || json.Unmarshal(e.body, &p) != nil || p.Status != http.StatusUnauthorized || !strings.Contains(p.Detail, "no longer valid") {
 				t.Fatalf("the long poll answered %d %s, want 401 saying the key is no longer valid", e.status, e.body)
+			}
+		case e := <-narrowEnd:
+			t.Logf("the event stream of the narrowed key ended %d ms after the change", e.at.Sub(at).Milliseconds())
+			if !strings.Contains(e.last, "event: error") || !strings.Contains(e.last, `"status":401`) || !strings.Contains(e.last, "changed") {
+				t.Fatalf("the narrowed stream's last record does not say its key changed:\n%s", e.last)
 			}
 		case e := <-mcpEnd:
 			t.Logf("the MCP call ended %d ms after its key was removed from the file: %s", e.at.Sub(at).Milliseconds(), e.body)

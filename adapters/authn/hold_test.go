@@ -154,3 +154,33 @@ func TestFollowEndsDetachedWork(t *testing.T) {
 		t.Fatal("a request its client left ended detached work as if its key had gone")
 	}
 }
+
+// BenchmarkHoldShortRequest is what the watch costs a request that ends
+// before its first re-check: a timer, a context and a copy of the headers.
+func BenchmarkHoldShortRequest(b *testing.B) {
+	spec, _ := access.NewKeySpec("ci", access.Admin, nil, apiSecret)
+	kr, _ := access.NewKeyring([]access.KeySpec{spec})
+	keys := Keys{API: NewRing(kr)}
+	r := httptest.NewRequest("GET", "/api/sessions", nil)
+	r.Header.Set("Authorization", "Bearer "+apiSecret)
+	p, _ := keys.Authenticate(r, REST)
+	b.ReportAllocs()
+	for b.Loop() {
+		_, release := keys.Hold(r, REST, p, nil)
+		release()
+	}
+}
+
+// BenchmarkRecheck is one re-check: what an open request costs every
+// Recheck.
+func BenchmarkRecheck(b *testing.B) {
+	spec, _ := access.NewKeySpec("ci", access.Admin, nil, apiSecret)
+	kr, _ := access.NewKeyring([]access.KeySpec{spec})
+	keys := Keys{API: NewRing(kr)}
+	r := httptest.NewRequest("GET", "/api/events", nil)
+	r.Header.Set("Authorization", "Bearer "+apiSecret)
+	b.ReportAllocs()
+	for b.Loop() {
+		_, _ = keys.Authenticate(r, REST)
+	}
+}

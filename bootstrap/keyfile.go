@@ -22,10 +22,13 @@ import (
 // a read only when the file changed (another file renamed over it, another
 // size or mtime) or may have changed without its mtime moving, which is
 // while its mtime is within keyFileRacy of the last read (coarse file
-// system timestamps). SIGHUP reads it at once.
+// system timestamps). A poll leaves a file modified less than keyFileSettle
+// ago to the next one, so a write in progress (in place, in several
+// pieces) is not taken for the new set. SIGHUP reads it at once.
 const (
-	keyFilePoll = time.Second
-	keyFileRacy = 2 * time.Second
+	keyFilePoll   = time.Second
+	keyFileRacy   = 2 * time.Second
+	keyFileSettle = 100 * time.Millisecond
 )
 
 // The results of looking at the key file, as logged and counted
@@ -112,7 +115,7 @@ func (f *keyFile) look(log *zap.Logger, counted func(string), hup bool) {
 	}
 	now := time.Now()
 	info, err := os.Stat(f.path)
-	if err == nil && !hup && f.problem == "" && f.unchanged(info) {
+	if err == nil && !hup && (f.problem == "" && f.unchanged(info) || now.Sub(info.ModTime()) < keyFileSettle) {
 		return
 	}
 	var data []byte

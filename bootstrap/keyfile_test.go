@@ -190,6 +190,10 @@ func TestKeyFileUnreadableKeepsTheLastGoodSet(t *testing.T) {
 	if err := os.Mkdir(w.path, 0o700); err != nil {
 		t.Fatal(err)
 	}
+	old := time.Now().Add(-time.Minute)
+	if err := os.Chtimes(w.path, old, old); err != nil {
+		t.Fatal(err)
+	}
 	if got := w.look(false); len(got) != 1 || got[0] != reloadUnreadable {
 		t.Fatalf("a folder counted %v, want unreadable", got)
 	}
@@ -209,7 +213,7 @@ func TestKeyFileUnreadableKeepsTheLastGoodSet(t *testing.T) {
 // while the mtime is close to the last read.
 func TestKeyFileSameSizeEditWithinTheRacyWindow(t *testing.T) {
 	w := newWatched(t, "", "", "alice VIEWER "+kfAlice)
-	now := time.Now()
+	now := time.Now().Add(-5 * keyFileSettle) // settled, within keyFileRacy
 	write := func(role string) {
 		if err := os.WriteFile(w.path, []byte("alice "+role+" "+kfAlice+"\n"), 0o600); err != nil {
 			t.Fatal(err)
@@ -223,6 +227,24 @@ func TestKeyFileSameSizeEditWithinTheRacyWindow(t *testing.T) {
 	write("ADMIN ") // same length as VIEWER, same mtime
 	if got := w.look(false); len(got) != 1 || got[0] != reloadApplied {
 		t.Fatalf("counted %v, want applied", got)
+	}
+}
+
+// A poll leaves a file being written to the next one; SIGHUP reads it.
+func TestKeyFileSettles(t *testing.T) {
+	w := newWatched(t, "", "", "alice VIEWER "+kfAlice)
+	if err := os.WriteFile(w.path, []byte("alice VIEWER "+kfAlice+"\nbob VIEWER "+kfBob+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	if err := os.Chtimes(w.path, now, now); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.look(false); got != nil {
+		t.Fatalf("a file written just now counted %v", got)
+	}
+	if got := w.look(true); len(got) != 1 || got[0] != reloadApplied || w.actor(kfBob) != "key:bob" {
+		t.Fatalf("SIGHUP counted %v", got)
 	}
 }
 

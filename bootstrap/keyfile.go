@@ -115,7 +115,7 @@ func (f *keyFile) look(log *zap.Logger, counted func(string), hup bool) {
 	}
 	now := time.Now()
 	info, err := os.Stat(f.path)
-	if err == nil && !hup && (f.problem == "" && f.unchanged(info) || now.Sub(info.ModTime()) < keyFileSettle) {
+	if err == nil && !hup && (f.problem == "" && f.unchanged(info) || settling(info, now)) {
 		return
 	}
 	var data []byte
@@ -155,6 +155,13 @@ func (f *keyFile) look(log *zap.Logger, counted func(string), hup bool) {
 	log.Info("key file reloaded", zap.String("path", f.path), zap.String("trigger", trigger), zap.Int("keys", len(specs)),
 		zap.Strings("added", added), zap.Strings("removed", removed), zap.Strings("changed", changed))
 	counted(reloadApplied)
+}
+
+// settling reports whether the file was modified less than keyFileSettle
+// before now (a file dated in the future is not waited for).
+func settling(info os.FileInfo, now time.Time) bool {
+	age := now.Sub(info.ModTime())
+	return age >= 0 && age < keyFileSettle
 }
 
 // unchanged reports whether the file at the path is the one last read, with

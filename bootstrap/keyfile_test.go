@@ -246,6 +246,17 @@ func TestKeyFileSettles(t *testing.T) {
 	if got := w.look(true); len(got) != 1 || got[0] != reloadApplied || w.actor(kfBob) != "key:bob" {
 		t.Fatalf("SIGHUP counted %v", got)
 	}
+	// A file dated in the future (another clock) is not waited for.
+	later := time.Now().Add(time.Hour)
+	if err := os.WriteFile(w.path, []byte("bob VIEWER "+kfBob+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(w.path, later, later); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.look(false); len(got) != 1 || got[0] != reloadApplied || w.actor(kfAlice) != "" {
+		t.Fatalf("a file dated in the future counted %v", got)
+	}
 }
 
 // SIGHUP re-reads at once, even when the file looks unchanged, and says so.

@@ -217,10 +217,10 @@ func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		if presented != "" && !p.Anonymous() && r.surface != authn.Agent {
 			// The key stays under watch while the request lasts: a stream
-			// or a long poll ends once it no longer authenticates as p. (The
-			// agent API re-checks its supervisor's credential itself.)
-			// (The log's fields are read now: the callback runs beside the
-			// handler, which owns c.)
+			// or a long poll ends once it no longer authenticates as p (the
+			// agent API re-checks its supervisor's credential itself). The
+			// log's fields are read now: the callback runs beside the
+			// handler, which owns c.
 			route, id := c.Path(), c.Response().Header().Get(echo.HeaderXRequestID)
 			held, release := s.sec.Keys.Hold(req, r.surface, p, func(cause error) {
 				s.log.Info("request ended: the key that opened it is no longer valid", zap.String("actor", p.Actor()),

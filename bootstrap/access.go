@@ -1,10 +1,12 @@
 package bootstrap
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -24,59 +26,92 @@ const (
 // loadKeys builds the keyrings from YUKTA_API_KEY (one ADMIN key),
 // YUKTA_API_KEYS (a key file) and YUKTA_MCP_API_KEY (ADMIN on /mcp only).
 // Only hashes survive; errors name the setting and the line, never a secret.
-func loadKeys(apiKey, keyFile, mcpKey string) (authn.Keys, error) {
+// With a key file it also returns what watching it needs (keyfile.go): the
+// API keyring is then one a reload replaces.
+func loadKeys(apiKey, path, mcpKey string) (authn.Keys, *keyFile, error) {
 	var keys authn.Keys
 	var errs []error
-	var specs []access.KeySpec
+	kf := &keyFile{path: path}
 	if apiKey != "" {
 		spec, err := access.NewKeySpec(envKeyName, access.Admin, nil, strings.TrimSpace(apiKey))
 		if err != nil {
 			errs = append(errs, fmt.Errorf("YUKTA_API_KEY: %w", err))
 		} else {
-			specs = append(specs, spec)
+			kf.env = &spec
 		}
-	}
-	if keyFile != "" {
-		data, err := os.ReadFile(keyFile)
-		switch {
-		case err != nil:
-			errs = append(errs, fmt.Errorf("--api-keys (YUKTA_API_KEYS): cannot read the key file: %w", err))
-		default:
-			fileSpecs, err := access.ParseKeyFile(data)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("--api-keys (YUKTA_API_KEYS) %s: %w", keyFile, err))
-			}
-			for _, s := range fileSpecs {
-				if apiKey != "" && strings.EqualFold(s.Name, envKeyName) {
-					errs = append(errs, fmt.Errorf("--api-keys (YUKTA_API_KEYS) %s: the name %q is taken by YUKTA_API_KEY; rename the key in the file", keyFile, envKeyName))
-					continue
-				}
-				specs = append(specs, s)
-			}
-		}
-	}
-	if len(specs) > 0 {
-		ring, err := access.NewKeyring(specs)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("API keys: %w", err))
-		}
-		keys.API = ring
 	}
 	if mcpKey != "" {
 		spec, err := access.NewKeySpec(mcpKeyName, access.Admin, nil, strings.TrimSpace(mcpKey))
 		if err == nil {
 			keys.MCP, err = access.NewKeyring([]access.KeySpec{spec})
+			kf.mcp = &spec
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("YUKTA_MCP_API_KEY: %w", err))
 		}
-		if keys.API != nil {
-			if _, dup := keys.API.Authenticate(strings.TrimSpace(mcpKey)); dup {
-				errs = append(errs, errors.New("YUKTA_MCP_API_KEY is the same as an API key; give the MCP key its own secret"))
-			}
+	}
+	var data []byte
+	inFile := path != ""
+	if inFile {
+		var err error
+		if data, err = os.ReadFile(path); err != nil {
+			errs = append(errs, fmt.Errorf("--api-keys (YUKTA_API_KEYS): cannot read the key file: %w", err))
+			inFile = false
 		}
 	}
-	return keys, errors.Join(errs...)
+	ring, fileSpecs, err := kf.build(data, inFile)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if ring.Len() > 0 {
+		keys.API = authn.NewRing(ring)
+	}
+	if err := errors.Join(errs...); err != nil || kf.path == "" {
+		return keys, nil, err
+	}
+	kf.ring, kf.specs, kf.hash = keys.API, fileSpecs, sha256.Sum256(data)
+	return keys, kf, nil
+}
+
+// build makes the API keyring of YUKTA_API_KEY's key and, when inFile, the
+// keys of the key file's content data; it returns the file's keys too. The
+// errors name the setting, the file and its lines, never a secret. A file
+// without keys is refused (access.ParseKeyFile), so a reload can never leave
+// the server open.
+func (f *keyFile) build(data []byte, inFile bool) (*access.Keyring, []access.KeySpec, error) {
+	var errs []error
+	var specs, fileSpecs []access.KeySpec
+	if f.env != nil {
+		specs = append(specs, *f.env)
+	}
+	if inFile {
+		parsed, err := access.ParseKeyFile(data)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--api-keys (YUKTA_API_KEYS) %s: %w", f.path, err))
+		}
+		for _, s := range parsed {
+			if f.env != nil && strings.EqualFold(s.Name, envKeyName) {
+				errs = append(errs, fmt.Errorf("--api-keys (YUKTA_API_KEYS) %s: the name %q is taken by YUKTA_API_KEY; rename the key in the file", f.path, envKeyName))
+				continue
+			}
+			fileSpecs = append(fileSpecs, s)
+		}
+		specs = append(specs, fileSpecs...)
+	}
+	if len(specs) == 0 {
+		return nil, nil, errors.Join(errs...)
+	}
+	ring, err := access.NewKeyring(specs)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("API keys: %w", err))
+	}
+	if f.mcp != nil && slices.ContainsFunc(specs, func(s access.KeySpec) bool { return s.Hash == f.mcp.Hash }) {
+		errs = append(errs, errors.New("YUKTA_MCP_API_KEY is the same as an API key; give the MCP key its own secret"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return ring, nil, err
+	}
+	return ring, fileSpecs, nil
 }
 
 // bindGuard refuses a non-loopback address unless keys protect every

@@ -66,6 +66,8 @@ type Config struct {
 	// Loops are the supervisor loop bounds: the deepest run a supervisor
 	// may cause and each supervisor's directives per minute.
 	Loops supervisor.LoopBounds
+	// keyFile is the key file to watch (keyfile.go); nil without one.
+	keyFile *keyFile
 }
 
 // setting ties one flag to its environment variable.
@@ -170,11 +172,11 @@ func ParseServeConfig(args []string, getenv func(string) string, fs *flag.FlagSe
 	}
 	var errs []error
 	// Secrets come from the environment only: flags show in `ps`.
-	keys, err := loadKeys(getenv("YUKTA_API_KEY"), keyFile, getenv("YUKTA_MCP_API_KEY"))
+	keys, watched, err := loadKeys(getenv("YUKTA_API_KEY"), keyFile, getenv("YUKTA_MCP_API_KEY"))
 	if err != nil {
 		errs = append(errs, err)
 	}
-	c.Keys = keys
+	c.Keys, c.keyFile = keys, watched
 	if host, port, err := net.SplitHostPort(c.Addr); err != nil || port == "" {
 		errs = append(errs, fmt.Errorf("--addr (%s) %q must be host:port, e.g. 127.0.0.1:8080", settings.addr.env, c.Addr))
 	} else if err := bindGuard(host, keys); err != nil {

@@ -46,6 +46,7 @@ var Module = fx.Options(
 	journalModule,
 	retentionModule,
 	httpModule,
+	keyFileModule,
 	mcpModule,
 	debugModule,
 )

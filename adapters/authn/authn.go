@@ -38,9 +38,10 @@ func (s Surface) String() string {
 }
 
 // Keys are the configured keyrings. API opens REST and MCP (YUKTA_API_KEY and
-// YUKTA_API_KEYS); MCP opens /mcp only (YUKTA_MCP_API_KEY).
+// YUKTA_API_KEYS); a reload of the key file replaces its keyring whole (see
+// Ring). MCP opens /mcp only (YUKTA_MCP_API_KEY).
 type Keys struct {
-	API *access.Keyring
+	API *Ring
 	MCP *access.Keyring
 }
 

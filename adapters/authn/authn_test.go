@@ -28,7 +28,7 @@ const (
 )
 
 func TestAuthenticateBySurface(t *testing.T) {
-	keys := Keys{API: ring(t, "ci", access.Operator, apiSecret), MCP: ring(t, "mcp", access.Admin, mcpSecret)}
+	keys := Keys{API: NewRing(ring(t, "ci", access.Operator, apiSecret)), MCP: ring(t, "mcp", access.Admin, mcpSecret)}
 	cases := []struct {
 		header, value string
 		surface       Surface

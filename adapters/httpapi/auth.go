@@ -215,6 +215,21 @@ func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 			s.obs.RateLimited(r.surface.String(), "key")
 			return tooMany(c, wait, p.Actor()+" sent too many requests; slow down and retry after the Retry-After delay")
 		}
+		if presented != "" && !p.Anonymous() && r.surface != authn.Agent {
+			// The key stays under watch while the request lasts: a stream
+			// or a long poll ends once it no longer authenticates as p (the
+			// agent API re-checks its supervisor's credential itself). The
+			// log's fields are read now: the callback runs beside the
+			// handler, which owns c.
+			route, id := c.Path(), c.Response().Header().Get(echo.HeaderXRequestID)
+			held, release := s.sec.Keys.Hold(req, r.surface, p, func(cause error) {
+				s.log.Info("request ended: the key that opened it is no longer valid", zap.String("actor", p.Actor()),
+					zap.String("surface", r.surface.String()), zap.String("route", route), zap.String("reason", keyEndReason(cause)),
+					zap.String("request_id", id))
+			})
+			defer release()
+			req = held
+		}
 		c.Set(principalKey, p)
 		c.SetRequest(req.WithContext(authn.WithPrincipal(req.Context(), p)))
 		if r.op != 0 {
@@ -226,8 +241,22 @@ func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 				return err
 			}
 		}
-		return next(c)
+		err = next(c)
+		if cause := authn.Ended(req.Context()); cause != nil && !c.Response().Committed {
+			// Nothing was answered yet (a long poll, an MCP call): say why.
+			c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="yukta"`)
+			return echo.NewHTTPError(http.StatusUnauthorized, cause.Error())
+		}
+		return err
 	}
+}
+
+// keyEndReason is the log's word for why Hold ended a request.
+func keyEndReason(cause error) string {
+	if errors.Is(cause, authn.ErrKeyChanged) {
+		return "changed"
+	}
+	return "invalid"
 }
 
 func tooMany(c echo.Context, wait time.Duration, msg string) error {

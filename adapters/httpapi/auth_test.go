@@ -41,7 +41,7 @@ func budgetServer(t *testing.T, extra int) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, _, _ := strictServer(t, Config{Security: Security{Keys: authn.Keys{API: ring}}})
+	srv, _, _ := strictServer(t, Config{Security: Security{Keys: authn.Keys{API: authn.NewRing(ring)}}})
 	return srv
 }
 

@@ -108,7 +108,7 @@ func TestMethodNotAllowedSaysWhatIs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keyed, err := New(Config{Security: Security{Keys: authn.Keys{API: ring}}}, UseCases{}, zap.NewNop())
+	keyed, err := New(Config{Security: Security{Keys: authn.Keys{API: authn.NewRing(ring)}}}, UseCases{}, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}

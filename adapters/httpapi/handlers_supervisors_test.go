@@ -153,7 +153,7 @@ func supervisorServer(t *testing.T) (http.Handler, *memSupervisors) {
 		Apply: supervisorapp.NewApplySupervisor(m, nil, clock), Get: supervisorapp.NewGetSupervisor(m),
 		List: supervisorapp.NewListSupervisors(m), Delete: supervisorapp.NewDeleteSupervisor(m, nil, clock),
 	}}
-	srv, err := New(Config{Addr: "127.0.0.1:0", Security: Security{Keys: authn.Keys{API: ring}}}, uc, zap.NewNop())
+	srv, err := New(Config{Addr: "127.0.0.1:0", Security: Security{Keys: authn.Keys{API: authn.NewRing(ring)}}}, uc, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -107,9 +107,9 @@ func TestOriginGateMatrix(t *testing.T) {
 		allowed string
 	}{
 		{"open", Config{}, "", ""},
-		{"keyed", Config{Security: Security{Keys: authn.Keys{API: ring}}}, secret, ""},
+		{"keyed", Config{Security: Security{Keys: authn.Keys{API: authn.NewRing(ring)}}}, secret, ""},
 		{"open, ui.example:3000 allowed", Config{AllowedOrigins: []string{"HTTP://UI.example:3000"}}, "", "http://ui.example:3000"},
-		{"keyed, ui.example:3000 allowed", Config{AllowedOrigins: []string{"http://ui.example:3000/"}, Security: Security{Keys: authn.Keys{API: ring}}}, secret, "http://ui.example:3000"},
+		{"keyed, ui.example:3000 allowed", Config{AllowedOrigins: []string{"http://ui.example:3000/"}, Security: Security{Keys: authn.Keys{API: authn.NewRing(ring)}}}, secret, "http://ui.example:3000"},
 	}
 	cells, refused := 0, 0
 	for _, m := range modes {

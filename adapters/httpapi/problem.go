@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"go.uber.org/zap"
 
+	"github.com/yukta/yukta/adapters/authn"
 	"github.com/yukta/yukta/adapters/httpapi/restapi"
 	"github.com/yukta/yukta/application/executionapp"
 	"github.com/yukta/yukta/domain/fault"
@@ -126,7 +127,8 @@ const StatusClientClosed = 499
 // away: its context is cancelled, so whatever the error says (the context's
 // own error, or a store call it cut short) nobody waits for the answer.
 func clientGone(c echo.Context, err error) bool {
-	return err != nil && errors.Is(c.Request().Context().Err(), context.Canceled)
+	ctx := c.Request().Context()
+	return err != nil && errors.Is(ctx.Err(), context.Canceled) && authn.Ended(ctx) == nil
 }
 
 func problemFor(c echo.Context, err error) restapi.Problem {

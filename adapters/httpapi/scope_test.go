@@ -42,7 +42,7 @@ func limitedKeysServer(t *testing.T) (*Server, *fakes) {
 		t.Fatal(err)
 	}
 	metrics := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("yukta_queue_ready 0\n")) })
-	srv, f, _ := strictServer(t, Config{Security: Security{Keys: authn.Keys{API: ring}}, MetricsHandler: metrics})
+	srv, f, _ := strictServer(t, Config{Security: Security{Keys: authn.Keys{API: authn.NewRing(ring)}}, MetricsHandler: metrics})
 	return srv, f
 }
 

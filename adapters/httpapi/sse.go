@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/yukta/yukta/adapters/authn"
 	"github.com/yukta/yukta/adapters/httpapi/restapi"
 	"github.com/yukta/yukta/application/executionapp"
 	"github.com/yukta/yukta/domain/fault"
@@ -63,6 +64,7 @@ func (s eventStream) write(w http.ResponseWriter) error {
 		evs, err := s.read(s.ctx, s.query)
 		if err != nil {
 			if s.ctx.Err() != nil {
+				s.keyEnded(w, rc)
 				return nil
 			}
 			fmt.Fprintf(w, "event: error\ndata: {\"detail\":\"reading events failed; reconnect with Last-Event-ID\"}\n\n")
@@ -88,6 +90,7 @@ func (s eventStream) write(w http.ResponseWriter) error {
 		}
 		select {
 		case <-s.ctx.Done():
+			s.keyEnded(w, rc)
 			return nil
 		case <-s.done:
 			fmt.Fprint(w, "event: shutdown\ndata: {}\n\n")
@@ -96,6 +99,20 @@ func (s eventStream) write(w http.ResponseWriter) error {
 		case <-poll.C:
 		}
 	}
+}
+
+// keyEnded writes the stream's last record when the key that opened it is
+// no longer valid (authn.Hold ended the request): an `event: error` whose
+// data is the problem a request with that key now gets, 401.
+func (s eventStream) keyEnded(w http.ResponseWriter, rc *http.ResponseController) {
+	cause := authn.Ended(s.ctx)
+	if cause == nil {
+		return
+	}
+	b, _ := json.Marshal(restapi.Problem{Type: typeUnauthenticated, Title: http.StatusText(http.StatusUnauthorized),
+		Status: http.StatusUnauthorized, Detail: cause.Error()})
+	fmt.Fprintf(w, "event: error\ndata: %s\n\n", b)
+	_ = rc.Flush()
 }
 
 func lastEventID(s string) (int64, error) {

@@ -493,7 +493,7 @@ func TestEveryProblemHasOurType(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keyed, _, _ := strictServer(t, Config{Security: Security{Keys: authn.Keys{API: ring}, KeyRate: Rate{N: 1, Per: time.Hour}}})
+	keyed, _, _ := strictServer(t, Config{Security: Security{Keys: authn.Keys{API: authn.NewRing(ring)}, KeyRate: Rate{N: 1, Per: time.Hour}}})
 	open, f, logs := strictServer(t, Config{BodyLimit: 64})
 	big := `{"payload":"` + strings.Repeat("x", 100) + `"}`
 	cases := []struct {

@@ -110,7 +110,16 @@ func authorize(log *zap.Logger) mcp.Middleware {
 					return refusal(p, name), nil
 				}
 			}
+			// The SDK detaches the call from its request's end; it still
+			// ends when the key that sent it stops being valid.
+			ctx, stop := authn.Follow(ctx)
+			defer stop()
 			res, err := next(ctx, method, req)
+			if cause := authn.Ended(ctx); cause != nil {
+				// Whatever the call made of its cut context, the answer (if
+				// the HTTP layer has not answered 401 already) says why.
+				return nil, &jsonrpc.Error{Code: codeUnauthenticated, Message: cause.Error()}
+			}
 			if lt, ok := res.(*mcp.ListToolsResult); ok && err == nil {
 				kept := make([]*mcp.Tool, 0, len(lt.Tools))
 				for _, t := range lt.Tools {

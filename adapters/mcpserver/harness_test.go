@@ -441,7 +441,7 @@ func authenticated(t testing.TB, h http.Handler) http.Handler {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys := authn.Keys{API: ring}
+	keys := authn.Keys{API: authn.NewRing(ring)}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := keys.Authenticate(r, authn.MCP)
 		if err != nil {

@@ -83,6 +83,7 @@ type Metrics struct {
 	httpDuration *prometheus.HistogramVec
 	authFailures *prometheus.CounterVec
 	rateLimited  *prometheus.CounterVec
+	keyReloads   *prometheus.CounterVec
 
 	claimed        prometheus.Counter
 	claimBatch     prometheus.Histogram
@@ -131,6 +132,10 @@ func New(o Options) *Metrics {
 			Name: "yukta_rate_limited_total",
 			Help: "Requests refused with 429 by a rate limit, by surface and limit scope.",
 		}, []string{"surface", "scope"}),
+		keyReloads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "yukta_key_file_reloads_total",
+			Help: "Times the key file was read after a change or SIGHUP, by result: applied, unchanged, refused (malformed) or unreadable; after the last two the last good keys stay in force.",
+		}, []string{"result"}),
 		claimed: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "yukta_engine_claimed_total",
 			Help: "Work items this instance claimed.",
@@ -180,7 +185,7 @@ func New(o Options) *Metrics {
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.httpRequests, m.httpDuration, m.authFailures, m.rateLimited,
+		m.httpRequests, m.httpDuration, m.authFailures, m.rateLimited, m.keyReloads,
 		m.claimed, m.claimBatch, m.commits, m.committed, m.commitDuration, results, m.engineErrors,
 		m.startsSkipped, lagCollector{m: m},
 	)
@@ -250,6 +255,12 @@ func (m *Metrics) ObserveRequest(surface, method, route string, status int, d ti
 // is one of a fixed set, such as "missing" or "invalid".
 func (m *Metrics) AuthFailure(surface, reason string) {
 	m.authFailures.WithLabelValues(surface, reason).Inc()
+}
+
+// KeyFileReload records one reading of the key file; result is one of
+// applied, unchanged, refused and unreadable.
+func (m *Metrics) KeyFileReload(result string) {
+	m.keyReloads.WithLabelValues(result).Inc()
 }
 
 // RateLimited records a request refused by a rate limit; scope names the

@@ -122,6 +122,17 @@ func TestAuthFailuresAndRateLimits(t *testing.T) {
 	want(t, body, `yukta_rate_limited_total{scope="source",surface="rest"}`, 1)
 }
 
+func TestKeyFileReloads(t *testing.T) {
+	m := metrics.New(metrics.Options{})
+	absent(t, scrape(t, m), "yukta_key_file_reloads_total")
+	m.KeyFileReload("applied")
+	m.KeyFileReload("refused")
+	m.KeyFileReload("refused")
+	body := scrape(t, m)
+	want(t, body, `yukta_key_file_reloads_total{result="applied"}`, 1)
+	want(t, body, `yukta_key_file_reloads_total{result="refused"}`, 2)
+}
+
 func TestEngineCounters(t *testing.T) {
 	m := metrics.New(metrics.Options{})
 	body := scrape(t, m)

@@ -97,7 +97,10 @@ func opensREST(keys ConfiguredKeys) bool {
 
 // describe is a key's audit data: never its secret, hash or hint.
 func describe(k access.APIKey) map[string]any {
-	d := map[string]any{"role": k.Role().String(), "sessions": k.Sessions(), "expiresAt": nil}
+	d := map[string]any{"role": k.Role().String()}
+	if k.Sessions() != nil {
+		d["sessions"] = k.Sessions()
+	}
 	if !k.ExpiresAt().IsZero() {
 		d["expiresAt"] = k.ExpiresAt().Format(time.RFC3339Nano)
 	}

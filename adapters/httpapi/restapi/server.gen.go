@@ -24,6 +24,51 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for APIKeyRole.
+const (
+	APIKeyRoleADMIN    APIKeyRole = "ADMIN"
+	APIKeyRoleOPERATOR APIKeyRole = "OPERATOR"
+	APIKeyRoleVIEWER   APIKeyRole = "VIEWER"
+)
+
+// Valid indicates whether the value is a known member of the APIKeyRole enum.
+func (e APIKeyRole) Valid() bool {
+	switch e {
+	case APIKeyRoleADMIN:
+		return true
+	case APIKeyRoleOPERATOR:
+		return true
+	case APIKeyRoleVIEWER:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for APIKeySource.
+const (
+	APIKeySourceApi            APIKeySource = "api"
+	APIKeySourceYUKTAAPIKEY    APIKeySource = "YUKTA_API_KEY"
+	APIKeySourceYUKTAAPIKEYS   APIKeySource = "YUKTA_API_KEYS"
+	APIKeySourceYUKTAMCPAPIKEY APIKeySource = "YUKTA_MCP_API_KEY"
+)
+
+// Valid indicates whether the value is a known member of the APIKeySource enum.
+func (e APIKeySource) Valid() bool {
+	switch e {
+	case APIKeySourceApi:
+		return true
+	case APIKeySourceYUKTAAPIKEY:
+		return true
+	case APIKeySourceYUKTAAPIKEYS:
+		return true
+	case APIKeySourceYUKTAMCPAPIKEY:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ApprovalDecisionDecision.
 const (
 	ApprovalDecisionDecisionAPPROVE ApprovalDecisionDecision = "APPROVE"
@@ -240,6 +285,51 @@ func (e InputStatus) Valid() bool {
 	case InputStatusCancelled:
 		return true
 	case InputStatusOpen:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for IssuedAPIKeyRole.
+const (
+	IssuedAPIKeyRoleADMIN    IssuedAPIKeyRole = "ADMIN"
+	IssuedAPIKeyRoleOPERATOR IssuedAPIKeyRole = "OPERATOR"
+	IssuedAPIKeyRoleVIEWER   IssuedAPIKeyRole = "VIEWER"
+)
+
+// Valid indicates whether the value is a known member of the IssuedAPIKeyRole enum.
+func (e IssuedAPIKeyRole) Valid() bool {
+	switch e {
+	case IssuedAPIKeyRoleADMIN:
+		return true
+	case IssuedAPIKeyRoleOPERATOR:
+		return true
+	case IssuedAPIKeyRoleVIEWER:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for IssuedAPIKeySource.
+const (
+	IssuedAPIKeySourceApi            IssuedAPIKeySource = "api"
+	IssuedAPIKeySourceYUKTAAPIKEY    IssuedAPIKeySource = "YUKTA_API_KEY"
+	IssuedAPIKeySourceYUKTAAPIKEYS   IssuedAPIKeySource = "YUKTA_API_KEYS"
+	IssuedAPIKeySourceYUKTAMCPAPIKEY IssuedAPIKeySource = "YUKTA_MCP_API_KEY"
+)
+
+// Valid indicates whether the value is a known member of the IssuedAPIKeySource enum.
+func (e IssuedAPIKeySource) Valid() bool {
+	switch e {
+	case IssuedAPIKeySourceApi:
+		return true
+	case IssuedAPIKeySourceYUKTAAPIKEY:
+		return true
+	case IssuedAPIKeySourceYUKTAAPIKEYS:
+		return true
+	case IssuedAPIKeySourceYUKTAMCPAPIKEY:
 		return true
 	default:
 		return false
@@ -642,6 +732,60 @@ func (e AnswerInputParamsYuktaChannel) Valid() bool {
 	}
 }
 
+// Defines values for CreateAPIKeyParamsYuktaChannel.
+const (
+	CreateAPIKeyParamsYuktaChannelCli  CreateAPIKeyParamsYuktaChannel = "cli"
+	CreateAPIKeyParamsYuktaChannelRest CreateAPIKeyParamsYuktaChannel = "rest"
+)
+
+// Valid indicates whether the value is a known member of the CreateAPIKeyParamsYuktaChannel enum.
+func (e CreateAPIKeyParamsYuktaChannel) Valid() bool {
+	switch e {
+	case CreateAPIKeyParamsYuktaChannelCli:
+		return true
+	case CreateAPIKeyParamsYuktaChannelRest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RevokeAPIKeyParamsYuktaChannel.
+const (
+	RevokeAPIKeyParamsYuktaChannelCli  RevokeAPIKeyParamsYuktaChannel = "cli"
+	RevokeAPIKeyParamsYuktaChannelRest RevokeAPIKeyParamsYuktaChannel = "rest"
+)
+
+// Valid indicates whether the value is a known member of the RevokeAPIKeyParamsYuktaChannel enum.
+func (e RevokeAPIKeyParamsYuktaChannel) Valid() bool {
+	switch e {
+	case RevokeAPIKeyParamsYuktaChannelCli:
+		return true
+	case RevokeAPIKeyParamsYuktaChannelRest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RotateAPIKeyParamsYuktaChannel.
+const (
+	RotateAPIKeyParamsYuktaChannelCli  RotateAPIKeyParamsYuktaChannel = "cli"
+	RotateAPIKeyParamsYuktaChannelRest RotateAPIKeyParamsYuktaChannel = "rest"
+)
+
+// Valid indicates whether the value is a known member of the RotateAPIKeyParamsYuktaChannel enum.
+func (e RotateAPIKeyParamsYuktaChannel) Valid() bool {
+	switch e {
+	case RotateAPIKeyParamsYuktaChannelCli:
+		return true
+	case RotateAPIKeyParamsYuktaChannelRest:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DeleteSessionParamsYuktaChannel.
 const (
 	DeleteSessionParamsYuktaChannelCli  DeleteSessionParamsYuktaChannel = "cli"
@@ -876,6 +1020,48 @@ func (e IssueCredentialParamsYuktaChannel) Valid() bool {
 	}
 }
 
+// APIKey One key. A configured key (source YUKTA_API_KEY, YUKTA_API_KEYS or YUKTA_MCP_API_KEY) has only name, role and sessions; a stored one (source api) has its history too. Never a secret or its hash.
+type APIKey struct {
+	CreatedAt  time.Time `json:"createdAt,omitempty,omitzero"`
+	CreatedBy  string    `json:"createdBy,omitempty,omitzero"`
+	CreatedVia string    `json:"createdVia,omitempty,omitzero"`
+
+	// Expired True once expiresAt has passed: the key is refused; revoke it.
+	Expired bool `json:"expired,omitempty,omitzero"`
+
+	// ExpiresAt Absent when the key does not expire.
+	ExpiresAt time.Time `json:"expiresAt,omitempty,omitzero"`
+
+	// Hint The secret's prefix and first 6 characters, to tell keys apart.
+	Hint string `json:"hint,omitempty,omitzero"`
+
+	// LastUsedAt When a request last presented it (to the minute), since its last rotation.
+	LastUsedAt time.Time `json:"lastUsedAt,omitempty,omitzero"`
+
+	// LastUsedFrom That request's source address.
+	LastUsedFrom string     `json:"lastUsedFrom,omitempty,omitzero"`
+	Name         string     `json:"name"`
+	Role         APIKeyRole `json:"role"`
+	RotatedAt    time.Time  `json:"rotatedAt,omitempty,omitzero"`
+	RotatedBy    string     `json:"rotatedBy,omitempty,omitzero"`
+	RotatedVia   string     `json:"rotatedVia,omitempty,omitzero"`
+
+	// Sessions Absent when the key sees every session.
+	Sessions []string     `json:"sessions,omitempty,omitzero"`
+	Source   APIKeySource `json:"source"`
+}
+
+// APIKeyRole defines model for APIKey.Role.
+type APIKeyRole string
+
+// APIKeySource defines model for APIKey.Source.
+type APIKeySource string
+
+// APIKeyList defines model for APIKeyList.
+type APIKeyList struct {
+	Items []APIKey `json:"items"`
+}
+
 // AnswerRequest defines model for AnswerRequest.
 type AnswerRequest struct {
 	// Answer For approvals {"approved": true|false, "comment": "..."}; otherwise what the prompt asked for.
@@ -961,6 +1147,24 @@ type ConfigField struct {
 
 // ConfigFieldType defines model for ConfigField.Type.
 type ConfigFieldType string
+
+// CreateAPIKeyRequest A key to store. Every problem is reported at once, each at its member.
+type CreateAPIKeyRequest struct {
+	// ExpiresAt When the key stops working: an RFC 3339 time in the future, at most 2 years away. Not with ttl.
+	ExpiresAt string `json:"expiresAt,omitempty,omitzero"`
+
+	// Name 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit; recorded as the actor key:<name>. Unique in any letter case among stored and configured keys.
+	Name string `json:"name"`
+
+	// Role VIEWER (read only), OPERATOR (also start and control executions) or ADMIN (everything).
+	Role string `json:"role"`
+
+	// Sessions The sessions the key may see; left out, every session. An empty list is refused.
+	Sessions []string `json:"sessions,omitempty,omitzero"`
+
+	// Ttl How long the key works from now: a duration such as 720h or 90m, at most 17520h (2 years). Not with expiresAt.
+	Ttl string `json:"ttl,omitempty,omitzero"`
+}
 
 // Directive defines model for Directive.
 type Directive struct {
@@ -1236,6 +1440,49 @@ type InputList struct {
 	// NextCursor Pass as `cursor` for the next page; absent on the last page.
 	NextCursor string `json:"nextCursor,omitempty,omitzero"`
 }
+
+// IssuedAPIKey A key just created or rotated, with its secret. The secret is in this answer only.
+type IssuedAPIKey struct {
+	CreatedAt  time.Time `json:"createdAt,omitempty,omitzero"`
+	CreatedBy  string    `json:"createdBy,omitempty,omitzero"`
+	CreatedVia string    `json:"createdVia,omitempty,omitzero"`
+
+	// Expired True once expiresAt has passed: the key is refused; revoke it.
+	Expired bool `json:"expired,omitempty,omitzero"`
+
+	// ExpiresAt Absent when the key does not expire.
+	ExpiresAt time.Time `json:"expiresAt,omitempty,omitzero"`
+
+	// Hint The secret's prefix and first 6 characters, to tell keys apart.
+	Hint string `json:"hint,omitempty,omitzero"`
+
+	// LastUsedAt When a request last presented it (to the minute), since its last rotation.
+	LastUsedAt time.Time `json:"lastUsedAt,omitempty,omitzero"`
+
+	// LastUsedFrom That request's source address.
+	LastUsedFrom string `json:"lastUsedFrom,omitempty,omitzero"`
+	Name         string `json:"name"`
+
+	// Note Said when the key closed a server that was open (no key configured or stored before).
+	Note       string           `json:"note,omitempty,omitzero"`
+	Role       IssuedAPIKeyRole `json:"role"`
+	RotatedAt  time.Time        `json:"rotatedAt,omitempty,omitzero"`
+	RotatedBy  string           `json:"rotatedBy,omitempty,omitzero"`
+	RotatedVia string           `json:"rotatedVia,omitempty,omitzero"`
+
+	// Secret The secret: send it as Authorization: Bearer <secret> or X-API-Key: <secret>.
+	Secret string `json:"secret"`
+
+	// Sessions Absent when the key sees every session.
+	Sessions []string           `json:"sessions,omitempty,omitzero"`
+	Source   IssuedAPIKeySource `json:"source"`
+}
+
+// IssuedAPIKeyRole defines model for IssuedAPIKey.Role.
+type IssuedAPIKeyRole string
+
+// IssuedAPIKeySource defines model for IssuedAPIKey.Source.
+type IssuedAPIKeySource string
 
 // IssuedCredential A credential just issued, with its token. The token is in this answer only.
 type IssuedCredential struct {
@@ -1941,6 +2188,9 @@ type EngineType = string
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
 
+// KeyName defines model for KeyName.
+type KeyName = string
+
 // LastEventId defines model for LastEventId.
 type LastEventId = string
 
@@ -2022,6 +2272,33 @@ type AnswerInputParams struct {
 
 // AnswerInputParamsYuktaChannel defines parameters for AnswerInput.
 type AnswerInputParamsYuktaChannel string
+
+// CreateAPIKeyParams defines parameters for CreateAPIKey.
+type CreateAPIKeyParams struct {
+	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
+	YuktaChannel CreateAPIKeyParamsYuktaChannel `json:"Yukta-Channel,omitempty,omitzero"`
+}
+
+// CreateAPIKeyParamsYuktaChannel defines parameters for CreateAPIKey.
+type CreateAPIKeyParamsYuktaChannel string
+
+// RevokeAPIKeyParams defines parameters for RevokeAPIKey.
+type RevokeAPIKeyParams struct {
+	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
+	YuktaChannel RevokeAPIKeyParamsYuktaChannel `json:"Yukta-Channel,omitempty,omitzero"`
+}
+
+// RevokeAPIKeyParamsYuktaChannel defines parameters for RevokeAPIKey.
+type RevokeAPIKeyParamsYuktaChannel string
+
+// RotateAPIKeyParams defines parameters for RotateAPIKey.
+type RotateAPIKeyParams struct {
+	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
+	YuktaChannel RotateAPIKeyParamsYuktaChannel `json:"Yukta-Channel,omitempty,omitzero"`
+}
+
+// RotateAPIKeyParamsYuktaChannel defines parameters for RotateAPIKey.
+type RotateAPIKeyParamsYuktaChannel string
 
 // GetPluginParams defines parameters for GetPlugin.
 type GetPluginParams struct {
@@ -2216,6 +2493,9 @@ type PostWebhookJSONRequestBody = PostWebhookJSONBody
 // AnswerInputJSONRequestBody defines body for AnswerInput for application/json ContentType.
 type AnswerInputJSONRequestBody = AnswerRequest
 
+// CreateAPIKeyJSONRequestBody defines body for CreateAPIKey for application/json ContentType.
+type CreateAPIKeyJSONRequestBody = CreateAPIKeyRequest
+
 // PutSessionJSONRequestBody defines body for PutSession for application/json ContentType.
 type PutSessionJSONRequestBody = PutSessionJSONBody
 
@@ -2266,6 +2546,21 @@ type ServerInterface interface {
 	// GetJournalPublicKey The ed25519 public key that verifies the server's journal checkpoints.
 	// (GET /api/journal/public-key)
 	GetJournalPublicKey(ctx echo.Context) error
+	// ListAPIKeys Every API key of the server, stored and configured (never a secret).
+	// (GET /api/keys)
+	ListAPIKeys(ctx echo.Context) error
+	// CreateAPIKey Store a new API key; its secret is in this answer only.
+	// (POST /api/keys)
+	CreateAPIKey(ctx echo.Context, params CreateAPIKeyParams) error
+	// RevokeAPIKey Revoke a stored key; its secret is refused on every instance within a second.
+	// (DELETE /api/keys/{name})
+	RevokeAPIKey(ctx echo.Context, name KeyName, params RevokeAPIKeyParams) error
+	// GetAPIKey A stored key (never its secret, which is not stored).
+	// (GET /api/keys/{name})
+	GetAPIKey(ctx echo.Context, name KeyName) error
+	// RotateAPIKey Give a stored key a new secret; the old one dies at once. The new secret is in this answer only.
+	// (POST /api/keys/{name}/rotate)
+	RotateAPIKey(ctx echo.Context, name KeyName, params RotateAPIKeyParams) error
 	// GetOpenAPISpec This document.
 	// (GET /api/openapi.yaml)
 	GetOpenAPISpec(ctx echo.Context) error
@@ -2656,6 +2951,132 @@ func (w *ServerInterfaceWrapper) GetJournalPublicKey(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.GetJournalPublicKey(ctx)
+	return err
+}
+
+// ListAPIKeys converts echo context to params.
+func (w *ServerInterfaceWrapper) ListAPIKeys(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListAPIKeys(ctx)
+	return err
+}
+
+// CreateAPIKey converts echo context to params.
+func (w *ServerInterfaceWrapper) CreateAPIKey(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateAPIKeyParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Yukta-Channel" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Yukta-Channel")]; found {
+		var YuktaChannel CreateAPIKeyParamsYuktaChannel
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Yukta-Channel, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Yukta-Channel", valueList[0], &YuktaChannel, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Yukta-Channel: %s", err))
+		}
+
+		params.YuktaChannel = YuktaChannel
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CreateAPIKey(ctx, params)
+	return err
+}
+
+// RevokeAPIKey converts echo context to params.
+func (w *ServerInterfaceWrapper) RevokeAPIKey(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "name" -------------
+	var name KeyName
+
+	err = runtime.BindStyledParameterWithOptions("simple", "name", ctx.Param("name"), &name, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter name: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params RevokeAPIKeyParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Yukta-Channel" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Yukta-Channel")]; found {
+		var YuktaChannel RevokeAPIKeyParamsYuktaChannel
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Yukta-Channel, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Yukta-Channel", valueList[0], &YuktaChannel, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Yukta-Channel: %s", err))
+		}
+
+		params.YuktaChannel = YuktaChannel
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.RevokeAPIKey(ctx, name, params)
+	return err
+}
+
+// GetAPIKey converts echo context to params.
+func (w *ServerInterfaceWrapper) GetAPIKey(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "name" -------------
+	var name KeyName
+
+	err = runtime.BindStyledParameterWithOptions("simple", "name", ctx.Param("name"), &name, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter name: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetAPIKey(ctx, name)
+	return err
+}
+
+// RotateAPIKey converts echo context to params.
+func (w *ServerInterfaceWrapper) RotateAPIKey(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "name" -------------
+	var name KeyName
+
+	err = runtime.BindStyledParameterWithOptions("simple", "name", ctx.Param("name"), &name, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter name: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params RotateAPIKeyParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Yukta-Channel" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Yukta-Channel")]; found {
+		var YuktaChannel RotateAPIKeyParamsYuktaChannel
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Yukta-Channel, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Yukta-Channel", valueList[0], &YuktaChannel, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Yukta-Channel: %s", err))
+		}
+
+		params.YuktaChannel = YuktaChannel
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.RotateAPIKey(ctx, name, params)
 	return err
 }
 
@@ -3871,6 +4292,11 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/api/inputs/:inputId", wrapper.AnswerInput, options.OperationMiddlewares["answerInput"]...)
 	router.GET(options.BaseURL+"/api/plugins", wrapper.ListPlugins, options.OperationMiddlewares["listPlugins"]...)
 	router.GET(options.BaseURL+"/api/plugins/:type", wrapper.GetPlugin, options.OperationMiddlewares["getPlugin"]...)
+	router.GET(options.BaseURL+"/api/keys", wrapper.ListAPIKeys, options.OperationMiddlewares["listAPIKeys"]...)
+	router.POST(options.BaseURL+"/api/keys", wrapper.CreateAPIKey, options.OperationMiddlewares["createAPIKey"]...)
+	router.DELETE(options.BaseURL+"/api/keys/:name", wrapper.RevokeAPIKey, options.OperationMiddlewares["revokeAPIKey"]...)
+	router.GET(options.BaseURL+"/api/keys/:name", wrapper.GetAPIKey, options.OperationMiddlewares["getAPIKey"]...)
+	router.POST(options.BaseURL+"/api/keys/:name/rotate", wrapper.RotateAPIKey, options.OperationMiddlewares["rotateAPIKey"]...)
 	router.GET(options.BaseURL+"/api/supervisors", wrapper.ListSupervisors, options.OperationMiddlewares["listSupervisors"]...)
 	router.DELETE(options.BaseURL+"/api/supervisors/:supervisorId", wrapper.DeleteSupervisor, options.OperationMiddlewares["deleteSupervisor"]...)
 	router.GET(options.BaseURL+"/api/supervisors/:supervisorId", wrapper.GetSupervisor, options.OperationMiddlewares["getSupervisor"]...)
@@ -4773,6 +5199,540 @@ type GetJournalPublicKey429ApplicationProblemPlusJSONResponse struct {
 }
 
 func (response GetJournalPublicKey429ApplicationProblemPlusJSONResponse) VisitGetJournalPublicKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAPIKeysRequestObject struct {
+}
+
+type ListAPIKeysResponseObject interface {
+	VisitListAPIKeysResponse(w http.ResponseWriter) error
+}
+
+type ListAPIKeys200JSONResponse APIKeyList
+
+func (response ListAPIKeys200JSONResponse) VisitListAPIKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAPIKeys401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListAPIKeys401ApplicationProblemPlusJSONResponse) VisitListAPIKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAPIKeys403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListAPIKeys403ApplicationProblemPlusJSONResponse) VisitListAPIKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAPIKeys429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListAPIKeys429ApplicationProblemPlusJSONResponse) VisitListAPIKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAPIKeyRequestObject struct {
+	Params CreateAPIKeyParams
+	Body   *CreateAPIKeyJSONRequestBody
+}
+
+type CreateAPIKeyResponseObject interface {
+	VisitCreateAPIKeyResponse(w http.ResponseWriter) error
+}
+
+type CreateAPIKey201ResponseHeaders struct {
+	CacheControl string
+}
+
+type CreateAPIKey201JSONResponse struct {
+	Body    IssuedAPIKey
+	Headers CreateAPIKey201ResponseHeaders
+}
+
+func (response CreateAPIKey201JSONResponse) VisitCreateAPIKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", fmt.Sprint(response.Headers.CacheControl))
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAPIKey400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response CreateAPIKey400ApplicationProblemPlusJSONResponse) VisitCreateAPIKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAPIKey401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response CreateAPIKey401ApplicationProblemPlusJSONResponse) VisitCreateAPIKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAPIKey403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response CreateAPIKey403ApplicationProblemPlusJSONResponse) VisitCreateAPIKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAPIKey409ApplicationProblemPlusJSONResponse Problem
+
+func (response CreateAPIKey409ApplicationProblemPlusJSONResponse) VisitCreateAPIKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAPIKey413ApplicationProblemPlusJSONResponse Problem
+
+func (response CreateAPIKey413ApplicationProblemPlusJSONResponse) VisitCreateAPIKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAPIKey415ApplicationProblemPlusJSONResponse Problem
+
+func (response CreateAPIKey415ApplicationProblemPlusJSONResponse) VisitCreateAPIKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAPIKey429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response CreateAPIKey429ApplicationProblemPlusJSONResponse) VisitCreateAPIKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeAPIKeyRequestObject struct {
+	Name   KeyName `json:"name"`
+	Params RevokeAPIKeyParams
+}
+
+type RevokeAPIKeyResponseObject interface {
+	VisitRevokeAPIKeyResponse(w http.ResponseWriter) error
+}
+
+type RevokeAPIKey204Response struct {
+}
+
+func (response RevokeAPIKey204Response) VisitRevokeAPIKeyResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type RevokeAPIKey400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response RevokeAPIKey400ApplicationProblemPlusJSONResponse) VisitRevokeAPIKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeAPIKey401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response RevokeAPIKey401ApplicationProblemPlusJSONResponse) VisitRevokeAPIKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeAPIKey403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response RevokeAPIKey403ApplicationProblemPlusJSONResponse) VisitRevokeAPIKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeAPIKey404ApplicationProblemPlusJSONResponse Problem
+
+func (response RevokeAPIKey404ApplicationProblemPlusJSONResponse) VisitRevokeAPIKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeAPIKey429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response RevokeAPIKey429ApplicationProblemPlusJSONResponse) VisitRevokeAPIKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAPIKeyRequestObject struct {
+	Name KeyName `json:"name"`
+}
+
+type GetAPIKeyResponseObject interface {
+	VisitGetAPIKeyResponse(w http.ResponseWriter) error
+}
+
+type GetAPIKey200JSONResponse APIKey
+
+func (response GetAPIKey200JSONResponse) VisitGetAPIKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAPIKey400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response GetAPIKey400ApplicationProblemPlusJSONResponse) VisitGetAPIKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAPIKey401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetAPIKey401ApplicationProblemPlusJSONResponse) VisitGetAPIKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAPIKey403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetAPIKey403ApplicationProblemPlusJSONResponse) VisitGetAPIKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAPIKey404ApplicationProblemPlusJSONResponse Problem
+
+func (response GetAPIKey404ApplicationProblemPlusJSONResponse) VisitGetAPIKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAPIKey429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetAPIKey429ApplicationProblemPlusJSONResponse) VisitGetAPIKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RotateAPIKeyRequestObject struct {
+	Name   KeyName `json:"name"`
+	Params RotateAPIKeyParams
+}
+
+type RotateAPIKeyResponseObject interface {
+	VisitRotateAPIKeyResponse(w http.ResponseWriter) error
+}
+
+type RotateAPIKey200ResponseHeaders struct {
+	CacheControl string
+}
+
+type RotateAPIKey200JSONResponse struct {
+	Body    IssuedAPIKey
+	Headers RotateAPIKey200ResponseHeaders
+}
+
+func (response RotateAPIKey200JSONResponse) VisitRotateAPIKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", fmt.Sprint(response.Headers.CacheControl))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RotateAPIKey400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response RotateAPIKey400ApplicationProblemPlusJSONResponse) VisitRotateAPIKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RotateAPIKey401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response RotateAPIKey401ApplicationProblemPlusJSONResponse) VisitRotateAPIKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RotateAPIKey403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response RotateAPIKey403ApplicationProblemPlusJSONResponse) VisitRotateAPIKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RotateAPIKey404ApplicationProblemPlusJSONResponse Problem
+
+func (response RotateAPIKey404ApplicationProblemPlusJSONResponse) VisitRotateAPIKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RotateAPIKey409ApplicationProblemPlusJSONResponse Problem
+
+func (response RotateAPIKey409ApplicationProblemPlusJSONResponse) VisitRotateAPIKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RotateAPIKey429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response RotateAPIKey429ApplicationProblemPlusJSONResponse) VisitRotateAPIKeyResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -9162,6 +10122,21 @@ type StrictServerInterface interface {
 	// GetJournalPublicKey The ed25519 public key that verifies the server's journal checkpoints.
 	// (GET /api/journal/public-key)
 	GetJournalPublicKey(ctx context.Context, request GetJournalPublicKeyRequestObject) (GetJournalPublicKeyResponseObject, error)
+	// ListAPIKeys Every API key of the server, stored and configured (never a secret).
+	// (GET /api/keys)
+	ListAPIKeys(ctx context.Context, request ListAPIKeysRequestObject) (ListAPIKeysResponseObject, error)
+	// CreateAPIKey Store a new API key; its secret is in this answer only.
+	// (POST /api/keys)
+	CreateAPIKey(ctx context.Context, request CreateAPIKeyRequestObject) (CreateAPIKeyResponseObject, error)
+	// RevokeAPIKey Revoke a stored key; its secret is refused on every instance within a second.
+	// (DELETE /api/keys/{name})
+	RevokeAPIKey(ctx context.Context, request RevokeAPIKeyRequestObject) (RevokeAPIKeyResponseObject, error)
+	// GetAPIKey A stored key (never its secret, which is not stored).
+	// (GET /api/keys/{name})
+	GetAPIKey(ctx context.Context, request GetAPIKeyRequestObject) (GetAPIKeyResponseObject, error)
+	// RotateAPIKey Give a stored key a new secret; the old one dies at once. The new secret is in this answer only.
+	// (POST /api/keys/{name}/rotate)
+	RotateAPIKey(ctx context.Context, request RotateAPIKeyRequestObject) (RotateAPIKeyResponseObject, error)
 	// GetOpenAPISpec This document.
 	// (GET /api/openapi.yaml)
 	GetOpenAPISpec(ctx context.Context, request GetOpenAPISpecRequestObject) (GetOpenAPISpecResponseObject, error)
@@ -9566,6 +10541,154 @@ func (sh *strictHandler) GetJournalPublicKey(ctx echo.Context) error {
 		return err
 	} else if validResponse, ok := response.(GetJournalPublicKeyResponseObject); ok {
 		return validResponse.VisitGetJournalPublicKeyResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListAPIKeys operation middleware
+func (sh *strictHandler) ListAPIKeys(ctx echo.Context) error {
+	var request ListAPIKeysRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListAPIKeys(ctx.Request().Context(), request.(ListAPIKeysRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListAPIKeys")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListAPIKeysResponseObject); ok {
+		return validResponse.VisitListAPIKeysResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CreateAPIKey operation middleware
+func (sh *strictHandler) CreateAPIKey(ctx echo.Context, params CreateAPIKeyParams) error {
+	var request CreateAPIKeyRequestObject
+
+	request.Params = params
+
+	var body CreateAPIKeyJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateAPIKey(ctx.Request().Context(), request.(CreateAPIKeyRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateAPIKey")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CreateAPIKeyResponseObject); ok {
+		return validResponse.VisitCreateAPIKeyResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// RevokeAPIKey operation middleware
+func (sh *strictHandler) RevokeAPIKey(ctx echo.Context, name KeyName, params RevokeAPIKeyParams) error {
+	var request RevokeAPIKeyRequestObject
+
+	request.Name = name
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.RevokeAPIKey(ctx.Request().Context(), request.(RevokeAPIKeyRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RevokeAPIKey")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(RevokeAPIKeyResponseObject); ok {
+		return validResponse.VisitRevokeAPIKeyResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetAPIKey operation middleware
+func (sh *strictHandler) GetAPIKey(ctx echo.Context, name KeyName) error {
+	var request GetAPIKeyRequestObject
+
+	request.Name = name
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetAPIKey(ctx.Request().Context(), request.(GetAPIKeyRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetAPIKey")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetAPIKeyResponseObject); ok {
+		return validResponse.VisitGetAPIKeyResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// RotateAPIKey operation middleware
+func (sh *strictHandler) RotateAPIKey(ctx echo.Context, name KeyName, params RotateAPIKeyParams) error {
+	var request RotateAPIKeyRequestObject
+
+	request.Name = name
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.RotateAPIKey(ctx.Request().Context(), request.(RotateAPIKeyRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RotateAPIKey")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(RotateAPIKeyResponseObject); ok {
+		return validResponse.VisitRotateAPIKeyResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -10809,346 +11932,377 @@ func (sh *strictHandler) GetReady(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3rchs5ti74KgjOjjDZO0lRsuSypTgRo5LosnbJkrYkV+2eoo8JMkESrSSQlUCKZns7ov+e3zOPcKIf",
-	"rJ9kAmsBeSOSF9lWXY76R5fFvAAJLKz7+tanxkjOYimY0Kpx+KkR04TOmGYJ/HUypUKwyPwzZGqU8Fhz",
-	"KRqHjdspI6GUCaFkJGczKkIyojNG9DSR6WQakISNZBKykMy5nhKuSXOQMKUHJBURU4oMRhEftDqNoMHN",
-	"+6aMhixpBA1BZ6xx2Phreqdp2w0fNNRoymbUzIOJdNY4/KVh3tYIGqOIN94HDb2IzWNKJ1xMGp8/B42e",
-	"mHDBbuH36uyPBWFwmZjniBwTPWVkRDWN5CRlpJmkEVMBmWodB2Quk7txJOcBiRM5Ykrl046pnuaThkkE",
-	"jYT9mvKEhY1DnaSsOPcZ/XjOxERPG4cv9r2T/shGqZnkWWju94zBCnesGurfEjZuHDb+r518e3fwqtop",
-	"jmJGPQvZLJaaidHiR7ZYXq639I4pWCKlaaIJd/dr2F0u8BpTiktBmv/6X/+b7B0ckNGUJnRkSKl+nwtD",
-	"t83YNau1d3DgW65zqnTvngmNy1We9TVT6YwROtYsIXrKFWHmVtLkWpGBYr8OApj3gIcDRwIRVdqSrvkP",
-	"4/csbHXImSazVGliJk2osC8yD9yxBZnRBUkYDUmTioVbhoDIpLgsygxB3V/tiM+4ZqF5vnVEzHNST1lC",
-	"RDobsiQgXIyiNORiYt/xKzwu8Cb7kmf2iwIyYdruj5ngfrfbIZe4KXRiZnp8dfZMEaUTRmfmLHK8e5Qm",
-	"Sialb1d8ImiUfXvtvpmVb8PSt89O63Zt/6Vv0y5kyGrJW+DFh1K2JegbXKDaUVR2/UsHSmOW3HMlk/qx",
-	"ird84XA/W05UO9g8v+GLhvpsnlaxFIqBHHgtkyEPQybMHyMpzNk3/6RxHPERNSduJ07kMGKzf/+bknDb",
-	"ZsNd4VM4ZvUAj1PFQtIcpIk4XBiJcGgHORy7CQ1aATHHwhyV0ZSKCQsPgZzN1zOlnynyRiogeSE1kSJj",
-	"94ol9yx5puCkUjJM5FyxhMR0woqHTSZ8wgVR5hwZMSbh+CcLkshUM5AJQ6bsgWVh68gd/Du2eKZIIiMG",
-	"HMKMHkq4ImOWwJrZoT1MIXuEjjSRqVY8ZMQwroydNM2bQqYpj4AvqYwfGWEMK2CGFoyZWXUan4OGW+tH",
-	"3MNjYl9JmtevT8ir/YPvcC63Ur6lYnGNu6Qed04J1YzAapNmbBiqTJMRIzQME6ZUQMxvZiVlQkYJC5nQ",
-	"nEYtt7FjyqM0YWSYhhOmyVgmZJ5IMTGPKENoKgY54yFbM7Db5kGrQ66ZThaZiGL4d/sY/g5ZRBeGASPv",
-	"hSUqXF8WeDdsJEWoiJZkTrkmQzaWiTkIOllwMemU2TQXfGY0qd2MR3Oh2YQlZsk+B413gqZ6KhP+dxY+",
-	"5u5cSLOO9mSYTWjKhORMtLQhekqzk31PIx6SKUuYd+VT+Bzz4IjaxT8Was4SFhIpogWZT5nAHaQJIyMp",
-	"xnySJiw8QjkK95IRTRLOFBn8/PPP7ePCCw/J94wmLDGKQDT7H/0GjN5vDCobWH3Or1mPpjSKmJiwgAxW",
-	"vDdf66qUhXW1i22u46fawwZbGIbcDEijq8SwI80Nox/TSLGgERd++tTAT1+e6GuzQ3GcyHsaKfKp38A/",
-	"WNhvHBIjcf4bX0f6xsSYMaHNhX6j0+n0G5+PUOGZc8XI3GyjWeU4kbNYE6ruWGjOVaeBksjJsV/cZHKN",
-	"Xw7/xkbacJTjOI4WRumL4AvLH5GwmZmaE6DwG9dspjyrl72bJgldmL9VUZ9YuntOE8HFZMt3zh8ylcpq",
-	"FPWY/H3B8tcWJlmzdLCNp2zEFceDvAWFhIXHnHl2fHV1fflTrxE0rnv/0Tu59RhpZp7Uso2C1rjb3fPa",
-	"RsUPz0b0fc33CaN3seTCQweGQ3Jt57o0H/ZrSiNz3+egMeYs8u3355UjPuyIlWZVFVYnvXOS3UDkPego",
-	"i0jSMCCZNWiUoDlpcqG0sUTkmMD8d/CLwP4qKubdVy+CFZ/vYUn3NEoZMtyYpsqqG0ZdB3GerVb5yVOp",
-	"jUJjlFTChUb1x86+Mqe9A9+U7tAeLZLH3ssvpaSl/TtBF0Yd87Aejprjn+2BZ+VQklOQx2ht5nejCWad",
-	"J0rLODaiKEEbm4UBoXgLyPKIjYFFzsAic9xiIyPfx3xmTCk6Yd7vSWAVCj6CMofa2LHgYaOa6lQVuQQd",
-	"jVismeFfoFSw0O/MKZ79fDeyN3onnX/le++W2xN1FdER8zIKzT7q5S1F2z9JIxYQzUd39p8hE6Av2pk6",
-	"jmqvOubs3E5G2TA7ubT49zThdBixbdY8TlAM/GSf9Uoboxj5T3ZsFoA4J06uaIVylBqp7Znn0o7gWrlh",
-	"ip9Rs/ZjPnntWEZVmIwpnsKqauihVWA7m69VcWDPImXvoFF0OW4c/rLF294HnqVlETMriOYkgXGQL5s1",
-	"/dieyLaZQlvd8bgtYxQWbZAjRuECUfHZ2faer8dHttQ78o3Lbh5KGTEqUNMZJUz7r2nrS3WH144RZIZD",
-	"0ED3VSPIHgvctgd2BkEjTNH4bRjW6Wi3ETRGCfwnTSJzs1is5wSwMIFzuxaXv3Bf9k0+SjzlCRtpfu9j",
-	"AEbKLbkhfTLKMqR6mY/ul6pcd6zfeZ8jqVhI7uWIDtOIJouAqHQ0NVLgUx8GRfX5yszLaXb9hlGvNU0m",
-	"zGrXmXw57Kfd7vMRD+G/rN/4TJqhHKmd/IirzixsFY53vi58fJPx6tVO628koovbfAd+YbfKK7cRXEY0",
-	"Wqt+VfcidC+AreBC0ztjOIP/CQQxul5EyJJniuiE8si6ic0ls4QVmwmO0FgmM/OvRmjMfs1zai2Rz9oY",
-	"C9el4MphkUs3aRbLkALd3OjYAncFuH+9giYsUv4qLpcfkXyvl95W0CfK3/DzdBGAQwptPElCSayS6p1W",
-	"km9gHuiBbTB3W59RKox0F1K/lqkIgTbEOOLAZbgAR4DX3FAVb+1qsqs4bpEKKcScsrBUvor51FfrHVVS",
-	"PedbWwuCfdQn4LpfXu+rhIGnErwZMgrBcwADKTKWUSTnhySmylCtIWuMAKzaic2F69IhXGe9ZiN41ykx",
-	"+3zNYpl4NHJmzBFao3T30D2bRoVYjflmhm7RMY80SxSR4wJlwvmSY3uYc0VgBT9fmnJV0sLInvm9kXMy",
-	"g5DPuGwSuICOInMGjrs4ogtWPCiZiy4oBQK3U8vHTvx72I3bQzQ9IAxK5jKNQjKl9wy84IHRFXFVZRKy",
-	"5OstmJD62n6zf3o4H2pXxqxfFma2CzeiQkhtljQZccVIM1PRVctt9+LrzXi1Y0gnqQBvo0+fWuHKKcd4",
-	"LRm5fQtKxL/q6DzEE/FwqionDmyuCIEJYriWfqZI/hKvWoL3+ZwkeAUDtAUniNn4U2vHHDrHfXuS0sSI",
-	"dWujtSdUs8DY3VHUnlM9moZyEhAtZdsc03aSCmH958tcsjDAtgogUjMK72dGbGvNxUSRJq7wTyzBQHJG",
-	"vcqcPFqQ/s/c49nD3mVbRaUbkqGPznrhhKENtCWRYbjFe2Tw0pVl+pktmP3LswWo/W7waThq9oD3kzKn",
-	"yZLIoSPtE7g/T6Xz2BCuD8kdW1jN29Ai6t5BYcsqajkoaUKKxUymqrNGPVxW4hLKDWn67TWjrobHW2ii",
-	"LEnwE+t9XNsLm0TO8oj/0ouFDNkD/EvmjX7jFvbCGO9bzTLJPH/V3aWaUHLdu3l3fgveTqK0TFhImnQI",
-	"ilYqNI8grBxyG2ZdLRQssWyzL7nfbKNPsqZbIcawyckvCx1fZKHsccu/w+1iYM9ITrMrj9jJOrPZH40a",
-	"6Uqk4er43Q3GGW7evTX/uLm9vMK/b4+vb/N/fXh9ffn2w8Xlac9rHZQptZKKUH0DxAy957VoOlc4fhxH",
-	"Cww28ormR6bg7DXGGzzsffOdLzerkEAFvCdPA7pjCzLJVDmFqUsQxTRqkJBEQbyYsPGYjXTFG+834Wfm",
-	"2C3HnW8vr+Czjohl0+Tk+OKkd27e6Xbp9Pr47KIRNPBKI2j8eHZ+/oVBoaAxp1yvD4SPbeAev/SQUAKz",
-	"sWcXFV3cAuuGD/DMmy03DHp59/MnBZtnTwPDxfwy3EYykjOmyJCO7kBpznz/LiCDIfgX3SCPx3ezz7TO",
-	"tKUQKJ6AlWfLR8PHomRp8NAsxLt3Z6eFbBhCleIToUjzHrUP8l1AlCQ8VETJRJPhwuYAGl7VCsg84Voz",
-	"Yb4ukhghVwxzPqeLeMrMqxiHRBq4whWkyrU6BK20mOppQH5Nzb8NWQ5luCDa5htyBYwVmSRkyWGeD4vc",
-	"mzBBCIbb73aN+udS5tCr3RyYAToF3oY5pxnfTVMeLp21gm+2RG3Z8jqjvUZ3foBAu0lnM5osvFZRydzf",
-	"kImr1fRxYQ9y+QOGpcDpqnkXQqxGO5gZIghLAo0L/WLfb7jmakn12GoixYhlkcXyoSJzHkWQ6oF5XoRO",
-	"KBetI/R1mEMHGYxUazaLNRlzwdXUnGWZBIbhmjviKJ1wQQQztJ5QEbiHcZgOOSY3P55dXfVOcQJAWXbC",
-	"yCCY1hELj+CKTDXhxh6GJJRUhCyBx4GSZ3RBhoykQt1xw1NKZPdANUzUK1IQlK1x6rtszg03yE64JkBQ",
-	"VF+qyhIT2d49yxZ7zBOlMx0ZuCP+ZHeq1SHHw9xpxXW+PaRJcR8g7gyS0zpyrIutuOqQMoSPTjDTr7X5",
-	"mm+mYpljk2tXSrP4JGEh18XIS3EhNYvf2pNWH07xCLUoeqvqgnVmTZ8pkDnmYwznnfEo4ijNlbE1ZjMW",
-	"YqIAZiq6I5GlLtrVM8trbGIWZrfAQs+pgqwxbmwam9d4hKMZeWpY7BjSsyC1zAjL09758V/hjgQtGsJF",
-	"nGpzWlsd0vXsrMT/mPfgFtLiZ5Q2ro5Sq9Eglzps40GF2LAl/5xTZeelsEk54WdbsJKH3ixFs696F6dn",
-	"Fz8YjfPdxQX+C7TTU6OVvjs56d3cNILG6+Oz83fXTlO96p161aAl0bAsb7a27x5sxT3UrvpjGDvrDBw/",
-	"GbjQZU0ce8ZoxTQv8PG6iG4NT1gZ93QDrZ5llhywNNE8hr7MbvCajV/ja4mL7R8RwzEWlhWoEY1oskV2",
-	"Snn5vDkqj7yAWTqBbyXfMBoZQ6S6ess5LfJufeTaPuUdSEbb2sS5xbR8mrhAT9uGh+9LImQ4VmbA1X3c",
-	"AyJeD2dcU+ml7csoZEoTcxWVkY0JF7bHQ60oT75fuO1bPkswFUyeC53ReVisOoqYsZASKFtyYeU1UYMy",
-	"HyvNwX173TZc43hbZyoWUuGWvxF9MC61wWrXxoabg+5cE4v+gu1lUXizHYlP4dtrD0wNweQb6NwFShtz",
-	"ZErVF5POumS8mS8cdoZqWkY+QMpQYgaaYYXegrwoJBWWxEIffa31Xm7HIGqDWhXWke9jaYPy789XaRVd",
-	"45xio8wmZpH+5y+0/fdu+9V7+98P7fefusGL55//zUcZZ0Zl9Tj+Xf7758D+ezuFxj3zvT91YpQwqh9L",
-	"jwOtfIUrvs64hLx8P0FkNQhbBVLX+sirQjVmopGvZSNojKgYsSjaJGPUfXWwgiAz68F+a0ERzHfIS3Pm",
-	"5X6HEIy7uTMI6W+tB6iS8EGVIlSRAaZyDDJnp3kIitmOiA1VSJGzC3NhfWKn/QDvZyuVsvAkK8bxBWXz",
-	"Uh3ytxRq8MwzgSsJV0TLOyY6xDBX+CfhChNRuXK+audnr5zJKJJzFh5jwRbbMgXyAUfOPrL6DP/EaU30",
-	"LOYJU9uMN7VOuGWBILXLKKhIqCRlmZ0NCRIjY9cLwmgScVYsnDJyWSq35kKSSIoJSyBLWdVIhdV8P2jA",
-	"u/xyE/MvDyF/zuYdHdvSMshiyGqnMDQKb7LRUS3JDo35DuSx7dzvridZnEe+TsuixqxskQaK+xMsU1Zx",
-	"70s77TsV/yHTRNDoRKYOTqHsYF3cZsFqP7v0uZGWRhkuHKzBF7xES00j371LC6ohqS2bezb+igW4kCH7",
-	"ibO5L70bK3dgifxT3dadPOGC5c6YbaLa90zoFRMBy+ByCKGRrbgFPHjDfk1ZVTWt/w7uP1eGWz9kCua5",
-	"LWewrZsYXeFb+nYe7g7K8kExHacRNEIpIPFbzoXXhZY7Urf1JfKSJ6i8nZW1XSaTpU0rUVpQOQIrTtFV",
-	"Is0v3nSU0ZRycctjn2WgSMgnTOlM8o/RJ4v+mr/hy7+yJbZdIkeVTfhSOVKx4VuuU+FeogoUvyyIiuge",
-	"YxmF7EF+5goCSyoKCRDZ+Kt2NR1GfGSBVqpqzUQmXE9nRXpn4d7Bwe4rL4XHxXd58iXpnDzfaw8XGtMB",
-	"uDFbqQhpEpIhVezF/nqBms+pONyK73PbUcv6N6UOK0W/Ao/ffsRHZf2PyOMfxrQfyIH9Ts9CRmtOESvo",
-	"6SeW8LGFG9iGD2I+s+GDmGhNs7PfVFO6d/Di8F//+GfLXxwBsBo1FWeJ0t/T8KaW05xd/HR8fnZ6aJPN",
-	"Ifhpb8ZZ2BzlISM6SZXekAuZ7Z70alLKb/1p5AA2MrSpHVOKQAmW/7OQLJjecOjcw7xU3mHBVlQaZVAM",
-	"9vtx8T/MuJpRPZoGZJgY5fxDxMVdQCY0DvoiYZBDHiCCxodCPTP+gAf0w73LhZ3RyEyXhUFfjKZshEkI",
-	"2RikaVe/dUSE/JDfEZg/kX19uGOLoC+GNPwAaEc6TRhpvrs4vjh5c3ndO211+sJfEOFyBN05gJEaQSN/",
-	"thG47fcXoGwsnoBQ7oHyWUiaNoIq8jzD7eWWnX9hFkWS8h3Acz6zse0tiqluRlMWphFLEGBFdcixTRmC",
-	"iDS1uCtzyjU6LmzUdECwDpomWgVWUiW2xMA6ktG3yUSoSPOH3i2ahsqNl+URBGQg0igaEJmQQXdAZowK",
-	"BWauGXnZmTCjH68tR1uGPpNmT1KhwJ3KxYRQoiKpCbW5Kk0b6oXsAwz25nguC5f2UM732u3C/7xJX8Xd",
-	"W94QOTnnwhPD26beLGL3NenEqxzRK7yDiv36EB3bPGYLqnBKBSfcqgqqczm5srNcik3EEfNhqrw2hIo0",
-	"ZLjVHlGWCl3ZPZbip0IfEbB33xpmwkILlGYoD7PbhjIVNX7zh6vOERdbqM6OBrzZzzpNBAvP3Qs9boDC",
-	"1/mA/vQIMuxgSq4mfD6VESORnJAmpo9EUMJuE6CoLahqfbkuXZpc9XOCfH/dkvmow5gU3zqz+Oa2d/Wh",
-	"d3H8/XnP/uV+PD27cb/+eHYFosH+47p3e/3XRtD4/rp3/OPV5dnF7YeT897xtVdOFHOIly/OZizkXuyg",
-	"LBP3kNBISYI+cthEl/IzZGZ/LZBlXQzo65f0PjxVFxbu95pwi9T2gBKY0ZqHfBVDrzEZI2SjiCYsJMOF",
-	"zXSFNDtAMs3FIv6qdj6Z3z/7q7xdFsXaCvec+a9DDswzMJYqtArTHCdyRqpTXW+KljO86vZjy7ysn4/P",
-	"bvEnm/n5gFytK/iCU7AalA9KQLOJxBQuNyed8AliJtizCIUTmiUzLmjkHWWU4018NciLdQAbsUzq7A2Z",
-	"6jjVBO4gNk8TDC0jNM0umxMKoR5DpRN+z4SFVSNNYfO6iftgCxG7cQinNnkyrdFgql5tTP3JdqYKH5Ha",
-	"WHNpzd1y+CgPScAfB7QEvvGe4btqU8Irn+LeXj+r2gzCr0SY64hos6Ss1Vvi/Too+rxyNaOrsGS2n3Qm",
-	"LJbse9RlCrWqWZByA0s6Eztf97VrE+Lc9uZYLfae914Uoihlq4DAzIHH2/P5YtnGNsd4DZyLq/hcTwYZ",
-	"rGl1+50bx1PVN4eMc8DtrOBTCPaxJk8pSWRSCzhwz2VEEaNtTCjiUeLfFoNy40Shn9ybvCBFQmkq6spn",
-	"q2pjUfXnOlpNI1WR/e76rFRSY5Fc77gIA4uke9gXHrBNC8IxIM39brcEx4uwnggmx4WtnLB1PEdEMUYG",
-	"uMqDVuB9dRXH0wyxe2is+xw1FHdVClbzjiEN25nrx72BkjkbTqW8e6bIf7URf/4m8w+FklmYUZbw8aLm",
-	"xTkqsXnp88MqDrBMcvxeQ2hSE4g3E66PjCElE8YnAgGLZUIuAXq4ZiwhdXtszFEYax+WAACDLC5xhkOe",
-	"w9cXvGuQ2RFYpaxYn0zKaKvoea+ZwozpqQzbZiY2bA5zOai53aG0wE2vcHGwFts5DrG8XVNtPaXwVmVX",
-	"pzArh/tqMZoROIAJXTOwlrIdmYHMyLt2W6DSjCv0SiH8f1xLcyqNjehnYRtsLygNg5cd2LSGIiTu35Ss",
-	"27QS/i9p7u+9OgSiL+D61jwJmGCCRgPSPHBnyjp2jWU+tbmA7pjxsP783FMe0WHE4FV2NUKq6ZAqVnBO",
-	"J4waQ7zmPVOt4wEi3iNO9pvb2ysCZ9fvQPVLe2RKwaqE6Gt27w0nrSrId/D8NhHVy82puqtLL19Vc/8g",
-	"tK/bAtQjlrsk8FXOxZLjT63F/7rRMn4I/Je5cyZD+5Yfz87P+43PXrPwAelRIaNhZD2T3zqHcYUnUqZ6",
-	"JGdsu73BGv84jhZO0LmdmtB7RprHV1fnZ73T1iHJkp8D624InFslIMsAlIaTFr4yQHRIkHTeZV+RxY/E",
-	"UvPReJElNfpaAe7Npn3dsyTkI10GIBWMheh3h6BREjoPNk0YAjJvZ6BtmuC5auPx5JcL7ja3otzTLF4F",
-	"v7xJGnO2/MXqoEImqWMJywAIxd1x81+XUIrz9luS+LZt12ADJC58bf10VjlVjq0L5QNiPh+fm9/Ozy9/",
-	"Bl+KPT6NoHHauzircaAU9mqZz2d8ehVxW9Bwo7sHuaffrLi9IgXzi4Et2Nxw4Zc3Wsq7bDwnmwUErmqR",
-	"XwJCBTk+fXt28UxluqtaKM1mpEmhllKmFjS4oF34A9YzeV+y8q57//mud3PrNgIX/6/ghv7Pd2fXveJW",
-	"XVx+uLw6uzi7vGgEjduzt73Ld7e4b2UA73wrV6M2fJXDXnXBYtphw37pBvrCLR/dMf1gaipxSlA15xR6",
-	"czQt3dclDuRysKY42kFkuNwH3FymHCbIEkm7uL3Lfd+8qHl1YUkuUjyJQ3AVUCICDCVYMgTArGd+fJKv",
-	"sM8+TrsqFpgFm6+k9HlehVmnyG8PJwwzbjxoLym2a8pQmwsyNBOR7nESSxn5Ifq2TbG1sy1MbeU334xk",
-	"7AmDrgpnn2nlwvL5bUekiwZYHiD3rNaqV3oC5J2a9KPVjRSguHzFGK783HcKC8OUhXvFrZGnRBa7llFF",
-	"KEY618chirK/sNpBITHKfcrqDcwOzOY7OGi3Z/Sjw6TLGpc5r5C1my2rOCSzLH/B3og0BkRbl9Igi2Ff",
-	"tDE3IhEJRZU/45dnVXk1bBBvzjY0SQXWCGK+RJa5mqe9QMLI5rzPHaG8Q9dNJH2hjEG77e5t5+e8bVZE",
-	"DQ5hZRT2+PFwg2e4tkMG/ZnyfSNNqPK0jWV4VLoGEL0aIURIFyQ8T/BFamrU7co+tdaeyM3wyivMchmy",
-	"/NqT57Jhfgv2TEJWCFVhMma1ntLszIkwX1VYDZcdZJY7pwwVEEZH0+w5BLLFCCjXKnsHMmceovlyZAga",
-	"6P+g293Y91rhrr7QUxHVs5otlDCC307YR64ATwPp/aDbJRF32X7LIfcC7/tKu2nk+K8pS43KEetpaYcq",
-	"DK3MxGpOjo+9ZTtdXBYvz8Ote1CsvBKpWRut5oJrTq1zaO3dUZ7kttG626S45fWuJr45juv4qO2OiSk0",
-	"GdlrOWF6Cukz20TkYywNuKKISbA+/SJhmgm3hCvpCid6nd1fFdsbpADQSjOkCoT8jItstoE38naGTz7f",
-	"27Rv0qpJOW+ZJb7SCLs2Dc/9uVmIKp/DClr3W/CrajmPN67TzLZk81Wws9o0qpy9f8UXXhdpaosU0VtE",
-	"qXdNTOVckIw8bZOCrEWi6szCgPQb2Vj9RqtDekYcxDSxjXEAiEtMWcJdH1Tb29Hh4pKmkfL2De2QLlRA",
-	"ir/YnGjMQqhwH7rwCLLXFl0MxXbTJowExOaLBMSmi7TAfxayiGlIM+QKob/NW4tyFDKZjJZ1x1jsoCCz",
-	"FYJBxjIB9KT5lGrmghbVDy2lOT1/cbAmy3SLLiRuiWrCqfCJqDcYXQ7iZVqCeLZPHsG3kYjRe4C3IOxj",
-	"LBNNh4DTHtpsZ/NnETfSPAMxYMj8e79RO6cKqXviwqtD/7XB9NXmSxqH2/rN7SPf1/iVENAOGyPVoguv",
-	"hxC2o9jyZG+7QSFYRDhiSrgBs3YTCVM6IKOIm6Fmo9g7yDzjsjX1lCuMKMtWyyk45RcWl7e4bqWv8/Iq",
-	"o6E+DAzdNirzL5rNk3HdzDAU9h83lxcY3T4iqUppFC1y5CQU8dvlQQKYhzTsAcvkbVU8JCW7ZpT2vmdZ",
-	"EmQzK7DHqERruZUY11smRNatq79jGiviaG/WpSxY2zqt9I2uO5Xv00hzzAWNcmBI+wxXpMqoDUU7Vt35",
-	"srjUA4HLVsMw17s5b7SMj6PoYZS9aYKvA/z9PaD4Ygowqs8ub78MoGzTgWeA/4JGO0y49cW0nplCvjQZ",
-	"iwjuaZ0W2Ok6ny/7GEd8xPWRxUTIMf+hf/zgL3/5y6AW7MJmtW+JdcGEkahhHUL8xDqrV2qO2Yf14P5c",
-	"j66pWa9vWDbftlsZ5nWs8eNRkkipa7rYLAfM1ieX8tGdpb7aca1jCloAYsvgCrzVytJyK/Ds+tuFCZZ2",
-	"Op9/vpHvV9LnakCWUucIwNQgx1dnZWSQDNfWwbNsBL5S7eGczGjEFQvJydnpNXJoHG9GF2QkhWAjDWng",
-	"FkXwkFCx2C7C/KUoLsvqFuLTfIGiVcaBWato2fGsnlVTkF+AjqmYIImcWYtCzlzCSwajU8g02A5xxqPp",
-	"mHc+UyRO2Jh/BF0dy1pfmA9K6Ai4bXNxpz7Q4Shk41ZgmLZmUVQgLaNX0sR/So2e+06tQRXO6RXUYoi5",
-	"Gllvu8rOuEg1aznP8SFizW6BAPwl0IffFFQmP92nYGRt3Z/ZQguGbzbBtkNLy8ERhoHz1G8Pk+gQBn3Z",
-	"IV+y2OXPWbNia3vz1HQELIVhMaHM3z6RvGVGcVC5JwKaB6JT3wp+tZFQL0/BXoFSCjCXDedUTIR5lwUo",
-	"lHLtg6xj0eaiHJGsxMLZUVtWWBQUhyyNvgTm9sV6xPeRHN3lasR6v+LG3lGnZ5RX9J3gWh06t8pSOoZb",
-	"J3vB3oZXd/A3d0suD9D/0iGndkuETTOpX+eK73GVwrN+RQrqzSrqkYLIuWAhSQV6yKjOzUzzi010yEgr",
-	"gCvQeCoopolhI0zodWze7mt2rKAJ15bVPKsUrjdyTuRYQxXu7dnJjwRStyMMo4l8ztnaZ5r+yxf7Jf/X",
-	"wXoM8ZJetpq19DKirxbViDOMQPjjn5AtWzjPxaZ7Eu1VORf+KJGvYOf63XnvphE0ev9127u+OD7/cPPX",
-	"m9ve20bQuLz4cPvm7ObDTe/6p951TekOrN3xl5gY69xp7COdxdEXmBm19gR2ffMpoHTGFPZzVLY3nNo2",
-	"fxEts83965Xp3+ALvO8GAvZM+wYp+44LK4xtd7etK2u2rLmyZF9bDecmHJSIu5Z6CquX736+W5scK5QN",
-	"W7aVK2zZdqnZnh58Ob5EnhOAt2U1tUdVJgktRz1t06v9I6vbbl8x1ToutIqXiSvT7myWTb/JuuYB2OXm",
-	"QEhrQ7PyBHshJUb/y9aERnO6sMdJeHA0Nl3/2lXZiFazUTb53JpGPbiPDz7aa4NnboBNpuj4xKrixXoP",
-	"BMaAMMaFiYJOHNbkJz4w8rG6a7yfrNGjFthCwYDMaBw4xxf8O+KIzWTp/1//+Gdju5bvhSbv64oEq8v+",
-	"TtVgiAgkXG+ci9nknGV+AfDbJ71zkr8gx9x2HRMUprEYwZ/YBtib1nDjO68iOvLaU1uL2M1qqJeMoqlM",
-	"NJmkPGSQavOWJndhWVlZfXhdWXUuFAoLvnrb/Ee5YI094DhvHAwvjLJ6lldZh9rtQo65BbX5mYSSjZpw",
-	"bCWTGG61aWrWzM9c1K7KqKCEV9PvoO2al6GUu/5uVt1eqdpeo3xtJ8lLIti277KN5lyZMtXWiLGWjpYk",
-	"VYxQ10u3s6KX7kpzYUlrypWgwjJtQj81MAK5trslnVuqXIsksJGCVo8m8AAk+82iE3UaG5i3/i6cv/vI",
-	"xJ86W8CMMoo4aY4iymcW/2wN1vyKuIgjk7KH9YEJAbav9irGiXW1d0LOFaFDFw6Rc0GGKY/Cuhwl+2bV",
-	"b3jyiCaydmCzqj9AFVEEcJbooDFD4XyGXNAEoiNWbiqzYBO529l70XnptetnMgToQP9gxsaAYseEMTKl",
-	"IUnFSM4Qdtt2V1S5fonDw2bDnPyuiTii2pDx8og/XF7e7PxweXx98sblRPq/KOIi/bhDZ+GL/ZqY8j2v",
-	"X8FxGkXkp5Mbgp/inboNOWWuWvjGVJidFtXZvNrf/+75q5cv9/devtzde9Udht3vdoejMHz+vLvXDfde",
-	"jcbDF8+7ByunestnNRwM2uk5YFKc8oqJbcYg7ldRmGsw1Lzf7ex1nrdwDMUg8T/i4s5OKcFigihynVUH",
-	"E+l+Mjr6/43PD45ghX+QJFYsDWXbdYxt3nc73U63vdfde7G7193d3Xu+f/CibZcTIkQBGfx7yBO9GOAI",
-	"HvKz08t3jVACcJ4y1UfYAXYQsvtBdddwcuvBaN1SFY5KUDijBXr28pAMocPT962+6Cq26bo+u8KWFVlg",
-	"BtaZdPK89l+67zsAMf3L3vsOQhJ10iRaz1RhwNUlVC479gE6azjZpnd7OCm49KrSNM/C3iT3elu48QJM",
-	"29alytsUCtd2TS8rhg4tHBdw1aZ85Xz5/e4rX7jkSzYyD2fsdX3xjG+cXs/z6g+bJ9v5UvLIv+hgTXJ4",
-	"lTjWxWsq1FKiEJzxe5/FodgoTbhemBWY2ehhzC3oOzdrM2U0hGxe1G8b/9U+vjprmzvyKeMTn4PGEJqt",
-	"eF2Ax1dngBMPxXB4X54EAl8CQh9fkL16qnVcDupumoVS7BAE+QP/+sc/W4HLiwDRcHV5s+SIVTufiiHh",
-	"zzv5azrkUkSLSr4A9hPHlMc1X/EZ6kfG0vqCNB2Bfm7X1YhRQAYiM8qFplxA5gPMV7m8fVuaYciRxVJx",
-	"LZNFa8n55trl3ZJQgsjVEl/dITcOIgicSpkQIM3T4x+A7F0Xa0MyrU5f9AAxCZKQrl+fkFf7B99lYE2I",
-	"gaVIc1CEqLFX//1vSopB64jQvljGqwL/nLL2c45uxUWG0QT4zZ+wh7uVMZ8HZkJoctvXTIGcBoiZI8f4",
-	"mTbvv+mBlvnXP/45CGyxVF/YVbUgXwTPUyuwrYQHoJ4fDiMq7szIfQEpuLbNPLgeRzpadMhxBo0zlCH0",
-	"LIYbsfN8wTkgQvzgvshwNqs96vG0FR7ytaK3uad9gZkV7/692+12SZOpEY1ZiO2P562AaPZRZ3hGADBl",
-	"9oG8u33dfhkA7rBgfWH+3H1BVJokckI1I/ieoNCW1QLcx4wCHCMgClCCPlijUioesr6gJJTpMGKGOqGJ",
-	"enOwy/a73QGsqAI/cshYDDnGVJDdvZcE0JkVFACGVFMsW+gL7cDgMDM5I5BnikDX/QEEglXejf+QDMza",
-	"d2zGdIeHg6Av8DdMFx0EZADr3LHdzAIywNXunIVsFkvNxGhhGBs8udTbH2CibKGVcwJBI3I6YopM6T0j",
-	"Qto8pr5oDjwK1m6mYFmCHrQ65AI9YBByxmRPMO77wm27pa0OuUgxGQRKHTAHhH2kZnvMPoMe6+hQS3gZ",
-	"nbC+OfwJU7EUih0S6nLKzUq+6na/2331au9g/7v97qtXzxHV/NXe3vPn3+11n794ebD/3XcHL7uvBn1R",
-	"AL/NcDcVnUEbBCMxm6OIQ18ANZVpFJKQjbC5Opu5vL++mEiEwQFrnjh6sRrpD9LMyXCNzik8nHTeKYYf",
-	"PWjB+YN8rTu2QH6Ea5maJUM+AuhkhH0csVhnqHJMWV85zxO7+wKdllIYMldksKpn2B1boHsDlyeTf4dL",
-	"1w/Nts24UuYrZWKx4ozQmzCtyH53N8DTYyEgALdtRhdwNkNMNcsM/77Y7z4PCkRnz1n+iwP7sihwEdaE",
-	"2m3Z7+6DqBV9YU29HLUN1kNKrBayJKPI/t4ra5MVEMMGeADNTPsCIgzZBK3jF9vqDT62gdG2zZ0DBOmK",
-	"+IgJ7ALLQYSOudENGscxHU1Ze6/TzbWKwm8g7a0bsHHDonF7Kg27LkYvR1OmtJ0GMKeYydhQUpzISUJn",
-	"uOfHZyiozclioG5gPWQnAwc7bIDAaBTM20a3s4uzkDETNOaNw8Zz+AltLNCRSo3jdkIWsQl1kZ3PQf3l",
-	"nU/5H2fhZywEyb3cv1idy5pWdm2KjxQDU9ZRnXfJrJRCVu2J98szy7JDfPPO2tssX8mwr1df3flU4KC+",
-	"r/Vptfkt5SqI9xsPtBPJifrqo2UdN5euzEax72dg4JiL4bkGyVU7nxwqyYa0UAAx+Yp0kPW58E1VsWjs",
-	"/T3LNFm+JGisplL7rmVycedTZtJ+3vmUGywPoJObzDb+HKy9+efcNCoshU0zQ3cq014Txt0EmD0OZY9m",
-	"SD4xTe6cmlbFQjoCLy93XR8yEBzoYLLMzoliDDF6scbIau3P7HPmsRx/AISha2hgeFvGoo3p2DjnSh9n",
-	"nxdUl7bylVW8LdIsAAu1AmLBUQJiUbgCYpGbAoIYXKDLHZ+fQwTavBKUrpyCc5QzH70WqrJzP8gn74tg",
-	"uarvscl4pdS8XU9q3nvAIgClCLZ8r9t1ZpnL6K2gbkJEOBtqPQoRxNnA5quDQEJ3wj6O7HthNsMdB0MM",
-	"9++uv/8dINkajYaF+NDz9Q+9dgiz8MTeq/VP3Er5loqFrRPDgrNcdp87hSRL8CwnhxYwyrKT1ZSJU+Yy",
-	"EEtqa+zAjJiX8sURDeCXRn583weNoirSOGz8dNb7uXcNcysf9Z1P7p+W6XjPfb5feW/hrAe9g2p02Fy5",
-	"jYfwcM35VCLUFvTFBWCuEP9YtJaP6g8sO6mNb06gq4mz85i01t3f7gh8OW1eGwteCve1QV75ntd0BsUY",
-	"P6L9AZi3dPUh21LgGt5bAUdDzqsBaw4cPij5WxljLWsGOS1/kW4QNGKpfOIPXg9F+BZTrojw6eCd4N9Q",
-	"Rlxoz+AEJVQaQI9IB0/AdQaBGuT325c+U8RirraOSMKgWykAquPrUdp0yPdST0EC5r3nsjcBewEzaKRl",
-	"go4amAswogx3O+dIjg25Qfa7r5ZP6Skc4tJBBRr7XoaLr3ZG3etPLZQfntbyvn7+jXlEDjKRIQ7+rkXa",
-	"tmym+2q7+3cPHpuNWSBN0gSM4fKRVC6LQjGhW0YrQ7BN0kTPEuG6RWh2fyabVekobMrj4KjlQjZvjeoV",
-	"qujEhZscjn2Wugg6gGHNOUYJHOjMWmgF6OxCUFRs5GdJ8Zwq3Yaug+2z0wChDASbm9cpW82PqMPzhGvN",
-	"hEV7wcaIzxT6IAH8ncBbeuKeRRLzgMpM4EYnjM56rtuoz3KrKr6FAN5mZxDjOmsNGvPRMBGwaNbyBM0+",
-	"atyftoKPKDOFaqF8cs+S9o3ZKPzYI0w0zZZsYNbscICN2zj41JbXbiks6KiHazZrb7YapZf6GNMxwe8h",
-	"ckwGPHT+OcV+tf65gAzgu90VAD7PLsF32CulscCb71yA+N02AZeSwSG4Y9s04vdsAIfJLBXqDLsHRFmI",
-	"PpvnSKY0jplQfyo2+eVsrMgOlk4/IIz46DBhKp1hs8DywS/yLJa1IF1jFkylvPt9+CTqVLCsWvnn3vdv",
-	"Li9/xLZYNgKGue+DoNSpYZYqDVAui74YuMYjt3zGlKaz2BH7O8E/EoXZuY7MqQgLj2S9Sg4Jtjf+H/jk",
-	"lH0kb94en7Rv3hzvHbwwB6/fsGfLjYJv7OCvGK8YynDhWgfYAfsC895snxRb/npb6KVRirmRppA27hVg",
-	"VAvjWC8DIqSNVKEnRQU2ToVSBMzJcpiqBb6ZvnC3QW+KAiiMA+FxWmUWdsHIB/q6y8LhSir9M37JsmxY",
-	"QwqFYBQG1Wvj8JW9qXOp7BVSJ4o+lZq0MVunzRFK0KgPfCKMycqFhRss0gtp4mXX4EZho53lvXRGS91n",
-	"ZFRZ/xlea+WhuneGTdY4bEDM6ZrO39pUps9W1/5GqnUR3ahGv86xZywIKmE0iThLKsG3SuQSxMoeionH",
-	"mOoNTu5LpFnNNItJBJtPN3v98lQvoIlTpYeTN0Wg2gXKWqaDn3/+uX1cuDJogasT9iLr5QTtuUr82WLP",
-	"OgZtWJkNEYL7CDs3VVpAeedV7izV6jySdH98owaoymL9uVixtpnFNhnLrbAFSjsqdV2CyK/NAyhqAnnQ",
-	"qqgN0Hl7CMwDPSUVLeHyqnd9fHtZ0BOyMJDfsjmDyyQ2Sl8aZ9ofzM15FfSUzQKCwPeAqgAZmjGdMBWA",
-	"zGIZUKdjyQsyZ65Ziqv94gkxWi6+FVIIcOwZo8KOyzhUhLvUDSEToqZ8bJEsI6oh12TCVIe8BuBjMshB",
-	"RAcWFgsbqWHVjj+8gB/9rc0g39sqkGabGRLFON+yJBzIGJqsuZgHRP1pFA22iGi4+nnzKsRo8WYNV4e+",
-	"ohPDTP7OSHP3X//4fw+MduMQCHa73VbdDL4oFOJVBUpkYBPr44Tdc5mqDDjWNxVMrtlKF/mWsRigzLpQ",
-	"zKVg8C1QzA8kXEWkebLSCnzZsjZwFJ1dXL27/WBbwWC2oGVOY5mUVxHbOcI6U8PWDUsr8mXLUNdbaHjj",
-	"zif478YRc3v3Sqd4VgGRpjxsbOEVv3VZ9c+yIK2TQFnaDgJFZIzqqFgGNOaIe5I7tOBtdVHhGV0UUDod",
-	"v7cjuCDxEaECL4E2gm0MC7j4zrO9j2ZMhCm57pGyZxyA5pd5/jG8BOhhXUD50oL+ojHnZoE9EaOIJWTI",
-	"Is7ubTwB5zBkkRQTRbQ8crmOLoNRexZc59ilbu0LGVA20rjy6x7VXXdi+3d9ifWyMnIAS+GwOx85bIA0",
-	"4XPOZR2GngIEjxkgwHNBBTGqCJ6CI6shQ7aKzUQlZve5SFkhbodnaiNWvawm22jcTpwOIz5qW1DY2gi7",
-	"4W7NIVXsxX4LT6kxdTJ8byzPAtxwdeSMJCoszDcLs/vkeAyOaBuqt9WU9qpzRCwF3f8Dr1/BXLG04Zud",
-	"kKWxalwAd9ac/+Pke4DjItw7ONh9RXDbYVthNxGAnVUQ9D27WyQ3e3kD1cCmanYWdBatpDOzhQnkTOdC",
-	"uFzBGZDhQiO6HfyDKsJmQxaGLHR1dFj5eUQmTBhCYsTlPoMU57pDrLdBMBb6UrJ+YPoyZuL46uwmZqPt",
-	"qM19Yk5tVW3FS052vBy/oHYBOo9NQLYEqXH4y/syORUytotkMWOaNt5ne48VK+tijeCLMSvlchWsW0dI",
-	"o5pyMTm0SommkZykzKkSY/6RhVDJaqwgQLyzDRQqSwdva2JFt54zoRctsPEpqr5zyIqHjD4ahlC8nxoz",
-	"PuGx36a+sp/1DVkRDlFnHVXWLXDOFlUyjv5IzCnfXDnOP6zEchwxrWc59k4L2LWS6WRDPVOkcDUgKfb3",
-	"xUIGMuYsChVp4mpnGCLYNkM5eKNWBv0jU210WiMBFaEFb6O5OOH3TLg3T6kizevLd7e962fKPZAwhPGX",
-	"qWbKLxeRQNbmjGK5E9YKHRVUB6jWMYMNiGs95pssV4V51voVsIayLpXp4OD5i8f1LODanGIJXB3XzXb+",
-	"yZVQOo2XghU5C+ZUFg4BhtehErdI5Ah7UiTt7c5usIG/oAr/teQsiKEFgHnwf/5y3P5/3pv/67ZffXj/",
-	"qRu8eP753xorMu6LifY1aeYupeUeOlRgy7pmSWuqtGks1Ag9UzbAkXvKB0stOQctm+ZDFRnYdG4I+OLI",
-	"UM7j0mpC6AkE8KjQsW+cMKaMKc+h0Gte1Ofacx6ySn8yX+tIFZCpnNviI9cVMOsTKcL8KrbncK3lgmJy",
-	"ra/LH4yB4XBvp78OOed3jOzMmE74CNwuI5kK6ww3rzHTLg0AEpxrW+pECRISlnBZMPu8QCviSh/5y7Nc",
-	"AdhzL5utNu38lrHHylA1fCujU9sUhf0Bpb2qFPVnjV6W+lA6gYodDQE0sNAPdowJKRuEkvyKQrGbmvfI",
-	"20wRgtM3RlKThwFUuBYgO4FUMYs8x2ECXKZWQA66Ts8cZh1BjmwvS5K78ldWmzgYIjdfUFb9uqmrIl+n",
-	"GayKZxw8hTMecHwL7f/WBDTcNv6fUGTivrXUo3Vd3KHYhXDDI1xMD8NzDJ3jlpt8s5m8Z6U4QFDuJpvx",
-	"nClXWiYL58QfF3v/dch1ufT/lY0nY2wcHjF2aircY4fQvYhoKC/OqmSq6etm0paStk5PKnuvS2S+v7wQ",
-	"ONaf0en7WHkrxaiJ0W3yvc5DSurIbTubFY3zLz9duH+5TuOj4hLZ5nPa8KjZvPGg3noudmOzks+pZSMq",
-	"yJARFoIkAxXW3JijFFy9uyVN6oCBAQHNaL1/+ctfBrYbJpb7AO4CAE74DeH8tHxr1u6wglZTQu4WezIr",
-	"q1VdtNIV2a1V1hit7G4pd0fbQjgED08Ifh804rSG3F0W0zLaSIcMMvEzyHzR9nbXXLUvzDGAxN8Z1TaR",
-	"FcBMSK8KtoMoQhA/sU5RVBDNKvVFcZkK52rN+fGmw6b664ibhwVLN+x5Xj5/74N1KaKPGVY9juNosTpl",
-	"1FHLnMK2RnRk5e7XzAfdch4WUfUPwKUeS5zX53UIqe16AYAT7qAH/sUcOPQ01OQ9uJyHQn6EJ+nhQeHr",
-	"57/3cPfJigVsGnNAJ1QoOsJEnFyPKaKWEwkeLARVMHq8RRheJRlWJ5FWauN81kQZUqUmkJUnhWeeAmvL",
-	"ZupZsUA+IGMeaWZY83CROxKsp0+n6sjrNwg8fgOvF6CXT3mjzM8SJuGXp3560i63bI776Zt4H/4AboRs",
-	"LdY5Ep70y3I2TcHRXmgPjCZ89fCt9j5s5EL8EhVzQ26zDNFUj4JR6JEd2PbfhtUCYCN6Jl21CtfWW09H",
-	"Uwj0FB4ERyZLrAuEz5jqkCsZRfCQTBz3gV4oUBFoqzq5UNp2Nlmyz4qtvr/9qVlbtfN0bJa88RG/Z65X",
-	"OqSlFg5QRinWCQbpxI95WIIHYoNtdbZ2IPdIRt+4lLQ807rE5WssYy4hBmTwNoCWgQXOFuuDa2NvLilQ",
-	"RfQA3F1m0UoVabreL1QQPkah6yIwuTY6pfeshZaomRAD3AIE+7AeHWoTRwGLgxzn+AZFrF8LqJRlN+91",
-	"9/LPQQiVZb5xgvtR5B2Pb5xuxHBs97vHtjrtsKvtvYx6aGETm3Q0YrFmIWSrBCQVEVMWkALiTCIjhSa2",
-	"0Q+cb8/arHtfGcnkFoigxiRbJiSblZL1u8Xq/WJPkgXTmNOO5FUApLXgKE0aYYlXhqXRIlo68YY1hVkn",
-	"QD8o1SDAPrAiJAOzcAPzggnTLjPClY7BbF267iOLnseznHFdzT4UNqyAI0ZCJrBbTE6VFr1OUx7ZHYIA",
-	"KuA4LfICTkRQLeGxwqpjLme++dhAwjk0/nTZ4lfH7256Abnu3bx72wvIze3llT2f/31yfHHSO//vH8/O",
-	"z1twx+3x9S2CysA/P7y+vnz74eLytFeS7UUp7uTfJunj20nWLdBmrMFsOE8FRKbpR5FpbQAjE5A4hfCH",
-	"gxiALNDdbpfM1BdDzLgPrcOaeUKHeUKH+dObD9lxf6bwIKtviwrzuzcmAPp/VRZhJiLNKXwjo9BFbDB5",
-	"IKaQWIAV3kiQ5pVQLA69nMK8fKbQHcN2IzNbAml7EQsnLOk3WkY1LyYvuI6xMM8OOXYymgH6n1jYBhSg",
-	"BZ32znu3PdLpdPCzKi04Bn734xtYgW+o/poBVqG44reTJpvFelFqZ4lf7QRN6+k8L51n9CUVSIi0DS8c",
-	"TQuEa69zHRDFxYjZTFTU3Uou+XIL1T/0ka7Q/qoso57r5I5HyXb/lwmorxCXzdVkpXkUYewHc4TRUDan",
-	"FpjDtT30A6smWUFmDf8cDMlVbNVAbGZpTdhzIy/fnVMHOaG0Tfh1CVBwVCw7sgNlqZqWmyvSpFYrzTT7",
-	"4aIQ8jJjAwsqfHI57AVjurcW4D2NVYBNKZhlgGqZ3djVMQu1LuXx5+kiyO1gu3Zu1ZrUonbvdvf2jTGR",
-	"0JF5T20mJC5jKW7gAZF4eMrW12WWdpnq+CWSKbgJkNj+j64F/gqoeRUvmGOouXMlsP43PKTNtQi5rc25",
-	"apa39VhMdf3tNwXG+WAm7GpO6zSrS8CMNscbChPArmkaZnv9+oS8/O7lARlRIQUf0QgsA0hJVWYDjQSD",
-	"xNRWAA2ORICYybqE9zWl2Pk9YiGGkPLaWBisLwaf+o38x37j8FO/EfIJU7rfCPpFRBz4242Nfzj8qH7j",
-	"8+eBhXbrC8dLbW9atiDNzDO1XMjd6pCfsAKb61LBdV8MgEYyfmcLtV+fnfdIu52/gfzY++vgiFRqs+Hb",
-	"9ZT1BeJxWCMqYSMeY0EuQllEVExSAC3y5Br1oCLcFllvpx1+bItwmeltVF2b2X3aYTRWti3reJs4M/hJ",
-	"KVxp5MmhpUZHS1SRi1M8UUAKlu6wsBx3cLva8d+9PuhOHp6iWo700/H52SlWFmdtladUTQn2e0b9Co9S",
-	"gSgtbCOe/L4oHH10k0KakVHWkLSPyLuL44uTN5fXvdN8mOIIw1T3hZC2x1xhpHuZjqYMk5IACce5ZctM",
-	"T0htpuE4H/plMyqwd5ARTSdTTdL4EHAmIzpBu791RM4uYCX6IhNuEIgnQxrmDLisnyJDmXPlTVtEJvcg",
-	"VvIgSIifCqRcx2jK5P7EQQocxMokXWEkGf+YUC6UNYyQ+HMi/ZNxDtf/yu8bcp2Dgm63C8JJVQG74ARl",
-	"ZZhwC2YT5yYN5lhHcnJk4y0pZGrI2PV22COKNM0nQgUBJigKAk2FW6tzOM7N7NeYWW/Kk3PlZRvi5WnK",
-	"o3PzYG2a19ZVZte9PWIrg0nzX//rf5O9brdg4QUEfjt4YezXmEewkEonKUTSDfsCv7lzk7vFBmNJhCwx",
-	"PHHwSwaq/J78ct77qXf+3uH3DHKVHlpqmm1KY6OhjqhiRpO0dRqGI+6TH/n3nb7AvIws2xGOA8sta+S8",
-	"XCsWjUnTcN/hwhgcsGAky19rIZIldX5tlSZjOmJ9sdQIBGx1xQzHHLmuj/3GNZuwj9naaSlJJMWENGf0",
-	"Y2URW51+A/i0b08x1/HKFmevspi/pRl8LidXWX64x2W4fNqeuPhyrpDRO/BgV1KFninDcoKs2iFalHJc",
-	"qSCFc/jnyyCCxKidT+Y/5s9hwijKr02LEW0qXv7gkQWBtWxEkZhCnkaHXDsfVsTvmD3a1vfmSaWJGE2+",
-	"z6fzFasKHzGdBb7iKQPlKQPlKQPl61XkGebj5z3b5ob8nnyNF8CCV1fyAcANBDYUaUJqzWmLDNlYWiwk",
-	"VMYcACNoUKj3qSMX7NAZhpAkEZw6h4juSRdh+qtx4K+fy5hP7TdCJl3L/W+YfuL8T5z/ifP/RrmHhlHm",
-	"DM/ySZrxx7nFtGBRSNivKY0UoVhyjJl75KR3TkZShBxdijIKVetx0g8ravlvkOe/ncDyVgTcaGaMdemQ",
-	"2aCTCVRtJKk4RDkGHEGz2Mghty/DhftnQNQdh2vNsjlhRRaSfMJ0ApEjdBNRMqY8ShOGnX4Fm5vxtjU/",
-	"cMXNN/7uBJ+Z1B8ufz+v/Xiyhp5k4pNM/P3k45v/71196F0cf3/ewz/sT6dnN/a3H8+uAvLuAv973bu9",
-	"/qtZ1++ve8c/Xl2eXdx+ODnvHV9nrP5xhGScSGjhjORXk7UKYCwzGbKIJCyHpC4lUUmBvvIRjaKjTAeA",
-	"KKa7pZz1lTUvCoiAFt9/Z4nskOM8mQ1UCwhm9kW1FZfNY82nT5r73VctX8CwGMS4yj/3EcDk88FquHw+",
-	"/aekq6+RvAosC/QklE9jGRm5mRGrJwJZ7HAOcXPNY9cB7L7cZ+GPE4LMIDSWuqXWlpHnQBQOOegwr/ol",
-	"zUKbTUQgcsDXisygw1ArICw0uqXZAotu6zuKrqfqtzx/2Rg1x85961OQZxmny4ifAlCx7SElQtzdxwPj",
-	"Crww0CWwknow6LXgJQ85PhUwmN+67/BluewbD62q5C3aNpdK0FhNZVZn574q6IvsjGNeo7MfY5aQMQtd",
-	"dwFkqlj4TYqYLYlmYV9AdrqR3VmP30GlB+rAWJhpIgqISPksm3vdrld0wwAPrwT3NO39jc1O27k1c7U+",
-	"NbTdtqHtk837ZPM+2by/afdf8EFm+iKk2b89vnh3fJ73ojGUWGj429o46WNDe7ZGQist49+DbL6BjDt0",
-	"j9peDgG5fndxcXbxgyEsDDu6xSxKZDz9UGHg6NQY3gQL/Ut4cDIhAAJg/vHj2fn5IWbuW19B3qrfghFG",
-	"UGSWge1zzAuMfY2wzPQLevrvy3NrJnccRY8kRJ+ctU+C60lw/Z4E0e3l1Yfj83Pyr3/8f4ivjmzWWEH3",
-	"RY22JKUe7EzNdqXNxARyk9fAmcBdZRisERXI6kWQw18ppjUXE9v/BCrAIuDKmt4xgKog7COdxRHL4Nzj",
-	"hCnmc6tA849svJ6d6Lc0LSqDrW5Wh2sSuBx17F+UpJH5zKnWcd5OJSBxIkdMqT9ij03c+ayb3aH/E2E3",
-	"s6/ctlq+ni53YLSdMFm0kxS20q+auKMPzRKFPrTsPZaJRhUB9smi8mDDDtQZIqbQww/X+iKmytWGY7Kv",
-	"InIcWLiAMYfceFfXE/KEwfm0ID3YdnFK76HGSegO+cEcXkoGZpxTC/k7wLZZA6R7m0s/yFWNgc9lcJos",
-	"rlNxbabb+DYKiB3ht8mXcoOb/aovezRX/1TOzceXM9csjuiimuaeaXcW7cbmUIBhFBWbYojQHar5lOoC",
-	"wePR2Lqie8XBX9Pq8lJkvMmiPeQNN7FZHNek6edVMnGsqqYBR0UOPKbMqfVpwdUn1/5SZ0dLBB4NxJqU",
-	"KnB6yDr149tCvOD+3i5iVoxz1RH+jp1X7QG4ZjRctGc0ZOVDqkjTJjm1JylNwiAzatoTqllAlKZR1J5T",
-	"PZqGchIQLWV7RsXC9XhskUJULJ8/LJhb0iMCCVp4+Cxp5gtvVHVMu8K+OJc31nZaJ9830wGv7Mo8yqnE",
-	"wVYhM2UE9HQ0vbrjs+yMkWZSR7StwE91RwQBr8Yysa9Trhnm7+7EQoPl2vP6MzYlJbiXmEYqyPEZoRMm",
-	"dMt2/dQSYB4rphZ407gq8jqZakhgcXBCoRypQ0LJW5rchXIuyCTlIQsQNRnLYt1i5wrsPU04HWYqcDmp",
-	"1ZjXSR0GevVMvoNvf0Q5+U6tqHyEnXA+yCfJ6Tmeb+R8I1ozJJVREpZhOwFa0grL1GRbLCMhqRIl/aYn",
-	"dp2bowToxbJuOYoxcE8hnEqhiT8lBcQISqZUhOM0aq3sfArYGUXcOajFMSc2FbaZMaoxtjEqjYyYhYro",
-	"AY42CMDtRQUi1OTtWKR2/s/WOkn6SNJzldwsAj3+AduA6vInlLqBfg0PyDbgfKUWoDkNOxV3lLCQCc1p",
-	"sa01+kvuWKxJKkKsvSfcpkdlng0LmOhUaIK9ZXIPCIvYhOIp5xobt4EjV8ZMIIIx/KahgyL7GPOEBQXX",
-	"e7nxsRn5niUhH6G/0GoDDmTBto1rdciZVg5qBhonOQxRkcf2CzkkAUq3HJCMIz4BAMKXAQmD7KtgUhXA",
-	"slxwYs9myOTMQQYt8iCiCJY6ZmVBqlkFNtD2LEO8ELsP0Mo8648OWpEwLAAYQ22XVmzOmvGEIk5bTBMm",
-	"6nuzZrf+Pgup8/nBfGvSTm3v16MCyiPXf2bsv0dtCZsT7GoaO7K9ruFtBWyn0ZRHYcLE1+8Um80hsJsN",
-	"TmDHHh6AMFibSVpuflfsE4t5pQ9sE2ut5g3bxZa5B13Z389oLTn26L7R20Y6WphBoLeKr1HfSk3/cVSG",
-	"DYjwqSHtqoa0noUKbDTRSVL20ewTz7vUOt9NXYPab4N5XIbQ3KxNrYcKyIDXt6g1J7AvVrSoddzK06A2",
-	"dyqaB/qiOai4ujrgvfql+74znzLRAVyqQStA30bBAALAIwvF1BfNk955QZdA1mnT9LnKkJEchhg2jQAu",
-	"UNiHvmgWHobvgzN8ZOyT0WIUsSPiAIBfkpCxuJX323X7jWGqzVrtkmUmiNf7Yh2ZVZPq69r2fi1N5Jt2",
-	"7s3VEfvVv7f2vVux0m/awHfrmfwRWvj+QfvS5gvta7NAcGuGrKzdbATRvF072lr7die3UleZuqj62Yhf",
-	"9oS1tiaGm6VWByQTw3H2u7tYKAUVAeyjMQpg1TrkTKmU2TJw6UJIV5c3tz5M9nt5x07yGX5FU2nfZ8+b",
-	"4cIn/aai35hVqTg5nqkSGUALPnnHbMN5NJWlsILJbr1FAyjl4n0dQ8Ho2RlgbUlXKerZFkNinfLOtdUS",
-	"XF8DWx1aJXunwSi6UJio4lXkS9T7CNKnMF5dgml2xzNFZkzTkGr6RPRLcTTvOpEm1hcbCgCKd0lKHCkN",
-	"lbPWb6HGezO0bt08SXOwuFMfBkDa+y8LkJuHAMGZUBHKGRkCUmiOJK3SWasvZMxssRUy++OrM9LEvFzz",
-	"9879bgtciXC2i94BLKEFp2dfsEhZB10GRW10XnDNm2Fv3hy39w5eOJPevGoq5zZ711gGnb4oWeJTa1Tn",
-	"O3VIuFKpkUTo27OiWGXdiqGG3NUlPYRl9cWp81NWuY2VkWXfb4cc98XAdz5BEC51Y5lPJXyDbc6UUVtf",
-	"wGy9lW3wplVisgqsmybKtoUqC3TrK1YB2SVakpffveiSJiULRpPWETpLZKoD8t1elzSfd0lIF6rVIRdF",
-	"7giAMgAFbqZ+hB9jt0NLkkhNNatF7dURzM4P2mvmsy1oL+TctxUzK2LY/cnZ6bUizb3u8063s7v7vNPd",
-	"2dsPzBHYPQyHLw8Pd57vtSBXMAwTphQr0r2REyMpBBshaEGQGXvP94rrQ8XCPd8h/9V+LZM5TUIWmn8h",
-	"jrIl+yGbcjxsUAedJlAlmSoz0ziRHxd1C0WjSM5ZeOwmWd93fv9l8HUbynw9SwVPwDYSq5DzbLkasgiM",
-	"UDSCxpTRkGHE8YSOpqx9kiM1lV8sZBuY9WExZGDDG9Zy7qzEGP78JDELEhPVemP9wAFf1hdzyVHVpDI2",
-	"XK7UgBPyFXIbl0we4PY0WtVaL4/EQVxIQFwsa3stU614yIg9hLasR2UdDeYC2u5xrSDPC1HMk1SogFAS",
-	"ckWHUcmtVO6OPWUJK+X2C0icBlEK0iDv1gXhFsMRwkMQhIWuNVaCBXlsDmPhQltezAvV0/hcqY2p69RS",
-	"WAqKYUUbrZMQOiQjCPth5moAOrOLNMIiP1PkDjicbelGDrqEktiiilmX1ZEr+jGW4gnEOtHxVSo8oiHK",
-	"VnPeYXXy4iCrhGQ7uy4Of+0oYI2kvDLzVPzvLEOfz8HnD+qx58G0qMWd31aCmYUY5CszcBk2ccLuuUwV",
-	"rGbdVDByXC8dusGjYqefOmKyO1CXqXApGBKJHJN8U58YbsVEKTFYp8Tm9REBEWxe6Pkg3apSTSjRfMa+",
-	"fTMwf8Oue5aoVTBRt44zjekI+8DatlP2wUHmx8ffPwxTHoUfuBjLgbHVEj5yxSgQiwbb3/z9gySxYmko",
-	"2/ZNWNoFj6PHyho+MtXYFpr8dHIDeRNwt0vuMIsXZA0ZQYoljJEpNYx/JGczrjW0H6Fiwmxd1g/SSIMI",
-	"Qw5ZHCKieiyTWYcci0XmjICAENgsS/4KiCJKSZpco+/BFV9iR2qXwdQ6sjaUsUqxLRfiLDrfhZnVkI0A",
-	"85GWP5AW5umWSbMogs4QRi9MrNF7JwwzHkd0DjmUOll4fSA/2d3+hozFDVGjQeL+uiQ7ND//gGVhBZot",
-	"mNEac1wh5pwHuJRMkxHLN9bmyeSIa2X4HfOmNZlSU0YjPf17vdpkw9573a45sdDiwyoRtvADZ6zIm9vb",
-	"qwCKWTJnSkg1HZqTGkpmE905hOYRoVSYp4FsSTNh2M1dCgcsijYodLZiLGT+5Nk3MP1v2k0YR6jHZ4M1",
-	"4Iqkceex6YiN0oTrRePwl/flpDpc28PSNtkp5vSBW994D3SA/FWtZN72Hts0yIESGMK1HWRc+qSSNT5Z",
-	"G0d4fkTUKKExc/BD5hpQvPXL2mch28u772/tdDfrix9HlD+kPaD94M6fW+m4SuTMiLxUZTvcNMtG2MdY",
-	"Ksxgx86O5khCbj0lyENg48CnfscWLjjvnB4+WlvJi6CkYTNWlEUGMhbj8nOyrEwy4xMkGsh3QASDgBx0",
-	"n+ft48o8CYsACkwJyuF1QsdjPip06oN5bsSeoLLot+FOMLQR4MCeH5U1BY2D7jah3RWs7NptyeFDdtvP",
-	"7crDfWoMGU1YYkY2dhqN+Y8M5mGMJpShPjPyFrJb0WyM5IhGTnI3rVYLfw5c1qlRqCZYJJkmUeOwMdU6",
-	"PtzZ2d37rtPtdDu7hy+7L7uNZUvRaJCYJfjX/LUJ5hZbdyRWjMsEyHgUcShdSyBTl2vShH5dOKmOrTjo",
-	"jORskDsqb89v0DMJBWeD3S5M6QCmNLAgMfbr3MKDVrlwKfbWaUKmUmlFmoN22/7Shl8GLXAKKUbeXZ9b",
-	"Lynonm6yc6gIAGKFulikpHyxPgG9s8+HOzufzBs/N4JGViNhKG2aBUpgR4y9bvbE/IwLGyz5y5XO1w0S",
-	"gOAn9DUWNTFICKKjEYt1C44RzqU8mtlNI42YSGdAbVrHjcD+bGjufUaJ1Q120tqWBJdYECyBtfotAS9T",
-	"yE1W34BaIk+y+tzi8xkao98bkdf8yrHtXbKISxOIo3TCvc8D9pMxV9AfhnNQmupUBWTKlZbJAmE/5UQd",
-	"kTkbTqW8K767APnkez1jiXt9huBafNwhdvgWx2xi+4YJTaDlKFE6YXRWGhxKtT0P/6chQ1hazFKnXANG",
-	"R77Qrh9//jIu4lTXLTI2sAygz2sbbDEW5gDJY8yut9Wb9n0OU9bzadXKF2XWKXcjWoMCa2EAVUHO88kv",
-	"wVEUSaXgNaiJvohQkSkz9nUGIESGi3IZhxsJihdghrCC4wJ8zTOV1dQWxs+AgWqWsTZgeYjF9NTnpW4W",
-	"agSNDR4ncpLQWct6IW16cagKXlp/agQIfjM4KD8yuVPg3oU3QLEG4HFleQrwE9cuSdL6wUc0SThTyNTb",
-	"+VZibIOO9CHZ7ZBzgMk9JC+63YwrEkpmXKQaITiLYZS9LpknxkDLf6zcjfZjQF5AK0kylKGZQ3N/71VA",
-	"9neft4p7MIGEPO/6m48v/ApfnunK2RtmTFPPC16j9wccG7UGr0pHUyPNbB2Lsl2iM1YGlu3n95///wAA",
-	"AP//",
+	"7L3rchs5tib6KgieiTDZO0lRsuSyqZiIw5LoKm3LkkaSy7tO0WNCTJBEKwlkJZCS2d6O6L/z+5xHmNgP",
+	"1k9yAmsByAszeZFtlavG/aPLIpmJ28K6r299bIzlPJaCCa0avY+NmCZ0zjRL4K+jGRWCReafIVPjhMea",
+	"S9HoNa5njIRSJoSSsZzPqQjJmM4Z0bNEptNZQBI2lknIQnLP9YxwTZqjhCk9IqmImFJkNI74qNVpBA1u",
+	"3jdjNGRJI2gIOmeNXuPX9FbTths+aKjxjM2pmQcT6bzR+61h3tYIGuOIN94FDb2IzWNKJ1xMG58+BY2B",
+	"mHLBruHz8uz7gjD4mpjniJwQPWNkTDWN5DRlpJmkEVMBmWkdB+ReJreTSN4HJE7kmCmVTTumepZNGiYR",
+	"NBL2e8oTFjZ6OklZfu5z+uGUiameNXrP9isn/YGNUzPJk9D8vmIMlvvFqqH+W8ImjV7j/9rJjncHv1U7",
+	"+VHMqCchm8dSMzFevGKL5e16TW+Zgi1SmiaacPd7DafLBX7HlOJSkOa//tf/JnsHB2Q8owkdG1KqP+fc",
+	"0G0zds1u7R0cVG3XK7Y4g/dUkectWzxRxIwTEC4IFQsSMa1ZQsZUsZojhP9seIR73W7QmHPh/t6tmuIp",
+	"VXpwx4TGEy1O85KpdM4InZhZ6RlXhJmfkibXiowU+30UwNaOeDhyVBpRpe3tMv9h/I6FrQ450WSeKg3r",
+	"JVTYF2ncBzKnC5IwGpKm2QZ7UgGRSf7klBmCur/aEZ9zzULzfOsQtk/qGUuISOc3LDF7Oo7SkIupfcfv",
+	"8LjAH9mXPLErCsiUaUtCZoL73W6HnCPd0KmZaf/i5IkiSieMzg274PjrcZoomRTWrvhU0MivvZa0zM63",
+	"YevbJ8d1hLX/vOrQzmTIam+gwC8fevnsnbvCDaodRfnvP3egNGbJHVcyqR8r/5PPHO6tZZa1g91nP/is",
+	"oT6Zp1UshWIgql7K5IaHIRPmj7EUhj2Zf9I4jviYmhu3EyfyJmLzf/u7kvCzzYa7wKdwzPIFnqSKhaQ5",
+	"ShPRWxih1bOD9CZuQqNWQMy1MFdlPKNiysIekLNZPVP6iSI/SwUkL6QmUniJpFhyx5InCm4qJTeJvFcs",
+	"ITGdsvxlkwmfckGUuUdG0kq4/smCJDLVDMTWDVP2wrKwdeguPrLIREYMOIQZPZTwjYxZAntmh65gCv4R",
+	"OtZEplrxkBHDuDw7aZo3hUxTHgFfUp4fGX0BdsAMLRgzs+o0PgUNt9ePeIZ9Yl9Jmpcvj8iL/YMfcC7X",
+	"Ur6mYnGJp6Qed04J1YzAbpNmbBiqTJMxIzQME6ZUQMxnZidlQsYJC5nQnEYtd7ATyqM0YeQmDadMk4lM",
+	"yH0ixdQ8ogyhqRjkTAXZmoHdMY9aHXLJdLLwIorh3+0+/B2yiC4MA0beC1uU+35Z4F2xsRShIlqSe8o1",
+	"uWETmZiLoJMFF9NOkU1zwedG2csEKxeaTVlituxT0HgjaKpnMuH/YOFjns6ZNPtob4Y5hKZMSMZECwei",
+	"Z9Tf7Dsa8ZDMWMIqdz6F5ZgHx9Rufl+oe5awkEgRLcj9jAk8QZowMpZiwqdpwsJDlKPwWzKmScKZIqO3",
+	"b9+2+7kX9siPjCYsMYpANP/vwwaMPmyMSgdYfq5auxrPaBQxMWUBGa14b7bXZSkL+2o323zfvzipVD7P",
+	"BbCMDunnVoy7bu/Er29eXfff9y9O3r8a/BoU/7wyh4SfvD66cJ+2yIwq3FPUD4EPGabkeNeh4Xla4tYz",
+	"PxSNOT5r+NyMm18siJayQ84MxwVGOU6YNqPCT6iamW2IE8NQNUdRNU6YOeA+UOpEJnOqG71GaC6e5qB/",
+	"ljYrcI/8uKjYSv/tL5xWfs0+xChklw4ySRmRYswI/kT1Nawupko5IWV2miuSoKQ7JAm7k7eG0Xeyed5I",
+	"GTEqsrEUrq3E1G5AQgEVuzeHkuHdwOfMOzfbkBkXupoy8QSeKBInbMI/wLFOeKI0eZYzSQLDgzSLInuh",
+	"YprkV5QNZHTON8qdVnG4t2Yp1MlxVE/jhJllshBEsUZxOuci1awVEMXNbhvSQD1eauBRm6/bTedlIudV",
+	"66c6p1YUhUbl8oS1n5a+MFcib2//cjJ4O7hsBI3zi8Fl//rc/LN//PrkrML8Nk/rbUncPlJD4vbbOhJ3",
+	"93YzqlOMKasi2QfBitBsrirfbj+gSUIXMBrsa353aMwbQaPAesp/X/kPcpyo2neRqcW/eYvUHIcfOXtK",
+	"3vydjbWZFDLQU65gz4scxy/N/2OV6LOseGnhpZnhuyqnAqLIKk4gjsOQm/Og0UVuXhMaKVZmjijGls/x",
+	"pZG2cZzIOxop8nHYwD9YOGz0iLEe/hNfR4aNsZzPmdDmi2Gj0+kMG58O0Xi954qRe3NJDCnEiZzHmlB1",
+	"y0KjI3WWlmgnU7nGOI4WxoCPKvY7YXMzNWcMFbd+PXnlbcOlX9/TRHAx3fKd9w+ZSmk38jZp9r5gebW5",
+	"SdZsHRzjMRtzxVEp24JCwtxj7v71Ly4uz38ZNILG5eDfB0fX1UyJUasC5jwAu929/XV30I9YtZofE0Zv",
+	"Y2nlUUnSS4HLqpbLv6c0Mr/7FDQmnEVV5/1p5YgPu2KFWZUNj6PBKfE/IPIO7M1FJGkYEO98NAbtPWly",
+	"oTSjobFFYf47uCJw9+WdLN0Xz4IVy68Q4nc0ShkqzzFNlTUdhQwZmGZ+t4pPHkttBG9M9YxwYWWvnX1p",
+	"TnsHVVO6RQ00Tx57zz+XkpbO7wg95nXMwzrUa66/P4MqWQdWGQXbCj2H2a/RnWZ99UrLODa6bYIuXRYG",
+	"hOJPwC6L2ARY5LwgFzfyKVcxnzlTik5r9AzYhZxLenM5VfBjV7BRTXWqClJ6PGaxZoZ/gYHIwvXyNzsN",
+	"/8bKSWerfFd55PZGXUQUNYelK6nZhwoVE/24SRqxgGg+vrX/DJkA29/O1HFU+61jzi7KYZSfSu3vjiac",
+	"3kRsmz03Cq5hhr/YZyuljTFyq292bDaAuJhBZjSHcpwaqV0xz6UTwb1yw+SXUbP3Ez596VhGWZhMKN7C",
+	"splfQavAdjbfq/zAFZvk30Gj6HzS6P22xdveBRVbyyJmdhBdgwTGQb5s9vRDeyrbZgptdcvjtoxRWLRB",
+	"jhiFC0TFKosAH9lS78gO7mOFtYi2WvV32obu3OW1YwTeCRQ0MBTRCPxjgTv2wM4gaIQpOjIbYJta2m0Y",
+	"mxn+kyaR+bFYbKyJ2yhffvtzv/NrqqREsNNRvd5UdJfls7FftETnRIcMwIhxDkyw02Np+DmhGiz7gDA6",
+	"npm/jNE5Z2bDlj0SK6z2twXDSctYAXvhYtozVHb58og8ffr0BTFmnbvWk1SnCQvMqHOpNNkjC0YTReg9",
+	"XXTImcS4IdE6WmmTFieya5b9bN8G8VRAQj7lWgXkSedJQJ68f2L44ZP2kwBFGhdTHIW6sJ9hMuaRwyw4",
+	"bWUeHWsJ7tTeMO12n47NBOBfrEPeCP57yioiiITOpZg6LxFEwAv+qWp725nVxbWhcU2aEKOTIlq0AuLs",
+	"bNKkkZI29GqH0YmMcrId/L5gjJMmmLUQbGhVTqDeUr7OhwLzkUPF2CGqBDLVQclwJn1B2DzWCxJxDGJY",
+	"V9F2JrXWFVkGP8t7EkkbYTSzMZSnyCSRc6OA9ggl7noTlRoyV+SHve7MbMeL7jwjwN0fDszHTUuIrRwR",
+	"etJfL3jypnjV9T7mCRtrflcl340SuxTUrlJBrb5RzxcwUlZmC06zc7kMkVQsJHdyTG/SiCaLwG/QxyEM",
+	"itbxhZmXM9yGDWM9a5pMmTWePYnZi8FDvBbDxifSDOVY7WQSXHXmYZ7ksn3hkyuviq1OgfhKGnj+EG8h",
+	"y8Dt8spjhOgejbZm0aF7ARwFF5reMncrQM/GKJkIWfJEEZ1QHlmWpKxfteQS2cZRvDZjh+tCqk4vr4Q1",
+	"qc+MkQIzEjAGCRwGIvWVTCXMU/4qJSa7ItlZL70tZy6UZdEiABaILhxJQkmsDVrNbLMDzNKG4BjMr214",
+	"LxVGeRdSv5SpCIE2xCTioERwATGbSm+CKgXWV5NdKcaOVEghg8knOWW7mE19tVlRJlXn/dvCGSDYB30E",
+	"WRbL+32Bvmx0nsoohCAPDKTIREaRYcExVYZqDVljssaqk9hcd166hOucU36Eyn1KzDlfgm60zJzZHY1S",
+	"WmNTo4Zl7KosrQbjI6jq8MhoI0ROcpQJ90tO7GXO9PwV/HxpymUBCSOrahk5h+ycSdHid7k3itwziLHG",
+	"EV2w/EXx0dSgkFa2ndU9qQktGXbjzhDVCUiqI/cyjUIyo3cMEhYgNwt31ahkyZfbMCH1pV1z9fRwPtTu",
+	"jNk/rxfajRtTgbEploy5YqTpLXDVcse9+HIzXu331UkqIDBcZS6t8NQWMwYtGblzCwrEv+rqPMTR+HCq",
+	"Kqahbq4IgYfBcC0IAPqXVKol+LsqHyh+g7l0OR+nOfhj66bouRyL9jSliRHr1gXTnlLNwAaJovY91eNZ",
+	"KKcB0VK2zTVtJ6kQNtVhmUvmBthWAURqRuH9xIhtbUwgRZq4w7+wBHP+PPUqsGly0v+Je9w/XLltq6h0",
+	"QzKsorNBOGXo4tiSyLJg3LKIhq8uLNP3rh7/r4ojQO13g6XhqP6ByiV5n+iSyAGLs0rBkc4hS7juVZqk",
+	"Qe7ISmo5KGlCisVcptXmZ049XFbiEsoNaVa7Y4y6ulU8lyUJLrHehb29sEnkPEvOXHYcyJA9wH1s3ljt",
+	"u4KzOJ9sOcvEO/bLp0s1oeRycPXm9BqCGc570KQYpU6F5hFknITcZsStFgqWWLY5l8wtvtGSrOmWCyFu",
+	"cvOLQqcqcFh0qGfrcKcY2DuS0ezKK3a0zmyuDjaPdSmQeNF/c4VhxKs3r80/rq7PL/Dv6/7ldfav9y8v",
+	"z1+/Pzs/HlRaB0VKLWWNlt8ALp/K+5o3nUscP46jBeYw8ZLmBzk8aLzBw5Vvvq1Ktsql4wPvyTK2b9mC",
+	"TL0qpzDLHBLOjBokJFGQ2kfYZMLGuhRsqzbh5+baLacIXp9fwLIOiWXT5Kh/djQ4Ne90p3R82T85awQN",
+	"/KYRNF6dnJ5+Zsw3aNxTrtfnLE5sjiWutEcogdnYu4uKLh6BjbIFeOfNkRsGvXz62ZOC3fungeFiKQAe",
+	"IxnLOVPkho5vQWnO3H92uzFb8hlWJeAfXb9M6ytfynDAG7DyblXRcF8ULA0emo148+bkOJe4TKhSfCoU",
+	"ad6h9kF+CIiShIeKKJlocrOwbk3Dq1oBuU+41kyY1UXy3vlZwU03W8QzZl7FOOQ8wzfgbKRhy/vBqZ4F",
+	"5PfU/NuQ5Y0MF0Tb6hWugLEik4SCBkzJZpF7E+Zyw3D73a5R/1x1AwatmiMzQCfH27CCyfPdNOXh0l3L",
+	"hV4K1Oa3tzplpxjn3U6gXaXzOU0WlVZRwdzfkImr1fRxZi9ycQE3hbyIVfPOZVAY7WBuiCAsCDQu9LP9",
+	"asM1U0vK1xYDID5xoHipyD2PIsg8xJR8QqeUi9Yh+jp8gh7Vms1jTSZccDUzd1kmgWG45hdxlE65IAJS",
+	"PxMqAvcwDtMhfXL16uTiYnCME0B/M04YGQTTOmLhIXwjU024sYfBiZ6KkCXwOFDynC7IDSOpULfc8JTN",
+	"Ewbr1TBRr0hBzkVNzM4V3mx4QHbCNfG/vPpSE3cy03ziNxszOZ2ODNwRP7In1eqQfMYf19nxkCbFc4C0",
+	"EpCc1pFjXWz5XYfsbnx0ikUZrc33fDMVy1ybTLtSmsVHCQu5zgdM8hupWfza3rT6aGmFUIui16ouFm/2",
+	"9IkCmeMCeHMeRRyluTK2xnzOQswDwsCPuxK+ysTuntleYxND7BF/Aht9TxUk+HNj09gSlEMczchTw2In",
+	"kEkPVQBGWB4PTvu/wi8StGgIF3GqzW1tdUi34mQl/se8B4+Q5pdROLg6Si3HelyVlw335lI/LPlnnMrf",
+	"l9whZYTvj2AlD71aSla5GJwdn5z9ZDTON2dn+C/QTo+NVvrm6GhwddUIGi/7J6dvLp2mejE4rlSDlkTD",
+	"srzZ2r57sBX3ULvqz2HsrDNwqsnAZSbUpKnMGS2Z5hukcNfwhJVpDW6g1bP0uT9LE81SZJbZDX5n01Pw",
+	"tcSl7hzaIDKyAjWmEU22SD4rbl9lCtojb6DPFqrayZ8ZjYwhUt695ZQ1ebs+McU+VTmQjLa1iTOLafk2",
+	"cYGetg0v3+dEyHAsb8DVLe4BEa+HM66ZrKTt8yhkShPzLSojGxMuHE8FtaI8+XHhjm/5LsFUMDc2dEZn",
+	"L18gHjFjISVQYa5qynVW8rHCHNza647hEsfbOhE5l+m6vEb0wbjUBqtdGxvuHnTnmlj0Zxwvi8Kr7Uh8",
+	"BmuvvTA1BJMdoHMXKG3MkRlVn00663Jt51XhsBNU0zz5ACkDGgBohiV6C7L63VRYEgury8HWeC+3YxC1",
+	"Qa0S68jOsXBA2fqzXVpF1zin2Cizidmk//kbbf+j237xzv73ffvdx27w7Omn/1ZFGSdGZa1w/Lvylk+B",
+	"/fd2Co17ZnUl4OPocaCVr3DF1xmXUHZTTRC+XHSrQOpaH3lZqMZMNLK9bASNMRVjFkWbJIS7VQcrCNJb",
+	"D3atOUUwO6FKmjMvr6nhMl9t7gxC+lvrASolfFClCFVkhKkcI+/sNA8B7sAhsaEKKTJ2Yb5Ynz5nF1C5",
+	"bKVSFmYlwJtlRPs6tfJWCVlVtnxFeVisA7RZctT5K729agiENIXEX2VpnVAvAREbrFyvS7F0Wc111ak9",
+	"SP+yaTN9W8QOQXhfpY2RPfx5Ft37j3b/4qT9ii16FT9YfwS1ucnvqhON/54qTSzFgpGNVZiBQ3VSdj0d",
+	"kq2NcIV5wFy5EAGGN/w5H/n6+Krge1Y9j8NzeCY3pJa3TOCI8M/aAZeiPVEk71nYx3JYtmUm+x9Tta22",
+	"Gc8VRddVz9ZUgDt/CiTCjCGZmTCaRJzlsQyM/iWV23MhITOXJZiTWyP9V8v3oAHv+iIXBd5k74mWZIfG",
+	"fAfyFXfudtffC5xHtk/LKoXZ2TwN5M8nWKas/NkXTrqK+/27TBNBoyOZOhC2oiN9ce2TEqrFYpW7cGmU",
+	"m4UDQ/uMl2ipaVT126UN1ZC86Ofux1+xAWcyZL9wdl9VpYMFmLBF1VPdNmww5YJlTrdtshfumNArJgIW",
+	"4PkNiJStuAU8eMV+T1nZBKlfB6++V0YqP2QK5rktZ7BtOABDHlv68B7u9vN5v5h21QgaoRRQvyPvRaWr",
+	"NHOYb+sz5gWPX/E4S3u7TCZLh1agtKB0BVbcootEmk8q047GM8rFNY+rLEBFQj5lSnsNb4K+d/TL/R1f",
+	"/oUt7u0SdspsoiplJxUbvuUyFe4lKkfxy4IoD7g3kVHIHhRPKOE2piKX6OLHX3Wq6U3Ex1Y9Lqs1U5lw",
+	"PZvn6Z2FewcHuy8qKTzOv6siL5bek6d77ZuFtugvgihNRUiTkNxQxZ7trxeo2Zzyw61YnzuOWta/KXVY",
+	"KfoFePz2Iz4q639EHv8wpv1ADlzt3M5lLmcUsYKefmEJn1gEsG34IOatGz6ICfXU3/2mmtG9g2e9f/3z",
+	"v6rNPkS6qykcTpT+kYZXtZzm5OyX/unJcc8WFUCQ2/4YZ2Fz0W8Y0Umq9IZcyBz3dFBTOnBdXS4A+H83",
+	"1iSeUcRnsvyfhWTB9IZDZ5GEpTIei3+o0sijo9n14+a/n3M1p3o8C8hNYpTz9xEXtwGZ0jgYioRBrUCA",
+	"oHbvc7AU+AFe0Pd3Lud5TiMzXRYGQzGesTEmm/gxSNPufuuQCPk++0Vg/kT29f6WLYKhuKHhewAg1WnC",
+	"SPPNWf/s6Ofzy8FxqzMU1YUvLhfUAymZkRpBI3u2Ebjjry402lg8AaHcAeWzkDRtpFxk+aTbyy07/9ws",
+	"8iRVdQFP+dzmMGxRNHc1nrEwjViCmIeqQ/o2NUwirhpCId5TrtFBZaPjI0RtM79UgZVUiS0lsQED9GEz",
+	"ESrS/GlwjaahcuP5fJGAjEQaRSMiEzLqjsicUaHAzDUjLzsT5vTDpeVoy4DJ0pxJKhS4zbmYEkpUJLUr",
+	"yiZNG9KHLBMM6mcQiwuX3lLM69vtwv8qk/vyp7d8IHJ6ykVFrHabusKI3dWkja8KOKzwAiv2+0N0bPOY",
+	"LZzDKeWcrasq5U7l9MLOcikGFUesyl/40hBq5jDcI8pSoUNPQUSVVOhDAvbua8NMWGixiw3lYRbjjUxF",
+	"WAeX91DVOeJiC9XZ0UBllrtOE8HCU/fCCjdAbnVV8OB6DJmUMCWHAXA/kxEjkZzaknT41ie6UVs41/p8",
+	"XbowufJygux83ZZVUYcxKb52BvnV9eDi/eCs/+PpwP7lPjw+uXKfvjq5ANFg/3E5uL78tRE0frwc9F9d",
+	"nJ+cXb8/Oh30LyvlRD5XfPnL+ZyFvBLO02dc9wggDWAsBHELbWrXDTPna+Hv62J9X750++Ep2bBx32pi",
+	"NVLbA0qdxmseqqoMe4lJNyEbRxQCFwub0QzplND/IBOL+Kna+Wg+/1Rdze+yZdYiGWTMfx2Yd5Zps1SJ",
+	"l5smwD6Up7oBakMhk6/uPLbMv3vbP7nGj2yG7wNy8i5gBcdgNagqyAjNphJT9dycdMKnCH1j7yIUyGiW",
+	"zLmgUeUo4ww26IshF63DSYplUmdvyFTHqSbwC2LzccHQMkLTnLK5oYgOM2NQcSJsAI40hc3fJ27BtrHE",
+	"5iAjdUmyaY0GU/ZqY4qXP5kyClBqcwoKe+62o4rykASq472WwDc+M3xXbep/aSnu7fWzqs0U/UKEuY6I",
+	"Nku+W30klauD4t4LVxu8ChJs+0l7YbFk36Muk6tJ9kHKDSxpL3a+7GvXJj66480gt+xv3lWCyUUpW4Xn",
+	"qABUOwFVws0Xy3O2ucZrULlcZe96MvCdBsrH79w4FdWb91BZAFD6JRwSwT7U5KMliUxqgSXuuIwQwAjS",
+	"rQBuBP+2oF4bJ4T94t5UiTUnlKairky6rDbmVX+uo9U0UhbZby5PCqVTFpvsloswsM0tekNRgX9vwVZG",
+	"pLnf7RY6ZCDSPmKCcmErZDwiuWKMjHCXR62g8tVlaH0zxG6PiDyQP56qFKzmHTc0bHvXj3sDJffsZibl",
+	"7RNF/qONXauuvH/Io5uDT2ZR8+KsUYh56dNeuTWHTDJYLkNoUhOINxOuD40hJRPGpwJ7iMiEnEM3kJqx",
+	"hNTtiTFHYax92AIAhrKtQnxroKzpVc67Bhk8gVXK8nXopNgAAT3vNVOYMz2TYdvMxIbNYS4HNT93aDzw",
+	"oxe4OVhz7xyHCGOgqbaeUnirsruTm5VrxWDbpiBABBO6ZmAtZTsyA5mRd+2xQEUhV+iVwqZhcS3NqTRG",
+	"ML422F5QAggvO7BpDfkuFX9Xsu7QCi05SHN/70UPiD7XaqPmSYB2FDQakeaBu1PWsWss85nN+XTXjIf1",
+	"9+eO8ojeRAxeZXcjpJreUMVyzumEUWOI17xnpnU8wiZU2Lrm5+vrCwJ3t9qBWi3tkSkFqxLfL9ldZThp",
+	"FfCC65hlE44ruTlVt3VlBKuwFR6E6nadQ+zFsqYEVuVcLBnO2Fqctyst44fAvJlfzmVo3/Lq5PR02PhU",
+	"aRY+ID0qZDSMrGfya+eqrvBEylSP5ZxtdzaI5RDH0cIJOndSU3rHSLN/cXF6Mjhu9YhPcg+suyFwbpWA",
+	"LOMIG06aW2WAIL8eUHFp21dUayCx1Cwav2RJHQ5kButn077uWBLysS7iSAvGQvS7Q9AoCZ0HmyYMcfW3",
+	"bKywYSLvqoPHm18srNzcinJPs3gViv4m6ep++/NVYLmMYccSloEu8qfj5r8ucRjnXW1J4tu23YMNENfw",
+	"tfXTWeVU6VsXynuE7u+fms9OT8/fgi/FXp9G0DgenJ3UOFByZ7XM5z2fXkXctveD0d2DzNNvdtx+IwWr",
+	"FgNbsLmbRbW80VLe+vGcbBYQuKpF+AkIFYj0+kR53VUtlGZz0qRQMwsYrYBqm2kX1QHrubwrWHmXg//x",
+	"ZnB17Q4CN/9XcEP/jzcnl4P8UZ2dvz+/ODk7OT9rBI3rk9eD8zfXeG7FPgzZUa5G5/gil73sgsW0w4Zd",
+	"6Qb6wjUf3zL9YGoqcEpQNe8ptMtrWrqvSxzI5GBNEbyDQnG5D3i4TDnslyWSdnF7V+OwefH66gKiTKRU",
+	"JA7Bt4AGEmAowZIhAKM9qcah+QLnXMVpV8UCfbD5Qsoqz6sw+xRV28MJw4ybClSfFDuoevD9nAz1ItI9",
+	"TmIpo2ooxm1TbO1sc1NbuearsYwrwqCrwtknWrmwfPazQ9JFAywLkFfs1qpXVgTIOzXpR6v74QCIwIox",
+	"HMxA1S3MDVMU7pVdpCbFjrlGzaYY6dyk9iKT/bndDnKJUW4pqw/QX5jNT3DUbs/pB4c96HsJO6+QtZst",
+	"q+ghZnZi6RkxOAyNAdHWpTTIfNgXbcyNSERC8exbXLmvvqxhg/hjf6BJKrAWFPMlfOZqlvYCCSOb8z53",
+	"hbKmuVeRrApljNpt99t2ds/bZkfUqAc7o7DtZgU3eIJ7e8OgZWp2bqQJ1by21yOPCt8BFLNGqBjSBQnP",
+	"E3yRmhl1u3ROrbU3crMiqxKzXK4UuqzIc9kwvwXbmCIrhOo/GbNaT6m/cyLMdtUh/ENehtnujDKUbX3g",
+	"nkPAYoyAcq38O5A58xDNl0OPGX/Q7W7sey1x16rQUx69tZwtlDCCayfsA1eAm4L0ftDtAqx+Xcg9x/u+",
+	"0GkaOf57ylKjcsR6VjihEkMrMrGam1PF3vxJ57elkufh0T0oVl6K1KyNVnPBNafWObT211GW5LbRvtuk",
+	"uOX9Lie+OY7r+KjtqY8pNJ7stZwyPYP0mW0i8jGWBlxQxJ5Yn36RMM2E28KVdIUTvfS/L4vtDVIAaKmn",
+	"XalVwMpO+yBST/DJp3ubtr9bNSnnLbPEVxhh16bhuT83C1Flc1hB69UW/Kqa3f7G9bjF5h+bMTZ8YNOo",
+	"sn//ihVe5mlqixTRa+xGAO94ooi8F8STp21G4buWq848DMiw4ccaNlodMjDiIKaJ9s1MCBczlnDr1XLt",
+	"1h3+MWkaKW/f0A7pQgUk/4nNicYshBL3oYsKQfbSosih2G7ahJGA2HyRgNh0kRb4z0IWMQ1phlwhxLt5",
+	"a16OQiaT0bJuGYsd5KffIRhkIhNAybqfUc1c0KK80EKa09NnB2uyTLdoJuW2qCacCktEvcHochAv0xLE",
+	"s33yENZGIkbvAMaEsA+xTDS9sQ2bMdvZ/JnHBzXPQAwYMv/ebdSVr0TqFXHh1aH/2mD6avMljcNt/eb2",
+	"kR9r/EoIXIj97WpRpNdDRdtRbHlyZQdwIVhEOJbMuwF9W5GEKR2QccTNUPNxXDnIveeyNfWUK4woy1aL",
+	"KTjFF+a3N79vhdVV8iqjoT4M9N72m6zeNJsn45pSYijs36/OzzC6fUhSldIoWmQIWSjit8uDBNAWadgD",
+	"lsnbqnhISnb94e3vnvgkyKYvsMeoRGu5IyTXWyZE1u1rdeNLlsdL36zZZLC2A2Zhja7JYNXSSHPCBY0y",
+	"AFD7DFekzKgNRTtW3fm8uNQDAepWw23XuzmvtIz7UfQwyt40wdcBO38LaM2YAmxbltm8/SJQtk0HngPO",
+	"DxrtMOHWZ9O6N4Wq0mQsjkhFB0zXYc35fNmHOOJjrg8dwIbv7QDt4kZ/+9vfRrVgFzarfUusCyaMRA3r",
+	"OgFMrbN6peboFzaA32d6dE3Nen3fyfttm05iXscaPx4liZS6plvRcsBsfXIpH99a6lvdhV5I6OSqQMkr",
+	"wZitLC23As/uv92YYOmks/lnB/luJX2uBmQpdAgBTA3SvzgpIoN4/GIHz7IR+EpxpDNwXnHFQnJ0cnxp",
+	"WzPCeHMKMDyCjTWkgVu0yB6hYrFdhPlzUVyW1S3Ep/kMRauIA7NW0bLjWT2rpiC/tp3ny0TOrUUh5y7h",
+	"xcPo5DINtkOcqdB0zDufKBInbMI/gK6OZa3PzIISOgZu21zcqvf0ZhyySSswTFuzKMqRltEraVJ9S42e",
+	"+0atQY/O6BXUYoi5Gllvm4PPuUg1aznPcQ8xhbdAev4ciMuvCiqT3e5jMLK2brNvISTDnzfBMERLy8FO",
+	"hoHz1G8Ph+mQJKuyQz5ns4vLWbNja3sw1XR+LIRhMaGsuk0meQ2deFXmiYAmkejUt4JfbSTUi1Ow30Ap",
+	"BZjL2L9VhFk3DSiUcm2irGPR5qIcEl9i4eyoLSsscoqDT6MvgPZ9th7xYyTHt5kasd6vuLF31OkZxR19",
+	"I7hWPedWWUrHcPvUc3Bs8DP8dgc/cz/J5AH6Xzrk2B6JsGkm9ftc8j2uUnjW70hOvVlFPVIQeS9YSFKB",
+	"HjKqMzPTfGITHTxpBfANNBgL8mli2PAUWtabt1f1rFfQbG3Lap5VCtfP8p7IiYYq3OuTo1cEUrcjDKOJ",
+	"bM5+772m//zZfsH/dbAeK76gl61mLQNP9OWiGnGCEYjq+Cdky+buc765okR7Vd6L6ihRVcHO5ZvTwVUj",
+	"aAz+43pwedY/fX/169X14HUjaJyfvb/++eTq/dXg8pfBZU3pDuxd/3NMjHXuNPaBzuPoM8yMWnsCu/tV",
+	"KaB0zhT27VS2B6DaNn8RLbPN/eul6V/hCyrfDQRcMe0rpOxbLqwwtl38tq6s2bLmypJ9bTWcm3BQIO5a",
+	"6sntXnb62Wltcq1QNmzZPjB3ZNulZlf0WszwJbKcAPyZr6k9LDNJaC3rbP/KHN/qShv7ipnWcSaGjHSx",
+	"FXidzbLpN9nXLAC73AQKae3G7DzBnleJ0f/8ntDoni7sdRIVOBqb7n/trmxEq36UTZZb05AJz/HBV3tt",
+	"8MwNsMkUHZ9YVbxY74HAGBDGuDBR0InDmvzEB0Y+stWtallTnCd61AJbKBiQOY0D5/iCf0ccsZks/f/r",
+	"n/+1aeN+Swv+m/VFguVtf6NqMEQEEm5lnIvZ5JxlfgEw60eDU5K9IMNWd50xFKaxGMGf2Ebnm9Zw4zsv",
+	"IjqutKe2FrGb1VAvGUUzmWgyTXnIINXmNU1uw6KysvryurLqTCjkNnz1sVVf5Zw19oDrvHEwPDfK6lle",
+	"+E7E24UcMwtq8zsJJRs14dhSJjH81KapWTPfu6hdlVFOCS+n30F7vUqGUuzuvFl1e6lqe43ytZ0kL4hg",
+	"26bNNhR0ZcpUWyPGWjpaklQxQl3P5M6KnskrzYUlrSlTgnLbtAn91MAIZNrulnRuqXItksBGClo9msAD",
+	"OhZsFp2o09jAvK3utvrNRyb+0tkCZpRxxElzHFE+t/hna3oKrIiLODIpelgfmBBg+6evYpxYV3sr5L0i",
+	"9MaFQ+S9IDcpj8K6HCX7ZjVsVOQRTWXtwGZXf4IqogjgLNFBY4bC+dxwQROIjli5qcyGTeVuZ+9Z53ml",
+	"XT+XIUAHVg9mbAwodkwYIzMaklSM5Rxht20XTZXplzg8HDbMqdo1EUdUGzJeHvGn8/OrnZ/O+5dHP7uc",
+	"yOoVRVykH3boPHy2XxNTvuP1OzhJo4j8cnRFcCmVU7chJ++qhTWmwpy0KM/mxf7+D09fPH++v/f8+e7e",
+	"i+5N2P1h92Ychk+fdve64d6L8eTm2dPuwcqpXvN5DQeDtokOmBSnvGJimzGIu1UU5hpJNe92O3udpy0c",
+	"QzFI/I+4uLVTSrCYIIpcB93RVLqPjI7+f+Pzo0PY4Z8kiRVLQ9l2nYGbd91Ot9Nt73X3nu3udXd3957u",
+	"Hzxr2+2ECFFARv8W8kQvRjhCBfnZ6WWnRigBOE+Z6kPs9DsK2d2ofGo4ufVgtG6rclclyN3RHD1X8hCP",
+	"0FHR36++6Cq26bpVdoUtK7LADKwz7WR57b9133UAYvq3vXcdhCTqpEm0nqnCgKtLqFx27AN01nC6TY/+",
+	"cJpz6ZWlaZaFvUnu9bZw4zmYtq1LlbcpFK7tjl9UDB1aOG7gqkP5wvny+90XVeGSzznILJyx162KZ3zl",
+	"9HqeVX/YPNnO55JHtqKDNcnhZeJYF68pUUuBQnDG76osDsXGacL1wuzA3EYPY25B37nZmxmjIWTzon7b",
+	"8L2FMgZhn/gUNG6g2UqlC7B/cQI48VAMh7/LkkBgJSD08QX+1TOt42JQd9MslHyHIMgf+Nc//6sVuLwI",
+	"EA0X51dLjli18zEfEv60k72mQ85FtCjlC2DfeEx5XLOKT1A/MpHWF6TpGPRzu69GjAIyEJlTLjTlAjIf",
+	"YL7K5e3b0gxDjiyWimuZLFpLzjfXFvGahBJErpb46g65chBB4FTyQoA0j/s/Adm7buWGZFqdoRgAYhIk",
+	"IV2+PCIv9g9+8GBNiIGlSHOUh6ix3/7b35UUo9YhoUOxjFcF/jll7ecM3YoLj9EE+M0fsVe/lTGfRmZC",
+	"aHLb18yAnEaImSMnuEyb99+sgJb51z//axTYYqmhsLtqQb4I3qdWYFtGj0A9791EVNyakYcCUnC5zagz",
+	"PG6so0WH9D00zo0MoTc1/PD3tOQcECEueCg8ziauD39pvsfblnsoS7dBmt3v+s7WQ4GZFW/+rdvtdkmT",
+	"qTGNbQcuet8KiGYftMczAoApcw7kzfXL9vMAcIcFGwrz5+4zotIkkVOqGcH3BLn2uxbgPmYU4BgBUYAS",
+	"9MEalVLxkA0FJaFMbyJmqBOa5TdHu2y/2x3BjirwI4eMxdhCTZDdvecE0JkVFACGVFMsWxgK7cDgMDPZ",
+	"E8gTRUZmy0YQCFYWo5SOWY+MzN53bMZ0h4ejYCjwM0wXHQVkBPvcsV3rAjLC3e6chGweS83EeGEYGzxp",
+	"RunkEmZHABNlC62cEwgaztMxU2RG7xgR0uYxDUVzVKFg7XoFyxL0qNUhZ+gBg5AzJnuCcT8U7tgtbXXI",
+	"WYrJIFDqgDkg7AM1x2POGfRYR4dawsvolA3N5U+YiqVQrEeoyyk3O/mi2/1h98WLvYP9H/a7L148RVTz",
+	"F3t7T5/+sNd9+uz5wf4PPxw8774YDUUO/Nbjbio6hzYIRmI2xxGHvgBqJtMoJCEbYxN9Nnd5f0MxlQiD",
+	"A9Y8cfRiNdKfpJmT4RqdY3g46bxRDBc9asH9g3ytW7ZAfpTruId8BNDJCPswZrH2qHJMWV85zxK7hwKd",
+	"llIYMldktKpn2C1boHsDt2ept172fc8c25wrZVYpE4sVZ4TelGlF9ru7Ad4eCwEBuG1zuoC7GWKqmTf8",
+	"h2K/+zTIEZ29Z9knDuzLosBFWBNqj2W/uw+iVgyFNfUy1DbYDymxWsiSjCL7ey+sTZZDDBvhBTQzHQqI",
+	"MPgJWscvttUbfWgDo22bX44QpCviYyaw2y8HETrhRjdo9GM6nrH2XqebaRW5z0DaWzdg44pFk/ZMGnad",
+	"j16OZ0xpOw1gTjGTsaGkOJHThM7xzPsnKKjNzWKgbmA9ZMeDg/UaIDAaOfO20e3s4ixkzASNeaPXeAof",
+	"oY0FOlKhcdxOyCI2pS6y8ymo/3rnY/bHSfgJC0EyL/dvVueyppXdm/wj+cCUdVRn3VBLpZBle+Ld8sx8",
+	"dkjVvH17m+VvPPb16m93PuY4aNVqq7Ta7CfFKoh3Gw+0E8mp+uKj+c6qS9/Mx3HVx8DAMRej4jtIrtr5",
+	"6FBJNqSFHIjJF6QD3+eiaqqKRZPKz32myfJXgsZqJnXVd14u7nz0Ju2nnY+ZwfIAOrnytvGnYO2P32am",
+	"UW4rbJoZulOr2rL2hceoAcweh7JHPZJPTJNbp6aVsZAOwcvLXdcHD4IDHUyW2TlRjCFGr22filr7E/uc",
+	"eSzDHwBh6BoaGN7mWbQxHRunXOm+X15Q3trSKst4W6SZAxZqBcSCowTEonAFxCI3BQQxuECX65+eQgTa",
+	"vBKUroyCM5SzKnrNVWVnfpCPlS+C7Sq/xybjFVLzditS894BFgEoRXDke92uM8tcRm8JdRMiwn6o9ShE",
+	"EGcDm68OAgndCfs4ctUL/Qx3HAwx/H53/e/fAJKt0WhYiA89Xf/QS4cwC0/svVj/xLWUr6lY2DoxLDjL",
+	"ZPepU0h8gmcxOTSHUeZvVlMmTpnzIJbU1tiBGXFfyBdHNIDfGtn1fRc08qpIo9f45WTwdnAJcyte9Z2P",
+	"7p+W6Uzr2jHbufjSR7ugDKrRYXNlNh7CwzXvZxKhtqAvLgBzhfjHorV8VX9i/qY2vjqBribOzmPSWnd/",
+	"uyvw+bR5aSx4Kdxqg6zyPavpDPIxfkT7AzBv6epDtqXANby3BI6GnFcD1hw4fFDytzxjLWoGGS1/lm4Q",
+	"NGKpqsQfvB6K8C2mXB7h08E7wb+hjDjXnsEJSqg0gB6RDp6Aaw+BGmS/ty99oojFXG0dkoRBt1IAVMfX",
+	"o7TpkB+lnoEEzHrP+TcBewEzaKxlgo4amAswIo+7nXEkx4bcIPvdF8u39BguceGiAo39KMPFF7uj7vXH",
+	"FsoPb2vxXD/9wTwiA5nwiIPftEjbls10X2z3+92Dx2ZjFkiTNAFjuHgllcuiUEzoltHKEGyTNNGzRLhu",
+	"Eep/72WzKlyFTXkcXLVMyGatUSuFKjpx4UcOx96nLoIOYFhzhlECF9pbC60AnV0IioqN/CwpnlKl29B1",
+	"sH1yHCCUgWD35nXKVvMj6vB9wrVmwqK9YGPEJwp9kAD+TuAtA3HHIol5QEUmcKUTRucD1220ynIrK765",
+	"AN5mdxDjOmsNGrNomAhYNGt5gmYfNJ5PW8EiikyhXCif3LGkfWUOChd7iImmfstGZs96I2zcxsGntrx3",
+	"S2FBRz1cs3l7s90ovLSKMfUJrofICRnx0PnnFPvd+ucCMoJ1u28A+Nx/Beuw3xTGAm++cwHium0CLiWj",
+	"Hrhj2zTid2wEl8lsFeoMuwdEWYg+m+dIZjSOmVB/KTb5+Wwszw6Wbj8gjFTRYcJUOsdmgcWLn+dZzLcg",
+	"XWMWzKS8/TZ8EnUqmK9Wfjv48efz81fYFstGwDD3fRQUOjXMU6UBymUxFCPXeOSaz5nSdB47Yn8j+Aei",
+	"MDvXkTkVYe4R36ukR7C98X/HJ2fsA/n5df+offVzf+/gmbl4w4a9W24UfGMHP8V4xY0MF651gB1wKDDv",
+	"zfZJseWv17leGoWYG2kKaeNeAUa1MI71PCBC2kgVelJUYONUKEXAnCyGqVrgmxkK9zPoTZEDhXEgPE6r",
+	"9GEXjHygr7soHC6k0m9xJcuyYQ0p5IJRGFSvjcOXzqbOpbKXS53I+1Rq0sZsnTZHKEGjPvCpMCYrFxZu",
+	"ME8vpIlfuwY3ChvtLJ+lM1rqluGpsn4ZldbKQ3Vvj03W6DUg5nRJ71/bVKZPVtf+Sqp1Ht2oRr/OsGcs",
+	"CCphNIk4S0rBt1LkEsTKHoqJx5jqFU7uc6RZzTTzSQSbT9e/fnmqZ9DEqdTDqTJFoNwFylqmo7dv37b7",
+	"uW9GLXB1wln4Xk7QnqvAny32rGPQhpXZECG4j7BzU6kFVOW8ip2lWp1Hku6Pb9QAVVmsPxcr1jaz2CZj",
+	"uR22QGmHha5LEPm1eQB5TSALWuW1AXrfvgHmgZ6SkpZwfjG47F+f5/QEHwaqtmxO4GsSG6Uvjb32B3Nz",
+	"XgU9Y/OAIPA9oCpAhmZMp0wFILOYB+p0LHlB7plrluJqv3hCjJaLb4UUAhx7zqiw4zIOFeEudUPIhKgZ",
+	"n1gky4hqyDWZMtUhLwH4mIwyENGRhcXCRmpYtVMdXsBFf20zqOptJUizzQyJfJxvWRKOZAxN1lzMA6L+",
+	"NIpGW0Q0XP28eRVitFRmDZeHvqBTw0z+wUhz91///H8PjHbjEAh2u91W3Qw+KxRSqQoUyMAm1scJu+My",
+	"VR44tmoqmFyzlS7yNWMxQJl1oZhzwWAtUMwPJFxGpPlupeX4smVt4Cg6Obt4c/3etoLBbEHLnCYyKe4i",
+	"tnOEfaaGrRuWlufLlqGut9Dwhzsf4b8bR8ztr1c6xX0FRJrysLGFV/zaZdU/8UFaJ4F82g4CRXhGdZgv",
+	"A5pwxD3JHFrwtrqo8Jwuciidjt/bEVyQ+JBQgV+BNoJtDHO4+M6zvY9mTIQpue6RomccgOaXeX4fXgL0",
+	"sC6gfG5Bf9GYc7PAnohRxBJywyLO7mw8AedwwyIppopoeehyHV0Go67YcJ1hl7q9z2VA2UjjytU9qrvu",
+	"yPbv+hzrZWXkALbCYXc+ctgAaaLKOec7DH0PEDxmgADvBRXEqCJ4Cw6thgzZKjYTlZjT5yJlubgd3qmN",
+	"WPWymmyjcTtxehPxcduCwtZG2A13a95QxZ7tt/CWGlPH43tjeRbghqtDZyRRYWG+Weh/JycTcETbUL2t",
+	"prTfOkfEUtD93/H7C5grljZ8tRuyNFaNC+DWmvN/nnwPcFyEewcHuy8IHjscK5wmArCzEoJ+xenmyc1+",
+	"vYFqYIymlfSVyxWG/GEEmWwqmSZjRn598+q6/75/cfL+1eDXoPjnldH/8ZPXRxfu0x4koAeYwmvsMd97",
+	"WYpo0bKhJ4xQQVI3RKDceDTmrbw/ccbNr7ACACqtU8VqErkuTl6ZtX5FAsUhVqUvmR38k9EmRhhcDZI1",
+	"aJAOA3dEZvdzdNLEKhBqYWVaecoEeqsNgq7SFi1GTXO0uH0Pbnay/zwHddoje90uSagI5ZzcGLUO40xw",
+	"Q1Q6bw0FVyRM6L0gN4vCKu5nfDyzPR585uDVz/323sEz8DagFqVm8l4MBeTDSzG2FRawKzETCuuGzKCv",
+	"jy6IFDaU5XuAOSf6UKAHmDRLrb2Msp9rFKZaRpk1l8Vnut8g6JgYipsFBKD9loN3zp4GFJmYkcSCRExr",
+	"lpAxlBjvd19gaGAoAAcVfD4jD4kKjaOhVunp06cvwNpAE17ryHxHwtQmjqt0PBsKqsjoh73ubNQKfFMn",
+	"fS/JgtEEWjMubDct60wJfMA64ndMDUXeSZKwO3nLwg45h7Q1VPJtZF2hCG5iO/ncsofgloFVI+Ow3Al+",
+	"FUnFSodiN/wwJ6SfqKEYCanZiCi6UETJDukLMsK7fITABiMbYbMhTMhkspgHhOuqOAY+iC/ZOpDxtfXc",
+	"/OS20na/nHv8BIoJ7f7UM8sgyxx01x9uIRwj8BWMisD8jqAQ4kgKnciKEkch20AqvbzZg3VgjlN1ChZL",
+	"2Zb99C3r39vq00+/fV+2TBihkIRipc9hnhCwegaYsT1Lw7o3FzV5BWjno2Gzn5BmoKXNEvUAyLPVwm7Z",
+	"olfb39FVHar8ZG/YRAJKmZ8tsivwMEB+jZLY7tLn2WgZhdgzBBN5QWa08szpEllmFXOy3NQwJ9IvqXA5",
+	"bkvuEeQAdjP71bIChUN9EXZWYCj7FW1erSD47kEsZt2aXSnI+PJtcFWP9ZqHJaJt1LFKs2C/u+87LWTz",
+	"gXwKaJJJ51bEulpjkKw5fxQtkSS2Ll7O6Hb09pU19vWG5HcytE6R/HlbNT+jQqdJW4+jVcy20v63Yiyv",
+	"2OKMzlmuGCnHzHcSqS3Y80PfWmeNnHkDNsisV6hfQK1aabpA48Dw8OUbas2PaumxLCrg1fYZKzDKN9pI",
+	"BdTjPYs3J4BbEKLm37Nc39xBMNhAC4S/ppSLgmTB5yoli30lr3Bu42NfXkp0/0C106gf31XPP9L1+/lc",
+	"6yd+VxSdVq3EnT90na/BAA85U85OxDuco4AvpXPa+ujOgs6jdc43nQBQQRb5KsKmBeRmobGlBPyDKsLm",
+	"NywMzR3NI8UdkikT5rYy4gAHIHRmVESb4iMYC6u0v5+YPo+Z6F+cXMVsvJ08dktcQdtVl9COl4GG1m5A",
+	"57E9Yxb3p9H77V3Rh5uDSciTxJxp2njnzx5hYtYl+EMClNkpR4uWJQlJYjrlYtqzkUBNIzlNmYvfTfgH",
+	"FgJ8nJzYNhO2a2lp6+BtTYRR1PdM6EULXF0U4833AEUBzjAahoCYmYqQ6ITH1e7VC7usr8i8cYg692pp",
+	"3wKX4aQKGQl/pohAdrhyki2s4Od3xLTez29/aVHyVzIdP9QTRXLfBgRwogOru5MJZ0aANXG3PXAv9qpV",
+	"DlO85fG2ZarjVJNYJgCFk6X4mS+n/I4J92ZjSDQvz99cDy6fKPcA2KkKkUpUdTAKCWRtoTZiDCFAT9EV",
+	"SEYw2Ii4fv9Vk/WmsplnbTIPApfV1Q8eHDx99rjpPLg3x4g7Vcd1/cl/N3sKt/FcsDxnwULm3CXAmhaA",
+	"v8sTOWIN50l7u7sbbJCkU8bcX8rQiaHvpnnwf/7Wb/8/78z/ddsv3r/72A2ePf303xorYC7y6BY12A6u",
+	"jgwDPpByg+W3PlQ5arfn9EM7SYXgYjrKAfM8UTarOEtPHSGMYGdOP1zaB1q2to4qMrIYChj+gZFBI3O1",
+	"bCE04oaeRCqSRj9gTBktzkZv8kHU9j0PWQG1sMYiC8hM3lvEn9Thv9kBAHjMfYs9cWOWkFjKKMhXtPsU",
+	"ohwWD4yBNSi4bTKBV3AxRchEcspvGdmZM53wMeQ6jWUqbAaqeY2ZdmEAF6xCfCFKkJAQN8l2kMxQkSKu",
+	"9GE1JpJDXXpayWY95uOVS9/8egn/paFq+JanU9uJmP0Jpb0qIWn67spIcdjE3ROd+e73lKFuAD9ypDPB",
+	"KrAN8rerFQXn0Ki98rY8i+D0jbnU5GFgo/qeuoFUEbohAz+HEH0rIAddp2fe+Da8h2SCedRZ/uxKiBeH",
+	"/V1IH6jWTR104zrNYFUS8cH3HOIHXF/c+E2yiN0x/p+A7OLWClF6HqLgWpfs6+/l5lc4X5O5KrZ1yeby",
+	"jhWSb1HJyVBOHc9x+TY2c3bCBVczFlqBdVnE23xhiziwIAUeMXZqKtxjPWgZTjRg+nlomjJmhJm0paSv",
+	"HHvCsf6KmZaPVSyWT1U2uk121lketzp0x87meeP8828Xnl+m01RRcYFsszlteNVWB8aucy18SNaFw6ll",
+	"YyrIDSMsBEmGuW9C56BBL95ck6bzCGPbAaP1/u1vfxvZ9CTE2AE/JqC8VhvC2W352qzdAXSvpoTMLfbd",
+	"rCxDKVFbG1zeq0NHBkV3CxRzA0VsKRyCh1fhvwsacVpD7q50cBnit0NGXvyMvC/a/lza4oahMNcAqu3n",
+	"VNvqcUAQJoMywjVCd0PSsnfQ9+0uDUV+m3L3as39qaxBT/WXETcPy9zaDJG/dP/g3FfWZT9mLUM/jqPF",
+	"6jptRy33FI41omMrd79kltmW87ApfX8CLvVY4ry+mEpI7SLIMnEnWIG5bC4cehpqio1coVGuKKmi0uiv",
+	"meN2tGIDm5AOnFCh6Bir3zI9Jt8qkEjwYCGSqdHjixkXlZJhdeV2KVhZZU0UcYxrAlkZEoP3FPj0caue",
+	"5VEpAzLhkWYJJkh4R4L19OlUHVb6DYIKv0GlF2CQTXmjcutCI5DPr7euqHXeqNTae76+BphrzTu/MTeC",
+	"34t1joTv+mU5W8s72jNcFGvCly/fau/DRi7Ez1ExN+Q2y7jo9dCzgEHkAEkT0AIMq4UuKeiZdBAxXFtv",
+	"PR3PINCTexAcmZCkK0LYFtUhFzKK4CGZOO4DDYghW8pCqXGhtG0nvGSfeYJuPMatWQuV8/3aLHnjI37H",
+	"LAlgLXjuAnlKsU4wqOF/zMsSPBCQf6u7tTPOstkebaZ1GZeXNgMxD9PpU/QAoharvSzALtfG3lxSoPKQ",
+	"nXi6zCfrN13DZSoIn6DQdRGYTBud0TvWQkvUTIgBWCgi7FqPDrXV2gCAC7n3FlQ032DLopj7nM+97l62",
+	"HMQtXuYbNrswzzu+rbIiP7MjXPNjW5122NX2nqcemjvEJh2PWaxZCNkqAUlFxJRFgYU4k/Ck0Dy+7J+c",
+	"tQLn27M2694Xhg++BiKoMcmWCclmpcDSDj1kZr4R8IJpTGdE8sp1gbKIxE0aIa6SB7BtES2deEMgr58G",
+	"tutbNRL8CASiYiIkI7NxI/OCKdMuM8LhNeUSKB9d9Dye5Yz7as4hd2A58H4SMoEtmjOqtC0jNOWRPSEI",
+	"oAJ4+iJDTcO2RYUmSLDrmMuZHT52bXUOjb8cRMNF/83VICCXg6s3rwcBubo+v7D38z+P+mdHg9P/fHVy",
+	"etqCX1z3L68RyRn++f7l5fnr92fnx4OCbM9LcSf/NsFs2E6ybgHxbA1mw3lKyM3Naujm1gbYzQGJUwh/",
+	"uDICyALd7XbJXH02rrNbaB3A83dI5u+QzH9588Ff9ycKL7L6ulDM37wxAcUuq7IIvYg0t/BnGYUuYoPJ",
+	"AzGFxAJEDECCNK8EhEZooB5mmDW5lrSdeRiQIRwJpO1FLJyyZNgAaIV88gIEq4XEohwohUIZzaDlhljY",
+	"rq+gBR0PTgfXA9LpdHBZpb63o2r348+wA19R/TUDrMIewbWTJpvHeuHqN+1FhlIkK2ha3+/z0n1GX1KO",
+	"hEjb1jrmiA2/5zogikPZLWSiou5WcMlnj/zpr3SJ9ldlGQ2EpTG8SjNoKGlUMqO+Qlw2U5OV5lGEsR/M",
+	"EUZD2dxaYA6X9tKXKxTR8M8QyB1MUk1fG5/WhI1uM8y8e+pwXpW2Cb8uAQquimVHdiCfqmm5uSJNarVS",
+	"r9k7yBkIeZmxgQXlllwMe8GY7q25njrGKsBOsMwyQFVVrQ+7YzZqXcrj29kiyOxgu3du15oO1WW3u7ef",
+	"g9qpzYTEbVxZyRh8G4WgOSKq45dIpuAmQGL7PxqA7wsASZW8YI6hZs6VwPrf8JI217alam3OVR9YYf5w",
+	"prr+51c5xvlgJuyA3uo0q3No1GauNxQmgF3TNMz28uURef7D8wMypkIKPqYRWAaQkqrMAQIwVRKypBVA",
+	"V3ERIFiVLoDsz6BLktYRCzGElAHSwWBDMfo4bGQfDhu9j8NGyKdM6WEjGOZhqOFvNzb+4UDbh41Pn0a2",
+	"nwKAX+XKQQGKwHumltETWx3yC8Iecl1AORyKEdCI53cWHfHlyemAtNvZG8irwa+jQ1ICRHR4F0OBILjW",
+	"iErYmMdYkIv4sREV0xSQwityjQYAw2iRDbfTDj+0RbjM9DaqrvV2n8faKx0bCkKN6DAK6wm+K4UrjDx5",
+	"Y6nR0RJV5OwYbxSQgqU7RHPEE9wOsPGb1wfdzcNbVMuRfumfnhxjZbEjMnOTZka/4MKhImTQfUiUtlcK",
+	"3vyhyF19dJNCmpFR1pC0D8mbs/7Z0c/nl4PjbJj8CDepHgohsQVOfqQ7mY5nDJOSAH7auWWLTE9Ibabh",
+	"OB/6ZT0V2F+QMU2nM03SuAfNXSI6Rbu/dUhOzmAnhsILN8Suu6FhxoCL+ikylHuuKtMWkck9iJU8CIf1",
+	"lxwp1zGaIrl/5yA5DmJlki4xEs8/ppQLZQ0jJP6MSP9inMM1na/2Dbl23UG32wXhpMoo+XCDfBkm/ASz",
+	"iTOTBnOsIzk9tPGWFDI1ZOwaqu4RRZpmiVBBgAmKgkxopGpy7LOkJDP7NWbWz8XJufKyDZtUaMqjU/Ng",
+	"bZrX1lVml4M9YiuDSfNf/+t/A3hqZuEFBD47eGbs15hHsJFKJylE0g37Ar+5c5O7zQZjSYQsMTxx9Jvv",
+	"ZPaO/HY6+GVw+s6BZo8ylT5idywyx5TGsUUqNZqkrdMwHHGfvOI/doYC8zJ8tiNchwxNyXJerhWLJqQJ",
+	"cKkLY3DAhhGfv9bC9jHU+bVVmkzomA3FUvddsNUVMxxzzALCOtMOGTYu2ZR98HunpSSRFFPSnNMPpU1s",
+	"dYYN4NNVZ4q5jhe2OHuVxfw1zeBTOb3w+eEVLsPl2/adiy/nChm9Ay92KVXoiTIsJ/DVDtGikONKBcnd",
+	"w79eBhEkRu18NP8xf94kjKL82rQY0abiZQ8e2s5Llo0oElPI0+iQS+fDivgts1fb+t4qUmkiRpMfs+l8",
+	"k1hla9NZYBXfM1C+Z6B8z0D5chV5hvlU855tc0O+JV/jGbDg1ZV8AHADgQ1FmpBac9zK0Cideeq6noAG",
+	"hXqfOnTBDu0xhCSJ4Na5NoQV6SJMfzEO/OVzGbOp/UHtgNZy/yumv3P+75z/O+f/g3IPDaPMGJ7lk9Tz",
+	"x3uLacGikLDfUxopQrHkGDP3yNHglIylCDm6FGUUqtbjpB+W1PI/IM9/O4FVWRFwpZkx1qVDZoP2wVC1",
+	"kaSih3IMOIJmsZFD7lxuFu6fAVG3HL5rFs0JK7KQ5BOmE4gcoZuIkgnlUZoAL0EU2SQV25ofuONmjd+c",
+	"4DOT+tPl72e1H9+toe8y8btM/Hby8c3/Dy7eD876P54O8A/70fHJlf3s1clFQN6c4X8vB9eXv5p9/fFy",
+	"0H91cX5ydv3+6HTQv/Ss/nGEZJzIv7MxEk9t1iqAscxlyCKSsAySupBEJQX6ysc0ig69DgBRTPeTYtaX",
+	"7xgeEGyw8A+WyA7pZ8lsoFpAMHMoyv3vbR5rNn3b9qsiYJgPYlxky32EDo7ZYDVcPpv+96SrL5G8CiwL",
+	"9CSUTxMZGbnpibUiAhlkgRCMm2seu7b7d8Xmpn+eEKSH0Nj5mME7rC4jz4AoHHJQL6v6xQZNthclIhA5",
+	"4GtF5tDWuxUQFhrdElpUIrpt1VV8a8f5mvfPj1Fz7dxavwd5lnG6jPjJARXbxu0ixNN9PDCuoBIGugBW",
+	"Ug8GvRa85CHXpwQG8xVv+ttslfWW4Xmx7BsvrSrlLcK1pUQJGquZ9HV2blXBUPg7jnmNzn6MWUImLHTd",
+	"BZCpYuE3yWO2JJqFQwHZ6UZ2JyzGdpGjk5DNY6mZGC/ar9hiZCzMNBE5RKRsls29brdSdMMAD68Ez80B",
+	"GuH88a3XYUE5V+vXtDPtWKuszOwIHEQIo0nEWVLKDigd5hcHMFszVUtn323e7zbvd5v3j2pTShOdIRxn",
+	"zQwwzf51/+xN/zTrRWMoESEuF5GkRai2lUkfG9qzNRJaaRl/C7L5CjLu0D1qezkE5PLN2dnJ2U+GsDDs",
+	"6DYzL5Hx9kOFgaNTY3gTLPQv4MHJhAAIgPnHq5PT0x5m7ltfQWceYhNsB0YYQZGZB9vnmBcYVzXCMtPP",
+	"6enflufWTK4fRY8kRL87a78Lru+C61sSRNfnF+/7p6fkX//8/xBfHdmssYLu8hptQUo92JnqT6XNxBRy",
+	"k9fAmcCvijBYYyqQ1YtCn3etuZja/idQARYBV9b0lgFUBWEf6DyOmIdzjxOmWJVbBZp/+PEGdqJf07Qo",
+	"Dba6WR3uSeBy1LF/UZJGZpkzreOsnUpA4kSOmVJ/wsY29uR9N7te9RLhNP0qt62Wr6fLHRhtJ0wW7SSF",
+	"o6xp6muvPjRLFLpn2XssE40qApyTReXBhh2oM0RMoYcfvhuKmCpXG47JvorIiWuNPOGQG+/qekKeMLif",
+	"FqQH2y7O6B3UOAndIbZ36ciMc2whf0fYNmuEdG9z6UeZqjGqchkcJ4vLVFya6Ta+jgJiR/hj8qXc4Oa8",
+	"6ssezbd/Kefm48uZSxZHdFFOc/fanUW7sTkUYBhF+aYYInSX6n5GdY7g8WpsXdG94uKvaXV5LjxvsmgP",
+	"WcNNbBbHNWlW8yqZOFZV04CjJAceU+bU+rTg2++u/aXOjpYIKjQQa1KqwOkh69SPrwvxgud7vYjzLe9r",
+	"CX/Hzqv2AlwyGi7acxqy4iVVpGmTnNrTlCZh4I2a9pRqFhClaRS176kez0I5DYiWsj2nYuF6PLZILiqW",
+	"zR82zG3pIYEELbx8ljSzjTeqOqZdYV+c8ytrO62T75vpgBd2Zx7lVuJgq5CZPAF9v5qVuuMTf8dIM6kj",
+	"2lZQTXWHBAGvJjKxr1OuGeY3d2OhwXLtfX2LTUkJniWmkQrSPyF0yoRu2a6fWgLMY8nUAm8aV3leJ1MN",
+	"CSwOTiiUY9UjlLymyW0o7wWZpjxkAaImY1ms2+xMgb2jCac3XgUuJrUa8zqpw0Av38k3sPZHlJNv1IrK",
+	"RzgJ54P8LjkrrufP8n4jWjMk5SkJy7CdAC1ohUVqsi2WkZBUgZL+0Bu7zs1RAPRivluOYgzcUwinkmvi",
+	"T0kOMYKSGRXhJI1aKzufAnZGHncOanHMjU2FbWaMaoxtjEojI2ahInqEo40CcHtRgQg1WTsWqZ3/s7VO",
+	"kj6S9FwlN/NAj3/CNqC6uIRCN9Av4QHZBpyv0AI0o2Gn4o4TFjKhOc23tUZ/yS2LNUlFiLX3hNv0KO/Z",
+	"sICJToUm2Fsm84CwiE0p3nKusXEbOHJlzAQiGMNnGjoosg8xT1iQc70XGx+bke9YEvIx+gutNuBAFmzb",
+	"uFaHnGjloGagcZLDEBVZbD+XQxKgdMsAyTjiEwAgfBGQMPCrgkmVAMsywYk9myGTMwMZtMiDiCJY6Jjl",
+	"g1TzEmyg7VmGeCH2HKCVue+PDlqRMCwAGENtl1Zszup5Qh6nLaYJE/W9Wf1Pv81C6mx+MN+atFPb+/Uw",
+	"h/LI9V8Z++9RW8JmBLuaxg5tr2t4Ww7baTzjUZgw8eU7xfo5BPawwQns2MMDEAZrM0mLze/yfWIxr/SB",
+	"bWKt1bxhu9gi96Ar+/sZrSXDHt03ettYRwszCPRWqWrUt1LTfxyVYQMi/N6QdlVD2oqNCmw00UlS9sGc",
+	"E8+61DrfTV2D2q+DeVyE0NysTW0FFZARr29Ra27gUKxoUeu4VUWD2sypaB4Yiuao5OrqgPfqt+67zv2M",
+	"iQ7gUo1aAfo2cgYQAB5ZKKahaB4NTnO6BLJOm6bPlUdGchhi2DQCuEDuHIaimXsY1gd3+NDYJ+PFOGKH",
+	"xAEAPychY3Er67frzhvDVJu12iXLTBC/H4p1ZFZOqq9r2/ulNJGv2rk3U0fsqr+19r1bsdKv2sB365n8",
+	"GVr4/kn70mYbXdVmgeDR3LCidrMRRPN27Whr7dudzEpdZeqi6mcjfv4Ja21NDTdLrQ5Ipobj7Hd3sVAK",
+	"KgLYB2MUwK51yIlSKbNl4NKFkC7Or66rMNnv5C07ymb4BU2l/Sp73gwXftdvSvqN2ZWSk+OJKpABtOCT",
+	"t8w2nEdTWQormOzRWzSAQi7elzEUjJ7tAWsLukpez7YYEuuUd66tluD6Gtjq0DLZOw1G0YXCRJVKRb5A",
+	"vY8gfXLj1SWY+l88UWTONA2ppt+JfimOVrlPpIn1xYYCgOJdkhJHSkPlrPVHqPGVGVrXbp6kOVrcqvcj",
+	"IO395znIzR5AcCZUhHJObgApNEOSVum8NRQyZrbYCpl9/+KENDEv1/y9c7fbAlci3O28dwBLaMHpORQs",
+	"UtZB56Gojc4Lrnkz7NXP/fbewTNn0ptXzeS9zd41lkFnKAqW+Mwa1dlJ9QhXKjWSCH17VhQr360Yashd",
+	"XdJDWNZQHDs/ZZnbWBlZ9P12SH8oRlX3EwThUjeW+5mENdjmTJ7ahgJmW1nZBm9aJSbLwLppomxbqKJA",
+	"t75iFZBdoiV5/sOzLmlSsmA0aR2is0SmOiA/7HVJ82mXhHShWh1ylueOACgDUOBm6oe4GHscWpJEaqpZ",
+	"LWqvjmB21aC9Zj7bgvZCzn1bMbMjht0fnRxfKtLc6z7tdDu7u0873Z29/cBcgd1eePO819t5uteCXMEw",
+	"TJhSLE/3Rk6MpRBsjKAFgTf2nu7l94eKhXu+Q/6j/VIm9zQJWWj+hTjKluxv2IzjZYM66DSBKslUmZnG",
+	"ifywqNsoGkXynoV9N8n6vvP7z4Mv21Dmy1kqeAO2kVi5nGfL1ZBFYISiETRmjIYMI45HdDxj7aMMqan4",
+	"YiHbwKx7+ZCBDW9Yy7mzEmP403eJmZOYqNYb6wcu+LK+mEmOsibl2XCxUgNuyBfIbVwyeYDb02hVa70s",
+	"EgdxIQFxMd/2WqZa8ZARewltWY/yHQ3uBbTd41pBnheimCepUAGhJOSK3kQFt1KxO/aMJayQ2y8gcRpE",
+	"KUiDrFsXhFsMRwh7IAhzXWusBAuy2BzGwoW2vJjnqqfxuUIbU9epJbcVFMOKNlonIXRIxhD2w8zVAHRm",
+	"F2mETX6iyC1wONvSjRx0CSWxRRWzLqtDV/RjLMUjiHWi46tQeERDlK3mvsPuZMVBVgnxJ7suDn/pKGCN",
+	"pLww81T8H8yjz2fg8wf12PNgWtTizm8rwcxGjLKdGbkMmzhhd1ymCnazbioYOa6XDt3gUbHTjx0x2ROo",
+	"y1Q4FwyJRE5IdqjfGW7JRCkwWKfEZvURARHsPtfzQbpdpZpQovmcff1mYNUNu+5YolbBRF07zjShY+wD",
+	"a9tO2QdH3o+Pn7+/SXkUvudiIkfGVkv42BWjQCwabH/z90+SxIqloWzbN2FpFzyOHitr+MhUY1to8svR",
+	"FeRNwK9dcofZvMA3ZAQpljBGZtQw/rGcz7nW0H6EiimzdVk/SSMNIgw5+DhERPVEJvMO6YuFd0ZAQAhs",
+	"liV/BUQRpSRNrtH34IovsSO1y2BqHVobylil2JYLcRad78LM6oaNAfORFhdIc/N026RZFEFnCKMXJtbo",
+	"vRWGGU8ieg85lDpZVPpAfrGn/RUZixuiRoPE83VJdmh+/gnLwnI0mzOjNea4Qsw5C3ApmSZjlh2szZPJ",
+	"ENeK8DvmTWsypWaMRnr2j3q1yYa997pdc2OhxYdVImzhB85YkZ+vry8CKGbxzpSQanpjbmoomU105xCa",
+	"R4RSYZ4GsiXNhGE3dykcsCjaoNDZirGQVSfP/gzT/6rdhHGEenw22AOuSBp3HpuO2DhNuF40er+9KybV",
+	"4d72Csdkp5jRBx594x3QAfJXtZJ529/YpkEOlMAQru0g49Inlazxydo4wtNDosYJjZmDHzLfAcVbv6x9",
+	"FrK9Ks/9tZ3uZn3x44jyh7QHtAvu/LWVjotEzo3IS5U/4abZNsI+xFJhBjt2djRXEnLrKUEeAgcHPvVb",
+	"tnDBeef0qKK1lbwISho2Y0U+MuBZjMvP8VmZZM6nSDSQ74AIBgE56D7N2scVeRIWAeSYEpTD64ROJnyc",
+	"69QH89yIPUFl0R/DnWBoI8CBPT8qawoaB91tQrsrWNmlO5LeQ067mtsVh/vYuGE0YYkZ2dhpNOavGMzD",
+	"GE0oQ6vMyGvIbkWzMZJjGjnJ3bRaLfw5clmnRqGaYpFkmkSNXmOmddzb2dnd+6HT7XQ7u73n3efdxrKl",
+	"aDRIzBL8NXttgrnF1h2JFeMyATIeRxxK1xLI1OWaNKFfF06qYysOOmM5H2WOyuvTK/RMQsHZaLcLUzqA",
+	"KY0sSIxdndt40CoXLsXeOk3ITCqtSHPUbttP2vDJqAVOIcXIm8tT6yUF3dNN9h4qAoBYoS4WKSnbrI9A",
+	"7+xTb2fno3njp0bQ8DUShtJmPlACJ2LsdXMm5mPc2GDJX650tm+QAAQfoa8xr4lBQhAdj1msW3CNcC7F",
+	"0cxpGmnERDoHatM6bgT2Y0Nz7zwllg/YSWtbElxgQbAF1uq3BLxMIVe+vgG1RJ74+tz88x6NsdobkdX8",
+	"yontXbKICxOIo3TKK58H7CdjrqA/DOegNNWpCsiMKy2TBcJ+yqk6JPfsZiblbf7dOcinqtczlrjXewTX",
+	"/OMOsaNqc8whtq+Y0ARajhKlE0bnhcGhVLvi4f9hyBC2FrPUKdeA0ZFttOvHn72MizjVdZuMDSwD6PPa",
+	"BluMhRlA8gSz6231pn2fw5StWFq58kWZfcrciNagwFoYQFWQ99nkl+Ao8qSS8xrURF9EqMiMGfvaAwiR",
+	"m0WxjMONBMULMEPYwUkOvuaJ8jW1ufE9MFDNNtYGLHtYTE+rvNTNXI2gscHjRE4TOm9ZL6RNLw5Vzktb",
+	"nRoBgt8MDsqPTG4VuHfhDVCsAXhcPk8BPuLaJUlaP/iYJglnCpl6OztKjG3Qse6R3Q45BZjcHnnW7Xqu",
+	"SCiZc5FqhODMh1H2uuQ+MQZa9mHp12g/BuQZtJIkNzI0c2ju770IyP7u01b+DKaQkFe5/2bxuU9h5V5X",
+	"9m+YM00rXvASvT/g2Kg1eFU6nhlpZutYlO0S7VkZWLYVwhJPxWoLWDSDmZe8pC42bYJcYGMboWW/kC2E",
+	"54mNCYFMA18oarREsFRbnrxzYT4Ysfnrm1fX/ff9i5P3rwa/BqTw55X7+/XRhfus5fINjP5sTB4WkptU",
+	"O+AlJx3NDS5p2IYSLUHdwOTGPmGNuqDNcvjL7qLZqMand5/+/wAAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

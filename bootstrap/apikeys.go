@@ -25,13 +25,19 @@ var apiKeyModule = fx.Module("apikeys",
 	fx.Provide(
 		postgres.NewAPIKeyStore,
 		postgres.NewAPIKeyTransactor,
-		func(cfg Config) accessapp.ConfiguredKeys { return configuredKeys{keys: cfg.Keys, fromEnv: cfg.APIKeyFromEnv} },
+		func(cfg Config) accessapp.ConfiguredKeys {
+			return configuredKeys{keys: cfg.Keys, fromEnv: cfg.APIKeyFromEnv}
+		},
 		newStoredKeys,
 		func(tx *postgres.APIKeyTransactor, c accessapp.ConfiguredKeys, ring *accessapp.StoredKeys) *accessapp.CreateAPIKey {
 			return accessapp.NewCreateAPIKey(tx, c, ring, rand.Reader, time.Now)
 		},
-		func(s *postgres.APIKeyStore, c accessapp.ConfiguredKeys) *accessapp.ListAPIKeys { return accessapp.NewListAPIKeys(s, c) },
-		func(s *postgres.APIKeyStore, c accessapp.ConfiguredKeys) *accessapp.GetAPIKey { return accessapp.NewGetAPIKey(s, c) },
+		func(s *postgres.APIKeyStore, c accessapp.ConfiguredKeys) *accessapp.ListAPIKeys {
+			return accessapp.NewListAPIKeys(s, c)
+		},
+		func(s *postgres.APIKeyStore, c accessapp.ConfiguredKeys) *accessapp.GetAPIKey {
+			return accessapp.NewGetAPIKey(s, c)
+		},
 		func(tx *postgres.APIKeyTransactor, c accessapp.ConfiguredKeys, ring *accessapp.StoredKeys) *accessapp.RotateAPIKey {
 			return accessapp.NewRotateAPIKey(tx, c, ring, rand.Reader, time.Now)
 		},

@@ -54,25 +54,6 @@ func untilStatus(t *testing.T, what string, deadline time.Duration, want int, fn
 	}
 }
 
-// yuktaKeyed runs the client with YUKTA_API_KEY set.
-func yuktaKeyed(t *testing.T, url, key string, args ...string) cliOut {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := cliCmd(t, ctx, url, args...)
-	cmd.Env = append(cmd.Env, "YUKTA_API_KEY="+key)
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	out := cliOut{stdout: stdout.String(), stderr: stderr.String()}
-	if ee, ok := err.(interface{ ExitCode() int }); ok && err != nil {
-		out.code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("yukta %s: %v", strings.Join(args, " "), err)
-	}
-	return out
-}
-
 // TestStoredAPIKeys is issue 22 §1 through the real binary, with two
 // instances on one database: a key created over REST on A opens B; a
 // rotation over MCP refuses the old secret on both within 2 s; a key with a
@@ -177,20 +158,20 @@ func TestStoredAPIKeys(t *testing.T) {
 	}
 
 	// Revoke over the CLI: refused on both.
-	out := yuktaKeyed(t, a.URL, admin, "keys", "revoke", "ci-bot")
+	out := yuktaAs(t, a.URL, admin, "keys", "revoke", "ci-bot")
 	cliWant(t, out, 0, "ci-bot")
 	took = untilStatus(t, "the revoked key", 2*time.Second, 401, func(s *server) int { return keyStatus(t, s, rotated.Secret, "ci-bot") }, a, b)
 	t.Logf("revoked key refused on both instances %d ms after the CLI returned", took.Milliseconds())
 
 	// The CLI creates and lists too.
-	out = yuktaKeyed(t, b.URL, admin, "keys", "create", "deploy", "--role", "OPERATOR", "--sessions", "alpha", "--expires", "720h", "-o", "json")
+	out = yuktaAs(t, b.URL, admin, "keys", "create", "deploy", "--role", "OPERATOR", "--sessions", "alpha", "--expires", "720h", "-o", "json")
 	cliWant(t, out, 0, `"secret"`)
 	var viaCLI storedKey
 	if err := json.Unmarshal([]byte(out.stdout), &viaCLI); err != nil || viaCLI.CreatedVia != "cli (claimed)" || viaCLI.Role != "OPERATOR" || viaCLI.ExpiresAt == nil {
 		t.Fatalf("keys create -o json: %v\n%s", err, out)
 	}
 	secrets = append(secrets, viaCLI.Secret)
-	out = yuktaKeyed(t, b.URL, admin, "keys", "list")
+	out = yuktaAs(t, b.URL, admin, "keys", "list")
 	cliWant(t, out, 0, "deploy", "OPERATOR", "YUKTA_API_KEYS")
 	if strings.Contains(out.stdout, viaCLI.Secret) {
 		t.Fatalf("keys list prints a secret\n%s", out)

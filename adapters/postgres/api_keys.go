@@ -165,19 +165,7 @@ var _ accessapp.Audit = (*APIKeyAudit)(nil)
 // APIKeyChanged appends one key event in the caller's transaction; data
 // gets the key's name as name.
 func (a *APIKeyAudit) APIKeyChanged(ctx context.Context, typ, name string, ch accessapp.Change, data map[string]any) error {
-	m := make(map[string]any, len(data)+1)
-	for k, v := range data {
-		m[k] = v
-	}
-	m["name"] = name
-	d, err := toJSON(m)
-	if err != nil {
-		return err
-	}
-	_, err = a.db.Exec(ctx, `
-		INSERT INTO events (type, at, session_id, actor, channel, data) VALUES ($1, $2, '', $3, $4, $5::jsonb)`,
-		typ, ch.At, ch.Actor, ch.Channel, d)
-	return translate(err)
+	return appendServerEvent(ctx, a.db, typ, ch.At, ch.Actor, ch.Channel, data, "name", name)
 }
 
 // apiKeyChannel is the NOTIFY channel of stored key changes.

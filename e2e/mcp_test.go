@@ -440,6 +440,10 @@ func TestMCPToolRoleMatrix(t *testing.T) {
 			return map[string]any{"sessionId": sid, "executionId": eid}
 		case "release_hold":
 			return map[string]any{"sessionId": sid, "executionId": eid, "supervisorId": "s1"}
+		case "create_api_key":
+			return map[string]any{"name": "matrix", "role": "VIEWER"}
+		case "rotate_api_key", "revoke_api_key":
+			return map[string]any{"name": "matrix"}
 		case "list_inputs":
 			return map[string]any{"sessionId": sid}
 		case "answer_input":

@@ -55,7 +55,7 @@ var apiKeyModule = fx.Module("apikeys",
 // stored keys is never open for a moment), and refuses the start when it
 // fails; then the change listener and the ring's Run, each owned by the
 // lifecycle with a stop and a join.
-func newStoredKeys(lc fx.Lifecycle, pool *pgxpool.Pool, store *postgres.APIKeyStore, log *zap.Logger) *accessapp.StoredKeys {
+func newStoredKeys(lc fx.Lifecycle, pool *pgxpool.Pool, store *postgres.APIKeyStore, configured accessapp.ConfiguredKeys, log *zap.Logger) *accessapp.StoredKeys {
 	log = log.Named("apikeys")
 	l := postgres.NewAPIKeyListener(pool, func(err error) { log.Warn("API key listener reconnecting", zap.Error(err)) })
 	ring := accessapp.NewStoredKeys(store, store, l.Changes(), time.Now, func(err error) {
@@ -66,6 +66,7 @@ func newStoredKeys(lc fx.Lifecycle, pool *pgxpool.Pool, store *postgres.APIKeySt
 			return fmt.Errorf("read the stored API keys: %w", err)
 		}
 		log.Info("stored API keys loaded", zap.Int("keys", ring.Len()))
+		warnSharedNames(ctx, store, configured, log)
 		return nil
 	}})
 	runInBackground(lc, "API key listener", l.Run, nil, nil)
@@ -94,4 +95,22 @@ func (c configuredKeys) ConfiguredKeys() []accessapp.ConfiguredKey {
 		out = append(out, accessapp.ConfiguredKey{Principal: p, Source: accessapp.SourceMCPKey})
 	}
 	return out
+}
+
+// warnSharedNames logs each stored key whose name a configured key took
+// since it was stored (a key file edited to add it): both authenticate as
+// key:<name>, so the audit trail cannot tell them apart until one goes.
+func warnSharedNames(ctx context.Context, store *postgres.APIKeyStore, configured accessapp.ConfiguredKeys, log *zap.Logger) {
+	keys, err := store.APIKeys(ctx)
+	if err != nil {
+		return
+	}
+	for _, k := range keys {
+		for _, c := range configured.ConfiguredKeys() {
+			if k.SameName(c.Principal.Name()) {
+				log.Warn("a stored API key has the name of a configured key; both act as key:"+k.Name()+". Revoke the stored one (yukta keys revoke) or rename the configured one",
+					zap.String("name", k.Name()), zap.String("configured_in", c.Source))
+			}
+		}
+	}
 }

@@ -139,6 +139,19 @@ func TestStoredAPIKeys(t *testing.T) {
 	took = untilStatus(t, "the rotated-out secret", 2*time.Second, 401, func(s *server) int { return keyStatus(t, s, created.Secret, "ci-bot") }, a, b)
 	t.Logf("rotated-out secret refused on both instances %d ms after the rotate answer", took.Milliseconds())
 	untilStatus(t, "the rotated-in secret", 2*time.Second, 200, func(s *server) int { return keyStatus(t, s, rotated.Secret, "ci-bot") }, a, b)
+	// Five more rotations over REST on A, each old secret refused on B.
+	var worst time.Duration
+	for range 5 {
+		old := rotated.Secret
+		status, body, _ := call(t, a, "POST", "/api/keys/ci-bot/rotate", admin, nil)
+		if status != 200 || json.Unmarshal(body, &rotated) != nil {
+			t.Fatalf("rotate: %d %s", status, body)
+		}
+		secrets = append(secrets, rotated.Secret)
+		worst = max(worst, untilStatus(t, "a rotated-out secret on B", 2*time.Second, 401, func(s *server) int { return keyStatus(t, s, old, "") }, b))
+	}
+	t.Logf("over 5 REST rotations on A, the old secret was refused on B at most %d ms after the answer", worst.Milliseconds())
+	untilStatus(t, "the last rotated-in secret", 2*time.Second, 200, func(s *server) int { return keyStatus(t, s, rotated.Secret, "ci-bot") }, a, b)
 
 	// A key with a short expiry works, then is refused after it.
 	status, body, _ = call(t, b, "POST", "/api/keys", admin, []byte(`{"name":"brief","role":"VIEWER","ttl":"3s"}`))
@@ -218,6 +231,27 @@ func TestStoredAPIKeys(t *testing.T) {
 			t.Fatalf("%s %s: %d %s", method, p, status, body)
 		}
 	}
+	// The same over MCP: each field named, the next tool said.
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+		want []string
+	}{
+		{"create_api_key", map[string]any{"name": "bad name", "role": "ROOT", "sessions": []string{}, "expiresAt": "tomorrow"}, []string{"name", "role", "sessions", "expiresAt", "Nothing was changed"}},
+		{"create_api_key", map[string]any{"name": "admin", "role": "VIEWER"}, []string{"YUKTA_API_KEYS", "list_api_keys"}},
+		{"rotate_api_key", map[string]any{"name": "nobody"}, []string{"nobody", "list_api_keys"}},
+		{"revoke_api_key", map[string]any{"name": "nobody"}, []string{"nobody", "list_api_keys"}},
+	} {
+		res := mcpCall(t, cs, c.tool, c.args, nil)
+		if !res.IsError {
+			t.Fatalf("%s(%v) succeeded", c.tool, c.args)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(text(res), w) {
+				t.Fatalf("%s(%v): %q lacks %q", c.tool, c.args, text(res), w)
+			}
+		}
+	}
 	var after int
 	if err := db.QueryRow(context.Background(), `SELECT count(*) FROM api_keys`).Scan(&after); err != nil || after != before {
 		t.Fatalf("bad requests changed the keys: %d rows, then %d (%v)", before, after, err)
@@ -244,7 +278,7 @@ func TestStoredAPIKeys(t *testing.T) {
 			t.Fatalf("event %s does not name the key: %s", typ, data)
 		}
 	}
-	want := "APIKeyCreated key:admin rest|APIKeyRotated key:admin mcp|APIKeyCreated key:admin rest|APIKeyRevoked key:admin cli (claimed)|APIKeyCreated key:admin cli (claimed)"
+	want := "APIKeyCreated key:admin rest|APIKeyRotated key:admin mcp|" + strings.Repeat("APIKeyRotated key:admin rest|", 5) + "APIKeyCreated key:admin rest|APIKeyRevoked key:admin cli (claimed)|APIKeyCreated key:admin cli (claimed)"
 	if got := strings.Join(trail, "|"); got != want {
 		t.Fatalf("audit trail\n got %s\nwant %s", got, want)
 	}

@@ -41,7 +41,7 @@ var applicationOrder = [][]string{
 	{"application/journalapp"},
 	{"application/executionapp"},
 	{"application/pluginapp"},
-	{"application/sessionapp"},
+	{"application/sessionapp", "application/accessapp"},
 }
 
 // applicationPlace is where dir's package sits in applicationOrder: its

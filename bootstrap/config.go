@@ -37,7 +37,9 @@ type Config struct {
 	Lease           time.Duration
 	DebugAddr       string
 	// Keys hold only hashes; the secrets are dropped once read.
-	Keys                authn.Keys
+	Keys authn.Keys
+	// APIKeyFromEnv is whether YUKTA_API_KEY is set (its key is "admin").
+	APIKeyFromEnv       bool
 	KeyRate, SourceRate httpapi.Rate
 	// AgentRate limits each supervisor credential on the agent API,
 	// AuthFailures every source's wrong keys and credentials, and
@@ -177,6 +179,7 @@ func ParseServeConfig(args []string, getenv func(string) string, fs *flag.FlagSe
 		errs = append(errs, err)
 	}
 	c.Keys, c.keyFile = keys, watched
+	c.APIKeyFromEnv = strings.TrimSpace(getenv("YUKTA_API_KEY")) != ""
 	if host, port, err := net.SplitHostPort(c.Addr); err != nil || port == "" {
 		errs = append(errs, fmt.Errorf("--addr (%s) %q must be host:port, e.g. 127.0.0.1:8080", settings.addr.env, c.Addr))
 	} else if err := bindGuard(host, keys); err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/yukta/yukta/adapters/httpapi"
 	"github.com/yukta/yukta/adapters/mcpserver"
 	"github.com/yukta/yukta/adapters/postgres"
+	"github.com/yukta/yukta/application/accessapp"
 	"github.com/yukta/yukta/application/executionapp"
 	"github.com/yukta/yukta/application/journalapp"
 	"github.com/yukta/yukta/application/pluginapp"
@@ -60,6 +61,10 @@ type mcpParams struct {
 	RevokeCred     *supervisorapp.RevokeCredential
 	ListHolds      *supervisorapp.ListHolds
 	ReleaseHold    *supervisorapp.ReleaseHold
+	CreateKey      *accessapp.CreateAPIKey `optional:"true"`
+	ListKeys       *accessapp.ListAPIKeys  `optional:"true"`
+	RotateKey      *accessapp.RotateAPIKey `optional:"true"`
+	RevokeKey      *accessapp.RevokeAPIKey `optional:"true"`
 }
 
 // MCPPaths are where the MCP endpoint is served; /sse is the old name.
@@ -76,9 +81,19 @@ func newMCPMount(p mcpParams) (httpapi.Mount, error) {
 		IssueCredential: p.IssueCred, GetCredential: p.GetCred, RevokeCredential: p.RevokeCred,
 		ListHolds: p.ListHolds, ReleaseHold: p.ReleaseHold,
 		Scheduler: p.Scheduler, Started: time.Now(),
+		Keys: mcpKeyDeps(p),
 	}, buildVersion(), p.Log)
 	if err != nil {
 		return httpapi.Mount{}, err
 	}
 	return httpapi.Mount{Paths: MCPPaths, Handler: h, Surface: authn.MCP, BodyLimit: mcpserver.MaxRequestBodyBytes}, nil
+}
+
+// mcpKeyDeps are the key tools' use cases; a nil one (a test graph without
+// stored keys) leaves the interface nil, so the tools say they are off.
+func mcpKeyDeps(p mcpParams) mcpserver.KeyDeps {
+	if p.CreateKey == nil || p.ListKeys == nil || p.RotateKey == nil || p.RevokeKey == nil {
+		return mcpserver.KeyDeps{}
+	}
+	return mcpserver.KeyDeps{Create: p.CreateKey, List: p.ListKeys, Rotate: p.RotateKey, Revoke: p.RevokeKey}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/yukta/yukta/adapters/metrics"
 	"github.com/yukta/yukta/adapters/plugins"
 	"github.com/yukta/yukta/adapters/postgres"
+	"github.com/yukta/yukta/application/accessapp"
 	"github.com/yukta/yukta/application/executionapp"
 	"github.com/yukta/yukta/application/pluginapp"
 	"github.com/yukta/yukta/application/sessionapp"
@@ -39,6 +40,7 @@ var Module = fx.Options(
 	pluginModule,
 	sessionModule,
 	supervisorModule,
+	apiKeyModule,
 	executionModule,
 	schedulerModule,
 	supervisorRuntimeModule,
@@ -160,6 +162,10 @@ type httpParams struct {
 	// Database knows when the embedded cluster is restarting; serve
 	// supplies it.
 	Database *DatabaseStatus `optional:"true"`
+	// StoredKeys are the stored API keys this instance holds, and Keys
+	// their use cases.
+	StoredKeys *accessapp.StoredKeys `optional:"true"`
+	Keys       httpapi.KeyUseCases   `optional:"true"`
 }
 
 var httpModule = fx.Module("http",
@@ -168,8 +174,12 @@ var httpModule = fx.Module("http",
 )
 
 func newHTTPServer(p httpParams) (*httpapi.Server, error) {
+	keys := p.Cfg.Keys
+	if p.StoredKeys != nil {
+		keys.Stored = p.StoredKeys
+	}
 	srv, err := httpapi.New(httpapi.Config{Addr: p.Cfg.Addr, AllowedHosts: p.Cfg.AllowedHosts, AllowedOrigins: p.Cfg.AllowedOrigins, TrustedProxies: p.Cfg.TrustedProxies,
-		Security: httpapi.Security{Keys: p.Cfg.Keys, KeyRate: p.Cfg.KeyRate, SourceRate: p.Cfg.SourceRate,
+		Security: httpapi.Security{Keys: keys, KeyRate: p.Cfg.KeyRate, SourceRate: p.Cfg.SourceRate,
 			AgentRate: p.Cfg.AgentRate, AuthFailures: p.Cfg.AuthFailures, Agent: agentAuth(p.AgentAuth)},
 		AgentBodyLimit: int64(p.Cfg.AgentMaxBody),
 		Metrics:        p.Metrics, MetricsHandler: p.Metrics.Handler(), Mounts: p.Mounts}, httpapi.UseCases{
@@ -190,6 +200,7 @@ func newHTTPServer(p httpParams) (*httpapi.Server, error) {
 		Supervisors: p.Supervisors,
 		Approvals:   httpapi.ApprovalUseCases{List: p.ListApprovals, Decide: p.DecideApproval},
 		Agent:       p.Agent,
+		Keys:        p.Keys,
 		Ready: func(ctx context.Context) error {
 			err := p.Database.Err() // a restart in progress says more than a failed ping
 			if err == nil {

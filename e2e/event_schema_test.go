@@ -339,6 +339,32 @@ func TestEventStreamsMatchTheContract(t *testing.T) {
 			t.Fatalf("DELETE session %s: %d %s", sid, st, b)
 		}
 	}
+	// Stored keys: the first closes the open server, and its holder
+	// creates, rotates and revokes another, then revokes the first, which
+	// opens the server again.
+	st, b, _ = call(t, w.s, "POST", "/api/keys", "", []byte(`{"name":"root","role":"ADMIN"}`))
+	var root struct{ Secret string }
+	if st != 201 || json.Unmarshal(b, &root) != nil {
+		t.Fatalf("create the first key: %d %s", st, b)
+	}
+	for _, c := range []struct {
+		method, path, body string
+		want               int
+	}{
+		{"POST", "/api/keys", `{"name":"schema","role":"VIEWER","sessions":["ci"],"ttl":"1h"}`, 201},
+		{"POST", "/api/keys/schema/rotate", "", 200},
+		{"DELETE", "/api/keys/schema", "", 204},
+		{"DELETE", "/api/keys/root", "", 204},
+	} {
+		var body []byte
+		if c.body != "" {
+			body = []byte(c.body)
+		}
+		if st, b, _ := call(t, w.s, c.method, c.path, root.Secret, body); st != c.want {
+			t.Fatalf("%s %s: %d %s, want %d", c.method, c.path, st, b, c.want)
+		}
+	}
+	all.waitFor(t, `"type":"APIKeyRevoked"`, `"name":"root"`)
 	all.waitFor(t, `"type":"SessionDeleted"`, `"sessionId":"asks"`)
 	run.waitFor(t, `"type":"ExecutionStatusChanged"`, `"to":"STOPPED"`)
 	all.stop()

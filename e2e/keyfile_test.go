@@ -55,7 +55,7 @@ func statusWith(t *testing.T, s *server, key string) int {
 
 // untilStatus polls GET /api/sessions with key until it answers want, and
 // returns how long that took after since; it fails after keyFileGoneWithin.
-func untilStatus(t *testing.T, s *server, key string, want int, since time.Time) time.Duration {
+func untilKeyStatus(t *testing.T, s *server, key string, want int, since time.Time) time.Duration {
 	t.Helper()
 	for {
 		if statusWith(t, s, key) == want {
@@ -120,7 +120,7 @@ func TestKeyFileReloadsWithoutRestart(t *testing.T) {
 
 	// Removed by a rename over the file: refused within a few seconds.
 	at = writeKeys(t, path, "admin ADMIN "+kfAdmin)
-	t.Logf("a key removed from the file was refused %d ms after the change", untilStatus(t, s, kfOps, http.StatusUnauthorized, at).Milliseconds())
+	t.Logf("a key removed from the file was refused %d ms after the change", untilKeyStatus(t, s, kfOps, http.StatusUnauthorized, at).Milliseconds())
 	untilLog(t, s, "key file reloaded", `"removed":["ops"]`)
 
 	// Malformed: the last good set stays and the log names the line.

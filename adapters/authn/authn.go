@@ -8,6 +8,7 @@ package authn
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"strings"
 
@@ -39,15 +40,32 @@ func (s Surface) String() string {
 
 // Keys are the configured keyrings. API opens REST and MCP (YUKTA_API_KEY and
 // YUKTA_API_KEYS); a reload of the key file replaces its keyring whole (see
-// Ring). MCP opens /mcp only (YUKTA_MCP_API_KEY).
+// Ring). MCP opens /mcp only (YUKTA_MCP_API_KEY). Stored, the keys ADMINs
+// create at runtime, open REST and MCP like API keys.
 type Keys struct {
-	API *Ring
-	MCP *access.Keyring
+	API    *Ring
+	MCP    *access.Keyring
+	Stored StoredKeys
 }
 
-// Open reports whether no key is configured at all, so every caller is the
-// anonymous ADMIN (allowed only on a loopback bind).
-func (k Keys) Open() bool { return k.API.Len() == 0 && k.MCP.Len() == 0 }
+// StoredKeys are the stored API keys as this instance holds them in memory
+// (accessapp.StoredKeys). Authenticate gets the request's source address,
+// recorded as the key's last use.
+type StoredKeys interface {
+	Len() int
+	Authenticate(presented, from string) (access.Principal, bool)
+}
+
+func (k Keys) stored() int {
+	if k.Stored == nil {
+		return 0
+	}
+	return k.Stored.Len()
+}
+
+// Open reports whether no key is configured or stored at all, so every
+// caller is the anonymous ADMIN (allowed only on a loopback bind).
+func (k Keys) Open() bool { return k.API.Len() == 0 && k.MCP.Len() == 0 && k.stored() == 0 }
 
 // OpenOn reports whether surface takes callers without a key. REST is open
 // when no API key is configured; MCP only when no MCP key
@@ -63,7 +81,7 @@ func (k Keys) OpenOn(surface Surface) bool {
 	case Agent:
 		return false
 	}
-	return k.API.Len() == 0
+	return k.API.Len() == 0 && k.stored() == 0
 }
 
 // Errors of Authenticate. Edges answer both with 401; neither says which
@@ -92,7 +110,32 @@ func (k Keys) Authenticate(r *http.Request, surface Surface) (access.Principal, 
 			return p, nil
 		}
 	}
+	if k.Stored != nil && surface != Agent {
+		if p, ok := k.Stored.Authenticate(secret, Source(r)); ok {
+			return p, nil
+		}
+	}
 	return access.Principal{}, ErrInvalid
+}
+
+type sourceKey struct{}
+
+// WithSource returns ctx carrying the address a request came from, as the
+// edge decided it (the peer, or X-Forwarded-For behind a trusted proxy).
+func WithSource(ctx context.Context, addr string) context.Context {
+	return context.WithValue(ctx, sourceKey{}, addr)
+}
+
+// Source returns the address r came from: the one WithSource put on its
+// context, else the host of its peer.
+func Source(r *http.Request) string {
+	if s, ok := r.Context().Value(sourceKey{}).(string); ok && s != "" {
+		return s
+	}
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return host
+	}
+	return r.RemoteAddr
 }
 
 // Presented returns the secret a request carries, or "".

@@ -82,3 +82,64 @@ func TestPrincipalOnContext(t *testing.T) {
 		t.Fatal("principal lost")
 	}
 }
+
+// storedRing is a StoredKeys of one key, recording the source it is given.
+type storedRing struct {
+	secret string
+	p      access.Principal
+	n      int
+	from   string
+}
+
+func (s *storedRing) Len() int { return s.n }
+func (s *storedRing) Authenticate(presented, from string) (access.Principal, bool) {
+	if presented != s.secret {
+		return access.Principal{}, false
+	}
+	s.from = from
+	return s.p, true
+}
+
+// Stored keys open REST and MCP (not the agent API) after the configured
+// rings, get the request's source, and close open mode.
+func TestStoredKeys(t *testing.T) {
+	p, err := access.NewPrincipal("stored", access.Viewer, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &storedRing{secret: "yk_stored", p: p}
+	keys := Keys{Stored: st}
+	if !keys.OpenOn(REST) || !keys.OpenOn(MCP) {
+		t.Fatal("no key configured or stored: want open")
+	}
+	st.n = 1
+	if keys.OpenOn(REST) || keys.OpenOn(MCP) || keys.Open() {
+		t.Fatal("a stored key: want closed")
+	}
+	for _, surface := range []Surface{REST, MCP} {
+		r := httptest.NewRequest("GET", "/api/sessions", nil)
+		r.RemoteAddr = "192.0.2.7:4242"
+		r.Header.Set("Authorization", "Bearer yk_stored")
+		got, err := keys.Authenticate(r, surface)
+		if err != nil || got.Actor() != "key:stored" || st.from != "192.0.2.7" {
+			t.Fatalf("%s: %v %v from %q", surface, got, err, st.from)
+		}
+		r = r.WithContext(WithSource(r.Context(), "203.0.113.9"))
+		if _, err := keys.Authenticate(r, surface); err != nil || st.from != "203.0.113.9" {
+			t.Fatalf("%s with a source on the context: %v from %q", surface, err, st.from)
+		}
+	}
+	r := httptest.NewRequest("GET", "/api/agent/v1/self", nil)
+	r.Header.Set("Authorization", "Bearer yk_stored")
+	if _, err := keys.Authenticate(r, Agent); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("agent API with a stored key: %v", err)
+	}
+	// A configured key is matched first and never reaches the stored ring.
+	keys.API = NewRing(ring(t, "ci", access.Operator, apiSecret))
+	st.from = ""
+	r = httptest.NewRequest("GET", "/api/sessions", nil)
+	r.Header.Set("X-API-Key", apiSecret)
+	if got, err := keys.Authenticate(r, REST); err != nil || got.Actor() != "key:ci" || st.from != "" {
+		t.Fatalf("configured key: %v %v", got, err)
+	}
+}

@@ -98,7 +98,7 @@ func New(ctx context.Context, stdout, stderr io.Writer, getenv func(string) stri
 	root.AddCommand(
 		a.applyCmd(), a.runCmd(), a.statusCmd(), a.logsCmd(), a.controlCmd(), a.stopAllCmd(), a.pauseWorkflowCmd(), a.resumeWorkflowCmd(),
 		a.inputsCmd(), a.answerCmd(), a.sessionsCmd(), a.workflowsCmd(), a.runsCmd(), a.pluginsCmd(),
-		a.supervisorsCmd(), a.holdsCmd(), a.approvalsCmd(), a.journalCmd(),
+		a.supervisorsCmd(), a.holdsCmd(), a.approvalsCmd(), a.journalCmd(), a.keysCmd(),
 	)
 	root.InitDefaultCompletionCmd()
 	for _, c := range root.Commands() {

@@ -170,7 +170,7 @@ func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 				err = authn.ErrInvalid
 			}
 		} else {
-			p, err = s.sec.Keys.Authenticate(req, r.surface)
+			p, err = s.sec.Keys.Authenticate(req.WithContext(authn.WithSource(req.Context(), src)), r.surface)
 		}
 		if err != nil {
 			// Only a wrong key spends the failure budget (its reserved

@@ -16,6 +16,7 @@ var bodyRoutes = []struct{ method, target string }{
 	{"POST", "/api/sessions/s1/workflows/w/stop"},
 	{"POST", "/api/hooks/s1/w"},
 	{"PUT", "/api/sessions/s1"},
+	{"POST", "/api/keys"},
 }
 
 // FuzzRESTBody sends any bytes as the JSON body of every operation that
@@ -35,6 +36,8 @@ func FuzzRESTBody(f *testing.F) {
 			`{"payload":` + strings.Repeat("[", 200) + strings.Repeat("]", 200) + `}`,
 			`{"name":"n","workflows":[{"workflowId":"w","nodes":[{"nodeId":"t","type":"MANUAL"},{"nodeId":"l","type":"LOG","config":{"message":"\u0000"}}]}]}`,
 			`{"action":"PAUSE","wait":1e400}`, `{"action":"PAUSE","wait":"1"}`, `{"action":"PAUSE"} {}`, `{"action":"PAUSE"`,
+			`{"name":"ci","role":"ADMIN","sessions":["a"],"ttl":"1h"}`, `{"name":"ci","role":"x","expiresAt":"2001-01-01T00:00:00Z"}`,
+			`{"name":"\u0000","role":"ADMIN"}`, `{"name":"ci","role":"ADMIN","sessions":[]}`, `{"name":"ci","role":"ADMIN","ttl":1}`,
 			"\ufeff{}", `{"a":"\uDBFF\uDFFF"}`, `{"payload":01}`, `{"payload":-}`, `{"payload":1.}`, `{"payload":tru}`,
 		} {
 			f.Add(byte(i), []byte(seed))

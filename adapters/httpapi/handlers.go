@@ -66,6 +66,9 @@ type UseCases struct {
 	// Agent are the agent API's calls (/api/agent/v1); unset, it is not
 	// served.
 	Agent AgentUseCases
+	// Keys are the stored API key calls (/api/keys); unset, they answer
+	// 404.
+	Keys KeyUseCases
 }
 
 // handlers implements the generated strict server interface by calling use

@@ -73,6 +73,14 @@ var routeOps = map[string]access.Operation{
 	// Supervisor credentials (issue 14): issuing and revoking are an
 	// ADMIN's; the metadata (never the token) is read like the
 	// supervisor itself, as MCP get_supervisor shows it.
+	// Stored API keys (issue 22): an ADMIN's, reads included, since the
+	// list names every key and role of the server.
+	"listAPIKeys":  access.ManageAPIKeys,
+	"createAPIKey": access.ManageAPIKeys,
+	"getAPIKey":    access.ManageAPIKeys,
+	"rotateAPIKey": access.ManageAPIKeys,
+	"revokeAPIKey": access.ManageAPIKeys,
+
 	"issueCredential":  access.ManageCredentials,
 	"getCredential":    access.ReadSupervisors,
 	"revokeCredential": access.ManageCredentials,

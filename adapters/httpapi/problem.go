@@ -13,6 +13,7 @@ import (
 	"github.com/yukta/yukta/adapters/authn"
 	"github.com/yukta/yukta/adapters/httpapi/restapi"
 	"github.com/yukta/yukta/application/executionapp"
+	"github.com/yukta/yukta/domain/access"
 	"github.com/yukta/yukta/domain/fault"
 	"github.com/yukta/yukta/domain/jsonvalue"
 )
@@ -40,6 +41,7 @@ var nextSteps = []struct {
 }{
 	{executionapp.ErrExecutionDeleted, " List the executions that remain with GET /api/sessions/{sessionId}/executions."},
 	{executionapp.ErrExecutionNotFound, " List a session's executions with GET /api/sessions/{sessionId}/executions."},
+	{access.ErrAPIKeyNotFound, " List the keys with GET /api/keys."},
 }
 
 // nextStep is the hint for err, or "".

@@ -47,6 +47,10 @@ var toolOps = map[string]access.Operation{
 	"decide_approval":                   access.DecideApprovals,
 	"list_holds":                        access.ReadExecutions,
 	"release_hold":                      access.ManageSupervisors,
+	"create_api_key":                    access.ManageAPIKeys,
+	"list_api_keys":                     access.ManageAPIKeys,
+	"rotate_api_key":                    access.ManageAPIKeys,
+	"revoke_api_key":                    access.ManageAPIKeys,
 }
 
 // ToolOperation returns the operation a tool performs, and false for a tool

@@ -100,7 +100,7 @@ var messages = []struct {
 // isError result. An error of no known kind is logged once here and reported
 // without its internal text.
 func (s *server) toolError(tool string, err error, subj subject) error {
-	for _, m := range messages {
+	for _, m := range append(keyMessages[:len(keyMessages):len(keyMessages)], messages...) {
 		if errors.Is(err, m.is) {
 			return errors.New(sanitizeText(m.text(err, subj), maxErrorText))
 		}

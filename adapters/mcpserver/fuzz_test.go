@@ -110,6 +110,10 @@ var writeArgs = map[string]string{
 	"answer_input":        `{"inputId":"00000000-0000-4000-8000-000000000001","answer":true}`,
 	"decide_approval":     `{"approvalId":"00000000-0000-4000-8000-000000000001","decision":"APPROVE"}`,
 	"release_hold":        `{"sessionId":"own","executionId":"` + liveExecToken + `","supervisorId":"guard"}`,
+	"create_api_key":      `{"name":"fuzzed","role":"ADMIN"}`,
+	"list_api_keys":       `{}`,
+	"rotate_api_key":      `{"name":"fuzzed"}`,
+	"revoke_api_key":      `{"name":"fuzzed"}`,
 }
 
 // toolCall is the tools/call request of a tool with raw JSON arguments.

@@ -21,7 +21,7 @@ func annotated(a *mcp.ToolAnnotations, title string) *mcp.ToolAnnotations {
 	return &c
 }
 
-// addTools registers the 31 tools.
+// addTools registers the 35 tools.
 func (s *server) addTools(m *mcp.Server) {
 	s.addSessionTools(m)
 	s.addExecutionTools(m)
@@ -32,4 +32,5 @@ func (s *server) addTools(m *mcp.Server) {
 	s.addInputTools(m)
 	s.addJournalTools(m)
 	s.addApprovalTools(m)
+	s.addKeyTools(m)
 }

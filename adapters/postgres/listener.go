@@ -55,13 +55,31 @@ const pingTimeout = 5 * time.Second
 // connection is reported once and retried after a growing delay (0.1 s
 // doubling to 10 s, with jitter), back to 0.1 s once connected.
 func (l *Listener) Run(ctx context.Context) {
+	listen(ctx, l.cfg, cancelChannel, l.idle, l.onError, l.signalWake, func(n *pgconn.Notification) error {
+		exec, node, _ := strings.Cut(n.Payload, " ")
+		select {
+		case l.cancels <- executionapp.CancelSignal{ExecutionID: exec, NodeID: node}:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	})
+}
+
+// listen LISTENs on channel on a connection of its own until ctx ends,
+// calling connected after each (re)connect and notified for each
+// notification. A failed connection is reported to onError and retried
+// after a growing delay (0.1 s doubling to 10 s, with jitter), back to
+// 0.1 s once connected; a connection quiet for idle is pinged.
+func listen(ctx context.Context, cfg *pgx.ConnConfig, channel string, idle time.Duration, onError func(error),
+	connected func(), notified func(*pgconn.Notification) error) {
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
-		err := l.listenOnce(ctx, &backoff)
+		err := listenOnce(ctx, cfg, channel, idle, &backoff, connected, notified)
 		if ctx.Err() != nil {
 			return
 		}
-		l.onError(err)
+		onError(err)
 		select {
 		case <-time.After(backoff + rand.N(backoff)):
 		case <-ctx.Done():
@@ -71,19 +89,20 @@ func (l *Listener) Run(ctx context.Context) {
 	}
 }
 
-func (l *Listener) listenOnce(ctx context.Context, backoff *time.Duration) error {
-	conn, err := pgx.ConnectConfig(ctx, l.cfg)
+func listenOnce(ctx context.Context, cfg *pgx.ConnConfig, channel string, idle time.Duration, backoff *time.Duration,
+	connected func(), notified func(*pgconn.Notification) error) error {
+	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{cancelChannel}.Sanitize()); err != nil {
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{channel}.Sanitize()); err != nil {
 		return err
 	}
 	*backoff = 100 * time.Millisecond
-	l.signalWake()
+	connected()
 	for {
-		wctx, cancel := context.WithTimeout(ctx, l.idle)
+		wctx, cancel := context.WithTimeout(ctx, idle)
 		n, err := conn.WaitForNotification(wctx)
 		cancel()
 		if pgconn.Timeout(err) && ctx.Err() == nil {
@@ -99,11 +118,8 @@ func (l *Listener) listenOnce(ctx context.Context, backoff *time.Duration) error
 		if err != nil {
 			return err
 		}
-		exec, node, _ := strings.Cut(n.Payload, " ")
-		select {
-		case l.cancels <- executionapp.CancelSignal{ExecutionID: exec, NodeID: node}:
-		case <-ctx.Done():
-			return ctx.Err()
+		if err := notified(n); err != nil {
+			return err
 		}
 	}
 }

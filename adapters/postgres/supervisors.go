@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -154,18 +155,25 @@ var _ supervisorapp.Audit = (*SupervisorAudit)(nil)
 // SupervisorChanged appends one supervisor event in the caller's
 // transaction; data gets the supervisor's id as supervisorId.
 func (a *SupervisorAudit) SupervisorChanged(ctx context.Context, typ, supervisorID string, ch supervisorapp.Change, data map[string]any) error {
+	return appendServerEvent(ctx, a.db, typ, ch.At, ch.Actor, ch.Channel, data, "supervisorId", supervisorID)
+}
+
+// appendServerEvent appends one event of no session (a supervisor's, a
+// key's) in the caller's transaction: data with the subject's id added as
+// idKey.
+func appendServerEvent(ctx context.Context, db dbtx, typ string, at time.Time, actor, channel string, data map[string]any, idKey, id string) error {
 	m := make(map[string]any, len(data)+1)
 	for k, v := range data {
 		m[k] = v
 	}
-	m["supervisorId"] = supervisorID
+	m[idKey] = id
 	d, err := toJSON(m)
 	if err != nil {
 		return err
 	}
-	_, err = a.db.Exec(ctx, `
+	_, err = db.Exec(ctx, `
 		INSERT INTO events (type, at, session_id, actor, channel, data) VALUES ($1, $2, '', $3, $4, $5::jsonb)`,
-		typ, ch.At, ch.Actor, ch.Channel, d)
+		typ, at, actor, channel, d)
 	return translate(err)
 }
 

@@ -20,6 +20,51 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for APIKeyRole.
+const (
+	APIKeyRoleADMIN    APIKeyRole = "ADMIN"
+	APIKeyRoleOPERATOR APIKeyRole = "OPERATOR"
+	APIKeyRoleVIEWER   APIKeyRole = "VIEWER"
+)
+
+// Valid indicates whether the value is a known member of the APIKeyRole enum.
+func (e APIKeyRole) Valid() bool {
+	switch e {
+	case APIKeyRoleADMIN:
+		return true
+	case APIKeyRoleOPERATOR:
+		return true
+	case APIKeyRoleVIEWER:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for APIKeySource.
+const (
+	APIKeySourceApi            APIKeySource = "api"
+	APIKeySourceYUKTAAPIKEY    APIKeySource = "YUKTA_API_KEY"
+	APIKeySourceYUKTAAPIKEYS   APIKeySource = "YUKTA_API_KEYS"
+	APIKeySourceYUKTAMCPAPIKEY APIKeySource = "YUKTA_MCP_API_KEY"
+)
+
+// Valid indicates whether the value is a known member of the APIKeySource enum.
+func (e APIKeySource) Valid() bool {
+	switch e {
+	case APIKeySourceApi:
+		return true
+	case APIKeySourceYUKTAAPIKEY:
+		return true
+	case APIKeySourceYUKTAAPIKEYS:
+		return true
+	case APIKeySourceYUKTAMCPAPIKEY:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for AgentSelfContract.
 const (
 	N1 AgentSelfContract = "1"
@@ -308,6 +353,51 @@ func (e InputStatus) Valid() bool {
 	case InputStatusCancelled:
 		return true
 	case InputStatusOpen:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for IssuedAPIKeyRole.
+const (
+	IssuedAPIKeyRoleADMIN    IssuedAPIKeyRole = "ADMIN"
+	IssuedAPIKeyRoleOPERATOR IssuedAPIKeyRole = "OPERATOR"
+	IssuedAPIKeyRoleVIEWER   IssuedAPIKeyRole = "VIEWER"
+)
+
+// Valid indicates whether the value is a known member of the IssuedAPIKeyRole enum.
+func (e IssuedAPIKeyRole) Valid() bool {
+	switch e {
+	case IssuedAPIKeyRoleADMIN:
+		return true
+	case IssuedAPIKeyRoleOPERATOR:
+		return true
+	case IssuedAPIKeyRoleVIEWER:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for IssuedAPIKeySource.
+const (
+	IssuedAPIKeySourceApi            IssuedAPIKeySource = "api"
+	IssuedAPIKeySourceYUKTAAPIKEY    IssuedAPIKeySource = "YUKTA_API_KEY"
+	IssuedAPIKeySourceYUKTAAPIKEYS   IssuedAPIKeySource = "YUKTA_API_KEYS"
+	IssuedAPIKeySourceYUKTAMCPAPIKEY IssuedAPIKeySource = "YUKTA_MCP_API_KEY"
+)
+
+// Valid indicates whether the value is a known member of the IssuedAPIKeySource enum.
+func (e IssuedAPIKeySource) Valid() bool {
+	switch e {
+	case IssuedAPIKeySourceApi:
+		return true
+	case IssuedAPIKeySourceYUKTAAPIKEY:
+		return true
+	case IssuedAPIKeySourceYUKTAAPIKEYS:
+		return true
+	case IssuedAPIKeySourceYUKTAMCPAPIKEY:
 		return true
 	default:
 		return false
@@ -764,6 +854,60 @@ func (e AnswerInputParamsYuktaChannel) Valid() bool {
 	}
 }
 
+// Defines values for CreateAPIKeyParamsYuktaChannel.
+const (
+	CreateAPIKeyParamsYuktaChannelCli  CreateAPIKeyParamsYuktaChannel = "cli"
+	CreateAPIKeyParamsYuktaChannelRest CreateAPIKeyParamsYuktaChannel = "rest"
+)
+
+// Valid indicates whether the value is a known member of the CreateAPIKeyParamsYuktaChannel enum.
+func (e CreateAPIKeyParamsYuktaChannel) Valid() bool {
+	switch e {
+	case CreateAPIKeyParamsYuktaChannelCli:
+		return true
+	case CreateAPIKeyParamsYuktaChannelRest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RevokeAPIKeyParamsYuktaChannel.
+const (
+	RevokeAPIKeyParamsYuktaChannelCli  RevokeAPIKeyParamsYuktaChannel = "cli"
+	RevokeAPIKeyParamsYuktaChannelRest RevokeAPIKeyParamsYuktaChannel = "rest"
+)
+
+// Valid indicates whether the value is a known member of the RevokeAPIKeyParamsYuktaChannel enum.
+func (e RevokeAPIKeyParamsYuktaChannel) Valid() bool {
+	switch e {
+	case RevokeAPIKeyParamsYuktaChannelCli:
+		return true
+	case RevokeAPIKeyParamsYuktaChannelRest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RotateAPIKeyParamsYuktaChannel.
+const (
+	RotateAPIKeyParamsYuktaChannelCli  RotateAPIKeyParamsYuktaChannel = "cli"
+	RotateAPIKeyParamsYuktaChannelRest RotateAPIKeyParamsYuktaChannel = "rest"
+)
+
+// Valid indicates whether the value is a known member of the RotateAPIKeyParamsYuktaChannel enum.
+func (e RotateAPIKeyParamsYuktaChannel) Valid() bool {
+	switch e {
+	case RotateAPIKeyParamsYuktaChannelCli:
+		return true
+	case RotateAPIKeyParamsYuktaChannelRest:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DeleteSessionParamsYuktaChannel.
 const (
 	DeleteSessionParamsYuktaChannelCli  DeleteSessionParamsYuktaChannel = "cli"
@@ -1034,6 +1178,48 @@ func (e IssueCredentialParamsYuktaChannel) Valid() bool {
 	}
 }
 
+// APIKey One key. A configured key (source YUKTA_API_KEY, YUKTA_API_KEYS or YUKTA_MCP_API_KEY) has only name, role and sessions; a stored one (source api) has its history too. Never a secret or its hash.
+type APIKey struct {
+	CreatedAt  *time.Time `json:"createdAt,omitempty"`
+	CreatedBy  *string    `json:"createdBy,omitempty"`
+	CreatedVia *string    `json:"createdVia,omitempty"`
+
+	// Expired True once expiresAt has passed: the key is refused; revoke it.
+	Expired *bool `json:"expired,omitempty"`
+
+	// ExpiresAt Absent when the key does not expire.
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+
+	// Hint The secret's prefix and first 6 characters, to tell keys apart.
+	Hint *string `json:"hint,omitempty"`
+
+	// LastUsedAt When a request last presented it (to the minute), since its last rotation.
+	LastUsedAt *time.Time `json:"lastUsedAt,omitempty"`
+
+	// LastUsedFrom That request's source address.
+	LastUsedFrom *string    `json:"lastUsedFrom,omitempty"`
+	Name         string     `json:"name"`
+	Role         APIKeyRole `json:"role"`
+	RotatedAt    *time.Time `json:"rotatedAt,omitempty"`
+	RotatedBy    *string    `json:"rotatedBy,omitempty"`
+	RotatedVia   *string    `json:"rotatedVia,omitempty"`
+
+	// Sessions Absent when the key sees every session.
+	Sessions *[]string    `json:"sessions,omitempty"`
+	Source   APIKeySource `json:"source"`
+}
+
+// APIKeyRole defines model for APIKey.Role.
+type APIKeyRole string
+
+// APIKeySource defines model for APIKey.Source.
+type APIKeySource string
+
+// APIKeyList defines model for APIKeyList.
+type APIKeyList struct {
+	Items []APIKey `json:"items"`
+}
+
 // AgentExecutionList defines model for AgentExecutionList.
 type AgentExecutionList struct {
 	Executions []map[string]interface{} `json:"executions"`
@@ -1164,6 +1350,24 @@ type ConfigField struct {
 
 // ConfigFieldType defines model for ConfigField.Type.
 type ConfigFieldType string
+
+// CreateAPIKeyRequest A key to store. Every problem is reported at once, each at its member.
+type CreateAPIKeyRequest struct {
+	// ExpiresAt When the key stops working: an RFC 3339 time in the future, at most 2 years away. Not with ttl.
+	ExpiresAt *string `json:"expiresAt,omitempty"`
+
+	// Name 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit; recorded as the actor key:<name>. Unique in any letter case among stored and configured keys.
+	Name string `json:"name"`
+
+	// Role VIEWER (read only), OPERATOR (also start and control executions) or ADMIN (everything).
+	Role string `json:"role"`
+
+	// Sessions The sessions the key may see; left out, every session. An empty list is refused.
+	Sessions *[]string `json:"sessions,omitempty"`
+
+	// Ttl How long the key works from now: a duration such as 720h or 90m, at most 17520h (2 years). Not with expiresAt.
+	Ttl *string `json:"ttl,omitempty"`
+}
 
 // Delegation defines model for Delegation.
 type Delegation struct {
@@ -1494,6 +1698,49 @@ type InputList struct {
 	// NextCursor Pass as `cursor` for the next page; absent on the last page.
 	NextCursor *string `json:"nextCursor,omitempty"`
 }
+
+// IssuedAPIKey A key just created or rotated, with its secret. The secret is in this answer only.
+type IssuedAPIKey struct {
+	CreatedAt  *time.Time `json:"createdAt,omitempty"`
+	CreatedBy  *string    `json:"createdBy,omitempty"`
+	CreatedVia *string    `json:"createdVia,omitempty"`
+
+	// Expired True once expiresAt has passed: the key is refused; revoke it.
+	Expired *bool `json:"expired,omitempty"`
+
+	// ExpiresAt Absent when the key does not expire.
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+
+	// Hint The secret's prefix and first 6 characters, to tell keys apart.
+	Hint *string `json:"hint,omitempty"`
+
+	// LastUsedAt When a request last presented it (to the minute), since its last rotation.
+	LastUsedAt *time.Time `json:"lastUsedAt,omitempty"`
+
+	// LastUsedFrom That request's source address.
+	LastUsedFrom *string `json:"lastUsedFrom,omitempty"`
+	Name         string  `json:"name"`
+
+	// Note Said when the key closed a server that was open (no key configured or stored before).
+	Note       *string          `json:"note,omitempty"`
+	Role       IssuedAPIKeyRole `json:"role"`
+	RotatedAt  *time.Time       `json:"rotatedAt,omitempty"`
+	RotatedBy  *string          `json:"rotatedBy,omitempty"`
+	RotatedVia *string          `json:"rotatedVia,omitempty"`
+
+	// Secret The secret: send it as Authorization: Bearer <secret> or X-API-Key: <secret>.
+	Secret string `json:"secret"`
+
+	// Sessions Absent when the key sees every session.
+	Sessions *[]string          `json:"sessions,omitempty"`
+	Source   IssuedAPIKeySource `json:"source"`
+}
+
+// IssuedAPIKeyRole defines model for IssuedAPIKey.Role.
+type IssuedAPIKeyRole string
+
+// IssuedAPIKeySource defines model for IssuedAPIKey.Source.
+type IssuedAPIKeySource string
 
 // IssuedCredential A credential just issued, with its token. The token is in this answer only.
 type IssuedCredential struct {
@@ -2233,6 +2480,9 @@ type EngineType = string
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
 
+// KeyName defines model for KeyName.
+type KeyName = string
+
 // LastEventId defines model for LastEventId.
 type LastEventId = string
 
@@ -2359,6 +2609,33 @@ type AnswerInputParams struct {
 
 // AnswerInputParamsYuktaChannel defines parameters for AnswerInput.
 type AnswerInputParamsYuktaChannel string
+
+// CreateAPIKeyParams defines parameters for CreateAPIKey.
+type CreateAPIKeyParams struct {
+	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
+	YuktaChannel *CreateAPIKeyParamsYuktaChannel `json:"Yukta-Channel,omitempty"`
+}
+
+// CreateAPIKeyParamsYuktaChannel defines parameters for CreateAPIKey.
+type CreateAPIKeyParamsYuktaChannel string
+
+// RevokeAPIKeyParams defines parameters for RevokeAPIKey.
+type RevokeAPIKeyParams struct {
+	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
+	YuktaChannel *RevokeAPIKeyParamsYuktaChannel `json:"Yukta-Channel,omitempty"`
+}
+
+// RevokeAPIKeyParamsYuktaChannel defines parameters for RevokeAPIKey.
+type RevokeAPIKeyParamsYuktaChannel string
+
+// RotateAPIKeyParams defines parameters for RotateAPIKey.
+type RotateAPIKeyParams struct {
+	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
+	YuktaChannel *RotateAPIKeyParamsYuktaChannel `json:"Yukta-Channel,omitempty"`
+}
+
+// RotateAPIKeyParamsYuktaChannel defines parameters for RotateAPIKey.
+type RotateAPIKeyParamsYuktaChannel string
 
 // GetPluginParams defines parameters for GetPlugin.
 type GetPluginParams struct {
@@ -2585,6 +2862,9 @@ type PostWebhookJSONRequestBody = PostWebhookJSONBody
 
 // AnswerInputJSONRequestBody defines body for AnswerInput for application/json ContentType.
 type AnswerInputJSONRequestBody = AnswerRequest
+
+// CreateAPIKeyJSONRequestBody defines body for CreateAPIKey for application/json ContentType.
+type CreateAPIKeyJSONRequestBody = CreateAPIKeyRequest
 
 // PutSessionJSONRequestBody defines body for PutSession for application/json ContentType.
 type PutSessionJSONRequestBody = PutSessionJSONBody
@@ -2955,6 +3235,70 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/journal/public-key (the `GetJournalPublicKey` operationId).
 	GetJournalPublicKey(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListAPIKeys Every API key of the server, stored and configured (never a secret).
+	//
+	// The configured keys first (source YUKTA_API_KEY, YUKTA_API_KEYS or YUKTA_MCP_API_KEY: name, role and sessions only), then the stored ones (source api) with their history and last use.
+	//
+	// Corresponds with GET /api/keys (the `ListAPIKeys` operationId).
+	ListAPIKeys(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateAPIKeyWithBody Store a new API key; its secret is in this answer only.
+	//
+	// The secret (`yk_` and 48 characters: 200 random bits and a checksum)
+	// is drawn by the server, which keeps only its SHA-256, so it is shown
+	// this once. The key opens REST and MCP on every instance within a
+	// second (at once on the one that answers). A name may not be taken
+	// by a configured or a stored key, in any letter case (409). The
+	// expiry is `expiresAt` (an RFC 3339 time) or `ttl` (a duration such
+	// as `720h`), at most two years away; with neither, the key lives
+	// until it is revoked. On a server that was open (no key configured
+	// or stored), the first key closes REST and MCP at once; the answer's
+	// `note` says so. An `APIKeyCreated` event records who created it.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/keys (the `CreateAPIKey` operationId).
+	CreateAPIKeyWithBody(ctx context.Context, params *CreateAPIKeyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateAPIKey Store a new API key; its secret is in this answer only.
+	//
+	// The secret (`yk_` and 48 characters: 200 random bits and a checksum)
+	// is drawn by the server, which keeps only its SHA-256, so it is shown
+	// this once. The key opens REST and MCP on every instance within a
+	// second (at once on the one that answers). A name may not be taken
+	// by a configured or a stored key, in any letter case (409). The
+	// expiry is `expiresAt` (an RFC 3339 time) or `ttl` (a duration such
+	// as `720h`), at most two years away; with neither, the key lives
+	// until it is revoked. On a server that was open (no key configured
+	// or stored), the first key closes REST and MCP at once; the answer's
+	// `note` says so. An `APIKeyCreated` event records who created it.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/keys (the `CreateAPIKey` operationId).
+	CreateAPIKey(ctx context.Context, params *CreateAPIKeyParams, body CreateAPIKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RevokeAPIKey Revoke a stored key; its secret is refused on every instance within a second.
+	//
+	// Deletes the key: the instance that answers refuses its secret before this answer, the others as soon as they are told (within a second). An `APIKeyRevoked` event records who revoked it. A configured key is revoked where it is configured.
+	//
+	// Corresponds with DELETE /api/keys/{name} (the `RevokeAPIKey` operationId).
+	RevokeAPIKey(ctx context.Context, name KeyName, params *RevokeAPIKeyParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetAPIKey A stored key (never its secret, which is not stored).
+	//
+	// 404 when no stored key has the name; the problem says when it is a configured key's.
+	//
+	// Corresponds with GET /api/keys/{name} (the `GetAPIKey` operationId).
+	GetAPIKey(ctx context.Context, name KeyName, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RotateAPIKey Give a stored key a new secret; the old one dies at once. The new secret is in this answer only.
+	//
+	// Name, role, sessions and expiry stay. The old secret is refused by the instance that answers before this answer and by the others within a second. An expired key is not rotated (409): revoke it and create it again. An `APIKeyRotated` event records who rotated it.
+	//
+	// Corresponds with POST /api/keys/{name}/rotate (the `RotateAPIKey` operationId).
+	RotateAPIKey(ctx context.Context, name KeyName, params *RotateAPIKeyParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetOpenAPISpec This document.
 	//
@@ -3986,6 +4330,130 @@ func (c *Client) AnswerInput(ctx context.Context, inputId openapi_types.UUID, pa
 // Corresponds with GET /api/journal/public-key (the `GetJournalPublicKey` operationId).
 func (c *Client) GetJournalPublicKey(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetJournalPublicKeyRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListAPIKeys Every API key of the server, stored and configured (never a secret).
+//
+// The configured keys first (source YUKTA_API_KEY, YUKTA_API_KEYS or YUKTA_MCP_API_KEY: name, role and sessions only), then the stored ones (source api) with their history and last use.
+//
+// Corresponds with GET /api/keys (the `ListAPIKeys` operationId).
+func (c *Client) ListAPIKeys(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListAPIKeysRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateAPIKeyWithBody Store a new API key; its secret is in this answer only.
+//
+// The secret (`yk_` and 48 characters: 200 random bits and a checksum)
+// is drawn by the server, which keeps only its SHA-256, so it is shown
+// this once. The key opens REST and MCP on every instance within a
+// second (at once on the one that answers). A name may not be taken
+// by a configured or a stored key, in any letter case (409). The
+// expiry is `expiresAt` (an RFC 3339 time) or `ttl` (a duration such
+// as `720h`), at most two years away; with neither, the key lives
+// until it is revoked. On a server that was open (no key configured
+// or stored), the first key closes REST and MCP at once; the answer's
+// `note` says so. An `APIKeyCreated` event records who created it.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/keys (the `CreateAPIKey` operationId).
+func (c *Client) CreateAPIKeyWithBody(ctx context.Context, params *CreateAPIKeyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateAPIKeyRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateAPIKey Store a new API key; its secret is in this answer only.
+//
+// The secret (`yk_` and 48 characters: 200 random bits and a checksum)
+// is drawn by the server, which keeps only its SHA-256, so it is shown
+// this once. The key opens REST and MCP on every instance within a
+// second (at once on the one that answers). A name may not be taken
+// by a configured or a stored key, in any letter case (409). The
+// expiry is `expiresAt` (an RFC 3339 time) or `ttl` (a duration such
+// as `720h`), at most two years away; with neither, the key lives
+// until it is revoked. On a server that was open (no key configured
+// or stored), the first key closes REST and MCP at once; the answer's
+// `note` says so. An `APIKeyCreated` event records who created it.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/keys (the `CreateAPIKey` operationId).
+func (c *Client) CreateAPIKey(ctx context.Context, params *CreateAPIKeyParams, body CreateAPIKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateAPIKeyRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RevokeAPIKey Revoke a stored key; its secret is refused on every instance within a second.
+//
+// Deletes the key: the instance that answers refuses its secret before this answer, the others as soon as they are told (within a second). An `APIKeyRevoked` event records who revoked it. A configured key is revoked where it is configured.
+//
+// Corresponds with DELETE /api/keys/{name} (the `RevokeAPIKey` operationId).
+func (c *Client) RevokeAPIKey(ctx context.Context, name KeyName, params *RevokeAPIKeyParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRevokeAPIKeyRequest(c.Server, name, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetAPIKey A stored key (never its secret, which is not stored).
+//
+// 404 when no stored key has the name; the problem says when it is a configured key's.
+//
+// Corresponds with GET /api/keys/{name} (the `GetAPIKey` operationId).
+func (c *Client) GetAPIKey(ctx context.Context, name KeyName, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAPIKeyRequest(c.Server, name)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RotateAPIKey Give a stored key a new secret; the old one dies at once. The new secret is in this answer only.
+//
+// Name, role, sessions and expiry stay. The old secret is refused by the instance that answers before this answer and by the others within a second. An expired key is not rotated (409): revoke it and create it again. An `APIKeyRotated` event records who rotated it.
+//
+// Corresponds with POST /api/keys/{name}/rotate (the `RotateAPIKey` operationId).
+func (c *Client) RotateAPIKey(ctx context.Context, name KeyName, params *RotateAPIKeyParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRotateAPIKeyRequest(c.Server, name, params)
 	if err != nil {
 		return nil, err
 	}
@@ -6236,6 +6704,220 @@ func NewGetJournalPublicKeyRequest(server string) (*http.Request, error) {
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListAPIKeysRequest constructs an http.Request for the ListAPIKeys method
+func NewListAPIKeysRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/keys")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateAPIKeyRequest calls the generic CreateAPIKey builder with application/json body
+func NewCreateAPIKeyRequest(server string, params *CreateAPIKeyParams, body CreateAPIKeyJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateAPIKeyRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewCreateAPIKeyRequestWithBody constructs an http.Request for the CreateAPIKey method, with any body, and a specified content type
+func NewCreateAPIKeyRequestWithBody(server string, params *CreateAPIKeyParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/keys")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.YuktaChannel != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Yukta-Channel", *params.YuktaChannel, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Yukta-Channel", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewRevokeAPIKeyRequest constructs an http.Request for the RevokeAPIKey method
+func NewRevokeAPIKeyRequest(server string, name KeyName, params *RevokeAPIKeyParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/keys/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.YuktaChannel != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Yukta-Channel", *params.YuktaChannel, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Yukta-Channel", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetAPIKeyRequest constructs an http.Request for the GetAPIKey method
+func NewGetAPIKeyRequest(server string, name KeyName) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/keys/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewRotateAPIKeyRequest constructs an http.Request for the RotateAPIKey method
+func NewRotateAPIKeyRequest(server string, name KeyName, params *RotateAPIKeyParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/keys/%s/rotate", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.YuktaChannel != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Yukta-Channel", *params.YuktaChannel, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Yukta-Channel", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -8768,6 +9450,78 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/journal/public-key (the `GetJournalPublicKey` operationId).
 	GetJournalPublicKeyWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetJournalPublicKeyResponse, error)
+
+	// ListAPIKeysWithResponse Every API key of the server, stored and configured (never a secret).
+	//
+	// The configured keys first (source YUKTA_API_KEY, YUKTA_API_KEYS or YUKTA_MCP_API_KEY: name, role and sessions only), then the stored ones (source api) with their history and last use.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/keys (the `ListAPIKeys` operationId).
+	ListAPIKeysWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListAPIKeysResponse, error)
+
+	// CreateAPIKeyWithBodyWithResponse Store a new API key; its secret is in this answer only.
+	//
+	// The secret (`yk_` and 48 characters: 200 random bits and a checksum)
+	// is drawn by the server, which keeps only its SHA-256, so it is shown
+	// this once. The key opens REST and MCP on every instance within a
+	// second (at once on the one that answers). A name may not be taken
+	// by a configured or a stored key, in any letter case (409). The
+	// expiry is `expiresAt` (an RFC 3339 time) or `ttl` (a duration such
+	// as `720h`), at most two years away; with neither, the key lives
+	// until it is revoked. On a server that was open (no key configured
+	// or stored), the first key closes REST and MCP at once; the answer's
+	// `note` says so. An `APIKeyCreated` event records who created it.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/keys (the `CreateAPIKey` operationId).
+	CreateAPIKeyWithBodyWithResponse(ctx context.Context, params *CreateAPIKeyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateAPIKeyResponse, error)
+
+	// CreateAPIKeyWithResponse Store a new API key; its secret is in this answer only.
+	//
+	// The secret (`yk_` and 48 characters: 200 random bits and a checksum)
+	// is drawn by the server, which keeps only its SHA-256, so it is shown
+	// this once. The key opens REST and MCP on every instance within a
+	// second (at once on the one that answers). A name may not be taken
+	// by a configured or a stored key, in any letter case (409). The
+	// expiry is `expiresAt` (an RFC 3339 time) or `ttl` (a duration such
+	// as `720h`), at most two years away; with neither, the key lives
+	// until it is revoked. On a server that was open (no key configured
+	// or stored), the first key closes REST and MCP at once; the answer's
+	// `note` says so. An `APIKeyCreated` event records who created it.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/keys (the `CreateAPIKey` operationId).
+	CreateAPIKeyWithResponse(ctx context.Context, params *CreateAPIKeyParams, body CreateAPIKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateAPIKeyResponse, error)
+
+	// RevokeAPIKeyWithResponse Revoke a stored key; its secret is refused on every instance within a second.
+	//
+	// Deletes the key: the instance that answers refuses its secret before this answer, the others as soon as they are told (within a second). An `APIKeyRevoked` event records who revoked it. A configured key is revoked where it is configured.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/keys/{name} (the `RevokeAPIKey` operationId).
+	RevokeAPIKeyWithResponse(ctx context.Context, name KeyName, params *RevokeAPIKeyParams, reqEditors ...RequestEditorFn) (*RevokeAPIKeyResponse, error)
+
+	// GetAPIKeyWithResponse A stored key (never its secret, which is not stored).
+	//
+	// 404 when no stored key has the name; the problem says when it is a configured key's.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/keys/{name} (the `GetAPIKey` operationId).
+	GetAPIKeyWithResponse(ctx context.Context, name KeyName, reqEditors ...RequestEditorFn) (*GetAPIKeyResponse, error)
+
+	// RotateAPIKeyWithResponse Give a stored key a new secret; the old one dies at once. The new secret is in this answer only.
+	//
+	// Name, role, sessions and expiry stay. The old secret is refused by the instance that answers before this answer and by the others within a second. An expired key is not rotated (409): revoke it and create it again. An `APIKeyRotated` event records who rotated it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/keys/{name}/rotate (the `RotateAPIKey` operationId).
+	RotateAPIKeyWithResponse(ctx context.Context, name KeyName, params *RotateAPIKeyParams, reqEditors ...RequestEditorFn) (*RotateAPIKeyResponse, error)
 
 	// GetOpenAPISpecWithResponse This document.
 	//
@@ -11429,6 +12183,470 @@ func (r GetJournalPublicKeyResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetJournalPublicKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListAPIKeysResponse401Headers the declared response headers of an HTTP 401 response for ListAPIKeys
+type ListAPIKeysResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ListAPIKeysResponse429Headers the declared response headers of an HTTP 429 response for ListAPIKeys
+type ListAPIKeysResponse429Headers struct {
+	RetryAfter *int
+}
+
+type ListAPIKeysResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *APIKeyList
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListAPIKeysResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListAPIKeysResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListAPIKeysResponse) GetJSON200() *APIKeyList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListAPIKeysResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListAPIKeysResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListAPIKeysResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r ListAPIKeysResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListAPIKeysResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListAPIKeysResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListAPIKeysResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateAPIKeyResponse201Headers the declared response headers of an HTTP 201 response for CreateAPIKey
+type CreateAPIKeyResponse201Headers struct {
+	CacheControl *string
+}
+
+// CreateAPIKeyResponse401Headers the declared response headers of an HTTP 401 response for CreateAPIKey
+type CreateAPIKeyResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// CreateAPIKeyResponse429Headers the declared response headers of an HTTP 429 response for CreateAPIKey
+type CreateAPIKeyResponse429Headers struct {
+	RetryAfter *int
+}
+
+type CreateAPIKeyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *IssuedAPIKey
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateAPIKeyResponse201Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateAPIKeyResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateAPIKeyResponse429Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateAPIKeyResponse) GetJSON201() *IssuedAPIKey {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r CreateAPIKeyResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CreateAPIKeyResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r CreateAPIKeyResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r CreateAPIKeyResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r CreateAPIKeyResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r CreateAPIKeyResponse) GetApplicationproblemJSON415() *Problem {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r CreateAPIKeyResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateAPIKeyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateAPIKeyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateAPIKeyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateAPIKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RevokeAPIKeyResponse401Headers the declared response headers of an HTTP 401 response for RevokeAPIKey
+type RevokeAPIKeyResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// RevokeAPIKeyResponse429Headers the declared response headers of an HTTP 429 response for RevokeAPIKey
+type RevokeAPIKeyResponse429Headers struct {
+	RetryAfter *int
+}
+
+type RevokeAPIKeyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RevokeAPIKeyResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RevokeAPIKeyResponse429Headers
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r RevokeAPIKeyResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r RevokeAPIKeyResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r RevokeAPIKeyResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r RevokeAPIKeyResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r RevokeAPIKeyResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r RevokeAPIKeyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RevokeAPIKeyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RevokeAPIKeyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RevokeAPIKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetAPIKeyResponse401Headers the declared response headers of an HTTP 401 response for GetAPIKey
+type GetAPIKeyResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetAPIKeyResponse429Headers the declared response headers of an HTTP 429 response for GetAPIKey
+type GetAPIKeyResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetAPIKeyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *APIKey
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetAPIKeyResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetAPIKeyResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetAPIKeyResponse) GetJSON200() *APIKey {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetAPIKeyResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetAPIKeyResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetAPIKeyResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetAPIKeyResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetAPIKeyResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r GetAPIKeyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetAPIKeyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetAPIKeyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetAPIKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RotateAPIKeyResponse200Headers the declared response headers of an HTTP 200 response for RotateAPIKey
+type RotateAPIKeyResponse200Headers struct {
+	CacheControl *string
+}
+
+// RotateAPIKeyResponse401Headers the declared response headers of an HTTP 401 response for RotateAPIKey
+type RotateAPIKeyResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// RotateAPIKeyResponse429Headers the declared response headers of an HTTP 429 response for RotateAPIKey
+type RotateAPIKeyResponse429Headers struct {
+	RetryAfter *int
+}
+
+type RotateAPIKeyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *IssuedAPIKey
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RotateAPIKeyResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RotateAPIKeyResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RotateAPIKeyResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RotateAPIKeyResponse) GetJSON200() *IssuedAPIKey {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r RotateAPIKeyResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r RotateAPIKeyResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r RotateAPIKeyResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r RotateAPIKeyResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r RotateAPIKeyResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r RotateAPIKeyResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r RotateAPIKeyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RotateAPIKeyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RotateAPIKeyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RotateAPIKeyResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -15844,6 +17062,114 @@ func (c *ClientWithResponses) GetJournalPublicKeyWithResponse(ctx context.Contex
 	return ParseGetJournalPublicKeyResponse(rsp)
 }
 
+// ListAPIKeysWithResponse Every API key of the server, stored and configured (never a secret).
+//
+// The configured keys first (source YUKTA_API_KEY, YUKTA_API_KEYS or YUKTA_MCP_API_KEY: name, role and sessions only), then the stored ones (source api) with their history and last use.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/keys (the `ListAPIKeys` operationId).
+func (c *ClientWithResponses) ListAPIKeysWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListAPIKeysResponse, error) {
+	rsp, err := c.ListAPIKeys(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListAPIKeysResponse(rsp)
+}
+
+// CreateAPIKeyWithBodyWithResponse Store a new API key; its secret is in this answer only.
+//
+// The secret (`yk_` and 48 characters: 200 random bits and a checksum)
+// is drawn by the server, which keeps only its SHA-256, so it is shown
+// this once. The key opens REST and MCP on every instance within a
+// second (at once on the one that answers). A name may not be taken
+// by a configured or a stored key, in any letter case (409). The
+// expiry is `expiresAt` (an RFC 3339 time) or `ttl` (a duration such
+// as `720h`), at most two years away; with neither, the key lives
+// until it is revoked. On a server that was open (no key configured
+// or stored), the first key closes REST and MCP at once; the answer's
+// `note` says so. An `APIKeyCreated` event records who created it.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/keys (the `CreateAPIKey` operationId).
+func (c *ClientWithResponses) CreateAPIKeyWithBodyWithResponse(ctx context.Context, params *CreateAPIKeyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateAPIKeyResponse, error) {
+	rsp, err := c.CreateAPIKeyWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateAPIKeyResponse(rsp)
+}
+
+// CreateAPIKeyWithResponse Store a new API key; its secret is in this answer only.
+//
+// The secret (`yk_` and 48 characters: 200 random bits and a checksum)
+// is drawn by the server, which keeps only its SHA-256, so it is shown
+// this once. The key opens REST and MCP on every instance within a
+// second (at once on the one that answers). A name may not be taken
+// by a configured or a stored key, in any letter case (409). The
+// expiry is `expiresAt` (an RFC 3339 time) or `ttl` (a duration such
+// as `720h`), at most two years away; with neither, the key lives
+// until it is revoked. On a server that was open (no key configured
+// or stored), the first key closes REST and MCP at once; the answer's
+// `note` says so. An `APIKeyCreated` event records who created it.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/keys (the `CreateAPIKey` operationId).
+func (c *ClientWithResponses) CreateAPIKeyWithResponse(ctx context.Context, params *CreateAPIKeyParams, body CreateAPIKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateAPIKeyResponse, error) {
+	rsp, err := c.CreateAPIKey(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateAPIKeyResponse(rsp)
+}
+
+// RevokeAPIKeyWithResponse Revoke a stored key; its secret is refused on every instance within a second.
+//
+// Deletes the key: the instance that answers refuses its secret before this answer, the others as soon as they are told (within a second). An `APIKeyRevoked` event records who revoked it. A configured key is revoked where it is configured.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/keys/{name} (the `RevokeAPIKey` operationId).
+func (c *ClientWithResponses) RevokeAPIKeyWithResponse(ctx context.Context, name KeyName, params *RevokeAPIKeyParams, reqEditors ...RequestEditorFn) (*RevokeAPIKeyResponse, error) {
+	rsp, err := c.RevokeAPIKey(ctx, name, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRevokeAPIKeyResponse(rsp)
+}
+
+// GetAPIKeyWithResponse A stored key (never its secret, which is not stored).
+//
+// 404 when no stored key has the name; the problem says when it is a configured key's.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/keys/{name} (the `GetAPIKey` operationId).
+func (c *ClientWithResponses) GetAPIKeyWithResponse(ctx context.Context, name KeyName, reqEditors ...RequestEditorFn) (*GetAPIKeyResponse, error) {
+	rsp, err := c.GetAPIKey(ctx, name, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetAPIKeyResponse(rsp)
+}
+
+// RotateAPIKeyWithResponse Give a stored key a new secret; the old one dies at once. The new secret is in this answer only.
+//
+// Name, role, sessions and expiry stay. The old secret is refused by the instance that answers before this answer and by the others within a second. An expired key is not rotated (409): revoke it and create it again. An `APIKeyRotated` event records who rotated it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/keys/{name}/rotate (the `RotateAPIKey` operationId).
+func (c *ClientWithResponses) RotateAPIKeyWithResponse(ctx context.Context, name KeyName, params *RotateAPIKeyParams, reqEditors ...RequestEditorFn) (*RotateAPIKeyResponse, error) {
+	rsp, err := c.RotateAPIKey(ctx, name, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRotateAPIKeyResponse(rsp)
+}
+
 // GetOpenAPISpecWithResponse This document.
 //
 // The contract the server was built from, byte for byte as embedded in the binary; generate clients from it. No key needed.
@@ -18667,6 +19993,449 @@ func ParseGetJournalPublicKeyResponse(rsp *http.Response) (*GetJournalPublicKeyR
 		response.Headers401 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetJournalPublicKeyResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListAPIKeysResponse parses an HTTP response from a ListAPIKeysWithResponse call
+func ParseListAPIKeysResponse(rsp *http.Response) (*ListAPIKeysResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListAPIKeysResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest APIKeyList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListAPIKeysResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListAPIKeysResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateAPIKeyResponse parses an HTTP response from a CreateAPIKeyWithResponse call
+func ParseCreateAPIKeyResponse(rsp *http.Response) (*CreateAPIKeyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateAPIKeyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest IssuedAPIKey
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateAPIKeyResponse201Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreateAPIKeyResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateAPIKeyResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRevokeAPIKeyResponse parses an HTTP response from a RevokeAPIKeyWithResponse call
+func ParseRevokeAPIKeyResponse(rsp *http.Response) (*RevokeAPIKeyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RevokeAPIKeyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers RevokeAPIKeyResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers RevokeAPIKeyResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetAPIKeyResponse parses an HTTP response from a GetAPIKeyWithResponse call
+func ParseGetAPIKeyResponse(rsp *http.Response) (*GetAPIKeyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetAPIKeyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest APIKey
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetAPIKeyResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetAPIKeyResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRotateAPIKeyResponse parses an HTTP response from a RotateAPIKeyWithResponse call
+func ParseRotateAPIKeyResponse(rsp *http.Response) (*RotateAPIKeyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RotateAPIKeyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest IssuedAPIKey
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers RotateAPIKeyResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers RotateAPIKeyResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers RotateAPIKeyResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

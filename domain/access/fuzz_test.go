@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/yukta/yukta/domain/access"
 	"github.com/yukta/yukta/domain/fault"
@@ -96,6 +97,70 @@ func FuzzParseKeyFile(f *testing.F) {
 			if p.Actor() != "key:"+s.Name {
 				t.Fatalf("Actor(): got %q, want %q", p.Actor(), "key:"+s.Name)
 			}
+		}
+	})
+}
+
+// FuzzAPIKeyToken: Parse never panics, accepts only strings of the kind's
+// exact length and prefix whose re-encoding is themselves, and its error
+// never repeats the string.
+func FuzzAPIKeyToken(f *testing.F) {
+	tok, _ := access.APIKeyTokens.New(strings.NewReader(strings.Repeat("x", 32)))
+	for _, seed := range []string{tok.Reveal(), "", "yk_", "yks_" + tok.Reveal()[3:], tok.Reveal()[:20] + "\n" + tok.Reveal()[21:], strings.ToUpper(tok.Reveal())} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		h, err := access.APIKeyTokens.Parse(s)
+		if err != nil {
+			if !errors.Is(err, access.ErrTokenMalformed) || (len(s) > 8 && strings.Contains(err.Error(), s)) {
+				t.Fatalf("Parse(%q) = %v", s, err)
+			}
+			return
+		}
+		if len(s) != access.APIKeyTokens.Len() || !strings.HasPrefix(s, "yk_") || h == (access.TokenHash{}) {
+			t.Fatalf("Parse accepted %q", s)
+		}
+		if ring := access.NewAPIKeyRing(nil); ring.Len() != 0 {
+			t.Fatal("empty ring")
+		}
+	})
+}
+
+// FuzzNewAPIKey feeds arbitrary fields to NewAPIKey (the body of POST
+// /api/keys and create_api_key, after decoding): it never panics; a
+// refusal is a validation error whose violations each sit at one of the
+// request's members; an accepted key has a valid name, role and a yk_
+// token, and an expiry within the bound.
+func FuzzNewAPIKey(f *testing.F) {
+	f.Add("ci-bot", "ADMIN", "alpha,beta", "", "720h")
+	f.Add("bad name", "ROOT", "", "tomorrow", "")
+	f.Add("x", "viewer", ",", "2030-01-01T00:00:00Z", "1h")
+	f.Add("", "", "a,a", "2001-01-01T00:00:00Z", "-5m")
+	paths := map[string]bool{"name": true, "role": true, "sessions": true, "expiresAt": true, "ttl": true}
+	f.Fuzz(func(t *testing.T, name, role, sessions, expiresAt, ttl string) {
+		var list []string
+		if sessions != "" {
+			list = strings.Split(sessions, ",")
+		}
+		at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+		k, tok, err := access.NewAPIKey(access.APIKeySpec{Name: name, Role: role, Sessions: list, ExpiresAt: expiresAt, TTL: ttl}, strings.NewReader(strings.Repeat("r", 32)), at, "key:admin", "rest")
+		if err != nil {
+			ve, ok := errors.AsType[*fault.ValidationError](err)
+			if !ok || len(ve.Violations) == 0 {
+				t.Fatalf("refusal %v is not a validation error", err)
+			}
+			for _, v := range ve.Violations {
+				if !paths[v.Path] || v.Message == "" {
+					t.Fatalf("violation %+v is not at a member of the request", v)
+				}
+			}
+			return
+		}
+		if !access.ValidName(k.Name()) || !k.Role().Valid() || !strings.HasPrefix(tok.Reveal(), "yk_") || k.Hash() != tok.Hash() {
+			t.Fatalf("accepted %+v", k)
+		}
+		if e := k.ExpiresAt(); !e.IsZero() && (!e.After(at) || e.Sub(at) > access.MaxAPIKeyLifetime) {
+			t.Fatalf("expiry %s out of bounds", e)
 		}
 	})
 }

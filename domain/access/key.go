@@ -289,3 +289,16 @@ func (k *Keyring) Authenticate(presented string) (Principal, bool) {
 	}
 	return k.keys[match].principal, true
 }
+
+// Principals returns the principals of the keys, in the order they were
+// given (for lists of the configured keys; no hash leaves the ring).
+func (k *Keyring) Principals() []Principal {
+	if k == nil {
+		return nil
+	}
+	out := make([]Principal, len(k.keys))
+	for i, s := range k.keys {
+		out[i] = s.principal
+	}
+	return out
+}

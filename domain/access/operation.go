@@ -26,6 +26,7 @@ const (
 	DecideApprovals                        // approve or deny a parked command
 	ReadMetrics                            // read /metrics
 	ReadSupervisors                        // list and read supervisors and the engine catalogue
+	ManageAPIKeys                          // list, read, create, rotate and revoke API keys
 )
 
 // operations is the permission table: for each operation, its name, what it
@@ -52,6 +53,7 @@ var operations = [...]struct {
 	DecideApprovals:   {"DecideApprovals", "decide approvals", Admin},
 	ReadMetrics:       {"ReadMetrics", "read metrics", Viewer},
 	ReadSupervisors:   {"ReadSupervisors", "read supervisors", Viewer},
+	ManageAPIKeys:     {"ManageAPIKeys", "manage API keys", Admin},
 }
 
 // Operations returns every operation, in declaration order.

@@ -33,6 +33,7 @@ func TestPermissionMatrix(t *testing.T) {
 		{access.DecideApprovals, n, n, y},
 		{access.ReadMetrics, y, y, y},
 		{access.ReadSupervisors, y, y, y},
+		{access.ManageAPIKeys, n, n, y},
 	}
 	var listed []access.Operation
 	for _, row := range matrix {
@@ -65,7 +66,7 @@ func TestMinRole(t *testing.T) {
 		{access.StartExecution, access.Operator},
 		{access.DecideApprovals, access.Admin},
 		{0, 0},
-		{access.ReadSupervisors + 1, 0},
+		{access.ManageAPIKeys + 1, 0},
 		{255, 0},
 	}
 	for _, tt := range tests {
@@ -77,7 +78,7 @@ func TestMinRole(t *testing.T) {
 
 func TestUnknownOperationIsDenied(t *testing.T) {
 	t.Parallel()
-	for _, op := range []access.Operation{0, access.ReadSupervisors + 1, 255} {
+	for _, op := range []access.Operation{0, access.ManageAPIKeys + 1, 255} {
 		for _, r := range access.Roles() {
 			if access.Allowed(r, op) {
 				t.Errorf("Allowed(%s, %s): got true, want false", r, op)

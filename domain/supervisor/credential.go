@@ -1,9 +1,6 @@
 package supervisor
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
-	"encoding/base32"
 	"fmt"
 	"io"
 	"net/netip"
@@ -11,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/yukta/yukta/domain/access"
 	"github.com/yukta/yukta/domain/fault"
 )
 
@@ -18,25 +16,18 @@ import (
 // §9). Its token is shown once, when it is issued; the server keeps only
 // the token's SHA-256, so a database dump cannot be replayed.
 //
-// The token is TokenPrefix followed by 48 characters of lowercase RFC 4648
-// base32 (a-z, 2-7: safe in URLs, headers and shells) that encode 30 bytes:
-// 25 random bytes (200 bits) and a 5-byte checksum, the first 40 bits of
-// SHA-256 over the prefix and the random bytes. The prefix makes a leaked
-// token easy to recognise (and to scan for); the checksum refuses a typo
-// or a made-up string before anything is looked up. The checksum is no
-// secret: anyone can compute it, so passing it proves nothing but the
-// format. The hint (the prefix and the first 6 characters, 30 bits) names
-// a credential in lists and logs and still leaves 170 random bits unknown.
+// The token is TokenPrefix followed by 48 characters of base32 that encode
+// 200 random bits and a checksum: the format of every token the server
+// draws, in domain/access (access.TokenKind), which stored API keys use
+// with their own prefix.
 const (
 	TokenPrefix = "yks_"
 	// TokenLen is the length of every token.
-	TokenLen = len(TokenPrefix) + tokenBodyLen
-
-	tokenRandomBytes = 25
-	tokenCheckBytes  = 5
-	tokenBodyLen     = (tokenRandomBytes + tokenCheckBytes) * 8 / 5
-	hintBodyLen      = 6
+	TokenLen = len(TokenPrefix) + access.TokenBodyLen
 )
+
+// credentialTokens is the kind of supervisor credential tokens.
+var credentialTokens = access.NewTokenKind(TokenPrefix)
 
 // Limits of a credential.
 const (
@@ -49,12 +40,6 @@ const (
 	// MaxAllowedAddresses caps allowedAddresses.
 	MaxAllowedAddresses = 32
 )
-
-// tokenAlphabet is lowercase RFC 4648 base32. 30 bytes are exactly 48
-// characters, so no padding, and no two strings decode to the same bytes.
-const tokenAlphabet = "abcdefghijklmnopqrstuvwxyz234567"
-
-var tokenEncoding = base32.NewEncoding(tokenAlphabet).WithPadding(base32.NoPadding)
 
 // Errors of credentials. The agent API answers every refusal with one
 // generic error (supervisorapp.AuthenticateAgent); these say why, for the
@@ -74,86 +59,30 @@ var (
 )
 
 // TokenHash is the SHA-256 of a whole token: all the server stores of it.
-type TokenHash [sha256.Size]byte
+type TokenHash = access.TokenHash
 
-// Token is a credential's secret. It prints as its hint, never as itself
-// (String, GoString, MarshalText), so a token that reaches a log line or
-// an error by mistake shows nothing usable; Reveal is the one way to the
-// secret, for the answer that hands it over once.
-type Token struct{ s string }
+// Token is a credential's secret; it never prints itself (access.Token).
+type Token = access.Token
 
 // NewToken draws a token's 200 random bits from random (crypto/rand.Reader
 // in the server) and adds the checksum.
 func NewToken(random io.Reader) (Token, error) {
-	var raw [tokenRandomBytes + tokenCheckBytes]byte
-	if _, err := io.ReadFull(random, raw[:tokenRandomBytes]); err != nil {
+	t, err := credentialTokens.New(random)
+	if err != nil {
 		return Token{}, fmt.Errorf("supervisor: draw credential token: %w", err)
 	}
-	sum := tokenChecksum(raw[:tokenRandomBytes])
-	copy(raw[tokenRandomBytes:], sum[:])
-	return Token{s: TokenPrefix + tokenEncoding.EncodeToString(raw[:])}, nil
-}
-
-func tokenChecksum(random []byte) [tokenCheckBytes]byte {
-	h := sha256.New()
-	h.Write([]byte(TokenPrefix))
-	h.Write(random)
-	var out [tokenCheckBytes]byte
-	copy(out[:], h.Sum(nil))
-	return out
-}
-
-// Reveal returns the secret.
-func (t Token) Reveal() string { return t.s }
-
-// Hash returns the token's SHA-256.
-func (t Token) Hash() TokenHash { return sha256.Sum256([]byte(t.s)) }
-
-// Hint returns the prefix and the first characters of the token.
-func (t Token) Hint() string { return tokenHint(t.s) }
-
-// IsZero reports whether t is the zero Token.
-func (t Token) IsZero() bool { return t.s == "" }
-
-// String returns the hint followed by "…".
-func (t Token) String() string { return t.Hint() + "…" }
-
-// GoString is String, so %#v hides the secret too.
-func (t Token) GoString() string { return t.String() }
-
-// MarshalText is String, so encoders hide the secret too.
-func (t Token) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
-
-func tokenHint(s string) string {
-	if len(s) < len(TokenPrefix)+hintBodyLen {
-		return ""
-	}
-	return s[:len(TokenPrefix)+hintBodyLen]
+	return t, nil
 }
 
 // ParseToken checks that s is a well-formed token (prefix, length,
 // alphabet, checksum) and returns its hash. It reads nothing but s, so a
 // malformed token costs no lookup. The error never repeats s.
 func ParseToken(s string) (TokenHash, error) {
-	body, ok := strings.CutPrefix(s, TokenPrefix)
-	if !ok || len(body) != tokenBodyLen {
+	h, err := credentialTokens.Parse(s)
+	if err != nil {
 		return TokenHash{}, ErrTokenMalformed
 	}
-	// The decoder skips line breaks; only the alphabet is accepted here.
-	for i := 0; i < len(body); i++ {
-		if strings.IndexByte(tokenAlphabet, body[i]) < 0 {
-			return TokenHash{}, ErrTokenMalformed
-		}
-	}
-	raw, err := tokenEncoding.DecodeString(body)
-	if err != nil || len(raw) != tokenRandomBytes+tokenCheckBytes {
-		return TokenHash{}, ErrTokenMalformed
-	}
-	sum := tokenChecksum(raw[:tokenRandomBytes])
-	if subtle.ConstantTimeCompare(sum[:], raw[tokenRandomBytes:]) != 1 {
-		return TokenHash{}, ErrTokenMalformed
-	}
-	return sha256.Sum256([]byte(s)), nil
+	return h, nil
 }
 
 // CredentialSpec is what an ADMIN asks of a credential, before validation.

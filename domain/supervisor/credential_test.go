@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base32"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,8 +15,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/yukta/yukta/domain/access"
 	"github.com/yukta/yukta/domain/fault"
 )
+
+// The token format these tests pin (access.TokenKind draws it).
+const (
+	tokenAlphabet    = "abcdefghijklmnopqrstuvwxyz234567"
+	tokenRandomBytes = 25
+	tokenCheckBytes  = 5
+	hintBodyLen      = 6
+)
+
+var tokenEncoding = base32.NewEncoding(tokenAlphabet).WithPadding(base32.NoPadding)
 
 func mustToken(t *testing.T) Token {
 	t.Helper()
@@ -146,7 +158,7 @@ func TestParseTokenRefusesTyposAndStrangers(t *testing.T) {
 func TestParseTokenRefusesRandomStrings(t *testing.T) {
 	t.Parallel()
 	alphabet := big.NewInt(int64(len(tokenAlphabet)))
-	body := make([]byte, tokenBodyLen)
+	body := make([]byte, access.TokenBodyLen)
 	accepted := 0
 	for range 100_000 {
 		for i := range body {

@@ -53,6 +53,10 @@ export function describe(ev: EventEnvelope): string {
       return `credential of ${ev.data.supervisorId} issued until ${ev.data.expiresAt}`;
     case "SupervisorCredentialRevoked":
       return `credential of ${ev.data.supervisorId} revoked`;
+    case "APIKeyCreated":
+    case "APIKeyRotated":
+    case "APIKeyRevoked":
+      return `API key ${ev.data.name} (${ev.data.role}) ${ev.type.slice("APIKey".length).toLowerCase()} by ${ev.actor}`;
     case "DirectiveApplied":
     case "DirectiveRejected":
       return `directive ${ev.data.key} of ${ev.data.supervisorId} (${ev.data.command.type}): ${ev.data.message}`;

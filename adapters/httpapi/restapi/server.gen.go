@@ -24,6 +24,51 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for APIKeyRole.
+const (
+	APIKeyRoleADMIN    APIKeyRole = "ADMIN"
+	APIKeyRoleOPERATOR APIKeyRole = "OPERATOR"
+	APIKeyRoleVIEWER   APIKeyRole = "VIEWER"
+)
+
+// Valid indicates whether the value is a known member of the APIKeyRole enum.
+func (e APIKeyRole) Valid() bool {
+	switch e {
+	case APIKeyRoleADMIN:
+		return true
+	case APIKeyRoleOPERATOR:
+		return true
+	case APIKeyRoleVIEWER:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for APIKeySource.
+const (
+	APIKeySourceApi            APIKeySource = "api"
+	APIKeySourceYUKTAAPIKEY    APIKeySource = "YUKTA_API_KEY"
+	APIKeySourceYUKTAAPIKEYS   APIKeySource = "YUKTA_API_KEYS"
+	APIKeySourceYUKTAMCPAPIKEY APIKeySource = "YUKTA_MCP_API_KEY"
+)
+
+// Valid indicates whether the value is a known member of the APIKeySource enum.
+func (e APIKeySource) Valid() bool {
+	switch e {
+	case APIKeySourceApi:
+		return true
+	case APIKeySourceYUKTAAPIKEY:
+		return true
+	case APIKeySourceYUKTAAPIKEYS:
+		return true
+	case APIKeySourceYUKTAMCPAPIKEY:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ApprovalDecisionDecision.
 const (
 	ApprovalDecisionDecisionAPPROVE ApprovalDecisionDecision = "APPROVE"
@@ -240,6 +285,51 @@ func (e InputStatus) Valid() bool {
 	case InputStatusCancelled:
 		return true
 	case InputStatusOpen:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for IssuedAPIKeyRole.
+const (
+	IssuedAPIKeyRoleADMIN    IssuedAPIKeyRole = "ADMIN"
+	IssuedAPIKeyRoleOPERATOR IssuedAPIKeyRole = "OPERATOR"
+	IssuedAPIKeyRoleVIEWER   IssuedAPIKeyRole = "VIEWER"
+)
+
+// Valid indicates whether the value is a known member of the IssuedAPIKeyRole enum.
+func (e IssuedAPIKeyRole) Valid() bool {
+	switch e {
+	case IssuedAPIKeyRoleADMIN:
+		return true
+	case IssuedAPIKeyRoleOPERATOR:
+		return true
+	case IssuedAPIKeyRoleVIEWER:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for IssuedAPIKeySource.
+const (
+	IssuedAPIKeySourceApi            IssuedAPIKeySource = "api"
+	IssuedAPIKeySourceYUKTAAPIKEY    IssuedAPIKeySource = "YUKTA_API_KEY"
+	IssuedAPIKeySourceYUKTAAPIKEYS   IssuedAPIKeySource = "YUKTA_API_KEYS"
+	IssuedAPIKeySourceYUKTAMCPAPIKEY IssuedAPIKeySource = "YUKTA_MCP_API_KEY"
+)
+
+// Valid indicates whether the value is a known member of the IssuedAPIKeySource enum.
+func (e IssuedAPIKeySource) Valid() bool {
+	switch e {
+	case IssuedAPIKeySourceApi:
+		return true
+	case IssuedAPIKeySourceYUKTAAPIKEY:
+		return true
+	case IssuedAPIKeySourceYUKTAAPIKEYS:
+		return true
+	case IssuedAPIKeySourceYUKTAMCPAPIKEY:
 		return true
 	default:
 		return false
@@ -642,6 +732,60 @@ func (e AnswerInputParamsYuktaChannel) Valid() bool {
 	}
 }
 
+// Defines values for CreateAPIKeyParamsYuktaChannel.
+const (
+	CreateAPIKeyParamsYuktaChannelCli  CreateAPIKeyParamsYuktaChannel = "cli"
+	CreateAPIKeyParamsYuktaChannelRest CreateAPIKeyParamsYuktaChannel = "rest"
+)
+
+// Valid indicates whether the value is a known member of the CreateAPIKeyParamsYuktaChannel enum.
+func (e CreateAPIKeyParamsYuktaChannel) Valid() bool {
+	switch e {
+	case CreateAPIKeyParamsYuktaChannelCli:
+		return true
+	case CreateAPIKeyParamsYuktaChannelRest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RevokeAPIKeyParamsYuktaChannel.
+const (
+	RevokeAPIKeyParamsYuktaChannelCli  RevokeAPIKeyParamsYuktaChannel = "cli"
+	RevokeAPIKeyParamsYuktaChannelRest RevokeAPIKeyParamsYuktaChannel = "rest"
+)
+
+// Valid indicates whether the value is a known member of the RevokeAPIKeyParamsYuktaChannel enum.
+func (e RevokeAPIKeyParamsYuktaChannel) Valid() bool {
+	switch e {
+	case RevokeAPIKeyParamsYuktaChannelCli:
+		return true
+	case RevokeAPIKeyParamsYuktaChannelRest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RotateAPIKeyParamsYuktaChannel.
+const (
+	RotateAPIKeyParamsYuktaChannelCli  RotateAPIKeyParamsYuktaChannel = "cli"
+	RotateAPIKeyParamsYuktaChannelRest RotateAPIKeyParamsYuktaChannel = "rest"
+)
+
+// Valid indicates whether the value is a known member of the RotateAPIKeyParamsYuktaChannel enum.
+func (e RotateAPIKeyParamsYuktaChannel) Valid() bool {
+	switch e {
+	case RotateAPIKeyParamsYuktaChannelCli:
+		return true
+	case RotateAPIKeyParamsYuktaChannelRest:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DeleteSessionParamsYuktaChannel.
 const (
 	DeleteSessionParamsYuktaChannelCli  DeleteSessionParamsYuktaChannel = "cli"
@@ -912,6 +1056,48 @@ func (e IssueCredentialParamsYuktaChannel) Valid() bool {
 	}
 }
 
+// APIKey One key. A configured key (source YUKTA_API_KEY, YUKTA_API_KEYS or YUKTA_MCP_API_KEY) has only name, role and sessions; a stored one (source api) has its history too. Never a secret or its hash.
+type APIKey struct {
+	CreatedAt  time.Time `json:"createdAt,omitempty,omitzero"`
+	CreatedBy  string    `json:"createdBy,omitempty,omitzero"`
+	CreatedVia string    `json:"createdVia,omitempty,omitzero"`
+
+	// Expired True once expiresAt has passed: the key is refused; revoke it.
+	Expired bool `json:"expired,omitempty,omitzero"`
+
+	// ExpiresAt Absent when the key does not expire.
+	ExpiresAt time.Time `json:"expiresAt,omitempty,omitzero"`
+
+	// Hint The secret's prefix and first 6 characters, to tell keys apart.
+	Hint string `json:"hint,omitempty,omitzero"`
+
+	// LastUsedAt When a request last presented it (to the minute), since its last rotation.
+	LastUsedAt time.Time `json:"lastUsedAt,omitempty,omitzero"`
+
+	// LastUsedFrom That request's source address.
+	LastUsedFrom string     `json:"lastUsedFrom,omitempty,omitzero"`
+	Name         string     `json:"name"`
+	Role         APIKeyRole `json:"role"`
+	RotatedAt    time.Time  `json:"rotatedAt,omitempty,omitzero"`
+	RotatedBy    string     `json:"rotatedBy,omitempty,omitzero"`
+	RotatedVia   string     `json:"rotatedVia,omitempty,omitzero"`
+
+	// Sessions Absent when the key sees every session.
+	Sessions []string     `json:"sessions,omitempty,omitzero"`
+	Source   APIKeySource `json:"source"`
+}
+
+// APIKeyRole defines model for APIKey.Role.
+type APIKeyRole string
+
+// APIKeySource defines model for APIKey.Source.
+type APIKeySource string
+
+// APIKeyList defines model for APIKeyList.
+type APIKeyList struct {
+	Items []APIKey `json:"items"`
+}
+
 // AnswerRequest defines model for AnswerRequest.
 type AnswerRequest struct {
 	// Answer For approvals {"approved": true|false, "comment": "..."}; otherwise what the prompt asked for.
@@ -997,6 +1183,24 @@ type ConfigField struct {
 
 // ConfigFieldType defines model for ConfigField.Type.
 type ConfigFieldType string
+
+// CreateAPIKeyRequest A key to store. Every problem is reported at once, each at its member.
+type CreateAPIKeyRequest struct {
+	// ExpiresAt When the key stops working: an RFC 3339 time in the future, at most 2 years away. Not with ttl.
+	ExpiresAt string `json:"expiresAt,omitempty,omitzero"`
+
+	// Name 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit; recorded as the actor key:<name>. Unique in any letter case among stored and configured keys.
+	Name string `json:"name"`
+
+	// Role VIEWER (read only), OPERATOR (also start and control executions) or ADMIN (everything).
+	Role string `json:"role"`
+
+	// Sessions The sessions the key may see; left out, every session. An empty list is refused.
+	Sessions []string `json:"sessions,omitempty,omitzero"`
+
+	// Ttl How long the key works from now: a duration such as 720h or 90m, at most 17520h (2 years). Not with expiresAt.
+	Ttl string `json:"ttl,omitempty,omitzero"`
+}
 
 // Directive defines model for Directive.
 type Directive struct {
@@ -1272,6 +1476,49 @@ type InputList struct {
 	// NextCursor Pass as `cursor` for the next page; absent on the last page.
 	NextCursor string `json:"nextCursor,omitempty,omitzero"`
 }
+
+// IssuedAPIKey A key just created or rotated, with its secret. The secret is in this answer only.
+type IssuedAPIKey struct {
+	CreatedAt  time.Time `json:"createdAt,omitempty,omitzero"`
+	CreatedBy  string    `json:"createdBy,omitempty,omitzero"`
+	CreatedVia string    `json:"createdVia,omitempty,omitzero"`
+
+	// Expired True once expiresAt has passed: the key is refused; revoke it.
+	Expired bool `json:"expired,omitempty,omitzero"`
+
+	// ExpiresAt Absent when the key does not expire.
+	ExpiresAt time.Time `json:"expiresAt,omitempty,omitzero"`
+
+	// Hint The secret's prefix and first 6 characters, to tell keys apart.
+	Hint string `json:"hint,omitempty,omitzero"`
+
+	// LastUsedAt When a request last presented it (to the minute), since its last rotation.
+	LastUsedAt time.Time `json:"lastUsedAt,omitempty,omitzero"`
+
+	// LastUsedFrom That request's source address.
+	LastUsedFrom string `json:"lastUsedFrom,omitempty,omitzero"`
+	Name         string `json:"name"`
+
+	// Note Said when the key closed a server that was open (no key configured or stored before).
+	Note       string           `json:"note,omitempty,omitzero"`
+	Role       IssuedAPIKeyRole `json:"role"`
+	RotatedAt  time.Time        `json:"rotatedAt,omitempty,omitzero"`
+	RotatedBy  string           `json:"rotatedBy,omitempty,omitzero"`
+	RotatedVia string           `json:"rotatedVia,omitempty,omitzero"`
+
+	// Secret The secret: send it as Authorization: Bearer <secret> or X-API-Key: <secret>.
+	Secret string `json:"secret"`
+
+	// Sessions Absent when the key sees every session.
+	Sessions []string           `json:"sessions,omitempty,omitzero"`
+	Source   IssuedAPIKeySource `json:"source"`
+}
+
+// IssuedAPIKeyRole defines model for IssuedAPIKey.Role.
+type IssuedAPIKeyRole string
+
+// IssuedAPIKeySource defines model for IssuedAPIKey.Source.
+type IssuedAPIKeySource string
 
 // IssuedCredential A credential just issued, with its token. The token is in this answer only.
 type IssuedCredential struct {
@@ -1985,6 +2232,9 @@ type EngineType = string
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
 
+// KeyName defines model for KeyName.
+type KeyName = string
+
 // LastEventId defines model for LastEventId.
 type LastEventId = string
 
@@ -2066,6 +2316,33 @@ type AnswerInputParams struct {
 
 // AnswerInputParamsYuktaChannel defines parameters for AnswerInput.
 type AnswerInputParamsYuktaChannel string
+
+// CreateAPIKeyParams defines parameters for CreateAPIKey.
+type CreateAPIKeyParams struct {
+	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
+	YuktaChannel CreateAPIKeyParamsYuktaChannel `json:"Yukta-Channel,omitempty,omitzero"`
+}
+
+// CreateAPIKeyParamsYuktaChannel defines parameters for CreateAPIKey.
+type CreateAPIKeyParamsYuktaChannel string
+
+// RevokeAPIKeyParams defines parameters for RevokeAPIKey.
+type RevokeAPIKeyParams struct {
+	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
+	YuktaChannel RevokeAPIKeyParamsYuktaChannel `json:"Yukta-Channel,omitempty,omitzero"`
+}
+
+// RevokeAPIKeyParamsYuktaChannel defines parameters for RevokeAPIKey.
+type RevokeAPIKeyParamsYuktaChannel string
+
+// RotateAPIKeyParams defines parameters for RotateAPIKey.
+type RotateAPIKeyParams struct {
+	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
+	YuktaChannel RotateAPIKeyParamsYuktaChannel `json:"Yukta-Channel,omitempty,omitzero"`
+}
+
+// RotateAPIKeyParamsYuktaChannel defines parameters for RotateAPIKey.
+type RotateAPIKeyParamsYuktaChannel string
 
 // GetPluginParams defines parameters for GetPlugin.
 type GetPluginParams struct {
@@ -2278,6 +2555,9 @@ type PostWebhookJSONRequestBody = PostWebhookJSONBody
 // AnswerInputJSONRequestBody defines body for AnswerInput for application/json ContentType.
 type AnswerInputJSONRequestBody = AnswerRequest
 
+// CreateAPIKeyJSONRequestBody defines body for CreateAPIKey for application/json ContentType.
+type CreateAPIKeyJSONRequestBody = CreateAPIKeyRequest
+
 // PutSessionJSONRequestBody defines body for PutSession for application/json ContentType.
 type PutSessionJSONRequestBody = PutSessionJSONBody
 
@@ -2334,6 +2614,21 @@ type ServerInterface interface {
 	// GetJournalPublicKey The ed25519 public key that verifies the server's journal checkpoints.
 	// (GET /api/journal/public-key)
 	GetJournalPublicKey(ctx echo.Context) error
+	// ListAPIKeys Every API key of the server, stored and configured (never a secret).
+	// (GET /api/keys)
+	ListAPIKeys(ctx echo.Context) error
+	// CreateAPIKey Store a new API key; its secret is in this answer only.
+	// (POST /api/keys)
+	CreateAPIKey(ctx echo.Context, params CreateAPIKeyParams) error
+	// RevokeAPIKey Revoke a stored key; its secret is refused on every instance within a second.
+	// (DELETE /api/keys/{name})
+	RevokeAPIKey(ctx echo.Context, name KeyName, params RevokeAPIKeyParams) error
+	// GetAPIKey A stored key (never its secret, which is not stored).
+	// (GET /api/keys/{name})
+	GetAPIKey(ctx echo.Context, name KeyName) error
+	// RotateAPIKey Give a stored key a new secret; the old one dies at once. The new secret is in this answer only.
+	// (POST /api/keys/{name}/rotate)
+	RotateAPIKey(ctx echo.Context, name KeyName, params RotateAPIKeyParams) error
 	// GetOpenAPISpec This document.
 	// (GET /api/openapi.yaml)
 	GetOpenAPISpec(ctx echo.Context) error
@@ -2730,6 +3025,132 @@ func (w *ServerInterfaceWrapper) GetJournalPublicKey(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.GetJournalPublicKey(ctx)
+	return err
+}
+
+// ListAPIKeys converts echo context to params.
+func (w *ServerInterfaceWrapper) ListAPIKeys(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListAPIKeys(ctx)
+	return err
+}
+
+// CreateAPIKey converts echo context to params.
+func (w *ServerInterfaceWrapper) CreateAPIKey(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateAPIKeyParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Yukta-Channel" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Yukta-Channel")]; found {
+		var YuktaChannel CreateAPIKeyParamsYuktaChannel
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Yukta-Channel, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Yukta-Channel", valueList[0], &YuktaChannel, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Yukta-Channel: %s", err))
+		}
+
+		params.YuktaChannel = YuktaChannel
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CreateAPIKey(ctx, params)
+	return err
+}
+
+// RevokeAPIKey converts echo context to params.
+func (w *ServerInterfaceWrapper) RevokeAPIKey(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "name" -------------
+	var name KeyName
+
+	err = runtime.BindStyledParameterWithOptions("simple", "name", ctx.Param("name"), &name, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter name: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params RevokeAPIKeyParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Yukta-Channel" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Yukta-Channel")]; found {
+		var YuktaChannel RevokeAPIKeyParamsYuktaChannel
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Yukta-Channel, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Yukta-Channel", valueList[0], &YuktaChannel, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Yukta-Channel: %s", err))
+		}
+
+		params.YuktaChannel = YuktaChannel
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.RevokeAPIKey(ctx, name, params)
+	return err
+}
+
+// GetAPIKey converts echo context to params.
+func (w *ServerInterfaceWrapper) GetAPIKey(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "name" -------------
+	var name KeyName
+
+	err = runtime.BindStyledParameterWithOptions("simple", "name", ctx.Param("name"), &name, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter name: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetAPIKey(ctx, name)
+	return err
+}
+
+// RotateAPIKey converts echo context to params.
+func (w *ServerInterfaceWrapper) RotateAPIKey(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "name" -------------
+	var name KeyName
+
+	err = runtime.BindStyledParameterWithOptions("simple", "name", ctx.Param("name"), &name, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter name: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params RotateAPIKeyParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Yukta-Channel" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Yukta-Channel")]; found {
+		var YuktaChannel RotateAPIKeyParamsYuktaChannel
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Yukta-Channel, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Yukta-Channel", valueList[0], &YuktaChannel, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Yukta-Channel: %s", err))
+		}
+
+		params.YuktaChannel = YuktaChannel
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.RotateAPIKey(ctx, name, params)
 	return err
 }
 
@@ -4035,6 +4456,11 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/api/inputs/:inputId", wrapper.AnswerInput, options.OperationMiddlewares["answerInput"]...)
 	router.GET(options.BaseURL+"/api/plugins", wrapper.ListPlugins, options.OperationMiddlewares["listPlugins"]...)
 	router.GET(options.BaseURL+"/api/plugins/:type", wrapper.GetPlugin, options.OperationMiddlewares["getPlugin"]...)
+	router.GET(options.BaseURL+"/api/keys", wrapper.ListAPIKeys, options.OperationMiddlewares["listAPIKeys"]...)
+	router.POST(options.BaseURL+"/api/keys", wrapper.CreateAPIKey, options.OperationMiddlewares["createAPIKey"]...)
+	router.DELETE(options.BaseURL+"/api/keys/:name", wrapper.RevokeAPIKey, options.OperationMiddlewares["revokeAPIKey"]...)
+	router.GET(options.BaseURL+"/api/keys/:name", wrapper.GetAPIKey, options.OperationMiddlewares["getAPIKey"]...)
+	router.POST(options.BaseURL+"/api/keys/:name/rotate", wrapper.RotateAPIKey, options.OperationMiddlewares["rotateAPIKey"]...)
 	router.GET(options.BaseURL+"/api/supervisors", wrapper.ListSupervisors, options.OperationMiddlewares["listSupervisors"]...)
 	router.DELETE(options.BaseURL+"/api/supervisors/:supervisorId", wrapper.DeleteSupervisor, options.OperationMiddlewares["deleteSupervisor"]...)
 	router.GET(options.BaseURL+"/api/supervisors/:supervisorId", wrapper.GetSupervisor, options.OperationMiddlewares["getSupervisor"]...)
@@ -4951,6 +5377,540 @@ type GetJournalPublicKey429ApplicationProblemPlusJSONResponse struct {
 }
 
 func (response GetJournalPublicKey429ApplicationProblemPlusJSONResponse) VisitGetJournalPublicKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAPIKeysRequestObject struct {
+}
+
+type ListAPIKeysResponseObject interface {
+	VisitListAPIKeysResponse(w http.ResponseWriter) error
+}
+
+type ListAPIKeys200JSONResponse APIKeyList
+
+func (response ListAPIKeys200JSONResponse) VisitListAPIKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAPIKeys401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListAPIKeys401ApplicationProblemPlusJSONResponse) VisitListAPIKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAPIKeys403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListAPIKeys403ApplicationProblemPlusJSONResponse) VisitListAPIKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAPIKeys429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListAPIKeys429ApplicationProblemPlusJSONResponse) VisitListAPIKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAPIKeyRequestObject struct {
+	Params CreateAPIKeyParams
+	Body   *CreateAPIKeyJSONRequestBody
+}
+
+type CreateAPIKeyResponseObject interface {
+	VisitCreateAPIKeyResponse(w http.ResponseWriter) error
+}
+
+type CreateAPIKey201ResponseHeaders struct {
+	CacheControl string
+}
+
+type CreateAPIKey201JSONResponse struct {
+	Body    IssuedAPIKey
+	Headers CreateAPIKey201ResponseHeaders
+}
+
+func (response CreateAPIKey201JSONResponse) VisitCreateAPIKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", fmt.Sprint(response.Headers.CacheControl))
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAPIKey400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response CreateAPIKey400ApplicationProblemPlusJSONResponse) VisitCreateAPIKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAPIKey401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response CreateAPIKey401ApplicationProblemPlusJSONResponse) VisitCreateAPIKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAPIKey403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response CreateAPIKey403ApplicationProblemPlusJSONResponse) VisitCreateAPIKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAPIKey409ApplicationProblemPlusJSONResponse Problem
+
+func (response CreateAPIKey409ApplicationProblemPlusJSONResponse) VisitCreateAPIKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAPIKey413ApplicationProblemPlusJSONResponse Problem
+
+func (response CreateAPIKey413ApplicationProblemPlusJSONResponse) VisitCreateAPIKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAPIKey415ApplicationProblemPlusJSONResponse Problem
+
+func (response CreateAPIKey415ApplicationProblemPlusJSONResponse) VisitCreateAPIKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAPIKey429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response CreateAPIKey429ApplicationProblemPlusJSONResponse) VisitCreateAPIKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeAPIKeyRequestObject struct {
+	Name   KeyName `json:"name"`
+	Params RevokeAPIKeyParams
+}
+
+type RevokeAPIKeyResponseObject interface {
+	VisitRevokeAPIKeyResponse(w http.ResponseWriter) error
+}
+
+type RevokeAPIKey204Response struct {
+}
+
+func (response RevokeAPIKey204Response) VisitRevokeAPIKeyResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type RevokeAPIKey400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response RevokeAPIKey400ApplicationProblemPlusJSONResponse) VisitRevokeAPIKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeAPIKey401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response RevokeAPIKey401ApplicationProblemPlusJSONResponse) VisitRevokeAPIKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeAPIKey403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response RevokeAPIKey403ApplicationProblemPlusJSONResponse) VisitRevokeAPIKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeAPIKey404ApplicationProblemPlusJSONResponse Problem
+
+func (response RevokeAPIKey404ApplicationProblemPlusJSONResponse) VisitRevokeAPIKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeAPIKey429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response RevokeAPIKey429ApplicationProblemPlusJSONResponse) VisitRevokeAPIKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAPIKeyRequestObject struct {
+	Name KeyName `json:"name"`
+}
+
+type GetAPIKeyResponseObject interface {
+	VisitGetAPIKeyResponse(w http.ResponseWriter) error
+}
+
+type GetAPIKey200JSONResponse APIKey
+
+func (response GetAPIKey200JSONResponse) VisitGetAPIKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAPIKey400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response GetAPIKey400ApplicationProblemPlusJSONResponse) VisitGetAPIKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAPIKey401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetAPIKey401ApplicationProblemPlusJSONResponse) VisitGetAPIKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAPIKey403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetAPIKey403ApplicationProblemPlusJSONResponse) VisitGetAPIKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAPIKey404ApplicationProblemPlusJSONResponse Problem
+
+func (response GetAPIKey404ApplicationProblemPlusJSONResponse) VisitGetAPIKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAPIKey429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetAPIKey429ApplicationProblemPlusJSONResponse) VisitGetAPIKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RotateAPIKeyRequestObject struct {
+	Name   KeyName `json:"name"`
+	Params RotateAPIKeyParams
+}
+
+type RotateAPIKeyResponseObject interface {
+	VisitRotateAPIKeyResponse(w http.ResponseWriter) error
+}
+
+type RotateAPIKey200ResponseHeaders struct {
+	CacheControl string
+}
+
+type RotateAPIKey200JSONResponse struct {
+	Body    IssuedAPIKey
+	Headers RotateAPIKey200ResponseHeaders
+}
+
+func (response RotateAPIKey200JSONResponse) VisitRotateAPIKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", fmt.Sprint(response.Headers.CacheControl))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RotateAPIKey400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response RotateAPIKey400ApplicationProblemPlusJSONResponse) VisitRotateAPIKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RotateAPIKey401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response RotateAPIKey401ApplicationProblemPlusJSONResponse) VisitRotateAPIKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RotateAPIKey403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response RotateAPIKey403ApplicationProblemPlusJSONResponse) VisitRotateAPIKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RotateAPIKey404ApplicationProblemPlusJSONResponse Problem
+
+func (response RotateAPIKey404ApplicationProblemPlusJSONResponse) VisitRotateAPIKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RotateAPIKey409ApplicationProblemPlusJSONResponse Problem
+
+func (response RotateAPIKey409ApplicationProblemPlusJSONResponse) VisitRotateAPIKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RotateAPIKey429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response RotateAPIKey429ApplicationProblemPlusJSONResponse) VisitRotateAPIKeyResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -9630,6 +10590,21 @@ type StrictServerInterface interface {
 	// GetJournalPublicKey The ed25519 public key that verifies the server's journal checkpoints.
 	// (GET /api/journal/public-key)
 	GetJournalPublicKey(ctx context.Context, request GetJournalPublicKeyRequestObject) (GetJournalPublicKeyResponseObject, error)
+	// ListAPIKeys Every API key of the server, stored and configured (never a secret).
+	// (GET /api/keys)
+	ListAPIKeys(ctx context.Context, request ListAPIKeysRequestObject) (ListAPIKeysResponseObject, error)
+	// CreateAPIKey Store a new API key; its secret is in this answer only.
+	// (POST /api/keys)
+	CreateAPIKey(ctx context.Context, request CreateAPIKeyRequestObject) (CreateAPIKeyResponseObject, error)
+	// RevokeAPIKey Revoke a stored key; its secret is refused on every instance within a second.
+	// (DELETE /api/keys/{name})
+	RevokeAPIKey(ctx context.Context, request RevokeAPIKeyRequestObject) (RevokeAPIKeyResponseObject, error)
+	// GetAPIKey A stored key (never its secret, which is not stored).
+	// (GET /api/keys/{name})
+	GetAPIKey(ctx context.Context, request GetAPIKeyRequestObject) (GetAPIKeyResponseObject, error)
+	// RotateAPIKey Give a stored key a new secret; the old one dies at once. The new secret is in this answer only.
+	// (POST /api/keys/{name}/rotate)
+	RotateAPIKey(ctx context.Context, request RotateAPIKeyRequestObject) (RotateAPIKeyResponseObject, error)
 	// GetOpenAPISpec This document.
 	// (GET /api/openapi.yaml)
 	GetOpenAPISpec(ctx context.Context, request GetOpenAPISpecRequestObject) (GetOpenAPISpecResponseObject, error)
@@ -10040,6 +11015,154 @@ func (sh *strictHandler) GetJournalPublicKey(ctx echo.Context) error {
 		return err
 	} else if validResponse, ok := response.(GetJournalPublicKeyResponseObject); ok {
 		return validResponse.VisitGetJournalPublicKeyResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListAPIKeys operation middleware
+func (sh *strictHandler) ListAPIKeys(ctx echo.Context) error {
+	var request ListAPIKeysRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListAPIKeys(ctx.Request().Context(), request.(ListAPIKeysRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListAPIKeys")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListAPIKeysResponseObject); ok {
+		return validResponse.VisitListAPIKeysResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CreateAPIKey operation middleware
+func (sh *strictHandler) CreateAPIKey(ctx echo.Context, params CreateAPIKeyParams) error {
+	var request CreateAPIKeyRequestObject
+
+	request.Params = params
+
+	var body CreateAPIKeyJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateAPIKey(ctx.Request().Context(), request.(CreateAPIKeyRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateAPIKey")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CreateAPIKeyResponseObject); ok {
+		return validResponse.VisitCreateAPIKeyResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// RevokeAPIKey operation middleware
+func (sh *strictHandler) RevokeAPIKey(ctx echo.Context, name KeyName, params RevokeAPIKeyParams) error {
+	var request RevokeAPIKeyRequestObject
+
+	request.Name = name
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.RevokeAPIKey(ctx.Request().Context(), request.(RevokeAPIKeyRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RevokeAPIKey")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(RevokeAPIKeyResponseObject); ok {
+		return validResponse.VisitRevokeAPIKeyResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetAPIKey operation middleware
+func (sh *strictHandler) GetAPIKey(ctx echo.Context, name KeyName) error {
+	var request GetAPIKeyRequestObject
+
+	request.Name = name
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetAPIKey(ctx.Request().Context(), request.(GetAPIKeyRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetAPIKey")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetAPIKeyResponseObject); ok {
+		return validResponse.VisitGetAPIKeyResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// RotateAPIKey operation middleware
+func (sh *strictHandler) RotateAPIKey(ctx echo.Context, name KeyName, params RotateAPIKeyParams) error {
+	var request RotateAPIKeyRequestObject
+
+	request.Name = name
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.RotateAPIKey(ctx.Request().Context(), request.(RotateAPIKeyRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RotateAPIKey")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(RotateAPIKeyResponseObject); ok {
+		return validResponse.VisitRotateAPIKeyResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -11389,356 +12512,388 @@ func (sh *strictHandler) GetReady(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3rchs5tib6KgieiTDZO0lRsuSypZiIo5JYZe2SJY0kl3efoscEmSCJVhLITiBFs70d0X/n9zmPMLEf",
-	"rJ/kBNYC8kYkL7KtctWof3RZzAuQwMK6r299aozkLJaCCa0ah58aMU3ojGmWwF8nUyoEi8w/Q6ZGCY81",
-	"l6Jx2LidMhJKmRBKRnI2oyIkIzpjRE8TmU6mAUnYSCYhC8mc6ynhmjQHCVN6QFIRMaXIYBTxQavTCBrc",
-	"vG/KaMiSRtAQdMYah42/pneatt3wQUONpmxGzTyYSGeNw98a5m2NoDGKeON90NCL2DymdMLFpPH5c9Do",
-	"iQkX7BZ+r87+WBAGl4l5jsgx0VNGRlTTSE5SRppJGjEVkKnWcUDmMrkbR3IekDiRI6ZUPu2Y6mk+aZhE",
-	"0EjY31OesLBxqJOUFec+ox/PmZjoaePwxb530h/ZKDWTPAvN/Z4xWOGOVUP9t4SNG4eN/2sn394dvKp2",
-	"iqOYUc9CNoulZmK0+IUtlpfrDb1jCpZIaZpowt39GnaXC7zGlOJSkOa//tf/JnsHB2Q0pQkdGVKq3+fC",
-	"0G0zds1q7R0c+JbrnCrdu2dC43KVZ33NVDpjhI41S4ieckWYuZU0uVZkoNjfBwHMe8DDgSOBiCptSdf8",
-	"h/F7FrY65EyTWao0MZMmVNgXmQfu2ILM6IIkjIakScXCLUNAZFJcFmWGoO6vdsRnXLPQPN86IuY5qacs",
-	"ISKdDVkSEC5GURpyMbHv+Ds8LvAm+5Jn9osCMmHa7o+Z4H632yGXuCl0YmZ6fHX2TBGlE0Zn5ixyvHuU",
-	"JkompW9XfCJolH177b6ZlW/D0rfPTut2bf+lb9MuZMhqyVvgxYdStiXoG1yg2lFUdv1LB0pjltxzJZP6",
-	"sYq3fOFw7ywnqh1snt/wRUN9Nk+rWArFQA78JJMhD0MmzB8jKczZN/+kcRzxETUnbidO5DBis3/7m5Jw",
-	"22bDXeFTOGb1AI9TxULSHKSJOFwYiXBoBzkcuwkNWgExx8IcldGUigkLD4GczdczpZ8p8loqIHkhNZEi",
-	"Y/eKJfcseabgpFIyTORcsYTEdMKKh00mfMIFUeYcGTEm4fgnC5LIVDOQCUOm7IFlYevIHfw7tnimSCIj",
-	"BhzCjB5KuCJjlsCa2aE9TCF7hI40kalWPGTEMK6MnTTNm0KmKY+AL6mMHxlhDCtghhaMmVl1Gp+Dhlvr",
-	"R9zDY2JfSZrXP52QV/sHP+BcbqV8Q8XiGndJPe6cEqoZgdUmzdgwVJkmI0ZoGCZMqYCY38xKyoSMEhYy",
-	"oTmNWm5jx5RHacLIMA0nTJOxTMg8kWJiHlGG0FQMcsZDtmZgt82DVodcM50sMhHF8O/2MfwdsoguDANG",
-	"3gtLVLi+LPBu2EiKUBEtyZxyTYZsLBNzEHSy4GLSKbNpLvjMaFK7GY/mQrMJS8ySfQ4abwVN9VQm/B8s",
-	"fMzduZBmHe3JMJvQlAnJmWhpQ/SUZif7nkY8JFOWMO/Kp/A55sERtYt/LNScJSwkUkQLMp8ygTtIE0ZG",
-	"Uoz5JE1YeIRyFO4lI5oknCkyePfuXfu48MJD8iOjCUuMIhDN/nu/AaP3G4PKBlaf82vWoymNIiYmLCCD",
-	"Fe/N17oqZWFd7WKb6/ip9rDBFoYhNwPS6Cox7Ehzw+jHNFIsaMSFnz418NOXJ/qT2aE4TuQ9jRT51G/g",
-	"HyzsNw6JkTj/ia8jfWNizJjQ5kK/0el0+o3PR6jwzLliZG620axynMhZrAlVdyw056rTQEnk5NhvbjK5",
-	"xi+Hf2MjbTjKcRxHC6P0RfCF5Y9I2MxMzQlQ+I1rNlOe1cveTZOELszfqqhPLN09p4ngYrLlO+cPmUpl",
-	"NYp6TP6+YPlrC5OsWTrYxlM24orjQd6CQsLCY848O766ur78tdcIGte9f++d3HqMNDNPatlGQWvc7e55",
-	"baPih2cj+r7mx4TRu1hy4aEDwyG5tnNdmg/7e0ojc9/noDHmLPLt9+eVIz7siJVmVRVWJ71zkt1A5D3o",
-	"KItI0jAgmTVolKA5aXKhtLFE5JjA/Hfwi8D+Kirm3VcvghWf72FJ9zRKGTLcmKbKqhtGXQdxnq1W+clT",
-	"qY1CY5RUwoVG9cfOvjKnvQPflO7QHi2Sx97LL6Wkpf07QRdGHfOwHo6a45/tgWflUJJTkMdobeZ3owlm",
-	"nSdKyzg2oihBG5uFAaF4C8jyiI2BRc7AInPcYiMj38d8ZkwpOmHe70lgFQo+gjKH2tix4GGjmupUFbkE",
-	"HY1YrJnhX6BUsNDvzCme/Xw3sjd6J51/5XvvltsTdRXREfMyCs0+6uUtRds/SSMWEM1Hd/afIROgL9qZ",
-	"Oo5qrzrm7NxORtkwO7m0+Pc04XQYsW3WPE5QDPxqn/VKG6MY+U92bBaAOCdOrmiFcpQaqe2Z59KO4Fq5",
-	"YYqfUbP2Yz75ybGMqjAZUzyFVdXQQ6vAdjZfq+LAnkXK3kGj6HLcOPxti7e9DzxLyyJmVhDNSQLjIF82",
-	"a/qxPZFtM4W2uuNxW8YoLNogR4zCBaLis7PtPV+Pj2ypd+Qbl908lDJiVKCmM0qY9l/T1pfqDq8dI8gM",
-	"h6CB7qtGkD0WuG0P7AyCRpii8dswrNPRbiNojBL4T5pE5maxWM8JYGEC53YtLn/hvuybfJR4yhM20vze",
-	"xwCMlFtyQ/pklGVI9TIf3S9Vue5Yv/M+R1KxkNzLER2mEU0WAVHpaGqkwKc+DIrq85WZl9Ps+g2jXmua",
-	"TJjVrjP5cthPu93nIx7Cf1m/8Zk0QzlSO/kRV51Z2Coc73xd+Pgm49WrndbfSEQXt/kO/MJulVduI7iM",
-	"aLRW/aruReheAFvBhaZ3xnAG/xMIYnS9iJAlzxTRCeWRdRObS2YJKzYTHKGxTGbmX43QmP2a59RaIp+1",
-	"MRauS8GVwyKXbtIsliEFurnRsQXuCnD/egVNWKT8VVwuPyL5Xi+9raBPlL/h3XQRgEMKbTxJQkmskuqd",
-	"VpJvYB7ogW0wd1ufUSqMdBdS/yRTEQJtiHHEgctwAY4Ar7mhKt7a1WRXcdwiFVKIOWVhqXwV86mv1juq",
-	"pHrOt7YWBPuoT8B1v7zeVwkDTyV4M2QUgucABlJkLKNIzg9JTJWhWkPWGAFYtRObC9elQ7jOes1G8K5T",
-	"Yvb5msUy8WjkzJgjtEbp7qF7No0KsRrzzQzdomMeaZYoIscFyoTzJcf2MOeKwAp+vjTlqqSFkT3zey3n",
-	"ZAYhn3HZJHABHUXmDBx3cUQXrHhQMhddUAoEbqeWj53497Abt4doekAYlMxlGoVkSu8ZeMEDoyviqsok",
-	"ZMnXWzAh9bX9Zv/0cD7UroxZvyzMbBduRIWQ2ixpMuKKkWamoquW2+7F15vxaseQTlIB3kafPrXClVOO",
-	"8VoycvsWlIh/1dF5iCfi4VRVThzYXBECE8RwLf1MkfwlXrUE7/M5SfAKBmgLThCz8afWjjl0jvv2JKWJ",
-	"EevWRmtPqGaBsbujqD2nejQN5SQgWsq2OabtJBXC+s+XuWRhgG0VQKRmFN7PjNjWmouJIk1c4V9ZgoHk",
-	"jHqVOXm0IP2fucezh73LtopKNyRDH531wglDG2hLIsNwi/fI4KUry/QzWzD7l2cLUPvd4NNw1OwB7ydl",
-	"TpMlkUNH2idw302l89gQrg/JHVtYzdvQIureQWHLKmo5KGlCisVMpqqzRj1cVuISyg1p+u01o66Gx1to",
-	"oixJ8BPrfVzbC5tEzvKI/9KLhQzZA/xL5o1+4xb2whjvW80yyTx/1d2lmlBy3bt5e34L3k6itExYSJp0",
-	"CIpWKjSPIKwcchtmXS0ULLFssy+532yjT7KmWyHGsMnJLwsdX2Sh7HHLv8PtYmDPSE6zK4/YyTqz2R+N",
-	"GulKpOHq+O0Nxhlu3r4x/7i5vbzCv2+Pr2/zf3346fryzYeLy9Oe1zooU2olFaH6BogZes9r0XSucPw4",
-	"jhYYbOQVzY9MwdlrjDd42PvmO19uViGBCnhPngZ0xxZkkqlyClOXIIpp1CAhiYJ4MWHjMRvpijfeb8LP",
-	"zLFbjjvfXl7BZx0Ry6bJyfHFSe/cvNPt0un18dlFI2jglUbQ+OXs/PwLg0JBY065Xh8IH9vAPX7pIaEE",
-	"ZmPPLiq6uAXWDR/gmTdbbhj08u7nTwo2z54Ghov5ZbiNZCRnTJEhHd2B0pz5/l1ABkPwL7pBHo/vZp9p",
-	"nWlLIVA8ASvPlo+Gj0XJ0uChWYi3b89OC9kwhCrFJ0KR5j1qH+SHgChJeKiIkokmw4XNATS8qhWQecK1",
-	"ZsJ8XSQxQq4Y5nxOF/GUmVcxDok0cIUrSJVrdQhaaTHV04D8PTX/NmQ5lOGCaJtvyBUwVmSSkCWHeT4s",
-	"cm/CBCEYbr/bNeqfS5lDr3ZzYAboFHgb5pxmfDdNebh01gq+2RK1ZcvrjPYa3fkBAu0mnc1osvBaRSVz",
-	"f0MmrlbTx4U9yOUPGJYCp6vmXQixGu1gZoggLAk0LvSLfb/hmqsl1WOriRQjlkUWy4eKzHkUQaoH5nkR",
-	"OqFctI7Q12EOHWQwUq3ZLNZkzAVXU3OWZRIYhmvuiKN0wgURzNB6QkXgHsZhOuSY3PxydnXVO8UJAGXZ",
-	"CSODYFpHLDyCKzLVhBt7GJJQUhGyBB4HSp7RBRkykgp1xw1PKZHdA9UwUa9IQVC2xqnvsjk33CA74ZoA",
-	"QVF9qSpLTGR79yxb7DFPlM50ZOCO+JPdqVaHHA9zpxXX+faQJsV9gLgzSE7ryLEutuKqQ8oQPjrBTL/W",
-	"5mu+mYpljk2uXSnN4pOEhVwXIy/FhdQsfmNPWn04xSPUouiNqgvWmTV9pkDmmI8xnHfGo4ijNFfG1pjN",
-	"WIiJApip6I5ElrpoV88sr7GJWZjdAgs9pwqyxrixaWxe4xGOZuSpYbFjSM+C1DIjLE9758d/hTsStGgI",
-	"F3GqzWltdUjXs7MS/2Peg1tIi59R2rg6Sq1Gg1zqsI0HFWLDlvxzTpWdl8Im5YSfbcFKHnqzFM2+6l2c",
-	"nl38bDTOtxcX+C/QTk+NVvr25KR3c9MIGj8dn52/vXaa6lXv1KsGLYmGZXmztX33YCvuoXbVH8PYWWfg",
-	"+MnAhS5r4tgzRiumeYGP10V0a3jCyrinG2j1LLPkgKWJ5jH0ZXaD12z8Gl9LXGz/iBiOsbCsQI1oRJMt",
-	"slPKy+fNUXnkBczSCXwr+ZrRyBgi1dVbzmmRd+sj1/Yp70Ay2tYmzi2m5dPEBXraNjx8XxIhw7EyA67u",
-	"4x4Q8Xo445pKL21fRiFTmpirqIxsTLiwPR5qRXny48Jt3/JZgqlg8lzojM7DYtVRxIyFlEDZkgsrr4ka",
-	"lPlYaQ7u2+u24RrH2zpTsZAKt/yN6INxqQ1WuzY23Bx055pY9BdsL4vCm+1IfArfXntgaggm30DnLlDa",
-	"mCNTqr6YdNYl48184bAzVNMy8gFShhIz0Awr9BbkRSGpsCQW+uhrrfdyOwZRG9SqsI58H0sblH9/vkqr",
-	"6BrnFBtlNjGL9D9/o+1/dNuv3tv/fmi//9QNXjz//N98lHFmVFaP49/lv38O7L+3U2jcMz/6UydGCaP6",
-	"sfQ40MpXuOLrjEvIy/cTRFaDsFUgda2PvCpUYyYa+Vo2gsaIihGLok0yRt1XBysIMrMe7LcWFMF8h7w0",
-	"Z17udwjBuJs7g5D+1nqAKgkfVClCFRlgKscgc3aah6CY7YjYUIUUObswF9YndtoP8H62UikLT7JiHF9Q",
-	"Ni/VIX9LoQbPPBO4knBFtLxjokMMc4V/Eq4wEZUr56t2fvbKmYwiOWfhMRZssS1TIB9w5Owjq8/wr5zW",
-	"RM9injC1zXhT64RbFghSu4yCioRKUpbZ2ZAgMTJ2vSCMJhFnxcIpI5elcmsuJImkmLAEspRVjVRYzfeD",
-	"BrzLLzcx//IQ8uds3tGxLS2DLIasdgpDo/AmGx3VkuzQmO9AHtvO/e56ksV55Ou0LGrMyhZpoLg/wTJl",
-	"Ffe+tNO+U/HvMk0EjU5k6uAUyg7WxW0WrPazS58baWmU4cLBGnzBS7TUNPLdu7SgGpLasrln469YgAsZ",
-	"sl85m/vSu7FyB5bIP9Vt3ckTLljujNkmqn3PhF4xEbAMLocQGtmKW8CDN+zvKauqpvXfwf3nynDrh0zB",
-	"PLflDLZ1E6MrfEvfzsPdQVk+KKbjNIJGKAUkfsu58LrQckfqtr5EXvIElbezsrbLZLK0aSVKCypHYMUp",
-	"ukqk+cWbjjKaUi5ueeyzDBQJ+YQpnUn+Mfpk0V/zN3z5V7bEtkvkqLIJXypHKjZ8y3Uq3EtUgeKXBVER",
-	"3WMso5A9yM9cQWBJRSEBIht/1a6mw4iPLNBKVa2ZyITr6axI7yzcOzjYfeWl8Lj4Lk++JJ2T53vt4UJj",
-	"OgA3ZisVIU1CMqSKvdhfL1DzORWHW/F9bjtqWf+m1GGl6Ffg8duP+Kis/xF5/MOY9gM5sN/pWchozSli",
-	"BT39yhI+tnAD2/BBzGc2fBATrWl29ptqSvcOXhz+65//1fIXRwCsRk3FWaL0jzS8qeU0Zxe/Hp+fnR7a",
-	"ZHMIftqbcRY2R3nIiE5SpTfkQma7J72alPJbfxo5gI0MbWrHlCJQguX/LCQLpjccOvcwL5V3WLAVlUYZ",
-	"FIP9flz8DzOuZlSPpgEZJkY5/xBxcReQCY2DvkgY5JAHiKDxoVDPjD/gAf1w73JhZzQy02Vh0BejKRth",
-	"EkI2Bmna1W8dESE/5HcE5k9kXx/u2CLoiyENPwDakU4TRppvL44vTl5fXvdOW52+8BdEuBxBdw5gpEbQ",
-	"yJ9tBG77/QUoG4snIJR7oHwWkqaNoIo8z3B7uWXnX5hFkaR8B/Ccz2xse4tiqpvRlIVpxBIEWFEdcmxT",
-	"hiAiTS3uypxyjY4LGzUdEKyDpolWgZVUiS0xsI5k9G0yESrS/Ll3i6ahcuNleQQBGYg0igZEJmTQHZAZ",
-	"o0KBmWtGXnYmzOjHa8vRlqHPpNmTVChwp3IxIZSoSGpCba5K04Z6IfsAg705nsvCpT2U8712u/A/b9JX",
-	"cfeWN0ROzrnwxPC2qTeL2H1NOvEqR/QK76Bif3+Ijm0eswVVOKWCE25VBdW5nFzZWS7FJuKI+TBVfjKE",
-	"ijRkuNUeUZYKXdk9luKnQh8RsHffGGbCQguUZigPs9uGMhU1fvOHq84RF1uozo4GvNnPOk0EC8/dCz1u",
-	"gMLX+YD+9Agy7GBKriZ8PpURI5GckCamj0RQwm4ToKgtqGp9uS5dmlz1c4J8f92S+ajDmBTfOrP45rZ3",
-	"9aF3cfzjec/+5X48Pbtxv/5ydgWiwf7jund7/ddG0Pjxunf8y9Xl2cXth5Pz3vG1V04Uc4iXL85mLORe",
-	"7KAsE/eQ0EhJgj5y2ESX8jNkZn8tkGVdDOjrl/Q+PFUXFu57TbhFantACcxozUO+iqGfMBkjZKOIJiwk",
-	"w4XNdIU0O0AyzcUi/qp2PpnfP/urvF0WxdoK95z5r0MOzDMwliq0CtMcJ3JGqlNdb4qWM7zq9mPLvKx3",
-	"x2e3+JPN/HxArtYVfMEpWA3KByWg2URiCpebk074BDET7FmEwgnNkhkXNPKOMsrxJr4a5MU6gI1YJnX2",
-	"hkx1nGoCdxCbpwmGlhGaZpfNCYVQj6HSCb9nwsKqkaawed3EfbCFiN04hFObPJnWaDBVrzam/mQ7U4WP",
-	"SG2subTmbjl8lIck4I8DWgLfeM/wXbUp4ZVPcW+vn1VtBuFXIsx1RLRZUtbqLfF+HRR9Xrma0VVYMttP",
-	"OhMWS/Y96jKFWtUsSLmBJZ2Jna/72rUJcW57c6wWe897LwpRlLJVQGDmwOPt+XyxbGObY7wGzsVVfK4n",
-	"gwzWtLr9zo3jqeqbQ8Y54HZW8CkE+1iTp5QkMqkFHLjnMqKI0TYmFPEo8W+LQblxotCv7k1ekCKhNBV1",
-	"5bNVtbGo+nMdraaRqsh+e31WKqmxSK53XISBRdI97AsP2KYF4RiQ5n63W4LjRVhPBJPjwlZO2DqeI6IY",
-	"IwNc5UEr8L66iuNphtg9NNZ9jhqKuyoFq3nHkIbtzPXj3kDJnA2nUt49U+Q/2og/f5P5h0LJLMwoS/h4",
-	"UfPiHJXYvPT5YRUHWCY5fq8hNKkJxJsJ10fGkJIJ4xOBgMUyIZcAPVwzlpC6PTbmKIy1D0sAgEEWlzjD",
-	"Ic/h6wveNcjsCKxSVqxPJmW0VfS810xhxvRUhm0zExs2h7kc1NzuUFrgple4OFiL7RyHWN6uqbaeUnir",
-	"sqtTmJXDfbUYzQgcwISuGVhL2Y7MQGbkXbstUGnGFXqlEP4/rqU5lcZG9LOwDbYXlIbByw5sWkMREvdv",
-	"StZtWgn/lzT3914dAtEXcH1rngRMMEGjAWkeuDNlHbvGMp/aXEB3zHhYf37uKY/oMGLwKrsaIdV0SBUr",
-	"OKcTRo0hXvOeqdbxABHvESf79e3tFYGz63eg+qU9MqVgVUL0Nbv3hpNWFeQ7eH6biOrl5lTd1aWXr6q5",
-	"fxDa120B6hHLXRL4KudiyfGn1uJ/3WgZPwT+y9w5k6F9yy9n5+f9xmevWfiA9KiQ0TCynslvncO4whMp",
-	"Uz2SM7bd3mCNfxxHCyfo3E5N6D0jzeOrq/Oz3mnrkGTJz4F1NwTOrRKQZQBKw0kLXxkgOiRIOu+yr8ji",
-	"R2Kp+Wi8yJIafa0A92bTvu5ZEvKRLgOQCsZC9LtD0CgJnQebJgwBmbcz0DZN8Fy18XjyywV3m1tR7mkW",
-	"r4Jf3iSNOVv+YnVQIZPUsYRlAITi7rj5r0soxXn7LUl827ZrsAESF762fjqrnCrH1oXyATGfj8/Nb+fn",
-	"l+/Al2KPTyNonPYuzmocKIW9WubzGZ9eRdwWNNzo7kHu6Tcrbq9IwfxiYAs2N1z45Y2W8i4bz8lmAYGr",
-	"WuSXgFBBjk/fnF08U5nuqhZKsxlpUqillKkFDS5oF/6A9Uzel6y8697/eNu7uXUbgYv/V3BD/4+3Z9e9",
-	"4lZdXH64vDq7OLu8aASN27M3vcu3t7hvZQDvfCtXozZ8lcNedcFi2mHDfukG+sItH90x/WBqKnFKUDXn",
-	"FHpzNC3d1yUO5HKwpjjaQWS43AfcXKYcJsgSSbu4vct937yoeXVhSS5SPIlDcBVQIgIMJVgyBMCsZ358",
-	"kq+wzz5OuyoWmAWbr6T0eV6FWafIbw8nDDNuPGgvKbZrylCbCzI0E5HucRJLGfkh+rZNsbWzLUxt5Tff",
-	"jGTsCYOuCmefaeXC8vltR6SLBlgeIPes1qpXegLknZr0o9WNFKC4fMUYrvzcdwoLw5SFe8WtkadEFruW",
-	"UUUoRjrXxyGKsr+w2kEhMcp9yuoNzA7M5js4aLdn9KPDpMsalzmvkLWbLas4JLMsf8HeiDQGRFuX0iCL",
-	"YV+0MTciEQlFle/wy7OqvBo2iDdnG5qkAmsEMV8iy1zN014gYWRz3ueOUN6h6yaSvlDGoN1297bzc942",
-	"K6IGh7AyCnv8eLjBM1zbIYP+TPm+kSZUedrGMjwqXQOIXo0QIqQLEp4n+CI1Nep2ZZ9aa0/kZnjlFWa5",
-	"DFl+7clz2TC/BXsmISuEqjAZs1pPaXbmRJivKqyGyw4yy51ThgoIo6Np9hwC2WIElGuVvQOZMw/RfDky",
-	"BA30f9Dtbux7rXBXX+ipiOpZzRZKGMFvJ+wjV4CngfR+0O2SiLtsv+WQe4H3faXdNHL87ylLjcoR62lp",
-	"hyoMrczEak6Oj71lO11cFi/Pw617UKy8EqlZG63mgmtOrXNo7d1RnuS20brbpLjl9a4mvjmO6/io7Y6J",
-	"KTQZ2Ws5YXoK6TPbRORjLA24oohJsD79ImGaCbeEK+kKJ3qd3V8V2xukANBKM6QKhPyMi2y2gTfydoZP",
-	"Pt/btG/Sqkk5b5klvtIIuzYNz/25WYgqn8MKWvdb8KtqOY83rtPMtmTzVbCz2jSqnL1/xRdeF2lqixTR",
-	"W0Spd01M5VyQjDxtk4KsRaLqzMKA9BvZWP1Gq0N6RhzENLGNcQCIS0xZwl0fVNvb0eHikqaR8vYN7ZAu",
-	"VECKv9icaMxCqHAfuvAIsp8suhiK7aZNGAmIzRcJiE0XaYH/LGQR05BmyBVCf5u3FuUoZDIZLeuOsdhB",
-	"QWYrBIOMZQLoSfMp1cwFLaofWkpzev7iYE2W6RZdSNwS1YRT4RNRbzC6HMTLtATxbJ88gm8jEaP3AG9B",
-	"2MdYJpoOAac9tNnO5s8ibqR5BmLAkPn3fqN2ThVS98SFV4f+a4Ppq82XNA639ZvbR36s8SshoB02RqpF",
-	"F14PIWxHseXJ3naDQrCIcMSUcANm7SYSpnRARhE3Q81GsXeQecZla+opVxhRlq2WU3DKLywub3HdSl/n",
-	"5VVGQ30YGLptVOZfNJsn47qZYSjs328uLzC6fURSldIoWuTISSjit8uDBDAPadgDlsnbqnhISnbNKO19",
-	"z7IkyGZWYI9RidZyKzGut0yIrFtXf8c0VsTR3qxLWbC2dVrpG113Kt+nkeaYCxrlwJD2Ga5IlVEbinas",
-	"uvNlcakHApethmGud3PeaBkfR9HDKHvTBF8H+Ps9oPhiCjCqzy5vvwygbNOBZ4D/gkY7TLj1xbSemUK+",
-	"NBmLCO5pnRbY6TqfL/sYR3zE9ZHFRMgx/6F//OAvf/nLoBbswma1b4l1wYSRqGEdQvzEOqtXao7Zh/Xg",
-	"/lyPrqlZr29YNt+2Wxnmdazx41GSSKlrutgsB8zWJ5fy0Z2lvtpxrWMKWgBiy+AKvNXK0nIr8Oz624UJ",
-	"lnY6n3++ke9X0udqQJZS5wjA1CDHV2dlZJAM19bBs2wEvlLt4ZzMaMQVC8nJ2ek1cmgcb0YXZCSFYCMN",
-	"aeAWRfCQULHYLsL8pSguy+oW4tN8gaJVxoFZq2jZ8ayeVVOQX4COqZggiZxZi0LOXMJLBqNTyDTYDnHG",
-	"o+mYdz5TJE7YmH8EXR3LWl+YD0roCLhtc3GnPtDhKGTjVmCYtmZRVCAto1fSxH9KjZ77Vq1BFc7pFdRi",
-	"iLkaWW+7ys64SDVrOc/xIWLNboEA/CXQh98UVCY/3adgZG3dn9lCC4avN8G2Q0vLwRGGgfPUbw+T6BAG",
-	"fdkhX7LY5c9Zs2Jre/PUdAQshWExoczfPpG8YUZxULknApoHolPfCn61kVAvT8FegVIKMJcN51RMhHmX",
-	"BSiUcu2DrGPR5qIckazEwtlRW1ZYFBSHLI2+BOb2xXrEj5Ec3eVqxHq/4sbeUadnlFf0reBaHTq3ylI6",
-	"hlsne8Hehld38Dd3Sy4P0P/SIad2S4RNM6lf54rvcZXCs35FCurNKuqRgsi5YCFJBXrIqM7NTPOLTXTI",
-	"SCuAK9B4KiimiWEjTOh1bN7ua3asoAnXltU8qxSu13JO5FhDFe7t2ckvBFK3IwyjiXzO2dpnmv7LF/sl",
-	"/9fBegzxkl62mrX0MqKvFtWIM4xA+OOfkC1bOM/FpnsS7VU5F/4oka9g5/rtee+mETR6/3Hbu744Pv9w",
-	"89eb296bRtC4vPhw+/rs5sNN7/rX3nVN6Q6s3fGXmBjr3GnsI53F0ReYGbX2BHZ98ymgdMYU9nNUtjec",
-	"2jZ/ES2zzf3rlenf4Au87wYC9kz7Bin7jgsrjG13t60ra7asubJkX1sN5yYclIi7lnoKq5fvfr5bmxwr",
-	"lA1btpUrbNl2qdmeHnw5vkSeE4C3ZTW1R1UmCS1HPW3Tq/0jq9tuXzHVOi60ipeJK9PubJZNv8m65gHY",
-	"5eZASGtDs/IEeyElRv/L1oRGc7qwx0l4cDQ2Xf/aVdmIVrNRNvncmkY9uI8PPtprg2dugE2m6PjEquLF",
-	"eg8ExoAwxoWJgk4c1uQnPjDysbprvJ+s0aMW2ELBgMxoHDjHF/w74ojNZOn/X//8r8Z2Ld8LTd7XFQlW",
-	"l/2tqsEQEUi43jgXs8k5y/wC4LdPeuckf0GOue06JihMYzGCP7ENsDet4cZ3XkV05LWnthaxm9VQLxlF",
-	"U5loMkl5yCDV5g1N7sKysrL68Lqy6lwoFBZ89bb5j3LBGnvAcd44GF4YZfUsr7IOtduFHHMLavMzCSUb",
-	"NeHYSiYx3GrT1KyZn7moXZVRQQmvpt9B2zUvQyl3/d2sur1Stb1G+dpOkpdEsG3fZRvNuTJlqq0RYy0d",
-	"LUmqGKGul25nRS/dlebCktaUK0GFZdqEfmpgBHJtd0s6t1S5FklgIwWtHk3gAUj2m0Un6jQ2MG/9XTi/",
-	"+8jEnzpbwIwyijhpjiLKZxb/bA3W/Iq4iCOTsof1gQkBtq/2KsaJdbV3Qs4VoUMXDpFzQYYpj8K6HCX7",
-	"ZtVvePKIJrJ2YLOqP0MVUQRwluigMUPhfIZc0ASiI1ZuKrNgE7nb2XvReem162cyBOhA/2DGxoBix4Qx",
-	"MqUhScVIzhB223ZXVLl+icPDZsOc/K6JOKLakPHyiD9fXt7s/Hx5fH3y2uVE+r8o4iL9uENn4Yv9mpjy",
-	"Pa9fwXEaReTXkxuCn+Kdug05Za5a+MZUmJ0W1dm82t//4fmrly/3916+3N171R2G3R92h6MwfP68u9cN",
-	"916NxsMXz7sHK6d6y2c1HAza6TlgUpzyioltxiDuV1GYazDUvN/t7HWet3AMxSDxP+Lizk4pwWKCKHKd",
-	"VQcT6X4yOvr/jc8PjmCFf5YkViwNZdt1jG3edzvdTre91917sbvX3d3de75/8KJtlxMiRAEZ/FvIE70Y",
-	"4Age8rPTy3eNUAJwnjLVR9gBdhCy+0F113By68Fo3VIVjkpQOKMFevbykAyhw9P3rb7oKrbpuj67wpYV",
-	"WWAG1pl08rz237rvOwAx/dve+w5CEnXSJFrPVGHA1SVULjv2ATprONmmd3s4Kbj0qtI0z8LeJPd6W7jx",
-	"Akzb1qXK2xQK13ZNLyuGDi0cF3DVpnzlfPn97itfuORLNjIPZ+x1ffGMb5xez/PqD5sn2/lS8si/6GBN",
-	"cniVONbFayrUUqIQnPEqWriiqWLfNt1rBczzkUUmdkIBAIEoGE4iJGpqlCMtrbHlGnNDdVC1s7wvB+yz",
-	"z9JSbJQmXC/Mzs9s1DTmFuyem3lNGQ0hixn1+sZ/tI+vztrmjnyr8InPQWMITWa8rs/jqzPAx4ciQLwv",
-	"T36BHQRlB1+QvXqqdVwOZm+afVPsjAR5E//653+1ApcPAut7dXmz5IBWO5+KofDPO/lrOuRSRItKngT2",
-	"UcdUzzVf8RnqZsbS+sA0HQGN2XU16gMgIpEZ5UJTLiDjA+arXL2CLUkxx5DFUnEtk0Vryeno2gTeklCC",
-	"qqElvrpDbhw0EjjTMuFHmqfHP8Nxd927zVFpdfqiB0hRkHx1/dMJebV/8EMGUoXYX4o0B0VoHnv13/6m",
-	"pBi0jgjti2WcLvBLKkvKOaoXFxk2FeBWf8Le9Va2fh6YCaGrwb5mCuQ0QKwgOcbPtPUOTQ+kzr/++V+D",
-	"wBaJ9YVdVQtuRpCPtALbQnkAZsnhMKLizozcF5B6bNvrg8t1pKNFhxxnkEBDGUKvZrgRO+4XnCIixA/u",
-	"iwxftNqbH09b4SFfC36bc9sXmFHy9t+63W6XNJka0ZiF2PZ53gqIZh91huMEwFpmH8jb25/aLwPAWxas",
-	"L8yfuy+ISpNETqhmBN8TFNrRWmD/mFGAoQQkBUrQ92xUacVD1heUhDIdRsxQJzSPbw522X63O4AVVeA/",
-	"DxmLIbeaCrK795IAKrWCwseQaorlGn2hHQgeZmRnBPJMkYFZsgEEwJXFZqUjdkgGZu07NlO8w8NB0Bf4",
-	"G3LcQUAGsM4d28UtIANc7c5ZyGax1EyMFoaxwZNmlE4hUXgA8Fi2wMw5v6ABOx0xRab0nhEhbf5WXzQH",
-	"HsVyN1MsLUEPWh1ygZ4/CLVjkis4NfrCbbulrQ65SDEJBko8MPeFfaRme8w+g/7u6FBLeBmdsL45/AlT",
-	"sRSKHRLqcunNSr7qdn/YffVq72D/h/3uq1fPEc391d7e8+c/7HWfv3h5sP/DDwcvu68GfVEA/c1kk6Iz",
-	"aP9gNIXmKOLQD0FNZRqFJGQjbCrPZi7fsS8mEuF/wItBHL1YTfxnaeZkuEbnFB5OOm8Vw48etOD8QZ7a",
-	"HVsgP8K1TM2SWZEoU0O+H0cs1hmaHlM2RsDzhPa+QGetFIbMFRms6pV2xxbo1sHlyeTf4dL1Q7NtM66U",
-	"+UqZWIw8I/QmTCuy390N8PRY6AvAq5vRBZzNEFPsModHX+x3nwcForPnLP/FgZxZ9LsIa2Httux390HU",
-	"ir6wJm6OVgfrISVWSVmSUWR/75W1RQtIaQM8gGamfQGRlWyC1uGN7QQHH9vAaNvmzgGCk0V8xAR2v+Ug",
-	"Qsfc6AaN45iOpqy91+nmWkXhN5D21v3ZuGHRuD2Vhl0Xo7ajKVPaTgOYU8xkbCgpTuQkoTPc8+MzFNTm",
-	"ZDFQN7AOtJOBoh02QGA0CmZ9o9vZxVnImAka88Zh4zn8hLYl6Eilhnk7IYvYhLqI1ueg/vLOp/yPs/Az",
-	"FsDk3v3frM5lTUq7NsVHigE566DPu4NWSkCr+t/75ZllWTG+eWdtfZavZJjfq6/ufCpwUN/X+rT5/JZy",
-	"9cf7jQfaieREffXRsk6jS1dmo9j3MzBwzEHxXIOksp1PDo1lQ1oogLd8RTrI+nv4pqpYNPb+nmXYLF8S",
-	"NFZTqX3XMrm48ykz5T/vfMoNtQfQyU3mE/gcrL35XW4SFpbCptehG5lprwnjbgKsIocuSDMEo5gmd05N",
-	"q2JAHYF3m7tuFxn4D3RuWWbnRDGG2MRYW2W19mf2OfNYjrsAwtA1cjC8LWPRxmRunHOlj7PPC6pLW/nK",
-	"Ks4YaRYAlVoBsaAwAbHoYwGxiFUBQewx0OWOz88h8m5eCUpXTsE5upuPXgvV6Lnd+sn7Iliu6ntsEmIp",
-	"JXHXk5L4HjAYQCmCLd/rdp1Z5jKZK2ijEAnPhlqPvgTxRbD56qCf0I2yjyP7XpjNcMfBL8P9u+vvfwsI",
-	"vkajYSE+9Hz9Qz85ZF14Yu/V+idupXxDxcI6TLDQLpfd504hyRJby0mxBWy27GQ1ZZL5Nxx4J7W1hWBG",
-	"zEt58oiC8FsjP77vg0ZRFWkcNn49673rXcPcykd955P7p2U63nOf71feUznrve8gKh0mWW7jISxecz6V",
-	"CDEG/YABkCzEPxat5aP6M8tOauObE+hq4uw8Jq1197c7Al9Om9fGgpfCfW2QV/zntaxBMbcBUQ4BxFy6",
-	"uphtKXAN762AwiHn1YCxBw4flPytjLGWNYOclr9INwgasVQ+8QevB/ABi6VXRDZ1sFbwbyifLrSlcIIS",
-	"KiygN6aDZeA6g34N8vvtS58pYrFmW0ckYdClFYDk8fUobTrkR6mnIAHznnvZm4C9gBk00jJBRw3MBRhR",
-	"hjeecyTHhtwg+91Xy6f0FA5x6aACjf0ow8VXO6Pu9acWwhBPa3lfP//OPCIH18iQFr9rkbYtm+m+2u7+",
-	"3YPHZmMWQJQ0AVu5fCSVyx5RTOiW0coQZJQ00bNEuG4Rmt2fyWZVOgqb8jg4armQzVvCeoUqOnHhJoff",
-	"n6Vsgg5gWHOOzQIHOrMWWgE6uxAMFhsYWlI8p0q3odti++w0QAgHwebmdcqiGCDa8jzhWjNhUW4w7PJM",
-	"oQ8SQO8JvKUn7lkkMf+pzARudMLorOe6rPost6riWwhcbnYGMZ611qAxHw0TAYtmLU/Q7KPG/Wkr+Igy",
-	"U6gCBCT3LGnfmI3Cjz3CBNtsyQZmzQ4H2LCOg09tee2WomCOerhms/Zmq1F6qY8xHRP8HiLHZMBD559T",
-	"7O/WPxeQAXy3uwKA79kl+A57pTQWePOdCxC/2yYeUzI4BHdsm0b8ng3gMJmlQp1h94AoC01o8zvJlMYx",
-	"E+pPxSa/nI0V2cHS6QdkFR8dJkylM2ySWD74RZ7Fstara8yCqZR334dPok4Fy6q03/V+fH15+Qu2A7MR",
-	"MMz5HwSlDhWzVGmAsFn0xcA1XLnlM6Y0ncWO2N8K/pEozEp2ZE5FWHgk69FySLCt83/HJ6fsI3n95vik",
-	"ffP6eO/ghTl4/YY9W24UfGMHf8V4xVCGC9cywQ7YF5jvZ/vD2LLf20IPkVLMjTSFtHGvAKNaGMd6GRAh",
-	"baQKPSkqsHEqlCJgTpbDVC3wzfSFuw16chTAcBz4kNMqs7ALRj7Q110WDldS6Xf4JcuyYQ0pFIJRGFSv",
-	"jcNX9qbOpbJXSBkp+lRq0uVsfTpHCEWjPvCJMCYrFxZmsUgvpImXXWMfhQ2GlvfSGS11n5FRZf1neK2V",
-	"h+reGSZb47ABMadrOn9jU7g+W137G6nWRVSnGv06x9yx4K+E0STiLKkE3yqRSxAreygmHmOqNzi5L5Fm",
-	"NdMsJhFsPt3s9ctTvYDmVZXeVd4UgWr3K2uZDt69e9c+LlwZtMDVCXuR9bCCtmQl/mwxdx2DNqzMhgjB",
-	"fYQdqyqtr7zzKnfUanUe1Qh6rG26tavJwjIToqMRi805GLKxTFi28llMkCtMlQqdw1pTHtksgflUuotc",
-	"B0RxMbKdqiHlAhBinTbBNbS1B1A4VSTvxzfu4HRZrEcXMy9+8zOVUZoFyjsqdd3C9DHMhyhqRHnwrqgV",
-	"0Xl7CEwUPUYVbenyqnd9fHtZ0JeycJjfwjuDyyQ2ym8aZ1owzM15V/SUzQKCjQ8AVQMydGM6YSoA2c0y",
-	"oFYnmhZkzlyzHFf7xxNitH18K6RS4NgzRoUdl3FABHApLEImRE352CKZRlRDzs2EqQ75CYCvySAHkR1Y",
-	"WDRspIdVW/4wC370tzYHfW+rQNptZlAV453LGsFAxtBkz8V+IPuBRtFgi8iOw08wr0KMHm/WeHXoKzox",
-	"bOAfjDR3//XP//fAaHkOgWK3223VzeCLQkJelahEBrawIk7YPZepyoCDfVPBJKOtdLJvGZMCyqwLSV0K",
-	"Bt8CYA5AwlVEoidrtcCXLWsDh9nZxdXb2w+2FRBmTVrmNJZJeRWxnSesMzVs3bC0Il+2DHW9pYo37nyC",
-	"/26cOWDvXhkcyCpg0pSHjS2iA7euquJZFqx2EihLX0KgkIxRHRXLwMYccW9yxx68rS46PqOLAkqr4/d2",
-	"BBcsPyJU4CXQyrCNZaEvgvPw76M5F2FqsnukHCGARgPLPP8YXgL0sC6wfmlBn9GodbPAnphRxBIyZBFn",
-	"9zaugnMYskiKiSJaHrmcT5fJqT0LrnPsWrf2hUwwG3Fd+XWP6rY8sf3bvsSKWxlBgaVwyfyPHD5BmvA5",
-	"KbMOU0+BkscMlOC5oIIYVQRPwZHVkCFrx2bkErP7XKSsEL/EM7URq15Wk21UcidOhxEftW2VSG2mgeFu",
-	"zSFV7MV+C0+psYYyfHcszwPceHXkjEUqLMw7C7P75HgMDnmbsmCrae1V55BZSj74d7x+BXPFEo9vdkKW",
-	"xqqxBu+sW+OPk/cCDpxw7+Bg9xXBbYdthd1EAH5W6aDg2d0iudnLG6gGNmW1s6CzaCWdmS1MIHc8F8Ll",
-	"Ct6ADBca0Q3hH1QRNhuyMDRWdLFo+YhMmDCExIjLAQcpznWHWK+LYCz0pab9zPRlzMTx1dlNzEbbUZv7",
-	"xJzaqtqKl5zseDl+Re0CdB6bgGwpVuPwt/dlcipkrhfJYsY0bbzP9h4rd9bFXMEnZVbK5WxY95aQRjXl",
-	"YnJolRJNIzlJmVMlxvwjC6GS2VhBgHhoG2hUlg7e1sSKfj1nQi9aYONTVH3nUB0AmY00DAG8ITVmfMJj",
-	"v019ZT/rG7IiHKLOOqqsW+CcLapkHP2RmFO+uXKcf1iJ5ThiWs9y7J0WsG0l08mGeqZI4WpAUuzvjAUd",
-	"ZMxZFCrSxNXOMGSwbYpy8FatDPpJptrotEYCKkILXldzccLvmXBvnlJFmteXb29718+UeyBh2MZBppop",
-	"v1xEAlmbO4tlX1gzdVRQHaBqyQw2IK71nG+yXBXmWetXwBraupSug4PnLx7Xs4Brc4qlgHVcN9v5J1dC",
-	"6TReClbkLJhbWjgEmGYAldhFIkfYmyJpb3d2gw38BVX4tyVnQQwtIMyD//O34/b/8978X7f96sP7T93g",
-	"xfPP/62xovKgWHBQk27vUnvuoUMJtixslrSmSpvOQq3UM2UDPbmnfLDUknXQsulOVJGBTWsfYKW1GRnK",
-	"mlx6UQg9oQAeFzo2jhPGlDHlORS8zYv6XHvOQ1bpT+drHaoCCD1gEZbrCpn1CbWBCbiK7Vlca8GgmGTs",
-	"6/IIY2BagLfTY4ec8ztGdmZMJ3wEbpeRTIV1hpvXmGmXBgAJzrUt+aIECQlL2Wwzg7xQLeJKH/nL1Fwh",
-	"3HMvm602bf2WMdjKUHWhKHebbYrD/oDSXlVAHbJGP0t9SJ1AxY6WABpZ6Ac8xsScDUJJfkWh2E3Pe+Rt",
-	"xgzB6RsjqcnDAGJ4BchWIFXMps9xuACXqxWQg67TM4dZR5gj28uU5K78lVU3DobKzReUVb9u6qrp12kG",
-	"q+IZB0/hjAcc30L7xzUBDbeN/ycU27hvLfXoXRd3KHah3PAIF9Pk8BxD58DlJu9sJu9ZKQ4QlLsJZzxn",
-	"ypWWycI58cfF3o8dcl2GQHhl48kYG4dHjJ2aCvfYIXSvIhrKrLNqoWoav5m0paSt07TK3usSme8vLwSO",
-	"9Wd0+j5qYogVEEa3yfc6DympI7ftbFY0zr/8dOH+5TqNj4pLZJvPacOjZvPng3rrudiNz0o+p5aNqCBD",
-	"RlgIkgxUWHNjjtZw9faWNKkDhgYEPKP1/uUvfxnYbqhY9gT4EwC84TeE89PyrVm7w4paTQm5W+zJrKxW",
-	"t9FKV2y3VlljvLK7pdwdbwvhEDw8Mfp90IjTGnJ3WUzLqCsdMsjEzyDzRdvbXXPdvjDHABKgZ1SPHJiW",
-	"nnZIrwo6hGhKED+xTlFUEM0q9UVxmQrnas358aYFp/rriJuHBUs37HlfPn/vg3Wpso8ZVj2O42ixOnXW",
-	"UcucwrZGdGTl7tfMi91yHhZR9w/ApR5LnNfndQip7XoBkBXuoAcGxxw49DTU5D24nIdCfoQn6eFB4evn",
-	"33u4+2TFAjaNOaATKhQdYSJOrscUUeuJBA8WgksYPd4iTK+SDKuTSCs1gj5rogwtUxPIypPjM0+BtWUz",
-	"9awIFBCQMY80M6x5uMgdCdbTp1N15PUbBB6/gdcL0MunvFHmZwmT8stTPz1pl1s2R/70TbwPfwA3QrYW",
-	"6xwJT/plOZum4GgvtIdGE756+FZ7HzZyIX6Jirkht1mGqqpHAyn0SA9s+3fDagG4Ej2TrmqHa+utp6Mp",
-	"BHoKD4IjkyXWBcJnTHXIlYwieEgmjvtALxyojLTVrVwobTvbLNlnxVbv3/7UrK1eejo2S974iN8z1ysf",
-	"0lILByijFOsEg3TixzwswQMx0rY6WzuQeySjb1xSW55pXeLyNZZzl5ATMpgfQA3BQm+LecK1sTeXFKgi",
-	"igLuLrOorYo0Xe8fKggfo9B1EZhcG53Se9ZCS9QiQIP58jc2ch4dahNHAZOEHOc4D0XMYwsslWU373X3",
-	"8s9BKJllvnGC+1HkHY9vnG7EcGz3w8e2Ou2wq+29jHpoYRObrm4NslUCkoqIKQvMAXEmkZFC8/T6+Oyi",
-	"FTjfnrVZ974yosstEEGNSbZMSDYrJet3jCgGxZ40C6Yxpx3JqwDMa0FimjTCEq8MU6RFtHTiDWsrs06Q",
-	"fnCuQYB9gEVIBmbhBuYFE6ZdZoQrHYPZunTdRxY9j2c547qafShsWAFPjYRMYLegnCr9RZGIZ7XIC1kR",
-	"SbaESwurjrmc+eZjAxHn0PjTZYtfHb+96QXkunfz9k0vIDe3l1f2fP7nyfHFSe/8P385Oz9vwR23x9e3",
-	"CK4D//zw0/Xlmw8Xl6e9kmwvSnEn/zZJH99Osm6BumMNZsN5KmA6TT+aTmsDOJ2AxCmEPxzUAmSB7na7",
-	"ZKa+GGrHfWgd5s4TSs4TSs6f3nzIjvszhQdZfVt0nO/emIAWCKuyCDMRaU7haxmFLmKDyQMWFwArvJEg",
-	"zSuhWBx6eYV5+UyhS4jtRme2BNL2IhZOWNJvtIxqXkxecB2DYZ4dcuxkNAMURLGwjThACzrtnfdue6TT",
-	"6eBnVVqRDPzux9ewAt9Q/TUDrEKzxW8nTTaL9aLUzhS/2gma1tN5XjrP6EsqkBBpG144mhYI1173QFfM",
-	"p4uSS77cQvcPfaQrtL8qy6jnOvnjUZoCxr9RyYz6CnHZXE1WmkcRxn4wRxgNZXNqgTlc20M/sGqSFWTW",
-	"8M9BoVzFVg3UaJbWhL1H8vLdOXWQE0rbhF+XAAVHxbIjO1CWqmm5uSJNarXSTLMfLgohLzM2sKDCJ5fD",
-	"XjCme2sB5tRYBdicg1kGqJbZjV0ds1DrUh7fTRdBbgfbtXOr1qQWvXy3u7dvjImEjsx7ajMhbdOsYEW1",
-	"V/AlKVtfl1naZarjl0im4CZAYvs/uhb4K6AHVrxgjqHmzpXA+t/wkDbXIgW3NueqWd7WYzHV9bffFBjn",
-	"g5mwqzmt06wuATvbHG8oTAC7pmmY7fVPJ+TlDy8PyIgKKfiIRmAZQEqqMhtoJBgkprYCaPQkAsSO1iXc",
-	"synFzv8RCzGElNfGwmB9MfjUb+Q/9huHn/qNkE+Y0v1G0C8i4sDfbmz8w+Fo9RufPw8s4lRfOF5qexOz",
-	"BWlmnqnlQu5Wh/yKFdhclwqu+2IANJLxO1uo/dPZeY+02/kbyC+9vw6OSKU2G75dT1lfIB6HNaISNuIx",
-	"FuQilEVExSQF0CJPrlEPKsJtkfV22uHHtgiXmd5G1bWZ3acdVmVl27KOx4kzg5+UwpVGnhxaanS0RBW5",
-	"OMUTBaRg6Q4Ly3EHt6sd/+71QXfy8BTVcqRfj8/PTrGyOGurPaVqSrDfN+pXeJQKRGnB5vDk90Xh6KOb",
-	"FNKMjLKGpH1E3l4cX5y8vrzunebDFEcYprovhLS99goj3ct0NGWYlARIOM4tW2Z6QmozDcf50C+bUYG9",
-	"g4xoOplqksaHgLcZ0Qna/a0jcnYBK9EXmXCDQDwZ0jBnwGX9FBnKnCtv2iIyuQexkgdBQvxaIOU6RlMm",
-	"9ycOUuAgVibpCiPJ+MeEcqGsYYTEnxPpn4xzuD5gft+Q66AUdLtdEE6qCtgFJygrw4RbMJs4N2kwxzqS",
-	"kyMbb0khU0PGrsfFHlGkaT4RKggwQVEQaCHcWp3DcW5mv8bMel2enCsv2xAvT1MenZsHa9O8tq4yu+7t",
-	"EVsZTJr/+l//m+x1uwULLyDw28ELY7/GPIKFVDpJIZJu2Bf4zZ2b3C02GEsiZInhiYPfMnDp9+S3896v",
-	"vfP3Dr9nkKv00FrUbFMaGw11RBUzmqSt0zAccZ/8wn/s9AXmZWTZjnAcWG5ZI+flWrFoTJqG+w4XxuCA",
-	"BSNZ/loLkSyp82urNBnTEeuLpYYoYKsrZjjmyHW/7Deu2YR9zNZOS0kiKSakOaMfK4vY6vQbwKd9e4q5",
-	"jle2OHuVxfwtzeBzObnK8sM9LsPl0/bExZdzhYzegQe7kir0TBmWE2TVDtGilONKBSmcwz9fBhEkRu18",
-	"Mv8xfw4TRlF+bVqMaFPx8gePLAisZSOKxBTyNDrk2vmwIn7H7NG2vjdPKk3EaPJjPp2vWFX4iOks8BVP",
-	"GShPGShPGShfryLPMB8/79k2N+R78jVeAAteXckHADcQ2FCkCak1py2L414wTx0AI2hQqPepIxfs0BmG",
-	"kCQRnDqHiO5JF2H6q3Hgr5/LmE/td0ImXcv9b5h+4vxPnP+J8/9OuYeGUeYMz/JJmvHHucW0YFFI2N9T",
-	"GilCseQYM/fISe+cjKQIOboUZRSq1uOkH1bU8t8hz387geWtCLjRzBjr0iGzQUcXqNpIUnGIcgw4gmax",
-	"kUNuX4YL98+AqDsO15plc8KKLCT5hOkEIkfoJqJkTHmUJgw7Hgs2N+Nta37giptv/O4En5nUHy5/P6/9",
-	"eLKGnmTik0z8fvLxzf/3rj70Lo5/PO/hH/an07Mb+9svZ1cBeXuB/73u3V7/1azrj9e941+uLs8ubj+c",
-	"nPeOrzNW/zhCMk4ktLJG8qvJWgUwlpkMWUQSlkNSl5KopEBf+YhG0VGmA0AU091SzvrKmhcFRECr83+w",
-	"RHbIcZ7MBqoFBDP7otqSzOax5tMnzf3uq5YvYFgMYlzln/sIYPL5YDVcPp/+U9LV10heBZYFehLKp7GM",
-	"jNzMiNUTgSx2eoe4ueax6wB2X+6z8McJQWYQGktdY2vLyHMgCoccdJhX/ZJmod0oIhA54GtFZtBhqBUQ",
-	"Fhrd0myBRbf1HUXXW/Zbnr9sjJpj5771KcizjNNlxE8BqNj2kBIh7u7jgXEFXhjoElhJPRj0WvCShxyf",
-	"ChjM791/+bJc9o2HVlXyFm27TyVorKYyq7NzXxX0RXbGMa/R2Y8xS8iYha67ADJVLPwmRcyWRLOwLyA7",
-	"3cjurNfxoNILdmAszDQRBUSkfJbNvW7XK7phgIdXgnuaF//OZqftYJu5Wp8a+27b2PfJ5n2yeZ9s3t+1",
-	"+y/4IDN9EdLs3xxfvD0+z3vRGEosNPxtbZz0saE9WyOhwR36PQjnK4wvooPUdnOAsvy3Fxfmn3YZSz2j",
-	"EQEuE+Lo2m3OpzLI+i1jLV4oZVIsvguAYg9t1Si6JT68u7z+5afzy3eBy//C3hGVMZvXvZvbgLw5uQrI",
-	"yflZUKzzs6jC2DYf/3Dg/TnUgJk0+DIsXEwZGBsy3HB813MCOaMFSIyg8C1rAMC1rTgzqkS+LlHCaLhw",
-	"xWg5wClGau06QdWC9ZP4O8rBnhTMj+/LIe0mBrN8JA3hyRP9taXyk4x9krFf5lfOGDf51z//P8vccmkb",
-	"OCQwGwFUhe47gs0tly82iMdS3fCrepNrpC8O9T2I3/OsmX7BlQFrCRj1tqPSRGaCFcoQEB/E1TZnUikX",
-	"xlk5NNWQmo3l25hDhKnY8IC9DQs+eULkXATQ5B83rHh+bDx8tUx0W0jMtwNKF3VjlLssIYsGcNwCjI7r",
-	"YwP6wgZy8hqGexKUT4LySVA+CcrvUVBWTByQlBEf63KPPSs7M5buszMeQSoqLePvQSbeQBVYySINMntU",
-	"Jk6M+SxTONJQ9e7IdSZDRhB8roRRLhMCwHTmH7+cnZ8fkiV5s1rWmdWKfc2ZzfS/W5lkJnccRU/S6MmZ",
-	"+iS/fm/59Ts4R28vrz4cn5+DIIKeX8hmrZ2WR1lKntMHC59sV9pMTKBedg3EJtxVNjxGVCCrF0EOyayY",
-	"1lxMbE9OQCWJgCtrescAPpGwj3QWRyxrMRYnTDFfqB8aUmbj9exEv2W4qzLY6gbquCaBq5vGnrpJGpnP",
-	"nGodBwWTO07kiCn1B2y2anc+67B+6P9E2M3sK7dFcKunyx0YbSdMFu0kha30qybu6EMDf6EPLXuPZaJR",
-	"RYB9skix2EQSdYaIKcw6g2t9EVPl8MqwAFUROQ6s23zMoV7bYU2EPGFwPi1w7FymUQjI532hIJz9szm8",
-	"lAzMOKe2Dc0AWzkPkO5tffcgVzUGvjD2abK4TsW1mW7j2yggdoTfp4bHDW72qx6Kx1z9UyXc/A52D4sj",
-	"uqiWXmfanUVgzXxacEAKjRrBEoJDNQdvUUbweDS2RhlbcfA/6UXMPq+E63JSyXY7cCzKNjDnmjT9vEom",
-	"jlXVNIWsyIHHlDm1eRZw9SndrETNBSLwaCDWpFSB00PWqR/fFnYU9/d2EbNi7mUd4e/YedUegGtGw0V7",
-	"RkNWPqSKNG3hTXuS0iQMMqOmPaGaBURpGkXtOdWjaSgnAdFStmdUgIAVXExapJCpmc8fFswt6RGBoiE8",
-	"fJY084U3qjqWAmGv1ssbazutk++b6YBXdmUe5VTiYKvQgjMCejqaXt3xWXbGSDOpI9pW4Ke6I4IgzGOZ",
-	"2Nch7IxM9Xd3YlNoIFp3Xt9ByEcQ3EssbRTk+IzQCRO6RQRjoSJaQuuBiqkF3jSuirxOphqKKhzEbShH",
-	"6pBQ8oYmd6GcCzJJecgC7OSDUE1usXMF9p4mnA4zFbhcaGnM66SuL1f1TL6Fb39EOflWrUDjgZ1wPsgn",
-	"yek5nq/lfCNaMySVURJCgzkBWtIKy9Rk5GpGSKpESb/riV3n5iiBTLOsg6tiDNxTCPEpJInphIvJIfQg",
-	"zVAMKZlSEY7TCPGqPd1gFWMK8RyLWOgQdzUnNoVMatsqzcUHCI2MmIXQ8ABHGwTg9qICUVPzFqFSO/9n",
-	"a50kfSTpuUpuFpsP/LH8Iuar0L9VSnUThIfoXPgaHpBtAOOLSFAFGnYq7ihhIROa0yjIkz3QX3LHYk1S",
-	"ESIeHOG2ZCfzbFgQf6dCE+x3mntAWMQmFE8519hMHBy5MmYCu+rAbxq6+rOPMU9YUHC9K2gbZibiQETv",
-	"WRLyEfoLrTbggP9sK/NWh5xp5eBPoZmv62sh8nzzQl1DgNItB8nmiJkHTcrKIPlB9lUwqQqIdi44IdaE",
-	"1YU58D136RMqnbFSF+csSDWrQNnbPtqYPGL3wTzHQ5dhAlqRMCwAGEOHXFcSJG2nGUzVyXhCETs8pgkT",
-	"njZ5p0BN+WH9PsG98vnBfGtKIfFbwqNC5wFIe/nT4tE/VjCnzKnX0Bguv51DAW94NOVRmDBbovrlDBh3",
-	"u6S3BHazwQns2MMDUO9rqxvLDdlz5cfVOkJaGNcQFhkywkLuGl0CBxzS0Z01h9/ekia1tY/OXUEiNoaX",
-	"Df7yl78MChnK+HKsha42wqAre84brSXvh7Fv9LaRjhZmEOj36Wsev1LTfxyVYQMidIv/pNMvF19S30K5",
-	"DH4nSdlHs09cH1WoUGGdPtDgI/ThKbd1WAG4NpThAliPlwrIgIcDJ/zdrQ5I1JzAvpilymKw2VxMPe0Q",
-	"1Pkdt4JE11hCCZvVNHKnonmgL5qDiqurA96r37rvO/MpEx3ASh60AvRtFAwgAOG18MB90TzpnRd0CWSd",
-	"tnScqwyt1+FaYyND4AKFfeiLZuFh+D44w0fGPhktRhE7Iq4pzUsSMhZbs6S43ximQt60hveUkm4sE8Tr",
-	"fbGOzKqF3r4A11Wqv5om8rDgGI2iy3HtYB51xH41DPqxPZFti0dsXt25pvM3WAj72LG0rVgpKqxxREdZ",
-	"Ps/u7zcTqw5/13x99/n3HuM7gVVESC7Y2TLf9LX+I7g1Q1bWbjZqG0Tn7SGcNSyh3zTQV7Vvd3IrdZWp",
-	"i6qfjfhlT1hra2K4WWp1QDIxHGe/u4uJ7FClzj4aowBWrUPOlEqZhSaTLoR0dXlz60tov5d37CSf4Vc0",
-	"lfZ99rwZLnzSbyr6jVmVipPjmSqRAbSFl3dMFGsJswpCu/UWoa6Ui/d1DAWjZ2dNVEq6SlHPtriG65R3",
-	"rq2W4HrtWcSiKtk7DUbRhcJEFa8iX6LeR5A+hfHqEkyzO54pMmOahlTTJ6JfiqN514k0EfPKUABQvEtS",
-	"4khpqJy1fg813puhdevmSZqDxZ36MADS3n9ZaANxCG0hEipCOSNDKFPLuxupdNbqCxkzW0+FzP746ow0",
-	"MS/X/L1zv9sCVyKc7aJ3AGGdwOnZFyxS1kGXtUcyOi+45s2wN6+P23sHL5xJb141lXObvWssg05flCzx",
-	"qTWq8506JFyp1Egi9O1ZUayg66lV/fvCYWU8hGX1xanzU1a5jZWRZd9vhxz3xcB3PkEQLnUInU8lfINt",
-	"GJxRW1/AbL1oK/CmVWKy2uwlTZStNSwLdOsrVgHZJVqSlz+86JImJQtGk9YROktkqgPyw16XNJ93SUgX",
-	"qtUhF0XuCCCn0J7KTP0IP8Zuh5YkkZpqVttJRkcwO38jGTOfbRvJQM59WzGzIobdn5ydXivS3Os+73Q7",
-	"u7vPO92dvf3AHIHdw3D48vBw5/leC3IFwzBhSrEi3Rs5MZJCsBEC6QWZsfd8r7g+VCzc8x3yH+2fZDKn",
-	"SchC8y/s7WPJfsimHA8bYHOlCSD3pMrMNE7kx0XdQtEoknMWHrtJVhcMe8k0Dve6+y+Dr9vk9OtZKngC",
-	"tpFYhZxny9WQRWCEohE0poyGDCOOJ3Q0Ze2THD24/GIh28CsD4shAxvesJZzZ2Xfm89PErMgMVGtN9YP",
-	"HPBlfTGXHFVNKmPD5UoNOCFfIbdxyeQBbk+jVe3e80gcxIUExMVQSijSlKlWPGTEHkJb1qOyLntzAa3g",
-	"uVaQ54WdtZJUqIBQEnJFh1HJrWQhOGw26JQlrJTbLyBxGkQpSIO8gzSEWwxHCA9BEBY6qVoJFuSxOYyF",
-	"C215MS8geuFzHdKjo6l7ie0eWlgKimFFG62TEDokIwj7YeZqYFFNMNIIi/xMkTvgcLbNODnoQhE0Il1b",
-	"l9WRK/oxluIJxDrR8VUqPKIhylZz3mF18uIgq4RkO7suDn/tKGCNpLwy81T8HyzriJY3RDuo74cGpkVt",
-	"L7RtJZhZiEG+MgOXYRMn7J7LVMFq1k0FI8f10qEbPGo/r1NHTHYH6jIVLgVDIpFjkm/qE8OtmCglBuuU",
-	"2Lw+IiCCzQt9CKVbVaoJJZrP2LdvUO1vIn3PErUKuvjWcaYxHRmDRBHbCtk+OMj8+Pj7h2HKo/ADF2M5",
-	"MLZawkeuGAVi0WD7m79/liRWLA1l274JS7vgcfRYWcNHprqFnOzXkxvIm4C7XXKHWTxgdxCUBSmWMEam",
-	"1DD+kZzNuNbQEpOKCbN1WT9LIw0iDDlkcYiI6rFMZh1yLBaZMwICQmCzLPkrIIooJWlyjb4HV3xJhzLV",
-	"WQZT68jaUMYqxVbRiP3vfBdmVkM2sjglpQ+khXm6ZdIsiqBbodELE2v03gnDjMcRnUMOpU4WXh/Ir3a3",
-	"vyFjcUPUaJC4vy7JDs3PP2BZWIFmC2Y0wppgzDkPcCmZJiOWb6zNk8lRwMuQsOZNazKlpoxGevqPerXJ",
-	"hr33ul1zYqHtpFUibOEHzliR17e3VwEUs2TOlJBqOjQnNZTMJrpzCM1j1wxhngayJc2EWUw04ZpdoA0K",
-	"3ZYZC5k/efY1TP9bEqEdoR4zHNaAK5LGncemIzZKE64XjcPf3peT6nBtD0vbZKeY0wdufeM90AHyV7WS",
-	"edt7bCNbB0pgCNei2rn0SSVrfLI2jvD8iKhRQmPmIHHNNaB465d1MDlRXSrFGzvdtRuv2Ue9E0eUP6Rl",
-	"vf3gzp9b6bhK5MyIvFRlO9w0y0bYx1gqzGA30oxqcyQht54S5CGwceBTv2MLF5x3Tg8fra3kRVDSsBkr",
-	"yiIDGYtx+Tk5BNeMT5BoIN8BEQwCctB9nrc0L/MkLAIoMCUoh9cJHY/5qNA9Hua5EXuCyqLfhzvB0EaA",
-	"A3t+VNYUNA6624R2V7Cya7clhw/ZbT+3Kw/3qTFkNGGJGdnYaTTmvzCYhzGaUIb6zMhbyG5FszGSIxo5",
-	"yd20Wi38OXBZp0ahmmCRZJpEjcPGVOv4cGdnd++HTrfT7ewevuy+7DaWLUWjQWKW4F/z1yaYW2zdkVgx",
-	"LhMg41HEoXQtgUxdrkkTekjjpDq24qAzkrNB7qi8Pb9BzyQUnA12uzClA5jSwILE2K9zCw9a5cKl2Fun",
-	"CZlKpRVpDtpt+0sbfhm0wCmkGHl7fW69pKB7usnOoSIAiBXqYpGS8sX6BPTOPh/u7Hwyb/zcCBpZjYSh",
-	"tGkWKIEdMfa62RPzMy5ssOQvVzpfN0gAgp/Q11jUxCAhiI5GLNYtOEY4l/JoZjeNNGIinQG1aR03Avuz",
-	"obn3GSUuw+NZTQhLgkssCJbAWv2WgJcp5Carb0AtkSdZfW7x+axDgN8bkdf8yrHtp7mISxOIo3TCvc8D",
-	"HrExV9AfhnNQmupUBWTKlZbJAltRyIk6cii2xXcXYIh9r2csca/PuooUH3eIHb7FMZvYvmFCkx4EZZRO",
-	"GJ2VBodSbc/D/8OQISwtZqlTrgGjI19oexwKL+MiTnXdIis+EUYITamatsEWY2HetGeM2fW2etO+z/U5",
-	"8XxatfJFmXXK3YjWoMBaGEBVAOxDZ0tU4SiKpFLwGtREX0SoyJQZ+zoDECLDRbmMw40ExQsWE5FreMLB",
-	"1zxTWU1tYfwMGKhmGWsDlodYTE99XupmoUbQ2OBxIicJnbWsF9KmF4eq4KX1p0aA4DeDg/IDKJDAvswb",
-	"oFgD8LiyPAX4iWuXJGn94COaJJwpZOrtfCsxtkFH+pDsdsg5tG45JC+63YwrEkpmXKQa20IUwyh7XTJP",
-	"jIGW/1i5G+3HgLzYJ7/wH8lQhmYOzf29VwHZ333eKu7BBBLyvOtvPr7wK3x5pitnb5gxTT0v+Am9P+DY",
-	"qDV4VTqaGmlm61gUNGUqsDKwbD+///z/BwAA//8=",
+	"7L3rchs5tib6KgieiTDZO0lRsuyypZiIw5LoKm3LkkaSy7tO0WOCTJBEKwlkJZCS2d6O6L/z+5xHmNgP",
+	"1k9yAmsByAszeZFtlatG/aPLIpmJ28K6r299aozlPJaCCa0aB58aMU3onGmWwF9HMyoEi8w/Q6bGCY81",
+	"l6Jx0LieMRJKmRBKxnI+pyIkYzpnRM8SmU5nAUnYWCYhC8kd1zPCNWkOE6b0kKQiYkqR4Tjiw1anETS4",
+	"ed+M0ZAljaAh6Jw1Dhq/pjeatt3wQUONZ2xOzTyYSOeNg98a5m2NoDGOeON90NCL2DymdMLFtPH5c9Do",
+	"iykX7Bo+L8++JwiDr4l5jsgJ0TNGxlTTSE5TRppJGjEVkJnWcUDuZHIzieRdQOJEjplS2bRjqmfZpGES",
+	"QSNhv6c8YWHjQCcpy899Tj+eMjHVs8bB8/3KSX9k49RM8iQ0v68Yg+V+sWqo/5awSeOg8X/tZMe7g9+q",
+	"nfwoZtSTkM1jqZkYL16zxfJ2vaE3TMEWKU0TTbj7vYbT5QK/Y0pxKUjzX//rf5O9Z8/IeEYTOjakVH/O",
+	"uaHbZuya3dp79qxqu16zxRm8p4o8b9jiiSJmnIBwQahYkIhpzRIyporVHCH8Z8Mj3Ot2g8acC/f3btUU",
+	"T6nS/VsmNJ5ocZqXTKVzRujEzErPuCLM/JQ0uVZkqNjvwwC2dsjDoaPSiCptb5f5D+O3LGx1yIkm81Rp",
+	"WC+hwr5I4z6QOV2QhNGQNM022JMKiEzyJ6fMENT91Y74nGsWmudbh7B9Us9YQkQ6H7HE7Ok4SkMupvYd",
+	"v8PjAn9kX/LEriggU6YtCZkJ7ne7HXKOdEOnZqa9i5MniiidMDo37ILjr8dpomRSWLviU0Ejv/Za0jI7",
+	"34atb58c1xHW/ouqQzuTIau9gQK/vO/ls3fuCjeodhTlv//SgdKYJbdcyaR+rPxPvnC4d5ZZ1g52l/3g",
+	"i4b6bJ5WsRSKgah6JZMRD0MmzB9jKQx7Mv+kcRzxMTU3bidO5Chi83/7u5Lws82Gu8CncMzyBZ6kioWk",
+	"OUwTcbAwQuvADnIwcRMatgJiroW5KuMZFVMWHgA5m9UzpZ8o8rNUQPJCaiKFl0iKJbcseaLgplIySuSd",
+	"YgmJ6ZTlL5tM+JQLosw9MpJWwvVPFiSRqWYgtkZM2QvLwtahu/jIIhMZMeAQZvRQwjcyZgnsmR26gin4",
+	"R+hYE5lqxUNGDOPy7KRp3hQyTXkEfEl5fmT0BdgBM7RgzMyq0/gcNNxeP+AZ9oh9JWlevjoiL/ef/YBz",
+	"uZbyDRWLSzwl9bBzSqhmBHabNGPDUGWajBmhYZgwpQJiPjM7KRMyTljIhOY0armDnVAepQkjozScMk0m",
+	"MiF3iRRT84gyhKZikDMVZGsGdsc8bHXIJdPJwosohn+3e/B3yCK6MAwYeS9sUe77ZYF3xcZShIpoSe4o",
+	"12TEJjIxF0EnCy6mnSKb5oLPjbKXCVYuNJuyxGzZ56DxVtBUz2TC/8HChzydM2n20d4McwhNmZCMiRYO",
+	"RM+ov9m3NOIhmbGEVe58CssxD46p3fyeUHcsYSGRIlqQuxkTeII0YWQsxYRP04SFhyhH4bdkTJOEM0WG",
+	"7969a/dyLzwgPzKasMQoAtH8vw8aMPqgMSwdYPm5au1qPKNRxMSUBWS44r3ZXpelLOyr3Wzzfe/ipFL5",
+	"PBfAMjqkl1sx7rq9E7++fX3d+9C7OPnwuv9rUPzzyhwSfvLm6MJ92iIzqnBPUT8EPmSYkuNdh4bnaYlb",
+	"z/xQNOb4rOFzM25+sSBayg45MxwXGOU4YdqMCj+hama2IU4MQ9UcRdU4YeaAe0CpE5nMqW4cNEJz8TQH",
+	"/bO0WYF75MdFxVb6b3/htPJr9jFGIbt0kEnKiBRjRvAnqqdhdTFVygkps9NckQQl3SFJ2K28MYy+k81z",
+	"JGXEqMjGUri2ElMbgYQCKnZvDiXDu4HPmXdutiEzLnQ1ZeIJPFEkTtiEf4RjnfBEafI8Z5IEhgdpFkX2",
+	"QsU0ya8oG8jonG+VO63icO/MUqiT46iexgkzy2QhiGKN4nTORapZKyCKm902pIF6vNTAozZft5vOq0TO",
+	"q9ZPdU6tKAqNyuUJaz8tfWGuRN7e/uWk/65/2Qga5xf9y971ufln7/jNyVmF+W2e1tuSuH2khsTtt3Uk",
+	"7u7tZlSnGFNWRbIPghWh2VxVvt1+QJOELmA02Nf87tCYN4JGgfWU/77yH+Q4UbXvIlOLf/MWqTkOP3L2",
+	"lBz9nY21mRQy0FOuYM+LHMcvzf9jleizrHhp4aWZ4bsqpwKiyCpOII7DkJvzoNFFbl4TGilWZo4oxpbP",
+	"8ZWRtnGcyFsaKfJp0MA/WDhoHBBjPfwnvo4MGmM5nzOhzReDRqfTGTQ+H6LxescVI3fmkhhSiBM5jzWh",
+	"6oaFRkfqLC3RTqZyjXEcLYwBH1Xsd8LmZmrOGCpu/XryytuGS7++o4ngYrrlO+/uM5XSbuRt0ux9wfJq",
+	"c5Os2To4xmM25oqjUrYFhYS5x9z9611cXJ7/0m8Ejcv+v/ePrquZEqNWBcx5AHa7e/vr7qAfsWo1PyaM",
+	"3sTSyqOSpJcCl1Utl39PaWR+9zloTDiLqs7788oR73fFCrMqGx5H/VPif0DkLdibi0jSMCDe+WgM2jvS",
+	"5EJpRkNji8L8d3BF4O7LO1m6L58HK5ZfIcRvaZQyVJ5jmiprOgoZMjDN/G4VnzyW2gjemOoZ4cLKXjv7",
+	"0pz2nlVN6QY10Dx57L34UkpaOr8j9JjXMQ/rUK+5/v4MqmQdWGUUbCv0HGa/Rnea9dUrLePY6LYJunRZ",
+	"GBCKPwG7LGITYJHzglzcyKdcxXzmTCk6rdEzYBdyLunN5VTBj13BRjXVqSpI6fGYxZoZ/gUGIgvXy9/s",
+	"NPwbKyedrfJ95ZHbG3URUdQclq6kZh8rVEz04yZpxAKi+fjG/jNkAmx/O1PHUe23jjm7KIdRfiq1v1ua",
+	"cDqK2DZ7bhRcwwx/sc9WShtj5Fbf7NhsAHExg8xoDuU4NVK7Yp5LJ4J75YbJL6Nm7yd8+sqxjLIwmVC8",
+	"hWUzv4JWge1svlf5gSs2yb+DRtH5pHHw2xZvex9UbC2LmNlBdA0SGAf5stnTj+2pbJsptNUNj9syRmHR",
+	"BjliFC4QFassAnxkS70jO7hPFdYi2mrV32kbunOX144ReCdQ0MBQRCPwjwXu2AM7g6ARpujIbIBtamm3",
+	"YWxm+E+aRObHYrGxJm6jfPntz/3Or6mSEsFOR/V6U9Fdls/GftESnRMd0gcjxjkwwU6PpeHnhGqw7APC",
+	"6Hhm/jJG55yZDVv2SKyw2t8VDCctYwXshYvpgaGyy1dH5OnTpy+JMevctZ6kOk1YYEadS6XJHlkwmihC",
+	"7+iiQ84kxg2J1tFKm7Q4kV2z7Of7NoinAhLyKdcqIE86TwLy5MMTww+ftJ8EKNK4mOIo1IX9DJMxjxxm",
+	"wWkr8+hYS3CnHgzSbvfp2EwA/sU65K3gv6esIoJI6FyKqfMSQQS84J+qtredWV1cGxrXpAkxOimiRSsg",
+	"zs4mTRopaUOvdhidyCgn28HvC8Y4aYJZC8GGVuUE6i3l63woMB85VIwdokogUx2UDGfSE4TNY70gEccg",
+	"hnUVbWdSa12RZfCzvCORtBFGMxtDeYpMEjk3CugBocRdb6JSQ+aK/LDXnZnteNmdZwS4+8Mz83HTEmIr",
+	"R4Se9NcLnrwpXnW9j3nCxprfVsl3o8QuBbWrVFCrb9TzBYyUldmC0+xcLkMkFQvJrRzTURrRZBH4Dfo0",
+	"gEHROr4w83KG26BhrGdNkymzxrMnMXsxeIjXYtD4TJqhHKudTIKrzjzMk1y2L3xy5VWx1SkQ30gDzx/i",
+	"DWQZuF1eeYwQ3aPR1iw6dC+Ao+BC0xvmbgXo2RglEyFLniiiE8ojy5KU9auWXCLbOIrXZuxwXUjVOcgr",
+	"YU3qM2OkwIwEjEECh4FIfSVTCfOUv0qJya5IdtZLb8uZC2VZtAiABaILR5JQEmuDVjPb7ACztCE4BvNr",
+	"G95LhVHehdSvZCpCoA0xiTgoEVxAzKbSm6BKgfXVZFeKsSMVUshg8klO2S5mU19tVpRJ1Xn/tnAGCPZR",
+	"H0GWxfJ+X6AvG52nMgohyAMDKTKRUWRYcEyVoVpD1pisseokNtedly7hOueUH6FynxJzzpegGy0zZ3ZL",
+	"o5TW2NSoYRm7KkurwfgIqjo8MtoIkZMcZcL9khN7mTM9fwU/X5pyWUDCyKpaRs4hO2dStPhd7o0idwxi",
+	"rHFEFyx/UXw0NSiklW1ndU9qQkuG3bgzRHUCkurInUyjkMzoLYOEBcjNwl01Klny9TZMSH1p11w9PZwP",
+	"tTtj9s/rhXbjxlRgbIolY64YaXoLXLXccS++3oxX+311kgoIDFeZSys8tcWMQUtG7tyCAvGvujr3cTTe",
+	"n6qKaaibK0LgYTBcCwKA/iWVagn+rsoHit9gLl3Ox2kO/ti6KQ5cjkV7mtLEiHXrgmlPqWZgg0RR+47q",
+	"8SyU04BoKdvmmraTVAib6rDMJXMDbKsAIjWj8H5ixLY2JpAiTdzhX1iCOX+eehXYNDnp/8Q97h+u3LZV",
+	"VLohGVbRWT+cMnRxbElkWTBuWUTDVxeW6XtXj/9XxRGg9rvB0nBU/0DlkrxPdEnkgMVZpeBI55AlXB9U",
+	"mqRB7shKajkoaUKKxVym1eZnTj1cVuISyg1pVrtjjLq6VTyXJQkusd6Fvb2wSeQ8S85cdhzIkN3DfWze",
+	"WO27grM4n2w5y8Q79sunSzWh5LJ/9fb0GoIZznvQpBilToXmEWSchNxmxK0WCpZYtjmXzC2+0ZKs6ZYL",
+	"IW5y84tCpypwWHSoZ+twpxjYO5LR7MordrTObK4ONo91KZB40Xt7hWHEq7dvzD+urs8v8O/r3uV19q8P",
+	"ry7P33w4Oz/uV1oHRUotZY2W3wAun8r7mjedSxw/jqMF5jDxkuYHOTxovMHDlW++qUq2yqXjA+/JMrZv",
+	"2IJMvSqnMMscEs6MGiQkUZDaR9hkwsa6FGyrNuHn5totpwhen1/Asg6JZdPkqHd21D8173SndHzZOzlr",
+	"BA38phE0Xp+cnn5hzDdo3FGu1+csTmyOJa70gFACs7F3FxVdPAIbZQvwzpsjNwx6+fSzJwW7808Dw8VS",
+	"ADxGMpZzpsiIjm9Aac7cf3a7MVvyOVYl4B9dv0zrK1/KcMAbsPJuVdFwTxQsDR6ajXj79uQ4l7hMqFJ8",
+	"KhRp3qL2QX4IiJKEh4oomWgyWli3puFVrYDcJVxrJszqInnn/Kzgppst4hkzr2Iccp7hG3A20rDl/eBU",
+	"zwLye2r+bchyJMMF0bZ6hStgrMgkoaABU7JZ5N6Eudww3H63a9Q/V92AQavm0AzQyfE2rGDyfDdNebh0",
+	"13KhlwK1+e2tTtkpxnm3E2hX6XxOk0WlVVQw9zdk4mo1fZzZi1xcwKiQF7Fq3rkMCqMdzA0RhAWBxoV+",
+	"vl9tuGZqSfnaYgDEJw4ULxW541EEmYeYkk/olHLROkRfh0/Qo1qzeazJhAuuZuYuyyQwDNf8Io7SKRdE",
+	"QOpnQkXgHsZhOqRHrl6fXFz0j3EC6G/GCSODYFpHLDyEb2SqCTf2MDjRUxGyBB4HSp7TBRkxkgp1ww1P",
+	"2TxhsF4NE/WKFORc1MTsXOHNhgdkJ1wT/8urLzVxJzPNJ36zMZPT6cjAHfEje1KtDsln/HGdHQ9pUjwH",
+	"SCsByWkdOdbFlt91yO7GR6dYlNHafM83U7HMtcm0K6VZfJSwkOt8wCS/kZrFb+xNq4+WVgi1KHqj6mLx",
+	"Zk+fKJA5LoA351HEUZorY2vM5yzEPCAM/Lgr4atM7O6Z7TU2McQe8Sew0XdUQYI/NzaNLUE5xNGMPDUs",
+	"dgKZ9FAFYITlcf+09yv8IkGLhnARp9rc1laHdCtOVuJ/zHvwCGl+GYWDq6PUcqzHVXnZcG8u9cOSf8ap",
+	"/H3JHVJG+P4IVvLQq6VklYv+2fHJ2U9G43x7dob/Au302Gilb4+O+ldXjaDxqndy+vbSaaoX/eNKNWhJ",
+	"NCzLm63tu3tbcfe1q/4cxs46A6eaDFxmQk2aypzRkmm+QQp3DU9YmdbgBlo9S5/7szTRLEVmmd3gdzY9",
+	"BV9LXOrOoQ0iIytQYxrRZIvks+L2VaagPfAG+myhqp38mdHIGCLl3VtOWZM36xNT7FOVA8loW5s4s5iW",
+	"bxMX6Gnb8PJ9SYQMx/IGXN3i7hHxuj/jmslK2j6PQqY0Md+iMrIx4cLxVFArypMfF+74lu8STAVzY0Nn",
+	"dB7kC8QjZiykBCrMVU25zko+VpiDW3vdMVzieFsnIucyXZfXiD4Yl9pgtWtjw92B7lwTi/6C42VReLUd",
+	"ic9g7bUXpoZgsgN07gKljTkyo+qLSWddru28Khx2gmqaJx8gZUADAM2wRG9BVr+bCktiYXU52Brv5XYM",
+	"ojaoVWId2TkWDihbf7ZLq+ga5xQbZTYxm/Q/f6Ptf3TbL9/b/35ov//UDZ4//fzfqijjxKisFY5/V97y",
+	"ObD/3k6hcc+srgR8GD0OtPIVrvg64xLKbqoJwpeLbhVIXesjLwvVmIlGtpeNoDGmYsyiaJOEcLfqYAVB",
+	"euvBrjWnCGYnVElz5uU1NVzmq82dQUh/az1ApYQPqhShigwxlWPonZ3mIcAdOCQ2VCFFxi7MF+vT5+wC",
+	"KpetVMrCrAR4s4xoX6dW3iohq8qWrygPi3WANkuOOn+lt1cNgZCmkPirLK0T6iUgYoOV63Upli6rua46",
+	"9QDSv2zaTM8WsUMQ3ldpY2QPf55F9/6j3bs4ab9mi4OKH6w/gtrc5PfVicZ/T5UmlmLByMYqzMChOim7",
+	"ng7J1ka4wjxgrlyIAMMb/pyPfH18VfA9q57H4Tk8kxtSyxsmcET4Z+2AS9GeKJJ3LOxhOSzbMpP9j6na",
+	"VtuM54qi66pnayrAnT8FEmHGkMxMGE0izvJYBkb/ksrtuZCQmcsSzMmtkf6r5XvQgHd9lYsCb7L3REuy",
+	"Q2O+A/mKO7e76+8FziPbp2WVwuxsngby5xMsU1b+7AsnXcX9/l2miaDRkUwdCFvRkb649kkJ1WKxyl24",
+	"NMpo4cDQvuAlWmoaVf12aUM1JC/6ufvxV2zAmQzZL5zdVVXpYAEmbFH1VLcNG0y5YJnTbZvshVsm9IqJ",
+	"gAV4PgKRshW3gAev2O8pK5sg9evg1ffKSOX7TME8t+UMtg0HYMhjSx/e/d1+Pu8X064aQSOUAup35J2o",
+	"dJVmDvNtfca84PErHmdpb5fJZOnQCpQWlK7Ailt0kUjzSWXa0XhGubjmcZUFqEjIp0xpr+FN0PeOfrm/",
+	"48u/ssW9XcJOmU1UpeykYsO3XKbCvUTlKH5ZEOUB9yYyCtm94gkl3MZU5BJd/PirTjUdRXxs1eOyWjOV",
+	"CdezeZ7eWbj37Nnuy0oKj/PvqsiLpXfk6V57tNAW/UUQpakIaRKSEVXs+f56gZrNKT/civW546hl/ZtS",
+	"h5WiX4HHbz/ig7L+B+Tx92Pa9+TA1c7tXOZyRhEr6OkXlvCJRQDbhg9i3rrhg5hQT/3db6oZ3Xv2/OBf",
+	"//yvarMPke5qCocTpX+k4VUtpzk5+6V3enJ8YIsKIMhtf4yzsLnoI0Z0kiq9IRcyxz3t15QOXFeXCwD+",
+	"38iaxDOK+EyW/7OQLJjecOgskrBUxmPxD1UaeXQ0u37c/A9zruZUj2cBGSVGOf8QcXETkCmNg4FIGNQK",
+	"BAhq9yEHS4Ef4AX9cOtynuc0MtNlYTAQ4xkbY7KJH4M07e63DomQH7JfBOZPZF8fbtgiGIgRDT8AAKlO",
+	"E0aab896Z0c/n1/2j1udgagufHG5oB5IyYzUCBrZs43AHX91odHG4gkI5RYon4WkaSPlIssn3V5u2fnn",
+	"ZpEnqaoLeMrnNodhi6K5q/GMhWnEEsQ8VB3Ss6lhEnHVEArxjnKNDiobHR8iapv5pQqspEpsKYkNGKAP",
+	"m4lQkeZP/Ws0DZUbz+eLBGQo0igaEpmQYXdI5owKBWauGXnZmTCnHy8tR1sGTJbmTFKhwG3OxZRQoiKp",
+	"XVE2adqQPmSZYFA/g1hcuPSWYl7fbhf+V5nclz+95QOR01MuKmK129QVRuy2Jm18VcBhhRdYsd/vo2Ob",
+	"x2zhHE4p52xdVSl3KqcXdpZLMag4YlX+wleGUDOH4R5RlgodegoiqqRCHxKwd98YZsJCi11sKA+zGEcy",
+	"FWEdXN59VeeIiy1UZ0cDlVnuOk0EC0/dCyvcALnVVcGD6zFkUsKUHAbA3UxGjERyakvS4Vuf6EZt4Vzr",
+	"y3XpwuTKywmy83VbVkUdxqT41hnkV9f9iw/9s96Pp337l/vw+OTKffr65AJEg/3HZf/68tdG0Pjxst97",
+	"fXF+cnb94ei037uslBP5XPHlL+dzFvJKOE+fcX1AAGkAYyGIW2hTu0bMnK+Fv6+L9X390u37p2TDxn2v",
+	"idVIbfcodRqveaiqMuwVJt2EbBxRCFwsbEYzpFNC/4NMLOKnaueT+fxzdTW/y5ZZi2SQMf91YN5Zps1S",
+	"JV5umgD7UJ7qBqgNhUy+uvPYMv/uXe/kGj+yGb73yMm7gBUcg9WgqiAjNJtKTNVzc9IJnyL0jb2LUCCj",
+	"WTLngkaVo4wz2KCvhly0DicplkmdvSFTHaeawC+IzccFQ8sITXPK5oYiOsyMQcWJsAE40hQ2f5+4BdvG",
+	"EpuDjNQlyaY1GkzZq40pXv5kyihAqc0pKOy5244qykMSqI73WgLf+MzwXbWp/6WluLfXz6o2U/QrEeY6",
+	"Itos+W71kVSuDop7L1xt8CpIsO0n7YXFkn2PukyuJtkHKTewpL3Y+bqvXZv46I43g9yyv3lfCSYXpWwV",
+	"nqMCUO0EVAk3XyzP2eYar0HlcpW968nAdxooH79z41RUb95BZQFA6ZdwSAT7WJOPliQyqQWWuOUyQgAj",
+	"SLcCuBH824J6bZwQ9ot7UyXWnFCairoy6bLamFf9uY5W00hZZL+9PCmUTllsshsuwsA2tzgYiAr8ewu2",
+	"MiTN/W630CEDkfYRE5QLWyHjEckVY2SIuzxsBZWvLkPrmyF2D4jIA/njqUrBat4xomHbu37cGyi5Y6OZ",
+	"lDdPFPmPNnatuvL+IY9uDj6ZRc2Ls0Yh5qVPD8qtOWSSwXIZQpOaQLyZcH1oDCmZMD4V2ENEJuQcuoHU",
+	"jCWkbk+MOQpj7cMWADCUbRXiWwNlTa9y3jXI4AmsUpavQyfFBgjoea+ZwpzpmQzbZiY2bA5zeVbzc4fG",
+	"Az96iZuDNffOcYgwBppq6ymFtyq7O7lZuVYMtm0KAkQwoWsG1lK2IzOQGXnXHgtUFHKFXilsGhbX0pxK",
+	"YwTja4PtBSWA8LJnNq0h36Xi70rWHVqhJQdp7u+9PACiz7XaqHkSoB0FjYak+czdKevYNZb5zOZ8umvG",
+	"w/r7c0t5REcRg1fZ3QippiOqWM45nTBqDPGa98y0jofYhApb1/x8fX1B4O5WO1CrpT0ypWBV4vslu60M",
+	"J60CXnAds2zCcSU3p+qmroxgFbbCvVDdrnOIvVjWlMCqnIslwxlbi/N2pWV8H5g388u5DO1bXp+cng4a",
+	"nyvNwnukR4WMhpH1TH7rXNUVnkiZ6rGcs+3OBrEc4jhaOEHnTmpKbxlp9i4uTk/6x60D4pPcA+tuCJxb",
+	"JSDLOMKGk+ZWGSDIrwdUXNr2FdUaSCw1i8YvWVKHA5nB+tm0r1uWhHysizjSgrEQ/e4QNEpC58GmCUNc",
+	"/S0bK2yYyLvq4PHmFwsrN7ei3NMsXoWiv0m6ut/+fBVYLmPYsYRloIv86bj5r0scxnlXW5L4tm33YAPE",
+	"NXxt/XRWOVV61oXyAaH7e6fms9PT83fgS7HXpxE0jvtnJzUOlNxZLfN5z6dXEbft/WB09yDz9Jsdt99I",
+	"warFwBZsbrSoljdayhs/npPNAgJXtQg/AaECkV6fKK+7qoXSbE6aFGpmAaMVUG0z7aI6YD2XtwUr77L/",
+	"P972r67dQeDm/wpu6P/x9uSynz+qs/MP5xcnZyfnZ42gcX3ypn/+9hrPrdiHITvK1egcX+Wyl12wmHbY",
+	"sCvdQF+45uMbpu9NTQVOCarmHYV2eU1L93WJA5kcrCmCd1AoLvcBD5cph/2yRNIubu9qHDYvXl9dQJSJ",
+	"lIrEIfgW0EACDCVYMgRgtCfVODRf4ZyrOO2qWKAPNl9IWeV5FWafomp7OGGYcVOB6pNiB1UPvp+ToV5E",
+	"usdJLGVUDcW4bYqtnW1uaivXfDWWcUUYdFU4+0QrF5bPfnZIumiAZQHyit1a9cqKAHmnJv1odT8cABFY",
+	"MYaDGai6hblhisK9sovUpNgx16jZFCOdm9ReZLI/t9tBLjHKLWX1AfoLs/kJDtvtOf3osAd9L2HnFbJ2",
+	"s2UVB4iZnVh6RgwOQ2NAtHUpDTIf9kUbcyMSkVA8+w5X7qsva9gg/tgfaJIKrAXFfAmfuZqlvUDCyOa8",
+	"z12hrGnuVSSrQhnDdtv9tp3d87bZETU8gJ1R2Hazghs8wb0dMWiZmp0baUI1r+31yKPCdwDFrBEqhnRB",
+	"wvMEX6RmRt0unVNr7Y3crMiqxCyXK4UuK/JcNsxvwTamyAqh+k/GrNZT6u+cCLNddQj/kJdhtjujDGVb",
+	"H7jnELAYI6BcK/8OZM48RPPl0GPGP+t2N/a9lrhrVegpj95azhZKGMG1E/aRK8BNQXp/1u0CrH5dyD3H",
+	"+77SaRo5/nvKUqNyxHpWOKESQysysZqbU8Xe/Ennt6WS5+HR3StWXorUrI1Wc8E1p9Y5tPbXUZbkttG+",
+	"26S45f0uJ745juv4qO2pjyk0nuy1nDI9g/SZbSLyMZYGXFDEnliffpEwzYTbwpV0hRO99L8vi+0NUgBo",
+	"qaddqVXAyk77IFJP8Mmne5u2v1s1Kects8RXGGHXpuG5PzcLUWVzWEHr1Rb8qprd3sb1uMXmH5sxNnxg",
+	"06iyf/+KFV7maWqLFNFr7EYA73iiiLwTxJOnbUbhu5arzjwMyKDhxxo0Wh3SN+Igpon2zUwIFzOWcOvV",
+	"cu3WHf4xaRopb9/QDulCBST/ic2JxiyEEvehiwpB9sqiyKHYbtqEkYDYfJGA2HSRFvjPQhYxDWmGXCHE",
+	"u3lrXo5CJpPRsm4Yix3kp98hGGQiE0DJuptRzVzQorzQQprT0+fP1mSZbtFMym1RTTgVloh6g9HlIF6m",
+	"JYhn++QhrI1EjN4CjAlhH2OZaDqyDZsx29n8mccHNc9ADBgy/95v1JWvROoVceHVof/aYPpq8yWNw239",
+	"5vaRH2v8SghciP3talGk10NF21FseXJlB3AhWEQ4lsy7AX1bkYQpHZBxxM1Q83FcOcid57I19ZQrjCjL",
+	"VospOMUX5rc3v2+F1VXyKqOh3g/03vabrN40myfjmlJiKOzfr87PMLp9SFKV0ihaZAhZKOK3y4ME0BZp",
+	"2AOWyduqeEhKdv3h7e+e+CTIpi+wx6hEa7kjJNdbJkTW7Wt140uWx0vfrNlksLYDZmGNrslg1dJIc8IF",
+	"jTIAUPsMV6TMqA1FO1bd+bK41D0B6lbDbde7Oa+0jHtRdD/K3jTB1wE7fw9ozZgCbFuW2bz9IlC2TQee",
+	"A84PGu0w4dYX07o3harSZCyOSEUHTNdhzfl82cc44mOuDx3Ahu/tAO3ihn/729+GtWAXNqt9S6wLJoxE",
+	"Des6AUyts3ql5ugX1offZ3p0Tc16fd/Ju22bTmJexxo/HiWJlLqmW9FywGx9cikf31jqW92FXkjo5KpA",
+	"ySvBmK0sLbcCz+6/3Zhg6aSz+WcH+X4lfa4GZCl0CAFMDdK7OCkig3j8YgfPshH4SnGkM3BeccVCcnRy",
+	"fGlbM8J4cwowPIKNNaSBW7TIA0LFYrsI85eiuCyrW4hP8wWKVhEHZq2iZcezelZNQX5tO89XiZxbi0LO",
+	"XcKLh9HJZRpshzhToemYdz5RJE7YhH8EXR3LWp+bBSV0DNy2ubhRH+hoHLJJKzBMW7MoypGW0StpUn1L",
+	"jZ77Vq1Bj87oFdRiiLkaWW+bg8+5SDVrOc/xAWIKb4H0/CUQl98UVCa73cdgZG3dZt9CSIY/b4JhiJaW",
+	"g50MA+ep3x4O0yFJVmWHfMlmF5ezZsfW9mCq6fxYCMNiQll1m0zyBjrxqswTAU0i0alvBb/aSKgXp2C/",
+	"gVIKMJexf6sIs24aUCjl2kRZx6LNRTkkvsTC2VFbVljkFAefRl8A7ftiPeLHSI5vMjVivV9xY++o0zOK",
+	"O/pWcK0OnFtlKR3D7dOBg2ODn+G3O/iZ+0kmD9D/0iHH9kiETTOp3+eS73GVwrN+R3LqzSrqkYLIO8FC",
+	"kgr0kFGdmZnmE5vo4EkrgG+gwViQTxPDhqfQst68vapnvYJma1tW86xSuH6Wd0RONFThXp8cvSaQuh1h",
+	"GE1kc/Z77zX9F8/3C/6vZ+ux4gt62WrW0vdEXy6qEScYgaiOf0K2bO4+55srSrRX5Z2ojhJVFexcvj3t",
+	"XzWCRv8/rvuXZ73TD1e/Xl333zSCxvnZh+ufT64+XPUvf+lf1pTuwN71vsTEWOdOYx/pPI6+wMyotSew",
+	"u1+VAkrnTGHfTmV7AKpt8xfRMtvcv16a/hW+oPLdQMAV075Cyr7hwgpj28Vv68qaLWuuLNnXVsO5CQcF",
+	"4q6lntzuZaefndYm1wplw5btA3NHtl1qdkWvxQxfIssJwJ/5mtrDMpOE1rLO9q/M8a2utLGvmGkdZ2LI",
+	"SBdbgdfZLJt+k33NArDLTaCQ1kZm5wn2vEqM/uf3hEZ3dGGvk6jA0dh0/2t3ZSNa9aNsstyahkx4jve+",
+	"2muDZ26ATabo+MSq4sV6DwTGgDDGhYmCThzW5CfeM/KRrW5Vy5riPNGjFthCwYDMaRw4xxf8O+KIzWTp",
+	"/1///K9NG/dbWvDfrC8SLG/7W1WDISKQcCvjXMwm5yzzC4BZP+qfkuwFGba664yhMI3FCP7ENjrftIYb",
+	"33kR0XGlPbW1iN2shnrJKJrJRJNpykMGqTZvaHITFpWV1ZfXlVVnQiG34auPrfoq56yxe1znjYPhuVFW",
+	"z/LCdyLeLuSYWVCb30ko2agJx5YyieGnNk3NmvneRe2qjHJKeDn9DtrrVTKUYnfnzarbS1Xba5Sv7SR5",
+	"QQTbNm22oaArU6baGjHW0tGSpIoR6nomd1b0TF5pLixpTZkSlNumTeinBkYg03a3pHNLlWuRBDZS0OrR",
+	"BO7RsWCz6ESdxgbmbXW31e8+MvGXzhYwo4wjTprjiPK5xT9b01NgRVzEkUnRw3rPhADbP30V48S62hsh",
+	"7xShIxcOkXeCjFIehXU5SvbNatCoyCOaytqBza7+BFVEEcBZooPGDIXzGXFBE4iOWLmpzIZN5W5n73nn",
+	"RaVdP5chQAdWD2ZsDCh2TBgjMxqSVIzlHGG3bRdNlemXODwcNsyp2jURR1QbMl4e8afz86udn857l0c/",
+	"u5zI6hVFXKQfd+g8fL5fE1O+5fU7OEmjiPxydEVwKZVTtyEn76qFNabCnLQoz+bl/v4PT1++eLG/9+LF",
+	"7t7L7ijs/rA7Gofh06fdvW6493I8GT1/2n22cqrXfF7DwaBtogMmxSmvmNhmDOJ2FYW5RlLN293OXudp",
+	"C8dQDBL/Iy5u7JQSLCaIItdBdziV7iOjo//f+PzwEHb4J0lixdJQtl1n4OZtt9PtdNt73b3nu3vd3d29",
+	"p/vPnrftdkKEKCDDfwt5ohdDHKGC/Oz0slMjlACcp0z1IXb6HYbsdlg+NZzcejBat1W5qxLk7miOnit5",
+	"iEfoqOjvV190Fdt03Sq7wpYVWWAG1pl2srz237rvOwAx/dve+w5CEnXSJFrPVGHA1SVULjv2HjprON2m",
+	"R384zbn0ytI0y8LeJPd6W7jxHEzb1qXK2xQK13bHLyqGDi0cN3DVoXzlfPn97suqcMmXHGQWztjrVsUz",
+	"vnF6Pc+qP2yebOdLySNb0bM1yeFl4lgXrylRS4FCcMaraOGCpop923SvFTDPhxaZ2AkFAASiYDiJkKiZ",
+	"UY60tMaWa8AO1UE2JLMyB+xzlaWl2DhNuF6Yk5/bqGnMLdg9N/OaMRpCFjPq9Q3fUyljjPaJz0FjBE1m",
+	"Kl2fvYsTwMeHIkD8XZb8AicIyg6+wL96pnVcDGZvmn2T74wEeRP/+ud/tQKXDwL7e3F+teSAVjuf8qHw",
+	"zzvZazrkXESLUp4E9svHVM81q/gMdTMTaX1gmo6Bxuy+GvUBEJHInHKhKReQ8QHzVa5ewZakmGvIYqm4",
+	"lsmiteR0dO0gr0koQdXQEl/dIVcOGgmcaV74keZx7ye47q5Lu7kqrc5A9AEpCpKvLl8dkZf7z37wIFWI",
+	"/aVIc5iH5rHf/tvflRTD1iGhA7GM0wV+SWVJOUP14sJjUwFu9ScjXD0CyOehmRC6GuxrZkBOQ8QKkhNc",
+	"pq13aFZA6vzrn/81DGyR2EDYXbXgZgT5SCuwrbKHYJYcjCIqbszIAwGpx9xmEpp7NdbRokN6HhJoJEPo",
+	"yQ0//D0tOUVEiAseCI8viuvDX5rv8bblHsrSjJBm97u+o/dAYEbJ23/rdrtd0mRqTGPbeYzetQKi2Uft",
+	"cZwAWMucA3l7/ar9IgC8ZcEGwvy5+5yoNEnklGpG8D1Bru2wBfaPGQUYSkBSoAR9z0aVVjxkA0FJKNNR",
+	"xAx1Gv2SNIe7bL/bHcKOKvCfh4zF2DpOkN29FwRQqRUUPoZUUyzXGAjtQPAwI9sTyBNFhmbLhhAAVxab",
+	"lY7ZARmave/YTPEOD4fBQOBnyHGHARnCPndst76ADHG3Oychm8dSMzFeGMYGT5pROrlE4SHAY9kCM+f8",
+	"gkb7dMwUmdFbRoS0+VsD0RxWKJa7XrG0BD1sdcgZev4g1I5JruDUGAh37Ja2OuQsxSQYKPHA3Bf2kZrj",
+	"MecM+rujQy3hZXTKBubyJ0zFUih2QKjLpTc7+bLb/WH35cu9Z/s/7HdfvnyKaO4v9/aePv1hr/v0+Ytn",
+	"+z/88OxF9+VwIHKgv142KTqH9g9GU2iOIw79ENRMplFIQjaWIXjy5y7fcSCmEuF/wItBHL1YTfwnaeZk",
+	"uEbnGB5OOm8Vw0UPW3D/IE/thi2QH+U6DVqRKFNDvh/HLNYeTY8pGyPgWUL7QKCzVgpD5ooMV/VKu2EL",
+	"dOvg9iz1FMy+PzDHNudKmVXKxGLkGaE3ZVqR/e5ugLfHQl8AXt2cLuBuhphi5x0eA7HffRrkiM7es+wT",
+	"B3Jm0e8irIW1x7Lf3QdRKwbCmrgZWh3sh5RYJWVJRpH9vZfWFs0hpQ3xApqZDgREVvwErcMb2wkOP7aB",
+	"0bbNL4cIThbxMRPY5ZiDCJ1woxs0ejEdz1h7r9PNtIrcZyDtrfuzccWiSXsmDbvOR23HM6a0nQYwp5jJ",
+	"2FBSnMhpQud45r0TFNTmZjFQN7AOtONB0Q4aIDAaObO+0e3s4ixkzASNeeOg8RQ+QtsSdKRCw7ydkEVs",
+	"Sl1E63NQ//XOp+yPk/AzFsBk3v3frM5lTUq7N/lH8gE566DPusCWSkDL+t/75Zn5rJiqefu2PsvfeMzv",
+	"1d/ufMpx0KrVVmnz2U+K1R/vNx5oJ5JT9dVH8x1ll76Zj+Oqj4GBYw5KxXeQVLbzyaGxbEgLOfCWr0gH",
+	"vr9H1VQViyaVn/sMm+WvBI3VTOqq77xc3PnkTfnPO58yQ+0edHLlfQKfg7U/fpeZhLmtsOl16Eauakfb",
+	"Ex6bB7CKHLog9QhGMU1unJpWxoA6BO82d90uPPgPdG5ZZudEMYbYxLZtLGrtT+xz5rEMdwGEoWvkYHib",
+	"Z9HGZG6ccqV7fnlBeWtLqyzjjJFmDlCpFRALChMQiz4WEItYFRDEHgNdrnd6CpF380pQujIKztDdqug1",
+	"V42e2a2fKl8E21V+j01CLKQk7lakJL4HDAZQiuDI97pdZ5a5TOYS2ihEwv1Q69GXIL4INl8d9BO6UfZx",
+	"5KoX+hnuOPhl+P3u+t+/BQRfo9GwEB96uv6hVw5ZF57Ye7n+iWsp31CxsA4TLLTLZPepU0h8YmsxKTaH",
+	"zeZvVlMm3r/hwDuprS0EM+KukCePKAi/NbLr+z5o5FWRxkHjl5P+u/4lzK141Xc+uX9apjOta0Nt5+JL",
+	"Pu2CMohKh0mW2XgIi9e8m0mEGIN+wABIFuIfi9byVf2J+Zva+OYEupo4Ow9Ja9397a7Al9PmpbHgpXCr",
+	"DbKK/6yWNcjnNiDKIYCYS1cXsy0FruG9JVA45LwaMPbA4YOSv+UZa1EzyGj5i3SDoBFLVSX+4PUAPmCx",
+	"9PLIpg7WCv4N5dO5thROUEKFBfTGdLAMXHvo1yD7vX3pE0Us1mzrkCQMurQCkDy+HqVNh/wo9QwkYNZz",
+	"z78J2AuYQWMtE3TUwFyAEXm88YwjOTbkBtnvvly+pcdwiQsXFWjsRxkuvtodda8/thCGeFuL5/r5D+YR",
+	"GbiGR1r8rkXatmym+3K73+8+e2g2ZgFESROwlYtXUrnsEcWEbhmtDEFGSRM9S4TrFqH+9142q8JV2JTH",
+	"wVXLhGzWErZSqKITF37k8Pt9yiboAIY1Z9gscKG9tdAK0NmFYLDYwNCS4ilVug3dFtsnxwFCOAh2Z16n",
+	"LIoBoi3fJVxrJizKDYZdnij0QQLoPYG39MUtiyTmPxWZwJVOGJ33XZfVKsutrPjmApeb3UGMZ601aMyi",
+	"YSJg0azlCZp91Hg+bQWLKDKFMkBAcsuS9pU5KFzsISbY+i0bmj07GGLDOg4+teW9W4qCOerhms3bm+1G",
+	"4aVVjKlHcD1ETsiQh84/p9jv1j8XkCGs230DgO/+K1iH/aYwFnjznQsQ120TjykZHoA7tk0jfsuGcJnM",
+	"VqHOsPuMKAtNaPM7yYzGMRPqL8Umv5yN5dnB0u0HZJUqOkyYSufYJLF48fM8i/nWq2vMgpmUN9+HT6JO",
+	"BfNV2u/6P/58fv4a24HZCBjm/A+DQoeKeao0QNgsBmLoGq5c8zlTms5jR+xvBf9IFGYlOzKnIsw94nu0",
+	"HBBs6/zf8ckZ+0h+ftM7al/93Nt79txcvEHD3i03Cr6xg59ivGIkw4VrmWAHHAjM97P9YWzZ73Wuh0gh",
+	"5kaaQtq4V4BRLYxjvQiIkDZShZ4UFdg4FUoRMCeLYaoW+GYGwv0MenLkwHAc+JDTKn3YBSMf6OsuCocL",
+	"qfQ7XMmybFhDCrlgFAbVa+PwpbOpc6ns5VJG8j6VmnQ5W5/OEULRqA98KozJyoWFWczTC2ni166xj8IG",
+	"Q8tn6YyWumV4qqxfRqW1cl/d22OyNQ4aEHO6pHdvbArXZ6trfyPVOo/qVKNfZ5g7FvyVMJpEnCWl4Fsp",
+	"cgliZQ/FxENM9Qon9yXSrGaa+SSCzafrX7881TNoXlXqXVWZIlDufmUt0+G7d+/avdw3wxa4OuEsfA8r",
+	"aEtW4M8Wc9cxaMPKbIgQ3EfYsarU+qpyXsWOWq3OgxpBD3VM13Y3WVhkQnQ8ZrG5ByM2kQnzO+9jglxh",
+	"qlToHNaa8shmCdzNpPuS64AoLsa2UzWkXABCrNMmuIa29gAKp/Lk/fDGHdwui/XoYub5NT9RntIsUN5h",
+	"oesWpo9hPkReI8qCd3mtiN61R8BE0WNU0pbOL/qXvevznL7kw2HVFt4JfE1io/ymsdeCYW7Ou6JnbB4Q",
+	"bHwAqBqQoRvTKVMByG7mgVqdaFqQO+aa5bjaP54Qo+3jWyGVAseeMyrsuIwDIoBLYREyIWrGJxbJNKIa",
+	"cm6mTHXIKwC+JsMMRHZoYdGwkR5WbVWHWXDR39ocrHpbCdJuM4MqH+9c1giGMoYmey72A9kPNIqGW0R2",
+	"HH6CeRVi9FRmjZeHvqBTwwb+wUhz91///H+fGS3PIVDsdrutuhl8UUioUiUqkIEtrIgTdstlqjxwcNVU",
+	"MMloK53sW8akgDLrQlLngsFaAMwBSLiMSPRoreb4smVt4DA7Obt4e/3BtgLCrEnLnCYyKe4itvOEfaaG",
+	"rRuWlufLlqGut1Txhzuf4L8bZw7YX68MDvgKmDTlYWOL6MC1q6p44oPVTgL59CUECvGM6jBfBjbhiHuT",
+	"OfbgbXXR8Tld5FBaHb+3I7hg+SGhAr8CrQzbWOb6IjgP/z6acxGmJrtHihECaDSwzPN78BKgh3WB9XML",
+	"+oxGrZsF9sSMIpaQEYs4u7VxFZzDiEVSTBXR8tDlfLpMTl2x4TrDrnV7n8sEsxHXlat7ULflke3f9iVW",
+	"3MoICmyFS+Z/4PAJ0kSVk9J3mHoMlDxkoATvBRXEqCJ4Cw6thgxZOzYjl5jT5yJlufgl3qmNWPWymmyj",
+	"kjtxOor4uG2rRGozDQx3a46oYs/3W3hLjTXk8d2xPA9w49WhMxapsDDvLPS/k5MJOORtyoKtprXfOofM",
+	"UvLBv+P3FzBXLPH4Zjdkaawaa/DGujX+PHkv4MAJ9549231J8NjhWOE0EYCflTooVJxuntzs1xuoBsZo",
+	"WklfuZxpyKNGkNGmkmkyZuTXt6+vex96FycfXvd/DYp/Xhn9Hz95c3ThPj0AEzvAVGaoUnIFJlJEi5YN",
+	"wWGkDpLbIRLnxqMxb+X9qjNufoWVEFBpnypWk9B2cfLarPUbEigOsSqNy+zgn4w2MdLiarGsQYN0GLgj",
+	"Mrufo5MmVsNQCyvUylMm0FttMHiVtmgxiprDxc0HCDeQ/Rc5qNsDstftkoSKUM7JyKh1GG+DG6LSeWsg",
+	"uCJhQu8EGS0Kq7ib8fHM9vjwGZRXP/fae8+eg7cBtSgopxsIqAuQYmwrTWBXYiYU1k+ZQd8cXRApbEjP",
+	"94BzwYSBQE84aZZauxllP9coTrWMMmsui8/4HyHonBiI0QIC8X7LwUtpTwOKbcxIYkEipjVLyBhKzPe7",
+	"LzFEMhCAgws+n6GHxIXG4VCz9fTp05dgbaAJr3VkviNhahPoVTqeDQRVZPjDXnc2bAW+qZe+k2TBaAKt",
+	"ORe2m5p1pgQ+cB/xW6YGIu8kSditvGFhh5xD+h4q+TbDQKEIbgr0yGbLHoBbBlaNjMNyJ/hVJBUrHYrd",
+	"8MOckH6iBmIopGZDouhCESU7pCfIEO/yEQJbDG2k0YZywT1oMS8I11XxHHwQX7J1QOdb67n5yW2l7X69",
+	"MMEJFFXa/alnlkGWQemuPxa1mmMEvoLRIZjfERSEHEmhE1lR6ilkG0jlIG/2YD2c41SdgsVStmU/f8/6",
+	"97b69NPvXf++MmdFKCTjWOlzmCcErCICZmzP0rDuzUVNXgHa+WTY7GekGWhptEQ9APJttbAbtjio7e/p",
+	"qi9VfrIYg8jPFtkVeBggz0hJbHfq8420jELsGYMJzSAzWnnmdIkss4o5WW5qmBPplVS4HLcldwhyAbuZ",
+	"/WpZgcKhvgo7KzCU/Yo2v1YQPHoQi9nHZlcKMr58G1z1Z73mYYloG3Ws0izY7+77ThvZfCCvBJqk0rkV",
+	"sa7mGiRrzh9FSySJrauXM9sdvX1jjX29IflIhtYpkj9vq+ZnVOg0aetxtIrZVtr/VozlNVuc0TnLFWXl",
+	"mPlOIrUF+77vW+uskTNvwAaZ9Qp1HKhVK00XaBwYHr58Q635US09lkUFvNo+YwVG+UYbqYB6vGfx5gRw",
+	"C0LU/A8s1zd3EAw20ALhrynloiBZ8LlKyWJfySuc2/jY15cS3T9Q7TTqx6Pq+Ue6fr+ca/3Eb4ui06qV",
+	"uPOHrvM5GOAhZ8rZiXiHcxTwtXROWyfeWdB5tM75phMAbMgiX0XYvICMFhpbisA/qCJsPmJhaO5oHinw",
+	"kEyZMLeVEQe8AKEzoyLaVCfBWFil/f3E9HnMRO/i5Cpm4+3ksVviCtquuoR2vAw0tnYDOg/tGbP4R42D",
+	"394Xfbg5uIg8ScyZpo33/uwRLmddoQMkgpmdcrRoWZKQJKZTLqYHNhKoaSSnKXPxuwn/yEKAD5QT22bE",
+	"dq0tbR28rYkwmvqOCb1ogauLYrz5DiA5wBlGwxAQU1MREp3wuNq9emGX9Q2ZNw5R514t7VvgMpxUISPh",
+	"zxQRyA5XTrKFFfz8jpjW+/ntL22XhJVMxw/1RJHctwEBnPDA6u5kwpkRYE3cbQ/cjL2KlcOUb3m8dZnq",
+	"ONUklglAAmWpjubLKb9lwr3ZGBLNy/O31/3LJ8o9AHaqQsQWVR2MQgJZW7COWEsIVFR0BZIhDDZEA9wY",
+	"MBWT9aaymWdtMg8C19XVUT579vT5w6bz4N4cI/5WHdf1J/9o9hRu47lgec6CBd25S4C1PQB/mCdyxJrO",
+	"k/Z2dzfYIEmn3HNhKUMnhr6r5sH/+Vuv/f+8N//Xbb/88P5TN3j+9PN/a6yA+8ijfNRgXLh6Ogz4QMoN",
+	"5tP6UOWw3Z7Tj+0kFYKL6TAHUPRE2ezqLD11iDCSnTn9eGkfaNkaQ6rI0GJJYPgHRgaNzNX0hdCIHXpS",
+	"qUga/YAxZbQ4G73JB1HbdzxkBdTKGossgHxfRD5KHQ6eHcBlA8O32BM5ZgmJpYyCfGW/TyHKYRLBGFiL",
+	"g9smE3gFF1OEzCSn/IaRnTnTCR9DrtNYpsJmoJrXmGkXBnDBKsRZogQJCfGjbAfRDB0q4kofVmNDOfSp",
+	"p5Vs1mN+Xrn0zW9X+FAaqi7/2/3MdqJmf0Jpr0pIqr67NlIcNvH3RGe++z1lqBvAjxzpTLAaboP87WpF",
+	"wTk0aq+8LVMjOH1jLjV5GNiovqduIFWEsMjA7yFE3wrIs67TM0e+DfMhmWAedZY/uxLqxmG/F9IHqnVT",
+	"B2G5TjNYlUT87DGH+B7XFzd+kyxid4z/JyDcuLVClJ6HKLjWJfv6e7n5Fc7Xpq6KbV2yubxlheRbVHIy",
+	"tFfHc1y+jc2cnXDB1YyFVmBdFnFHX9oiDixIgUeMnZoK99gBtIwnGrANPURPGTvDTNpS0jeOPeFYf8VM",
+	"ywetxrICwug22Vlnedzq0B07m+eN8y+/XXh+mU5TRcUFss3mtOFVWx0Yu861cCJZFxanlo2pICNGWAiS",
+	"DHPfhM5BpF68vSZN5xHGthNG6/3b3/42tOlJiDUEfkxAu602hLPb8q1ZuwNoX00JmVvs0awsQ0pRWyNd",
+	"3qtDRwZFdwsUtQNFbCkcgvujEbwPGnFaQ+6udHAZ6rhDhl78DL0v2v5c2uKGgTDXAFAH5lSPHYK9nnVI",
+	"v4z0jRDmkLTsHfQ9u0sDkd+m3L1ac38qa/FT/XXEzf0ytzbryFC6f3DuK+vTH7KWoRfH0WJ1vbqjljsK",
+	"xxrRsZW7XzPLbMt52JS+PwGXeihxXl9MJaR2EWSZuBOswJ42Fw49DTXFRq7QKFeUVFFp9NfMcTtasYFN",
+	"SAdOqFB0jNVvmR6TbxVJJHiwENHV6PHFjItKybC6crsUrKyyJop4zjWBrAyRwnsKfPq4Vc/y6JwBmfBI",
+	"swQTJLwjwXr6dKoOK/0GQYXfoNIL0M+mvFG5daERzJfXW1fUOm9Uau09X98C1Lbmnd+ZG8HvxTpHwqN+",
+	"Wc7W8o72DB/GmvDly7fa+7CRC/FLVMwNuc0yPnw9BC9gMTlg1gS0AMNqoVsMeiYdVA7X1ltPxzMI9OQe",
+	"BEcmJOmKELZFdciFjCJ4SCaO+0ADasiWspByXCht20kv2WeeoBsPcWvWQgY9Xpslb3zEb5klAawFz10g",
+	"TynWCQY1/A95WYJ7NibY6m7tjLNstgebaV3G5aXNQMzDlfoUPYDqxWovCzTMtbE3lxSoPHQpni7zyfpN",
+	"13CbCsInKHRdBCbTRmf0lrXQErVt18B8+TsbO48OtdXaAAQMufcWXDXfaMyiufucz73uXrYcxG9e5hs2",
+	"uzDPO76vsiI/syNc80NbnXbY1faepx6aO8SmA4uCbJWApCJiyqLhQpxJeFJoHl/2Ts5agfPtWZt17yvD",
+	"KF8DEdSYZMuEZLNSYGmHHjo03wh6wTSmMyJ55bphWWTmJo0QV8kD+baIlk68IaDZT33b/a4aEX8IAlEx",
+	"EZKh2bihecGUaZcZ4fCacgmUDy56Hs5yxn0155A7sFwTAxIygS26M6qsRiJDEPlFhh6H7ZsKzaBg1zGX",
+	"Mzt87NrrHBp/OYiGi97bq35ALvtXb9/0A3J1fX5h7+d/HvXOjvqn//n65PS0Bb+47l1eI6I1/PPDq8vz",
+	"Nx/Ozo/7Bdmel+JO/m2C2bCdZN0C6toazIbzlBCsm9UQ1q0NMKwDEqcQ/nBlBJAFutvtkrn6Ynxrt9A6",
+	"oOtHaOpHaOq/vPngr/sThRdZfVtI6u/emIBil1VZhF5Emlv4s4xCF7HB5AELxomIAUiQ5pWA0AgN9MMM",
+	"sybXmrczDwMygCOBtL2IhVOWDBoArZBPXoBgtZBYlAOlUCijGbQeEQvb/Ra0oOP+af+6TzqdDi6r1P93",
+	"WO1+/Bl24Buqv2aAVdgjuHbSZPNYL1z9pr3IUIpkBU3r8T4v3Wf0JeVIiLRtrWOO2PD7CrzYu1mhRij3",
+	"yJ/+Spdof1WWUV9YGsOrNIPGmkYlM+orxGUzNVlpHkUY+8EcYTSUza0F5nBpL325QhEN/wyJ3cEk1fT3",
+	"8WlN2PA3w8y7ow7nVWmb8OsSoOCqWHZkB/KpmpabK9KkViv1mr2DnIGQlxkbWFBuycWwF4zp3prrLWSs",
+	"AuyIyywDVFXV+rA7ZqPWpTy+my2CzA62e+d2relQXXa7e/s5qJ3aTEjbqX5VJWPwfRSC5oiojl8imYKb",
+	"AInt/2gAvq8AJFXygjmGmjlXAut/w0vaXNueq7U5V71nhfn9mer6n1/lGOe9mbADeqvTrM6hYZ253lCY",
+	"AHZN0zDby1dH5MUPL56RMRVS8DGNwDKAlFRlDhCAqZKQJa0AuquLAMGqdKHZwAy6RWkdsRBDSBkgHQw2",
+	"EMNPg0b24aBx8GnQCPmUKT1oBIM8DDX87cbGPxx4/aDx+fPQwrwD+FWuHBSgCLxnahk9sdUhvyDsIdcF",
+	"lMOBGAKNeH5n0RFfnZz2SbudvYG87v86PCQlQESHdzEQCIJrjaiEjXmMBbmIHxtRMU0BKbwi16gPMIwW",
+	"2XA77fBjW4TLTG+j6lpv93msvdKxoSDUiA6jsJ7gUSlcYeTJkaVGR0tUkbNjvFFACpbuEM0RT3A7wMbv",
+	"Xh90Nw9vUS1H+qV3enKMlcWOyMxNmhn9gguHipBB9yFR2g4PePMHInf10U0KaUZGWUPSPiRvz3pnRz+f",
+	"X/aPs2HyI4xSPRBCYiug/Ei3Mh3PGCYlAfy0c8sWmZ6Q2kzDcT70y3oqsL8gY5pOZ5qk8QE0uYnoFO3+",
+	"1iE5OYOdGAgv3BC7bkTDjAEX9VNkKHdcVaYtIpO7Fyu5Fw7rLzlSrmM0RXJ/5CA5DmJlki4xEs8/ppQL",
+	"ZQ0jJP6MSP9inMM136/2Dbm25UG32wXhpMoo+XCDfBkm/ASziTOTBnOsIzk9tPGWFDI1ZOway+4RRZpm",
+	"iVBBgAmKgkxopGpy7LOkJDP7NWbWz8XJufKyDZtUaMqjU/NgbZrX1lVml/09YiuDSfNf/+t/A3hqZuEF",
+	"BD579tzYrzGPYCOVTlKIpBv2BX5z5yZ3mw3GkghZYnji8Dff0e09+e20/0v/9L0DzR5mKn3EbllkjimN",
+	"Y4tUajRJW6dhOOI+ec1/7AwE5mX4bEe4DhmakuW8XCsWTUgT4FIXxuCADSM+f62F7WOo82urNJnQMRuI",
+	"pS7EYKsrZjjmmAWEdaYdMmhcsin76PdOS0kiKaakOacfS5vY6gwawKerzhRzHS9scfYqi/lbmsGncnrh",
+	"88MrXIbLt+2Riy/nChm9Ay92KVXoiTIsJ/DVDtGikONKBcndw79eBhEkRu18Mv8xf44SRlF+bVqMaFPx",
+	"sgcPbecly0YUiSnkaXTIpfNhRfyG2attfW8VqTQRo8mP2XS+S6yytekssIrHDJTHDJTHDJSvV5FnmE81",
+	"79k2N+R78jWeAQteXckHADcQ2FCkCak1x60MjdKZp67rCWhQqPepQxfs0B5DSJIIbp1rQ1iRLsL0V+PA",
+	"Xz+XMZvaH9QOaC33v2L6kfM/cv5Hzv8H5R4aRpkxPMsnqeePdxbTgkUhYb+nNFKEYskxZu6Ro/4pGUsR",
+	"cnQpyihUrYdJPyyp5X9Anv92AquyIuBKM2OsS4fMBm2UoWojScUByjHgCJrFRg65cxkt3D8Dom44fNcs",
+	"mhNWZCHJJ0wnEDlCNxElE8qjNAFegiiySSq2NT9wx80avzvBZyb1p8vfz2o/Hq2hR5n4KBO/n3x88//9",
+	"iw/9s96Pp338w350fHJlP3t9chGQt2f438v+9eWvZl9/vOz3Xl+cn5xdfzg67fcuPat/GCEZJ/LvbIzE",
+	"U5u1CmAscxmyiCQsg6QuJFFJgb7yMY2iQ68DQBTT/aSY9eU7hgcEGyz8gyWyQ3pZMhuoFhDMHAj/rE1e",
+	"sHms2fRt26+KgGE+iHGRLfcBOjhmg9Vw+Wz6j0lXXyN5FVgW6EkonyYyMnLTE2tFBDLIAiEYN9c8dm33",
+	"b4vNTf88IUgPobHzKYN3WF1GngFROOSgg6zqFxs02V6UiEDkgK8VmUNb71ZAWGh0S2hRiei2VVfxnR3n",
+	"W94/P0bNtXNrfQzyLON0GfGTAyq2jdtFiKf7cGBcQSUMdAGspB4Mei14yX2uTwkM5hve9HfZKustw/Ni",
+	"2TdeWlXKW4RrS4kSNFYz6evs3KqCgfB3HPManf0Ys4RMWOi6CyBTxcJvksdsSTQLBwKy043sTliM7SKH",
+	"JyGbx1IzMV60X7PF0FiYaSJyiEjZLJt73W6l6IYB7l8JnpsDNML541uvw4JyrtZvaWfasVZZmdkROIgQ",
+	"RpOIs6SUHVA6zK8OYLZmqpbOHm3eR5v30eb9o9qU0kRnCMdZMwNMs3/TO3vbO8160RhKRIjLRSRpEapt",
+	"ZdLHhvZsjYQGd+j3IJwvML6IDlLbzQHK8t+enZl/2m3UBcUbEOC8EEfXbvNuJgPnqrW1eKGUSb74LgCK",
+	"PbBVo+iW+PDu/PL1q9Pzd4HL/8LeEaUxm5f9q+uAvDm6CMjR6UmQr/OzqMJsNJPyBv9w4P0Z1ICZNPgy",
+	"WvnOfw4YO1ju0omc0QIkRlD45hsAcG0rzowqke1LlDAaLlwxWgZwipFau09QtWD9JJ15WJHMCGeSMz++",
+	"L4e0mxjM8oE0hEdP9NeWyo8y9lHGfplf2TNu8q9//n+WuWXSNnBIYDYCqHLdd6CBI3B5FATcNmNV6ZyF",
+	"X9WbXCN9cajvQfye8kmuf5B1ZcBeAka97ag0lV6wQhkC4oO42mYvlTJh7MuhqYbUbCzfxhwiTMWGB+zP",
+	"sOCTJ0TeiYAIw6zgwPL3x8bDV8tEd4TErB1Quqgbo9hlCVk0gOPmYHRcHxvQFzaQk5cw3KOgfBSUj4Ly",
+	"UVB+j4KyZOKApIz4RBd77FnZ6Vl6lZ3xAFJRaRl/DzLxCqrAChZp4O1RmTgxVmWZwpWGqndHrnMZMoLg",
+	"cwWMcpkQAKYz/3h9cnp6QJbkzWpZZ3YrrmrObKb/3cokM7leFD1Ko0dn6qP8+qPl1x/gHL0+v/jQOz0F",
+	"QQQ9v5DNWjsti7IUPKf3Fj7+VNpMTKFedg3EJvyqaHiMqUBWL4IMklkxrbmY2p6cgEoSAVfW9IYBfCJh",
+	"H+k8jphvMRYnTLGqUD80pPTj9e1Ev2W4qzTY6gbquCeBq5vGnrpJGpllzrSOg5zJHSdyzJT6EzZbtSfv",
+	"O6wfVC8RTtOvclsEt3q63IHRdsJk0U5SOMpq1cRdfWjgL/SBZe+xTDSqCHBOFikWm0iizhAxhVln8N1A",
+	"xFQ5vDIsQFVETgLrNp9wqNd2WBMhTxjcTwsceyfTKATk84FQEM7+yVxeSoZmnGPbhmaIrZyHSPe2vnuY",
+	"qRrDqjD2cbK4TMWlmW7j2yggdoQ/pobHDW7Oqx6Kx3z7l0q4+QPsHhZHdFEuvfbanUVg9T4tuCC5Ro1g",
+	"CcGlugNvkSd4vBpbo4ytuPif9CJmn1fCdTmpZLsdOBZlG5hzTZrVvEomjlXVNIUsyYGHlDm1eRbw7WO6",
+	"WYGac0RQoYFYk1IFTg9Zp358W9hRPN/rRczyuZd1hL9j51V7AS4ZDRftOQ1Z8ZIq0rSFN+1pSpMw8EZN",
+	"e0o1C4jSNIrad1SPZ6GcBkRL2Z5TAQJWcDFtkVymZjZ/2DC3pYcEiobw8lnSzDbeqOpYCoS9Ws+vrO20",
+	"Tr5vpgNe2J15kFuJg61CC/YE9Hg1K3XHJ/6OkWZSR7StoJrqDgmCME9kYl+HsDMy1d/djU2hgWjdfX0H",
+	"IR9B8CyxtFGQ3gmhUyZ0iwjGQkW0hNYDJVMLvGlc5XmdTDUUVTiI21CO1QGh5A1NbkJ5J8g05SELsJMP",
+	"QjW5zc4U2FuacDryKnCx0NKY10ldX67ynXwLa39AOflWrUDjgZNwPshHyVlxPX+WdxvRmiEpT0kIDeYE",
+	"aEErLFKTkauekFSBkv7QG7vOzVEAmWa+g6tiDNxTCPEpJInplIvpAfQg9SiGlMyoCCdphHjVFd1gFWMK",
+	"8RzzWOgQdzU3NoVMatsqzcUHCI2MmIXQ8BBHGwbg9qICUVOzFqFSO/9na50kfSDpuUpu5psP/Ln8ImZV",
+	"6N8qpLoJwkN0LnwND8g2gPF5JKgcDTsVd5ywkAnNaRRkyR7oL7lhsSapCBEPjnBbsuM9GxbE36nQBPud",
+	"Zh4QFrEpxVvONTYTB0eujJnArjrwmYau/uxjzBMW5FzvCtqGmYk4ENFbloR8jP5Cqw044D/byrzVISda",
+	"OfhTaObr+lqILN88V9cQoHTLQLI5YuZBk7IiSH7gVwWTKoFoZ4ITYk1YXZgB33OXPqHSOSt0cfZBqnkJ",
+	"yt720cbkEXsO5jkeugwT0IqEYQHAGDrkspQgaTvNYKqO5wl57PCYJkxUtMk7BmrKLuv3Ce6VzQ/mW1MK",
+	"iWsJD3OdByDt5S+LR/9QwZwip15DY7j9dg45vOHxjEdhwmyJ6pczYDztgt4S2MMGJ7BjD/dAva+tbiw2",
+	"ZM+UH1frCGlhXENYZMQIC7lrdAkccETHN9YcfntNmtTWPjp3BYnYBF42/Nvf/jbMZSjjy7EWutwIg67s",
+	"OW+0lqwfxr7R28Y6WphBoN9nVfP4lZr+w6gMGxCh2/xHnX65+JJWbZTL4HeSlH0058T1YYkKFdbpAw0+",
+	"QB+eYluHFYBrIxkugPVUUgEZ8nDohL/7qQMSNTdwIOapshhsNhdTzzoEdX7HrSDRNZZQwmY1jcypaB4Y",
+	"iOaw5OrqgPfqt+77zt2MiQ5gJQ9bAfo2cgYQgPBaeOCBaB71T3O6BLJOWzrOlUfrdbjW2MgQuEDuHAai",
+	"mXsY1gd3+NDYJ+PFOGKHxDWleUFCxmJrluTPG8NUyJvW8J5C0o1lgvj9QKwjs3Khd1WA6yLVX00TuV9w",
+	"jEbR+aR2sAp1xK4aBv3Ynsq2xSM2r+5c0rs3WAj70LG0rVgpKqxxRMc+n2f3j5uJVYe/a76++/R7j/Ed",
+	"wS4iJBecbJFvVrX+I3g0I1bUbjZqG0Tv2iO4a1hCv2mgr2zf7mRW6ipTF1U/G/HzT1hra2q4WWp1QDI1",
+	"HGe/u4uJ7FClzj4aowB2rUNOlEqZhSaTLoR0cX51XZXQfitv2FE2w69oKu1X2fNmuPBRvynpN2ZXSk6O",
+	"J6pABtAWXt4wka8l9BWE9ugtQl0hF+/rGApGz/ZNVAq6Sl7PtriG65R3rq2W4HrtWcSiMtk7DUbRhcJE",
+	"lUpFvkC9DyB9cuPVJZj6XzxRZM40Dammj0S/FEer3CfSRMwrQwFA8S5JiSOloXLW+iPU+MoMrWs3T9Ic",
+	"Lm7UhyGQ9v6LXBuIA2gLkVARyjkZQZla1t1IpfPWQMiY2XoqZPa9ixPSxLxc8/fO7W4LXIlwt/PeAYR1",
+	"AqfnQLBIWQedb49kdF5wzZthr37utfeePXcmvXnVTN7Z7F1jGXQGomCJz6xRnZ3UAeFKpUYSoW/PimIF",
+	"XU+t6j8QDivjPixrII6dn7LMbayMLPp+O6Q3EMOq+wmCcKlD6N1Mwhpsw2BPbQMBs61EW4E3rRKT5WYv",
+	"aaJsrWFRoFtfsQrILtGSvPjheZc0KVkwmrQO0VkiUx2QH/a6pPm0S0K6UK0OOctzRwA5hfZUZuqHuBh7",
+	"HFqSRGqqWW0nGR3B7KobyZj5bNtIBnLu24qZHTHs/ujk+FKR5l73aafb2d192unu7O0H5grsHoSjFwcH",
+	"O0/3WpArGIYJU4rl6d7IibEUgo0RSC/wxt7Tvfz+ULFwz3fIf7RfyeSOJiELzb+wt48l+xGbcbxsgM2V",
+	"JoDckyoz0ziRHxd1G0WjSN6xsOcmWd4w7CXTONjr7r8Ivm6T069nqeAN2EZi5XKeLVdDFoERikbQmDEa",
+	"Mow4HtHxjLWPMvTg4ouFbAOzPsiHDGx4w1rOnZV9bz4/SsycxES13lg/cMGX9cVMcpQ1Kc+Gi5UacEO+",
+	"Qm7jkskD3J5Gq9q9Z5E4iAsJiIuhlFCkKVOteMiIvYS2rEf5Lnt3AlrBc60gzws7ayWpUAGhJOSKjqKC",
+	"W8lCcNhs0BlLWCG3X0DiNIhSkAZZB2kItxiOEB6AIMx1UrUSLMhicxgLF9ryYp5D9MLnOqRPxzP3Ets9",
+	"NLcVFMOKNlonIXRIxhD2w8zVwKKaYKQRNvmJIjfA4WybcfKsC0XQiHRtXVaHrujHWIpHEOtEx1eh8IiG",
+	"KFvNfYfdyYqDrBLiT3ZdHP7SUcAaSXlh5qn4P5jviJY1RHtW3w8NTIvaXmjbSjCzEcNsZ4YuwyZO2C2X",
+	"qYLdrJsKRo7rpUM3eNB+XseOmOwJ1GUqnAuGRCInJDvUR4ZbMlEKDNYpsVl9REAEu8v1IZRuV6kmlGg+",
+	"Z9++QXV1E+lblqhV0MXXjjNN6NgYJIrYVsj2waH34+PnH0Ypj8IPXEzk0NhqCR+7YhSIRYPtb/7+SZJY",
+	"sTSUbfsmLO2Cx9FjZQ0fmeoWcrJfjq4gbwJ+7ZI7zOYBu4OgLEixhDEyo4bxj+V8zrWGlphUTJmty/pJ",
+	"GmkQYcjBxyEiqicymXdITyy8MwICQmCzLPkrIIooJWlyjb4HV3xJRzLVPoOpdWhtKGOVYqtoxP53vgsz",
+	"qxEbW5ySwgJpbp5umzSLIuhWaPTCxBq9N8Iw40lE7yCHUieLSh/IL/a0vyFjcUPUaJB4vi7JDs3PP2FZ",
+	"WI5mc2Y0wppgzDkLcCmZJmOWHazNk8lQwIuQsOZNazKlZoxGevaPerXJhr33ul1zY6HtpFUibOEHzliR",
+	"n6+vLwIoZvHOlJBqOjI3NZTMJrpzCM1j1wxhngayJc2EWUw04ZpdoA0K3ZYZC1l18uzPMP1vSYR2hHrM",
+	"cNgDrkgadx6ajtg4TbheNA5+e19MqsO9PSgck51iRh949I33QAfIX9VK5m1/YxvZOlACQ7gW1c6lTypZ",
+	"45O1cYSnh0SNExozB4lrvgOKt35ZB5MT1aVSvLHTXXvwmn3UO3FE+X1a1tsFd/7aSsdFIudG5KXKn3DT",
+	"bBthH2OpMIPdSDOqzZWE3HpKkIfAwYFP/YYtXHDeOT2qaG0lL4KShs1YkY8MeBbj8nMyCK45nyLRQL4D",
+	"IhgE5Fn3adbSvMiTsAggx5SgHF4ndDLh41z3eJjnRuwJKov+GO4EQxsBDuz5QVlT0HjW3Sa0u4KVXboj",
+	"ObjPaVdzu+JwnxojRhOWmJGNnUZj/prBPIzRhDK0yoy8huxWNBsjOaaRk9xNq9XCn0OXdWoUqikWSaZJ",
+	"1DhozLSOD3Z2dvd+6HQ73c7uwYvui25j2VI0GiRmCf6avTbB3GLrjsSKcZkAGY8jDqVrCWTqck2a0EMa",
+	"J9WxFQedsZwPM0fl9ekVeiah4Gy424UpPYMpDS1IjF2d23jQKhcuxd46TchMKq1Ic9hu20/a8MmwBU4h",
+	"xcjby1PrJQXd0032DioCgFihLhYpKdusT0Dv7PPBzs4n88bPjaDhayQMpc18oAROxNjr5kzMx7ixwZK/",
+	"XOls3yABCD5CX2NeE4OEIDoes1i34BrhXIqjmdM00oiJdA7UpnXcCOzHhubee0pchsezmhCWBBdYEGyB",
+	"tfotAS9TyJWvb0AtkSe+Pjf/vO8QUO2NyGp+5cT201zEhQnEUTrllc8DHrExV9AfhnNQmupUBWTGlZbJ",
+	"AltRyKk6dCi2+XfnYIirXs9Y4l7vu4rkH3eIHVWbYw6xfcWEJn0IyiidMDovDA6l2hUP/w9DhrC1mKVO",
+	"uQaMjmyj7XXIvYyLONV1m6z4VBghNKNq1gZbjIVZ054JZtfb6k37PtfnpGJp5coXZfYpcyNagwJrYQBV",
+	"AbAPnS1RhqPIk0rOa1ATfRGhIjNm7GsPIERGi2IZhxsJihcsJiLX8ISDr3mifE1tbnwPDFSzjbUBywMs",
+	"pqdVXupmrkbQ2OBxIqcJnbesF9KmF4cq56WtTo0AwW8GB+UHUCCBfZk3QLEG4HH5PAX4iGuXJGn94GOa",
+	"JJwpZOrt7CgxtkHH+oDsdsgptG45IM+7Xc8VCSVzLlKNbSHyYZS9LrlLjIGWfVj6NdqPAXm+T17zH8lI",
+	"hmYOzf29lwHZ333ayp/BFBLyKvffLD73Kazc68r+DXOmacULXqH3BxwbtQavSsczI81sHYuCpkw5VgaW",
+	"bYWwxFOx2gIWzWDmJS+pi02bIBfY2EZo2S9kC+F5YrN8INPAF4oaLREs1ZYn71yYD0Zs/vr29XXvQ+/i",
+	"5MPr/q8BKfx55f5+c3ThPmu5fAOjPxuTh4VklGoHvOSko7nBJQ3bUKIlqBFMbuwT1qgL2iyHv+wumo1q",
+	"fH7/+f8PAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -122,6 +122,38 @@ func TestApplyKeepsMaskedSecrets(t *testing.T) {
 	}
 }
 
+// TestApplyReportsEveryProblemAtOnce: one apply lists every problem of the
+// document, whichever check finds it: a bad id, an empty name, an unknown
+// config field, a credential in a plain header (the type's own check) and a
+// masked secret with nothing stored to keep. Before, the masked secret was
+// reported only once the rest parsed, and the header only once no field
+// check failed.
+func TestApplyReportsEveryProblemAtOnce(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := t.Context()
+	bad := `{"sessionId": "Bad Id", "name": "", "workflows": [{"workflowId": "w", "nodes": [
+		{"nodeId": "start", "type": "MANUAL"},
+		{"nodeId": "call", "type": "HTTP_REQUEST", "config": {"url": "https://example.com/x", "authorization": "***",
+			"headers": {"X-Api-Key": "k"}, "timeoutMs": 5}},
+		{"nodeId": "out", "type": "RESULT"}],
+		"edges": [{"source": "start", "target": "call"}, {"source": "call", "target": "out"}]}]}`
+	_, err := e.apply.Handle(ctx, sessionapp.ApplyInput{ID: "Bad Id", Document: []byte(bad)})
+	ve, ok := errors.AsType[*fault.ValidationError](err)
+	if !ok {
+		t.Fatalf("got %v, want a validation error", err)
+	}
+	var paths []string
+	for _, v := range ve.Violations {
+		paths = append(paths, v.Path)
+	}
+	want := []string{"sessionId", "name", "workflows[0].nodes[1].config.timeoutMs",
+		"workflows[0].nodes[1].config.headers.X-Api-Key", "workflows[0].nodes[1].config.authorization"}
+	if !slices.Equal(paths, want) {
+		t.Fatalf("violations at %q, want %q:\n%v", paths, want, ve.Violations)
+	}
+}
+
 func TestInvalidDocumentChangesNothing(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)

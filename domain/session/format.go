@@ -21,13 +21,21 @@ type ParseOptions struct {
 	// ID is the session id the caller addressed (the URL path). When set, the
 	// document's sessionId may be omitted and, if present, must equal it.
 	ID string
+	// KeepSecrets makes a secret sent back as MaskedValue take its value
+	// from Stored, the session the document replaces (nil: none is
+	// stored); one with nothing to keep is a violation in the same answer
+	// as every other. Without it MaskedValue is read like any value.
+	KeepSecrets bool
+	Stored      *Session
 }
 
 // Parse reads a session document and checks every rule of the format at once:
 // field names and types (unknown fields are rejected), ids, lengths, the DAG
 // rules, ports and plugin configs. It returns a *fault.ValidationError listing
 // all violations, or the session and warnings about things that are legal but
-// probably unintended (a node no trigger reaches).
+// probably unintended (a node no trigger reaches). Nothing is checked in a
+// later stage: shape, ids, graph, plugin configs (with their own checks)
+// and, with o.KeepSecrets, masked secrets are all in the one answer.
 func Parse(data []byte, c Catalog, o ParseOptions) (Session, []string, error) {
 	root, err := jsonvalue.Decode(data, "")
 	if err != nil {
@@ -38,10 +46,29 @@ func Parse(data []byte, c Catalog, o ParseOptions) (Session, []string, error) {
 	// The graph rules run even when the shape had errors, on whatever parsed,
 	// so one answer lists every problem a user must fix.
 	r.check(&s, c)
+	if o.KeepSecrets {
+		var vs []fault.Violation
+		s, vs = s.KeepSecrets(o.Stored, c)
+		r.vs = append(r.vs, vs...)
+	}
 	if len(r.vs) > 0 {
 		return Session{}, nil, invalid(r.vs...)
 	}
 	return s, warnings(s, c), nil
+}
+
+// DocumentID returns the sessionId a session document names, or "" when it
+// names none or cannot be read (Parse then says why). A caller that must
+// load the stored session before Parse (to keep its secrets) finds it by
+// this id.
+func DocumentID(data []byte) string {
+	root, err := jsonvalue.Decode(data, "")
+	if err != nil {
+		return ""
+	}
+	m, _ := root.(map[string]any)
+	id, _ := m["sessionId"].(string)
+	return id
 }
 
 func invalid(vs ...fault.Violation) error {
@@ -125,18 +152,24 @@ func (r *reader) session(v any, o ParseOptions) Session {
 		return Session{}
 	}
 	var s Session
-	if _, ok := m["sessionId"]; ok || o.ID == "" {
+	// One sentence per problem with the id: a sessionId that differs from
+	// the URL's is reported as that, not also as a bad id (the fix is to
+	// make it the URL's, or drop it).
+	raw, isString := m["sessionId"].(string)
+	switch {
+	case o.ID == "":
 		s.id = r.id(m, "sessionId", "", "session")
-	}
-	if o.ID != "" {
-		if s.id != "" && s.id != o.ID {
-			r.add("sessionId", "is %q but the URL names session %q; they must match (or omit sessionId)", s.id, o.ID)
+	case m["sessionId"] == nil:
+		s.id = o.ID
+		if !ValidID(o.ID) {
+			r.add("sessionId", "session id %q (from the URL) must match %s (lowercase letters, digits, '-' and '_', starting with a letter or digit)", o.ID, idPattern)
 		}
-		if s.id == "" {
+	case isString && raw != o.ID:
+		s.id = o.ID
+		r.add("sessionId", "is %q but the URL names session %q; they must match (or omit sessionId)", raw, o.ID)
+	default:
+		if s.id = r.id(m, "sessionId", "", "session"); s.id == "" {
 			s.id = o.ID
-			if !ValidID(o.ID) {
-				r.add("sessionId", "session id %q must match %s", o.ID, idPattern)
-			}
 		}
 	}
 	s.name = r.str(m, "name", "", true, MaxTextLen)

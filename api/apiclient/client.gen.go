@@ -1944,6 +1944,9 @@ type Supervisor struct {
 
 	// TickSeconds Absent when no ticks are sent.
 	TickSeconds *int `json:"tickSeconds,omitempty"`
+
+	// Warnings What is legal but probably not meant, on an apply's answer and on a read: an owned session or workflow that does not exist (the supervisor acts on it once it is created). Absent when there is none; ignored when a document read is applied back.
+	Warnings *[]string `json:"warnings,omitempty"`
 }
 
 // SupervisorCredential A supervisor's agent API credential, without its token.

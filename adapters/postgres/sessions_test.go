@@ -275,3 +275,31 @@ func TestReadyAfterMigrate(t *testing.T) {
 		t.Fatal("Ready with migrations pending: got nil, want an error")
 	}
 }
+
+// TestContentsCountsWhatADatabaseHolds: the start-up line's counts, and
+// none (not an error) for a database not migrated yet.
+func TestContentsCountsWhatADatabaseHolds(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.NewDatabase(t)
+	pool, err := postgres.NewPool(dsn, postgres.PoolOptions{MaxConns: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	apply := sessionapp.NewApplySession(postgres.NewTransactor(pool), registry(t), time.Now)
+	for _, id := range []string{"a", "b"} {
+		if _, err := apply.Handle(t.Context(), sessionapp.ApplyInput{ID: id, Document: doc(id, "w")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s, sv, err := postgres.Contents(t.Context(), dsn); err != nil || s != 2 || sv != 0 {
+		t.Fatalf("Contents = %d sessions, %d supervisors, %v; want 2, 0", s, sv, err)
+	}
+	admin := pgtest.Cluster().DSN("postgres")
+	if err := postgres.EnsureDatabase(t.Context(), admin, "unmigrated_contents"); err != nil {
+		t.Fatal(err)
+	}
+	if s, sv, err := postgres.Contents(t.Context(), pgtest.Cluster().DSN("unmigrated_contents")); err != nil || s != 0 || sv != 0 {
+		t.Fatalf("Contents of an unmigrated database = %d, %d, %v; want 0, 0, nil", s, sv, err)
+	}
+}

@@ -53,6 +53,15 @@ func TestApplyReportsEveryProblem(t *testing.T) {
 		t.Errorf("stderr names a REST route; the CLI's hints name yukta commands\n%s", out)
 	}
 
+	// A repeated key is one problem among the rest, not the only answer.
+	dup := write("dup.json", `{"sessionId": "ci", "name": "a", "name": "b", "workflows": [{"workflowId": "w", "nodes": [{"nodeId": "t", "type": "NOPE"}]}]}`)
+	out = yukta(t, srv.URL, "apply", dup)
+	for _, want := range []string{"2 problems found", "name: appears twice in one object", `workflows[0].nodes[0].type: node "t": unknown plugin type "NOPE"`} {
+		if out.code != 1 || !strings.Contains(out.stderr, want) {
+			t.Errorf("repeated key: want exit 1 and %q on stderr\n%s", want, out)
+		}
+	}
+
 	broken := write("broken.json", `{"sessionId": "ci", "name": "x", "workflows": [{"workflowId": "w", "nodes": [{"nodeId": "t", "type": "MANUAL",}]}]}`)
 	out = yukta(t, srv.URL, "apply", broken)
 	for _, want := range []string{"is not valid JSON at byte 110", "(in workflows[0].nodes[0])"} {

@@ -37,7 +37,10 @@ type ParseOptions struct {
 // later stage: shape, ids, graph, plugin configs (with their own checks)
 // and, with o.KeepSecrets, masked secrets are all in the one answer.
 func Parse(data []byte, c Catalog, o ParseOptions) (Session, []string, error) {
-	root, err := jsonvalue.Decode(data, "")
+	// A text that reads is checked whole even when it breaks a strict-JSON
+	// rule (a repeated key, U+0000): those come with the rest, and a rule
+	// about a place they reported already is not said again.
+	root, rules, err := jsonvalue.DecodeAll(data, "")
 	if err != nil {
 		return Session{}, nil, invalid(jsonvalue.DocumentViolation(err))
 	}
@@ -51,10 +54,32 @@ func Parse(data []byte, c Catalog, o ParseOptions) (Session, []string, error) {
 		s, vs = s.KeepSecrets(o.Stored, c)
 		r.vs = append(r.vs, vs...)
 	}
+	if len(rules) > 0 {
+		vs := make([]fault.Violation, 0, len(rules)+len(r.vs))
+		for _, e := range rules {
+			vs = append(vs, e.Violation())
+		}
+		for _, v := range r.vs {
+			if !slices.ContainsFunc(rules, func(e *jsonvalue.Error) bool { return within(v.Path, e.Path) }) {
+				vs = append(vs, v)
+			}
+		}
+		r.vs = vs
+	}
 	if len(r.vs) > 0 {
 		return Session{}, nil, invalid(r.vs...)
 	}
 	return s, warnings(s, c), nil
+}
+
+// within reports whether path is place or inside it ("a.b[0]" is within
+// "a.b"; "a.bc" is not).
+func within(path, place string) bool {
+	if place == "" || path == place {
+		return true
+	}
+	rest, ok := strings.CutPrefix(path, place)
+	return ok && (rest[0] == '.' || rest[0] == '[')
 }
 
 // DocumentID returns the sessionId a session document names, or "" when it
@@ -62,7 +87,7 @@ func Parse(data []byte, c Catalog, o ParseOptions) (Session, []string, error) {
 // load the stored session before Parse (to keep its secrets) finds it by
 // this id.
 func DocumentID(data []byte) string {
-	root, err := jsonvalue.Decode(data, "")
+	root, _, err := jsonvalue.DecodeAll(data, "")
 	if err != nil {
 		return ""
 	}
@@ -376,7 +401,7 @@ func (r *reader) checkWorkflow(path string, w Workflow, c Catalog) {
 	if len(w.nodes) == 0 {
 		return // nodes missing, empty, not a list or over the limit: already reported
 	}
-	untyped := false // a node whose type could not be read may be the trigger
+	untyped := false // a node whose type could not be read, or is unknown, may be the trigger
 	for i, n := range w.nodes {
 		if n.id != "" { // a node without an id is already reported; no edge can name it
 			index[n.id] = i
@@ -389,6 +414,7 @@ func (r *reader) checkWorkflow(path string, w Workflow, c Catalog) {
 		d, ok := c.Describe(n.typ)
 		if !ok {
 			r.add(join(p, "type"), "node %q: unknown plugin type %q; call GET /api/plugins (MCP: list_plugins) for the available types", n.id, n.typ)
+			untyped = true // the type meant may be the trigger
 			continue
 		}
 		descs[n.id] = d

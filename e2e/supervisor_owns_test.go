@@ -12,8 +12,8 @@ import (
 
 // TestSupervisorOwnsMissingSession: owning a session that does not exist
 // is accepted (it may be created later) but said: in the apply's answer
-// (REST and the CLI) and on every read (REST GET, MCP get_supervisor, yukta
-// supervisors show), until the session exists. A document read with its
+// (REST and the CLI) and on every read (REST GET, MCP get_supervisor, the
+// agent's GET /self, yukta supervisors show), until the session exists. A document read with its
 // warnings applies back as it is. Before, the apply answered 201 with no
 // word and GET showed nothing.
 func TestSupervisorOwnsMissingSession(t *testing.T) {
@@ -64,6 +64,17 @@ func TestSupervisorOwnsMissingSession(t *testing.T) {
 	mustCall(t, mustConnect(t, srv.URL, ""), "get_supervisor", map[string]any{"supervisorId": "guard"}, &details)
 	if len(details.Warnings) != 1 || !strings.Contains(details.Warnings[0], missing) {
 		t.Fatalf("MCP get_supervisor warnings: %q", details.Warnings)
+	}
+	// The agent reads it of itself too.
+	st, b, _ := call(t, srv, "POST", "/api/supervisors/guard/credential", "", nil)
+	var cred struct{ Token string }
+	if st != 201 || json.Unmarshal(b, &cred) != nil {
+		t.Fatalf("credential: %d %s", st, b)
+	}
+	st, b, _ = call(t, srv, "GET", "/api/agent/v1/self", cred.Token, nil)
+	var self struct{ Warnings []string }
+	if st != 200 || json.Unmarshal(b, &self) != nil || len(self.Warnings) != 1 || !strings.Contains(self.Warnings[0], missing) {
+		t.Fatalf("agent GET /self: %d %s, want the warning", st, b)
 	}
 	out = yukta(t, srv.URL, "supervisors", "show", "guard")
 	if out.code != 0 || !strings.Contains(out.stderr, "warning: "+missing) || strings.Contains(out.stdout, "warning") {

@@ -1030,6 +1030,9 @@ type AgentSelf struct {
 	// Parents The parent chain, nearest first.
 	Parents []string `json:"parents"`
 	Reviews []string `json:"reviews"`
+
+	// Warnings Owned sessions or workflows that do not exist (yet): you act on them once they are created. Absent when there is none.
+	Warnings *[]string `json:"warnings,omitempty"`
 }
 
 // AgentSelfContract defines model for AgentSelf.Contract.

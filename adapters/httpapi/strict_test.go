@@ -288,7 +288,7 @@ func TestStrictBodiesAreRefusedNamingThePlace(t *testing.T) {
 	}{
 		// Session documents: the domain parser names the place in the document.
 		{"session name NUL", "PUT", "/api/sessions/s1", `{"name":"a\u0000","workflows":[{"workflowId":"w","nodes":[{"nodeId":"t","type":"MANUAL"}]}]}`, nil, "name", "U+0000"},
-		{"session name raw NUL", "PUT", "/api/sessions/s1", "{\"name\":\"a\x00\","+`"workflows":[{"workflowId":"w","nodes":[{"nodeId":"t","type":"MANUAL"}]}]}`, nil, "name", "U+0000"},
+		{"session name raw NUL", "PUT", "/api/sessions/s1", "{\"name\":\"a\x00\"," + `"workflows":[{"workflowId":"w","nodes":[{"nodeId":"t","type":"MANUAL"}]}]}`, nil, "name", "U+0000"},
 		{"session LOG message NUL", "PUT", "/api/sessions/s1", strings.Replace(logDoc, "%s", `"x\u0000y"`, 1), nil, "workflows[0].nodes[1].config.message", "U+0000"},
 		{"session LOG message invalid UTF-8", "PUT", "/api/sessions/s1", strings.Replace(logDoc, "%s", "\"x\xffy\"", 1), nil, "workflows[0].nodes[1].config.message", "UTF-8"},
 		{"session repeated key", "PUT", "/api/sessions/s1", `{"name":"a","name":"b","workflows":[{"workflowId":"w","nodes":[{"nodeId":"t","type":"MANUAL"}]}]}`, nil, "name", "twice"},

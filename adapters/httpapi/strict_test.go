@@ -538,3 +538,24 @@ func TestEveryProblemHasOurType(t *testing.T) {
 		t.Errorf("internal error logged %d times, want once", n)
 	}
 }
+
+// TestPutSessionChecksThePathIDWithTheBody: a session id in the URL that
+// breaks the id rule is one violation among the body's (the parser checks
+// it with the document's sessionId, x-yukta-checks-path), not an answer of
+// its own that hides them; other routes still refuse a bad path id alone.
+func TestPutSessionChecksThePathIDWithTheBody(t *testing.T) {
+	t.Parallel()
+	srv, _, _ := strictServer(t, Config{})
+	h := srv.Handler()
+	a := send(h, "PUT", "/api/sessions/Bad%20Id", jsonCT, []byte(`{"name":"","workflows":[{"workflowId":"w","nodes":[{"nodeId":"t","type":"MANUAL"}]}]}`))
+	var paths []string
+	for _, e := range a.p.Errors {
+		paths = append(paths, e.Path)
+	}
+	if a.status != http.StatusBadRequest || strings.Join(paths, " ") != "sessionId name" {
+		t.Fatalf("PUT with a bad path id: %d %s, want 400 at sessionId and name", a.status, a.body)
+	}
+	if a = send(h, "GET", "/api/sessions/Bad%20Id", "", nil); a.status != http.StatusBadRequest || len(a.p.Errors) != 1 || a.p.Errors[0].Path != "path.sessionId" {
+		t.Fatalf("GET with a bad path id: %d %s, want 400 at path.sessionId", a.status, a.body)
+	}
+}

@@ -137,7 +137,7 @@ func logDataFolder(ctx context.Context, log *zap.Logger, c *localpg.Cluster, dsn
 	if !c.Created() {
 		msg = "data folder reused"
 		if at := c.InitializedAt(); !at.IsZero() {
-			fields = append(fields, zap.Time("cluster_created_at", at.UTC()))
+			fields = append(fields, zap.String("cluster_created_at", at.UTC().Format(time.RFC3339)))
 		}
 		if sessions, supervisors, err := postgres.Contents(ctx, dsn); err == nil {
 			fields = append(fields, zap.Int64("sessions", sessions), zap.Int64("supervisors", supervisors))

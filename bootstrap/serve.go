@@ -77,6 +77,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		dsn = cluster.DSN(embeddedDatabase)
+		logDataFolder(ctx, log, cluster, dsn, cfg.DataDir == defaultDataDirOf(os.Getenv))
 		// Deferred after cluster.Stop, so it runs before it.
 		var stopSupervising func()
 		lost, stopSupervising = superviseCluster(cluster, status, log)
@@ -124,4 +125,26 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		code = 1
 	}
 	return code
+}
+
+// logDataFolder says, as the first thing a person reads, which folder and
+// cluster the server uses and whether it made them now or reused what an
+// earlier start left there (with what it holds), so a default folder
+// holding another install's sessions is not reused in silence.
+func logDataFolder(ctx context.Context, log *zap.Logger, c *localpg.Cluster, dsn string, isDefault bool) {
+	fields := []zap.Field{zap.String("data_dir", c.Dir()), zap.String("cluster", c.DataDir()), zap.String("postgres", c.Major())}
+	msg := "data folder created"
+	if !c.Created() {
+		msg = "data folder reused"
+		if at := c.InitializedAt(); !at.IsZero() {
+			fields = append(fields, zap.String("cluster_created_at", at.UTC().Format(time.RFC3339)))
+		}
+		if sessions, supervisors, err := postgres.Contents(ctx, dsn); err == nil {
+			fields = append(fields, zap.Int64("sessions", sessions), zap.Int64("supervisors", supervisors))
+		}
+	}
+	if isDefault {
+		fields = append(fields, zap.String("hint", "the default folder for this user; --data-dir (YUKTA_DATA_DIR) picks another"))
+	}
+	log.Info(msg, fields...)
 }

@@ -177,12 +177,14 @@ func newAgentUseCases(sups supervisorapp.Reader, signals *supervisorapp.ReadSign
 	answer *supervisorapp.AnswerReview, st *postgres.SupervisorRuntime, r *postgres.Reader, get *executionapp.GetExecution,
 	logs *executionapp.TailLogs, wf *sessionapp.GetWorkflow, sched *executionapp.GetSchedulerStatus, log *zap.Logger,
 	delegate *supervisorapp.Delegate, answerDelegation *supervisorapp.AnswerDelegation, refusals *supervisorapp.ListRefusals,
-	auth *supervisorapp.AuthenticateAgent) httpapi.AgentUseCases {
+	auth *supervisorapp.AuthenticateAgent, sessions *postgres.SessionStore) httpapi.AgentUseCases {
 	// One set of use cases for both doors (the REST routes and the MCP
 	// tools are made from one operation table, httpapi.AgentOperations).
 	watched := supervisorapp.NewReadAgentSignals(auth, signals)
+	self := supervisorapp.NewReadAgentSelf(sups)
+	self.UseSessions(sessions)
 	uc := httpapi.AgentUseCases{Caller: supervisorapp.NewAgentCaller(sups), Signals: signals, Watched: watched,
-		Self: supervisorapp.NewReadAgentSelf(sups), Snapshot: supervisorapp.NewReadAgentSnapshot(st, st, r),
+		Self: self, Snapshot: supervisorapp.NewReadAgentSnapshot(st, st, r),
 		Executions: supervisorapp.NewListAgentExecutions(st), Execution: supervisorapp.NewGetAgentExecution(st, get),
 		Logs: supervisorapp.NewReadAgentLogs(st, logs), Workflow: supervisorapp.NewReadAgentWorkflow(wf),
 		Scheduler: supervisorapp.NewReadAgentScheduler(sched), Inputs: supervisorapp.NewListAgentInputs(st), Refusals: refusals,

@@ -34,13 +34,18 @@ var supervisorModule = fx.Module("supervisors",
 		// SupervisorPolicy does not allow, a workflow supervisor whose
 		// session or workflow does not exist, or whose maxConcurrent is
 		// more than the reserved slot pool.
-		func(tx supervisorapp.Transactor, c *cel.Conditions, cfg Config, w executionapp.WorkflowReader) *supervisorapp.ApplySupervisor {
+		func(tx supervisorapp.Transactor, c *cel.Conditions, cfg Config, w executionapp.WorkflowReader, ss *postgres.SessionStore) *supervisorapp.ApplySupervisor {
 			a := supervisorapp.NewApplySupervisor(tx, c.Check, time.Now)
 			a.UsePolicy(cfg.SupervisorPolicy)
-			a.UseEngineChecks(supervisorapp.EngineChecks{Workflows: w, ReservedSlots: cfg.Slots.Reserved})
+			a.UseEngineChecks(supervisorapp.EngineChecks{Workflows: w, ReservedSlots: cfg.Slots.Reserved, Sessions: ss})
 			return a
 		},
-		supervisorapp.NewGetSupervisor,
+		// Applies and reads warn of owned sessions that do not exist.
+		func(r supervisorapp.Reader, ss *postgres.SessionStore) *supervisorapp.GetSupervisor {
+			g := supervisorapp.NewGetSupervisor(r)
+			g.UseSessions(ss)
+			return g
+		},
 		supervisorapp.NewListSupervisors,
 		// Deleting a holder releases its holds and resumes, through
 		// Control, the runs whose last hold it was; so does an ADMIN's

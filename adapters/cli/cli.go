@@ -151,10 +151,14 @@ func (e *env) problem(res *http.Response, body []byte) int {
 	if p.Detail != nil && *p.Detail != "" {
 		msg = *p.Detail
 	}
-	fmt.Fprintf(e.stderr, "%s: %d %s: %s\n", e.name, p.Status, p.Title, escape(msg))
+	fmt.Fprintf(e.stderr, "%s: %d %s: %s\n", e.name, p.Status, p.Title, escape(cliWords(msg)))
 	if p.Errors != nil {
 		for _, v := range *p.Errors {
-			fmt.Fprintf(e.stderr, "%s: %s\n", escape(v.Path), escape(v.Message))
+			path := v.Path
+			if path == "" {
+				path = "(document)"
+			}
+			fmt.Fprintf(e.stderr, "%s: %s\n", escape(path), escape(cliWords(v.Message)))
 		}
 	}
 	return exitFailed

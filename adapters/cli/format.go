@@ -199,6 +199,15 @@ func nodeNotes(n apiclient.ExecutionNode) string {
 			notes = append(notes, "breakpoint("+deref(bp.Field)+"="+truncate(compactJSON(bp.Equals), 40)+")")
 		}
 	}
+	if w := deref(n.Waiting); w > 0 {
+		// What a waiting node holds: a DELAY's timers read PENDING 0 0
+		// otherwise, with nothing received or emitted yet.
+		h := fmt.Sprintf("holding %d", w)
+		if n.DueAt != nil && !n.DueAt.IsZero() {
+			h += ", next due " + stamp(*n.DueAt)
+		}
+		notes = append(notes, h)
+	}
 	if e := deref(n.Error); e != "" {
 		notes = append(notes, "error: "+truncate(e, 120))
 	}

@@ -35,10 +35,30 @@ func (a *App) runCmd() *cobra.Command {
 	payload := c.Flags().String("payload", "", "trigger payload: JSON, @FILE, or - for stdin")
 	key := c.Flags().String("key", "", "Idempotency-Key: a repeated key returns the same execution")
 	watch := c.Flags().BoolP("watch", "w", false, "follow the execution until it ends; exit 0 SUCCESS, 4 FAILURE, 5 STOPPED")
+	addOutput(c)
 	return a.leaf(c, func(e *env, pos []string) int { return runRun(e, pos, payload, key, watch) })
 }
 
+// runRun starts a run. With -o json (or jsonl) stdout carries one JSON
+// document: the start's answer (as POST …/executions returns it: the
+// executionId, or a review's ticket), or with --watch the ended execution
+// (as GET returns it); what a person reads (progress, hints) goes to
+// stderr, and the exit code is the same as without -o.
 func runRun(e *env, pos []string, payload, key *string, watch *bool) int {
+	var document func(body []byte) int // nil: the lines for people on stdout
+	if e.machine() {
+		out := e.stdout
+		e.stdout = e.stderr
+		defer func() { e.stdout = out }()
+		document = func(body []byte) int {
+			e.stdout = out
+			return e.emit(body, "")
+		}
+	}
+	return startRun(e, pos, payload, key, watch, document)
+}
+
+func startRun(e *env, pos []string, payload, key *string, watch *bool, document func([]byte) int) int {
 	sid, wid, found := strings.Cut(pos[0], "/")
 	if !found || sid == "" || wid == "" || strings.Contains(wid, "/") {
 		return e.usageError("%q is not SESSION/WORKFLOW (e.g. hello/greet)", pos[0])
@@ -63,6 +83,9 @@ func runRun(e *env, pos []string, payload, key *string, watch *bool) int {
 		// A supervisor reviews the start: no run yet. --watch follows the
 		// review, then the run it starts.
 		if code := e.printTicket(t); !*watch {
+			if document != nil {
+				return document(res.Body)
+			}
 			return code
 		}
 		eid, code := e.awaitReview(t.ReviewId)
@@ -70,7 +93,7 @@ func runRun(e *env, pos []string, payload, key *string, watch *bool) int {
 			return code
 		}
 		fmt.Fprintf(e.stdout, "execution: %s\n", eid)
-		return e.watch(sid, eid)
+		return e.watchEnd(sid, eid, document)
 	}
 	out, existing := res.JSON201, false
 	if out == nil {
@@ -84,10 +107,33 @@ func runRun(e *env, pos []string, payload, key *string, watch *bool) int {
 		fmt.Fprintf(e.stdout, "existing: true (started earlier with idempotency key %q)\n", *key)
 	}
 	if !*watch {
+		if document != nil {
+			return document(res.Body)
+		}
 		fmt.Fprintf(e.stdout, "status: %s\n", out.Status)
 		return exitOK
 	}
-	return e.watch(sid, out.ExecutionId)
+	return e.watchEnd(sid, out.ExecutionId, document)
+}
+
+// watchEnd watches the run to its end; with -o it then writes the ended
+// execution as GET returns it (numbers as the server sent them).
+func (e *env) watchEnd(sid, eid string, document func([]byte) int) int {
+	code := e.watch(sid, eid)
+	if document == nil || code != exitOK && code != exitRunFailed && code != exitStopped {
+		return code
+	}
+	res, err := e.api.GetExecutionWithResponse(e.ctx, sid, eid)
+	if err != nil {
+		return e.callError(err)
+	}
+	if res.JSON200 == nil {
+		return e.problem(res.HTTPResponse, res.Body)
+	}
+	if c := document(res.Body); c != exitOK {
+		return c
+	}
+	return code
 }
 
 // failure is a call that did not return what was asked: no answer (err) or
@@ -231,17 +277,33 @@ func (e *env) followStream(ctx context.Context, sid, eid string, lastID *string,
 	if terminal(ex.Status) {
 		return ex, nil
 	}
-	r := newSSEReader(resp.Body)
+	records, stopReading := readRecords(resp.Body)
+	defer stopReading()
+	// On a terminal the table is drawn again every redrawEvery, so the
+	// elapsed time moves while nodes wait (a DELAY's timers send no event).
+	var tick <-chan time.Time
+	if v.tty {
+		t := time.NewTicker(redrawEvery)
+		defer t.Stop()
+		tick = t.C
+	}
 	dirty := false
 	for {
-		ev, comment, err := r.next()
+		var rec record
+		select {
+		case rec = <-records:
+		case <-tick:
+			v.show(ex)
+			continue
+		}
+		ev, comment, err := rec.ev, rec.comment, rec.err
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				err = errors.New("the server closed it")
 			}
 			return nil, &failure{err: err}
 		}
-		*lastID = r.lastID
+		*lastID = rec.lastID
 		switch {
 		case comment: // keep-alive: a cheap safety net
 			dirty = true
@@ -250,7 +312,7 @@ func (e *env) followStream(ctx context.Context, sid, eid string, lastID *string,
 		case ev.Event == "shutdown", ev.Event == "error":
 			return nil, &failure{err: fmt.Errorf("the server closed it with a %q event", ev.Event)}
 		}
-		if dirty && !r.buffered() {
+		if dirty && !rec.more {
 			dirty = false
 			if ex, f = e.getExecution(ctx, sid, eid); f != nil {
 				return nil, f
@@ -260,6 +322,46 @@ func (e *env) followStream(ctx context.Context, sid, eid string, lastID *string,
 				return ex, nil
 			}
 		}
+	}
+}
+
+// redrawEvery is how often run --watch redraws its table on a terminal.
+const redrawEvery = time.Second
+
+// record is one record of an event stream, as readRecords passes it on.
+type record struct {
+	ev      sseEvent
+	comment bool
+	err     error
+	lastID  string
+	more    bool // more of the stream was already read (a burst goes on)
+}
+
+// readRecords reads an event stream in its own goroutine, one record at a
+// time, until the stream fails or stop is called. stop closes body (which
+// ends a read in progress) and returns once the goroutine has.
+func readRecords(body io.ReadCloser) (records <-chan record, stop func()) {
+	out := make(chan record)
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		r := newSSEReader(body)
+		for {
+			ev, comment, err := r.next()
+			select {
+			case out <- record{ev: ev, comment: comment, err: err, lastID: r.lastID, more: err == nil && r.buffered()}:
+			case <-quit:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return out, func() {
+		close(quit)
+		_ = body.Close()
+		<-done
 	}
 }
 

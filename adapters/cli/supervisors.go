@@ -92,6 +92,9 @@ func runSupervisorApply(e *env, file, id string) int {
 		fmt.Fprintf(e.stdout, "parent: %s\n", escape(p))
 	}
 	fmt.Fprintf(e.stdout, "enabled: %t\n", out.Enabled)
+	for _, w := range deref(out.Warnings) {
+		fmt.Fprintf(e.stdout, "warning: %s\n", escape(cliWords(w)))
+	}
 	return exitOK
 }
 
@@ -137,6 +140,9 @@ type shownSupervisor struct {
 	Reviews         []string `json:"reviews"`
 	TickSeconds     int      `json:"tickSeconds,omitempty"`
 	Enabled         bool     `json:"enabled"`
+	// Warnings go to stderr, so the document printed stays the one to
+	// edit and apply again.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // runSupervisorShow prints a supervisor document (secret settings read
@@ -160,6 +166,10 @@ func runSupervisorShow(e *env, pos []string) int {
 	if len(doc.Engine.Settings) == 0 {
 		doc.Engine.Settings = json.RawMessage("{}")
 	}
+	for _, w := range doc.Warnings {
+		fmt.Fprintf(e.stderr, "%s: warning: %s\n", e.name, escape(cliWords(w)))
+	}
+	doc.Warnings = nil
 	b, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		fmt.Fprintf(e.stderr, "%s: %v\n", e.name, err)

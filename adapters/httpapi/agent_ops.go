@@ -190,9 +190,13 @@ var agentOps = []AgentOp{
 			for _, u := range sup.Owns() {
 				owns = append(owns, u.String())
 			}
-			return http.StatusOK, map[string]any{"id": sup.ID(), "name": sup.Name(), "engine": sup.EngineType(), "owns": owns,
+			out := map[string]any{"id": sup.ID(), "name": sup.Name(), "engine": sup.EngineType(), "owns": owns,
 				"parentId": sup.ParentID(), "parents": nonNilStrings(s.Parents), "allowedCommands": commandNames(sup.AllowedCommands()),
-				"reviews": commandNames(sup.Reviews()), "contract": AgentContract}, nil
+				"reviews": commandNames(sup.Reviews()), "contract": AgentContract}
+			if len(s.Warnings) > 0 {
+				out["warnings"] = s.Warnings
+			}
+			return http.StatusOK, out, nil
 		}},
 	{ID: "agentSnapshot", Method: http.MethodGet, Path: "/snapshot", Tool: "get_snapshot", Title: "Read a snapshot", ReadOnly: true,
 		Description: "The owned unfinished executions, their open inputs, the hold ledger and a cursor to read signals on from: read it when you start.",

@@ -17,7 +17,7 @@ func executionToAPI(v executionapp.ExecutionView) restapi.Execution {
 	for i, n := range v.Nodes {
 		en := restapi.ExecutionNode{NodeId: n.NodeID, Type: n.Type, Status: restapi.NodeStatus(n.Status), Received: n.Received,
 			Emitted: n.Emitted, Paused: n.Paused, StepMode: n.StepMode, StepCredits: n.Credits, Skipped: n.Skipped, Error: n.Error,
-			StartedAt: utc(n.StartedAt), EndedAt: utc(n.EndedAt), WallMs: n.RunTime.Milliseconds()}
+			StartedAt: utc(n.StartedAt), EndedAt: utc(n.EndedAt), WallMs: n.RunTime.Milliseconds(), Waiting: n.Waiting, DueAt: utc(n.DueAt)}
 		if bp := n.Breakpoint; bp != nil {
 			en.Breakpoint = restapi.Breakpoint{Field: bp.Field, Equals: bp.Equals, Condition: bp.Condition}
 		}

@@ -111,7 +111,7 @@ func (h *handlers) GetSupervisor(ctx context.Context, req restapi.GetSupervisorR
 	if err != nil {
 		return nil, err
 	}
-	return restapi.GetSupervisor200JSONResponse(supervisorToAPI(s.Supervisor)), nil
+	return restapi.GetSupervisor200JSONResponse(withWarnings(supervisorToAPI(s.Supervisor), s.Warnings)), nil
 }
 
 func (h *handlers) PutSupervisor(ctx context.Context, req restapi.PutSupervisorRequestObject) (restapi.PutSupervisorResponseObject, error) {
@@ -127,10 +127,11 @@ func (h *handlers) PutSupervisor(ctx context.Context, req restapi.PutSupervisorR
 	if err != nil {
 		return nil, err
 	}
+	out := withWarnings(supervisorToAPI(res.Supervisor), res.Warnings)
 	if res.Created {
-		return restapi.PutSupervisor201JSONResponse(supervisorToAPI(res.Supervisor)), nil
+		return restapi.PutSupervisor201JSONResponse(out), nil
 	}
-	return restapi.PutSupervisor200JSONResponse(supervisorToAPI(res.Supervisor)), nil
+	return restapi.PutSupervisor200JSONResponse(out), nil
 }
 
 func (h *handlers) DeleteSupervisor(ctx context.Context, req restapi.DeleteSupervisorRequestObject) (restapi.DeleteSupervisorResponseObject, error) {
@@ -214,6 +215,14 @@ func supervisorToAPI(s supervisor.Supervisor) restapi.Supervisor {
 	return restapi.Supervisor{Id: s.ID(), Name: s.Name(), Engine: restapi.SupervisorEngineConfig{Type: s.EngineType(), Settings: s.Settings()},
 		Owns: units(s), ParentId: s.ParentID(), AllowedCommands: commandNames(s.AllowedCommands()), Reviews: commandNames(s.Reviews()),
 		TickSeconds: s.TickSeconds(), Enabled: s.Enabled()}
+}
+
+// withWarnings adds the use case's warnings; none leaves the member out.
+func withWarnings(s restapi.Supervisor, warnings []string) restapi.Supervisor {
+	if len(warnings) > 0 {
+		s.Warnings = warnings
+	}
+	return s
 }
 
 func engineToAPI(d supervisorapp.EngineDescription) restapi.SupervisorEngine {

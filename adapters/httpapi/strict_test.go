@@ -288,11 +288,11 @@ func TestStrictBodiesAreRefusedNamingThePlace(t *testing.T) {
 		path, reason         string
 	}{
 		// Session documents: the domain parser names the place in the document.
-		{"session name NUL", "PUT", "/api/sessions/s1", `{"name":"a\u0000","workflows":[]}`, nil, "name", "U+0000"},
-		{"session name raw NUL", "PUT", "/api/sessions/s1", "{\"name\":\"a\x00\",\"workflows\":[]}", nil, "name", "U+0000"},
+		{"session name NUL", "PUT", "/api/sessions/s1", `{"name":"a\u0000","workflows":[{"workflowId":"w","nodes":[{"nodeId":"t","type":"MANUAL"}]}]}`, nil, "name", "U+0000"},
+		{"session name raw NUL", "PUT", "/api/sessions/s1", "{\"name\":\"a\x00\"," + `"workflows":[{"workflowId":"w","nodes":[{"nodeId":"t","type":"MANUAL"}]}]}`, nil, "name", "U+0000"},
 		{"session LOG message NUL", "PUT", "/api/sessions/s1", strings.Replace(logDoc, "%s", `"x\u0000y"`, 1), nil, "workflows[0].nodes[1].config.message", "U+0000"},
 		{"session LOG message invalid UTF-8", "PUT", "/api/sessions/s1", strings.Replace(logDoc, "%s", "\"x\xffy\"", 1), nil, "workflows[0].nodes[1].config.message", "UTF-8"},
-		{"session repeated key", "PUT", "/api/sessions/s1", `{"name":"a","name":"b","workflows":[]}`, nil, "name", "twice"},
+		{"session repeated key", "PUT", "/api/sessions/s1", `{"name":"a","name":"b","workflows":[{"workflowId":"w","nodes":[{"nodeId":"t","type":"MANUAL"}]}]}`, nil, "name", "twice"},
 		// Start payloads.
 		{"payload value NUL", "POST", "/api/sessions/s1/workflows/w/executions", `{"payload":{"v":"a\u0000"}}`, nil, "body.payload.v", "U+0000"},
 		{"payload value raw NUL", "POST", "/api/sessions/s1/workflows/w/executions", "{\"payload\":{\"v\":\"a\x00\"}}", nil, "body.payload.v", "U+0000"},
@@ -537,5 +537,26 @@ func TestEveryProblemHasOurType(t *testing.T) {
 	checkWords(t, "internal error", a)
 	if n := logs.FilterMessage("request failed").Len(); n != 1 {
 		t.Errorf("internal error logged %d times, want once", n)
+	}
+}
+
+// TestPutSessionChecksThePathIDWithTheBody: a session id in the URL that
+// breaks the id rule is one violation among the body's (the parser checks
+// it with the document's sessionId, x-yukta-checks-path), not an answer of
+// its own that hides them; other routes still refuse a bad path id alone.
+func TestPutSessionChecksThePathIDWithTheBody(t *testing.T) {
+	t.Parallel()
+	srv, _, _ := strictServer(t, Config{})
+	h := srv.Handler()
+	a := send(h, "PUT", "/api/sessions/Bad%20Id", jsonCT, []byte(`{"name":"","workflows":[{"workflowId":"w","nodes":[{"nodeId":"t","type":"MANUAL"}]}]}`))
+	var paths []string
+	for _, e := range a.p.Errors {
+		paths = append(paths, e.Path)
+	}
+	if a.status != http.StatusBadRequest || strings.Join(paths, " ") != "sessionId name" {
+		t.Fatalf("PUT with a bad path id: %d %s, want 400 at sessionId and name", a.status, a.body)
+	}
+	if a = send(h, "GET", "/api/sessions/Bad%20Id", "", nil); a.status != http.StatusBadRequest || len(a.p.Errors) != 1 || a.p.Errors[0].Path != "path.sessionId" {
+		t.Fatalf("GET with a bad path id: %d %s, want 400 at path.sessionId", a.status, a.body)
 	}
 }

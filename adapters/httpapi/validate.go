@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -21,6 +22,13 @@ import (
 // parser reports every violation (unknown fields included) in one answer,
 // which schema validation, stopping at the first layer it rejects, cannot.
 const rawBodyExtension = "x-yukta-raw-body"
+
+// ownPathExtension lists the path parameters of a raw-body operation that
+// its domain parser checks with the body (a session id against the
+// document's sessionId): a value the schema refuses is not answered alone
+// here, which would hide every problem of the body, but reported by the
+// parser in the same answer as them.
+const ownPathExtension = "x-yukta-checks-path"
 
 // requestValidator checks each request against the OpenAPI document before a
 // handler runs: route, parameters, content type and (for most operations) the
@@ -96,12 +104,37 @@ func requestValidator(spec *openapi3.T) (echo.MiddlewareFunc, error) {
 					SchemaValidationOptions: formats,
 				},
 			}
-			if err := openapi3filter.ValidateRequest(req.Context(), in); err != nil {
+			if err := openapi3filter.ValidateRequest(req.Context(), in); err != nil && !onlyOwnPathErrors(err, route.Operation) {
 				return requestError(err)
 			}
 			return next(c)
 		}
 	}, nil
+}
+
+// onlyOwnPathErrors reports whether every error in err is about a path
+// parameter the operation's parser checks itself (ownPathExtension).
+func onlyOwnPathErrors(err error, op *openapi3.Operation) bool {
+	own, _ := op.Extensions[ownPathExtension].([]any)
+	if len(own) == 0 {
+		return false
+	}
+	var walk func(error) bool
+	walk = func(err error) bool {
+		switch e := err.(type) {
+		case openapi3.MultiError:
+			for _, m := range e {
+				if !walk(m) {
+					return false
+				}
+			}
+			return len(e) > 0
+		case *openapi3filter.RequestError:
+			return e.Parameter != nil && e.Parameter.In == "path" && slices.Contains(own, any(e.Parameter.Name))
+		}
+		return false
+	}
+	return walk(err)
 }
 
 // checkNoJSONSchema2020 reports a component schema using a keyword that only

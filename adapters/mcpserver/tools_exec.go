@@ -73,6 +73,8 @@ type NodeStatus struct {
 	StartedAt  string      `json:"startedAt,omitempty" jsonschema:"when the node's plugin first started (its first attempt); absent when it never ran"`
 	EndedAt    string      `json:"endedAt,omitempty" jsonschema:"set once the node has ended: when its last attempt finished, or when it ended if its plugin never ran; a SKIPPED node without it is under SKIP and may be unskipped"`
 	WallMs     int64       `json:"wallMs" jsonschema:"the plugin's run time in milliseconds, summed over every attempt (failed ones included; waits for a retry, a DELAY or an input not); 0 when it never ran"`
+	Waiting    int64       `json:"waiting,omitempty" jsonschema:"messages the node holds and has not finished: a DELAY's timers, retries, inputs, messages behind a closed gate or a step; absent when none"`
+	DueAt      string      `json:"dueAt,omitempty" jsonschema:"when the first message waiting for a timer (a DELAY, a retry) is due; absent when none waits for one"`
 }
 
 // Breakpoint is a node's breakpoint.
@@ -232,7 +234,7 @@ func statusOut(v executionapp.ExecutionView) ExecutionStatus {
 		ns := NodeStatus{NodeID: n.NodeID, Type: n.Type, Status: string(n.Status), Received: n.Received, Emitted: n.Emitted,
 			Paused: n.Paused, StepMode: n.StepMode, Credits: n.Credits, Skipped: n.Skipped,
 			Error: sanitizeText(redact(n.Error), MaxLogLineBytes), StartedAt: ts(n.StartedAt), EndedAt: ts(n.EndedAt),
-			WallMs: n.RunTime.Milliseconds()}
+			WallMs: n.RunTime.Milliseconds(), Waiting: n.Waiting, DueAt: ts(n.DueAt)}
 		if bp := n.Breakpoint; bp != nil {
 			ns.Breakpoint = &Breakpoint{Field: bp.Field, Equals: bp.Equals, Condition: bp.Condition}
 		}

@@ -44,6 +44,7 @@ type SupervisorDetails struct {
 	TickSeconds     int             `json:"tickSeconds,omitempty" jsonschema:"seconds between TICK signals; absent when none are sent"`
 	CreatedAt       string          `json:"createdAt"`
 	Credential      *CredentialInfo `json:"credential,omitempty" jsonschema:"its agent API credential (never the token); absent when it has none"`
+	Warnings        []string        `json:"warnings,omitempty" jsonschema:"what is legal but probably not meant: an owned session or workflow that does not exist (the supervisor acts on it once it is created); absent when there is none"`
 }
 
 // CredentialInfo is a supervisor credential's metadata; the token is not
@@ -353,6 +354,9 @@ func (s *server) getSupervisor(ctx context.Context, _ *mcp.CallToolRequest, in S
 	out := SupervisorDetails{SupervisorSummary: supervisorSummary(sm), Settings: sup.Settings(),
 		AllowedCommands: commandNames(sup.AllowedCommands()), Reviews: commandNames(sup.Reviews()), TickSeconds: sup.TickSeconds(),
 		CreatedAt: ts(sm.CreatedAt)}
+	if len(sm.Warnings) > 0 {
+		out.Warnings = sm.Warnings
+	}
 	if s.credentialsEnabled() {
 		c, err := s.d.GetCredential.Handle(ctx, supervisorapp.GetCredentialInput{SupervisorID: in.SupervisorID, Only: p.Sessions()})
 		switch {

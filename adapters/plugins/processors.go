@@ -237,7 +237,9 @@ Example config: {"prompt": "Refund this order?", "mode": "approval"}`,
 			if s, ok := config["prompt"].(string); ok && strings.TrimSpace(s) == "" {
 				vs = append(vs, fault.Violation{Path: "prompt", Message: "must not be empty: it is all the answerer sees"})
 			}
-			if _, ok := config["schema"]; ok && config["mode"] != answerMode {
+			// A mode that failed its own check is absent: the schema's
+			// fate waits on the mode the user meant.
+			if _, ok := config["schema"]; ok && config["mode"] != nil && config["mode"] != answerMode {
 				// Silently ignoring it would suggest the answer is checked.
 				vs = append(vs, fault.Violation{Path: "schema", Message: `applies only to mode "answer"; remove it or set mode to "answer"`})
 			}

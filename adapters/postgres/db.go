@@ -211,3 +211,28 @@ func EnsureDatabase(ctx context.Context, adminDSN, name string) error {
 	}
 	return translate(err)
 }
+
+// Contents counts what a database already holds, for the start-up line
+// that says whether a reused data folder is the one the operator meant:
+// its sessions and supervisors. A database not migrated yet holds none.
+func Contents(ctx context.Context, dsn string) (sessions, supervisors int64, err error) {
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return 0, 0, translate(err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	count := func(table string) (int64, error) {
+		var exists bool
+		if err := conn.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, table).Scan(&exists); err != nil || !exists {
+			return 0, translate(err)
+		}
+		var n int64
+		err := conn.QueryRow(ctx, "SELECT count(*) FROM "+pgx.Identifier{table}.Sanitize()).Scan(&n)
+		return n, translate(err)
+	}
+	if sessions, err = count("sessions"); err != nil {
+		return 0, 0, err
+	}
+	supervisors, err = count("supervisors")
+	return sessions, supervisors, err
+}

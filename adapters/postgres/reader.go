@@ -40,6 +40,12 @@ func (r *Reader) Execution(ctx context.Context, sessionID, id string) (execution
 		       coalesce(restart_of::text, ''), coalesce(from_node_id, ''), actor, channel
 		  FROM executions WHERE execution_id = $1 AND session_id = $2`, id, sessionID)
 	batch.Queue(`SELECT `+nodeColumns+`, status FROM execution_nodes WHERE execution_id = $1 ORDER BY position`, id)
+	// What each node holds and has not finished: a message not taken yet,
+	// a DELAY's timer, a retry, an input, one behind a closed gate.
+	batch.Queue(`
+		SELECT node_id, count(*), min(available_at) FILTER (WHERE state = 'ready' AND available_at > now())
+		  FROM work_items WHERE execution_id = $1 AND state IN ('ready', 'held', 'parked')
+		 GROUP BY node_id`, id)
 	batch.Queue(`COMMIT`)
 	br := r.pool.SendBatch(ctx, batch)
 	defer br.Close()
@@ -81,7 +87,34 @@ func (r *Reader) Execution(ctx context.Context, sessionID, id string) (execution
 			Skipped: st.Skipped, Breakpoint: st.Breakpoint, Error: st.Error, StartedAt: st.StartedAt, EndedAt: st.EndedAt,
 			RunTime: st.RunTime})
 	}
-	return v, translate(rows.Err())
+	if err := rows.Err(); err != nil {
+		return v, translate(err)
+	}
+	rows.Close()
+	held, err := br.Query()
+	if err != nil {
+		return v, translate(err)
+	}
+	defer held.Close()
+	index := make(map[string]int, len(v.Nodes))
+	for i, n := range v.Nodes {
+		index[n.NodeID] = i
+	}
+	for held.Next() {
+		var node string
+		var n int64
+		var due *time.Time
+		if err := held.Scan(&node, &n, &due); err != nil {
+			return v, translate(err)
+		}
+		if i, ok := index[node]; ok {
+			v.Nodes[i].Waiting = n
+			if due != nil {
+				v.Nodes[i].DueAt = *due
+			}
+		}
+	}
+	return v, translate(held.Err())
 }
 
 // History lists a session's executions, newest first (ids are UUIDv7, so id

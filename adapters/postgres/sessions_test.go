@@ -122,6 +122,38 @@ func TestApplyKeepsMaskedSecrets(t *testing.T) {
 	}
 }
 
+// TestApplyReportsEveryProblemAtOnce: one apply lists every problem of the
+// document, whichever check finds it: a bad id, an empty name, an unknown
+// config field, a credential in a plain header (the type's own check) and a
+// masked secret with nothing stored to keep. Before, the masked secret was
+// reported only once the rest parsed, and the header only once no field
+// check failed.
+func TestApplyReportsEveryProblemAtOnce(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := t.Context()
+	bad := `{"sessionId": "Bad Id", "name": "", "workflows": [{"workflowId": "w", "nodes": [
+		{"nodeId": "start", "type": "MANUAL"},
+		{"nodeId": "call", "type": "HTTP_REQUEST", "config": {"url": "https://example.com/x", "authorization": "***",
+			"headers": {"X-Api-Key": "k"}, "timeoutMs": 5}},
+		{"nodeId": "out", "type": "RESULT"}],
+		"edges": [{"source": "start", "target": "call"}, {"source": "call", "target": "out"}]}]}`
+	_, err := e.apply.Handle(ctx, sessionapp.ApplyInput{ID: "Bad Id", Document: []byte(bad)})
+	ve, ok := errors.AsType[*fault.ValidationError](err)
+	if !ok {
+		t.Fatalf("got %v, want a validation error", err)
+	}
+	var paths []string
+	for _, v := range ve.Violations {
+		paths = append(paths, v.Path)
+	}
+	want := []string{"sessionId", "name", "workflows[0].nodes[1].config.timeoutMs",
+		"workflows[0].nodes[1].config.headers.X-Api-Key", "workflows[0].nodes[1].config.authorization"}
+	if !slices.Equal(paths, want) {
+		t.Fatalf("violations at %q, want %q:\n%v", paths, want, ve.Violations)
+	}
+}
+
 func TestInvalidDocumentChangesNothing(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -241,5 +273,33 @@ func TestReadyAfterMigrate(t *testing.T) {
 	}
 	if err := postgres.Ready(t.Context(), pool); err == nil {
 		t.Fatal("Ready with migrations pending: got nil, want an error")
+	}
+}
+
+// TestContentsCountsWhatADatabaseHolds: the start-up line's counts, and
+// none (not an error) for a database not migrated yet.
+func TestContentsCountsWhatADatabaseHolds(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.NewDatabase(t)
+	pool, err := postgres.NewPool(dsn, postgres.PoolOptions{MaxConns: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	apply := sessionapp.NewApplySession(postgres.NewTransactor(pool), registry(t), time.Now)
+	for _, id := range []string{"a", "b"} {
+		if _, err := apply.Handle(t.Context(), sessionapp.ApplyInput{ID: id, Document: doc(id, "w")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s, sv, err := postgres.Contents(t.Context(), dsn); err != nil || s != 2 || sv != 0 {
+		t.Fatalf("Contents = %d sessions, %d supervisors, %v; want 2, 0", s, sv, err)
+	}
+	admin := pgtest.Cluster().DSN("postgres")
+	if err := postgres.EnsureDatabase(t.Context(), admin, "unmigrated_contents"); err != nil {
+		t.Fatal(err)
+	}
+	if s, sv, err := postgres.Contents(t.Context(), pgtest.Cluster().DSN("unmigrated_contents")); err != nil || s != 0 || sv != 0 {
+		t.Fatalf("Contents of an unmigrated database = %d, %d, %v; want 0, 0, nil", s, sv, err)
 	}
 }

@@ -1252,6 +1252,9 @@ type AgentSelf struct {
 	// Parents The parent chain, nearest first.
 	Parents []string `json:"parents"`
 	Reviews []string `json:"reviews"`
+
+	// Warnings Owned sessions or workflows that do not exist (yet): you act on them once they are created. Absent when there is none.
+	Warnings *[]string `json:"warnings,omitempty"`
 }
 
 // AgentSelfContract defines model for AgentSelf.Contract.
@@ -1567,7 +1570,10 @@ type ExecutionList struct {
 // ExecutionNode defines model for ExecutionNode.
 type ExecutionNode struct {
 	Breakpoint *Breakpoint `json:"breakpoint,omitempty"`
-	Emitted    int64       `json:"emitted"`
+
+	// DueAt When the first of the messages waiting for a timer (a DELAY, a retry) is due. Absent when none waits for one.
+	DueAt   *time.Time `json:"dueAt,omitempty"`
+	Emitted int64      `json:"emitted"`
 
 	// EndedAt Set once the node has ended (it will not change again); when its last attempt finished, or, if its plugin never ran, when it ended. A SKIPPED node with endedAt has settled; without it, it is under SKIP and may be unskipped.
 	EndedAt  *time.Time `json:"endedAt,omitempty"`
@@ -1583,6 +1589,9 @@ type ExecutionNode struct {
 	StepCredits *int       `json:"stepCredits,omitempty"`
 	StepMode    bool       `json:"stepMode"`
 	Type        string     `json:"type"`
+
+	// Waiting Messages the node holds now and has not finished: waiting for a DELAY timer or a retry (see dueAt), for an input's answer, behind a closed gate (paused, a breakpoint) or for a step. Absent when none.
+	Waiting *int64 `json:"waiting,omitempty"`
 
 	// WallMs The plugin's run time in milliseconds, summed over every attempt on every message (a failed attempt that was retried included; time waiting for a retry, a DELAY timer or an input not). 0 when it never ran or ran for under a millisecond.
 	WallMs int64 `json:"wallMs"`
@@ -2227,6 +2236,9 @@ type Supervisor struct {
 
 	// TickSeconds Absent when no ticks are sent.
 	TickSeconds *int `json:"tickSeconds,omitempty"`
+
+	// Warnings What is legal but probably not meant, on an apply's answer and on a read: an owned session or workflow that does not exist (the supervisor acts on it once it is created). Absent when there is none; ignored when a document read is applied back.
+	Warnings *[]string `json:"warnings,omitempty"`
 }
 
 // SupervisorCredential A supervisor's agent API credential, without its token.

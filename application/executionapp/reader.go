@@ -37,6 +37,11 @@ type NodeView struct {
 	// plugin's run time summed over attempts (the API's wallMs).
 	StartedAt, EndedAt time.Time
 	RunTime            time.Duration
+	// Waiting is how many messages the node holds and has not finished
+	// (a DELAY's timers, retries, inputs, closed gates); DueAt is when the
+	// first that waits for a timer is due (zero: none does).
+	Waiting int64
+	DueAt   time.Time
 }
 
 // ExecutionSummary is an execution in a history list.

@@ -41,29 +41,35 @@ type ApplyResult struct {
 	Warnings         []string
 }
 
-// Handle validates the document (every violation at once), keeps secrets the
-// client sent back masked, and stores the session. Running executions keep
-// their own snapshot, so replacing a session never changes them.
+// Handle validates the document and stores the session, in one
+// transaction. Every violation comes in one answer: the document's shape,
+// ids, graph and plugin configs, and secrets the client sent back masked
+// (kept from the stored session, or reported when nothing is stored).
+// Running executions keep their own snapshot, so replacing a session never
+// changes them.
 func (uc *ApplySession) Handle(ctx context.Context, in ApplyInput) (ApplyResult, error) {
-	s, warnings, err := session.Parse(in.Document, uc.catalog, session.ParseOptions{ID: in.ID})
-	if err != nil {
-		return ApplyResult{}, err
+	id := in.ID
+	if id == "" {
+		id = session.DocumentID(in.Document)
 	}
-	res := ApplyResult{SessionID: s.ID(), Workflows: s.WorkflowIDs(), Warnings: warnings}
-	err = uc.tx.WithinTx(ctx, func(ctx context.Context, st Stores) error {
+	var res ApplyResult
+	err := uc.tx.WithinTx(ctx, func(ctx context.Context, st Stores) error {
 		var prev *session.Session
-		switch p, err := st.Sessions.GetForUpdate(ctx, s.ID()); {
-		case err == nil:
-			prev = &p
-		case !errors.Is(err, fault.ErrNotFound):
+		if session.ValidID(id) { // else Parse reports the id
+			switch p, err := st.Sessions.GetForUpdate(ctx, id); {
+			case err == nil:
+				prev = &p
+			case !errors.Is(err, fault.ErrNotFound):
+				return err
+			}
+		}
+		s, warnings, err := session.Parse(in.Document, uc.catalog, session.ParseOptions{ID: in.ID, KeepSecrets: true, Stored: prev})
+		if err != nil {
 			return err
 		}
-		kept, vs := s.KeepSecrets(prev, uc.catalog)
-		if len(vs) > 0 {
-			return &fault.ValidationError{Subject: "session", Violations: vs}
-		}
+		res = ApplyResult{SessionID: s.ID(), Workflows: s.WorkflowIDs(), Warnings: warnings}
 		ch := Change{At: uc.now(), Actor: in.Actor, Channel: in.Channel}
-		created, removed, err := st.Sessions.Put(ctx, kept, ch)
+		created, removed, err := st.Sessions.Put(ctx, s, ch)
 		if err != nil {
 			return err
 		}
@@ -72,7 +78,10 @@ func (uc *ApplySession) Handle(ctx context.Context, in ApplyInput) (ApplyResult,
 			"created": created, "workflows": s.WorkflowIDs(), "removedWorkflows": removed})
 	})
 	if err != nil {
-		return ApplyResult{}, fmt.Errorf("apply session %q: %w", s.ID(), err)
+		if _, invalid := errors.AsType[*fault.ValidationError](err); invalid {
+			return ApplyResult{}, err
+		}
+		return ApplyResult{}, fmt.Errorf("apply session %q: %w", id, err)
 	}
 	if res.RemovedWorkflows == nil {
 		res.RemovedWorkflows = []string{}

@@ -12,14 +12,24 @@ type AgentSelf struct {
 	// Parents is the parent chain, nearest first (at most
 	// supervisor.MaxDepth; a parent that cannot be read ends it).
 	Parents []string
+	// Warnings name the owned sessions and workflows that do not exist,
+	// as GetSupervisor's do.
+	Warnings []string
 }
 
 // ReadAgentSelf answers an agent's "who am I" (REST GET /self, MCP
 // get_self).
-type ReadAgentSelf struct{ sups Reader }
+type ReadAgentSelf struct {
+	sups     Reader
+	sessions SessionGetter
+}
 
 // NewReadAgentSelf returns the use case.
 func NewReadAgentSelf(sups Reader) *ReadAgentSelf { return &ReadAgentSelf{sups: sups} }
+
+// UseSessions makes the answer warn of owned sessions and workflows that
+// do not exist. The server always sets it; call it before the first Handle.
+func (uc *ReadAgentSelf) UseSessions(s SessionGetter) { uc.sessions = s }
 
 // Handle returns sup with its parent chain.
 func (uc *ReadAgentSelf) Handle(ctx context.Context, sup supervisor.Supervisor) (AgentSelf, error) {
@@ -31,6 +41,10 @@ func (uc *ReadAgentSelf) Handle(ctx context.Context, sup supervisor.Supervisor) 
 			break
 		}
 		p = s.Supervisor.ParentID()
+	}
+	var err error
+	if out.Warnings, err = ownsWarnings(ctx, uc.sessions, sup); err != nil {
+		return AgentSelf{}, err
 	}
 	return out, nil
 }

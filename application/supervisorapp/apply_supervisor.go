@@ -109,6 +109,13 @@ func (uc *ApplySupervisor) Handle(ctx context.Context, in ApplyInput) (ApplyResu
 	if err != nil {
 		return ApplyResult{}, fmt.Errorf("apply supervisor %q: %w", sup.ID(), err)
 	}
+	var sessions SessionGetter
+	if uc.engines != nil {
+		sessions = uc.engines.Sessions
+	}
+	if res.Warnings, err = ownsWarnings(ctx, sessions, sup); err != nil {
+		return ApplyResult{}, fmt.Errorf("apply supervisor %q: stored, but its owned units could not be read: %w", sup.ID(), err)
+	}
 	return res, nil
 }
 

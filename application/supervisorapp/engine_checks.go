@@ -26,6 +26,9 @@ type EngineChecks struct {
 	// (--reserved-supervisor-slots); 0 means supervisor runs share the
 	// --max-running slots, and maxConcurrent has no bound here.
 	ReservedSlots int
+	// Sessions reads the sessions the supervisor owns, for the warnings
+	// about those that do not exist; nil warns of none.
+	Sessions SessionGetter
 }
 
 // UseEngineChecks makes every apply fit c. The server always sets it.

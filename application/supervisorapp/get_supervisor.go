@@ -7,11 +7,19 @@ import (
 	"github.com/yukta/yukta/domain/supervisor"
 )
 
-// GetSupervisor reads one supervisor with its secret settings masked.
-type GetSupervisor struct{ r Reader }
+// GetSupervisor reads one supervisor with its secret settings masked, and
+// the warnings about it (owned sessions that do not exist).
+type GetSupervisor struct {
+	r        Reader
+	sessions SessionGetter
+}
 
 // NewGetSupervisor returns the use case.
 func NewGetSupervisor(r Reader) *GetSupervisor { return &GetSupervisor{r: r} }
+
+// UseSessions makes reads warn of owned sessions and workflows that do
+// not exist. The server always sets it; call it before the first Handle.
+func (uc *GetSupervisor) UseSessions(s SessionGetter) { uc.sessions = s }
 
 // GetInput names a supervisor and whom it is read for.
 type GetInput struct {
@@ -33,6 +41,9 @@ func (uc *GetSupervisor) Handle(ctx context.Context, in GetInput) (Summary, erro
 		return Summary{}, NotFound(in.ID)
 	}
 	s.Supervisor = s.Supervisor.Masked()
+	if s.Warnings, err = ownsWarnings(ctx, uc.sessions, s.Supervisor); err != nil {
+		return Summary{}, err
+	}
 	return s, nil
 }
 

@@ -23,6 +23,10 @@ type Summary struct {
 	Supervisor            supervisor.Supervisor
 	CreatedAt, UpdatedAt  time.Time
 	UpdatedBy, UpdatedVia string
+	// Warnings are what an apply or a read says about a document that
+	// is legal but probably not meant (a session it owns that does not
+	// exist); empty, never nil, from ApplySupervisor and GetSupervisor.
+	Warnings []string
 }
 
 // SupervisorStore keeps supervisors (their whole shell, secret settings

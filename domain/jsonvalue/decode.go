@@ -15,6 +15,22 @@ import (
 type decoder struct {
 	data []byte
 	pos  int
+	// collect makes a broken rule that leaves the text readable (a
+	// repeated key, U+0000, invalid UTF-8, a lone surrogate, a number out
+	// of range) a note in rules instead of the end of the read; syntax,
+	// depth and trailing data still end it.
+	collect bool
+	rules   []*Error
+}
+
+// rule reports a broken rule: the error that ends the read, or nil once it
+// is noted (collect).
+func (d *decoder) rule(e *Error) error {
+	if !d.collect {
+		return e
+	}
+	d.rules = append(d.rules, e)
+	return nil
 }
 
 func (d *decoder) syntax(path, format string, args ...any) error {
@@ -51,7 +67,7 @@ func (d *decoder) value(path string, depth int) (any, error) {
 	case c == '"':
 		s, reason, err := d.text(path)
 		if err == nil && reason != "" {
-			err = &Error{Path: path, Reason: reason}
+			err = d.rule(&Error{Path: path, Reason: reason})
 		}
 		return s, err
 	case c == '-' || c >= '0' && c <= '9':
@@ -105,10 +121,17 @@ func (d *decoder) object(path string, depth int) (any, error) {
 		}
 		p := Key(path, key)
 		if reason != "" {
-			return nil, &Error{Path: p, Reason: reason}
+			if err := d.rule(&Error{Path: p, Reason: reason}); err != nil {
+				return nil, err
+			}
 		}
-		if _, dup := m[key]; dup {
-			return nil, &Error{Path: p, Reason: "appears twice in one object; an object must not repeat a key"}
+		_, dup := m[key]
+		if dup {
+			// Collected, the first value stays: what follows is read
+			// for its own problems and dropped.
+			if err := d.rule(&Error{Path: p, Reason: "appears twice in one object; an object must not repeat a key"}); err != nil {
+				return nil, err
+			}
 		}
 		d.space()
 		if d.pos >= len(d.data) || d.data[d.pos] != ':' {
@@ -122,7 +145,9 @@ func (d *decoder) object(path string, depth int) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		m[key] = v
+		if !dup {
+			m[key] = v
+		}
 		d.space()
 		if d.pos >= len(d.data) {
 			return nil, d.syntax(path, "the input ends inside an object")
@@ -186,7 +211,7 @@ func (d *decoder) number(path string) (any, error) {
 	}
 	n := json.Number(s)
 	if _, err := Number(n); err != nil {
-		return nil, &Error{Path: path, Reason: err.Error()}
+		return n, d.rule(&Error{Path: path, Reason: err.Error()})
 	}
 	return n, nil
 }

@@ -82,6 +82,25 @@ func Decode(data []byte, root string) (any, error) {
 	return v, nil
 }
 
+// DecodeAll is Decode that reads on past the rules a readable text can
+// break (a repeated key, U+0000, invalid UTF-8, a lone surrogate, a number
+// out of range), so a document's parser can report them together with its
+// own problems: each is in rules, at its path, and the value keeps what was
+// read (the first of repeated keys, the string or number as written). err
+// is what ends the read: a syntax error, nesting beyond MaxDepth, data
+// after the value. A value with rules must never be stored.
+func DecodeAll(data []byte, root string) (v any, rules []*Error, err error) {
+	d := &decoder{data: data, collect: true}
+	if v, err = d.value(root, 0); err != nil {
+		return nil, nil, err
+	}
+	d.space()
+	if d.pos < len(d.data) {
+		return nil, nil, &Error{Path: root, Reason: fmt.Sprintf("has data after the JSON value at byte %d; send exactly one value", d.pos)}
+	}
+	return v, d.rules, nil
+}
+
 // Validate checks data as Decode does without keeping the value, for a
 // body that a typed decoder reads next.
 func Validate(data []byte, root string) error {

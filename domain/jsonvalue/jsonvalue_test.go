@@ -84,6 +84,30 @@ func TestDecodeKeepsValuesExact(t *testing.T) {
 	}
 }
 
+// TestDecodeAllReadsOnPastRules: the rules a readable text breaks are each
+// noted at their path and the read goes on (the first of repeated keys
+// stays); a syntax error still ends it.
+func TestDecodeAllReadsOnPastRules(t *testing.T) {
+	v, rules, err := jsonvalue.DecodeAll([]byte(`{"a":1,"a":2,"b":"x\u0000","c":1e400,"d":[true]}`), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rules {
+		got = append(got, r.Path)
+	}
+	if strings.Join(got, " ") != "a b c" {
+		t.Errorf("rules at %q, want a b c", got)
+	}
+	m := v.(map[string]any)
+	if m["a"] != json.Number("1") || m["b"] != "x\x00" || m["c"] != json.Number("1e400") || !reflect.DeepEqual(m["d"], []any{true}) {
+		t.Errorf("value %#v, want the first a, the string and number as written, and d", m)
+	}
+	if _, _, err := jsonvalue.DecodeAll([]byte(`{"a":1,"a":2,}`), ""); err == nil || !strings.Contains(err.Error(), "at byte 13") {
+		t.Errorf("syntax error after a rule: %v, want the read ended at byte 13", err)
+	}
+}
+
 func TestNumberRule(t *testing.T) {
 	cases := []struct {
 		in   json.Number
@@ -191,6 +215,23 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		v, err := jsonvalue.Decode(data, "body")
+		// DecodeAll ends only where the text cannot be read on (syntax,
+		// depth, trailing data), and otherwise notes each broken rule: its
+		// first is the error Decode gave, and without rules it reads the
+		// same value.
+		all, rules, fatal := jsonvalue.DecodeAll(data, "body")
+		switch {
+		case fatal != nil: // Decode may have stopped earlier, at a rule
+			if err == nil {
+				t.Fatalf("DecodeAll ended with %v where Decode accepted the text", fatal)
+			}
+		case len(rules) > 0:
+			if err == nil || err.Error() != rules[0].Error() {
+				t.Fatalf("DecodeAll's first rule %v, Decode's error %v", rules[0], err)
+			}
+		case err != nil || !reflect.DeepEqual(all, v):
+			t.Fatalf("DecodeAll without rules read %#v, Decode %#v (%v)", all, v, err)
+		}
 		if err != nil {
 			var je *jsonvalue.Error
 			if !errors.As(err, &je) {

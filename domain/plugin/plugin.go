@@ -89,12 +89,17 @@ type Descriptor struct {
 	// PortsFunc returns the output ports for a config that passed Validate.
 	// Nil means the single DefaultPort (none for terminals).
 	PortsFunc func(config map[string]any) []string
-	// CheckFunc adds type-specific checks (cron syntax, CEL compilation) that
-	// run after the field checks pass. Paths are relative to the config. A
-	// secret field sent back as MaskedValue is absent from the config it
-	// sees; a member of a secret map sent back as MaskedValue is present with
-	// that value (so checks across fields, such as a name set twice, still
-	// see it) and must be taken as the stored value, which passed.
+	// CheckFunc adds type-specific checks (cron syntax, CEL compilation,
+	// credentials in plain fields). It runs in the same pass as the field
+	// checks, so one answer lists both: it sees only the fields that passed
+	// their own checks (with defaults for those left out); a field that
+	// failed, or an unknown one, is absent, not defaulted, and a CheckFunc
+	// violation about a field already reported is dropped. Paths are
+	// relative to the config. A secret field sent back as MaskedValue is
+	// absent from the config it sees; a member of a secret map sent back as
+	// MaskedValue is present with that value (so checks across fields, such
+	// as a name set twice, still see it) and must be taken as the stored
+	// value, which passed.
 	CheckFunc func(config map[string]any) []fault.Violation
 }
 
@@ -181,10 +186,37 @@ func (d Descriptor) Validate(config map[string]any) []fault.Violation {
 			out = append(out, fault.Violation{Path: k, Message: fmt.Sprintf("is not a config field of %s; known fields: %s", d.Type, strings.Join(fieldNames(d.Fields), ", "))})
 		}
 	}
-	if len(out) == 0 && d.CheckFunc != nil {
-		out = append(out, d.CheckFunc(d.WithDefaults(checked))...)
+	if d.CheckFunc == nil {
+		return out
+	}
+	// The type's own checks run on what passed, in the same pass: a field
+	// that failed (or is unknown) is left out rather than defaulted, and
+	// what they say about a field already reported is a consequence of it.
+	failed := map[string]bool{}
+	for _, v := range out {
+		failed[topField(v.Path)] = true
+	}
+	if len(failed) > 0 {
+		checked = maps.Clone(checked)
+		maps.DeleteFunc(checked, func(k string, _ any) bool { return failed[k] })
+	}
+	passed := d.WithDefaults(checked)
+	maps.DeleteFunc(passed, func(k string, _ any) bool { return failed[k] })
+	for _, v := range d.CheckFunc(passed) {
+		if !failed[topField(v.Path)] {
+			out = append(out, v)
+		}
 	}
 	return out
+}
+
+// topField returns the config field a violation path starts with
+// ("headers" of "headers.X-Api-Key", "routes" of "routes[0].port").
+func topField(path string) string {
+	if i := strings.IndexAny(path, ".["); i >= 0 {
+		return path[:i]
+	}
+	return path
 }
 
 // unmasked returns m without the members whose value is MaskedValue.

@@ -222,9 +222,45 @@ func TestValidateCheckFunc(t *testing.T) {
 		t.Fatalf("CheckFunc config: got %v, want one call seeing the default limit 10", seen)
 	}
 	checkViolations(t, d.Validate(obj{"name": "bad"}), []want{{"name", []string{"is bad"}}})
-	checkViolations(t, d.Validate(obj{"name": 5.0}), []want{{"name", []string{"must be a string"}}})
-	if len(seen) != 2 {
-		t.Errorf("CheckFunc calls: got %d, want 2 (not called when the field checks fail)", len(seen))
+	// A field that failed its own check is absent from what CheckFunc
+	// sees, not defaulted, and the type's checks still run on the rest.
+	checkViolations(t, d.Validate(obj{"name": 5.0, "limit": "x"}), []want{
+		{"limit", []string{"must be an integer"}}, {"name", []string{"must be a string"}}})
+	if len(seen) != 3 || len(seen[2]) != 0 {
+		t.Fatalf("CheckFunc with failed fields: got %v, want a third call seeing neither name nor the default limit", seen)
+	}
+}
+
+// TestValidateOnePass: the type's own checks report in the same answer as
+// the field checks (an unknown field no longer hides a credential in a
+// plain header), and never repeat a field the field checks reported.
+func TestValidateOnePass(t *testing.T) {
+	t.Parallel()
+	d := plugin.Descriptor{
+		Type: "T", Category: plugin.Processor, Description: "x",
+		Fields: []plugin.Field{
+			{Name: "cron", Type: plugin.String, Required: true, Description: "cron"},
+			{Name: "headers", Type: plugin.Object, Values: &plugin.Field{Name: "value", Type: plugin.String, Description: "v"}, Description: "headers"},
+		},
+		CheckFunc: func(config map[string]any) []fault.Violation {
+			var vs []fault.Violation
+			if s, _ := config["cron"].(string); s == "" {
+				vs = append(vs, fault.Violation{Path: "cron", Message: "is not a valid cron expression"})
+			}
+			if h, ok := config["headers"].(map[string]any); ok && h["X-Api-Key"] != nil {
+				vs = append(vs, fault.Violation{Path: "headers.X-Api-Key", Message: "looks like a credential"})
+			}
+			return vs
+		},
+	}
+	got := d.Validate(obj{"timeoutMs": "x", "headers": obj{"X-Api-Key": "abc"}})
+	checkViolations(t, got, []want{
+		{"cron", []string{"is required"}},
+		{"timeoutMs", []string{"not a config field of T"}},
+		{"headers.X-Api-Key", []string{"looks like a credential"}},
+	})
+	if len(got) != 3 {
+		t.Fatalf("got %d violations, want 3 (the missing cron once, not again as invalid): %v", len(got), got)
 	}
 }
 

@@ -21,15 +21,26 @@ type ParseOptions struct {
 	// ID is the session id the caller addressed (the URL path). When set, the
 	// document's sessionId may be omitted and, if present, must equal it.
 	ID string
+	// KeepSecrets makes a secret sent back as MaskedValue take its value
+	// from Stored, the session the document replaces (nil: none is
+	// stored); one with nothing to keep is a violation in the same answer
+	// as every other. Without it MaskedValue is read like any value.
+	KeepSecrets bool
+	Stored      *Session
 }
 
 // Parse reads a session document and checks every rule of the format at once:
 // field names and types (unknown fields are rejected), ids, lengths, the DAG
 // rules, ports and plugin configs. It returns a *fault.ValidationError listing
 // all violations, or the session and warnings about things that are legal but
-// probably unintended (a node no trigger reaches).
+// probably unintended (a node no trigger reaches). Nothing is checked in a
+// later stage: shape, ids, graph, plugin configs (with their own checks)
+// and, with o.KeepSecrets, masked secrets are all in the one answer.
 func Parse(data []byte, c Catalog, o ParseOptions) (Session, []string, error) {
-	root, err := jsonvalue.Decode(data, "")
+	// A text that reads is checked whole even when it breaks a strict-JSON
+	// rule (a repeated key, U+0000): those come with the rest, and a rule
+	// about a place they reported already is not said again.
+	root, rules, err := jsonvalue.DecodeAll(data, "")
 	if err != nil {
 		return Session{}, nil, invalid(jsonvalue.DocumentViolation(err))
 	}
@@ -38,10 +49,51 @@ func Parse(data []byte, c Catalog, o ParseOptions) (Session, []string, error) {
 	// The graph rules run even when the shape had errors, on whatever parsed,
 	// so one answer lists every problem a user must fix.
 	r.check(&s, c)
+	if o.KeepSecrets {
+		var vs []fault.Violation
+		s, vs = s.KeepSecrets(o.Stored, c)
+		r.vs = append(r.vs, vs...)
+	}
+	if len(rules) > 0 {
+		vs := make([]fault.Violation, 0, len(rules)+len(r.vs))
+		for _, e := range rules {
+			vs = append(vs, e.Violation())
+		}
+		for _, v := range r.vs {
+			if !slices.ContainsFunc(rules, func(e *jsonvalue.Error) bool { return within(v.Path, e.Path) }) {
+				vs = append(vs, v)
+			}
+		}
+		r.vs = vs
+	}
 	if len(r.vs) > 0 {
 		return Session{}, nil, invalid(r.vs...)
 	}
 	return s, warnings(s, c), nil
+}
+
+// within reports whether path is place or inside it ("a.b[0]" is within
+// "a.b"; "a.bc" is not).
+func within(path, place string) bool {
+	if place == "" || path == place {
+		return true
+	}
+	rest, ok := strings.CutPrefix(path, place)
+	return ok && (rest[0] == '.' || rest[0] == '[')
+}
+
+// DocumentID returns the sessionId a session document names, or "" when it
+// names none or cannot be read (Parse then says why). A caller that must
+// load the stored session before Parse (to keep its secrets) finds it by
+// this id.
+func DocumentID(data []byte) string {
+	root, _, err := jsonvalue.DecodeAll(data, "")
+	if err != nil {
+		return ""
+	}
+	m, _ := root.(map[string]any)
+	id, _ := m["sessionId"].(string)
+	return id
 }
 
 func invalid(vs ...fault.Violation) error {
@@ -125,18 +177,24 @@ func (r *reader) session(v any, o ParseOptions) Session {
 		return Session{}
 	}
 	var s Session
-	if _, ok := m["sessionId"]; ok || o.ID == "" {
+	// One sentence per problem with the id: a sessionId that differs from
+	// the URL's is reported as that, not also as a bad id (the fix is to
+	// make it the URL's, or drop it).
+	raw, isString := m["sessionId"].(string)
+	switch {
+	case o.ID == "":
 		s.id = r.id(m, "sessionId", "", "session")
-	}
-	if o.ID != "" {
-		if s.id != "" && s.id != o.ID {
-			r.add("sessionId", "is %q but the URL names session %q; they must match (or omit sessionId)", s.id, o.ID)
+	case m["sessionId"] == nil:
+		s.id = o.ID
+		if !ValidID(o.ID) {
+			r.add("sessionId", "session id %q (from the URL) must match %s (lowercase letters, digits, '-' and '_', starting with a letter or digit)", o.ID, idPattern)
 		}
-		if s.id == "" {
+	case isString && raw != o.ID:
+		s.id = o.ID
+		r.add("sessionId", "is %q but the URL names session %q; they must match (or omit sessionId)", raw, o.ID)
+	default:
+		if s.id = r.id(m, "sessionId", "", "session"); s.id == "" {
 			s.id = o.ID
-			if !ValidID(o.ID) {
-				r.add("sessionId", "session id %q must match %s", o.ID, idPattern)
-			}
 		}
 	}
 	s.name = r.str(m, "name", "", true, MaxTextLen)
@@ -343,7 +401,7 @@ func (r *reader) checkWorkflow(path string, w Workflow, c Catalog) {
 	if len(w.nodes) == 0 {
 		return // nodes missing, empty, not a list or over the limit: already reported
 	}
-	untyped := false // a node whose type could not be read may be the trigger
+	untyped := false // a node whose type could not be read, or is unknown, may be the trigger
 	for i, n := range w.nodes {
 		if n.id != "" { // a node without an id is already reported; no edge can name it
 			index[n.id] = i
@@ -356,6 +414,7 @@ func (r *reader) checkWorkflow(path string, w Workflow, c Catalog) {
 		d, ok := c.Describe(n.typ)
 		if !ok {
 			r.add(join(p, "type"), "node %q: unknown plugin type %q; call GET /api/plugins (MCP: list_plugins) for the available types", n.id, n.typ)
+			untyped = true // the type meant may be the trigger
 			continue
 		}
 		descs[n.id] = d

@@ -658,9 +658,18 @@ func TestParseSessionIDFromURL(t *testing.T) {
 	t.Run("document id breaks the pattern and differs from the URL", func(t *testing.T) {
 		t.Parallel()
 		_, _, err := session.Parse(encode(t, docWith(set("sessionId", "Bad!"))), catalog, session.ParseOptions{ID: "s1"})
+		// One sentence: the fix is the URL's id (or none), so the pattern
+		// the document's id breaks is a consequence, not a second problem.
+		checkViolations(t, err, []want{{"sessionId", []string{`is "Bad!" but the URL names session "s1"`}}})
+	})
+	t.Run("a bad id in the document and the URL hides nothing", func(t *testing.T) {
+		t.Parallel()
+		doc := docWith(edits(set("sessionId", "Bad Id"), set("name", ""), set("workflows.0.nodes.3.type", "NOPE")))
+		_, _, err := session.Parse(encode(t, doc), catalog, session.ParseOptions{ID: "Bad Id"})
 		checkViolations(t, err, []want{
-			{"sessionId", []string{`session id "Bad!"`, "must match"}},
-			{"sessionId", []string{`"Bad!"`, `"s1"`}},
+			{"sessionId", []string{`session id "Bad Id" must match`}},
+			{"name", []string{"must not be empty"}},
+			{"workflows[0].nodes[3].type", []string{`unknown plugin type "NOPE"`}},
 		})
 	})
 }

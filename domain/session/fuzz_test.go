@@ -68,8 +68,19 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"sessionId":"s","name":"n","workflows":[{"workflowId":"w","nodes":[{"nodeId":"t","type":"MANUAL","config":{"payload":` + deep + `}}]}]}`))
 	f.Add([]byte(strings.Repeat("[", 20000) + strings.Repeat("]", 20000)))
 
+	f.Add([]byte(`{"sessionId":"Bad Id","name":"","workflows":[{"workflowId":"w","nodes":[{"nodeId":"t","type":"MANUAL"},{"nodeId":"c","type":"CALL","config":{"url":"http://a.b","token":"***","x":1}}],"edges":[{"source":"t","target":"c"}]}]}`))
+
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, warns, err := session.Parse(data, catalog, session.ParseOptions{})
+		// The one-pass options (a URL id, secrets kept from a stored
+		// session) answer the same way: a session or every violation.
+		for _, o := range []session.ParseOptions{{ID: "s", KeepSecrets: true}, {ID: "Bad Id", KeepSecrets: true, Stored: &s}} {
+			if _, _, err := session.Parse(data, catalog, o); err != nil {
+				if ve, ok := errors.AsType[*fault.ValidationError](err); !ok || len(ve.Violations) == 0 {
+					t.Fatalf("Parse with %+v: got %v, want a validation error with violations", o, err)
+				}
+			}
+		}
 		if err != nil {
 			var ve *fault.ValidationError
 			if !errors.As(err, &ve) {

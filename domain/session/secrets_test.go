@@ -132,3 +132,25 @@ func violationPaths(vs []fault.Violation) []string {
 }
 
 func equalStrings(a, b []string) bool { return strings.Join(a, "\x00") == strings.Join(b, "\x00") }
+
+// TestParseKeepSecretsInTheSameAnswer: with KeepSecrets, a secret sent back
+// masked with nothing stored to keep is reported with every other problem
+// of the document, not after them; with a stored session it keeps the value.
+func TestParseKeepSecretsInTheSameAnswer(t *testing.T) {
+	t.Parallel()
+	doc := []byte(strings.Replace(string(sendDoc(`{"key": "***", "headers": {"X-A": 5}}`)), `"name": "S"`, `"name": ""`, 1))
+	_, _, err := session.Parse(doc, secretCatalog, session.ParseOptions{KeepSecrets: true})
+	checkViolations(t, err, []want{
+		{"name", []string{"must not be empty"}},
+		{"workflows[0].nodes[1].config.headers.X-A", []string{"must be a string"}},
+		{"workflows[0].nodes[1].config.key", []string{`"***"`, "no stored value to keep"}},
+	})
+	stored := parseSend(t, `{"key": "0123456789abcdef"}`)
+	s, _, err := session.Parse(sendDoc(`{"key": "***"}`), secretCatalog, session.ParseOptions{KeepSecrets: true, Stored: &stored})
+	if err != nil {
+		t.Fatalf("Parse with a stored session: %v", err)
+	}
+	if got := configOf(t, s, "wf", "send")["key"]; got != "0123456789abcdef" {
+		t.Errorf("kept key: got %v, want the stored value", got)
+	}
+}

@@ -14,7 +14,9 @@ import (
 // path of the place, and a valid document keeps every number's exact text.
 func TestParseRefusesWhatCannotBeStoredFaithfully(t *testing.T) {
 	t.Parallel()
-	const logNode = `{"nodeId":"log","type":"PASS","config":{"message":%s}}`
+	// The second node is a trigger too, so that each document has exactly
+	// the one flaw: the whole document is checked, not only the flaw.
+	const logNode = `{"nodeId":"log","type":"MANUAL","config":{"payload":%s}}`
 	doc := func(name, start, second string) string {
 		return `{"sessionId":"s1","name":` + name + `,"workflows":[{"workflowId":"wf","nodes":[` +
 			`{"nodeId":"start","type":"MANUAL","config":` + start + `},` + second + `]}]}`
@@ -25,11 +27,11 @@ func TestParseRefusesWhatCannotBeStoredFaithfully(t *testing.T) {
 	}{
 		{"escaped NUL in the name", doc(`"a\u0000b"`, `{}`, msg(`"hi"`)), "name", "U+0000"},
 		{"raw NUL in the name", doc("\"a\x00b\"", `{}`, msg(`"hi"`)), "name", "U+0000"},
-		{"escaped NUL in a node's config", doc(`"n"`, `{}`, msg(`"x\u0000"`)), "workflows[0].nodes[1].config.message", "U+0000"},
-		{"invalid UTF-8 in a node's config", doc(`"n"`, `{}`, msg("\"\xff\xfe\"")), "workflows[0].nodes[1].config.message", "UTF-8"},
-		{"lone surrogate in a node's config", doc(`"n"`, `{}`, msg(`"\ud800"`)), "workflows[0].nodes[1].config.message", "surrogate"},
+		{"escaped NUL in a node's config", doc(`"n"`, `{}`, msg(`"x\u0000"`)), "workflows[0].nodes[1].config.payload", "U+0000"},
+		{"invalid UTF-8 in a node's config", doc(`"n"`, `{}`, msg("\"\xff\xfe\"")), "workflows[0].nodes[1].config.payload", "UTF-8"},
+		{"lone surrogate in a node's config", doc(`"n"`, `{}`, msg(`"\ud800"`)), "workflows[0].nodes[1].config.payload", "surrogate"},
 		{"NUL in a key", doc(`"n"`, `{"payload":{"k\u0000":1}}`, msg(`"hi"`)), `workflows[0].nodes[0].config.payload["k\x00"]`, "U+0000"},
-		{"a repeated top-level key", `{"sessionId":"s1","name":"a","name":"b","workflows":[]}`, "name", "appears twice"},
+		{"a repeated top-level key", doc(`"a","name":"b"`, `{}`, msg(`"hi"`)), "name", "appears twice"},
 		{"a repeated key in a config", doc(`"n"`, `{"payload":{"id":1,"id":2}}`, msg(`"hi"`)), "workflows[0].nodes[0].config.payload.id", "appears twice"},
 		{"a number beyond a double", doc(`"n"`, `{"payload":{"n":1e400}}`, msg(`"hi"`)), "workflows[0].nodes[0].config.payload.n", "out of range"},
 		{"nesting deeper than 128", doc(`"n"`, `{"payload":`+strings.Repeat("[", 200)+strings.Repeat("]", 200)+`}`, msg(`"hi"`)), "", "deeper than 128"},
@@ -68,6 +70,22 @@ func TestParseRefusesWhatCannotBeStoredFaithfully(t *testing.T) {
 	}
 }
 
+// TestParseReportsStrictJSONWithTheRest: a repeated key or a U+0000 no
+// longer hides the document's other problems (before, the strict read
+// stopped at the first and answered only it); a problem at a place the
+// strict read reported is not said twice.
+func TestParseReportsStrictJSONWithTheRest(t *testing.T) {
+	t.Parallel()
+	body := `{"sessionId":"s1","name":"a","name":"b","workflows":[{"workflowId":"wf","nodes":[` +
+		`{"nodeId":"start","type":"MANUAL"},{"nodeId":"b\u0000d","type":"NOPE"}]}]}`
+	_, _, err := session.Parse([]byte(body), catalog, session.ParseOptions{})
+	checkViolations(t, err, []want{
+		{"name", []string{"appears twice"}},
+		{"workflows[0].nodes[1].nodeId", []string{"U+0000"}},
+		{"workflows[0].nodes[1].type", []string{`unknown plugin type "NOPE"`}},
+	})
+}
+
 func TestParseKeepsExactNumbers(t *testing.T) {
 	t.Parallel()
 	const body = `{"sessionId":"s1","name":"n","workflows":[{"workflowId":"wf","nodes":[` +
@@ -89,4 +107,13 @@ func TestParseKeepsExactNumbers(t *testing.T) {
 			t.Errorf("stored definition %s lacks %s", def, w)
 		}
 	}
+}
+
+// TestUnknownTypeMayBeTheTrigger: a workflow whose only trigger has a
+// mistyped type gets one violation, the type, not also "no trigger node".
+func TestUnknownTypeMayBeTheTrigger(t *testing.T) {
+	t.Parallel()
+	body := `{"sessionId":"s1","name":"n","workflows":[{"workflowId":"wf","nodes":[{"nodeId":"start","type":"MANUL"}]}]}`
+	_, _, err := session.Parse([]byte(body), catalog, session.ParseOptions{})
+	checkViolations(t, err, []want{{"workflows[0].nodes[0].type", []string{`unknown plugin type "MANUL"`}}})
 }

@@ -132,7 +132,10 @@ func Restore(s Spec) Supervisor {
 }
 
 func (r *reader) spec(v any, o ParseOptions) (Spec, bool, bool) {
-	m := r.object(v, "", "id", "name", "engine", "owns", "parentId", "allowedCommands", "reviews", "tickSeconds", "enabled")
+	// "warnings" is what a read adds beside the document (owned sessions
+	// that do not exist); it is accepted and ignored, so a document read
+	// can be applied back as it is.
+	m := r.object(v, "", "id", "name", "engine", "owns", "parentId", "allowedCommands", "reviews", "tickSeconds", "enabled", "warnings")
 	if m == nil {
 		return Spec{}, false, false
 	}

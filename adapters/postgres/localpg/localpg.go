@@ -101,6 +101,8 @@ type Cluster struct {
 	owner        *osUser  // nil when not root
 	log          *logTail
 	lock         *dirLock
+	major        string // the PostgreSQL major of the binaries and the data
+	created      bool   // Start ran initdb: the cluster is new
 	// proc is the current server process; Restart replaces it.
 	proc atomic.Pointer[process]
 
@@ -209,8 +211,9 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	if err := c.prepareSocketDir(); err != nil {
 		return nil, err
 	}
+	c.major = major
 	if _, err := os.Stat(c.dataDir); errors.Is(err, fs.ErrNotExist) {
-		initialized = true
+		initialized, c.created = true, true
 		if err := c.initdb(ctx, major); err != nil {
 			return nil, err
 		}
@@ -518,6 +521,29 @@ func (c *Cluster) exitError(p *process, mark int64) error {
 func (c *Cluster) DSN(dbname string) string {
 	return fmt.Sprintf("host=%s port=%d user=postgres dbname=%s sslmode=disable",
 		dsnQuote(c.socketDir), pgPort, dsnQuote(dbname))
+}
+
+// Dir is the cluster folder (absolute); the data is in DataDir.
+func (c *Cluster) Dir() string { return c.dir }
+
+// DataDir is the PostgreSQL data directory, Dir/pgdata.
+func (c *Cluster) DataDir() string { return c.dataDir }
+
+// Major is the PostgreSQL major version of the cluster ("16").
+func (c *Cluster) Major() string { return c.major }
+
+// Created reports whether Start made the cluster (ran initdb); false means
+// it reused the data an earlier start left in DataDir.
+func (c *Cluster) Created() bool { return c.created }
+
+// InitializedAt is when the cluster's data directory was made (the time
+// of its PG_VERSION file); zero when it cannot be read.
+func (c *Cluster) InitializedAt() time.Time {
+	fi, err := os.Stat(filepath.Join(c.dataDir, "PG_VERSION"))
+	if err != nil {
+		return time.Time{}
+	}
+	return fi.ModTime()
 }
 
 // SocketDir is the directory holding the server's unix socket, for clients that

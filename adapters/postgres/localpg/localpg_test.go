@@ -183,6 +183,10 @@ func TestPersistentRestartKeepsData(t *testing.T) {
 
 	c, first := mustStart(t, ctx, localpg.Options{Dir: dir})
 	t.Logf("first start (initdb + start) took %v", first.Round(time.Millisecond))
+	if !c.Created() || c.DataDir() != filepath.Join(dir, "pgdata") || c.Major() == "" || c.InitializedAt().IsZero() {
+		t.Fatalf("first start: created %t, data dir %q, major %q, initialized %v; want a new cluster in %s/pgdata", c.Created(), c.DataDir(), c.Major(), c.InitializedAt(), dir)
+	}
+	made := c.InitializedAt()
 	if got := queryString(t, ctx, c, `SELECT current_setting('fsync') || '/' || current_setting('synchronous_commit')`); got != "on/on" {
 		t.Fatalf("fsync/synchronous_commit = %s, want on/on", got)
 	}
@@ -198,6 +202,9 @@ func TestPersistentRestartKeepsData(t *testing.T) {
 
 	c2, second := mustStart(t, ctx, localpg.Options{Dir: dir})
 	t.Logf("restart on existing data took %v", second.Round(time.Millisecond))
+	if c2.Created() || !c2.InitializedAt().Equal(made) {
+		t.Fatalf("restart: created %t, initialized %v; want the cluster of the first start (%v) reused", c2.Created(), c2.InitializedAt(), made)
+	}
 	if got := queryString(t, ctx, c2, `SELECT v FROM kept`); got != "survives restart" {
 		t.Fatalf("after restart got %q", got)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/yukta/yukta/domain/execution"
 	"github.com/yukta/yukta/domain/fault"
+	"github.com/yukta/yukta/domain/journal"
 )
 
 // AnswerValidator checks an answer against the JSON schema an input asked for.
@@ -90,7 +91,7 @@ func (uc *AnswerInput) Handle(ctx context.Context, in AnswerRequest) (Input, err
 		}
 		w.events = append(w.events, Event{Type: EventInputAnswered, At: now, SessionID: inp.SessionID,
 			WorkflowID: w.before[inp.ExecutionID].WorkflowID, ExecutionID: inp.ExecutionID, NodeID: inp.NodeID,
-			Actor: in.Actor, Channel: in.Channel, Data: map[string]any{"inputId": inp.ID, "channel": in.Channel}})
+			Actor: in.Actor, Channel: in.Channel, Data: answeredData(inp.ID, in)})
 		out = inp
 		return w.save(ctx)
 	})
@@ -98,4 +99,16 @@ func (uc *AnswerInput) Handle(ctx context.Context, in AnswerRequest) (Input, err
 		wake(uc.waker)
 	}
 	return out, err
+}
+
+// answeredData is the data of an InputAnswered event: the input, the door
+// (channel, as before), who answered (answeredBy: actor and channel) and
+// the answer as the journal records it (journal.RecordedAnswer: secrets
+// masked, bounded by journal.MaxRecordedAnswer with its length and
+// SHA-256).
+func answeredData(inputID string, in AnswerRequest) map[string]any {
+	data := journal.RecordedAnswer(in.Answer)
+	data["inputId"], data["channel"] = inputID, in.Channel
+	data["answeredBy"] = map[string]any{"actor": in.Actor, "channel": in.Channel}
+	return data
 }

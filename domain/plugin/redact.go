@@ -84,3 +84,33 @@ func MaskCredentials(s string) string {
 	}
 	return s
 }
+
+// MaskSecrets returns a copy of a JSON value (as encoding/json decodes it)
+// fit to record: the value of every member whose name SecretName flags
+// becomes MaskedValue, at any depth, and every string is passed through
+// MaskCredentials. It masks with the same two lists as every other door;
+// it keeps no list of its own. Values other than objects, arrays and
+// strings are returned as they are.
+func MaskSecrets(v any) any {
+	switch x := v.(type) {
+	case string:
+		return MaskCredentials(x)
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			if SecretName(k) {
+				out[k] = MaskedValue
+				continue
+			}
+			out[k] = MaskSecrets(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = MaskSecrets(e)
+		}
+		return out
+	}
+	return v
+}

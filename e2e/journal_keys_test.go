@@ -84,6 +84,10 @@ func TestJournalKeysTwoInstances(t *testing.T) {
 			t.Errorf("refused start (exit %d) does not name %q:\n%s", code, want, logs)
 		}
 	}
+	// docs/journal.md prints the refusal as the server words it.
+	if got, want := refusalLine(logs, oldID, newID), docRefusal(t); got != want {
+		t.Errorf("the refusal reads\n%s\ndocs/journal.md prints\n%s", got, want)
+	}
 	if keys := publicKeys(t, a); len(keys.Keys) != 1 {
 		t.Errorf("a refused start changed the key list: %+v", keys)
 	}
@@ -202,4 +206,33 @@ func checkpointKeyID(t *testing.T, file string) string {
 	}
 	id, _ := cp.Checkpoint["keyId"].(string)
 	return id
+}
+
+// refusalLine is the "yukta serve:" line of a refused start, with the key
+// ids replaced by NEW and CURRENT.
+func refusalLine(logs, current, own string) string {
+	for l := range strings.Lines(logs) {
+		if strings.HasPrefix(l, "yukta serve: ") {
+			return strings.NewReplacer(current, "CURRENT", own, "NEW").Replace(strings.TrimSpace(l))
+		}
+	}
+	return ""
+}
+
+// docRefusal is the refusal docs/journal.md prints, with its key ids
+// replaced the same way.
+func docRefusal(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "docs", "journal.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(b), "yukta serve: journal signing key ")
+	if !ok {
+		t.Fatal("docs/journal.md does not print the refusal")
+	}
+	line, _, _ := strings.Cut("yukta serve: journal signing key "+rest, "\n")
+	fields := strings.Fields(line)
+	own, current := fields[5], fields[12] // "... key OWN is not this database's current key CURRENT: ..."
+	return strings.NewReplacer(strings.TrimSuffix(current, ":"), "CURRENT", own, "NEW").Replace(strings.TrimSpace(line))
 }

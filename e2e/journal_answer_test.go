@@ -1,10 +1,12 @@
 package e2e
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -86,6 +88,34 @@ func TestJournalRecordsTheAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	cliWant(t, yukta(t, e.s.URL, "journal", "verify", file, "--public-key", keys), 0, "result: VALID")
+
+	// And with the independent implementation of docs/journal.md, the large
+	// answer's export too.
+	node := nodeProject(t, journalJSDir, "canonicalize")
+	script := filepath.Join(dir, "verify.js")
+	if err := os.WriteFile(script, []byte(docRecipe(t, filepath.Join("..", "docs", "journal.md"), "## Verifying without our code", "```js")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	kr, err := e.c.GetJournalPublicKeyWithResponse(e.ctx)
+	if err != nil || kr.JSON200 == nil {
+		t.Fatalf("public key: %v %v", err, kr)
+	}
+	for _, id := range []string{small, big} {
+		out := yukta(t, e.s.URL, "journal", "export", "jr", id)
+		cliWant(t, out, 0)
+		f := filepath.Join(dir, id+".ndjson")
+		if err := os.WriteFile(f, []byte(out.stdout), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		cmd := exec.CommandContext(ctx, node, script, f, kr.JSON200.PublicKey)
+		cmd.Env = []string{"NODE_PATH=" + filepath.Join(mustAbs(t, journalJSDir), "node_modules")}
+		b, err := cmd.CombinedOutput()
+		cancel()
+		if err != nil || strings.TrimSpace(string(b)) != "VALID" {
+			t.Errorf("the JavaScript recipe on the export of %s: %v\n%s", id, err, b)
+		}
+	}
 }
 
 // openInput waits for the open input of an execution and returns its id.

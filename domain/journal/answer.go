@@ -13,7 +13,7 @@ import (
 // journal record) holds: the canonical JSON of the masked answer, in bytes.
 // A larger answer is recorded by its head (its first MaxRecordedAnswer bytes
 // or fewer, cut at a character boundary), its length and its SHA-256; the
-// whole answer stays with the input (GET /api/inputs?status=answered).
+// whole answer stays with the input (GET /api/inputs?status=all).
 const MaxRecordedAnswer = 4 << 10
 
 // RecordedAnswer is what the journal keeps of an answer to an input, as

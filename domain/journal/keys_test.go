@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"crypto/x509"
@@ -199,6 +200,41 @@ func FuzzParseKeySet(f *testing.F) {
 			if !ok || len(k) != ed25519.PublicKeySize || KeyID(k) != id {
 				t.Fatalf("key %s is %x", id, k)
 			}
+		}
+	})
+}
+
+// FuzzParseCheckpointLine: a checkpoint line that parses (with or without
+// a keyId) writes back to a line that parses to the same checkpoint; no
+// line panics the parser.
+func FuzzParseCheckpointLine(f *testing.F) {
+	priv := ed25519.NewKeyFromSeed(make([]byte, 32))
+	cp, _ := SignCheckpoint(priv, "e-1", 3, "sha256:"+strings.Repeat("ab", 32))
+	named, _ := CheckpointLine(cp)
+	cp.KeyID = ""
+	unnamed, _ := CheckpointLine(cp)
+	for _, s := range [][]byte{named, unnamed, []byte(`{"checkpoint":{}}`), []byte(`{"checkpoint":{"keyId":"zz"}}`), []byte("{")} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		cp, err := ParseCheckpointLine(line)
+		if err != nil {
+			if !errors.Is(err, fault.ErrInvalid) {
+				t.Fatalf("error %v is not ErrInvalid", err)
+			}
+			return
+		}
+		if cp.KeyID != "" && !validKeyID(cp.KeyID) {
+			t.Fatalf("key id %q parsed", cp.KeyID)
+		}
+		again, err := CheckpointLine(cp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := ParseCheckpointLine(again)
+		if err != nil || back.KeyID != cp.KeyID || back.Digest != cp.Digest || back.Sequence != cp.Sequence ||
+			back.ExecutionID != cp.ExecutionID || !bytes.Equal(back.Signature, cp.Signature) {
+			t.Fatalf("round trip of %s: %+v %v", again, back, err)
 		}
 	})
 }

@@ -93,7 +93,7 @@ func TestParseKeySetRefuses(t *testing.T) {
 		{"json key without publicKey", `{"keys":[{"keyId":"x"}]}`, "keys[0].publicKey"},
 		{"pem private", string(priv), "not a PUBLIC KEY"},
 		{"pem garbage", "-----BEGIN PUBLIC KEY-----\nnope", "does not parse"},
-		{"too many", manyKeys(MaxKeySetKeys+1), fmt.Sprintf("more than %d keys", MaxKeySetKeys)},
+		{"too many", manyKeys(MaxKeySetKeys + 1), fmt.Sprintf("more than %d keys", MaxKeySetKeys)},
 	} {
 		_, err := ParseKeySet([]byte(c.text))
 		if err == nil || !errors.Is(err, fault.ErrInvalid) || !strings.Contains(err.Error(), c.want) {

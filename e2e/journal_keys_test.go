@@ -119,7 +119,13 @@ func TestJournalKeysTwoInstances(t *testing.T) {
 	if got := checkpointKeyID(t, secondFile); got != newID {
 		t.Errorf("checkpoint after rotation names key %q, want %q", got, newID)
 	}
-	keysFile = saveKeys(t, c, dir, "keys2.json")
+	// yukta journal keys prints the same answer, ready for --public-key.
+	keysOut := yukta(t, c.URL, "journal", "keys")
+	cliWant(t, keysOut, 0, `"keys":[`, newID, oldID)
+	keysFile = filepath.Join(dir, "keys2.json")
+	if err := os.WriteFile(keysFile, []byte(keysOut.stdout), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cliWant(t, yukta(t, c.URL, "journal", "verify", firstFile, "--public-key", keysFile), 0, "result: VALID")
 	cliWant(t, yukta(t, c.URL, "journal", "verify", secondFile, "--public-key", keysFile), 0, "result: VALID")
 	// Several keys given one by one pick the same way; the wrong one alone names the key it lacks.

@@ -10,6 +10,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -237,4 +238,22 @@ func FuzzParseCheckpointLine(f *testing.F) {
 			t.Fatalf("round trip of %s: %+v %v", again, back, err)
 		}
 	})
+}
+
+// TestDocsKeyAnswerIsTrue: the public-key answer docs/journal.md prints
+// reads as a key set whose key ids are those of its keys.
+func TestDocsKeyAnswerIsTrue(t *testing.T) {
+	b, err := os.ReadFile("../../docs/journal.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(b), "The public-key answer:\n\n```json\n")
+	block, _, ok2 := strings.Cut(rest, "\n```\n")
+	if !ok || !ok2 {
+		t.Fatal("docs/journal.md does not print the public-key answer")
+	}
+	set, err := ParseKeySet([]byte(block))
+	if err != nil || strings.Join(set.IDs(), ",") != "0e26b1de28579822,4576e81edafdc049" {
+		t.Fatalf("the documented answer reads as %v, %v", set.IDs(), err)
+	}
 }

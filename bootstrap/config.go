@@ -79,41 +79,41 @@ type setting struct {
 var settings = struct {
 	addr, dataDir, databaseURL, allowedHosts, allowedOrigins, logLevel, logFormat, shutdownTimeout, dbMaxConns, egressAllowed, workers, lease, debugAddr,
 	apiKeys, keyRate, sourceRate, trustedProxies, maxMessage, maxOutput, maxLogLine, maxRunning, reservedSlots, reviewTimeout, reviewDefault, agentRate, authFailures, agentMaxBody, supervisorEnv,
-	processCommands, processAllowAny, loopDepth, loopBudget, rotateJournalKey setting
+	processCommands, processAllowAny, loopDepth, loopBudget, journalRotate setting
 }{
-	addr:             setting{"addr", "YUKTA_ADDR", "host:port to listen on; loopback only unless API keys are set"},
-	apiKeys:          setting{"api-keys", "YUKTA_API_KEYS", "path of a key file: named keys with roles and optional session lists (docs/configuration.md)"},
-	keyRate:          setting{"rate-limit-key", "YUKTA_RATE_LIMIT_KEY", "requests each key may send: N/s, N/m or N/h (bursts of N), or off"},
-	sourceRate:       setting{"rate-limit-source", "YUKTA_RATE_LIMIT_SOURCE", "requests each source address may send: N/s, N/m or N/h, or off"},
-	trustedProxies:   setting{"trusted-proxies", "YUKTA_TRUSTED_PROXIES", "comma-separated addresses or CIDRs of reverse proxies whose X-Forwarded-For names the client"},
-	dataDir:          setting{"data-dir", "YUKTA_DATA_DIR", "folder for the embedded PostgreSQL cluster and server keys; default $STATE_DIRECTORY, /var/lib/yukta as root, else $XDG_DATA_HOME/yukta or ~/.local/share/yukta"},
-	databaseURL:      setting{"database-url", "YUKTA_DATABASE_URL", "PostgreSQL URL; empty starts the embedded cluster in the data folder"},
-	allowedHosts:     setting{"allowed-hosts", "YUKTA_ALLOWED_HOSTS", "comma-separated extra Host names the server answers to (loopback names are always allowed)"},
-	allowedOrigins:   setting{"allowed-origins", "YUKTA_ALLOWED_ORIGINS", "comma-separated browser origins (scheme://host[:port]) whose pages may call the server besides its own"},
-	logLevel:         setting{"log-level", "YUKTA_LOG_LEVEL", "debug, info, warn or error"},
-	logFormat:        setting{"log-format", "YUKTA_LOG_FORMAT", "json, console, or auto (console on a terminal, json otherwise)"},
-	shutdownTimeout:  setting{"shutdown-timeout", "YUKTA_SHUTDOWN_TIMEOUT", "how long in-flight requests may take to finish on shutdown"},
-	dbMaxConns:       setting{"db-max-conns", "YUKTA_DB_MAX_CONNS", "maximum connections in the database pool"},
-	egressAllowed:    setting{"egress-allowed-hosts", "YUKTA_EGRESS_ALLOWED_HOSTS", "comma-separated hosts (host or host:port) HTTP nodes may reach even on private or loopback addresses"},
-	workers:          setting{"workers", "YUKTA_WORKERS", "how many node messages this instance runs at once"},
-	debugAddr:        setting{"debug-addr", "YUKTA_DEBUG_ADDR", "loopback host:port for Go profiling (/debug/pprof); empty disables it"},
-	lease:            setting{"lease", "YUKTA_LEASE", "how long a claimed message is held without a heartbeat; a dead instance's work moves after this"},
-	maxMessage:       setting{"max-message-bytes", executionapp.SettingMaxMessage, "largest message, result or expression value one node may produce, as JSON (bytes, or with KiB/MiB)"},
-	maxOutput:        setting{"max-output-bytes", executionapp.SettingMaxOutput, "largest total of the messages one node attempt may emit (bytes, or with KiB/MiB)"},
-	maxLogLine:       setting{"max-log-line-bytes", "YUKTA_MAX_LOG_LINE_BYTES", "longest log line stored; longer lines are cut with a note (bytes, or with KiB/MiB)"},
-	maxRunning:       setting{"max-running", "YUKTA_MAX_RUNNING", "most executions RUNNING at once on the whole server (all instances); more starts wait PENDING in order; 0 is no limit"},
-	reservedSlots:    setting{"reserved-supervisor-slots", "YUKTA_RESERVED_SUPERVISOR_SLOTS", "slots kept for workflow supervisors' runs beside --max-running"},
-	agentRate:        setting{"agent-rate-limit", "YUKTA_AGENT_RATE_LIMIT", "requests each supervisor credential may send to the agent API: N/s, N/m or N/h, or off"},
-	authFailures:     setting{"auth-failure-limit", "YUKTA_AUTH_FAILURE_LIMIT", "wrong keys or credentials each source may present before 429: N/s, N/m or N/h"},
-	supervisorEnv:    setting{"supervisor-env-allowed", "YUKTA_SUPERVISOR_ENV_ALLOWED", "comma-separated environment variables an http supervisor's headers may name as ${env.NAME}; empty allows none"},
-	agentMaxBody:     setting{"agent-max-body-bytes", "YUKTA_AGENT_MAX_BODY_BYTES", "largest agent API request body (bytes, or with KiB/MiB)"},
-	reviewTimeout:    setting{"review-timeout", "YUKTA_REVIEW_TIMEOUT", "how long a supervisor asked to review a command has to answer before the default decision applies"},
-	processCommands:  setting{"process-allowed-commands", "YUKTA_PROCESS_ALLOWED_COMMANDS", "comma-separated absolute paths of the executables process supervisors may run; empty runs none"},
-	processAllowAny:  setting{"process-allow-any", "YUKTA_PROCESS_ALLOW_ANY", "true lets process supervisors run any executable; only with --process-allowed-commands empty"},
-	loopDepth:        setting{"supervisor-max-depth", "YUKTA_SUPERVISOR_MAX_DEPTH", "the deepest run a supervisor may cause: a run its directive starts is one deeper than the run whose event it reacted to"},
-	loopBudget:       setting{"supervisor-commands-per-minute", "YUKTA_SUPERVISOR_COMMANDS_PER_MINUTE", "directives each supervisor may send per one-minute window; more are refused until the window ends"},
-	rotateJournalKey: setting{"rotate-journal-key", "YUKTA_ROTATE_JOURNAL_KEY", "make this instance's journal signing key the current one and retire the key before (docs/journal.md#rotating-the-key); without it an instance whose key is not the current one refuses to start"},
-	reviewDefault:    setting{"review-default", "YUKTA_REVIEW_DEFAULT", "the decision a review takes on a timeout, or when no supervisor up the chain has an opinion: ALLOW, DENY or REQUIRE_APPROVAL"},
+	addr:            setting{"addr", "YUKTA_ADDR", "host:port to listen on; loopback only unless API keys are set"},
+	apiKeys:         setting{"api-keys", "YUKTA_API_KEYS", "path of a key file: named keys with roles and optional session lists (docs/configuration.md)"},
+	keyRate:         setting{"rate-limit-key", "YUKTA_RATE_LIMIT_KEY", "requests each key may send: N/s, N/m or N/h (bursts of N), or off"},
+	sourceRate:      setting{"rate-limit-source", "YUKTA_RATE_LIMIT_SOURCE", "requests each source address may send: N/s, N/m or N/h, or off"},
+	trustedProxies:  setting{"trusted-proxies", "YUKTA_TRUSTED_PROXIES", "comma-separated addresses or CIDRs of reverse proxies whose X-Forwarded-For names the client"},
+	dataDir:         setting{"data-dir", "YUKTA_DATA_DIR", "folder for the embedded PostgreSQL cluster and server keys; default $STATE_DIRECTORY, /var/lib/yukta as root, else $XDG_DATA_HOME/yukta or ~/.local/share/yukta"},
+	databaseURL:     setting{"database-url", "YUKTA_DATABASE_URL", "PostgreSQL URL; empty starts the embedded cluster in the data folder"},
+	allowedHosts:    setting{"allowed-hosts", "YUKTA_ALLOWED_HOSTS", "comma-separated extra Host names the server answers to (loopback names are always allowed)"},
+	allowedOrigins:  setting{"allowed-origins", "YUKTA_ALLOWED_ORIGINS", "comma-separated browser origins (scheme://host[:port]) whose pages may call the server besides its own"},
+	logLevel:        setting{"log-level", "YUKTA_LOG_LEVEL", "debug, info, warn or error"},
+	logFormat:       setting{"log-format", "YUKTA_LOG_FORMAT", "json, console, or auto (console on a terminal, json otherwise)"},
+	shutdownTimeout: setting{"shutdown-timeout", "YUKTA_SHUTDOWN_TIMEOUT", "how long in-flight requests may take to finish on shutdown"},
+	dbMaxConns:      setting{"db-max-conns", "YUKTA_DB_MAX_CONNS", "maximum connections in the database pool"},
+	egressAllowed:   setting{"egress-allowed-hosts", "YUKTA_EGRESS_ALLOWED_HOSTS", "comma-separated hosts (host or host:port) HTTP nodes may reach even on private or loopback addresses"},
+	workers:         setting{"workers", "YUKTA_WORKERS", "how many node messages this instance runs at once"},
+	debugAddr:       setting{"debug-addr", "YUKTA_DEBUG_ADDR", "loopback host:port for Go profiling (/debug/pprof); empty disables it"},
+	lease:           setting{"lease", "YUKTA_LEASE", "how long a claimed message is held without a heartbeat; a dead instance's work moves after this"},
+	maxMessage:      setting{"max-message-bytes", executionapp.SettingMaxMessage, "largest message, result or expression value one node may produce, as JSON (bytes, or with KiB/MiB)"},
+	maxOutput:       setting{"max-output-bytes", executionapp.SettingMaxOutput, "largest total of the messages one node attempt may emit (bytes, or with KiB/MiB)"},
+	maxLogLine:      setting{"max-log-line-bytes", "YUKTA_MAX_LOG_LINE_BYTES", "longest log line stored; longer lines are cut with a note (bytes, or with KiB/MiB)"},
+	maxRunning:      setting{"max-running", "YUKTA_MAX_RUNNING", "most executions RUNNING at once on the whole server (all instances); more starts wait PENDING in order; 0 is no limit"},
+	reservedSlots:   setting{"reserved-supervisor-slots", "YUKTA_RESERVED_SUPERVISOR_SLOTS", "slots kept for workflow supervisors' runs beside --max-running"},
+	agentRate:       setting{"agent-rate-limit", "YUKTA_AGENT_RATE_LIMIT", "requests each supervisor credential may send to the agent API: N/s, N/m or N/h, or off"},
+	authFailures:    setting{"auth-failure-limit", "YUKTA_AUTH_FAILURE_LIMIT", "wrong keys or credentials each source may present before 429: N/s, N/m or N/h"},
+	supervisorEnv:   setting{"supervisor-env-allowed", "YUKTA_SUPERVISOR_ENV_ALLOWED", "comma-separated environment variables an http supervisor's headers may name as ${env.NAME}; empty allows none"},
+	agentMaxBody:    setting{"agent-max-body-bytes", "YUKTA_AGENT_MAX_BODY_BYTES", "largest agent API request body (bytes, or with KiB/MiB)"},
+	reviewTimeout:   setting{"review-timeout", "YUKTA_REVIEW_TIMEOUT", "how long a supervisor asked to review a command has to answer before the default decision applies"},
+	processCommands: setting{"process-allowed-commands", "YUKTA_PROCESS_ALLOWED_COMMANDS", "comma-separated absolute paths of the executables process supervisors may run; empty runs none"},
+	processAllowAny: setting{"process-allow-any", "YUKTA_PROCESS_ALLOW_ANY", "true lets process supervisors run any executable; only with --process-allowed-commands empty"},
+	loopDepth:       setting{"supervisor-max-depth", "YUKTA_SUPERVISOR_MAX_DEPTH", "the deepest run a supervisor may cause: a run its directive starts is one deeper than the run whose event it reacted to"},
+	loopBudget:      setting{"supervisor-commands-per-minute", "YUKTA_SUPERVISOR_COMMANDS_PER_MINUTE", "directives each supervisor may send per one-minute window; more are refused until the window ends"},
+	journalRotate:   setting{"rotate-journal-key", "YUKTA_ROTATE_JOURNAL_KEY", "make this instance's journal signing key the current one and retire the key before (docs/journal.md#rotating-the-key); without it an instance whose key is not the current one refuses to start"},
+	reviewDefault:   setting{"review-default", "YUKTA_REVIEW_DEFAULT", "the decision a review takes on a timeout, or when no supervisor up the chain has an opinion: ALLOW, DENY or REQUIRE_APPROVAL"},
 }
 
 // ParseServeConfig reads the serve flags, with defaults from getenv.
@@ -132,7 +132,7 @@ func ParseServeConfig(args []string, getenv func(string) string, fs *flag.FlagSe
 	var maxMessage, maxOutput, maxLogLine, maxRunning, reservedSlots, reviewTimeout, reviewDefault string
 	var agentRate, authFailures, agentMaxBody, supervisorEnv string
 	var processCommands, processAllowAny string
-	var loopDepth, loopBudget, rotateJournalKey string
+	var loopDepth, loopBudget string
 	parseRetention := retentionFlags(fs, env)
 	str(&c.Addr, settings.addr, "127.0.0.1:8080")
 	str(&c.DataDir, settings.dataDir, defaultDataDirOf(getenv))
@@ -167,9 +167,9 @@ func ParseServeConfig(args []string, getenv func(string) string, fs *flag.FlagSe
 	str(&loopDepth, settings.loopDepth, strconv.Itoa(supervisor.DefaultLoopDepth))
 	str(&loopBudget, settings.loopBudget, strconv.Itoa(supervisor.DefaultCommandsPerMinute))
 	// A bool flag, so `--rotate-journal-key` alone turns it on.
-	rotateJournalKey = env(settings.rotateJournalKey, "false")
-	rotateDefault, rotateErr := strconv.ParseBool(rotateJournalKey)
-	fs.BoolVar(&c.RotateJournalKey, settings.rotateJournalKey.flag, rotateDefault, settings.rotateJournalKey.usage+" ("+settings.rotateJournalKey.env+")")
+	rotateEnv := env(settings.journalRotate, "false")
+	rotateDefault, rotateErr := strconv.ParseBool(rotateEnv)
+	fs.BoolVar(&c.RotateJournalKey, settings.journalRotate.flag, rotateDefault, settings.journalRotate.usage+" ("+settings.journalRotate.env+")")
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
 	}
@@ -288,7 +288,7 @@ func ParseServeConfig(args []string, getenv func(string) string, fs *flag.FlagSe
 			supervisor.MinCommandsPerMinute, supervisor.MaxCommandsPerMinute))
 	}
 	if rotateErr != nil {
-		errs = append(errs, fmt.Errorf("%s %q must be true or false", settings.rotateJournalKey.env, rotateJournalKey))
+		errs = append(errs, fmt.Errorf("%s %q must be true or false", settings.journalRotate.env, rotateEnv))
 	}
 	allowAny, err := strconv.ParseBool(processAllowAny)
 	if err != nil {

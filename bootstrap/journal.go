@@ -72,7 +72,7 @@ var journalModule = fx.Module("journal",
 // journalKeyHint is what a refused start tells the operator to do.
 var journalKeyHint = journalapp.KeyHint{
 	Same:   "the same " + JournalKeyEnv + " as the instances already running, or a copy of their <data-dir>/" + journalKeyFile,
-	Rotate: "`yukta serve --rotate-journal-key` (or " + settings.rotateJournalKey.env + "=true; see docs/journal.md#rotating-the-key)",
+	Rotate: "`yukta serve --rotate-journal-key` (or " + settings.journalRotate.env + "=true; see docs/journal.md#rotating-the-key)",
 }
 
 // newObserver builds the observer and runs it in one owned goroutine from

@@ -25,11 +25,16 @@ import (
 func TestJournalRecordsTheAnswer(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.apply("jr", line("ask", nd("start", "MANUAL", ""), nd("q", "INPUT_REQUEST", `{"prompt":"details?","mode":"answer"}`), nd("out", "RESULT", "")))
+	// The workflow owns a secret (an HTTP node's authorization, never run):
+	// an answer that quotes it records it masked, as its logs would be.
+	const secret = "answer-canary-7Kq2Zx9w"
+	e.apply("jr", wf("ask", []string{nd("start", "MANUAL", ""), nd("q", "INPUT_REQUEST", `{"prompt":"details?","mode":"answer"}`), nd("out", "RESULT", ""),
+		nd("holder", "HTTP_REQUEST", fmt.Sprintf(`{"url":"https://example.com/x","authorization":"Bearer %s"}`, secret))},
+		[]string{ed("start", "q", ""), ed("q", "out", "")}))
 	small := e.start("jr", "ask", nil)
 	big := e.start("jr", "ask", nil)
 
-	answer := `{"approved":true,"note":"ship it","apiToken":"tok-123456789","nested":{"Password":"hunter2","list":["see password=hunter22 here"]}}`
+	answer := `{"approved":true,"note":"ship it","apiToken":"tok-123456789","nested":{"Password":"hunter2","list":["see password=hunter22 here"]},"why":"the key is ` + secret + `"}`
 	cliWant(t, yukta(t, e.s.URL, "answer", e.openInput(small), answer), 0, "status: answered")
 	long := strings.Repeat("é", 5000) // 10,000 bytes of UTF-8
 	bigAnswer := fmt.Sprintf(`{"text":%q}`, long)
@@ -45,14 +50,14 @@ func TestJournalRecordsTheAnswer(t *testing.T) {
 	nested, _ := got["nested"].(map[string]any)
 	list, _ := nested["list"].([]any)
 	if got["approved"] != true || got["note"] != "ship it" || got["apiToken"] != "***" || nested["Password"] != "***" ||
-		len(list) != 1 || list[0] != "see password=*** here" {
+		len(list) != 1 || list[0] != "see password=*** here" || got["why"] != "the key is ***" {
 		t.Errorf("recorded answer %v, want the answer with its secrets masked", data["answer"])
 	}
 	by, _ := data["answeredBy"].(map[string]any)
 	if by["channel"] != "cli (claimed)" || by["actor"] == nil || by["actor"] == "" || by["actor"] != rec["actor"] {
 		t.Errorf("answeredBy %v (record actor %v), want the actor and the channel cli (claimed)", data["answeredBy"], rec["actor"])
 	}
-	if strings.Contains(fmt.Sprint(rec), "hunter2") || strings.Contains(fmt.Sprint(rec), "tok-123456789") {
+	if text := fmt.Sprint(rec); strings.Contains(text, "hunter2") || strings.Contains(text, "tok-123456789") || strings.Contains(text, secret) {
 		t.Errorf("a secret reached the journal: %v", rec)
 	}
 	if data["answerTruncated"] != nil || data["answerBytes"] == nil {

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/yukta/yukta/domain/plugin"
@@ -18,16 +19,17 @@ const MaxRecordedAnswer = 4 << 10
 
 // RecordedAnswer is what the journal keeps of an answer to an input, as
 // members of the InputAnswered event's data: the answer with its secrets
-// masked (plugin.MaskSecrets: members whose name names a secret, and
-// credential-shaped text in strings), "answerBytes" and "answerSha256" (the
+// masked (plugin.MaskSecrets: members whose name names a secret, the run's
+// secret config values given as values, and credential-shaped text in
+// strings), "answerBytes" and "answerSha256" (the
 // length and "sha256:" + hex SHA-256 of the masked answer's RFC 8785
 // canonical JSON) always, and, when that JSON is longer than
 // MaxRecordedAnswer, "answerTruncated": true and "answerHead" (its first
 // bytes) instead of "answer". An answer with no canonical form (a number
 // beyond a double, NaN) is recorded by its head, length and digest of its
 // encoding/json text in the same way.
-func RecordedAnswer(answer any) map[string]any {
-	masked := plugin.MaskSecrets(answer)
+func RecordedAnswer(answer any, values *strings.Replacer) map[string]any {
+	masked := plugin.MaskSecrets(answer, values)
 	raw, err := Canonical(masked)
 	if err != nil {
 		raw = []byte(jsonTextOf(masked))

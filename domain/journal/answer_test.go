@@ -34,8 +34,9 @@ func digestOf(b []byte) string {
 // journaled.
 func TestRecordedAnswerMasksAndBounds(t *testing.T) {
 	t.Parallel()
-	got := journal.RecordedAnswer(decode(t, `{"ok":true,"password":"hunter2","why":"token=abcdef123","n":9007199254740993}`))
-	want, _ := journal.Canonical(decode(t, `{"n":9007199254740993,"ok":true,"password":"***","why":"token=***"}`))
+	got := journal.RecordedAnswer(decode(t, `{"ok":true,"password":"hunter2","why":"token=abcdef123","n":9007199254740993,"db":"uses s3cr3tv4lue"}`),
+		strings.NewReplacer("s3cr3tv4lue", "***"))
+	want, _ := journal.Canonical(decode(t, `{"db":"uses ***","n":9007199254740993,"ok":true,"password":"***","why":"token=***"}`))
 	if c, _ := journal.Canonical(got["answer"]); string(c) != string(want) {
 		t.Errorf("answer %s, want %s", c, want)
 	}
@@ -51,7 +52,7 @@ func TestRecordedAnswerMasksAndBounds(t *testing.T) {
 			text := strings.Repeat(ch, n/len(ch))
 			answer := map[string]any{"text": text}
 			canon, _ := journal.Canonical(answer)
-			got := journal.RecordedAnswer(answer)
+			got := journal.RecordedAnswer(answer, nil)
 			if got["answerBytes"] != len(canon) || got["answerSha256"] != digestOf(canon) {
 				t.Errorf("%d×%q: length %v digest %v, want %d %s", n, ch, got["answerBytes"], got["answerSha256"], len(canon), digestOf(canon))
 			}
@@ -70,7 +71,7 @@ func TestRecordedAnswerMasksAndBounds(t *testing.T) {
 	}
 
 	// No canonical form (a fraction beyond a double): recorded by its text.
-	odd := journal.RecordedAnswer(map[string]any{"x": json.Number("1e400")})
+	odd := journal.RecordedAnswer(map[string]any{"x": json.Number("1e400")}, nil)
 	if odd["answer"] != nil || odd["answerTruncated"] != true || odd["answerHead"] != `{"x":1e400}` || odd["answerBytes"] != 11 {
 		t.Errorf("an answer with no canonical form is recorded as %v", odd)
 	}

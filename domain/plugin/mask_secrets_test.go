@@ -3,6 +3,7 @@ package plugin_test
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/yukta/yukta/domain/plugin"
@@ -10,7 +11,7 @@ import (
 
 // TestMaskSecretsMasksNamesAndShapes: a member whose name names a secret
 // is masked whole at any depth, a string anywhere has its credential-shaped
-// text masked, everything else is kept, and the input is not changed.
+// text and the run's secret values masked, everything else is kept, and the input is not changed.
 func TestMaskSecretsMasksNamesAndShapes(t *testing.T) {
 	t.Parallel()
 	var in any
@@ -19,10 +20,10 @@ func TestMaskSecretsMasksNamesAndShapes(t *testing.T) {
 		t.Fatal(err)
 	}
 	before, _ := json.Marshal(in)
-	got := plugin.MaskSecrets(in)
+	got := plugin.MaskSecrets(in, strings.NewReplacer("fine", plugin.MaskedValue))
 	var want any
 	if err := json.Unmarshal([]byte(`{"approved":true,"n":3,"note":null,"apiToken":"***","nested":{"Client_Secret":"***",
-		"list":["see password=*** here","use Bearer ***",{"x-api-key":"***"}]},"comment":"fine"}`), &want); err != nil {
+		"list":["see password=*** here","use Bearer ***",{"x-api-key":"***"}]},"comment":"***"}`), &want); err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(got, want) {
@@ -32,7 +33,7 @@ func TestMaskSecretsMasksNamesAndShapes(t *testing.T) {
 		t.Errorf("MaskSecrets changed its input: %s, was %s", after, before)
 	}
 	for _, v := range []any{true, nil, json.Number("1.5"), 2.0, "plain"} {
-		if got := plugin.MaskSecrets(v); !reflect.DeepEqual(got, v) {
+		if got := plugin.MaskSecrets(v, nil); !reflect.DeepEqual(got, v) {
 			t.Errorf("MaskSecrets(%v) = %v, want it unchanged", v, got)
 		}
 	}

@@ -70,6 +70,9 @@ type Config struct {
 	Loops supervisor.LoopBounds
 	// keyFile is the key file to watch (keyfile.go); nil without one.
 	keyFile *keyFile
+	// RotateJournalKey makes this instance's journal signing key the
+	// database's current one, retiring the key before (journal.go).
+	RotateJournalKey bool
 }
 
 // setting ties one flag to its environment variable.
@@ -80,7 +83,7 @@ type setting struct {
 var settings = struct {
 	addr, dataDir, databaseURL, allowedHosts, allowedOrigins, logLevel, logFormat, shutdownTimeout, dbMaxConns, egressAllowed, workers, lease, debugAddr,
 	apiKeys, keyRate, sourceRate, trustedProxies, maxMessage, maxOutput, maxLogLine, maxRunning, reservedSlots, reviewTimeout, reviewDefault, agentRate, authFailures, agentMaxBody, supervisorEnv,
-	processCommands, processAllowAny, loopDepth, loopBudget setting
+	processCommands, processAllowAny, loopDepth, loopBudget, journalRotate setting
 }{
 	addr:            setting{"addr", "YUKTA_ADDR", "host:port to listen on; loopback only unless API keys are set"},
 	apiKeys:         setting{"api-keys", "YUKTA_API_KEYS", "path of a key file: named keys with roles and optional session lists (docs/configuration.md)"},
@@ -113,6 +116,7 @@ var settings = struct {
 	processAllowAny: setting{"process-allow-any", "YUKTA_PROCESS_ALLOW_ANY", "true lets process supervisors run any executable; only with --process-allowed-commands empty"},
 	loopDepth:       setting{"supervisor-max-depth", "YUKTA_SUPERVISOR_MAX_DEPTH", "the deepest run a supervisor may cause: a run its directive starts is one deeper than the run whose event it reacted to"},
 	loopBudget:      setting{"supervisor-commands-per-minute", "YUKTA_SUPERVISOR_COMMANDS_PER_MINUTE", "directives each supervisor may send per one-minute window; more are refused until the window ends"},
+	journalRotate:   setting{"rotate-journal-key", "YUKTA_ROTATE_JOURNAL_KEY", "make this instance's journal signing key the current one and retire the key before (docs/journal.md#rotating-the-key); without it an instance whose key is not the current one refuses to start"},
 	reviewDefault:   setting{"review-default", "YUKTA_REVIEW_DEFAULT", "the decision a review takes on a timeout, or when no supervisor up the chain has an opinion: ALLOW, DENY or REQUIRE_APPROVAL"},
 }
 
@@ -166,6 +170,10 @@ func ParseServeConfig(args []string, getenv func(string) string, fs *flag.FlagSe
 	str(&processAllowAny, settings.processAllowAny, "false")
 	str(&loopDepth, settings.loopDepth, strconv.Itoa(supervisor.DefaultLoopDepth))
 	str(&loopBudget, settings.loopBudget, strconv.Itoa(supervisor.DefaultCommandsPerMinute))
+	// A bool flag, so `--rotate-journal-key` alone turns it on.
+	rotateEnv := env(settings.journalRotate, "false")
+	rotateDefault, rotateErr := strconv.ParseBool(rotateEnv)
+	fs.BoolVar(&c.RotateJournalKey, settings.journalRotate.flag, rotateDefault, settings.journalRotate.usage+" ("+settings.journalRotate.env+")")
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
 	}
@@ -283,6 +291,9 @@ func ParseServeConfig(args []string, getenv func(string) string, fs *flag.FlagSe
 		c.Loops.CommandsPerMinute > supervisor.MaxCommandsPerMinute {
 		errs = append(errs, fmt.Errorf("--supervisor-commands-per-minute (%s) %q must be an integer from %d to %d", settings.loopBudget.env, loopBudget,
 			supervisor.MinCommandsPerMinute, supervisor.MaxCommandsPerMinute))
+	}
+	if rotateErr != nil {
+		errs = append(errs, fmt.Errorf("%s %q must be true or false", settings.journalRotate.env, rotateEnv))
 	}
 	allowAny, err := strconv.ParseBool(processAllowAny)
 	if err != nil {

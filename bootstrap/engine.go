@@ -71,8 +71,8 @@ var executionModule = fx.Module("executions",
 				Conditions: celConditions{ev}, Holds: holds, Admission: adm, Await: a, Reviews: g, Skips: m, Now: time.Now})
 		},
 		executionapp.NewListInputs,
-		func(tx executionapp.Transactor, e *executionapp.Engine) *executionapp.AnswerInput {
-			return executionapp.NewAnswerInput(tx, plugins.AnswerValidator{}, e, time.Now)
+		func(tx executionapp.Transactor, e *executionapp.Engine, q *postgres.Queue, c session.Catalog) *executionapp.AnswerInput {
+			return executionapp.NewAnswerInput(tx, plugins.AnswerValidator{}, e, time.Now).WithSecretValues(q, c)
 		},
 		executionapp.NewReadEvents,
 	),

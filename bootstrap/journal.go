@@ -1,6 +1,7 @@
 package bootstrap
 
 import (
+	"context"
 	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/x509"
@@ -22,6 +23,7 @@ import (
 	"github.com/yukta/yukta/adapters/metrics"
 	"github.com/yukta/yukta/adapters/postgres"
 	"github.com/yukta/yukta/application/journalapp"
+	"github.com/yukta/yukta/domain/journal"
 )
 
 // JournalKeyEnv names the environment variable that may hold the journal's
@@ -48,13 +50,15 @@ var journalModule = fx.Module("journal",
 		newObserver,
 		postgres.NewJournalReader,
 		func(r *postgres.JournalReader) journalapp.JournalReader { return r },
+		postgres.NewJournalKeys,
+		func(r *postgres.JournalKeys) journalapp.KeyRegistry { return r },
 		journalapp.NewExportJournal,
 		journalapp.NewProjectJournal,
-		func(r journalapp.JournalReader, k JournalKey) *journalapp.VerifyJournal {
-			return journalapp.NewVerifyJournal(r, ed25519.PrivateKey(k).Public().(ed25519.PublicKey))
+		func(r journalapp.JournalReader, k JournalKey, reg journalapp.KeyRegistry) *journalapp.VerifyJournal {
+			return journalapp.NewVerifyJournal(r, ed25519.PrivateKey(k).Public().(ed25519.PublicKey), reg)
 		},
-		func(k JournalKey) *journalapp.GetPublicKey {
-			return journalapp.NewGetPublicKey(ed25519.PrivateKey(k).Public().(ed25519.PublicKey))
+		func(k JournalKey, reg journalapp.KeyRegistry) *journalapp.GetPublicKey {
+			return journalapp.NewGetPublicKey(ed25519.PrivateKey(k).Public().(ed25519.PublicKey), reg)
 		},
 		func(e *journalapp.ExportJournal, v *journalapp.VerifyJournal, p *journalapp.ProjectJournal, k *journalapp.GetPublicKey) httpapi.JournalUseCases {
 			return httpapi.JournalUseCases{Export: e, Verify: v, Project: p, PublicKey: k}
@@ -65,18 +69,43 @@ var journalModule = fx.Module("journal",
 	}),
 )
 
+// journalKeyHint is what a refused start tells the operator to do.
+var journalKeyHint = journalapp.KeyHint{
+	Same:   "the same " + JournalKeyEnv + " as the instances already running, or a copy of their <data-dir>/" + journalKeyFile,
+	Rotate: "`yukta serve --rotate-journal-key` (or " + settings.journalRotate.env + "=true; see docs/journal.md#rotating-the-key)",
+}
+
 // newObserver builds the observer and runs it in one owned goroutine from
-// start to stop; stopping cancels it and waits for it to return.
-func newObserver(lc fx.Lifecycle, pool *pgxpool.Pool, key JournalKey, log *zap.Logger) (*journalapp.Observer, error) {
+// start to stop; stopping cancels it and waits for it to return. Before it
+// starts (and after the migrations), the instance's key is registered, or
+// the start is refused (journalapp.RegisterKey).
+func newObserver(lc fx.Lifecycle, pool *pgxpool.Pool, key JournalKey, reg journalapp.KeyRegistry, cfg Config, log *zap.Logger) (*journalapp.Observer, error) {
 	l := log.Named("journal")
 	o, err := journalapp.NewObserver(postgres.NewJournalTransactor(pool), ed25519.PrivateKey(key), time.Now, journalapp.ObserverConfig{},
 		func(err error) { l.Warn("observer round failed; retrying", zap.Error(err)) })
 	if err != nil {
 		return nil, err
 	}
+	register := journalapp.NewRegisterKey(reg, journalKeyHint, time.Now)
+	lc.Append(fx.Hook{OnStart: func(ctx context.Context) error {
+		r, err := register.Handle(ctx, o.PublicKey(), cfg.RotateJournalKey)
+		if err != nil {
+			return err // the server says it did not start, and why
+		}
+		switch {
+		case r.Retired != "":
+			l.Warn("journal signing key rotated: this key is current, the one before is retired", zap.String("key_id", r.KeyID), zap.String("retired_key_id", r.Retired))
+		case r.Registered:
+			l.Info("journal signing key registered as current", zap.String("key_id", r.KeyID))
+		case cfg.RotateJournalKey:
+			l.Info("--rotate-journal-key: this key is already current; nothing to rotate", zap.String("key_id", r.KeyID))
+		}
+		return nil
+	}})
 	runInBackground(lc, "journal observer", o.Run,
 		func() {
-			l.Info("observer started", zap.String("public_key", base64.StdEncoding.EncodeToString(o.PublicKey())))
+			l.Info("observer started", zap.String("public_key", base64.StdEncoding.EncodeToString(o.PublicKey())),
+				zap.String("key_id", journal.KeyID(o.PublicKey())))
 		},
 		func() {
 			st := o.Stats()

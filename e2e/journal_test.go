@@ -169,13 +169,28 @@ func checkJournals(t testing.TB, dsn string, wait time.Duration) journalCheck {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	pub := journalPublicKey(dsn)
+	// The harness key and every key the database registered (a test that
+	// rotates signs with another).
+	keys := journal.NewKeySet(journalPublicKey(dsn))
+	krows, err := conn.Query(ctx, `SELECT public_key FROM journal_keys`)
+	if err != nil {
+		t.Errorf("journal check: %v", err)
+		return journalCheck{}
+	}
+	registered, err := pgx.CollectRows(krows, pgx.RowTo[[]byte])
+	if err != nil {
+		t.Errorf("journal check: %v", err)
+		return journalCheck{}
+	}
+	for _, k := range registered {
+		keys.Add(k)
+	}
 	var res journalCheck
 	for _, x := range execs {
 		res.executions++
 		lines, cp := storedJournal(t, conn, x.id)
 		res.records += len(lines)
-		v := journal.VerifyLines(lines, cp, pub)
+		v := journal.VerifyLinesKeys(lines, cp, keys)
 		settled := execution.Status(x.status).Terminal()
 		if v.Result == journal.VerdictInvalid || settled && v.Result != journal.VerdictValid {
 			t.Errorf("journal of %s execution %s: %s at %d (%s: %s)", x.status, x.id, v.Result, v.FirstBadSequence, v.Reason, v.Detail)
@@ -224,11 +239,13 @@ func storedJournal(t testing.TB, conn *pgx.Conn, id string) ([][]byte, journal.C
 		t.Fatal(err)
 	}
 	var cp journal.Checkpoint
-	err = conn.QueryRow(ctx, `SELECT execution_id::text, sequence, digest, signature FROM journal_checkpoints
-		WHERE execution_id = $1 ORDER BY sequence DESC LIMIT 1`, id).Scan(&cp.ExecutionID, &cp.Sequence, &cp.Digest, &cp.Signature)
+	var pub []byte
+	err = conn.QueryRow(ctx, `SELECT execution_id::text, sequence, digest, signature, public_key FROM journal_checkpoints
+		WHERE execution_id = $1 ORDER BY sequence DESC LIMIT 1`, id).Scan(&cp.ExecutionID, &cp.Sequence, &cp.Digest, &cp.Signature, &pub)
 	if err != nil && err != pgx.ErrNoRows {
 		t.Fatal(err)
 	}
+	cp.KeyID = journal.KeyID(pub)
 	return lines, cp
 }
 
@@ -366,7 +383,7 @@ func TestJournalEndToEnd(t *testing.T) {
 	cliWant(t, yukta(t, e.s.URL, "journal", "verify", file, "--public-key", kr.JSON200.PublicKey), 0, "result: VALID")
 	cliWant(t, yukta(t, e.s.URL, "journal", "verify", file), 3, "result: UNANCHORED")
 	other, _, _ := ed25519.GenerateKey(nil)
-	cliWant(t, yukta(t, e.s.URL, "journal", "verify", file, "--public-key", base64.StdEncoding.EncodeToString(other)), 3, "reason: bad_signature")
+	cliWant(t, yukta(t, e.s.URL, "journal", "verify", file, "--public-key", base64.StdEncoding.EncodeToString(other)), 3, "reason: unknown_key")
 	// A tampered copy: the third record's actor changed.
 	tampered := append([]string(nil), lines...)
 	tampered[2] = strings.Replace(tampered[2], `"actor":"`, `"actor":"x`, 1)

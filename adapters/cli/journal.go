@@ -3,11 +3,6 @@ package cli
 import (
 	"bufio"
 	"bytes"
-	"crypto/ed25519"
-	"crypto/x509"
-	"encoding/base64"
-	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"io"
 	"net/http"
@@ -31,15 +26,25 @@ func (a *App) journalCmd() *cobra.Command {
 	}
 	a.leaf(export, runJournalExport)
 	verify := &cobra.Command{
-		Use:   "verify FILE --public-key KEY",
-		Short: fmt.Sprintf("verify an exported journal offline, no server needed (FILE - reads stdin); exit 0 VALID, 1 INVALID, %d UNANCHORED", exitUnanchored),
-		Args:  argsBetween(1, 1),
+		Use: "verify FILE [--public-key KEYS]...",
+		Short: fmt.Sprintf("verify an exported journal offline, no server needed (FILE - reads stdin); exit 0 VALID, 1 INVALID, %d UNANCHORED; "+
+			"without --public-key the chain is checked but not the signature, so the best answer is UNANCHORED", exitUnanchored),
+		Args: argsBetween(1, 1),
 	}
-	var keyArg string
-	verify.Flags().StringVar(&keyArg, "public-key", "", "the server's ed25519 public key: base64 (as GET /api/journal/public-key gives it), or a file holding it, that JSON, or a PEM PUBLIC KEY")
-	verify.Flags().StringVar(&keyArg, "key", "", "same as --public-key")
-	a.local(verify, func(e *env, pos []string) int { return runJournalVerify(e, pos[0], keyArg) })
-	return a.group("journal", "export an execution's journal, or verify an export offline", export, verify)
+	var keyArgs []string
+	usage := "the server's ed25519 public keys: the answer of GET /api/journal/public-key (saved to a file, every key it lists, " +
+		"current and retired), a base64 key, or a file holding base64 keys or PEM PUBLIC KEYs; repeat for more keys. " +
+		"The checkpoint's keyId picks the key"
+	verify.Flags().StringArrayVar(&keyArgs, "public-key", nil, usage)
+	verify.Flags().StringArrayVar(&keyArgs, "key", nil, "same as --public-key")
+	a.local(verify, func(e *env, pos []string) int { return runJournalVerify(e, pos[0], keyArgs) })
+	keys := &cobra.Command{
+		Use:   "keys",
+		Short: "print the server's journal public keys (current and retired) as JSON, to save for journal verify --public-key",
+		Args:  argsBetween(0, 0),
+	}
+	a.leaf(keys, runJournalKeys)
+	return a.group("journal", "export an execution's journal, list the keys that sign them, or verify an export offline", export, keys, verify)
 }
 
 // runJournalExport writes an execution's journal (NDJSON) to stdout as the
@@ -61,17 +66,43 @@ func runJournalExport(e *env, pos []string) int {
 	return exitOK
 }
 
+// runJournalKeys writes the answer of GET /api/journal/public-key as the
+// server sends it: the JSON journal verify --public-key reads.
+func runJournalKeys(e *env, _ []string) int {
+	res, err := e.api.GetJournalPublicKey(e.ctx)
+	if err != nil {
+		return e.callError(err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(res.Body, 1<<20))
+	if err != nil {
+		fmt.Fprintf(e.stderr, "%s: %v\n", e.name, err)
+		return exitFailed
+	}
+	if res.StatusCode != http.StatusOK {
+		return e.problem(res, body)
+	}
+	fmt.Fprintf(e.stdout, "%s\n", bytes.TrimSpace(body))
+	return exitOK
+}
+
 // runJournalVerify verifies an export offline: no server, no database.
-func runJournalVerify(e *env, file, keyArg string) int {
-	var pub ed25519.PublicKey
-	if keyArg != "" {
-		var err error
-		if pub, err = readPublicKey(keyArg); err != nil {
+func runJournalVerify(e *env, file string, keyArgs []string) int {
+	var keys journal.KeySet
+	for _, arg := range keyArgs {
+		set, err := readKeySet(arg)
+		if err != nil {
 			fmt.Fprintf(e.stderr, "%s: --public-key: %v\n", e.name, err)
 			return exitUsage
 		}
-	} else {
-		fmt.Fprintf(e.stderr, "%s: no --public-key: the checkpoint cannot be checked, so the best answer is UNANCHORED\n", e.name)
+		for _, id := range set.IDs() {
+			k, _ := set.Key(id)
+			keys.Add(k)
+		}
+	}
+	if len(keyArgs) == 0 {
+		fmt.Fprintf(e.stderr, "%s: no --public-key: the chain is checked but not the checkpoint's signature, so the best answer is UNANCHORED; "+
+			"save the server's keys with `%s journal keys > keys.json` and pass --public-key keys.json\n", e.name, e.name)
 	}
 	var in io.Reader
 	if file == "-" {
@@ -95,7 +126,7 @@ func runJournalVerify(e *env, file, keyArg string) int {
 		fmt.Fprintf(e.stderr, "%s: reading %s: %v\n", e.name, file, err)
 		return exitFailed
 	}
-	res := journal.VerifyExport(lines, pub)
+	res := journal.VerifyExportKeys(lines, keys)
 	fmt.Fprintf(e.stdout, "result: %s\nsequence: %d\n", res.Result, res.Sequence)
 	if res.ChainTip != "" {
 		fmt.Fprintf(e.stdout, "chainTip: %s\n", res.ChainTip)
@@ -118,40 +149,20 @@ func runJournalVerify(e *env, file, keyArg string) int {
 	return exitFailed
 }
 
-// readPublicKey reads an ed25519 public key given inline (base64) or in a
-// file (base64, the public-key endpoint's JSON, or PEM).
-func readPublicKey(arg string) (ed25519.PublicKey, error) {
-	if k, ok := decodeKeyText([]byte(arg)); ok {
-		return k, nil
+// readKeySet reads public keys given inline (base64, the public-key JSON)
+// or in a file (the same, or PEM), as journal.ParseKeySet reads them.
+func readKeySet(arg string) (journal.KeySet, error) {
+	inline, inlineErr := journal.ParseKeySet([]byte(arg))
+	if inlineErr == nil {
+		return inline, nil
 	}
 	b, err := os.ReadFile(arg)
 	if err != nil {
-		return nil, fmt.Errorf("%q is neither a base64 ed25519 key nor a readable file: %v", arg, err)
+		return journal.KeySet{}, fmt.Errorf("%q is neither a key (%v) nor a readable file (%v)", arg, inlineErr, err)
 	}
-	if k, ok := decodeKeyText(b); ok {
-		return k, nil
+	set, err := journal.ParseKeySet(b)
+	if err != nil {
+		return journal.KeySet{}, fmt.Errorf("%s: %v", arg, err)
 	}
-	return nil, fmt.Errorf("%s holds no ed25519 public key (base64, {\"publicKey\": …} or PEM)", arg)
-}
-
-func decodeKeyText(b []byte) (ed25519.PublicKey, bool) {
-	b = bytes.TrimSpace(b)
-	if block, _ := pem.Decode(b); block != nil {
-		k, err := x509.ParsePKIXPublicKey(block.Bytes)
-		if pk, ok := k.(ed25519.PublicKey); err == nil && ok {
-			return pk, true
-		}
-		return nil, false
-	}
-	var doc struct {
-		PublicKey string `json:"publicKey"`
-	}
-	if json.Unmarshal(b, &doc) == nil && doc.PublicKey != "" {
-		b = []byte(doc.PublicKey)
-	}
-	raw, err := base64.StdEncoding.DecodeString(string(b))
-	if err != nil || len(raw) != ed25519.PublicKeySize {
-		return nil, false
-	}
-	return ed25519.PublicKey(raw), true
+	return set, nil
 }

@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/pem"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,6 +58,14 @@ func TestJournalVerifyOffline(t *testing.T) {
 	der, _ := x509.MarshalPKIXPublicKey(pub)
 	pemFile := write("key.pem", pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}))
 	jsonFile := write("key.json", []byte(`{"algorithm":"ed25519","publicKey":"`+key+`"}`))
+	// A rotated server's answer: another key current, this one retired.
+	other := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{5}, ed25519.SeedSize)).Public().(ed25519.PublicKey)
+	otherKey := base64.StdEncoding.EncodeToString(other)
+	keysFile := write("keys.json", []byte(fmt.Sprintf(`{"algorithm":"ed25519","publicKey":%q,"keyId":%q,"keys":[`+
+		`{"keyId":%q,"algorithm":"ed25519","publicKey":%q,"status":"current","registeredAt":"2026-01-02T00:00:00Z"},`+
+		`{"keyId":%q,"algorithm":"ed25519","publicKey":%q,"status":"retired","registeredAt":"2026-01-01T00:00:00Z","retiredAt":"2026-01-02T00:00:00Z"}]}`,
+		otherKey, journal.KeyID(other), journal.KeyID(other), otherKey, journal.KeyID(pub), key)))
+	badIDFile := write("badid.json", []byte(`{"keys":[{"keyId":"0000000000000000","publicKey":"`+key+`"}]}`))
 	// No server is reachable at this address: verify must not need one.
 	getenv := func(k string) string {
 		if k == "YUKTA_SERVER" {
@@ -75,6 +84,10 @@ func TestJournalVerifyOffline(t *testing.T) {
 		{[]string{"verify", good}, exitUnanchored, []string{"result: UNANCHORED", "reason: no_public_key"}},
 		{[]string{"verify", tampered, "--public-key", key}, exitFailed, []string{"result: INVALID", "firstBadSequence: 3", "reason: digest_mismatch"}},
 		{[]string{"verify", good, "--public-key", "not-a-key"}, exitUsage, nil},
+		{[]string{"verify", good, "--public-key", keysFile}, 0, []string{"result: VALID"}},
+		{[]string{"verify", good, "--public-key", otherKey, "--public-key", key}, 0, []string{"result: VALID"}},
+		{[]string{"verify", good, "--public-key", otherKey}, exitUnanchored, []string{"result: UNANCHORED", "reason: unknown_key", journal.KeyID(pub)}},
+		{[]string{"verify", good, "--public-key", badIDFile}, exitUsage, nil},
 		{[]string{"verify"}, exitUsage, nil},
 		{[]string{"frobnicate"}, exitUsage, nil},
 	} {

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"bytes"
 	"context"
-	"crypto/ed25519"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
@@ -27,7 +26,7 @@ type JournalUseCases struct {
 		Handle(ctx context.Context, sessionID, executionID string) (journalapp.ProjectionView, error)
 	}
 	PublicKey interface {
-		Handle() ed25519.PublicKey
+		Handle(ctx context.Context) (journalapp.PublicKeys, error)
 	}
 }
 
@@ -96,10 +95,23 @@ func (p projectionResponse) VisitGetExecutionProjectionResponse(w http.ResponseW
 	return json.NewEncoder(w).Encode(p)
 }
 
-func (h *handlers) GetJournalPublicKey(context.Context, restapi.GetJournalPublicKeyRequestObject) (restapi.GetJournalPublicKeyResponseObject, error) {
+func (h *handlers) GetJournalPublicKey(ctx context.Context, _ restapi.GetJournalPublicKeyRequestObject) (restapi.GetJournalPublicKeyResponseObject, error) {
 	if err := h.uc.Journal.enabled(); err != nil {
 		return nil, err
 	}
-	return restapi.GetJournalPublicKey200JSONResponse{Algorithm: restapi.Ed25519,
-		PublicKey: base64.StdEncoding.EncodeToString(h.uc.Journal.PublicKey.Handle())}, nil
+	pk, err := h.uc.Journal.PublicKey.Handle(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := restapi.GetJournalPublicKey200JSONResponse{Algorithm: restapi.JournalPublicKeyAlgorithmEd25519,
+		PublicKey: base64.StdEncoding.EncodeToString(pk.Current), KeyId: journal.KeyID(pk.Current), Keys: []restapi.JournalSigningKey{}}
+	for _, k := range pk.Keys {
+		sk := restapi.JournalSigningKey{KeyId: k.KeyID, Algorithm: restapi.JournalSigningKeyAlgorithmEd25519,
+			PublicKey: base64.StdEncoding.EncodeToString(k.PublicKey), Status: restapi.JournalSigningKeyStatus(k.Status), RegisteredAt: k.RegisteredAt.UTC()}
+		if !k.RetiredAt.IsZero() {
+			sk.RetiredAt = k.RetiredAt.UTC() // omitted while zero
+		}
+		out.Keys = append(out.Keys, sk)
+	}
+	return out, nil
 }

@@ -155,6 +155,12 @@ func newEnv(tb testing.TB) *testEnv {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	// Registered as the database's current key, as an instance does when it
+	// starts: an observer signs only with the current key.
+	journalKeys := postgres.NewJournalKeys(pool)
+	if _, err := journalapp.NewRegisterKey(journalKeys, journalapp.KeyHint{}, time.Now).Handle(ctx, journalKey.Public().(ed25519.PublicKey), false); err != nil {
+		tb.Fatal(err)
+	}
 	journalReader := postgres.NewJournalReader(pool)
 	supervisors := postgres.NewSupervisorStore(pool)
 	control := executionapp.ControlDeps{Tx: etx, Workflows: raw, Queue: queue, Catalog: reg, Waker: engine,
@@ -175,7 +181,7 @@ func newEnv(tb testing.TB) *testEnv {
 		Inputs:          executionapp.NewListInputs(reader),
 		Answer:          executionapp.NewAnswerInput(etx, plugins.AnswerValidator{}, engine, time.Now),
 		JournalExport:   journalapp.NewExportJournal(journalReader),
-		JournalVerify:   journalapp.NewVerifyJournal(journalReader, journalKey.Public().(ed25519.PublicKey)),
+		JournalVerify:   journalapp.NewVerifyJournal(journalReader, journalKey.Public().(ed25519.PublicKey), journalKeys),
 		GetSupervisor:   supervisorapp.NewGetSupervisor(supervisors),
 		ListSupervisors: supervisorapp.NewListSupervisors(supervisors),
 		DescribeEngine:  supervisorapp.NewDescribeEngine(),

@@ -224,13 +224,16 @@ func (r *JournalReader) Journal(ctx context.Context, sessionID, executionID stri
 		return j, translate(err)
 	}
 	j.Lines = lines
+	var pub []byte
 	err = r.pool.QueryRow(ctx, `
-		SELECT execution_id::text, sequence, digest, signature FROM journal_checkpoints
+		SELECT execution_id::text, sequence, digest, signature, public_key FROM journal_checkpoints
 		 WHERE execution_id = $1 ORDER BY sequence DESC LIMIT 1`, executionID).
-		Scan(&j.Checkpoint.ExecutionID, &j.Checkpoint.Sequence, &j.Checkpoint.Digest, &j.Checkpoint.Signature)
+		Scan(&j.Checkpoint.ExecutionID, &j.Checkpoint.Sequence, &j.Checkpoint.Digest, &j.Checkpoint.Signature, &pub)
 	if err != nil && err != pgx.ErrNoRows {
 		return j, translate(err)
 	}
+	// The key that signed it, by id: the export line names it.
+	j.Checkpoint.KeyID = journal.KeyID(pub)
 	return j, nil
 }
 

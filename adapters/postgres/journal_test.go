@@ -47,10 +47,23 @@ func newJournalFixture(t *testing.T, batch int) *journalFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
+	keys := registerJournalKey(t, pool, obs.PublicKey())
 	r := postgres.NewJournalReader(pool)
-	return &journalFixture{pool: pool, obs: obs, key: key, verify: journalapp.NewVerifyJournal(r, obs.PublicKey()),
+	return &journalFixture{pool: pool, obs: obs, key: key, verify: journalapp.NewVerifyJournal(r, obs.PublicKey(), keys),
 		export: journalapp.NewExportJournal(r), project: journalapp.NewProjectJournal(r),
 		events: postgres.NewExecutionTransactor(pool)}
+}
+
+// registerJournalKey registers an observer's key as the database's current
+// one, as an instance does when it starts (an observer signs only with the
+// current key).
+func registerJournalKey(t testing.TB, pool *pgxpool.Pool, pub ed25519.PublicKey) *postgres.JournalKeys {
+	t.Helper()
+	keys := postgres.NewJournalKeys(pool)
+	if _, err := journalapp.NewRegisterKey(keys, journalapp.KeyHint{}, time.Now).Handle(context.Background(), pub, false); err != nil {
+		t.Fatal(err)
+	}
+	return keys
 }
 
 // emit writes events to the outbox in one transaction, as the engine does.

@@ -214,6 +214,7 @@ func newModelFixture(t *testing.T) *modelFixture {
 		t.Fatal(err)
 	}
 	f.pub = obs.PublicKey()
+	registerJournalKey(t, pool, f.pub)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); obs.Run(ctx) }()

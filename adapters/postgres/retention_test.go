@@ -59,6 +59,7 @@ func newRetentionFixture(t *testing.T, sessions ...string) *retentionFixture {
 	if f.obs, err = journalapp.NewObserver(postgres.NewJournalTransactor(pool), key, time.Now, journalapp.ObserverConfig{}, nil); err != nil {
 		t.Fatal(err)
 	}
+	registerJournalKey(t, pool, f.obs.PublicKey())
 	return f
 }
 
@@ -216,7 +217,7 @@ func TestRetentionDeletesOnlyDueRuns(t *testing.T) {
 		t.Fatalf("another session's read of the deleted run: %v; want a plain not found", err)
 	}
 	jr := postgres.NewJournalReader(f.pool)
-	v, err := journalapp.NewVerifyJournal(jr, f.obs.PublicKey()).Handle(ctx, "old", due[1])
+	v, err := journalapp.NewVerifyJournal(jr, f.obs.PublicKey(), postgres.NewJournalKeys(f.pool)).Handle(ctx, "old", due[1])
 	if err != nil || v.Result.Result != journal.VerdictValid {
 		t.Fatalf("verify the kept journal of a deleted run: %+v, %v", v, err)
 	}

@@ -441,6 +441,7 @@ func TestDirectiveOutsideAllowedOrOwnedIsRejectedWithTheSender(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	registerJournalKey(t, f.pool, obs.PublicKey())
 	svEventually(t, 30*time.Second, func() (bool, string) {
 		if _, err := obs.Step(t.Context()); err != nil {
 			t.Fatal(err)

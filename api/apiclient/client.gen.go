@@ -427,13 +427,13 @@ func (e JournalNodeViewStatus) Valid() bool {
 
 // Defines values for JournalPublicKeyAlgorithm.
 const (
-	Ed25519 JournalPublicKeyAlgorithm = "ed25519"
+	JournalPublicKeyAlgorithmEd25519 JournalPublicKeyAlgorithm = "ed25519"
 )
 
 // Valid indicates whether the value is a known member of the JournalPublicKeyAlgorithm enum.
 func (e JournalPublicKeyAlgorithm) Valid() bool {
 	switch e {
-	case Ed25519:
+	case JournalPublicKeyAlgorithmEd25519:
 		return true
 	default:
 		return false
@@ -455,6 +455,39 @@ func (e JournalRunViewStatus) Valid() bool {
 	case JournalRunViewStatusDown:
 		return true
 	case JournalRunViewStatusRunning:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for JournalSigningKeyAlgorithm.
+const (
+	JournalSigningKeyAlgorithmEd25519 JournalSigningKeyAlgorithm = "ed25519"
+)
+
+// Valid indicates whether the value is a known member of the JournalSigningKeyAlgorithm enum.
+func (e JournalSigningKeyAlgorithm) Valid() bool {
+	switch e {
+	case JournalSigningKeyAlgorithmEd25519:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for JournalSigningKeyStatus.
+const (
+	Current JournalSigningKeyStatus = "current"
+	Retired JournalSigningKeyStatus = "retired"
+)
+
+// Valid indicates whether the value is a known member of the JournalSigningKeyStatus enum.
+func (e JournalSigningKeyStatus) Valid() bool {
+	switch e {
+	case Current:
+		return true
+	case Retired:
 		return true
 	default:
 		return false
@@ -1811,11 +1844,21 @@ type JournalProjection struct {
 	Sequence int64 `json:"sequence"`
 }
 
-// JournalPublicKey defines model for JournalPublicKey.
+// JournalPublicKey The current signing key (algorithm, publicKey, keyId: the fields
+// older clients read) and every key that has signed checkpoints on
+// this database (keys: current and retired). Give the whole answer to
+// `yukta journal verify --public-key`: a checkpoint names its key id,
+// and the verifier picks that key.
 type JournalPublicKey struct {
 	Algorithm JournalPublicKeyAlgorithm `json:"algorithm"`
 
-	// PublicKey The raw 32-byte key in standard base64.
+	// KeyId The current key's id: the lowercase hex of the first 8 bytes of the SHA-256 of the raw key.
+	KeyId string `json:"keyId"`
+
+	// Keys Every registered key, the current one first, then the retired ones, latest retired first.
+	Keys []JournalSigningKey `json:"keys"`
+
+	// PublicKey The current key: raw 32 bytes in standard base64.
 	PublicKey string `json:"publicKey"`
 }
 
@@ -1838,6 +1881,30 @@ type JournalRunView struct {
 
 // JournalRunViewStatus defines model for JournalRunView.Status.
 type JournalRunViewStatus string
+
+// JournalSigningKey defines model for JournalSigningKey.
+type JournalSigningKey struct {
+	Algorithm JournalSigningKeyAlgorithm `json:"algorithm"`
+
+	// KeyId The lowercase hex of the first 8 bytes of the SHA-256 of the raw key; checkpoints name it.
+	KeyId string `json:"keyId"`
+
+	// PublicKey The raw 32-byte key in standard base64.
+	PublicKey    string    `json:"publicKey"`
+	RegisteredAt time.Time `json:"registeredAt"`
+
+	// RetiredAt When a rotation retired it; absent while current.
+	RetiredAt *time.Time `json:"retiredAt,omitempty"`
+
+	// Status current: the key instances sign with; retired: replaced by a rotation (--rotate-journal-key), kept so the checkpoints it signed still verify.
+	Status JournalSigningKeyStatus `json:"status"`
+}
+
+// JournalSigningKeyAlgorithm defines model for JournalSigningKey.Algorithm.
+type JournalSigningKeyAlgorithm string
+
+// JournalSigningKeyStatus current: the key instances sign with; retired: replaced by a rotation (--rotate-journal-key), kept so the checkpoints it signed still verify.
+type JournalSigningKeyStatus string
 
 // JournalVerification defines model for JournalVerification.
 type JournalVerification struct {
@@ -3241,9 +3308,9 @@ type ClientInterface interface {
 	// Corresponds with POST /api/inputs/{inputId} (the `AnswerInput` operationId).
 	AnswerInput(ctx context.Context, inputId openapi_types.UUID, params *AnswerInputParams, body AnswerInputJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetJournalPublicKey The ed25519 public key that verifies the server's journal checkpoints.
+	// GetJournalPublicKey The ed25519 public keys that verify the server's journal checkpoints.
 	//
-	// The key (base64) that signs journal checkpoints; verify an exported journal offline with it (docs/journal.md).
+	// The current key (base64) that signs journal checkpoints, and every key that signed them on this database, current and retired, by key id; verify an exported journal offline with them (docs/journal.md).
 	//
 	// Corresponds with GET /api/journal/public-key (the `GetJournalPublicKey` operationId).
 	GetJournalPublicKey(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4335,9 +4402,9 @@ func (c *Client) AnswerInput(ctx context.Context, inputId openapi_types.UUID, pa
 	return c.Client.Do(req)
 }
 
-// GetJournalPublicKey The ed25519 public key that verifies the server's journal checkpoints.
+// GetJournalPublicKey The ed25519 public keys that verify the server's journal checkpoints.
 //
-// The key (base64) that signs journal checkpoints; verify an exported journal offline with it (docs/journal.md).
+// The current key (base64) that signs journal checkpoints, and every key that signed them on this database, current and retired, by key id; verify an exported journal offline with them (docs/journal.md).
 //
 // Corresponds with GET /api/journal/public-key (the `GetJournalPublicKey` operationId).
 func (c *Client) GetJournalPublicKey(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -9454,9 +9521,9 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/inputs/{inputId} (the `AnswerInput` operationId).
 	AnswerInputWithResponse(ctx context.Context, inputId openapi_types.UUID, params *AnswerInputParams, body AnswerInputJSONRequestBody, reqEditors ...RequestEditorFn) (*AnswerInputResponse, error)
 
-	// GetJournalPublicKeyWithResponse The ed25519 public key that verifies the server's journal checkpoints.
+	// GetJournalPublicKeyWithResponse The ed25519 public keys that verify the server's journal checkpoints.
 	//
-	// The key (base64) that signs journal checkpoints; verify an exported journal offline with it (docs/journal.md).
+	// The current key (base64) that signs journal checkpoints, and every key that signed them on this database, current and retired, by key id; verify an exported journal offline with them (docs/journal.md).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -17059,9 +17126,9 @@ func (c *ClientWithResponses) AnswerInputWithResponse(ctx context.Context, input
 	return ParseAnswerInputResponse(rsp)
 }
 
-// GetJournalPublicKeyWithResponse The ed25519 public key that verifies the server's journal checkpoints.
+// GetJournalPublicKeyWithResponse The ed25519 public keys that verify the server's journal checkpoints.
 //
-// The key (base64) that signs journal checkpoints; verify an exported journal offline with it (docs/journal.md).
+// The current key (base64) that signs journal checkpoints, and every key that signed them on this database, current and retired, by key id; verify an exported journal offline with them (docs/journal.md).
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -2,10 +2,14 @@ package executionapp
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"time"
 
 	"github.com/yukta/yukta/domain/execution"
 	"github.com/yukta/yukta/domain/fault"
+	"github.com/yukta/yukta/domain/journal"
+	"github.com/yukta/yukta/domain/session"
 )
 
 // AnswerValidator checks an answer against the JSON schema an input asked for.
@@ -20,11 +24,43 @@ type AnswerInput struct {
 	validator AnswerValidator
 	waker     Waker
 	now       func() time.Time
+	defs      DefinitionSource
+	catalog   session.Catalog
 }
 
 // NewAnswerInput returns the use case.
 func NewAnswerInput(tx Transactor, v AnswerValidator, waker Waker, now func() time.Time) *AnswerInput {
 	return &AnswerInput{tx: tx, validator: v, waker: waker, now: now}
+}
+
+// WithSecretValues makes the recorded answer mask the secret config values
+// of the run's workflow too (as its logs are masked), read through defs.
+func (uc *AnswerInput) WithSecretValues(defs DefinitionSource, c session.Catalog) *AnswerInput {
+	uc.defs, uc.catalog = defs, c
+	return uc
+}
+
+// secretValues is the replacer of the run's secret config values, nil when
+// there are none or no definitions to read them from.
+func (uc *AnswerInput) secretValues(ctx context.Context, executionID string) (*strings.Replacer, error) {
+	if uc.defs == nil || uc.catalog == nil {
+		return nil, nil
+	}
+	src, err := uc.defs.Source(ctx, executionID)
+	if errors.Is(err, fault.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	w, err := session.RestoreWorkflow(src.WorkflowID, "", src.Definition)
+	if err != nil {
+		return nil, err
+	}
+	if pairs := SecretValues(w, uc.catalog); len(pairs) > 0 {
+		return strings.NewReplacer(pairs...), nil
+	}
+	return nil, nil
 }
 
 // AnswerRequest is one answer. The input's session comes from the input
@@ -88,9 +124,13 @@ func (uc *AnswerInput) Handle(ctx context.Context, in AnswerRequest) (Input, err
 		if n := w.nodes[inp.ExecutionID][inp.NodeID]; n != nil {
 			n.Unpark()
 		}
+		values, err := uc.secretValues(ctx, inp.ExecutionID)
+		if err != nil {
+			return err
+		}
 		w.events = append(w.events, Event{Type: EventInputAnswered, At: now, SessionID: inp.SessionID,
 			WorkflowID: w.before[inp.ExecutionID].WorkflowID, ExecutionID: inp.ExecutionID, NodeID: inp.NodeID,
-			Actor: in.Actor, Channel: in.Channel, Data: map[string]any{"inputId": inp.ID, "channel": in.Channel}})
+			Actor: in.Actor, Channel: in.Channel, Data: answeredData(inp.ID, in, values)})
 		out = inp
 		return w.save(ctx)
 	})
@@ -98,4 +138,16 @@ func (uc *AnswerInput) Handle(ctx context.Context, in AnswerRequest) (Input, err
 		wake(uc.waker)
 	}
 	return out, err
+}
+
+// answeredData is the data of an InputAnswered event: the input, the door
+// (channel, as before), who answered (answeredBy: actor and channel) and
+// the answer as the journal records it (journal.RecordedAnswer: secrets
+// masked, the run's secret values among them, bounded by
+// journal.MaxRecordedAnswer with its length and SHA-256).
+func answeredData(inputID string, in AnswerRequest, values *strings.Replacer) map[string]any {
+	data := journal.RecordedAnswer(in.Answer, values)
+	data["inputId"], data["channel"] = inputID, in.Channel
+	data["answeredBy"] = map[string]any{"actor": in.Actor, "channel": in.Channel}
+	return data
 }

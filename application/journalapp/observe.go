@@ -1,6 +1,7 @@
 package journalapp
 
 import (
+	"cmp"
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
@@ -281,6 +282,11 @@ func (o *Observer) append(ctx context.Context, s ObserverStore, events []SourceE
 			cps = append(cps, cp)
 		}
 	}
+	if len(cps) > 0 {
+		if err := o.mayStillSign(ctx, s); err != nil {
+			return err
+		}
+	}
 	if err := s.Append(ctx, records); err != nil {
 		return err
 	}
@@ -290,6 +296,28 @@ func (o *Observer) append(ctx context.Context, s ObserverStore, events []SourceE
 		}
 	}
 	res.Records, res.Checkpoints = len(records), len(cps)
+	return nil
+}
+
+// ErrKeyRetired is matched by the error of a round that had checkpoints to
+// sign while this instance's key is not the registry's current key (it was
+// retired by a rotation on another instance): the round appends nothing and
+// another instance, with the current key, journals the events.
+var ErrKeyRetired = fmt.Errorf("this instance's signing key is not current: %w", fault.ErrConflict)
+
+// mayStillSign checks, inside the round, that this instance's key is still
+// the current one; the share lock it takes makes a rotation wait for the
+// round.
+func (o *Observer) mayStillSign(ctx context.Context, s ObserverStore) error {
+	id := journal.KeyID(o.pub)
+	st, err := s.KeyStatus(ctx, id)
+	if err != nil {
+		return err
+	}
+	if st != KeyCurrent {
+		return fmt.Errorf("%w: key %s is %s; this instance signs no checkpoint until it restarts with the current key (GET /api/journal/public-key names it)",
+			ErrKeyRetired, id, cmp.Or(string(st), "not registered"))
+	}
 	return nil
 }
 

@@ -67,6 +67,11 @@ type ObserverStore interface {
 	Append(ctx context.Context, records []NewRecord) error
 	// AddCheckpoints stores signed checkpoints with the key that signed them.
 	AddCheckpoints(ctx context.Context, cps []journal.Checkpoint, publicKey ed25519.PublicKey) error
+	// KeyStatus is the registry's status of a signing key, read under a
+	// share lock held until the transaction ends (so a rotation waits for a
+	// round that signs with the key it retires); "" when it is not
+	// registered.
+	KeyStatus(ctx context.Context, keyID string) (KeyStatus, error)
 	// SetCursor moves the observer's position.
 	SetCursor(ctx context.Context, pos Position) error
 	// Behind counts the events after pos (committed or not yet visible).
@@ -95,4 +100,43 @@ type JournalReader interface {
 	Journal(ctx context.Context, sessionID, executionID string) (StoredJournal, error)
 	// Lag counts the execution's events the observer has not consumed yet.
 	Lag(ctx context.Context, executionID string) (int64, error)
+}
+
+// KeyStatus says whether a registered key signs: one key is current, the
+// ones before it retired.
+type KeyStatus string
+
+// The key statuses.
+const (
+	KeyCurrent KeyStatus = "current"
+	KeyRetired KeyStatus = "retired"
+)
+
+// RegisteredKey is a checkpoint signing key of the registry the instances on
+// one database share (public keys only).
+type RegisteredKey struct {
+	KeyID        string
+	PublicKey    ed25519.PublicKey
+	Status       KeyStatus
+	RegisteredAt time.Time
+	RetiredAt    time.Time // zero while current
+}
+
+// KeyRegistry is the signing key registry.
+type KeyRegistry interface {
+	// Keys lists every registered key: the current one first, then the
+	// retired ones, latest retired first.
+	Keys(ctx context.Context) ([]RegisteredKey, error)
+	// WithinKeyLock runs fn in one transaction holding the registry's
+	// lock, so registrations on several instances take turns.
+	WithinKeyLock(ctx context.Context, fn func(ctx context.Context, tx KeyRegistryTx) error) error
+}
+
+// KeyRegistryTx changes the registry inside WithinKeyLock.
+type KeyRegistryTx interface {
+	Keys(ctx context.Context) ([]RegisteredKey, error)
+	// Add registers a key (as current or retired).
+	Add(ctx context.Context, k RegisteredKey) error
+	// Retire marks the current key keyID retired at at.
+	Retire(ctx context.Context, keyID string, at time.Time) error
 }

@@ -16,18 +16,21 @@ type Verification struct {
 }
 
 // VerifyJournal verifies a stored journal against its latest checkpoint and
-// the server's public key: VALID only when the chain holds and a valid
+// the registered keys (current and retired, picked by the checkpoint's key
+// id; this instance's key besides): VALID only when the chain holds and a valid
 // checkpoint names its tip, UNANCHORED when no valid checkpoint does (the
 // execution has not settled, or the observer is behind), INVALID with the
 // first bad sequence and why.
 type VerifyJournal struct {
 	reader JournalReader
 	pub    ed25519.PublicKey
+	reg    KeyRegistry
 }
 
-// NewVerifyJournal returns the use case; pub verifies checkpoints.
-func NewVerifyJournal(r JournalReader, pub ed25519.PublicKey) *VerifyJournal {
-	return &VerifyJournal{reader: r, pub: pub}
+// NewVerifyJournal returns the use case; pub (this instance's key) and the
+// registry's keys verify checkpoints.
+func NewVerifyJournal(r JournalReader, pub ed25519.PublicKey, reg KeyRegistry) *VerifyJournal {
+	return &VerifyJournal{reader: r, pub: pub, reg: reg}
 }
 
 // Handle verifies one execution's journal.
@@ -40,5 +43,15 @@ func (uc *VerifyJournal) Handle(ctx context.Context, sessionID, executionID stri
 	if err != nil {
 		return Verification{}, err
 	}
-	return Verification{Result: journal.VerifyLines(j.Lines, j.Checkpoint, uc.pub), LagEvents: lag}, nil
+	keys := journal.NewKeySet(uc.pub)
+	if uc.reg != nil {
+		reg, err := uc.reg.Keys(ctx)
+		if err != nil {
+			return Verification{}, err
+		}
+		for _, k := range reg {
+			keys.Add(k.PublicKey)
+		}
+	}
+	return Verification{Result: journal.VerifyLinesKeys(j.Lines, j.Checkpoint, keys), LagEvents: lag}, nil
 }

@@ -11,17 +11,22 @@ import (
 
 // An export is NDJSON: one record per line (its canonical JSON, in sequence
 // order), then, when the execution has settled, one checkpoint line
-// {"checkpoint":{"digest","executionId","sequence","signature"}} with the
-// signature in standard base64. Everything a verifier needs but the public
+// {"checkpoint":{"digest","executionId","keyId","sequence","signature"}} with
+// the signature in standard base64 and keyId naming the key that signed it
+// (absent on checkpoints signed before keys were named). Everything a verifier needs but the public
 // key is in the file.
 
 // CheckpointLine returns the export line of cp (without the newline): the
 // canonical JSON of {"checkpoint": {...}}.
 func CheckpointLine(cp Checkpoint) ([]byte, error) {
-	return Canonical(map[string]any{"checkpoint": map[string]any{
+	m := map[string]any{
 		"executionId": cp.ExecutionID, "sequence": cp.Sequence, "digest": cp.Digest,
 		"signature": base64.StdEncoding.EncodeToString(cp.Signature),
-	}})
+	}
+	if cp.KeyID != "" {
+		m["keyId"] = cp.KeyID
+	}
+	return Canonical(map[string]any{"checkpoint": m})
 }
 
 // IsCheckpointLine reports whether line is a checkpoint line rather than a
@@ -59,7 +64,7 @@ func ParseCheckpointLine(line []byte) (Checkpoint, error) {
 	}
 	for k := range m {
 		switch k {
-		case "executionId", "sequence", "digest", "signature":
+		case "executionId", "sequence", "digest", "signature", "keyId":
 		default:
 			return bad("%q is not a checkpoint member", k)
 		}
@@ -73,6 +78,11 @@ func ParseCheckpointLine(line []byte) (Checkpoint, error) {
 	}
 	if cp.Digest, ok = m["digest"].(string); !ok || !validDigest(cp.Digest) {
 		return bad(`digest must be "sha256:" and 64 lowercase hex digits`)
+	}
+	if id, present := m["keyId"]; present {
+		if cp.KeyID, ok = id.(string); !ok || !validKeyID(cp.KeyID) {
+			return bad("keyId must be %d lowercase hex digits (the key id of GET /api/journal/public-key)", 2*KeyIDBytes)
+		}
 	}
 	sig, ok := m["signature"].(string)
 	if !ok {
@@ -90,6 +100,12 @@ func ParseCheckpointLine(line []byte) (Checkpoint, error) {
 // the records before it are verified first, so an earlier break is named
 // instead.
 func VerifyLines(lines [][]byte, cp Checkpoint, publicKey ed25519.PublicKey) Result {
+	return VerifyLinesKeys(lines, cp, NewKeySet(publicKey))
+}
+
+// VerifyLinesKeys is VerifyLines with a set of trusted keys (see
+// VerifyCheckpointKeys).
+func VerifyLinesKeys(lines [][]byte, cp Checkpoint, keys KeySet) Result {
 	records := make([]Record, 0, len(lines))
 	for _, line := range lines {
 		r, err := ParseRecord(line)
@@ -104,13 +120,19 @@ func VerifyLines(lines [][]byte, cp Checkpoint, publicKey ed25519.PublicKey) Res
 		}
 		records = append(records, r)
 	}
-	return VerifyCheckpoint(records, cp, publicKey)
+	return VerifyCheckpointKeys(records, cp, keys)
 }
 
 // VerifyExport verifies an NDJSON export, split into lines (blank lines are
 // ignored). A checkpoint line may only come last; one anywhere else, or a
 // second one, makes the export INVALID there.
 func VerifyExport(lines [][]byte, publicKey ed25519.PublicKey) Result {
+	return VerifyExportKeys(lines, NewKeySet(publicKey))
+}
+
+// VerifyExportKeys is VerifyExport with a set of trusted keys: the
+// checkpoint line's keyId picks the key (see VerifyCheckpointKeys).
+func VerifyExportKeys(lines [][]byte, keys KeySet) Result {
 	var records [][]byte
 	var cp Checkpoint
 	for i, line := range lines {
@@ -142,5 +164,5 @@ func VerifyExport(lines [][]byte, publicKey ed25519.PublicKey) Result {
 		}
 		cp = c
 	}
-	return VerifyLines(records, cp, publicKey)
+	return VerifyLinesKeys(records, cp, keys)
 }

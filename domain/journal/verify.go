@@ -3,6 +3,8 @@ package journal
 import (
 	"crypto/ed25519"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/yukta/yukta/domain/fault"
 )
@@ -26,6 +28,7 @@ const (
 const (
 	ReasonNoCheckpoint       Reason = "no_checkpoint"       // none given: UNANCHORED
 	ReasonNoPublicKey        Reason = "no_public_key"       // no usable ed25519 key: UNANCHORED
+	ReasonUnknownKey         Reason = "unknown_key"         // the checkpoint's keyId is not among the keys given: UNANCHORED
 	ReasonBadSignature       Reason = "bad_signature"       // the signature does not verify: UNANCHORED
 	ReasonCheckpointMismatch Reason = "checkpoint_mismatch" // signed, but not this journal's end: INVALID
 )
@@ -151,12 +154,17 @@ func shapeProblem(r *Record) string {
 
 // Checkpoint is the server's signed statement that an execution's journal
 // ends at Sequence with Digest. Signature is the ed25519 signature of
-// CheckpointPayload(ExecutionID, Sequence, Digest).
+// CheckpointPayload(ExecutionID, Sequence, Digest). KeyID names the key
+// that signed it (KeyID of its public key; "" on checkpoints made before
+// keys were named): it is not part of what is signed, it only tells a
+// verifier holding several keys which one to check the signature with, so
+// a wrong KeyID can make a checkpoint fail, never pass.
 type Checkpoint struct {
 	ExecutionID string `json:"executionId"`
 	Sequence    int64  `json:"sequence"`
 	Digest      string `json:"digest"`
 	Signature   []byte `json:"signature"` // base64 in JSON
+	KeyID       string `json:"keyId,omitempty"`
 }
 
 // CheckpointPayload is the byte string a checkpoint signs: the canonical JSON
@@ -183,7 +191,7 @@ func SignCheckpoint(priv ed25519.PrivateKey, executionID string, sequence int64,
 		return Checkpoint{}, fmt.Errorf("journal checkpoint: %w", err)
 	}
 	return Checkpoint{ExecutionID: executionID, Sequence: sequence, Digest: digest,
-		Signature: ed25519.Sign(priv, payload)}, nil
+		Signature: ed25519.Sign(priv, payload), KeyID: KeyID(priv.Public().(ed25519.PublicKey))}, nil
 }
 
 // Verdict is the answer of a full verification.
@@ -221,6 +229,15 @@ type Result struct {
 // after the checkpoint, or a chain recomputed after an edit). A zero
 // Checkpoint (no signature) means none was given.
 func VerifyCheckpoint(records []Record, cp Checkpoint, publicKey ed25519.PublicKey) Result {
+	return VerifyCheckpointKeys(records, cp, NewKeySet(publicKey))
+}
+
+// VerifyCheckpointKeys is VerifyCheckpoint with a set of trusted keys (the
+// current and retired keys a server lists). A checkpoint that names its key
+// (KeyID) is checked with that key alone, and is UNANCHORED (unknown_key)
+// when the set lacks it; one that names none (made before keys were named)
+// is VALID when any key of the set verifies its signature.
+func VerifyCheckpointKeys(records []Record, cp Checkpoint, keys KeySet) Result {
 	rep := Verify(records)
 	res := Result{Sequence: rep.Sequence, ChainTip: rep.ChainTip}
 	if !rep.Valid {
@@ -234,12 +251,30 @@ func VerifyCheckpoint(records []Record, cp Checkpoint, publicKey ed25519.PublicK
 	if len(cp.Signature) == 0 {
 		return unanchored(ReasonNoCheckpoint, "no signed checkpoint: a cut tail or a recomputed chain would not show")
 	}
-	if len(publicKey) != ed25519.PublicKeySize {
+	if keys.Len() == 0 {
 		return unanchored(ReasonNoPublicKey, "no ed25519 public key to check the checkpoint with")
 	}
 	payload, err := CheckpointPayload(cp.ExecutionID, cp.Sequence, cp.Digest)
-	if err != nil || !ed25519.Verify(publicKey, payload, cp.Signature) {
-		return unanchored(ReasonBadSignature, "the checkpoint signature does not verify with this public key")
+	if err != nil {
+		return unanchored(ReasonBadSignature, "the checkpoint cannot be read to check its signature")
+	}
+	if cp.KeyID != "" {
+		k, ok := keys.Key(cp.KeyID)
+		if !ok {
+			return unanchored(ReasonUnknownKey, fmt.Sprintf("the checkpoint was signed by key %s, which is not among the keys given (%s); "+
+				"give every key the server lists (GET /api/journal/public-key)", cp.KeyID, strings.Join(keys.IDs(), ", ")))
+		}
+		if !ed25519.Verify(k, payload, cp.Signature) {
+			return unanchored(ReasonBadSignature, fmt.Sprintf("the checkpoint signature does not verify with key %s", cp.KeyID))
+		}
+	} else if !slices.ContainsFunc(keys.IDs(), func(id string) bool {
+		k, _ := keys.Key(id)
+		return ed25519.Verify(k, payload, cp.Signature)
+	}) {
+		if keys.Len() == 1 {
+			return unanchored(ReasonBadSignature, "the checkpoint signature does not verify with this public key")
+		}
+		return unanchored(ReasonBadSignature, fmt.Sprintf("the checkpoint signature does not verify with any of the %d keys given", keys.Len()))
 	}
 	mismatch := func(firstBad int64, format string, args ...any) Result {
 		res.Result, res.FirstBadSequence, res.Reason = VerdictInvalid, firstBad, ReasonCheckpointMismatch

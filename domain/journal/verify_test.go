@@ -236,8 +236,17 @@ func TestTamperRecompute(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res := VerifyCheckpoint(recs, forgedCp, pub); res.Result != VerdictUnanchored || res.Reason != ReasonBadSignature {
+			if res := VerifyCheckpoint(recs, forgedCp, pub); res.Result != VerdictUnanchored || res.Reason != ReasonUnknownKey {
 				t.Errorf("rebuilt from %d, re-signed: %+v", k, res)
+			}
+			// Naming the server's key id does not help the forger.
+			forgedCp.KeyID = cp.KeyID
+			if res := VerifyCheckpoint(recs, forgedCp, pub); res.Result != VerdictUnanchored || res.Reason != ReasonBadSignature {
+				t.Errorf("rebuilt from %d, re-signed under the server's key id: %+v", k, res)
+			}
+			forgedCp.KeyID = ""
+			if res := VerifyCheckpoint(recs, forgedCp, pub); res.Result != VerdictUnanchored || res.Reason != ReasonBadSignature {
+				t.Errorf("rebuilt from %d, re-signed without a key id: %+v", k, res)
 			}
 			if res := VerifyCheckpoint(recs, Checkpoint{}, pub); res.Result != VerdictUnanchored {
 				t.Errorf("rebuilt from %d, no checkpoint: %+v", k, res)
@@ -303,6 +312,10 @@ func TestCheckpointAnchoring(t *testing.T) {
 	shortSig.Signature = cp.Signature[:10]
 	edited := cp
 	edited.Sequence = 49
+	unnamed := cp
+	unnamed.KeyID = ""
+	wrongID := cp
+	wrongID.KeyID = KeyID(otherPub)
 	cases := []struct {
 		name   string
 		cp     Checkpoint
@@ -314,7 +327,10 @@ func TestCheckpointAnchoring(t *testing.T) {
 		{"none", Checkpoint{}, pub, VerdictUnanchored, ReasonNoCheckpoint},
 		{"no key", cp, nil, VerdictUnanchored, ReasonNoPublicKey},
 		{"short key", cp, pub[:16], VerdictUnanchored, ReasonNoPublicKey},
-		{"other key", cp, otherPub, VerdictUnanchored, ReasonBadSignature},
+		{"other key", cp, otherPub, VerdictUnanchored, ReasonUnknownKey},
+		{"other key, no key id", unnamed, otherPub, VerdictUnanchored, ReasonBadSignature},
+		{"no key id (signed before keys were named)", unnamed, pub, VerdictValid, ""},
+		{"another key's id", wrongID, pub, VerdictUnanchored, ReasonUnknownKey},
 		{"flipped signature", badSig, pub, VerdictUnanchored, ReasonBadSignature},
 		{"short signature", shortSig, pub, VerdictUnanchored, ReasonBadSignature},
 		{"edited checkpoint", edited, pub, VerdictUnanchored, ReasonBadSignature},

@@ -1,8 +1,10 @@
 package e2e
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -370,5 +372,92 @@ func TestStoredKeysDocExamples(t *testing.T) {
 	}
 	if status, body, _ := call(t, s, "GET", "/api/keys/ci-bot", admin, nil); status != 404 {
 		t.Fatalf("after the example's revoke: %d %s", status, body)
+	}
+}
+
+// TestStreamOfRevokedStoredKeyEnds: an event stream opened on instance B
+// with a stored key ends, with an error record saying why, once an ADMIN
+// revokes that key through instance A; a stream of another key stays open.
+func TestStreamOfRevokedStoredKeyEnds(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.NewDatabase(t)
+	env := []string{"YUKTA_API_KEYS=" + writeKeyFile(t)}
+	a := startServer(t, serverOptions{DSN: dsn, Env: env})
+	b := startServer(t, serverOptions{DSN: dsn, Env: env})
+	admin := testKeys["admin"]
+	secrets := map[string]string{}
+	for _, name := range []string{"watcher", "bystander"} {
+		status, body, _ := call(t, a, "POST", "/api/keys", admin, []byte(`{"name":"`+name+`","role":"VIEWER"}`))
+		var k storedKey
+		if status != 201 || json.Unmarshal(body, &k) != nil {
+			t.Fatalf("create %s: %d %s", name, status, body)
+		}
+		secrets[name] = k.Secret
+		untilStatus(t, name, 2*time.Second, 200, func(s *server) int { return keyStatus(t, s, k.Secret, name) }, b)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	type ended struct {
+		at   time.Time
+		last string
+	}
+	stream := func(key string) <-chan ended {
+		req, _ := http.NewRequestWithContext(ctx, "GET", b.URL+"/api/events", nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { res.Body.Close() })
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("GET /api/events: %d", res.StatusCode)
+		}
+		end := make(chan ended, 1)
+		go func() {
+			var last []string
+			sc := bufio.NewScanner(res.Body)
+			for sc.Scan() {
+				if l := sc.Text(); l != "" {
+					last = append(last, l)
+					if len(last) > 2 {
+						last = last[1:]
+					}
+				}
+			}
+			end <- ended{at: time.Now(), last: strings.Join(last, "\n")}
+		}()
+		return end
+	}
+	watched, bystander := stream(secrets["watcher"]), stream(secrets["bystander"])
+	time.Sleep(1200 * time.Millisecond) // past two re-checks: both streams are held open
+	select {
+	case e := <-watched:
+		t.Fatalf("the stream ended before its key was revoked: %s", e.last)
+	case e := <-bystander:
+		t.Fatalf("the bystander's stream ended: %s", e.last)
+	default:
+	}
+
+	if status, body, _ := call(t, a, "DELETE", "/api/keys/watcher", admin, nil); status != 200 && status != 204 {
+		t.Fatalf("revoke on A: %d %s", status, body)
+	}
+	revoked := time.Now()
+	select {
+	case e := <-watched:
+		t.Logf("the stream on B ended %d ms after the key was revoked on A", e.at.Sub(revoked).Milliseconds())
+		if !strings.Contains(e.last, "event: error") || !strings.Contains(e.last, `"status":401`) {
+			t.Fatalf("the stream's last record does not say its key is no longer valid:\n%s", e.last)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the stream on B is still open 5 s after its key was revoked on A")
+	}
+	select {
+	case e := <-bystander:
+		t.Fatalf("the bystander's stream ended with the other key: %s", e.last)
+	default:
+	}
+	if status := keyStatus(t, b, secrets["watcher"], "watcher"); status != http.StatusUnauthorized {
+		t.Fatalf("the revoked key on B: %d, want 401", status)
 	}
 }

@@ -307,6 +307,33 @@ func TestAgentGuideExample(t *testing.T) {
 	if st != 403 || !strings.Contains(string(b), "KILL loses work in flight") {
 		t.Fatalf("STOP KILL: %d %s, want 403 with the agent's reason (output:\n%s)", st, b, out.String())
 	}
+	// Without wait, every door answers the review's ticket (nothing failed
+	// yet), and the review ends DENIED with the agent's reason: REST 202
+	// PENDING, the CLI prints the ticket and exits 0 (docs/agent-api.md).
+	body, _ = json.Marshal(map[string]any{"action": "STOP", "mode": "KILL"})
+	st, b, _ = call(t, w.s, "POST", "/api/sessions/ci/executions/"+id+"/control", "", body)
+	var ticket struct{ ReviewId, Status string }
+	if st != 202 || json.Unmarshal(b, &ticket) != nil || ticket.Status != "PENDING" {
+		t.Fatalf("STOP KILL without wait: %d %s, want 202 with a PENDING ticket", st, b)
+	}
+	for deadline := time.Now().Add(waitLimit); ; time.Sleep(50 * time.Millisecond) {
+		r := w.review(ticket.ReviewId)
+		if r["status"] == "DENIED" {
+			if !strings.Contains(fmt.Sprint(r["steps"]), "KILL loses work in flight") {
+				t.Fatalf("the denied review lacks the agent's reason: %v", r)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the review of a KILL without wait is %v after %s, want DENIED", r["status"], waitLimit)
+		}
+	}
+	cli := yukta(t, w.s.URL, "control", "ci", id, "STOP", "--mode", "KILL")
+	cliWant(t, cli, 0, "status: review", "review-status: PENDING", "follow: yukta approvals show")
+	cli = yukta(t, w.s.URL, "control", "ci", id, "STOP", "--mode", "KILL", "--wait", "8")
+	if cli.code != 1 || !strings.Contains(cli.stderr+cli.stdout, "KILL loses work in flight") {
+		t.Fatalf("yukta control STOP --mode KILL --wait 8: want exit 1 with the agent's reason\n%s", cli)
+	}
 	if st, b := w.stop("ci", id, 8); st != 200 || w.status("ci", id) != "STOPPED" {
 		t.Fatalf("STOP CANCEL: %d %s, run %s", st, b, w.status("ci", id))
 	}

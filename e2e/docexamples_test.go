@@ -299,7 +299,7 @@ func (d *docState) shellText(text string) string {
 	text = strings.NewReplacer("http://127.0.0.1:8080", u, "http://localhost:8080", u,
 		"127.0.0.1:8080", hostPort, "localhost:8080", hostPort).Replace(text)
 	text = placeholderRe.ReplaceAllString(text, "${$1}")
-		return text
+	return text
 }
 
 // consoleOutput returns the lines of a console block that are not
@@ -673,5 +673,83 @@ func TestDocExamples(t *testing.T) {
 			}
 			t.Logf("%s: %d blocks in %s", f, len(blocks), time.Since(start).Round(time.Millisecond))
 		})
+	}
+}
+
+// TestDocExamplesCatchEdits is the harness's own test: real blocks of the
+// docs, edited in memory to be wrong, must fail, each error naming the
+// file and line of the block; and a block without a mark must fail too.
+func TestDocExamplesCatchEdits(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("../docs/cli.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks, err := parseDocBlocks("docs/cli.md", string(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var yaml docBlock
+	for _, b := range blocks {
+		if b.Mark == "session" && b.Info == "yaml" {
+			yaml = b
+		}
+	}
+	if yaml.Body == "" {
+		t.Fatal("docs/cli.md has no YAML session example to edit")
+	}
+	edit := func(b docBlock, old, new string) docBlock {
+		t.Helper()
+		if !strings.Contains(b.Body, old) {
+			t.Fatalf("%s lacks %q", b.where(), old)
+		}
+		b.Body = strings.Replace(b.Body, old, new, 1)
+		return b
+	}
+	run := docBlock{File: "docs/cli.md", Line: 1000, Info: "sh", Body: "yukta status hello -o json\n"}
+	cases := []struct {
+		name   string
+		blocks []docBlock
+		want   string
+	}{
+		{"the example as written passes", []docBlock{yaml}, ""},
+		{"a session document with an unknown node type", []docBlock{edit(yaml, "type: LOG", "type: LOGG")}, yaml.where()},
+		{"a CLI line with a flag that does not exist", []docBlock{yaml, edit(run, "-o json", "--output-as json")}, run.where()},
+		{"a curl line to a route that does not exist", []docBlock{{File: "docs/x.md", Line: 7, Info: "sh",
+			Body: "curl -s localhost:8080/api/sessionz\n"}}, "docs/x.md:7"},
+		{"an output sample whose status drifted", []docBlock{yaml, run,
+			{File: "docs/cli.md", Line: 1001, Info: "json", Mark: "output", Body: `{"sessionId": "hello", "status": "ARCHIVED"}` + "\n"}}, "docs/cli.md:1001"},
+		{"an output sample with a member the answer lacks", []docBlock{yaml, run,
+			{File: "docs/cli.md", Line: 1002, Info: "json", Mark: "output", Body: `{"sessionId": "hello", "colour": "blue"}` + "\n"}}, "docs/cli.md:1002"},
+		{"a block marked run fails that succeeds", []docBlock{{File: "docs/x.md", Line: 9, Info: "sh", Mark: "run", Args: "fails", Body: "true\n"}}, "docs/x.md:9"},
+		{"a JSON block without a mark", []docBlock{{File: "docs/x.md", Line: 3, Info: "json", Body: "{}\n"}}, "docs/x.md:3 (```json) is neither run nor marked"},
+		{"a not run mark without a reason", []docBlock{{File: "docs/x.md", Line: 4, Info: "sh", Mark: "not run", Body: "rm -rf /\n"}}, "docs/x.md:4"},
+		{"tested-by a test that does not exist", []docBlock{{File: "docs/x.md", Line: 5, Info: "js", Mark: "tested-by", Args: "TestNoSuchThing", Body: "x\n"}}, "docs/x.md:5"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			_, errs := runDocBlocks(t, c.blocks, false)
+			if c.want == "" {
+				for _, err := range errs {
+					t.Errorf("the unedited example failed: %v", err)
+				}
+				return
+			}
+			if len(errs) == 0 {
+				t.Fatalf("the edited example passed; want an error naming %q", c.want)
+			}
+			if !strings.HasPrefix(errs[0].Error(), c.want) {
+				t.Fatalf("the error does not start with %q:\n%v", c.want, errs[0])
+			}
+		})
+	}
+
+	// The parser reads the marks of a text as authors write them.
+	got, err := parseDocBlocks("x.md", "<!-- example: not run — a diagram of ours -->\n\n```text\na\n```\n"+
+		"<!-- example: run\nX=1\n-->\n```sh\necho $X\n```\n  ```sh\n  indented\n  ```\n")
+	if err != nil || len(got) != 3 || got[0].Mark != "not run" || got[0].notRunReason() != "a diagram of ours" ||
+		got[1].Mark != "run" || got[1].Setup != "X=1" || got[1].Line != 9 || got[2].Body != "indented\n" || got[2].Mark != "" {
+		t.Fatalf("parsed %+v, %v", got, err)
 	}
 }

@@ -71,7 +71,7 @@ import (
 )
 
 // docBlockTimeout bounds one block (its hidden set-up included).
-const docBlockTimeout = 90 * time.Second
+const docBlockTimeout = 60 * time.Second
 
 // docOpenKey is what the key variables hold for a server without keys:
 // set (so "$YUKTA_API_KEY" is no unbound variable) but empty (so a
@@ -596,6 +596,7 @@ func runDocBlocks(t *testing.T, blocks []docBlock, keys bool) (log []string, err
 			continue
 		}
 		note := k
+		began := time.Now()
 		switch k {
 		case "run":
 			out, err := d.runShell(b)
@@ -637,6 +638,9 @@ func runDocBlocks(t *testing.T, blocks []docBlock, keys bool) (log []string, err
 			note = "not run: " + b.notRunReason()
 		case "diagram":
 			note = "not run: a diagram"
+		}
+		if took := time.Since(began); took >= 100*time.Millisecond {
+			note += fmt.Sprintf(" (%s)", took.Round(100*time.Millisecond))
 		}
 		log = append(log, fmt.Sprintf("%s: %s", b.where(), note))
 	}

@@ -41,7 +41,9 @@ package e2e
 // gets a server with the access tests' key file, and YUKTA_API_KEY (ADMIN),
 // KEY, ADMIN_KEY, OPERATOR_KEY and VIEWER_KEY in the shell; without it the
 // server is open (no keys), as `yukta serve` on loopback is, and those
-// variables are empty.
+// variables are empty. `<!-- examples: env NAME=VALUE … -->` gives the
+// document's server those settings (say, a process supervisor's command
+// allowed).
 //
 // The loose rule for `output`: when the sample is JSON (one value or JSON
 // lines), the last JSON values the block printed must have its shape: every
@@ -221,12 +223,24 @@ func (b docBlock) kind() (string, error) {
 	return "", fmt.Errorf("%s: unknown example kind %q", b.where(), b.Mark)
 }
 
+var docEnvRe = regexp.MustCompile(`<!--\s*examples:\s*env\s+(.*?)\s*-->`)
+
+// docServerSettings reads a document's server comments: keys, and the
+// NAME=VALUE settings of every <!-- examples: env … -->.
+func docServerSettings(text string) (keys bool, env []string) {
+	for _, m := range docEnvRe.FindAllStringSubmatch(text, -1) {
+		env = append(env, strings.Fields(m[1])...)
+	}
+	return strings.Contains(text, "<!-- examples: keys -->"), env
+}
+
 // docState is one document's run: its server, shell state and the output
 // of the last block run.
 type docState struct {
 	t       *testing.T
 	s       *server
 	keys    bool
+	env     []string // the server's extra settings (<!-- examples: env … -->)
 	dir     string // the scratch directory the blocks run in
 	state   string // the shell's variables and functions between blocks
 	bin     string // holds yukta
@@ -263,7 +277,7 @@ func newDocState(t *testing.T, keys bool) *docState {
 // server starts the document's server on first use.
 func (d *docState) server() *server {
 	if d.s == nil {
-		var env []string
+		env := append([]string(nil), d.env...)
 		if d.keys {
 			env = append(env, "YUKTA_API_KEYS="+writeKeyFile(d.t))
 		}
@@ -587,8 +601,9 @@ func testExists(name string) bool {
 // runDocBlocks runs one document's blocks in order and returns a line per
 // block saying what was done, and an error per block that failed (each
 // naming file, line and block).
-func runDocBlocks(t *testing.T, blocks []docBlock, keys bool) (log []string, errs []error) {
+func runDocBlocks(t *testing.T, blocks []docBlock, keys bool, env ...string) (log []string, errs []error) {
 	d := newDocState(t, keys)
+	d.env = env
 	for _, b := range blocks {
 		k, err := b.kind()
 		if err != nil {
@@ -664,11 +679,11 @@ func TestDocExamples(t *testing.T) {
 		if len(blocks) == 0 {
 			continue
 		}
-		keys := strings.Contains(string(raw), "<!-- examples: keys -->")
+		keys, env := docServerSettings(string(raw))
 		t.Run(f, func(t *testing.T) {
 			t.Parallel()
 			start := time.Now()
-			log, errs := runDocBlocks(t, blocks, keys)
+			log, errs := runDocBlocks(t, blocks, keys, env...)
 			for _, l := range log {
 				t.Log(l)
 			}

@@ -241,11 +241,11 @@ type docState struct {
 	s       *server
 	keys    bool
 	env     []string // the server's extra settings (<!-- examples: env … -->)
-	dir     string // the scratch directory the blocks run in
-	state   string // the shell's variables and functions between blocks
-	bin     string // holds yukta
-	last    string // stdout of the last block run
-	lastRun string // where() of that block
+	dir     string   // the scratch directory the blocks run in
+	state   string   // the shell's variables and functions between blocks
+	bin     string   // holds yukta
+	last    string   // stdout of the last block run
+	lastRun string   // where() of that block
 }
 
 func newDocState(t *testing.T, keys bool) *docState {

@@ -243,15 +243,7 @@ func TestAgentGuideExample(t *testing.T) {
 	if err != nil {
 		t.Fatalf("python3 is needed to run the guide's agent (docs/agent-api.md): %v", err)
 	}
-	doc, err := os.ReadFile("../docs/agent-api.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, rest, ok := strings.Cut(string(doc), "```python\n")
-	script, _, ok2 := strings.Cut(rest, "```")
-	if !ok || !ok2 {
-		t.Fatal("docs/agent-api.md has no python block")
-	}
+	script := testedBlocks(t, "docs/agent-api.md", "TestAgentGuideExample", 1)[0].Body
 	dir := t.TempDir()
 	agentPy := filepath.Join(dir, "agent.py")
 	if err := os.WriteFile(agentPy, []byte(script), 0o600); err != nil {
@@ -395,19 +387,11 @@ func TestAgentAPILimits(t *testing.T) {
 // supervisors/triage, and the ci run finishes.
 func TestWorkflowSupervisorGuide(t *testing.T) {
 	t.Parallel()
-	doc, err := os.ReadFile("../docs/supervisors.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(doc), "## The `workflow` engine")
-	if !ok {
-		t.Fatal("docs/supervisors.md has no workflow engine section")
-	}
-	blocks := jsonBlocksOf(section, 2)
+	blocks := testedBlocks(t, "docs/supervisors.md", "TestWorkflowSupervisorGuide", 2)
 	w := newReviewWorld(t)
 	w.put("/api/sessions/ci", []byte(guideSession))
-	w.put("/api/sessions/supervisors", []byte(blocks[1]))
-	w.put("/api/supervisors/triager", []byte(blocks[0]))
+	w.put("/api/sessions/supervisors", []byte(blocks[1].Body))
+	w.put("/api/supervisors/triager", []byte(blocks[0].Body))
 	st, b, _ := call(t, w.s, "POST", "/api/sessions/ci/workflows/ask/executions", "", []byte(`{"payload":{}}`))
 	var run struct{ ExecutionId string }
 	if st != 201 || json.Unmarshal(b, &run) != nil {
@@ -423,24 +407,6 @@ func TestWorkflowSupervisorGuide(t *testing.T) {
 	if by != "supervisor:triager" {
 		t.Fatalf("answered by %q, want supervisor:triager", by)
 	}
-}
-
-// jsonBlocksOf returns the first n ```json blocks of a Markdown text.
-func jsonBlocksOf(text string, n int) []string {
-	var out []string
-	for len(out) < n {
-		_, after, ok := strings.Cut(text, "```json\n")
-		if !ok {
-			break
-		}
-		block, rest, _ := strings.Cut(after, "```")
-		out = append(out, block)
-		text = rest
-	}
-	for len(out) < n {
-		out = append(out, "")
-	}
-	return out
 }
 
 // TestAgentMCP: the agent API's MCP endpoint (POST /api/agent/v1/mcp),

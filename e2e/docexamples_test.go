@@ -598,6 +598,31 @@ func testExists(name string) bool {
 	return false
 }
 
+// testedBlocks returns the blocks of a doc (relative to the repository
+// root) marked `<!-- example: tested-by NAME -->`, in order: the blocks a
+// dedicated test runs itself. It fails unless there are exactly n.
+func testedBlocks(t *testing.T, file, name string, n int) []docBlock {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks, err := parseDocBlocks(file, string(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []docBlock
+	for _, b := range blocks {
+		if b.Mark == "tested-by" && b.Args == name {
+			out = append(out, b)
+		}
+	}
+	if len(out) != n {
+		t.Fatalf("%s: %d blocks are marked <!-- example: tested-by %s -->, want %d", file, len(out), name, n)
+	}
+	return out
+}
+
 // runDocBlocks runs one document's blocks in order and returns a line per
 // block saying what was done, and an error per block that failed (each
 // naming file, line and block).

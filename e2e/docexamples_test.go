@@ -223,15 +223,19 @@ func (b docBlock) kind() (string, error) {
 	return "", fmt.Errorf("%s: unknown example kind %q", b.where(), b.Mark)
 }
 
-var docEnvRe = regexp.MustCompile(`<!--\s*examples:\s*env\s+(.*?)\s*-->`)
+var (
+	docEnvRe  = regexp.MustCompile(`(?m)^<!--\s*examples:\s*env\s+(.*?)\s*-->\s*$`)
+	docKeysRe = regexp.MustCompile(`(?m)^<!--\s*examples:\s*keys\s*-->\s*$`)
+)
 
-// docServerSettings reads a document's server comments: keys, and the
-// NAME=VALUE settings of every <!-- examples: env … -->.
+// docServerSettings reads a document's server comments, each a line of
+// its own: keys, and the NAME=VALUE settings of every
+// <!-- examples: env … -->.
 func docServerSettings(text string) (keys bool, env []string) {
 	for _, m := range docEnvRe.FindAllStringSubmatch(text, -1) {
 		env = append(env, strings.Fields(m[1])...)
 	}
-	return strings.Contains(text, "<!-- examples: keys -->"), env
+	return docKeysRe.MatchString(text), env
 }
 
 // docState is one document's run: its server, shell state and the output
@@ -691,6 +695,11 @@ func runDocBlocks(t *testing.T, blocks []docBlock, keys bool, env ...string) (lo
 // file), one subtest and one server per document.
 func TestDocExamples(t *testing.T) {
 	t.Parallel()
+	for _, tool := range []string{"bash", "curl", "jq", "openssl"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("the docs' examples need %s (apt-get install %s): %v", tool, tool, err)
+		}
+	}
 	for _, f := range docFiles(t) {
 		raw, err := os.ReadFile(filepath.Join("..", f))
 		if err != nil {
@@ -795,5 +804,20 @@ func TestDocExamplesCatchEdits(t *testing.T) {
 	if err != nil || len(got) != 3 || got[0].Mark != "not run" || got[0].notRunReason() != "a diagram of ours" ||
 		got[1].Mark != "run" || got[1].Setup != "X=1" || got[1].Line != 9 || got[2].Body != "indented\n" || got[2].Mark != "" {
 		t.Fatalf("parsed %+v, %v", got, err)
+	}
+}
+
+// TestDocServerSettings: only a comment on a line of its own sets up the
+// server; one quoted in a sentence or a table (as architecture.md does)
+// does not.
+func TestDocServerSettings(t *testing.T) {
+	t.Parallel()
+	keys, env := docServerSettings("# T\n\n<!-- examples: env A=1 B=2 -->\n<!-- examples: keys -->\n")
+	if !keys || strings.Join(env, " ") != "A=1 B=2" {
+		t.Fatalf("keys %v env %v", keys, env)
+	}
+	keys, env = docServerSettings("| `<!-- examples: keys -->` | a page with `<!-- examples: env NAME=VALUE … -->` |\n")
+	if keys || len(env) != 0 {
+		t.Fatalf("quoted comments set keys %v env %v", keys, env)
 	}
 }

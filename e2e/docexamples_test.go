@@ -383,6 +383,10 @@ func (d *docState) runShell(b docBlock) (string, error) {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
+	// Whatever the block left running in its process group ends with it.
+	if cmd.Process != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
 	out := stdout.String()
 	shown := fmt.Sprintf("--- stdout\n%s--- stderr\n%s", out, stderr.String())
 	wantFail := strings.Contains(" "+b.Args+" ", " fails ")

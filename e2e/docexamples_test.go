@@ -12,7 +12,8 @@ package e2e
 //
 //	<!-- example: run -->             a shell block (sh, bash, console): run it
 //	<!-- example: run fails -->       run it; it must exit non-zero (a refusal shown on purpose)
-//	<!-- example: output -->          the answer of the last block run before it, compared loosely
+//	<!-- example: output -->          the answer of the last block run before it, compared loosely;
+//	                                  with lines before its -->, the answer of those lines (unseen)
 //	<!-- example: session -->         a session document (JSON or YAML): `yukta apply` must take it
 //	<!-- example: supervisor -->      a supervisor document: `yukta supervisors apply` must take it
 //	<!-- example: rules -->           a rule document: applied as a rules supervisor's settings
@@ -50,7 +51,8 @@ package e2e
 // member of a sample object is there with a value of the same JSON type
 // (objects recursively, arrays by their first item), and a "status" member
 // has the same value. Otherwise each non-blank line of the sample must be
-// found in the output, "…" standing for any text.
+// found in the output, "…" (and a word cut with it, such as 01a2f3c4-…)
+// standing for any text.
 
 import (
 	"bytes"
@@ -205,8 +207,8 @@ func (b docBlock) kind() (string, error) {
 		return "", fmt.Errorf("%s is neither run nor marked: put <!-- example: KIND --> before it "+
 			"(run, output, session, supervisor, rules, json, tested-by TestName, or \"not run — REASON\"; see e2e/docexamples_test.go)", b.where())
 	case "run", "output", "session", "supervisor", "rules", "json":
-		if b.Setup != "" && b.Mark != "run" {
-			return "", fmt.Errorf("%s: only a run comment may hold set-up lines", b.where())
+		if b.Setup != "" && b.Mark != "run" && b.Mark != "output" {
+			return "", fmt.Errorf("%s: only a run or output comment may hold shell lines", b.where())
 		}
 		return b.Mark, nil
 	case "tested-by":
@@ -561,6 +563,8 @@ func docJSONType(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
+var docCutWordRe = regexp.MustCompile(`[^\s(]*…[^\s)]*`)
+
 // matchOutput compares a sample with an output by the loose rule.
 func matchOutput(sample, output string) error {
 	if want, ok := jsonValues(sample); ok {
@@ -581,7 +585,8 @@ func matchOutput(sample, output string) error {
 		if l == "" {
 			continue
 		}
-		parts := strings.Split(l, "…")
+		// A word cut with "…" (an id such as 01a2f3c4-…) stands for any text.
+		parts := strings.Split(docCutWordRe.ReplaceAllString(l, "…"), "…")
 		for i := range parts {
 			parts[i] = regexp.QuoteMeta(strings.TrimSpace(parts[i]))
 		}
@@ -657,6 +662,15 @@ func runDocBlocks(t *testing.T, blocks []docBlock, keys bool, env ...string) (lo
 			}
 			d.last, d.lastRun = out, b.where()
 		case "output":
+			if b.Setup != "" {
+				// The command is in the comment: run it unseen, then compare.
+				out, err := d.runShell(docBlock{File: b.File, Line: b.Line, Info: "sh", Body: b.Setup})
+				if err != nil {
+					errs = append(errs, fmt.Errorf("%s: the command of the output sample: %v\nthe command:\n%s", b.where(), err, b.Setup))
+					break
+				}
+				d.last, d.lastRun = out, b.where()+"'s command"
+			}
 			if d.lastRun == "" {
 				errs = append(errs, fmt.Errorf("%s: an output sample with no block run before it", b.where()))
 				break
@@ -778,6 +792,8 @@ func TestDocExamplesCatchEdits(t *testing.T) {
 			{File: "docs/cli.md", Line: 1001, Info: "json", Mark: "output", Body: `{"sessionId": "hello", "status": "ARCHIVED"}` + "\n"}}, "docs/cli.md:1001"},
 		{"an output sample with a member the answer lacks", []docBlock{yaml, run,
 			{File: "docs/cli.md", Line: 1002, Info: "json", Mark: "output", Body: `{"sessionId": "hello", "colour": "blue"}` + "\n"}}, "docs/cli.md:1002"},
+		{"an output sample whose hidden command answers otherwise", []docBlock{{File: "docs/x.md", Line: 11, Info: "", Mark: "output",
+			Setup: "echo 'status: done'", Body: "status: review\n"}}, "docs/x.md:11"},
 		{"a block marked run fails that succeeds", []docBlock{{File: "docs/x.md", Line: 9, Info: "sh", Mark: "run", Args: "fails", Body: "true\n"}}, "docs/x.md:9"},
 		{"a JSON block without a mark", []docBlock{{File: "docs/x.md", Line: 3, Info: "json", Body: "{}\n"}}, "docs/x.md:3 (```json) is neither run nor marked"},
 		{"a not run mark without a reason", []docBlock{{File: "docs/x.md", Line: 4, Info: "sh", Mark: "not run", Body: "rm -rf /\n"}}, "docs/x.md:4"},
@@ -823,5 +839,28 @@ func TestDocServerSettings(t *testing.T) {
 	keys, env = docServerSettings("| `<!-- examples: keys -->` | a page with `<!-- examples: env NAME=VALUE … -->` |\n")
 	if keys || len(env) != 0 {
 		t.Fatalf("quoted comments set keys %v env %v", keys, env)
+	}
+}
+
+// TestDocOutputRule pins the loose rule for output samples.
+func TestDocOutputRule(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		sample, output string
+		ok             bool
+	}{
+		{"review: 01a2f3c4-…\n", "review: 01a23450-44a3-7b29\n", true},
+		{"message: held (review 01a2…); it applies\n", "message: held (review 01a23450-44a3); it applies\n", true},
+		{"review: 01a2…\n", "reviews: 01a23450\n", false},
+		{"deadline: 2026-…\n", "status: review\n", false},
+		{`{"status": "applied", "ids": ["…"]}`, `{"status":"applied","ids":["x"],"more":1}`, true},
+		{`{"status": "applied"}`, `{"status":"accepted"}`, false},
+		{`{"ids": ["…"]}`, `{"ids":[]}`, false},
+		{`{"n": 1}`, `{"n":"1"}`, false},
+		{"{\"a\": 1}\n{\"b\": 2}\n", "noise\n{\"a\":5}\n{\"b\":6}\n", true},
+	} {
+		if err := matchOutput(c.sample, c.output); (err == nil) != c.ok {
+			t.Errorf("sample %q, output %q: got %v, want ok %v", c.sample, c.output, err, c.ok)
+		}
 	}
 }

@@ -24,8 +24,9 @@ package e2e
 // `session` and `supervisor` take `id=ID` when the document names no id.
 // A `run` comment may go on for more lines before its `-->`: those lines
 // are shell run just before the block, unseen by the reader (a fresh run to
-// act on, say). An sh, bash or console block without a comment is run; a
-// mermaid block is a diagram and never run; any other block needs a comment.
+// act on, say). A mermaid block is a diagram and never run; every other
+// block needs a comment, shell blocks too (so that a command written for
+// the reader's machine, a reload or an install, is never run unasked).
 //
 // How a shell block runs: bash -euo pipefail, in a scratch directory that
 // links the repository's top-level folders (examples/, deploy/, …), against
@@ -198,10 +199,10 @@ func (b docBlock) notRunReason() string {
 func (b docBlock) kind() (string, error) {
 	switch b.Mark {
 	case "":
-		switch b.Info {
-		case "sh", "bash", "console":
-			return "run", nil
-		case "mermaid":
+		// A shell block is not run unmarked either: a command written for
+		// a reader's machine (a reload, a kill, an install) must not run on
+		// the test's by default.
+		if b.Info == "mermaid" {
 			return "diagram", nil
 		}
 		return "", fmt.Errorf("%s is neither run nor marked: put <!-- example: KIND --> before it "+
@@ -777,24 +778,59 @@ func TestDocExamplesCatchEdits(t *testing.T) {
 		b.Body = strings.Replace(b.Body, old, new, 1)
 		return b
 	}
-	run := docBlock{File: "docs/cli.md", Line: 1000, Info: "sh", Body: "yukta status hello -o json\n"}
+	run := docBlock{File: "docs/cli.md", Line: 1000, Info: "sh", Mark: "run", Body: "yukta status hello -o json\n"}
+
+	// control.md up to the answer of its first command: the setup, the
+	// PAUSE and its answer.
+	raw, err = os.ReadFile("../docs/control.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := parseDocBlocks("docs/control.md", string(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pause []docBlock
+	for _, b := range all {
+		pause = append(pause, b)
+		if b.Mark == "output" {
+			break
+		}
+	}
+	if len(pause) < 3 || !strings.Contains(pause[len(pause)-2].Body, `"action":"PAUSE"`) {
+		t.Fatalf("docs/control.md does not begin with a PAUSE and its answer: %+v", pause)
+	}
+	pauseRun, pauseOut := pause[len(pause)-2], pause[len(pause)-1]
+	editAt := func(bs []docBlock, i int, old, new string) []docBlock {
+		t.Helper()
+		out := append([]docBlock(nil), bs...)
+		if i < 0 {
+			i += len(out)
+		}
+		out[i] = edit(out[i], old, new)
+		return out
+	}
+	editLast := func(bs []docBlock, old, new string) []docBlock { return editAt(bs, -1, old, new) }
 	cases := []struct {
 		name   string
 		blocks []docBlock
 		want   string
 	}{
 		{"the example as written passes", []docBlock{yaml}, ""},
-		{"a session document with an unknown node type", []docBlock{edit(yaml, "type: LOG", "type: LOGG")}, yaml.where()},
-		{"a CLI line with a flag that does not exist", []docBlock{yaml, edit(run, "-o json", "--output-as json")}, run.where()},
-		{"a curl line to a route that does not exist", []docBlock{{File: "docs/x.md", Line: 7, Info: "sh",
-			Body: "curl -s localhost:8080/api/sessionz\n"}}, "docs/x.md:7"},
-		{"an output sample whose status drifted", []docBlock{yaml, run,
-			{File: "docs/cli.md", Line: 1001, Info: "json", Mark: "output", Body: `{"sessionId": "hello", "status": "ARCHIVED"}` + "\n"}}, "docs/cli.md:1001"},
-		{"an output sample with a member the answer lacks", []docBlock{yaml, run,
-			{File: "docs/cli.md", Line: 1002, Info: "json", Mark: "output", Body: `{"sessionId": "hello", "colour": "blue"}` + "\n"}}, "docs/cli.md:1002"},
+		{"a session document with an unknown node type", []docBlock{edit(yaml, "type: LOG", "type: LOGG")}, yaml.where() + ": yukta apply refused it"},
+		{"a CLI line with a flag that does not exist", []docBlock{yaml, edit(run, "-o json", "--output-as json")}, run.where() + ": exit 2"},
+		{"a curl line to a route that does not exist", []docBlock{{File: "docs/x.md", Line: 7, Info: "sh", Mark: "run",
+			Body: "curl -s localhost:8080/api/sessionz\n"}}, "docs/x.md:7 (```sh): exit 22"},
+		{"control.md as written passes", pause, ""},
+		{"control.md's PAUSE answer with a drifted status", editLast(pause, `"status":"applied"`, `"status":"accepted"`),
+			pauseOut.where() + ": the output of " + pauseRun.where() + " does not match the sample: value 1: $.status: the sample says accepted"},
+		{"control.md's PAUSE answer with a member the answer lacks", editLast(pause, `"resultExecutionIds"`, `"resultExecutions"`),
+			pauseOut.where() + ": the output of " + pauseRun.where() + " does not match the sample: value 1: $.resultExecutions: in the sample"},
+		{"control.md's PAUSE with an action that does not exist", editAt(pause, -2, `"action":"PAUSE"`, `"action":"PAUZE"`), pauseRun.where() + ": exit 22"},
 		{"an output sample whose hidden command answers otherwise", []docBlock{{File: "docs/x.md", Line: 11, Info: "", Mark: "output",
 			Setup: "echo 'status: done'", Body: "status: review\n"}}, "docs/x.md:11"},
 		{"a block marked run fails that succeeds", []docBlock{{File: "docs/x.md", Line: 9, Info: "sh", Mark: "run", Args: "fails", Body: "true\n"}}, "docs/x.md:9"},
+		{"a shell block without a mark", []docBlock{{File: "docs/x.md", Line: 2, Info: "sh", Body: "kill -HUP $(pidof yukta)\n"}}, "docs/x.md:2 (```sh) is neither run nor marked"},
 		{"a JSON block without a mark", []docBlock{{File: "docs/x.md", Line: 3, Info: "json", Body: "{}\n"}}, "docs/x.md:3 (```json) is neither run nor marked"},
 		{"a not run mark without a reason", []docBlock{{File: "docs/x.md", Line: 4, Info: "sh", Mark: "not run", Body: "rm -rf /\n"}}, "docs/x.md:4"},
 		{"tested-by a test that does not exist", []docBlock{{File: "docs/x.md", Line: 5, Info: "js", Mark: "tested-by", Args: "TestNoSuchThing", Body: "x\n"}}, "docs/x.md:5"},

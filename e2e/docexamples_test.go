@@ -600,7 +600,7 @@ func matchOutput(sample, output string) error {
 
 // testExists reports whether a test function of that name is in the module.
 func testExists(name string) bool {
-	for _, pat := range []string{"*_test.go", "../*/*_test.go", "../*/*/*_test.go", "../*_test.go"} {
+	for _, pat := range []string{"*_test.go", "../*_test.go", "../*/*_test.go", "../*/*/*_test.go", "../*/*/*/*_test.go"} {
 		files, _ := filepath.Glob(pat)
 		for _, f := range files {
 			b, err := os.ReadFile(f)

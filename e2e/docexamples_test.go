@@ -18,6 +18,7 @@ package e2e
 //	<!-- example: supervisor -->      a supervisor document: `yukta supervisors apply` must take it
 //	<!-- example: rules -->           a rule document: applied as a rules supervisor's settings
 //	<!-- example: json -->            JSON (or JSON lines) that is not sent anywhere: it must parse
+//	<!-- example: signal -->          signal lines: valid by docs/process-supervisor.schema.json
 //	<!-- example: tested-by TestX --> run by the named test, which reads the block itself
 //	<!-- example: not run — REASON --> not runnable; the reason is required
 //
@@ -71,6 +72,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	sjs "github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/yukta/yukta/adapters/postgres/pgtest"
 )
@@ -206,8 +209,8 @@ func (b docBlock) kind() (string, error) {
 			return "diagram", nil
 		}
 		return "", fmt.Errorf("%s is neither run nor marked: put <!-- example: KIND --> before it "+
-			"(run, output, session, supervisor, rules, json, tested-by TestName, or \"not run — REASON\"; see e2e/docexamples_test.go)", b.where())
-	case "run", "output", "session", "supervisor", "rules", "json":
+			"(run, output, session, supervisor, rules, json, signal, tested-by TestName, or \"not run — REASON\"; see docs/architecture.md)", b.where())
+	case "run", "output", "session", "supervisor", "rules", "json", "signal":
 		if b.Setup != "" && b.Mark != "run" && b.Mark != "output" {
 			return "", fmt.Errorf("%s: only a run or output comment may hold shell lines", b.where())
 		}
@@ -598,6 +601,51 @@ func matchOutput(sample, output string) error {
 	return nil
 }
 
+// validSignalLines checks each JSON value of text against the signal line
+// of docs/process-supervisor.schema.json (the form the agent API and the
+// process engine hand signals in).
+func validSignalLines(text string) error {
+	raw, err := os.ReadFile("../docs/process-supervisor.schema.json")
+	if err != nil {
+		return err
+	}
+	doc, err := sjs.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return err
+	}
+	c := sjs.NewCompiler()
+	const url = "file:///process-supervisor.schema.json"
+	if err := c.AddResource(url, doc); err != nil {
+		return err
+	}
+	schema, err := c.Compile(url + "#/$defs/inputLine")
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(strings.NewReader(text))
+	n := 0
+	for {
+		var line json.RawMessage
+		if err := dec.Decode(&line); err == io.EOF {
+			break
+		} else if err != nil {
+			return fmt.Errorf("marked signal, but it is not JSON: %v", err)
+		}
+		v, err := sjs.UnmarshalJSON(bytes.NewReader(line))
+		if err != nil {
+			return err
+		}
+		if err := schema.Validate(v); err != nil {
+			return fmt.Errorf("not a signal line of docs/process-supervisor.schema.json: %v", err)
+		}
+		n++
+	}
+	if n == 0 {
+		return errors.New("marked signal, but it holds no JSON")
+	}
+	return nil
+}
+
 // testExists reports whether a test function of that name is in the module.
 func testExists(name string) bool {
 	for _, pat := range []string{"*_test.go", "../*_test.go", "../*/*_test.go", "../*/*/*_test.go", "../*/*/*/*_test.go"} {
@@ -686,6 +734,10 @@ func runDocBlocks(t *testing.T, blocks []docBlock, keys bool, env ...string) (lo
 			}
 		case "rules":
 			if err := d.applyRules(b); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %v", b.where(), err))
+			}
+		case "signal":
+			if err := validSignalLines(b.Body); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %v", b.where(), err))
 			}
 		case "json":
@@ -831,6 +883,8 @@ func TestDocExamplesCatchEdits(t *testing.T) {
 			Setup: "echo 'status: done'", Body: "status: review\n"}}, "docs/x.md:11"},
 		{"a block marked run fails that succeeds", []docBlock{{File: "docs/x.md", Line: 9, Info: "sh", Mark: "run", Args: "fails", Body: "true\n"}}, "docs/x.md:9"},
 		{"a shell block without a mark", []docBlock{{File: "docs/x.md", Line: 2, Info: "sh", Body: "kill -HUP $(pidof yukta)\n"}}, "docs/x.md:2 (```sh) is neither run nor marked"},
+		{"a signal line without its cursor", []docBlock{{File: "docs/x.md", Line: 6, Info: "json", Mark: "signal",
+			Body: `{"kind": "EVENT", "signal": {"seq": 1}}`}}, "docs/x.md:6 (```json): not a signal line"},
 		{"a JSON block without a mark", []docBlock{{File: "docs/x.md", Line: 3, Info: "json", Body: "{}\n"}}, "docs/x.md:3 (```json) is neither run nor marked"},
 		{"a not run mark without a reason", []docBlock{{File: "docs/x.md", Line: 4, Info: "sh", Mark: "not run", Body: "rm -rf /\n"}}, "docs/x.md:4"},
 		{"tested-by a test that does not exist", []docBlock{{File: "docs/x.md", Line: 5, Info: "js", Mark: "tested-by", Args: "TestNoSuchThing", Body: "x\n"}}, "docs/x.md:5"},

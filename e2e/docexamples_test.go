@@ -35,8 +35,9 @@ package e2e
 // functions carry from one block of a document to the next, as a reader's
 // terminal would. The docs' address (http://127.0.0.1:8080, localhost:8080)
 // is replaced by the server's; a placeholder <name> is the shell variable
-// $name (set by an earlier block or a hidden set-up); `yukta` and `go run .`
-// are the binary built for the test; YUKTA_SERVER points at the server. A
+// $name (set by an earlier block or a hidden set-up); `yukta`, `./yukta`
+// and `go run .` are the binary built for the test (any other go command
+// is refused: mark such a block not run); YUKTA_SERVER points at the server. A
 // console block runs its "$ " lines ("…" in them is a filled-in value) and
 // its other lines are the output it must print, by the loose rule below.
 // curl fails on an HTTP error (--fail-with-body), and a stream (-N) is cut
@@ -268,6 +269,10 @@ func newDocState(t *testing.T, keys bool) *docState {
 	}
 	root, err := filepath.Abs("..")
 	if err != nil {
+		t.Fatal(err)
+	}
+	// ./yukta, as after `go build -o yukta .`, is the test's binary too.
+	if err := os.Symlink(binary(t), filepath.Join(d.dir, "yukta")); err != nil {
 		t.Fatal(err)
 	}
 	entries, err := os.ReadDir(root)

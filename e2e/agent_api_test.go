@@ -243,15 +243,7 @@ func TestAgentGuideExample(t *testing.T) {
 	if err != nil {
 		t.Fatalf("python3 is needed to run the guide's agent (docs/agent-api.md): %v", err)
 	}
-	doc, err := os.ReadFile("../docs/agent-api.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, rest, ok := strings.Cut(string(doc), "```python\n")
-	script, _, ok2 := strings.Cut(rest, "```")
-	if !ok || !ok2 {
-		t.Fatal("docs/agent-api.md has no python block")
-	}
+	script := testedBlocks(t, "docs/agent-api.md", "TestAgentGuideExample", 1)[0].Body
 	dir := t.TempDir()
 	agentPy := filepath.Join(dir, "agent.py")
 	if err := os.WriteFile(agentPy, []byte(script), 0o600); err != nil {
@@ -306,6 +298,33 @@ func TestAgentGuideExample(t *testing.T) {
 	st, b, _ = call(t, w.s, "POST", "/api/sessions/ci/executions/"+id+"/control", "", body)
 	if st != 403 || !strings.Contains(string(b), "KILL loses work in flight") {
 		t.Fatalf("STOP KILL: %d %s, want 403 with the agent's reason (output:\n%s)", st, b, out.String())
+	}
+	// Without wait, every door answers the review's ticket (nothing failed
+	// yet), and the review ends DENIED with the agent's reason: REST 202
+	// PENDING, the CLI prints the ticket and exits 0 (docs/agent-api.md).
+	body, _ = json.Marshal(map[string]any{"action": "STOP", "mode": "KILL"})
+	st, b, _ = call(t, w.s, "POST", "/api/sessions/ci/executions/"+id+"/control", "", body)
+	var ticket struct{ ReviewId, Status string }
+	if st != 202 || json.Unmarshal(b, &ticket) != nil || ticket.Status != "PENDING" {
+		t.Fatalf("STOP KILL without wait: %d %s, want 202 with a PENDING ticket", st, b)
+	}
+	for deadline := time.Now().Add(waitLimit); ; time.Sleep(50 * time.Millisecond) {
+		r := w.review(ticket.ReviewId)
+		if r["status"] == "DENIED" {
+			if !strings.Contains(fmt.Sprint(r["steps"]), "KILL loses work in flight") {
+				t.Fatalf("the denied review lacks the agent's reason: %v", r)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the review of a KILL without wait is %v after %s, want DENIED", r["status"], waitLimit)
+		}
+	}
+	cli := yukta(t, w.s.URL, "control", "ci", id, "STOP", "--mode", "KILL")
+	cliWant(t, cli, 0, "status: review", "review-status: PENDING", "follow: yukta approvals show")
+	cli = yukta(t, w.s.URL, "control", "ci", id, "STOP", "--mode", "KILL", "--wait", "8")
+	if cli.code != 1 || !strings.Contains(cli.stderr+cli.stdout, "KILL loses work in flight") {
+		t.Fatalf("yukta control STOP --mode KILL --wait 8: want exit 1 with the agent's reason\n%s", cli)
 	}
 	if st, b := w.stop("ci", id, 8); st != 200 || w.status("ci", id) != "STOPPED" {
 		t.Fatalf("STOP CANCEL: %d %s, run %s", st, b, w.status("ci", id))
@@ -368,19 +387,11 @@ func TestAgentAPILimits(t *testing.T) {
 // supervisors/triage, and the ci run finishes.
 func TestWorkflowSupervisorGuide(t *testing.T) {
 	t.Parallel()
-	doc, err := os.ReadFile("../docs/supervisors.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(doc), "## The `workflow` engine")
-	if !ok {
-		t.Fatal("docs/supervisors.md has no workflow engine section")
-	}
-	blocks := jsonBlocksOf(section, 2)
+	blocks := testedBlocks(t, "docs/supervisors.md", "TestWorkflowSupervisorGuide", 2)
 	w := newReviewWorld(t)
 	w.put("/api/sessions/ci", []byte(guideSession))
-	w.put("/api/sessions/supervisors", []byte(blocks[1]))
-	w.put("/api/supervisors/triager", []byte(blocks[0]))
+	w.put("/api/sessions/supervisors", []byte(blocks[1].Body))
+	w.put("/api/supervisors/triager", []byte(blocks[0].Body))
 	st, b, _ := call(t, w.s, "POST", "/api/sessions/ci/workflows/ask/executions", "", []byte(`{"payload":{}}`))
 	var run struct{ ExecutionId string }
 	if st != 201 || json.Unmarshal(b, &run) != nil {
@@ -396,24 +407,6 @@ func TestWorkflowSupervisorGuide(t *testing.T) {
 	if by != "supervisor:triager" {
 		t.Fatalf("answered by %q, want supervisor:triager", by)
 	}
-}
-
-// jsonBlocksOf returns the first n ```json blocks of a Markdown text.
-func jsonBlocksOf(text string, n int) []string {
-	var out []string
-	for len(out) < n {
-		_, after, ok := strings.Cut(text, "```json\n")
-		if !ok {
-			break
-		}
-		block, rest, _ := strings.Cut(after, "```")
-		out = append(out, block)
-		text = rest
-	}
-	for len(out) < n {
-		out = append(out, "")
-	}
-	return out
 }
 
 // TestAgentMCP: the agent API's MCP endpoint (POST /api/agent/v1/mcp),

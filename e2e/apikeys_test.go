@@ -318,22 +318,6 @@ func TestStoredKeyClosesOpenServer(t *testing.T) {
 	}
 }
 
-// docBlock returns the first ```sh block after heading in a docs page.
-func docBlock(t *testing.T, page, heading, must string) string {
-	t.Helper()
-	doc, err := os.ReadFile("../docs/" + page)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(doc), heading+"\n")
-	_, block, ok2 := strings.Cut(section, "```sh\n")
-	block, _, ok3 := strings.Cut(block, "```")
-	if !ok || !ok2 || !ok3 || !strings.Contains(block, must) {
-		t.Fatalf("docs/%s has no sh example under %q", page, heading)
-	}
-	return block
-}
-
 // TestStoredKeysDocExamples runs the examples of docs/security.md ("Stored
 // keys", curl) and docs/cli.md ("API keys", the yukta client) as written
 // against a real server: each command succeeds and does what the page says.
@@ -352,7 +336,7 @@ func TestStoredKeysDocExamples(t *testing.T) {
 		return string(out)
 	}
 
-	out := run(docBlock(t, "security.md", "## Stored keys", "/api/keys"))
+	out := run(testedBlocks(t, "docs/security.md", "TestStoredKeysDocExamples", 1)[0].Body)
 	var k storedKey
 	if err := json.Unmarshal([]byte(out), &k); err != nil || k.Name != "ci-bot" || k.Role != "OPERATOR" || !strings.HasPrefix(k.Secret, "yk_") || k.ExpiresAt == nil {
 		t.Fatalf("security.md's curl example: %v\n%s", err, out)
@@ -364,7 +348,7 @@ func TestStoredKeysDocExamples(t *testing.T) {
 		t.Fatalf("revoke it: %d %s", status, body)
 	}
 
-	out = run(docBlock(t, "cli.md", "## API keys", "yukta keys create"))
+	out = run(testedBlocks(t, "docs/cli.md", "TestStoredKeysDocExamples", 1)[0].Body)
 	for _, want := range []string{"key: ci-bot\naction: created\nrole: OPERATOR\nsessions: etl,web\n", "YUKTA_API_KEYS", "action: rotated", "key: ci-bot\naction: revoked"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("cli.md's example printed no %q:\n%s", want, out)

@@ -284,15 +284,9 @@ func TestHoldsGuideExample(t *testing.T) {
 	g.hold("hold-guide", run)
 	g.waitStatus(run, "PAUSED")
 
-	doc, err := os.ReadFile("../docs/supervisors.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(doc), "### Reading and ending holds as an ADMIN")
-	_, block, ok2 := strings.Cut(section, "```sh\n")
-	block, _, ok3 := strings.Cut(block, "```")
-	if !ok || !ok2 || !ok3 || !strings.Contains(block, "holds/guard") {
-		t.Fatalf("docs/supervisors.md has no sh example under \"Reading and ending holds as an ADMIN\"")
+	block := testedBlocks(t, "docs/supervisors.md", "TestHoldsGuideExample", 1)[0].Body
+	if !strings.Contains(block, "holds/guard") {
+		t.Fatalf("docs/supervisors.md: the block marked tested-by TestHoldsGuideExample does not end guard's hold:\n%s", block)
 	}
 	cmd := exec.Command("bash", "-euo", "pipefail", "-c", strings.ReplaceAll(block, "http://127.0.0.1:8080", w.s.URL))
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "RUN=" + run, "VIEWER_KEY=" + testKeys["viewer"], "YUKTA_API_KEY=" + testKeys["admin"]}

@@ -98,7 +98,7 @@ func TestJournalRecordsTheAnswer(t *testing.T) {
 	// answer's export too.
 	node := nodeProject(t, journalJSDir, "canonicalize")
 	script := filepath.Join(dir, "verify.js")
-	if err := os.WriteFile(script, []byte(docRecipe(t, filepath.Join("..", "docs", "journal.md"), "## Verifying without our code", "```js")), 0o600); err != nil {
+	if err := os.WriteFile(script, []byte(testedBlocks(t, "docs/journal.md", "TestJournalRecipeJavaScript", 1)[0].Body), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	kr, err := e.c.GetJournalPublicKeyWithResponse(e.ctx)

@@ -25,7 +25,7 @@ import (
 func TestJournalRecipeJavaScript(t *testing.T) {
 	t.Parallel()
 	node := nodeProject(t, journalJSDir, "canonicalize")
-	recipe := docRecipe(t, filepath.Join("..", "docs", "journal.md"), "## Verifying without our code", "```js")
+	recipe := testedBlocks(t, "docs/journal.md", "TestJournalRecipeJavaScript", 1)[0].Body
 	dir := t.TempDir()
 	script := filepath.Join(dir, "verify.js")
 	if err := os.WriteFile(script, []byte(recipe), 0o600); err != nil {
@@ -110,29 +110,6 @@ func journalHasReason(lines []string, want string) bool {
 
 // journalJSDir is the Node project that pins the recipe's package.
 const journalJSDir = "journaljs"
-
-// docRecipe returns the first fenced block opening with fence after the
-// heading in a Markdown file.
-func docRecipe(t *testing.T, file, heading, fence string) string {
-	t.Helper()
-	b, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, after, ok := strings.Cut(string(b), "\n"+heading+"\n")
-	if !ok {
-		t.Fatalf("%s has no heading %q", file, heading)
-	}
-	_, after, ok = strings.Cut(after, "\n"+fence+"\n")
-	if !ok {
-		t.Fatalf("%s has no %s block under %q", file, fence, heading)
-	}
-	code, _, ok := strings.Cut(after, "\n```\n")
-	if !ok {
-		t.Fatalf("%s: the %s block under %q is not closed", file, fence, heading)
-	}
-	return code + "\n"
-}
 
 func mustAbs(t *testing.T, p string) string {
 	t.Helper()

@@ -38,7 +38,7 @@ Example config: {"url": "https://api.example.com/orders", "method": "POST", "hea
 			headersField(),
 			secretHeadersField(),
 			secretQueryField(),
-			{Name: "body", Type: plugin.Any, Description: "request body, sent as JSON; absent means no body"},
+			{Name: "body", Type: plugin.Any, Description: "request body, sent as JSON; absent (or null): POST, PUT and PATCH send the message payload, other methods send no body"},
 			authorizationField(),
 			{Name: "timeout", Type: plugin.Duration, Default: defaultTimeout, Description: "time limit for one attempt, from connecting to reading the whole answer; a slower attempt fails and retry applies"},
 			{Name: "maxResponseBytes", Type: plugin.Integer, Default: 1 << 20, Description: fmt.Sprintf("largest answer body read, in bytes (1 to %d); a longer answer fails the attempt", maxResponseBytes)},

@@ -229,16 +229,11 @@ func refusalLine(logs, current, own string) string {
 // replaced the same way.
 func docRefusal(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "docs", "journal.md"))
-	if err != nil {
-		t.Fatal(err)
+	line := strings.TrimSpace(testedBlocks(t, "docs/journal.md", "TestJournalKeysTwoInstances", 1)[0].Body)
+	if !strings.HasPrefix(line, "yukta serve: journal signing key ") {
+		t.Fatalf("docs/journal.md's refusal block does not start with the refusal: %q", line)
 	}
-	_, rest, ok := strings.Cut(string(b), "yukta serve: journal signing key ")
-	if !ok {
-		t.Fatal("docs/journal.md does not print the refusal")
-	}
-	line, _, _ := strings.Cut("yukta serve: journal signing key "+rest, "\n")
 	fields := strings.Fields(line)
 	own, current := fields[5], fields[12] // "... key OWN is not this database's current key CURRENT: ..."
-	return strings.NewReplacer(strings.TrimSuffix(current, ":"), "CURRENT", own, "NEW").Replace(strings.TrimSpace(line))
+	return strings.NewReplacer(strings.TrimSuffix(current, ":"), "CURRENT", own, "NEW").Replace(line)
 }

@@ -168,6 +168,18 @@ type tsSummary struct {
 		Structured bool   `json:"structured"`
 		Validated  bool   `json:"validated"`
 	} `json:"calls"`
+	WorkflowPause struct {
+		Paused      string `json:"paused"`
+		Refused     bool   `json:"refused"`
+		RefusedText string `json:"refusedText"`
+		Resumed     string `json:"resumed"`
+	} `json:"workflowPause"`
+	APIKey struct {
+		SecretPrefix    string `json:"secretPrefix"`
+		RotatedDiffers  bool   `json:"rotatedDiffers"`
+		Listed          bool   `json:"listed"`
+		ListHoldsSecret bool   `json:"listHoldsSecret"`
+	} `json:"apiKey"`
 	Created   bool `json:"created"`
 	Replaced  bool `json:"replaced"`
 	FailedRun struct {
@@ -260,12 +272,18 @@ func TestTSClient(t *testing.T) {
 		}
 		validated[c.Tool]++
 	}
-	for _, tool := range []string{"get_plugin_details", "create_session", "start_workflow", "get_workflow_status", "get_execution_logs", "control_node"} {
+	for _, tool := range []string{"get_plugin_details", "create_session", "start_workflow", "get_workflow_status", "get_execution_logs", "control_node", "control_workflow", "create_api_key", "list_api_keys", "rotate_api_key", "revoke_api_key"} {
 		if validated[tool] == 0 {
 			t.Errorf("no validated structuredContent from %s: %v", tool, validated)
 		}
 	}
 
+	if w := sum.WorkflowPause; w.Paused != "applied" || !w.Refused || !strings.Contains(w.RefusedText, "paused") || w.Resumed != "applied" {
+		t.Errorf("workflow pause over the SDK: %+v, want applied, the start refused naming the pause, applied", w)
+	}
+	if k := sum.APIKey; k.SecretPrefix != "yk_" || !k.RotatedDiffers || !k.Listed || k.ListHoldsSecret {
+		t.Errorf("stored key over the SDK: %+v, want a yk_ secret shown once, a new one on rotate, listed without it", k)
+	}
 	f := sum.FailedRun
 	if !sum.Created || f.Status != "FAILURE" || !slices.Equal(f.FailedNodes, []string{"work"}) ||
 		!strings.Contains(f.NodeError, "deploy target unreachable") || f.MatchingLogLines == 0 {

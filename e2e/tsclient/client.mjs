@@ -195,6 +195,36 @@ async function main() {
     nodes: Object.fromEntries(done.nodes.map((n) => [n.nodeId, n.status])),
   };
 
+  // Issue 22's tools: a workflow pause refuses a start, its resume lets it
+  // through; a stored key is created, listed, rotated and revoked.
+  summary.step = 'control_workflow PAUSE_WORKFLOW';
+  const paused = await call('control_workflow', { sessionId: 'tsclient', workflowId: 'deploy', action: 'PAUSE_WORKFLOW', reason: 'tsclient' });
+  const refused = await call('start_workflow', { sessionId: 'tsclient', workflowId: 'deploy', payload: {} }, { allowError: true });
+  summary.step = 'control_workflow RESUME_WORKFLOW';
+  const resumed = await call('control_workflow', { sessionId: 'tsclient', workflowId: 'deploy', action: 'RESUME_WORKFLOW' });
+  summary.workflowPause = {
+    paused: paused.structuredContent.status,
+    refused: Boolean(refused.isError),
+    refusedText: refused.content?.map((c) => c.text).join(' ') ?? '',
+    resumed: resumed.structuredContent.status,
+  };
+
+  summary.step = 'create_api_key';
+  const key = await call('create_api_key', { name: 'ts-bot', role: 'VIEWER', ttl: '1h' });
+  summary.step = 'list_api_keys';
+  const keys = await call('list_api_keys', {});
+  summary.step = 'rotate_api_key';
+  const rotated = await call('rotate_api_key', { name: 'ts-bot' });
+  summary.step = 'revoke_api_key';
+  await call('revoke_api_key', { name: 'ts-bot' });
+  const listed = JSON.stringify(keys.structuredContent);
+  summary.apiKey = {
+    secretPrefix: String(key.structuredContent.secret ?? '').slice(0, 3),
+    rotatedDiffers: Boolean(rotated.structuredContent.secret) && rotated.structuredContent.secret !== key.structuredContent.secret,
+    listed: listed.includes('"ts-bot"'),
+    listHoldsSecret: listed.includes(String(key.structuredContent.secret)),
+  };
+
   summary.step = 'done';
   summary.ok = true;
 }

@@ -60,6 +60,7 @@ var postgresModule = fx.Module("postgres",
 		postgres.NewTransactor,
 		fx.Annotate(func(s *postgres.SessionStore) sessionapp.SessionStore { return s }),
 		fx.Annotate(func(t *postgres.Transactor) sessionapp.Transactor { return t }),
+		func(pool *pgxpool.Pool) sessionapp.PauseReader { return postgres.NewWorkflowPauseReader(pool) },
 	),
 )
 

@@ -119,6 +119,23 @@ func TestPausedWorkflowRefusesStarts(t *testing.T) {
 	if !res.IsError || !pausedDetail.MatchString(text(res)) {
 		t.Fatalf("MCP start_workflow of the paused workflow: error %v: %s", res.IsError, text(res))
 	}
+	// Reading the workflow shows the pause, on both doors and instances.
+	workflowPause := func(s *server) map[string]any {
+		t.Helper()
+		st, body, _ := call(t, s, "GET", "/api/sessions/ci/workflows/flaky", "", nil)
+		var w struct{ Pause map[string]any }
+		if st != 200 || json.Unmarshal(body, &w) != nil {
+			t.Fatalf("GET the workflow: %d %s", st, body)
+		}
+		return w.Pause
+	}
+	if p := workflowPause(b); p["by"] != "anonymous" || p["via"] != "rest" || p["reason"] != "boom keeps failing" || p["since"] == nil {
+		t.Fatalf("GET the paused workflow on B shows pause %v, want by anonymous via rest with the reason and since", p)
+	}
+	details := mcpCall(t, cs, "get_workflow_details", map[string]any{"sessionId": "ci", "workflowId": "flaky"}, nil)
+	if details.IsError || !strings.Contains(text(details), `"pause":{"by":"anonymous","via":"rest"`) || !strings.Contains(text(details), "boom keeps failing") {
+		t.Fatalf("MCP get_workflow_details of the paused workflow: %s", text(details))
+	}
 	// The CLI: exit 1, the code for a refusal, with the same sentence.
 	out := yukta(t, a.URL, "run", "ci/flaky", "--payload", `{"n":4}`)
 	if out.code != 1 || !strings.Contains(out.stderr, "409") || !pausedDetail.MatchString(out.stderr) {
@@ -161,6 +178,9 @@ func TestPausedWorkflowRefusesStarts(t *testing.T) {
 	// again, and starts go through on both instances.
 	out = yukta(t, b.URL, "resume-workflow", "ci", "flaky", "--reason", "boom fixed")
 	cliWant(t, out, 0, "status: applied", "resumed-execution: "+first.ExecutionId)
+	if p := workflowPause(a); p != nil {
+		t.Fatalf("GET the resumed workflow still shows pause %v", p)
+	}
 	if got := execStatus(t, a, first.ExecutionId); got != "RUNNING" {
 		t.Fatalf("the run the pause paused is %s after the resume, want RUNNING", got)
 	}

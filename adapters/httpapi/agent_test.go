@@ -16,12 +16,12 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/yukta/yukta/application/executionapp"
+	"github.com/yukta/yukta/application/sessionapp"
 	"github.com/yukta/yukta/application/supervisorapp"
 	"github.com/yukta/yukta/domain/access"
 	"github.com/yukta/yukta/domain/execution"
 	"github.com/yukta/yukta/domain/fault"
 	"github.com/yukta/yukta/domain/jsonvalue"
-	"github.com/yukta/yukta/domain/session"
 	"github.com/yukta/yukta/domain/supervisor"
 )
 
@@ -205,9 +205,9 @@ func (r runLogs) Handle(_ context.Context, in executionapp.TailInput) (execution
 
 type runWorkflow struct{ *runReads }
 
-func (r runWorkflow) Handle(_ context.Context, sessionID, workflowID string) (session.Workflow, error) {
+func (r runWorkflow) Handle(_ context.Context, sessionID, workflowID string) (sessionapp.WorkflowView, error) {
 	r.ask("workflow " + sessionID + "/" + workflowID)
-	return session.Workflow{}, fault.Newf(fault.ErrNotFound, "workflow %s/%s not found", sessionID, workflowID)
+	return sessionapp.WorkflowView{}, fault.Newf(fault.ErrNotFound, "workflow %s/%s not found", sessionID, workflowID)
 }
 
 type runScheduler struct{ *runReads }

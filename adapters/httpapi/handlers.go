@@ -36,7 +36,7 @@ type UseCases struct {
 		Handle(context.Context, sessionapp.DeleteInput) error
 	}
 	GetWorkflow interface {
-		Handle(context.Context, string, string) (session.Workflow, error)
+		Handle(context.Context, string, string) (sessionapp.WorkflowView, error)
 	}
 	ListPlugins interface {
 		Handle(context.Context) []plugin.Descriptor
@@ -189,9 +189,13 @@ func (h *handlers) GetWorkflow(ctx context.Context, req restapi.GetWorkflowReque
 	if err != nil {
 		return nil, err
 	}
-	nodes, edges := graphToAPI(w)
-	return restapi.GetWorkflow200JSONResponse{SessionId: req.SessionId, WorkflowId: w.ID(), Description: w.Description(),
-		Limits: limitsToAPI(w.Limits()), Nodes: nodes, Edges: edges}, nil
+	nodes, edges := graphToAPI(w.Workflow)
+	out := restapi.GetWorkflow200JSONResponse{SessionId: req.SessionId, WorkflowId: w.ID(), Description: w.Description(),
+		Limits: limitsToAPI(w.Limits()), Nodes: nodes, Edges: edges}
+	if p := w.Pause; p != nil {
+		out.Pause = restapi.WorkflowPause{By: p.Actor, Via: p.Channel, Since: p.Since, Reason: p.Reason}
+	}
+	return out, nil
 }
 
 func (h *handlers) ListPlugins(ctx context.Context, _ restapi.ListPluginsRequestObject) (restapi.ListPluginsResponseObject, error) {

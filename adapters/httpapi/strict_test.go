@@ -164,8 +164,8 @@ type fakeDescribe struct{ f *fakes }
 
 type fakeWorkflow struct{ f *fakes }
 
-func (w fakeWorkflow) Handle(context.Context, string, string) (session.Workflow, error) {
-	return session.Workflow{}, nil
+func (w fakeWorkflow) Handle(context.Context, string, string) (sessionapp.WorkflowView, error) {
+	return sessionapp.WorkflowView{}, nil
 }
 
 func (d fakeDescribe) Handle(_ context.Context, typ string, _ map[string]any) (pluginapp.Description, error) {

@@ -142,7 +142,7 @@ func newEnv(tb testing.TB) *testEnv {
 		Owner: "mcpserver-test", Now: time.Now,
 		OnError: func(op string, err error) { tb.Errorf("engine %s: %v", op, err) },
 	}, executionapp.EngineConfig{Concurrency: 4, Poll: 10 * time.Millisecond})
-	getWorkflow := sessionapp.NewGetWorkflow(store, reg)
+	getWorkflow := sessionapp.NewGetWorkflow(store, postgres.NewWorkflowPauseReader(pool), reg)
 	raw := rawWorkflows{getWorkflow}
 	feed := executionapp.NewFeed(reader, executionapp.FeedInterval, func(err error) { tb.Errorf("event feed: %v", err) })
 	etx.OnCommittedEvents(feed.Nudge)

@@ -33,7 +33,7 @@ type Deps struct {
 		Handle(context.Context, sessionapp.ListInput) (sessionapp.ListResult, error)
 	}
 	GetWorkflow interface {
-		Handle(context.Context, string, string) (session.Workflow, error)
+		Handle(context.Context, string, string) (sessionapp.WorkflowView, error)
 	}
 	ListPlugins interface {
 		Handle(context.Context) []plugin.Descriptor

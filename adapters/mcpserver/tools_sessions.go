@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -81,6 +82,16 @@ type WorkflowDetails struct {
 	Description string       `json:"description,omitempty"`
 	Nodes       []NodeConfig `json:"nodes"`
 	Edges       []EdgeConfig `json:"edges"`
+	Pause       *PauseOut    `json:"pause,omitempty" jsonschema:"present while the workflow is paused: every new run is refused until control_workflow RESUME_WORKFLOW"`
+}
+
+// PauseOut is a workflow's pause: who paused it, through which door, since
+// when and why.
+type PauseOut struct {
+	By     string `json:"by" jsonschema:"the actor who paused it"`
+	Via    string `json:"via" jsonschema:"the channel it came through"`
+	Since  string `json:"since" jsonschema:"RFC 3339 time"`
+	Reason string `json:"reason" jsonschema:"why, as given with the pause; empty when none was"`
 }
 
 // NodeConfig is one node of a workflow definition.
@@ -199,8 +210,12 @@ func (s *server) getWorkflow(ctx context.Context, _ *mcp.CallToolRequest, in Wor
 	if err != nil {
 		return nil, WorkflowDetails{}, s.toolError(tool, err, subj)
 	}
-	nodes, edges := graph(w)
-	return nil, WorkflowDetails{SessionID: in.SessionID, WorkflowID: w.ID(), Description: w.Description(), Nodes: nodes, Edges: edges}, nil
+	nodes, edges := graph(w.Workflow)
+	out := WorkflowDetails{SessionID: in.SessionID, WorkflowID: w.ID(), Description: w.Description(), Nodes: nodes, Edges: edges}
+	if p := w.Pause; p != nil {
+		out.Pause = &PauseOut{By: p.Actor, Via: p.Channel, Since: p.Since.UTC().Format(time.RFC3339Nano), Reason: p.Reason}
+	}
+	return nil, out, nil
 }
 
 func graph(w session.Workflow) ([]NodeConfig, []EdgeConfig) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/yukta/yukta/application/executionapp"
 	"github.com/yukta/yukta/domain/execution"
@@ -15,6 +16,17 @@ import (
 type WorkflowPauseStore struct{ db dbtx }
 
 var _ executionapp.WorkflowPauseStore = (*WorkflowPauseStore)(nil)
+
+// NewWorkflowPauseReader returns the store on pool, for reads outside a
+// transaction (sessionapp.PauseReader): no lock is taken.
+func NewWorkflowPauseReader(pool *pgxpool.Pool) *WorkflowPauseStore {
+	return &WorkflowPauseStore{db: pool}
+}
+
+// WorkflowPause reads a workflow's pause without taking its start lock.
+func (s *WorkflowPauseStore) WorkflowPause(ctx context.Context, sessionID, workflowID string) (execution.WorkflowPause, bool, error) {
+	return s.read(ctx, sessionID, workflowID)
+}
 
 // pauseLockClass is the first half of the advisory locks on workflow
 // starts ("YkWP"); the second is the hash of session and workflow. Two

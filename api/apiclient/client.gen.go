@@ -2525,10 +2525,14 @@ type Workflow struct {
 	Edges       []EdgeConfig `json:"edges"`
 
 	// Limits Scheduler limits. A start over a limit waits as `PENDING` and starts, in start order, when a run ends (GET /api/scheduler). Absent, `null` or `0` means no limit.
-	Limits     *Limits      `json:"limits,omitempty"`
-	Nodes      []NodeConfig `json:"nodes"`
-	SessionId  string       `json:"sessionId"`
-	WorkflowId string       `json:"workflowId"`
+	Limits *Limits      `json:"limits,omitempty"`
+	Nodes  []NodeConfig `json:"nodes"`
+
+	// Pause Present while the workflow is paused (PAUSE_WORKFLOW): every new run
+	// of it is refused with 409 until RESUME_WORKFLOW (docs/control.md).
+	Pause      *WorkflowPause `json:"pause,omitempty"`
+	SessionId  string         `json:"sessionId"`
+	WorkflowId string         `json:"workflowId"`
 }
 
 // WorkflowConfig defines model for WorkflowConfig.
@@ -2540,6 +2544,20 @@ type WorkflowConfig struct {
 	Limits     *Limits      `json:"limits,omitempty"`
 	Nodes      []NodeConfig `json:"nodes"`
 	WorkflowId Id           `json:"workflowId"`
+}
+
+// WorkflowPause Present while the workflow is paused (PAUSE_WORKFLOW): every new run
+// of it is refused with 409 until RESUME_WORKFLOW (docs/control.md).
+type WorkflowPause struct {
+	// By The actor who paused it (key:<name>, supervisor:<id>, anonymous).
+	By string `json:"by"`
+
+	// Reason Why, as given with the pause; empty when none was.
+	Reason string    `json:"reason"`
+	Since  time.Time `json:"since"`
+
+	// Via The channel it came through (rest, mcp, cli, agent, …).
+	Via string `json:"via"`
 }
 
 // WorkflowPauseRequest defines model for WorkflowPauseRequest.

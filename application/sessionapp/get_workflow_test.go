@@ -13,7 +13,7 @@ import (
 // found, without asking the store (which would refuse the bytes in its own
 // words).
 func TestGetWorkflowRefusesIDsOutsideTheFormat(t *testing.T) {
-	uc := NewGetWorkflow(nil, nil) // a store call would panic
+	uc := NewGetWorkflow(nil, nil, nil) // a store call would panic
 	for _, c := range []struct {
 		sessionID, workflowID string
 		want                  error

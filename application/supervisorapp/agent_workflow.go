@@ -3,13 +3,14 @@ package supervisorapp
 import (
 	"context"
 
+	"github.com/yukta/yukta/application/sessionapp"
 	"github.com/yukta/yukta/domain/session"
 	"github.com/yukta/yukta/domain/supervisor"
 )
 
 // WorkflowGetter reads one workflow (*sessionapp.GetWorkflow).
 type WorkflowGetter interface {
-	Handle(ctx context.Context, sessionID, workflowID string) (session.Workflow, error)
+	Handle(ctx context.Context, sessionID, workflowID string) (sessionapp.WorkflowView, error)
 }
 
 // ReadAgentWorkflow answers an agent's read of a workflow of its units
@@ -26,5 +27,6 @@ func (uc *ReadAgentWorkflow) Handle(ctx context.Context, sup supervisor.Supervis
 	if err := ownedWorkflow(sup, sessionID, workflowID); err != nil {
 		return session.Workflow{}, err
 	}
-	return uc.get.Handle(ctx, sessionID, workflowID)
+	v, err := uc.get.Handle(ctx, sessionID, workflowID)
+	return v.Workflow, err
 }

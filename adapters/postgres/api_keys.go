@@ -42,6 +42,13 @@ func (s *APIKeyStore) Get(ctx context.Context, name string) (access.APIKey, erro
 	return k, nil
 }
 
+// Count returns how many keys are stored.
+func (s *APIKeyStore) Count(ctx context.Context) (int, error) {
+	var n int
+	err := s.db.QueryRow(ctx, `SELECT count(*) FROM api_keys`).Scan(&n)
+	return n, translate(err)
+}
+
 // Insert stores a new key.
 func (s *APIKeyStore) Insert(ctx context.Context, k access.APIKey) error {
 	h := k.Hash()

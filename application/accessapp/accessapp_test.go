@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -269,5 +270,33 @@ func TestStoredKeysRun(t *testing.T) {
 	join() // the pending use is written on the way out
 	if at, from := lastUse(); !at.Equal(clk.now().UTC().Truncate(time.Microsecond)) || from != "10.0.0.3" {
 		t.Fatalf("after stop: last use %s from %s", at, from)
+	}
+}
+
+// TestCreateStopsAtTheStoredKeysBound: the key that makes MaxStoredAPIKeys
+// is stored, the next is refused naming the bound and how to make room, and
+// the refusal stores nothing.
+func TestCreateStopsAtTheStoredKeysBound(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil)
+	ctx := t.Context()
+	if _, err := f.pool.Exec(ctx, `INSERT INTO api_keys (name, role, secret_hash, hint, created_at)
+		SELECT 'filler-' || i, 'VIEWER', sha256(('filler-' || i)::bytea), 'yk_filler', now()
+		FROM generate_series(1, $1) AS i`, access.MaxStoredAPIKeys-1); err != nil {
+		t.Fatal(err)
+	}
+	in := func(name string) accessapp.CreateAPIKeyInput {
+		return accessapp.CreateAPIKeyInput{Spec: access.APIKeySpec{Name: name, Role: "VIEWER"}, Actor: "key:admin", Channel: "rest"}
+	}
+	if _, err := f.create.Handle(ctx, in("last")); err != nil {
+		t.Fatalf("the key that makes %d: %v", access.MaxStoredAPIKeys, err)
+	}
+	before := f.rows(t)
+	_, err := f.create.Handle(ctx, in("one-more"))
+	if !errors.Is(err, fault.ErrConflict) || !strings.Contains(err.Error(), fmt.Sprint(access.MaxStoredAPIKeys)) || !strings.Contains(err.Error(), "revoke") {
+		t.Fatalf("a key beyond the bound: %v, want a conflict naming %d and what to revoke", err, access.MaxStoredAPIKeys)
+	}
+	if after := f.rows(t); after != before {
+		t.Fatalf("the refused create changed the store: %d, then %d rows", len(before), len(after))
 	}
 }

@@ -69,6 +69,13 @@ func (uc *CreateAPIKey) Handle(ctx context.Context, in CreateAPIKeyInput) (Issue
 		case !errors.Is(err, access.ErrAPIKeyNotFound):
 			return err
 		}
+		// Changes run one at a time, so the count cannot move under us.
+		switch n, err := st.Keys.Count(ctx); {
+		case err != nil:
+			return err
+		case n >= access.MaxStoredAPIKeys:
+			return fault.Newf(fault.ErrConflict, "%d API keys are stored, the most the server keeps; revoke one that is no longer used (yukta keys list shows their last use) before creating another", n)
+		}
 		if err := st.Keys.Insert(ctx, k); err != nil {
 			return err
 		}

@@ -26,6 +26,8 @@ type Change struct {
 // access.ErrAPIKeyNotFound.
 type KeyStore interface {
 	Get(ctx context.Context, name string) (access.APIKey, error)
+	// Count returns how many keys are stored.
+	Count(ctx context.Context) (int, error)
 	Insert(ctx context.Context, k access.APIKey) error
 	// Replace stores k in place of the key of its name: a rotation, which
 	// drops the old secret's hash in the same statement.

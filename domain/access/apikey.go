@@ -24,6 +24,10 @@ import (
 // its creation. A key without an expiry lives until it is revoked.
 const MaxAPIKeyLifetime = 2 * 365 * 24 * time.Hour
 
+// MaxStoredAPIKeys is how many keys may be stored at once: every instance
+// holds them all in memory and re-reads them whole on each change.
+const MaxStoredAPIKeys = 1000
+
 // ErrAPIKeyNotFound: no stored key has the name.
 var ErrAPIKeyNotFound = fmt.Errorf("access: API key not found: %w", fault.ErrNotFound)
 

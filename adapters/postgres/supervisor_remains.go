@@ -52,16 +52,20 @@ func (r txRemains) Forget(ctx context.Context, id string) (supervisorapp.Forgott
 		sql string
 		n   *int
 	}{
+		// First, a new token, expired: a fenced write of an engine of the
+		// deleted supervisor still running is refused, and the next acquire
+		// (of a supervisor created again under id) takes the lease at once.
+		// It goes first because it waits for a fenced write in flight (which
+		// holds the lease row FOR SHARE) to commit: the deletes below then
+		// see that write's rows (a cursor saved a moment before) and remove
+		// them, instead of leaving them to a supervisor created again.
+		{`UPDATE supervisor_leases SET token = token + 1, expires_at = clock_timestamp() WHERE supervisor_id = $1`, nil},
 		{`DELETE FROM supervisor_directives WHERE supervisor_id = $1`, &f.Directives},
 		{`DELETE FROM supervisor_cursors WHERE supervisor_id = $1`, &f.Cursors},
 		{`DELETE FROM supervisor_holds WHERE supervisor_id = $1`, nil},
 		{`DELETE FROM supervisor_delegations WHERE from_id = $1`, &f.DelegationsSent},
 		{`UPDATE supervisor_delegations SET status = 'EXPIRED', answered_at = NULL WHERE to_id = $1 AND status = 'OPEN'`, &f.DelegationsExpired},
 		{`UPDATE supervisor_reviews SET deadline = clock_timestamp(), updated_at = clock_timestamp() WHERE asking = $1 AND status = 'PENDING'`, &f.ReviewsDue},
-		// A new token, expired: a fenced write of an engine of the deleted
-		// supervisor still running is refused, and the next acquire (of a
-		// supervisor created again under id) takes the lease at once.
-		{`UPDATE supervisor_leases SET token = token + 1, expires_at = clock_timestamp() WHERE supervisor_id = $1`, nil},
 	}
 	// The idempotency keys its directives gave their commands, starts and
 	// reviews (supervisorapp.ControlKey: "supervisor:<id>/…", an id has no

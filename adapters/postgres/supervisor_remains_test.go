@@ -1,6 +1,7 @@
 package postgres_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -139,5 +140,56 @@ func TestDeletingAHolderReleasesItsHolds(t *testing.T) {
 	}
 	if n := f.count(t, `SELECT count(*) FROM supervisor_holds WHERE supervisor_id = 'h1'`); n != 1 {
 		t.Errorf("refused releases changed the ledger")
+	}
+}
+
+// TestDeleteWaitsForAFencedWriteInFlight: an engine of the supervisor is
+// saving its first cursor (its transaction holds the lease FOR SHARE and has
+// inserted the row, not committed yet) when an ADMIN deletes the supervisor.
+// The delete waits for that write and removes its row: no cursor of the
+// deleted id is left for a supervisor created again under it.
+func TestDeleteWaitsForAFencedWriteInFlight(t *testing.T) {
+	t.Parallel()
+	f := newSVFixture(t)
+	f.supervisor(t, "h1", `{"name":"Holder","engine":{"type":"http","settings":{}},"owns":["session:ci"]}`)
+	lease, ok, err := f.store.Acquire(t.Context(), "h1", "instance-a", time.Minute)
+	if err != nil || !ok {
+		t.Fatalf("acquire: %v %v", ok, err)
+	}
+	// What SaveCursor does, held open before its commit.
+	write, err := f.pool.Begin(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = write.Rollback(context.Background()) }()
+	var fenced bool
+	if err := write.QueryRow(t.Context(), `SELECT EXISTS (SELECT 1 FROM supervisor_leases
+		WHERE supervisor_id = 'h1' AND owner = 'instance-a' AND token = $1 FOR SHARE)`, lease.Token).Scan(&fenced); err != nil || !fenced {
+		t.Fatalf("fence: %v %v", fenced, err)
+	}
+	if _, err := write.Exec(t.Context(), `INSERT INTO supervisor_cursors (supervisor_id, seq) VALUES ('h1', 7)`); err != nil {
+		t.Fatal(err)
+	}
+
+	deleted := make(chan error, 1)
+	go func() {
+		_, err := supervisorapp.NewDeleteSupervisor(postgres.NewSupervisorTransactor(f.pool), f.control, time.Now).
+			Handle(context.Background(), supervisorapp.DeleteInput{ID: "h1", Actor: "key:admin", Channel: "rest"})
+		deleted <- err
+	}()
+	select {
+	case err := <-deleted:
+		t.Fatalf("the delete did not wait for the fenced write in flight: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if err := write.Commit(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-deleted; err != nil {
+		t.Fatal(err)
+	}
+	var left int
+	if err := f.pool.QueryRow(t.Context(), `SELECT count(*) FROM supervisor_cursors WHERE supervisor_id = 'h1'`).Scan(&left); err != nil || left != 0 {
+		t.Fatalf("%d cursor rows of the deleted supervisor are left (%v)", left, err)
 	}
 }

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -382,38 +381,7 @@ func TestStreamOfRevokedStoredKeyEnds(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	type ended struct {
-		at   time.Time
-		last string
-	}
-	stream := func(key string) <-chan ended {
-		req, _ := http.NewRequestWithContext(ctx, "GET", b.URL+"/api/events", nil)
-		req.Header.Set("Authorization", "Bearer "+key)
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { res.Body.Close() })
-		if res.StatusCode != http.StatusOK {
-			t.Fatalf("GET /api/events: %d", res.StatusCode)
-		}
-		end := make(chan ended, 1)
-		go func() {
-			var last []string
-			sc := bufio.NewScanner(res.Body)
-			for sc.Scan() {
-				if l := sc.Text(); l != "" {
-					last = append(last, l)
-					if len(last) > 2 {
-						last = last[1:]
-					}
-				}
-			}
-			end <- ended{at: time.Now(), last: strings.Join(last, "\n")}
-		}()
-		return end
-	}
-	watched, bystander := stream(secrets["watcher"]), stream(secrets["bystander"])
+	watched, bystander := eventStream(t, ctx, b, secrets["watcher"]), eventStream(t, ctx, b, secrets["bystander"])
 	time.Sleep(1200 * time.Millisecond) // past two re-checks: both streams are held open
 	select {
 	case e := <-watched:

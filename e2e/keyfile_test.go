@@ -177,6 +177,44 @@ func TestKeyFileReloadsWithoutRestart(t *testing.T) {
 // same, with waitSeconds) with keys of the key file, removes those keys from
 // the file, and sees the stream end with an `event: error` saying why, and
 // the long poll and the MCP call answered 401; a stream whose key is
+
+// streamEnded is how an event stream ended: when, and its last two lines.
+type streamEnded struct {
+	at   time.Time
+	last string
+}
+
+// eventStream opens GET /api/events on s with key (it must answer 200) and
+// reads it in the background until it ends; the channel then says how.
+func eventStream(t *testing.T, ctx context.Context, s *server, key string) <-chan streamEnded {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, "GET", s.URL+"/api/events", nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { res.Body.Close() })
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("GET /api/events: %d", res.StatusCode)
+	}
+	end := make(chan streamEnded, 1)
+	go func() {
+		var last []string
+		sc := bufio.NewScanner(res.Body)
+		for sc.Scan() {
+			if l := sc.Text(); l != "" {
+				last = append(last, l)
+				if len(last) > 2 {
+					last = last[1:]
+				}
+			}
+		}
+		end <- streamEnded{at: time.Now(), last: strings.Join(last, "\n")}
+	}()
+	return end
+}
+
 // narrowed to a session list ends too.
 func TestStreamsEndWhenTheirKeyGoes(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "keys")
@@ -197,34 +235,7 @@ func TestStreamsEndWhenTheirKeyGoes(t *testing.T) {
 	}
 	// The event streams: one whose key goes, one whose key is narrowed to
 	// a session list (the same secret).
-	stream := func(key string) chan ended {
-		req, _ := http.NewRequestWithContext(ctx, "GET", s.URL+"/api/events", nil)
-		req.Header.Set("Authorization", "Bearer "+key)
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { res.Body.Close() })
-		if res.StatusCode != http.StatusOK {
-			t.Fatalf("GET /api/events: %d", res.StatusCode)
-		}
-		end := make(chan ended, 1)
-		go func() {
-			var last []string
-			sc := bufio.NewScanner(res.Body)
-			for sc.Scan() {
-				if l := sc.Text(); l != "" {
-					last = append(last, l)
-					if len(last) > 2 {
-						last = last[1:]
-					}
-				}
-			}
-			end <- ended{at: time.Now(), last: strings.Join(last, "\n")}
-		}()
-		return end
-	}
-	streamEnd, narrowEnd := stream(kfWatcher), stream(kfNarrow)
+	streamEnd, narrowEnd := eventStream(t, ctx, s, kfWatcher), eventStream(t, ctx, s, kfNarrow)
 	// The long poll.
 	pollEnd := make(chan ended, 1)
 	go func() {

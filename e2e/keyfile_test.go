@@ -231,7 +231,6 @@ func TestStreamsEndWhenTheirKeyGoes(t *testing.T) {
 		at     time.Time
 		status int
 		body   []byte
-		last   string
 	}
 	// The event streams: one whose key goes, one whose key is narrowed to
 	// a session list (the same secret).

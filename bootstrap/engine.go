@@ -77,11 +77,19 @@ var executionModule = fx.Module("executions",
 		},
 		executionapp.NewReadEvents,
 		// The worker API (docs/workers.md).
-		func(e *executionapp.Engine, q *postgres.Queue) *executionapp.PollTasks { return executionapp.NewPollTasks(e, q) },
+		func(e *executionapp.Engine, q *postgres.Queue) *executionapp.PollTasks {
+			return executionapp.NewPollTasks(e, q)
+		},
 		func(q *postgres.Queue) *executionapp.HeartbeatTask { return executionapp.NewHeartbeatTask(q) },
-		func(e *executionapp.Engine, q *postgres.Queue) *executionapp.CompleteTask { return executionapp.NewCompleteTask(e, q) },
-		func(e *executionapp.Engine, q *postgres.Queue) *executionapp.FailTask { return executionapp.NewFailTask(e, q) },
-		func(e *executionapp.Engine, q *postgres.Queue) *executionapp.AppendTaskLogs { return executionapp.NewAppendTaskLogs(e, q) },
+		func(e *executionapp.Engine, q *postgres.Queue) *executionapp.CompleteTask {
+			return executionapp.NewCompleteTask(e, q)
+		},
+		func(e *executionapp.Engine, q *postgres.Queue) *executionapp.FailTask {
+			return executionapp.NewFailTask(e, q)
+		},
+		func(e *executionapp.Engine, q *postgres.Queue) *executionapp.AppendTaskLogs {
+			return executionapp.NewAppendTaskLogs(e, q)
+		},
 		func(p *executionapp.PollTasks, h *executionapp.HeartbeatTask, c *executionapp.CompleteTask, f *executionapp.FailTask,
 			l *executionapp.AppendTaskLogs) httpapi.WorkerUseCases {
 			return httpapi.WorkerUseCases{Poll: p, Heartbeat: h, Complete: c, Fail: f, Logs: l}

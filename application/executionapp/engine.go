@@ -393,12 +393,12 @@ type result struct {
 	err       error
 	permanent bool // err is the node's own and retrying cannot help
 	bpHit     bool
-	passAll   bool  // skipped node: the input goes out on every edge
-	released  bool  // shutdown: give the item back untouched
-	discarded bool  // cancelled by a stop: the stop already dropped it
+	passAll   bool // skipped node: the input goes out on every edge
+	released  bool // shutdown: give the item back untouched
+	discarded bool // cancelled by a stop: the stop already dropped it
 	// task is a worker's answer to a task (TASK): the event it journals.
 	task *taskAnswer
-	seq       int64 // the engine's number of the claim
+	seq  int64 // the engine's number of the claim
 	// began and ended bound the plugin's run (wall clock); zero when the
 	// plugin did not run (a pass-through, a breakpoint, a failure before it).
 	began, ended time.Time

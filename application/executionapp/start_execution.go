@@ -318,7 +318,7 @@ func noTrigger(in StartInput, others []string) error {
 func seed(ctx context.Context, st Stores, c session.Catalog, w session.Workflow, ex *execution.Execution, sessionID string,
 	feed []string, payload any, inputs map[string][]any, actor, channel string, origin Origin, now time.Time) error {
 	var nodes []*execution.Node
-	var skipped []string // in the start event, so the journal sees them
+	var skipped []string               // in the start event, so the journal sees them
 	tasks := map[string]*plugin.Task{} // a restart from a TASK node queues its inputs
 	for _, n := range w.Nodes() {
 		nodes = append(nodes, execution.NewNode(n.ID(), n.Type()))

@@ -108,6 +108,9 @@ func describe(k access.APIKey) map[string]any {
 	if k.Sessions() != nil {
 		d["sessions"] = k.Sessions()
 	}
+	if k.Queues() != nil {
+		d["queues"] = k.Queues()
+	}
 	if !k.ExpiresAt().IsZero() {
 		d["expiresAt"] = k.ExpiresAt().Format(time.RFC3339Nano)
 	}

@@ -21,7 +21,7 @@ type storedKey struct {
 	Name, Role, Source, Hint, CreatedBy, CreatedVia string
 	RotatedBy, RotatedVia, LastUsedFrom, Note       string
 	Secret                                          string
-	Sessions                                        []string
+	Sessions, Queues                                []string
 	CreatedAt                                       time.Time
 	ExpiresAt, RotatedAt, LastUsedAt                *time.Time
 }

@@ -43,8 +43,7 @@ func (e *ForbiddenError) Error() string {
 		return fmt.Sprintf("%s is limited to the sessions %s and cannot %s outside them; name one of its sessions, or use a key without a session list",
 			e.Actor, strings.Join(e.Sessions, ", "), e.Op.does())
 	case e.Role == Worker && e.Need != Worker:
-		return fmt.Sprintf("%s has the role WORKER and cannot %s: a WORKER key may only %s, through the worker API; use a key with the role %s",
-			e.Actor, e.Op.does(), WorkTasks.does(), rolesFrom(e.Need))
+		return workerOnly(e.Actor, e.Op.does(), rolesFrom(e.Need))
 	default:
 		return fmt.Sprintf("%s has the role %s and cannot %s; use a key with the role %s", e.Actor, e.Role, e.Op.does(), rolesFrom(e.Need))
 	}
@@ -52,6 +51,24 @@ func (e *ForbiddenError) Error() string {
 
 // Unwrap makes errors.Is(err, ErrForbidden) true.
 func (e *ForbiddenError) Unwrap() error { return ErrForbidden }
+
+// workerOnly is the refusal of a WORKER key asked to do what it may not:
+// what it asked, what it may do, and the roles to use instead.
+func workerOnly(actor, does, roles string) string {
+	return fmt.Sprintf("%s has the role WORKER and cannot %s: a WORKER key may only %s, through the worker API; use a key with the role %s",
+		actor, does, WorkTasks.does(), roles)
+}
+
+// RefuseWorker is the refusal (matching ErrForbidden) of a WORKER key at a
+// door that is not the worker API and has no one operation of the table
+// (does says what it asked: "use MCP"). It is nil for every other
+// principal: their door checks their role per operation.
+func RefuseWorker(p Principal, does string) error {
+	if p.role != Worker || p.supervisor != "" {
+		return nil
+	}
+	return fault.Newf(ErrForbidden, "%s", workerOnly(p.Actor(), does, rolesFrom(Viewer)))
+}
 
 // rolesFrom lists min and the roles above it: "OPERATOR or ADMIN"; for
 // WORKER, which has none above it, "WORKER".

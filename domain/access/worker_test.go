@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"errors"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -279,5 +280,37 @@ func TestAPIKeyQueues(t *testing.T) {
 	_, _, err = access.NewAPIKey(access.APIKeySpec{Name: "w", Role: "WORKER", Queues: []string{"A B"}}, rand.Reader, keyAt, "", "")
 	if !strings.Contains(violations(t, err)["queues"], `"A B" is not a queue name`) {
 		t.Fatalf("bad queue: %v", err)
+	}
+}
+
+// The key file shown in docs/configuration.md parses, and its WORKER key
+// has the queue list the page says.
+func TestDocumentedKeyFileParses(t *testing.T) {
+	t.Parallel()
+	page, err := os.ReadFile("../../docs/configuration.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(page), "#### Key file")
+	if !ok {
+		t.Fatal("docs/configuration.md has no Key file section")
+	}
+	_, block, ok := strings.Cut(after, "```text\n")
+	block, _, ok2 := strings.Cut(block, "```")
+	if !ok || !ok2 {
+		t.Fatal("the Key file section has no text block")
+	}
+	specs, err := access.ParseKeyFile([]byte(block))
+	if err != nil {
+		t.Fatalf("the documented key file: %v", err)
+	}
+	var worker *access.KeySpec
+	for i := range specs {
+		if specs[i].Role == access.Worker {
+			worker = &specs[i]
+		}
+	}
+	if len(specs) != 4 || worker == nil || !slices.Equal(worker.Queues, []string{"gpu", "render"}) {
+		t.Fatalf("the documented key file: %+v", specs)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/yukta/yukta/adapters/postgres/pgtest"
 )
 
 // mcpRaw posts one JSON-RPC request to /mcp with key and returns the HTTP
@@ -181,5 +183,30 @@ func TestWorkerRole(t *testing.T) {
 	var after int
 	if err := e.db.QueryRow(t.Context(), `SELECT count(*) FROM api_keys`).Scan(&after); err != nil || after != before {
 		t.Fatalf("refused creates changed the keys: %d rows, then %d (%v)", before, after, err)
+	}
+}
+
+// TestWorkerKeyCannotCloseAnOpenServer: on an open server (no key), the
+// first stored key closes REST and MCP; a WORKER key may use neither, so
+// it cannot be that key: 409 naming the role and the next step, nothing
+// stored, the server still open. After an ADMIN key it is created.
+func TestWorkerKeyCannotCloseAnOpenServer(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, serverOptions{DSN: pgtest.NewDatabase(t)})
+	status, body, _ := call(t, s, "POST", "/api/keys", "", []byte(`{"name":"runner","role":"WORKER","queues":["gpu"]}`))
+	if status != 409 || !strings.Contains(string(body), "WORKER") || !strings.Contains(string(body), "ADMIN key first") {
+		t.Fatalf("a WORKER key as the first key of an open server: %d %s; want 409 saying to create an ADMIN key first", status, body)
+	}
+	if status, body, _ := call(t, s, "GET", "/api/keys", "", nil); status != 200 || strings.Contains(string(body), "runner") {
+		t.Fatalf("after the refusal, the server is no longer open or the key is stored: %d %s", status, body)
+	}
+	status, body, _ = call(t, s, "POST", "/api/keys", "", []byte(`{"name":"root","role":"ADMIN"}`))
+	var admin storedKey
+	if status != 201 || json.Unmarshal(body, &admin) != nil {
+		t.Fatalf("the first ADMIN key: %d %s", status, body)
+	}
+	untilStatus(t, "the ADMIN key", waitLimit, 200, func(s *server) int { return keyStatus(t, s, admin.Secret, "root") }, s)
+	if status, body, _ := call(t, s, "POST", "/api/keys", admin.Secret, []byte(`{"name":"runner","role":"WORKER","queues":["gpu"]}`)); status != 201 {
+		t.Fatalf("the WORKER key after an ADMIN key: %d %s", status, body)
 	}
 }

@@ -105,6 +105,7 @@ const (
 	actorKeyPrefix        = "key:"
 	actorAnonymous        = "anonymous"
 	actorSupervisorPrefix = "supervisor:"
+	actorWorkerPrefix     = "worker:"
 )
 
 // SupervisorPrincipal is the caller of the agent API that presented the
@@ -239,6 +240,41 @@ func (p Principal) MayUseQueue(name string) bool {
 		return false
 	}
 	return p.queues == nil || slices.Contains(p.queues, name)
+}
+
+// CanUseQueues returns nil when p may take and answer the tasks of every
+// queue named (a WORKER key whose list holds them all, or that has none),
+// and otherwise an error matching ErrForbidden naming the first queue it
+// may not use, its place in the list (queues[i]) and the key's list. A
+// name that is no queue name is refused as invalid (fault.ErrInvalid,
+// ValidateQueueName's text) before that. For a principal that is not a
+// WORKER key it is the role's refusal.
+func (p Principal) CanUseQueues(queues []string) error {
+	if err := p.Can(WorkTasks, ""); err != nil {
+		return err
+	}
+	for i, q := range queues {
+		if err := ValidateQueueName(q); err != nil {
+			return &fault.ValidationError{Subject: "queue list", Violations: []fault.Violation{{Path: fmt.Sprintf("queues[%d]", i), Message: err.Error()}}}
+		}
+	}
+	for i, q := range queues {
+		if !p.MayUseQueue(q) {
+			return fault.Newf(ErrForbidden, "%s may take tasks of the queues %s only, and queues[%d] is %q; leave it out, or ask an ADMIN for a key that lists it",
+				p.Actor(), strings.Join(p.queues, ", "), i, q)
+		}
+	}
+	return nil
+}
+
+// WorkerActor is what a WORKER key is recorded as on what it does through
+// the worker API (the lease owner and the actor of the tasks it answers):
+// "worker:<key name>"; empty for every other principal.
+func (p Principal) WorkerActor() string {
+	if p.role != Worker || p.supervisor != "" || p.name == "" {
+		return ""
+	}
+	return actorWorkerPrefix + p.name
 }
 
 // IsZero reports whether p is the zero Principal, which may do nothing.

@@ -314,3 +314,35 @@ func TestDocumentedKeyFileParses(t *testing.T) {
 		t.Fatalf("the documented key file: %+v", specs)
 	}
 }
+
+// CanUseQueues: a WORKER key may name the queues of its list (any, without
+// one); a queue outside it is forbidden, naming its place; a bad name is
+// invalid at its place; another role gets the role's refusal.
+func TestCanUseQueues(t *testing.T) {
+	t.Parallel()
+	w, _ := access.NewKeyPrincipal("runner", access.Worker, nil, []string{"gpu", "build"})
+	if err := w.CanUseQueues([]string{"build", "gpu"}); err != nil {
+		t.Fatalf("its own queues: %v", err)
+	}
+	if err := w.CanUseQueues(nil); err != nil {
+		t.Fatalf("no queue: %v", err)
+	}
+	err := w.CanUseQueues([]string{"gpu", "etl"})
+	if !errors.Is(err, access.ErrForbidden) || err.Error() != `key:runner may take tasks of the queues build, gpu only, and queues[1] is "etl"; leave it out, or ask an ADMIN for a key that lists it` {
+		t.Fatalf("another queue: %v", err)
+	}
+	if vs := violations(t, w.CanUseQueues([]string{"gpu", "Not A Queue"})); !strings.Contains(vs["queues[1]"], "is not a queue name") {
+		t.Fatalf("a bad name: %v", vs)
+	}
+	all, _ := access.NewKeyPrincipal("any", access.Worker, nil, nil)
+	if err := all.CanUseQueues([]string{"etl", "x.y"}); err != nil {
+		t.Fatalf("an unlimited WORKER key: %v", err)
+	}
+	admin, _ := access.NewPrincipal("root", access.Admin, nil)
+	if err := admin.CanUseQueues([]string{"gpu"}); !errors.Is(err, access.ErrForbidden) || !strings.Contains(err.Error(), "use a key with the role WORKER") {
+		t.Fatalf("ADMIN: %v", err)
+	}
+	if w.WorkerActor() != "worker:runner" || admin.WorkerActor() != "" || access.Anonymous().WorkerActor() != "" || (access.Principal{}).WorkerActor() != "" {
+		t.Fatalf("WorkerActor: %q %q", w.WorkerActor(), admin.WorkerActor())
+	}
+}

@@ -37,7 +37,8 @@ var testKeys = map[string]string{
 	"operator": "operator-secret-0123456789abcdef",
 	"admin":    "admin-secret-0123456789abcdef",
 	"limited":  "limited-secret-0123456789abcdef",
-	"worker":   "worker-secret-0123456789abcdef",
+	"worker":   "worker-secret-0123456789abcdef",   // WORKER, every queue
+	"worker-q": "worker-q-secret-0123456789abcdef", // WORKER, queues build and deploy
 }
 
 func writeKeyFile(t *testing.T) string {
@@ -47,7 +48,8 @@ func writeKeyFile(t *testing.T) string {
 		"operator OPERATOR " + testKeys["operator"] + "\n" +
 		"admin    ADMIN    " + testKeys["admin"] + "\n" +
 		"limited  ADMIN    sessions=alpha " + testKeys["limited"] + "\n" +
-		"worker   WORKER   queues=build,deploy " + testKeys["worker"] + "\n"
+		"worker   WORKER   " + testKeys["worker"] + "\n" +
+		"worker-q WORKER   queues=build,deploy " + testKeys["worker-q"] + "\n"
 	p := filepath.Join(t.TempDir(), "keys")
 	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
 		t.Fatal(err)

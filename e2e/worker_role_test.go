@@ -73,8 +73,9 @@ func TestWorkerRole(t *testing.T) {
 	e := newAccessEnv(t)
 	admin := testKeys["admin"]
 
-	// The key file's WORKER key.
+	// The key file's WORKER keys, with and without a queue list.
 	workerRefused(t, e, "worker", testKeys["worker"])
+	workerRefused(t, e, "worker-q", testKeys["worker-q"])
 
 	// A stored WORKER key, limited to a queue and a session.
 	status, body, _ := call(t, e.s, "POST", "/api/keys", admin, []byte(`{"name":"runner","role":"WORKER","queues":["gpu","build"],"sessions":["alpha"]}`))
@@ -98,7 +99,7 @@ func TestWorkerRole(t *testing.T) {
 	for _, k := range list.Items {
 		queues[k.Name] = k.Queues
 	}
-	if !slices.Equal(queues["worker"], []string{"build", "deploy"}) || !slices.Equal(queues["runner"], []string{"build", "gpu"}) || queues["admin"] != nil {
+	if !slices.Equal(queues["worker-q"], []string{"build", "deploy"}) || queues["worker"] != nil || !slices.Equal(queues["runner"], []string{"build", "gpu"}) || queues["admin"] != nil {
 		t.Fatalf("list queues %v: %s", queues, body)
 	}
 	status, body, _ = call(t, e.s, "GET", "/api/keys/runner", admin, nil)

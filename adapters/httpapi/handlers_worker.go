@@ -160,9 +160,7 @@ func costData(c *restapi.TaskCost) map[string]any {
 func seconds(n int) time.Duration { return time.Duration(n) * time.Second }
 
 // workerOp is the access operation of the worker API.
-// TODO(i23-role): access.WorkTasks once the WORKER role lands.
-var workerOp = access.StartExecution
+const workerOp = access.WorkTasks
 
 // principalQueues is the queue list of the caller's key (nil: every queue).
-// TODO(i23-role): the key's queue list.
-func principalQueues(access.Principal) []string { return nil }
+func principalQueues(p access.Principal) []string { return p.Queues() }

@@ -25,6 +25,7 @@ const (
 	APIKeyRoleADMIN    APIKeyRole = "ADMIN"
 	APIKeyRoleOPERATOR APIKeyRole = "OPERATOR"
 	APIKeyRoleVIEWER   APIKeyRole = "VIEWER"
+	APIKeyRoleWORKER   APIKeyRole = "WORKER"
 )
 
 // Valid indicates whether the value is a known member of the APIKeyRole enum.
@@ -35,6 +36,8 @@ func (e APIKeyRole) Valid() bool {
 	case APIKeyRoleOPERATOR:
 		return true
 	case APIKeyRoleVIEWER:
+		return true
+	case APIKeyRoleWORKER:
 		return true
 	default:
 		return false
@@ -364,6 +367,7 @@ const (
 	IssuedAPIKeyRoleADMIN    IssuedAPIKeyRole = "ADMIN"
 	IssuedAPIKeyRoleOPERATOR IssuedAPIKeyRole = "OPERATOR"
 	IssuedAPIKeyRoleVIEWER   IssuedAPIKeyRole = "VIEWER"
+	IssuedAPIKeyRoleWORKER   IssuedAPIKeyRole = "WORKER"
 )
 
 // Valid indicates whether the value is a known member of the IssuedAPIKeyRole enum.
@@ -374,6 +378,8 @@ func (e IssuedAPIKeyRole) Valid() bool {
 	case IssuedAPIKeyRoleOPERATOR:
 		return true
 	case IssuedAPIKeyRoleVIEWER:
+		return true
+	case IssuedAPIKeyRoleWORKER:
 		return true
 	default:
 		return false
@@ -1256,7 +1262,7 @@ func (e IssueCredentialParamsYuktaChannel) Valid() bool {
 	}
 }
 
-// APIKey One key. A configured key (source YUKTA_API_KEY, YUKTA_API_KEYS or YUKTA_MCP_API_KEY) has only name, role and sessions; a stored one (source api) has its history too. Never a secret or its hash.
+// APIKey One key. A configured key (source YUKTA_API_KEY, YUKTA_API_KEYS or YUKTA_MCP_API_KEY) has only name, role, sessions and queues; a stored one (source api) has its history too. Never a secret or its hash.
 type APIKey struct {
 	CreatedAt  *time.Time `json:"createdAt,omitempty"`
 	CreatedBy  *string    `json:"createdBy,omitempty"`
@@ -1275,12 +1281,15 @@ type APIKey struct {
 	LastUsedAt *time.Time `json:"lastUsedAt,omitempty"`
 
 	// LastUsedFrom That request's source address.
-	LastUsedFrom *string    `json:"lastUsedFrom,omitempty"`
-	Name         string     `json:"name"`
-	Role         APIKeyRole `json:"role"`
-	RotatedAt    *time.Time `json:"rotatedAt,omitempty"`
-	RotatedBy    *string    `json:"rotatedBy,omitempty"`
-	RotatedVia   *string    `json:"rotatedVia,omitempty"`
+	LastUsedFrom *string `json:"lastUsedFrom,omitempty"`
+	Name         string  `json:"name"`
+
+	// Queues A WORKER key's queues, sorted; absent when it may take tasks of every queue (and on every key of another role).
+	Queues     *[]string  `json:"queues,omitempty"`
+	Role       APIKeyRole `json:"role"`
+	RotatedAt  *time.Time `json:"rotatedAt,omitempty"`
+	RotatedBy  *string    `json:"rotatedBy,omitempty"`
+	RotatedVia *string    `json:"rotatedVia,omitempty"`
 
 	// Sessions Absent when the key sees every session.
 	Sessions *[]string    `json:"sessions,omitempty"`
@@ -1440,10 +1449,13 @@ type CreateAPIKeyRequest struct {
 	// Name 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit; recorded as the actor key:<name>. Unique in any letter case among stored and configured keys.
 	Name string `json:"name"`
 
-	// Role VIEWER (read only), OPERATOR (also start and control executions) or ADMIN (everything).
+	// Queues WORKER keys only: the worker queues whose tasks the key may take; left out, every queue. Each name is 1 to 64 lowercase letters, digits, '.', '_' or '-', starting with a letter or digit. An empty list, a name listed twice, and a list on a key of another role are refused.
+	Queues *[]string `json:"queues,omitempty"`
+
+	// Role VIEWER (read only), OPERATOR (also start and control executions), ADMIN (everything but the worker API) or WORKER (only take and answer tasks of worker queues, through the worker API).
 	Role string `json:"role"`
 
-	// Sessions The sessions the key may see; left out, every session. An empty list is refused.
+	// Sessions The sessions the key may see (for a WORKER key, the sessions whose tasks it may take); left out, every session. An empty list is refused.
 	Sessions *[]string `json:"sessions,omitempty"`
 
 	// Ttl How long the key works from now: a duration such as 720h or 90m, at most 17520h (2 years). Not with expiresAt.
@@ -1809,7 +1821,10 @@ type IssuedAPIKey struct {
 	Name         string  `json:"name"`
 
 	// Note Said when the key closed a server that was open (no key configured or stored before).
-	Note       *string          `json:"note,omitempty"`
+	Note *string `json:"note,omitempty"`
+
+	// Queues A WORKER key's queues, sorted; absent when it may take tasks of every queue (and on every key of another role).
+	Queues     *[]string        `json:"queues,omitempty"`
 	Role       IssuedAPIKeyRole `json:"role"`
 	RotatedAt  *time.Time       `json:"rotatedAt,omitempty"`
 	RotatedBy  *string          `json:"rotatedBy,omitempty"`
@@ -3582,7 +3597,7 @@ type ClientInterface interface {
 
 	// ListAPIKeys Every API key of the server, stored and configured (never a secret).
 	//
-	// The configured keys first (source YUKTA_API_KEY, YUKTA_API_KEYS or YUKTA_MCP_API_KEY: name, role and sessions only), then the stored ones (source api) with their history and last use.
+	// The configured keys first (source YUKTA_API_KEY, YUKTA_API_KEYS or YUKTA_MCP_API_KEY: name, role, sessions and queues only), then the stored ones (source api) with their history and last use.
 	//
 	// Corresponds with GET /api/keys (the `ListAPIKeys` operationId).
 	ListAPIKeys(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4776,7 +4791,7 @@ func (c *Client) GetJournalPublicKey(ctx context.Context, reqEditors ...RequestE
 
 // ListAPIKeys Every API key of the server, stored and configured (never a secret).
 //
-// The configured keys first (source YUKTA_API_KEY, YUKTA_API_KEYS or YUKTA_MCP_API_KEY: name, role and sessions only), then the stored ones (source api) with their history and last use.
+// The configured keys first (source YUKTA_API_KEY, YUKTA_API_KEYS or YUKTA_MCP_API_KEY: name, role, sessions and queues only), then the stored ones (source api) with their history and last use.
 //
 // Corresponds with GET /api/keys (the `ListAPIKeys` operationId).
 func (c *Client) ListAPIKeys(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -10305,7 +10320,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListAPIKeysWithResponse Every API key of the server, stored and configured (never a secret).
 	//
-	// The configured keys first (source YUKTA_API_KEY, YUKTA_API_KEYS or YUKTA_MCP_API_KEY: name, role and sessions only), then the stored ones (source api) with their history and last use.
+	// The configured keys first (source YUKTA_API_KEY, YUKTA_API_KEYS or YUKTA_MCP_API_KEY: name, role, sessions and queues only), then the stored ones (source api) with their history and last use.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -18547,7 +18562,7 @@ func (c *ClientWithResponses) GetJournalPublicKeyWithResponse(ctx context.Contex
 
 // ListAPIKeysWithResponse Every API key of the server, stored and configured (never a secret).
 //
-// The configured keys first (source YUKTA_API_KEY, YUKTA_API_KEYS or YUKTA_MCP_API_KEY: name, role and sessions only), then the stored ones (source api) with their history and last use.
+// The configured keys first (source YUKTA_API_KEY, YUKTA_API_KEYS or YUKTA_MCP_API_KEY: name, role, sessions and queues only), then the stored ones (source api) with their history and last use.
 //
 // Returns a wrapper object for the known response body format(s).
 //

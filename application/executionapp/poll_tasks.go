@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/yukta/yukta/domain/access"
 	"github.com/yukta/yukta/domain/fault"
 )
 
@@ -99,6 +100,9 @@ func checkPoll(in PollInput) error {
 		return fault.Newf(fault.ErrInvalid, "queues must name 1 to %d queues, got %d", MaxPollQueues, len(in.Queues))
 	}
 	for i, q := range in.Queues {
+		if err := access.ValidateQueueName(q); err != nil {
+			return fault.Newf(fault.ErrInvalid, "queues[%d]: %s", i, err)
+		}
 		if slices.Contains(in.Queues[:i], q) {
 			return fault.Newf(fault.ErrInvalid, "queues[%d]: %q is named twice; name each queue once", i, q)
 		}

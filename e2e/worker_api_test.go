@@ -1,12 +1,15 @@
 package e2e
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/yukta/yukta/adapters/postgres/pgtest"
 	"github.com/yukta/yukta/api/apiclient"
+	"github.com/yukta/yukta/domain/journal"
 )
 
 // workerEnv is a server and a client that drives its worker API.
@@ -219,4 +222,77 @@ func TestWorkerBadAnswersChangeNothing(t *testing.T) {
 	if err != nil || res.StatusCode() != http.StatusNotFound {
 		t.Fatalf("heartbeat of no task: %v %d %s", err, res.StatusCode(), res.Body)
 	}
+}
+
+// TestWorkerKeys: only WORKER keys take tasks, a key limited to queues
+// takes only theirs, and the worker is the actor of what it completes, in
+// the events and in the signed journal.
+func TestWorkerKeys(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, serverOptions{DSN: pgtest.NewDatabase(t), Env: []string{"YUKTA_API_KEYS=" + writeKeyFile(t)}})
+	admin := &env{t: t, s: s, c: keyedClient(t, s, testKeys["admin"]), ctx: context.Background()}
+	e := &workerEnv{env: admin, w: keyedClient(t, s, testKeys["worker-q"])}
+	e.apply("wk", line("flow", nd("start", "MANUAL", ""), nd("work", "TASK", `{"queue":"build"}`), nd("out", "RESULT", "")))
+	eid := e.start("wk", "flow", "src")
+
+	for name, key := range map[string]string{"operator": testKeys["operator"], "admin": testKeys["admin"]} {
+		res, err := keyedClient(t, s, key).PollTasksWithResponse(e.ctx, apiclient.PollTasksJSONRequestBody{Queues: []string{"build"}})
+		if err != nil || res.StatusCode() != http.StatusForbidden || !strings.Contains(string(res.Body), "WORKER") {
+			t.Fatalf("%s polls: %v %d %s", name, err, res.StatusCode(), res.Body)
+		}
+	}
+	res, err := e.w.PollTasksWithResponse(e.ctx, apiclient.PollTasksJSONRequestBody{Queues: []string{"build", "images"}})
+	if err != nil || res.StatusCode() != http.StatusForbidden || !strings.Contains(string(res.Body), `queues[1]`) {
+		t.Fatalf("a queue the key may not use: %v %d %s", err, res.StatusCode(), res.Body)
+	}
+	task := e.pollOne("build")
+	// Another WORKER key cannot answer it, and the task's lease is kept.
+	other := &workerEnv{env: admin, w: keyedClient(t, s, testKeys["worker"])}
+	if st, body := other.complete(task, "theirs"); st != http.StatusConflict || !strings.Contains(string(body), "another worker") {
+		t.Fatalf("another worker's complete: %d %s", st, body)
+	}
+	if st, body := e.complete(task, "built"); st != http.StatusOK {
+		t.Fatalf("complete: %d %s", st, body)
+	}
+	e.waitStatus("wk", eid, apiclient.ExecutionStatusSUCCESS)
+	if v := e.verifyJournalIn("wk", eid); v.Result != apiclient.VALID {
+		t.Fatalf("journal verification: %+v", v)
+	}
+	j := e.journalEvents("wk", eid)
+	var completed, byWorker int
+	for _, ev := range j {
+		if ev["type"] == "TaskCompleted" && ev["actor"] == "worker:worker-q" && ev["channel"] == "worker" {
+			completed++
+		}
+		if ev["type"] == "NodeStatusChanged" && ev["nodeId"] == "work" && ev["actor"] == "worker:worker-q" {
+			byWorker++
+		}
+	}
+	if completed != 1 || byWorker == 0 {
+		t.Fatalf("journal: %d TaskCompleted and %d node changes by worker:worker-q, want 1 and some:\n%v", completed, byWorker, j)
+	}
+}
+
+// journalEvents exports an execution's journal and returns its event bodies.
+func (e *env) journalEvents(sid, id string) []map[string]any {
+	e.t.Helper()
+	r, err := e.c.ExportJournalWithResponse(e.ctx, sid, id)
+	if err != nil || r.StatusCode() != http.StatusOK {
+		e.t.Fatalf("export journal of %s: %v %v", id, err, r)
+	}
+	var out []map[string]any
+	for l := range strings.Lines(string(r.Body)) {
+		l = strings.TrimSpace(l)
+		if l == "" || strings.HasPrefix(l, `{"checkpoint"`) {
+			continue
+		}
+		rec, err := journal.ParseRecord([]byte(l))
+		if err != nil {
+			e.t.Fatalf("journal of %s: %v\n%s", id, err, l)
+		}
+		if rec.Kind == journal.KindEvent {
+			out = append(out, rec.Event)
+		}
+	}
+	return out
 }

@@ -25,6 +25,10 @@ import (
 // missing token class into a 0, because a made-up zero cannot be told from
 // free work.
 
+// EventTaskCompleted is the type of the outbox event each completed TASK
+// appends; its data carries the report ("usage", "cost": ToData's forms).
+const EventTaskCompleted = "TaskCompleted"
+
 // The bounds of one report, declared once.
 const (
 	// MaxReportTokens is the most tokens of one class one report may carry

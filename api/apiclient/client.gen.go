@@ -767,6 +767,30 @@ func (e SignalKind) Valid() bool {
 	}
 }
 
+// Defines values for SpendCostProvenance.
+const (
+	Estimated SpendCostProvenance = "estimated"
+	Partial   SpendCostProvenance = "partial"
+	Reported  SpendCostProvenance = "reported"
+	Unknown   SpendCostProvenance = "unknown"
+)
+
+// Valid indicates whether the value is a known member of the SpendCostProvenance enum.
+func (e SpendCostProvenance) Valid() bool {
+	switch e {
+	case Estimated:
+		return true
+	case Partial:
+		return true
+	case Reported:
+		return true
+	case Unknown:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for StopAllRequestMode.
 const (
 	StopAllRequestModeCANCEL StopAllRequestMode = "CANCEL"
@@ -1557,8 +1581,11 @@ type Execution struct {
 	RestartOf *ExecutionId `json:"restartOf,omitempty"`
 
 	// Result What a RESULT node stored (absent until one did).
-	Result     interface{}     `json:"result,omitempty"`
-	SessionId  string          `json:"sessionId"`
+	Result    interface{} `json:"result,omitempty"`
+	SessionId string      `json:"sessionId"`
+
+	// Spend What the run's remote workers reported for its TASK nodes (docs/journal.md, "Spend"): each node that completed a task, the run total, and the gaps. Absent is not zero: a task that reported no usage (or usage with tokensKnown false) leaves its node's and the run's usage a floor, and names the node in spendGaps; a task that reported no cost (or usdKnown false) does the same for cost in costGaps. Present on the execution read (GET …/executions/{eid}) and the journal projection; absent from the answers of a start or a stop that waited.
+	Spend      *Spend          `json:"spend,omitempty"`
 	StartedAt  time.Time       `json:"startedAt"`
 	Status     ExecutionStatus `json:"status"`
 	WorkflowId string          `json:"workflowId"`
@@ -1842,6 +1869,9 @@ type JournalProjection struct {
 
 	// Sequence The last record folded.
 	Sequence int64 `json:"sequence"`
+
+	// Spend What the run's remote workers reported for its TASK nodes (docs/journal.md, "Spend"): each node that completed a task, the run total, and the gaps. Absent is not zero: a task that reported no usage (or usage with tokensKnown false) leaves its node's and the run's usage a floor, and names the node in spendGaps; a task that reported no cost (or usdKnown false) does the same for cost in costGaps. Present on the execution read (GET …/executions/{eid}) and the journal projection; absent from the answers of a start or a stop that waited.
+	Spend Spend `json:"spend"`
 }
 
 // JournalPublicKey The current signing key (algorithm, publicKey, keyId: the fields
@@ -1987,6 +2017,30 @@ type NodeConfig struct {
 
 	// Type A plugin type from GET /api/plugins.
 	Type string `json:"type"`
+}
+
+// NodeSpend One node's spend (or the run's, as total).
+type NodeSpend struct {
+	// Cost The sum of the cost reports; absent when no task reported a cost (never a zero).
+	Cost *SpendCost `json:"cost,omitempty"`
+
+	// CostKnown Every task reported a cost with usdKnown true: cost is the whole cost. False: it is a floor.
+	CostKnown bool `json:"costKnown"`
+
+	// CostReports Of those, how many reported a cost.
+	CostReports int64 `json:"costReports"`
+
+	// Tasks Tasks completed.
+	Tasks int64 `json:"tasks"`
+
+	// Usage The sum of the usage reports; absent when no task reported usage (never a zero).
+	Usage *SpendUsage `json:"usage,omitempty"`
+
+	// UsageKnown Every task reported usage with tokensKnown true: usage is the whole count. False: it is a floor.
+	UsageKnown bool `json:"usageKnown"`
+
+	// UsageReports Of those, how many reported usage.
+	UsageReports int64 `json:"usageReports"`
 }
 
 // NodeStatus defines model for NodeStatus.
@@ -2252,6 +2306,42 @@ type SignalPage struct {
 	// Cursor Where to read on.
 	Cursor  string   `json:"cursor"`
 	Signals []Signal `json:"signals"`
+}
+
+// Spend What the run's remote workers reported for its TASK nodes (docs/journal.md, "Spend"): each node that completed a task, the run total, and the gaps. Absent is not zero: a task that reported no usage (or usage with tokensKnown false) leaves its node's and the run's usage a floor, and names the node in spendGaps; a task that reported no cost (or usdKnown false) does the same for cost in costGaps. Present on the execution read (GET …/executions/{eid}) and the journal projection; absent from the answers of a start or a stop that waited.
+type Spend struct {
+	// CostGaps The nodes (sorted) with a completed task whose cost was absent or had usdKnown false. Empty when the cost is complete.
+	CostGaps []string `json:"costGaps"`
+
+	// Nodes Per node that completed at least one task, by node id.
+	Nodes map[string]NodeSpend `json:"nodes"`
+
+	// SpendGaps The nodes (sorted) with a completed task whose usage was absent or had tokensKnown false. Empty when the usage is complete.
+	SpendGaps []string `json:"spendGaps"`
+
+	// Total One node's spend (or the run's, as total).
+	Total NodeSpend `json:"total"`
+}
+
+// SpendCost Dollars and where the figure came from. usd adds exactly over the reports; usdKnown is true when every report summed had it true (false: usd is a floor); provenance is the reports' own when they agree, unknown when any is unknown, partial otherwise.
+type SpendCost struct {
+	// Provenance reported: a provider billed all of it; estimated: a model catalog priced all of it; partial: some of each; unknown: nothing priced it (usd is a floor).
+	Provenance SpendCostProvenance `json:"provenance"`
+	Usd        float64             `json:"usd"`
+	UsdKnown   bool                `json:"usdKnown"`
+}
+
+// SpendCostProvenance reported: a provider billed all of it; estimated: a model catalog priced all of it; partial: some of each; unknown: nothing priced it (usd is a floor).
+type SpendCostProvenance string
+
+// SpendUsage Tokens by class. input and output add over the reports; cacheRead, cacheWrite and reasoning add over the reports that carried them and are absent when none did (absent, not zero); tokensKnown is true when every report summed had it true.
+type SpendUsage struct {
+	CacheRead   *int64 `json:"cacheRead,omitempty"`
+	CacheWrite  *int64 `json:"cacheWrite,omitempty"`
+	Input       int64  `json:"input"`
+	Output      int64  `json:"output"`
+	Reasoning   *int64 `json:"reasoning,omitempty"`
+	TokensKnown bool   `json:"tokensKnown"`
 }
 
 // StartRequest defines model for StartRequest.

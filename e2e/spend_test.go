@@ -241,6 +241,14 @@ func TestSpendOverEveryDoor(t *testing.T) {
 	}
 	spend, raw := spendEverywhere(t, s, "", "spend", eid)
 	checkIssueSpend(t, spend, raw)
+	// docs/journal.md shows this run's spend as the doors answer it.
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(testedBlocks(t, "docs/journal.md", "TestSpendOverEveryDoor", 1)[0].Body), &doc); err != nil {
+		t.Fatalf("docs/journal.md's spend example: %v", err)
+	}
+	if !reflect.DeepEqual(doc, raw) {
+		t.Errorf("docs/journal.md's spend example differs from the answer:\ndoc    %s\nanswer %s", mustMarshal(t, doc), mustMarshal(t, raw))
+	}
 
 	// A run without tasks has an empty spend that is complete, not absent.
 	other := e.start("spend", "agents", map[string]any{"q": 2})

@@ -77,6 +77,7 @@ func NewRunners(cfg RunnerConfig) (*RunnerSet, error) {
 		"SUPERVISOR_DECISION": runFunc(runSupervisorDecision),
 		"HTTP_REQUEST":        withEgress(out, runHTTPRequest),
 		"WEBHOOK_OUT":         withEgress(out, runWebhookOut),
+		"TASK":                TaskRunner{},
 	}}
 	for _, d := range Descriptors() {
 		if _, ok := s.runners[d.Type]; !ok {

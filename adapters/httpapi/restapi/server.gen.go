@@ -735,6 +735,51 @@ func (e SupervisorEngineCategory) Valid() bool {
 	}
 }
 
+// Defines values for TaskAnswerOutcome.
+const (
+	Completed TaskAnswerOutcome = "completed"
+	Failed    TaskAnswerOutcome = "failed"
+	Retrying  TaskAnswerOutcome = "retrying"
+)
+
+// Valid indicates whether the value is a known member of the TaskAnswerOutcome enum.
+func (e TaskAnswerOutcome) Valid() bool {
+	switch e {
+	case Completed:
+		return true
+	case Failed:
+		return true
+	case Retrying:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TaskLogLineLevel.
+const (
+	Debug TaskLogLineLevel = "debug"
+	Error TaskLogLineLevel = "error"
+	Info  TaskLogLineLevel = "info"
+	Warn  TaskLogLineLevel = "warn"
+)
+
+// Valid indicates whether the value is a known member of the TaskLogLineLevel enum.
+func (e TaskLogLineLevel) Valid() bool {
+	switch e {
+	case Debug:
+		return true
+	case Error:
+		return true
+	case Info:
+		return true
+	case Warn:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for Channel.
 const (
 	ChannelCli  Channel = "cli"
@@ -1899,6 +1944,9 @@ type Problem struct {
 	Type string `json:"type"`
 }
 
+// QueueName A task queue's name, as a TASK node's config names it.
+type QueueName = string
+
 // Review defines model for Review.
 type Review struct {
 	// Actor Who sent the command.
@@ -2321,6 +2369,157 @@ type SupervisorSummary struct {
 	UpdatedVia string `json:"updatedVia"`
 }
 
+// Task One message for a TASK node, leased to the caller.
+type Task struct {
+	// Attempt 1 on the first delivery; one more on each redelivery.
+	Attempt int `json:"attempt"`
+
+	// Deadline When this attempt times out (the node's timeout after delivery).
+	Deadline    time.Time `json:"deadline"`
+	ExecutionId string    `json:"executionId"`
+
+	// HeartbeatTimeoutMs How long a heartbeat extends the lease.
+	HeartbeatTimeoutMs int `json:"heartbeatTimeoutMs"`
+
+	// IdempotencyKey Stable across every attempt of this message (execution id, node id and message id); send it with your side effects.
+	IdempotencyKey string `json:"idempotencyKey"`
+
+	// LeaseToken Proof of this attempt's lease; every answer sends it.
+	LeaseToken string `json:"leaseToken"`
+
+	// LeaseUntil When the lease runs out unless a heartbeat extends it.
+	LeaseUntil time.Time `json:"leaseUntil"`
+	NodeId     string    `json:"nodeId"`
+
+	// Payload The message the node received (any JSON value).
+	Payload interface{} `json:"payload"`
+
+	// Queue A task queue's name, as a TASK node's config names it.
+	Queue     QueueName `json:"queue"`
+	SessionId string    `json:"sessionId"`
+
+	// TaskId The task's id; answers name it in their path.
+	TaskId     string `json:"taskId"`
+	WorkflowId string `json:"workflowId"`
+}
+
+// TaskAnswer defines model for TaskAnswer.
+type TaskAnswer struct {
+	Attempt int `json:"attempt"`
+
+	// Outcome completed: the output went on; retrying: the attempt failed and the task will be redelivered; failed: the node failed.
+	Outcome TaskAnswerOutcome `json:"outcome"`
+	TaskId  string            `json:"taskId"`
+}
+
+// TaskAnswerOutcome completed: the output went on; retrying: the attempt failed and the task will be redelivered; failed: the node failed.
+type TaskAnswerOutcome string
+
+// TaskCompleteRequest defines model for TaskCompleteRequest.
+type TaskCompleteRequest struct {
+	// Cost What the task's work cost, and where the figure comes from.
+	Cost       *TaskCost `json:"cost,omitempty"`
+	LeaseToken string    `json:"leaseToken"`
+
+	// Output The node's output (any JSON value); it goes out on port.
+	Output interface{} `json:"output"`
+
+	// Port The output port (default `default`).
+	Port string `json:"port,omitempty,omitzero"`
+
+	// Usage Tokens the task's work used, as the worker knows them. Absent is not zero.
+	Usage *TaskUsage `json:"usage,omitempty"`
+}
+
+// TaskCost What the task's work cost, and where the figure comes from.
+type TaskCost struct {
+	// Provenance Where the figure comes from, such as `provider-invoice` or `price-table`.
+	Provenance string  `json:"provenance"`
+	Usd        float32 `json:"usd"`
+
+	// UsdKnown False when usd is an estimate.
+	UsdKnown bool `json:"usdKnown"`
+}
+
+// TaskFailRequest defines model for TaskFailRequest.
+type TaskFailRequest struct {
+	// Error What went wrong, for the run's log (masked).
+	Error      string `json:"error"`
+	LeaseToken string `json:"leaseToken"`
+
+	// Retryable False fails the node at once; true lets its retry policy try again.
+	Retryable bool `json:"retryable"`
+}
+
+// TaskHeartbeatRequest defines model for TaskHeartbeatRequest.
+type TaskHeartbeatRequest struct {
+	LeaseToken string `json:"leaseToken"`
+
+	// Progress Optional progress to log with the heartbeat (any JSON value, at most 1 KiB as text).
+	Progress interface{} `json:"progress,omitempty,omitzero"`
+}
+
+// TaskLease defines model for TaskLease.
+type TaskLease struct {
+	// Cancelled True when the task will not be applied any more: stop working on it.
+	Cancelled  bool      `json:"cancelled"`
+	Deadline   time.Time `json:"deadline"`
+	LeaseUntil time.Time `json:"leaseUntil"`
+
+	// Reason Why it was cancelled.
+	Reason string `json:"reason,omitempty,omitzero"`
+	TaskId string `json:"taskId"`
+}
+
+// TaskList defines model for TaskList.
+type TaskList struct {
+	Tasks []Task `json:"tasks"`
+}
+
+// TaskLogAnswer defines model for TaskLogAnswer.
+type TaskLogAnswer struct {
+	Appended int `json:"appended"`
+}
+
+// TaskLogLine defines model for TaskLogLine.
+type TaskLogLine struct {
+	Level   TaskLogLineLevel `json:"level,omitempty,omitzero"`
+	Message string           `json:"message"`
+}
+
+// TaskLogLineLevel defines model for TaskLogLine.Level.
+type TaskLogLineLevel string
+
+// TaskLogRequest defines model for TaskLogRequest.
+type TaskLogRequest struct {
+	LeaseToken string        `json:"leaseToken"`
+	Lines      []TaskLogLine `json:"lines"`
+}
+
+// TaskPollRequest defines model for TaskPollRequest.
+type TaskPollRequest struct {
+	// Max The most tasks to take in this poll.
+	Max int `json:"max,omitempty,omitzero"`
+
+	// Queues The queues to take tasks from (1 to 20, no repeats).
+	Queues []QueueName `json:"queues"`
+
+	// Wait Seconds to wait for a task when none is ready (0 answers at once).
+	Wait int `json:"wait,omitempty,omitzero"`
+}
+
+// TaskUsage Tokens the task's work used, as the worker knows them. Absent is not zero.
+type TaskUsage struct {
+	CacheRead  *int `json:"cacheRead,omitempty"`
+	CacheWrite *int `json:"cacheWrite,omitempty"`
+	Input      int  `json:"input"`
+	Output     int  `json:"output"`
+	Reasoning  *int `json:"reasoning,omitempty"`
+
+	// TokensKnown False when the counts are estimates or partial.
+	TokensKnown bool `json:"tokensKnown"`
+}
+
 // Version What the server knows about its own build (docs/operations.md, "Versions").
 type Version struct {
 	// GoVersion The Go toolchain that built the binary.
@@ -2430,6 +2629,9 @@ type SessionId = Id
 
 // SupervisorId defines model for SupervisorId.
 type SupervisorId = Id
+
+// TaskId defines model for TaskId.
+type TaskId = string
 
 // WorkflowId defines model for WorkflowId.
 type WorkflowId = Id
@@ -2772,6 +2974,21 @@ type DryRunRulesJSONRequestBody = DryRunRequest
 // PutSupervisorJSONRequestBody defines body for PutSupervisor for application/json ContentType.
 type PutSupervisorJSONRequestBody = PutSupervisorJSONBody
 
+// PollTasksJSONRequestBody defines body for PollTasks for application/json ContentType.
+type PollTasksJSONRequestBody = TaskPollRequest
+
+// CompleteTaskJSONRequestBody defines body for CompleteTask for application/json ContentType.
+type CompleteTaskJSONRequestBody = TaskCompleteRequest
+
+// FailTaskJSONRequestBody defines body for FailTask for application/json ContentType.
+type FailTaskJSONRequestBody = TaskFailRequest
+
+// HeartbeatTaskJSONRequestBody defines body for HeartbeatTask for application/json ContentType.
+type HeartbeatTaskJSONRequestBody = TaskHeartbeatRequest
+
+// AppendTaskLogsJSONRequestBody defines body for AppendTaskLogs for application/json ContentType.
+type AppendTaskLogsJSONRequestBody = TaskLogRequest
+
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
 	// ListApprovals List the commands that wait for an ADMIN's approval (or every review in a status), newest first.
@@ -2933,6 +3150,21 @@ type ServerInterface interface {
 	// GetVersion The version of the server that answers, and the source revision it was built from.
 	// (GET /api/version)
 	GetVersion(ctx echo.Context) error
+	// PollTasks Take up to max tasks of the named queues, waiting up to wait seconds for one.
+	// (POST /api/worker/v1/poll)
+	PollTasks(ctx echo.Context) error
+	// CompleteTask Answer a task with its output; the output goes out on port to the next nodes.
+	// (POST /api/worker/v1/tasks/{taskId}/complete)
+	CompleteTask(ctx echo.Context, taskId TaskId) error
+	// FailTask Report that a task's attempt failed.
+	// (POST /api/worker/v1/tasks/{taskId}/fail)
+	FailTask(ctx echo.Context, taskId TaskId) error
+	// HeartbeatTask Extend a task's lease, and learn whether it was cancelled.
+	// (POST /api/worker/v1/tasks/{taskId}/heartbeat)
+	HeartbeatTask(ctx echo.Context, taskId TaskId) error
+	// AppendTaskLogs Add lines to the run's log, under the task's node.
+	// (POST /api/worker/v1/tasks/{taskId}/logs)
+	AppendTaskLogs(ctx echo.Context, taskId TaskId) error
 	// GetHealth Liveness: the process is up.
 	// (GET /healthz)
 	GetHealth(ctx echo.Context) error
@@ -4531,6 +4763,79 @@ func (w *ServerInterfaceWrapper) GetVersion(ctx echo.Context) error {
 	return err
 }
 
+// PollTasks converts echo context to params.
+func (w *ServerInterfaceWrapper) PollTasks(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.PollTasks(ctx)
+	return err
+}
+
+// CompleteTask converts echo context to params.
+func (w *ServerInterfaceWrapper) CompleteTask(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "taskId" -------------
+	var taskId TaskId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "taskId", ctx.Param("taskId"), &taskId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter taskId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CompleteTask(ctx, taskId)
+	return err
+}
+
+// FailTask converts echo context to params.
+func (w *ServerInterfaceWrapper) FailTask(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "taskId" -------------
+	var taskId TaskId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "taskId", ctx.Param("taskId"), &taskId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter taskId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.FailTask(ctx, taskId)
+	return err
+}
+
+// HeartbeatTask converts echo context to params.
+func (w *ServerInterfaceWrapper) HeartbeatTask(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "taskId" -------------
+	var taskId TaskId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "taskId", ctx.Param("taskId"), &taskId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter taskId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.HeartbeatTask(ctx, taskId)
+	return err
+}
+
+// AppendTaskLogs converts echo context to params.
+func (w *ServerInterfaceWrapper) AppendTaskLogs(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "taskId" -------------
+	var taskId TaskId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "taskId", ctx.Param("taskId"), &taskId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter taskId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.AppendTaskLogs(ctx, taskId)
+	return err
+}
+
 // GetHealth converts echo context to params.
 func (w *ServerInterfaceWrapper) GetHealth(ctx echo.Context) error {
 	var err error
@@ -4661,6 +4966,11 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/api/approvals", wrapper.ListApprovals, options.OperationMiddlewares["listApprovals"]...)
 	router.GET(options.BaseURL+"/api/approvals/:approvalId", wrapper.GetApproval, options.OperationMiddlewares["getApproval"]...)
 	router.POST(options.BaseURL+"/api/approvals/:approvalId", wrapper.DecideApproval, options.OperationMiddlewares["decideApproval"]...)
+	router.POST(options.BaseURL+"/api/worker/v1/poll", wrapper.PollTasks, options.OperationMiddlewares["pollTasks"]...)
+	router.POST(options.BaseURL+"/api/worker/v1/tasks/:taskId/heartbeat", wrapper.HeartbeatTask, options.OperationMiddlewares["heartbeatTask"]...)
+	router.POST(options.BaseURL+"/api/worker/v1/tasks/:taskId/complete", wrapper.CompleteTask, options.OperationMiddlewares["completeTask"]...)
+	router.POST(options.BaseURL+"/api/worker/v1/tasks/:taskId/fail", wrapper.FailTask, options.OperationMiddlewares["failTask"]...)
+	router.POST(options.BaseURL+"/api/worker/v1/tasks/:taskId/logs", wrapper.AppendTaskLogs, options.OperationMiddlewares["appendTaskLogs"]...)
 
 }
 
@@ -10540,6 +10850,702 @@ func (response GetVersion429ApplicationProblemPlusJSONResponse) VisitGetVersionR
 	return err
 }
 
+type PollTasksRequestObject struct {
+	Body *PollTasksJSONRequestBody
+}
+
+type PollTasksResponseObject interface {
+	VisitPollTasksResponse(w http.ResponseWriter) error
+}
+
+type PollTasks200JSONResponse TaskList
+
+func (response PollTasks200JSONResponse) VisitPollTasksResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PollTasks400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response PollTasks400ApplicationProblemPlusJSONResponse) VisitPollTasksResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PollTasks401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response PollTasks401ApplicationProblemPlusJSONResponse) VisitPollTasksResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PollTasks403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response PollTasks403ApplicationProblemPlusJSONResponse) VisitPollTasksResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PollTasks413ApplicationProblemPlusJSONResponse Problem
+
+func (response PollTasks413ApplicationProblemPlusJSONResponse) VisitPollTasksResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PollTasks415ApplicationProblemPlusJSONResponse Problem
+
+func (response PollTasks415ApplicationProblemPlusJSONResponse) VisitPollTasksResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PollTasks429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response PollTasks429ApplicationProblemPlusJSONResponse) VisitPollTasksResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CompleteTaskRequestObject struct {
+	TaskId TaskId `json:"taskId"`
+	Body   *CompleteTaskJSONRequestBody
+}
+
+type CompleteTaskResponseObject interface {
+	VisitCompleteTaskResponse(w http.ResponseWriter) error
+}
+
+type CompleteTask200JSONResponse TaskAnswer
+
+func (response CompleteTask200JSONResponse) VisitCompleteTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CompleteTask400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response CompleteTask400ApplicationProblemPlusJSONResponse) VisitCompleteTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CompleteTask401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response CompleteTask401ApplicationProblemPlusJSONResponse) VisitCompleteTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CompleteTask403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response CompleteTask403ApplicationProblemPlusJSONResponse) VisitCompleteTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CompleteTask404ApplicationProblemPlusJSONResponse Problem
+
+func (response CompleteTask404ApplicationProblemPlusJSONResponse) VisitCompleteTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CompleteTask409ApplicationProblemPlusJSONResponse Problem
+
+func (response CompleteTask409ApplicationProblemPlusJSONResponse) VisitCompleteTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CompleteTask413ApplicationProblemPlusJSONResponse Problem
+
+func (response CompleteTask413ApplicationProblemPlusJSONResponse) VisitCompleteTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CompleteTask415ApplicationProblemPlusJSONResponse Problem
+
+func (response CompleteTask415ApplicationProblemPlusJSONResponse) VisitCompleteTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CompleteTask422ApplicationProblemPlusJSONResponse Problem
+
+func (response CompleteTask422ApplicationProblemPlusJSONResponse) VisitCompleteTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CompleteTask429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response CompleteTask429ApplicationProblemPlusJSONResponse) VisitCompleteTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FailTaskRequestObject struct {
+	TaskId TaskId `json:"taskId"`
+	Body   *FailTaskJSONRequestBody
+}
+
+type FailTaskResponseObject interface {
+	VisitFailTaskResponse(w http.ResponseWriter) error
+}
+
+type FailTask200JSONResponse TaskAnswer
+
+func (response FailTask200JSONResponse) VisitFailTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FailTask400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response FailTask400ApplicationProblemPlusJSONResponse) VisitFailTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FailTask401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response FailTask401ApplicationProblemPlusJSONResponse) VisitFailTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FailTask403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response FailTask403ApplicationProblemPlusJSONResponse) VisitFailTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FailTask404ApplicationProblemPlusJSONResponse Problem
+
+func (response FailTask404ApplicationProblemPlusJSONResponse) VisitFailTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FailTask409ApplicationProblemPlusJSONResponse Problem
+
+func (response FailTask409ApplicationProblemPlusJSONResponse) VisitFailTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FailTask413ApplicationProblemPlusJSONResponse Problem
+
+func (response FailTask413ApplicationProblemPlusJSONResponse) VisitFailTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FailTask415ApplicationProblemPlusJSONResponse Problem
+
+func (response FailTask415ApplicationProblemPlusJSONResponse) VisitFailTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FailTask429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response FailTask429ApplicationProblemPlusJSONResponse) VisitFailTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type HeartbeatTaskRequestObject struct {
+	TaskId TaskId `json:"taskId"`
+	Body   *HeartbeatTaskJSONRequestBody
+}
+
+type HeartbeatTaskResponseObject interface {
+	VisitHeartbeatTaskResponse(w http.ResponseWriter) error
+}
+
+type HeartbeatTask200JSONResponse TaskLease
+
+func (response HeartbeatTask200JSONResponse) VisitHeartbeatTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type HeartbeatTask400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response HeartbeatTask400ApplicationProblemPlusJSONResponse) VisitHeartbeatTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type HeartbeatTask401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response HeartbeatTask401ApplicationProblemPlusJSONResponse) VisitHeartbeatTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type HeartbeatTask403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response HeartbeatTask403ApplicationProblemPlusJSONResponse) VisitHeartbeatTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type HeartbeatTask404ApplicationProblemPlusJSONResponse Problem
+
+func (response HeartbeatTask404ApplicationProblemPlusJSONResponse) VisitHeartbeatTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type HeartbeatTask413ApplicationProblemPlusJSONResponse Problem
+
+func (response HeartbeatTask413ApplicationProblemPlusJSONResponse) VisitHeartbeatTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type HeartbeatTask415ApplicationProblemPlusJSONResponse Problem
+
+func (response HeartbeatTask415ApplicationProblemPlusJSONResponse) VisitHeartbeatTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type HeartbeatTask429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response HeartbeatTask429ApplicationProblemPlusJSONResponse) VisitHeartbeatTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AppendTaskLogsRequestObject struct {
+	TaskId TaskId `json:"taskId"`
+	Body   *AppendTaskLogsJSONRequestBody
+}
+
+type AppendTaskLogsResponseObject interface {
+	VisitAppendTaskLogsResponse(w http.ResponseWriter) error
+}
+
+type AppendTaskLogs200JSONResponse TaskLogAnswer
+
+func (response AppendTaskLogs200JSONResponse) VisitAppendTaskLogsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AppendTaskLogs400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response AppendTaskLogs400ApplicationProblemPlusJSONResponse) VisitAppendTaskLogsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AppendTaskLogs401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response AppendTaskLogs401ApplicationProblemPlusJSONResponse) VisitAppendTaskLogsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AppendTaskLogs403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response AppendTaskLogs403ApplicationProblemPlusJSONResponse) VisitAppendTaskLogsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AppendTaskLogs404ApplicationProblemPlusJSONResponse Problem
+
+func (response AppendTaskLogs404ApplicationProblemPlusJSONResponse) VisitAppendTaskLogsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AppendTaskLogs409ApplicationProblemPlusJSONResponse Problem
+
+func (response AppendTaskLogs409ApplicationProblemPlusJSONResponse) VisitAppendTaskLogsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AppendTaskLogs413ApplicationProblemPlusJSONResponse Problem
+
+func (response AppendTaskLogs413ApplicationProblemPlusJSONResponse) VisitAppendTaskLogsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AppendTaskLogs415ApplicationProblemPlusJSONResponse Problem
+
+func (response AppendTaskLogs415ApplicationProblemPlusJSONResponse) VisitAppendTaskLogsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AppendTaskLogs429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response AppendTaskLogs429ApplicationProblemPlusJSONResponse) VisitAppendTaskLogsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetHealthRequestObject struct {
 }
 
@@ -10909,6 +11915,21 @@ type StrictServerInterface interface {
 	// GetVersion The version of the server that answers, and the source revision it was built from.
 	// (GET /api/version)
 	GetVersion(ctx context.Context, request GetVersionRequestObject) (GetVersionResponseObject, error)
+	// PollTasks Take up to max tasks of the named queues, waiting up to wait seconds for one.
+	// (POST /api/worker/v1/poll)
+	PollTasks(ctx context.Context, request PollTasksRequestObject) (PollTasksResponseObject, error)
+	// CompleteTask Answer a task with its output; the output goes out on port to the next nodes.
+	// (POST /api/worker/v1/tasks/{taskId}/complete)
+	CompleteTask(ctx context.Context, request CompleteTaskRequestObject) (CompleteTaskResponseObject, error)
+	// FailTask Report that a task's attempt failed.
+	// (POST /api/worker/v1/tasks/{taskId}/fail)
+	FailTask(ctx context.Context, request FailTaskRequestObject) (FailTaskResponseObject, error)
+	// HeartbeatTask Extend a task's lease, and learn whether it was cancelled.
+	// (POST /api/worker/v1/tasks/{taskId}/heartbeat)
+	HeartbeatTask(ctx context.Context, request HeartbeatTaskRequestObject) (HeartbeatTaskResponseObject, error)
+	// AppendTaskLogs Add lines to the run's log, under the task's node.
+	// (POST /api/worker/v1/tasks/{taskId}/logs)
+	AppendTaskLogs(ctx context.Context, request AppendTaskLogsRequestObject) (AppendTaskLogsResponseObject, error)
 	// GetHealth Liveness: the process is up.
 	// (GET /healthz)
 	GetHealth(ctx context.Context, request GetHealthRequestObject) (GetHealthResponseObject, error)
@@ -12622,6 +13643,244 @@ func (sh *strictHandler) GetVersion(ctx echo.Context) error {
 	return nil
 }
 
+// PollTasks operation middleware
+func (sh *strictHandler) PollTasks(ctx echo.Context) error {
+	var request PollTasksRequestObject
+
+	var body PollTasksJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.PollTasks(ctx.Request().Context(), request.(PollTasksRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PollTasks")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(PollTasksResponseObject); ok {
+		return validResponse.VisitPollTasksResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CompleteTask operation middleware
+func (sh *strictHandler) CompleteTask(ctx echo.Context, taskId TaskId) error {
+	var request CompleteTaskRequestObject
+
+	request.TaskId = taskId
+
+	var body CompleteTaskJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CompleteTask(ctx.Request().Context(), request.(CompleteTaskRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CompleteTask")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CompleteTaskResponseObject); ok {
+		return validResponse.VisitCompleteTaskResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// FailTask operation middleware
+func (sh *strictHandler) FailTask(ctx echo.Context, taskId TaskId) error {
+	var request FailTaskRequestObject
+
+	request.TaskId = taskId
+
+	var body FailTaskJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.FailTask(ctx.Request().Context(), request.(FailTaskRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "FailTask")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(FailTaskResponseObject); ok {
+		return validResponse.VisitFailTaskResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// HeartbeatTask operation middleware
+func (sh *strictHandler) HeartbeatTask(ctx echo.Context, taskId TaskId) error {
+	var request HeartbeatTaskRequestObject
+
+	request.TaskId = taskId
+
+	var body HeartbeatTaskJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.HeartbeatTask(ctx.Request().Context(), request.(HeartbeatTaskRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "HeartbeatTask")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(HeartbeatTaskResponseObject); ok {
+		return validResponse.VisitHeartbeatTaskResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// AppendTaskLogs operation middleware
+func (sh *strictHandler) AppendTaskLogs(ctx echo.Context, taskId TaskId) error {
+	var request AppendTaskLogsRequestObject
+
+	request.TaskId = taskId
+
+	var body AppendTaskLogsJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.AppendTaskLogs(ctx.Request().Context(), request.(AppendTaskLogsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "AppendTaskLogs")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(AppendTaskLogsResponseObject); ok {
+		return validResponse.VisitAppendTaskLogsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // GetHealth operation middleware
 func (sh *strictHandler) GetHealth(ctx echo.Context) error {
 	var request GetHealthRequestObject
@@ -12696,417 +13955,457 @@ func (sh *strictHandler) GetReady(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3rchu3ti76KiieXSVyriZFyZJjU7WrDiMrsZZlSVuS45UTepsgGyQx1QQ6DbRkTi9Xzb/79zmPsGs9",
-	"2HySUxgDQF/YzYt8iZOt/IhFsruBBgbGfXzjY2Ms57EUTGjV6H1sxDShc6ZZAp+OZ1QIFpk/Q6bGCY81",
-	"l6LRa9zMGAmlTAglYzmfUxGSMZ0zomeJTKezgCRsLJOQheSe6xnhmjSHCVN6SFIRMaXIcBzxYavTCBrc",
-	"PG/GaMiSRtAQdM4avcav6a2mbTd80FDjGZtTMw8m0nmj91vDPK0RNMYRb7wLGnoRm9uUTriYNj59Chon",
-	"YsoFu4Hvy7PvC8LgZ2LuI3JC9IyRMdU0ktOUkWaSRkwFZKZ1HJB7mdxOInkfkDiRY6ZUNu2Y6lk2aZhE",
-	"0EjY7ylPWNjo6SRl+bnP6YczJqZ61ug9Paic9Ac2Ts0kT0NzfcUYLHfFqqH+W8ImjV7j/9rNtncXf1W7",
-	"+VHMqKchm8dSMzFevGKL5eV6TW+ZgiVSmiaacHe9ht3lAn9jSnEpSPNf/+t/k/3DQzKe0YSODSnV73Nu",
-	"6LYZu2a19g8Pq5brFVucw3OqyPOWLXYUMeMEhAtCxYJETGuWkDFVrGYL4Z8Nt3C/2w0acy7c572qKZ5R",
-	"pU/umNC4o8VpXjGVzhmhEzMrPeOKMHMpaXKtyFCx34cBLO2Qh0NHpRFV2p4u8w/jdyxsdcipJvNUaXhf",
-	"QoV9kMZ1IHO6IAmjIWmaZbA7FRCZ5HdOmSGo+9SO+JxrFpr7W0ewfFLPWEJEOh+xxKzpOEpDLqb2Gb/D",
-	"7QIvsg/ZsW8UkCnTloTMBA+63Q65QLqhUzPT/uXpjiJKJ4zODbvgePU4TZRMCu+u+FTQyL97LWmZlW/D",
-	"0rdPX9QR1sGzqk07lyGrPYECf3zo4bNn7hoXqHYU5X//3IHSmCV3XMmkfqz8JZ853FvLLGsHu88u+Kyh",
-	"Ppm7VSyFYiCqfpLJiIchE+bDWArDnsyfNI4jPqbmxO3GiRxFbP5vf1cSLttsuEu8C8csH+BJqlhImsM0",
-	"Eb2FEVo9O0hv4iY0bAXEHAtzVMYzKqYs7AE5m7dnSu8o8lIqIHkhNZHCSyTFkjuW7Cg4qZSMEnmvWEJi",
-	"OmX5wyYTPuWCKHOOjKSVcPyTBUlkqhmIrRFT9sCysHXkDj6yyERGDDiEGT2U8IuMWQJrZoeuYAr+FjrW",
-	"RKZa8ZARw7g8O2maJ4VMUx4BX1KeHxl9AVbADC0YM7PqND4FDbfW33AP+8Q+kjSvfjomzw8Of8C53Ej5",
-	"morFFe6S+rZzSqhmBFabNGPDUGWajBmhYZgwpQJivjMrKRMyTljIhOY0armNnVAepQkjozScMk0mMiH3",
-	"iRRTc4syhKZikDMVZGsGdts8bHXIFdPJwosohp/bffgcsoguDANG3gtLlPt9WeBds7EUoSJaknvKNRmx",
-	"iUzMQdDJgotpp8imueBzo+xlgpULzaYsMUv2KWi8ETTVM5nwf7DwW+7OuTTraE+G2YSmTEjGRAsbomfU",
-	"n+w7GvGQzFjCKlc+hdcxN46pXfy+UPcsYSGRIlqQ+xkTuIM0YWQsxYRP04SFRyhH4VoypknCmSLDt2/f",
-	"tvu5B/bIj4wmLDGKQDT/74MGjD5oDEsbWL6vWrsaz2gUMTFlARmueG621mUpC+tqF9v83r88rVQ+LwSw",
-	"jA7p594YV92eiV/fvLrpv+9fnr5/dfJrUPx4bTYJv3l9fOm+bZEZVbimqB8CHzJMyfGuI8PztMSlZ34o",
-	"GnO81/C5GTdXLIiWskPODccFRjlOmDajwiVUzcwyxIlhqJqjqBonzGxwHyh1IpM51Y1eIzQHT3PQP0uL",
-	"FbhbflxULKX/9RdOK39mH2IUsksbmaSMSDFmBC9RfQ1vF1OlnJAyK80VSVDSHZGE3clbw+g72TxHUkaM",
-	"imwshe9WYmojkFBAxe7JoWR4NvA+88zNFmTGha6mTNyBHUXihE34B9jWCU+UJk9zJklgeJBmUWQPVEyT",
-	"/BtlAxmd841yu1Uc7q15FerkOKqnccLMa7IQRLFGcTrnItWsFRDFzWob0kA9XmrgUZu/t5vOT4mcV70/",
-	"1Tm1oig0Kl9PWPtp6QdzJPL29i+nJ29PrhpB4+Ly5Kp/c2H+7L94fXpeYX6bu/W2JG5vqSFx+2sdibtz",
-	"uxnVKcaUVZHsjWBFaDZXlU+3X9AkoQsYDdY1vzo05o2gUWA95c/X/oscJ6r2XWRq8W/eIjXb4UfO7pKj",
-	"v7OxNpNCBnrGFax5keP4V/N/rBJ9lhUvvXhpZvisyqmAKLKKE4jjMORmP2h0mZvXhEaKlZkjirHlffzJ",
-	"SNs4TuQdjRT5OGjgBxYOGj1irIf/xMeRQWMs53MmtPlh0Oh0OoPGpyM0Xu+5YuTeHBJDCnEi57EmVN2y",
-	"0OhInaVXtJOpfMc4jhbGgI8q1jthczM1ZwwVl349eeVtw6Wr72kiuJhu+cz7h0yltBp5mzR7XrD8trlJ",
-	"1iwdbOMLNuaKo1K2BYWEudvc+etfXl5d/HLSCBpXJ/9+cnxTzZQYtSpgzgOw190/WHcG/YhVb/Njwuht",
-	"LK08Kkl6KfC1quXy7ymNzHWfgsaEs6hqvz+tHPFhR6wwq7LhcXxyRvwFRN6BvbmIJA0D4p2PxqC9J00u",
-	"lGY0NLYozH8X3wjcfXknS/f502DF61cI8TsapQyV55imypqOQoYMTDO/WsU7X0htBG9M9YxwYWWvnX1p",
-	"TvuHVVO6RQ00Tx77zz6Xkpb27xg95nXMwzrUa46/34MqWQdWGQXbCj2H2dXoTrO+eqVlHBvdNkGXLgsD",
-	"QvESsMsiNgEWOS/IxY18ylXMZ86UotMaPQNWIeeS3lxOFfzYFWxUU52qgpQej1msmeFfYCCycL38zXbD",
-	"P7Fy0tlbvqvccnuiLiOKmsPSkdTsQ4WKiX7cJI1YQDQf39o/QybA9rczdRzV/uqYs4tyGOWnUvu7owmn",
-	"o4hts+ZGwTXM8Bd7b6W0MUZu9cmOzQIQFzPIjOZQjlMjtSvmubQjuFZumPxr1Kz9hE9/ciyjLEwmFE9h",
-	"2cyvoFVgO5uvVX7gikXyz6BRdDFp9H7b4mnvgoqlZREzK4iuQQLjIF82a/qhPZVtM4W2uuVxW8YoLNog",
-	"R4zCBaJilUWAt2ypd2Qb97HCWkRbrfo3bUN37vDaMQLvBAoaGIpoBP62wG17YGcQNMIUHZkNsE0t7TaM",
-	"zQz/pElkLhaLjTVxG+XLL3/uOv9OlZQIdjqq15uK7rJ8NvaLluic6JATMGKcAxPs9Fgafk6oBss+IIyO",
-	"Z+aTMTrnzCzYskdihdX+tmA4aRkrYC9cTHuGyq5+OiZPnjx5ToxZ5471JNVpwgIz6lwqTfbJgtFEEXpP",
-	"Fx1yLjFuSLSOVtqkxYnsmdd+emCDeCogIZ9yrQKy09kJyM77HcMPd9o7AYo0LqY4CnVhP8NkzC1HWXDa",
-	"yjw61hLcqb1B2u0+GZsJwF+sQ94I/nvKKiKIhM6lmDovEUTAC/6panvbmdXFd0PjmjQhRidFtGgFxNnZ",
-	"pEkjJW3o1Q6jExnlZDv4fcEYJ00wayHY0KqcQL2lfJMPBeYjh4qxI1QJZKqDkuFM+oKweawXJOIYxLCu",
-	"ou1Maq0rsgxeynsSSRthNLMxlKfIJJFzo4D2CCXueBOVGjJX5If97swsx/PuPCPAvR8OzddNS4itHBF6",
-	"0l8vePKmeNXxfsETNtb8rkq+GyV2KahdpYJafaOeL2CkrMwWnGbnchkiqVhI7uSYjtKIJovAL9DHAQyK",
-	"1vGlmZcz3AYNYz1rmkyZNZ49idmDwUM8FoPGJ9IM5VjtZhJcdeZhnuSydeGTa6+KrU6B+EoaeH4TbyHL",
-	"wK3yym2E6B6NtmbRoXsAbAUXmt4ydypAz8YomQhZsqOITiiPLEtS1q9acols4yhem7HDdSFVp5dXwprU",
-	"Z8ZIgRkJGIMEDgOR+kqmEuYpf5USkx2RbK+XnpYzF8qyaBEAC0QXjiShJNYGrWa22QZmaUOwDeZqG95L",
-	"hVHehdQ/yVSEQBtiEnFQIriAmE2lN0GVAuurya4UY0cqpJDB5JOcslXMpr7arCiTqvP+beEMEOyDPoYs",
-	"i+X1vkRfNjpPZRRCkAcGUmQio8iw4JgqQ7WGrDFZY9VObK47Lx3Cdc4pP0LlOiVmn69AN1pmzuyORimt",
-	"salRwzJ2VZZWg/ERVHV4ZLQRIic5yoTzJSf2MGd6/gp+vjTlsoCEkVW1jJxDds6kaPG73BtF7hnEWOOI",
-	"Llj+oPhoalBIK9vO6p7UhJYMu3F7iOoEJNWRe5lGIZnROwYJC5CbhatqVLLkyy2YkPrKvnP19HA+1K6M",
-	"WT+vF9qFG1OBsSmWjLlipOktcNVy2734cjNe7ffVSSogMFxlLq3w1BYzBi0ZuX0LCsS/6ug8xNH4cKoq",
-	"pqFurgiBh8FwLQgA+odUqiV4XZUPFH/BXLqcj9Ns/Avrpui5HIv2NKWJEevWBdOeUs3ABomi9j3V41ko",
-	"pwHRUrbNMW0nqRA21WGZS+YG2FYBRGpG4b1jxLY2JpAiTVzhX1iCOX+eehXYNDnpv+Nu9zdXLtsqKt2Q",
-	"DKvo7CScMnRxbElkWTBuWUTDT5eW6XtXj/+rYgtQ+93g1XBUf0PlK3mf6JLIAYuzSsGRziFLuO5VmqRB",
-	"bstKajkoaUKKxVym1eZnTj1cVuISyg1pVrtjjLq6VTyXJQm+Yr0Le3thk8h5lpy57DiQIXuA+9g8sdp3",
-	"BXtxMdlylol37Jd3l2pCydXJ9ZuzGwhmOO9Bk2KUOhWaR5BxEnKbEbdaKKiYibWLeA0XoUc82TIqnznR",
-	"N1oAa+jlAo6b8ImiiKoKMxbd79l7uD0P7InKKHzlgTxeZ2RXh6bHuhR2vOy/ucag4/Wb1+aP65uLS/x8",
-	"07+6yf56/9PVxev35xcvTiptiSJdl3JMy08AB1Hl6c4b2iX5EMfRAjOeeElPhIwfNPXg5son31alZuWS",
-	"94FTZfndt2xBpl7xU5iTDulpRmkSkihIBCRsMmFjXQrNVRv8c3NIlxMKby4u4bWOiGXq5Lh/fnxyZp7p",
-	"dunFVf/0vBE08JdG0Hh1enb2mRHioHFPuV6f4TixGZn4pj1CCczGnnRUi3ELbEwuQA5httyw8+Xdz+4U",
-	"7N7fDewZCwdwG8lYzpkiIzq+BRU7cxba5cbcyqdYw4Afuv41rWd9KR8CT8DKs1VFw31RsEt4aBbizZvT",
-	"F7k0Z0KV4lOhSPMOdRXyQ0CUJDxURMlEk9HCOkENr2oF5D7hWjNh3i6S984rC0692SKeMfMoxiFDGn4B",
-	"1yQNW95rTvUsIL+n5m9DliMZLoi2tS5cARtGJgnlD5jAzSL3JMz8huEOul2jLLpaCAxxNYdmgE6Ot2G9",
-	"k+e7acrDpbOWC9QUqM0vb3WCTzEqvJ34u07nc5osKm2ognNgQyauVtPHuT3IxRcYFbIoVs07l29hlJaU",
-	"rYxaYOaftY2tK0XB0TS7NYEUXkNPCWlS8uLkrP9rACahThYts89hyjokn0MmDFmY+xXcLcUWSYtsbig2",
-	"LEhfLvTTg2qbPNO4yjwGYzs+J6LIAcg9jyJIqsRqA0KnlIvWEc7f5x5Srdk81mTCBVczw3hkEhjpYK6I",
-	"o3TKBRGQ1ZpQEbibcZgO6ZPrV6eXlycvcALoSscJIzdjWkcsPIJfZKoJN6Y+xAdSEbIEbodjN6cLMmIk",
-	"FeqWGwa4xXLWapiiXkeEdJKacKSrKdpwg+yEa0KbeV2rhjjNNHf8YiOpOvUfWDl+ZXeqVSRErrPtMcQL",
-	"+wAZMyDmrY/Kk3y26pC4jrdOsd6ktfmab6YPmjOeqYJKs/g4YSHX+VhQfiE1i19btlAfCK6UwNZeKRUs",
-	"upfODoiMQgVJS4bkDIGa8+FIv1diCMAHLFuAL4AfkKZijADDaQV4pRE+cap3lFVvAjJiMy5CQl0EZko1",
-	"I00kugBqeBz3Apc6jmfef5nLFDalngrvaRS9VnXJFoaydhSoCS5CO+dRxFEBU8aYnM9ZiIleGNlzjMGX",
-	"EVkaMkQ2oTyC4DJeAuR2TxUsEDdGq60xOsLRissKqxhUrK9dRrMnrQ7pVtC3xH/Mc5CQaf41NlqpcjDP",
-	"lfHZeH4ut8cygYxfe66RI9Xs+PstWCn2rpeykS5Pzl+cnv9sjIQ35+f4FxgUL4wh8eb4+OT6uhE0fuqf",
-	"nr25csbF5cmLSs11SZovqwhbG/APNtMfajj/OezTdTZpNRm41JOaPKQ5oyXfywY5+jWccWXeihto9Sx9",
-	"ctfSRLMcqGV2g7/Z/CN8LHG5WUc2S8ByvDGNaLJFdmFx+SpzDL/xAvp0sKqVfMloZGzH8uot5yTK2/WZ",
-	"R/auyoFktK0bIzNyl08TF+hK3fDwfU4IFMfyNnfdyz0gpPlwxgVqQkUNWhQypUGJQJVsY8KF7amgVpQn",
-	"Py7c9i2fJdRY8DrnJ+jlEQAiZozaBCAEVE091ko+VpiDe/e6bbjC8bbONM+lMi+/I7rNXO6KtTHQvoIE",
-	"iepkg8/YXhaF19uR+AzevfbA1BBMtoHOw6O0McpmVH026axLpp5XxTtPUU3z5AOkDHAPoBmW6C3ICrRT",
-	"YUksrK73W+Oe3o5B1EYtS6wj28fCBmXvn63SKrrGOcVGmU3MIv3P32j7H93283f23/ftdx+7wdMnn/5b",
-	"FWWcGpW1IrLj6pc+Bfbv7RQad8/qUs9vo8eBVr4i1lJnYkNdVTVB+HrgrSLla6hsWajGTDSytWwEjTEV",
-	"YxZFm2T8u7cOVhCktx7su+YUwWyHKmnOPLymSM/8tLn/DulvrdOulNFDlSJUkSHm6gy9f9rcBMASR8TG",
-	"oqTI2IX5YX1+pH2BytdWKmVhVuO9Wcq7L0QsL5WQVXXp15SHxUJPa4RT52L29qohENIUEq/K8nahIAZC",
-	"cghNUJdD69LW68qPe5DfZ/Oi+halALIsfBk+hm7x8ix8+x/t/uVp+xVb9CouWL8Ftcnn76ozyf+eKk0s",
-	"xYKRjWW2gYPtUvZ9OiR7N8IVJnpz5/awESm/z8ceAKEquyKDR8DhOdyTG1LLWyZwRPizdsClAF0UyXsW",
-	"9rHemW1ZqvDHlOWrbcZzVe915dE1Jf7OnwKZTmPIVieMJhFnebAKo39J5dZcSEi9ZgkmXddI/9XyPWjA",
-	"s77IQYEn2XOiJdmlMd+FhNTdu7315wLnka3TskphVjZPA/n9CZYpK7/3hZ2u4n7/LtNE0OhYpg5lrxj7",
-	"WNz4rJNqsVjlNF0aZbRwaHef8RAtNY2qrl1aUA3ZqX7ufvwVC3AuQ/YLZ/dVZVhYYQtLVD3VbYMnUy5Y",
-	"5nTbJj3ljgm9YiJgAV6MQKRsxS3gxmv2e8rKJkj9e/Dqc2Wk8kOmYO7bcgbbBkUw8LOlD+/hbj+f2I15",
-	"dY2gEUoBBVryXlS6SjOH+bY+Y17w+BW3s7S2y2SytGkFSgtKR2DFKbpMpPmmMq9sPKNc3PC4ygJUJORT",
-	"prTX8GwIA/1yf8eHf2GLe7uMrDKbqMrJSsWGT7lKhXuIylH8siDKIypOZBSycMPIyzbJVys9Mealskwm",
-	"ldEQjrCKFtJRxMeVwEk3CJ+YmJ1WfGoOB8Im0WgqE65n84DE7vbA/HRqIX/QrzkQmPE/jjgkQ0PuBDgG",
-	"MCoEhYhGn4ZwL58KFpLxjI0xuqWIFAMBKltINR1RxUjzli1Uz0/KPCph2ixJq0N+dvUy9zMEYwI9T8uB",
-	"GAKglCNQcscSPlmQdhsn375li2GP0NzYFmzOqJKAXhQGA+EcGnC30XtiPr5V+AK3bNEZiApt0q5Tns2w",
-	"cP/wcO95JWOBJVy9EYi4x+1CQ9oK5KbM2AeXpIAx32dktNBMuS+vX/bb+4dP3ceE3sOswYuXuS+67ee0",
-	"PXn3ce9ptcvCrH9thQObcqWZLV4MHPpmgqagnRZ8LSx4Ieyc+U0FJKKawSnCL7dzklpavkYirYSeCRrx",
-	"ZpQOeWhmeZ7s2xXkgihNRUiTkBgyfHqwXl3Mtj4/sNthu5ArjqXjPbV6zqZrYlXGL6DQbD/iN9VzvqFC",
-	"8zAN5YHqRnUkJ1eHkVHECnrKHY1lh+MXZFOfy5COChIA6yf0tlxqzUnHw902s0H2vsn5Nrvg+NtWoGTI",
-	"0FaBv1kIN8/7eKZg3c945FnTQ3JsiiPaB+Vw+YR58zFD+QsOlCM3j15m7Y8W+Xk22220gttWohoJ2jIK",
-	"QKyJQsyc/C5y7aQ7xjBQ/ubza+28Gn651p8Dx0jrGG0uGyO3bStOyC8g1xHxcxu1GOvUjFqMpEy9KthU",
-	"M7p/+LT3r3/+V7UXEJFta4BCEqV/pOF1reJ5ev5L/+z0RS93wpzeh7OwtWcjRnSSKr2xUhrR6UlNqeBN",
-	"dXkg4P2OrIfUpUZZ2mAhWTC94dBZYHmpbNeqDCqNPBqqfX9c/PdzruZUj2cBGSXylon3ERe3AZnSOBiI",
-	"hEFtYIAgtu9zMFT4BYqw93euxmlOIzNdZhS/jJT9GKRpV791RIR8n10RmI9Ihu+NEjQQIxq+B8BxnSaM",
-	"NN+c98+PX15cnbxoocZYA2dUAE40IzWCRnZvI3DbX11YvLG1AoRiNdqQNLu5DFWsH9k+LcrOv2CFZCRV",
-	"dQDP+Nwm9m1RJH89nrEwjViCGMeqQ/o2uVsijipCH2OeLVVkaJOlhojSaq5UgWX9iS0dtfFjDGkyESrS",
-	"/PnkBj2Fyo3nkygDMhRpFA2JTMiwOyRzRoUCr6cZedm3PKcfrqzMX843lGZPUqEgimoMLUpUJLUDYSFN",
-	"m+EFqZeY45VBKi9czmcxM3+vC/9Vpufnd295Q+T0jIuK1J1tcAQidldTJrYq/rwiKKjY7w9xuZjbbKE8",
-	"TikXe1tVGX8mp5d2lkspCXHEqsJHPxlCzeJH+0RZKnRoaYiglgp9RMD9+dowEyPxFZpF1NYhjGQqwjp4",
-	"3Id6UiIutvCkOBqorGrTaSJYeOYeWOEVzr1dVTsQPYZaCJiSw/xBsz2SUwtBA7/67G9qC+UfxJOKzpLC",
-	"5MqvE2T765asijrOZci+dg3Y9c3J5fuT8/6PZyf2k/vyxem1+/bV6SWIBvvH1cnN1a+NoPHj1Un/1eXF",
-	"6fnN++Ozk/5VpZzIV3st/zifs5BXwnf7mqkeAWQhDI3nCyTIiJn9te1u6lI/vjxUy8OLqmDhvtfSKKS2",
-	"B5Q2j9fcVFUJ/hPmYIZsHNEElX/tM8Gx31EmFvFbtfvRfP+pGr3HJU+uRS7KmP+65h1Z4uVS5X1umgDz",
-	"VJ7qBihNhcTuuv24dr7bZbR5W5UBvleA9reJUDsKQTIN/2lVoLpLm6i4UWoDjH9sbqnG8lPp3GM5gXYB",
-	"2CUqZ1pijFZTdZsDfcOLm8Ki0f+DJbK1Ffqfuf+VkPeizk9YOSCE7lMVwp2AxtzDH2wbHxQO5psOATHb",
-	"s7VAlEwiWcCMyTEYcz1itlTlZJrFkYoFZOYQUEqz2tBqMS9UZSyZr4mTJptaX6lTjbaggjdwz1oygEdv",
-	"SAd47WeQATxgCzrAARHVz5hvKk8J+GOJFFKxFS3AMx5EDHDnQ9QOJIzS0EWqLCxU/vDUsp3tqkDe9k9v",
-	"8CtbbfeAypBLYJwvwFmhqpDpNJtKLBhxc9IJnyLCplUBoLJes2TOBY0qRxln6KRfDCB1HRxrDTGYcyNT",
-	"HaeawBXE1sbBOTJUaISLUQyQXGcMStWFTQMjTWELf4l7Ydu/bnMsw7qCtbTGcCoTHhYa+J0pg42mNrO1",
-	"sOZuOaooD0mgOuvQytWN9wyfVVszXHoV9/T6WdXWK30hwlxHRJuVgKzeksq3AwyhSwdBtAp5ePtJex11",
-	"ya2IvCwHfeRT5TaQXl7b/bKPXVt+47Y3Q/a117yrxKyOUrYKNl5BRWUCFoybL9b1b3OM14D/OgCh9WTg",
-	"G5qVt995jytAYu5BtEPHrhLcoWAfaqoikkQmtdHdOy4jdP9D0j+gGuJnix28cbD2F/ekSkhrG5BYk6Zd",
-	"oYRxHa2mkbKl8ObqtIC5YCGQb7kIA9tDrzcQFW22LKbjkDQPut1CIz6s9cXWA1xYrcQ3PlKMkSGu8rAV",
-	"VD663MHLDLHXIyLfLwx3VQpW84wRDdve4+yeQMk9G82kvN1R5D/a2Bz32rulfRMlDM3UPDjrR2ge+qRX",
-	"7gAokwz91xCa1ASyHjGgZQQi41OBrQplQi6g6WDNWELq9kSmApfgAJYA8GdtR0LfgTTrrZtz6kMeeWBt",
-	"wTzcFSn2WcOQeM0U5kzPZNg2M7HJmzCXw5rLHegnXPQcFwehvVy8AtHSNNU2QANPVXZ1crNyHd9sd0bE",
-	"oWNC1wyspWxHZiAz8p7dFoAi4Qqd4dibOK6lOZXGqOq2weUD+j087NAm1+ab4f1dybpNK3T+I82D/ec9",
-	"IPpcR7+aO8F4EDQakuahO1M2nhTJqQUYyo4ZD+vPzx3lER1FDB5lV8MnEGUxsYTR8YzVPWemdTzEXrfY",
-	"IfPlzc0lgbNbHbeplvbIlIJV5ZdX7K4yz2MVvptrzGvL3iq5OVW3dcWsqyDcHgQefZNrDILF9Qm8lfPs",
-	"ZnDGa+Gkr7WMH4Imba6cy9A+5dXp2dmg8anSG/WAJP2Q0TCyAZGvXTG1IgAiUz2Wc7bd3iBkXBxHCyfo",
-	"3E5N6R0jzf7l5dnpyYtWj/hSy8B6OQPnzQ3IcrsSw0lzbxlgLxGP27607CtqhpFYal4af2RJHdx8hh5u",
-	"iw/uWBLysS62qxGMhRjug1h1ErrAGU0Ytu/asn/bhuVkqzYeT34R5GRzK8rdzeJVzbo2KZr0y5/HIsjV",
-	"rTmWsIyQl98dN/915Ws472pLEp+27RpsAOyMj62fziqnSt+6UN5jh7D+mfnu7OziLfhS7PFpBI0XJ+en",
-	"NQ6U3F4t83nPp1cRt20xZ3T3IAswmhW3v1i0l2UxsAWbGy2q5Y2W8taP52SzgHh5LZBoQKjAhhI7yuuu",
-	"aqE0m5MmAmZBKwhonpFpF9V5MnN5V7Dyrk7+x5uT6xu3Ebj4v0L063+8Ob06yW/V+cX7i8vT89OL80bQ",
-	"uDl9fXLx5gb3rdjuLdvK1bB+X+SwlyM/WPzSsG+6gb5ww8e3TD+YmgqcElTNewpduZuW7uvylTI5WANI",
-	"5TAUXVIibi5TDjRyiaRdupCrtN08yW11GXsmUioSAOFXSKMOMIJpyRDwl3eqASy/wD5XcdpVKQg+x+VS",
-	"yirPqzDrFFXbwwnDVNgKONBUQBKm7/GVk6FeRLrbSSxlVI34vm2hl51tbmor3/l6LOOK7ItVWTSnWrls",
-	"oOyyI9JFAyzLy6lYrVWPrMjL6dTkBa9uu1kDNubHcGBXVacwj9dVEO6VzWpdfNvOyKjZFAMnm1QAZ7I/",
-	"t9pBLmPZvcrqDfQHZvMdHLbbc/rBQZwPXeTKeYWs3WxZRQ9b8ySWnhGqzdAYEG1dJpXMZ5ugjbkRiUiA",
-	"cHmLb+4xQGrYIF7sNzRJBSKSYJpWOfbm8CA3533uCF37o3sdyapQxrDddte2s3PeNiuihj1YGYShrOIG",
-	"O7i2I6Z4yEi2b6QJmDK2pTyPCr9BxxeNsI2kCxKeJ/ggNTPqdmmfWmtP5IaR0CKzXI6GXlWk122YVheQ",
-	"mCWWFQIGhYxZrafUnzkRZqvqGolBOphZ7owylO2w5u7DviiYeMG18s9A5sxDNF+OfGuqw253Y99ribtW",
-	"hZ7yTSLKSYoJI/juhH3gCtD7kN4Pu13o3lWX6ZPjfV9oN40c/z1lqVE5Yj0r7FCJoRWZWM3JqWJvfqfz",
-	"y1LJ83DrHpSiU4rUrE2S4YJrTq1zaO3VUZZbu9G621zc5fUu59s6juv4KNKuzdzzZK/llOkZZO1tkwgU",
-	"Y4HqJUUEtPVZXwnTTLglXElXONErf31ZbG+QeURLrbNLHcnmXPjZBpWRt1O888n+pl22V03Kecss8RVG",
-	"2LPZv+7jZiGqbA4raL3agl+FHNPfGBWm2GNwM8aGN2waVfbPX/GGV3ma2iIz/QabnsEzdhSR91DZg4+y",
-	"Pe/ME7BjTmceBmTQ8GMNGq0OOTHiIKaJ9j0TCRczlnDr1UKtJevRAhU57gntkC5UQPLf2FIMVZFzZi6u",
-	"SGS2sLYotps2YSQgNl8kIDZdpAX+s5BBghPmRkDqjHlqXo5CAqXRsm4Zi12vAL9CMMhEJpBrdD+jmrmg",
-	"RflFC9mVT54erklu3yJdyS1RTTgVXhH1BqPLQbxMSxDP9s4jeDcSMXoHlcOEfYhloukISpFDW2RhPuYL",
-	"n8w9EAOGhON3GzX/LpF6RVx4dei/Npi+2nxJ43Bbv7m95ccavxKCiGMb7dpmNes70thRLEhORWQCvZWE",
-	"I3CTG9B3L0yY0gEZR9wMNR/HlYPcey5bg+qxwoiybLWYglN8YH558+tWeLtKXlWdhQpE67NOScLmUjMQ",
-	"yyzJtfidQDdHRW76168gxUlZBuWwHJA7wSCDRquHimqGE+6TGwmFdL7AQ/6B0Z+hAE5prDw+tQ2H/oMl",
-	"smdvdHVzdl5CugREmdRlBsLJbWUHTrm02xzy4I6yd9vMQJwQFvd7ZG8uMFP3Zxqro9r5YFosTCcsTAB5",
-	"gWtSYlYU81YF/PszvLhrg2hlX9Y5Bdr1Qjb1v/75X7tZHvnuR8bDTy3/Lg66IPbIHRkGRyLn6L8CsxjB",
-	"c31VE/wpY4dbxq2Gvpx4bCZafX4sXShYipazZLKth/VCjyKm8ppDZmV9QmY0LC1Zh5wAXoh3Y7s8X/fI",
-	"7UIxHiCkDrNoLcy8a25UArpjSTWlG6lsOJcx25HoRwtLSdWhL09dn72+9igsLfDSuVhaY59B+7BF9r6+",
-	"DRezIqNeucqbRn5Fgoz4atnbsc2LLy7dCxlF0BIc0puYdSwgDB/2zzQno2OIj9AwNCYrHetokaVE+Exo",
-	"T59cQcIxLhuzqBbmIgdybxaba7yoOcHcYzNAlnzcOjKH9I4J8FdxlR9pB5RBtycLQqcJYwFJxa3wPxj1",
-	"CVpcwHcBqIGcRpiGcM8VWz6+2XjLq+RYmGG05joesoSMeAQY/FGEPUaPCFOaz6m9bi5DFpEx1TSSUxIn",
-	"fFy82E6pR5TELqVGKhy5KfcMc59h9Q/cyTVpltYorwK5GZqv3Cyg3h8GMRIQn1sZl0lVEVUqlOkIMi5W",
-	"lN3AXT4zfQ3gsRkgd0OQX+xagn1T3Xz4Bk6p4RbjiCrVsT0LoOk2ZhvTMKwgzzEdz9gVo2GAf75NuGYW",
-	"/IYqCV63qjtdGXiSoL7D5nAThLzL/seQ+x5ygZfOraMCZ9nmdFQIGfcWlUWcX0aLz5bnKw7CHWzvNs/H",
-	"9I2H3eh3+Su+VG6fNzgVuAT+lYq3Vx4Lo448rAVsTBeRpDWRPJvOTexFmLH179cX55iEaVh7SqNokbUT",
-	"QE/UdlWCqNAaKxYxRR20lDkHeLxUTuO0JYJNj0aKyTMtYpPY4NFg2HO9Zblg3bo6xIAaFPuNU5AaSxiv",
-	"YMNTmHOw/I6hbTVb9WqkOeFGZfU9o+w9XJGyP8GoMc6j0Pm89KkHdvNY3U6yPhp/rWXcj6KHUfam5a+u",
-	"ceH30I0QC2SR+buq9mIjSFssOwe8HowtwYRbn03r3mNflc1tQZdz+QWOOAM7XZeawD7EER8bRcaiEftO",
-	"x2CNDf/2t78Na5GBbc33lsDATNBRVNfnC5OQ1zo4/YudwPWZu7cG4LPWzSPvxZbTx/TjNeFmShIpdQ1y",
-	"0nJe13qTg49vLfXVjutrFwGKzyg2pZ4PhS5XiZGhdR4+rkjEpjQio1RDLQAdRQvQhOaMGiKCiB5mUvpu",
-	"Xai7AWIIo0Z3FkbDN2Ro4yH5wCpoYz7THgNozXJOzBhwDw37hGA1VhDYjLpS+zYNRg84UwQ7Inwq4ARY",
-	"CBPPmoGoeeb3GtHx7WeUsfCcR8tSriWpYOmMZDufHYF3K0/2atzvQqdxgG4m/cvTIgC1bxboUMA3wvgu",
-	"jnQO0WmuWEiOT19coWzD8eYU0N4FG6PnxTYlMlu/2M6k/lyw8GV/KsKgf4YntQg3vtaTasezjtQa3Ncc",
-	"QnkpxoB+K67IXM5dRrtHa8+lEm8HbF6hI5pn7igSJ2zCP8CRRbisp+aFEjoGOdVc3Kr3dDQO2aQVGHGn",
-	"WRTlSMscIJpU87eIKv1GrWnVmNEr+L0hqdJoSRqzz+ZcpJq1nFuvh63rtoB8+5xOSl8Vuzw73S8girJB",
-	"QK2cFgydg8KXm7TKwVCK624UBi4VZ/uuS65hUVX69+csdvF11qyY5eJbhiD7xTxLrBhBz34uvaczNyLl",
-	"NTMql8pCjZreMpu1Y1UmtZE6VJyC/QVqpSEeZjinYiLM+myDKxxEyI5ymQM22fyI+BpqJz+3LKHOqVy+",
-	"TrbQG+azNbAfIzm+zRSw9YkDG6c/OA2tuKJvBNeq51SLpXxrt0491/UDLsNfd/E7d0kmDzDA2iEv7Ja4",
-	"rqH161xKLlilKq5fkZxiuIp6pFOrUsGdW8sb6OYbm8nsSQubqyZpxFSQrwPBOFHIxMK6z+CQ9m3iL94A",
-	"4aEtveOrVNWX8p7IiQal7Ob0+BVgYdII8+RENme/9t5Gevb0oBDgPlzfkrSgl61mLSee6Mt+OnGKKUbV",
-	"CY5QDpc7z1l1l9VcIeWhBo+loiL/6s3ZyXUjaJz8x83J1Xn/7P31r9c3J68bQePi/P3Ny9Pr99cnV7+c",
-	"XNXU5sPa9T/HOFsXL2cf6DyOPsNAq7XEYqjwr1JAIUIpbSdtvGrbAiW0aTdPoClN/xofUPlsIOCKaV8j",
-	"Zd9yYYUxEuL2pfNbgipYsq+Fu3ATDgrEXUs9udXLdj/brU2OFcqG7dSc/JZtV3vphaj3ZORwK7OkX7zM",
-	"Y3UdlZmk+dPbjZWRzOpSevuImdZxJoaMdLEQG53NymU3Wdcsw7Kk8AhHayOz8qDzgEMoyNaERvd0YY+T",
-	"qMDn3HT9a1dlI1r1o2zyutVJdnYfH3y019r4boBNpuj4xCp0knrfDSZ5YRIbVgI5cVhTgPTA1Kbs7Vb1",
-	"hy/OE32RgUUCCcicxoFzGcLfEUfMZ0v///rnf62HliuAgPhf1qOAlJfdhxiX8P6QcCvdXC5IvswvoJvn",
-	"8ckZyR6QJe+4BswK03+M4E8YDTc2po7dMy8jOq60p7YWsZuBJC0ZRTOZaDJNecggl/41TW7DorKy+vA6",
-	"3KRMKOQWfPW2VR/lnDX2gOO8cbZrbpTVs0TMoe1zCjMLavMzCTXZK1LXciYsXGrrUKyZ7537DkYgp4SX",
-	"62sgHaGSoWRwRJvDV5VgmdYoX9tJ8oIIxlQgtIszHCKqrRFjLR0tSaoYgciL2YSOG71Cgq80F5a0pkwJ",
-	"yi3TJvRTgxOWabtb0rmlyrVQYRspaPVwYQ9ojLtZXKdOYwPztpIuv/+Yzl86HdiMMo44aY4jyucWV31N",
-	"69oVcRFHJkUP6wMzfn/BHgWrGCcC59wKea8IHblwiLwXZJTyKKwrQrBPVoNGRaHAVNYObFb1Z4AJiKBN",
-	"BjpozFA4nxEXNMF+Hyg3lVmwqdzr7D/tPKu06+cyhJYE1YMZGwPQTBLGMMFUjOUcuzvC/k6ZyvRLHB42",
-	"G+ZU7ZqII6oNGS+P+PPFxfXuzxf9q+OXruip+o0iLtIPu3QePj2oicbf8foVnKRRRH45vib4KpVTtyEn",
-	"76qFd7T5ceXZPD84+OHJ82fPDvafPdvbf94dhd0f9kbjMHzypLvfDfefjyejp0+6hyunesPnNRzMHHLf",
-	"8ASnvGJimzGIu1UUZt3mpHm319nvPGnhGIpBZW/Exa2dUoLVwpDhCAJ0OJXuK6Oj/994//AIVvhnSWLF",
-	"0lC27eCkedftdDvd9n53/+nefndvb//JweHTtl1OiBAFZPhvIU/0Ymhxi5fJz04v2zXXX06m+oiwSDEy",
-	"DNndsLxrOLn17W/cUuWOSpA7ozl6ruQhHoJvuTp7BapCbOvxquwKixtgkddYZ9rJCld/677rQArwb/vv",
-	"Oog52kmTaD1ThQFXYyS48rcH6KzhdAsj+iSc5lx6ZWmalVluUly5bVfLHPx7pSRPFdu0SvASLl6PVbAF",
-	"flC+1CV3X1mddDnguOyrtvILl9EedJ9XBVk+Z/uzIMh+tyoK8pWrbnlWFG7L5zqfS1TZGx2uqRktE8e6",
-	"KE+JWgoUgjNeRQuXjrhLxRm2oAbRB7TVCcDvyBWBExGSJhT0v397cfXqp7OLt62etaVsa4eBAAd7LtsA",
-	"uflB97lNc8OGHP4BVm8aS6ETGUH0tKLp56im6xyAZ5H7mXTT4xr6mS6puGtQlazu26rJtKptoAWtBxCn",
-	"2sNWw0xsCksBjKIGAoeXeySuFucbqOBQqGF1b9LEUrz5OIZ6vABzJsCztoEGDgBKZkw3Ub8cawns6+Zv",
-	"rtiUI9uIy9Ge3xTsUjUDCHzpk+2RSqG2y0YKVyZ1fqpyACg2ThOuF4a1zG0wP+a2WSI385oxGkL2OJqb",
-	"jf9o9y9P29hWz/ECvONT0BhBi/1Kj3z/8hSaDAL4DF6X5WQBiwAdHB/gHz3TOi7mWGyaFJbL1sF0HkM3",
-	"gUtTgvW9vLheiouo3Y/5DI1Pu9ljOuRCRItS+g5Es2zu9pq3+ATlAhNpXbOajoHG7LqaowBIvGROudCU",
-	"C0hEgvkqVytoK/52sGpTcS2TRWu5Ws086+rk+oaEEjRgLfHRHXLtIHnBx+t1MtJ80f8Z5IntmAK82HC0",
-	"E0AohmzKq5+OyfODwx88ODJiTivSHOYhYe2v//Z3JcWwdUToQCzjQ4O7XFlSztCkufCYyNCm7aPR+Tzy",
-	"5KehmRB6wOxjZkBOQ8SolRN8TVtn36yAcv3XP/9rGFhwkoGwq2pBtQkKqlaA2VZkCNZybxRRcWtGHgio",
-	"JeA2Ndicq7GOFh3S91C0Ixka1opFB7+nJV+d63U9EL6dDr4fXml+x9OWu2lZHnVdEv1AYKLTm3/rdrtd",
-	"0mRqTGMWAvYmvW8FRLMP2uMHA6Cz2Qfy5uan9rMA2osJNhDm495TotIkkVOqGcHnBFmVhK9/ZRTaHwCC",
-	"HyUYEjEWnuIhGwhKsODKUKcxe0hzuMcOut0hrKiCsE7IWAzFElSQvf1nBJqwKQDcCammCBMwENqBr2OJ",
-	"hSeQHUWGZsmGubJd6EraI0Oz9h1b+tHh4TAYCPwOOe4wIENY584YICnMZ1ztzmnI5rHUTIwXhrHBnWaU",
-	"Ti7zfwiwzDaR1/lkdxSOrsiM3jEipE0rHIjmsMLe2fP2jiXoYatDzm19HHdBSvS1DYTbdktbHXKeYm4W",
-	"QAtgShZUMeI+g1np6FBLeBidsoE5/AlTsRSKQd0frpBZyefd7g97z5/vHx78cNB9/vwJNi98vr//5MkP",
-	"+90nT58dHvzww+Gz7vPhQOR6XHnZBDXOIZ8aVbTp+rqrmUyjkIRsjOWybO7ScAdiKhF2FgW8oxdrIP4s",
-	"zZwM1+i8gJuTzhvF8KWHLTh/kD55yxbIj3AtU7NkViTK1JDvhzGLtUdxZ64GnGcVKgOBMQQpGChCw36q",
-	"ZzLh/wAi65EfUTyhunXLFqhv4fJ4+ddb+r1ntm3OlTJvadQ7wGY3Qm/KtCIH3b0AT48t4AWc9DnFxPIQ",
-	"Mz+9H24gDrpPghzR2XOWfePAtS3qeoQYTHZbDroHIGrFQLiKUo+SDushpWtsAySjyMH+c+siySF0D/EA",
-	"mpkOBAT8/ARtHIZDy77hhzYw2ra5coiacMTHTKC+zkGETrjRDRr9mI5nrL3f6WZaRe47kPbWK9+4ZtGk",
-	"PZOGXeeTCcYzprSdBjCnmMnYUFKcyGlC57jn/VMU1OZkMVA3EH+o48G4ew0QGI2ct6nR7ezhLGTMBI15",
-	"o9d4Al+hywN0JFAa4Nm7d3u7IYvYlLpA66eg/ufdj9mH0/ATVrRlQaffrM5lPR12bfK35OPENm6EUqsC",
-	"eqis/71bnplP1qqat+/zvvyLhyZY/evuxxwHrXrbKnMxu6RYzvVu44F2IzlVX3w0cGZVvvB8HFd9DQwc",
-	"U6MqfoNcx92PDgV0Q1rIgYZ+QTrw7WyrpqpYNKn83id+Lf8kaKxmUlf95uXi7kfvK/q0+zHzBDyATq69",
-	"0+lTsPbit5nPIbcUNusToxtMV5ow7iIsXreo9tQj58Y0uXVqWhl7+AiCLjzMMAAQdBYaFS+zc6IYw544",
-	"WCxptfYde5+5LcP7A2Ho+pYa3uZZ9GnY6DXOuNJ9/3pBeWlLb1nGt8aiJBtfbgXEgpEGxKJeB8QiJQcE",
-	"Ma9Bl+ufnUFCiHkkKF0ZBWeo4lX0mkNBy+zWj5UPguUqP8fmxhYyZfcqMmXfAfYfKEWw5fvdrjPLXIJ9",
-	"qcsFJGj4odaj/kLYG2y+Oshh9NMd4MhVD/Qz3HVtf+D6vfXXv4HOMUajYSHe9GT9TT+5ji5wx/7z9Xfc",
-	"SPmaioV1mGDlbCa7z5xC4vOti7naOUxwf7KaMvH+Ddc0gtpiYTAj7gvlG4i+91sjO77vgkZeFWn0Gr+c",
-	"nrw9uYK5FY/67kf3p2U6lec+2y/ia7jtC2WtERwWdmbjIRx7834mEdo6AGdfyMY8xA+L1vJR/Zn5k9r4",
-	"6gS6mjg735LWugfbHYHPp80rY8FL4d42yJDmsuL0IJ9yg+j6gC4jXbnWthS4hveWwMiR82rAdgeHD0r+",
-	"lmesRc0go+XP0g2CRlwJsIN0CeAiFsM931HDwSnD3xZ5ypuJTlBC4Y/SwAkQDpBr33IkyK63D91RxPY4",
-	"aR2RhAHSFTQww8ejtOmQH6WegQS0qFh55ymwFzCDxlom6KiBuRSrbzOO5NiQG+Sg+3z5lL6AQ1w4qEBj",
-	"P8pw8cXOqHv8Cwudj6e1uK+f/mAekYE6eoT/71qkbctmus+3u37v8FuzMdu4gjShEr14JJVLalJM6JbR",
-	"yrC5BWmiZ4lw3UJoMSyucrJZFY7CpjwOjlomZL3tWC1U0YkLF7m+cT6TGHQAw5ozTFA40N5aaAUZzF2G",
-	"bAekeEaVbp+Yx7ZPXwSIySLYvXmcsrAk2OXnPuFaM2HRVTHssqPQBwnN1gg85UTcsUhiWl6RCVzrhNH5",
-	"Cb5mUGm5lRXfXGR8szOIAdO1Bo15aZgIWDRreYJmHzTuT1vBSxSZQhnxI7ljSfvabBS+7BHmffslG5o1",
-	"6w0JqD8cfGrLa7cUBXPUwzWbtzdbjcJDqxhTn+D7EDkhQx46/5xiv1v/XECG8N7uF2g05n+C97C/FMYC",
-	"b75zAeJ723x4SoY9cMe2acTv2BAOk1kq1Bn2DomyQWmHgjajccyE+kuxyc9nY3l2sHT6ASqpig4TptK5",
-	"xQItHPw8z7KMaL1ZMJPy9vvwSdSpYB484O3Jjy8vLhCj1UXAsBRlGBQ6I85ThZBvi4EYukafN3zOlKbz",
-	"2BH7G8E/EIXJ8o7MqQhzt/jeoD2iZnT/8Ol/xztn7AN5+bp/3L5+2d8/fGoO3qBhz5YbBZ/YwW8xXjGS",
-	"4cK16rMDDgSmU9i+pLYa/SbXu7IQcyNNIW3cK8CoFsaxngVESBupQk+KCmycCqUIF6QcpmqBb2Yg3GXQ",
-	"CzKHbuXQxJxW6cMuGPlAX3dROFxKpd/imyzLhjWkkAtGYVC9Ng5f2ps6l8p+Licp71OpyeK0sAkcofuN",
-	"+sCnwpisXFh4/zy9kCb+7BrKKmxsu7yXzmipew1PlfWvUWmtPFT39lh4jV4DYk5X9P61zSz8ZHXtr6Ra",
-	"52HaavTrDETLNh0hjCYRZ0kp+FaKXIJY2Ucx8S2meo2T+xxpVjPNfBLB5tP1j1+e6jk0TS71TK5MESh3",
-	"XbaW6fDt27ftfu6XYQtcnbAXvncywC0X+LNF8HUM2rAyGyIE9xF2Si61XK6cV7GTc6vzTY2gb7VNN3Y1",
-	"WVhkQnQ8ZrE5ByM2kQnzK1+V6IccTFMe2SyBQppdQCAfzOHrhmQGnUmcNsF16whkSOrPXucPMu7gdNke",
-	"Ay5mnn/nHeUpzSJfHhW6PWP6GOZD5DWiLHiX14rofXsETBQ9RiVt6eLy5Kp/c5HTl3w4rNrCO4WfSWyU",
-	"3zT2WjDMzXlX9IzNA4IN9wDsBRLHYzplKgDZzTxIuhNNC3LPXJNWV5LKE8IBbs08FVIpcOw5o8KOyzgA",
-	"VbgUFiETomZ8YjtoRFRDzs2UqQ75CRoukWHWvGRoE0AxOxSLCavDLPjSX9scrHpaCaNyM4MqH+9c1giG",
-	"Mobm7i72A9kPNIqGW0R2HKyHeRRCR1UWMywl9NKpYQP/YKS5969//r+HRstzwCh73W6rbgafFRKqVIkK",
-	"ZGDrfeKE3XGZKt+wpmoqmGS0lU72NWNSQJl1IakLweBdAGMESLgMlPVoreb4smVt4DA7Pb98c/PetqC1",
-	"4P3InCYyKa5iABoHrDM1bN2wtDxftgx1vaWKF+5+hH83zhywV68MDvhM7jSFCsaNowM3rthnxwernQTy",
-	"6UuIX+MZ1VG+OnHCEY4pc+zB0+qi43O6yMEuO35vR3DB8iNChQVVN1qZwNb9WT8+5+E/8L0AIF/K3lKB",
-	"z7nM8/vwkFOLf70yuHNhwbbRqHWzAIctjSKWkBGLOLuzcRWcw4hFUkwV0fLI5Xy6TE5dseBZ2w+/9rlM",
-	"MBtxXfl239RteWz7hn+OFbcyggJL4ZL5v3H4BGmiyknpOxs/Bkq+ZaDEIfQSo4rgKTiyGjJk7diMXGJ2",
-	"n4uU5eKXeKY2YtXLarKNSu7G6Sji47atEqnNNBinScKEBi7XHFHFnh608LQaq8j3F8PqUcDtt65o9Dib",
-	"2/zVrs0DsAaOwQ3zyMCPgrB3mgM00ghv5+GRs0KpsH3LWOgHlpMJePrd6syXekRV5zX8O/5+CcuA1SNf",
-	"7fAtjVVjaBoTo/PnyqkB51C4f3i495wgSWE+NGy63bZCr7wKgslTsv15A63DDLOadLN0bJgSwuo2lUyT",
-	"MSO/vnl103/fvzx9/+rk16D48dqYFvjN6+NL920PrPcAs6ShAMrVrkgRLVo2uodBQMibhyCfG4/GvJV3",
-	"2c64uQqLLABbIlWsJlfu8vSVedevSKA4xKoMsT8haWIQx5V5WVsJ6TBwW2RWP0cnTSy0oRZIq5WnTKC3",
-	"2jjzKkXUonI1h4vb9xDJIAfPcuDOPbLf7ZKEilDOychojBjKgxOi0nlrIAyzTOi9MDwx/xb3Mz6e2baV",
-	"Pjnz+mW/vX/4FBwZqKBBpd5AANOVYmyLWGBVYiYUlmaZQV8fXxrujLzbtzV3cYqBQCc7aZa6lUOvsaz3",
-	"uWoZPdkcFl9MMEKYRTEQowXE+P2SuyZw9piCW5+KBYmY1iwhYwBVOOg+x+jLQADyM7iThh4EekiaVEA5",
-	"2JMnT56DIYPeAa0j8xsJU5ubr9LxbCCoIsMf9ruzYSvwfar1vSQLBi277unCNgi3fprA5wRE/I6pgcj7",
-	"XxJ2J29Z2CEXkBmI9oNNXlAo3ZsCnb3Zaw/A4wNvjYzDcie4KpKKlTbFLvhRTv7vqIEYCqnZkCi6UETJ",
-	"DukLMsSzfIxQLkMbxLRRYvA8WpQXwnVVqAhvxIdsHSv62ip0fnJbKdJfLgJxCvWadn3qmWWQJWe644/1",
-	"smYbga9g4Anmdwy1JsdYuV0B9SfbQCq9vEWFpXaOU3UKxlDZTP70Pav226rqT7531f7a7BWhkOdjpc9R",
-	"nhCwQAmYsd1Lw7o3FzV5BWj3o2Gzn5BmoEvvcidC+F45Ftazprrl7Xm2bQs7VX6yGN7IzxbZFTgvIIVJ",
-	"SSkKqUxaRiH2l8JcaZAZrTxzukKWWcWcLDc1zIn0Sypcjtvanoq2AYm/almBwqG+CDsrMJSD5YW2b/Xo",
-	"nCwlNptVKcj48mlwhaX1moclom3UsUqz4KB74LvyZPOBlBVouEvnVsS6cm6QrDlXFy2R5I6qTpp39PaV",
-	"NfYVAuiRDIv+lvx+WzU/o0KnSVtnplXMttL+t2Isr9jinM5Zrt4rx8x3E6ktvP1Dn1pnjZx7AzbIrFfw",
-	"1qBWrTRdoHFgePjyCbXmR7X0WBYV8Gh7jxUY5RNtpALq8Z7Fmx3AJQhR8+9Zrm/OIBhsoAXCpynloiBZ",
-	"8L5KyWIfySv85njbl5cS3T9Q7TTqx6Pq+Ud6lT+fa/3M74qi06qVuPIoqsxJxR65TDk7Ec9wjgK+lM5p",
-	"S9A7CzqP1jnfdAJYEFlQrQgUGZDRQmMTHfiDKsLmIxaG5ozmsTGPyJQJc1oZcZgOEJUzKqLNohKMhVXa",
-	"389MX8RM9C9Pr2M23k4eu1dcQdtVh9COl8Ek1y5A51t7xiy0UqP327uiCzeHRJEniTnTtPHO7z0i8ayr",
-	"ocCm9IuYOVq0LElIEtMpF9OeDTJC/+7UNyGf8A/QmRCCo9hYB8h1aengaU0EjtX3TOhFC1xdFEPZ94D2",
-	"Ac4wGoaAEZyKkOiEx9Xu1Uv7Wl+ReeMQde7V0roFLnlKFZId/kwBgWxz5SR7sYKf3xHTej+/vdL2BVnJ",
-	"dPxQO4rkfg0IIOMHVncnE86MAGvianuocmw/rVwXhZbvMGDbn2PXcprLojQ/ImadfbIxJJpXF29uTq52",
-	"lLsB7FSFYDCqOhiFBLK2Fh5hnBADqegKJEMYbIgGuDFgKibrTWUzz9o8IQRdrCvRPDx88vTbZgrh2rxA",
-	"aK86rut3/tHsKZzGC8HynAVrxXOHAGO1AN2ZJ3JEV8+T9nZnN9gg/6fcZWQp+SeGHs3mxv/5W7/9/7wz",
-	"/+u2n79/97EbPH3y6b81ViCJ5AFEauAzXKkeBnwgm8c2vHWhymG7Pacf2kkqBBfTYQ77aEfZxO0s83WI",
-	"EKidOf1wZW9o2fJFqsjQwlRg+AdGBo3MlQuGRsRha1wVSaMfMKaMFmejNyqnRrTvecgKiKs1FlkAqcQI",
-	"qpQ6iD07gEs0hl+xf3rMEhJLGeXj91l2UlhqFYxlPrhsMoFHcDFFuFdyxm8Z2Z0znfAxpFGNZSpscqt5",
-	"jJl2YQAXrEIIJ0qQkBCayvbMzYCnIq70UTXslAO2elLJZj1e7bXLDP16NRWloepSy91ltms9+xNKe1VC",
-	"Afad+JHioEY+Izrz2+8pQ90ALnKkM8FCuw1Sw6sVBefQqD3ytgKO4PSNudTkYWCj+p66gVQRHSNr9wAh",
-	"+lZADrtOzxz5lu1HZIIp2llq7koUHdftoJA+UK2bOnTMdZrBqvzkw8f05AccX1z4TRKU3Tb+nwCe494V",
-	"ovQ8RMG1Lo/Yn8vNj3C+7HVVbOuKzaVLUfWSxJyvDEjW8RyXb2OTcidccDVjoRVYV2WIbazTwFoXD8Sd",
-	"CndbjygtY6IBNtGj/5RhOcykLSV95dgTjvVXTOL8poVeVkAY3Sbb6yxFXB25bWfzvHH++acL9y/Taaqo",
-	"uEC22Zw2PGqrA2M3uaZlJOs75NSyMRVkxAgLQZJh7pvQOfTVyzc3pOk8wthoxWi9f/vb34Y2PQlhjMCP",
-	"CUC61YZwdlq+Nmt3zQVWU0LmFns0K8toVdSWX5fX6siRQdHdAvXyQBFbCofg4UAH74JGnNaQu6tKXEZR",
-	"7pChFz9D74u2l0tbNzEQ5hgAoMGc6rEDx9ezDjkpg4gjOjqkLXsHfd+u0kDklyl3rtacn8oy/1R/GXHz",
-	"sMytzbqJlM4f7PvK0vdvWSbRj+NosboU3lHLPYVtjejYyt0vmWW25TxsSt+fgEt9K3FeX6clpHYRZJm4",
-	"HayAtTYHDj0NNXVMroYpV+9UUcT018xxO16xgE1IB06oUHSMhXWZHpNvjkokeLAQLNbo8cWMiyrJgCnR",
-	"bez0le/ttHnheCmgWWVxFOGka4JdGSCG9yb4FHOrwuXBQQMy4ZFmCSZReGeD9QbqVB1V+haCCt9Cpafg",
-	"JJvyRtXehUZHn1/uXVFqvVGlt/eOfQ1M3ZpnfmeuBr8W65wNjzpoOaPLO+MzeBpr5pcP32oPxUZuxs9R",
-	"QzfkNsvw9PUIwAAF5XBhE9AUDDuGZjXovXRIPVxbjz4dzyAYlLsRnJ2QyCtCWBbVIZcyiuAmmTjuA23Z",
-	"IaPKItpxobRtsr5kw3mCbnyLU7MWsejx2Cx57CN+xywJYCl67gB5SrGOMoAQ+JaHJXhgX4StzpZrk/eV",
-	"YfSKM63LyryyWYp5tFSfxoeN+aAizOIcc21s0iUlK4+cirvLfEJ/07Whp4LwCQpdF6XJNNYZvWMttFZt",
-	"1zcwcf7Oxs7rQ22xOOAQQ36+xXbN9zmzYPI+L3S/u5+9DsJHL/MNm4GY5x3fV+mRn9kxvvO3tkztsKtt",
-	"Qk89NLeJTYdVBRktAUlFxJQF44VYlPCk0Hxx1T89bwXO/2ft2v0vjOJ8A0RQY7YtE5LNXIFXO/LIpfn2",
-	"6AumMeURySvXjMsCQzdphLBOHke4RbR04g3x1H4+sc33qgH5hyAQFRMhGZqFG5oHTJl22RMOLiqXZPnN",
-	"Rc+3s65xXc0+5DYs10OBhExg4/qMKquB0BDDfpGB12H3qEIvKlh1zPfMNh97WTunx18OIQLawwa2y2tA",
-	"rm8uLu35/M/j/vnxydl/vjo9O2vBFTf9qxsE1IY/3/90dfH6/fnFi5OCbM9LcSf/NoGM2E6yboG0bQ1m",
-	"w3lKANrNagTt1gYQ2gGJUwiRuFIDyBTd63bJXH02vLZ70Tqc7Udk7Edk7L+8+eCP+47Cg6y+LiL2d29M",
-	"QEHMqkxDLyLNKXwpo9BFdTDBwGKBIqoAEqR5JABERoy6dtyAa5PrDNyZhwEZwJZAal/EwilLBg2AX8gn",
-	"OEBAW0gs3IFyKZTRDDqfiIVtvgta0IuTs5ObE9LpdPC1Su2Hh9Xux5ewAl9R/TUDrMInwXcnzUKzcHuQ",
-	"oVzJCprW43leOs/oS8qREGnbesgcseHvFXC197NCHVHulj/9kS7R/qpMpBNhaQyP0gz6ehqVzKivELvN",
-	"1GSleRRhfAjziNFQNqcWmMOVPfTlKkY0/DMgeAelVNNeyKc+Yb/hDLLvnjqYWaVtUrBLkoKjYtmRHcin",
-	"c1purkiTWq3Ua/YOlgbCYmZsYEG5Vy6GxmBM99RcayNjFWBDXmYZoKqq6IfVMQu1Li3y7WwRZHawXTu3",
-	"ak2H/LLX3T/IwfHUZkvaRvmrqh2D76NYNEdEdfwSyRTcBEhs/0fj/30BsKmSF8wx1My5Elj/Gx7S5tru",
-	"YK3NueoDq9AfzlTXX36dY5wPZsIODK5Os7qAfnnmeEPxAtg1TcNsr346Js9+eHZIxlRIwcc0AssA0laV",
-	"2UAAr0pClrQCaO4uAgS00oVeBzNoVqV1xEIMIWWgdTDYQAw/DhrZl4NG7+OgEfIpU3rQCAZ5FGz47MbG",
-	"Dw47f9D49GloERIBICtXMgpwBd4ztQze2OqQXxBlj+sCFuJADIFGPL+zYHw/nZ6dkHY7ewJ5dfLr8IiU",
-	"QBMdJsZAIAavNaISNuYxFu0ifG1ExTQFoPKKfKQTAGu06IfbaYcf2iJcZnobVeB6u8/j8ZW2DQWhRgQZ",
-	"hTUHj0rhCiNPjiw1Olqiipy/wBMFpGDpDkjM7uB2oI7fvT7oTh6eolqO9Ev/7PQFVh87IjMnaWb0Cy4c",
-	"ckIG74dEacFR8eQPRO7oo5sUUpGMsoakfUTenPfPj19eXJ28yIbJjzBK9UAIiZ2I8iPdyXQ8Y5i4BOjX",
-	"zi1bZHpCajMNx/nQL+upwF5BxjSdzjRJ4x702InoFO3+1hE5PYeVGAgv3BDfbkTDjAEX9VNkKPdcVaY2",
-	"IpN7ECt5EFbrLzlSrmM0RXJ/5CA5DvJLhvyaZySef0wpF8oaRkj8GZH+xTiH6/1f7RtyXdODbrcLwkmV",
-	"QfrhBPlSTbgEM44zkwbzsCM5PbLxlhQyNWTs+truE0Wa5hWhygCTGAWZ0EjV5OFnSUlm9mvMrJfFybkS",
-	"tA17ZGjKozNzY22a19aVaFcn+8RWD5Pmv/7X/waA1czCCwh8d/jU2K8xj2AhlU5SiKQb9gV+c+cmd4sN",
-	"xpIIGYBTD3/zDeXekd/OTn45OXvnMLuHmUofsTsWmW1K49iimRpN0tZyGI54QF7xHzsDgXkZPiMSjkOG",
-	"uGQ5L9eKRRPSBEjVhTE4YMGIz19rYfca6vzaKk0mdMwGYqkJMtjqihmOOWYBYZ1phwwaV2zKPvi101KS",
-	"SIopac7ph9IitjqDBvDpqj3FXMdLW8C9ymL+mmbwmZxe+hzyCpfh8ml75OLLuUJG78CDXUoV2lGG5QS+",
-	"IiJaFHJcqSC5c/jXyyCCxKjdj+Yf83GUMIrya9OCRZuKl914ZBs/WTaiSEwhT6NDrpwPK+K3zB5t63ur",
-	"SKWJGE1+zKbzXeKZrU1ngbd4zEB5zEB5zED5clV7hvlU855tc0O+J1/jObDg1dV+AIIDgQ1FmpBa86KV",
-	"IVY689Q1XQENCvU+deSCHdrjDEkSwalzXRAr0kWY/mIc+MvnMmZT+4O6Ea3l/tdMP3L+R87/yPn/oNxD",
-	"wygzhmf5JPX88d7iXrAoJOz3lEaKUCxLxsw9cnxyRsZShBxdijIKVevbpB+W1PI/IM9/O4FVWRFwrZkx",
-	"1qVDb4MuzlC1kaSih3IMOIJmsZFDbl9GC/dnQNQth9+aRXPCiiwk+YTpBCJH6CaiZEJ5lCbASxBpNknF",
-	"tuYHrrh5x+9O8JlJ/eny97Paj0dr6FEmPsrE7ycf3/z/5PL9yXn/x7MT/GC/enF6bb97dXoZkDfn+O/V",
-	"yc3Vr2Zdf7w66b+6vDg9v3l/fHbSv/Ks/tsIyTiRf2djJJ7arFUAbJnLkEUkYRlsdSGJSgr0lY9pFB15",
-	"HQCimO6SYtaXb1geEGzC8A+WyA7pZ8lsoFpAMHMg/L02ecHmsWbTt63BKgKG+SDGZfa636DLYzZYDZfP",
-	"pv+YdPUlkleBZYGehPJpIiMjNz2xVkQggywQgnFzzWPX9f+u2Fv1zxOC9DAbux8zeIfVZeQZEIVDF+pl",
-	"Vb/YxMn2q0SUIgeOrcgcuoq3AsJCo1tCG0tEwK06im/tOF/z/Pkxao6de9fHIM8ylpcRPzkwY9s3XoS4",
-	"u98OsCuohIougJXUA0avBS95yPEpgcF8xZP+NnvLesvwolj2jYdWlfIW4dhSogSN1Uz6Ojv3VsFA+DOO",
-	"eY3OfoxZQiYsdB0IkKli4TfJY7YkmoUDAdnpRnYnLMaWksPTkM1jqZkYL9qv2GJoLMw0ETnUpGyWzf1u",
-	"t1J0wwAPrwTPzQGa5fzxnd/hhXKu1q9pZ9qxVlmZ2RY4iBBGk4izpJQdUNrMLw5ytmaqls4ebd5Hm/fR",
-	"5v2jWpnSRGcoyFnDA0yzf90/f9M/y/rVGEpEGMxFJGkRzm1l0seG9myNhAZ36PcgnC8xvogOUtvxAcry",
-	"35yfmz/tMuqC4g0IcF6Io2u3eT+TgXPV2lq8UMokX3wXAMX2bNUouiXev724evXT2cXbwOV/YX+J0pjN",
-	"q5Prm4C8Pr4MyPHZaZCv87PIw2w0k/IWPziA/wxqwEwafBmtfHdAB54dLHfyRM5oQRQjKHzzTQK4thVn",
-	"RpXI1iVKGA0XrhgtA0HFSK1dJ6hasH6SzjysSGaEPcmZH9+XQ9pNDGb5jTSER0/0l5bKjzL2UcZ+nl/Z",
-	"M27yr3/+f5a5ZdI2cEhgNgKoch16oMkjcHkUBNw2bFXpnIVf1JtcI31xqO9B/J7xSa7HkHVlwFoCjr3t",
-	"ujSVXrBCGQLig7jaZi+VMmHsy6GphtRsLN/GHCJMxYYb7GVY8MkTIu9FQIRhVrBh+fNj4+GrZaLbQmLe",
-	"HVC6qBuj2IkJWTQA6OZgdFyvG9AXNpCTVzDco6B8FJSPgvJRUH6PgrJk4oCkjPhEF/vwWdnpWXqVnfEN",
-	"pKLSMv4eZOI1VIEVLNLA26MycWKsyjKFIw1V745c5zJkBMHnChjlMiEATGf+eHV6dtYjS/JmtawzqxVX",
-	"NXA20/9uZZKZXD+KHqXRozP1UX790fLrD3CO3lxcvu+fnYEggr5gyGatnZZFWQqe0wcLH78rbSamUC+7",
-	"BmITrioaHmMqkNWLIINkVkxrLqa2byegkkTAlTW9ZQCfSNgHOo8j5tuQxQlTrCrUD00r/XgndqJfM9xV",
-	"Gmx1k3Vck8DVTWPf3SSNzGvOtI6DnMkdJ3LMlPoTNmS1O++7sPeqXxF207/ltghu9XS5C6PthsminaSw",
-	"ldWqiTv60ORf6J5l77FMNKoIsE8WKRYbTaLOEDGFWWfw20DEVDm8MixAVUROAus2n3Co13ZYEyFPGJxP",
-	"Cxx7L9MoBOTzgVAQzv7ZHF5KhmacF7ZVzRDbPQ+R7m199zBTNYZVYewXyeIqFVdmuo2vo4DYEf6YGh43",
-	"uNmveige8+tfKuHmD7B7WBzRRbn02mt3FoHV+7TggOSaOYIlBIfqHrxFnuDxaGyNMrbi4H/Ui5h9WgnX",
-	"5aSS7XbgWJRtcs41aVbzKpk4VlXTOLIkB76lzKnNs4BfH9PNCtScI4IKDcSalCpwesg69ePrwo7i/t4s",
-	"YpbPvawj/F07r9oDcMVouGjPaciKh1SRpi28aU9TmoSBN2raU6pZQJSmUdS+p3o8C+U0IFrK9pwKELCC",
-	"i2mL5DI1s/nDgrklPSJQNISHz5JmtvBGVcdSIOznenFtbad18n0zHfDSrsw3OZU42Cq0YE9Aj0ezUnfc",
-	"8WeMNJM6om0F1VR3RBCEeSIT+ziEnZGp/u5ObApNRuvO61sI+QiCe4mljYL0TwmdMqFbRDAWKqIltB4o",
-	"mVrgTeMqz+tkqqGowkHchnKseoSS1zS5DeW9INOUhyzATj4I1eQWO1Ng72jC6cirwMVCS2NeJ3V9ucpn",
-	"8g28+zeUk2/UCjQe2Anng3yUnBXH86W834jWDEl5SkJoMCdAC1phkZqMXPWEpAqU9Iee2HVujgLINPNd",
-	"XhVj4J5CiE8hSUynXEx70KfUoxhSMqMinKQR4lVXdIxVjCnEc8xjoUPc1ZzYFDKpbas0Fx8gNDJiFkLD",
-	"QxxtGIDbiwpETc1ahErt/J+tdZL0G0nPVXIz33zgz+UXMW+F/q1CqpsgPETnwpfwgGwDGJ9HgsrRsFNx",
-	"xwkLmdCcRkGW7IH+klsWa5KKEPHgCLclO96zYUH8nQpNsN9p5gFhEZtSPOVcY8NxcOTKmAnsqgPfaej8",
-	"zz7EPGFBzvWuoG2YmYgDEb1jScjH6C+02oAD/rPtzlsdcqqVgz+Fhr+ur4XI8s1zdQ0BSrcMJJsjZh40",
-	"KSuC5Af+rWBSJRDtTHBCrAmrCzPge+7SJ1Q6Z4VOzz5INS9B2dte25g8YvfB3MdDl2ECWpEwLAAYQ4dc",
-	"lRIkbacZTNXxPCGPHR7ThImKNnkvgJqyw/p9gntl84P51pRC4ruER7nOA5D28pfFo/9WwZwip15DY7j8",
-	"dg45vOHxjEdhwmyJ6uczYNztgt4S2M0GJ7BjDw9Ava+tbiw2bc+UH1frCGlhXENYZMQIC7lrdAkccETH",
-	"t9YcfnNDmtTWPjp3BYnYBB42/Nvf/jbMZSjjw7EWutwIg67sS2+0lqwfxoHR28Y6WphBoN9nVYP5lZr+",
-	"t1EZNiBCt/iPOv1y8SWtWiiXwe8kKftg9onroxIVKqzTBxr8Bn14im0dVgCujWS4ANZTSQVkyMOhE/7u",
-	"Ugckak7gQMxTZTHYbC6mnnUI6vyOW0GiayyhhM1qGplT0dwwEM1hydXVAe/Vb913nfsZEx3ASh62AvRt",
-	"5AwgAOG18MAD0Tw+OcvpEsg6bek4Vx6t1+FaYyND4AK5fRiIZu5meD84w0fGPhkvxhE7Iq4pzTMSMhZb",
-	"syS/3ximQt60hvcUkm4sE8TfB2IdmZULvasCXJep/mKayMOCYzSKLia1g1WoI/atYdAP7alsWzxi8+jO",
-	"Fb1/jYWw3zqWthUrRYU1jujY5/Ps/XEzserwd83X95587zG+Y1hFhOSCnS3yzarWfwS3ZsSK2s1GbYPo",
-	"fXsEZw1L6DcN9JXt293MSl1l6qLqZyN+/g5rbU0NN0utDkimhuMcdPcwkR2q1NkHYxTAqnXIqVIps9Bk",
-	"0oWQLi+ub6oS2u/kLTvOZvgFTaWDKnveDBc+6jcl/casSsnJsaMKZABt4eUtE/laQl9BaLfeItQVcvG+",
-	"jKFg9GzfRKWgq+T1bItruE5559pqCa7XnkUsKpO902AUXShMVKlU5AvU+w2kT268ugRTf8WOInOmaUg1",
-	"fST6pTha5TqRJmJeGQoAindJShwpDZWz1h+hxldmaN24eZLmcHGr3g+BtA+e5dpA9KAtREJFKOdkBGVq",
-	"WXcjlc5bAyFjZuupkNn3L09JE/Nyzefdu70WuBLhbOe9AwjrBE7PgWCRsg463x7J6LzgmjfDXr/st/cP",
-	"nzqT3jxqJu9t9q6xDDoDUbDEZ9aoznaqR7hSqZFE6NuzolhB11Or+g+Ew8p4CMsaiBfOT1nmNlZGFn2/",
-	"HdIfiGHV+QRBuNQh9H4m4R1sw2BPbQMBs61EW4EnrRKT5WYvaaJsrWFRoFtfsQrIHtGSPPvhaZc0KVkw",
-	"mrSO0FkiUx2QH/a7pPmkS0K6UK0OOc9zRwA5hfZUZupH+DJ2O7QkidRUs9pOMjqC2VU3kjHz2baRDOTc",
-	"txUzK2LY/fHpiytFmvvdJ51uZ2/vSae7u38QmCOw1wtHz3q93Sf7LcgVDMOEKcXydG/kxFgKwcYIpBd4",
-	"Y+/Jfn59qFi4+zvkP9o/yeSeJiELzV/Y28eS/YjNOB42wOZKE0DuSZWZaZzID4u6haJRJO9Z2HeTLC8Y",
-	"9pJp9Pa7B8+CL9vk9MtZKngCtpFYuZxny9WQRWCEohE0ZoyGDCOOx3Q8Y+3jDD24+GAh28Cse/mQgQ1v",
-	"WMu5s7LvzadHiZmTmKjWG+sHDviyvphJjrIm5dlwsVIDTsgXyG1cMnmA29NoVbv3LBIHcSEBcTGUEoo0",
-	"ZaoVDxmxh9CW9SjfZe9eQCt4rhXkeWFnrSQVKiCUhFzRUVRwK1kIDpsNOmMJK+T2C0icBlEK0iDrIA3h",
-	"FsMRwh4IwlwnVSvBgiw2h7FwoS0v5jlEL7yvQ07oeOYeYruH5paCYljRRuskhA7JGMJ+mLkaWFQTjDTC",
-	"Iu8ocgsczrYZJ4ddKIJGpGvrsjpyRT/GUjyGWCc6vgqFRzRE2WrOO6xOVhxklRC/s+vi8FeOAtZIyksz",
-	"T8X/wXxHtKwh2mF9PzQwLWp7oW0rwcxCDLOVGboMmzhhd1ymClazbioYOa6XDt3gm/bzeuGIye5AXabC",
-	"hWBIJHJCsk19ZLglE6XAYJ0Sm9VHBESw+1wfQulWlWpCieZz9vUbVFc3kb5jiVoFXXzjONOEjo1Booht",
-	"hWxvHHo/Pn7/fpTyKHzPxUQOja2W8LErRoFYNNj+5vPPksSKpaFs2ydhaRfcjh4ra/jIVLeQk/1yfA15",
-	"E3C1S+4wiwfsDoKyIMUSxsiMGsY/lvM51xpaYlIxZbYu62dppEGEIQcfh4ionshk3iF9sfDOCAgIgc2y",
-	"5K+AKKKUpMk1+h5c8SUdyVT7DKbWkbWhjFWKraIR+9/5LsysRmxscUoKL0hz83TLpFkUQbdCoxcm1ui9",
-	"FYYZTyJ6DzmUOllU+kB+sbv9FRmLG6JGg8T9dUl2aH7+CcvCcjSbM6MR1gRjzlmAS8k0GbNsY22eTIYC",
-	"XoSENU9akyk1YzTSs3/Uq0027L3f7ZoTC20nrRJhCz9wxoq8vLm5DKCYxTtTQqrpyJzUUDKb6M4hNI9d",
-	"M4S5G8iWNBNmMdGEa3aBNih0W2YsZNXJsy9h+l+TCO0I9ZjhsAZckTTufGs6YuM04XrR6P32rphUh2vb",
-	"K2yTnWJGH7j1jXdAB8hf1Urmba+xjWwdKIEhXItq59Inlazxydo4wpMjosYJjZmDxDW/AcVbv6yDyYnq",
-	"Uile2+mu3XjNPujdOKL8IS3r7Qt3/tpKx2Ui50bkpcrvcNMsG2EfYqkwg91IM6rNkYTcekqQh8DGgU/9",
-	"li1ccN45PapobSUvgpKGzViRjwx4FuPyczIIrjmfItFAvgMiGATksPska2le5ElYBJBjSlAOrxM6mfBx",
-	"rns8zHMj9gSVRX8Md4KhjQAH9vxNWVPQOOxuE9pdwcqu3Jb0HrLb1dyuONzHxojRhCVmZGOn0Zi/YjAP",
-	"YzShDK0yI28guxXNxkiOaeQkd9NqtfBx6LJOjUI1xSLJNIkavcZM67i3u7u3/0On2+l29nrPus+6jWVL",
-	"0WiQmCX4a/bYBHOLrTsSK8ZlAmQ8jjiUriWQqcs1aUIPaZxUx1YcdMZyPswclTdn1+iZhIKz4V4XpnQI",
-	"UxpakBj7dm7hQatcuBR76zQhM6m0Is1hu22/acM3wxY4hRQjb67OrJcUdE832XuoCABihbpYpKRssT4C",
-	"vbNPvd3dj+aJnxpBw9dIGEqb+UAJ7Iix182emK9xYYMlf7nS2bpBAhB8hb7GvCYGCUF0PGaxbsExwrkU",
-	"RzO7aaQRE+kcqE3ruBHYrw3NvfOUuAyPZzUhLAkusCBYAmv1WwJeppBrX9+AWiJPfH1u/n7fIaDaG5HV",
-	"/MqJ7ae5iAsTiKN0yivvBzxiY66gPwznoDTVqQrIjCstkwW2opBTdeRQbPPPzsEQVz2escQ93ncVyd/u",
-	"EDuqFsdsYvuaCU1OICijdMLovDA4lGpX3Pw/DBnC0mKWOuUaMDqyhbbHIfcwLuJU1y2y4lNhhNCMqlkb",
-	"bDEWZk17Jphdb6s37fNcn5OKVytXviizTpkb0RoUWAsDqAqAfehsiTIcRZ5Ucl6DmuiLCBWZMWNfewAh",
-	"MloUyzjcSFC8YDERuYY7HHzNjvI1tbnxPTBQzTLWBix7WExPq7zUzVyNoLHB40ROEzpvWS+kTS8OVc5L",
-	"W50aAYLfDA7KD6BAAvsyT4BiDcDj8nkK8BXXLknS+sHHNEk4U8jU29lWYmyDjnWP7HXIGbRu6ZGn3a7n",
-	"ioSSORepxrYQ+TDKfpfcJ8ZAy74sXY32Y0CeHpBX/EcykqGZQ/Ng/3lADvaetPJ7MIWEvMr1Ny+f+xbe",
-	"3OvK/glzpmnFA35C7w84NmoNXpWOZ0aa2ToWBU2ZcqwMLNsKYYm7YrUFLJrBzEteUhebNkEusLGN0LJf",
-	"yBbC/cRm+UCmgS8UNVoiWKotT965MB+M2Pz1zaub/vv+5en7Vye/BqTw8dp9fn186b5ruXwDoz8bk4eF",
-	"ZJRqB7zkpKM5wSUN21CiJagRTG7sE9aoC9osh7/sKpqFanx69+n/DwAA//8=",
+	"7L3rchs5ti74KgjOjhDZO0lTsuyypTgRw5LlKm3LkrYkl7um6GOCTJBEKwmwEkjJbG9H9N/ze+YRTuwH",
+	"6yeZwFoA8kIkL/KlXH1UP8oimZlAAgvrvr71sTGSs7kUTGjVOPjYmNOUzphmKXw6mlIhWGL+jJkapXyu",
+	"uRSNg8b1lJFYypRQMpKzGRUxGdEZI3qaymwyjUjKRjKNWUzuuJ4SrklzkDKlByQTCVOKDEYJH7Q6jajB",
+	"zfOmjMYsbUQNQWescdD4NbvRtO2GjxpqNGUzaubBRDZrHPzWME9rRI1RwhvvooZezM1tSqdcTBqfPkWN",
+	"YzHhgl3D99XZ9wRh8DMx9xE5JnrKyIhqmshJxkgzzRKmIjLVeh6RO5nejBN5F5F5KkdMqXzac6qn+aRh",
+	"ElEjZb9nPGVx40CnGSvOfUY/nDIx0dPGwdP94KQ/sFFmJnkSm+sDY7DCFauG+reUjRsHjf/rUb69j/BX",
+	"9ag4ihn1JGazudRMjBav2GJ5uV7TG6ZgiZSmqSbcXa9hd7nA35hSXArS/Of/+t9k78kTMprSlI4MKdXv",
+	"c2Hothm7ZrX2njwJLdcrtjiD54TI84YtdhQx40SEC0LFgiRMa5aSEVWsZgvhnw23cK/bjRozLtzn3dAU",
+	"T6nSx7dMaNzR8jQvmcpmjNCxmZWeckWYuZQ0uVZkoNjvgwiWdsDjgaPShCptT5f5h/FbFrc65ESTWaY0",
+	"vC+hwj5I4zqQGV2QlNGYNM0y2J2KiEyLO6fMENR9aid8xjWLzf2tQ1g+qacsJSKbDVlq1nSUZDEXE/uM",
+	"3+F2gRfZh+zYN4rIhGlLQmaC+91uh5wj3dCJmWnv4mRHEaVTRmeGXXC8epSlSqald1d8Imji372WtMzK",
+	"t2Hp2ycv6ghr/1lo085kzGpPoMAf73v47Jm7wgWqHUX53z93oGzO0luuZFo/VvGSzxzumqqbEKmbE6mp",
+	"utlRhMcRoYpQMpdJQib0lhGu61gqPm7VpObUHGpz6//8bbf9/N1v3fbzdx+70e6zT//WCO3uW8vPa9fj",
+	"Lr/gs1bjk7lbzaVQDKTpS5kOeRwzYT6MpDAc1PxJ5/OEj6hZqUfzVA4TNvv3vykJl2023AXehWNWecw4",
+	"UywmzUGWioOFkasHdpCDsZvQoBURc3LNaR5NqZiw+ABOnHl7pvSOIj9LBadSSE2k8EJTsfSWpTsKmAkl",
+	"w1TeKZaSOZ2wIj+QKZ9wQZQ56kYZkMCh0gVJZaYZSNYhU5ansLh16HgTcvFUJgyYmBk9lvCLnLMU1swO",
+	"HeBb/hY60kRmWvHY0JrKOV7TPClmmvIEWKfyLNOoNLACZmjBmJlVp/Epari1/oZ72CP2kaR5+fKIPN9/",
+	"8gPO5VrK11QsLnGX1LedU0o1I7DapDk3PF9m6YgRGscpUyoi5juzkjIlo5TFTGhOk5bb2DHlSZYyMszi",
+	"CdNkLFNyl0oxMbcoQ2hqDqIwQLZmYLfNg1aHXDKdLrwUZfi53YPPMUvowjAXFA+wRIXflxnVFRtJESui",
+	"JbmjXJMhG8vUHASdLriYdMqShAs+M/poLvu50GzCUrNkn6LGG0EzPZUp/zuLv+XunEmzjvZkmE1oypTk",
+	"fL60IXpK/cm+pQmPyZSlLLjyGbyOuXFE7eL3hLpjKYuJFMmC3E2ZwB2kKSMjKcZ8kqUsPkRRD9eSEU1T",
+	"zhQZvH37tt0rPPCA/MhoylKjqySz/9FvwOj9xqCygdX7wuJmNKVJwsSERWSw4rn5WldFBayrXWzze+/i",
+	"JKgfnwtgGR3SK7wxrro9E7++eXXde9+7OHn/6vjXqPzxymwSfvP66MJ92yJTqnBNUYUFPmSYkuNdh4bn",
+	"aYlLz/xQdM7xXsPnptxcsSBayg45MxwXGOUoZdqMCpdQNTXLME8NQ9UcRdUoZWaDe0CpY5nOqG4cNGJz",
+	"8DQHFbmyWJG75cdFYCn9r79wGvyZfZijkF3ayDRjRIoRI3iJ6ml4uzlVygkps9JckRQl3SFJ2a28cUqF",
+	"HWooZcKoyMdS+G4VpjYECQVU7J4cS4ZnA+8zz9xsQaZc6DBl4g7sKDJP2Zh/gG0d81Rp8rRgNUWGB2mW",
+	"JPZAzWlafKN8IKMWv1Fut8rDvTWvQp0cRw16njLzmiwGUaxRnM64yDRrRURxs9qGNNDUkBp41Obv7abz",
+	"MpWz0PtTXVArykIj+HrCmnhLP5gjUXQJ/HJy/Pb4shE1zi+OL3vX5+bP3ovXJ2cBD4G5W29L4vaWGhK3",
+	"v9aRuDu3m1GdYkxZFcneCBqyZjMVfLr9gqYpXcBosK7F1aFz3ogaJdZT/XzlvyhworB7JVeLf/NGs9kO",
+	"P3J+lxz+jY20mRQy0FOuYM3LHMe/mv9jleizrHjpxSszw2cFpwKiyCpOII7jmJv9oMlFYV5jmihWZY4o",
+	"xpb38aWRtvN5Km9posjHfgM/sLjfOCDGevgvfBzpN0ZyNmNCmx/6jU6n0298OkT7+o4rRu7MITGkME/l",
+	"bK4JVTcsNjpSZ+kV7WSC7zifJ4tLprIksN4pm5mpOWOovPTryatovi5dfUdTwcVky2fe3WcqldUoms35",
+	"86Llty1MsmbpYBtfsBFXHJWyLSgkLtzmzl/v4uLy/JfjRtS4PP6P46PrMFNi1KqABSfFbndvf90Z9COG",
+	"3ubHlNGbubTyqCLppcDXCsvl3zOamOs+RY0xZ0lovz+tHPF+R6w0q6rhcXR8SvwFRN6CvblIJI0j4v2j",
+	"xqC9I00ulGY0NrYozP8RvhF4JIt+oO7zp9GK1w8I8VuaZAyV5znNlDUdhYwZmGZ+tcp3vpDaCN451VPC",
+	"hZW9dvaVOe09CU3pBjXQInnsPftcSlravyN06tcxD+vzrzn+fg9Csg6sMgq2FTo386vR42fDCUrL+dzo",
+	"til6nRl6jcwlYJclbAwsclaSixu5vUPMZ8aUopMaPQNWoeA131xOlVztATaqqc5USUqPRmyumeFfYCCy",
+	"eL38zXfDPzE46fwt3wW33J6oi4Si5rB0JDX7EFAx0dWcZgmLiOajG/tnzATY/namjqPaXx1zdoEYo/wE",
+	"tb9bmnI6TNg2a24UXMMMf7H3BqWNMXLDJ3tuFoC4sEZuNMdylBmp3Wms3xFcKzdM8TVq1n7MJy8dy6gK",
+	"kzHFU1g18wO0Cmxn87UqDhxYJP8MmiTn48bBb1s87V0UWFqWMLOC6BokMA7yZbOmH9oT2TZTaKsbPm/L",
+	"OQqLNsgRo3CBqFhlEeAtW+od+cZ9DFiLaKuFf9M2uugOrx0j8k6gqIHRkkbkb4vctkd2BlEjztCR2QDb",
+	"1NJuw9jM8E+WJuZisdhYE7eByOLyF67z7xSkRLDTUb3eVHRX5bOxX7RE50SHHIMR4xyYYKfPpeHnhGqw",
+	"7CPC6GhqPhmjc8bMgi17JFZY7W9LhpOWcwXshYvJgaGyy5dH5PHjx8+JMevcsR5nOktZZEadSaXJHlkw",
+	"mipC7+iiQ84khjaJ1slKm7Q8kV3z2k/3bZxRRSTmE65VRHY6OxHZeb9j+OFOeydCkcbFBEehLjJpmIy5",
+	"5TCPn1uZR0dagjv1oJ91u49HZgLwF+uQN4L/nrFAkJPQmRQT5yWCIH3JPxW2t51ZXX43NK5JE8KIUiSL",
+	"VkScnU2aNFHSRoftMDqVSUG2g98XjHHSBLMWgg2t4ATqLeXrYrSyGNxUjB2iSiAzHVUMZ9IThM3mekES",
+	"jkEM6yrazqTWOpAI8bO8I4m0QVAzG0N5ioxTOTMK6AGhxB1vojJD5or8sNedmuV43p3lBLj7wxPzddMS",
+	"YqtAhJ701wueoikeOt4veMpGmt+G5LtRYpfi7iEV1Oob9XwBI2VVtuA0O5dukUjFYnIrR3SYJTRdRH6B",
+	"PvZhULSOL8y8nOHWbxjrWdN0wqzx7EnMHgwe47HoNz6RZixH6lEuwVVnFhdJLl8XPr7yqtjqLI2vpIEX",
+	"N/EGEiHcKq/cRoju0WRrFh27B8BWcKHpDXOnAvRsjJKJmKU7iuiU8sSyJGX9qhWXyDaO4rVJRVyXsokO",
+	"ikpYk/rkHSkwaQJjkMBhIJkgyFTiIuWvUmLyI5Lv9dLTCuZCVRYtImCB6MKRJJbE2qBhZptvYJ7ZBNtg",
+	"rrbhvUwY5V1I/VJmIgbaEOOEgxLBBcRsgt4EVYn9rya7ShoAUiGFJCufh5WvYj711WZFlVSd928LZ4Bg",
+	"H/QRJIIsr/cF+rLReSqTGII8MJAiY5kkhgXPqTJUa8ga80lW7cTmuvPSIVznnPIjBNcpNft8CbrRMnNm",
+	"tzTJaI1NjRqWsavyzB+Mj6CqwxOjjRA5LlAmnC85dpkXXs9fwc+XplwVkDCyCsvIGSQQjcsWv0sPUuSO",
+	"QYx1ntAFKx4UH02NSplv21nd45rQkmE3bg9RnYC8P3InsyQmU3rLIGEB0sdwVY1Kln65BRNSX9p3Dk8P",
+	"50Ptypj183qhXbgRFRibYumIK0aa3gJXLbfdiy8349V+X51mAgLDIXNphae2nNRoycjtW1Qi/lVH5z6O",
+	"xvtTVTlTdnNFCDwMhmtBANA/JKiW4HUhHyj+gul+BR+n2fgX1k1x4HIs2pOMpkasWxdMe0I1AxskSdp3",
+	"VI+msZxEREvZNse0nWZC2FSHZS5ZGGBbBRCpGYX3jhHb2phAijRxhX9hKaYleupVYNMUpP+Ou93fHFy2",
+	"VVS6IRmG6Ow4njB0cWxJZHkwbllEw08Xlul7V4//K7AFqP1u8Go4qr8h+EreJ7okcsDiDCk40jlkCdcH",
+	"QZM0KmxZRS0HJU1IsZjJLGx+FtTDZSUupdyQZtgdY9TVreK5LE3xFetd2NsLm1TO8vzRZceBjNk93Mfm",
+	"iWHfFezF+XjLWabesV/dXaoJJZfHV29OryGY4bwHTYpR6kxonkDGScxtRtxqoaDmTKxdxCu4CD3i6ZZR",
+	"+dyJvtECWEOvEHDchE+URVQozFh2v+fv4fY8sicqp/CVB/JonZEdDk2PdCXseNF7c4VBx6s3r80fV9fn",
+	"F/j5und5nf/1/uXl+ev3Z+cvjoO2RJmuKzmm1SeAgyh4uouGdkU+zOfJAjOeeEVPhIwfNPXg5uCTb0Kp",
+	"WYX6AuBUeQr6DVuQiVf8FKbNQ3qaUZqEJAoSAQkbj9lIV0JzYYN/Zg7pckLh9fkFvNYhsUydHPXOjo5P",
+	"zTPdLr247J2cNaIG/tKIGq9OTk8/M0IcNe4o1+szHMc2IxPf9IBQArOxJx3VYtwCG5OLkEOYLTfsfHn3",
+	"8zsFu/N3A3vG2gbcRjKSM6bIkI5uQMXOnYV2uTG38imWWeCHrn9N61lfyofAE7DybIVouCdKdgmPzUK8",
+	"eXPyopDmTKhSfCIUad6irkJ+iIiShMeKKJlqMlxYJ6jhVa2I3KVcaybM2yXyznllwak3XcynzDyKcciQ",
+	"hl/ANUnjlveaUz2NyO+Z+duQ5VDGC6JtOQ5XwIaRSUKFBiZws8Q9CTO/Ybj9btcoi65cA0NczYEZoFPg",
+	"bViS5flulvF46awVAjUlavPLG07wKUeFtxN/V9lsRtNF0IYqOQc2ZOJqNX2c2YNcfoFhKYti1bwL+RZG",
+	"acnYyqgFZv5Z29i6UhQcTbNbY0jhNfSUkiYlL45Pe79GYBLqdNEy+xxnrEOKOWTCkIW5X8HdUmyRtMhm",
+	"hmLjkvTlQj/dD9vkucZV5TEY2/E5EWUOQO54kkBSJVYbEDqhXLQOcf4+95BqzWZzTcZccDU1jEemkZEO",
+	"5op5kk24IAKyWlMqInczDtMhPXL16uTi4vgFTgBd6Thh5GZM64TFh/CLzDThxtSH+EAmYpbC7XDsZnRB",
+	"hoxkQt1wwwC3WM5aDVPU64iQTlITjnRlTxtukJ1wTWizqGvVEKeZ5o5fbCRVp/4DK8ev7E61yoTIdb49",
+	"hnhhHyBjBsS89VF5ks9XHRLX8dYJ1pu0Nl/zzfRBc8ZzVVBpNj9KWcx1MRZUXEjN5q8tW6gPBAclsLVX",
+	"KjWV7qXzAyKTWEHSkiE5Q6DmfDjSP6gwBOADli3AF8APSFMxRoDhtCK80gifeaZ3lFVvIjJkUy5iQl0E",
+	"ZkI1I00kughqeBz3Apc6jmfef5nLlDalngrvaJK8VnXJFoaydhSoCS5CO+NJwlEBU8aYnM1YjIleGNlz",
+	"jMGXEVkaMkQ2pjyB4DJeAuR2RxUsEDdGq60xOsTRyssKqxgF1tcuo9mTVod0A/Qt8R/zHCRkWnyNjVaq",
+	"GsxzlYY2nl/I7bFMIOfXnmsUSDU//n4LVoq9q6VspIvjsxcnZz8ZI+HN2Rn+BQbFC2NIvDk6Or66akSN",
+	"l72T0zeXzri4OH4R1FyXpPmyirC1AX9vM/2+hvOfwz5dZ5OGycClntTkIc0YrfheNsjRr+GMK/NW3ECr",
+	"Z+mTu5YmmudALbMb/M3mH+FjicvNOrRZApbjjWhC0y2yC8vLF8wx/MYL6NPBQiv5M6OJsR2rq7eckyhv",
+	"1mce2buCA8lkWzdGbuQunyYu0JW64eH7nBAojuVt7rqXu0dI8/6MC9SEQA1aEjOlQYlAlWxjwoXtCVAr",
+	"ypMfF277ls8Saix4nfMTHBRBChJmjNoUUA5UTT3WSj5WmoN797ptuMTxts40L6QyL78jus1c7oq1MdC+",
+	"ggSJcLLBZ2wvS+Kr7Uh8Cu9ee2BqCCbfQOfhUdoYZVOqPpt01iVTz0LxzhNU0zz5ACkDIgVohhV6i/IC",
+	"7UxYEovD9X5r3NPbMYjaqGWFdeT7WNqg/P3zVVpF1zinIsQBbf+9237+zv77vv3uYzd6+jgEdRA1TozK",
+	"GojsuPqlT5H9ezuFxt2zutTz2+hxoJWviLXUmdhQVxUmCF8PvFWkfA2VLQvVORONfC0bUWNExYglySYZ",
+	"/+6toxUE6a0H+64FRTDfoSDNmYfXFOmZnzb33yH9rXXaVTJ6qFKEKjLAXJ2B90+bmwBY4pDYWJQUObsw",
+	"P6zPj7QvEHxtpTIW5zXem6W8+0LE6lIJGapLv6I8Lhd6WiOcOhezt1cNgZCmkHhVnrcLBTEQkkNogroc",
+	"Wpe2Xld+fAD5fTYvqmdRCiDLwpfhY+gWL8/Dt39t9y5O2q/Y4iBwwfotqE0+fxfOJP9bpjSxFAtGNpbZ",
+	"Rg5ZTNn36ZD83QhXmOjNndvDRqT8Ph95AIRQdkUOj4DDc7inMKSWN0zgiPBn7YBLAbokkXcs7mG9M9uy",
+	"VOGPKctX24znqt7ryqNrSvydPwUynUaQrU4YTRPOimAVRv+Syq25kJB6zVJMuq6R/qvle9SAZ32RgwJP",
+	"sudES/KIzvkjSEh9dLu7/lzgPPJ1WlYpzMoWaaC4P9EyZRX3vrTTIe73HzJLBU2OZOaAAMuxj8W1zzoJ",
+	"i8WQ03RplOHCAfJ9xkO01DQJXbu0oBqyU/3c/fgrFuBMxuwXzu5CZVhYYQtLFJ7qtsGTCRcsd7ptk55y",
+	"y4ReMRGwAM+HIFK24hZw4xX7PWNVE6T+PXj4XBmpfJ8pmPu2nMG2QREM/Gzpw7u/288ndmNeXSNqxFJA",
+	"gZa8E0FXae4w39ZnzEsev/J2VtZ2mUyWNq1EaVHlCKw4RRepNN8E88pGU8rFNZ+HLEBFYj5hSnsNz4Yw",
+	"0C/3N3z4F7a4t8vIqrKJUE5WJjZ8ymUm3ENUgeKXBVER9HEsk5jFG0Zetkm+WumJMS+VZzKpnIZwhFW0",
+	"kA0TPgoCJ10jwmNqdlrxiTkcCJtEk4lMuZ7OIjJ3t0fmpxML+YN+zb7AjP9RwiEZGnInwDGAUSEoRDT6",
+	"NIR7+USwmIymbITRLUWk6AtQ2WKq6ZAqRpo3bKEO/KTMo1KmzZK0OuQnVy9zN0UwJtDztOyLAQBKOQIl",
+	"tyzl4wVpt3Hy7Ru2GBwQWhjbgs0ZVRLQi+KoL5xDA+42es+cj24UvsANW3T6IqBN2nUqshkW7z15svs8",
+	"yFhgCVdvBCLucbvQkLYCuSlT9sElKWDM9xkZLjRT7surn3vtvSdP3ceU3sGswYuXuy+67ee0PX73cfdp",
+	"2GVh1r+2woFNuNLMFi9GDiA0RVPQTgu+Fha8EHbO/KYiklDN4BThl9s5SS0tXyGRBqFnosZ8M0qHPDSz",
+	"PI/37ApyQZSmIqZpTAwZPt1fry7mW18c2O2wXcgVx9Lxnlo9Z9M1sSrjF1Both/xm+o531ChuZ+Gck91",
+	"IxzJKdRh5BSxgp4KR2PZ4fgF2dTnMqTDkgTA+gm9LZdac9LxcLfNbJC9b3K+zS44/rYVKBkytFXgbxbC",
+	"zfM+nitYd1OeeNZ0nxyb8oj2QQVcPmHefMRQ/oID5dDN4yC39oeL4jyb7TZawW0rUY0EbRkFYK6JQsyc",
+	"4i5y7aQ7xjBQ/hbza+28Gn651p8Dx0jrGG0hG6OwbStOyC8g1xHxcxu1GOvUjFqMpEy9KthUU7r35OnB",
+	"P//x32EvICLb1gCFpEr/SOOrWsXz5OyX3unJi4PCCXN6H87C1p4NGdFppvTGSmlCJ8c1pYLX4fJAwPsd",
+	"Wg+pS42ytMFismB6w6HzwPJS2a5VGVSWeDRU+/64+O9nXM2oHk0jMkzlDRPvEy5uIjKh86gvUga1gRGC",
+	"2L4vwFDhFyjC3t+6GqcZTcx0mVH8clL2Y5CmXf3WIRHyfX5FZD4iGb43SlBfDGn8HjDRdZYy0nxz1js7",
+	"+vn88vhFCzXGGjijEnCiGakRNfJ7G5Hb/nBh8cbWChCK1Whj0uwWMlSxfmT7tCg7/5IVkpNU6ACe8plN",
+	"7NuiSP5qNGVxlrAUMY5Vh/RscrdEHFWEPsY8W6rIwCZLDRCl1VypIsv6U1s6auPHGNJkIlak+dPxNXoK",
+	"lRvPJ1FGZCCyJBkQmZJBd0BmjAoFXk8z8rJveUY/XFqZv5xvKM2eZEJBFNUYWpSoRGoHwkKaNsMLUi8x",
+	"xyuHVF64nM9yZv5uF/4LpucXd295Q+TklItA6s42OAIJu60pE1sVf14RFFTs9/u4XMxttlAep1SIva2q",
+	"jD+Vkws7y6WUhHnCQuGjl4ZQ8/jRHlGWCh1aGiKoZUIfEnB/vjbMxEh8hWYRtXUIQ5mJuA4e976elISL",
+	"LTwpjgaCVW06SwWLT90DA17hwtuFOpboEdRCwJQc5g+a7YmcWAga+NVnf1NbKH8vnlR2lpQmV32dKN9f",
+	"t2Qh6jiTMfvaNWBX18cX74/Pej+eHttP7ssXJ1fu21cnFyAa7B+Xx9eXvzaixo+Xx71XF+cnZ9fvj06P",
+	"e5dBOVGs9lr+cTZjMQ/Cd/uaqQMCyEIYGi8WSJAhM/trO/LUpX58eaiW+xdVwcJ9r6VRSG33KG0erbkp",
+	"VAn+EnMwYzZKaIrKv/aZ4NiSKReL+K169NF8/ymM3uOSJ9ciF+XMf13zjjzxcqnyvjBNgHmqTnUDlKZS",
+	"Ynfdflw53+0y2rytygDfK0D720SoHYUgmYb/tAKo7tImKm6U2gDjH5lbwlh+Kpt5LCfQLgC7RBVMS4zR",
+	"aqpuCqBveHFTWDT6v7NUtrZC/zP3vxLyTtT5CYMDQug+UzHcCWjMB/iD7TSEwsF80yEgZg9sLRAl40SW",
+	"MGMKDMZcj5gtoZxMszhSsYhMHQJKZVYbWi3mhULGkvmaOGmyqfWVOdVoCyp4A/esJQN49IZ0gNd+BhnA",
+	"A7agAxwQUf2M+aaKlIA/VkghE1vRAjzjXsQAd95H7UDCqAxdpsrSQhUPTy3b2a4K5G3v5Bq/stV296gM",
+	"uQDG+QKcFSqETKfZRGLBiJuTTvkEETatCgCV9ZqlMy5oEhxllKOTfjGA1HVwrDXEYM6NzPQ80wSuILY2",
+	"Ds6RoUIjXIxigOQ6ZVCqLmwaGGkKW/hL3AvbFnubYxnWFaxlNYZTlfCw0MDvTBVsNLOZraU1d8sRojwk",
+	"gXDWoZWrG+8ZPqu2ZrjyKu7p9bOqrVf6QoS5jog2KwFZvSXBtwMMoQsHQbQKeXj7SXsddcmtiLysAH3k",
+	"U+U2kF5e2/2yj11bfuO2N0f2tde8C2JWJxlbBRuvoKIyBQvGzRfr+rc5xmvAfx2A0Hoy8A3NqtvvvMcB",
+	"kJg7EO3QsasCdyjYh5qqiDSVaW1095bLBN3/kPQPqIb42WIHbxys/cU9KQhpbQMSa9K0A0oY18lqGqla",
+	"Cm8uT0qYCxYC+YaLOLI99A76ItBmy2I6Dkhzv9stNeLDWl9sPcCF1Up84yPFGBngKg9aUfDR1Q5eZojd",
+	"AyKK/cJwV6VgNc8Y0rjtPc7uCZTcseFUypsdRf7axv69V94t7ZsoYWim5sF5P0Lz0McH1Q6AMs3Rfw2h",
+	"SU0g6xEDWkYgMj4R2KpQpuQcmg7WjCWkbo9lJnAJ9mEJAH/WdiT0TVLz9r8Fpz7kkUfWFizCXZFynzUM",
+	"iddMYcb0VMZtMxObvAlzeVJzuQP9hIue4+IgtJeLVyBamqbaBmjgqcquTmFWruOb7c6IOHRM6JqBtZTt",
+	"xAxkRt612wJQJFyhMxzbJ89raU5lc1R12+DyAf0eHvbEJtcWm+H9Tcm6TSt1/iPN/b3nB0D0hY5+NXeC",
+	"8SBoMiDNJ+5M2XhSIicWYCg/ZjyuPz+3lCd0mDB4lF0Nn0CUx8RSRkdTVvecqdbzAbbjxQ6ZP19fXxA4",
+	"u+G4TVjaI1OKVpVf/mfGMhZuk9xDE+l3c4XvlQytWa97V6+cl8EqnS5jCcKqH6gxOg2DnNEJODXra5Q6",
+	"q4uULtltMA9lFf6c621sy/KC0oaqm7pi21UQc/cCt74uNC7B4v8U3sp5nnO45bVw11dazu+Ddm2unMnY",
+	"PuXVyelpv/Ep6C27RxFBzGic2IDN167oWhGgkZkeyRnbbm8Q0m4+TxZOELudgtbDzd7FxenJ8YvWAfGl",
+	"oJH1wkbO2xyR5XYqhtMX3jLCXiceV35p2VfUNCOx1Lw0/sjSOjj8HN3cFkfcsjTmI11upyMYizEcCbH0",
+	"NHaBPZoybC+2ZX+5DcvdVm08nvwyCMvmVp67m81XNRPbpKjTL38RK6FQV+dYwjKCX3F33PzXldfhvMOW",
+	"Lj5t2zXYAHgaH1s/nVVOn5518bzHDma9U/Pd6en5W/D12OPTiBovjs9Oahw8hb1a5vOeT68ibtsCz9gW",
+	"UR4ANStuf7FoNMtiYAs2N1yE5Y2W8saP53QHAfH8WqDTiFCBDS92lNet1UJpNiNNBPSCVhXQ3CPXfsJ5",
+	"PDN5W7JCL4//883x1bXbCFz8XyE6959vTi6Pi1t1dv7+/OLk7OT8rBE1rk9eH5+/ucZ9K7ejy7dyNezg",
+	"Fzns1cgUFuc07Juu1GfwQdd8dMP0vampxClBFb6j0DW8aem+Lp8ql4M1gFkO49ElTeLmGs1pXO0nhYTr",
+	"0plcJfDmSXiry+xzkRJIUIRfXS/+xKbUOXzonTDA5hfY5xCnXZUi4XNwLqQMeYaFWackbK+nDFN1A3Cl",
+	"mYAkUd+DrCBDvYh0t5O5lEkYkX7bQjQ728LUVr7z1UjOA9khq7J8TrRy2Ur5ZYekiwZinjcUWK1Vjwzk",
+	"DXVq8pZXtwWtAUPzYzgwrtApLOKJlYR7sJmui7/bGaFVA4GdTSqUc9lfWO2okFHtXmX1BvoDs/kODtrt",
+	"Gf3gINgHLrLmvFbWrres4gBbB6WWnhFKztAYEG1dppcsZsOgDbwRiUiAmHmLb+4xSmrYIF7sNzTNBCKm",
+	"YBpZNTbo8Co3533uCF35o3uVyFCoZdBuu2vb+TlvmxVRgwNYGYTJDHGDHVzbIVM8ZiTfN9IEzBvb8p4n",
+	"pd+gI41GWEnSBQnPU3yQmhp1u7JPrbUncsNIbZlZLkdrLwPpfxum/UVkzlLLCgEjQ85ZrSfXnzkR56vq",
+	"Gp1BuppZ7pwylO0A5+7Dvi2YGMK18s9A5sxjNF8OfeusJ93uxr7hCncNhcaKTSyqSZQpI/juhH3gCtAF",
+	"kd6fdLvQXawuE6nA+77Qbho5Dp4bErO5npZ2qMLQykys5uSE2Jvf6eKyBHkebt29UogqkaS1STxccM2p",
+	"dQ6tvTrJc383WnebK7y83tV8YMdxHR9F2rWZhZ7stZwwPYWswm0SleZYQHtBEaFtfVZayjQTbglX0hVO",
+	"9NJfXxXbG2RG0Upr70rHtBkXfrZRMDJ4gnc+3tu0C/iqSTlvmSW+0gi7NjvZfdwshJbPYQWthy34Vcg2",
+	"vY1Ra8o9EDdjbHjDplFv//wVb3hZpKktMuevsSkbPGNHEXkHlUf4KNuTzzwBO/p0ZnFE+g0/Vr/R6pBj",
+	"Iw7mNNW+pyPhYspSbr1aqLXkPWSgYsg9oR3ThYpI8RtbKqICOXHm4kCitYXdRbHdtAktEbH5LBGx6Swt",
+	"8J/FDBKwMHcDUnvMU4tyFBI8jZZ1w9jc9TLwKwSDjGUKuVB3U6qZC6pUX7SU/fn46ZM1yfdbpFO5JaoJ",
+	"98Irot5gdDmI52kJ4tneeQjvRhJGbyFOQNiHuUw1HUKpdGyLQMzHYmGWuQdi1JAQ/W6j5uQVUg/ErVen",
+	"JtQG+1ebL9k83tZvbm/5scavhCDn2Oa7tpnO+o45dhQL4hOITKC3knAElnID+u6KKVM6IqOEm6Fmo3lw",
+	"kDvPZWtQR1YYUZatllOEyg8sLm9x3UpvF+RV4SxZIFqfFUtSNpOagVhmaaEF8Ri6Tao83qUsg3JYE8id",
+	"YJB+o3WAimqOY+6TLwmFWFrkIQnB6M9RCid0rjx+tg3X/p2l8sDe6Or67LyEdAmSMq3LXIST28oPnHIB",
+	"uwIy4o6yd9vMRZwQhvI88jgXmEn8E52rw9r5YNouTCcuTQB5gWuiYlYU82oF/PsTvLhr02hlX97ZBdoJ",
+	"Q7b3P//x34/yPPdHHxmPP7X8uzhohblHFskxQlI5Q/8VmMUI7uurruBPOXe4atxq6MuJ0Wai4fNj6ULB",
+	"UrScJZNvPawXehQx1dgcMivrUzKlcWXJOuQY8Ey8G9vlIbtHbheK8QAmdZhKa2HwXfOlChAfS8OUbqSy",
+	"4VzGbEeiHy4sJYVDX566Pnt97VFYWuClc7G0xj7D936L7H19Gy5mIONfucqgRnFFopz4atnbkc3bLy/d",
+	"C5kk0LIc0q+YdSwgTCD29zQno2OIj9A4NiYrHelkkads+ExtT59cQUI0LhuzqBvmIgfCbxaba7yoOcbc",
+	"aDNAnhzdOjSH9JYJ8FdxVRxpB5RBtycLQicpYxHJxI3wPxj1CVpwwHcRqIGcJpgmcccVWz6++XjLq+RY",
+	"mGG05joes5QMeQI9ApIEe6AeEqY0n1F73UzGLCEjqmkiJ2Se8lH5YjulA6IkdlE1UuHQTfnAMPcpVifB",
+	"nVyTZmWNiiqQm6H5ys0CEipgECMB8bnBuEymyqhXscyGkBGyoiwI7vKZ82sAmc0AhRui4mLXEuybcHPk",
+	"azilhluMEqpUx/ZUgKbgmA1N4zhAniM6mrJLRuMI/3ybcs0sOA9VErxuoTtdmXqaor7DZnAThLyr/seY",
+	"+x53kZfOrcMSZ9nmdASEjHuLYJHpl9Hi8+X5ioNwByu8zfMxfeN+N/pd/oovVdjnDU4FLoF/pfLtwWNh",
+	"1JH7taid00UiaU0kz6abE3sRZpT9x9X5GSaJGtae0SRZ5O0O0BO1XRUjKrTGikXMUwd9Zc4BHi9V0Dht",
+	"CWPTo6Vi8kyL2CQ7eDQY9lxvWc5Yt64O0aAGZX/jFKTGEgYt2PAU5hwtv2NsW+GGXo00x9yorL6nlb2H",
+	"K1L1Jxg1xnkUOp+XPnXPbiOr213WR+OvtJz3kuR+lL1pea5rrPg9dEvEAl5k/q7qvtyo0hbzziAhEmNL",
+	"MOHWZ9O699iHUjktKHQhv8ARZ2Sn61IT2Id5wkdGkbFoyb4TM1hjg7/85S+DWuRiW5O+JXAxE3SY1PUh",
+	"wyTptQ5O/2LHcH3u7q0BIK1188g7seX0MT16TbiZklRKXYPstJzXtd7k4KMbS3214/raSoAKNIpNpSdF",
+	"qQtXamRonYePK5KwCU3IMNNQq0CHyQI0oRmjhoggooeZlL6bGOpugGjCqNGdhdHwDRnaeEgxsAramK8E",
+	"wABas5oTMwJcRsM+IViNFQ42o67SXk6D0QPOFMEOCZ8IOAEWYsWzZiBqnvu9hnR08xllNrzg0bKUa0kq",
+	"Wjoj+c7nR+DdypO9Gpe81AkdoKVJ7+KkDJDtmxk6lPKNMMjLI51BdJorFpOjkxeXKNtwvBkFNHrBRuh5",
+	"sU2TzNYvtjOpPxfMfNmfijDtn+FJLcOhr/Wk2vGsI7UGl7aAoF6JMaDfiisykzOX0e7R5AupxNsBrwd0",
+	"RPPMHUXmKRvzD3BkEc7rqXmhlI5ATjUXN+o9HY5iNm5FRtxpliQF0jIHiKZh/pZQpd+oNa0kc3oFvzck",
+	"VRotSWP22YyLTLOWc+sdYGu9LSDpPqfT01fFVs9P9wuIomwQUKumBUNno/jnTVr5YCjFdV+KI5eKs31X",
+	"KNdQKZT+/TmLXX6dNStmufiWIcheOc8SK0bQs19I7+nMjEh5zYzKpfJQo6Y3zGbtWJVJbaQOladgf4Fa",
+	"boiHGc6pmIjzPuDgCgcRsqNc5oBNNj8kvsbbyc8tS7wLKpev4y31rvlsDezHRI5ucgVsfeLAxukPTkMr",
+	"r+gbwbU6cKrFUr61W6cD15UELsNfH+F37pJcHmCAtUNe2C1xXU3r17mSXLBKVVy/IgXFcBX1SKdWZYI7",
+	"t5Y30M03NpPZkxY2f02zhKmoWAeCcaKYiYV1n8Eh7dnEX7wBwkNbesdXqao/yzsixxqUsuuTo1eA1UkT",
+	"zJMT+Zz92nsb6dnT/VKA+8n6lqklvWw1azn2RF/104kTTDEKJzhCuV7hPOfVXVZzhZSHGryYAGLA5ZvT",
+	"46tG1Dj+6/Xx5Vnv9P3Vr1fXx68bUeP87P31zydX76+OL385vqzBDoC1632OcbYuXu6r/e5roNVaYnNA",
+	"IAgpoBChlLbTN161bYES2rSbJ9BUpn+FDwg+Gwg4MO0rpOwbLqwwRkLcvrR/S9AHS/a1cBxuwlGJuGup",
+	"p7B6+e7nu7XJsULZsJ2aU9yy7WovvRD1nowCrmae9IuXeSyxwyqTNH96uzEYyQyX+ttHTLWe52LISBcL",
+	"AdLZrJx3k3XNMywrCo9wtDY0Kw86DziEonxNaHJHF/Y4iQB+6KbrX7sqG9GqH2WT1w0n2dl9vPfRXmvj",
+	"uwE2maLjE6vQU+p9N5jkhUlsWAnkxGFNAdI9U5vyt1vVv748T/RFRhapJCIzOo+cyxD+TjhiUlv6/+c/",
+	"/ns99F0JpMT/sh6lpLrsPsS4hEeIhBt0c7kg+TK/gG6jR8enJH9AnrzjGkQrTP8xgj9lNN7YmDpyz7xI",
+	"6ChoT20tYjcDcVoyiqYy1WSS8ZhBLv1rmt7EZWVl9eF1uE65UCgs+OptCx/lgjV2j+O8cbZrYZTVs0RM",
+	"pO1zCnMLavMzCTXZK1LXCiYsXGrrUKyZ7537DkagoIRX62sgHSHIUHK4pM3htSqwUWuUr+0keUkEYyoQ",
+	"2sU5ThLV1oixlo6WJFOMQOTFbELHjR6Q4CvNhSWtKVeCCsu0Cf3U4Jjl2u6WdG6pci2U2UYKWj2c2T0a",
+	"924W16nT2MC8DdLl9x/T+ZdOBzajjBJOmqOE8pnFfV/TWndFXMSRSdnDes+M32uqbsKwuA4bGnfO5/RG",
+	"BP2NxHqaRzRJ0LNcBZ/XzHaFLj971+Wtots8Zgk3POkQMiBnMoWaSlANUuZ+DMfg1haQc0XsNAAiQIFD",
+	"sulSdXeUAw6wxQVutNbmfvJKasFyHIHRVA8Z1dc40usal04C0G/EX07YB82c3QsL3qlpF8lmc6mZGC2C",
+	"DXSubMnAKJVKWebvlsThY7qNbuaRdx5HLgcV9DZ3CY9bh76BK8iThcxSAgWdCM4dPkXwBtfh3rAXqZRj",
+	"Pxk7uR2Fb33o5owBUsXQ61Y/yBuhwyh71jyAi2yRb6ZJJhKmVHDl+RYdfFY1R1+VcOTW1WePu+ab1dQj",
+	"TGSBCsV1gi6HqFpbhKGpuqlDNTC/AabBoU8Ft/2dbFE/T8mc6unK+oZN4hl2EiUica9aho4pPLW2P7tj",
+	"O/nCLx2SAuMoEU3wtNbxzJ5r+1/P9oI5ew5yqdLpyaVnIx6Kzd+8wyR/aPGULriY4K/u/I4ph7xba1dh",
+	"YjdPEsRLs8yMxYf2woOcyvCLUksnNwHssACjGeqHC4O+0px2NtzefGfcMtSt7ZGdzP3yoBwu+6ozgqMo",
+	"vU1OY5mHFaIuhcLLErqWTc8Mp+jvKLfL1ZN+aI7YRFppJQWAGncc/vFa+GPSdBGAgf1jEIZf8XbtuoV6",
+	"Y83UDVeqsv+lU21XpX7j1baxSW/fWX5leASUgEQ1qfzQCgJy+bfKfH9b/6DcaBy4nPg2F7eSjxh2G4LM",
+	"9TZI4oENyfiIXSHqtZSHvnHWeW1fG5coL3xKfiiS8plJ6mbnXlJ+z7RF38ZyJSxuVMyeNcqBnJDmDDB/",
+	"WpUl3e8+f7q2bHq7wwwc0Wxf3WIbPlmoAbPgIIeY4J4wrWzmrja2t0z4aEHMn3RCudhgR0pnCBesOKm6",
+	"TfnZibP77cx2azRP5SRlKgTWbxkFcZcY08FsoMdjz5WvCjOMPCzFLnnFfwTHDPsAWdf1S1S3HKeQfxGK",
+	"UI5YkoQgKq59fUJZwFpQUmfsmTkbw+UAi+MMC+KA+VvWVAvG/PYQkGXldlNYl/r+fNZe9S8fFBFby/h8",
+	"LSualX/h2s0JOnl8r46NXDxgy65z6+Aja6chJ7Wa3XwOycgblOv6S1cM41q2bXUgbY82HwxpcDGWBTUu",
+	"ZsPM6G326zua5hzj3WrQs+04aBUTZQXsmH3fb8GDtuuZVtyIz8G5KHHn+h5kZrgLed/s/hn9UNr53ZC/",
+	"FzglEDh4Z+gNQ1uNKyN1kmq7wUIyyG7IuQA2WE2KHP7mh8FBoXi4uWu+3etGREiSsjmjutJQY2PrNd+S",
+	"vdU7Uqw3sAvUjTYox6GuHNYVrnFM21+QZtebvVaalysOHq9v1FikEbuUdXTh42/bAINg/V9V980gTdFV",
+	"0ECJPrkR8g6+mIWq5tcU132NWrovXDq3aaXcFoVxX6UObmX/SWiRhGUHTlkHWGRburqBmrh1Hd0v2EB3",
+	"VdQMUd2RgOjQ5cLLO0GGGU/iOgQa+2TVbwRQYiaydmDDWn4CjNgEejhjdp4ZCucz5IKiO9gGTZV58Ync",
+	"7ew97TwLyzgZQ7/c8GBOWdMpY4guIEZyNuNasxic+xOm8j3C4UFzgjmFtbt5QrXR0JZH/On8/OrRT+e9",
+	"y6OfHeJV+I0SLrIPj+gsfrpfU4p1y+tXcJwlCfnl6IrgqwSnbusNfJ4u2otYHF2dzfP9/R8eP3/2bH/v",
+	"2bPdvefdYdz9YXc4iuPHj7t73Xjv+Wg8fPq4+2TlVK/5rCZ8ZfRX340bp7xiYpvpvrerKMzmTJPm7W5n",
+	"r/O4hWMoBrCOCRc3dkopQkVCeTsYK4OJdF+Rf/7jv/9vvH9wCCv8kyRzxbJYtu3gpHnb7XQ73fZed+/p",
+	"7l53d3fv8f6Tp227nFAeEJHBv8c81YuBbaq3TH52evmuEYoN22WmDwkzTGQQs9tBdddwcut7s7ulKhyV",
+	"qHBGC/Qc5CG+P8wyNOcKSN25BWMLeVksaKxtC8I6k06OWvhb910H8B9+23vXwWYKnSxN1kfUYMDVALkO",
+	"++weCQvxZAvF8zieFPI5q5pMjrG3CbJeAbFko7ELvUmDYdxMsU0h4i7g4vVAtVvEAmq9/eVcAgcAgsu+",
+	"aiu/MIYiWkZfdPuLOm4oBf4rQy7yHBHUYqd1Ppeo8jd60l2rtpeIY12Kf4VaShSCM15FCxeOuKvxR2az",
+	"e3jCvNYMSafGbqIATtsENNf3b88vX708PX/bOrBxSdt3uC8gu7pQaobcfL/73NY4Y7do/wCrN42k0KlM",
+	"oHSmL5YUpRCEPiAGjDTCrrvpcU2aofyGNZD6NvGh1dnSewT2BTZR9D48mImtXywhEdfgnzvI4w3F+Qb5",
+	"F4DSYxMvSBNx2GajOYCxRVgwB2mVG6RfAHq+GdNN1C/HWgL7usX7KzblkKRsJNPY0Z7fFAiEqCn0Z5Ue",
+	"aQWpFIC9Kg70YEX/p1D2l2KjLOV6YVjLzHnJuE1E4GZeU0ZjMJkw16jx13bv4qSNUVjHC/COT1FjyGjK",
+	"0mA6du/ihNywBSKP43V5QS6wCNDB8QH+0VOt5+UCu00rggulmljLaegmcjWqsL4X51dLSfHq0cdied6n",
+	"R/ljOuRcJItK7SaUMlgv8Zq3+PTJuvUwL1fTEdCYXVdzFKBNHJlRLjTlAqpQYb7KJdxYuLcdhOxTXMt0",
+	"0VqGKjPPujy+uiaxBA1YS3x0h1y5fnGQ4Ot1MtJ80fsJ5Ilt5w282HC0Y2ifBzbt5csj8nz/yQ++cx82",
+	"RFSkOSj2K7O//vvflBSD1iGhfbHcvBBypV06S97qkAvfsA+icR+NzufbDn0amAlh+qN9zBTIaYAN1OQY",
+	"X9OCrDYDfcb++Y//HkQWmbov7Krajo8EBVUrwlJbMgBr+WCYUHFjRu4LCGtYBxOkgY90suiQnu+TNpSx",
+	"Ya0Y//g9qyRqihhfuC98r3d8P7zS/I6nrXDTsjzqOgSVvsAq1zf/3u12u6TJ1IjOWQyNl+hdK4JAi29u",
+	"B90GzT6QN9cv28/MLBMpWF+Yj7tPicrSVE6oZgSfE+UQOR78kFHozQvtWyjBSKax8BSPWV9QgmhbhjqN",
+	"2UOag1223+0OYEUV5PTHjM0BKYcKsrv3jIBDXAHaekw1xTSuvtCuMyji63gC2VFkYJZsUMBsnCd0xA7I",
+	"wKx9x6aMdHg8iPoCv0OOO4jIANa5MwI8YvMZV7tzkmeXGMYGd0JiTCFDZQA9Ay2Kg0vI3VE4uiJTesuI",
+	"kLamvC+ag4C9s+vtHUvQg1aHnFlwNO4qVNCt2Rdu2y1tdchZhoW5gCuL6TsAYYf7DGalo0Mt4WF0wvrm",
+	"8KdMzaVQDEDfcIXMSj7vdn/Yff5878n+D/vd588fY6z7+d7e48c/7HUfP332ZP+HH5486z4f9AUGy4d0",
+	"dJPLJgC4jPnEqKLNUcKNtmfEVJbEJGYjxEpkM4fB0BcTiT3HUMA7erEG4k/SzMlwjc4LuDntvFEMX3rQ",
+	"gvMHOWA3bIH8CNcyM0tmRaLMDPl+GLG59i1GmQMA5Tk8UV9gArkU2OBv0Mv0VKb870BkB+RHFE+obt2w",
+	"BepbuDxe/h0s/X5gtm3GlYLYYWobhxqhN2Fakf3uboSnx6I3QhPPGUVUkRiTMb0fri/2u4+jAtHZc5Z/",
+	"4zo/2pagCQLw223Z7+6DqBV94eAEfQtPWA8pXdd1IBlF9veeWxdJoX3kAA+gmWlfQEqnn6BNwucKuPaH",
+	"NjDatrlygJpwwkdMoL7OQYSOudENGr05HU1Ze6/TzbWKwncg7W1KduOKJeP2VBp2XawkG02Z0nYawJzm",
+	"TM4NJUGAms5wz3snKKjNyWKgbiD4fMd3ijxogMBoFLxNjW5nF2ch50zQOW8cNB7DV+jyAB0JlAZ49qPb",
+	"3UcxS9iEuiqbT1H9z48+5h9O4k8IZ5ZXHPxmdS7r6bBrU7ylWCRkiwZQagVw56v637vlmflK3dC82a1Z",
+	"u+AvHpd29a+PPhY4aOhtQ+ZifkkZy+vdxgM9SuREffHRwJkVfOHZaB76Ghg41sUGfoNC90cfXQuoDWmh",
+	"0DHqC9KBco6F0FQVS8bB733V7/JPgs7VVOrQb14uPvrofUWfHn3MPQH3oJMr73T6FK29+G3ucygshS35",
+	"x+gG00ETxl2EyKW2pSn1bdPmNL1xalq18dwhBF14nAPAYscxozwG2DlRjGHDdkTKs1r7jr3P3JY3ewFh",
+	"mDKdpQKzQDyLPokbB41TrnTPv15UXdrKW1abG2KyvY3JtiJiO1FFxLY8jIhtkxcRbHgIulzv9BTixeaR",
+	"oHTlFJy3lAzRayApwGxp6EGwXNXnWGCEdZHxT++g8QsoRbDle92uM8scukqlBTNU5/mh1rd8g3QYsPnq",
+	"+s2hn24fRw490M/wketJD9fvrr/+DbQ1NxoNi/Gmx+tveunajcMde8/X33Et5WsqFtZhgrCJuew+dQqJ",
+	"B9soA3UUGkL6k9WUqfdvuI7B1CJFghlxV8LuwdYrkK5j6ftd1CiqIo2Dxi8nx2+PL2Fu5aP+6KP70zKd",
+	"4LnP94t4AE/7QnlfXJccldt42IuzeTeV2NcwAmdfzEY8xg9Yo1I+qj8xf1IbX51AVxNn51vSWnd/uyPw",
+	"+bR5aSx4KdzbRnmbkRyZNCrWW2JrVchHlg6ra1sKXMN7K50okfNqaOwJDh+U/C3PWMuaQU7Ln6UbRI15",
+	"EF0d6RKQpW0Dz2I7ZddLD/62STfeTHSCElCflAZOgOVaXPt+01F+vX0o5tcbu7N1SFIGbQ7M8PbxKG06",
+	"5EeppyABbUuEovMU2AuYQSMtU3TUwFzK0Is5R3JsyA2y332+fEpfwCEuHVSgsR9lvPhiZ9Q9/oXtm4qn",
+	"tbyvn/5gHpF39PHtXb9rkbYtm+k+3+763Sffmo3ZrsWkCTCk5SOpXIawYkK3jFaGnY1JEz1LhOsW9pVA",
+	"ZC0nm1XpKGzK4+Co5ULW245hoYpOXLgIJm1UXgcjATqAYc15Qyg40N5aaEV5j5O8rQmQ4ilVun1sHts+",
+	"eREhILdgd+ZxymbUYYv3u5RrzYRtrYVhlx2FPkgst4CnHItblkisyS4zgSudMjo7xteMgpZbVfEtRMY3",
+	"O4MYMF1r0JiXhomARbOWJ2j2QeP+tBW8RJkpVFMu01uWtq/MRuHLHrrKXrtkA7NmBwMC6g8Hn9ry2i1F",
+	"wRz1cM1m7c1Wo/TQEGPqEXwfIsdkwGPnn1Psd+ufi8gA3tv9YmaV/wTvYX8pjQXefOcCxPe2YCiUDA7A",
+	"HdumCb9lAzhMZqlQZ9h9QpQNSrsWGFNILFf/Umzy89lYkR0snX7AyQ/RYcpUNrONoEoHv8izLCNabxZM",
+	"pbz5PnwSdSqYr4B+e/zjz+fnWMzvImCIQzSwwF02DDDLFPb7WPTF4K9t8HW2r/mMKU1nc0fsbwT/QBTm",
+	"VjsypyIu3AI4bjqD+pgp3Xvy9H/gnVP2gfz8unfUvvq5t/fkqTl4/YY9W24UfGIHv8V4xVDG1mVur2aD",
+	"vsB0ijs2hI1AKFKjapiLl2JupCmkjXtFGNXCONazQso6elJUZONUKEW4INUwFZRrqr5wl6XA3/JCNddK",
+	"wmmVPuyCkQ/0dZeFw4VU+i2+ybJsWEMKJ+VSZ+/9WI7DV/amzqUSKlA0T63J4rSYuRz7thr1gU+EMVm5",
+	"sL1di/RCmvgzcRt3SBQDxJrKXjqjpe41PFXWv0bQWrmv7u0TwBsHDYg5XdK71zaz8JPVtb+Sal3s0VGj",
+	"X+c4DrbjNGE0TThLK8G3SuQSxMoeiolvMdUrnNznSLOaaRaTCDafrn/88lTPJCiZUDGCcTkjZEIpAhlI",
+	"UCY0h/7OA2uZDt6+fdvuFX4ZtMDVCXvhziD22ivxZ9u+zTFow8psiBDcRwkkKXtTFLqCLoLzGtK47Qca",
+	"tDrf1Aj6Vtt0bVeTxWUmREcjNjfnYMjGMmV+5UOJfsjBNOWJzRIopdlFBPLBXHO1mEyhLbXTJrhuHYIM",
+	"yfzZ6/xBxh2cLttg1sXMi++8ozyl2bZHmMXuJCamj2E+RFEjyoN3Ra2I3rWHwETRY1TRls4vji971+cF",
+	"fcmHw8IW3gn8TOZG+c3mXguGuTnvip6yWUSURLNsJGeQOD6nE6YikN3Md8h0omlB7ljK0KXqcDN4Sjj0",
+	"2jBPhVQKHHvGqLDjMg4oxS6FRciUqCkf2/bJCdWQczNhqkNeQrd9Msg7Vw9sAihmhyKSXDjMgi/9tc3B",
+	"0NMqDYo2M6iK8c5ljWAg50wMPBgFeBAGNEkGW0R2XFWreRT2DQgWMywl9NKJYQN/Z6S5+89//L9PjJbn",
+	"MDF2u91W3Qw+KyQUVIlKZGDrfeYpu+UyU75beWgqmGS0lU72NWNSQJl1IalzweBdAGAaSLjaJeHBWi3w",
+	"ZcvawGF2cnbx5vr95fF/vjm+uradW5E5jWVaXsUINA5YZ2rYumFpRb5sGep6SxUvfPQR/t04c8BevTI4",
+	"4DO5swzg6zaODly7Yp8dH6x2EsinLyF4uWdUh8XqxDFHvK7csQdPq4uOz+ii0HPP8Xs7gguWHxIqbEdN",
+	"o5UJaJjqp5N7+Pd9I1jIl7K3BJozLfN8BBo4sUWbK4M7DkIDjVo3ixx+jwxZwtmtjavgHIYskWKiiJaH",
+	"LufTZXLqwILnPZ/92hcywWzEdeXbfVO35RHm/Tc+x4pbGUGBpXDJ/N84fII0EXJSwqw+z2Z6CJRsHyhx",
+	"7dmIUUXwFBxaDRmydhyOn9l9LjJWiF/imdqIVS+ryTYq+WieDRM+atsqkdpMg1GWpkxo4HLNIVXs6X4L",
+	"T6uxipTv+w7Vo1Csbl3R6HE2t/mrXY9faQEkYqqpeWTkR8GeJ5oDLv4Qb+fxobNCqSDsg+147waW4zF4",
+	"+t3qzGwdlP3d+XqW8hr+A3+/gGXA6pGvdviWxqoxNI2J0flz5dSAcyjee/Jk9zlBksJ8aNh0u225XN0J",
+	"EkyRku3PG2gdZpjVpJunY8OUEBy2qWSWjhj59c2r69773sXJ+1fHv0blj1fGtMBvXh9duG8PwHqPMEsa",
+	"CqBc7YoUyaJlo3sYBIS8eQjyufHonLeKLtspN1dhkQUAC2eK1eTKXZy8Mu/6FQkUh1iVIfYnJE0M4rgy",
+	"L2srIR1GbovM6hfopImFNtR2UWgVKRPorTbOvEoRtS0ZmoPFzXuIZJD9Z4XOfgdkr9slKRWxnJGh0Rgx",
+	"lAcnRGWzVl8YZpnSO2F4YvEt7qZ8NIWAXyE58+rnXnvvyVNwZKCCBpV6fQFMV4qRLWKBVZkzobA0ywz6",
+	"+ugCoJJh5QCVADxTNk7RF+hkJ02XXmOVPGNHwIG3SmzL6MkA7eqKCYbYY0f0xXABMX6/5OAAtbsBdTxm",
+	"JLEgCdOapWQEoAr73ecYfekLaPsH7qSB7wA4IE0qoBzs8ePHz8GQQe+A1on5jcSZzc1X2WjaF1SRwQ97",
+	"3emglaPB6TtJFoymitA7ujjEo2r9NJHPCUj4LVN9UfS/pOxW3rC4Q84hMxDtB5u8oFC6NwU6e/PX7oPH",
+	"B94aGYflTnBVIhWrbEoO/+fl/47qi4GQmg2IogtFlOyQniADPMtHiOM9sEFMGyUGz6OF+CZch0JFeCM+",
+	"ZOtY0ddWoYuT20qR/nIRiBOo17TrU88sozw50x1/rJf1uE8YeIL5HUGtyRFWbgf6vMg2kMpB0aLCUjvH",
+	"qTolY6hqJn/6nlX7bVX1x9+7an9l9opQyPOx0uewSAhYoITQ5LiXhnVvLmqKCtCjj4bNfkKaSVioIx70",
+	"NLVm/A1bHFhT3fL2Itu2hZ2qOFkMbxRni+wKnBeQwqSkFKVUJi2TmDR9cBtlRqvInC6RZYaYk+WmhjmR",
+	"XkWFK3Bbi8Jru0/7q5YVKBzqi7CzEkPZX15o+1YPzslKYrNZlZKMr54GV1har3lYItpGHQuaBfvdfd+S",
+	"PZ8PpKwA0i6dWRHryrlBshZcXbRCkjsqnDTv6O0ra+wrBNADGZb9LcX9tmp+ToVOk7bOTKuYbaX9b8VY",
+	"XrEFAlK+CzDzR6nUtrfpfZ9aZ42ceQM2yq1X8NagVq00XaBxYHj48gm15kdYeiyLCni0vccKjOqJNlIB",
+	"9XjP4s0O4BLEqPkfWK5vziAYbKAFwidAuy5KFrwvKFnsI3nAb463fXkp0f0D1U6jfjyonn+kV/nzudZP",
+	"/LYsOq1aiSuPosqcVGOAx5x5YFk8wwUK+FI6py1B7yzoLFnnfNMpYEHkQbUyUGREhguNvaDgD6oImw1Z",
+	"HJszWsTGPCQTJsxpZcRhOkBUzqiINotKMBaHtL+fmD6fM9G7OLmas9F28ti94graDh1CO17eI692ATrf",
+	"2jNmoZUaB7+9K7twC0gURZKYMU0b7/zeIxLPuhoKyDEzK+Vo0bIkIcmcTnzHmRHVNJGTjLnQ4Jh/YDEA",
+	"Zsqx7aoO5Lq0dPC0JgLH6jsm9KIFri6Koew7QPsAZxiNY2gQl4mY6JTPw+7VC/taX5F54xB17tXKukUu",
+	"eUqVkh3+TAGBfHPlOH+xkp/fEdN6P7+90jaFXsl0/FA7ihR+jQg0poms7k7GnBkB1sTV9n0qEXNZuRa6",
+	"Ld8GqdAKx4i9PIvS/IiYdfbJxpBoXp6/uT6+3FHuBrBTFYLBqHAwCglkbS08wjghBlLZFUgGMNgADXBj",
+	"wAQm601lM8/aPCEEXawr0Xzy5PHTb5sphGvzAqG96riu3/kHs6d0Gs8FK3IWrBUvHAKM1QJ0Z5HIEci+",
+	"SNrbnd1og/yfaovppeSfOdWapebG//lbr/3/vDP/67afv3/3sRs9ffzp3xorkESKACI18BmuVA8DPpDN",
+	"g6m6PlQ5aLdn9EM7zYTgYjIoYB/tKJu4nWe+DhACtTOjHy7tDS1bvkgVGViYCgz/wMigkblywdiIOEgA",
+	"JiqRRj9gTBktzkZvVEGNaN/xmJUQV2sssghSiRFUKXMQe3YAl2gMv5ppRmTOUjKXMinG7/PspALcEYyB",
+	"ZT64bDKFR3AxQbhXcspvGHk0YzrlI0ijskj0LlvYTLs0gAtWIYQTJUhICE2FYF0F4KmEK30Yhp1ywFaP",
+	"g2zW49VeuczQr1dTURmqLrXcXbaDRf7sTyjtVQUFOHK1SkhxUCOfE512nT6wMb1QnnTGWGi3QWp4WFFw",
+	"Do3aI28r4AhO35hLTehKCk4RT91AqoiOkff6hRB9KyJPuk7PHC6c5nBIxpiinafmrkTRcd0OSukDYd3U",
+	"oWOu0wxW5Sc/eUhPvsfxxYXfJEHZbeP/CeA57l0hSs9jFFzr8oj9udz8CBfLXlfFti7ZTLoUVS9JzPnK",
+	"gWQdz3H5NjYpd8wFV1MWW4F1WYXYxjoNrHXxQNyZcLfZvmwaYBM9+k8VlsNM2lLSV4494Vj/ikmc37TQ",
+	"ywoIo9vke52niKtDt+1sVjTOP/904f7lOk2Iiktkm89pw6O2OjBm3t57rPKm804tG1FBhoywGCQZ5r4J",
+	"XUBfvXhzTZrOI4yNVozW+5e//GVg05MQxgj8mK79dEhD86fla7N211xgNSXkbrEHs7KKVkVt+XV1rQ4d",
+	"GZTdLVAvDxSxpXCI7g908C5q1LZMdlWJyyjKHTLw4mfgfdH2cteZqy+gi32mNJlRPXLg+HraIcdVEHFE",
+	"R4e0Ze+g79lV6oviMhXO1ZrzEyzzz/SXETf3y9zarJtI5fy9i9aVvn/LMonefJ4sVpfCO2q5o7CtCR1Z",
+	"ufsls8y2nIdN6fsTcKlvJc7r67SE1C6CLFO3gwFYa3Pg0NNQU8fkapgK9U6BIqZ/zRy3oxUL2IR04JQK",
+	"RUdYWJfrMbqoZ0jwYCFYrNHjyxkXIcmAKdFt7PRV7O20eeF4JaAZsjjKcNI1wa4cEMN7E3yKuVXhiuCg",
+	"ERnzRLMUkyi8s8F6A3WmDoO+hSjgWwh6Co7zKW9U7V1qdPT55d6BUuuNKr29d+xrYOrWPPM7czX4tVjn",
+	"bHjQQasZXd4Zn8PTWDO/evhWeyg2cjN+jhq6IbdZhqevRwAGKCiHC5uCpmDYMTSrQe+lQ+rh2nr06WgK",
+	"waDCjeDshEReEcOyqA65kEkCN8nUcR/D1jCjyiLacaE0o+GMC0/QjW9xatYiFj0cmyWPfcJvmSUBLEUv",
+	"HCBPKdZRBhAC3/KwRPfsi7DV2XJt8r4yjF55pnVZmZc2S7GIlurT+LAxH1SEWZxjro1NuqRkFZFTcXeZ",
+	"T+hvqmw0dXACYxS6LkqTa6xTestaaK3arm9g4vyNjZzXh9piccAhhvx8i+1a7HNmweR9Xuhedy9/HYSP",
+	"XuYbNgOxyDu+r9IjP7MjfOdvbZnaYVfbhJ56aGETmw6rCjJaIpKJhCkLxguxKOFJofnisndy1oqc/8/a",
+	"tXtfGMX5GoigxmxbJiSbuQKvduiRS+9yNyVZMI0pj0hehWZcFhi6SROEdfI4wi2ipRNviKf207FtvhcG",
+	"5B+AQFRMxGRgFm5gHjBh2mVPOLioQpLlNxc93866xnU1+1DYsEIPBRIzwbHg31NlGAgNMewXOXgddo8q",
+	"9aKCVcd8z3zzsZe1c3r8yyFEQHvYyHZ5jcjV9fmFPZ//ddQ7Ozo+/a9XJ6enLbjiund5jYDa8Of7l5fn",
+	"r9+fnb84Lsn2ohR38m8TyIjtJOsWSNvWYDacpwKg3QwjaLc2gNCOyDyDEIkrNYBM0d1ul8zUZ8Nruxet",
+	"w9l+QMZ+QMb+lzcf/HHfUXiQ1ddFxP7ujQkoiFmVaehFpDmFP8skdlEdTDCwWKCIKoAEaR4JAJEJo64d",
+	"N+DaFDoDd2ZxRPqwJZDal7B4wtJ+A+AXigkOENAWEgt3oFwKZTSDzidiYZvvghb04vj0+PqYdDodfK1K",
+	"++FB2P34M6zAV1R/zQCr8Enw3Umz1CzcHmQoV7KCpvVwnpfOM/qSCiRE2rYeskBs+HsArvZuWqojKtzy",
+	"pz/SFdpflYl0LCyN4VGaQl9Po5IZ9RVit7marDRPEowPYR4xGsrm1AJzuLSHvlrFiIZ/DgTvoJRq2gv5",
+	"1CfsN5xD9t1RBzOrtE0KdklScFQsO7ID+XROy80VaVKrlXrN3sHSQFjMjA0sqPDK5dAYjOmeWmhtZKwC",
+	"bMjLLANUoYp+WB2zUOvSIt9OF1FuB9u1c6vWdMgvu929/QIcT222pG2Uv6raMfo+ikULRFTHL5FMwU2A",
+	"xPZ/NP7fFwCbqnjBHEPNnSuR9b/hIW2u7Q7W2pyr3rMK/f5Mdf3lVwXGeW8m7MDg6jSrc+iXZ443FC+A",
+	"XdM0zPby5RF59sOzJ2REhRR8RBOwDCBtVZkNBPCqNGZpK4Lm7iJCQCtd6nUwhWZVWicsxhBSDloHg/XF",
+	"4GO/kX/Zbxx87DdiPmFK9xtRv4iCDZ/d2PjBYef3G58+DSxCIgBkFUpGAa7Ae6aWwRtbHfILouxxXcJC",
+	"7IsB0IjndxaM7+XJ6TFpt/MnkFfHvw4OSQU00WFi9AVi8FojKmUjPseiXYSvTaiYZABUHshHOgawRot+",
+	"uJ12+KEt4mWmt1EFrrf7PB5fZdtQEGpEkFFYc/CgFK4w8uTQUqOjJarI2Qs8UUAKlu6AxOwObgfq+N3r",
+	"g+7k4Smq5Ui/9E5PXmD1sSMyc5KmRr/gwiEn5PB+SJQWHBVPfl8Ujj66SSEVyShrSNqH5M1Z7+zo5/PL",
+	"4xf5MMURhpnuCyGxE1FxpFuZjaYME5cA/dq5ZctMT0htpuE4H/plPRXYK8iIZpOpJtn8AHrsJHSCdn/r",
+	"kJycwUr0hRduiG83pHHOgMv6KTKUO66CqY3I5O7FSu6F1fpLgZTrGE2Z3B84SIGD/JIjvxYZiecfE8qF",
+	"soYREn9OpP9inMP1/g/7hlzX9Kjb7YJwUlWQfjhBvlQTLsGM49ykwTzsRE4Obbwlg0wNOXd9bfeIIk3z",
+	"ilBlgEmMgoxpomry8POkJDP7NWbWz+XJuRK0DXtkaMqTU3NjbZrX1pVol8d7xFYPk+Y//9f/BoDV3MKL",
+	"CHz35KmxX+c8gYVUOs0gkm7YF/jNnZvcLTYYSyJmAE49+M03lHtHfjs9/uX49J3D7B7kKn3Cbllitimb",
+	"zy2aqdEkbS2H4Yj75BX/sdMXmJfhMyLhOOSIS5bzcq1YMiZNgFRdGIMDFoz4/LUWdq+hzq+tsnRMR6wv",
+	"lpogg62umOGYIxYR1pl0SL9xySbsg187LSVJpJiQ5ox+qCxiq9NvAJ8O7SnmOl7YAu5VFvPXNINP5eTC",
+	"55AHXIbLp+2Biy/nChm9Aw92JVVoRxmWE/mKiGRRynGlghTO4b9eBhEkRj36aP4xH4cpoyi/Ni1YtKl4",
+	"+Y2HtvGTZSOKzCnkaXTIpfNhJfyG2aNtfW+BVJqE0fTHfDrfJZ7Z2nQWeIuHDJSHDJSHDJQvV7VnmE+Y",
+	"92ybG/I9+RrPgAWvrvYDEBwIbCjShNSaF60csdKZp67pCmhQqPepQxfs0B5nSJIETp3rghhIF2H6i3Hg",
+	"L5/LmE/tD+pGtJb7XzH9wPkfOP8D5/+Dcg8No8wZnuWT1PPHO4t7wZKYsN8zmihCsSwZM/fI0fEpGUkR",
+	"c3QpyiRWrW+TflhRy/+APP/tBFawIuBKM2OsS4feBl2coWojzcQByjHgCJrNjRxy+zJcuD8jom44/NYs",
+	"mxNWZCHJp0ynEDlCNxElY8qTLAVegkizaSa2NT9wxc07fneCz0zqT5e/n9d+PFhDDzLxQSZ+P/n45v/H",
+	"F++Pz3o/nh7jB/vVi5Mr+92rk4uIvDnDfy+Pry9/Nev64+Vx79XF+cnZ9fuj0+PepWf130ZIzlP5NzZC",
+	"4qnNWgXAlpmMWUJSlsNWl5KopEBf+YgmyaHXASCK6S4pZ335huURwSYMf2ep7JBenswGqgUEM/vC32uT",
+	"F2weaz592xosEDAsBjEu8tf9Bl0e88FquHw+/Yekqy+RvAosC/QklE9jmRi56Yk1EIGM8kAIxs01n7uu",
+	"/7fl3qp/nhCkh9l49DGHd1hdRp4DUTh0oYO86hebONl+lYhS5MCxFZlBV/FWRFhsdEtoY4kIuKGj+NaO",
+	"8zXPnx+j5ti5d30I8ixjeRnxUwAztn3jRYy7++0Au6IgVHQJrKQeMHoteMl9jk8FDOYrnvS3+VvWW4bn",
+	"5bJvPLSqkrcIx5YSJehcTaWvs3NvFfWFP+OY1+jsxzlLyZjFrgMBMlUs/CZFzJZUs7gvIDvdyO6UzbGl",
+	"5OAkZrO51EyMFu1XbDEwFmaWigJqUj7L5l63GxTdMMD9K8ELc4BmOX9853d4oYKr9WvamXasVVZmvgUO",
+	"IoTRNOEsrWQHVDbzi4OcrZmqpbMHm/fB5n2wef+oVqY01TkKct7wANPsX/fO3vRO8341hhIRBnORSFqG",
+	"c1uZ9LGhPVsjocEd+j0I5wuML6KD1HZ8gLL8N2dn5k+7jLqkeAMCnBfi6Npt3k1l5Fy1thYvljItFt9F",
+	"QLEHtmoU3RLv355fvnp5ev42cvlf2F+iMmbz8vjqOiKvjy4icnR6EhXr/CzyMBtOpbzBDw7gP4caMJMG",
+	"X0ar2B3QgWdHy508kTNaEMUECt98kwCubcWZUSXydUlSRuOFK0bLQVAxUmvXCaoWrJ+kM4sDyYywJwXz",
+	"4/tySLuJwSy/kYbw4In+0lL5QcY+yNjP8yt7xk3++Y//zzK3XNpGDgnMRgBVoUMPNHkELo+CgNuGrSqb",
+	"sfiLepNrpC8O9T2I31M+LvQYsq4MWEvAsbddlybSC1YoQ0B8EFfb7KVSLox9OTTVkJqN5duYQ4Sp2HCD",
+	"vQwLPnlK5J2IiDDMCjaseH5sPHy1THRbSMy7A0oXdWOUOzEhiwYA3QKMjut1A/rCBnLyEoZ7EJQPgvJB",
+	"UD4Iyu9RUFZMHJCUCR/rch8+Kzs9Sw/ZGd9AKiot59+DTLyCKrCSRRp5e1SmToyFLFM40lD17sh1JmNG",
+	"EHyuhFEuUwLAdOaPVyenpwdkSd6slnVmteahBs5m+t+tTDKT6yXJgzR6cKY+yK8/Wn79Ac7R6/OL973T",
+	"UxBE0BcM2ay10/IoS8lzem/h43elzcQE6mXXQGzCVWXDY0QFsnoR5ZDMimnNxcT27QRUkgS4sqY3DOAT",
+	"CftAZ/OE+TZk85QpFgr1Q9NKP96xnejXDHdVBlvdZB3XJHJ109h3N80S85pTredRweSep3LElPoTNmS1",
+	"O++7sB+EXxF207/ltghu9XT5CEZ7FKeLdprBVoZVE3f0ocm/0AeWvc9lqlFFgH2ySLHYaBJ1hoQpzDqD",
+	"3/piTpXDK8MCVEXkOLJu8zGHem2HNRHzlMH5tMCxdzJLYkA+7wsF4eyfzOGlZGDGeWFb1Qyw3fMA6d7W",
+	"dw9yVWMQCmO/SBeXmbg00218HQXEjvDH1PC4wc1+1UPxmF//pRJu/gC7h80TuqiWXnvtziKwep8WHJBC",
+	"M0ewhOBQ3YG3yBM8Ho2tUcZWHPyPejFnn1bCdTmpZLsdOBZlm5xzTZphXiVTx6pqGkdW5MC3lDm1eRbw",
+	"60O6WYmaC0QQ0ECsSakip4esUz++Luwo7u/1Ys6KuZd1hP/Izqv2AFwyGi/aMxqz8iFVpGkLb9qTjKZx",
+	"5I2a9oRqFhGlaZK076geTWM5iYiWsj2jAgSs4GLSIoVMzXz+sGBuSQ8JFA3h4bOkmS+8UdWxFAj7uZ5f",
+	"WdtpnXzfTAe8sCvzTU4lDrYKLdgT0MPRDOqOO/6MkWZaR7StKEx1hwRBmMcytY9D2BmZ6e/uxGbQZLTu",
+	"vL6FkI8guJdY2ihI74TQCRO6RQRjsSJaQuuBiqkF3jSuirxOZhqKKhzEbSxH6oBQ8pqmN7G8E2SS8ZhF",
+	"2MkHoZrcYucK7C1NOR16FbhcaGnM67SuL1f1TL6Bd/+GcvKNWoHGAzvhfJAPkjNwPH+WdxvRmiEpT0kI",
+	"DeYEaEkrLFOTkauekFSJkv7QE7vOzVECmWa+y6tiDNxTCPEpJJnTCReTA+hT6lEMKZlSEY+zBPGqAx1j",
+	"FWMK8RyLWOgQdzUnNoNMatsqzcUHCE2MmIXQ8ABHG0Tg9qICUVPzFqFSO/9na50k/UbSc5XcLDYf+HP5",
+	"RcxboX+rlOomCI/RufAlPCDbAMYXkaAKNOxU3FHKYiY0p0mUJ3ugv+SGzTXJRIx4cITbkh3v2bAg/k6F",
+	"JtjvNPeAsIRNKJ5yrrHhODhy5ZwJ7KoD32no/M8+zHnKooLrXUHbMDMRByJ6y9KYj9BfaLUBB/xn2523",
+	"OuREKwd/Cg1/XV8LkeebF+oaIpRuOUg2R8w8aFJWBsmP/FvBpCog2rnghFgTVhfmwPfcpU+obMZKnZ59",
+	"kGpWgbK3vbYxecTug7mPxy7DBLQiYVgAMIYOuawkSNpOM5iq43lCETt8TlMmAm3yXgA15Yf1+wT3yucH",
+	"860phcR3iQ8LnQcg7eVfFo/+WwVzypx6DY3h8ts5FPCGR1OexCmzJaqfz4Bxt0t6S2Q3G5zAjj3cA/W+",
+	"trqx3LQ9V35crSOkhXENYZEhIyzmrtElcMAhHd1Yc/jNNWlSW/vo3BUkYWN42OAvf/nLoJChjA/HWuhq",
+	"Iwy6si+90Vryfhj7Rm8b6WRhBoF+n6EG8ys1/W+jMmxAhG7xH3T65eJLGlool8HvJCn7YPaJ68MKFSqs",
+	"0wca/AZ9eMptHVYArg1lvADWE6QCMuDxwAl/d6kDEjUnsC9mmbIYbDYXU087BHV+x60g0XUuoYTNahq5",
+	"U9Hc0BfNQcXV1QHv1W/dd527KRMdwEoetCL0bRQMIADhtfDAfdE8Oj4t6BLIOm3pOFcerdfhWmMjQ+AC",
+	"hX3oi2bhZng/OMOHxj4ZLUYJOySuKc0zEjM2t2ZJcb8xTIW8aQ3vKSXdWCaIv/fFOjKrFnqHAlwXmf5i",
+	"msj9gmM0Sc7HtYMF1BH71jDoh/ZEti0esXl055LevcZC2G8dS9uKlaLCOk/oyOfz7P5xM7Hq8HfN13cf",
+	"f+8xviNYRYTkgp0t881Q6z+CWzNkZe1mo7ZB9K49hLOGJfSbBvqq9u2j3EpdZeqi6mcjfv4Oa21NDDfL",
+	"rA5IJobj7Hd3MZEdqtTZB2MUwKp1yIlSGbPQZNKFkC7Or65DCe238oYd5TP8gqbSfsieN8PFD/pNRb8x",
+	"q1JxcuyoEhlAW3h5w0SxltBXENqttwh1pVy8L2MoGD3bN1Ep6SpFPdviGq5T3rm2WoLrtWcRi6pk7zQY",
+	"RRcKE1WCinyJer+B9CmMV5dg6q/YUWTGNI2ppg9EvxRHC64TaSLmlaEAoHiXpMSR0lA5a/0RanwwQ+va",
+	"zZM0B4sb9X4ApL3/rNAG4gDaQqRUxHJGhlCmlnc3Utms1Rdyzmw9FTL73sUJaWJervn86Ha3Ba5EONtF",
+	"7wDCOoHTsy9YoqyDzrdHMjovuObNsFc/99p7T546k948airvbPausQw6fVGyxKfWqM536oBwpTIjidC3",
+	"Z0Wxgq6nVvXvC4eVcR+W1RcvnJ+yym2sjCz7fjuk1xeD0PkEQbjUIfRuKuEdbMNgT219AbMNoq3Ak1aJ",
+	"yWqzlyxVttawLNCtr1hFZJdoSZ798LRLmpQsGE1bh+gskZmOyA97XdJ83CUxXahWh5wVuSOAnEJ7KjP1",
+	"Q3wZux1aklRqqlltJxmdwOzCjWTMfLZtJAM5923FzIoYdn908uJSkeZe93Gn29ndfdzpPtrbj8wR2D2I",
+	"h88ODh493mtBrmAcp0wpVqR7IydGUgg2QiC9yBt7j/eK60PFwt3fIX9tv5TpHU1jFpu/sLePJfshm3I8",
+	"bIDNlaWA3JMpM9N5Kj8s6haKJom8Y3HPTbK6YNhLpnGw191/Fn3ZJqdfzlLBE7CNxCrkPFuuhiwCIxSN",
+	"qDFlNGYYcTyioylrH+XoweUHC9kGZn1QDBnY8Ia1nDsr+958epCYBYmJar2xfuCAL+uLueSoalKeDZcr",
+	"NeCEfIHcxiWTB7g9TVa1e88jcRAXEhAXQymhSFNmWvGYEXsIbVmP8l327gS0gudaQZ4XdtZKM6EiQknM",
+	"FR0mJbeSheCw2aBTlrJSbr+AxGkQpSAN8g7SEG4xHCE+AEFY6KRqJViUx+YwFi605cW8gOiF93XIMR1N",
+	"3UNs99DCUlAMK9ponYTQIRlB2A8zVyOLaoKRRljkHUVugMPZNuPkSReKoBHp2rqsDl3Rj7EUjyDWiY6v",
+	"UuERjVG2mvMOq5MXB1klxO/sujj8paOANZLywsxT8b8z3xEtb4j2pL4fGpgWtb3QtpVgZiEG+coMXIbN",
+	"PGW3XGYKVrNuKhg5rpcO3eib9vN64YjJ7kBdpsK5YEgkckzyTX1guBUTpcRgnRKb10dERLC7Qh9C6VaV",
+	"akKJ5jP29RtUh5tI37JUrYIuvnacaUxHxiBRxLZCtjcOvB8fv38/zHgSv+diLAfGVkv5yBWjQCwabH/z",
+	"+SdJ5oplsWzbJ2FpF9yOHitr+MhMt5CT/XJ0BXkTcLVL7jCLB+wOgrIgxVLGyJQaxj+SsxnXGlpiUjFh",
+	"ti7rJ2mkQYIhBx+HSKgey3TWIT2x8M4ICAiBzbLkr4AoopSkyTX6HlzxJR3KTPsMptahtaGMVYqtohH7",
+	"3/kuzKyGbGRxSkovSAvzdMukWZJAt0KjF6bW6L0RhhmPE3oHOZQ6XQR9IL/Y3f6KjMUNUaNB4v66JDs0",
+	"P/+EZWEFmi2Y0QhrgjHnPMClZJaOWL6xNk8mRwEvQ8KaJ22QKXUn0xuWGlk7l0lSXxnWw66T5qID6E5h",
+	"Q+JGh5CGzJRhQuZsaqRoqm4MtdqcIi1tcUmSGN1HWlxLKmxicsKVRgfdHeUWvUVmgGSKhw9BXECnRPgy",
+	"XKXfM5Yxo+DDeHf0Bux1F3k8hGIVvMg2QMSkC/8QbgzbTGAekNXD8nxrmSRGV2TpLU1Is9t5Qox1DEpV",
+	"/fthPtiCNAe4tgf9rNt9PHKto+ETG7SsvQ73vzF/HpIpo6keMqoVYR80s/uO/C6buzGo1mbNdhSJGY0T",
+	"LphZJbwK1sQtnk9wpqIQccSGIhCdheccFJuPYfORuUz4yPCsmBnbP0W9EVcYdg3vJP8/e9fX27btRb8K",
+	"4Zfa+CmO46T9tc6TN6TokBTLEhdDMQQNLdGyFlk0RAqpF+S7D/cPKcqWs3aLm6LtUxtZIqlL8oiXPPfc",
+	"/4kD7EoosM6fCK35/deL05MLNIODOatdZ3V1WaMaHS9A2YZmgQb4ynWhjsFciIP0ICZV4X1dwDh8l6PB",
+	"YYu+nM7zCZS4oxg/KBvqeKIoP6j+IUYoGbPQt9smX5Bd1QUGBFNPFjjzfhwe/idwB/+S5uxCfgzHtyL/",
+	"jidD5JmbdDN2gVGxBvcT8/gXjTUdQUoLrtOMa8N1rHv/Dv6h7EsUx/D5SigTLOGBvekxK0UA9DZ2YUha",
+	"YilLT+WyDV4GjlPcJpb88vxkFGAXfzAIwGsQZOCjrXsymN/ldeDJY9qlD/QrLMxUgS3idZ37hbxVXdll",
+	"ZbeRSRgy6aZLnJujFkoY0WVqiHTg2d0Gu6S3YXr+w8/vj2tDo0X3aDjsteV4on6FXtoh7rlqnhD7xmiP",
+	"VsmMQFHle03hsXNsHH5pLKX+9ms8t49GE492HHmmpjDpYKLrQmB4NX/5kLCA2vqPi6Uwq3eBowQIcpor",
+	"n/0tV9ZsXanBf2kTsNtYmxEOgrGmMr7Rs1mPae58F1HqcjWzx0GiOcQvdjSbDalb4FbYfRGCfkQeaR0s",
+	"twlTr2WW7xiioIof8PS9wtNjaDsgdMxpU02am2fGf7XJd3pcFPFu3w6g5AT9SBOshaarEEZ83ZNsofCo",
+	"k44klpJXOW3eZgyuc44hQEbAlKrJOgzReY7oMVVePUwWK7HQpSKV+rIqcPOCReacE6mSyKc6Wv/d3GTw",
+	"X1zjwT30NrccFrW2LuyNSP0JbA4LPdwuOQ4Wk26FSEgHfuSrTax6442zW8Dy9TylQwnm3OZRkq0lnU5p",
+	"FDcukm9r//7rxyWayjUksdOEWb6ULAu/ec0bg36WPi5a5To1OwAqHGaoS/CndvtwgbROrtM6Ew7CQ5ZE",
+	"zIMPU+DCfVAMuVdlBc8yWR/594bxrcRYRkRFnfb6Ykwnv7w8qndLmEDgoM2ZfRMrxsulKhKcSWCg3YHF",
+	"mU6fEiZ0+uD6RhXJjwXOVw4k4yThqcbuEU2TXKdREDvLw309AeonAchcydzO/9rOx+DDg+FgAF8VPFlg",
+	"dgIrStFRiBFvJpPzCFWyPEszkVZO4XuUaMUKOhnG/FE67gKexvMw0S0VJ1spnHND5Dbci1cqUe2qHG+w",
+	"+bs83eIaticjRRtkRlTL/pc+oFJxVWZ21Rn9cdWM1ifbjhrdxE2sxwd1fecKxwEd3JoHT4X5HmLRebVj",
+	"oWcuXY7TZeDdwU2yNwcoHB4LE5dyqVyuPfgNV3hM+Hb6+/m2GM233Nx/7HirPtr9ZS6ztS7fYJRF21+4",
+	"/22zGc5LvYDlSGV8D3fBbEJ9XGpD0jgzXS6khSmJoj1S0OEkdhx6FDdq5aL+HJuybaw9eMiJWkmfBkXe",
+	"i/EQ4085fW6PRZbSoEG/gZybSDwfHAp0QG4zo5qYROpCASihzq4t5WyWxUQaxXqxnZ8ETyhZ9jTohFXD",
+	"ZwPh+YtCU9R5PvicT+sDUHbhumT0b3q7He2a1d11pkqWqoSa7yPoi+xUYTtgBUyH8238tAnKZhAfLdex",
+	"zB0loMt0Gfzz2slZiFkuU1JfrMq8M+rMrV2O9vcPhv/vD/qD/sHo5eDloLNJQRsXKxqv4n1dbEmiJcxz",
+	"JilaXeIwjvMMNfFo2ZxZ0VX9tM9cnT5LGfVjvbiuGdCTs0uiPKPLfn0wwCY9xyZds/o8v50zPNJVVk67",
+	"h9mYYq6NNaJ7vbfHV/bwynUP936NEu8uzph+jaQW19hblBrCwYqCmzSSamPd4XhX96P9/Tso8b4Tdbz4",
+	"Eoy0ufdUsEc6ow72CVwmw0YbRHxja7uhC4KXiMQcUjww0ljGsVraHk4jakuzNuhN+BqpolrgaLN22Yn4",
+	"Moy5Kz8SN/Pu8EqItEYbEIQmYDohD+DNEXLphZPoFCorvfBn+LxPPdxOc6zFRPWM3Db4RIYFLPMqzVqf",
+	"x0SHWZEy0ZbaYKy0lYnEPDNWlyvyfnVqjl16vLDsIL9hW/FKla54n648fNxJgbcZBzpx71IVVpxgtIex",
+	"pZKLRuWoAdvy8G8wDNG0JH8jkdwSBYbm6RAUlhXLym4zssnSAj5Cc2nme0jyUonP3Q/rKCQBkywkl+cS",
+	"qLe82rqklgE71fxkPsMmkS2Ua8akSu6scl3nOhwqAR1xS1hHkRgxV3mCJ9+cVWC6aupDuZpQFYmTLWUW",
+	"n3C6+M+MF+sM6vcZB7aYcWsk1IhUemUb/b0biA9GQsIES0u56DG9mXVLEhPQv9tjLvHDD5Xj4gfTSyF8",
+	"QQmoAoWJPvypMl7KrFNf4F3NWJZlpgyB+l7dlRQ0IWM7Egd9cYY54UfixWDgUVFIsciKylK+6TA+YzgQ",
+	"tyU4aPXFtbuJmBaJF0fiNPtJTHUCbegeDV9F4ujgsBf2QYqR/q32h5cPruKb+7WyL2GhrGwp4DXRSpEx",
+	"uZVJZ6p4TruYxjHvGlCGlLn2xpHbG4wOvz/WG2GmL+vuMV5zq2Z9TMaXp5zAHSmpIQOERgaudHluYVYG",
+	"cqejeoMeda848Td2Nk5rXacS4+pdKrEgT3vrW/FY4zUQaYyRUEW2tgjusp5AxKEgCX9UMLiaRilS62jy",
+	"RTXtTLD/XVMZgqgorLH7/t3pZPxhfP7Lh9OT95Fo/Hnp/n7787m71nPhmXhwmWFc1bSyLk+F++YDLq35",
+	"DTC/2HJTbFzs4/uli3HZjBZiK4KhOvdX938HAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

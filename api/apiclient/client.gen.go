@@ -769,22 +769,22 @@ func (e SignalKind) Valid() bool {
 
 // Defines values for SpendCostProvenance.
 const (
-	Estimated SpendCostProvenance = "estimated"
-	Partial   SpendCostProvenance = "partial"
-	Reported  SpendCostProvenance = "reported"
-	Unknown   SpendCostProvenance = "unknown"
+	SpendCostProvenanceEstimated SpendCostProvenance = "estimated"
+	SpendCostProvenancePartial   SpendCostProvenance = "partial"
+	SpendCostProvenanceReported  SpendCostProvenance = "reported"
+	SpendCostProvenanceUnknown   SpendCostProvenance = "unknown"
 )
 
 // Valid indicates whether the value is a known member of the SpendCostProvenance enum.
 func (e SpendCostProvenance) Valid() bool {
 	switch e {
-	case Estimated:
+	case SpendCostProvenanceEstimated:
 		return true
-	case Partial:
+	case SpendCostProvenancePartial:
 		return true
-	case Reported:
+	case SpendCostProvenanceReported:
 		return true
-	case Unknown:
+	case SpendCostProvenanceUnknown:
 		return true
 	default:
 		return false
@@ -848,6 +848,30 @@ func (e TaskAnswerOutcome) Valid() bool {
 	case Failed:
 		return true
 	case Retrying:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TaskCostProvenance.
+const (
+	TaskCostProvenanceEstimated TaskCostProvenance = "estimated"
+	TaskCostProvenancePartial   TaskCostProvenance = "partial"
+	TaskCostProvenanceReported  TaskCostProvenance = "reported"
+	TaskCostProvenanceUnknown   TaskCostProvenance = "unknown"
+)
+
+// Valid indicates whether the value is a known member of the TaskCostProvenance enum.
+func (e TaskCostProvenance) Valid() bool {
+	switch e {
+	case TaskCostProvenanceEstimated:
+		return true
+	case TaskCostProvenancePartial:
+		return true
+	case TaskCostProvenanceReported:
+		return true
+	case TaskCostProvenanceUnknown:
 		return true
 	default:
 		return false
@@ -2675,13 +2699,16 @@ type TaskCompleteRequest struct {
 
 // TaskCost What the task's work cost, and where the figure comes from.
 type TaskCost struct {
-	// Provenance Where the figure comes from, such as `provider-invoice` or `price-table`.
-	Provenance string  `json:"provenance"`
-	Usd        float32 `json:"usd"`
+	// Provenance Where the figure comes from (docs/journal.md, "Spend"): reported (a provider billed all of it), estimated (a model catalog priced all of it), partial (some of each), unknown (nothing priced it).
+	Provenance TaskCostProvenance `json:"provenance"`
+	Usd        float64            `json:"usd"`
 
-	// UsdKnown False when usd is an estimate.
+	// UsdKnown False when part of the work is not priced, so usd is a floor; false when provenance is unknown.
 	UsdKnown bool `json:"usdKnown"`
 }
+
+// TaskCostProvenance Where the figure comes from (docs/journal.md, "Spend"): reported (a provider billed all of it), estimated (a model catalog priced all of it), partial (some of each), unknown (nothing priced it).
+type TaskCostProvenance string
 
 // TaskFailRequest defines model for TaskFailRequest.
 type TaskFailRequest struct {
@@ -2752,13 +2779,18 @@ type TaskPollRequest struct {
 
 // TaskUsage Tokens the task's work used, as the worker knows them. Absent is not zero.
 type TaskUsage struct {
-	CacheRead  *int `json:"cacheRead,omitempty"`
-	CacheWrite *int `json:"cacheWrite,omitempty"`
-	Input      int  `json:"input"`
-	Output     int  `json:"output"`
-	Reasoning  *int `json:"reasoning,omitempty"`
+	// CacheRead Leave it out when the provider did not report it (absent, not 0).
+	CacheRead *int64 `json:"cacheRead,omitempty"`
 
-	// TokensKnown False when the counts are estimates or partial.
+	// CacheWrite Leave it out when the provider did not report it (absent, not 0).
+	CacheWrite *int64 `json:"cacheWrite,omitempty"`
+	Input      int64  `json:"input"`
+	Output     int64  `json:"output"`
+
+	// Reasoning Leave it out when the provider did not report it (absent, not 0).
+	Reasoning *int64 `json:"reasoning,omitempty"`
+
+	// TokensKnown False when some of the work's tokens were not counted, so the counts are a floor.
 	TokensKnown bool `json:"tokensKnown"`
 }
 

@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -99,5 +100,47 @@ func TestExecutionReadShowsTaskSpend(t *testing.T) {
 	}
 	if _, err := executionapp.NewGetExecution(reader, reader).Handle(t.Context(), "elsewhere", run); err == nil {
 		t.Fatal("a run read through another session was found")
+	}
+}
+
+// BenchmarkExecutionReadWithSpend is GetExecution (the status read and the
+// spend read) of a run with tasks TaskCompleted events, each with usage and
+// cost: what one GET …/executions/{eid} costs as a run's tasks grow.
+func BenchmarkExecutionReadWithSpend(b *testing.B) {
+	for _, tasks := range []int{0, 100, 1000} {
+		b.Run(fmt.Sprintf("tasks=%d", tasks), func(b *testing.B) {
+			pool := pgtest.NewPool(b)
+			const doc = `{"name":"spend","workflows":[{"workflowId":"w","nodes":[{"nodeId":"in","type":"MANUAL"}],"edges":[]}]}`
+			f := newEngineFixture(b, pool, "spend", doc, nil, func(string, error) {}, executionapp.EngineConfig{Concurrency: 1})
+			res, err := f.start.Handle(b.Context(), executionapp.StartInput{SessionID: "spend", WorkflowID: "w",
+				Trigger: executionapp.TriggerManual, Actor: "test", Channel: "rest"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			events := make([]executionapp.Event, tasks)
+			for i := range events {
+				events[i] = executionapp.Event{Type: execution.EventTaskCompleted, At: time.Now(), SessionID: "spend", WorkflowID: "w",
+					ExecutionID: res.ExecutionID, NodeID: fmt.Sprintf("n%d", i%5), Actor: "worker:w1", Channel: "worker",
+					Data: map[string]any{"itemId": i, "attempt": 1, "port": "default",
+						"usage": execution.Usage{Input: 1000, Output: 100, TokensKnown: true}.ToData(),
+						"cost":  execution.Cost{USD: 0.001, USDKnown: true, Provenance: execution.ProvenanceReported}.ToData()}}
+			}
+			if tasks > 0 {
+				if err := postgres.NewExecutionTransactor(pool).WithinTx(b.Context(), func(ctx context.Context, s executionapp.Stores) error {
+					return s.Events.Append(ctx, events)
+				}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			reader := postgres.NewReader(pool)
+			uc := executionapp.NewGetExecution(reader, reader)
+			b.ResetTimer()
+			for b.Loop() {
+				v, err := uc.Handle(b.Context(), "spend", res.ExecutionID)
+				if err != nil || v.Spend.Total.Tasks != int64(tasks) {
+					b.Fatalf("%+v, %v", v.Spend, err)
+				}
+			}
+		})
 	}
 }

@@ -299,7 +299,7 @@ type spendSum struct {
 	input, output                    int64
 	classes                          [3]*int64 // cacheRead, cacheWrite, reasoning
 	tokensKnown                      bool      // every usage report had tokensKnown
-	usd                              big.Rat
+	usd                              decimalSum
 	usdKnown                         bool // every cost report had usdKnown
 	provenance                       CostProvenance
 }
@@ -324,7 +324,7 @@ func (s *spendSum) add(r SpendReport) {
 		s.tokensKnown = s.tokensKnown && u.TokensKnown
 	}
 	if c := r.Cost; c != nil {
-		s.usd.Add(&s.usd, decimal(c.USD))
+		s.usd.add(c.USD)
 		s.usdKnown = s.usdKnown && c.USDKnown
 		if s.costReports == 0 {
 			s.provenance = c.Provenance
@@ -351,21 +351,52 @@ func (s *spendSum) view() NodeSpend {
 		n.Usage = &u
 	}
 	if s.costReports > 0 {
-		usd, _ := s.usd.Float64()
-		n.Cost = &Cost{USD: usd, USDKnown: s.usdKnown, Provenance: s.provenance}
+		n.Cost = &Cost{USD: s.usd.float(), USDKnown: s.usdKnown, Provenance: s.provenance}
 	}
 	return n
 }
 
-// decimal is f as the decimal it was written as (its shortest form), so
-// 0.1 + 0.2 sums to 0.3 exactly; NaN and infinities (never parsed) are 0.
-func decimal(f float64) *big.Rat {
-	r := new(big.Rat)
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return r
+// decimalSum adds numbers exactly as the decimals they were written as
+// (their shortest form), so 0.1 + 0.2 is 0.3 and the order of the terms
+// does not matter: the sum is mant × 10^-scale.
+type decimalSum struct {
+	mant  big.Int
+	scale int
+	term  big.Int // scratch
+}
+
+var ten = big.NewInt(10)
+
+func pow10(n int) *big.Int { return new(big.Int).Exp(ten, big.NewInt(int64(n)), nil) }
+
+// add adds f; NaN and infinities (never parsed) add nothing.
+func (d *decimalSum) add(f float64) {
+	if math.IsNaN(f) || math.IsInf(f, 0) || f == 0 {
+		return
 	}
-	r.SetString(strconv.FormatFloat(f, 'g', -1, 64))
-	return r
+	// d.ddddde±x: digits × 10^(x - (len(digits)-1)).
+	text := strconv.FormatFloat(f, 'e', -1, 64)
+	mantissa, expText, _ := strings.Cut(text, "e")
+	digits := strings.Replace(mantissa, ".", "", 1)
+	exp, _ := strconv.Atoi(expText)
+	exp -= len(digits) - 1 - strings.Count(digits, "-")
+	if _, ok := d.term.SetString(digits, 10); !ok {
+		return
+	}
+	if -exp > d.scale {
+		d.mant.Mul(&d.mant, pow10(-exp-d.scale))
+		d.scale = -exp
+	}
+	if shift := exp + d.scale; shift > 0 {
+		d.term.Mul(&d.term, pow10(shift))
+	}
+	d.mant.Add(&d.mant, &d.term)
+}
+
+// float is the sum, rounded once.
+func (d *decimalSum) float() float64 {
+	f, _ := new(big.Rat).SetFrac(&d.mant, pow10(d.scale)).Float64()
+	return f + 0
 }
 
 // addTokens adds without passing MaxTokenSum.

@@ -3,6 +3,7 @@ package execution_test
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -181,6 +182,35 @@ func TestFoldSpend(t *testing.T) {
 	}
 }
 
+// TestFoldSpendSumsDecimals: dollars add as the decimals workers wrote, so
+// ten 0.1s make 1 and 0.1 + 0.2 makes 0.3; tiny and large figures keep their
+// size, and a sum is rounded once.
+func TestFoldSpendSumsDecimals(t *testing.T) {
+	sum := func(usd ...float64) float64 {
+		var rs []execution.SpendReport
+		for _, u := range usd {
+			rs = append(rs, execution.SpendReport{NodeID: "n", Cost: &execution.Cost{USD: u, USDKnown: true, Provenance: execution.ProvenanceReported}})
+		}
+		return execution.FoldSpend(rs).Total.Cost.USD
+	}
+	for _, tc := range []struct {
+		usd  []float64
+		want float64
+	}{
+		{[]float64{0.1, 0.2}, 0.3},
+		{[]float64{0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1}, 1},
+		{[]float64{1e6, 1e-9}, 1000000.000000001},
+		{[]float64{5e-324, 5e-324}, 1e-323},
+		{[]float64{0, 0}, 0},
+		{[]float64{123.456, 0.000544}, 123.456544},
+		{[]float64{1.5e-7, 2.5e-7, 1e3}, 1000.0000004},
+	} {
+		if got := sum(tc.usd...); got != tc.want {
+			t.Errorf("sum of %v = %v, want %v", tc.usd, got, tc.want)
+		}
+	}
+}
+
 func TestFoldSpendGapsAndProvenance(t *testing.T) {
 	s := execution.FoldSpend([]execution.SpendReport{
 		// tokensKnown false: counted, and still a gap.
@@ -252,7 +282,11 @@ func TestFoldSpendProperties(t *testing.T) {
 				}
 			}
 			gap, input, cacheRead, cacheSeen := false, int64(0), int64(0), false
+			var tenThousandths int64 // the costs are whole ten-thousandths of a dollar
 			for _, r := range mine {
+				if r.Cost != nil {
+					tenThousandths += int64(math.Round(r.Cost.USD * 1e4))
+				}
 				if r.Usage == nil || !r.Usage.TokensKnown {
 					gap = true
 				}
@@ -265,6 +299,9 @@ func TestFoldSpendProperties(t *testing.T) {
 			}
 			if gap != slices.Contains(got.SpendGaps, id) || gap == ns.UsageKnown || ns.Tasks != int64(len(mine)) {
 				t.Fatalf("round %d node %s: gap %v, spend %+v, gaps %v", round, id, gap, ns, got.SpendGaps)
+			}
+			if ns.Cost != nil && ns.Cost.USD != float64(tenThousandths)/1e4 {
+				t.Fatalf("round %d node %s: usd %v, want exactly %d/10^4", round, id, ns.Cost.USD, tenThousandths)
 			}
 			if ns.Usage != nil && (ns.Usage.Input != input || (ns.Usage.CacheRead != nil) != cacheSeen ||
 				cacheSeen && *ns.Usage.CacheRead != cacheRead || ns.Usage.Input > execution.MaxTokenSum) {
@@ -335,4 +372,18 @@ func FuzzParseSpend(f *testing.F) {
 			t.Fatalf("cost refused without a violation")
 		}
 	})
+}
+
+// BenchmarkFoldSpend folds 1,000 reports over 5 nodes, each with usage and
+// cost: the domain's share of one execution read of such a run.
+func BenchmarkFoldSpend(b *testing.B) {
+	reports := make([]execution.SpendReport, 1000)
+	for i := range reports {
+		reports[i] = execution.SpendReport{NodeID: string(rune('a' + i%5)),
+			Usage: &execution.Usage{Input: int64(1000 + i), Output: 100, CacheRead: ptr(10), TokensKnown: true},
+			Cost:  &execution.Cost{USD: float64(i%97) / 1e4, USDKnown: true, Provenance: execution.ProvenanceReported}}
+	}
+	for b.Loop() {
+		execution.FoldSpend(reports)
+	}
 }

@@ -128,4 +128,25 @@ func TestWorkerTaskRoundTrip(t *testing.T) {
 		t.Fatalf("complete: %d %s", st, body)
 	}
 	e.waitStatus("ws", eid, apiclient.ExecutionStatusSUCCESS)
+
+	// What operators see: the queue, its workers and the task latencies.
+	if n := metricSum(t, e.s, `yukta_task_attempt_seconds_count{outcome="lapsed"}`); n != 1 {
+		t.Errorf("lapsed attempts in /metrics: %v, want 1", n)
+	}
+	if n := metricSum(t, e.s, `yukta_task_attempt_seconds_count{outcome="completed"}`); n != 3 {
+		t.Errorf("completed attempts in /metrics: %v, want 3", n)
+	}
+	e.start("ws", "flow", map[string]any{"n": 4}) // waits: no one polls
+	poll(t, waitLimit, "the waiting task in /metrics", func() bool {
+		return metricSum(t, e.s, `yukta_task_queue_waiting{queue="q1"}`) == 1
+	})
+	sched, err := e.c.GetSchedulerStatusWithResponse(e.ctx)
+	if err != nil || sched.JSON200 == nil {
+		t.Fatalf("scheduler: %v %s", err, sched.Body)
+	}
+	qs := sched.JSON200.Queues
+	if len(qs) != 1 || qs[0].Queue != "q1" || qs[0].Waiting != 1 || qs[0].Leased != 0 || qs[0].OldestWaitingSince == nil ||
+		len(qs[0].Workers) != 1 || qs[0].Workers[0].Worker != "worker:anonymous" {
+		t.Fatalf("scheduler queues: %+v", qs)
+	}
 }

@@ -43,7 +43,11 @@ func (u WorkerUseCases) enabled() error {
 // worker is the caller as the worker use cases know it.
 func worker(ctx context.Context) executionapp.Worker {
 	p := authn.PrincipalFrom(ctx)
-	return executionapp.Worker{Name: p.Name(), Queues: principalQueues(p), Sessions: p.Sessions()}
+	name := p.Name()
+	if p.Anonymous() {
+		name = "anonymous" // open mode: worker:anonymous
+	}
+	return executionapp.Worker{Name: name, Queues: principalQueues(p), Sessions: p.Sessions()}
 }
 
 func (h *handlers) PollTasks(ctx context.Context, req restapi.PollTasksRequestObject) (restapi.PollTasksResponseObject, error) {

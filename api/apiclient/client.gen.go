@@ -2296,6 +2296,9 @@ type SchedulerStatus struct {
 	// OldestWaitingSince When the oldest waiting run was started; absent when none waits.
 	OldestWaitingSince *time.Time `json:"oldestWaitingSince,omitempty"`
 
+	// Queues The worker queues (docs/workers.md) that have live tasks or were polled, in name order; at most 100, each with at most 50 workers.
+	Queues []TaskQueueStatus `json:"queues"`
+
 	// ReservedSupervisorSlots `--reserved-supervisor-slots`: slots for workflow supervisors' runs beside maxRunning (used only while maxRunning is set; with 0, their runs share the normal pool).
 	ReservedSupervisorSlots int `json:"reservedSupervisorSlots"`
 
@@ -2777,6 +2780,24 @@ type TaskPollRequest struct {
 	Wait *int `json:"wait,omitempty"`
 }
 
+// TaskQueueStatus defines model for TaskQueueStatus.
+type TaskQueueStatus struct {
+	// Leased Tasks a worker holds.
+	Leased int `json:"leased"`
+
+	// OldestWaitingSince Since when the oldest waiting task has been due; absent when none waits.
+	OldestWaitingSince *time.Time `json:"oldestWaitingSince,omitempty"`
+
+	// Queue A task queue's name, as a TASK node's config names it.
+	Queue QueueName `json:"queue"`
+
+	// Waiting Tasks due and not leased.
+	Waiting int `json:"waiting"`
+
+	// Workers The worker keys that polled the queue, most recent first.
+	Workers []TaskWorkerSeen `json:"workers"`
+}
+
 // TaskUsage Tokens the task's work used, as the worker knows them. Absent is not zero.
 type TaskUsage struct {
 	// CacheRead Leave it out when the provider did not report it (absent, not 0).
@@ -2792,6 +2813,15 @@ type TaskUsage struct {
 
 	// TokensKnown False when some of the work's tokens were not counted, so the counts are a floor.
 	TokensKnown bool `json:"tokensKnown"`
+}
+
+// TaskWorkerSeen defines model for TaskWorkerSeen.
+type TaskWorkerSeen struct {
+	// LastSeen When it last polled (written at most every 5 s per instance).
+	LastSeen time.Time `json:"lastSeen"`
+
+	// Worker The worker's actor, worker:<key name>.
+	Worker string `json:"worker"`
 }
 
 // Verdict defines model for Verdict.

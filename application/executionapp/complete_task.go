@@ -205,6 +205,7 @@ func (e *Engine) answer(ctx context.Context, leases TaskLeases, w Worker, l Task
 			a.Outcome = TaskRetrying
 		}
 	}
+	e.tmetrics.TaskAnswered(string(a.Outcome), res.ended.Sub(res.began))
 	return a, nil
 }
 

@@ -143,6 +143,7 @@ func (e *Engine) deliver(ctx context.Context, w Worker, claims []TaskClaim) ([]T
 				continue
 			}
 		}
+		e.tmetrics.TaskDelivered(tc.ClaimedAt.Sub(tc.QueuedAt))
 		tasks = append(tasks, Task{
 			TaskID: strconv.FormatInt(c.ItemID, 10), LeaseToken: strconv.FormatInt(c.Token, 10),
 			Queue: tc.Queue, SessionID: tc.SessionID, WorkflowID: tc.WorkflowID, ExecutionID: c.ExecutionID, NodeID: c.NodeID,

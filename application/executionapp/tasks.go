@@ -67,8 +67,10 @@ type TaskClaim struct {
 	Queue                 string
 	SessionID, WorkflowID string
 	ClaimedAt             time.Time
-	LeaseUntil, Deadline  time.Time
-	Lease                 time.Duration
+	// QueuedAt is when the task came due (its available_at).
+	QueuedAt             time.Time
+	LeaseUntil, Deadline time.Time
+	Lease                time.Duration
 }
 
 // Task is one delivery to a worker.

@@ -57,7 +57,7 @@ func TestWorkerBodies(t *testing.T) {
 		{"/api/worker/v1/poll", `{"queues":["a"],"max":0}`, 400, "body.max"},
 		{"/api/worker/v1/poll", `{"queues":["a"],"extra":1}`, 400, "body"},
 		{"/api/worker/v1/poll", `{"queues":["a"],"queues":["b"]}`, 400, "body.queues"},
-		{"/api/worker/v1/tasks/7/complete", `{"leaseToken":"3","output":{"n":1},"usage":{"input":1,"output":2,"tokensKnown":true},"cost":{"usd":0.1,"usdKnown":true,"provenance":"price-table"}}`, 200, ""},
+		{"/api/worker/v1/tasks/7/complete", `{"leaseToken":"3","output":{"n":1},"usage":{"input":1,"output":2,"tokensKnown":true},"cost":{"usd":0.1,"usdKnown":true,"provenance":"reported"}}`, 200, ""},
 		{"/api/worker/v1/tasks/7/complete", `{"leaseToken":"3"}`, 400, "body.output"},
 		{"/api/worker/v1/tasks/7/complete", `{"leaseToken":"3","output":1,"usage":{"input":-1,"output":2,"tokensKnown":true}}`, 400, "body.usage.input"},
 		{"/api/worker/v1/tasks/7/complete", `{"leaseToken":"3","output":1,"usage":{"input":1,"output":2}}`, 400, "body.usage.tokensKnown"},

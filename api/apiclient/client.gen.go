@@ -773,6 +773,30 @@ func (e SignalKind) Valid() bool {
 	}
 }
 
+// Defines values for SpendCostProvenance.
+const (
+	SpendCostProvenanceEstimated SpendCostProvenance = "estimated"
+	SpendCostProvenancePartial   SpendCostProvenance = "partial"
+	SpendCostProvenanceReported  SpendCostProvenance = "reported"
+	SpendCostProvenanceUnknown   SpendCostProvenance = "unknown"
+)
+
+// Valid indicates whether the value is a known member of the SpendCostProvenance enum.
+func (e SpendCostProvenance) Valid() bool {
+	switch e {
+	case SpendCostProvenanceEstimated:
+		return true
+	case SpendCostProvenancePartial:
+		return true
+	case SpendCostProvenanceReported:
+		return true
+	case SpendCostProvenanceUnknown:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for StopAllRequestMode.
 const (
 	StopAllRequestModeCANCEL StopAllRequestMode = "CANCEL"
@@ -830,6 +854,30 @@ func (e TaskAnswerOutcome) Valid() bool {
 	case Failed:
 		return true
 	case Retrying:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TaskCostProvenance.
+const (
+	TaskCostProvenanceEstimated TaskCostProvenance = "estimated"
+	TaskCostProvenancePartial   TaskCostProvenance = "partial"
+	TaskCostProvenanceReported  TaskCostProvenance = "reported"
+	TaskCostProvenanceUnknown   TaskCostProvenance = "unknown"
+)
+
+// Valid indicates whether the value is a known member of the TaskCostProvenance enum.
+func (e TaskCostProvenance) Valid() bool {
+	switch e {
+	case TaskCostProvenanceEstimated:
+		return true
+	case TaskCostProvenancePartial:
+		return true
+	case TaskCostProvenanceReported:
+		return true
+	case TaskCostProvenanceUnknown:
 		return true
 	default:
 		return false
@@ -1614,8 +1662,11 @@ type Execution struct {
 	RestartOf *ExecutionId `json:"restartOf,omitempty"`
 
 	// Result What a RESULT node stored (absent until one did).
-	Result     interface{}     `json:"result,omitempty"`
-	SessionId  string          `json:"sessionId"`
+	Result    interface{} `json:"result,omitempty"`
+	SessionId string      `json:"sessionId"`
+
+	// Spend What the run's remote workers reported for its TASK nodes (docs/journal.md, "Spend"): each node that completed a task, the run total, and the gaps. Absent is not zero: a task that reported no usage (or usage with tokensKnown false) leaves its node's and the run's usage a floor, and names the node in spendGaps; a task that reported no cost (or usdKnown false) does the same for cost in costGaps. Present on the execution read (GET …/executions/{eid}) and the journal projection; absent from the answers of a start or a stop that waited.
+	Spend      *Spend          `json:"spend,omitempty"`
 	StartedAt  time.Time       `json:"startedAt"`
 	Status     ExecutionStatus `json:"status"`
 	WorkflowId string          `json:"workflowId"`
@@ -1902,6 +1953,9 @@ type JournalProjection struct {
 
 	// Sequence The last record folded.
 	Sequence int64 `json:"sequence"`
+
+	// Spend What the run's remote workers reported for its TASK nodes (docs/journal.md, "Spend"): each node that completed a task, the run total, and the gaps. Absent is not zero: a task that reported no usage (or usage with tokensKnown false) leaves its node's and the run's usage a floor, and names the node in spendGaps; a task that reported no cost (or usdKnown false) does the same for cost in costGaps. Present on the execution read (GET …/executions/{eid}) and the journal projection; absent from the answers of a start or a stop that waited.
+	Spend Spend `json:"spend"`
 }
 
 // JournalPublicKey The current signing key (algorithm, publicKey, keyId: the fields
@@ -2047,6 +2101,30 @@ type NodeConfig struct {
 
 	// Type A plugin type from GET /api/plugins.
 	Type string `json:"type"`
+}
+
+// NodeSpend One node's spend (or the run's, as total).
+type NodeSpend struct {
+	// Cost The sum of the cost reports; absent when no task reported a cost (never a zero).
+	Cost *SpendCost `json:"cost,omitempty"`
+
+	// CostKnown Every task reported a cost with usdKnown true: cost is the whole cost. False: it is a floor.
+	CostKnown bool `json:"costKnown"`
+
+	// CostReports Of those, how many reported a cost.
+	CostReports int64 `json:"costReports"`
+
+	// Tasks Tasks completed.
+	Tasks int64 `json:"tasks"`
+
+	// Usage The sum of the usage reports; absent when no task reported usage (never a zero).
+	Usage *SpendUsage `json:"usage,omitempty"`
+
+	// UsageKnown Every task reported usage with tokensKnown true: usage is the whole count. False: it is a floor.
+	UsageKnown bool `json:"usageKnown"`
+
+	// UsageReports Of those, how many reported usage.
+	UsageReports int64 `json:"usageReports"`
 }
 
 // NodeStatus defines model for NodeStatus.
@@ -2318,6 +2396,42 @@ type SignalPage struct {
 	// Cursor Where to read on.
 	Cursor  string   `json:"cursor"`
 	Signals []Signal `json:"signals"`
+}
+
+// Spend What the run's remote workers reported for its TASK nodes (docs/journal.md, "Spend"): each node that completed a task, the run total, and the gaps. Absent is not zero: a task that reported no usage (or usage with tokensKnown false) leaves its node's and the run's usage a floor, and names the node in spendGaps; a task that reported no cost (or usdKnown false) does the same for cost in costGaps. Present on the execution read (GET …/executions/{eid}) and the journal projection; absent from the answers of a start or a stop that waited.
+type Spend struct {
+	// CostGaps The nodes (sorted) with a completed task whose cost was absent or had usdKnown false. Empty when the cost is complete.
+	CostGaps []string `json:"costGaps"`
+
+	// Nodes Per node that completed at least one task, by node id.
+	Nodes map[string]NodeSpend `json:"nodes"`
+
+	// SpendGaps The nodes (sorted) with a completed task whose usage was absent or had tokensKnown false. Empty when the usage is complete.
+	SpendGaps []string `json:"spendGaps"`
+
+	// Total One node's spend (or the run's, as total).
+	Total NodeSpend `json:"total"`
+}
+
+// SpendCost Dollars and where the figure came from. usd adds exactly over the reports; usdKnown is true when every report summed had it true (false: usd is a floor); provenance is the reports' own when they agree, unknown when any is unknown, partial otherwise.
+type SpendCost struct {
+	// Provenance reported: a provider billed all of it; estimated: a model catalog priced all of it; partial: some of each; unknown: nothing priced it (usd is a floor).
+	Provenance SpendCostProvenance `json:"provenance"`
+	Usd        float64             `json:"usd"`
+	UsdKnown   bool                `json:"usdKnown"`
+}
+
+// SpendCostProvenance reported: a provider billed all of it; estimated: a model catalog priced all of it; partial: some of each; unknown: nothing priced it (usd is a floor).
+type SpendCostProvenance string
+
+// SpendUsage Tokens by class. input and output add over the reports; cacheRead, cacheWrite and reasoning add over the reports that carried them and are absent when none did (absent, not zero); tokensKnown is true when every report summed had it true.
+type SpendUsage struct {
+	CacheRead   *int64 `json:"cacheRead,omitempty"`
+	CacheWrite  *int64 `json:"cacheWrite,omitempty"`
+	Input       int64  `json:"input"`
+	Output      int64  `json:"output"`
+	Reasoning   *int64 `json:"reasoning,omitempty"`
+	TokensKnown bool   `json:"tokensKnown"`
 }
 
 // StartRequest defines model for StartRequest.
@@ -2603,13 +2717,16 @@ type TaskCompleteRequest struct {
 
 // TaskCost What the task's work cost, and where the figure comes from.
 type TaskCost struct {
-	// Provenance Where the figure comes from, such as `provider-invoice` or `price-table`.
-	Provenance string  `json:"provenance"`
-	Usd        float32 `json:"usd"`
+	// Provenance Where the figure comes from (docs/journal.md, "Spend"): reported (a provider billed all of it), estimated (a model catalog priced all of it), partial (some of each), unknown (nothing priced it).
+	Provenance TaskCostProvenance `json:"provenance"`
+	Usd        float64            `json:"usd"`
 
-	// UsdKnown False when usd is an estimate.
+	// UsdKnown False when part of the work is not priced, so usd is a floor; false when provenance is unknown.
 	UsdKnown bool `json:"usdKnown"`
 }
+
+// TaskCostProvenance Where the figure comes from (docs/journal.md, "Spend"): reported (a provider billed all of it), estimated (a model catalog priced all of it), partial (some of each), unknown (nothing priced it).
+type TaskCostProvenance string
 
 // TaskFailRequest defines model for TaskFailRequest.
 type TaskFailRequest struct {
@@ -2698,13 +2815,18 @@ type TaskQueueStatus struct {
 
 // TaskUsage Tokens the task's work used, as the worker knows them. Absent is not zero.
 type TaskUsage struct {
-	CacheRead  *int `json:"cacheRead,omitempty"`
-	CacheWrite *int `json:"cacheWrite,omitempty"`
-	Input      int  `json:"input"`
-	Output     int  `json:"output"`
-	Reasoning  *int `json:"reasoning,omitempty"`
+	// CacheRead Leave it out when the provider did not report it (absent, not 0).
+	CacheRead *int64 `json:"cacheRead,omitempty"`
 
-	// TokensKnown False when the counts are estimates or partial.
+	// CacheWrite Leave it out when the provider did not report it (absent, not 0).
+	CacheWrite *int64 `json:"cacheWrite,omitempty"`
+	Input      int64  `json:"input"`
+	Output     int64  `json:"output"`
+
+	// Reasoning Leave it out when the provider did not report it (absent, not 0).
+	Reasoning *int64 `json:"reasoning,omitempty"`
+
+	// TokensKnown False when some of the work's tokens were not counted, so the counts are a floor.
 	TokensKnown bool `json:"tokensKnown"`
 }
 

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/yukta/yukta/domain/execution"
 	"github.com/yukta/yukta/domain/fault"
 )
 
@@ -20,7 +21,7 @@ const WorkerChannel = "worker"
 
 // EventTaskCompleted journals each task a worker completed, with the usage
 // and cost it reported (docs/journal.md#spend).
-const EventTaskCompleted = "TaskCompleted"
+const EventTaskCompleted = execution.EventTaskCompleted
 
 // The bounds of the worker API, declared once.
 const (

@@ -1,0 +1,80 @@
+package bootstrap
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/yukta/yukta/adapters/plugins"
+	"github.com/yukta/yukta/application/executionapp"
+	"github.com/yukta/yukta/domain/plugin"
+)
+
+type passRunner struct{}
+
+func (passRunner) Run(context.Context, executionapp.Invocation) (executionapp.Outcome, error) {
+	return executionapp.Outcome{}, nil
+}
+
+func extensionType(name string) plugins.NodeType {
+	return plugins.Extension(plugin.Descriptor{Type: name, Category: plugin.Processor, Description: "an added type"}, passRunner{})
+}
+
+// serveWith runs `serve` with ext on a database that is never reached: a
+// wiring error stops the start before the first connection.
+func serveWith(t *testing.T, ext Extensions) (int, string) {
+	t.Setenv("YUKTA_DATABASE_URL", "postgres://yukta@127.0.0.1:1/nowhere?connect_timeout=1")
+	t.Setenv("YUKTA_DATA_DIR", t.TempDir())
+	var stdout, stderr bytes.Buffer
+	code := MainWith(t.Context(), ext, []string{"serve", "--addr", "127.0.0.1:0", "--log-format", "json"}, &stdout, &stderr)
+	return code, stderr.String()
+}
+
+// TestExtensionNameTakenStopsTheStart: an added type that takes a
+// built-in's name, or another added type's, stops the server before it
+// serves, naming the type (docs/extending.md).
+func TestExtensionNameTakenStopsTheStart(t *testing.T) {
+	const twice = "is registered twice (a built-in and an added type, or two added types, share the name); give the added type a name of its own\n"
+	noRunner := extensionType("SHOUT")
+	noRunner.Runner = nil
+	for want, types := range map[string][]plugins.NodeType{
+		"yukta serve: pluginapp: node type LOG " + twice:                          {extensionType("LOG")},
+		"yukta serve: pluginapp: node type SHOUT " + twice:                        {extensionType("SHOUT"), extensionType("SHOUT")},
+		"yukta serve: node type SHOUT has no runner; add it with its behaviour\n": {noRunner},
+		`yukta serve: plugin: type "shout" must match`:                            {extensionType("shout")},
+	} {
+		code, stderr := serveWith(t, Extensions{NodeTypes: types})
+		if code != 2 || !strings.HasPrefix(stderr, want) {
+			t.Errorf("exit %d, stderr:\n%s\nwant exit 2 and a first line starting %q", code, stderr, want)
+		}
+	}
+}
+
+// TestExtensionsJoinTheBuiltIns: the registered list is the built-ins,
+// then the added types, each added processor with the run fields.
+func TestExtensionsJoinTheBuiltIns(t *testing.T) {
+	types, err := newRegisteredTypes(nil, nil, Extensions{NodeTypes: []plugins.NodeType{extensionType("SHOUT")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(plugins.Descriptors()); len(types) != n+1 || types[n].Descriptor.Type != "SHOUT" {
+		t.Fatalf("registered %d types, the last %s; want the %d built-ins then SHOUT", len(types), types[len(types)-1].Descriptor.Type, n)
+	}
+	if _, err := plugins.NewRunnerSet(types); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSecretsDefaultToTheEnvironment: without a provider, ${env.NAME}
+// reads the process environment; with one, only the provider.
+func TestSecretsDefaultToTheEnvironment(t *testing.T) {
+	t.Setenv("YUKTA_TEST_SECRET", "from-env")
+	if got := (Extensions{}).secrets()("YUKTA_TEST_SECRET"); got != "from-env" {
+		t.Errorf("no provider: %q, want the environment's value", got)
+	}
+	ext := Extensions{Secrets: func(n string) string { return "vault:" + n }}
+	if got := ext.secrets()("YUKTA_TEST_SECRET"); got != "vault:YUKTA_TEST_SECRET" {
+		t.Errorf("a provider: %q, want its answer", got)
+	}
+}

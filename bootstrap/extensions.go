@@ -9,6 +9,7 @@ import (
 	"github.com/yukta/yukta/adapters/plugins"
 	"github.com/yukta/yukta/application/journalapp"
 	"github.com/yukta/yukta/application/pluginapp"
+	"github.com/yukta/yukta/domain/plugin"
 )
 
 // Extensions are what a custom server adds to the one the yukta binary
@@ -29,14 +30,20 @@ type Extensions struct {
 }
 
 // check refuses, before anything starts, the node types the registry would
-// refuse once the server is wired: a malformed descriptor, a name already
-// taken (a built-in's or another added type's), a type without a runner.
+// refuse once the server is wired (a malformed descriptor, a name already
+// taken by a built-in or another added type), a type without a runner, and
+// a trigger, which nothing would ever start (a run's trigger nodes are
+// found by the built-in trigger types' names).
 // The error names the type, without the wiring's call chain around it.
 func (e Extensions) check() error {
 	if _, err := pluginapp.NewRegistry(append(plugins.Descriptors(), plugins.DescriptorsOf(e.NodeTypes)...)...); err != nil {
 		return err
 	}
 	for _, t := range e.NodeTypes {
+		if t.Descriptor.Category == plugin.Trigger {
+			return fmt.Errorf("node type %s is a trigger, and runs start only through the built-in triggers (MANUAL, WEBHOOK, SCHEDULE, SUPERVISOR_SIGNAL); "+
+				"make it a processor that follows one of them", t.Descriptor.Type)
+		}
 		if t.Runner == nil {
 			return fmt.Errorf("node type %s has no runner; add it with its behaviour", t.Descriptor.Type)
 		}

@@ -43,6 +43,8 @@ func TestExtensionNameTakenStopsTheStart(t *testing.T) {
 		"yukta serve: pluginapp: node type SHOUT " + twice:                        {extensionType("SHOUT"), extensionType("SHOUT")},
 		"yukta serve: node type SHOUT has no runner; add it with its behaviour\n": {noRunner},
 		`yukta serve: plugin: type "shout" must match`:                            {extensionType("shout")},
+		"yukta serve: node type BELL is a trigger, and runs start only through the built-in triggers": {
+			plugins.Extension(plugin.Descriptor{Type: "BELL", Category: plugin.Trigger, Description: "rings"}, passRunner{})},
 	} {
 		code, stderr := serveWith(t, Extensions{NodeTypes: types})
 		if code != 2 || !strings.HasPrefix(stderr, want) {

@@ -51,7 +51,8 @@ type (
 	Field = plugin.Field
 	// FieldType is the type of a Field.
 	FieldType = plugin.FieldType
-	// Category says where a node may sit: Trigger, Processor or Terminal.
+	// Category says where a node may sit: Trigger (built-ins only),
+	// Processor or Terminal.
 	Category = plugin.Category
 	// Violation is one problem a CheckFunc reports: a path relative to the
 	// node's config, and a message that says what to do.
@@ -136,12 +137,14 @@ type options struct {
 	ext bootstrap.Extensions
 }
 
-// WithNodeType adds a node type. A processor or terminal gets the run
-// fields every built-in processor and terminal has (timeout, retry), which
-// the engine enforces; a type that declares its own timeout keeps it. The
-// server refuses to start when the descriptor is malformed (Descriptor
-// rules), when runner is nil, or when the name is taken (a built-in's or
-// another added type's), naming the type.
+// WithNodeType adds a node type, a Processor or a Terminal. It gets the
+// run fields every built-in processor and terminal has (timeout, retry),
+// which the engine enforces; a type that declares its own timeout keeps
+// it. `serve` refuses to start (exit code 2, one line naming the type) when
+// the descriptor is malformed (Descriptor rules), when it is a Trigger
+// (runs start only through the built-in triggers, so nothing would start
+// it), when runner is nil, or when the name is taken (a built-in's or
+// another added type's).
 func WithNodeType(d Descriptor, runner Runner) Option {
 	return func(o *options) error {
 		o.ext.NodeTypes = append(o.ext.NodeTypes, plugins.Extension(d, runner))

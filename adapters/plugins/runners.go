@@ -114,7 +114,8 @@ func Builtins(cfg RunnerConfig) ([]NodeType, error) {
 // Extension makes a node type a custom server adds into one registered like
 // the built-ins: a processor or terminal gets the run fields every built-in
 // processor and terminal has (timeout, retry), which the engine enforces,
-// unless it declares its own timeout; a trigger is kept as it is. The
+// unless it declares its own timeout; a trigger is kept as it is (the
+// server refuses added triggers at startup: nothing would start one). The
 // runner is not started on a context that is already done, like a
 // built-in's.
 func Extension(d plugin.Descriptor, r executionapp.Runner) NodeType {

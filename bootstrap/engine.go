@@ -13,6 +13,7 @@ import (
 
 	"github.com/yukta/yukta/adapters/cel"
 	"github.com/yukta/yukta/adapters/egress"
+	"github.com/yukta/yukta/adapters/httpapi"
 	"github.com/yukta/yukta/adapters/metrics"
 	"github.com/yukta/yukta/adapters/plugins"
 	"github.com/yukta/yukta/adapters/postgres"
@@ -74,6 +75,24 @@ var executionModule = fx.Module("executions",
 			return executionapp.NewAnswerInput(tx, plugins.AnswerValidator{}, e, time.Now).WithSecretValues(q, c)
 		},
 		executionapp.NewReadEvents,
+		// The worker API (docs/workers.md).
+		func(e *executionapp.Engine, q *postgres.Queue) *executionapp.PollTasks {
+			return executionapp.NewPollTasks(e, q)
+		},
+		func(q *postgres.Queue) *executionapp.HeartbeatTask { return executionapp.NewHeartbeatTask(q) },
+		func(e *executionapp.Engine, q *postgres.Queue) *executionapp.CompleteTask {
+			return executionapp.NewCompleteTask(e, q)
+		},
+		func(e *executionapp.Engine, q *postgres.Queue) *executionapp.FailTask {
+			return executionapp.NewFailTask(e, q)
+		},
+		func(e *executionapp.Engine, q *postgres.Queue) *executionapp.AppendTaskLogs {
+			return executionapp.NewAppendTaskLogs(e, q)
+		},
+		func(p *executionapp.PollTasks, h *executionapp.HeartbeatTask, c *executionapp.CompleteTask, f *executionapp.FailTask,
+			l *executionapp.AppendTaskLogs) httpapi.WorkerUseCases {
+			return httpapi.WorkerUseCases{Poll: p, Heartbeat: h, Complete: c, Fail: f, Logs: l}
+		},
 	),
 	fx.Invoke(func(*executionapp.Engine) {}),
 	fx.Invoke(runScheduler),
@@ -130,7 +149,7 @@ func newEngine(lc fx.Lifecycle, cfg Config, log *zap.Logger, tx executionapp.Tra
 	e := executionapp.NewEngine(executionapp.EngineDeps{
 		Tx: tx, Queue: q, Runners: runners, Conditions: celConditions{ev}, Signals: l, Catalog: c, Owner: owner, Now: time.Now,
 		OnError: func(op string, err error) { log.Warn("engine", zap.String("op", op), zap.Error(err)) },
-		Metrics: em,
+		Metrics: em, Expired: q,
 	}, executionapp.EngineConfig{Concurrency: cfg.Workers, Lease: cfg.Lease, Limits: cfg.Limits})
 	runInBackground(lc, "engine", func(ctx context.Context) { _ = e.Run(ctx) },
 		func() { log.Info("engine started", zap.String("owner", owner), zap.Int("workers", cfg.Workers)) },

@@ -167,6 +167,7 @@ type httpParams struct {
 	// their use cases.
 	StoredKeys *accessapp.StoredKeys `optional:"true"`
 	Keys       httpapi.KeyUseCases   `optional:"true"`
+	Worker     httpapi.WorkerUseCases
 }
 
 var httpModule = fx.Module("http",
@@ -202,6 +203,7 @@ func newHTTPServer(p httpParams) (*httpapi.Server, error) {
 		Approvals:   httpapi.ApprovalUseCases{List: p.ListApprovals, Decide: p.DecideApproval},
 		Agent:       p.Agent,
 		Keys:        p.Keys,
+		Worker:      p.Worker,
 		Ready: func(ctx context.Context) error {
 			err := p.Database.Err() // a restart in progress says more than a failed ping
 			if err == nil {

@@ -69,6 +69,9 @@ type UseCases struct {
 	// Keys are the stored API key calls (/api/keys); unset, they answer
 	// 404.
 	Keys KeyUseCases
+	// Worker are the worker API's calls (/api/worker/v1); unset, they
+	// answer 404.
+	Worker WorkerUseCases
 }
 
 // handlers implements the generated strict server interface by calling use

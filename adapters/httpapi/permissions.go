@@ -75,6 +75,14 @@ var routeOps = map[string]access.Operation{
 	// supervisor itself, as MCP get_supervisor shows it.
 	// Stored API keys (issue 22): an ADMIN's, reads included, since the
 	// list names every key and role of the server.
+	// The worker API (issue 23): remote workers taking and answering the
+	// tasks of TASK nodes.
+	"pollTasks":      workerOp,
+	"heartbeatTask":  workerOp,
+	"completeTask":   workerOp,
+	"failTask":       workerOp,
+	"appendTaskLogs": workerOp,
+
 	"listAPIKeys":  access.ManageAPIKeys,
 	"createAPIKey": access.ManageAPIKeys,
 	"getAPIKey":    access.ManageAPIKeys,

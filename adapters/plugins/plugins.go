@@ -23,7 +23,7 @@ func Descriptors() []plugin.Descriptor {
 	return []plugin.Descriptor{
 		manual(), webhook(), schedule(), supervisorSignal(),
 		httpRequest(), transform(), filter(), router(), split(), delay(), inputRequest(), logNode(), fail(),
-		result(), webhookOut(), supervisorDecision(),
+		task(), result(), webhookOut(), supervisorDecision(),
 	}
 }
 

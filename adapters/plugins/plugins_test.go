@@ -58,7 +58,7 @@ func TestRegistryHasEveryBuiltIn(t *testing.T) {
 	want := map[string]plugin.Category{
 		"MANUAL": plugin.Trigger, "WEBHOOK": plugin.Trigger, "SCHEDULE": plugin.Trigger, "SUPERVISOR_SIGNAL": plugin.Trigger,
 		"HTTP_REQUEST": plugin.Processor, "TRANSFORM": plugin.Processor, "FILTER": plugin.Processor, "ROUTER": plugin.Processor,
-		"SPLIT": plugin.Processor, "DELAY": plugin.Processor, "INPUT_REQUEST": plugin.Processor, "LOG": plugin.Processor, "FAIL": plugin.Processor,
+		"SPLIT": plugin.Processor, "DELAY": plugin.Processor, "INPUT_REQUEST": plugin.Processor, "LOG": plugin.Processor, "FAIL": plugin.Processor, "TASK": plugin.Processor,
 		"RESULT": plugin.Terminal, "WEBHOOK_OUT": plugin.Terminal, "SUPERVISOR_DECISION": plugin.Terminal,
 	}
 	r := registry(t)

@@ -98,6 +98,7 @@ func Builtins(cfg RunnerConfig) ([]NodeType, error) {
 		"SUPERVISOR_DECISION": runFunc(runSupervisorDecision),
 		"HTTP_REQUEST":        withEgress(out, runHTTPRequest),
 		"WEBHOOK_OUT":         withEgress(out, runWebhookOut),
+		"TASK":                TaskRunner{},
 	}
 	ds := Descriptors()
 	types := make([]NodeType, 0, len(ds))

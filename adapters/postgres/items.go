@@ -23,7 +23,13 @@ func (s *ItemStore) Insert(ctx context.Context, items []executionapp.NewItem) er
 	payloads := make([]string, len(items))
 	states := make([]string, len(items))
 	avail := make([]time.Time, len(items))
+	queues := make([]*string, len(items))
+	leaseMs, timeoutMs := make([]*int64, len(items)), make([]*int64, len(items))
 	for i, it := range items {
+		if t := it.Task; t != nil {
+			q, l, d := t.Queue, max(t.Lease.Milliseconds(), 1), max(t.Timeout.Milliseconds(), 1)
+			queues[i], leaseMs[i], timeoutMs[i] = &q, &l, &d
+		}
 		p, err := toJSON(it.Payload)
 		if err != nil {
 			return err
@@ -34,10 +40,10 @@ func (s *ItemStore) Insert(ctx context.Context, items []executionapp.NewItem) er
 		}
 	}
 	_, err := s.db.Exec(ctx, `
-		INSERT INTO work_items (execution_id, node_id, payload, state, available_at, created_at)
-		SELECT t.e, t.n, t.p::jsonb, t.s, t.a, now()
-		  FROM unnest($1::uuid[], $2::text[], $3::text[], $4::timestamptz[], $5::text[]) AS t(e, n, p, a, s)`,
-		execs, nodes, payloads, avail, states)
+		INSERT INTO work_items (execution_id, node_id, payload, state, available_at, created_at, queue, task_lease_ms, task_timeout_ms)
+		SELECT t.e, t.n, t.p::jsonb, t.s, t.a, now(), t.q, t.l, t.d
+		  FROM unnest($1::uuid[], $2::text[], $3::text[], $4::timestamptz[], $5::text[], $6::text[], $7::int[], $8::int[]) AS t(e, n, p, a, s, q, l, d)`,
+		execs, nodes, payloads, avail, states, queues, leaseMs, timeoutMs)
 	return translate(err)
 }
 
@@ -247,7 +253,7 @@ func (q *Queue) Claim(ctx context.Context, owner string, n int, lease time.Durat
 	rows, err := q.pool.Query(ctx, `
 		WITH cand AS (
 		    SELECT item_id FROM work_items
-		     WHERE state = 'ready' AND available_at <= now() AND lease_owner IS NULL
+		     WHERE state = 'ready' AND queue IS NULL AND available_at <= now() AND lease_owner IS NULL
 		     ORDER BY available_at, item_id
 		     LIMIT $2
 		     FOR UPDATE SKIP LOCKED),
@@ -319,7 +325,7 @@ func (q *Queue) Reap(ctx context.Context) (int, error) {
 		   SET state = CASE WHEN e.status = 'RUNNING' AND NOT n.paused THEN 'ready' ELSE 'held' END,
 		       lease_owner = NULL, lease_token = NULL, lease_until = NULL
 		  FROM (SELECT item_id FROM work_items
-		         WHERE state IN ('ready', 'held') AND lease_owner IS NOT NULL AND lease_until < now()
+		         WHERE state IN ('ready', 'held') AND lease_owner IS NOT NULL AND lease_until < now() AND queue IS NULL
 		         FOR UPDATE SKIP LOCKED) x,
 		       executions e, execution_nodes n
 		 WHERE w.item_id = x.item_id

@@ -809,6 +809,51 @@ func (e SupervisorEngineCategory) Valid() bool {
 	}
 }
 
+// Defines values for TaskAnswerOutcome.
+const (
+	Completed TaskAnswerOutcome = "completed"
+	Failed    TaskAnswerOutcome = "failed"
+	Retrying  TaskAnswerOutcome = "retrying"
+)
+
+// Valid indicates whether the value is a known member of the TaskAnswerOutcome enum.
+func (e TaskAnswerOutcome) Valid() bool {
+	switch e {
+	case Completed:
+		return true
+	case Failed:
+		return true
+	case Retrying:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TaskLogLineLevel.
+const (
+	Debug TaskLogLineLevel = "debug"
+	Error TaskLogLineLevel = "error"
+	Info  TaskLogLineLevel = "info"
+	Warn  TaskLogLineLevel = "warn"
+)
+
+// Valid indicates whether the value is a known member of the TaskLogLineLevel enum.
+func (e TaskLogLineLevel) Valid() bool {
+	switch e {
+	case Debug:
+		return true
+	case Error:
+		return true
+	case Info:
+		return true
+	case Warn:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for VerdictVerdict.
 const (
 	VerdictVerdictALLOW           VerdictVerdict = "ALLOW"
@@ -2070,6 +2115,9 @@ type Problem struct {
 	Type string `json:"type"`
 }
 
+// QueueName A task queue's name, as a TASK node's config names it.
+type QueueName = string
+
 // Review defines model for Review.
 type Review struct {
 	// Actor Who sent the command.
@@ -2473,6 +2521,157 @@ type SupervisorSummary struct {
 	UpdatedVia string `json:"updatedVia"`
 }
 
+// Task One message for a TASK node, leased to the caller.
+type Task struct {
+	// Attempt 1 on the first delivery; one more on each redelivery.
+	Attempt int `json:"attempt"`
+
+	// Deadline When this attempt times out (the node's timeout after delivery).
+	Deadline    time.Time `json:"deadline"`
+	ExecutionId string    `json:"executionId"`
+
+	// HeartbeatTimeoutMs How long a heartbeat extends the lease.
+	HeartbeatTimeoutMs int `json:"heartbeatTimeoutMs"`
+
+	// IdempotencyKey Stable across every attempt of this message (execution id, node id and message id); send it with your side effects.
+	IdempotencyKey string `json:"idempotencyKey"`
+
+	// LeaseToken Proof of this attempt's lease; every answer sends it.
+	LeaseToken string `json:"leaseToken"`
+
+	// LeaseUntil When the lease runs out unless a heartbeat extends it.
+	LeaseUntil time.Time `json:"leaseUntil"`
+	NodeId     string    `json:"nodeId"`
+
+	// Payload The message the node received (any JSON value).
+	Payload interface{} `json:"payload"`
+
+	// Queue A task queue's name, as a TASK node's config names it.
+	Queue     QueueName `json:"queue"`
+	SessionId string    `json:"sessionId"`
+
+	// TaskId The task's id; answers name it in their path.
+	TaskId     string `json:"taskId"`
+	WorkflowId string `json:"workflowId"`
+}
+
+// TaskAnswer defines model for TaskAnswer.
+type TaskAnswer struct {
+	Attempt int `json:"attempt"`
+
+	// Outcome completed: the output went on; retrying: the attempt failed and the task will be redelivered; failed: the node failed.
+	Outcome TaskAnswerOutcome `json:"outcome"`
+	TaskId  string            `json:"taskId"`
+}
+
+// TaskAnswerOutcome completed: the output went on; retrying: the attempt failed and the task will be redelivered; failed: the node failed.
+type TaskAnswerOutcome string
+
+// TaskCompleteRequest defines model for TaskCompleteRequest.
+type TaskCompleteRequest struct {
+	// Cost What the task's work cost, and where the figure comes from.
+	Cost       *TaskCost `json:"cost,omitempty"`
+	LeaseToken string    `json:"leaseToken"`
+
+	// Output The node's output (any JSON value); it goes out on port.
+	Output interface{} `json:"output"`
+
+	// Port The output port (default `default`).
+	Port *string `json:"port,omitempty"`
+
+	// Usage Tokens the task's work used, as the worker knows them. Absent is not zero.
+	Usage *TaskUsage `json:"usage,omitempty"`
+}
+
+// TaskCost What the task's work cost, and where the figure comes from.
+type TaskCost struct {
+	// Provenance Where the figure comes from, such as `provider-invoice` or `price-table`.
+	Provenance string  `json:"provenance"`
+	Usd        float32 `json:"usd"`
+
+	// UsdKnown False when usd is an estimate.
+	UsdKnown bool `json:"usdKnown"`
+}
+
+// TaskFailRequest defines model for TaskFailRequest.
+type TaskFailRequest struct {
+	// Error What went wrong, for the run's log (masked).
+	Error      string `json:"error"`
+	LeaseToken string `json:"leaseToken"`
+
+	// Retryable False fails the node at once; true lets its retry policy try again.
+	Retryable bool `json:"retryable"`
+}
+
+// TaskHeartbeatRequest defines model for TaskHeartbeatRequest.
+type TaskHeartbeatRequest struct {
+	LeaseToken string `json:"leaseToken"`
+
+	// Progress Optional progress to log with the heartbeat (any JSON value, at most 1 KiB as text).
+	Progress interface{} `json:"progress,omitempty"`
+}
+
+// TaskLease defines model for TaskLease.
+type TaskLease struct {
+	// Cancelled True when the task will not be applied any more: stop working on it.
+	Cancelled  bool      `json:"cancelled"`
+	Deadline   time.Time `json:"deadline"`
+	LeaseUntil time.Time `json:"leaseUntil"`
+
+	// Reason Why it was cancelled.
+	Reason *string `json:"reason,omitempty"`
+	TaskId string  `json:"taskId"`
+}
+
+// TaskList defines model for TaskList.
+type TaskList struct {
+	Tasks []Task `json:"tasks"`
+}
+
+// TaskLogAnswer defines model for TaskLogAnswer.
+type TaskLogAnswer struct {
+	Appended int `json:"appended"`
+}
+
+// TaskLogLine defines model for TaskLogLine.
+type TaskLogLine struct {
+	Level   *TaskLogLineLevel `json:"level,omitempty"`
+	Message string            `json:"message"`
+}
+
+// TaskLogLineLevel defines model for TaskLogLine.Level.
+type TaskLogLineLevel string
+
+// TaskLogRequest defines model for TaskLogRequest.
+type TaskLogRequest struct {
+	LeaseToken string        `json:"leaseToken"`
+	Lines      []TaskLogLine `json:"lines"`
+}
+
+// TaskPollRequest defines model for TaskPollRequest.
+type TaskPollRequest struct {
+	// Max The most tasks to take in this poll.
+	Max *int `json:"max,omitempty"`
+
+	// Queues The queues to take tasks from (1 to 20, no repeats).
+	Queues []QueueName `json:"queues"`
+
+	// Wait Seconds to wait for a task when none is ready (0 answers at once).
+	Wait *int `json:"wait,omitempty"`
+}
+
+// TaskUsage Tokens the task's work used, as the worker knows them. Absent is not zero.
+type TaskUsage struct {
+	CacheRead  *int `json:"cacheRead,omitempty"`
+	CacheWrite *int `json:"cacheWrite,omitempty"`
+	Input      int  `json:"input"`
+	Output     int  `json:"output"`
+	Reasoning  *int `json:"reasoning,omitempty"`
+
+	// TokensKnown False when the counts are estimates or partial.
+	TokensKnown bool `json:"tokensKnown"`
+}
+
 // Verdict defines model for Verdict.
 type Verdict struct {
 	Reason  *string        `json:"reason,omitempty"`
@@ -2591,6 +2790,9 @@ type SessionId = Id
 
 // SupervisorId defines model for SupervisorId.
 type SupervisorId = Id
+
+// TaskId defines model for TaskId.
+type TaskId = string
 
 // WorkflowId defines model for WorkflowId.
 type WorkflowId = Id
@@ -2992,6 +3194,21 @@ type DryRunRulesJSONRequestBody = DryRunRequest
 
 // PutSupervisorJSONRequestBody defines body for PutSupervisor for application/json ContentType.
 type PutSupervisorJSONRequestBody = PutSupervisorJSONBody
+
+// PollTasksJSONRequestBody defines body for PollTasks for application/json ContentType.
+type PollTasksJSONRequestBody = TaskPollRequest
+
+// CompleteTaskJSONRequestBody defines body for CompleteTask for application/json ContentType.
+type CompleteTaskJSONRequestBody = TaskCompleteRequest
+
+// FailTaskJSONRequestBody defines body for FailTask for application/json ContentType.
+type FailTaskJSONRequestBody = TaskFailRequest
+
+// HeartbeatTaskJSONRequestBody defines body for HeartbeatTask for application/json ContentType.
+type HeartbeatTaskJSONRequestBody = TaskHeartbeatRequest
+
+// AppendTaskLogsJSONRequestBody defines body for AppendTaskLogs for application/json ContentType.
+type AppendTaskLogsJSONRequestBody = TaskLogRequest
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
@@ -3828,6 +4045,96 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/version (the `GetVersion` operationId).
 	GetVersion(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PollTasksWithBody Take up to max tasks of the named queues, waiting up to wait seconds for one.
+	//
+	// A long poll: it answers as soon as at least one task is leased to the caller, or with an empty list when wait runs out. A commit on this instance that queues a task wakes it at once; work queued by another instance is found within the engine's poll interval (0.5 s). Each task is leased to the calling key (`worker:<key name>`) until leaseUntil; heartbeats extend the lease up to the attempt's deadline. A lease that runs out without an answer is a failed attempt: the node's retry policy redelivers the task with attempt + 1, or fails the node. A WORKER key limited to queues (or sessions) gets tasks of those alone; naming a queue it may not use is a 403.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/worker/v1/poll (the `PollTasks` operationId).
+	PollTasksWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PollTasks Take up to max tasks of the named queues, waiting up to wait seconds for one.
+	//
+	// A long poll: it answers as soon as at least one task is leased to the caller, or with an empty list when wait runs out. A commit on this instance that queues a task wakes it at once; work queued by another instance is found within the engine's poll interval (0.5 s). Each task is leased to the calling key (`worker:<key name>`) until leaseUntil; heartbeats extend the lease up to the attempt's deadline. A lease that runs out without an answer is a failed attempt: the node's retry policy redelivers the task with attempt + 1, or fails the node. A WORKER key limited to queues (or sessions) gets tasks of those alone; naming a queue it may not use is a 403.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/worker/v1/poll (the `PollTasks` operationId).
+	PollTasks(ctx context.Context, body PollTasksJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CompleteTaskWithBody Answer a task with its output; the output goes out on port to the next nodes.
+	//
+	// Applied once: the answer is compared and set against the lease, so a second answer, an answer with another attempt's lease token, or one after the lease ran out matches nothing (409) and changes nothing. The output is checked against the node's outputSchema: one that does not match fails the attempt (the node's retry policy applies) and the answer says so (422).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/worker/v1/tasks/{taskId}/complete (the `CompleteTask` operationId).
+	CompleteTaskWithBody(ctx context.Context, taskId TaskId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CompleteTask Answer a task with its output; the output goes out on port to the next nodes.
+	//
+	// Applied once: the answer is compared and set against the lease, so a second answer, an answer with another attempt's lease token, or one after the lease ran out matches nothing (409) and changes nothing. The output is checked against the node's outputSchema: one that does not match fails the attempt (the node's retry policy applies) and the answer says so (422).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/worker/v1/tasks/{taskId}/complete (the `CompleteTask` operationId).
+	CompleteTask(ctx context.Context, taskId TaskId, body CompleteTaskJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// FailTaskWithBody Report that a task's attempt failed.
+	//
+	// A retryable failure lets the node's retry policy try again (attempt + 1, after its backoff) while attempts are left; a failure that is not retryable fails the node at once. Applied once, like a complete.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/worker/v1/tasks/{taskId}/fail (the `FailTask` operationId).
+	FailTaskWithBody(ctx context.Context, taskId TaskId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// FailTask Report that a task's attempt failed.
+	//
+	// A retryable failure lets the node's retry policy try again (attempt + 1, after its backoff) while attempts are left; a failure that is not retryable fails the node at once. Applied once, like a complete.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/worker/v1/tasks/{taskId}/fail (the `FailTask` operationId).
+	FailTask(ctx context.Context, taskId TaskId, body FailTaskJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// HeartbeatTaskWithBody Extend a task's lease, and learn whether it was cancelled.
+	//
+	// Extends the lease by the node's heartbeatTimeout, never past the attempt's deadline. cancelled is true when the task will not be applied any more (its run was stopped or failed, its node was stopped or skipped, or its lease went to another attempt): stop working on it; an answer after that is a 409.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/worker/v1/tasks/{taskId}/heartbeat (the `HeartbeatTask` operationId).
+	HeartbeatTaskWithBody(ctx context.Context, taskId TaskId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// HeartbeatTask Extend a task's lease, and learn whether it was cancelled.
+	//
+	// Extends the lease by the node's heartbeatTimeout, never past the attempt's deadline. cancelled is true when the task will not be applied any more (its run was stopped or failed, its node was stopped or skipped, or its lease went to another attempt): stop working on it; an answer after that is a 409.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/worker/v1/tasks/{taskId}/heartbeat (the `HeartbeatTask` operationId).
+	HeartbeatTask(ctx context.Context, taskId TaskId, body HeartbeatTaskJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AppendTaskLogsWithBody Add lines to the run's log, under the task's node.
+	//
+	// The lines join the execution's log with the node id, masked like every log line (the run's secret values never reach the log). Allowed while the caller holds the task's lease.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/worker/v1/tasks/{taskId}/logs (the `AppendTaskLogs` operationId).
+	AppendTaskLogsWithBody(ctx context.Context, taskId TaskId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AppendTaskLogs Add lines to the run's log, under the task's node.
+	//
+	// The lines join the execution's log with the node id, masked like every log line (the run's secret values never reach the log). Allowed while the caller holds the task's lease.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/worker/v1/tasks/{taskId}/logs (the `AppendTaskLogs` operationId).
+	AppendTaskLogs(ctx context.Context, taskId TaskId, body AppendTaskLogsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetHealth Liveness: the process is up.
 	//
@@ -5483,6 +5790,196 @@ func (c *Client) ListSupervisorRefusals(ctx context.Context, supervisorId Superv
 // Corresponds with GET /api/version (the `GetVersion` operationId).
 func (c *Client) GetVersion(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetVersionRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PollTasksWithBody Take up to max tasks of the named queues, waiting up to wait seconds for one.
+//
+// A long poll: it answers as soon as at least one task is leased to the caller, or with an empty list when wait runs out. A commit on this instance that queues a task wakes it at once; work queued by another instance is found within the engine's poll interval (0.5 s). Each task is leased to the calling key (`worker:<key name>`) until leaseUntil; heartbeats extend the lease up to the attempt's deadline. A lease that runs out without an answer is a failed attempt: the node's retry policy redelivers the task with attempt + 1, or fails the node. A WORKER key limited to queues (or sessions) gets tasks of those alone; naming a queue it may not use is a 403.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/worker/v1/poll (the `PollTasks` operationId).
+func (c *Client) PollTasksWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPollTasksRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PollTasks Take up to max tasks of the named queues, waiting up to wait seconds for one.
+//
+// A long poll: it answers as soon as at least one task is leased to the caller, or with an empty list when wait runs out. A commit on this instance that queues a task wakes it at once; work queued by another instance is found within the engine's poll interval (0.5 s). Each task is leased to the calling key (`worker:<key name>`) until leaseUntil; heartbeats extend the lease up to the attempt's deadline. A lease that runs out without an answer is a failed attempt: the node's retry policy redelivers the task with attempt + 1, or fails the node. A WORKER key limited to queues (or sessions) gets tasks of those alone; naming a queue it may not use is a 403.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/worker/v1/poll (the `PollTasks` operationId).
+func (c *Client) PollTasks(ctx context.Context, body PollTasksJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPollTasksRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CompleteTaskWithBody Answer a task with its output; the output goes out on port to the next nodes.
+//
+// Applied once: the answer is compared and set against the lease, so a second answer, an answer with another attempt's lease token, or one after the lease ran out matches nothing (409) and changes nothing. The output is checked against the node's outputSchema: one that does not match fails the attempt (the node's retry policy applies) and the answer says so (422).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/worker/v1/tasks/{taskId}/complete (the `CompleteTask` operationId).
+func (c *Client) CompleteTaskWithBody(ctx context.Context, taskId TaskId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCompleteTaskRequestWithBody(c.Server, taskId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CompleteTask Answer a task with its output; the output goes out on port to the next nodes.
+//
+// Applied once: the answer is compared and set against the lease, so a second answer, an answer with another attempt's lease token, or one after the lease ran out matches nothing (409) and changes nothing. The output is checked against the node's outputSchema: one that does not match fails the attempt (the node's retry policy applies) and the answer says so (422).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/worker/v1/tasks/{taskId}/complete (the `CompleteTask` operationId).
+func (c *Client) CompleteTask(ctx context.Context, taskId TaskId, body CompleteTaskJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCompleteTaskRequest(c.Server, taskId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// FailTaskWithBody Report that a task's attempt failed.
+//
+// A retryable failure lets the node's retry policy try again (attempt + 1, after its backoff) while attempts are left; a failure that is not retryable fails the node at once. Applied once, like a complete.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/worker/v1/tasks/{taskId}/fail (the `FailTask` operationId).
+func (c *Client) FailTaskWithBody(ctx context.Context, taskId TaskId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewFailTaskRequestWithBody(c.Server, taskId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// FailTask Report that a task's attempt failed.
+//
+// A retryable failure lets the node's retry policy try again (attempt + 1, after its backoff) while attempts are left; a failure that is not retryable fails the node at once. Applied once, like a complete.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/worker/v1/tasks/{taskId}/fail (the `FailTask` operationId).
+func (c *Client) FailTask(ctx context.Context, taskId TaskId, body FailTaskJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewFailTaskRequest(c.Server, taskId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// HeartbeatTaskWithBody Extend a task's lease, and learn whether it was cancelled.
+//
+// Extends the lease by the node's heartbeatTimeout, never past the attempt's deadline. cancelled is true when the task will not be applied any more (its run was stopped or failed, its node was stopped or skipped, or its lease went to another attempt): stop working on it; an answer after that is a 409.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/worker/v1/tasks/{taskId}/heartbeat (the `HeartbeatTask` operationId).
+func (c *Client) HeartbeatTaskWithBody(ctx context.Context, taskId TaskId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewHeartbeatTaskRequestWithBody(c.Server, taskId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// HeartbeatTask Extend a task's lease, and learn whether it was cancelled.
+//
+// Extends the lease by the node's heartbeatTimeout, never past the attempt's deadline. cancelled is true when the task will not be applied any more (its run was stopped or failed, its node was stopped or skipped, or its lease went to another attempt): stop working on it; an answer after that is a 409.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/worker/v1/tasks/{taskId}/heartbeat (the `HeartbeatTask` operationId).
+func (c *Client) HeartbeatTask(ctx context.Context, taskId TaskId, body HeartbeatTaskJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewHeartbeatTaskRequest(c.Server, taskId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AppendTaskLogsWithBody Add lines to the run's log, under the task's node.
+//
+// The lines join the execution's log with the node id, masked like every log line (the run's secret values never reach the log). Allowed while the caller holds the task's lease.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/worker/v1/tasks/{taskId}/logs (the `AppendTaskLogs` operationId).
+func (c *Client) AppendTaskLogsWithBody(ctx context.Context, taskId TaskId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAppendTaskLogsRequestWithBody(c.Server, taskId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AppendTaskLogs Add lines to the run's log, under the task's node.
+//
+// The lines join the execution's log with the node id, masked like every log line (the run's secret values never reach the log). Allowed while the caller holds the task's lease.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/worker/v1/tasks/{taskId}/logs (the `AppendTaskLogs` operationId).
+func (c *Client) AppendTaskLogs(ctx context.Context, taskId TaskId, body AppendTaskLogsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAppendTaskLogsRequest(c.Server, taskId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -9125,6 +9622,234 @@ func NewGetVersionRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewPollTasksRequest calls the generic PollTasks builder with application/json body
+func NewPollTasksRequest(server string, body PollTasksJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPollTasksRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewPollTasksRequestWithBody constructs an http.Request for the PollTasks method, with any body, and a specified content type
+func NewPollTasksRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/worker/v1/poll")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewCompleteTaskRequest calls the generic CompleteTask builder with application/json body
+func NewCompleteTaskRequest(server string, taskId TaskId, body CompleteTaskJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCompleteTaskRequestWithBody(server, taskId, "application/json", bodyReader)
+}
+
+// NewCompleteTaskRequestWithBody constructs an http.Request for the CompleteTask method, with any body, and a specified content type
+func NewCompleteTaskRequestWithBody(server string, taskId TaskId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "taskId", taskId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/worker/v1/tasks/%s/complete", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewFailTaskRequest calls the generic FailTask builder with application/json body
+func NewFailTaskRequest(server string, taskId TaskId, body FailTaskJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewFailTaskRequestWithBody(server, taskId, "application/json", bodyReader)
+}
+
+// NewFailTaskRequestWithBody constructs an http.Request for the FailTask method, with any body, and a specified content type
+func NewFailTaskRequestWithBody(server string, taskId TaskId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "taskId", taskId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/worker/v1/tasks/%s/fail", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewHeartbeatTaskRequest calls the generic HeartbeatTask builder with application/json body
+func NewHeartbeatTaskRequest(server string, taskId TaskId, body HeartbeatTaskJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewHeartbeatTaskRequestWithBody(server, taskId, "application/json", bodyReader)
+}
+
+// NewHeartbeatTaskRequestWithBody constructs an http.Request for the HeartbeatTask method, with any body, and a specified content type
+func NewHeartbeatTaskRequestWithBody(server string, taskId TaskId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "taskId", taskId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/worker/v1/tasks/%s/heartbeat", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewAppendTaskLogsRequest calls the generic AppendTaskLogs builder with application/json body
+func NewAppendTaskLogsRequest(server string, taskId TaskId, body AppendTaskLogsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAppendTaskLogsRequestWithBody(server, taskId, "application/json", bodyReader)
+}
+
+// NewAppendTaskLogsRequestWithBody constructs an http.Request for the AppendTaskLogs method, with any body, and a specified content type
+func NewAppendTaskLogsRequestWithBody(server string, taskId TaskId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "taskId", taskId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/worker/v1/tasks/%s/logs", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewGetHealthRequest constructs an http.Request for the GetHealth method
 func NewGetHealthRequest(server string) (*http.Request, error) {
 	var err error
@@ -10111,6 +10836,96 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/version (the `GetVersion` operationId).
 	GetVersionWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetVersionResponse, error)
+
+	// PollTasksWithBodyWithResponse Take up to max tasks of the named queues, waiting up to wait seconds for one.
+	//
+	// A long poll: it answers as soon as at least one task is leased to the caller, or with an empty list when wait runs out. A commit on this instance that queues a task wakes it at once; work queued by another instance is found within the engine's poll interval (0.5 s). Each task is leased to the calling key (`worker:<key name>`) until leaseUntil; heartbeats extend the lease up to the attempt's deadline. A lease that runs out without an answer is a failed attempt: the node's retry policy redelivers the task with attempt + 1, or fails the node. A WORKER key limited to queues (or sessions) gets tasks of those alone; naming a queue it may not use is a 403.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/worker/v1/poll (the `PollTasks` operationId).
+	PollTasksWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PollTasksResponse, error)
+
+	// PollTasksWithResponse Take up to max tasks of the named queues, waiting up to wait seconds for one.
+	//
+	// A long poll: it answers as soon as at least one task is leased to the caller, or with an empty list when wait runs out. A commit on this instance that queues a task wakes it at once; work queued by another instance is found within the engine's poll interval (0.5 s). Each task is leased to the calling key (`worker:<key name>`) until leaseUntil; heartbeats extend the lease up to the attempt's deadline. A lease that runs out without an answer is a failed attempt: the node's retry policy redelivers the task with attempt + 1, or fails the node. A WORKER key limited to queues (or sessions) gets tasks of those alone; naming a queue it may not use is a 403.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/worker/v1/poll (the `PollTasks` operationId).
+	PollTasksWithResponse(ctx context.Context, body PollTasksJSONRequestBody, reqEditors ...RequestEditorFn) (*PollTasksResponse, error)
+
+	// CompleteTaskWithBodyWithResponse Answer a task with its output; the output goes out on port to the next nodes.
+	//
+	// Applied once: the answer is compared and set against the lease, so a second answer, an answer with another attempt's lease token, or one after the lease ran out matches nothing (409) and changes nothing. The output is checked against the node's outputSchema: one that does not match fails the attempt (the node's retry policy applies) and the answer says so (422).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/worker/v1/tasks/{taskId}/complete (the `CompleteTask` operationId).
+	CompleteTaskWithBodyWithResponse(ctx context.Context, taskId TaskId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CompleteTaskResponse, error)
+
+	// CompleteTaskWithResponse Answer a task with its output; the output goes out on port to the next nodes.
+	//
+	// Applied once: the answer is compared and set against the lease, so a second answer, an answer with another attempt's lease token, or one after the lease ran out matches nothing (409) and changes nothing. The output is checked against the node's outputSchema: one that does not match fails the attempt (the node's retry policy applies) and the answer says so (422).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/worker/v1/tasks/{taskId}/complete (the `CompleteTask` operationId).
+	CompleteTaskWithResponse(ctx context.Context, taskId TaskId, body CompleteTaskJSONRequestBody, reqEditors ...RequestEditorFn) (*CompleteTaskResponse, error)
+
+	// FailTaskWithBodyWithResponse Report that a task's attempt failed.
+	//
+	// A retryable failure lets the node's retry policy try again (attempt + 1, after its backoff) while attempts are left; a failure that is not retryable fails the node at once. Applied once, like a complete.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/worker/v1/tasks/{taskId}/fail (the `FailTask` operationId).
+	FailTaskWithBodyWithResponse(ctx context.Context, taskId TaskId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*FailTaskResponse, error)
+
+	// FailTaskWithResponse Report that a task's attempt failed.
+	//
+	// A retryable failure lets the node's retry policy try again (attempt + 1, after its backoff) while attempts are left; a failure that is not retryable fails the node at once. Applied once, like a complete.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/worker/v1/tasks/{taskId}/fail (the `FailTask` operationId).
+	FailTaskWithResponse(ctx context.Context, taskId TaskId, body FailTaskJSONRequestBody, reqEditors ...RequestEditorFn) (*FailTaskResponse, error)
+
+	// HeartbeatTaskWithBodyWithResponse Extend a task's lease, and learn whether it was cancelled.
+	//
+	// Extends the lease by the node's heartbeatTimeout, never past the attempt's deadline. cancelled is true when the task will not be applied any more (its run was stopped or failed, its node was stopped or skipped, or its lease went to another attempt): stop working on it; an answer after that is a 409.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/worker/v1/tasks/{taskId}/heartbeat (the `HeartbeatTask` operationId).
+	HeartbeatTaskWithBodyWithResponse(ctx context.Context, taskId TaskId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*HeartbeatTaskResponse, error)
+
+	// HeartbeatTaskWithResponse Extend a task's lease, and learn whether it was cancelled.
+	//
+	// Extends the lease by the node's heartbeatTimeout, never past the attempt's deadline. cancelled is true when the task will not be applied any more (its run was stopped or failed, its node was stopped or skipped, or its lease went to another attempt): stop working on it; an answer after that is a 409.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/worker/v1/tasks/{taskId}/heartbeat (the `HeartbeatTask` operationId).
+	HeartbeatTaskWithResponse(ctx context.Context, taskId TaskId, body HeartbeatTaskJSONRequestBody, reqEditors ...RequestEditorFn) (*HeartbeatTaskResponse, error)
+
+	// AppendTaskLogsWithBodyWithResponse Add lines to the run's log, under the task's node.
+	//
+	// The lines join the execution's log with the node id, masked like every log line (the run's secret values never reach the log). Allowed while the caller holds the task's lease.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/worker/v1/tasks/{taskId}/logs (the `AppendTaskLogs` operationId).
+	AppendTaskLogsWithBodyWithResponse(ctx context.Context, taskId TaskId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AppendTaskLogsResponse, error)
+
+	// AppendTaskLogsWithResponse Add lines to the run's log, under the task's node.
+	//
+	// The lines join the execution's log with the node id, masked like every log line (the run's secret values never reach the log). Allowed while the caller holds the task's lease.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/worker/v1/tasks/{taskId}/logs (the `AppendTaskLogs` operationId).
+	AppendTaskLogsWithResponse(ctx context.Context, taskId TaskId, body AppendTaskLogsJSONRequestBody, reqEditors ...RequestEditorFn) (*AppendTaskLogsResponse, error)
 
 	// GetHealthWithResponse Liveness: the process is up.
 	//
@@ -16462,6 +17277,547 @@ func (r GetVersionResponse) ContentType() string {
 	return ""
 }
 
+// PollTasksResponse401Headers the declared response headers of an HTTP 401 response for PollTasks
+type PollTasksResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PollTasksResponse429Headers the declared response headers of an HTTP 429 response for PollTasks
+type PollTasksResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PollTasksResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TaskList
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PollTasksResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PollTasksResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PollTasksResponse) GetJSON200() *TaskList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PollTasksResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PollTasksResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PollTasksResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PollTasksResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r PollTasksResponse) GetApplicationproblemJSON415() *Problem {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PollTasksResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r PollTasksResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PollTasksResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PollTasksResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PollTasksResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CompleteTaskResponse401Headers the declared response headers of an HTTP 401 response for CompleteTask
+type CompleteTaskResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// CompleteTaskResponse429Headers the declared response headers of an HTTP 429 response for CompleteTask
+type CompleteTaskResponse429Headers struct {
+	RetryAfter *int
+}
+
+type CompleteTaskResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TaskAnswer
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CompleteTaskResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CompleteTaskResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CompleteTaskResponse) GetJSON200() *TaskAnswer {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r CompleteTaskResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CompleteTaskResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r CompleteTaskResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r CompleteTaskResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r CompleteTaskResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r CompleteTaskResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r CompleteTaskResponse) GetApplicationproblemJSON415() *Problem {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r CompleteTaskResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r CompleteTaskResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r CompleteTaskResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CompleteTaskResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CompleteTaskResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CompleteTaskResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// FailTaskResponse401Headers the declared response headers of an HTTP 401 response for FailTask
+type FailTaskResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// FailTaskResponse429Headers the declared response headers of an HTTP 429 response for FailTask
+type FailTaskResponse429Headers struct {
+	RetryAfter *int
+}
+
+type FailTaskResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TaskAnswer
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *FailTaskResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *FailTaskResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r FailTaskResponse) GetJSON200() *TaskAnswer {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r FailTaskResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r FailTaskResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r FailTaskResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r FailTaskResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r FailTaskResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r FailTaskResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r FailTaskResponse) GetApplicationproblemJSON415() *Problem {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r FailTaskResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r FailTaskResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r FailTaskResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r FailTaskResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r FailTaskResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// HeartbeatTaskResponse401Headers the declared response headers of an HTTP 401 response for HeartbeatTask
+type HeartbeatTaskResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// HeartbeatTaskResponse429Headers the declared response headers of an HTTP 429 response for HeartbeatTask
+type HeartbeatTaskResponse429Headers struct {
+	RetryAfter *int
+}
+
+type HeartbeatTaskResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TaskLease
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *HeartbeatTaskResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *HeartbeatTaskResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r HeartbeatTaskResponse) GetJSON200() *TaskLease {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r HeartbeatTaskResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r HeartbeatTaskResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r HeartbeatTaskResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r HeartbeatTaskResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r HeartbeatTaskResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r HeartbeatTaskResponse) GetApplicationproblemJSON415() *Problem {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r HeartbeatTaskResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r HeartbeatTaskResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r HeartbeatTaskResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r HeartbeatTaskResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r HeartbeatTaskResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// AppendTaskLogsResponse401Headers the declared response headers of an HTTP 401 response for AppendTaskLogs
+type AppendTaskLogsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// AppendTaskLogsResponse429Headers the declared response headers of an HTTP 429 response for AppendTaskLogs
+type AppendTaskLogsResponse429Headers struct {
+	RetryAfter *int
+}
+
+type AppendTaskLogsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TaskLogAnswer
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AppendTaskLogsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AppendTaskLogsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AppendTaskLogsResponse) GetJSON200() *TaskLogAnswer {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r AppendTaskLogsResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r AppendTaskLogsResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r AppendTaskLogsResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r AppendTaskLogsResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r AppendTaskLogsResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r AppendTaskLogsResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r AppendTaskLogsResponse) GetApplicationproblemJSON415() *Problem {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r AppendTaskLogsResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r AppendTaskLogsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AppendTaskLogsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AppendTaskLogsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AppendTaskLogsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetHealthResponse429Headers the declared response headers of an HTTP 429 response for GetHealth
 type GetHealthResponse429Headers struct {
 	RetryAfter *int
@@ -18057,6 +19413,156 @@ func (c *ClientWithResponses) GetVersionWithResponse(ctx context.Context, reqEdi
 		return nil, err
 	}
 	return ParseGetVersionResponse(rsp)
+}
+
+// PollTasksWithBodyWithResponse Take up to max tasks of the named queues, waiting up to wait seconds for one.
+//
+// A long poll: it answers as soon as at least one task is leased to the caller, or with an empty list when wait runs out. A commit on this instance that queues a task wakes it at once; work queued by another instance is found within the engine's poll interval (0.5 s). Each task is leased to the calling key (`worker:<key name>`) until leaseUntil; heartbeats extend the lease up to the attempt's deadline. A lease that runs out without an answer is a failed attempt: the node's retry policy redelivers the task with attempt + 1, or fails the node. A WORKER key limited to queues (or sessions) gets tasks of those alone; naming a queue it may not use is a 403.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/worker/v1/poll (the `PollTasks` operationId).
+func (c *ClientWithResponses) PollTasksWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PollTasksResponse, error) {
+	rsp, err := c.PollTasksWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePollTasksResponse(rsp)
+}
+
+// PollTasksWithResponse Take up to max tasks of the named queues, waiting up to wait seconds for one.
+//
+// A long poll: it answers as soon as at least one task is leased to the caller, or with an empty list when wait runs out. A commit on this instance that queues a task wakes it at once; work queued by another instance is found within the engine's poll interval (0.5 s). Each task is leased to the calling key (`worker:<key name>`) until leaseUntil; heartbeats extend the lease up to the attempt's deadline. A lease that runs out without an answer is a failed attempt: the node's retry policy redelivers the task with attempt + 1, or fails the node. A WORKER key limited to queues (or sessions) gets tasks of those alone; naming a queue it may not use is a 403.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/worker/v1/poll (the `PollTasks` operationId).
+func (c *ClientWithResponses) PollTasksWithResponse(ctx context.Context, body PollTasksJSONRequestBody, reqEditors ...RequestEditorFn) (*PollTasksResponse, error) {
+	rsp, err := c.PollTasks(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePollTasksResponse(rsp)
+}
+
+// CompleteTaskWithBodyWithResponse Answer a task with its output; the output goes out on port to the next nodes.
+//
+// Applied once: the answer is compared and set against the lease, so a second answer, an answer with another attempt's lease token, or one after the lease ran out matches nothing (409) and changes nothing. The output is checked against the node's outputSchema: one that does not match fails the attempt (the node's retry policy applies) and the answer says so (422).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/worker/v1/tasks/{taskId}/complete (the `CompleteTask` operationId).
+func (c *ClientWithResponses) CompleteTaskWithBodyWithResponse(ctx context.Context, taskId TaskId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CompleteTaskResponse, error) {
+	rsp, err := c.CompleteTaskWithBody(ctx, taskId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCompleteTaskResponse(rsp)
+}
+
+// CompleteTaskWithResponse Answer a task with its output; the output goes out on port to the next nodes.
+//
+// Applied once: the answer is compared and set against the lease, so a second answer, an answer with another attempt's lease token, or one after the lease ran out matches nothing (409) and changes nothing. The output is checked against the node's outputSchema: one that does not match fails the attempt (the node's retry policy applies) and the answer says so (422).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/worker/v1/tasks/{taskId}/complete (the `CompleteTask` operationId).
+func (c *ClientWithResponses) CompleteTaskWithResponse(ctx context.Context, taskId TaskId, body CompleteTaskJSONRequestBody, reqEditors ...RequestEditorFn) (*CompleteTaskResponse, error) {
+	rsp, err := c.CompleteTask(ctx, taskId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCompleteTaskResponse(rsp)
+}
+
+// FailTaskWithBodyWithResponse Report that a task's attempt failed.
+//
+// A retryable failure lets the node's retry policy try again (attempt + 1, after its backoff) while attempts are left; a failure that is not retryable fails the node at once. Applied once, like a complete.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/worker/v1/tasks/{taskId}/fail (the `FailTask` operationId).
+func (c *ClientWithResponses) FailTaskWithBodyWithResponse(ctx context.Context, taskId TaskId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*FailTaskResponse, error) {
+	rsp, err := c.FailTaskWithBody(ctx, taskId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseFailTaskResponse(rsp)
+}
+
+// FailTaskWithResponse Report that a task's attempt failed.
+//
+// A retryable failure lets the node's retry policy try again (attempt + 1, after its backoff) while attempts are left; a failure that is not retryable fails the node at once. Applied once, like a complete.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/worker/v1/tasks/{taskId}/fail (the `FailTask` operationId).
+func (c *ClientWithResponses) FailTaskWithResponse(ctx context.Context, taskId TaskId, body FailTaskJSONRequestBody, reqEditors ...RequestEditorFn) (*FailTaskResponse, error) {
+	rsp, err := c.FailTask(ctx, taskId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseFailTaskResponse(rsp)
+}
+
+// HeartbeatTaskWithBodyWithResponse Extend a task's lease, and learn whether it was cancelled.
+//
+// Extends the lease by the node's heartbeatTimeout, never past the attempt's deadline. cancelled is true when the task will not be applied any more (its run was stopped or failed, its node was stopped or skipped, or its lease went to another attempt): stop working on it; an answer after that is a 409.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/worker/v1/tasks/{taskId}/heartbeat (the `HeartbeatTask` operationId).
+func (c *ClientWithResponses) HeartbeatTaskWithBodyWithResponse(ctx context.Context, taskId TaskId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*HeartbeatTaskResponse, error) {
+	rsp, err := c.HeartbeatTaskWithBody(ctx, taskId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseHeartbeatTaskResponse(rsp)
+}
+
+// HeartbeatTaskWithResponse Extend a task's lease, and learn whether it was cancelled.
+//
+// Extends the lease by the node's heartbeatTimeout, never past the attempt's deadline. cancelled is true when the task will not be applied any more (its run was stopped or failed, its node was stopped or skipped, or its lease went to another attempt): stop working on it; an answer after that is a 409.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/worker/v1/tasks/{taskId}/heartbeat (the `HeartbeatTask` operationId).
+func (c *ClientWithResponses) HeartbeatTaskWithResponse(ctx context.Context, taskId TaskId, body HeartbeatTaskJSONRequestBody, reqEditors ...RequestEditorFn) (*HeartbeatTaskResponse, error) {
+	rsp, err := c.HeartbeatTask(ctx, taskId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseHeartbeatTaskResponse(rsp)
+}
+
+// AppendTaskLogsWithBodyWithResponse Add lines to the run's log, under the task's node.
+//
+// The lines join the execution's log with the node id, masked like every log line (the run's secret values never reach the log). Allowed while the caller holds the task's lease.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/worker/v1/tasks/{taskId}/logs (the `AppendTaskLogs` operationId).
+func (c *ClientWithResponses) AppendTaskLogsWithBodyWithResponse(ctx context.Context, taskId TaskId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AppendTaskLogsResponse, error) {
+	rsp, err := c.AppendTaskLogsWithBody(ctx, taskId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAppendTaskLogsResponse(rsp)
+}
+
+// AppendTaskLogsWithResponse Add lines to the run's log, under the task's node.
+//
+// The lines join the execution's log with the node id, masked like every log line (the run's secret values never reach the log). Allowed while the caller holds the task's lease.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/worker/v1/tasks/{taskId}/logs (the `AppendTaskLogs` operationId).
+func (c *ClientWithResponses) AppendTaskLogsWithResponse(ctx context.Context, taskId TaskId, body AppendTaskLogsJSONRequestBody, reqEditors ...RequestEditorFn) (*AppendTaskLogsResponse, error) {
+	rsp, err := c.AppendTaskLogs(ctx, taskId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAppendTaskLogsResponse(rsp)
 }
 
 // GetHealthWithResponse Liveness: the process is up.
@@ -24011,6 +25517,517 @@ func ParseGetVersionResponse(rsp *http.Response) (*GetVersionResponse, error) {
 		response.Headers401 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetVersionResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePollTasksResponse parses an HTTP response from a PollTasksWithResponse call
+func ParsePollTasksResponse(rsp *http.Response) (*PollTasksResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PollTasksResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TaskList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PollTasksResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PollTasksResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCompleteTaskResponse parses an HTTP response from a CompleteTaskWithResponse call
+func ParseCompleteTaskResponse(rsp *http.Response) (*CompleteTaskResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CompleteTaskResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TaskAnswer
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers CompleteTaskResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers CompleteTaskResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseFailTaskResponse parses an HTTP response from a FailTaskWithResponse call
+func ParseFailTaskResponse(rsp *http.Response) (*FailTaskResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &FailTaskResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TaskAnswer
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers FailTaskResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers FailTaskResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseHeartbeatTaskResponse parses an HTTP response from a HeartbeatTaskWithResponse call
+func ParseHeartbeatTaskResponse(rsp *http.Response) (*HeartbeatTaskResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &HeartbeatTaskResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TaskLease
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers HeartbeatTaskResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers HeartbeatTaskResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseAppendTaskLogsResponse parses an HTTP response from a AppendTaskLogsWithResponse call
+func ParseAppendTaskLogsResponse(rsp *http.Response) (*AppendTaskLogsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AppendTaskLogsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TaskLogAnswer
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers AppendTaskLogsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers AppendTaskLogsResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -22,10 +22,10 @@ const EngineChannel = "engine"
 // tally receives the outcomes of the batch as the committed attempt saw them.
 // ended receives the executions the batch ended, whose cached runs the
 // caller drops once the commit holds.
-func (e *Engine) commit(ctx context.Context, batch []result, tally *outcomeTally, ended *[]string) error {
+func (e *Engine) commit(ctx context.Context, by committer, batch []result, tally *outcomeTally, ended, queues *[]string) error {
 	now := e.now()
 	return e.tx.WithinTx(ctx, func(ctx context.Context, st Stores) error {
-		*tally, *ended = outcomeTally{}, nil // the transaction may run again
+		*tally, *ended, *queues = outcomeTally{}, nil, nil // the transaction may run again
 		// Lock order everywhere: execution rows (in id order), then their
 		// work items. Commands take the same order, so they cannot deadlock
 		// with a commit.
@@ -39,11 +39,12 @@ func (e *Engine) commit(ctx context.Context, batch []result, tally *outcomeTally
 		if err != nil {
 			return err
 		}
+		w.actor, w.channel = by.actor, by.channel
 		updates := make([]ItemUpdate, len(batch))
 		for i, r := range batch {
 			updates[i] = e.itemUpdate(r, now)
 		}
-		accepted, err := st.Items.Finish(ctx, e.owner, updates)
+		accepted, err := st.Items.Finish(ctx, by.owner, updates)
 		if err != nil {
 			return err
 		}
@@ -78,8 +79,23 @@ func (e *Engine) commit(ctx context.Context, batch []result, tally *outcomeTally
 		for id := range w.ended {
 			*ended = append(*ended, id)
 		}
+		for _, it := range w.items {
+			if it.Task != nil && !it.Held && !slices.Contains(*queues, it.Task.Queue) {
+				*queues = append(*queues, it.Task.Queue)
+			}
+		}
 		return nil
 	})
+}
+
+// committer is who a commit acts as: the lease owner whose items it
+// finishes, and the actor and channel of the events it writes (the engine,
+// or the worker that answered a task).
+type committer struct{ owner, actor, channel string }
+
+// self is the engine committing its own claims.
+func (e *Engine) self() committer {
+	return committer{owner: e.owner, actor: EngineActor, channel: EngineChannel}
 }
 
 func (e *Engine) itemUpdate(r result, now time.Time) ItemUpdate {
@@ -204,19 +220,22 @@ func (w *work) apply(ctx context.Context, r result, runs *runCache) error {
 		emitted := 0
 		if r.passAll {
 			for _, t := range r.run.graph.AllTargets(c.NodeID) {
-				w.send(c.ExecutionID, t, c.Payload)
+				w.send(r.run, c.ExecutionID, t, c.Payload)
 			}
 			emitted = 1
 		} else {
 			for _, em := range r.out.Emits {
 				emitted++
 				for _, t := range r.run.graph.Targets(c.NodeID, em.Port) {
-					w.send(c.ExecutionID, t, em.Payload)
+					w.send(r.run, c.ExecutionID, t, em.Payload)
 				}
 			}
 		}
 		n.Processed(emitted)
 		w.logLines(c, r.run, r.out.Logs)
+		if r.task != nil {
+			w.event(ex, c.NodeID, EventTaskCompleted, r.task.data(c))
+		}
 		if r.out.HasResult {
 			w.results[c.ExecutionID] = r.run.maskValue(r.out.Result) // the last one in the batch wins, as it would one by one
 		}
@@ -234,19 +253,20 @@ func (r *run) nodeOrZero(id string) runNode {
 // send queues a message for a node, unless that node has ended (a stopped
 // node drops what reaches it). The message waits if the node's gate is
 // closed, or is in step mode and no credit is left.
-func (w *work) send(executionID, nodeID string, payload any) {
+func (w *work) send(r *run, executionID, nodeID string, payload any) {
 	t := w.nodes[executionID][nodeID]
 	if t != nil && !t.Live() {
 		return
 	}
 	held := false
+	task := r.nodes[nodeID].task
 	switch w.gate(executionID, nodeID) {
 	case execution.GateClosed:
 		held = true
 	case execution.GateStep:
 		held = !t.TakeCredit()
 	}
-	w.items = append(w.items, NewItem{ExecutionID: executionID, NodeID: nodeID, Payload: payload, AvailableAt: w.now, Held: held})
+	w.items = append(w.items, NewItem{ExecutionID: executionID, NodeID: nodeID, Payload: payload, AvailableAt: w.now, Held: held, Task: task})
 }
 
 // gate is the gate of a node as this commit sees it.

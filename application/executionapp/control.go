@@ -655,5 +655,5 @@ func (uc *Control) restart(ctx context.Context, st Stores, src *execution.Execut
 		return "", err
 	}
 	noteStarted(st, s.SessionID, s.WorkflowID)
-	return ex.ID(), seed(ctx, st, w, ex, s.SessionID, feed, source.Payload, inputs, c.Actor, c.Channel, origin, now)
+	return ex.ID(), seed(ctx, st, uc.runs.catalog, w, ex, s.SessionID, feed, source.Payload, inputs, c.Actor, c.Channel, origin, now)
 }

@@ -76,8 +76,12 @@ type Engine struct {
 	onError    func(op string, err error)
 	metrics    EngineMetrics
 	runs       *runCache
+	expired    ExpiredTasks
 
 	wake chan struct{} // local: a commit made new work
+	// tasks wakes the long polls of remote workers when a commit queues
+	// work for their queues.
+	tasks *taskBell
 
 	mu sync.Mutex
 	// claimSeq numbers this engine's claims; newest is the number of the
@@ -127,13 +131,16 @@ type EngineDeps struct {
 	OnError func(op string, err error)
 	// Metrics counts claims, commits and node outcomes; nil keeps none.
 	Metrics EngineMetrics
+	// Expired finds the task items whose worker lease ran out; nil when
+	// the server has no worker API.
+	Expired ExpiredTasks
 }
 
 // NewEngine returns an engine; Run starts it.
 func NewEngine(d EngineDeps, cfg EngineConfig) *Engine {
 	e := &Engine{tx: d.Tx, queue: d.Queue, runners: d.Runners, conditions: d.Conditions, signals: d.Signals,
-		owner: d.Owner, cfg: cfg.withDefaults(), now: d.Now, onError: d.OnError, metrics: d.Metrics,
-		wake: make(chan struct{}, 1), flights: map[int64]*flight{}, pending: map[int64]bool{}, newest: map[int64]int64{}}
+		owner: d.Owner, expired: d.Expired, cfg: cfg.withDefaults(), now: d.Now, onError: d.OnError, metrics: d.Metrics,
+		wake: make(chan struct{}, 1), tasks: newTaskBell(), flights: map[int64]*flight{}, pending: map[int64]bool{}, newest: map[int64]int64{}}
 	if e.onError == nil {
 		e.onError = func(string, error) {}
 	}
@@ -168,6 +175,7 @@ func (e *Engine) Run(ctx context.Context) error {
 
 	loops.Go(func() { e.heartbeat(ctx) })
 	loops.Go(func() { e.reap(ctx) })
+	loops.Go(func() { e.reapTasks(ctx) })
 	loops.Go(func() { e.listenCancels(ctx) })
 
 	runCtx, stopRuns := context.WithCancelCause(context.WithoutCancel(ctx))
@@ -237,8 +245,10 @@ func (e *Engine) dispatch(ctx, runCtx context.Context, slots chan struct{}, resu
 	}
 }
 
-// Wake makes the engine claim now instead of at its next poll.
-func (e *Engine) Wake() { e.wakeUp() }
+// Wake makes the engine claim now instead of at its next poll, and the
+// workers' long polls look again: a start, a RESUME or a step may have
+// opened a gate in front of queued tasks.
+func (e *Engine) Wake() { e.wakeUp(); e.tasks.ringAll() }
 
 func (e *Engine) wakeUp() {
 	select {
@@ -383,10 +393,12 @@ type result struct {
 	err       error
 	permanent bool // err is the node's own and retrying cannot help
 	bpHit     bool
-	passAll   bool  // skipped node: the input goes out on every edge
-	released  bool  // shutdown: give the item back untouched
-	discarded bool  // cancelled by a stop: the stop already dropped it
-	seq       int64 // the engine's number of the claim
+	passAll   bool // skipped node: the input goes out on every edge
+	released  bool // shutdown: give the item back untouched
+	discarded bool // cancelled by a stop: the stop already dropped it
+	// task is a worker's answer to a task (TASK): the event it journals.
+	task *taskAnswer
+	seq  int64 // the engine's number of the claim
 	// began and ended bound the plugin's run (wall clock); zero when the
 	// plugin did not run (a pass-through, a breakpoint, a failure before it).
 	began, ended time.Time
@@ -406,24 +418,8 @@ func (e *Engine) execute(ctx context.Context, c Claim) result {
 		res.err = fmt.Errorf("node %q is not in the execution's definition", c.NodeID)
 		return res
 	}
-	if c.Skipped {
-		res.passAll = true
+	if e.intercept(ctx, c, r, &res) {
 		return res
-	}
-	if bp := c.Breakpoint; bp != nil && !c.BPPassed {
-		hit := false
-		if bp.Condition != "" {
-			if e.conditions != nil {
-				m, err := e.conditions.Match(ctx, bp.Condition, c.Payload, r.vars)
-				hit = err == nil && m
-			}
-		} else {
-			hit = bp.MatchField(c.Payload)
-		}
-		if hit {
-			res.bpHit = true
-			return res
-		}
 	}
 	if node.missing {
 		res.err = fmt.Errorf("plugin type %s is not installed on this server", node.typ)
@@ -437,7 +433,7 @@ func (e *Engine) execute(ctx context.Context, c Claim) result {
 	inv := Invocation{
 		SessionID: r.src.SessionID, WorkflowID: r.src.WorkflowID, ExecutionID: c.ExecutionID,
 		NodeID: c.NodeID, NodeType: node.typ, ItemID: c.ItemID,
-		IdempotencyKey: fmt.Sprintf("%s:%s:%d", c.ExecutionID, c.NodeID, c.ItemID),
+		IdempotencyKey: idempotencyKey(c),
 		Attempt:        c.Attempt, Config: node.config, Payload: c.Payload, Execution: r.vars,
 	}
 	if c.Resumed {
@@ -470,6 +466,31 @@ func (e *Engine) execute(ctx context.Context, c Claim) result {
 		}
 	}
 	return res
+}
+
+// intercept decides what happens to a claim before its plugin (or worker)
+// sees it: a skipped node passes the message on, a breakpoint that matches
+// parks it. It reports whether it decided.
+func (e *Engine) intercept(ctx context.Context, c Claim, r *run, res *result) bool {
+	if c.Skipped {
+		res.passAll = true
+		return true
+	}
+	bp := c.Breakpoint
+	if bp == nil || c.BPPassed {
+		return false
+	}
+	hit := false
+	if bp.Condition != "" {
+		if e.conditions != nil {
+			m, err := e.conditions.Match(ctx, bp.Condition, c.Payload, r.vars)
+			hit = err == nil && m
+		}
+	} else {
+		hit = bp.MatchField(c.Payload)
+	}
+	res.bpHit = hit
+	return hit
 }
 
 // complete commits results in batches: it takes what has arrived, commits
@@ -509,7 +530,7 @@ func (e *Engine) complete(ctx context.Context, shutdown <-chan struct{}, results
 // plugin runs again because of it. Values are checked before they get here
 // (ValueLimits.check), so this is the backstop for what the checks miss.
 func (e *Engine) commitIsolating(ctx context.Context, shutdown <-chan struct{}, batch []result) {
-	err := e.commitRetrying(ctx, shutdown, batch)
+	err := e.commitRetrying(ctx, shutdown, e.self(), batch)
 	switch {
 	case err == nil:
 		return
@@ -529,7 +550,7 @@ func (e *Engine) commitIsolating(ctx context.Context, shutdown <-chan struct{}, 
 	e.onError("commit", fmt.Errorf("execution %s node %s: the database refused the attempt's data; failing the attempt: %w", r.claim.ExecutionID, r.claim.NodeID, err))
 	failed := result{claim: r.claim, run: r.run, permanent: true, began: r.began, ended: r.ended,
 		err: fmt.Errorf("its output could not be stored: %w", err)}
-	if err := e.commitRetrying(ctx, shutdown, []result{failed}); err != nil {
+	if err := e.commitRetrying(ctx, shutdown, e.self(), []result{failed}); err != nil {
 		e.onError("commit", err)
 	}
 }
@@ -540,14 +561,23 @@ func (e *Engine) commitIsolating(ctx context.Context, shutdown <-chan struct{}, 
 // re-run every plugin of the batch once the leases lapse; other errors (a
 // serialization failure that outlived the transaction's own retries) get a
 // few attempts.
-func (e *Engine) commitRetrying(ctx context.Context, shutdown <-chan struct{}, batch []result) error {
+func (e *Engine) commitRetrying(ctx context.Context, shutdown <-chan struct{}, by committer, batch []result) error {
+	_, err := e.commitCounting(ctx, shutdown, by, batch)
+	return err
+}
+
+// commitCounting is commitRetrying that also says how many results were
+// applied (a result whose lease was lost is not).
+func (e *Engine) commitCounting(ctx context.Context, shutdown <-chan struct{}, by committer, batch []result) (applied int, err error) {
 	var tally outcomeTally
 	var ended []string
+	var queues []string
 	pause := 50 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		began := time.Now()
-		err := e.commit(ctx, batch, &tally, &ended)
+		err := e.commit(ctx, by, batch, &tally, &ended, &queues)
 		if err == nil {
+			e.tasks.ring(queues)
 			// An ended run gets no more work here; keeping its definition
 			// would grow the cache with every run the instance executed.
 			for _, id := range ended {
@@ -564,7 +594,7 @@ func (e *Engine) commitRetrying(ctx context.Context, shutdown <-chan struct{}, b
 			e.stats.Committed += int64(len(batch))
 			e.mu.Unlock()
 			e.wakeUp()
-			return nil
+			return len(batch) - tally[OutcomeLost], nil
 		}
 		stopping := false
 		select {
@@ -574,7 +604,7 @@ func (e *Engine) commitRetrying(ctx context.Context, shutdown <-chan struct{}, b
 		}
 		waitForDB := errors.Is(err, fault.ErrUnavailable) && !stopping
 		if errors.Is(err, fault.ErrInvalid) || ctx.Err() != nil || (!waitForDB && attempt >= 5) {
-			return err
+			return 0, err
 		}
 		if waitForDB && attempt%20 == 0 {
 			e.onError("commit", fmt.Errorf("waiting for the database (attempt %d): %w", attempt, err))
@@ -582,7 +612,7 @@ func (e *Engine) commitRetrying(ctx context.Context, shutdown <-chan struct{}, b
 		select {
 		case <-time.After(pause):
 		case <-ctx.Done():
-			return err
+			return 0, err
 		}
 		pause = min(pause*2, 2*time.Second)
 	}

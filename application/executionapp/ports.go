@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/yukta/yukta/domain/execution"
+	"github.com/yukta/yukta/domain/plugin"
 )
 
 // Transactor runs fn in one database transaction with stores bound to it. fn
@@ -167,6 +168,9 @@ type NewItem struct {
 	Payload     any
 	AvailableAt time.Time
 	Held        bool
+	// Task is set for a message of a node remote workers run (TASK): it
+	// waits in the task's queue, out of the engine's claims.
+	Task *plugin.Task
 }
 
 // ItemStore is the work queue.

@@ -76,6 +76,9 @@ type runNode struct {
 	maxAttempts int
 	backoff     time.Duration
 	missing     bool // the plugin type is no longer installed
+	// task is set for a node remote workers run: its messages wait in
+	// this queue.
+	task *plugin.Task
 }
 
 func buildRun(src RunSource, c session.Catalog) (*run, error) {
@@ -93,6 +96,9 @@ func buildRun(src RunSource, c session.Catalog) (*run, error) {
 			rn.missing = true
 		} else {
 			rn.config = d.WithDefaults(rn.config)
+			if t, ok := d.Task(rn.config); ok {
+				rn.task = &t
+			}
 		}
 		if s, ok := rn.config["timeout"].(string); ok {
 			if d, err := time.ParseDuration(s); err == nil && d > 0 {

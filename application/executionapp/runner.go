@@ -14,6 +14,19 @@ type Runner interface {
 	Run(ctx context.Context, in Invocation) (Outcome, error)
 }
 
+// Remote is the behaviour of a node type whose messages remote workers take
+// from a queue (TASK; plugin.Descriptor.TaskFunc): the engine never runs
+// it, and checks through it what goes out to a worker and what comes back.
+type Remote interface {
+	Runner
+	// CheckInput says why a message may not be handed to a worker; the
+	// message will not change, so it fails the node.
+	CheckInput(config map[string]any, payload any) error
+	// CheckOutput says why a worker's output is not the node's; it fails
+	// that attempt, and the node's retry policy applies.
+	CheckOutput(config map[string]any, output any) error
+}
+
 // Runners finds the Runner of a node type.
 type Runners interface {
 	Runner(nodeType string) (Runner, bool)

@@ -255,7 +255,7 @@ func (uc *StartExecution) startRun(ctx context.Context, in StartInput) (StartRes
 		if err := uc.admission.Reserve(ctx, st, id, in.Pool); err != nil {
 			return err
 		}
-		return seed(ctx, st, w, ex, in.SessionID, feed, in.Payload, nil, in.Actor, in.Channel, in.Origin, now)
+		return seed(ctx, st, uc.catalog, w, ex, in.SessionID, feed, in.Payload, nil, in.Actor, in.Channel, in.Origin, now)
 	})
 	if _, ok := execution.IsPaused(err); ok {
 		return StartResult{}, err // the sentence every door shows as it is
@@ -315,12 +315,18 @@ func noTrigger(in StartInput, others []string) error {
 
 // seed writes the nodes, the first messages and the start event of a new
 // execution. skipped marks nodes that start SKIPPED (restart from a node).
-func seed(ctx context.Context, st Stores, w session.Workflow, ex *execution.Execution, sessionID string,
+func seed(ctx context.Context, st Stores, c session.Catalog, w session.Workflow, ex *execution.Execution, sessionID string,
 	feed []string, payload any, inputs map[string][]any, actor, channel string, origin Origin, now time.Time) error {
 	var nodes []*execution.Node
-	var skipped []string // in the start event, so the journal sees them
+	var skipped []string               // in the start event, so the journal sees them
+	tasks := map[string]*plugin.Task{} // a restart from a TASK node queues its inputs
 	for _, n := range w.Nodes() {
 		nodes = append(nodes, execution.NewNode(n.ID(), n.Type()))
+		if d, ok := c.Describe(n.Type()); ok {
+			if t, ok := d.Task(n.Config()); ok {
+				tasks[n.ID()] = &t
+			}
+		}
 	}
 	if inputs != nil { // restart from a node: everything that cannot reach it is skipped
 		skip := map[string]bool{}
@@ -347,11 +353,11 @@ func seed(ctx context.Context, st Stores, w session.Workflow, ex *execution.Exec
 	held := ex.Status() != execution.Running
 	var items []NewItem
 	for _, id := range feed {
-		items = append(items, NewItem{ExecutionID: ex.ID(), NodeID: id, Payload: payload, AvailableAt: now, Held: held})
+		items = append(items, NewItem{ExecutionID: ex.ID(), NodeID: id, Payload: payload, AvailableAt: now, Held: held, Task: tasks[id]})
 	}
 	for id, ins := range inputs {
 		for _, p := range ins {
-			items = append(items, NewItem{ExecutionID: ex.ID(), NodeID: id, Payload: p, AvailableAt: now, Held: held})
+			items = append(items, NewItem{ExecutionID: ex.ID(), NodeID: id, Payload: p, AvailableAt: now, Held: held, Task: tasks[id]})
 		}
 	}
 	if len(items) > 0 {

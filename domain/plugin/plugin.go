@@ -101,6 +101,30 @@ type Descriptor struct {
 	// as a name set twice, still see it) and must be taken as the stored
 	// value, which passed.
 	CheckFunc func(config map[string]any) []fault.Violation
+	// TaskFunc is set for a type whose messages remote workers take from a
+	// queue (TASK) instead of the engine running them: it reads the queue
+	// and the lease bounds from a config that passed Validate, with its
+	// defaults applied.
+	TaskFunc func(config map[string]any) Task
+}
+
+// Task is where the messages of a node run by remote workers wait, and how
+// long a worker may hold one.
+type Task struct {
+	Queue string
+	// Lease is how long a delivery (and each heartbeat) holds the message.
+	Lease time.Duration
+	// Timeout is how long one attempt may take, from its delivery.
+	Timeout time.Duration
+}
+
+// Task returns the task of a node of this type with config, ok false for a
+// type the engine runs itself.
+func (d Descriptor) Task(config map[string]any) (Task, bool) {
+	if d.TaskFunc == nil {
+		return Task{}, false
+	}
+	return d.TaskFunc(d.WithDefaults(config)), true
 }
 
 // MaskedValue replaces the value of a secret field on every read path.

@@ -711,6 +711,51 @@ func (e SupervisorEngineCategory) Valid() bool {
 	}
 }
 
+// Defines values for TaskAnswerOutcome.
+const (
+	Completed TaskAnswerOutcome = "completed"
+	Failed    TaskAnswerOutcome = "failed"
+	Retrying  TaskAnswerOutcome = "retrying"
+)
+
+// Valid indicates whether the value is a known member of the TaskAnswerOutcome enum.
+func (e TaskAnswerOutcome) Valid() bool {
+	switch e {
+	case Completed:
+		return true
+	case Failed:
+		return true
+	case Retrying:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TaskLogLineLevel.
+const (
+	Debug TaskLogLineLevel = "debug"
+	Error TaskLogLineLevel = "error"
+	Info  TaskLogLineLevel = "info"
+	Warn  TaskLogLineLevel = "warn"
+)
+
+// Valid indicates whether the value is a known member of the TaskLogLineLevel enum.
+func (e TaskLogLineLevel) Valid() bool {
+	switch e {
+	case Debug:
+		return true
+	case Error:
+		return true
+	case Info:
+		return true
+	case Warn:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for Channel.
 const (
 	ChannelCli  Channel = "cli"
@@ -1845,6 +1890,9 @@ type Problem struct {
 	Type string `json:"type"`
 }
 
+// QueueName A task queue's name, as a TASK node's config names it.
+type QueueName = string
+
 // Review defines model for Review.
 type Review struct {
 	// Actor Who sent the command.
@@ -2231,6 +2279,157 @@ type SupervisorSummary struct {
 	UpdatedVia string `json:"updatedVia"`
 }
 
+// Task One message for a TASK node, leased to the caller.
+type Task struct {
+	// Attempt 1 on the first delivery; one more on each redelivery.
+	Attempt int `json:"attempt"`
+
+	// Deadline When this attempt times out (the node's timeout after delivery).
+	Deadline    time.Time `json:"deadline"`
+	ExecutionId string    `json:"executionId"`
+
+	// HeartbeatTimeoutMs How long a heartbeat extends the lease.
+	HeartbeatTimeoutMs int `json:"heartbeatTimeoutMs"`
+
+	// IdempotencyKey Stable across every attempt of this message (execution id, node id and message id); send it with your side effects.
+	IdempotencyKey string `json:"idempotencyKey"`
+
+	// LeaseToken Proof of this attempt's lease; every answer sends it.
+	LeaseToken string `json:"leaseToken"`
+
+	// LeaseUntil When the lease runs out unless a heartbeat extends it.
+	LeaseUntil time.Time `json:"leaseUntil"`
+	NodeId     string    `json:"nodeId"`
+
+	// Payload The message the node received (any JSON value).
+	Payload interface{} `json:"payload"`
+
+	// Queue A task queue's name, as a TASK node's config names it.
+	Queue     QueueName `json:"queue"`
+	SessionId string    `json:"sessionId"`
+
+	// TaskId The task's id; answers name it in their path.
+	TaskId     string `json:"taskId"`
+	WorkflowId string `json:"workflowId"`
+}
+
+// TaskAnswer defines model for TaskAnswer.
+type TaskAnswer struct {
+	Attempt int `json:"attempt"`
+
+	// Outcome completed: the output went on; retrying: the attempt failed and the task will be redelivered; failed: the node failed.
+	Outcome TaskAnswerOutcome `json:"outcome"`
+	TaskId  string            `json:"taskId"`
+}
+
+// TaskAnswerOutcome completed: the output went on; retrying: the attempt failed and the task will be redelivered; failed: the node failed.
+type TaskAnswerOutcome string
+
+// TaskCompleteRequest defines model for TaskCompleteRequest.
+type TaskCompleteRequest struct {
+	// Cost What the task's work cost, and where the figure comes from.
+	Cost       *TaskCost `json:"cost,omitempty"`
+	LeaseToken string    `json:"leaseToken"`
+
+	// Output The node's output (any JSON value); it goes out on port.
+	Output interface{} `json:"output"`
+
+	// Port The output port (default `default`).
+	Port string `json:"port,omitempty,omitzero"`
+
+	// Usage Tokens the task's work used, as the worker knows them. Absent is not zero.
+	Usage *TaskUsage `json:"usage,omitempty"`
+}
+
+// TaskCost What the task's work cost, and where the figure comes from.
+type TaskCost struct {
+	// Provenance Where the figure comes from, such as `provider-invoice` or `price-table`.
+	Provenance string  `json:"provenance"`
+	Usd        float32 `json:"usd"`
+
+	// UsdKnown False when usd is an estimate.
+	UsdKnown bool `json:"usdKnown"`
+}
+
+// TaskFailRequest defines model for TaskFailRequest.
+type TaskFailRequest struct {
+	// Error What went wrong, for the run's log (masked).
+	Error      string `json:"error"`
+	LeaseToken string `json:"leaseToken"`
+
+	// Retryable False fails the node at once; true lets its retry policy try again.
+	Retryable bool `json:"retryable"`
+}
+
+// TaskHeartbeatRequest defines model for TaskHeartbeatRequest.
+type TaskHeartbeatRequest struct {
+	LeaseToken string `json:"leaseToken"`
+
+	// Progress Optional progress to log with the heartbeat (any JSON value, at most 1 KiB as text).
+	Progress interface{} `json:"progress,omitempty,omitzero"`
+}
+
+// TaskLease defines model for TaskLease.
+type TaskLease struct {
+	// Cancelled True when the task will not be applied any more: stop working on it.
+	Cancelled  bool      `json:"cancelled"`
+	Deadline   time.Time `json:"deadline"`
+	LeaseUntil time.Time `json:"leaseUntil"`
+
+	// Reason Why it was cancelled.
+	Reason string `json:"reason,omitempty,omitzero"`
+	TaskId string `json:"taskId"`
+}
+
+// TaskList defines model for TaskList.
+type TaskList struct {
+	Tasks []Task `json:"tasks"`
+}
+
+// TaskLogAnswer defines model for TaskLogAnswer.
+type TaskLogAnswer struct {
+	Appended int `json:"appended"`
+}
+
+// TaskLogLine defines model for TaskLogLine.
+type TaskLogLine struct {
+	Level   TaskLogLineLevel `json:"level,omitempty,omitzero"`
+	Message string           `json:"message"`
+}
+
+// TaskLogLineLevel defines model for TaskLogLine.Level.
+type TaskLogLineLevel string
+
+// TaskLogRequest defines model for TaskLogRequest.
+type TaskLogRequest struct {
+	LeaseToken string        `json:"leaseToken"`
+	Lines      []TaskLogLine `json:"lines"`
+}
+
+// TaskPollRequest defines model for TaskPollRequest.
+type TaskPollRequest struct {
+	// Max The most tasks to take in this poll.
+	Max int `json:"max,omitempty,omitzero"`
+
+	// Queues The queues to take tasks from (1 to 20, no repeats).
+	Queues []QueueName `json:"queues"`
+
+	// Wait Seconds to wait for a task when none is ready (0 answers at once).
+	Wait int `json:"wait,omitempty,omitzero"`
+}
+
+// TaskUsage Tokens the task's work used, as the worker knows them. Absent is not zero.
+type TaskUsage struct {
+	CacheRead  *int `json:"cacheRead,omitempty"`
+	CacheWrite *int `json:"cacheWrite,omitempty"`
+	Input      int  `json:"input"`
+	Output     int  `json:"output"`
+	Reasoning  *int `json:"reasoning,omitempty"`
+
+	// TokensKnown False when the counts are estimates or partial.
+	TokensKnown bool `json:"tokensKnown"`
+}
+
 // Version What the server knows about its own build (docs/operations.md, "Versions").
 type Version struct {
 	// GoVersion The Go toolchain that built the binary.
@@ -2340,6 +2539,9 @@ type SessionId = Id
 
 // SupervisorId defines model for SupervisorId.
 type SupervisorId = Id
+
+// TaskId defines model for TaskId.
+type TaskId = string
 
 // WorkflowId defines model for WorkflowId.
 type WorkflowId = Id
@@ -2682,6 +2884,21 @@ type DryRunRulesJSONRequestBody = DryRunRequest
 // PutSupervisorJSONRequestBody defines body for PutSupervisor for application/json ContentType.
 type PutSupervisorJSONRequestBody = PutSupervisorJSONBody
 
+// PollTasksJSONRequestBody defines body for PollTasks for application/json ContentType.
+type PollTasksJSONRequestBody = TaskPollRequest
+
+// CompleteTaskJSONRequestBody defines body for CompleteTask for application/json ContentType.
+type CompleteTaskJSONRequestBody = TaskCompleteRequest
+
+// FailTaskJSONRequestBody defines body for FailTask for application/json ContentType.
+type FailTaskJSONRequestBody = TaskFailRequest
+
+// HeartbeatTaskJSONRequestBody defines body for HeartbeatTask for application/json ContentType.
+type HeartbeatTaskJSONRequestBody = TaskHeartbeatRequest
+
+// AppendTaskLogsJSONRequestBody defines body for AppendTaskLogs for application/json ContentType.
+type AppendTaskLogsJSONRequestBody = TaskLogRequest
+
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
 	// ListApprovals List the commands that wait for an ADMIN's approval (or every review in a status), newest first.
@@ -2843,6 +3060,21 @@ type ServerInterface interface {
 	// GetVersion The version of the server that answers, and the source revision it was built from.
 	// (GET /api/version)
 	GetVersion(ctx echo.Context) error
+	// PollTasks Take up to max tasks of the named queues, waiting up to wait seconds for one.
+	// (POST /api/worker/v1/poll)
+	PollTasks(ctx echo.Context) error
+	// CompleteTask Answer a task with its output; the output goes out on port to the next nodes.
+	// (POST /api/worker/v1/tasks/{taskId}/complete)
+	CompleteTask(ctx echo.Context, taskId TaskId) error
+	// FailTask Report that a task's attempt failed.
+	// (POST /api/worker/v1/tasks/{taskId}/fail)
+	FailTask(ctx echo.Context, taskId TaskId) error
+	// HeartbeatTask Extend a task's lease, and learn whether it was cancelled.
+	// (POST /api/worker/v1/tasks/{taskId}/heartbeat)
+	HeartbeatTask(ctx echo.Context, taskId TaskId) error
+	// AppendTaskLogs Add lines to the run's log, under the task's node.
+	// (POST /api/worker/v1/tasks/{taskId}/logs)
+	AppendTaskLogs(ctx echo.Context, taskId TaskId) error
 	// GetHealth Liveness: the process is up.
 	// (GET /healthz)
 	GetHealth(ctx echo.Context) error
@@ -4441,6 +4673,79 @@ func (w *ServerInterfaceWrapper) GetVersion(ctx echo.Context) error {
 	return err
 }
 
+// PollTasks converts echo context to params.
+func (w *ServerInterfaceWrapper) PollTasks(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.PollTasks(ctx)
+	return err
+}
+
+// CompleteTask converts echo context to params.
+func (w *ServerInterfaceWrapper) CompleteTask(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "taskId" -------------
+	var taskId TaskId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "taskId", ctx.Param("taskId"), &taskId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter taskId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CompleteTask(ctx, taskId)
+	return err
+}
+
+// FailTask converts echo context to params.
+func (w *ServerInterfaceWrapper) FailTask(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "taskId" -------------
+	var taskId TaskId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "taskId", ctx.Param("taskId"), &taskId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter taskId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.FailTask(ctx, taskId)
+	return err
+}
+
+// HeartbeatTask converts echo context to params.
+func (w *ServerInterfaceWrapper) HeartbeatTask(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "taskId" -------------
+	var taskId TaskId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "taskId", ctx.Param("taskId"), &taskId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter taskId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.HeartbeatTask(ctx, taskId)
+	return err
+}
+
+// AppendTaskLogs converts echo context to params.
+func (w *ServerInterfaceWrapper) AppendTaskLogs(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "taskId" -------------
+	var taskId TaskId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "taskId", ctx.Param("taskId"), &taskId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter taskId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.AppendTaskLogs(ctx, taskId)
+	return err
+}
+
 // GetHealth converts echo context to params.
 func (w *ServerInterfaceWrapper) GetHealth(ctx echo.Context) error {
 	var err error
@@ -4571,6 +4876,11 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/api/approvals", wrapper.ListApprovals, options.OperationMiddlewares["listApprovals"]...)
 	router.GET(options.BaseURL+"/api/approvals/:approvalId", wrapper.GetApproval, options.OperationMiddlewares["getApproval"]...)
 	router.POST(options.BaseURL+"/api/approvals/:approvalId", wrapper.DecideApproval, options.OperationMiddlewares["decideApproval"]...)
+	router.POST(options.BaseURL+"/api/worker/v1/poll", wrapper.PollTasks, options.OperationMiddlewares["pollTasks"]...)
+	router.POST(options.BaseURL+"/api/worker/v1/tasks/:taskId/heartbeat", wrapper.HeartbeatTask, options.OperationMiddlewares["heartbeatTask"]...)
+	router.POST(options.BaseURL+"/api/worker/v1/tasks/:taskId/complete", wrapper.CompleteTask, options.OperationMiddlewares["completeTask"]...)
+	router.POST(options.BaseURL+"/api/worker/v1/tasks/:taskId/fail", wrapper.FailTask, options.OperationMiddlewares["failTask"]...)
+	router.POST(options.BaseURL+"/api/worker/v1/tasks/:taskId/logs", wrapper.AppendTaskLogs, options.OperationMiddlewares["appendTaskLogs"]...)
 
 }
 
@@ -10450,6 +10760,702 @@ func (response GetVersion429ApplicationProblemPlusJSONResponse) VisitGetVersionR
 	return err
 }
 
+type PollTasksRequestObject struct {
+	Body *PollTasksJSONRequestBody
+}
+
+type PollTasksResponseObject interface {
+	VisitPollTasksResponse(w http.ResponseWriter) error
+}
+
+type PollTasks200JSONResponse TaskList
+
+func (response PollTasks200JSONResponse) VisitPollTasksResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PollTasks400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response PollTasks400ApplicationProblemPlusJSONResponse) VisitPollTasksResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PollTasks401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response PollTasks401ApplicationProblemPlusJSONResponse) VisitPollTasksResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PollTasks403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response PollTasks403ApplicationProblemPlusJSONResponse) VisitPollTasksResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PollTasks413ApplicationProblemPlusJSONResponse Problem
+
+func (response PollTasks413ApplicationProblemPlusJSONResponse) VisitPollTasksResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PollTasks415ApplicationProblemPlusJSONResponse Problem
+
+func (response PollTasks415ApplicationProblemPlusJSONResponse) VisitPollTasksResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PollTasks429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response PollTasks429ApplicationProblemPlusJSONResponse) VisitPollTasksResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CompleteTaskRequestObject struct {
+	TaskId TaskId `json:"taskId"`
+	Body   *CompleteTaskJSONRequestBody
+}
+
+type CompleteTaskResponseObject interface {
+	VisitCompleteTaskResponse(w http.ResponseWriter) error
+}
+
+type CompleteTask200JSONResponse TaskAnswer
+
+func (response CompleteTask200JSONResponse) VisitCompleteTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CompleteTask400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response CompleteTask400ApplicationProblemPlusJSONResponse) VisitCompleteTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CompleteTask401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response CompleteTask401ApplicationProblemPlusJSONResponse) VisitCompleteTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CompleteTask403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response CompleteTask403ApplicationProblemPlusJSONResponse) VisitCompleteTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CompleteTask404ApplicationProblemPlusJSONResponse Problem
+
+func (response CompleteTask404ApplicationProblemPlusJSONResponse) VisitCompleteTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CompleteTask409ApplicationProblemPlusJSONResponse Problem
+
+func (response CompleteTask409ApplicationProblemPlusJSONResponse) VisitCompleteTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CompleteTask413ApplicationProblemPlusJSONResponse Problem
+
+func (response CompleteTask413ApplicationProblemPlusJSONResponse) VisitCompleteTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CompleteTask415ApplicationProblemPlusJSONResponse Problem
+
+func (response CompleteTask415ApplicationProblemPlusJSONResponse) VisitCompleteTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CompleteTask422ApplicationProblemPlusJSONResponse Problem
+
+func (response CompleteTask422ApplicationProblemPlusJSONResponse) VisitCompleteTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CompleteTask429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response CompleteTask429ApplicationProblemPlusJSONResponse) VisitCompleteTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FailTaskRequestObject struct {
+	TaskId TaskId `json:"taskId"`
+	Body   *FailTaskJSONRequestBody
+}
+
+type FailTaskResponseObject interface {
+	VisitFailTaskResponse(w http.ResponseWriter) error
+}
+
+type FailTask200JSONResponse TaskAnswer
+
+func (response FailTask200JSONResponse) VisitFailTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FailTask400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response FailTask400ApplicationProblemPlusJSONResponse) VisitFailTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FailTask401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response FailTask401ApplicationProblemPlusJSONResponse) VisitFailTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FailTask403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response FailTask403ApplicationProblemPlusJSONResponse) VisitFailTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FailTask404ApplicationProblemPlusJSONResponse Problem
+
+func (response FailTask404ApplicationProblemPlusJSONResponse) VisitFailTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FailTask409ApplicationProblemPlusJSONResponse Problem
+
+func (response FailTask409ApplicationProblemPlusJSONResponse) VisitFailTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FailTask413ApplicationProblemPlusJSONResponse Problem
+
+func (response FailTask413ApplicationProblemPlusJSONResponse) VisitFailTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FailTask415ApplicationProblemPlusJSONResponse Problem
+
+func (response FailTask415ApplicationProblemPlusJSONResponse) VisitFailTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FailTask429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response FailTask429ApplicationProblemPlusJSONResponse) VisitFailTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type HeartbeatTaskRequestObject struct {
+	TaskId TaskId `json:"taskId"`
+	Body   *HeartbeatTaskJSONRequestBody
+}
+
+type HeartbeatTaskResponseObject interface {
+	VisitHeartbeatTaskResponse(w http.ResponseWriter) error
+}
+
+type HeartbeatTask200JSONResponse TaskLease
+
+func (response HeartbeatTask200JSONResponse) VisitHeartbeatTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type HeartbeatTask400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response HeartbeatTask400ApplicationProblemPlusJSONResponse) VisitHeartbeatTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type HeartbeatTask401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response HeartbeatTask401ApplicationProblemPlusJSONResponse) VisitHeartbeatTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type HeartbeatTask403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response HeartbeatTask403ApplicationProblemPlusJSONResponse) VisitHeartbeatTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type HeartbeatTask404ApplicationProblemPlusJSONResponse Problem
+
+func (response HeartbeatTask404ApplicationProblemPlusJSONResponse) VisitHeartbeatTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type HeartbeatTask413ApplicationProblemPlusJSONResponse Problem
+
+func (response HeartbeatTask413ApplicationProblemPlusJSONResponse) VisitHeartbeatTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type HeartbeatTask415ApplicationProblemPlusJSONResponse Problem
+
+func (response HeartbeatTask415ApplicationProblemPlusJSONResponse) VisitHeartbeatTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type HeartbeatTask429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response HeartbeatTask429ApplicationProblemPlusJSONResponse) VisitHeartbeatTaskResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AppendTaskLogsRequestObject struct {
+	TaskId TaskId `json:"taskId"`
+	Body   *AppendTaskLogsJSONRequestBody
+}
+
+type AppendTaskLogsResponseObject interface {
+	VisitAppendTaskLogsResponse(w http.ResponseWriter) error
+}
+
+type AppendTaskLogs200JSONResponse TaskLogAnswer
+
+func (response AppendTaskLogs200JSONResponse) VisitAppendTaskLogsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AppendTaskLogs400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response AppendTaskLogs400ApplicationProblemPlusJSONResponse) VisitAppendTaskLogsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AppendTaskLogs401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response AppendTaskLogs401ApplicationProblemPlusJSONResponse) VisitAppendTaskLogsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AppendTaskLogs403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response AppendTaskLogs403ApplicationProblemPlusJSONResponse) VisitAppendTaskLogsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AppendTaskLogs404ApplicationProblemPlusJSONResponse Problem
+
+func (response AppendTaskLogs404ApplicationProblemPlusJSONResponse) VisitAppendTaskLogsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AppendTaskLogs409ApplicationProblemPlusJSONResponse Problem
+
+func (response AppendTaskLogs409ApplicationProblemPlusJSONResponse) VisitAppendTaskLogsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AppendTaskLogs413ApplicationProblemPlusJSONResponse Problem
+
+func (response AppendTaskLogs413ApplicationProblemPlusJSONResponse) VisitAppendTaskLogsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AppendTaskLogs415ApplicationProblemPlusJSONResponse Problem
+
+func (response AppendTaskLogs415ApplicationProblemPlusJSONResponse) VisitAppendTaskLogsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AppendTaskLogs429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response AppendTaskLogs429ApplicationProblemPlusJSONResponse) VisitAppendTaskLogsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetHealthRequestObject struct {
 }
 
@@ -10819,6 +11825,21 @@ type StrictServerInterface interface {
 	// GetVersion The version of the server that answers, and the source revision it was built from.
 	// (GET /api/version)
 	GetVersion(ctx context.Context, request GetVersionRequestObject) (GetVersionResponseObject, error)
+	// PollTasks Take up to max tasks of the named queues, waiting up to wait seconds for one.
+	// (POST /api/worker/v1/poll)
+	PollTasks(ctx context.Context, request PollTasksRequestObject) (PollTasksResponseObject, error)
+	// CompleteTask Answer a task with its output; the output goes out on port to the next nodes.
+	// (POST /api/worker/v1/tasks/{taskId}/complete)
+	CompleteTask(ctx context.Context, request CompleteTaskRequestObject) (CompleteTaskResponseObject, error)
+	// FailTask Report that a task's attempt failed.
+	// (POST /api/worker/v1/tasks/{taskId}/fail)
+	FailTask(ctx context.Context, request FailTaskRequestObject) (FailTaskResponseObject, error)
+	// HeartbeatTask Extend a task's lease, and learn whether it was cancelled.
+	// (POST /api/worker/v1/tasks/{taskId}/heartbeat)
+	HeartbeatTask(ctx context.Context, request HeartbeatTaskRequestObject) (HeartbeatTaskResponseObject, error)
+	// AppendTaskLogs Add lines to the run's log, under the task's node.
+	// (POST /api/worker/v1/tasks/{taskId}/logs)
+	AppendTaskLogs(ctx context.Context, request AppendTaskLogsRequestObject) (AppendTaskLogsResponseObject, error)
 	// GetHealth Liveness: the process is up.
 	// (GET /healthz)
 	GetHealth(ctx context.Context, request GetHealthRequestObject) (GetHealthResponseObject, error)
@@ -12532,6 +13553,244 @@ func (sh *strictHandler) GetVersion(ctx echo.Context) error {
 	return nil
 }
 
+// PollTasks operation middleware
+func (sh *strictHandler) PollTasks(ctx echo.Context) error {
+	var request PollTasksRequestObject
+
+	var body PollTasksJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.PollTasks(ctx.Request().Context(), request.(PollTasksRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PollTasks")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(PollTasksResponseObject); ok {
+		return validResponse.VisitPollTasksResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CompleteTask operation middleware
+func (sh *strictHandler) CompleteTask(ctx echo.Context, taskId TaskId) error {
+	var request CompleteTaskRequestObject
+
+	request.TaskId = taskId
+
+	var body CompleteTaskJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CompleteTask(ctx.Request().Context(), request.(CompleteTaskRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CompleteTask")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CompleteTaskResponseObject); ok {
+		return validResponse.VisitCompleteTaskResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// FailTask operation middleware
+func (sh *strictHandler) FailTask(ctx echo.Context, taskId TaskId) error {
+	var request FailTaskRequestObject
+
+	request.TaskId = taskId
+
+	var body FailTaskJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.FailTask(ctx.Request().Context(), request.(FailTaskRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "FailTask")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(FailTaskResponseObject); ok {
+		return validResponse.VisitFailTaskResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// HeartbeatTask operation middleware
+func (sh *strictHandler) HeartbeatTask(ctx echo.Context, taskId TaskId) error {
+	var request HeartbeatTaskRequestObject
+
+	request.TaskId = taskId
+
+	var body HeartbeatTaskJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.HeartbeatTask(ctx.Request().Context(), request.(HeartbeatTaskRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "HeartbeatTask")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(HeartbeatTaskResponseObject); ok {
+		return validResponse.VisitHeartbeatTaskResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// AppendTaskLogs operation middleware
+func (sh *strictHandler) AppendTaskLogs(ctx echo.Context, taskId TaskId) error {
+	var request AppendTaskLogsRequestObject
+
+	request.TaskId = taskId
+
+	var body AppendTaskLogsJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.AppendTaskLogs(ctx.Request().Context(), request.(AppendTaskLogsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "AppendTaskLogs")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(AppendTaskLogsResponseObject); ok {
+		return validResponse.VisitAppendTaskLogsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // GetHealth operation middleware
 func (sh *strictHandler) GetHealth(ctx echo.Context) error {
 	var request GetHealthRequestObject
@@ -12606,401 +13865,442 @@ func (sh *strictHandler) GetReady(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3rchu5li74KghOR5jcnaQpWXLZVJyIYUlyldqypJbkctcUfUyQCZLYSgJZCaRkbrcj+u/5PfMIJ/rB",
-	"9pNMYC0AeWEmL7KtctXR/rHLIpmJ28K6r299aozlPJaCCa0avU+NmCZ0zjRL4K/DGRWCReafIVPjhMea",
-	"S9HoNa5njIRSJoSSsZzPqQjJmM4Z0bNEptNZQBI2lknIQnLH9YxwTZrDhCk9JKmImFJkOI74sNVpBA1u",
-	"3jdjNGRJI2gIOmeNXuPX9EbTths+aKjxjM2pmQcT6bzR+61h3tYIGuOIN94HDb2IzWNKJ1xMG58/B41j",
-	"MeWCXcPn5dn3BWHwNTHPETkhesbImGoayWnKSDNJI6YCMtM6DsidTG4mkbwLSJzIMVMqm3ZM9SybNEwi",
-	"aCTs95QnLGz0dJKy/Nzn9OMpE1M9a/Se71VO+iMbp2aSJ6H5fcUYLPeLVUP9S8ImjV7j/3qaHe9T/FY9",
-	"zY9iRj0J2TyWmonx4jVbLG/XG3rDFGyR0jTRhLvfazhdLvA7phSXgjT/+b/+N9nd3yfjGU3o2JBS/Tnn",
-	"hm6bsWt2a3d/v2q7XrPFGbynijxv2OKJImacgHBBqFiQiGnNEjKmitUcIfxnwyPc7XaDxpwL9/dO1RRP",
-	"qdLHt0xoPNHiNC+ZSueM0ImZlZ5xRZj5KWlyrchQsd+HAWztkIdDR6URVdreLvMfxm9Z2OqQE03mqdKw",
-	"XkKFfZHGfSBzuiAJoyFpmm2wJxUQmeRPTpkhqPurHfE51yw0z7cOYPuknrGEiHQ+YonZ03GUhlxM7Tt+",
-	"h8cF/si+5IldUUCmTFsSMhPc63Y75Bzphk7NTPsXJ08UUTphdG7YBcdfj9NEyaSwdsWngkZ+7bWkZXa+",
-	"DVvfPjmqI6y9F1WHdiZDVnsDBX5538tn79wVblDtKMp//6UDpTFLbrmSSf1Y+Z984XDvLLOsHewu+8EX",
-	"DfXZPK1iKRQDUfVKJiMehkyYP8ZSGPZk/knjOOJjam7c0ziRo4jN//XvSsLPNhvuAp/CMcsXeJIqFpLm",
-	"ME1Eb2GEVs8O0pu4CQ1bATHXwlyV8YyKKQt7QM5m9UzpJ4r8LBWQvJCaSOElkmLJLUueKLiplIwSeadY",
-	"QmI6ZfnLJhM+5YIoc4+MpJVw/ZMFSWSqGYitEVP2wrKwdeAuPrLIREYMOIQZPZTwjYxZAntmh65gCv4R",
-	"OtZEplrxkBHDuDw7aZo3hUxTHgFfUp4fGX0BdsAMLRgzs+o0PgcNt9cPeIZ9Yl9JmpevDsnLvf0fcC7X",
-	"Ur6hYnGJp6Qedk4J1YzAbpNmbBiqTJMxIzQME6ZUQMxnZidlQsYJC5nQnEYtd7ATyqM0YWSUhlOmyUQm",
-	"5C6RYmoeUYbQVAxypoJszcDumIetDrlkOll4EcXw73Yf/g5ZRBeGASPvhS3Kfb8s8K7YWIpQES3JHeWa",
-	"jNhEJuYi6GTBxbRTZNNc8LlR9jLByoVmU5aYLfscNN4KmuqZTPg/WPiQp3MmzT7am2EOoSkTkjHRwoHo",
-	"GfU3+5ZGPCQzlrDKnU9hOebBMbWb3xfqjiUsJFJEC3I3YwJPkCaMjKWY8GmasPAA5Sj8loxpknCmyPDd",
-	"u3ftfu6FPfIjowlLjCIQzf/HoAGjDxrD0gGWn6vWrsYzGkVMTFlAhivem+11WcrCvtrNNt/3L04qlc9z",
-	"ASyjQ/q5FeOu2zvx69vX1/0P/YuTD6+Pfw2Kf16ZQ8JP3hxeuE9bZEYV7inqh8CHDFNyvOvA8DwtceuZ",
-	"H4rGHJ81fG7GzS8WREvZIWeG4wKjHCdMm1HhJ1TNzDbEiWGomqOoGifMHHAfKHUikznVjV4jNBdPc9A/",
-	"S5sVuEd+XFRspf/2F04rv2YfYxSySweZpIxIMWYEf6L6GlYXU6WckDI7zRVJUNIdkITdyhvD6DvZPEdS",
-	"RoyKbCyFaysxtRFIKKBi9+ZQMrwb+Jx552YbMuNCV1MmnsATReKETfhHONYJT5Qmz3MmSWB4kGZRZC9U",
-	"TJP8irKBjM75VrnTKg73ziyFOjmO6mmcMLNMFoIo1ihO51ykmrUCorjZbUMaqMdLDTxq83W76bxK5Lxq",
-	"/VTn1Iqi0KhcnrD209IX5krk7e1fTo7fHV82gsb5xfFl//rc/LN/9ObkrML8Nk/rbUncPlJD4vbbOhJ3",
-	"93YzqlOMKasi2QfBitBsrirfbj+gSUIXMBrsa353aMwbQaPAesp/X/kPcpyo2neRqcW/eYvUHIcfOXtK",
-	"jv7OxtpMChnoKVew50WO45fm/7FK9FlWvLTw0szwXZVTAVFkFScQx2HIzXnQ6CI3rwmNFCszRxRjy+f4",
-	"ykjbOE7kLY0U+TRo4B8sHDR6xFgP/4mvI4PGWM7nTGjzxaDR6XQGjc8HaLzeccXInbkkhhTiRM5jTai6",
-	"YaHRkTpLS7STqVxjHEcLY8BHFfudsLmZmjOGilu/nrzytuHSr+9oIriYbvnOu/tMpbQbeZs0e1+wvNrc",
-	"JGu2Do7xiI254qiUbUEhYe4xd//6FxeX578cN4LG5fG/HR9eVzMlRq0KmPMA7HR399bdQT9i1Wp+TBi9",
-	"iaWVRyVJLwUuq1ou/57SyPzuc9CYcBZVnffnlSPe74oVZlU2PA6PT4n/AZG3YG8uIknDgHjnozFo70iT",
-	"C6UZDY0tCvN/iisCd1/eydJ9+TxYsfwKIX5Lo5Sh8hzTVFnTUciQgWnmd6v45JHURvDGVM8IF1b22tmX",
-	"5rS7XzWlG9RA8+Sx++JLKWnp/A7RY17HPKxDveb6+zOoknVglVGwrdBzmP0a3WnWV6+0jGOj2ybo0mVh",
-	"QCj+BOyyiE2ARc4LcnEjn3IV85kzpei0Rs+AXci5pDeXUwU/dgUb1VSnqiClx2MWa2b4FxiILFwvf7PT",
-	"8G+snHS2yveVR25v1EVEUXNYupKafaxQMdGPm6QRC4jm4xv7z5AJsP3tTB1Htd865uyiHEb5qdT+bmnC",
-	"6Shi2+y5UXANM/zFPlspbYyRW32zY7MBxMUMMqM5lOPUSO2KeS6dCO6VGya/jJq9n/DpK8cyysJkQvEW",
-	"ls38CloFtrP5XuUHrtgk/w4aReeTRu+3Ld72PqjYWhYxs4PoGiQwDvJls6cf21PZNlNoqxset2WMwqIN",
-	"csQoXCAqVlkE+MiWekd2cJ8qrEW01aq/0zZ05y6vHSPwTqCggaGIRuAfC9yxB3YGQSNM0ZHZANvU0m7D",
-	"2MzwnzSJzI/FYmNN3Eb58tuf+51fUyUlgp2O6vWmorssn439oiU6JzrkGIwY58AEOz2Whp8TqsGyDwij",
-	"45n5yxidc2Y2bNkjscJqf1cwnLSMFbAXLqY9Q2WXrw7Js2fPXhJj1rlrPUl1mrDAjDqXSpNdsmA0UYTe",
-	"0UWHnEmMGxKto5U2aXEiO2bZz/dsEE8FJORTrlVAnnSeBOTJhyeGHz5pPwlQpHExxVGoC/sZJmMeOciC",
-	"01bm0bGW4E7tDdJu99nYTAD+xTrkreC/p6wigkjoXIqp8xJBBLzgn6q2t51ZXVwbGtekCTE6KaJFKyDO",
-	"ziZNGilpQ692GJ3IKCfbwe8LxjhpglkLwYZW5QTqLeXrfCgwHzlUjB2gSiBTHZQMZ9IXhM1jvSARxyCG",
-	"dRVtZ1JrXZFl8LO8I5G0EUYzG0N5ikwSOTcKaI9Q4q43Uakhc0V+2O3OzHa87M4zAtz5Yd983LSE2MoR",
-	"oSf99YInb4pXXe8jnrCx5rdV8t0osUtB7SoV1Oob9XwBI2VltuA0O5fLEEnFQnIrx3SURjRZBH6DPg1g",
-	"ULSOL8y8nOE2aBjrWdNkyqzx7EnMXgwe4rUYND6TZijH6mkmwVVnHuZJLtsXPrnyqtjqFIhvpIHnD/EG",
-	"sgzcLq88Roju0WhrFh26F8BRcKHpDXO3AvRsjJKJkCVPFNEJ5ZFlScr6VUsukW0cxWszdrgupOr08kpY",
-	"k/rMGCkwIwFjkMBhIFJfyVTCPOWvUmKyK5Kd9dLbcuZCWRYtAmCB6MKRJJTE2qDVzDY7wCxtCI7B/NqG",
-	"91JhlHch9SuZihBoQ0wiDkoEFxCzqfQmqFJgfTXZlWLsSIUUMph8klO2i9nUV5sVZVJ13r8tnAGCfdSH",
-	"kGWxvN8X6MtG56mMQgjywECKTGQUGRYcU2Wo1pA1JmusOonNdeelS7jOOeVHqNynxJzzJehGy8yZ3dIo",
-	"pTU2NWpYxq7K0mowPoKqDo+MNkLkJEeZcL/kxF7mTM9fwc+XplwWkDCyqpaRc8jOmRQtfpd7o8gdgxhr",
-	"HNEFy18UH00NCmll21ndk5rQkmE37gxRnYCkOnIn0ygkM3rLIGEBcrNwV41Klny9DRNSX9o1V08P50Pt",
-	"zpj983qh3bgxFRibYsmYK0aa3gJXLXfci68349V+X52kAgLDVebSCk9tMWPQkpE7t6BA/Kuuzn0cjfen",
-	"qmIa6uaKEHgYDNeCAKB/SaVagr+r8oHiN5hLl/NxmoM/sm6KnsuxaE9Tmhixbl0w7SnVDGyQKGrfUT2e",
-	"hXIaEC1l21zTdpIKYVMdlrlkboBtFUCkZhTeT4zY1sYEUqSJO/wLSzDnz1OvApsmJ/2fuMf9w5XbtopK",
-	"NyTDKjo7DqcMXRxbElkWjFsW0fDVhWX63tXj/1VxBKj9brA0HNU/ULkk7xNdEjlgcVYpONI5ZAnXvUqT",
-	"NMgdWUktByVNSLGYy7Ta/Myph8tKXEK5Ic1qd4xRV7eK57IkwSXWu7C3FzaJnGfJmcuOAxmye7iPzRur",
-	"fVdwFueTLWeZeMd++XSpJpRcHl+9Pb2GYIbzHjQpRqlToXkEGSchtxlxq4WCJZZtziVzi2+0JGu65UKI",
-	"m9z8otCpChwWHerZOtwpBvaOZDS78oodrjObq4PNY10KJF70315hGPHq7Rvzj6vr8wv8+7p/eZ3968Or",
-	"y/M3H87Oj44rrYMipZayRstvAJdP5X3Nm84ljh/H0QJzmHhJ84McHjTe4OHKN99UJVvl0vGB92QZ2zds",
-	"QaZelVOYZQ4JZ0YNEpIoSO0jbDJhY10KtlWb8HNz7ZZTBK/PL2BZB8SyaXLYPzs8PjXvdKd0dNk/OWsE",
-	"DfymETRen5yefmHMN2jcUa7X5yxObI4lrrRHKIHZ2LuLii4egY2yBXjnzZEbBr18+tmTgt35p4HhYikA",
-	"HiMZyzlTZETHN6A0Z+4/u92YLfkcqxLwj65fpvWVL2U44A1YebeqaLgvCpYGD81GvH17cpRLXCZUKT4V",
-	"ijRvUfsgPwREScJDRZRMNBktrFvT8KpWQO4SrjUTZnWRvHN+VnDTzRbxjJlXMQ45z/ANOBtp2PJ+cKpn",
-	"Afk9Nf82ZDmS4YJoW73CFTBWZJJQ0IAp2Sxyb8Jcbhhur9s16p+rbsCgVXNoBujkeBtWMHm+m6Y8XLpr",
-	"udBLgdr89lan7BTjvNsJtKt0PqfJotIqKpj7GzJxtZo+zuxFLi5gVMiLWDXvXAaFUUNStjIOgbl81tq1",
-	"zhEFV9Oc1gSScg09JaRJydHxaf/XAIw8nSxa5pzDlHVIPitMGLIwzyt4Woot0hDZ3FBsWJC+XOjne9VW",
-	"dqZDlXkMRmt8lkORA5A7HkWQJon1A4ROKRetA5y/zyakWrN5rMmEC65mhvHIJDDSwfwijtIpF0RAnmpC",
-	"ReAexmE6pE+uXp9cXBwf4QTQOY4TRm7GtI5YeADfyFQTbox38PinImQJPA7Xbk4XZMRIKtQNNwxwi+2s",
-	"1RlFvdYHCSI1AUZXJbThAdkJ1wQr87pWDXGaaT7xm42k6hR6YOX4kT2pVpEQuc6OxxAvnAPkwICYt14n",
-	"T/LZrkMqOj46xQqS1uZ7vpk+aO54pgoqzeLDhIVc56M7+Y3ULH5j2UJ9aLdSAlsLpFSC6BadXRAZhQrS",
-	"kAzJGQI198ORfq/EEIAPWLYAHwA/IE3FGAGG0wrwl0b4xKl+oqx6E5ARm3EREupiKsa+J00kugCqchz3",
-	"Aic5jmfWv8xlCodST4V3NIreqLr0CUNZTxSoCS7mOudRxFEBU8Y8nM9ZiKlbGKtzjMEXBlkaMkQ2oTyC",
-	"cDH+BMjtjirYIG7MUFs1dICjFbcVdjGo2F+7jeZMWh3SraBvif8x70FCpvllbLRT5fCcK8yzEfpcto5l",
-	"Ahm/9lwjR6rZ9fdHsFLsXS3lF10cnx2dnP1kjIS3Z2f4LzAojowh8fbw8PjqqhE0XvVPTt9eOuPi4vio",
-	"UnNdkubLKsLWJvm9De/7msJ/Dvt0nU1aTQYumaQms2jOaMmbskHWfQ1nXJmJ4gZaPUufrrU00SyraZnd",
-	"4Hc2owhfS1y21YGN+1uON6YRTbbIFyxuX2XW4ANvoE/wqtrJnxmNjO1Y3r3lLEN5sz6XyD5VOZCMtnVj",
-	"ZEbu8m3iAp2jG16+Lwlq4lje5q5b3D2ClPdnXKAmVFSVRSFTGpQIVMk2Jlw4ngpqRXny48Id3/JdQo0F",
-	"f+f8BL18TX/EjFGbACiAqqmwWsnHCnNwa687hkscb+vc8Vxy8vIa0W3mslGsjYH2FaQ8VKcPfMHxsii8",
-	"2o7EZ7D22gtTQzDZAToPj9LGKJtR9cWksy49el4VwTxBNc2TD5AyADiAZliityAruU6FJbGwuoJvjcN5",
-	"OwZRG4cssY7sHAsHlK0/26VVdI1zio0ym5hN+p+/0fY/uu2X7+1/P7Tff+oGz599/pcqyjgxKmtFrMZV",
-	"JH0O7L+3U2jcM6uLNx9GjwOtfEX0pM7EhkqpaoLwFb5bxb7XhjXKQjVmopHtZSNojKkYsyjaJIffrTpY",
-	"QZDeerBrzSmC2QlV0px5eU3Znflqc/8d0t9ap10pR4cqRagiQ8y+GXr/tHkIoCIOiI0uSZGxC/PF+oxH",
-	"u4DKZSuVsjCr2t4sid2XFpa3SsiqSvMrysNi6aY1wqlzMXt71RAIaQqJv8oycaHEBYJsCDZQlxXrEtHr",
-	"Cop7kLFnM536FncA8iZ8YT0GY/HnWUD2P9r9i5P2a7boVfxg/RHUppO/r84N/3uqNLEUC0Y2Fs4GDohL",
-	"2fV0SLY2whWmbnPn9rARKX/Ohx7SoCpfIgM8wOE5PJMbUssbJnBE+GftgEsBuiiSdyzsYwUz27L44I8p",
-	"tFfbjOfq2OsKnmuK9p0/BXKXxpB/ThhNIs7y8BNG/5LK7bmQkEzNEkyjrpH+q+V70IB3fZWLAm+y90RL",
-	"8pTG/CmkmD693Vl/L3Ae2T4tqxRmZ/M0kD+fYJmy8mdfOOkq7vdvMk0EjQ5l6nDzirGPxbXPI6kWi1VO",
-	"06VRRguHX/cFL9FS06jqt0sbqiHf1M/dj79iA85kyH7h7K6qsAprZmGLqqe6bfBkygXLnG7bJJzcMqFX",
-	"TAQswPMRiJStuAU8eMV+T1nZBKlfB6++V0Yq32cK5rktZ7BtUAQDP1v68O7v9vOp2pgp1wgaoRRQciXv",
-	"RKWrNHOYb+sz5gWPX/E4S3u7TCZLh1agtKB0BVbcootEmk8qM8XGM8rFNY+rLEBFQj5lSnsNz4Yw0C/3",
-	"d3z5V7a4t8uxKrOJqiyrVGz4lstUuJeoHMUvC6I8RuJERiG7VzyhBLWZilxukh9/1ammo4iPK0GNrhHa",
-	"MDFnpvjUkDlCGtFoKhOuZ/OAxO7xwHx1YuF40EM5EJiNP444JCpDFgSY+BjfgSJBoxlD4JZPBQvJeMbG",
-	"GKdSRIqBAOUrpJqOqGKkecMWqucnZV6VMG22otUhP7lalrsZAiWBxqblQAwB7MmRGrllCZ8sSLuNk2/f",
-	"sMWwR2hubAsEZ5RCQBYKg4Fwrgl42mgwMR/fKFzADVt0BqJCL7T7lGcYLNzd3995WckiYAtXHwSi4XG7",
-	"0ZCAAlkmM/bRpRtg9PYFGS00U+7Dq5/77d395+7PhN7BrMEflzkiuu2XtD15/2nnebXzwex/bfUBm3Kl",
-	"mS0sDBwyZoJGnZ0WfCwssCCcnPlOBSSimsF9wA+3c3daWr5CIq2EhQka8WaUDhllZnue7dod5IIoTUVI",
-	"k5AYMny+t17xy44+P7A7YbuRK66l4yK1Gsume2KVv6+gmmw/4oNqLA+omtxP17in4lAdk8nVSGQUsYKe",
-	"cldj2XX4FdnUlzKkg4IEwNoGvS2XWnPT8XK3zWyQvW9yv80pOP62FWAYMrRVwGwWXs3zPp6pSnczHnnW",
-	"dJ9smeKI9kU5zDxhVj5mKH/BFXLg5tHL7PbRIj/PZruN9mzbSlQjQVtGAYg1UYhnkz9Frp10x2gEyt98",
-	"pqydV8Nv1/p74BhpHaPN5VXkjm3FDfkF5DqicW6j4GINmVFwkZSpV+qaakZ395/3/vlf/13tz0PU2RoQ",
-	"j0TpH2l4VatCnpz90j89OerlbpjT93AWti5sxIhOUqU3VC8NQ5we15TxXVeX7gEW78j6Ol2Sk6UNFpIF",
-	"0xsOnYWIl0pqrcqg0sgjldr14+Z/mHM1p3o8C8gokTdMfIi4uAnIlMbBQCQM6vYCBJj9kIOIwg9QhH24",
-	"dfVHcxqZ6TKj+GWk7McgTbv7rQMi5IfsF4H5E8nwg1GCBmJEww8ABq7ThJHm27P+2eHP55fHRy3UGGug",
-	"hgqghmakRtDInm0E7viri343tjuAUKxGG5JmN5drirUd2xskdv65WeRJquoCnvK5TdHbooD9ajxjYRqx",
-	"BPGHVYf0bZq2RIxThCXGjFmqyNCmPQ0RQdX8UgWW9Se2rNNGgjE4yUSoSPOn42v0+Sk3nk+HDMhQpFE0",
-	"JDIhw+6QzBkVCvyXZuRlL/Gcfry0Mn85c1CaM0mFgnioMbQoUZHUDiCFNG2uFiRRYrZWBne8cNmbxRz7",
-	"nS78rzLRPn96ywcip6dcVCThbFPjH7HbmhKuVZHkFeE9xX6/j/PEPGaL2HFKuSjaqqr1Uzm9sLNcSi6I",
-	"I1YVCHplCDWLBO0SZanQIZkhulkq9AEBR+Ybw0yMxFdoFlFbUTCSqQjroGvv6xOJuNjCJ+JooLLiTKeJ",
-	"YOGpe2GFfze3uqpWHXoMVQ0wJYfHg2Z7JKcWHga+9Xnc1Baxt77cSVKYXHk5QXa+bsuqqONMhuxbV3Nd",
-	"XR9ffDg+6/94emz/ch8enVy5T1+fXIBosP+4PL6+/LURNH68PO6/vjg/Obv+cHh63L+slBP5uq3lL+dz",
-	"FvJKaG1f/dQjgPqDQe58qQMZMXO+thVNXRLH14dRuX95FGzc91rkhNR2j7Lj8ZqHqqq0X2E2ZcjGEU1Q",
-	"+dc+pxt7EWViET9VTz+Zzz9XI+u4NMi1qEIZ81/XWCNLoVyqis9NEyCYylPdAEGpkKJddx5bJla/659c",
-	"40e2gOUeydYXsIIjsBpUFXyTZlOJOdhuTjrhU4Shs3cRilU1S+Zc0KhylHEG4ffVUATXYRbGMqmzN2Sq",
-	"41QT+AWx5SZgaBmhaU7Z3FBEapsxqP4UNrOCNIWtpSNuwbbJ0+aAX3U1IGmNBlMOV2Lurj+ZMiJfapPF",
-	"CnvutqOK8pAEqhN5LIFvfGb4rtoyvNJS3NvrZ1VbAvCVCHMdEW2WVb36SCpXB0AbFw6nYxU85/aT9sJi",
-	"yb5HXSaHD+KzTzawpL3Y+bqvXZvR7o43g7+0v3lfCewapWwVtrKCIqUEVAk3XyyV3eYar0HIdCgb68nA",
-	"d/0pH79z41QgKdyBGw/a2pQwwQT7WJNonCQyqQ2z3HIZoR8O8mgB+gv/tgCbG0dNfnFvqsR9tZ7BNZmP",
-	"Fao/19FqGimL7LeXJ4UyZosTesNFGNhGU72BqOhFY4HPhqS51+0WulVh+Rzic3NhC0B9dxDFGBniLg9b",
-	"QeWry21uzBA7PSLyTXXwVKVgNe8Y0bDtXT/uDZTcsdFMypsnivxHGztIXnn/kO80gj7SmhdnTbvMS5/1",
-	"ym2yZJJBZBpCk5pAIhF6lo1AZHwqsJ+XTMg5dOaqGUtI3Z4YcxTG2oMtAJBG27bLt+nLGlDmvGuQmhlY",
-	"pSyPCUOKzYgwNlUzhTnTMxm2zUxsPhTMZb/m5w4ZD370EjcH8W+c4xAhhTTV1lMKb1V2d3Kzcm2RbAsz",
-	"BGtiQtcMrKVsR2YgM/KOPRao7ucKvVLYwDOupTmVxgiM2wbbC8rx4WX7Nl8t3zHq70rWHVqhPRZp7u2+",
-	"7AHR59pe1TwJMMuCRkPS3Hd3yjp2jWU+s8n87prxsP7+3FIe0VHE4FV2N3wkP3NOJ4waQ7zmPTOt4yE2",
-	"hMQ2cj9fX18QuLvVDtRqaY9MKVhV0XTJbisDrqtAkFz3SltJUsnNqbqpqw9bhXN0L4TV6xx6PtarJrAq",
-	"52LJMD/XYq5eaRnfB3LV/HIuQ/uW1yenp4PG50qz8B55ryGjYWQ9k9+6CGGFJ1KmeiznbLuzQVylOI4W",
-	"TtC5k5rSW0aa/YuL05Pjo1aP+OqlwLobAudWCcgypr/hpLlVBgi478GNl7Z9RRkeEkvNovFLltRhMmcQ",
-	"uzaf95YlIR/rYk8HwViIfncIGiWh82DThGGPmy2bHG1YobHq4PHmF3EDNrei3NMsXtXRZpM6JL/9+fLe",
-	"XCmIYwnLoFP503HzX1cRgvOutiTxbdvuwQbop/ja+umscqr0rQvlA7bR6Z+az05Pz9+BL8Ven0bQODo+",
-	"O6lxoOTOapnPez69irhtHyajuweZp9/suP3GAigsi4Et2NxoUS1vtJQ3fjwnmwUErmrR9gJCBaKuP1Fe",
-	"d1ULpdmcNBGDBvDSAWE+0y6qA9ZzeVuw8i6P//3t8dW1Owjc/F/BDf3vb08uj/NHdXb+4fzi5Ozk/KwR",
-	"NK5P3hyfv73Gcyv2RMqOcjVS1le57GUXLOaTN+xKN9AXrvn4hul7U1OBU4KqeUehdW3T0n1d4kAmB2sw",
-	"XhwsmcsOwsNlyuGwLZG0i9u74rXNs01WV4ZmIqUiEwe+hXzGAEMJlgwBpPRJNSbcVzjnKk67Khbog80X",
-	"UlZ5XoXZp6jaHk4Y5qRVIOyl2M3cN8LJyVAvIt3jJJYyqoZF3rZ2ws42N7WVa74ay7giDLoqnH2ilQvL",
-	"Zz87IF00wLIAecVurXplRYC8U5Ogt7o3XQ1+jx/D4cdU3cI8BE5BuFd2dJwUu9cbNZtipHOTorpM9ud2",
-	"O8ilDrqlrD5Af2E2P8Fhuz2nHx0OsO/r77xC1m62rKKH/SsSS8+IfmRoDIi2LqVB5sO+aGNuRCISUBHe",
-	"4cp9WX0NG8Qf+wNNUoFF/pgvkcuzK0Csbc773BXKGthfRbIqlDFst91v29k9b5sdUcMe7Awiu1Vxgye4",
-	"tyMG7cuzcyNNgGmwfZd5VPgO2iJoREIjXZDwPMEXqZlRt0vn1Fp7Izerni0xy+US0MuKPJcN81uwpTiy",
-	"QijrljGr9ZT6OyfCbFddtx3IyzDbnVGGsm2I3HPYPAAjoFwr/w5kzjxE8+XA92/Z73Y39r2WuGtV6CmP",
-	"pF7OFkoYwbUT9pErAMRCet/vdqHFTV3IPcf7vtJpGjn+e8pSo3LEelY4oRJDKzKxmptTxd78See3pZLn",
-	"4dHdK1ZeitSsjVZzwTWn1jm09tdRluS20b7bpLjl/S4nvjmO6/go0q5NofFkr+WU6Rmkz2wTkY+x5uuC",
-	"IqjQ+vSLhGkm3BaupCuc6KX/fVlsb5ACQEv9ZUtte+Zc+NkGlZG3E3zy2e6mrWhXTcp5yyzxFUbYsWl4",
-	"7s/NQlTZHFbQerUFvwqMob8x0EKxEddmjA0f2DSq7N+/YoWXeZraIkX0GjsDwTueKCLvIMUeX2UbQ5k3",
-	"YFuJzjwMyKDhxxo0Wh1ybMRBTBPtG4sRLmYs4darhVpL1sgAUuPdG9ohXaiA5D+xOdGYhVDiPrSqsuqV",
-	"RYpEsd20CSMBsfkiAbHpIi3wn4UsYhrSDLnCdivmrXk5CplMRsu6YSx28Nt+h2CQiUwA/vBuRjVzQYvy",
-	"QgtpTs+e76/JMt2isaPboppwKiwR9Qajy0G8TEsQz/bJA1gbiRi9hRI+wj7GMtF0BDWBoc12Nn/mKxDM",
-	"MxADhsy/9xt1yC2RekVceHXovzaYvtp8SeNwW7+5feTHGr8S4vJir9najg7r2zbYUSzuREVkAr2VhCMW",
-	"ihvQt/hKmNIBGUfcDDUfx5WD3HkuW1Mov8KIsmy1mIJTfGF+e/P7VlhdJa8yGur9GtDY3s/Vm2bzZFyD",
-	"aAyF/dvV+RlGtw9IqlIaRYsM+hBF/HZ5kIDGJQ17QPwTVzxrzKIxTRLuuyMZPmGTIJseOQWjEq3l7sxc",
-	"b5kQWbev1U2oWb53yWaNn4O13agLa3QNf6uWRpoTLmiU4VvbZ7giZUZtKNqx6s6XxaXuiTy6uvVFvZvz",
-	"Ssu4H0X3o+xNE3xdk4XvoXMCpgDb9qE2b7/YtMKmA8+hIhGNdphw64tp3ZtCVWkyFiCqohu163bqfL7s",
-	"YxzxMdcHDjnJ91mC1q3Dv/3tb8NaFCOb1b4liBETRqKGdV15ptZZvVJz9As7ht9nenQNGEl9D+i7bRtA",
-	"Y17HGj8eJYmUuqY2dDlgtj65lI9vLPXVjmsdU9BVXYGSV8KnLCByJ8ZurlOduCIRm9KIjFINSVZ0FC3A",
-	"5T9n1BARuEowRO2RxUFlklATxWgIzZTlHZRyWkMz77ECp6BPYULPRLMcbBgDsoNhn+AFxNQsG6osQc0b",
-	"g5WhQ1CwA8KnAm6ALdLyrBmImmcKxYiOb74gP5DnVAVLuZakgqU7kp18dgXer7zZqzHKCn3OAGaK9C9O",
-	"imBZvrGBQyzbCI+sONIZuP24YiE5PDm6tA2mYbw5BWQ6wcYaEugtgLI5+sV2sfkvBTZbVlQRsu0LVNQi",
-	"NNpaFdWOZzXUGoya2qbkrxI5t7aYnLtUIY8sl8vR2A6ErUJHNO98okicsAn/CFcWC4KfmwUldAxyqrm4",
-	"UR/oaByySSsw4k6zKMqRlrlANKnmb8ZCeKvWtJXI6BUMCohWGy1JY1hvzkWqWcv53HsIs79FUfuXoD5/",
-	"U5y17HYfgXm6gaeinG8BKMfhz5vA+qKN6pCYw8DFOLZHiHbgylV5NV+y2cXlrNmxtZ0ka/pXFwLYmIpX",
-	"3eybvGFG5VKZDwdaXWM4xKpMaiN1qDgF+w0UoYCjAbvQizDrCQYlZq7ZpXXJ2iyeA+KLU5z83LI2Jady",
-	"+QKEAo7tF2tgP0ZyfJMpYOs9shv7lZ2GVtzRt4Jr1XOqxVIii9unnkMohZ/ht0/xM/eTTB6g56pDjuyR",
-	"uA4n9ftc8tquUhXX70hOMVxFPdKpValA3yLVmYFuPrEpIp60sBEMtEkN8gl2CFoVMrGw6FhwSfs2o8L2",
-	"XzXHtGUd1CpV9Wd5R+REg1J2fXL4GtA+aIQBSJHN2e+9t5FePN8reA7317dPKehlq1nLsSf6cjmSOMHY",
-	"TXXkGPKMc/c53yJaoqUv70R1fK2q1Ony7enxVSNoHP/H9fHlWf/0w9WvV9fHbxpB4/zsw/XPJ1cfro4v",
-	"fzm+rCl6gr3rf4lxts4RyT7SeRx9gYFWa4lhj+IqBRQA1qTt+oW/2jbzE23azSMTpelf4Qsq3w0EXDHt",
-	"K6TsGy6sMLa9iLeuSdqyWs2SfW0doZtwUCDuWurJ7V52+tlpbXKtUDZs2QQ5d2TbJbVXdIzOkDmybAr8",
-	"ma9GPigzSWiQ7+zGyuzo6hol+4qZ1nEmhox0sbWLnc3qEDbZ1yx0vdzKEmltZHaeYOfOxOh/fk9odEcX",
-	"9jqJCgSSTfe/dlc2olU/yibLrWkried476u91sZ3A2wyRccnVpV91vtuMHqG0UFMsXTisCaz854xo2x1",
-	"q3rZFeeJvsjAllgGZE7jwLkM4d8RR1QrS////K//Xl88X6iu9N+sL68sb/tbVYO+IpBwK91czKY1LfML",
-	"6DxyeHxKshdk7UZcsyiFCUBG8CeMhhsbU4funRcRHVfaU1uL2M2qz5eMoplMNJmmPGSQpPSGJjdhUVlZ",
-	"fXldQXomFHIbvvrYqq9yzhq7x3XeOI0gN8rqWWIx9/bB2syC2vxOQrFLjTe25BaFn9oEP2vme+e+q8/K",
-	"KeHlxEVoElzJULI6781xAUr17muUr+0keUEE2/6tti2yK/Cm2hox1tLRkqSKEYi8mEPouNErJPhKc2FJ",
-	"a8qUoNw2bUI/NQAMmba7JZ1bqlyLwbCRglaPw3CPJj6bxXXqNDYwb6t7xn/3MZ2/dJ6FGWUccdIcR5TP",
-	"LXLcmjY7K+IijkyKHtZ7plL8giiMqxgnViTfCHmnCB25cIi8E2SU8iisy+6yb1aDRkUG1lTWDmx29Seo",
-	"v4oACBQdNGYonM+IC5ogoinKTWU2bCp3OrvPOy8q7fq5DAF0sXowY2NAmWjCGJnRkKRiLOfYicK211aZ",
-	"fonDw2HDnKpdE3FEtSHj5RF/Oj+/evrTef/y8GeXTVq9ooiL9ONTOg+f79VE4295/Q5O0igivxxeEVxK",
-	"5dRtyMm7amGNqTAnLcqzebm398Ozly9e7O2+eLGz+7I7Crs/7IzGYfjsWXe3G+6+HE9Gz59191dO9ZrP",
-	"azgYdBJ2kK445RUT24xB3K6iMNdbsXm709ntPGvhGIpByUTExY2dUoJlGFHEQhSgw6l0Hxkd/f/G54cH",
-	"sMM/SRIrloaybQcnzdtup9vptne7u893drs7O7vP9vaft+12QoQoIMN/DXmiF0McoYL87PSyU3MI+jLV",
-	"B4RFipFhyG6H5VPDya0H+HVblbsqQe6O5ui5kod4bJOKlrf15WqxTXSusitsQZaFtGCdaSerCPit+74D",
-	"XRd+233fQTCnTppE65kqDLi6+MzlFd9DZw2nWxjRx+E059IrS9Msf32TrPVtO3DkAO7qupZumn59AT9e",
-	"XwS2RWF2Poew0IW5qE66thu47auO8ivXJ+x1X1YFWb7k+LMgyG63KgryjcsZeFZtY/OSO19KVNmK9tck",
-	"45eJY12Up0QtBQrBGa+ihQtH3KWOiejEs2Vd2uoE4Hfkvj9vEyqlPrw7v3z96vT8XatnbSkLXjkQ4GDP",
-	"ZRsgN9/rvrRpbgg56l9g9aaxFDqREURPK9qajGpw9QGVgNzNpJse19CxZUnFXVOubnXfVk2mVS1EeGBM",
-	"RAQA9HiAMBPXAzxf5VdTW7xdl97bDVTwMZ0zp3uTJuY4z8cxJDoHmDMBnrUNNHCoTDdjbtTFukBg3zZ/",
-	"c8WhHFiocUd7/lAQh3tmdHYtLd06KoVyPxspXJnU+bnKAaDYOE24XhjWMrfB/JjbdhDczGvGaAhlCWhu",
-	"Nnz3y+wI7BOfg8YI2gFWeuT7FyfQRgGqevF3WU4WsAjQwfEF/tUzreNijsWmSWH5HpaQzmPoJnBpSrC/",
-	"F+dXS3ER9fRTPkPj89PsNR1yLqJFKX0Holk2d3vNKj5DIdxEWtespmOgMbuv5ioAxBmZUy405QISkWC+",
-	"yhUg2Rozw+dZLBXXMlm0lnzhrnH3NQklaMBa4qs75MphnYGP1+tkpHnU/wnkicWEBV5sONoxQL9BNuXl",
-	"q0Pycm//B486h2B+ijSHeawt++2//l1JMWwdEDoQy8B74C5XlpQzmD4uPNgcANF/Mjqfh/T5PDQTQg+Y",
-	"fc0MyGmI4F9ygsu0BUzNCoysf/7Xfw8DW/U5EHZXLVohQUHVCjDbigzBWu6NIipuzMgDAbUE3KYGm3s1",
-	"1tGiQ/oe42skQ8Nasejg97Tkq3PdvAbCAwbj+vCX5nu8bbmHluVR1yXRDwQmOr3912632yVNpsY0tj1i",
-	"6V0rIJp91B6YDZDyzDmQt9ev2i8CAFAXbCDMnzvPiUqTRE6pZgTfE2RVEq5TR8wo4MoCNAolGBIxFp7i",
-	"IRsISkKZjiJmqNOYPaQ53GF73e4QdlRBWCdkLMYmv4Ls7L4gADOvoJI5pJpi/dVAaIdqiSUWnkCeKDI0",
-	"Wza0XccQbJmOWY8Mzd53bOlHh4fDYCDwM+S4w4AMYZ87tq9yQIa4252TkM1jqZkYLwxjgyfNKJ1c5v8Q",
-	"8O5sIq/zyT5ROLoiM3rLiJA2rXAgmsMKe2fH2zuWoIetDjlDhzRkgGDWOvjaBsIdu6WtDjlLMTcLarYw",
-	"JYt9pOZ4zDmDWenoUEt4GZ2ygbn8CVOxFIr1CHXFMWYnX3a7P+y8fLm7v/fDXvfly2fYnuHl7u6zZz/s",
-	"dp89f7G/98MP+y+6L4cDkUPx9rJJGXEd8qlRRZuuc52ayTQKScjGMgRlbO7ScAdiKhHPCwW8oxdrIP4k",
-	"zZwM1+gcwcNJ561iuOhhC+4fpE/esAXyo1xPaCsSZWrI9+OYxdrDYzJlQ1c8q1AZCIwhSMFAERqu6mp7",
-	"wxaob+H2LHV/zr7vmWObc6XMKo16B6CXRuhNmVZkr7sT4O2xWDYAQDmnmFgeYuan98MNxF73WZAjOnvP",
-	"sk8caqGFs4ywuN0ey153D0StGAjrecngJ2E/pMSyR0syiuztvrQukhz04RAvoJnpQEDAz0/QxmGw8fPw",
-	"YxsYbdv8coiacMTHTKC+zkGETrjRDRr9mI5nrL3b6WZaRe4zkPbWK9+4YtGkPZOGXeeTCcYzprSdBjCn",
-	"mMnYUFKcyGlC53jm/RMU1OZmMVA3sLC741EOew0QGI2ct6nR7ezgLGTMBI15o9d4Bh+hywN0pEJr46ch",
-	"i9iUukDr56D+66efsj9Ows9Y0ZYFnX6zOpf1dNi9yT+SjxPbuFHWr79U013W/94vz8wna1XN23eyW/7G",
-	"g/iv/vbppxwHrVptlbmY/aRYzvV+44GeRnKqvvpovvf/0jfzcVz1MTBwTI2q+A5yHZ9+cvBKG9JCDo3p",
-	"K9KBb9hTNVXFoknl5z7xa/krQWM1k7rqOy8Xn37yvqLPTz9lnoB70MmVdzp9Dtb++F3mc8hthc36xOgG",
-	"05UmjPsRFNA4uFDqIclimtw4Na0M6nYAQRfu2td4NC9oxbTMzoliDMHGbYN/1Nqf2OfMYxmQCghD15nF",
-	"8DbPok/CRq9xypXu++UF5a0trbIMHIhFSTa+3AqIRXkKiIUTDIiFoAsIggmCLtc/PYWEEPNKULoyCs7g",
-	"GqvoNQcvkdmtnypfBNtVfo/NjS1kyu5UZMq+B1AVUIrgyHe7XWeWuQT7EnwwJGj4odbDqUHYG2y+Oiw3",
-	"9NPt4chVL/QzfOrw1OH3O+t//xYguY1Gw0J86Nn6h145qGx4Yvfl+ieupXxDxcI6TLByNpPdp04h8fnW",
-	"xVztHNiiv1lNmXj/hkPjpbZYGMyIu0L5BsKa/NbIru/7oJFXRRq9xi8nx++OL2Fuxav+9JP7p2U6lfc+",
-	"Oy/ia7jtgjLMWQcymOvYDDiXzbuZRMzAAJx9IRvzEP9YtJav6k/M39TGNyfQ1cTZeUha6+5tdwW+nDYv",
-	"jQUvhVttkEF4ZMXpQT7lBmFLoSuBdOVa21LgGt5bQnlEzqsBNBMcPij5W56xFjWDjJa/SDcIGrFUVeIP",
-	"Xg9oIhYcMw9V7HDq4N9QDJvrM+MEJXY31cAJEGeFa4/lHGS/ty99oogFj24dkIRBP33oDIGvR2nTIT9K",
-	"PQMJmDXR9G8C9gJm0FjLBB01MJdi9W3GkRwbcoPsdV8u39IjuMSFiwo09qMMF1/tjrrXH1lMUrytxXP9",
-	"/AfziAwtx0OnftcibVs203253e939h+ajVlEYNKESvTilVQuqUkxoVtGK0PUYNJEzxLhukWo/72Xzapw",
-	"FTblcXDVMiGbdUGvFKroxIUf+f7KLpMYdADDmjOwJbjQ3lpoBejsQnRn7EhqSfGUKt2G9qntkyPbP1+w",
-	"O+ibb2FJED79LuFaM2FhqzDs8kShDxK6WBB4y7G4ZZHEtLwiE7jSCaPzY9dYvMpyKyu+ucj4ZncQA6Zr",
-	"DRqzaJgIWDRreYJmHzWeT1vBIopMoYz4kdyypH1lDgoXe4B5337LhmbPekPsQMnBp7a8d0tRMEc9XLN5",
-	"e7PdKLy0ijH1Ca6HyAkZ8tD55xT73frnAjKEdbtvoIOD/wrWYb8pjAXefOcCxHXbfHhKhj1wx7ZpxG/Z",
-	"EC6T2SrUGXb2ibJBaZt2TGY0jplQfyk2+eVsLM8Olm4/QCVV0WHCVDrHrqfFi5/nWcz3Ul5jFsykvPk+",
-	"fBJ1KpgHD3h3/OPP5+evsb+fjYBhKcowKLScmadKAybVYiCGroPSNZ8zpek8dsT+VvCPRGGyvCNzKsLc",
-	"I77pUo9gn/b/gU/O2Efy85v+Yfvq5/7u/nNz8QYNe7fcKPjGDn6K8YqRDBeuB4odcCAwncI2fLLV6Ne5",
-	"pkCFmBtpCmnjXgFGtTCO9SIgQtpIFXpSVGDjVChFuCDlMFULfDMD4X4GTXZy6FYOTcxplT7sgpEP9HUX",
-	"hcOFVPodrmRZNqwhhVwwCoPqtXH40tnUuVR2czlJeZ9KTRanhU3giIlq1Ac+FcZk5cLipubphTTxa9ep",
-	"S2HHsOWzdEZL3TI8VdYvo9Jaua/u7UEWG70GxJwu6d0bm1n42era30i1zsO01ejXGYiWRXMmjCYRZ0kp",
-	"+FaKXIJY2UUx8RBTvcLJfYk0q5lmPolg8+n61y9P9Qy60ZWa0VWmCJTb2VnLdPju3bt2P/fNsAWuTjgL",
-	"35QO+gwW+LMF0XYM2rAyGyIE9xG2oCv1squcV7FFXqvzoEbQQx3Ttd1NFhaZEB2PWWzuwYhNZML8zlcl",
-	"+iEH05RHNkugkGYXEMgHs8hYIiQzgHx22gTXrQOQIam/e50/yLiD22XBW13MPL/mJ8pTmkW+PCi00cP0",
-	"McyHyGtEWfAurxXRu/YImCh6jEra0vnF8WX/+jynL/lwWLWFdwJfk9gov2nstWCYm/Ou6BmbBwQ7mQDY",
-	"CySOx3TKVACym3nkZSeaFuSOue5XriSVJ4QD3Jp5K6RS4NhzRoUdl3EAqnApLEImRM34xEITR1RDzs2U",
-	"qQ55BUj2ZJihQg9tAihmh2IxYXWYBRf9rc3BqreVMCo3M6jy8c5ljWAoY+ia6WI/kP1Ao2i4RWTHwXqY",
-	"VyF0VGUxw1JCL50aNvAPRpo7//yv/3ffaHkOGGWn223VzeCLQkKVKlGBDGy9T5ywWy5T5ZHAq6aCSUZb",
-	"6WTfMiYFlFkXkjoXDNYCGCNAwmWgrEdrNceXLWsDh9nJ2cXb6w+2txdmTVrmNJFJcRexPy/sMzVs3bC0",
-	"PF+2DHW9pYo/fPoJ/rtx5oD99crggM/kTlMeNraIDly7Yp8nPljtJJBPX0L8Gs+oDvLViROOcEyZYw/e",
-	"Vhcdn9NFDnbZ8Xs7gguWHxAq8CvQyrAvba7RifPw76E5F2FqsnukAp9zmef34SVAD+sC6+cWxR2NWjcL",
-	"bHIbRSwhIxZxdmvjKjiHEYukmCqi5YHL+XSZnLpiw3UGRu32PpcJZiOuK1f3oG7LQ9uQ8UusuJURFNgK",
-	"l8z/wOETpIkqJ6VvGfcYKHnIQIlD6CVGFcFbcGA1ZMjasRm5xJw+FynLxS/xTm3EqpfVZBuVfBqno4iP",
-	"27ZKpDbTYJwmCRMauFxzRBV7vtfC22qsIt+4AatHoSGEdUWjx9k85n8Ndexsjio0V76hdOBHQdg7zQEa",
-	"aYSP8/DAWaFU2IYQLPQDy8kEPP1ud+a2Dsp+73w9S3kN/4bfX8A2YPXIN7t8S2PVGJrGxOj8uXJqwDkU",
-	"7u7v77wkSFKYDw2Hbo+t0ISkgmDylGy/3kDrMMOsJt0sHRumhLC6TSXTZMzIr29fX/c/9C9OPrw+/jUo",
-	"/nllTAv85M3hhfu0B9Z7gFnSUADlalekiBYtG93DICDkzUOQz41HY97Ku2xn3PwKiywAWyJVrCZX7uLk",
-	"tVnrNyRQHGJVhtifkDQxiOPKvKythHQYuCMyu5+jkyYW2lALpNXKUybQW22ceZUialG5msPFzQeIZJC9",
-	"Fzlw5x7Z7XZJQkUo52RkNEYM5cENUem8NRCGWSb0ThiemF/F3YyPZ7YfkE/OvPq5397dfw6ODFTQoFJv",
-	"IIDpSjG2RSywKzETCkuzzKBvDi8Md0be7ftFujjFQKCTnTRLbSCNHZFrKqlaRk82l8UXE4wQZlEMxGgB",
-	"MX6/5eAAtacBdTxmJLEgEdOaJWQMoAp73ZcYfRkIQH4Gd9LQg0APSZMKKAd79uzZSzBk0DugdWS+I2Fq",
-	"c/NVOp4NBFVk+MNudzZsBb4BoL6TZMFoAm18F7bzovXTBD4nIOK3TA1E3v+SsFt5w8IOOYfMQLQfbPKC",
-	"QuneFOjszZY9AI8PrBoZh+VO8KtIKlY6FLvhBzn5/0QNxFBIzYZE0YUiSnZIX5Ah3uVDhHIZ2iCmjRKD",
-	"59GivBCuq0JF+CC+ZOtY0bdWofOT20qR/noRiBOo17T7U88sgyw5011/rJc1xwh8BQNPML9DqDU5xMrt",
-	"Cqg/2QZS6eUtKiy1c5yqUzCGymby5+9Ztd9WVX/2vav2V+asCIU8Hyt9DvKEgAVKwIztWRrWvbmoyStA",
-	"Tz8ZNvsZaQbany1RD8DaWzP+hi16tb2AXWGnyk8Wwxv52SK7AucFpDApia2RfSqTllGI/aUwVxpkRivP",
-	"nC6RZVYxJ8tNDXMi/ZIKl+O25A5hXbABif/VsgKFQ30VdlZgKHsVLcGtIHh0ThYTm82uFGR8+Ta4wtJ6",
-	"zcMS0TbqWKVZsNfd8115svlAygo0VKZzK2JdOTdI1pyri5ZIEtvcLyfNO3r7xhr7CgH0SIZFf0v+vK2a",
-	"n1Gh06StM9MqZltp/1sxltdscUbnLFfvlWPmTxOpLbz9fd9aZ42ceQM2yKxX8NagVq00XaBxYHj48g21",
-	"5ke19FgWFfBq+4wVGOUbbaQC6vGexZsTwC0IUfPvWa5v7iAYbKAFwl9TykVBsuBzlZLFvpJX+M3xsa8v",
-	"Jbp/oNpp1I9H1fOP9Cp/Odf6id8WRadVK3HnUVSZm2oM8JAz5exEvMM5CvhaOqctQe8s6Dxa53zTCWBB",
-	"ZEG1IlBkQEYLjU104B9UETYfsTA0dzSPjXlApkyY28qIw3SAqJxREW0WlWAsrNL+fmL6PGaif3FyFbPx",
-	"dvLYLXEFbVddQjteBpNcuwGdh/aMWWilRu+390UXbg6JIk8Sc6Zp470/e0TiWVdDATlmZqccLVqWJCSJ",
-	"6ZSLac8GGTWN5DRlLjQ44R+hMyEER7Gxju1wXdo6eFsTgWP1HRN60QJXF8VQ9h2gfYAzjIYhYASnIiQ6",
-	"4XG1e/XCLusbMm8cos69Wtq3wCVPqUKyw58pIJAdrpxkCyv4+R0xrffz21/aviArmY4f6okiuW8DAsj4",
-	"gdXdyYQzI8CauNseqhz7mivXRaHlOwzIVMepJrFMAG0oy6I0XyJmnX2zMSSal+dvr48vnyj3ANipCsFg",
-	"VHUwCglkbS08wjghBlLRFUiGMNgQDXBjwFRM1pvKZp61eUIIulhXorm//+z5w2YK4d4cIbRXHdf1J/9o",
-	"9hRu47lgec6CteK5S4CxWoDuzBM5oqvnSXu7uxtskP9T7jKylPwTQ49m8+D//K3f/n/em//rtl9+eP+p",
-	"Gzx/9vlfGiuQRPIAIjXwGa5UDwM+kM1jG966UOWw3Z7Tj+0kFYKL6TCHffRE2cTtLPN1iBConTn9eGkf",
-	"aNnyRarI0MJUYPgHRgaNzJULhkbEYWtcFUmjHzCmjBZnozcqp0a073jICoirNRZZAKnECKqUOog9O4BL",
-	"NIZvsX96zBISSxnl4/dZdlJYahWMZT64bTKBV3AxRbhXcspvGHk6ZzrhY0ijGstU2ORW8xoz7cIALliF",
-	"EE6UICEhNJXtmZsBT0Vc6YNq2CkHbPWsks16vNorlxn67WoqSkPVpZa7n9mu9exPKO1VCQXYd+JHioMa",
-	"+YzozHe/pwx1A/iRI50JFtptkBperSg4h0btlbcVcASnb8ylJg8DG9X31A2kiugYWbsHCNG3ArLfdXrm",
-	"yLdsPyATTNHOUnNXoui4bgeF9IFq3dShY67TDFblJ+8/piff4/rixm+SoOyO8f8E8By3VojS8xAF17o8",
-	"Yn8vN7/C+bLXVbGtSzaXLkXVSxJzvzIgWcdzXL6NTcqdcMHVjIVWYF2WIbaxTgNrXTwQdyrcYz2itIyJ",
-	"BthEj/5ThuUwk7aU9I1jTzjWXzGJ80ELvayAMLpNdtZZirg6cMfO5nnj/MtvF55fptNUUXGBbLM5bXjV",
-	"VgfGrnNNy0jWd8ipZWMqyIgRFoIkw9w3oXPoqxdvr0nTeYSx0YrRev/2t78NbXoSwhiBHxOAdKsN4ey2",
-	"fGvW7poLrKaEzC32aFaW0aqoLb8u79WBI4OiuwXq5YEithQOwf2BDt4HjTitIXdXlbiMotwhQy9+ht4X",
-	"bX8ubd3EQJhrAIAGc6rHDhxfzzrkuAwijujokLbsHfR9u0sDkd+m3L1ac38qy/xT/XXEzf0ytzbrJlK6",
-	"f3DuK0vfH7JMoh/H0WJ1KbyjljsKxxrRsZW7XzPLbMt52JS+PwGXeihxXl+nJaR2EWSZuBOsgLU2Fw49",
-	"DTV1TK6GKVfvVFHE9NfMcTtcsYFNSAdOqFB0jIV1mR6Tb45KJHiwECzW6PHFjIsqyYAp0W3s9JXv7bR5",
-	"4XgpoFllcRThpGuCXRkghvcm+BRzq8LlwUEDMuGRZgkmUXhng/UG6lQdVPoWggrfQqWn4Dib8kbV3oVG",
-	"R19e7l1Rar1Rpbf3jn0LTN2ad35nrga/F+ucDY86aDmjyzvjM3gaa+aXL99qD8VGbsYvUUM35DbL8PT1",
-	"CMAABeVwYRPQFAw7hmY16L10SD1cW48+Hc8gGJR7EJydkMgrQtgW1SEXMorgIZk47gNt2SGjyiLacaG0",
-	"bbK+ZMN5gm48xK1Zi1j0eG2WPPYRv2WWBLAUPXeBPKVYRxlACDzkZQnu2Rdhq7vl2uR9Yxi94kzrsjIv",
-	"bZZiHi3Vp/FhYz6oCLM4x1wbm3RJycojp+LpMp/Q33Rt6KkgfIJC10VpMo11Rm9ZC61V2/UNTJy/s7Hz",
-	"+lBbLA44xJCfb7Fd833OLJi8zwvd7e5my0H46GW+YTMQ87zj+yo98jM7xDU/tGVqh11tE3rqoblDbDqs",
-	"KshoCUgqIqYsGC/EooQnhebRZf/krBU4/5+1a3e/MorzNRBBjdm2TEg2cwWWduCRS/Pt0RdMY8ojkleu",
-	"GZcFhm7SCGGdPI5wi2jpxBviqf10bJvvVQPyD0EgKiZCMjQbNzQvmDLtsiccXFQuyfLBRc/DWde4r+Yc",
-	"cgeW66FAQiawcX1GldVAaIhhv8jA67B7VKEXFew65ntmh4+9rJ3T4y+HEAHtYQPb5TUgV9fnF/Z+/udh",
-	"/+zw+PQ/X5+cnrbgF9f9y2sE1IZ/fnh1ef7mw9n50XFBtueluJN/m0BGbCdZt0Datgaz4TwlAO1mNYJ2",
-	"awMI7YDEKYRIXKkBZIrudLtkrr4YXtsttA5n+xEZ+xEZ+y9vPvjr/kThRVbfFhH7uzcmoCBmVaahF5Hm",
-	"Fv4so9BFdTDBwGKBIqoAEqR5JQBERoy6dtyAa5PrDNyZhwEZwJFAal/EwilLBg2AX8gnOEBAW0gs3IFy",
-	"KZTRDDqfiIVtvgta0NHx6fH1Mel0OrisUvvhYbX78WfYgW+o/poBVuGT4NpJs9As3F5kKFeygqb1eJ+X",
-	"7jP6knIkRNq2HjJHbPh9BVzt3axQR5R75E9/pUu0vyoT6VhYGsOrNIO+nkYlM+orxG4zNVlpHkUYH8I8",
-	"YjSUza0F5nBpL325ihEN/wwI3kEp1bQX8qlP2G84g+y7ow5mVmmbFOySpOCqWHZkB/LpnJabK9KkViv1",
-	"mr2DpYGwmBkbWFBuycXQGIzp3pprbWSsAmzIyywDVFUV/bA7ZqPWpUW+my2CzA62e+d2remQX3a6u3s5",
-	"OJ7abEnbKH9VtWPwfRSL5oiojl8imYKbAInt/2j8v68ANlXygjmGmjlXAut/w0vaXNsdrLU5V71nFfr9",
-	"mer6n1/lGOe9mbADg6vTrM6hX5653lC8AHZN0zDby1eH5MUPL/bJmAop+JhGYBlA2qoyBwjgVUnIklYA",
-	"zd1FgIBWutDrYAbNqrSOWIghpAy0DgYbiOGnQSP7cNDofRo0Qj5lSg8awSCPgg1/u7HxD4edP2h8/jy0",
-	"CIkAkJUrGQW4Au+ZWgZvbHXIL4iyx3UBC3EghkAjnt9ZML5XJ6fHpN3O3kBeH/86PCAl0ESHiTEQiMFr",
-	"jaiEjXmMRbsIXxtRMU0BqLwiH+kYwBot+uF22uHHtgiXmd5GFbje7vN4fKVjQ0GoEUFGYc3Bo1K4wsiT",
-	"I0uNjpaoImdHeKOAFCzdAYnZE9wO1PG71wfdzcNbVMuRfumfnhxh9bEjMnOTZka/4MIhJ2TwfkiUFhwV",
-	"b/5A5K4+ukkhFckoa0jaB+TtWf/s8Ofzy+OjbJj8CKNUD4SQ2IkoP9KtTMczholLgH7t3LJFpiekNtNw",
-	"nA/9sp4K7C/ImKbTmSZp3IMeOxGdot3fOiAnZ7ATA+GFG+LbjWiYMeCifooM5Y6rytRGZHL3YiX3wmr9",
-	"JUfKdYymSO6PHCTHQX7JkF/zjMTzjynlQlnDCIk/I9K/GOdwvf+rfUOua3rQ7XZBOKkySD/cIF+qCT/B",
-	"jOPMpME87EhOD2y8JYVMDRm7vra7RJGmWSJUGWASoyATGqmaPPwsKcnMfo2Z9XNxcq4EbcMeGZry6NQ8",
-	"WJvmtXUl2uXxLrHVw6T5z//1vwFgNbPwAgKf7T839mvMI9hIpZMUIumGfYHf3LnJ3WaDsSRCBuDUw998",
-	"Q7n35LfT41+OT987zO5hptJH7JZF5pjSOLZopkaTtLUchiPukdf8x85AYF6Gz4iE65AhLlnOy7Vi0YQ0",
-	"AVJ1YQwO2DDi89da2L2GOr+2SpMJHbOBWGqCDLa6YoZjjllAWGfaIYPGJZuyj37vtJQkkmJKmnP6sbSJ",
-	"rc6gAXy66kwx1/HCFnCvspi/pRl8KqcXPoe8wmW4fNseufhyrpDRO/Bil1KFnijDcgJfEREtCjmuVJDc",
-	"PfzrZRBBYtTTT+Y/5s9RwijKr00LFm0qXvbggW38ZNmIIjGFPI0OuXQ+rIjfMHu1re+tIpUmYjT5MZvO",
-	"d4lntjadBVbxmIHymIHymIHy9ar2DPOp5j3b5oZ8T77GM2DBq6v9AAQHAhuKNCG15qiVIVY689Q1XQEN",
-	"CvU+deCCHdrjDEkSwa1zXRAr0kWY/moc+OvnMmZT+4O6Ea3l/ldMP3L+R87/yPn/oNxDwygzhmf5JPX8",
-	"8c7iXrAoJOz3lEaKUCxLxsw9cnh8SsZShBxdijIKVeth0g9LavkfkOe/ncCqrAi40swY69Kht0EXZ6ja",
-	"SFLRQzkGHEGz2Mghdy6jhftnQNQNh++aRXPCiiwk+YTpBCJH6CaiZEJ5lCbASxBpNknFtuYH7rhZ43cn",
-	"+Myk/nT5+1ntx6M19CgTH2Xi95OPb/7/+OLD8Vn/x9Nj/MN+dHRyZT97fXIRkLdn+N/L4+vLX82+/nh5",
-	"3H99cX5ydv3h8PS4f+lZ/cMIyTiRf2djJJ7arFUAbJnLkEUkYRlsdSGJSgr0lY9pFB14HQCimO4nxawv",
-	"37A8INiE4R8skR3Sz5LZQLWAYOZA+Gdt8oLNY82mb1uDVQQM80GMi2y5D9DlMRushstn039MuvoayavA",
-	"skBPQvk0kZGRm55YKyKQQRYIwbi55rHr+n9b7K365wlBepiNp58yeIfVZeQZEIVDF+plVb/YxMn2q0SU",
-	"IgeOrcgcuoq3AsJCo1tCG0tEwK26iu/sON/y/vkxaq6dW+tjkGcZy8uInxyYse0bL0I83YcD7AoqoaIL",
-	"YCX1gNFrwUvuc31KYDDf8Ka/y1ZZbxmeF8u+8dKqUt4iXFtKlKCxmklfZ+dWFQyEv+OY1+jsx5glZMJC",
-	"14EAmSoWfpM8ZkuiWTgQkJ1uZHfCYmwpOTwJ2TyWmonxov2aLYbGwkwTkUNNymbZ3O12K0U3DHD/SvDc",
-	"HKBZzh/f+R0WlHO1fks70461ysrMjsBBhDCaRJwlpeyA0mF+dZCzNVO1dPZo8z7avI827x/VypQmOkNB",
-	"zhoeYJr9m/7Z2/5p1q/GUCLCYC4iSYtwbiuTPja0Z2skNLhDvwfhfIHxRXSQ2o4PUJb/9uzM/NNuoy4o",
-	"3oAA54U4unabdzMZOFetrcULpUzyxXcBUGzPVo2iW+LDu/PL169Oz98FLv8L+0uUxmxeHl9dB+TN4UVA",
-	"Dk9Pgnydn0UeZqOZlDf4hwP4z6AGzKTBl9HKdwd04NnBcidP5IwWRDGCwjffJIBrW3FmVIlsX6KE0XDh",
-	"itEyEFSM1Np9gqoF6yfpzMOKZEY4k5z58X05pN3EYJYPpCE8eqK/tlR+lLGPMvbL/MqecZN//tf/Z5lb",
-	"Jm0DhwRmI4Aq16EHmjwCl0dBwG3DVpXOWfhVvck10heH+h7E7ymf5HoMWVcG7CXg2NuuS1PpBSuUISA+",
-	"iKtt9lIpE8a+HJpqSM3G8m3MIcJUbHjA/gwLPnlC5J0IiDDMCg4sf39sPHy1THRHSMzaAaWLujGKnZiQ",
-	"RQOAbg5Gx/W6AX1hAzl5CcM9CspHQfkoKB8F5fcoKEsmDkjKiE90sQ+flZ2epVfZGQ8gFZWW8fcgE6+g",
-	"CqxgkQbeHpWJE2NVlilcaah6d+Q6lyEjCD5XwCiXCQFgOvOP1yenpz2yJG9WyzqzW3FVA2cz/e9WJpnJ",
-	"9aPoURo9OlMf5dcfLb/+AOfo9fnFh/7pKQgi6AuGbNbaaVmUpeA5vbfw8afSZmIK9bJrIDbhV0XDY0wF",
-	"snoRZJDMimnNxdT27QRUkgi4sqY3DOATCftI53HEfBuyOGGKVYX6oWmlH+/YTvRbhrtKg61uso57Eri6",
-	"aey7m6SRWeZM6zjImdxxIsdMqT9hQ1Z78r4Le696iXCafpXbIrjV0+VTGO1pmCzaSQpHWa2auKsPTf6F",
-	"7ln2HstEo4oA52SRYrHRJOoMEVOYdQbfDURMlcMrwwJUReQksG7zCYd6bYc1EfKEwf20wLF3Mo1CQD4f",
-	"CAXh7J/M5aVkaMY5sq1qhtjueYh0b+u7h5mqMawKYx8li8tUXJrpNr6NAmJH+GNqeNzg5rzqoXjMt3+p",
-	"hJs/wO5hcUQX5dJrr91ZBFbv04ILkmvmCJYQXKo78BZ5gsersTXK2IqL/0kvYvZ5JVyXk0q224FjUbbJ",
-	"OdekWc2rZOJYVU3jyJIceEiZU5tnAd8+ppsVqDlHBBUaiDUpVeD0kHXqx7eFHcXzvV7ELJ97WUf4T+28",
-	"ai/AJaPhoj2nISteUkWatvCmPU1pEgbeqGlPqWYBUZpGUfuO6vEslNOAaCnbcypAwAoupi2Sy9TM5g8b",
-	"5rb0gEDREF4+S5rZxhtVHUuBsJ/r+ZW1ndbJ9810wAu7Mw9yK3GwVWjBnoAer2al7vjE3zHSTOqIthVU",
-	"U90BQRDmiUzs6xB2Rqb6u7uxKTQZrbuv7yDkIwieJZY2CtI/IXTKhG4RwVioiJbQeqBkaoE3jas8r5Op",
-	"hqIKB3EbyrHqEUre0OQmlHeCTFMesgA7+SBUk9vsTIG9pQmnI68CFwstjXmd1PXlKt/Jt7D2B5STb9UK",
-	"NB44CeeDfJScFdfzZ3m3Ea0ZkvKUhNBgToAWtMIiNRm56glJFSjpD72x69wcBZBp5ru8KsbAPYUQn0KS",
-	"mE65mPagT6lHMaRkRkU4SSPEq67oGKsYU4jnmMdCh7irubEpZFLbVmkuPkBoZMQshIaHONowALcXFYia",
-	"mrUIldr5P1vrJOkDSc9VcjPffODP5Rcxq0L/ViHVTRAeonPha3hAtgGMzyNB5WjYqbjjhIVMaE6jIEv2",
-	"QH/JDYs1SUWIeHCE25Id79mwIP5OhSbY7zTzgLCITSnecq6x4Tg4cmXMBHbVgc80dP5nH2OesCDnelfQ",
-	"NsxMxIGI3rIk5GP0F1ptwAH/2XbnrQ450crBn0LDX9fXQmT55rm6hgClWwaSzREzD5qUFUHyA78qmFQJ",
-	"RDsTnBBrwurCDPieu/QJlc5ZodOzD1LNS1D2ttc2Jo/YczDP8dBlmIBWJAwLAMbQIZelBEnbaQZTdTxP",
-	"yGOHxzRhoqJN3hFQU3ZZv09wr2x+MN+aUkhcS3iQ6zwAaS9/WTz6hwrmFDn1GhrD7bdzyOENj2c8ChNm",
-	"S1S/nAHjaRf0lsAeNjiBHXu4B+p9bXVjsWl7pvy4WkdIC+MawiIjRljIXaNL4IAjOr6x5vDba9KktvbR",
-	"uStIxCbwsuHf/va3YS5DGV+OtdDlRhh0ZV96o7Vk/TD2jN421tHCDAL9PqsazK/U9B9GZdiACN3mP+r0",
-	"y8WXtGqjXAa/k6Tsozknrg9KVKiwTh9o8AH68BTbOqwAXBvJcAGsp5IKyJCHQyf83U8dkKi5gQMxT5XF",
-	"YLO5mHrWIajzO24Fia6xhBI2q2lkTkXzwEA0hyVXVwe8V79133fuZkx0ACt52ArQt5EzgACE18IDD0Tz",
-	"8Pg0p0sg67Sl41x5tF6Ha42NDIEL5M5hIJq5h2F9cIcPjH0yXowjdkBcU5oXJGQstmZJ/rwxTIW8aQ3v",
-	"KSTdWCaI3w/EOjIrF3pXBbguUv3VNJH7BcdoFJ1PagerUEfsqmHQj+2pbFs8YvPqziW9e4OFsA8dS9uK",
-	"laLCGkd07PN5dv64mVh1+Lvm6zvPvvcY3yHsIkJywckW+WZV6z+CRzNiRe1mo7ZB9K49gruGJfSbBvrK",
-	"9u3TzEpdZeqi6mcjfv4Ja21NDTdLrQ5Ipobj7HV3MJEdqtTZR2MUwK51yIlSKbPQZNKFkC7Or66rEtpv",
-	"5Q07zGb4FU2lvSp73gwXPuo3Jf3G7ErJyfFEFcgA2sLLGybytYS+gtAevUWoK+TifR1DwejZvolKQVfJ",
-	"69kW13Cd8s611RJcrz2LWFQme6fBKLpQmKhSqcgXqPcBpE9uvLoEU/+LJ4rMmaYh1fSR6JfiaJX7RJqI",
-	"eWUoACjeJSlxpDRUzlp/hBpfmaF17eZJmsPFjfowBNLee5FrA9GDthAJFaGckxGUqWXdjVQ6bw2EjJmt",
-	"p0Jm3784IU3MyzV/P73daYErEe523juAsE7g9BwIFinroPPtkYzOC655M+zVz/327v5zZ9KbV83knc3e",
-	"NZZBZyAKlvjMGtXZSfUIVyo1kgh9e1YUK+h6alX/gXBYGfdhWQNx5PyUZW5jZWTR99sh/YEYVt1PEIRL",
-	"HULvZhLWYBsGe2obCJhtJdoKvGmVmCw3e0kTZWsNiwLd+opVQHaIluTFD8+7pEnJgtGkdYDOEpnqgPyw",
-	"2yXNZ10S0oVqdchZnjsCyCm0pzJTP8DF2OPQkiRSU81qO8noCGZX3UjGzGfbRjKQc99WzOyIYfeHJ0eX",
-	"ijR3u8863c7OzrNO9+nuXmCuwE4vHL3o9Z4+221BrmAYJkwplqd7IyfGUgg2RiC9wBt7z3bz+0PFwj3f",
-	"If/RfiWTO5qELDT/wt4+luxHbMbxsgE2V5oAck+qzEzjRH5c1G0UjSJ5x8K+m2R5w7CXTKO32917EXzd",
-	"Jqdfz1LBG7CNxMrlPFuuhiwCIxSNoDFjNGQYcTyk4xlrH2bowcUXC9kGZt3LhwxseMNazp2VfW8+P0rM",
-	"nMREtd5YP3DBl/XFTHKUNSnPhouVGnBDvkJu45LJA9yeRqvavWeROIgLCYiLoZRQpClTrXjIiL2EtqxH",
-	"+S57dwJawXOtIM8LO2slqVABoSTkio6iglvJQnDYbNAZS1ght19A4jSIUpAGWQdpCLcYjhD2QBDmOqla",
-	"CRZksTmMhQtteTHPIXrhcx1yTMcz9xLbPTS3FRTDijZaJyF0SMYQ9sPM1cCimmCkETb5iSI3wOFsm3Gy",
-	"34UiaES6ti6rA1f0YyzFQ4h1ouOrUHhEQ5St5r7D7mTFQVYJ8Se7Lg5/6ShgjaS8MPNU/B/Md0TLGqLt",
-	"1/dDA9OithfathLMbMQw25mhy7CJE3bLZapgN+umgpHjeunQDR60n9eRIyZ7AnWZCueCIZHICckO9ZHh",
-	"lkyUAoN1SmxWHxEQwe5yfQil21WqCSWaz9m3b1Bd3UT6liVqFXTxteNMEzo2BokithWyfXDo/fj4+YdR",
-	"yqPwAxcTOTS2WsLHrhgFYtFg+5u/f5IkViwNZdu+CUu74HH0WFnDR6a6hZzsl8MryJuAX7vkDrN5wO4g",
-	"KAtSLGGMzKhh/GM5n3OtoSUmFVNm67J+kkYaRBhy8HGIiOqJTOYd0hcL74yAgBDYLEv+CogiSkmaXKPv",
-	"wRVf0pFMtc9gah1YG8pYpdgqGrH/ne/CzGrExhanpLBAmpun2ybNogi6FRq9MLFG740wzHgS0TvIodTJ",
-	"otIH8os97W/IWNwQNRoknq9LskPz809YFpaj2ZwZjbAmGHPOAlxKpsmYZQdr82QyFPAiJKx505pMqRmj",
-	"kZ79o15tsmHv3W7X3FhoO2mVCFv4gTNW5Ofr64sAilm8MyWkmo7MTQ0ls4nuHELz2DVDmKeBbEkzYRYT",
-	"TbhmF2iDQrdlxkJWnTz7M0z/WxKhHaEeMxz2gCuSxp2HpiM2ThOuF43eb++LSXW4t73CMdkpZvSBR994",
-	"D3SA/FWtZN72N7aRrQMlMIRrUe1c+qSSNT5ZG0d4dkDUOKExc5C45jugeOuXdTA5UV0qxRs73bUHr9lH",
-	"/TSOKL9Py3q74M5fW+m4SOTciLxU+RNumm0j7GMsFWawG2lGtbmSkFtPCfIQODjwqd+whQvOO6dHFa2t",
-	"5EVQ0rAZK/KRAc9iXH5OBsE151MkGsh3QASDgOx3n2UtzYs8CYsAckwJyuF1QicTPs51j4d5bsSeoLLo",
-	"j+FOMLQR4MCeH5Q1BY397jah3RWs7NIdSe8+p13N7YrDfWqMGE1YYkY2dhqN+WsG8zBGE8rQKjPyGrJb",
-	"0WyM5JhGTnI3rVYLfw5d1qlRqKZYJJkmUaPXmGkd954+3dn9odPtdDs7vRfdF93GsqVoNEjMEvw1e22C",
-	"ucXWHYkV4zIBMh5HHErXEsjU5Zo0oYc0TqpjKw46YzkfZo7K69Mr9ExCwdlwpwtT2ocpDS1IjF2d23jQ",
-	"Khcuxd46TchMKq1Ic9hu20/a8MmwBU4hxcjby1PrJQXd0032DioCgFihLhYpKdusT0Dv7HPv6dNP5o2f",
-	"G0HD10gYSpv5QAmciLHXzZmYj3FjgyV/udLZvkECEHyEvsa8JgYJQXQ8ZrFuwTXCuRRHM6dppBET6Ryo",
-	"Teu4EdiPDc2995S4DI9nNSEsCS6wINgCa/VbAl6mkCtf34BaIk98fW7+ed8hoNobkdX8yontp7mICxOI",
-	"o3TKK58HPGJjrqA/DOegNNWpCsiMKy2TBbaikFN14FBs8+/OwRBXvZ6xxL3edxXJP+4QO6o2xxxi+4oJ",
-	"TY4hKKN0wui8MDiUalc8/O+GDGFrMUudcg0YHdlG2+uQexkXcarrNlnxqTBCaEbVrA22GAuzpj0TzK63",
-	"1Zv2fa7PScXSypUvyuxT5ka0BgXWwgCqAmAfOluiDEeRJ5Wc16Am+iJCRWbM2NceQIiMFsUyDjcSFC9Y",
-	"TESu4QkHX/NE+Zra3PgeGKhmG2sDlj0spqdVXupmrkbQ2OBxIqcJnbesF9KmF4cq56WtTo0AwW8GB+UH",
-	"UCCBfZk3QLEG4HH5PAX4iGuXJGn94GOaJJwpZOrt7CgxtkHHukd2OuQUWrf0yPNu13NFQsmci1RjW4h8",
-	"GGW3S+4SY6BlH5Z+jfZjQJ7vkdf8RzKSoZlDc2/3ZUD2dp618mcwhYS8yv03i899Civ3urJ/w5xpWvGC",
-	"V+j9AcdGrcGr0vHMSDNbx6KgKVOOlYFlWyEs8VSstoBFM5h5yUvqYtMmyAU2thFa9gvZQnie2CwfyDTw",
-	"haJGSwRLteXJOxfmgxGbv759fd3/0L84+fD6+NeAFP68cn+/Obxwn7VcvoHRn43Jw0IySrUDXnLS0dzg",
-	"koZtKNES1AgmN/YJa9QFbZbDX3YXzUY1Pr///P8HAAD//w==",
+	"7L3dchu5li74KgjOiTC5O0lTsuyypTgRw5LlstqypJbkcu8p+pggEyKxlQRYCaRobrcj+vZczzzCiX6w",
+	"/SQTWAtA/hDJH1l2uXarLsoimZlAAgvrf33rc2MkpzMpmNCqsf+5MaMpnTLNUvh0OKFCsMT8GTM1SvlM",
+	"cyka+42rCSOxlCmhZCSnUypiMqJTRvQkldl4EpGUjWQas5jMuZ4QrklzkDKlByQTCVOKDEYJH7Q6jajB",
+	"zfMmjMYsbUQNQaessd/4a3ajadsNHzXUaMKm1MyDiWza2P+tYZ7WiBqjhDc+RA29mJnblE65GDe+fIka",
+	"R2LMBbuC76uz7wnC4Gdi7iPymugJIyOqaSLHGSPNNEuYishE61lE5jK9uU7kPCKzVI6YUvm0Z1RP8knD",
+	"JKJGyn7PeMrixr5OM1ac+5R+OmFirCeN/Wd7wUl/YqPMTPI4NtcHxmCFK1YN9T9Sdt3Yb/xfj/PtfYy/",
+	"qsfFUcyoxzGbzqRmYrR4wxbLy/WW3jAFS6Q0TTXh7noNu8sF/saU4lKQ5j/+9/8hu0+fktGEpnRkSKl+",
+	"nwtDt83YNau1+/RpaLnesMUpPCdEnjds8UgRM05EuCBULEjCtGYpGVHFarYQ/tlwC3e73agx5cJ93glN",
+	"8YQqfXTLhMYdLU/zgqlsygi9NrPSE64IM5eSJteKDBT7fRDB0g54PHBUmlCl7eky/zB+y+JWhxxrMs2U",
+	"hvclVNgHaVwHMqULkjIak6ZZBrtTEZFpceeUGYK6T+2ET7lmsbm/dQDLJ/WEpURk0yFLzZqOkizmYmyf",
+	"8TvcLvAi+5BH9o0iMmbakpCZ4F632yFnSDd0bGbaOz9+pIjSKaNTwy44Xj3KUiXT0rsrPhY08e9eS1pm",
+	"5duw9O3jl3WEtfc8tGmnMma1J1Dgj3c9fPbMXeIC1Y6i/O9fO1A2Y+ktVzKtH6t4yVcOd0XVTYjUzYnU",
+	"VN08UoTHEaGKUDKTSULG9JYRrutYKj5u1aRm1Bxqc+v/+m2n/eLDb932iw+fu9HO8y//oxHa3feWn9eu",
+	"xzy/4KtW44u5W82kUAyk6SuZDnkcM2E+jKQwHNT8SWezhI+oWanHs1QOEzb9l78pCZdtNtw53oVjVnnM",
+	"daZYTJqDLBX7CyNX9+0g+9duQoNWRMzJNad5NKFizOJ9OHHm7ZnSjxR5LRWcSiE1kcILTcXSW5Y+UsBM",
+	"KBmmcq5YSmZ0zIr8QKZ8zAVR5qgbZUACh0oXJJWZZiBZh0xZnsLi1oHjTcjFU5kwYGJm9FjCL3LGUlgz",
+	"O3SAb/lb6EgTmWnFY0NrKud4TfOkmGnKE2CdyrNMo9LACpihBWNmVp3Gl6jh1vo77mGP2EeS5sWrQ/Ji",
+	"7+lPOJcrKd9SsbjAXVLfd04p1YzAapPmzPB8maUjRmgcp0ypiJjvzErKlIxSFjOhOU1abmOvKU+ylJFh",
+	"Fo+ZJtcyJfNUirG5RRlCUzMQhQGyNQO7bR60OuSC6XThpSjDz+0efI5ZQheGuaB4gCUq/L7MqC7ZSIpY",
+	"ES3JnHJNhuxapuYg6HTBxbhTliRc8KnRR3PZz4VmY5aaJfsSNd4JmumJTPnfWfw9d+dUmnW0J8NsQlOm",
+	"JOfzpQ3RE+pP9i1NeEwmLGXBlc/gdcyNI2oXvyfUnKUsJlIkCzKfMIE7SFNGRlJc83GWsvgART1cS0Y0",
+	"TTlTZPD+/ft2r/DAffIzoylLja6STP9nvwGj9xuDygZW7wuLm9GEJgkTYxaRwYrn5mtdFRWwrnaxze+9",
+	"8+OgfnwmgGV0SK/wxrjq9kz89d2bq97H3vnxxzdHf43KHy/NJuE3bw/P3bctMqEK1xRVWOBDhik53nVg",
+	"eJ6WuPTMD0VnHO81fG7CzRULoqXskFPDcYFRjlKmzahwCVUTswyz1DBUzVFUjVJmNrgHlHot0ynVjf1G",
+	"bA6e5qAiVxYrcrf8vAgspf/1V06DP7NPMxSySxuZZoxIMWIEL1E9DW83o0o5IWVWmiuSoqQ7ICm7lTdO",
+	"qbBDDaVMGBX5WArfrcLUhiChgIrdk2PJ8GzgfeaZmy3IhAsdpkzcgUeKzFJ2zT/Btl7zVGnyrGA1RYYH",
+	"aZYk9kDNaFp8o3wgoxa/U263ysO9N69CnRxHDXqWMvOaLAZRrFGcTrnINGtFRHGz2oY00NSQGnjU5u/t",
+	"pvMqldPQ+1NdUCvKQiP4esKaeEs/mCNRdAn8enz0/uiiETXOzo8ueldn5s/ey7fHpwEPgblbb0vi9pYa",
+	"Ere/1pG4O7ebUZ1iTFkVyd4IGrJmUxV8uv2CpildwGiwrsXVoTPeiBol1lP9fOm/KHCisHslV4t/80az",
+	"2Q4/cn6XHP6NjbSZFDLQE65gzcscx7+a/2OV6LOseOnFKzPDZwWnAqLIKk4gjuOYm/2gyXlhXtc0UazK",
+	"HFGMLe/jKyNtZ7NU3tJEkc/9Bn5gcb+xT4z18B/4ONJvjOR0yoQ2P/QbnU6n3/hygPb1nCtG5uaQGFKY",
+	"pXI604SqGxYbHamz9Ip2MsF3nM2SxQVTWRJY75RNzdScMVRe+vXkVTRfl66e01RwMd7ymfO7TKWyGkWz",
+	"OX9etPy2hUnWLB1s40s24oqjUrYFhcSF29z5652fX5z9etSIGhdH/3p0eBVmSoxaFbDgpNjp7u6tO4N+",
+	"xNDb/JwyejOTVh5VJL0U+Fphufx7RhNz3Zeocc1ZEtrvLytHvNsRK82qangcHp0QfwGRt2BvLhJJ44h4",
+	"/6gxaOekyYXSjMbGFoX5P8Y3Ao9k0Q/UffEsWvH6ASF+S5OMofI8o5mypqOQMQPTzK9W+c6XUhvBO6N6",
+	"QriwstfOvjKn3aehKd2gBlokj93nX0tJS/t3iE79OuZhff41x9/vQUjWgVVGwbZC52Z+NXr8bDhBaTmb",
+	"Gd02Ra8zQ6+RuQTssoRdA4ucluTiRm7vEPOZMqXouEbPgFUoeM03l1MlV3uAjWqqM1WS0qMRm2lm+BcY",
+	"iCxeL3/z3fBPDE46f8sPwS23J+o8oag5LB1JzT4FVEx0NadZwiKi+ejG/hkzAba/nanjqPZXx5xdIMYo",
+	"P0Ht75amnA4Tts2aGwXXMMNf7b1BaWOM3PDJnpkFIC6skRvNsRxlRmp3Gut3BNfKDVN8jZq1v+bjV45l",
+	"VIXJNcVTWDXzA7QKbGfztSoOHFgk/wyaJGfXjf3ftnjahyiwtCxhZgXRNUhgHOTLZk0/tceybabQVjd8",
+	"1pYzFBZtkCNG4QJRscoiwFu21DvyjfscsBbRVgv/pm100R1eO0bknUBRA6MljcjfFrltj+wMokacoSOz",
+	"Abappd2GsZnhnyxNzMVisbEmbgORxeUvXOffKUiJYKejer2p6K7KZ2O/aInOiQ45AiPGOTDBTp9Jw88J",
+	"1WDZR4TR0cR8MkbnlJkFW/ZIrLDa35cMJy1nCtgLF+N9Q2UXrw7JkydPXhBj1rljfZ3pLGWRGXUqlSa7",
+	"ZMFoqgid00WHnEoMbRKtk5U2aXkiO+a1n+3ZOKOKSMzHXKuIPOo8isijj48MP3zUfhShSONijKNQF5k0",
+	"TMbccpDHz63MoyMtwZ2638+63ScjMwH4i3XIO8F/z1ggyEnoVIqx8xJBkL7knwrb286sLr8bGtekCWFE",
+	"KZJFKyLOziZNmihpo8N2GJ3KpCDbwe8LxjhpglkLwYZWcAL1lvJVMVpZDG4qxg5QJZCZjiqGM+kJwqYz",
+	"vSAJxyCGdRVtZ1JrHUiEeC3nJJE2CGpmYyhPketUTo0Cuk8occebqMyQuSI/7XYnZjledKc5Ae789NR8",
+	"3bSE2CoQoSf99YKnaIqHjvdLnrKR5rch+W6U2KW4e0gFtfpGPV/ASFmVLTjNzqVbJFKxmNzKER1mCU0X",
+	"kV+gz30YFK3jczMvZ7j1G8Z61jQdM2s8exKzB4PHeCz6jS+kGcuRepxLcNWZxkWSy9eFX196VWx1lsY3",
+	"0sCLm3gDiRBulVduI0T3aLI1i47dA2AruND0hrlTAXo2RslEzNJHiuiU8sSyJGX9qhWXyDaO4rVJRVyX",
+	"son2i0pYk/rkHSkwaQJjkMBhIJkgyFTiIuWvUmLyI5Lv9dLTCuZCVRYtImCB6MKRJJbE2qBhZptvYJ7Z",
+	"BNtgrrbhvUwY5V1I/UpmIgbaENcJByWCC4jZBL0JqhL7X012lTQApEIKSVY+DytfxXzqq82KKqk6798W",
+	"zgDBPulDSARZXu9z9GWj81QmMQR5YCBFrmWSGBY8o8pQrSFrzCdZtROb685Lh3Cdc8qPEFyn1OzzBehG",
+	"y8yZ3dIkozU2NWpYxq7KM38wPoKqDk+MNkLkdYEy4XzJa5d54fX8Ffx8acpVAQkjq7CMnEIC0XXZ4nfp",
+	"QYrMGcRYZwldsOJB8dHUqJT5tp3VfV0TWjLsxu0hqhOQ90fmMktiMqG3DBIWIH0MV9WoZOn9LZiQ+sK+",
+	"c3h6OB9qV8asn9cL7cKNqMDYFEtHXDHS9Ba4arntXtzfjFf7fXWaCQgMh8ylFZ7aclKjJSO3b1GJ+Fcd",
+	"nbs4Gu9OVeVM2c0VIfAwGK4FAUD/kKBagteFfKD4C6b7FXycZuNfWjfFvsuxaI8zmhqxbl0w7THVDGyQ",
+	"JGnPqR5NYjmOiJaybY5pO82EsKkOy1yyMMC2CiBSMwrvR0Zsa2MCKdLEFf6VpZiW6KlXgU1TkP6P3O3+",
+	"5uCyraLSDckwRGdH8Zihi2NLIsuDccsiGn46t0zfu3r8X4EtQO13g1fDUf0NwVfyPtElkQMWZ0jBkc4h",
+	"S7jeD5qkUWHLKmo5KGlCisVUZmHzs6AeLitxKeWGNMPuGKOubhXPZWmKr1jvwt5e2KRymuePLjsOZMzu",
+	"4D42Twz7rmAvzq63nGXqHfvV3aWaUHJxdPnu5AqCGc570KQYpc6E5glknMTcZsStFgqWWLbZl9wtvtEr",
+	"WdOtEELc5OSXhU4ocFh2qOfv4XYxsmckp9mVR+xwndkcDjaPdCWQeN57d4lhxMt3b80fl1dn5/j5qndx",
+	"lf/18dXF2duPp2cvj4LWQZlSK1mj1SeAyyd4Xoumc4Xjz2bJAnOYeEXzgxweNN7g5uCTb0LJVoWKAeA9",
+	"eVL5DVuQsVflFCbCQ8KZUYOEJApS+wi7vmYjXQm2hU34qTl2yymCV2fn8FoHxLJpctg7PTw6Mc90u/Ty",
+	"ond82oga+Esjarw5Pjn5yphv1JhTrtfnLF7bHEt8031CCczGnl1UdHELbJQtwjNvttww6OXdz+8UbO7v",
+	"BoaL1Qq4jWQkp0yRIR3dgNKcu//scmO25DMsnMAPXf+a1le+lOGAJ2Dl2QrRcE+ULA0em4V49+74ZSFx",
+	"mVCl+Fgo0rxF7YP8FBElCY8VUTLVZLiwbk3Dq1oRmadcaybM2yVy7vys4KabLGYTZh7FOOQ8wy/gbKRx",
+	"y/vBqZ5E5PfM/G3IcijjBdG2wIYrYKzIJKHmAlOyWeKehLncMNxet2vUP1eAgUGr5sAM0CnwNiyy8nw3",
+	"y3i8dNYKoZcStfnlDafslOO82wm0y2w6pekiaBWVzP0NmbhaTR+n9iCXX2BYyotYNe9CBoVRQzK2Mg6B",
+	"uXzW2rXOEQVH0+zWNSTlGnpKSZOSl0cnvb9GYOTpdNEy+xxnrEOKWWHCkIW5X8HdUmyRhsimhmLjkvTl",
+	"Qj/bC1vZuQ5V5TEYrfFZDmUOQOY8SSBNEusHCB1TLloHOH+fTUi1ZtOZJtdccDUxjEemkZEO5opZko25",
+	"IALyVFMqInczDtMhPXL55vj8/OglTgCd4zhh5GZM64TFB/CLzDThxngHj38mYpbC7XDspnRBhoxkQt1w",
+	"wwC3WM5anVHUa32QIFITYHSFTBtukJ1wTbCyqGvVEKeZ5iO/2EiqTqEHVo5f2Z1qlQmR63x7DPHCPkAO",
+	"DIh563XyJJ+vOqSi461jrCBpbb7mm+mD5oznqqDSbHaYspjrYnSnuJCazd5atlAf2g1KYGuBVKok3Uvn",
+	"B0QmsYI0JENyhkDN+XCkv19hCMAHLFuAL4AfkKZijADDaUV4pRE+s0w/Ula9iciQTbiICXUxFWPfkyYS",
+	"XQRVOY57gZMcxzPvv8xlSptST4VzmiRvVV36hKGsRwrUBBdznfIk4aiAKWMeTqcsxtQtjNU5xuALgywN",
+	"GSK7pjyBcDFeAuQ2pwoWiBsz1FYNHeBo5WWFVYwC62uX0exJq0O6AfqW+I95DhIyLb7GRitVDc+52kEb",
+	"oS9k61gmkPNrzzUKpJoff78FK8Xe5VJ+0fnR6cvj01+MkfDu9BT/AoPipTEk3h0eHl1eNqLGq97xybsL",
+	"Z1ycH70Maq5L0nxZRdjaJL+z4X1XU/jPYZ+us0nDZOCSSWoyi6aMVrwpG2Td13DGlZkobqDVs/TpWksT",
+	"zbOaltkN/mYzivCxxGVbHdi4v+V4I5rQdIt8wfLyBbMGv/MC+gSv0Eq+ZjQxtmN19ZazDOXN+lwie1dw",
+	"IJls68bIjdzl08QFOkc3PHxfE9TEsbzNXfdydwhS3p1xgZoQqCpLYqY0KBGokm1MuLA9AWpFefLzwm3f",
+	"8llCjQWvc36C/SLsQMKMUZsCboGqqbBaycdKc3DvXrcNFzje1rnjheTk5XdEt5nLRrE2BtpXkPIQTh/4",
+	"iu1lSXy5HYlP4N1rD0wNweQb6Dw8ShujbELVV5POuvToaSiCeYxqmicfIGXAmADNsEJvUV5ynQlLYnG4",
+	"gm+Nw3k7BlEbh6ywjnwfSxuUv3++SqvoGudUBC2g7b932y8+2H8/tj987kbPnoTAC6LGsVFZA7EaV5H0",
+	"JbJ/b6fQuHtWF29+Hz0OtPIV0ZM6ExsqpcIE4St8t4p9rw1rVIXqjIlGvpaNqDGiYsSSZJMcfvfW0QqC",
+	"9NaDfdeCIpjvUJDmzMNryu7MT5v775D+1jrtKjk6VClCFRlg9s3A+6fNTQAVcUBsdEmKnF2YH9ZnPNoX",
+	"CL62UhmL86rtzZLYfWlhdamEDFWaX1Iel0s3rRFOnYvZ26uGQEhTSLwqz8SFEhcIsiHYQF1WrEtEryso",
+	"3oeMPZvp1LO4A5A34QvrMRiLl+cB2X9v986P22/YYj9wwfotqE0n/xDODf9bpjSxFAtGNhbORg4rTNn3",
+	"6ZD83QhXmLrNndvDRqT8Ph96SINQvkQOeIDDc7inMKSWN0zgiPBn7YBLAbokkXMW97CCmW1ZfPDHFNqr",
+	"bcZzdex1Bc81RfvOnwK5SyPIPyeMpglnRfgJo39J5dZcSEimZimmUddI/9XyPWrAs+7loMCT7DnRkjym",
+	"M/4YUkwf3+6sPxc4j3ydllUKs7JFGijuT7RMWcW9L+10iPv9q8xSQZNDmTlov3LsY3Hl80jCYjHkNF0a",
+	"ZbhwEHtf8RAtNU1C1y4tqIZ8Uz93P/6KBTiVMfuVs3mosAprZmGJwlPdNngy5oLlTrdtEk5umdArJgIW",
+	"4NkQRMpW3AJuvGS/Z6xqgtS/Bw+fKyOV7zIFc9+WM9g2KIKBny19eHd3+/lUbcyUa0SNWAoouZJzEXSV",
+	"5g7zbX3GvOTxK29nZW2XyWRp00qUFlWOwIpTdJ5K800wU2w0oVxc8VnIAlQk5mOmtNfwbAgD/XJ/w4ff",
+	"s8W9XY5VlU2EsqwyseFTLjLhHqIKFL8siIowjtcyidmd4gkVNNBMFHKT/PirdjUbJnwUBDW6QvTF1OyZ",
+	"4mND5ghpRJOxTLmeTCMyc7dH5qdjC8eDHsq+wGz8UcIhURmyIMDEx/gOFAkazRgCt3wsWExGEzbCOJUi",
+	"UvQFKF8x1XRIFSPNG7ZQ+35S5lEp02YpWh3yi6tlmU8QKAk0Ni37YgBgT47UyC1L+fWCtNs4+fYNWwz2",
+	"CS2MbYHgjFIIyEJx1BfONQF3Gw1mxkc3Cl/ghi06fRHQC+06FRkGi3efPt15EWQRsISrNwLR8LhdaEhA",
+	"gSyTCfvk0g0wevucDBeaKffl5etee/fpM/cxpXOYNfjjckdEt/2Ctq8/fN55FnY+mPWvrT5gY640s4WF",
+	"kQPvTNGos9OCr4UFFoSdM7+piCRUMzgP+OV27k5Ly5dIpEFYmKgx24zSIaPMLM+TXbuCXBClqYhpGhND",
+	"hs/21it++dYXB3Y7bBdyxbF0XKRWY9l0Tazydw+qyfYjfleN5TuqJnfTNe6oOIRjMoUaiZwiVtBT4Wgs",
+	"uw7vkU19LUM6KEkArG3Q23KpNScdD3fbzAbZ+ybn2+yC429bAYYhQ1sFzGbh1Tzv47mqNJ/wxLOmu2TL",
+	"lEe0Dypg5gnz5iOG8hdcIQduHvu53T5cFOfZbLfRnm1biWokaMsoADNNFOLZFHeRayfdMRqB8reYKWvn",
+	"1fDLtf4cOEZax2gLeRWFbVtxQn4FuY5onNsouFhDZhRcJGXqlbqmmtDdp8/2//Gf/xX25yHqbA2IR6r0",
+	"zzS+rFUhj09/7Z0cv9wvnDCn7+EsbF3YkBGdZkpvqF4ahjg+qinjuwqX7gEW79D6Ol2Sk6UNFpMF0xsO",
+	"nYeIl0pqrcqgssQjldr3x8X/OOVqSvVoEpFhKm+Y+JhwcRORMZ1FfZEyqNuLEGD2YwEiCr9AEfbx1tUf",
+	"TWlipsuM4peTsh+DNO3qtw6IkB/zKyLzEcnwo1GC+mJI44+AV66zlJHmu9Pe6eHrs4ujly3UGGughkqg",
+	"hmakRtTI721EbvvDRb8b2x1AKFajjUmzW8g1xdqO7Q0SO//CLIokFTqAJ3xqU/S2KGC/HE1YnCUsRfxh",
+	"1SE9m6YtEeMUYYkxY5YqMrBpTwNEUDVXqsiy/tSWddpIMAYnmYgVaf5ydIU+P+XG8+mQERmILEkGRKZk",
+	"0B2QKaNCgf/SjLzsJZ7STxdW5i9nDkqzJ5lQEA81hhYlKpHaAaSQps3VgiRKzNbK4Y4XLnuznGO/04X/",
+	"gon2xd1b3hA5PuEikISzTY1/wm5rSrhWRZJXhPcU+/0uzhNzmy1ixykVomirqtZP5PjcznIpuWCWsFAg",
+	"6JUh1DwStEuUpUKHZIboZpnQBwQcmW8NMzESX6FZRG1FwVBmIq6Drr2rTyThYgufiKOBYMWZzlLB4hP3",
+	"wIB/t/B2oW4iegRVDTAlh8eDZnsixxYeBn71edzUFrG3vt5JUppc9XWifH/dkoWo41TG7FtXc11eHZ1/",
+	"PDrt/XxyZD+5L18eX7pv3xyfg2iwf1wcXV38tRE1fr446r05Pzs+vfp4eHLUuwjKiWLd1vKP0ymLeRBa",
+	"21c/7RNA/cEgd7HUgQyZ2V/bLacuieP+YVTuXh4FC/ejFjkhtd2h7Hi05qZQlfYrzKaM2SihKSr/2ud0",
+	"Y7ukXCzit+rxZ/P9lzCyjkuDXIsqlDP/dY018hTKpar4wjQBgqk61Q0QlEop2nX7sWVi9fve8RV+ZQtY",
+	"7pBsfQ5v8BKsBhWCb9JsLDEH281Jp3yMMHT2LEKxqmbplAuaBEcZ5RB+94YiuA6zcCbTOntDZnqWaQJX",
+	"EFtuAoaWEZpml80JRaS2CYPqT2EzK0hT2Fo64l7Y9qHaHPCrrgYkq9FgquFKzN31O1NF5Mtsslhpzd1y",
+	"hCgPSSCcyGMJfOM9w2fVluFVXsU9vX5WtSUA90SY64hos6zq1VsSfDsA2jh3OB2r4Dm3n7QXFkv2Peoy",
+	"BXwQn32ygSXtxc79PnZtRrvb3hz+0l7zIQjsmmRsFbaygiKlFFQJN18sld3mGK9ByHQoG+vJwHf9qW6/",
+	"c+MEkBTm4MaDtjYVTDDBPtUkGqepTGvDLLdcJuiHgzxagP7CzxZgc+Ooya/uSUHcV+sZXJP5GFD9uU5W",
+	"00hVZL+7OC6VMVuc0Bsu4sg2mtrvi0AvGgt8NiDNvW631K0Ky+cQn5sLWwDqu4MoxsgAV3nQioKPrra5",
+	"MUPs7BNRbKqDuyoFq3nGkMZt7/pxT6BkzoYTKW8eKfLvbWxyeen9Q77TCPpIax6cN+0yD32yX22TJdMc",
+	"ItMQmtQEEonQs2wEIuNjgf28ZErOoDNXzVhC6va1MUdhrD1YAgBptG27fCfBvEdmwbsGqZmRVcqKmDCk",
+	"3IwIY1M1U5gyPZFx28zE5kPBXJ7WXO6Q8eCiF7g4iH/jHIcIKaSptp5SeKqyq1OYlWuLZFuYIVgTE7pm",
+	"YC1lOzEDmZF37LZAdT9X6JXCHqOzWppT2QyBcdtge0E5Pjzsqc1XK3aM+puSdZtWao9Fmnu7L/aB6Att",
+	"r2ruBJhlQZMBaT51Z8o6do1lPrHJ/O6Y8bj+/NxSntBhwuBRdjV8JD93TqeMGkO85jkTrWcD7FmJbeRe",
+	"X12dEzi7YQdqWNojU4pWVTT9W8YyFu4l2oO+heR3c4VvKAr9C696l29cObVVOl3qAMQ3PtHpLAEGOaVj",
+	"8C7Up/13Vuf9X7DbYEB4FUiTawBqK12C0oaqm7r6tVU4THdCgL0qoPtjPW0Kb+VcQDkm6VpM2EstZ3eB",
+	"hDVXTmVsn/Lm+OSk3/gSNFvvkJcbMxon1nP6rYskVnhKZaZHcsq22xvEfZrNkoUTxG6noD9ns3d+fnJ8",
+	"9LK1T3x1VWTdIZFz+0RkueeA4fSFt4ywIYAHX15a9hVlgkgsNS+NP7K0DjM6hwC2+ca3LI35SJd7TgjG",
+	"YowLQFArjZ2HnaYMe/Bs2YRpwwqSVRuPJ7+Ma7C5lefuZrNVHXc2qZPyy18sPy6UqjiWsAyKVdwdN/91",
+	"FSs477Cli0/bdg02QGfFx9ZPZ5XTp2ddPB+xzU/vxHx3cnL2Hnw99vg0osbLo9PjGgdPYa+W+bzn06uI",
+	"2/aJMrZFlEcizIrbXyzAw7IY2ILNDRdheaOlvPHjOd1BQGCtFg0wIlQgKvwj5XVrtVCaTUkTMXIAzx0Q",
+	"8HPtJxxQn8rbkhV6cfRv744ur9xG4OL/Fdzk//bu+OKouFWnZx/Pzo9Pj89OG1Hj6vjt0dm7K9y3cs+m",
+	"fCtXI3ndy2Gvuogx371h33SlPoMPuuKjG6bvTE0lTgmq8JxCa92mpfu6xIZcDtZg0DjYNJe9hJtrNKfr",
+	"atMVJFyXV+CK6zbPhllduZqLlECmEPzqGlYnNrfFgag+CmPW3cM+hzjtqlilD4afSxnyDAuzTknYXk8Z",
+	"5swFEAAzbAjvG/UUZKgXke52MpMyCcM2b1vbYWdbmNrKd74cyVkgTLsq3H6slUsbyC87IF00EPMAfmC1",
+	"Vj0yEMDv1CQQru6dV4Mv5Mdw+DahU1iE6CkJ92DHSRcIszNCqwYisZsU/eWyv7DaUSG10b3K6g30B2bz",
+	"HRy021P6yeEUD1wWofNaWbvesop97K+RWnpGdCZDY0C0dSkXshiWRht4IxKRgNrwHt/cl/3XsEG82G9o",
+	"mgkEIcB8jkIeYAkCbnPe547QpT+6l4kMhVoG7ba7tp2f87ZZETXYh5VB5LkQN3iEaztk0F493zfSBBgJ",
+	"2xeaJ6XfoG2DRqQ20gUJz1N8kJoYdbuyT621J3Kz6t4Ks1wuUb0I5OFsmH+DLc+RFULZuZyxWk+uP3Mi",
+	"zlfVdQOCvBGz3DllKNsmyd2HzQ0wQsu18s9A5sxjNF8OfH+Zp93uxr7hCncNhcaKSO/VbKaUEXx3wj5x",
+	"BYBdSO9Pu11owVOXElDgffe0m0aOg+eGxGymJ6UdqjC0MhOrOTkh9uZ3urgsQZ6HW3enWH4lkrQ2ms4F",
+	"15xa59Daq5M8CW+jdbdJe8vrXU3McxzX8VGkXZvi48leyzHTE0jv2SZjYIY1aecUQY/Wp4ekTDPhlnAl",
+	"XeFEL/z1VbG9QYoCrfS/rbQVmnLhZxsFI4PHeOeT3U1b5a6alPOWWeIrjbBj0wTdx81CaPkcVtB62IJf",
+	"BRbR2xgIotwobDPGhjdsGvX2z1/xhhdFmtoihfUKOxfBMx4pIudQAoCPso2rzBOw7UVnGkek3/Bj9Rut",
+	"Djky4mBGU+0bnxEuJizl1quFWkveaAFS990T2jFdqIgUv7E525glUeE+NFT59coiWaLYbtqElojYfJaI",
+	"2HSWFvjPYpYwDWmQXGE7GPPUohyFTCujZd0wNnPw4H6FYJBrmQI843xCNXNBleqLltKwnjx7uiYLdovG",
+	"k26JasK98IqoNxhdDuJ5WoJ4tncewLuRhNFbiBMQ9mkmU02HULMY22xs87FYIWHugRg1ZCZ+2KiDb4XU",
+	"A3Hr1akJtcH+1eZLNou39ZvbW36u8SshbjD2wq3tOLG+rYQdxeJiBCIT6K0kHLFa3IC+BVnKlI7IKOFm",
+	"qOloFhxk7rlsTSH/CiPKstVyilD5gcXlLa5b6e2CvMpoqHdrkGN7U4cXzebxuAbWGKr718uzU4y+H5BM",
+	"ZTRJFjk0I4r47fI0AS1MGvaA+CyuuNeYRSOaptx3bzJ8wiZpNj2yC0YlWsvdo7neMmGzbl3DTbJZsbfK",
+	"Zo2po7Xdskvv6BoSh16NNK+5oEmOv23v4YpUGbWhaMeqO18Xl7ojMurq1hz1bs5LLWe9JLkbZW+agOya",
+	"QPwInR0wRdm2N7V1BeWmGjZdeQqRZjTaYcKtr6Z1bwqFYuQWwCrQLdt1Y3U+X/ZplvAR1wcO2cn3gYLW",
+	"soO//OUvg1qUJZt1vyXIEhNGosZ1XYPG1lm9UnP0L3YE1+d6dA1YSn2P6vm2Daox72SNH4+SVEpdU7u6",
+	"HDBbn/zKRzeW+mrHtY4p6PquQMmr4GeWEMNTYzfXqU5ckYSNaUKGmYYkMDpMFuDynzJqiAhcJRii9sjn",
+	"oDJJqNliNIZmz3IOpabW0Cx6rMAp6FOs0DPRrAYbRoA8YdgneAExdcyGKitQ+MZgZegQFOyA8LGAE2CL",
+	"yDxrBqLmuUIxpKObr8hf5AVVwVKuJalo6YzkO58fgQ8rT/ZqDLVSHzaAwSK98+MymJdvvOAQ1TbCSyuP",
+	"dApuP65YTA6PX17YBtgw3pQCcp5gIw0J/hbg2Wz9YrvY/NcCry0rqggp9xUqahm6ba2KasezGmoNhk5t",
+	"0/RXqZxaW0xOXaqQR74r5GhsBxIX0BHNMx8pMkvZNf8ERxYLlp+ZF0rpCORUc3GjPtLhKGbXrciIO82S",
+	"pEBa5gDRNMzfjIXwTq1pe5HTKxgUEK02WpLGsN6Ui0yzlvO572MbgC2K7r8Glfqb4sDlp/slmKcbeCqq",
+	"+RaAwhy/3gR2GG1UhxQdRy7GsT2CtQN/DuXVfM1il19nzYqt7XRZ01+7FMDGVLxwM3LylhmVS+U+HGjF",
+	"jeEQqzKpjdSh8hTsL1AkA44G7JIv4rxnGZTAuWac1iVrs3gOiC+ecfJzy9qZgsrlCyRKOLtfrYH9nMjR",
+	"Ta6ArffIbuxXdhpaeUXfCa7VvlMtlhJZ3DrtOwRVuAx/fYzfuUtyeYCeqw55abfEdWCpX+eK13aVqrh+",
+	"RQqK4SrqkU6tygT6FqnODXTzjU0R8aSFjWqgjWtUTLBDUK2YiYVF74JD2rMZFbY/rNmmLeu0Vqmqr+Wc",
+	"yGsNStnV8eEbQCOhCQYgRT5nv/beRnr+bK/kOXy6vr1LSS9bzVqOPNFXy6XEMcZuwpFjyIMunOdiC2uJ",
+	"lr6ci3B8LVSKdfHu5OiyETWO/v3q6OK0d/Lx8q+XV0dvG1Hj7PTj1evjy4+XRxe/Hl3UFGXB2vW+xjhb",
+	"54j0adR3NdBqLTHsoRxSQCGLW9quZHjVtpmfaNNuHpmoTP8SHxB8NhBwYNqXSNk3XFhhbHslb10ztWU1",
+	"nSX72jpHN+GoRNy11FNYvXz3893a5FihbNiySXNhy7ZLag90tM6RQ/JsCrzMV0sfVJkkNPB3dmMwOzpc",
+	"Q2UfMdF6loshI11sbWVnszqJTdY1D10vt9pEWhualSfYWTQ1+p9fE5rM6cIeJxFASNl0/WtXZSNa9aNs",
+	"8ro1bS9xH+98tNfa+G6ATabo+MSqstR63w1GzzA6iCmWThzWZHbeMWaUv92qXnvleaIvMrIloBGZ0lnk",
+	"XIbwd8IRdcvS/z/+87/WF/eXqj/9L+vLP6vL/k7VoMMIJNygm4vZtKZlfgGdUQ6PTkj+gLwdimtmpTAB",
+	"yAj+lNF4Y2Pq0D3zPKGjoD21tYjdrDp+ySiayFSTccZjBklKb2l6E5eVldWH1xXM50KhsOCrty18lAvW",
+	"2B2O88ZpBIVRVs8Si823D9bmFtTmZxKKXWq8sRW3KFxqE/ysme+d+64+q6CEVxMXoYlxkKHkdeib4xZU",
+	"6vHXKF/bSfKSCLb9ZW3bZleATrU1YqyloyXJFCMQeTGb0HGjByT4SnNhSWvKlaDCMm1CPzUAEbm2uyWd",
+	"W6pcixGxkYJWjxNxhyZDm8V16jQ2MG/DPe1/+JjOP3WehRlllHDSHCWUTy2y3Zo2QCviIo5Myh7WO6ZS",
+	"XFF1E2jWJ3L0K9w5XxwcEfQ3EutpHtEkQc9yFV4P2tsuP3vHJcOh2zxmCTc86QDQEaYyhWR1UA1S5n4M",
+	"x+DWVuZwlXfZ5WADZzZIZsucbUWWzdpyo23RyrmSWrAcR2A01UNG9RWO9LbGpZMApgbxlxP2STNn98KC",
+	"d2paW7DpTGomRosgRPClzcUapVKpam9iCzzkWxPnkXceRwhOxGPsL24v4XHrwDebAXmykFlKIFMe4cfC",
+	"pwje4Crcx+Y8lfLaT8ZO7pHCtz5wc8YAqWLodasf5J3QYfgSax7Yjo9QPZFpkomEKRVceb4FRvHKXukr",
+	"Eo7cuvoe265RSDX1CBNZIPV7naDLa//XZrdpqm7qysXMb1AsdmAX3yNY22opnpIZ1ZOViWObxDPsJEpE",
+	"4l61XJNbahpc00vOsZ184ZcOSYFxlIgmeFrreGbPtSisZ3uBapq8lr2CZW1hGm0nBAsTNsfM4QNs+s3F",
+	"GH9159f1Ebd2FcA6zHmSIBCFZWYsPrAX7udUhl+UQKvdBBBDEkYz1A8XBn2lOe1suL35zrhlqFvbQzuZ",
+	"u+VBjSTesuqM4ChKb5MsW+ZhhahLIaO9BFtgW1suHy0rfOwuV0/6gTliY2mllRSAFtdxwHJrceVI00UA",
+	"BvaPQbiu1du16xbqnTVTN1ypyv6XTrVdlfqNV9vGJr19Z/mV4RHEkEBkIaqclwK7E1qwy+tUTpdVllkq",
+	"b5mgdUVudQ/KjcaBeQKPWdrm4lbyEUM85VnKR6wNknhgQzI+YleIehW3Bg7Wiow2uOaNkHOxErk3U5is",
+	"IwhTmk+pZht0ODajF54fFdelbudeUX7HtEXfqGMl3lhUzJ41yoEck+YUiqlblSXd6754trYeZbvDDBzR",
+	"tXIPLbbhkyrnr7bq8oAYw5wkTCubuauN7S0TPloQ8ycdUy422JHSGcIFK06qblNeO3F2t53Zbo1mqRyn",
+	"TIU6f1tGQdwlxnQwG+iBLnPlq8IMI1/vt0Pe8J/BMcM+QdZ1/RLVLceJa769FKG0XW1XNH4sC1iL9uSM",
+	"PTNnY7jsQw4rsCAOYGo1HcXvgq1TVm43rZet70Bg7VX/8kERsbWMz9eyoln5F67dnKCTxzx4cxcP2LLr",
+	"3Dr4yNppyHGtZjebQTLyBnUQ/tIVwzhQ+q0OpEWh98GQBhfXsqDGxWyYGb3Nfj2nac4xPqxGk9iOg1aL",
+	"TVfgOdj3/R48aDtU+OJGfE0BYYk716Osm+HO5V2z+6f0U2nnd0L+XuCUQODgnaE3zPf8nckkqTZUKCSD",
+	"7IScC2CD1aTI4W9+GBwUMKqbO+bb3W5EhCQpmzGqK0jFG1uv+Zbsrt6RYr2BXaButEE5DrVM3SMScEzb",
+	"X5Bm15u9VpqXKw6erG9FUaQRu5R1dOHjb9tUXBqKU0u6bwZpiq6CRqY3LCU3Qs7hi6nP+bbokX9nqVxW",
+	"hEd0NGEXjNZpoXcoNYRHvk85pgHdzzMBkHPN40qm2OrrUFza6PP9zBCShdV6Pd330sCyA6esA97cjKaa",
+	"l5qK1qmJuB7+hcvDh0jvV2wRtCpqhnCZSEB06HLh5VyQYcaTuK601z5Z9RuB8tuxrB3YsJZfAHwrgS5V",
+	"mJ1nhsL5DLmg6A62QVNlXnwsdzq7zzrPwzJOxtARKDyYU9Z0yhiZ0JhkYiSn2CYZnPtjpvI9wuFBc4I5",
+	"hbW7WUK10dCWR/zl7Ozy8S9nvYvD1w5KIPxGCRfZp8d0Gj/bqynFuuX1K3idJQn59fCS4KsEp27rDXye",
+	"LtqLwuy0qM7mxd7eT09ePH++t/v8+c7ui+4w7v60MxzF8ZMn3d1uvPtidD189qT7dOVUr/i0Jnxl9Fff",
+	"bwynvGJim+m+t6sozOZMk+btTme386SFYygGeDkJFzd2Sili8BiFFo2VwVi6r8g//vO//m+8f3AAK/yL",
+	"JDPFsli27eCkedvtdDvd9m5399nObndnZ/fJ3tNnbbucUB4QkcG/xDzViwGOECA/O71811x7V5npA8IM",
+	"ExnE7HZQ3TWc3Pruc26pCkclKpzRAj0HeYgH3l7GPFqBVTazKBchL4tF47J4y6wz7uRwML91P3SgJfBv",
+	"ux86iFLbydJkfUQNBlyNPOZAJe6QsBCPt1A8j+JxIZ+zqsnk4CWbQJZs2x660H0lGMbNFNsUe+McLl6P",
+	"ALZFLKDW21/OJXA9oXHZV23lPYPToGV0r9tf1HFDKfDfGMuG51BLFpSi87VElb/R0+5atb1EHOtS/CvU",
+	"UqIQnPEqWjh3xF2NP7JCe1KnNUPSqbGbKKB+NQEm6+P7s4s3r07O3rf2bVzSdlbqC8iuLpSaITff676w",
+	"Nc7YD8s/wOpNIyl0KhMonQn03B7WNH0FSFoyn0g3Pa6hnfhSfsMarFKb+NDqbOk9AvsCu9N4Hx7MxNYv",
+	"liDeaoAlebVF8WpxvkH+xYhOmUu8IE0EuJiOZoByEWHBHKRVbpB+AbCkZkw3Ub8cawns2xbvr9iUA9sH",
+	"09Ge3xRsEjkxOruWlm4dlQLWW8WBHqzo/xLK/lJslKVcLwxrmTovGbeJCNzMa8JoDCYT5ho1/r3dOz9u",
+	"YxTW8QK840vUGDKasjSYjt07P4YevwDpiNflBbnAIkAHxwf4R0+0npUL7DatCC6UamItp6GbyNWowvqe",
+	"n10uJcWrx5+L5XlfHueP6ZAzkSwqtZtQymC9xGve4ssX69bDvFxNR0Bjdl3NUYD+G2RKudCUC6hChfkq",
+	"l3BjAcYMn2czqbiW6aK1lAgNz7o4urwisQQNWEt8dIdcukYckODrdTLSfNn7BeSJbVgGvNhwtCPoSwI2",
+	"7cWrQ/Ji7+lPviUKdppRpDkoNoKwv/7L35QUg9YBoX2x3BUGcqVdOkveQ4YL3wkFonGfjc7n8dy/DMyE",
+	"MP3RPmYC5DTAzhTyGl/Tolc1Aw0c/vGf/zWILORfX9hVta10CAqqVoSltmQA1vL+MKHixozcFxDWsA4m",
+	"SAMf6WTRIT3fgGIoY8NaMf7xe1ZJ1BQxvnBf+G52+H54pfkdT1vhpmV51HUIKn2BVa7v/qXb7XZJk6kR",
+	"nbEYEO3pvBVBoMV3DYE2LmYfyLurV+3nEXT3FKwvzMedZ0RlaSrHVDOCz4lyiBzXRhocgYQiLjYlGMk0",
+	"Fp7iMesLSmKZDRNmqNOYPaQ52GF73e4AVlRBTn/M2AyQcqggO7vPCTjEFcBYxlRTTOPqC+1aLiG+jieQ",
+	"R4oMzJINbF8L7ARIR2yfDMzad2zKSIfHg6gv8DvkuIOIDGCdOyMAejOfcbU7x3l2iWFscCckxhQyVAbQ",
+	"jMWiOLiE3EcKR1dkQm8ZEdLWlPdFcxCwd3a8vWMJetDqkFPMRobyP4QsAbdmX7htt7TVIacZFuYCYBem",
+	"77BP1GyP2WcwKx0dagkPo2PWN4c/ZWomhWL7hDpkJLOSL7rdn3ZevNh9uvfTXvfFiycY636xu/vkyU+7",
+	"3SfPnj/d++mnp8+7LwZ9UWgx6WWTMuI65mOjijZHCYfu22oisyQmMRvJGJSxqcNg6IuxxGYOKOAdvVgD",
+	"8Rdp5mS4Rucl3Jx23imGLz1owfmDHLAbtkB+hGuZmSWzIlFmhnw/jdhM+95NTNn8Gp7DE/UFJpBLgZ1T",
+	"Br1MT2TK/w5Etk9+RvGE6tYNW6C+hcvj5d/+0u/7ZtumXCmIHaa2I5MRemOmFdnr7kR4eiyQOXRHmlJE",
+	"FYkxGdP74fpir/skKhCdPWf5N66lju21lCCyqd2Wve4eiFrRF9bzkvdGgvWQEjHvLMkosrf7wrpICn15",
+	"BngAzUz7AlI6/QRtEj6HjrmDT21gtG1z5QA14YSPmEB9nYMIveZGN2j0ZnQ0Ye3dTjfXKgrfgbS3KdmN",
+	"S5ZctyfSsOtiJdlowpS20wDmNGNyZigJAtR0inveO0ZBbU4WA3UDUT07vgXPfgMERqPgbWp0Ozs4Czlj",
+	"gs54Y7/xBL5ClwfoSKA0wLMf3+48jlnCxtRV2XyJ6n9+/Dn/cBx/QTizvOLgN6tzWU+HXZviLcUiIVs0",
+	"gFIrAOhZ1f8+LM/MV+qG5s1c2/3lX3yH2dW/Pv5c4KChtw2Zi/klZSyvDxsP9DiRY3Xvo4EzK/jC09Es",
+	"9DUwcKyLDfwGhe6PPzts/Q1poQDFf4904LvJh6aqWHId/N5X/S7/JOhMTaQO/ebl4uPP3lf05fHn3BNw",
+	"Bzq59E6nL9Hai9/nPofCUtiSf4xuMB00YdxFkJDlekVR349iRtMbp6ZVO3ocQNCFu97qvpWDUR4D7Jwo",
+	"xrATJiLlWa39kb3P3JajaIMwdG3DDW/zLPo4buw3TrjSPf96UXVpK29Z7RqDyfY2JtuKiIX4j4jtJRMR",
+	"238kIthJBnS53skJxIvNI0Hpyik479UTotdAUoDZ0tCDYLmqz7HACOsi418+AKI2KEWw5bvdrjPLHLpK",
+	"pbcdVOf5odb30oB0GLD56hp5oJ9uD0cOPdDP8LFr9gnX76y//h30izQaDYvxpifrb3rl+jjCHbsv1t9x",
+	"JeVbKhbWYYKwibnsPnEKiQfbKAN1FDrt+JPVlKn3b7hWbNQiRYIZMS9h9yCmNaTrWPr+EDWKqkhjv/Hr",
+	"8dH7owuYW/moP/7s/rRMJ3ju8/0iHsDTvlDecMwlR+U2HjY5as4nEhvGRODsi9mIx/gBa1TKR/UX5k9q",
+	"45sT6Gri7HxPWuvubXcEvp42L4wFL4V72yjHb86RSaNivSX2rIJ8ZOmwuralwDW8t9LiBzmvho5J4PBB",
+	"yd/yjLWsGeS0/FW6QdSY2RTuimCAxwOUtO2MVOxT55qUwN826cabiU5QAuqT0sAJsFyLa9/IL8qvtw/F",
+	"/Hpjd7YOSMr+ZjRVaFuMj0dp0yE/Sz0BCWgBrYvOU2AvYAaNtEzRUQNzKUMv5hzJsSE3yF73xfIpfQmH",
+	"uHRQgcZ+lvHi3s6oe/xL25AKT2t5X7/8wTwih0r3fbN+aJG2LZvpvtju+p2n35uN2XZwpAkwpOUjqVyG",
+	"sGJCt4xWhi3jSBM9S4TrFqH+ei+bVekobMrj4KjlQtbbjmGhik5cuMh1i/YwEqADGNacI+3DgfbWQitC",
+	"Zxe29qMpttcGUjyhSrePzGPbxy8jBOQWbG4ep2xGHfbOnKdcayZszwIMuzxS6IPEcgt4ypG4ZYnEmuwy",
+	"E7jUKaPTI3zNKGi5VRXfQmR8szOIAdO1Bo15aZgIWDRreYJmnzTuT1vBS5SZQjXlMr1lafvSbBS+7IGr",
+	"7LVLNjBrtj8goP5w8Kktr91SFMxRD9ds2t5sNUoPDTGmHsH3IfKaDHjs/HOK/W79cxEZwHu7X6B9r/8J",
+	"3sP+UhoLvPnOBYjvbcFQKBnsgzu2TRN+ywZwmMxSoc6w85QoG5S2mBNkAonl6p+KTX49Gyuyg6XTDzj5",
+	"ITpMmcqmDJlD6eAXeZZlROvNgomUNz+GT6JOBfMV0O+Pfn59dobF/C4ChjhEg6jUD32aKQ0NCRZ9MXDt",
+	"/a/4lClNpzNH7O8E/0QU5lY7MqciLtwCOG46g/qYCd19+ux/4p0T9om8fts7bF++7u0+fWYOXr9hz5Yb",
+	"BZ/YwW8xXjGU8cI1wLYD9gWmU8zZEDYCoUivCh3rSzE30hTSxr0ijGphHOt5IWUdPSkqsnEqlCJckGqY",
+	"Cso1VV+4y6ADfKFQzbWScFqlD7tg5AN93WXhcC6Vfo9vsiwb1pDCcbnU2Xs/luPwlb2pc6mEChTNU2uy",
+	"OC1mLseGWEZ94GNhTFYubNOsIr2QJv5M3MYdQGf/5b10Rkvda3iqrH+NoLVyV93bJ4A39hsQc7qg87c2",
+	"s/CL1bW/kWpd7NFRo1/nOA62lR9hNE04SyvBt0rkEsTKLoqJ7zHVS5zc10izmmkWkwg2n65//PJUTyUo",
+	"mVAxgnE5I2RCKQIZSFAmNIfGeQNrmQ7ev3/f7hV+GbTA1Ql74c6g4YC0zJ9tB0XHoA0rsyFCcB8lkKTs",
+	"TVFot7QIzmtI47YfaNDqfFcj6Htt05VdTRaXmRAdjdjMnIMhu5Yp8ysfSvRDDqYpT2yWQCnNLiKQD2bb",
+	"IoiYTKDfn9MmuG4dgAzJ/Nnr/EHGHZwu27nLxcyL7/xIeUqzbY8wi91JTEwfw3yIokaUB++KWhGdt4fA",
+	"RNFjVNGWzs6PLnpXZwV9yYfDwhbeMfxMZkb5zWZeC4a5Oe+KnrBpRLCNNSB9Q+L4jI6ZikB2M992z4mm",
+	"BZmzlNke3BY3g6eEQ68N81RIpcCxp4wKOy7jgFLsUliETIma8Gvbly6hGnJuxkx1yCtoY0oGeUvAgU0A",
+	"xexQRJILh1nwpb+1ORh6WqVB0WYGVTHeuawRDOSMiYEHowAPwoAmyWCLyI6rajWPwr4BwWKGpYReOjZs",
+	"4O+MNHf+8Z//71Oj5TlMjJ1ut1U3g68KCQVVohIZ2HqfWcpuucyUbwMZmgomGW2lk33LmBRQZl1I6kww",
+	"eBcAmAYSrnZJeLBWC3zZsjZwmB2fnr+7+nhx9G/vji6vMGvSMqdrmZZXMQKNA9aZGrZuWFqRL1uGut5S",
+	"xQsff4Z/N84csFevDA74TO4sA/i6jaMDV67Y55EPVjsJ5NOXELzcM6qDYnXiNUe8rtyxB0+ri45P6aLQ",
+	"c8/xezuCC5YfECrwJ9DKhAQRkHe5dh7+PTTnEkxNdrcEmjMt83wEGji2RZsrgzsOQgONWjeLHH6PDFnC",
+	"2a2Nq+AchiyRYqyIlgcu59NlcurAguu8E6Fb+0ImmI24rny77+q2PMS8/8bXWHErIyiwFC6Z/zuHT5Am",
+	"Qk5KmNXX2UwPgZLtAyWuPRsxqgieggOrIUPWjsPxM7vPRcYK8Us8Uxux6mU12UYlH8+yYcJHbVslUptp",
+	"MMrSlAkNXK45pIo922vhaTVWke/ai9WjUKxuXdHocTa3+asBxJRNUYXmGNwwj4z8KNjzRHPAxR/i7Tw+",
+	"cFYoFbYbMIv9wPL6Gjz9bnWmtg7K/u58PUt5Df+Kv5/DMmD1yDc7fEtj1RiaxsTo/LlyasA5FO8+fbrz",
+	"giBJYT40bLrdtlIH6gDBFCnZ/ryB1mGGWU26eTo2TAnBYZtKZumIkb++e3PV+9g7P/745uivUfnjpTEt",
+	"8Ju3h+fu232w3iPMkoYCKFe7IkWyaNnoHgYBIW8egnxuPDrjraLLdsLNVVhkAcDCmWI1uXLnx2/Mu35D",
+	"AsUhVmWI/QlJE4M4rszL2kpIh5HbIrP6BTppYqENtV0UWkXKBHqrjTOvUkRtS4bmYHHzESIZZO95obPf",
+	"PtntdklKRSynZGg0RgzlwQlR2bTVF4ZZpnQuDE8svsV8wkcT2wzeJ2devu61d58+A0cGKmhQqdcXwHSl",
+	"GNkiFliVGRMKS7PMoG8PzwEqGVYOUAnAM2XjFH2BTnbSdOk1VskzdgQceKvEtoyeDNCurphgiD12RF8M",
+	"FxDj90sODlC7G1DHY0YSC5IwrVlKRgCqsNd9gdGXvoC2f+BOGvgOgAPSpALKwZ48efICDBn0DmidmN9I",
+	"nNncfJWNJn1BFRn8tNudDFo5GpyeS7JgNFWEzuniAI+q9dNEPicg4bdM9UXR/5KyW3nD4g45g8xAtB9s",
+	"8oJC6d4U6OzNX7sPHh94a2QcljvBVYlUrLIpOfyfl/+PVF8MhNRsQBRdKKJkh/QEGeBZPkQc74ENYtoo",
+	"MXgeLcQ34ToUKsIb8SFbx4q+tQpdnNxWivT9RSCOoV7Trk89s4zy5Ex3/LFe1uM+YeAJ5ncItSaHWLkd",
+	"6PMi20Aq+0WLCkvtHKfqlIyhqpn85UdW7bdV1Z/86Kr9pdkrQiHPx0qfgyIhYIESQpPjXhrWvbmoKSpA",
+	"jz8bNvsFaSZhoY540NPUmvE3bLFvTXXL24ts2xZ2quJkMbxRnC2yK3BeQAqTklKUUpm0TGLS9MFtlBmt",
+	"InO6QJYZYk6WmxrmRHoVFa7AbS0Kr+0+7a9aVqBwqHthZyWGsre80PatHpyTlcRmsyolGV89Da6wtF7z",
+	"sES0jToWNAv2unu+JXs+H0hZAaRdOrUi1pVzg2QtuLpohSQfqXDSvKO3b6yxrxBAD2RY9rcU99uq+TkV",
+	"Ok3aOjOtYraV9r8VY3nDFghI+SHAzB+nUtvepnd9ap01cuoN2Ci3XsFbg1q10nSBxoHh4csn1JofYemx",
+	"LCrg0fYeKzCqJ9pIBdTjPYs3O4BLEKPmv2+5vjmDYLCBFgifAO26KFnwvqBksY/kAb853nb/UqL7B6qd",
+	"Rv14UD3/SK/y13OtX/htWXRatRJXHkWVOanGAI8588CyeIYLFHBfOqctQe8s6DRZ53zTKWBB5EG1MlBk",
+	"RIYLjb2g4A+qCJsOWRybM1rExjwgYybMaWXEYTpAVM6oiDaLSjAWh7S/X5g+mzHROz++nLHRdvLYveIK",
+	"2g4dQjte3iOvdgE639szZqGVGvu/fSi7cAtIFEWSmDJNGx/83iMSz7oaCsgxMyvlaNGyJCHJjI59x5kR",
+	"1TSR44y50OA1/8RiAMyU17arOpDr0tLB05oIHKvnTOhFC1xdFEPZc0D7AGcYjWNoEJeJmOiUz8Lu1XP7",
+	"Wt+QeeMQde7VyrpFLnlKlZId/kwBgXxz5XX+YiU/vyOm9X5+e6VtCr2S6fihHilS+DUi0Jgmsro7uebM",
+	"CLAmrrbvU4mYy8q10G35NkiFVjhG7OVZlOZHxKyzTzaGRPPi7N3V0cUj5W4AO1UhGIwKB6OQQNbWwiOM",
+	"E2IglV2BZACDDdAANwZMYLLeVDbzrM0TQtDFuhLNp0+fPPu+mUK4Ni8R2quO6/qdfzB7SqfxTLAiZ8Fa",
+	"8cIhwFgtQHcWiRyB7Iukvd3ZjTbI/6m2mF5K/plRrVlqbvxfv/Xa/88H879u+8XHD5+70bMnX/5HYwWS",
+	"SBFApAY+w5XqYcAHsnkwVdeHKgft9pR+aqeZEFyMBwXso0fKJm7nma8DhEDtTOmnC3tDy5YvUkUGFqYC",
+	"wz8wMmhkrlwwNiIOEoCJSqTRDxhTRouz0RtVUCPacx6zEuJqjUUWQSoxgiplDmLPDuASjeFXM82IzFhK",
+	"ZlImxfh9np1UgDuCMbDMB5dNpvAILsYI90pO+A0jj6dMp3wEaVQWid5lC5tplwZwwSqEcKIECQmhqRCs",
+	"qwA8lXClD8KwUw7Y6kmQzXq82kuXGfrtaioqQ9WllrvLHmGRP/sTSntVQQGOXK0SUhzUyOdEp12nD2xM",
+	"L5QnnWsstNsgNTysKDiHRu2RtxVwBKdvzKUmdCUFp4inbiBVRMfIe/1CiL4Vkaddp2cOF05zOCDXmKKd",
+	"p+auRNFx3Q5K6QNh3dShY67TDFblJz99SE++w/HFhd8kQdlt438H8Bz3rhCl5zEKrnV5xP5cbn6Ei2Wv",
+	"q2JbF2wqXYqqlyTmfOVAso7nuHwbm5R7zQVXExZbgXVRhdjGOg2sdfFA3Jlwt9m+bBpgEz36TxWWw0za",
+	"UtI3jj3hWP+MSZzftdDLCgij2+R7naeIqwO37WxaNM6//nTh/uU6TYiKS2Sbz2nDo7Y6MGbe3nus8qbz",
+	"Ti0bUUGGjLAYJBnmvgldQF89f3dFms4jjI1WjNb7l7/8ZWDTkxDGCPyYrv10SEPzp+Vbs3bXXGA1JeRu",
+	"sQezsopWRW35dXWtDhwZlN0tUC8PFLGlcIjuDnTwIWrUtkx2VYnLKModMvDiZ+B90fZy15mrL6CLfaY0",
+	"mVI9cuD4etIhR1UQcURHh7Rl76Dv2VXqi+IyFc7VmvMTLPPP9P2Im7tlbm3WTaRy/j5E60rfv2eZRG82",
+	"SxarS+EdtcwpbGtCR1bu3meW2ZbzsCl9fwIu9b3EeX2dlpDaRZBl6nYwAGttDhx6GmrqmFwNU6HeKVDE",
+	"9M+Z43a4YgGbkA6cUqHoCAvrcj1GF/UMCR4sBIs1enw54yIkGTAluo2dvoq9nTYvHK8ENEMWRxlOuibY",
+	"lQNieG+CTzG3KlwRHDQi1zzRLMUkCu9ssN5AnamDoG8hCvgWgp6Co3zKG1V7lxodfX25d6DUeqNKb+8d",
+	"+xaYujXP/MFcDX4t1jkbHnTQakaXd8bn8DTWzK8evtUeio3cjF+jhm7IbZbh6esRgAEKyuHCpqApGHYM",
+	"zWrQe+mQeri2Hn06mkAwqHAjODshkVfEsCyqQ85lksBNMnXcx7A1zKiyiHZcKM1oOOPCE3Tje5yatYhF",
+	"D8dmyWOf8FtmSQBL0QsHyFOKdZQBhMD3PCzRHfsibHW2XJu8bwyjV55pXVbmhc1SLKKl+jQ+bMwHFWEW",
+	"55hrY5MuKVlF5FTcXeYT+psqG00cnMA1Cl0Xpck11gm9ZS20Vm3XNzBx/sZGzutDbbE44BBDfr7Fdi32",
+	"ObNg8j4vdLe7m78Owkcv8w2bgVjkHT9W6ZGf2SG+8/e2TO2wq21CTz20sIlNh1UFGS0RyUTClAXjhViU",
+	"8KTQfHnROz5tRc7/Z+3a3XtGcb4CIqgx25YJyWauwKsdeOTSee6mJAumMeURyavQjMsCQzdpgrBOHke4",
+	"RbR04g3x1H45ss33woD8AxCIiomYDMzCDcwDxky77AkHF1VIsvzuouf7Wde4rmYfChtW6KFAYiY4Fvx7",
+	"qgwDoSGG/SIHr8PuUaVeVLDqmO+Zbz72snZOj386hAhoDxvZLq8Rubw6O7fn8z8Oe6eHRyf/8eb45KQF",
+	"V1z1Lq4QUBv+/Pjq4uztx9Ozl0cl2V6U4k7+bQIZsZ1k3QJp2xrMhvNUALSbYQTt1gYQ2hGZZRAicaUG",
+	"kCm60+2SqfpqeG33onU42w/I2A/I2P/05oM/7o8UHmT1bRGxf3hjAgpiVmUaehFpTuFrmcQuqoMJBhYL",
+	"FFEFkCDNIwEgMmHUteMGXJtCZ+DONI5IH7YEUvsSFo9Z2m8A/EIxwQEC2kJi4Q6US6GMZtD5RCxs813Q",
+	"gl4enRxdHZFOp4OvVWk/PAi7H1/DCnxD9dcMsAqfBN+dNEvNwu1BhnIlK2haD+d56TyjL6lAQqRt6yEL",
+	"xIa/B+Bq55NSHVHhlj/9ka7Q/qpMpCNhaQyP0gT6ehqVzKivELvN1WSleZJgfAjziNFQNqcWmMOFPfTV",
+	"KkY0/HMgeAelVNNeyKc+Yb/hHLJvTh3MrNI2KdglScFRsezIDuTTOS03V6RJrVbqNXsHSwNhMTM2sKDC",
+	"K5dDYzCme2qhtZGxCrAhL7MMUIUq+mF1zEKtS4t8P1lEuR1s186tWtMhv+x0d/cKcDy12ZK2Uf6qasfo",
+	"xygWLRBRHb9EMgU3ARLbf2v8v3sAm6p4wRxDzZ0rkfW/4SFtru0O1tqcq96xCv3uTHX95ZcFxnlnJuzA",
+	"4Oo0qzPol2eONxQvgF3TNMz24tUhef7T86dkRIUUfEQTsAwgbVWZDQTwqjRmaSuC5u4iQkArXep1MIFm",
+	"VVonLMYQUg5aB4P1xeBzv5F/2W/sf+43Yj5mSvcbUb+Igg2f3dj4wWHn9xtfvgwsQiIAZBVKRgGuwHum",
+	"lsEbWx3yK6LscV3CQuyLAdCI53cWjO/V8ckRabfzJ5A3R38dHJAKaKLDxOgLxOC1RlTKRnyGRbsIX5tQ",
+	"Mc4AqDyQj3QEYI0W/XA77fBTW8TLTG+jClxv93k8vsq2oSDUiCCjsObgQSlcYeTJoaVGR0tUkdOXeKKA",
+	"FCzdAYnZHdwO1PGH1wfdycNTVMuRfu2dHL/E6mNHZOYkTYx+wYVDTsjh/ZAoLTgqnvy+KBx9dJNCKpJR",
+	"1pC0D8i7097p4euzi6OX+TDFEYaZ7gshsRNRcaRbmY0mDBOXAP3auWXLTE9IbabhOB/6ZT0V2CvIiGbj",
+	"iSbZbB967CR0jHZ/64Acn8JK9IUXbohvN6RxzoDL+ikylDlXwdRGZHJ3YiV3wmr9tUDKdYymTO4PHKTA",
+	"QX7NkV+LjMTzjzHlQlnDCIk/J9J/Ms7hev+HfUOua3rU7XZBOKkqSD+cIF+qCZdgxnFu0mAediLHBzbe",
+	"kkGmhpy5vra7RJGmeUWoMsAkRkGuaaJq8vDzpCQz+zVm1uvy5FwJ2oY9MjTlyYm5sTbNa+tKtIujXWKr",
+	"h0nzH//7/wDAam7hRQS+e/rM2K8znsBCKp1mEEk37Av85s5N7hYbjCURMwCnHvzmG8p9IL+dHP16dPLB",
+	"YXYPcpU+YbcsMduUzWYWzdRokraWw3DEPfKG/9zpC8zL8BmRcBxyxCXLeblWLLkmTYBUXRiDAxaM+Py1",
+	"Fnavoc6vrbL0mo5YXyw1QQZbXTHDMUcsIqwz7pB+44KN2Se/dlpKkkgxJs0p/VRZxFan3wA+HdpTzHU8",
+	"twXcqyzmb2kGn8jxuc8hD7gMl0/bAxdfzhUyegce7Eqq0CNlWE7kKyKSRSnHlQpSOIf/fBlEkBj1+LP5",
+	"x3wcpoyi/Nq0YNGm4uU3HtjGT5aNKDKjkKfRIRfOh5XwG2aPtvW9BVJpEkbTn/Pp/JB4ZmvTWeAtHjJQ",
+	"HjJQHjJQ7q9qzzCfMO/ZNjfkR/I1ngILXl3tByA4ENhQpAmpNS9bOWKlM09d0xXQoFDvUwcu2KE9zpAk",
+	"CZw61wUxkC7C9L1x4PvPZcyn9gd1I1rL/S+ZfuD8D5z/gfP/QbmHhlHmDM/ySer549ziXrAkJuz3jCaK",
+	"UCxLxsw9cnh0QkZSxBxdijKJVev7pB9W1PI/IM9/O4EVrAi41MwY69Kht0EXZ6jaSDOxj3IMOIJmMyOH",
+	"3L4MF+7PiKgbDr81y+aEFVlI8inTKUSO0E1EyTXlSZYCL0Gk2TQT25ofuOLmHX84wWcm9afL389rPx6s",
+	"oQeZ+CATf5x8fPP/o/OPR6e9n0+O8IP96uXxpf3uzfF5RN6d4r8XR1cXfzXr+vPFUe/N+dnx6dXHw5Oj",
+	"3oVn9d9HSM5S+Tc2QuKpzVoFwJapjFlCUpbDVpeSqKRAX/mIJsmB1wEgiukuKWd9+YblEcEmDH9nqeyQ",
+	"Xp7MBqoFBDP7wt9rkxdsHms+fdsaLBAwLAYxzvPX/Q5dHvPBarh8Pv2HpKv7SF4FlgV6Esqna5kYuemJ",
+	"NRCBjPJACMbNNZ+5rv+35d6qf54QpIfZePw5h3dYXUaeA1E4dKH9vOoXmzjZfpWIUuTAsRWZQlfxVkRY",
+	"bHRLaGOJCLiho/jejvMtz58fo+bYuXd9CPIsY3kZ8VMAM7Z940WMu/v9ALuiIFR0CaykHjB6LXjJXY5P",
+	"BQzmG5709/lb1luGZ+Wybzy0qpK3CMeWEiXoTE2kr7NzbxX1hT/jmNfo7McZS8k1i10HAmSqWPhNipgt",
+	"qWZxX0B2upHdKZthS8nBccymM6mZGC3ab9hiYCzMLBUF1KR8ls3dbjcoumGAu1eCF+YAzXL++M7v8EIF",
+	"V+u3tDPtWKuszHwLHEQIo2nCWVrJDqhs5r2DnK2ZqqWzB5v3weZ9sHn/qFamNNU5CnLe8ADT7N/2Tt/1",
+	"TvJ+NYYSEQZzkUhahnNbmfSxoT1bI6HBHfojCOdzjC+ig9R2fICy/Henp+ZPu4y6pHgDApwX4ujabc4n",
+	"MnKuWluLF0uZFovvIqDYfVs1im6Jj+/PLt68Ojl7H7n8L+wvURmzeXF0eRWRt4fnETk8OY6KdX4WeZgN",
+	"J1Le4AcH8J9DDZhJgy+jVewO6MCzo+VOnsgZLYhiAoVvvkkA17bizKgS+bokKaPxwhWj5SCoGKm16wRV",
+	"C9ZP0pnGgWRG2JOC+fFjOaTdxGCW30lDePBE37dUfpCxDzL26/zKnnGTf/zn/2eZWy5tI4cEZiOAqtCh",
+	"B5o8ApdHQcBtw1aVTVl8r97kGumLQ/0I4veEXxd6DFlXBqwl4Njbrktj6QUrlCEgPoirbfZSKRfGvhya",
+	"akjNxvJtzCHCVGy4wV6GBZ88JXIuIiIMs4INK54fGw9fLRPdFhLz7oDSRd0Y5U5MyKIBQLcAo+N63YC+",
+	"sIGcvIDhHgTlg6B8EJQPgvJHFJQVEwckZcKvdbkPn5WdnqWH7IzvIBWVlrMfQSZeQhVYySKNvD0qUyfG",
+	"QpYpHGmoenfkOpUxIwg+V8IolykBYDrzx5vjk5N9siRvVss6s1qzUANnM/0fViaZyfWS5EEaPThTH+TX",
+	"Hy2//gDn6NXZ+cfeyQkIIugLhmzW2ml5lKXkOb2z8PG70mZiDPWyayA24aqy4TGiAlm9iHJIZsW05mJs",
+	"+3YCKkkCXFnTGwbwiYR9otNZwnwbslnKFAuF+qFppR/vyE70W4a7KoOtbrKOaxK5umnsu5tmiXnNidaz",
+	"qGByz1I5Ykr9CRuy2p33Xdj3w68Iu+nfclsEt3q6fAyjPY7TRTvNYCvDqok7+tDkX+h9y95nMtWoIsA+",
+	"WaRYbDSJOkPCFGadwW99MaPK4ZVhAaoi8jqybvNrDvXaDmsi5imD82mBY+cyS2JAPu8LBeHsX8zhpWRg",
+	"xnlpW9UMsN3zAOne1ncPclVjEApjv0wXF5m4MNNtfBsFxI7wx9TwuMHNftVD8Zhf/6kSbv4Au4fNErqo",
+	"ll577c4isHqfFhyQQjNHsITgUM3BW+QJHo/G1ihjKw7+Z72YsS8r4bqcVLLdDhyLsk3OuSbNMK+SqWNV",
+	"NY0jK3Lge8qc2jwL+PUh3axEzQUiCGgg1qRUkdND1qkf3xZ2FPf3ajFjxdzLOsJ/bOdVewAuGI0X7SmN",
+	"WfmQKtK0hTftcUbTOPJGTXtMNYuI0jRJ2nOqR5NYjiOipWxPqQABK7gYt0ghUzOfPyyYW9IDAkVDePgs",
+	"aeYLb1R1LAXCfq5nl9Z2WiffN9MBz+3KfJdTiYOtQgv2BPRwNIO64yN/xkgzrSPaVhSmugOCIMzXMrWP",
+	"Q9gZmekf7sRm0GS07ry+h5CPILiXWNooSO+Y0DETukUEY7EiWkLrgYqpBd40roq8TmYaiiocxG0sR2qf",
+	"UPKWpjexnAsyznjMIuzkg1BNbrFzBfaWppwOvQpcLrQ05nVa15ereibfwbt/Rzn5Tq1A44GdcD7IB8kZ",
+	"OJ6v5XwjWjMk5SkJocGcAC1phWVqMnLVE5IqUdIfemLXuTlKINPMd3lVjIF7CiE+hSQzOuZivA99Sj2K",
+	"ISUTKuLrLEG86kDHWMWYQjzHIhY6xF3Nic0gk9q2SnPxAUITI2YhNDzA0QYRuL2oQNTUvEWo1M7/2Von",
+	"Sb+T9FwlN4vNB/5cfhHzVujfKqW6CcJjdC7chwdkG8D4IhJUgYadijtKWcyE5jSJ8mQP9JfcsJkmmYgR",
+	"D45wW7LjPRsWxN+p0AT7neYeEJawMcVTzjU2HAdHrpwxgV114DsNnf/ZpxlPWVRwvStoG2Ym4kBEb1ka",
+	"8xH6C6024ID/bLvzVocca+XgT6Hhr+trIfJ880JdQ4TSLQfJ5oiZB03KyiD5kX8rmFQFRDsXnBBrwurC",
+	"HPieu/QJlU1ZqdOzD1JNK1D2ttc2Jo/YfTD38dhlmIBWJAwLAMbQIReVBEnbaQZTdTxPKGKHz2jKRKBN",
+	"3kugpvyw/pjgXvn8YL41pZD4LvFBofMApL380+LRf69gTplTr6ExXH47hwLe8GjCkzhltkT16xkw7nZJ",
+	"b4nsZoMT2LGHO6De11Y3lpu258qPq3WEtDCuISwyZITF3DW6BA44pKMbaw6/uyJNamsfnbuCJOwaHjb4",
+	"y1/+MihkKOPDsRa62giDruxLb7SWvB/GntHbRjpZmEGg32eowfxKTf/7qAwbEKFb/Aedfrn4koYWymXw",
+	"O0nKPpl94vqgQoUK6/SBBr9DH55yW4cVgGtDGS+A9QSpgAx4PHDC313qgETNCeyLaaYsBpvNxdSTDkGd",
+	"33ErSHSdSShhs5pG7lQ0N/RFc1BxdXXAe/Vb90NnPmGiA1jJg1aEvo2CAQQgvBYeuC+ah0cnBV0CWact",
+	"HefKo/U6XGtsZAhcoLAPfdEs3AzvB2f4wNgno8UoYQfENaV5TmLGZtYsKe43hqmQN63hPaWkG8sE8fe+",
+	"WEdm1ULvUIDrPNP3poncLThGk+TsunawgDpi3xoG/dQey7bFIzaP7lzQ+VsshP3esbStWCkqrLOEjnw+",
+	"z84fNxOrDv/QfH3nyY8e4zuEVURILtjZMt8Mtf4juDVDVtZuNmobROftIZw1LKHfNNBXtW8f51bqKlMX",
+	"VT8b8fN3WGtrbLhZZnVAMjYcZ6+7g4nsUKXOPhmjAFatQ46VypiFJpMuhHR+dnkVSmi/lTfsMJ/hPZpK",
+	"eyF73gwXP+g3Ff3GrErFyfFIlcgA2sLLGyaKtYS+gtBuvUWoK+Xi3Y+hYPRs30SlpKsU9WyLa7hOeefa",
+	"agmu155FLKqSvdNgFF0oTFQJKvIl6v0O0qcwXl2Cqb/ikSJTpmlMNX0g+qU4WnCdSBMxrwwFAMW7JCWO",
+	"lIbKWeuPUOODGVpXbp6kOVjcqI8DIO2954U2EPvQFiKlIpZTMoQytby7kcqmrb6QM2brqZDZ986PSRPz",
+	"cs3nx7c7LXAlwtkuegcQ1gmcnn3BEmUddL49ktF5wTVvhr183WvvPn3mTHrzqImc2+xdYxl0+qJkiU+s",
+	"UZ3v1D7hSmVGEqFvz4piBV1PrerfFw4r4y4sqy9eOj9lldtYGVn2/XZIry8GofMJgnCpQ+h8IuEdbMNg",
+	"T219AbMNoq3Ak1aJyWqzlyxVttawLNCtr1hFZIdoSZ7/9KxLmpQsGE1bB+gskZmOyE+7XdJ80iUxXahW",
+	"h5wWuSOAnEJ7KjP1A3wZux1aklRqqlltJxmdwOzCjWTMfLZtJAM5923FzIoYdn94/PJCkeZu90mn29nZ",
+	"edLpPt7di8wR2NmPh8/39x8/2W1BrmAcp0wpVqR7IydGUgg2QiC9yBt7T3aL60PFwt3fIf/efiXTOU1j",
+	"Fpu/sLePJfshm3A8bIDNlaWA3JMpM9NZKj8t6haKJomcs7jnJlldMOwl09jf7e49j+63yen9WSp4AraR",
+	"WIWcZ8vVkEVghKIRNSaMxgwjjod0NGHtwxw9uPxgIdvArPeLIQMb3rCWc2dl35svDxKzIDFRrTfWDxzw",
+	"ZX0xlxxVTcqz4XKlBpyQe8htXDJ5gNvTZFW79zwSB3EhAXExlBKKNGWmFY8ZsYfQlvUo32VvLqAVPNcK",
+	"8ryws1aaCRURSmKu6DApuZUsBIfNBp2wlJVy+wUkToMoBWmQd5CGcIvhCPE+CMJCJ1UrwaI8NoexcKEt",
+	"L+YFRC+8r0OO6GjiHmK7hxaWgmJY0UbrJIQOyQjCfpi5GllUE4w0wiI/UuQGOJxtM06edqEIGpGurcvq",
+	"wBX9GEvxEGKd6PgqFR7RGGWrOe+wOnlxkFVC/M6ui8NfOApYIynPzTwV/zvzHdHyhmhP6/uhgWlR2wtt",
+	"WwlmFmKQr8zAZdjMUnbLZaZgNeumgpHjeunQjb5rP6+XjpjsDtRlKpwJhkQir0m+qQ8Mt2KilBisU2Lz",
+	"+oiICDYv9CGUblWpJpRoPmXfvkF1uIn0LUvVKujiK8eZrunIGCSK2FbI9saB9+Pj9x+HGU/ij1xcy4Gx",
+	"1VI+csUoEIsG2998/kWSmWJZLNv2SVjaBbejx8oaPjLTLeRkvx5eQt4EXO2SO8ziAbuDoCxIsZQxMqGG",
+	"8Y/kdMq1hpaYVIyZrcv6RRppkGDIwcchEqqvZTrtkJ5YeGcEBITAZlnyV0AUUUrS5Bp9D674kg5lpn0G",
+	"U+vA2lDGKsVW0Yj973wXZlZDNrI4JaUXpIV5umXSLEmgW6HRC1Nr9N4Iw4yvEzqHHEqdLoI+kF/tbn9D",
+	"xuKGqNEgcX9dkh2an3/CsrACzRbMaIQ1wZhzHuBSMktHLN9YmyeTo4CXIWHNkzbIlJrL9IalRtbOZJLU",
+	"V4b1sOukuWgfulPYkLjRIaQhM2WYkDmbGimaqhtDrTanSEtbXJIkRveRFteSCpuYnHCl0UE3p9yit8gM",
+	"kEzx8CGIC+iUCF+Gq/R7xjJmFHwYb05vwF53kccDKFbBi2wDREy68A/hxrDNBOYBWT0sz7eWSWJ0RZbe",
+	"0oQ0u52nxFjHoFTVvx/mgy1Ic4Bru9/Put0nI9c6Gj6xQcva63D/O/PnAZkwmuoho1oR9kkzu+/I77KZ",
+	"G4NqbdbskSIxo3HCBTOrhFfBmrjF8wnOVBQijthQBKKz8Jz9YvMxbD4ykwkfGZ4VM2P7p6g34grDruGd",
+	"5F/IDmyleWDeP9HM5v3ZxZujC1gGx+a0dJvVlGnO1TC8YJ6t8BRIw74SKdiBWS7gg3gjNFWxfl3D4+Bd",
+	"9rpPAvhyMkmuzBO/UY2febYZ4w+q8jPDr8oIxcUUcl53+ArdVV1hQOHoUQEn7yF4+FXM3diXeGan9FOR",
+	"vhnad/YwRD5zEy+GLVBsJI35CX38RUmnQ5YS4Ot44kJ8HcZ+/Nn8g92XsI5heySUK3jCCt90zyJFGNZb",
+	"8sIgtMSMpj6VS5fyMoBOwU1M7cvbO6MC77ICAxl4zgQt40PXPS6Y9/I65mlp2rUP9BoWdKqAGVm9zv2C",
+	"1qrM9CzTdckklmXiRZdwNvcDKWGYLpOzSMc8m3VsF/E2VMsLfvv+oBsqSZp7u7utUI8n3FezS9+Q77lh",
+	"/kDe14P1CEJmFBBV/ru28PjmvHH3e/NS3G+v4zk/Gh489Djakzo2h84cdCkIlFdbyQcJC4Ctf7+81Jzq",
+	"b8FHkSHQYcJ897eEaVWrqZk/0QnYLOlmyAfNYg3p6EZeX7dsmru9ClPqEnatDwqN5oB/WUOzPJF8Bk7D",
+	"7pAi04/QIs2L5ZbZ1CvKk2/MoswQD+zpvyt7ug9sB2AdE3SqUXXzSHmpjbbT/XIRb/Z9A1ZyBHakKuhC",
+	"w0WRjfixr/iUQagTQxIzarWckLU5MqZzAiVAipgjlSfrWBadJMA9hsyjh1GxIFOZMkSpTzMBzgsLMueM",
+	"SBZHvtVR9Xd1w82foOOZa/Bt5rYsqqIXtvYR/cmsuVH0wF1yUFAmnYaInM7YkS+WedVrvzjflmH5cf5I",
+	"g9IsZ51FiWtNMTolAdxYxP9c/vsfny/hUc5ZkjWaoMsXo6nwzmvrGPSn9H65VSLH6hswKiAzwCX4m3R+",
+	"uAK0TiLHeSccYA88jmwefLEFrrnOPAbNqzQz99pkfci/V5a/pVDLCFxRjlsd0sPIr1WPcm+JTSBwrM0t",
+	"+zKv6M1mTMRwkswCfTtmcSLHfySbkOOV+g0T8YOC84Mzkl4c26NmzSM8JokcR4XaWUvu1QaoGzGQCaOJ",
+	"nvy9Ph/DBg92u10jVSCyYLMTLKIUhkIUeX11dR4BSpbP0oyppkMjj2LJLIIOh5o/bMctzN0QDyPNlNlm",
+	"K8IZN5jcBr54xmIWRuV4DdP/ltEtO0J9M1JYA65INut87wAVG2Up14vG/m8fytX6uLb7pW2yU8zpA7f+",
+	"/+fu+n4Ut4Hwv2LlpSAFCPvjes09baurVLEnbY+9h31YHSYYsEoIih3toRX/e+Vvxo6BsL32oZX6uF5i",
+	"OzPjsSf+5pvkGXZAF7fmzVth/g2h6ALbsaiWvlyO52Xgr4PnYG9OULj+IExRy53ytfbc/3DCY8C359/f",
+	"XMrR/MTT/UvFW/XNjnYbqU9UfoYoSy+/8PD/jWZ4qKvSHUcaEzTcc2IT6tuuMkSNs6zqUlq3JEHaIwVd",
+	"TkJxiCj+UHuf9efRlF229uYlJ7iSvs8VhSgmuJhwyxlqe5R6RUaDuIGCm1TcZtcCAciLNurYJxG7UOSU",
+	"wLNra7lc6oJAoxgX8/wu9wTKsv/GO2Fot23APf+rrilNbrO/s7W+4co+e5Xk/0Tb3d7ueLjXZK5krWo3",
+	"8iF1utAThXm4EzBdznfh0x5Bm0F4tE1VyI2HBPQYLoM/Z57OQiw3ckXsi029SfJkbe0uH43GVz8Os2E2",
+	"HOfvs/dZcg5Bu9vuyV7FU9ttTaQljHMmKtqqhhkXGw1OPDo2ayt6argaMlZnyFRGw6IqZy0C+vF+SpBn",
+	"hOyzcYYp3WJKM2af57fzggdcZe+5exiNKdaVsUb0ZoMBtwzQMuvj269R4svne4ZfA9TiJ/sCqiEYKwg3",
+	"yZJaYb3C3tUhH41eXY+HJE0C+ZKztHWIVKCRJE+gE9dMgk3PgPjGtnJDCIImAjHHEA9kGsuiUDvbxzKi",
+	"uRyP5rTpdiO1bUpYm7W7JOVmZ3PPwRLP6+7wSYi4Ro9cEETAcEI24HMLmQbiJLqF0nUg/oyfD6WHu2GO",
+	"LZlotaSwzW2RcQe7TbPSnc+j0KHerhhoS3MwVtrGpGKtja3qPUW/1cp88OXx4r6j+oZd3StV++5DufL4",
+	"cU8F3iUcp8TBVG2t+IhsD2NrJcujwcEB2/Hw784MIVqiv5EAt6SRoHk5RJ3p7a6xl4Rs9GrrNqG1NOsB",
+	"QF5qEWr3u3MUQMBEC8n9+QLqHa92SqllnJxafDLfYRPJFuiaUVTJ31We8lzHphLBES+kdWwXRqzVZoGb",
+	"b64qMN8f80P5kcCKxMWWtMUTnhf/BxPIOqPxQ8WBC2K8mAmVE0uv7IK/9yLywVRIt8BWtSz7DG9m3pKF",
+	"ieDf3TmX2Pjd4Dj8oLwU3JfrASxQKPQRbpXRpK1nX+CvmoWsa60MOfVBq0pKmpCFzcV4KO5REz4X77Is",
+	"eEUhRam3jaV603F+xlUmXmoXoLWNJ78mYFoq3t2Iif5ZzKuFm0Pv5uqnVNyMr/uxDlbI9O+Uv3v5qBVv",
+	"Hs7KoYdSWdnRwa8EKwVi8iKSzjTFmr5iGo+8O3JlgMx1T47C3sg6wvexfo5KX9b/xgTOrRb18Xg3nXAB",
+	"d0BSYwQIWQZOury2UJWBwum0/UAP3isu/A1lY1lXbSkxHt6XEovqtHe+Fdsan4GIY4yIKvTJIbjHfAIp",
+	"p4IseFNBcjVZKaB1tPjSFnYmOP5uoQxRVhRG7D19mTzefb17+O3r5ONTKo7+nPq/P/3y4Nv6Pj0TF5ca",
+	"eVXzxvo6FX7Pd37pJG5w64slN8fkipDfL32Oy3m2EEvRCSo5PB/+DAAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -167,6 +167,18 @@ func TestCustomServer(t *testing.T) {
 	if !strings.Contains(det.Usage, "Idempotency-Key") || !slices.Equal(det.Ports, []string{"default"}) {
 		t.Errorf("get_plugin_details NOTIFY: usage %q ports %v", det.Usage, det.Ports)
 	}
+	// The guide teaches both paths that need no fork.
+	var guide mcpserver.PluginGuide
+	mustCall(t, cs, "get_plugin_creation_guide", map[string]any{"templateType": "processor"}, &guide)
+	for _, want := range []string{"github.com/yukta/yukta/server", "server.WithNodeType", "docs/extending.md", "TASK", "/api/worker/v1", "docs/workers.md"} {
+		if !strings.Contains(guide.Architecture+guide.Registration, want) {
+			t.Errorf("get_plugin_creation_guide does not mention %s", want)
+		}
+	}
+	if strings.Contains(guide.Architecture, "compiled into the server") || len(guide.Templates) != 2 || guide.Templates[0].File != "main.go" {
+		t.Errorf("get_plugin_creation_guide: %q, templates %d; want no \"compiled into the server\" and main.go with the processor", guide.Architecture, len(guide.Templates))
+	}
+
 	res, body := s.do(t, http.MethodGet, "/api/plugins", "", nil)
 	if res.StatusCode != http.StatusOK || !bytes.Contains(body, []byte(`"UPPERCASE"`)) || !bytes.Contains(body, []byte(`"NOTIFY"`)) {
 		t.Errorf("GET /api/plugins: %d %s, want UPPERCASE and NOTIFY listed", res.StatusCode, body)

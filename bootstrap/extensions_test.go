@@ -3,12 +3,21 @@ package bootstrap
 import (
 	"bytes"
 	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
+	"time"
 
+	"go.uber.org/zap"
+
+	"github.com/yukta/yukta/adapters/egress"
 	"github.com/yukta/yukta/adapters/plugins"
 	"github.com/yukta/yukta/application/executionapp"
+	"github.com/yukta/yukta/application/supervisorapp"
 	"github.com/yukta/yukta/domain/plugin"
+	"github.com/yukta/yukta/domain/supervisor"
 )
 
 type passRunner struct{}
@@ -78,5 +87,52 @@ func TestSecretsDefaultToTheEnvironment(t *testing.T) {
 	ext := Extensions{Secrets: func(n string) string { return "vault:" + n }}
 	if got := ext.secrets()("YUKTA_TEST_SECRET"); got != "vault:YUKTA_TEST_SECRET" {
 		t.Errorf("a provider: %q, want its answer", got)
+	}
+}
+
+// TestSecretProviderFeedsSupervisorHeaders: the http supervisor engine the
+// server wires reads ${env.NAME} from the custom server's secret provider,
+// not the process environment, and only for allowed names.
+func TestSecretProviderFeedsSupervisorHeaders(t *testing.T) {
+	t.Setenv("AGENT_TOKEN", "from-env")
+	got := make(chan http.Header, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Clone()
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(srv.Close)
+	u, _ := url.Parse(srv.URL)
+	eg, err := egress.New(egress.Options{AllowedHosts: []string{u.Host}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asked []string
+	ext := Extensions{Secrets: func(n string) string { asked = append(asked, n); return "from-vault" }}
+	f := httpEngine(engineParams{Config: Config{SupervisorEnvAllowed: []string{"AGENT_TOKEN"}}, Egress: eg, Ext: ext}, zap.NewNop())
+	sup := supervisor.Restore(supervisor.Spec{ID: "agent", Name: "Agent", EngineType: "http", Enabled: true, Owns: []string{"session:ci"},
+		Settings: map[string]any{"url": srv.URL, "headers": map[string]any{"X-Token": "Bearer ${env.AGENT_TOKEN}", "X-Other": "${env.HOME}"}}})
+	eng, err := f(t.Context(), sup, supervisorapp.Fence{SupervisorID: "agent"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = eng.(supervisorapp.EngineCloser).Close() })
+	sig := supervisor.NewSignal("1", supervisor.EventSignal{Seq: 1, At: time.Now(), Type: "NodeStatusChanged", SessionID: "ci",
+		WorkflowID: "build", ExecutionID: "run-1", NodeID: "n1", Actor: "engine"})
+	if err := eng.Handle(t.Context(), sig); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case h := <-got:
+		if h.Get("X-Token") != "Bearer from-vault" || h.Get("X-Other") != "" {
+			t.Errorf("headers X-Token %q X-Other %q, want the provider's value and nothing for a name off the allow-list", h.Get("X-Token"), h.Get("X-Other"))
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the supervisor posted nothing within 10 s")
+	}
+	if err := eng.(supervisorapp.EngineCloser).Close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(asked) != 1 || asked[0] != "AGENT_TOKEN" {
+		t.Errorf("the provider was asked for %v, want only the allowed AGENT_TOKEN", asked)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -19,6 +20,7 @@ import (
 	"github.com/yukta/yukta/adapters/mcpserver"
 	"github.com/yukta/yukta/adapters/postgres/pgtest"
 	"github.com/yukta/yukta/api/apiclient"
+	"github.com/yukta/yukta/domain/journal"
 )
 
 // customServerDir is the example a user copies to add their own node
@@ -142,6 +144,35 @@ func TestCustomServer(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 
+	// Its lines are the journal export's, byte for byte: once the export
+	// has the run's checkpoint (signed in the round that journals its end),
+	// every record the sink heard is in it, and the sink heard every one.
+	var export []byte
+	for deadline := time.Now().Add(waitLimit); ; {
+		res, body := s.do(t, http.MethodGet, "/api/sessions/custom/executions/"+eid+"/journal", "", nil)
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("journal export: %d %s", res.StatusCode, body)
+		}
+		export = bytes.TrimSpace(body)
+		if slices.ContainsFunc(bytes.Split(export, []byte("\n")), journal.IsCheckpointLine) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the journal of %s has no checkpoint after %s:\n%s", eid, waitLimit, export)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	journaled := map[string]bool{}
+	for _, l := range bytes.Split(export, []byte("\n")) {
+		if !journal.IsCheckpointLine(l) {
+			journaled[string(l)] = true
+		}
+	}
+	heard := auditedLines(t, audit, eid)
+	if !maps.Equal(heard, journaled) {
+		t.Errorf("the audit sink heard %d distinct records of the run, the journal has %d; they differ", len(heard), len(journaled))
+	}
+
 	// The catalogue describes the new types like the built-ins.
 	cs := mustConnect(t, s.URL, "")
 	var list mcpserver.PluginList
@@ -195,6 +226,29 @@ func TestCustomServer(t *testing.T) {
 	if res.StatusCode != http.StatusBadRequest || !bytes.Contains(body, []byte("config.url")) {
 		t.Errorf("NOTIFY with an ftp url: %d %s, want 400 naming config.url", res.StatusCode, body)
 	}
+}
+
+// auditedLines returns the distinct lines of the audit file that are
+// records of execution eid.
+func auditedLines(t *testing.T, path, eid string) map[string]bool {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	for _, l := range bytes.Split(bytes.TrimSpace(raw), []byte("\n")) {
+		var r struct {
+			ExecutionID string `json:"executionId"`
+		}
+		if err := json.Unmarshal(l, &r); err != nil {
+			t.Fatalf("audit line %q: %v", l, err)
+		}
+		if r.ExecutionID == eid {
+			out[string(l)] = true
+		}
+	}
+	return out
 }
 
 // auditedEnd reads the audit sink's file: whether it holds the end of

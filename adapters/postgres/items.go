@@ -245,6 +245,12 @@ func NewQueue(main *pgxpool.Pool) (*Queue, error) {
 	for _, p := range []string{"enable_bitmapscan", "enable_seqscan", "enable_sort", "enable_mergejoin", "enable_hashjoin"} {
 		cfg.ConnConfig.RuntimeParams[p] = "off"
 	}
+	// Those switches make a plan that must sort (a poll over several worker
+	// queues) cost 10^10, far past jit_above_cost: PostgreSQL would then
+	// spend about a second compiling a query that runs in microseconds
+	// (measured: 680 ms mean per worker poll). Nothing on this pool is
+	// worth compiling.
+	cfg.ConnConfig.RuntimeParams["jit"] = "off"
 	cfg.ConnConfig.RuntimeParams["application_name"] = "yukta-queue"
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {

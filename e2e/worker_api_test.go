@@ -296,3 +296,40 @@ func (e *env) journalEvents(sid, id string) []map[string]any {
 	}
 	return out
 }
+
+// TestWorkerPollEndsWithTheServer: a stopping server answers its waiting
+// long polls with no task at once instead of holding its shutdown for them.
+func TestWorkerPollEndsWithTheServer(t *testing.T) {
+	t.Parallel()
+	base := newEnv(t)
+	e := &workerEnv{env: base, w: base.c}
+	type answer struct {
+		status int
+		body   string
+		at     time.Time
+	}
+	got := make(chan answer, 1)
+	go func() {
+		wait := 30
+		res, err := e.w.PollTasksWithResponse(e.ctx, apiclient.PollTasksJSONRequestBody{Queues: []string{"idle"}, Wait: &wait})
+		if err != nil {
+			got <- answer{status: -1, body: err.Error(), at: time.Now()}
+			return
+		}
+		got <- answer{status: res.StatusCode(), body: string(res.Body), at: time.Now()}
+	}()
+	// A poll notes its worker as it begins: then it is waiting.
+	poll(t, waitLimit, "the poll to be waiting", func() bool {
+		res, err := e.c.GetSchedulerStatusWithResponse(e.ctx)
+		return err == nil && res.JSON200 != nil && len(res.JSON200.Queues) == 1 && res.JSON200.Queues[0].Queue == "idle"
+	})
+	stopAt := time.Now()
+	if err := e.s.Stop(); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	a := <-got
+	if a.status != http.StatusOK || !strings.Contains(a.body, `"tasks":[]`) || a.at.Sub(stopAt) > 5*time.Second {
+		t.Fatalf("the waiting poll when the server stopped: %d %s after %s", a.status, a.body, a.at.Sub(stopAt))
+	}
+	t.Logf("the poll ended %s after the stop began", a.at.Sub(stopAt).Round(time.Millisecond))
+}

@@ -55,8 +55,26 @@ func (h *handlers) PollTasks(ctx context.Context, req restapi.PollTasksRequestOb
 		return nil, err
 	}
 	b := req.Body
-	tasks, err := h.uc.Worker.Poll.Handle(ctx, executionapp.PollInput{Worker: worker(ctx), Queues: b.Queues,
+	// A server that stops ends its long polls with no task, at once: the
+	// worker polls again, here after a restart or on another instance.
+	pctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		select {
+		case <-h.done:
+			cancel()
+		case <-pctx.Done():
+		}
+	}()
+	tasks, err := h.uc.Worker.Poll.Handle(pctx, executionapp.PollInput{Worker: worker(ctx), Queues: b.Queues,
 		Wait: seconds(b.Wait), Max: b.Max})
+	cancel()
+	<-stopped
+	if err != nil && ctx.Err() == nil && pctx.Err() != nil {
+		tasks, err = []executionapp.Task{}, nil // the server is stopping
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -142,11 +142,26 @@ func (e *env) verifyJournalIn(sid, id string) apiclient.JournalVerification {
 // records caused by the command commandID.
 func (e *env) stopAllDecisions(sid, id, commandID string) []map[string]any {
 	e.t.Helper()
+	var out []map[string]any
+	for _, rec := range e.journalRecords(sid, id) {
+		if rec.Kind != journal.KindDecision {
+			continue
+		}
+		if cause, _ := rec.Decision["cause"].(map[string]any); fmt.Sprint(cause["commandId"]) == commandID {
+			out = append(out, rec.Decision)
+		}
+	}
+	return out
+}
+
+// journalRecords exports an execution's journal and returns its records.
+func (e *env) journalRecords(sid, id string) []journal.Record {
+	e.t.Helper()
 	r, err := e.c.ExportJournalWithResponse(e.ctx, sid, id)
 	if err != nil || r.StatusCode() != 200 {
 		e.t.Fatalf("export journal of %s: %v %v", id, err, r)
 	}
-	var out []map[string]any
+	var out []journal.Record
 	for l := range strings.Lines(string(r.Body)) {
 		l = strings.TrimSpace(l)
 		if l == "" || strings.HasPrefix(l, `{"checkpoint"`) {
@@ -156,12 +171,7 @@ func (e *env) stopAllDecisions(sid, id, commandID string) []map[string]any {
 		if err != nil {
 			e.t.Fatalf("journal of %s: %v\n%s", id, err, l)
 		}
-		if rec.Kind != journal.KindDecision {
-			continue
-		}
-		if cause, _ := rec.Decision["cause"].(map[string]any); fmt.Sprint(cause["commandId"]) == commandID {
-			out = append(out, rec.Decision)
-		}
+		out = append(out, rec)
 	}
 	return out
 }

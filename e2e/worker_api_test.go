@@ -276,20 +276,8 @@ func TestWorkerKeys(t *testing.T) {
 // journalEvents exports an execution's journal and returns its event bodies.
 func (e *env) journalEvents(sid, id string) []map[string]any {
 	e.t.Helper()
-	r, err := e.c.ExportJournalWithResponse(e.ctx, sid, id)
-	if err != nil || r.StatusCode() != http.StatusOK {
-		e.t.Fatalf("export journal of %s: %v %v", id, err, r)
-	}
 	var out []map[string]any
-	for l := range strings.Lines(string(r.Body)) {
-		l = strings.TrimSpace(l)
-		if l == "" || strings.HasPrefix(l, `{"checkpoint"`) {
-			continue
-		}
-		rec, err := journal.ParseRecord([]byte(l))
-		if err != nil {
-			e.t.Fatalf("journal of %s: %v\n%s", id, err, l)
-		}
+	for _, rec := range e.journalRecords(sid, id) {
 		if rec.Kind == journal.KindEvent {
 			out = append(out, rec.Event)
 		}

@@ -312,21 +312,31 @@ func collectClaims(rows pgx.Rows) ([]executionapp.Claim, error) {
 			&answer, &c.AnsweredBy, &c.BPPassed, &c.Skipped, &bp); err != nil {
 			return nil, translate(err)
 		}
-		var err error
-		if c.Payload, err = fromJSON(payload); err != nil {
+		if err := (claimColumns{&c}).decode(payload, answer, bp); err != nil {
 			return nil, err
-		}
-		if c.Answer, err = fromJSON(answer); err != nil {
-			return nil, err
-		}
-		if bp != nil {
-			if c.Breakpoint, err = parseBreakpoint(bp); err != nil {
-				return nil, err
-			}
 		}
 		out = append(out, c)
 	}
 	return out, translate(rows.Err())
+}
+
+// claimColumns are the JSON columns of a claim, read back into it.
+type claimColumns struct{ *executionapp.Claim }
+
+func (c claimColumns) decode(payload, answer, bp []byte) error {
+	var err error
+	if c.Payload, err = fromJSON(payload); err != nil {
+		return err
+	}
+	if c.Answer, err = fromJSON(answer); err != nil {
+		return err
+	}
+	if bp != nil {
+		if c.Breakpoint, err = parseBreakpoint(bp); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Heartbeat extends the leases of the given items the owner still holds.

@@ -71,17 +71,8 @@ func collectTaskClaims(rows pgx.Rows) ([]executionapp.TaskClaim, error) {
 			return nil, translate(err)
 		}
 		c.Lease = time.Duration(leaseMs) * time.Millisecond
-		var err error
-		if c.Payload, err = fromJSON(payload); err != nil {
+		if err := (claimColumns{&c.Claim}).decode(payload, answer, bp); err != nil {
 			return nil, err
-		}
-		if c.Answer, err = fromJSON(answer); err != nil {
-			return nil, err
-		}
-		if bp != nil {
-			if c.Breakpoint, err = parseBreakpoint(bp); err != nil {
-				return nil, err
-			}
 		}
 		out = append(out, c)
 	}

@@ -59,21 +59,21 @@ func (h *handlers) PollTasks(ctx context.Context, req restapi.PollTasksRequestOb
 	// worker polls again, here after a restart or on another instance.
 	pctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stopped := make(chan struct{})
+	stopping := make(chan bool, 1)
 	go func() {
-		defer close(stopped)
 		select {
 		case <-h.done:
 			cancel()
+			stopping <- true
 		case <-pctx.Done():
+			stopping <- false
 		}
 	}()
 	tasks, err := h.uc.Worker.Poll.Handle(pctx, executionapp.PollInput{Worker: worker(ctx), Queues: b.Queues,
 		Wait: seconds(b.Wait), Max: b.Max})
 	cancel()
-	<-stopped
-	if err != nil && ctx.Err() == nil && pctx.Err() != nil {
-		tasks, err = []executionapp.Task{}, nil // the server is stopping
+	if <-stopping && err != nil && ctx.Err() == nil {
+		tasks, err = []executionapp.Task{}, nil
 	}
 	if err != nil {
 		return nil, err

@@ -224,8 +224,12 @@ func NewQueue(main *pgxpool.Pool) (*Queue, error) {
 	// statistics lag, and the planner would rather scan, sort or merge the
 	// whole queue: 10 ms+ per claim with 10,000 queued. Every query on this
 	// pool is driven by a handful of rows, so only nested index lookups are
-	// wanted here.
-	for _, p := range []string{"enable_bitmapscan", "enable_seqscan", "enable_sort", "enable_mergejoin", "enable_hashjoin"} {
+	// wanted here. The disabled plans' penalty costs would also push any
+	// query that still needs one (a worker's poll over several queues sorts
+	// the few ready items it finds) past jit_above_cost, and compiling it
+	// took 0.6 to 0.9 s of the database's CPU on every such poll: JIT never
+	// pays off on rows this few, so it is off too.
+	for _, p := range []string{"enable_bitmapscan", "enable_seqscan", "enable_sort", "enable_mergejoin", "enable_hashjoin", "jit"} {
 		cfg.ConnConfig.RuntimeParams[p] = "off"
 	}
 	cfg.ConnConfig.RuntimeParams["application_name"] = "yukta-queue"

@@ -23,6 +23,9 @@ var layers = []layerRule{
 	{prefix: "domain/", ownPrefix: []string{"domain/"}},
 	{prefix: "application/", ownPrefix: []string{"domain/", "application/"}},
 	{prefix: "adapters/", ownPrefix: []string{"domain/", "application/", "adapters/", "migrations", "api"}, thirdParty: true},
+	// The worker library is public API a user's program imports: it stands
+	// on the generated client alone, never on the server's own packages.
+	{prefix: "worker/", ownPrefix: []string{"api/apiclient"}, thirdParty: true},
 }
 
 // applicationOrder is the declared order of the application packages, top
@@ -202,6 +205,9 @@ func TestLayerRulesCatchViolations(t *testing.T) {
 		{"adapters/httpapi/x_test.go", "go.uber.org/fx", true, true},
 		{"e2e/x_test.go", "go.uber.org/fx", true, true},
 		{"bootstrap/x.go", "go.uber.org/fx", false, false},
+		{"worker/x.go", module + "/api/apiclient", false, false},
+		{"worker/x.go", module + "/application/executionapp", false, true},
+		{"worker/x.go", module + "/domain/fault", false, true},
 	}
 	for _, c := range cases {
 		got := violation(c.file, c.imp, c.test) != ""

@@ -23,6 +23,11 @@ var layers = []layerRule{
 	{prefix: "domain/", ownPrefix: []string{"domain/"}},
 	{prefix: "application/", ownPrefix: []string{"domain/", "application/"}},
 	{prefix: "adapters/", ownPrefix: []string{"domain/", "application/", "adapters/", "migrations", "api"}, thirdParty: true},
+	// server/ is the public extension API (docs/extending.md): aliases of
+	// the node type contract and options over bootstrap's entry point. It
+	// stays standard library only, so a custom server's main pulls in no
+	// dependency the yukta binary does not have, and never imports fx.
+	{prefix: "server/", ownPrefix: []string{"domain/", "application/", "adapters/plugins", "bootstrap"}},
 	// The worker library is public API a user's program imports: it stands
 	// on the generated client alone, never on the server's own packages.
 	{prefix: "worker/", ownPrefix: []string{"api/apiclient"}, thirdParty: true},
@@ -205,6 +210,12 @@ func TestLayerRulesCatchViolations(t *testing.T) {
 		{"adapters/httpapi/x_test.go", "go.uber.org/fx", true, true},
 		{"e2e/x_test.go", "go.uber.org/fx", true, true},
 		{"bootstrap/x.go", "go.uber.org/fx", false, false},
+		{"server/x.go", module + "/bootstrap", false, false},
+		{"server/x.go", module + "/application/executionapp", false, false},
+		{"server/x.go", module + "/adapters/postgres", false, true},
+		{"server/x.go", "go.uber.org/fx", false, true},
+		{"server/x.go", "go.uber.org/zap", false, true},
+		{"adapters/plugins/x.go", module + "/server", false, true},
 		{"worker/x.go", module + "/api/apiclient", false, false},
 		{"worker/x.go", module + "/application/executionapp", false, true},
 		{"worker/x.go", module + "/domain/fault", false, true},

@@ -1,14 +1,9 @@
 // Command yukta is the Yukta server and its command-line client.
-// `go run . serve` starts a server with an embedded PostgreSQL.
+// `go run . serve` starts a server with an embedded PostgreSQL. It is the
+// public extension API (package server) with nothing added: a custom server
+// is the same line with options (docs/extending.md).
 package main
 
-import (
-	"context"
-	"os"
+import "github.com/yukta/yukta/server"
 
-	"github.com/yukta/yukta/bootstrap"
-)
-
-func main() {
-	os.Exit(bootstrap.Main(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
-}
+func main() { server.Main() }

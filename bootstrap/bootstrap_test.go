@@ -19,7 +19,7 @@ import (
 // TestModuleIsComplete fails when a constructor's dependency has no provider;
 // it calls no constructor.
 func TestModuleIsComplete(t *testing.T) {
-	if err := fx.ValidateApp(Module, fx.Supply(Config{}, DSN(""), zap.NewNop())); err != nil {
+	if err := fx.ValidateApp(Module, fx.Supply(Config{}, DSN(""), zap.NewNop(), Extensions{})); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -33,9 +33,8 @@ var executionModule = fx.Module("executions",
 		func(cfg Config) (*egress.Client, error) {
 			return egress.New(egress.Options{AllowedHosts: cfg.EgressAllowed, Timeout: plugins.DefaultEgressCeiling})
 		},
-		func(ev *cel.Evaluator, eg *egress.Client) (*plugins.RunnerSet, error) {
-			return plugins.NewRunners(plugins.RunnerConfig{CEL: ev, Egress: eg})
-		},
+		newRegisteredTypes,
+		func(types registeredTypes) (*plugins.RunnerSet, error) { return plugins.NewRunnerSet(types) },
 		postgres.NewExecutionTransactor,
 		func(lc fx.Lifecycle, pool *pgxpool.Pool) (*postgres.Queue, error) {
 			q, err := postgres.NewQueue(pool)
@@ -48,6 +47,7 @@ var executionModule = fx.Module("executions",
 		newListener,
 		func(t *postgres.ExecutionTransactor) executionapp.Transactor { return t },
 		func(r *postgres.Reader) executionapp.Reader { return r },
+		func(r *postgres.Reader) executionapp.SpendReader { return r },
 		func(s *sessionapp.GetWorkflow) executionapp.WorkflowReader { return rawWorkflows{s} },
 		newEngine,
 		newFeed,

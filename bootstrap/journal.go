@@ -79,12 +79,15 @@ var journalKeyHint = journalapp.KeyHint{
 // start to stop; stopping cancels it and waits for it to return. Before it
 // starts (and after the migrations), the instance's key is registered, or
 // the start is refused (journalapp.RegisterKey).
-func newObserver(lc fx.Lifecycle, pool *pgxpool.Pool, key JournalKey, reg journalapp.KeyRegistry, cfg Config, log *zap.Logger) (*journalapp.Observer, error) {
+func newObserver(lc fx.Lifecycle, pool *pgxpool.Pool, key JournalKey, reg journalapp.KeyRegistry, cfg Config, ext Extensions, log *zap.Logger) (*journalapp.Observer, error) {
 	l := log.Named("journal")
 	o, err := journalapp.NewObserver(postgres.NewJournalTransactor(pool), ed25519.PrivateKey(key), time.Now, journalapp.ObserverConfig{},
 		func(err error) { l.Warn("observer round failed; retrying", zap.Error(err)) })
 	if err != nil {
 		return nil, err
+	}
+	if ext.Audit != nil {
+		o.UseAuditSink(ext.Audit)
 	}
 	register := journalapp.NewRegisterKey(reg, journalKeyHint, time.Now)
 	lc.Append(fx.Hook{OnStart: func(ctx context.Context) error {

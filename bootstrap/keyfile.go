@@ -173,7 +173,7 @@ func (f *keyFile) unchanged(info os.FileInfo) bool {
 }
 
 // diffKeys names the keys of after that before lacks, those of before that
-// after lacks, and those of both whose role, session list or secret differ
+// after lacks, and those of both whose role, session or queue list or secret differ
 // (names compared in any letter case, as the file does).
 func diffKeys(before, after []access.KeySpec) (added, removed, changed []string) {
 	old := map[string]access.KeySpec{}
@@ -187,7 +187,8 @@ func diffKeys(before, after []access.KeySpec) (added, removed, changed []string)
 		switch {
 		case !ok:
 			added = append(added, s.Name)
-		case o.Role != s.Role || o.Hash != s.Hash || !slices.Equal(o.Sessions, s.Sessions) || o.Name != s.Name:
+		case o.Role != s.Role || o.Hash != s.Hash || !slices.Equal(o.Sessions, s.Sessions) || o.Name != s.Name ||
+			!slices.Equal(o.Queues, s.Queues) || (o.Queues == nil) != (s.Queues == nil):
 			changed = append(changed, s.Name)
 		}
 	}

@@ -18,6 +18,12 @@ import (
 // keeps its own flag table (settings in config.go), so its arguments reach
 // it unparsed.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return MainWith(ctx, Extensions{}, args, stdout, stderr)
+}
+
+// MainWith is Main for a custom server: the same command line, whose serve
+// runs the server with ext added (package server is its public face).
+func MainWith(ctx context.Context, ext Extensions, args []string, stdout, stderr io.Writer) int {
 	// The hidden guard of a process supervisor's program (the server
 	// re-executes itself; docs/supervisors.md#the-process-engine): no
 	// command tree, no flags, its arguments are the program's.
@@ -31,7 +37,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	app := cli.New(ctx, stdout, stderr, os.Getenv)
 	app.AddVersion(printVersion, printVersionJSON)
 	app.AddCommand("serve [flags]", "run the server (yukta serve -h for flags)", true, func(args []string) int {
-		return serve(ctx, args, stdout, stderr)
+		return serve(ctx, ext, args, stdout, stderr)
 	})
 	return app.Execute(args)
 }

@@ -29,7 +29,11 @@ func newMetrics(q *postgres.Queue, sched *executionapp.GetSchedulerStatus, tx *p
 		Build: buildInfo(),
 		QueueDepthFunc: func(ctx context.Context) (metrics.QueueDepth, error) {
 			d, err := q.Depth(ctx)
-			return metrics.QueueDepth(d), err
+			out := metrics.QueueDepth{Ready: d.Ready, Delayed: d.Delayed, Held: d.Held, Running: d.Running, Parked: d.Parked}
+			for _, t := range d.Tasks {
+				out.Tasks = append(out.Tasks, metrics.TaskQueueDepth(t))
+			}
+			return out, err
 		},
 		OnQueueError: func(err error) { log.Warn("metrics: queue depth query failed", zap.Error(err)) },
 		SchedulerFunc: func(ctx context.Context) (metrics.SchedulerDepth, error) {

@@ -29,7 +29,7 @@ import (
 type DSN string
 
 // Module is the whole server: one fx module per adapter plus the use cases.
-// It needs a Config, a DSN and a *zap.Logger supplied.
+// It needs a Config, a DSN, a *zap.Logger and the Extensions supplied.
 var Module = fx.Options(
 	fx.WithLogger(func(l *zap.Logger) fxevent.Logger {
 		zl := &fxevent.ZapLogger{Logger: l.Named("fx")}
@@ -102,8 +102,8 @@ var pluginModule = fx.Module("plugins",
 	fx.Provide(
 		// Expressions are compiled when a session is applied, so a typo is
 		// refused then, not when a run reaches the node.
-		func(ev *cel.Evaluator) (*pluginapp.Registry, error) {
-			return pluginapp.NewRegistry(plugins.WithExpressionChecks(plugins.Descriptors(), ev)...)
+		func(ev *cel.Evaluator, types registeredTypes) (*pluginapp.Registry, error) {
+			return pluginapp.NewRegistry(plugins.WithExpressionChecks(plugins.DescriptorsOf(types), ev)...)
 		},
 		func(r *pluginapp.Registry) session.Catalog { return r },
 		pluginapp.NewListPlugins,

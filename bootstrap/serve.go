@@ -29,7 +29,7 @@ const embeddedDatabase = "yukta"
 // outlives database outages: work waits and resumes, /readyz says why it is
 // not ready, and an embedded cluster that dies is restarted; only when those
 // restarts are exhausted does the server stop.
-func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func serve(ctx context.Context, ext Extensions, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("yukta serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfg, err := ParseServeConfig(args, os.Getenv, fs)
@@ -37,6 +37,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if err != nil {
+		fmt.Fprintf(stderr, "yukta serve: %v\n", err)
+		return 2
+	}
+	if err := ext.check(); err != nil {
 		fmt.Fprintf(stderr, "yukta serve: %v\n", err)
 		return 2
 	}
@@ -87,7 +91,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 	var srv *httpapi.Server
 	app := fx.New(
-		fx.Supply(cfg, DSN(dsn), log, status),
+		fx.Supply(cfg, DSN(dsn), log, status, ext),
 		Module,
 		fx.Populate(&srv),
 		fx.StartTimeout(2*time.Minute), // first start migrates
@@ -95,6 +99,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	)
 	if err := app.Err(); err != nil {
 		log.Error("server wiring is broken", zap.Error(err))
+		fmt.Fprintf(stderr, "yukta serve: %v\n", err)
 		return 1
 	}
 	if err := app.Start(ctx); err != nil {

@@ -1,7 +1,6 @@
 package bootstrap
 
 import (
-	"os"
 	"time"
 
 	"go.uber.org/fx"
@@ -46,6 +45,8 @@ type engineParams struct {
 	Await     *executionapp.Await
 	Control   *executionapp.Control
 	Workflows executionapp.WorkflowReader
+	// Ext are a custom server's additions (its secret provider).
+	Ext Extensions `optional:"true"`
 }
 
 func newEngineFactories(p engineParams) engineFactories {
@@ -66,7 +67,7 @@ func rulesEngine(p engineParams, log *zap.Logger) supervisorapp.EngineFactory {
 // headers read only the allowed environment variables.
 func httpEngine(p engineParams, log *zap.Logger) supervisorapp.EngineFactory {
 	return httpengine.NewFactory(httpengine.Deps{Poster: egress.NewSignalPoster(p.Egress),
-		Getenv: os.Getenv, AllowedEnv: p.Config.SupervisorEnvAllowed, Now: time.Now,
+		Getenv: p.Ext.secrets(), AllowedEnv: p.Config.SupervisorEnvAllowed, Now: time.Now,
 		OnError: func(supervisorID string, err error) {
 			log.Warn("http supervisor", zap.String("supervisor", supervisorID), zap.Error(err))
 		}})

@@ -37,6 +37,8 @@ var testKeys = map[string]string{
 	"operator": "operator-secret-0123456789abcdef",
 	"admin":    "admin-secret-0123456789abcdef",
 	"limited":  "limited-secret-0123456789abcdef",
+	"worker":   "worker-secret-0123456789abcdef",   // WORKER, every queue
+	"worker-q": "worker-q-secret-0123456789abcdef", // WORKER, queues build and deploy
 }
 
 func writeKeyFile(t *testing.T) string {
@@ -45,7 +47,9 @@ func writeKeyFile(t *testing.T) string {
 		"viewer   VIEWER   " + testKeys["viewer"] + "\n" +
 		"operator OPERATOR " + testKeys["operator"] + "\n" +
 		"admin    ADMIN    " + testKeys["admin"] + "\n" +
-		"limited  ADMIN    sessions=alpha " + testKeys["limited"] + "\n"
+		"limited  ADMIN    sessions=alpha " + testKeys["limited"] + "\n" +
+		"worker   WORKER   " + testKeys["worker"] + "\n" +
+		"worker-q WORKER   queues=build,deploy " + testKeys["worker-q"] + "\n"
 	p := filepath.Join(t.TempDir(), "keys")
 	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
@@ -263,9 +267,11 @@ func TestRoleRouteMatrix(t *testing.T) {
 		if o.public {
 			continue
 		}
-		for _, name := range []string{"viewer", "operator", "admin"} {
+		for _, name := range []string{"viewer", "operator", "admin", "worker"} {
 			role := strings.ToUpper(name)
-			allowed := roleRank[role] >= roleRank[o.role]
+			// WORKER stands outside the order: it may do the worker
+			// operations alone, and no other role may do those.
+			allowed := roleRank[role] >= roleRank[o.role] && roleRank[o.role] > 0 || role == "WORKER" && o.role == "WORKER"
 			target := "alpha"
 			if allowed && o.method != http.MethodGet && o.hasSession {
 				target = "nosuch" // passes the gate, changes nothing

@@ -21,7 +21,7 @@ type storedKey struct {
 	Name, Role, Source, Hint, CreatedBy, CreatedVia string
 	RotatedBy, RotatedVia, LastUsedFrom, Note       string
 	Secret                                          string
-	Sessions                                        []string
+	Sessions, Queues                                []string
 	CreatedAt                                       time.Time
 	ExpiresAt, RotatedAt, LastUsedAt                *time.Time
 }
@@ -348,7 +348,8 @@ func TestStoredKeysDocExamples(t *testing.T) {
 	}
 
 	out = run(testedBlocks(t, "docs/cli.md", "TestStoredKeysDocExamples", 1)[0].Body)
-	for _, want := range []string{"key: ci-bot\naction: created\nrole: OPERATOR\nsessions: etl,web\n", "YUKTA_API_KEYS", "action: rotated", "key: ci-bot\naction: revoked"} {
+	for _, want := range []string{"key: ci-bot\naction: created\nrole: OPERATOR\nsessions: etl,web\n", "key: gpu-pool\naction: created\nrole: WORKER\nsessions: all\nqueues: gpu,render\n",
+		"YUKTA_API_KEYS", "action: rotated", "key: ci-bot\naction: revoked"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("cli.md's example printed no %q:\n%s", want, out)
 		}

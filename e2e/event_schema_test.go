@@ -307,6 +307,26 @@ func TestEventStreamsMatchTheContract(t *testing.T) {
 		}
 	}
 
+	// A task a worker completes, with what it spent (TaskCompleted).
+	w.put("/api/sessions/tasks", []byte(`{"name":"tasks","workflows":[{"workflowId":"t","nodes":[
+		{"nodeId":"in","type":"MANUAL"},{"nodeId":"work","type":"TASK","config":{"queue":"schema"}},{"nodeId":"out","type":"RESULT"}],
+		"edges":[{"source":"in","target":"work"},{"source":"work","target":"out"}]}]}`))
+	if st, b, _ := call(t, w.s, "POST", "/api/sessions/tasks/workflows/t/executions", "", []byte(`{"payload":1}`)); st != 201 {
+		t.Fatalf("start a TASK run: %d %s", st, b)
+	}
+	st, b, _ = call(t, w.s, "POST", "/api/worker/v1/poll", "", []byte(`{"queues":["schema"],"wait":10}`))
+	var polled struct {
+		Tasks []struct{ TaskID, LeaseToken string }
+	}
+	if st != 200 || json.Unmarshal(b, &polled) != nil || len(polled.Tasks) != 1 {
+		t.Fatalf("poll: %d %s", st, b)
+	}
+	done := fmt.Sprintf(`{"leaseToken":%q,"output":2,"usage":{"input":10,"output":3,"reasoning":1,"tokensKnown":true},"cost":{"usd":0.01,"usdKnown":false,"provenance":"estimated"}}`, polled.Tasks[0].LeaseToken)
+	if st, b, _ := call(t, w.s, "POST", "/api/worker/v1/tasks/"+polled.Tasks[0].TaskID+"/complete", "", []byte(done)); st != 200 {
+		t.Fatalf("complete: %d %s", st, b)
+	}
+	all.waitFor(t, `"type":"TaskCompleted"`, `"provenance":"estimated"`)
+
 	// The lead spends its budget with directives outside its units (403);
 	// past it they are refused for the budget, and it is told so once.
 	for i := range 7 {
@@ -334,7 +354,7 @@ func TestEventStreamsMatchTheContract(t *testing.T) {
 	if st, b := w.stop("ci", id, 10); st != 200 {
 		t.Fatalf("stop: %d %s", st, b)
 	}
-	for _, sid := range []string{"ci", "asks"} {
+	for _, sid := range []string{"ci", "asks", "tasks"} {
 		if st, b, _ := call(t, w.s, "DELETE", "/api/sessions/"+sid, "", nil); st != 204 {
 			t.Fatalf("DELETE session %s: %d %s", sid, st, b)
 		}

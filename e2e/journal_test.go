@@ -6,9 +6,11 @@ import (
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -220,8 +222,34 @@ func checkJournals(t testing.TB, dsn string, wait time.Duration) journalCheck {
 			nodes[id] = n
 		}
 		nrows.Close()
-		if d := projectionMismatch(journal.Project(records), x.status, nodes); d != "" {
+		p := journal.Project(records)
+		if d := projectionMismatch(p, x.status, nodes); d != "" {
 			t.Errorf("projection of execution %s differs from its live status: %s", x.id, d)
+		}
+		// Its spend is the fold of the run's TaskCompleted events in the
+		// outbox, as the execution read folds them.
+		srows, err := conn.Query(ctx, `SELECT node_id, data FROM events WHERE execution_id = $1 AND type = $2 AND node_id <> ''`,
+			x.id, execution.EventTaskCompleted)
+		if err != nil {
+			t.Errorf("journal check: %v", err)
+			return res
+		}
+		var reports []execution.SpendReport
+		for srows.Next() {
+			var node string
+			var data []byte
+			if err := srows.Scan(&node, &data); err != nil {
+				t.Errorf("journal check: %v", err)
+			}
+			dec := json.NewDecoder(bytes.NewReader(data))
+			dec.UseNumber()
+			var m map[string]any
+			_ = dec.Decode(&m)
+			reports = append(reports, execution.SpendReportFromEventData(node, m))
+		}
+		srows.Close()
+		if want := execution.FoldSpend(reports); !reflect.DeepEqual(p.Spend, want) {
+			t.Errorf("projection of execution %s has spend %+v, its TaskCompleted events %+v", x.id, p.Spend, want)
 		}
 	}
 	return res

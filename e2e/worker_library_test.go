@@ -59,8 +59,8 @@ type libOut struct {
 // answer within the grace, and cancels one that outlasts it.
 func TestGoWorkerLibrary(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
-	s := startServer(t, serverOptions{DSN: dsn})
-	e := &env{t: t, s: s, c: s.Client, ctx: context.Background()}
+	s := startServer(t, serverOptions{DSN: dsn, Env: []string{"YUKTA_API_KEYS=" + writeKeyFile(t)}})
+	e := &env{t: t, s: s, c: keyedClient(t, s, testKeys["admin"]), ctx: context.Background()}
 	task := `{"queue":"lib","heartbeatTimeout":"1s","timeout":"60s","ports":["odd"],"retry":{"maxAttempts":2,"backoff":"0s"}}`
 	e.apply("lib",
 		wf("one", []string{nd("start", "MANUAL", ""), nd("work", "TASK", task), nd("out", "RESULT", ""), nd("odd", "RESULT", "")},
@@ -87,7 +87,7 @@ func TestGoWorkerLibrary(t *testing.T) {
 			return libOut{}, worker.Permanent(errors.New("broken for good"))
 		case "spend":
 			tk.SetUsage(worker.Usage{Input: 120, Output: 30, TokensKnown: true})
-			tk.SetCost(worker.Cost{USD: 0.25, USDKnown: true, Provenance: "price-table"})
+			tk.SetCost(worker.Cost{USD: 0.25, USDKnown: true, Provenance: worker.Estimated})
 			if err := tk.Log(ctx, "warn", "spent on "+tk.IdempotencyKey); err != nil {
 				return libOut{}, err
 			}
@@ -114,7 +114,7 @@ func TestGoWorkerLibrary(t *testing.T) {
 		}
 	}
 	newWorker := func(cfg worker.Config) *worker.Worker {
-		cfg.URL, cfg.Name, cfg.Logf = s.URL, "lib", t.Logf
+		cfg.URL, cfg.Token, cfg.Name, cfg.Logf = s.URL, testKeys["worker"], "lib", t.Logf
 		w, err := worker.New(cfg, worker.Handle("lib", handler))
 		if err != nil {
 			t.Fatal(err)
@@ -152,7 +152,7 @@ func TestGoWorkerLibrary(t *testing.T) {
 		Cost  map[string]any `json:"cost"`
 	}
 	_ = json.Unmarshal(data, &ev)
-	if ev.Usage["input"] != float64(120) || ev.Usage["tokensKnown"] != true || ev.Cost["usd"] != 0.25 || ev.Cost["provenance"] != "price-table" {
+	if ev.Usage["input"] != float64(120) || ev.Usage["tokensKnown"] != true || ev.Cost["usd"] != 0.25 || ev.Cost["provenance"] != "estimated" {
 		t.Errorf("TaskCompleted data: %s", data)
 	}
 	var logged int

@@ -138,16 +138,33 @@ func IsPermanent(err error) bool {
 // Usage is the tokens a task's work used, reported with its output.
 // Absent is not zero: leave it unset when the work used no model.
 type Usage struct {
-	Input, Output                    int
-	CacheRead, CacheWrite, Reasoning *int
-	TokensKnown                      bool
+	Input, Output                    int64
+	CacheRead, CacheWrite, Reasoning *int64
+	// TokensKnown is false when the counts are estimates or partial.
+	TokensKnown bool
 }
+
+// Provenance says where a cost figure comes from (docs/journal.md, "Spend").
+type Provenance string
+
+// The provenances a cost may have.
+const (
+	// Reported: a provider billed all of it.
+	Reported Provenance = "reported"
+	// Estimated: a model catalogue priced all of it.
+	Estimated Provenance = "estimated"
+	// Partial: some of each.
+	Partial Provenance = "partial"
+	// Unknown: nothing priced it.
+	Unknown Provenance = "unknown"
+)
 
 // Cost is what a task's work cost, and where the figure comes from.
 type Cost struct {
-	USD        float64
+	USD float64
+	// USDKnown is false when part of the work is not priced (USD is a floor).
 	USDKnown   bool
-	Provenance string
+	Provenance Provenance
 }
 
 // Task is one delivery of a TASK node's message to this worker.
@@ -502,7 +519,7 @@ func (w *Worker) send(ctx context.Context, t *Task, out any, herr error) (int, s
 			Reasoning: u.Reasoning, TokensKnown: u.TokensKnown}
 	}
 	if c := t.cost; c != nil {
-		body.Cost = &apiclient.TaskCost{Usd: float32(c.USD), UsdKnown: c.USDKnown, Provenance: c.Provenance}
+		body.Cost = &apiclient.TaskCost{Usd: c.USD, UsdKnown: c.USDKnown, Provenance: apiclient.TaskCostProvenance(c.Provenance)}
 	}
 	t.mu.Unlock()
 	res, err := w.c.CompleteTaskWithResponse(ctx, t.ID, body)

@@ -139,5 +139,6 @@ type watch struct {
 // rights.
 func samePrincipal(a, b access.Principal) bool {
 	return a.Actor() == b.Actor() && a.Role() == b.Role() && a.Anonymous() == b.Anonymous() &&
-		a.Limited() == b.Limited() && slices.Equal(a.Sessions(), b.Sessions())
+		a.Limited() == b.Limited() && slices.Equal(a.Sessions(), b.Sessions()) &&
+		(a.Queues() == nil) == (b.Queues() == nil) && slices.Equal(a.Queues(), b.Queues())
 }

@@ -73,6 +73,33 @@ func TestHoldEndsTheRequestWhenItsKeyNarrows(t *testing.T) {
 	}
 }
 
+// A WORKER key whose queue list narrows (a key file edit) ends the
+// requests it holds open, a long poll among them.
+func TestHoldEndsTheRequestWhenItsQueuesNarrow(t *testing.T) {
+	wide, err := access.ParseKeyFile([]byte("w WORKER queues=gpu,build " + apiSecret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := access.NewKeyring(wide)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := NewRing(k)
+	ctx, _, _ := heldRequest(t, Keys{API: api}, REST, apiSecret)
+	narrow, err := access.ParseKeyFile([]byte("w WORKER queues=gpu " + apiSecret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err = access.NewKeyring(narrow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api.Replace(k)
+	if cause := holdUntil(t, ctx); !errors.Is(cause, ErrKeyChanged) {
+		t.Fatalf("cause %v, want ErrKeyChanged", cause)
+	}
+}
+
 // A key moved to another line (the same name, role and secret) keeps its
 // requests; release stops the checks, and the context stays as it was.
 func TestHoldKeepsAnUnchangedKeyAndStopsOnRelease(t *testing.T) {

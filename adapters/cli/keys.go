@@ -14,22 +14,27 @@ import (
 
 func (a *App) keysCmd() *cobra.Command {
 	create := &cobra.Command{
-		Use:   "create NAME --role ROLE [--sessions a,b] [--expires WHEN]",
+		Use:   "create NAME --role ROLE [--sessions a,b] [--queues q1,q2] [--expires WHEN]",
 		Short: "store a new API key (the secret is printed once)",
 		Args:  argsBetween(1, 1),
 	}
-	role := create.Flags().String("role", "", "VIEWER, OPERATOR or ADMIN (required)")
+	role := create.Flags().String("role", "", "VIEWER, OPERATOR, ADMIN or WORKER (required; WORKER keys may only take and answer tasks of worker queues)")
 	sessions := create.Flags().StringSlice("sessions", nil, "the sessions the key may see, comma-separated (default every session)")
+	queues := create.Flags().StringSlice("queues", nil, "WORKER keys only: the worker queues whose tasks the key may take, comma-separated (default every queue)")
 	expires := create.Flags().String("expires", "", "when the key stops working: a duration from now (720h) or an RFC 3339 time; at most 2 years (default never)")
 	addOutput(create)
 	a.leaf(create, func(e *env, pos []string) int {
-		// A --sessions given is sent as given, so an empty list is refused
-		// by the server, never taken silently as every session.
-		var s *[]string
+		// A --sessions or --queues given is sent as given, so an empty list
+		// is refused by the server, never taken silently as every session
+		// or queue.
+		var s, q *[]string
 		if create.Flags().Changed("sessions") {
 			s = sessions
 		}
-		return runKeyCreate(e, pos[0], *role, s, *expires)
+		if create.Flags().Changed("queues") {
+			q = queues
+		}
+		return runKeyCreate(e, pos[0], *role, s, q, *expires)
 	})
 	list := &cobra.Command{Use: "list", Short: "every API key: the stored ones and the configured ones (never a secret)", Args: argsBetween(0, 0)}
 	addOutput(list)
@@ -44,8 +49,8 @@ func (a *App) keysCmd() *cobra.Command {
 
 // runKeyCreate stores a key. --expires is a duration (sent as ttl) when it
 // reads as one, else a time (sent as expiresAt); the server checks both.
-func runKeyCreate(e *env, name, role string, sessions *[]string, expires string) int {
-	body := apiclient.CreateAPIKeyRequest{Name: name, Role: role, Sessions: sessions}
+func runKeyCreate(e *env, name, role string, sessions, queues *[]string, expires string) int {
+	body := apiclient.CreateAPIKeyRequest{Name: name, Role: role, Sessions: sessions, Queues: queues}
 	if expires != "" {
 		if _, err := time.ParseDuration(expires); err == nil {
 			body.Ttl = &expires
@@ -82,8 +87,11 @@ func printIssuedKey(e *env, k *apiclient.IssuedAPIKey, body []byte, action strin
 			return code
 		}
 	} else {
-		fmt.Fprintf(e.stdout, "key: %s\naction: %s\nrole: %s\nsessions: %s\nexpires: %s\nsecret: %s\n", escape(k.Name), action, k.Role,
-			keySessions(k.Sessions), expiry(k.ExpiresAt), escape(k.Secret))
+		fmt.Fprintf(e.stdout, "key: %s\naction: %s\nrole: %s\nsessions: %s\n", escape(k.Name), action, k.Role, keySessions(k.Sessions))
+		if k.Role == apiclient.IssuedAPIKeyRoleWORKER {
+			fmt.Fprintf(e.stdout, "queues: %s\n", keySessions(k.Queues))
+		}
+		fmt.Fprintf(e.stdout, "expires: %s\nsecret: %s\n", expiry(k.ExpiresAt), escape(k.Secret))
 	}
 	fmt.Fprintf(e.stderr, "%s: the secret is shown this once; send it as Authorization: Bearer <secret> (or YUKTA_API_KEY for this CLI)\n", e.name)
 	if n := deref(k.Note); n != "" {
@@ -105,9 +113,13 @@ func runKeyList(e *env, _ []string) int {
 		return e.emit(res.Body, "items")
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "KEY\tROLE\tSESSIONS\tSOURCE\tHINT\tCREATED\tBY\tEXPIRES\tLAST USED\tFROM")
+	fmt.Fprintln(tw, "KEY\tROLE\tSESSIONS\tQUEUES\tSOURCE\tHINT\tCREATED\tBY\tEXPIRES\tLAST USED\tFROM")
 	for _, k := range res.JSON200.Items {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", escape(k.Name), k.Role, keySessions(k.Sessions), k.Source,
+		queues := "-" // only a WORKER key takes tasks of queues
+		if k.Role == apiclient.APIKeyRoleWORKER {
+			queues = keySessions(k.Queues)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", escape(k.Name), k.Role, keySessions(k.Sessions), queues, k.Source,
 			orDash(escape(deref(k.Hint))), stampPtr(k.CreatedAt), orDash(escape(deref(k.CreatedBy))), expiry(k.ExpiresAt),
 			stampPtr(k.LastUsedAt), orDash(escape(deref(k.LastUsedFrom))))
 	}
@@ -128,6 +140,7 @@ func runKeyRevoke(e *env, pos []string) int {
 	return exitOK
 }
 
+// keySessions prints a session or queue list: "all" when there is none.
 func keySessions(s *[]string) string {
 	if s == nil {
 		return "all"

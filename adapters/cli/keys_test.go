@@ -47,10 +47,14 @@ func TestKeyCommands(t *testing.T) {
 	// --sessions given empty is sent (the server refuses it).
 	run(t, env, "keys", "create", "ci", "--role", "VIEWER", "--expires", "2030-01-01T00:00:00Z", "--sessions", "")
 	run(t, env, "keys", "create", "ci", "--role", "VIEWER")
+	// --queues is sent as a list, given empty too; left out, not at all.
+	run(t, env, "keys", "create", "w", "--role", "WORKER", "--queues", "gpu,build")
+	run(t, env, "keys", "create", "w", "--role", "WORKER", "--queues", "")
 	mu.Lock()
 	got := bodies
 	mu.Unlock()
-	if len(got) != 3 || got[0]["ttl"] != "720h" || got[0]["expiresAt"] != nil || got[1]["expiresAt"] != "2030-01-01T00:00:00Z" || got[1]["ttl"] != nil ||
+	if len(got) != 5 || got[2]["queues"] != nil || got[3]["role"] != "WORKER" || len(got[3]["queues"].([]any)) != 2 || got[3]["queues"].([]any)[0] != "gpu" ||
+		got[4]["queues"] == nil || len(got[4]["queues"].([]any)) != 0 || got[0]["ttl"] != "720h" || got[0]["expiresAt"] != nil || got[1]["expiresAt"] != "2030-01-01T00:00:00Z" || got[1]["ttl"] != nil ||
 		got[1]["sessions"] == nil || got[2]["sessions"] != nil || got[2]["ttl"] != nil {
 		t.Fatalf("create bodies: %v", got)
 	}

@@ -232,6 +232,9 @@ func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		c.Set(principalKey, p)
 		c.SetRequest(req.WithContext(authn.WithPrincipal(req.Context(), p)))
+		if err := refuseWorker(p, r); err != nil {
+			return err
+		}
 		if r.op != 0 {
 			sid := c.Param("sessionId")
 			if sid == "" {
@@ -249,6 +252,31 @@ func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		return err
 	}
+}
+
+// refuseWorker refuses a WORKER key every route but the worker API's
+// before anything else looks at the request: the MCP door as a whole
+// (whose tools are authorized one by one further in, and none of which a
+// WORKER key may call), and every route of the permission table whose
+// operation is not access.WorkTasks (the gate's own check below refuses
+// those with an operation too; this covers the ones a handler authorizes,
+// scopeResource). Every other principal passes.
+func refuseWorker(p access.Principal, r route) error {
+	if p.Role() != access.Worker {
+		return nil
+	}
+	if r.surface == authn.MCP {
+		return access.RefuseWorker(p, "use MCP (the /mcp endpoint and every tool)")
+	}
+	switch {
+	case r.listed == access.WorkTasks:
+		return nil
+	case r.listed.Valid():
+		return p.Can(r.listed, "")
+	case r.operationID == "":
+		return nil // no route: answered 404 or 405
+	}
+	return access.RefuseWorker(p, "call "+r.operationID)
 }
 
 // keyEndReason is the log's word for why Hold ended a request.

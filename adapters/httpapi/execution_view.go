@@ -3,6 +3,7 @@ package httpapi
 import (
 	"github.com/yukta/yukta/adapters/httpapi/restapi"
 	"github.com/yukta/yukta/application/executionapp"
+	"github.com/yukta/yukta/domain/execution"
 )
 
 // executionToAPI maps an execution's status to its API document.
@@ -22,6 +23,33 @@ func executionToAPI(v executionapp.ExecutionView) restapi.Execution {
 			en.Breakpoint = restapi.Breakpoint{Field: bp.Field, Equals: bp.Equals, Condition: bp.Condition}
 		}
 		out.Nodes[i] = en
+	}
+	if v.Spend != nil {
+		out.Spend = spendToAPI(*v.Spend)
+	}
+	return out
+}
+
+// spendToAPI maps a run's spend to its API document; what is absent (a sum
+// no task reported, a class no report carried) stays absent.
+func spendToAPI(s execution.Spend) restapi.Spend {
+	out := restapi.Spend{Nodes: make(map[string]restapi.NodeSpend, len(s.Nodes)), Total: nodeSpendToAPI(s.Total),
+		SpendGaps: append([]string{}, s.SpendGaps...), CostGaps: append([]string{}, s.CostGaps...)}
+	for id, n := range s.Nodes {
+		out.Nodes[id] = nodeSpendToAPI(n)
+	}
+	return out
+}
+
+func nodeSpendToAPI(n execution.NodeSpend) restapi.NodeSpend {
+	out := restapi.NodeSpend{Tasks: n.Tasks, UsageReports: n.UsageReports, CostReports: n.CostReports,
+		UsageKnown: n.UsageKnown, CostKnown: n.CostKnown}
+	if u := n.Usage; u != nil {
+		out.Usage = &restapi.SpendUsage{Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite,
+			Reasoning: u.Reasoning, TokensKnown: u.TokensKnown}
+	}
+	if c := n.Cost; c != nil {
+		out.Cost = &restapi.SpendCost{Usd: c.USD, UsdKnown: c.USDKnown, Provenance: restapi.SpendCostProvenance(c.Provenance)}
 	}
 	return out
 }

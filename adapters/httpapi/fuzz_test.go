@@ -17,6 +17,11 @@ var bodyRoutes = []struct{ method, target string }{
 	{"POST", "/api/hooks/s1/w"},
 	{"PUT", "/api/sessions/s1"},
 	{"POST", "/api/keys"},
+	{"POST", "/api/worker/v1/poll"},
+	{"POST", "/api/worker/v1/tasks/7/heartbeat"},
+	{"POST", "/api/worker/v1/tasks/7/complete"},
+	{"POST", "/api/worker/v1/tasks/7/fail"},
+	{"POST", "/api/worker/v1/tasks/7/logs"},
 }
 
 // FuzzRESTBody sends any bytes as the JSON body of every operation that
@@ -38,6 +43,9 @@ func FuzzRESTBody(f *testing.F) {
 			`{"action":"PAUSE","wait":1e400}`, `{"action":"PAUSE","wait":"1"}`, `{"action":"PAUSE"} {}`, `{"action":"PAUSE"`,
 			`{"name":"ci","role":"ADMIN","sessions":["a"],"ttl":"1h"}`, `{"name":"ci","role":"x","expiresAt":"2001-01-01T00:00:00Z"}`,
 			`{"name":"\u0000","role":"ADMIN"}`, `{"name":"ci","role":"ADMIN","sessions":[]}`, `{"name":"ci","role":"ADMIN","ttl":1}`,
+			`{"queues":["a","b"],"wait":5,"max":10}`, `{"queues":["a"],"wait":-1}`, `{"leaseToken":"1","output":{"x":[1,2]},"port":"default"}`,
+			`{"leaseToken":"1","output":1,"usage":{"input":1,"output":1,"tokensKnown":false,"cacheRead":0}}`,
+			`{"leaseToken":"1","error":"e","retryable":false}`, `{"leaseToken":"1","lines":[{"level":"warn","message":"m"}]}`,
 			"\ufeff{}", `{"a":"\uDBFF\uDFFF"}`, `{"payload":01}`, `{"payload":-}`, `{"payload":1.}`, `{"payload":tru}`,
 		} {
 			f.Add(byte(i), []byte(seed))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/yukta/yukta/adapters/httpapi/restapi"
 	"github.com/yukta/yukta/application/journalapp"
+	"github.com/yukta/yukta/domain/execution"
 	"github.com/yukta/yukta/domain/fault"
 	"github.com/yukta/yukta/domain/journal"
 )
@@ -73,7 +74,8 @@ func (h *handlers) GetExecutionProjection(ctx context.Context, req restapi.GetEx
 	if err != nil {
 		return nil, err
 	}
-	return projectionResponse{ExecutionID: p.ExecutionID, Sequence: p.Sequence, ChainTip: p.ChainTip, Run: p.Run, Nodes: p.Nodes}, nil
+	return projectionResponse{ExecutionID: p.ExecutionID, Sequence: p.Sequence, ChainTip: p.ChainTip, Run: p.Run, Nodes: p.Nodes,
+		Spend: p.Spend}, nil
 }
 
 // projectionResponse writes the domain projection as it is: its JSON names
@@ -84,6 +86,7 @@ type projectionResponse struct {
 	ChainTip    string             `json:"chainTip,omitempty"`
 	Run         journal.RunView    `json:"run"`
 	Nodes       []journal.NodeView `json:"nodes"`
+	Spend       execution.Spend    `json:"spend"`
 }
 
 func (p projectionResponse) VisitGetExecutionProjectionResponse(w http.ResponseWriter) error {

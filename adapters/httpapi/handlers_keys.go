@@ -44,7 +44,7 @@ func (h *handlers) CreateAPIKey(ctx context.Context, req restapi.CreateAPIKeyReq
 	}
 	b := req.Body
 	res, err := uc.Create.Handle(ctx, accessapp.CreateAPIKeyInput{Spec: access.APIKeySpec{Name: b.Name, Role: b.Role, Sessions: b.Sessions,
-		ExpiresAt: b.ExpiresAt, TTL: b.Ttl}, Actor: actor(ctx), Channel: channel(string(req.Params.YuktaChannel))})
+		Queues: b.Queues, ExpiresAt: b.ExpiresAt, TTL: b.Ttl}, Actor: actor(ctx), Channel: channel(string(req.Params.YuktaChannel))})
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +67,7 @@ func (h *handlers) ListAPIKeys(ctx context.Context, _ restapi.ListAPIKeysRequest
 			continue
 		}
 		out.Items = append(out.Items, restapi.APIKey{Name: k.Principal.Name(), Role: restapi.APIKeyRole(k.Principal.Role().String()),
-			Sessions: k.Principal.Sessions(), Source: restapi.APIKeySource(k.Source)})
+			Sessions: k.Principal.Sessions(), Queues: k.Principal.Queues(), Source: restapi.APIKeySource(k.Source)})
 	}
 	return restapi.ListAPIKeys200JSONResponse(out), nil
 }
@@ -109,7 +109,7 @@ func (h *handlers) RevokeAPIKey(ctx context.Context, req restapi.RevokeAPIKeyReq
 
 // keyToAPI writes a stored key's metadata; there is no secret to write.
 func keyToAPI(k access.APIKey) restapi.APIKey {
-	return restapi.APIKey{Name: k.Name(), Role: restapi.APIKeyRole(k.Role().String()), Sessions: k.Sessions(), Source: accessapp.SourceStored,
+	return restapi.APIKey{Name: k.Name(), Role: restapi.APIKeyRole(k.Role().String()), Sessions: k.Sessions(), Queues: k.Queues(), Source: accessapp.SourceStored,
 		Hint: k.Hint(), CreatedAt: k.CreatedAt(), CreatedBy: k.CreatedBy(), CreatedVia: k.CreatedVia(), ExpiresAt: k.ExpiresAt(),
 		Expired: k.Expired(time.Now()), RotatedAt: k.RotatedAt(), RotatedBy: k.RotatedBy(), RotatedVia: k.RotatedVia(),
 		LastUsedAt: k.LastUsedAt(), LastUsedFrom: k.LastUsedFrom()}
@@ -119,7 +119,7 @@ func keyToAPI(k access.APIKey) restapi.APIKey {
 // note of a key that closed an open server.
 func issuedKeyToAPI(res accessapp.IssuedAPIKey) restapi.IssuedAPIKey {
 	k := keyToAPI(res.Key)
-	out := restapi.IssuedAPIKey{Name: k.Name, Role: restapi.IssuedAPIKeyRole(k.Role), Sessions: k.Sessions, Source: restapi.IssuedAPIKeySource(k.Source),
+	out := restapi.IssuedAPIKey{Name: k.Name, Role: restapi.IssuedAPIKeyRole(k.Role), Sessions: k.Sessions, Queues: k.Queues, Source: restapi.IssuedAPIKeySource(k.Source),
 		Hint: k.Hint, CreatedAt: k.CreatedAt, CreatedBy: k.CreatedBy, CreatedVia: k.CreatedVia, ExpiresAt: k.ExpiresAt, Expired: k.Expired,
 		RotatedAt: k.RotatedAt, RotatedBy: k.RotatedBy, RotatedVia: k.RotatedVia, Secret: res.Token.Reveal()}
 	if res.ClosedOpenMode {

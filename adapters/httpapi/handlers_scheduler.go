@@ -42,6 +42,17 @@ func SchedulerStatusToAPI(st executionapp.SchedulerStatus) restapi.SchedulerStat
 		out.Scopes[i] = restapi.SchedulerScope{SessionId: sc.SessionID, WorkflowId: sc.WorkflowID, MaxRunning: sc.MaxRunning,
 			Running: sc.Running, Waiting: sc.Waiting}
 	}
+	out.Queues = make([]restapi.TaskQueueStatus, len(st.Queues))
+	for i, q := range st.Queues {
+		tq := restapi.TaskQueueStatus{Queue: q.Queue, Waiting: q.Waiting, Leased: q.Leased, Workers: make([]restapi.TaskWorkerSeen, len(q.Workers))}
+		if !q.OldestWaiting.IsZero() {
+			tq.OldestWaitingSince = q.OldestWaiting.UTC()
+		}
+		for j, w := range q.Workers {
+			tq.Workers[j] = restapi.TaskWorkerSeen{Worker: w.Worker, LastSeen: w.LastSeen.UTC()}
+		}
+		out.Queues[i] = tq
+	}
 	return out
 }
 

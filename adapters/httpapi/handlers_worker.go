@@ -43,7 +43,11 @@ func (u WorkerUseCases) enabled() error {
 // worker is the caller as the worker use cases know it.
 func worker(ctx context.Context) executionapp.Worker {
 	p := authn.PrincipalFrom(ctx)
-	return executionapp.Worker{Name: p.Name(), Queues: principalQueues(p), Sessions: p.Sessions()}
+	name := p.Name()
+	if p.Anonymous() {
+		name = "anonymous" // open mode: worker:anonymous
+	}
+	return executionapp.Worker{Name: name, Queues: principalQueues(p), Sessions: p.Sessions()}
 }
 
 func (h *handlers) PollTasks(ctx context.Context, req restapi.PollTasksRequestObject) (restapi.PollTasksResponseObject, error) {
@@ -129,14 +133,15 @@ func taskAnswerToAPI(a executionapp.TaskAnswered) restapi.TaskAnswer {
 	return restapi.TaskAnswer{TaskId: a.TaskID, Attempt: a.Attempt, Outcome: restapi.TaskAnswerOutcome(a.Outcome)}
 }
 
-// usageData is the usage a worker reported, as the event stores it; nil
-// when absent (absent is not zero).
+// usageData is the usage a worker reported, as a JSON object for the use
+// case's parser (execution.ParseUsage); nil when absent (absent is not
+// zero).
 func usageData(u *restapi.TaskUsage) map[string]any {
 	if u == nil {
 		return nil
 	}
 	d := map[string]any{"input": u.Input, "output": u.Output, "tokensKnown": u.TokensKnown}
-	for name, v := range map[string]*int{"cacheRead": u.CacheRead, "cacheWrite": u.CacheWrite, "reasoning": u.Reasoning} {
+	for name, v := range map[string]*int64{"cacheRead": u.CacheRead, "cacheWrite": u.CacheWrite, "reasoning": u.Reasoning} {
 		if v != nil {
 			d[name] = *v
 		}
@@ -144,21 +149,20 @@ func usageData(u *restapi.TaskUsage) map[string]any {
 	return d
 }
 
-// costData is the cost a worker reported, as the event stores it.
+// costData is the cost a worker reported, as a JSON object for the use
+// case's parser (execution.ParseCost); nil when absent.
 func costData(c *restapi.TaskCost) map[string]any {
 	if c == nil {
 		return nil
 	}
-	return map[string]any{"usd": c.Usd, "usdKnown": c.UsdKnown, "provenance": c.Provenance}
+	return map[string]any{"usd": c.Usd, "usdKnown": c.UsdKnown, "provenance": string(c.Provenance)}
 }
 
 // seconds is a whole number of seconds from the API as a duration.
 func seconds(n int) time.Duration { return time.Duration(n) * time.Second }
 
 // workerOp is the access operation of the worker API.
-// TODO(i23-role): access.WorkTasks once the WORKER role lands.
-var workerOp = access.StartExecution
+const workerOp = access.WorkTasks
 
 // principalQueues is the queue list of the caller's key (nil: every queue).
-// TODO(i23-role): the key's queue list.
-func principalQueues(access.Principal) []string { return nil }
+func principalQueues(p access.Principal) []string { return p.Queues() }

@@ -163,9 +163,12 @@ var routeScopes = map[string]scoped{
 type route struct {
 	operationID string
 	op          access.Operation // zero: authenticate only (the surface or handler authorizes, e.g. MCP per tool)
-	scope       sessionScope
-	public      bool
-	surface     authn.Surface
+	// listed is the route's operation in routeOps, also where the handler
+	// authorizes (scopeResource); zero for public routes and mounts.
+	listed  access.Operation
+	scope   sessionScope
+	public  bool
+	surface authn.Surface
 }
 
 // authorizeScoped is the part of a scoped operation's authorization that
@@ -219,6 +222,7 @@ func specRoutes(spec *openapi3.T) (map[string]route, error) {
 					missing = append(missing, op.OperationID)
 					continue
 				}
+				r.listed = aop
 				if r.scope != scopeResource {
 					r.op = aop
 				}

@@ -179,3 +179,64 @@ func TestScopedRoutes(t *testing.T) {
 		t.Errorf("an operation outside routeOps: got %v, want an internal error", err)
 	}
 }
+
+// A WORKER key is refused every route of the spec and the MCP door, each
+// with the role's refusal; a route of access.WorkTasks (the worker API the
+// spec will list) lets it through and refuses every other role, ADMIN
+// included.
+func TestWorkerKeyRefusedOutsideTheWorkerAPI(t *testing.T) {
+	spec, err := restapi.GetSpec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	routes, err := specRoutes(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	worker, err := access.NewKeyPrincipal("runner", access.Worker, nil, []string{"gpu"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, _ := access.NewPrincipal("root", access.Admin, nil)
+	for key, r := range routes {
+		if r.public {
+			continue
+		}
+		err := refuseWorker(worker, r)
+		if r.listed == access.WorkTasks {
+			if err != nil {
+				t.Errorf("%s (%s) refuses the WORKER key: %v", key, r.operationID, err)
+			}
+			continue
+		}
+		if !errors.Is(err, access.ErrForbidden) || !strings.Contains(err.Error(), "key:runner has the role WORKER") {
+			t.Errorf("%s (%s) as WORKER: %v, want the role's refusal", key, r.operationID, err)
+		}
+		if err := refuseWorker(admin, r); err != nil {
+			t.Errorf("%s as ADMIN: %v", key, err)
+		}
+	}
+	if err := refuseWorker(worker, route{operationID: "mount:/mcp", surface: authn.MCP}); !errors.Is(err, access.ErrForbidden) || !strings.Contains(err.Error(), "cannot use MCP") {
+		t.Errorf("the MCP door as WORKER: %v", err)
+	}
+	if err := refuseWorker(admin, route{operationID: "mount:/mcp", surface: authn.MCP}); err != nil {
+		t.Errorf("the MCP door as ADMIN: %v", err)
+	}
+	// A worker route passes the WORKER key, and the gate's Can refuses
+	// every other role there.
+	wr := route{operationID: "pollTasks", surface: authn.REST, op: access.WorkTasks, listed: access.WorkTasks}
+	if err := refuseWorker(worker, wr); err != nil || worker.Can(wr.op, "") != nil {
+		t.Errorf("a worker route refuses the WORKER key: %v", err)
+	}
+	if err := admin.Can(wr.op, ""); !errors.Is(err, access.ErrForbidden) || !strings.Contains(err.Error(), "use a key with the role WORKER") {
+		t.Errorf("%s on a worker route: %v", admin, err)
+	}
+	// Open mode opens the worker API, as every surface.
+	if err := access.Anonymous().Can(wr.op, ""); err != nil {
+		t.Errorf("open mode on a worker route: %v", err)
+	}
+	// No route is answered 403 before it is known to exist.
+	if err := refuseWorker(worker, route{surface: authn.REST}); err != nil {
+		t.Errorf("an unknown route as WORKER: %v", err)
+	}
+}

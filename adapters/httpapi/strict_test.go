@@ -184,7 +184,8 @@ func strictServer(t testing.TB, cfg Config) (*Server, *fakes, *observer.Observed
 		GetWorkflow:    fakeWorkflow{f},
 		Executions: ExecutionUseCases{Start: fakeStart{f}, Webhook: fakeWebhook{f}, Get: fakeGet{f}, Control: fakeControl{f},
 			Answer: fakeAnswer{f}, Events: fakeEvents{f}},
-		Keys: fakeKeyUseCases,
+		Keys:   fakeKeyUseCases,
+		Worker: fakeWorkerUseCases,
 	}
 	srv, err := New(cfg, uc, zap.New(core))
 	if err != nil {

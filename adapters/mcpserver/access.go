@@ -62,7 +62,8 @@ func ToolOperation(name string) (access.Operation, bool) {
 
 // MayCall reports whether p's role lets it call the tool at all (a
 // session-limited key must still name its own sessions, which the tool
-// checks on the decoded arguments). An unknown tool needs ADMIN.
+// checks on the decoded arguments). An unknown tool needs ADMIN. A WORKER
+// key may call none.
 func MayCall(p access.Principal, tool string) bool {
 	op, ok := toolOps[tool]
 	if !ok {
@@ -82,6 +83,11 @@ var openMethods = map[string]bool{
 
 // codeUnauthenticated is the JSON-RPC error for a request with no principal.
 const codeUnauthenticated = -32001
+
+// codeForbidden is the JSON-RPC error for a principal that may use no
+// method of this server at all: a WORKER key (the HTTP layer in front
+// answers 403 before that can happen; this is the second fence).
+const codeForbidden = -32003
 
 // refusedMethods are answered "method not found" for every caller, whatever
 // its role, before the SDK sees them. logging/setLevel would set the level of
@@ -103,6 +109,9 @@ func authorize(log *zap.Logger) mcp.Middleware {
 			p := authn.PrincipalFrom(ctx)
 			if p.IsZero() && !openMethods[method] {
 				return nil, &jsonrpc.Error{Code: codeUnauthenticated, Message: "the caller is not authenticated; present an API key as Authorization: Bearer <key> or X-API-Key"}
+			}
+			if err := access.RefuseWorker(p, "use MCP"); err != nil {
+				return nil, &jsonrpc.Error{Code: codeForbidden, Message: err.Error()}
 			}
 			if msg, refused := refusedMethods[method]; refused {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: msg}

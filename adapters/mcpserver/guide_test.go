@@ -35,8 +35,8 @@ func TestGuideTemplatesCompile(t *testing.T) {
 		replace[filepath.Join(pkgDir, filepath.Base(tpl.File))] = src
 		_ = i
 	}
-	if !kinds["trigger"] || !kinds["processor"] || !kinds["terminal"] {
-		t.Fatalf("templates cover %v, want trigger, processor and terminal", kinds)
+	if !kinds["server"] || !kinds["processor"] || !kinds["terminal"] || kinds["trigger"] {
+		t.Fatalf("templates cover %v, want the server's main.go, a processor and a terminal (no trigger: a type of your own cannot start runs)", kinds)
 	}
 	ov, _ := json.Marshal(map[string]any{"Replace": replace})
 	ovPath := filepath.Join(tmp, "overlay.json")
@@ -54,12 +54,16 @@ func TestGuideNamesTheRealContract(t *testing.T) {
 	t.Parallel()
 	g := Guide()
 	all := g.Architecture + g.Contract + g.Registration
-	for _, want := range []string{"executionapp.Runner", "plugin.Descriptor", "Invocation", "Outcome", "Descriptors()", "NewRunners", "IdempotencyKey"} {
+	// Both paths that need no fork: remote workers and a custom server on
+	// the public extension API.
+	for _, want := range []string{"server.Runner", "server.Descriptor", "Invocation", "Outcome", "server.Main", "server.WithNodeType", "IdempotencyKey",
+		"github.com/yukta/yukta/server", "docs/extending.md", "examples/custom-server", "TASK", "/api/worker/v1", "WORKER", "docs/workers.md"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("guide does not mention %s", want)
 		}
 	}
-	for _, stale := range []string{"extends", "WorkflowContext", "TriggerPlugin", "WorkflowRegistry"} {
+	for _, stale := range []string{"extends", "WorkflowContext", "TriggerPlugin", "WorkflowRegistry",
+		"compiled into the server", "no runtime plugin loading", "adapters/plugins", "Descriptors()", "NewRunners", "executionapp.", "domain/plugin"} {
 		if strings.Contains(all, stale) {
 			t.Errorf("guide mentions the seed's stale contract %q", stale)
 		}

@@ -173,7 +173,7 @@ func newEnv(tb testing.TB) *testEnv {
 		ListPlugins:     pluginapp.NewListPlugins(reg),
 		DescribePlugin:  pluginapp.NewDescribePlugin(reg),
 		Start:           executionapp.NewStartExecution(etx, raw, reg, engine, await, time.Now),
-		GetExecution:    executionapp.NewGetExecution(reader),
+		GetExecution:    executionapp.NewGetExecution(reader, reader),
 		ListExecutions:  executionapp.NewListExecutions(reader),
 		Logs:            executionapp.NewTailLogs(reader, queue, reg, time.Now),
 		Control:         executionapp.NewControl(control),

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"net/http/httptest"
+	"reflect"
 	"testing"
 	"time"
 
@@ -28,7 +29,9 @@ func TestBusStatusShowsTheScheduler(t *testing.T) {
 	env := newEnv(t)
 	oldest := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	env.deps.Scheduler = fixedScheduler{executionapp.SchedulerStatus{Slots: execution.Slots{MaxRunning: 8, Reserved: 2},
-		Running: executionapp.PoolCounts{Normal: 8, Reserved: 1}, Waiting: executionapp.PoolCounts{Normal: 5, Reserved: 1}, OldestWaiting: oldest}}
+		Running: executionapp.PoolCounts{Normal: 8, Reserved: 1}, Waiting: executionapp.PoolCounts{Normal: 5, Reserved: 1}, OldestWaiting: oldest,
+		Queues: []executionapp.TaskQueueStatus{{Queue: "images", Waiting: 3, Leased: 2, OldestWaiting: oldest,
+			Workers: []executionapp.WorkerSeen{{Worker: "worker:w1", LastSeen: oldest.Add(time.Minute)}}}}}}
 	h, err := New(env.deps, "test", zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
@@ -38,8 +41,10 @@ func TestBusStatusShowsTheScheduler(t *testing.T) {
 
 	var out ControlBusStatus
 	decode(t, callOK(t, connect(t, ts.URL, secretOf("viewer")), "get_control_bus_status", map[string]any{"filterType": "health"}), &out)
-	want := SchedulerHealth{MaxRunning: 8, ReservedSupervisorSlots: 2, Running: 9, Waiting: 6, WaitingReserved: 1, OldestWaitingSince: "2026-05-01T12:00:00Z"}
-	if out.Health == nil || out.Health.Scheduler == nil || *out.Health.Scheduler != want {
+	want := SchedulerHealth{MaxRunning: 8, ReservedSupervisorSlots: 2, Running: 9, Waiting: 6, WaitingReserved: 1, OldestWaitingSince: "2026-05-01T12:00:00Z",
+		TaskQueues: []TaskQueue{{Queue: "images", Waiting: 3, Leased: 2, OldestWaitingSince: "2026-05-01T12:00:00Z",
+			Workers: []WorkerSeen{{Worker: "worker:w1", LastSeen: "2026-05-01T12:01:00Z"}}}}}
+	if out.Health == nil || out.Health.Scheduler == nil || !reflect.DeepEqual(*out.Health.Scheduler, want) {
 		t.Fatalf("health.scheduler for a viewer: got %+v, want %+v", out.Health, want)
 	}
 	out = ControlBusStatus{}

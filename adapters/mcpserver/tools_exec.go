@@ -55,6 +55,43 @@ type ExecutionStatus struct {
 	Actor       string       `json:"actor,omitempty" jsonschema:"who started it, such as key:ci-bot"`
 	Channel     string       `json:"channel,omitempty" jsonschema:"rest, mcp, cli, ..."`
 	Nodes       []NodeStatus `json:"nodes"`
+	Spend       *RunSpend    `json:"spend,omitempty" jsonschema:"what the run's remote workers reported for its TASK nodes: per node, the run total, and the gaps; absent is not zero (get_workflow_status shows it; the answers of a start or a stop that waited do not)"`
+}
+
+// RunSpend is what a run's workers reported (execution.Spend).
+type RunSpend struct {
+	Nodes     map[string]NodeSpend `json:"nodes" jsonschema:"per node that completed at least one task, by node id"`
+	Total     NodeSpend            `json:"total" jsonschema:"the whole run"`
+	SpendGaps []string             `json:"spendGaps" jsonschema:"the nodes (sorted) with a completed task that reported no usage or usage with tokensKnown false: their usage, and the run's, is a floor, never a zero"`
+	CostGaps  []string             `json:"costGaps" jsonschema:"the nodes (sorted) with a completed task that reported no cost or usdKnown false: their cost, and the run's, is a floor"`
+}
+
+// NodeSpend is one node's spend, or the run's.
+type NodeSpend struct {
+	Tasks        int64      `json:"tasks" jsonschema:"tasks completed"`
+	UsageReports int64      `json:"usageReports" jsonschema:"of those, how many reported usage"`
+	CostReports  int64      `json:"costReports" jsonschema:"of those, how many reported a cost"`
+	Usage        *SpendUse  `json:"usage,omitempty" jsonschema:"the sum of the usage reports; absent when no task reported usage"`
+	Cost         *SpendCost `json:"cost,omitempty" jsonschema:"the sum of the cost reports; absent when no task reported a cost"`
+	UsageKnown   bool       `json:"usageKnown" jsonschema:"every task reported usage with tokensKnown true: usage is the whole count"`
+	CostKnown    bool       `json:"costKnown" jsonschema:"every task reported a cost with usdKnown true: cost is the whole cost"`
+}
+
+// SpendUse is a sum of tokens by class.
+type SpendUse struct {
+	Input       int64  `json:"input"`
+	Output      int64  `json:"output"`
+	CacheRead   *int64 `json:"cacheRead,omitempty" jsonschema:"summed over the reports that carried it; absent when none did (absent, not zero)"`
+	CacheWrite  *int64 `json:"cacheWrite,omitempty" jsonschema:"summed over the reports that carried it; absent when none did"`
+	Reasoning   *int64 `json:"reasoning,omitempty" jsonschema:"summed over the reports that carried it; absent when none did"`
+	TokensKnown bool   `json:"tokensKnown" jsonschema:"every report summed had tokensKnown true"`
+}
+
+// SpendCost is a sum of dollars with its provenance.
+type SpendCost struct {
+	USD        float64 `json:"usd"`
+	USDKnown   bool    `json:"usdKnown" jsonschema:"every report summed had usdKnown true; false: usd is a floor"`
+	Provenance string  `json:"provenance" jsonschema:"reported (a provider billed all of it), estimated (a model catalog priced all of it), partial (some of each) or unknown (nothing priced it)"`
 }
 
 // NodeStatus is one node of an execution.
@@ -159,7 +196,7 @@ func (s *server) addExecutionTools(m *mcp.Server) {
 		InputSchema: waitSchema[StartIn]("waitSeconds")},
 		s.start)
 	addTool(m, &mcp.Tool{Name: "get_workflow_status", Annotations: annotated(readOnly, "Get execution status"),
-		Description: "Status of one execution and of each node (received, emitted, paused, step mode, skipped, breakpoint, error). Nothing is pushed: poll it. Next: get_execution_logs."},
+		Description: "Status of one execution and of each node (received, emitted, paused, step mode, skipped, breakpoint, error), and the spend its remote workers reported (tokens and dollars per node and per run; spendGaps names the nodes whose work reported no usage, never counted as 0). Nothing is pushed: poll it. Next: get_execution_logs."},
 		s.status)
 	addTool(m, &mcp.Tool{Name: "get_workflow_history", Annotations: annotated(readOnly, "List executions"),
 		Description: "Executions of a session, newest first, a page at a time; filter by workflowId and status. Next: get_workflow_status."},
@@ -239,6 +276,31 @@ func statusOut(v executionapp.ExecutionView) ExecutionStatus {
 			ns.Breakpoint = &Breakpoint{Field: bp.Field, Equals: bp.Equals, Condition: bp.Condition}
 		}
 		out.Nodes[i] = ns
+	}
+	if v.Spend != nil {
+		out.Spend = spendOut(*v.Spend)
+	}
+	return out
+}
+
+// spendOut maps a run's spend; what is absent stays absent.
+func spendOut(s execution.Spend) *RunSpend {
+	out := &RunSpend{Nodes: make(map[string]NodeSpend, len(s.Nodes)), Total: nodeSpendOut(s.Total),
+		SpendGaps: append([]string{}, s.SpendGaps...), CostGaps: append([]string{}, s.CostGaps...)}
+	for id, n := range s.Nodes {
+		out.Nodes[id] = nodeSpendOut(n)
+	}
+	return out
+}
+
+func nodeSpendOut(n execution.NodeSpend) NodeSpend {
+	out := NodeSpend{Tasks: n.Tasks, UsageReports: n.UsageReports, CostReports: n.CostReports, UsageKnown: n.UsageKnown, CostKnown: n.CostKnown}
+	if u := n.Usage; u != nil {
+		out.Usage = &SpendUse{Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite, Reasoning: u.Reasoning,
+			TokensKnown: u.TokensKnown}
+	}
+	if c := n.Cost; c != nil {
+		out.Cost = &SpendCost{USD: c.USD, USDKnown: c.USDKnown, Provenance: string(c.Provenance)}
 	}
 	return out
 }

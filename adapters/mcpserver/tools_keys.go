@@ -57,8 +57,9 @@ func keyError(err error) error {
 // CreateKeyIn asks for a new stored key.
 type CreateKeyIn struct {
 	Name      string   `json:"name" jsonschema:"1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit; recorded as the actor key:<name>"`
-	Role      string   `json:"role" jsonschema:"VIEWER (read only), OPERATOR (also start and control executions) or ADMIN (everything)"`
-	Sessions  []string `json:"sessions,omitempty" jsonschema:"the sessions the key may see; absent: every session"`
+	Role      string   `json:"role" jsonschema:"VIEWER (read only), OPERATOR (also start and control executions), ADMIN (everything but the worker API) or WORKER (only take and answer tasks of worker queues, through the worker API)"`
+	Sessions  []string `json:"sessions,omitempty" jsonschema:"the sessions the key may see (a WORKER key: whose tasks it may take); absent: every session"`
+	Queues    []string `json:"queues,omitempty" jsonschema:"WORKER keys only: the worker queues whose tasks the key may take (1 to 64 lowercase letters, digits, '.', '_' or '-' each); absent: every queue"`
 	ExpiresAt string   `json:"expiresAt,omitempty" jsonschema:"when it stops working: an RFC 3339 time, at most 2 years away; not with ttl"`
 	TTL       string   `json:"ttl,omitempty" jsonschema:"how long it works from now: a duration such as 720h, at most 17520h; not with expiresAt"`
 }
@@ -76,6 +77,7 @@ type KeyOut struct {
 	Name         string   `json:"name"`
 	Role         string   `json:"role"`
 	Sessions     []string `json:"sessions,omitempty" jsonschema:"absent: every session"`
+	Queues       []string `json:"queues,omitempty" jsonschema:"a WORKER key's queues; absent: every queue (and on every key of another role)"`
 	Source       string   `json:"source" jsonschema:"api for a stored key; YUKTA_API_KEY, YUKTA_API_KEYS or YUKTA_MCP_API_KEY for a configured one (changed where it is configured)"`
 	Secret       string   `json:"secret,omitempty" jsonschema:"the secret, shown this once: give it to whoever uses the key and do not repeat it"`
 	Note         string   `json:"note,omitempty"`
@@ -129,7 +131,7 @@ func (s *server) createKey(ctx context.Context, _ *mcp.CallToolRequest, in Creat
 		return nil, KeyOut{}, s.toolError(tool, errKeysDisabled, subject{})
 	}
 	res, err := s.d.Keys.Create.Handle(ctx, accessapp.CreateAPIKeyInput{Spec: access.APIKeySpec{Name: in.Name, Role: in.Role, Sessions: in.Sessions,
-		ExpiresAt: in.ExpiresAt, TTL: in.TTL}, Actor: p.Actor(), Channel: Channel})
+		Queues: in.Queues, ExpiresAt: in.ExpiresAt, TTL: in.TTL}, Actor: p.Actor(), Channel: Channel})
 	if err != nil {
 		return nil, KeyOut{}, s.toolError(tool, keyError(err), subject{})
 	}
@@ -154,7 +156,7 @@ func (s *server) listKeys(ctx context.Context, _ *mcp.CallToolRequest, _ KeysIn)
 			out.Keys = append(out.Keys, keyOut(k.Stored))
 			continue
 		}
-		out.Keys = append(out.Keys, KeyOut{Name: k.Principal.Name(), Role: k.Principal.Role().String(), Sessions: k.Principal.Sessions(), Source: k.Source})
+		out.Keys = append(out.Keys, KeyOut{Name: k.Principal.Name(), Role: k.Principal.Role().String(), Sessions: k.Principal.Sessions(), Queues: k.Principal.Queues(), Source: k.Source})
 	}
 	return nil, out, nil
 }
@@ -192,7 +194,7 @@ func (s *server) revokeKey(ctx context.Context, _ *mcp.CallToolRequest, in KeyNa
 }
 
 func keyOut(k access.APIKey) KeyOut {
-	return KeyOut{Name: k.Name(), Role: k.Role().String(), Sessions: k.Sessions(), Source: accessapp.SourceStored, Hint: k.Hint(),
+	return KeyOut{Name: k.Name(), Role: k.Role().String(), Sessions: k.Sessions(), Queues: k.Queues(), Source: accessapp.SourceStored, Hint: k.Hint(),
 		CreatedAt: ts(k.CreatedAt()), CreatedBy: k.CreatedBy(), CreatedVia: k.CreatedVia(), ExpiresAt: ts(k.ExpiresAt()), Expired: k.Expired(time.Now()),
 		RotatedAt: ts(k.RotatedAt()), RotatedBy: k.RotatedBy(), RotatedVia: k.RotatedVia(), LastUsedAt: ts(k.LastUsedAt()), LastUsedFrom: k.LastUsedFrom()}
 }

@@ -51,7 +51,7 @@ type ConfigField struct {
 
 // GuideIn selects the templates of the plugin guide.
 type GuideIn struct {
-	TemplateType string `json:"templateType,omitempty" jsonschema:"trigger, processor, terminal or all (default)"`
+	TemplateType string `json:"templateType,omitempty" jsonschema:"processor, terminal or all (default); every answer has main.go, the custom server that registers the types"`
 }
 
 // PluginGuide explains how node types are written in Yukta.
@@ -80,7 +80,9 @@ func (s *server) addPluginTools(m *mcp.Server) {
 			"Pass the node's config to validate it and get the ports that config gives (a ROUTER's ports are its routes)."},
 		s.pluginDetails)
 	addTool(m, &mcp.Tool{Name: "get_plugin_creation_guide", Annotations: annotated(readOnly, "How to write a plugin"),
-		Description: "How a node type is built into Yukta: the Go contract (a domain descriptor plus a runner), compilable templates, a checklist, tests and registration."},
+		Description: "How to run your own code without forking Yukta: remote workers in any language (TASK nodes and the worker API, /api/worker/v1), " +
+			"or your own node types in a custom server built on the public Go extension API (package server): the contract (a descriptor plus a runner), " +
+			"compilable templates, a checklist, tests and registration."},
 		s.pluginGuide)
 }
 
@@ -148,16 +150,19 @@ func (s *server) pluginGuide(ctx context.Context, _ *mcp.CallToolRequest, in Gui
 	g := Guide()
 	switch in.TemplateType {
 	case "", "all":
-	case "trigger", "processor", "terminal":
+	case "processor", "terminal":
 		var kept []Template
 		for _, t := range g.Templates {
-			if t.Kind == in.TemplateType {
+			if t.Kind == in.TemplateType || t.Kind == "server" {
 				kept = append(kept, t)
 			}
 		}
 		g.Templates = kept
+	case "trigger":
+		return nil, PluginGuide{}, s.toolError(tool, invalid("A node type of your own cannot be a trigger: runs start only through the built-in triggers "+
+			"(MANUAL, WEBHOOK, SCHEDULE, SUPERVISOR_SIGNAL). Add a processor after one of them. Valid types: processor, terminal, all."), subject{})
 	default:
-		return nil, PluginGuide{}, s.toolError(tool, invalid(fmt.Sprintf("Unsupported templateType: %s. Valid types: trigger, processor, terminal, all.", in.TemplateType)), subject{})
+		return nil, PluginGuide{}, s.toolError(tool, invalid(fmt.Sprintf("Unsupported templateType: %s. Valid types: processor, terminal, all.", in.TemplateType)), subject{})
 	}
 	return nil, g, nil
 }

@@ -64,12 +64,28 @@ type Health struct {
 
 // SchedulerHealth is the scheduler limits and how full they are.
 type SchedulerHealth struct {
-	MaxRunning              int    `json:"maxRunning" jsonschema:"most runs holding a slot at once on the server (--max-running); 0 is no limit"`
-	ReservedSupervisorSlots int    `json:"reservedSupervisorSlots" jsonschema:"slots kept for workflow supervisors' runs beside maxRunning"`
-	Running                 int    `json:"running" jsonschema:"runs holding a slot (RUNNING, or PAUSED after they started)"`
-	Waiting                 int    `json:"waiting" jsonschema:"runs waiting PENDING for a slot: the queue depth"`
-	WaitingReserved         int    `json:"waitingReserved,omitempty" jsonschema:"of those, supervisor runs waiting for a reserved slot"`
-	OldestWaitingSince      string `json:"oldestWaitingSince,omitempty" jsonschema:"when the oldest waiting run was started"`
+	MaxRunning              int         `json:"maxRunning" jsonschema:"most runs holding a slot at once on the server (--max-running); 0 is no limit"`
+	ReservedSupervisorSlots int         `json:"reservedSupervisorSlots" jsonschema:"slots kept for workflow supervisors' runs beside maxRunning"`
+	Running                 int         `json:"running" jsonschema:"runs holding a slot (RUNNING, or PAUSED after they started)"`
+	Waiting                 int         `json:"waiting" jsonschema:"runs waiting PENDING for a slot: the queue depth"`
+	WaitingReserved         int         `json:"waitingReserved,omitempty" jsonschema:"of those, supervisor runs waiting for a reserved slot"`
+	OldestWaitingSince      string      `json:"oldestWaitingSince,omitempty" jsonschema:"when the oldest waiting run was started"`
+	TaskQueues              []TaskQueue `json:"taskQueues" jsonschema:"the worker queues with live tasks or workers seen, with the workers that poll each (docs/workers.md)"`
+}
+
+// TaskQueue is one worker queue.
+type TaskQueue struct {
+	Queue              string       `json:"queue"`
+	Waiting            int          `json:"waiting" jsonschema:"tasks due and not leased"`
+	Leased             int          `json:"leased" jsonschema:"tasks a worker holds"`
+	OldestWaitingSince string       `json:"oldestWaitingSince,omitempty" jsonschema:"since when the oldest waiting task has been due"`
+	Workers            []WorkerSeen `json:"workers" jsonschema:"the worker keys that polled the queue, most recent first"`
+}
+
+// WorkerSeen is a worker and when it last polled.
+type WorkerSeen struct {
+	Worker   string `json:"worker" jsonschema:"worker:<key name>"`
+	LastSeen string `json:"lastSeen"`
 }
 
 func (s *server) addStatusTool(m *mcp.Server) {
@@ -138,6 +154,17 @@ func (s *server) busStatus(ctx context.Context, _ *mcp.CallToolRequest, in Statu
 				Running: st.Running.Total(), Waiting: st.Waiting.Total(), WaitingReserved: st.Waiting.Reserved}
 			if !st.OldestWaiting.IsZero() {
 				sh.OldestWaitingSince = ts(st.OldestWaiting)
+			}
+			sh.TaskQueues = make([]TaskQueue, len(st.Queues))
+			for i, q := range st.Queues {
+				tq := TaskQueue{Queue: q.Queue, Waiting: q.Waiting, Leased: q.Leased, Workers: make([]WorkerSeen, len(q.Workers))}
+				if !q.OldestWaiting.IsZero() {
+					tq.OldestWaitingSince = ts(q.OldestWaiting)
+				}
+				for j, w := range q.Workers {
+					tq.Workers[j] = WorkerSeen{Worker: w.Worker, LastSeen: ts(w.LastSeen)}
+				}
+				sh.TaskQueues[i] = tq
 			}
 			out.Health.Scheduler = sh
 		}

@@ -46,6 +46,8 @@ type QueueDepth struct {
 	Running int64
 	// Parked items wait for the answer to an input request.
 	Parked int64
+	// Tasks are the worker queues with live tasks.
+	Tasks []TaskQueueDepth
 }
 
 // Options configures New.
@@ -98,6 +100,7 @@ type Metrics struct {
 	retention   *retentionMetrics
 	loops       *loopMetrics
 	supervisors *supervisorMetrics
+	tasks       *taskMetrics
 
 	lag atomic.Pointer[func() int64]
 }
@@ -167,6 +170,7 @@ func New(o Options) *Metrics {
 		retention:     newRetentionMetrics(),
 		loops:         newLoopMetrics(),
 		supervisors:   newSupervisorMetrics(),
+		tasks:         newTaskMetrics(),
 	}
 	results := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "yukta_node_results_total",
@@ -193,6 +197,7 @@ func New(o Options) *Metrics {
 	m.reg.MustRegister(m.retention.collectors()...)
 	m.reg.MustRegister(m.loops.collectors()...)
 	m.reg.MustRegister(m.supervisors.collectors()...)
+	m.reg.MustRegister(m.tasks.collectors()...)
 	if o.Build.Version != "" {
 		m.reg.MustRegister(buildInfo(o.Build))
 	}

@@ -44,6 +44,9 @@ func (c *queueCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- queueHeldDesc
 	ch <- queueRunningDesc
 	ch <- queueParkedDesc
+	ch <- taskWaitingDesc
+	ch <- taskLeasedDesc
+	ch <- taskOldestDesc
 	c.errors.Describe(ch)
 }
 
@@ -72,4 +75,5 @@ func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
 	} {
 		ch <- prometheus.MustNewConstMetric(g.desc, prometheus.GaugeValue, float64(g.v))
 	}
+	collectTaskQueues(ch, d.Tasks)
 }

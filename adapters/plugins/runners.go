@@ -8,6 +8,7 @@ import (
 	"github.com/yukta/yukta/adapters/cel"
 	"github.com/yukta/yukta/adapters/egress"
 	"github.com/yukta/yukta/application/executionapp"
+	"github.com/yukta/yukta/domain/plugin"
 )
 
 // RunnerConfig holds what the behaviours of the built-in types need from
@@ -30,17 +31,37 @@ type RunnerConfig struct {
 // RunnerConfig builds the client.
 const DefaultEgressCeiling = 5 * time.Minute
 
-// RunnerSet holds the behaviour of every built-in node type.
+// NodeType is one node type as the server registers it: what Yukta knows
+// about it without running it, and its behaviour. The built-ins (Builtins)
+// and the types a custom server adds (Extension) are registered alike, as
+// one list (NewRunnerSet for the behaviour, their descriptors for the
+// catalogue), so a type is either whole or refused at startup.
+type NodeType struct {
+	Descriptor plugin.Descriptor
+	Runner     executionapp.Runner
+}
+
+// RunnerSet holds the behaviour of every registered node type.
 type RunnerSet struct {
 	runners map[string]executionapp.Runner
 }
 
 var _ executionapp.Runners = (*RunnerSet)(nil)
 
-// NewRunners returns the runners of the built-in types. It fails when a
-// descriptor has no runner, so a type added to Descriptors without behaviour
-// fails at startup rather than on its first message.
+// NewRunners returns the runners of the built-in types (Builtins).
 func NewRunners(cfg RunnerConfig) (*RunnerSet, error) {
+	types, err := Builtins(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return NewRunnerSet(types)
+}
+
+// Builtins returns the built-in node types, each descriptor of Descriptors
+// with its runner. It fails when a descriptor has no runner, so a type added
+// to Descriptors without behaviour fails at startup rather than on its
+// first message.
+func Builtins(cfg RunnerConfig) ([]NodeType, error) {
 	if cfg.CEL == nil {
 		ev, err := cel.New()
 		if err != nil {
@@ -60,7 +81,7 @@ func NewRunners(cfg RunnerConfig) (*RunnerSet, error) {
 		cfg.Egress = c
 	}
 	ev, out := cfg.CEL, cfg.Egress
-	s := &RunnerSet{runners: map[string]executionapp.Runner{
+	runners := map[string]executionapp.Runner{
 		"MANUAL":              runFunc(passThrough),
 		"WEBHOOK":             runFunc(passThrough),
 		"SUPERVISOR_SIGNAL":   runFunc(passThrough),
@@ -78,13 +99,62 @@ func NewRunners(cfg RunnerConfig) (*RunnerSet, error) {
 		"HTTP_REQUEST":        withEgress(out, runHTTPRequest),
 		"WEBHOOK_OUT":         withEgress(out, runWebhookOut),
 		"TASK":                TaskRunner{},
-	}}
-	for _, d := range Descriptors() {
-		if _, ok := s.runners[d.Type]; !ok {
+	}
+	ds := Descriptors()
+	types := make([]NodeType, 0, len(ds))
+	for _, d := range ds {
+		r, ok := runners[d.Type]
+		if !ok {
 			return nil, fmt.Errorf("plugins: node type %s has a descriptor but no runner", d.Type)
 		}
+		types = append(types, NodeType{Descriptor: d, Runner: r})
+	}
+	return types, nil
+}
+
+// Extension makes a node type a custom server adds into one registered like
+// the built-ins: a processor or terminal gets the run fields every built-in
+// processor and terminal has (timeout, retry), which the engine enforces,
+// unless it declares its own timeout; a trigger is kept as it is (the
+// server refuses added triggers at startup: nothing would start one). The
+// runner is not started on a context that is already done, like a
+// built-in's.
+func Extension(d plugin.Descriptor, r executionapp.Runner) NodeType {
+	if d.Category != plugin.Trigger {
+		d = withRunFields(d)
+	}
+	if r != nil {
+		r = runFunc(r.Run)
+	}
+	return NodeType{Descriptor: d, Runner: r}
+}
+
+// NewRunnerSet returns the behaviour of types. A type without a runner, or
+// a type name registered twice (an extension that reuses a built-in's name,
+// or two extensions of one name), is refused with the name, so the server
+// does not start with one type shadowing another.
+func NewRunnerSet(types []NodeType) (*RunnerSet, error) {
+	s := &RunnerSet{runners: make(map[string]executionapp.Runner, len(types))}
+	for _, t := range types {
+		name := t.Descriptor.Type
+		if t.Runner == nil {
+			return nil, fmt.Errorf("plugins: node type %s has no runner; register it with its behaviour", name)
+		}
+		if _, dup := s.runners[name]; dup {
+			return nil, fmt.Errorf("plugins: node type %s is registered twice (a built-in and an added type, or two added types, share the name); give the added type a name of its own", name)
+		}
+		s.runners[name] = t.Runner
 	}
 	return s, nil
+}
+
+// DescriptorsOf returns the descriptors of types, in their order.
+func DescriptorsOf(types []NodeType) []plugin.Descriptor {
+	out := make([]plugin.Descriptor, len(types))
+	for i, t := range types {
+		out[i] = t.Descriptor
+	}
+	return out
 }
 
 // Runner returns the behaviour of nodeType.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/yukta/yukta/adapters/plugins"
 	"github.com/yukta/yukta/application/executionapp"
 	"github.com/yukta/yukta/domain/jsonvalue"
+	"github.com/yukta/yukta/domain/plugin"
 )
 
 var runNow = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
@@ -361,4 +363,88 @@ func TestNewRunnersUsesTheGivenEvaluator(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "cost limit of 10") {
 		t.Errorf("Run with a cost limit of 10: got %v, want the limit to stop it", err)
 	}
+}
+
+type countingRunner struct{ runs int }
+
+func (c *countingRunner) Run(context.Context, executionapp.Invocation) (executionapp.Outcome, error) {
+	c.runs++
+	return executionapp.Outcome{}, nil
+}
+
+// TestExtensionIsRegisteredLikeABuiltIn: an added processor gets the run
+// fields the engine enforces (its own timeout kept), a trigger gets none,
+// and its runner is not started on a context that is already done.
+func TestExtensionIsRegisteredLikeABuiltIn(t *testing.T) {
+	r := &countingRunner{}
+	p := plugins.Extension(plugin.Descriptor{Type: "SHOUT", Category: plugin.Processor, Description: "shouts"}, r)
+	if err := p.Descriptor.Check(); err != nil {
+		t.Fatal(err)
+	}
+	names := fieldNames(p.Descriptor)
+	if !reflect.DeepEqual(names, []string{"timeout", "retry"}) {
+		t.Errorf("an added processor's fields %v, want the run fields timeout and retry", names)
+	}
+	if vs := p.Descriptor.Validate(map[string]any{"retry": map[string]any{"maxAttempts": 0}}); len(vs) != 1 || vs[0].Path != "retry.maxAttempts" {
+		t.Errorf("retry.maxAttempts 0: %v, want the run fields' own check", vs)
+	}
+	own := plugins.Extension(plugin.Descriptor{Type: "SLOW", Category: plugin.Terminal, Description: "slow",
+		Fields: []plugin.Field{{Name: "timeout", Type: plugin.Duration, Default: "1h", Description: "its own"}}}, r)
+	if names := fieldNames(own.Descriptor); !reflect.DeepEqual(names, []string{"timeout", "retry"}) || own.Descriptor.Fields[0].Default != "1h" {
+		t.Errorf("a type with its own timeout: fields %v, default %v; want its timeout kept", names, own.Descriptor.Fields[0].Default)
+	}
+	trig := plugins.Extension(plugin.Descriptor{Type: "BELL", Category: plugin.Trigger, Description: "rings"}, r)
+	if names := fieldNames(trig.Descriptor); len(names) != 0 {
+		t.Errorf("an added trigger's fields %v, want none", names)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := p.Runner.Run(ctx, executionapp.Invocation{}); !errors.Is(err, context.Canceled) || r.runs != 0 {
+		t.Errorf("run on a done context: %v after %d runs, want context.Canceled and no run", err, r.runs)
+	}
+	if _, err := p.Runner.Run(context.Background(), executionapp.Invocation{}); err != nil || r.runs != 1 {
+		t.Errorf("run: %v after %d runs, want one run", err, r.runs)
+	}
+}
+
+// TestRunnerSetRefusesATakenName: the built-ins and the added types share
+// one namespace; a name registered twice, or a type without a runner,
+// fails, naming the type.
+func TestRunnerSetRefusesATakenName(t *testing.T) {
+	builtins, err := plugins.Builtins(plugins.RunnerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(builtins) != len(plugins.Descriptors()) {
+		t.Fatalf("%d built-ins for %d descriptors", len(builtins), len(plugins.Descriptors()))
+	}
+	add := func(name string, r executionapp.Runner) plugins.NodeType {
+		return plugins.Extension(plugin.Descriptor{Type: name, Category: plugin.Processor, Description: "added"}, r)
+	}
+	for want, types := range map[string][]plugins.NodeType{
+		"node type LOG is registered twice":   append(slices.Clone(builtins), add("LOG", &countingRunner{})),
+		"node type SHOUT is registered twice": append(slices.Clone(builtins), add("SHOUT", &countingRunner{}), add("SHOUT", &countingRunner{})),
+		"node type SHOUT has no runner":       append(slices.Clone(builtins), add("SHOUT", nil)),
+	} {
+		if _, err := plugins.NewRunnerSet(types); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("got %v, want %q", err, want)
+		}
+	}
+	s, err := plugins.NewRunnerSet(append(slices.Clone(builtins), add("SHOUT", &countingRunner{})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, typ := range []string{"SHOUT", "LOG", "HTTP_REQUEST"} {
+		if _, ok := s.Runner(typ); !ok {
+			t.Errorf("no runner for %s", typ)
+		}
+	}
+}
+
+func fieldNames(d plugin.Descriptor) []string {
+	var out []string
+	for _, f := range d.Fields {
+		out = append(out, f.Name)
+	}
+	return out
 }

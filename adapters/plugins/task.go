@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"sync"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/yukta/yukta/application/executionapp"
+	"github.com/yukta/yukta/domain/access"
 	"github.com/yukta/yukta/domain/fault"
 	"github.com/yukta/yukta/domain/plugin"
 )
@@ -29,10 +29,6 @@ const (
 	taskMaxPorts         = 16
 )
 
-// queueName is the rule for queue names (TASK config, worker polls, keys).
-var queueName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
-
-const queueNameRule = `letters a-z, digits, ".", "_" and "-", starting with a letter or digit, at most 64`
 
 func task() plugin.Descriptor {
 	d := withRunFields(plugin.Descriptor{
@@ -43,7 +39,7 @@ func task() plugin.Descriptor {
 Workers in any language take the node's messages from its queue over the worker API (POST /api/worker/v1/poll with a WORKER key), heartbeat them, and answer each once with complete (the output goes out on "default" or another declared port) or fail. A delivery is leased: a worker that goes silent for heartbeatTimeout, or an attempt that runs past timeout, fails that attempt, and "retry" delivers the message again with attempt + 1 (3 attempts by default, since a worker can die). Each delivery carries an idempotencyKey that is the same on every attempt of the message. Pause, step, skip, breakpoints and stops act on TASK nodes as on every node. docs/workers.md.
 Example config: {"queue": "images", "timeout": "2m", "heartbeatTimeout": "20s", "outputSchema": {"type": "object", "required": ["url"]}}`,
 		Fields: []plugin.Field{
-			{Name: "queue", Type: plugin.String, Required: true, Description: "the queue workers take this node's messages from: " + queueNameRule},
+			{Name: "queue", Type: plugin.String, Required: true, Description: "the queue workers take this node's messages from: lower-case letters, digits, '.', '_' and '-', starting with a letter or digit, at most 64"},
 			{Name: "timeout", Type: plugin.Duration, Default: taskDefaultTimeout, Description: fmt.Sprintf("time limit for one attempt, from its delivery to a worker (at most %s); an attempt past it fails and retry applies", taskMaxTimeout)},
 			{Name: "heartbeatTimeout", Type: plugin.Duration, Default: taskDefaultHeartbeat, Description: fmt.Sprintf("how long a delivery holds without a heartbeat (%s to %s, and no longer than timeout); a worker silent for longer loses the message, and retry applies", taskMinHeartbeat, taskMaxHeartbeat)},
 			{Name: "inputSchema", Type: plugin.Object, Description: "JSON Schema (2020-12) each message must satisfy before it is handed to a worker; a message that does not fails the node with the schema's error"},
@@ -85,8 +81,10 @@ Example config: {"queue": "images", "timeout": "2m", "heartbeatTimeout": "20s", 
 
 func checkTask(config map[string]any) []fault.Violation {
 	var vs []fault.Violation
-	if q, ok := config["queue"].(string); ok && !queueName.MatchString(q) {
-		vs = append(vs, fault.Violation{Path: "queue", Message: fmt.Sprintf("%q is not a queue name: %s", q, queueNameRule)})
+	if q, ok := config["queue"].(string); ok {
+		if err := access.ValidateQueueName(q); err != nil {
+			vs = append(vs, fault.Violation{Path: "queue", Message: err.Error()})
+		}
 	}
 	timeout, tok := duration(config["timeout"])
 	if tok && timeout > taskMaxTimeout {

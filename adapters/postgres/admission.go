@@ -200,7 +200,54 @@ func (s *Scheduler) SchedulerCounts(ctx context.Context) (executionapp.Scheduler
 				out.WorkflowMax[execution.WorkflowRef{SessionID: sid, WorkflowID: wid}] = n
 			}
 		}
-		return translate(rows.Err())
+		if err := rows.Err(); err != nil {
+			return translate(err)
+		}
+		out.Queues, err = taskQueues(ctx, tx)
+		return err
 	})
 	return out, translate(err)
+}
+
+// taskQueues reads the worker queues with live tasks or seen workers: the
+// live part of work_items (its partial index) and task_workers.
+func taskQueues(ctx context.Context, tx pgx.Tx) ([]executionapp.TaskQueueStatus, error) {
+	rows, err := tx.Query(ctx, `
+		WITH live AS (
+		    SELECT queue,
+		           count(*) FILTER (WHERE state = 'ready' AND lease_owner IS NULL AND available_at <= now()) AS waiting,
+		           count(*) FILTER (WHERE lease_owner IS NOT NULL) AS leased,
+		           min(available_at) FILTER (WHERE state = 'ready' AND lease_owner IS NULL AND available_at <= now()) AS oldest
+		      FROM work_items WHERE state IN ('ready', 'held', 'parked') AND queue IS NOT NULL GROUP BY queue),
+		names AS (SELECT queue FROM live UNION SELECT DISTINCT queue FROM task_workers)
+		SELECT n.queue, coalesce(l.waiting, 0), coalesce(l.leased, 0), l.oldest,
+		       coalesce((SELECT jsonb_agg(jsonb_build_object('worker', w.worker, 'lastSeen', w.last_seen) ORDER BY w.last_seen DESC)
+		                   FROM (SELECT * FROM task_workers w WHERE w.queue = n.queue ORDER BY w.last_seen DESC LIMIT $2) w), '[]')
+		  FROM names n LEFT JOIN live l ON l.queue = n.queue
+		 ORDER BY n.queue LIMIT $1`, executionapp.SchedulerStatusMaxQueues, executionapp.SchedulerStatusMaxWorkers)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	out := []executionapp.TaskQueueStatus{}
+	for rows.Next() {
+		var q executionapp.TaskQueueStatus
+		var oldest *time.Time
+		var workers []struct {
+			Worker   string    `json:"worker"`
+			LastSeen time.Time `json:"lastSeen"`
+		}
+		if err := rows.Scan(&q.Queue, &q.Waiting, &q.Leased, &oldest, &workers); err != nil {
+			return nil, translate(err)
+		}
+		if oldest != nil {
+			q.OldestWaiting = *oldest
+		}
+		q.Workers = make([]executionapp.WorkerSeen, len(workers))
+		for i, w := range workers {
+			q.Workers[i] = executionapp.WorkerSeen{Worker: w.Worker, LastSeen: w.LastSeen}
+		}
+		out = append(out, q)
+	}
+	return out, translate(rows.Err())
 }

@@ -13,7 +13,8 @@ import (
 	"github.com/yukta/yukta/domain/access"
 )
 
-// APIKeyStore keeps stored API keys (migrations/00019): the SHA-256 of each
+// APIKeyStore keeps stored API keys (migrations/00019, queue lists and the
+// role WORKER 00023): the SHA-256 of each
 // secret, never the secret. Built on a pool it is also the reader of the
 // ADMIN's lists, of every instance's ring (accessapp.StoredKeys) and the
 // writer of last uses. Names are matched in any letter case (the unique
@@ -30,7 +31,7 @@ var (
 	_ accessapp.UsageWriter = (*APIKeyStore)(nil)
 )
 
-const apiKeyColumns = `name, role, sessions, secret_hash, hint, created_at, created_by, created_via, expires_at,
+const apiKeyColumns = `name, role, sessions, queues, secret_hash, hint, created_at, created_by, created_via, expires_at,
 	rotated_at, rotated_by, rotated_via, last_used_at, last_used_from`
 
 // Get loads the key of a name, in any letter case.
@@ -53,9 +54,9 @@ func (s *APIKeyStore) Count(ctx context.Context) (int, error) {
 func (s *APIKeyStore) Insert(ctx context.Context, k access.APIKey) error {
 	h := k.Hash()
 	_, err := s.db.Exec(ctx, `
-		INSERT INTO api_keys (name, role, sessions, secret_hash, hint, created_at, created_by, created_via, expires_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-		k.Name(), k.Role().String(), k.Sessions(), h[:], k.Hint(), k.CreatedAt(), k.CreatedBy(), k.CreatedVia(), nullTime(k.ExpiresAt()))
+		INSERT INTO api_keys (name, role, sessions, queues, secret_hash, hint, created_at, created_by, created_via, expires_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+		k.Name(), k.Role().String(), k.Sessions(), k.Queues(), h[:], k.Hint(), k.CreatedAt(), k.CreatedBy(), k.CreatedVia(), nullTime(k.ExpiresAt()))
 	return translate(err)
 }
 
@@ -139,7 +140,7 @@ func scanAPIKey(row pgx.Row) (access.APIKey, error) {
 	var role string
 	var hash []byte
 	var expires, rotated, used *time.Time
-	if err := row.Scan(&r.Name, &role, &r.Sessions, &hash, &r.Hint, &r.CreatedAt, &r.CreatedBy, &r.CreatedVia, &expires,
+	if err := row.Scan(&r.Name, &role, &r.Sessions, &r.Queues, &hash, &r.Hint, &r.CreatedAt, &r.CreatedBy, &r.CreatedVia, &expires,
 		&rotated, &r.RotatedBy, &r.RotatedVia, &used, &r.LastUsedFrom); err != nil {
 		return access.APIKey{}, err
 	}

@@ -124,3 +124,55 @@ func TestAPIKeyStore(t *testing.T) {
 		t.Fatalf("audit events: %d (%v)", events, err)
 	}
 }
+
+// A WORKER key keeps its queue list (sorted) through insert, read, list and
+// rotation; a key without one reads back nil (every queue); the table
+// refuses a queue list on any other role and an unknown role.
+func TestAPIKeyStoreQueues(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	ctx := t.Context()
+	store := postgres.NewAPIKeyStore(pool)
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	w, _ := newAPIKey(t, access.APIKeySpec{Name: "runner", Role: "WORKER", Sessions: []string{"alpha"}, Queues: []string{"gpu", "build"}}, at)
+	all, _ := newAPIKey(t, access.APIKeySpec{Name: "any-queue", Role: "WORKER"}, at)
+	for _, k := range []access.APIKey{w, all} {
+		if err := store.Insert(ctx, k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := store.APIKey(ctx, "runner")
+	if err != nil || got.Role() != access.Worker || strings.Join(got.Queues(), ",") != "build,gpu" || strings.Join(got.Sessions(), ",") != "alpha" {
+		t.Fatalf("read back %v %v %v (%v)", got.Role(), got.Queues(), got.Sessions(), err)
+	}
+	if p := got.Principal(); !p.MayUseQueue("gpu") || p.MayUseQueue("etl") {
+		t.Fatalf("principal queues %v", p.Queues())
+	}
+	if got, err := store.APIKey(ctx, "any-queue"); err != nil || got.Queues() != nil {
+		t.Fatalf("a key without a queue list reads back %q (%v)", got.Queues(), err)
+	}
+	keys, err := store.APIKeys(ctx)
+	if err != nil || len(keys) != 2 || keys[1].Name() != "runner" || strings.Join(keys[1].Queues(), ",") != "build,gpu" {
+		t.Fatalf("list %v (%v)", keys, err)
+	}
+	r, _, err := got.Rotate(rand.Reader, at.Add(time.Minute), "key:admin", "rest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Replace(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := store.APIKey(ctx, "runner"); err != nil || strings.Join(got.Queues(), ",") != "build,gpu" {
+		t.Fatalf("after rotation %v (%v)", got.Queues(), err)
+	}
+	// The schema is the second fence: no list on another role, no role
+	// beyond the four.
+	for _, q := range []string{
+		`INSERT INTO api_keys (name, role, queues, secret_hash, hint, created_at) VALUES ('v', 'VIEWER', '{build}', sha256('v'), 'yk_v', now())`,
+		`INSERT INTO api_keys (name, role, secret_hash, hint, created_at) VALUES ('r', 'ROOT', sha256('r'), 'yk_r', now())`,
+	} {
+		if _, err := pool.Exec(ctx, q); err == nil {
+			t.Errorf("stored: %s", q)
+		}
+	}
+}

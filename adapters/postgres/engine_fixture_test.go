@@ -23,7 +23,7 @@ type engineFixture struct {
 // newEngineFixture applies doc as session sid and builds an engine on pool.
 // A nil runners means the built-in ones. The engine is not running yet
 // (queue work first to have it claimed in one batch); run starts it.
-func newEngineFixture(t *testing.T, pool *pgxpool.Pool, sid, doc string, runners executionapp.Runners,
+func newEngineFixture(t testing.TB, pool *pgxpool.Pool, sid, doc string, runners executionapp.Runners,
 	onError func(op string, err error), cfg executionapp.EngineConfig) *engineFixture {
 	t.Helper()
 	cat := registry(t)

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/yukta/yukta/application/executionapp"
+	"github.com/yukta/yukta/domain/plugin"
 )
 
 // ItemStore is the work queue inside a transaction.
@@ -206,6 +207,22 @@ func (s *ItemStore) ReleaseHeld(ctx context.Context, executionID, nodeID string,
 		                    WHERE execution_id = $1 AND node_id = $2 AND state = 'held'
 		                    ORDER BY item_id LIMIT $3)`, executionID, nodeID, n)
 	return int(tag.RowsAffected()), translate(err)
+}
+
+// Requeue moves a node's waiting, unleased items into task's queue, or out
+// of every queue when task is nil.
+func (s *ItemStore) Requeue(ctx context.Context, executionID, nodeID string, task *plugin.Task) error {
+	var queue *string
+	var leaseMs, timeoutMs *int64
+	if task != nil {
+		q, l, d := task.Queue, max(task.Lease.Milliseconds(), 1), max(task.Timeout.Milliseconds(), 1)
+		queue, leaseMs, timeoutMs = &q, &l, &d
+	}
+	_, err := s.db.Exec(ctx, `
+		UPDATE work_items SET queue = $3, task_lease_ms = $4, task_timeout_ms = $5
+		 WHERE execution_id = $1 AND node_id = $2 AND state IN ('ready', 'held') AND lease_owner IS NULL`,
+		executionID, nodeID, queue, leaseMs, timeoutMs)
+	return translate(err)
 }
 
 // Queue is the claim side of the work queue, on its own small pool. Claims

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -19,7 +20,20 @@ type QueueDepth struct {
 	Running int64
 	// Parked items wait for an input's answer.
 	Parked int64
+	// Tasks are the worker queues with live tasks, the fullest first, at
+	// most maxDepthQueues.
+	Tasks []TaskQueueDepth
 }
+
+// TaskQueueDepth is one worker queue's live tasks.
+type TaskQueueDepth struct {
+	Queue           string
+	Waiting, Leased int64
+	OldestWaiting   time.Duration
+}
+
+// maxDepthQueues bounds the queues the metrics label apart.
+const maxDepthQueues = 100
 
 // depthStatementTimeout stops the depth query on the server a little before
 // a 1 s scrape budget runs out, so the connection comes back to the pool
@@ -38,14 +52,38 @@ func (q *Queue) Depth(ctx context.Context) (QueueDepth, error) {
 		if _, err := tx.Exec(ctx, "SET LOCAL statement_timeout = '"+depthStatementTimeout+"'"); err != nil {
 			return err
 		}
-		return tx.QueryRow(ctx, `
+		if err := tx.QueryRow(ctx, `
 			SELECT count(*) FILTER (WHERE state = 'ready' AND lease_owner IS NULL AND available_at <= now()),
 			       count(*) FILTER (WHERE state = 'ready' AND lease_owner IS NULL AND available_at > now()),
 			       count(*) FILTER (WHERE state = 'held' AND lease_owner IS NULL),
 			       count(*) FILTER (WHERE state IN ('ready', 'held') AND lease_owner IS NOT NULL),
 			       count(*) FILTER (WHERE state = 'parked')
 			  FROM work_items
-			 WHERE state IN ('ready', 'held', 'parked')`).Scan(&d.Ready, &d.Delayed, &d.Held, &d.Running, &d.Parked)
+			 WHERE state IN ('ready', 'held', 'parked')`).Scan(&d.Ready, &d.Delayed, &d.Held, &d.Running, &d.Parked); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `
+			SELECT queue,
+			       count(*) FILTER (WHERE state = 'ready' AND lease_owner IS NULL AND available_at <= now()) AS waiting,
+			       count(*) FILTER (WHERE lease_owner IS NOT NULL),
+			       coalesce(extract(epoch FROM now() - min(available_at) FILTER (WHERE state = 'ready' AND lease_owner IS NULL AND available_at <= now())), 0)
+			  FROM work_items
+			 WHERE state IN ('ready', 'held', 'parked') AND queue IS NOT NULL
+			 GROUP BY queue ORDER BY waiting DESC, queue LIMIT $1`, maxDepthQueues)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var q TaskQueueDepth
+			var oldest float64
+			if err := rows.Scan(&q.Queue, &q.Waiting, &q.Leased, &oldest); err != nil {
+				return err
+			}
+			q.OldestWaiting = time.Duration(oldest * float64(time.Second))
+			d.Tasks = append(d.Tasks, q)
+		}
+		return rows.Err()
 	})
 	if err != nil {
 		return QueueDepth{}, translate(err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -36,7 +37,7 @@ func TestQueueDepthCountsLiveItems(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d != (postgres.QueueDepth{}) {
+	if !reflect.DeepEqual(d, postgres.QueueDepth{}) {
 		t.Fatalf("empty queue: depth = %+v, want zeros", d)
 	}
 
@@ -68,7 +69,7 @@ func TestQueueDepthCountsLiveItems(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if wantD := (postgres.QueueDepth{Ready: 3, Delayed: 3, Held: 4, Running: 3, Parked: 1}); d != wantD {
+	if wantD := (postgres.QueueDepth{Ready: 3, Delayed: 3, Held: 4, Running: 3, Parked: 1}); !reflect.DeepEqual(d, wantD) {
 		t.Fatalf("depth = %+v, want %+v", d, wantD)
 	}
 
@@ -164,7 +165,7 @@ func TestEngineMovesTheMetrics(t *testing.T) {
 	t.Cleanup(q.Close)
 	m := metrics.New(metrics.Options{QueueDepthFunc: func(ctx context.Context) (metrics.QueueDepth, error) {
 		d, err := q.Depth(ctx)
-		return metrics.QueueDepth(d), err
+		return metrics.QueueDepth{Ready: d.Ready, Delayed: d.Delayed, Held: d.Held, Running: d.Running, Parked: d.Parked}, err
 	}})
 	runners, err := plugins.NewRunners(plugins.RunnerConfig{})
 	if err != nil {

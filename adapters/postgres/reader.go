@@ -277,3 +277,44 @@ func (r *Reader) EventExists(ctx context.Context, seq int64, sessions []string) 
 		seq, sessions).Scan(&ok)
 	return ok, translate(err)
 }
+
+var _ executionapp.SpendReader = (*Reader)(nil)
+
+// TaskSpend reads the usage and cost of each TaskCompleted event of the
+// execution, in commit order (events_execution's order). Only those two
+// members of each event's data cross the wire. The events stay as long as
+// their execution: retention deletes them with the run.
+func (r *Reader) TaskSpend(ctx context.Context, executionID string) ([]execution.SpendReport, error) {
+	if !execution.ValidID(executionID) {
+		return nil, nil
+	}
+	rows, err := r.pool.Query(ctx, `
+		SELECT node_id, data->'usage', data->'cost'
+		  FROM events
+		 WHERE execution_id = $1 AND type = $2 AND node_id <> ''
+		 ORDER BY xid, seq`, executionID, execution.EventTaskCompleted)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	var out []execution.SpendReport
+	for rows.Next() {
+		var node string
+		var usage, cost []byte
+		if err := rows.Scan(&node, &usage, &cost); err != nil {
+			return nil, translate(err)
+		}
+		data := map[string]any{}
+		for name, raw := range map[string][]byte{"usage": usage, "cost": cost} {
+			v, err := fromJSON(raw)
+			if err != nil {
+				return nil, err
+			}
+			if v != nil {
+				data[name] = v
+			}
+		}
+		out = append(out, execution.SpendReportFromEventData(node, data))
+	}
+	return out, translate(rows.Err())
+}

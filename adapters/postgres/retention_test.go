@@ -208,12 +208,12 @@ func TestRetentionDeletesOnlyDueRuns(t *testing.T) {
 	// A read of a deleted run says what happened; its kept journal still
 	// exports and verifies, and so does the exported copy.
 	reader := postgres.NewReader(f.pool)
-	_, err = executionapp.NewGetExecution(reader).Handle(ctx, "old", due[0])
+	_, err = executionapp.NewGetExecution(reader, reader).Handle(ctx, "old", due[0])
 	if !errors.Is(err, fault.ErrNotFound) || !strings.Contains(err.Error(), "was deleted by the retention policy on ") ||
 		!strings.Contains(err.Error(), "kept 30 days") || !strings.Contains(err.Error(), "journal was kept") {
 		t.Fatalf("read of a deleted run: %v", err)
 	}
-	if _, err := executionapp.NewGetExecution(reader).Handle(ctx, "forever", due[0]); err == nil || strings.Contains(err.Error(), "retention") {
+	if _, err := executionapp.NewGetExecution(reader, reader).Handle(ctx, "forever", due[0]); err == nil || strings.Contains(err.Error(), "retention") {
 		t.Fatalf("another session's read of the deleted run: %v; want a plain not found", err)
 	}
 	jr := postgres.NewJournalReader(f.pool)
@@ -243,11 +243,11 @@ func TestRetentionDeletesOnlyDueRuns(t *testing.T) {
 	if got := f.rowsOf(t, due)["deleted_executions"]; got != len(due)-len(old) {
 		t.Fatalf("%d tombstones left, want %d", got, len(due)-len(old))
 	}
-	_, err = executionapp.NewGetExecution(reader).Handle(ctx, "old", old[0])
+	_, err = executionapp.NewGetExecution(reader, reader).Handle(ctx, "old", old[0])
 	if !errors.Is(err, fault.ErrNotFound) || strings.Contains(err.Error(), "retention") {
 		t.Fatalf("read of a run whose tombstone expired: %v; want a plain not found", err)
 	}
-	if _, err = executionapp.NewGetExecution(reader).Handle(ctx, "old", due[len(due)-1]); err == nil || !strings.Contains(err.Error(), "retention") {
+	if _, err = executionapp.NewGetExecution(reader, reader).Handle(ctx, "old", due[len(due)-1]); err == nil || !strings.Contains(err.Error(), "retention") {
 		t.Fatalf("read of a run whose tombstone is young: %v; want the retention story", err)
 	}
 }

@@ -19,7 +19,7 @@ import (
 	"github.com/yukta/yukta/domain/session"
 )
 
-func registry(t *testing.T) *pluginapp.Registry {
+func registry(t testing.TB) *pluginapp.Registry {
 	t.Helper()
 	r, err := pluginapp.NewRegistry(plugins.Descriptors()...)
 	if err != nil {

@@ -48,7 +48,7 @@ func (q *Queue) ClaimTasks(ctx context.Context, owner string, queues, sessions [
 		       w.answer, coalesce(w.answered_by, ''), w.bp_passed,
 		       (SELECT n.skipped FROM execution_nodes n WHERE n.execution_id = w.execution_id AND n.node_id = w.node_id),
 		       (SELECT n.breakpoint FROM execution_nodes n WHERE n.execution_id = w.execution_id AND n.node_id = w.node_id),
-		       w.lease_owner, w.queue, e.session_id, e.workflow_id, w.claimed_at, w.lease_until, w.deadline, w.task_lease_ms
+		       w.lease_owner, w.queue, e.session_id, e.workflow_id, w.claimed_at, w.lease_until, w.deadline, w.task_lease_ms, w.available_at
 		  FROM claimed w JOIN executions e ON e.execution_id = w.execution_id
 		 ORDER BY w.available_at, w.item_id`,
 		owner, queues, n, sessions)
@@ -67,7 +67,7 @@ func collectTaskClaims(rows pgx.Rows) ([]executionapp.TaskClaim, error) {
 		var leaseMs int64
 		if err := rows.Scan(&c.ItemID, &c.Token, &c.ExecutionID, &c.NodeID, &payload, &c.Attempt, &c.Resumed,
 			&answer, &c.AnsweredBy, &c.BPPassed, &c.Skipped, &bp,
-			&c.Owner, &c.Queue, &c.SessionID, &c.WorkflowID, &c.ClaimedAt, &c.LeaseUntil, &c.Deadline, &leaseMs); err != nil {
+			&c.Owner, &c.Queue, &c.SessionID, &c.WorkflowID, &c.ClaimedAt, &c.LeaseUntil, &c.Deadline, &leaseMs, &c.QueuedAt); err != nil {
 			return nil, translate(err)
 		}
 		c.Lease = time.Duration(leaseMs) * time.Millisecond
@@ -156,7 +156,7 @@ func (q *Queue) ExpiredTasks(ctx context.Context, n int) ([]executionapp.TaskCla
 	rows, err := q.pool.Query(ctx, `
 		SELECT w.item_id, w.lease_token, w.execution_id::text, w.node_id, w.payload, w.attempt, w.resumed,
 		       w.answer, coalesce(w.answered_by, ''), w.bp_passed, false, NULL::jsonb,
-		       w.lease_owner, w.queue, e.session_id, e.workflow_id, w.claimed_at, w.lease_until, w.deadline, w.task_lease_ms
+		       w.lease_owner, w.queue, e.session_id, e.workflow_id, w.claimed_at, w.lease_until, w.deadline, w.task_lease_ms, w.available_at
 		  FROM work_items w JOIN executions e ON e.execution_id = w.execution_id
 		 WHERE w.state IN ('ready', 'held') AND w.queue IS NOT NULL AND w.lease_owner IS NOT NULL AND w.lease_until < now()
 		 LIMIT $1`, n)

@@ -25,6 +25,7 @@ const (
 	APIKeyRoleADMIN    APIKeyRole = "ADMIN"
 	APIKeyRoleOPERATOR APIKeyRole = "OPERATOR"
 	APIKeyRoleVIEWER   APIKeyRole = "VIEWER"
+	APIKeyRoleWORKER   APIKeyRole = "WORKER"
 )
 
 // Valid indicates whether the value is a known member of the APIKeyRole enum.
@@ -35,6 +36,8 @@ func (e APIKeyRole) Valid() bool {
 	case APIKeyRoleOPERATOR:
 		return true
 	case APIKeyRoleVIEWER:
+		return true
+	case APIKeyRoleWORKER:
 		return true
 	default:
 		return false
@@ -364,6 +367,7 @@ const (
 	IssuedAPIKeyRoleADMIN    IssuedAPIKeyRole = "ADMIN"
 	IssuedAPIKeyRoleOPERATOR IssuedAPIKeyRole = "OPERATOR"
 	IssuedAPIKeyRoleVIEWER   IssuedAPIKeyRole = "VIEWER"
+	IssuedAPIKeyRoleWORKER   IssuedAPIKeyRole = "WORKER"
 )
 
 // Valid indicates whether the value is a known member of the IssuedAPIKeyRole enum.
@@ -374,6 +378,8 @@ func (e IssuedAPIKeyRole) Valid() bool {
 	case IssuedAPIKeyRoleOPERATOR:
 		return true
 	case IssuedAPIKeyRoleVIEWER:
+		return true
+	case IssuedAPIKeyRoleWORKER:
 		return true
 	default:
 		return false
@@ -767,6 +773,30 @@ func (e SignalKind) Valid() bool {
 	}
 }
 
+// Defines values for SpendCostProvenance.
+const (
+	SpendCostProvenanceEstimated SpendCostProvenance = "estimated"
+	SpendCostProvenancePartial   SpendCostProvenance = "partial"
+	SpendCostProvenanceReported  SpendCostProvenance = "reported"
+	SpendCostProvenanceUnknown   SpendCostProvenance = "unknown"
+)
+
+// Valid indicates whether the value is a known member of the SpendCostProvenance enum.
+func (e SpendCostProvenance) Valid() bool {
+	switch e {
+	case SpendCostProvenanceEstimated:
+		return true
+	case SpendCostProvenancePartial:
+		return true
+	case SpendCostProvenanceReported:
+		return true
+	case SpendCostProvenanceUnknown:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for StopAllRequestMode.
 const (
 	StopAllRequestModeCANCEL StopAllRequestMode = "CANCEL"
@@ -824,6 +854,30 @@ func (e TaskAnswerOutcome) Valid() bool {
 	case Failed:
 		return true
 	case Retrying:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TaskCostProvenance.
+const (
+	TaskCostProvenanceEstimated TaskCostProvenance = "estimated"
+	TaskCostProvenancePartial   TaskCostProvenance = "partial"
+	TaskCostProvenanceReported  TaskCostProvenance = "reported"
+	TaskCostProvenanceUnknown   TaskCostProvenance = "unknown"
+)
+
+// Valid indicates whether the value is a known member of the TaskCostProvenance enum.
+func (e TaskCostProvenance) Valid() bool {
+	switch e {
+	case TaskCostProvenanceEstimated:
+		return true
+	case TaskCostProvenancePartial:
+		return true
+	case TaskCostProvenanceReported:
+		return true
+	case TaskCostProvenanceUnknown:
 		return true
 	default:
 		return false
@@ -1256,7 +1310,7 @@ func (e IssueCredentialParamsYuktaChannel) Valid() bool {
 	}
 }
 
-// APIKey One key. A configured key (source YUKTA_API_KEY, YUKTA_API_KEYS or YUKTA_MCP_API_KEY) has only name, role and sessions; a stored one (source api) has its history too. Never a secret or its hash.
+// APIKey One key. A configured key (source YUKTA_API_KEY, YUKTA_API_KEYS or YUKTA_MCP_API_KEY) has only name, role, sessions and queues; a stored one (source api) has its history too. Never a secret or its hash.
 type APIKey struct {
 	CreatedAt  *time.Time `json:"createdAt,omitempty"`
 	CreatedBy  *string    `json:"createdBy,omitempty"`
@@ -1275,12 +1329,15 @@ type APIKey struct {
 	LastUsedAt *time.Time `json:"lastUsedAt,omitempty"`
 
 	// LastUsedFrom That request's source address.
-	LastUsedFrom *string    `json:"lastUsedFrom,omitempty"`
-	Name         string     `json:"name"`
-	Role         APIKeyRole `json:"role"`
-	RotatedAt    *time.Time `json:"rotatedAt,omitempty"`
-	RotatedBy    *string    `json:"rotatedBy,omitempty"`
-	RotatedVia   *string    `json:"rotatedVia,omitempty"`
+	LastUsedFrom *string `json:"lastUsedFrom,omitempty"`
+	Name         string  `json:"name"`
+
+	// Queues A WORKER key's queues, sorted; absent when it may take tasks of every queue (and on every key of another role).
+	Queues     *[]string  `json:"queues,omitempty"`
+	Role       APIKeyRole `json:"role"`
+	RotatedAt  *time.Time `json:"rotatedAt,omitempty"`
+	RotatedBy  *string    `json:"rotatedBy,omitempty"`
+	RotatedVia *string    `json:"rotatedVia,omitempty"`
 
 	// Sessions Absent when the key sees every session.
 	Sessions *[]string    `json:"sessions,omitempty"`
@@ -1440,10 +1497,13 @@ type CreateAPIKeyRequest struct {
 	// Name 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit; recorded as the actor key:<name>. Unique in any letter case among stored and configured keys.
 	Name string `json:"name"`
 
-	// Role VIEWER (read only), OPERATOR (also start and control executions) or ADMIN (everything).
+	// Queues WORKER keys only: the worker queues whose tasks the key may take; left out, every queue. Each name is 1 to 64 lowercase letters, digits, '.', '_' or '-', starting with a letter or digit. An empty list, a name listed twice, and a list on a key of another role are refused.
+	Queues *[]string `json:"queues,omitempty"`
+
+	// Role VIEWER (read only), OPERATOR (also start and control executions), ADMIN (everything but the worker API) or WORKER (only take and answer tasks of worker queues, through the worker API).
 	Role string `json:"role"`
 
-	// Sessions The sessions the key may see; left out, every session. An empty list is refused.
+	// Sessions The sessions the key may see (for a WORKER key, the sessions whose tasks it may take); left out, every session. An empty list is refused.
 	Sessions *[]string `json:"sessions,omitempty"`
 
 	// Ttl How long the key works from now: a duration such as 720h or 90m, at most 17520h (2 years). Not with expiresAt.
@@ -1602,8 +1662,11 @@ type Execution struct {
 	RestartOf *ExecutionId `json:"restartOf,omitempty"`
 
 	// Result What a RESULT node stored (absent until one did).
-	Result     interface{}     `json:"result,omitempty"`
-	SessionId  string          `json:"sessionId"`
+	Result    interface{} `json:"result,omitempty"`
+	SessionId string      `json:"sessionId"`
+
+	// Spend What the run's remote workers reported for its TASK nodes (docs/journal.md, "Spend"): each node that completed a task, the run total, and the gaps. Absent is not zero: a task that reported no usage (or usage with tokensKnown false) leaves its node's and the run's usage a floor, and names the node in spendGaps; a task that reported no cost (or usdKnown false) does the same for cost in costGaps. Present on the execution read (GET …/executions/{eid}) and the journal projection; absent from the answers of a start or a stop that waited.
+	Spend      *Spend          `json:"spend,omitempty"`
 	StartedAt  time.Time       `json:"startedAt"`
 	Status     ExecutionStatus `json:"status"`
 	WorkflowId string          `json:"workflowId"`
@@ -1809,7 +1872,10 @@ type IssuedAPIKey struct {
 	Name         string  `json:"name"`
 
 	// Note Said when the key closed a server that was open (no key configured or stored before).
-	Note       *string          `json:"note,omitempty"`
+	Note *string `json:"note,omitempty"`
+
+	// Queues A WORKER key's queues, sorted; absent when it may take tasks of every queue (and on every key of another role).
+	Queues     *[]string        `json:"queues,omitempty"`
 	Role       IssuedAPIKeyRole `json:"role"`
 	RotatedAt  *time.Time       `json:"rotatedAt,omitempty"`
 	RotatedBy  *string          `json:"rotatedBy,omitempty"`
@@ -1887,6 +1953,9 @@ type JournalProjection struct {
 
 	// Sequence The last record folded.
 	Sequence int64 `json:"sequence"`
+
+	// Spend What the run's remote workers reported for its TASK nodes (docs/journal.md, "Spend"): each node that completed a task, the run total, and the gaps. Absent is not zero: a task that reported no usage (or usage with tokensKnown false) leaves its node's and the run's usage a floor, and names the node in spendGaps; a task that reported no cost (or usdKnown false) does the same for cost in costGaps. Present on the execution read (GET …/executions/{eid}) and the journal projection; absent from the answers of a start or a stop that waited.
+	Spend Spend `json:"spend"`
 }
 
 // JournalPublicKey The current signing key (algorithm, publicKey, keyId: the fields
@@ -2032,6 +2101,30 @@ type NodeConfig struct {
 
 	// Type A plugin type from GET /api/plugins.
 	Type string `json:"type"`
+}
+
+// NodeSpend One node's spend (or the run's, as total).
+type NodeSpend struct {
+	// Cost The sum of the cost reports; absent when no task reported a cost (never a zero).
+	Cost *SpendCost `json:"cost,omitempty"`
+
+	// CostKnown Every task reported a cost with usdKnown true: cost is the whole cost. False: it is a floor.
+	CostKnown bool `json:"costKnown"`
+
+	// CostReports Of those, how many reported a cost.
+	CostReports int64 `json:"costReports"`
+
+	// Tasks Tasks completed.
+	Tasks int64 `json:"tasks"`
+
+	// Usage The sum of the usage reports; absent when no task reported usage (never a zero).
+	Usage *SpendUsage `json:"usage,omitempty"`
+
+	// UsageKnown Every task reported usage with tokensKnown true: usage is the whole count. False: it is a floor.
+	UsageKnown bool `json:"usageKnown"`
+
+	// UsageReports Of those, how many reported usage.
+	UsageReports int64 `json:"usageReports"`
 }
 
 // NodeStatus defines model for NodeStatus.
@@ -2218,6 +2311,9 @@ type SchedulerStatus struct {
 	// OldestWaitingSince When the oldest waiting run was started; absent when none waits.
 	OldestWaitingSince *time.Time `json:"oldestWaitingSince,omitempty"`
 
+	// Queues The worker queues (docs/workers.md) that have live tasks or were polled, in name order; at most 100, each with at most 50 workers.
+	Queues []TaskQueueStatus `json:"queues"`
+
 	// ReservedSupervisorSlots `--reserved-supervisor-slots`: slots for workflow supervisors' runs beside maxRunning (used only while maxRunning is set; with 0, their runs share the normal pool).
 	ReservedSupervisorSlots int `json:"reservedSupervisorSlots"`
 
@@ -2300,6 +2396,42 @@ type SignalPage struct {
 	// Cursor Where to read on.
 	Cursor  string   `json:"cursor"`
 	Signals []Signal `json:"signals"`
+}
+
+// Spend What the run's remote workers reported for its TASK nodes (docs/journal.md, "Spend"): each node that completed a task, the run total, and the gaps. Absent is not zero: a task that reported no usage (or usage with tokensKnown false) leaves its node's and the run's usage a floor, and names the node in spendGaps; a task that reported no cost (or usdKnown false) does the same for cost in costGaps. Present on the execution read (GET …/executions/{eid}) and the journal projection; absent from the answers of a start or a stop that waited.
+type Spend struct {
+	// CostGaps The nodes (sorted) with a completed task whose cost was absent or had usdKnown false. Empty when the cost is complete.
+	CostGaps []string `json:"costGaps"`
+
+	// Nodes Per node that completed at least one task, by node id.
+	Nodes map[string]NodeSpend `json:"nodes"`
+
+	// SpendGaps The nodes (sorted) with a completed task whose usage was absent or had tokensKnown false. Empty when the usage is complete.
+	SpendGaps []string `json:"spendGaps"`
+
+	// Total One node's spend (or the run's, as total).
+	Total NodeSpend `json:"total"`
+}
+
+// SpendCost Dollars and where the figure came from. usd adds exactly over the reports; usdKnown is true when every report summed had it true (false: usd is a floor); provenance is the reports' own when they agree, unknown when any is unknown, partial otherwise.
+type SpendCost struct {
+	// Provenance reported: a provider billed all of it; estimated: a model catalog priced all of it; partial: some of each; unknown: nothing priced it (usd is a floor).
+	Provenance SpendCostProvenance `json:"provenance"`
+	Usd        float64             `json:"usd"`
+	UsdKnown   bool                `json:"usdKnown"`
+}
+
+// SpendCostProvenance reported: a provider billed all of it; estimated: a model catalog priced all of it; partial: some of each; unknown: nothing priced it (usd is a floor).
+type SpendCostProvenance string
+
+// SpendUsage Tokens by class. input and output add over the reports; cacheRead, cacheWrite and reasoning add over the reports that carried them and are absent when none did (absent, not zero); tokensKnown is true when every report summed had it true.
+type SpendUsage struct {
+	CacheRead   *int64 `json:"cacheRead,omitempty"`
+	CacheWrite  *int64 `json:"cacheWrite,omitempty"`
+	Input       int64  `json:"input"`
+	Output      int64  `json:"output"`
+	Reasoning   *int64 `json:"reasoning,omitempty"`
+	TokensKnown bool   `json:"tokensKnown"`
 }
 
 // StartRequest defines model for StartRequest.
@@ -2585,13 +2717,16 @@ type TaskCompleteRequest struct {
 
 // TaskCost What the task's work cost, and where the figure comes from.
 type TaskCost struct {
-	// Provenance Where the figure comes from, such as `provider-invoice` or `price-table`.
-	Provenance string  `json:"provenance"`
-	Usd        float32 `json:"usd"`
+	// Provenance Where the figure comes from (docs/journal.md, "Spend"): reported (a provider billed all of it), estimated (a model catalog priced all of it), partial (some of each), unknown (nothing priced it).
+	Provenance TaskCostProvenance `json:"provenance"`
+	Usd        float64            `json:"usd"`
 
-	// UsdKnown False when usd is an estimate.
+	// UsdKnown False when part of the work is not priced, so usd is a floor; false when provenance is unknown.
 	UsdKnown bool `json:"usdKnown"`
 }
+
+// TaskCostProvenance Where the figure comes from (docs/journal.md, "Spend"): reported (a provider billed all of it), estimated (a model catalog priced all of it), partial (some of each), unknown (nothing priced it).
+type TaskCostProvenance string
 
 // TaskFailRequest defines model for TaskFailRequest.
 type TaskFailRequest struct {
@@ -2660,16 +2795,48 @@ type TaskPollRequest struct {
 	Wait *int `json:"wait,omitempty"`
 }
 
+// TaskQueueStatus defines model for TaskQueueStatus.
+type TaskQueueStatus struct {
+	// Leased Tasks a worker holds.
+	Leased int `json:"leased"`
+
+	// OldestWaitingSince Since when the oldest waiting task has been due; absent when none waits.
+	OldestWaitingSince *time.Time `json:"oldestWaitingSince,omitempty"`
+
+	// Queue A task queue's name, as a TASK node's config names it.
+	Queue QueueName `json:"queue"`
+
+	// Waiting Tasks due and not leased.
+	Waiting int `json:"waiting"`
+
+	// Workers The worker keys that polled the queue, most recent first.
+	Workers []TaskWorkerSeen `json:"workers"`
+}
+
 // TaskUsage Tokens the task's work used, as the worker knows them. Absent is not zero.
 type TaskUsage struct {
-	CacheRead  *int `json:"cacheRead,omitempty"`
-	CacheWrite *int `json:"cacheWrite,omitempty"`
-	Input      int  `json:"input"`
-	Output     int  `json:"output"`
-	Reasoning  *int `json:"reasoning,omitempty"`
+	// CacheRead Leave it out when the provider did not report it (absent, not 0).
+	CacheRead *int64 `json:"cacheRead,omitempty"`
 
-	// TokensKnown False when the counts are estimates or partial.
+	// CacheWrite Leave it out when the provider did not report it (absent, not 0).
+	CacheWrite *int64 `json:"cacheWrite,omitempty"`
+	Input      int64  `json:"input"`
+	Output     int64  `json:"output"`
+
+	// Reasoning Leave it out when the provider did not report it (absent, not 0).
+	Reasoning *int64 `json:"reasoning,omitempty"`
+
+	// TokensKnown False when some of the work's tokens were not counted, so the counts are a floor.
 	TokensKnown bool `json:"tokensKnown"`
+}
+
+// TaskWorkerSeen defines model for TaskWorkerSeen.
+type TaskWorkerSeen struct {
+	// LastSeen When it last polled (written at most every 5 s per instance).
+	LastSeen time.Time `json:"lastSeen"`
+
+	// Worker The worker's actor, worker:<key name>.
+	Worker string `json:"worker"`
 }
 
 // Verdict defines model for Verdict.
@@ -3552,7 +3719,7 @@ type ClientInterface interface {
 
 	// ListAPIKeys Every API key of the server, stored and configured (never a secret).
 	//
-	// The configured keys first (source YUKTA_API_KEY, YUKTA_API_KEYS or YUKTA_MCP_API_KEY: name, role and sessions only), then the stored ones (source api) with their history and last use.
+	// The configured keys first (source YUKTA_API_KEY, YUKTA_API_KEYS or YUKTA_MCP_API_KEY: name, role, sessions and queues only), then the stored ones (source api) with their history and last use.
 	//
 	// Corresponds with GET /api/keys (the `ListAPIKeys` operationId).
 	ListAPIKeys(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4746,7 +4913,7 @@ func (c *Client) GetJournalPublicKey(ctx context.Context, reqEditors ...RequestE
 
 // ListAPIKeys Every API key of the server, stored and configured (never a secret).
 //
-// The configured keys first (source YUKTA_API_KEY, YUKTA_API_KEYS or YUKTA_MCP_API_KEY: name, role and sessions only), then the stored ones (source api) with their history and last use.
+// The configured keys first (source YUKTA_API_KEY, YUKTA_API_KEYS or YUKTA_MCP_API_KEY: name, role, sessions and queues only), then the stored ones (source api) with their history and last use.
 //
 // Corresponds with GET /api/keys (the `ListAPIKeys` operationId).
 func (c *Client) ListAPIKeys(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -10275,7 +10442,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListAPIKeysWithResponse Every API key of the server, stored and configured (never a secret).
 	//
-	// The configured keys first (source YUKTA_API_KEY, YUKTA_API_KEYS or YUKTA_MCP_API_KEY: name, role and sessions only), then the stored ones (source api) with their history and last use.
+	// The configured keys first (source YUKTA_API_KEY, YUKTA_API_KEYS or YUKTA_MCP_API_KEY: name, role, sessions and queues only), then the stored ones (source api) with their history and last use.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -18517,7 +18684,7 @@ func (c *ClientWithResponses) GetJournalPublicKeyWithResponse(ctx context.Contex
 
 // ListAPIKeysWithResponse Every API key of the server, stored and configured (never a secret).
 //
-// The configured keys first (source YUKTA_API_KEY, YUKTA_API_KEYS or YUKTA_MCP_API_KEY: name, role and sessions only), then the stored ones (source api) with their history and last use.
+// The configured keys first (source YUKTA_API_KEY, YUKTA_API_KEYS or YUKTA_MCP_API_KEY: name, role, sessions and queues only), then the stored ones (source api) with their history and last use.
 //
 // Returns a wrapper object for the known response body format(s).
 //

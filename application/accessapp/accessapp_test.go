@@ -196,6 +196,32 @@ func TestCreateClosesOpenMode(t *testing.T) {
 	}
 }
 
+// A WORKER key cannot be the first key of an open server (it would close
+// REST and MCP, and may use neither): 409, nothing stored. With an ADMIN
+// key stored, or a key configured for REST, it is created.
+func TestWorkerKeyIsNotAnOpenServersFirstKey(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, configured{{Principal: principal(t, "mcp"), Source: accessapp.SourceMCPKey}})
+	in := accessapp.CreateAPIKeyInput{Spec: access.APIKeySpec{Name: "runner", Role: "WORKER", Queues: []string{"gpu"}}, Actor: "anonymous", Channel: "rest"}
+	_, err := f.create.Handle(t.Context(), in)
+	if !errors.Is(err, fault.ErrConflict) || !strings.Contains(err.Error(), "Create an ADMIN key first") {
+		t.Fatalf("a WORKER key first: %v", err)
+	}
+	if got := f.rows(t); got != "/" {
+		t.Fatalf("the refusal stored %s", got)
+	}
+	if _, err := f.create.Handle(t.Context(), accessapp.CreateAPIKeyInput{Spec: access.APIKeySpec{Name: "root", Role: "ADMIN"}, Actor: "anonymous", Channel: "rest"}); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := f.create.Handle(t.Context(), in); err != nil || res.ClosedOpenMode || strings.Join(res.Key.Queues(), ",") != "gpu" {
+		t.Fatalf("the WORKER key after an ADMIN key: %+v %v", res, err)
+	}
+	g := newFixture(t, configured{{Principal: principal(t, "ops"), Source: "YUKTA_API_KEYS"}})
+	if _, err := g.create.Handle(t.Context(), in); err != nil {
+		t.Fatalf("a WORKER key beside a configured key: %v", err)
+	}
+}
+
 // Run re-reads the keys on a change hint at once, and without one within
 // RefreshInterval (a change another instance made while this one's
 // listener was away); it writes a key's last use at most once per

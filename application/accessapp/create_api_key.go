@@ -75,6 +75,10 @@ func (uc *CreateAPIKey) Handle(ctx context.Context, in CreateAPIKeyInput) (Issue
 			return err
 		case n >= access.MaxStoredAPIKeys:
 			return fault.Newf(fault.ErrConflict, "%d API keys are stored, the most the server keeps; revoke one that is no longer used (yukta keys list shows their last use) before creating another", n)
+		case n == 0 && k.Role() == access.Worker && !opensREST(uc.configured):
+			// The first key closes an open server, and a WORKER key may
+			// use neither REST nor MCP: nobody could manage it after.
+			return fault.Newf(fault.ErrConflict, "the server is open (no key configured or stored), and its first key closes REST and MCP to every caller without a key; a WORKER key may use neither, so it cannot be that key. Create an ADMIN key first (role ADMIN), then the WORKER key with it")
 		}
 		if err := st.Keys.Insert(ctx, k); err != nil {
 			return err
@@ -107,6 +111,9 @@ func describe(k access.APIKey) map[string]any {
 	d := map[string]any{"role": k.Role().String()}
 	if k.Sessions() != nil {
 		d["sessions"] = k.Sessions()
+	}
+	if k.Queues() != nil {
+		d["queues"] = k.Queues()
 	}
 	if !k.ExpiresAt().IsZero() {
 		d["expiresAt"] = k.ExpiresAt().Format(time.RFC3339Nano)

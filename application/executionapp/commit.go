@@ -260,6 +260,9 @@ func (w *work) send(r *run, executionID, nodeID string, payload any) {
 	}
 	held := false
 	task := r.nodes[nodeID].task
+	if t != nil && t.PassThrough() {
+		task = nil // the engine passes it on; no worker needs to see it
+	}
 	switch w.gate(executionID, nodeID) {
 	case execution.GateClosed:
 		held = true

@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/yukta/yukta/domain/execution"
 	"github.com/yukta/yukta/domain/fault"
-	"github.com/yukta/yukta/domain/jsonvalue"
 )
 
 // CompleteInput is a worker's answer with the task's output.
@@ -19,8 +19,9 @@ type CompleteInput struct {
 	Output     any
 	// Port is the output port; empty means "default".
 	Port string
-	// Usage and Cost are what the worker reported, as validated JSON
-	// objects (nil when absent: absent is not zero).
+	// Usage and Cost are what the worker reported, as decoded JSON objects
+	// (nil when absent: absent is not zero); Handle reads them with
+	// execution.ParseUsage and execution.ParseCost.
 	Usage, Cost map[string]any
 }
 
@@ -79,6 +80,13 @@ func (uc *CompleteTask) Handle(ctx context.Context, in CompleteInput) (TaskAnswe
 		return TaskAnswered{}, fault.Newf(fault.ErrInvalid, "port %q is not a port of node %s; its ports are %s (declare more in its config's ports)",
 			port, l.NodeID, strings.Join(ports, ", "))
 	}
+	// A report the parsers refuse refuses the whole answer, before
+	// anything (a refused output) is applied.
+	task, err := spendOf(in)
+	if err != nil {
+		return TaskAnswered{}, err
+	}
+	task.port = port
 	res := result{claim: l.claimOf(), run: r, began: l.ClaimedAt, ended: uc.engine.now()}
 	if remote, ok := uc.engine.remote(node.typ); ok {
 		if err := remote.CheckOutput(node.config, in.Output); err != nil {
@@ -95,19 +103,35 @@ func (uc *CompleteTask) Handle(ctx context.Context, in CompleteInput) (TaskAnswe
 	if err := uc.engine.cfg.Limits.check(&res.out); err != nil {
 		return TaskAnswered{}, fault.Newf(fault.ErrInvalid, "output: %s; nothing changed: send a smaller output, or fail the task", strings.TrimPrefix(err.Error(), "message: "))
 	}
-	for _, v := range []struct {
-		name string
-		v    map[string]any
-	}{{"usage", in.Usage}, {"cost", in.Cost}} {
-		if v.v == nil {
-			continue
-		}
-		if err := jsonvalue.Check(v.v, v.name, jsonvalue.Limits{MaxBytes: 4 << 10, What: v.name}); err != nil {
-			return TaskAnswered{}, fault.Newf(fault.ErrInvalid, "%s; nothing changed", err)
+	res.task = task
+	return uc.engine.answer(ctx, uc.leases, in.Worker, l, res)
+}
+
+// spendOf reads a worker's usage and cost with the domain's strict
+// parsers (docs/journal.md#spend): every violation at once, each naming its
+// member, and nothing changed. What is kept is the parsed report's stored
+// form, so the event never holds a member the fold cannot read.
+func spendOf(in CompleteInput) (*taskAnswer, error) {
+	var a taskAnswer
+	var bad []fault.Violation
+	if in.Usage != nil {
+		u, v := execution.ParseUsage(in.Usage)
+		bad = append(bad, v...)
+		if u != nil {
+			a.usage = u.ToData()
 		}
 	}
-	res.task = &taskAnswer{port: port, usage: in.Usage, cost: in.Cost}
-	return uc.engine.answer(ctx, uc.leases, in.Worker, l, res)
+	if in.Cost != nil {
+		c, v := execution.ParseCost(in.Cost)
+		bad = append(bad, v...)
+		if c != nil {
+			a.cost = c.ToData()
+		}
+	}
+	if len(bad) > 0 {
+		return nil, &fault.ValidationError{Subject: "task answer", Violations: bad}
+	}
+	return &a, nil
 }
 
 // FailInput is a worker's report that an attempt failed.
@@ -181,6 +205,7 @@ func (e *Engine) answer(ctx context.Context, leases TaskLeases, w Worker, l Task
 			a.Outcome = TaskRetrying
 		}
 	}
+	e.tmetrics.TaskAnswered(string(a.Outcome), res.ended.Sub(res.began))
 	return a, nil
 }
 

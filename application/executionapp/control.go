@@ -564,9 +564,13 @@ func (uc *Control) applyNode(ctx context.Context, st Stores, w *work, ex *execut
 	case execution.ActionStepDisable:
 		err = n.DisableStep()
 	case execution.ActionSkip:
-		err = n.Skip()
+		if err = n.Skip(); err == nil {
+			err = uc.requeue(ctx, st, ex.ID(), c.NodeID, false)
+		}
 	case execution.ActionUnskip:
-		err = n.Unskip()
+		if err = n.Unskip(); err == nil {
+			err = uc.requeue(ctx, st, ex.ID(), c.NodeID, true)
+		}
 	case execution.ActionBreakpoint:
 		err = n.SetBreakpoint(*c.Breakpoint)
 	case execution.ActionBreakpointClear:
@@ -579,6 +583,24 @@ func (uc *Control) applyNode(ctx context.Context, st Stores, w *work, ex *execut
 		return "", nil, err
 	}
 	return msg, nil, w.finish(ctx, uc.runs)
+}
+
+// requeue moves the waiting messages of a TASK node out of its queue when it
+// is skipped (the engine passes them on, with no worker needed) and back
+// when it is unskipped. Other nodes have no queue.
+func (uc *Control) requeue(ctx context.Context, st Stores, executionID, nodeID string, queued bool) error {
+	r, err := uc.runs.get(ctx, executionID)
+	if err != nil {
+		return err
+	}
+	task := r.nodes[nodeID].task
+	if task == nil {
+		return nil
+	}
+	if !queued {
+		task = nil
+	}
+	return st.Items.Requeue(ctx, executionID, nodeID, task)
 }
 
 // restart starts a new execution from the workflow's current definition:

@@ -77,6 +77,7 @@ type Engine struct {
 	metrics    EngineMetrics
 	runs       *runCache
 	expired    ExpiredTasks
+	tmetrics   TaskMetrics
 
 	wake chan struct{} // local: a commit made new work
 	// tasks wakes the long polls of remote workers when a commit queues
@@ -143,6 +144,10 @@ func NewEngine(d EngineDeps, cfg EngineConfig) *Engine {
 		wake: make(chan struct{}, 1), tasks: newTaskBell(), flights: map[int64]*flight{}, pending: map[int64]bool{}, newest: map[int64]int64{}}
 	if e.onError == nil {
 		e.onError = func(string, error) {}
+	}
+	e.tmetrics = noTaskMetrics{}
+	if tm, ok := d.Metrics.(TaskMetrics); ok {
+		e.tmetrics = tm
 	}
 	if e.metrics == nil {
 		e.metrics = noMetrics{}

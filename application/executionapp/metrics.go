@@ -50,6 +50,22 @@ type EngineMetrics interface {
 	EngineError(op string)
 }
 
+// TaskMetrics hears the worker API's latencies; an EngineMetrics that also
+// implements it gets them.
+type TaskMetrics interface {
+	// TaskDelivered reports a task delivered to a worker waited after it
+	// came due.
+	TaskDelivered(waited time.Duration)
+	// TaskAnswered reports an attempt answered (completed, retrying,
+	// failed) or lapsed, took after its delivery.
+	TaskAnswered(outcome string, took time.Duration)
+}
+
+type noTaskMetrics struct{}
+
+func (noTaskMetrics) TaskDelivered(time.Duration)        {}
+func (noTaskMetrics) TaskAnswered(string, time.Duration) {}
+
 // NodeOutcome is what became of one node result a commit handled.
 type NodeOutcome uint8
 

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/yukta/yukta/domain/access"
 	"github.com/yukta/yukta/domain/fault"
 )
 
@@ -99,6 +100,9 @@ func checkPoll(in PollInput) error {
 		return fault.Newf(fault.ErrInvalid, "queues must name 1 to %d queues, got %d", MaxPollQueues, len(in.Queues))
 	}
 	for i, q := range in.Queues {
+		if err := access.ValidateQueueName(q); err != nil {
+			return fault.Newf(fault.ErrInvalid, "queues[%d]: %s", i, err)
+		}
 		if slices.Contains(in.Queues[:i], q) {
 			return fault.Newf(fault.ErrInvalid, "queues[%d]: %q is named twice; name each queue once", i, q)
 		}
@@ -143,6 +147,7 @@ func (e *Engine) deliver(ctx context.Context, w Worker, claims []TaskClaim) ([]T
 				continue
 			}
 		}
+		e.tmetrics.TaskDelivered(tc.ClaimedAt.Sub(tc.QueuedAt))
 		tasks = append(tasks, Task{
 			TaskID: strconv.FormatInt(c.ItemID, 10), LeaseToken: strconv.FormatInt(c.Token, 10),
 			Queue: tc.Queue, SessionID: tc.SessionID, WorkflowID: tc.WorkflowID, ExecutionID: c.ExecutionID, NodeID: c.NodeID,

@@ -199,6 +199,10 @@ type ItemStore interface {
 	// ReleaseHeld makes up to n held items of a node ready, oldest first,
 	// and returns how many it released.
 	ReleaseHeld(ctx context.Context, executionID, nodeID string, n int) (int, error)
+	// Requeue moves the waiting, unleased items of a node into the queue of
+	// task, or out of every queue to the engine when task is nil (a skipped
+	// TASK node passes its messages on without a worker).
+	Requeue(ctx context.Context, executionID, nodeID string, task *plugin.Task) error
 }
 
 // Event is one outbox row.

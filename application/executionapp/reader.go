@@ -19,6 +19,10 @@ type ExecutionView struct {
 	RestartOf, FromNodeID     string
 	Actor, Channel            string
 	Nodes                     []NodeView
+	// Spend is what the run's workers reported for its TASK nodes (per
+	// node, per run, and the gaps). GetExecution sets it; nil in views
+	// read without it (the answers of a start or stop that waited).
+	Spend *execution.Spend
 }
 
 // NodeView is one node of an ExecutionView.

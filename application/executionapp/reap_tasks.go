@@ -58,6 +58,7 @@ func (e *Engine) reapTasks(ctx context.Context) {
 				res.err = fmt.Errorf("%w: %s sent no heartbeat within heartbeatTimeout (%s) for attempt %d; the worker is taken for dead",
 					errTaskSilent, tc.Owner, tc.Lease, tc.Attempt)
 			}
+			e.tmetrics.TaskAnswered("lapsed", res.ended.Sub(res.began))
 			byOwner[tc.Owner] = append(byOwner[tc.Owner], res)
 		}
 		for owner, batch := range byOwner {

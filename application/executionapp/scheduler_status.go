@@ -21,7 +21,35 @@ type SchedulerCounts struct {
 	// OldestWaiting is when the oldest waiting run was started (zero when
 	// none waits).
 	OldestWaiting time.Time
+	// Queues are the worker queues that have live tasks or were polled,
+	// in name order, at most SchedulerStatusMaxQueues.
+	Queues []TaskQueueStatus
 }
+
+// TaskQueueStatus is one worker queue: its tasks and the workers that poll it.
+type TaskQueueStatus struct {
+	Queue string
+	// Waiting tasks are due and not leased; Leased ones are with a worker.
+	Waiting, Leased int
+	// OldestWaiting is since when the oldest waiting task has been due
+	// (zero when none waits).
+	OldestWaiting time.Time
+	// Workers are the keys that polled the queue, most recent first, at
+	// most SchedulerStatusMaxWorkers.
+	Workers []WorkerSeen
+}
+
+// WorkerSeen is a worker key and when it last polled a queue.
+type WorkerSeen struct {
+	Worker   string
+	LastSeen time.Time
+}
+
+// The bounds of the queue part of a status.
+const (
+	SchedulerStatusMaxQueues  = 100
+	SchedulerStatusMaxWorkers = 50
+)
 
 // SchedulerReader reads the scheduler's state outside any transaction.
 type SchedulerReader interface {
@@ -62,6 +90,8 @@ type SchedulerStatus struct {
 	// SchedulerStatusMaxScopes (Truncated then says so).
 	Scopes    []ScopeStatus
 	Truncated bool
+	// Queues are the worker queues (docs/workers.md).
+	Queues []TaskQueueStatus
 }
 
 // GetSchedulerStatus reads the scheduler limits and how full they are.
@@ -82,7 +112,7 @@ func (uc *GetSchedulerStatus) Handle(ctx context.Context) (SchedulerStatus, erro
 	if err != nil {
 		return SchedulerStatus{}, err
 	}
-	st := SchedulerStatus{Slots: uc.slots, OldestWaiting: c.OldestWaiting, Scopes: []ScopeStatus{},
+	st := SchedulerStatus{Slots: uc.slots, OldestWaiting: c.OldestWaiting, Scopes: []ScopeStatus{}, Queues: c.Queues,
 		Running: PoolCounts{Normal: c.Held.Pools[execution.PoolNormal], Reserved: c.Held.Pools[execution.PoolReserved]},
 		Waiting: PoolCounts{Normal: c.Waiting.Pools[execution.PoolNormal], Reserved: c.Waiting.Pools[execution.PoolReserved]}}
 	scopes := map[execution.WorkflowRef]*ScopeStatus{}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/yukta/yukta/domain/execution"
 	"github.com/yukta/yukta/domain/fault"
 )
 
@@ -20,7 +21,7 @@ const WorkerChannel = "worker"
 
 // EventTaskCompleted journals each task a worker completed, with the usage
 // and cost it reported (docs/journal.md#spend).
-const EventTaskCompleted = "TaskCompleted"
+const EventTaskCompleted = execution.EventTaskCompleted
 
 // The bounds of the worker API, declared once.
 const (
@@ -66,8 +67,10 @@ type TaskClaim struct {
 	Queue                 string
 	SessionID, WorkflowID string
 	ClaimedAt             time.Time
-	LeaseUntil, Deadline  time.Time
-	Lease                 time.Duration
+	// QueuedAt is when the task came due (its available_at).
+	QueuedAt             time.Time
+	LeaseUntil, Deadline time.Time
+	Lease                time.Duration
 }
 
 // Task is one delivery to a worker.

@@ -71,6 +71,7 @@ type Observer struct {
 	now     func() time.Time
 	cfg     ObserverConfig
 	onError func(error)
+	audit   AuditSink
 
 	lag   atomic.Int64
 	mu    sync.Mutex
@@ -98,6 +99,19 @@ func NewObserver(tx Transactor, key ed25519.PrivateKey, now func() time.Time, cf
 	o := &Observer{tx: tx, key: key, pub: key.Public().(ed25519.PublicKey), now: now, cfg: cfg, onError: onError}
 	o.lag.Store(-1)
 	return o, nil
+}
+
+// UseAuditSink makes the observer hand every round's records to sink before
+// the round commits (see AuditSink). Call it before Run.
+func (o *Observer) UseAuditSink(sink AuditSink) { o.audit = sink }
+
+func auditRecords(rs []NewRecord) []AuditRecord {
+	out := make([]AuditRecord, len(rs))
+	for i, r := range rs {
+		out[i] = AuditRecord{SessionID: r.SessionID, ExecutionID: r.Record.ExecutionID, Sequence: r.Record.Sequence,
+			Kind: string(r.Record.Kind), Digest: r.Record.Digest, Line: r.Line}
+	}
+	return out
 }
 
 // Lag is how many outbox events were waiting after the observer's last
@@ -289,6 +303,11 @@ func (o *Observer) append(ctx context.Context, s ObserverStore, events []SourceE
 	}
 	if err := s.Append(ctx, records); err != nil {
 		return err
+	}
+	if o.audit != nil {
+		if err := o.audit.Audit(ctx, auditRecords(records)); err != nil {
+			return fmt.Errorf("audit sink: %w", err)
+		}
 	}
 	if len(cps) > 0 {
 		if err := s.AddCheckpoints(ctx, cps, o.pub); err != nil {

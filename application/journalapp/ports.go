@@ -41,6 +41,35 @@ type NewRecord struct {
 	Line []byte
 }
 
+// AuditSink hears every journal record the observer appends: a copy of the
+// journal kept outside Yukta (a SIEM, a WORM bucket, a file). Audit is
+// called inside the observer's round, after the records are stored and
+// before the round commits, with the round's records in journal order
+// (per execution, by sequence). An error rolls the whole round back and
+// the observer retries it with its backoff, so the journal never runs
+// ahead of what the sink took: every record reaches the sink at least once,
+// and a record heard again after a failed round is the same record (same
+// execution, sequence and digest), which is how a sink drops repeats. A
+// slow sink slows the journal (its lag shows in yukta_journal_lag_events),
+// and the round holds its transaction meanwhile: keep Audit short and
+// honour ctx.
+type AuditSink interface {
+	Audit(ctx context.Context, records []AuditRecord) error
+}
+
+// AuditRecord is one journal record as an AuditSink hears it.
+type AuditRecord struct {
+	SessionID   string
+	ExecutionID string
+	Sequence    int64
+	// Kind is "event" or "decision".
+	Kind   string
+	Digest string
+	// Line is the record's canonical JSON, byte for byte the line the
+	// journal export has, so `yukta journal verify` checks a copy.
+	Line []byte
+}
+
 // Tip is the end of one execution's journal.
 type Tip struct {
 	Sequence int64  // 0 when the journal is empty

@@ -27,7 +27,7 @@ func NewRegistry(ds ...plugin.Descriptor) (*Registry, error) {
 			return nil, err
 		}
 		if _, dup := r.byType[d.Type]; dup {
-			return nil, fmt.Errorf("pluginapp: type %s registered twice", d.Type)
+			return nil, fmt.Errorf("pluginapp: node type %s is registered twice (a built-in and an added type, or two added types, share the name); give the added type a name of its own", d.Type)
 		}
 		r.byType[d.Type] = d
 		r.sorted = append(r.sorted, d)

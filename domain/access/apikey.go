@@ -15,7 +15,7 @@ import (
 // the server keeps in its database, beside the configured keys
 // (YUKTA_API_KEY, YUKTA_API_KEYS, YUKTA_MCP_API_KEY). Like a key-file key
 // it has a name (recorded as the actor key:<name>), a role and perhaps a
-// session list; unlike one, its secret is drawn by the server
+// session list (and, for a WORKER key, a queue list); unlike one, its secret is drawn by the server
 // (APIKeyTokens: "yk_", 200 random bits and a checksum), shown once, and
 // only its SHA-256 kept. It may expire, be rotated (a new secret, the old
 // one refused at once) and be revoked, all without a restart.
@@ -39,6 +39,9 @@ type APIKeySpec struct {
 	Role string
 	// Sessions limits the key to these sessions; nil: every session.
 	Sessions []string
+	// Queues limits a WORKER key to the tasks of these queues; nil: every
+	// queue. Only a WORKER key may have a queue list.
+	Queues []string
 	// ExpiresAt is an RFC 3339 time, at most MaxAPIKeyLifetime away; TTL
 	// a Go duration ("720h", "90m"). At most one of them; neither: the key
 	// does not expire.
@@ -52,6 +55,7 @@ type APIKey struct {
 	name         string
 	role         Role
 	sessions     []string
+	queues       []string // WORKER only; nil: every queue
 	hash         TokenHash
 	hint         string
 	createdAt    time.Time
@@ -66,7 +70,7 @@ type APIKey struct {
 }
 
 // NewAPIKey validates spec (every problem at once, each at its field:
-// name, role, sessions, expiresAt, ttl) and draws the key's secret. at is
+// name, role, sessions, queues, expiresAt, ttl) and draws the key's secret. at is
 // when it is created; by and via who creates it and through which door.
 // The token is returned once; the APIKey keeps its hash.
 func NewAPIKey(spec APIKeySpec, random io.Reader, at time.Time, by, via string) (APIKey, Token, error) {
@@ -84,6 +88,8 @@ func NewAPIKey(spec APIKeySpec, random io.Reader, at time.Time, by, via string) 
 	for _, m := range msgs {
 		vs = append(vs, fault.Violation{Path: "sessions", Message: m})
 	}
+	queues, v := queueViolations(role, spec.Queues)
+	vs = append(vs, v...)
 	expires, v := parseExpiry(spec.ExpiresAt, spec.TTL, at)
 	vs = append(vs, v...)
 	if len(vs) > 0 {
@@ -93,7 +99,7 @@ func NewAPIKey(spec APIKeySpec, random io.Reader, at time.Time, by, via string) 
 	if err != nil {
 		return APIKey{}, Token{}, err
 	}
-	return APIKey{name: spec.Name, role: role, sessions: sessions, hash: tok.Hash(), hint: tok.Hint(),
+	return APIKey{name: spec.Name, role: role, sessions: sessions, queues: queues, hash: tok.Hash(), hint: tok.Hint(),
 		createdAt: at, createdBy: by, createdVia: via, expiresAt: expires}, tok, nil
 }
 
@@ -139,7 +145,7 @@ func clipText(s string) string {
 }
 
 // Rotate returns the key with a new secret, drawn from random, and the
-// token, shown once. Name, role, sessions and expiry stay; the old
+// token, shown once. Name, role, sessions, queues and expiry stay; the old
 // secret's hash is gone, so it works on no request once the rotation is
 // stored. An expired key is not rotated (its new secret would not work):
 // the error says to create it again.
@@ -155,6 +161,7 @@ func (k APIKey) Rotate(random io.Reader, at time.Time, by, via string) (APIKey, 
 	}
 	r := k
 	r.sessions = slices.Clone(k.sessions)
+	r.queues = slices.Clone(k.queues)
 	r.hash, r.hint = tok.Hash(), tok.Hint()
 	r.rotatedAt, r.rotatedBy, r.rotatedVia = at, by, via
 	r.lastUsedAt, r.lastUsedFrom = time.Time{}, ""
@@ -166,6 +173,7 @@ type APIKeyRecord struct {
 	Name                                string
 	Role                                Role
 	Sessions                            []string
+	Queues                              []string
 	Hash                                TokenHash
 	Hint                                string
 	CreatedAt                           time.Time
@@ -183,7 +191,7 @@ func RestoreAPIKey(r APIKeyRecord) APIKey {
 		}
 		return t.UTC()
 	}
-	return APIKey{name: r.Name, role: r.Role, sessions: slices.Clone(r.Sessions), hash: r.Hash, hint: r.Hint,
+	return APIKey{name: r.Name, role: r.Role, sessions: slices.Clone(r.Sessions), queues: slices.Clone(r.Queues), hash: r.Hash, hint: r.Hint,
 		createdAt: utc(r.CreatedAt), createdBy: r.CreatedBy, createdVia: r.CreatedVia, expiresAt: utc(r.ExpiresAt),
 		rotatedAt: utc(r.RotatedAt), rotatedBy: r.RotatedBy, rotatedVia: r.RotatedVia,
 		lastUsedAt: utc(r.LastUsedAt), lastUsedFrom: r.LastUsedFrom}
@@ -197,6 +205,10 @@ func (k APIKey) Role() Role { return k.role }
 
 // Sessions is the key's session list, sorted; nil: every session.
 func (k APIKey) Sessions() []string { return slices.Clone(k.sessions) }
+
+// Queues is a WORKER key's queue list, sorted; nil: every queue (and
+// nothing for a key of another role).
+func (k APIKey) Queues() []string { return slices.Clone(k.queues) }
 
 // Hash is the SHA-256 of the key's secret.
 func (k APIKey) Hash() TokenHash { return k.hash }
@@ -243,7 +255,7 @@ func (k APIKey) Expired(now time.Time) bool {
 
 // Principal is who a request presenting the key acts as.
 func (k APIKey) Principal() Principal {
-	return Principal{name: k.name, role: k.role, sessions: slices.Clone(k.sessions)}
+	return Principal{name: k.name, role: k.role, sessions: slices.Clone(k.sessions), queues: slices.Clone(k.queues)}
 }
 
 // SameName reports whether name is the key's name in any letter case

@@ -13,6 +13,13 @@
 // credentials and decides approvals. Operation.MinRole is the table; Allowed
 // reads it. An operation missing from the table is denied to every role.
 //
+// WORKER stands outside the order: a WORKER key may take and answer the
+// tasks of worker queues (WorkTasks, the worker API) and nothing else, and
+// no other role, ADMIN included, may do that. AtLeast never relates WORKER
+// to another role. A WORKER key may be limited to named queues
+// (Principal.MayUseQueue; ValidateQueueName is the rule for queue names)
+// and, like any key, to sessions.
+//
 // # Session limits
 //
 // A principal may be limited to a list of sessions. For a session outside
@@ -34,13 +41,16 @@
 //	line     = blank | comment | key ;
 //	blank    = only spaces and tabs ;
 //	comment  = [ space ] "#" { any } ;      "#" must be the first non-space character
-//	key      = name role [ sessions ] secret ;
+//	key      = name role [ lists ] secret ;
+//	lists    = sessions [ queues ] | queues [ sessions ] ;
 //	name     = 1 to 64 of A-Z a-z 0-9 . _ -, starting with a letter or digit ;
-//	role     = "VIEWER" | "OPERATOR" | "ADMIN" ;            any letter case
+//	role     = "VIEWER" | "OPERATOR" | "ADMIN" | "WORKER" ; any letter case
 //	sessions = "sessions=" id { "," id } ;  ids as session.ValidID accepts
+//	queues   = "queues=" queue { "," queue } ;  WORKER keys only; names as
+//	           ValidateQueueName accepts ;
 //	secret   = plain | "sha256:" 64 hex digits ;           prefix in any case
 //	plain    = at least 24 printable ASCII characters, no spaces, not
-//	           starting with "sha256:" or "sessions=" ;
+//	           starting with "sha256:", "sessions=" or "queues=" ;
 //
 // For example:
 //
@@ -48,6 +58,7 @@
 //	alice       ADMIN                        sha256:11b179eb47a5e10c45b6c7604df8d4f001f994a819b682a80d2b787fd33d11fb
 //	ci-bot      OPERATOR  sessions=etl,web   5xwTrbrxILLvMABuqkVq8KfiOQMYjr0C
 //	dashboard   VIEWER                       sha256:93e4531a8d56908344603dfe82c09b92881a73078fb970076e82319af15878b8
+//	gpu-pool    WORKER    queues=gpu,render  sha256:2bb80d537b1da3e38bd30361aa855686bde0eacd7162fef6a25fe97bf527a25b
 //
 // A trailing comment after a key is not allowed, because "#" may be part of a
 // secret. Key names are unique regardless of letter case (a key is recorded
@@ -61,6 +72,6 @@
 //
 // A file must hold at least one key. ParseKeyFile reports every bad line at
 // once, by line number, and repeats no field of the file in its errors (only
-// the ids of a session list are quoted), since a misplaced field may be a
-// secret. Only hashes are kept: a KeySpec holds no plain secret.
+// the names of a session or queue list are quoted), since a misplaced field
+// may be a secret. Only hashes are kept: a KeySpec holds no plain secret.
 package access

@@ -16,9 +16,9 @@ var linePath = regexp.MustCompile(`^line [1-9][0-9]*$`)
 // FuzzParseKeyFile feeds arbitrary bytes to ParseKeyFile: it never panics; a
 // refusal is a *fault.ValidationError whose violations each have a message
 // and a "line N" path (or none, for a file without keys), and which repeats
-// no field as long as a secret (unless the file has a session list, whose
-// ids are quoted); an accepted file builds a keyring that authenticates nothing
-// empty.
+// no field as long as a secret (unless the file has a session or queue
+// list, whose names are quoted); an accepted file builds a keyring that
+// authenticates nothing empty, and only WORKER keys carry queue lists.
 func FuzzParseKeyFile(f *testing.F) {
 	for _, seed := range []string{
 		goodFile,
@@ -39,6 +39,16 @@ func FuzzParseKeyFile(f *testing.F) {
 		secretDash + " ADMIN " + secretCI,
 		"a VIEWER " + secretCI + "\x00\xff",
 		strings.Repeat("x VIEWER "+secretCI+"\n", 3),
+		"w WORKER queues=gpu,build " + secretCI,
+		"w worker sessions=etl queues=a.b_c-d " + secretCI,
+		"w WORKER queues=a sessions=etl " + sha(secretAlice),
+		"w WORKER queues=a queues=b " + secretCI,
+		"w WORKER queues= " + secretCI,
+		"w WORKER queues=Bad,,x,x " + secretCI,
+		"v VIEWER queues=build " + secretCI,
+		"w WORKER queues=a",
+		"w WORKER queues=" + secretCI,
+		"w WORKER sessions=etl queues=a " + secretCI + " extra",
 	} {
 		f.Add([]byte(seed))
 	}
@@ -66,7 +76,7 @@ func FuzzParseKeyFile(f *testing.F) {
 			// A field as long as a secret must be cannot be part of the fixed
 			// texts, whose words are all shorter; only quoted session ids are
 			// taken from the file.
-			if !strings.Contains(string(data), "sessions=") {
+			if !strings.Contains(string(data), "sessions=") && !strings.Contains(string(data), "queues=") {
 				text := err.Error()
 				for _, field := range strings.Fields(string(data)) {
 					if len(field) >= access.MinSecretLen && strings.Contains(text, field) {
@@ -90,9 +100,17 @@ func FuzzParseKeyFile(f *testing.F) {
 			t.Fatalf("Authenticate(\"\"): got %q, want a refusal", p.Actor())
 		}
 		for _, s := range specs {
-			p, err := access.NewPrincipal(s.Name, s.Role, s.Sessions)
+			p, err := access.NewKeyPrincipal(s.Name, s.Role, s.Sessions, s.Queues)
 			if err != nil {
-				t.Fatalf("NewPrincipal of accepted spec %q: got %v, want no error", s.Name, err)
+				t.Fatalf("NewKeyPrincipal of accepted spec %q: got %v, want no error", s.Name, err)
+			}
+			if s.Queues != nil && s.Role != access.Worker {
+				t.Fatalf("accepted spec %q: a queue list on the role %s, want WORKER only", s.Name, s.Role)
+			}
+			for _, q := range s.Queues {
+				if access.ValidateQueueName(q) != nil || !p.MayUseQueue(q) {
+					t.Fatalf("accepted spec %q: queue %q not valid or not usable", s.Name, q)
+				}
 			}
 			if p.Actor() != "key:"+s.Name {
 				t.Fatalf("Actor(): got %q, want %q", p.Actor(), "key:"+s.Name)
@@ -132,18 +150,24 @@ func FuzzAPIKeyToken(f *testing.F) {
 // request's members; an accepted key has a valid name, role and a yk_
 // token, and an expiry within the bound.
 func FuzzNewAPIKey(f *testing.F) {
-	f.Add("ci-bot", "ADMIN", "alpha,beta", "", "720h")
-	f.Add("bad name", "ROOT", "", "tomorrow", "")
-	f.Add("x", "viewer", ",", "2030-01-01T00:00:00Z", "1h")
-	f.Add("", "", "a,a", "2001-01-01T00:00:00Z", "-5m")
-	paths := map[string]bool{"name": true, "role": true, "sessions": true, "expiresAt": true, "ttl": true}
-	f.Fuzz(func(t *testing.T, name, role, sessions, expiresAt, ttl string) {
-		var list []string
+	f.Add("ci-bot", "ADMIN", "alpha,beta", "", "", "720h")
+	f.Add("bad name", "ROOT", "", "", "tomorrow", "")
+	f.Add("x", "viewer", ",", "", "2030-01-01T00:00:00Z", "1h")
+	f.Add("", "", "a,a", "", "2001-01-01T00:00:00Z", "-5m")
+	f.Add("runner", "WORKER", "alpha", "gpu,build", "", "")
+	f.Add("v", "VIEWER", "", "build", "", "")
+	f.Add("w", "worker", "", "Bad,,x,x", "", "")
+	paths := map[string]bool{"name": true, "role": true, "sessions": true, "queues": true, "expiresAt": true, "ttl": true}
+	f.Fuzz(func(t *testing.T, name, role, sessions, queues, expiresAt, ttl string) {
+		var list, qs []string
 		if sessions != "" {
 			list = strings.Split(sessions, ",")
 		}
+		if queues != "" {
+			qs = strings.Split(queues, ",")
+		}
 		at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-		k, tok, err := access.NewAPIKey(access.APIKeySpec{Name: name, Role: role, Sessions: list, ExpiresAt: expiresAt, TTL: ttl}, strings.NewReader(strings.Repeat("r", 32)), at, "key:admin", "rest")
+		k, tok, err := access.NewAPIKey(access.APIKeySpec{Name: name, Role: role, Sessions: list, Queues: qs, ExpiresAt: expiresAt, TTL: ttl}, strings.NewReader(strings.Repeat("r", 32)), at, "key:admin", "rest")
 		if err != nil {
 			ve, ok := errors.AsType[*fault.ValidationError](err)
 			if !ok || len(ve.Violations) == 0 {
@@ -156,7 +180,8 @@ func FuzzNewAPIKey(f *testing.F) {
 			}
 			return
 		}
-		if !access.ValidName(k.Name()) || !k.Role().Valid() || !strings.HasPrefix(tok.Reveal(), "yk_") || k.Hash() != tok.Hash() {
+		if !access.ValidName(k.Name()) || !k.Role().Valid() || !strings.HasPrefix(tok.Reveal(), "yk_") || k.Hash() != tok.Hash() ||
+			k.Queues() != nil && k.Role() != access.Worker {
 			t.Fatalf("accepted %+v", k)
 		}
 		if e := k.ExpiresAt(); !e.IsZero() && (!e.After(at) || e.Sub(at) > access.MaxAPIKeyLifetime) {

@@ -21,7 +21,11 @@ const MinSecretLen = 24
 const (
 	hashPrefix     = "sha256:"
 	sessionsPrefix = "sessions="
+	queuesPrefix   = "queues="
 )
+
+// keyLineForm is the shape of a key line, for errors.
+const keyLineForm = "name ROLE [sessions=a,b] [queues=q1,q2] secret"
 
 // KeySpec is one named key as configured: who it authenticates and the
 // SHA-256 of its secret. It never holds the secret itself.
@@ -29,6 +33,7 @@ type KeySpec struct {
 	Name     string
 	Role     Role
 	Sessions []string // nil for every session
+	Queues   []string // WORKER only; nil for every queue
 	Hash     [sha256.Size]byte
 }
 
@@ -76,6 +81,9 @@ func hashSecret(s string) ([sha256.Size]byte, []string) {
 	if strings.HasPrefix(s, sessionsPrefix) {
 		msgs = append(msgs, "the secret cannot start with sessions= (that marks the session list); generate another with: openssl rand -base64 32")
 	}
+	if strings.HasPrefix(s, queuesPrefix) {
+		msgs = append(msgs, "the secret cannot start with queues= (that marks the queue list); generate another with: openssl rand -base64 32")
+	}
 	for i := 0; i < len(s); i++ {
 		if s[i] < '!' || s[i] > '~' {
 			msgs = append(msgs, "the secret must be printable ASCII without spaces, since it travels in an HTTP header; generate one with: openssl rand -base64 32")
@@ -102,8 +110,8 @@ const (
 // to write instead. It refuses duplicate names (in any letter case),
 // duplicate secrets, plain secrets shorter than MinSecretLen and a file with
 // no keys. Plain secrets are hashed as they are read; no error repeats a
-// field of the file other than a session list's ids, since a misplaced field
-// may be a secret.
+// field of the file other than the names of a session or queue list, since
+// a misplaced field may be a secret.
 func ParseKeyFile(data []byte) ([]KeySpec, error) {
 	var (
 		vs     []fault.Violation
@@ -143,7 +151,7 @@ func ParseKeyFile(data []byte) ([]KeySpec, error) {
 		}
 	}
 	if len(vs) == 0 && len(specs) == 0 {
-		vs = append(vs, fault.Violation{Message: "has no keys; add one line per key: name ROLE [sessions=a,b] secret"})
+		vs = append(vs, fault.Violation{Message: "has no keys; add one line per key: " + keyLineForm})
 	}
 	if len(vs) > 0 {
 		return nil, &fault.ValidationError{Subject: "key file", Violations: vs}
@@ -155,20 +163,37 @@ func ParseKeyFile(data []byte) ([]KeySpec, error) {
 // every field that is valid filled in (so duplicates can still be found) and
 // whether the whole line is valid; it reports each problem through bad.
 func parseKeyLine(fields []string, bad func(string)) (KeySpec, bool) {
-	const form = "name ROLE [sessions=a,b] secret"
+	listed := func(f string) bool { return strings.HasPrefix(f, sessionsPrefix) || strings.HasPrefix(f, queuesPrefix) }
 	switch {
 	case len(fields) < 3:
-		bad("a key line needs a name, a role and a secret, in that order: " + form)
+		bad("a key line needs a name, a role and a secret, in that order: " + keyLineForm)
 		return KeySpec{}, false
-	case len(fields) > 4:
-		bad("a key line has at most four fields: " + form + "; a secret cannot contain spaces, and a comment must start its own line")
+	case len(fields) > 5:
+		bad("a key line has at most five fields: " + keyLineForm + "; a secret cannot contain spaces, and a comment must start its own line")
 		return KeySpec{}, false
-	case len(fields) == 4 && !strings.HasPrefix(fields[2], sessionsPrefix):
-		bad("the third of four fields must be the session list, sessions=a,b: " + form)
+	case listed(fields[len(fields)-1]):
+		bad("the line ends with a list and has no secret; put the secret last: " + keyLineForm)
 		return KeySpec{}, false
-	case len(fields) == 3 && strings.HasPrefix(fields[2], sessionsPrefix):
-		bad("the line ends with its session list and has no secret; put the secret last: " + form)
-		return KeySpec{}, false
+	}
+	// Between the role and the secret: at most a session list and a queue
+	// list, each once, in either order.
+	var sessions, queues *string
+	for _, f := range fields[2 : len(fields)-1] {
+		switch {
+		case strings.HasPrefix(f, sessionsPrefix) && sessions == nil:
+			l := strings.TrimPrefix(f, sessionsPrefix)
+			sessions = &l
+		case strings.HasPrefix(f, queuesPrefix) && queues == nil:
+			l := strings.TrimPrefix(f, queuesPrefix)
+			queues = &l
+		case listed(f):
+			bad("a list is given twice; give sessions= and queues= at most once each: " + keyLineForm)
+			return KeySpec{}, false
+		default:
+			bad("the fields between the role and the secret can only be the session list, sessions=a,b, and the queue list, queues=q1,q2: " + keyLineForm +
+				"; a secret cannot contain spaces, and a comment must start its own line")
+			return KeySpec{}, false
+		}
 	}
 	var spec KeySpec
 	ok := true
@@ -184,16 +209,32 @@ func parseKeyLine(fields []string, bad func(string)) (KeySpec, bool) {
 		bad("the role (second field) " + msgRole)
 		ok = false
 	}
-	if len(fields) == 4 {
-		list := strings.TrimPrefix(fields[2], sessionsPrefix)
-		if list == "" {
+	if sessions != nil {
+		if *sessions == "" {
 			bad("sessions= " + msgSessions)
 			ok = false
 		} else {
 			var msgs []string
-			spec.Sessions, msgs = checkSessions(strings.Split(list, ","))
+			spec.Sessions, msgs = checkSessions(strings.Split(*sessions, ","))
 			for _, m := range msgs {
 				bad("in sessions=, " + m)
+				ok = false
+			}
+		}
+	}
+	if queues != nil {
+		switch {
+		case spec.Role.Valid() && spec.Role != Worker:
+			bad("queues= " + msgQueuesNotWorker(spec.Role))
+			ok = false
+		case *queues == "":
+			bad("queues= " + msgQueues)
+			ok = false
+		default:
+			var msgs []string
+			spec.Queues, msgs = checkQueues(strings.Split(*queues, ","))
+			for _, m := range msgs {
+				bad("in queues=, " + m)
 				ok = false
 			}
 		}
@@ -223,8 +264,9 @@ type storedKey struct {
 
 // NewKeyring checks specs (as ParseKeyFile and NewKeySpec build them, perhaps
 // from several sources) and returns a keyring of them. It refuses, all at
-// once, invalid names, roles and session lists, missing hashes, and names or
-// hashes used twice.
+// once, invalid names, roles, session and queue lists (a queue list on a
+// key that is not WORKER included), missing hashes, and names or hashes
+// used twice.
 func NewKeyring(specs []KeySpec) (*Keyring, error) {
 	var vs []fault.Violation
 	k := &Keyring{keys: make([]storedKey, 0, len(specs))}
@@ -232,7 +274,7 @@ func NewKeyring(specs []KeySpec) (*Keyring, error) {
 	hashes := map[[sha256.Size]byte]int{}
 	for i, s := range specs {
 		path := fmt.Sprintf("keys[%d]", i)
-		p, err := NewPrincipal(s.Name, s.Role, s.Sessions)
+		p, err := NewKeyPrincipal(s.Name, s.Role, s.Sessions, s.Queues)
 		if ve, ok := errors.AsType[*fault.ValidationError](err); ok {
 			for _, v := range ve.Violations {
 				vs = append(vs, fault.Violation{Path: path + "." + v.Path, Message: v.Message})

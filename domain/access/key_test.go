@@ -104,12 +104,12 @@ func TestParseKeyFileReportsEveryBadLine(t *testing.T) {
 		t.Errorf("error: got subject %q (matches ErrInvalid: %v), want \"key file\" matching ErrInvalid", ve.Subject, errors.Is(err, fault.ErrInvalid))
 	}
 	want := []struct{ path, says string }{
-		{"line 2", "a key line needs a name, a role and a secret, in that order: name ROLE [sessions=a,b] secret"},
-		{"line 3", "a key line has at most four fields: name ROLE [sessions=a,b] secret; a secret cannot contain spaces, and a comment must start its own line"},
-		{"line 4", "the third of four fields must be the session list, sessions=a,b: name ROLE [sessions=a,b] secret"},
-		{"line 5", "the line ends with its session list and has no secret; put the secret last: name ROLE [sessions=a,b] secret"},
+		{"line 2", "a key line needs a name, a role and a secret, in that order: name ROLE [sessions=a,b] [queues=q1,q2] secret"},
+		{"line 3", "the fields between the role and the secret can only be the session list, sessions=a,b, and the queue list, queues=q1,q2: name ROLE [sessions=a,b] [queues=q1,q2] secret; a secret cannot contain spaces, and a comment must start its own line"},
+		{"line 4", "the fields between the role and the secret can only be the session list, sessions=a,b, and the queue list, queues=q1,q2: name ROLE [sessions=a,b] [queues=q1,q2] secret; a secret cannot contain spaces, and a comment must start its own line"},
+		{"line 5", "the line ends with a list and has no secret; put the secret last: name ROLE [sessions=a,b] [queues=q1,q2] secret"},
 		{"line 6", "the key name (first field) must be 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit (for example ci-bot)"},
-		{"line 7", "the role (second field) must be VIEWER (read only), OPERATOR (also start and control executions) or ADMIN (everything)"},
+		{"line 7", "the role (second field) must be VIEWER (read only), OPERATOR (also start and control executions), ADMIN (everything but the worker API) or WORKER (only take and answer tasks of worker queues, through the worker API)"},
 		{"line 8", "the secret is shorter than 24 characters; keys are kept as a fast, unsalted SHA-256, which only protects a long random secret against guessing, so use one such as: openssl rand -base64 32"},
 		{"line 9", `a sha256: secret must be followed by exactly 64 hexadecimal digits; compute the hash with: printf '%s' "$SECRET" | sha256sum`},
 		{"line 10", `a sha256: secret must be followed by exactly 64 hexadecimal digits; compute the hash with: printf '%s' "$SECRET" | sha256sum`},
@@ -119,11 +119,11 @@ func TestParseKeyFileReportsEveryBadLine(t *testing.T) {
 		{"line 13", `in sessions=, "" is not a session id; ids are 1 to 64 lowercase letters, digits, '_' or '-', starting with a letter or digit`},
 		{"line 13", `in sessions=, session "web" is listed twice; list it once`},
 		{"line 14", "the secret must be printable ASCII without spaces, since it travels in an HTTP header; generate one with: openssl rand -base64 32"},
-		{"line 15", "the secret cannot start with sessions= (that marks the session list); generate another with: openssl rand -base64 32"},
+		{"line 15", "the line ends with a list and has no secret; put the secret last: name ROLE [sessions=a,b] [queues=q1,q2] secret"},
 		{"line 17", "the key name is already used on line 16 (names are compared in any letter case); give every key its own name, since it is recorded as the actor key:<name>"},
 		{"line 18", "the secret is the same as the one on line 16; give every key its own secret, or a request could not tell which key sent it"},
 		{"line 19", "the key name (first field) must be 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit (for example ci-bot)"},
-		{"line 19", "the role (second field) must be VIEWER (read only), OPERATOR (also start and control executions) or ADMIN (everything)"},
+		{"line 19", "the role (second field) must be VIEWER (read only), OPERATOR (also start and control executions), ADMIN (everything but the worker API) or WORKER (only take and answer tasks of worker queues, through the worker API)"},
 		{"line 19", "the secret is shorter than 24 characters; keys are kept as a fast, unsalted SHA-256, which only protects a long random secret against guessing, so use one such as: openssl rand -base64 32"},
 		{"line 20", "the key name (first field) must be 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit (for example ci-bot)"},
 	}
@@ -154,7 +154,7 @@ func TestParseKeyFileRefusesAFileWithoutKeys(t *testing.T) {
 			t.Errorf("ParseKeyFile(%q): got %v, want a *fault.ValidationError", data, err)
 			continue
 		}
-		if got, want := err.Error(), "key file is invalid: has no keys; add one line per key: name ROLE [sessions=a,b] secret"; got != want || len(ve.Violations) != 1 {
+		if got, want := err.Error(), "key file is invalid: has no keys; add one line per key: name ROLE [sessions=a,b] [queues=q1,q2] secret"; got != want || len(ve.Violations) != 1 {
 			t.Errorf("ParseKeyFile(%q): got %q, want %q", data, got, want)
 		}
 	}
@@ -290,7 +290,7 @@ func TestNewKeyringRefuses(t *testing.T) {
 		"keys[3].name: is already used by keys[0] (names are compared in any letter case); give every key its own name",
 		"keys[4].hash: is empty; build keys with ParseKeyFile or NewKeySpec",
 		"keys[5].name: must be 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit (for example ci-bot)",
-		"keys[5].role: must be VIEWER (read only), OPERATOR (also start and control executions) or ADMIN (everything)",
+		"keys[5].role: must be VIEWER (read only), OPERATOR (also start and control executions), ADMIN (everything but the worker API) or WORKER (only take and answer tasks of worker queues, through the worker API)",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("NewKeyring violations:\ngot  %q\nwant %q", got, want)

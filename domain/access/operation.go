@@ -27,6 +27,7 @@ const (
 	ReadMetrics                            // read /metrics
 	ReadSupervisors                        // list and read supervisors and the engine catalogue
 	ManageAPIKeys                          // list, read, create, rotate and revoke API keys
+	WorkTasks                              // take and answer tasks of worker queues (the worker API); WORKER only
 )
 
 // operations is the permission table: for each operation, its name, what it
@@ -54,6 +55,9 @@ var operations = [...]struct {
 	ReadMetrics:       {"ReadMetrics", "read metrics", Viewer},
 	ReadSupervisors:   {"ReadSupervisors", "read supervisors", Viewer},
 	ManageAPIKeys:     {"ManageAPIKeys", "manage API keys", Admin},
+	// The worker API: its need is WORKER, outside the order, so only a
+	// WORKER key may (Allowed), and a WORKER key may nothing else.
+	WorkTasks: {"WorkTasks", "take and answer tasks of worker queues", Worker},
 }
 
 // Operations returns every operation, in declaration order.
@@ -69,7 +73,8 @@ func Operations() []Operation {
 func (op Operation) Valid() bool { return op >= ReadSessions && int(op) < len(operations) }
 
 // MinRole returns the least role that may perform op, or the zero Role for
-// an operation outside the table.
+// an operation outside the table. For the worker operations it is WORKER,
+// which is also the only role that may perform them.
 func (op Operation) MinRole() Role {
 	if !op.Valid() {
 		return 0
@@ -94,11 +99,22 @@ func (op Operation) does() string {
 }
 
 // Allowed reports whether role may perform op. It is false for an invalid
-// role and for an operation outside the table.
+// role and for an operation outside the table. An operation whose need is
+// WORKER is allowed to WORKER alone; every other one to the ordered roles
+// from its need up, never to WORKER.
 func Allowed(role Role, op Operation) bool {
-	return op.Valid() && role.AtLeast(op.MinRole())
+	if !op.Valid() {
+		return false
+	}
+	if need := op.MinRole(); need == Worker {
+		return role == Worker
+	}
+	return role.AtLeast(op.MinRole())
 }
 
-// reads reports whether op only reads, so a session-limited principal may
-// perform it across sessions with the results filtered.
-func (op Operation) reads() bool { return op.MinRole() == Viewer }
+// reads reports whether a session-limited principal may perform op across
+// sessions (sessionID ""), with what it reaches filtered to its sessions:
+// the reads, and the worker operations (a poll takes tasks of the key's
+// sessions only; an answer names a task, whose session the use case
+// checks).
+func (op Operation) reads() bool { need := op.MinRole(); return need == Viewer || need == Worker }

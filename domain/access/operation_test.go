@@ -13,27 +13,30 @@ func TestPermissionMatrix(t *testing.T) {
 	t.Parallel()
 	const y, n = true, false
 	matrix := []struct {
-		op                      access.Operation
-		viewer, operator, admin bool
+		op                              access.Operation
+		viewer, operator, admin, worker bool
 	}{
-		{access.ReadSessions, y, y, y},
-		{access.ApplySession, n, n, y},
-		{access.DeleteSession, n, n, y},
-		{access.StartExecution, n, y, y},
-		{access.ControlExecution, n, y, y},
-		{access.SetBreakpoint, n, y, y},
-		{access.AnswerInput, n, y, y},
-		{access.PostWebhook, n, y, y},
-		{access.ReadExecutions, y, y, y},
-		{access.ReadLogs, y, y, y},
-		{access.ReadEvents, y, y, y},
-		{access.ReadPlugins, y, y, y},
-		{access.ManageSupervisors, n, n, y},
-		{access.ManageCredentials, n, n, y},
-		{access.DecideApprovals, n, n, y},
-		{access.ReadMetrics, y, y, y},
-		{access.ReadSupervisors, y, y, y},
-		{access.ManageAPIKeys, n, n, y},
+		{access.ReadSessions, y, y, y, n},
+		{access.ApplySession, n, n, y, n},
+		{access.DeleteSession, n, n, y, n},
+		{access.StartExecution, n, y, y, n},
+		{access.ControlExecution, n, y, y, n},
+		{access.SetBreakpoint, n, y, y, n},
+		{access.AnswerInput, n, y, y, n},
+		{access.PostWebhook, n, y, y, n},
+		{access.ReadExecutions, y, y, y, n},
+		{access.ReadLogs, y, y, y, n},
+		{access.ReadEvents, y, y, y, n},
+		{access.ReadPlugins, y, y, y, n},
+		{access.ManageSupervisors, n, n, y, n},
+		{access.ManageCredentials, n, n, y, n},
+		{access.DecideApprovals, n, n, y, n},
+		{access.ReadMetrics, y, y, y, n},
+		{access.ReadSupervisors, y, y, y, n},
+		{access.ManageAPIKeys, n, n, y, n},
+		// WORKER stands outside the order: it may the worker operations
+		// alone, and no other role may those.
+		{access.WorkTasks, n, n, n, y},
 	}
 	var listed []access.Operation
 	for _, row := range matrix {
@@ -41,7 +44,7 @@ func TestPermissionMatrix(t *testing.T) {
 		for _, cell := range []struct {
 			role access.Role
 			want bool
-		}{{access.Viewer, row.viewer}, {access.Operator, row.operator}, {access.Admin, row.admin}} {
+		}{{access.Viewer, row.viewer}, {access.Operator, row.operator}, {access.Admin, row.admin}, {access.Worker, row.worker}} {
 			if got := access.Allowed(cell.role, row.op); got != cell.want {
 				t.Errorf("Allowed(%s, %s): got %v, want %v", cell.role, row.op, got, cell.want)
 			}
@@ -65,8 +68,9 @@ func TestMinRole(t *testing.T) {
 		{access.ReadSessions, access.Viewer},
 		{access.StartExecution, access.Operator},
 		{access.DecideApprovals, access.Admin},
+		{access.WorkTasks, access.Worker},
 		{0, 0},
-		{access.ManageAPIKeys + 1, 0},
+		{access.WorkTasks + 1, 0},
 		{255, 0},
 	}
 	for _, tt := range tests {
@@ -78,8 +82,8 @@ func TestMinRole(t *testing.T) {
 
 func TestUnknownOperationIsDenied(t *testing.T) {
 	t.Parallel()
-	for _, op := range []access.Operation{0, access.ManageAPIKeys + 1, 255} {
-		for _, r := range access.Roles() {
+	for _, op := range []access.Operation{0, access.WorkTasks + 1, 255} {
+		for _, r := range access.AllRoles() {
 			if access.Allowed(r, op) {
 				t.Errorf("Allowed(%s, %s): got true, want false", r, op)
 			}
@@ -99,6 +103,7 @@ func TestOperationString(t *testing.T) {
 		{access.ReadSessions, "ReadSessions"},
 		{access.ManageCredentials, "ManageCredentials"},
 		{access.ReadMetrics, "ReadMetrics"},
+		{access.WorkTasks, "WorkTasks"},
 		{0, "Operation(0)"},
 		{200, "Operation(200)"},
 	}

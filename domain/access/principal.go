@@ -42,6 +42,8 @@ func (e *ForbiddenError) Error() string {
 	case e.Sessions != nil:
 		return fmt.Sprintf("%s is limited to the sessions %s and cannot %s outside them; name one of its sessions, or use a key without a session list",
 			e.Actor, strings.Join(e.Sessions, ", "), e.Op.does())
+	case e.Role == Worker && e.Need != Worker:
+		return workerOnly(e.Actor, e.Op.does(), rolesFrom(e.Need))
 	default:
 		return fmt.Sprintf("%s has the role %s and cannot %s; use a key with the role %s", e.Actor, e.Role, e.Op.does(), rolesFrom(e.Need))
 	}
@@ -50,8 +52,30 @@ func (e *ForbiddenError) Error() string {
 // Unwrap makes errors.Is(err, ErrForbidden) true.
 func (e *ForbiddenError) Unwrap() error { return ErrForbidden }
 
-// rolesFrom lists min and the roles above it: "OPERATOR or ADMIN".
+// workerOnly is the refusal of a WORKER key asked to do what it may not:
+// what it asked, what it may do, and the roles to use instead.
+func workerOnly(actor, does, roles string) string {
+	return fmt.Sprintf("%s has the role WORKER and cannot %s: a WORKER key may only %s, through the worker API; use a key with the role %s",
+		actor, does, WorkTasks.does(), roles)
+}
+
+// RefuseWorker is the refusal (matching ErrForbidden) of a WORKER key at a
+// door that is not the worker API and has no one operation of the table
+// (does says what it asked: "use MCP"). It is nil for every other
+// principal: their door checks their role per operation.
+func RefuseWorker(p Principal, does string) error {
+	if p.role != Worker || p.supervisor != "" {
+		return nil
+	}
+	return fault.Newf(ErrForbidden, "%s", workerOnly(p.Actor(), does, rolesFrom(Viewer)))
+}
+
+// rolesFrom lists min and the roles above it: "OPERATOR or ADMIN"; for
+// WORKER, which has none above it, "WORKER".
 func rolesFrom(min Role) string {
+	if !min.Ordered() {
+		return min.String()
+	}
 	var names []string
 	for _, r := range Roles() {
 		if r.AtLeast(min) {
@@ -68,6 +92,7 @@ type Principal struct {
 	name      string
 	role      Role
 	sessions  []string // sorted, no duplicates; nil for every session
+	queues    []string // WORKER only: sorted, no duplicates; nil for every queue
 	anonymous bool
 	// supervisor is set for a supervisor's credential on the agent API:
 	// it may do no REST or MCP operation (Can refuses every one); the agent
@@ -80,6 +105,7 @@ const (
 	actorKeyPrefix        = "key:"
 	actorAnonymous        = "anonymous"
 	actorSupervisorPrefix = "supervisor:"
+	actorWorkerPrefix     = "worker:"
 )
 
 // SupervisorPrincipal is the caller of the agent API that presented the
@@ -101,7 +127,7 @@ func ValidName(s string) bool { return namePattern.MatchString(s) }
 
 const (
 	msgName     = "must be 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit (for example ci-bot)"
-	msgRole     = "must be VIEWER (read only), OPERATOR (also start and control executions) or ADMIN (everything)"
+	msgRole     = "must be " + roleList
 	msgSessions = "needs at least one session id; leave the list out to allow every session"
 )
 
@@ -109,6 +135,15 @@ const (
 // those sessions; nil means every session, and an empty non-nil list is
 // refused rather than read as either.
 func NewPrincipal(name string, role Role, sessions []string) (Principal, error) {
+	return NewKeyPrincipal(name, role, sessions, nil)
+}
+
+// NewKeyPrincipal is NewPrincipal with a queue list: queues limits a
+// WORKER key to the tasks of those queues; nil means every queue, an empty
+// non-nil list is refused, and so is any list on a key of another role.
+// A WORKER key may carry a session list too (tasks of runs in those
+// sessions only).
+func NewKeyPrincipal(name string, role Role, sessions, queues []string) (Principal, error) {
 	var vs []fault.Violation
 	if !ValidName(name) {
 		vs = append(vs, fault.Violation{Path: "name", Message: msgName})
@@ -120,10 +155,26 @@ func NewPrincipal(name string, role Role, sessions []string) (Principal, error) 
 	for _, m := range msgs {
 		vs = append(vs, fault.Violation{Path: "sessions", Message: m})
 	}
+	qs, v := queueViolations(role, queues)
+	vs = append(vs, v...)
 	if len(vs) > 0 {
 		return Principal{}, &fault.ValidationError{Subject: "principal", Violations: vs}
 	}
-	return Principal{name: name, role: role, sessions: list}, nil
+	return Principal{name: name, role: role, sessions: list, queues: qs}, nil
+}
+
+// queueViolations checks a key's queue list for its role, with the
+// violations at "queues". A valid role other than WORKER may carry none.
+func queueViolations(role Role, queues []string) ([]string, []fault.Violation) {
+	if queues != nil && role.Valid() && role != Worker {
+		return nil, []fault.Violation{{Path: "queues", Message: msgQueuesNotWorker(role)}}
+	}
+	qs, msgs := checkQueues(queues)
+	var vs []fault.Violation
+	for _, m := range msgs {
+		vs = append(vs, fault.Violation{Path: "queues", Message: m})
+	}
+	return qs, vs
 }
 
 // checkSessions validates a session list and returns it sorted, or the
@@ -174,6 +225,57 @@ func (p Principal) Limited() bool { return p.sessions != nil }
 // Sessions returns a sorted copy of p's session list, or nil when p sees
 // every session.
 func (p Principal) Sessions() []string { return slices.Clone(p.sessions) }
+
+// Queues returns a sorted copy of a WORKER principal's queue list, or nil
+// when it may take tasks of every queue (and for every other principal,
+// which may take none: see MayUseQueue).
+func (p Principal) Queues() []string { return slices.Clone(p.queues) }
+
+// MayUseQueue reports whether p may take and answer the tasks of the
+// queue: only a WORKER key, and then only a queue of its list, or any
+// queue when it has none. Whether p may see the task's session is
+// SessionVisible's to say.
+func (p Principal) MayUseQueue(name string) bool {
+	if p.role != Worker || p.supervisor != "" {
+		return false
+	}
+	return p.queues == nil || slices.Contains(p.queues, name)
+}
+
+// CanUseQueues returns nil when p may take and answer the tasks of every
+// queue named (a WORKER key whose list holds them all, or that has none),
+// and otherwise an error matching ErrForbidden naming the first queue it
+// may not use, its place in the list (queues[i]) and the key's list. A
+// name that is no queue name is refused as invalid (fault.ErrInvalid,
+// ValidateQueueName's text) before that. For a principal that is not a
+// WORKER key it is the role's refusal.
+func (p Principal) CanUseQueues(queues []string) error {
+	if err := p.Can(WorkTasks, ""); err != nil {
+		return err
+	}
+	for i, q := range queues {
+		if err := ValidateQueueName(q); err != nil {
+			return &fault.ValidationError{Subject: "queue list", Violations: []fault.Violation{{Path: fmt.Sprintf("queues[%d]", i), Message: err.Error()}}}
+		}
+	}
+	for i, q := range queues {
+		if !p.MayUseQueue(q) {
+			return fault.Newf(ErrForbidden, "%s may take tasks of the queues %s only, and queues[%d] is %q; leave it out, or ask an ADMIN for a key that lists it",
+				p.Actor(), strings.Join(p.queues, ", "), i, q)
+		}
+	}
+	return nil
+}
+
+// WorkerActor is what a WORKER key is recorded as on what it does through
+// the worker API (the lease owner and the actor of the tasks it answers):
+// "worker:<key name>"; empty for every other principal.
+func (p Principal) WorkerActor() string {
+	if p.role != Worker || p.supervisor != "" || p.name == "" {
+		return ""
+	}
+	return actorWorkerPrefix + p.name
+}
 
 // IsZero reports whether p is the zero Principal, which may do nothing.
 func (p Principal) IsZero() bool { return !p.role.Valid() }
@@ -230,7 +332,9 @@ func (p Principal) Can(op Operation, sessionID string) error {
 	if p.supervisor != "" {
 		return fault.Newf(ErrForbidden, "%s may use the agent API only; REST and MCP need an API key", p.Actor())
 	}
-	if !Allowed(p.role, op) {
+	// Open mode (no keys, loopback only) opens every surface, the worker
+	// API included: a first worker runs before anyone writes a key file.
+	if !Allowed(p.role, op) && !(p.anonymous && op == WorkTasks) {
 		return &ForbiddenError{Actor: p.Actor(), Role: p.role, Op: op, Need: op.MinRole()}
 	}
 	switch {

@@ -262,7 +262,7 @@ func TestNewPrincipalRefuses(t *testing.T) {
 		{"name starting with a dot", ".ci", access.Viewer, nil, []string{"name"}},
 		{"name too long", string(make([]byte, 65)), access.Viewer, nil, []string{"name"}},
 		{"zero role", "ci", 0, nil, []string{"role"}},
-		{"role beyond ADMIN", "ci", access.Admin + 1, nil, []string{"role"}},
+		{"role beyond WORKER", "ci", access.Worker + 1, nil, []string{"role"}},
 		{"empty session list", "ci", access.Viewer, []string{}, []string{"sessions"}},
 		{"bad and repeated sessions", "ci", access.Viewer, []string{"Etl", "web", "web", ""}, []string{"sessions", "sessions", "sessions"}},
 		{"everything wrong", "", 0, []string{}, []string{"name", "role", "sessions"}},

@@ -34,11 +34,11 @@ func TestParseRoleRefuses(t *testing.T) {
 	tests := []struct {
 		in, wantText string
 	}{
-		{"", `role "" is not a role; use VIEWER (read only), OPERATOR (also start and control executions) or ADMIN (everything)`},
-		{"VEIWER", `role "VEIWER" is not a role; use VIEWER (read only), OPERATOR (also start and control executions) or ADMIN (everything)`},
-		{"ROOT", `role "ROOT" is not a role; use VIEWER (read only), OPERATOR (also start and control executions) or ADMIN (everything)`},
+		{"", `role "" is not a role; use VIEWER (read only), OPERATOR (also start and control executions), ADMIN (everything but the worker API) or WORKER (only take and answer tasks of worker queues, through the worker API)`},
+		{"VEIWER", `role "VEIWER" is not a role; use VIEWER (read only), OPERATOR (also start and control executions), ADMIN (everything but the worker API) or WORKER (only take and answer tasks of worker queues, through the worker API)`},
+		{"ROOT", `role "ROOT" is not a role; use VIEWER (read only), OPERATOR (also start and control executions), ADMIN (everything but the worker API) or WORKER (only take and answer tasks of worker queues, through the worker API)`},
 		// A long value in a role's place may be a secret: it is not repeated.
-		{"Zp0c3Wq7yq1H3mD8sR2vT5xK", `the role given is not a role; use VIEWER (read only), OPERATOR (also start and control executions) or ADMIN (everything)`},
+		{"Zp0c3Wq7yq1H3mD8sR2vT5xK", `the role given is not a role; use VIEWER (read only), OPERATOR (also start and control executions), ADMIN (everything but the worker API) or WORKER (only take and answer tasks of worker queues, through the worker API)`},
 	}
 	for _, tt := range tests {
 		got, err := access.ParseRole(tt.in)

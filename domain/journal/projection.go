@@ -30,12 +30,18 @@ const (
 )
 
 // Projection is the read model folded from one execution's journal: the run
-// view and one view per node that changed status. A value the journal does
-// not hold is absent (nil), never a made-up zero.
+// view, one view per node that changed status, and the spend its workers
+// reported. A value the journal does not hold is absent (nil), never a
+// made-up zero.
 type Projection struct {
 	ExecutionID string     `json:"executionId,omitempty"`
 	Run         RunView    `json:"run"`
 	Nodes       []NodeView `json:"nodes"` // by id
+	// Spend is the journal's TaskCompleted events folded by
+	// execution.FoldSpend, the fold the execution read uses: per node,
+	// per run, and the nodes whose usage or cost is partial (spendGaps,
+	// costGaps). A task that reported no usage is a gap, never a zero.
+	Spend execution.Spend `json:"spend"`
 }
 
 // RunView is the execution as the journal saw it.
@@ -145,6 +151,7 @@ func Project(records []Record) Projection {
 	p := Projection{Run: RunView{Status: StatusRunning, Events: newCounts(), Decisions: newCounts()}}
 	nodes := map[string]*nodeFold{}
 	spans := map[string]*span{}
+	var spend []execution.SpendReport
 	for i := range records {
 		r := &records[i]
 		if p.ExecutionID == "" {
@@ -220,8 +227,11 @@ func Project(records []Record) Projection {
 				nodes[nodeID] = n
 			}
 			n.fold(data, when)
+		case typ == execution.EventTaskCompleted && nodeID != "":
+			spend = append(spend, execution.SpendReportFromEventData(nodeID, data))
 		}
 	}
+	p.Spend = execution.FoldSpend(spend)
 	p.Nodes = make([]NodeView, 0, len(nodes))
 	for id, f := range nodes {
 		n := &f.view

@@ -342,3 +342,59 @@ func TestProjectTimingFollowsTheLastEvent(t *testing.T) {
 		t.Errorf("a: got %+v; want running, started %v, wallMs 170, not settled", a, t0.Add(10*ms))
 	}
 }
+
+// TestProjectSpend: the journal's TaskCompleted events fold into the run's
+// spend, through the execution read's fold: two nodes reported usage and
+// cost, one reported none and is the run's spend gap, never a zero; a
+// TaskCompleted of no node and other events' usage members are not spend.
+func TestProjectSpend(t *testing.T) {
+	usage := func(in, out int) map[string]any {
+		return map[string]any{"input": in, "output": out, "cacheRead": 7, "tokensKnown": true}
+	}
+	cost := func(usd float64) map[string]any {
+		return map[string]any{"usd": usd, "usdKnown": true, "provenance": "reported"}
+	}
+	done := func(seq int, node string, usage, cost map[string]any) map[string]any {
+		d := map[string]any{"itemId": "1", "attempt": 1, "port": "output"}
+		if usage != nil {
+			d["usage"] = usage
+		}
+		if cost != nil {
+			d["cost"] = cost
+		}
+		b := ev(seq, "TaskCompleted", node, time.Duration(seq)*time.Second, d)
+		b["actor"], b["channel"] = "worker:w1", "worker"
+		return b
+	}
+	recs := journalOf(t, "e-1",
+		ev(1, "ExecutionStarted", "", 0, map[string]any{}),
+		done(2, "summarize", usage(1000, 200), cost(0.25)),
+		done(3, "summarize", usage(500, 100), cost(0.5)),
+		done(4, "classify", usage(10, 1), cost(0.01)),
+		done(5, "fetch", nil, nil),
+		done(6, "", usage(1, 1), cost(1)),
+		ev(7, "NodeStatusChanged", "fetch", 7*time.Second, map[string]any{"from": "RUNNING", "to": "SUCCESS", "usage": usage(9, 9)}),
+	)
+	s := Project(recs).Spend
+	if len(s.Nodes) != 3 || s.Total.Tasks != 4 || s.Total.UsageReports != 3 || s.Total.Usage.Input != 1510 ||
+		s.Total.Usage.Output != 301 || *s.Total.Usage.CacheRead != 21 || s.Total.Cost.USD != 0.76 || s.Total.UsageKnown || s.Total.CostKnown {
+		t.Fatalf("spend = %+v total %+v %+v %+v", s, s.Total, s.Total.Usage, s.Total.Cost)
+	}
+	if n := s.Nodes["summarize"]; n.Tasks != 2 || n.Usage.Input != 1500 || n.Cost.USD != 0.75 || !n.UsageKnown || !n.CostKnown {
+		t.Fatalf("summarize = %+v %+v %+v", n, n.Usage, n.Cost)
+	}
+	if n := s.Nodes["fetch"]; n.Tasks != 1 || n.Usage != nil || n.Cost != nil || n.UsageKnown {
+		t.Fatalf("fetch = %+v", n)
+	}
+	if len(s.SpendGaps) != 1 || s.SpendGaps[0] != "fetch" || len(s.CostGaps) != 1 || s.CostGaps[0] != "fetch" {
+		t.Fatalf("gaps = %v / %v", s.SpendGaps, s.CostGaps)
+	}
+	// A journal without tasks has an empty, known spend.
+	b, err := json.Marshal(Project(recs[:1]).Spend)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"nodes":{},"total":{"tasks":0,"usageReports":0,"costReports":0,"usageKnown":true,"costKnown":true},"spendGaps":[],"costGaps":[]}`; string(b) != want {
+		t.Fatalf("empty spend = %s, want %s", b, want)
+	}
+}

@@ -747,7 +747,7 @@ export interface paths {
         };
         /**
          * Every API key of the server, stored and configured (never a secret).
-         * @description The configured keys first (source YUKTA_API_KEY, YUKTA_API_KEYS or YUKTA_MCP_API_KEY: name, role and sessions only), then the stored ones (source api) with their history and last use.
+         * @description The configured keys first (source YUKTA_API_KEY, YUKTA_API_KEYS or YUKTA_MCP_API_KEY: name, role, sessions and queues only), then the stored ones (source api) with their history and last use.
          */
         get: operations["listAPIKeys"];
         put?: never;
@@ -1611,21 +1611,39 @@ export interface components {
         };
         /** @description Tokens the task's work used, as the worker knows them. Absent is not zero. */
         TaskUsage: {
+            /** Format: int64 */
             input: number;
+            /** Format: int64 */
             output: number;
+            /**
+             * Format: int64
+             * @description Leave it out when the provider did not report it (absent, not 0).
+             */
             cacheRead?: number;
+            /**
+             * Format: int64
+             * @description Leave it out when the provider did not report it (absent, not 0).
+             */
             cacheWrite?: number;
+            /**
+             * Format: int64
+             * @description Leave it out when the provider did not report it (absent, not 0).
+             */
             reasoning?: number;
-            /** @description False when the counts are estimates or partial. */
+            /** @description False when some of the work's tokens were not counted, so the counts are a floor. */
             tokensKnown: boolean;
         };
         /** @description What the task's work cost, and where the figure comes from. */
         TaskCost: {
+            /** Format: double */
             usd: number;
-            /** @description False when usd is an estimate. */
+            /** @description False when part of the work is not priced, so usd is a floor; false when provenance is unknown. */
             usdKnown: boolean;
-            /** @description Where the figure comes from, such as `provider-invoice` or `price-table`. */
-            provenance: string;
+            /**
+             * @description Where the figure comes from (docs/journal.md, "Spend"): reported (a provider billed all of it), estimated (a model catalog priced all of it), partial (some of each), unknown (nothing priced it).
+             * @enum {string}
+             */
+            provenance: "reported" | "estimated" | "partial" | "unknown";
         };
         TaskCompleteRequest: {
             leaseToken: string;
@@ -1668,7 +1686,7 @@ export interface components {
             appended: number;
         };
         /** @description The `data:` of one record of the event streams (GET /api/events and GET /api/sessions/{sessionId}/executions/{executionId}/events): `seq`, `at`, `type`, the ids it concerns, who did it and through which door, and `data`, whose members depend on `type`. The record's `event:` line repeats the type and its `id:` the seq. Narrow on `type`. A stream also sends, outside this schema, `event: error` (reading failed: reconnect with Last-Event-ID; or, with a Problem of status 401 as its data, the key that opened the stream is no longer valid, or no longer has the role and sessions it had: reconnect with a valid key) and `event: shutdown` (the server is stopping), and `: keep-alive` comments. Each of these ends the stream. A newer server may add event types and data members: skip what you do not know. */
-        EventEnvelope: components["schemas"]["ExecutionStartedEvent"] | components["schemas"]["ExecutionStatusChangedEvent"] | components["schemas"]["NodeStatusChangedEvent"] | components["schemas"]["BreakpointHitEvent"] | components["schemas"]["InputRequestedEvent"] | components["schemas"]["InputAnsweredEvent"] | components["schemas"]["CommandAcceptedEvent"] | components["schemas"]["CommandAppliedEvent"] | components["schemas"]["CommandRejectedEvent"] | components["schemas"]["ReviewRequestedEvent"] | components["schemas"]["ReviewDecidedEvent"] | components["schemas"]["SessionAppliedEvent"] | components["schemas"]["SessionDeletedEvent"] | components["schemas"]["SupervisorAppliedEvent"] | components["schemas"]["SupervisorDeletedEvent"] | components["schemas"]["SupervisorCredentialIssuedEvent"] | components["schemas"]["SupervisorCredentialRevokedEvent"] | components["schemas"]["APIKeyCreatedEvent"] | components["schemas"]["APIKeyRotatedEvent"] | components["schemas"]["APIKeyRevokedEvent"] | components["schemas"]["DirectiveAppliedEvent"] | components["schemas"]["DirectiveRejectedEvent"] | components["schemas"]["HoldReleasedEvent"] | components["schemas"]["DelegationRequestedEvent"] | components["schemas"]["DelegationAnsweredEvent"] | components["schemas"]["SupervisorLimitReachedEvent"];
+        EventEnvelope: components["schemas"]["ExecutionStartedEvent"] | components["schemas"]["ExecutionStatusChangedEvent"] | components["schemas"]["NodeStatusChangedEvent"] | components["schemas"]["BreakpointHitEvent"] | components["schemas"]["InputRequestedEvent"] | components["schemas"]["InputAnsweredEvent"] | components["schemas"]["CommandAcceptedEvent"] | components["schemas"]["CommandAppliedEvent"] | components["schemas"]["CommandRejectedEvent"] | components["schemas"]["ReviewRequestedEvent"] | components["schemas"]["ReviewDecidedEvent"] | components["schemas"]["SessionAppliedEvent"] | components["schemas"]["SessionDeletedEvent"] | components["schemas"]["SupervisorAppliedEvent"] | components["schemas"]["SupervisorDeletedEvent"] | components["schemas"]["SupervisorCredentialIssuedEvent"] | components["schemas"]["SupervisorCredentialRevokedEvent"] | components["schemas"]["APIKeyCreatedEvent"] | components["schemas"]["APIKeyRotatedEvent"] | components["schemas"]["APIKeyRevokedEvent"] | components["schemas"]["DirectiveAppliedEvent"] | components["schemas"]["DirectiveRejectedEvent"] | components["schemas"]["HoldReleasedEvent"] | components["schemas"]["DelegationRequestedEvent"] | components["schemas"]["DelegationAnsweredEvent"] | components["schemas"]["SupervisorLimitReachedEvent"] | components["schemas"]["TaskCompletedEvent"];
         /** @description A run was stored and started (or queued as PENDING). */
         ExecutionStartedEvent: {
             /**
@@ -1836,6 +1854,41 @@ export interface components {
             data: {
                 inputId: string;
                 prompt: string;
+            };
+        };
+        /** @description A remote worker completed a TASK node's task (docs/workers.md); the actor is the worker (worker:<key name>) and the usage and cost are what it reported (absent is not zero). */
+        TaskCompletedEvent: {
+            /**
+             * Format: int64
+             * @description The event's global sequence number (the record's id).
+             */
+            seq: number;
+            /** Format: date-time */
+            at: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "TaskCompleted";
+            sessionId: string;
+            workflowId: string;
+            executionId: components["schemas"]["ExecutionId"];
+            nodeId: string;
+            /** @description The worker: worker:<key name> (worker:anonymous in open mode). */
+            actor: string;
+            /** @enum {string} */
+            channel: "worker";
+            data: {
+                /**
+                 * Format: int64
+                 * @description The task's id.
+                 */
+                itemId: number;
+                attempt: number;
+                /** @description The port the output went out on. */
+                port: string;
+                usage?: components["schemas"]["TaskUsage"];
+                cost?: components["schemas"]["TaskCost"];
             };
         };
         /** @description An input was answered. */
@@ -2252,6 +2305,8 @@ export interface components {
             role: string;
             /** @description Absent when the key sees every session. */
             sessions?: string[];
+            /** @description A WORKER key's queues; absent when it may take tasks of every queue. */
+            queues?: string[];
             /**
              * Format: date-time
              * @description Absent when the key does not expire.
@@ -2708,6 +2763,70 @@ export interface components {
             actor: string;
             channel: string;
             nodes: components["schemas"]["ExecutionNode"][];
+            spend?: components["schemas"]["Spend"];
+        };
+        /** @description What the run's remote workers reported for its TASK nodes (docs/journal.md, "Spend"): each node that completed a task, the run total, and the gaps. Absent is not zero: a task that reported no usage (or usage with tokensKnown false) leaves its node's and the run's usage a floor, and names the node in spendGaps; a task that reported no cost (or usdKnown false) does the same for cost in costGaps. Present on the execution read (GET …/executions/{eid}) and the journal projection; absent from the answers of a start or a stop that waited. */
+        Spend: {
+            /** @description Per node that completed at least one task, by node id. */
+            nodes: {
+                [key: string]: components["schemas"]["NodeSpend"];
+            };
+            total: components["schemas"]["NodeSpend"];
+            /** @description The nodes (sorted) with a completed task whose usage was absent or had tokensKnown false. Empty when the usage is complete. */
+            spendGaps: string[];
+            /** @description The nodes (sorted) with a completed task whose cost was absent or had usdKnown false. Empty when the cost is complete. */
+            costGaps: string[];
+        };
+        /** @description One node's spend (or the run's, as total). */
+        NodeSpend: {
+            /**
+             * Format: int64
+             * @description Tasks completed.
+             */
+            tasks: number;
+            /**
+             * Format: int64
+             * @description Of those, how many reported usage.
+             */
+            usageReports: number;
+            /**
+             * Format: int64
+             * @description Of those, how many reported a cost.
+             */
+            costReports: number;
+            /** @description The sum of the usage reports; absent when no task reported usage (never a zero). */
+            usage?: components["schemas"]["SpendUsage"];
+            /** @description The sum of the cost reports; absent when no task reported a cost (never a zero). */
+            cost?: components["schemas"]["SpendCost"];
+            /** @description Every task reported usage with tokensKnown true: usage is the whole count. False: it is a floor. */
+            usageKnown: boolean;
+            /** @description Every task reported a cost with usdKnown true: cost is the whole cost. False: it is a floor. */
+            costKnown: boolean;
+        };
+        /** @description Tokens by class. input and output add over the reports; cacheRead, cacheWrite and reasoning add over the reports that carried them and are absent when none did (absent, not zero); tokensKnown is true when every report summed had it true. */
+        SpendUsage: {
+            /** Format: int64 */
+            input: number;
+            /** Format: int64 */
+            output: number;
+            /** Format: int64 */
+            cacheRead?: number;
+            /** Format: int64 */
+            cacheWrite?: number;
+            /** Format: int64 */
+            reasoning?: number;
+            tokensKnown: boolean;
+        };
+        /** @description Dollars and where the figure came from. usd adds exactly over the reports; usdKnown is true when every report summed had it true (false: usd is a floor); provenance is the reports' own when they agree, unknown when any is unknown, partial otherwise. */
+        SpendCost: {
+            /** Format: double */
+            usd: number;
+            usdKnown: boolean;
+            /**
+             * @description reported: a provider billed all of it; estimated: a model catalog priced all of it; partial: some of each; unknown: nothing priced it (usd is a floor).
+             * @enum {string}
+             */
+            provenance: "reported" | "estimated" | "partial" | "unknown";
         };
         LogLine: {
             /** Format: int64 */
@@ -3146,6 +3265,7 @@ export interface components {
             chainTip?: string;
             run: components["schemas"]["JournalRunView"];
             nodes: components["schemas"]["JournalNodeView"][];
+            spend: components["schemas"]["Spend"];
         };
         /** @description What the server knows about its own build (docs/operations.md, "Versions"). */
         Version: {
@@ -3262,6 +3382,31 @@ export interface components {
             scopes: components["schemas"]["SchedulerScope"][];
             /** @description More scopes exist than the 500 listed. */
             truncated: boolean;
+            /** @description The worker queues (docs/workers.md) that have live tasks or were polled, in name order; at most 100, each with at most 50 workers. */
+            queues: components["schemas"]["TaskQueueStatus"][];
+        };
+        TaskQueueStatus: {
+            queue: components["schemas"]["QueueName"];
+            /** @description Tasks due and not leased. */
+            waiting: number;
+            /** @description Tasks a worker holds. */
+            leased: number;
+            /**
+             * Format: date-time
+             * @description Since when the oldest waiting task has been due; absent when none waits.
+             */
+            oldestWaitingSince?: string;
+            /** @description The worker keys that polled the queue, most recent first. */
+            workers: components["schemas"]["TaskWorkerSeen"][];
+        };
+        TaskWorkerSeen: {
+            /** @description The worker's actor, worker:<key name>. */
+            worker: string;
+            /**
+             * Format: date-time
+             * @description When it last polled (written at most every 5 s per instance).
+             */
+            lastSeen: string;
         };
         SessionConfig: {
             sessionId?: components["schemas"]["Id"];
@@ -3474,22 +3619,26 @@ export interface components {
         CreateAPIKeyRequest: {
             /** @description 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit; recorded as the actor key:<name>. Unique in any letter case among stored and configured keys. */
             name: string;
-            /** @description VIEWER (read only), OPERATOR (also start and control executions) or ADMIN (everything). */
+            /** @description VIEWER (read only), OPERATOR (also start and control executions), ADMIN (everything but the worker API) or WORKER (only take and answer tasks of worker queues, through the worker API). */
             role: string;
-            /** @description The sessions the key may see; left out, every session. An empty list is refused. */
+            /** @description The sessions the key may see (for a WORKER key, the sessions whose tasks it may take); left out, every session. An empty list is refused. */
             sessions?: string[];
+            /** @description WORKER keys only: the worker queues whose tasks the key may take; left out, every queue. Each name is 1 to 64 lowercase letters, digits, '.', '_' or '-', starting with a letter or digit. An empty list, a name listed twice, and a list on a key of another role are refused. */
+            queues?: string[];
             /** @description When the key stops working: an RFC 3339 time in the future, at most 2 years away. Not with ttl. */
             expiresAt?: string;
             /** @description How long the key works from now: a duration such as 720h or 90m, at most 17520h (2 years). Not with expiresAt. */
             ttl?: string;
         };
-        /** @description One key. A configured key (source YUKTA_API_KEY, YUKTA_API_KEYS or YUKTA_MCP_API_KEY) has only name, role and sessions; a stored one (source api) has its history too. Never a secret or its hash. */
+        /** @description One key. A configured key (source YUKTA_API_KEY, YUKTA_API_KEYS or YUKTA_MCP_API_KEY) has only name, role, sessions and queues; a stored one (source api) has its history too. Never a secret or its hash. */
         APIKey: {
             name: string;
             /** @enum {string} */
-            role: "VIEWER" | "OPERATOR" | "ADMIN";
+            role: "VIEWER" | "OPERATOR" | "ADMIN" | "WORKER";
             /** @description Absent when the key sees every session. */
             sessions?: string[];
+            /** @description A WORKER key's queues, sorted; absent when it may take tasks of every queue (and on every key of another role). */
+            queues?: string[];
             /** @enum {string} */
             source: "api" | "YUKTA_API_KEY" | "YUKTA_API_KEYS" | "YUKTA_MCP_API_KEY";
             /** @description The secret's prefix and first 6 characters, to tell keys apart. */

@@ -29,6 +29,7 @@ const (
 	APIKeyRoleADMIN    APIKeyRole = "ADMIN"
 	APIKeyRoleOPERATOR APIKeyRole = "OPERATOR"
 	APIKeyRoleVIEWER   APIKeyRole = "VIEWER"
+	APIKeyRoleWORKER   APIKeyRole = "WORKER"
 )
 
 // Valid indicates whether the value is a known member of the APIKeyRole enum.
@@ -39,6 +40,8 @@ func (e APIKeyRole) Valid() bool {
 	case APIKeyRoleOPERATOR:
 		return true
 	case APIKeyRoleVIEWER:
+		return true
+	case APIKeyRoleWORKER:
 		return true
 	default:
 		return false
@@ -296,6 +299,7 @@ const (
 	IssuedAPIKeyRoleADMIN    IssuedAPIKeyRole = "ADMIN"
 	IssuedAPIKeyRoleOPERATOR IssuedAPIKeyRole = "OPERATOR"
 	IssuedAPIKeyRoleVIEWER   IssuedAPIKeyRole = "VIEWER"
+	IssuedAPIKeyRoleWORKER   IssuedAPIKeyRole = "WORKER"
 )
 
 // Valid indicates whether the value is a known member of the IssuedAPIKeyRole enum.
@@ -306,6 +310,8 @@ func (e IssuedAPIKeyRole) Valid() bool {
 	case IssuedAPIKeyRoleOPERATOR:
 		return true
 	case IssuedAPIKeyRoleVIEWER:
+		return true
+	case IssuedAPIKeyRoleWORKER:
 		return true
 	default:
 		return false
@@ -669,6 +675,30 @@ func (e SessionRetentionJournals) Valid() bool {
 	}
 }
 
+// Defines values for SpendCostProvenance.
+const (
+	SpendCostProvenanceEstimated SpendCostProvenance = "estimated"
+	SpendCostProvenancePartial   SpendCostProvenance = "partial"
+	SpendCostProvenanceReported  SpendCostProvenance = "reported"
+	SpendCostProvenanceUnknown   SpendCostProvenance = "unknown"
+)
+
+// Valid indicates whether the value is a known member of the SpendCostProvenance enum.
+func (e SpendCostProvenance) Valid() bool {
+	switch e {
+	case SpendCostProvenanceEstimated:
+		return true
+	case SpendCostProvenancePartial:
+		return true
+	case SpendCostProvenanceReported:
+		return true
+	case SpendCostProvenanceUnknown:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for StopAllRequestMode.
 const (
 	StopAllRequestModeCANCEL StopAllRequestMode = "CANCEL"
@@ -726,6 +756,30 @@ func (e TaskAnswerOutcome) Valid() bool {
 	case Failed:
 		return true
 	case Retrying:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TaskCostProvenance.
+const (
+	TaskCostProvenanceEstimated TaskCostProvenance = "estimated"
+	TaskCostProvenancePartial   TaskCostProvenance = "partial"
+	TaskCostProvenanceReported  TaskCostProvenance = "reported"
+	TaskCostProvenanceUnknown   TaskCostProvenance = "unknown"
+)
+
+// Valid indicates whether the value is a known member of the TaskCostProvenance enum.
+func (e TaskCostProvenance) Valid() bool {
+	switch e {
+	case TaskCostProvenanceEstimated:
+		return true
+	case TaskCostProvenancePartial:
+		return true
+	case TaskCostProvenanceReported:
+		return true
+	case TaskCostProvenanceUnknown:
 		return true
 	default:
 		return false
@@ -1134,7 +1188,7 @@ func (e IssueCredentialParamsYuktaChannel) Valid() bool {
 	}
 }
 
-// APIKey One key. A configured key (source YUKTA_API_KEY, YUKTA_API_KEYS or YUKTA_MCP_API_KEY) has only name, role and sessions; a stored one (source api) has its history too. Never a secret or its hash.
+// APIKey One key. A configured key (source YUKTA_API_KEY, YUKTA_API_KEYS or YUKTA_MCP_API_KEY) has only name, role, sessions and queues; a stored one (source api) has its history too. Never a secret or its hash.
 type APIKey struct {
 	CreatedAt  time.Time `json:"createdAt,omitempty,omitzero"`
 	CreatedBy  string    `json:"createdBy,omitempty,omitzero"`
@@ -1153,12 +1207,15 @@ type APIKey struct {
 	LastUsedAt time.Time `json:"lastUsedAt,omitempty,omitzero"`
 
 	// LastUsedFrom That request's source address.
-	LastUsedFrom string     `json:"lastUsedFrom,omitempty,omitzero"`
-	Name         string     `json:"name"`
-	Role         APIKeyRole `json:"role"`
-	RotatedAt    time.Time  `json:"rotatedAt,omitempty,omitzero"`
-	RotatedBy    string     `json:"rotatedBy,omitempty,omitzero"`
-	RotatedVia   string     `json:"rotatedVia,omitempty,omitzero"`
+	LastUsedFrom string `json:"lastUsedFrom,omitempty,omitzero"`
+	Name         string `json:"name"`
+
+	// Queues A WORKER key's queues, sorted; absent when it may take tasks of every queue (and on every key of another role).
+	Queues     []string   `json:"queues,omitempty,omitzero"`
+	Role       APIKeyRole `json:"role"`
+	RotatedAt  time.Time  `json:"rotatedAt,omitempty,omitzero"`
+	RotatedBy  string     `json:"rotatedBy,omitempty,omitzero"`
+	RotatedVia string     `json:"rotatedVia,omitempty,omitzero"`
 
 	// Sessions Absent when the key sees every session.
 	Sessions []string     `json:"sessions,omitempty,omitzero"`
@@ -1270,10 +1327,13 @@ type CreateAPIKeyRequest struct {
 	// Name 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit; recorded as the actor key:<name>. Unique in any letter case among stored and configured keys.
 	Name string `json:"name"`
 
-	// Role VIEWER (read only), OPERATOR (also start and control executions) or ADMIN (everything).
+	// Queues WORKER keys only: the worker queues whose tasks the key may take; left out, every queue. Each name is 1 to 64 lowercase letters, digits, '.', '_' or '-', starting with a letter or digit. An empty list, a name listed twice, and a list on a key of another role are refused.
+	Queues []string `json:"queues,omitempty,omitzero"`
+
+	// Role VIEWER (read only), OPERATOR (also start and control executions), ADMIN (everything but the worker API) or WORKER (only take and answer tasks of worker queues, through the worker API).
 	Role string `json:"role"`
 
-	// Sessions The sessions the key may see; left out, every session. An empty list is refused.
+	// Sessions The sessions the key may see (for a WORKER key, the sessions whose tasks it may take); left out, every session. An empty list is refused.
 	Sessions []string `json:"sessions,omitempty,omitzero"`
 
 	// Ttl How long the key works from now: a duration such as 720h or 90m, at most 17520h (2 years). Not with expiresAt.
@@ -1377,8 +1437,11 @@ type Execution struct {
 	RestartOf ExecutionId `json:"restartOf,omitempty,omitzero"`
 
 	// Result What a RESULT node stored (absent until one did).
-	Result     interface{}     `json:"result,omitempty,omitzero"`
-	SessionId  string          `json:"sessionId"`
+	Result    interface{} `json:"result,omitempty,omitzero"`
+	SessionId string      `json:"sessionId"`
+
+	// Spend What the run's remote workers reported for its TASK nodes (docs/journal.md, "Spend"): each node that completed a task, the run total, and the gaps. Absent is not zero: a task that reported no usage (or usage with tokensKnown false) leaves its node's and the run's usage a floor, and names the node in spendGaps; a task that reported no cost (or usdKnown false) does the same for cost in costGaps. Present on the execution read (GET …/executions/{eid}) and the journal projection; absent from the answers of a start or a stop that waited.
+	Spend      Spend           `json:"spend,omitempty,omitzero"`
 	StartedAt  time.Time       `json:"startedAt"`
 	Status     ExecutionStatus `json:"status"`
 	WorkflowId string          `json:"workflowId"`
@@ -1584,7 +1647,10 @@ type IssuedAPIKey struct {
 	Name         string `json:"name"`
 
 	// Note Said when the key closed a server that was open (no key configured or stored before).
-	Note       string           `json:"note,omitempty,omitzero"`
+	Note string `json:"note,omitempty,omitzero"`
+
+	// Queues A WORKER key's queues, sorted; absent when it may take tasks of every queue (and on every key of another role).
+	Queues     []string         `json:"queues,omitempty,omitzero"`
 	Role       IssuedAPIKeyRole `json:"role"`
 	RotatedAt  time.Time        `json:"rotatedAt,omitempty,omitzero"`
 	RotatedBy  string           `json:"rotatedBy,omitempty,omitzero"`
@@ -1662,6 +1728,9 @@ type JournalProjection struct {
 
 	// Sequence The last record folded.
 	Sequence int64 `json:"sequence"`
+
+	// Spend What the run's remote workers reported for its TASK nodes (docs/journal.md, "Spend"): each node that completed a task, the run total, and the gaps. Absent is not zero: a task that reported no usage (or usage with tokensKnown false) leaves its node's and the run's usage a floor, and names the node in spendGaps; a task that reported no cost (or usdKnown false) does the same for cost in costGaps. Present on the execution read (GET …/executions/{eid}) and the journal projection; absent from the answers of a start or a stop that waited.
+	Spend Spend `json:"spend"`
 }
 
 // JournalPublicKey The current signing key (algorithm, publicKey, keyId: the fields
@@ -1807,6 +1876,30 @@ type NodeConfig struct {
 
 	// Type A plugin type from GET /api/plugins.
 	Type string `json:"type"`
+}
+
+// NodeSpend One node's spend (or the run's, as total).
+type NodeSpend struct {
+	// Cost The sum of the cost reports; absent when no task reported a cost (never a zero).
+	Cost *SpendCost `json:"cost,omitempty"`
+
+	// CostKnown Every task reported a cost with usdKnown true: cost is the whole cost. False: it is a floor.
+	CostKnown bool `json:"costKnown"`
+
+	// CostReports Of those, how many reported a cost.
+	CostReports int64 `json:"costReports"`
+
+	// Tasks Tasks completed.
+	Tasks int64 `json:"tasks"`
+
+	// Usage The sum of the usage reports; absent when no task reported usage (never a zero).
+	Usage *SpendUsage `json:"usage,omitempty"`
+
+	// UsageKnown Every task reported usage with tokensKnown true: usage is the whole count. False: it is a floor.
+	UsageKnown bool `json:"usageKnown"`
+
+	// UsageReports Of those, how many reported usage.
+	UsageReports int64 `json:"usageReports"`
 }
 
 // NodeStatus defines model for NodeStatus.
@@ -1993,6 +2086,9 @@ type SchedulerStatus struct {
 	// OldestWaitingSince When the oldest waiting run was started; absent when none waits.
 	OldestWaitingSince time.Time `json:"oldestWaitingSince,omitempty,omitzero"`
 
+	// Queues The worker queues (docs/workers.md) that have live tasks or were polled, in name order; at most 100, each with at most 50 workers.
+	Queues []TaskQueueStatus `json:"queues"`
+
 	// ReservedSupervisorSlots `--reserved-supervisor-slots`: slots for workflow supervisors' runs beside maxRunning (used only while maxRunning is set; with 0, their runs share the normal pool).
 	ReservedSupervisorSlots int `json:"reservedSupervisorSlots"`
 
@@ -2058,6 +2154,42 @@ type SessionSummary struct {
 	// UpdatedVia The channel it was applied through: rest, cli or mcp.
 	UpdatedVia    string `json:"updatedVia"`
 	WorkflowCount int    `json:"workflowCount"`
+}
+
+// Spend What the run's remote workers reported for its TASK nodes (docs/journal.md, "Spend"): each node that completed a task, the run total, and the gaps. Absent is not zero: a task that reported no usage (or usage with tokensKnown false) leaves its node's and the run's usage a floor, and names the node in spendGaps; a task that reported no cost (or usdKnown false) does the same for cost in costGaps. Present on the execution read (GET …/executions/{eid}) and the journal projection; absent from the answers of a start or a stop that waited.
+type Spend struct {
+	// CostGaps The nodes (sorted) with a completed task whose cost was absent or had usdKnown false. Empty when the cost is complete.
+	CostGaps []string `json:"costGaps"`
+
+	// Nodes Per node that completed at least one task, by node id.
+	Nodes map[string]NodeSpend `json:"nodes"`
+
+	// SpendGaps The nodes (sorted) with a completed task whose usage was absent or had tokensKnown false. Empty when the usage is complete.
+	SpendGaps []string `json:"spendGaps"`
+
+	// Total One node's spend (or the run's, as total).
+	Total NodeSpend `json:"total"`
+}
+
+// SpendCost Dollars and where the figure came from. usd adds exactly over the reports; usdKnown is true when every report summed had it true (false: usd is a floor); provenance is the reports' own when they agree, unknown when any is unknown, partial otherwise.
+type SpendCost struct {
+	// Provenance reported: a provider billed all of it; estimated: a model catalog priced all of it; partial: some of each; unknown: nothing priced it (usd is a floor).
+	Provenance SpendCostProvenance `json:"provenance"`
+	Usd        float64             `json:"usd"`
+	UsdKnown   bool                `json:"usdKnown"`
+}
+
+// SpendCostProvenance reported: a provider billed all of it; estimated: a model catalog priced all of it; partial: some of each; unknown: nothing priced it (usd is a floor).
+type SpendCostProvenance string
+
+// SpendUsage Tokens by class. input and output add over the reports; cacheRead, cacheWrite and reasoning add over the reports that carried them and are absent when none did (absent, not zero); tokensKnown is true when every report summed had it true.
+type SpendUsage struct {
+	CacheRead   *int64 `json:"cacheRead,omitempty"`
+	CacheWrite  *int64 `json:"cacheWrite,omitempty"`
+	Input       int64  `json:"input"`
+	Output      int64  `json:"output"`
+	Reasoning   *int64 `json:"reasoning,omitempty"`
+	TokensKnown bool   `json:"tokensKnown"`
 }
 
 // StartRequest defines model for StartRequest.
@@ -2343,13 +2475,16 @@ type TaskCompleteRequest struct {
 
 // TaskCost What the task's work cost, and where the figure comes from.
 type TaskCost struct {
-	// Provenance Where the figure comes from, such as `provider-invoice` or `price-table`.
-	Provenance string  `json:"provenance"`
-	Usd        float32 `json:"usd"`
+	// Provenance Where the figure comes from (docs/journal.md, "Spend"): reported (a provider billed all of it), estimated (a model catalog priced all of it), partial (some of each), unknown (nothing priced it).
+	Provenance TaskCostProvenance `json:"provenance"`
+	Usd        float64            `json:"usd"`
 
-	// UsdKnown False when usd is an estimate.
+	// UsdKnown False when part of the work is not priced, so usd is a floor; false when provenance is unknown.
 	UsdKnown bool `json:"usdKnown"`
 }
+
+// TaskCostProvenance Where the figure comes from (docs/journal.md, "Spend"): reported (a provider billed all of it), estimated (a model catalog priced all of it), partial (some of each), unknown (nothing priced it).
+type TaskCostProvenance string
 
 // TaskFailRequest defines model for TaskFailRequest.
 type TaskFailRequest struct {
@@ -2418,16 +2553,48 @@ type TaskPollRequest struct {
 	Wait int `json:"wait,omitempty,omitzero"`
 }
 
+// TaskQueueStatus defines model for TaskQueueStatus.
+type TaskQueueStatus struct {
+	// Leased Tasks a worker holds.
+	Leased int `json:"leased"`
+
+	// OldestWaitingSince Since when the oldest waiting task has been due; absent when none waits.
+	OldestWaitingSince time.Time `json:"oldestWaitingSince,omitempty,omitzero"`
+
+	// Queue A task queue's name, as a TASK node's config names it.
+	Queue QueueName `json:"queue"`
+
+	// Waiting Tasks due and not leased.
+	Waiting int `json:"waiting"`
+
+	// Workers The worker keys that polled the queue, most recent first.
+	Workers []TaskWorkerSeen `json:"workers"`
+}
+
 // TaskUsage Tokens the task's work used, as the worker knows them. Absent is not zero.
 type TaskUsage struct {
-	CacheRead  *int `json:"cacheRead,omitempty"`
-	CacheWrite *int `json:"cacheWrite,omitempty"`
-	Input      int  `json:"input"`
-	Output     int  `json:"output"`
-	Reasoning  *int `json:"reasoning,omitempty"`
+	// CacheRead Leave it out when the provider did not report it (absent, not 0).
+	CacheRead *int64 `json:"cacheRead,omitempty"`
 
-	// TokensKnown False when the counts are estimates or partial.
+	// CacheWrite Leave it out when the provider did not report it (absent, not 0).
+	CacheWrite *int64 `json:"cacheWrite,omitempty"`
+	Input      int64  `json:"input"`
+	Output     int64  `json:"output"`
+
+	// Reasoning Leave it out when the provider did not report it (absent, not 0).
+	Reasoning *int64 `json:"reasoning,omitempty"`
+
+	// TokensKnown False when some of the work's tokens were not counted, so the counts are a floor.
 	TokensKnown bool `json:"tokensKnown"`
+}
+
+// TaskWorkerSeen defines model for TaskWorkerSeen.
+type TaskWorkerSeen struct {
+	// LastSeen When it last polled (written at most every 5 s per instance).
+	LastSeen time.Time `json:"lastSeen"`
+
+	// Worker The worker's actor, worker:<key name>.
+	Worker string `json:"worker"`
 }
 
 // Version What the server knows about its own build (docs/operations.md, "Versions").
@@ -13865,442 +14032,466 @@ func (sh *strictHandler) GetReady(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3dchu5li74KgjOiTC5O0lTsuyypTgRw5LlstqypJbkcu8p+pggEyKxlQRYCaRobrcj+vZczzzCiX6w",
-	"/SQTWAtA/hDJH1l2uXarLsoimZlAAgvrf33rc2MkpzMpmNCqsf+5MaMpnTLNUvh0OKFCsMT8GTM1SvlM",
-	"cyka+42rCSOxlCmhZCSnUypiMqJTRvQkldl4EpGUjWQas5jMuZ4QrklzkDKlByQTCVOKDEYJH7Q6jajB",
-	"zfMmjMYsbUQNQaessd/4a3ajadsNHzXUaMKm1MyDiWza2P+tYZ7WiBqjhDc+RA29mJnblE65GDe+fIka",
-	"R2LMBbuC76uz7wnC4Gdi7iPymugJIyOqaSLHGSPNNEuYishE61lE5jK9uU7kPCKzVI6YUvm0Z1RP8knD",
-	"JKJGyn7PeMrixr5OM1ac+5R+OmFirCeN/Wd7wUl/YqPMTPI4NtcHxmCFK1YN9T9Sdt3Yb/xfj/PtfYy/",
-	"qsfFUcyoxzGbzqRmYrR4wxbLy/WW3jAFS6Q0TTXh7noNu8sF/saU4lKQ5j/+9/8hu0+fktGEpnRkSKl+",
-	"nwtDt83YNau1+/RpaLnesMUpPCdEnjds8UgRM05EuCBULEjCtGYpGVHFarYQ/tlwC3e73agx5cJ93glN",
-	"8YQqfXTLhMYdLU/zgqlsygi9NrPSE64IM5eSJteKDBT7fRDB0g54PHBUmlCl7eky/zB+y+JWhxxrMs2U",
-	"hvclVNgHaVwHMqULkjIak6ZZBrtTEZFpceeUGYK6T+2ET7lmsbm/dQDLJ/WEpURk0yFLzZqOkizmYmyf",
-	"8TvcLvAi+5BH9o0iMmbakpCZ4F632yFnSDd0bGbaOz9+pIjSKaNTwy44Xj3KUiXT0rsrPhY08e9eS1pm",
-	"5duw9O3jl3WEtfc8tGmnMma1J1Dgj3c9fPbMXeIC1Y6i/O9fO1A2Y+ktVzKtH6t4yVcOd0XVTYjUzYnU",
-	"VN08UoTHEaGKUDKTSULG9JYRrutYKj5u1aRm1Bxqc+v/+m2n/eLDb932iw+fu9HO8y//oxHa3feWn9eu",
-	"xzy/4KtW44u5W82kUAyk6SuZDnkcM2E+jKQwHNT8SWezhI+oWanHs1QOEzb9l78pCZdtNtw53oVjVnnM",
-	"daZYTJqDLBX7CyNX9+0g+9duQoNWRMzJNad5NKFizOJ9OHHm7ZnSjxR5LRWcSiE1kcILTcXSW5Y+UsBM",
-	"KBmmcq5YSmZ0zIr8QKZ8zAVR5qgbZUACh0oXJJWZZiBZh0xZnsLi1oHjTcjFU5kwYGJm9FjCL3LGUlgz",
-	"O3SAb/lb6EgTmWnFY0NrKud4TfOkmGnKE2CdyrNMo9LACpihBWNmVp3Gl6jh1vo77mGP2EeS5sWrQ/Ji",
-	"7+lPOJcrKd9SsbjAXVLfd04p1YzAapPmzPB8maUjRmgcp0ypiJjvzErKlIxSFjOhOU1abmOvKU+ylJFh",
-	"Fo+ZJtcyJfNUirG5RRlCUzMQhQGyNQO7bR60OuSC6XThpSjDz+0efI5ZQheGuaB4gCUq/L7MqC7ZSIpY",
-	"ES3JnHJNhuxapuYg6HTBxbhTliRc8KnRR3PZz4VmY5aaJfsSNd4JmumJTPnfWfw9d+dUmnW0J8NsQlOm",
-	"JOfzpQ3RE+pP9i1NeEwmLGXBlc/gdcyNI2oXvyfUnKUsJlIkCzKfMIE7SFNGRlJc83GWsvgART1cS0Y0",
-	"TTlTZPD+/ft2r/DAffIzoylLja6STP9nvwGj9xuDygZW7wuLm9GEJgkTYxaRwYrn5mtdFRWwrnaxze+9",
-	"8+OgfnwmgGV0SK/wxrjq9kz89d2bq97H3vnxxzdHf43KHy/NJuE3bw/P3bctMqEK1xRVWOBDhik53nVg",
-	"eJ6WuPTMD0VnHO81fG7CzRULoqXskFPDcYFRjlKmzahwCVUTswyz1DBUzVFUjVJmNrgHlHot0ynVjf1G",
-	"bA6e5qAiVxYrcrf8vAgspf/1V06DP7NPMxSySxuZZoxIMWIEL1E9DW83o0o5IWVWmiuSoqQ7ICm7lTdO",
-	"qbBDDaVMGBX5WArfrcLUhiChgIrdk2PJ8GzgfeaZmy3IhAsdpkzcgUeKzFJ2zT/Btl7zVGnyrGA1RYYH",
-	"aZYk9kDNaFp8o3wgoxa/U263ysO9N69CnRxHDXqWMvOaLAZRrFGcTrnINGtFRHGz2oY00NSQGnjU5u/t",
-	"pvMqldPQ+1NdUCvKQiP4esKaeEs/mCNRdAn8enz0/uiiETXOzo8ueldn5s/ey7fHpwEPgblbb0vi9pYa",
-	"Ere/1pG4O7ebUZ1iTFkVyd4IGrJmUxV8uv2CpildwGiwrsXVoTPeiBol1lP9fOm/KHCisHslV4t/80az",
-	"2Q4/cn6XHP6NjbSZFDLQE65gzcscx7+a/2OV6LOseOnFKzPDZwWnAqLIKk4gjuOYm/2gyXlhXtc0UazK",
-	"HFGMLe/jKyNtZ7NU3tJEkc/9Bn5gcb+xT4z18B/4ONJvjOR0yoQ2P/QbnU6n3/hygPb1nCtG5uaQGFKY",
-	"pXI604SqGxYbHamz9Ip2MsF3nM2SxQVTWRJY75RNzdScMVRe+vXkVTRfl66e01RwMd7ymfO7TKWyGkWz",
-	"OX9etPy2hUnWLB1s40s24oqjUrYFhcSF29z5652fX5z9etSIGhdH/3p0eBVmSoxaFbDgpNjp7u6tO4N+",
-	"xNDb/JwyejOTVh5VJL0U+Fphufx7RhNz3Zeocc1ZEtrvLytHvNsRK82qangcHp0QfwGRt2BvLhJJ44h4",
-	"/6gxaOekyYXSjMbGFoX5P8Y3Ao9k0Q/UffEsWvH6ASF+S5OMofI8o5mypqOQMQPTzK9W+c6XUhvBO6N6",
-	"QriwstfOvjKn3aehKd2gBlokj93nX0tJS/t3iE79OuZhff41x9/vQUjWgVVGwbZC52Z+NXr8bDhBaTmb",
-	"Gd02Ra8zQ6+RuQTssoRdA4ucluTiRm7vEPOZMqXouEbPgFUoeM03l1MlV3uAjWqqM1WS0qMRm2lm+BcY",
-	"iCxeL3/z3fBPDE46f8sPwS23J+o8oag5LB1JzT4FVEx0NadZwiKi+ejG/hkzAba/nanjqPZXx5xdIMYo",
-	"P0Ht75amnA4Tts2aGwXXMMNf7b1BaWOM3PDJnpkFIC6skRvNsRxlRmp3Gut3BNfKDVN8jZq1v+bjV45l",
-	"VIXJNcVTWDXzA7QKbGfztSoOHFgk/wyaJGfXjf3ftnjahyiwtCxhZgXRNUhgHOTLZk0/tceybabQVjd8",
-	"1pYzFBZtkCNG4QJRscoiwFu21DvyjfscsBbRVgv/pm100R1eO0bknUBRA6MljcjfFrltj+wMokacoSOz",
-	"Abappd2GsZnhnyxNzMVisbEmbgORxeUvXOffKUiJYKejer2p6K7KZ2O/aInOiQ45AiPGOTDBTp9Jw88J",
-	"1WDZR4TR0cR8MkbnlJkFW/ZIrLDa35cMJy1nCtgLF+N9Q2UXrw7JkydPXhBj1rljfZ3pLGWRGXUqlSa7",
-	"ZMFoqgid00WHnEoMbRKtk5U2aXkiO+a1n+3ZOKOKSMzHXKuIPOo8isijj48MP3zUfhShSONijKNQF5k0",
-	"TMbccpDHz63MoyMtwZ2638+63ScjMwH4i3XIO8F/z1ggyEnoVIqx8xJBkL7knwrb286sLr8bGtekCWFE",
-	"KZJFKyLOziZNmihpo8N2GJ3KpCDbwe8LxjhpglkLwYZWcAL1lvJVMVpZDG4qxg5QJZCZjiqGM+kJwqYz",
-	"vSAJxyCGdRVtZ1JrHUiEeC3nJJE2CGpmYyhPketUTo0Cuk8occebqMyQuSI/7XYnZjledKc5Ae789NR8",
-	"3bSE2CoQoSf99YKnaIqHjvdLnrKR5rch+W6U2KW4e0gFtfpGPV/ASFmVLTjNzqVbJFKxmNzKER1mCU0X",
-	"kV+gz30YFK3jczMvZ7j1G8Z61jQdM2s8exKzB4PHeCz6jS+kGcuRepxLcNWZxkWSy9eFX196VWx1lsY3",
-	"0sCLm3gDiRBulVduI0T3aLI1i47dA2AruND0hrlTAXo2RslEzNJHiuiU8sSyJGX9qhWXyDaO4rVJRVyX",
-	"son2i0pYk/rkHSkwaQJjkMBhIJkgyFTiIuWvUmLyI5Lv9dLTCuZCVRYtImCB6MKRJJbE2qBhZptvYJ7Z",
-	"BNtgrrbhvUwY5V1I/UpmIgbaENcJByWCC4jZBL0JqhL7X012lTQApEIKSVY+DytfxXzqq82KKqk6798W",
-	"zgDBPulDSARZXu9z9GWj81QmMQR5YCBFrmWSGBY8o8pQrSFrzCdZtROb685Lh3Cdc8qPEFyn1OzzBehG",
-	"y8yZ3dIkozU2NWpYxq7KM38wPoKqDk+MNkLkdYEy4XzJa5d54fX8Ffx8acpVAQkjq7CMnEIC0XXZ4nfp",
-	"QYrMGcRYZwldsOJB8dHUqJT5tp3VfV0TWjLsxu0hqhOQ90fmMktiMqG3DBIWIH0MV9WoZOn9LZiQ+sK+",
-	"c3h6OB9qV8asn9cL7cKNqMDYFEtHXDHS9Ba4arntXtzfjFf7fXWaCQgMh8ylFZ7aclKjJSO3b1GJ+Fcd",
-	"nbs4Gu9OVeVM2c0VIfAwGK4FAUD/kKBagteFfKD4C6b7FXycZuNfWjfFvsuxaI8zmhqxbl0w7THVDGyQ",
-	"JGnPqR5NYjmOiJaybY5pO82EsKkOy1yyMMC2CiBSMwrvR0Zsa2MCKdLEFf6VpZiW6KlXgU1TkP6P3O3+",
-	"5uCyraLSDckwRGdH8Zihi2NLIsuDccsiGn46t0zfu3r8X4EtQO13g1fDUf0NwVfyPtElkQMWZ0jBkc4h",
-	"S7jeD5qkUWHLKmo5KGlCisVUZmHzs6AeLitxKeWGNMPuGKOubhXPZWmKr1jvwt5e2KRymuePLjsOZMzu",
-	"4D42Twz7rmAvzq63nGXqHfvV3aWaUHJxdPnu5AqCGc570KQYpc6E5glknMTcZsStFgqWWLbZl9wtvtEr",
-	"WdOtEELc5OSXhU4ocFh2qOfv4XYxsmckp9mVR+xwndkcDjaPdCWQeN57d4lhxMt3b80fl1dn5/j5qndx",
-	"lf/18dXF2duPp2cvj4LWQZlSK1mj1SeAyyd4Xoumc4Xjz2bJAnOYeEXzgxweNN7g5uCTb0LJVoWKAeA9",
-	"eVL5DVuQsVflFCbCQ8KZUYOEJApS+wi7vmYjXQm2hU34qTl2yymCV2fn8FoHxLJpctg7PTw6Mc90u/Ty",
-	"ond82oga+Esjarw5Pjn5yphv1JhTrtfnLF7bHEt8031CCczGnl1UdHELbJQtwjNvttww6OXdz+8UbO7v",
-	"BoaL1Qq4jWQkp0yRIR3dgNKcu//scmO25DMsnMAPXf+a1le+lOGAJ2Dl2QrRcE+ULA0em4V49+74ZSFx",
-	"mVCl+Fgo0rxF7YP8FBElCY8VUTLVZLiwbk3Dq1oRmadcaybM2yVy7vys4KabLGYTZh7FOOQ8wy/gbKRx",
-	"y/vBqZ5E5PfM/G3IcijjBdG2wIYrYKzIJKHmAlOyWeKehLncMNxet2vUP1eAgUGr5sAM0CnwNiyy8nw3",
-	"y3i8dNYKoZcStfnlDafslOO82wm0y2w6pekiaBWVzP0NmbhaTR+n9iCXX2BYyotYNe9CBoVRQzK2Mg6B",
-	"uXzW2rXOEQVH0+zWNSTlGnpKSZOSl0cnvb9GYOTpdNEy+xxnrEOKWWHCkIW5X8HdUmyRhsimhmLjkvTl",
-	"Qj/bC1vZuQ5V5TEYrfFZDmUOQOY8SSBNEusHCB1TLloHOH+fTUi1ZtOZJtdccDUxjEemkZEO5opZko25",
-	"IALyVFMqInczDtMhPXL55vj8/OglTgCd4zhh5GZM64TFB/CLzDThxngHj38mYpbC7XDspnRBhoxkQt1w",
-	"wwC3WM5anVHUa32QIFITYHSFTBtukJ1wTbCyqGvVEKeZ5iO/2EiqTqEHVo5f2Z1qlQmR63x7DPHCPkAO",
-	"DIh563XyJJ+vOqSi461jrCBpbb7mm+mD5oznqqDSbHaYspjrYnSnuJCazd5atlAf2g1KYGuBVKok3Uvn",
-	"B0QmsYI0JENyhkDN+XCkv19hCMAHLFuAL4AfkKZijADDaUV4pRE+s0w/Ula9iciQTbiICXUxFWPfkyYS",
-	"XQRVOY57gZMcxzPvv8xlSptST4VzmiRvVV36hKGsRwrUBBdznfIk4aiAKWMeTqcsxtQtjNU5xuALgywN",
-	"GSK7pjyBcDFeAuQ2pwoWiBsz1FYNHeBo5WWFVYwC62uX0exJq0O6AfqW+I95DhIyLb7GRitVDc+52kEb",
-	"oS9k61gmkPNrzzUKpJoff78FK8Xe5VJ+0fnR6cvj01+MkfDu9BT/AoPipTEk3h0eHl1eNqLGq97xybsL",
-	"Z1ycH70Maq5L0nxZRdjaJL+z4X1XU/jPYZ+us0nDZOCSSWoyi6aMVrwpG2Td13DGlZkobqDVs/TpWksT",
-	"zbOaltkN/mYzivCxxGVbHdi4v+V4I5rQdIt8wfLyBbMGv/MC+gSv0Eq+ZjQxtmN19ZazDOXN+lwie1dw",
-	"IJls68bIjdzl08QFOkc3PHxfE9TEsbzNXfdydwhS3p1xgZoQqCpLYqY0KBGokm1MuLA9AWpFefLzwm3f",
-	"8llCjQWvc36C/SLsQMKMUZsCboGqqbBaycdKc3DvXrcNFzje1rnjheTk5XdEt5nLRrE2BtpXkPIQTh/4",
-	"iu1lSXy5HYlP4N1rD0wNweQb6Dw8ShujbELVV5POuvToaSiCeYxqmicfIGXAmADNsEJvUV5ynQlLYnG4",
-	"gm+Nw3k7BlEbh6ywjnwfSxuUv3++SqvoGudUBC2g7b932y8+2H8/tj987kbPnoTAC6LGsVFZA7EaV5H0",
-	"JbJ/b6fQuHtWF29+Hz0OtPIV0ZM6ExsqpcIE4St8t4p9rw1rVIXqjIlGvpaNqDGiYsSSZJMcfvfW0QqC",
-	"9NaDfdeCIpjvUJDmzMNryu7MT5v775D+1jrtKjk6VClCFRlg9s3A+6fNTQAVcUBsdEmKnF2YH9ZnPNoX",
-	"CL62UhmL86rtzZLYfWlhdamEDFWaX1Iel0s3rRFOnYvZ26uGQEhTSLwqz8SFEhcIsiHYQF1WrEtEryso",
-	"3oeMPZvp1LO4A5A34QvrMRiLl+cB2X9v986P22/YYj9wwfotqE0n/xDODf9bpjSxFAtGNhbORg4rTNn3",
-	"6ZD83QhXmLrNndvDRqT8Ph96SINQvkQOeIDDc7inMKSWN0zgiPBn7YBLAbokkXMW97CCmW1ZfPDHFNqr",
-	"bcZzdex1Bc81RfvOnwK5SyPIPyeMpglnRfgJo39J5dZcSEimZimmUddI/9XyPWrAs+7loMCT7DnRkjym",
-	"M/4YUkwf3+6sPxc4j3ydllUKs7JFGijuT7RMWcW9L+10iPv9q8xSQZNDmTlov3LsY3Hl80jCYjHkNF0a",
-	"ZbhwEHtf8RAtNU1C1y4tqIZ8Uz93P/6KBTiVMfuVs3mosAprZmGJwlPdNngy5oLlTrdtEk5umdArJgIW",
-	"4NkQRMpW3AJuvGS/Z6xqgtS/Bw+fKyOV7zIFc9+WM9g2KIKBny19eHd3+/lUbcyUa0SNWAoouZJzEXSV",
-	"5g7zbX3GvOTxK29nZW2XyWRp00qUFlWOwIpTdJ5K800wU2w0oVxc8VnIAlQk5mOmtNfwbAgD/XJ/w4ff",
-	"s8W9XY5VlU2EsqwyseFTLjLhHqIKFL8siIowjtcyidmd4gkVNNBMFHKT/PirdjUbJnwUBDW6QvTF1OyZ",
-	"4mND5ghpRJOxTLmeTCMyc7dH5qdjC8eDHsq+wGz8UcIhURmyIMDEx/gOFAkazRgCt3wsWExGEzbCOJUi",
-	"UvQFKF8x1XRIFSPNG7ZQ+35S5lEp02YpWh3yi6tlmU8QKAk0Ni37YgBgT47UyC1L+fWCtNs4+fYNWwz2",
-	"CS2MbYHgjFIIyEJx1BfONQF3Gw1mxkc3Cl/ghi06fRHQC+06FRkGi3efPt15EWQRsISrNwLR8LhdaEhA",
-	"gSyTCfvk0g0wevucDBeaKffl5etee/fpM/cxpXOYNfjjckdEt/2Ctq8/fN55FnY+mPWvrT5gY640s4WF",
-	"kQPvTNGos9OCr4UFFoSdM7+piCRUMzgP+OV27k5Ly5dIpEFYmKgx24zSIaPMLM+TXbuCXBClqYhpGhND",
-	"hs/21it++dYXB3Y7bBdyxbF0XKRWY9l0Tazydw+qyfYjfleN5TuqJnfTNe6oOIRjMoUaiZwiVtBT4Wgs",
-	"uw7vkU19LUM6KEkArG3Q23KpNScdD3fbzAbZ+ybn2+yC429bAYYhQ1sFzGbh1Tzv47mqNJ/wxLOmu2TL",
-	"lEe0Dypg5gnz5iOG8hdcIQduHvu53T5cFOfZbLfRnm1biWokaMsoADNNFOLZFHeRayfdMRqB8reYKWvn",
-	"1fDLtf4cOEZax2gLeRWFbVtxQn4FuY5onNsouFhDZhRcJGXqlbqmmtDdp8/2//Gf/xX25yHqbA2IR6r0",
-	"zzS+rFUhj09/7Z0cv9wvnDCn7+EsbF3YkBGdZkpvqF4ahjg+qinjuwqX7gEW79D6Ol2Sk6UNFpMF0xsO",
-	"nYeIl0pqrcqgssQjldr3x8X/OOVqSvVoEpFhKm+Y+JhwcRORMZ1FfZEyqNuLEGD2YwEiCr9AEfbx1tUf",
-	"TWlipsuM4peTsh+DNO3qtw6IkB/zKyLzEcnwo1GC+mJI44+AV66zlJHmu9Pe6eHrs4ujly3UGGughkqg",
-	"hmakRtTI721EbvvDRb8b2x1AKFajjUmzW8g1xdqO7Q0SO//CLIokFTqAJ3xqU/S2KGC/HE1YnCUsRfxh",
-	"1SE9m6YtEeMUYYkxY5YqMrBpTwNEUDVXqsiy/tSWddpIMAYnmYgVaf5ydIU+P+XG8+mQERmILEkGRKZk",
-	"0B2QKaNCgf/SjLzsJZ7STxdW5i9nDkqzJ5lQEA81hhYlKpHaAaSQps3VgiRKzNbK4Y4XLnuznGO/04X/",
-	"gon2xd1b3hA5PuEikISzTY1/wm5rSrhWRZJXhPcU+/0uzhNzmy1ixykVomirqtZP5PjcznIpuWCWsFAg",
-	"6JUh1DwStEuUpUKHZIboZpnQBwQcmW8NMzESX6FZRG1FwVBmIq6Drr2rTyThYgufiKOBYMWZzlLB4hP3",
-	"wIB/t/B2oW4iegRVDTAlh8eDZnsixxYeBn71edzUFrG3vt5JUppc9XWifH/dkoWo41TG7FtXc11eHZ1/",
-	"PDrt/XxyZD+5L18eX7pv3xyfg2iwf1wcXV38tRE1fr446r05Pzs+vfp4eHLUuwjKiWLd1vKP0ymLeRBa",
-	"21c/7RNA/cEgd7HUgQyZ2V/bLacuieP+YVTuXh4FC/ejFjkhtd2h7Hi05qZQlfYrzKaM2SihKSr/2ud0",
-	"Y7ukXCzit+rxZ/P9lzCyjkuDXIsqlDP/dY018hTKpar4wjQBgqk61Q0QlEop2nX7sWVi9fve8RV+ZQtY",
-	"7pBsfQ5v8BKsBhWCb9JsLDEH281Jp3yMMHT2LEKxqmbplAuaBEcZ5RB+94YiuA6zcCbTOntDZnqWaQJX",
-	"EFtuAoaWEZpml80JRaS2CYPqT2EzK0hT2Fo64l7Y9qHaHPCrrgYkq9FgquFKzN31O1NF5Mtsslhpzd1y",
-	"hCgPSSCcyGMJfOM9w2fVluFVXsU9vX5WtSUA90SY64hos6zq1VsSfDsA2jh3OB2r4Dm3n7QXFkv2Peoy",
-	"BXwQn32ygSXtxc79PnZtRrvb3hz+0l7zIQjsmmRsFbaygiKlFFQJN18sld3mGK9ByHQoG+vJwHf9qW6/",
-	"c+MEkBTm4MaDtjYVTDDBPtUkGqepTGvDLLdcJuiHgzxagP7CzxZgc+Ooya/uSUHcV+sZXJP5GFD9uU5W",
-	"00hVZL+7OC6VMVuc0Bsu4sg2mtrvi0AvGgt8NiDNvW631K0Ky+cQn5sLWwDqu4MoxsgAV3nQioKPrra5",
-	"MUPs7BNRbKqDuyoFq3nGkMZt7/pxT6BkzoYTKW8eKfLvbWxyeen9Q77TCPpIax6cN+0yD32yX22TJdMc",
-	"ItMQmtQEEonQs2wEIuNjgf28ZErOoDNXzVhC6va1MUdhrD1YAgBptG27fCfBvEdmwbsGqZmRVcqKmDCk",
-	"3IwIY1M1U5gyPZFx28zE5kPBXJ7WXO6Q8eCiF7g4iH/jHIcIKaSptp5SeKqyq1OYlWuLZFuYIVgTE7pm",
-	"YC1lOzEDmZF37LZAdT9X6JXCHqOzWppT2QyBcdtge0E5Pjzsqc1XK3aM+puSdZtWao9Fmnu7L/aB6Att",
-	"r2ruBJhlQZMBaT51Z8o6do1lPrHJ/O6Y8bj+/NxSntBhwuBRdjV8JD93TqeMGkO85jkTrWcD7FmJbeRe",
-	"X12dEzi7YQdqWNojU4pWVTT9W8YyFu4l2oO+heR3c4VvKAr9C696l29cObVVOl3qAMQ3PtHpLAEGOaVj",
-	"8C7Up/13Vuf9X7DbYEB4FUiTawBqK12C0oaqm7r6tVU4THdCgL0qoPtjPW0Kb+VcQDkm6VpM2EstZ3eB",
-	"hDVXTmVsn/Lm+OSk3/gSNFvvkJcbMxon1nP6rYskVnhKZaZHcsq22xvEfZrNkoUTxG6noD9ns3d+fnJ8",
-	"9LK1T3x1VWTdIZFz+0RkueeA4fSFt4ywIYAHX15a9hVlgkgsNS+NP7K0DjM6hwC2+ca3LI35SJd7TgjG",
-	"YowLQFArjZ2HnaYMe/Bs2YRpwwqSVRuPJ7+Ma7C5lefuZrNVHXc2qZPyy18sPy6UqjiWsAyKVdwdN/91",
-	"FSs477Cli0/bdg02QGfFx9ZPZ5XTp2ddPB+xzU/vxHx3cnL2Hnw99vg0osbLo9PjGgdPYa+W+bzn06uI",
-	"2/aJMrZFlEcizIrbXyzAw7IY2ILNDRdheaOlvPHjOd1BQGCtFg0wIlQgKvwj5XVrtVCaTUkTMXIAzx0Q",
-	"8HPtJxxQn8rbkhV6cfRv744ur9xG4OL/Fdzk//bu+OKouFWnZx/Pzo9Pj89OG1Hj6vjt0dm7K9y3cs+m",
-	"fCtXI3ndy2Gvuogx371h33SlPoMPuuKjG6bvTE0lTgmq8JxCa92mpfu6xIZcDtZg0DjYNJe9hJtrNKfr",
-	"atMVJFyXV+CK6zbPhllduZqLlECmEPzqGlYnNrfFgag+CmPW3cM+hzjtqlilD4afSxnyDAuzTknYXk8Z",
-	"5swFEAAzbAjvG/UUZKgXke52MpMyCcM2b1vbYWdbmNrKd74cyVkgTLsq3H6slUsbyC87IF00EPMAfmC1",
-	"Vj0yEMDv1CQQru6dV4Mv5Mdw+DahU1iE6CkJ92DHSRcIszNCqwYisZsU/eWyv7DaUSG10b3K6g30B2bz",
-	"HRy021P6yeEUD1wWofNaWbvesop97K+RWnpGdCZDY0C0dSkXshiWRht4IxKRgNrwHt/cl/3XsEG82G9o",
-	"mgkEIcB8jkIeYAkCbnPe547QpT+6l4kMhVoG7ba7tp2f87ZZETXYh5VB5LkQN3iEaztk0F493zfSBBgJ",
-	"2xeaJ6XfoG2DRqQ20gUJz1N8kJoYdbuyT621J3Kz6t4Ks1wuUb0I5OFsmH+DLc+RFULZuZyxWk+uP3Mi",
-	"zlfVdQOCvBGz3DllKNsmyd2HzQ0wQsu18s9A5sxjNF8OfH+Zp93uxr7hCncNhcaKSO/VbKaUEXx3wj5x",
-	"BYBdSO9Pu11owVOXElDgffe0m0aOg+eGxGymJ6UdqjC0MhOrOTkh9uZ3urgsQZ6HW3enWH4lkrQ2ms4F",
-	"15xa59Daq5M8CW+jdbdJe8vrXU3McxzX8VGkXZvi48leyzHTE0jv2SZjYIY1aecUQY/Wp4ekTDPhlnAl",
-	"XeFEL/z1VbG9QYoCrfS/rbQVmnLhZxsFI4PHeOeT3U1b5a6alPOWWeIrjbBj0wTdx81CaPkcVtB62IJf",
-	"BRbR2xgIotwobDPGhjdsGvX2z1/xhhdFmtoihfUKOxfBMx4pIudQAoCPso2rzBOw7UVnGkek3/Bj9Rut",
-	"Djky4mBGU+0bnxEuJizl1quFWkveaAFS990T2jFdqIgUv7E525glUeE+NFT59coiWaLYbtqElojYfJaI",
-	"2HSWFvjPYpYwDWmQXGE7GPPUohyFTCujZd0wNnPw4H6FYJBrmQI843xCNXNBleqLltKwnjx7uiYLdovG",
-	"k26JasK98IqoNxhdDuJ5WoJ4tncewLuRhNFbiBMQ9mkmU02HULMY22xs87FYIWHugRg1ZCZ+2KiDb4XU",
-	"A3Hr1akJtcH+1eZLNou39ZvbW36u8SshbjD2wq3tOLG+rYQdxeJiBCIT6K0kHLFa3IC+BVnKlI7IKOFm",
-	"qOloFhxk7rlsTSH/CiPKstVyilD5gcXlLa5b6e2CvMpoqHdrkGN7U4cXzebxuAbWGKr718uzU4y+H5BM",
-	"ZTRJFjk0I4r47fI0AS1MGvaA+CyuuNeYRSOaptx3bzJ8wiZpNj2yC0YlWsvdo7neMmGzbl3DTbJZsbfK",
-	"Zo2po7Xdskvv6BoSh16NNK+5oEmOv23v4YpUGbWhaMeqO18Xl7ojMurq1hz1bs5LLWe9JLkbZW+agOya",
-	"QPwInR0wRdm2N7V1BeWmGjZdeQqRZjTaYcKtr6Z1bwqFYuQWwCrQLdt1Y3U+X/ZplvAR1wcO2cn3gYLW",
-	"soO//OUvg1qUJZt1vyXIEhNGosZ1XYPG1lm9UnP0L3YE1+d6dA1YSn2P6vm2Daox72SNH4+SVEpdU7u6",
-	"HDBbn/zKRzeW+mrHtY4p6PquQMmr4GeWEMNTYzfXqU5ckYSNaUKGmYYkMDpMFuDynzJqiAhcJRii9sjn",
-	"oDJJqNliNIZmz3IOpabW0Cx6rMAp6FOs0DPRrAYbRoA8YdgneAExdcyGKitQ+MZgZegQFOyA8LGAE2CL",
-	"yDxrBqLmuUIxpKObr8hf5AVVwVKuJalo6YzkO58fgQ8rT/ZqDLVSHzaAwSK98+MymJdvvOAQ1TbCSyuP",
-	"dApuP65YTA6PX17YBtgw3pQCcp5gIw0J/hbg2Wz9YrvY/NcCry0rqggp9xUqahm6ba2KasezGmoNhk5t",
-	"0/RXqZxaW0xOXaqQR74r5GhsBxIX0BHNMx8pMkvZNf8ERxYLlp+ZF0rpCORUc3GjPtLhKGbXrciIO82S",
-	"pEBa5gDRNMzfjIXwTq1pe5HTKxgUEK02WpLGsN6Ui0yzlvO572MbgC2K7r8Glfqb4sDlp/slmKcbeCqq",
-	"+RaAwhy/3gR2GG1UhxQdRy7GsT2CtQN/DuXVfM1il19nzYqt7XRZ01+7FMDGVLxwM3LylhmVS+U+HGjF",
-	"jeEQqzKpjdSh8hTsL1AkA44G7JIv4rxnGZTAuWac1iVrs3gOiC+ecfJzy9qZgsrlCyRKOLtfrYH9nMjR",
-	"Ta6ArffIbuxXdhpaeUXfCa7VvlMtlhJZ3DrtOwRVuAx/fYzfuUtyeYCeqw55abfEdWCpX+eK13aVqrh+",
-	"RQqK4SrqkU6tygT6FqnODXTzjU0R8aSFjWqgjWtUTLBDUK2YiYVF74JD2rMZFbY/rNmmLeu0Vqmqr+Wc",
-	"yGsNStnV8eEbQCOhCQYgRT5nv/beRnr+bK/kOXy6vr1LSS9bzVqOPNFXy6XEMcZuwpFjyIMunOdiC2uJ",
-	"lr6ci3B8LVSKdfHu5OiyETWO/v3q6OK0d/Lx8q+XV0dvG1Hj7PTj1evjy4+XRxe/Hl3UFGXB2vW+xjhb",
-	"54j0adR3NdBqLTHsoRxSQCGLW9quZHjVtpmfaNNuHpmoTP8SHxB8NhBwYNqXSNk3XFhhbHslb10ztWU1",
-	"nSX72jpHN+GoRNy11FNYvXz3893a5FihbNiySXNhy7ZLag90tM6RQ/JsCrzMV0sfVJkkNPB3dmMwOzpc",
-	"Q2UfMdF6loshI11sbWVnszqJTdY1D10vt9pEWhualSfYWTQ1+p9fE5rM6cIeJxFASNl0/WtXZSNa9aNs",
-	"8ro1bS9xH+98tNfa+G6ATabo+MSqstR63w1GzzA6iCmWThzWZHbeMWaUv92qXnvleaIvMrIloBGZ0lnk",
-	"XIbwd8IRdcvS/z/+87/WF/eXqj/9L+vLP6vL/k7VoMMIJNygm4vZtKZlfgGdUQ6PTkj+gLwdimtmpTAB",
-	"yAj+lNF4Y2Pq0D3zPKGjoD21tYjdrDp+ySiayFSTccZjBklKb2l6E5eVldWH1xXM50KhsOCrty18lAvW",
-	"2B2O88ZpBIVRVs8Si823D9bmFtTmZxKKXWq8sRW3KFxqE/ysme+d+64+q6CEVxMXoYlxkKHkdeib4xZU",
-	"6vHXKF/bSfKSCLb9ZW3bZleATrU1YqyloyXJFCMQeTGb0HGjByT4SnNhSWvKlaDCMm1CPzUAEbm2uyWd",
-	"W6pcixGxkYJWjxNxhyZDm8V16jQ2MG/DPe1/+JjOP3WehRlllHDSHCWUTy2y3Zo2QCviIo5Myh7WO6ZS",
-	"XFF1E2jWJ3L0K9w5XxwcEfQ3EutpHtEkQc9yFV4P2tsuP3vHJcOh2zxmCTc86QDQEaYyhWR1UA1S5n4M",
-	"x+DWVuZwlXfZ5WADZzZIZsucbUWWzdpyo23RyrmSWrAcR2A01UNG9RWO9LbGpZMApgbxlxP2STNn98KC",
-	"d2paW7DpTGomRosgRPClzcUapVKpam9iCzzkWxPnkXceRwhOxGPsL24v4XHrwDebAXmykFlKIFMe4cfC",
-	"pwje4Crcx+Y8lfLaT8ZO7pHCtz5wc8YAqWLodasf5J3QYfgSax7Yjo9QPZFpkomEKRVceb4FRvHKXukr",
-	"Eo7cuvoe265RSDX1CBNZIPV7naDLa//XZrdpqm7qysXMb1AsdmAX3yNY22opnpIZ1ZOViWObxDPsJEpE",
-	"4l61XJNbahpc00vOsZ184ZcOSYFxlIgmeFrreGbPtSisZ3uBapq8lr2CZW1hGm0nBAsTNsfM4QNs+s3F",
-	"GH9159f1Ebd2FcA6zHmSIBCFZWYsPrAX7udUhl+UQKvdBBBDEkYz1A8XBn2lOe1suL35zrhlqFvbQzuZ",
-	"u+VBjSTesuqM4ChKb5MsW+ZhhahLIaO9BFtgW1suHy0rfOwuV0/6gTliY2mllRSAFtdxwHJrceVI00UA",
-	"BvaPQbiu1du16xbqnTVTN1ypyv6XTrVdlfqNV9vGJr19Z/mV4RHEkEBkIaqclwK7E1qwy+tUTpdVllkq",
-	"b5mgdUVudQ/KjcaBeQKPWdrm4lbyEUM85VnKR6wNknhgQzI+YleIehW3Bg7Wiow2uOaNkHOxErk3U5is",
-	"IwhTmk+pZht0ODajF54fFdelbudeUX7HtEXfqGMl3lhUzJ41yoEck+YUiqlblSXd6754trYeZbvDDBzR",
-	"tXIPLbbhkyrnr7bq8oAYw5wkTCubuauN7S0TPloQ8ycdUy422JHSGcIFK06qblNeO3F2t53Zbo1mqRyn",
-	"TIU6f1tGQdwlxnQwG+iBLnPlq8IMI1/vt0Pe8J/BMcM+QdZ1/RLVLceJa769FKG0XW1XNH4sC1iL9uSM",
-	"PTNnY7jsQw4rsCAOYGo1HcXvgq1TVm43rZet70Bg7VX/8kERsbWMz9eyoln5F67dnKCTxzx4cxcP2LLr",
-	"3Dr4yNppyHGtZjebQTLyBnUQ/tIVwzhQ+q0OpEWh98GQBhfXsqDGxWyYGb3Nfj2nac4xPqxGk9iOg1aL",
-	"TVfgOdj3/R48aDtU+OJGfE0BYYk716Osm+HO5V2z+6f0U2nnd0L+XuCUQODgnaE3zPf8nckkqTZUKCSD",
-	"7IScC2CD1aTI4W9+GBwUMKqbO+bb3W5EhCQpmzGqK0jFG1uv+Zbsrt6RYr2BXaButEE5DrVM3SMScEzb",
-	"X5Bm15u9VpqXKw6erG9FUaQRu5R1dOHjb9tUXBqKU0u6bwZpiq6CRqY3LCU3Qs7hi6nP+bbokX9nqVxW",
-	"hEd0NGEXjNZpoXcoNYRHvk85pgHdzzMBkHPN40qm2OrrUFza6PP9zBCShdV6Pd330sCyA6esA97cjKaa",
-	"l5qK1qmJuB7+hcvDh0jvV2wRtCpqhnCZSEB06HLh5VyQYcaTuK601z5Z9RuB8tuxrB3YsJZfAHwrgS5V",
-	"mJ1nhsL5DLmg6A62QVNlXnwsdzq7zzrPwzJOxtARKDyYU9Z0yhiZ0JhkYiSn2CYZnPtjpvI9wuFBc4I5",
-	"hbW7WUK10dCWR/zl7Ozy8S9nvYvD1w5KIPxGCRfZp8d0Gj/bqynFuuX1K3idJQn59fCS4KsEp27rDXye",
-	"LtqLwuy0qM7mxd7eT09ePH++t/v8+c7ui+4w7v60MxzF8ZMn3d1uvPtidD189qT7dOVUr/i0Jnxl9Fff",
-	"bwynvGJim+m+t6sozOZMk+btTme386SFYygGeDkJFzd2Sili8BiFFo2VwVi6r8g//vO//m+8f3AAK/yL",
-	"JDPFsli27eCkedvtdDvd9m5399nObndnZ/fJ3tNnbbucUB4QkcG/xDzViwGOECA/O71811x7V5npA8IM",
-	"ExnE7HZQ3TWc3Pruc26pCkclKpzRAj0HeYgH3l7GPFqBVTazKBchL4tF47J4y6wz7uRwML91P3SgJfBv",
-	"ux86iFLbydJkfUQNBlyNPOZAJe6QsBCPt1A8j+JxIZ+zqsnk4CWbQJZs2x660H0lGMbNFNsUe+McLl6P",
-	"ALZFLKDW21/OJXA9oXHZV23lPYPToGV0r9tf1HFDKfDfGMuG51BLFpSi87VElb/R0+5atb1EHOtS/CvU",
-	"UqIQnPEqWjh3xF2NP7JCe1KnNUPSqbGbKKB+NQEm6+P7s4s3r07O3rf2bVzSdlbqC8iuLpSaITff676w",
-	"Nc7YD8s/wOpNIyl0KhMonQn03B7WNH0FSFoyn0g3Pa6hnfhSfsMarFKb+NDqbOk9AvsCu9N4Hx7MxNYv",
-	"liDeaoAlebVF8WpxvkH+xYhOmUu8IE0EuJiOZoByEWHBHKRVbpB+AbCkZkw3Ub8cawns2xbvr9iUA9sH",
-	"09Ge3xRsEjkxOruWlm4dlQLWW8WBHqzo/xLK/lJslKVcLwxrmTovGbeJCNzMa8JoDCYT5ho1/r3dOz9u",
-	"YxTW8QK840vUGDKasjSYjt07P4YevwDpiNflBbnAIkAHxwf4R0+0npUL7DatCC6UamItp6GbyNWowvqe",
-	"n10uJcWrx5+L5XlfHueP6ZAzkSwqtZtQymC9xGve4ssX69bDvFxNR0Bjdl3NUYD+G2RKudCUC6hChfkq",
-	"l3BjAcYMn2czqbiW6aK1lAgNz7o4urwisQQNWEt8dIdcukYckODrdTLSfNn7BeSJbVgGvNhwtCPoSwI2",
-	"7cWrQ/Ji7+lPviUKdppRpDkoNoKwv/7L35QUg9YBoX2x3BUGcqVdOkveQ4YL3wkFonGfjc7n8dy/DMyE",
-	"MP3RPmYC5DTAzhTyGl/Tolc1Aw0c/vGf/zWILORfX9hVta10CAqqVoSltmQA1vL+MKHixozcFxDWsA4m",
-	"SAMf6WTRIT3fgGIoY8NaMf7xe1ZJ1BQxvnBf+G52+H54pfkdT1vhpmV51HUIKn2BVa7v/qXb7XZJk6kR",
-	"nbEYEO3pvBVBoMV3DYE2LmYfyLurV+3nEXT3FKwvzMedZ0RlaSrHVDOCz4lyiBzXRhocgYQiLjYlGMk0",
-	"Fp7iMesLSmKZDRNmqNOYPaQ52GF73e4AVlRBTn/M2AyQcqggO7vPCTjEFcBYxlRTTOPqC+1aLiG+jieQ",
-	"R4oMzJINbF8L7ARIR2yfDMzad2zKSIfHg6gv8DvkuIOIDGCdOyMAejOfcbU7x3l2iWFscCckxhQyVAbQ",
-	"jMWiOLiE3EcKR1dkQm8ZEdLWlPdFcxCwd3a8vWMJetDqkFPMRobyP4QsAbdmX7htt7TVIacZFuYCYBem",
-	"77BP1GyP2WcwKx0dagkPo2PWN4c/ZWomhWL7hDpkJLOSL7rdn3ZevNh9uvfTXvfFiycY636xu/vkyU+7",
-	"3SfPnj/d++mnp8+7LwZ9UWgx6WWTMuI65mOjijZHCYfu22oisyQmMRvJGJSxqcNg6IuxxGYOKOAdvVgD",
-	"8Rdp5mS4Rucl3Jx23imGLz1owfmDHLAbtkB+hGuZmSWzIlFmhnw/jdhM+95NTNn8Gp7DE/UFJpBLgZ1T",
-	"Br1MT2TK/w5Etk9+RvGE6tYNW6C+hcvj5d/+0u/7ZtumXCmIHaa2I5MRemOmFdnr7kR4eiyQOXRHmlJE",
-	"FYkxGdP74fpir/skKhCdPWf5N66lju21lCCyqd2Wve4eiFrRF9bzkvdGgvWQEjHvLMkosrf7wrpICn15",
-	"BngAzUz7AlI6/QRtEj6HjrmDT21gtG1z5QA14YSPmEB9nYMIveZGN2j0ZnQ0Ye3dTjfXKgrfgbS3KdmN",
-	"S5ZctyfSsOtiJdlowpS20wDmNGNyZigJAtR0inveO0ZBbU4WA3UDUT07vgXPfgMERqPgbWp0Ozs4Czlj",
-	"gs54Y7/xBL5ClwfoSKA0wLMf3+48jlnCxtRV2XyJ6n9+/Dn/cBx/QTizvOLgN6tzWU+HXZviLcUiIVs0",
-	"gFIrAOhZ1f8+LM/MV+qG5s1c2/3lX3yH2dW/Pv5c4KChtw2Zi/klZSyvDxsP9DiRY3Xvo4EzK/jC09Es",
-	"9DUwcKyLDfwGhe6PPzts/Q1poQDFf4904LvJh6aqWHId/N5X/S7/JOhMTaQO/ebl4uPP3lf05fHn3BNw",
-	"Bzq59E6nL9Hai9/nPofCUtiSf4xuMB00YdxFkJDlekVR349iRtMbp6ZVO3ocQNCFu97qvpWDUR4D7Jwo",
-	"xrATJiLlWa39kb3P3JajaIMwdG3DDW/zLPo4buw3TrjSPf96UXVpK29Z7RqDyfY2JtuKiIX4j4jtJRMR",
-	"238kIthJBnS53skJxIvNI0Hpyik479UTotdAUoDZ0tCDYLmqz7HACOsi418+AKI2KEWw5bvdrjPLHLpK",
-	"pbcdVOf5odb30oB0GLD56hp5oJ9uD0cOPdDP8LFr9gnX76y//h30izQaDYvxpifrb3rl+jjCHbsv1t9x",
-	"JeVbKhbWYYKwibnsPnEKiQfbKAN1FDrt+JPVlKn3b7hWbNQiRYIZMS9h9yCmNaTrWPr+EDWKqkhjv/Hr",
-	"8dH7owuYW/moP/7s/rRMJ3ju8/0iHsDTvlDecMwlR+U2HjY5as4nEhvGRODsi9mIx/gBa1TKR/UX5k9q",
-	"45sT6Gri7HxPWuvubXcEvp42L4wFL4V72yjHb86RSaNivSX2rIJ8ZOmwuralwDW8t9LiBzmvho5J4PBB",
-	"yd/yjLWsGeS0/FW6QdSY2RTuimCAxwOUtO2MVOxT55qUwN826cabiU5QAuqT0sAJsFyLa9/IL8qvtw/F",
-	"/Hpjd7YOSMr+ZjRVaFuMj0dp0yE/Sz0BCWgBrYvOU2AvYAaNtEzRUQNzKUMv5hzJsSE3yF73xfIpfQmH",
-	"uHRQgcZ+lvHi3s6oe/xL25AKT2t5X7/8wTwih0r3fbN+aJG2LZvpvtju+p2n35uN2XZwpAkwpOUjqVyG",
-	"sGJCt4xWhi3jSBM9S4TrFqH+ei+bVekobMrj4KjlQtbbjmGhik5cuMh1i/YwEqADGNacI+3DgfbWQitC",
-	"Zxe29qMpttcGUjyhSrePzGPbxy8jBOQWbG4ep2xGHfbOnKdcayZszwIMuzxS6IPEcgt4ypG4ZYnEmuwy",
-	"E7jUKaPTI3zNKGi5VRXfQmR8szOIAdO1Bo15aZgIWDRreYJmnzTuT1vBS5SZQjXlMr1lafvSbBS+7IGr",
-	"7LVLNjBrtj8goP5w8Kktr91SFMxRD9ds2t5sNUoPDTGmHsH3IfKaDHjs/HOK/W79cxEZwHu7X6B9r/8J",
-	"3sP+UhoLvPnOBYjvbcFQKBnsgzu2TRN+ywZwmMxSoc6w85QoG5S2mBNkAonl6p+KTX49Gyuyg6XTDzj5",
-	"ITpMmcqmDJlD6eAXeZZlROvNgomUNz+GT6JOBfMV0O+Pfn59dobF/C4ChjhEg6jUD32aKQ0NCRZ9MXDt",
-	"/a/4lClNpzNH7O8E/0QU5lY7MqciLtwCOG46g/qYCd19+ux/4p0T9om8fts7bF++7u0+fWYOXr9hz5Yb",
-	"BZ/YwW8xXjGU8cI1wLYD9gWmU8zZEDYCoUivCh3rSzE30hTSxr0ijGphHOt5IWUdPSkqsnEqlCJckGqY",
-	"Cso1VV+4y6ADfKFQzbWScFqlD7tg5AN93WXhcC6Vfo9vsiwb1pDCcbnU2Xs/luPwlb2pc6mEChTNU2uy",
-	"OC1mLseGWEZ94GNhTFYubNOsIr2QJv5M3MYdQGf/5b10Rkvda3iqrH+NoLVyV93bJ4A39hsQc7qg87c2",
-	"s/CL1bW/kWpd7NFRo1/nOA62lR9hNE04SyvBt0rkEsTKLoqJ7zHVS5zc10izmmkWkwg2n65//PJUTyUo",
-	"mVAxgnE5I2RCKQIZSFAmNIfGeQNrmQ7ev3/f7hV+GbTA1Ql74c6g4YC0zJ9tB0XHoA0rsyFCcB8lkKTs",
-	"TVFot7QIzmtI47YfaNDqfFcj6Htt05VdTRaXmRAdjdjMnIMhu5Yp8ysfSvRDDqYpT2yWQCnNLiKQD2bb",
-	"IoiYTKDfn9MmuG4dgAzJ/Nnr/EHGHZwu27nLxcyL7/xIeUqzbY8wi91JTEwfw3yIokaUB++KWhGdt4fA",
-	"RNFjVNGWzs6PLnpXZwV9yYfDwhbeMfxMZkb5zWZeC4a5Oe+KnrBpRLCNNSB9Q+L4jI6ZikB2M992z4mm",
-	"BZmzlNke3BY3g6eEQ68N81RIpcCxp4wKOy7jgFLsUliETIma8Gvbly6hGnJuxkx1yCtoY0oGeUvAgU0A",
-	"xexQRJILh1nwpb+1ORh6WqVB0WYGVTHeuawRDOSMiYEHowAPwoAmyWCLyI6rajWPwr4BwWKGpYReOjZs",
-	"4O+MNHf+8Z//71Oj5TlMjJ1ut1U3g68KCQVVohIZ2HqfWcpuucyUbwMZmgomGW2lk33LmBRQZl1I6kww",
-	"eBcAmAYSrnZJeLBWC3zZsjZwmB2fnr+7+nhx9G/vji6vMGvSMqdrmZZXMQKNA9aZGrZuWFqRL1uGut5S",
-	"xQsff4Z/N84csFevDA74TO4sA/i6jaMDV67Y55EPVjsJ5NOXELzcM6qDYnXiNUe8rtyxB0+ri45P6aLQ",
-	"c8/xezuCC5YfECrwJ9DKhAQRkHe5dh7+PTTnEkxNdrcEmjMt83wEGji2RZsrgzsOQgONWjeLHH6PDFnC",
-	"2a2Nq+AchiyRYqyIlgcu59NlcurAguu8E6Fb+0ImmI24rny77+q2PMS8/8bXWHErIyiwFC6Z/zuHT5Am",
-	"Qk5KmNXX2UwPgZLtAyWuPRsxqgieggOrIUPWjsPxM7vPRcYK8Us8Uxux6mU12UYlH8+yYcJHbVslUptp",
-	"MMrSlAkNXK45pIo922vhaTVWke/ai9WjUKxuXdHocTa3+asBxJRNUYXmGNwwj4z8KNjzRHPAxR/i7Tw+",
-	"cFYoFbYbMIv9wPL6Gjz9bnWmtg7K/u58PUt5Df+Kv5/DMmD1yDc7fEtj1RiaxsTo/LlyasA5FO8+fbrz",
-	"giBJYT40bLrdtlIH6gDBFCnZ/ryB1mGGWU26eTo2TAnBYZtKZumIkb++e3PV+9g7P/745uivUfnjpTEt",
-	"8Ju3h+fu232w3iPMkoYCKFe7IkWyaNnoHgYBIW8egnxuPDrjraLLdsLNVVhkAcDCmWI1uXLnx2/Mu35D",
-	"AsUhVmWI/QlJE4M4rszL2kpIh5HbIrP6BTppYqENtV0UWkXKBHqrjTOvUkRtS4bmYHHzESIZZO95obPf",
-	"PtntdklKRSynZGg0RgzlwQlR2bTVF4ZZpnQuDE8svsV8wkcT2wzeJ2devu61d58+A0cGKmhQqdcXwHSl",
-	"GNkiFliVGRMKS7PMoG8PzwEqGVYOUAnAM2XjFH2BTnbSdOk1VskzdgQceKvEtoyeDNCurphgiD12RF8M",
-	"FxDj90sODlC7G1DHY0YSC5IwrVlKRgCqsNd9gdGXvoC2f+BOGvgOgAPSpALKwZ48efICDBn0DmidmN9I",
-	"nNncfJWNJn1BFRn8tNudDFo5GpyeS7JgNFWEzuniAI+q9dNEPicg4bdM9UXR/5KyW3nD4g45g8xAtB9s",
-	"8oJC6d4U6OzNX7sPHh94a2QcljvBVYlUrLIpOfyfl/+PVF8MhNRsQBRdKKJkh/QEGeBZPkQc74ENYtoo",
-	"MXgeLcQ34ToUKsIb8SFbx4q+tQpdnNxWivT9RSCOoV7Trk89s4zy5Ex3/LFe1uM+YeAJ5ncItSaHWLkd",
-	"6PMi20Aq+0WLCkvtHKfqlIyhqpn85UdW7bdV1Z/86Kr9pdkrQiHPx0qfgyIhYIESQpPjXhrWvbmoKSpA",
-	"jz8bNvsFaSZhoY540NPUmvE3bLFvTXXL24ts2xZ2quJkMbxRnC2yK3BeQAqTklKUUpm0TGLS9MFtlBmt",
-	"InO6QJYZYk6WmxrmRHoVFa7AbS0Kr+0+7a9aVqBwqHthZyWGsre80PatHpyTlcRmsyolGV89Da6wtF7z",
-	"sES0jToWNAv2unu+JXs+H0hZAaRdOrUi1pVzg2QtuLpohSQfqXDSvKO3b6yxrxBAD2RY9rcU99uq+TkV",
-	"Ok3aOjOtYraV9r8VY3nDFghI+SHAzB+nUtvepnd9ap01cuoN2Ci3XsFbg1q10nSBxoHh4csn1JofYemx",
-	"LCrg0fYeKzCqJ9pIBdTjPYs3O4BLEKPmv2+5vjmDYLCBFgifAO26KFnwvqBksY/kAb853nb/UqL7B6qd",
-	"Rv14UD3/SK/y13OtX/htWXRatRJXHkWVOanGAI8588CyeIYLFHBfOqctQe8s6DRZ53zTKWBB5EG1MlBk",
-	"RIYLjb2g4A+qCJsOWRybM1rExjwgYybMaWXEYTpAVM6oiDaLSjAWh7S/X5g+mzHROz++nLHRdvLYveIK",
-	"2g4dQjte3iOvdgE639szZqGVGvu/fSi7cAtIFEWSmDJNGx/83iMSz7oaCsgxMyvlaNGyJCHJjI59x5kR",
-	"1TSR44y50OA1/8RiAMyU17arOpDr0tLB05oIHKvnTOhFC1xdFEPZc0D7AGcYjWNoEJeJmOiUz8Lu1XP7",
-	"Wt+QeeMQde7VyrpFLnlKlZId/kwBgXxz5XX+YiU/vyOm9X5+e6VtCr2S6fihHilS+DUi0Jgmsro7uebM",
-	"CLAmrrbvU4mYy8q10G35NkiFVjhG7OVZlOZHxKyzTzaGRPPi7N3V0cUj5W4AO1UhGIwKB6OQQNbWwiOM",
-	"E2IglV2BZACDDdAANwZMYLLeVDbzrM0TQtDFuhLNp0+fPPu+mUK4Ni8R2quO6/qdfzB7SqfxTLAiZ8Fa",
-	"8cIhwFgtQHcWiRyB7Iukvd3ZjTbI/6m2mF5K/plRrVlqbvxfv/Xa/88H879u+8XHD5+70bMnX/5HYwWS",
-	"SBFApAY+w5XqYcAHsnkwVdeHKgft9pR+aqeZEFyMBwXso0fKJm7nma8DhEDtTOmnC3tDy5YvUkUGFqYC",
-	"wz8wMmhkrlwwNiIOEoCJSqTRDxhTRouz0RtVUCPacx6zEuJqjUUWQSoxgiplDmLPDuASjeFXM82IzFhK",
-	"ZlImxfh9np1UgDuCMbDMB5dNpvAILsYI90pO+A0jj6dMp3wEaVQWid5lC5tplwZwwSqEcKIECQmhqRCs",
-	"qwA8lXClD8KwUw7Y6kmQzXq82kuXGfrtaioqQ9WllrvLHmGRP/sTSntVQQGOXK0SUhzUyOdEp12nD2xM",
-	"L5QnnWsstNsgNTysKDiHRu2RtxVwBKdvzKUmdCUFp4inbiBVRMfIe/1CiL4Vkaddp2cOF05zOCDXmKKd",
-	"p+auRNFx3Q5K6QNh3dShY67TDFblJz99SE++w/HFhd8kQdlt438H8Bz3rhCl5zEKrnV5xP5cbn6Ei2Wv",
-	"q2JbF2wqXYqqlyTmfOVAso7nuHwbm5R7zQVXExZbgXVRhdjGOg2sdfFA3Jlwt9m+bBpgEz36TxWWw0za",
-	"UtI3jj3hWP+MSZzftdDLCgij2+R7naeIqwO37WxaNM6//nTh/uU6TYiKS2Sbz2nDo7Y6MGbe3nus8qbz",
-	"Ti0bUUGGjLAYJBnmvgldQF89f3dFms4jjI1WjNb7l7/8ZWDTkxDGCPyYrv10SEPzp+Vbs3bXXGA1JeRu",
-	"sQezsopWRW35dXWtDhwZlN0tUC8PFLGlcIjuDnTwIWrUtkx2VYnLKModMvDiZ+B90fZy15mrL6CLfaY0",
-	"mVI9cuD4etIhR1UQcURHh7Rl76Dv2VXqi+IyFc7VmvMTLPPP9P2Im7tlbm3WTaRy/j5E60rfv2eZRG82",
-	"SxarS+EdtcwpbGtCR1bu3meW2ZbzsCl9fwIu9b3EeX2dlpDaRZBl6nYwAGttDhx6GmrqmFwNU6HeKVDE",
-	"9M+Z43a4YgGbkA6cUqHoCAvrcj1GF/UMCR4sBIs1enw54yIkGTAluo2dvoq9nTYvHK8ENEMWRxlOuibY",
-	"lQNieG+CTzG3KlwRHDQi1zzRLMUkCu9ssN5AnamDoG8hCvgWgp6Co3zKG1V7lxodfX25d6DUeqNKb+8d",
-	"+xaYujXP/MFcDX4t1jkbHnTQakaXd8bn8DTWzK8evtUeio3cjF+jhm7IbZbh6esRgAEKyuHCpqApGHYM",
-	"zWrQe+mQeri2Hn06mkAwqHAjODshkVfEsCyqQ85lksBNMnXcx7A1zKiyiHZcKM1oOOPCE3Tje5yatYhF",
-	"D8dmyWOf8FtmSQBL0QsHyFOKdZQBhMD3PCzRHfsibHW2XJu8bwyjV55pXVbmhc1SLKKl+jQ+bMwHFWEW",
-	"55hrY5MuKVlF5FTcXeYT+psqG00cnMA1Cl0Xpck11gm9ZS20Vm3XNzBx/sZGzutDbbE44BBDfr7Fdi32",
-	"ObNg8j4vdLe7m78Owkcv8w2bgVjkHT9W6ZGf2SG+8/e2TO2wq21CTz20sIlNh1UFGS0RyUTClAXjhViU",
-	"8KTQfHnROz5tRc7/Z+3a3XtGcb4CIqgx25YJyWauwKsdeOTSee6mJAumMeURyavQjMsCQzdpgrBOHke4",
-	"RbR04g3x1H45ss33woD8AxCIiomYDMzCDcwDxky77AkHF1VIsvzuouf7Wde4rmYfChtW6KFAYiY4Fvx7",
-	"qgwDoSGG/SIHr8PuUaVeVLDqmO+Zbz72snZOj386hAhoDxvZLq8Rubw6O7fn8z8Oe6eHRyf/8eb45KQF",
-	"V1z1Lq4QUBv+/Pjq4uztx9Ozl0cl2V6U4k7+bQIZsZ1k3QJp2xrMhvNUALSbYQTt1gYQ2hGZZRAicaUG",
-	"kCm60+2SqfpqeG33onU42w/I2A/I2P/05oM/7o8UHmT1bRGxf3hjAgpiVmUaehFpTuFrmcQuqoMJBhYL",
-	"FFEFkCDNIwEgMmHUteMGXJtCZ+DONI5IH7YEUvsSFo9Z2m8A/EIxwQEC2kJi4Q6US6GMZtD5RCxs813Q",
-	"gl4enRxdHZFOp4OvVWk/PAi7H1/DCnxD9dcMsAqfBN+dNEvNwu1BhnIlK2haD+d56TyjL6lAQqRt6yEL",
-	"xIa/B+Bq55NSHVHhlj/9ka7Q/qpMpCNhaQyP0gT6ehqVzKivELvN1WSleZJgfAjziNFQNqcWmMOFPfTV",
-	"KkY0/HMgeAelVNNeyKc+Yb/hHLJvTh3MrNI2KdglScFRsezIDuTTOS03V6RJrVbqNXsHSwNhMTM2sKDC",
-	"K5dDYzCme2qhtZGxCrAhL7MMUIUq+mF1zEKtS4t8P1lEuR1s186tWtMhv+x0d/cKcDy12ZK2Uf6qasfo",
-	"xygWLRBRHb9EMgU3ARLbf2v8v3sAm6p4wRxDzZ0rkfW/4SFtru0O1tqcq96xCv3uTHX95ZcFxnlnJuzA",
-	"4Oo0qzPol2eONxQvgF3TNMz24tUhef7T86dkRIUUfEQTsAwgbVWZDQTwqjRmaSuC5u4iQkArXep1MIFm",
-	"VVonLMYQUg5aB4P1xeBzv5F/2W/sf+43Yj5mSvcbUb+Igg2f3dj4wWHn9xtfvgwsQiIAZBVKRgGuwHum",
-	"lsEbWx3yK6LscV3CQuyLAdCI53cWjO/V8ckRabfzJ5A3R38dHJAKaKLDxOgLxOC1RlTKRnyGRbsIX5tQ",
-	"Mc4AqDyQj3QEYI0W/XA77fBTW8TLTG+jClxv93k8vsq2oSDUiCCjsObgQSlcYeTJoaVGR0tUkdOXeKKA",
-	"FCzdAYnZHdwO1PGH1wfdycNTVMuRfu2dHL/E6mNHZOYkTYx+wYVDTsjh/ZAoLTgqnvy+KBx9dJNCKpJR",
-	"1pC0D8i7097p4euzi6OX+TDFEYaZ7gshsRNRcaRbmY0mDBOXAP3auWXLTE9IbabhOB/6ZT0V2CvIiGbj",
-	"iSbZbB967CR0jHZ/64Acn8JK9IUXbohvN6RxzoDL+ikylDlXwdRGZHJ3YiV3wmr9tUDKdYymTO4PHKTA",
-	"QX7NkV+LjMTzjzHlQlnDCIk/J9J/Ms7hev+HfUOua3rU7XZBOKkqSD+cIF+qCZdgxnFu0mAediLHBzbe",
-	"kkGmhpy5vra7RJGmeUWoMsAkRkGuaaJq8vDzpCQz+zVm1uvy5FwJ2oY9MjTlyYm5sTbNa+tKtIujXWKr",
-	"h0nzH//7/wDAam7hRQS+e/rM2K8znsBCKp1mEEk37Av85s5N7hYbjCURMwCnHvzmG8p9IL+dHP16dPLB",
-	"YXYPcpU+YbcsMduUzWYWzdRokraWw3DEPfKG/9zpC8zL8BmRcBxyxCXLeblWLLkmTYBUXRiDAxaM+Py1",
-	"Fnavoc6vrbL0mo5YXyw1QQZbXTHDMUcsIqwz7pB+44KN2Se/dlpKkkgxJs0p/VRZxFan3wA+HdpTzHU8",
-	"twXcqyzmb2kGn8jxuc8hD7gMl0/bAxdfzhUyegce7Eqq0CNlWE7kKyKSRSnHlQpSOIf/fBlEkBj1+LP5",
-	"x3wcpoyi/Nq0YNGm4uU3HtjGT5aNKDKjkKfRIRfOh5XwG2aPtvW9BVJpEkbTn/Pp/JB4ZmvTWeAtHjJQ",
-	"HjJQHjJQ7q9qzzCfMO/ZNjfkR/I1ngILXl3tByA4ENhQpAmpNS9bOWKlM09d0xXQoFDvUwcu2KE9zpAk",
-	"CZw61wUxkC7C9L1x4PvPZcyn9gd1I1rL/S+ZfuD8D5z/gfP/QbmHhlHmDM/ySer549ziXrAkJuz3jCaK",
-	"UCxLxsw9cnh0QkZSxBxdijKJVev7pB9W1PI/IM9/O4EVrAi41MwY69Kht0EXZ6jaSDOxj3IMOIJmMyOH",
-	"3L4MF+7PiKgbDr81y+aEFVlI8inTKUSO0E1EyTXlSZYCL0Gk2TQT25ofuOLmHX84wWcm9afL389rPx6s",
-	"oQeZ+CATf5x8fPP/o/OPR6e9n0+O8IP96uXxpf3uzfF5RN6d4r8XR1cXfzXr+vPFUe/N+dnx6dXHw5Oj",
-	"3oVn9d9HSM5S+Tc2QuKpzVoFwJapjFlCUpbDVpeSqKRAX/mIJsmB1wEgiukuKWd9+YblEcEmDH9nqeyQ",
-	"Xp7MBqoFBDP7wt9rkxdsHms+fdsaLBAwLAYxzvPX/Q5dHvPBarh8Pv2HpKv7SF4FlgV6Esqna5kYuemJ",
-	"NRCBjPJACMbNNZ+5rv+35d6qf54QpIfZePw5h3dYXUaeA1E4dKH9vOoXmzjZfpWIUuTAsRWZQlfxVkRY",
-	"bHRLaGOJCLiho/jejvMtz58fo+bYuXd9CPIsY3kZ8VMAM7Z940WMu/v9ALuiIFR0CaykHjB6LXjJXY5P",
-	"BQzmG5709/lb1luGZ+Wybzy0qpK3CMeWEiXoTE2kr7NzbxX1hT/jmNfo7McZS8k1i10HAmSqWPhNipgt",
-	"qWZxX0B2upHdKZthS8nBccymM6mZGC3ab9hiYCzMLBUF1KR8ls3dbjcoumGAu1eCF+YAzXL++M7v8EIF",
-	"V+u3tDPtWKuszHwLHEQIo2nCWVrJDqhs5r2DnK2ZqqWzB5v3weZ9sHn/qFamNNU5CnLe8ADT7N/2Tt/1",
-	"TvJ+NYYSEQZzkUhahnNbmfSxoT1bI6HBHfojCOdzjC+ig9R2fICy/Henp+ZPu4y6pHgDApwX4ujabc4n",
-	"MnKuWluLF0uZFovvIqDYfVs1im6Jj+/PLt68Ojl7H7n8L+wvURmzeXF0eRWRt4fnETk8OY6KdX4WeZgN",
-	"J1Le4AcH8J9DDZhJgy+jVewO6MCzo+VOnsgZLYhiAoVvvkkA17bizKgS+bokKaPxwhWj5SCoGKm16wRV",
-	"C9ZP0pnGgWRG2JOC+fFjOaTdxGCW30lDePBE37dUfpCxDzL26/zKnnGTf/zn/2eZWy5tI4cEZiOAqtCh",
-	"B5o8ApdHQcBtw1aVTVl8r97kGumLQ/0I4veEXxd6DFlXBqwl4Njbrktj6QUrlCEgPoirbfZSKRfGvhya",
-	"akjNxvJtzCHCVGy4wV6GBZ88JXIuIiIMs4INK54fGw9fLRPdFhLz7oDSRd0Y5U5MyKIBQLcAo+N63YC+",
-	"sIGcvIDhHgTlg6B8EJQPgvJHFJQVEwckZcKvdbkPn5WdnqWH7IzvIBWVlrMfQSZeQhVYySKNvD0qUyfG",
-	"QpYpHGmoenfkOpUxIwg+V8IolykBYDrzx5vjk5N9siRvVss6s1qzUANnM/0fViaZyfWS5EEaPThTH+TX",
-	"Hy2//gDn6NXZ+cfeyQkIIugLhmzW2ml5lKXkOb2z8PG70mZiDPWyayA24aqy4TGiAlm9iHJIZsW05mJs",
-	"+3YCKkkCXFnTGwbwiYR9otNZwnwbslnKFAuF+qFppR/vyE70W4a7KoOtbrKOaxK5umnsu5tmiXnNidaz",
-	"qGByz1I5Ykr9CRuy2p33Xdj3w68Iu+nfclsEt3q6fAyjPY7TRTvNYCvDqok7+tDkX+h9y95nMtWoIsA+",
-	"WaRYbDSJOkPCFGadwW99MaPK4ZVhAaoi8jqybvNrDvXaDmsi5imD82mBY+cyS2JAPu8LBeHsX8zhpWRg",
-	"xnlpW9UMsN3zAOne1ncPclVjEApjv0wXF5m4MNNtfBsFxI7wx9TwuMHNftVD8Zhf/6kSbv4Au4fNErqo",
-	"ll577c4isHqfFhyQQjNHsITgUM3BW+QJHo/G1ihjKw7+Z72YsS8r4bqcVLLdDhyLsk3OuSbNMK+SqWNV",
-	"NY0jK3Lge8qc2jwL+PUh3axEzQUiCGgg1qRUkdND1qkf3xZ2FPf3ajFjxdzLOsJ/bOdVewAuGI0X7SmN",
-	"WfmQKtK0hTftcUbTOPJGTXtMNYuI0jRJ2nOqR5NYjiOipWxPqQABK7gYt0ghUzOfPyyYW9IDAkVDePgs",
-	"aeYLb1R1LAXCfq5nl9Z2WiffN9MBz+3KfJdTiYOtQgv2BPRwNIO64yN/xkgzrSPaVhSmugOCIMzXMrWP",
-	"Q9gZmekf7sRm0GS07ry+h5CPILiXWNooSO+Y0DETukUEY7EiWkLrgYqpBd40roq8TmYaiiocxG0sR2qf",
-	"UPKWpjexnAsyznjMIuzkg1BNbrFzBfaWppwOvQpcLrQ05nVa15ereibfwbt/Rzn5Tq1A44GdcD7IB8kZ",
-	"OJ6v5XwjWjMk5SkJocGcAC1phWVqMnLVE5IqUdIfemLXuTlKINPMd3lVjIF7CiE+hSQzOuZivA99Sj2K",
-	"ISUTKuLrLEG86kDHWMWYQjzHIhY6xF3Nic0gk9q2SnPxAUITI2YhNDzA0QYRuL2oQNTUvEWo1M7/2Von",
-	"Sb+T9FwlN4vNB/5cfhHzVujfKqW6CcJjdC7chwdkG8D4IhJUgYadijtKWcyE5jSJ8mQP9JfcsJkmmYgR",
-	"D45wW7LjPRsWxN+p0AT7neYeEJawMcVTzjU2HAdHrpwxgV114DsNnf/ZpxlPWVRwvStoG2Ym4kBEb1ka",
-	"8xH6C6024ID/bLvzVocca+XgT6Hhr+trIfJ880JdQ4TSLQfJ5oiZB03KyiD5kX8rmFQFRDsXnBBrwurC",
-	"HPieu/QJlU1ZqdOzD1JNK1D2ttc2Jo/YfTD38dhlmIBWJAwLAMbQIReVBEnbaQZTdTxPKGKHz2jKRKBN",
-	"3kugpvyw/pjgXvn8YL41pZD4LvFBofMApL380+LRf69gTplTr6ExXH47hwLe8GjCkzhltkT16xkw7nZJ",
-	"b4nsZoMT2LGHO6De11Y3lpu258qPq3WEtDCuISwyZITF3DW6BA44pKMbaw6/uyJNamsfnbuCJOwaHjb4",
-	"y1/+MihkKOPDsRa62giDruxLb7SWvB/GntHbRjpZmEGg32eowfxKTf/7qAwbEKFb/Aedfrn4koYWymXw",
-	"O0nKPpl94vqgQoUK6/SBBr9DH55yW4cVgGtDGS+A9QSpgAx4PHDC313qgETNCeyLaaYsBpvNxdSTDkGd",
-	"33ErSHSdSShhs5pG7lQ0N/RFc1BxdXXAe/Vb90NnPmGiA1jJg1aEvo2CAQQgvBYeuC+ah0cnBV0CWact",
-	"HefKo/U6XGtsZAhcoLAPfdEs3AzvB2f4wNgno8UoYQfENaV5TmLGZtYsKe43hqmQN63hPaWkG8sE8fe+",
-	"WEdm1ULvUIDrPNP3poncLThGk+TsunawgDpi3xoG/dQey7bFIzaP7lzQ+VsshP3esbStWCkqrLOEjnw+",
-	"z84fNxOrDv/QfH3nyY8e4zuEVURILtjZMt8Mtf4juDVDVtZuNmobROftIZw1LKHfNNBXtW8f51bqKlMX",
-	"VT8b8fN3WGtrbLhZZnVAMjYcZ6+7g4nsUKXOPhmjAFatQ46VypiFJpMuhHR+dnkVSmi/lTfsMJ/hPZpK",
-	"eyF73gwXP+g3Ff3GrErFyfFIlcgA2sLLGyaKtYS+gtBuvUWoK+Xi3Y+hYPRs30SlpKsU9WyLa7hOeefa",
-	"agmu155FLKqSvdNgFF0oTFQJKvIl6v0O0qcwXl2Cqb/ikSJTpmlMNX0g+qU4WnCdSBMxrwwFAMW7JCWO",
-	"lIbKWeuPUOODGVpXbp6kOVjcqI8DIO2954U2EPvQFiKlIpZTMoQytby7kcqmrb6QM2brqZDZ986PSRPz",
-	"cs3nx7c7LXAlwtkuegcQ1gmcnn3BEmUddL49ktF5wTVvhr183WvvPn3mTHrzqImc2+xdYxl0+qJkiU+s",
-	"UZ3v1D7hSmVGEqFvz4piBV1PrerfFw4r4y4sqy9eOj9lldtYGVn2/XZIry8GofMJgnCpQ+h8IuEdbMNg",
-	"T219AbMNoq3Ak1aJyWqzlyxVttawLNCtr1hFZIdoSZ7/9KxLmpQsGE1bB+gskZmOyE+7XdJ80iUxXahW",
-	"h5wWuSOAnEJ7KjP1A3wZux1aklRqqlltJxmdwOzCjWTMfLZtJAM5923FzIoYdn94/PJCkeZu90mn29nZ",
-	"edLpPt7di8wR2NmPh8/39x8/2W1BrmAcp0wpVqR7IydGUgg2QiC9yBt7T3aL60PFwt3fIf/efiXTOU1j",
-	"Fpu/sLePJfshm3A8bIDNlaWA3JMpM9NZKj8t6haKJomcs7jnJlldMOwl09jf7e49j+63yen9WSp4AraR",
-	"WIWcZ8vVkEVghKIRNSaMxgwjjod0NGHtwxw9uPxgIdvArPeLIQMb3rCWc2dl35svDxKzIDFRrTfWDxzw",
-	"ZX0xlxxVTcqz4XKlBpyQe8htXDJ5gNvTZFW79zwSB3EhAXExlBKKNGWmFY8ZsYfQlvUo32VvLqAVPNcK",
-	"8ryws1aaCRURSmKu6DApuZUsBIfNBp2wlJVy+wUkToMoBWmQd5CGcIvhCPE+CMJCJ1UrwaI8NoexcKEt",
-	"L+YFRC+8r0OO6GjiHmK7hxaWgmJY0UbrJIQOyQjCfpi5GllUE4w0wiI/UuQGOJxtM06edqEIGpGurcvq",
-	"wBX9GEvxEGKd6PgqFR7RGGWrOe+wOnlxkFVC/M6ui8NfOApYIynPzTwV/zvzHdHyhmhP6/uhgWlR2wtt",
-	"WwlmFmKQr8zAZdjMUnbLZaZgNeumgpHjeunQjb5rP6+XjpjsDtRlKpwJhkQir0m+qQ8Mt2KilBisU2Lz",
-	"+oiICDYv9CGUblWpJpRoPmXfvkF1uIn0LUvVKujiK8eZrunIGCSK2FbI9saB9+Pj9x+HGU/ij1xcy4Gx",
-	"1VI+csUoEIsG2998/kWSmWJZLNv2SVjaBbejx8oaPjLTLeRkvx5eQt4EXO2SO8ziAbuDoCxIsZQxMqGG",
-	"8Y/kdMq1hpaYVIyZrcv6RRppkGDIwcchEqqvZTrtkJ5YeGcEBITAZlnyV0AUUUrS5Bp9D674kg5lpn0G",
-	"U+vA2lDGKsVW0Yj973wXZlZDNrI4JaUXpIV5umXSLEmgW6HRC1Nr9N4Iw4yvEzqHHEqdLoI+kF/tbn9D",
-	"xuKGqNEgcX9dkh2an3/CsrACzRbMaIQ1wZhzHuBSMktHLN9YmyeTo4CXIWHNkzbIlJrL9IalRtbOZJLU",
-	"V4b1sOukuWgfulPYkLjRIaQhM2WYkDmbGimaqhtDrTanSEtbXJIkRveRFteSCpuYnHCl0UE3p9yit8gM",
-	"kEzx8CGIC+iUCF+Gq/R7xjJmFHwYb05vwF53kccDKFbBi2wDREy68A/hxrDNBOYBWT0sz7eWSWJ0RZbe",
-	"0oQ0u52nxFjHoFTVvx/mgy1Ic4Bru9/Put0nI9c6Gj6xQcva63D/O/PnAZkwmuoho1oR9kkzu+/I77KZ",
-	"G4NqbdbskSIxo3HCBTOrhFfBmrjF8wnOVBQijthQBKKz8Jz9YvMxbD4ykwkfGZ4VM2P7p6g34grDruGd",
-	"5F/IDmyleWDeP9HM5v3ZxZujC1gGx+a0dJvVlGnO1TC8YJ6t8BRIw74SKdiBWS7gg3gjNFWxfl3D4+Bd",
-	"9rpPAvhyMkmuzBO/UY2febYZ4w+q8jPDr8oIxcUUcl53+ArdVV1hQOHoUQEn7yF4+FXM3diXeGan9FOR",
-	"vhnad/YwRD5zEy+GLVBsJI35CX38RUmnQ5YS4Ot44kJ8HcZ+/Nn8g92XsI5heySUK3jCCt90zyJFGNZb",
-	"8sIgtMSMpj6VS5fyMoBOwU1M7cvbO6MC77ICAxl4zgQt40PXPS6Y9/I65mlp2rUP9BoWdKqAGVm9zv2C",
-	"1qrM9CzTdckklmXiRZdwNvcDKWGYLpOzSMc8m3VsF/E2VMsLfvv+oBsqSZp7u7utUI8n3FezS9+Q77lh",
-	"/kDe14P1CEJmFBBV/ru28PjmvHH3e/NS3G+v4zk/Gh489Djakzo2h84cdCkIlFdbyQcJC4Ctf7+81Jzq",
-	"b8FHkSHQYcJ897eEaVWrqZk/0QnYLOlmyAfNYg3p6EZeX7dsmru9ClPqEnatDwqN5oB/WUOzPJF8Bk7D",
-	"7pAi04/QIs2L5ZbZ1CvKk2/MoswQD+zpvyt7ug9sB2AdE3SqUXXzSHmpjbbT/XIRb/Z9A1ZyBHakKuhC",
-	"w0WRjfixr/iUQagTQxIzarWckLU5MqZzAiVAipgjlSfrWBadJMA9hsyjh1GxIFOZMkSpTzMBzgsLMueM",
-	"SBZHvtVR9Xd1w82foOOZa/Bt5rYsqqIXtvYR/cmsuVH0wF1yUFAmnYaInM7YkS+WedVrvzjflmH5cf5I",
-	"g9IsZ51FiWtNMTolAdxYxP9c/vsfny/hUc5ZkjWaoMsXo6nwzmvrGPSn9H65VSLH6hswKiAzwCX4m3R+",
-	"uAK0TiLHeSccYA88jmwefLEFrrnOPAbNqzQz99pkfci/V5a/pVDLCFxRjlsd0sPIr1WPcm+JTSBwrM0t",
-	"+zKv6M1mTMRwkswCfTtmcSLHfySbkOOV+g0T8YOC84Mzkl4c26NmzSM8JokcR4XaWUvu1QaoGzGQCaOJ",
-	"nvy9Ph/DBg92u10jVSCyYLMTLKIUhkIUeX11dR4BSpbP0oyppkMjj2LJLIIOh5o/bMctzN0QDyPNlNlm",
-	"K8IZN5jcBr54xmIWRuV4DdP/ltEtO0J9M1JYA65INut87wAVG2Up14vG/m8fytX6uLb7pW2yU8zpA7f+",
-	"/+fu+n4Ut4Hwv2LlpSAFCPvjes09baurVLEnbY+9h31YHSYYsEoIih3toRX/e+Vvxo6BsL32oZX6uF5i",
-	"OzPjsSf+5pvkGXZAF7fmzVth/g2h6ALbsaiWvlyO52Xgr4PnYG9OULj+IExRy53ytfbc/3DCY8C359/f",
-	"XMrR/MTT/UvFW/XNjnYbqU9UfoYoSy+/8PD/jWZ4qKvSHUcaEzTcc2IT6tuuMkSNs6zqUlq3JEHaIwVd",
-	"TkJxiCj+UHuf9efRlF229uYlJ7iSvs8VhSgmuJhwyxlqe5R6RUaDuIGCm1TcZtcCAciLNurYJxG7UOSU",
-	"wLNra7lc6oJAoxgX8/wu9wTKsv/GO2Fot23APf+rrilNbrO/s7W+4co+e5Xk/0Tb3d7ueLjXZK5krWo3",
-	"8iF1utAThXm4EzBdznfh0x5Bm0F4tE1VyI2HBPQYLoM/Z57OQiw3ckXsi029SfJkbe0uH43GVz8Os2E2",
-	"HOfvs/dZcg5Bu9vuyV7FU9ttTaQljHMmKtqqhhkXGw1OPDo2ayt6argaMlZnyFRGw6IqZy0C+vF+SpBn",
-	"hOyzcYYp3WJKM2af57fzggdcZe+5exiNKdaVsUb0ZoMBtwzQMuvj269R4svne4ZfA9TiJ/sCqiEYKwg3",
-	"yZJaYb3C3tUhH41eXY+HJE0C+ZKztHWIVKCRJE+gE9dMgk3PgPjGtnJDCIImAjHHEA9kGsuiUDvbxzKi",
-	"uRyP5rTpdiO1bUpYm7W7JOVmZ3PPwRLP6+7wSYi4Ro9cEETAcEI24HMLmQbiJLqF0nUg/oyfD6WHu2GO",
-	"LZlotaSwzW2RcQe7TbPSnc+j0KHerhhoS3MwVtrGpGKtja3qPUW/1cp88OXx4r6j+oZd3StV++5DufL4",
-	"cU8F3iUcp8TBVG2t+IhsD2NrJcujwcEB2/Hw784MIVqiv5EAt6SRoHk5RJ3p7a6xl4Rs9GrrNqG1NOsB",
-	"QF5qEWr3u3MUQMBEC8n9+QLqHa92SqllnJxafDLfYRPJFuiaUVTJ31We8lzHphLBES+kdWwXRqzVZoGb",
-	"b64qMN8f80P5kcCKxMWWtMUTnhf/BxPIOqPxQ8WBC2K8mAmVE0uv7IK/9yLywVRIt8BWtSz7DG9m3pKF",
-	"ieDf3TmX2Pjd4Dj8oLwU3JfrASxQKPQRbpXRpK1nX+CvmoWsa60MOfVBq0pKmpCFzcV4KO5REz4X77Is",
-	"eEUhRam3jaV603F+xlUmXmoXoLWNJ78mYFoq3t2Iif5ZzKuFm0Pv5uqnVNyMr/uxDlbI9O+Uv3v5qBVv",
-	"Hs7KoYdSWdnRwa8EKwVi8iKSzjTFmr5iGo+8O3JlgMx1T47C3sg6wvexfo5KX9b/xgTOrRb18Xg3nXAB",
-	"d0BSYwQIWQZOury2UJWBwum0/UAP3isu/A1lY1lXbSkxHt6XEovqtHe+Fdsan4GIY4yIKvTJIbjHfAIp",
-	"p4IseFNBcjVZKaB1tPjSFnYmOP5uoQxRVhRG7D19mTzefb17+O3r5ONTKo7+nPq/P/3y4Nv6Pj0TF5ca",
-	"eVXzxvo6FX7Pd37pJG5w64slN8fkipDfL32Oy3m2EEvRCSo5PB/+DAAA//8=",
+	"7L3rchs5ti74KgjOjhDZO0lTsuyypTgRo5LpKm3LkrYkl7um6GOCTJBEKwmwEkjJbG9H9N/ze+YRTuwH",
+	"6yeZwFoA8kIkL/KlXH1UP8oimZlAAgvrvr71sTGSs7kUTGjVOPjYmNOUzphmKXw6nlIhWGL+jJkapXyu",
+	"uRSNg8b1lJFYypRQMpKzGRUxGdEZI3qaymwyjUjKRjKNWUzuuJ4SrklzkDKlByQTCVOKDEYJH7Q6jajB",
+	"zfOmjMYsbUQNQWescdD4NbvRtO2GjxpqNGUzaubBRDZrHPzWME9rRI1RwhvvooZezM1tSqdcTBqfPkWN",
+	"nphwwa7h++rsjwRh8DMx9xE5JnrKyIhqmshJxkgzzRKmIjLVeh6RO5nejBN5F5F5KkdMqXzac6qn+aRh",
+	"ElEjZb9nPGVx40CnGSvOfUY/nDIx0dPGwdP94KQ/sFFmJnkSm+sDY7DCFauG+reUjRsHjf/rUb69j/BX",
+	"9ag4ihn1JGazudRMjBav2GJ5uV7TG6ZgiZSmqSbcXa9hd7nA35hSXArS/Of/+t9k78kTMprSlI4MKdXv",
+	"c2Hothm7ZrX2njwJLdcrtjiD54TI84YtdhQx40SEC0LFgiRMa5aSEVWsZgvhnw23cK/bjRozLtzn3dAU",
+	"T6nSvVsmNO5oeZqXTGUzRujYzEpPuSLMXEqaXCsyUOz3QQRLO+DxwFFpQpW2p8v8w/gti1sdcqLJLFMa",
+	"3pdQYR+kcR3IjC5IymhMmmYZ7E5FRKbFnVNmCOo+tRM+45rF5v7WISyf1FOWEpHNhiw1azpKspiLiX3G",
+	"73C7wIvsQ3bsG0VkwrQlITPB/W63Q86RbujEzPTo4mRHEaVTRmeGXXC8epSlSqald1d8Imji372WtMzK",
+	"t2Hp2ycv6ghr/1lo085kzGpPoMAf73v47Jm7wgWqHUX53z93oGzO0luuZFo/VvGSzxzumqqbEKmbE6mp",
+	"utlRhMcRoYpQMpdJQib0lhGu61gqPm7VpObUHGpz6//8bbf9/N1v3fbzdx+70e6zT//WCO3uW8vPa9fj",
+	"Lr/gs1bjk7lbzaVQDKTpS5kOeRwzYT6MpDAc1PxJ5/OEj6hZqUfzVA4TNvv3vykJl2023AXehWNWecw4",
+	"UywmzUGWioOFkasHdpCDsZvQoBURc3LNaR5NqZiw+ABOnHl7pvSOIj9LBadSSE2k8EJTsfSWpTsKmAkl",
+	"w1TeKZaSOZ2wIj+QKZ9wQZQ56kYZkMCh0gVJZaYZSNYhU5ansLh16HgTcvFUJgyYmBk9lvCLnLMU1swO",
+	"HeBb/hY60kRmWvHY0JrKOV7TPClmmvIEWKfyLNOoNLACZmjBmJlVp/Epari1/oZ7eETsI0nz8uUxeb7/",
+	"5Aecy7WUr6lYXOIuqW87p5RqRmC1SXNueL7M0hEjNI5TplREzHdmJWVKRimLmdCcJi23sWPKkyxlZJjF",
+	"E6bJWKbkLpViYm5RhtDUHERhgGzNwG6bB60OuWQ6XXgpyvBz+wg+xyyhC8NcUDzAEhV+X2ZUV2wkRayI",
+	"luSOck2GbCxTcxB0uuBi0ilLEi74zOijueznQrMJS82SfYoabwTN9FSm/O8s/pa7cybNOtqTYTahKVOS",
+	"8/nShugp9Sf7liY8JlOWsuDKZ/A65sYRtYt/JNQdS1lMpEgW5G7KBO4gTRkZSTHmkyxl8SGKeriWjGia",
+	"cqbI4O3bt+2jwgMPyI+Mpiw1ukoy+x/9BozebwwqG1i9LyxuRlOaJExMWEQGK56br3VVVMC62sU2vx9d",
+	"nAT143MBLKNDjgpvjKtuz8Svb15dH70/ujh5/6r3a1T+eGU2Cb95fXzhvm2RKVW4pqjCGj4U5YzLsKff",
+	"M5YxdWh4n5a4BcwPSeccn2H43ZSbKxZES9khZ4bzAsMcpUyb0eESqqZmOeapYayao8gapcxs9BFQ7Fim",
+	"M6obB43YHEDNQVWuLFrkbvlxEVhS/+svnAZ/Zh/mKGyXNjTNGJFixAheoo40vN2cKuWElVlxrkiKEu+Q",
+	"pOxW3jjlwg41lDJhVORjKXy3CnMbgqQCanZPjiXDM4L3mWdutiBTLnSYQnEHdhSZp2zMP8CmjnmqNHla",
+	"sJ4iw4s0SxJ7sOY0Lb5RPpBRj98ot1vl4d6aV6FOnqMmPU+ZeU0Wg0jWKFZnXGSatSKiuFltQxpockgN",
+	"vGrz93bTeZnKWej9qS6oF2XhEXw9YU29pR/wHAR2kbw9v3zVu7RKBF4WESVTbciDFjaZa9AVNL1BNRVs",
+	"IdRQ4DZjOJnzZb8DsZZrN+Zsoo2r2UwF52i/oGlKF+azuaXozvjlpPe2d9mIGucXvcuj63Pz59GL1ydn",
+	"jaiBbxFwc5jH6G3Pp72l5nzaX+vOp+M/mx0ZxZiyK2Zv3G6RkCiKy0TnvBE1Svyz+vnKf1Fgp2EfUa7b",
+	"/+Ytf7MvfuT8Ljn8GxtpMymUAqdcwZqX2aV/Nf/HKvlt5cnSi1dmhs8KTgXkqdX+QKeIY272gyYXhXmN",
+	"aaJYlbOjLF7ex5dGZZjPU3lLE0U+9hv4gcX9xgExJtB/4eNIvzGSsxkT2vzQb3Q6nX7j0yE6Ce64YuTO",
+	"nHBDCvNUzuaaUHXDYqPodZZe0U4m+I7zebK4ZCpLAuudspmZmrPoyku/nryKNvjS1Xc0FVxMtnzm3X2m",
+	"UlmNou2fPy9aftvCJGuWDrbxBRtxxVGz3IJC4sJt7vwdXVxcnv/Sa0SNy95/9I6vw0yJUavHFjwtu929",
+	"/XVn0I8YepsfU0Zv5tIK04qaIgW+Vlip+D2jibnuU9QYc5aE9vvTyhHvd8RKs6qKpuPeKfEXEHkLRvMi",
+	"kTSOiHfyGqv8jjS5UJrR2IgcmP8jfCMQOUVnVvf502jF6wc0kFuaZAwtgDnNlLV/hYwZ2Jd+tcp3vpDa",
+	"aA1zqqeEC6s42NlX5rT3JDSlG1Sji+Sx9+xzKWlp/44xMlHHPGzgoub4+z0IyTowLSkYiOihza9Gt6WN",
+	"iSgt53OjmKfoOmfo+jKXgHGZsDGwyFlJLm7kuw8xnxlTik7CSlIKq1Bw/W8up0rxggAb1VRnqiSlRyM2",
+	"18zwL7ByWbxe/ua74Z8YnHT+lu+CW25P1EVCUXNYOpKafQjox+gvTzNjZGk+urF/xkyAA8PO1HFU+6tj",
+	"zi6aZJSfoOp6S1NOhwnbZs2Ndm6Y4S/23qC0MZZ6+GTPzQIQF5vJLf9YjjIjtTuN9TuCa+WGKb5GzdqP",
+	"+eSlYxlVYTKmeAqrvooArQLb2XytigMHFsk/gybJ+bhx8NsWT3sXBZaWJcysIFoABMZBvmzW9EN7Ittm",
+	"Cm11w+dtOUdh0QY5YhQuEBWrzBm8ZUu9I9+4jwFTFw3N8G/ahkjd4bVjRN6TFTUw5NOI/G2R2/bIziBq",
+	"xBl6YxtgWFvabRiDH/7J0sRcLBYba+I2mlpc/sJ1/p2ClAhOBlSvNxXdVfls7Bct0bPSIT0wYpwXFpwM",
+	"czAjCdXglogIo6Op+WQs5hkzC7bsTlnhcnhbMpy0nCtgL1xMDgyVXb48Jo8fP35OjFnnjvU401nKIjPq",
+	"TCpN9siC0VQRekcXHXImMT5LtE5WGtTlieya1366b4OlKiIxn3CtIrLT2YnIzvsdww932jsRijQuJjgK",
+	"deFVw2TMLYd5EoCVeXSkJfiED/pZt/t4ZCYAf7EOeSP47xkLRGoJnUkxcS4uyDQoOdnCzoI6n0DuEUDv",
+	"GnqOzEqz1HoIyN1UKucGKEZQNb1hhyizZaajon+gQ3pm+yH6yhXxayjvWAov8dmr2SFHgrDZXC9IwpWO",
+	"CMXRzAcWE33HDRGa5aHwHZHCun4rjgrwzFof2f18FuUVRc8FaUJ82SxpKyLOiUGaNFHSpg3YrdOpTAr6",
+	"Uisi4OcgTVhOjEENM13cl6OLE4gb2M1rglsUfDXwvuhV9m6b0mZGLiWl+rwg1dS7N66LcfIiUSjGSHMM",
+	"fvactqJyXL1IUAVPU2uZmJybpLzZBa/mdjumdSB352d5RxJp4/bmNcyqKDJO5cyYGweEEsfMicoMU1Pk",
+	"h73u1OzA8+4sZze7PzwxXzct22kVWI5ndOvVjKLjJcTMX/CUjTS/DWlzxmRZShUJGRxWu6yXAhjcrQoB",
+	"p8e7DKFEKhaTWzmiwyyh6SLyC/SxD4OiL+TCzMuZ6f1GRPoNTdMJs64ST/yWDfIYmWC/8Yk0YzlSj3J9",
+	"TXVmcZFW83Xh4yuveK9OLPpK9lZxE28gd8et8spthIA0TbYWyLF7AGwFF3D+7akAqwoDuyJm6Y4iOqU8",
+	"sQJI2RBAxQG2TUxjbR4c16UEuIOiyt2kPt9MCszzwbA5MDXIfwlyo7hI+atU1vyI5Hu99LSCcVjVPBYo",
+	"ONBhJ0ksifU4BKeV5huYJ+PBNpirbUQ6E8ZUE1K/lJmIgTbEOOGgMnIBYcag70hV0lVWk10lcwWpkEJe",
+	"oE8dzFcxn/pqI7JKqs7Xu4XrR7AP+hhyl5bX+wLDLugql0kMcUkYSJGxTBLDgudUgaigyqZArdqJzS2l",
+	"pUO4zhXpRwiuU2r2+RI04WXmzG5pktEaDwrq08aKzpPVMJSHii1PjLZE5LhAmXC+5NglC3mrbgU/X5py",
+	"VUDCyCosI2eQ8zYu+3dcRpsidwz0qHlCF6x4UHwCQFRK1tzOxzKuiYIaduP2EPUQSFUldzJLYjKltwxy",
+	"bCDjEVfVKODpl1swIfWlfefw9HA+1K6MWT9vBdiFG1GBYVSWjrhipOn9LUYZxO1efLkZr/by6zQTkMsQ",
+	"Mo5X+OXLebiWjNy+RSXiX3V07uNWvj9VlZO7N1eEwJ9kuBbEqv1DgmoJXhfyeOMv1kbKPdpm419Yp9SB",
+	"SwtqTzKaGrFuHW7tCdUMbKQkad9RPZrGchIRLWXbHNN2mglhs3OWuWRhgG0VQKRmFN47RmxrY6Ip0sQV",
+	"/oWlmEnrqVeBBVuQ/jvudn9zcNlWUemGZBiis148YejQ2pLI8tDrsoiGny4s0/eOPf9XYAtQ+93g1XBU",
+	"f0PwlbwHfEnkgH8hpOBI534nXB8EHRBRYcsqajkoaUKKxUxmYWdDQT1cVuJSyg1php1vRl3dKnrP0hRf",
+	"sT5gsb2wSeUsT3ledhPJmN0jWGCeGPZUwl6cj7ecZerDONXdpZpQctm7enN6DaEr5ytq2gyPTGieQHJU",
+	"zG0S52qhoOZMrF3EK7gI4x/pljkYechkowWwhl4hvLwJnyiLqFBQuRxsyd/D7XlkT1RO4SsP5PE6Izuc",
+	"iDDSlSDzxdGbKwwxX715bf64uj6/wM/XR5fX+V/vX16ev35/dv6iF7QlynRdSYuuPgFcV8HTXTS0K/Jh",
+	"Pk8WmKTHK3oiJKehqQc3B598E8omLJTEAKfKqyZu2IJMvOKnsNIDfF9GaRKSKMhdJWw8ZiNdCcSGDf6Z",
+	"OaTLObDX5xfwWofEMnVyfHR23Ds1z3S79OLyCLKT8JdG1Hh1cnr6mfkAUeOOcr0+KXdsk4jxTQ8IJTAb",
+	"e9JRLcYtsBHYCDmE2XLDzpd3P79TsDt/N7BnLMfBbSQjOWOKDOnoBlTs3I1plxvTgZ9iZRB+6PrXtHGU",
+	"pewXPAErz1aIho9EyS7hsVmIN29OXhQy8wlVik+EIs1b1FXIDxFRkvBYQSIcGS6se9bwqlZE7lKuNRPm",
+	"7cB7jT54cOpNF/MpM49iHLzJ8Au4Jmnc8jESqqcR+T0zfxuyHMoYvZ32OBg2jEwSiorQ38sS9yQsVoDh",
+	"9rtdoyy6CiMMaDYHZoBOgbdhFaHnu1nG46WzVgjLlajNL284naucA7Cd+LvKZjOaLoI2VMk5sCETV6vp",
+	"48we5PILDEs5M6vmXciuMUpLxlbGqDBJ1drG1pWi4Gia3UJvuKGnlDQpedE7Pfo1ApNQp4uW2ec4Yx1S",
+	"zBgUhizM/QrulmKL/Fo2MxQbl6QvF/rpftgmzzWuKo/BSJ7PgClzAHLHkwTyf7FAhtAJ5aJ16PJHbZos",
+	"1ZrN5pqMueBqahiPTCMjHcwV8ySbcEEEJGCnVEQ++RSG6ZAjcvXq5OKi9wIngK50nDByM6Z1wuJD+EVm",
+	"mnBj6kN8IBMxS+F2OHYzuiBDRjKhbrhhgFssZ62GKep1REgeqgk+u0q9DTfITrgmkF3UtWqI00xzxy82",
+	"kqpT/4GV41d2p1plQuQ63x5DvLAPkB8FYt76qDzJ56sOtRZ46wRLpFqbr/lm+qA547kqqDSbH6cs5roY",
+	"CyoupGbz15Yt1If9gxLY2iuVMmD30vkBkUmsIEXNkJwhUHM+HOkfVBgC8AHLFuAL4AekqRgjwHBaEV5p",
+	"hM880zvKqjcRGbIph8imjcBMqGakiUQXQdmZ417gUsfxzPsvc5nSptRT4R1NkteqLrXGUNaOAjXBxeNn",
+	"PEk4KmDKGJOzGYsxrQ8je44x+BxyS0OGyMaUJ5BKgJcAud1RBQvEjdFqy+IOcbTyssIqRoH1tcto9qTV",
+	"Id0AfUv8xzwHCZkWX2OjlaoG81xxrM3eKGRyWSaQ82vPNQqkmh9/vwUrxd7VUu7ZRe/sxcnZT8ZIeHN2",
+	"hn+BQfHCGBJvjo97V1eNqPHy6OT0zaUzLi56L4Ka65I0X1YRtjbg722m39dw/nPYp+ts0jAZuESjmqyz",
+	"GaMV38sG5SQ1nHFllpIbaPUsfSrf0kTzjLdldoO/2WwzfCxxmXiHNkvAcrwRTWi6RS5pefmCGaXfeAF9",
+	"8l9oJX9mNDG2Y3X1ljNQ5c36PDN7V3AgmWzrxsiN3OXTxAW6Ujc8fJ8TAsWxvM1d93L3CGnen3GBmhAo",
+	"m0xipjQoEaiSbUy4sD0BakV58uPCbd/yWUKNBa9zfoKDIq5GwoxRmwIwh6opHVzJx0pzcO9etw2XON7W",
+	"dQWFxPXld0S3mctdsTYG2leQIBFONviM7WVJfLUdiU/h3WsPTA3B5BvoPDxKG6NsStVnk8661PlZKN55",
+	"gmqaJx8gZQBRAc2wQm9RjimQCUticbg0dY17ejsGURu1rLCOfB9LG5S/f75Kq+ga51RE5aDtv3fbz9/Z",
+	"f9+3333sRk8fh9A5osaJUVkDkR1XrfYpsn9vp9C4e1ZXJX8bPQ608hWxljoTG6rowgThS9i3ipSvobJl",
+	"oTpnopGvZSNqjKgYsSTZpL7DvXW0giC99WDftaAI5jsUpDnz8JqSTPPT5v47pL+1TrtKRg9VilBFBpir",
+	"M/D+aXMTYKH4amMpcnZhflifH2lfIPjaSmUszmEJNitw8GWn1aUSMgSlcEV5XC7rtUY4dS5mb68aAiFN",
+	"IfGqPEsbyp8gJIdoGnXJt65Ioa5S/gDy+2xe1JEF1oAsC48cgaFbvDwP3/61fXRx0n7FFgeBC9ZvQW2p",
+	"wbtw3cDfMqWJpVgwsrGoOnJgeMq+T4fk70a4wrR+7tweNiLl9/nYY3aEsityRA8cnsM9hSG1vGECR4Q/",
+	"awdcCtAlibxj8RGW5rMtC1P+GAQJtc14DqChrhi+Bo3C+VMg02kEtQmE0TThrIivErnsb1hzISH1mqWY",
+	"dF0j/VfL96gBz/oiBwWeZM+JluQRnfNHkJD66HZ3/bnAeeTrtKxSmJUt0kBxf6JlyirufWmnQ9zvP2SW",
+	"Cpocy8xhV5ZjH4trn3USFoshp+nSKMOFw5D8jIdoqWkSunZpQTVkp/q5+/FXLMCZjNkvnN2Fiu6wnhqW",
+	"KDzVbYMnEy5Y7nTbJj3llgm9YiJgAZ4PQaRsxS3gxiv2e8aqJkj9e/DwuTJS+T5TMPdtOYNtgyIY+NnS",
+	"h3d/t59P7Ma8ukbUiKWAcjx5J4Ku0txhvq3PmJc8fuXtrKztMpksbVqJ0qLKEVhxii5Sab4J5pWNppSL",
+	"az4PWYCKxHzClPYang1hoF/ub/jwL2xxb5eRVWUToZysTGz4lMtMuIeoAsUvC6IiTulYJjGLN4y8bJN8",
+	"tdITY14qz2RSOQ3hCKtoIRsmfBTE+rpGUNLU7LTiE3M4EOmLJhOZcj2dRWTubo/MTycWnQr9mn2BGf+j",
+	"hEMyNOROgGMgRxYCfRrCvXwiWExGUzbC6JYiUvQFqGwx1XRIFSPNG7ZQB35S5lEp02ZJWh3yk6uXuZtC",
+	"6Z8tlZN9MQAMNEeg5JalfLwg7TZOvn3DFoMDQgtjW3xEo0oC0FYc9YVzaMDdRu+Z8xEUTVINiGh9EdAm",
+	"7ToV2QyL95482X0eZCywhKs3AvGduF3ovOhyyj64JAWM+T4jw4Vmyn159fNRe+/JU/cxpXcwa/Di5e6L",
+	"bvs5bY/ffdx9GnZZmPWvrXBgE640s6WqkcO0TdEUtNOCr4XF24SdM7+piCRUMzhF+OV2TlJLy1dIpEGg",
+	"oagx34zSIQ/NLM/jPbuCXBClqYhpGhNDhk/316uL+dYXB3Y7bBdyxbF0vKdWz9l0TazK+AUUmu1H/KZ6",
+	"zjdUaO6nodxT3QhHcgp1GDlFrKCnwtFYdjh+QTb1uQzpsCQBsH5Cb8ul1px0PNxtMxtk75ucb7MLjr9t",
+	"BUGHDG0VTqFFG/S8j+sCYB9PPGu6T45NeUT7oAKEpDBvPmIof8GBcujmcZBb+8NFcZ7Ndhut4LaVqEaC",
+	"towCMNdEIUJScRe5dtIdYxgof4v5tXZeDb9c68+BY6R1jLaQjVHYthUn5BeQ6whSu41ajHVqRi1GUqZe",
+	"FWyqKd178vTgn//477AXEMGYa2BhUqV/pPFVreJ5cvbL0enJi4PCCXN6H87C1p4NGdFppvTGSmlCJ72a",
+	"UsHrcHkgQFQPrYfUpUZZ2mAxWTC94dB5YHmpbNeqDCpLPICvfX9c/PczrmZUj6YRGabyhon3CRc3EZnQ",
+	"edQXKYPawAhxl98XQMfwCxRh729djdOMJma6zCh+OSn7MUjTrn7rkAj5Pr8iMh+RDN8bJagvhjR+DzD+",
+	"OksZab45Ozo7/vn8sveihRpjDXhVCS/TjNSIGvm9jchtf7iweGNrBQjFarQxaXYLGapYP7J9WpSdf8kK",
+	"yUkqdABP+cwm9m1RJH81mrI4S1iKsNyqQ45scrdEyF9E68Y8W6rIwCZLDQiCldFUq8iy/tSWjtr4MYY0",
+	"mYgVaf7Uu0ZPoXLj+STKiAxEliQDIlMy6A7IjFGhwOtpRl72Lc/oh0sr85fzDaXZk0woiKIaQ4sSlUjt",
+	"IHdI02Z4Qeol5njlKOALl/NZzszf7cJ/wfT84u4tb4icnHIRSN3ZBkcgYbc1ZWKr4s8rgoKK/X4fl4u5",
+	"zRbK45QKsbdVlfGncnJhZ7mUkjBPWCh89NIQah4/2iPKUqHDxkO8vEzoQwLuz9eGmRiJr9AsorYOYSgz",
+	"EdchOd/Xk5JwsYUnxdFAsKpNZ6lg8al7YMArXHi7UJMdPYJaCJiSQ3hCsz2REwuPA7/67G9qC+XvxZPK",
+	"zpLS5KqvE+X765YsRB1nMmZfuwbs6rp38b53dvTjac9+cl++OLly3746uQDRYP+47F1f/tqIGj9e9o5e",
+	"XZyfnF2/Pz7tHYURlYvVXss/zmYs5kHEeV8zdUAA8whD48UCCTJkZn9tE6m61I8vD9Vy/6IqWLjvtTQK",
+	"qe0epc2jNTeFKsFfYg5mzEYJTVH51z4THLuI5WIRv1WPPprvP4XRe1zy5Frkopz5r+s3kydeLlXeF6YJ",
+	"ME/VqW6A0lRK7K7bjyvnu11ukGCrMsD3Ct0obCLUjkJIVMN/WoEGBNImKm6U2gDjH5tbwsiNKpt5LCfQ",
+	"LgC7RJWx4IUEqK4CxB9e3BS2ccLfWSpbW2E9mvtfCXkn6vyEwQEhdJ+pGO4E7O0D/ME2x0LhYL7pEBCz",
+	"B7YWiJJxIkuYMQUGY65HzJZQTqZZHKlYRKYOAaUyqw2tFgA7C+jagIHmpMmm1lfmVKMtqOAN3LOWDODR",
+	"G9IBXvsZZAAP2IIOcEDEcDTmmypSAv5YIYVMbEUL8Ix7EQPceR+1AwmjMnSZKksLVTw8tWxnuyqQt0cn",
+	"1/iVrba7R2XIBTDOF+CsUCFkOs0mEgtG3Jx0yieIp2pVAKis1yydcUGT4CijHIv2i8HhrgPfrSEGc25k",
+	"pueZJnAFsbVxcI4MFRrhYhQDJNcpg1J1YdPASFPYwl/iXlht2TGjtmAtqzGcqoSHhQZ+Z6rQspnNbC2t",
+	"uVuOEOUhCYSzDq1c3XjP8Fm1NcOVV3FPr59Vbb3SFyLMdUS0WQnI6i0Jvh1gCF04CKJVONPbT9rrqEtu",
+	"ReRlBegjnyq3gfTy2u6Xfeza8hu3vTmOs73mXRChPAni5fomAQoqKlOwYNx8sa5/m2O8BurZAQitJwPf",
+	"g6+6/c57HACJuQPRDk3mKnCHgn2oqYpIU5nWRndvuUzQ/Q9J/4BqiJ8tUvTGwdpf3JOCAOY2ILEmTTug",
+	"hHGdrKaRqqXw5vKkhLlgAa9vuIgj2/bxoC8CneEspuOANPe73VLvSKz1xUYTXFitxPfoUoyRAa7yoBUF",
+	"H11tOmeG2D0gotjiDndVClbzjCGN297j7J5AyR0bTqW82VHkr21sOX3l3dK+3xeGZmoenLfQNA99fFBt",
+	"WinTHAbYEJrUBLIeMaBlBCLjE4HdNWVKzqFPZs1YQur2WGYCl2AflgDwZ20TTd/XN+9YXXDqQx55ZG3B",
+	"ItwVKbcGxJB4zRRmTE9l3DYzscmbMJcnNZc70E+46DkuDkJ7uXgFoqVpqm2ABp6q7OoUZuWaFFoka8Sh",
+	"Y0LXDKylbCdmIDPyrt0WgCLhCp3h2PF7XktzKpujqtsGlw/o9/CwJza5tti/8W9K1m1aqVklae7vPT8A",
+	"oi80oay5E4wHQZMBaT5xZ8rGkxI5sQBD+THjcf35uaU8ocOEwaPsavgEojwmljI6mrK650y1ng+wgzSi",
+	"if98fX1B4OyG4zZhaY9MKVpVfvmfGctYuLP3EZpIAO7t23tDN+Hro6tXzstglU6XsQRh1Q/UGJ2GQc7o",
+	"BJya9TVKndVFSpfsNpiHsgp/zrXjtmV5QWlD1U1dse0qiLl7gVtfF9rUYPF/Cm/lPM853PJauOsrLef3",
+	"Qbs2V85kbJ/y6uT0tN/4FPSW3aOIIGY0TmzA5mtXdK0I0MhMj+SMbbc3CGk3nycLJ4jdTkG37ObRxcXp",
+	"Se9F64D4UtDIemEj522OyHLzHMPpC28ZYWcbjyu/tOwrapqRWGpeGn9kaR2Ofo5ubosjblka85EuN08S",
+	"jMUYjoRYehq7wB5NGTaT27Kb4Iblbqs2Hk9+GYRlcyvP3c3mq1rHbVLU6Ze/iJVQqKtzLGEZwa+4O27+",
+	"68rrcN5hSxeftu0abAA8jY+tn84qp8+RdfG8x351R6fmu9PT87fg67HHpxE1XvTOTmocPIW9Wubznk+v",
+	"Im7b8NDYFlEeADUrbn+xaDTLYmALNjdchOWNlvLGj+d0BwHx/Fqg04hQgc04dpTXrdVCaTYjTQT0glYV",
+	"0Mol137CeTwzeVuyQi97//mmd3XtNgIX/1eIzv3nm5PLXnGrzs7fn1+cnJ2cnzWixvXJ6975m2vct3Lz",
+	"wXwrV8MOfpHDXo1MYXFOw77pSn0GH3TNRzdM35uaSpwSVOE7Co3um5bu6/KpcjlYA5jlMB5d0iRurtGc",
+	"xtXuYUi4Lp3JVQJvnoS3usw+FymBBEX4FdK8I4ywWjIEfOidMMDmF9jnEKddlSLhc3AupAx5hoVZpyRs",
+	"r6cMU3UDcKWZ8L1toONcQYZ6EeluJ3MpkzAi/baFaHa2hamtfOerkZwHskNWZfmcaOWylfLLDkkXDcQ8",
+	"byiwWqseGcgb6tTkLa9uAlsDhubHcGBcoVNYxBMrCfdg62QXf7czQqsGAjubVCjnsr+w2lEho9q9yuoN",
+	"9Adm8x0ctNsz+sFBsA9cZM15raxdb1nFAbYOSi09I5ScoTEg2rpML1nMhkEbeCMSkQAx8xbf3GOU1LBB",
+	"vNhvaJoJREzBNLJqbNDhVW7O++pakl0vNSDDJkD4HTQAciVBt4wkUNGDva5SbEIxl0nCYmADkBwOqvJh",
+	"3qap27Xd6bCzmP36SZe4ETb1Ul5TdQO2ea4AB9C9gU9cef50lchQPGnQbrtr2zkza5ttV4MD2H7EAg2x",
+	"vB0koCFTPGYkJ07SBGAfgGrENPHCb9B2RyN2JumCGsNTfJCaGpuiQoyttWxnw3B0WSIsh6QvAzmOG+Y2",
+	"RmTOUsvvAQhEzlmtu9ozFhHnq+q6zUFOnlnunPyVJRt3HzanwewXrpV/BkogHlcJ70m3uzFpVURIKP5X",
+	"7NRRzRRNGcF3J+wDVwChiIf6SbdrW+SFI+AFBv+FdtMcZzjHJGZzPS3tUIVrlzl1zckJ8XC/08Vl8Rwm",
+	"yOFxD++VMFWJm61NWeKCa06tK2zt1Ume6bzRBtjM6OWFr2Y/O/nipAYSsc2j9PSv5YTpKeRQbpOWNcdy",
+	"4QuKeHTrc/BSpplwS7iSwHCil/76qpKyQR4YrbStr/SHm3HhZxsF46AneOfjvU073K+alPMNWuIrjbBr",
+	"c7Hdx80ChvkcVtB62F+xCsfnaGOMnnKryM04HN6waYzfP3/FG14WaWqLOoFrbEEHz9hRRN5BnRU+yiof",
+	"5gnYv6gziyPSb/ix+o2W7XY6p6n2HSwJF1OWcuvDQx0t75gD9VHuCe2YLlREit/YwhgVyAA0FwfSyi3I",
+	"MMrvpk3fiYjN3omITd5pgbcwZpBuhpkqkMhknloUqJDOanTKG8bmrnODXyEYZCxTyPy6m1LNXAip+qKl",
+	"XNfHT5+sKTXYInnMLVFNcBteERUIo7lC9FJLkNP2zkN4N5IwegtREcI+zGWq6TDBPqpY8mI+FsvQzD0Q",
+	"kYf073cbNd6vkHogSr86EaM2tWG1sZbN422jBPaWH2u8aAjpji3sa1sHre8PZEexkEWBOAz6ZglHGC03",
+	"oO8lmTKlIzJKuBlqNpoHB7nzXLYGY2WFyWjZajkhqvzA4vIW1630dkFeFc4JBqL1OcAkZTOpnR1UaK89",
+	"ht6aKo/uOevIIWsgd4JB+o3WAWqsOWq7TzUlFKymyAMwgosjx2Sc0LnyaOE2OP13lsoDe6OrYrTzEtKl",
+	"g8q0Lk8TTm4rP3DKhScLOJA7yt5t8zRxQhi49DjrXGDe9E90rg5r54NJyjCduDQB5AWuZYxZUcwiFvDv",
+	"T/DirimllX15Hxto6wy57f/8x38/yrP6H31kPP7U8u/igCTmHkclR0RJ5Qy9deAEQChjX2MGf8q5Q5Hj",
+	"VlVfTgM3Ew2fH0sXCpai5UyafOthvdB/ionV5pBZWZ+SKY0rS9YhPUBv8U57l3XtHrld4MnDtdQhSK0F",
+	"/XetpiqwgywNU7qRylQhwgQS/XBhKSkc6PPU9dnra4/C0gIvnYulNfb5zPdbZO/Z3HAxA/UNytVBNYor",
+	"EuXEV8vejm2VQnnpXsgkgXb8kGzGrIcBQRGxm6k5GR1DfITGsbFd6UgnizxBxeele/rkCtK/cdmYxRgx",
+	"F7mWA2axucaLmmPMBDcD5KngrUNzSG+ZAO8cV8WRdkAZdHuyIHSSMhaRTNwI/4NRn6DhCHwXgRrIaYJJ",
+	"IXdcseXjm4+3vEqOhRlGa67jMUvJkCfQESFJsOPrIWFK8xm1181kzBIyopomckLmKR+VL7ZTOiBKYs9Y",
+	"IxUO3ZQPDHOfYi0W3Mk1aVbWqKgCuRmar9wsIH0EBjESEJ8bjEJlqozxFctsCPkvK4qg4C5fJ7AGftoM",
+	"ULghKi52LcG+CbeCvoZTarjFKKFKdWwHCWiBjrnfNI4D5Dmioym7ZDSO8M+3KdfMQhFRJcH9FrrTFeWn",
+	"Keo7bIYd/VO27G2Nue/oF3np3DoscZZtTkdAyLi3CJbUfhktPl+erzgIdyDK2zwfk1Xud6Pf5a/4UoV9",
+	"3uBU4BL4VyrfHjwWRh25X0PeOV0kktbELW1yPbEXYf7cf1ydn2FKrGHtGU2SRd7cAT1R29VsokJrrFhE",
+	"eHVAX+Yc4PFSBY3TFmw2PTYspgq1iE0phEeDYc/1lsWbdevq8BtqegpsnHDVWELcBRuewpyj5XeMbePf",
+	"0KuR5pgbldV38LL3cEWq/gSjxjiPQufzksXu2VtldXPP+tyDKy3nR0lyP8retBjZtZH8HnpDYrkyMn+H",
+	"MVBuy2lLl2eQ/olBJphw67Np3bvuQ4mrFgK7kE3hiDOy03WJGOzDPOEjo8hYbGjfdxqsscFf/vKXQS1O",
+	"s63A3xKmmQk6TOq6rmFK+FoHp3+xHlyfu3tr4FZr3TzyTmw5fUwGXxNcpySVUtfgWC1nsa03OfjoxlJf",
+	"7bi+khSAEY1iU+nAUeo5lhoZWufh44okbEITMsw0VGbQYbIATWjGqCEiCO1h3qjvnYa6G+C3MGp0Z2E0",
+	"fEOGNh5SjLCCNubrHjCS1qxmAI0AhdKwTwjNYz2HzR+sNNPTYPSAM0WwQ8InAk6ABZTxrBmImud+ryEd",
+	"3XxGUREveLQs5VqSipbOSL7z+RF4t/Jkr0ZhL/V9ByBtcnRxUoYD960bHSb7Rojr5ZHOIEzNFYvJ8cmL",
+	"S5RtON6MAva+YCP0vNgWUWbrF9uZ1J8L3b7sT0VQ+s/wpJbB39d6Uu141pFag8JbwIuvxBjQb8UVmcmZ",
+	"y9/32PmFxOntYOYDOqJ55o4i85SN+Qc4sghe9tS8UEpHIKeaixv1ng5HMRu3IiPuNEuSAmmZA0TTMH9L",
+	"qNJv1JrGmTm9gt8bUkiNlqQx127GRaZZy7n1DrCR4BYAfJ/T1+qrIsnnp/sFRFE2CKhVk6Chj1P88yaN",
+	"izCU4npNxZFLPNq+B5ZrHxVKdv+cxS6/zpoVs1x8yxDkUTmrFOtj0LNfyPPpzIxIec2MyqXyUKOmN8ym",
+	"71iVSW2kDpWnYH+BynWIhxnOqZiI867n4AoHEbKjXOaATa0/JL6i3cnPLQvaCyqXr1ouder5bA3sx0SO",
+	"bnIFbH3iwMbpD05DK6/oG8G1OnCqxVJ2uVunA9eDBS7DXx/hd+6SXB5ggLVDXtgtcT1c69e5klywSlVc",
+	"vyIFxXAV9UinVmWCO7eWN9DNNzZv25MWtrpNs4SpqFj1gnGimImFdZ/BIT2yac54A4SHtvSOr1JVf5Z3",
+	"RI41KGXXJ8evAJmUJpgwJ/I5+7X3NtKzp/ulAPeT9Q1iS3rZatbS80Rf9dOJE0wxCqdzQnFi4TzntWxW",
+	"c4WUhxp0nAA+wuWb095VI2r0/nrduzw7On1/9evVde91I2qcn72//vnk6v1V7/KX3mUNUgKs3dHnGGfr",
+	"4uW+tvG+BlqtJTYHvIWQAgoRSmn7muNV25ZjoU27eQJNZfpX+IDgs4GAA9O+Qsq+4cIKYyTE7YEMtoS4",
+	"sGRfCz7iJhyViLuWegqrl+9+vlubHCuUDdupOcUt267S1AtR78kooIjm2b94mUdOO6wySfOntxuDkcww",
+	"sIF9xFTreS6GjHSxgCedzYqXN1nXPMOyovAIR2tDs/Kg84BDKMrXhCZ3dGGPkwigpW66/rWrshGt+lE2",
+	"ed1wkp3dx3sf7bU2vhtgkyk6PrEKK6bed4NJXpjEhnVPThzWlFvdM7Upf7tV3frL80RfZGRxWSIyo/PI",
+	"uQzh74QjArel/3/+47/XA/2VIFn8L+sxWarL7kOMS+iLSLhBN5cLki/zC+itetw7JfkD8uQd1w5bYfqP",
+	"Efwpo/HGxtSxe+ZFQkdBe2prEbsZZNWSUTSVqSaTjMcMkupf0/QmLisrqw+vQ7HKhUJhwVdvW/goF6yx",
+	"exznjbNdC6OsniUiQG2fU5hbUJufSahAX5G6VjBh4VJbkGLNfO/cd6AJBSW8Wk0E6QhBhpKDQ20OJlYB",
+	"yVqjfG0nyUsiGFOB0C7OUaGotkaMtXS0JJliBCIvZhM6bvSABF9pLixpTbkSVFimTeinBrUt13a3pHNL",
+	"lWuB2zZS0OrB2+7RpnizuE6dxgbmbZAuv/+Yzr90OrAZZZRw0hwllM8syv2aRsIr4iKOTMoe1ntm/F5T",
+	"dRMGAXZI2LhzPqc3IuhvJNbTPKJJgp7lKtS+ZrYHdvnZuy5vFd3mMUu44UmHkAE5kylUkIJqkDL3YzgG",
+	"t7ZcnitipwGACAockk2XqrujHEyCLS5wo7U295NXUguW4wiMpnrIqL7GkV7XuHQSALoj/nLCPmjm7F5Y",
+	"8E5Nc0w2m0vNxGgRbBd0ZUsGRqlUyjJ/tyQODdRtdDOPvPM4cjmooLe5S3jcOvTtakGeLGSWEqjsRCjy",
+	"8CmCN7gOd8K9SKUc+8nYye0ofOtDN2cMkCqGXrf6Qd4IHcYUtOYBXGRLmjNNMpEwpYIrz7foV7SqFfyq",
+	"hCO3rj573LUaraYeYSIL1AyuE3Q5INfaIgxN1U0dhoP5DRAcDn0quO1mZSEMeErmVE9X1jdsEs+wkygR",
+	"iXvVMlBO4am13egd28kXfumQFBhHiWiCp7WOZx7BmoQ6jHi2F8zZcwBTlb5WLj0b0V9s/uYdJvlDQ6t0",
+	"wcUEf3Xnd0w55N1auwoTu3mSIDqcZWYsPrQXHuRUhl+UGli5CWA/CRjNUD9cGPSV5rSz4fbmO+OWoW5t",
+	"j+1k7pcH5VDo1xXHQx74FjmNZR5WiLoUCi9LWGI2PTOcor+j3C5XT/qhOWITaaWVFADh3HFoz2vBnknT",
+	"RQAG9o9BGGzG27XrFuqNNVM3XKnK/pdOtV2V+o1X28YmvX1n+ZXhEVACEtWk8kPjC8jl3yrz/W39g9YU",
+	"Ofmyn+aKnPlWlCfNmwtXJ8238kT+ZjFrvpVn/zeX0ua/RZr8Jp2bwonztY2IoHDVVYebzbX1XvheEVGy",
+	"UjJxiDUr9u5S8YR9qVA06TMT9Q31vqT8nqmbvnHpSiDkqJhBbBQkOSHNGaA8uWxIx5L2u8+fri0d346h",
+	"gVQwymTdbhlZUaiDs3Awh5jknzCtbPayThdkLhM+WhDzJ51QvsmOlPgILlhxUnWb8rMT6ffbme3WaJ7K",
+	"ScpUqD2DZZbEXWLMJ7OBHoE/V0ArAiHKwWHIK/4jOKfYB8g8r1+iuuU4hRyUUJR2xJIkhNdx7Ws0ykqG",
+	"haF1Bq+ZszHeDrBA0JxUDijPZW294NDYHvSzrOBv2r60viOjtdn9ywfF5NZ6Tr6WFe3Sv3Dt5gQdXb47",
+	"y8awP2tdW/jI2mnISa12O59DQvYGJcv+0hXDuCZ9Wx1I25XPB4QaXIxlQbTFbJgZ3dV+fUfTnGO8Ww1z",
+	"tx0HrQLErACas+/7LXjQdl3yihvxOVgfJe5c33XODHch71vhMKMfSju/G/J5A6dEzC0tMfuMW1/QXCZJ",
+	"tcFkQUXZDTlYVgGBWQQwNwwOihrhrvl2rxsRIY0CyKiutFDZ2ILPt2Rv9Y4Uay7sAnWjDUqSqCsJdsV7",
+	"HEsXFqTZ9aa/leblqovH61tzFmlkBeJRFaxsifGgz7GuRxV1mGyQuHl/eDn4Ohd2FZA5WKYpVWTImCBx",
+	"xr4QzNxW5FALcogrEWdYymmkM65ZPcRhLeazXcwbtrDZcQhaB2sCM44sMCAbgWt/q1xYM8+3MMAVY2Kt",
+	"qHJ+oBxNy5JC/g51BOWD2tug7WBRbdWgzCD315Wl2eUR8g6+mIWgKNZUrJZHPWX0FjxrxuL35OeNxZjj",
+	"htryWK7LtbXdcEvRqjG2QTPde9fG/ulfZ0UV7vbjrqnOvdcDS1W7f/rlrtQH1xr/zrnhjt2OLcNRCKZp",
+	"5g999KwjwLcnxuqtFe30PrcCucLFluUVVdr9EohEcG0Ry5CxNu9SriGn11p6GPR4QhQAEjp01i3iUsij",
+	"VrH3HUUAbj6yn21s9IYtSB4fXR+otANF+RuHlusX7Eu/Kj0Dm6UgU6VDV3Ql7wQZZjyJ66DO7JNVvxGA",
+	"I5vI2oHNQvwE0OvJaEpBQ6QahsL5DLmgGHe02TnKvO1E7nb2nnaehQ0JGUMb+vpVBy0iZQxhbMRIzmZm",
+	"32OIIk+Yyk8vDg/mKcwpbELPE6oNPSyP+NP5+dWjn86PLo9/ducn/EYJF9mHR3QWP92vqfm95fUrOM6S",
+	"hPxyfEXwVYJTt4VtviAE3rHgiSvO5vn+/g+Pnz97tr/37Nnu3vPuMO7+sDscxfHjx929brz3fDQePn3c",
+	"fbJyqtd8VpMnYU4LLgdi8My4XjGxzU7a7SoKs8U5pHm729nrPG5ZrsYALTnh4sZOyZ5xYAbgERpMpPuK",
+	"/PMf//1/4/2DQ1jhnySZK5bFsm0HJ83bbqfb6bb3untPd/e6u7t7j/efPG3b5YQ6tIgM/j3mqV4MbK/a",
+	"ZfKz08t3jVAymrLRjcz0IWGGKw9idjuo7hpOLow3V+QVbqkKRyUqnNECPQd5iG+7tox4vQKpfm5RP0Pu",
+	"fIvFbrttsc6kk+Pk/tZ91wGgod/23nWwR1EnS5P1HBEGXI0770A275EZF0+2sO578aRQOFA1F3Mw100g",
+	"XAvQWBuNXWj5HcwXyhTbFIv0Ai5ej/++RdC5NqxcTlpzSFO47Ku28guD9aL76Ytuf9GREKq1+srYvjzH",
+	"oLYgnZ3PJar8jZ501/pGSsSxrpYsoOR4CsEZr6KFC0fc1UQXZr0FPGFepYXqBq4InIiYNAE//P3b88tX",
+	"L0/P37YOrC5o2/n3BQQACzXNyM33u88tmMZl7+rN6/wBVm8aSaFTmUCNZl8sKUqhzjQATWM0RHI3lW56",
+	"xnoIJdKt6VRjM+xanS1d9GBzY29iHyiBmdhC+ZLnpaatiHP1bCjON0j0Azg4m+FHmgj4ORvNAfUzwsps",
+	"yN/fIM8PmtKYMd1E/XKsJbCvixKzYlMOScpGMo0d7flNAc+TmkLbc+khvZBKAUGyEqUMQsd8CqUZKzbK",
+	"Uq4XhrXMXCiC24w3buY1ZTQGOwSTWht/bR9dnLQx3cfxArzjU9QYMpqGrKMjARX1xgaChh54XY78ACwC",
+	"dHB8gH/0VOt5uZJ7U+iJAiYAggYYuokcGAKs78X51VL1lXr0sVgH/ulR/pgOORfJogISADVzNhS35i0+",
+	"fbKxEywA0XQENGbX1RwF6L5KZpQLTbkAuAOYr3KZnRZXdAexYRXXMl20ljExzbMue1fXJJagAWuJj+6Q",
+	"K9eGFSpJvE5Gmi+OfgJ5gp1REezScLQedKUFq//y5TF5vv/kB98QF/sMK9IcFNuA2l///W9KikHrkNC+",
+	"WO4JDEU5Lm8y7yDMhe+Dawhl8NHofL6b36eBmRDm2dvHTIGcBtiXVI7xNS2adzPQvvOf//jvQWR7IfSF",
+	"XVXbSJmgoGpFiOlABmAtHwwTKm7MyH0BsWPrxYd6o5FOFh1y5NuPDmVsWCsGmX/PKhUBIsYX7ouYjRKa",
+	"spjg++GV5nc8bYWbluVR10F19QXCKbz592632yVNpkZ0zmLoZ0jvWhFEs33PWGjia/aBvLl+2X5mZplI",
+	"wfrCfNx9SlSWpnJCNSP4nCjHYvMou4xCy3voikYJ5psYC0/xmPUFJZivYqjTmD2kOdhl+93uAFZUgas/",
+	"ZmwOkGxUkN29ZwSijgr6e8RUU8wX7gvtGm4jkJsnkB1FBmbJBgVw4HlCR+yADMzad2xuYofHg6gv8Dvk",
+	"uIOIDGCdOyMAvjefcbU7J3kao2FscCdkYBZSIQfQitfCBbnKjx2FoyvsSiOkBS/pi+YgYO/senvHEvSg",
+	"1SFnNp2Iu1JIjB31hdt2S1sdcpYhAgQAmGOeKGCl4j6DWenoUEt4GJ2wvjn8KVNzKRQDdFFcIbOSz7vd",
+	"H3afP997sv/Dfvf588cDsw2D53t7jx//sNd9/PTZk/0ffnjyrPt80BeYlTWko5tcNgGScswnRhVtjhJu",
+	"tD0jprIkJjEbISgvmzmwn76YSGzliQLe0Ys1EH+SZk6Ga3RewM1p541i+NKDFpw/cPFB9IRCopjAlLHY",
+	"iUSZGfL9MGJz7Tt3M4c0zXMcvL7ASiUpsG/u4CjTU5nyvwORHZAfUTx5xx3qW7g8Xv4dLP1+YLZtxpWC",
+	"BI3U9uM2Qm/CtCL73d0IT4+FCYbe2DOK8FUxelm9H64v9ruPowLR2XOWf+MaKttO2wm2fLHbst/dB1Er",
+	"+sJlrvnO2LAeUmIPAEsyiuzvPbcukkJX5gEeQDPTvoDaAT9BW+3FFXDtD21gtG1z5QA14YSPmEB9nYMI",
+	"HXOjGzSO5nQ0Ze29TjfXKgrfgbS3tT+NK5aM21Np2HWxZHk0ZUrbaWAgjcm5oSTIAqIz3POjExTU5mQx",
+	"UDewy0nHN2A+aIDAaBS8TY1uZxdnIedM0DlvHDQew1fo8gAdCZQGePaj291HMUvYhLpyzk9R/c+PPuYf",
+	"TuJPiJuZl7b9ZnUu6+mwa1O8pViNaqvTUGoFGpxU9b93yzPzkBChebNbs3bBXzwA+upfH30scNDQ24bM",
+	"xfySMmjku40HepTIifrio4EzK/jCs9E89DUwcARgCPwGiCqPPrrOihvSQqER4xekA+UcC6GpKpaMg997",
+	"eInlnwSdq6nUod+8XHz00fuKPj36mHsC7kEnV97p9Clae/Hb3OdQWAqLLYPRDaaDJoy7CHNibadw6ruR",
+	"zml649S0aj/XQwi68DhHGsdGnkZ5DLBzohgo/Qn2GHNtcHbsfea2vL0YCMOU6SwVmJXgWfRJ3DhonHKl",
+	"j/zrRdWlrbxltWcwVnXZxJdWRGyDx4jYTsIRsd1nI4J9hEGXOzo9hbwF80hQunIKzjs1h+g1kHlltjT0",
+	"IFiu6nMsAs+69KNP76DVGChFsOV73a4zyxyMV8Gk+Zu12POh1ndShZxDsPnq2riin24fRw490M/wkbVQ",
+	"8Prd9de/EdRqNCzGmx6vv+mlTIc8jjF3ZH/v+fo7rqV8TcXCOkwQnzeX3adOIfGoTmVEqEKfZX+ymjL1",
+	"/g3XiJ9aSGIwI+5KIHHY4wtyIi19v4saRVWkcdD45aT3tncJcysf9Ucf3Z+W6QTPfb5fxCNF2xfK2827",
+	"DNTcxsMW1827qcR2wRE4+2I24jF+wGLI8lH9ifmT2vjqBLqaODvfkta6+9sdgc+nzUtjwUvh3jbK+1nl",
+	"ENhRsbAfO5ZD4Yt0oJDbUuAa3ltp8IycV0O/bHD4oORvecZa1gxyWv4s3SBqzINtPJAuoYWB7YtdONm+",
+	"RS38bTMbvZnoBCXACyoNnADrgrkmTS8+/PX2oVjIZezO1iFJGfTTMcPbx6O06ZAfpZ6CBLRlQkXnKbAX",
+	"MINGWqboqIG5lDF+c47k2JAbZL/7fPmUvoBDXDqoQGM/ynjxxc6oe/wL244cT2t5Xz/9wTwibx3nu6Z/",
+	"1yJtWzbTfb7d9btPvjUbQy2tR5qAd10+ksqVYSgmdMtoZZe9/+gdX5MmepYI1y1sYIQQjk42q9JR2JTH",
+	"wVHLhay3HcNCFZ24cBFM2qi8Dq8IdADDmvPOg3CgvbXQivJmWnn/LCDFU6p0u2ce2z55EWHnB8HuzOOU",
+	"zTJdALOweWG2hyOGXXYU+iCNdi8IPKUnblkiEfyjzASudMrorIevGQUtt6riW4iMb3YGMWC61qAxLw0T",
+	"AYtmLU/Q7IPG/WkreIkyU6jmtae3LG1fmY3Clz10EBJ2yQZmzQ4GBNQfDj615bVbioI56uGazdqbrUbp",
+	"oSHGdETwfYgckwGPnX9Osd+tfy4iA3hv94uZVf4TvIf9pTQWePOdCxDf26JuUTI4AHdsmyb8lg3gMJml",
+	"Qp1h9wlRNijtikanUL2j/qXY5OezsSI7WDr90JAlRIcpU9nMdhwsHfwiz7KMaL1ZMJXy5vvwSdSpYB5q",
+	"423vx5/PzxE1xkXAEPBuYBEibRhglilsLLXoi8Ff2+DrbF/zGVOazuaO2N8I/oEoLGBxZE5FXLgFAEN1",
+	"BkWIU7r35On/wDun7AP5+fXRcfvq56O9J0/Nwes37Nlyo9h8V/wW4xVDGVuXub2aDfrCtvtnQ9gIxLw2",
+	"qoa5eCnmRppC2rhXhFEtjGM9K9QFoSdFRTZOhVKEC1INUwEugOoLd1kK/C2vBnY9i5xW6cMuGPlAX3dZ",
+	"OFxIpd/imyzLhjWkcFLG1PDej+U4fGVv6lwqe4WcpKJPpSaL04Kzc2wQbtQHPhHGZOXCNhEv0gtp4s/E",
+	"bdwhUQyg0Sp76YyWutfwVFn/GkFr5b66t8+obxw0IOZ0Se9e28zCT1bX/kqqdbEZVI1+nQMGgYLDYsJo",
+	"mnCWVoJvlcgliJU9FBPfYqpXOLnPkWY10ywmEWw+Xf/45ameSVAyoSwP43JGyIRSBDKQoExoMxcWD6xl",
+	"Onj79m37qPDLoAWuTtgLdwaxqWuJP9s+oY5BG1ZmQ4TgPkogSdmbotB+ehGc15DGbT/QoNX5pkbQt9qm",
+	"a7uaLC4zIToasbk5B0M2linzKx9K9EMOpilPbJZAKc0uIiovRoSUC3lHMEaeAQpT6xBkSObPXucPMu7g",
+	"dNlO5i5mXnznHeUpzfbXwyx2JzExfQzzIYoaUR68K2pF9K49BCaKHqOKtnR+0bs8uj4v6Es+HBa28E7g",
+	"ZzI3ym8291owzM15V/SUzVx5EbSUgMTxOZ0wFYHsZr4VsxNNC6xPApeqA2jiKeHQ1Mk8FVIpcOwZo8KO",
+	"yzjA4bsUFiFToqZ8bPv0J1RDzs2EqQ55KRNDTwPBPuhjzBSxCaCYHYolXuEwC7701zYHQ0+rdMLbzKAq",
+	"xjuXNYKBnDMx8KhH4EEY0CQZbBHZcdAB5lHYoCZYzLCU0Esnhg38nZHm7j//8f8+MVqeA1/a7XZbdTP4",
+	"rJBQUCUqkYGt95mn7JbLTAHF1E0Fk4y20sm+ZkwKKLMuJHUuGLwLYCABCVfb8TxYqwW+bFkbOMxOzi7e",
+	"XL+/7P3nm97VtW0RjsxpLNPyKkagccA6U8PWDUsr8mXLUNdbqnjho4/w78aZA/bqlcEBn8mdZYCTunF0",
+	"4NoV++z4YLWTQD59CbtkeEZ1WKxOHHMEhswde/C0uuj4jC4KzV0dv7cjuGD5IaHCtm42WpmAztx+OrmH",
+	"f993HId8KXtLoAvgMs9HNJcTW+O6MrjjcIrQqHWzyHFeyZAlnN3auArOYcgSKSaKaHnocj5dJqcOLLjO",
+	"W966tS9kgtmI68q3+6Zuy2PM+298jhW3MoICS+GS+b9x+ARpIuSkhFl9ns30ECjZPlDi+oASo4rgKTi0",
+	"GjJk7TjAWLP7XGSsEL/EM7URq15Wk21U8tE8GyZ81LZVIrWZBqMsTZnQwOWaQ6rY0/0WnlZjFSkX5MTq",
+	"Uaj+t65o9Dib2/zVrpm8tCg9MdXUPDLyo2BzLc2hAcsQb+fxobNCqSDsg8VYdAPL8Rg8/W51lkEaw3kN",
+	"/4G/X8AyYPXIVzt8S2PVGJrGxOj8uXJqwDkU7z15svucIEkV0GTstuVydSdIMEVKtj9voHWYYVaTbp6O",
+	"DVNCFPKmklk6YuTXN6+uj94fXZy8f9X7NSp/vDKmBX7z+vjCfXsA1nsEuceRl+pAsxYfSopk0bJRPgwG",
+	"Qv48BPvcuHTOW0XX7ZSbq7DYApAiMsVqcuYuTl6Zd/6KhIpDrMoU+xOSKAZzXLmXtZmQHiO3RWb1C/TS",
+	"xIIbatv2tIoUCnRXG29epZDaHkDNweLmPUQ0yP6zQivZA7LX7ZKUiljOyNBojhjSg5OislmrLwzTTOmd",
+	"MLyx+BZ3Uz6aQuCvkKR59fNRe+/JU3BooKIGFXt9AcxXipEtZoFVmTOhsETLDPr6+AKw+WHlHCiJj1f0",
+	"BTrbSdOl2Vhlz9gTcPCtMtsy+jJgibuigiE2dRN9MVxArN8vOThC7W5APY8ZSSxIwrRmKRkBuMJ+9zlG",
+	"YfoC+syCW2ngW84OSJMKKAt7/PjxczBo0EugdWJ+I3Fmc/RVNpr2BVVk8MNedzpo5dCb+k6SBaOpIvSO",
+	"Lg7xqFp/TeRzAxJ+y1RfFP0wKbuVNyzukHPIEEQ7wiYxKJTyTYFO3/y1++D5gbdGxmG5FFyVSMUqm5Jj",
+	"rXo9YEf1xUBIzQZE0YUiSnbIkSADPMvH2DhiYIOZNloMHkjbU4JwHQoZ4Y34kK1jRl9blS5ObiuF+stF",
+	"Ik6gbtOuTz2zjPIkTXf8sW7Wg+xhAArmdww1J8dYwR1oLCbbQCoHRcsKS+4cp+qUjKKqufzpe1bxt1XZ",
+	"H3/vKv6V2StCId/HSp/DIiFgoRL2wsC9NKx7c1FTVIQefTRs9hPSTMJCWG3QRNua8zdscWBNdsvbi2zb",
+	"Fniq4mQxzFGcLbIrcGJAKpOSUpRSmrRMYtL0QW6UGa0ic7pElhliTpabGuZEjiqqXIHbWth35MD5VcsK",
+	"FA71RdhZiaHsLy+0fasHJ2UlwdmsSknGV0+DKzCt1zwsEW2jjgXNg/3uvgOUKMwHUlcA1pzOrIh1Zd0g",
+	"WQsuL1ohyR0VTp539PaVNfYVAuiBDMt+l+J+WzU/p0KnSVunplXMttL+t2Isr9gC4V7fBZj5o1Rq20z7",
+	"vk+ts0bO6gxZq1UrTRdoHBgevnxCrfkRlh7LogIebe+xAqN6oo1UQD3es3iAsoQliFHzP7Bc35xBMNhA",
+	"C4RP0FqgKFnwvqBksY/kAf853vblpUT3D1Q7jfrxoHr+kd7lz+daP/Hbsui0aiWu/KHDsAYDPObMo3jj",
+	"GS5QwJfSOW0pemdBZ8k6J5xOARMiD66VASMjMlxobD4If1BF2GzI4tic0SJG5iGZMGFOKyMO2wGic0ZF",
+	"tNlUgrE4pP39xPT5nImji5OrORttJ4/dK66g7dAhtOPlTVlrF6DzrT1jFmKpcfDbu7Irt4BIUSSJGdO0",
+	"8c7vPSLyrKulgFwzs1KOFi1LEpLM6cS3OLONjzLmQoRj/oHFAJwpx3C/QnJdWjp4WhMBZPUdE3rRAlcX",
+	"xZD2HaB+gDOMxjF0JM1ETHTK52H36oV9ra/IvHGIOvdqZd0il0SlSkkPf6bAQL65cpy/WMnf74hpvb/f",
+	"Xvnoo3nG6vJYP9SOIoVfIwKd0CKru5MxZ0aANXG1fWNkBLNWrmd7y/fdK/ReM2Ivz6Y0PyJ2nX2yMSSa",
+	"l+dvrnuXO8rdAHaqQlAYFQ5KIYGsrYlHOCfEQiq7AskABhugAW4MmMBkvals5lmbL4Tgi3Wlmk+ePH76",
+	"bTOGcG1eIMRXHdf1O/9g9pRO47lgRc6CNeOFQ4AxW4DwLBI5dg0pkvZ2ZzfaIA/ItsivTwKaU61Zam78",
+	"n78dtf+fd+Z/3fbz9+8+dqOnjz/9W2MFokgRSKQGRsOV7GHAB7J6MGXXhywH7faMfminmRBcTAYFDKQd",
+	"ZRO48wzYAUKhdmb0w6W9oWXLGKkiAwtXgeEfGBk0Mlc2GBsRB4nARCXS6AeMKaPF2eiNKqgR7TsesxLy",
+	"ao1FFkFKMYIrZQ5qzw7gEo7hVzPNCIDo51ImxTh+nqVUgD2CMbDcB5dNpr6FCsC+klN+w8ijGdMpH0E6",
+	"lcXs9y3+5Lg8gAtWIZQTJUhICFGFoF0FAKqEK30Yhp9yAFePg2zW49ZeuQzRr1dbURmqLsXcXbaDxf7s",
+	"TyjtVQUNOHI1S0hxUCufE51vMWNoAC5ypDPGgrsNUsTDioJzaNQeeVsJR3D6xlxqQhtscIp46gZSRZSM",
+	"vLk8hOhbEXnSdXrmcOE0h0MyxlTtPEV3JZqO63rgHTDOFFvWTR1K5jrNYFWe8pOHNOV7HF9c+E0Sld02",
+	"/p8AouPeFaL0PEbBtS6f2J/LzY9wsfx1VWzrks2kS1X1ksScrxxQ1vEcl29jk3PHXHA1ZbEVWJdVqG2s",
+	"18CaFw/InQl3m22CqQE+0aMAVeE5zKQtJX3l2BOO9a+YzPlNC76sgDC6Tb7Xeaq4OnTbzmZF4/zzTxfu",
+	"X67ThKi4RLb5nDY8aqsDY+btvceKKif5nFo2ooIMGWExSDJQYc2FOQrrxZtr0nQeYWy4YrTev/zlLwOb",
+	"noRwRuDHxC7oYQ3Nn5avzdpdk4HVlJC7xR7MyipqFbVl2NW1OnRkUHa3QN08UMSWwiG6P+DBu6hR26Pf",
+	"VScuoyl3yMCLn4H3RdvLXcuzvjDHAIANZlSPHEi+nnZIrwomrvIW8d5Bf2RXqS+Ky1Q4V2vOT7DcP9Nf",
+	"RtzcL3Nrs64ilfP3LlpXAv8tyyWO5vNksbok3lHLHYVtTejIyt0vmWW25TxsSt+fgEt9K3FeX68FLQUx",
+	"gixTt4MBeGtz4NDTUFPP5GqZCnVPgWKmf80ct+MVC9iEdOCUCkVHWGCX6zG6qGdI8GAhaKzR48sZFyHJ",
+	"gCnRbez4VezxtHkBeSWgGbI4yrDSNcGuHBjDexN8irlV4YogoREZ80SzFJMovLPBegN1pg6DvoUo4FsI",
+	"egp6+ZQ3qvouNTz6/LLvQMn1RhXf3jv2NbB1a575nbka/FqsczY86KDVjC7vjM9haqyZXz18qz0UG7kZ",
+	"P0cN3ZDbLMPU1yMBAySUw4dNQVMw7Bia1qD30iH2cG09+nQ0hWBQ4UbsrZtaNwmfMdUhFzJJ4CaZOu5j",
+	"2BpmVFlkOy6UZjScceEJuvEtTs1a5KKHY7PksU/4LbMkgCXphQPkKcU6ygBK4Fseluie/RG2OluuXd5X",
+	"htMrz7QuK/PSZikWUVN9Gh826IOKMIt3zLWxSZeUrCKCKu4u8wn9TZWNpg5WYIxC10Vpco11Sm9ZC61V",
+	"2/0NTJy/sZHz+lBbNA54xJCfbzFei/3OLKi8zwvd6+7lr4Mw0st8w2YgFnnH91V65Gd2jO/8rS1TO+xq",
+	"m9BTDy1sYtNhVkFGS0QykTBlQXkhFiU8KTRfXB6dnLUi5/+zdu3eF0ZzvgYiqDHblgnJZq7Aqx16BNO7",
+	"3E1JFkxjyiOSV6EplwWIbtLEdo932MEtoqUTb4ir9lPPNuELA/MPQCAqJmIyMAs3MA+YMO2yJxxsVCHJ",
+	"8puLnm9nXeO6mn0obFihlwKJmeBY+O+pMgyIhlj2ixzEDrtIlXpSwapjvme++djT2jk9/uWQIqBNbGS7",
+	"vUbk6vr8wp7P/zo+Ojvunf7Xq5PT0xZccX10eY3A2vDn+5eX56/fn52/6JVke1GKO/m3CXTEdpJ1C8Rt",
+	"azAbzlMB0m6GkbRbG0BpR2SeQYjElRpApuhut0tm6rNhtt2L1uFtPyBkPyBk/8ubD/647yg8yOrrImN/",
+	"98YEFMSsyjT0ItKcwp9lEruoDiYYWExQRBVAgjSPBKDIhFHXlhvwbQodgjuzOCJ92BJI7UtYPGFpvwHw",
+	"C8UEBwhoC4mFO1AuhTKaQQcUsbBNeEELetE77V33SKfTwdeqtCEehN2PP8MKfEX11wywCp8E3500S03D",
+	"7UGGciUraFoP53npPKMvqUBCpG3rIQvEhr8HYGvvpqU6osItf/ojXaH9VZlIPWFpDI/SFPp7GpXMqK8Q",
+	"u83VZKV5kmB8CPOI0VA2pxaYw6U99NUqRjT8c0B4B6lU02bIpz5h3+Ecuu+OOrhZpW1SsEuSgqNi2ZEd",
+	"yKdzWm6uSJNardRr9g6WBsJiZmxgQYVXLofGYEz31EKLI2MVYGNeZhmgClX0w+qYhVqXFvl2uohyO9iu",
+	"nVu1pkN+2e3u7RfgeGqzJW3D/FXVjtH3USxaIKI6folkCm4CJLb/o3EAvwDYVMUL5hhq7lyJrP8ND2lz",
+	"bZew1uZc9Z5V6PdnqusvvyowznszYQcKV6dZnUPfPHO8oXgB7JqmYbaXL4/Jsx+ePSEjKqTgI5qAZQBp",
+	"q8psIIBXpTFLWxE0eRcRAlrpUs+DKTSt0jphMYaQcvA6GKwvBh/7jfzLfuPgY78R8wlTut+I+kU0bPjs",
+	"xsYPDkO/3/j0aWCREgEgq1AyCnAF3jO1DOLY6pBfEG2P6xImYl8MgEY8v7OgfC9PTnuk3c6fQF71fh0c",
+	"kgp4osPE6AvE4rVGVMpGfI5Fuwhjm1AxyQCwPJCP1APQRouCuJ12+KEt4mWmt1EFrrf7PB5fZdtQEGpE",
+	"kFFYc/CgFK4w8uTQUqOjJarI2Qs8UUAKlu6AxOwObgfu+N3rg+7k4Smq5Ui/HJ2evMDqY0dk5iRNjX7B",
+	"hUNOyOH9kCgtSCqe/L4oHH10k0IqklHWkLQPyZuzo7Pjn88vey/yYYojDDPdF0JiR6LiSLcyG00ZJi4B",
+	"CrZzy5aZnpDaTMNxPvTLeiqwV5ARzSZTTbL5AfTaSegE7f7WITk5g5XoCy/cEN9uSOOcAZf1U2Qod1wF",
+	"UxuRyd2LldwLs/WXAinXMZoyuT9wkAIH+SVHgC0yEs8/JpQLZQ0jJP6cSP/FOEciJyt8Q657etTtdkE4",
+	"qSpYP5wgX6oJl2DGcW7SYB52IieHNt6SQaaGnLv+tntEkaZ5RagywCRGQcY0UTV5+HlSkpn9GjPr5/Lk",
+	"XAnahr0yNOXJqbmxNs1r60q0y94esdXDpPnP//W/AWA1t/AiAt89eWrs1zlPYCGVTjOIpBv2BX5z5yZ3",
+	"iw3GkogZgFQPfvON5d6R3057v/RO3zns7kGu0ifsliVmm7L53KKZGk3S1nIYjrhPXvEfO32BeRk+IxKO",
+	"Q464ZDkv14olY9IESNWFMThgwYjPX2thFxvq/NoqS8d0xPpiqRky2OqKGY45YhFhnUmH9BuXbMI++LXT",
+	"UpJEiglpzuiHyiK2Ov0G8OnQnmKu44Ut4F5lMX9NM/hUTi58DnnAZbh82h64+HKukNE78GBXUoV2lGE5",
+	"ka+ISBalHFcqSOEc/utlEEFi1KOP5h/zcZgyivJr04JFm4qX33hoG0BZNqLInEKeRodcOh9Wwm+YPdrW",
+	"9xZIpUkYTX/Mp/Nd4pmtTWeBt3jIQHnIQHnIQPlyVXuG+YR5z7a5Id+Tr/EMWPDqaj8AwYHAhiJNSK15",
+	"0coRK5156pqvgAaFep86dMEO7XGGJEng1LluiIF0Eaa/GAf+8rmM+dT+oK5Ea7n/FdMPnP+B8z9w/j8o",
+	"99AwypzhWT5JPX+8s7gXLIkJ+z2jiSIUy5Ixc48c907JSIqYo0tRJrFqfZv0w4pa/gfk+W8nsIIVAVea",
+	"GWNdOvQ26OYMVRtpJg5QjgFH0Gxu5JDbl+HC/RkRdcPht2bZnLAiC0k+ZTqFyBG6iSgZU55kKfASRJpN",
+	"M7Gt+YErbt7xuxN8ZlJ/uvz9vPbjwRp6kIkPMvH7ycc3/+9dvO+dHf142sMP9qsXJ1f2u1cnFxF5c4b/",
+	"XvauL3816/rjZe/o1cX5ydn1++PT3tGlZ/XfRkjOU/k3NkLiqc1aBcCWmYxZQlKWw1aXkqikQF/5iCbJ",
+	"odcBIIrpLilnffnG5RHBJgx/Z6nskKM8mQ1UCwhm9oW/1yYv2DzWfPq2NVggYFgMYlzkr/sNuj3mg9Vw",
+	"+Xz6D0lXXyJ5FVgW6Ekon8YyMXLTE2sgAhnlgRCMm2s+d93/b8s9Vv88IUgPs/HoYw7vsLqMPAeicOhC",
+	"B3nVLzZxsv0qEaXIgWMrMoPu4q2IsNjoltDGEhFwQ0fxrR3na54/P0bNsXPv+hDkWcbyMuKnAGZs+8eL",
+	"GHf32wF2RUGo6BJYST1g9FrwkvscnwoYzFc86W/zt6y3DM/LZd94aFUlbxGOLSVK0LmaSl9n594q6gt/",
+	"xjGv0dmPc5aSMYtdBwJkqlj4TYqYLalmcV9AdrqR3SmbY0vJwUnMZnOpmRgt2q/YYmAszCwVBdSkfJbN",
+	"vW43KLphgPtXghfmAM1y/vgO8PBCBVfr17Qz7VirrMx8CxxECKNpwllayQ6obOYXBzlbM1VLZw8274PN",
+	"+2Dz/lGtTGmqcxTkvOEBptm/Pjp7c3Sa96sxlIgwmItE0jKc28qkjw3t2RoJDe7Q70E4X2B8ER2ktuMD",
+	"lOW/OTszf9pl1CXFGxDgvBBH127zbioj56q1tXixlGmx+C4Cij2wVaPolnj/9vzy1cvT87eRy//C/hKV",
+	"MZuXvavriLw+vojI8elJVKzzs8jDbDiV8gY/OID/HGrATBp8Ga1id0AHnh0td/JEzmhBFBMofPNNAri2",
+	"FWdGlcjXJUkZjReuGC0HQcVIrV0nqFqwfpLOLA4kM8KeFMyP78sh7SYGs/xGGsKDJ/pLS+UHGfsgYz/P",
+	"r+wZN/nnP/4/y9xyaRs5JDAbAVSFDj3Q5BG4PAoCbhu2qmzG4i/qTa6RvjjU9yB+T/m40GPIujJgLQHH",
+	"3nZdmkgvWKEMAfFBXG2zl0q5MPbl0FRDajaWb2MOEaZiww32Miz45CmRdyIiwjAr2LDi+bHx8NUy0W0h",
+	"Me8OKF3UjVHuxIQsGgB0CzA6rtcN6AsbyMlLGO5BUD4IygdB+SAov0dBWTFxQFImfKzLffis7PQsPWRn",
+	"fAOpqLScfw8y8QqqwEoWaeTtUZk6MRayTOFIQ9W7I9eZjBlB8LkSRrlMCQDTmT9enZyeHpAlebNa1pnV",
+	"mocaOJvpf7cyyUzuKEkepNGDM/VBfv3R8usPcI5en1+8Pzo9BUEEfcGQzVo7LY+ylDyn9xY+flfaTEyg",
+	"XnYNxCZcVTY8RlQgqxdRDsmsmNZcTGzfTkAlSYAra3rDAD6RsA90Nk+Yb0M2T5lioVA/NK304/XsRL9m",
+	"uKsy2Oom67gmkaubxr67aZaY15xqPY8KJvc8lSOm1J+wIavded+F/SD8irCb/i23RXCrp8tHMNqjOF20",
+	"0wy2MqyauKMPTf6FPrDsfS5TjSoC7JNFisVGk6gzJExh1hn81hdzqhxeGRagKiLHkXWbjznUazusiZin",
+	"DM6nBY69k1kSA/J5XygIZ/9kDi8lAzPOC9uqZoDtngdI97a+e5CrGoNQGPtFurjMxKWZbuPrKCB2hD+m",
+	"hscNbvarHorH/PovlXDzB9g9bJ7QRbX02mt3FoHV+7TggBSaOYIlBIfqDrxFnuDxaGyNMrbi4H/Uizn7",
+	"tBKuy0kl2+3AsSjb5Jxr0gzzKpk6VlXTOLIiB76lzKnNs4BfH9LNStRcIIKABmJNShU5PWSd+vF1YUdx",
+	"f68Xc1bMvawj/Ed2XrUH4JLReNGe0ZiVD6kiTVt4055kNI0jb9S0J1SziChNk6R9R/VoGstJRLSU7RkV",
+	"IGAFF5MWKWRq5vOHBXNLekigaAgPnyXNfOGNqo6lQNjP9fzK2k7r5PtmOuCFXZlvcipxsFVowZ6AHo5m",
+	"UHfc8WeMNNM6om1FYao7JAjCPJapfRzCzshMf3cnNoMmo3Xn9S2EfATBvcTSRkGOTgidMKFbRDAWK6Il",
+	"tB6omFrgTeOqyOtkpqGowkHcxnKkDgglr2l6E8s7QSYZj1mEnXwQqsktdq7A3tKU06FXgcuFlsa8Tuv6",
+	"clXP5Bt4928oJ9+oFWg8sBPOB/kgOQPH82d5txGtGZLylITQYE6AlrTCMjUZueoJSZUo6Q89sevcHCWQ",
+	"aea7vCrGwD2FEJ9CkjmdcDE5gD6lHsWQkikV8ThLEK860DFWMaYQz7GIhQ5xV3NiM8iktq3SXHyA0MSI",
+	"WQgND3C0QQRuLyoQNTVvESq183+21knSbyQ9V8nNYvOBP5dfxLwV+rdKqW6C8BidC1/CA7INYHwRCapA",
+	"w07FHaUsZkJzmkR5sgf6S27YXJNMxIgHR7gt2fGeDQvi71Rogv1Ocw8IS9iE4innGhuOgyNXzpnArjrw",
+	"nYbO/+zDnKcsKrjeFbQNMxNxIKK3LI35CP2FVhtwwH+23XmrQ060cvCn0PDX9bUQeb55oa4hQumWg2Rz",
+	"xMyDJmVlkPzIvxVMqgKinQtOiDVhdWEOfM9d+oTKZqzU6dkHqWYVKHvbaxuTR+w+mPt47DJMQCsShgUA",
+	"Y+iQy0qCpO00g6k6nicUscPnNGUi0CbvBVBTfli/T3CvfH4w35pSSHyX+LDQeQDSXv5l8ei/VTCnzKnX",
+	"0Bguv51DAW94NOVJnDJbovr5DBh3u6S3RHazwQns2MM9UO9rqxvLTdtz5cfVOkJaGNcQFhkywmLuGl0C",
+	"BxzS0Y01h99ckya1tY/OXUESNoaHDf7yl78MChnK+HCsha42wqAr+9IbrSXvh7Fv9LaRThZmEOj3GWow",
+	"v1LT/zYqwwZE6Bb/QadfLr6koYVyGfxOkrIPZp+4PqxQocI6faDBb9CHp9zWYQXg2lDGC2A9QSogAx4P",
+	"nPB3lzogUXMC+2KWKYvBZnMx9bRDUOd33AoSXecSStisppE7Fc0NfdEcVFxdHfBe/dZ917mbMtEBrORB",
+	"K0LfRsEAAhBeCw/cF83j3mlBl0DWaUvHufJovQ7XGhsZAhco7ENfNAs3w/vBGT409sloMUrYIXFNaZ6R",
+	"mLG5NUuK+41hKuRNa3hPKenGMkH8vS/WkVm10DsU4LrI9BfTRO4XHKNJcj6uHSygjti3hkE/tCeybfGI",
+	"zaM7l/TuNRbCfutY2lasFBXWeUJHPp9n94+biVWHv2u+vvv4e4/xHcMqIiQX7GyZb4Za/xHcmiErazcb",
+	"tQ2id+0hnDUsod800Fe1bx/lVuoqUxdVPxvx83dYa2tiuFlmdUAyMRxnv7uLiexQpc4+GKMAVq1DTpTK",
+	"mIUmky6EdHF+dR1KaL+VN+w4n+EXNJX2Q/a8GS5+0G8q+o1ZlYqTY0eVyADawssbJoq1hL6C0G69Ragr",
+	"5eJ9GUPB6Nm+iUpJVynq2RbXcJ3yzrXVElyvPYtYVCV7p8EoulCYqBJU5EvU+w2kT2G8ugRTf8WOIjOm",
+	"aUw1fSD6pThacJ1IEzGvDAUAxbskJY6UhspZ649Q44MZWtdunqQ5WNyo9wMg7f1nhTYQB9AWIqUiljMy",
+	"hDK1vLuRymatvpBzZuupkNkfXZyQJublms+Pbndb4EqEs130DiCsEzg9+4IlyjrofHsko/OCa94Me/Xz",
+	"UXvvyVNn0ptHTeWdzd41lkGnL0qW+NQa1flOHRCuVGYkEfr2rChW0PXUqv594bAy7sOy+uKF81NWuY2V",
+	"kWXfb4cc9cUgdD5BEC51CL2bSngH2zDYU1tfwGyDaCvwpFVistrsJUuVrTUsC3TrK1YR2SVakmc/PO2S",
+	"JiULRtPWITpLZKYj8sNelzQfd0lMF6rVIWdF7gggp9Ceykz9EF/GboeWJJWaalbbSUYnMLtwIxkzn20b",
+	"yUDOfVsxsyKG3R+fvLhUpLnXfdzpdnZ3H3e6j/b2I3MEdg/i4bODg0eP91qQKxjHKVOKFeneyImRFIKN",
+	"EEgv8sbe473i+lCxcPd3yF/bL2V6R9OYxeYv7O1jyX7IphwPG2BzZSkg92TKzHSeyg+LuoWiSSLvWHzk",
+	"JlldMOwl0zjY6+4/i75sk9MvZ6ngCdhGYhVyni1XQxaBEYpG1JgyGjOMOB7T0ZS1j3P04PKDhWwDsz4o",
+	"hgxseMNazp2VfW8+PUjMgsREtd5YP3DAl/XFXHJUNSnPhsuVGnBCvkBu45LJA9yeJqvaveeROIgLCYiL",
+	"oZRQpCkzrXjMiD2EtqxH+S57dwJawXOtIM8LO2ulmVARoSTmig6TklvJQnDYbNApS1kpt19A4jSIUpAG",
+	"eQdpCLcYjhAfgCAsdFK1EizKY3MYCxfa8mJeQPTC+zqkR0dT9xDbPbSwFBTDijZaJyF0SEYQ9sPM1cii",
+	"mmCkERZ5R5Eb4HC2zTh50oUiaES6ti6rQ1f0YyzFY4h1ouOrVHhEY5St5rzD6uTFQVYJ8Tu7Lg5/6Shg",
+	"jaS8MPNU/O/Md0TLG6I9qe+HBqZFbS+0bSWYWYhBvjIDl2EzT9ktl5mC1aybCkaO66VDN/qm/bxeOGKy",
+	"O1CXqXAuGBKJHJN8Ux8YbsVEKTFYp8Tm9REREeyu0IdQulWlmlCi+Yx9/QbV4SbStyxVq6CLrx1nGtOR",
+	"MUgUsa2Q7Y0D78fH798PM57E77kYy4Gx1VI+csUoEIsG2998/kmSuWJZLNv2SVjaBbejx8oaPjLTLeRk",
+	"vxxfQd4EXO2SO8ziAbuDoCxIsZQxMqWG8Y/kbMa1hpaYVEyYrcv6SRppkGDIwcchEqrH8v9n7+qa28at",
+	"6F/B6CXSlJblj2x35Se1k510nJ2msdNOps2sIRKSWEOECoBV1Iz/e+d+AAQl0s22UbzdzVMimgTAC+Dw",
+	"XuDgXLsei1m1i4sRuCGEMcvBegXuIhojhqWntYdw+FLOTe0jg2l0xTEURKWUKpq0/8PaBbRqrnLWKWm9",
+	"oEzaGczkldaYrRD8QstB730FYLzQcoscSm93nWsgf+bePiKwhCp6PEjq30Cyo/Dz//BYWDJmkzCaZE1o",
+	"z7nZ4HKmtrlqOpZ5Mo0KeFsSFkr6BKbU1th7ZeFbuzFa958Mm1HWSbhpitkpeEscfAgDw8wBCMHc9DSi",
+	"pbuH0cqcIm/4cInW4PsY1rWUFROTdek8LdBtZcnqLaZGJVOafCTigj4lyZeRlf5Rq1qBg4/1beU9xuth",
+	"5/EKD6vQTZwAkUgXsZASAtu6Ih4Q+2EN39poDb6isv+UWgwn4+cComN0qvrfj/hgOzG8I9tO/1ZPJhd5",
+	"SB2Nv9TdiON1fP4t/PdKrJS0fq6kd0J98Ir7nfCu3oQ6pPdgs2dOFEoWuqwUWInuQpsE40WCs6ySHUdK",
+	"KIK7s1jONE0+RslHNkaXOWBWoSD2t+Q3koWx1+hJ8Rtxhl0JBTb5E6E1f/njm+sXb9AMAea8CZ01NLZB",
+	"NdpegLIdzQID8KVNpa7AXIiD9CAmVeF1XcA4fJfLyUWHvpzR+hZKPNIZPygb6niiU35Q/WOMUDJmZbZ9",
+	"ky/JrhoOBiRTT1Y4875uHv5P4A7xJc3ZtfyQjm9F8R1PhiwyN+lm7AKncgPhJ+bxr1o+HUFKB67TjOvC",
+	"daz79CP8Q9mX6BzDT1dCucUSHlmbnrFSBEBvaxWGpCU20kYql2/xMnCc4jKx5JfnJ7MEu/iDQQDegCAD",
+	"Hy3dk8HiKm8ATx7TIX1g9LAwUwW2iP268BeKVk3tN7XvI5MwZNJNNzg3px2UMKLLNBAZwHPYB7ukt+FG",
+	"8cPP74++oTNieHl+PurK8UT9Cr10RNwL1Twh9s3QHp2SGYmiyq81hcfRsfH8S2Mp9Xf08cI6Gk08WnHk",
+	"mbqESQcT3VQCj1fzlw8JC6it/3mxFGb1MXCUAEHOtYrZ37TyrtdTg//SIuCw5ZsRDoKx5jK/N4vFiGnu",
+	"fBdR6rRa+Ksk0RziFwea7YY0LQge9likoJ9RRNocljuEqe9lqY8MUVDFV3j6tcLT59B2QOhY0aKadPfP",
+	"XPxqU+z0eVEkhn1HgJIXGEe6xBea71IYiXXflmuFW520JbGR7OV0RZs5hM4ajwA5AVOqIeswRGuN6DFX",
+	"UT1MVjuxNlaRSr2tK1y8YJG5EESqIoupjvb/7u5L+C/6eHAPvc2Wj0Xt+YWjKak/gc3B0cPlkqvEmQwe",
+	"IiEdxJHfHWLVy2ic4wJWrOcpA0owZ19ESbaWtDtlUNy4Kn5Z6/c/f1yiqdxAEgdNmOVLSVvFxWteGIyz",
+	"9POilTZLdwSgwmGGugR/N2EdLpHW0WbZZMJBeCiLjHnwaQpcuA+KofDK1vAsk/WRf+8Y3yyeZURUNMvR",
+	"WMxo55fdo2a1hAkEAdqC2Q+xYrbZqKrAmQQGOh5YvDLLp4QJs3zUv1FV8dXB+ZkDyawoeKpxeETTRJtl",
+	"lpyd5eG+nwD1kwBkpaT2q3/18zF48+B8MoGvCu4sMDuBFaVoK8SJl7e3rzNUyYoszUJ6OYfvUWEUK+iU",
+	"eOaP0nFX8DTuh4mhVZxspQrBDZHbcC1eqUJ1q3K8xOYfc3eLa+hPRoo2KJ2oN+MvvUGl8tqWfjeY/vV9",
+	"+7Q+2Xba6iZuYjM+qOsH73Ec0Mate3RXmO8hFl1UOxZmEdLlBF0GXh08JHvzAYWLK+FyKzcq5NqDv6GH",
+	"x4TvoL+v+85o/sDN/Y8d79UHf7rRstzr8gNGWdb/wuNfNpvhtTVrcEdqF3t4CGYT6sPGOJLGWRi7lh6m",
+	"JIr2SEGbk9hxGFHcq1049RfYlF1j7dFNTtRK+jQoilFMhJi4yxlze6zLJQ0ajBsouMnE88mFwABkWzrV",
+	"xiRSF0pACXV2vZWLRZkTaRTrxXZ+EjyhZNnToBNWDZ8NhOcvCk3Z4Pnkp3xaH4GyN6FLpv9Nb3ejXbu6",
+	"j4O5klZZqPkhg74orxW2Azxg2pzv4qfdomwG8dG0yaUOlIAh02Xw512QsxALLZekvlhbPZgOVt5vpqen",
+	"Z+e/HU/Gk/HZ9NvJt5PBIQVtVu1ovIp3TbGWREuY50xStMbiMM51iZp45DaXXgzVeDlmrs6YpYzGuVnf",
+	"NQzo21c3RHnGkP3ubIJNeo5NumP1eX67YHikq+yCdg+zMcXKOO/E8O7khK+c4JW7Ea79OiXevnnF9Gsk",
+	"tYTGblFqCAcrCm7SSGqM9RHHu3qYnp5+hBIfBtkgii/BSFvFSAV7ZDAdYJ/AZTJsdkDEd76xG4YgeIlI",
+	"zCnFA08ayzxXGz/CaURtadcGvQlfI1XVaxxt3m8GGV+GMfc+jsTDvDvsCZHWaAuC0ARMJ+QBfDhCbqJw",
+	"Eu1ClTYKf6bPx9TD3TTHRkzULChsg09kWsBG18uy83lMdFhWSybaUhucl752mViVzhu7o+jXLN1VSI+X",
+	"lp3kN+wqXikbio/pytPHgxR4l3GgE09uVOXFCzzt4bxVct2qHDVgOx7+EwxDNC3J30gkt2SJoXk6JIWV",
+	"1ab2fUZ25bKCj9BKutUJkrxUEXP3gx+FJGCSheTyQgL1jlfbl9RyYKeGn8x72CSyhXLNmFQp7FXu61yn",
+	"QyWhI/Yc66gKJ1ZKF7jzzVkF5ru2PlSoCVWRONlS6fGJoIv/zEWxzqT+mHGgx4y9J6GmpNIru+jvw0R8",
+	"MBMSJtjSyvWI6c2sW1K4hP7dfeYSP/xQOTo/mF4K4QtKQBUoTPQRd5XxUumD+gKvaubS2lI5AvWTpivp",
+	"0ITM/VScjcUrzAk/Fd9MJhEVhRTrsqo95ZtOz2ecT8TWQoDWXNy7m4hpmfjmUlyXvxNzU0Abhpfn32Xi",
+	"8uxilPbBEk/6d9ofXj65im8efeVYwlp52VHA90QrRcZkL5PO1fmKVjFdYN61oAwpc92No7A3GR1xfWw0",
+	"xUxfPtzjouZWw/q4nd1ccwJ3pKSmDBAaGejp8tzCrAwUTmfNAj3qXnHib+xsnNamSSXG1YdUYkme9s63",
+	"4rHGPhBpjJFQRbnnBA9ZTyDjoyAFf1TwcDWNUqTW0eTLGtqZ4Pi7oTIkp6KwxuG7t9e3sx9nr//w4/WL",
+	"d5lo/bwJv3/4/etwbRSOZ+LGZYnnqua1D3kqwjcfcGkvboD5xZabY+PyeL5fhjMuh6eF2IpgqMHD+4d/",
+	"BwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -222,7 +222,7 @@ func TestGoWorkerLibrary(t *testing.T) {
 	e.waitStatus("lib", eid, apiclient.ExecutionStatusSUCCESS)
 	// A handler that outlasts the grace is cancelled, and Run returns.
 	stop = runWorker(t, newWorker(worker.Config{Concurrency: 1, Grace: 200 * time.Millisecond}))
-	eid = e.start("lib", "one", map[string]any{"mode": "ignore-stop"})
+	e.start("lib", "one", map[string]any{"mode": "ignore-stop"})
 	started()
 	if err := stop(); err != nil {
 		t.Fatal(err)

@@ -51,6 +51,10 @@ const (
 	// server restarting, a network blip) before the next try.
 	minBackoff = 100 * time.Millisecond
 	maxBackoff = 2 * time.Second
+	// callSlack is how long a call may take past its own wait (a poll's
+	// wait, nothing for the others) before the worker gives up on it, so a
+	// server that hangs cannot hold a worker forever.
+	callSlack = 15 * time.Second
 	// answerLimit bounds how long an answer is retried when the server
 	// cannot be reached, past the task's deadline (after which the server
 	// refuses it anyway).
@@ -372,6 +376,8 @@ func (f fatalError) Unwrap() error { return f.err }
 
 func (w *Worker) pollOnce(ctx context.Context, n int) ([]*Task, error) {
 	wait, max := int(w.cfg.PollWait/time.Second), n
+	ctx, cancel := context.WithTimeout(ctx, w.cfg.PollWait+callSlack)
+	defer cancel()
 	res, err := w.c.PollTasksWithResponse(ctx, apiclient.PollTasksJSONRequestBody{Queues: w.queues, Wait: &wait, Max: &max})
 	if err != nil {
 		return nil, err
@@ -403,13 +409,13 @@ func (w *Worker) runTask(work context.Context, t *Task) {
 	ctx, cancel := context.WithCancelCause(work)
 	defer cancel(nil)
 	beats := make(chan struct{})
-	stopBeats := make(chan struct{})
+	beatCtx, stopBeats := context.WithCancel(ctx)
 	go func() {
 		defer close(beats)
-		w.heartbeat(ctx, t, stopBeats, cancel)
+		w.heartbeat(beatCtx, t, cancel)
 	}()
 	out, err := w.call(ctx, t)
-	close(stopBeats)
+	stopBeats()
 	<-beats
 	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
 		// The server cancelled the task (or its lease is gone): an answer
@@ -436,22 +442,25 @@ type errCancelled struct{ reason string }
 func (e errCancelled) Error() string { return "the server cancelled the task: " + e.reason }
 
 // heartbeat extends t's lease every HeartbeatTimeout / heartbeatFraction
-// until stop; it cancels the handler's context with the reason when the
-// server says the task is cancelled or the lease is gone.
-func (w *Worker) heartbeat(ctx context.Context, t *Task, stop <-chan struct{}, cancel context.CancelCauseFunc) {
+// until ctx ends (the handler returned); it cancels the handler's context
+// with the reason when the server says the task is cancelled or the lease
+// is gone.
+func (w *Worker) heartbeat(ctx context.Context, t *Task, cancel context.CancelCauseFunc) {
 	every := max(t.HeartbeatTimeout/heartbeatFraction, 50*time.Millisecond)
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
 		select {
-		case <-stop:
-			return
 		case <-ctx.Done():
 			return
 		case <-tick.C:
 		}
-		res, err := w.c.HeartbeatTaskWithResponse(ctx, t.ID, apiclient.HeartbeatTaskJSONRequestBody{LeaseToken: t.LeaseToken})
+		call, done := context.WithTimeout(ctx, max(t.HeartbeatTimeout, callSlack))
+		res, err := w.c.HeartbeatTaskWithResponse(call, t.ID, apiclient.HeartbeatTaskJSONRequestBody{LeaseToken: t.LeaseToken})
+		done()
 		switch {
+		case ctx.Err() != nil:
+			return
 		case err != nil:
 			w.cfg.Logf("worker %s: heartbeat of task %s: %v", w.cfg.Name, t.ID, err)
 		case res.JSON200 != nil && res.JSON200.Cancelled:
@@ -501,6 +510,8 @@ func (w *Worker) answer(ctx context.Context, t *Task, out any, herr error) {
 }
 
 func (w *Worker) send(ctx context.Context, t *Task, out any, herr error) (int, string, error) {
+	ctx, cancel := context.WithTimeout(ctx, callSlack)
+	defer cancel()
 	if herr != nil {
 		res, err := w.c.FailTaskWithResponse(ctx, t.ID, apiclient.FailTaskJSONRequestBody{LeaseToken: t.LeaseToken,
 			Error: herr.Error(), Retryable: !IsPermanent(herr)})

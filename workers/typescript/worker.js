@@ -54,6 +54,9 @@ const HEARTBEAT_FRACTION = 3;
 const MIN_BACKOFF_MS = 100;
 const MAX_BACKOFF_MS = 2_000;
 const ANSWER_LIMIT_MS = 5 * 60_000;
+// How long a call may take past its own wait before the worker gives up on
+// it, so that a server that hangs cannot hold a worker forever.
+const CALL_SLACK_MS = 15_000;
 
 const PERMANENT = Symbol("yukta.permanent");
 
@@ -143,7 +146,7 @@ export class Worker {
       try {
         const { data, error, response } = await this.client.POST("/api/worker/v1/poll", {
           body: { queues: this.queues, wait: this.wait, max },
-          signal: this.stopping.signal,
+          signal: AbortSignal.any([this.stopping.signal, AbortSignal.timeout(this.wait * 1000 + CALL_SLACK_MS)]),
         });
         if (!data) {
           const why = `poll: ${response.status} ${JSON.stringify(error)}`;
@@ -203,6 +206,7 @@ export class Worker {
           const { data, response } = await this.client.POST("/api/worker/v1/tasks/{taskId}/heartbeat", {
             params: { path: { taskId: task.taskId } },
             body: { leaseToken: task.leaseToken },
+            signal: AbortSignal.timeout(Math.max(task.heartbeatTimeoutMs, CALL_SLACK_MS)),
           });
           if (data?.cancelled || response.status === 404 || response.status === 409) {
             cancelled = data?.reason ?? `heartbeat answered ${response.status}`;
@@ -252,7 +256,7 @@ export class Worker {
     let backoff = MIN_BACKOFF_MS;
     for (;;) {
       try {
-        const path = { params: { path: { taskId: task.taskId } } };
+        const path = { params: { path: { taskId: task.taskId } }, signal: AbortSignal.timeout(CALL_SLACK_MS) };
         const { response, error } = failure !== undefined || !result
           ? await this.client.POST("/api/worker/v1/tasks/{taskId}/fail", { ...path,
             body: { leaseToken: task.leaseToken, error: String(failure instanceof Error ? failure.message : failure) || "failed", retryable: !isPermanent(failure) } })

@@ -71,11 +71,12 @@ type effects struct {
 	perKey  map[string]int
 	held    chan effectCall
 	release chan struct{}
-	gate    chan struct{} // when not nil, every effect waits for a value on it
+	gate    chan struct{}   // when not nil, every effect waits for a value on it
+	aborted chan effectCall // a held effect whose worker gave up on it
 }
 
 func newEffects(t *testing.T) *effects {
-	f := &effects{perKey: map[string]int{}, held: make(chan effectCall, 16), release: make(chan struct{})}
+	f := &effects{perKey: map[string]int{}, held: make(chan effectCall, 16), release: make(chan struct{}), aborted: make(chan effectCall, 16)}
 	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var c effectCall
 		if err := json.NewDecoder(r.Body).Decode(&c); err != nil {
@@ -92,6 +93,7 @@ func newEffects(t *testing.T) *effects {
 			select {
 			case <-f.release:
 			case <-r.Context().Done():
+				f.aborted <- c
 				return
 			}
 		}
@@ -691,5 +693,39 @@ func TestTSWorkerClientIsGenerated(t *testing.T) {
 	cmd.Dir = tsWorkerDir
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("tsc: %v\n%s", err, b)
+	}
+}
+
+// TestWorkersStopOnCancel: a STOP CANCEL of the run reaches a Go and a
+// TypeScript worker in the middle of a task through their next heartbeat,
+// which cancels the handler (the Go context, the TypeScript AbortSignal):
+// each abandons its effect call instead of finishing work that will not be
+// applied.
+func TestWorkersStopOnCancel(t *testing.T) {
+	dsn, keys := pgtest.NewDatabase(t), "YUKTA_API_KEYS="+writeKeyFile(t)
+	s := startServer(t, serverOptions{DSN: dsn, Env: []string{keys}})
+	e := &env{t: t, s: s, c: keyedClient(t, s, testKeys["admin"]), ctx: context.Background()}
+	f := newEffects(t)
+	for _, lang := range []string{"go", "typescript"} {
+		e.apply("cancel-"+lang, line("flow", nd("start", "MANUAL", ""),
+			nd("work", "TASK", `{"queue":"qc-`+lang+`","heartbeatTimeout":"2s","timeout":"60s"}`), nd("out", "RESULT", "")))
+		startWorker(t, lang, lang+"-1", s.URL, f.URL(), 1, "qc-"+lang)
+		eid := e.start("cancel-"+lang, "flow", map[string]any{"hold": true})
+		var held effectCall
+		select {
+		case held = <-f.held:
+		case <-time.After(waitLimit):
+			t.Fatalf("the %s worker did not start the task within %s", lang, waitLimit)
+		}
+		e.mustCtl("cancel-"+lang, eid, apiclient.ExecutionCommand{Action: apiclient.ExecutionCommandActionSTOP, Mode: ptr(apiclient.ExecutionCommandModeCANCEL)})
+		select {
+		case c := <-f.aborted:
+			if c.Key != held.Key {
+				t.Fatalf("the %s worker abandoned %s, want %s", lang, c.Key, held.Key)
+			}
+		case <-time.After(waitLimit):
+			t.Fatalf("the %s worker did not abandon its task within %s of STOP CANCEL", lang, waitLimit)
+		}
+		e.waitStatus("cancel-"+lang, eid, apiclient.ExecutionStatusSTOPPED)
 	}
 }

@@ -29,7 +29,6 @@ const (
 	taskMaxPorts         = 16
 )
 
-
 func task() plugin.Descriptor {
 	d := withRunFields(plugin.Descriptor{
 		Type:        "TASK",

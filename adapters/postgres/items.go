@@ -241,14 +241,16 @@ func NewQueue(main *pgxpool.Pool) (*Queue, error) {
 	// statistics lag, and the planner would rather scan, sort or merge the
 	// whole queue: 10 ms+ per claim with 10,000 queued. Every query on this
 	// pool is driven by a handful of rows, so only nested index lookups are
-	// wanted here. The disabled plans' penalty costs would also push any
-	// query that still needs one (a worker's poll over several queues sorts
-	// the few ready items it finds) past jit_above_cost, and compiling it
-	// took 0.6 to 0.9 s of the database's CPU on every such poll: JIT never
-	// pays off on rows this few, so it is off too.
-	for _, p := range []string{"enable_bitmapscan", "enable_seqscan", "enable_sort", "enable_mergejoin", "enable_hashjoin", "jit"} {
+	// wanted here.
+	for _, p := range []string{"enable_bitmapscan", "enable_seqscan", "enable_sort", "enable_mergejoin", "enable_hashjoin"} {
 		cfg.ConnConfig.RuntimeParams[p] = "off"
 	}
+	// Those switches make a plan that must sort (a poll over several worker
+	// queues) cost 10^10, far past jit_above_cost: PostgreSQL would then
+	// spend about a second compiling a query that runs in microseconds
+	// (measured: 680 ms mean per worker poll). Nothing on this pool is
+	// worth compiling.
+	cfg.ConnConfig.RuntimeParams["jit"] = "off"
 	cfg.ConnConfig.RuntimeParams["application_name"] = "yukta-queue"
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {

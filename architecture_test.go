@@ -28,6 +28,9 @@ var layers = []layerRule{
 	// stays standard library only, so a custom server's main pulls in no
 	// dependency the yukta binary does not have, and never imports fx.
 	{prefix: "server/", ownPrefix: []string{"domain/", "application/", "adapters/plugins", "bootstrap"}},
+	// The worker library is public API a user's program imports: it stands
+	// on the generated client alone, never on the server's own packages.
+	{prefix: "worker/", ownPrefix: []string{"api/apiclient"}, thirdParty: true},
 }
 
 // applicationOrder is the declared order of the application packages, top
@@ -213,6 +216,9 @@ func TestLayerRulesCatchViolations(t *testing.T) {
 		{"server/x.go", "go.uber.org/fx", false, true},
 		{"server/x.go", "go.uber.org/zap", false, true},
 		{"adapters/plugins/x.go", module + "/server", false, true},
+		{"worker/x.go", module + "/api/apiclient", false, false},
+		{"worker/x.go", module + "/application/executionapp", false, true},
+		{"worker/x.go", module + "/domain/fault", false, true},
 	}
 	for _, c := range cases {
 		got := violation(c.file, c.imp, c.test) != ""

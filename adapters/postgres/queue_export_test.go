@@ -1,0 +1,6 @@
+package postgres
+
+import "github.com/jackc/pgx/v5/pgxpool"
+
+// QueuePool is the queue's own pool, for the tests of its settings.
+func QueuePool(q *Queue) *pgxpool.Pool { return q.pool }

@@ -80,7 +80,9 @@ var executionModule = fx.Module("executions",
 		func(e *executionapp.Engine, q *postgres.Queue) *executionapp.PollTasks {
 			return executionapp.NewPollTasks(e, q)
 		},
-		func(q *postgres.Queue) *executionapp.HeartbeatTask { return executionapp.NewHeartbeatTask(q) },
+		func(q *postgres.Queue, l *executionapp.AppendTaskLogs) *executionapp.HeartbeatTask {
+			return executionapp.NewHeartbeatTask(q, l)
+		},
 		func(e *executionapp.Engine, q *postgres.Queue) *executionapp.CompleteTask {
 			return executionapp.NewCompleteTask(e, q)
 		},

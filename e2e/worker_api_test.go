@@ -113,9 +113,14 @@ func TestWorkerTaskRoundTrip(t *testing.T) {
 	// Silent worker: no heartbeat for heartbeatTimeout (4 s) loses the task.
 	eid = e.start("ws", "flow", map[string]any{"n": 3})
 	task = e.pollOne("q1")
-	hb, err := e.w.HeartbeatTaskWithResponse(e.ctx, task.TaskId, apiclient.HeartbeatTaskJSONRequestBody{LeaseToken: task.LeaseToken})
+	hb, err := e.w.HeartbeatTaskWithResponse(e.ctx, task.TaskId, apiclient.HeartbeatTaskJSONRequestBody{LeaseToken: task.LeaseToken,
+		Progress: map[string]any{"done": 0.5}})
 	if err != nil || hb.JSON200 == nil || hb.JSON200.Cancelled {
 		t.Fatalf("heartbeat: %v %s", err, hb.Body)
+	}
+	logs, err := e.c.GetExecutionLogsWithResponse(e.ctx, "ws", eid, nil)
+	if err != nil || logs.JSON200 == nil || !strings.Contains(string(logs.Body), `progress: {\"done\":0.5}`) {
+		t.Fatalf("the heartbeat's progress in the run's log: %v %s", err, logs.Body)
 	}
 	again = e.pollOne("q1") // waits out the lease
 	if again.TaskId != task.TaskId || again.Attempt != 2 {

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,6 +78,22 @@ func TestWorkerControlOnTaskNodes(t *testing.T) {
 			t.Fatalf("a skipped TASK passes its input through: result %#v", x.Result)
 		}
 		e.none("skip", 0)
+	})
+
+	t.Run("skip while leased", func(t *testing.T) {
+		id := e.startHeld("wc", "skip", map[string]any{"items": []string{"b"}})
+		tk := e.pollOne("skip")
+		e.mustCtlNode("wc", id, "work", apiclient.NodeCommand{Action: apiclient.NodeCommandActionSKIP})
+		hb, err := e.w.HeartbeatTaskWithResponse(e.ctx, tk.TaskId, apiclient.HeartbeatTaskJSONRequestBody{LeaseToken: tk.LeaseToken})
+		if err != nil || hb.JSON200 == nil || !hb.JSON200.Cancelled || hb.JSON200.Reason == nil || !strings.Contains(*hb.JSON200.Reason, "skipped") {
+			t.Fatalf("heartbeat after SKIP: %v %s", err, hb.Body)
+		}
+		if st, body := e.complete(tk, "worked"); st != http.StatusConflict || !strings.Contains(string(body), "skipped") {
+			t.Fatalf("complete after SKIP: %d %s", st, body)
+		}
+		if x := e.waitStatus("wc", id, apiclient.ExecutionStatusSUCCESS); x.Result != "b" {
+			t.Fatalf("a task skipped while leased passes its message on unchanged: result %#v", x.Result)
+		}
 	})
 
 	t.Run("breakpoint", func(t *testing.T) {

@@ -92,7 +92,8 @@ func (h *handlers) HeartbeatTask(ctx context.Context, req restapi.HeartbeatTaskR
 	if err := h.uc.Worker.enabled(); err != nil {
 		return nil, err
 	}
-	a, err := h.uc.Worker.Heartbeat.Handle(ctx, executionapp.HeartbeatInput{Worker: worker(ctx), TaskID: req.TaskId, LeaseToken: req.Body.LeaseToken})
+	a, err := h.uc.Worker.Heartbeat.Handle(ctx, executionapp.HeartbeatInput{Worker: worker(ctx), TaskID: req.TaskId, LeaseToken: req.Body.LeaseToken,
+		Progress: req.Body.Progress})
 	if err != nil {
 		return nil, err
 	}

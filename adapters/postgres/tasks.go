@@ -93,19 +93,25 @@ func (q *Queue) Lease(ctx context.Context, itemID int64) (executionapp.TaskLease
 	var owner *string
 	var token *int64
 	var claimed, deadline, until *time.Time
+	var payload []byte
 	err := q.pool.QueryRow(ctx, `
 		SELECT w.item_id, w.execution_id::text, w.node_id, e.session_id, e.workflow_id, w.queue, w.state, w.attempt,
 		       w.lease_owner, w.lease_token, w.resumed, w.bp_passed, w.claimed_at, w.deadline, w.lease_until,
-		       coalesce(w.lease_until < now(), false)
+		       coalesce(w.lease_until < now(), false),
+		       coalesce((SELECT n.skipped FROM execution_nodes n WHERE n.execution_id = w.execution_id AND n.node_id = w.node_id), false),
+		       w.payload
 		  FROM work_items w JOIN executions e ON e.execution_id = w.execution_id
 		 WHERE w.item_id = $1 AND w.queue IS NOT NULL`, itemID).Scan(
 		&l.ItemID, &l.ExecutionID, &l.NodeID, &l.SessionID, &l.WorkflowID, &l.Queue, &l.State, &l.Attempt,
-		&owner, &token, &l.Resumed, &l.BPPassed, &claimed, &deadline, &until, &l.Lapsed)
+		&owner, &token, &l.Resumed, &l.BPPassed, &claimed, &deadline, &until, &l.Lapsed, &l.Skipped, &payload)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return executionapp.TaskLease{}, false, nil
 	}
 	if err != nil {
 		return executionapp.TaskLease{}, false, translate(err)
+	}
+	if l.Payload, err = fromJSON(payload); err != nil {
+		return executionapp.TaskLease{}, false, err
 	}
 	if owner != nil {
 		l.Owner = *owner

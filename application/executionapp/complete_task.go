@@ -67,6 +67,9 @@ func (uc *CompleteTask) Handle(ctx context.Context, in CompleteInput) (TaskAnswe
 	if err != nil {
 		return TaskAnswered{}, err
 	}
+	if l.Skipped {
+		return TaskAnswered{}, uc.engine.passSkipped(ctx, in.Worker, l)
+	}
 	r, err := uc.engine.runs.get(ctx, l.ExecutionID)
 	if err != nil {
 		return TaskAnswered{}, err
@@ -165,6 +168,9 @@ func (uc *FailTask) Handle(ctx context.Context, in FailInput) (TaskAnswered, err
 	l, err := findLease(ctx, uc.leases, in.Worker, in.TaskID, in.LeaseToken)
 	if err != nil {
 		return TaskAnswered{}, err
+	}
+	if l.Skipped {
+		return TaskAnswered{}, uc.engine.passSkipped(ctx, in.Worker, l)
 	}
 	r, err := uc.engine.runs.get(ctx, l.ExecutionID)
 	if err != nil {

@@ -108,6 +108,11 @@ type TaskLease struct {
 	// Lapsed is set when the lease ran out (by the database's clock) and
 	// the reaper has not yet failed the attempt.
 	Lapsed bool
+	// Skipped is set when the task's node is skipped: its message passes
+	// on unchanged, whatever the worker answers.
+	Skipped bool
+	// Payload is the task's message.
+	Payload any
 }
 
 // TaskLeases reads and extends task leases.
@@ -206,10 +211,30 @@ func lostLease(l TaskLease, w Worker) error {
 	return fault.Newf(ErrLeaseLost, "task %d is not leased to %s under this leaseToken: %s; nothing changed", l.ItemID, w.owner(), why)
 }
 
+// ErrNodeSkipped answers a worker whose task's node was skipped after the
+// task was delivered.
+var ErrNodeSkipped = fmt.Errorf("the task's node was skipped: %w", fault.ErrConflict)
+
+// passSkipped lets a skipped node's leased task through unchanged, as SKIP
+// promises, and says so to the worker that answered it (its answer is not
+// used). The pass-through is committed against the worker's lease, so a
+// second answer finds nothing.
+func (e *Engine) passSkipped(ctx context.Context, w Worker, l TaskLease) error {
+	r, err := e.runs.get(ctx, l.ExecutionID)
+	if err != nil {
+		return err
+	}
+	by := committer{owner: w.owner(), actor: EngineActor, channel: EngineChannel}
+	if err := e.commitRetrying(ctx, nil, by, []result{{claim: l.claimOf(), run: r, passAll: true}}); err != nil {
+		return err
+	}
+	return fault.Newf(ErrNodeSkipped, "node %s was skipped after task %d was delivered: its message went on unchanged, and this answer changes nothing", l.NodeID, l.ItemID)
+}
+
 // claimOf is the engine's claim of a task a worker holds.
 func (l TaskLease) claimOf() Claim {
 	return Claim{ItemID: l.ItemID, Token: l.Token, ExecutionID: l.ExecutionID, NodeID: l.NodeID, Attempt: l.Attempt,
-		Resumed: l.Resumed, BPPassed: l.BPPassed}
+		Resumed: l.Resumed, BPPassed: l.BPPassed, Payload: l.Payload}
 }
 
 // errTaskTimedOut and errTaskSilent are the failures of a lapsed lease.

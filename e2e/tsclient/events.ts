@@ -67,6 +67,9 @@ export function describe(ev: EventEnvelope): string {
     case "DelegationRequested":
     case "DelegationAnswered":
       return `delegation ${ev.data.delegationId} (${ev.data.kind}) ${ev.data.from} -> ${ev.data.to}`;
+    case "TaskCompleted":
+      return `task ${ev.data.itemId} of node ${ev.nodeId} completed by ${ev.actor} (attempt ${ev.data.attempt}, port ${ev.data.port})` +
+        (ev.data.usage ? `, ${ev.data.usage.input + ev.data.usage.output} tokens` : ", usage not reported");
     default: {
       const unhandled: never = ev;
       return unhandled;

@@ -180,6 +180,13 @@ type tsSummary struct {
 		Listed          bool   `json:"listed"`
 		ListHoldsSecret bool   `json:"listHoldsSecret"`
 	} `json:"apiKey"`
+	Tasks struct {
+		QueueSeen           bool            `json:"queueSeen"`
+		SkippedRunStatus    string          `json:"skippedRunStatus"`
+		SkippedRunResult    json.RawMessage `json:"skippedRunResult"`
+		GuideTeachesWorkers bool            `json:"guideTeachesWorkers"`
+		GuideTeachesServer  bool            `json:"guideTeachesServer"`
+	} `json:"tasks"`
 	Created   bool `json:"created"`
 	Replaced  bool `json:"replaced"`
 	FailedRun struct {
@@ -283,6 +290,9 @@ func TestTSClient(t *testing.T) {
 	}
 	if k := sum.APIKey; k.SecretPrefix != "yk_" || !k.RotatedDiffers || !k.Listed || k.ListHoldsSecret {
 		t.Errorf("stored key over the SDK: %+v, want a yk_ secret shown once, a new one on rotate, listed without it", k)
+	}
+	if k := sum.Tasks; !k.QueueSeen || k.SkippedRunStatus != "SUCCESS" || string(k.SkippedRunResult) != `{"v":1}` || !k.GuideTeachesWorkers || !k.GuideTeachesServer {
+		t.Errorf("TASK over the SDK: %+v, want the queue in get_control_bus_status, a SKIP passing the message to SUCCESS, a guide to workers and to server", k)
 	}
 	f := sum.FailedRun
 	if !sum.Created || f.Status != "FAILURE" || !slices.Equal(f.FailedNodes, []string{"work"}) ||

@@ -225,6 +225,33 @@ async function main() {
     listHoldsSecret: listed.includes(String(key.structuredContent.secret)),
   };
 
+  // Issue 23: a TASK node's task waits in its queue (the status tool shows
+  // it), a SKIP over MCP passes it on with no worker, and the guide teaches
+  // both ways of running your own code.
+  summary.step = 'TASK session';
+  await call('create_session', session({ type: 'TASK', config: { queue: 'ts-queue' } }));
+  const queued = await call('start_workflow', { sessionId: 'tsclient', workflowId: 'deploy', payload: { v: 1 } });
+  const taskRun = queued.structuredContent.executionId;
+  summary.step = 'get_control_bus_status taskQueues';
+  let queue = null;
+  for (const deadline = Date.now() + 15_000; !queue && Date.now() < deadline; await sleep(50)) {
+    const bus = await call('get_control_bus_status', { filterType: 'health' });
+    queue = (bus.structuredContent.health?.scheduler?.taskQueues ?? []).find((q) => q.queue === 'ts-queue' && q.waiting === 1) ?? null;
+  }
+  summary.step = 'control_node SKIP of a TASK node';
+  await call('control_node', { sessionId: 'tsclient', executionId: taskRun, nodeId: 'work', action: 'SKIP', key: 'tsclient-skip-task' });
+  const skipped = await waitTerminal('tsclient', taskRun);
+  summary.step = 'get_plugin_creation_guide';
+  const guide = await call('get_plugin_creation_guide', {});
+  const guideText = JSON.stringify(guide.structuredContent);
+  summary.tasks = {
+    queueSeen: queue !== null,
+    skippedRunStatus: skipped.status,
+    skippedRunResult: skipped.result ?? null,
+    guideTeachesWorkers: guideText.includes('/api/worker/v1'),
+    guideTeachesServer: guideText.includes('server.Main') || guideText.includes('WithNodeType'),
+  };
+
   summary.step = 'done';
   summary.ok = true;
 }

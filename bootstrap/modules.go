@@ -2,6 +2,7 @@ package bootstrap
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/yukta/yukta/adapters/metrics"
 	"github.com/yukta/yukta/adapters/plugins"
 	"github.com/yukta/yukta/adapters/postgres"
+	"github.com/yukta/yukta/adapters/web"
 	"github.com/yukta/yukta/application/accessapp"
 	"github.com/yukta/yukta/application/executionapp"
 	"github.com/yukta/yukta/application/pluginapp"
@@ -180,11 +182,15 @@ func newHTTPServer(p httpParams) (*httpapi.Server, error) {
 	if p.StoredKeys != nil {
 		keys.Stored = p.StoredKeys
 	}
+	console, err := web.New()
+	if err != nil {
+		return nil, fmt.Errorf("the web console's embedded bundle: %w", err)
+	}
 	srv, err := httpapi.New(httpapi.Config{Addr: p.Cfg.Addr, AllowedHosts: p.Cfg.AllowedHosts, AllowedOrigins: p.Cfg.AllowedOrigins, TrustedProxies: p.Cfg.TrustedProxies,
 		Security: httpapi.Security{Keys: keys, KeyRate: p.Cfg.KeyRate, SourceRate: p.Cfg.SourceRate,
 			AgentRate: p.Cfg.AgentRate, AuthFailures: p.Cfg.AuthFailures, Agent: agentAuth(p.AgentAuth)},
 		AgentBodyLimit: int64(p.Cfg.AgentMaxBody),
-		Metrics:        p.Metrics, MetricsHandler: p.Metrics.Handler(), Mounts: p.Mounts}, httpapi.UseCases{
+		Metrics:        p.Metrics, MetricsHandler: p.Metrics.Handler(), Mounts: p.Mounts, Console: console}, httpapi.UseCases{
 		ApplySession:   p.ApplySession,
 		GetSession:     p.GetSession,
 		ListSessions:   p.ListSessions,

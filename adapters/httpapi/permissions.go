@@ -46,6 +46,8 @@ var routeOps = map[string]access.Operation{
 	// The build of the server (issue 15): read like the metrics, by any
 	// key, but not server-scoped: it says nothing about any session.
 	"getVersion": access.ReadMetrics,
+	// Who the key is (issue 24, the console's sign-in): any key may ask.
+	"getSelf": access.ReadMetrics,
 
 	// The observer journal (issue 5): reading a journal is reading the execution.
 	"exportJournal":          access.ReadExecutions,

@@ -51,6 +51,9 @@ type Config struct {
 	Metrics Observer
 	// MetricsHandler serves GET /metrics (Prometheus text); nil answers 404.
 	MetricsHandler http.Handler
+	// Console serves the web console (adapters/web) at / and every path
+	// outside /api/ that no route has; nil answers 404 there.
+	Console http.Handler
 }
 
 // DefaultBodyLimit is 1 MiB: far above any session document people write.
@@ -140,6 +143,14 @@ func New(cfg Config, uc UseCases, log *zap.Logger) (*Server, error) {
 			s.mounted[p] = route{operationID: "mount:" + p, surface: m.Surface}
 		}
 	}
+	if cfg.Console != nil {
+		// The console's files are public (they hold no data: every call the
+		// page makes is an API request with the tab's key); behind the same
+		// Host/Origin gate and rate limit as the API.
+		for _, p := range consolePaths {
+			s.mounted[p] = route{operationID: consoleRoute, surface: authn.REST, public: true}
+		}
+	}
 	s.publicPaths = map[string]bool{}
 	for k, r := range routes {
 		if r.public {
@@ -184,8 +195,29 @@ func New(cfg Config, uc UseCases, log *zap.Logger) (*Server, error) {
 			e.Any(p, h, bodyCap(limit))
 		}
 	}
+	if cfg.Console != nil {
+		page := echo.WrapHandler(cfg.Console)
+		serve := func(c echo.Context) error {
+			if isAPIPath(c.Request().URL.Path) {
+				return echo.ErrNotFound // an API path no route has: a problem, never the page
+			}
+			return page(c)
+		}
+		for _, p := range consolePaths {
+			e.GET(p, serve)
+			e.HEAD(p, serve)
+		}
+	}
 	return s, nil
 }
+
+// consolePaths are the echo paths the console answers: the root, and every
+// path no other route has (echo's catch-all).
+var consolePaths = []string{"/", "/*"}
+
+const consoleRoute = "console"
+
+func isAPIPath(p string) bool { return p == "/api" || strings.HasPrefix(p, "/api/") }
 
 // Handler returns the HTTP handler (for tests that drive it in process).
 func (s *Server) Handler() http.Handler { return s.echo }
@@ -318,6 +350,9 @@ func actorOf(c echo.Context) string {
 // is false for a request no route matched.
 func (s *Server) routeOf(c echo.Context) (route, bool) {
 	if r, ok := s.mounted[c.Path()]; ok {
+		if r.operationID == consoleRoute && isAPIPath(c.Request().URL.Path) {
+			return route{}, false // an unknown API path takes a key like the others
+		}
 		return r, true
 	}
 	r, ok := s.routes[c.Request().Method+" "+c.Path()]

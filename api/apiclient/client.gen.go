@@ -725,6 +725,30 @@ func (e ReviewStepMove) Valid() bool {
 	}
 }
 
+// Defines values for SelfRole.
+const (
+	SelfRoleADMIN    SelfRole = "ADMIN"
+	SelfRoleOPERATOR SelfRole = "OPERATOR"
+	SelfRoleVIEWER   SelfRole = "VIEWER"
+	SelfRoleWORKER   SelfRole = "WORKER"
+)
+
+// Valid indicates whether the value is a known member of the SelfRole enum.
+func (e SelfRole) Valid() bool {
+	switch e {
+	case SelfRoleADMIN:
+		return true
+	case SelfRoleOPERATOR:
+		return true
+	case SelfRoleVIEWER:
+		return true
+	case SelfRoleWORKER:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SessionRetentionJournals.
 const (
 	Delete SessionRetentionJournals = "delete"
@@ -2330,6 +2354,25 @@ type SchedulerStatus struct {
 	Waiting SchedulerPools `json:"waiting"`
 }
 
+// Self defines model for Self.
+type Self struct {
+	// Actor What commands sent with this key record: key:<name> or anonymous.
+	Actor string `json:"actor"`
+
+	// Name The key's name; anonymous in open mode.
+	Name string `json:"name"`
+
+	// Open No key is configured or stored: every caller is the anonymous ADMIN.
+	Open bool     `json:"open"`
+	Role SelfRole `json:"role"`
+
+	// Sessions The only sessions the key may see and act on; absent for every session.
+	Sessions *[]string `json:"sessions,omitempty"`
+}
+
+// SelfRole defines model for Self.Role.
+type SelfRole string
+
 // SessionConfig defines model for SessionConfig.
 type SessionConfig struct {
 	Description *string `json:"description,omitempty"`
@@ -3809,6 +3852,13 @@ type ClientInterface interface {
 	// Corresponds with GET /api/scheduler (the `GetSchedulerStatus` operationId).
 	GetSchedulerStatus(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetSelf Who the presented key is, its role and the sessions it may see.
+	//
+	// The key's name, role and session list as the server resolved them, and whether the server is in open mode (no key configured or stored: every caller is the anonymous ADMIN on a loopback bind). The web console signs in with it and offers only the controls the role may use; every request is still checked on its own.
+	//
+	// Corresponds with GET /api/self (the `GetSelf` operationId).
+	GetSelf(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListSessions List sessions, in id order, one page at a time.
 	//
 	// Session summaries (id, name, workflow count, who applied it last), 50 a page by default; follow nextCursor. A session-limited key sees its own sessions only.
@@ -5093,6 +5143,23 @@ func (c *Client) GetPlugin(ctx context.Context, pType string, params *GetPluginP
 // Corresponds with GET /api/scheduler (the `GetSchedulerStatus` operationId).
 func (c *Client) GetSchedulerStatus(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetSchedulerStatusRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetSelf Who the presented key is, its role and the sessions it may see.
+//
+// The key's name, role and session list as the server resolved them, and whether the server is in open mode (no key configured or stored: every caller is the anonymous ADMIN on a loopback bind). The web console signs in with it and offers only the controls the role may use; every request is still checked on its own.
+//
+// Corresponds with GET /api/self (the `GetSelf` operationId).
+func (c *Client) GetSelf(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetSelfRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -7809,6 +7876,33 @@ func NewGetSchedulerStatusRequest(server string) (*http.Request, error) {
 	}
 
 	operationPath := fmt.Sprintf("/api/scheduler")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetSelfRequest constructs an http.Request for the GetSelf method
+func NewGetSelfRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/self")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -10547,6 +10641,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/scheduler (the `GetSchedulerStatus` operationId).
 	GetSchedulerStatusWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetSchedulerStatusResponse, error)
+
+	// GetSelfWithResponse Who the presented key is, its role and the sessions it may see.
+	//
+	// The key's name, role and session list as the server resolved them, and whether the server is in open mode (no key configured or stored: every caller is the anonymous ADMIN on a loopback bind). The web console signs in with it and offers only the controls the role may use; every request is still checked on its own.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/self (the `GetSelf` operationId).
+	GetSelfWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetSelfResponse, error)
 
 	// ListSessionsWithResponse List sessions, in id order, one page at a time.
 	//
@@ -14030,6 +14133,82 @@ func (r GetSchedulerStatusResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetSchedulerStatusResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetSelfResponse401Headers the declared response headers of an HTTP 401 response for GetSelf
+type GetSelfResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetSelfResponse429Headers the declared response headers of an HTTP 429 response for GetSelf
+type GetSelfResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetSelfResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Self
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetSelfResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetSelfResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetSelfResponse) GetJSON200() *Self {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetSelfResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetSelfResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetSelfResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r GetSelfResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetSelfResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetSelfResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetSelfResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -18850,6 +19029,21 @@ func (c *ClientWithResponses) GetSchedulerStatusWithResponse(ctx context.Context
 	return ParseGetSchedulerStatusResponse(rsp)
 }
 
+// GetSelfWithResponse Who the presented key is, its role and the sessions it may see.
+//
+// The key's name, role and session list as the server resolved them, and whether the server is in open mode (no key configured or stored: every caller is the anonymous ADMIN on a loopback bind). The web console signs in with it and offers only the controls the role may use; every request is still checked on its own.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/self (the `GetSelf` operationId).
+func (c *ClientWithResponses) GetSelfWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetSelfResponse, error) {
+	rsp, err := c.GetSelf(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetSelfResponse(rsp)
+}
+
 // ListSessionsWithResponse List sessions, in id order, one page at a time.
 //
 // Session summaries (id, name, workflow count, who applied it last), 50 a page by default; follow nextCursor. A session-limited key sees its own sessions only.
@@ -22483,6 +22677,76 @@ func ParseGetSchedulerStatusResponse(rsp *http.Response) (*GetSchedulerStatusRes
 		response.Headers401 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetSchedulerStatusResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetSelfResponse parses an HTTP response from a GetSelfWithResponse call
+func ParseGetSelfResponse(rsp *http.Response) (*GetSelfResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetSelfResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Self
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetSelfResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetSelfResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

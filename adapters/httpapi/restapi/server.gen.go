@@ -1542,6 +1542,11 @@ type ExecutionStatus string
 
 // ExecutionSummary defines model for ExecutionSummary.
 type ExecutionSummary struct {
+	// Actor Who started it: key:<name>, supervisor:<id> or anonymous.
+	Actor string `json:"actor"`
+
+	// Channel The door it was started through (rest, mcp, cli, webhook, schedule, agent, …).
+	Channel string    `json:"channel"`
 	EndedAt time.Time `json:"endedAt,omitempty,omitzero"`
 
 	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
@@ -1844,6 +1849,16 @@ type JournalVerification struct {
 
 // JournalVerificationResult defines model for JournalVerification.Result.
 type JournalVerificationResult string
+
+// LastExecution The workflow's newest run (by start); absent when it never ran or its runs were deleted.
+type LastExecution struct {
+	EndedAt time.Time `json:"endedAt,omitempty,omitzero"`
+
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId ExecutionId     `json:"executionId"`
+	StartedAt   time.Time       `json:"startedAt"`
+	Status      ExecutionStatus `json:"status"`
+}
 
 // Limits Scheduler limits. A start over a limit waits as `PENDING` and starts, in start order, when a run ends (GET /api/scheduler). Absent, `null` or `0` means no limit.
 type Limits struct {
@@ -2197,6 +2212,9 @@ type SessionSummary struct {
 	// UpdatedVia The channel it was applied through: rest, cli or mcp.
 	UpdatedVia    string `json:"updatedVia"`
 	WorkflowCount int    `json:"workflowCount"`
+
+	// Workflows The session's workflows in document order, each with its pause and its last run.
+	Workflows []WorkflowSummary `json:"workflows"`
 }
 
 // Spend What the run's remote workers reported for its TASK nodes (docs/journal.md, "Spend"): each node that completed a task, the run total, and the gaps. Absent is not zero: a task that reported no usage (or usage with tokensKnown false) leaves its node's and the run's usage a floor, and names the node in spendGaps; a task that reported no cost (or usdKnown false) does the same for cost in costGaps. Present on the execution read (GET …/executions/{eid}) and the journal projection; absent from the answers of a start or a stop that waited.
@@ -2726,6 +2744,24 @@ type WorkflowPauseRequest struct {
 	Reason string `json:"reason,omitempty,omitzero"`
 }
 
+// WorkflowSummary A workflow of a session with its pause and its newest run.
+type WorkflowSummary struct {
+	// LastExecution The workflow's newest run (by start); absent when it never ran or its runs were deleted.
+	LastExecution LastExecution `json:"lastExecution,omitempty,omitzero"`
+	NodeCount     int           `json:"nodeCount"`
+
+	// Pause Present while the workflow is paused (PAUSE_WORKFLOW): every new run
+	// of it is refused with 409 until RESUME_WORKFLOW (docs/control.md).
+	Pause      WorkflowPause `json:"pause,omitempty,omitzero"`
+	WorkflowId string        `json:"workflowId"`
+}
+
+// WorkflowSummaryList defines model for WorkflowSummaryList.
+type WorkflowSummaryList struct {
+	SessionId string            `json:"sessionId"`
+	Workflows []WorkflowSummary `json:"workflows"`
+}
+
 // Channel defines model for Channel.
 type Channel string
 
@@ -2860,6 +2896,9 @@ type GetPluginParams struct {
 type ListSessionsParams struct {
 	// Limit Page size (1–500, default 50).
 	Limit int `form:"limit,omitempty" json:"limit,omitempty,omitzero"`
+
+	// Q Only sessions whose id, name or description contains this text, ignoring case (`%` and `_` are plain characters). Pages of a search follow nextCursor like any list.
+	Q string `form:"q,omitempty" json:"q,omitempty,omitzero"`
 
 	// Cursor The `nextCursor` of the previous page.
 	Cursor string `form:"cursor,omitempty" json:"cursor,omitempty,omitzero"`
@@ -3216,6 +3255,9 @@ type ServerInterface interface {
 	// GetExecutionProjection The run and node views folded from the execution's journal, with the chain tip they cover.
 	// (GET /api/sessions/{sessionId}/executions/{executionId}/projection)
 	GetExecutionProjection(ctx echo.Context, sessionId SessionId, executionId ExecutionId) error
+	// ListWorkflows A session's workflows, each with its pause and its last run.
+	// (GET /api/sessions/{sessionId}/workflows)
+	ListWorkflows(ctx echo.Context, sessionId SessionId) error
 	// GetWorkflow Read one workflow's nodes and edges.
 	// (GET /api/sessions/{sessionId}/workflows/{workflowId})
 	GetWorkflow(ctx echo.Context, sessionId SessionId, workflowId Id) error
@@ -3765,6 +3807,13 @@ func (w *ServerInterfaceWrapper) ListSessions(ctx echo.Context) error {
 	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", ctx.QueryParams(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter q: %s", err))
 	}
 
 	// ------------- Optional query parameter "cursor" -------------
@@ -4372,6 +4421,22 @@ func (w *ServerInterfaceWrapper) GetExecutionProjection(ctx echo.Context) error 
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.GetExecutionProjection(ctx, sessionId, executionId)
+	return err
+}
+
+// ListWorkflows converts echo context to params.
+func (w *ServerInterfaceWrapper) ListWorkflows(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "sessionId" -------------
+	var sessionId SessionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "sessionId", ctx.Param("sessionId"), &sessionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter sessionId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListWorkflows(ctx, sessionId)
 	return err
 }
 
@@ -5053,6 +5118,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.DELETE(options.BaseURL+"/api/sessions/:sessionId", wrapper.DeleteSession, options.OperationMiddlewares["deleteSession"]...)
 	router.GET(options.BaseURL+"/api/sessions/:sessionId", wrapper.GetSession, options.OperationMiddlewares["getSession"]...)
 	router.PUT(options.BaseURL+"/api/sessions/:sessionId", wrapper.PutSession, options.OperationMiddlewares["putSession"]...)
+	router.GET(options.BaseURL+"/api/sessions/:sessionId/workflows", wrapper.ListWorkflows, options.OperationMiddlewares["listWorkflows"]...)
 	router.GET(options.BaseURL+"/api/sessions/:sessionId/workflows/:workflowId", wrapper.GetWorkflow, options.OperationMiddlewares["getWorkflow"]...)
 	router.POST(options.BaseURL+"/api/sessions/:sessionId/workflows/:workflowId/executions", wrapper.StartExecution, options.OperationMiddlewares["startExecution"]...)
 	router.POST(options.BaseURL+"/api/sessions/:sessionId/workflows/:workflowId/stop", wrapper.StopWorkflow, options.OperationMiddlewares["stopWorkflow"]...)
@@ -8972,6 +9038,108 @@ func (response GetExecutionProjection429ApplicationProblemPlusJSONResponse) Visi
 	return err
 }
 
+type ListWorkflowsRequestObject struct {
+	SessionId SessionId `json:"sessionId"`
+}
+
+type ListWorkflowsResponseObject interface {
+	VisitListWorkflowsResponse(w http.ResponseWriter) error
+}
+
+type ListWorkflows200JSONResponse WorkflowSummaryList
+
+func (response ListWorkflows200JSONResponse) VisitListWorkflowsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWorkflows400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response ListWorkflows400ApplicationProblemPlusJSONResponse) VisitListWorkflowsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWorkflows401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListWorkflows401ApplicationProblemPlusJSONResponse) VisitListWorkflowsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWorkflows403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListWorkflows403ApplicationProblemPlusJSONResponse) VisitListWorkflowsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWorkflows404ApplicationProblemPlusJSONResponse Problem
+
+func (response ListWorkflows404ApplicationProblemPlusJSONResponse) VisitListWorkflowsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWorkflows429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListWorkflows429ApplicationProblemPlusJSONResponse) VisitListWorkflowsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetWorkflowRequestObject struct {
 	SessionId  SessionId `json:"sessionId"`
 	WorkflowId Id        `json:"workflowId"`
@@ -12065,6 +12233,9 @@ type StrictServerInterface interface {
 	// GetExecutionProjection The run and node views folded from the execution's journal, with the chain tip they cover.
 	// (GET /api/sessions/{sessionId}/executions/{executionId}/projection)
 	GetExecutionProjection(ctx context.Context, request GetExecutionProjectionRequestObject) (GetExecutionProjectionResponseObject, error)
+	// ListWorkflows A session's workflows, each with its pause and its last run.
+	// (GET /api/sessions/{sessionId}/workflows)
+	ListWorkflows(ctx context.Context, request ListWorkflowsRequestObject) (ListWorkflowsResponseObject, error)
 	// GetWorkflow Read one workflow's nodes and edges.
 	// (GET /api/sessions/{sessionId}/workflows/{workflowId})
 	GetWorkflow(ctx context.Context, request GetWorkflowRequestObject) (GetWorkflowResponseObject, error)
@@ -13242,6 +13413,31 @@ func (sh *strictHandler) GetExecutionProjection(ctx echo.Context, sessionId Sess
 	return nil
 }
 
+// ListWorkflows operation middleware
+func (sh *strictHandler) ListWorkflows(ctx echo.Context, sessionId SessionId) error {
+	var request ListWorkflowsRequestObject
+
+	request.SessionId = sessionId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListWorkflows(ctx.Request().Context(), request.(ListWorkflowsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListWorkflows")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListWorkflowsResponseObject); ok {
+		return validResponse.VisitListWorkflowsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // GetWorkflow operation middleware
 func (sh *strictHandler) GetWorkflow(ctx echo.Context, sessionId SessionId, workflowId Id) error {
 	var request GetWorkflowRequestObject
@@ -14185,471 +14381,478 @@ func (sh *strictHandler) GetReady(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3rchs5ti74KgjOjhDZO0lTsuyypTgRw5LlKm3LkrYkl7um6GOCTJBEKwmwEkjJbG9H9N/ze+YRTuwH",
-	"6yeZwFoA8kIkL/KlXH1UP8oimZlAAgvrvr71sTGSs7kUTGjVOPjYmNOUzphmKXw6mlIhWGL+jJkapXyu",
-	"uRSNg8b1lJFYypRQMpKzGRUxGdEZI3qaymwyjUjKRjKNWUzuuJ4SrklzkDKlByQTCVOKDEYJH7Q6jajB",
-	"zfOmjMYsbUQNQWescdD4NbvRtO2GjxpqNGUzaubBRDZrHPzWME9rRI1RwhvvooZezM1tSqdcTBqfPkWN",
-	"YzHhgl3D99XZ9wRh8DMx9xE5JnrKyIhqmshJxkgzzRKmIjLVeh6RO5nejBN5F5F5KkdMqXzac6qn+aRh",
-	"ElEjZb9nPGVx40CnGSvOfUY/nDIx0dPGwdP94KQ/sFFmJnkSm+sDY7DCFauG+reUjRsHjf/rUb69j/BX",
-	"9ag4ihn1JGazudRMjBav2GJ5uV7TG6ZgiZSmqSbcXa9hd7nA35hSXArS/Of/+t9k78kTMprSlI4MKdXv",
-	"c2Hothm7ZrX2njwJLdcrtjiD54TI84YtdhQx40SEC0LFgiRMa5aSEVWsZgvhnw23cK/bjRozLtzn3dAU",
-	"T6nSx7dMaNzR8jQvmcpmjNCxmZWeckWYuZQ0uVZkoNjvgwiWdsDjgaPShCptT5f5h/FbFrc65ESTWaY0",
-	"vC+hwj5I4zqQGV2QlNGYNM0y2J2KiEyLO6fMENR9aid8xjWLzf2tQ1g+qacsJSKbDVlq1nSUZDEXE/uM",
-	"3+F2gRfZh+zYN4rIhGlLQmaC+91uh5wj3dCJmWnv4mRHEaVTRmeGXXC8epSlSqald1d8Imji372WtMzK",
-	"t2Hp2ycv6ghr/1lo085kzGpPoMAf73v47Jm7wgWqHUX53z93oGzO0luuZFo/VvGSzxzumqqbEKmbE6mp",
-	"utlRhMcRoYpQMpdJQib0lhGu61gqPm7VpObUHGpz6//8bbf9/N1v3fbzdx+70e6zT//WCO3uW8vPa9fj",
-	"Lr/gs1bjk7lbzaVQDKTpS5kOeRwzYT6MpDAc1PxJ5/OEj6hZqUfzVA4TNvv3vykJl2023AXehWNWecw4",
-	"UywmzUGWioOFkasHdpCDsZvQoBURc3LNaR5NqZiw+ABOnHl7pvSOIj9LBadSSE2k8EJTsfSWpTsKmAkl",
-	"w1TeKZaSOZ2wIj+QKZ9wQZQ56kYZkMCh0gVJZaYZSNYhU5ansLh16HgTcvFUJgyYmBk9lvCLnLMU1swO",
-	"HeBb/hY60kRmWvHY0JrKOV7TPClmmvIEWKfyLNOoNLACZmjBmJlVp/Epari1/oZ72CP2kaR5+fKIPN9/",
-	"8gPO5VrK11QsLnGX1LedU0o1I7DapDk3PF9m6YgRGscpUyoi5juzkjIlo5TFTGhOk5bb2DHlSZYyMszi",
-	"CdNkLFNyl0oxMbcoQ2hqDqIwQLZmYLfNg1aHXDKdLrwUZfi53YPPMUvowjAXFA+wRIXflxnVFRtJESui",
-	"JbmjXJMhG8vUHASdLriYdMqShAs+M/poLvu50GzCUrNkn6LGG0EzPZUp/zuLv+XunEmzjvZkmE1oypTk",
-	"fL60IXpK/cm+pQmPyZSlLLjyGbyOuXFE7eL3hLpjKYuJFMmC3E2ZwB2kKSMjKcZ8kqUsPkRRD9eSEU1T",
-	"zhQZvH37tt0rPPCA/MhoylKjqySz/9FvwOj9xqCygdX7wuJmNKVJwsSERWSw4rn5WldFBayrXWzze+/i",
-	"JKgfnwtgGR3SK7wxrro9E7++eXXde9+7OHn/6vjXqPzxymwSfvP66MJ92yJTqnBNUYU1fCjKGZdhT79n",
-	"LGPq0PA+LXELmB+Szjk+w/C7KTdXLIiWskPODOcFhjlKmTajwyVUTc1yzFPDWDVHkTVKmdnoHlDsWKYz",
-	"qhsHjdgcQM1BVa4sWuRu+XERWFL/6y+cBn9mH+YobJc2NM0YkWLECF6iehrebk6VcsLKrDhXJEWJd0hS",
-	"ditvnHJhhxpKmTAq8rEUvluFuQ1BUgE1uyfHkuEZwfvMMzdbkCkXOkyhuAM7isxTNuYfYFPHPFWaPC1Y",
-	"T5HhRZoliT1Yc5oW3ygfyKjHb5TbrfJwb82rUCfPUZOep8y8JotBJGsUqzMuMs1aEVHcrLYhDTQ5pAZe",
-	"tfl7u+m8TOUs9P5UF9SLsvAIvp6wpt7SD3gOArtI3p5fvjq+tEoEXhYRJVNtyIMWNplr0BU0vUE1FWwh",
-	"1FDgNmM4mfNlvwOxlms35myijavZTAXnaL+gaUoX5rO5pejO+OXk+O3xZSNqnF8cX/auz82fvRevT84a",
-	"UQPfIuDmMI/R255Pe0vN+bS/1p1Px382OzKKMWVXzN643SIhURSXic55I2qU+Gf185X/osBOwz6iXLf/",
-	"zVv+Zl/8yPldcvg3NtJmUigFTrmCNS+zS/9q/o9V8tvKk6UXr8wMnxWcCshTq/2BThHH3OwHTS4K8xrT",
-	"RLEqZ0dZvLyPL43KMJ+n8pYminzsN/ADi/uNA2JMoP/Cx5F+YyRnMya0+aHf6HQ6/canQ3QS3HHFyJ05",
-	"4YYU5qmczTWh6obFRtHrLL2inUzwHefzZHHJVJYE1jtlMzM1Z9GVl349eRVt8KWr72gquJhs+cy7+0yl",
-	"shpF2z9/XrT8toVJ1iwdbOMLNuKKo2a5BYXEhdvc+etdXFye/3LciBqXx/9xfHQdZkqMWj224GnZ7e7t",
-	"rzuDfsTQ2/yYMnozl1aYVtQUKfC1wkrF7xlNzHWfosaYsyS0359Wjni/I1aaVVU0HR2fEn8BkbdgNC8S",
-	"SeOIeCevscrvSJMLpRmNjciB+T/CNwKRU3RmdZ8/jVa8fkADuaVJxtACmNNMWftXyJiBfelXq3znC6mN",
-	"1jCnekq4sIqDnX1lTntPQlO6QTW6SB57zz6Xkpb27wgjE3XMwwYuao6/34OQrAPTkoKBiB7a/Gp0W9qY",
-	"iNJyPjeKeYquc4auL3MJGJcJGwOLnJXk4ka++xDzmTGl6CSsJKWwCgXX/+ZyqhQvCLBRTXWmSlJ6NGJz",
-	"zQz/AiuXxevlb74b/onBSedv+S645fZEXSQUNYelI6nZh4B+jP7yNDNGluajG/tnzAQ4MOxMHUe1vzrm",
-	"7KJJRvkJqq63NOV0mLBt1txo54YZ/mLvDUobY6mHT/bcLABxsZnc8o/lKDNSu9NYvyO4Vm6Y4mvUrP2Y",
-	"T146llEVJmOKp7DqqwjQKrCdzdeqOHBgkfwzaJKcjxsHv23xtHdRYGlZwswKogVAYBzky2ZNP7Qnsm2m",
-	"0FY3fN6WcxQWbZAjRuECUbHKnMFbttQ78o37GDB10dAM/6ZtiNQdXjtG5D1ZUQNDPo3I3xa5bY/sDKJG",
-	"nKE3tgGGtaXdhjH44Z8sTczFYrGxJm6jqcXlL1zn3ylIieBkQPV6U9Fdlc/GftESPSsdcgxGjPPCgpNh",
-	"DmYkoRrcEhFhdDQ1n4zFPGNmwZbdKStcDm9LhpOWcwXshYvJgaGyy5dH5PHjx8+JMevcsR5nOktZZEad",
-	"SaXJHlkwmipC7+iiQ84kxmeJ1slKg7o8kV3z2k/3bbBURSTmE65VRHY6OxHZeb9j+OFOeydCkcbFBEeh",
-	"LrxqmIy55TBPArAyj460BJ/wQT/rdh+PzATgL9YhbwT/PWOBSC2hMykmzsUFmQYlJ1vYWVDnE8g9Auhd",
-	"Q8+RWWmWWg8BuZtK5dwAxQiqpjfsEGW2zHRU9A90yLHZfoi+ckX8Gso7lsJLfPZqdkhPEDab6wVJuNIR",
-	"oTia+cBiou+4IUKzPBS+I1JY12/FUQGeWesju5/Poryi6LkgTYgvmyVtRcQ5MUiTJkratAG7dTqVSUFf",
-	"akUE/BykCcuJMahhpov70rs4gbiB3bwmuEXBVwPvi15l77YpbWbkUlKqzwtSTb1747oYJy8ShWKMNMfg",
-	"Z89pKyrH1YsEVfA0tZaJyblJyptd8Gput2NaB3J3fpZ3JJE2bm9ew6yKIuNUzoy5cUAoccycqMwwNUV+",
-	"2OtOzQ48785ydrP7wxPzddOynVaB5XhGt17NKDpeQsz8BU/ZSPPbkDZnTJalVJGQwWG1y3opgMHdqhBw",
-	"erzLEEqkYjG5lSM6zBKaLiK/QB/7MCj6Qi7MvJyZ3m9EpN/QNJ0w6yrxxG/ZII+RCfYbn0gzliP1KNfX",
-	"VGcWF2k1Xxc+vvKK9+rEoq9kbxU38QZyd9wqr9xGCEjTZGuBHLsHwFZwAeffngqwqjCwK2KW7iiiU8oT",
-	"K4CUDQFUHGDbxDTW5sFxXUqAOyiq3E3q882kwDwfDJsDU4P8lyA3iouUv0plzY9IvtdLTysYh1XNY4GC",
-	"Ax12ksSSWI9DcFppvoF5Mh5sg7naRqQzYUw1IfVLmYkYaEOMEw4qIxcQZgz6jlQlXWU12VUyV5AKKeQF",
-	"+tTBfBXzqa82Iquk6ny9W7h+BPugjyB3aXm9LzDsgq5ymcQQl4SBFBnLJDEseE4ViAqqbArUqp3Y3FJa",
-	"OoTrXJF+hOA6pWafL0ETXmbO7JYmGa3xoKA+bazoPFkNQ3mo2PLEaEtEjguUCedLjl2ykLfqVvDzpSlX",
-	"BSSMrMIycgY5b+Oyf8dltClyx0CPmid0wYoHxScARKVkze18LOOaKKhhN24PUQ+BVFVyJ7MkJlN6yyDH",
-	"BjIecVWNAp5+uQUTUl/adw5PD+dD7cqY9fNWgF24ERUYRmXpiCtGmt7fYpRB3O7Fl5vxai+/TjMBuQwh",
-	"43iFX76ch2vJyO1bVCL+VUfnPm7l+1NVObl7c0UI/EmGa0Gs2j8kqJbgdSGPN/5ibaTco202/oV1Sh24",
-	"tKD2JKOpEevW4daeUM3ARkqS9h3Vo2ksJxHRUrbNMW2nmRA2O2eZSxYG2FYBRGpG4b1jxLY2JpoiTVzh",
-	"X1iKmbSeehVYsAXpv+Nu9zcHl20VlW5IhiE6O44nDB1aWxJZHnpdFtHw04Vl+t6x5/8KbAFqvxu8Go7q",
-	"bwi+kveAL4kc8C+EFBzp3O+E64OgAyIqbFlFLQclTUixmMks7GwoqIfLSlxKuSHNsPPNqKtbRe9ZmuIr",
-	"1gcsthc2qZzlKc/LbiIZs3sEC8wTw55K2Ivz8ZazTH0Yp7q7VBNKLo+v3pxeQ+jK+YqaNsMjE5onkBwV",
-	"c5vEuVooqDkTaxfxCi7C+Ee6ZQ5GHjLZaAGsoVcIL2/CJ8oiKhRULgdb8vdwex7ZE5VT+MoDebTOyA4n",
-	"Iox0Jch80XtzhSHmqzevzR9X1+cX+Pm6d3md//X+5eX56/dn5y+Og7ZEma4radHVJ4DrKni6i4Z2RT7M",
-	"58kCk/R4RU+E5DQ09eDm4JNvQtmEhZIY4FR51cQNW5CJV/wUVnqA78soTUISBbmrhI3HbKQrgdiwwT8z",
-	"h3Q5B/b6/AJe65BYpk6OemdHx6fmmW6XXlz2IDsJf2lEjVcnp6efmQ8QNe4o1+uTcsc2iRjf9IBQArOx",
-	"Jx3VYtwCG4GNkEOYLTfsfHn38zsFu/N3A3vGchzcRjKSM6bIkI5uQMXO3Zh2uTEd+ClWBuGHrn9NG0dZ",
-	"yn7BE7DybIVouCdKdgmPzUK8eXPyopCZT6hSfCIUad6irkJ+iIiShMcKEuHIcGHds4ZXtSJyl3KtmTBv",
-	"B95r9MGDU2+6mE+ZeRTj4E2GX8A1SeOWj5FQPY3I75n525DlUMbo7bTHwbBhZJJQVIT+Xpa4J2GxAgy3",
-	"3+0aZdFVGGFAszkwA3QKvA2rCD3fzTIeL521QliuRG1+ecPpXOUcgO3E31U2m9F0EbShSs6BDZm4Wk0f",
-	"Z/Ygl19gWMqZWTXvQnaNUVoytjJGhUmq1ja2rhQFR9PsFnrDDT2lpEnJi+PT3q8RmIQ6XbTMPscZ65Bi",
-	"xqAwZGHuV3C3FFvk17KZodi4JH250E/3wzZ5rnFVeQxG8nwGTJkDkDueJJD/iwUyhE4oF61Dlz9q02Sp",
-	"1mw212TMBVdTw3hkGhnpYK6YJ9mECyIgATulIvLJpzBMh/TI1auTi4vjFzgBdKXjhJGbMa0TFh/CLzLT",
-	"hBtTH+IDmYhZCrfDsZvRBRkykgl1ww0D3GI5azVMUa8jQvJQTfDZVeptuEF2wjWB7KKuVUOcZpo7frGR",
-	"VJ36D6wcv7I71SoTItf59hjihX2A/CgQ89ZH5Uk+X3WotcBbJ1gi1dp8zTfTB80Zz1VBpdn8KGUx18VY",
-	"UHEhNZu/tmyhPuwflMDWXqmUAbuXzg+ITGIFKWqG5AyBmvPhSP+gwhCAD1i2AF8APyBNxRgBhtOK8Eoj",
-	"fOaZ3lFWvYnIkE05RDZtBGZCNSNNJLoIys4c9wKXOo5n3n+Zy5Q2pZ4K72iSvFZ1qTWGsnYUqAkuHj/j",
-	"ScJRAVPGmJzNWIxpfRjZc4zB55BbGjJENqY8gVQCvATI7Y4qWCBujFZbFneIo5WXFVYxCqyvXUazJ60O",
-	"6QboW+I/5jlIyLT4GhutVDWY54pjbfZGIZPLMoGcX3uuUSDV/Pj7LVgp9q6Wcs8ujs9enJz9ZIyEN2dn",
-	"+BcYFC+MIfHm6Oj46qoRNV72Tk7fXDrj4uL4RVBzXZLmyyrC1gb8vc30+xrOfw77dJ1NGiYDl2hUk3U2",
-	"Y7Tie9mgnKSGM67MUnIDrZ6lT+Vbmmie8bbMbvA3m22GjyUuE+/QZglYjjeiCU23yCUtL18wo/QbL6BP",
-	"/gut5M+MJsZ2rK7ecgaqvFmfZ2bvCg4kk23dGLmRu3yauEBX6oaH73NCoDiWt7nrXu4eIc37My5QEwJl",
-	"k0nMlAYlAlWyjQkXtidArShPfly47Vs+S6ix4HXOT3BQxNVImDFqUwDmUDWlgyv5WGkO7t3rtuESx9u6",
-	"rqCQuL78jug2c7kr1sZA+woSJMLJBp+xvSyJr7Yj8Sm8e+2BqSGYfAOdh0dpY5RNqfps0lmXOj8LxTtP",
-	"UE3z5AOkDCAqoBlW6C3KMQUyYUksDpemrnFPb8cgaqOWFdaR72Npg/L3z1dpFV3jnIqoHLT99277+Tv7",
-	"7/v2u4/d6OnjEDpH1DgxKmsgsuOq1T5F9u/tFBp3z+qq5G+jx4FWviLWUmdiQxVdmCB8CftWkfI1VLYs",
-	"VOdMNPK1bESNERUjliSb1He4t45WEKS3Huy7FhTBfIeCNGceXlOSaX7a3H+H9LfWaVfJ6KFKEarIAHN1",
-	"Bt4/bW4CLBRfbSxFzi7MD+vzI+0LBF9bqYzFOSzBZgUOvuy0ulRChqAUriiPy2W91ginzsXs7VVDIKQp",
-	"JF6VZ2lD+ROE5BBNoy751hUp1FXKH0B+n82L6llgDciy8MgRGLrFy/Pw7V/bvYuT9iu2OAhcsH4LaksN",
-	"3oXrBv6WKU0sxYKRjUXVkQPDU/Z9OiR/N8IVpvVz5/awESm/z0cesyOUXZEjeuDwHO4pDKnlDRM4IvxZ",
-	"O+BSgC5J5B2Le1iaz7YsTPljECTUNuM5gIa6YvgaNArnT4FMpxHUJhBG04SzIr5K5LK/Yc2FhNRrlmLS",
-	"dY30Xy3fowY864scFHiSPSdakkd0zh9BQuqj29315wLnka/TskphVrZIA8X9iZYpq7j3pZ0Ocb//kFkq",
-	"aHIkM4ddWY59LK591klYLIacpkujDBcOQ/IzHqKlpkno2qUF1ZCd6ufux1+xAGcyZr9wdhcqusN6alii",
-	"8FS3DZ5MuGC5022b9JRbJvSKiYAFeD4EkbIVt4Abr9jvGauaIPXvwcPnykjl+0zB3LflDLYNimDgZ0sf",
-	"3v3dfj6xG/PqGlEjlgLK8eSdCLpKc4f5tj5jXvL4lbezsrbLZLK0aSVKiypHYMUpukil+SaYVzaaUi6u",
-	"+TxkASoS8wlT2mt4NoSBfrm/4cO/sMW9XUZWlU2EcrIyseFTLjPhHqIKFL8siIo4pWOZxCzeMPKyTfLV",
-	"Sk+Meak8k0nlNIQjrKKFbJjwURDr6xpBSVOz04pPzOFApC+aTGTK9XQWkbm7PTI/nVh0KvRr9gVm/I8S",
-	"DsnQkDsBjoEcWQj0aQj38olgMRlN2QijW4pI0RegssVU0yFVjDRv2EId+EmZR6VMmyVpdchPrl7mbgql",
-	"f7ZUTvbFADDQHIGSW5by8YK02zj59g1bDA4ILYxt8RGNKglAW3HUF86hAXcbvWfOR1A0STUgovVFQJu0",
-	"61RkMyzee/Jk93mQscASrt4IxHfidqHzossp++CSFDDm+4wMF5op9+XVz7323pOn7mNK72DW4MXL3Rfd",
-	"9nPaHr/7uPs07LIw619b4cAmXGlmS1Ujh2mboilopwVfC4u3CTtnflMRSahmcIrwy+2cpJaWr5BIg0BD",
-	"UWO+GaVDHppZnsd7dgW5IEpTEdM0JoYMn+6vVxfzrS8O7HbYLuSKY+l4T62es+maWJXxCyg024/4TfWc",
-	"b6jQ3E9Duae6EY7kFOowcopYQU+Fo7HscPyCbOpzGdJhSQJg/YTelkutOel4uNtmNsjeNznfZhccf9sK",
-	"gg4Z2iqcQos26Hkf1wXAPp541nSfHJvyiPZBBQhJYd58xFD+ggPl0M3jILf2h4viPJvtNlrBbStRjQRt",
-	"GQVgrolChKTiLnLtpDvGMFD+FvNr7bwafrnWnwPHSOsYbSEbo7BtK07ILyDXEaR2G7UY69SMWoykTL0q",
-	"2FRTuvfk6cE///HfYS8ggjHXwMKkSv9I46taxfPk7Jfe6cmLg8IJc3ofzsLWng0Z0Wmm9MZKaUInxzWl",
-	"gtfh8kCAqB5aD6lLjbK0wWKyYHrDofPA8lLZrlUZVJZ4AF/7/rj472dczageTSMyTOUNE+8TLm4iMqHz",
-	"qC9SBrWBEeIuvy+AjuEXKMLe37oapxlNzHSZUfxyUvZjkKZd/dYhEfJ9fkVkPiIZvjdKUF8MafweYPx1",
-	"ljLSfHPWOzv6+fzy+EULNcYa8KoSXqYZqRE18nsbkdv+cGHxxtYKEIrVaGPS7BYyVLF+ZPu0KDv/khWS",
-	"k1ToAJ7ymU3s26JI/mo0ZXGWsBRhuVWH9Gxyt0TIX0TrxjxbqsjAJksNCIKV0VSryLL+1JaO2vgxhjSZ",
-	"iBVp/nR8jZ5C5cbzSZQRGYgsSQZEpmTQHZAZo0KB19OMvOxbntEPl1bmL+cbSrMnmVAQRTWGFiUqkdpB",
-	"7pCmzfCC1EvM8cpRwBcu57Ocmb/bhf+C6fnF3VveEDk55SKQurMNjkDCbmvKxFbFn1cEBRX7/T4uF3Ob",
-	"LZTHKRVib6sq40/l5MLOciklYZ6wUPjopSHUPH60R5SlQoeNh3h5mdCHBNyfrw0zMRJfoVlEbR3CUGYi",
-	"rkNyvq8nJeFiC0+Ko4FgVZvOUsHiU/fAgFe48HahJjt6BLUQMCWH8IRmeyInFh4HfvXZ39QWyt+LJ5Wd",
-	"JaXJVV8nyvfXLVmIOs5kzL52DdjV9fHF++Oz3o+nx/aT+/LFyZX79tXJBYgG+8fl8fXlr42o8ePlce/V",
-	"xfnJ2fX7o9PjXhhRuVjttfzjbMZiHkSc9zVTBwQwjzA0XiyQIENm9tc2kapL/fjyUC33L6qChfteS6OQ",
-	"2u5R2jxac1OoEvwl5mDGbJTQFJV/7TPBsYtYLhbxW/Xoo/n+Uxi9xyVPrkUuypn/un4zeeLlUuV9YZoA",
-	"81Sd6gYoTaXE7rr9uHK+2+UGCbYqA3yv0I3CJkLtKIRENfynFWhAIG2i4kapDTD+kbkljNyospnHcgLt",
-	"ArBLVBkLXkiA6ipA/OHFTWEbJ/ydpbK1Fdajuf+VkHeizk8YHBBC95mK4U7A3j7AH2xzLBQO5psOATF7",
-	"YGuBKBknsoQZU2Aw5nrEbAnlZJrFkYpFZOoQUCqz2tBqAbCzgK4NGGhOmmxqfWVONdqCCt7APWvJAB69",
-	"IR3gtZ9BBvCALegAB0QMR2O+qSIl4I8VUsjEVrQAz7gXMcCd91E7kDAqQ5epsrRQxcNTy3a2qwJ52zu5",
-	"xq9std09KkMugHG+AGeFCiHTaTaRWDDi5qRTPkE8VasCQGW9ZumMC5oERxnlWLRfDA53HfhuDTGYcyMz",
-	"Pc80gSuIrY2Dc2So0AgXoxgguU4ZlKoLmwZGmsIW/hL3wmrLjhm1BWtZjeFUJTwsNPA7U4WWzWxma2nN",
-	"3XKEKA9JIJx1aOXqxnuGz6qtGa68int6/axq65W+EGGuI6LNSkBWb0nw7QBD6MJBEK3Cmd5+0l5HXXIr",
-	"Ii8rQB/5VLkNpJfXdr/sY9eW37jtzXGc7TXvggjlSRAv1zcJUFBRmYIF4+aLdf3bHOM1UM8OQGg9Gfge",
-	"fNXtd97jAEjMHYh2aDJXgTsU7ENNVUSayrQ2unvLZYLuf0j6B1RD/GyRojcO1v7inhQEMLcBiTVp2gEl",
-	"jOtkNY1ULYU3lyclzAULeH3DRRzZto8HfRHoDGcxHQekud/tlnpHYq0vNprgwmolvkeXYowMcJUHrSj4",
-	"6GrTOTPE7gERxRZ3uKtSsJpnDGnc9h5n9wRK7thwKuXNjiJ/bWPL6Svvlvb9vjA0U/PgvIWmeejjg2rT",
-	"SpnmMMCG0KQmkPWIAS0jEBmfCOyuKVNyDn0ya8YSUrfHMhO4BPuwBIA/a5to+r6+ecfqglMf8sgjawsW",
-	"4a5IuTUghsRrpjBjeirjtpmJTd6EuTypudyBfsJFz3FxENrLxSsQLU1TbQM08FRlV6cwK9ek0CJZIw4d",
-	"E7pmYC1lOzEDmZF37bYAFAlX6AzHjt/zWppT2RxV3Ta4fEC/h4c9scm1xf6Nf1OybtNKzSpJc3/v+QEQ",
-	"faEJZc2dYDwImgxI84k7UzaelMiJBRjKjxmP68/PLeUJHSYMHmVXwycQ5TGxlNHRlNU9Z6r1fIAdpBFN",
-	"/Ofr6wsCZzcctwlLe2RK0aryy//MWMbCnb17aCIBuLdv7w3dhK97V6+cl8EqnS5jCcKqH6gxOg2DnNEJ",
-	"ODXra5Q6q4uULtltMA9lFf6ca8dty/KC0oaqm7pi21UQc/cCt74utKnB4v8U3sp5nnO45bVw11dazu+D",
-	"dm2unMnYPuXVyelpv/Ep6C27RxFBzGic2IDN167oWhGgkZkeyRnbbm8Q0m4+TxZOELudgm7Zzd7FxenJ",
-	"8YvWAfGloJH1wkbO2xyR5eY5htMX3jLCzjYeV35p2VfUNCOx1Lw0/sjSOhz9HN3cFkfcsjTmI11uniQY",
-	"izEcCbH0NHaBPZoybCa3ZTfBDcvdVm08nvwyCMvmVp67m81XtY7bpKjTL38RK6FQV+dYwjKCX3F33PzX",
-	"ldfhvMOWLj5t2zXYAHgaH1s/nVVOn5518bzHfnW9U/Pd6en5W/D12OPTiBovjs9Oahw8hb1a5vOeT68i",
-	"btvw0NgWUR4ANStuf7FoNMtiYAs2N1yE5Y2W8saP53QHAfH8WqDTiFCBzTh2lNet1UJpNiNNBPSCVhXQ",
-	"yiXXfsJ5PDN5W7JCL4//883x1bXbCFz8XyE6959vTi6Pi1t1dv7+/OLk7OT8rBE1rk9eH5+/ucZ9Kzcf",
-	"zLdyNezgFzns1cgUFuc07Juu1GfwQdd8dMP0vampxClBFb6j0Oi+aem+Lp8ql4M1gFkO49ElTeLmGs1p",
-	"XO0ehoTr0plcJfDmSXiry+xzkRJIUIRfIc07wgirJUPAh94JA2x+gX0OcdpVKRI+B+dCypBnWJh1SsL2",
-	"esowVTcAV5oJ39sGOs4VZKgXke52MpcyCSPSb1uIZmdbmNrKd74ayXkgO2RVls+JVi5bKb/skHTRQMzz",
-	"hgKrteqRgbyhTk3e8uomsDVgaH4MB8YVOoVFPLGScA+2TnbxdzsjtGogsLNJhXIu+wurHRUyqt2rrN5A",
-	"f2A238FBuz2jHxwE+8BF1pzXytr1llUcYOug1NIzQskZGgOircv0ksVsGLSBNyIRCRAzb/HNPUZJDRvE",
-	"i/2GpplAxBRMI6vGBh1e5ea8r64l2fVSAzJsAoTfQQMgVxJ0y0gCFT3Y6yrFJhRzmSQsBjYAyeGgKh/m",
-	"bZq6XdudDjuL2a+fdIkbYVMv5TVVN2Cb5wpwAN0b+MSV509XiQzFkwbttru2nTOzttl2NTiA7Ucs0BDL",
-	"20ECGjLFY0Zy4iRNAPYBqEZMEy/8Bm13NGJnki6oMTzFB6mpsSkqxNhay3Y2DEeXJcJySPoykOO4YW5j",
-	"ROYstfwegEDknNW6qz1jEXG+qq7bHOTkmeXOyV9ZsnH3YXMazH7hWvlnoATicZXwnnS7G5NWRYSE4n/F",
-	"Th3VTNGUEXx3wj5wBRCKeKifdLu2RV44Al5g8F9oN81xhnNMYjbX09IOVbh2mVPXnJwQD/c7XVwWz2GC",
-	"HJ4l4y0cVlQ7Mxwho1xUl2PxH2ZKhzsprG+XEO47ee0d5+b3w/wZhrgAWWQGbamjUMfUEBzCGeKQcBWE",
-	"IjmwBZcjmiQsdXkU+aBgB4VpxvVB9Lno0AGxETVc20NjmJjbG5HtN1mTkb6q2SDwsNqOg9D3cGSkY6nu",
-	"uNxE8LPjcvCiuQsBljlMXAprrO+RjVcJyq7Nh+OCa04t2a69OsnT6Dc63TbtfvlUV1PrnfLiVBLkkDZJ",
-	"1zNXLSdMTyFBd5ucvznWol9QBDtcn+CZMs2EW8KV3Asneumvr2rAGyQZ0knZ21NpPjjjws82CgbZT/DO",
-	"x3v1PrDN/UnO8WyJrzTCrk30dx83o/p8DitoPewMWwUS1dsYAKrMGjYTn3jDpgkk/vkr3vCySFNbFKFc",
-	"Y39DeMaOIvIOivjwUVazNU/A5lidWRyRfsOP1W+0bCvdOU21b49KuJiylFsHMRoAeTsmKL5zT2jHdKEi",
-	"UvzGVl2pQHqpuThQs2ARrFE5bNrcsIjY1LCI2MywFriiYwa5jCgdIUvOPLWorUGutDFYbhibu7YgfoVg",
-	"kLFMIa3wbko1c/HJ6ouWEqkfP32ypo5li8xEt0Q1ugC8ImqnxiyC0LiWoATaOw/h3UjC6C2E3Aj7MJep",
-	"psMEhRXWU5mPxRpHcw+ke0BtQbC+sY48azOc1mX51ObNrPYEZPN42xCUveXHGhct9gsAV1t9X6r12pQd",
-	"xeJhBYJ86PgnHDHa3IC+UWnKlI7IKOFmqNloHhzkznPZGgCfFf4Iy1bL2XblBxaXt7hupbcL8qpwwjkQ",
-	"rU8wJymbSe2M7ELv9jE0blV56NiZ3g62BbkTDNJvtA7QHMpbAvg8ZkLBJI88uif4z3LAzwmdKw9FbzMf",
-	"/s5SeWBvdCWydl5CulxjmdYlAcPJbeUHTrnYdwFkdEfZu20SME4Io+IexJ8LTMr/ic7VYe18MAMephOX",
-	"JoC8wPUjMiuKKeoC/v0JXtx1PLWyL2+SBD3DoXDin//470d5ycijj4zHn1r+XRxKydyD9ORqbypnVnVX",
-	"d9gzFDNKUpt5pLScO4hCbu3A5RoDM9Hw+bF0oWApWs5ezrce1gud85i1bw6ZlfUpmdK4smQdcgzQQD4i",
-	"5FL63SO3i2p6LKA6eLK1HSVcH7MKpiVLw5RupDJVCF+CRD9cWEoKR5E9dX32+tqjsLTAS+diaY19svz9",
-	"Ftm7zTdczEDxjHJFdo3iikQ58dWytyNbAlNeuhcySWiqbCYjs+4rNHOxVa45GR1DfITGsSLsAx3pZJFn",
-	"P/miB0+fxgj2yIbMAtiYi1w/C7PYXONFzTGWGZgB8jqD1qE5pLdMgOuXq+JIO6AMuj1ZEDpJGYtIJm6E",
-	"/8GoT9DNBr6LQA3kNMGMozuu2PLxzcdbXiXHwgyjNdfxmKVkyBNot5Ek2E74kDCl+Yza62YyZgkZUU0T",
-	"OSHzlI/KF9spHRAlsSGxkQqHbsoHhrlPsdAP7uSaNCtrVFSB3AzNV24WkJsEgxgJiM8NuhAyVQaQi2U2",
-	"BJN9RYUd3OWLUNZgm5sBCjdExcWuJdg34T7j13BKDbcYJVSpjm1PAv31sbCAxnGAPEd0NGWXjMYR/vk2",
-	"5ZpZnCuqJPh2Q3c6xIc0RX2HzdBtkrJlV37MfbvIyEvn1mGJs2xzOgJCxr1FsF77y2jx+fJ8xUG4Q+je",
-	"5vmYCXW/G/0uf8WXKuzzBqcCl8C/Uvn24LEw6sj9uj3P6SKRtCYobis3iL0IkzP/4+r8DPOtDWvPaJIs",
-	"8s4h6InariAYFVpjxSJ8sEORM+cAj5cqaJy2GrjpgYcxD61FbL4qPBoMe663rAyuW1cHDlLTsGLjbL7G",
-	"Epwz2PAU5hwtv2Nsu0qHXo00x9yorL49nL2HK1L1Jxg1xnkUOp+XiXjPxj2rO8fWJ7ZcaTnvJcn9KHvT",
-	"SnfXo/R7aDyKtfDWzW4BLMo9X21d/AxyizGCCRNufTat+7hQKCva4qsXUnUccUZ2ui7Lh32YJ3xkFBkL",
-	"PO6bmoM1NvjLX/4yqAUBt/AOW2KAM0GHSV1LP6w3WOvg9C92DNfn7t4aLN9aN4+8E1tOHysN1mRuUJJK",
-	"qWtA0pZTJNebHHx0Y6mvdlxfpgyom0axqbR3KTW0S40MrfPwcUUSNqEJGWYayn7oMFmAJjRj1BARxI0x",
-	"Kdk35kPdDcCBGDW6szAaviFDGw8phu9BG/NFNRimbVbTy0YAcWrYJ+R9YLGQTU6tdGrUYPSAM0WwQ8In",
-	"Ak6ARSvyrBmImud+ryEd3XxGZIwXPFqWci1JRUtnJN/5/Ai8W3myV0P85wtldmBi3q53cVLGmvd9QR3g",
-	"/0Zw/tXAaTqjCVcsJkcnLy5tZBTGm1Fo7CDYCD0vtv+Y2frFdib15/YFWPanYseDz/CkljsLrPWk2vGs",
-	"I7UG4rnQjKASY0C/FVdkJmeuOMQ3Zihk5W/XwyCgI5pn7igyT9mYf4Aji8h4T80LpXQEcqq5uFHv6XAU",
-	"s3ErMuJOsyQpkJY5QDQN87eEKv1GrenKmtMr+L0hP9loSRoTOWdcZJq1nFvvALtUboHu+DlN075qm4L8",
-	"dL+AKMoGAbVqhj00CYt/3qQrFoZSXCOzOHJZbds3WHO9yUKVFJ+z2OXXWbNilotvGYLslVOWMYMFPfuF",
-	"JLLOzIiU18yoXCoPNWp6w2xumFWZ1EbqUHkK9heARYB4GGZuiDhvqQ+ucBAhO8plDtikm0Pi4RKc/NwS",
-	"LaGgcvmS+FIbqM/WwH5M5OgmV8DWJw5snP7gNLTyir4RXKsDp1oslS64dTpwDX7gMvz1EX7nLsnlAQZY",
-	"O+SF3RLXILh+nSvJBatUxfUrUlAMV1GPdGpVJrhza3kD3XxjiwI8aWEf5TRLmIqKJVUYJ4qZWFj3GRzS",
-	"ns2hxxsgPLSld3yVqvqzvCNyrEEpuz45egWwtzTBbEyRz9mvvbeRnj3dLwW4n6zvPlzSy1azlmNP9FU/",
-	"nTjBFKNwrjBUvhbOc14oaTVXSHmogV4KgG9cvjk9vmpEjeO/Xh9fnvVO31/9enV9/LoRNc7P3l//fHL1",
-	"/ur48peaFDK7dr3PMc7Wxct94ex9DbRaS2wOYB4hBRQilNI2zcertq31Q5t28wSayvSv8AHBZwMBB6Z9",
-	"hZR9w4UVxkiI26NkbImfYsm+FtnGTTgqEXct9RRWL9/9fLc2OVYoG7ZTc4pbtl0Zsxei3pNRgKjNU8vx",
-	"Mg/Ld1hlkuZPbzcGI5lh1Az7iKnW81wMGeli0XQ6m1XGb7KueYZlReERjtaGZuVB5wGHUJSvCU3u6MIe",
-	"JxGA4t10/WtXZSNa9aNs8rrhJDu7j/c+2mttfDfAJlN0fGIVEFG97waTvDCJDYvqnDisqeW7Z2pT/nYh",
-	"D1yYrNEXGVnQn4jM6DxyLkP4O+EI727p/5//+O/1KJIlvB//y3rAn+qy+xDjErQnEm7QzeWC5Mv8Ahr3",
-	"Hh2fkvwBefKO67WuMP3HCP6U0XhjY+rIPfMioaOgPbW1iN0MD23JKJrKVJNJxmMGFRuvaXoTl5WV1YfX",
-	"QaTlQqGw4Ku3LXyUC9bYPY7zxtmuhVFWzxLhxbbPKcwtqM3PJMAbrEhdK5iwcKmtdrJmvnfuO0SOghJe",
-	"LVWDdIQgQ8mRxzZHqqsgsK1RvraT5CURjKlAaBfnkGNUWyPGWjpakkwxApEXswkdN3pAgq80F5a0plwJ",
-	"KizTJvRTAwmYa7tb0rmlyrWogBspaPXIgPfogb1ZXKdOYwPzNkiX339M5186HdiMMko4aY4Syme2hcKa",
-	"LtUr4iKOTMoe1ntm/F5TdRNGmHYw67hzPqc3IuhvJNbTjAVfAZee1sw2WC8/e9flraLbPGYJNzzpEDIg",
-	"ZzKF8mRQDVLmfgzH4NZiMXBF7DQAbUOBQ7LpUnV3lMPgsMUFbrTW5n7ySmrBchyB0VQPGdXXONLrGpdO",
-	"AiiKxF9O2AfNnN0LC96p6bzKZnOpmRgtgr2ormzJwCiVSlnm75bEQc26jW7mkXceRy4HFfQ2dwmPW4e+",
-	"FzLIk4XMUgJlw4hzHz5F8AbX4TbLF6mUYz8ZO7kdhW996OaMAVLF0OtWP8gbocOAldY8gItsvXymSSYS",
-	"plRw5fkWzbBWIFatTDhy6+qzx10f22rqESayQEHqOkGXo72tLcLQVN3UAYSY3wAe5NCngttWaRYfg6dk",
-	"TvV0ZX3DJvEMO4kSkbhXLaMwFZ4aVZJqPJ6+Yzv5wi8dkgLjKBFN8LTW8cwerEmofY1ne8GcPYdeVmma",
-	"5tKzEVrI5m/eYZI/dEtLF1xM8Fd3fseUQ96ttaswsZsnCUIPWmbG4kN74UFOZfhFqTuamwA2K4HRDPXD",
-	"hUFfaU47G25vvjNuGerW9shO5n55UK7FwTrkBcgD3yKnsczDClGXQuFlCajOpmeGU/R3lNvl6kk/NEds",
-	"Iq20kgLwwTsOSnwtkjhpugjAwP4xCCMZebt23UK9sWbqhitV2f/SqbarUr/xatvYpLfvLL8yPAJKQKKa",
-	"VH7oqgK5/Ftlvr+tf9CaIidf9tNckTPfivKkeXPh6qT5Vp7I3yxmzbfy7P/mUtr8t0iT36QtWDhxvrbL",
-	"FRSuuupws7m23gvfKyJKVkomDrFmxd5dKp6wLxWKJn1mor6h3peU3zN103fFXYmyHRUziI2CJCekOQMI",
-	"MZcN6VjSfvf507Wl49sxNJAKRpms2y0jKwp1cBZr6BCT/BOmlc1e1umCzGXCRwti/qQTyjfZkRIfwQUr",
-	"TqpuU352Iv1+O7PdGs1TOUmZCvX+sMySuEuM+WQ20Ld3yBXQikCIcuQh8or/CM4p9gEyz+uXqG45TiEH",
-	"JRSlHbEkCYHBXPsajbKSYTGOncFr5myMtwMsEDQnlQOEeFlbLzg0tkeULSv4m/bGrW/3aW12//JBMbm1",
-	"npOvZUW79C9cuzlBR5dv/bMxptRa1xY+snYaclKr3c7nkJC9Qcmyv3TFMK4D5FYH0rZ89AGhBhdjWRBt",
-	"MRtmRne1X9/RNOcY71ZjKG7HQavoQytQDO37fgsetF0LxuJGfA7WR4k717c0NMNdyPtWOMzoh9LO74Z8",
-	"3sApEdBNS8w+49YXNJdJUu1eWlBRdkMOllUocxZezg2Dg6JGuGu+3etGREijADKqK/15Nrbg8y3ZW70j",
-	"xZoLu0DdaIOSJOpKgl3xHsfShQVpdr3pb6V5ueri8fq+r0UaWQGnVUXCW2I86HOsa4BGHeAfJG7eH7sQ",
-	"vs6FXQXBEJZpShUZMiZInLEvhGG4FTnUImjiSsQZlnIa6YxrVo+fWQsobhfzhi1sdhwiIsKawIwjizrJ",
-	"RuDa3yoX1szzLQxwxZhYK6qcHyiHarOkkL9DHUH5oPY2aDtYVFs1KDPI/XVlaXZ5hLyDL2YhKIo1Favl",
-	"UU8ZvQXPmrH4Pfl5YzHmuKG2PJbrcm1tN9yvtmqMbdCp+d61sX/611lRhbv9uGuqc+/1wFLV7p9+uSv1",
-	"wbXGv3NuuGO3Y8twFCK1mvlDk0brCPC9r7F6a0Wvxs+tQK5wsWV5RZV2vwQiEVxbxDJkrM27lGvI6bWW",
-	"HgY9nhAFaJcO+neLuBTyqFXsfUcRACKM7GcbG71hC5LHR9cHKu1AUf7GoeX6haWKh80wl56BnXiQqdKh",
-	"K7qSd4IMM57EdVBn9smq3wjAkU1k7cBmIX4CXP9kNKWgIVINQ+F8hlxQjDva7Bxl3nYidzt7TzvPwoaE",
-	"jPmYs7h+1UGLSBlDGBsxkrOZ2fcYosgTpvLTi8ODeQpzCpvQ84RqQw/LI/50fn716Kfz3uXRz+78hN8o",
-	"4SL78IjO4qf7NTW/t7x+BcdZkpBfjq4Ivkpw6rawzReEwDsWPHHF2Tzf3//h8fNnz/b3nj3b3XveHcbd",
-	"H3aHozh+/Li71433no/Gw6ePu09WTvWa1+GhmtOCy2EBWbleMbHNTtrtKgqzxTmkebvb2es8blmuxgCK",
-	"O+Hixk7JnnFgBuARGkyk+4r88x///X/j/YNDWOGfJJkrlsWybQcnzdtup9vptve6e09397q7u3uP9588",
-	"bdvlhDq0iAz+PeapXgxsI+Rl8rPTy3eNUDKastGNzPQhYYYrD2J2O6juGk4ujDdX5BVuqQpHJSqc0QI9",
-	"B3mI7+m3DKe+og3C3KJ+htz5FujftnJjnUknB2H+rfuuA0BDv+296yDibSdLk/UcEQZc3dTAgWzeIzMu",
-	"nmxh3R/Hk0LhQNVczMFcN4FwLUBjbTR2oZ98MF8oU2xTLNILuHh9c4Etgs61YeVy0ppDmsJlX7WVXxis",
-	"F91PX3T7i46EUK3VV8b25TnAuQXp7HwuUeVv9KS71jdSIo51tWQBJcdTCM54FS1cOOKuJrow6y3gCfMq",
-	"LVQ3cEXgRMSkCeD079+eX756eXr+tuVwtQW7M4vWFxAALNQ0Izff7z63YBqXx1dvXucPsHrTSAqdygRq",
-	"NPtiSVEKtT0CaBqjIZK7qXTTM9ZDKJFuTRskm2HX6mzpogebGxtf+0AJzMQWypc8LzU9a5yrZ0NxvkGi",
-	"H8DB2Qw/0kTAz9loDqifEVZmQ/7+Bnl+0PHIjOkm6pdjLYF9XZSYFZtyaPHqHe35TQHPk5pCT33pIb2Q",
-	"SgFBshKlDELHfAqlGSs2ylKuF4a1zFwogtuMN27mNWU0BjsEk1obf233Lk7amO7jeAHe8SlqDBlNQ9ZR",
-	"T0BFvbGBoFsMXpcjPwCLAB0cH+AfPdV6Xq7k3hR6ooAJgKABhm4iB4YA63txfrVUfaUefSzWgX96lD+m",
-	"Q85FsqiABEDNnA3FrXmLT59s7AQLQDQdAY3ZdTVHAVr7khnlQlMuAO4A5qtcZqfFFd1BbFjFtUwXrWVM",
-	"TPOsy+OraxJL0IC1xEd3yJUD6odKEq+TkeaL3k8gT7DtLoJdGo52DC2Pweq/fHlEnu8/+cF3W8Ym1oo0",
-	"B8Ues/bXf/+bkmLQOiS0L5YbTkNRjsubzNtTc+GbLBtCGXw0Op9vFflpYCaEefb2MVMgpwE2vZVjfE2L",
-	"5t0M9Ib95z/+exDZRht9YVfVdukmKKhaEWI6kAFYywfDhIobM3JfQOzYevGh3mikk0WH9Hxv26GMDWvF",
-	"IPPvWaUiQMT4wn0Rs1FCUxYTfD+80vyOp61w07I86jqorr5AOIU3/97tdrukydSIzrF1RErvWhFEs31D",
-	"YugQbfaBvLl+2X5mZplIwfrCfNx9SlSWpnJCNSP4nCjHYvMou4xqs9zQco8SzDcxFp7iMesLSjBfxVCn",
-	"MXtIc7DL9rvdAayoAld/zNgcINmoILt7zwhEHRU0j4mpppgv3BfadXNHIDdPIDuKDMySDQrgwPOEjtgB",
-	"GZi179jcxA6PB1Ff4HfIcQcRGcA6d0YAfG8+42p3TvI0RsPY4E7IwCykQg6gz7OFC3KVHzsKR1fY8khI",
-	"C17SF81BwN7Z9faOJehBq0PObDoRd6WQGDvqC7ftlrY65CxDBAgAMMc8UcBKxX0Gs9LRoZbwMDphfXP4",
-	"U6bmUigG6KK4QmYln3e7P+w+f773ZP+H/e7z548HZhsGz/f2Hj/+Ya/7+OmzJ/s//PDkWff5oC8wK2tI",
-	"Rze5bAIk5ZhPjCraHCXcaHtGTGVJTGI2QlBeNnNgP30xkdgnFgW8oxdrIP4kzZwM1+i8gJvTzhvF8KUH",
-	"LTh/4OKD6AmFRDHfLcWKRJkZ8v0wYnPt28IzhzTNcxy8vsBKJSmwKfOgl+mpTPnfgcgOyI8onrzjDvUt",
-	"XB4v/w6Wfj8w2zbjSkGCRmqbvRuhN2Fakf3uboSnx8IEQ+P1GUX4qhi9rN4P1xf73cdRgejsOcu/cd26",
-	"bTeaBPsJ2W3Z7+6DqBV94TLXfNt1WA8psQeAJRlF9veeWxdJoeX3AA+gmWlfQO2An6Ct9uLQ92bwoQ2M",
-	"tm2uHKAmnPARE6ivcxChY250g0ZvTkdT1t7rdHOtovAdSHtb+wPtgNpTadh1sWR5NGVK22lgII3JuaEk",
-	"yAKiM9zz3gkKanOyGKgb2OWk47t7HzRAYDQK3qZGt7OLs5BzJuicNw4aj+ErdHmAjgRKAzz70e3uo5gl",
-	"bEJdOeenqP7nRx/zDyfxJ8TNzEvbfrM6l/V02LUp3lKsRrXVaSi1Ag1Oqvrfu+WZeUiI0LzZrVm74C8e",
-	"AH31r48+Fjho6G1D5mJ+SRk08t3GAz1K5ER98dHAmRV84dloHvoaGDgCMAR+A0SVRx9d284NaaHQ5fML",
-	"0oFyjoXQVBV25Fr+3sNLLP8k6FxNpQ795uXio4/eV/Tp0cfcE3APOrnyTqdP0dqL3+Y+h8JSWGwZjG4w",
-	"HTRh3EWYE2vb0FPf6nZO0xunplWbBR9C0IXHOdI4dok1ymOAnRPFQOlPsIGda4OzY+8zt+W960AYpkxn",
-	"qcCsBM+iT+LGQeOUK93zrxdVl7byltWG1FjVZRNfWhGx3UMjYttUR8S2No4INqkGXa53egp5C+aRoHTl",
-	"FJy3AQ/RayDzymxp6EGwXNXnWASedelHn95BHztQimDL97pdZ5Y5GK+CSfM3a7HnQ61v0ws5h2Dz1fUI",
-	"Rj/dPo4ceqCf4SNroeD1u+uvfyOo1WhYjDc9Xn/TS5kOeRxj7sj+3vP1d1xL+ZqKhXWYID5vLrtPnULi",
-	"UZ3KiFCFJt7+ZDV9czh7vLjALhk6U2BG3JVA4rDHF+REWvp+FzWKqkjjwHW9+7R01B99dH9aphM89/l+",
-	"EY8UbV8oshOLiMtAzW087J/evJtK7EUdgbMvZiMe4wcshiwf1Z+YP6mNr06gq4mz8y1prbu/3RH4fNq8",
-	"NBa8FO5to7yfVQ6BHRUL+7EdPhS+SAcKuS0FruG9le7hyHk1NGMHhw9K/pZnrGXNIKflz9INosY82MYD",
-	"6RJaGNim64WT7fsfw982s9GbiU5QAryg0sAJsC6Ya9L04sNfbx+KhVzG7mwdkpRBPx0zvH08SpsO+VHq",
-	"KUhAWyZUdJ4CewEzaKRlio4amEsZ4zfnSI4NuUH2u8+XT+kLOMSlgwo09qOMF1/sjLrHv7C97vG0lvf1",
-	"0x/MI/LWcb4l/3ct0rZlM93n212/++RbszHU0o5JE/Cuy0dSuTIMxYRuGa3s8vg/jo+uSRM9S4TrFjYw",
-	"QghHJ5tV6ShsyuOwj6wXst52DAtVdOLCRaWWsdhnS6bAmvPOg3CgvbXQivJmWnn/LCDFU6p0+9g8tn3y",
-	"IsLOD4Ldmccpm2W6AGZh88JsD0cMu+wo9EEa7V4QeMqxuGWJRPCPMhO40imjs2N8zShouVUV30JkfLMz",
-	"iAHTtQaNeWmYCFg0a3mCZh807k9bwUuUmUI1rz29ZWn7ymwUvuyhg5CwSzYwa3YwIKD+cPCpLa/dUhTM",
-	"UQ/XbNbebDVKDw0xph7B9yFyTAY8dv45xX63/rmIDOC93S9mVvlP8B72l9JY4M13LkB8b4u6RcngANyx",
-	"bZrwWzaAw2SWCnWG3SdE2aC0KxqdQvWO+pdik5/PxorsYOn0Q0OWEB2mTGUz23GwdPCLPMsyovVmwVTK",
-	"m+/DJ1GngnmojbfHP/58fo6oMS4ChoB3A4sQacMAs0xhY6lFXwz+2gZfZ/uaz5jSdDZ3xP5G8A9EYQGL",
-	"I3Mq4sItABiqMyhCnNK9J0//B945ZR/Iz697R+2rn3t7T56ag9dv2LPlRrH5rvgtxiuGMrYuc3s1G/QF",
-	"plPcsSFsBGJeG1XDXLwUcyNNIW3cK8KoFsaxnhXqgtCToiIbp0IpwgWphqkAF0D1hbssBf6WVwO7nkVO",
-	"q/RhF4x8oK+7LBwupNJv8U2WZcMaUjgpY2p478dyHL6yN3Uulb1CTlLRp1KTxWnB2Tk2CDfqA58IY7Jy",
-	"YZuIF+mFNPFn4jbuENq+L++lM1rqXsNTZf1rBK2V++rePqO+cdCAmNMlvXttMws/WV37K6nWxWZQNfp1",
-	"DhgECg6LCaNpwllaCb5VIpcgVvZQTHyLqV7h5D5HmtVMs5hEsPl0/eOXp3omQcmEsjyMyxkhE0oRyECC",
-	"MqHNXFg8sJbp4O3bt+1e4ZdBC1ydsBfuDGJT1xJ/tn1CHYM2rMyGCMF9lECSsjdFof30IjivIY3bfqBB",
-	"q/NNjaBvtU3XdjVZXGZCdDRic3MOhmwsU+ZXPpTohxxMU57YLIFSml1EVF6MCCkX8o5gjDwDFKbWIciQ",
-	"zJ+9zh9k3MHpsp3MXcy8+M47ylOa7a+HWexOYmL6GOZDFDWiPHhX1IroXXsITBQ9RhVt6fzi+LJ3fV7Q",
-	"l3w4LGzhncDPZG6U32zutWCYm/Ou6CmbufIiaCkBieNzOmEqAtnNfCtmJ5oWWJ8ELlUH0MRTwqGpk3kq",
-	"pFLg2DNGhR2XcYDDdyksQqZETfnY9ulPqIacmwlTHfJSJoaeBoJ90EeYKWITQDE7FEu8wmEWfOmvbQ6G",
-	"nlbphLeZQVWMdy5rBAM5Z2LgUY/AgzCgSTLYIrLjoAPMo7BBTbCYYSmhl04MG/g7I83df/7j/31itDwH",
-	"vrTb7bbqZvBZIaGgSlQiA1vvM0/ZLZeZAoqpmwomGW2lk33NmBRQZl1I6lwweBfAQAISrrbjebBWC3zZ",
-	"sjZwmJ2cXby5fn95/J9vjq+ubYtwZE5jmZZXMQKNA9aZGrZuWFqRL1uGut5SxQsffYR/N84csFevDA74",
-	"TO4sA5zUjaMD167YZ8cHq50E8ulL2CXDM6rDYnXimCMwZO7Yg6fVRcdndFFo7ur4vR3BBcsPCRW2dbPR",
-	"ygR05vbTyT38+77jOORL2VsCXQCXeT6iuZzYGteVwR2HU4RGrZtFjvNKhizh7NbGVXAOQ5ZIMVFEy0OX",
-	"8+kyOXVgwXXe8tatfSETzEZcV77dN3VbHmHef+NzrLiVERRYCpfM/43DJ0gTISclzOrzbKaHQMn2gRLX",
-	"B5QYVQRPwaHVkCFrxwHGmt3nImOF+CWeqY1Y9bKabKOSj+bZMOGjtq0Sqc00GGVpyoQGLtccUsWe7rfw",
-	"tBqrSLkgJ1aPQvW/dUWjx9nc5q92zeSlRemJqabmkZEfBZtraQ4NWIZ4O48PnRVKBWEfLMaiG1iOx+Dp",
-	"d6uzDNIYzmv4D/z9ApYBq0e+2uFbGqvG0DQmRufPlVMDzqF478mT3ecESaqAJmO3LZerO0GCKVKy/XkD",
-	"rcMMs5p083RsmBKikDeVzNIRI7++eXXde9+7OHn/6vjXqPzxypgW+M3rowv37QFY7xHkHkdeqgPNWnwo",
-	"KZJFy0b5MBgI+fMQ7HPj0jlvFV23U26uwmILQIrIFKvJmbs4eWXe+SsSKg6xKlPsT0iiGMxx5V7WZkJ6",
-	"jNwWmdUv0EsTC26obdvTKlIo0F1tvHmVQmp7ADUHi5v3ENEg+88KrWQPyF63S1IqYjkjQ6M5YkgPTorK",
-	"Zq2+MEwzpXfC8MbiW9xN+WgKgb9CkubVz7323pOn4NBARQ0q9voCmK8UI1vMAqsyZ0JhiZYZ9PXRBWDz",
-	"w8o5UBIfr+gLdLaTpkuzscqesSfg4FtltmX0ZcASd0UFQ2zqJvpiuIBYv19ycITa3YB6HjOSWJCEac1S",
-	"MgJwhf3uc4zC9AX0mQW30sC3nB2QJhVQFvb48ePnYNCgl0DrxPxG4szm6KtsNO0Lqsjgh73udNDKoTf1",
-	"nSQLRlNF6B1dHOJRtf6ayOcGJPyWqb4o+mFSditvWNwh55AhiHaETWJQKOWbAp2++Wv3wfMDb42Mw3Ip",
-	"uCqRilU2Jcda9XrAjuqLgZCaDYiiC0WU7JCeIAM8y0fYOGJgg5k2WgweSNtTgnAdChnhjfiQrWNGX1uV",
-	"Lk5uK4X6y0UiTqBu065PPbOM8iRNd/yxbtaD7GEACuZ3BDUnR1jBHWgsJttAKgdFywpL7hyn6pSMoqq5",
-	"/Ol7VvG3Vdkff+8q/pXZK0Ih38dKn8MiIWChEvbCwL00rHtzUVNUhB59NGz2E9JMwkJYbdBE25rzN2xx",
-	"YE12y9uLbNsWeKriZDHMUZwtsitwYkAqk5JSlFKatExi0vRBbpQZrSJzukSWGWJOlpsa5kR6FVWuwG0t",
-	"7Dty4PyqZQUKh/oi7KzEUPaXF9q+1YOTspLgbFalJOOrp8EVmNZrHpaItlHHgubBfnffAUoU5gOpKwBr",
-	"TmdWxLqybpCsBZcXrZDkjgonzzt6+8oa+woB9ECGZb9Lcb+tmp9TodOkrVPTKmZbaf9bMZZXbIFwr+8C",
-	"zPxRKrVtpn3fp9ZZI2d1hqzVqpWmCzQODA9fPqHW/AhLj2VRAY+291iBUT3RRiqgHu9ZPEBZwhLEqPkf",
-	"WK5vziAYbKAFwidoLVCULHhfULLYR/KA/xxv+/JSovsHqp1G/XhQPf9I7/Lnc62f+G1ZdFq1Elf+0GFY",
-	"gwEec+ZRvPEMFyjgS+mcthS9s6CzZJ0TTqeACZEH18qAkREZLjQ2H4Q/qCJsNmRxbM5oESPzkEyYMKeV",
-	"EYftANE5oyLabCrBWBzS/n5i+nzORO/i5GrORtvJY/eKK2g7dAjteHlT1toF6Hxrz5iFWGoc/Pau7Mot",
-	"IFIUSWLGNG2883uPiDzraikg18yslKNFy5KEJHM68S3ObOOjjLkQ4Zh/YDEAZ8ox3K+QXJeWDp7WRABZ",
-	"fceEXrTA1UUxpH0HqB/gDKNxDB1JMxETnfJ52L16YV/rKzJvHKLOvVpZt8glUalS0sOfKTCQb64c5y9W",
-	"8vc7Ylrv77dXPvponrG6PNYPtaNI4deIQCe0yOruZMyZEWBNXG3fGBnBrJXr2d7yffcKvdeM2MuzKc2P",
-	"iF1nn2wMiebl+Zvr48sd5W4AO1UhKIwKB6WQQNbWxCOcE2IhlV2BZACDDdAANwZMYLLeVDbzrM0XQvDF",
-	"ulLNJ08eP/22GUO4Ni8Q4quO6/qdfzB7SqfxXLAiZ8Ga8cIhwJgtQHgWiRy7hhRJe7uzG22QB2Rb5Ncn",
-	"Ac2p1iw1N/7P33rt/+ed+V+3/fz9u4/d6OnjT//WWIEoUgQSqYHRcCV7GPCBrB5M2fUhy0G7PaMf2mkm",
-	"BBeTQQEDaUfZBO48A3aAUKidGf1waW9o2TJGqsjAwlVg+AdGBo3MlQ3GRsRBIjBRiTT6AWPKaHE2eqMK",
-	"akT7jseshLxaY5FFkFKM4EqZg9qzA7iEY/jVTDMCIPq5lEkxjp9nKRVgj2AMLPfBZZOpb6ECsK/klN8w",
-	"8mjGdMpHkE5lMft9iz85Lg/gglUI5UQJEhJCVCFoVwGAKuFKH4bhpxzA1eMgm/W4tVcuQ/Tr1VZUhqpL",
-	"MXeX7WCxP/sTSntVQQOOXM0SUhzUyudE51vMGBqAixzpjLHgboMU8bCiYPGB6tUDhCfLg/l4FgtE5fq/",
-	"WJ0zZUomtzZ7xXcbhey9wlVoWkGcb2Y47XKwj/hYn8P6tal2VvX16LkWJ8CcN5JIOQeUuyEXrgTtjg3N",
-	"Y5WZO6bhcOEMfpieHI+N3iiFr8EGu95C/TiUtyzvuu0K9AD0jyc2PQN9sbY7Q/gkmbX+msfHPL/mzLh+",
-	"9H+qg/J2Kl3OtmJCe29XZHVDS42FRFXgm2a7FCudCSS7jc4DPqf2TNjKUIKz5EyRJrSFhwPiuT2wbkSN",
-	"ca0gbXOTVkSedJ3dNVw4TfqQjLF0IU9ZX4ku5bqA+Pd2rollW82hxq7TlFfl7T95SNu/z3mEhd8kcd9t",
-	"4/8JoFLuXSFrhceoyK3Lr/fncvMjXCwHXxXrvWQz6VK3vWZlzlcOsOy4jMs/s8nqYy64mrLYKnCXVeh5",
-	"rF/CGjAPUJ8Jd5ttCqsBTtSjYlXhasykLSV95VgsjvWvmNz8TQsgrYAwun6+13nphDp0285mRWfV558u",
-	"3L9cxw9RcYls8zlteNRWB4rN23sPLlVO8jkzZUQFGTLCYpBkqEYKXUAlvnhzTZouQoINiIwV+Je//GVg",
-	"0/UQ3gv8+gAw3arRs9xp+dqs3TXdWE0JuZv4wc1SRXGjFpagulaHjgzK7kfAkQCK2FI4RPcHAHkXNWzT",
-	"wuUtdtW6y+jiHTLw4mfgYzP2ctcCsC/MMQCgjxnVI9c0Qk875LgKrq9sq0IW5wGrnl2lviguU+FcrTk/",
-	"QfiLTH8ZcXO/TMbNuuxUzt+7aB0kxLcsH+rN58liNUSEo5Y7Ctua0JGVu18y63LLedgU1z8Bl/pW4ry+",
-	"fhFabGJGhUzdDgbg3s2BQ89bTX2fq+0r1AEGivv+NXM+j1YsYBPS41MqFB1hwWmux+iiniHBo4sgykaP",
-	"L2cghSQDlgi0sQNesefZ5oAKlQB/yOIow6zXBH9zoBjvTfAlF1aFK4LmRmTME81STCryzgbrHdeZOgz6",
-	"FqKAbyHoKTjOp7wRCkKpAdjnwyAEIAg2QkDw3uKvgTVd88zvzNXg12Kds+FBB61mOPrgVA7bZM386uFb",
-	"7aHYyO3+OWrohtxmuW1DPTI2QKQ5vOQUNAXDjqGJE3ovHYIV1zbCRUdTCI4WbsRe06l1k/AZUx1yIZME",
-	"bpKp4z6GrWGGoUV65EJpRsMZSJ6gG9/i1KxF8no4NksRrITfMksCCNFQOECeUqyjDKA1vuVhie7ZL2Sr",
-	"s+XaR35leMnyTOuylC9t1m4RRdintWLDSqiQtPjfXEMArqpkFRGFcXeZL3Bpqmw0dTAbYxS6LmqZa6xT",
-	"estaaK3abohg4vyNjZzXh1oQBcDnhnoVi3lc7P9nmyz4POm97l7+Ogirvsw3bEZukXd8X6V4fmZH+M7f",
-	"2jK1w662CT310MImNh2GG2R4RSQTCVMWpBpiUcKTQvPFZe/krBU5/5+1a/e+MLr5NRBBjdm2TEg2kwte",
-	"7dAj+t7lbkqyYBojxkhehSZ1FjC9SROEO/P42i2ipRNviDP407FtShluVDEAgaiYiMnALNzAPGDCtMsm",
-	"cjBqhaTjby56vp11jetq9qGwYYXeIiRmgmMqgafKMEAgphksclBHTFso9WiDVcf853zzsce7c3r8yyGn",
-	"QNvkyHY/jsjV9fmFPZ//ddQ7Ozo+/a9XJ6enLbjiund5jUDz8Of7l5fnr9+fnb84Lsn2ohR38m8TKJXt",
-	"JOsWCPTWYDacpwIs3wwjy7c2gJaPyDyDEIkrvYHM6d1ul8zUZ8POuxetw59/QIx/QIz/lzcf/HHfUXiQ",
-	"1ddFiv/ujQkoEFuVeetFpDmFP8skdlEdTDCwGLmIsoEEaR4JKXkJo65NPeA9FTpmd2ZxRPqwJZDqmrB4",
-	"wtJ+A+BIigkOENAWEgvZoHwQZTSDjkBiYZtSgxb04vj0+PqYdDodfK1KW+5B2P34M6zAV1R/zQCr8Hrw",
-	"3Umz1ETfHmQo37OCpvVwnpfOM/qSCiRE2rY+uEBs+HsAxvluWqqrK9zypz/SFdpflYl0LCyN4VGyabMy",
-	"BfUVYre5moyZpxAfwrx6NJTNqQXmcGkPfbWqFw3/vEGCgxirabvlU5+wD3cOZXlHHfyy0jZJ3iVJwVGx",
-	"7MgO5NObLTdXpEmtVuo1ewfTBGExMzawoMIrl0NjMKZ7aqHll7EKsFE1swxQhRAuYHXMQq1Li3w7XUS5",
-	"HWzXzq1a0yEh7Xb39gvwVLXZkriMK6t/o++jeLpARHX8EskU3ARIbP9H42J+AfC1ihfMMdTcuRJZ/xse",
-	"0ubarnmtzbnqPVEZ7s9U119+VWCc92bCDiSxTrM6hz6S5nhDMQ/YNU3DbC9fHpFnPzx7QkZUSMFHNAHL",
-	"ANJWldlAAHNLY5a2or4wJmWEAG+61ANkCk3ctE5YjCGkHMwRBuuLwcd+I/+y3zj42G/EfMKU7jeifhEd",
-	"Hj67sfGD6ynRb3z6NLDIoQAYV6i2APgO75laBjVtdcgviD7JdQkjtC8GQCOe31mQypcnp8ek3c6fQF4d",
-	"/zo4JBUwUYcR0xeITW2NqJSN+ByL2BHWOaFikgGAfyAf6RhATC0q6Hba4Ye2iJeZ3kYV6d7u8/iUlW1D",
-	"QagRUUlhDc6DUrjCyJNDS42OlqgiZy/wRAEpWLoDErM7uB3Y6XevD7qTh6eoliP90js9eYH1SI7IzEma",
-	"Gv2CC4ckksNdIlFa0GA8+X1ROProJoVUJKOsIWkfkjdnvbOjn88vj1/kwxRHGGa6L4TEDl3FkW5lNpoy",
-	"TFwCVHjnli0zPSG1mYbjfOiX9VRgryAjmk2mmmTzA+g9ldAJ2v2tQ3JyBivRF164Id7jkMY5Ay7rp8hQ",
-	"7rgKpjYik7sXK7kXhvEvBVKuYzRlcn/gIAUO8kuOiFxkJJ5/TCgXyhpGSPw5kf6LcY5ETlb4hqwN8iTq",
-	"drsgnFS1eQWcIF+6DJdgxnFu0mAediInhzbekkGmhpy7fs97RJGmeUWoMsAkRkHGNFE1efh5UpKZ/Roz",
-	"6+fy5FwJ2oa9YzTlyam5sTbNa+tKtMvjPWKr6Unzn//rfwPgcG7hRQS+e/LU2K9znsBCKp1mEEk37Av8",
-	"5s5N7hYbjCURMwBtH/zmGy2+I7+dHv9yfPrOYdkPcpU+YbcsMduUzecW3TdytabIEffJK/5jpy8wL8Nn",
-	"RLq61LI2yLViyZg0AWJ4YQwOWDDi89da2NWJOr+2ytIxHbG+WGoODrY6lGYCZg3rTDqk37hkE/bBr52W",
-	"kiRSTEhzRj9UFrHV6TeAT4f2FHMdLyygwSqL+WuawadycuFzyAMuw+XT9sDFl3OFjN6BB7uSKrSjDMuJ",
-	"fEVEsijluFJBCufwXy+DCBKjHn00/5iPw5RRlF+bFizaVLz8xkPbEM2yEUXmFPI0OuTS+bASfsNcTT36",
-	"3gKpNAmj6Y/5dL5LfL+16SzwFg8ZKA8ZKA8ZKF+uas8wnzDv2TY35HvyNZ4BC15d7QegUBDYUKQJqTUv",
-	"WjmCqzNPXTMi0KBQ71OHLtihPe6WJAmcOtcdNJAuwvQX48BfPpcxn9of1KVrLfe/YvqB8z9w/gfO/wfl",
-	"HhpGmTM8yyep5493FveCJTFhv2c0UYRiWTJm7pGj41MykiLm6FKUSaxa3yb9sKKW/wF5/tsJrGBFwJVm",
-	"iGtlNwC6m0PVRpqJA5RjiLLF5gCbZPdluHB/RkTdcPitWTYnrMhCkk+ZTiFyhG4iSsaUJ1kKvASRl9NM",
-	"bGt+4Iqbd/zuBJ+Z1J8ufz+v/Xiwhh5k4oNM/H7y8c3/jy/eH5/1fjw9xg/2qxcnV/a7VycXEXlzhv9e",
-	"Hl9f/mrW9cfL496ri/OTs+v3R6fHvUvP6r+NkJyn8m9shMRTm7UKgC0zGbOEpCyHcS8lUUmBvvIRTZJD",
-	"rwNAFNNdUs768o38I4JNSf7OUtkhvTyZDVQLCGb2hb/XJi/YPNZ8+rZVXiBgWAxiXOSv+w26n+aD1XD5",
-	"fPoPSVdfInkVWBboSSifxjIxctMTayACGeWBEIybaz7HSpKRvC33HP7zhCA9zMajjzm8w+oy8hyIQnnI",
-	"Vl/1i03NbP9WRClyYPGKzKDbfisiLDa6JbR1RUTo0FF8a8f5mufPj1Fz7Ny7PgR5lrG8jPgpgHvj9kMp",
-	"uNndbwfYFQWh00tgJfUA6mvBS+5zfCpgMF/xpL/N37LeMjwvl33joVWVvEU4tpQoQedqKn2dnXurqC/8",
-	"Gce8Rmc/zllKxix2HTmQqWLhNylitqSaxX0B2elGdqdsji1WBycxm82lZmK0aL9ii4GxMLNUFFCT8lk2",
-	"97rdoOiGAe5fCV6YAzSPiv5wsxNeqOBq/Zp2ph1rlZWZb4GDCGE0TThLK9kBlc384iBna6Zq6ezB5n2w",
-	"eR9s3j+qtS9NdY6CnDcAwTT7172zN73TvH+ToUSEwVwkkpbh3FYmfWxoz9ZIaHCHfg/C+QLji+ggtR1Q",
-	"oCz/zdmZ+dMuoy4p3oAA54U4unabd1MZOVetrcWLpUyLxXcRUOyBrRpFt8T7t+eXr16enr+NXP4X9lup",
-	"jNm8PL66jsjro4uIHJ2eRMU6P4s8zIZTKW/wg2t4kUMNmEmDL6NV7JbpwLOj5c62yBktiGIChW++aQbX",
-	"tuLMqBL5uiQpo/HCFaPlIKgYqbXrBFUL1k/SmcWBZEbYk4L58X05pN3EYJbfSEN48ER/aan8IGMfZOzn",
-	"+ZU94yb//Mf/Z5lbLm0jhwRmI4Cq0LEKmp4Cl0dBwG0DY5XNWPxFvck10heH+h7E7ykfF3puWVcGrCXg",
-	"2NsuZBPpBSuUISA+iKtt9lIpF8a+HJpqSM3G8m3MIcJUbLjBXoYFnzwl8k5ERBhmBRtWPD82Hr5aJrot",
-	"JObdFTZJsmOUO5MhiwYA3QKMjut1A/rCBnLyEoZ7EJQPgvJBUD4Iyu9RUFZMHJCUCR/rcl9KKzs9Sw/Z",
-	"Gd9AKiot59+DTLyCKrCSRRp5e1SmToyFLFM40lD17sgV+v0h+FwJo1ymBIDpzB+vTk5PD8iSvFkt68xq",
-	"zUMNzc30v1uZZCbXS5IHafTgTH2QX3+0/PoDnKPX5xfve6enIIigLxiyWWun5VGWkuf03sLH70qbiQnU",
-	"y66B2ISryobHiApk9SLKIZkV05qLie1jC6gkCXBlTW8YwCcS9oHO5rZlp7kFunqGQv3QtNKPd2wn+jXD",
-	"XZXB6jDiimsSubpp7EOdZol5zanW86hgcs9TOWJK/QkbFNudH1FNEznJ2EH4FWE3/Vtui+BWT5ePYLRH",
-	"cbpopxlsZVg1cUefK6hDPrDsfS5TjSoC7JNFisVGk6gzJExh1hn81hdzqhxeGRagKiLHkXWbjznUazus",
-	"iZinDM6nBY69k1kSA/J5XygIZ/9kDi8lAzPOC9uqZoDtzwdI97a+e5CrGoNQGPtFurjMxKWZbuPrKCB2",
-	"hD+mhscNbvarHorH/PovlXDzB9g9bJ7QRbX02mt3FoHV+7TggBSaOYIlBIfqDrxFnuDxaGyNMrbi4H/U",
-	"izn7tBKuy0kl2+3AsSjb9J9r0gzzKpk6VlXTOLIiB76lzKnNs4BfH9LNStRcIIKABmJNShU5PWSd+vF1",
-	"YUdxf68Xc1bMvawj/Ed2XrUH4JLReNGe0ZiVD6kiTVt4055kNI0jb9S0J1SziChNk6R9R/VoGstJRLSU",
-	"7RkVIGAFF5MWKWRq5vOHBXNLekigaAgPnyXNfOGNqo6lQNjP9fzK2k7r5PtmOuCFXZlvcipxsFVowZ6A",
-	"Ho5mUHfc8WeMNNM6om1FYao7JAjCPJapfRzCzshMf3cnNoMmo3Xn9S2EfATBvcTSRkF6J4ROmNAtIhiL",
-	"FdESWg9UTC3wpnFV5HUy01BU4SBuYzlSB4SS1zS9ieWdIJOMxyzCTj4I1eQWO1dgb2nK6dCrwOVCS2Ne",
-	"p3V9uapn8g28+zeUk2/UCjQe2Anng3yQnIHj+bO824jWDEl5SkJoMCdAS1phmZqMXPWEpEqU9Iee2HVu",
-	"jhLINPNdXhVj4J5CiE8hyZxOuJgcQJ9Sj2JIyZSKeJwliFcd6BirGFOI51jEQoe4qzmxGWRS21ZpLj5A",
-	"aGLELISGBzjaIAK3FxWImpq3CJXa+T9b6yTpN5Keq+RmsfnAn8svYt4K/VulVDdBeIzOhS/hAdkGML6I",
-	"BFWgYafijlIWM6E5TaI82QP9JTdsrkkmYsSDI9yW7HjPhgXxdyo0wX6nuQeEJWxC8ZRzjQ3HwZEr50xg",
-	"Vx34TkPnf/ZhzlMWFVzvCtqGmYk4ENFblsZ8hP5Cqw044D/b7rzVISdaOfhTaPjr+lqIPN+8UNcQoXTL",
-	"QbI5YuZBk7IySH7k3womVQHRzgUnxJqwujAHvucufUJlM1bq9OyDVLMKlL3ttY3JI3YfzH08dhkmoBUJ",
-	"wwKAMXTIZSVB0naawVQdzxOK2OFzmjIRaJP3AqgpP6zfJ7hXPj+Yb00pJL5LfFjoPABpL/+yePTfKphT",
-	"5tRraAyX386hgDc8mvIkTpktUf18Boy7XdJbIrvZ4AR27OEeqPe11Y3lpu258uNqHSEtjGsIiwwZYTF3",
-	"jS6BAw7p6Maaw2+uSZPa2kfnriAJG8PDBn/5y18GhQxlfDjWQlcbYdCVfemN1pL3w9g3ettIJwszCPT7",
-	"DDWYX6npfxuVYQMidIv/oNMvF1/S0EK5DH4nSdkHs09cH1aoUGGdPtDgN+jDU27rsAJwbSjjBbCeIBWQ",
-	"AY8HTvi7Sx2QqDmBfTHLlMVgs7mYetohqPM7bgWJrnMJJWxW08idiuaGvmgOKq6uDnivfuu+69xNmegA",
-	"VvKgFaFvo2AAAQivhQfui+bR8WlBl0DWaUvHufJovQ7XGhsZAhco7ENfNAs3w/vBGT409sloMUrYIXFN",
-	"aZ6RmLG5NUuK+41hKuRNa3hPKenGMkH8vS/WkVm10DsU4LrI9BfTRO4XHKNJcj6uHSygjti3hkE/tCey",
-	"bfGIzaM7l/TuNRbCfutY2lasFBXWeUJHPp9n94+biVWHv2u+vvv4e4/xHcEqIiQX7GyZb4Za/xHcmiEr",
-	"azcbtQ2id+0hnDUsod800Fe1bx/lVuoqUxdVPxvx83dYa2tiuFlmdUAyMRxnv7uLiexQpc4+GKMAVq1D",
-	"TpTKmIUmky6EdHF+dR1KaL+VN+won+EXNJX2Q/a8GS5+0G8q+o1ZlYqTY0eVyADawssbJoq1hL6C0G69",
-	"Ragr5eJ9GUPB6Nm+iUpJVynq2RbXcJ3yzrXVElyvPYtYVCV7p8EoulCYqBJU5EvU+w2kT2G8ugRTf8WO",
-	"IjOmaUw1fSD6pThacJ1IEzGvDAUAxbskJY6UhspZ649Q44MZWtdunqQ5WNyo9wMg7f1nhTYQB9AWIqUi",
-	"ljMyhDK1vLuRymatvpBzZuupkNn3Lk5IE/NyzedHt7stcCXC2S56BxDWCZyefcESZR10vj2S0XnBNW+G",
-	"vfq519578tSZ9OZRU3lns3eNZdDpi5IlPrVGdb5TB4QrlRlJhL49K4oVdD21qn9fOKyM+7Csvnjh/JRV",
-	"bmNlZNn32yG9vhiEzicIwqUOoXdTCe9gGwZ7ausLmG0QbQWetEpMVpu9ZKmytYZlgW59xSoiu0RL8uyH",
-	"p13SpGTBaNo6RGeJzHREftjrkubjLonpQrU65KzIHQHkFNpTmakf4svY7dCSpFJTzWo7yegEZhduJGPm",
-	"s20jGci5bytmVsSw+6OTF5eKNPe6jzvdzu7u40730d5+ZI7A7kE8fHZw8OjxXgtyBeM4ZUqxIt0bOTGS",
-	"QrARAulF3th7vFdcHyoW7v4O+Wv7pUzvaBqz2PyFvX0s2Q/ZlONhA2yuLAXknkyZmc5T+WFRt1A0SeQd",
-	"i3tuktUFw14yjYO97v6z6Ms2Of1ylgqegG0kViHn2XI1ZBEYoWhEjSmjMcOI4xEdTVn7KEcPLj9YyDYw",
-	"64NiyMCGN6zl3FnZ9+bTg8QsSExU6431Awd8WV/MJUdVk/JsuFypASfkC+Q2Lpk8wO1psqrdex6Jg7iQ",
-	"gLgYSglFmjLTiseM2ENoy3qU77J3J6AVPNcK8ryws1aaCRURSmKu6DApuZUsBIfNBp2ylJVy+wUkToMo",
-	"BWmQd5CGcIvhCPEBCMJCJ1UrwaI8NoexcKEtL+YFRC+8r0OO6WjqHmK7hxaWgmJY0UbrJIQOyQjCfpi5",
-	"GllUE4w0wiLvKHIDHM62GSdPulAEjUjX1mV16Ip+jKV4BLFOdHyVCo9ojLLVnHdYnbw4yCohfmfXxeEv",
-	"HQWskZQXZp6K///sXV2T27YV/SsYvUSacrXatZ0m2ic1deLOOhPXK6fjaT0WREISuxChAqBlxeP/3rkf",
-	"ACGJ3Nqt5U0TP9nikgB4ARziAuee+4uKGdGahGiPuvOhoWvRmQvtY79gYIhZY5lZYNhsrHpTmtqhNbua",
-	"QifH3V+HUfZZ83n9OQwm7oEupsJPlaJBYhai6dQvgHvgouwBbFjENvERmajUNslDaIJVpRdS+HKtTp+g",
-	"uj2J9Btl3V3SxdOATAuZg0PiBKdC5gdncR+frr+e16UuXpfVwszAV7NlHoJR8CwafX/4/YMRG6fqwpxx",
-	"SRTahY/TjhU7Pqb2A0Kyn7+7Qd4E3h3IHWA8hDs8lMWvmFVKrCQAf27W69J7TIkpq6XiuKwfDHwNNB05",
-	"xHMILf3C2PVQTKpd3IzAAyH0WY72K/AU0RjRLz3tPYTgSzk3tY8MpsEV+1DglVKqaNL+D3sX0Kq5ylmn",
-	"ZO8FZdLOYCavtMZshbAutOz03lYAxgstt8ih9HbXugfyM/f2CYElVNGxgqT+DSQ7cj//D8PCkjGbuNEk",
-	"a0Jnzs0BlzO1zVXTscyTaVTA9yVhoaQPYEptjb1VFr61G6N1d2TYhLJOwk1jzE7BR+KwhjAwzByAEMxN",
-	"TyNaulsYrcwp8oaDS7SGtY9hXUtZMTFZl87TBt1WlqzeYmpUMqXJRyIuuKYk+TKy0r9qVStY4GN9W3mL",
-	"/no4ebzCYBW6iRMgEukiFlKCY1tXxAPidVjDtzZaw1pR2TdSi/5o+EiAd4yLqu73Iz7YTvRnZNvxP+rR",
-	"6EEeUkfjLzUbsL+Oz7+A/16JlZLWz5X0Tqi3XnG/E97Vm1CH9B5s9pUThZKFLisFVqK70CbBeJHgLKvk",
-	"xJESiuDpLJYzTpOPUfKRjdFlDphVKPD9La0bycLYa/Sk+IO4wK6EApv8idCav/30/PrxczRDgDlvQmf1",
-	"jW1QjY4XoGxHs8AAfGlTqSswF+IgPYhJVXhfFzAO3+Xh6EGLvpzRegolnijGD8qGOu4pyg+qv4sRSsas",
-	"zLZr8iXZVUNgQDL1ZIUz78vh4f8E7uBf0pxdy7fp+Fbk3/FkyCJzk27GLnAqN+B+Yh7/am9NR5DSgus0",
-	"49pwHes+fwf/UPYlimP4eCWUKZZwx970hJUiAHr3dmFIWmIjbaRy+T1eBo5T3CaW/PL8ZJZgF38wCMAb",
-	"EGTgo617Mljc5Q3gyWM6pA+MKyzMVIEt4nVd+At5q6b2m9p3kUkYMummG5yb4xZKGNFlGogM4Nnvgl3S",
-	"23CD+OHn98e1oTOi//DyctCW44n6FXrphLgXqrlH7JugPVolMxJFld9rCo+TY+Pl58ZS6u+4xgv7aDTx",
-	"aMeRZ+oSJh1MdFMJDK/mLx8SFlBb/9NiKczqU+AoAYKcaxWzv2nlXedKDf5Lm4D9vbUZ4SAYay7zW7NY",
-	"DJjmzncRpU6rhb9KEs0hfrGjud+QpgVhhT0UKehn5JE2wXLHMPW9LPWJIQqq+AJPv1d4+hTaDggdK9pU",
-	"k+72Kxe/2uQ7fVoUiW7fCaDkMfqRLlkLzXcpjMS6p+Va4VEnHUlsJK9y2rzNHFxnjSFATsCUasg6DNFa",
-	"I3rMVVQPk9VOrI1VpFJv6wo3L1hkLjiRqshiqqPDv7vbEv6Lazy4h95my2FRB+vCwZjUn8DmsNDD7ZKr",
-	"ZDEZVoiEdOBHfnuMVU+icU4LWLGe+3QowZxdHiXZWtLplEFx46r4be3f//pxiaZyA0nsNGGWLyVtFTev",
-	"eWMwztJPi1baLN0JgAqHGeoS/NOEfbhEWkebZZMJB+GhLDLmwacpcOE+KIbcK1vDs0zWR/69Y3yzGMuI",
-	"qGiWg6GY0MkvL4+a3RImEARoC2Y/xorJZqOqAmcSGOh0YPHULO8TJszyzvWNqoovC5xfOZBMioKnGrtH",
-	"NE20WWZJ7CwP98MEqB8EICsltV/90s3H4MODy9EIvip4ssDsBFaUoqMQJ55Mp88yVMmKLM1CejmH71Fh",
-	"FCvolBjzR+m4K3gaz8NE3ypOtlIF54bIbbgXr1Sh2lU5nmDzT3m6xTV0JyNFG5RO1Jvh5z6gUnltS7/r",
-	"jf/+aj9an2w73usmbmIzPqjre69wHNDBrbvzVJjvIRZdVDsWZhHS5QRdBt4dPCZ7c4DCgyvhcis3KuTa",
-	"g7/hCo8J30F/X3fFaP7Izf2PHe/VW3++0bI86PIjRlnW/cLD3zab4Zk1a1iO1C72cB/MJtTbjXEkjbMw",
-	"di09TEkU7ZGCDiex49CjuFW7EPUX2JRtY+3OQ07USvowKIpeTISYeMoZc3usyyUNGvQbyLnJxKPRA4EO",
-	"yLZ0ah+TSF0oASXU2fVWLhZlTqRRrBfb+UHwhJJl94NOWDV8NhCePys0Zb1Ho4/5tN4BZc9Dl4z/m95u",
-	"R7v96t715kpaZaHm9xn0RXmtsB2wAqbD+TZ+2hRlM4iPpk0udaAE9Jkugz9nQc5CLLRckvpibXVv3Ft5",
-	"vxmfn19c/nE4Go6GF+NvRt+MescUtEm1o/EqXjbFWhItYZ4zSdEai8M41yVq4tGyufSir4bLIXN1hixl",
-	"NMzNetYwoKdPb4jyjC777GKETXqETZqx+jy/XTA80lV2QbuH2ZhiZZx3oj87O+MrZ3hlNsC9X6fEi+dP",
-	"mX6NpJbQ2C1KDeFgRcFNGkmNsd7heFfvx+fn76DE972sF8WXYKStoqeCPdIb97BP4DIZNjsi4jvf2A1d",
-	"ELxEJOaU4oGRxjLP1cYPcBpRW/Zrg96Er5Gq6jWONu83vYwvw5h7FUficd4dXgmR1ugeBKEJmE7IA/h4",
-	"hNxE4SQ6hSptFP5Mn4+ph9tpjo2YqFmQ2wafyLSAja6XZevzmOiwrJZMtKU2OC997TKxKp03dkfer1m6",
-	"q5AeLy07yW/YVrxSNhQf05Wnjwcp8DbjQCee3ajKi8cY7eG8VXK9VzlqwLY8/FcYhmhakr+RSG7JEkPz",
-	"dEgKK6tN7buM7MplBR+hlXSrMyR5qSLm7od1FJKASRaSywsJ1Fte7VBSy4GdGn4yn2GTyBbKNWNSpXBW",
-	"eahznQ6VhI7YEdZRFU6slC7w5JuzCsx3+/pQoSZUReJkS6XHJ4Iu/lcuinUm9ceMAx1m7IyEGpNKr2yj",
-	"v/cT8cFMSJhgSyvXA6Y3s25J4RL6d3vMJX74oXJc/GB6KYQvKAFVoDDRRzxVxkulD+oLvKuZS2tL5QjU",
-	"z5qupKAJmfuxuBiKp5gTfiy+Ho0iKgop1mVVe8o3ncZnXI7E1oKD1lw8uJuIaZn4+qG4Lv8k5qaANvQf",
-	"Xn6biYcXDwZpHywx0r/V/vDyyVV887hWjiWslZctBXxPtFJkTHYy6Vydr2gX0wXm3R6UIWWuvXHk9iaj",
-	"I+6PDcaY6cuHe1zU3GpYH9PJzTUncEdKasoAoZGBK12eW5iVgdzprNmgR90rTvyNnY3T2jSpxLj6kEos",
-	"ydPe+lY81ngNRBpjJFRRHiyC+6wnkHEoSMEfFQyuplGK1DqafFlDOxPsfzdUhiQqCmvsv3xxPZ28njz7",
-	"y+vrxy8zsffzJvz+8btn4doghGfiwWWJcVXz2oc8FeGbD7h04DfA/GLLzbFxeYzvlyHG5ThaiK0Ihuq9",
-	"f/X+3wEAAP//",
+	"7P3rchs5li+KvwqC//mHyJ4kTcmyqyzFjjgqWVWlsSxpJLncfYreJsSESLSSACuBlMz2OKK/7s/nPMKO",
+	"ebB+khNYC0Aik0he5Eu5ars/dFnMC5DAwrqv33rfGsnpTAomtGrtvW/NaE6nTLMc/jqcUCFYZv6ZMjXK",
+	"+UxzKVp7rasJI6mUOaFkJKdTKlIyolNG9CSXxXiSkJyNZJ6ylNxzPSFck/YwZ0oPSSEyphQZjjI+7PRa",
+	"SYub900YTVneSlqCTllrr/W34lbTrhs+aanRhE2pmQcTxbS192vLvK2VtEYZb71JWno+M48pnXMxbn34",
+	"kLSOxJgLdgW/12d/IAiDy8Q8R+QN0RNGRlTTTI4LRtp5kTGVkInWs4Tcy/z2JpP3CZnlcsSUKqc9o3pS",
+	"ThomkbRy9lvBc5a29nResHDuU/ruhImxnrT2nu5GJ/2OjQozyePU3B8ZgwV3LBvq33J209pr/f8eldv7",
+	"CK+qR+EoZtTjlE1nUjMxmr9g88XleklvmYIlUprmmnB3v4bd5QKvMaW4FKT9r//1v8nOkydkNKE5HRlS",
+	"at7nYOiuGbthtXaePIkt1ws2P4X3xMjzls23FDHjJIQLQsWcZExrlpMRVaxhC+E/a27hTr+ftKZcuL+3",
+	"Y1M8oUof3TGhcUer07xgqpgyQm/MrPSEK8LMraTNtSJDxX4bJrC0Q54OHZVmVGl7usx/GL9jaadHjjWZ",
+	"FkrD9xIq7Is0rgOZ0jnJGU1J2yyD3amEyDzcOWWGoO6vbsanXLPUPN/Zh+WTesJyIorpNcvNmo6yIuVi",
+	"bN/xGzwu8Cb7ki37RQkZM21JyExwt9/vkTOkGzo2Mz04P95SROmc0alhFxzvHhW5knnl2xUfC5r5b28k",
+	"LbPyXVj67vHzJsLa/T62aacyZY0nUODFhx4+e+YucYEaR1H++scOVMxYfseVzJvHCm/5yOGuqLqNkbo5",
+	"kZqq2y1FeJoQqgglM5llZEzvGOG6iaXi65ZNakbNoTaP/s9ft7vP3vza7z57876fbH//4d9asd19bfl5",
+	"43rclzd81Gp8ME+rmRSKgTT9UebXPE2ZMH+MpDAc1PyTzmYZH1GzUo9mubzO2PTf/64k3LbecOf4FI5Z",
+	"5zE3hWIpaQ+LXOzNjVzds4Ps3bgJDTsJMSfXnObRhIoxS/fgxJmvZ0pvKfKzVHAqhdRECi80FcvvWL6l",
+	"gJlQcp3Le8VyMqNjFvIDmfMxF0SZo26UAQkcKp+TXBaagWS9ZsryFJZ29h1vQi6ey4wBEzOjpxKuyBnL",
+	"Yc3s0BG+5R+hI01koRVPDa2pkuO1zZtSpinPgHUqzzKNSgMrYIYWjJlZ9VofkpZb6y+4hwfEvpK0L348",
+	"JM92n3yHc7mS8iUV8wvcJfVl55RTzQisNmnPDM+XRT5ihKZpzpRKiPnNrKTMyShnKROa06zjNvaG8qzI",
+	"Gbku0jHT5Ebm5D6XYmweUYbQ1AxEYYRszcBum4edHrlgOp97Kcrw7+4B/J2yjM4Nc0HxAEsUXF9kVJds",
+	"JEWqiJbknnJNrtmNzM1B0Pmci3GvKkm44FOjj5aynwvNxiw3S/Yhab0StNATmfN/sPRL7s6pNOtoT4bZ",
+	"hLbMScnnKxuiJ9Sf7Dua8ZRMWM6iK1/A55gHR9Qu/oFQ9yxnKZEim5P7CRO4gzRnZCTFDR8XOUv3UdTD",
+	"vWRE85wzRYavX7/uHgQv3CM/MJqz3Ogq2fR/DFow+qA1rG1g/bm4uBlNaJYxMWYJGS55b7nWdVEB62oX",
+	"21w/OD+O6sdnAlhGjxwEX4yrbs/E3169uDp4e3B+/PbF0d+S6p+XZpPwl5eH5+7XDplQhWuKKqzhQ0nJ",
+	"uAx7+q1gBVP7hvdpiVvA/JB0xvEdht9NuLljTrSUPXJqOC8wzFHOtBkdbqFqYpZjlhvGqjmKrFHOzEYf",
+	"AMXeyHxKdWuvlZoDqDmoyrVFS9wjP8wjS+qv/sJp9DJ7N0Nhu7ChecGIFCNG8BZ1oOHrZlQpJ6zMinNF",
+	"cpR4+yRnd/LWKRd2qGspM0ZFOZbCb6sxt2uQVEDN7s2pZHhG8DnzzvUWZMKFjlMo7sCWIrOc3fB3sKk3",
+	"PFeaPA2sp8TwIs2yzB6sGc3DLyoHMurxK+V2qzrca/Mp1Mlz1KRnOTOfyVIQyRrF6pSLQrNOQhQ3q21I",
+	"A00OqYFXrf/dbjo/5nIa+36qA/WiKjyinyesqbdwAc9BZBfJ67OLF0cXVonA2xKiZK4NedBgk7kGXUHT",
+	"W1RTwRZCDQUeM4aTOV/2NxBrpXZjzibauJpNVXSO9gea53Ru/jaPhO6MX46PXh9dtJLW2fnRxcHVmfnn",
+	"wfOXx6etpIVfEXFzmNfoTc+nfaThfNqrTefT8Z/1joxiTNkVsw9utkhIFOEy0RlvJa0K/6z/fel/CNhp",
+	"3EdU6va/esvf7IsfuXxKXv+djbSZFEqBE65gzavs0n+a/8cy+W3lycKH12aG74pOBeSp1f5Ap0hTbvaD",
+	"ZufBvG5oplids6MsXtzHH43KMJvl8o5mirwftPAPlg5ae8SYQP+FryOD1khOp0xoc2HQ6vV6g9aHfXQS",
+	"3HPFyL054YYUZrmczjSh6palRtHrLXyinUz0G2ezbH7BVJFF1jtnUzM1Z9FVl341eYU2+MLd9zQXXIw3",
+	"fOf9Q6ZSW43Q9i/flyx+bTDJhqWDbXzORlxx1Cw3oJA0eMydv4Pz84uzX45aSevi6D+ODq/iTIlRq8cG",
+	"npbt/s7uqjPoR4x9zQ85o7czaYVpTU2RAj8rrlT8VtDM3Pchad1wlsX2+8PSER92xCqzqoumw6MT4m8g",
+	"8g6M5nkmaZoQ7+Q1Vvk9aXOhNKOpETkw/0f4RSByQmdW/9nTZMnnRzSQO5oVDC2AGS2UtX+FTBnYl361",
+	"qk8+l9poDTOqJ4QLqzjY2dfmtPMkNqVbVKND8tj5/mMpaWH/DjEy0cQ8bOCi4fj7PYjJOjAtKRiI6KEt",
+	"70a3pY2JKC1nM6OY5+g6Z+j6MreAcZmxG2CR04pcXMt3H2M+U6YUHceVpBxWIXD9ry+nKvGCCBvVVBeq",
+	"IqVHIzbTzPAvsHJZulr+lrvh3xiddPmVb6Jbbk/UeUZRc1g4kpq9i+jH6C/PC2NkaT66tf9MmQAHhp2p",
+	"46j2qmPOLppklJ+o6npHc06vM7bJmhvt3DDDX+yzUWljLPX4yZ6ZBSAuNlNa/qkcFUZq91qrdwTXyg0T",
+	"fkbD2t/w8Y+OZdSFyQ3FU1j3VURoFdjO+msVDhxZJP8OmmVnN629Xzd425sksrQsY2YF0QIgMA7yZbOm",
+	"77pj2TVT6KpbPuvKGQqLLsgRo3CBqFhmzuAjG+od5ca9j5i6aGjGr2kbInWH146ReE9W0sKQTyvxjyVu",
+	"2xM7g6SVFuiNbYFhbWm3ZQx++E+RZ+ZmMV9bE7fR1HD5g/v8N0UpEZwMqF6vK7rr8tnYL1qiZ6VHjsCI",
+	"cV5YcDLMwIwkVINbIiGMjibmL2MxT5lZsEV3yhKXw+uK4aTlTAF74WK8Z6js4sdD8vjx42fEmHXuWN8U",
+	"ushZYkadSqXJDpkzmitC7+m8R04lxmeJ1tlSg7o6kW3z2U93bbBUJSTlY65VQrZ6WwnZertl+OFWdytB",
+	"kcbFGEehLrxqmIx5ZL9MArAyj460BJ/w3qDo9x+PzATgX6xHXgn+W8EikVpCp1KMnYsLMg0qTra4s6DJ",
+	"J1B6BNC7hp4js9Istx4Ccj+RyrkBwgiqprdsH2W2LHQS+gd65MhsP0RfuSJ+DeU9y+EjPno1e+RAEDad",
+	"6TnJuNIJoTia+YOlRN9zQ4RmeSj8RqSwrt+aowI8s9ZH9jCfRXVF0XNB2hBfNkvaSYhzYpA2zZS0aQN2",
+	"63Qus0Bf6iQE/BykDcuJMajrQof7cnB+DHEDu3ltcIuCrwa+F73K3m1T2czEpaTU3xelmmb3xlUYJw+J",
+	"QjFG2jfgZy9pK6nG1UOCCjxNnUVicm6S6mYHXs3NdkzrSO7Oz/KeZNLG7c1nmFVR5CaXU2Nu7BFKHDMn",
+	"qjBMTZHvdvoTswPP+tOS3Wx/98T83LZspxOwHM/oVqsZoeMlxsyf85yNNL+LaXPGZFlIFYkZHFa7bJYC",
+	"GNytCwGnx7sMoUwqlpI7OaLXRUbzeeIX6P0ABkVfyLmZlzPTB62EDFqa5mNmXSWe+C0b5CkywUHrA2mn",
+	"cqQelfqa6k3TkFbLdeE3l17xXp5Y9JnsrXATbyF3x63y0m2EgDTNNhbIqXsBbAUXcP7tqQCrCgO7ImX5",
+	"liI6pzyzAkjZEEDNAbZJTGNlHhzXlQS4vVDlblOfbyYF5vlg2ByYGuS/RLlRGlL+MpW1PCLlXi+8LTAO",
+	"65rHHAUHOuwkSSWxHofotPJyA8tkPNgGc7eNSBfCmGpC6h9lIVKgDXGTcVAZuYAwY9R3pGrpKsvJrpa5",
+	"glRIIS/Qpw6Wq1hOfbkRWSdV5+vdwPUj2Dt9CLlLi+t9jmEXdJXLLIW4JAykyI3MMsOCZ1SBqKDKpkAt",
+	"24n1LaWFQ7jKFelHiK5Tbvb5AjThRebM7mhW0AYPCurTxoouk9UwlIeKLc+MtkTkTUCZcL7kjUsW8lbd",
+	"En6+MOW6gISRVVxGTiHn7abq33EZbYrcM9CjZhmds/Cg+ASApJKsuZmP5aYhCmrYjdtD1EMgVZXcyyJL",
+	"yYTeMcixgYxHXFWjgOefbsGE1Bf2m+PTw/lQuzJm/bwVYBduRAWGUVk+4oqRtve3GGUQt3v+6Wa83Muv",
+	"80JALkPMOF7il6/m4VoycvuWVIh/2dF5iFv54VRVTe5eXxECf5LhWhCr9i+JqiV4X8zjjVesjVR6tM3G",
+	"P7dOqT2XFtQdFzQ3Yt063LpjqhnYSFnWvad6NEnlOCFayq45pt28EMJm5yxyyWCATRVApGYU3ltGbGtj",
+	"oinSxhX+heWYSeupV4EFG0j/Lfe4fzi6bMuodE0yjNHZUTpm6NDakMjK0OuiiIZL55bpe8ee/1dkC1D7",
+	"XePTcFT/QPSTvAd8QeSAfyGm4Ejnfidc70UdEEmwZTW1HJQ0IcV8Kou4syFQDxeVuJxyQ5px55tRVzeK",
+	"3rM8x09sDlhsLmxyOS1TnhfdRDJlDwgWmDfGPZWwF2c3G84y92Gc+u5STSi5OLp8dXIFoSvnK2rbDI9C",
+	"aJ5BclTKbRLncqGgZkysXMRLuAnjH/mGORhlyGStBbCGXhBeXodPVEVULKhcDbaU3+H2PLEnqqTwpQfy",
+	"cJWRHU9EGOlakPn84NUlhpgvX700/7i8OjvHv68OLq7Kf7398eLs5dvTs+dHUVuiSte1tOj6G8B1FT3d",
+	"oaFdkw+zWTbHJD1e0xMhOQ1NPXg4+ubbWDZhUBIDnKqsmrhlczL2ip/CSg/wfRmlSUiiIHeVsJsbNtK1",
+	"QGzc4J+aQ7qYA3t1dg6ftU8sUyeHB6eHRyfmnW6Xnl8cQHYSXmklrRfHJycfmQ+QtO4p16uTcm9sEjF+",
+	"6R6hBGZjTzqqxbgFNgKbIIcwW27Y+eLul08Kdu+fBvaM5Ti4jWQkp0yRazq6BRW7dGPa5cZ04KdYGYR/",
+	"9P1n2jjKQvYLnoClZytGwweiYpfw1CzEq1fHz4PMfEKV4mOhSPsOdRXyXUKUJDxVkAhHrufWPWt4VSch",
+	"9znXmgnzdeC9Rh88OPUm89mEmVcxDt5kuAKuSZp2fIyE6klCfivMvw1ZXssUvZ32OBg2jEwSiorQ38sy",
+	"9yYsVoDhdvt9oyy6CiMMaLaHZoBewNuwitDz3aLg6cJZC8JyFWrzyxtP56rmAGwm/i6L6ZTm86gNVXEO",
+	"rMnE1XL6OLUHufoB15WcmWXzDrJrjNJSsKUxKkxStbaxdaUoOJpmt9AbbugpJ21Knh+dHPwtAZNQ5/OO",
+	"2ee0YD0SZgwKQxbmeQVPS7FBfi2bGopNK9KXC/10N26TlxpXncdgJM9nwFQ5ALnnWQb5v1ggQ+iYctHZ",
+	"d/mjNk2Was2mM01uuOBqYhiPzBMjHcwds6wYc0EEJGDnVCQ++RSG6ZEDcvni+Pz86DlOAF3pOGHkZkzr",
+	"jKX7cEUWmnBj6kN8oBApy+FxOHZTOifXjBRC3XLDADdYzkYNUzTriJA81BB8dpV6a26QnXBDIDvUtRqI",
+	"00xzyy82kqpT/4GV4092pzpVQuS63B5DvLAPkB8FYt76qDzJl6sOtRb46BhLpDrrr/l6+qA546UqqDSb",
+	"HeYs5TqMBYULqdnspWULzWH/qAS29kqtDNh9dHlAZJYqSFEzJGcI1JwPR/p7NYYAfMCyBfgB+AFpK8YI",
+	"MJxOgnca4TMr9Jay6k1CrtmEQ2TTRmDGVDPSRqJLoOzMcS9wqeN45vsXuUxlU5qp8J5m2UvVlFpjKGtL",
+	"gZrg4vFTnmUcFTBljMnplKWY1oeRPccYfA65pSFDZDeUZ5BKgLcAud1TBQvEjdFqy+L2cbTqssIqJpH1",
+	"tcto9qTTI/0IfUv8j3kPEjINP2OtlaoH81xxrM3eCDK5LBMo+bXnGgGplsffb8FSsXe5kHt2fnT6/Pj0",
+	"J2MkvDo9xX+BQfHcGBKvDg+PLi9bSevHg+OTVxfOuDg/eh7VXBek+dfocmiOSN2DAoyzcGHwtrG/EzId",
+	"zRIyynhC7tn1RMrbhBg2k0JeG4SkEvKvf/53PEy+udfiwb6Jh3oL/hhG+WpDfD0D3OVbNSTfTRmtuaDW",
+	"qKppEBBLk7XcQMtn6TMaFyZaJv4tEjVes0l3+FriEhL3bbKEZfwjmtF8g5Ta6vJFE2u/8AL6HMjYSv7M",
+	"aGZM6PrqLSbiytvV6Xb2qehAMtvUm1Pa+ovniwv0KK95HD8mEoxjeddD08c9ILL7cFYG2lKkejRLmdKg",
+	"S6FmujbhwvZEqBXF6g9zt32LZwkVN7zPuUv2QniRjBnbPgd8EtVQQbmUs1Xm4L69aRsucLyNyyuC/P3F",
+	"b0TvoUvhsaYWmpmQJxLPufiI7WVZerkZiU/g2xsPTAPBlBvoHF1KG9t0QtVHk86qCoJpLOx7jJqGJx8g",
+	"ZcCSAQW5Rm9JCa1QCEtiabxCd4WXfjMG0Ri8rbGOch8rG1R+f7lKy+ga5xSCk9DuP/rdZ2/sf99237zv",
+	"J08fx0BKktax0dwj2qYr2vuQ2H9vpuK4Z5YXZ38ZzQ6MkyUhpyZPAxQTxgnCV/JvlDCwgsoWheqMiVa5",
+	"lkY5o2LEsmydMhf31ckSgvRGlP3WQDUsdyhKc+blDZWp5tL6bkykv5W+y1piE1WKUEWGmLI09G568xBA",
+	"wviiaylKdmEurE4TtR8Q/WylCpaW6Azr1Xn46tv6UgkZQ5S4pDytVjdbXwR1nnZvthsCIW0h8a4yWR2q",
+	"wCAyiaAiTTnIrlajCTBgD9IcbXrYgcUXgWQTD6CB5iTeXpqUf+0enB93X7D5XuSG1VvQWHHxJl4+8fdC",
+	"aWIpFnwNWFueOExAZb+nR8pvI1xhdQN33h8bmPP7fOihS2JJJiWwCQ7P4ZlgSC1vmcAR4Z+NAy7EKbNM",
+	"3rP0ABEK2Ib1Ob8PkIbaZDyHU9GECdAAyuHcSpDwNYISDcJonnEWwswkLgke1lxIyEBnOeaeN0j/5fI9",
+	"acG7PslBgTfZc6IleURn/BE4QR7dba8+FziPcp0WVQqzsiENhPuTLFJWuPeVnY5xv/+QRS5odigLB+FZ",
+	"DQHNr3zyTVwsxnzHC6Nczx2U5ke8REtNs9i9CwuqIUnXz92Pv2QBTmXKfuHsPlZ7iGXlsETxqW4aQxpz",
+	"wUrf4yZZOndM6CUTAQvw7BpEykbcAh68ZL8VrG6CNH8Hj58rI5UfMgXz3IYz2DQ2hPGvDb16D3cE+vx2",
+	"TC9sJa1UCqhKlPci6jEu4wabus55xQdY3c7a2i6SycKmVSgtqR2BJafoPJfml2h63WhCubjis5gFqEjK",
+	"x0xpr+HZSA765f6OL//EFvdmiWl1NhFLTSvEmm+5KIR7iQooflEQhXCtNzJLWbpmAGqTHLSlnhjzUWVC",
+	"lyppCEdYRgvFdcZHUcizK8Rmzc1OKz42hwMBz2g2ljnXk2lCZu7xxFw6tiBd6NccCCx8GGUccsIhhQQc",
+	"AyXAEujTEPXmY8FSMpqwEQb5FJFiIEBlS6mm11Qx0r5lc7XnJ2VelTNtlqTTIz+5sqH7CVRA2opBORBD",
+	"gIJzBEruWM5v5qTbxcl3b9l8uEdoMLaFiTSqJOCNpclAOIcGPG30nhkfQe0o1QAMNxARbdKuU8hmWLrz",
+	"5Mn2syhjgSVcvhEIc8XtQpe1pxP2zuVqYOj7e3I910y5Hy9/PujuPHnq/szpPcwavHil+6LffUa7N2/e",
+	"bz+NuyzM+jcWerAxV5rZit3EQfvmaAraacHPwsKOws6ZayohGdUMThH+uJmT1NLyJRJpFG8pac3Wo3RI",
+	"xzPL83jHriAXRGkqUpqnxJDh093V6mK59eHAboftQi45lo73NOo5666JVRk/gUKz+YhfVM/5ggrNwzSU",
+	"B6ob8UhOUI5SUsQSegqOxqLD8ROyqY9lSPsVCYBlJHpTLrXipOPh7prZIHtf53ybXXD8bSMkPmRoy+Aa",
+	"Leii531cB7iFPPOs6SGpRtUR7YsCJE1hvnzEUP6CA2XfzWOvtPav5+E8290uWsFdK1GNBO0YBWCmiUKg",
+	"qHAXuXbSHWMYKH/DNGM7r5ZfrtXnwDHSJkYbJKUE27bkhPwCch2xejdRi7Fcz6jFSMrUq4JtNaE7T57u",
+	"NaZYICZ1AzpOrvQPNL1sVDyPT385ODl+vhecMKf34SxsCd41IzovlF5bKc3o+KihYvIqXiUJSN3X1kPq",
+	"MsQsbbCUzJlec+gysLxQvWxVBlVkHsfYfj8u/tspV1OqR5OEXOfylom3GRe3CRnTWTIQOYMSyQThp98G",
+	"2Gv4A4qwt3eu1GtKMzNdZhS/kpT9GKRtV7+zT4R8W96RmD+RDN8aJWggrmn6FroZ6CJnpP3q9OD08Oez",
+	"i6PnHdQYGzC8KrChZqRW0iqfbSVu++P11WtbK0AoVqNNSbsfJOpiGc3m2WF2/hUrpCSp2AGE9hlhwdfi",
+	"nF0OzZYigt2DolgI0nZ57Z0FoNdK/pvR4/NC2HLelGXMnoZa1P/LZTx9ucyl5fVCi9lI0Q3iU5uAugGY",
+	"w6XNNMsRPl71yIEtQpAITY2o8pgPThUZ2qS+IUFQPZprlVjZnNsSZxvgx5gzE6ki7Z+OrtCV6zLbcp/s",
+	"m5ChKLJsaEhg2B+SKaNCgVvajLy4/1P67sIqZYt5sRJpTkGY21jClKhMagcNRdo2ExFShDEXsUSrn7sM",
+	"vWoFyXYf/hctIwmP1+KGyPEJF5Hcqk3wLjJ211DOuCxBYEnUVrHfHuITM49ZQAecUhAcXYbgcCLH53aW",
+	"CzkjM3PEI7i3hlDLAN8OUZYKHYYj4joWQu8T8E+/NNzeqGQK7VZq62WuZSHSJsTxhzKFjIsNXF2OBqLV",
+	"l7rIBUtP3Asjbvvg62LNoPQIanZgSg6JDP0qmRxbGCe46qsUqAV0eJDQqLKlyuTqn5OU++uWLEYdpzJl",
+	"n7tW8fLq6Pzt0enBDydH9i/34/PjS/fri+NzkN32HxdHVxd/ayWtHy6ODl6cnx2fXr09PDk6iCN/h1WJ",
+	"ixenU5byaGcEX9u3RwCbC3MXwkIecs3M/tpmZ025OZ8eUujhxX+wcF9rCR9S2wNK8EcrHoohFvyISbIp",
+	"G2U0R+tM+4oF7HZXikX8VT16b37/EEeZctmtKxG2Sua/qi9SmRm7gBARTBPgyOpTXQNNrFKA0LQfl865",
+	"vtjIw1YPgXMcuqbYTLUthdC9hv90Io0ypM0kXSv3BMY/NI/EEUZVMfWYY6BdAMaOqqqyQgKkXABFiTe3",
+	"hW3w8Q+Wy85GmKTm+RdC3osmR250QMitKFQKTwJG/B5esE3cUDiYX3oExOyerVmj5CaTFWyjgMGY+xFb",
+	"KJY0axZHKpaQiUPqqc1qTbMSQPkihgVg9Tlpsq55XDjVaAMqeAXPrCQDePWadID3fgQZwAs2oAMcELFG",
+	"jX2tQkrAizVSKMRGtADveBAxwJMPUTuQMGpDV6myslDh4WlkO5tVK70+OL7Cn2xV6AMqmM6BcT4Hb5KK",
+	"IShqNpZY2OTmpHM+RtxfqwJAAYpm+ZQLmkVHGZWYyZ8MtnkVSHQDMZhzIws9KzSBO4it4YRzZKjQCBej",
+	"GCC5ThhAKgibp0fawhaoE/fBasPOLo2FlUWD4VQnPKwE8TtTh0AubOpxZc3dcsQoD0kgnhZq5erae4bv",
+	"aqxtr32Ke3vzrBrr6j4RYa4iovVqdJZvSfTrAOvq3EFlLcND33zSXkdd8PsiLwsgunwu4xrSy2u7n/a1",
+	"K+uj3PaWeOP2njdRJP0siuvsm1koqPzNwYJx80X8iU2O8QpIcgd0tZoMfK/I+vY7934EzOgeRDs0Q6zB",
+	"cgr2rqFsJc9l3hh+v+Myw/gMVGUA+ib+bRHN146m/+LeFAXatxGjFXn0ESWM62w5jdQthVcXxxVsEAvM",
+	"fstFmtj2pHsDEelgaLFHh6S92+9XepxiTTo2ROHCaiW+l5xijAxxlYedJPrqenNEM8T2HhFhK0bcVSlY",
+	"wzuuadr1IQH3BupqdLcU+WsXW6Nf+riB70uHsbOGF5etXs1LH+/Vm6vKvISrNoQmNYG0VIw4GoHI+Fhg",
+	"F1iZkzPo59owlpC6eyMLgUuwC0sAOMm22avvP112Vg+iLpDon1hbMKyRJtUWlpiz0DCFKdMTmXbNTGx2",
+	"LczlScPtDpwWbnqGi4MQdC6ghKh+mmobQYO3Krs6waxcM02LuI54iUzohoG1lN3MDGRG3rbbApA5XKEz",
+	"HDvTzxppThUzVHW74PIB/R5e9sRmP4d9Rv+uZNOmVZqqkvbuzrM9IPqgWWrDk2A8CJoNSfuJO1M24JfJ",
+	"sQXCKo8ZT5vPzx3lGb3OGLzKrobP8CqDljmjowlres9E69kQO50j6v3PV1fnBM5uPLAWl/bIlJJl9bH/",
+	"WbCCxTvQH6CJBCD0vg09dL2+Orh84bwMVul0KWUQ935HjdFpGOSUjsGp2VxE1lteRXbB7qKJQstAC1zb",
+	"eFs3GZU2VN02VUMvg0J8EAj7VdBOCUEqcvgq53kuYcFXwrJfajl7CCq7uXMqU/uWF8cnJ4PWh6i37AFV",
+	"HimjaWYDNp87tLgkQCMLPZJTttneIPTibJbNnSB2OwVd3dsH5+cnx0fPO3vE1+om1gubOG9zQhabPBlO",
+	"H3xlgh2YfP+DhWVfUnSOxNLw0XiR5U39HkoUflu9csfylI90tcmXYCzFcCQkO+SpC+zRnGHTww27Xq5Z",
+	"j7hs4/HkV8GC1rfy3NNstqzF4TpVt375w4ByUPjoWMIi0EW4O27+q+ofcd5xSxfftukarAGQjq9tns4y",
+	"p8+BdfG8xb6KByfmt5OTs9fg67HHp5W0nh+dHjc4eIK9WuTznk8vI27bmNPYFkkZADUrbq9Y1KRFMbAB",
+	"m7uex+WNlvLWj+d0BwHx/EZ0nIRQgU1jtpTXrdVcaTYlbQSeg5Yq0HKo1H7iiVZTeVexQi+O/vPV0eWV",
+	"2whc/L9BdO4/Xx1fHIVbdXr29uz8+PT47LSVtK6OXx6dvbrCfas2ySy3cjk85ic57PXIFFZPteyXLtVn",
+	"8EVXfHTL9IOpqcIpQRW+pxyw1yzdNyW8lXKwAdjNYZG6rFbcXKM53dS73CHhunwzV6q9fpbkchyEUqRE",
+	"MkjhKuThJxhhtWQIOOZbcTSnT7DPMU67LEXC5+CcSxnzDAuzTlncXs8Z5lJHYHUL4XswQWfEQIZ6Eeke",
+	"JzMps3jnhE0rBe1sg6kt/ebLkZxFskOWZfkca+Wylcrb9kkfDcQybyiyWsteGckb6jUkli9vVtwA2ufH",
+	"cKBxsVMY4t5VhHu0xbeLv9sZoVUDgZ11SshL2R+sdhKkvLtPWb6B/sCsv4PDbndK37lWAUMXWXNeK2vX",
+	"W1axhy2uckvPCHloaAyItinTS4bZMGgDr0UiEjCAXuOXexCZBjaIN/sNzQsRAr3VY4MOV3V93tfUOu9q",
+	"oVEeNqvC36BRlavZumMkg5Ir7MmWY3blTGYZS4ENQPY+qMr7ZTuxft92UcQOePbnJ33iRljXS3lF1S3Y",
+	"5qUCHEGhBz5x6fnTZSZj8aRht+vu7ZbMrGu2XQ33YPsRszbG8raQgK6Z4ikjJXGSNiAvAaQo5vEH16A9",
+	"lEaMV9IHNYbn+CI1MTZFjRg7K9nOmuHoqkRYDElfRHIc18xtTMiM5ZbfA1KLnLFGd7VnLCItV9V1RYSc",
+	"PLPcJfkrSzbuOWyihNkvXCv/DpRAPK0T3pN+f23SqomQWPwv7ChTzxTNGcFvJ+wdVwD1iYf6Sb9vWznG",
+	"I+ABg/9Eu2mOM5xjkrKZnlR2qMa1q5y64eTEeLjf6XBZPIeJcniW3WzgsKLameGI6eWiuhyrMzGVPQ6/",
+	"uRpjM94f9co7zs31/fIdhrgA+mUK7dOTWGffGF7FKQLFcBXFitmzFbEjmmUsd3kU5aBgB8VpxvXr9MUC",
+	"0KmzlbRce05jmJjHW4nti9pQMrCsKSbwsMbOmNCfc2SkY6UwvNrs8qPjcvChpQsBljlOXAqL4B+QjVcL",
+	"yq7Mh+OCa04t2a68OyvT6Nc63TbtfvFU11PrnfLiVBLkkDZJ1zNXLcdMTyBBd5OcvxmCBZxTRKNcneCZ",
+	"M82EW8Kl3AsneuHvr2vAayQZ0nHV21Nrkjnlws82iQbZj/HJxzvNPrD1/UnO8WyJrzLCtk30d3+uR/Xl",
+	"HJbQetwZtgzF62BthK4qa1hPfOID6yaQ+Pcv+cKLkKY2KEK5wj6c8I4tReQ9VFniq6xma96ATdx60zQh",
+	"g5Yfa9Dq2JbPM5pr38aXcDFhObcOYjQAyrZhUB3p3tBN6VwlJPzFlsWpSHqpuTlSs2CR1lE5bNvcsITY",
+	"1LCE2MywDriibXETSkfIkjNvDbU1yJU2BsstYzPXvsavEAxyI3NIK7yfUM1cfLL+oZVE6sdPn6yoY9kg",
+	"M9EtUYMuAJ+I2qkxiyA0riUogfbJffg2kjF6ByE3wt7NZK7pdYbCCgvezJ9hEap5BtI9oLYgWoDaRJ6N",
+	"GU6rsnwa82aWewKKWbppCMo+8kODixb7WoCrrRnMfLU2ZUexgGWRIB86/h1uuRvQN9RF3PJRxs1Q09Es",
+	"Osi957KNCEsV1t3Y5HsrMBuMYpfaBoKu2Ky0U6GxBy0U0o9vBJIXYm2jwsmGDdkigkWiMKjmCFaXISSK",
+	"cLcre7JSnsRT5uHY+RR5krOp1M5NoMo03BtbaumD38554JCBkL/CIINWZw/Xt2y+4TOxCQWnQuIBZMED",
+	"WGLKjulM+aYPNnfjHyyXe/ZBV4Vt5yWky5aWeVMaM/CeTskylIveBzi2W8o+bdOYcUIY1/ftMrjAsoKf",
+	"6EztN84Hc/hhOmllAsjNXOcvs6KYZC/gvz/Bh7vewlZ6l+3IoDs/lH7865///agsenn0nvH0Q8d/iwPC",
+	"mXkcqFJxz+XUGh/qHrvzYk5MbnOnlJYzh4LJo2W0bqLxo2fpQsFSdJzFX249rBeGF7DuwLAJq63kZELT",
+	"2pL1yBGgT/mYlitKcK/cLC7r4aaaEPBW9m5xHQNrsKksj1O60SsMK5GCWaK/nltKisfBPXV99Prao7Cw",
+	"wAvnYmGNfbr/wxbZO/7XXMxI+Y9yZYKtcEWSkvga2duhLeKpLt1zmWU0VzYXk1kHHBrq2JTanIyeIT5C",
+	"01QR9o6OdDYv87d82YanT2PGe/BMZjGSzE2uc4xZbK7xpvYNFkqYAcpKic6+OaR3TIDzmqtwpC1QZ92e",
+	"zAkd54wlpBC3wl8wCiD0jYLfElBkOc0wZ+qeK7Z4fMvxFlfJsTDDaM19PGU5ueYZNLbJMmzcvU+Y0nxK",
+	"7X1TmbKMjKimmRyTWc5H1ZvtlPaIktj620iFfTflPcPcJ1iqCE9yTdq1NQqVODdD85ObBWRXwSBGGuJ7",
+	"o06QQlUxClNZXIPTYUmNIDzly2hWwOebAYIHknCxGwn2Vbyj/xWcUsMtRhlVqmcbARkCtqURNE0j5Dmi",
+	"owm7YDRN8J+vc66ZhVKjSoJ3OvakAxXJc9TY2BQdPzlbDEak3DdmTbx07uxXOMsmpyMiZNxXRCvOP40d",
+	"Ui7PZxyEOxD4Td6PuVwPe9Dv8mf8qGCf1zgVuAT+k6qPR4+FUUce1ld9RueZpA1hfVt7QuxNmF76H5dn",
+	"p5gxblh7QbNsXjanQV/aZiXNqNAaOxwRqh1QoTkHeLxUoHHaeua2N0Mwk65DbMYtvBpcE1xvWNvctK4O",
+	"f6ahJ8ra+YitBcRw8EJQmHOy+I3e/Ip8GmnfcKOy+kaM9hmuSN0jYtQY5xPpfTRMy+fCXInTtZwdZNnD",
+	"KHvdWn3XDfhraPGL1fw2UGAhOKrdlW1l/xSyozEGCxPufDSt+8hWLK/bQvgHyUaOOBM7XZenxN7NMj4y",
+	"iozFtrfuMYQ7JcO//OUvw0aceQtQsSHMPBP0OmtqnokVEytdtP7DjuD+0mHdABfd6KiS92LD6WOtxIrc",
+	"E0pyKXUDDt9ikudqk4OPbi31NY7rC60B2NUoNrUOQpXWkbmRoU0+Sq5IxsY0I9eFhsIlep3NQROaMmqI",
+	"CCLfmFbtW2Ci7gbwRowa3VkYDd+QoY3ohAkIoI35siAMNLfrCXIjQNE17BMyV7DcyabX1nqiajB6wJki",
+	"2D7hYwEnwOItedYMRM1Lz901Hd1+RGyPB94tS7mWpJKFM1LufHkE3iw92cu7SJQLZXZgbL7u4Py42s7A",
+	"d+B1PSXW6hhRD/3mU5pxxVJyePz8wsZ2Ybwphd4hgo3Q82Jb3Jmtn29mUn9s64lFjzA21fgIX3C1ecVK",
+	"X7Adz7qCG1DEg34XtSgJ+q24IlM5deUtvvdHUFewWZuMiI5o3rmlyCxnN/wdHFkEX3xqPiinI5BT7fmt",
+	"ekuvRym76SRG3GmWZQFpmQNE8zh/y6jSr9SK/sclvYIjGjKsjZakMRV1ykWhmYfF20M8vA0ARD+mL99n",
+	"7YRRnu7nEAdaIyRYrxGAPnTpz+s0XsNgkOuVlyYuL2/zHn6u/V2sFuRjFrv6OStWzHLxDYOoB9Wka8zB",
+	"Qc9+kAbXmxqR8pIZlUuVwVJNb5nNbrMqk1pLHapOwV4BYAeI6GHuiUj3vSIGrnAQIVvK5T7YtKF94gEf",
+	"nPzcEO8hULl8UX+l09hHa2A/ZHJ0Wypgq1Mf1k7gcBpadUVfCa7VnlMtFoov3DrtuR5ScBtefYS/uVtK",
+	"eYAh4h55brfEteJuXudaesQyVXH1igSK4TLqkU6tKgR3bi1voJtfbFmDJy3sWJ4XGVNJWBSGcaKUibl1",
+	"n8EhPbBVAPgAhIc29I4vU1V/lvdE3mhQyq6OD18AsjLNMJ9UlHP2a+9tpO+f7lZC9E9W9/mu6GXLWcuR",
+	"J/q6n04cY5JUPNsZaneD81yWelrNFZI2GsCjIvAhF69Oji5bSevor1dHF6cHJ28v/3Z5dfSylbTOTt9e",
+	"/Xx8+fby6OKXhiQ4u3YHH2OcrYr4+9LfhxpojZbYDOBIYgooRCjB3Q56i7lr02pFtGnXTwGqTf8SXxB9",
+	"NxBwZNqXSNm3XFhhjIS4Oc7HhggwluwbsXnchJMKcTdST7B65e6Xu7XOsULZsJmaE27ZZoXYXoh6T0YA",
+	"slsmx+NtHlhwv84kzT+93RiNZMZxP+wrJlrPSjFkpIvFA+qtV9u/zrqWOaI1hUc4Wrs2Kw86DziEknJN",
+	"aHZP5/Y4iQiY8Lrr37gqa9GqH2Wdz42nCdp9fPDRXmnjuwHWmaLjE8uglJp9N5imhml4WBboxGFDNeID",
+	"k7PKr4t54OJkjb7IxMIWJWRKZ4lzGcK/M44dBCz9/+uf/70aB7OCWOSvrIYsqi+7DzEugJMi4UbdXC5I",
+	"vsgvoDf04dEJKV9QJu+4dv4K03+M4M8ZTdc2pg7dO88zOoraUxuL2PUQ3RaMoonMNRkXPGVQc/KS5rdp",
+	"VVlZfngdyFspFIIFX75t8aMcWGMPOM5rJ6YFoyyfJQKkbZ4VWVpQ659JAGhYkroWmLBwq63Xsma+d+47",
+	"TJFACa8X20E6QpShlNhp62Pt1TDkVihfm0nyigjGVCC0i0vQNKqtEWMtHS0JZDkqe6x7bvSIBF9qLixo",
+	"TaUSFCzTOvTTAGpYarsb0rmlypW4hmspaM3Yhg9os75eXKdJYwPzNkqXX39M50+d0GxGGWWctEcZ5VPb",
+	"BGJFI/QlcRFHJlUP6xrZvzFKvqLqNo6R7YDiced8Tm9C0N9IrKcZS9YiLj2tme3hX333tstbRbd5yjJu",
+	"eNI+ZEBOZQ4F1qAa5MxdjMfgVqJJcEXsNAAvRIFDsu1SdbeUQxGx5RFutM76fvJaasFiHIHRXF8zqq9w",
+	"pJcNLp0McCCJv52wd5o5uxcWvNfQ3JdNZ1IzMZpH251d2qKHUS6VsszfLYkDy3Ub3S4j7zxNXA4q6G3u",
+	"Fp529n27bZAnc1nkBAqfEak/forgC67inbzPcylv/GTs5LYUfvW+mzMGSBVDr1vzIK+EjkNuWvMAbrIV",
+	"/4UmhciYUtGV5xv0W1uCubU04citq88ed62S66lHmMgCJbWrBF2JV7eyjERTddsEcWKuAcDJvk8Ft934",
+	"LMIHz8mM6snSCo114hl2EhUicZ9axZEK3prUkmp8RwDHdsqFXzgkAeOoEE30tDbxzANYk1gDHs/2ojl7",
+	"Dn+t1pfPpWcjOJLN37zHJH9oyJfPuRjjVXd+byiHvFtrV2FiN88yBE+0zIyl+/bGvZLK8IdKAz43AWy3",
+	"AqMZ6ocbo77SknbW3N5yZ9wyNK3toZ3Mw/KgXJOGVdgRkAe+QU5jlYcFUZegdLQCtWfTM+Mp+lvK7XL9",
+	"pO+bIzaWVlpJAQjnPQeGvhILnbRdBGBo/zGMYzF5u3bVQr2yZuqaK1Xb/8qptqvSvPFq09ikt+8svzI8",
+	"AkpAkoZUfugLA7n8G2W+v25+0YoiJ1/2016SM99JyqR5c+PypPlOmcjfDrPmO2X2f3shbf5LpMmv09gs",
+	"njjf2KcLSm9dfbvZXFvvhd+VECVrJRP7WLNin64UT9iPikWTPjJR31Dvj5Q/MHXTN15eihOehBnERkGS",
+	"Y9KeAgiay4Z0LGm3/+zpyuL3zRgaSAWjTDbtlpEVQR2cRUvaxyT/jGlls5d1PiczmfHRnJh/0jHl6+xI",
+	"hY/ggoWTatqUn51If9jObLZGs1yOc6Zi3UsssyTuFmM+mQ30DSpKBbQmEJISO4m84D+Ac4q9g8zz5iVq",
+	"Wo4TyEGJRWlHLMticDZXvkajqmRYlGZn8Jo5G+NtDwsEzUnlAIJe1dYDh8bmmLhVBX/d9svNHWWtze4/",
+	"PiomN9ZzyrWsaZf+gxs3J+ro8s2L1kbFWunawlc2TkOOG7Xb2QwSstcA7fO3LhnG9bDc6EDappU+INTi",
+	"4kYGoi1l14XRXe3P9zQvOcab5SiQm3HQOn7SEhxG+71fggdt1kQy3IiPQSupcOfmpoxmuHP50AqHKX1X",
+	"2fntmM8bOCVC0mmJ2Wfc+oJmMsvq/VcDFWU75mBZhpNnAfLcMDgoaoTb5tedfkKENAogo7rWYWhtC77c",
+	"kp3lOxLWXNgF6idrlCRRVxLsivc4li7MSbvvTX8rzatVF49Xd64NaWQJIFgdy2+B8aDPsamFG3WQhZC4",
+	"+XD0Rfi5FHY1DEZYpglV5JoxQdKCfSIUxo3IoREDFFciLbCU00hnXLNmBNBGSHS7mLdsbrPjENMR1gRm",
+	"nFjcTDYC1/5GubBmnq9hgEvGxEpR5fxAJdicJYXyG5oIyge1N8ELwqLaukFZQO6vK0uzyyPkPfwwjUFR",
+	"rKhYrY56wugdeNaMxe/JzxuLKccNteWxXFdra/vxjrt1Y2yNXtMPro39w3/OkirczcddUZ37oBdWqnb/",
+	"8Mtdqw9uNP6dc8Mduy1bhmM7+Zv5Q5tJ6wjw3buxemtJt8mPrUCucbFFeUWVdlcikQiuLeYaMtb2fc41",
+	"5PRaSw+DHk+IArxOB168QVwKedQy9r6lCEApJvZvGxu9ZXNSxkdXByrtQEn5xbHl+oXlisfNMJeegb2E",
+	"kKnSa1d0Je8FuS54ljaBtdk3q0ErAqg2lo0Dm4X4CToTZKMJBQ2RahgK53PNBcW4o83OUeZrx3K7t/O0",
+	"933ckJApv+EsbV510CJyxhDGRozkdGr2PYUo8pip8vTi8GCewpziJvQso9rQw+KIP52dXT766ezg4vBn",
+	"d37iX5RxUbx7RKfp092Gmt873ryCN0WWkV8OLwl+SnTqtrDNF4TANwaeuHA2z3Z3v3v87Pvvd3e+/357",
+	"51n/Ou1/t309StPHj/s7/XTn2ejm+unj/pOlU73iTYiu5rTgclhIWa6XTGy9k3a3jMJscQ5p3233dnqP",
+	"O5arMQATz7i4tVOyZxyYAXiEhmPpfiL/+ud//1/4/HAfVvgnSWaKFans2sFJ+67f6/f63Z3+ztPtnf72",
+	"9s7j3SdPu3Y5oQ4tIcN/T3mu50PbynmR/Oz0yl0jlIwmbHQrC71PmOHKw5TdDeu7hpOLI+aFvMItVXBU",
+	"kuCMBvQc5SG+K+EiIPySRg4zi1sac+fbVgW2GR3rjXslHtyv/Tc9ABr6dedNDzF7e0WereaIMODytgwO",
+	"Cu4BmXHpeAPr/igdB4UDdXOxhKNdB4Q2gMZaa+ygI340X6hQbF3EvHO4eXV7hA2Czo1h5WrSmkOawmVf",
+	"tpWfGG4Y3U+fdPtDR0Ks1uozoxPzEmvRwoz2Ppaoyi960l/pG6kQx6pasoiS4ykEZ7yMFs4dcdcTXZj1",
+	"FvCMeZUWqhu4RZdMSRvg9d++Prt48ePJ2euOQwYX7N4s2kBAADCoaUZuvtt/ZsE0Lo4uX70sX2D1ppEU",
+	"OpcZ1GgOxIKiFGvcBNA0RkMk9xPppmesh1gi3YpGTjbDrtPb0EUPNje27vaBEpiJLZSveF4auu44V8+a",
+	"4nyNRD+Ag7MZfqSNkKXT0QxwSxOszIb8/TXy/KBn0x0gc+JE/XKsJLDPixKzZFP2LeK+oz2/KeB5UhOj",
+	"s2vpIb2QSgFBshaljELHfFjy3UGybT0ZvywUArxKC5jRgN0q2D0r0VsXLbejdaGOTio3W3a2BJb2YWJv",
+	"E8G2wKpwNm9Wr2pDScFaIndzhPSHoOAuw64F7WBU5FzPjfyZungVt2mR3JDJhNEUjFXMfG79tXtwftzF",
+	"nDA3C3ziQ9K6ZjSPmdAHAmAXjKEMTZHwvhIeBL4UDDV8gX/1ROtZtdx/XXySADgCkSUMc0kcYgYQ+fnZ",
+	"5UKJnnr0PgQL+PCofE2PnIlsXkOSgMJKG69d8RUfPtgAG1YJaToC2rHravgldLAmU8qFplwAJgbMV7n0",
+	"Xws+u4UAwoprmc87i8Cp5l0XR5dXJJVgJmmJr+6RS9ePAsqNSiDn9vODn0DpwO7SiIhqxN4RdPYG19DF",
+	"j4fk2e6T73xTcezVrkh7GLZStlf//e9KimFnn9CBWOyrDpVbLrm27MLOhe8lbghl+N4YBr4j6oehmRAW",
+	"Y9jXTICchtjbWd7gZ1rQ+nakBfK//vnfw8T2kxkIu6q2GT3B89ZJEPiDDMGlsnedUXFrRh4ISDCwoR4o",
+	"ShvpbN4jB76F87VMjfzFTITfilrZiEjxgwciZaOM5iwl+H14p7mOpy14aFFp6Ts8t4FAzI1X/97v9/uk",
+	"zdSIzrBDSk7vOwmkPPi+29AI3ewDeXX1Y/d7M8tMCjYQ5s/tp0QVeS7HVDOC70lKwD4PxcyoNssNnSUp",
+	"waQkIguteMoGghJMajLUaWxj0h5us91+fwgrqiAelDI2A9w+Ksj2zvcEQtMKeiSlVFNMKh8IrHnLCoZo",
+	"f55AthQZmiUbBgjSs4yO2B4ZmrXv2QTWHk+HyUDgbyiWhwkZwjr3RtDfwfyNq907LnNdDWODJyFNN8iX",
+	"He4HItKVB20pHF1hZy8hLcLNQLSHEaN42xvFlqCHnR45tTln3NXLYoBxINy2W9rqkdMCYUIApx+TiQFQ",
+	"F/cZfA+ODrWEl9ExG5jDnzM1k0IxgKDFFTIr+azf/2772bOdJ7vf7fafPXs8NNswfLaz8/jxdzv9x0+/",
+	"f7L73XdPvu8/Gw4Epu5d09FtqcAA3HbKx0Y9aI8yboSW0WWKLCUpGyFyM5s6RKiBGEtsh4xaoKMX60X4",
+	"SZo5Ga7Rew4P571XiuFHDztw/sAPDCE2CtmEvimQ1ZtkYcj33YjNtGOX18zBkfMSLHEgsJxNCuw9Pjwo",
+	"9ETm/B9AZHvkBxRP3ruLSjkuj5d/ewvX98y2TblSkMWTYwYaCL0x04rs9rcTPD0WSzqX0N8MMc5SdMV7",
+	"Z+1A7PYfJwHR2XNW/uKa0tumSxm2zbLbstvfBVErBsKlN9rHbFWplNjqwpKMIrs7z6wfLehsP8QDaGY6",
+	"EFBg4idoSwI5dAEYvusCo+2aO4doLmV8xASqbhxE6A03ukHrYEZHE9bd6fVLrSL4DaS91Vmh61V3Ig27",
+	"DuvaRxOmtJ0GRluZnBlKglQxOsU9PzhGQW1OFgN1A5v59HwT+70WCIxW4JJs9XvbOAs5Y4LOeGuv9Rh+",
+	"Qr8Y6EigNMC7H91tP0pZxsbU1fx+SJovP3pf/nGcfkBw1bL+8Verc1l3mF2b8JGwZNmWMKLUivTxqSu9",
+	"bxZn5nFDYvNmd2btolc8Sv7yq4/eBxw09rUxrbe8pYos+mbtgR5lcqw++Wjg8Yx+8HQ0i/0MDBxROiLX",
+	"AHbn0XvXnXZNWgia2X5COlDO+xSbqsLGc4u/ewySxUuCztRE6tg1Lxcfvfd2yodH70sb7AF0cukNng/J",
+	"yptfl9ZesBQWgAhDYExHTRh3EyZO41YQ6js6z2h+69S0ek/sfbCheVrC0WMzZKM8Rtg5UQyU/gz7NLpu",
+	"T1v2OfNY2aIRhGHOdJELTF3xLNpYoC1jox74z0vqS1v7ynrfdSz9s9lRnYTYJrkJsd3YE2I7eCcEe7GD",
+	"LndwcgLJLeaVoHSVFFx2u4/RayQ9z2xp7EWwXPX3WJimVTlqH95Au0ZQimDLd/p9Z5Y5rLfApPm7deuU",
+	"Q63uRg2uAbD5mlphozN3F0eOvdDP8JG1UPD+7dX3vxLUajQsxYcer37oR5lf8zTFBKPdnWern7iS8iUV",
+	"c+tVQxDnUnafOIXEQ39VYcOCXvX+ZLV9D0R7vLjAViq6UGBG3FeQBLGVHSTOWvp+k7RCVaS155o7flg4",
+	"6o/eu39aphM99+V+lZ4x+0GJnVhCXJpyaeNB237Svp9IbLmegEc4ZSOe4h9YMVs9qj8xf1Jbn51AlxNn",
+	"70vSWn93syPw8bR5YSx4KdzXJmXbthInPQnRH2A7sTpKOuTQTSlwBe+tNclHzqv56Jahwwclf8cz1qpm",
+	"UNLyR+kGSWsW7fWCdAl9LqB6QYUn27f5hn/b9FdvJjpBCRiUSgMnwOJxrknbiw9/v30pVvsZu7OzT3IG",
+	"TZfM8Pb1KG165AepJyABbS1Z6GEH9gJm0EjLHB01MJcqEHTJkRwbcoPs9p8tntLncIgrBxVo7AeZzj/Z",
+	"GXWvN4OBYfKh6uU1+/rhd+YRZYdEYGzYsvYrFmmbspn+s83u337ypdkYamlHpA2g6NUjqVytjmJCd4xW",
+	"dnH0H0eHV6SNniXCdQe7XCHOp5PNqnIU1uVx2C7ZC1lvO8aFKjpx4aZKZ2RsxiZzYM1Bw0FzoL210EnK",
+	"jmtlkzUgxROqdPfIvLZ7/DzB9iCC3ZvXKZuKPAdmYZMHbatSjM1tKfRBGu1eEHjLkbhjmUSEmCoTuNQ5",
+	"o9Mj/MwkarnVFd8gKrPeGcSo+kqDBgJqdwgls4Ziq9k7jfvTVfARVaZQL37I71jevTQbhR+773BG7JIN",
+	"zZrtDQmoPxx8aotrtxAEc9TDNZt211uNyktjjOmA4PcQeUOGPHX+OcV+s/65hAzhu90VM6vyEnyHvVIZ",
+	"C7z5zgWI322h2SgZ7oE7tkszfseGcJjMUqHOsP2EKJu54CqLJ1Dipf5UbPLj2VjIDhZOP3TtidFhzlQx",
+	"tW0pKwc/5FmWEa02CyZS3n4dPokmFczjsbw++uHnszOEFnIRMERFHFoYURsGmBYKu4/NB2L41y74OrtX",
+	"fMqUptOZI/ZXgr8jCqucHJlTkQaPAKqsLqBSdUJ3njz9H/jkhL0jP788OOxe/nyw8+SpOXiDlj1bbhSb",
+	"FI2/YrziWqbWZW7vZsOBwJybe3YNG4HA6EbVMDcvxNxIW0gb90owqoVxrO+D4jH0pKjExqlQinBB6mEq",
+	"AI9QA+Fuy4G/lSXjrrGV0yp92AUjH+jrrgqHc6n0a/ySRdmwghSOq8Ar3vuxGIev7U2TS2UnSFwLfSoN",
+	"qb4WwZ9jH3yjPvCxMCYrF7ZXfkgvpI2Xidu4faIY4OfV9tIZLU2f4amy+TOi1spDdW9fdtHaa0HM6YLe",
+	"v7Tppx+srv2ZVOuwY1iDfl2iSoGCw1LCaJ5xlteCb7XIJYiVHRQTX2Kqlzi5j5FmDdMMkwjWn65//eJU",
+	"TyUomVC7iXE5I2RiKQIFSFAmtJkLS4fWMh2+fv26exBcGXbA1Ql74c4gZlJV+LNtJusYtGFlNkQI7qMM",
+	"Mtm9KQpd1ufReV3TtOsHGnZ6X9QI+lLbdGVXk6VVJkRHIzYz5+Ca3cic+ZWPZYMiB9OUZzZLoJKLmRBV",
+	"VqxCyoW8JxgjLwCqq7MPMqTwZ6/3Oxl3cLpsw34XMw+/eUt5SrNNGLHUwUlMzDHEfIhQIyqDd6FWRO+7",
+	"18BE0WNU05bOzo8uDq7OAn3Jh8PiFt4xXCYzo/wWM68Fw9ycd0VP2NTVoEHfEagumNExUwnIbub7dTvR",
+	"NMciNnCpOhQvnhMOnb/MWyGVAseeMirsuIxDzwSXwiJkTtSE32iLFUg15NyMmeqRH2Vm6Gko2Dt9iJki",
+	"NksYU4ixDjAeZsGP/tzmYOxttXaJ6xlUYbxzUSMYyhkTQw+NBR6EIc2y4QaRHYcvYV6FXYyiFS8LWd90",
+	"bNjAPxhpb//rn//PE6PlOYSu7X6/0zSDjwoJRVWiChnYorBZzu64LBRQTNNUMMloI53sc8akgDKbQlJn",
+	"gsG3AFAWkHC9Z9M3azXgy5a1gcPs+PT81dXbi6P/fHV0eWX7yCNzupF5dRUT0Dhgnalh64alhXzZMtTV",
+	"lire+Og9/HftzAF799LggE/3LwoA0107OnDlKsK2fLDaSSCfvoStVDyj2g9LWG84ooeWjj14W1N0fErn",
+	"QQdgx+/tCC5Yvk+osP29jVYmoH27n07p4d/1bekhX8o+EmkVucjzEfLn2BZCLw3uODArNGrdLEowYHLN",
+	"Ms7ubFwF53DNMinGimi573I+XSanjiy4Lvsiu7UPMsFsxHXp131Rt+UhFoe0PsaKWxpBgaVwFR9fOHyC",
+	"NBFzUsKsPs5m+hYo2TxQ4prFEqOK4CnYtxoyZO04VGGz+1wULIhf4plai1Uvqsk2KvloVlxnfNS1pUSN",
+	"mQajIs+Z0MDl2tdUsae7HTytxipSLsiJJcYAEWFd0ehxNo/5uxF9ZooqNMfghnll4kfBDmyaQ5eea3yc",
+	"p/vOCqWCsHcWiNMNLG9uwNPvVmcRyTOe1/AfeP0clgGrRz7b4VsYq8HQNCZG74+VUwPOoXTnyZPtZwRJ",
+	"KoAcsttWytWtKMGElGwvr6F1mGGWk26Zjg1TQqj6tpJFPmLkb69eXB28PTg/fvvi6G9J9c9LY1rgLy8P",
+	"z92ve2C9J5B7nHipDjRrQcSkyOYdG+XDYCDkz0Owz41LZ7wTum4n3NyFxRYAJ1Io1pAzd378wnzzZyRU",
+	"HGJZptgfkEQxmOPKvazNhPSYuC0yqx/QSxsLbqjt7dQJKRTorjHevEwhtY2i2sP57VuIaJDd74N+w3tk",
+	"p98nORWpnJJrozliSA9OiiqmnYEwTDOn98LwxvAr7id8NIHAX5CkefnzQXfnyVNwaKCiBmWdAwHMV4qR",
+	"LWaBVZkxobBEywz68vAcGjjAyjnkGh+vGAh0tpO2S7Oxyp6xJ+DgW2W2Y/RlAJx3RQXX2PlPDMT1HGL9",
+	"fsnBEWp3A+p5zEhiTjKmNcvJCBA4dvvPMAozENCMGNxKQ9+XeEjaVEBZ2OPHj5+BQYNeAq0zc42khc3R",
+	"V8VoMhBUkeF3O/3JsFPis+p7SeaM5orQezrfx6Nq/TWJzw3I+B1TAxH6YXJ2J29Z2iNnkCGIdoRNYlAo",
+	"5dsCnb7lZw/A8wNfjYzDcim4K5OK1TalBOT1esCWGoihkJoNiaJzRZTskQNBhniWD7G7yNAGM220GDyQ",
+	"tvEI4ToWMsIH8SUbx4w+tyodTm4jhfrTRSKOoW7Trk8zs0zKJE13/LG42iMxYgAK5ncINSeHWOYf6T4n",
+	"u0Aqe6FlhSV3jlP1KkZR3Vz+8DWr+Juq7I+/dhX/0uwVoZDvY6XPfkgIWKiEDVNwLw3rXl/UhIrQo/eG",
+	"zX5AmslYDNAPOq1bc/6WzfesyW55e8i2bYGnCieLYY5wtsiuwIkBqUxKSlFJadIyS0nbB7lRZnRC5nSB",
+	"LDPGnCw3NcyJHNRUuYDb2t4AyIHLuxYVKBzqk7CzCkPZXVxo+1XfnJS1BGezKhUZXz8NrsC0WfOwRLSJ",
+	"OhY1D3b7uw51JJgPpK4A9j2dWhHryrpBsgYuL1ojyS0VT5539PaZNfYlAugbGVb9LuF+WzW/pEKnSVun",
+	"plXMNtL+N2IsL9gcMYHfRJj5o1xq23H9oW9tskZOmwxZq1UrTedoHBgevnhCrfkRlx6LogJebZ+xAqN+",
+	"oo1UQD3es3jAO4UlSFHz37Nc35xBMNhAC4S/oP9EKFnwuahksa/kEf85PvbppUT/d1Q7jfrxTfX8Pb3L",
+	"H8+1fuJ3VdFp1Upc+X0HdA4GeMqZh3rHMxxQwKfSOW0pem9Op9kqJ5zOAROiDK5VUUUTcj3X2KES/kEV",
+	"YdNrlqbmjIZAqvtkzIQ5rYw4bAeIzhkV0WZTCcbSmPb3E9NnMyYOzo8vZ2y0mTx2n7iEtmOH0I5Xdu5t",
+	"XIDel/aMWYil1t6vb6qu3ACRIiSJKdO09cbvPSLyrKqlgFwzs1KOFi1LEpLM6Nj3wbPdsQrmQoQ3/B1L",
+	"AV1V3sDzCsl1YengbW1EGdb3TOh5B1xdFEPa94D6Ac4wmqbQtrYQKdE5n8Xdq+f2sz4j88YhmtyrtXVL",
+	"XBKVqiQ9/JECA+Xmypvywyr+fkdMq/399s5H7807lpfH+qG2FAmuJgTa5SVWdyc3nBkB1sbV9t2zEfFc",
+	"ucb+Hd+cMWjQZ8RemU1pLiLAoX2zMSTaF2evro4utpR7AOxUhaAwKh6UQgJZWROPcE6IhVR1BZIhDDZE",
+	"A9wYMJHJelPZzLMxXwgROptKNZ88efz0y2YM4do8R4ivJq7rd/6b2VM5jWeChZwFa8aDQ5B4WMUKkWNr",
+	"mZC0Nzu7yRp5QEBDy5KAZlRrlpsH/+evB93/+435v3732ds37/vJ08cf/q21BFEkBBJpgNFwJXsY8IGs",
+	"HkzZ9SHLYbc7pe+6eSEEF+NhgIG0pWwCd5kBO0S83N6UvruwD3RsGSNVZGjhKjD8AyODRubKBlMj4iAR",
+	"mKhMGv2AMWW0OBu9UYEa0b3nKavA8zZYZAmkFCO4UuGg9uwALuEYrpppJtCtYCZlFsbxyyylAPYIxsBy",
+	"H1w2mfs+O4ANTE74LSOPpkznfATpVLaxg+8DKW+qA7hgFUI5UYKEhBBVCNoVAFBlXOn9OPyUA7h6HGWz",
+	"Htz40mWIfr7aitpQTSnm7rYtLPZnf0Bpr2qQ0YmrWUKKg1r5kuh8HyJDA3CTI50bLLhbI0U8rihYfKBm",
+	"9QDhycpgPp7FgKhckyCrc+ZMyezOZq/4lrSQvRfchaYVxPmmhtMuBvuIj/U5QGibamdVXw+xbHECzHkj",
+	"mZQzQLm75sKVoN2za/NaZeaOaTjcw+TC9OTNjdEbpfA12GDXW6gfh/JWlK3ZXYEegP7xzKZnoC/WtvCI",
+	"nySz1p/z+Jj3N5wZXLw/2EF5PZEuZ1sxob23K7G6oaXGIFEV+KbZLsUqZwLJbq3zgO9pPBO2MpTgLDlT",
+	"pM3TxB4Qz+2BdSNqjOsXajvgWEFBR5NQEJZozZDWkheik5AnfWefXc+dxr1PbrDEoUxt75Hhb0Obz1BZ",
+	"CsQpdLODSqXyU4DMKYcVM9o7zQ1HquZKoIWI18jICH0H+grJ88vQr1wrGz8Z5zpZtCUdqu0qTX5ZXcGT",
+	"L1VWACDCm64wWBGavdMJ4WMhocwFczSG/39UboZv0QqZZZSLIM2l0yPms5UD+YadWKAAkhnVARJAluQC",
+	"//bxNaZ/loIKS3LrlFS4vf4/Ae7LfSvkE/EUVexVlQ+eY67PXMNC/WVR+As2lS6p3uu8hrOU0NeO/7vM",
+	"QFtGcMMFV4afoWp9Ue8cgZVlWJ3n+0sUwj1mezprON4er6wOJGQmbSnpM0fJcaw/Y9r5Fy1NtaLbWGHl",
+	"XpdFLWrfbTubhm7Ejz9duH+l9RWj4grZlnNa86gtD+Gbr/e+daqcTuIMyBEV5JoRloIMRwVf6AAv+vzV",
+	"FWm72BX2DzP2+V/+8heneCDwGkRcAPq706ABu9PyuVm765mznBJKB/43B1gdX49awIj6Wu07Mqg6hgHh",
+	"AyhiQ+GQPBya5U3Ssj1HF7fY1VEv4r73yNCLn6GPmtnbXQfPgTDHACBYplSPXM8XPemRo3rbA2U7jbK0",
+	"DCUe2FUaiHCZgnO14vxEgUkK/WnEzcNyTNdrklU7f2+SVWAdX7Kw62A2y+bLwTt8Ix0K25rRkZW7nzIf",
+	"dsN52OTjPwCX+lLivLmyFDrkYq6LzN0ORoD4zYFDn2hD5aWrugwqNCNll3/ObNzDJQvYhsKFnApFR1gK",
+	"XOoxOtQzJPjaEd7a6PHV3LCYZMDijS42sAw7Ia0PdVFLvYhZHFUA/IawfAnh4/08vhjGqnAhnHFCbnim",
+	"WY4eFO8GsnELXaj9qDcniXhzoj6So3LKa+FTVJpifTxARQQcYi1sCu/H/xwo4A3v/MpcDX4tVjkbvumg",
+	"9dxTHzYsAbWsmV8/fMs9FGsFRD5GDV2T2yw21GjGLAfwOodknYOmYNgxtNdCv7LDFuOhS1nIlAUPYqv4",
+	"3LpJ+JSpHjmXWQYPydxxH8PWMPfTYnByoTSj8dywsvvflzg1KzHWvh2bhdhixu+YJQEEzwgOkKcU6ygD",
+	"0JMveViSB3Zy2ehsue6vnxn4szrTpvzxC5tPHeI7+4Rj7DcLtasWmZ1rCI3WlawQ6xl3l/nSo7YqRhMH",
+	"gHKDQtfFk0uNdULvWAetVdvMFEycv7OR8/pQC28ByOlQSWTRqMPOjLb9hc9g3+nvlJ+DgPeLfMPmSoe8",
+	"4+sqkvQzO8Rv/tKWqR12uU3oqYcGm9h26HqQe5eQQmRMWfhwiMIJTwrt5xcHx6edxPn/rF2784lx56+A",
+	"CBrMtkVCsjl28Gn7Hmv5vnRTkjnTGMtH8graB1oo+zbNEIjOI593iJZOvCEC5E9Htl1ovIXIEASiYiIl",
+	"Q7NwQ/OCMdMuz8sB3AXp4F9c9Hw56xrX1exDsGFB1xeSMsExycNTZRy6ERNA5iXcJiaUVLrnwapjZnq5",
+	"+aMJFWPv9PjTYdpA1/PENi9PyOXV2bk9n/91eHB6eHTyXy+OT046cMfVwcUVtgCAf7798eLs5dvTs+dH",
+	"FdkeSnEn/9YBudlMsm7QG8AazIbz1CD/23HM/84aoP8JmRUQInFFUZDTvt3vk6n66IYA7kObOgN8w/L/",
+	"huX/pzcf/HHfUniQ1efF8P/qjQko3VuWE+1FpDmFP8ssdVEdTDCw6MWIf4IEaV4JyZIZo4hsbJG4gl7m",
+	"vWmakAFsCSQhZywds3zQAqCYMMEBAtpCYokhFHaijGbQq0nMbbtw0IKeH50cXR2RXq+Hn1VrmD6Mux9/",
+	"hhX4jOqvGWAZkhJ+O2mz6UzPXTW6PchQWGkFTefbeV44z+hLCkiIdG3ldkBseD0CsH0/qVQ8Bo/84Y90",
+	"jfaXZSIdCUtjeJRsQrPMQX2F2G2pJmNOMMSHsOIBDWVzaoE5XNhDX6+3RsO/bF3hwN8aGqL51CfskF6C",
+	"jN5TB4yttC1fcElScFQsO7ID+cRzy80VaVOrlXrN3iWFQljMjA0sKPjkamgMxnRvDZqxGasAW4gzywBV",
+	"DHsEVscs1KqE0NeTeVLawXbt3Kq1HUbVdn9nt5JR2ZCiiMu4tC47+TrK2gMiauKXSKbgJkBi+z8asfQT",
+	"wOLVvGCOoZbOlcT63/CQtlf2M+ysz1UfiJfxcKa6+vbLgHE+mAk7+MomzeoMOnya4w1lVmDXtA2zvfjx",
+	"kHz/3fdPyIgKKfiIZmAZQNqqMhsIMHt5yvJOMhDGpEwQek9XurNMoL2e1hlLMYRUwmzCYAMxfD9olT8O",
+	"WnvvB62Uj5nSg1YyCHH74W83Nv7hun0MWh8+DC2mK0D5BQn2AKziPVOLcLOdHvkFcUG5rqC3DsQQaMTz",
+	"Owsf+uPxyRHpdss3kBdHfxvukxrMq0PvGQhEDbdGVM5GfIbwAgi4nVExLqC1QiQf6QjgZS1e62ba4buu",
+	"SBeZ3lpYAd7u88ihtW1DQagR60phddQ3pXCJkSevLTU6WqKKnD7HEwWkYOkOSMzu4GYwtF+9PuhOHp6i",
+	"Ro70y8HJ8XOsFHNEZk7SxOgXXDiMlxKIFInSwjnjyR+I4OijmxRSkaDsB0h7n7w6PTg9/Pns4uh5OUw4",
+	"wnWhB0JI7J0WjnQni9GEYeIS4PU7t2yV6QmpzTQc50O/rKcCewcZ0WI80aSY7UFXsIyO0e7v7JPjU1iJ",
+	"gfDCDZE4r2laMuCqfooM5Z6raGojMrkHsZIHoUv/EpByE6Opkvs3DhJwkF9KrOqQkXj+MaZcKGsYIfGX",
+	"RPon4xyZHC/xDVkb5EnS7/dBOKl6WxE4Qb6oHG7BjOPSpME87EyO9228pYBMDTlznbh3iCJt84lQZYBJ",
+	"jILc0Ew15OGXSUlm9ivMrJ+rk3PFd2t29dGUZyfmwcY0r41r8C6OdojFOSDtf/2v/w1Q0KWFlxD47clT",
+	"Y7/OeAYLqXReQCTdsC/wmzs3uVtsMJZEygBOf/irb4H5hvx6cvTL0ckb12VgWKr0GbtjmdmmYjazuMuJ",
+	"qwJGjrhLXvAfegOBeRk+I9JVDFe1Qa4Vy25IG8Cf58bggAUjPn+tg/22qPNrqyK/oSM2EAtt28FWh6JZ",
+	"QBNivXGPDFoXbMze+bXTUpJMijFpT+m72iJ2eoMW8OnYnmKu47mFmlhmMX9OM/hEjs99DnnEZbh42r5x",
+	"8cVcIaN34MGupQptKcNyEl8Rkc0rOa5UkOAc/vkyiCAx6tF78x/z53XOKMqvdQsWbSpe+eC+bVVn2Ygi",
+	"Mwp5Gj1y4XxYUMdr0Q7Q9xZJpckYzX8op/NVIi+uTGeBr/iWgfItA+VbBsqnq9ozzCfOezbNDfmafI2n",
+	"wIKXV/sBXBcENhRpQ2rN806JrevMU9cmCjQo1PvUvgt2aI+IJkkGp871bY2kizD9yTjwp89lLKf2O/VP",
+	"W8n9L5n+xvm/cf5vnP93yj0EtCHP8CyfpJ4/3lvcC5alhP1W0EwRimXJmLlHDo9OyEiKlKNLUWap6nyZ",
+	"9MOaWv475PlvJrCiFQGXmiHimN0AAPeBqo28EHsWDAoyCdgMAK3svlzP3T8Tom45XGtXzQkrspDkc6Zz",
+	"iByhm4iSG8qzIgdegpjYeSE2NT9wxc03fnWCz0zqD5e/X9Z+fLOGvsnEbzLx68nHN/9/dP726PTgh5Mj",
+	"/MP+9Pz40v724vg8Ia9O8b8XR1cXfzPr+sPF0cGL87Pj06u3hydHBxee1X8ZITnL5d/ZCImnMWsVAFum",
+	"MmUZyVkJsF9JopICfeUjmmX7XgeAKKa7pZr1Zc7itWJCJwTbxfyD5bJHDspkNlAtIJg5EP5Zm7xg81jL",
+	"6dsmhpGAYRjEOC8/9wv0pS0Ha+Dy5fS/JV19iuRVYFmgJ6F8upGZkZueWCMRyKQMhGDcXPMZVpIAiuUf",
+	"MwTpYTaWVo6XYBxVvAojK0toDgT2QxRSV7uJaid6T96+Prt48ePJ2etO2MjLZo46tDJbg++S37IAy7PE",
+	"355CMkIVGBv0XYQQdc4b21EpNYosRQ117PHC4NqY6df22+JJ6q/9+nxGLuAGuUQqXZazXuIX+D35FoBq",
+	"xHjwaxQnS0dzDh73C4KMrXcoH70vMVc+rHVCoQ+kRbj2pfjYA9K2u0boMNdbQ5EpVbfQ+9aeE5HamHI0",
+	"yO9I9Usch6YzcO9P7DfCrwPsGZ0wgICuccEvR+BJtNNEBUGoud/ESkShhxyfGkLTZxS/r8uvbHbXnFWx",
+	"GPDQqloyMRxbSpSgMzWRvvjVfVUyEP6MY7Kxc+rMWE5uWOoaGKGmg2gMJARSyjVLBwJKRoxCnbMZdqQe",
+	"HqdsOpOaidG8+4LNhyRnushFAGVWzrK90+9H9WkY4OHwDMEcoNde8rv7guCDgvjH53T+2LGWuX7KLXC4",
+	"PYzmGWd5LWWntpmfHHlwxVQtnX1zRH1zRH1zRP1endBprkto8rJfEta+vDw4fXVwUra7M5SI2LTzTNIq",
+	"xuLSTKw1nUwNEhq08q9BOJ9j0B8NTNswCrAyXp2emn/aZdQVxRtgGb0Qt4bv/UQmLn5iC2RTKfOwIjYB",
+	"it2zpdzoK/SmcuKsXGxPVRuzfXF0eZWQl4fnCTk8OU7C4lsLB86uJ1Le4h+uP1CJ/2EmDQ7GTthc2CHa",
+	"J4uNwJEzWmTTDKpRfY8hrq0xb1SJcl2ynNF07uz8EpkY0yfsOkEpkXVe9qZpJMMY9iQwP76uKJGbGMzy",
+	"C2kI38JDn1oqf5Ox32TsxwV7POMm//rn/+vcTKXB5uD5bFheBQ3+oEc0cHkUBNz2e1fFFBsqf7IQT4P0",
+	"xaG+BvF7wm+CFoVhNytoLmGbNo6lF6xQG4SgPQ5wwEulUhh7jAKqwR2MmAqY2If1EfCAvQ2rsHlO5L1I",
+	"iDDMCjYsPD82SWW5THRbSMy3K+wpZ8eoNnJEFg2o1gG2lWsNBvrCGnLyAob7Jii/CcpvgvKboPwaBWXN",
+	"xAFJmfEbXW3jW4ZoLCJYxM74AlJRaTn7GmTiJZRmVizSxNujMndiLGaZwpEGKApHrtAeFREhK40DZE4A",
+	"LdL848XxyckeWZA3y2WdWa0ZS2NYiHL21cokM7mDLPsmjb45U7/Jr99bfv0OztGrs/O3BycnIIigWR+y",
+	"WWunlVGWiuf0wcLH70qXiTEUsa/AvYW7qobHiApk9SIpkxoU05qLsW37DVBBGXBlTW8ZYJoS9o5OZ1mZ",
+	"+QBNkGOhfuih68c7shP9nOGu2mBNSTDhmiQOzADb9udFZj5zovUsCUzuWS5HTKk/YD93u/MjqmkmxwXb",
+	"i38i7Kb/yk1hFZvp8hGM9ijN5928gK2Mqybu6HMF4AB7lr3PZK5RRYB9svDNmCSGOkPGFOblwLWBmFHl",
+	"QASxKlwReZNYt/kNBxAFBwCT8pzB+bRozveyyFJoRzAQCsLZP5nDS8nQjPPcJqkNgROSIdK9BV0YlqrG",
+	"MBbGfp7PLwpxYabb+jwKiB3h9ymsc4Ob/WrGxzJX/1QJN7+D3cNmGZ3X8RC8dmdhkb1PCw5I0GEVLCE4",
+	"VPfgLfIEj0djY+i/JQf/vZ7P2IelGHpOKtkWJI5F2RxNrkk7zqtk7lhVQzfXmhz4kjKnMc8Crn5LN6tQ",
+	"c0AEEQ3EmpQqcXrIKvXj82IB4/5ezWcszL1sIvxHdl6NB+CC0XTendKUVQ+pIm1bDdcdFzRPE2/UdMdU",
+	"s4QoTbOse0/1aJLKcUK0lN0pFSBgBRfjDgkyNcv5w4K5Jd0nUMmHh8+SZrnwRlXH+jxssnx2aW2nVfJ9",
+	"PR3w3K7MFzmVONiydGhPQN+OZlR33PJnjLTzJqLtJHGq2yeIjA659kgycKMs9Fd3Ygvo/Nt0Xl9DyEcQ",
+	"3EusNxbk4JjQMRO6QwRjqSJaQj+QmqkF3jSuQl4nCw2VTg53OpUjtUcoeUnz21TeCzIueMoSbK+F+Glu",
+	"sUsF9o7mnF57Fbha/WzM67ypWV79TL6Cb/+CcvKVWgKRBTvhfJDfJGfkeP4s79eiNUNSnpIQr88J0IpW",
+	"WKUmI1c9IakKJf2uJ3aVm6OC/M5862XFGLinEHdXSDKjYy7Ge9A82EOLUjKhIr0pMgSRj7RxVowpBFkN",
+	"GxRA3NWc2AIyqW3/QhcfIDQzYhZCw0McbZiA24sKhDIu+/ZK7fyfnVWS9AtJz6VlREFHkD+WX8R8Ffq3",
+	"KqlugvAUnQufwgOySReHEJ4toGGn4o5yljKhOc2SMtkD/SW3bKZJIVIEaSTclux4z4btrOFUaIJNiEsP",
+	"CMvYmOIp5+CJ1ejIlTMmsNUV/KaluczezXjOksD1rqCXn5mIQ/a9Y3nKR+gvtNqAQ+M0x0SMWKdHjrVy",
+	"mMTQhds1mxFlvnlQ12ALr0rkeo5AltA5sNq5IvFfBZOqIduXghNiTVjyW3aj4C59QhVTVmm/7oNU01p/",
+	"CdsAH5NH7D6Y53jqMkxAKxKGBQBj6JGLWoKkbf+EqTqeJ4SA/jOaMxHpXfkcqKk8rF8n4l45P5hvQ30y",
+	"fku6H7QDgbSXP22TiC8VzKly6hU0hstv5xCAgI8mPEtzZuvGP54B425X9JbEbjY4gR17eEArisbqRnuU",
+	"EYQ4UH5crSOkhXENYZFrRljKXfdZ4IDXdHRrzeFXV6RNbe2jc1eQjN3Ay4Z/+ctfhkGGMr4cAQrq3Wlo",
+	"VMsow2IsaFKza/S2kc7mZhBowltpbQNdfVZo+l9GZViDCN3if9PpF4svaWyhXAa/k6TsndknrvdrVKgQ",
+	"PANo8As0x6r2WlmCgngt0zmwnigVkCFPh074u1sduq85gQMxLZQFRrS5mHrSI6jzO24Fia4zCSVsVtMI",
+	"a7X1ZCDaw5qrqwfeq1/7b3r3EyZ6AGA+7CTo2wgMIEDGtpjdA9E+PDoJdAlknRbPgSsPoe3A5rG7KHCB",
+	"YB8Goh08DN8HZ3jf2Cej+Shj+8R1ivqepIzNrFkS7jeGqZA3reA9laQbywTx+kCsIrN6oXcswHVe6E+m",
+	"iTwsOEaz7OymcbCIOmK/GgZ91x3LrgUJN6/uXdD7l1gI+6VjaRuxUlRYZxkd+Xye7d9vJlYd/qr5+vbj",
+	"rz3GdwiriDh5sLNVvhnrx0lwa65ZVbtZq5cXve9ew1nDEvp1A311+/ZRaaUuM3VR9bMRP/+EtbbGhpsV",
+	"VgckY8NxdvvbmMiOwC7vjFEAq9Yjx0oVzOIFShdCOj+7vIoltN/JW3ZYzvATmkq7MXveDJd+029q+o1Z",
+	"lZqTY0tVyMDsspa3TIS1hL6C0G69hY2s5OJ9GkPB6Nm+s1FFVwn1bAs2ukp559pqCQ6pyMKI1cneaTCK",
+	"zhUmqkQV+Qr1fgHpE4zXlGDq79hSZMo0Tamm34h+IY4WXSfSRiA6QwFA8S5JiSOloXLW+T3U+GiG1pWb",
+	"J2kP57fq7RBIe/f7oDfLHvRqyalI5ZRcQ5la2XJMFdPOQMgZs/VUyOwPzo9JG/Nyzd+P7rY74EqEsx16",
+	"BxBrDZyeA8EyZR10vmeZ0XnBNW+Gvfz5oLvz5Kkz6TnCftnsXWMZ9AaiYolPrFFd7tQe4UoVRhKhb8+K",
+	"YgWtiK3qPxAOK+MhLGsgnjs/ZZ3bWBlZ9f32yMFADGPnEwThQtve+4mEb7BdvD21DQTMNoq2Am9aJibr",
+	"HZiKXNlaw6pAt75ilZBtoiX5/runfdKmZM5o3tlHZ4ksdEK+2+mT9uM+SelcdXrkNOSOgDwMPePM1Pfx",
+	"Y+x2aElyqalmje2ddAazi3d3MvPZtLsT5Nx3FTMrYtj94fHzC0XaO/3HvX5ve/txr/9oZzcxR2B7L73+",
+	"fm/v0eOdDuQKpmnOlGIh3Rs5MZJCsBGiWybe2Hu8E64PFXP3fI/8tfujzP8/9q63uW3c6H8VjN5EmoeW",
+	"Zce+Jye/UtPcpePcXBo718m0mQgiIQk1RagEGEWX8Xfv7B+AoEQ6SWsl1zu/SiSLALgAftjF7v52I8tM",
+	"ZfA/KrjFy36mlpo2G3JzVSUy91QWRrouzYdtl6BknpuNyiZ+kLsCowJPvfHp6OxJcr+Vh+/PUqEd8CUn",
+	"VhTzzKhGEEEeil7SWyqZKfI4PpXpUh09rSm9mw0X5gjBehy7DNi9wZbz8M5iVLcPJ2Z0YpJaD9YPbvB9",
+	"fbE+OXY1qQDDzUwN3CH3ENu4Z/Ig2sv8jjp7kScO/UIF+sXolLCibypndaYEb0JO67Gh9OWmUBn5lTHO",
+	"i8rdlVVhEyFFpq2c5Y1rJabg4GjQpSpVI7a/wMBpPErxNKjLuqO7BRAhG+NBGJU35hMsqX1z5AsvHGOx",
+	"jhi96LmheCbTpW+ES/pGopDkVmRvnUHXoUjR7UeRqwmzmpCnEYX8yIobRDiu/S/OR0zWGaWfXfikH7AU",
+	"n6Kvky6+GolHMqOzFfY7SqdODmIlJMzsp/zwr/wK+MRJ+RLGafWvKpQprKsUnncXKUTTorNA4ZeeYCCI",
+	"aS2ZqY+wWZfqvTaVJerTjqGQ57j7dBglX7XI3p/9YuIZ6IpU+LlQtEjMXNST+gC4OyZKA2C9ElvnRySe",
+	"U5eLgxovVemEFE6v1OGrxrdXdn+vSnsXn/i1R6a5TMEgsYLrk/OD03CPT9+/m1U6z97pYm6mYKuVOvXJ",
+	"KOiLRtsfPv9oxNqqKjNH3BKlduHjdGPFho+p3ICQ7JenVxg3EaiDUfvQK4Vwh05ZPMVKpcRSAvCnZrXS",
+	"zmGdWlksFOdl/WjgNMjJ5RD8ELl0c1OuhmJSbMNlBDqE0GbZu69AL6Ixoq8d3T345Es5M5ULEUyDC7ah",
+	"wCql+u1UkMPfXcCoZiplnpLGC8ponF5MTuU5lhAFvbBko/emADCe53KDMZSu3LbegfzCs31AYPFddGiQ",
+	"NL8+yI7Mz//BtLBozUZmNNGakM+5dnBZU5WpqieW42Rqav4mJSy09BmRUhtT3qgSztq1yfPuzLAJlYKF",
+	"H42xZAy7xEGHMLDMLIAQ7E1HK1raG1itHFPkDCeX5DnoPoZ5LWXBgcm5to4u6DZSM3uLqZDJlDYfkbig",
+	"Tkn0ZSSlf1WqUqDgY38beYP2uvc8XmCyCv2Iq5JS0EVoRINhWxUUB8R6WB1vbfIcdEVVvpe56I+G5wKs",
+	"Y1Squt+P4sG2oj8l2Y7/UY1Gj1Nfzx0/qemA7XV8/jX890IslSzdTElnhfrgFM874V219n1I50Bmj6zI",
+	"lMxyXSiQEv0KZeKFFwKcZRF5HKnKD3pnsZ1xXBGQKgKtTa5TwKxMge1fkt5IEsZZoyfF/4kTnEposC5q",
+	"CqP528+vLp+9QjF4mHPGT1bflDWqkXsB2mZGegPwlZtCXYC4EAfpQax0xPe6gHH4Lmejxy38cibPr6HF",
+	"A+X4QdvQxzfK8oPu74oIJWEWZtO1+aKSxz4xINp6ssCd9+A8/K/AHexL2rMr+SFe34rsO94MSYjcpB/j",
+	"FFiVGjA/5wZs5oZOR5DSguu049pwHfs+/gj/UEk0ymP4ciaUa2zhjrvpCTNFAPQ2bmGIWmItyxDK5Rpx",
+	"GbhO8ZpY8svzk0mEXXxgEIDXIMjAR1f3JLBwy+vBk9e0r+kZNCwsH4MjYr3O/4WsVVO5deW6gkkYMulH",
+	"V7g3xy0hYRQuU0OkB89+F+wS34YdhIOf3x91Q2tE/+z0dNBWeI3mFWbpgLjnu/mG2DdBebRSZkSMKn/U",
+	"ujoHx8bTr14GhNa/jDQQpoNZVxwryzt1AZsONropBKZX88mHAQvIrX+/WAq7+hA4SoAgZ7kKJRlz5Wyn",
+	"pgb/pUvAfkM3IxwEYc1kemPm8wGHufOvKKQuV3N3EVV/RPxiQ7M5kHoEXsMeihj0E7JI62S5fZj6Qer8",
+	"wBAFXTzA0x8Vnu6D2wGhY0mXatLePLLh1Cbb6X5RJJh9B4CSZ2hH2kgXmm1jGAl9X+uVQlcnuSTWkrWc",
+	"NmszBdM5xxQgK2BL1cE6DNF5jugxU4E9TBZbsTKlIpb6sirw8oJJ5rwRqbIklDra/bu90fBf1PGw0hO+",
+	"zYbTonb0wsGY2J9A5qDo4XXJRaRMeg2RkA7syO/3sep5EM5hASv08y0NShBnl0VJspbknTJIblxkv6/7",
+	"+98+LtFWriGJjSas8qVkWYTLa74YDLv0ftEqNwt7AKDCZYa8BP80/h4uotbJzaKuhIPwoLOE4+DjutTw",
+	"O2iGzKuygmc5WB/j7y3jW4m5jIiKZjEYigl5flk9qm9LOIDAQ5sX+z5WTNZrVWS4k0BAhwOLF2bxLWHC",
+	"LO7Ub1SRPSg4v3EgmWQZbzU2j2ib5GaRRLmzvNx3qxJ/FoAslczd8tfueAx2HpyORlgZ1BQLTz/FjFLk",
+	"CrHi+fX1ywRZskKUZiadnMF5lBnFDDoac/6oRn4BT6M/TPRLxcVWCm/cUHAb3sUrlal2Vo7nOPxDere4",
+	"h+4KwSgDbUW1Hn5tB5VKq1K7bW/897fNbH2S7bgxTTzEen3Q1Pfe4jogx+3dBWn5NxRFF9iOhZk3i8KG",
+	"28H9YG9OUHh8IWxayrXytfbgb6jhccC359/Pu3I0f+LhfnLinfrgjte51DtTvhdRlnS/8PD3Hc3wsjQr",
+	"UEcqG2a4D2IT6sPaWKLGmZtyJR1sSSTtkYKckzhxaFHcqK3P+vPRlG1r7U4nJ3IlfR4UBSsmQEzwcoba",
+	"Hiu9oEWDdgMZN4k4Hz0WaIBstFVNTCJ2oQiUkGfXlXI+1ykFjWK/OM7PgiekLPs26IRdw7GB8PxVoSnp",
+	"nY++5Gi9A8pe+SkZ/yez3Y52ze4+9mZKlqqEnm8TmAt9qXAcoAGTc74tPu0aaTMoHi03qcx9SECfw2Xw",
+	"49TTWYh5LhfEvliVeW/cWzq3Hh8fn5z+/3A0HA1Pxk9GT0a9/RC0SbGl9Sre1M2WRFrCcc5ERWtKXMZp",
+	"rpETj9Rm7URfDRdDjtUZMpXRMDWraR0Bff3iikKe0WSfnoxwSOc4pCmzz/PbecFjuMrWc/dwNKZYGuus",
+	"6E+PjvibI/xmOsC7X6vE61cvOPwag1r8YDdINYSLFQk3aSXVwvqI613djo+PP0KLt72kF8iXYKUtg6WC",
+	"M9Ib93BO4GsSbLIXiG9dLTc0QfArCmKOQzww01imqVq7AW4jGkuzN5hNOI1UUa1wtTm37iX8Nay5t2El",
+	"7tfdYU2IuEYbEIQi4HBCXsD7KyRUamcvlC7jMuXh+VB6uD3MsSYTNXMy2+CIjBtY59VCtz6PhQ51seBA",
+	"WxqDddJVNhFLbZ0pt2T9moW98OXx4raj+oZtzStV+uY5ryVrDM1TgbcJBybx6EoVTjzDbA/rSiVXjc6R",
+	"A7bl4b/CMkTREv2NxOCWJBI0b4eoMV2sK9clZKsXBRxCS2mXRxjkpTJP04N6FAYBEy0kt8d/bXu1XUot",
+	"C3Kq45PZh00kW0jXjEWVvK9yl+c6XipROGJHWkeRWbFUeYaeb64qMNs2+aF8T8iKxMWWtMMnPC/+IxvI",
+	"OqP+Q8WBDjF2ZkKNiaVXtoW/9yPywURI2GCLUq4GHN7MvCWZjcK/23Mu8eCHzlH5wfJSCF/QArJAYaGP",
+	"4FXGr7Tz7At8q5nKstTKEqgf1VNJSRMydWNxMhQvsCb8WHw3GgVUFFKsdFE5qjcd52ecjsSmBAOt/nLn",
+	"1xSYlojvzsSl/pOYmQzG0D87/T4RZyePB/EcLDDTv1X+8PLRt/jmQVcOLayUky0N/EBhpRgx2RlJZ6t0",
+	"SbeY1kfeNaAMQ+baB0dmb7Q6wv3YYIyVvpz/jQ2cW3XUx/Xk6pILuGNIahwBQisDNV3eW1iVgczppL6g",
+	"R94rLvyNk43b2tSlxLh7X0osqtPe+la81lgHIo4xIqrQO0pwn/kEEk4FyfhQweRqWqUYWkebL6nDzgTb",
+	"33UoQ5QVhT3237y+vJ68m7z8y7vLZ28S0fh45T//9PSl/27g0zPRcakxr2pWOV+nwp/5gEs7dgPsL5bc",
+	"DAeXhvx+6XNc9rOFWIogqN7t29t/BwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -1,7 +1,9 @@
 // Every page of the console, in the order of the navigation. A page is a
 // folder beside this file; list its export here (docs/console.md).
+import { executions } from "./executions";
 import { home } from "./home";
 import type { Page } from "./page";
+import { session } from "./session";
 import { sessions } from "./sessions";
 
-export const pages: Page[] = [home, sessions];
+export const pages: Page[] = [home, sessions, session, executions];

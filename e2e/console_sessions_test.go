@@ -99,7 +99,6 @@ func TestConsoleSessions(t *testing.T) {
 		t.Errorf("%d sessions listed, want alpha, beta, hello and secrets", n)
 	}
 	b.axe("sessions")
-	b.shot("sessions")
 
 	// The search is the server's, and in the location: a reload keeps it.
 	b.setField("#session-search", "yukta", "input")
@@ -160,9 +159,19 @@ func TestConsoleSessions(t *testing.T) {
 		t.Errorf("the run started from the console: actor %q, result %v", x.Actor, x.Result)
 	}
 
-	// Secrets arrive masked: the page never holds them.
+	// Secrets arrive masked: the page never holds them. The workflow is
+	// paused, and the page says by whom and why.
+	if status, body, _ := call(t, e.s, http.MethodPost, "/api/sessions/secrets/workflows/hooked/pause", testKeys["operator"],
+		[]byte(`{"reason":"rotating the secret"}`)); status != http.StatusOK {
+		t.Fatalf("pause secrets/hooked: %d %s", status, body)
+	}
 	b.open("/sessions/secrets")
 	b.waitJS(`document.querySelectorAll(".session-page [data-node]").length === 3`, "the secrets session's nodes")
+	var pause string
+	b.eval(`document.querySelector("[data-testid=workflow-pause]")?.innerText ?? ""`, &pause)
+	if !strings.Contains(pause, "WORKFLOW PAUSED") || !strings.Contains(pause, "key:operator") || !strings.Contains(pause, "rotating the secret") {
+		t.Errorf("the pause reads %q, want who paused it and why", pause)
+	}
 	for _, node := range []string{"hook", "call"} {
 		b.run("open "+node, chromedp.Click(fmt.Sprintf(`[data-node=%q]`, node), chromedp.ByQuery))
 		b.waitJS(fmt.Sprintf(`document.querySelector("[data-testid=node-config]").innerText.includes(%q)`, node), node+"'s config")
@@ -181,6 +190,9 @@ func TestConsoleSessions(t *testing.T) {
 	if strings.Contains(html, "canary") {
 		t.Error("a secret config value reached the page")
 	}
+	b.open("/sessions")
+	b.waitJS(`document.querySelector('tr[data-session="secrets"] li[data-workflow="hooked"]')?.innerText.includes("WORKFLOW PAUSED")`, "the paused badge in the list")
+	b.shot("sessions")
 
 	// The history: more runs than a page, filters in the location.
 	for i := range 3 {

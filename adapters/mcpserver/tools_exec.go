@@ -146,7 +146,7 @@ type ExecutionSummary struct {
 	EndedAt     string `json:"endedAt,omitempty"`
 	RestartOf   string `json:"restartOf,omitempty"`
 	Actor       string `json:"actor" jsonschema:"who started it: key:<name>, supervisor:<id> or anonymous"`
-	Channel     string `json:"channel" jsonschema:"the door it was started through (rest, mcp, cli, webhook, …)"`
+	Channel     string `json:"channel" jsonschema:"the door it was started through (rest, cli, mcp, webhook, schedule, supervisor, …)"`
 }
 
 // LogsIn selects log lines.

@@ -1770,7 +1770,7 @@ type ExecutionSummary struct {
 	// Actor Who started it: key:<name>, supervisor:<id> or anonymous.
 	Actor string `json:"actor"`
 
-	// Channel The door it was started through (rest, mcp, cli, webhook, schedule, agent, …).
+	// Channel The door it was started through (rest, cli, mcp, webhook, schedule, supervisor, …).
 	Channel string     `json:"channel"`
 	EndedAt *time.Time `json:"endedAt,omitempty"`
 

@@ -2738,7 +2738,7 @@ export interface components {
             restartOf?: components["schemas"]["ExecutionId"];
             /** @description Who started it: key:<name>, supervisor:<id> or anonymous. */
             actor: string;
-            /** @description The door it was started through (rest, mcp, cli, webhook, schedule, agent, …). */
+            /** @description The door it was started through (rest, cli, mcp, webhook, schedule, supervisor, …). */
             channel: string;
         };
         ExecutionList: {

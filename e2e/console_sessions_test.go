@@ -223,6 +223,8 @@ func TestConsoleSessions(t *testing.T) {
 	}
 	b.open("/sessions/hello/executions")
 	b.waitJS(`document.querySelectorAll("tr[data-execution]").length === 6`, "every run")
+	// The workflow choices come from their own request.
+	b.waitJS(`document.querySelector('#filter-workflow option[value="orders"]') !== null`, "the workflow choices")
 	b.setField("#filter-workflow", "orders", "change")
 	b.waitJS(`location.search === "?workflowId=orders" && document.querySelectorAll("tr[data-execution]").length === 1`, "the orders filter")
 	b.setField("#filter-status", "SUCCESS", "change")

@@ -16,8 +16,10 @@ function History({ params, query }: PageProps) {
   const workflowId = query.get("workflowId") ?? "";
   const status = (query.get("status") ?? "") as Schemas["ExecutionStatus"] | "";
   const cursor = query.get("cursor") ?? "";
+  // A page size in the location (?limit=…); one that is not a whole
+  // number is left to the server's default rather than sent.
   const limitText = query.get("limit");
-  const limit = limitText ? Number(limitText) : undefined;
+  const limit = limitText && /^\d+$/.test(limitText) ? Number(limitText) : undefined;
   const workflows = useLoad(() => ok(api.GET("/api/sessions/{sessionId}/workflows", { params: { path: { sessionId } } })), [sessionId]);
   const page = useLoad(
     () =>

@@ -1,7 +1,8 @@
 // Every page of the console, in the order of the navigation. A page is a
 // folder beside this file; list its export here (docs/console.md).
 import { home } from "./home";
+import { journal } from "./journal";
 import type { Page } from "./page";
 import { sessions } from "./sessions";
 
-export const pages: Page[] = [home, sessions];
+export const pages: Page[] = [home, sessions, journal];

@@ -118,8 +118,8 @@ class ExactInts {
   }
 }
 
-/** writeExact replaces a line's placeholders in canonical text by their digits. */
-function writeExact(text: string, digits: Map<string, string> | undefined): string {
+/** writeExact replaces a line's placeholders in JSON text made from its value by their digits. */
+export function writeExact(text: string, digits: Map<string, string> | undefined): string {
   if (!digits) return text;
   let out = text;
   for (const [p, d] of digits) out = out.split(JSON.stringify(p)).join(d);

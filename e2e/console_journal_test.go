@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/jackc/pgx/v5"
 
@@ -65,6 +67,17 @@ func TestConsoleJournal(t *testing.T) {
 	b.waitJS(`document.querySelector("#rec-1-json pre.line")?.textContent === `+strconv.Quote(lines[0]), "record 1's exported line")
 	b.axe("journal")
 	b.shot("journal")
+	// Dark, and narrow: still AA, and nothing wider than the screen.
+	b.run("dark", emulation.SetEmulatedMedia().WithFeatures([]*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}))
+	b.axe("journal (dark)")
+	b.run("narrow", chromedp.EmulateViewport(400, 800))
+	var wide int
+	b.eval(`document.documentElement.scrollWidth`, &wide)
+	if wide > 400 {
+		t.Errorf("at 400 px the page is %d px wide", wide)
+	}
+	b.axe("journal (narrow)")
+	b.run("back to 1280×800, light", emulation.ClearDeviceMetricsOverride(), emulation.SetEmulatedMedia().WithFeatures([]*emulation.MediaFeature{}))
 
 	// Tamper with record 2 in the database, as its owner could.
 	const bad = 2
@@ -108,6 +121,24 @@ func TestConsoleJournal(t *testing.T) {
 	}
 	e.waitExec(sid, slow, "the end", func(x apiclient.Execution) bool { return x.EndedAt != nil })
 	b.cspClean()
+
+	// Where the page gets no WebCrypto (plain HTTP on a LAN address is not a
+	// secure context), it says so and claims nothing; the server's answer is
+	// still shown, labelled as the server's.
+	nb := newBrowser(t, e.s.URL)
+	nb.run("take WebCrypto away", chromedp.ActionFunc(func(ctx context.Context) error {
+		_, err := page.AddScriptToEvaluateOnNewDocument(`Object.defineProperty(Crypto.prototype, "subtle", { get() { return undefined; } });`).Do(ctx)
+		return err
+	}))
+	nb.open("/sessions/" + sid + "/executions/" + id + "/journal")
+	nb.signIn(testKeys["viewer"], "viewer")
+	browserResult(nb, "UNAVAILABLE", "")
+	nb.waitText("not a secure context")
+	nb.eval(`document.querySelector("[data-testid=server-result]").dataset.result`, &server)
+	if server != "VALID" {
+		t.Fatalf("without WebCrypto the server's answer is %q", server)
+	}
+	nb.axe("journal (no WebCrypto)")
 }
 
 // TestConsoleJournalLong measures the in-browser verification of a long

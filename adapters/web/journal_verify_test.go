@@ -114,6 +114,8 @@ func TestJournalVerifierAgreesWithGo(t *testing.T) {
 		{"untouched, retired key listed second", with(lines, cp), answer(keyB, keyA), journal.VerdictValid},
 		{"checkpoint without keyId", with(lines, cpLine(keyA, recs, false)), answer(keyB, keyA), journal.VerdictValid},
 		{"lines with spaces", with(edit(3, func(s string) string { return "{ " + s[1:len(s)-1] + " }" }), cp), answer(keyA), journal.VerdictValid},
+		{"numbers written otherwise", with(edit(4, func(s string) string { return strings.Replace(s, `"y":2.5`, `"y":2.50e0`, 1) }), cp), answer(keyA), journal.VerdictValid},
+		{"integer beyond 2^53 written as a fraction", with(edit(bigAt, func(s string) string { return strings.Replace(s, "9007199254740993", "9007199254740993.0", 1) }), cp), answer(keyA), journal.VerdictInvalid},
 		{"blank lines", append(with(lines[:5], "", "  "), with(lines[5:], cp)...), answer(keyA), journal.VerdictValid},
 		{"no checkpoint", with(lines), answer(keyA), journal.VerdictUnanchored},
 		{"no keys", with(lines, cp), "", journal.VerdictUnanchored},
@@ -280,7 +282,7 @@ func tortureJournal(t *testing.T, rng *rand.Rand, execID string, n int, edited m
 			"at": at.Format(time.RFC3339Nano), "executionId": execID, "sessionId": "torture", "workflowId": "w",
 			"data": map[string]any{
 				"float":      randomFloat(rng),
-				"floats":     []any{randomFloat(rng), randomFloat(rng), 1e21, 1e-7, 0.1, -0.0, 5e-324},
+				"floats":     []any{randomFloat(rng), randomFloat(rng), 1e21, 1e-7, 0.1, math.Copysign(0, -1), 5e-324},
 				"big":        json.Number("9007199254740993"),
 				"bigNeg":     json.Number("-123456789012345678901234567890"),
 				"exactBig":   json.Number("9007199254740992"),

@@ -122,6 +122,38 @@ func TestConsoleJournal(t *testing.T) {
 	e.waitExec(sid, slow, "the end", func(x apiclient.Execution) bool { return x.EndedAt != nil })
 	b.cspClean()
 
+	// An answer that holds an integer no double holds, a float and text that
+	// encoders escape differently: the journal keeps the integer's digits,
+	// its digest covers them, and Chromium's verifier (JSON source text, not
+	// a rounded double) finds the run VALID and shows the digits.
+	e.apply(sid, wf("wf", []string{nd("start", "MANUAL", ""), nd("log", "LOG", `{"message":"hello"}`)}, []string{ed("start", "log", "")}),
+		wf("ask", []string{nd("start", "MANUAL", ""), nd("q", "INPUT_REQUEST", `{"prompt":"how many?","mode":"answer"}`), nd("out", "RESULT", "")},
+			[]string{ed("start", "q", ""), ed("q", "out", "")}))
+	asked := e.start(sid, "ask", nil)
+	inputID := openInputIn(t, e, sid, asked)
+	const exact = `9007199254740993`
+	answer := `{"answer":{"count":` + exact + `,"ratio":0.1,"big":-123456789012345678901234567890,"note":"<b>&\u2028 \ud83d\ude00"}}`
+	if code, body, _ := call(t, e.s, http.MethodPost, "/api/inputs/"+inputID, testKeys["operator"], []byte(answer)); code != http.StatusOK {
+		t.Fatalf("answer: %d %s", code, body)
+	}
+	e.waitStatus(sid, asked, apiclient.ExecutionStatusSUCCESS)
+	if v := e.verifyJournalIn(sid, asked); v.Result != apiclient.VALID {
+		t.Fatalf("server: %+v", v)
+	}
+	code, export, _ = call(t, e.s, http.MethodGet, "/api/sessions/"+sid+"/executions/"+asked+"/journal", testKeys["viewer"], nil)
+	if code != http.StatusOK || !strings.Contains(string(export), `"count":`+exact) {
+		t.Fatalf("the export does not hold %s exactly (%d):\n%s", exact, code, export)
+	}
+	b.open("/sessions/" + sid + "/executions/" + asked + "/journal")
+	browserResult(b, "VALID", "")
+	var answered string
+	b.eval(`(() => { const r = [...document.querySelectorAll(".records tbody tr")].find(r => r.textContent.includes("InputAnswered")); return r ? r.dataset.seq : ""; })()`, &answered)
+	if answered == "" {
+		t.Fatal("no InputAnswered record in the list")
+	}
+	b.run("open the answer", chromedp.Click(`#rec-`+answered, chromedp.ByID))
+	b.waitJS(`document.getElementById("rec-`+answered+`-json")?.querySelector("pre.json")?.textContent.includes('"count": `+exact+`')`, "the answer's integer shown exactly")
+
 	// Where the page gets no WebCrypto (plain HTTP on a LAN address is not a
 	// secure context), it says so and claims nothing; the server's answer is
 	// still shown, labelled as the server's.
@@ -230,6 +262,27 @@ func waitRunJournaled(t *testing.T, e *consoleEnv, sid, id string) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the observer did not catch up: %+v", *r.JSON200)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// openInputIn waits for the run's open input and returns its id.
+func openInputIn(t *testing.T, e *consoleEnv, sid, execID string) string {
+	t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for {
+		r, err := e.c.ListInputsWithResponse(e.ctx, &apiclient.ListInputsParams{SessionId: ptr(sid)})
+		if err != nil || r.JSON200 == nil {
+			t.Fatalf("inputs: %v %v", err, r)
+		}
+		for _, in := range r.JSON200.Inputs {
+			if in.ExecutionId == execID {
+				return in.InputId
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("execution %s asked for no input", execID)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

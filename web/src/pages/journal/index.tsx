@@ -284,7 +284,8 @@ function summary(l: Line): string {
   } else {
     for (const [k, x] of Object.entries(data).slice(0, 3)) if (typeof x !== "object" || x === null) parts.push(`${k}=${text(x)}`);
   }
-  const s = parts.filter(Boolean).join(" · ");
+  let s = parts.filter(Boolean).join(" · ");
+  for (const [p, digits] of l.exact ?? []) s = s.split(p).join(digits); // integers beyond 2^53, exactly
   return s.length > 160 ? s.slice(0, 159) + "…" : s;
 }
 

@@ -9,10 +9,12 @@
 // What is hashed: a record's digest is "sha256:" + hex SHA-256 of the
 // canonical JSON of the record without its "digest" member. The export
 // holds each record as that canonical JSON (digest included), so the bytes
-// hashed here are the line's own bytes less the digest member; the line is
-// also re-encoded and compared with its text, which both confirms the
-// encoder agrees with the server's byte for byte and finds a line that was
-// edited into a non-canonical form. Numbers are never rounded: an integer no
+// hashed here are the line's own bytes less the digest member, exactly as
+// the server hashed them. canonicalize checks them: the line is re-encoded
+// and compared with its text, which confirms the encoder agrees with the
+// server's byte for byte; a line that is not canonical (edited, or
+// reformatted) is hashed as the canonical JSON of what it says, as the
+// server's verifier does. Numbers are never rounded: an integer no
 // double holds exactly (beyond 2^53) is read from its source text and written
 // as its exact digits, as the server writes it.
 import canonicalize from "canonicalize";
@@ -254,12 +256,35 @@ function readRecord(line: Line): Rec | string {
     kind: m.kind as string, previousDigest: m.previousDigest as string | undefined, hasEvent, hasDecision,
     digest: digest as string, notCanonical: dup.notCanonical,
   };
-  try {
-    r.hashed = writeExact(canonicalize(rest) as string, line.exact);
-  } catch (e) {
-    r.hashError = (e as Error).message;
+  // A canonical line is the record's canonical JSON with its digest: the
+  // bytes the server hashed are the line less that member, taken as they
+  // are. Any other line is hashed as the server would: canonical JSON of
+  // what it says.
+  const hashed = dup.notCanonical ? undefined : withoutDigest(line.text, r.digest);
+  if (hashed !== undefined) r.hashed = hashed;
+  else {
+    try {
+      r.hashed = writeExact(canonicalize(rest) as string, line.exact);
+    } catch (e) {
+      r.hashError = (e as Error).message;
+    }
   }
   return r;
+}
+
+/**
+ * withoutDigest cuts the top-level digest member out of a canonical record
+ * line. Members are sorted, so it comes first, or second after "decision"
+ * (the only member that sorts before it); every member after it is fixed by
+ * the record's shape, so the last `,"digest":"…"` is the top-level one.
+ */
+function withoutDigest(text: string, digest: string): string | undefined {
+  const first = `{"digest":${JSON.stringify(digest)},`;
+  if (text.startsWith(first)) return "{" + text.slice(first.length);
+  const member = `,"digest":${JSON.stringify(digest)}`;
+  const at = text.lastIndexOf(member);
+  if (!text.startsWith('{"decision":') || at < 0) return undefined;
+  return text.slice(0, at) + text.slice(at + member.length);
 }
 
 /** duplicateOrNot compares the line with its canonical form, and looks for a duplicate member only when they differ. */
@@ -326,6 +351,22 @@ function base64(s: string): Uint8Array<ArrayBuffer> | undefined {
 
 const utf8 = new TextEncoder();
 
+/**
+ * pauser returns a function to await between records: it gives the main
+ * thread back (a new task) once ~25 ms of work have passed, so a long
+ * journal does not freeze the page while it is read.
+ */
+function pauser(): () => Promise<void> | undefined {
+  let since = performance.now();
+  return () => {
+    if (performance.now() - since < 25) return undefined;
+    return new Promise<void>((resolve) => setTimeout(() => {
+      since = performance.now();
+      resolve();
+    }, 0));
+  };
+}
+
 async function sha256Hex(text: string): Promise<string> {
   return hex(new Uint8Array(await crypto.subtle.digest("SHA-256", utf8.encode(text))));
 }
@@ -334,10 +375,13 @@ async function sha256Hex(text: string): Promise<string> {
 const space = /^[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+|[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/g;
 
 /** splitExport cuts an export into its non-blank lines, each read as JSON when it is JSON. */
-export function splitExport(text: string): Line[] {
+export async function splitExport(text: string): Promise<Line[]> {
   const exact = new ExactInts();
   const out: Line[] = [];
+  const pause = pauser();
   for (const raw of text.split("\n")) {
+    const paused = pause();
+    if (paused) await paused;
     const t = raw.replace(space, "");
     if (t === "") continue;
     const line: Line = { text: t };
@@ -400,8 +444,11 @@ async function chain(records: Rec[]): Promise<Verification> {
     counts.set(r.executionId, n);
     if (exec === "" || n > (counts.get(exec) ?? 0)) exec = r.executionId;
   }
-  // Hash every record at once (each digest stands alone); the walk below reads them in order.
-  const sums = await Promise.all(records.map((r) => (r.hashed === undefined ? undefined : sha256Hex(r.hashed))));
+  // Hash the records 256 at a time (each digest stands alone); the walk below reads them in order.
+  const sums: (string | undefined)[] = [];
+  for (let i = 0; i < records.length; i += 256) {
+    sums.push(...(await Promise.all(records.slice(i, i + 256).map((r) => (r.hashed === undefined ? undefined : sha256Hex(r.hashed))))));
+  }
   const fail = (reason: Reason, detail: string): Verification => ({ ...rep, result: "INVALID", firstBadSequence: rep.sequence + 1, reason, detail });
   for (let i = 0; i < records.length; i++) {
     const r = records[i]!;
@@ -434,9 +481,12 @@ async function chain(records: Rec[]): Promise<Verification> {
 }
 
 /** records reads record lines; a line that is not a record ends the list, with its complaint. */
-function records(lines: Line[]): { recs: Rec[]; bad?: string } {
+async function records(lines: Line[]): Promise<{ recs: Rec[]; bad?: string }> {
   const recs: Rec[] = [];
+  const pause = pauser();
   for (const l of lines) {
+    const paused = pause();
+    if (paused) await paused;
     const r = readRecord(l);
     if (typeof r === "string") return { recs, bad: r };
     recs.push(r);
@@ -446,7 +496,7 @@ function records(lines: Line[]): { recs: Rec[]; bad?: string } {
 
 /** verifyLines mirrors VerifyLinesKeys: the records, then the checkpoint. */
 async function verifyLines(lines: Line[], cp: Checkpoint | undefined, keys: Map<string, CryptoKey>): Promise<Verification> {
-  const { recs, bad } = records(lines);
+  const { recs, bad } = await records(lines);
   const rep = await chain(recs);
   if (rep.result === "INVALID") return rep;
   if (bad !== undefined) {
@@ -539,7 +589,7 @@ export async function verifyExport(text: string, answer: KeysAnswer | undefined)
   if (missing) return { lines: splitSafe(text), outcome: { result: "UNAVAILABLE", detail: missing }, warnings: [], ms: 0 };
   let lines: Line[] = [];
   try {
-    lines = splitExport(text);
+    lines = await splitExport(text);
     let keys: TrustedKeys = { keys: new Map(), warnings: [] };
     let noEd25519: string | undefined;
     try {

@@ -65,6 +65,14 @@ func TestConsoleJournal(t *testing.T) {
 	// A record opens to its JSON and the exact line that was verified.
 	b.run("open record 1", chromedp.Click(`#rec-1`, chromedp.ByID))
 	b.waitJS(`document.querySelector("#rec-1-json pre.line")?.textContent === `+strconv.Quote(lines[0]), "record 1's exported line")
+	// Going to a sequence opens it; one the journal lacks is named as such.
+	b.run("go to 99", chromedp.SendKeys(`#goto-seq`, "99", chromedp.ByID), chromedp.Click(`//button[text()="Show"]`, chromedp.BySearch))
+	b.waitText("Sequence: the journal has no record 99.")
+	b.run("go to 3", chromedp.SetValue(`#goto-seq`, "", chromedp.ByID), chromedp.SendKeys(`#goto-seq`, "3", chromedp.ByID),
+		chromedp.Click(`//button[text()="Show"]`, chromedp.BySearch))
+	b.waitJS(`!!document.getElementById("rec-3-json") && document.getElementById("goto-seq-error").textContent === ""`, "record 3 opened")
+	b.run("open record 1 again", chromedp.Click(`#rec-1`, chromedp.ByID))
+	b.waitJS(`!!document.getElementById("rec-1-json")`, "record 1 opened")
 	b.axe("journal")
 	b.shot("journal")
 	// Dark, and narrow: still AA, and nothing wider than the screen.

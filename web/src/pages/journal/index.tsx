@@ -72,13 +72,14 @@ function Journal({ params, query }: PageProps) {
   const d = state.data;
   const [open, setOpen] = useState<number | undefined>(() => Number(query.get("seq")) || undefined);
   const [page, setPage] = useState(0);
-  const reveal = (seq: number) => {
-    if (!d) return;
+  const reveal = (seq: number): boolean => {
+    if (!d) return false;
     const i = d.lines.findIndex((l) => seqOf(l) === seq);
-    if (i < 0) return;
+    if (i < 0) return false;
     setPage(Math.floor(i / perPage));
     setOpen(seq);
     requestAnimationFrame(() => document.getElementById(`rec-${seq}`)?.focus());
+    return true;
   };
   useEffect(() => {
     const s = Number(query.get("seq"));
@@ -121,7 +122,7 @@ const explain: Record<string, string> = {
   INVALID: "The journal was altered: a record does not hash to its digest, a link or sequence is broken, or a signed checkpoint contradicts it.",
 };
 
-function BrowserVerdict({ d, reveal, busy }: { d: Loaded; reveal: (seq: number) => void; busy: boolean }) {
+function BrowserVerdict({ d, reveal, busy }: { d: Loaded; reveal: (seq: number) => boolean; busy: boolean }) {
   const o = d.outcome;
   const records = d.lines.filter((l) => seqOf(l) !== undefined).length;
   return (
@@ -291,12 +292,13 @@ function summary(l: Line): string {
 
 function Records(p: {
   lines: Line[]; page: number; setPage: (n: number) => void; open?: number; setOpen: (n?: number) => void;
-  reveal: (seq: number) => void; bad?: number;
+  reveal: (seq: number) => boolean; bad?: number;
 }) {
   const pages = Math.max(1, Math.ceil(p.lines.length / perPage));
   const page = Math.min(p.page, pages - 1);
   const shown = p.lines.slice(page * perPage, (page + 1) * perPage);
   const [goto, setGoto] = useState("");
+  const [gotoError, setGotoError] = useState("");
   return (
     <section class="records" aria-labelledby="records-h">
       <h2 id="records-h">Records</h2>
@@ -313,11 +315,15 @@ function Records(p: {
         <form class="row" onSubmit={(e) => {
           e.preventDefault();
           const n = Number(goto);
-          if (Number.isInteger(n) && n > 0) p.reveal(n);
+          if (!Number.isInteger(n) || n < 1) setGotoError("Sequence: give a whole number from 1.");
+          else if (!p.reveal(n)) setGotoError(`Sequence: the journal has no record ${n}.`);
+          else setGotoError("");
         }}>
           <label for="goto-seq">Sequence</label>
-          <input id="goto-seq" type="number" min={1} value={goto} onInput={(e) => setGoto((e.target as HTMLInputElement).value)} />
+          <input id="goto-seq" type="number" min={1} value={goto} aria-invalid={!!gotoError} aria-describedby="goto-seq-error"
+            onInput={(e) => setGoto((e.target as HTMLInputElement).value)} />
           <button type="submit">Show</button>
+          <span id="goto-seq-error" class="field-error" aria-live="polite">{gotoError}</span>
         </form>
       </div>
       <div class="table-wrap">

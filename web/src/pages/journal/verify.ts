@@ -99,7 +99,7 @@ export function cryptoMissing(): string | undefined {
 /** Not supported by this browser: reported as UNAVAILABLE, never as a verdict. */
 class Unsupported extends Error {}
 
-/** JSON.parse reviver's third argument (JSON.parse source text access, Chrome 114+, Firefox 135+). */
+/** JSON.parse reviver's third argument (JSON.parse source text access; Chromium since 114). */
 interface ReviverContext {
   source?: string;
 }
@@ -147,7 +147,7 @@ function parseLine(line: Line, exact: ExactInts) {
     if (ctx?.source === undefined) {
       if (Number.isSafeInteger(value)) return value;
       throw new Unsupported(
-        "a record holds an integer beyond 2^53, and this browser's JSON.parse cannot give its exact digits (source text access: Chrome 114+, Firefox 135+, Safari 18.4+)",
+        "a record holds a number beyond 2^53, and this browser's JSON.parse cannot give its exact digits (it lacks JSON.parse source text access, which Chromium has had since 114)",
       );
     }
     const src = ctx.source;

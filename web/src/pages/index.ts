@@ -2,8 +2,9 @@
 // folder beside this file; list its export here (docs/console.md).
 import { executions } from "./executions";
 import { home } from "./home";
+import { journal } from "./journal";
 import type { Page } from "./page";
 import { session } from "./session";
 import { sessions } from "./sessions";
 
-export const pages: Page[] = [home, sessions, session, executions];
+export const pages: Page[] = [home, sessions, session, executions, journal];

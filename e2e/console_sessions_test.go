@@ -280,6 +280,18 @@ func TestConsoleSessions(t *testing.T) {
 	}
 	b.axe("session, narrow")
 	b.shot("session-narrow")
+	// The list and the history keep their tables in their own scrolling box too.
+	for _, page := range []struct{ path, ready string }{
+		{"/sessions", `document.querySelectorAll("tr[data-session]").length === 4`},
+		{"/sessions/hello/executions", `document.querySelectorAll("tr[data-execution]").length > 0`},
+	} {
+		b.open(page.path)
+		b.waitJS(page.ready, page.path+", narrow")
+		b.eval(`({Scroll: document.documentElement.scrollWidth, Inner: innerWidth})`, &widths)
+		if widths.Scroll > widths.Inner {
+			t.Errorf("at 420 px %s is %d px wide", page.path, widths.Scroll)
+		}
+	}
 	b.run("wide screen", chromedp.EmulateViewport(1280, 800))
 
 	// A VIEWER is offered no start, and a start forced from the page with

@@ -84,6 +84,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/self": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who the presented key is, its role and the sessions it may see.
+         * @description The key's name, role and session list as the server resolved them, and whether the server is in open mode (no key configured or stored: every caller is the anonymous ADMIN on a loopback bind). The web console signs in with it and offers only the controls the role may use; every request is still checked on its own.
+         */
+        get: operations["getSelf"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/version": {
         parameters: {
             query?: never;
@@ -795,7 +815,11 @@ export interface paths {
         delete: operations["revokeAPIKey"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Set or change a stored key's expiry; the secret stays.
+         * @description Sends `expiresAt` (an RFC 3339 time) or `ttl` (a duration from now such as `720h`), exactly one, in the future and at most two years away, as for a new key. From the answer on the instance that answers refuses the key from the new moment on, the others within a second. A near expiry (`ttl` `1m`) ends a key at a chosen moment; to end it now, revoke it. An expired key is given no new expiry (409): revoke it and create it again. A configured key's expiry is not stored here (404 says where it is configured). An `APIKeyExpiryChanged` event records who set it.
+         */
+        patch: operations["setAPIKeyExpiry"];
         trace?: never;
     };
     "/api/keys/{name}/rotate": {
@@ -1686,7 +1710,7 @@ export interface components {
             appended: number;
         };
         /** @description The `data:` of one record of the event streams (GET /api/events and GET /api/sessions/{sessionId}/executions/{executionId}/events): `seq`, `at`, `type`, the ids it concerns, who did it and through which door, and `data`, whose members depend on `type`. The record's `event:` line repeats the type and its `id:` the seq. Narrow on `type`. A stream also sends, outside this schema, `event: error` (reading failed: reconnect with Last-Event-ID; or, with a Problem of status 401 as its data, the key that opened the stream is no longer valid, or no longer has the role and sessions it had: reconnect with a valid key) and `event: shutdown` (the server is stopping), and `: keep-alive` comments. Each of these ends the stream. A newer server may add event types and data members: skip what you do not know. */
-        EventEnvelope: components["schemas"]["ExecutionStartedEvent"] | components["schemas"]["ExecutionStatusChangedEvent"] | components["schemas"]["NodeStatusChangedEvent"] | components["schemas"]["BreakpointHitEvent"] | components["schemas"]["InputRequestedEvent"] | components["schemas"]["InputAnsweredEvent"] | components["schemas"]["CommandAcceptedEvent"] | components["schemas"]["CommandAppliedEvent"] | components["schemas"]["CommandRejectedEvent"] | components["schemas"]["ReviewRequestedEvent"] | components["schemas"]["ReviewDecidedEvent"] | components["schemas"]["SessionAppliedEvent"] | components["schemas"]["SessionDeletedEvent"] | components["schemas"]["SupervisorAppliedEvent"] | components["schemas"]["SupervisorDeletedEvent"] | components["schemas"]["SupervisorCredentialIssuedEvent"] | components["schemas"]["SupervisorCredentialRevokedEvent"] | components["schemas"]["APIKeyCreatedEvent"] | components["schemas"]["APIKeyRotatedEvent"] | components["schemas"]["APIKeyRevokedEvent"] | components["schemas"]["DirectiveAppliedEvent"] | components["schemas"]["DirectiveRejectedEvent"] | components["schemas"]["HoldReleasedEvent"] | components["schemas"]["DelegationRequestedEvent"] | components["schemas"]["DelegationAnsweredEvent"] | components["schemas"]["SupervisorLimitReachedEvent"] | components["schemas"]["TaskCompletedEvent"];
+        EventEnvelope: components["schemas"]["ExecutionStartedEvent"] | components["schemas"]["ExecutionStatusChangedEvent"] | components["schemas"]["NodeStatusChangedEvent"] | components["schemas"]["BreakpointHitEvent"] | components["schemas"]["InputRequestedEvent"] | components["schemas"]["InputAnsweredEvent"] | components["schemas"]["CommandAcceptedEvent"] | components["schemas"]["CommandAppliedEvent"] | components["schemas"]["CommandRejectedEvent"] | components["schemas"]["ReviewRequestedEvent"] | components["schemas"]["ReviewDecidedEvent"] | components["schemas"]["SessionAppliedEvent"] | components["schemas"]["SessionDeletedEvent"] | components["schemas"]["SupervisorAppliedEvent"] | components["schemas"]["SupervisorDeletedEvent"] | components["schemas"]["SupervisorCredentialIssuedEvent"] | components["schemas"]["SupervisorCredentialRevokedEvent"] | components["schemas"]["APIKeyCreatedEvent"] | components["schemas"]["APIKeyRotatedEvent"] | components["schemas"]["APIKeyRevokedEvent"] | components["schemas"]["APIKeyExpiryChangedEvent"] | components["schemas"]["DirectiveAppliedEvent"] | components["schemas"]["DirectiveRejectedEvent"] | components["schemas"]["HoldReleasedEvent"] | components["schemas"]["DelegationRequestedEvent"] | components["schemas"]["DelegationAnsweredEvent"] | components["schemas"]["SupervisorLimitReachedEvent"] | components["schemas"]["TaskCompletedEvent"];
         /** @description A run was stored and started (or queued as PENDING). */
         ExecutionStartedEvent: {
             /**
@@ -2289,6 +2313,31 @@ export interface components {
              * @enum {string}
              */
             type: "APIKeyRevoked";
+            /** @description Empty for events of no session (supervisors, credentials, delegations). */
+            sessionId: string;
+            workflowId?: string;
+            executionId?: components["schemas"]["ExecutionId"];
+            nodeId?: string;
+            /** @description Who did it: key:<name>, supervisor:<id>, engine, scheduler or anonymous. */
+            actor: string;
+            /** @description The door it came through: rest, cli, mcp, webhook, schedule, agent or engine. */
+            channel: string;
+            data: components["schemas"]["APIKeyEventData"];
+        };
+        /** @description A stored API key's expiry was set or changed (PATCH /api/keys/{name}); data has the new expiresAt. */
+        APIKeyExpiryChangedEvent: {
+            /**
+             * Format: int64
+             * @description The event's global sequence number (the record's id).
+             */
+            seq: number;
+            /** Format: date-time */
+            at: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "APIKeyExpiryChanged";
             /** @description Empty for events of no session (supervisors, credentials, delegations). */
             sessionId: string;
             workflowId?: string;
@@ -3301,6 +3350,18 @@ export interface components {
             /** @enum {string} */
             status: "ok";
         };
+        Self: {
+            /** @description The key's name; anonymous in open mode. */
+            name: string;
+            /** @enum {string} */
+            role: "VIEWER" | "OPERATOR" | "ADMIN" | "WORKER";
+            /** @description What commands sent with this key record: key:<name> or anonymous. */
+            actor: string;
+            /** @description No key is configured or stored: every caller is the anonymous ADMIN. */
+            open: boolean;
+            /** @description The only sessions the key may see and act on; absent for every session. */
+            sessions?: string[];
+        };
         Problem: {
             /**
              * @description A URI naming the problem kind, one of:
@@ -3630,6 +3691,13 @@ export interface components {
             /** @description How long the key works from now: a duration such as 720h or 90m, at most 17520h (2 years). Not with expiresAt. */
             ttl?: string;
         };
+        /** @description A stored key's new expiry, exactly one of the two members. Every problem is reported at its member. */
+        SetAPIKeyExpiryRequest: {
+            /** @description When the key stops working: an RFC 3339 time in the future, at most 2 years away. Not with ttl. */
+            expiresAt?: string;
+            /** @description How long the key works from now: a duration such as 720h or 90m, at most 17520h (2 years). Not with expiresAt. */
+            ttl?: string;
+        };
         /** @description One key. A configured key (source YUKTA_API_KEY, YUKTA_API_KEYS or YUKTA_MCP_API_KEY) has only name, role, sessions and queues; a stored one (source api) has its history too. Never a secret or its hash. */
         APIKey: {
             name: string;
@@ -3934,6 +4002,29 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SchedulerStatus"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getSelf: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Self"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -5235,6 +5326,44 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["Problem"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    setAPIKeyExpiry: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The door a command came through, recorded with it (`rest` unless `cli`). */
+                "Yukta-Channel"?: components["parameters"]["Channel"];
+            };
+            path: {
+                /** @description The key's name, in any letter case. */
+                name: components["parameters"]["KeyName"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetAPIKeyExpiryRequest"];
+            };
+        };
+        responses: {
+            /** @description The key with its new expiry (never its secret). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIKey"];
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+            413: components["responses"]["Problem"];
+            415: components["responses"]["Problem"];
             429: components["responses"]["TooManyRequests"];
         };
     };

@@ -924,6 +924,24 @@ func (e RevokeAPIKeyParamsYuktaChannel) Valid() bool {
 	}
 }
 
+// Defines values for SetAPIKeyExpiryParamsYuktaChannel.
+const (
+	SetAPIKeyExpiryParamsYuktaChannelCli  SetAPIKeyExpiryParamsYuktaChannel = "cli"
+	SetAPIKeyExpiryParamsYuktaChannelRest SetAPIKeyExpiryParamsYuktaChannel = "rest"
+)
+
+// Valid indicates whether the value is a known member of the SetAPIKeyExpiryParamsYuktaChannel enum.
+func (e SetAPIKeyExpiryParamsYuktaChannel) Valid() bool {
+	switch e {
+	case SetAPIKeyExpiryParamsYuktaChannelCli:
+		return true
+	case SetAPIKeyExpiryParamsYuktaChannelRest:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for RotateAPIKeyParamsYuktaChannel.
 const (
 	RotateAPIKeyParamsYuktaChannelCli  RotateAPIKeyParamsYuktaChannel = "cli"
@@ -2199,6 +2217,15 @@ type SessionSummary struct {
 	WorkflowCount int    `json:"workflowCount"`
 }
 
+// SetAPIKeyExpiryRequest A stored key's new expiry, exactly one of the two members. Every problem is reported at its member.
+type SetAPIKeyExpiryRequest struct {
+	// ExpiresAt When the key stops working: an RFC 3339 time in the future, at most 2 years away. Not with ttl.
+	ExpiresAt string `json:"expiresAt,omitempty,omitzero"`
+
+	// Ttl How long the key works from now: a duration such as 720h or 90m, at most 17520h (2 years). Not with expiresAt.
+	Ttl string `json:"ttl,omitempty,omitzero"`
+}
+
 // Spend What the run's remote workers reported for its TASK nodes (docs/journal.md, "Spend"): each node that completed a task, the run total, and the gaps. Absent is not zero: a task that reported no usage (or usage with tokensKnown false) leaves its node's and the run's usage a floor, and names the node in spendGaps; a task that reported no cost (or usdKnown false) does the same for cost in costGaps. Present on the execution read (GET …/executions/{eid}) and the journal projection; absent from the answers of a start or a stop that waited.
 type Spend struct {
 	// CostGaps The nodes (sorted) with a completed task whose cost was absent or had usdKnown false. Empty when the cost is complete.
@@ -2841,6 +2868,15 @@ type RevokeAPIKeyParams struct {
 // RevokeAPIKeyParamsYuktaChannel defines parameters for RevokeAPIKey.
 type RevokeAPIKeyParamsYuktaChannel string
 
+// SetAPIKeyExpiryParams defines parameters for SetAPIKeyExpiry.
+type SetAPIKeyExpiryParams struct {
+	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
+	YuktaChannel SetAPIKeyExpiryParamsYuktaChannel `json:"Yukta-Channel,omitempty,omitzero"`
+}
+
+// SetAPIKeyExpiryParamsYuktaChannel defines parameters for SetAPIKeyExpiry.
+type SetAPIKeyExpiryParamsYuktaChannel string
+
 // RotateAPIKeyParams defines parameters for RotateAPIKey.
 type RotateAPIKeyParams struct {
 	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
@@ -3064,6 +3100,9 @@ type AnswerInputJSONRequestBody = AnswerRequest
 // CreateAPIKeyJSONRequestBody defines body for CreateAPIKey for application/json ContentType.
 type CreateAPIKeyJSONRequestBody = CreateAPIKeyRequest
 
+// SetAPIKeyExpiryJSONRequestBody defines body for SetAPIKeyExpiry for application/json ContentType.
+type SetAPIKeyExpiryJSONRequestBody = SetAPIKeyExpiryRequest
+
 // PutSessionJSONRequestBody defines body for PutSession for application/json ContentType.
 type PutSessionJSONRequestBody = PutSessionJSONBody
 
@@ -3147,6 +3186,9 @@ type ServerInterface interface {
 	// GetAPIKey A stored key (never its secret, which is not stored).
 	// (GET /api/keys/{name})
 	GetAPIKey(ctx echo.Context, name KeyName) error
+	// SetAPIKeyExpiry Set or change a stored key's expiry; the secret stays.
+	// (PATCH /api/keys/{name})
+	SetAPIKeyExpiry(ctx echo.Context, name KeyName, params SetAPIKeyExpiryParams) error
 	// RotateAPIKey Give a stored key a new secret; the old one dies at once. The new secret is in this answer only.
 	// (POST /api/keys/{name}/rotate)
 	RotateAPIKey(ctx echo.Context, name KeyName, params RotateAPIKeyParams) error
@@ -3654,6 +3696,42 @@ func (w *ServerInterfaceWrapper) GetAPIKey(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.GetAPIKey(ctx, name)
+	return err
+}
+
+// SetAPIKeyExpiry converts echo context to params.
+func (w *ServerInterfaceWrapper) SetAPIKeyExpiry(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "name" -------------
+	var name KeyName
+
+	err = runtime.BindStyledParameterWithOptions("simple", "name", ctx.Param("name"), &name, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter name: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params SetAPIKeyExpiryParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Yukta-Channel" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Yukta-Channel")]; found {
+		var YuktaChannel SetAPIKeyExpiryParamsYuktaChannel
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Yukta-Channel, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Yukta-Channel", valueList[0], &YuktaChannel, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Yukta-Channel: %s", err))
+		}
+
+		params.YuktaChannel = YuktaChannel
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.SetAPIKeyExpiry(ctx, name, params)
 	return err
 }
 
@@ -5082,6 +5160,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/api/keys", wrapper.CreateAPIKey, options.OperationMiddlewares["createAPIKey"]...)
 	router.DELETE(options.BaseURL+"/api/keys/:name", wrapper.RevokeAPIKey, options.OperationMiddlewares["revokeAPIKey"]...)
 	router.GET(options.BaseURL+"/api/keys/:name", wrapper.GetAPIKey, options.OperationMiddlewares["getAPIKey"]...)
+	router.PATCH(options.BaseURL+"/api/keys/:name", wrapper.SetAPIKeyExpiry, options.OperationMiddlewares["setAPIKeyExpiry"]...)
 	router.POST(options.BaseURL+"/api/keys/:name/rotate", wrapper.RotateAPIKey, options.OperationMiddlewares["rotateAPIKey"]...)
 	router.GET(options.BaseURL+"/api/supervisors", wrapper.ListSupervisors, options.OperationMiddlewares["listSupervisors"]...)
 	router.DELETE(options.BaseURL+"/api/supervisors/:supervisorId", wrapper.DeleteSupervisor, options.OperationMiddlewares["deleteSupervisor"]...)
@@ -6413,6 +6492,152 @@ type GetAPIKey429ApplicationProblemPlusJSONResponse struct {
 }
 
 func (response GetAPIKey429ApplicationProblemPlusJSONResponse) VisitGetAPIKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetAPIKeyExpiryRequestObject struct {
+	Name   KeyName `json:"name"`
+	Params SetAPIKeyExpiryParams
+	Body   *SetAPIKeyExpiryJSONRequestBody
+}
+
+type SetAPIKeyExpiryResponseObject interface {
+	VisitSetAPIKeyExpiryResponse(w http.ResponseWriter) error
+}
+
+type SetAPIKeyExpiry200JSONResponse APIKey
+
+func (response SetAPIKeyExpiry200JSONResponse) VisitSetAPIKeyExpiryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetAPIKeyExpiry400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response SetAPIKeyExpiry400ApplicationProblemPlusJSONResponse) VisitSetAPIKeyExpiryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetAPIKeyExpiry401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response SetAPIKeyExpiry401ApplicationProblemPlusJSONResponse) VisitSetAPIKeyExpiryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetAPIKeyExpiry403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response SetAPIKeyExpiry403ApplicationProblemPlusJSONResponse) VisitSetAPIKeyExpiryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetAPIKeyExpiry404ApplicationProblemPlusJSONResponse Problem
+
+func (response SetAPIKeyExpiry404ApplicationProblemPlusJSONResponse) VisitSetAPIKeyExpiryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetAPIKeyExpiry409ApplicationProblemPlusJSONResponse Problem
+
+func (response SetAPIKeyExpiry409ApplicationProblemPlusJSONResponse) VisitSetAPIKeyExpiryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetAPIKeyExpiry413ApplicationProblemPlusJSONResponse Problem
+
+func (response SetAPIKeyExpiry413ApplicationProblemPlusJSONResponse) VisitSetAPIKeyExpiryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetAPIKeyExpiry415ApplicationProblemPlusJSONResponse Problem
+
+func (response SetAPIKeyExpiry415ApplicationProblemPlusJSONResponse) VisitSetAPIKeyExpiryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetAPIKeyExpiry429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response SetAPIKeyExpiry429ApplicationProblemPlusJSONResponse) VisitSetAPIKeyExpiryResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -11996,6 +12221,9 @@ type StrictServerInterface interface {
 	// GetAPIKey A stored key (never its secret, which is not stored).
 	// (GET /api/keys/{name})
 	GetAPIKey(ctx context.Context, request GetAPIKeyRequestObject) (GetAPIKeyResponseObject, error)
+	// SetAPIKeyExpiry Set or change a stored key's expiry; the secret stays.
+	// (PATCH /api/keys/{name})
+	SetAPIKeyExpiry(ctx context.Context, request SetAPIKeyExpiryRequestObject) (SetAPIKeyExpiryResponseObject, error)
 	// RotateAPIKey Give a stored key a new secret; the old one dies at once. The new secret is in this answer only.
 	// (POST /api/keys/{name}/rotate)
 	RotateAPIKey(ctx context.Context, request RotateAPIKeyRequestObject) (RotateAPIKeyResponseObject, error)
@@ -12549,6 +12777,55 @@ func (sh *strictHandler) GetAPIKey(ctx echo.Context, name KeyName) error {
 		return err
 	} else if validResponse, ok := response.(GetAPIKeyResponseObject); ok {
 		return validResponse.VisitGetAPIKeyResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// SetAPIKeyExpiry operation middleware
+func (sh *strictHandler) SetAPIKeyExpiry(ctx echo.Context, name KeyName, params SetAPIKeyExpiryParams) error {
+	var request SetAPIKeyExpiryRequestObject
+
+	request.Name = name
+	request.Params = params
+
+	var body SetAPIKeyExpiryJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.SetAPIKeyExpiry(ctx.Request().Context(), request.(SetAPIKeyExpiryRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "SetAPIKeyExpiry")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(SetAPIKeyExpiryResponseObject); ok {
+		return validResponse.VisitSetAPIKeyExpiryResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -14185,471 +14462,475 @@ func (sh *strictHandler) GetReady(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3rchs5ti74KgjOjhDZO0lTsuyypTgRw5LlKm3LkrYkl7um6GOCTJBEKwmwEkjJbG9H9N/ze+YRTuwH",
-	"6yeZwFoA8kIkL/KlXH1UP8oimZlAAgvrvr71sTGSs7kUTGjVOPjYmNOUzphmKXw6mlIhWGL+jJkapXyu",
-	"uRSNg8b1lJFYypRQMpKzGRUxGdEZI3qaymwyjUjKRjKNWUzuuJ4SrklzkDKlByQTCVOKDEYJH7Q6jajB",
-	"zfOmjMYsbUQNQWescdD4NbvRtO2GjxpqNGUzaubBRDZrHPzWME9rRI1RwhvvooZezM1tSqdcTBqfPkWN",
-	"YzHhgl3D99XZ9wRh8DMx9xE5JnrKyIhqmshJxkgzzRKmIjLVeh6RO5nejBN5F5F5KkdMqXzac6qn+aRh",
-	"ElEjZb9nPGVx40CnGSvOfUY/nDIx0dPGwdP94KQ/sFFmJnkSm+sDY7DCFauG+reUjRsHjf/rUb69j/BX",
-	"9ag4ihn1JGazudRMjBav2GJ5uV7TG6ZgiZSmqSbcXa9hd7nA35hSXArS/Of/+t9k78kTMprSlI4MKdXv",
-	"c2Hothm7ZrX2njwJLdcrtjiD54TI84YtdhQx40SEC0LFgiRMa5aSEVWsZgvhnw23cK/bjRozLtzn3dAU",
-	"T6nSx7dMaNzR8jQvmcpmjNCxmZWeckWYuZQ0uVZkoNjvgwiWdsDjgaPShCptT5f5h/FbFrc65ESTWaY0",
-	"vC+hwj5I4zqQGV2QlNGYNM0y2J2KiEyLO6fMENR9aid8xjWLzf2tQ1g+qacsJSKbDVlq1nSUZDEXE/uM",
-	"3+F2gRfZh+zYN4rIhGlLQmaC+91uh5wj3dCJmWnv4mRHEaVTRmeGXXC8epSlSqald1d8Imji372WtMzK",
-	"t2Hp2ycv6ghr/1lo085kzGpPoMAf73v47Jm7wgWqHUX53z93oGzO0luuZFo/VvGSzxzumqqbEKmbE6mp",
-	"utlRhMcRoYpQMpdJQib0lhGu61gqPm7VpObUHGpz6//8bbf9/N1v3fbzdx+70e6zT//WCO3uW8vPa9fj",
-	"Lr/gs1bjk7lbzaVQDKTpS5kOeRwzYT6MpDAc1PxJ5/OEj6hZqUfzVA4TNvv3vykJl2023AXehWNWecw4",
-	"UywmzUGWioOFkasHdpCDsZvQoBURc3LNaR5NqZiw+ABOnHl7pvSOIj9LBadSSE2k8EJTsfSWpTsKmAkl",
-	"w1TeKZaSOZ2wIj+QKZ9wQZQ56kYZkMCh0gVJZaYZSNYhU5ansLh16HgTcvFUJgyYmBk9lvCLnLMU1swO",
-	"HeBb/hY60kRmWvHY0JrKOV7TPClmmvIEWKfyLNOoNLACZmjBmJlVp/Epari1/oZ72CP2kaR5+fKIPN9/",
-	"8gPO5VrK11QsLnGX1LedU0o1I7DapDk3PF9m6YgRGscpUyoi5juzkjIlo5TFTGhOk5bb2DHlSZYyMszi",
-	"CdNkLFNyl0oxMbcoQ2hqDqIwQLZmYLfNg1aHXDKdLrwUZfi53YPPMUvowjAXFA+wRIXflxnVFRtJESui",
-	"JbmjXJMhG8vUHASdLriYdMqShAs+M/poLvu50GzCUrNkn6LGG0EzPZUp/zuLv+XunEmzjvZkmE1oypTk",
-	"fL60IXpK/cm+pQmPyZSlLLjyGbyOuXFE7eL3hLpjKYuJFMmC3E2ZwB2kKSMjKcZ8kqUsPkRRD9eSEU1T",
-	"zhQZvH37tt0rPPCA/MhoylKjqySz/9FvwOj9xqCygdX7wuJmNKVJwsSERWSw4rn5WldFBayrXWzze+/i",
-	"JKgfnwtgGR3SK7wxrro9E7++eXXde9+7OHn/6vjXqPzxymwSfvP66MJ92yJTqnBNUYU1fCjKGZdhT79n",
-	"LGPq0PA+LXELmB+Szjk+w/C7KTdXLIiWskPODOcFhjlKmTajwyVUTc1yzFPDWDVHkTVKmdnoHlDsWKYz",
-	"qhsHjdgcQM1BVa4sWuRu+XERWFL/6y+cBn9mH+YobJc2NM0YkWLECF6iehrebk6VcsLKrDhXJEWJd0hS",
-	"ditvnHJhhxpKmTAq8rEUvluFuQ1BUgE1uyfHkuEZwfvMMzdbkCkXOkyhuAM7isxTNuYfYFPHPFWaPC1Y",
-	"T5HhRZoliT1Yc5oW3ygfyKjHb5TbrfJwb82rUCfPUZOep8y8JotBJGsUqzMuMs1aEVHcrLYhDTQ5pAZe",
-	"tfl7u+m8TOUs9P5UF9SLsvAIvp6wpt7SD3gOArtI3p5fvjq+tEoEXhYRJVNtyIMWNplr0BU0vUE1FWwh",
-	"1FDgNmM4mfNlvwOxlms35myijavZTAXnaL+gaUoX5rO5pejO+OXk+O3xZSNqnF8cX/auz82fvRevT84a",
-	"UQPfIuDmMI/R255Pe0vN+bS/1p1Px382OzKKMWVXzN643SIhURSXic55I2qU+Gf185X/osBOwz6iXLf/",
-	"zVv+Zl/8yPldcvg3NtJmUigFTrmCNS+zS/9q/o9V8tvKk6UXr8wMnxWcCshTq/2BThHH3OwHTS4K8xrT",
-	"RLEqZ0dZvLyPL43KMJ+n8pYminzsN/ADi/uNA2JMoP/Cx5F+YyRnMya0+aHf6HQ6/canQ3QS3HHFyJ05",
-	"4YYU5qmczTWh6obFRtHrLL2inUzwHefzZHHJVJYE1jtlMzM1Z9GVl349eRVt8KWr72gquJhs+cy7+0yl",
-	"shpF2z9/XrT8toVJ1iwdbOMLNuKKo2a5BYXEhdvc+etdXFye/3LciBqXx/9xfHQdZkqMWj224GnZ7e7t",
-	"rzuDfsTQ2/yYMnozl1aYVtQUKfC1wkrF7xlNzHWfosaYsyS0359Wjni/I1aaVVU0HR2fEn8BkbdgNC8S",
-	"SeOIeCevscrvSJMLpRmNjciB+T/CNwKRU3RmdZ8/jVa8fkADuaVJxtACmNNMWftXyJiBfelXq3znC6mN",
-	"1jCnekq4sIqDnX1lTntPQlO6QTW6SB57zz6Xkpb27wgjE3XMwwYuao6/34OQrAPTkoKBiB7a/Gp0W9qY",
-	"iNJyPjeKeYquc4auL3MJGJcJGwOLnJXk4ka++xDzmTGl6CSsJKWwCgXX/+ZyqhQvCLBRTXWmSlJ6NGJz",
-	"zQz/AiuXxevlb74b/onBSedv+S645fZEXSQUNYelI6nZh4B+jP7yNDNGluajG/tnzAQ4MOxMHUe1vzrm",
-	"7KJJRvkJqq63NOV0mLBt1txo54YZ/mLvDUobY6mHT/bcLABxsZnc8o/lKDNSu9NYvyO4Vm6Y4mvUrP2Y",
-	"T146llEVJmOKp7DqqwjQKrCdzdeqOHBgkfwzaJKcjxsHv23xtHdRYGlZwswKogVAYBzky2ZNP7Qnsm2m",
-	"0FY3fN6WcxQWbZAjRuECUbHKnMFbttQ78o37GDB10dAM/6ZtiNQdXjtG5D1ZUQNDPo3I3xa5bY/sDKJG",
-	"nKE3tgGGtaXdhjH44Z8sTczFYrGxJm6jqcXlL1zn3ylIieBkQPV6U9Fdlc/GftESPSsdcgxGjPPCgpNh",
-	"DmYkoRrcEhFhdDQ1n4zFPGNmwZbdKStcDm9LhpOWcwXshYvJgaGyy5dH5PHjx8+JMevcsR5nOktZZEad",
-	"SaXJHlkwmipC7+iiQ84kxmeJ1slKg7o8kV3z2k/3bbBURSTmE65VRHY6OxHZeb9j+OFOeydCkcbFBEeh",
-	"LrxqmIy55TBPArAyj460BJ/wQT/rdh+PzATgL9YhbwT/PWOBSC2hMykmzsUFmQYlJ1vYWVDnE8g9Auhd",
-	"Q8+RWWmWWg8BuZtK5dwAxQiqpjfsEGW2zHRU9A90yLHZfoi+ckX8Gso7lsJLfPZqdkhPEDab6wVJuNIR",
-	"oTia+cBiou+4IUKzPBS+I1JY12/FUQGeWesju5/Poryi6LkgTYgvmyVtRcQ5MUiTJkratAG7dTqVSUFf",
-	"akUE/BykCcuJMahhpov70rs4gbiB3bwmuEXBVwPvi15l77YpbWbkUlKqzwtSTb1747oYJy8ShWKMNMfg",
-	"Z89pKyrH1YsEVfA0tZaJyblJyptd8Gput2NaB3J3fpZ3JJE2bm9ew6yKIuNUzoy5cUAoccycqMwwNUV+",
-	"2OtOzQ48785ydrP7wxPzddOynVaB5XhGt17NKDpeQsz8BU/ZSPPbkDZnTJalVJGQwWG1y3opgMHdqhBw",
-	"erzLEEqkYjG5lSM6zBKaLiK/QB/7MCj6Qi7MvJyZ3m9EpN/QNJ0w6yrxxG/ZII+RCfYbn0gzliP1KNfX",
-	"VGcWF2k1Xxc+vvKK9+rEoq9kbxU38QZyd9wqr9xGCEjTZGuBHLsHwFZwAeffngqwqjCwK2KW7iiiU8oT",
+	"7L3rchs5ti74KgjOiRDZO0lTsuyypTgRo5LlKm3LkrYkl7um6GOCTJBEKwmwEkjRbG9H9N/ze+YRTuwH",
+	"6yeZwFoA8kIkL/KlXL1VP8oimZlAAgvrvr71sTGU05kUTGjVOPjYmNGUTplmKXw6nlAhWGL+jJkapnym",
+	"uRSNg8bNhJFYypRQMpTTKRUxGdIpI3qSymw8iUjKhjKNWUzmXE8I16TZT5nSfZKJhClF+sOE91udRtTg",
+	"5nkTRmOWNqKGoFPWOGj8mt1q2nbDRw01nLApNfNgIps2Dn5rmKc1osYw4Y13UUMvZuY2pVMuxo1Pn6LG",
+	"iRhzwW7g++rsjwRh8DMx9xE5InrCyJBqmshxxkgzzRKmIjLRehaRuUxvR4mcR2SWyiFTKp/2jOpJPmmY",
+	"RNRI2e8ZT1ncONBpxopzn9IPZ0yM9aRx8HQ/OOkPbJiZSZ7G5vrAGKxwxaqh/kfKRo2Dxv/1KN/eR/ir",
+	"elQcxYx6GrPpTGomhotXbLG8XK/pLVOwRErTVBPurtewu1zgb0wpLgVp/vN//x+y9+QJGU5oSoeGlOr3",
+	"uTB024xds1p7T56ElusVW5zDc0LkecsWO4qYcSLCBaFiQRKmNUvJkCpWs4Xwz4ZbuNftRo0pF+7zbmiK",
+	"Z1TpkzsmNO5oeZpXTGVTRujIzEpPuCLMXEqaXCvSV+z3fgRL2+dx31FpQpW2p8v8w/gdi1sdcqrJNFMa",
+	"3pdQYR+kcR3IlC5IymhMmmYZ7E5FRKbFnVNmCOo+tRM+5ZrF5v7WISyf1BOWEpFNByw1azpMspiLsX3G",
+	"73C7wIvsQ3bsG0VkzLQlITPB/W63Qy6QbujYzPTo8nRHEaVTRqeGXXC8epilSqald1d8LGji372WtMzK",
+	"t2Hp26cv6ghr/1lo085lzGpPoMAf73v47Jm7xgWqHUX53z93oGzG0juuZFo/VvGSzxzuhqrbEKmbE6mp",
+	"ut1RhMcRoYpQMpNJQsb0jhGu61gqPm7VpGbUHGpz6//6bbf9/N1v3fbzdx+70e6zT/+jEdrdt5af167H",
+	"PL/gs1bjk7lbzaRQDKTpS5kOeBwzYT4MpTAc1PxJZ7OED6lZqUezVA4SNv23vykJl2023CXehWNWecwo",
+	"UywmzX6WioOFkasHdpCDkZtQvxURc3LNaR5OqBiz+ABOnHl7pvSOIj9LBadSSE2k8EJTsfSOpTsKmAkl",
+	"g1TOFUvJjI5ZkR/IlI+5IMocdaMMSOBQ6YKkMtMMJOuAKctTWNw6dLwJuXgqEwZMzIweS/hFzlgKa2aH",
+	"DvAtfwsdaiIzrXhsaE3lHK9pnhQzTXkCrFN5lmlUGlgBM7RgzMyq0/gUNdxaf8M9PCL2kaR59fKYPN9/",
+	"8gPO5UbK11QsrnCX1LedU0o1I7DapDkzPF9m6ZARGscpUyoi5juzkjIlw5TFTGhOk5bb2BHlSZYyMsji",
+	"MdNkJFMyT6UYm1uUITQ1A1EYIFszsNvmfqtDrphOF16KMvzcPoLPMUvowjAXFA+wRIXflxnVNRtKESui",
+	"JZlTrsmAjWRqDoJOF1yMO2VJwgWfGn00l/1caDZmqVmyT1HjjaCZnsiU/53F33J3zqVZR3syzCY0ZUpy",
+	"Pl/aED2h/mTf0YTHZMJSFlz5DF7H3DikdvGPhJqzlMVEimRB5hMmcAdpyshQihEfZymLD1HUw7VkSNOU",
+	"M0X6b9++bR8VHnhAfmQ0ZanRVZLp/+w1YPReo1/ZwOp9YXEznNAkYWLMItJf8dx8rauiAtbVLrb5/ejy",
+	"NKgfXwhgGR1yVHhjXHV7Jn598+rm6P3R5en7Vye/RuWP12aT8JvXx5fu2xaZUIVriiqs4UNRzrgMe/o9",
+	"YxlTh4b3aYlbwPyQdMbxGYbfTbi5YkG0lB1ybjgvMMxhyrQZHS6hamKWY5Yaxqo5iqxhysxGHwHFjmQ6",
+	"pbpx0IjNAdQcVOXKokXulh8XgSX1v/7CafBn9mGGwnZpQ9OMESmGjOAl6kjD282oUk5YmRXniqQo8Q5J",
+	"yu7krVMu7FADKRNGRT6WwnerMLcBSCqgZvfkWDI8I3ifeeZmCzLhQocpFHdgR5FZykb8A2zqiKdKk6cF",
+	"6ykyvEizJLEHa0bT4hvlAxn1+I1yu1Ue7q15FerkOWrSs5SZ12QxiGSNYnXKRaZZKyKKm9U2pIEmh9TA",
+	"qzZ/bzedl6mcht6f6oJ6URYewdcT1tRb+gHPQWAXyduLq1cnV1aJwMsiomSqDXnQwiZzDbqCpreopoIt",
+	"hBoK3GYMJ3O+7Hcg1nLtxpxNtHE1m6rgHO0XNE3pwnw2txTdGb+cnrw9uWpEjYvLk6ujmwvz59GL16fn",
+	"jaiBbxFwc5jH6G3Pp72l5nzaX+vOp+M/mx0ZxZiyK2Zv3G6RkCiKy0RnvBE1Svyz+vnaf1Fgp2EfUa7b",
+	"/+Ytf7MvfuT8Ljn4GxtqMymUAmdcwZqX2aV/Nf/HKvlt5cnSi1dmhs8KTgXkqdX+QKeIY272gyaXhXmN",
+	"aKJYlbOjLF7ex5dGZZjNUnlHE0U+9hr4gcW9xgExJtB/4uNIrzGU0ykT2vzQa3Q6nV7j0yE6CeZcMTI3",
+	"J9yQwiyV05kmVN2y2Ch6naVXtJMJvuNsliyumMqSwHqnbGqm5iy68tKvJ6+iDb509Zymgovxls+c32cq",
+	"ldUo2v7586Llty1MsmbpYBtfsCFXHDXLLSgkLtzmzt/R5eXVxS8njahxdfLvJ8c3YabEqNVjC56W3e7e",
+	"/roz6EcMvc2PKaO3M2mFaUVNkQJfK6xU/J7RxFz3KWqMOEtC+/1p5Yj3O2KlWVVF0/HJGfEXEHkHRvMi",
+	"kTSOiHfyGqt8TppcKM1obEQOzP8RvhGInKIzq/v8abTi9QMayB1NMoYWwIxmytq/QsYM7Eu/WuU7X0ht",
+	"tIYZ1RPChVUc7Owrc9p7EprSLarRRfLYe/a5lLS0f8cYmahjHjZwUXP8/R6EZB2YlhQMRPTQ5lej29LG",
+	"RJSWs5lRzFN0nTN0fZlLwLhM2AhY5LQkFzfy3YeYz5QpRcdhJSmFVSi4/jeXU6V4QYCNaqozVZLSwyGb",
+	"aWb4F1i5LF4vf/Pd8E8MTjp/y3fBLbcn6jKhqDksHUnNPgT0Y/SXp5kxsjQf3to/YybAgWFn6jiq/dUx",
+	"ZxdNMspPUHW9oymng4Rts+ZGOzfM8Bd7b1DaGEs9fLJnZgGIi83kln8sh5mR2p3G+h3BtXLDFF+jZu1H",
+	"fPzSsYyqMBlRPIVVX0WAVoHtbL5WxYEDi+SfQZPkYtQ4+G2Lp72LAkvLEmZWEC0AAuMgXzZr+qE9lm0z",
+	"hba65bO2nKGwaIMcMQoXiIpV5gzesqXekW/cx4Cpi4Zm+DdtQ6Tu8NoxIu/JihoY8mlE/rbIbXtkZxA1",
+	"4gy9sQ0wrC3tNozBD/9kaWIuFouNNXEbTS0uf+E6/05BSgQnA6rXm4ruqnw29ouW6FnpkBMwYpwXFpwM",
+	"MzAjCdXglogIo8OJ+WQs5ikzC7bsTlnhcnhbMpy0nClgL1yMDwyVXb08Jo8fP35OjFnnjvUo01nKIjPq",
+	"VCpN9siC0VQROqeLDjmXGJ8lWicrDeryRHbNaz/dt8FSFZGYj7lWEdnp7ERk5/2O4Yc77Z0IRRoXYxyF",
+	"uvCqYTLmlsM8CcDKPDrUEnzCB72s2308NBOAv1iHvBH894wFIrWETqUYOxcXZBqUnGxhZ0GdTyD3CKB3",
+	"DT1HZqVZaj0EZD6RyrkBihFUTW/ZIcpsmemo6B/okBOz/RB95Yr4NZRzlsJLfPZqdsiRIGw60wuScKUj",
+	"QnE084HFRM+5IUKzPBS+I1JY12/FUQGeWesju5/Poryi6LkgTYgvmyVtRcQ5MUiTJkratAG7dTqVSUFf",
+	"akUE/BykCcuJMahBpov7cnR5CnEDu3lNcIuCrwbeF73K3m1T2szIpaRUnxekmnr3xk0xTl4kCsUYaY7A",
+	"z57TVlSOqxcJquBpai0Tk3OTlDe74NXcbse0DuTu/CznJJE2bm9ew6yKIqNUTo25cUAoccycqMwwNUV+",
+	"2OtOzA48705zdrP7wxPzddOynVaB5XhGt17NKDpeQsz8BU/ZUPO7kDZnTJalVJGQwWG1y3opgMHdqhBw",
+	"erzLEEqkYjG5k0M6yBKaLiK/QB97MCj6Qi7NvJyZ3mtEpNfQNB0z6yrxxG/ZII+RCfYan0gzlkP1KNfX",
+	"VGcaF2k1Xxc+uvaK9+rEoq9kbxU38RZyd9wqr9xGCEjTZGuBHLsHwFZwAeffngqwqjCwK2KW7iiiU8oT",
 	"K4CUDQFUHGDbxDTW5sFxXUqAOyiq3E3q882kwDwfDJsDU4P8lyA3iouUv0plzY9IvtdLTysYh1XNY4GC",
-	"Ax12ksSSWI9DcFppvoF5Mh5sg7naRqQzYUw1IfVLmYkYaEOMEw4qIxcQZgz6jlQlXWU12VUyV5AKKeQF",
-	"+tTBfBXzqa82Iquk6ny9W7h+BPugjyB3aXm9LzDsgq5ymcQQl4SBFBnLJDEseE4ViAqqbArUqp3Y3FJa",
-	"OoTrXJF+hOA6pWafL0ETXmbO7JYmGa3xoKA+bazoPFkNQ3mo2PLEaEtEjguUCedLjl2ykLfqVvDzpSlX",
-	"BSSMrMIycgY5b+Oyf8dltClyx0CPmid0wYoHxScARKVkze18LOOaKKhhN24PUQ+BVFVyJ7MkJlN6yyDH",
-	"BjIecVWNAp5+uQUTUl/adw5PD+dD7cqY9fNWgF24ERUYRmXpiCtGmt7fYpRB3O7Fl5vxai+/TjMBuQwh",
-	"43iFX76ch2vJyO1bVCL+VUfnPm7l+1NVObl7c0UI/EmGa0Gs2j8kqJbgdSGPN/5ibaTco202/oV1Sh24",
-	"tKD2JKOpEevW4daeUM3ARkqS9h3Vo2ksJxHRUrbNMW2nmRA2O2eZSxYG2FYBRGpG4b1jxLY2JpoiTVzh",
-	"X1iKmbSeehVYsAXpv+Nu9zcHl20VlW5IhiE6O44nDB1aWxJZHnpdFtHw04Vl+t6x5/8KbAFqvxu8Go7q",
-	"bwi+kveAL4kc8C+EFBzp3O+E64OgAyIqbFlFLQclTUixmMks7GwoqIfLSlxKuSHNsPPNqKtbRe9ZmuIr",
-	"1gcsthc2qZzlKc/LbiIZs3sEC8wTw55K2Ivz8ZazTH0Yp7q7VBNKLo+v3pxeQ+jK+YqaNsMjE5onkBwV",
-	"c5vEuVooqDkTaxfxCi7C+Ee6ZQ5GHjLZaAGsoVcIL2/CJ8oiKhRULgdb8vdwex7ZE5VT+MoDebTOyA4n",
-	"Iox0Jch80XtzhSHmqzevzR9X1+cX+Pm6d3md//X+5eX56/dn5y+Og7ZEma4radHVJ4DrKni6i4Z2RT7M",
-	"58kCk/R4RU+E5DQ09eDm4JNvQtmEhZIY4FR51cQNW5CJV/wUVnqA78soTUISBbmrhI3HbKQrgdiwwT8z",
-	"h3Q5B/b6/AJe65BYpk6OemdHx6fmmW6XXlz2IDsJf2lEjVcnp6efmQ8QNe4o1+uTcsc2iRjf9IBQArOx",
-	"Jx3VYtwCG4GNkEOYLTfsfHn38zsFu/N3A3vGchzcRjKSM6bIkI5uQMXO3Zh2uTEd+ClWBuGHrn9NG0dZ",
-	"yn7BE7DybIVouCdKdgmPzUK8eXPyopCZT6hSfCIUad6irkJ+iIiShMcKEuHIcGHds4ZXtSJyl3KtmTBv",
-	"B95r9MGDU2+6mE+ZeRTj4E2GX8A1SeOWj5FQPY3I75n525DlUMbo7bTHwbBhZJJQVIT+Xpa4J2GxAgy3",
-	"3+0aZdFVGGFAszkwA3QKvA2rCD3fzTIeL521QliuRG1+ecPpXOUcgO3E31U2m9F0EbShSs6BDZm4Wk0f",
-	"Z/Ygl19gWMqZWTXvQnaNUVoytjJGhUmq1ja2rhQFR9PsFnrDDT2lpEnJi+PT3q8RmIQ6XbTMPscZ65Bi",
-	"xqAwZGHuV3C3FFvk17KZodi4JH250E/3wzZ5rnFVeQxG8nwGTJkDkDueJJD/iwUyhE4oF61Dlz9q02Sp",
-	"1mw212TMBVdTw3hkGhnpYK6YJ9mECyIgATulIvLJpzBMh/TI1auTi4vjFzgBdKXjhJGbMa0TFh/CLzLT",
-	"hBtTH+IDmYhZCrfDsZvRBRkykgl1ww0D3GI5azVMUa8jQvJQTfDZVeptuEF2wjWB7KKuVUOcZpo7frGR",
-	"VJ36D6wcv7I71SoTItf59hjihX2A/CgQ89ZH5Uk+X3WotcBbJ1gi1dp8zTfTB80Zz1VBpdn8KGUx18VY",
-	"UHEhNZu/tmyhPuwflMDWXqmUAbuXzg+ITGIFKWqG5AyBmvPhSP+gwhCAD1i2AF8APyBNxRgBhtOK8Eoj",
-	"fOaZ3lFWvYnIkE05RDZtBGZCNSNNJLoIys4c9wKXOo5n3n+Zy5Q2pZ4K72iSvFZ1qTWGsnYUqAkuHj/j",
-	"ScJRAVPGmJzNWIxpfRjZc4zB55BbGjJENqY8gVQCvATI7Y4qWCBujFZbFneIo5WXFVYxCqyvXUazJ60O",
-	"6QboW+I/5jlIyLT4GhutVDWY54pjbfZGIZPLMoGcX3uuUSDV/Pj7LVgp9q6Wcs8ujs9enJz9ZIyEN2dn",
-	"+BcYFC+MIfHm6Oj46qoRNV72Tk7fXDrj4uL4RVBzXZLmyyrC1gb8vc30+xrOfw77dJ1NGiYDl2hUk3U2",
-	"Y7Tie9mgnKSGM67MUnIDrZ6lT+Vbmmie8bbMbvA3m22GjyUuE+/QZglYjjeiCU23yCUtL18wo/QbL6BP",
-	"/gut5M+MJsZ2rK7ecgaqvFmfZ2bvCg4kk23dGLmRu3yauEBX6oaH73NCoDiWt7nrXu4eIc37My5QEwJl",
-	"k0nMlAYlAlWyjQkXtidArShPfly47Vs+S6ix4HXOT3BQxNVImDFqUwDmUDWlgyv5WGkO7t3rtuESx9u6",
-	"rqCQuL78jug2c7kr1sZA+woSJMLJBp+xvSyJr7Yj8Sm8e+2BqSGYfAOdh0dpY5RNqfps0lmXOj8LxTtP",
-	"UE3z5AOkDCAqoBlW6C3KMQUyYUksDpemrnFPb8cgaqOWFdaR72Npg/L3z1dpFV3jnIqoHLT99277+Tv7",
-	"7/v2u4/d6OnjEDpH1DgxKmsgsuOq1T5F9u/tFBp3z+qq5G+jx4FWviLWUmdiQxVdmCB8CftWkfI1VLYs",
-	"VOdMNPK1bESNERUjliSb1He4t45WEKS3Huy7FhTBfIeCNGceXlOSaX7a3H+H9LfWaVfJ6KFKEarIAHN1",
-	"Bt4/bW4CLBRfbSxFzi7MD+vzI+0LBF9bqYzFOSzBZgUOvuy0ulRChqAUriiPy2W91ginzsXs7VVDIKQp",
-	"JF6VZ2lD+ROE5BBNoy751hUp1FXKH0B+n82L6llgDciy8MgRGLrFy/Pw7V/bvYuT9iu2OAhcsH4LaksN",
-	"3oXrBv6WKU0sxYKRjUXVkQPDU/Z9OiR/N8IVpvVz5/awESm/z0cesyOUXZEjeuDwHO4pDKnlDRM4IvxZ",
-	"O+BSgC5J5B2Le1iaz7YsTPljECTUNuM5gIa6YvgaNArnT4FMpxHUJhBG04SzIr5K5LK/Yc2FhNRrlmLS",
-	"dY30Xy3fowY864scFHiSPSdakkd0zh9BQuqj29315wLnka/TskphVrZIA8X9iZYpq7j3pZ0Ocb//kFkq",
-	"aHIkM4ddWY59LK591klYLIacpkujDBcOQ/IzHqKlpkno2qUF1ZCd6ufux1+xAGcyZr9wdhcqusN6alii",
-	"8FS3DZ5MuGC5022b9JRbJvSKiYAFeD4EkbIVt4Abr9jvGauaIPXvwcPnykjl+0zB3LflDLYNimDgZ0sf",
-	"3v3dfj6xG/PqGlEjlgLK8eSdCLpKc4f5tj5jXvL4lbezsrbLZLK0aSVKiypHYMUpukil+SaYVzaaUi6u",
-	"+TxkASoS8wlT2mt4NoSBfrm/4cO/sMW9XUZWlU2EcrIyseFTLjPhHqIKFL8siIo4pWOZxCzeMPKyTfLV",
-	"Sk+Meak8k0nlNIQjrKKFbJjwURDr6xpBSVOz04pPzOFApC+aTGTK9XQWkbm7PTI/nVh0KvRr9gVm/I8S",
-	"DsnQkDsBjoEcWQj0aQj38olgMRlN2QijW4pI0RegssVU0yFVjDRv2EId+EmZR6VMmyVpdchPrl7mbgql",
-	"f7ZUTvbFADDQHIGSW5by8YK02zj59g1bDA4ILYxt8RGNKglAW3HUF86hAXcbvWfOR1A0STUgovVFQJu0",
-	"61RkMyzee/Jk93mQscASrt4IxHfidqHzossp++CSFDDm+4wMF5op9+XVz7323pOn7mNK72DW4MXL3Rfd",
-	"9nPaHr/7uPs07LIw619b4cAmXGlmS1Ujh2mboilopwVfC4u3CTtnflMRSahmcIrwy+2cpJaWr5BIg0BD",
-	"UWO+GaVDHppZnsd7dgW5IEpTEdM0JoYMn+6vVxfzrS8O7HbYLuSKY+l4T62es+maWJXxCyg024/4TfWc",
-	"b6jQ3E9Duae6EY7kFOowcopYQU+Fo7HscPyCbOpzGdJhSQJg/YTelkutOel4uNtmNsjeNznfZhccf9sK",
-	"gg4Z2iqcQos26Hkf1wXAPp541nSfHJvyiPZBBQhJYd58xFD+ggPl0M3jILf2h4viPJvtNlrBbStRjQRt",
-	"GQVgrolChKTiLnLtpDvGMFD+FvNr7bwafrnWnwPHSOsYbSEbo7BtK07ILyDXEaR2G7UY69SMWoykTL0q",
-	"2FRTuvfk6cE///HfYS8ggjHXwMKkSv9I46taxfPk7Jfe6cmLg8IJc3ofzsLWng0Z0Wmm9MZKaUInxzWl",
-	"gtfh8kCAqB5aD6lLjbK0wWKyYHrDofPA8lLZrlUZVJZ4AF/7/rj472dczageTSMyTOUNE+8TLm4iMqHz",
-	"qC9SBrWBEeIuvy+AjuEXKMLe37oapxlNzHSZUfxyUvZjkKZd/dYhEfJ9fkVkPiIZvjdKUF8MafweYPx1",
-	"ljLSfHPWOzv6+fzy+EULNcYa8KoSXqYZqRE18nsbkdv+cGHxxtYKEIrVaGPS7BYyVLF+ZPu0KDv/khWS",
-	"k1ToAJ7ymU3s26JI/mo0ZXGWsBRhuVWH9Gxyt0TIX0TrxjxbqsjAJksNCIKV0VSryLL+1JaO2vgxhjSZ",
-	"iBVp/nR8jZ5C5cbzSZQRGYgsSQZEpmTQHZAZo0KB19OMvOxbntEPl1bmL+cbSrMnmVAQRTWGFiUqkdpB",
-	"7pCmzfCC1EvM8cpRwBcu57Ocmb/bhf+C6fnF3VveEDk55SKQurMNjkDCbmvKxFbFn1cEBRX7/T4uF3Ob",
-	"LZTHKRVib6sq40/l5MLOciklYZ6wUPjopSHUPH60R5SlQoeNh3h5mdCHBNyfrw0zMRJfoVlEbR3CUGYi",
-	"rkNyvq8nJeFiC0+Ko4FgVZvOUsHiU/fAgFe48HahJjt6BLUQMCWH8IRmeyInFh4HfvXZ39QWyt+LJ5Wd",
-	"JaXJVV8nyvfXLVmIOs5kzL52DdjV9fHF++Oz3o+nx/aT+/LFyZX79tXJBYgG+8fl8fXlr42o8ePlce/V",
-	"xfnJ2fX7o9PjXhhRuVjttfzjbMZiHkSc9zVTBwQwjzA0XiyQIENm9tc2kapL/fjyUC33L6qChfteS6OQ",
-	"2u5R2jxac1OoEvwl5mDGbJTQFJV/7TPBsYtYLhbxW/Xoo/n+Uxi9xyVPrkUuypn/un4zeeLlUuV9YZoA",
-	"81Sd6gYoTaXE7rr9uHK+2+UGCbYqA3yv0I3CJkLtKIRENfynFWhAIG2i4kapDTD+kbkljNyospnHcgLt",
-	"ArBLVBkLXkiA6ipA/OHFTWEbJ/ydpbK1Fdajuf+VkHeizk8YHBBC95mK4U7A3j7AH2xzLBQO5psOATF7",
-	"YGuBKBknsoQZU2Aw5nrEbAnlZJrFkYpFZOoQUCqz2tBqAbCzgK4NGGhOmmxqfWVONdqCCt7APWvJAB69",
-	"IR3gtZ9BBvCALegAB0QMR2O+qSIl4I8VUsjEVrQAz7gXMcCd91E7kDAqQ5epsrRQxcNTy3a2qwJ52zu5",
-	"xq9std09KkMugHG+AGeFCiHTaTaRWDDi5qRTPkE8VasCQGW9ZumMC5oERxnlWLRfDA53HfhuDTGYcyMz",
-	"Pc80gSuIrY2Dc2So0AgXoxgguU4ZlKoLmwZGmsIW/hL3wmrLjhm1BWtZjeFUJTwsNPA7U4WWzWxma2nN",
-	"3XKEKA9JIJx1aOXqxnuGz6qtGa68int6/axq65W+EGGuI6LNSkBWb0nw7QBD6MJBEK3Cmd5+0l5HXXIr",
-	"Ii8rQB/5VLkNpJfXdr/sY9eW37jtzXGc7TXvggjlSRAv1zcJUFBRmYIF4+aLdf3bHOM1UM8OQGg9Gfge",
-	"fNXtd97jAEjMHYh2aDJXgTsU7ENNVUSayrQ2unvLZYLuf0j6B1RD/GyRojcO1v7inhQEMLcBiTVp2gEl",
-	"jOtkNY1ULYU3lyclzAULeH3DRRzZto8HfRHoDGcxHQekud/tlnpHYq0vNprgwmolvkeXYowMcJUHrSj4",
-	"6GrTOTPE7gERxRZ3uKtSsJpnDGnc9h5n9wRK7thwKuXNjiJ/bWPL6Svvlvb9vjA0U/PgvIWmeejjg2rT",
-	"SpnmMMCG0KQmkPWIAS0jEBmfCOyuKVNyDn0ya8YSUrfHMhO4BPuwBIA/a5to+r6+ecfqglMf8sgjawsW",
-	"4a5IuTUghsRrpjBjeirjtpmJTd6EuTypudyBfsJFz3FxENrLxSsQLU1TbQM08FRlV6cwK9ek0CJZIw4d",
-	"E7pmYC1lOzEDmZF37bYAFAlX6AzHjt/zWppT2RxV3Ta4fEC/h4c9scm1xf6Nf1OybtNKzSpJc3/v+QEQ",
-	"faEJZc2dYDwImgxI84k7UzaelMiJBRjKjxmP68/PLeUJHSYMHmVXwycQ5TGxlNHRlNU9Z6r1fIAdpBFN",
-	"/Ofr6wsCZzcctwlLe2RK0aryy//MWMbCnb17aCIBuLdv7w3dhK97V6+cl8EqnS5jCcKqH6gxOg2DnNEJ",
-	"ODXra5Q6q4uULtltMA9lFf6ca8dty/KC0oaqm7pi21UQc/cCt74utKnB4v8U3sp5nnO45bVw11dazu+D",
-	"dm2unMnYPuXVyelpv/Ep6C27RxFBzGic2IDN167oWhGgkZkeyRnbbm8Q0m4+TxZOELudgm7Zzd7FxenJ",
-	"8YvWAfGloJH1wkbO2xyR5eY5htMX3jLCzjYeV35p2VfUNCOx1Lw0/sjSOhz9HN3cFkfcsjTmI11uniQY",
-	"izEcCbH0NHaBPZoybCa3ZTfBDcvdVm08nvwyCMvmVp67m81XtY7bpKjTL38RK6FQV+dYwjKCX3F33PzX",
-	"ldfhvMOWLj5t2zXYAHgaH1s/nVVOn5518bzHfnW9U/Pd6en5W/D12OPTiBovjs9Oahw8hb1a5vOeT68i",
-	"btvw0NgWUR4ANStuf7FoNMtiYAs2N1yE5Y2W8saP53QHAfH8WqDTiFCBzTh2lNet1UJpNiNNBPSCVhXQ",
-	"yiXXfsJ5PDN5W7JCL4//883x1bXbCFz8XyE6959vTi6Pi1t1dv7+/OLk7OT8rBE1rk9eH5+/ucZ9Kzcf",
-	"zLdyNezgFzns1cgUFuc07Juu1GfwQdd8dMP0vampxClBFb6j0Oi+aem+Lp8ql4M1gFkO49ElTeLmGs1p",
-	"XO0ehoTr0plcJfDmSXiry+xzkRJIUIRfIc07wgirJUPAh94JA2x+gX0OcdpVKRI+B+dCypBnWJh1SsL2",
-	"esowVTcAV5oJ39sGOs4VZKgXke52MpcyCSPSb1uIZmdbmNrKd74ayXkgO2RVls+JVi5bKb/skHTRQMzz",
-	"hgKrteqRgbyhTk3e8uomsDVgaH4MB8YVOoVFPLGScA+2TnbxdzsjtGogsLNJhXIu+wurHRUyqt2rrN5A",
-	"f2A238FBuz2jHxwE+8BF1pzXytr1llUcYOug1NIzQskZGgOircv0ksVsGLSBNyIRCRAzb/HNPUZJDRvE",
-	"i/2GpplAxBRMI6vGBh1e5ea8r64l2fVSAzJsAoTfQQMgVxJ0y0gCFT3Y6yrFJhRzmSQsBjYAyeGgKh/m",
-	"bZq6XdudDjuL2a+fdIkbYVMv5TVVN2Cb5wpwAN0b+MSV509XiQzFkwbttru2nTOzttl2NTiA7Ucs0BDL",
-	"20ECGjLFY0Zy4iRNAPYBqEZMEy/8Bm13NGJnki6oMTzFB6mpsSkqxNhay3Y2DEeXJcJySPoykOO4YW5j",
-	"ROYstfwegEDknNW6qz1jEXG+qq7bHOTkmeXOyV9ZsnH3YXMazH7hWvlnoATicZXwnnS7G5NWRYSE4n/F",
-	"Th3VTNGUEXx3wj5wBRCKeKifdLu2RV44Al5g8F9oN81xhnNMYjbX09IOVbh2mVPXnJwQD/c7XVwWz2GC",
-	"HJ4l4y0cVlQ7Mxwho1xUl2PxH2ZKhzsprG+XEO47ee0d5+b3w/wZhrgAWWQGbamjUMfUEBzCGeKQcBWE",
-	"IjmwBZcjmiQsdXkU+aBgB4VpxvVB9Lno0AGxETVc20NjmJjbG5HtN1mTkb6q2SDwsNqOg9D3cGSkY6nu",
-	"uNxE8LPjcvCiuQsBljlMXAprrO+RjVcJyq7Nh+OCa04t2a69OsnT6Dc63TbtfvlUV1PrnfLiVBLkkDZJ",
-	"1zNXLSdMTyFBd5ucvznWol9QBDtcn+CZMs2EW8KV3Asneumvr2rAGyQZ0knZ21NpPjjjws82CgbZT/DO",
-	"x3v1PrDN/UnO8WyJrzTCrk30dx83o/p8DitoPewMWwUS1dsYAKrMGjYTn3jDpgkk/vkr3vCySFNbFKFc",
-	"Y39DeMaOIvIOivjwUVazNU/A5lidWRyRfsOP1W+0bCvdOU21b49KuJiylFsHMRoAeTsmKL5zT2jHdKEi",
-	"UvzGVl2pQHqpuThQs2ARrFE5bNrcsIjY1LCI2MywFriiYwa5jCgdIUvOPLWorUGutDFYbhibu7YgfoVg",
-	"kLFMIa3wbko1c/HJ6ouWEqkfP32ypo5li8xEt0Q1ugC8ImqnxiyC0LiWoATaOw/h3UjC6C2E3Aj7MJep",
-	"psMEhRXWU5mPxRpHcw+ke0BtQbC+sY48azOc1mX51ObNrPYEZPN42xCUveXHGhct9gsAV1t9X6r12pQd",
-	"xeJhBYJ86PgnHDHa3IC+UWnKlI7IKOFmqNloHhzkznPZGgCfFf4Iy1bL2XblBxaXt7hupbcL8qpwwjkQ",
-	"rU8wJymbSe2M7ELv9jE0blV56NiZ3g62BbkTDNJvtA7QHMpbAvg8ZkLBJI88uif4z3LAzwmdKw9FbzMf",
-	"/s5SeWBvdCWydl5CulxjmdYlAcPJbeUHTrnYdwFkdEfZu20SME4Io+IexJ8LTMr/ic7VYe18MAMephOX",
-	"JoC8wPUjMiuKKeoC/v0JXtx1PLWyL2+SBD3DoXDin//470d5ycijj4zHn1r+XRxKydyD9ORqbypnVnVX",
-	"d9gzFDNKUpt5pLScO4hCbu3A5RoDM9Hw+bF0oWApWs5ezrce1gud85i1bw6ZlfUpmdK4smQdcgzQQD4i",
-	"5FL63SO3i2p6LKA6eLK1HSVcH7MKpiVLw5RupDJVCF+CRD9cWEoKR5E9dX32+tqjsLTAS+diaY19svz9",
-	"Ftm7zTdczEDxjHJFdo3iikQ58dWytyNbAlNeuhcySWiqbCYjs+4rNHOxVa45GR1DfITGsSLsAx3pZJFn",
-	"P/miB0+fxgj2yIbMAtiYi1w/C7PYXONFzTGWGZgB8jqD1qE5pLdMgOuXq+JIO6AMuj1ZEDpJGYtIJm6E",
-	"/8GoT9DNBr6LQA3kNMGMozuu2PLxzcdbXiXHwgyjNdfxmKVkyBNot5Ek2E74kDCl+Yza62YyZgkZUU0T",
-	"OSHzlI/KF9spHRAlsSGxkQqHbsoHhrlPsdAP7uSaNCtrVFSB3AzNV24WkJsEgxgJiM8NuhAyVQaQi2U2",
-	"BJN9RYUd3OWLUNZgm5sBCjdExcWuJdg34T7j13BKDbcYJVSpjm1PAv31sbCAxnGAPEd0NGWXjMYR/vk2",
-	"5ZpZnCuqJPh2Q3c6xIc0RX2HzdBtkrJlV37MfbvIyEvn1mGJs2xzOgJCxr1FsF77y2jx+fJ8xUG4Q+je",
-	"5vmYCXW/G/0uf8WXKuzzBqcCl8C/Uvn24LEw6sj9uj3P6SKRtCYobis3iL0IkzP/4+r8DPOtDWvPaJIs",
-	"8s4h6InariAYFVpjxSJ8sEORM+cAj5cqaJy2GrjpgYcxD61FbL4qPBoMe663rAyuW1cHDlLTsGLjbL7G",
-	"Epwz2PAU5hwtv2Nsu0qHXo00x9yorL49nL2HK1L1Jxg1xnkUOp+XiXjPxj2rO8fWJ7ZcaTnvJcn9KHvT",
-	"SnfXo/R7aDyKtfDWzW4BLMo9X21d/AxyizGCCRNufTat+7hQKCva4qsXUnUccUZ2ui7Lh32YJ3xkFBkL",
-	"PO6bmoM1NvjLX/4yqAUBt/AOW2KAM0GHSV1LP6w3WOvg9C92DNfn7t4aLN9aN4+8E1tOHysN1mRuUJJK",
-	"qWtA0pZTJNebHHx0Y6mvdlxfpgyom0axqbR3KTW0S40MrfPwcUUSNqEJGWYayn7oMFmAJjRj1BARxI0x",
-	"Kdk35kPdDcCBGDW6szAaviFDGw8phu9BG/NFNRimbVbTy0YAcWrYJ+R9YLGQTU6tdGrUYPSAM0WwQ8In",
-	"Ak6ARSvyrBmImud+ryEd3XxGZIwXPFqWci1JRUtnJN/5/Ai8W3myV0P85wtldmBi3q53cVLGmvd9QR3g",
-	"/0Zw/tXAaTqjCVcsJkcnLy5tZBTGm1Fo7CDYCD0vtv+Y2frFdib15/YFWPanYseDz/CkljsLrPWk2vGs",
-	"I7UG4rnQjKASY0C/FVdkJmeuOMQ3Zihk5W/XwyCgI5pn7igyT9mYf4Aji8h4T80LpXQEcqq5uFHv6XAU",
-	"s3ErMuJOsyQpkJY5QDQN87eEKv1GrenKmtMr+L0hP9loSRoTOWdcZJq1nFvvALtUboHu+DlN075qm4L8",
-	"dL+AKMoGAbVqhj00CYt/3qQrFoZSXCOzOHJZbds3WHO9yUKVFJ+z2OXXWbNilotvGYLslVOWMYMFPfuF",
-	"JLLOzIiU18yoXCoPNWp6w2xumFWZ1EbqUHkK9heARYB4GGZuiDhvqQ+ucBAhO8plDtikm0Pi4RKc/NwS",
-	"LaGgcvmS+FIbqM/WwH5M5OgmV8DWJw5snP7gNLTyir4RXKsDp1oslS64dTpwDX7gMvz1EX7nLsnlAQZY",
-	"O+SF3RLXILh+nSvJBatUxfUrUlAMV1GPdGpVJrhza3kD3XxjiwI8aWEf5TRLmIqKJVUYJ4qZWFj3GRzS",
-	"ns2hxxsgPLSld3yVqvqzvCNyrEEpuz45egWwtzTBbEyRz9mvvbeRnj3dLwW4n6zvPlzSy1azlmNP9FU/",
-	"nTjBFKNwrjBUvhbOc14oaTVXSHmogV4KgG9cvjk9vmpEjeO/Xh9fnvVO31/9enV9/LoRNc7P3l//fHL1",
-	"/ur48peaFDK7dr3PMc7Wxct94ex9DbRaS2wOYB4hBRQilNI2zcertq31Q5t28wSayvSv8AHBZwMBB6Z9",
-	"hZR9w4UVxkiI26NkbImfYsm+FtnGTTgqEXct9RRWL9/9fLc2OVYoG7ZTc4pbtl0Zsxei3pNRgKjNU8vx",
-	"Mg/Ld1hlkuZPbzcGI5lh1Az7iKnW81wMGeli0XQ6m1XGb7KueYZlReERjtaGZuVB5wGHUJSvCU3u6MIe",
-	"JxGA4t10/WtXZSNa9aNs8rrhJDu7j/c+2mttfDfAJlN0fGIVEFG97waTvDCJDYvqnDisqeW7Z2pT/nYh",
-	"D1yYrNEXGVnQn4jM6DxyLkP4O+EI727p/5//+O/1KJIlvB//y3rAn+qy+xDjErQnEm7QzeWC5Mv8Ahr3",
-	"Hh2fkvwBefKO67WuMP3HCP6U0XhjY+rIPfMioaOgPbW1iN0MD23JKJrKVJNJxmMGFRuvaXoTl5WV1YfX",
-	"QaTlQqGw4Ku3LXyUC9bYPY7zxtmuhVFWzxLhxbbPKcwtqM3PJMAbrEhdK5iwcKmtdrJmvnfuO0SOghJe",
-	"LVWDdIQgQ8mRxzZHqqsgsK1RvraT5CURjKlAaBfnkGNUWyPGWjpakkwxApEXswkdN3pAgq80F5a0plwJ",
-	"KizTJvRTAwmYa7tb0rmlyrWogBspaPXIgPfogb1ZXKdOYwPzNkiX339M5186HdiMMko4aY4Syme2hcKa",
-	"LtUr4iKOTMoe1ntm/F5TdRNGmHYw67hzPqc3IuhvJNbTjAVfAZee1sw2WC8/e9flraLbPGYJNzzpEDIg",
-	"ZzKF8mRQDVLmfgzH4NZiMXBF7DQAbUOBQ7LpUnV3lMPgsMUFbrTW5n7ySmrBchyB0VQPGdXXONLrGpdO",
-	"AiiKxF9O2AfNnN0LC96p6bzKZnOpmRgtgr2ormzJwCiVSlnm75bEQc26jW7mkXceRy4HFfQ2dwmPW4e+",
-	"FzLIk4XMUgJlw4hzHz5F8AbX4TbLF6mUYz8ZO7kdhW996OaMAVLF0OtWP8gbocOAldY8gItsvXymSSYS",
-	"plRw5fkWzbBWIFatTDhy6+qzx10f22rqESayQEHqOkGXo72tLcLQVN3UAYSY3wAe5NCngttWaRYfg6dk",
-	"TvV0ZX3DJvEMO4kSkbhXLaMwFZ4aVZJqPJ6+Yzv5wi8dkgLjKBFN8LTW8cwerEmofY1ne8GcPYdeVmma",
-	"5tKzEVrI5m/eYZI/dEtLF1xM8Fd3fseUQ96ttaswsZsnCUIPWmbG4kN74UFOZfhFqTuamwA2K4HRDPXD",
-	"hUFfaU47G25vvjNuGerW9shO5n55UK7FwTrkBcgD3yKnsczDClGXQuFlCajOpmeGU/R3lNvl6kk/NEds",
-	"Iq20kgLwwTsOSnwtkjhpugjAwP4xCCMZebt23UK9sWbqhitV2f/SqbarUr/xatvYpLfvLL8yPAJKQKKa",
-	"VH7oqgK5/Ftlvr+tf9CaIidf9tNckTPfivKkeXPh6qT5Vp7I3yxmzbfy7P/mUtr8t0iT36QtWDhxvrbL",
-	"FRSuuupws7m23gvfKyJKVkomDrFmxd5dKp6wLxWKJn1mor6h3peU3zN103fFXYmyHRUziI2CJCekOQMI",
-	"MZcN6VjSfvf507Wl49sxNJAKRpms2y0jKwp1cBZr6BCT/BOmlc1e1umCzGXCRwti/qQTyjfZkRIfwQUr",
-	"TqpuU352Iv1+O7PdGs1TOUmZCvX+sMySuEuM+WQ20Ld3yBXQikCIcuQh8or/CM4p9gEyz+uXqG45TiEH",
-	"JRSlHbEkCYHBXPsajbKSYTGOncFr5myMtwMsEDQnlQOEeFlbLzg0tkeULSv4m/bGrW/3aW12//JBMbm1",
-	"npOvZUW79C9cuzlBR5dv/bMxptRa1xY+snYaclKr3c7nkJC9Qcmyv3TFMK4D5FYH0rZ89AGhBhdjWRBt",
-	"MRtmRne1X9/RNOcY71ZjKG7HQavoQytQDO37fgsetF0LxuJGfA7WR4k717c0NMNdyPtWOMzoh9LO74Z8",
-	"3sApEdBNS8w+49YXNJdJUu1eWlBRdkMOllUocxZezg2Dg6JGuGu+3etGREijADKqK/15Nrbg8y3ZW70j",
-	"xZoLu0DdaIOSJOpKgl3xHsfShQVpdr3pb6V5ueri8fq+r0UaWQGnVUXCW2I86HOsa4BGHeAfJG7eH7sQ",
-	"vs6FXQXBEJZpShUZMiZInLEvhGG4FTnUImjiSsQZlnIa6YxrVo+fWQsobhfzhi1sdhwiIsKawIwjizrJ",
-	"RuDa3yoX1szzLQxwxZhYK6qcHyiHarOkkL9DHUH5oPY2aDtYVFs1KDPI/XVlaXZ5hLyDL2YhKIo1Favl",
-	"UU8ZvQXPmrH4Pfl5YzHmuKG2PJbrcm1tN9yvtmqMbdCp+d61sX/611lRhbv9uGuqc+/1wFLV7p9+uSv1",
-	"wbXGv3NuuGO3Y8twFCK1mvlDk0brCPC9r7F6a0Wvxs+tQK5wsWV5RZV2vwQiEVxbxDJkrM27lGvI6bWW",
-	"HgY9nhAFaJcO+neLuBTyqFXsfUcRACKM7GcbG71hC5LHR9cHKu1AUf7GoeX6haWKh80wl56BnXiQqdKh",
-	"K7qSd4IMM57EdVBn9smq3wjAkU1k7cBmIX4CXP9kNKWgIVINQ+F8hlxQjDva7Bxl3nYidzt7TzvPwoaE",
-	"jPmYs7h+1UGLSBlDGBsxkrOZ2fcYosgTpvLTi8ODeQpzCpvQ84RqQw/LI/50fn716Kfz3uXRz+78hN8o",
-	"4SL78IjO4qf7NTW/t7x+BcdZkpBfjq4Ivkpw6rawzReEwDsWPHHF2Tzf3//h8fNnz/b3nj3b3XveHcbd",
-	"H3aHozh+/Li71433no/Gw6ePu09WTvWa1+GhmtOCy2EBWbleMbHNTtrtKgqzxTmkebvb2es8blmuxgCK",
-	"O+Hixk7JnnFgBuARGkyk+4r88x///X/j/YNDWOGfJJkrlsWybQcnzdtup9vptve6e09397q7u3uP9588",
-	"bdvlhDq0iAz+PeapXgxsI+Rl8rPTy3eNUDKastGNzPQhYYYrD2J2O6juGk4ujDdX5BVuqQpHJSqc0QI9",
-	"B3mI7+m3DKe+og3C3KJ+htz5FujftnJjnUknB2H+rfuuA0BDv+296yDibSdLk/UcEQZc3dTAgWzeIzMu",
-	"nmxh3R/Hk0LhQNVczMFcN4FwLUBjbTR2oZ98MF8oU2xTLNILuHh9c4Etgs61YeVy0ppDmsJlX7WVXxis",
-	"F91PX3T7i46EUK3VV8b25TnAuQXp7HwuUeVv9KS71jdSIo51tWQBJcdTCM54FS1cOOKuJrow6y3gCfMq",
-	"LVQ3cEXgRMSkCeD079+eX756eXr+tuVwtQW7M4vWFxAALNQ0Izff7z63YBqXx1dvXucPsHrTSAqdygRq",
-	"NPtiSVEKtT0CaBqjIZK7qXTTM9ZDKJFuTRskm2HX6mzpogebGxtf+0AJzMQWypc8LzU9a5yrZ0NxvkGi",
-	"H8DB2Qw/0kTAz9loDqifEVZmQ/7+Bnl+0PHIjOkm6pdjLYF9XZSYFZtyaPHqHe35TQHPk5pCT33pIb2Q",
-	"SgFBshKlDELHfAqlGSs2ylKuF4a1zFwogtuMN27mNWU0BjsEk1obf233Lk7amO7jeAHe8SlqDBlNQ9ZR",
-	"T0BFvbGBoFsMXpcjPwCLAB0cH+AfPdV6Xq7k3hR6ooAJgKABhm4iB4YA63txfrVUfaUefSzWgX96lD+m",
-	"Q85FsqiABEDNnA3FrXmLT59s7AQLQDQdAY3ZdTVHAVr7khnlQlMuAO4A5qtcZqfFFd1BbFjFtUwXrWVM",
-	"TPOsy+OraxJL0IC1xEd3yJUD6odKEq+TkeaL3k8gT7DtLoJdGo52DC2Pweq/fHlEnu8/+cF3W8Ym1oo0",
-	"B8Ues/bXf/+bkmLQOiS0L5YbTkNRjsubzNtTc+GbLBtCGXw0Op9vFflpYCaEefb2MVMgpwE2vZVjfE2L",
-	"5t0M9Ib95z/+exDZRht9YVfVdukmKKhaEWI6kAFYywfDhIobM3JfQOzYevGh3mikk0WH9Hxv26GMDWvF",
-	"IPPvWaUiQMT4wn0Rs1FCUxYTfD+80vyOp61w07I86jqorr5AOIU3/97tdrukydSIzrF1RErvWhFEs31D",
-	"YugQbfaBvLl+2X5mZplIwfrCfNx9SlSWpnJCNSP4nCjHYvMou4xqs9zQco8SzDcxFp7iMesLSjBfxVCn",
-	"MXtIc7DL9rvdAayoAld/zNgcINmoILt7zwhEHRU0j4mpppgv3BfadXNHIDdPIDuKDMySDQrgwPOEjtgB",
-	"GZi179jcxA6PB1Ff4HfIcQcRGcA6d0YAfG8+42p3TvI0RsPY4E7IwCykQg6gz7OFC3KVHzsKR1fY8khI",
-	"C17SF81BwN7Z9faOJehBq0PObDoRd6WQGDvqC7ftlrY65CxDBAgAMMc8UcBKxX0Gs9LRoZbwMDphfXP4",
-	"U6bmUigG6KK4QmYln3e7P+w+f773ZP+H/e7z548HZhsGz/f2Hj/+Ya/7+OmzJ/s//PDkWff5oC8wK2tI",
-	"Rze5bAIk5ZhPjCraHCXcaHtGTGVJTGI2QlBeNnNgP30xkdgnFgW8oxdrIP4kzZwM1+i8gJvTzhvF8KUH",
-	"LTh/4OKD6AmFRDHfLcWKRJkZ8v0wYnPt28IzhzTNcxy8vsBKJSmwKfOgl+mpTPnfgcgOyI8onrzjDvUt",
-	"XB4v/w6Wfj8w2zbjSkGCRmqbvRuhN2Fakf3uboSnx8IEQ+P1GUX4qhi9rN4P1xf73cdRgejsOcu/cd26",
-	"bTeaBPsJ2W3Z7+6DqBV94TLXfNt1WA8psQeAJRlF9veeWxdJoeX3AA+gmWlfQO2An6Ct9uLQ92bwoQ2M",
-	"tm2uHKAmnPARE6ivcxChY250g0ZvTkdT1t7rdHOtovAdSHtb+wPtgNpTadh1sWR5NGVK22lgII3JuaEk",
-	"yAKiM9zz3gkKanOyGKgb2OWk47t7HzRAYDQK3qZGt7OLs5BzJuicNw4aj+ErdHmAjgRKAzz70e3uo5gl",
-	"bEJdOeenqP7nRx/zDyfxJ8TNzEvbfrM6l/V02LUp3lKsRrXVaSi1Ag1Oqvrfu+WZeUiI0LzZrVm74C8e",
-	"AH31r48+Fjho6G1D5mJ+SRk08t3GAz1K5ER98dHAmRV84dloHvoaGDgCMAR+A0SVRx9d284NaaHQ5fML",
-	"0oFyjoXQVBV25Fr+3sNLLP8k6FxNpQ795uXio4/eV/Tp0cfcE3APOrnyTqdP0dqL3+Y+h8JSWGwZjG4w",
-	"HTRh3EWYE2vb0FPf6nZO0xunplWbBR9C0IXHOdI4dok1ymOAnRPFQOlPsIGda4OzY+8zt+W960AYpkxn",
-	"qcCsBM+iT+LGQeOUK93zrxdVl7byltWG1FjVZRNfWhGx3UMjYttUR8S2No4INqkGXa53egp5C+aRoHTl",
-	"FJy3AQ/RayDzymxp6EGwXNXnWASedelHn95BHztQimDL97pdZ5Y5GK+CSfM3a7HnQ61v0ws5h2Dz1fUI",
-	"Rj/dPo4ceqCf4SNroeD1u+uvfyOo1WhYjDc9Xn/TS5kOeRxj7sj+3vP1d1xL+ZqKhXWYID5vLrtPnULi",
-	"UZ3KiFCFJt7+ZDV9czh7vLjALhk6U2BG3JVA4rDHF+REWvp+FzWKqkjjwHW9+7R01B99dH9aphM89/l+",
-	"EY8UbV8oshOLiMtAzW087J/evJtK7EUdgbMvZiMe4wcshiwf1Z+YP6mNr06gq4mz8y1prbu/3RH4fNq8",
-	"NBa8FO5to7yfVQ6BHRUL+7EdPhS+SAcKuS0FruG9le7hyHk1NGMHhw9K/pZnrGXNIKflz9INosY82MYD",
-	"6RJaGNim64WT7fsfw982s9GbiU5QAryg0sAJsC6Ya9L04sNfbx+KhVzG7mwdkpRBPx0zvH08SpsO+VHq",
-	"KUhAWyZUdJ4CewEzaKRlio4amEsZ4zfnSI4NuUH2u8+XT+kLOMSlgwo09qOMF1/sjLrHv7C97vG0lvf1",
-	"0x/MI/LWcb4l/3ct0rZlM93n212/++RbszHU0o5JE/Cuy0dSuTIMxYRuGa3s8vg/jo+uSRM9S4TrFjYw",
-	"QghHJ5tV6ShsyuOwj6wXst52DAtVdOLCRaWWsdhnS6bAmvPOg3CgvbXQivJmWnn/LCDFU6p0+9g8tn3y",
-	"IsLOD4Ldmccpm2W6AGZh88JsD0cMu+wo9EEa7V4QeMqxuGWJRPCPMhO40imjs2N8zShouVUV30JkfLMz",
-	"iAHTtQaNeWmYCFg0a3mCZh807k9bwUuUmUI1rz29ZWn7ymwUvuyhg5CwSzYwa3YwIKD+cPCpLa/dUhTM",
-	"UQ/XbNbebDVKDw0xph7B9yFyTAY8dv45xX63/rmIDOC93S9mVvlP8B72l9JY4M13LkB8b4u6RcngANyx",
-	"bZrwWzaAw2SWCnWG3SdE2aC0KxqdQvWO+pdik5/PxorsYOn0Q0OWEB2mTGUz23GwdPCLPMsyovVmwVTK",
-	"m+/DJ1GngnmojbfHP/58fo6oMS4ChoB3A4sQacMAs0xhY6lFXwz+2gZfZ/uaz5jSdDZ3xP5G8A9EYQGL",
-	"I3Mq4sItABiqMyhCnNK9J0//B945ZR/Iz697R+2rn3t7T56ag9dv2LPlRrH5rvgtxiuGMrYuc3s1G/QF",
-	"plPcsSFsBGJeG1XDXLwUcyNNIW3cK8KoFsaxnhXqgtCToiIbp0IpwgWphqkAF0D1hbssBf6WVwO7nkVO",
-	"q/RhF4x8oK+7LBwupNJv8U2WZcMaUjgpY2p478dyHL6yN3Uulb1CTlLRp1KTxWnB2Tk2CDfqA58IY7Jy",
-	"YZuIF+mFNPFn4jbuENq+L++lM1rqXsNTZf1rBK2V++rePqO+cdCAmNMlvXttMws/WV37K6nWxWZQNfp1",
-	"DhgECg6LCaNpwllaCb5VIpcgVvZQTHyLqV7h5D5HmtVMs5hEsPl0/eOXp3omQcmEsjyMyxkhE0oRyECC",
-	"MqHNXFg8sJbp4O3bt+1e4ZdBC1ydsBfuDGJT1xJ/tn1CHYM2rMyGCMF9lECSsjdFof30IjivIY3bfqBB",
-	"q/NNjaBvtU3XdjVZXGZCdDRic3MOhmwsU+ZXPpTohxxMU57YLIFSml1EVF6MCCkX8o5gjDwDFKbWIciQ",
-	"zJ+9zh9k3MHpsp3MXcy8+M47ylOa7a+HWexOYmL6GOZDFDWiPHhX1IroXXsITBQ9RhVt6fzi+LJ3fV7Q",
-	"l3w4LGzhncDPZG6U32zutWCYm/Ou6CmbufIiaCkBieNzOmEqAtnNfCtmJ5oWWJ8ELlUH0MRTwqGpk3kq",
-	"pFLg2DNGhR2XcYDDdyksQqZETfnY9ulPqIacmwlTHfJSJoaeBoJ90EeYKWITQDE7FEu8wmEWfOmvbQ6G",
-	"nlbphLeZQVWMdy5rBAM5Z2LgUY/AgzCgSTLYIrLjoAPMo7BBTbCYYSmhl04MG/g7I83df/7j/31itDwH",
-	"vrTb7bbqZvBZIaGgSlQiA1vvM0/ZLZeZAoqpmwomGW2lk33NmBRQZl1I6lwweBfAQAISrrbjebBWC3zZ",
-	"sjZwmJ2cXby5fn95/J9vjq+ubYtwZE5jmZZXMQKNA9aZGrZuWFqRL1uGut5SxQsffYR/N84csFevDA74",
-	"TO4sA5zUjaMD167YZ8cHq50E8ulL2CXDM6rDYnXimCMwZO7Yg6fVRcdndFFo7ur4vR3BBcsPCRW2dbPR",
-	"ygR05vbTyT38+77jOORL2VsCXQCXeT6iuZzYGteVwR2HU4RGrZtFjvNKhizh7NbGVXAOQ5ZIMVFEy0OX",
-	"8+kyOXVgwXXe8tatfSETzEZcV77dN3VbHmHef+NzrLiVERRYCpfM/43DJ0gTISclzOrzbKaHQMn2gRLX",
-	"B5QYVQRPwaHVkCFrxwHGmt3nImOF+CWeqY1Y9bKabKOSj+bZMOGjtq0Sqc00GGVpyoQGLtccUsWe7rfw",
-	"tBqrSLkgJ1aPQvW/dUWjx9nc5q92zeSlRemJqabmkZEfBZtraQ4NWIZ4O48PnRVKBWEfLMaiG1iOx+Dp",
-	"d6uzDNIYzmv4D/z9ApYBq0e+2uFbGqvG0DQmRufPlVMDzqF478mT3ecESaqAJmO3LZerO0GCKVKy/XkD",
-	"rcMMs5p083RsmBKikDeVzNIRI7++eXXde9+7OHn/6vjXqPzxypgW+M3rowv37QFY7xHkHkdeqgPNWnwo",
-	"KZJFy0b5MBgI+fMQ7HPj0jlvFV23U26uwmILQIrIFKvJmbs4eWXe+SsSKg6xKlPsT0iiGMxx5V7WZkJ6",
-	"jNwWmdUv0EsTC26obdvTKlIo0F1tvHmVQmp7ADUHi5v3ENEg+88KrWQPyF63S1IqYjkjQ6M5YkgPTorK",
-	"Zq2+MEwzpXfC8MbiW9xN+WgKgb9CkubVz7323pOn4NBARQ0q9voCmK8UI1vMAqsyZ0JhiZYZ9PXRBWDz",
-	"w8o5UBIfr+gLdLaTpkuzscqesSfg4FtltmX0ZcASd0UFQ2zqJvpiuIBYv19ycITa3YB6HjOSWJCEac1S",
-	"MgJwhf3uc4zC9AX0mQW30sC3nB2QJhVQFvb48ePnYNCgl0DrxPxG4szm6KtsNO0Lqsjgh73udNDKoTf1",
-	"nSQLRlNF6B1dHOJRtf6ayOcGJPyWqb4o+mFSditvWNwh55AhiHaETWJQKOWbAp2++Wv3wfMDb42Mw3Ip",
-	"uCqRilU2Jcda9XrAjuqLgZCaDYiiC0WU7JCeIAM8y0fYOGJgg5k2WgweSNtTgnAdChnhjfiQrWNGX1uV",
-	"Lk5uK4X6y0UiTqBu065PPbOM8iRNd/yxbtaD7GEACuZ3BDUnR1jBHWgsJttAKgdFywpL7hyn6pSMoqq5",
-	"/Ol7VvG3Vdkff+8q/pXZK0Ih38dKn8MiIWChEvbCwL00rHtzUVNUhB59NGz2E9JMwkJYbdBE25rzN2xx",
-	"YE12y9uLbNsWeKriZDHMUZwtsitwYkAqk5JSlFKatExi0vRBbpQZrSJzukSWGWJOlpsa5kR6FVWuwG0t",
-	"7Dty4PyqZQUKh/oi7KzEUPaXF9q+1YOTspLgbFalJOOrp8EVmNZrHpaItlHHgubBfnffAUoU5gOpKwBr",
-	"TmdWxLqybpCsBZcXrZDkjgonzzt6+8oa+woB9ECGZb9Lcb+tmp9TodOkrVPTKmZbaf9bMZZXbIFwr+8C",
-	"zPxRKrVtpn3fp9ZZI2d1hqzVqpWmCzQODA9fPqHW/AhLj2VRAY+291iBUT3RRiqgHu9ZPEBZwhLEqPkf",
-	"WK5vziAYbKAFwidoLVCULHhfULLYR/KA/xxv+/JSovsHqp1G/XhQPf9I7/Lnc62f+G1ZdFq1Elf+0GFY",
-	"gwEec+ZRvPEMFyjgS+mcthS9s6CzZJ0TTqeACZEH18qAkREZLjQ2H4Q/qCJsNmRxbM5oESPzkEyYMKeV",
-	"EYftANE5oyLabCrBWBzS/n5i+nzORO/i5GrORtvJY/eKK2g7dAjteHlT1toF6Hxrz5iFWGoc/Pau7Mot",
-	"IFIUSWLGNG2883uPiDzraikg18yslKNFy5KEJHM68S3ObOOjjLkQ4Zh/YDEAZ8ox3K+QXJeWDp7WRABZ",
-	"fceEXrTA1UUxpH0HqB/gDKNxDB1JMxETnfJ52L16YV/rKzJvHKLOvVpZt8glUalS0sOfKTCQb64c5y9W",
-	"8vc7Ylrv77dXPvponrG6PNYPtaNI4deIQCe0yOruZMyZEWBNXG3fGBnBrJXr2d7yffcKvdeM2MuzKc2P",
-	"iF1nn2wMiebl+Zvr48sd5W4AO1UhKIwKB6WQQNbWxCOcE2IhlV2BZACDDdAANwZMYLLeVDbzrM0XQvDF",
-	"ulLNJ08eP/22GUO4Ni8Q4quO6/qdfzB7SqfxXLAiZ8Ga8cIhwJgtQHgWiRy7hhRJe7uzG22QB2Rb5Ncn",
-	"Ac2p1iw1N/7P33rt/+ed+V+3/fz9u4/d6OnjT//WWIEoUgQSqYHRcCV7GPCBrB5M2fUhy0G7PaMf2mkm",
-	"BBeTQQEDaUfZBO48A3aAUKidGf1waW9o2TJGqsjAwlVg+AdGBo3MlQ3GRsRBIjBRiTT6AWPKaHE2eqMK",
-	"akT7jseshLxaY5FFkFKM4EqZg9qzA7iEY/jVTDMCIPq5lEkxjp9nKRVgj2AMLPfBZZOpb6ECsK/klN8w",
-	"8mjGdMpHkE5lMft9iz85Lg/gglUI5UQJEhJCVCFoVwGAKuFKH4bhpxzA1eMgm/W4tVcuQ/Tr1VZUhqpL",
-	"MXeX7WCxP/sTSntVQQOOXM0SUhzUyudE51vMGBqAixzpjLHgboMU8bCiYPGB6tUDhCfLg/l4FgtE5fq/",
-	"WJ0zZUomtzZ7xXcbhey9wlVoWkGcb2Y47XKwj/hYn8P6tal2VvX16LkWJ8CcN5JIOQeUuyEXrgTtjg3N",
-	"Y5WZO6bhcOEMfpieHI+N3iiFr8EGu95C/TiUtyzvuu0K9AD0jyc2PQN9sbY7Q/gkmbX+msfHPL/mzLh+",
-	"9H+qg/J2Kl3OtmJCe29XZHVDS42FRFXgm2a7FCudCSS7jc4DPqf2TNjKUIKz5EyRJrSFhwPiuT2wbkSN",
-	"ca0gbXOTVkSedJ3dNVw4TfqQjLF0IU9ZX4ku5bqA+Pd2rollW82hxq7TlFfl7T95SNu/z3mEhd8kcd9t",
-	"4/8JoFLuXSFrhceoyK3Lr/fncvMjXCwHXxXrvWQz6VK3vWZlzlcOsOy4jMs/s8nqYy64mrLYKnCXVeh5",
-	"rF/CGjAPUJ8Jd5ttCqsBTtSjYlXhasykLSV95VgsjvWvmNz8TQsgrYAwun6+13nphDp0285mRWfV558u",
-	"3L9cxw9RcYls8zlteNRWB4rN23sPLlVO8jkzZUQFGTLCYpBkqEYKXUAlvnhzTZouQoINiIwV+Je//GVg",
-	"0/UQ3gv8+gAw3arRs9xp+dqs3TXdWE0JuZv4wc1SRXGjFpagulaHjgzK7kfAkQCK2FI4RPcHAHkXNWzT",
-	"wuUtdtW6y+jiHTLw4mfgYzP2ctcCsC/MMQCgjxnVI9c0Qk875LgKrq9sq0IW5wGrnl2lviguU+FcrTk/",
-	"QfiLTH8ZcXO/TMbNuuxUzt+7aB0kxLcsH+rN58liNUSEo5Y7Ctua0JGVu18y63LLedgU1z8Bl/pW4ry+",
-	"fhFabGJGhUzdDgbg3s2BQ89bTX2fq+0r1AEGivv+NXM+j1YsYBPS41MqFB1hwWmux+iiniHBo4sgykaP",
-	"L2cghSQDlgi0sQNesefZ5oAKlQB/yOIow6zXBH9zoBjvTfAlF1aFK4LmRmTME81STCryzgbrHdeZOgz6",
-	"FqKAbyHoKTjOp7wRCkKpAdjnwyAEIAg2QkDw3uKvgTVd88zvzNXg12Kds+FBB61mOPrgVA7bZM386uFb",
-	"7aHYyO3+OWrohtxmuW1DPTI2QKQ5vOQUNAXDjqGJE3ovHYIV1zbCRUdTCI4WbsRe06l1k/AZUx1yIZME",
-	"bpKp4z6GrWGGoUV65EJpRsMZSJ6gG9/i1KxF8no4NksRrITfMksCCNFQOECeUqyjDKA1vuVhie7ZL2Sr",
-	"s+XaR35leMnyTOuylC9t1m4RRdintWLDSqiQtPjfXEMArqpkFRGFcXeZL3Bpqmw0dTAbYxS6LmqZa6xT",
-	"estaaK3abohg4vyNjZzXh1oQBcDnhnoVi3lc7P9nmyz4POm97l7+Ogirvsw3bEZukXd8X6V4fmZH+M7f",
-	"2jK1w662CT310MImNh2GG2R4RSQTCVMWpBpiUcKTQvPFZe/krBU5/5+1a/e+MLr5NRBBjdm2TEg2kwte",
-	"7dAj+t7lbkqyYBojxkhehSZ1FjC9SROEO/P42i2ipRNviDP407FtShluVDEAgaiYiMnALNzAPGDCtMsm",
-	"cjBqhaTjby56vp11jetq9qGwYYXeIiRmgmMqgafKMEAgphksclBHTFso9WiDVcf853zzsce7c3r8yyGn",
-	"QNvkyHY/jsjV9fmFPZ//ddQ7Ozo+/a9XJ6enLbjiund5jUDz8Of7l5fnr9+fnb84Lsn2ohR38m8TKJXt",
-	"JOsWCPTWYDacpwIs3wwjy7c2gJaPyDyDEIkrvYHM6d1ul8zUZ8POuxetw59/QIx/QIz/lzcf/HHfUXiQ",
-	"1ddFiv/ujQkoEFuVeetFpDmFP8skdlEdTDCwGLmIsoEEaR4JKXkJo65NPeA9FTpmd2ZxRPqwJZDqmrB4",
-	"wtJ+A+BIigkOENAWEgvZoHwQZTSDjkBiYZtSgxb04vj0+PqYdDodfK1KW+5B2P34M6zAV1R/zQCr8Hrw",
-	"3Umz1ETfHmQo37OCpvVwnpfOM/qSCiRE2rY+uEBs+HsAxvluWqqrK9zypz/SFdpflYl0LCyN4VGyabMy",
-	"BfUVYre5moyZpxAfwrx6NJTNqQXmcGkPfbWqFw3/vEGCgxirabvlU5+wD3cOZXlHHfyy0jZJ3iVJwVGx",
-	"7MgO5NObLTdXpEmtVuo1ewfTBGExMzawoMIrl0NjMKZ7aqHll7EKsFE1swxQhRAuYHXMQq1Li3w7XUS5",
-	"HWzXzq1a0yEh7Xb39gvwVLXZkriMK6t/o++jeLpARHX8EskU3ARIbP9H42J+AfC1ihfMMdTcuRJZ/xse",
-	"0ubarnmtzbnqPVEZ7s9U119+VWCc92bCDiSxTrM6hz6S5nhDMQ/YNU3DbC9fHpFnPzx7QkZUSMFHNAHL",
-	"ANJWldlAAHNLY5a2or4wJmWEAG+61ANkCk3ctE5YjCGkHMwRBuuLwcd+I/+y3zj42G/EfMKU7jeifhEd",
-	"Hj67sfGD6ynRb3z6NLDIoQAYV6i2APgO75laBjVtdcgviD7JdQkjtC8GQCOe31mQypcnp8ek3c6fQF4d",
-	"/zo4JBUwUYcR0xeITW2NqJSN+ByL2BHWOaFikgGAfyAf6RhATC0q6Hba4Ye2iJeZ3kYV6d7u8/iUlW1D",
-	"QagRUUlhDc6DUrjCyJNDS42OlqgiZy/wRAEpWLoDErM7uB3Y6XevD7qTh6eoliP90js9eYH1SI7IzEma",
-	"Gv2CC4ckksNdIlFa0GA8+X1ROProJoVUJKOsIWkfkjdnvbOjn88vj1/kwxRHGGa6L4TEDl3FkW5lNpoy",
-	"TFwCVHjnli0zPSG1mYbjfOiX9VRgryAjmk2mmmTzA+g9ldAJ2v2tQ3JyBivRF164Id7jkMY5Ay7rp8hQ",
-	"7rgKpjYik7sXK7kXhvEvBVKuYzRlcn/gIAUO8kuOiFxkJJ5/TCgXyhpGSPw5kf6LcY5ETlb4hqwN8iTq",
-	"drsgnFS1eQWcIF+6DJdgxnFu0mAediInhzbekkGmhpy7fs97RJGmeUWoMsAkRkHGNFE1efh5UpKZ/Roz",
-	"6+fy5FwJ2oa9YzTlyam5sTbNa+tKtMvjPWKr6Unzn//rfwPgcG7hRQS+e/LU2K9znsBCKp1mEEk37Av8",
-	"5s5N7hYbjCURMwBtH/zmGy2+I7+dHv9yfPrOYdkPcpU+YbcsMduUzecW3TdytabIEffJK/5jpy8wL8Nn",
-	"RLq61LI2yLViyZg0AWJ4YQwOWDDi89da2NWJOr+2ytIxHbG+WGoODrY6lGYCZg3rTDqk37hkE/bBr52W",
-	"kiRSTEhzRj9UFrHV6TeAT4f2FHMdLyygwSqL+WuawadycuFzyAMuw+XT9sDFl3OFjN6BB7uSKrSjDMuJ",
-	"fEVEsijluFJBCufwXy+DCBKjHn00/5iPw5RRlF+bFizaVLz8xkPbEM2yEUXmFPI0OuTS+bASfsNcTT36",
-	"3gKpNAmj6Y/5dL5LfL+16SzwFg8ZKA8ZKA8ZKF+uas8wnzDv2TY35HvyNZ4BC15d7QegUBDYUKQJqTUv",
-	"WjmCqzNPXTMi0KBQ71OHLtihPe6WJAmcOtcdNJAuwvQX48BfPpcxn9of1KVrLfe/YvqB8z9w/gfO/wfl",
-	"HhpGmTM8yyep5493FveCJTFhv2c0UYRiWTJm7pGj41MykiLm6FKUSaxa3yb9sKKW/wF5/tsJrGBFwJVm",
-	"iGtlNwC6m0PVRpqJA5RjiLLF5gCbZPdluHB/RkTdcPitWTYnrMhCkk+ZTiFyhG4iSsaUJ1kKvASRl9NM",
-	"bGt+4Iqbd/zuBJ+Z1J8ufz+v/Xiwhh5k4oNM/H7y8c3/jy/eH5/1fjw9xg/2qxcnV/a7VycXEXlzhv9e",
-	"Hl9f/mrW9cfL496ri/OTs+v3R6fHvUvP6r+NkJyn8m9shMRTm7UKgC0zGbOEpCyHcS8lUUmBvvIRTZJD",
-	"rwNAFNNdUs768o38I4JNSf7OUtkhvTyZDVQLCGb2hb/XJi/YPNZ8+rZVXiBgWAxiXOSv+w26n+aD1XD5",
-	"fPoPSVdfInkVWBboSSifxjIxctMTayACGeWBEIybaz7HSpKRvC33HP7zhCA9zMajjzm8w+oy8hyIQnnI",
-	"Vl/1i03NbP9WRClyYPGKzKDbfisiLDa6JbR1RUTo0FF8a8f5mufPj1Fz7Ny7PgR5lrG8jPgpgHvj9kMp",
-	"uNndbwfYFQWh00tgJfUA6mvBS+5zfCpgMF/xpL/N37LeMjwvl33joVWVvEU4tpQoQedqKn2dnXurqC/8",
-	"Gce8Rmc/zllKxix2HTmQqWLhNylitqSaxX0B2elGdqdsji1WBycxm82lZmK0aL9ii4GxMLNUFFCT8lk2",
-	"97rdoOiGAe5fCV6YAzSPiv5wsxNeqOBq/Zp2ph1rlZWZb4GDCGE0TThLK9kBlc384iBna6Zq6ezB5n2w",
-	"eR9s3j+qtS9NdY6CnDcAwTT7172zN73TvH+ToUSEwVwkkpbh3FYmfWxoz9ZIaHCHfg/C+QLji+ggtR1Q",
-	"oCz/zdmZ+dMuoy4p3oAA54U4unabd1MZOVetrcWLpUyLxXcRUOyBrRpFt8T7t+eXr16enr+NXP4X9lup",
-	"jNm8PL66jsjro4uIHJ2eRMU6P4s8zIZTKW/wg2t4kUMNmEmDL6NV7JbpwLOj5c62yBktiGIChW++aQbX",
-	"tuLMqBL5uiQpo/HCFaPlIKgYqbXrBFUL1k/SmcWBZEbYk4L58X05pN3EYJbfSEN48ER/aan8IGMfZOzn",
-	"+ZU94yb//Mf/Z5lbLm0jhwRmI4Cq0LEKmp4Cl0dBwG0DY5XNWPxFvck10heH+h7E7ykfF3puWVcGrCXg",
-	"2NsuZBPpBSuUISA+iKtt9lIpF8a+HJpqSM3G8m3MIcJUbLjBXoYFnzwl8k5ERBhmBRtWPD82Hr5aJrot",
-	"JObdFTZJsmOUO5MhiwYA3QKMjut1A/rCBnLyEoZ7EJQPgvJBUD4Iyu9RUFZMHJCUCR/rcl9KKzs9Sw/Z",
-	"Gd9AKiot59+DTLyCKrCSRRp5e1SmToyFLFM40lD17sgV+v0h+FwJo1ymBIDpzB+vTk5PD8iSvFkt68xq",
-	"zUMNzc30v1uZZCbXS5IHafTgTH2QX3+0/PoDnKPX5xfve6enIIigLxiyWWun5VGWkuf03sLH70qbiQnU",
-	"y66B2ISryobHiApk9SLKIZkV05qLie1jC6gkCXBlTW8YwCcS9oHO5rZlp7kFunqGQv3QtNKPd2wn+jXD",
-	"XZXB6jDiimsSubpp7EOdZol5zanW86hgcs9TOWJK/QkbFNudH1FNEznJ2EH4FWE3/Vtui+BWT5ePYLRH",
-	"cbpopxlsZVg1cUefK6hDPrDsfS5TjSoC7JNFisVGk6gzJExh1hn81hdzqhxeGRagKiLHkXWbjznUazus",
-	"iZinDM6nBY69k1kSA/J5XygIZ/9kDi8lAzPOC9uqZoDtzwdI97a+e5CrGoNQGPtFurjMxKWZbuPrKCB2",
-	"hD+mhscNbvarHorH/PovlXDzB9g9bJ7QRbX02mt3FoHV+7TggBSaOYIlBIfqDrxFnuDxaGyNMrbi4H/U",
-	"izn7tBKuy0kl2+3AsSjb9J9r0gzzKpk6VlXTOLIiB76lzKnNs4BfH9LNStRcIIKABmJNShU5PWSd+vF1",
-	"YUdxf68Xc1bMvawj/Ed2XrUH4JLReNGe0ZiVD6kiTVt4055kNI0jb9S0J1SziChNk6R9R/VoGstJRLSU",
-	"7RkVIGAFF5MWKWRq5vOHBXNLekigaAgPnyXNfOGNqo6lQNjP9fzK2k7r5PtmOuCFXZlvcipxsFVowZ6A",
-	"Ho5mUHfc8WeMNNM6om1FYao7JAjCPJapfRzCzshMf3cnNoMmo3Xn9S2EfATBvcTSRkF6J4ROmNAtIhiL",
-	"FdESWg9UTC3wpnFV5HUy01BU4SBuYzlSB4SS1zS9ieWdIJOMxyzCTj4I1eQWO1dgb2nK6dCrwOVCS2Ne",
-	"p3V9uapn8g28+zeUk2/UCjQe2Anng3yQnIHj+bO824jWDEl5SkJoMCdAS1phmZqMXPWEpEqU9Iee2HVu",
-	"jhLINPNdXhVj4J5CiE8hyZxOuJgcQJ9Sj2JIyZSKeJwliFcd6BirGFOI51jEQoe4qzmxGWRS21ZpLj5A",
-	"aGLELISGBzjaIAK3FxWImpq3CJXa+T9b6yTpN5Keq+RmsfnAn8svYt4K/VulVDdBeIzOhS/hAdkGML6I",
-	"BFWgYafijlIWM6E5TaI82QP9JTdsrkkmYsSDI9yW7HjPhgXxdyo0wX6nuQeEJWxC8ZRzjQ3HwZEr50xg",
-	"Vx34TkPnf/ZhzlMWFVzvCtqGmYk4ENFblsZ8hP5Cqw044D/b7rzVISdaOfhTaPjr+lqIPN+8UNcQoXTL",
-	"QbI5YuZBk7IySH7k3womVQHRzgUnxJqwujAHvucufUJlM1bq9OyDVLMKlL3ttY3JI3YfzH08dhkmoBUJ",
-	"wwKAMXTIZSVB0naawVQdzxOK2OFzmjIRaJP3AqgpP6zfJ7hXPj+Yb00pJL5LfFjoPABpL/+yePTfKphT",
-	"5tRraAyX386hgDc8mvIkTpktUf18Boy7XdJbIrvZ4AR27OEeqPe11Y3lpu258uNqHSEtjGsIiwwZYTF3",
-	"jS6BAw7p6Maaw2+uSZPa2kfnriAJG8PDBn/5y18GhQxlfDjWQlcbYdCVfemN1pL3w9g3ettIJwszCPT7",
-	"DDWYX6npfxuVYQMidIv/oNMvF1/S0EK5DH4nSdkHs09cH1aoUGGdPtDgN+jDU27rsAJwbSjjBbCeIBWQ",
-	"AY8HTvi7Sx2QqDmBfTHLlMVgs7mYetohqPM7bgWJrnMJJWxW08idiuaGvmgOKq6uDnivfuu+69xNmegA",
-	"VvKgFaFvo2AAAQivhQfui+bR8WlBl0DWaUvHufJovQ7XGhsZAhco7ENfNAs3w/vBGT409sloMUrYIXFN",
-	"aZ6RmLG5NUuK+41hKuRNa3hPKenGMkH8vS/WkVm10DsU4LrI9BfTRO4XHKNJcj6uHSygjti3hkE/tCey",
-	"bfGIzaM7l/TuNRbCfutY2lasFBXWeUJHPp9n94+biVWHv2u+vvv4e4/xHcEqIiQX7GyZb4Za/xHcmiEr",
-	"azcbtQ2id+0hnDUsod800Fe1bx/lVuoqUxdVPxvx83dYa2tiuFlmdUAyMRxnv7uLiexQpc4+GKMAVq1D",
-	"TpTKmIUmky6EdHF+dR1KaL+VN+won+EXNJX2Q/a8GS5+0G8q+o1ZlYqTY0eVyADawssbJoq1hL6C0G69",
-	"Ragr5eJ9GUPB6Nm+iUpJVynq2RbXcJ3yzrXVElyvPYtYVCV7p8EoulCYqBJU5EvU+w2kT2G8ugRTf8WO",
-	"IjOmaUw1fSD6pThacJ1IEzGvDAUAxbskJY6UhspZ649Q44MZWtdunqQ5WNyo9wMg7f1nhTYQB9AWIqUi",
-	"ljMyhDK1vLuRymatvpBzZuupkNn3Lk5IE/NyzedHt7stcCXC2S56BxDWCZyefcESZR10vj2S0XnBNW+G",
-	"vfq519578tSZ9OZRU3lns3eNZdDpi5IlPrVGdb5TB4QrlRlJhL49K4oVdD21qn9fOKyM+7Csvnjh/JRV",
-	"bmNlZNn32yG9vhiEzicIwqUOoXdTCe9gGwZ7ausLmG0QbQWetEpMVpu9ZKmytYZlgW59xSoiu0RL8uyH",
-	"p13SpGTBaNo6RGeJzHREftjrkubjLonpQrU65KzIHQHkFNpTmakf4svY7dCSpFJTzWo7yegEZhduJGPm",
-	"s20jGci5bytmVsSw+6OTF5eKNPe6jzvdzu7u40730d5+ZI7A7kE8fHZw8OjxXgtyBeM4ZUqxIt0bOTGS",
-	"QrARAulF3th7vFdcHyoW7v4O+Wv7pUzvaBqz2PyFvX0s2Q/ZlONhA2yuLAXknkyZmc5T+WFRt1A0SeQd",
-	"i3tuktUFw14yjYO97v6z6Ms2Of1ylgqegG0kViHn2XI1ZBEYoWhEjSmjMcOI4xEdTVn7KEcPLj9YyDYw",
-	"64NiyMCGN6zl3FnZ9+bTg8QsSExU6431Awd8WV/MJUdVk/JsuFypASfkC+Q2Lpk8wO1psqrdex6Jg7iQ",
-	"gLgYSglFmjLTiseM2ENoy3qU77J3J6AVPNcK8ryws1aaCRURSmKu6DApuZUsBIfNBp2ylJVy+wUkToMo",
-	"BWmQd5CGcIvhCPEBCMJCJ1UrwaI8NoexcKEtL+YFRC+8r0OO6WjqHmK7hxaWgmJY0UbrJIQOyQjCfpi5",
-	"GllUE4w0wiLvKHIDHM62GSdPulAEjUjX1mV16Ip+jKV4BLFOdHyVCo9ojLLVnHdYnbw4yCohfmfXxeEv",
-	"HQWskZQXZp6K///sXV2T27YV/SsYvUSacrXatZ0m2ic1deLOOhPXK6fjaT0WREISuxChAqBlxeP/3rkf",
-	"ACGJ3Nqt5U0TP9nikgB4ARziAuee+4uKGdGahGiPuvOhoWvRmQvtY79gYIhZY5lZYNhsrHpTmtqhNbua",
-	"QifH3V+HUfZZ83n9OQwm7oEupsJPlaJBYhai6dQvgHvgouwBbFjENvERmajUNslDaIJVpRdS+HKtTp+g",
-	"uj2J9Btl3V3SxdOATAuZg0PiBKdC5gdncR+frr+e16UuXpfVwszAV7NlHoJR8CwafX/4/YMRG6fqwpxx",
-	"SRTahY/TjhU7Pqb2A0Kyn7+7Qd4E3h3IHWA8hDs8lMWvmFVKrCQAf27W69J7TIkpq6XiuKwfDHwNNB05",
-	"xHMILf3C2PVQTKpd3IzAAyH0WY72K/AU0RjRLz3tPYTgSzk3tY8MpsEV+1DglVKqaNL+D3sX0Kq5ylmn",
-	"ZO8FZdLOYCavtMZshbAutOz03lYAxgstt8ih9HbXugfyM/f2CYElVNGxgqT+DSQ7cj//D8PCkjGbuNEk",
-	"a0Jnzs0BlzO1zVXTscyTaVTA9yVhoaQPYEptjb1VFr61G6N1d2TYhLJOwk1jzE7BR+KwhjAwzByAEMxN",
-	"TyNaulsYrcwp8oaDS7SGtY9hXUtZMTFZl87TBt1WlqzeYmpUMqXJRyIuuKYk+TKy0r9qVStY4GN9W3mL",
-	"/no4ebzCYBW6iRMgEukiFlKCY1tXxAPidVjDtzZaw1pR2TdSi/5o+EiAd4yLqu73Iz7YTvRnZNvxP+rR",
-	"6EEeUkfjLzUbsL+Oz7+A/16JlZLWz5X0Tqi3XnG/E97Vm1CH9B5s9pUThZKFLisFVqK70CbBeJHgLKvk",
-	"xJESiuDpLJYzTpOPUfKRjdFlDphVKPD9La0bycLYa/Sk+IO4wK6EApv8idCav/30/PrxczRDgDlvQmf1",
-	"jW1QjY4XoGxHs8AAfGlTqSswF+IgPYhJVXhfFzAO3+Xh6EGLvpzRegolnijGD8qGOu4pyg+qv4sRSsas",
-	"zLZr8iXZVUNgQDL1ZIUz78vh4f8E7uBf0pxdy7fp+Fbk3/FkyCJzk27GLnAqN+B+Yh7/am9NR5DSgus0",
-	"49pwHes+fwf/UPYlimP4eCWUKZZwx970hJUiAHr3dmFIWmIjbaRy+T1eBo5T3CaW/PL8ZJZgF38wCMAb",
-	"EGTgo617Mljc5Q3gyWM6pA+MKyzMVIEt4nVd+At5q6b2m9p3kUkYMummG5yb4xZKGNFlGogM4Nnvgl3S",
-	"23CD+OHn98e1oTOi//DyctCW44n6FXrphLgXqrlH7JugPVolMxJFld9rCo+TY+Pl58ZS6u+4xgv7aDTx",
-	"aMeRZ+oSJh1MdFMJDK/mLx8SFlBb/9NiKczqU+AoAYKcaxWzv2nlXedKDf5Lm4D9vbUZ4SAYay7zW7NY",
-	"DJjmzncRpU6rhb9KEs0hfrGjud+QpgVhhT0UKehn5JE2wXLHMPW9LPWJIQqq+AJPv1d4+hTaDggdK9pU",
-	"k+72Kxe/2uQ7fVoUiW7fCaDkMfqRLlkLzXcpjMS6p+Va4VEnHUlsJK9y2rzNHFxnjSFATsCUasg6DNFa",
-	"I3rMVVQPk9VOrI1VpFJv6wo3L1hkLjiRqshiqqPDv7vbEv6Lazy4h95my2FRB+vCwZjUn8DmsNDD7ZKr",
-	"ZDEZVoiEdOBHfnuMVU+icU4LWLGe+3QowZxdHiXZWtLplEFx46r4be3f//pxiaZyA0nsNGGWLyVtFTev",
-	"eWMwztJPi1baLN0JgAqHGeoS/NOEfbhEWkebZZMJB+GhLDLmwacpcOE+KIbcK1vDs0zWR/69Y3yzGMuI",
-	"qGiWg6GY0MkvL4+a3RImEARoC2Y/xorJZqOqAmcSGOh0YPHULO8TJszyzvWNqoovC5xfOZBMioKnGrtH",
-	"NE20WWZJ7CwP98MEqB8EICsltV/90s3H4MODy9EIvip4ssDsBFaUoqMQJ55Mp88yVMmKLM1CejmH71Fh",
-	"FCvolBjzR+m4K3gaz8NE3ypOtlIF54bIbbgXr1Sh2lU5nmDzT3m6xTV0JyNFG5RO1Jvh5z6gUnltS7/r",
-	"jf/+aj9an2w73usmbmIzPqjre69wHNDBrbvzVJjvIRZdVDsWZhHS5QRdBt4dPCZ7c4DCgyvhcis3KuTa",
-	"g7/hCo8J30F/X3fFaP7Izf2PHe/VW3++0bI86PIjRlnW/cLD3zab4Zk1a1iO1C72cB/MJtTbjXEkjbMw",
-	"di09TEkU7ZGCDiex49CjuFW7EPUX2JRtY+3OQ07USvowKIpeTISYeMoZc3usyyUNGvQbyLnJxKPRA4EO",
-	"yLZ0ah+TSF0oASXU2fVWLhZlTqRRrBfb+UHwhJJl94NOWDV8NhCePys0Zb1Ho4/5tN4BZc9Dl4z/m95u",
-	"R7v96t715kpaZaHm9xn0RXmtsB2wAqbD+TZ+2hRlM4iPpk0udaAE9Jkugz9nQc5CLLRckvpibXVv3Ft5",
-	"vxmfn19c/nE4Go6GF+NvRt+MescUtEm1o/EqXjbFWhItYZ4zSdEai8M41yVq4tGyufSir4bLIXN1hixl",
-	"NMzNetYwoKdPb4jyjC777GKETXqETZqx+jy/XTA80lV2QbuH2ZhiZZx3oj87O+MrZ3hlNsC9X6fEi+dP",
-	"mX6NpJbQ2C1KDeFgRcFNGkmNsd7heFfvx+fn76DE972sF8WXYKStoqeCPdIb97BP4DIZNjsi4jvf2A1d",
-	"ELxEJOaU4oGRxjLP1cYPcBpRW/Zrg96Er5Gq6jWONu83vYwvw5h7FUficd4dXgmR1ugeBKEJmE7IA/h4",
-	"hNxE4SQ6hSptFP5Mn4+ph9tpjo2YqFmQ2wafyLSAja6XZevzmOiwrJZMtKU2OC997TKxKp03dkfer1m6",
-	"q5AeLy07yW/YVrxSNhQf05Wnjwcp8DbjQCee3ajKi8cY7eG8VXK9VzlqwLY8/FcYhmhakr+RSG7JEkPz",
-	"dEgKK6tN7buM7MplBR+hlXSrMyR5qSLm7od1FJKASRaSywsJ1Fte7VBSy4GdGn4yn2GTyBbKNWNSpXBW",
-	"eahznQ6VhI7YEdZRFU6slC7w5JuzCsx3+/pQoSZUReJkS6XHJ4Iu/lcuinUm9ceMAx1m7IyEGpNKr2yj",
-	"v/cT8cFMSJhgSyvXA6Y3s25J4RL6d3vMJX74oXJc/GB6KYQvKAFVoDDRRzxVxkulD+oLvKuZS2tL5QjU",
-	"z5qupKAJmfuxuBiKp5gTfiy+Ho0iKgop1mVVe8o3ncZnXI7E1oKD1lw8uJuIaZn4+qG4Lv8k5qaANvQf",
-	"Xn6biYcXDwZpHywx0r/V/vDyyVV887hWjiWslZctBXxPtFJkTHYy6Vydr2gX0wXm3R6UIWWuvXHk9iaj",
-	"I+6PDcaY6cuHe1zU3GpYH9PJzTUncEdKasoAoZGBK12eW5iVgdzprNmgR90rTvyNnY3T2jSpxLj6kEos",
-	"ydPe+lY81ngNRBpjJFRRHiyC+6wnkHEoSMEfFQyuplGK1DqafFlDOxPsfzdUhiQqCmvsv3xxPZ28njz7",
-	"y+vrxy8zsffzJvz+8btn4doghGfiwWWJcVXz2oc8FeGbD7h04DfA/GLLzbFxeYzvlyHG5ThaiK0Ihuq9",
-	"f/X+3wEAAP//",
+	"Ax12ksSSWI9DcFppvoF5Mh5sg7naRqQzYUw1IfVLmYkYaEOMEg4qIxcQZgz6jlQlXWU12VUyV5AKKeQF",
+	"+tTBfBXzqa82Iquk6ny9W7h+BPugjyF3aXm9LzHsgq5ymcQQl4SBFBnJJDEseEYViAqqbArUqp3Y3FJa",
+	"OoTrXJF+hOA6pWafr0ATXmbO7I4mGa3xoKA+bazoPFkNQ3mo2PLEaEtEjgqUCedLjlyykLfqVvDzpSlX",
+	"BSSMrMIycgo5b6Oyf8dltCkyZ6BHzRK6YMWD4hMAolKy5nY+llFNFNSwG7eHqIdAqiqZyyyJyYTeMcix",
+	"gYxHXFWjgKdfbsGE1Ff2ncPTw/lQuzJm/bwVYBduSAWGUVk65IqRpve3GGUQt3vx5Wa82suv00xALkPI",
+	"OF7hly/n4VoycvsWlYh/1dG5j1v5/lRVTu7eXBECf5LhWhCr9g8JqiV4Xcjjjb9YGyn3aJuNf2GdUgcu",
+	"Lag9zmhqxLp1uLXHVDOwkZKkPad6OInlOCJayrY5pu00E8Jm5yxzycIA2yqASM0ovHeM2NbGRFOkiSv8",
+	"C0sxk9ZTrwILtiD9d9zt/ubgsq2i0g3JMERnJ/GYoUNrSyLLQ6/LIhp+urRM3zv2/F+BLUDtd4NXw1H9",
+	"DcFX8h7wJZED/oWQgiOd+51wfRB0QESFLauo5aCkCSkWU5mFnQ0F9XBZiUspN6QZdr4ZdXWr6D1LU3zF",
+	"+oDF9sImldM85XnZTSRjdo9ggXli2FMJe3Ex2nKWqQ/jVHeXakLJ1cn1m7MbCF05X1HTZnhkQvMEkqNi",
+	"bpM4VwsFNWNi7SJew0UY/0i3zMHIQyYbLYA19Arh5U34RFlEhYLK5WBL/h5uzyN7onIKX3kgj9cZ2eFE",
+	"hKGuBJkvj95cY4j5+s1r88f1zcUlfr45urrJ/3r/8uri9fvzixcnQVuiTNeVtOjqE8B1FTzdRUO7Ih9m",
+	"s2SBSXq8oidCchqaenBz8Mm3oWzCQkkMcKq8auKWLcjYK34KKz3A92WUJiGJgtxVwkYjNtSVQGzY4J+a",
+	"Q7qcA3tzcQmvdUgsUyfHR+fHJ2fmmW6XXlwdQXYS/tKIGq9Oz84+Mx8gaswp1+uTckc2iRjf9IBQArOx",
+	"Jx3VYtwCG4GNkEOYLTfsfHn38zsFm/u7gT1jOQ5uIxnKKVNkQIe3oGLnbky73JgO/BQrg/BD17+mjaMs",
+	"Zb/gCVh5tkI0fCRKdgmPzUK8eXP6opCZT6hSfCwUad6hrkJ+iIiShMcKEuHIYGHds4ZXtSIyT7nWTJi3",
+	"A+81+uDBqTdZzCbMPIpx8CbDL+CapHHLx0ionkTk98z8bchyIGP0dtrjYNgwMkkoKkJ/L0vck7BYAYbb",
+	"73aNsugqjDCg2eybAToF3oZVhJ7vZhmPl85aISxXoja/vOF0rnIOwHbi7zqbTmm6CNpQJefAhkxcraaP",
+	"c3uQyy8wKOXMrJp3IbvGKC0ZWxmjwiRVaxtbV4qCo2l2C73hhp5S0qTkxcnZ0a8RmIQ6XbTMPscZ65Bi",
+	"xqAwZGHuV3C3FFvk17Kpodi4JH250E/3wzZ5rnFVeQxG8nwGTJkDkDlPEsj/xQIZQseUi9ahyx+1abJU",
+	"azadaTLigquJYTwyjYx0MFfMkmzMBRGQgJ1SEfnkUximQ47I9avTy8uTFzgBdKXjhJGbMa0TFh/CLzLT",
+	"hBtTH+IDmYhZCrfDsZvSBRkwkgl1yw0D3GI5azVMUa8jQvJQTfDZVeptuEF2wjWB7KKuVUOcZpo7frGR",
+	"VJ36D6wcv7I71SoTItf59hjihX2A/CgQ89ZH5Uk+X3WotcBbx1gi1dp8zTfTB80Zz1VBpdnsOGUx18VY",
+	"UHEhNZu9tmyhPuwflMDWXqmUAbuXzg+ITGIFKWqG5AyBmvPhSP+gwhCAD1i2AF8APyBNxRgBhtOK8Eoj",
+	"fGaZ3lFWvYnIgE04RDZtBGZMNSNNJLoIys4c9wKXOo5n3n+Zy5Q2pZ4K5zRJXqu61BpDWTsK1AQXj5/y",
+	"JOGogCljTE6nLMa0PozsOcbgc8gtDRkiG1GeQCoBXgLkNqcKFogbo9WWxR3iaOVlhVWMAutrl9HsSatD",
+	"ugH6lviPeQ4SMi2+xkYrVQ3mueJYm71RyOSyTCDn155rFEg1P/5+C1aKveul3LPLk/MXp+c/GSPhzfk5",
+	"/gUGxQtjSLw5Pj65vm5EjZdHp2dvrpxxcXnyIqi5LknzZRVhawP+3mb6fQ3nP4d9us4mDZOBSzSqyTqb",
+	"MlrxvWxQTlLDGVdmKbmBVs/Sp/ItTTTPeFtmN/ibzTbDxxKXiXdoswQsxxvShKZb5JKWly+YUfqNF9An",
+	"/4VW8mdGE2M7VldvOQNV3q7PM7N3BQeSybZujNzIXT5NXKArdcPD9zkhUBzL29x1L3ePkOb9GReoCYGy",
+	"ySRmSoMSgSrZxoQL2xOgVpQnPy7c9i2fJdRY8DrnJzgo4mokzBi1KQBzqJrSwZV8rDQH9+5123CF421d",
+	"V1BIXF9+R3SbudwVa2OgfQUJEuFkg8/YXpbE19uR+ATevfbA1BBMvoHOw6O0McomVH026axLnZ+G4p2n",
+	"qKZ58gFSBhAV0Awr9BblmAKZsCQWh0tT17int2MQtVHLCuvI97G0Qfn756u0iq5xTkVUDtr+e7f9/J39",
+	"93373cdu9PRxCJ0japwalTUQ2XHVap8i+/d2Co27Z3VV8rfR40ArXxFrqTOxoYouTBC+hH2rSPkaKlsW",
+	"qjMmGvlaNqLGkIohS5JN6jvcW0crCNJbD/ZdC4pgvkNBmjMPrynJND9t7r9D+lvrtKtk9FClCFWkj7k6",
+	"fe+fNjcBFoqvNpYiZxfmh/X5kfYFgq+tVMbiHJZgswIHX3ZaXSohQ1AK15TH5bJea4RT52L29qohENIU",
+	"Eq/Ks7Sh/AlCcoimUZd864oU6irlDyC/z+ZFHVlgDciy8MgRGLrFy/Pw7V/bR5en7VdscRC4YP0W1JYa",
+	"vAvXDfwtU5pYigUjG4uqIweGp+z7dEj+boQrTOvnzu1hI1J+n489ZkcouyJH9MDhOdxTGFLLWyZwRPiz",
+	"dsClAF2SyDmLj7A0n21ZmPLHIEiobcZzAA11xfA1aBTOnwKZTkOoTSCMpglnRXyVyGV/w5oLCanXLMWk",
+	"6xrpv1q+Rw141hc5KPAke060JI/ojD+ChNRHd7vrzwXOI1+nZZXCrGyRBor7Ey1TVnHvSzsd4n7/LrNU",
+	"0ORYZg67shz7WNz4rJOwWAw5TZdGGSwchuRnPERLTZPQtUsLqiE71c/dj79iAc5lzH7hbB4qusN6alii",
+	"8FS3DZ6MuWC5022b9JQ7JvSKiYAFeDEAkbIVt4Abr9nvGauaIPXvwcPnykjl+0zB3LflDLYNimDgZ0sf",
+	"3v3dfj6xG/PqGlEjlgLK8eRcBF2lucN8W58xL3n8yttZWdtlMlnatBKlRZUjsOIUXabSfBPMKxtOKBc3",
+	"fBayABWJ+Zgp7TU8G8JAv9zf8OFf2OLeLiOryiZCOVmZ2PApV5lwD1EFil8WREWc0pFMYhZvGHnZJvlq",
+	"pSfGvFSeyaRyGsIRVtFCNkj4MIj1dYOgpKnZacXH5nAg0hdNxjLlejKNyMzdHpmfTi06Ffo1ewIz/ocJ",
+	"h2RoyJ0Ax0COLAT6NIR7+ViwmAwnbIjRLUWk6AlQ2WKq6YAqRpq3bKEO/KTMo1KmzZK0OuQnVy8zn0Dp",
+	"ny2Vkz3RBww0R6DkjqV8tCDtNk6+fcsW/QNCC2NbfESjSgLQVhz1hHNowN1G75nxIRRNUg2IaD0R0Cbt",
+	"OhXZDIv3njzZfR5kLLCEqzcC8Z24Xei86HLCPrgkBYz5PiODhWbKfXn981F778lT9zGlc5g1ePFy90W3",
+	"/Zy2R+8+7j4NuyzM+tdWOLAxV5rZUtXIYdqmaAraacHXwuJtws6Z31REEqoZnCL8cjsnqaXlayTSINBQ",
+	"1JhtRumQh2aW5/GeXUEuiNJUxDSNiSHDp/vr1cV864sDux22C7niWDreU6vnbLomVmX8AgrN9iN+Uz3n",
+	"Gyo099NQ7qluhCM5hTqMnCJW0FPhaCw7HL8gm/pchnRYkgBYP6G35VJrTjoe7raZDbL3Tc632QXH37aC",
+	"oEOGtgqn0KINet7HdQGwjyeeNd0nx6Y8on1QAUJSmDcfMpS/4EA5dPM4yK39waI4z2a7jVZw20pUI0Fb",
+	"RgGYaaIQIam4i1w76Y4xDJS/xfxaO6+GX67158Ax0jpGW8jGKGzbihPyC8h1BKndRi3GOjWjFiMpU68K",
+	"NtWE7j15evDPf/xX2AuIYMw1sDCp0j/S+LpW8Tw9/+Xo7PTFQeGEOb0PZ2FrzwaM6DRTemOlNKHjk5pS",
+	"wZtweSBAVA+sh9SlRlnaYDFZML3h0Hlgeals16oMKks8gK99f1z891OuplQPJxEZpPKWifcJF7cRGdNZ",
+	"1BMpg9rACHGX3xdAx/ALFGHv71yN05QmZrrMKH45KfsxSNOufuuQCPk+vyIyH5EM3xslqCcGNH4PMP46",
+	"Sxlpvjk/Oj/++eLq5EULNcYa8KoSXqYZqRE18nsbkdv+cGHxxtYKEIrVaGPS7BYyVLF+ZPu0KDv/khWS",
+	"k1ToAJ7xqU3s26JI/no4YXGWsBRhuVWHHNnkbomQv4jWjXm2VJG+TZbqEwQro6lWkWX9qS0dtfFjDGky",
+	"ESvS/OnkBj2Fyo3nkygj0hdZkvSJTEm/2ydTRoUCr6cZedm3PKUfrqzMX843lGZPMqEgimoMLUpUIrWD",
+	"3CFNm+EFqZeY45WjgC9czmc5M3+3C/8F0/OLu7e8IXJ8xkUgdWcbHIGE3dWUia2KP68ICir2+31cLuY2",
+	"WyiPUyrE3lZVxp/J8aWd5VJKwixhofDRS0OoefxojyhLhQ4bD/HyMqEPCbg/XxtmYiS+QrOI2jqEgcxE",
+	"XIfkfF9PSsLFFp4URwPBqjadpYLFZ+6BAa9w4e1CTXb0EGohYEoO4QnN9kSOLTwO/Oqzv6ktlL8XTyo7",
+	"S0qTq75OlO+vW7IQdZzLmH3tGrDrm5PL9yfnRz+endhP7ssXp9fu21enlyAa7B9XJzdXvzaixo9XJ0ev",
+	"Li9Oz2/eH5+dHIURlYvVXss/Tqcs5kHEeV8zdUAA8whD48UCCTJgZn9tE6m61I8vD9Vy/6IqWLjvtTQK",
+	"qe0epc3DNTeFKsFfYg5mzIYJTVH51z4THLuI5WIRv1WPPprvP4XRe1zy5Frkopz5r+s3kydeLlXeF6YJ",
+	"ME/VqW6A0lRK7K7bj2vnu11ukGCrMsD3Ct0obCLUjkJIVMN/WoEGBNImKm6U2gDjH5tbwsiNKpt6LCfQ",
+	"LgC7RJWx4IUEqK4CxB9e3BS2ccLfWSpbW2E9mvtfCTkXdX7C4IAQus9UDHcC9vYB/mCbY6FwMN90CIjZ",
+	"A1sLRMkokSXMmAKDMdcjZksoJ9MsjlQsIhOHgFKZ1YZWC4CdBXRtwEBz0mRT6ytzqtEWVPAG7llLBvDo",
+	"DekAr/0MMoAHbEEHOCBiOBrzTRUpAX+skEImtqIFeMa9iAHuvI/agYRRGbpMlaWFKh6eWrazXRXI26PT",
+	"G/zKVtvdozLkEhjnC3BWqBAynWZjiQUjbk465WPEU7UqAFTWa5ZOuaBJcJRhjkX7xeBw14Hv1hCDOTcy",
+	"07NME7iC2No4OEeGCo1wMYoBkuuEQam6sGlgpCls4S9xL6y27JhRW7CW1RhOVcLDQgO/M1Vo2cxmtpbW",
+	"3C1HiPKQBMJZh1aubrxn+KzamuHKq7in18+qtl7pCxHmOiLarARk9ZYE3w4whC4dBNEqnOntJ+111CW3",
+	"IvKyAvSRT5XbQHp5bffLPnZt+Y3b3hzH2V7zLohQngTxcn2TAAUVlSlYMG6+WNe/zTFeA/XsAITWk4Hv",
+	"wVfdfuc9DoDEzEG0Q5O5CtyhYB9qqiLSVKa10d07LhN0/0PSP6Aa4meLFL1xsPYX96QggLkNSKxJ0w4o",
+	"YVwnq2mkaim8uTotYS5YwOtbLuLItn086IlAZziL6dgnzf1ut9Q7Emt9sdEEF1Yr8T26FGOkj6vcb0XB",
+	"R1ebzpkhdg+IKLa4w12VgtU8Y0Djtvc4uydQMmeDiZS3O4r8tY0tp6+9W9r3+8LQTM2D8xaa5qGPD6pN",
+	"K2WawwAbQpOaQNYjBrSMQGR8LLC7pkzJBfTJrBlLSN0eyUzgEuzDEgD+rG2i6fv65h2rC059yCOPrC1Y",
+	"hLsi5daAGBKvmcKU6YmM22YmNnkT5vKk5nIH+gkXPcfFQWgvF69AtDRNtQ3QwFOVXZ3CrFyTQotkjTh0",
+	"TOiagbWU7cQMZEbetdsCUCRcoTMcO37PamlOZTNUddvg8gH9Hh72xCbXFvs3/k3Juk0rNaskzf295wdA",
+	"9IUmlDV3gvEgaNInzSfuTNl4UiLHFmAoP2Y8rj8/d5QndJAweJRdDZ9AlMfEUkaHE1b3nInWsz52kEY0",
+	"8Z9vbi4JnN1w3CYs7ZEpRavKL/8jYxkLd/Y+QhMJwL19e2/oJnxzdP3KeRms0ukyliCs+oEao9MwyCkd",
+	"g1Ozvkaps7pI6YrdBfNQVuHPuXbctiwvKG2ouq0rtl0FMXcvcOubQpsaLP5P4a2c5zmHW14Ld32t5ew+",
+	"aNfmyqmM7VNenZ6d9Rqfgt6yexQRxIzGiQ3YfO2KrhUBGpnpoZyy7fYGIe1ms2ThBLHbKeiW3Ty6vDw7",
+	"PXnROiC+FDSyXtjIeZsjstw8x3D6wltG2NnG48ovLfuKmmYklpqXxh9ZWoejn6Ob2+KIO5bGfKjLzZME",
+	"YzGGIyGWnsYusEdThs3ktuwmuGG526qNx5NfBmHZ3Mpzd7PZqtZxmxR1+uUvYiUU6uocS1hG8Cvujpv/",
+	"uvI6nHfY0sWnbbsGGwBP42Prp7PK6XNkXTzvsV/d0Zn57uzs4i34euzxaUSNFyfnpzUOnsJeLfN5z6dX",
+	"EbdteGhsiygPgJoVt79YNJplMbAFmxsswvJGS3nrx3O6g4B4fi3QaUSowGYcO8rr1mqhNJuSJgJ6QasK",
+	"aOWSaz/hPJ6pvCtZoVcn//Hm5PrGbQQu/q8QnfuPN6dXJ8WtOr94f3F5en56cd6IGjenr08u3tzgvpWb",
+	"D+ZbuRp28Isc9mpkCotzGvZNV+oz+KAbPrxl+t7UVOKUoArPKTS6b1q6r8unyuVgDWCWw3h0SZO4uUZz",
+	"GlW7hyHhunQmVwm8eRLe6jL7XKQEEhThV0jzjjDCaskQ8KF3wgCbX2CfQ5x2VYqEz8G5lDLkGRZmnZKw",
+	"vZ4yTNUNwJVmwve2gY5zBRnqRaS7ncykTMKI9NsWotnZFqa28p2vh3IWyA5ZleVzqpXLVsovOyRdNBDz",
+	"vKHAaq16ZCBvqFOTt7y6CWwNGJofw4FxhU5hEU+sJNyDrZNd/N3OCK0aCOxsUqGcy/7CakeFjGr3Kqs3",
+	"0B+YzXew325P6QcHwd53kTXntbJ2vWUVB9g6KLX0jFByhsaAaOsyvWQxGwZt4I1IRALEzFt8c49RUsMG",
+	"8WK/oWkmEDEF08iqsUGHV7k576trSXaz1IAMmwDhd9AAyJUE3TGSQEUP9rpKsQnFTCYJi4ENQHI4qMqH",
+	"eZumbtd2p8POYvbrJ13iRtjUS3lD1S3Y5rkCHED3Bj5x7fnTdSJD8aR+u+2ubefMrG22XfUPYPsRCzTE",
+	"8naQgAZM8ZiRnDhJE4B9AKoR08QLv0HbHY3YmaQLagxP8UFqYmyKCjG21rKdDcPRZYmwHJK+CuQ4bpjb",
+	"GJEZSy2/ByAQOWO17mrPWEScr6rrNgc5eWa5c/JXlmzcfdicBrNfuFb+GSiBeFwlvCfd7sakVREhofhf",
+	"sVNHNVM0ZQTfnbAPXAGEIh7qJ92ubZEXjoAXGPwX2k1znOEck5jN9KS0QxWuXebUNScnxMP9TheXxXOY",
+	"IIdnyWgLhxXVzgxHyCgX1eVY/IeZ0uFOCuvbJYT7Tt54x7n5/TB/hiEuQBaZQlvqKNQxNQSHcI44JFwF",
+	"oUgObMHlkCYJS10eRT4o2EFhmnF9EH0uOnRAbEQN1/bQGCbm9kZk+03WZKSvajYIPKy24yD0PRwa6Viq",
+	"Oy43EfzsuBy8aO5CgGUOE5fCGut7ZONVgrJr8+G44JpTS7Zrr07yNPqNTrdNu18+1dXUeqe8OJUEOaRN",
+	"0vXMVcsx0xNI0N0m52+GteiXFMEO1yd4pkwz4ZZwJffCiV7566sa8AZJhnRc9vZUmg9OufCzjYJB9lO8",
+	"8/FevQ9sc3+Sczxb4iuNsGsT/d3Hzag+n8MKWg87w1aBRB1tDABVZg2biU+8YdMEEv/8FW94VaSpLYpQ",
+	"brC/ITxjRxE5hyI+fJTVbM0TsDlWZxpHpNfwY/UaLdtKd0ZT7dujEi4mLOXWQYwGQN6OCYrv3BPaMV2o",
+	"iBS/sVVXKpBeai4O1CxYBGtUDps2NywiNjUsIjYzrAWu6JhBLiNKR8iSM08tamuQK20MllvGZq4tiF8h",
+	"GGQkU0grnE+oZi4+WX3RUiL146dP1tSxbJGZ6JaoRheAV0Tt1JhFEBrXEpRAe+chvBtJGL2DkBthH2Yy",
+	"1XSQoLDCeirzsVjjaO6BdA+oLQjWN9aRZ22G07osn9q8mdWegGwWbxuCsrf8WOOixX4B4Gqr70u1Xpuy",
+	"o1g8rECQDx3/hCNGmxvQNypNmdIRGSbcDDUdzoKDzD2XrQHwWeGPsGy1nG1XfmBxeYvrVnq7MK/SCGd3",
+	"8mHG03s3e7fodFb9ZHPsX7yICPtAhxp6/DAn8fVc2v7uak1f+D9PJ/jvtU/08n6HCwyASfmCApKyqdTO",
+	"qVLYkxE06lV5qoBztTiYHpRGMEiv0TpA8zdvAeHz1gkFF0zk0VzBX5oDvI7pTPnWAzbT5e8slQf2RlcS",
+	"beclpMstl2ld0jdQbitnsMrlOhRAZXeUvdsmfeOEMAvCN23gAoswfqIzdVg7H6x4gOnEpQkg73f9p8yK",
+	"YkmCgH9/ghd3HW6trpM3xYIe8VAo889//NejvETo0UfG408t/y4OlWbmQZlyM8eQH5pqao49YjGDKLWZ",
+	"ZubEOEhKbu3+5ZoSM9Ewv7R0oWApWs4/km89rBcGY7BKwzBVq9ulZELjypJ1yAlAQfkIoCvhcI/cLort",
+	"sZ/q4OjWdhBxfesqGKYsDVO60cKMpDIsEIl+sLCUFM4a8NT12etrj8LSAi+di6U19sUR91tkHybZcDED",
+	"xVLKFVU2iisS5cT3ro69HduSp/LSvZBJAhwdMleZdVeiWwNbI5uT0THER2gcq1x0OW3SF7l4+uQKaklw",
+	"2ZgFLDIXuf4lZrG5xouaIywrMQPkdSWtQ3NI75gAVz9XxZF2QPl3e7IgdJwyFpFM3Ar/g1GXoXsRfBeB",
+	"2s9pghlmc67Y8vHNx1teJcfCDKM11/GYpWTAE2ivkiTYPvqQMKX5lNrrpjJmCRlSTRM5JrOUD8sX2ykd",
+	"ECWxAbWRCoduygeGuU+wsBPu5Jo0K2tUVHndDM1XbhaQiwaDGI0Hnxt0GWWqDBgYy2wALpoVFZVwly86",
+	"WoNlbwYo3BAVF7uWYN+E+8rfwCk13GKYUKU6th2NIWBbSELjOECeQzqcsCtG4wj/fJtyzSyuGVUSfPmh",
+	"Ox3CR5qifsum6CZL2XLoJua+PWjkpXPrsMRZtjkdASHj3iJYn/9lrLZ8eb7iINwhsm/zfMx8u9+Nfpe/",
+	"4ksV9nmDU4FL4F+pfHvwWBh15H7dvWd0kUhakwRhK3WIvQiTcf/9+uIc8+sNa89okizyTjHoedyuABwV",
+	"WsJEjHDRDjXQnAM8Xqqgcdrq76YHmsa8wxax+cnwaHDkcL1lJXjdujowmJoGJRtnbzaWLEHw2VCYc7T8",
+	"jrHtIh56NdIccaOy+naA9h6uSNV/ZNQY50HqfF7m6T0bNa3uFFyfyHSt5ewoSe5H2ZsiG7ietN9Do1nE",
+	"PrBhFQtYUu7xa3EQppBLjhFrmHDrs2ndxwFDWfDWY1FIzXLEGdnpuqwu9mGW8KFRZCzQvG9iD9ZY/y9/",
+	"+Uu/FvTdwnlsifnOBB0kdS0csb5krUPbv9gJXJ+792uwm2vdenIutpw+VpasydShJJVS14DiLafErjc5",
+	"+PDWUl/tuL4sHVBWjWJTaedTamCYGhla59HliiRsTBMyyDT4r+ggWYAmNGXUEBHkCWASum/EiLobgEEx",
+	"GoM3Ss4Bw87Gv4rpGqCN+SIqDMs3q+mEQ4C0NewT8nywOMwmI1c6c2owesCZItgh4WMBJ8CiU3nWDETN",
+	"cz/ngA5vPyMSygseTEu5lqSipTOS73x+BN6tPNmrWzrkC2V2YGze7ujytNxbwPeBdQ0eNmrfUA2Up1Oa",
+	"cMVicnz64spGwmG8KYVGHoIN0fNi+82ZrV9sZ1J/bh+IZf85drj4DM95uZPEWs+5Hc86zmsgvWu9ui/R",
+	"b8UVmcqpKwbyjTgKVRjb9awI6IjmmTuKzFI24h/gyCIS4lPzQikdgpxqLm7VezoYxmzUioy40yxJCqRl",
+	"DhBNw/wtoUq/UWu68Ob0CnEOyEc3WpLGxN0pF5lmLefWO8CupFugeX5Ok7yv2pYiP90vIGq2QQC1WlEB",
+	"TeHinzfpgoahM9e4Lo5cFuP2DfVcL7pQ5cznLHb5ddasmOXi2wdwiinqmLGEnv1C0mBnakTKawzd5KFl",
+	"TW+ZzQW0KpPaSB0qT8H+AjAYEP/ETB0RH3pFDFzhIEJ2lMsUsUlWh8TDYzj5uSU6RkHl8hAIpbZfn62B",
+	"/ZjI4W2ugK1PFNk43cVpaOUVfSO4VgdOtVgqVXHrdOAaOsFl+Osj/M5dkssDDKh3yAu7Ja4hdP06V5JJ",
+	"VqmK61ekoBiuoh7p1KpMcOfW8ga6+cYWgXjSwr7ZaZYwFRVL6DBOFDOxsO4zOKRHtmYCb4Dw0Jbe8VWq",
+	"6s9yTuRIg1J2c3r8CmCOaYLZtyKfs197byM9e7pfSmh4sr7bdEkvW81aTjzRV/104hRTysK54VDpXDjP",
+	"eWGs1VwhxaUGaisAtnL15uzkuhE1Tv56c3J1fnT2/vrX65uT142ocXH+/ubn0+v31ydXv9SkDNq1O/oc",
+	"42xdfoQvlL6vgVZric0AvCWkgEKEEtztoLeYq7at7USbdvOEqcr0r/EBwWcDAQemfY2UfcuFFcZIiNuj",
+	"omyJl2PJvhbJyE04KhF3LfUUVi/f/Xy3NjlWKBu2U3OKW7Zd2boXot6TUYAkzksJ8DIPw3hYZZLmT283",
+	"BiOZYZQU+4iJ1rNcDBnpYtGTOpshIWyyrnlGbUXhEY7WBmblQecBh1CUrwlN5nRhj5MIQC9vuv61q7IR",
+	"rfpRNnndcFKl3cd7H+21Nr4bYJMpOj6xCniq3neDSX2YtIhFlE4c1tRu3jOVLX+7kAcuTNboi4wsyFNE",
+	"pnQWOZch/J1whPO39P/Pf/zXetTQEr6T/2U9wFN12X2IcQnKFQk36OZyQfJlfgGNmo9Pzkj+gDx5x/XW",
+	"V5j+YwR/ymi8sTF17J55mdBh0J7aWsRuhn+3ZBRNZKrJOOMxgwqd1zS9jcvKyurD6yDxcqFQWPDV2xY+",
+	"ygVr7B7HeePs5sIoq2eJcHLb55DmFtTmZxLgLFakrhVMWLjUVrdZM987912mXUEJr5YmQjpCkKHkSHOb",
+	"IxNWEPfWKF/bSfKSCLYZgZhR6SHmbB6lt3S0JJliBCIvZhM6bvSABF9pLixpTbkSVFimTeinBgIy13a3",
+	"pHNLlWtRIDdS0OqRIO/R83yzuE6dxgbmbZAuv/+Yzr90+rcZZZhw0hwmlE9ty4w1XclXxEUcmZQ9rPfM",
+	"8L6h6jaMKO5g9XHnfE5vRNDfSKynGQv8Ai49rZltqF9+9q7LW0W3ecwSbnjSIWRATmUK5eigGqTM/RiO",
+	"wa3F3uCK2GlANrcCh2TTperuKIe5YotJ3Gitzf3kldSC5TgCo6keMKpvcKTXakUiOCX+csI+aObsXljw",
+	"Tk2nXTadSc3EcBHsPXZtS0SGqVTKMn+3JA5a2G10M4+88zhyOaigt7lLeNw69L2vQZ4sZJYSKBPHvgbh",
+	"UwRvcBNuq32ZSjnyk7GT21H41oduzhggVQy9bvWDvBE6DFBqzQO4yOIjZJpkImFKBVeeb9H8bAVC2cqE",
+	"I7euPnvc9S2uph5hIgsUIK8TdDm639qiG03VbR0gjPkN4GAOfSq4bY1niyJ4SmZUT1bWs2wSz7CTKBGJ",
+	"e9Uy6lbhqVElqcb3T3BsJ1/4pUNSYBwlogme1jqeeQRrEmpX5NleMGfPodVVmuS59GyEkrL5m3NM8ofu",
+	"eOkCClQg9GfP74hyyLu1dhUmdvMkQahJy8xYfGgvPMipDL8odcNzE8DmNDCaoX64MOgrzWlnw+3Nd8Yt",
+	"Q93aHtvJ3C8PyrW0WIe0AXngW+Q0lnlYIepSKLQtARPa9Mxwiv6OcrtcPemH5oiNpZVWUgAefMdBx69F",
+	"jidNFwHo2z/6YeQqb9euW6g31kzdcKUq+1861XZV6jd+6+Iyb99ZfmV4BJSARDWp/NBFB3L5t8p8f1v/",
+	"oDVFTr7sp7kiZ74V5Unz5sLVSfOtPJG/Wcyab+XZ/82ltPlvkSa/SRu4cOJ8bVczKFR2aABmc229F75X",
+	"RJSslEwcYs2KvbtUPGFfKhRN+sxEfUO9Lym/Z+qm74K8ElU9KmYQGwVJjklzCpBxLhvSsaT97vOna6EC",
+	"tmNoIBWMMlm3W0ZWFOrgLLbUISb5J0wrm72s0wWZyYQPF8T8SceUb7IjJT6CC1acVN2m/OxE+v12Zrs1",
+	"mqVynDIV6vVimSVxlxjzyWygb+eRK6AVgVAo9CSv+I/gnGIfIPO8fonqluMMclBCUdohS5IQ+M+Nr9Eo",
+	"KxkW09oZvGbOxng7wAJBW1GLIdxw9HZ7BOGygr9pL+T69q7WZvcvH67d3VbPydeyol36F67dnKCjy7d6",
+	"2hhDbK1rCx9ZOw05rtVuZzNIyN6gRN1fumIY1/FzqwNpW3z6gFCDi5EsiLaYDTKju9qv5zTNOca71ZiZ",
+	"23HQKtrUCtRK+77fggdt13KzuBGfg+1S4s71LSzNcJfyvhUOU/qhtPO7IZ83cEoE8NMSs8+49QXNZJJU",
+	"u9UWVJTdkINlFaqghRN0w+CgqBHumm/3uhER0iiAjOpKP6aNLfh8S/ZW70ix5sIuUDfaoCSJupJgV7zH",
+	"sXRhQZpdb/pbaV6uuni8vs9vkUZWwKdVkQ+XGA/6HOsa3lEH8AiJm/fHqoSvc2FXQayEZZpQRQaMCRJn",
+	"7AthVm5FDrWIqbgScYalnEY645rV46XWAsjbxbxlC5sdhwiYsCYw48iijLIhuPa3yoU183wLA1wzJtaK",
+	"KucHyqH5LCnk71BHUD6ovQ26EhbVVg3KDHJ/XVmaXR4h5/DFNARFsaZitTzqGaN34FkzFr8nP28sxhw3",
+	"1JbHcl2ure2G+xNXjbENOnPfuzb2T/86K6pwtx93TXXuvR5Yqtr90y93pT641vh3zg137HZsGY5CZF4z",
+	"f2jKaR0Bvtc5Vm+t6M35uRXIFS62LK+o0u6XQCSCa4tQh4y1OU+5hpxea+lh0OMJUYBu6qCet4hLIY9a",
+	"xd53FAHgych+trHRW7YgeXx0faDSDhTlbxxarl9YqnjYDHPpGdh5CZkqHbiiKzkXZJDxJK6DtrNPVr1G",
+	"AH5uLGsHNgvxE/RxSIYTChoi1TAUzmfABcW4o83OUeZtx3K3s/e08yxsSMiYjziL61cdtIiUMYSxEUM5",
+	"nZp9jyGKPGYqP704PJinMKewCT1LqDb0sDziTxcX149+uji6Ov7ZnZ/wGyVcZB8e0Wn8dL+m5veO16/g",
+	"KEsS8svxNcFXCU7dFrb5ghB4x4Inrjib5/v7Pzx+/uzZ/t6zZ7t7z7uDuPvD7mAYx48fd/e68d7z4Wjw",
+	"9HH3ycqp3vA6/FuA9ILlsAC8XK+Y2GYn7W4VhdniHNK82+3sdR63LFdjAL2ecHFrp2TPODAD8Aj1x9J9",
+	"Rf75j//6v/H+/iGs8E+SzBTLYtm2g5PmXbfT7XTbe929p7t73d3dvcf7T5627XJCHVpE+v8W81Qv+rbx",
+	"9TL52enlu0YoGU7Y8FZm+pAww5X7MbvrV3cNJxfGFyzyCrdUhaMSFc5ogZ6DPMT3cFyGz1/R9mJmUV5D",
+	"7nyL7mZb97HOuJODbv/WfdcBoKHf9t51EOG4k6XJeo4IA65uYuFAVe+RGRePt7DuT+JxoXCgai7m4L2b",
+	"QPYWoLE2GvtcxivGntFMsU2xZy/h4vXNJLYIOteGlctJaw5pCpd91VZ+YXBmdD990e0vOhJCtVZfGcuZ",
+	"54D2FpS187lElb/Rk+5a30iJONbVkgWUHE8hOONVtHDpiLua6MKst4AnzKu0UN3AFYETEZMmNCN4//bi",
+	"6tXLs4u3LYejLtjcLFpPQACwUNOM3Hy/+9yCaVydXL95nT/A6k1DKXQqE6jR7IklRSnU5gqgaYyGSOYT",
+	"6aZnrIdQIt2atlc2w67V2dJFDzY3Njr3gRKYiS2UL3leanoUOVfPhuJ8g0Q/gIOzGX6kiQCv0+EMUF4j",
+	"rMyG/P0N8vygw5UZ003UL8daAvu6KDErNuXQ9idwtOc3BTxPamJ0di09pBdSKSBIVqKUQeiYT6E0Y8WG",
+	"Wcr1wrCWqQtFcJvxxs28JozGYIdgUmvjr+2jy9M2pvs4XoB3fIoaA0bTkHV0JKCi3thA0B0Ir8uRH4BF",
+	"gA6OD/CPnmg9K1dybwo9UcAEQNAAQzeRA0OA9b28uF6qvlKPPhbrwD89yh/TIRciWVRAAqBmzobi1rzF",
+	"p082doIFIJoOgcbsupqjAK2cyZRyoSkXAHcA81Uus9Piiu4gNqziWqaL1jImpnnW1cn1DYklaMBa4qM7",
+	"5No1ZoBKEq+TkeaLo59AnmCbZQS7NBztBFpcg9V/9fKYPN9/8oOHDcam5Yo0+8WewvbXf/ubkqLfOiS0",
+	"J5YbjENRjsubzNuRc+GbahtC6X80Op9vDfqpbyZUQi6eADn1scmxHOFrWvT2ZqAX8D//8V/9yDZW6Qm7",
+	"qrYrO0FB1YoQ04H0wVo+GCRU3JqRewJix9aLD/VGQ50sOuTI9zIeyNiwVgwy/55VKgJEjC/cEzEbJjRl",
+	"McH3wyvN73jaCjcty6Oug+rqCYRTePNv3W63S5pMDekMW4WkdN6KIJrtG1BDR3CzD+TNzcv2MzPLRArW",
+	"E+bj7lOisjSVY6oZwedEORabR9llVJvlhhaLlGC+ibHwFI9ZT1CC+SqGOo3ZQ5r9Xbbf7fZhRRW4+mPG",
+	"ZgDJRgXZ3XtGIOqooFlQTDXFfOGe0K57PwK5eQLZUaRvlqxfAAeeJXTIDkjfrH3H5iZ2eNyPegK/Q47b",
+	"j0gf1rkzhEYH5jOuduc0T2M0jA3uhAzMQipkH/p6W7ggV/mxo3B0hS2uhLTgJT3R7AfsnV1v71iC7iOk",
+	"9MR1eUJsLIgd9YTbdktbHXKeIQIEANZjnihgpeI+g1np6FBLeBgds545/ClTMykUA3RRXCGzks+73R92",
+	"nz/fe7L/w373+fPHfbMN/ed7e48f/7DXffz02ZP9H3548qz7vN8TmJU1oMPbXDYBknLMx0YVbQ4TbrQ9",
+	"I6ayJCYxGyIoL5s6sJ+eGEvsC4wC3tGLNRB/kmZOhmt0XsDNaeeNYvjS/RacP3DxQfSEQqKY745jRaLM",
+	"DPl+GLKZduxywBzSNM9x8HoCK5WkwCbc/aNMT2TK/w5EdkB+RPHkHXeob+HyePl3sPT7gdm2KVcKEjRS",
+	"29zfCL0x04rsd3cjPD0WJhga7U8pwlfF6GX1frie2O8+jgpEZ89Z/o3rzm7h3xPsH2W3Zb+7D6JW9ITL",
+	"XPNt9mE9pMSeD5ZkFNnfe25dJIUW7308gGamPQG1A36CttqLQ5+j/oc2MNq2ubKPmnDCh0ygvs5BhI64",
+	"0Q0aRzM6nLD2XqebaxWF70Da29ofaP/UnkjDrosly8MJU9pOAwNpTM4MJUEWEJ3inh+doqA2J4uBuoFd",
+	"bTq+m/tBAwRGo+BtanQ7uzgLOWOCznjjoPEYvkKXB+hIoDTAsx/d7T6KWcLG1JVzforqf370Mf9wGn9C",
+	"3My8tO03q3NZT4ddm+ItxWpUW52GUivQ0Kaq/71bnpmHhAjNm92ZtQv+4gHQV//66GOBg4beNmQu5peU",
+	"QSPfbTzQo0SO1RcfDZxZwReeDmehr4GBIwBD4DdAVHn00bVp3ZAWCl1dvyAdKOdYCE1VYQe25e89vMTy",
+	"T4LO1ETq0G9eLj766H1Fnx59zD0B96CTa+90+hStvfht7nMoLIXFlsHoBtNBE8ZdhDmxuBWE+tbGM5re",
+	"OjWt2hz6EIIuPM6RxrErsFEeA+ycKAZKf4INC13box17n7kt71UIwjBlOksFZiV4Fn0aNw4aZ1zpI/96",
+	"UXVpK29ZbUCOVV028aUVEdstNiK2LXlEbCvriGBTctDljs7OIG/BPBKUrpyC87bvIXoNZF6ZLQ09CJar",
+	"+hyLwLMu/ejTO+hbCEoRbPlet+vMMgfjVTBp/mYt9nyo9W2ZIecQbL66ntDop9vHkUMP9DN8ZC0UvH53",
+	"/fVvBLUaDYvxpsfrb3op0wGPY8wd2d97vv6OGylfU+G61yA+by67z5xC4lGdyohQhabt/mQ1fTNAe7y4",
+	"wC4ZOlNgRsxLIHHY0w1yIi19v4saRVWkceC6HH5aOuqPPro/LdMJnvt8v4hHirYvFNmJRcRloOY2HvbL",
+	"b84nEnuPR+Dsi9mQx/gBiyHLR/Un5k9q46sT6Gri7HxLWuvub3cEPp82r4wFL4V72yjvX5ZDYEfFwn7Y",
+	"Tix8kQ4UclsKXMN7K93ikfNqaL4PDh+U/C3PWMuaQU7Ln6UbRI1ZsI0H0iW0MLBN9gsn2/e7hr9tZqM3",
+	"E52gBHhBpYETYF0w16TpxYe/3j4UC7mM3dk6JCmDfjpmePt4lDYd8qPUE5CAtkyo6DwF9gJm0FDLFB01",
+	"MJcyxm/OkRwbcoPsd58vn9IXcIhLBxVo7EcZL77YGXWPN4OBYfKp7OE2+/rpD+YReatAYGzYu/U7Fmnb",
+	"spnu8+2u333yrdkYamknpAl41+UjqVwZhmJCt4xWdnXy7yfHN6SJniXCdQsbGCGEo5PNqnQUNuVx2DfY",
+	"C1lvO4aFKjpx4aJSi2DssyVTYM15p0k40N5aaEV5M628fxaQ4hlVun1iHts+fRFh5wfB5uZxymaZLoBZ",
+	"2Lww27MTwy47Cn2QRrsXBJ5yIu5YIhH8o8wErnXK6PQEXzMKWm5VxbcQGd/sDGLAdK1BY14aJgIWzVqe",
+	"oNkHjfvTVvASZaZQzWtP71javjYbhS976CAk7JL1zZod9AmoPxx8astrtxQFc9TDNZu2N1uN0kNDjOmI",
+	"4PsQOSJ9Hjv/nGK/W/9cRPrw3u4XM6v8J3gP+0tpLPDmOxcgvrdF3aKkfwDu2DZN+B3rw2EyS4U6w+4T",
+	"omxQ2hWNTqB6R/1LscnPZ2NFdrB0+qEhS4gOU6ayqe04WDr4RZ5lGdF6s2Ai5e334ZOoU8E81Mbbkx9/",
+	"vrhA1BgXAUPAu75FiLRhgGmmsLHUoif6f22Dr7N9w6dMaTqdOWJ/I/gHorCAxZE5FXHhFgAM1RkUIU7o",
+	"3pOn/xPvnLAP5OfXR8ft65+P9p48NQev17Bny41i813xW4xXDGRsXeb2atbvCUynmLMBbARiXhtVw1y8",
+	"FHMjTSFt3CvCqBbGsZ4V6oLQk6IiG6dCKcIFqYapABdA9YS7LAX+llcDu55FTqv0YReMfKCvuywcLqXS",
+	"b/FNlmXDGlI4LWNqeO/Hchy+sjd1LpW9Qk5S0adSk8Vpwdk5NoQ36gMfC2OycmGbxhfphTTxZ+I27hDa",
+	"/C/vpTNa6l7DU2X9awStlfvq3j6jvnHQgJjTFZ2/tpmFn6yu/ZVU62IzqBr9OgcMAgWHxYTRNOEsrQTf",
+	"KpFLECt7KCa+xVSvcXKfI81qpllMIth8uv7xy1M9l6BkQlkexuWMkAmlCGQgQZnQZi4s7lvLtP/27dv2",
+	"UeGXfgtcnbAX7gxiU9cSf7Z9Qh2DNqzMhgjBfZRAkrI3RaHd+CI4rwGN236gfqvzTY2gb7VNN3Y1WVxm",
+	"QnQ4ZDNzDgZsJFPmVz6U6IccTFOe2CyBUppdRFRejAgpF3JOMEaeAQpT6xBkSObPXucPMu7gdNnO9S5m",
+	"XnznHeUpzfbXwyx2JzExfQzzIYoaUR68K2pFdN4eABNFj1FFW7q4PLk6urko6Es+HBa28E7hZzIzym82",
+	"81owzM15V/SETV15EbSUgMTxGR0zFYHsZr4VsxNNC6xPApeqA2jiKeHQ1Mk8FVIpcOwpo8KOyzjA4bsU",
+	"FiFToiZ8pC0MHNWQczNmqkNeysTQU1+wD/oYM0VsAihmh2KJVzjMgi/9tc3B0NMqnfA2M6iK8c5ljaAv",
+	"Z0z0PeoReBD6NEn6W0R2HHSAeRQ2qAkWMywl9NKxYQN/Z6S5+89//L9PjJbnwJd2u91W3Qw+KyQUVIlK",
+	"ZGDrfWYpu+MyU0AxdVPBJKOtdLKvGZMCyqwLSV0IBu8CGEhAwtV2PA/WaoEvW9YGDrPT88s3N++vTv7j",
+	"zcn1jW0RjsxpJNPyKkagccA6U8PWDUsr8mXLUNdbqnjho4/w78aZA/bqlcEBn8mdZYCTunF04MYV++z4",
+	"YLWTQD59CbtkeEZ1WKxOHHEEhswde/C0uuj4lC4KzV0dv7cjuGD5IaHCtm42WpmAztx+OrmHf993HId8",
+	"KXtLoAvgMs9HNJdTW+O6MrjjcIrQqHWzyHFeyYAlnN3ZuArOYcASKcaKaHnocj5dJqcOLLjOW966tS9k",
+	"gtmI68q3+6Zuy2PM+298jhW3MoICS+GS+b9x+ARpIuSkhFl9ns30ECjZPlDi+oASo4rgKTi0GjJk7TjA",
+	"WLP7XGSsEL/EM7URq15Wk21U8tEsGyR82LZVIrWZBsMsTZnQwOWaA6rY0/0WnlZjFSkX5MTqUaj+t65o",
+	"9Dib2/zVrpm8tCg9MdXUPDLyo2BzLc2hAcsAb+fxobNCqSDsg8VYdAPL0Qg8/W51lkEaw3kN/46/X8Iy",
+	"YPXIVzt8S2PVGJrGxOj8uXJqwDkU7z15svucIEkV0GTstuVydSdIMEVKtj9voHWYYVaTbp6ODVNCFPKm",
+	"klk6ZOTXN69ujt4fXZ6+f3Xya1T+eG1MC/zm9fGl+/YArPcIco8jL9WBZi0+lBTJomWjfBgMhPx5CPa5",
+	"cemMt4qu2wk3V2GxBSBFZIrV5Mxdnr4y7/wVCRWHWJUp9ickUQzmuHIvazMhPUZui8zqF+iliQU31Lbt",
+	"aRUpFOiuNt68SiG1PYCa/cXte4hokP1nhVayB2Sv2yUpFbGckoHRHDGkBydFZdNWTximmdK5MLyx+Bbz",
+	"CR9OIPBXSNK8/vmovffkKTg0UFGDir2eAOYrxdAWs8CqzJhQWKJlBn19fAnY/LByDpTExyt6Ap3tpOnS",
+	"bKyyZ+wJOPhWmW0ZfRmwxF1RwQCbuomeGCwg1u+XHByhdjegnseMJBYkYVqzlAwBXGG/+xyjMD0BfWbB",
+	"rdT3LWf7pEkFlIU9fvz4ORg06CXQOjG/kTizOfoqG056girS/2GvO+m3cuhNPZdkwWiqCJ3TxSEeVeuv",
+	"iXxuQMLvmOqJoh8mZXfylsUdcgEZgmhH2CQGhVK+KdDpm792Dzw/8NbIOCyXgqsSqVhlU3KsVa8H7Kie",
+	"6AupWZ8oulBEyQ45EqSPZ/kYG0f0bTDTRovBA2l7ShCuQyEjvBEfsnXM6Gur0sXJbaVQf7lIxCnUbdr1",
+	"qWeWUZ6k6Y4/1s16kD0MQMH8jqHm5BgruAONxWQbSOWgaFlhyZ3jVJ2SUVQ1lz99zyr+tir74+9dxb82",
+	"e0Uo5PtY6XNYJAQsVMJeGLiXhnVvLmqKitCjj4bNfkKaSVgIqw2aaFtz/pYtDqzJbnl7kW3bAk9VnCyG",
+	"OYqzRXYFTgxIZVJSilJKk5ZJTJo+yI0yo1VkTlfIMkPMyXJTw5zIUUWVK3BbC/uOHDi/almBwqG+CDsr",
+	"MZT95YW2b/XgpKwkOJtVKcn46mlwBab1moclom3UsaB5sN/dd4AShflA6grAmtOpFbGurBska8HlRSsk",
+	"uaPCyfOO3r6yxr5CAD2QYdnvUtxvq+bnVOg0aevUtIrZVtr/VozlFVsg3Os7qOUcTkIJjyK+n44Lrmsh",
+	"577Todd1nX8Zyo0tNNYog3wBmzwfUIUj77QFiWZIi7x03nEvwDaQKk6H9q5187ipnGIPnJJYqZ57Y04w",
+	"mhKr/Dfxpfu7036LwDphNTOEM4YTqZiwDz4EnBLsZiXkPLLyA8WLwOflwgVxaISEmbmxjO1xkN+HJiPo",
+	"ofAJmhssiaodRXJDJScpAlKradiQ4ywBKVaSlSfwmGPAbwtKTGWYaCAmcO3YED7hu9PlK/P7g/zja/lo",
+	"rscXiaLKQFr/vd3o379OzrBHIxyjkjLiT6qLA4JWojRdqM9SyR+lUlPUxz9DNgR9Sud17khLnWby6OIx",
+	"mviynmWdSGFuvazww6PtPbX8eYmXAiAxLEG8KQ/N7QO8L2gf2EeGOB7e9uV1/e4f6DwwTOfBgfBHMrfP",
+	"Zz4/8bsyz7GqFK78oetEAG7UmDPfiwHPcIECvpTnwAKKdBZ0mqwLpegUkH3yFIky7G9EBguNLWThD6oI",
+	"mw5YHJszWkQ6PiRjJsxpZcQh9IAiaDQxmxMrGItDNvxPTF/MmDi6PL2eseF2VpV7xRW0HTqEdry8tXbt",
+	"AnS+dXzDAuU1Dn57Vw7IFXCFiiQxZZo23vm9R1y1dRVxkDFsVsrRomVJQpIZHftGlbZ9XcZcoseIf2Ax",
+	"qKRyBPcrJNelpYOnNREGXM+Z0IsWBCwoJibNAbsJQho0jqGvdCZiolM+CwfJLu1rfUXmjUPUBckq6xa5",
+	"VFhVSl37M4V3882Vo/zFSlqRI6b1UVt75aOP5hmrQQ78UDuKFH6NCPSzjKyhREacGQHWxNX27e2xJYGK",
+	"nGLuu6cWOmgasZfnxJsf0fKzT55QRZpXF29uTq52lLsB7DSF0F4qnFqABLIW2QRB+RDRrhzQIX0YrI9u",
+	"1AkLTtabimaetVmfCKFbV3D/5Mnjp9827xPX5gUCNdZxXb/zD86r0mm8EKzIWRD5o3AIMPMGgJiLRI5O",
+	"myJpb3d2ow2yOYGGVqVyzqjWLDU3/q/fjtr/zzvzv277+ft3H7vR08ef/kdjBS5UEQ6qBgzJFV5j2B5y",
+	"M7Hwwiee9NvtKf3QTjMhuBj3C0h2O8qW4eR1DH0EtO5M6Ycre0PLFqNTRfoWdAiD+DAyaGSu+Ds2Ig7K",
+	"OYhKpNEPGFNGi7MxeFVQI9pzHrMSfnaNRRZBYQhC5GUOMNUO4MpG4FczzQjaicykTIrZWHmuaQG8DsbA",
+	"ok1cNpn6RlgA3k3O+C0jj6ZMp3wISbG284pv1CpH5QFcygEC8lGChOS9KNCH308m4UofhkEEHUzh4yCb",
+	"9ejj1y7P/+tVyFWGqisUcpftIGQL+xNKe1XBdI9c5SlSHCCe5ETnG4UZGoCLHOmMsGx6g0KfsKJgUd7q",
+	"1QP02eQpWXgWC0TlunhZnTNlSiZ3NgfR94yGHOzCVWhaQbbG1HDa5ZQN4jM2HGK7TZi2qq/HQLdoL+a8",
+	"kUTKGWCVDrhwhcRzNjCPVWbumEzJhTP4YXpyNDJ6oxQeSQPsegvY5rA6ESPdQlRhmTVAt/LEJtlhRM32",
+	"2AmfJLPWX/P4mOfXnBlcvD/ZQXk7ka7yRjGhvbcrsrqhpcZCuQHwTbNdipXOBJLdRucBn1N7Jmx9P8FZ",
+	"cqZIk8eRPSCe2wPrRuwv19DXtqhqReRJ19ldg4XTpA/JCAvQ8sKjlRiBrpeTf2/nmli21Rz29zpNeVX1",
+	"1ZOH4qv7nEdY+E3Kr9w2/neABnTvCjFRHqMit65Kyp/LzY9wEdRjVcbOFZtKV4DjNStzvnKYfMdlXBax",
+	"LTkaccHVhMVWgbuqNhDBKlSs5PVtRjLhbrOtvTWAQntswyromJm0paSvnFGDY/0rlqh80zJ2KyCMrp/v",
+	"dV4Apw7dtrNp0Vn1+acL9y/X8UNUXCLbfE4bHrXV6T7m7b0Hlyon+ZyZMqSCDBhhMUgyVCOFLmDLX765",
+	"IU0XIcE2csYK/Mtf/tK3SdcI0gh+fWgT0KrRs9xp+dqs3bVOWk0JuZv4wc1SxeKkFlymulaHjgzK7kdA",
+	"AwKK2FI4RPeHcXoXNWzr2eUtdpgLyz0iOqTvxU/fx2bs5a6Ra0+YYwBwTVOqh671j550yEm1RYqyDWdZ",
+	"nAesjuwq9URxmQrnas35CYIYZfrLiJv75bBs1iutcv7eReuAfb5pkstslixWA/04aplT2NaEDq3c/ZK5",
+	"81vOwxYq/Am41LcS5/VV6NAoGTMqZOp2MNC0wxw49LzVVGn7ZL+8mjtQov2vmSV0vGIBm1DklFKh6BBh",
+	"A3I9Rhf1DAkeXYTCN3p8OY80JBmw0KuNfUyLnSs3h8WpBPhDFke5WUZN8DeH+/LeBF84Z1W4IvR5REY8",
+	"0SzFpCLvbLDecZ2pw6BvIQr4FoKegpN8yhth2ZTaOH4+mE0ASGYjHBvvLf4aHQNqnvmduRr8WqxzNjzo",
+	"oNU8dR+cysH3rJlfPXyrPRQbud0/Rw3dkNssN9+p728AQJcO9T4FTcGwY2jFh95Lh0PItY1w0eEEgqOF",
+	"G8HZCeVJIoZlUR1yKZMEbpKp4z6GrWGGocXr5UJpRsMZSJ6gG9/i1KzFY3w4NksRrITfMUsCCLRTOECe",
+	"UqyjDACSvuVhie7Z9Wmrs+WaAH9lkODyTOuylK9s1m4RC96ntWLbYSg6sV0cuIYAXFXJKuLC4+4yX1DS",
+	"dAUuVBA+QqHropa5xjqhd6yF1qrtaQsmzt/Y0Hl9qIXCgS4LUMphkeuLXVxtqxyfJ73X3ctfB5tjLPMN",
+	"m5Fb5B3fVxGGn9kxvvO3tkztsKttQk89tLCJTYfECRleEclEwpRtNQCxKOFJofni6uj0vBU5/5+1a/e+",
+	"cI+KGyCCGrNtmZBsJhe82qHHZZ/nbkqyYBojxkhehVajtu1FkyYIWum7JLSIlk68IVrsTye2tXC43VAf",
+	"BKJiIiZ9s3B984AxlBT5tieVpONvLnq+nXWN62r2obBhhQ5RJGaCYyqBp8owzCumGSxyaF5MWyh12lRY",
+	"mJa3XgWnB1Z6df5F8a+g+X1ke9hH5Prm4tKez/88Pjo/Pjn7z1enZ2ctuOLm6OoG24XAn+9fXl28fn9+",
+	"8eKkJNuLUtzJv00AsbaTrFv0EbEGs+E8lfYgzXB/kNYGDUIiMssgROJKbyBzerfbJVP12c1D3IvWdRF5",
+	"6Pvx0PfjX9588Md9R+FBVl+338d3b0xAgdiqzFsvIs0p/FkmsYvqYIKBRTpHrCQkSPNISMlLGEUUdIva",
+	"lz9LdaZxRHqwJZDqmrB4zNJeA0CligkOENAWEgvZoHwQZTQWhAsczWpBL07OTm5OSKfTwdd69DEf0WhB",
+	"Yffjz7ACX1H9NQOsQl3DdydNNp3phUOusAcZyvesoGk9nOel84y+pAIJkbZFeSgQG/4eAOOfT0p1dYVb",
+	"/vRHukL7qzKRToSlMTxKNm1WpqC+Quw2V5Mx8xTiQ5hXj4ayObXAHK7soa9W9aLhn7e5cUCRNc0TfepT",
+	"yqiCMIxFZ5lTB6KvtE2Sd0lScFQsO7ID+fRmy80VaVKrlXrN3oHtQVjMjA0sqPDK5dAYjOmeWmjcaKwC",
+	"c2LdVMyiBHCKYHXMQq1Li3w7WUS5HWzXzq1a04F47Hb39gsgg7XZkriMK6t/o++jeLpARHX8EskU3ARI",
+	"bP+tYRm+AIRmxQvmGGruXIms/w0PaXNt79PW5lz1ntg692eq6y+/LjDOezNhB3Vbp1ldQDdgc7yhmAfs",
+	"mqZhtlcvj8mzH549IUMqpOBDmoBlAGmrymwgQHKmMUtbUU8YkzJCmE5d6uQ0gVacWicsxhBSDskLg/VE",
+	"/2OvkX/Zaxx87DViPmZK9xpRr9jjAz67sfGD6wzUa3z61Lf4zwD7Wai2ABAm75lahqZudcgviCHMdQnp",
+	"uSf6QCOe31mo4ZenZyek3c6fQF6d/No/JBVIaIf01RPYYcAaUSkb8hkWsSM4f0LFOIM2LIF8pBOAorbY",
+	"zttphx/aIl5mehtVpHu7z6MMV7YNBaFGRCGFNTgPSuEKI08OLDU6WqKKnL/AEwWkYOkOSMzu4HaQ1d+9",
+	"PuhOHp6iWo70y9HZ6QusR3JEZk7SxOgXXDgkkRy0GInSQr/jye+JwtFHNymkIhllDUn7kLw5Pzo//vni",
+	"6uRFPkxxhEGme0JI7LNYHOlOZsMJw8Ql6O3h3LJlpiekNtNwnA/9sp4K7BVkSLPxRJNsdgAdBBM6Rru/",
+	"dUhOz2ElesILN0TtHdA4Z8Bl/RQZypyrYGojMrl7sZJ7IdH/UiDlOkZTJvcHDlLgIL/kuPZFRuL5x5hy",
+	"oaxhhMSfE+m/GOdI5HiFb8jaIE+ibrcLwklVWxDBCfKly3AJZhznJg3mYSdyfGjjLRlkasiZ69q/RxRp",
+	"mleEKgNMYhRkRBNVk4efJyWZ2a8xs34uT86VoG3YAUxTnpyZG2vTvLauRLs62SO2mp40//m//w/AxucW",
+	"XkTguydPjf064wkspNJpBpF0w77Ab+7c5G6xwVgSMYPWG/3ffLvcd+S3s5NfTs7euY4k/VylT9gdS8w2",
+	"ZbOZxWiPXK0pcsR98or/2OkJzMvwGZGuLrWsDXKtWDIiTQCKXxiDAxaM+Py1Fvbmo86vrbJ0RIesJ5yV",
+	"XW5GCqWZgFnDOuMO6TWu2Jh98GunpSSJFGPSnNIPlUVsdXoN4NOhPcVcx0sLaLDKYv6aZvCZHF/6HPKA",
+	"y3D5tD1w8eVcIaN34MGupArtKMNyIl8RkSxKOa5UkMI5/NfLIILEqEcfzT/m4yBlFOXXpgWLNhUvv/HQ",
+	"trW0bESRGYU8jQ65cj6shN8yV1OPvrdAKk3CaPpjPp3vEt9vbToLvMVDBspDBspDBsqXq9ozzCfMe7bN",
+	"DfmefI3nwIJXV/sBKBQENhRpQmrNi1aO4OrMU9dSDjQo1PvUoQt2aI+7JUkCp871eA5CSn8xDvzlcxnz",
+	"qf1BWNJruf810w+c/4HzP3D+Pyj30DDKnOFZPkk9f5xb3AuWxIT9ntFEEYplyZi5R45PzshQipijS1Em",
+	"sWp9m/TDilr+B+T5byewghUB15ohrpXdAGN5YdVGmokDlGOIssVmAJtk92WwcH9GRN1y+K1ZNiesyEKS",
+	"T5lOIXKEbiJKRpQnWQq8BJGX00xsa37gipt3/O4En5nUny5/P6/9eLCGHmTig0z8fvLxzf9PLt+fnB/9",
+	"eHaCH+xXL06v7XevTi8j8uYc/706ubn61azrj1cnR68uL07Pb94fn50cXXlW/22E5CyVf2NDJJ7arFUA",
+	"bJnKmCUkZTmMeymJSgr0lQ9pkhx6HQCimO6SctaXOYsDxYSOCHaG+TtLZYcc5clsoFpAMLMn/L02ecHm",
+	"sebTtw1PAwHDYhDjMn/db9DDOh+shsvn039IuvoSyavAskBPQvk0komRm55YAxHIKA+EYNxc8xlWkgzl",
+	"Xblz/J8nBOlhNh59zOEdVpeR50AUykO2+qpfbE1pu3AjSpEDi1dkStUttORlsdEtoTk3IkKHjuJbO87X",
+	"PH9+jJpj5971IcizjOVlxE8B3Bu3H0rBze5+O8CuKAidXgIrqQdQXwtecp/jUwGD+Yon/W3+lvWW4UW5",
+	"7BsPrarkLcKxpUQJOlMT6evs3FtFPeHPOOY1OvtxxlIyYrHryIFMFQu/SRGzJdUs7gnITjeyO2UzbJTd",
+	"P43ZdCY1E8NF+xVb9I2FmaWigJqUz7K51+0GRTcMcP9K8MIcoHlU9Mc38DMvVHC1fk070461ysrMt8BB",
+	"hDCaJpylleyAymZ+cZCzNVO1dPZg8z7YvA827x/VoJ2mOkdBzhuAYJr966PzN0dnef8mQ4kIg7lIJC3D",
+	"ua1M+tjQnq2R0OAO/R6E8yXGF9FBajugQFn+m/Nz86ddRl1SvAEBzgtxdO025xMZOVetrcWLpUyLxXcR",
+	"UOyBrRpFt8T7txdXr16eXbyNXP4X9lupjNm8Orm+icjr48uIHJ+dRsU6P4s8zAYTKW/xg2t4kUMNmEmD",
+	"L6NV7JbpwLOj5f7kyBktiGIChW++aQbXtuLMqBL5uiQpo/HCFaPlIKgYqbXrBFUL1k/SmcaBZEbYk4L5",
+	"8X05pN3EYJbfSEN48ER/aan8IGMfZOzn+ZU94yb//Mf/Z5lbLm0jhwRmI4Cq0LEKmp4Cl0dBwG0DY5VN",
+	"sUPoF/Mm10hfHOp7EL9nfFTouWVdGbCWgGNvu5CNpResUIaA+CCuttlLpVwY+3JoqiE1G8u3MYcIU7Hh",
+	"BnsZFnzylMi5iIgwzAo2rHh+bDx8tUx0W0jMuytskmTHKHcmQxYNALoFGB3X6wb0hQ3k5BUM9yAoHwTl",
+	"g6B8EJTfo6CsmDggKRM+0uW+lFZ2epYesjO+gVRUWs6+B5l4DVVgJYs08vaoTJ0YC1mmcKSh6t2RK/T7",
+	"Q/C5Eka5TAkA05k/Xp2enR2QJXmzWtaZ1ZqFGpqb6X+3MslM7ihJHqTRgzP1QX790fLrD3CO3lxcvj86",
+	"OwNBBH3BkM1aOy2PspQ8p/cWPn5X2kyMoV52DcQmXFU2PIZUIKsXUQ7JrJjWXIxtH1tAJUmAK2t6ywA+",
+	"kbAPdDqzLTvNLdDVMxTqh6aVfrwTO9GvGe6qDFaHEVdck8jVTWMf6jRLzGtOtJ5FBZN7lsohU+pP2KDY",
+	"7vyQaprIccYOwq8Iu+nfclsEt3q6fASjPYrTRTvNYCvDqok7+lxBHfKBZe8zmWpUEWCfLFIsNppEnSFh",
+	"CrPO4LeemFHl8MqwAFUROYqs23zEoV7bYU3EPGVwPi1w7FxmSQzI5z2hIJz9kzm8lPTNOC9sq5o+tj/v",
+	"I93b+u5+rmr0Q2HsF+niKhNXZrqNr6OA2BH+mBoeN7jZr3ooHvPrv1TCzR9g97BZQhfV0muv3VkEVu/T",
+	"ggNSaOYIlhAcqjl4izzB49HYGmVsxcH/qBcz9mklXJeTSrbbgWNRtuk/16QZ5lUydayqpnFkRQ58S5lT",
+	"m2cBvz6km5WouUAEAQ3EmpQqcnrIOvXj68KO4v7eLGasmHtZR/iP7LxqD8AVo/GiPaUxKx9SRZq28KY9",
+	"zmgaR96oaY+pZhFRmiZJe071cBLLcUS0lO0pFSBgBRfjFilkaubzhwVzS3pIoGgID58lzXzhjaqOpUDY",
+	"z/Xi2tpO6+T7ZjrgpV2Zb3IqcbBVaMGegB6OZlB33PFnjDTTOqJtRWGqOyQIwjySqX0cws7ITH93JzaD",
+	"JqN15/UthHwEwb3E0kZBjk4JHTOhW0QwFiuiJbQeqJha4E3jqsjrZKahqMJB3MZyqA4IJa9pehvLuSDj",
+	"jMcswk4+CNXkFjtXYO9oyunAq8DlQktjXqd1fbmqZ/INvPs3lJNv1Ao0HtgJ54N8kJyB4/mznG9Ea4ak",
+	"PCUhNJgToCWtsExNRq56QlIlSvpDT+w6N0cJZJr5Lq+KMXBPIcSnkGRGx1yMD6BPqUcxpGRCRTzKEsSr",
+	"DnSMVYwpxHMsYqFD3NWc2AwyqW2rNBcfIDQxYhZCw30crR+B24sKRE3NW4RK7fyfrXWS9BtJz1Vys9h8",
+	"4M/lFzFvhf6tUqqbIDxG58KX8IBsAxhfRIIq0LBTcYcpi5nQnCZRnuyB/pJbNtMkEzHiwRFuS3a8Z8OC",
+	"+DsVmmC/09wDwhI2pnjKucaG4+DIlTMmsKsOfKeh8z/7MOMpiwqudwVtw8xEHIjoHUtjPkR/odUGHPCf",
+	"bXfe6pBTrRz8KTT8dX0tRJ5vXqhriFC65SDZHDHzoElZGSQ/8m8Fk6qAaOeCE2JNWF2YA99zlz6hsikr",
+	"dXr2QappBcre9trG5BG7D+Y+HrsME9CKhGEBwBg65KqSIGk7zWCqjucJRezwGU2ZCLTJewHUlB/W7xPc",
+	"K58fzLemFBLfJT4sdB6AtJd/WTz6bxXMKXPqNTSGy2/nUMAbHk54EqfMlqh+PgPG3S7pLZHdbHACO/Zw",
+	"D9T72urGctP2XPlxtY6QFsY1hEUGjLCYu0aXwAEHdHhrzeE3N6RJbe2jc1eQhI3gYf2//OUv/UKGMj4c",
+	"a6GrjTDoyr70RmvJ+2HsG71tqJOFGQT6fYYazK/U9L+NyrABEbrFf9Dpl4svaWihXAa/k6Tsg9knrg8r",
+	"VKiwTh9o8Bv04Sm3dVgBuDaQ8QJYT5AKSJ/HfSf83aUOSNScwJ6YZspisNlcTD3pENT5HbeCRNeZhBI2",
+	"q2nkTkVzQ080+xVXVwe8V79133XmEyY6gJXcb0Xo2ygYQADCa+GBe6J5fHJW0CWQddrSca48Wq/DtcZG",
+	"hsAFCvvQE83CzfB+cIYPjX0yXAwTdkhcU5pnJGZsZs2S4n5jmAp50xreU0q6sUwQf++JdWRWLfQOBbgu",
+	"M/3FNJH7BcdoklyMagcLqCP2rWHQD+2xbFs8YvPozhWdv8ZC2G8dS9uKlaLCOkvo0Ofz7P5xM7Hq8HfN",
+	"13cff+8xvmNYRYTkgp0t881Q6z+CWzNgZe1mo7ZBdN4ewFnDEvpNA31V+/ZRbqWuMnVR9bMRP3+HtbbG",
+	"hptlVgckY8Nx9ru7mMgOVersgzEKYNU65FSpjFloMulCSJcX1zehhPY7ecuO8xl+QVNpP2TPm+HiB/2m",
+	"ot+YVak4OXZUiQygLby8ZaJYS+grCO3WW4S6Ui7elzEUjJ7tm6iUdJWinm1xDdcp71xbLcH12rOIRVWy",
+	"dxqMoguFiSpBRb5Evd9A+hTGq0sw9VfsKDJlmsZU0weiX4qjBdeJNBHzylAAULxLUuJIaaictf4INT6Y",
+	"oXXj5kma/cWtet8H0t5/VmgDcQBtIVIqYjklAyhTy7sbqWza6gk5Y7aeCpn90eUpaWJervn86G63Ba5E",
+	"ONtF7wDCOoHTsydYoqyDzrdHMjovuObNsNc/H7X3njx1Jr151ETObfausQw6PVGyxCfWqM536oBwpTIj",
+	"idC3Z0Wxgq6nVvXvCYeVcR+W1RMvnJ+yym2sjCz7fjvkqCf6ofMJgnCpQ+h8IuEdbMNgT209AbMNoq3A",
+	"k1aJyWqzlyxVttawLNCtr1hFZJdoSZ798LRLmpQsGE1bh+gskZmOyA97XdJ83CUxXahWh5wXuSOAnEJ7",
+	"KjP1Q3wZux1aklRqqlltJxmdwOzCjWTMfLZtJAM5923FzIoYdn98+uJKkeZe93Gn29ndfdzpPtrbj8wR",
+	"2D2IB88ODh493mtBrmAcp0wpVqR7IyeGUgg2RCC9yBt7j/eK60PFwt3fIX9tv5TpnKYxi81f2NvHkv2A",
+	"TTgeNsDmylJA7smUmekslR8WdQtFk0TOWXzkJlldMOwl0zjY6+4/i75sk9MvZ6ngCdhGYhVyni1XQxaB",
+	"EYpG1JgwGjOMOB7T4YS1j3P04PKDhWz//+xdbXPbuBH+Kxh9iTSlZdmJr3fyJzXNXTrOzaWxcp1Mm4kg",
+	"EpJQU4RKgFF0Gf/3zr4ABCXSSdoouRd/SkSTALkAHuxin91FsB7HLgN2b7DlPLyz7s3t/Y4Z7Zik1oP1",
+	"gwv8UF+sd459TSrAcDNSA1fIZ+A2Hpg8iPYyv6vce+2JQ79QgX4x2iWs6JvKWZ0pwYuQw3psqLK3LbAU",
+	"vHYWeV5UWausCpsIKTJt5TxvHCtxCg5mg65UqRrc/gKJ07iV4m5QV5BGdwsgQjbGjTCqpMo7WFL75sgX",
+	"XjjGYh1l9KLnhuKJTFe+Ea4eGolCkluRvXUGXYciRbcfMVcTzmpCnkYU8gMrbhDhuMy4uBhhEDRluuYj",
+	"q0sf9AOW4mP0ddLBVyPwSGa0t8J6R+nUwUGshISR/ZAf/oWfAR/YKZ/De1r9iwoV0eqCaBfd9dDQtOis",
+	"hfapOxgIYlZLZuYZNptSvdWmsijNrlchz3H37jBKvmg9r7/6ycQj0MVU+KlQNEnMQtSDeg+4eyZKA2C9",
+	"ElvHRySiUNuoDqHxUpVOSOH0Wh2/QHV7Eem3qrR3pS6eemRayBQMEiu4FDI/OAvn+HT9zbzSefZGFwsz",
+	"A1ut1KkPRkFfNNr+8PsHIzZWVZk54ZYotAsfpxMrNnxM5QaEZD8/vkbeBN7tyR0gPIQ7dMriLlYqJVYS",
+	"gD8167V2DktiymKpOC7rBwO7QU4uh+CHyKVbmHI9FJNiFw4j0CGENsvBeQV6EY0Rfe3o7MEHX8q5qVxg",
+	"MA0u2YYCq5RKRVPuf392AW81VynnKWl8oIze04vJqTzHaoWgF5Zs9N4UAMaLXG6RQ+nKXesZyM882kcE",
+	"Ft9FhwZJ4+tJdmR+/gbDwqI5G5nRlNaEfM61g8uaqkxVPbDMk6mzgDdTwkJLH8GU2pryRpWw125MnndH",
+	"hk2o6iTcNMbqFOwSBx3CwDSzAEKwNh3NaGlvYLYyp8gZDi7Jc9B9DOe1lAUTk3NtHR3QbaXm7C2mwkym",
+	"tPgoiQvqlJS+jKT0n0pVChR87G8rb9Be957HSwxWoZu4ACKRLkIjGgzbqiAeEOthNd/a5Dnoiqp8K3PR",
+	"Hw0vBFjHqFR1fx/xwXaiPyPZjv9VjUYPU186Gn+p2YDtdXz+Jfz3UqyULN1cSWeFeucUjzvhXbXxfUjn",
+	"QGYPrMiUzHJdKJAS3YUy8cILBGdZRB5HKiiC3llsZxwXH6PiIxuT6xQwK1Ng+5ekN5KEcdToSfEncYZD",
+	"CQ3W9RPhbf7x04urJy9QDB7mnPGD1TdljWrkXoC2La0CA/CVm0JdgrgQB+lBLKrC57qAcfgtj0YPW/LL",
+	"mTyfQotHivGDtqGPrxTlB93fxQglYRZm27X4ouqqPjAgWnqywJV37zz8v8Ad7Etas2v5Lp7fiuw7XgxJ",
+	"YG7SzTgEVqUGzE+s4180dDqClBZcpxXXhuvY9+l7+IeqL1Ecw6dnQpliC3ecTU84UwRAb+MUhlJLbGQZ",
+	"qFyuwcvAeYrHxJI/np9MIuziDYMAvAZBBj46uieBhVNeD548p335wKBhYaUKfCPW6/xfyFo1ldtUrotM",
+	"wpBJN13j2hy3UMKILlNDpAfPfhfsUr4NOwgbP38/6obWiP6j8/NBW40nGlcYpSPinu/mK2LfBOXRmjIj",
+	"yqjyRy3hcXRsPP/SWErjHXQ8f45GC49OHHmlLmHRwUI3hcDwat75kLCAufU/L5bCqj4GjhIgyHmuQvW3",
+	"XDnbqanBf+kQsN/QzQgHQVhzmd6YxWLANHe+iyh1uVq4y6jQHOIXG5rNF6nfwGvYQxGDfkIWaR0sdwhT",
+	"30udHxmioIt7ePqjwtPnyO2A0LGiQzVpbx7YsGuT7fR5USSYfUeAkidoR9pIF5rvYhgJfU/1WqGrk1wS",
+	"G8laTpu1mYLpnGMIkBWwpGqyDkN0niN6zFXIHiaLnVibUlGW+rIq8PCCk8x5I1JlSSh1tP93e6Phv6jj",
+	"wT30NVsOi9rTCwdjyv4EMgdFD49LLiNl0muIhHRgR353iFVPg3COC1ihn69pUII4uyxKkrUk75TB5MZF",
+	"9vs6v//14xIt5RqS2GjCKl9KlkU4vOaDwbBKPy9a5WZpjwBUOM0wL8G/jT+Hi1Lr5GZZV8JBeNBZwjz4",
+	"uAQu3AfNkHlVVvAsk/WRf28Z30qMZURUNMvBUEzI88vqUX1awgQCD21e7IdYMdlsVJHhSgIBHQ8snpnl",
+	"14QJs7xTv1FFdq/g/MqBZJJlvNTYPKJlkptlEsXO8nTfL4D6UQCyUjJ3q1+6+RjsPDgfjWBXQc8CsxM4",
+	"oxS5Qqx4Op0+TzBLVmBpZtLJOexHmVGcQUdjzB+V4y7gafSHiX6puNhK4Y0bIrfhWbxSmWrPyvEUX/+Y",
+	"3i3uobsYKcpAW1Fthl/aQaXSqtRu1xv/83UzWp9kO24ME79iPT9o6HuvcR6Q49be6RXme4hFF7IdC7Pw",
+	"5XJ8XgY+HTwke3OAwsNLYdNSbpSvtQd/Qw2PCd8+/37eFaP5I7/uBwfeqXfudJNLvTfkB4yypPuDh79v",
+	"NsPz0qxBHalsGOE+iE2odxtjKTXOwpRr6WBJYtIeKcg5iQOHFsWN2vmoP8+mbJtrdzo5MVfSx0FRsGIC",
+	"xAQvZ6jtsdZLmjRoN5Bxk4iL0UOBBshWW9XEJMouFIES5tl1pVwsdEqkUewX3/Oj4AlTln0ddMKuYdtA",
+	"eP6i0JT0LkafsrXeAWUv/JCM/5fRbke7Znfve3MlS1VCz7cJjIW+UvgeoAGTc76NnzbFtBnER8tNKnNP",
+	"CegzXQZ/znw6C7HI5ZKyL1Zl3hv3Vs5txqenZ+d/Ho6Go+HZ+NvRt6PeIQVtUuxovopXdbMlJS1hnjOl",
+	"ojUlTuM015gTj9Rm7URfDZdD5uoMOZXRMDXrWc2Anj67JsozmuyzsxG+0gW+0oyzz/PXecEjXWXnc/cw",
+	"G1OsjHVW9GcnJ3zlBK/MBnj2a5V4+eIZ06+R1OJfdouphnCyYsJNmkm1sN7jfFe349PT99DibS/pheRL",
+	"MNNWwVLBEemNezgmcJkEmxwQ8a2r5YYmCF4iEnNM8cBIY5mmauMGuIzoXZq9wWjCbqSKao2zzblNL+HL",
+	"MOdeh5l4WHeHNSHKNdqAIBQB0wl5Ah/OkOuQOIm8ULoMiT/j50Pp4XaaY51M1CzIbIMtMm5gk1dL3fo8",
+	"FjrUxZKJtvQO1klX2USstHWm3JH1a5b20pfHi9uO6hu2Na9U6ZsP5crjx30q8DbhwCCeXKvCiScY7WFd",
+	"qeS60TnmgG15+O8wDVG0lP5GIrkliQTNyyFqTBebynUJ2eplAZvQStrVCZK8VBZq94MehSRgSgvJ7fkC",
+	"6i2ftp9Sy4Kcan4y+7ApyRama8aiSt5XuZ/nOp4qER2xI6yjyKxYqTxDzzdXFZjvmvmhfE+YFYmLLWmH",
+	"T/i8+A9sSNYZ9R8qDnSIsTMSakxZemUb/b0fJR9MhIQFtizlesD0Zs5bktmI/t0ec4kbP3SOyg+Wl0L4",
+	"ghYwCxQW+gheZbyknc++wKeaqSxLrSyB+kk9lBQ0IVM3FmdD8Qxrwo/FN6NRQEUhxVoXlaN603F8xvlI",
+	"bEsw0OqLe3cTMS0R3zwSV/ovYm4yeIf+o/PvEvHo7OEgHoMlRvq3yh8+PrqKXx505dDCWjnZ0sD3RCtF",
+	"xmQnk85W6YpOMa1n3jWgDClz7S9HZm80O8L52GCMlb6cv8eGnFs162M6ub7iAu5ISY0ZIDQzUNPltYVV",
+	"GcicTuoDesx7xYW/cbBxWZu6lBh370uJRXXaW7+K5xrrQJRjjBJV6D0luM/5BBIOBcl4U8HgapqlSK2j",
+	"xZfUtDPB9ndNZYiiorDH/quXV9PJm8nzv725evIqEY2f1/73j4+f+2sDH56JjkuNcVXzyvk6FX7PB1za",
+	"sxtgfbHk5vhyaYjvlz7G5TBaiKUIgurdvr79bwAAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

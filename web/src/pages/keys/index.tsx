@@ -41,6 +41,8 @@ function me(): string {
 function Keys() {
   const keys = useLoad(() => ok(api.GET("/api/keys")), []);
   const [secret, setSecret] = useState<{ issued: Issued; action: string }>();
+  // A revoked key's row goes with the list's reload: its answer is said here.
+  const [notice, setNotice] = useState<string>();
   const issued = (issued: Issued, action: string) => {
     setSecret({ issued, action });
     keys.reload();
@@ -58,7 +60,11 @@ function Keys() {
         <h2 id="keys-h">Keys</h2>
         <ProblemView error={keys.error} />
         {keys.loading && !keys.data ? <Loading what="the keys" /> : null}
-        {keys.data ? <KeyTable items={keys.data.items} onRotated={(k) => issued(k, "rotated")} onChanged={keys.reload} /> : null}
+        <p class={notice ? "answer" : undefined} aria-live="polite" data-testid="keys-notice">{notice}</p>
+        {keys.data ? (
+          <KeyTable items={keys.data.items} onRotated={(k) => issued(k, "rotated")} onChanged={keys.reload}
+            onRevoked={(name) => { setNotice(`Key ${name} revoked by ${me()}: its secret is refused from now on.`); keys.reload(); }} />
+        ) : null}
       </section>
     </section>
   );
@@ -84,7 +90,7 @@ function SecretOnce({ issued, action, onDone }: { issued: Issued; action: string
           Key <code>{issued.name}</code> {action}
         </strong>{" "}
         by {action === "rotated" ? issued.rotatedBy : issued.createdBy}. Its secret is shown <strong>this once</strong>: the
-        server keeps only its hash, and this page forgets it when you leave. Send it as <code>Authorization: Bearer …</code>.
+        server keeps only its hash, and this page forgets it when you leave. Send it as <code>Authorization: Bearer &lt;secret&gt;</code>.
       </p>
       {issued.note ? <p class="problem">{issued.note}</p> : null}
       <div class="row">
@@ -168,7 +174,13 @@ function CreateKey({ onCreated }: { onCreated: (k: Issued) => void }) {
   );
 }
 
-function KeyTable({ items, onRotated, onChanged }: { items: Key[]; onRotated: (k: Issued) => void; onChanged: () => void }) {
+interface RowProps {
+  onRotated: (k: Issued) => void;
+  onChanged: () => void;
+  onRevoked: (name: string) => void;
+}
+
+function KeyTable({ items, ...on }: { items: Key[] } & RowProps) {
   return (
     <div class="table-wrap">
       <table data-testid="keys">
@@ -181,24 +193,24 @@ function KeyTable({ items, onRotated, onChanged }: { items: Key[]; onRotated: (k
         <tbody>
           {items.map((k) => (
             <tr key={k.source + ":" + k.name} data-key={k.name} data-source={k.source}>
-              <td><strong>{k.name}</strong></td>
-              <td><span class="badge">{k.role}</span></td>
-              <td>{k.sessions ? k.sessions.join(", ") : <span class="muted">all</span>}</td>
-              <td>{k.role !== "WORKER" ? <span class="muted">—</span> : k.queues ? k.queues.join(", ") : <span class="muted">all</span>}</td>
-              <td><code>{k.source}</code></td>
-              <td>{k.hint ? <code>{k.hint}…</code> : <span class="muted">—</span>}</td>
-              <td>
+              <td data-label="Name"><strong>{k.name}</strong></td>
+              <td data-label="Role"><span class="badge">{k.role}</span></td>
+              <td data-label="Sessions">{k.sessions ? k.sessions.join(", ") : <span class="muted">all</span>}</td>
+              <td data-label="Queues">{k.role !== "WORKER" ? <span class="muted">—</span> : k.queues ? k.queues.join(", ") : <span class="muted">all</span>}</td>
+              <td data-label="Source"><code>{k.source}</code></td>
+              <td data-label="Hint">{k.hint ? <code>{k.hint}…</code> : <span class="muted">—</span>}</td>
+              <td data-label="Created">
                 {k.createdAt ? <><Time at={k.createdAt} /><br /><span class="muted small">by {k.createdBy} via {k.createdVia}</span></> : <span class="muted">at start</span>}
                 {k.rotatedAt ? <><br /><span class="muted small">rotated <Time at={k.rotatedAt} /> by {k.rotatedBy}</span></> : null}
               </td>
-              <td data-testid="expires">
+              <td data-label="Expires" data-testid="expires">
                 {k.expiresAt ? <Time at={k.expiresAt} /> : <span class="muted">never</span>}
                 {k.expired ? <> <span class="badge s-failed">expired</span></> : null}
               </td>
-              <td data-testid="last-used">
+              <td data-label="Last used" data-testid="last-used">
                 {k.lastUsedAt ? <><Time at={k.lastUsedAt} /><br /><span class="muted small">from {k.lastUsedFrom}</span></> : <span class="muted">{k.source === "api" ? "never" : "not recorded"}</span>}
               </td>
-              <td>{k.source === "api" ? <KeyActions k={k} onRotated={onRotated} onChanged={onChanged} /> : <span class="muted small">configured in {k.source}</span>}</td>
+              <td data-label="Actions">{k.source === "api" ? <KeyActions k={k} {...on} /> : <span class="muted small">configured in {k.source}</span>}</td>
             </tr>
           ))}
         </tbody>
@@ -207,7 +219,7 @@ function KeyTable({ items, onRotated, onChanged }: { items: Key[]; onRotated: (k
   );
 }
 
-function KeyActions({ k, onRotated, onChanged }: { k: Key; onRotated: (k: Issued) => void; onChanged: () => void }) {
+function KeyActions({ k, onRotated, onChanged, onRevoked }: { k: Key } & RowProps) {
   const [when, setWhen] = useState("");
   const id = "exp-" + k.name;
   const name = { params: { path: { name: k.name } } };
@@ -237,7 +249,7 @@ function KeyActions({ k, onRotated, onChanged }: { k: Key; onRotated: (k: Issued
         confirm={`Revoke ${k.name}? Its secret stops working at once, on every instance.`}
         run={async () => {
           await ok(api.DELETE("/api/keys/{name}", name));
-          onChanged();
+          onRevoked(k.name);
           return `revoked by ${me()}`;
         }} />
     </div>

@@ -53,6 +53,21 @@ func (b *browser) narrow(on bool) {
 	b.run("resize", emulation.SetDeviceMetricsOverride(w, h, 1, on))
 }
 
+// dark switches the page to the dark colour scheme (prefers-color-scheme), or back.
+func (b *browser) dark(on bool) {
+	b.t.Helper()
+	v := "light"
+	if on {
+		v = "dark"
+	}
+	b.run("colour scheme "+v, emulation.SetEmulatedMedia().WithFeatures([]*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: v}}))
+	var is bool
+	b.eval(`matchMedia("(prefers-color-scheme: dark)").matches`, &is)
+	if is != on {
+		b.t.Fatalf("the page's colour scheme is not %s", v)
+	}
+}
+
 // selfAs is GET /api/self with key: the status and the key's name.
 func selfAs(t *testing.T, s *server, key string) (int, string) {
 	t.Helper()
@@ -103,8 +118,13 @@ func TestConsoleWorkers(t *testing.T) {
 	t.Logf("the worker shown %d ms after its poll (the page refreshes every 5 s)", time.Since(polledAt).Milliseconds())
 	b.axe("workers with a worker")
 	b.shot("workers")
+	b.dark(true)
+	b.axe("workers, dark")
+	b.dark(false)
 	if lt := b.longTasks(); len(lt) > 0 {
 		t.Logf("long tasks on the workers page: %v ms", lt)
+	} else {
+		t.Log("no long task (≥ 50 ms) on the workers page's main thread")
 	}
 
 	// The manual refresh asks again at once: the button is busy, then not.
@@ -144,7 +164,9 @@ func TestConsoleKeys(t *testing.T) {
 	b.acceptDialogs()
 	b.open("/keys")
 	b.signIn(testKeys["admin"], "admin")
-	b.waitText("Create a key")
+	shown := time.Now()
+	b.waitJS(`!!document.querySelector('table[data-testid=keys] tr[data-key="worker-q"]')`, "the key list")
+	t.Logf("the key list drawn %d ms after the sign-in", time.Since(shown).Milliseconds())
 	b.axe("keys")
 
 	create := func(name, role, sessions, expires string) string {
@@ -257,6 +279,9 @@ func TestConsoleKeys(t *testing.T) {
 		t.Fatalf("reader before its expiry: %d", st)
 	}
 	b.shot("keys")
+	b.dark(true)
+	b.axe("keys with a secret shown, an answer and a problem, dark")
+	b.dark(false)
 	b.narrow(true)
 	b.axe("keys, narrow")
 	b.shot("keys-narrow")
@@ -266,6 +291,11 @@ func TestConsoleKeys(t *testing.T) {
 		t.Log("the keys page scrolls sideways at 420 px (its table scrolls in its own box)")
 	}
 	b.narrow(false)
+	if lt := b.longTasks(); len(lt) > 0 {
+		t.Logf("long tasks on the keys page: %v ms", lt)
+	} else {
+		t.Log("no long task (≥ 50 ms) on the keys page's main thread")
+	}
 
 	// Revoke (after a confirm): refused from then on, and gone from the list.
 	b.click(`[data-testid="revoke-reader"]`)

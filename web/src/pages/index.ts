@@ -1,9 +1,10 @@
 // Every page of the console, in the order of the navigation. A page is a
 // folder beside this file; list its export here (docs/console.md).
 import { home } from "./home";
+import { journal } from "./journal";
 import { keys } from "./keys";
 import type { Page } from "./page";
 import { sessions } from "./sessions";
 import { workers } from "./workers";
 
-export const pages: Page[] = [home, sessions, workers, keys];
+export const pages: Page[] = [home, sessions, journal, workers, keys];

@@ -86,11 +86,12 @@ var routeOps = map[string]access.Operation{
 	"failTask":       workerOp,
 	"appendTaskLogs": workerOp,
 
-	"listAPIKeys":  access.ManageAPIKeys,
-	"createAPIKey": access.ManageAPIKeys,
-	"getAPIKey":    access.ManageAPIKeys,
-	"rotateAPIKey": access.ManageAPIKeys,
-	"revokeAPIKey": access.ManageAPIKeys,
+	"listAPIKeys":     access.ManageAPIKeys,
+	"createAPIKey":    access.ManageAPIKeys,
+	"getAPIKey":       access.ManageAPIKeys,
+	"rotateAPIKey":    access.ManageAPIKeys,
+	"revokeAPIKey":    access.ManageAPIKeys,
+	"setAPIKeyExpiry": access.ManageAPIKeys,
 
 	"issueCredential":  access.ManageCredentials,
 	"getCredential":    access.ReadSupervisors,

@@ -32,8 +32,8 @@ func TestToolTableMatchesServer(t *testing.T) {
 			t.Errorf("tool %s has no output schema", tl.Name)
 		}
 	}
-	if len(got) != 35 || len(toolOps) != 35 {
-		t.Errorf("got %d tools and %d table entries, want 35: %v", len(got), len(toolOps), got)
+	if len(got) != 36 || len(toolOps) != 36 {
+		t.Errorf("got %d tools and %d table entries, want 36: %v", len(got), len(toolOps), got)
 	}
 }
 

@@ -1046,6 +1046,24 @@ func (e RevokeAPIKeyParamsYuktaChannel) Valid() bool {
 	}
 }
 
+// Defines values for SetAPIKeyExpiryParamsYuktaChannel.
+const (
+	SetAPIKeyExpiryParamsYuktaChannelCli  SetAPIKeyExpiryParamsYuktaChannel = "cli"
+	SetAPIKeyExpiryParamsYuktaChannelRest SetAPIKeyExpiryParamsYuktaChannel = "rest"
+)
+
+// Valid indicates whether the value is a known member of the SetAPIKeyExpiryParamsYuktaChannel enum.
+func (e SetAPIKeyExpiryParamsYuktaChannel) Valid() bool {
+	switch e {
+	case SetAPIKeyExpiryParamsYuktaChannelCli:
+		return true
+	case SetAPIKeyExpiryParamsYuktaChannelRest:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for RotateAPIKeyParamsYuktaChannel.
 const (
 	RotateAPIKeyParamsYuktaChannelCli  RotateAPIKeyParamsYuktaChannel = "cli"
@@ -2442,6 +2460,15 @@ type SessionSummary struct {
 	Workflows []WorkflowSummary `json:"workflows"`
 }
 
+// SetAPIKeyExpiryRequest A stored key's new expiry, exactly one of the two members. Every problem is reported at its member.
+type SetAPIKeyExpiryRequest struct {
+	// ExpiresAt When the key stops working: an RFC 3339 time in the future, at most 2 years away. Not with ttl.
+	ExpiresAt *string `json:"expiresAt,omitempty"`
+
+	// Ttl How long the key works from now: a duration such as 720h or 90m, at most 17520h (2 years). Not with expiresAt.
+	Ttl *string `json:"ttl,omitempty"`
+}
+
 // Signal defines model for Signal.
 type Signal struct {
 	Cursor string                 `json:"cursor"`
@@ -3173,6 +3200,15 @@ type RevokeAPIKeyParams struct {
 // RevokeAPIKeyParamsYuktaChannel defines parameters for RevokeAPIKey.
 type RevokeAPIKeyParamsYuktaChannel string
 
+// SetAPIKeyExpiryParams defines parameters for SetAPIKeyExpiry.
+type SetAPIKeyExpiryParams struct {
+	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
+	YuktaChannel *SetAPIKeyExpiryParamsYuktaChannel `json:"Yukta-Channel,omitempty"`
+}
+
+// SetAPIKeyExpiryParamsYuktaChannel defines parameters for SetAPIKeyExpiry.
+type SetAPIKeyExpiryParamsYuktaChannel string
+
 // RotateAPIKeyParams defines parameters for RotateAPIKey.
 type RotateAPIKeyParams struct {
 	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
@@ -3413,6 +3449,9 @@ type AnswerInputJSONRequestBody = AnswerRequest
 
 // CreateAPIKeyJSONRequestBody defines body for CreateAPIKey for application/json ContentType.
 type CreateAPIKeyJSONRequestBody = CreateAPIKeyRequest
+
+// SetAPIKeyExpiryJSONRequestBody defines body for SetAPIKeyExpiry for application/json ContentType.
+type SetAPIKeyExpiryJSONRequestBody = SetAPIKeyExpiryRequest
 
 // PutSessionJSONRequestBody defines body for PutSession for application/json ContentType.
 type PutSessionJSONRequestBody = PutSessionJSONBody
@@ -3855,6 +3894,24 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/keys/{name} (the `GetAPIKey` operationId).
 	GetAPIKey(ctx context.Context, name KeyName, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetAPIKeyExpiryWithBody Set or change a stored key's expiry; the secret stays.
+	//
+	// Sends `expiresAt` (an RFC 3339 time) or `ttl` (a duration from now such as `720h`), exactly one, in the future and at most two years away, as for a new key. From the answer on the instance that answers refuses the key from the new moment on, the others within a second. A near expiry (`ttl` `1m`) ends a key at a chosen moment; to end it now, revoke it. An expired key is given no new expiry (409): revoke it and create it again. A configured key's expiry is not stored here (404 says where it is configured). An `APIKeyExpiryChanged` event records who set it.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /api/keys/{name} (the `SetAPIKeyExpiry` operationId).
+	SetAPIKeyExpiryWithBody(ctx context.Context, name KeyName, params *SetAPIKeyExpiryParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetAPIKeyExpiry Set or change a stored key's expiry; the secret stays.
+	//
+	// Sends `expiresAt` (an RFC 3339 time) or `ttl` (a duration from now such as `720h`), exactly one, in the future and at most two years away, as for a new key. From the answer on the instance that answers refuses the key from the new moment on, the others within a second. A near expiry (`ttl` `1m`) ends a key at a chosen moment; to end it now, revoke it. An expired key is given no new expiry (409): revoke it and create it again. A configured key's expiry is not stored here (404 says where it is configured). An `APIKeyExpiryChanged` event records who set it.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /api/keys/{name} (the `SetAPIKeyExpiry` operationId).
+	SetAPIKeyExpiry(ctx context.Context, name KeyName, params *SetAPIKeyExpiryParams, body SetAPIKeyExpiryJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RotateAPIKey Give a stored key a new secret; the old one dies at once. The new secret is in this answer only.
 	//
@@ -5104,6 +5161,44 @@ func (c *Client) RevokeAPIKey(ctx context.Context, name KeyName, params *RevokeA
 // Corresponds with GET /api/keys/{name} (the `GetAPIKey` operationId).
 func (c *Client) GetAPIKey(ctx context.Context, name KeyName, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetAPIKeyRequest(c.Server, name)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetAPIKeyExpiryWithBody Set or change a stored key's expiry; the secret stays.
+//
+// Sends `expiresAt` (an RFC 3339 time) or `ttl` (a duration from now such as `720h`), exactly one, in the future and at most two years away, as for a new key. From the answer on the instance that answers refuses the key from the new moment on, the others within a second. A near expiry (`ttl` `1m`) ends a key at a chosen moment; to end it now, revoke it. An expired key is given no new expiry (409): revoke it and create it again. A configured key's expiry is not stored here (404 says where it is configured). An `APIKeyExpiryChanged` event records who set it.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /api/keys/{name} (the `SetAPIKeyExpiry` operationId).
+func (c *Client) SetAPIKeyExpiryWithBody(ctx context.Context, name KeyName, params *SetAPIKeyExpiryParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetAPIKeyExpiryRequestWithBody(c.Server, name, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetAPIKeyExpiry Set or change a stored key's expiry; the secret stays.
+//
+// Sends `expiresAt` (an RFC 3339 time) or `ttl` (a duration from now such as `720h`), exactly one, in the future and at most two years away, as for a new key. From the answer on the instance that answers refuses the key from the new moment on, the others within a second. A near expiry (`ttl` `1m`) ends a key at a chosen moment; to end it now, revoke it. An expired key is given no new expiry (409): revoke it and create it again. A configured key's expiry is not stored here (404 says where it is configured). An `APIKeyExpiryChanged` event records who set it.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /api/keys/{name} (the `SetAPIKeyExpiry` operationId).
+func (c *Client) SetAPIKeyExpiry(ctx context.Context, name KeyName, params *SetAPIKeyExpiryParams, body SetAPIKeyExpiryJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetAPIKeyExpiryRequest(c.Server, name, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7760,6 +7855,68 @@ func NewGetAPIKeyRequest(server string, name KeyName) (*http.Request, error) {
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewSetAPIKeyExpiryRequest calls the generic SetAPIKeyExpiry builder with application/json body
+func NewSetAPIKeyExpiryRequest(server string, name KeyName, params *SetAPIKeyExpiryParams, body SetAPIKeyExpiryJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSetAPIKeyExpiryRequestWithBody(server, name, params, "application/json", bodyReader)
+}
+
+// NewSetAPIKeyExpiryRequestWithBody constructs an http.Request for the SetAPIKeyExpiry method, with any body, and a specified content type
+func NewSetAPIKeyExpiryRequestWithBody(server string, name KeyName, params *SetAPIKeyExpiryParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/keys/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.YuktaChannel != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Yukta-Channel", *params.YuktaChannel, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Yukta-Channel", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -10705,6 +10862,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/keys/{name} (the `GetAPIKey` operationId).
 	GetAPIKeyWithResponse(ctx context.Context, name KeyName, reqEditors ...RequestEditorFn) (*GetAPIKeyResponse, error)
+
+	// SetAPIKeyExpiryWithBodyWithResponse Set or change a stored key's expiry; the secret stays.
+	//
+	// Sends `expiresAt` (an RFC 3339 time) or `ttl` (a duration from now such as `720h`), exactly one, in the future and at most two years away, as for a new key. From the answer on the instance that answers refuses the key from the new moment on, the others within a second. A near expiry (`ttl` `1m`) ends a key at a chosen moment; to end it now, revoke it. An expired key is given no new expiry (409): revoke it and create it again. A configured key's expiry is not stored here (404 says where it is configured). An `APIKeyExpiryChanged` event records who set it.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /api/keys/{name} (the `SetAPIKeyExpiry` operationId).
+	SetAPIKeyExpiryWithBodyWithResponse(ctx context.Context, name KeyName, params *SetAPIKeyExpiryParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetAPIKeyExpiryResponse, error)
+
+	// SetAPIKeyExpiryWithResponse Set or change a stored key's expiry; the secret stays.
+	//
+	// Sends `expiresAt` (an RFC 3339 time) or `ttl` (a duration from now such as `720h`), exactly one, in the future and at most two years away, as for a new key. From the answer on the instance that answers refuses the key from the new moment on, the others within a second. A near expiry (`ttl` `1m`) ends a key at a chosen moment; to end it now, revoke it. An expired key is given no new expiry (409): revoke it and create it again. A configured key's expiry is not stored here (404 says where it is configured). An `APIKeyExpiryChanged` event records who set it.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /api/keys/{name} (the `SetAPIKeyExpiry` operationId).
+	SetAPIKeyExpiryWithResponse(ctx context.Context, name KeyName, params *SetAPIKeyExpiryParams, body SetAPIKeyExpiryJSONRequestBody, reqEditors ...RequestEditorFn) (*SetAPIKeyExpiryResponse, error)
 
 	// RotateAPIKeyWithResponse Give a stored key a new secret; the old one dies at once. The new secret is in this answer only.
 	//
@@ -13843,6 +14018,117 @@ func (r GetAPIKeyResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetAPIKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// SetAPIKeyExpiryResponse401Headers the declared response headers of an HTTP 401 response for SetAPIKeyExpiry
+type SetAPIKeyExpiryResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// SetAPIKeyExpiryResponse429Headers the declared response headers of an HTTP 429 response for SetAPIKeyExpiry
+type SetAPIKeyExpiryResponse429Headers struct {
+	RetryAfter *int
+}
+
+type SetAPIKeyExpiryResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *APIKey
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *SetAPIKeyExpiryResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SetAPIKeyExpiryResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SetAPIKeyExpiryResponse) GetJSON200() *APIKey {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r SetAPIKeyExpiryResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r SetAPIKeyExpiryResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r SetAPIKeyExpiryResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r SetAPIKeyExpiryResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r SetAPIKeyExpiryResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r SetAPIKeyExpiryResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r SetAPIKeyExpiryResponse) GetApplicationproblemJSON415() *Problem {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r SetAPIKeyExpiryResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r SetAPIKeyExpiryResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SetAPIKeyExpiryResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SetAPIKeyExpiryResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SetAPIKeyExpiryResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -19162,6 +19448,36 @@ func (c *ClientWithResponses) GetAPIKeyWithResponse(ctx context.Context, name Ke
 	return ParseGetAPIKeyResponse(rsp)
 }
 
+// SetAPIKeyExpiryWithBodyWithResponse Set or change a stored key's expiry; the secret stays.
+//
+// Sends `expiresAt` (an RFC 3339 time) or `ttl` (a duration from now such as `720h`), exactly one, in the future and at most two years away, as for a new key. From the answer on the instance that answers refuses the key from the new moment on, the others within a second. A near expiry (`ttl` `1m`) ends a key at a chosen moment; to end it now, revoke it. An expired key is given no new expiry (409): revoke it and create it again. A configured key's expiry is not stored here (404 says where it is configured). An `APIKeyExpiryChanged` event records who set it.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /api/keys/{name} (the `SetAPIKeyExpiry` operationId).
+func (c *ClientWithResponses) SetAPIKeyExpiryWithBodyWithResponse(ctx context.Context, name KeyName, params *SetAPIKeyExpiryParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetAPIKeyExpiryResponse, error) {
+	rsp, err := c.SetAPIKeyExpiryWithBody(ctx, name, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetAPIKeyExpiryResponse(rsp)
+}
+
+// SetAPIKeyExpiryWithResponse Set or change a stored key's expiry; the secret stays.
+//
+// Sends `expiresAt` (an RFC 3339 time) or `ttl` (a duration from now such as `720h`), exactly one, in the future and at most two years away, as for a new key. From the answer on the instance that answers refuses the key from the new moment on, the others within a second. A near expiry (`ttl` `1m`) ends a key at a chosen moment; to end it now, revoke it. An expired key is given no new expiry (409): revoke it and create it again. A configured key's expiry is not stored here (404 says where it is configured). An `APIKeyExpiryChanged` event records who set it.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /api/keys/{name} (the `SetAPIKeyExpiry` operationId).
+func (c *ClientWithResponses) SetAPIKeyExpiryWithResponse(ctx context.Context, name KeyName, params *SetAPIKeyExpiryParams, body SetAPIKeyExpiryJSONRequestBody, reqEditors ...RequestEditorFn) (*SetAPIKeyExpiryResponse, error) {
+	rsp, err := c.SetAPIKeyExpiry(ctx, name, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetAPIKeyExpiryResponse(rsp)
+}
+
 // RotateAPIKeyWithResponse Give a stored key a new secret; the old one dies at once. The new secret is in this answer only.
 //
 // Name, role, sessions and expiry stay. The old secret is refused by the instance that answers before this answer and by the others within a second. An expired key is not rotated (409): revoke it and create it again. An `APIKeyRotated` event records who rotated it.
@@ -22522,6 +22838,111 @@ func ParseGetAPIKeyResponse(rsp *http.Response) (*GetAPIKeyResponse, error) {
 		response.Headers401 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetAPIKeyResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseSetAPIKeyExpiryResponse parses an HTTP response from a SetAPIKeyExpiryWithResponse call
+func ParseSetAPIKeyExpiryResponse(rsp *http.Response) (*SetAPIKeyExpiryResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SetAPIKeyExpiryResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest APIKey
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers SetAPIKeyExpiryResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers SetAPIKeyExpiryResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -924,6 +924,24 @@ func (e RevokeAPIKeyParamsYuktaChannel) Valid() bool {
 	}
 }
 
+// Defines values for SetAPIKeyExpiryParamsYuktaChannel.
+const (
+	SetAPIKeyExpiryParamsYuktaChannelCli  SetAPIKeyExpiryParamsYuktaChannel = "cli"
+	SetAPIKeyExpiryParamsYuktaChannelRest SetAPIKeyExpiryParamsYuktaChannel = "rest"
+)
+
+// Valid indicates whether the value is a known member of the SetAPIKeyExpiryParamsYuktaChannel enum.
+func (e SetAPIKeyExpiryParamsYuktaChannel) Valid() bool {
+	switch e {
+	case SetAPIKeyExpiryParamsYuktaChannelCli:
+		return true
+	case SetAPIKeyExpiryParamsYuktaChannelRest:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for RotateAPIKeyParamsYuktaChannel.
 const (
 	RotateAPIKeyParamsYuktaChannelCli  RotateAPIKeyParamsYuktaChannel = "cli"
@@ -2217,6 +2235,15 @@ type SessionSummary struct {
 	Workflows []WorkflowSummary `json:"workflows"`
 }
 
+// SetAPIKeyExpiryRequest A stored key's new expiry, exactly one of the two members. Every problem is reported at its member.
+type SetAPIKeyExpiryRequest struct {
+	// ExpiresAt When the key stops working: an RFC 3339 time in the future, at most 2 years away. Not with ttl.
+	ExpiresAt string `json:"expiresAt,omitempty,omitzero"`
+
+	// Ttl How long the key works from now: a duration such as 720h or 90m, at most 17520h (2 years). Not with expiresAt.
+	Ttl string `json:"ttl,omitempty,omitzero"`
+}
+
 // Spend What the run's remote workers reported for its TASK nodes (docs/journal.md, "Spend"): each node that completed a task, the run total, and the gaps. Absent is not zero: a task that reported no usage (or usage with tokensKnown false) leaves its node's and the run's usage a floor, and names the node in spendGaps; a task that reported no cost (or usdKnown false) does the same for cost in costGaps. Present on the execution read (GET …/executions/{eid}) and the journal projection; absent from the answers of a start or a stop that waited.
 type Spend struct {
 	// CostGaps The nodes (sorted) with a completed task whose cost was absent or had usdKnown false. Empty when the cost is complete.
@@ -2877,6 +2904,15 @@ type RevokeAPIKeyParams struct {
 // RevokeAPIKeyParamsYuktaChannel defines parameters for RevokeAPIKey.
 type RevokeAPIKeyParamsYuktaChannel string
 
+// SetAPIKeyExpiryParams defines parameters for SetAPIKeyExpiry.
+type SetAPIKeyExpiryParams struct {
+	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
+	YuktaChannel SetAPIKeyExpiryParamsYuktaChannel `json:"Yukta-Channel,omitempty,omitzero"`
+}
+
+// SetAPIKeyExpiryParamsYuktaChannel defines parameters for SetAPIKeyExpiry.
+type SetAPIKeyExpiryParamsYuktaChannel string
+
 // RotateAPIKeyParams defines parameters for RotateAPIKey.
 type RotateAPIKeyParams struct {
 	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
@@ -3103,6 +3139,9 @@ type AnswerInputJSONRequestBody = AnswerRequest
 // CreateAPIKeyJSONRequestBody defines body for CreateAPIKey for application/json ContentType.
 type CreateAPIKeyJSONRequestBody = CreateAPIKeyRequest
 
+// SetAPIKeyExpiryJSONRequestBody defines body for SetAPIKeyExpiry for application/json ContentType.
+type SetAPIKeyExpiryJSONRequestBody = SetAPIKeyExpiryRequest
+
 // PutSessionJSONRequestBody defines body for PutSession for application/json ContentType.
 type PutSessionJSONRequestBody = PutSessionJSONBody
 
@@ -3186,6 +3225,9 @@ type ServerInterface interface {
 	// GetAPIKey A stored key (never its secret, which is not stored).
 	// (GET /api/keys/{name})
 	GetAPIKey(ctx echo.Context, name KeyName) error
+	// SetAPIKeyExpiry Set or change a stored key's expiry; the secret stays.
+	// (PATCH /api/keys/{name})
+	SetAPIKeyExpiry(ctx echo.Context, name KeyName, params SetAPIKeyExpiryParams) error
 	// RotateAPIKey Give a stored key a new secret; the old one dies at once. The new secret is in this answer only.
 	// (POST /api/keys/{name}/rotate)
 	RotateAPIKey(ctx echo.Context, name KeyName, params RotateAPIKeyParams) error
@@ -3696,6 +3738,42 @@ func (w *ServerInterfaceWrapper) GetAPIKey(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.GetAPIKey(ctx, name)
+	return err
+}
+
+// SetAPIKeyExpiry converts echo context to params.
+func (w *ServerInterfaceWrapper) SetAPIKeyExpiry(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "name" -------------
+	var name KeyName
+
+	err = runtime.BindStyledParameterWithOptions("simple", "name", ctx.Param("name"), &name, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter name: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params SetAPIKeyExpiryParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Yukta-Channel" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Yukta-Channel")]; found {
+		var YuktaChannel SetAPIKeyExpiryParamsYuktaChannel
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Yukta-Channel, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Yukta-Channel", valueList[0], &YuktaChannel, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Yukta-Channel: %s", err))
+		}
+
+		params.YuktaChannel = YuktaChannel
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.SetAPIKeyExpiry(ctx, name, params)
 	return err
 }
 
@@ -5148,6 +5226,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/api/keys", wrapper.CreateAPIKey, options.OperationMiddlewares["createAPIKey"]...)
 	router.DELETE(options.BaseURL+"/api/keys/:name", wrapper.RevokeAPIKey, options.OperationMiddlewares["revokeAPIKey"]...)
 	router.GET(options.BaseURL+"/api/keys/:name", wrapper.GetAPIKey, options.OperationMiddlewares["getAPIKey"]...)
+	router.PATCH(options.BaseURL+"/api/keys/:name", wrapper.SetAPIKeyExpiry, options.OperationMiddlewares["setAPIKeyExpiry"]...)
 	router.POST(options.BaseURL+"/api/keys/:name/rotate", wrapper.RotateAPIKey, options.OperationMiddlewares["rotateAPIKey"]...)
 	router.GET(options.BaseURL+"/api/supervisors", wrapper.ListSupervisors, options.OperationMiddlewares["listSupervisors"]...)
 	router.DELETE(options.BaseURL+"/api/supervisors/:supervisorId", wrapper.DeleteSupervisor, options.OperationMiddlewares["deleteSupervisor"]...)
@@ -6479,6 +6558,152 @@ type GetAPIKey429ApplicationProblemPlusJSONResponse struct {
 }
 
 func (response GetAPIKey429ApplicationProblemPlusJSONResponse) VisitGetAPIKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetAPIKeyExpiryRequestObject struct {
+	Name   KeyName `json:"name"`
+	Params SetAPIKeyExpiryParams
+	Body   *SetAPIKeyExpiryJSONRequestBody
+}
+
+type SetAPIKeyExpiryResponseObject interface {
+	VisitSetAPIKeyExpiryResponse(w http.ResponseWriter) error
+}
+
+type SetAPIKeyExpiry200JSONResponse APIKey
+
+func (response SetAPIKeyExpiry200JSONResponse) VisitSetAPIKeyExpiryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetAPIKeyExpiry400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response SetAPIKeyExpiry400ApplicationProblemPlusJSONResponse) VisitSetAPIKeyExpiryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetAPIKeyExpiry401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response SetAPIKeyExpiry401ApplicationProblemPlusJSONResponse) VisitSetAPIKeyExpiryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetAPIKeyExpiry403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response SetAPIKeyExpiry403ApplicationProblemPlusJSONResponse) VisitSetAPIKeyExpiryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetAPIKeyExpiry404ApplicationProblemPlusJSONResponse Problem
+
+func (response SetAPIKeyExpiry404ApplicationProblemPlusJSONResponse) VisitSetAPIKeyExpiryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetAPIKeyExpiry409ApplicationProblemPlusJSONResponse Problem
+
+func (response SetAPIKeyExpiry409ApplicationProblemPlusJSONResponse) VisitSetAPIKeyExpiryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetAPIKeyExpiry413ApplicationProblemPlusJSONResponse Problem
+
+func (response SetAPIKeyExpiry413ApplicationProblemPlusJSONResponse) VisitSetAPIKeyExpiryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetAPIKeyExpiry415ApplicationProblemPlusJSONResponse Problem
+
+func (response SetAPIKeyExpiry415ApplicationProblemPlusJSONResponse) VisitSetAPIKeyExpiryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetAPIKeyExpiry429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response SetAPIKeyExpiry429ApplicationProblemPlusJSONResponse) VisitSetAPIKeyExpiryResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -12164,6 +12389,9 @@ type StrictServerInterface interface {
 	// GetAPIKey A stored key (never its secret, which is not stored).
 	// (GET /api/keys/{name})
 	GetAPIKey(ctx context.Context, request GetAPIKeyRequestObject) (GetAPIKeyResponseObject, error)
+	// SetAPIKeyExpiry Set or change a stored key's expiry; the secret stays.
+	// (PATCH /api/keys/{name})
+	SetAPIKeyExpiry(ctx context.Context, request SetAPIKeyExpiryRequestObject) (SetAPIKeyExpiryResponseObject, error)
 	// RotateAPIKey Give a stored key a new secret; the old one dies at once. The new secret is in this answer only.
 	// (POST /api/keys/{name}/rotate)
 	RotateAPIKey(ctx context.Context, request RotateAPIKeyRequestObject) (RotateAPIKeyResponseObject, error)
@@ -12720,6 +12948,55 @@ func (sh *strictHandler) GetAPIKey(ctx echo.Context, name KeyName) error {
 		return err
 	} else if validResponse, ok := response.(GetAPIKeyResponseObject); ok {
 		return validResponse.VisitGetAPIKeyResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// SetAPIKeyExpiry operation middleware
+func (sh *strictHandler) SetAPIKeyExpiry(ctx echo.Context, name KeyName, params SetAPIKeyExpiryParams) error {
+	var request SetAPIKeyExpiryRequestObject
+
+	request.Name = name
+	request.Params = params
+
+	var body SetAPIKeyExpiryJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.SetAPIKeyExpiry(ctx.Request().Context(), request.(SetAPIKeyExpiryRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "SetAPIKeyExpiry")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(SetAPIKeyExpiryResponseObject); ok {
+		return validResponse.VisitSetAPIKeyExpiryResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -14381,478 +14658,484 @@ func (sh *strictHandler) GetReady(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P3rchs5li+KvwqC//mHyJ4kTcmyqyzFjjgqWVWlsSxpJLncfYreJsSESLSSACuBlMz2OKK/7s/nPMKO",
-	"ebB+khNYC0Aik0he5Eu5ars/dFnMC5DAwrqv33rfGsnpTAomtGrtvW/NaE6nTLMc/jqcUCFYZv6ZMjXK",
-	"+UxzKVp7rasJI6mUOaFkJKdTKlIyolNG9CSXxXiSkJyNZJ6ylNxzPSFck/YwZ0oPSSEyphQZjjI+7PRa",
-	"SYub900YTVneSlqCTllrr/W34lbTrhs+aanRhE2pmQcTxbS192vLvK2VtEYZb71JWno+M48pnXMxbn34",
-	"kLSOxJgLdgW/12d/IAiDy8Q8R+QN0RNGRlTTTI4LRtp5kTGVkInWs4Tcy/z2JpP3CZnlcsSUKqc9o3pS",
-	"ThomkbRy9lvBc5a29nResHDuU/ruhImxnrT2nu5GJ/2OjQozyePU3B8ZgwV3LBvq33J209pr/f8eldv7",
-	"CK+qR+EoZtTjlE1nUjMxmr9g88XleklvmYIlUprmmnB3v4bd5QKvMaW4FKT9r//1v8nOkydkNKE5HRlS",
-	"at7nYOiuGbthtXaePIkt1ws2P4X3xMjzls23FDHjJIQLQsWcZExrlpMRVaxhC+E/a27hTr+ftKZcuL+3",
-	"Y1M8oUof3TGhcUer07xgqpgyQm/MrPSEK8LMraTNtSJDxX4bJrC0Q54OHZVmVGl7usx/GL9jaadHjjWZ",
-	"FkrD9xIq7Is0rgOZ0jnJGU1J2yyD3amEyDzcOWWGoO6vbsanXLPUPN/Zh+WTesJyIorpNcvNmo6yIuVi",
-	"bN/xGzwu8Cb7ki37RQkZM21JyExwt9/vkTOkGzo2Mz04P95SROmc0alhFxzvHhW5knnl2xUfC5r5b28k",
-	"LbPyXVj67vHzJsLa/T62aacyZY0nUODFhx4+e+YucYEaR1H++scOVMxYfseVzJvHCm/5yOGuqLqNkbo5",
-	"kZqq2y1FeJoQqgglM5llZEzvGOG6iaXi65ZNakbNoTaP/s9ft7vP3vza7z57876fbH//4d9asd19bfl5",
-	"43rclzd81Gp8ME+rmRSKgTT9UebXPE2ZMH+MpDAc1PyTzmYZH1GzUo9mubzO2PTf/64k3LbecOf4FI5Z",
-	"5zE3hWIpaQ+LXOzNjVzds4Ps3bgJDTsJMSfXnObRhIoxS/fgxJmvZ0pvKfKzVHAqhdRECi80FcvvWL6l",
-	"gJlQcp3Le8VyMqNjFvIDmfMxF0SZo26UAQkcKp+TXBaagWS9ZsryFJZ29h1vQi6ey4wBEzOjpxKuyBnL",
-	"Yc3s0BG+5R+hI01koRVPDa2pkuO1zZtSpinPgHUqzzKNSgMrYIYWjJlZ9VofkpZb6y+4hwfEvpK0L348",
-	"JM92n3yHc7mS8iUV8wvcJfVl55RTzQisNmnPDM+XRT5ihKZpzpRKiPnNrKTMyShnKROa06zjNvaG8qzI",
-	"Gbku0jHT5Ebm5D6XYmweUYbQ1AxEYYRszcBum4edHrlgOp97Kcrw7+4B/J2yjM4Nc0HxAEsUXF9kVJds",
-	"JEWqiJbknnJNrtmNzM1B0Pmci3GvKkm44FOjj5aynwvNxiw3S/Yhab0StNATmfN/sPRL7s6pNOtoT4bZ",
-	"hLbMScnnKxuiJ9Sf7Dua8ZRMWM6iK1/A55gHR9Qu/oFQ9yxnKZEim5P7CRO4gzRnZCTFDR8XOUv3UdTD",
-	"vWRE85wzRYavX7/uHgQv3CM/MJqz3Ogq2fR/DFow+qA1rG1g/bm4uBlNaJYxMWYJGS55b7nWdVEB62oX",
-	"21w/OD+O6sdnAlhGjxwEX4yrbs/E3169uDp4e3B+/PbF0d+S6p+XZpPwl5eH5+7XDplQhWuKKqzhQ0nJ",
-	"uAx7+q1gBVP7hvdpiVvA/JB0xvEdht9NuLljTrSUPXJqOC8wzFHOtBkdbqFqYpZjlhvGqjmKrFHOzEYf",
-	"AMXeyHxKdWuvlZoDqDmoyrVFS9wjP8wjS+qv/sJp9DJ7N0Nhu7ChecGIFCNG8BZ1oOHrZlQpJ6zMinNF",
-	"cpR4+yRnd/LWKRd2qGspM0ZFOZbCb6sxt2uQVEDN7s2pZHhG8DnzzvUWZMKFjlMo7sCWIrOc3fB3sKk3",
-	"PFeaPA2sp8TwIs2yzB6sGc3DLyoHMurxK+V2qzrca/Mp1Mlz1KRnOTOfyVIQyRrF6pSLQrNOQhQ3q21I",
-	"A00OqYFXrf/dbjo/5nIa+36qA/WiKjyinyesqbdwAc9BZBfJ67OLF0cXVonA2xKiZK4NedBgk7kGXUHT",
-	"W1RTwRZCDQUeM4aTOV/2NxBrpXZjzibauJpNVXSO9gea53Ru/jaPhO6MX46PXh9dtJLW2fnRxcHVmfnn",
-	"wfOXx6etpIVfEXFzmNfoTc+nfaThfNqrTefT8Z/1joxiTNkVsw9utkhIFOEy0RlvJa0K/6z/fel/CNhp",
-	"3EdU6va/esvf7IsfuXxKXv+djbSZFEqBE65gzavs0n+a/8cy+W3lycKH12aG74pOBeSp1f5Ap0hTbvaD",
-	"ZufBvG5oplids6MsXtzHH43KMJvl8o5mirwftPAPlg5ae8SYQP+FryOD1khOp0xoc2HQ6vV6g9aHfXQS",
-	"3HPFyL054YYUZrmczjSh6palRtHrLXyinUz0G2ezbH7BVJFF1jtnUzM1Z9FVl341eYU2+MLd9zQXXIw3",
-	"fOf9Q6ZSW43Q9i/flyx+bTDJhqWDbXzORlxx1Cw3oJA0eMydv4Pz84uzX45aSevi6D+ODq/iTIlRq8cG",
-	"npbt/s7uqjPoR4x9zQ85o7czaYVpTU2RAj8rrlT8VtDM3Pchad1wlsX2+8PSER92xCqzqoumw6MT4m8g",
-	"8g6M5nkmaZoQ7+Q1Vvk9aXOhNKOpETkw/0f4RSByQmdW/9nTZMnnRzSQO5oVDC2AGS2UtX+FTBnYl361",
-	"qk8+l9poDTOqJ4QLqzjY2dfmtPMkNqVbVKND8tj5/mMpaWH/DjEy0cQ8bOCi4fj7PYjJOjAtKRiI6KEt",
-	"70a3pY2JKC1nM6OY5+g6Z+j6MreAcZmxG2CR04pcXMt3H2M+U6YUHceVpBxWIXD9ry+nKvGCCBvVVBeq",
-	"IqVHIzbTzPAvsHJZulr+lrvh3xiddPmVb6Jbbk/UeUZRc1g4kpq9i+jH6C/PC2NkaT66tf9MmQAHhp2p",
-	"46j2qmPOLppklJ+o6npHc06vM7bJmhvt3DDDX+yzUWljLPX4yZ6ZBSAuNlNa/qkcFUZq91qrdwTXyg0T",
-	"fkbD2t/w8Y+OZdSFyQ3FU1j3VURoFdjO+msVDhxZJP8OmmVnN629Xzd425sksrQsY2YF0QIgMA7yZbOm",
-	"77pj2TVT6KpbPuvKGQqLLsgRo3CBqFhmzuAjG+od5ca9j5i6aGjGr2kbInWH146ReE9W0sKQTyvxjyVu",
-	"2xM7g6SVFuiNbYFhbWm3ZQx++E+RZ+ZmMV9bE7fR1HD5g/v8N0UpEZwMqF6vK7rr8tnYL1qiZ6VHjsCI",
-	"cV5YcDLMwIwkVINbIiGMjibmL2MxT5lZsEV3yhKXw+uK4aTlTAF74WK8Z6js4sdD8vjx42fEmHXuWN8U",
-	"ushZYkadSqXJDpkzmitC7+m8R04lxmeJ1tlSg7o6kW3z2U93bbBUJSTlY65VQrZ6WwnZertl+OFWdytB",
-	"kcbFGEehLrxqmIx5ZL9MArAyj460BJ/w3qDo9x+PzATgX6xHXgn+W8EikVpCp1KMnYsLMg0qTra4s6DJ",
-	"J1B6BNC7hp4js9Istx4Ccj+RyrkBwgiqprdsH2W2LHQS+gd65MhsP0RfuSJ+DeU9y+EjPno1e+RAEDad",
-	"6TnJuNIJoTia+YOlRN9zQ4RmeSj8RqSwrt+aowI8s9ZH9jCfRXVF0XNB2hBfNkvaSYhzYpA2zZS0aQN2",
-	"63Qus0Bf6iQE/BykDcuJMajrQof7cnB+DHEDu3ltcIuCrwa+F73K3m1T2czEpaTU3xelmmb3xlUYJw+J",
-	"QjFG2jfgZy9pK6nG1UOCCjxNnUVicm6S6mYHXs3NdkzrSO7Oz/KeZNLG7c1nmFVR5CaXU2Nu7BFKHDMn",
-	"qjBMTZHvdvoTswPP+tOS3Wx/98T83LZspxOwHM/oVqsZoeMlxsyf85yNNL+LaXPGZFlIFYkZHFa7bJYC",
-	"GNytCwGnx7sMoUwqlpI7OaLXRUbzeeIX6P0ABkVfyLmZlzPTB62EDFqa5mNmXSWe+C0b5CkywUHrA2mn",
-	"cqQelfqa6k3TkFbLdeE3l17xXp5Y9JnsrXATbyF3x63y0m2EgDTNNhbIqXsBbAUXcP7tqQCrCgO7ImX5",
-	"liI6pzyzAkjZEEDNAbZJTGNlHhzXlQS4vVDlblOfbyYF5vlg2ByYGuS/RLlRGlL+MpW1PCLlXi+8LTAO",
-	"65rHHAUHOuwkSSWxHofotPJyA8tkPNgGc7eNSBfCmGpC6h9lIVKgDXGTcVAZuYAwY9R3pGrpKsvJrpa5",
-	"glRIIS/Qpw6Wq1hOfbkRWSdV5+vdwPUj2Dt9CLlLi+t9jmEXdJXLLIW4JAykyI3MMsOCZ1SBqKDKpkAt",
-	"24n1LaWFQ7jKFelHiK5Tbvb5AjThRebM7mhW0AYPCurTxoouk9UwlIeKLc+MtkTkTUCZcL7kjUsW8lbd",
-	"En6+MOW6gISRVVxGTiHn7abq33EZbYrcM9CjZhmds/Cg+ASApJKsuZmP5aYhCmrYjdtD1EMgVZXcyyJL",
-	"yYTeMcixgYxHXFWjgOefbsGE1Bf2m+PTw/lQuzJm/bwVYBduRAWGUVk+4oqRtve3GGUQt3v+6Wa83Muv",
-	"80JALkPMOF7il6/m4VoycvuWVIh/2dF5iFv54VRVTe5eXxECf5LhWhCr9i+JqiV4X8zjjVesjVR6tM3G",
-	"P7dOqT2XFtQdFzQ3Yt063LpjqhnYSFnWvad6NEnlOCFayq45pt28EMJm5yxyyWCATRVApGYU3ltGbGtj",
-	"oinSxhX+heWYSeupV4EFG0j/Lfe4fzi6bMuodE0yjNHZUTpm6NDakMjK0OuiiIZL55bpe8ee/1dkC1D7",
-	"XePTcFT/QPSTvAd8QeSAfyGm4Ejnfidc70UdEEmwZTW1HJQ0IcV8Kou4syFQDxeVuJxyQ5px55tRVzeK",
-	"3rM8x09sDlhsLmxyOS1TnhfdRDJlDwgWmDfGPZWwF2c3G84y92Gc+u5STSi5OLp8dXIFoSvnK2rbDI9C",
-	"aJ5BclTKbRLncqGgZkysXMRLuAnjH/mGORhlyGStBbCGXhBeXodPVEVULKhcDbaU3+H2PLEnqqTwpQfy",
-	"cJWRHU9EGOlakPn84NUlhpgvX700/7i8OjvHv68OLq7Kf7398eLs5dvTs+dHUVuiSte1tOj6G8B1FT3d",
-	"oaFdkw+zWTbHJD1e0xMhOQ1NPXg4+ubbWDZhUBIDnKqsmrhlczL2ip/CSg/wfRmlSUiiIHeVsJsbNtK1",
-	"QGzc4J+aQ7qYA3t1dg6ftU8sUyeHB6eHRyfmnW6Xnl8cQHYSXmklrRfHJycfmQ+QtO4p16uTcm9sEjF+",
-	"6R6hBGZjTzqqxbgFNgKbIIcwW27Y+eLul08Kdu+fBvaM5Ti4jWQkp0yRazq6BRW7dGPa5cZ04KdYGYR/",
-	"9P1n2jjKQvYLnoClZytGwweiYpfw1CzEq1fHz4PMfEKV4mOhSPsOdRXyXUKUJDxVkAhHrufWPWt4VSch",
-	"9znXmgnzdeC9Rh88OPUm89mEmVcxDt5kuAKuSZp2fIyE6klCfivMvw1ZXssUvZ32OBg2jEwSiorQ38sy",
-	"9yYsVoDhdvt9oyy6CiMMaLaHZoBewNuwitDz3aLg6cJZC8JyFWrzyxtP56rmAGwm/i6L6ZTm86gNVXEO",
-	"rMnE1XL6OLUHufoB15WcmWXzDrJrjNJSsKUxKkxStbaxdaUoOJpmt9AbbugpJ21Knh+dHPwtAZNQ5/OO",
-	"2ee0YD0SZgwKQxbmeQVPS7FBfi2bGopNK9KXC/10N26TlxpXncdgJM9nwFQ5ALnnWQb5v1ggQ+iYctHZ",
-	"d/mjNk2Was2mM01uuOBqYhiPzBMjHcwds6wYc0EEJGDnVCQ++RSG6ZEDcvni+Pz86DlOAF3pOGHkZkzr",
-	"jKX7cEUWmnBj6kN8oBApy+FxOHZTOifXjBRC3XLDADdYzkYNUzTriJA81BB8dpV6a26QnXBDIDvUtRqI",
-	"00xzyy82kqpT/4GV4092pzpVQuS63B5DvLAPkB8FYt76qDzJl6sOtRb46BhLpDrrr/l6+qA546UqqDSb",
-	"HeYs5TqMBYULqdnspWULzWH/qAS29kqtDNh9dHlAZJYqSFEzJGcI1JwPR/p7NYYAfMCyBfgB+AFpK8YI",
-	"MJxOgnca4TMr9Jay6k1CrtmEQ2TTRmDGVDPSRqJLoOzMcS9wqeN45vsXuUxlU5qp8J5m2UvVlFpjKGtL",
-	"gZrg4vFTnmUcFTBljMnplKWY1oeRPccYfA65pSFDZDeUZ5BKgLcAud1TBQvEjdFqy+L2cbTqssIqJpH1",
-	"tcto9qTTI/0IfUv8j3kPEjINP2OtlaoH81xxrM3eCDK5LBMo+bXnGgGplsffb8FSsXe5kHt2fnT6/Pj0",
-	"J2MkvDo9xX+BQfHcGBKvDg+PLi9bSevHg+OTVxfOuDg/eh7VXBek+dfocmiOSN2DAoyzcGHwtrG/EzLK",
-	"eEKmo1lC7tn1RMrbhBg2k0JeWzmvhPzrn/8dj5Vv7rp4sIPioS6DP4ZlvtoaX88Kd0lXDRl4U0Zrfqg1",
-	"SmsapMTSjC030PJZ+rTGhYmW2X+LlI3XbOYdvpa4rMR9mzFhuf+IZjTfIK+2unzR7NovvIA+ETK2kj8z",
-	"mhk7ur56i9m48nZ1zp19KjqQzDZ16ZQG/+L54gLdymsex48JB+NY3v/Q9HEPCO8+nJWByhQpIc1SpjQo",
-	"VKierk24sD0RakXZ+sPcbd/iWULtDe9zPpO9EGMkY8bAzwGkRDWUUS7lbJU5uG9v2oYLHG/jGosgiX/x",
-	"G9GF6PJ4rL2FtiYki8QTLz5ie1mWXm5G4hP49sYD00Aw5QY6b5fSxkCdUPXRpLOqjGAai/0eo7rhyQdI",
-	"GQBlQEuu0VtS4isUwpJYGi/TXeGq34xBNEZwa6yj3MfKBpXfX67SMrrGOYUIJbT7j3732Rv737fdN+/7",
-	"ydPHMaSSpHVs1PeIyukq9z4k9t+bqTjumeUV2l9GswMLZUncqcndABWFcYLw5fwbZQ2soLJFoTpjolWu",
-	"pVHOqBixLFun1sV9dbKEIL0lZb81UA3LHYrSnHl5Q3mqubS+LxPpb6UDs5bdRJUiVJEh5i0Nva/ePAS4",
-	"ML7yWoqSXZgLq3NF7QdEP1upgqUlRMN6xR6+BLe+VELGYCUuKU+rJc7WIUGdu93b7oZASFtIvKvMWIdS",
-	"MAhPIrJIUyKyK9hoQg3Yg1xHmyN2YEFGIOPEo2igTYm3l3blX7sH58fdF2y+F7lh9RY0ll28iddQ/L1Q",
-	"mliKBYcDFpgnDhhQ2e/pkfLbCFdY4sCdC8hG5/w+H3r8klimSYlugsNzeCYYUstbJnBE+GfjgAvByiyT",
-	"9yw9QJgCtmGRzu+DpqE2Gc+BVTQBAzQgczjfEmR9jaBOgzCaZ5yFWDOJy4SHNRcS0tBZjgnoDdJ/uXxP",
-	"WvCuT3JQ4E32nGhJHtEZfwTJuY/utlefC5xHuU6LKoVZ2ZAGwv1JFikr3PvKTse433/IIhc0O5SFw/Gs",
-	"xoHmVz4DJy4WYw7khVGu5w5P8yNeoqWmWezehQXVkKnr5+7HX7IApzJlv3B2HytAxNpyWKL4VDcNJI25",
-	"YKUDcpNUnTsm9JKJgAV4dg0iZSNuAQ9est8KVjdBmr+Dx8+VkcoPmYJ5bsMZbBogwiDYhl69hzsCfZI7",
-	"5hi2klYqBZQmynsRdRuXwYNN/ee84gOsbmdtbRfJZGHTKpSW1I7AklN0nkvzSzTHbjShXFzxWcwCVCTl",
-	"Y6a01/BsOAf9cn/Hl39ii3uz7LQ6m4jlpxVizbdcFMK9RAUUvyiIQszWG5mlLF0zCrVJItpST4z5qDKr",
-	"S5U0hCMso4XiOuOjKO7ZFQK05manFR+bw4GoZzQby5zryTQhM/d4Yi4dW6Qu9GsOBFY/jDIOieGQRwKO",
-	"gRJlCfRpCH3zsWApGU3YCCN9ikgxEKCypVTTa6oYad+yudrzkzKvypk2S9LpkZ9c7dD9BMogbdmgHIgh",
-	"4ME5AiV3LOc3c9Lt4uS7t2w+3CM0GNtiRRpVEkDH0mQgnEMDnjZ6z4yPoICUakCHG4iINmnXKWQzLN15",
-	"8mT7WZSxwBIu3wjEuuJ2ocsC1Al75xI2MP79Pbmea6bcj5c/H3R3njx1f+b0HmYNXrzSfdHvPqPdmzfv",
-	"t5/GXRZm/RurPdiYK81s2W7i8H1zNAXttOBnYbFHYefMNZWQjGoGpwh/3MxJamn5Eok0CrqUtGbrUTrk",
-	"5JnlebxjV5ALojQVKc1TYsjw6e5qdbHc+nBgt8N2IZccS8d7GvWcddfEqoyfQKHZfMQvqud8QYXmYRrK",
-	"A9WNeCQnqEkpKWIJPQVHY9Hh+AnZ1McypP2KBMBaEr0pl1px0vFwd81skL2vc77NLjj+thEcHzK0ZZiN",
-	"FnnR8z6uA/BCnnnW9JB8o+qI9kUBnKYwXz5iKH/BgbLv5rFXWvvX83Ce7W4XreCulahGgnaMAjDTRCFa",
-	"VLiLXDvpjjEMlL9hrrGdV8sv1+pz4BhpE6MNMlOCbVtyQn4BuY6AvZuoxVizZ9RiJGXqVcG2mtCdJ0/3",
-	"GlMsEJi6ASInV/oHml42Kp7Hp78cnBw/3wtOmNP7cBa2Du+aEZ0XSq+tlGZ0fNRQNnkVL5UEuO5r6yF1",
-	"aWKWNlhK5kyvOXQZWF4oYbYqgyoyD2Zsvx8X/+2UqynVo0lCrnN5y8TbjIvbhIzpLBmInEGdZIIY1G8D",
-	"ADb8AUXY2ztX7zWlmZkuM4pfScp+DNK2q9/ZJ0K+Le9IzJ9Ihm+NEjQQ1zR9Cy0NdJEz0n51enB6+PPZ",
-	"xdHzDmqMDUBeFexQM1IraZXPthK3/fEi67WtFSAUq9GmpN0PsnWxlmbzFDE7/4oVUpJU7ABCD42w6mtx",
-	"zi6HZksRwe5BUSwEabvk9s4C2mslCc7o8XkhbE1vyjJmT0Mt6v/lMp6+XObS8qKhxWyk6Abxqc1C3QDR",
-	"4dKmm+WIIa965MBWIkjEp0ZoeUwKp4oMbWbfkCCyHs21Sqxszm2dsw3wY8yZiVSR9k9HV+jKdeltuc/4",
-	"TchQFFk2NCQw7A/JlFGhwC1tRl7c/yl9d2GVssXkWIk0pyDMbSxhSlQmtcOHIm2bjgh5wpiQWELWz12a",
-	"XrWMZLsP/4vWkoTHa3FD5PiEi0hu1SagFxm7a6hpXJYgsCRqq9hvD/GJmccsqgNOKQiOLoNxOJHjczvL",
-	"hZyRmTniEfBbQ6hlgG+HKEuFDsgRwR0LofcJ+KdfGm5vVDKFdiu1RTPXshBpE+z4Q5lCxsUGri5HA9ES",
-	"TF3kgqUn7oURt33wdbGOUHoEhTswJQdHhn6VTI4tlhNc9aUK1KI6PEhoVNlSZXL1z0nK/XVLFqOOU5my",
-	"z12weHl1dP726PTgh5Mj+5f78fnxpfv1xfE5yG77j4ujq4u/tZLWDxdHBy/Oz45Pr94enhwdxOG/w9LE",
-	"xYvTKUt5tD2CL/DbIwDQhbkLYTUPuWZmf23Hs6bcnE+PK/TwCkBYuK+1jg+p7QF1+KMVD8VgC37EJNmU",
-	"jTKao3WmfdkCtrwrxSL+qh69N79/iENNuezWlTBbJfNf1RypzIxdgIkIpgmYZPWprgEpVqlCaNqPS+dc",
-	"X+zmYUuIwDkOrVNsptqWQvxew386kW4Z0maSrpV7AuMfmkfiMKOqmHrgMdAuAGhHVVVZIQFXLsCjxJvb",
-	"wnb5+AfLZWcjYFLz/Ash70WTIzc6IORWFCqFJwEofg8v2E5uKBzMLz0CYnbPFq5RcpPJCsBRwGDM/Qgw",
-	"FEuaNYsjFUvIxMH11Ga1plkJyHwRwwIA+5w0Wdc8LpxqtAEVvIJnVpIBvHpNOsB7P4IM4AUb0AEOiICj",
-	"xr5WISXgxRopFGIjWoB3PIgY4MmHqB1IGLWhq1RZWajw8DSync1Kll4fHF/hT7Y09AFlTOfAOJ+DN0nF",
-	"YBQ1G0usbnJz0jkfI/ivVQGgAEWzfMoFzaKjjErg5E+G3bwKKbqBGMy5kYWeFZrAHcQWcsI5MlRohItR",
-	"DJBcJwxwFYTN0yNtYavUiftgtWF7l8bqyqLBcKoTHlaC+J2p4yAXNvW4suZuOWKUhyQQTwu1cnXtPcN3",
-	"NRa41z7Fvb15Vo3FdZ+IMFcR0Xo1Osu3JPp1AHh17vCyloGibz5pr6Mu+H2RlwU4XT6XcQ3p5bXdT/va",
-	"lfVRbntL0HF7z5sonH4WBXf2HS0UlP/mYMG4+SIIxSbHeAUuuUO7Wk0GvmFkffudez+CaHQPoh06Itaw",
-	"OQV711C2kucybwy/33GZYXwGqjIAghP/trDma0fTf3FviqLt24jRijz6iBLGdbacRuqWwquL4wpAiEVn",
-	"v+UiTWyP0r2BiLQxtACkQ9Le7fcrjU6xMB27onBhtRLfUE4xRoa4ysNOEn11vUOiGWJ7j4iwHyPuqhSs",
-	"4R3XNO36kIB7A3WFuluK/LWL/dEvfdzAN6fD2FnDi8t+r+alj/fqHVZlXmJWG0KTmkBaKkYcjUBkfCyw",
-	"FazMyRk0dW0YS0jdvZGFwCXYhSUAsGTb8dU3oS7bqwdRF0j0T6wtGBYkk2ofS8xZaJjClOmJTLtmJja7",
-	"FubypOF2h1ALNz3DxUEcOhdQQmg/TbWNoMFblV2dYFauo6aFXUfQRCZ0w8Baym5mBjIjb9ttAdwcrtAZ",
-	"ju3pZ400p4oZqrpdcPmAfg8ve2Kzn8Nmo39XsmnTKp1VSXt359keEH3QMbXhSTAeBM2GpP3EnSkb8Mvk",
-	"2KJhlceMp83n547yjF5nDF5lV8NneJVBy5zR0YQ1vWei9WyI7c4R+v7nq6tzAmc3HliLS3tkSsmy+tj/",
-	"LFjB4m3oD9BEAiR634seWl9fHVy+cF4Gq3S6lDKIe7+jxug0DHJKx+DUbC4i6y2vIrtgd9FEoWXIBa53",
-	"vK2bjEobqm6bqqGX4SE+CIn9KuiphEgVOXyV8zyX2OArsdkvtZw9BJrd3DmVqX3Li+OTk0HrQ9Rb9oAq",
-	"j5TRNLMBm88dWlwSoJGFHskp22xvEH9xNsvmThC7nYLW7u2D8/OT46PnnT3ia3UT64VNnLc5IYudngyn",
-	"D74ywTZMvgnCwrIvKTpHYmn4aLzI8qamDyUUv61euWN5yke62ulLMJZiOBKSHfLUBfZozrDz4YatL9es",
-	"R1y28Xjyq4hB61t57mk2W9bncJ2qW7/8YUA5KHx0LGER6CLcHTf/VfWPOO+4pYtv23QN1kBJx9c2T2eZ",
-	"0+fAunjeYnPFgxPz28nJ2Wvw9djj00paz49OjxscPMFeLfJ5z6eXEbftzmlsi6QMgJoVt1csdNKiGNiA",
-	"zV3P4/JGS3nrx3O6g4B4fiNETkKowM4xW8rr1mquNJuSNqLPQV8V6DtUaj/xRKupvKtYoRdH//nq6PLK",
-	"bQQu/t8gOvefr44vjsKtOj17e3Z+fHp8dtpKWlfHL4/OXl3hvlU7ZZZbuRwj85Mc9npkCqunWvZLl+oz",
-	"+KIrPrpl+sHUVOGUoArfUw4AbJbumxLeSjnYgO7mAEldViturtGcbuqt7pBwXb6ZK9VeP0tyOQ5CKVIi",
-	"GaRwFfLwE4ywWjIEMPOtOKTTJ9jnGKddliLhc3DOpYx5hoVZpyxur+cMc6kj2LqF8I2YoD1iIEO9iHSP",
-	"k5mUWbx9wqaVgna2wdSWfvPlSM4i2SHLsnyOtXLZSuVt+6SPBmKZNxRZrWWvjOQN9RoSy5d3LG5A7vNj",
-	"OOS42CkMwe8qwj3a59vF3+2M0KqBwM46JeSl7A9WOwlS3t2nLN9Af2DW38Fhtzul71y/gKGLrDmvlbXr",
-	"LavYwz5XuaVnxD00NAZE25TpJcNsGLSB1yIRCRhAr/HLPYhMAxvEm/2G5oUI0d7qsUEHrro+72vqn3e1",
-	"0C0PO1bhb9CtytVs3TGSQckVNmbLMbtyJrOMpcAGIHsfVOX9sqdYv29bKWIbPPvzkz5xI6zrpbyi6hZs",
-	"81IBjkDRA5+49PzpMpOxeNKw23X3dktm1jXbroZ7sP0IXBtjeVtIQNdM8ZSRkjhJG5CXAFcU8/iDa9Aj",
-	"SiPQK+mDGsNzfJGaGJuiRoydlWxnzXB0VSIshqQvIjmOa+Y2JmTGcsvvAalFzliju9ozFpGWq+paI0JO",
-	"nlnukvyVJRv3HHZSwuwXrpV/B0ogntYJ70m/vzZp1URILP4XtpWpZ4rmjOC3E/aOK8D7xEP9pN+3/Rzj",
-	"EfCAwX+i3TTHGc4xSdlMTyo7VOPaVU7dcHJiPNzvdLgsnsNEOTzLbjZwWFHtzHDE9HJRXY7VmZjKHsfg",
-	"XA20GW+SeuUd5+b6fvkOQ1wA/TKFHupJrL1vDK/iFIFiuIpixezZitgRzTKWuzyKclCwg+I045p2+mIB",
-	"aNfZSlquR6cxTMzjrcQ2R20oGVjWGRN4WGN7TGjSOTLSsVIYXu14+dFxOfjQ0oUAyxwnLoVF8A/IxqsF",
-	"ZVfmw3HBNaeWbFfenZVp9Gudbpt2v3iq66n1TnlxKglySJuk65mrlmOmJ5Cgu0nO3wzBAs4polGuTvDM",
-	"mWbCLeFS7oUTvfD31zXgNZIM6bjq7al1ypxy4WebRIPsx/jk451mH9j6/iTneLbEVxlh2yb6uz/Xo/py",
-	"DktoPe4MW4bidbA2QleVNawnPvGBdRNI/PuXfOFFSFMbFKFcYTNOeMeWIvIeqizxVVazNW/ATm69aZqQ",
-	"QcuPNWh1bN/nGc217+VLuJiwnFsHMRoAZe8wqI50b+imdK4SEv5iy+JUJL3U3BypWbBw66gctm1uWEJs",
-	"alhCbGZYB1zRtrgJpSNkyZm3htoa5Eobg+WWsZnrYeNXCAa5kTmkFd5PqGYuPln/0Eoi9eOnT1bUsWyQ",
-	"meiWqEEXgE9E7dSYRRAa1xKUQPvkPnwbyRi9g5AbYe9mMtf0OkNhhQVv5s+wCNU8A+keUFsQLUBtIs/G",
-	"DKdVWT6NeTPLPQHFLN00BGUf+aHBRYvNLcDV1oxovlqbsqNYwLJIkA8d/w683A3ou+p68HIz1HQ0iw5y",
-	"77lsI8JShXU3dvreCswGo9iltougKzYr7VTo7kELhfTju4HkhVjbqHCyYUO2iGCRKAyqOYLVZQiJItzt",
-	"yp6slCfxlHk4dj5FnuRsKrVzE6gyDffGllr64LdzHjhkIOSvMMig1dnD9S07cPhMbELBqZB4AFnwAJaY",
-	"smM6U77zg83d+AfL5Z590FVh23kJ6bKlZd6Uxgy8p1OyDOWi9wGO7ZayT9s0ZpwQxvV9zwwusKzgJzpT",
-	"+43zwRx+mE5amQByM9f+y6woJtkL+O9P8OGuwbCV3mVPMmjRD6Uf//rnfz8qi14evWc8/dDx3+KAcGYe",
-	"B6pU3HM5tcaHuscWvZgTk9vcKaXlzKFg8mgZrZto/OhZulCwFB1n8ZdbD+uF4QWsOzBswmorOZnQtLZk",
-	"PXIE6FM+puWKEtwrN4vLeripJgS8lQ1cXNvAGmwqy+OUbvQKw0qkYJbor+eWkuJxcE9dH72+9igsLPDC",
-	"uVhYY5/u/7BF9o7/NRczUv6jXJlgK1yRpCS+RvZ2aIt4qkv3XGYZzZXNxWTWAYeGOnamNiejZ4iP0DRV",
-	"hL2jI53Ny/wtX7bh6dOY8R48k1mMJHOTax9jFptrvKl9g4USZoCyUqKzbw7pHRPgvOYqHGkL1Fm3J3NC",
-	"xzljCSnErfAXjAIIzaPgtwQUWU4zzJm654otHt9yvMVVcizMMFpzH09ZTq55Bt1tsgy7d+8TpjSfUnvf",
-	"VKYsIyOqaSbHZJbzUfVmO6U9oiT2/zZSYd9Nec8w9wmWKsKTXJN2bY1CJc7N0PzkZgHZVTCIkYb43qgT",
-	"pFBVjMJUFtfgdFhSIwhP+TKaFfD5ZoDggSRc7EaCfRVv638Fp9Rwi1FGlerZbkCGgG1pBE3TCHmO6GjC",
-	"LhhNE/zn65xrZqHUqJLgnY496UBF8hw1NjZFx0/OFoMRKffdWRMvnTv7Fc6yyemICBn3FdGK809jh5TL",
-	"8xkH4Q4EfpP3Yy7Xwx70u/wZPyrY5zVOBS6B/6Tq49FjYdSRhzVXn9F5JmlDWN/WnhB7E6aX/sfl2Slm",
-	"jBvWXtAsm5fNadCXtllJMyq0xg5HhGoHVGjOAR4vFWictp657c0QzKTrEJtxC68G1wTXG9Y2N62rw59p",
-	"6Imydj5iawExHLwQFOacLH6jN78in0baN9yorL4bo32GK1L3iBg1xvlEeh8N0/K5MFfidC1nB1n2MMpe",
-	"t1bftQT+Gvr8YjW/DRRYCI5qi2Vb2T+F7GiMwcKEOx9N6z6yFcvrthD+QbKRI87ETtflKbF3s4yPjCJj",
-	"se2tewzhTsnwL3/5y7ARZ94CVGwIM88Evc6aOmhixcRKF63/sCO4v3RYN8BFNzqq5L3YcPpYK7Ei94SS",
-	"XErdgMO3mOS52uTgo1tLfY3j+kJrAHY1ik2tg1Clf2RuZGiTj5IrkrExzch1oaFwiV5nc9CEpowaIoLI",
-	"N6ZV+z6YqLsBvBGjRncWRsM3ZGgjOmECAmhjviwIA83teoLcCFB0DfuEzBUsd7LptbXGqBqMHnCmCLZP",
-	"+FjACbB4S541A1Hz0nN3TUe3HxHb44F3y1KuJalk4YyUO18egTdLT/byLhLlQpkdGJuvOzg/rrYz8G14",
-	"XU+JtTpG1EO/+ZRmXLGUHB4/v7CxXRhvSqF3iGAj9LzYFndm6+ebmdQf23pi0SOMTTU+whdcbV6x0hds",
-	"x7Ou4AYU8aDfRS1Kgn4rrshUTl15i+/9EdQVbNYmI6IjmnduKTLL2Q1/B0cWwRefmg/K6QjkVHt+q97S",
-	"61HKbjqJEXeaZVlAWuYA0TzO3zKq9Cu1oglySa/giIYMa6MlaUxFnXJRaOZh8fYQD28DANGP6cv3WTth",
-	"lKf7OcSB1ggJ1msEoA9d+vM6jdcwGOR65aWJy8vbvIefa38XqwX5mMWufs6KFbNcfMMg6kE16RpzcNCz",
-	"H6TB9aZGpLxkRuVSZbBU01tms9usyqTWUoeqU7BXANgBInqYeyLSfa+IgSscRMiWcrkPNm1on3jAByc/",
-	"N8R7CFQuX9Rf6TT20RrYD5kc3ZYK2OrUh7UTOJyGVl3RV4JrtedUi4XiC7dOe66HFNyGVx/hb+6WUh5g",
-	"iLhHntstcf24m9e5lh6xTFVcvSKBYriMeqRTqwrBnVvLG+jmF1vW4EkL25bnRcZUEhaFYZwoZWJu3Wdw",
-	"SA9sFQA+AOGhDb3jy1TVn+U9kTcalLKr48MXgKxMM8wnFeWc/dp7G+n7p7uVEP2T1c2+K3rZctZy5Im+",
-	"7qcTx5gkFc92htrd4DyXpZ5Wc4WkjQbwqAh8yMWrk6PLVtI6+uvV0cXpwcnby79dXh29bCWts9O3Vz8f",
-	"X769PLr4pSEJzq7dwccYZ6si/r7096EGWqMlNgM4kpgCChFKcLeD3mLu2rRaEW3a9VOAatO/xBdE3w0E",
-	"HJn2JVL2LRdWGCMhbo7zsSECjCX7RmweN+GkQtyN1BOsXrn75W6tc6xQNmym5oRbtlkhthei3pMRgOyW",
-	"yfF4mwcW3K8zSfNPbzdGI5lx3A/7ionWs1IMGeli8YB669X2r7OuZY5oTeERjtauzcqDzgMOoaRcE5rd",
-	"07k9TiICJrzu+jeuylq06kdZ53PjaYJ2Hx98tFfa+G6Adabo+MQyKKVm3w2mqWEaHpYFOnHYUI34wOSs",
-	"8utiHrg4WaMvMrGwRQmZ0lniXIbw74xjBwFL///653+vxsGsIBb5K6shi+rL7kOMC+CkSLhRN5cLki/y",
-	"C+gNfXh0QsoXlMk7rp2/wvQfI/hzRtO1jalD987zjI6i9tTGInY9RLcFo2gic03GBU8Z1Jy8pPltWlVW",
-	"lh9eB/JWCoVgwZdvW/woB9bYA47z2olpwSjLZ4kAaZtnRZYW1PpnEgAalqSuBSYs3GrrtayZ7537DlMk",
-	"UMLrxXaQjhBlKCV22vpYezUMuRXK12aSvCKCMRUI7eISNI1qa8RYS0dLAlmOyh7rnhs9IsGXmgsLWlOp",
-	"BAXLtA79NIAaltruhnRuqXIlruFaCloztuED2qyvF9dp0tjAvI3S5dcf0/lTJzSbUUYZJ+1RRvnUNoFY",
-	"0Qh9SVzEkUnVw7pG9m+Mkq+ouo1jZDugeNw5n9ObEPQ3EutpxpK1iEtPa2Z7+Fffve3yVtFtnrKMG560",
-	"DxmQU5lDgTWoBjlzF+MxuJVoElwROw3AC1HgkGy7VN0t5VBEbHmEG62zvp+8llqwGEdgNNfXjOorHOll",
-	"g0snAxxI4m8n7J1mzu6FBe81NPdl05nUTIzm0XZnl7boYZRLpSzzd0viwHLdRrfLyDtPE5eDCnqbu4Wn",
-	"nX3fbhvkyVwWOYHCZ0Tqj58i+IKreCfv81zKGz8ZO7kthV+97+aMAVLF0OvWPMgroeOQm9Y8gJtsxX+h",
-	"SSEyplR05fkG/daWYG4tTThy6+qzx12r5HrqESayQEntKkFX4tWtLCPRVN02QZyYawBwsu9TwW03Povw",
-	"wXMyo3qytEJjnXiGnUSFSNynVnGkgrcmtaQa3xHAsZ1y4RcOScA4KkQTPa1NPPMA1iTWgMezvWjOnsNf",
-	"q/Xlc+nZCI5k8zfvMckfGvLlcy7GeNWd3xvKIe/W2lWY2M2zDMETLTNj6b69ca+kMvyh0oDPTQDbrcBo",
-	"hvrhxqivtKSdNbe33Bm3DE1re2gn87A8KNekYRV2BOSBb5DTWOVhQdQlKB2tQO3Z9Mx4iv6WcrtcP+n7",
-	"5oiNpZVWUgDCec+Boa/EQidtFwEY2n8M41hM3q5dtVCvrJm65krV9r9yqu2qNG+82jQ26e07y68Mj4AS",
-	"kKQhlR/6wkAu/0aZ76+bX7SiyMmX/bSX5Mx3kjJp3ty4PGm+Uybyt8Os+U6Z/d9eSJv/Emny6zQ2iyfO",
-	"N/bpgtJbV99uNtfWe+F3JUTJWsnEPtas2KcrxRP2o2LRpI9M1DfU+yPlD0zd9I2Xl+KEJ2EGsVGQ5Ji0",
-	"pwCC5rIhHUva7T97urL4fTOGBlLBKJNNu2VkRVAHZ9GS9jHJP2Na2exlnc/JTGZ8NCfmn3RM+To7UuEj",
-	"uGDhpJo25Wcn0h+2M5ut0SyX45ypWPcSyyyJu8WYT2YDfYOKUgGtCYSkxE4iL/gP4Jxi7yDzvHmJmpbj",
-	"BHJQYlHaEcuyGJzNla/RqCoZFqXZGbxmzsZ428MCQXNSOYCgV7X1wKGxOSZuVcFft/1yc0dZa7P7j4+K",
-	"yY31nHIta9ql/+DGzYk6unzzorVRsVa6tvCVjdOQ40btdjaDhOw1QPv8rUuGcT0sNzqQtmmlDwi1uLiR",
-	"gWhL2XVhdFf78z3NS47xZjkK5GYctI6ftASH0X7vl+BBmzWRDDfiY9BKKty5uSmjGe5cPrTCYUrfVXZ+",
-	"O+bzBk6JkHRaYvYZt76gmcyyev/VQEXZjjlYluHkWYA8NwwOihrhtvl1p58QIY0CyKiudRha24Ivt2Rn",
-	"+Y6ENRd2gfrJGiVJ1JUEu+I9jqULc9Lue9PfSvNq1cXj1Z1rQxpZAghWx/JbYDzoc2xq4UYdZCEkbj4c",
-	"fRF+LoVdDYMRlmlCFblmTJC0YJ8IhXEjcmjEAMWVSAss5TTSGdesGQG0ERLdLuYtm9vsOMR0hDWBGScW",
-	"N5ONwLW/US6smedrGOCSMbFSVDk/UAk2Z0mh/IYmgvJB7U3wgrCotm5QFpD768rS7PIIeQ8/TGNQFCsq",
-	"VqujnjB6B541Y/F78vPGYspxQ215LNfV2tp+vONu3Rhbo9f0g2tj//Cfs6QKd/NxV1TnPuiFlardP/xy",
-	"1+qDG41/59xwx27LluHYTv5m/tBm0joCfPdurN5a0m3yYyuQa1xsUV5Rpd2VSCSCa4u5hoy1fZ9zDTm9",
-	"1tLDoMcTogCv04EXbxCXQh61jL1vKQJQion928ZGb9mclPHR1YFKO1BSfnFsuX5hueJxM8ylZ2AvIWSq",
-	"9NoVXcl7Qa4LnqVNYG32zWrQigCqjWXjwGYhfoLOBNloQkFDpBqGwvlcc0Ex7mizc5T52rHc7u087X0f",
-	"NyRkym84S5tXHbSInDGEsREjOZ2afU8hijxmqjy9ODyYpzCnuAk9y6g29LA44k9nZ5ePfjo7uDj82Z2f",
-	"+BdlXBTvHtFp+nS3oeb3jjev4E2RZeSXw0uCnxKdui1s8wUh8I2BJy6czbPd3e8eP/v++92d77/f3nnW",
-	"v077321fj9L08eP+Tj/deTa6uX76uP9k6VSveBOiqzktuBwWUpbrJRNb76TdLaMwW5xD2nfbvZ3e447l",
-	"agzAxDMubu2U7BkHZgAeoeFYup/Iv/753/8XPj/chxX+SZKZYkUqu3Zw0r7r9/q9fnenv/N0e6e/vb3z",
-	"ePfJ065dTqhDS8jw31Oe6/nQtnJeJD87vXLXCCWjCRvdykLvE2a48jBld8P6ruHk4oh5Ia9wSxUclSQ4",
-	"owE9R3mI70q4CAi/pJHDzOKWxtz5tlWBbUbHeuNeiQf3a/9ND4CGft1500PM3l6RZ6s5Igy4vC2Dg4J7",
-	"QGZcOt7Auj9Kx0HhQN1cLOFo1wGhDaCx1ho76IgfzRcqFFsXMe8cbl7dHmGDoHNjWLmatOaQpnDZl23l",
-	"J4YbRvfTJ93+0JEQq7X6zOjEvMRatDCjvY8lqvKLnvRX+kYqxLGqliyi5HgKwRkvo4VzR9z1RBdmvQU8",
-	"Y16lheoGbtElU9IGeP23r88uXvx4cva645DBBbs3izYQEAAMapqRm+/2n1kwjYujy1cvyxdYvWkkhc5l",
-	"BjWaA7GgKMUaNwE0jdEQyf1EuukZ6yGWSLeikZPNsOv0NnTRg82Nrbt9oARmYgvlK56Xhq47ztWzpjhf",
-	"I9EP4OBshh9pI2TpdDQD3NIEK7Mhf3+NPD/o2XQHyJw4Ub8cKwns86LELNmUfYu472jPbwp4ntTE6Oxa",
-	"ekgvpFJAkKxFKaPQMR+WfHeQbFtPxi8LhQCv0gJmNGC3CnbPSvTWRcvtaF2oo5PKzZadLYGlfZjY20Sw",
-	"LbAqnM2b1avaUFKwlsjdHCH9ISi4y7BrQTsYFTnXcyN/pi5exW1aJDdkMmE0BWMVM59bf+0enB93MSfM",
-	"zQKf+JC0rhnNYyb0gQDYBWMoQ1MkvK+EB4EvBUMNX+BfPdF6Vi33XxefJACOQGQJw1wSh5gBRH5+drlQ",
-	"oqcevQ/BAj48Kl/TI2cim9eQJKCw0sZrV3zFhw82wIZVQpqOgHbsuhp+CR2syZRyoSkXgIkB81Uu/deC",
-	"z24hgLDiWubzziJwqnnXxdHlFUklmEla4qt75NL1o4ByoxLIuf384CdQOrC7NCKiGrF3BJ29wTV08eMh",
-	"ebb75DvfVBx7tSvSHoatlO3Vf/+7kmLY2Sd0IBb7qkPllkuuLbuwc+F7iRtCGb43hoHviPphaCaExRj2",
-	"NRMgpyH2dpY3+JkWtL4daYH8r3/+9zCx/WQGwq6qbUZP8Lx1EgT+IENwqexdZ1TcmpEHAhIMbKgHitJG",
-	"Opv3yIFv4XwtUyN/MRPht6JWNiJS/OCBSNkoozlLCX4f3mmu42kLHlpUWvoOz20gEHPj1b/3+/0+aTM1",
-	"ojPskJLT+04CKQ++7zY0Qjf7QF5d/dj93swyk4INhPlz+ylRRZ7LMdWM4HuSErDPQzEzqs1yQ2dJSjAp",
-	"ichCK56ygaAEk5oMdRrbmLSH22y33x/CiiqIB6WMzQC3jwqyvfM9gdC0gh5JKdUUk8oHAmvesoIh2p8n",
-	"kC1FhmbJhgGC9CyjI7ZHhmbtezaBtcfTYTIQ+BuK5WFChrDOvRH0dzB/42r3jstcV8PY4ElI0w3yZYf7",
-	"gYh05UFbCkdX2NlLSItwMxDtYcQo3vZGsSXoYadHTm3OGXf1shhgHAi37Za2euS0QJgQwOnHZGIA1MV9",
-	"Bt+Do0Mt4WV0zAbm8OdMzaRQDCBocYXMSj7r97/bfvZs58nud7v9Z88eD802DJ/t7Dx+/N1O//HT75/s",
-	"fvfdk+/7z4YDgal713R0WyowALed8rFRD9qjjBuhZXSZIktJykaI3MymDhFqIMYS2yGjFujoxXoRfpJm",
-	"ToZr9J7Dw3nvlWL40cMOnD/wA0OIjUI2oW8KZPUmWRjyfTdiM+3Y5TVzcOS8BEscCCxnkwJ7jw8PCj2R",
-	"Of8HENke+QHFk/fuolKOy+Pl397C9T2zbVOuFGTx5JiBBkJvzLQiu/3tBE+PxZLOJfQ3Q4yzFF3x3lk7",
-	"ELv9x0lAdPaclb+4pvS26VKGbbPstuz2d0HUioFw6Y32MVtVKiW2urAko8juzjPrRws62w/xAJqZDgQU",
-	"mPgJ2pJADl0Ahu+6wGi75s4hmksZHzGBqhsHEXrDjW7QOpjR0YR1d3r9UqsIfgNpb3VW6HrVnUjDrsO6",
-	"9tGEKW2ngdFWJmeGkiBVjE5xzw+OUVCbk8VA3cBmPj3fxH6vBQKjFbgkW/3eNs5CzpigM97aaz2Gn9Av",
-	"BjoSKA3w7kd3249SlrExdTW/H5Lmy4/el38cpx8QXLWsf/zV6lzWHWbXJnwkLFm2JYwotSJ9fOpK75vF",
-	"mXnckNi82Z1Zu+gVj5K//Oqj9wEHjX1tTOstb6kii75Ze6BHmRyrTz4aeDyjHzwdzWI/AwNHlI7INYDd",
-	"efTedaddkxaCZrafkA6U8z7Fpqqw8dzi7x6DZPGSoDM1kTp2zcvFR++9nfLh0fvSBnsAnVx6g+dDsvLm",
-	"16W1FyyFBSDCEBjTURPG3YSJ07gVhPqOzjOa3zo1rd4Tex9saJ6WcPTYDNkojxF2ThQDpT/DPo2u29OW",
-	"fc48VrZoBGGYM13kAlNXPIs2FmjL2KgH/vOS+tLWvrLedx1L/2x2VCchtkluQmw39oTYDt4JwV7soMsd",
-	"nJxAcot5JShdJQWX3e5j9BpJzzNbGnsRLFf9PRamaVWO2oc30K4RlCLY8p1+35llDustMGn+bt065VCr",
-	"u1GDawBsvqZW2OjM3cWRYy/0M3xkLRS8f3v1/a8EtRoNS/Ghx6sf+lHm1zxNMcFod+fZ6ieupHxJxdx6",
-	"1RDEuZTdJ04h8dBfVdiwoFe9P1lt3wPRHi8usJWKLhSYEfcVJEFsZQeJs5a+3yStUBVp7bnmjh8Wjvqj",
-	"9+6flulEz325X6VnzH5QYieWEJemXNp40LaftO8nEluuJ+ARTtmIp/gHVsxWj+pPzJ/U1mcn0OXE2fuS",
-	"tNbf3ewIfDxtXhgLXgr3tUnZtq3ESU9C9AfYTqyOkg45dFMKXMF7a03ykfNqPrpl6PBByd/xjLWqGZS0",
-	"/FG6QdKaRXu9IF1CnwuoXlDhyfZtvuHfNv3Vm4lOUAIGpdLACbB4nGvS9uLD329fitV+xu7s7JOcQdMl",
-	"M7x9PUqbHvlB6glIQFtLFnrYgb2AGTTSMkdHDcylCgRdciTHhtwgu/1ni6f0ORziykEFGvtBpvNPdkbd",
-	"681gYJh8qHp5zb5++J15RNkhERgbtqz9ikXapmym/2yz+7effGk2hlraEWkDKHr1SCpXq6OY0B2jlV0c",
-	"/cfR4RVpo2eJcN3BLleI8+lks6ochXV5HLZL9kLW245xoYpOXLip0hkZm7HJHFhz0HDQHGhvLXSSsuNa",
-	"2WQNSPGEKt09Mq/tHj9PsD2IYPfmdcqmIs+BWdjkQduqFGNzWwp9kEa7FwTeciTuWCYRIabKBC51zuj0",
-	"CD8ziVpudcU3iMqsdwYxqr7SoIGA2h1Cyayh2Gr2TuP+dBV8RJUp1Isf8juWdy/NRuHH7jucEbtkQ7Nm",
-	"e0MC6g8Hn9ri2i0EwRz1cM2m3fVWo/LSGGM6IPg9RN6QIU+df06x36x/LiFD+G53xcyqvATfYa9UxgJv",
-	"vnMB4ndbaDZKhnvgju3SjN+xIRwms1SoM2w/IcpmLrjK4gmUeKk/FZv8eDYWsoOF0w9de2J0mDNVTG1b",
-	"ysrBD3mWZUSrzYKJlLdfh0+iSQXzeCyvj374+ewMoYVcBAxREYcWRtSGAaaFwu5j84EY/rULvs7uFZ8y",
-	"pel05oj9leDviMIqJ0fmVKTBI4AqqwuoVJ3QnSdP/wc+OWHvyM8vDw67lz8f7Dx5ag7eoGXPlhvFJkXj",
-	"rxivuJapdZnbu9lwIDDn5p5dw0YgMLpRNczNCzE30hbSxr0SjGphHOv7oHgMPSkqsXEqlCJckHqYCsAj",
-	"1EC423Lgb2XJuGts5bRKH3bByAf6uqvC4Vwq/Rq/ZFE2rCCF4yrwivd+LMbha3vT5FLZCRLXQp9KQ6qv",
-	"RfDn2AffqA98LIzJyoXtlR/SC2njZeI2bp8oBvh5tb10RkvTZ3iqbP6MqLXyUN3bl1209loQc7qg9y9t",
-	"+ukHq2t/JtU67BjWoF+XqFKg4LCUMJpnnOW14FstcgliZQfFxJeY6iVO7mOkWcM0wySC9afrX7841VMJ",
-	"SibUbmJczgiZWIpAARKUCW3mwtKhtUyHr1+/7h4EV4YdcHXCXrgziJlUFf5sm8k6Bm1YmQ0Rgvsog0x2",
-	"b4pCl/V5dF7XNO36gYad3hc1gr7UNl3Z1WRplQnR0YjNzDm4ZjcyZ37lY9mgyME05ZnNEqjkYiZElRWr",
-	"kHIh7wnGyAuA6ursgwwp/Nnr/U7GHZwu27DfxczDb95SntJsE0YsdXASE3MMMR8i1IjK4F2oFdH77jUw",
-	"UfQY1bSls/Oji4Ors0Bf8uGwuIV3DJfJzCi/xcxrwTA3513REzZ1NWjQdwSqC2Z0zFQCspv5ft1ONM2x",
-	"iA1cqg7Fi+eEQ+cv81ZIpcCxp4wKOy7j0DPBpbAImRM14TfaYgVSDTk3Y6Z65EeZGXoaCvZOH2KmiM0S",
-	"xhRirAOMh1nwoz+3ORh7W61d4noGVRjvXNQIhnLGxNBDY4EHYUizbLhBZMfhS5hXYRejaMXLQtY3HRs2",
-	"8A9G2tv/+uf/88RoeQ6ha7vf7zTN4KNCQlGVqEIGtihslrM7LgsFFNM0FUwy2kgn+5wxKaDMppDUmWDw",
-	"LQCUBSRc79n0zVoN+LJlbeAwOz49f3X19uLoP18dXV7ZPvLInG5kXl3FBDQOWGdq2LphaSFftgx1taWK",
-	"Nz56D/9dO3PA3r00OODT/YsCwHTXjg5cuYqwLR+sdhLIpy9hKxXPqPbDEtYbjuihpWMP3tYUHZ/SedAB",
-	"2PF7O4ILlu8TKmx/b6OVCWjf7qdTevh3fVt6yJeyj0RaRS7yfIT8ObaF0EuDOw7MCo1aN4sSDJhcs4yz",
-	"OxtXwTlcs0yKsSJa7rucT5fJqSMLrsu+yG7tg0wwG3Fd+nVf1G15iMUhrY+x4pZGUGApXMXHFw6fIE3E",
-	"nJQwq4+zmb4FSjYPlLhmscSoIngK9q2GDFk7DlXY7D4XBQvil3im1mLVi2qyjUo+mhXXGR91bSlRY6bB",
-	"qMhzJjRwufY1VezpbgdPq7GKlAtyYokxQERYVzR6nM1j/m5En5miCs0xuGFemfhRsAOb5tCl5xof5+m+",
-	"s0KpIOydBeJ0A8ubG/D0u9VZRPKM5zX8B14/h2XA6pHPdvgWxmowNI2J0ftj5dSAcyjdefJk+xlBkgog",
-	"h+y2lXJ1K0owISXby2toHWaY5aRbpmPDlBCqvq1kkY8Y+durF1cHbw/Oj9++OPpbUv3z0pgW+MvLw3P3",
-	"6x5Y7wnkHideqgPNWhAxKbJ5x0b5MBgI+fMQ7HPj0hnvhK7bCTd3YbEFwIkUijXkzJ0fvzDf/BkJFYdY",
-	"lin2ByRRDOa4ci9rMyE9Jm6LzOoH9NLGghtqezt1QgoFumuMNy9TSG2jqPZwfvsWIhpk9/ug3/Ae2en3",
-	"SU5FKqfk2miOGNKDk6KKaWcgDNPM6b0wvDH8ivsJH00g8BckaV7+fNDdefIUHBqoqEFZ50AA85ViZItZ",
-	"YFVmTCgs0TKDvjw8hwYOsHIOucbHKwYCne2k7dJsrLJn7Ak4+FaZ7Rh9GQDnXVHBNXb+EwNxPYdYv19y",
-	"cITa3YB6HjOSmJOMac1yMgIEjt3+M4zCDAQ0Iwa30tD3JR6SNhVQFvb48eNnYNCgl0DrzFwjaWFz9FUx",
-	"mgwEVWT43U5/MuyU+Kz6XpI5o7ki9J7O9/GoWn9N4nMDMn7H1ECEfpic3clblvbIGWQIoh1hkxgUSvm2",
-	"QKdv+dkD8PzAVyPjsFwK7sqkYrVNKQF5vR6wpQZiKKRmQ6LoXBEle+RAkCGe5UPsLjK0wUwbLQYPpG08",
-	"QriOhYzwQXzJxjGjz61Kh5PbSKH+dJGIY6jbtOvTzCyTMknTHX8srvZIjBiAgvkdQs3JIZb5R7rPyS6Q",
-	"yl5oWWHJneNUvYpRVDeXP3zNKv6mKvvjr13FvzR7RSjk+1jpsx8SAhYqYcMU3EvDutcXNaEi9Oi9YbMf",
-	"kGYyFgP0g07r1py/ZfM9a7Jb3h6ybVvgqcLJYpgjnC2yK3BiQCqTklJUUpq0zFLS9kFulBmdkDldIMuM",
-	"MSfLTQ1zIgc1VS7gtrY3AHLg8q5FBQqH+iTsrMJQdhcX2n7VNydlLcHZrEpFxtdPgyswbdY8LBFtoo5F",
-	"zYPd/q5DHQnmA6krgH1Pp1bEurJukKyBy4vWSHJLxZPnHb19Zo19iQD6RoZVv0u431bNL6nQadLWqWkV",
-	"s420/40Yyws2R0zgNxFm/iiX2nZcf+hbm6yR0yZD1mrVStM5GgeGhy+eUGt+xKXHoqiAV9tnrMCon2gj",
-	"FVCP9ywe8E5hCVLU/Pcs1zdnEAw20ALhL+g/EUoWfC4qWewrecR/jo99einR/x3VTqN+fFM9f0/v8sdz",
-	"rZ/4XVV0WrUSV37fAZ2DAZ5y5qHe8QwHFPCpdE5bit6b02m2ygmnc8CEKINrVVTRhFzPNXaohH9QRdj0",
-	"mqWpOaMhkOo+GTNhTisjDtsBonNGRbTZVIKxNKb9/cT02YyJg/PjyxkbbSaP3Scuoe3YIbTjlZ17Gxeg",
-	"96U9YxZiqbX365uqKzdApAhJYso0bb3xe4+IPKtqKSDXzKyUo0XLkoQkMzr2ffBsd6yCuRDhDX/HUkBX",
-	"lTfwvEJyXVg6eFsbUYb1PRN63gFXF8WQ9j2gfoAzjKYptK0tREp0zmdx9+q5/azPyLxxiCb3am3dEpdE",
-	"pSpJD3+kwEC5ufKm/LCKv98R02p/v73z0XvzjuXlsX6oLUWCqwmBdnmJ1d3JDWdGgLVxtX33bEQ8V66x",
-	"f8c3Zwwa9BmxV2ZTmosIcGjfbAyJ9sXZq6ujiy3lHgA7VSEojIoHpZBAVtbEI5wTYiFVXYFkCIMN0QA3",
-	"Bkxkst5UNvNszBdChM6mUs0nTx4//bIZQ7g2zxHiq4nr+p3/ZvZUTuOZYCFnwZrx4BAkHlaxQuTYWiYk",
-	"7c3ObrJGHhDQ0LIkoBnVmuXmwf/560H3/35j/q/fffb2zft+8vTxh39rLUEUCYFEGmA0XMkeBnwgqwdT",
-	"dn3IctjtTum7bl4IwcV4GGAgbSmbwF1mwA4RL7c3pe8u7AMdW8ZIFRlauAoM/8DIoJG5ssHUiDhIBCYq",
-	"k0Y/YEwZLc5Gb1SgRnTvecoq8LwNFlkCKcUIrlQ4qD07gEs4hqtmmgl0K5hJmYVx/DJLKYA9gjGw3AeX",
-	"Tea+zw5gA5MTfsvIoynTOR9BOpVt7OD7QMqb6gAuWIVQTpQgISFEFYJ2BQBUGVd6Pw4/5QCuHkfZrAc3",
-	"vnQZop+vtqI2VFOKubttC4v92R9Q2qsaZHTiapaQ4qBWviQ634fI0ADc5EjnBgvu1kgRjysKFh+oWT1A",
-	"eLIymI9nMSAq1yTI6pw5UzK7s9krviUtZO8Fd6FpBXG+qeG0i8E+4mN9DhDaptpZ1ddDLFucAHPeSCbl",
-	"DFDurrlwJWj37Nq8Vpm5YxoO9zC5MD15c2P0Ril8DTbY9Rbqx6G8FWVrdlegB6B/PLPpGeiLtS084ifJ",
-	"rPXnPD7m/Q1nBhfvD3ZQXk+ky9lWTGjv7UqsbmipMUhUBb5ptkuxyplAslvrPOB7Gs+ErQwlOEvOFGnz",
-	"NLEHxHN7YN2IGuP6hdoOOFZQ0NEkFIQlWjOkteSF6CTkSd/ZZ9dzp3HvkxsscShT23tk+NvQ5jNUlgJx",
-	"Ct3soFKp/BQgc8phxYz2TnPDkaq5Emgh4jUyMkLfgb5C8vwy9CvXysZPxrlOFm1Jh2q7SpNfVlfw5EuV",
-	"FQCI8KYrDFaEZu90QvhYSChzwRyN4f8flZvhW7RCZhnlIkhz6fSI+WzlQL5hJxYogGRGdYAEkCW5wL99",
-	"fI3pn6WgwpLcOiUVbq//T4D7ct8K+UQ8RRV7VeWD55jrM9ewUH9ZFP6CTaVLqvc6r+EsJfS14/8uM9CW",
-	"EdxwwZXhZ6haX9Q7R2BlGVbn+f4ShXCP2Z7OGo63xyurAwmZSVtK+sxRchzrz5h2/kVLU63oNlZYuddl",
-	"UYvad9vOpqEb8eNPF+5faX3FqLhCtuWc1jxqy0P45uu9b50qp5M4A3JEBblmhKUgw1HBFzrAiz5/dUXa",
-	"LnaF/cOMff6Xv/zFKR4IvAYRF4D+7jRowO60fG7W7nrmLKeE0oH/zQFWx9ejFjCivlb7jgyqjmFA+ACK",
-	"2FA4JA+HZnmTtGzP0cUtdnXUi7jvPTL04mfoo2b2dtfBcyDMMQAIlinVI9fzRU965Kje9kDZTqMsLUOJ",
-	"B3aVBiJcpuBcrTg/UWCSQn8acfOwHNP1mmTVzt+bZBVYx5cs7DqYzbL5cvAO30iHwrZmdGTl7qfMh91w",
-	"Hjb5+A/Apb6UOG+uLIUOuZjrInO3gxEgfnPg0CfaUHnpqi6DCs1I2eWfMxv3cMkCtqFwIadC0RGWApd6",
-	"jA71DAm+doS3Nnp8NTcsJhmweKOLDSzDTkjrQ13UUi9iFkcVAL8hLF9C+Hg/jy+GsSpcCGeckBueaZaj",
-	"B8W7gWzcQhdqP+rNSSLenKiP5Kic8lr4FJWmWB8PUBEBh1gLm8L78T8HCnjDO78yV4Nfi1XOhm86aD33",
-	"1IcNS0Ata+bXD99yD8VaAZGPUUPX5DaLDTWaMcsBvM4hWeegKRh2DO210K/ssMV46FIWMmXBg9gqPrdu",
-	"Ej5lqkfOZZbBQzJ33MewNcz9tBicXCjNaDw3rOz+9yVOzUqMtW/HZiG2mPE7ZkkAwTOCA+QpxTrKAPTk",
-	"Sx6W5IGdXDY6W67762cG/qzOtCl//MLmU4f4zj7hGPvNQu2qRWbnGkKjdSUrxHrG3WW+9KititHEAaDc",
-	"oNB18eRSY53QO9ZBa9U2MwUT5+9s5Lw+1MJbAHI6VBJZNOqwM6Ntf+Ez2Hf6O+XnIOD9It+wudIh7/i6",
-	"iiT9zA7xm7+0ZWqHXW4TeuqhwSa2Hboe5N4lpBAZUxY+HKJwwpNC+/nFwfFpJ3H+P2vX7nxi3PkrIIIG",
-	"s22RkGyOHXzavsdavi/dlGTONMbykbyC9oEWyr5NMwSi88jnHaKlE2+IAPnTkW0XGm8hMgSBqJhIydAs",
-	"3NC8YMy0y/NyAHdBOvgXFz1fzrrGdTX7EGxY0PWFpExwTPLwVBmHbsQEkHkJt4kJJZXuebDqmJlebv5o",
-	"QsXYOz3+dJg20PU8sc3LE3J5dXZuz+d/HR6cHh6d/NeL45OTDtxxdXBxhS0A4J9vf7w4e/n29Oz5UUW2",
-	"h1Lcyb91QG42k6wb9AawBrPhPDXI/3Yc87+zBuh/QmYFhEhcURTktG/3+2SqProhgPvQps4A37D8v2H5",
-	"/+nNB3/ctxQeZPV5Mfy/emMCSveW5UR7EWlO4c8yS11UBxMMLHox4p8gQZpXQrJkxigiG1skrqCXeW+a",
-	"JmQAWwJJyBlLxywftAAoJkxwgIC2kFhiCIWdKKMZ9GoSc9suHLSg50cnR1dHpNfr4WfVGqYP4+7Hn2EF",
-	"PqP6awZYhqSE307abDrTc1eNbg8yFFZaQdP5dp4XzjP6kgISIl1buR0QG16PAGzfTyoVj8Ejf/gjXaP9",
-	"ZZlIR8LSGB4lm9Asc1BfIXZbqsmYEwzxIax4QEPZnFpgDhf20NfrrdHwL1tXOPC3hoZoPvUJO6SXIKP3",
-	"1AFjK23LF1ySFBwVy47sQD7x3HJzRdrUaqVes3dJoRAWM2MDCwo+uRoagzHdW4NmbMYqwBbizDJAFcMe",
-	"gdUxC7UqIfT1ZJ6UdrBdO7dqbYdRtd3f2a1kVDakKOIyLq3LTr6OsvaAiJr4JZIpuAmQ2P6PRiz9BLB4",
-	"NS+YY6ilcyWx/jc8pO2V/Qw763PVB+JlPJyprr79MmCcD2bCDr6ySbM6gw6f5nhDmRXYNW3DbC9+PCTf",
-	"f/f9EzKiQgo+ohlYBpC2qswGAsxenrK8kwyEMSkThN7Tle4sE2ivp3XGUgwhlTCbMNhADN8PWuWPg9be",
-	"+0Er5WOm9KCVDELcfvjbjY1/uG4fg9aHD0OL6QpQfkGCPQCreM/UItxsp0d+QVxQrivorQMxBBrx/M7C",
-	"h/54fHJEut3yDeTF0d+G+6QG8+rQewYCUcOtEZWzEZ8hvAACbmdUjAtorRDJRzoCeFmL17qZdviuK9JF",
-	"prcWVoC3+zxyaG3bUBBqxLpSWB31TSlcYuTJa0uNjpaoIqfP8UQBKVi6AxKzO7gZDO1Xrw+6k4enqJEj",
-	"/XJwcvwcK8UckZmTNDH6BRcO46UEIkWitHDOePIHIjj66CaFVCQo+wHS3ievTg9OD38+uzh6Xg4TjnBd",
-	"6IEQEnunhSPdyWI0YZi4BHj9zi1bZXpCajMNx/nQL+upwN5BRrQYTzQpZnvQFSyjY7T7O/vk+BRWYiC8",
-	"cEMkzmualgy4qp8iQ7nnKpraiEzuQazkQejSvwSk3MRoquT+jYMEHOSXEqs6ZCSef4wpF8oaRkj8JZH+",
-	"yThHJsdLfEPWBnmS9Pt9EE6q3lYETpAvKodbMOO4NGkwDzuT430bbykgU0POXCfuHaJI23wiVBlgEqMg",
-	"NzRTDXn4ZVKSmf0KM+vn6uRc8d2aXX005dmJebAxzWvjGryLox1icQ5I+1//638DFHRp4SUEfnvy1Niv",
-	"M57BQiqdFxBJN+wL/ObOTe4WG4wlkTKA0x/+6ltgviG/nhz9cnTyxnUZGJYqfcbuWGa2qZjNLO5y4qqA",
-	"kSPukhf8h95AYF6Gz4h0FcNVbZBrxbIb0gbw57kxOGDBiM9f62C/Ler82qrIb+iIDcRC23aw1aFoFtCE",
-	"WG/cI4PWBRuzd37ttJQkk2JM2lP6rraInd6gBXw6tqeY63huoSaWWcyf0ww+keNzn0MecRkunrZvXHwx",
-	"V8joHXiwa6lCW8qwnMRXRGTzSo4rFSQ4h3++DCJIjHr03vzH/HmdM4rya92CRZuKVz64b1vVWTaiyIxC",
-	"nkaPXDgfFtTxWrQD9L1FUmkyRvMfyul8lciLK9NZ4Cu+ZaB8y0D5loHy6ar2DPOJ855Nc0O+Jl/jKbDg",
-	"5dV+ANcFgQ1F2pBa87xTYus689S1iQINCvU+te+CHdojokmSwalzfVsj6SJMfzIO/OlzGcup/U7901Zy",
-	"/0umv3H+b5z/G+f/nXIPAW3IMzzLJ6nnj/cW94JlKWG/FTRThGJZMmbukcOjEzKSIuXoUpRZqjpfJv2w",
-	"ppb/Dnn+mwmsaEXApWaIOGY3AMB9oGojL8SeBYOCTAI2A0Aruy/Xc/fPhKhbDtfaVXPCiiwk+ZzpHCJH",
-	"6Cai5IbyrMiBlyAmdl6ITc0PXHHzjV+d4DOT+sPl75e1H9+soW8y8ZtM/Hry8c3/H52/PTo9+OHkCP+w",
-	"Pz0/vrS/vTg+T8irU/zvxdHVxd/Muv5wcXTw4vzs+PTq7eHJ0cGFZ/VfRkjOcvl3NkLiacxaBcCWqUxZ",
-	"RnJWAuxXkqikQF/5iGbZvtcBIIrpbqlmfZmzeK2Y0AnBdjH/YLnskYMymQ1UCwhmDoR/1iYv2DzWcvq2",
-	"iWEkYBgGMc7Lz/0CfWnLwRq4fDn9b0lXnyJ5FVgW6Ekon25kZuSmJ9ZIBDIpAyEYN9d8hpUkgGL5xwxB",
-	"epiNpZXjJRhHFa/CyMoSmgOB/RCF1NVuotqJ3pO3r88uXvx4cva6EzbyspmjDq3M1uC75LcswPIs8ben",
-	"kIxQBcYGfRchRJ3zxnZUSo0iS1FDHXu8MLg2Zvq1/bZ4kvprvz6fkQu4QS6RSpflrJf4BX5PvgWgGjEe",
-	"/BrFydLRnIPH/YIgY+sdykfvS8yVD2udUOgDaRGufSk+9oC07a4ROsz11lBkStUt9L6150SkNqYcDfI7",
-	"Uv0Sx6HpDNz7E/uN8OsAe0YnDCCga1zwyxF4Eu00UUEQau43sRJR6CHHp4bQ9BnF7+vyK5vdNWdVLAY8",
-	"tKqWTAzHlhIl6ExNpC9+dV+VDIQ/45hs7Jw6M5aTG5a6Bkao6SAaAwmBlHLN0oGAkhGjUOdshh2ph8cp",
-	"m86kZmI0775g8yHJmS5yEUCZlbNs7/T7UX0aBng4PEMwB+i1l/zuviD4oCD+8TmdP3asZa6fcgscbg+j",
-	"ecZZXkvZqW3mJ0ceXDFVS2ffHFHfHFHfHFG/Vyd0musSmrzsl4S1Ly8PTl8dnJTt7gwlIjbtPJO0irG4",
-	"NBNrTSdTg4QGrfxrEM7nGPRHA9M2jAKsjFenp+afdhl1RfEGWEYvxK3hez+RiYuf2ALZVMo8rIhNgGL3",
-	"bCk3+gq9qZw4KxfbU9XGbF8cXV4l5OXheUIOT46TsPjWwoGz64mUt/iH6w9U4n+YSYODsRM2F3aI9sli",
-	"I3DkjBbZNINqVN9jiGtrzBtVolyXLGc0nTs7v0QmxvQJu05QSmSdl71pGskwhj0JzI+vK0rkJgaz/EIa",
-	"wrfw0KeWyt9k7DcZ+3HBHs+4yb/++f86N1NpsDl4PhuWV0GDP+gRDVweBQG3/d5VMcWGyp8sxNMgfXGo",
-	"r0H8nvCboEVh2M0KmkvYpo1j6QUr1AYhaI8DHPBSqRTGHqOAanAHI6YCJvZhfQQ8YG/DKmyeE3kvEiIM",
-	"s4INC8+PTVJZLhPdFhLz7Qp7ytkxqo0ckUUDqnWAbeVag4G+sIacvIDhvgnKb4Lym6D8Jii/RkFZM3FA",
-	"Umb8Rlfb+JYhGosIFrEzvoBUVFrOvgaZeAmlmRWLNPH2qMydGItZpnCkAYrCkSu0R0VEyErjAJkTQIs0",
-	"/3hxfHKyRxbkzXJZZ1ZrxtIYFqKcfbUyyUzuIMu+SaNvztRv8uv3ll+/g3P06uz87cHJCQgiaNaHbNba",
-	"aWWUpeI5fbDw8bvSZWIMRewrcG/hrqrhMaICWb1IyqQGxbTmYmzbfgNUUAZcWdNbBpimhL2j01lWZj5A",
-	"E+RYqB966PrxjuxEP2e4qzZYUxJMuCaJAzPAtv15kZnPnGg9SwKTe5bLEVPqD9jP3e78iGqayXHB9uKf",
-	"CLvpv3JTWMVmunwEoz1K83k3L2Ar46qJO/pcATjAnmXvM5lrVBFgnyx8MyaJoc6QMYV5OXBtIGZUORBB",
-	"rApXRN4k1m1+wwFEwQHApDxncD4tmvO9LLIU2hEMhIJw9k/m8FIyNOM8t0lqQ+CEZIh0b0EXhqWqMYyF",
-	"sZ/n84tCXJjptj6PAmJH+H0K69zgZr+a8bHM1T9Vws3vYPewWUbndTwEr91ZWGTv04IDEnRYBUsIDtU9",
-	"eIs8wePR2Bj6b8nBf6/nM/ZhKYaek0q2BYljUTZHk2vSjvMqmTtW1dDNtSYHvqTMacyzgKvf0s0q1BwQ",
-	"QUQDsSalSpweskr9+LxYwLi/V/MZC3Mvmwj/kZ1X4wG4YDSdd6c0ZdVDqkjbVsN1xwXN08QbNd0x1Swh",
-	"StMs695TPZqkcpwQLWV3SgUIWMHFuEOCTM1y/rBgbkn3CVTy4eGzpFkuvFHVsT4PmyyfXVrbaZV8X08H",
-	"PLcr80VOJQ62LB3aE9C3oxnVHbf8GSPtvIloO0mc6vYJIqNDrj2SDNwoC/3VndgCOv82ndfXEPIRBPcS",
-	"640FOTgmdMyE7hDBWKqIltAPpGZqgTeNq5DXyUJDpZPDnU7lSO0RSl7S/DaV94KMC56yBNtrIX6aW+xS",
-	"gb2jOafXXgWuVj8b8zpvapZXP5Ov4Nu/oJx8pZZAZMFOOB/kN8kZOZ4/y/u1aM2QlKckxOtzArSiFVap",
-	"ychVT0iqQkm/64ld5eaoIL8z33pZMQbuKcTdFZLM6JiL8R40D/bQopRMqEhvigxB5CNtnBVjCkFWwwYF",
-	"EHc1J7aATGrbv9DFBwjNjJiF0PAQRxsm4PaiAqGMy769Ujv/Z2eVJP1C0nNpGVHQEeSP5RcxX4X+rUqq",
-	"myA8RefCp/CAbNLFIYRnC2jYqbijnKVMaE6zpEz2QH/JLZtpUogUQRoJtyU73rNhO2s4FZpgE+LSA8Iy",
-	"NqZ4yjl4YjU6cuWMCWx1Bb9paS6zdzOesyRwvSvo5Wcm4pB971ie8hH6C6024NA4zTERI9bpkWOtHCYx",
-	"dOF2zWZEmW8e1DXYwqsSuZ4jkCV0Dqx2rkj8V8Gkasj2peCEWBOW/JbdKLhLn1DFlFXar/sg1bTWX8I2",
-	"wMfkEbsP5jmeugwT0IqEYQHAGHrkopYgads/YaqO5wkhoP+M5kxEelc+B2oqD+vXibhXzg/m21CfjN+S",
-	"7gftQCDt5U/bJOJLBXOqnHoFjeHy2zkEIOCjCc/SnNm68Y9nwLjbFb0lsZsNTmDHHh7QiqKxutEeZQQh",
-	"DpQfV+sIaWFcQ1jkmhGWctd9FjjgNR3dWnP41RVpU1v76NwVJGM38LLhX/7yl2GQoYwvR4CCencaGtUy",
-	"yrAYC5rU7Bq9baSzuRkEmvBWWttAV58Vmv6XURnWIEK3+N90+sXiSxpbKJfB7yQpe2f2iev9GhUqBM8A",
-	"GvwCzbGqvVaWoCBey3QOrCdKBWTI06ET/u5Wh+5rTuBATAtlgRFtLqae9Ajq/I5bQaLrTEIJm9U0wlpt",
-	"PRmI9rDm6uqB9+rX/pve/YSJHgCYDzsJ+jYCAwiQsS1m90C0D49OAl0CWafFc+DKQ2g7sHnsLgpcINiH",
-	"gWgHD8P3wRneN/bJaD7K2D5xnaK+JyljM2uWhPuNYSrkTSt4TyXpxjJBvD4Qq8isXugdC3CdF/qTaSIP",
-	"C47RLDu7aRwsoo7Yr4ZB33XHsmtBws2rexf0/iUWwn7pWNpGrBQV1llGRz6fZ/v3m4lVh79qvr79+GuP",
-	"8R3CKiJOHuxslW/G+nES3JprVtVu1urlRe+713DWsIR+3UBf3b59VFqpy0xdVP1sxM8/Ya2tseFmhdUB",
-	"ydhwnN3+NiayI7DLO2MUwKr1yLFSBbN4gdKFkM7PLq9iCe138pYdljP8hKbSbsyeN8Ol3/Sbmn5jVqXm",
-	"5NhSFTIwu6zlLRNhLaGvILRbb2EjK7l4n8ZQMHq272xU0VVCPduCja5S3rm2WoJDKrIwYnWydxqMonOF",
-	"iSpRRb5CvV9A+gTjNSWY+ju2FJkyTVOq6TeiX4ijRdeJtBGIzlAAULxLUuJIaaicdX4PNT6aoXXl5kna",
-	"w/mtejsE0t79PujNsge9WnIqUjkl11CmVrYcU8W0MxByxmw9FTL7g/Nj0sa8XPP3o7vtDrgS4WyH3gHE",
-	"WgOn50CwTFkHne9ZZnRecM2bYS9/PujuPHnqTHqOsF82e9dYBr2BqFjiE2tUlzu1R7hShZFE6NuzolhB",
-	"K2Kr+g+Ew8p4CMsaiOfOT1nnNlZGVn2/PXIwEMPY+QRBuNC2934i4RtsF29PbQMBs42ircCblonJegem",
-	"Ile21rAq0K2vWCVkm2hJvv/uaZ+0KZkzmnf20VkiC52Q73b6pP24T1I6V50eOQ25IyAPQ884M/V9/Bi7",
-	"HVqSXGqqWWN7J53B7OLdncx8Nu3uBDn3XcXMihh2f3j8/EKR9k7/ca/f295+3Os/2tlNzBHY3kuvv9/b",
-	"e/R4pwO5gmmaM6VYSPdGToykEGyE6JaJN/Ye74TrQ8XcPd8jf+3+KPN7mv9/7F1vc9u40f8qGL2JNA8t",
-	"y459T05+paa5S8e5uTR2rpNpMxFEQhJqilAJMIou4+/e2T8AQYl0ktZKrnd+lUgWAXAB/LCL3f1tpjL4",
-	"HxXc4mU/U0tNmw25uaoSmXsqCyNdl+bDtktQMs/NRmUTP8hdgVGBp974dHT2JLnfysP3Z6nQDviSEyuK",
-	"eWZUI4ggD0Uv6S2VzBR5HJ/KdKmOntaU3s2GC3OEYD2OXQbs3mDLeXhnMarbhxMzOjFJrQfrBzf4vr5Y",
-	"nxy7mlSA4WamBu6Qe4ht3DN5EO1lfkedvcgTh36hAv1idEpY0TeVszpTgjchp/XYUPpyU6iM/MoY50Xl",
-	"7sqqsImQItNWzvLGtRJTcHA06FKVqhHbX2DgNB6leBrUZd3R3QKIkI3xIIzKG/MJltS+OfKFF46xWEeM",
-	"XvTcUDyT6dI3wiV9I1FIciuyt86g61Ck6PajyNWEWU3I04hCfmTFDSIc1/4X5yMm64zSzy580g9Yik/R",
-	"10kXX43EI5nR2Qr7HaVTJwexEhJm9lN++Fd+BXzipHwJ47T6VxXKFNZVCs+7ixSiadFZoPBLTzAQxLSW",
-	"zNRH2KxL9V6byhL1acdQyHPcfTqMkq9aZO/PfjHxDHRFKvxcKFokZi7qSX0A3B0TpQGwXomt8yMSz6nL",
-	"xUGNl6p0QgqnV+rwVePbK7u/V6W9i0/82iPTXKZgkFjB9cn5wWm4x6fv380qnWfvdDE3U7DVSp36ZBT0",
-	"RaPtD59/NGJtVZWZI26JUrvwcbqxYsPHVG5ASPbL0yuMmwjUwah96JVCuEOnLJ5ipVJiKQH4U7Naaeew",
-	"Tq0sForzsn40cBrk5HIIfohcurkpV0MxKbbhMgIdQmiz7N1XoBfRGNHXju4efPKlnJnKhQimwQXbUGCV",
-	"Uv12Ksjh7y5gVDOVMk9J4wVlNE4vJqfyHEuIgl5YstF7UwAYz3O5wRhKV25b70B+4dk+ILD4Ljo0SJpf",
-	"H2RH5uf/YFpYtGYjM5poTcjnXDu4rKnKVNUTy3EyNTV/kxIWWvqMSKmNKW9UCWft2uR5d2bYhErBwo/G",
-	"WDKGXeKgQxhYZhZACPamoxUt7Q2sVo4pcoaTS/IcdB/DvJay4MDkXFtHF3QbqZm9xVTIZEqbj0hcUKck",
-	"+jKS0r8qVSlQ8LG/jbxBe917Hi8wWYV+xFVJKegiNKLBsK0KigNiPayOtzZ5DrqiKt/LXPRHw3MB1jEq",
-	"Vd3vR/FgW9GfkmzH/6hGo8epr+eOn9R0wPY6Pv8a/nshlkqWbqaks0J9cIrnnfCuWvs+pHMgs0dWZEpm",
-	"uS4USIl+hTLxwgsBzrKIPI5U5Qe9s9jOOK4ISBWB1ibXKWBWpsD2L0lvJAnjrNGT4v/ECU4lNFgXNYXR",
-	"/O3nV5fPXqEYPMw54yerb8oa1ci9AG0zI70B+MpNoS5AXIiD9CBWOuJ7XcA4fJez0eMWfjmT59fQ4oFy",
-	"/KBt6OMbZflB93dFhJIwC7Pp2nxRyWOfGBBtPVngzntwHv5X4A72Je3ZlfwQr29F9h1vhiREbtKPcQqs",
-	"Sg2Yn3MDNnNDpyNIacF12nFtuI59H3+Ef6gkGuUxfDkTyjW2cMfd9ISZIgB6G7cwRC2xlmUI5XKNuAxc",
-	"p3hNLPnl+ckkwi4+MAjAaxBk4KOrexJYuOX14Mlr2tf0DBoWlo/BEbFe5/9C1qqp3LpyXcEkDJn0oyvc",
-	"m+OWkDAKl6kh0oNnvwt2iW/DDsLBz++PuqE1on92ejpoK7xG8wqzdEDc8918Q+yboDxaKTMiRpU/al2d",
-	"g2Pj6VcvA0LrX0YaCNPBrCuOleWduoBNBxvdFALTq/nkw4AF5Na/XyyFXX0IHCVAkLNchZKMuXK2U1OD",
-	"/9IlYL+hmxEOgrBmMr0x8/mAw9z5VxRSl6u5u4iqPyJ+saHZHEg9Aq9hD0UM+glZpHWy3D5M/SB1fmCI",
-	"gi4e4OmPCk/3we2A0LGkSzVpbx7ZcGqT7XS/KBLMvgNAyTO0I22kC822MYyEvq/1SqGrk1wSa8laTpu1",
-	"mYLpnGMKkBWwpepgHYboPEf0mKnAHiaLrViZUhFLfVkVeHnBJHPeiFRZEkod7f7d3mj4L+p4WOkJ32bD",
-	"aVE7euFgTOxPIHNQ9PC65CJSJr2GSEgHduT3+1j1PAjnsIAV+vmWBiWIs8uiJFlL8k4ZJDcust/X/f1v",
-	"H5doK9eQxEYTVvlSsizC5TVfDIZder9olZuFPQBQ4TJDXoJ/Gn8PF1Hr5GZRV8JBeNBZwnHwcV1q+B00",
-	"Q+ZVWcGzHKyP8feW8a3EXEZERbMYDMWEPL+sHtW3JRxA4KHNi30fKybrtSoy3EkgoMOBxQuz+JYwYRZ3",
-	"6jeqyB4UnN84kEyyjLcam0e0TXKzSKLcWV7uu1WJPwtAlkrmbvlrdzwGOw9ORyOsDGqKhaefYkYpcoVY",
-	"8fz6+mWCLFkhSjOTTs7gPMqMYgYdjTl/VCO/gKfRHyb6peJiK4U3bii4De/ilcpUOyvHcxz+Ib1b3EN3",
-	"hWCUgbaiWg+/toNKpVWp3bY3/vvbZrY+yXbcmCYeYr0+aOp7b3EdkOP27oK0/BuKogtsx8LMm0Vhw+3g",
-	"frA3Jyg8vhA2LeVa+Vp78DfU8Djg2/Pv5105mj/xcD858U59cMfrXOqdKd+LKEu6X3j4+45meFmaFagj",
-	"lQ0z3AexCfVhbSxR48xNuZIOtiSS9khBzkmcOLQobtTWZ/35aMq2tXankxO5kj4PioIVEyAmeDlDbY+V",
-	"XtCiQbuBjJtEnI8eCzRANtqqJiYRu1AESsiz60o5n+uUgkaxXxznZ8ETUpZ9G3TCruHYQHj+qtCU9M5H",
-	"X3K03gFlr/yUjP+T2W5Hu2Z3H3szJUtVQs+3CcyFvlQ4DtCAyTnfFp92jbQZFI+Wm1TmPiSgz+Ey+HHq",
-	"6SzEPJcLYl+syrw37i2dW4+Pj09O/384Go6GJ+Mnoyej3n4I2qTY0noVb+pmSyIt4ThnoqI1JS7jNNfI",
-	"iUdqs3air4aLIcfqDJnKaJia1bSOgL5+cUUhz2iyT09GOKRzHNKU2ef57bzgMVxl67l7OBpTLI11VvSn",
-	"R0f8zRF+Mx3g3a9V4vWrFxx+jUEtfrAbpBrCxYqEm7SSamF9xPWubsfHxx+hxdte0gvkS7DSlsFSwRnp",
-	"jXs4J/A1CTbZC8S3rpYbmiD4FQUxxyEemGks01St3QC3EY2l2RvMJpxGqqhWuNqcW/cS/hrW3NuwEvfr",
-	"7rAmRFyjDQhCEXA4IS/g/RUSKrWzF0qXcZny8HwoPdwe5liTiZo5mW1wRMYNrPNqoVufx0KHulhwoC2N",
-	"wTrpKpuIpbbOlFuyfs3CXvjyeHHbUX3DtuaVKn3znNeSNYbmqcDbhAOTeHSlCieeYbaHdaWSq0bnyAHb",
-	"8vBfYRmiaIn+RmJwSxIJmrdD1Jgu1pXrErLViwIOoaW0yyMM8lKZp+lBPQqDgIkWktvjv7a92i6llgU5",
-	"1fHJ7MMmki2ka8aiSt5XuctzHS+VKByxI62jyKxYqjxDzzdXFZhtm/xQvidkReJiS9rhE54X/5ENZJ1R",
-	"/6HiQIcYOzOhxsTSK9vC3/sR+WAiJGywRSlXAw5vZt6SzEbh3+05l3jwQ+eo/GB5KYQvaAFZoLDQR/Aq",
-	"41faefYFvtVMZVlqZQnUj+qppKQJmbqxOBmKF1gTfiy+G40CKgopVrqoHNWbjvMzTkdiU4KBVn+582sK",
-	"TEvEd2fiUv9JzEwGY+ifnX6fiLOTx4N4DhaY6d8qf3j56Ft886ArhxZWysmWBn6gsFKMmOyMpLNVuqRb",
-	"TOsj7xpQhiFz7YMjszdaHeF+bDDGSl/O/8YGzq066uN6cnXJBdwxJDWOAKGVgZou7y2sykDmdFJf0CPv",
-	"FRf+xsnGbW3qUmLcvS8lFtVpb30rXmusAxHHGBFV6B0luM98AgmngmR8qGByNa1SDK2jzZfUYWeC7e86",
-	"lCHKisIe+29eX15P3k1e/uXd5bM3iWh8vPKff3r60n838OmZ6LjUmFc1q5yvU+HPfMClHbsB9hdLboaD",
-	"S0N+v/Q5LvvZQixFEFTv9u3tvwMAAP//",
+	"7P3rchs5tieKvwqC//mHyN5JmpZlV1mKiTgqma7StixpS3J59yl5TJAJkWglgawEUjTb44j+Op/PeYSJ",
+	"/WD9JCewFoC8EMmLfClXj/pDl8W8AAksrPv6rY+tsZylUjChVWv/YyulGZ0xzTL462hKhWCJ+WfM1Djj",
+	"qeZStPZbV1NGYikzQslYzmZUxGRMZ4zoaSbzyTQiGRvLLGYxmXM9JVyT9jBjSg9JLhKmFBmOEz7s9FpR",
+	"i5v3TRmNWdaKWoLOWGu/9df8VtOuGz5qqfGUzaiZBxP5rLX/W8u8rRW1xglvvYtaepGax5TOuJi0Pn2K",
+	"WgMx4YJdwe/12R8KwuAyMc8ReUP0lJEx1TSRk5yRdpYnTEVkqnUakbnMbm8SOY9ImskxU6qYdkr1tJg0",
+	"TCJqZez3nGcsbu3rLGfluc/ohxMmJnra2n+2F5z0BzbOzSSPY3N/YAxWumPVUP8tYzet/db/71GxvY/w",
+	"qnpUHsWMehyzWSo1E+PFK7ZYXq7X9JYpWCKlaaYJd/dr2F0u8BpTiktB2v/8X/+b7D59SsZTmtGxIaXm",
+	"fS4N3TVjN6zW7tOnoeV6xRan8J4Qed6yxY4iZpyIcEGoWJCEac0yMqaKNWwh/GfDLdzt96PWjAv39+PQ",
+	"FE+o0oM7JjTuaHWaF0zlM0bojZmVnnJFmLmVtLlWZKjY78MIlnbI46Gj0oQqbU+X+Q/jdyzu9MixJrNc",
+	"afheQoV9kcZ1IDO6IBmjMWmbZbA7FRGZlXdOmSGo+6ub8BnXLDbPdw5g+aSesoyIfDZimVnTcZLHXEzs",
+	"O36HxwXeZF+yY78oIhOmLQmZCe71+z1yhnRDJ2amh+fHO4oonTE6M+yC493jPFMyq3y74hNBE//tjaRl",
+	"Vr4LS989ftFEWHs/hjbtVMas8QQKvHjfw2fP3CUuUOMoyl//3IHylGV3XMmseazyLZ853BVVtyFSNydS",
+	"U3W7owiPI0IVoSSVSUIm9I4RrptYKr5u1aRSag61efR//Pa4+/zdb/3u83cf+9HjHz/9t1Zod99aft64",
+	"HvPihs9ajU/maZVKoRhI05cyG/E4ZsL8MZbCcFDzT5qmCR9Ts1KP0kyOEjb7t78pCbdtNtw5PoVj1nnM",
+	"Ta5YTNrDPBP7CyNX9+0g+zduQsNORMzJNad5PKViwuJ9OHHm65nSO4r8IhWcSiE1kcILTcWyO5btKGAm",
+	"lIwyOVcsIymdsDI/kBmfcEGUOepGGZDAobIFyWSuGUjWEVOWp7C4c+B4E3LxTCYMmJgZPZZwRaYsgzWz",
+	"Qwf4ln+EjjWRuVY8NrSmCo7XNm+KmaY8AdapPMs0Kg2sgBlaMGZm1Wt9ilpurb/hHh4S+0rSvnh5RJ7v",
+	"Pf0B53Il5WsqFhe4S+rbzimjmhFYbdJODc+XeTZmhMZxxpSKiPnNrKTMyDhjMROa06TjNvaG8iTPGBnl",
+	"8YRpciMzMs+kmJhHlCE0lYIoDJCtGdht87DTIxdMZwsvRRn+3T2Ev2OW0IVhLigeYIlK15cZ1SUbSxEr",
+	"oiWZU67JiN3IzBwEnS24mPSqkoQLPjP6aCH7udBswjKzZJ+i1htBcz2VGf87i7/l7pxKs472ZJhNaMuM",
+	"FHy+siF6Sv3JvqMJj8mUZSy48jl8jnlwTO3iHwo1ZxmLiRTJgsynTOAO0oyRsRQ3fJJnLD5AUQ/3kjHN",
+	"Ms4UGb59+7Z7WHrhPvmJ0YxlRldJZv/9ugWjX7eGtQ2sPxcWN+MpTRImJiwiwxXvLda6LipgXe1im+uH",
+	"58dB/fhMAMvokcPSF+Oq2zPx1zevrg7fH54fv381+GtU/fPSbBL+8vro3P3aIVOqcE1RhTV8KCoYl2FP",
+	"v+csZ+rA8D4tcQuYH5KmHN9h+N2UmzsWREvZI6eG8wLDHGdMm9HhFqqmZjnSzDBWzVFkjTNmNvoQKPZG",
+	"ZjOqW/ut2BxAzUFVri1a5B75aRFYUn/1V06Dl9mHFIXt0oZmOSNSjBnBW9Shhq9LqVJOWJkV54pkKPEO",
+	"SMbu5K1TLuxQIykTRkUxlsJvqzG3EUgqoGb35lgyPCP4nHnnZgsy5UKHKRR3YEeRNGM3/ANs6g3PlCbP",
+	"StZTZHiRZkliD1ZKs/IXFQMZ9fiNcrtVHe6t+RTq5Dlq0mnGzGeyGESyRrE64yLXrBMRxc1qG9JAk0Nq",
+	"4FWbf7ebzstMzkLfT3VJvagKj+DnCWvqLV3AcxDYRfL27OLV4MIqEXhbRJTMtCEPWtpkrkFX0PQW1VSw",
+	"hVBDgceM4WTOl/0NxFqh3ZiziTauZjMVnKP9gWYZXZi/zSNld8avx4O3g4tW1Do7H1wcXp2Zfx6+eH18",
+	"2opa+BUBN4d5jd72fNpHGs6nvdp0Ph3/2ezIKMaUXTH74HaLhERRXiaa8lbUqvDP+t+X/ocSOw37iArd",
+	"/jdv+Zt98SMXT8nR39hYm0mhFDjhCta8yi79p/l/rJLfVp4sfXhtZviu4FRAnlrtD3SKOOZmP2hyXprX",
+	"DU0Uq3N2lMXL+/jSqAxpmsk7mijy8bqFf7D4urVPjAn0P/F15Lo1lrMZE9pcuG71er3r1qcDdBLMuWJk",
+	"bk64IYU0k7NUE6puWWwUvd7SJ9rJBL8xTZPFBVN5EljvjM3M1JxFV1369eRVtsGX7p7TTHAx2fKd8/tM",
+	"pbYaZdu/eF+0/LWlSTYsHWzjCzbmiqNmuQWFxKXH3Pk7PD+/OPt10IpaF4N/HxxdhZkSo1aPLXlaHvd3",
+	"99adQT9i6Gt+yhi9TaUVpjU1RQr8rLBS8XtOE3Pfp6h1w1kS2u9PK0e83xGrzKoumo4GJ8TfQOQdGM2L",
+	"RNI4It7Ja6zyOWlzoTSjsRE5MP9H+EUgcsrOrP7zZ9GKzw9oIHc0yRlaACnNlbV/hYwZ2Jd+tapPvpDa",
+	"aA0p1VPChVUc7Oxrc9p9GprSLarRZfLY/fFzKWlp/44wMtHEPGzgouH4+z0IyTowLSkYiOihLe5Gt6WN",
+	"iSgt09Qo5hm6zhm6vswtYFwm7AZY5KwiFzfy3YeYz4wpRSdhJSmDVSi5/jeXU5V4QYCNaqpzVZHS4zFL",
+	"NTP8C6xcFq+Xv8Vu+DcGJ1185bvgltsTdZ5Q1ByWjqRmHwL6MfrLs9wYWZqPb+0/YybAgWFn6jiqveqY",
+	"s4smGeUnqLre0YzTUcK2WXOjnRtm+Kt9NihtjKUePtmpWQDiYjOF5R/LcW6kdq+1fkdwrdww5c9oWPsb",
+	"PnnpWEZdmNxQPIV1X0WAVoHtbL5W5YEDi+TfQZPk7Ka1/9sWb3sXBZaWJcysIFoABMZBvmzW9EN3Irtm",
+	"Cl11y9OuTFFYdEGOGIULRMUqcwYf2VLvKDbuY8DURUMzfE3bEKk7vHaMyHuyohaGfFqRfyxy2x7ZGUSt",
+	"OEdvbAsMa0u7LWPww3/yLDE3i8XGmriNppaXv3Sf/6YgJYKTAdXrTUV3XT4b+0VL9Kz0yACMGOeFBSdD",
+	"CmYkoRrcEhFhdDw1fxmLecbMgi27U1a4HN5WDCctUwXshYvJvqGyi5dH5MmTJ8+JMevcsb7JdZ6xyIw6",
+	"k0qTXbJgNFOEzumiR04lxmeJ1slKg7o6kcfms5/t2WCpikjMJ1yriOz0diKy837H8MOd7k6EIo2LCY5C",
+	"XXjVMBnzyEGRBGBlHh1rCT7h/eu8338yNhOAf7EeeSP47zkLRGoJnUkxcS4uyDSoONnCzoImn0DhEUDv",
+	"GnqOzEqzzHoIyHwqlXMDlCOomt6yA5TZMtdR2T/QIwOz/RB95Yr4NZRzlsFHfPZq9sihIGyW6gVJuNIR",
+	"oTia+YPFRM+5IUKzPBR+I1JY12/NUQGeWesju5/Porqi6LkgbYgvmyXtRMQ5MUibJkratAG7dTqTSUlf",
+	"6kQE/BykDcuJMahRrsv7cnh+DHEDu3ltcIuCrwa+F73K3m1T2czIpaTU3xekmmb3xlU5Tl4mCsUYad+A",
+	"n72gragaVy8TVMnT1FkmJucmqW52yau53Y5pHcjd+UXOSSJt3N58hlkVRW4yOTPmxj6hxDFzonLD1BT5",
+	"Ybc/NTvwvD8r2M3jH56an9uW7XRKLMczuvVqRtnxEmLmL3jGxprfhbQ5Y7IspYqEDA6rXTZLAQzu1oWA",
+	"0+NdhlAiFYvJnRzTUZ7QbBH5Bfp4DYOiL+TczMuZ6detiFy3NM0mzLpKPPFbNshjZILXrU+kHcuxelTo",
+	"a6o3i8u0WqwLv7n0ivfqxKKvZG+VN/EWcnfcKq/cRghI02RrgRy7F8BWcAHn354KsKowsCtilu0oojPK",
+	"EyuAlA0B1Bxg28Q01ubBcV1JgNsvq9xt6vPNpMA8HwybA1OD/JcgN4rLlL9KZS2OSLHXS28rGYd1zWOB",
+	"ggMddpLEkliPQ3BaWbGBRTIebIO520akc2FMNSH1S5mLGGhD3CQcVEYuIMwY9B2pWrrKarKrZa4gFVLI",
+	"C/Spg8UqFlNfbUTWSdX5erdw/Qj2QR9B7tLyep9j2AVd5TKJIS4JAylyI5PEsOCUKhAVVNkUqFU7sbml",
+	"tHQI17ki/QjBdcrMPl+AJrzMnNkdTXLa4EFBfdpY0UWyGobyULHlidGWiLwpUSacL3njkoW8VbeCny9N",
+	"uS4gYWQVlpEzyHm7qfp3XEabInMGelSa0AUrHxSfABBVkjW387HcNERBDbtxe4h6CKSqkrnMk5hM6R2D",
+	"HBvIeMRVNQp49uUWTEh9Yb85PD2cD7UrY9bPWwF24cZUYBiVZWOuGGl7f4tRBnG7F19uxqu9/DrLBeQy",
+	"hIzjFX75ah6uJSO3b1GF+Fcdnfu4le9PVdXk7s0VIfAnGa4FsWr/kqBagveFPN54xdpIhUfbbPwL65Ta",
+	"d2lB3UlOMyPWrcOtO6GagY2UJN051eNpLCcR0VJ2zTHtZrkQNjtnmUuWBthWAURqRuG9Y8S2NiaaIm1c",
+	"4V9Zhpm0nnoVWLAl6b/jHvcPB5dtFZVuSIYhOhvEE4YOrS2JrAi9LotouHRumb537Pl/BbYAtd8NPg1H",
+	"9Q8EP8l7wJdEDvgXQgqOdO53wvV+0AERlbasppaDkiakWMxkHnY2lNTDZSUuo9yQZtj5ZtTVraL3LMvw",
+	"E5sDFtsLm0zOipTnZTeRjNk9ggXmjWFPJezF2c2Ws8x8GKe+u1QTSi4Gl29OriB05XxFbZvhkQvNE0iO",
+	"irlN4lwtFFTKxNpFvISbMP6RbZmDUYRMNloAa+iVwsub8ImqiAoFlavBluI73J5H9kQVFL7yQB6tM7LD",
+	"iQhjXQsynx++ucQQ8+Wb1+Yfl1dn5/j31eHFVfGv9y8vzl6/Pz17MQjaElW6rqVF198Arqvg6S4b2jX5",
+	"kKbJApP0eE1PhOQ0NPXg4eCbb0PZhKWSGOBURdXELVuQiVf8FFZ6gO/LKE1CEgW5q4Td3LCxrgViwwb/",
+	"zBzS5RzYq7Nz+KwDYpk6OTo8PRqcmHe6XXpxcQjZSXilFbVeHZ+cfGY+QNSaU67XJ+Xe2CRi/NJ9QgnM",
+	"xp50VItxC2wENkIOYbbcsPPl3S+eFGzunwb2jOU4uI1kLGdMkREd34KKXbgx7XJjOvAzrAzCP/r+M20c",
+	"ZSn7BU/AyrMVouFDUbFLeGwW4s2b4xelzHxCleIToUj7DnUV8kNElCQ8VpAIR0YL6541vKoTkXnGtWbC",
+	"fB14r9EHD0696SKdMvMqxsGbDFfANUnjjo+RUD2NyO+5+bchy5GM0dtpj4Nhw8gkoagI/b0scW/CYgUY",
+	"bq/fN8qiqzDCgGZ7aAbolXgbVhF6vpvnPF46a6WwXIXa/PKG07mqOQDbib/LfDaj2SJoQ1WcAxsycbWa",
+	"Pk7tQa5+wKiSM7Nq3qXsGqO05GxljAqTVK1tbF0pCo6m2S30hht6ykibkheDk8O/RmAS6mzRMfsc56xH",
+	"yhmDwpCFeV7B01JskV/LZoZi44r05UI/2wvb5IXGVecxGMnzGTBVDkDmPEkg/xcLZAidUC46By5/1KbJ",
+	"Uq3ZLNXkhguupobxyCwy0sHckSb5hAsiIAE7oyLyyacwTI8ckstXx+fngxc4AXSl44SRmzGtExYfwBWZ",
+	"a8KNqQ/xgVzELIPH4djN6IKMGMmFuuWGAW6xnI0apmjWESF5qCH47Cr1NtwgO+GGQHZZ12ogTjPNHb/Y",
+	"SKpO/QdWjj/ZnepUCZHrYnsM8cI+QH4UiHnro/IkX6w61FrgoxMskepsvuab6YPmjBeqoNIsPcpYzHU5",
+	"FlReSM3S15YtNIf9gxLY2iu1MmD30cUBkUmsIEXNkJwhUHM+HOnv1xgC8AHLFuAH4AekrRgjwHA6Ed5p",
+	"hE+a6x1l1ZuIjNiUQ2TTRmAmVDPSRqKLoOzMcS9wqeN45vuXuUxlU5qpcE6T5LVqSq0xlLWjQE1w8fgZ",
+	"TxKOCpgyxuRsxmJM68PInmMMPofc0pAhshvKE0glwFuA3OZUwQJxY7TasrgDHK26rLCKUWB97TKaPen0",
+	"SD9A3xL/Y96DhEzLn7HRStWDea441mZvlDK5LBMo+LXnGiVSLY6/34KVYu9yKffsfHD64vj0Z2MkvDk9",
+	"xX+BQfHCGBJvjo4Gl5etqPXy8PjkzYUzLs4HL4Ka65I0/x5dDs0RqTkowDgLFwZvG/s7IuOER2Q2TiMy",
+	"Z6OplLcRMWwmhry2Yl4R+ec//iscK9/edXFvB8V9XQZ/Dst8vTW+mRXukq4aMvBmjNb8UBuU1jRIiZUZ",
+	"W26g1bP0aY1LEy2y/5YpG6/ZzDt8LXFZiQc2Y8Jy/zFNaLZFXm11+YLZtd94AX0iZGglf2E0MXZ0ffWW",
+	"s3Hl7fqcO/tUcCCZbOvSKQz+5fPFBbqVNzyOnxMOxrG8/6Hp4+4R3r0/KwOVKVBCmsRMaVCoUD3dmHBh",
+	"ewLUirL1p4XbvuWzhNob3ud8JvtljJGEGQM/A5AS1VBGuZKzVebgvr1pGy5wvK1rLEpJ/MvfiC5El8dj",
+	"7S20NSFZJJx48Rnby5L4cjsSn8K3Nx6YBoIpNtB5u5Q2BuqUqs8mnXVlBLNQ7PcY1Q1PPkDKACgDWnKN",
+	"3qICXyEXlsTicJnuGlf9dgyiMYJbYx3FPlY2qPj+YpVW0TXOqYxQQrt/73efv7P/fd9997EfPXsSQiqJ",
+	"WsdGfQ+onK5y71Nk/72diuOeWV2h/W00O7BQVsSdmtwNUFEYJghfzr9V1sAaKlsWqikTrWItjXJGxZgl",
+	"ySa1Lu6roxUE6S0p+60l1bDYoSDNmZc3lKeaS5v7MpH+1jowa9lNVClCFRli3tLQ++rNQ4AL4yuvpSjY",
+	"hbmwPlfUfkDws5XKWVxANGxW7OFLcOtLJWQIVuKS8rha4mwdEtS5273tbgiEtIXEu4qMdSgFg/AkIos0",
+	"JSK7go0m1IB9yHW0OWKHFmQEMk48igbalHh7YVf+Z/fw/Lj7ii32Azes34LGsot34RqKv+VKE0ux4HDA",
+	"AvPIAQMq+z09Unwb4QpLHLhzAdnonN/nI49fEso0KdBNcHgOz5SG1PKWCRwR/tk44FKwMknknMWHCFPA",
+	"tizS+WPQNNQ24zmwiiZggAZkDudbgqyvMdRpEEazhLMy1kzkMuFhzYWENHSWYQJ6g/RfLd+jFrzrixwU",
+	"eJM9J1qSRzTljyA599Hd4/XnAudRrNOySmFWtkwD5f2JlimrvPeVnQ5xv3+XeSZociRzh+NZjQMtrnwG",
+	"TlgshhzIS6OMFg5P8zNeoqWmSejepQXVkKnr5+7HX7EApzJmv3I2DxUgYm05LFF4qtsGkiZcsMIBuU2q",
+	"zh0TesVEwAI8G4FI2YpbwIOX7Pec1U2Q5u/g4XNlpPJ9pmCe23IG2waIMAi2pVfv/o5An+SOOYatqBVL",
+	"AaWJci6CbuMieLCt/5xXfIDV7ayt7TKZLG1ahdKi2hFYcYrOM2l+CebYjaeUiyuehixARWI+YUp7Dc+G",
+	"c9Av9zd8+Re2uLfLTquziVB+Wi42fMtFLtxLVInilwVRGbP1RiYxizeMQm2TiLbSE2M+qsjqUgUN4Qir",
+	"aCEfJXwcxD27QoDWzOy04hNzOBD1jCYTmXE9nUUkdY9H5tKxRepCv+a1wOqHccIhMRzySMAxUKAsgT4N",
+	"oW8+ESwm4ykbY6RPESmuBahsMdV0RBUj7Vu2UPt+UuZVGdNmSTo98rOrHZpPoQzSlg3KazEEPDhHoOSO",
+	"ZfxmQbpdnHz3li2G+4SWxrZYkUaVBNCxOLoWzqEBTxu9J+VjKCClGtDhrkVAm7TrVGYzLN59+vTx8yBj",
+	"gSVcvRGIdcXtQhcFqFP2wSVsYPz7RzJaaKbcj5e/HHZ3nz5zf2Z0DrMGL17hvuh3n9PuzbuPj5+FXRZm",
+	"/RurPdiEK81s2W7k8H0zNAXttOBnYbFHYefMNRWRhGoGpwh/3M5Jamn5Eok0CLoUtdLNKB1y8szyPNm1",
+	"K8gFUZqKmGYxMWT4bG+9ulhsfXlgt8N2IVccS8d7GvWcTdfEqoxfQKHZfsRvqud8Q4XmfhrKPdWNcCSn",
+	"VJNSUMQKeiodjWWH4xdkU5/LkA4qEgBrSfS2XGrNScfD3TWzQfa+yfk2u+D421ZwfMjQVmE2WuRFz/u4",
+	"LoEX8sSzpvvkG1VHtC8qwWkK8+VjhvIXHCgHbh77hbU/WpTn2e520QruWolqJGjHKACpJgrRosq7yLWT",
+	"7hjDQPlbzjW282r55Vp/DhwjbWK0pcyU0ratOCG/glxHwN5t1GKs2TNqMZIy9apgW03p7tNn+40pFghM",
+	"3QCRkyn9E40vGxXP49NfD0+OX+yXTpjT+3AWtg5vxIjOcqU3VkoTOhk0lE1ehUslAa57ZD2kLk3M0gaL",
+	"yYLpDYcuAstLJcxWZVB54sGM7ffj4r+fcTWjejyNyCiTt0y8T7i4jciEptG1yBjUSUaIQf2+BMCGP6AI",
+	"e3/n6r1mNDHTZUbxK0jZj0HadvU7B0TI98UdkfkTyfC9UYKuxYjG76Glgc4zRtpvTg9Pj345uxi86KDG",
+	"2ADkVcEONSO1olbxbCty2x8ust7YWgFCsRptTNr9UrYu1tJsnyJm51+xQgqSCh1A6KFRrvpanrPLodlR",
+	"RLA5KIq5IG2X3N5ZQnutJMEZPT7Lha3pjVnC7GmoRf2/XcbTt8tcWl00tJyNFNwgPrNZqFsgOlzadLMM",
+	"MeRVjxzaSgSJ+NQILY9J4VSRoc3sGxJE1qOZVpGVzZmtc7YBfow5MxEr0v55cIWuXJfelvmM34gMRZ4k",
+	"Q0MCw/6QzBgVCtzSZuTl/Z/RDxdWKVtOjpVIcwrC3MYSpkQlUjt8KNK26YiQJ4wJiQVk/cKl6VXLSB73",
+	"4X/BWpLy8VreEDk54SKQW7UN6EXC7hpqGlclCKyI2ir2+318YuYxi+qAUyoFR1fBOJzIybmd5VLOSGqO",
+	"eAD81hBqEeDbJcpSoQNyRHDHXOgDAv7p14bbG5VMod1KbdHMSOYiboIdvy9TSLjYwtXlaCBYgqnzTLD4",
+	"xL0w4LYvfV2oI5QeQ+EOTMnBkaFfJZETi+UEV32pArWoDvcSGlW2VJlc/XOiYn/dkoWo41TG7GsXLF5e",
+	"Dc7fD04PfzoZ2L/cjy+OL92vr47PQXbbf1wMri7+2opaP10MDl+dnx2fXr0/OhkchuG/y6WJyxdnMxbz",
+	"YHsEX+C3TwCgC3MXytU8ZMTM/tqOZ025OV8eV+j+FYCwcN9rHR9S2z3q8MdrHgrBFrzEJNmYjROaoXWm",
+	"fdkCtrwrxCL+qh59NL9/CkNNuezWtTBbBfNf1xypyIxdgokoTRMwyepT3QBSrFKF0LQfl865vtzNw5YQ",
+	"gXMcWqfYTLUdhfi9hv90At0ypM0k3Sj3BMY/Mo+EYUZVPvPAY6BdANCOqqqyQgKuXAmPEm9uC9vl4+8s",
+	"k52tgEnN86+EnIsmR25wQMityFUMTwJQ/D5esJ3cUDiYX3oExOy+LVyj5CaRFYCjEoMx9yPAUChp1iyO",
+	"VCwiUwfXU5vVhmYlIPMFDAsA7HPSZFPzOHeq0RZU8AaeWUsG8OoN6QDv/QwygBdsQQc4IAKOGvtalSkB",
+	"L9ZIIRdb0QK8417EAE/eR+1AwqgNXaXKykKVD08j29muZOnt4fEV/mRLQ+9RxnQOjPMFeJNUCEZRs4nE",
+	"6iY3J53xCYL/WhUAClA0y2Zc0CQ4yrgATv5i2M3rkKIbiMGcG5nrNNcE7iC2kBPOkaFCI1yMYoDkOmWA",
+	"qyBsnh5pC1ulTtwHqy3buzRWV+YNhlOd8LASxO9MHQc5t6nHlTV3yxGiPCSBcFqolasb7xm+q7HAvfYp",
+	"7u3Ns2osrvtChLmOiDar0Vm9JcGvA8Crc4eXtQoUfftJex11ye+LvKyE0+VzGTeQXl7b/bKvXVsf5ba3",
+	"AB2397wLwuknQXBn39FCQflvBhaMmy+CUGxzjNfgkju0q/Vk4BtG1rffufcDiEZzEO3QEbGGzSnYh4ay",
+	"lSyTWWP4/Y7LBOMzUJUBEJz4t4U13zia/qt7UxBt30aM1uTRB5QwrpPVNFK3FN5cHFcAQiw6+y0XcWR7",
+	"lO5fi0AbQwtAOiTtvX6/0ugUC9OxKwoXVivxDeUUY2SIqzzsRMFX1zskmiEe7xNR7seIuyoFa3jHiMZd",
+	"HxJwb6CuUHdHkf/sYn/0Sx838M3pMHbW8OKi36t56ZP9eodVmRWY1YbQpCaQlooRRyMQGZ8IbAUrM3IG",
+	"TV0bxhJSd29kLnAJ9mAJACzZdnz1TaiL9uqlqAsk+kfWFiwXJJNqH0vMWWiYwozpqYy7ZiY2uxbm8rTh",
+	"dodQCzc9x8VBHDoXUEJoP021jaDBW5VdndKsXEdNC7uOoIlM6IaBtZTdxAxkRn5stwVwc7hCZzi2p08b",
+	"aU7lKaq6XXD5gH4PL3tqs5/LzUb/pmTTplU6q5L23u7zfSD6UsfUhifBeBA0GZL2U3embMAvkROLhlUc",
+	"Mx43n587yhM6Shi8yq6Gz/AqgpYZo+Mpa3rPVOt0iO3OEfr+l6urcwJnNxxYC0t7ZErRqvrY/8hZzsJt",
+	"6A/RRAIket+LHlpfXx1evnJeBqt0upQyiHt/oMboNAxyRifg1GwuIuutriK7YHfBRKFVyAWud7ytmwxK",
+	"G6pum6qhV+Eh3guJ/arUUwmRKjL4Kud5LrDB12KzX2qZ3gea3dw5k7F9y6vjk5Pr1qegt+weVR4xo3Fi",
+	"AzZfO7S4IkAjcz2WM7bd3iD+YpomCyeI3U5Ba/f24fn5yfHgRWef+FrdyHphI+dtjshypyfD6UtfGWEb",
+	"Jt8EYWnZVxSdI7E0fDReZFlT04cCit9Wr9yxLOZjXe30JRiLMRwJyQ5Z7AJ7NGPY+XDL1pcb1iOu2ng8",
+	"+VXEoM2tPPc0S1f1Odyk6tYvfzmgXCp8dCxhGeiivDtu/uvqH3HeYUsX37btGmyAko6vbZ7OKqfPoXXx",
+	"vMfmiocn5reTk7O34Ouxx6cVtV4MTo8bHDylvVrm855PryJu253T2BZREQA1K26vWOikZTGwBZsbLcLy",
+	"Rkt568dzuoOAeH4jRE5EqMDOMTvK69ZqoTSbkTaiz0FfFeg7VGg/4USrmbyrWKEXg/94M7i8chuBi/9X",
+	"iM79x5vji0F5q07P3p+dH58en522otbV8evB2Zsr3Ldqp8xiK1djZH6Rw16PTGH1VMt+6Up9Bl90xce3",
+	"TN+bmiqcElThOeUAwGbpvinhrZCDDehuDpDUZbXi5hrN6abe6g4J1+WbuVLtzbMkV+MgFCIlkEEKVyEP",
+	"P8IIqyVDADPfCUM6fYF9DnHaVSkSPgfnXMqQZ1iYdUrC9nrGMJc6gK2bC9+ICdojlmSoF5HucZJKmYTb",
+	"J2xbKWhnW5raym++HMs0kB2yKsvnWCuXrVTcdkD6aCAWeUOB1Vr1ykDeUK8hsXx1x+IG5D4/hkOOC53C",
+	"MvhdRbgH+3y7+LudEVo1ENjZpIS8kP2l1Y5KKe/uU1ZvoD8wm+/gsNud0Q+uX8DQRdac18ra9ZZV7GOf",
+	"q8zSM+IeGhoDom3K9JLlbBi0gTciEQkYQG/xyz2ITAMbxJv9hma5KKO91WODDlx1c97X1D/vaqlbHnas",
+	"wt+gW5Wr2bpjJIGSK2zMlmF2ZSqThMXABiB7H1Tlg6KnWL9vWyliGzz789M+cSNs6qW8ouoWbPNCAQ5A",
+	"0QOfuPT86TKRoXjSsNt193YLZtY1266G+7D9CFwbYnk7SEAjpnjMSEGcpA3IS4Arinn8pWvQI0oj0Cvp",
+	"gxrDM3yRmhqbokaMnbVsZ8NwdFUiLIekLwI5jhvmNkYkZZnl94DUIlPW6K72jEXExaq61oiQk2eWuyB/",
+	"ZcnGPYedlDD7hWvl34ESiMd1wnva729MWjUREor/ldvK1DNFM0bw2wn7wBXgfeKhftrv236O4Qh4icF/",
+	"od00xxnOMYlZqqeVHapx7Sqnbjg5IR7ud7q8LJ7DBDk8S262cFhR7cxwxPRyUV2O1ZmYyh7G4FwPtBlu",
+	"knrlHefm+kHxDkNcAP0ygx7qUai9bwiv4hSBYrgKYsXs24rYMU0Slrk8imJQsIPCNOOadvpiAWjX2Ypa",
+	"rkenMUzM463INkdtKBlY1RkTeFhje0xo0jk20rFSGF7tePnZcTn40MKFAMscJi6FRfD3yMarBWXX5sNx",
+	"wTWnlmzX3p0UafQbnW6bdr98quup9U55cSoJckibpOuZq5YTpqeQoLtNzl+KYAHnFNEo1yd4Zkwz4ZZw",
+	"JffCiV74++sa8AZJhnRS9fbUOmXOuPCzjYJB9mN88slusw9sc3+Sczxb4quM8Ngm+rs/N6P6Yg4raD3s",
+	"DFuF4nW4MUJXlTVsJj7xgU0TSPz7V3zhRZmmtihCucJmnPCOHUXkHKos8VVWszVvwE5uvVkckeuWH+u6",
+	"1bF9n1Oaad/Ll3AxZRm3DmI0AIreYVAd6d7QjelCRaT8iy2LU4H0UnNzoGbBwq2jcti2uWERsalhEbGZ",
+	"YR1wRdviJpSOkCVn3lrW1iBX2hgst4ylroeNXyEY5EZmkFY4n1LNXHyy/qGVROonz56uqWPZIjPRLVGD",
+	"LgCfiNqpMYsgNK4lKIH2yQP4NpIwegchN8I+pDLTdJSgsMKCN/NnuQjVPAPpHlBbECxAbSLPxgyndVk+",
+	"jXkzqz0BeRpvG4Kyj/zU4KLF5hbgamtGNF+vTdlRLGBZIMiHjn8HXu4G9F11PXi5GWo2ToODzD2XbURY",
+	"qrDuxk7fOyWzwSh2se0i6IrNCjsVunvQXCH9+G4gWS42NiqcbNiSLSJYJAqDao5gdRnKRFHe7cqerJcn",
+	"GhETBx9Sni027V9Zj4pbAESrQLM5tgtfRIR9oGMNLbWY01n0XJIZm42M6e9aDNlEH0jNcfneGlYd7wyU",
+	"bpaR8BpcKrdgqsoUN52LyT6hgly8PCJPnjx57hs9QDl1rvOMFZ3QbQd0Qud0UeqCrnUY7eh7bcu+vN/h",
+	"Eglgs74kgmRsJrVzC5X25MaW1vpkB+csckhQKE9hkOtWZx/PU9FxxWfeEwpOpMgDBoPHt8AQntBU+U4f",
+	"Nlfn7yyT+/ZBV3Vv5yWky46XWVPaOlBupxARymVrlHCLd5R92qat44Qwj8P3SOECy0h+pqk6aJwP1mzA",
+	"dOLKBFB6uXZvZkWxqELAf3+GD3cNpa22VvSgyxiNsdTnn//4r0dFkdOjj4zHnzr+WxzwUepxvwpDzZAf",
+	"Gptqji2ZMQcqs7ly5sQ41FMeLJt2Ew2zWksXCpai4zw8xdbDemE4CetMjFiw2mlGpjSuLVmPDABtzMcw",
+	"XRGKe+V2cXgPL9aEeLi2YY9rE1mDyWVZmNKNHmlEh2GBSPSjhaWkcN6Dp67PXl97FJYWeOlcLK2xL++4",
+	"3yL7QM+Gixko91KuLLRVXpGoIL53TeztyBZtVZfuhUwS4OiQe8uswxUdM9iJ3JyMniE+QuNYFaLL6cO+",
+	"TMfTJ1dQDYPLxiwmlrnJtQsyi8013tS+wcIYM0BRGdM5MIf0jgkIVnBVHmkHzBe3JwtCJxljEcnFrfAX",
+	"jMIPzcLgtwgMF04TzJGbc8WWj28x3vIqORZmGK25j8csIyOeQDejJMFu7QeEKc1n1N43kzFLyJhqmsgJ",
+	"STM+rt5sp7RPlMR+70YqHLgp7xvmPsXSVHiSa9KurVFZaXczND+5WUA2HQxitB98b9DplasqJmUs8xE4",
+	"mVbUhMJTvmxqTbsEM0Dpgai82I0E+8YFpWuHHU6p4RbjhCrVs92fDAHbUhgaxwHyHNPxlF0wGkf4z7cZ",
+	"18xC51ElIRoRetKByGQZauhsho6+jC0Hn2Luu/FGXjp3DiqcZZvTERAy7iuCCANfxu4slucrDsId6P82",
+	"78fcvfs96Hf5K35UaZ83OBW4BP6Tqo8Hj4VRR+7XTD+li0TShjQOW2tE7E2YTvzvl2enWCFgWHtOk2RR",
+	"NCNC3+l2Jeyo0BImYkQkd8CU5hzg8VIljdPWr7e92YmZkx1iM6zh1eCK4nrLWvamdXV4Qw09cDbOP20t",
+	"WYLgdaIw52j5G725Hfg00r7hRmX13TftM1yRugfMqDHOB9b7bFier4WxE6ZrmR4myf0oe1NsBtcC+nvo",
+	"64zoDTYwZCFXqi21LZLDDLLhMeYOE+58Nq37SGYoj996LErJZY44Iztdl5fGPqQJHxtFxvYysO5QhLcl",
+	"w7/85S/Dxr4CFpBky7YCTNBR0tQxFStk1rrk/YcN4P4iQNEAD97omJRzseX0sTZmTa4RJZmUugF3cTmp",
+	"d73Jwce3lvoax/WF9QDkaxSbWseoSr/QzMjQJp80VyRhE5qQUa7Bf0VHyQI0oRmjhogg0wHT6H3fU9Td",
+	"AM6K0Ri8UXIOMIk2gldOOAFtzJeBYWJBu54QOQbUZMM+IVMJy9tsOnWtEa4GowecKYIdED4RcAIsvpZn",
+	"zUDUvPDUjuj49jNiubzkzbSUa0kqWjojxc4XR+DdypO9umtIsVBmBybm6w7Pj6vtK3zbZddDZKMOIfVQ",
+	"fzajCVcsJkfHLy5sLB/Gm1HoFSPYGD0vtqWh2frFdib157YaWY4AYBOVz/D9V5uVrPX92/Gs678BNb7R",
+	"q/sS/VZckZmcuXIm3+ulVEeyXVuUgI5o3rmjSJqxG/4BjiyCbT4zH5TRMcip9uJWvaejccxuOpERd5ol",
+	"SYm0zAGiWZi/JVTpN2pN0+uCXiHwABn1RkvSmHo84yLXzMMg7iP+4RaAsZ/Th/Grdj4pTvcLiPttEAKu",
+	"14RA38H4l00a7WHwz/VGjCOXh7l9z0bX7jBU+/M5i139nDUrZrn49gGccpI95lyhZ7+U9tibGZHyGkM3",
+	"RXBc01tmsxmtyqQ2UoeqU7BXAMgDIriYayTiA6+IgSscRMiOcrkuNk3sgHiADyc/t8T3KKlcHsSh0lnu",
+	"szWwnxI5vi0UsPWpLhsn7DgNrbqibwTXat+pFkvFNm6d9l3PMLgNrz7C39wthTzAlIAeeWG3xPVfb17n",
+	"WjrMKlVx/YqUFMNV1COdWpUL7txa3kA3v9gyFk9a2KY+yxOmonIRIMaJYiYW1n0Gh/TQVn3gAxAe2tI7",
+	"vkpV/UXOibzRoJRdHR+9AiRtmmD+sCjm7Nfe20g/PturpGQ8Xd/cvaKXrWYtA0/0dT+dOMakuHB2O9Rq",
+	"l85zUdprNVdI0mkACwvAxVy8ORlctqLW4D+vBhenhyfvL/96eTV43YpaZ6fvr345vnx/Obj4tSHp0a7d",
+	"4ecYZ+syPHyp930NtEZLLAX4mZACChFKcLeD3mLu2rY6FW3azVO+atO/xBcE3w0EHJj2JVL2LRdWGCMh",
+	"bo/rsiXijyX7RiwmN+GoQtyN1FNavWL3i93a5FihbNhOzSlv2XaF916Iek9GCVS5KIbA2zyQ5EGdSZp/",
+	"ersxGMkM47zYV0y1TgsxZKSLxX/qbYblsMm6FjnBNYVHOFobmZUHnQccQlGxJjSZ04U9TiIAHr3p+jeu",
+	"yka06kfZ5HPDaaF2H+99tNfa+G6ATabo+MQq6Kxm3w2mJWLaJZaBOnHYUH16z2S84utCHrgwWaMvMrIw",
+	"VRGZ0TRyLkP4d8KxY4Sl/3/+47/W455WEKr8lfUQVfVl9yHGJTBaJNygm8sFyZf5BfQCPxqckOIFRfLO",
+	"Hc0g1VJh+o8R/Bmj8cbG1JF753lCx0F7amsRuxmC35JRNJWZJpOcxwxqjF7T7DauKiurD68D9SuEQmnB",
+	"V29b+CiXrLF7HOeNExFLo6yeJQLibZ8FW1hQm59JAORYkbpWMmHhVlufZ81879x3mXYlJbxeXAnpCEGG",
+	"UmDlbY6tWMMMXKN8bSfJKyLYZgRiRqUHybN5lN7S0ZJAVquyx7rnRg9I8JXmwpLWVChBpWXahH4aQCwL",
+	"bXdLOrdUuRbHciMFrRnL8h5t9TeL6zRpbGDeBuny+4/p/EsnsJtRxgkn7XFC+cw2/VjT+H5FXMSRSdXD",
+	"ukG2d4iSr6i6DWOiu8YAuHM+pzci6G8k1tOMJYoBl57WbJYGFLbHLm8V3eYxS7jhSQeQATmTGRTUg2qQ",
+	"MXcxHINbix7CFbHTgGxuBQ7JtkvV3VEONcaWw7jROpv7yWupBctxBEYzPWJUX+FIr9WKRHBK/O2EfdDM",
+	"2b2w4L2GZs5slkrNxHgRbG93aYtcxplUyjJ/tyQOHNltdLuIvPM4cjmooLe5W3jcOfDt1UGeLGSeESh0",
+	"x84M4VMEX3AV7tx+nkl54ydjJ7ej8KsP3JwxQKoYet2aB3kjdBhi1ZoHcJNFeMg1yUXClAquPN+iv94K",
+	"jLWVCUduXX32uGuNXU89wkQWKKFeJ+gKfMK1ZUOaqtsmSBtzDQBtDnwquO2+aIsieEZSqqcrK3I2iWfY",
+	"SVSIxH1qFTes9NaollTjO0A4tlMs/NIhKTGOCtEET2sTzzyENQk1XPJsL5iz5/D2an0YXXo2gmHZ/M05",
+	"JvlDA8ZsAQUqEPqz5/eGcsi7tXYVJnbzJEGwTMvMWHxgb9wvqAx/qDRcdBPA9jowmqF+uDHoKy1oZ8Pt",
+	"LXbGLUPT2h7ZydwvD8o15ViHFQJ54FvkNFZ5WCnqUioVrkAr2vTMcIr+jnK7XD/pB+aITaSVVlIAon3P",
+	"gd+vxb4nbRcBGNp/DMPYW96uXbdQb6yZuuFK1fa/cqrtqjRv/NbFZd6+s/zK8AgoAYkaUvmhDxDk8m+V",
+	"+f62+UVripx82U97Rc58JyqS5s2Nq5PmO0Uif7ucNd8psv/bS2nz3yJNfpNGduHE+ca+bFBq7fAMzOba",
+	"ei/8rogoWSuZOMCaFft0pXjCflQomvSZifqGel9Sfs/UTd9oeyUufFTOIDYKkpyQ9gxA71w2pGNJe/3n",
+	"z9aCHWzH0EAqGGWyabeMrCjVwVl0rANM8k+YVjZ7WWcLksqEjxfE/JNOKN9kRyp8BBesPKmmTfnFifT7",
+	"7cx2a5RmcpIxFepWY5klcbcY88lsoG9IUiigNYFQKvQkr/hP4JxiHyDzvHmJmpbjBHJQQlHaMUuSEHzR",
+	"la/RqCoZFpXbGbxmzsZ428cCQVtRiyHccPR2ewzkqoK/abvt5g7C1mb3Hx+u3d1WzynWsqZd+g9u3Jyg",
+	"o8s3q9oYBW2tawtf2TgNOWnUbtMUErI3AGn0t64YxvUs3epA2ialPiDU4uJGlkRbzEa50V3tz3OaFRzj",
+	"3WrUz+04aB0vawXupv3eb8GDtmsaWt6Iz0GnqXDn5iacZrhzed8Khxn9UNn5xyGfN3BKhCDUErPPuPUF",
+	"pTJJ6v12SyrK45CDZRUuogVEdMPgoKgRPja/7vYjIqRRABnVtY5SG1vwxZbsrt6Rcs2FXaB+tEFJEnUl",
+	"wa54j2PpwoK0+970t9K8WnXxZH2n4jKNrACAq2M3LjEe9Dk2teyjDqISEjfvj7YJPxfCroa5Ccs0pYqM",
+	"GBMkztkXQt3cihwaMV9xJeIcSzmNdMY1a0Z8bYTAt4t5yxY2Ow4xPGFNYMaRxUllY3Dtb5ULa+b5Fga4",
+	"ZEysFVXOD1SAC1pSKL6hiaB8UHsbfCgsqq0blDnk/rqyNLs8Qs7hh1kIimJNxWp11BNG78CzZix+T37e",
+	"WIw5bqgtj+W6WlvbD3dYrhtjG/QWv3dt7J/+c1ZU4W4/7prq3Hu9sFK1+6df7lp9cKPx75wb7tjt2DIc",
+	"hdjCZv7QVtQ6Any3dqzeWtFd9HMrkGtcbFleUaXdlUAkgmuLsYeMtT3PuIacXmvpYdDjKVGAz+rAqreI",
+	"SyGPWsXedxQB6MzI/m1jo7dsQYr46PpApR0oKr44tFy/skzxsBnm0jOwdxQyVTpyRVdyLsgo50ncBM5n",
+	"36yuWwEAvYlsHNgsxM/QiSIZTyloiFTDUDifERcU4442O0eZr53Ix73dZ70fw4aEjPkNZ3HzqoMWkTGG",
+	"MDZiLGczs+8xRJEnTBWnF4cH8xTmFDah04RqQw/LI/58dnb56Oezw4ujX9z5CX9RwkX+4RGdxc/2Gmp+",
+	"73jzCt7kSUJ+Pbok+CnBqdvCNl8QAt9Y8sSVZ/N8b++HJ89//HFv98cfH+8+74/i/g+PR+M4fvKkv9uP",
+	"d5+Pb0bPnvSfrpzqFW9C8AVIL1gOCyHM9YqJbXbS7lZRmC3OIe27x73d3pOO5WoMwOMTLm7tlOwZB2YA",
+	"HqHhRLqfyD//8V//Fz4/PIAV/lmSVLE8ll07OGnf9Xv9Xr+729999ni3//jx7pO9p8+6djmhDi0iw3+L",
+	"eaYXQ9u6e5n87PSKXSOUjKdsfCtzfUCY4crDmN0N67uGkwsjJJZ5hVuq0lGJSme0RM9BHuK7UC43AFjR",
+	"uCO1OLUhd75Fd7PNB1lv0ivw/37rv+sB0NBvu+96iNHcy7NkPUeEAVe34XDQf/fIjIsnW1j3g3hSKhyo",
+	"m4sF/PAmoMMlaKyNxj6V8YqxATtxU4TEc7h5fTuMLYLOjWHlatKaQ5rCZV+1lV8YXhrdT190+8uOhFCt",
+	"1VdGo+YFtqaFle19LlEVX/S0v9Y3UiGOdbVkASXHUwjOeBUtnDvirie6MOst4AnzKi1UN3CLJhqTNrRT",
+	"eP/27OLVy5Oztx2HBC/Y3CzatYAAYKmmGbn5Xv+5BdO4GFy+eV28wOpNYyl0JhOo0bwWS4pSqFEXQNMY",
+	"DZHMp9JNz1gPoUS6NY27bIZdp7elix5sbmzV7gMlMBNbKF/xvDR0WXKung3F+QaJfgAHZzP8SBshamfj",
+	"FHBqI6zMhvz9DfL8oEfXHSCx4kT9cqwlsK+LErNiUw5shwVHe35TwPOkpkZn19JDeiGVAoJkLUoZhI75",
+	"tOK7S8m29WT8olAI8CotYEYDVq9gc1ag9S5bboNNoY5OKjdbdrYChvh+Ym8bwbbEqnA279avakNJwUYi",
+	"d3tE/PugHq/CKgbtYJxnXC+M/Jm5eBW3aZHckMmU0RiMVcx8bv1n9/D8uIs5YW4W+MSnqDViNAuZ0IcC",
+	"YBeMoQxNsPC+Ah4EvhQMNXyBf/VU67Ra7r8pPkkJOAKRJQxziRxiBhD5+dnlUomeevSxDBbw6VHxmh45",
+	"E8mihiQBhZU2XrvmKz59sgE2rBLSdAy0Y9fV8EvoWE5mlAtNuQBMDJivcum/Fnx2BwGEFdcyW3SWgVPN",
+	"uy4Gl1cklmAmaYmv7pFL138Eyo0K4O72i8OfQenAbuKIiGrE3gA6uYNr6OLlEXm+9/QHjy2NvfkVaQ/L",
+	"rbPt1X/7m5Ji2Dkg9Fos99GHyi2XXFt03efC9443hDL8aAwD3wH309BMqAJvPQVyGmIvb3mDn2mbFLQD",
+	"La//+Y//Gka2f9C1sKt6bl+G560TIfAHGYJLZX+UUHFrRr4WkGBgQz1QlDbWyaJHDn3L7pGMjfzFTITf",
+	"81rZiIjxg69FzMYJzVhM8PvwTnMdT1vpoWWlpe/w3K4FYm68+bd+v98nbabGNMWOOBmddyJIefB91qHx",
+	"vdkH8ubqZfdHM8tECnYtzJ+PnxGVZ5mcUM0IvicqAPs8FDOj2iw3dBKlBJOSiMy14jG7FpRgUpOhTmMb",
+	"k/bwMdvr94ewogriQTFjKeD2UUEe7/5IIDStoCdWTDXFpPJrgTVvSc4Q7c8TyI4iQ7NkwxKCdJrQMdsn",
+	"Q7P2PZvA2uPxMLoW+BuK5WFEhrDOvTH08zB/42r3jotcV8PY4ElI0y3lyw4PSiLSlQftKBxdYSc3IS3C",
+	"zbVoDwNG8WNvFFuCHiLu+NQ1M0MANQgwXgu37Za2euQ0R5gQ6MuAycQAqIv7DL4HR4dawsvohF2bw58x",
+	"lUqhGEDQ4gqZlXze7//w+Pnz3ad7P+z1nz9/MjTbMHy+u/vkyQ+7/SfPfny698MPT3/sPx9eC0zdG9Hx",
+	"baHAANx2zCdGPWiPE26EltFl8iQmMRsjcjObOUSoazGR2P4atUBHL9aL8LM0czJco/cCHs56bxTDjx52",
+	"4PyBHxhCbBSyCX0TKKs3ydyQ74cxS7VjlyPm4Mh5AZZ4LbCcTQrsNT88zPVUZvzvQGT75CcUT967i0o5",
+	"Lo+Xf/tL1/fNts24UpDFk2EGGgi9CdOK7PUfR3h6LJZ0JqGfHWKcxeiK987aa7HXfxKViM6es+KXLpiK",
+	"vkdAgm3S7Lbs9fdA1Ipr4dIb7WO2qlRKbG1iSUaRvd3n1o92wXS26ALw5BAPoJnptYACEz9BWxLIoevD",
+	"8EMXGG3X3DlEcynhYyZQdeMgQm+40Q1ahykdT1l3t9cvtIrSbyDtrc4KXc66U2nYdbmufTxlSttpYLSV",
+	"ydRQEqSK0Rnu+eExCmpzshioG9i8CUwMrhMzMAiMVskl2er3HuMsZMoETXlrv/UEfkK/GOhIoDTAux/d",
+	"PX4Us4RNqKv5/RQ1X370sfjjOP6E4KpF/eNvVuey7jC7NuVHyiXLtoQRpVagb1Nd6X23PDOPGxKaN7sz",
+	"axe84lHyV1999LHEQUNfG9J6i1uqyKLvNh7oUSIn6ouPBh7P4AfPxmnoZ2DgiNIRuAawO48+um7EG9JC",
+	"qXnxF6QD5bxPoakqbDS4/LvHIFm+JGiqplKHrnm5+Oijt1M+PfpY2GD3oJNLb/B8itbe/Law9kpLYQGI",
+	"MATGdNCEcTdh4jRuBaG+g3dKs1unptV7oB+ADc3jAo4em18b5THAzolioPQn2JfTdffasc+Zx4qWnCAM",
+	"M6bzTGDqimfRxgJtGRv10H9eVF/a2lfW++xj6Z/NjupExDZFjojtvh8R27E9Ith7H3S5w5MTSG4xrwSl",
+	"q6Bg33M7SK+B9DyzpaEXwXLV32NhmtblqH16B+05QSmCLd/t951Z5rDeSibN36xbpxhqffdxcA2AzdfU",
+	"+hyduXs4cuiFfoaPrIWC9z9ef/8bQa1Gw2J86Mn6h17KbMTjGBOM9nafr3/iSsrXVLgWRwjiXMjuE6eQ",
+	"eOivKmwYFdiTc0cVJ6vte17a48UFtlLRuQIzYl5BEsTWhZA4a+n7XdQqqyKtfdfM89PSUX/00f3TMp3g",
+	"uS/2q/CM2Q+K7MQi4tKUCxvPqBwpac+nElvsR+ARjtmYx/gHVsxWj+rPzJ/U1lcn0NXE2fuWtNbf2+4I",
+	"fD5tXhgLXgr3tVHRpq/ASY/K6A+wnVgdJR1y6LYUuIb3XpXkghEVwHk1H98ydPig5O94xlrVDApa/izd",
+	"IGqlwV4vSJfQ5wKqF1T5ZPu27vBvm/7qzUQnKAGDUmngBFg8zjVpe/Hh77cvxWo/Y3d2DkjGoOmSGd6+",
+	"HqVNj/wk9RQkoK0lK3vYgb2AGTTWMkNHDcylCgRdcCTHhtwge/3ny6f0BRziykEFGvtJxosvdkbd681g",
+	"YJh8qnp5zb5++oN5RNERExgbtij+jkXatmym/3y7+x8//dZsDLW0AWkDKHr1SCpXq6OY0B2jlV0M/n1w",
+	"dEXa6FkiXHewyxXifDrZrCpHYVMeh+2xvZD1tmNYqKITF26qdMLGZmwyA9ZcajBpDrS3FjpR0XGtaLIG",
+	"pHhCle4OzGu7xy8ibA8i2Ny8TtlU5AUwC5s8aFvTYmxuR6EP0mj3gsBbBuKOJRIRYqpM4FJnjM4G+JlR",
+	"0HKrK76lqMxmZxCj6msNGgio3SGUzAaKrWYfNO5PV8FHVJlCvfghu2NZ99JsFH7sgcMZsUs2NGu2PySg",
+	"/nDwqS2v3VIQzFEP12zW3Ww1Ki8NMaZDgt9D5A0Z8tj55xT73frnIjKE73ZXzKyKS/Ad9kplLPDmOxcg",
+	"freFZqNkuA/u2C5N+B0bwmEyS4U6w+OnRNnMBVdZPIUSL/UvxSY/n42V2cHS6YeuPSE6zJjKZ7YtZeXg",
+	"l3mWZUTrzYKplLffh0+iSQXzeCxvBz/9cnaG0EIuAoaoiEMLI2rDALNcYfexxbUY/mcXfJ3dKz5jStNZ",
+	"6oj9jeAfiMIqJ0fmVMSlRwBVVudQqTqlu0+f/Xd8cso+kF9eHx51L3853H36zBy865Y9W24UmxSNv2K8",
+	"YiRj6zK3d7PhtcCcmzkbwUYgMLpRNczNSzE30hbSxr0ijGphHOvHUvEYelJUZONUKEW4IPUwFYBHqGvh",
+	"bsuAvxUl466xldMqfdgFIx/o664Kh3Op9Fv8kmXZsIYUjqvAK977sRyHr+1Nk0tlt5S4VvapNKT6WgR/",
+	"AHVC9YFPhDFZuTC2T8JImV5IGy8Tt3EHRDHAz6vtpTNamj7DU2XzZwStlfvq3r7sorXfgpjTBZ2/tumn",
+	"n6yu/ZVU63LHsAb9ukCVAgWHxYTRLOEsqwXfapFLECu7KCa+xVQvcXKfI80apllOIth8uv71y1M9laBk",
+	"Qu0mxuWMkAmlCOQgQZnQZi4sHlrLdPj27dvuYenKsAOuTtgLdwYxk6rCn20zWcegDSuzIUJwHyWQye5N",
+	"UeiqvwjOa0Tjrh9o2Ol9UyPoW23TlV1NFleZEB2PWWrOwYjdyIz5lQ9lgyIH05QnNkugkosZEVVUrELK",
+	"hZwTjJHnANXVOQAZkvuz1/uDjDs4XYRi70MbMy9/847ylGabMGKpg5OYmGOI+RBljagI3pW1IjrvjoCJ",
+	"oseopi2dnQ8uDq/OSvqSD4eFLbxjuExSo/zmqdeCYW7Ou6KnbOZq0KDvCFQXpHTCVASym/l+3U40LbCI",
+	"DVyqDsWLZ4RD5y/zVkilwLFnjAo7LuPQM8GlsAiZETXlN9piBVINOTcTpnrkpUwMPQ0F+6CPMFPEZglj",
+	"CjHWAYbDLPjRX9scDL2t1i5xM4OqHO9c1giGMmVi6KGxwIMwpEky3CKy4/AlzKuwi1Gw4mUp65tODBv4",
+	"OyPtx//8x//z1Gh5DqHrcb/faZrBZ4WEgipRhQxsUViasTsucwUU0zQVTDLaSif7mjEpoMymkNSZYPAt",
+	"AJQFJFzv2fRgrZb4smVt4DA7Pj1/c/X+YvAfbwaXV7aPPDKnG5lVVzECjQPWmRq2blhamS9bhrreUsUb",
+	"H32E/26cOWDvXhkc8On+eQ5guhtHB65cRdiOD1Y7CeTTl7CVimdUB+US1huO6KGFYw/e1hQdn9FFqQOw",
+	"4/d2BBcsPyBU2P7eRisT0L7dT6fw8O/5tvSQL2UfCbSKXOb5CPlzbAuhVwZ3HJgVGrVuFgUYMBmxhLM7",
+	"G1fBOYxYIsVEES0PXM6ny+TUgQXXRV9kt/alTDAbcV35dd/UbXmExSGtz7HiVkZQYClcxcc3Dp8gTYSc",
+	"lDCrz7OZHgIl2wdKXLNYYlQRPAUHVkOGrB2HKmx2n4ucleKXeKY2YtXLarKNSj5K81HCx11bStSYaTDO",
+	"s4wJDVyuPaKKPdvr4Gk1VpFyQU4sMQaICOuKRo+zeczfjegzM1ShOQY3zCsjPwp2YNMcuvSM8HEeHzgr",
+	"lArCPlggTjewvLkBT79bnWUkz3Bew7/j9XNYBqwe+WqHb2msBkPTmBi9P1dODTiH4t2nTx8/J0hSJcgh",
+	"u22FXN0JEkyZku3lDbQOM8xq0i3SsWFKCFXfVjLPxoz89c2rq8P3h+fH718N/hpV/7w0pgX+8vro3P26",
+	"D9Z7BLnHkZfqQLMWREyKZNGxUT4MBkL+PAT73Lg05Z2y63bKzV1YbAFwIrliDTlz58evzDd/RULFIVZl",
+	"iv0JSRSDOa7cy9pMSI+R2yKz+iV6aWPBDbW9nTplCgW6a4w3r1JIbaOo9nBx+x4iGmTvx1K/4X2y2++T",
+	"jIpYzsjIaI4Y0oOTovJZ51oYppnRuTC8sfwV8ykfTyHwV0rSvPzlsLv79Bk4NFBRg7LOawHMV4qxLWaB",
+	"VUmZUFiiZQZ9fXQODRxg5RxyjY9XXAt0tpO2S7Oxyp6xJ+DgW2W2Y/RlAJx3RQUj7PwnrsVoAbF+v+Tg",
+	"CLW7AfU8ZiSxIAnTmmVkDAgce/3nGIW5FtCMGNxKQ9+XeEjaVEBZ2JMnT56DQYNeAq0Tc43Euc3RV/l4",
+	"ei2oIsMfdvvTYafAZ9VzSRaMZorQOV0c4FG1/prI5wYk/I6pa1H2w2TsTt6yuEfOIEMQ7QibxKBQyrcF",
+	"On2Lz74Gzw98NTIOy6XgrkQqVtuUApDX6wE76loMhdRsSBRdKKJkjxwKMsSzfITdRYY2mGmjxeCBtI1H",
+	"CNehkBE+iC/ZOmb0tVXp8uS2Uqi/XCTiGOo27fo0M8uoSNJ0xx+Lqz0SIwagYH5HUHNyhGX+ge5zsguk",
+	"sl+2rLDkznGqXsUoqpvLn75nFX9blf3J967iX5q9IhTyfaz0OSgTAhYqYcMU3EvDujcXNWVF6NFHw2Y/",
+	"Ic0kLAToB53WrTl/yxb71mS3vL3Mtm2BpypPFsMc5dkiuwInBqQyKSlFJaVJyyQmbR/kRpnRKTOnC2SZ",
+	"IeZkualhTuSwpsqVuK3tDYAcuLhrWYHCob4IO6swlL3lhbZf9eCkrCU4m1WpyPj6aXAFps2ahyWibdSx",
+	"oHmw199zqCOl+UDqCmDf05kVsa6sGyRryeVFayS5o8LJ847evrLGvkIAPZBh1e9S3m+r5hdU6DRp69S0",
+	"itlW2v9WjOUVWyAm8Duo5RxPQwmPIr6fjguuayHnvh2m13WdfxnKjS1+2k0O+QI2eT6gCkfeaQsSzZAW",
+	"eem8416AbSBVnA7tXevmdTM5w0ZJFbFSP/fGnGA0I1b5b+NHDx/Phh0C64TVzBDOGE+lYsK++ADAbLDl",
+	"mZDzyMoPFC8C31cIFwQrEhJm5sYytsd+8RyajKCHwl/QAWNJVO0oUhgqBUkRkFptw4YcZwlIsYqsHMBr",
+	"jgDkLygxlWGigZjApWND+IbvTpevze8P8o+v5aOFHl8mijoD6fyf7Ub//nVyho084RhVlBF/Ul0cELQS",
+	"pelCfZZK/iiTmqI+/hmyIehTOm1yR1rqNJNHF4/RxJf1LOtECnPrZYUfXm2faeTPS7wUUKthCeJNeWhh",
+	"H+BzQfvAvjLE8fCxL6/r9/9A54FhOg8OhD+SuX0+8/mZ31V5jlWlcOUPXLsKcKPGnPmGHXiGSxTwpTwH",
+	"FlCkt6CzZF0oRWeA7FOkSFSxoSMyWmjsMwz/oIqw2YjFsTmjZTjsAzJhwpxWRhxCDyiCRhOzObGCsThk",
+	"w//M9FnKxOH58WXKxttZVe4TV9B26BDa8Yr+640L0PvW8Q0LlNfa/+1dNSBXwhUqk8SMadp65/cecdXW",
+	"VcRBxrBZKUeLliUJSVI68d1MbY/DnLlEjxv+gcWgksobeF4huS4tHbytjVjxes6EXnQgYEExMWkO2E0Q",
+	"0qBxDM3HcxETnfE0HCQ7t5/1FZk3DtEUJKutW+RSYVUlde3PFN4tNlfeFB9W0YocMa2P2to7H30071gN",
+	"cuCH2lGkdDUi0PQ0soYSueHMCLA2rrbNyowI9q1QkVPMfYvdUptVI/aKnHhzES0/++YpVaR9cfbmanCx",
+	"o9wDYKcphPZS4dQCJJC1yCYIyoeIdtWADhnCYEN0o05ZcLLeVDTzbMz6RJzlpoL7p0+fPPu2eZ+4Ni8Q",
+	"qLGJ6/qdf3BeVU7jmWBlzoLIH6VDEHlw3AqRo9OmTNrbnd1og2xOoKFVqZwp1Zpl5sH/8dth9/9+Z/6v",
+	"333+/t3HfvTsyaf/1lqBC1WGg2oAQ3KF1xi2h9xMLLzwiSfDbndGP3SzXAguJsMSkt2OsmU4RR3DEFHP",
+	"ezP64cI+0LHF6FSRoQUdwiA+jAwamSv+jo2Ig3IOohJp9APGlNHibAxeldSI7pzHrAKy3mCRRVAYghB5",
+	"uQNMtQO4shG4aqYZQc+ZVMqknI1V5JqWwOtgDCzaxGWTme+WBgjv5ITfMvJoxnTGx5AUa9vz+G6+8qY6",
+	"gEs5QEA+SpCQvBfFyPoCRjDhSh+EQQQdTOGTIJv1EPWXLs//61XI1YZqKhRyt+0gZAv7E0p7VQP+j1zl",
+	"KVIcIJ4UROe7yRkagJsc6dxg2fQGhT5hRcGivDWrB+izKVKy8CyWiMq1erM6Z8aUTO5sDqJvLA452KW7",
+	"0LSCbI2Z4bTLKRvEZ2w4WH+bMG1VXw+Ub9FezHkjiZQpYJWOuHCFxHM2Mq9VZu6YTMk92DlMT97cGL1R",
+	"Co+kAXa9BWxzWJ0IpG8hqrDMGqBbeWKT7DCiZhsxhU+SWeuveXzM+xvODC7en+ygvJ1KV3mjmNDe2xVZ",
+	"3dBSY6ncAPim2S7FKmcCyW6j84DvaTwTtr6f4Cw5U6TN48geEM/tgXUj9pfr+mz7mFlBQcfTsiAsMPch",
+	"OTHLRSciT/vOPhstnMZ9QG6wUK0oUOqR4e9Dm5VWWQpEm3Wzg3rT4lOAzCmHFTPaO80MR6pmvKGFiNfI",
+	"2Ah9B90NJVCrMAxdQzI/Gec6WbYlHTb5Ok1+VXXY029VHAZQ8NuuMFgRmn3QEeETIaFYETPthv9/VG6G",
+	"79EKSRPKRSlZsdMj5rOVa9UAO7FEASQxqgOk8a2o6Pj985EC/lXK4izJbVIY5/b6/wTQRvetEK3mMarY",
+	"6+rXPMfcnLmW4VZW5VJdsJl0pVFe5zWcpWhg4Pi/y++2xWA3XHBl+Bmq1hf1/j9YH4w11r5LUC7cY7Yz",
+	"v4bj7VEn63BwZtKWkr5yrhOO9a9YPPRNAQas6DZWWLHXRWmiOnDbzmZlN+Lnny7cv8L6ClFxhWyLOW14",
+	"1FYnYpmv9751qpxO4gzIMRVkxAiLQYajgi90CfX//M0VabvYFXaBNPb5X/7yF6d4IHwmRFyggUOnQQN2",
+	"p+Vrs3bX+Ww1JRQO/AcHWB0llVrYn/paHTgyqDqGAacJKGJL4RDdH2DrXdSynaOXt9ihYSx37+iRoRc/",
+	"Qx81s7e7PszXwhwDANKaUT12nbv0tEcG9eY1yvaLZnERSjy0q3QtystUOldrzk8QXirXX0bc3C+7aLNW",
+	"h7Xz9y5aB7n0TdOP0jRZrIZg8u3QKGxrQsdW7n7JqoYt52FLSP4EXOpbifNmfADoc465LjJzOxhop2IO",
+	"HPpEG+rnfRpmUWcfKJ7/18zfOlqxgG0oP8uoUHSMgA6FHqPLeoYEXzs2KTB6fDXDNyQZsASvi22Iy/3s",
+	"NgcsqqVehCyOahuThrB8AcTm/Ty+pNGqcGVQ+ojc8ESzDD0o3g1k4xY6VwdBb04U8OYEfSSDYsoboQxV",
+	"Wht+PsxQAOJnI4Qh78f/Gr0cGt75nbka/FqsczY86KD1CgIfNixgEa2ZXz98qz0UGwVEPkcN3ZDbLLdF",
+	"au48ARCkrh9BBpqCYcfQJBH9yg4hkpddykLGrPQguKGhcEzEsCyqR85lksBDMnPcx7A1zP20SMpcKM1o",
+	"ODes6OH6LU7NWqTMh2OzFFtM+B2zJIAQSKUD5CnFOsoAuupbHpbonv24tjpbrof3V4Zvrs60KX/8wuZT",
+	"l1H6fcIxdg2HciDbX4NrCI3WlawyYj/uLvOlPm1XekQF4TcodF08udBYp/SOddBatS2pwcT5Gxs7rw+1",
+	"IEXQ/wKKbGxPgXJ/XdvEyGew7/Z3i8/BtiXLfMPmSpd5x/dVHuNndoTf/K0tUzvsapvQUw8tbWLbYaRC",
+	"7l1EcpEwZZtAQBROeFJov7g4PD7tRM7/Z+3a3S/cPeQKiKDBbFsmJJtjB5924BHz54WbkiyYxlg+klep",
+	"CaxtSNKmCcKJ+v4VHaKlE2+I4/vzwDZ9DjeCGoJAVEzEZGgWbmheMIFiL9+QppYO/s1Fz7ezrnFdzT6U",
+	"NqzUu4vETHBM8vBUGQbgxQSQRQGajAkllR6oCksGi6a44PTAGrzevygy2fnhm8tBRC4Gl29eDyJyeXV2",
+	"bs/n/zw6PD0anPzPV8cnJx244+rw4gobucA/37+8OHv9/vTsxaAi28tS3Mm/TaDKtpOsW3R4sQaz4Ty1",
+	"xi3tcOeWzgatWyKS5hAicUVRkNP+uN8nM/XZbV3chzb1d3noyPLQkeVf3nzwx31H4UFWX7cTy3dvTEDp",
+	"3qqcaC8izSn8RSaxi+pggoHFoEcUKyRI80pIlkwYRXx6i6dYvEv1ZnFErmFLIAk5YfGEZdctgPsqJzhA",
+	"QFtILDGEwk6U0ViqL3A0qwW9GJwMrgak1+vhZz36WIxotKCw+/EXWIGvqP6aAVbh4eG3kzabpXrhMEXs",
+	"QYbCSitoOg/neek8oy+pREKka/E3SsSG1wNtEubTSsVj6ZE//ZGu0f6qTKSBsDSGR8kmNMsM1FeI3RZq",
+	"MuYEQ3wIKx7QUDanFpjDhT309XprNPyLBkQOwrOhraVPfcoYVRCGsbg5c+raGyhtyxdckhQcFcuO7EA+",
+	"8dxyc0Xa1GqlXrN3SaEQFjNjAwsqfXI1NAZjureWWmoaq8CcWDcVsygBBClYHbNQ6xJC304XUWEH27Vz",
+	"q9Z28CqP+7t7lYzKhhRFXMaVddnR91HWXiKiJn6JZApuAiS2/6MBM74AuGnNC+YYauFciaz/DQ9pe21X",
+	"2s7mXPWeqEf3Z6rrb78sMc57M2EHQtykWZ1Bn2ZzvKHMCuyatmG2Fy+PyI8//PiUjKmQgo9pApYBpK0q",
+	"s4EAlprFLOtE18KYlBECqOpKj60pNEnVOmExhpAKsGQY7FoMP163ih+vW/sfr1sxnzClr1vRdbn7Cvzt",
+	"xsY/XM+m69anT0OLzA2ArKUEe4DH8p6pZdDwTo/8iujOXFcwuK/FEGjE8zsLAv3y+GRAut3iDeTV4K/D",
+	"A1ID63YYbNcCez9YIypjY54ivAC2TUiomOTQICeQjzQAkHCLur2ddvihK+JlprcRVoC3+zz+c23bUBBq",
+	"xHpSWB31oBSuMPLkyFKjoyWqyOkLPFFACpbugMTsDm4HJv7d64Pu5OEpauRIvx6eHL/ASjFHZOYkTY1+",
+	"wYXDeCngpJEoLSg/nvxrUTr66CaFVCQo+wHSPiBvTg9Pj345uxi8KIYpjzDK9bUQEjtglke6k/l4yjBx",
+	"CbquOLdslekJqc00HOdDv6ynAnsHGdN8MtUkT/eht2NCJ2j3dw7I8SmsxLXwwg3xlEc0LhhwVT9FhjLn",
+	"KpjaiEzuXqzkXj0Cfi2RchOjqZL7AwcpcZBfi44DZUbi+ceEcqGsYYTEXxDpvxjnSORkhW/I2iBPo36/",
+	"D8JJ1ZtDwQnyReVwC2YcFyYN5mEncnJg4y05ZGrIVFkn+i5RpG0+EaoMMIlRkBuaqIY8/CIpycx+jZn1",
+	"S3Vyrvhuw95smvLkxDzYmOa1dQ3exWCXWJwD0v7n//rfAOhfWHgRgd+ePjP2a8oTWEilsxwi6YZ9gd/c",
+	"ucndYoOxJGIGTVGGv/lGxu/IbyeDXwcn71yvmGGh0ifsjiVmm/I0tej5kasCRo64R17xn3rXAvMyfEak",
+	"qxiuaoNcK5bckDZA+C+MwQELRnz+Wge7JlLn11Z5dkPH7Fo4K7vaJhaKZgFNiPUmPXLdumAT9sGvnZaS",
+	"JFJMSHtGP9QWsdO7bgGfDu0p5jqeW6iJVRbz1zSDT+Tk3OeQB1yGy6ftgYsv5woZvQMPdi1VaEcZlhP5",
+	"iohkUclxpYKUzuG/XgYRJEY9+mj+Y/4cZYyi/Nq0YNGm4hUPHtiGo5aNKJJSyNPokQvnw4I6Xot2gL63",
+	"QCpNwmj2UzGd7xJ5cW06C3zFQwbKQwbKQwbKl6vaM8wnzHu2zQ35nnyNp8CCV1f7AVwXBDYUaUNqzYtO",
+	"ga3rzFPX7A80KNT71IELdmiPiCZJAqfOdd8Ogn1/MQ785XMZi6n9QSjfa7n/JdMPnP+B8z9w/j8o9xDQ",
+	"hjzDs3ySev44t7gXLIkJ+z2niSIUy5Ixc48cDU7IWIqYo0tRJrHqfJv0w5pa/gfk+W8nsIIVAZeaIeKY",
+	"3QAA94GqjSwX+xYMCjIJWAqAVnZfRgv3z4ioWw7X2lVzwoosJPmM6QwiR+gmouSG8iTPgJcgJnaWi23N",
+	"D1xx843fneAzk/rT5e8XtR8P1tCDTHyQid9PPr75/8H5+8Hp4U8nA/zD/vTi+NL+9ur4PCJvTvG/F4Or",
+	"i7+adf3pYnD46vzs+PTq/dHJ4PDCs/pvIyTTTP6NjZF4GrNWAbBlJmOWkIwVAPuVJCop0Fc+pkly4HUA",
+	"iGK6W6pZX+YsjhQTOiLYs+fvLJM9clgks4FqAcHMa+GftckLNo+1mL5tRRsIGJaDGOfF536D7uLFYA1c",
+	"vpj+Q9LVl0heBZYFehLKpxuZGLnpiTUQgYyKQAjGzTVPsZIEUCz/nCFID7OxsnK8AOOo4lUYWVlAcyCw",
+	"H6KQutpNVDvRe/L+7dnFq5cnZ2875XaMNnPUoZXZGnyX/JaUsDwL/O0ZJCNUgbFB30UIUee8sR2VYqPI",
+	"UtRQJx4vDK5NmH5rvy2cpP7Wr89X5AJukEuk0lU56wV+gd+ThwBUI8aDX6MwWTqac/C43xBkbLND+ehj",
+	"gbnyaaMTCt18LcK1L8XHTr7m4PDMIqy53hqKzKi6hQ7m9pyI2MaUg0F+R6rf4jg0nYG5P7EPhF8H2DM6",
+	"YQkCusYFvx2BR8FOExUEoeZ+E2sRhe5zfGoITV9R/L4tvrLZXXNWxWLAQ6tqycRwbClRgqZqKn3xq/uq",
+	"6Fr4M47Jxs6pk7KM3LDYNTBCTQfRGEgZSCnTLL4WUDJiFOqMpQAKR4bHMZulUjMxXnRfscWQZEznmShB",
+	"mRWzbO/2+0F9Gga4PzxDaQ7Qay/64/udmg8qxT++pvPHjrXK9VNsgcPtYTRLOMtqKTu1zfziyINrpmrp",
+	"7MER9eCIenBE/UG9cwEhwUOTF/2SsPbl9eHpm8OTot2doUTEpl0kklYxFldmYm3oZGqQ0KCVfw/C+RyD",
+	"/mhg2oZRgJXx5vTU/NMuo64o3gDL6IW4NXznUxm5+IktkI2lzMoVsRFQ7L4t5UZfoTeVI2flYnuq2pjt",
+	"i8HlVUReH51H5OjkOCoX31o4cDaaSnmLf7j+QAX+h5k0OBg75ebCDtEe0k5xfNfWCjmjRTZNoBrV9xji",
+	"2hrzRpUo1iXJGI0Xzs4vkIkxfcKuE5QSWedlbxYHMoxhT0rmx/cVJXITg1l+Iw3hITz0paXyg4x9kLGf",
+	"F+zxjJv88x//r3MzFQabg+ezYXlVavAHPaKBy6Mg4Lbfu8pn2FD5i4V4GqQvDvU9iN8TflNqUVjuZgXN",
+	"JWzTxon0ghVqgxC0xwEOeKlUCGOPUUA1uIMRUwET+7A+Ah6wt2EVNs+InIuICMOsYMPK58cmqayWiW4L",
+	"ifl2hT3l7BjVRo7IogHVuoRt5VqDgb6wgZy8gOEeBOWDoHwQlA+C8nsUlDUTByRlwm90tY1vEaKxiGAB",
+	"O+MbSEWlZfo9yMRLKM2sWKSRt0dl5sRYyDKFIw1QFI5coT0qIkJWGgfIjABapPnHq+OTk32yJG9Wyzqz",
+	"WimLQ1iIMv1uZZKZ3GGSPEijB2fqg/z6o+XXH+AcvTo7f394cgKCCJr1IZu1dloRZal4Tu8tfPyudJmY",
+	"QBH7GtxbuKtqeIypQFYvoiKpQTGtuZjYtt8AFZQAV9b0lgGmKWEf6CxNiswHaIIcCvVDD10/3sBO9GuG",
+	"u2qDNSXBlNckcmAG2LY/yxPzmVOt06hkcqeZHDOl/oT93O3Oj6mmiZzkbD/8ibCb/iu3hVVspstHMNqj",
+	"OFt0sxy2MqyauKPPFYAD7Fv2nspMo4oA+2ThmzFJDHWGhCnMy4Fr1yKlyoEIYlW4IvImsm7zGw4gCg4A",
+	"JuYZg/Np0ZznMk9iaEdwLRSEs382h5eSoRnnhU1SGwInJEOkewu6MCxUjWEojP0iW1zk4sJMt/V1FBA7",
+	"wh9TWOcGN/vVjI9lrv5LJdz8AXYPSxO6qOMheO3OwiJ7nxYckFKHVbCE4FDNwVvkCR6PxtbQfysO/ke9",
+	"SNmnlRh6TirZFiSORdkcTa5JO8yrZOZYVUM315oc+JYypzHPAq4+pJtVqLlEBAENxJqUKnJ6yDr14+ti",
+	"AeP+Xi1SVs69bCL8R3ZejQfggtF40Z3RmFUPqSJtWw3XneQ0iyNv1HQnVLOIKE2TpDunejyN5SQiWsru",
+	"jAoQsIKLSYeUMjWL+cOCuSU9IFDJh4fPkmax8EZVx/o8bLJ8dmltp3XyfTMd8NyuzDc5lTjYqnRoT0AP",
+	"RzOoO+74M0baWRPRdqIw1R0QREaHXHskGbhR5vq7O7E5dP5tOq9vIeQjCO4l1hsLcnhM6IQJ3SGCsVgR",
+	"LaEfSM3UAm8aV2VeJ3MNlU4OdzqWY7VPKHlNs9tYzgWZ5DxmEbbXQvw0t9iFAntHM05HXgWuVj8b8zpr",
+	"apZXP5Nv4Nu/oZx8o1ZAZMFOOB/kg+QMHM9f5HwjWjMk5SkJ8fqcAK1ohVVqMnLVE5KqUNIfemLXuTkq",
+	"yO/Mt15WjIF7CnF3hSQpnXAx2YfmwR5alJIpFfFNniCIfKCNs2JMIchquUEBxF3Nic0hk9r2L3TxAUIT",
+	"I2YhNDzE0YYRuL2oQCjjom+v1M7/2VknSb+R9FxZRlTqCPLn8ouYr0L/ViXVTRAeo3PhS3hAtuniUIZn",
+	"K9GwU3HHGYuZ0JwmUZHsgf6SW5ZqkosYQRoJtyU73rNhO2s4FZpgE+LCA8ISNqF4yjl4YjU6cmXKBLa6",
+	"gt+0NJfZh5RnLCq53hX08jMTcci+dyyL+Rj9hVYbcGic5piIMev0yLFWDpMYunC7ZjOiyDcv1TXYwqsC",
+	"uZ4jkCV0Dqx2roj8V8Gkasj2heCEWBOW/BbdKLhLn1D5jFXar/sg1azWX8I2wMfkEbsP5jkeuwwT0IqE",
+	"YQHAGHrkopYgads/YaqO5wllQP+UZkwEele+AGoqDuv3ibhXzA/m21CfjN8SH5TagUDay79sk4hvFcyp",
+	"cuo1NIbLb+dQAgEfT3kSZ8zWjX8+A8bdrugtkd1scAI79nCPVhSN1Y32KCMIcUn5cbWOkBbGNYRFRoyw",
+	"mLvus8ABR3R8a83hN1ekTW3to3NXkITdwMuGf/nLX4alDGV8OQIU1LvT0KCWUYTFWKlJzZ7R28Y6WZhB",
+	"oAlvpbUNdPVZo+l/G5VhAyJ0i/+g0y8XX9LQQrkMfidJ2QezT1wf1KhQIXgG0OA3aI5V7bWyAgVxJOMF",
+	"sJ4gFZAhj4dO+LtbHbqvOYHXYpYrC4xoczH1tEdQ53fcChJdUwklbFbTKNdq6+m1aA9rrq4eeK9+67/r",
+	"zadM9ADAfNiJ0LdRMoAAGdtidl+L9tHgpKRLIOu0eA5ceQhtBzaP3UWBC5T24Vq0Sw/D98EZPjD2yXgx",
+	"TtgBcZ2ifiQxY6k1S8r7jWEq5E1reE8l6cYyQbx+LdaRWb3QOxTgOs/1F9NE7hcco0lydtM4WEAdsV8N",
+	"g37oTmTXgoSbV/cu6Pw1FsJ+61jaVqwUFdY0oWOfz/P4j5uJVYe/a77++Mn3HuM7glVEnDzY2SrfDPXj",
+	"JLg1I1bVbjbq5UXn3RGcNSyh3zTQV7dvHxVW6ipTF1U/G/HzT1hra2K4WW51QDIxHGev/xgT2RHY5YMx",
+	"CmDVeuRYqZxZvEDpQkjnZ5dXoYT2O3nLjooZfkFTaS9kz5vh4gf9pqbfmFWpOTl2VIUMzC5rectEuZbQ",
+	"VxDarbewkZVcvC9jKBg923c2qugqZT3bgo2uU965tlqCQyqyMGJ1sncajKILhYkqQUW+Qr3fQPqUxmtK",
+	"MPV37CgyY5rGVNMHol+KowXXibQRiM5QAFC8S1LiSGmonHX+CDU+mKF15eZJ2sPFrXo/BNLe+7HUm2Uf",
+	"erVkVMRyRkZQpla0HFP5rHMtZMpsPRUy+8PzY9LGvFzz96O7xx1wJcLZLnsHEGsNnJ7X4v9j7/qa27aR",
+	"+FfB6CXSHC3Tsp2m8pMuTZtO0msudnvXuWQiiIQknilCB4BV1Iy/+83+AQhKlJv07KTX5imRLALgAvhh",
+	"F7v7W1VavqALNctA58Wreej28unkaHT+0Jv0BdF+cfQuWAbDV1XLEl+yUd3M1FgU1tZwEtHdHh/FFksR",
+	"s+r/qvJcGb8Fsl5VX/l7yl204TOyffc7FJNX1bRrf+JBuFe2d7PU+A5cxTustlcVjraTbQVbuu2Y3K3A",
+	"VBvLuYbtA53vim0iToTT4tEXD1PRl2KrpBlc0GWJrl0ivhilon+ailxu7WAo/hajIzIPY804GPoFvQxP",
+	"h9PCaCedOljeyZU4uu7qTjCeD63uhDH3R1aBRADuH3/71Usr+qP0dJgOT05Oh+nx6CyBLXAyzmePxuPj",
+	"09EAYwXz3ChrVbzu4ZzIdFWpjNgtk2DsnY5i+chq658fin8efa3NRppc5fA/KrjFy36mlgVtNuTmqg0y",
+	"99QWRro2+u32kKBkWeqNyid+kLsCowJPvfEoPXuU3G3l4buzVGgHfMiJFcU8M6oRRJCHopf0lkrmijyO",
+	"j2W2VEePG0rvdsOVPkKwHscuA3ZvsOU8vLUY1c3nEzM6MUmtB+sHN/i+vticHLuaVIDhdqYG7pA7iG3c",
+	"M3kQ7WV5S529yBOHfqEK/WJ0SljR17WzRa4Eb0JO67Gh9OWmUjn5lTHOi8rdmbqyiZAiL6ycla1rJabg",
+	"4GjQpTKqFdtfYeA0HqV4GjRl3dHdAoiQj/EgjMob8wmWNL458oVXjrG4iBi96LmheCKzpW+ES/pGopDk",
+	"VmRvnUbXocjQ7UeRqwmzmpCnEYX8wIprRDjKKBmK85TJOqP0swuf9AOW4mP0ddLFVyvxSOZ0tsJ+R+k0",
+	"yUGshISZ/TU//Eu/An7lpHwB47TFLyqUKWyqFJ4fLlKIpsXBAoUfeoKBIKaNZKY+wmZt1M+Fri1Rnx4Y",
+	"CnmOD58OafJRi+x95RcTz8ChSIXvK0WLRM9FM6mfAXfHRGkBrFdim/yIxHPqcnFQ7aUqnZDCFSt1/1Xj",
+	"uyu7/6yMvY1P/Moj01xmYJBYwfXJ+cFpuMen79/M6qLM3xTVXE/BVjNF5pNR0BeNtj98/kaLtVV1ro+4",
+	"JUrtwsfpxooNH127ASHZj48vMW4iUAej9lGsFMIdOmXxFDNKiaUE4M/0alU4h3VqZbVQnJf1jYbToCSX",
+	"Q/BDlNLNtVkNxaTahssIdAihzbJ3X4FeRK1Fv3B09+CTL+VM1y5EMA0u2IYCq5Tqt1NBDn93AaOaqYx5",
+	"SlovKKNxejE5VZZYQhT0QsNG73UFYDwv5QZjKJ3Zdt6B/MizfY/A4rs4oEHS/PogOzI//w/TwqI1G5nR",
+	"RGtCPufGwWV1bTLVTCzHyTTU/G1KWGjpPSKlNtpcKwNn7VqX5eHMsAmVgoUfjbFkDLvEQYfQsMwsgBDs",
+	"TUcrWtprWK0cU+Q0J5eUJeg+mnktZcWByWVhHV3QbWTB7C26RiZT2nxE4oI6JdGXkZT+U6tagYKP/W3k",
+	"Ndrr3vN4gckq9COuSkpBF6GRAgzbuqI4INbDmnhrXZagKyrzsyxFPx2eC7COUak6/H4UD7YV/SnJdvyq",
+	"TtPTzNdzx09qOmB7HZ//Af57IZZKGjdT0lmh3jrF8054V699H9I5kNkDK3Il87KoFEiJfoUy8cILAc6y",
+	"ijyOVOUHvbPYzjiuCEgVgda6LDLArFyB7W9IbyQJ46zRk+Iv4gSnEhpsiprCaP7x/ctnT16iGDzMOe0n",
+	"q69Ng2rkXoC2mZFeA3yVulIXIC7EQXoQKx3xvS5gHL7LWXrawS+ny/IKWrynHD9oG/r4RFl+0P1tEaEk",
+	"zEpvDm2+qOSxTwyItp6scOd9dh7+T+AO9iXt2ZV8G69vRfYdb4YkRG7Sj3EKrMo0mJ9zDTZzS6cjSOnA",
+	"ddpxXbiOfR+/g3+oJBrlMXw4E8oVtnDL3fSEmSIAelu3MEQtsZYmhHK5VlwGrlO8Jpb88vxkEmEXHxgE",
+	"4A0IMvDR1T0JLNzyevDkNe1regYNC8vH4IhYr/N/IWtV125du0PBJAyZ9KNL3JvjjpAwCpdpINKDZ/8Q",
+	"7BLfhh2Eg5/fH3VDq0X/bDQadBVeo3mFWbpH3PPdfELsm6A8OikzIkaVP2tdnXvHxtFHLwNC619GGgjT",
+	"waxrjpXlnbqATQcbXVcC06v55MOABeTWv1sshV19HzhKgCBnpQolGUvl7EFNDf5Ll4D9lm5GOAjCmsns",
+	"Ws/nAw5z519RSF2p5u4iqv6I+MWGZnsgzQi8hj0UMegnZJE2yXL7MPW1LMp7hijo4jM8/Vnh6S64HRA6",
+	"lnSpJu31AxtObbKd7hZFgtl3D1DyBO1IG+lCs20MI6Hvq2Kl0NVJLom1ZC2ny9rMwHQuMQXICthSTbAO",
+	"Q3RZInrMVGAPk9VWrLRRxFJv6govL5hkzhuRKk9CqaPdv9vrAv6LOh5WesK32XBa1I5eOBgT+xPIHBQ9",
+	"vC65iJRJryES0oEd+eU+Vj0NwrlfwAr9fEqDEsR5yKIkWUvyTmkkN67yP9b9/e8fl2grN5DERhNW+VLS",
+	"VOHymi8Gwy69W7Qq9cLeA1DhMkNegn9rfw8XUeuUetFUwkF4KPKE4+DjutTwO2iGzCtTw7McrI/x95bx",
+	"zWAuI6KiXgyGYkKeX1aPmtsSDiDw0ObFvo8Vk/VaVTnuJBDQ/YHFc734lDChF7fqN6rKPys4v3MgmeQ5",
+	"bzU2j2iblHqRRLmzvNx3qxK/F4AslSzd8pfD8RjsPBilKVYG1dXC008xoxS5Qqx4enX1IkGWrBClmUsn",
+	"Z3Ae5Voxg06BOX9UI7+Cp9EfJvpGcbGVyhs3FNyGd/FK5aqbleMpDv8+vVvcw+EKwSiDwop6PfzYDiqV",
+	"1aZw2974X6/b2fok23FrmniIzfqgqe+9xnVAjtvbC9LybyiKLrAdCz1vF4UNt4P7wd6coHB6IWxm5Fr5",
+	"WnvwN9TwOODb8++Xh3I0v+Ph/urEO/XWHa9LWexM+V5EWXL4hYd/7GiGF0avQB2pbZjhPohNqLdrbYka",
+	"Z67NSjrYkkjaIwU5J3Hi0KK4Vluf9eejKbvW2q1OTuRKej8oClZMgJjg5Qy1PVbFghYN2g1k3CTiPD0V",
+	"aIBsCqvamETsQhEoIc+uM3I+LzIKGsV+cZzvBU9IWfZp0Am7hmMD4fmjQlPSO08/5Gi9Bcpe+ikZ/5bZ",
+	"7ka7dnfvejMljTLQ800Cc1E8UzgO0IDJOd8Vn3aFtBkUj1bqTJY+JKDP4TL4cerpLMS8lAtiX6xN2Rv3",
+	"ls6tx8fHJ6MvhukwHZ6MH6WP0t5+CNqk2tJ6FT81zRoiLeE4Z6Ki1QaXcVYWyIlHanPhRF8NF0OO1Rky",
+	"ldEw06tpEwF99fySQp7RZJ+epDikcxzSlNnn+e284DFcZeu5ezgaUyy1dVb0p0dH/M0RfjMd4N2vVeKH",
+	"l885/BqDWvxgN0g1hIsVCTdpJTXCeofrXd2Mj4/fQYs3vaQXyJdgpS2DpYIz0hv3cE7gaxJssheIb10j",
+	"NzRB8CsKYo5DPDDTWGaZWrsBbiMaS7s3mE04jVRVr3C1ObfuJfw1rLnXYSXu191hTYi4RlsQhCLgcEJe",
+	"wPsrJFRqZy9UYeIy5eH5UHq4O8yxIRPVczLb4IiMG1iX9aLofB4LHRbVggNtaQzWSVfbRCwL67TZkvWr",
+	"F/bCl8eL247qG3Y1r5TxzXNeS94amqcC7xIOTOLRpaqceILZHtYZJVetzpEDtuPhv8MyRNES/Y3E4JYk",
+	"EjRvh6ixolrX7pCQbbGo4BBaSrs8wiAvlXuaHtSjMAiYaCG5Pf5r16vtUmpZkFMTn8w+bCLZQrpmLKrk",
+	"fZW7PNfxUonCEQ+kdVS5FUtV5uj55qoCs22bH8r3hKxIXGypcPiE58V/YANZZ9R/qDhwQIwHM6HGxNIr",
+	"u8Lf+xH5YCIkbLCFkasBhzczb0luo/Dv7pxLPPihc1R+sLwUwhe0gCxQWOgjeJXxq8J59gW+1cykMYWy",
+	"BOpHzVRS0oTM3FicDMVzrAk/Fg/TNKCikGJVVLWjetNxfsYoFRsDBlrz5c6vKTAtEQ/PxLPir2KmcxhD",
+	"/2z0ZSLOTk4H8RwsMNO/U/7w8tG3+OZBVw4trJSTHQ18TWGlGDF5MJLO1tmSbjGtj7xrQRmGzHUPjsze",
+	"aHWE+7HBGCt9Of8bGzi3mqiPq8nlMy7gjiGpcQQIrQzUdHlvYVUGMqeT5oIeea+48DdONm5r3ZQS4+59",
+	"KbGoTnvnW/FaYx2IOMaIqKLYUYL7zCeQcCpIzocKJlfTKsXQOtp8SRN2Jtj+bkIZoqwo7LH/0w/PriZv",
+	"Ji++ffPsyU+JaH289J+/e/zCfzfw6ZnouCwwr2pWO1+nwp/5gEs7dgPsL5bcDAeXhfx+6XNc9rOFWIog",
+	"qN7N65v/BgAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -3,8 +3,10 @@
 import { executions } from "./executions";
 import { home } from "./home";
 import { journal } from "./journal";
+import { keys } from "./keys";
 import type { Page } from "./page";
 import { session } from "./session";
 import { sessions } from "./sessions";
+import { workers } from "./workers";
 
-export const pages: Page[] = [home, sessions, session, executions, journal];
+export const pages: Page[] = [home, sessions, session, executions, journal, workers, keys];

@@ -442,3 +442,56 @@ func TestListSummarizesWorkflowsInOneQuery(t *testing.T) {
 		t.Fatalf("history of shop: %+v, %v", hist, err)
 	}
 }
+
+// TestNewestRunOfAQuietWorkflowReadsFewRows: the sessions list's probe for a
+// workflow's newest run reads that workflow's runs only, through
+// executions_by_workflow (migration 00024), however many runs the other
+// workflows of its session have. Without the index it walked
+// executions_history past every run of the busy workflow.
+func TestNewestRunOfAQuietWorkflowReadsFewRows(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	apply := sessionapp.NewApplySession(postgres.NewTransactor(pool), registry(t), time.Now)
+	ctx := t.Context()
+	if _, err := apply.Handle(ctx, sessionapp.ApplyInput{ID: "busy", Document: doc("busy", "hot", "quiet")}); err != nil {
+		t.Fatal(err)
+	}
+	// 20,000 runs of hot, newer than quiet's one run.
+	if _, err := pool.Exec(ctx, `INSERT INTO executions (execution_id, session_id, workflow_id, status, definition, actor, channel, started_at, ended_at)
+		VALUES ('01000000-0000-7000-8000-000000000000', 'busy', 'quiet', 'SUCCESS', '{}', 'key:ops', 'rest', now(), now())`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO executions (execution_id, session_id, workflow_id, status, definition, actor, channel, started_at, ended_at)
+		SELECT ('02000000-0000-7000-8000-' || lpad(to_hex(i), 12, '0'))::uuid, 'busy', 'hot', 'SUCCESS', '{}', 'key:ops', 'rest', now(), now()
+		  FROM generate_series(1, 20000) i`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `ANALYZE executions`); err != nil {
+		t.Fatal(err)
+	}
+	var plan []map[string]any
+	if err := pool.QueryRow(ctx, `EXPLAIN (ANALYZE, FORMAT JSON)
+		SELECT e.execution_id FROM executions e
+		 WHERE e.session_id = 'busy' AND e.workflow_id = 'quiet'
+		 ORDER BY e.execution_id DESC LIMIT 1`).Scan(&plan); err != nil {
+		t.Fatal(err)
+	}
+	var walk func(n map[string]any) (index string, removed float64)
+	walk = func(n map[string]any) (string, float64) {
+		idx, _ := n["Index Name"].(string)
+		rm, _ := n["Rows Removed by Filter"].(float64)
+		kids, _ := n["Plans"].([]any)
+		for _, k := range kids {
+			i, r := walk(k.(map[string]any))
+			if idx == "" {
+				idx = i
+			}
+			rm += r
+		}
+		return idx, rm
+	}
+	idx, removed := walk(plan[0]["Plan"].(map[string]any))
+	if idx != "executions_by_workflow" || removed > 0 {
+		t.Fatalf("the newest-run probe used index %q and filtered out %v rows; want executions_by_workflow and none\n%v", idx, removed, plan)
+	}
+}

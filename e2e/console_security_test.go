@@ -119,6 +119,11 @@ func TestConsoleLimitedKeyAndRevokedTab(t *testing.T) {
 	if forced.Status != st || forced.Detail != refusal.Detail {
 		t.Fatalf("beta's run asked from the page as limited: %+v", forced)
 	}
+	// beta's deep links show the server's words, and nothing of beta.
+	b.open("/sessions/beta")
+	b.waitText(refusal.Detail)
+	b.open("/sessions/beta/executions/" + e.execs["beta"])
+	b.waitText(refusal.Detail)
 	b.open("/workers") // a deep link the server refuses this key: its words, not a broken page
 	b.waitText("(403)")
 	b.axe("workers refused to a limited key")

@@ -3737,7 +3737,7 @@ type ClientInterface interface {
 
 	// AnswerInputWithBody Answer an open input; the parked message continues with the answer.
 	//
-	// The input's session is the session of its execution; the server finds it from the input. A session-limited key may answer the inputs of its sessions; an input of another session answers 404 exactly as an input that does not exist.
+	// The input's session is the session of its execution; the server finds it from the input. A session-limited key may answer the inputs of its sessions; an input of another session answers 404 exactly as an input that does not exist. An answer that breaks the input's JSON Schema is a 400 with one violation per value at fault, named by its path in the request (`answer.count`, `answer.tags[2]`, `answer` for the whole answer), so a form can show each beside its field.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3746,7 +3746,7 @@ type ClientInterface interface {
 
 	// AnswerInput Answer an open input; the parked message continues with the answer.
 	//
-	// The input's session is the session of its execution; the server finds it from the input. A session-limited key may answer the inputs of its sessions; an input of another session answers 404 exactly as an input that does not exist.
+	// The input's session is the session of its execution; the server finds it from the input. A session-limited key may answer the inputs of its sessions; an input of another session answers 404 exactly as an input that does not exist. An answer that breaks the input's JSON Schema is a 400 with one violation per value at fault, named by its path in the request (`answer.count`, `answer.tags[2]`, `answer` for the whole answer), so a form can show each beside its field.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4908,7 +4908,7 @@ func (c *Client) ListInputs(ctx context.Context, params *ListInputsParams, reqEd
 
 // AnswerInputWithBody Answer an open input; the parked message continues with the answer.
 //
-// The input's session is the session of its execution; the server finds it from the input. A session-limited key may answer the inputs of its sessions; an input of another session answers 404 exactly as an input that does not exist.
+// The input's session is the session of its execution; the server finds it from the input. A session-limited key may answer the inputs of its sessions; an input of another session answers 404 exactly as an input that does not exist. An answer that breaks the input's JSON Schema is a 400 with one violation per value at fault, named by its path in the request (`answer.count`, `answer.tags[2]`, `answer` for the whole answer), so a form can show each beside its field.
 //
 // Takes any type of body and a specified content type.
 //
@@ -4927,7 +4927,7 @@ func (c *Client) AnswerInputWithBody(ctx context.Context, inputId openapi_types.
 
 // AnswerInput Answer an open input; the parked message continues with the answer.
 //
-// The input's session is the session of its execution; the server finds it from the input. A session-limited key may answer the inputs of its sessions; an input of another session answers 404 exactly as an input that does not exist.
+// The input's session is the session of its execution; the server finds it from the input. A session-limited key may answer the inputs of its sessions; an input of another session answers 404 exactly as an input that does not exist. An answer that breaks the input's JSON Schema is a 400 with one violation per value at fault, named by its path in the request (`answer.count`, `answer.tags[2]`, `answer` for the whole answer), so a form can show each beside its field.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -10509,7 +10509,7 @@ type ClientWithResponsesInterface interface {
 
 	// AnswerInputWithBodyWithResponse Answer an open input; the parked message continues with the answer.
 	//
-	// The input's session is the session of its execution; the server finds it from the input. A session-limited key may answer the inputs of its sessions; an input of another session answers 404 exactly as an input that does not exist.
+	// The input's session is the session of its execution; the server finds it from the input. A session-limited key may answer the inputs of its sessions; an input of another session answers 404 exactly as an input that does not exist. An answer that breaks the input's JSON Schema is a 400 with one violation per value at fault, named by its path in the request (`answer.count`, `answer.tags[2]`, `answer` for the whole answer), so a form can show each beside its field.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10518,7 +10518,7 @@ type ClientWithResponsesInterface interface {
 
 	// AnswerInputWithResponse Answer an open input; the parked message continues with the answer.
 	//
-	// The input's session is the session of its execution; the server finds it from the input. A session-limited key may answer the inputs of its sessions; an input of another session answers 404 exactly as an input that does not exist.
+	// The input's session is the session of its execution; the server finds it from the input. A session-limited key may answer the inputs of its sessions; an input of another session answers 404 exactly as an input that does not exist. An answer that breaks the input's JSON Schema is a 400 with one violation per value at fault, named by its path in the request (`answer.count`, `answer.tags[2]`, `answer` for the whole answer), so a form can show each beside its field.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -18818,7 +18818,7 @@ func (c *ClientWithResponses) ListInputsWithResponse(ctx context.Context, params
 
 // AnswerInputWithBodyWithResponse Answer an open input; the parked message continues with the answer.
 //
-// The input's session is the session of its execution; the server finds it from the input. A session-limited key may answer the inputs of its sessions; an input of another session answers 404 exactly as an input that does not exist.
+// The input's session is the session of its execution; the server finds it from the input. A session-limited key may answer the inputs of its sessions; an input of another session answers 404 exactly as an input that does not exist. An answer that breaks the input's JSON Schema is a 400 with one violation per value at fault, named by its path in the request (`answer.count`, `answer.tags[2]`, `answer` for the whole answer), so a form can show each beside its field.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -18833,7 +18833,7 @@ func (c *ClientWithResponses) AnswerInputWithBodyWithResponse(ctx context.Contex
 
 // AnswerInputWithResponse Answer an open input; the parked message continues with the answer.
 //
-// The input's session is the session of its execution; the server finds it from the input. A session-limited key may answer the inputs of its sessions; an input of another session answers 404 exactly as an input that does not exist.
+// The input's session is the session of its execution; the server finds it from the input. A session-limited key may answer the inputs of its sessions; an input of another session answers 404 exactly as an input that does not exist. An answer that breaks the input's JSON Schema is a 400 with one violation per value at fault, named by its path in the request (`answer.count`, `answer.tags[2]`, `answer` for the whole answer), so a form can show each beside its field.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -707,7 +707,7 @@ export interface paths {
         put?: never;
         /**
          * Answer an open input; the parked message continues with the answer.
-         * @description The input's session is the session of its execution; the server finds it from the input. A session-limited key may answer the inputs of its sessions; an input of another session answers 404 exactly as an input that does not exist.
+         * @description The input's session is the session of its execution; the server finds it from the input. A session-limited key may answer the inputs of its sessions; an input of another session answers 404 exactly as an input that does not exist. An answer that breaks the input's JSON Schema is a 400 with one violation per value at fault, named by its path in the request (`answer.count`, `answer.tags[2]`, `answer` for the whole answer), so a form can show each beside its field.
          */
         post: operations["answerInput"];
         delete?: never;

@@ -309,7 +309,7 @@ function Field(p: FieldProps) {
     return <DateTimeField {...p} labelEl={label} hintEl={hintEl} described={described} invalid={invalid} />;
   }
   const type = s.format === "date" ? "date" : s.format === "email" ? "email" : s.format === "uri" ? "url" : "text";
-  const long = typeof s.maxLength !== "number" || s.maxLength > 200;
+  const long = typeof s.maxLength === "number" && s.maxLength > 200;
   return (
     <div class="sf-field">
       {label}

@@ -6,7 +6,7 @@
 import "./page.css";
 import { useState } from "preact/hooks";
 import { can } from "../../app/auth";
-import { api, ok, type Schemas } from "../../app/client";
+import { ApiError, api, ok, type Schemas } from "../../app/client";
 import { setQuery } from "../../app/router";
 import { JsonEditor, JsonView, parseJson } from "../../components/json";
 import { Loading, ProblemView, useLoad } from "../../components/load";
@@ -73,7 +73,7 @@ function Filters(p: { status: string; sessionId: string; executionId: string }) 
       <label for="f-session">Session</label>
       <input id="f-session" value={sid} placeholder="every session" onInput={(e) => setSid((e.target as HTMLInputElement).value)} />
       <label for="f-execution">Run</label>
-      <input id="f-execution" value={eid} placeholder="every run" size={38} onInput={(e) => setEid((e.target as HTMLInputElement).value)} />
+      <input id="f-execution" value={eid} placeholder="every run (needs a session)" size={38} onInput={(e) => setEid((e.target as HTMLInputElement).value)} />
       <button type="submit">Filter</button>
     </form>
   );
@@ -131,6 +131,14 @@ function AnswerForm({ input, onAnswered }: { input: Input; onAnswered: (i: Input
       onAnswered(await ok(api.POST("/api/inputs/{inputId}", { params: { path: { inputId: input.inputId } }, body: { answer } })));
     } catch (e) {
       setProblem(e as Error);
+      // The server names each value at fault under "answer": show it by its field too.
+      if (e instanceof ApiError && e.status === 400 && e.problem?.errors?.length) {
+        setRefused(false);
+        setErrors(e.problem.errors.filter((v) => v.path?.startsWith("answer")).map((v) => ({
+          path: (v.path ?? "").replace(/^answer\.?/, ""),
+          message: v.message.replace(/^does not match the input's schema: /, "the server says: "),
+        })));
+      }
     } finally {
       setBusy(false);
     }
@@ -191,7 +199,7 @@ function AnswerForm({ input, onAnswered }: { input: Input; onAnswered: (i: Input
         ) : null}
       </div>
       <div aria-live="polite">
-        {errors.length ? (
+        {refused && errors.length ? (
           <div class="problem" role="alert" data-testid="form-errors">
             <strong>Not sent: the answer does not match the schema</strong>
             <ul>

@@ -56,17 +56,18 @@ export function DryRun({ document, sessionHint }: { document: unknown; sessionHi
         <label for="dry-session">Session</label>
         <select id="dry-session" value={sessionId} onChange={(e) => { setSessionId((e.target as HTMLSelectElement).value); setExecutionId(""); }}>
           <option value="">— choose —</option>
-          {sessions.data?.sessions.map((s) => <option key={s.sessionId} value={s.sessionId}>{s.sessionId}</option>)}
+          {sessions.data?.sessions.map((s) => <option key={s.sessionId} value={s.sessionId} selected={s.sessionId === sessionId}>{s.sessionId}</option>)}
         </select>
         <label for="dry-run">Recorded run</label>
         <select id="dry-run" value={executionId} onChange={(e) => setExecutionId((e.target as HTMLSelectElement).value)}>
           <option value="">— choose —</option>
           {runs.data?.executions.map((x) => (
-            <option key={x.executionId} value={x.executionId}>{x.workflowId} · {x.status} · {x.executionId.slice(0, 8)} · {new Date(x.startedAt).toLocaleString()}</option>
+            <option key={x.executionId} value={x.executionId} selected={x.executionId === executionId}>{x.workflowId} · {x.status} · {x.executionId.slice(0, 8)} · {new Date(x.startedAt).toLocaleString()}</option>
           ))}
         </select>
         <button type="submit" class="primary" disabled={busy} data-testid="dry-run">Dry run</button>
       </div>
+      <ProblemView error={sessions.error ?? runs.error} />
       <div aria-live="polite">
         {local ? <p class="field-error" role="alert">{local}</p> : null}
         <ProblemView error={problem} />

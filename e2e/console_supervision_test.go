@@ -295,6 +295,7 @@ func TestConsoleSupervision(t *testing.T) {
 		b.shot("supervisors")
 		b.open("/supervisors/holder")
 		b.waitJS(`(document.querySelector("[data-testid=refusals]") || {}).innerText?.includes("not-mine")`, "the holder's refusal")
+		b.waitJS(`!!document.querySelector("[data-testid=supervisor-facts]") && !!document.querySelector("[data-testid=credential]")`, "the holder's facts and credential")
 		var facts, cred string
 		b.eval(`document.querySelector("[data-testid=supervisor-facts]").innerText`, &facts)
 		b.eval(`document.querySelector("[data-testid=credential]").innerText`, &cred)
@@ -303,6 +304,31 @@ func TestConsoleSupervision(t *testing.T) {
 		}
 		if !strings.Contains(cred, "yks_") || !strings.Contains(cred, "key:admin") || strings.Contains(cred, sw.w.token) {
 			t.Errorf("the holder's credential metadata: %q", cred)
+		}
+		// At work: its engine runs on this server, and its ledger lists the
+		// accepted Hold and the refused stop, newest first.
+		b.waitJS(`(document.querySelector("[data-testid=runtime-state]") || {}).textContent === "running"`, "the holder to be running")
+		var ledger string
+		b.eval(`document.querySelector("[data-testid=last-directives]").innerText`, &ledger)
+		if i, j := strings.Index(ledger, "not-mine"), strings.Index(ledger, "hold-1"); i < 0 || j < 0 || i > j || !strings.Contains(ledger, "accepted") || !strings.Contains(ledger, "rejected") {
+			t.Errorf("the holder's last directives: %q", ledger)
+		}
+		st, body, _ := call(t, sw.s, "GET", "/api/supervisors/holder/status", testKeys["admin"], nil)
+		var status struct {
+			State          string
+			Lease          struct{ Live bool }
+			LastDirectives []struct{ Key, Status, Channel string }
+		}
+		if st != 200 || json.Unmarshal(body, &status) != nil || status.State != "running" || !status.Lease.Live || len(status.LastDirectives) != 2 ||
+			status.LastDirectives[0].Key != "not-mine" || status.LastDirectives[0].Status != "rejected" || status.LastDirectives[1].Status != "accepted" ||
+			status.LastDirectives[1].Channel != "agent" {
+			t.Errorf("GET the holder's status: %d %s", st, body)
+		}
+		if st, body, _ := call(t, sw.s, "GET", "/api/supervisors/holder/status", testKeys["operator"], nil); st != 403 {
+			t.Errorf("an OPERATOR reads the status: %d %s, want 403", st, body)
+		}
+		if st, body, _ := call(t, sw.s, "GET", "/api/supervisors/holder/status?directives=0", testKeys["admin"], nil); st != 400 || !strings.Contains(string(body), "directives") {
+			t.Errorf("directives=0: %d %s, want 400 naming directives", st, body)
 		}
 		b.axe("supervisor")
 		b.shot("supervisor")

@@ -765,6 +765,27 @@ func (e SupervisorEngineCategory) Valid() bool {
 	}
 }
 
+// Defines values for SupervisorStatusState.
+const (
+	SupervisorStatusStateDisabled SupervisorStatusState = "disabled"
+	SupervisorStatusStateIdle     SupervisorStatusState = "idle"
+	SupervisorStatusStateRunning  SupervisorStatusState = "running"
+)
+
+// Valid indicates whether the value is a known member of the SupervisorStatusState enum.
+func (e SupervisorStatusState) Valid() bool {
+	switch e {
+	case SupervisorStatusStateDisabled:
+		return true
+	case SupervisorStatusStateIdle:
+		return true
+	case SupervisorStatusStateRunning:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for TaskAnswerOutcome.
 const (
 	Completed TaskAnswerOutcome = "completed"
@@ -1373,6 +1394,26 @@ type Directive struct {
 	IfStatus string                 `json:"ifStatus,omitempty,omitzero"`
 	Key      string                 `json:"key"`
 	Reason   string                 `json:"reason,omitempty,omitzero"`
+}
+
+// DirectiveRecord One directive of the supervisor's ledger.
+type DirectiveRecord struct {
+	// At When it was first received.
+	At time.Time `json:"at"`
+
+	// Channel The door it came through: supervisor (an engine on this server) or agent.
+	Channel   string    `json:"channel"`
+	Directive Directive `json:"directive"`
+	Key       string    `json:"key"`
+
+	// Message The intake's answer: why it was refused, or what was done.
+	Message string `json:"message,omitempty,omitzero"`
+
+	// SettledAt When it was applied or refused; absent while pending.
+	SettledAt time.Time `json:"settledAt,omitempty,omitzero"`
+
+	// Status pending (being applied), accepted, or rejected (the intake refused it; see the refusals).
+	Status string `json:"status"`
 }
 
 // DirectiveRefusal A directive the intake refused, as its sender's trail records it.
@@ -2312,6 +2353,18 @@ type SupervisorCredential struct {
 	SupervisorId string    `json:"supervisorId"`
 }
 
+// SupervisorCursor Where the engine is in the outbox; absent until the engine first moved it (an agent reading over the agent API keeps its own cursor).
+type SupervisorCursor struct {
+	// LagCapped More than 100,000 events follow it.
+	LagCapped bool `json:"lagCapped"`
+
+	// LagEvents The committed events after it (all sessions; the engine reads only the ones it owns), up to 100,000.
+	LagEvents int64 `json:"lagEvents"`
+
+	// UpdatedAt When it last moved.
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
 // SupervisorDeletion defines model for SupervisorDeletion.
 type SupervisorDeletion struct {
 	// ReleasedHolds The holds the delete released, oldest first.
@@ -2408,6 +2461,18 @@ type SupervisorEngineUsage struct {
 	Usage string `json:"usage"`
 }
 
+// SupervisorLease The lease of the instance that runs (or last ran) the supervisor's engine; absent when none ever did.
+type SupervisorLease struct {
+	// ExpiresAt Until when, on the database's clock; the owner renews it while it runs.
+	ExpiresAt time.Time `json:"expiresAt"`
+
+	// Live The lease has not expired.
+	Live bool `json:"live"`
+
+	// Owner The instance holding it.
+	Owner string `json:"owner"`
+}
+
 // SupervisorList defines model for SupervisorList.
 type SupervisorList struct {
 	Supervisors []SupervisorSummary `json:"supervisors"`
@@ -2431,6 +2496,25 @@ type SupervisorPreset struct {
 type SupervisorPresetList struct {
 	Presets []SupervisorPreset `json:"presets"`
 }
+
+// SupervisorStatus A supervisor's runtime status (GET /api/supervisors/{supervisorId}/status).
+type SupervisorStatus struct {
+	// Cursor Where the engine is in the outbox; absent until the engine first moved it (an agent reading over the agent API keeps its own cursor).
+	Cursor SupervisorCursor `json:"cursor,omitempty,omitzero"`
+
+	// LastDirectives The newest directives of its ledger, newest first.
+	LastDirectives []DirectiveRecord `json:"lastDirectives"`
+
+	// Lease The lease of the instance that runs (or last ran) the supervisor's engine; absent when none ever did.
+	Lease SupervisorLease `json:"lease,omitempty,omitzero"`
+
+	// State running: an instance holds the lease and runs its engine; idle: enabled, but no instance holds the lease (none has taken it yet, or the last one stopped); disabled: the document says enabled: false.
+	State        SupervisorStatusState `json:"state"`
+	SupervisorId string                `json:"supervisorId"`
+}
+
+// SupervisorStatusState running: an instance holds the lease and runs its engine; idle: enabled, but no instance holds the lease (none has taken it yet, or the last one stopped); disabled: the document says enabled: false.
+type SupervisorStatusState string
 
 // SupervisorSummary defines model for SupervisorSummary.
 type SupervisorSummary struct {
@@ -3052,6 +3136,12 @@ type ListSupervisorRefusalsParams struct {
 	Cursor string `form:"cursor,omitempty" json:"cursor,omitempty,omitzero"`
 }
 
+// GetSupervisorStatusParams defines parameters for GetSupervisorStatus.
+type GetSupervisorStatusParams struct {
+	// Directives How many of the newest directives to list (1–100, default 10).
+	Directives int `form:"directives,omitempty" json:"directives,omitempty,omitzero"`
+}
+
 // DecideApprovalJSONRequestBody defines body for DecideApproval for application/json ContentType.
 type DecideApprovalJSONRequestBody = ApprovalDecision
 
@@ -3270,6 +3360,9 @@ type ServerInterface interface {
 	// ListSupervisorRefusals The supervisor's refused directives, newest first, one page at a time.
 	// (GET /api/supervisors/{supervisorId}/refusals)
 	ListSupervisorRefusals(ctx echo.Context, supervisorId SupervisorId, params ListSupervisorRefusalsParams) error
+	// GetSupervisorStatus The supervisor at work: whether an instance runs its engine, how far its cursor lags the outbox, and its last directives.
+	// (GET /api/supervisors/{supervisorId}/status)
+	GetSupervisorStatus(ctx echo.Context, supervisorId SupervisorId, params GetSupervisorStatusParams) error
 	// GetVersion The version of the server that answers, and the source revision it was built from.
 	// (GET /api/version)
 	GetVersion(ctx echo.Context) error
@@ -4886,6 +4979,31 @@ func (w *ServerInterfaceWrapper) ListSupervisorRefusals(ctx echo.Context) error 
 	return err
 }
 
+// GetSupervisorStatus converts echo context to params.
+func (w *ServerInterfaceWrapper) GetSupervisorStatus(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "supervisorId" -------------
+	var supervisorId SupervisorId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "supervisorId", ctx.Param("supervisorId"), &supervisorId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter supervisorId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetSupervisorStatusParams
+	// ------------- Optional query parameter "directives" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "directives", ctx.QueryParams(), &params.Directives, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter directives: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetSupervisorStatus(ctx, supervisorId, params)
+	return err
+}
+
 // GetVersion converts echo context to params.
 func (w *ServerInterfaceWrapper) GetVersion(ctx echo.Context) error {
 	var err error
@@ -5091,6 +5209,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/api/supervisors/:supervisorId/credential", wrapper.GetCredential, options.OperationMiddlewares["getCredential"]...)
 	router.POST(options.BaseURL+"/api/supervisors/:supervisorId/credential", wrapper.IssueCredential, options.OperationMiddlewares["issueCredential"]...)
 	router.GET(options.BaseURL+"/api/supervisors/:supervisorId/refusals", wrapper.ListSupervisorRefusals, options.OperationMiddlewares["listSupervisorRefusals"]...)
+	router.GET(options.BaseURL+"/api/supervisors/:supervisorId/status", wrapper.GetSupervisorStatus, options.OperationMiddlewares["getSupervisorStatus"]...)
 	router.GET(options.BaseURL+"/api/supervisor-engines", wrapper.ListSupervisorEngines, options.OperationMiddlewares["listSupervisorEngines"]...)
 	router.GET(options.BaseURL+"/api/supervisor-engines/:type", wrapper.GetSupervisorEngine, options.OperationMiddlewares["getSupervisorEngine"]...)
 	router.GET(options.BaseURL+"/api/supervisor-engines/:type/usage", wrapper.GetSupervisorEngineUsage, options.OperationMiddlewares["getSupervisorEngineUsage"]...)
@@ -10983,6 +11102,109 @@ func (response ListSupervisorRefusals429ApplicationProblemPlusJSONResponse) Visi
 	return err
 }
 
+type GetSupervisorStatusRequestObject struct {
+	SupervisorId SupervisorId `json:"supervisorId"`
+	Params       GetSupervisorStatusParams
+}
+
+type GetSupervisorStatusResponseObject interface {
+	VisitGetSupervisorStatusResponse(w http.ResponseWriter) error
+}
+
+type GetSupervisorStatus200JSONResponse SupervisorStatus
+
+func (response GetSupervisorStatus200JSONResponse) VisitGetSupervisorStatusResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSupervisorStatus400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response GetSupervisorStatus400ApplicationProblemPlusJSONResponse) VisitGetSupervisorStatusResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSupervisorStatus401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetSupervisorStatus401ApplicationProblemPlusJSONResponse) VisitGetSupervisorStatusResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSupervisorStatus403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetSupervisorStatus403ApplicationProblemPlusJSONResponse) VisitGetSupervisorStatusResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSupervisorStatus404ApplicationProblemPlusJSONResponse Problem
+
+func (response GetSupervisorStatus404ApplicationProblemPlusJSONResponse) VisitGetSupervisorStatusResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSupervisorStatus429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetSupervisorStatus429ApplicationProblemPlusJSONResponse) VisitGetSupervisorStatusResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetVersionRequestObject struct {
 }
 
@@ -12119,6 +12341,9 @@ type StrictServerInterface interface {
 	// ListSupervisorRefusals The supervisor's refused directives, newest first, one page at a time.
 	// (GET /api/supervisors/{supervisorId}/refusals)
 	ListSupervisorRefusals(ctx context.Context, request ListSupervisorRefusalsRequestObject) (ListSupervisorRefusalsResponseObject, error)
+	// GetSupervisorStatus The supervisor at work: whether an instance runs its engine, how far its cursor lags the outbox, and its last directives.
+	// (GET /api/supervisors/{supervisorId}/status)
+	GetSupervisorStatus(ctx context.Context, request GetSupervisorStatusRequestObject) (GetSupervisorStatusResponseObject, error)
 	// GetVersion The version of the server that answers, and the source revision it was built from.
 	// (GET /api/version)
 	GetVersion(ctx context.Context, request GetVersionRequestObject) (GetVersionResponseObject, error)
@@ -13850,6 +14075,32 @@ func (sh *strictHandler) ListSupervisorRefusals(ctx echo.Context, supervisorId S
 	return nil
 }
 
+// GetSupervisorStatus operation middleware
+func (sh *strictHandler) GetSupervisorStatus(ctx echo.Context, supervisorId SupervisorId, params GetSupervisorStatusParams) error {
+	var request GetSupervisorStatusRequestObject
+
+	request.SupervisorId = supervisorId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetSupervisorStatus(ctx.Request().Context(), request.(GetSupervisorStatusRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetSupervisorStatus")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetSupervisorStatusResponseObject); ok {
+		return validResponse.VisitGetSupervisorStatusResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // GetVersion operation middleware
 func (sh *strictHandler) GetVersion(ctx echo.Context) error {
 	var request GetVersionRequestObject
@@ -14185,472 +14436,488 @@ func (sh *strictHandler) GetReady(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3rchs5ti74KgjOjhDZO0lTsuyypTgRw5LlKm3LkrYkl7um6GOCTJBEKwmwEkjJbG9H9N/ze+YRTuwH",
-	"6yeZwFoA8kIkL/KlXH1UP8oimZlAAgvrvr71sTGSs7kUTGjVOPjYmNOUzphmKXw6mlIhWGL+jJkapXyu",
-	"uRSNg8b1lJFYypRQMpKzGRUxGdEZI3qaymwyjUjKRjKNWUzuuJ4SrklzkDKlByQTCVOKDEYJH7Q6jajB",
-	"zfOmjMYsbUQNQWescdD4NbvRtO2GjxpqNGUzaubBRDZrHPzWME9rRI1RwhvvooZezM1tSqdcTBqfPkWN",
-	"YzHhgl3D99XZ9wRh8DMx9xE5JnrKyIhqmshJxkgzzRKmIjLVeh6RO5nejBN5F5F5KkdMqXzac6qn+aRh",
-	"ElEjZb9nPGVx40CnGSvOfUY/nDIx0dPGwdP94KQ/sFFmJnkSm+sDY7DCFauG+reUjRsHjf/rUb69j/BX",
-	"9ag4ihn1JGazudRMjBav2GJ5uV7TG6ZgiZSmqSbcXa9hd7nA35hSXArS/Of/+t9k78kTMprSlI4MKdXv",
-	"c2Hothm7ZrX2njwJLdcrtjiD54TI84YtdhQx40SEC0LFgiRMa5aSEVWsZgvhnw23cK/bjRozLtzn3dAU",
-	"T6nSx7dMaNzR8jQvmcpmjNCxmZWeckWYuZQ0uVZkoNjvgwiWdsDjgaPShCptT5f5h/FbFrc65ESTWaY0",
-	"vC+hwj5I4zqQGV2QlNGYNM0y2J2KiEyLO6fMENR9aid8xjWLzf2tQ1g+qacsJSKbDVlq1nSUZDEXE/uM",
-	"3+F2gRfZh+zYN4rIhGlLQmaC+91uh5wj3dCJmWnv4mRHEaVTRmeGXXC8epSlSqald1d8Imji372WtMzK",
-	"t2Hp2ycv6ghr/1lo085kzGpPoMAf73v47Jm7wgWqHUX53z93oGzO0luuZFo/VvGSzxzumqqbEKmbE6mp",
-	"utlRhMcRoYpQMpdJQib0lhGu61gqPm7VpObUHGpz6//8bbf9/N1v3fbzdx+70e6zT//WCO3uW8vPa9fj",
-	"Lr/gs1bjk7lbzaVQDKTpS5kOeRwzYT6MpDAc1PxJ5/OEj6hZqUfzVA4TNvv3vykJl2023AXehWNWecw4",
-	"UywmzUGWioOFkasHdpCDsZvQoBURc3LNaR5NqZiw+ABOnHl7pvSOIj9LBadSSE2k8EJTsfSWpTsKmAkl",
-	"w1TeKZaSOZ2wIj+QKZ9wQZQ56kYZkMCh0gVJZaYZSNYhU5ansLh16HgTcvFUJgyYmBk9lvCLnLMU1swO",
-	"HeBb/hY60kRmWvHY0JrKOV7TPClmmvIEWKfyLNOoNLACZmjBmJlVp/Epari1/oZ72CP2kaR5+fKIPN9/",
-	"8gPO5VrK11QsLnGX1LedU0o1I7DapDk3PF9m6YgRGscpUyoi5juzkjIlo5TFTGhOk5bb2DHlSZYyMszi",
-	"CdNkLFNyl0oxMbcoQ2hqDqIwQLZmYLfNg1aHXDKdLrwUZfi53YPPMUvowjAXFA+wRIXflxnVFRtJESui",
-	"JbmjXJMhG8vUHASdLriYdMqShAs+M/poLvu50GzCUrNkn6LGG0EzPZUp/zuLv+XunEmzjvZkmE1oypTk",
-	"fL60IXpK/cm+pQmPyZSlLLjyGbyOuXFE7eL3hLpjKYuJFMmC3E2ZwB2kKSMjKcZ8kqUsPkRRD9eSEU1T",
-	"zhQZvH37tt0rPPCA/MhoylKjqySz/9FvwOj9xqCygdX7wuJmNKVJwsSERWSw4rn5WldFBayrXWzze+/i",
-	"JKgfnwtgGR3SK7wxrro9E7++eXXde9+7OHn/6vjXqPzxymwSfvP66MJ92yJTqnBNUYU1fCjKGZdhT79n",
-	"LGPq0PA+LXELmB+Szjk+w/C7KTdXLIiWskPODOcFhjlKmTajwyVUTc1yzFPDWDVHkTVKmdnoHlDsWKYz",
-	"qhsHjdgcQM1BVa4sWuRu+XERWFL/6y+cBn9mH+YobJc2NM0YkWLECF6iehrebk6VcsLKrDhXJEWJd0hS",
-	"ditvnHJhhxpKmTAq8rEUvluFuQ1BUgE1uyfHkuEZwfvMMzdbkCkXOkyhuAM7isxTNuYfYFPHPFWaPC1Y",
-	"T5HhRZoliT1Yc5oW3ygfyKjHb5TbrfJwb82rUCfPUZOep8y8JotBJGsUqzMuMs1aEVHcrLYhDTQ5pAZe",
-	"tfl7u+m8TOUs9P5UF9SLsvAIvp6wpt7SD3gOArtI3p5fvjq+tEoEXhYRJVNtyIMWNplr0BU0vUE1FWwh",
-	"1FDgNmM4mfNlvwOxlms35myijavZTAXnaL+gaUoX5rO5pejO+OXk+O3xZSNqnF8cX/auz82fvRevT84a",
-	"UQPfIuDmMI/R255Pe0vN+bS/1p1Px382OzKKMWVXzN643SIhURSXic55I2qU+Gf185X/osBOwz6iXLf/",
-	"zVv+Zl/8yPldcvg3NtJmUigFTrmCNS+zS/9q/o9V8tvKk6UXr8wMnxWcCshTq/2BThHH3OwHTS4K8xrT",
-	"RLEqZ0dZvLyPL43KMJ+n8pYminzsN/ADi/uNA2JMoP/Cx5F+YyRnMya0+aHf6HQ6/canQ3QS3HHFyJ05",
-	"4YYU5qmczTWh6obFRtHrLL2inUzwHefzZHHJVJYE1jtlMzM1Z9GVl349eRVt8KWr72gquJhs+cy7+0yl",
-	"shpF2z9/XrT8toVJ1iwdbOMLNuKKo2a5BYXEhdvc+etdXFye/3LciBqXx/9xfHQdZkqMWj224GnZ7e7t",
-	"rzuDfsTQ2/yYMnozl1aYVtQUKfC1wkrF7xlNzHWfosaYsyS0359Wjni/I1aaVVU0HR2fEn8BkbdgNC8S",
-	"SeOIeCevscrvSJMLpRmNjciB+T/CNwKRU3RmdZ8/jVa8fkADuaVJxtACmNNMWftXyJiBfelXq3znC6mN",
-	"1jCnekq4sIqDnX1lTntPQlO6QTW6SB57zz6Xkpb27wgjE3XMwwYuao6/34OQrAPTkoKBiB7a/Gp0W9qY",
-	"iNJyPjeKeYquc4auL3MJGJcJGwOLnJXk4ka++xDzmTGl6CSsJKWwCgXX/+ZyqhQvCLBRTXWmSlJ6NGJz",
-	"zQz/AiuXxevlb74b/onBSedv+S645fZEXSQUNYelI6nZh4B+jP7yNDNGluajG/tnzAQ4MOxMHUe1vzrm",
-	"7KJJRvkJqq63NOV0mLBt1txo54YZ/mLvDUobY6mHT/bcLABxsZnc8o/lKDNSu9NYvyO4Vm6Y4mvUrP2Y",
-	"T146llEVJmOKp7DqqwjQKrCdzdeqOHBgkfwzaJKcjxsHv23xtHdRYGlZwswKogVAYBzky2ZNP7Qnsm2m",
-	"0FY3fN6WcxQWbZAjRuECUbHKnMFbttQ78o37GDB10dAM/6ZtiNQdXjtG5D1ZUQNDPo3I3xa5bY/sDKJG",
-	"nKE3tgGGtaXdhjH44Z8sTczFYrGxJm6jqcXlL1zn3ylIieBkQPV6U9Fdlc/GftESPSsdcgxGjPPCgpNh",
-	"DmYkoRrcEhFhdDQ1n4zFPGNmwZbdKStcDm9LhpOWcwXshYvJgaGyy5dH5PHjx8+JMevcsR5nOktZZEad",
-	"SaXJHlkwmipC7+iiQ84kxmeJ1slKg7o8kV3z2k/3bbBURSTmE65VRHY6OxHZeb9j+OFOeydCkcbFBEeh",
-	"LrxqmIy55TBPArAyj460BJ/wQT/rdh+PzATgL9YhbwT/PWOBSC2hMykmzsUFmQYlJ1vYWVDnE8g9Auhd",
-	"Q8+RWWmWWg8BuZtK5dwAxQiqpjfsEGW2zHRU9A90yLHZfoi+ckX8Gso7lsJLfPZqdkhPEDab6wVJuNIR",
-	"oTia+cBiou+4IUKzPBS+I1JY12/FUQGeWesju5/Poryi6LkgTYgvmyVtRcQ5MUiTJkratAG7dTqVSUFf",
-	"akUE/BykCcuJMahhpov70rs4gbiB3bwmuEXBVwPvi15l77YpbWbkUlKqzwtSTb1747oYJy8ShWKMNMfg",
-	"Z89pKyrH1YsEVfA0tZaJyblJyptd8Gput2NaB3J3fpZ3JJE2bm9ew6yKIuNUzoy5cUAoccycqMwwNUV+",
-	"2OtOzQ48785ydrP7wxPzddOynVaB5XhGt17NKDpeQsz8BU/ZSPPbkDZnTJalVJGQwWG1y3opgMHdqhBw",
-	"erzLEEqkYjG5lSM6zBKaLiK/QB/7MCj6Qi7MvJyZ3m9EpN/QNJ0w6yrxxG/ZII+RCfYbn0gzliP1KNfX",
-	"VGcWF2k1Xxc+vvKK9+rEoq9kbxU38QZyd9wqr9xGCEjTZGuBHLsHwFZwAeffngqwqjCwK2KW7iiiU8oT",
-	"K4CUDQFUHGDbxDTW5sFxXUqAOyiq3E3q882kwDwfDJsDU4P8lyA3iouUv0plzY9IvtdLTysYh1XNY4GC",
-	"Ax12ksSSWI9DcFppvoF5Mh5sg7naRqQzYUw1IfVLmYkYaEOMEw4qIxcQZgz6jlQlXWU12VUyV5AKKeQF",
-	"+tTBfBXzqa82Iquk6ny9W7h+BPugjyB3aXm9LzDsgq5ymcQQl4SBFBnLJDEseE4ViAqqbArUqp3Y3FJa",
-	"OoTrXJF+hOA6pWafL0ETXmbO7JYmGa3xoKA+bazoPFkNQ3mo2PLEaEtEjguUCedLjl2ykLfqVvDzpSlX",
-	"BSSMrMIycgY5b+Oyf8dltClyx0CPmid0wYoHxScARKVkze18LOOaKKhhN24PUQ+BVFVyJ7MkJlN6yyDH",
-	"BjIecVWNAp5+uQUTUl/adw5PD+dD7cqY9fNWgF24ERUYRmXpiCtGmt7fYpRB3O7Fl5vxai+/TjMBuQwh",
-	"43iFX76ch2vJyO1bVCL+VUfnPm7l+1NVObl7c0UI/EmGa0Gs2j8kqJbgdSGPN/5ibaTco202/oV1Sh24",
-	"tKD2JKOpEevW4daeUM3ARkqS9h3Vo2ksJxHRUrbNMW2nmRA2O2eZSxYG2FYBRGpG4b1jxLY2JpoiTVzh",
-	"X1iKmbSeehVYsAXpv+Nu9zcHl20VlW5IhiE6O44nDB1aWxJZHnpdFtHw04Vl+t6x5/8KbAFqvxu8Go7q",
-	"bwi+kveAL4kc8C+EFBzp3O+E64OgAyIqbFlFLQclTUixmMks7GwoqIfLSlxKuSHNsPPNqKtbRe9ZmuIr",
-	"1gcsthc2qZzlKc/LbiIZs3sEC8wTw55K2Ivz8ZazTH0Yp7q7VBNKLo+v3pxeQ+jK+YqaNsMjE5onkBwV",
-	"c5vEuVooqDkTaxfxCi7C+Ee6ZQ5GHjLZaAGsoVcIL2/CJ8oiKhRULgdb8vdwex7ZE5VT+MoDebTOyA4n",
-	"Iox0Jch80XtzhSHmqzevzR9X1+cX+Pm6d3md//X+5eX56/dn5y+Og7ZEma4radHVJ4DrKni6i4Z2RT7M",
-	"58kCk/R4RU+E5DQ09eDm4JNvQtmEhZIY4FR51cQNW5CJV/wUVnqA78soTUISBbmrhI3HbKQrgdiwwT8z",
-	"h3Q5B/b6/AJe65BYpk6OemdHx6fmmW6XXlz2IDsJf2lEjVcnp6efmQ8QNe4o1+uTcsc2iRjf9IBQArOx",
-	"Jx3VYtwCG4GNkEOYLTfsfHn38zsFu/N3A3vGchzcRjKSM6bIkI5uQMXO3Zh2uTEd+ClWBuGHrn9NG0dZ",
-	"yn7BE7DybIVouCdKdgmPzUK8eXPyopCZT6hSfCIUad6irkJ+iIiShMcKEuHIcGHds4ZXtSJyl3KtmTBv",
-	"B95r9MGDU2+6mE+ZeRTj4E2GX8A1SeOWj5FQPY3I75n525DlUMbo7bTHwbBhZJJQVIT+Xpa4J2GxAgy3",
-	"3+0aZdFVGGFAszkwA3QKvA2rCD3fzTIeL521QliuRG1+ecPpXOUcgO3E31U2m9F0EbShSs6BDZm4Wk0f",
-	"Z/Ygl19gWMqZWTXvQnaNUVoytjJGhUmq1ja2rhQFR9PsFnrDDT2lpEnJi+PT3q8RmIQ6XbTMPscZ65Bi",
-	"xqAwZGHuV3C3FFvk17KZodi4JH250E/3wzZ5rnFVeQxG8nwGTJkDkDueJJD/iwUyhE4oF61Dlz9q02Sp",
-	"1mw212TMBVdTw3hkGhnpYK6YJ9mECyIgATulIvLJpzBMh/TI1auTi4vjFzgBdKXjhJGbMa0TFh/CLzLT",
-	"hBtTH+IDmYhZCrfDsZvRBRkykgl1ww0D3GI5azVMUa8jQvJQTfDZVeptuEF2wjWB7KKuVUOcZpo7frGR",
-	"VJ36D6wcv7I71SoTItf59hjihX2A/CgQ89ZH5Uk+X3WotcBbJ1gi1dp8zTfTB80Zz1VBpdn8KGUx18VY",
-	"UHEhNZu/tmyhPuwflMDWXqmUAbuXzg+ITGIFKWqG5AyBmvPhSP+gwhCAD1i2AF8APyBNxRgBhtOK8Eoj",
-	"fOaZ3lFWvYnIkE05RDZtBGZCNSNNJLoIys4c9wKXOo5n3n+Zy5Q2pZ4K72iSvFZ1qTWGsnYUqAkuHj/j",
-	"ScJRAVPGmJzNWIxpfRjZc4zB55BbGjJENqY8gVQCvATI7Y4qWCBujFZbFneIo5WXFVYxCqyvXUazJ60O",
-	"6QboW+I/5jlIyLT4GhutVDWY54pjbfZGIZPLMoGcX3uuUSDV/Pj7LVgp9q6Wcs8ujs9enJz9ZIyEN2dn",
-	"+BcYFC+MIfHm6Oj46qoRNV72Tk7fXDrj4uL4RVBzXZLmyyrC1gb8vc30+xrOfw77dJ1NGiYDl2hUk3U2",
-	"Y7Tie9mgnKSGM67MUnIDrZ6lT+Vbmmie8bbMbvA3m22GjyUuE+/QZglYjjeiCU23yCUtL18wo/QbL6BP",
-	"/gut5M+MJsZ2rK7ecgaqvFmfZ2bvCg4kk23dGLmRu3yauEBX6oaH73NCoDiWt7nrXu4eIc37My5QEwJl",
-	"k0nMlAYlAlWyjQkXtidArShPfly47Vs+S6ix4HXOT3BQxNVImDFqUwDmUDWlgyv5WGkO7t3rtuESx9u6",
-	"rqCQuL78jug2c7kr1sZA+woSJMLJBp+xvSyJr7Yj8Sm8e+2BqSGYfAOdh0dpY5RNqfps0lmXOj8LxTtP",
-	"UE3z5AOkDCAqoBlW6C3KMQUyYUksDpemrnFPb8cgaqOWFdaR72Npg/L3z1dpFV3jnIqoHLT99277+Tv7",
-	"7/v2u4/d6OnjEDpH1DgxKmsgsuOq1T5F9u/tFBp3z+qq5G+jx4FWviLWUmdiQxVdmCB8CftWkfI1VLYs",
-	"VOdMNPK1bESNERUjliSb1He4t45WEKS3Huy7FhTBfIeCNGceXlOSaX7a3H+H9LfWaVfJ6KFKEarIAHN1",
-	"Bt4/bW4CLBRfbSxFzi7MD+vzI+0LBF9bqYzFOSzBZgUOvuy0ulRChqAUriiPy2W91ginzsXs7VVDIKQp",
-	"JF6VZ2lD+ROE5BBNoy751hUp1FXKH0B+n82L6llgDciy8MgRGLrFy/Pw7V/bvYuT9iu2OAhcsH4LaksN",
-	"3oXrBv6WKU0sxYKRjUXVkQPDU/Z9OiR/N8IVpvVz5/awESm/z0cesyOUXZEjeuDwHO4pDKnlDRM4IvxZ",
-	"O+BSgC5J5B2Le1iaz7YsTPljECTUNuM5gIa6YvgaNArnT4FMpxHUJhBG04SzIr5K5LK/Yc2FhNRrlmLS",
-	"dY30Xy3fowY864scFHiSPSdakkd0zh9BQuqj29315wLnka/TskphVrZIA8X9iZYpq7j3pZ0Ocb//kFkq",
-	"aHIkM4ddWY59LK591klYLIacpkujDBcOQ/IzHqKlpkno2qUF1ZCd6ufux1+xAGcyZr9wdhcqusN6alii",
-	"8FS3DZ5MuGC5022b9JRbJvSKiYAFeD4EkbIVt4Abr9jvGauaIPXvwcPnykjl+0zB3LflDLYNimDgZ0sf",
-	"3v3dfj6xG/PqGlEjlgLK8eSdCLpKc4f5tj5jXvL4lbezsrbLZLK0aSVKiypHYMUpukil+SaYVzaaUi6u",
-	"+TxkASoS8wlT2mt4NoSBfrm/4cO/sMW9XUZWlU2EcrIyseFTLjPhHqIKFL8siIo4pWOZxCzeMPKyTfLV",
-	"Sk+Meak8k0nlNIQjrKKFbJjwURDr6xpBSVOz04pPzOFApC+aTGTK9XQWkbm7PTI/nVh0KvRr9gVm/I8S",
-	"DsnQkDsBjoEcWQj0aQj38olgMRlN2QijW4pI0RegssVU0yFVjDRv2EId+EmZR6VMmyVpdchPrl7mbgql",
-	"f7ZUTvbFADDQHIGSW5by8YK02zj59g1bDA4ILYxt8RGNKglAW3HUF86hAXcbvWfOR1A0STUgovVFQJu0",
-	"61RkMyzee/Jk93mQscASrt4IxHfidqHzossp++CSFDDm+4wMF5op9+XVz7323pOn7mNK72DW4MXL3Rfd",
-	"9nPaHr/7uPs07LIw619b4cAmXGlmS1Ujh2mboilopwVfC4u3CTtnflMRSahmcIrwy+2cpJaWr5BIg0BD",
-	"UWO+GaVDHppZnsd7dgW5IEpTEdM0JoYMn+6vVxfzrS8O7HbYLuSKY+l4T62es+maWJXxCyg024/4TfWc",
-	"b6jQ3E9Duae6EY7kFOowcopYQU+Fo7HscPyCbOpzGdJhSQJg/YTelkutOel4uNtmNsjeNznfZhccf9sK",
-	"gg4Z2iqcQos26Hkf1wXAPp541nSfHJvyiPZBBQhJYd58xFD+ggPl0M3jILf2h4viPJvtNlrBbStRjQRt",
-	"GQVgrolChKTiLnLtpDvGMFD+FvNr7bwafrnWnwPHSOsYbSEbo7BtK07ILyDXEaR2G7UY69SMWoykTL0q",
-	"2FRTuvfk6cE///HfYS8ggjHXwMKkSv9I46taxfPk7Jfe6cmLg8IJc3ofzsLWng0Z0Wmm9MZKaUInxzWl",
-	"gtfh8kCAqB5aD6lLjbK0wWKyYHrDofPA8lLZrlUZVJZ4AF/7/rj472dczageTSMyTOUNE+8TLm4iMqHz",
-	"qC9SBrWBEeIuvy+AjuEXKMLe37oapxlNzHSZUfxyUvZjkKZd/dYhEfJ9fkVkPiIZvjdKUF8MafweYPx1",
-	"ljLSfHPWOzv6+fzy+EULNcYa8KoSXqYZqRE18nsbkdv+cGHxxtYKEIrVaGPS7BYyVLF+ZPu0KDv/khWS",
-	"k1ToAJ7ymU3s26JI/mo0ZXGWsBRhuVWH9Gxyt0TIX0TrxjxbqsjAJksNCIKV0VSryLL+1JaO2vgxhjSZ",
-	"iBVp/nR8jZ5C5cbzSZQRGYgsSQZEpmTQHZAZo0KB19OMvOxbntEPl1bmL+cbSrMnmVAQRTWGFiUqkdpB",
-	"7pCmzfCC1EvM8cpRwBcu57Ocmb/bhf+C6fnF3VveEDk55SKQurMNjkDCbmvKxFbFn1cEBRX7/T4uF3Ob",
-	"LZTHKRVib6sq40/l5MLOciklYZ6wUPjopSHUPH60R5SlQoeNh3h5mdCHBNyfrw0zMRJfoVlEbR3CUGYi",
-	"rkNyvq8nJeFiC0+Ko4FgVZvOUsHiU/fAgFe48HahJjt6BLUQMCWH8IRmeyInFh4HfvXZ39QWyt+LJ5Wd",
-	"JaXJVV8nyvfXLVmIOs5kzL52DdjV9fHF++Oz3o+nx/aT+/LFyZX79tXJBYgG+8fl8fXlr42o8ePlce/V",
-	"xfnJ2fX7o9PjXhhRuVjttfzjbMZiHkSc9zVTBwQwjzA0XiyQIENm9tc2kapL/fjyUC33L6qChfteS6OQ",
-	"2u5R2jxac1OoEvwl5mDGbJTQFJV/7TPBsYtYLhbxW/Xoo/n+Uxi9xyVPrkUuypn/un4zeeLlUuV9YZoA",
-	"81Sd6gYoTaXE7rr9uHK+2+UGCbYqA3yv0I3CJkLtKIRENfynFWhAIG2i4kapDTD+kbkljNyospnHcgLt",
-	"ArBLVBkLXkiA6ipA/OHFTWEbJ/ydpbK1Fdajuf+VkHeizk8YHBBC95mK4U7A3j7AH2xzLBQO5psOATF7",
-	"YGuBKBknsoQZU2Aw5nrEbAnlZJrFkYpFZOoQUCqz2tBqAbCzgK4NGGhOmmxqfWVONdqCCt7APWvJAB69",
-	"IR3gtZ9BBvCALegAB0QMR2O+qSIl4I8VUsjEVrQAz7gXMcCd91E7kDAqQ5epsrRQxcNTy3a2qwJ52zu5",
-	"xq9std09KkMugHG+AGeFCiHTaTaRWDDi5qRTPkE8VasCQGW9ZumMC5oERxnlWLRfDA53HfhuDTGYcyMz",
-	"Pc80gSuIrY2Dc2So0AgXoxgguU4ZlKoLmwZGmsIW/hL3wmrLjhm1BWtZjeFUJTwsNPA7U4WWzWxma2nN",
-	"3XKEKA9JIJx1aOXqxnuGz6qtGa68int6/axq65W+EGGuI6LNSkBWb0nw7QBD6MJBEK3Cmd5+0l5HXXIr",
-	"Ii8rQB/5VLkNpJfXdr/sY9eW37jtzXGc7TXvggjlSRAv1zcJUFBRmYIF4+aLdf3bHOM1UM8OQGg9Gfge",
-	"fNXtd97jAEjMHYh2aDJXgTsU7ENNVUSayrQ2unvLZYLuf0j6B1RD/GyRojcO1v7inhQEMLcBiTVp2gEl",
-	"jOtkNY1ULYU3lyclzAULeH3DRRzZto8HfRHoDGcxHQekud/tlnpHYq0vNprgwmolvkeXYowMcJUHrSj4",
-	"6GrTOTPE7gERxRZ3uKtSsJpnDGnc9h5n9wRK7thwKuXNjiJ/bWPL6Svvlvb9vjA0U/PgvIWmeejjg2rT",
-	"SpnmMMCG0KQmkPWIAS0jEBmfCOyuKVNyDn0ya8YSUrfHMhO4BPuwBIA/a5to+r6+ecfqglMf8sgjawsW",
-	"4a5IuTUghsRrpjBjeirjtpmJTd6EuTypudyBfsJFz3FxENrLxSsQLU1TbQM08FRlV6cwK9ek0CJZIw4d",
-	"E7pmYC1lOzEDmZF37bYAFAlX6AzHjt/zWppT2RxV3Ta4fEC/h4c9scm1xf6Nf1OybtNKzSpJc3/v+QEQ",
-	"faEJZc2dYDwImgxI84k7UzaelMiJBRjKjxmP68/PLeUJHSYMHmVXwycQ5TGxlNHRlNU9Z6r1fIAdpBFN",
-	"/Ofr6wsCZzcctwlLe2RK0aryy//MWMbCnb17aCIBuLdv7w3dhK97V6+cl8EqnS5jCcKqH6gxOg2DnNEJ",
-	"ODXra5Q6q4uULtltMA9lFf6ca8dty/KC0oaqm7pi21UQc/cCt74utKnB4v8U3sp5nnO45bVw11dazu+D",
-	"dm2unMnYPuXVyelpv/Ep6C27RxFBzGic2IDN167oWhGgkZkeyRnbbm8Q0m4+TxZOELudgm7Zzd7FxenJ",
-	"8YvWAfGloJH1wkbO2xyR5eY5htMX3jLCzjYeV35p2VfUNCOx1Lw0/sjSOhz9HN3cFkfcsjTmI11uniQY",
-	"izEcCbH0NHaBPZoybCa3ZTfBDcvdVm08nvwyCMvmVp67m81XtY7bpKjTL38RK6FQV+dYwjKCX3F33PzX",
-	"ldfhvMOWLj5t2zXYAHgaH1s/nVVOn5518bzHfnW9U/Pd6en5W/D12OPTiBovjs9Oahw8hb1a5vOeT68i",
-	"btvw0NgWUR4ANStuf7FoNMtiYAs2N1yE5Y2W8saP53QHAfH8WqDTiFCBzTh2lNet1UJpNiNNBPSCVhXQ",
-	"yiXXfsJ5PDN5W7JCL4//883x1bXbCFz8XyE6959vTi6Pi1t1dv7+/OLk7OT8rBE1rk9eH5+/ucZ9Kzcf",
-	"zLdyNezgFzns1cgUFuc07Juu1GfwQdd8dMP0vampxClBFb6j0Oi+aem+Lp8ql4M1gFkO49ElTeLmGs1p",
-	"XO0ehoTr0plcJfDmSXiry+xzkRJIUIRfIc07wgirJUPAh94JA2x+gX0OcdpVKRI+B+dCypBnWJh1SsL2",
-	"esowVTcAV5oJ39sGOs4VZKgXke52MpcyCSPSb1uIZmdbmNrKd74ayXkgO2RVls+JVi5bKb/skHTRQMzz",
-	"hgKrteqRgbyhTk3e8uomsDVgaH4MB8YVOoVFPLGScA+2TnbxdzsjtGogsLNJhXIu+wurHRUyqt2rrN5A",
-	"f2A238FBuz2jHxwE+8BF1pzXytr1llUcYOug1NIzQskZGgOircv0ksVsGLSBNyIRCRAzb/HNPUZJDRvE",
-	"i/2GpplAxBRMI6vGBh1e5ea8r64l2fVSAzJsAoTfQQMgVxJ0y0gCFT3Y6yrFJhRzmSQsBjYAyeGgKh/m",
-	"bZq6XdudDjuL2a+fdIkbYVMv5TVVN2Cb5wpwAN0b+MSV509XiQzFkwbttru2nTOzttl2NTiA7Ucs0BDL",
-	"20ECGjLFY0Zy4iRNAPYBqEZMEy/8Bm13NGJnki6oMTzFB6mpsSkqxNhay3Y2DEeXJcJySPoykOO4YW5j",
-	"ROYstfwegEDknNW6qz1jEXG+qq7bHOTkmeXOyV9ZsnH3YXMazH7hWvlnoATicZXwnnS7G5NWRYSE4n/F",
-	"Th3VTNGUEXx3wj5wBRCKeKifdLu2RV44Al5g8F9oN81xhnNMYjbX09IOVbh2mVPXnJwQD/c7XVwWz2GC",
-	"HJ4l4y0cVlQ7Mxwho1xUl2PxH2ZKhzsprG+XEO47ee0d5+b3w/wZhrgAWWQGbamjUMfUEBzCGeKQcBWE",
-	"IjmwBZcjmiQsdXkU+aBgB4VpxvVB9Lno0AGxETVc20NjmJjbG5HtN1mTkb6q2SDwsNqOg9D3cGSkY6nu",
-	"uNxE8LPjcvCiuQsBljlMXAprrO+RjVcJyq7Nh+OCa04t2a69OsnT6Dc63TbtfvlUV1PrnfLiVBLkkDZJ",
-	"1zNXLSdMTyFBd5ucvznWol9QBDtcn+CZMs2EW8KV3Asneumvr2rAGyQZ0knZ21NpPjjjws82CgbZT/DO",
-	"x3v1PrDN/UnO8WyJrzTCrk30dx83o/p8DitoPewMWwUS1dsYAKrMGjYTn3jDpgkk/vkr3vCySFNbFKFc",
-	"Y39DeMaOIvIOivjwUVazNU/A5lidWRyRfsOP1W+0bCvdOU21b49KuJiylFsHMRoAeTsmKL5zT2jHdKEi",
-	"UvzGVl2pQHqpuThQs2ARrFE5bNrcsIjY1LCI2MywFriiYwa5jCgdIUvOPLWorUGutDFYbhibu7YgfoVg",
-	"kLFMIa3wbko1c/HJ6ouWEqkfP32ypo5li8xEt0Q1ugC8ImqnxiyC0LiWoATaOw/h3UjC6C2E3Aj7MJep",
-	"psMEhRXWU5mPxRpHcw+ke0BtQbC+sY48azOc1mX51ObNrPYEZPN42xCUveXHGhct9gsAV1t9X6r12pQd",
-	"xeJhBYJ86PgnHDHa3IC+UWnKlI7IKOFmqNloHhzkznPZGgCfFf4Iy1bL2XblBxaXt7hupbcL8qpwwjkQ",
-	"rU8wJymbSe2M7ELv9jE0blV56NiZ3g62BbkTDNJvtA7QHMpbAvg8ZkLBJI88uif4z3LAzwmdKw9FbzMf",
-	"/s5SeWBvdCWydl5CulxjmdYlAcPJbeUHTrnYdwFkdEfZu20SME4Io+IexJ8LTMr/ic7VYe18MAMephOX",
-	"JoC8wPUjMiuKKeoC/v0JXtx1PLWyL2+SBD3DoXDin//470d5ycijj4zHn1r+XRxKydyD9ORqbypnVnVX",
-	"d9gzFDNKUpt5pLScO4hCbu3A5RoDM9Hw+bF0oWApWs5ezrce1gud85i1bw6ZlfUpmdK4smQdcgzQQD4i",
-	"5FL63SO3i2p6LKA6eLK1HSVcH7MKpiVLw5RupDJVCF+CRD9cWEoKR5E9dX32+tqjsLTAS+diaY19svz9",
-	"Ftm7zTdczEDxjHJFdo3iikQ58dWytyNbAlNeuhcySWiqbCYjs+4rNHOxVa45GR1DfITGsSLsAx3pZJFn",
-	"P/miB0+fxgj2yIbMAtiYi1w/C7PYXONFzTGWGZgB8jqD1qE5pLdMgOuXq+JIO6AMuj1ZEDpJGYtIJm6E",
-	"/8GoT9DNBr6LQA3kNMGMozuu2PLxzcdbXiXHwgyjNdfxmKVkyBNot5Ek2E74kDCl+Yza62YyZgkZUU0T",
-	"OSHzlI/KF9spHRAlsSGxkQqHbsoHhrlPsdAP7uSaNCtrVFSB3AzNV24WkJsEgxgJiM8NuhAyVQaQi2U2",
-	"BJN9RYUd3OWLUNZgm5sBCjdExcWuJdg34T7j13BKDbcYJVSpjm1PAv31sbCAxnGAPEd0NGWXjMYR/vk2",
-	"5ZpZnCuqJPh2Q3c6xIc0RX2HzdBtkrJlV37MfbvIyEvn1mGJs2xzOgJCxr1FsF77y2jx+fJ8xUG4Q+je",
-	"5vmYCXW/G/0uf8WXKuzzBqcCl8C/Uvn24LEw6sj9uj3P6SKRtCYobis3iL0IkzP/4+r8DPOtDWvPaJIs",
-	"8s4h6InariAYFVpjxSJ8sEORM+cAj5cqaJy2GrjpgYcxD61FbL4qPBoMe663rAyuW1cHDlLTsGLjbL7G",
-	"Epwz2PAU5hwtv2Nsu0qHXo00x9yorL49nL2HK1L1Jxg1xnkUOp+XiXjPxj2rO8fWJ7ZcaTnvJcn9KHvT",
-	"SnfXo/R7aDyKtfDWzW4BLMo9X21d/AxyizGCCRNufTat+7hQKCva4qsXUnUccUZ2ui7Lh32YJ3xkFBkL",
-	"PO6bmoM1NvjLX/4yqAUBt/AOW2KAM0GHSV1LP6w3WOvg9C92DNfn7t4aLN9aN4+8E1tOHysN1mRuUJJK",
-	"qWtA0pZTJNebHHx0Y6mvdlxfpgyom0axqbR3KTW0S40MrfPwcUUSNqEJGWYayn7oMFmAJjRj1BARxI0x",
-	"Kdk35kPdDcCBGDW6szAaviFDGw8phu9BG/NFNRimbVbTy0YAcWrYJ+R9YLGQTU6tdGrUYPSAM0WwQ8In",
-	"Ak6ARSvyrBmImud+ryEd3XxGZIwXPFqWci1JRUtnJN/5/Ai8W3myV0P85wtldmBi3q53cVLGmvd9QR3g",
-	"/0Zw/tXAaTqjCVcsJkcnLy5tZBTGm1Fo7CDYCD0vtv+Y2frFdib15/YFWPanYseDz/CkljsLrPWk2vGs",
-	"I7UG4rnQjKASY0C/FVdkJmeuOMQ3Zihk5W/XwyCgI5pn7igyT9mYf4Aji8h4T80LpXQEcqq5uFHv6XAU",
-	"s3ErMuJOsyQpkJY5QDQN87eEKv1GrenKmtMr+L0hP9loSRoTOWdcZJq1nFvvALtUboHu+DlN075qm4L8",
-	"dL+AKMoGAbVqhj00CYt/3qQrFoZSXCOzOHJZbds3WHO9yUKVFJ+z2OXXWbNilotvGYLslVOWMYMFPfuF",
-	"JLLOzIiU18yoXCoPNWp6w2xumFWZ1EbqUHkK9heARYB4GGZuiDhvqQ+ucBAhO8plDtikm0Pi4RKc/NwS",
-	"LaGgcvmS+FIbqM/WwH5M5OgmV8DWJw5snP7gNLTyir4RXKsDp1oslS64dTpwDX7gMvz1EX7nLsnlAQZY",
-	"O+SF3RLXILh+nSvJBatUxfUrUlAMV1GPdGpVJrhza3kD3XxjiwI8aWEf5TRLmIqKJVUYJ4qZWFj3GRzS",
-	"ns2hxxsgPLSld3yVqvqzvCNyrEEpuz45egWwtzTBbEyRz9mvvbeRnj3dLwW4n6zvPlzSy1azlmNP9FU/",
-	"nTjBFKNwrjBUvhbOc14oaTVXSHmogV4KgG9cvjk9vmpEjeO/Xh9fnvVO31/9enV9/LoRNc7P3l//fHL1",
-	"/ur48peaFDK7dr3PMc7Wxct94ex9DbRaS2wOYB4hBRQilNI2zcertq31Q5t28wSayvSv8AHBZwMBB6Z9",
-	"hZR9w4UVxkiI26NkbImfYsm+FtnGTTgqEXct9RRWL9/9fLc2OVYoG7ZTc4pbtl0Zsxei3pNRgKjNU8vx",
-	"Mg/Ld1hlkuZPbzcGI5lh1Az7iKnW81wMGeli0XQ6m1XGb7KueYZlReERjtaGZuVB5wGHUJSvCU3u6MIe",
-	"JxGA4t10/WtXZSNa9aNs8rrhJDu7j/c+2mttfDfAJlN0fGIVEFG97waTvDCJDYvqnDisqeW7Z2pT/nYh",
-	"D1yYrNEXGVnQn4jM6DxyLkP4O+EI727p/5//+O/1KJIlvB//y3rAn+qy+xDjErQnEm7QzeWC5Mv8Ahr3",
-	"Hh2fkvwBefKO67WuMP3HCP6U0XhjY+rIPfMioaOgPbW1iN0MD23JKJrKVJNJxmMGFRuvaXoTl5WV1YfX",
-	"QaTlQqGw4Ku3LXyUC9bYPY7zxtmuhVFWzxLhxbbPKcwtqM3PJMAbrEhdK5iwcKmtdrJmvnfuO0SOghJe",
-	"LVWDdIQgQ8mRxzZHqqsgsK1RvraT5CURjKlAaBfnkGNUWyPGWjpakkwxApEXswkdN3pAgq80F5a0plwJ",
-	"KizTJvRTAwmYa7tb0rmlyrWogBspaPXIgPfogb1ZXKdOYwPzNkiX339M5186HdiMMko4aY4Syme2hcKa",
-	"LtUr4iKOTMoe1ntm/F5TdRNGmHYw67hzPqc3IuhvJNbTjAVfAZee1sw2WC8/e9flraLbPGYJNzzpEDIg",
-	"ZzKF8mRQDVLmfgzH4NZiMXBF7DQAbUOBQ7LpUnV3lMPgsMUFbrTW5n7ySmrBchyB0VQPGdXXONLrGpdO",
-	"AiiKxF9O2AfNnN0LC96p6bzKZnOpmRgtgr2ormzJwCiVSlnm75bEQc26jW7mkXceRy4HFfQ2dwmPW4e+",
-	"FzLIk4XMUgJlw4hzHz5F8AbX4TbLF6mUYz8ZO7kdhW996OaMAVLF0OtWP8gbocOAldY8gItsvXymSSYS",
-	"plRw5fkWzbBWIFatTDhy6+qzx10f22rqESayQEHqOkGXo72tLcLQVN3UAYSY3wAe5NCngttWaRYfg6dk",
-	"TvV0ZX3DJvEMO4kSkbhXLaMwFZ4aVZJqPJ6+Yzv5wi8dkgLjKBFN8LTW8cwerEmofY1ne8GcPYdeVmma",
-	"5tKzEVrI5m/eYZI/dEtLF1xM8Fd3fseUQ96ttaswsZsnCUIPWmbG4kN74UFOZfhFqTuamwA2K4HRDPXD",
-	"hUFfaU47G25vvjNuGerW9shO5n55UK7FwTrkBcgD3yKnsczDClGXQuFlCajOpmeGU/R3lNvl6kk/NEds",
-	"Iq20kgLwwTsOSnwtkjhpugjAwP4xCCMZebt23UK9sWbqhitV2f/SqbarUr/xatvYpLfvLL8yPAJKQKKa",
-	"VH7oqgK5/Ftlvr+tf9CaIidf9tNckTPfivKkeXPh6qT5Vp7I3yxmzbfy7P/mUtr8t0iT36QtWDhxvrbL",
-	"FRSuuupws7m23gvfKyJKVkomDrFmxd5dKp6wLxWKJn1mor6h3peU3zN103fFXYmyHRUziI2CJCekOQMI",
-	"MZcN6VjSfvf507Wl49sxNJAKRpms2y0jKwp1cBZr6BCT/BOmlc1e1umCzGXCRwti/qQTyjfZkRIfwQUr",
-	"TqpuU352Iv1+O7PdGs1TOUmZCvX+sMySuEuM+WQ20Ld3yBXQikCIcuQh8or/CM4p9gEyz+uXqG45TiEH",
-	"JRSlHbEkCYHBXPsajbKSYTGOncFr5myMtwMsEDQnlQOEeFlbLzg0tkeULSv4m/bGrW/3aW12//JBMbm1",
-	"npOvZUW79C9cuzlBR5dv/bMxptRa1xY+snYaclKr3c7nkJC9Qcmyv3TFMK4D5FYH0rZ89AGhBhdjWRBt",
-	"MRtmRne1X9/RNOcY71ZjKG7HQavoQytQDO37fgsetF0LxuJGfA7WR4k717c0NMNdyPtWOMzoh9LO74Z8",
-	"3sApEdBNS8w+49YXNJdJUu1eWlBRdkMOllUocxZezg2Dg6JGuGu+3etGREijADKqK/15Nrbg8y3ZW70j",
-	"xZoLu0DdaIOSJOpKgl3xHsfShQVpdr3pb6V5ueri8fq+r0UaWQGnVUXCW2I86HOsa4BGHeAfJG7eH7sQ",
-	"vs6FXQXBEJZpShUZMiZInLEvhGG4FTnUImjiSsQZlnIa6YxrVo+fWQsobhfzhi1sdhwiIsKawIwjizrJ",
-	"RuDa3yoX1szzLQxwxZhYK6qcHyiHarOkkL9DHUH5oPY2aDtYVFs1KDPI/XVlaXZ5hLyDL2YhKIo1Favl",
-	"UU8ZvQXPmrH4Pfl5YzHmuKG2PJbrcm1tN9yvtmqMbdCp+d61sX/611lRhbv9uGuqc+/1wFLV7p9+uSv1",
-	"wbXGv3NuuGO3Y8twFCK1mvlDk0brCPC9r7F6a0Wvxs+tQK5wsWV5RZV2vwQiEVxbxDJkrM27lGvI6bWW",
-	"HgY9nhAFaJcO+neLuBTyqFXsfUcRACKM7GcbG71hC5LHR9cHKu1AUf7GoeX6haWKh80wl56BnXiQqdKh",
-	"K7qSd4IMM57EdVBn9smq3wjAkU1k7cBmIX4CXP9kNKWgIVINQ+F8hlxQjDva7Bxl3nYidzt7TzvPwoaE",
-	"jPmYs7h+1UGLSBlDGBsxkrOZ2fcYosgTpvLTi8ODeQpzCpvQ84RqQw/LI/50fn716Kfz3uXRz+78hN8o",
-	"4SL78IjO4qf7NTW/t7x+BcdZkpBfjq4Ivkpw6rawzReEwDsWPHHF2Tzf3//h8fNnz/b3nj3b3XveHcbd",
-	"H3aHozh+/Li71433no/Gw6ePu09WTvWa1+GhmtOCy2EBWbleMbHNTtrtKgqzxTmkebvb2es8blmuxgCK",
-	"O+Hixk7JnnFgBuARGkyk+4r88x///X/j/YNDWOGfJJkrlsWybQcnzdtup9vptve6e09397q7u3uP9588",
-	"bdvlhDq0iAz+PeapXgxsI+Rl8rPTy3eNUDKastGNzPQhYYYrD2J2O6juGk4ujDdX5BVuqQpHJSqc0QI9",
-	"B3mI7+m3DKe+og3C3KJ+htz5FujftnJjnUknB2H+rfuuA0BDv+296yDibSdLk/UcEQZc3dTAgWzeIzMu",
-	"nmxh3R/Hk0LhQNVczMFcN4FwLUBjbTR2oZ98MF8oU2xTLNILuHh9c4Etgs61YeVy0ppDmsJlX7WVXxis",
-	"F91PX3T7i46EUK3VV8b25TnAuQXp7HwuUeVv9KS71jdSIo51tWQBJcdTCM54FS1cOOKuJrow6y3gCfMq",
-	"LVQ3cEXgRMSkCeD079+eX756eXr+tuVwtQW7M4vWFxAALNQ0Izff7z63YBqXx1dvXucPsHrTSAqdygRq",
-	"NPtiSVEKtT0CaBqjIZK7qXTTM9ZDKJFuTRskm2HX6mzpogebGxtf+0AJzMQWypc8LzU9a5yrZ0NxvkGi",
-	"H8DB2Qw/0kTAz9loDqifEVZmQ/7+Bnl+0PHIjOkm6pdjLYF9XZSYFZtyaPHqHe35TQHPk5pCT33pIb2Q",
-	"SgFBshKlDELHfAqlGSs2ylKuF4a1zFwogtuMN27mNWU0BjsEk1obf233Lk7amO7jeAHe8SlqDBlNQ9ZR",
-	"T0BFvbGBoFsMXpcjPwCLAB0cH+AfPdV6Xq7k3hR6ooAJgKABhm4iB4YA63txfrVUfaUefSzWgX96lD+m",
-	"Q85FsqiABEDNnA3FrXmLT59s7AQLQDQdAY3ZdTVHAVr7khnlQlMuAO4A5qtcZqfFFd1BbFjFtUwXrWVM",
-	"TPOsy+OraxJL0IC1xEd3yJUD6odKEq+TkeaL3k8gT7DtLoJdGo52DC2Pweq/fHlEnu8/+cF3W8Ym1oo0",
-	"B8Ues/bXf/+bkmLQOiS0L5YbTkNRjsubzNtTc+GbLBtCGXw0Op9vFflpYCaEefb2MVMgpwE2vZVjfE2L",
-	"5t0M9Ib95z/+exDZRht9YVfVdukmKKhaEWI6kAFYywfDhIobM3JfQOzYevGh3mikk0WH9Hxv26GMDWvF",
-	"IPPvWaUiQMT4wn0Rs1FCUxYTfD+80vyOp61w07I86jqorr5AOIU3/97tdrukydSIzrF1RErvWhFEs31D",
-	"YugQbfaBvLl+2X5mZplIwfrCfNx9SlSWpnJCNSP4nCjHYvMou4xqs9zQco8SzDcxFp7iMesLSjBfxVCn",
-	"MXtIc7DL9rvdAayoAld/zNgcINmoILt7zwhEHRU0j4mpppgv3BfadXNHIDdPIDuKDMySDQrgwPOEjtgB",
-	"GZi179jcxA6PB1Ff4HfIcQcRGcA6d0YAfG8+42p3TvI0RsPY4E7IwCykQg6gz7OFC3KVHzsKR1fY8khI",
-	"C17SF81BwN7Z9faOJehBq0PObDoRd6WQGDvqC7ftlrY65CxDBAgAMMc8UcBKxX0Gs9LRoZbwMDphfXP4",
-	"U6bmUigG6KK4QmYln3e7P+w+f773ZP+H/e7z548HZhsGz/f2Hj/+Ya/7+OmzJ/s//PDkWff5oC8wK2tI",
-	"Rze5bAIk5ZhPjCraHCXcaHtGTGVJTGI2QlBeNnNgP30xkdgnFgW8oxdrIP4kzZwM1+i8gJvTzhvF8KUH",
-	"LTh/4OKD6AmFRDHfLcWKRJkZ8v0wYnPt28IzhzTNcxy8vsBKJSmwKfOgl+mpTPnfgcgOyI8onrzjDvUt",
-	"XB4v/w6Wfj8w2zbjSkGCRmqbvRuhN2Fakf3uboSnx8IEQ+P1GUX4qhi9rN4P1xf73cdRgejsOcu/cd26",
-	"bTeaBPsJ2W3Z7+6DqBV94TLXfNt1WA8psQeAJRlF9veeWxdJoeX3AA+gmWlfQO2An6Ct9uLQ92bwoQ2M",
-	"tm2uHKAmnPARE6ivcxChY250g0ZvTkdT1t7rdHOtovAdSHtb+wPtgNpTadh1sWR5NGVK22lgII3JuaEk",
-	"yAKiM9zz3gkKanOyGKgb2OWk47t7HzRAYDQK3qZGt7OLs5BzJuicNw4aj+ErdHmAjgRKAzz70e3uo5gl",
-	"bEJdOeenqP7nRx/zDyfxJ8TNzEvbfrM6l/V02LUp3lKsRrXVaSi1Ag1Oqvrfu+WZeUiI0LzZrVm74C8e",
-	"AH31r48+Fjho6G1D5mJ+SRk08t3GAz1K5ER98dHAmRV84dloHvoaGDgCMAR+A0SVRx9d284NaaHQ5fML",
-	"0oFyjoXQVBV25Fr+3sNLLP8k6FxNpQ795uXio4/eV/Tp0cfcE3APOrnyTqdP0dqL3+Y+h8JSWGwZjG4w",
-	"HTRh3EWYE2vb0FPf6nZO0xunplWbBR9C0IXHOdI4dok1ymOAnRPFQOlPsIGda4OzY+8zt+W960AYpkxn",
-	"qcCsBM+iT+LGQeOUK93zrxdVl7byltWG1FjVZRNfWhGx3UMjYttUR8S2No4INqkGXa53egp5C+aRoHTl",
-	"FJy3AQ/RayDzymxp6EGwXNXnWASedelHn95BHztQimDL97pdZ5Y5GK+CSfM3a7HnQ61v0ws5h2Dz1fUI",
-	"Rj/dPo4ceqCf4SNroeD1u+uvfyOo1WhYjDc9Xn/TS5kOeRxj7sj+3vP1d1xL+ZqKhXWYID5vLrtPnULi",
-	"UZ3KiFCFJt7+ZDV9czh7vLjALhk6U2BG3JVA4rDHF+REWvp+FzWKqkjjwHW9+7R01B99dH9aphM89/l+",
-	"EY8UbV8oshOLiMtAzW087J/evJtK7EUdgbMvZiMe4wcshiwf1Z+YP6mNr06gq4mz8y1prbu/3RH4fNq8",
-	"NBa8FO5to7yfVQ6BHRUL+7EdPhS+SAcKuS0FruG9le7hyHk1NGMHhw9K/pZnrGXNIKflz9INosY82MYD",
-	"6RJaGNim64WT7fsfw982s9GbiU5QAryg0sAJsC6Ya9L04sNfbx+KhVzG7mwdkpRBPx0zvH08SpsO+VHq",
-	"KUhAWyZUdJ4CewEzaKRlio4amEsZ4zfnSI4NuUH2u8+XT+kLOMSlgwo09qOMF1/sjLrHv7C97vG0lvf1",
-	"0x/MI/LWcb4l/3ct0rZlM93n212/++RbszHU0o5JE/Cuy0dSuTIMxYRuGa3s8vg/jo+uSRM9S4TrFjYw",
-	"QghHJ5tV6ShsyuOwj6wXst52DAtVdOLCRaWWsdhnS6bAmvPOg3CgvbXQivJmWnn/LCDFU6p0+9g8tn3y",
-	"IsLOD4Ldmccpm2W6AGZh88JsD0cMu+wo9EEa7V4QeMqxuGWJRPCPMhO40imjs2N8zShouVUV30JkfLMz",
-	"iAHTtQaNeWmYCFg0a3mCZh807k9bwUuUmUI1rz29ZWn7ymwUvuyhg5CwSzYwa3YwIKD+cPCpLa/dUhTM",
-	"UQ/XbNbebDVKDw0xph7B9yFyTAY8dv45xX63/rmIDOC93S9mVvlP8B72l9JY4M13LkB8b4u6RcngANyx",
-	"bZrwWzaAw2SWCnWG3SdE2aC0KxqdQvWO+pdik5/PxorsYOn0Q0OWEB2mTGUz23GwdPCLPMsyovVmwVTK",
-	"m+/DJ1GngnmojbfHP/58fo6oMS4ChoB3A4sQacMAs0xhY6lFXwz+2gZfZ/uaz5jSdDZ3xP5G8A9EYQGL",
-	"I3Mq4sItABiqMyhCnNK9J0//B945ZR/Iz697R+2rn3t7T56ag9dv2LPlRrH5rvgtxiuGMrYuc3s1G/QF",
-	"plPcsSFsBGJeG1XDXLwUcyNNIW3cK8KoFsaxnhXqgtCToiIbp0IpwgWphqkAF0D1hbssBf6WVwO7nkVO",
-	"q/RhF4x8oK+7LBwupNJv8U2WZcMaUjgpY2p478dyHL6yN3Uulb1CTlLRp1KTxWnB2Tk2CDfqA58IY7Jy",
-	"YZuIF+mFNPFn4jbuENq+L++lM1rqXsNTZf1rBK2V++rePqO+cdCAmNMlvXttMws/WV37K6nWxWZQNfp1",
-	"DhgECg6LCaNpwllaCb5VIpcgVvZQTHyLqV7h5D5HmtVMs5hEsPl0/eOXp3omQcmEsjyMyxkhE0oRyECC",
-	"MqHNXFg8sJbp4O3bt+1e4ZdBC1ydsBfuDGJT1xJ/tn1CHYM2rMyGCMF9lECSsjdFof30IjivIY3bfqBB",
-	"q/NNjaBvtU3XdjVZXGZCdDRic3MOhmwsU+ZXPpTohxxMU57YLIFSml1EVF6MCCkX8o5gjDwDFKbWIciQ",
-	"zJ+9zh9k3MHpsp3MXcy8+M47ylOa7a+HWexOYmL6GOZDFDWiPHhX1IroXXsITBQ9RhVt6fzi+LJ3fV7Q",
-	"l3w4LGzhncDPZG6U32zutWCYm/Ou6CmbufIiaCkBieNzOmEqAtnNfCtmJ5oWWJ8ELlUH0MRTwqGpk3kq",
-	"pFLg2DNGhR2XcYDDdyksQqZETfnY9ulPqIacmwlTHfJSJoaeBoJ90EeYKWITQDE7FEu8wmEWfOmvbQ6G",
-	"nlbphLeZQVWMdy5rBAM5Z2LgUY/AgzCgSTLYIrLjoAPMo7BBTbCYYSmhl04MG/g7I83df/7j/31itDwH",
-	"vrTb7bbqZvBZIaGgSlQiA1vvM0/ZLZeZAoqpmwomGW2lk33NmBRQZl1I6lwweBfAQAISrrbjebBWC3zZ",
-	"sjZwmJ2cXby5fn95/J9vjq+ubYtwZE5jmZZXMQKNA9aZGrZuWFqRL1uGut5SxQsffYR/N84csFevDA74",
-	"TO4sA5zUjaMD167YZ8cHq50E8ulL2CXDM6rDYnXimCMwZO7Yg6fVRcdndFFo7ur4vR3BBcsPCRW2dbPR",
-	"ygR05vbTyT38+77jOORL2VsCXQA7pCfyYakmw5TRG5VPYUdh4ickU6MfEfM1jQpoNj9PdJ2zFBMcDS1Y",
-	"hGizUTEZYsjfbJ4ro3LmfHOAo3egFHcQEffZkNBve+/ybwYe0QpNNvy2BcKWmt9mZEQFpJSjOw8xu2Hk",
-	"MWdJII0AkWtObD3vykCWw2RCA96teI5pS4Ys4eyWFZbOfCXFRBEtD11+q8ta1QHi0nl7X0dnhaw3G12u",
-	"38k6Cfa1XLRHWOPQ+ByLdWW0CJbCFS5841AR0kTIIQuz+jz78CEotH1QyPU8JUbtwlNwaK0ByFBy4Lhm",
-	"97nIWCFWaxnKJmJp2SSwEdhH82yY8FHbVsTUZlWMsjRlQgNHbw6pYk/3W3hajQWoXEAXK2UB6cC63dG7",
-	"bm7zV7vG+dIiEsVUU/PIyI+CjcQ0h2YzQ7ydx4fO4qaCsA8WT9INLMdjiGq41VkGpAzncPwH/n4By4CV",
-	"Ml/t8C2NVWNUG3Oq8+fKHwJHWLz35Mnuc4IkVUDOsduW6xA7QYIpUrL9eQMNywyzmnTz1HOYEiKuN5XM",
-	"0hEjv755dd1737s4ef/q+Neo/PHKmFH4zeujC/ftAQj/CPKsI6/BAM1aLCwpkkXLRjQx8Am1AhDYdOPS",
-	"OW8V3dRTbq7CwhJAxcgUq8kPvDh5Zd75KxIqDrEqK+5PSKIYuHKlbdY+RHqM3BaZ1S/QSxOLi6htUdQq",
-	"UijQXW1sfZXybfsdNQeLm/cQvSH7zwptcw/IXrdLUipiOSNDo+Vh+BJOispmrb4wTDOld8LwxuJb3E35",
-	"aApBzkJC6tXPvfbek6egT6KiBtWJfQHMV4qRLdyBVZkzobAczQz6+ugC+hDAyjkAFh+b6QsMLJCmSymy",
-	"yp5Rn+HgW8W9ZWwDwE13BRRDbGAn+mK4gLwGv+Tg9LW7AbVLZiSxIAnTmqVkBEAS+93nGHHqC+ipCy60",
-	"gW+vOyBNKqAE7vHjx8/BeEOPiNaJ+Y3Ema1HUNlo2hdUkcEPe93poJXDjOo7SRaMporQO7o4xKNqfVOR",
-	"z4NI+C1TfVH0OaXsVt6wuEPOIRsSbSabsKFQyjcFOrjz1+6DlwveGhmH5VJwVSIVq2xKjivr9YAd1RcD",
-	"ITUbEEUXiigJNtAAz/IRNskY2MCtjYyDt9X2zyBch8JjeCM+ZOv42NdWpYuT20qh/nJRlxOoUbXrU88s",
-	"ozwh1R1/rBH2gIIYbIP5HUF9zRFWqweaqMk2kMpB0bLC8kLHqTolo6jqGvj0Pav426rsj793Ff/K7BWh",
-	"kNtkpc9hkRCwKAv7fuBeGta9uagpKkKPPho2+wlpJmEhXDpoGG7N+Ru2OLAmu+XtRbZti1lVcbIY0inO",
-	"FtkVOGwgbUtJKUrpW1omMWn6gD7KjFaROV0iywwxJ8tNDXMivYoqV+C2FuIeOXB+1bIChUN9EXZWYij7",
-	"ywtt3+rBIVtJ5jarUpLx1dPgimnrNQ9LRNuoY0HzYL+778AzCvOBNB2AcKczK2JdCTtI1oLLi1ZIckeF",
-	"CwUcvX1ljX2FAHogw7LfpbjfVs3PqdBp0tapaRWzrbT/rRjLK7ZAaNt3AWb+KJXaNg6/71PrrJGzOkPW",
-	"atVK0wUaB4aHL59Qa36EpceyqIBH23uswKieaCMVUI/3LB5gO2EJYtT8DyzXN2cQDDbQAuETtFEoSha8",
-	"LyhZ7CN5ID6Mt315KdH9A9VOo348qJ5/pHf587nWT/y2LDqtWokrf+jwusEAjznziOV4hgsU8KV0Tlt2",
-	"31nQWbLOCadTwL/IA4llcMyIDBcaGy3CH1QRNhuyODZntIgHekgmTJjTyojDsYBIpFERbeaYYCwOaX8/",
-	"MX0+Z6J3cXI1Z6Pt5LF7xRW0HTqEdry8AW3tAnS+tWfMwkk1Dn57V3blFtA3iiQxY5o23vm9R/ShdXUj",
-	"kFdnVsrRomVJQpI5nfh2brbJU8ZciHDMP7AYQELlGO5XSK5LSwdPayJYrr5jQi9c6BTC93eAcALOMBrH",
-	"0H01EzHRKZ+H3asX9rW+IvPGIercq5V1i1zCmColePyZAgP55spx/mIlf78jpvX+fnvlo4/mGatLgf1Q",
-	"O4oUfo0IdH2LrO6OQXRFmrjavgk0Ancr15++5XsMFvrMGbGXZ46aHxGnzz7ZGBLNy/M318eXO8rdkGLo",
-	"HgBwVDgohQSytv4fMxgQ96nsCiQDGGyABrgxYAKT9aaymWdtbhQCTdaVpT558vjpt82OwrV5gXBmdVzX",
-	"7/yD2VM6jeeCFTkL1scXDgHGbAGutEjk2CGlSNrbnd1og5wnoKFVCU9zqjVLzY3/87de+/95Z/7XbT9/",
-	"/+5jN3r6+NO/NVagpxRBU2ogQ1x5IgZ8IIMJ05N9yHLQbs/oh3aaCcHFZFDAe9pRNlk9z/YdIOxrZ0Y/",
-	"XNobWrZkkyoysNAcGP6BkUEjcyWSsRFxkPRMVCKNfsCYMlqcjd6oghrRvuMxK6HM1lhkEaRPI5BU5mAF",
-	"7QAuuRp+NdOMIO1pLmVSjOPnGVkFiCcYA0ubcNlk6tvFAMQtOeU3jDyaMZ3yEaSO2f4Evp2hHJcHcMEq",
-	"hK2iBAkJ4bgQoKwAtpVwpQ/DUFsOzOtxkM16jN4rlw379epIKkPVpdO7y3YQ2ID9CaW9qiAfR64+CykO",
-	"cAFyovPtdAwNwEWOdMZYXLhBOnxYUbBYSPXqAUKx5cF8PIsFonK9bqzOmTIlk1ubveI7q0KmYuEqNK0g",
-	"zjcznHY52Ed8rM/hGttUO6v6eqRgi4lgzhtJpJwDot+QC1dud8eG5rHKzB3TcLhwBj9MT47HRm+Uwteb",
-	"g11vYY0col2Wdxh32YsAcMgTm56BvljbiSJ8ksxaf83jY55fc2Zc7/0/1UF5O5UuP10xob23K7K6oaXG",
-	"QlIu8E2zXYqVzgSS3UbnAZ9TeyZsFSzBWXKmSBNa4MMB8dweWDci5Li2l7aRSysiT7rO7hounCZ9SMZY",
-	"ppGn569E0nIdT/x7O9fEsq3mEHLXacqrahSePJQo3Oc8wsJvUqTgtvH/BAAt966QtcJjVOTW1RL4c7n5",
-	"ES6Wvq+K9V6ymXSp216zMucrB5N2XMbln9nE/DEXXE1ZbBW4yyrMPtZqYb2bB+PPhLvNNsDVAJ3qEcCq",
-	"0Dxm0paSvnIsFsf6V0xu/qbFnlZAGF0/3+u8TEQdum1ns6Kz6vNPF+5fruOHqLhEtvmcNjxqqwPF5u29",
-	"B5cqJ/mcmTKiggwZYTFIMlQjhS4gMF+8uSZNFyHBZkvGCvzLX/4ysOl6CGUGfn2oNWnV6FnutHxt1u4a",
-	"jKymhNxN/OBmqSLWUVvPU12rQ0cGZfcjYGYARWwpHKL7g528ixq2QePyFrvK5GUk9Q4ZePEz8LEZe7lr",
-	"d9gX5hgAqMmM6pFrkKGnHXJcbSSgbFtGFucBq55dpb4oLlPhXK05P0Goj0x/GXFzv0zGzToKVc7fu2gd",
-	"/MW3LB/qzefJYjUchqOWOwrbmtCRlbtfMutyy3nYFNc/AZf6VuK8vlYT2oliRoVM3Q4GoO3NgUPPW019",
-	"n6vtK9QBBor7/jVzPo9WLGAT0uNTKhQdYXFtrsfoop4hwaOLgNFGjy9nIIUkA5YItLHbX7G/2+bgEZUA",
-	"f8jiKEPK1wR/c1Ac703wJRdWhSsCBEdkzBPNUkwq8s4G6x3XmToM+haigG8h6Ck4zqe8EeJDqdnZ50M+",
-	"BOAWNkJ78N7ir4GrXfPM78zV4NdinbPhQQetZjj64FQOUWXN/OrhW+2h2Mjt/jlq6IbcZrlFRT0KOMDB",
-	"OWzoFDQFw46hYRV6Lx1aF9c2wkVHUwiOFm7EvtqpdZPwGVMdciGTBG6SqeM+hq1hhqFFteRCaUbDGUie",
-	"oBvf4tSsRS17ODZLEayE3zJLAghHUThAnlKsowxgRL7lYYnu2Rtlq7PlWmV+ZSjN8kzrspQvbdZuETHZ",
-	"p7Vic06okLRY51xDAK6qZBXRk3F3mS9waapsNHWQImMUui5qmWusU3rLWmit2s6PYOL8jY2c14daEAXA",
-	"Iod6FYvvXOx1aBtK+Dzpve5e/joIIb/MN2xGbpF3fF+leH5mR/jO39oytcOutgk99dDCJjYdXh1keEUk",
-	"EwlTFpAbYlHCk0LzxWXv5KwVOf+ftWv3vjCS+zUQQY3ZtkxINpMLXu3Qoxff5W5KsmAaI8ZIXoWGfBYc",
-	"vkkThHbzWOItoqUTb4ip+NOxbcAZbsoxAIGomIjJwCzcwDxgwrTLJnKQcYWk428uer6ddY3ravahsGGF",
-	"PiokZoJjKoGnyjAYIqYZLHIAS0xbKPWjg1XH/Od887GfvXN6/Mshp0CL6Mh2eo7I1fX5hT2f/3XUOzs6",
-	"Pv2vVyenpy244rp3eY2g+vDn+5eX56/fn52/OC7J9qIUd/JvEyiV7STrFmj71mA2nKcCot8Mo+i3NoDR",
-	"j8g8gxCJK72BzOndbpfM1GdD7LsXrcPaf0DHf0DH/5c3H/xx31F4kNXXRcX/7o0JKBBblXnrRaQ5hT/L",
-	"JHZRHUwwsHjAiLKBBGkeCSl5CaOuJT/gPRW6g3dmcUT6sCWQ6pqweMLSfgPgSIoJDhDQFhIL2aB8EGU0",
-	"g+5HYmEbcIMW9OL49Pj6mHQ6HXytSgvyQdj9+DOswFdUf80Aq/B68N1Jk83meuFqnu1BhvI9K2haD+d5",
-	"6TyjL6lAQqRt64MLxIa/ByCr76alurrCLX/6I12h/VWZSMfC0hgeJZs2K1NQXyF2m6vJmHkK8SHMq0dD",
-	"2ZxaYA6X9tBXq3rR8M+bQTiIsZoWYz71CXuO51CWd9RBTSttk+RdkhQcFcuO7EA+vdlyc0Wa1GqlXrN3",
-	"ME0QFjNjAwsqvHI5NAZjuqcW2psZqwCbcjPLAFUI4QJWxyzUurTIt9NFlNvBdu3cqjUdEtJud2+/AE9V",
-	"my2Jy7iy+jf6PoqnC0RUxy+RTMFNgMT2fzQu5hcAX6t4wRxDzZ0rkfW/4SFtru0Q2Nqcq94TleH+THX9",
-	"5VcFxnlvJuxAEus0q3PomWmONxTzgF3TNMz28uURefbDsydkRIUUfEQTsAwgbVWZDQQwtzRmaSvqC2NS",
-	"Rgjwpkv9TqbQsE7rhMUYQsrBHGGwvhh87DfyL/uNg4/9RswnTOl+I+oXkfDhsxsbP7j+Gf3Gp08DixwK",
-	"gHGFaguA7/CeqWVQ01aH/ILok1yXMEL7YgA04vmdBal8eXJ6TNrt/Ank1fGvg0NSARN1GDF9gTjc1ohK",
-	"2YjPsYgdIawTKiYZNCsI5CMdA4ipRQXdTjv80BbxMtPbqCLd230en7KybSgINSIqKazBeVAKVxh5cmip",
-	"0dESVeTsBZ4oIAVLd0Bidge3Azv97vVBd/LwFNVypF96pycvsB7JEZk5SVOjX3DhkERyuEskSgsajCe/",
-	"LwpHH92kkIpklDUk7UPy5qx3dvTz+eXxi3yY4gjDTPeFkNiNrDjSrcxGU4aJS4CA79yyZaYnpDbTcJwP",
-	"/bKeCuwVZESzyVSTbH4AfbYSOkG7v3VITs5gJfrCCzfEexzSOGfAZf0UGcodV8HURmRy92Il98Iw/qVA",
-	"ynWMpkzuDxykwEF+yRGRi4zE848J5UJZwwiJPyfSfzHOkcjJCt+QtUGeRN1uF4STqjbqgBPkS5fhEsw4",
-	"zk0azMNO5OTQxlsyyNSQc9fbeo8o0jSvCFUGmMQoyJgmqiYPP09KMrNfY2b9XJ6cK0HbsE+Opjw5NTfW",
-	"pnltXYl2ebxHbDU9af7zf/1vABzOLbyIwHdPnhr7dc4TWEil0wwi6YZ9gd/cucndYoOxJGIGoO2D33xT",
-	"yXfkt9PjX45P3zks+0Gu0ifsliVmm7L53KL7Rq7WFDniPnnFf+z0BeZl+IxIV5da1ga5ViwZkyZADC+M",
-	"wYHdPXz+Wgs7WFHn11ZZOqYj1hdLjdDBVofSTMCsYZ1Jh/Qbl2zCPvi101KSRIoJac7oh8oitjr9BvDp",
-	"0J5iruOFBTRYZTF/TTP4VE4ufA55wGW4fNoeuPhyrpDRO/BgV1KFdpRhOZGviEgWpRxXKkjhHP7rZRBB",
-	"YtSjj+Yf8xH674D82rRg0abi5Tce2uZvlo0oMqeQp9Ehl86HlfAb5mrq0fcWSKVJGE1/zKfzXeL7rU1n",
-	"gbd4yEB5yEB5yED5clV7hvmEec+2uSHfk6/xDFjw6mo/AIWCwIYiTUitedHKEVydeeqaEYEGhXqfOnTB",
-	"Du1xtyRJ4NS5TqiBdBGmvxgH/vK5jPnU/qAuXWu5/xXTD5z/gfM/cP4/KPfQMMqc4Vk+ST1/vLO4FyyJ",
-	"Cfs9o4ki1LaQhMw9cnR8SkZSxBxdijKJVevbpB9W1PI/IM9/O4EVrAi40gxxrewGQCd3qNpIM3GAcgxR",
-	"ttgcYJPsvgwX7s+IqBsOvzXL5oQVWUjyKdMpRI7QTUTJmPIkS4GXIPJymoltzQ9ccfOO353gM5P60+Xv",
-	"57UfD9bQg0x8kInfTz6++f/xxfvjs96Pp8f4wX714uTKfvfq5CIib87w38vj68tfzbr+eHnce3VxfnJ2",
-	"/f7o9Lh36Vn9txGS81T+jY2QeGqzVgGwZSZjlpCU5TDupSQqKdBXPqJJcuh1AIhiukvKWV/mLA4VEzoi",
-	"2JTk7yyVHdLLk9lAtYBgZl/4e23ygs1jzadvW+UFAobFIMZF/rrfoPtpPlgNl8+n/5B09SWSV4FlgZ6E",
-	"8mksEyM3PbEGIpBRHgjBuLnmc6wkGcnbcs/hP08I0sNsPPqYwzusLiPPgSiUh2z1Vb/Y1Mz2b0WUIgcW",
-	"r8iMqhto5shio1tCW1dEhA4dxbd2nK95/vwYNcfOvetDkGcZy8uInwK4N24/lIKb3f12gF1REDq9BFZS",
-	"D6C+FrzkPsenAgbzFU/62/wt6y3D83LZNx5aVclbhGNLiRJ0rqbS19m5t4r6wp9xzGt09uOcpWTMYteR",
-	"A5kqFn6TImZLqlncF5CdbmR3yubYYnVwErPZXGomRov2K7YYGAszS0UBNSmfZXOv2w2Kbhjg/pXghTlA",
-	"86joDzc74YUKrtavaWfasVZZmfkWOIgQRtOEs7SSHVDZzC8OcrZmqpbOHmzeB5v3web9o1r70lTnKMh5",
-	"AxBMs3/dO3vTO837NxlKRBjMRSJpGc5tZdLHhvZsjYQGd+j3IJwvML6IDlLbAQXK8t+cnZk/7TLqkuIN",
-	"CHBeiKNrt3k3lZFz1dpavFjKtFh8FwHFHtiqUXRLvH97fvnq5en528jlf2G/lcqYzcvjq+uIvD66iMjR",
-	"6UlUrPOzyMNsOJXyBj+4hhc51ICZNPgyWsVumQ48O1rubIuc0YIoJlD45ptmcG0rzowqka9LkjIaL1wx",
-	"Wg6CipFau05QtWD9JJ1ZHEhmhD0pmB/fl0PaTQxm+Y00hAdP9JeWyg8y9kHGfp5f2TNu8s9//H+WueXS",
-	"NnJIYDYCqAodq6DpKXB5FATcNjBW2YzFX9SbXCN9cajvQfye8nGh55Z1ZcBaAo697UI2kV6wQhkC4oO4",
-	"2mYvlXJh7MuhqYbUbCzfxhwiTMWGG+xlWPDJUyLvRESEYVawYcXzY+Phq2Wi20Ji3l1hkyQ7RrkzGbJo",
-	"ANAtwOi4XjegL2wgJy9huAdB+SAoHwTlg6D8HgVlxcQBSZnwsS73pbSy07P0kJ3xDaSi0nL+PcjEK6gC",
-	"K1mkkbdHZerEWMgyhSMNVe+OXKHfH4LPlTDKZUoAmM788erk9PSALMmb1bLOrNY81NDcTP+7lUlmcr0k",
-	"eZBGD87UB/n1R8uvP8A5en1+8b53egqCCPqCIZu1dloeZSl5Tu8tfPyutJmYQL3sGohNuKpseIyoQFYv",
-	"ohySWTGtuZjYPraASpIAV9b0hgF8ImEf6GxuW3aaW6CrZyjUD00r/XjHdqJfM9xVGawOI664JpGrm8Y+",
-	"1GmWmNecaj2PCib3PJUjptSfsEGx3fkR1TSRk4wdhF8RdtO/5bYIbvV0+QhGexSni3aawVaGVRN39LmC",
-	"OuQDy97nMtWoIsA+WaRYbDSJOkPCFGadwW99MafK4ZVhAaoichxZt/mYQ722w5qIecrgfFrg2DuZJTEg",
-	"n/eFgnD2T+bwUjIw47ywrWoG2P58gHRv67sHuaoxCIWxX6SLy0xcmuk2vo4CYkf4Y2p43OBmv+qheMyv",
-	"/1IJN3+A3cPmCV1US6+9dmcRWL1PCw5IoZkjWEJwqO7AW+QJHo/G1ihjKw7+R72Ys08r4bqcVLLdDhyL",
-	"sk3/uSbNMK+SqWNVNY0jK3LgW8qc2jwL+PUh3axEzQUiCGgg1qRUkdND1qkfXxd2FPf3ejFnxdzLOsJ/",
-	"ZOdVewAuGY0X7RmNWfmQKtK0hTftSUbTOPJGTXtCNYuI0jRJ2ndUj6axnERES9meUQECVnAxaZFCpmY+",
-	"f1gwt6SHBIqG8PBZ0swX3qjqWAqE/VzPr6zttE6+b6YDXtiV+SanEgdbhRbsCejhaAZ1xx1/xkgzrSPa",
-	"VhSmukOCIMxjmdrHIeyMzPR3d2IzaDJad17fQshHENxLLG0UpHdC6IQJ3SKCsVgRLaH1QMXUAm8aV0Ve",
-	"JzMNRRUO4jaWI3VAKHlN05tY3gkyyXjMIuzkg1BNbrFzBfaWppwOvQpcLrQ05nVa15ereibfwLt/Qzn5",
-	"Rq1A44GdcD7IB8kZOJ4/y7uNaM2QlKckhAZzArSkFZapychVT0iqREl/6Ild5+YogUwz3+VVMQbuKYT4",
-	"FJLM6YSLyQH0KfUohpRMqYjHWYJ41YGOsYoxhXiORSx0iLuaE5tBJrVtlebiA4QmRsxCaHiAow0icHtR",
-	"gaipeYtQqZ3/s7VOkn4j6blKbhabD/y5/CLmrdC/VUp1E4TH6Fz4Eh6QbQDji0hQBRp2Ku4oZTETmtMk",
-	"ypM90F9yw+aaZCJGPDjCbcmO92xYEH+nQhPsd5p7QFjCJhRPOdfYcBwcuXLOBHbVge80dP5nH+Y8ZVHB",
-	"9a6gbZiZiAMRvWVpzEfoL7TagAP+s+3OWx1yopWDP4WGv66vhcjzzQt1DRFKtxwkmyNmHjQpK4PkR/6t",
-	"YFIVEO1ccEKsCasLc+B77tInVDZjpU7PPkg1q0DZ217bmDxi98Hcx2OXYQJakTAsABhDh1xWEiRtpxlM",
-	"1fE8oYgdPqcpE4E2eS+AmvLD+n2Ce+Xzg/nWlELiu8SHhc4DkPbyL4tH/62COWVOvYbGcPntHAp4w6Mp",
-	"T+KU2RLVz2fAuNslvSWymw1OYMce7oF6X1vdWG7anis/rtYR0sK4hrDIkBEWc9foEjjgkI5urDn85po0",
-	"qa19dO4KkrAxPGzwl7/8ZVDIUMaHYy10tREGXdmX3mgteT+MfaO3jXSyMINAv89Qg/mVmv63URk2IEK3",
-	"+A86/XLxJQ0tlMvgd5KUfTD7xPVhhQoV1ukDDX6DPjzltg4rANeGMl4A6wlSARnweOCEv7vUAYmaE9gX",
-	"s0xZDDabi6mnHYI6v+NWkOg6l1DCZjWN3KlobuiL5qDi6uqA9+q37rvO3ZSJDmAlD1oR+jYKBhCA8Fp4",
-	"4L5oHh2fFnQJZJ22dJwrj9brcK2xkSFwgcI+9EWzcDO8H5zhQ2OfjBajhB0S15TmGYkZm1uzpLjfGKZC",
-	"3rSG95SSbiwTxN/7Yh2ZVQu9QwGui0x/MU3kfsExmiTn49rBAuqIfWsY9EN7ItsWj9g8unNJ715jIey3",
-	"jqVtxUpRYZ0ndOTzeXb/uJlYdfi75uu7j7/3GN8RrCJCcsHOlvlmqPUfwa0ZsrJ2s1HbIHrXHsJZwxL6",
-	"TQN9Vfv2UW6lrjJ1UfWzET9/h7W2JoabZVYHJBPDcfa7u5jIDlXq7IMxCmDVOuREqYxZaDLpQkgX51fX",
-	"oYT2W3nDjvIZfkFTaT9kz5vh4gf9pqLfmFWpODl2VIkMoC28vGGiWEvoKwjt1luEulIu3pcxFIye7Zuo",
-	"lHSVop5tcQ3XKe9cWy3B9dqziEVVsncajKILhYkqQUW+RL3fQPoUxqtLMPVX7CgyY5rGVNMHol+KowXX",
-	"iTQR88pQAFC8S1LiSGmonLX+CDU+mKF17eZJmoPFjXo/ANLef1ZoA3EAbSFSKmI5I0MoU8u7G6ls1uoL",
-	"OWe2ngqZfe/ihDQxL9d8fnS72wJXIpztoncAYZ3A6dkXLFHWQefbIxmdF1zzZtirn3vtvSdPnUlvHjWV",
-	"dzZ711gGnb4oWeJTa1TnO3VAuFKZkUTo27OiWEHXU6v694XDyrgPy+qLF85PWeU2VkaWfb8d0uuLQeh8",
-	"giBc6hB6N5XwDrZhsKe2voDZBtFW4EmrxGS12UuWKltrWBbo1lesIrJLtCTPfnjaJU1KFoymrUN0lshM",
-	"R+SHvS5pPu6SmC5Uq0POitwRQE6hPZWZ+iG+jN0OLUkqNdWstpOMTmB24UYyZj7bNpKBnPu2YmZFDLs/",
-	"OnlxqUhzr/u40+3s7j7udB/t7UfmCOwexMNnBwePHu+1IFcwjlOmFCvSvZETIykEGyGQXuSNvcd7xfWh",
-	"YuHu75C/tl/K9I6mMYvNX9jbx5L9kE05HjbA5spSQO7JlJnpPJUfFnULRZNE3rG45yZZXTDsJdM42Ovu",
-	"P4u+bJPTL2ep4AnYRmIVcp4tV0MWgRGKRtSYMhozjDge0dGUtY9y9ODyg4VsA7M+KIYMbHjDWs6dlX1v",
-	"Pj1IzILERLXeWD9wwJf1xVxyVDUpz4bLlRpwQr5AbuOSyQPcniar2r3nkTiICwmIi6GUUKQpM614zIg9",
-	"hLasR/kue3cCWsFzrSDPCztrpZlQEaEk5ooOk5JbyUJw2GzQKUtZKbdfQOI0iFKQBnkHaQi3GI4Q///s",
-	"XW1z27gR/isYfYk0pWXZsa938ic19V06zs25tnKdTJuJIBKSUFOESoBRdBn/986+AIQk0knaKL6XfEpE",
-	"kwC5AB7sYp/dHeJGGFVS5R0sqX1z5AsvHGOxjjJ60XN9cSnThW+Eq4dGopDkVmRvnUHXoUjR7UfM1YSz",
-	"mpCnEYX8xIo7RDguMy7OBxgETZmu+cjqwgf9gKX4DH2ddPC1FXgkM9pbYb2jdOrgIFZCwsh+yA9/42fA",
-	"B3bKa3hPq39RoSJaXRDtvL0eGpoWrbXQPnUHA0FMaslMPMNmVaq32lQWpdn2KuQ5bt8dBskXref1Vz+Z",
-	"eATamAo/FYomiZmJelC/Au6OibIFsF6JreMjElGodVSH0HipSiekcHqpDl+gurmI9FtV2odSF489Ms1k",
-	"CgaJFVwKmR+chHN8uv5mWuk8e6OLmZmArVbq1AejoC8abX/4/YMRK6uqzBxxSxTahY/TiRUbPqZyPUKy",
-	"n5/dIm8C7/bkDhAewh06ZXEXK5USCwnAn5rlUjuHJTFlMVccl/WDgd0gJ5dD8EPk0s1MueyLUbEJhxHo",
-	"EEKbZe+8Ar2IxoiudnT24IMv5dRULjCYehdsQ4FVSqWiKfe/P7uAt5qqlPOUbH2gjN7Ti8mpPMdqhaAX",
-	"lmz03hUAxrNcrpFD6cpN4xnIzzzaBwQW30WLBknj60l2ZH7+BsPCojkbmdGU1oR8zrWDy5qqTFU9sMyT",
-	"qbOAb6eEhZY+gim1NuWdKmGvXZk8b48MG1HVSbhpiNUp2CUOOoSBaWYBhGBtOprR0t7BbGVOkTMcXJLn",
-	"oPsYzmspCyYm59o6OqBbS83ZW0yFmUxp8VESF9QpKX0ZSek/laoUKPjY31reob3uPY8XGKxCN3EBRCJd",
-	"hEY0GLZVQTwg1sNqvrXJc9AVVflW5qI76J8LsI5RqWr/PuKDbUR3QrId/qsaDJ6mvnQ0/lKTHtvr+PxL",
-	"+O+FWChZuqmSzgr1ziked8K7auX7kM6BzJ5YkSmZ5bpQICW6C2XihRcIzrKIPI5UUAS9s9jOMC4+RsVH",
-	"VibXKWBWpsD2L0lvJAnjqNGT4k/iBIcSGqzrJ8Lb/OOnm6vLGxSDhzln/GB1TVmjGrkXoG1Lq8AAfOWm",
-	"UBcgLsRBehCLqvC5LmAcfsvZ4GlDfjmT52No8UAxftA29PFIUX7Q/UOMUBJmYdZtiy+qruoDA6KlJwtc",
-	"eV+dh/8XuIN9SWt2Kd/F81uRfceLIQnMTboZh8Cq1ID5iXX8iy2djiClAddpxTXhOvZ9/B7+oepLFMfw",
-	"6ZlQxtjCA2fTI84UAdC7dQpDqSVWsgxULrfFy8B5isfEkj+en0wi7OINgwC8BkEGPjq6J4GFU14Pnjyn",
-	"ffnAoGFhpQp8I9br/F/IWjWVW1WujUzCkEk33eLaHDZQwoguU0OkB89uG+xSvg3bCxs/fz/qhtaI7tnp",
-	"aa+pxhONK4zSAXHPd/OI2DdCeTSmzIgyqvxRS3gcHBtPvzSW0ngHHc+fo9HCoxNHXqlzWHSw0E0hMLya",
-	"dz4kLGBu/c+LpbCqD4GjBAhymqtQ/S1XzrZqavBfOgTsbulmhIMgrKlM78xs1mOaO99FlLpczdxFVGgO",
-	"8YsNze0Xqd/Aa9h9EYN+QhZpHSy3D1PfS50fGKKgi6/w9EeFp8+R2wGhY0GHatLePbFh1ybb6fOiSDD7",
-	"DgAll2hH2kgXmm5iGAl9j/VSoauTXBIryVpOk7WZgumcYwiQFbCkarIOQ3SeI3pMVcgeJouNWJpSUZb6",
-	"sirw8IKTzHkjUmVJKHW0+3d7p+G/qOPBPfQ1aw6L2tELe0PK/gQyB0UPj0suImXSa4iEdGBHfrePVc+D",
-	"cA4LWKGfxzQoQZxtFiXJWpJ3ymBy4yL7fZ3f//pxiZZyDUlsNGGVLyXLIhxe88FgWKWfF61yM7cHACqc",
-	"ZpiX4N/Gn8NFqXVyM68r4SA86CxhHnxcAhfug2bIvCoreJbJ+si/t4xvJcYyIiqaea8vRuT5ZfWoPi1h",
-	"AoGHNi/2fawYrVaqyHAlgYAOBxYvzPwxYcLMH9RvVJF9VXB+5UAyyjJeamwe0TLJzTyJYmd5uu8WQP0o",
-	"AFkombvFL+18DHYenA4GsKugZ4HZCZxRilwhVjwfj68TzJIVWJqZdHIK+1FmFGfQ0RjzR+W4C3ga/WGi",
-	"WyoutlJ444bIbXgWr1SmmrNyPMfXP6R3i3toL0aKMtBWVKv+l3ZQqbQqtdt0hv98vR2tT7Idbg0Tv2I9",
-	"P2joO69xHpDj1j7oFeZ7iEUXsh0LM/PlcnxeBj4d3Cd7c4DC0wth01KulK+1B39DDY8J3z7/ft4Wo/kj",
-	"v+4HB96pd+54lUu9M+R7jLKk/YP7v282w3VplqCOVDaMcBfEJtS7lbGUGmdmyqV0sCQxaY8U5JzEgUOL",
-	"4k5tfNSfZ1M2zbUHnZyYK+njoChYMQFigpcz1PZY6jlNGrQbyLhJxPngqUADZK2t2sYkyi4UgRLm2XWl",
-	"nM10SqRR7Bff86PgCVOWPQ46YdewbSA8f1FoSjrng0/ZWh+Ashs/JMP/ZbSb0W67u/edqZKlKqHn+wTG",
-	"Ql8pfA/QgMk538RPG2PaDOKj5SaVuacEdJkugz8nPp2FmOVyTtkXqzLvDDsL51bD4+OT0z/3B/1B/2T4",
-	"7eDbQWefgjYqNjRfxau62ZKSljDPmVLRmhKncZprzIlHarN2oqv68z5zdfqcyqifmuWkZkCPX9wS5RlN",
-	"9snJAF/pHF9pwtnn+eu84JGusvG5e5iNKRbGOiu6k6MjvnKEVyY9PPu1Sry8ecH0ayS1+JddY6ohnKyY",
-	"cJNmUi2s9zjf1f3w+Pg9tHjfSToh+RLMtEWwVHBEOsMOjglcJsEme0R862q5oQmCl4jEHFM8MNJYpqla",
-	"uR4uI3qX7d5gNGE3UkW1xNnm3KqT8GWYc6/DTNyvu8OaEOUa3YIgFAHTCXkC78+Q25A4ibxQugyJP+Pn",
-	"Q+nhZppjnUzUzMhsgy0ybmCVV3Pd+DwWOtTFnIm29A7WSVfZRCy0dabckPVr5vbCl8eL247qGzY1r1Tp",
-	"mw/lyuPHfSrwJuHAIB7dqsKJS4z2sK5UcrnVOeaAbXj47zANUbSU/kYiuSWJBM3LIWpMF6vKtQnZ6nkB",
-	"m9BC2sURkrxUFmr3gx6FJGBKC8nt+QLqDZ+2m1LLgpxqfjL7sCnJFqZrxqJK3le5m+c6nioRHbElrKPI",
-	"rFioPEPPN1cVmG6280P5njArEhdb0g6f8Hnxn9iQrDPqP1QcaBFjayTUkLL0yib6ezdKPpgICQtsXspl",
-	"j+nNnLcksxH9uznmEjd+6ByVHywvhfAFLWAWKCz0EbzKeEk7n32BTzVTWZZaWQL1o3ooKWhCpm4oTvri",
-	"BdaEH4pvBoOAikKKpS4qR/Wm4/iM04FYl2Cg1Rd37iZiWiK+ORNX+i9iajJ4h+7Z6XeJODt52ovHYI6R",
-	"/o3yh4+PruKXB105tLBUTjY08D3RSpEx2cqks1W6oFNM65l3W1CGlLnmlyOzN5od4XysN8RKX87fY0PO",
-	"rZr1MR7dXnEBd6SkxgwQmhmo6fLawqoMZE4n9QE95r3iwt842LisTV1KjLv3pcSiOu2NX8VzjXUgyjFG",
-	"iSr0jhLc5XwCCYeCZLypYHA1zVKk1tHiS2ramWD7u6YyRFFR2GP31cur8ejN6Ppvb64uXyVi6+et//3j",
-	"s2t/refDM9FxqTGualo5X6fC7/mASzt2A6wvltwUXy4N8f3Sx7jsRwuxFEFQnfvX9/8NAAD//w==",
+	"7L3rchu3ti76KiieXSVyriZNy5fEUu2qo8hKomVF0pLkeM0TeZsQGyIx1QSYBloyp7er5t/9+5xH2LUe",
+	"bD7JKYwxgO4m0bzIlzhzKz9ikezGdWBgXL/xoTXUk6lWQlnT2vnQmvKcT4QVOXzaH3OlROb+TIUZ5nJq",
+	"pVatndbFWLBU65xxNtSTCVcpG/KJYHac62I0TlguhjpPRcrupB0zaVl7kAtjB6xQmTCGDYaZHHR6raQl",
+	"XXtjwVORt5KW4hPR2mn9tbixvOu7T1pmOBYT7sYhVDFp7fzWcq21ktYwk623ScvOpu41Y3OpRq2PH5PW",
+	"gRpJJS7g+/nR7ykm4Gfm3mP6mtmxYENueaZHhWDtvMiESdjY2mnC7nR+c53pu4RNcz0UxpTDnnI7LgcN",
+	"g0haufi9kLlIWzs2L0R17BP+/kiokR23dp4/jQ76vRgWbpCHqXs+0oeoPLGsq/+Wi+vWTuv/elRu7yP8",
+	"1Tyq9uJ6PUzFZKqtUMPZKzFbXK5f+I0wsETG8twy6Z+3sLtS4W/CGKkVa//zf/1vtv3sGRuOec6HjpSa",
+	"97nSddf13bBa28+exZbrlZgdQzsx8rwRsy3DXD8Jk4pxNWOZsFbkbMiNaNhC+GfNLdzu95PWRCr/+XFs",
+	"iEfc2INboSzuaH2YZ8IUE8H4tRuVHUvDhHuUtaU1bGDE74MElnYg04Gn0owbS6fL/SPkrUg7PXZo2aQw",
+	"FubLuKKGLK4Dm/AZywVPWdstA+1UwnRe3TnjuuD+UzeTE2lF6t7v7MLyaTsWOVPF5Erkbk2HWZFKNaI2",
+	"fofXFT5EjWzRjBI2EpZIyA3wab/fYydIN3zkRrp3erhlmLG54BPHLiQ+PSxyo/Pa3I0cKZ6FuTeSllv5",
+	"Lix99/BlE2E9/T62acc6FY0nUOGP9z18dObOcYEaezHh90/tqJiK/FYanTf3VX3kE7u74OYmRuruRFpu",
+	"brYMk2nCuGGcTXWWsRG/FUzaJpaKzS0b1JS7Q+1e/R+/Pe6+ePtbv/vi7Yd+8vj7j/+tFdvdN8TPG9fj",
+	"rnzgk1bjo3vbTLUyAm7TH3V+JdNUKPdhqJXjoO5PPp1mcsjdSj2a5voqE5N/+5vR8Nh63Z3iW9jnPI+5",
+	"LoxIWXtQ5Gpn5u7VHepk59oPaNBJmDu57jQPx1yNRLoDJ87NXhi7ZdjP2sCpVNoyrcKlaUR+K/ItA8yE",
+	"s6tc3xmRsykfiSo/0LkcScWMO+pOGNDAofIZy3VhBdysV8IQTxFpZ9fzJuTiuc4EMDHXe6rhFz0VOawZ",
+	"dR3hW+EVPrRMF9bI1NGaKTle27WUCstlBqzTBJbpRBpYAde1EsKNqtf6mLT8Wn/FPdxj1CRrn/24z148",
+	"ffYdjuVC61+4mp3hLpmvO6acW8FgtVl76ni+LvKhYDxNc2FMwtx3biV1zoa5SIWykmcdv7HXXGZFLthV",
+	"kY6EZdc6Z3e5ViP3inGEZqZwFUbI1nXst3nQ6bEzYfNZuEUFfu7uwedUZHzmmAteD7BEld8XGdW5GGqV",
+	"GmY1u+PSsitxrXN3EGw+k2rUq98kUsmJk0fLu18qK0Yid0v2MWm9VrywY53Lv4v0a+7OsXbrSCfDbUJb",
+	"56zk87UNsWMeTvYtz2TKxiIX0ZUvYDruxSGnxd9T5k7kImVaZTN2NxYKd5Dngg21upajIhfpLl718Cwb",
+	"8jyXwrDBmzdvunuVBnfYD4LnIneySjb575ct6P2yNZjbwPn34tfNcMyzTKiRSNhgSbvlWs9fFbCutNju",
+	"973Tw6h8fKKAZfTYXmXGuOp0Jv76+tXF3ru908N3rw7+mtQ/nrtNwm9+2T/133bYmBtcUxRhHR9KSsbl",
+	"2NPvhSiE2XW8z2rcAhG65FOJbTh+N5buiRmzWvfYseO8wDCHubCud3iEm7FbjmnuGKuVeGUNc+E2eg8o",
+	"9lrnE25bO63UHUArQVSeW7TEv/LDLLKk4ddfJY/+LN5P8bJd2NC8EEyroWD4iNmzMLspN8ZfVm7FpWE5",
+	"3ni7LBe3+sYLF9TVldaZ4Krsy+Dc5pjbFdxUQM2+5VQLPCP4nmtzvQUZS2XjFIo7sGXYNBfX8j1s6rXM",
+	"jWXPK9pT4niRFVlGB2vK8+qMyo6cePza+N2qd/fGTYX7+xwl6Wku3DRFCleyxWt1IlVhRSdhRrrVdqSB",
+	"Koe2wKvWn7cfzo+5nsTmz21FvKhfHtHpKVL1Fn7AcxDZRfbm5OzVwRkJEfhYwozOrSMPXtlkaUFWsPwG",
+	"xVTQhVBCgdec4uTOF30H11op3biziTquFRMTHSN9wfOcz9xn90rVnPHr4cGbg7NW0jo5PTjbuzhxf+69",
+	"/OXwuJW0cBYRM4drxm56PumVhvNJvzadT89/1jsyRghDK0YvbrZISBTVZeJT2UpaNf45//k8fFFhp3Eb",
+	"USnb/xY0f7cvoefyLX31NzG0blB4CxxJA2teZ5dhauGPZfc33ScLE58bGbYVHQrcpyT9gUyRptLtB89O",
+	"K+O65pkR85wd7+LFffzRiQzTaa5veWbYh8sWfhDpZWuHORXof2Jz7LI11JOJUNb9cNnq9XqXrY+7aCS4",
+	"k0awO3fCHSlMcz2ZWsbNjUidoNdbmCINJjrH6TSbnQlTZJH1zsXEDc1rdPWlX01eVR184ek7niupRhu2",
+	"eXefocytRlX3L9tLFmdbGWTD0sE2vhRDaSRKlhtQSFp5zZ+/vdPTs5NfD1pJ6+zg3w/2L+JMSXCSYyuW",
+	"lsf97aerzmDoMTabH3LBb6aaLtM5MUUrnFZcqPi94Jl77mPSupYii+33x6U93u+I1UY1fzXtHxyx8ADT",
+	"t6A0zzLN04QFI6/Tyu9YWypjBU/dlQPjf4Qzgiunaszqv3ieLJl+RAK55VkhUAOY8sKQ/qt0KkC/DKtV",
+	"f/Oltk5qmHI7ZlKR4ECjnxvT9rPYkG5QjK6Sx/b3n0pJC/u3j56JJuZBjouG4x/2IHbXgWrJQUFEC235",
+	"NJotySdirJ5OnWCeo+lcoOnLPQLKZSaugUVOavfiWrb7GPOZCGP4KC4k5bAKFdP/+vdUzV8QYaOW28LU",
+	"bunhUEytcPwLtFyRrr5/y90ILUYHXc7ybXTL6USdZhwlh4UjacX7iHyM9vK8cEqWlcMb+jMVCgwYNFLP",
+	"UelXz5y9N8kJP1HR9Zbnkl9lYpM1d9K5Y4a/0rvR28Zp6vGTPXULwLxvptT8Uz0s3K3da63eEVwr3011",
+	"Gg1rfy1HP3qWMX+ZXHM8hfO2igitAttZf62qHUcWKbTBs+zkurXz2watvU0iSysy4VYQNQAG/SBfdmv6",
+	"vjvSXTeErrmR066e4mXRhXvECVxwVSxTZ/CVDeWOcuM+RFRdVDTjv1lykfrDS30kwZKVtNDl00rCa4nf",
+	"9oRGkLTSAq2xLVCsiXZbTuGHf4o8cw+r2dqSOHlTq8tfeS7MKUqJYGRA8Xrdq3v+fnb6i9VoWemxA1Bi",
+	"vBUWjAxTUCMZt2CWSJjgw7H75DTmiXALtmhOWWJyeFNTnKyeGmAvUo12HJWd/bjPnjx58oI5tc4f6+vC",
+	"FrlIXK8TbSzbZjPBc8P4HZ/12LFG/yyzNluqUNcH8thN+/lTcpaahKVyJK1J2FZvK2Fb77YcP9zqbiV4",
+	"pUk1wl64d686JuNe2S2DAOjO40OrwSa8c1n0+0+GbgDwl+ix10r+XoiIp5bxiVYjb+KCSIOakS1uLGiy",
+	"CZQWAbSuoeXIrbTIyULA7sbaeDNA1YNq+Y3YxTtbFzap2gd67MBtP3hfpWFhDfWdyGESn7yaPbanmJhM",
+	"7Yxl0tiEcezNfRAps3fSEaFbHg7fMa3I9DtnqADLLNnI7mezqK8oWi5YG/zLbkk7CfNGDNbmmdEUNkBb",
+	"Z3OdVeSlTsLAzsHasJzog7oqbHVf9k4PwW9Am9cGsyjYamC+aFUOZpvaZiY+JGW+vSjVNJs3Lqp+8ipR",
+	"GCFY+xrs7CVtJXW/epWgKpamziIxeTNJfbMrVs3NdszaSOzOz/qOZZr89m4ablUMu871xKkbO4wzz8yZ",
+	"KRxTM+y77f7Y7cCL/qRkN4+/e+a+bhPb6VRYTmB0q8WMquElxsxfylwMrbyNSXNOZVkIFYkpHCRdNt8C",
+	"6NydvwS8HO8jhDJtRMpu9ZBfFRnPZ0lYoA+X0CnaQk7duLyaftlK2GXL8nwkyFQSiJ/YoEyRCV62PrJ2",
+	"qofmUSmvmd4krdJquS7y+jwI3ssDi76QvlXdxBuI3fGrvHQbz+BS2PA+PlGCpb6F4HsOq7RlWCbSUezK",
+	"5U13rbTsjhuyt1ejSdZ0c6wMjZO2FhO3U5XC2zyEoGmFoT/oSQc+ByExUQaVVg/DMim2PDXl9i+0VtEX",
+	"F+cgleNRW4b46w67G8/8ohEzAv8imPncl6lWooGrWpstcUtQo6QqorpFLpxgo5eZYFOhUnLBrrdHpWZa",
+	"75UaYu0r4f6hjjsJ84prgoNwtCtSDBLA5fAjY068cawfgySuC+PtMeuck6DfDkOAI3eydLm7K04Q9Lex",
+	"SFseoMUJgV0CQyNUKtyBsjmXGYlwhpxosaP1cFxab8YzFL3Q5K1ZqhnZ7KLDyssNLMNZYRvc0xTTUShH",
+	"IUrbH3WhUuCu6jqToHRJBY76qPXVzAV8LSfIudgvpE8gxpI2y1Ush77cDDNPqt5bsoHxVIn3dh+i/xbX",
+	"+xQdl+hs0lkq8nAG2bXOMifETLkBYYsbCiJcthPr2xoWDuEqY37oIbpOudvnM9AlF8UbccuzgjfYIFEj",
+	"zYusEu6JznBUDWXm9A2mryuUCedLX/twu2AXWSIRLQx5XsSEnk1cypxA1Oh13ULqY0INuxOgiUwzPhPV",
+	"gxJCaJJauPNmVsrrhjiCcUWQQEkegr3ZnS6ylI35rYAoNYgZxlV1Kmz++RZMaXtGc44PD8fDaWXc+gU9",
+	"mhZuyBUGIoh8KI1g7WCxdOoUbvfs8414uZ/M5oWCaKCYeWmJZ6seyU5k5PctqRH/sqNzH8fM/amqnh6x",
+	"vioBFlnHtSDaIzQSFezxuZjPCH8hK0PpE3Ib/5LMujs+sK47KnjurnUyWXdH3AqwMmRZ947b4TjVo4RZ",
+	"rbvumHbzQikSrha5ZKWDTVUopGa8vLfctW2tVCPD2rjCv4ocY9ED9RqwAdWFe7r7/cvRZVtGpWuSYYzO",
+	"DtKRQJPwhkRWBi8sXtHw0ykx/WAaD39FtgD1xzWmhr2GF6JTCj6khSsHLHQxAUd7BxaTdidqwksqWzan",
+	"2IKQprSaTXQRN9dVxMNFIS7n0pFm3HztxNWN4l9EnuMUm11+m182uZ6USQOLhladinu421yLcVs/7MXJ",
+	"9YajzIMjdH53uWWcnR2cvz66AOevt7a2Sf8qlJUZhBemksKgl18KxqlYq4Z3Dg+hnpZvGMVUqnZrLQCZ",
+	"SioBGuvwifoVFQvLqLsry3n4PU/oRJUUvvRA7q8yU8VDeYZ2LkzjdO/1OQZpnL/+xf1xfnFyip8v9s4u",
+	"yr/e/Xh28su745OXB1Fdok7Xc4kF8y2A8Td6uqumqrn7YTrNZhjmKufkRAjvRFUPXo62fBOLx60klQGn",
+	"KvOObsSMjYLgZzBXCqzHTmhSmhmI/mbi+loM7VwoQ9xkNnGHdDGK/OLkFKa1y4ips/294/2DI9em36WX",
+	"Z3sQ34e/tJLWq8Ojo0+MqElad1za1WHt1xSGjzPdYZzBaOiko1iMW0AxDAlyCLfljp0v7n75phJ34W1g",
+	"z5jQhtvIhnoiDLviwxsQsUtHAC03BtQ/x9w6/NAP0yRP5EL8GJ6ApWcrRsN7qqaXyNQtxOvXhy8ruS2M",
+	"GyNHyrD2Lcoq7LuEGc1kaiCUlF3NyMHheFUnYXe5tFYoNzvw/6AXC8zi49l0LFxTQoI/Bn4B4z5PO8HL",
+	"yO04Yb8X7m9Hllc6RX8BHQfHhpFJQloeekxE5ltC+xR097Tfd8Kiz9HDkID2wHXQq/A2zMMNfLcoZLpw",
+	"1iqO7Rq1heWNB0TWo2g2u/7Oi8mE57OoDlUzDqzJxM1y+jimg1yfwFUt6mzZuCvxaU5oKcRSLy+anUk3",
+	"JlOKgaPpdgv9SY6ectbm7OXB0d5fE1AJbT7ruH1OC9Fj1Zhb5cjCvW/gbbLFrikSTRzFprXbVyr7/Glc",
+	"Jy8lrnkeg77wEENW5wDsTmYZRNBjihnjIy5VZ9dHYFOgObdWTKaWXUslzRhtsYm7HdwT06wYScUUpDDk",
+	"XCUhfBu66bE9dv7q8PT04CUOAJ1ROGDkZmiL3oVfdGGZdKo+eNgKlYocXodjN+EzdiVYocyNdAxwg+Vs",
+	"lDBVs4wI4XcN4RveO7HmBtGAG0JBqrJWA3G6YW6FxUZS9eI/sHL8inaqUydEacvtccQL+wARhnDNk40q",
+	"kHy56mB0x1dHmGTYuY+pf9kZdWe8FAWNFdP9XKTSVr2p1YW0YvoLsYXmwJnoDUz6ylwivZ90eUB0lhoI",
+	"8nQk5wjUnQ9P+jtzDAH4ALEF+AL4AWsbIRgwnE6CT7rLZ1rY4LxJ2JUYS4gNIB/miFvB2kh0CSRueu4F",
+	"JnXsz81/kcvUNqWZCu94lv1imoLTHGVtGRATfETLRGaZRAHMOGVyMhEpBsaib9wzhpCFQTTkiOyaywyC",
+	"cfAR631SboGkU1opsXQXe6svK6xiEllfWka3J50e60foW+M/rh0kZF6dxlorNe8O9+nlFP9UiYUkJlDy",
+	"68A1KqRaHv+wBUuvvfOF6M3Tg+OXh8c/OSXh9fEx/gUKxUunSLze3z84P28lrR/3Do9en3nl4vTgZVRy",
+	"XbjNF0WEjRX4e6vp91Wc/xz66SqdNE4GPlSvIW5zIvic7WWNhKwGzrg0zs93tHyUIRh2YaBlzOgiu8Hf",
+	"KF4Tm2U+lnWX4myI4w15xvMNorHryxeNyf7KCxjCZ2Mr+bPgmdMd51dvMYZb36yO1KS3oh3pbFMzRqnk",
+	"Lp4mqdCUuubh+xQXKPYVdO6myd3DpXl/xgViQiTxOEuFsSBEoEi2NuHC9kSoFe+TH2Z++xbPEkos+Jy3",
+	"E+xUkWky4ZTaHKBtTEPy7VI+VhuDn3vTNpxhfxtn5lRSPxbniGYzH/1FOgbqVxAgEQ82+ITtFVl6vhmJ",
+	"j2HujQemgWDKDfQWHmOdUjbm5pNJZ1XyySTm7zxEMS2QD5AywBCBZDhHb0mJylEoIrE0nty9wjy9GYNo",
+	"9FrOsY5yH2sbVM6/XKVldI1jquLa8O7f+90Xb+nfd923H/rJ8ycxfJukdehE1ohnx+d7fkzo780EGv/O",
+	"8rz+ryPHgVS+xNfSpGJDHmqcIAIIxEae8hVUtnipToVqlWvZSlpDroYiy9bJkPKzTpYQZNAeaK7VWLOw",
+	"Q1Gac403JDW7n9a33yH9rTTazUX0cGMYN2yAsTqDYJ92LwGaUIgF1KpkF+6H1UF3NIHotI0pRFoCe6yX",
+	"IhQSt+eXSukYGMk5l2k9MZ6UcO5NzEFfdQTC2krjU2WeAyQQgksO8Wiawtd9mk8T1sQOxPdRXNQeQdNA",
+	"lEXAXkHXLT5eum//s7t3eth9JWY7kQdWb0Fjss7beObN3wpjGVEsKNkIS5B4OElD8+mxcm5MGkyMkd7s",
+	"QR6psM/7AfUmFl1RYuJg9xLeqXRp9Y1Q2CP82djhgoMuy/SdSPcQ3EJsmNr1x2CwmE368xAnTXASDXgu",
+	"3p4CkU5DyO5hgueZFFWEosTnT8CaKw3JCyLHtIWG23/5/Z60oK3PclCgJTonVrNHfCofQUDqo9vHq88F",
+	"jqNcp0WRwq1slQaq+5MsUlZ172s7HeN+/66LXPFsXxce/bXu+5hdhKiT+LUYM5ou9HI18yisn9CI1ZZn",
+	"sWcXFtRCdGoYe+h/yQIc61T8KsVdLG0VEQlgieJD3dR5MpJKlEa3TcJTboWySwYCGuDJFVwpG3ELePFc",
+	"/F6IeRWkeR4yfq7crXyfIbj3NhzBpk6RahLC2ja8+5v9QmA3xtW1klaqFSS06jsVNZWWBvNNbcayZvGr",
+	"b+fc2i6SycKm1SgtmTsCS07Raa7dN9G4suGYS3UhpzEN0LBUjoSxQcIjFwba5f6GjX9mjXuziKx5NhGL",
+	"ySrUmq2cFco3YioUv3gRVZF+r3WWinRNz8smwVdLLTFuUmUkkylpCHtYRgvFVSaHUbS8C4T1zd1OGzly",
+	"hwOx8ng20rm040nCpv71xP10SPhuaNe8VBjxP8wkBEND7AQYBkpsLpCnwd0rR0qkbDgWQ/RuGabVpQKR",
+	"LeWWX3EjWPtGzMxOGJRrKhfWLUmnx37y+TJ3Y0iepWRTfakGgCLoCZTdilxez1i3i4Pv3ojZYIfxSt+E",
+	"MOpESYCqS5NL5Q0a8LaTe6ZyCGnH3AKm4KWKSJO0TlU2I9LtZ88ev4gyFljC5RuBCGmSFrpMWx6L9z5I",
+	"AX2+37OrmRXGf3n+8153+9lz/zHndzBqsOKV5ot+9wXvXr/98Ph53GTh1r8xw0GMpLGCkr0TjwqdoypI",
+	"w4KvFSVjwc6530zCMm4FnCL8cjMjKdHyORJpFKoraU3Xo3SIQ3PL82SbVlAqZixXKc9T5sjw+dPV4mK5",
+	"9dWO/Q7TQi45lp73NMo5664JiYyfQaDZvMevKud8RYHmfhLKPcWNuCenkodRUsQSeqocjUWD42dkU5/K",
+	"kHZrNwDmT9hNudSKk46Hu+tGg+x9nfPtdsHzt41AHJGhLUP6JLzOwPuknUunJdb06em01FAFhFW5mQ8F",
+	"3r9gQNn149gptf2rWXWc7W4XteAu3ajuBu04AWBqmUGMseouSutvd/Rh4P1bja+lcbXCcq0+B56RNjHa",
+	"SjRGZduWnJBf4V5HmOdNxGLMU3NiMZIyD6Jg24z59rPnO//8x3/FrYAIZ94ArJQb+wNPzxsFz8PjX/eO",
+	"Dl/uVE6Yl/twFJR7diWYzQtj1xZKMz46aEgVvIinBwLI+xVZSH1oFNGGSNlM2DW7Lh3LC2m7JDKYIgsQ",
+	"2DR/XPx3E2km3A7HCbvK9Y1Q7zKpbhI24tPkUuUCcgMTRC5/V4Htwy/wCnt363OcJjxzwxVO8CtJOfTB",
+	"2rT6nV2m9LvyicR9RDJ854SgS3XF03dQCMMWuWDt18d7x/s/n5wdvOygxNgA/1ZDnHU9tZJW+W4r8dsf",
+	"TyxeW1sBQiGJNmXtfiVCFfNHNg+LovHXtJCSpGIH8EhOKLBvgyT58+FYpEUmcgS2Nz22R8HdGkGzEe8e",
+	"42y5YQMKlhowhPvjuTUJsf6cUkfJf4wuTaFSw9o/HVygpdD4/kIQZcIGqsiyAdM5G/QHbCK4MmD1dD0v",
+	"2pYn/P0Z3fmL8Yba7UmhDHhRAeqAmUxbD1rF2hThBaGXGONV4ujPfMxnPTL/cR/+i4bnV3dvcUP06Eiq",
+	"SOjOJjgCmbhtSBNb5n9e4hQ04vf7mFzca5Qoj0Oq+N6WZcYf6dEpjXIhJGGaiZj76EdHqKX/aJsZokKP",
+	"LomIk4WyuwzMn784ZuJufINqEac8hCtdqLQJC/2+lpRMqg0sKZ4GollttsiVSI98gxGrcGV2sTJVdgi5",
+	"EDAkj5GGanumRwQwBb+G6G9OifL34kl1Y0ltcPPTScr99UsWo45jnYovnQN2fnFw+u7geO+HowP65L98",
+	"eXjuv311eApXA/1xdnBx9tdW0vrh7GDv1enJ4fHFu/2jg704Jnk122vxx8lEpDJasyHkTO0wQA1D13g1",
+	"QYIhXguVYWsK/fj8YEf3T6qChftWU6OQ2u6R2jxc8VIsE/xHjMFMxTDjOQr/NkSCYx2+8lrEb82jD+77",
+	"j3H8Kx88uRL7q2T+qyo2lYGXC5n3lWECUNr8UNfAOasFdjftx7m33S7iX1FWBtheoZ4LBUJtGQQVdvyn",
+	"EynhoSlQca3QBuh/370Sxz41xSSgoYF0Adglpl5NQWkAu6uAZOLDbUWlR/4uct3ZCC3Vvf9K6TvVZCeM",
+	"dgiu+8Kk8Cag1+/gD1ReDi8H902PwTW7Q7lAnF1nuoYZU2Ew7nnEbInFZLrF0UYkbOwRUOZGtabWAnCB",
+	"EVkbUAT9bbKu9lV40WgDKngN76wkA2h6TTrAZz+BDKCBDegAO0QUVKe+mSol4I9zpFCojWgB2rgXMcCb",
+	"9xE7kDDmuq5TZW2hqoenke1slgXyZu/wAr+ibLt7ZIacAuN8CcYKE8N2tGKkMWHEj8nmcoSIxCQCQGa9",
+	"FflEKp5FexmWaM6fDVB6FXx1AzG4c6MLOy0sgycY5cbBOXJU6C4XJxgguY4FpKorCgNjbUWJv8xP2GxY",
+	"c6YxYa1oUJzmCQ8TDcLOzIMzFxTZWltzvxwxykMSiEcd0r269p5hW405w3NT8a03j6oxX+kzEeYqIlov",
+	"BWT5lkRnBxhCpx6CaBlS++aDDjLqglkReVkF+iiEyq1xewVp9/M2uzL9xm9viYROz7yNYvxnUcTpUGbD",
+	"QEZlDhqMHy/m9W9yjFeApXsAodVkEKpYzm+/tx5HQGLu4GqHMo1zcIdKvG/IishznTd6d2+lztD8D0H/",
+	"gGqInwlrfW1n7a++pWgJAHJIrAjTjghh0mbLaWReU3h9dljDXCDI+Bup0oQKp+5cqkhtRcJ0HLD2036/",
+	"Vn0Vc32xVItUJJUEiFQjBBvgKg86SbTp+bKNrovHO0xVi0TirmolGtq44mk3WJx9C5zdiaux1jdbhv1n",
+	"F4u2nwezdKiYh66ZhobLIrSu0Sc782VfdV4CaTtC05ZB1CM6tNyFKORIYX1anbMTqDTb0JfStnutC4VL",
+	"8BSWABCcqQxtqIxd1nyvGPUhjjwhXbAKd8XqxTXRJd4whImwY5123UgoeBPG8qzhcQ/6CQ+9wMVBaC/v",
+	"r0C0NMstOWigVUOrUxmVL/NJWPCIQyeUbejYat3NXEeu58e0LQBFIg0aw7Fm/rSR5kwxRVG3CyYfkO+h",
+	"sWcUXFutgPo3o5s2rVbulbWfbr/YAaKvlHFteBOUB8WzAWs/82eK/EmZHhHAUHnMZNp8fm65zPhVJqAp",
+	"Wo0QQFT6xHLBh2PR1M7Y2ukAa7AjHv/PFxenDM5u3G8Tv+2RKSXL0i//oxCFiNfG30MVCeDxQ4F8qMd9",
+	"sXf+ylsZSOj0EUvgVn3PndLpGOSEj8Co2Zyj1FuepHQmbqNxKMvw53xBe0rLi9423Nw0Jdsug5i7Fzz8",
+	"RaXQEyb/5zArb3ku4ZZXAsafWz29D168e3KiU2rl1eHR0WXrY9Rado8kglTwNCOHzZfO6FrioNGFHeqJ",
+	"2GxvENJuOs1m/iL2OwX15tt7p6dHhwcvOzsspIImZIVNvLU5YYvlpxynr8wyqYCVR5d9SU4zEkvDpPFH",
+	"kTdVoijrA1ByxK3IUzm09fJjSogU3ZHgS89T79jjucByjBvW41wz3W3ZxuPJr4OwrK/l+bfFdFnxxXWS",
+	"OsPyV7ESKnl1niUsIvhVd8ePf1V6HY47rulia5uuwRrA09hs83CWGX32yMTzDis+7h25746OTt6ArYeO",
+	"TytpvTw4Pmww8FT2apHPBz69jLipZKjTLZLSAepWnH5pqjiwiUf5aha/b6zWN6E/Lzso8Oc3Ap0mjCss",
+	"Z7NlgmxtZsaKCWsjoBcUe4FiSKX0E4/jmejbmhZ6dvAfrw/OL/xG4OL/Fbxz//H68OygulXHJ+9OTg+P",
+	"D0+OW0nr4vCXg5PXF7hv9fKd5VYuhx38LId93jOFyTktmulSeQYbupDDG2HvTU01Tgmi8B2XgGlFdN8U",
+	"T1Xegw2AWR7j0QdNUkkJ40EtF0jahzP5TOD1g/CWp9mXV0okQBF+hTDvBD2sRIaAD70VB9j8DPsc47TL",
+	"QiRCDM6p1jHLsHLrlMX19VxgqG4ErrRQoToU1Gys3KHhivSvs6nWWRyRftNENBptZWhL53w+1NNIdMiy",
+	"KJ9Da3y0UvnYLuujgljGDUVWa1mTkbihXkPc8vIyyg1gaKEPD8YVO4VVPLHa5R4tPu797zQi1GrAsbNO",
+	"hnJ591dWO6lEVPupLN/AcGDW38FBtzvh7z0E+8B71rzVivR6YhU7WHwrJ3pGKDlHY0C0TZFeuhoNgzrw",
+	"WiSiAWLmDc48YJQ0sEF8OGxoXihETMEwsnnfoMerXJ/3NRX1u1go4YdltPA7KKHlU4JuBcsgowerxeVY",
+	"hGKqs0ykwAYgOBxE5d2y0Fm/T/UdsTYfff2sz3wP61opL7i5Ad28FIAj6N7AJ84DfzrPdMyfNOh2/bPd",
+	"kpl13babwQ5sP2KBxljeFhLQlTAyFawkTtYGYB+AasQw8cpvUHbHInYm64MYI3NsyIydTjFHjJ2VbGdN",
+	"d3T9Rlh0SZ9FYhzXjG1M2FTkxO8BCERPRaO5OjAWlZar6us1QkyeW+6S/A2RjX8Pi9Ng9Iu0JrSBN5BM",
+	"5wnvWb+/NmnNXSEx/1+1Usd8pGguGM6diffSAIQiHupn/T4VmYx7wCsM/jPtpjvOcI5ZKqZ2XNuhOa5d",
+	"59QNJyfGw8NOV5clcJgohxfZ9QYGK269Go6QUd6rKzH5DyOl45UUVpdLiFduvQiGc/f7btmGIy5AFplA",
+	"YfckVnM4BodwjDgk0kShSHYo4XLIs0zkPo6i7BT0oDjN+EqiIRYdaoi2kpYvHOoUE/d6K6GKrQ0R6cvK",
+	"dQIPa6zZCZVDh+52rOUd18twfrJfDiZamhBgmePEZTDH+h7ReHNO2ZXxcFJJKzmR7cqnszKMfq3TTWH3",
+	"i6d6PrTeCy9eJEEOSUG6gblaPRJ2DAG6m8T8TTEX/ZQj2OHqAM9cWKH8Ei7lXjjQs/D8vAS8RpAhH9Wt",
+	"PXPlOydShdEmUSf7Ib75ZLvZBra+Pckbnon4aj08pkB//3E9qi/HsITW48awZSBRe2sDQNVZw3rXJ76w",
+	"bgBJaH/JDM+qNLVBEsoF1jeENrYM03eQxIdNkWTrWsDiWL1JmrDLVujrstWhYtRTnttQYJhJNRa5JAMx",
+	"KgBlOSZIvvMtdFM+MwmrfkNZVyYSXuoejuQsEII1Codtig1LGIWGJYwiwzpgik4FxDLi7QhRcq7VqrQG",
+	"sdJOYbkRYurLgoQVgk6udQ5hhXdjboX3T85PtBZI/eT5sxV5LBtEJvolapAFYIoonTq1CFzjVoMQSG/u",
+	"wtxYJvgtuNyYeD/VueVXGV5WmE/lPlZzHN07EO4BuQXR/MYm8myMcFoV5dMYN7PcElBM001dUPTKDw0m",
+	"WqwXQGVjm+pSrZamqBfCw4o4+dDwP1+nNhQqzYWxCRtm0nU1GU6jndwFLtsA4LPEHkFstR5tV2+wurzV",
+	"davNLsqr4gHnQLQhwJzlYqKtV7JNGcR6DYVbTek69qq3h21B7gSdXLY6O6gOlSUBQhwz46CSJwHdE+xn",
+	"JeDniE9NgKKnyIe/i1zv0Is+RZbGpbSPNdZ5UxAwnNxOeeCM931XQEa3DL1NQcA4IPSKBxB/qTAo/yc+",
+	"NbuN48EIeBhOWhsA8gJfj8itKIaoK/j3J5i4r3hKd19ZJAmq7kPixD//8V+PypSRRx+ETD92wlw8Ssk0",
+	"gPSUYm+uJyS6mzusGYoRJTlFHhmrpx6iUJIeuJhj4AYaPz9EFwaWouP15XLrYb3QOI9R++6Q0V2fszFP",
+	"55asxw4AGih4hHxIv29yM69mwAJqgidbWVHC1zGbw7QUeZzS3a3sOJdWgoj+akaUFPciB+r65PWlo7Cw",
+	"wAvnYmGNQ7D8/RY5mM3XXMxI8ozxSXat6ookJfE1srd9SoGpL91LnWU8NxTJKMh8hWoulsp1J6PniI/x",
+	"NDVMvOdDm83K6KeQ9BDo0ynBAdlQEICNe8jXs3CLLS0+1L7GNAPXQZln0Nl1h/RWKDD9SlPtaQuEQb8n",
+	"M8ZHuRAJK9SNCj848Qmq2cB3CYiBkmcYcXQnjVg8vmV/i6vkWZhjtO45mYqcXckMym1kGZYT3mXCWDnh",
+	"9NxEpyJjQ255pkdsmsth/WEa0g4zGgsSu1th1w95xzH3MSb6wZvSsvbcGlVFID9C95UfBcQmQSfuBsR2",
+	"oyaEwtQB5FJdXIHKviTDDt4KSSgrsM1dB5UXkupiNxLs64ay/HBKHbcYZtyYHpUncQRMiQU8TSPkOeTD",
+	"sTgTPE3wzze5tIJwrrjRYNuNvekRH/Ic5R0xQbNJLhZN+akM5SKTcDt3dmucZZPTEblk/Cyi+dqfR4ov",
+	"l+cLdiI9Qvcm7WMk1P1eDLv8BSdV2ec1TgUuQZhS/fXosXDiyP2qPU/5LNO8wSlOmRuMHsLgzH8/PznG",
+	"eGvH2gueZbOycghaojZLCEaB1mmxCB/sUeTcOcDjZSoSJ2UDtwPwMMahdRjFq0LToNhLu2FmcNO6enCQ",
+	"hoIVa0fztRbgnEGH5zDmZHGOKVWVjk2Nta+lE1lDeTh6Rxo2b09wYoy3KPQ+LRLxnoV7lleObQ5sObd6",
+	"updl96PsdTPdfY3Sb6HwKObCk5mdACzqNV8pL34CscXowYQBdz6Z1oNfKBYVTfjqlVAdT5wJDddH+Yj3",
+	"00wOnSBDwOOhqDloY4O//OUvg0YQcIJ32BADXCh+lTWV9MN8g5UGzjCxA3i+NPc2YPk2mnn0ndpw+Jhp",
+	"sCJyg7Nca9sAkrYYIrla5ZDDG6K+xn5DmjKgbjrBZq68S62gXe7u0CYLnzQsEyOesavCQtoPv8pmIAlN",
+	"BHdEBH5jDEoOhflQdgNwIMGd7KychO/IkPwhVfc9SGMhqQbdtO358LIhQJw69glxH5gsRMGpc5UaLSg9",
+	"YExRYpfJkYITQGhFgTUDUcvS7nXFhzef4BmTFYsWUS6RVLJwRsqdL4/A26UneznEf7lQbgdGbnZ7p4d1",
+	"rPlQF9QD/q8F5z/vOM0nPJNGpGz/8OUZeUahvwmHwg5KDNHyQvXH3NbPNlOpP7UuwKI9FSsefIIltV5Z",
+	"YKUllfojQ2oDxHOlGMGcjwHtVtKwiZ745JBQmKESlb9ZDYOIjOja3DJsmotr+R6OLCLjPXcTyvkQ7qn2",
+	"7Ma841fDVFx3EnfdWZFlFdJyB4jncf6WcWNfmxVVWUt6Bbs3xCc7KcliIOdEqsKKjjfr7WCVyg3QHT+l",
+	"aNoXLVNQOd3BM7iBO+1NsO0guwllOyAd/0q/D5bQEqeHnsRtnuhbskI4/j3yPNFpzUFjLjcHPVTg4L5T",
+	"DOvZRPxmGR/tc1+mNxKMA/E3j/v9pN/ve0REDB9qqKm2EmJxqCdYqsA3h/41mFeWhUiJ3eoCuHliTjWu",
+	"l0LXlGPXnYQVU0fnNMh1kUiqXqAIpTv5n/tFX5d6520uFVdIuShJZc2Xk9lLcNat4bedT+SAWnTpz+sU",
+	"X0OPna+XlyY+eHLzOn6+BF4sYedTznR9OitWjISFDY/mXj0yHgOl0IFUiVXsTZzk8otwkr0pPdqW3wgK",
+	"QSTJ3KwlddeHQL8A+gbQNgYIqXQ3yPvledgyPkCFYrt2WUDl8GLahqAcFck+IC/Uqo19sqD/Q6aHN6Wc",
+	"vzo+Ze0oG68I1Ff0tZLW7Hh+spAh49dpx9eRgsfw10f4nX+kFDvQj99jL2lLfB3q5nWei2FZppGsXpGK",
+	"/rGMerSX3gslvfU02IHcN5R7EkgLy3XnRSZMUs3cw/sjFWpGVlo4pHuUqoEvgBdyQyfMMo3oZ33H9LUF",
+	"2f/icP8VoCvzDIN+VTnmsPZBFf/++dNaHMWz1UWua+L/ctZyEIh+3hysDjGSLR6SDgnWlfNc5uOSggQX",
+	"dAPCVwTj5ez10cF5K2kd/OfFwdnx3tG787+eXxz80kpaJ8fvLn4+PH93fnD2a0OkIq3d3qfYAFaFZYT8",
+	"7PvaARoV/ilgxsT0HHCEg1cHxGP31KYppWg6WT9Oa27459hAtG0g4Miwz5Gyb6Siy5iknY3BWDaE6SGy",
+	"bwRQ8gNOasTdSD2V1St3v9ytdY4V3g2biTnVLdssWz5cosFgVkFCLjMY8LGA/rg7zyTdn8E8EXWYx8FZ",
+	"qImxtdPyGnK3C4E29dYDYFhnXctA3jmBR3lau3IrDzIP2B2Tck14dsdndJxUBPF53fVvXJW1aDX0ss50",
+	"47GctI/3PtorTUm+g3WG6PnEMryrZhMhxhJirCTmbvrrsCFl9J4RdOXsYobeOFmjyTshbKmETfg08ZZp",
+	"+DuTWEWA6P+f//iv1WClNVip8MtqXKn5ZQ+e7AUEWSTcqDW1rq9X+QXUh94/OGJlA2WMmC/pbzDKzF38",
+	"Tn9dW5na922eZnwY1ac2vmLXg91bUIrGOrdsVMhUQGLQLzy/SevCyvLD65H4ykuhsuDLt+1orXLqEfx/",
+	"KPsezVzEGGCdU40ArjpzSdFbhrY6kiIIobypjASdLTENvgZDjmsk8SFzHqxny7ChY71o5nDies5yoQRA",
+	"JlHKm8Qxr287y+RtU1kEWBaf7o1DbkikgrHEWwnr6XPcpF1NC9he3RAHA11BAFFeXlHH78HP146qr/Sy",
+	"fJQIY7h57HKpQq/PlAFGZUmIbMWGAY9SViXZeYIT0SP/VLSweXqHsKfojVIiHK6PiDmH9LhC+t5MlKvJ",
+	"YBhyiIaREtqQW9JiSdW1mhVGMO4Pe8/3HhHhluqLC2JzKQVXlmkd+mmAHi3VnQ3pnKhyJfroWhJ6mUl+",
+	"T4saZkY4nhVCSiLitnn0oWr4+/gIn40hiQfr+3qrQdZ68m+8DOp3QxSruBPG1rR01CszkY6cfEMPbGYg",
+	"Db2eQcJl7BBk/sZbb1ZH3tgKmHsxLQNyTcGXW+PbyA/wQgCrjrsW3QT93SfTTOwwMggm4EdWurkNBAQG",
+	"EDt+g5bzmbCQ7hzyo9wTFGXR2WWpNND2To0zMePUDep2h8J/q/GVIXnWDdCdPmomnpP5KSZnXNIFellx",
+	"ThqRejd3kK4ZZ9Gk2oIdMMq/v/0Yi3/p9BzXyzCTrD3MuJxQSaPlpLksTsGTSd3jec8MnAtubuIVH3zZ",
+	"E9y5kGOTIANIGXl+MQE74vuwVkymEfH4sReK0b+ZCicW5rNdYBcTnQNcCOhQufA/xmNiVmIjScNoGIB+",
+	"ZcBz0/apM1vGY2KRM9L31llf9p4L9Vv06wue2yvB7QX29EuD7TsDVGMWHmfivRWqynF7DZXQxWSqrVDD",
+	"WbQ25Dml8A1zbQwJSX5JPPS73+h2GQkn08TnhMBt4R+RjpGDPVuS3DXTRc4AxgPrzsRPEcwAAsgXh3ia",
+	"a30dBkOD2zI4610/ZgxYMgLdE82dgPK1JI4Bby/EryksK1QmjImuvNygOOUSBMmlAcB+XUM2l68rPx8K",
+	"jIGlABCxSlgo0VdXJkVabm6aALvcbwDXtRtSs6h0KcUvyJxNuR0vzTdc5xamQdSIxE+1jopYaTWZC3IN",
+	"9W082ykXfuGQVBhHjWiip7WJZ+7BmsTKyQW2F42h92iic0VMfbrUjo8MmRYEeK4VVC/NZyDWQbQHnd9r",
+	"LiEPhgxQmGglswyhgImZiXSXHtwpqQy/qFUr9QPA4mHQm6N+eDAqapW0s+b2ljvjl6FpbfdpMPeLS/Yl",
+	"h1YhIUFe1gY5BnUeVnFPV4AQasCxlC4RT5nbMn6X50/6rjtiI023lVZQr6PnS3usrOzB2t5VOqA/BnFk",
+	"wWAAXLVQr8met+ZKze1/7VTTqjRvvLEbx1eRHYT4leMRkJKZNKTWQZUzyK3bKBPtTXNDK5KOQxpue0kO",
+	"Wycpk9jcg8uT2DplYl27msXWKbPx2gtpbF8jbW2dMp3xRLbGqpMAJOHRWtzmUv41zithRs+lMO6iEklv",
+	"15IZaVIxC+gnJs456v2Ry3umUoQq9UurXiTVjB4nIOkRa08A0tNnJ3iW9LT/4vlKKJfNGBrcCk6YbNot",
+	"d1dU8tIJ+28Xk+4yYQ1lE9l8xqY6k8MZc3/yEZfr7EiNj+CCVQfVtCk/+yv9fjuz2RpNcz3KhYnV4iJm",
+	"yfwjTn1yGxjKLZUC6NyFkJRIgOyV/AGMuOI9ZII1L1HTcgQHy0I4y1BkWSwe9CLkTNaFDKo54BVeN2an",
+	"vO1gwr47qRCiqhoDRjdHeK8L+OvWqm8uv006e5h89JrcWM4p13JOugwTbtycqEE4lOJbG+NxpQkYm2wc",
+	"hh41SrfTKSRIrQEhEh5d0o2vyLzRgaQSzMFz3pLqWleutlRcFWAvxK/veF5yjLfLMY0346DzaIBLUIVp",
+	"vl+DB21WErm6EZ+CvVXjzs0lhl13p/q+GYcT/r62849jviHglAiwajWG6UqyBU11ls1XE6+IKI9jBpZl",
+	"qK8E9+q7wU5RInzsvt3uJ0xpJwAKbufq5a2twZdbsr18R6o5kLRA/WSNFGHuITq801tiKuGMtftB9afb",
+	"vJ4F+WR1HfYqjSyBt5xHpl1gPGhzbCpIyj0AL3gp7o8lDF+Xl90cojAs05gbdiWEYmkhPhOm8Ebk0Iho",
+	"jSuRFujecbczrlkznnVjgQ9azBsxozBiRCiGNYERJ4QCLYZg2t/IJ+bG+QY6OBdCrbyqvB2ohE4lUijn",
+	"0ERQIfpnk2ASBLmYVygLSJLwaeK0PErfwReTGDTUCgSJeq9Hgt+CZc1p/IH8grKYStxQgquAnJkK1kU/",
+	"Xj9+XhlbopJ9MlbFn346S1AxNu93BVrGvRqsoWj86Zd7Dq+jUfn3xg1/7LYoLdYgcrobPxRNJkMAJjEU",
+	"kF6Wi2W1kz8VEWSOiy3eV9xY/8uSPDNirO27XFpIfiBND50ez5gB9GnvhN/AL4U8ahl73zIMgIET+ky+",
+	"0RsxY6V/dLWjkjpKyhnHlutXkRsZV8N8GBNWxkOmyq98ErS+U+yqkFnaBD1KLZvLViRmZKQbO3YL8RPU",
+	"2cmGYw4SIrfQFY7nSiqOfkcKYzRutiP9uLf9vPd9XJHQqbyWIm1edZAiciEQVk6VOZHDMVcjYcrTi92D",
+	"egpjiqvQ04xbRw+LPf50cnL+6KeTvbP9n/35ic8ok6p4/4hP0udPGzA4bmXzCl4XWcZ+3T+n9M7o0CnR",
+	"PGTOwRwrlrjqaF48ffrdkxfff/90+/vvH2+/6F+l/e8eXw3T9MmT/nY/3X4xvL56/qT/bOlQL2QTPjlE",
+	"I8FyEEC6tEsGtt5Ju11GYZTFyNq3j3vbvScd4moCSmNkUt3QkOiMAzMAi9BgpP1X7J//+K//G98fYNzo",
+	"T5pNjShS3aXOWfu23+v3+t3t/vbzx9v9x4+3nzx99rxLywl54Qkb/FsqczsbYA8R8qPhlbvGOBuOxfBG",
+	"F3aXCceVB6m4HczvGg4ujv9a5RV+qSpHJamc0Qo9R3lIqLG7WN5kSVmiKaFwx8z5lIhNpVVFb9QriyL8",
+	"1n/bA+C/37bf9hCBvlfk2WqOCB0uLzLkQa/vEUGajjbQ7g/SUSXDaiH0LICrrwOpXoGqXKvvY50u6XvK",
+	"i9Vhb36ZTuHh1cV+NnA6N7qV68GdHvkRl33ZVn5m8Hw0P33W7a8aEmJJqV8Ya1+WBUcINLv3qURVzuhZ",
+	"f6VtpEYcq5JuI0JOoBAc8TJaOPXEPR/oIshaIDMRRFpIA5OGwYlIWRuKxbx7c3L26sejkzcdX+dCiTu3",
+	"aJcKHIAVjBHk5k/7LwhA4uzg/PUvZQMkNw21srnOIJn9Ui0ISrEyhAAV5yREdjfWfnhOe4gF0q0oS0gR",
+	"dp3ehiZ60LlH8lao0lECIyHgmprlpaGGnDf1rHmdrxHoB/CsFOHH2gjAPRlOAYU7QTAOSHRaI84PKhC6",
+	"Pv1Aw3KsJLAvi9q2ZFN2qX6Mp72wKWB5MmMns1sdIDaRSgHRec5LGYVy+xgLxzdiWOTSzhxrmXhXhKSI",
+	"N+nGNRY8BT0Eg1pb/9ndOz3sYriP5wX4xsekdSV4HtOO9hSBqMywehs+VyIxAYsAGRwbCE2PrZ3W44/X",
+	"hYKqYPQgiI+jm8SDE8H6np6cr46bL5vpsROPmFLiwkByMbniVszi40fynWCmnOVDoDFaV3cUoNQ+m3Cp",
+	"LJcK4IdgvMZHdhLO9xZitRtpdT7rLGJUu7bODs4vWKpBArYam+6xc184B1LugkzG2i/3foL7BMvgI/i0",
+	"42gHea5z1PrPftxnL54++45R4XOWCguu6fagWvOdfv23vxmtBp1dxi/VLc9kCr+GdzNprI+bvPUCqJMb",
+	"B+BQMgNHKIMPTuYLpZs/DtyAMB+FmhkDOQ2wCL2+xmlSdY12pFb7P//xX4OECl9dKlrVU2oML6pOghhL",
+	"bADa8s5VxtWN6/lSge+YrPiQmDm02azH9kKt+SudOtaKTubfi7nMGZXihC9VKoYZz0XKcH74pPsdT1vl",
+	"pcX7qO+hMy8V5g68/rd+v99nbWGGfIqlnHJ+10nAm40qGdlPYR/Y64sfu9+7UWZaiUvlPj5+zkyR53rE",
+	"rWDYTlJiowbUe8GtW24ogcsZxps4Dc/IVFwqzjBexVGnU3tYe/BYPO33B7CiBkz9qRBTwFbiij3e/p6B",
+	"19FAdkPKLcd44UuFeZ9ZIRBYNRDIlmEDt2SDClj/NONDscMGbu17FJvYk+kguVT4HXLcQcIGsM49THhx",
+	"n3G1e4dlGKNjbPAmRGBWQiEHu4wH+D6fY7FlsHeDJQiVJjCxS9UeRPSdx0HfIYIedHrsmMKJpM8ZR9/R",
+	"pfLbTrTVY8cFQuVAQRGMEwXsctxnUCs9HVoNjfGRuHSHPxdmqpURgPaNK+RW8kW//93jFy+2nz397mn/",
+	"xYsnA7cNgxfb20+efLfdf/L8+2dPv/vu2ff9F4NLhVFZV3x4U95NUNkglSMniraHmQT4KTPWRZayVAwR",
+	"JF9MPPjepRpprNuOF7ynF1IQf9JuTI5r9F7Cy3nvtRE46UEHzh+Y+MB7wiFQLFQvoytRF4583w/F1Hp2",
+	"eSV85QdZ4tJeKszo00qAIDTYK+xY5/LvQGQ77Ae8noLhDuUtXJ5w/+0s/L7jtm0ijYEAjRyDi+DSGwlr",
+	"2NP+4wRPD8H25xoKMSKcZIpW1mCHu1RP+0+SCtHROSu/6YIWIFKqDpdhfT/alqf9p3DVqkvlI9foNcqs",
+	"1hpr8hDJGPZ0+wWZSM6EzWddwPgd4AF0I71UkDsQBkhZkQi7NnjfBUbbdU8OUBLO5FAolNclXKHX0skG",
+	"rb0pH45Fd7vXL6WKyndw21PuD5Tn6461Y9dVbIfhWBhLw0BHmtBTR0kQBcQnuOd7h3hRu5MlQNzAqmMg",
+	"PUqbuY7hwmhVrE2tfu8xjkJPheJT2dppPYGv0OQBMhIIDdD2o9vHj1KRiRH3ee8fk+afH30oPxymHxHH",
+	"ukwB/Y1kLrJ00NpUX6mm7VMWJ95akYJj8/Lf28WRVZP3Fn4VHnVu8ZdQkGT5r48+VDhobLYxdbF8pA7i",
+	"/Hbtjh5lemQ+e29gzIpOeDKcxr4GBo5INZHfAHrq0QdfRntNWqhU3f6MdGC8YSE2VIMVMhe/Dzg8iz8p",
+	"PjVjbWO/hXvx0YdgK/r46ENpCbgHnZwHo9PHZOXDb0qbQ2UpCIQLvRvCRlUY/xDGxOJWMB5Kz095fuPF",
+	"tPni/bvgdJFpWfkDq7Y74THCzpkRggAaASKdpPYtes+9VtaShcswF7bIFUYlBBZ9mLZ2WkfS2L0wvWR+",
+	"aedm+Wbv8OLw+KcwcMzqosCXTsKomnfC9o6OTt4cvEzY3unp0aH74+XBMfyrc/cjxC24JkHoKik4FIuP",
+	"0msk8sptaawhWK75dgiqbFX40ce3UFcWhCLY8u1+36tlHu+wotL8jTT2sqvVZfMh5hB0vqaa/Wine4o9",
+	"xxoMI3xEGgo+/3j1868VJ4lGpPjSk9Uv/ajzK5mmGDvydPvF6jcutP6FqxkZTBAvv7y7j7xAEuDv6tB5",
+	"XGEx2S1Tnqx2KNZKx0sqrFplC9NZTBbHmpsQE0n0/TZpVUWR1o6vQvtx4ag/+uD/JKYTPfflfrFQuYEm",
+	"lNDAEuYjUEsdz4kcU9a+G2sGgeQJGPtSMZQpfsBkyPpR/UmEk9r64gS6nDh7X5PW+k83OwKfTptnToPX",
+	"ys82KetLliUpkioABmwnJr5oD9K8KQWu4L0XlXvBXRXAea0c3gg0+ODN3wmMtS4ZlLT8SbJB0ppGy2oh",
+	"XUJJIQhMN9WT7aMYsY4QRTYGNdFflADFYyxwghKkOFwf4XlqFBO5nN7Z2WW5gPp2rntqHm+bHvtB2zHc",
+	"gJQmVDWeAnsBNWhodY6GGhhLHXO/5EieDflOnvZfLJ7Sl3CIawcVaOwHnc4+2xn1zbvOQDH5WLdwu339",
+	"+AfziLKUKzA2rK39DV9pm7KZ/ovNnn/87GuzMZTSDlgb6k/Uj6TxaRhGKNtxUtnZwb8f7F+wNlqWmLQd",
+	"LCiIWLf+bja1o7Auj8O67uGSDbpj/FJFIy48VCvhjnUvdY4IJ6ESMBzooC10krK4ZVnPEkjxiBvbBWDw",
+	"7uHLBCsxKXGHCOcYZToDZkFxYVRTGd0uWwZtkE66VwxaOVC3ItMI/lFnAuc2F3wSMMhjmtu84FvxjK93",
+	"BtFhulKhcZOGgYBGs5InWPHe4v50DUyizhTm49rzW5F3z91G4WR3PYQELdnArdnOgGWEwe92bmHtFrxg",
+	"nnqkFZPueqtRazTGmPYYzofpazaQqbfPGfE72ecSNoB5+1/cqMqfYB70S60vsOZ7EyDOm+AJORvsgDm2",
+	"yzN5KwZwmNxSoczw+Bkz5JT2SaNjyN4x/1Js8tPZWJUdLJx+KJAWo8NcmGJCFYBrB7/Ks4gRrVYLxlrf",
+	"fBs2iSYRLEBtvDn44eeTE0SN8R4wRAYdEJQuuQEmhcFCj7NLNfjPLtg6uxdyIozlk6kn9tdKvmcGE1g8",
+	"mXOVVl4BZGVbQBLimG8/e/7f8c2xeM9+/mVvv3v+8972s+fu4F226Gz5XijeFb9Ff8WVTslkTk+LwaXC",
+	"cIo7cQUbgcUBnKjhHl7wubG20uT3StCrhX6s7yt5QWhJMQn5qfAWkYrNu6kAF8BcKv9YDvytzAb2NQS9",
+	"VBncLuj5QFt3/XI41ca+wZks3g0rSOGwjqkRrB+Lfvi5vWkyqWxXYpKqNpWGKE6qYgF4PSg+yJFyKqtU",
+	"TvfJBKvSC2vjz8xv3C4zAkDI5vbSKy1N0whU2TyNqLZyX9k7RNS3dlrgczrjd79QZOFHkrW/kGhdLc7Y",
+	"IF+XgEEg4IiUCZ5nUuRzzrc5zyVcK9t4TXyNoZ7j4D7lNmsYZjWIYP3hhuYXh3qsQciEtDz0y7lLJhYi",
+	"UMANKpR1YxHpgDTTwZs3b7p7lV8GnQDKZ/wZxCLrNf5Mdbs9g3asjFyEYD7KIEg5qKK3IpfXs+i4rnja",
+	"DR0NOr2vqgR9rW26oNUUaZ0J8eFQTN05uBLXOhdh5WOBfsjBLJcZRQnUwuwSZspkRAi50HcMfeQFoDB1",
+	"duEOKcLZ6/1Byh2cLsaxzCz5zKtz3jKB0qjeLUax+xsTw8cwHqIqEZXOu6pUxO+6V8BE0WI0Jy2dnB6c",
+	"7V2cVOSl4A6La3iH8DObOuG3mAYpGMbmrSt2LCY+vQhq70Dg+JSPhEng7hbWBz75q2mG+UlgUvUATTJn",
+	"EoosulYhlAL7ngiuqF8hoW6ID2FROmdmLK8twcBxCzE3I2F67EesxjVQ4r1FqNMBBYBidCimeMXdLDjp",
+	"L60Oxlqbq0y7nkJV9XcuSgQDPRVqEFCPwIIw4Fk22MCz46EDXFNYMC6azLAQ0MtHjg38XbD243/+4/99",
+	"5qQ8D770uN/vNI3gk1xCUZGoRgaU7zPNxa3UhQGKaRoKoepuIpN9SZ8UUGaTS+pECZgLYCABCc/XLXvQ",
+	"Vit8mVgbGMwOj09fX7w7O/iP1wfnFxg1SczpWuf1VUxA4oB15o6tO5ZW5cvEUFdrqvjgow/w79qRA/T0",
+	"UudAiOQuCsBJXds7cOGTfbaCs9rfQCF8CWGfA6ParWYnXksEhiwNe9Bak3d8wmeVYuue31MPZcVDgGqe",
+	"FoByxZWGK8APp7TwP0V1LsPQZP9KpCpvj+2psltu2VUu+I0ph7BlMPATgqnRjojxmk4EdJtfBrpORY4B",
+	"jo4WCEndbVTKrtDl7zbPp1F5db49wN57kIo7SJj/7Ejot+235TeDgGiFKht+24HLlrvfJmzIFYSUozkP",
+	"se2h52spskgYASLXHFI+71JHlsdkQgXer3iJacuuRCbFragsnftKq5FhVu/6+FYftWojxGXLcvuezipR",
+	"b+Rdbt7JphvsS5lo9zHHofUpGutSbxEshU9c+MquIqSJmEEWRvVp+uGDU2hzp5CvQc6c2IWnYJe0AYhQ",
+	"8uC4bvelKkTFV0sMZZ1raVElIA/so2lxlclhlzJiGqMqhkWeC2WBo7evuBHPn3bwtDoN0HiHLmbKAtIB",
+	"md3Ruu5eC08jiMoE1QVpQl2YJPSCFRethKpcV/i6THe9xs0VE+8JT9J3rK+vwavhV2cRkDIew/Hv+Psp",
+	"LANmynyxw7fQV4NS7dSp3p8rfggMYen2s2ePXzAkqQpyDm1bKUNsRQmmSsn08xoSlutmOemWoecwJERc",
+	"bxtd5EPB/vr61cXeu73Tw3evDv6a1D+eOzUKv/ll/9R/uwOXfwJx1kmQYIBmCQtLq2zWIY8mOj4hVwAc",
+	"m75fPpWdqpl6LN1TmFgCqBiFEQ3xgaeHr9ycvyChYhfLouL+hCSKjiuf2kb6IdJj4rfIrX6FXtqYXMSp",
+	"llunSqFAd42+9WXCNxWGaw9mN+/Ae8Oefl8pY7/Dtvt9lnOV6gm7clIeui/hpJhi0rlUjmnm/E453lid",
+	"xd1YDsdU/jwEpJ7/vNfdfvYc5EkU1CA78VIB89VqSIk7sCpToQymo7lOf9k/hToEsHKhCor3zVwqdCyw",
+	"tg8pImHPic9w8Elw7zjdAHDTfQLFFVb6VJfqagZxDWHJwehLuwG5S64nNWOZsFbkbAhAEk/7L9DjdKmg",
+	"tBaY0AahytYAysSf/bjPnjx58gKUN7SIWJu531haUD6CKYbjS8UNG3y33R8POiXMqL3TbCZ4bhi/47Nd",
+	"PKpkm0pCHEQmb4W5VFWbUy5u9Y1Ie+wEoiFRZ6KADYO3fFuhgbuc9iVYuWDWyDiIS8FTmTZiblNKXNkg",
+	"B2yZSzVQ2ooBVpMxGnSgAZ7lfSySMSDHLXnGwdpK9TOYtDH3GL6IjWzsH/vSonR1cBsJ1J/P63IIOaq0",
+	"Ps3MMikDUv3xxxzhACiIzjYY3z7k1+xjtnqk2qTuAqnsVDUrTC/0nKpXU4rmTQMfv2URf1OR/cm3LuKf",
+	"u71iHGKb6PbZrRICJmVh3Q/cS8e6179qqoLQow+OzX5EmslEDJfuJXxvPAvbiVSL9PYWjD0z1cGiS6c6",
+	"WmRXYLCBsC2jtaqFb1mdpawdHPp4Z3SqzOkMWWaMORE3dcyJ7c2JchVuSxD3yIHLpxYFKOzqs7CzGkN5",
+	"urjQNKsHg+xcMLdbldodP38afDJts+RBRLSJOBZVD572n3rwjMp4sKDbWIDIshuSUyHr3N2sFZMXnyPJ",
+	"LRNPFPD09oUl9iUX0AMZ1u0u1f0mMb+kQi9Jk1GTBLONpP+NGMsrMUNo27cRZv4o177M4X1bbdJGjpsU",
+	"WZKqjeUzVA4cD188oaR+xG+PxasCmqZ36MKYP9HuVqASvZ7FA2wnLEGKkv8OcX13BkFhAykQPkEZherN",
+	"gu9FbxZqUkb8w/ja578l+n+g2OnEjwfR84+0Ln861/pJ3tavThIrceV3PV43KOCpFAGxHM9whQI+l8xJ",
+	"afe9GZ9kq4xwNgf8i9KRWAfHTNjVzGKhRfiDGyYmVyJN3Rmt4oHuspFQ7rQK5nEswBPpRESKHFNCpDHp",
+	"7ydhT6ZC7Z0enk/FcLP72E9xCW3HDiH1V5Z6bVyA3te2jBGcVGvnt7d1U24FfaNKEhNheett2HtEH1qV",
+	"NwJxdW6lPC0SS1KaTfkolHOjIk+F8C7Ca/lepAASqq/hfYPkurB00FobwXLtnVB25l2n4L6/A4QTMIbx",
+	"NIXqq4VKmc3lNG5ePaVpfUHmjV00mVfn1i3xAWOmFuDxZ3IMlJurr8uJ1ez9nphW2/vpyUcfXBvLU4FD",
+	"V1uGVX5NGFR9S0h2Rye6YW1c7VAsHYG7TeKNv6HGYKXOnLv2yshR9yPi9FHLTpFon528vjg42zL+hRxd",
+	"9wCAY+JOKSSQlfn/GMGAuE91UyAbQGcDVMCdAhMZbFCV3TgbY6MQaLIpLfXZsyfPv250FK7NS4Qza+K6",
+	"Yecf1J7aaTxRospZMD++cgjQZwtwpVUixwopVdLe7Owma8Q8AQ0tC3iacmtF7l78H7/tdf+ft+5//e6L",
+	"d28/9JPnTz7+t9YS9JQqaEoDZIhPT0SHD0QwYXhycFkOut0Jf9+lYuyDCt7TlqFg9TLad4Cwr70Jf39G",
+	"L3QoZZMbNiBoDnT/QM8gkfkUydRdcRD0zEymnXwghHFSHHlvTEWM6N7JVNRQZhs0sgTCpxFIqvCwgtSB",
+	"D66GX90wEwh7mmqdVf34ZURWBeIJ+sDUJlw2nYdyMQBxy47kjWCPJsLmcgihY1SfIJQz1Nf1DryzCmGr",
+	"OENCQjguBCirgG1l0tjdONSWB/N6EmWzAaP33EfDfrk8krmumsLp/WNbCGwg/oS3vZlDPk58fhZSHOAC",
+	"lEQXyuk4GoCHPOlcY3LhGuHwcUGBsJCaxQOEYiud+XgWK0Tla92QzJkLo7Nbil4JlVUhUrHyFKpW4Oeb",
+	"OE676OxjwdfncY0p1I5E34AUTJgI7ryxTOspIPpdSeXT7e7ElWvWuLFjGI5UXuGH4enrayc3ahXyzUGv",
+	"J1gjj2hXlBXGffQiABzKjMIz0BZLlSjiJ8mt9Zc8Pq79hjPja+//qQ7Km7H28elGKBusXQnJhkSNlaBc",
+	"4Jtuu4yonQkku7XOA7bTeCYoC5bhKKUwrA0l8OGABG4PrBsRcnzZSyrk0knYs77Xu65mXpLeZdeYplGG",
+	"5y9F0vIVT8K8vWliUVfzCLmrJOVlOQrPHlIU7nMeYeHXSVLw2/h/AoCWnytErcgUBblVuQThXK5/hKup",
+	"78t8vWdion3odpCs3PkqwaQ9l/HxZxSYfy2VNGORkgB3Ng+zj7lamO8WwPgL5V+jArgWoFMDAtg8NI8b",
+	"NFHSF/bFYl//isHNXzXZky4IJ+uXe12miZhdv+1iUjVWffrpwv0rZfwYFdfIthzTmkdtuaPYzT5YcLnx",
+	"N59XU4ZcsSvBRAo3GYqRylYQmE9fX7C295BgsSWnBf7lL38ZULgeQpmBXR9yTToNcpY/LV+atfsCI8sp",
+	"oTQTP5hZ5hHrOOXzzK/VrieDuvkRMDOAIja8HJL7g528TVpUoHFxi31m8iKSeo8NwvUzCL4ZetyXO7xU",
+	"7hgAqMmE26EvkGHHPXYwX0jAUFlGkZYOqz1apUtVXabKuVpxfqJQH4X9PNfN/SIZ16soNHf+3iar4C++",
+	"ZvrQ3nSazZbDYXhqueOwrRkf0r37OaMuNxwHhbj+CbjU17rOm3M1oZwoRlTo3O9gBNreHTi0vDXk9/nc",
+	"vkoeYCS5718z5nN/yQK2ITw+58rwISbXlnKMrcoZGiy6CBjt5Ph6BFLsZsAUgS5W+6vWd1sfPGLOwR/T",
+	"OOqQ8g3O3xIUJ1gTQsoFiXBVgOCEXcvMihyDioKxgazjtjC7UdtCErEtRC0FB+WQ10J8qBU7+3TIhwjc",
+	"wlpoD8Fa/CVwtRva/MZMDWEtVhkbHmTQ+QjH4JwqIapIzZ8/fMstFGuZ3T9FDF2T2yyWqGhGAQc4OI8N",
+	"nYOk4NgxFKxC66VH65KWPFx8OAbnaOVFrKudk5lEToTpsVOdZfCSzj33cWwNIwwJ1VIqYwWPRyAFgm59",
+	"jVOzErXs4dgseLAyeSuIBBCOonKAAqWQoQxgRL7mYUnuWRtlo7PlS2V+YSjN+kibopTPKGq3ipgcwlqx",
+	"OCdkSBLWubTggJsXsqroybi7IiS4tE0xHHtIkWu8dL3XspRYx/xWdFBbpcqPoOL8TQy91YcTiAJgkUO+",
+	"CuE7V2sdUkGJECe93d8up4MQ8ot8gyJyq7zj20rFCyPbxzl/bc2Uul2uEwbq4ZVNbHu8OojwSlihMmEI",
+	"kBt8USqQQvvl2d7hcSfx9j/Sa7c/M5L7BRBBg9q2SEgUyQVT2w3oxXelmZLNhEWPMZJXpSAfgcO3eYbQ",
+	"bgFLvMOs9tcbYir+dEAFOONFOQZwIRqhUjZwCzdwDYyE9dFEHjKuEnT81a+er6dd47q6fahsWKWOCkuF",
+	"khhKEKgyDoaIYQazEsASwxZq9ehg1TH+udx8rGfvjR7/csgpUCI6oUrPCTu/ODml8/k/9/eO9w+O/uer",
+	"w6OjDjxxsXd2gaD68Oe7H89Ofnl3fPLyoHa3V29xf/+tA6Wy2c26Ado+KcyO88yB6LfjKPqdNWD0EzYt",
+	"wEXiU28gcvpxv88m5pMh9v1Em7D2H9DxH9Dx/+XVh3DctwweZPNlUfG/eWUCEsSWRd6GK9Kdwp91lnqv",
+	"DgYYEB4womwgQbomISQvE9yX5Ae8p0p18N4kTdglbAmEumYiHYn8sgVwJNUAB3BoK42JbJA+iHe0gOpH",
+	"akYFuEEKenlwdHBxwHq9Hk5rrgT5IG5+/BlW4AuKv66DZXg9OHfWFpOpnfmcZzrIkL5HF03n4TwvnGe0",
+	"JVVIiHUpP7hCbPh7BLL6blzLq6u88qc/0nO0vywS6UARjeFRorBZnYP4Cr7bUkzGyFPwD2FcPSrK7tQC",
+	"czijQz+f1YuKf1kMwkOMNZQYC6FPWHO8hLK84x5q2lgKkvdBUnBUiB1RRyG8mbi5YW1OUmmQ7D1ME7jF",
+	"XN/AgipTrrvGoE/faqW8mdMKsCi3IAZoYggXsDpuoVaFRb4Zz5JSD6a186vW9khIj/vbTyvwVI3RkriM",
+	"S7N/k28jebpCRE38EskUzARIbP9H42J+BvC1OSuYZ6ilcSUh+xse0vbKCoGd9bnqPVEZ7s9UVz9+XmGc",
+	"92bCHiSxSbI6gZqZ7nhDMg/oNW3HbM9+3Gfff/f9MzbkSis55BloBhC2atwGAphbnoq8k1wqp1ImCPBm",
+	"a/VOxlCwztpMpOhCKsEcobNLNfhw2Sq/vGztfLhspXIkjL1sJZdVJHz47PvGD75+xmXr48cBIYcCYFwl",
+	"2wLgO4JlahHUtNNjvyL6pLQ1jNBLNQAaCfyOQCp/PDw6YN1u2QJ7dfDXwS6bAxP1GDGXCnG4SYnKxVBO",
+	"MYkdIawzrkYFFCuIxCMdAIgpoYJuJh2+76p0kemtlZEe9L6ATzm3bXgRWkRUMpiD8yAULlHy9BVRo6cl",
+	"btjxSzxRQApEd0BitIObgZ1+8/KgP3l4iho50q97R4cvMR/JE5k7SWMnX0jlkURKuEskSgINxpN/qSpH",
+	"H82kEIrkhDUk7V32+njveP/nk7ODl2U31R6uCnuplMZqZNWebnUxHAsMXAIEfG+WrTM9pa0bhud8aJcN",
+	"VEBPsCEvRmPLiukO1NnK+Aj1/s4uOzyGlbhU4XJDvMcrnpYMuC6fIkO5kyYa2ohM7l6s5F4Yxr9WSLmJ",
+	"0dTJ/YGDVDjIryUicpWRBP4x4lIZUoyQ+Esi/RfjHJkeLbENkQ7yLOn3+3A5mflCHXCCQuoyPIIRx6VK",
+	"g3HYmR7tkr+lgEgNPfW1rbeZYW03RcgywCBGxa55Zhri8MugJDf6FWrWz/XB+RS0NevkWC6zI/diY5jX",
+	"xploZwfbjLLpWfuf/+t/A+BwqeElDL579tzpr1OZwUIamxfgSXfsC+zm3kzuFxuUJZUKAG0f/BaKSr5l",
+	"vx0d/Hpw9NZj2Q9KkT4TtyJz21RMp4Tum/hcU+SIT9kr+UPvUmFcRoiI9HmpdWlQWiOya9YGiOGZUziw",
+	"ukeIX+tgBSvu7dqmyK/5UFyqhULooKtDaiZg1ojeqMcuW2diJN6HtbNas0yrEWtP+Pu5Rez0LlvAp2N7",
+	"irGOpwRosExj/pJq8JEenYYY8ojJcPG0PXDxxVghJ3fgwZ4LFdoyjuUkISMim9ViXLlilXP4rxdBBIFR",
+	"jz64f9xHqL8D99e6CYsUile+uEvF34iNGDblEKfRY2fehpXJG+Fz6tH2FgmlyQTPfyiH803i+60MZ4FZ",
+	"PESgPESgPESgfL6sPcd84rxn09iQb8nWeAwseHm2H4BCgWPDsDaE1rzslAiuXj31xYhAgkK5z+x6Z4cN",
+	"uFuaZXDqfCXUSLiIsJ+NA3/+WMZyaH9Qla6V3P9c2AfO/8D5Hzj/HxR76BhlyfCIT/LAH+8I90JkKRO/",
+	"FzwzjFMJSYjcY/sHR2yoVSrRpKiz1HS+TvjhnFj+B8T5b3ZhRTMCzq1AXCvaAKjkDlkbeaF28B5DlC0x",
+	"Bdgk2permf8zYeZGwm/tujpBVxaSfC5sDp4jNBNxds1lVuTASxB5OS/UpuoHrrib4zd38blB/eni98vc",
+	"jwdt6OFOfLgTv514fPf/g9N3B8d7Pxwd4Af66uXhOX336vA0Ya+P8d+zg4uzv7p1/eHsYO/V6cnh8cW7",
+	"/aODvbPA6r/OJTnN9d/EEImnMWoVAFsmOhUZy0UJ414LotIKbeVDnmW7QQYAL6Z/pB715c7ilRHKJgyL",
+	"kvxd5LrH9spgNhAtwJl5qcK7FLxAcazl8KlUXsRhWHVinJbT/QrVT8vOGrh8OfyHoKvPEbwKLAvkJLyf",
+	"rnXm7s1ArBEPZFI6QtBvbuUUM0mG+rZec/jP44IMMBuPPpTwDsvTyEsgChMgW0PWLxY1o/qtiFLkweIN",
+	"m3BzA8UcRepkSyjriojQsaP4hvr5kucv9NFw7PxcH5w8i1he7vqpgHvj9kMquNvdrwfYlUSh02tgJc0A",
+	"6ivBS+5zfObAYL7gSX9TzrJZMzypp33joTVzcYtwbDkzik/NWIc8Oz+r5FKFM45xjV5/nIqcXYvUV+RA",
+	"poqJ36yK2ZJbkV4qiE53d3cuplhidXCYislUW6GGs+4rMRs4DbPIVQU1qRxle7vfj17d0MH9M8ErY4Di",
+	"UckfrnbChCqm1i+pZ1Jfy7TMcgs8RIjgeSZFPhcdMLeZnx3kbMVQic4edN4HnfdB5/2jSvvy3JYoyGUB",
+	"EAyz/2Xv+PXeUVm/yVEiwmDOMs3rcG5Lgz7W1Gcbbmgwh34Ll/Mp+hfRQEoVUCAt//XxsfuTltHWBG9A",
+	"gAuXOJp223djnXhTLeXipVrn1eS7BCh2h7JG0Szx7s3J2asfj07eJD7+C+utzPXZPjs4v0jYL/unCds/",
+	"OkyqeX6EPCyuxlrf4Adf8KKEGnCDBltGp1ot04NnJ4uVbZEzEohiBolvoWiGtJRx5kSJcl2yXPB05pPR",
+	"ShBU9NTSOkHWAtlJepM0EswIe1JRP74tg7QfGIzyK0kID5boz30rP9yxD3fsp9mVA+Nm//zH/0fMrbxt",
+	"E48ERh5AU6lYBUVPgcvjRSCpgLEpJiL9rNbkhtsXu/oWrt8jeV2puUWmDFhLwLGnKmQjHS5WSENAfBCf",
+	"2xxupfIyDunQ3EJoNqZvYwwRhmLDC/QYJnzKnOk7lTDlmBVsWPX8kD98+Z3ot5C5uRsskkR91CuTIYsG",
+	"AN0KjI6vdQPywhr35Bl093BRPlyUDxflw0X5LV6UcyoO3JSZvLb1upR0dwaWHtMzvsKtaKyefgt34jlk",
+	"gdU00iToozr311hMM4UjDVnvnlyh3h+Cz9UwynXOAJjO/fHq8Ohohy3cN8vvOrda01hBczf8b/ZOcoPb",
+	"y7KH2+jBmPpwf/3R99cfYBy9ODl9t3d0BBcR1AVDNkt6WullqVlO7335hF3pCjWCfNkVEJvwVF3xGHKF",
+	"rF4lJSSzEdZKNaI6toBKkgFXtvxGAHwiE+/5ZEolO90rUNUz5uqHopWhvwMa6Jd0d8111oQRV12TxOdN",
+	"Yx3qvMjcNMfWTpOKyj3N9VAY8ycsUEw7P+SWZ3pUiJ34FGE3wyw3RXBrpstH0NujNJ918wK2Mi6a+KMv",
+	"DeQh7xB7n+rcoogA+0RIsVhoEmWGTBiMOoPfLtWUG49XhgmohunrhMzm1xLytT3WRCpzAeeTgGPvdJGl",
+	"gHx+qQy4s39yh5ezgevnJZWqGWD58wHSPeV3D0pRYxBzY7/MZ2eFOnPDbX0ZAYR6+GNyeHznbr+aoXjc",
+	"r/9SATd/gN4jphmfzadeB+mOEFiDTQsOSKWYI2hCcKjuwFoUCB6PxsYoY0sO/gc7m4qPS+G6/K1E1Q48",
+	"i6Ki/9KydpxX6dyzqobCkXP3wNe8cxrjLODXh3CzGjVXiCAigZBKaRIvh6wSP74s7Cju78VsKqqxl02E",
+	"/4jG1XgAzgRPZ90JT0X9kBrWpsSb7qjgeZoEpaY74lYkzFieZd07bofjVI8SZrXuTriCC1ZJNeqwSqRm",
+	"OX5YML+kuwyShvDwEWmWC+9EdUwFwnquJ+ekO62639eTAU9pZb7KqcTOlqEFBwJ6OJpR2XErnDHWzpuI",
+	"tpPEqW6XIQjztc6pOYSd0YX95k5sAUVGm87rG3D5KIZ7iamNiu0dMj4SynaYEiI1zGooPTCnaoE1TZoq",
+	"r9OFhaQKD3Gb6qHZYZz9wvObVN8pNipkKhKs5INQTX6xSwH2lueSXwURuJ5o6dTrvKku1/yZfA1z/4r3",
+	"5GuzBI0HdsLbIB9uzsjx/FnfrUVrjqQCJSE0mL9Aa1JhnZrcvRoIydQo6Q89savMHDWQaRGqvBohwDyF",
+	"EJ9KsykfSTXagTqlAcWQszFX6XWRIV51pGKsEcIgnmMVCx38ru7EFhBJTaXSvH+A8cxds+AaHmBvgwTM",
+	"XlwhampZIlRbb//srLpJv9LtuezerBYf+HPZRdys0L5VC3VTTKZoXPgcFpBNAOOrSFAVGvYi7jAXqVBW",
+	"8iwpgz3QXnIjppYVKkU8OCYpZSdYNgjE34vQDOudlhYQkYkRx1MuLRYcB0OungqFVXXgOwuV/8X7qcxF",
+	"UjG9Gygb5gbiQURvRZ7KIdoLSRrwwH9U7rzTY4fWePhTKPjr61qoMt68kteQ4O1WgmRLxMyDImV1kPwk",
+	"zAoGNQeiXV6c4GvC7MIS+F768AlTTESt0nNwUk3moOyp1jYGj9A+uPdk6iNMQCpSjgUAY+ixs7kASao0",
+	"g6E6gSdUscOnPBcqUibvJVBTeVi/TXCvcnww3oZUSJxLulupPABhL/+yePRfy5lT59QraAyXn8ZQwRse",
+	"jmWW5oJSVD+dAeNu1+SWhDYbjMCePdwD9b4xu7FetL0UfnyuI4SFSQtukSvBRCp9oUvggFd8eEPq8OsL",
+	"1uaU++jNFSwT19DY4C9/+cugEqGMjWMu9HwhDL60Lr2TWsp6GE+d3Da02cx1AvU+YwXml0r6X0dkWIMI",
+	"/eI/yPSLyZc8tlA+gt/fpOK92ydpd+eo0GCePtDgV6jDUy/rsARw7UqnM2A9USpgA5kO/OXvH/VAou4E",
+	"XqpJYQiDjWIx7bjHUOb33AoCXacaUthI0iiNiu6FS9UezJm6emC9+q3/tnc3FqoHWMmDToK2jYoCBCC8",
+	"BA98qdr7B0cVWQJZJ6WOSxPQej2uNRYyBC5Q2YdL1a68DPODM7zr9JPhbJiJXeaL0nzPUiGmpJZU9xvd",
+	"VMibVvCeWtANMUH8/VKtIrP5RO+Yg+u0sJ9NErmfc4xn2cl1Y2cRcYRmDZ2+7450l/CIXdO9M373CybC",
+	"fm1f2kasFAXWacaHIZ7n8R83EhKHv2m+/vjJt+7j24dVREgu2Nk634yV/mO4NVeiLt2sVTaI33Wv4Kxh",
+	"Cv26jr55/fZRqaUuU3VR9COPX3iDtK2R42YFyYBs5DjO0/5jDGSHLHXx3ikFsGo9dmhMIQiaTHsX0unJ",
+	"+UUsoP1W34j9coSfUVV6GtPnXXfpg3wzJ9+4VZkzcmyZGhlAWXh9I1Q1lzBkENLWE0JdLRbv8ygKTs4O",
+	"RVRqskpVziZcw1XCu7QkJfhae4RYNE/2XoIxfGYwUCUqyNeo9yvcPpX+mgJMwxNbhk2E5Sm3/IHoF/xo",
+	"0XVibcS8chQAFO+DlCRSGgpnnT9CjI9GaF34cbL2YHZj3g2AtJ9+XykDsQNlIXKuUj1hV5CmVlY3MsWk",
+	"c6n0VFA+FTL7vdND1sa4XPf50e3jDpgS4WxXrQMI6wRGz0v1/7N3vc1t20j/q2D0JtI8lEzJdprKr/S4",
+	"adNJ+jRP7Pauc8lEEAlJPFOEjgCrqJl895v9AxCUSCfp2UmvzaskighCC+C3u9jf7qrc8AWdb48ENi9e",
+	"zcNrr57MhpPzh86lh6HWesfsXfAMRi+Lhie+Zqe6XqmpyIypQBPR3R6rYoNdT9n0f1m4Whm/B7JeFt+4",
+	"e8pDtGEd2bz7HYnZy2Ledj5RER51CN2tNf4Gbhjsd9vLAmfbWm0FR7pNTR42e6lKw7mGTYXOd8UmEmNh",
+	"tXj01cNY9KXYK1kOLuiyRFc2El9NYtE/jUUq92YwEv8XoiMWOcX2VDD1C/oxvBxWi1JbaVVnJxmb4+za",
+	"G8nAfD62kQxy7odGgUQA7i+//+aFEf1JfDqKR+Px6Sg+mZxFcATG03TxaDo9OZ0MkCuYpqUyRoX7HvRE",
+	"ootCJVRIL/LO3ukklI8s9u75kfj78Ftd7mSZqhT+Rr19eNsv1Dqjw4a1uaoSK/dUBma6LfWbfZegZJ7r",
+	"nUpnbpKHAqNeMr3pJD57FN1tk9O781ToBHyMxgo4z4xqBBEUoehFvbWSqaKI46VM1mp4WVcPbg5c6CGC",
+	"9TQMGXB4gz3n0a19b9590ZiBxiSzHrwfPODH9mKtOQ4tKQ/DzUwNPCF3wG08cnkQ7WV+W7v3OhKHcaEC",
+	"42KkJYzo68qaLFWCDyGn9RjfZW9XYCv4zBrkeVFnrbIqTCSkSDMjF3njWolLcDAbdK1K1eD2F0icRlWK",
+	"2qDuII3hFkCEdIqKMOikyhosqmNzFAsvLGNxFlT0oudG4rFM1m4Q7h4aiEJSWJGjdRpDhyLBsB8xVyOu",
+	"akKRRhTyAyNuEOG4zbg4jzEJmipd85XVhUv6AU/xEmOddPHVSDySKelWOO8onTo5iI0Qv7Lvi8O/cDvg",
+	"PZryOczTZL8p3xGtboh23t0PDV2Lzl5oH6vBQBDzWjJzx7DZlurXTFcGpdk1FYocd2uHOPqk/by+cZuJ",
+	"V6CLqfBjoWiT6KWoF/UL4B64KA2AdUZsnR8RiULtgj6E2klVWiGFzTbq/htUdzSR7kZnY6WtzO2EPoY/",
+	"+AXsRCzJt+++bxvy90ebdBBRwIXjDcS9mMN71Vz050zInXOIXxa+BJIPcRuBEe5IzLM0V3O6KkC6QKpB",
+	"7HMH8vNBxE0EJdWEQleRh4vYBoenB5HvpFnzPfruCgLZDlgegvSA7yXJmQOMCLqyC/3GxT02mcWoCrow",
+	"mZ2KuW/vOo/ICgU1tQWrfBzHEbZ7pLSYXK4u5XYL3olRVmwlBkSkuxmhSz3cWUEyji9c4cgrMknUFt6B",
+	"8I2bs7kjRX8cB2pgMBKzgu0ER7J0uWzaOd21GVFHTEAjkMicN45mhL/+ARsRx8ZN/IDibZHLYHD4AnI7",
+	"4OEYVK6kabF13t5dH70naHtFm/hDu27y+h3L1GpksZD6GTf7cXaqn/r5dh00fq8O+jTMEhbSe4MUD4w/",
+	"7AQOXzTBLZpAYIZQeTMFXEHKSIhgbDQan0cJULKUxAJj2MnlygR4Up95hKF6d30u5fGrKs1tde+vnVm7",
+	"lIk1GGKlPvr84NwHgenz14sqy9PXWbHUc7FRtswSl8nIuM2G/XdabI2qUj3kkSgvGB8n+ONbM11ZBv6f",
+	"L6+QdIffdnKErRz55UEXqFRKrCV4DTVyUzI1J/V+p8GVyCle7YPYubRLXW4A3Pb+JhuVG154HV12IwVF",
+	"a9HPLF1cu8x9udCV9fTXwQVfwAF6bqtFniXUOMZdfMOsFirhIleNHyiDeToxWZXn2OpWFoUqGaNvCsDt",
+	"ZS53iHO23LeC6s+82vcISe4VHUhE6+sY2nR3+V+YUxzs2eAOlmpiEWGpZkcYXZWJqheWSZZ1C4lmPXEY",
+	"6QNotgBLqgRHbavzvDuteEYti+FLU2xtxHwqcEA1bDMDIAdn09KOluYGdisTUq3mzMQ8BzNEc1FkWXBW",
+	"C2pUNK12MuPSX7rCMth0+KgCGF5IMGyilP5VqUoZ2ODwvp28wcteZ0ZeIOrSl7h7LjH2/CAZmKlVQSRS",
+	"duLrZB2d5wI0cPmrzEU/Hp0LM2CPvPv3EZl4L/pzku30ZRXHpwl8BMYA/kvNB2xo4vM/wV8vxFrJ0i6U",
+	"BFXwxiped8I7sgnR2rIWZPbAiFTJNM8KBVKib6FMnPB8dowsAroKdaNCag+OMw07V1Lnqq3OswQwK1V5",
+	"BluU8BAljKtGT4r/EWNcShiwbr4Ls/nbjy+ePn6BYnAwZ7VbrL4ua1Sj2DSMzSazBvjKdaEuQFyIg/Qg",
+	"duTioCBgHP6Ws/i0pTipzvNrGPGeEsRhbHjHZ0oRh9fflk5Awiz0ruvwBa25XVZZcPRkgSfvC/PkPwJ3",
+	"eePO7Ea+Cfe3ostBPgyRp/3Tl3EJjEp0kZIDrYvGhQBBSguu04lrw3V898lb+INa91ES3MeX0brGEW4J",
+	"bM64zBB58LbBkoMhZel5wLZB6mPP3Wi65td4OQlPRgF2scIgAK9BkIGP4r4kMB8idODJe9r1nvUWFrY5",
+	"whmxXef+h646dWW3le1iIjJk0peu8GxOW/jExLWsIdKBZ78LdqlYkxl4xc+/H21Do0X/bDIZtDUIpHWF",
+	"VbpH3HOv+YzYN0N5tNZbCspx/VX7P907Nk4+NZbSensbzwVh6OBdOK8YTuoKDh0cdF0IrM3Bmg/ZbtiY",
+	"5W6xFE71feAoAYJc5Mq3Ds2VNZ2WGvyVIkj9hm3m7hkNEpv1cjlwF6j0LeJj52ppL4IupYhf7Gg2J1LP",
+	"wFnYIxGCfkQeaZ1pfQxT38osv2eIgld8gae/KjzdRWEghI41RWSkuXlgvNYm3+luUcS7ffcAJY/RjzSB",
+	"LbTYhzDi332dbRTyZCiezeGFdm8zAdc5x/xRI+BI1UxPhug8R/RYKF96UhZ7sdGlohYnZVXg5QVXKHVO",
+	"pEoj3yfv8P/NTQZ/RRvPR3vEjnNqD+zCwZRKB4LMwdDD65KLwJh0FiIhHfiRXx9j1RMvnPsFLP+ez+lQ",
+	"gji7PEqStSRqg8bK+EX657ry/+PjEh3lGpLYacIWkUqWhb+85otBf0rvFq1yvTL3AFS4zbCozT+1u4cL",
+	"6rLlelW3UUN4yNKIk6jC/unwPRiG3Kuygmc50wuTtwzjW4mJ8IiKejUYiRnRhtg8qm9LOLzsoM2J/Rgr",
+	"ZtutKlI8SSCg+wOLZ3r1OWFCr261b1SRfjFw/uBAMktTPmrsHtExyfUqCgov8HY/7J79QQCyVjK369+6",
+	"yXwcPJjEMWgVjCxw5J/LEVIoxIgn19fPIyyx6Cn+qbRyAfoo1YrLr2WYMC6R5lzA0xgPE/1Scaeuwjk3",
+	"xIzGu3ilUtVe0ukJTv8+o1v8hu5O1iiDzIhqO/rUASqVVGVm973pP141S72QbKeNZeIp1vuDlr73CvcB",
+	"BW7NrVFh/g6RX3ypfKGXrteaK+rDt4PHmUKc3XZ6IUxSyq1yjVrh/9DC42wh17wl70rw/4Gn+96Ft+qN",
+	"PdnmMjtY8iM6ctT9g0d/bgLE81JvwBypjF/hPohNqDdbbaiu2lKXG2nhSGLFNykoOIkLhx7Fjdq7lHFH",
+	"xW/ba7cGObHQ3odBkfdiPMT4KKdvDLXJVrRp0G8g5yYS5/GpQAdklxnVxCRiTQWghEXabSmXyyyhjAN8",
+	"L87zg+AJ611+HnTCV4PaQHj+pNAU9c7jj1Gtt0DZC7ck09+z2u1o13zd295CyVKV8OZ3EaxF9lThPMAC",
+	"puB8G/vsGmsuEZss14nMHSWgz3QZ/Ofc1UISy1yuqHRvVea9aW9t7XZ6cjKefDWKR/FoPH0UP4p7x/zl",
+	"WbGn/Sp+qYctiWnHSTJUx1yXuI2TPENSI5nNmRV9NVqNmKsz4jp4o0Rv5nX6zPWzK8qXQZd9Po5xSuc4",
+	"pTm3LuFf5wSPdJW9K/zGVH6x1sYa0Z8Ph/zJED+ZD/Du1yjx04tnnLuDpBY32R3WqcPNitWaaSfVwnqL",
+	"+129m56cvIUR3/Winq/cBztt7T0VXJHetIdrAh+TYKMj8qCxtdzQBcGPKAMmpHhgmQoiYw7wGNFcmm+D",
+	"1QRtpIpqg7vN2m0v4o9hz73yO/G4aRtbQlSougFBKALmJfIGPt4hV77qHkWhstJXjQ6f933r2znydSVq",
+	"vSS3DVRkOMA2r1ZZ6/PYJTcrVpylQXMgsmEk1pmxutyT96tX5sL1Vg3HDprjtg2vVOmG56TItDE110ei",
+	"TTiwiMMrVViB7F1hbKnkpvFyZPW2PPz/sA1RtFQ7TSK5JQoEzcchGCwrtpXtErLJVgUoobU06yGSvFTq",
+	"aryhHYUZJFRTmMfj/237aYf1GA3IqU5u4Rg2VWjEWv/Ykc/FKg+bJIRbJaAjduQEFqkRa5WnGPnmljSL",
+	"fbO4oHsTltTjTn2ZJbJ5zSZ2lZ6D9/t2NR1i7EyjnVKJd9mWO9UPKtdGQsIBW5VyM+DcGC56lZogd6g9",
+	"YR8VP1Go93jSDCYd4QhYQhC7RPmoMn6UWVe6h281E1mWmTIE6sN6KSnjTiZ2KsYj8QxsZzMVD+PYo6KQ",
+	"YpMVlVWYqBQm901isSvBQas/PPg2EdMi8fBMPM3+Vyx0CnPon02+jsTZ+HQQrsEKy8S0yh9+fPAp/nJv",
+	"K/sRNsrKlgG+JVopMiY7mXSmStZ0i2kc864BZUiZa58cub3B7vD3Y4Mptom07jvGF2ysWR/Xs6unBC9E",
+	"SQ0ZILQz0NLls4UtfcidjuoLeiyaSGxOWmw81rruQ8mvd30o+Vexv95iAtBeYxuIClRSlaPswAjuczGa",
+	"iPMIU1YqWJmDdilS6+jwRTXtTLD/XVMZgpRafGP/l5+eXs9ez55///rp418i0fjnlfv3D5fP3WcDl02A",
+	"gcsMk3IXlXVNjpzOB1w68BvgfLHkFji5xBeHkS5B8jjVlKUIguq9e/Xu3wEAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

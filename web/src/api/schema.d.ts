@@ -956,6 +956,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/supervisors/{supervisorId}/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                supervisorId: components["parameters"]["SupervisorId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The supervisor at work: whether an instance runs its engine, how far its cursor lags the outbox, and its last directives.
+         * @description What the runtime keeps for a supervisor (docs/supervisor-runtime.md), read at once: its `state` (`running` while an instance holds its lease, `idle` when none does, `disabled`), the lease (which instance, until when), its signal cursor (when it last moved, and how many events of the outbox are committed after it: `lagEvents`, counted up to 100,000, with `lagCapped` set past that), and its newest directives from the ledger, accepted or refused, newest first (10 by default). An agent reading signals over the agent API keeps its own cursor, which this does not show. An ADMIN's read, as the refusals are: its directives name runs of any session.
+         */
+        get: operations["getSupervisorStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/supervisor-engines": {
         parameters: {
             query?: never;
@@ -2986,6 +3008,67 @@ export interface components {
             command: {
                 [key: string]: unknown;
             };
+        };
+        /** @description A supervisor's runtime status (GET /api/supervisors/{supervisorId}/status). */
+        SupervisorStatus: {
+            supervisorId: string;
+            /**
+             * @description running: an instance holds the lease and runs its engine; idle: enabled, but no instance holds the lease (none has taken it yet, or the last one stopped); disabled: the document says enabled: false.
+             * @enum {string}
+             */
+            state: "running" | "idle" | "disabled";
+            lease?: components["schemas"]["SupervisorLease"];
+            cursor?: components["schemas"]["SupervisorCursor"];
+            /** @description The newest directives of its ledger, newest first. */
+            lastDirectives: components["schemas"]["DirectiveRecord"][];
+        };
+        /** @description The lease of the instance that runs (or last ran) the supervisor's engine; absent when none ever did. */
+        SupervisorLease: {
+            /** @description The instance holding it. */
+            owner: string;
+            /**
+             * Format: date-time
+             * @description Until when, on the database's clock; the owner renews it while it runs.
+             */
+            expiresAt: string;
+            /** @description The lease has not expired. */
+            live: boolean;
+        };
+        /** @description Where the engine is in the outbox; absent until the engine first moved it (an agent reading over the agent API keeps its own cursor). */
+        SupervisorCursor: {
+            /**
+             * Format: date-time
+             * @description When it last moved.
+             */
+            updatedAt: string;
+            /**
+             * Format: int64
+             * @description The committed events after it (all sessions; the engine reads only the ones it owns), up to 100,000.
+             */
+            lagEvents: number;
+            /** @description More than 100,000 events follow it. */
+            lagCapped: boolean;
+        };
+        /** @description One directive of the supervisor's ledger. */
+        DirectiveRecord: {
+            key: string;
+            /** @description pending (being applied), accepted, or rejected (the intake refused it; see the refusals). */
+            status: string;
+            /** @description The door it came through: supervisor (an engine on this server) or agent. */
+            channel: string;
+            /**
+             * Format: date-time
+             * @description When it was first received.
+             */
+            at: string;
+            /**
+             * Format: date-time
+             * @description When it was applied or refused; absent while pending.
+             */
+            settledAt?: string;
+            directive: components["schemas"]["Directive"];
+            /** @description The intake's answer: why it was refused, or what was done. */
+            message?: string;
         };
         DirectiveRefusalList: {
             refusals: components["schemas"]["DirectiveRefusal"][];
@@ -5575,6 +5658,36 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DirectiveRefusalList"];
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Problem"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getSupervisorStatus: {
+        parameters: {
+            query?: {
+                /** @description How many of the newest directives to list (1–100, default 10). */
+                directives?: number;
+            };
+            header?: never;
+            path: {
+                supervisorId: components["parameters"]["SupervisorId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The supervisor's runtime status. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SupervisorStatus"];
                 };
             };
             400: components["responses"]["Problem"];

@@ -6,7 +6,7 @@
 // against a recorded run.
 import "./page.css";
 import { can } from "../../app/auth";
-import { ApiError, api, ok } from "../../app/client";
+import { ApiError, api, ok, type Schemas } from "../../app/client";
 import { JsonView } from "../../components/json";
 import { Loading, ProblemView, useLoad } from "../../components/load";
 import { Time } from "../../components/status";
@@ -84,6 +84,10 @@ function SupervisorView({ params }: PageProps) {
     () => (can("ADMIN") ? ok(api.GET("/api/supervisors/{supervisorId}/refusals", { params: { path: { supervisorId: id }, query: { limit: 50 } } })) : Promise.resolve(undefined)),
     [id],
   );
+  const status = useLoad(
+    () => (can("ADMIN") ? ok(api.GET("/api/supervisors/{supervisorId}/status", { params: { path: { supervisorId: id } } })) : Promise.resolve(undefined)),
+    [id],
+  );
   const s = sup.data;
   return (
     <section class="supervisors supervisor">
@@ -114,6 +118,11 @@ function SupervisorView({ params }: PageProps) {
           </details>
         </>
       ) : null}
+
+      <h2>At work</h2>
+      {!can("ADMIN") ? <p class="muted small">An ADMIN reads the runtime status (lease, cursor lag, last directives).</p> : null}
+      <ProblemView error={status.error} />
+      {status.data ? <Runtime status={status.data} reload={status.reload} /> : null}
 
       <h2>Credential</h2>
       <ProblemView error={cred.error} />
@@ -167,6 +176,46 @@ function SupervisorView({ params }: PageProps) {
         </>
       ) : null}
     </section>
+  );
+}
+
+function Runtime({ status: st, reload }: { status: Schemas["SupervisorStatus"]; reload: () => void }) {
+  const lease = st.lease;
+  const cursor = st.cursor;
+  return (
+    <>
+      <dl class="facts" data-testid="runtime">
+        <dt>Now</dt>
+        <dd><span class={"badge " + (st.state === "running" ? "s-running" : st.state === "disabled" ? "s-paused" : "s-idle")} data-testid="runtime-state">{st.state}</span>
+          {" "}<button type="button" class="link" onClick={reload}>Refresh</button></dd>
+        <dt>Lease</dt>
+        <dd>{lease ? <>{lease.owner} · {lease.live ? "until" : "expired"} <Time at={lease.expiresAt} /></> : <span class="muted">no instance ever took it</span>}</dd>
+        <dt>Cursor lag</dt>
+        <dd data-testid="cursor-lag">{cursor ? <>{cursor.lagEvents}{cursor.lagCapped ? "+" : ""} event(s) behind · moved <Time at={cursor.updatedAt} /></> : <span class="muted">no server-side cursor (an agent keeps its own)</span>}</dd>
+      </dl>
+      {st.lastDirectives.length === 0 ? (
+        <p class="muted" data-testid="last-directives">No directive yet.</p>
+      ) : (
+        <div class="table-wrap" data-testid="last-directives">
+          <table>
+            <caption class="muted small">Last directives, newest first</caption>
+            <thead><tr><th>When</th><th>Key</th><th>Door</th><th>Command</th><th>Status</th><th>Answer</th></tr></thead>
+            <tbody>
+              {st.lastDirectives.map((d) => (
+                <tr key={d.key}>
+                  <td><Time at={d.at} /></td>
+                  <td><code>{d.key}</code></td>
+                  <td>{d.channel}</td>
+                  <td>{String(d.directive.command.type ?? "")} {d.directive.command.target ? <code>{String(d.directive.command.target)}</code> : null}</td>
+                  <td><span class={"badge " + (d.status === "accepted" ? "s-success" : d.status === "rejected" ? "s-denied" : "s-pending")}>{d.status}</span></td>
+                  <td>{d.message ?? ""}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </>
   );
 }
 

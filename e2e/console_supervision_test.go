@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
 	"github.com/yukta/yukta/api/apiclient"
@@ -364,6 +365,25 @@ func TestConsoleSupervision(t *testing.T) {
 		j := sw.w.journalHas("naps", held, false, "HoldReleased", "the console releases it", `"actor":"key:admin"`)
 		if !strings.Contains(j, `"channel":"rest"`) {
 			t.Errorf("the release is not journaled over rest: %.2000s", j)
+		}
+		// Dark and narrow: axe again in the dark colour scheme, and at
+		// 400 px wide nothing but a table's own scroller is wider than the
+		// screen.
+		pages := []string{"/inputs?status=all", "/approvals?status=ALL", "/supervisors", "/supervisors/holder", "/sessions/naps/executions/" + held + "/holds"}
+		b.run("dark and narrow", emulation.SetEmulatedMedia().WithFeatures([]*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}),
+			emulation.SetDeviceMetricsOverride(400, 800, 1, false))
+		for _, p := range pages {
+			b.open(p)
+			b.waitJS(`!document.body.innerText.includes("Loading")`, p+" to load")
+			b.axe(p + " (dark, 400 px)")
+			var wide int
+			b.eval(`document.documentElement.scrollWidth`, &wide)
+			if wide > 400 {
+				t.Errorf("%s is %d px wide on a 400 px screen", p, wide)
+			}
+			if p == "/approvals?status=ALL" {
+				b.shot("approvals-narrow-dark")
+			}
 		}
 		if lt := b.longTasks(); len(lt) > 0 {
 			t.Logf("long tasks on the supervision pages: %v ms", lt)

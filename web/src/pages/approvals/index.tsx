@@ -92,7 +92,7 @@ function ReviewCard({ review }: { review: Review }) {
         <summary>The command as sent</summary>
         <JsonView value={r.command} label="The command" />
       </details>
-      <div class="table-wrap">
+      <div class="table-wrap" tabIndex={0} role="region" aria-label="Steps of the review">
         <table class="steps">
           <caption class="muted small">Every step of the review</caption>
           <thead><tr><th>When</th><th>By</th><th>Move</th><th>Reason</th><th>Status</th></tr></thead>

@@ -38,7 +38,7 @@ function Holds({ params }: PageProps) {
         ) : (
           <>
             <p>{list.data.pausedByHold ? "The holds paused this run: releasing the last one resumes it." : "The run is held; the holds did not pause it."}</p>
-            <div class="table-wrap">
+            <div class="table-wrap" tabIndex={0} role="region" aria-label="Holds">
               <table>
                 <thead><tr><th>Supervisor</th><th>Since</th><th>Why</th>{can("ADMIN") ? <th>Release</th> : null}</tr></thead>
                 <tbody>

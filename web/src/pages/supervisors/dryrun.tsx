@@ -88,7 +88,7 @@ function ReportView({ report }: { report: Report }) {
         {report.truncated ? " (the report is truncated)" : ""}.
       </p>
       {fired.length ? (
-        <div class="table-wrap">
+        <div class="table-wrap" tabIndex={0} role="region" aria-label="Would have sent">
           <table>
             <caption class="muted small">Would have sent</caption>
             <thead><tr><th>Seq</th><th>When</th><th>Event</th><th>Rule</th><th>Directive</th></tr></thead>
@@ -103,7 +103,7 @@ function ReportView({ report }: { report: Report }) {
       {evals.length ? (
         <details>
           <summary>Every evaluation ({evals.length})</summary>
-          <div class="table-wrap">
+          <div class="table-wrap" tabIndex={0} role="region" aria-label="Every evaluation">
             <table>
               <thead><tr><th>Seq</th><th>Event</th><th>Rule</th><th>Outcome</th><th>Count</th><th>Error</th></tr></thead>
               <tbody>

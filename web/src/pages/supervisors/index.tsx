@@ -34,7 +34,7 @@ function Supervisors() {
         list.data.supervisors.length === 0 ? (
           <p class="muted">No supervisor is configured (docs/supervisors.md).</p>
         ) : (
-          <div class="table-wrap">
+          <div class="table-wrap" tabIndex={0} role="region" aria-label="Supervisors">
             <table>
               <thead><tr><th>Supervisor</th><th>Name</th><th>Engine</th><th>Owns</th><th>Parent</th><th>State</th><th>Updated</th></tr></thead>
               <tbody>
@@ -144,7 +144,7 @@ function SupervisorView({ params }: PageProps) {
         refusals.data.refusals.length === 0 ? (
           <p class="muted" data-testid="refusals">No directive was refused.</p>
         ) : (
-          <div class="table-wrap" data-testid="refusals">
+          <div class="table-wrap" tabIndex={0} role="region" aria-label="Refused directives" data-testid="refusals">
             <table>
               <thead><tr><th>When</th><th>Key</th><th>Door</th><th>Command</th><th>Refusal</th><th>Why</th></tr></thead>
               <tbody>
@@ -196,7 +196,7 @@ function Runtime({ status: st, reload }: { status: Schemas["SupervisorStatus"]; 
       {st.lastDirectives.length === 0 ? (
         <p class="muted" data-testid="last-directives">No directive yet.</p>
       ) : (
-        <div class="table-wrap" data-testid="last-directives">
+        <div class="table-wrap" tabIndex={0} role="region" aria-label="Last directives" data-testid="last-directives">
           <table>
             <caption class="muted small">Last directives, newest first</caption>
             <thead><tr><th>When</th><th>Key</th><th>Door</th><th>Command</th><th>Status</th><th>Answer</th></tr></thead>

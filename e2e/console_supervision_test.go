@@ -25,6 +25,15 @@ const askSchema = `{"type":"object","required":["name","color","count","urgent"]
 	"count":{"type":"integer","minimum":1,"maximum":10},
 	"urgent":{"type":"boolean"}}}`
 
+// richSchema has the parts the form draws besides fields (an array of
+// strings, a nested object with a pattern, a date-time) and one it cannot
+// (oneOf), which gets a JSON editor.
+const richSchema = `{"type":"object","required":["tags","to"],"properties":{
+	"tags":{"type":"array","minItems":1,"items":{"type":"string","minLength":1}},
+	"to":{"type":"object","required":["city"],"properties":{"city":{"type":"string"},"zip":{"type":"string","pattern":"^[0-9]{6}$"}}},
+	"when":{"type":"string","format":"date-time"},
+	"extra":{"oneOf":[{"type":"integer"},{"type":"string"}]}}}`
+
 // supervisionWorld is the console's server (keys, sessions alpha and beta
 // with a finished run each) with the session "forms" (a run asks for an
 // input), the session "naps" (runs that wait two minutes), a rules
@@ -42,6 +51,10 @@ func newSupervisionWorld(t *testing.T) *supervisionWorld {
 	e.apply("forms", wf("ask", []string{
 		nd("start", "MANUAL", ""),
 		nd("ask", "INPUT_REQUEST", `{"prompt":"Ship the parcel?","mode":"answer","schema":`+askSchema+`}`),
+		nd("done", "RESULT", ""),
+	}, []string{ed("start", "ask", ""), ed("ask", "done", "")}), wf("rich", []string{
+		nd("start", "MANUAL", ""),
+		nd("ask", "INPUT_REQUEST", `{"prompt":"Where to, and when?","mode":"answer","schema":`+richSchema+`}`),
 		nd("done", "RESULT", ""),
 	}, []string{ed("start", "ask", ""), ed("ask", "done", "")}))
 	w.put("/api/sessions/naps", napSession("naps"))
@@ -139,17 +152,7 @@ func TestConsoleSupervision(t *testing.T) {
 	// The world: an input waiting, two parked STOPs, a held run and a
 	// refused directive.
 	ask := sw.start("forms", "ask", map[string]any{"order": 7})
-	var inputID string
-	for deadline := time.Now().Add(20 * time.Second); inputID == ""; time.Sleep(50 * time.Millisecond) {
-		_, body, _ := call(t, sw.s, "GET", "/api/inputs?sessionId=forms&executionId="+ask, testKeys["viewer"], nil)
-		var l struct{ Inputs []struct{ InputId string } }
-		if json.Unmarshal(body, &l) == nil && len(l.Inputs) == 1 {
-			inputID = l.Inputs[0].InputId
-		}
-		if inputID == "" && time.Now().After(deadline) {
-			t.Fatalf("run %s never asked for its input: %s", ask, body)
-		}
-	}
+	inputID := inputOf(t, sw, ask)
 	approveRun, approveID := sw.parkedStop("stop the first nap")
 	denyRun, denyID := sw.parkedStop("stop the second nap")
 	held := sw.w.napping("naps")
@@ -257,6 +260,50 @@ func TestConsoleSupervision(t *testing.T) {
 		_ = json.Unmarshal(res, &got)
 		if got["name"] != "Ada" || got["color"] != "green" || got["count"] != float64(3) || got["urgent"] != true || got["order"] != float64(7) {
 			t.Fatalf("the run's result: %s, want the answer merged into the payload", res)
+		}
+
+		// The richer schema: an array, a nested object, a date-time and a
+		// part answered as JSON.
+		rich := sw.start("forms", "rich", map[string]any{})
+		richID := inputOf(t, sw, rich)
+		b.open("/inputs?sessionId=forms")
+		card = fmt.Sprintf(`[data-input=%q]`, richID)
+		b.waitJS(fmt.Sprintf(`!!document.querySelector(%q)`, card+` [id$="-to-city"]`), "the rich input's form")
+		var parts string
+		b.eval(fmt.Sprintf(`(() => { const c = document.querySelector(%q); const q = (s) => c.querySelector(s);
+			return [q('[id$="-when"]').type, q('[id$="-extra"]').tagName, [...c.querySelectorAll("legend")].map(l => l.textContent).join("/")].join(" "); })()`, card), &parts)
+		if parts != "datetime-local TEXTAREA tags */to *" {
+			t.Errorf("the rich form's parts: %q, want a datetime-local, a JSON textarea and the fieldsets tags and to", parts)
+		}
+		b.run("add a tag", chromedp.Click(card+` .sf-array > button`, chromedp.ByQuery))
+		b.run("fill the rich form",
+			chromedp.SendKeys(card+` [id$="-tags-0"]`, "fragile", chromedp.ByQuery),
+			chromedp.SendKeys(card+` [id$="-to-city"]`, "Pune", chromedp.ByQuery),
+			chromedp.SendKeys(card+` [id$="-to-zip"]`, "41100", chromedp.ByQuery))
+		b.fill(card+` [id$="-when"]`, "2026-12-24T10:30")
+		b.fill(card+` [id$="-extra"]`, "{bad")
+		b.run("send", chromedp.Click(card+` [data-testid=send-answer]`, chromedp.ByQuery))
+		b.waitJS(fmt.Sprintf(`(() => { const z = document.querySelector(%q), x = document.querySelector(%q);
+			return !!z && z.innerText.includes("pattern") && !!x && x.innerText.includes("not JSON"); })()`,
+			card+` [data-field-error="to.zip"]`, card+` [data-field-error="extra"]`), "the form to refuse the zip and the JSON")
+		b.fill(card+` [id$="-to-zip"]`, "411001")
+		b.fill(card+` [id$="-extra"]`, "42")
+		b.run("send", chromedp.Click(card+` [data-testid=send-answer]`, chromedp.ByQuery))
+		b.waitJS(fmt.Sprintf(`!!document.querySelector(%q)`, card+` [data-testid=answered]`), "the rich answer taken")
+		x = sw.waitStatus("forms", rich, apiclient.ExecutionStatusSUCCESS)
+		res, _ = json.Marshal(x.Result)
+		var r struct {
+			Tags  []string
+			To    struct{ City, Zip string }
+			When  time.Time
+			Extra any
+		}
+		var tz int
+		b.eval(`new Date("2026-12-24T10:30").getTimezoneOffset()`, &tz)
+		want := time.Date(2026, 12, 24, 10, 30, 0, 0, time.UTC).Add(time.Duration(tz) * time.Minute)
+		if json.Unmarshal(res, &r) != nil || len(r.Tags) != 1 || r.Tags[0] != "fragile" || r.To.City != "Pune" || r.To.Zip != "411001" ||
+			!r.When.Equal(want) || r.Extra != float64(42) {
+			t.Fatalf("the rich run's result: %s, want the form's answer (when %s)", res, want)
 		}
 		b.signOut()
 	}
@@ -393,12 +440,28 @@ func TestConsoleSupervision(t *testing.T) {
 	}
 }
 
-// waitFor polls cond until it holds (20 s at most).
+// waitUntil polls cond until it holds (20 s at most).
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	for deadline := time.Now().Add(20 * time.Second); !cond(); time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// inputOf waits until run (of session forms) asks for its input, and
+// returns the input's id.
+func inputOf(t *testing.T, sw *supervisionWorld, run string) string {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		_, body, _ := call(t, sw.s, "GET", "/api/inputs?sessionId=forms&executionId="+run, testKeys["viewer"], nil)
+		var l struct{ Inputs []struct{ InputId string } }
+		if json.Unmarshal(body, &l) == nil && len(l.Inputs) == 1 {
+			return l.Inputs[0].InputId
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run %s never asked for its input: %s", run, body)
 		}
 	}
 }

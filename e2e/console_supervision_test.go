@@ -250,6 +250,20 @@ func TestConsoleSupervision(t *testing.T) {
 			t.Errorf("the server's 400 as shown: %q, want answer.count alone, no file names", problem)
 		}
 
+		// Over the API the 400 lists each value at fault by its path.
+		bad := []byte(`{"answer":{"name":"A","color":"pink","count":0}}`)
+		st, body, hdr := call(t, sw.s, "POST", "/api/inputs/"+inputID, testKeys["operator"], bad)
+		checkAnswer(t, "POST", "/api/inputs/"+inputID, st, hdr, body)
+		var prob struct{ Errors []struct{ Path, Message string } }
+		_ = json.Unmarshal(body, &prob)
+		paths := map[string]bool{}
+		for _, e := range prob.Errors {
+			paths[e.Path] = true
+		}
+		if st != 400 || len(paths) != 4 || !paths["answer.name"] || !paths["answer.color"] || !paths["answer.count"] || !paths["answer.urgent"] {
+			t.Errorf("a bad answer over the API: %d %s, want a 400 naming answer.name, .color, .count and .urgent", st, body)
+		}
+
 		// Corrected: the answer is taken and the run goes on.
 		b.fill(field("count"), "3")
 		b.run("send", chromedp.Click(card+` [data-testid=send-answer]`, chromedp.ByQuery))
@@ -361,7 +375,8 @@ func TestConsoleSupervision(t *testing.T) {
 		if i, j := strings.Index(ledger, "not-mine"), strings.Index(ledger, "hold-1"); i < 0 || j < 0 || i > j || !strings.Contains(ledger, "accepted") || !strings.Contains(ledger, "rejected") {
 			t.Errorf("the holder's last directives: %q", ledger)
 		}
-		st, body, _ := call(t, sw.s, "GET", "/api/supervisors/holder/status", testKeys["admin"], nil)
+		st, body, hdr := call(t, sw.s, "GET", "/api/supervisors/holder/status", testKeys["admin"], nil)
+		checkAnswer(t, "GET", "/api/supervisors/holder/status", st, hdr, body)
 		var status struct {
 			State          string
 			Lease          struct{ Live bool }
@@ -372,12 +387,23 @@ func TestConsoleSupervision(t *testing.T) {
 			status.LastDirectives[1].Channel != "agent" {
 			t.Errorf("GET the holder's status: %d %s", st, body)
 		}
-		if st, body, _ := call(t, sw.s, "GET", "/api/supervisors/holder/status", testKeys["operator"], nil); st != 403 {
-			t.Errorf("an OPERATOR reads the status: %d %s, want 403", st, body)
+		for _, c := range []struct {
+			key, query string
+			want       int
+			says       string
+		}{
+			{"operator", "", 403, "key:operator"},
+			{"limited", "", 403, "limited to the sessions"},
+			{"admin", "?directives=0", 400, "directives"},
+			{"admin", "?directives=1", 200, "not-mine"},
+		} {
+			st, body, hdr := call(t, sw.s, "GET", "/api/supervisors/holder/status"+c.query, testKeys[c.key], nil)
+			checkAnswer(t, "GET", "/api/supervisors/holder/status"+c.query, st, hdr, body)
+			if st != c.want || !strings.Contains(string(body), c.says) {
+				t.Errorf("%s GET status%s: %d %s, want %d saying %q", c.key, c.query, st, body, c.want, c.says)
+			}
 		}
-		if st, body, _ := call(t, sw.s, "GET", "/api/supervisors/holder/status?directives=0", testKeys["admin"], nil); st != 400 || !strings.Contains(string(body), "directives") {
-			t.Errorf("directives=0: %d %s, want 400 naming directives", st, body)
-		}
+
 		b.axe("supervisor")
 		b.shot("supervisor")
 

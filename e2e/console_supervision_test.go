@@ -446,8 +446,10 @@ func TestConsoleSupervision(t *testing.T) {
 		b.run("dark and narrow", emulation.SetEmulatedMedia().WithFeatures([]*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}),
 			emulation.SetDeviceMetricsOverride(400, 800, 1, false))
 		for _, p := range pages {
+			began := time.Now()
 			b.open(p)
 			b.waitJS(`!document.body.innerText.includes("Loading")`, p+" to load")
+			t.Logf("%s: loaded and drawn %d ms after navigation (400 px, dark)", p, time.Since(began).Milliseconds())
 			b.axe(p + " (dark, 400 px)")
 			var wide int
 			b.eval(`document.documentElement.scrollWidth`, &wide)

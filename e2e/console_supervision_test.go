@@ -26,12 +26,13 @@ const askSchema = `{"type":"object","required":["name","color","count","urgent"]
 	"urgent":{"type":"boolean"}}}`
 
 // richSchema has the parts the form draws besides fields (an array of
-// strings, a nested object with a pattern, a date-time) and one it cannot
-// (oneOf), which gets a JSON editor.
+// strings, a nested object with a pattern, a date-time, an optional nested
+// object left out) and one it cannot (oneOf), which gets a JSON editor.
 const richSchema = `{"type":"object","required":["tags","to"],"properties":{
 	"tags":{"type":"array","minItems":1,"items":{"type":"string","minLength":1}},
 	"to":{"type":"object","required":["city"],"properties":{"city":{"type":"string"},"zip":{"type":"string","pattern":"^[0-9]{6}$"}}},
 	"when":{"type":"string","format":"date-time"},
+	"gift":{"type":"object","required":["note"],"properties":{"note":{"type":"string"}}},
 	"extra":{"oneOf":[{"type":"integer"},{"type":"string"}]}}}`
 
 // supervisionWorld is the console's server (keys, sessions alpha and beta
@@ -285,9 +286,9 @@ func TestConsoleSupervision(t *testing.T) {
 		b.waitJS(fmt.Sprintf(`!!document.querySelector(%q)`, card+` [id$="-to-city"]`), "the rich input's form")
 		var parts string
 		b.eval(fmt.Sprintf(`(() => { const c = document.querySelector(%q); const q = (s) => c.querySelector(s);
-			return [q('[id$="-when"]').type, q('[id$="-extra"]').tagName, [...c.querySelectorAll("legend")].map(l => l.textContent).join("/")].join(" "); })()`, card), &parts)
-		if parts != "datetime-local TEXTAREA tags */to *" {
-			t.Errorf("the rich form's parts: %q, want a datetime-local, a JSON textarea and the fieldsets tags and to", parts)
+			return [q('[id$="-when"]').type, q('[id$="-extra"]').tagName, [...c.querySelectorAll("legend")].map(l => l.textContent).sort().join("/")].join(" "); })()`, card), &parts)
+		if parts != "datetime-local TEXTAREA gift/tags */to *" {
+			t.Errorf("the rich form's parts: %q, want a datetime-local, a JSON textarea and the fieldsets gift, tags and to (required marked)", parts)
 		}
 		b.run("add a tag", chromedp.Click(card+` .sf-array > button`, chromedp.ByQuery))
 		b.run("fill the rich form",
@@ -311,12 +312,13 @@ func TestConsoleSupervision(t *testing.T) {
 			To    struct{ City, Zip string }
 			When  time.Time
 			Extra any
+			Gift  any
 		}
 		var tz int
 		b.eval(`new Date("2026-12-24T10:30").getTimezoneOffset()`, &tz)
 		want := time.Date(2026, 12, 24, 10, 30, 0, 0, time.UTC).Add(time.Duration(tz) * time.Minute)
 		if json.Unmarshal(res, &r) != nil || len(r.Tags) != 1 || r.Tags[0] != "fragile" || r.To.City != "Pune" || r.To.Zip != "411001" ||
-			!r.When.Equal(want) || r.Extra != float64(42) {
+			!r.When.Equal(want) || r.Extra != float64(42) || r.Gift != nil {
 			t.Fatalf("the rich run's result: %s, want the form's answer (when %s)", res, want)
 		}
 		b.signOut()

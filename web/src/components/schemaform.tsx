@@ -51,10 +51,13 @@ export function initialValue(s: Schema): unknown {
   if (!drawable(s)) return undefined;
   if (s.type === "boolean") return false;
   if (s.type === "object") {
+    // An optional nested object starts absent (its own required members
+    // would otherwise be asked for); typing into one of its fields makes it.
+    const req = new Set(Array.isArray(s.required) ? (s.required as string[]) : []);
     const out: Record<string, unknown> = {};
     for (const [k, p] of Object.entries(s.properties as Record<string, Schema>)) {
       const v = initialValue(p);
-      if (v !== undefined) out[k] = v;
+      if (v !== undefined && (req.has(k) || p.type !== "object" || "default" in p)) out[k] = v;
     }
     return out;
   }

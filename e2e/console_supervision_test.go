@@ -113,14 +113,6 @@ func (b *browser) fill(sel, value string) {
 	}
 }
 
-// count is how many elements match sel.
-func (b *browser) count(sel string) int {
-	b.t.Helper()
-	var n int
-	b.eval(fmt.Sprintf(`document.querySelectorAll(%q).length`, sel), &n)
-	return n
-}
-
 // forced sends a request from the page with the tab's key, as a user could
 // from the developer tools, and returns the status.
 func (b *browser) forced(method, path, body string) int {

@@ -23,6 +23,7 @@ var routeOps = map[string]access.Operation{
 	"putSession":            access.ApplySession,
 	"deleteSession":         access.DeleteSession,
 	"getWorkflow":           access.ReadSessions,
+	"listWorkflows":         access.ReadSessions,
 	"startExecution":        access.StartExecution,
 	"stopWorkflow":          access.ControlExecution,
 	"pauseWorkflow":         access.ControlExecution,

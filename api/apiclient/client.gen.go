@@ -1808,6 +1808,11 @@ type ExecutionStatus string
 
 // ExecutionSummary defines model for ExecutionSummary.
 type ExecutionSummary struct {
+	// Actor Who started it: key:<name>, supervisor:<id> or anonymous.
+	Actor string `json:"actor"`
+
+	// Channel The door it was started through (rest, cli, mcp, webhook, schedule, supervisor, …).
+	Channel string     `json:"channel"`
 	EndedAt *time.Time `json:"endedAt,omitempty"`
 
 	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
@@ -2110,6 +2115,16 @@ type JournalVerification struct {
 
 // JournalVerificationResult defines model for JournalVerification.Result.
 type JournalVerificationResult string
+
+// LastExecution The workflow's newest run (by start); absent when it never ran or its runs were deleted.
+type LastExecution struct {
+	EndedAt *time.Time `json:"endedAt,omitempty"`
+
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId ExecutionId     `json:"executionId"`
+	StartedAt   time.Time       `json:"startedAt"`
+	Status      ExecutionStatus `json:"status"`
+}
 
 // Limits Scheduler limits. A start over a limit waits as `PENDING` and starts, in start order, when a run ends (GET /api/scheduler). Absent, `null` or `0` means no limit.
 type Limits struct {
@@ -2463,6 +2478,9 @@ type SessionSummary struct {
 	// UpdatedVia The channel it was applied through: rest, cli or mcp.
 	UpdatedVia    string `json:"updatedVia"`
 	WorkflowCount int    `json:"workflowCount"`
+
+	// Workflows The session's workflows in document order, each with its pause and its last run.
+	Workflows []WorkflowSummary `json:"workflows"`
 }
 
 // Signal defines model for Signal.
@@ -3061,6 +3079,24 @@ type WorkflowPauseRequest struct {
 	Reason *string `json:"reason,omitempty"`
 }
 
+// WorkflowSummary A workflow of a session with its pause and its newest run.
+type WorkflowSummary struct {
+	// LastExecution The workflow's newest run (by start); absent when it never ran or its runs were deleted.
+	LastExecution *LastExecution `json:"lastExecution,omitempty"`
+	NodeCount     int            `json:"nodeCount"`
+
+	// Pause Present while the workflow is paused (PAUSE_WORKFLOW): every new run
+	// of it is refused with 409 until RESUME_WORKFLOW (docs/control.md).
+	Pause      *WorkflowPause `json:"pause,omitempty"`
+	WorkflowId string         `json:"workflowId"`
+}
+
+// WorkflowSummaryList defines model for WorkflowSummaryList.
+type WorkflowSummaryList struct {
+	SessionId string            `json:"sessionId"`
+	Workflows []WorkflowSummary `json:"workflows"`
+}
+
 // Channel defines model for Channel.
 type Channel string
 
@@ -3240,6 +3276,9 @@ type GetPluginParams struct {
 type ListSessionsParams struct {
 	// Limit Page size (1–500, default 50).
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Q Only sessions whose id, name or description contains this text, ignoring case (`%` and `_` are plain characters). Pages of a search follow nextCursor like any list.
+	Q *string `form:"q,omitempty" json:"q,omitempty"`
 
 	// Cursor The `nextCursor` of the previous page.
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
@@ -3951,7 +3990,7 @@ type ClientInterface interface {
 
 	// ListSessions List sessions, in id order, one page at a time.
 	//
-	// Session summaries (id, name, workflow count, who applied it last), 50 a page by default; follow nextCursor. A session-limited key sees its own sessions only.
+	// Session summaries (id, name, workflow count, who applied it last, and each workflow's pause and last run), 50 a page by default; follow nextCursor. `q` keeps the sessions whose id, name or description contains it, searched by the server so a search covers every page. A session-limited key sees its own sessions only.
 	//
 	// Corresponds with GET /api/sessions (the `ListSessions` operationId).
 	ListSessions(ctx context.Context, params *ListSessionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4126,6 +4165,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/sessions/{sessionId}/executions/{executionId}/projection (the `GetExecutionProjection` operationId).
 	GetExecutionProjection(ctx context.Context, sessionId SessionId, executionId ExecutionId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListWorkflows A session's workflows, each with its pause and its last run.
+	//
+	// The workflows of the session in document order, each with its pause (PAUSE_WORKFLOW) when it is paused and its newest run, as listSessions shows them for every session of a page. The nodes and edges are in getSession and getWorkflow.
+	//
+	// Corresponds with GET /api/sessions/{sessionId}/workflows (the `ListWorkflows` operationId).
+	ListWorkflows(ctx context.Context, sessionId SessionId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetWorkflow Read one workflow's nodes and edges.
 	//
@@ -5269,7 +5315,7 @@ func (c *Client) GetSelf(ctx context.Context, reqEditors ...RequestEditorFn) (*h
 
 // ListSessions List sessions, in id order, one page at a time.
 //
-// Session summaries (id, name, workflow count, who applied it last), 50 a page by default; follow nextCursor. A session-limited key sees its own sessions only.
+// Session summaries (id, name, workflow count, who applied it last, and each workflow's pause and last run), 50 a page by default; follow nextCursor. `q` keeps the sessions whose id, name or description contains it, searched by the server so a search covers every page. A session-limited key sees its own sessions only.
 //
 // Corresponds with GET /api/sessions (the `ListSessions` operationId).
 func (c *Client) ListSessions(ctx context.Context, params *ListSessionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5645,6 +5691,23 @@ func (c *Client) ControlNode(ctx context.Context, sessionId SessionId, execution
 // Corresponds with GET /api/sessions/{sessionId}/executions/{executionId}/projection (the `GetExecutionProjection` operationId).
 func (c *Client) GetExecutionProjection(ctx context.Context, sessionId SessionId, executionId ExecutionId, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetExecutionProjectionRequest(c.Server, sessionId, executionId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListWorkflows A session's workflows, each with its pause and its last run.
+//
+// The workflows of the session in document order, each with its pause (PAUSE_WORKFLOW) when it is paused and its newest run, as listSessions shows them for every session of a page. The nodes and edges are in getSession and getWorkflow.
+//
+// Corresponds with GET /api/sessions/{sessionId}/workflows (the `ListWorkflows` operationId).
+func (c *Client) ListWorkflows(ctx context.Context, sessionId SessionId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListWorkflowsRequest(c.Server, sessionId)
 	if err != nil {
 		return nil, err
 	}
@@ -8074,6 +8137,18 @@ func NewListSessionsRequest(server string, params *ListSessionsParams) (*http.Re
 
 		}
 
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.Cursor != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
@@ -9040,6 +9115,40 @@ func NewGetExecutionProjectionRequest(server string, sessionId SessionId, execut
 	}
 
 	operationPath := fmt.Sprintf("/api/sessions/%s/executions/%s/projection", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListWorkflowsRequest constructs an http.Request for the ListWorkflows method
+func NewListWorkflowsRequest(server string, sessionId SessionId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "sessionId", sessionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/sessions/%s/workflows", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -10828,7 +10937,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListSessionsWithResponse List sessions, in id order, one page at a time.
 	//
-	// Session summaries (id, name, workflow count, who applied it last), 50 a page by default; follow nextCursor. A session-limited key sees its own sessions only.
+	// Session summaries (id, name, workflow count, who applied it last, and each workflow's pause and last run), 50 a page by default; follow nextCursor. `q` keeps the sessions whose id, name or description contains it, searched by the server so a search covers every page. A session-limited key sees its own sessions only.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -11029,6 +11138,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/sessions/{sessionId}/executions/{executionId}/projection (the `GetExecutionProjection` operationId).
 	GetExecutionProjectionWithResponse(ctx context.Context, sessionId SessionId, executionId ExecutionId, reqEditors ...RequestEditorFn) (*GetExecutionProjectionResponse, error)
+
+	// ListWorkflowsWithResponse A session's workflows, each with its pause and its last run.
+	//
+	// The workflows of the session in document order, each with its pause (PAUSE_WORKFLOW) when it is paused and its newest run, as listSessions shows them for every session of a page. The nodes and edges are in getSession and getWorkflow.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/sessions/{sessionId}/workflows (the `ListWorkflows` operationId).
+	ListWorkflowsWithResponse(ctx context.Context, sessionId SessionId, reqEditors ...RequestEditorFn) (*ListWorkflowsResponse, error)
 
 	// GetWorkflowWithResponse Read one workflow's nodes and edges.
 	//
@@ -16027,6 +16145,96 @@ func (r GetExecutionProjectionResponse) ContentType() string {
 	return ""
 }
 
+// ListWorkflowsResponse401Headers the declared response headers of an HTTP 401 response for ListWorkflows
+type ListWorkflowsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ListWorkflowsResponse429Headers the declared response headers of an HTTP 429 response for ListWorkflows
+type ListWorkflowsResponse429Headers struct {
+	RetryAfter *int
+}
+
+type ListWorkflowsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WorkflowSummaryList
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListWorkflowsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListWorkflowsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListWorkflowsResponse) GetJSON200() *WorkflowSummaryList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListWorkflowsResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListWorkflowsResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListWorkflowsResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ListWorkflowsResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListWorkflowsResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r ListWorkflowsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListWorkflowsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListWorkflowsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListWorkflowsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetWorkflowResponse401Headers the declared response headers of an HTTP 401 response for GetWorkflow
 type GetWorkflowResponse401Headers struct {
 	WWWAuthenticate *string
@@ -19320,7 +19528,7 @@ func (c *ClientWithResponses) GetSelfWithResponse(ctx context.Context, reqEditor
 
 // ListSessionsWithResponse List sessions, in id order, one page at a time.
 //
-// Session summaries (id, name, workflow count, who applied it last), 50 a page by default; follow nextCursor. A session-limited key sees its own sessions only.
+// Session summaries (id, name, workflow count, who applied it last, and each workflow's pause and last run), 50 a page by default; follow nextCursor. `q` keeps the sessions whose id, name or description contains it, searched by the server so a search covers every page. A session-limited key sees its own sessions only.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -19646,6 +19854,21 @@ func (c *ClientWithResponses) GetExecutionProjectionWithResponse(ctx context.Con
 		return nil, err
 	}
 	return ParseGetExecutionProjectionResponse(rsp)
+}
+
+// ListWorkflowsWithResponse A session's workflows, each with its pause and its last run.
+//
+// The workflows of the session in document order, each with its pause (PAUSE_WORKFLOW) when it is paused and its newest run, as listSessions shows them for every session of a page. The nodes and edges are in getSession and getWorkflow.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/sessions/{sessionId}/workflows (the `ListWorkflows` operationId).
+func (c *ClientWithResponses) ListWorkflowsWithResponse(ctx context.Context, sessionId SessionId, reqEditors ...RequestEditorFn) (*ListWorkflowsResponse, error) {
+	rsp, err := c.ListWorkflows(ctx, sessionId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListWorkflowsResponse(rsp)
 }
 
 // GetWorkflowWithResponse Read one workflow's nodes and edges.
@@ -24565,6 +24788,90 @@ func ParseGetExecutionProjectionResponse(rsp *http.Response) (*GetExecutionProje
 		response.Headers401 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetExecutionProjectionResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListWorkflowsResponse parses an HTTP response from a ListWorkflowsWithResponse call
+func ParseListWorkflowsResponse(rsp *http.Response) (*ListWorkflowsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListWorkflowsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WorkflowSummaryList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListWorkflowsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListWorkflowsResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

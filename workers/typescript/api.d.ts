@@ -84,6 +84,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/self": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who the presented key is, its role and the sessions it may see.
+         * @description The key's name, role and session list as the server resolved them, and whether the server is in open mode (no key configured or stored: every caller is the anonymous ADMIN on a loopback bind). The web console signs in with it and offers only the controls the role may use; every request is still checked on its own.
+         */
+        get: operations["getSelf"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/version": {
         parameters: {
             query?: never;
@@ -133,7 +153,7 @@ export interface paths {
         };
         /**
          * List sessions, in id order, one page at a time.
-         * @description Session summaries (id, name, workflow count, who applied it last), 50 a page by default; follow nextCursor. A session-limited key sees its own sessions only.
+         * @description Session summaries (id, name, workflow count, who applied it last, and each workflow's pause and last run), 50 a page by default; follow nextCursor. `q` keeps the sessions whose id, name or description contains it, searched by the server so a search covers every page. A session-limited key sees its own sessions only.
          */
         get: operations["listSessions"];
         put?: never;
@@ -171,6 +191,28 @@ export interface paths {
          * @description Removes the session, its workflows and the history of its finished runs. Refused with 409 while a run of it is unfinished: stop those first.
          */
         delete: operations["deleteSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sessions/{sessionId}/workflows": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                sessionId: components["parameters"]["SessionId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * A session's workflows, each with its pause and its last run.
+         * @description The workflows of the session in document order, each with its pause (PAUSE_WORKFLOW) when it is paused and its newest run, as listSessions shows them for every session of a page. The nodes and edges are in getSession and getWorkflow.
+         */
+        get: operations["listWorkflows"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -687,7 +729,7 @@ export interface paths {
         put?: never;
         /**
          * Answer an open input; the parked message continues with the answer.
-         * @description The input's session is the session of its execution; the server finds it from the input. A session-limited key may answer the inputs of its sessions; an input of another session answers 404 exactly as an input that does not exist.
+         * @description The input's session is the session of its execution; the server finds it from the input. A session-limited key may answer the inputs of its sessions; an input of another session answers 404 exactly as an input that does not exist. An answer that breaks the input's JSON Schema is a 400 with one violation per value at fault, named by its path in the request (`answer.count`, `answer.tags[2]`, `answer` for the whole answer), so a form can show each beside its field.
          */
         post: operations["answerInput"];
         delete?: never;
@@ -928,6 +970,28 @@ export interface paths {
          * @description A directive the intake refuses (outside allowedCommands or the owned units, too many runs, a disabled supervisor) is recorded here, with its sender, and never in the runs it named: one record per request, the same key sent again is the same record. Each record has the directive as sent, the door it came through, when, the refusal's kind and why. 50 a page by default; follow nextCursor. The supervisor reads its own with GET /api/agent/v1/refusals.
          */
         get: operations["listSupervisorRefusals"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/supervisors/{supervisorId}/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                supervisorId: components["parameters"]["SupervisorId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The supervisor at work: whether an instance runs its engine, how far its cursor lags the outbox, and its last directives.
+         * @description What the runtime keeps for a supervisor (docs/supervisor-runtime.md), read at once: its `state` (`running` while an instance holds its lease, `idle` when none does, `disabled`), the lease (which instance, until when), its signal cursor (when it last moved, and how many events of the outbox are committed after it: `lagEvents`, counted up to 100,000, with `lagCapped` set past that), and its newest directives from the ledger, accepted or refused, newest first (10 by default). An agent reading signals over the agent API keeps its own cursor, which this does not show. An ADMIN's read, as the refusals are: its directives name runs of any session.
+         */
+        get: operations["getSupervisorStatus"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2694,6 +2758,10 @@ export interface components {
             /** Format: date-time */
             endedAt?: string;
             restartOf?: components["schemas"]["ExecutionId"];
+            /** @description Who started it: key:<name>, supervisor:<id> or anonymous. */
+            actor: string;
+            /** @description The door it was started through (rest, cli, mcp, webhook, schedule, supervisor, …). */
+            channel: string;
         };
         ExecutionList: {
             executions: components["schemas"]["ExecutionSummary"][];
@@ -2966,6 +3034,67 @@ export interface components {
             command: {
                 [key: string]: unknown;
             };
+        };
+        /** @description A supervisor's runtime status (GET /api/supervisors/{supervisorId}/status). */
+        SupervisorStatus: {
+            supervisorId: string;
+            /**
+             * @description running: an instance holds the lease and runs its engine; idle: enabled, but no instance holds the lease (none has taken it yet, or the last one stopped); disabled: the document says enabled: false.
+             * @enum {string}
+             */
+            state: "running" | "idle" | "disabled";
+            lease?: components["schemas"]["SupervisorLease"];
+            cursor?: components["schemas"]["SupervisorCursor"];
+            /** @description The newest directives of its ledger, newest first. */
+            lastDirectives: components["schemas"]["DirectiveRecord"][];
+        };
+        /** @description The lease of the instance that runs (or last ran) the supervisor's engine; absent when none ever did. */
+        SupervisorLease: {
+            /** @description The instance holding it. */
+            owner: string;
+            /**
+             * Format: date-time
+             * @description Until when, on the database's clock; the owner renews it while it runs.
+             */
+            expiresAt: string;
+            /** @description The lease has not expired. */
+            live: boolean;
+        };
+        /** @description Where the engine is in the outbox; absent until the engine first moved it (an agent reading over the agent API keeps its own cursor). */
+        SupervisorCursor: {
+            /**
+             * Format: date-time
+             * @description When it last moved.
+             */
+            updatedAt: string;
+            /**
+             * Format: int64
+             * @description The committed events after it (all sessions; the engine reads only the ones it owns), up to 100,000.
+             */
+            lagEvents: number;
+            /** @description More than 100,000 events follow it. */
+            lagCapped: boolean;
+        };
+        /** @description One directive of the supervisor's ledger. */
+        DirectiveRecord: {
+            key: string;
+            /** @description pending (being applied), accepted, or rejected (the intake refused it; see the refusals). */
+            status: string;
+            /** @description The door it came through: supervisor (an engine on this server) or agent. */
+            channel: string;
+            /**
+             * Format: date-time
+             * @description When it was first received.
+             */
+            at: string;
+            /**
+             * Format: date-time
+             * @description When it was applied or refused; absent while pending.
+             */
+            settledAt?: string;
+            directive: components["schemas"]["Directive"];
+            /** @description The intake's answer: why it was refused, or what was done. */
+            message?: string;
         };
         DirectiveRefusalList: {
             refusals: components["schemas"]["DirectiveRefusal"][];
@@ -3301,6 +3430,18 @@ export interface components {
             /** @enum {string} */
             status: "ok";
         };
+        Self: {
+            /** @description The key's name; anonymous in open mode. */
+            name: string;
+            /** @enum {string} */
+            role: "VIEWER" | "OPERATOR" | "ADMIN" | "WORKER";
+            /** @description What commands sent with this key record: key:<name> or anonymous. */
+            actor: string;
+            /** @description No key is configured or stored: every caller is the anonymous ADMIN. */
+            open: boolean;
+            /** @description The only sessions the key may see and act on; absent for every session. */
+            sessions?: string[];
+        };
         Problem: {
             /**
              * @description A URI naming the problem kind, one of:
@@ -3455,6 +3596,28 @@ export interface components {
             updatedBy: string;
             /** @description The channel it was applied through: rest, cli or mcp. */
             updatedVia: string;
+            /** @description The session's workflows in document order, each with its pause and its last run. */
+            workflows: components["schemas"]["WorkflowSummary"][];
+        };
+        WorkflowSummaryList: {
+            sessionId: string;
+            workflows: components["schemas"]["WorkflowSummary"][];
+        };
+        /** @description A workflow of a session with its pause and its newest run. */
+        WorkflowSummary: {
+            workflowId: string;
+            nodeCount: number;
+            pause?: components["schemas"]["WorkflowPause"];
+            lastExecution?: components["schemas"]["LastExecution"];
+        };
+        /** @description The workflow's newest run (by start); absent when it never ran or its runs were deleted. */
+        LastExecution: {
+            executionId: components["schemas"]["ExecutionId"];
+            status: components["schemas"]["ExecutionStatus"];
+            /** Format: date-time */
+            startedAt: string;
+            /** Format: date-time */
+            endedAt?: string;
         };
         SessionList: {
             sessions: components["schemas"]["SessionSummary"][];
@@ -3941,6 +4104,29 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
         };
     };
+    getSelf: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Self"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
     getVersion: {
         parameters: {
             query?: never;
@@ -3991,6 +4177,8 @@ export interface operations {
             query?: {
                 /** @description Page size (1–500, default 50). */
                 limit?: number;
+                /** @description Only sessions whose id, name or description contains this text, ignoring case (`%` and `_` are plain characters). Pages of a search follow nextCursor like any list. */
+                q?: string;
                 /** @description The `nextCursor` of the previous page. */
                 cursor?: string;
             };
@@ -4130,6 +4318,33 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    listWorkflows: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                sessionId: components["parameters"]["SessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session's workflows. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkflowSummaryList"];
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Problem"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -5520,6 +5735,36 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DirectiveRefusalList"];
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Problem"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getSupervisorStatus: {
+        parameters: {
+            query?: {
+                /** @description How many of the newest directives to list (1–100, default 10). */
+                directives?: number;
+            };
+            header?: never;
+            path: {
+                supervisorId: components["parameters"]["SupervisorId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The supervisor's runtime status. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SupervisorStatus"];
                 };
             };
             400: components["responses"]["Problem"];

@@ -1583,6 +1583,11 @@ type ExecutionStatus string
 
 // ExecutionSummary defines model for ExecutionSummary.
 type ExecutionSummary struct {
+	// Actor Who started it: key:<name>, supervisor:<id> or anonymous.
+	Actor string `json:"actor"`
+
+	// Channel The door it was started through (rest, cli, mcp, webhook, schedule, supervisor, …).
+	Channel string    `json:"channel"`
 	EndedAt time.Time `json:"endedAt,omitempty,omitzero"`
 
 	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
@@ -1885,6 +1890,16 @@ type JournalVerification struct {
 
 // JournalVerificationResult defines model for JournalVerification.Result.
 type JournalVerificationResult string
+
+// LastExecution The workflow's newest run (by start); absent when it never ran or its runs were deleted.
+type LastExecution struct {
+	EndedAt time.Time `json:"endedAt,omitempty,omitzero"`
+
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId ExecutionId     `json:"executionId"`
+	StartedAt   time.Time       `json:"startedAt"`
+	Status      ExecutionStatus `json:"status"`
+}
 
 // Limits Scheduler limits. A start over a limit waits as `PENDING` and starts, in start order, when a run ends (GET /api/scheduler). Absent, `null` or `0` means no limit.
 type Limits struct {
@@ -2238,6 +2253,9 @@ type SessionSummary struct {
 	// UpdatedVia The channel it was applied through: rest, cli or mcp.
 	UpdatedVia    string `json:"updatedVia"`
 	WorkflowCount int    `json:"workflowCount"`
+
+	// Workflows The session's workflows in document order, each with its pause and its last run.
+	Workflows []WorkflowSummary `json:"workflows"`
 }
 
 // Spend What the run's remote workers reported for its TASK nodes (docs/journal.md, "Spend"): each node that completed a task, the run total, and the gaps. Absent is not zero: a task that reported no usage (or usage with tokensKnown false) leaves its node's and the run's usage a floor, and names the node in spendGaps; a task that reported no cost (or usdKnown false) does the same for cost in costGaps. Present on the execution read (GET …/executions/{eid}) and the journal projection; absent from the answers of a start or a stop that waited.
@@ -2810,6 +2828,24 @@ type WorkflowPauseRequest struct {
 	Reason string `json:"reason,omitempty,omitzero"`
 }
 
+// WorkflowSummary A workflow of a session with its pause and its newest run.
+type WorkflowSummary struct {
+	// LastExecution The workflow's newest run (by start); absent when it never ran or its runs were deleted.
+	LastExecution LastExecution `json:"lastExecution,omitempty,omitzero"`
+	NodeCount     int           `json:"nodeCount"`
+
+	// Pause Present while the workflow is paused (PAUSE_WORKFLOW): every new run
+	// of it is refused with 409 until RESUME_WORKFLOW (docs/control.md).
+	Pause      WorkflowPause `json:"pause,omitempty,omitzero"`
+	WorkflowId string        `json:"workflowId"`
+}
+
+// WorkflowSummaryList defines model for WorkflowSummaryList.
+type WorkflowSummaryList struct {
+	SessionId string            `json:"sessionId"`
+	Workflows []WorkflowSummary `json:"workflows"`
+}
+
 // Channel defines model for Channel.
 type Channel string
 
@@ -2944,6 +2980,9 @@ type GetPluginParams struct {
 type ListSessionsParams struct {
 	// Limit Page size (1–500, default 50).
 	Limit int `form:"limit,omitempty" json:"limit,omitempty,omitzero"`
+
+	// Q Only sessions whose id, name or description contains this text, ignoring case (`%` and `_` are plain characters). Pages of a search follow nextCursor like any list.
+	Q string `form:"q,omitempty" json:"q,omitempty,omitzero"`
 
 	// Cursor The `nextCursor` of the previous page.
 	Cursor string `form:"cursor,omitempty" json:"cursor,omitempty,omitzero"`
@@ -3306,6 +3345,9 @@ type ServerInterface interface {
 	// GetExecutionProjection The run and node views folded from the execution's journal, with the chain tip they cover.
 	// (GET /api/sessions/{sessionId}/executions/{executionId}/projection)
 	GetExecutionProjection(ctx echo.Context, sessionId SessionId, executionId ExecutionId) error
+	// ListWorkflows A session's workflows, each with its pause and its last run.
+	// (GET /api/sessions/{sessionId}/workflows)
+	ListWorkflows(ctx echo.Context, sessionId SessionId) error
 	// GetWorkflow Read one workflow's nodes and edges.
 	// (GET /api/sessions/{sessionId}/workflows/{workflowId})
 	GetWorkflow(ctx echo.Context, sessionId SessionId, workflowId Id) error
@@ -3858,6 +3900,13 @@ func (w *ServerInterfaceWrapper) ListSessions(ctx echo.Context) error {
 	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", ctx.QueryParams(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter q: %s", err))
 	}
 
 	// ------------- Optional query parameter "cursor" -------------
@@ -4465,6 +4514,22 @@ func (w *ServerInterfaceWrapper) GetExecutionProjection(ctx echo.Context) error 
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.GetExecutionProjection(ctx, sessionId, executionId)
+	return err
+}
+
+// ListWorkflows converts echo context to params.
+func (w *ServerInterfaceWrapper) ListWorkflows(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "sessionId" -------------
+	var sessionId SessionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "sessionId", ctx.Param("sessionId"), &sessionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter sessionId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListWorkflows(ctx, sessionId)
 	return err
 }
 
@@ -5171,6 +5236,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.DELETE(options.BaseURL+"/api/sessions/:sessionId", wrapper.DeleteSession, options.OperationMiddlewares["deleteSession"]...)
 	router.GET(options.BaseURL+"/api/sessions/:sessionId", wrapper.GetSession, options.OperationMiddlewares["getSession"]...)
 	router.PUT(options.BaseURL+"/api/sessions/:sessionId", wrapper.PutSession, options.OperationMiddlewares["putSession"]...)
+	router.GET(options.BaseURL+"/api/sessions/:sessionId/workflows", wrapper.ListWorkflows, options.OperationMiddlewares["listWorkflows"]...)
 	router.GET(options.BaseURL+"/api/sessions/:sessionId/workflows/:workflowId", wrapper.GetWorkflow, options.OperationMiddlewares["getWorkflow"]...)
 	router.POST(options.BaseURL+"/api/sessions/:sessionId/workflows/:workflowId/executions", wrapper.StartExecution, options.OperationMiddlewares["startExecution"]...)
 	router.POST(options.BaseURL+"/api/sessions/:sessionId/workflows/:workflowId/stop", wrapper.StopWorkflow, options.OperationMiddlewares["stopWorkflow"]...)
@@ -9091,6 +9157,108 @@ func (response GetExecutionProjection429ApplicationProblemPlusJSONResponse) Visi
 	return err
 }
 
+type ListWorkflowsRequestObject struct {
+	SessionId SessionId `json:"sessionId"`
+}
+
+type ListWorkflowsResponseObject interface {
+	VisitListWorkflowsResponse(w http.ResponseWriter) error
+}
+
+type ListWorkflows200JSONResponse WorkflowSummaryList
+
+func (response ListWorkflows200JSONResponse) VisitListWorkflowsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWorkflows400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response ListWorkflows400ApplicationProblemPlusJSONResponse) VisitListWorkflowsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWorkflows401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListWorkflows401ApplicationProblemPlusJSONResponse) VisitListWorkflowsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWorkflows403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListWorkflows403ApplicationProblemPlusJSONResponse) VisitListWorkflowsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWorkflows404ApplicationProblemPlusJSONResponse Problem
+
+func (response ListWorkflows404ApplicationProblemPlusJSONResponse) VisitListWorkflowsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWorkflows429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListWorkflows429ApplicationProblemPlusJSONResponse) VisitListWorkflowsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetWorkflowRequestObject struct {
 	SessionId  SessionId `json:"sessionId"`
 	WorkflowId Id        `json:"workflowId"`
@@ -12287,6 +12455,9 @@ type StrictServerInterface interface {
 	// GetExecutionProjection The run and node views folded from the execution's journal, with the chain tip they cover.
 	// (GET /api/sessions/{sessionId}/executions/{executionId}/projection)
 	GetExecutionProjection(ctx context.Context, request GetExecutionProjectionRequestObject) (GetExecutionProjectionResponseObject, error)
+	// ListWorkflows A session's workflows, each with its pause and its last run.
+	// (GET /api/sessions/{sessionId}/workflows)
+	ListWorkflows(ctx context.Context, request ListWorkflowsRequestObject) (ListWorkflowsResponseObject, error)
 	// GetWorkflow Read one workflow's nodes and edges.
 	// (GET /api/sessions/{sessionId}/workflows/{workflowId})
 	GetWorkflow(ctx context.Context, request GetWorkflowRequestObject) (GetWorkflowResponseObject, error)
@@ -13467,6 +13638,31 @@ func (sh *strictHandler) GetExecutionProjection(ctx echo.Context, sessionId Sess
 	return nil
 }
 
+// ListWorkflows operation middleware
+func (sh *strictHandler) ListWorkflows(ctx echo.Context, sessionId SessionId) error {
+	var request ListWorkflowsRequestObject
+
+	request.SessionId = sessionId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListWorkflows(ctx.Request().Context(), request.(ListWorkflowsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListWorkflows")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListWorkflowsResponseObject); ok {
+		return validResponse.VisitListWorkflowsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // GetWorkflow operation middleware
 func (sh *strictHandler) GetWorkflow(ctx echo.Context, sessionId SessionId, workflowId Id) error {
 	var request GetWorkflowRequestObject
@@ -14436,488 +14632,496 @@ func (sh *strictHandler) GetReady(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3rchu3ti76KiieXSVyriZNy5fEUu2qo8hKomVF0pLkeM0TeZsQGyIx1QSYBloyp7er5t/9+5xH2LUe",
-	"bD7JKYwxgO4m0bzIlzhzKz9ikezGdWBgXL/xoTXUk6lWQlnT2vnQmvKcT4QVOXzaH3OlROb+TIUZ5nJq",
-	"pVatndbFWLBU65xxNtSTCVcpG/KJYHac62I0TlguhjpPRcrupB0zaVl7kAtjB6xQmTCGDYaZHHR6raQl",
-	"XXtjwVORt5KW4hPR2mn9tbixvOu7T1pmOBYT7sYhVDFp7fzWcq21ktYwk623ScvOpu41Y3OpRq2PH5PW",
-	"gRpJJS7g+/nR7ykm4Gfm3mP6mtmxYENueaZHhWDtvMiESdjY2mnC7nR+c53pu4RNcz0UxpTDnnI7LgcN",
-	"g0haufi9kLlIWzs2L0R17BP+/kiokR23dp4/jQ76vRgWbpCHqXs+0oeoPLGsq/+Wi+vWTuv/elRu7yP8",
-	"1Tyq9uJ6PUzFZKqtUMPZKzFbXK5f+I0wsETG8twy6Z+3sLtS4W/CGKkVa//zf/1vtv3sGRuOec6HjpSa",
-	"97nSddf13bBa28+exZbrlZgdQzsx8rwRsy3DXD8Jk4pxNWOZsFbkbMiNaNhC+GfNLdzu95PWRCr/+XFs",
-	"iEfc2INboSzuaH2YZ8IUE8H4tRuVHUvDhHuUtaU1bGDE74MElnYg04Gn0owbS6fL/SPkrUg7PXZo2aQw",
-	"FubLuKKGLK4Dm/AZywVPWdstA+1UwnRe3TnjuuD+UzeTE2lF6t7v7MLyaTsWOVPF5Erkbk2HWZFKNaI2",
-	"fofXFT5EjWzRjBI2EpZIyA3wab/fYydIN3zkRrp3erhlmLG54BPHLiQ+PSxyo/Pa3I0cKZ6FuTeSllv5",
-	"Lix99/BlE2E9/T62acc6FY0nUOGP9z18dObOcYEaezHh90/tqJiK/FYanTf3VX3kE7u74OYmRuruRFpu",
-	"brYMk2nCuGGcTXWWsRG/FUzaJpaKzS0b1JS7Q+1e/R+/Pe6+ePtbv/vi7Yd+8vj7j/+tFdvdN8TPG9fj",
-	"rnzgk1bjo3vbTLUyAm7TH3V+JdNUKPdhqJXjoO5PPp1mcsjdSj2a5voqE5N/+5vR8Nh63Z3iW9jnPI+5",
-	"LoxIWXtQ5Gpn5u7VHepk59oPaNBJmDu57jQPx1yNRLoDJ87NXhi7ZdjP2sCpVNoyrcKlaUR+K/ItA8yE",
-	"s6tc3xmRsykfiSo/0LkcScWMO+pOGNDAofIZy3VhBdysV8IQTxFpZ9fzJuTiuc4EMDHXe6rhFz0VOawZ",
-	"dR3hW+EVPrRMF9bI1NGaKTle27WUCstlBqzTBJbpRBpYAde1EsKNqtf6mLT8Wn/FPdxj1CRrn/24z148",
-	"ffYdjuVC61+4mp3hLpmvO6acW8FgtVl76ni+LvKhYDxNc2FMwtx3biV1zoa5SIWykmcdv7HXXGZFLthV",
-	"kY6EZdc6Z3e5ViP3inGEZqZwFUbI1nXst3nQ6bEzYfNZuEUFfu7uwedUZHzmmAteD7BEld8XGdW5GGqV",
-	"GmY1u+PSsitxrXN3EGw+k2rUq98kUsmJk0fLu18qK0Yid0v2MWm9VrywY53Lv4v0a+7OsXbrSCfDbUJb",
-	"56zk87UNsWMeTvYtz2TKxiIX0ZUvYDruxSGnxd9T5k7kImVaZTN2NxYKd5Dngg21upajIhfpLl718Cwb",
-	"8jyXwrDBmzdvunuVBnfYD4LnIneySjb575ct6P2yNZjbwPn34tfNcMyzTKiRSNhgSbvlWs9fFbCutNju",
-	"973Tw6h8fKKAZfTYXmXGuOp0Jv76+tXF3ru908N3rw7+mtQ/nrtNwm9+2T/133bYmBtcUxRhHR9KSsbl",
-	"2NPvhSiE2XW8z2rcAhG65FOJbTh+N5buiRmzWvfYseO8wDCHubCud3iEm7FbjmnuGKuVeGUNc+E2eg8o",
-	"9lrnE25bO63UHUArQVSeW7TEv/LDLLKk4ddfJY/+LN5P8bJd2NC8EEyroWD4iNmzMLspN8ZfVm7FpWE5",
-	"3ni7LBe3+sYLF9TVldaZ4Krsy+Dc5pjbFdxUQM2+5VQLPCP4nmtzvQUZS2XjFIo7sGXYNBfX8j1s6rXM",
-	"jWXPK9pT4niRFVlGB2vK8+qMyo6cePza+N2qd/fGTYX7+xwl6Wku3DRFCleyxWt1IlVhRSdhRrrVdqSB",
-	"Koe2wKvWn7cfzo+5nsTmz21FvKhfHtHpKVL1Fn7AcxDZRfbm5OzVwRkJEfhYwozOrSMPXtlkaUFWsPwG",
-	"xVTQhVBCgdec4uTOF30H11op3biziTquFRMTHSN9wfOcz9xn90rVnPHr4cGbg7NW0jo5PTjbuzhxf+69",
-	"/OXwuJW0cBYRM4drxm56PumVhvNJvzadT89/1jsyRghDK0YvbrZISBTVZeJT2UpaNf45//k8fFFhp3Eb",
-	"USnb/xY0f7cvoefyLX31NzG0blB4CxxJA2teZ5dhauGPZfc33ScLE58bGbYVHQrcpyT9gUyRptLtB89O",
-	"K+O65pkR85wd7+LFffzRiQzTaa5veWbYh8sWfhDpZWuHORXof2Jz7LI11JOJUNb9cNnq9XqXrY+7aCS4",
-	"k0awO3fCHSlMcz2ZWsbNjUidoNdbmCINJjrH6TSbnQlTZJH1zsXEDc1rdPWlX01eVR184ek7niupRhu2",
-	"eXefocytRlX3L9tLFmdbGWTD0sE2vhRDaSRKlhtQSFp5zZ+/vdPTs5NfD1pJ6+zg3w/2L+JMSXCSYyuW",
-	"lsf97aerzmDoMTabH3LBb6aaLtM5MUUrnFZcqPi94Jl77mPSupYii+33x6U93u+I1UY1fzXtHxyx8ADT",
-	"t6A0zzLN04QFI6/Tyu9YWypjBU/dlQPjf4Qzgiunaszqv3ieLJl+RAK55VkhUAOY8sKQ/qt0KkC/DKtV",
-	"f/Oltk5qmHI7ZlKR4ECjnxvT9rPYkG5QjK6Sx/b3n0pJC/u3j56JJuZBjouG4x/2IHbXgWrJQUFEC235",
-	"NJotySdirJ5OnWCeo+lcoOnLPQLKZSaugUVOavfiWrb7GPOZCGP4KC4k5bAKFdP/+vdUzV8QYaOW28LU",
-	"bunhUEytcPwLtFyRrr5/y90ILUYHXc7ybXTL6USdZhwlh4UjacX7iHyM9vK8cEqWlcMb+jMVCgwYNFLP",
-	"UelXz5y9N8kJP1HR9Zbnkl9lYpM1d9K5Y4a/0rvR28Zp6vGTPXULwLxvptT8Uz0s3K3da63eEVwr3011",
-	"Gg1rfy1HP3qWMX+ZXHM8hfO2igitAttZf62qHUcWKbTBs+zkurXz2watvU0iSysy4VYQNQAG/SBfdmv6",
-	"vjvSXTeErrmR066e4mXRhXvECVxwVSxTZ/CVDeWOcuM+RFRdVDTjv1lykfrDS30kwZKVtNDl00rCa4nf",
-	"9oRGkLTSAq2xLVCsiXZbTuGHf4o8cw+r2dqSOHlTq8tfeS7MKUqJYGRA8Xrdq3v+fnb6i9VoWemxA1Bi",
-	"vBUWjAxTUCMZt2CWSJjgw7H75DTmiXALtmhOWWJyeFNTnKyeGmAvUo12HJWd/bjPnjx58oI5tc4f6+vC",
-	"FrlIXK8TbSzbZjPBc8P4HZ/12LFG/yyzNluqUNcH8thN+/lTcpaahKVyJK1J2FZvK2Fb77YcP9zqbiV4",
-	"pUk1wl64d686JuNe2S2DAOjO40OrwSa8c1n0+0+GbgDwl+ix10r+XoiIp5bxiVYjb+KCSIOakS1uLGiy",
-	"CZQWAbSuoeXIrbTIyULA7sbaeDNA1YNq+Y3YxTtbFzap2gd67MBtP3hfpWFhDfWdyGESn7yaPbanmJhM",
-	"7Yxl0tiEcezNfRAps3fSEaFbHg7fMa3I9DtnqADLLNnI7mezqK8oWi5YG/zLbkk7CfNGDNbmmdEUNkBb",
-	"Z3OdVeSlTsLAzsHasJzog7oqbHVf9k4PwW9Am9cGsyjYamC+aFUOZpvaZiY+JGW+vSjVNJs3Lqp+8ipR",
-	"GCFY+xrs7CVtJXW/epWgKpamziIxeTNJfbMrVs3NdszaSOzOz/qOZZr89m4ablUMu871xKkbO4wzz8yZ",
-	"KRxTM+y77f7Y7cCL/qRkN4+/e+a+bhPb6VRYTmB0q8WMquElxsxfylwMrbyNSXNOZVkIFYkpHCRdNt8C",
-	"6NydvwS8HO8jhDJtRMpu9ZBfFRnPZ0lYoA+X0CnaQk7duLyaftlK2GXL8nwkyFQSiJ/YoEyRCV62PrJ2",
-	"qofmUSmvmd4krdJquS7y+jwI3ssDi76QvlXdxBuI3fGrvHQbz+BS2PA+PlGCpb6F4HsOq7RlWCbSUezK",
-	"5U13rbTsjhuyt1ejSdZ0c6wMjZO2FhO3U5XC2zyEoGmFoT/oSQc+ByExUQaVVg/DMim2PDXl9i+0VtEX",
-	"F+cgleNRW4b46w67G8/8ohEzAv8imPncl6lWooGrWpstcUtQo6QqorpFLpxgo5eZYFOhUnLBrrdHpWZa",
-	"75UaYu0r4f6hjjsJ84prgoNwtCtSDBLA5fAjY068cawfgySuC+PtMeuck6DfDkOAI3eydLm7K04Q9Lex",
-	"SFseoMUJgV0CQyNUKtyBsjmXGYlwhpxosaP1cFxab8YzFL3Q5K1ZqhnZ7KLDyssNLMNZYRvc0xTTUShH",
-	"IUrbH3WhUuCu6jqToHRJBY76qPXVzAV8LSfIudgvpE8gxpI2y1Ush77cDDNPqt5bsoHxVIn3dh+i/xbX",
-	"+xQdl+hs0lkq8nAG2bXOMifETLkBYYsbCiJcthPr2xoWDuEqY37oIbpOudvnM9AlF8UbccuzgjfYIFEj",
-	"zYusEu6JznBUDWXm9A2mryuUCedLX/twu2AXWSIRLQx5XsSEnk1cypxA1Oh13ULqY0INuxOgiUwzPhPV",
-	"gxJCaJJauPNmVsrrhjiCcUWQQEkegr3ZnS6ylI35rYAoNYgZxlV1Kmz++RZMaXtGc44PD8fDaWXc+gU9",
-	"mhZuyBUGIoh8KI1g7WCxdOoUbvfs8414uZ/M5oWCaKCYeWmJZ6seyU5k5PctqRH/sqNzH8fM/amqnh6x",
-	"vioBFlnHtSDaIzQSFezxuZjPCH8hK0PpE3Ib/5LMujs+sK47KnjurnUyWXdH3AqwMmRZ947b4TjVo4RZ",
-	"rbvumHbzQikSrha5ZKWDTVUopGa8vLfctW2tVCPD2rjCv4ocY9ED9RqwAdWFe7r7/cvRZVtGpWuSYYzO",
-	"DtKRQJPwhkRWBi8sXtHw0ykx/WAaD39FtgD1xzWmhr2GF6JTCj6khSsHLHQxAUd7BxaTdidqwksqWzan",
-	"2IKQprSaTXQRN9dVxMNFIS7n0pFm3HztxNWN4l9EnuMUm11+m182uZ6USQOLhladinu421yLcVs/7MXJ",
-	"9YajzIMjdH53uWWcnR2cvz66AOevt7a2Sf8qlJUZhBemksKgl18KxqlYq4Z3Dg+hnpZvGMVUqnZrLQCZ",
-	"SioBGuvwifoVFQvLqLsry3n4PU/oRJUUvvRA7q8yU8VDeYZ2LkzjdO/1OQZpnL/+xf1xfnFyip8v9s4u",
-	"yr/e/Xh28su745OXB1Fdok7Xc4kF8y2A8Td6uqumqrn7YTrNZhjmKufkRAjvRFUPXo62fBOLx60klQGn",
-	"KvOObsSMjYLgZzBXCqzHTmhSmhmI/mbi+loM7VwoQ9xkNnGHdDGK/OLkFKa1y4ips/294/2DI9em36WX",
-	"Z3sQ34e/tJLWq8Ojo0+MqElad1za1WHt1xSGjzPdYZzBaOiko1iMW0AxDAlyCLfljp0v7n75phJ34W1g",
-	"z5jQhtvIhnoiDLviwxsQsUtHAC03BtQ/x9w6/NAP0yRP5EL8GJ6ApWcrRsN7qqaXyNQtxOvXhy8ruS2M",
-	"GyNHyrD2Lcoq7LuEGc1kaiCUlF3NyMHheFUnYXe5tFYoNzvw/6AXC8zi49l0LFxTQoI/Bn4B4z5PO8HL",
-	"yO04Yb8X7m9Hllc6RX8BHQfHhpFJQloeekxE5ltC+xR097Tfd8Kiz9HDkID2wHXQq/A2zMMNfLcoZLpw",
-	"1iqO7Rq1heWNB0TWo2g2u/7Oi8mE57OoDlUzDqzJxM1y+jimg1yfwFUt6mzZuCvxaU5oKcRSLy+anUk3",
-	"JlOKgaPpdgv9SY6ectbm7OXB0d5fE1AJbT7ruH1OC9Fj1Zhb5cjCvW/gbbLFrikSTRzFprXbVyr7/Glc",
-	"Jy8lrnkeg77wEENW5wDsTmYZRNBjihnjIy5VZ9dHYFOgObdWTKaWXUslzRhtsYm7HdwT06wYScUUpDDk",
-	"XCUhfBu66bE9dv7q8PT04CUOAJ1ROGDkZmiL3oVfdGGZdKo+eNgKlYocXodjN+EzdiVYocyNdAxwg+Vs",
-	"lDBVs4wI4XcN4RveO7HmBtGAG0JBqrJWA3G6YW6FxUZS9eI/sHL8inaqUydEacvtccQL+wARhnDNk40q",
-	"kHy56mB0x1dHmGTYuY+pf9kZdWe8FAWNFdP9XKTSVr2p1YW0YvoLsYXmwJnoDUz6ylwivZ90eUB0lhoI",
-	"8nQk5wjUnQ9P+jtzDAH4ALEF+AL4AWsbIRgwnE6CT7rLZ1rY4LxJ2JUYS4gNIB/miFvB2kh0CSRueu4F",
-	"JnXsz81/kcvUNqWZCu94lv1imoLTHGVtGRATfETLRGaZRAHMOGVyMhEpBsaib9wzhpCFQTTkiOyaywyC",
-	"cfAR631SboGkU1opsXQXe6svK6xiEllfWka3J50e60foW+M/rh0kZF6dxlorNe8O9+nlFP9UiYUkJlDy",
-	"68A1KqRaHv+wBUuvvfOF6M3Tg+OXh8c/OSXh9fEx/gUKxUunSLze3z84P28lrR/3Do9en3nl4vTgZVRy",
-	"XbjNF0WEjRX4e6vp91Wc/xz66SqdNE4GPlSvIW5zIvic7WWNhKwGzrg0zs93tHyUIRh2YaBlzOgiu8Hf",
-	"KF4Tm2U+lnWX4myI4w15xvMNorHryxeNyf7KCxjCZ2Mr+bPgmdMd51dvMYZb36yO1KS3oh3pbFMzRqnk",
-	"Lp4mqdCUuubh+xQXKPYVdO6myd3DpXl/xgViQiTxOEuFsSBEoEi2NuHC9kSoFe+TH2Z++xbPEkos+Jy3",
-	"E+xUkWky4ZTaHKBtTEPy7VI+VhuDn3vTNpxhfxtn5lRSPxbniGYzH/1FOgbqVxAgEQ82+ITtFVl6vhmJ",
-	"j2HujQemgWDKDfQWHmOdUjbm5pNJZ1XyySTm7zxEMS2QD5AywBCBZDhHb0mJylEoIrE0nty9wjy9GYNo",
-	"9FrOsY5yH2sbVM6/XKVldI1jquLa8O7f+90Xb+nfd923H/rJ8ycxfJukdehE1ohnx+d7fkzo780EGv/O",
-	"8rz+ryPHgVS+xNfSpGJDHmqcIAIIxEae8hVUtnipToVqlWvZSlpDroYiy9bJkPKzTpYQZNAeaK7VWLOw",
-	"Q1Gac403JDW7n9a33yH9rTTazUX0cGMYN2yAsTqDYJ92LwGaUIgF1KpkF+6H1UF3NIHotI0pRFoCe6yX",
-	"IhQSt+eXSukYGMk5l2k9MZ6UcO5NzEFfdQTC2krjU2WeAyQQgksO8Wiawtd9mk8T1sQOxPdRXNQeQdNA",
-	"lEXAXkHXLT5eum//s7t3eth9JWY7kQdWb0Fjss7beObN3wpjGVEsKNkIS5B4OElD8+mxcm5MGkyMkd7s",
-	"QR6psM/7AfUmFl1RYuJg9xLeqXRp9Y1Q2CP82djhgoMuy/SdSPcQ3EJsmNr1x2CwmE368xAnTXASDXgu",
-	"3p4CkU5DyO5hgueZFFWEosTnT8CaKw3JCyLHtIWG23/5/Z60oK3PclCgJTonVrNHfCofQUDqo9vHq88F",
-	"jqNcp0WRwq1slQaq+5MsUlZ172s7HeN+/66LXPFsXxce/bXu+5hdhKiT+LUYM5ou9HI18yisn9CI1ZZn",
-	"sWcXFtRCdGoYe+h/yQIc61T8KsVdLG0VEQlgieJD3dR5MpJKlEa3TcJTboWySwYCGuDJFVwpG3ELePFc",
-	"/F6IeRWkeR4yfq7crXyfIbj3NhzBpk6RahLC2ja8+5v9QmA3xtW1klaqFSS06jsVNZWWBvNNbcayZvGr",
-	"b+fc2i6SycKm1SgtmTsCS07Raa7dN9G4suGYS3UhpzEN0LBUjoSxQcIjFwba5f6GjX9mjXuziKx5NhGL",
-	"ySrUmq2cFco3YioUv3gRVZF+r3WWinRNz8smwVdLLTFuUmUkkylpCHtYRgvFVSaHUbS8C4T1zd1OGzly",
-	"hwOx8ng20rm040nCpv71xP10SPhuaNe8VBjxP8wkBEND7AQYBkpsLpCnwd0rR0qkbDgWQ/RuGabVpQKR",
-	"LeWWX3EjWPtGzMxOGJRrKhfWLUmnx37y+TJ3Y0iepWRTfakGgCLoCZTdilxez1i3i4Pv3ojZYIfxSt+E",
-	"MOpESYCqS5NL5Q0a8LaTe6ZyCGnH3AKm4KWKSJO0TlU2I9LtZ88ev4gyFljC5RuBCGmSFrpMWx6L9z5I",
-	"AX2+37OrmRXGf3n+8153+9lz/zHndzBqsOKV5ot+9wXvXr/98Ph53GTh1r8xw0GMpLGCkr0TjwqdoypI",
-	"w4KvFSVjwc6530zCMm4FnCL8cjMjKdHyORJpFKoraU3Xo3SIQ3PL82SbVlAqZixXKc9T5sjw+dPV4mK5",
-	"9dWO/Q7TQi45lp73NMo5664JiYyfQaDZvMevKud8RYHmfhLKPcWNuCenkodRUsQSeqocjUWD42dkU5/K",
-	"kHZrNwDmT9hNudSKk46Hu+tGg+x9nfPtdsHzt41AHJGhLUP6JLzOwPuknUunJdb06em01FAFhFW5mQ8F",
-	"3r9gQNn149gptf2rWXWc7W4XteAu3ajuBu04AWBqmUGMseouSutvd/Rh4P1bja+lcbXCcq0+B56RNjHa",
-	"SjRGZduWnJBf4V5HmOdNxGLMU3NiMZIyD6Jg24z59rPnO//8x3/FrYAIZ94ArJQb+wNPzxsFz8PjX/eO",
-	"Dl/uVE6Yl/twFJR7diWYzQtj1xZKMz46aEgVvIinBwLI+xVZSH1oFNGGSNlM2DW7Lh3LC2m7JDKYIgsQ",
-	"2DR/XPx3E2km3A7HCbvK9Y1Q7zKpbhI24tPkUuUCcgMTRC5/V4Htwy/wCnt363OcJjxzwxVO8CtJOfTB",
-	"2rT6nV2m9LvyicR9RDJ854SgS3XF03dQCMMWuWDt18d7x/s/n5wdvOygxNgA/1ZDnHU9tZJW+W4r8dsf",
-	"TyxeW1sBQiGJNmXtfiVCFfNHNg+LovHXtJCSpGIH8EhOKLBvgyT58+FYpEUmcgS2Nz22R8HdGkGzEe8e",
-	"42y5YQMKlhowhPvjuTUJsf6cUkfJf4wuTaFSw9o/HVygpdD4/kIQZcIGqsiyAdM5G/QHbCK4MmD1dD0v",
-	"2pYn/P0Z3fmL8Yba7UmhDHhRAeqAmUxbD1rF2hThBaGXGONV4ujPfMxnPTL/cR/+i4bnV3dvcUP06Eiq",
-	"SOjOJjgCmbhtSBNb5n9e4hQ04vf7mFzca5Qoj0Oq+N6WZcYf6dEpjXIhJGGaiZj76EdHqKX/aJsZokKP",
-	"LomIk4WyuwzMn784ZuJufINqEac8hCtdqLQJC/2+lpRMqg0sKZ4GollttsiVSI98gxGrcGV2sTJVdgi5",
-	"EDAkj5GGanumRwQwBb+G6G9OifL34kl1Y0ltcPPTScr99UsWo45jnYovnQN2fnFw+u7geO+HowP65L98",
-	"eXjuv311eApXA/1xdnBx9tdW0vrh7GDv1enJ4fHFu/2jg704Jnk122vxx8lEpDJasyHkTO0wQA1D13g1",
-	"QYIhXguVYWsK/fj8YEf3T6qChftWU6OQ2u6R2jxc8VIsE/xHjMFMxTDjOQr/NkSCYx2+8lrEb82jD+77",
-	"j3H8Kx88uRL7q2T+qyo2lYGXC5n3lWECUNr8UNfAOasFdjftx7m33S7iX1FWBtheoZ4LBUJtGQQVdvyn",
-	"EynhoSlQca3QBuh/370Sxz41xSSgoYF0Adglpl5NQWkAu6uAZOLDbUWlR/4uct3ZCC3Vvf9K6TvVZCeM",
-	"dgiu+8Kk8Cag1+/gD1ReDi8H902PwTW7Q7lAnF1nuoYZU2Ew7nnEbInFZLrF0UYkbOwRUOZGtabWAnCB",
-	"EVkbUAT9bbKu9lV40WgDKngN76wkA2h6TTrAZz+BDKCBDegAO0QUVKe+mSol4I9zpFCojWgB2rgXMcCb",
-	"9xE7kDDmuq5TZW2hqoenke1slgXyZu/wAr+ibLt7ZIacAuN8CcYKE8N2tGKkMWHEj8nmcoSIxCQCQGa9",
-	"FflEKp5FexmWaM6fDVB6FXx1AzG4c6MLOy0sgycY5cbBOXJU6C4XJxgguY4FpKorCgNjbUWJv8xP2GxY",
-	"c6YxYa1oUJzmCQ8TDcLOzIMzFxTZWltzvxwxykMSiEcd0r269p5hW405w3NT8a03j6oxX+kzEeYqIlov",
-	"BWT5lkRnBxhCpx6CaBlS++aDDjLqglkReVkF+iiEyq1xewVp9/M2uzL9xm9viYROz7yNYvxnUcTpUGbD",
-	"QEZlDhqMHy/m9W9yjFeApXsAodVkEKpYzm+/tx5HQGLu4GqHMo1zcIdKvG/IishznTd6d2+lztD8D0H/",
-	"gGqInwlrfW1n7a++pWgJAHJIrAjTjghh0mbLaWReU3h9dljDXCDI+Bup0oQKp+5cqkhtRcJ0HLD2036/",
-	"Vn0Vc32xVItUJJUEiFQjBBvgKg86SbTp+bKNrovHO0xVi0TirmolGtq44mk3WJx9C5zdiaux1jdbhv1n",
-	"F4u2nwezdKiYh66ZhobLIrSu0Sc782VfdV4CaTtC05ZB1CM6tNyFKORIYX1anbMTqDTb0JfStnutC4VL",
-	"8BSWABCcqQxtqIxd1nyvGPUhjjwhXbAKd8XqxTXRJd4whImwY5123UgoeBPG8qzhcQ/6CQ+9wMVBaC/v",
-	"r0C0NMstOWigVUOrUxmVL/NJWPCIQyeUbejYat3NXEeu58e0LQBFIg0aw7Fm/rSR5kwxRVG3CyYfkO+h",
-	"sWcUXFutgPo3o5s2rVbulbWfbr/YAaKvlHFteBOUB8WzAWs/82eK/EmZHhHAUHnMZNp8fm65zPhVJqAp",
-	"Wo0QQFT6xHLBh2PR1M7Y2ukAa7AjHv/PFxenDM5u3G8Tv+2RKSXL0i//oxCFiNfG30MVCeDxQ4F8qMd9",
-	"sXf+ylsZSOj0EUvgVn3PndLpGOSEj8Co2Zyj1FuepHQmbqNxKMvw53xBe0rLi9423Nw0Jdsug5i7Fzz8",
-	"RaXQEyb/5zArb3ku4ZZXAsafWz29D168e3KiU2rl1eHR0WXrY9Rado8kglTwNCOHzZfO6FrioNGFHeqJ",
-	"2GxvENJuOs1m/iL2OwX15tt7p6dHhwcvOzsspIImZIVNvLU5YYvlpxynr8wyqYCVR5d9SU4zEkvDpPFH",
-	"kTdVoijrA1ByxK3IUzm09fJjSogU3ZHgS89T79jjucByjBvW41wz3W3ZxuPJr4OwrK/l+bfFdFnxxXWS",
-	"OsPyV7ESKnl1niUsIvhVd8ePf1V6HY47rulia5uuwRrA09hs83CWGX32yMTzDis+7h25746OTt6ArYeO",
-	"TytpvTw4Pmww8FT2apHPBz69jLipZKjTLZLSAepWnH5pqjiwiUf5aha/b6zWN6E/Lzso8Oc3Ap0mjCss",
-	"Z7NlgmxtZsaKCWsjoBcUe4FiSKX0E4/jmejbmhZ6dvAfrw/OL/xG4OL/Fbxz//H68OygulXHJ+9OTg+P",
-	"D0+OW0nr4vCXg5PXF7hv9fKd5VYuhx38LId93jOFyTktmulSeQYbupDDG2HvTU01Tgmi8B2XgGlFdN8U",
-	"T1Xegw2AWR7j0QdNUkkJ40EtF0jahzP5TOD1g/CWp9mXV0okQBF+hTDvBD2sRIaAD70VB9j8DPsc47TL",
-	"QiRCDM6p1jHLsHLrlMX19VxgqG4ErrRQoToU1Gys3KHhivSvs6nWWRyRftNENBptZWhL53w+1NNIdMiy",
-	"KJ9Da3y0UvnYLuujgljGDUVWa1mTkbihXkPc8vIyyg1gaKEPD8YVO4VVPLHa5R4tPu797zQi1GrAsbNO",
-	"hnJ591dWO6lEVPupLN/AcGDW38FBtzvh7z0E+8B71rzVivR6YhU7WHwrJ3pGKDlHY0C0TZFeuhoNgzrw",
-	"WiSiAWLmDc48YJQ0sEF8OGxoXihETMEwsnnfoMerXJ/3NRX1u1go4YdltPA7KKHlU4JuBcsgowerxeVY",
-	"hGKqs0ykwAYgOBxE5d2y0Fm/T/UdsTYfff2sz3wP61opL7i5Ad28FIAj6N7AJ84DfzrPdMyfNOh2/bPd",
-	"kpl13babwQ5sP2KBxljeFhLQlTAyFawkTtYGYB+AasQw8cpvUHbHInYm64MYI3NsyIydTjFHjJ2VbGdN",
-	"d3T9Rlh0SZ9FYhzXjG1M2FTkxO8BCERPRaO5OjAWlZar6us1QkyeW+6S/A2RjX8Pi9Ng9Iu0JrSBN5BM",
-	"5wnvWb+/NmnNXSEx/1+1Usd8pGguGM6diffSAIQiHupn/T4VmYx7wCsM/jPtpjvOcI5ZKqZ2XNuhOa5d",
-	"59QNJyfGw8NOV5clcJgohxfZ9QYGK269Go6QUd6rKzH5DyOl45UUVpdLiFduvQiGc/f7btmGIy5AFplA",
-	"YfckVnM4BodwjDgk0kShSHYo4XLIs0zkPo6i7BT0oDjN+EqiIRYdaoi2kpYvHOoUE/d6K6GKrQ0R6cvK",
-	"dQIPa6zZCZVDh+52rOUd18twfrJfDiZamhBgmePEZTDH+h7ReHNO2ZXxcFJJKzmR7cqnszKMfq3TTWH3",
-	"i6d6PrTeCy9eJEEOSUG6gblaPRJ2DAG6m8T8TTEX/ZQj2OHqAM9cWKH8Ei7lXjjQs/D8vAS8RpAhH9Wt",
-	"PXPlOydShdEmUSf7Ib75ZLvZBra+Pckbnon4aj08pkB//3E9qi/HsITW48awZSBRe2sDQNVZw3rXJ76w",
-	"bgBJaH/JDM+qNLVBEsoF1jeENrYM03eQxIdNkWTrWsDiWL1JmrDLVujrstWhYtRTnttQYJhJNRa5JAMx",
-	"KgBlOSZIvvMtdFM+MwmrfkNZVyYSXuoejuQsEII1Codtig1LGIWGJYwiwzpgik4FxDLi7QhRcq7VqrQG",
-	"sdJOYbkRYurLgoQVgk6udQ5hhXdjboX3T85PtBZI/eT5sxV5LBtEJvolapAFYIoonTq1CFzjVoMQSG/u",
-	"wtxYJvgtuNyYeD/VueVXGV5WmE/lPlZzHN07EO4BuQXR/MYm8myMcFoV5dMYN7PcElBM001dUPTKDw0m",
-	"WqwXQGVjm+pSrZamqBfCw4o4+dDwP1+nNhQqzYWxCRtm0nU1GU6jndwFLtsA4LPEHkFstR5tV2+wurzV",
-	"davNLsqr4gHnQLQhwJzlYqKtV7JNGcR6DYVbTek69qq3h21B7gSdXLY6O6gOlSUBQhwz46CSJwHdE+xn",
-	"JeDniE9NgKKnyIe/i1zv0Is+RZbGpbSPNdZ5UxAwnNxOeeCM931XQEa3DL1NQcA4IPSKBxB/qTAo/yc+",
-	"NbuN48EIeBhOWhsA8gJfj8itKIaoK/j3J5i4r3hKd19ZJAmq7kPixD//8V+PypSRRx+ETD92wlw8Ssk0",
-	"gPSUYm+uJyS6mzusGYoRJTlFHhmrpx6iUJIeuJhj4AYaPz9EFwaWouP15XLrYb3QOI9R++6Q0V2fszFP",
-	"55asxw4AGih4hHxIv29yM69mwAJqgidbWVHC1zGbw7QUeZzS3a3sOJdWgoj+akaUFPciB+r65PWlo7Cw",
-	"wAvnYmGNQ7D8/RY5mM3XXMxI8ozxSXat6ookJfE1srd9SoGpL91LnWU8NxTJKMh8hWoulsp1J6PniI/x",
-	"NDVMvOdDm83K6KeQ9BDo0ynBAdlQEICNe8jXs3CLLS0+1L7GNAPXQZln0Nl1h/RWKDD9SlPtaQuEQb8n",
-	"M8ZHuRAJK9SNCj848Qmq2cB3CYiBkmcYcXQnjVg8vmV/i6vkWZhjtO45mYqcXckMym1kGZYT3mXCWDnh",
-	"9NxEpyJjQ255pkdsmsth/WEa0g4zGgsSu1th1w95xzH3MSb6wZvSsvbcGlVFID9C95UfBcQmQSfuBsR2",
-	"oyaEwtQB5FJdXIHKviTDDt4KSSgrsM1dB5UXkupiNxLs64ay/HBKHbcYZtyYHpUncQRMiQU8TSPkOeTD",
-	"sTgTPE3wzze5tIJwrrjRYNuNvekRH/Ic5R0xQbNJLhZN+akM5SKTcDt3dmucZZPTEblk/Cyi+dqfR4ov",
-	"l+cLdiI9Qvcm7WMk1P1eDLv8BSdV2ec1TgUuQZhS/fXosXDiyP2qPU/5LNO8wSlOmRuMHsLgzH8/PznG",
-	"eGvH2gueZbOycghaojZLCEaB1mmxCB/sUeTcOcDjZSoSJ2UDtwPwMMahdRjFq0LToNhLu2FmcNO6enCQ",
-	"hoIVa0fztRbgnEGH5zDmZHGOKVWVjk2Nta+lE1lDeTh6Rxo2b09wYoy3KPQ+LRLxnoV7lleObQ5sObd6",
-	"updl96PsdTPdfY3Sb6HwKObCk5mdACzqNV8pL34CscXowYQBdz6Z1oNfKBYVTfjqlVAdT5wJDddH+Yj3",
-	"00wOnSBDwOOhqDloY4O//OUvg0YQcIJ32BADXCh+lTWV9MN8g5UGzjCxA3i+NPc2YPk2mnn0ndpw+Jhp",
-	"sCJyg7Nca9sAkrYYIrla5ZDDG6K+xn5DmjKgbjrBZq68S62gXe7u0CYLnzQsEyOesavCQtoPv8pmIAlN",
-	"BHdEBH5jDEoOhflQdgNwIMGd7KychO/IkPwhVfc9SGMhqQbdtO358LIhQJw69glxH5gsRMGpc5UaLSg9",
-	"YExRYpfJkYITQGhFgTUDUcvS7nXFhzef4BmTFYsWUS6RVLJwRsqdL4/A26UneznEf7lQbgdGbnZ7p4d1",
-	"rPlQF9QD/q8F5z/vOM0nPJNGpGz/8OUZeUahvwmHwg5KDNHyQvXH3NbPNlOpP7UuwKI9FSsefIIltV5Z",
-	"YKUllfojQ2oDxHOlGMGcjwHtVtKwiZ745JBQmKESlb9ZDYOIjOja3DJsmotr+R6OLCLjPXcTyvkQ7qn2",
-	"7Ma841fDVFx3EnfdWZFlFdJyB4jncf6WcWNfmxVVWUt6Bbs3xCc7KcliIOdEqsKKjjfr7WCVyg3QHT+l",
-	"aNoXLVNQOd3BM7iBO+1NsO0guwllOyAd/0q/D5bQEqeHnsRtnuhbskI4/j3yPNFpzUFjLjcHPVTg4L5T",
-	"DOvZRPxmGR/tc1+mNxKMA/E3j/v9pN/ve0REDB9qqKm2EmJxqCdYqsA3h/41mFeWhUiJ3eoCuHliTjWu",
-	"l0LXlGPXnYQVU0fnNMh1kUiqXqAIpTv5n/tFX5d6520uFVdIuShJZc2Xk9lLcNat4bedT+SAWnTpz+sU",
-	"X0OPna+XlyY+eHLzOn6+BF4sYedTznR9OitWjISFDY/mXj0yHgOl0IFUiVXsTZzk8otwkr0pPdqW3wgK",
-	"QSTJ3KwlddeHQL8A+gbQNgYIqXQ3yPvledgyPkCFYrt2WUDl8GLahqAcFck+IC/Uqo19sqD/Q6aHN6Wc",
-	"vzo+Ze0oG68I1Ff0tZLW7Hh+spAh49dpx9eRgsfw10f4nX+kFDvQj99jL2lLfB3q5nWei2FZppGsXpGK",
-	"/rGMerSX3gslvfU02IHcN5R7EkgLy3XnRSZMUs3cw/sjFWpGVlo4pHuUqoEvgBdyQyfMMo3oZ33H9LUF",
-	"2f/icP8VoCvzDIN+VTnmsPZBFf/++dNaHMWz1UWua+L/ctZyEIh+3hysDjGSLR6SDgnWlfNc5uOSggQX",
-	"dAPCVwTj5ez10cF5K2kd/OfFwdnx3tG787+eXxz80kpaJ8fvLn4+PH93fnD2a0OkIq3d3qfYAFaFZYT8",
-	"7PvaARoV/ilgxsT0HHCEg1cHxGP31KYppWg6WT9Oa27459hAtG0g4Miwz5Gyb6Siy5iknY3BWDaE6SGy",
-	"bwRQ8gNOasTdSD2V1St3v9ytdY4V3g2biTnVLdssWz5cosFgVkFCLjMY8LGA/rg7zyTdn8E8EXWYx8FZ",
-	"qImxtdPyGnK3C4E29dYDYFhnXctA3jmBR3lau3IrDzIP2B2Tck14dsdndJxUBPF53fVvXJW1aDX0ss50",
-	"47GctI/3PtorTUm+g3WG6PnEMryrZhMhxhJirCTmbvrrsCFl9J4RdOXsYobeOFmjyTshbKmETfg08ZZp",
-	"+DuTWEWA6P+f//iv1WClNVip8MtqXKn5ZQ+e7AUEWSTcqDW1rq9X+QXUh94/OGJlA2WMmC/pbzDKzF38",
-	"Tn9dW5na922eZnwY1ac2vmLXg91bUIrGOrdsVMhUQGLQLzy/SevCyvLD65H4ykuhsuDLt+1orXLqEfx/",
-	"KPsezVzEGGCdU40ArjpzSdFbhrY6kiIIobypjASdLTENvgZDjmsk8SFzHqxny7ChY71o5nDies5yoQRA",
-	"JlHKm8Qxr287y+RtU1kEWBaf7o1DbkikgrHEWwnr6XPcpF1NC9he3RAHA11BAFFeXlHH78HP146qr/Sy",
-	"fJQIY7h57HKpQq/PlAFGZUmIbMWGAY9SViXZeYIT0SP/VLSweXqHsKfojVIiHK6PiDmH9LhC+t5MlKvJ",
-	"YBhyiIaREtqQW9JiSdW1mhVGMO4Pe8/3HhHhluqLC2JzKQVXlmkd+mmAHi3VnQ3pnKhyJfroWhJ6mUl+",
-	"T4saZkY4nhVCSiLitnn0oWr4+/gIn40hiQfr+3qrQdZ68m+8DOp3QxSruBPG1rR01CszkY6cfEMPbGYg",
-	"Db2eQcJl7BBk/sZbb1ZH3tgKmHsxLQNyTcGXW+PbyA/wQgCrjrsW3QT93SfTTOwwMggm4EdWurkNBAQG",
-	"EDt+g5bzmbCQ7hzyo9wTFGXR2WWpNND2To0zMePUDep2h8J/q/GVIXnWDdCdPmomnpP5KSZnXNIFellx",
-	"ThqRejd3kK4ZZ9Gk2oIdMMq/v/0Yi3/p9BzXyzCTrD3MuJxQSaPlpLksTsGTSd3jec8MnAtubuIVH3zZ",
-	"E9y5kGOTIANIGXl+MQE74vuwVkymEfH4sReK0b+ZCicW5rNdYBcTnQNcCOhQufA/xmNiVmIjScNoGIB+",
-	"ZcBz0/apM1vGY2KRM9L31llf9p4L9Vv06wue2yvB7QX29EuD7TsDVGMWHmfivRWqynF7DZXQxWSqrVDD",
-	"WbQ25Dml8A1zbQwJSX5JPPS73+h2GQkn08TnhMBt4R+RjpGDPVuS3DXTRc4AxgPrzsRPEcwAAsgXh3ia",
-	"a30dBkOD2zI4610/ZgxYMgLdE82dgPK1JI4Bby/EryksK1QmjImuvNygOOUSBMmlAcB+XUM2l68rPx8K",
-	"jIGlABCxSlgo0VdXJkVabm6aALvcbwDXtRtSs6h0KcUvyJxNuR0vzTdc5xamQdSIxE+1jopYaTWZC3IN",
-	"9W082ykXfuGQVBhHjWiip7WJZ+7BmsTKyQW2F42h92iic0VMfbrUjo8MmRYEeK4VVC/NZyDWQbQHnd9r",
-	"LiEPhgxQmGglswyhgImZiXSXHtwpqQy/qFUr9QPA4mHQm6N+eDAqapW0s+b2ljvjl6FpbfdpMPeLS/Yl",
-	"h1YhIUFe1gY5BnUeVnFPV4AQasCxlC4RT5nbMn6X50/6rjtiI023lVZQr6PnS3usrOzB2t5VOqA/BnFk",
-	"wWAAXLVQr8met+ZKze1/7VTTqjRvvLEbx1eRHYT4leMRkJKZNKTWQZUzyK3bKBPtTXNDK5KOQxpue0kO",
-	"Wycpk9jcg8uT2DplYl27msXWKbPx2gtpbF8jbW2dMp3xRLbGqpMAJOHRWtzmUv41zithRs+lMO6iEklv",
-	"15IZaVIxC+gnJs456v2Ry3umUoQq9UurXiTVjB4nIOkRa08A0tNnJ3iW9LT/4vlKKJfNGBrcCk6YbNot",
-	"d1dU8tIJ+28Xk+4yYQ1lE9l8xqY6k8MZc3/yEZfr7EiNj+CCVQfVtCk/+yv9fjuz2RpNcz3KhYnV4iJm",
-	"yfwjTn1yGxjKLZUC6NyFkJRIgOyV/AGMuOI9ZII1L1HTcgQHy0I4y1BkWSwe9CLkTNaFDKo54BVeN2an",
-	"vO1gwr47qRCiqhoDRjdHeK8L+OvWqm8uv006e5h89JrcWM4p13JOugwTbtycqEE4lOJbG+NxpQkYm2wc",
-	"hh41SrfTKSRIrQEhEh5d0o2vyLzRgaQSzMFz3pLqWleutlRcFWAvxK/veF5yjLfLMY0346DzaIBLUIVp",
-	"vl+DB21WErm6EZ+CvVXjzs0lhl13p/q+GYcT/r62849jviHglAiwajWG6UqyBU11ls1XE6+IKI9jBpZl",
-	"qK8E9+q7wU5RInzsvt3uJ0xpJwAKbufq5a2twZdbsr18R6o5kLRA/WSNFGHuITq801tiKuGMtftB9afb",
-	"vJ4F+WR1HfYqjSyBt5xHpl1gPGhzbCpIyj0AL3gp7o8lDF+Xl90cojAs05gbdiWEYmkhPhOm8Ebk0Iho",
-	"jSuRFujecbczrlkznnVjgQ9azBsxozBiRCiGNYERJ4QCLYZg2t/IJ+bG+QY6OBdCrbyqvB2ohE4lUijn",
-	"0ERQIfpnk2ASBLmYVygLSJLwaeK0PErfwReTGDTUCgSJeq9Hgt+CZc1p/IH8grKYStxQgquAnJkK1kU/",
-	"Xj9+XhlbopJ9MlbFn346S1AxNu93BVrGvRqsoWj86Zd7Dq+jUfn3xg1/7LYoLdYgcrobPxRNJkMAJjEU",
-	"kF6Wi2W1kz8VEWSOiy3eV9xY/8uSPDNirO27XFpIfiBND50ez5gB9GnvhN/AL4U8ahl73zIMgIET+ky+",
-	"0RsxY6V/dLWjkjpKyhnHlutXkRsZV8N8GBNWxkOmyq98ErS+U+yqkFnaBD1KLZvLViRmZKQbO3YL8RPU",
-	"2cmGYw4SIrfQFY7nSiqOfkcKYzRutiP9uLf9vPd9XJHQqbyWIm1edZAiciEQVk6VOZHDMVcjYcrTi92D",
-	"egpjiqvQ04xbRw+LPf50cnL+6KeTvbP9n/35ic8ok6p4/4hP0udPGzA4bmXzCl4XWcZ+3T+n9M7o0CnR",
-	"PGTOwRwrlrjqaF48ffrdkxfff/90+/vvH2+/6F+l/e8eXw3T9MmT/nY/3X4xvL56/qT/bOlQL2QTPjlE",
-	"I8FyEEC6tEsGtt5Ju11GYZTFyNq3j3vbvScd4moCSmNkUt3QkOiMAzMAi9BgpP1X7J//+K//G98fYNzo",
-	"T5pNjShS3aXOWfu23+v3+t3t/vbzx9v9x4+3nzx99rxLywl54Qkb/FsqczsbYA8R8qPhlbvGOBuOxfBG",
-	"F3aXCceVB6m4HczvGg4ujv9a5RV+qSpHJamc0Qo9R3lIqLG7WN5kSVmiKaFwx8z5lIhNpVVFb9QriyL8",
-	"1n/bA+C/37bf9hCBvlfk2WqOCB0uLzLkQa/vEUGajjbQ7g/SUSXDaiH0LICrrwOpXoGqXKvvY50u6XvK",
-	"i9Vhb36ZTuHh1cV+NnA6N7qV68GdHvkRl33ZVn5m8Hw0P33W7a8aEmJJqV8Ya1+WBUcINLv3qURVzuhZ",
-	"f6VtpEYcq5JuI0JOoBAc8TJaOPXEPR/oIshaIDMRRFpIA5OGwYlIWRuKxbx7c3L26sejkzcdX+dCiTu3",
-	"aJcKHIAVjBHk5k/7LwhA4uzg/PUvZQMkNw21srnOIJn9Ui0ISrEyhAAV5yREdjfWfnhOe4gF0q0oS0gR",
-	"dp3ehiZ60LlH8lao0lECIyHgmprlpaGGnDf1rHmdrxHoB/CsFOHH2gjAPRlOAYU7QTAOSHRaI84PKhC6",
-	"Pv1Aw3KsJLAvi9q2ZFN2qX6Mp72wKWB5MmMns1sdIDaRSgHRec5LGYVy+xgLxzdiWOTSzhxrmXhXhKSI",
-	"N+nGNRY8BT0Eg1pb/9ndOz3sYriP5wX4xsekdSV4HtOO9hSBqMywehs+VyIxAYsAGRwbCE2PrZ3W44/X",
-	"hYKqYPQgiI+jm8SDE8H6np6cr46bL5vpsROPmFLiwkByMbniVszi40fynWCmnOVDoDFaV3cUoNQ+m3Cp",
-	"LJcK4IdgvMZHdhLO9xZitRtpdT7rLGJUu7bODs4vWKpBArYam+6xc184B1LugkzG2i/3foL7BMvgI/i0",
-	"42gHea5z1PrPftxnL54++45R4XOWCguu6fagWvOdfv23vxmtBp1dxi/VLc9kCr+GdzNprI+bvPUCqJMb",
-	"B+BQMgNHKIMPTuYLpZs/DtyAMB+FmhkDOQ2wCL2+xmlSdY12pFb7P//xX4OECl9dKlrVU2oML6pOghhL",
-	"bADa8s5VxtWN6/lSge+YrPiQmDm02azH9kKt+SudOtaKTubfi7nMGZXihC9VKoYZz0XKcH74pPsdT1vl",
-	"pcX7qO+hMy8V5g68/rd+v99nbWGGfIqlnHJ+10nAm40qGdlPYR/Y64sfu9+7UWZaiUvlPj5+zkyR53rE",
-	"rWDYTlJiowbUe8GtW24ogcsZxps4Dc/IVFwqzjBexVGnU3tYe/BYPO33B7CiBkz9qRBTwFbiij3e/p6B",
-	"19FAdkPKLcd44UuFeZ9ZIRBYNRDIlmEDt2SDClj/NONDscMGbu17FJvYk+kguVT4HXLcQcIGsM49THhx",
-	"n3G1e4dlGKNjbPAmRGBWQiEHu4wH+D6fY7FlsHeDJQiVJjCxS9UeRPSdx0HfIYIedHrsmMKJpM8ZR9/R",
-	"pfLbTrTVY8cFQuVAQRGMEwXsctxnUCs9HVoNjfGRuHSHPxdmqpURgPaNK+RW8kW//93jFy+2nz397mn/",
-	"xYsnA7cNgxfb20+efLfdf/L8+2dPv/vu2ff9F4NLhVFZV3x4U95NUNkglSMniraHmQT4KTPWRZayVAwR",
-	"JF9MPPjepRpprNuOF7ynF1IQf9JuTI5r9F7Cy3nvtRE46UEHzh+Y+MB7wiFQLFQvoytRF4583w/F1Hp2",
-	"eSV85QdZ4tJeKszo00qAIDTYK+xY5/LvQGQ77Ae8noLhDuUtXJ5w/+0s/L7jtm0ijYEAjRyDi+DSGwlr",
-	"2NP+4wRPD8H25xoKMSKcZIpW1mCHu1RP+0+SCtHROSu/6YIWIFKqDpdhfT/alqf9p3DVqkvlI9foNcqs",
-	"1hpr8hDJGPZ0+wWZSM6EzWddwPgd4AF0I71UkDsQBkhZkQi7NnjfBUbbdU8OUBLO5FAolNclXKHX0skG",
-	"rb0pH45Fd7vXL6WKyndw21PuD5Tn6461Y9dVbIfhWBhLw0BHmtBTR0kQBcQnuOd7h3hRu5MlQNzAqmMg",
-	"PUqbuY7hwmhVrE2tfu8xjkJPheJT2dppPYGv0OQBMhIIDdD2o9vHj1KRiRH3ee8fk+afH30oPxymHxHH",
-	"ukwB/Y1kLrJ00NpUX6mm7VMWJ95akYJj8/Lf28WRVZP3Fn4VHnVu8ZdQkGT5r48+VDhobLYxdbF8pA7i",
-	"/Hbtjh5lemQ+e29gzIpOeDKcxr4GBo5INZHfAHrq0QdfRntNWqhU3f6MdGC8YSE2VIMVMhe/Dzg8iz8p",
-	"PjVjbWO/hXvx0YdgK/r46ENpCbgHnZwHo9PHZOXDb0qbQ2UpCIQLvRvCRlUY/xDGxOJWMB5Kz095fuPF",
-	"tPni/bvgdJFpWfkDq7Y74THCzpkRggAaASKdpPYtes+9VtaShcswF7bIFUYlBBZ9mLZ2WkfS2L0wvWR+",
-	"aedm+Wbv8OLw+KcwcMzqosCXTsKomnfC9o6OTt4cvEzY3unp0aH74+XBMfyrc/cjxC24JkHoKik4FIuP",
-	"0msk8sptaawhWK75dgiqbFX40ce3UFcWhCLY8u1+36tlHu+wotL8jTT2sqvVZfMh5hB0vqaa/Wine4o9",
-	"xxoMI3xEGgo+/3j1868VJ4lGpPjSk9Uv/ajzK5mmGDvydPvF6jcutP6FqxkZTBAvv7y7j7xAEuDv6tB5",
-	"XGEx2S1Tnqx2KNZKx0sqrFplC9NZTBbHmpsQE0n0/TZpVUWR1o6vQvtx4ag/+uD/JKYTPfflfrFQuYEm",
-	"lNDAEuYjUEsdz4kcU9a+G2sGgeQJGPtSMZQpfsBkyPpR/UmEk9r64gS6nDh7X5PW+k83OwKfTptnToPX",
-	"ys82KetLliUpkioABmwnJr5oD9K8KQWu4L0XlXvBXRXAea0c3gg0+ODN3wmMtS4ZlLT8SbJB0ppGy2oh",
-	"XUJJIQhMN9WT7aMYsY4QRTYGNdFflADFYyxwghKkOFwf4XlqFBO5nN7Z2WW5gPp2rntqHm+bHvtB2zHc",
-	"gJQmVDWeAnsBNWhodY6GGhhLHXO/5EieDflOnvZfLJ7Sl3CIawcVaOwHnc4+2xn1zbvOQDH5WLdwu339",
-	"+AfziLKUKzA2rK39DV9pm7KZ/ovNnn/87GuzMZTSDlgb6k/Uj6TxaRhGKNtxUtnZwb8f7F+wNlqWmLQd",
-	"LCiIWLf+bja1o7Auj8O67uGSDbpj/FJFIy48VCvhjnUvdY4IJ6ESMBzooC10krK4ZVnPEkjxiBvbBWDw",
-	"7uHLBCsxKXGHCOcYZToDZkFxYVRTGd0uWwZtkE66VwxaOVC3ItMI/lFnAuc2F3wSMMhjmtu84FvxjK93",
-	"BtFhulKhcZOGgYBGs5InWPHe4v50DUyizhTm49rzW5F3z91G4WR3PYQELdnArdnOgGWEwe92bmHtFrxg",
-	"nnqkFZPueqtRazTGmPYYzofpazaQqbfPGfE72ecSNoB5+1/cqMqfYB70S60vsOZ7EyDOm+AJORvsgDm2",
-	"yzN5KwZwmNxSoczw+Bkz5JT2SaNjyN4x/1Js8tPZWJUdLJx+KJAWo8NcmGJCFYBrB7/Ks4gRrVYLxlrf",
-	"fBs2iSYRLEBtvDn44eeTE0SN8R4wRAYdEJQuuQEmhcFCj7NLNfjPLtg6uxdyIozlk6kn9tdKvmcGE1g8",
-	"mXOVVl4BZGVbQBLimG8/e/7f8c2xeM9+/mVvv3v+8972s+fu4F226Gz5XijeFb9Ff8WVTslkTk+LwaXC",
-	"cIo7cQUbgcUBnKjhHl7wubG20uT3StCrhX6s7yt5QWhJMQn5qfAWkYrNu6kAF8BcKv9YDvytzAb2NQS9",
-	"VBncLuj5QFt3/XI41ca+wZks3g0rSOGwjqkRrB+Lfvi5vWkyqWxXYpKqNpWGKE6qYgF4PSg+yJFyKqtU",
-	"TvfJBKvSC2vjz8xv3C4zAkDI5vbSKy1N0whU2TyNqLZyX9k7RNS3dlrgczrjd79QZOFHkrW/kGhdLc7Y",
-	"IF+XgEEg4IiUCZ5nUuRzzrc5zyVcK9t4TXyNoZ7j4D7lNmsYZjWIYP3hhuYXh3qsQciEtDz0y7lLJhYi",
-	"UMANKpR1YxHpgDTTwZs3b7p7lV8GnQDKZ/wZxCLrNf5Mdbs9g3asjFyEYD7KIEg5qKK3IpfXs+i4rnja",
-	"DR0NOr2vqgR9rW26oNUUaZ0J8eFQTN05uBLXOhdh5WOBfsjBLJcZRQnUwuwSZspkRAi50HcMfeQFoDB1",
-	"duEOKcLZ6/1Byh2cLsaxzCz5zKtz3jKB0qjeLUax+xsTw8cwHqIqEZXOu6pUxO+6V8BE0WI0Jy2dnB6c",
-	"7V2cVOSl4A6La3iH8DObOuG3mAYpGMbmrSt2LCY+vQhq70Dg+JSPhEng7hbWBz75q2mG+UlgUvUATTJn",
-	"EoosulYhlAL7ngiuqF8hoW6ID2FROmdmLK8twcBxCzE3I2F67EesxjVQ4r1FqNMBBYBidCimeMXdLDjp",
-	"L60Oxlqbq0y7nkJV9XcuSgQDPRVqEFCPwIIw4Fk22MCz46EDXFNYMC6azLAQ0MtHjg38XbD243/+4/99",
-	"5qQ8D770uN/vNI3gk1xCUZGoRgaU7zPNxa3UhQGKaRoKoepuIpN9SZ8UUGaTS+pECZgLYCABCc/XLXvQ",
-	"Vit8mVgbGMwOj09fX7w7O/iP1wfnFxg1SczpWuf1VUxA4oB15o6tO5ZW5cvEUFdrqvjgow/w79qRA/T0",
-	"UudAiOQuCsBJXds7cOGTfbaCs9rfQCF8CWGfA6ParWYnXksEhiwNe9Bak3d8wmeVYuue31MPZcVDgGqe",
-	"FoByxZWGK8APp7TwP0V1LsPQZP9KpCpvj+2psltu2VUu+I0ph7BlMPATgqnRjojxmk4EdJtfBrpORY4B",
-	"jo4WCEndbVTKrtDl7zbPp1F5db49wN57kIo7SJj/7Ejot+235TeDgGiFKht+24HLlrvfJmzIFYSUozkP",
-	"se2h52spskgYASLXHFI+71JHlsdkQgXer3iJacuuRCbFragsnftKq5FhVu/6+FYftWojxGXLcvuezipR",
-	"b+Rdbt7JphvsS5lo9zHHofUpGutSbxEshU9c+MquIqSJmEEWRvVp+uGDU2hzp5CvQc6c2IWnYJe0AYhQ",
-	"8uC4bvelKkTFV0sMZZ1raVElIA/so2lxlclhlzJiGqMqhkWeC2WBo7evuBHPn3bwtDoN0HiHLmbKAtIB",
-	"md3Ruu5eC08jiMoE1QVpQl2YJPSCFRethKpcV/i6THe9xs0VE+8JT9J3rK+vwavhV2cRkDIew/Hv+Psp",
-	"LANmynyxw7fQV4NS7dSp3p8rfggMYen2s2ePXzAkqQpyDm1bKUNsRQmmSsn08xoSlutmOemWoecwJERc",
-	"bxtd5EPB/vr61cXeu73Tw3evDv6a1D+eOzUKv/ll/9R/uwOXfwJx1kmQYIBmCQtLq2zWIY8mOj4hVwAc",
-	"m75fPpWdqpl6LN1TmFgCqBiFEQ3xgaeHr9ycvyChYhfLouL+hCSKjiuf2kb6IdJj4rfIrX6FXtqYXMSp",
-	"llunSqFAd42+9WXCNxWGaw9mN+/Ae8Oefl8pY7/Dtvt9lnOV6gm7clIeui/hpJhi0rlUjmnm/E453lid",
-	"xd1YDsdU/jwEpJ7/vNfdfvYc5EkU1CA78VIB89VqSIk7sCpToQymo7lOf9k/hToEsHKhCor3zVwqdCyw",
-	"tg8pImHPic9w8Elw7zjdAHDTfQLFFVb6VJfqagZxDWHJwehLuwG5S64nNWOZsFbkbAhAEk/7L9DjdKmg",
-	"tBaY0AahytYAysSf/bjPnjx58gKUN7SIWJu531haUD6CKYbjS8UNG3y33R8POiXMqL3TbCZ4bhi/47Nd",
-	"PKpkm0pCHEQmb4W5VFWbUy5u9Y1Ie+wEoiFRZ6KADYO3fFuhgbuc9iVYuWDWyDiIS8FTmTZiblNKXNkg",
-	"B2yZSzVQ2ooBVpMxGnSgAZ7lfSySMSDHLXnGwdpK9TOYtDH3GL6IjWzsH/vSonR1cBsJ1J/P63IIOaq0",
-	"Ps3MMikDUv3xxxzhACiIzjYY3z7k1+xjtnqk2qTuAqnsVDUrTC/0nKpXU4rmTQMfv2URf1OR/cm3LuKf",
-	"u71iHGKb6PbZrRICJmVh3Q/cS8e6179qqoLQow+OzX5EmslEDJfuJXxvPAvbiVSL9PYWjD0z1cGiS6c6",
-	"WmRXYLCBsC2jtaqFb1mdpawdHPp4Z3SqzOkMWWaMORE3dcyJ7c2JchVuSxD3yIHLpxYFKOzqs7CzGkN5",
-	"urjQNKsHg+xcMLdbldodP38afDJts+RBRLSJOBZVD572n3rwjMp4sKDbWIDIshuSUyHr3N2sFZMXnyPJ",
-	"LRNPFPD09oUl9iUX0AMZ1u0u1f0mMb+kQi9Jk1GTBLONpP+NGMsrMUNo27cRZv4o177M4X1bbdJGjpsU",
-	"WZKqjeUzVA4cD188oaR+xG+PxasCmqZ36MKYP9HuVqASvZ7FA2wnLEGKkv8OcX13BkFhAykQPkEZherN",
-	"gu9FbxZqUkb8w/ja578l+n+g2OnEjwfR84+0Ln861/pJ3tavThIrceV3PV43KOCpFAGxHM9whQI+l8xJ",
-	"afe9GZ9kq4xwNgf8i9KRWAfHTNjVzGKhRfiDGyYmVyJN3Rmt4oHuspFQ7rQK5nEswBPpRESKHFNCpDHp",
-	"7ydhT6ZC7Z0enk/FcLP72E9xCW3HDiH1V5Z6bVyA3te2jBGcVGvnt7d1U24FfaNKEhNheett2HtEH1qV",
-	"NwJxdW6lPC0SS1KaTfkolHOjIk+F8C7Ca/lepAASqq/hfYPkurB00FobwXLtnVB25l2n4L6/A4QTMIbx",
-	"NIXqq4VKmc3lNG5ePaVpfUHmjV00mVfn1i3xAWOmFuDxZ3IMlJurr8uJ1ez9nphW2/vpyUcfXBvLU4FD",
-	"V1uGVX5NGFR9S0h2Rye6YW1c7VAsHYG7TeKNv6HGYKXOnLv2yshR9yPi9FHLTpFon528vjg42zL+hRxd",
-	"9wCAY+JOKSSQlfn/GMGAuE91UyAbQGcDVMCdAhMZbFCV3TgbY6MQaLIpLfXZsyfPv250FK7NS4Qza+K6",
-	"Yecf1J7aaTxRospZMD++cgjQZwtwpVUixwopVdLe7Owma8Q8AQ0tC3iacmtF7l78H7/tdf+ft+5//e6L",
-	"d28/9JPnTz7+t9YS9JQqaEoDZIhPT0SHD0QwYXhycFkOut0Jf9+lYuyDCt7TlqFg9TLad4Cwr70Jf39G",
-	"L3QoZZMbNiBoDnT/QM8gkfkUydRdcRD0zEymnXwghHFSHHlvTEWM6N7JVNRQZhs0sgTCpxFIqvCwgtSB",
-	"D66GX90wEwh7mmqdVf34ZURWBeIJ+sDUJlw2nYdyMQBxy47kjWCPJsLmcgihY1SfIJQz1Nf1DryzCmGr",
-	"OENCQjguBCirgG1l0tjdONSWB/N6EmWzAaP33EfDfrk8krmumsLp/WNbCGwg/oS3vZlDPk58fhZSHOAC",
-	"lEQXyuk4GoCHPOlcY3LhGuHwcUGBsJCaxQOEYiud+XgWK0Tla92QzJkLo7Nbil4JlVUhUrHyFKpW4Oeb",
-	"OE676OxjwdfncY0p1I5E34AUTJgI7ryxTOspIPpdSeXT7e7ElWvWuLFjGI5UXuGH4enrayc3ahXyzUGv",
-	"J1gjj2hXlBXGffQiABzKjMIz0BZLlSjiJ8mt9Zc8Pq79hjPja+//qQ7Km7H28elGKBusXQnJhkSNlaBc",
-	"4Jtuu4yonQkku7XOA7bTeCYoC5bhKKUwrA0l8OGABG4PrBsRcnzZSyrk0knYs77Xu65mXpLeZdeYplGG",
-	"5y9F0vIVT8K8vWliUVfzCLmrJOVlOQrPHlIU7nMeYeHXSVLw2/h/AoCWnytErcgUBblVuQThXK5/hKup",
-	"78t8vWdion3odpCs3PkqwaQ9l/HxZxSYfy2VNGORkgB3Ng+zj7lamO8WwPgL5V+jArgWoFMDAtg8NI8b",
-	"NFHSF/bFYl//isHNXzXZky4IJ+uXe12miZhdv+1iUjVWffrpwv0rZfwYFdfIthzTmkdtuaPYzT5YcLnx",
-	"N59XU4ZcsSvBRAo3GYqRylYQmE9fX7C295BgsSWnBf7lL38ZULgeQpmBXR9yTToNcpY/LV+atfsCI8sp",
-	"oTQTP5hZ5hHrOOXzzK/VrieDuvkRMDOAIja8HJL7g528TVpUoHFxi31m8iKSeo8NwvUzCL4ZetyXO7xU",
-	"7hgAqMmE26EvkGHHPXYwX0jAUFlGkZYOqz1apUtVXabKuVpxfqJQH4X9PNfN/SIZ16soNHf+3iar4C++",
-	"ZvrQ3nSazZbDYXhqueOwrRkf0r37OaMuNxwHhbj+CbjU17rOm3M1oZwoRlTo3O9gBNreHTi0vDXk9/nc",
-	"vkoeYCS5718z5nN/yQK2ITw+58rwISbXlnKMrcoZGiy6CBjt5Ph6BFLsZsAUgS5W+6vWd1sfPGLOwR/T",
-	"OOqQ8g3O3xIUJ1gTQsoFiXBVgOCEXcvMihyDioKxgazjtjC7UdtCErEtRC0FB+WQ10J8qBU7+3TIhwjc",
-	"wlpoD8Fa/CVwtRva/MZMDWEtVhkbHmTQ+QjH4JwqIapIzZ8/fMstFGuZ3T9FDF2T2yyWqGhGAQc4OI8N",
-	"nYOk4NgxFKxC66VH65KWPFx8OAbnaOVFrKudk5lEToTpsVOdZfCSzj33cWwNIwwJ1VIqYwWPRyAFgm59",
-	"jVOzErXs4dgseLAyeSuIBBCOonKAAqWQoQxgRL7mYUnuWRtlo7PlS2V+YSjN+kibopTPKGq3ipgcwlqx",
-	"OCdkSBLWubTggJsXsqroybi7IiS4tE0xHHtIkWu8dL3XspRYx/xWdFBbpcqPoOL8TQy91YcTiAJgkUO+",
-	"CuE7V2sdUkGJECe93d8up4MQ8ot8gyJyq7zj20rFCyPbxzl/bc2Uul2uEwbq4ZVNbHu8OojwSlihMmEI",
-	"kBt8USqQQvvl2d7hcSfx9j/Sa7c/M5L7BRBBg9q2SEgUyQVT2w3oxXelmZLNhEWPMZJXpSAfgcO3eYbQ",
-	"bgFLvMOs9tcbYir+dEAFOONFOQZwIRqhUjZwCzdwDYyE9dFEHjKuEnT81a+er6dd47q6fahsWKWOCkuF",
-	"khhKEKgyDoaIYQazEsASwxZq9ehg1TH+udx8rGfvjR7/csgpUCI6oUrPCTu/ODml8/k/9/eO9w+O/uer",
-	"w6OjDjxxsXd2gaD68Oe7H89Ofnl3fPLyoHa3V29xf/+tA6Wy2c26Ado+KcyO88yB6LfjKPqdNWD0EzYt",
-	"wEXiU28gcvpxv88m5pMh9v1Em7D2H9DxH9Dx/+XVh3DctwweZPNlUfG/eWUCEsSWRd6GK9Kdwp91lnqv",
-	"DgYYEB4womwgQbomISQvE9yX5Ae8p0p18N4kTdglbAmEumYiHYn8sgVwJNUAB3BoK42JbJA+iHe0gOpH",
-	"akYFuEEKenlwdHBxwHq9Hk5rrgT5IG5+/BlW4AuKv66DZXg9OHfWFpOpnfmcZzrIkL5HF03n4TwvnGe0",
-	"JVVIiHUpP7hCbPh7BLL6blzLq6u88qc/0nO0vywS6UARjeFRorBZnYP4Cr7bUkzGyFPwD2FcPSrK7tQC",
-	"czijQz+f1YuKf1kMwkOMNZQYC6FPWHO8hLK84x5q2lgKkvdBUnBUiB1RRyG8mbi5YW1OUmmQ7D1ME7jF",
-	"XN/AgipTrrvGoE/faqW8mdMKsCi3IAZoYggXsDpuoVaFRb4Zz5JSD6a186vW9khIj/vbTyvwVI3RkriM",
-	"S7N/k28jebpCRE38EskUzARIbP9H42J+BvC1OSuYZ6ilcSUh+xse0vbKCoGd9bnqPVEZ7s9UVz9+XmGc",
-	"92bCHiSxSbI6gZqZ7nhDMg/oNW3HbM9+3Gfff/f9MzbkSis55BloBhC2atwGAphbnoq8k1wqp1ImCPBm",
-	"a/VOxlCwztpMpOhCKsEcobNLNfhw2Sq/vGztfLhspXIkjL1sJZdVJHz47PvGD75+xmXr48cBIYcCYFwl",
-	"2wLgO4JlahHUtNNjvyL6pLQ1jNBLNQAaCfyOQCp/PDw6YN1u2QJ7dfDXwS6bAxP1GDGXCnG4SYnKxVBO",
-	"MYkdIawzrkYFFCuIxCMdAIgpoYJuJh2+76p0kemtlZEe9L6ATzm3bXgRWkRUMpiD8yAULlHy9BVRo6cl",
-	"btjxSzxRQApEd0BitIObgZ1+8/KgP3l4iho50q97R4cvMR/JE5k7SWMnX0jlkURKuEskSgINxpN/qSpH",
-	"H82kEIrkhDUk7V32+njveP/nk7ODl2U31R6uCnuplMZqZNWebnUxHAsMXAIEfG+WrTM9pa0bhud8aJcN",
-	"VEBPsCEvRmPLiukO1NnK+Aj1/s4uOzyGlbhU4XJDvMcrnpYMuC6fIkO5kyYa2ohM7l6s5F4Yxr9WSLmJ",
-	"0dTJ/YGDVDjIryUicpWRBP4x4lIZUoyQ+Esi/RfjHJkeLbENkQ7yLOn3+3A5mflCHXCCQuoyPIIRx6VK",
-	"g3HYmR7tkr+lgEgNPfW1rbeZYW03RcgywCBGxa55Zhri8MugJDf6FWrWz/XB+RS0NevkWC6zI/diY5jX",
-	"xploZwfbjLLpWfuf/+t/A+BwqeElDL579tzpr1OZwUIamxfgSXfsC+zm3kzuFxuUJZUKAG0f/BaKSr5l",
-	"vx0d/Hpw9NZj2Q9KkT4TtyJz21RMp4Tum/hcU+SIT9kr+UPvUmFcRoiI9HmpdWlQWiOya9YGiOGZUziw",
-	"ukeIX+tgBSvu7dqmyK/5UFyqhULooKtDaiZg1ojeqMcuW2diJN6HtbNas0yrEWtP+Pu5Rez0LlvAp2N7",
-	"irGOpwRosExj/pJq8JEenYYY8ojJcPG0PXDxxVghJ3fgwZ4LFdoyjuUkISMim9ViXLlilXP4rxdBBIFR",
-	"jz64f9xHqL8D99e6CYsUile+uEvF34iNGDblEKfRY2fehpXJG+Fz6tH2FgmlyQTPfyiH803i+60MZ4FZ",
-	"PESgPESgPESgfL6sPcd84rxn09iQb8nWeAwseHm2H4BCgWPDsDaE1rzslAiuXj31xYhAgkK5z+x6Z4cN",
-	"uFuaZXDqfCXUSLiIsJ+NA3/+WMZyaH9Qla6V3P9c2AfO/8D5Hzj/HxR76BhlyfCIT/LAH+8I90JkKRO/",
-	"FzwzjFMJSYjcY/sHR2yoVSrRpKiz1HS+TvjhnFj+B8T5b3ZhRTMCzq1AXCvaAKjkDlkbeaF28B5DlC0x",
-	"Bdgk2permf8zYeZGwm/tujpBVxaSfC5sDp4jNBNxds1lVuTASxB5OS/UpuoHrrib4zd38blB/eni98vc",
-	"jwdt6OFOfLgTv514fPf/g9N3B8d7Pxwd4Af66uXhOX336vA0Ya+P8d+zg4uzv7p1/eHsYO/V6cnh8cW7",
-	"/aODvbPA6r/OJTnN9d/EEImnMWoVAFsmOhUZy0UJ414LotIKbeVDnmW7QQYAL6Z/pB715c7ilRHKJgyL",
-	"kvxd5LrH9spgNhAtwJl5qcK7FLxAcazl8KlUXsRhWHVinJbT/QrVT8vOGrh8OfyHoKvPEbwKLAvkJLyf",
-	"rnXm7s1ArBEPZFI6QtBvbuUUM0mG+rZec/jP44IMMBuPPpTwDsvTyEsgChMgW0PWLxY1o/qtiFLkweIN",
-	"m3BzA8UcRepkSyjriojQsaP4hvr5kucv9NFw7PxcH5w8i1he7vqpgHvj9kMquNvdrwfYlUSh02tgJc0A",
-	"6ivBS+5zfObAYL7gSX9TzrJZMzypp33joTVzcYtwbDkzik/NWIc8Oz+r5FKFM45xjV5/nIqcXYvUV+RA",
-	"poqJ36yK2ZJbkV4qiE53d3cuplhidXCYislUW6GGs+4rMRs4DbPIVQU1qRxle7vfj17d0MH9M8ErY4Di",
-	"UckfrnbChCqm1i+pZ1Jfy7TMcgs8RIjgeSZFPhcdMLeZnx3kbMVQic4edN4HnfdB5/2jSvvy3JYoyGUB",
-	"EAyz/2Xv+PXeUVm/yVEiwmDOMs3rcG5Lgz7W1Gcbbmgwh34Ll/Mp+hfRQEoVUCAt//XxsfuTltHWBG9A",
-	"gAuXOJp223djnXhTLeXipVrn1eS7BCh2h7JG0Szx7s3J2asfj07eJD7+C+utzPXZPjs4v0jYL/unCds/",
-	"OkyqeX6EPCyuxlrf4Adf8KKEGnCDBltGp1ot04NnJ4uVbZEzEohiBolvoWiGtJRx5kSJcl2yXPB05pPR",
-	"ShBU9NTSOkHWAtlJepM0EswIe1JRP74tg7QfGIzyK0kID5boz30rP9yxD3fsp9mVA+Nm//zH/0fMrbxt",
-	"E48ERh5AU6lYBUVPgcvjRSCpgLEpJiL9rNbkhtsXu/oWrt8jeV2puUWmDFhLwLGnKmQjHS5WSENAfBCf",
-	"2xxupfIyDunQ3EJoNqZvYwwRhmLDC/QYJnzKnOk7lTDlmBVsWPX8kD98+Z3ot5C5uRsskkR91CuTIYsG",
-	"AN0KjI6vdQPywhr35Bl093BRPlyUDxflw0X5LV6UcyoO3JSZvLb1upR0dwaWHtMzvsKtaKyefgt34jlk",
-	"gdU00iToozr311hMM4UjDVnvnlyh3h+Cz9UwynXOAJjO/fHq8Ohohy3cN8vvOrda01hBczf8b/ZOcoPb",
-	"y7KH2+jBmPpwf/3R99cfYBy9ODl9t3d0BBcR1AVDNkt6WullqVlO7335hF3pCjWCfNkVEJvwVF3xGHKF",
-	"rF4lJSSzEdZKNaI6toBKkgFXtvxGAHwiE+/5ZEolO90rUNUz5uqHopWhvwMa6Jd0d8111oQRV12TxOdN",
-	"Yx3qvMjcNMfWTpOKyj3N9VAY8ycsUEw7P+SWZ3pUiJ34FGE3wyw3RXBrpstH0NujNJ918wK2Mi6a+KMv",
-	"DeQh7xB7n+rcoogA+0RIsVhoEmWGTBiMOoPfLtWUG49XhgmohunrhMzm1xLytT3WRCpzAeeTgGPvdJGl",
-	"gHx+qQy4s39yh5ezgevnJZWqGWD58wHSPeV3D0pRYxBzY7/MZ2eFOnPDbX0ZAYR6+GNyeHznbr+aoXjc",
-	"r/9SATd/gN4jphmfzadeB+mOEFiDTQsOSKWYI2hCcKjuwFoUCB6PxsYoY0sO/gc7m4qPS+G6/K1E1Q48",
-	"i6Ki/9KydpxX6dyzqobCkXP3wNe8cxrjLODXh3CzGjVXiCAigZBKaRIvh6wSP74s7Cju78VsKqqxl02E",
-	"/4jG1XgAzgRPZ90JT0X9kBrWpsSb7qjgeZoEpaY74lYkzFieZd07bofjVI8SZrXuTriCC1ZJNeqwSqRm",
-	"OX5YML+kuwyShvDwEWmWC+9EdUwFwnquJ+ekO62639eTAU9pZb7KqcTOlqEFBwJ6OJpR2XErnDHWzpuI",
-	"tpPEqW6XIQjztc6pOYSd0YX95k5sAUVGm87rG3D5KIZ7iamNiu0dMj4SynaYEiI1zGooPTCnaoE1TZoq",
-	"r9OFhaQKD3Gb6qHZYZz9wvObVN8pNipkKhKs5INQTX6xSwH2lueSXwURuJ5o6dTrvKku1/yZfA1z/4r3",
-	"5GuzBI0HdsLbIB9uzsjx/FnfrUVrjqQCJSE0mL9Aa1JhnZrcvRoIydQo6Q89savMHDWQaRGqvBohwDyF",
-	"EJ9KsykfSTXagTqlAcWQszFX6XWRIV51pGKsEcIgnmMVCx38ru7EFhBJTaXSvH+A8cxds+AaHmBvgwTM",
-	"XlwhampZIlRbb//srLpJv9LtuezerBYf+HPZRdys0L5VC3VTTKZoXPgcFpBNAOOrSFAVGvYi7jAXqVBW",
-	"8iwpgz3QXnIjppYVKkU8OCYpZSdYNgjE34vQDOudlhYQkYkRx1MuLRYcB0OungqFVXXgOwuV/8X7qcxF",
-	"UjG9Gygb5gbiQURvRZ7KIdoLSRrwwH9U7rzTY4fWePhTKPjr61qoMt68kteQ4O1WgmRLxMyDImV1kPwk",
-	"zAoGNQeiXV6c4GvC7MIS+F768AlTTESt0nNwUk3moOyp1jYGj9A+uPdk6iNMQCpSjgUAY+ixs7kASao0",
-	"g6E6gSdUscOnPBcqUibvJVBTeVi/TXCvcnww3oZUSJxLulupPABhL/+yePRfy5lT59QraAyXn8ZQwRse",
-	"jmWW5oJSVD+dAeNu1+SWhDYbjMCePdwD9b4xu7FetL0UfnyuI4SFSQtukSvBRCp9oUvggFd8eEPq8OsL",
-	"1uaU++jNFSwT19DY4C9/+cugEqGMjWMu9HwhDL60Lr2TWsp6GE+d3Da02cx1AvU+YwXml0r6X0dkWIMI",
-	"/eI/yPSLyZc8tlA+gt/fpOK92ydpd+eo0GCePtDgV6jDUy/rsARw7UqnM2A9USpgA5kO/OXvH/VAou4E",
-	"XqpJYQiDjWIx7bjHUOb33AoCXacaUthI0iiNiu6FS9UezJm6emC9+q3/tnc3FqoHWMmDToK2jYoCBCC8",
-	"BA98qdr7B0cVWQJZJ6WOSxPQej2uNRYyBC5Q2YdL1a68DPODM7zr9JPhbJiJXeaL0nzPUiGmpJZU9xvd",
-	"VMibVvCeWtANMUH8/VKtIrP5RO+Yg+u0sJ9NErmfc4xn2cl1Y2cRcYRmDZ2+7450l/CIXdO9M373CybC",
-	"fm1f2kasFAXWacaHIZ7n8R83EhKHv2m+/vjJt+7j24dVREgu2Nk634yV/mO4NVeiLt2sVTaI33Wv4Kxh",
-	"Cv26jr55/fZRqaUuU3VR9COPX3iDtK2R42YFyYBs5DjO0/5jDGSHLHXx3ikFsGo9dmhMIQiaTHsX0unJ",
-	"+UUsoP1W34j9coSfUVV6GtPnXXfpg3wzJ9+4VZkzcmyZGhlAWXh9I1Q1lzBkENLWE0JdLRbv8ygKTs4O",
-	"RVRqskpVziZcw1XCu7QkJfhae4RYNE/2XoIxfGYwUCUqyNeo9yvcPpX+mgJMwxNbhk2E5Sm3/IHoF/xo",
-	"0XVibcS8chQAFO+DlCRSGgpnnT9CjI9GaF34cbL2YHZj3g2AtJ9+XykDsQNlIXKuUj1hV5CmVlY3MsWk",
-	"c6n0VFA+FTL7vdND1sa4XPf50e3jDpgS4WxXrQMI6wRGz0v1/7N3vc1t20j/q2D0JtI8lEzJdprKr/S4",
-	"adNJ+jRP7Pauc8lEEAlJPFOEjgCrqJl895v9AxCUSCfp2UmvzaskighCC+C3u9jf7qrc8AWdb48ENi9e",
-	"zcNrr57MhpPzh86lh6HWesfsXfAMRi+Lhie+Zqe6XqmpyIypQBPR3R6rYoNdT9n0f1m4Whm/B7JeFt+4",
-	"e8pDtGEd2bz7HYnZy2Ledj5RER51CN2tNf4Gbhjsd9vLAmfbWm0FR7pNTR42e6lKw7mGTYXOd8UmEmNh",
-	"tXj01cNY9KXYK1kOLuiyRFc2El9NYtE/jUUq92YwEv8XoiMWOcX2VDD1C/oxvBxWi1JbaVVnJxmb4+za",
-	"G8nAfD62kQxy7odGgUQA7i+//+aFEf1JfDqKR+Px6Sg+mZxFcATG03TxaDo9OZ0MkCuYpqUyRoX7HvRE",
-	"ootCJVRIL/LO3ukklI8s9u75kfj78Ftd7mSZqhT+Rr19eNsv1Dqjw4a1uaoSK/dUBma6LfWbfZegZJ7r",
-	"nUpnbpKHAqNeMr3pJD57FN1tk9O781ToBHyMxgo4z4xqBBEUoehFvbWSqaKI46VM1mp4WVcPbg5c6CGC",
-	"9TQMGXB4gz3n0a19b9590ZiBxiSzHrwfPODH9mKtOQ4tKQ/DzUwNPCF3wG08cnkQ7WV+W7v3OhKHcaEC",
-	"42KkJYzo68qaLFWCDyGn9RjfZW9XYCv4zBrkeVFnrbIqTCSkSDMjF3njWolLcDAbdK1K1eD2F0icRlWK",
-	"2qDuII3hFkCEdIqKMOikyhosqmNzFAsvLGNxFlT0oudG4rFM1m4Q7h4aiEJSWJGjdRpDhyLBsB8xVyOu",
-	"akKRRhTyAyNuEOG4zbg4jzEJmipd85XVhUv6AU/xEmOddPHVSDySKelWOO8onTo5iI0Qv7Lvi8O/cDvg",
-	"PZryOczTZL8p3xGtboh23t0PDV2Lzl5oH6vBQBDzWjJzx7DZlurXTFcGpdk1FYocd2uHOPqk/by+cZuJ",
-	"V6CLqfBjoWiT6KWoF/UL4B64KA2AdUZsnR8RiULtgj6E2klVWiGFzTbq/htUdzSR7kZnY6WtzO2EPoY/",
-	"+AXsRCzJt+++bxvy90ebdBBRwIXjDcS9mMN71Vz050zInXOIXxa+BJIPcRuBEe5IzLM0V3O6KkC6QKpB",
-	"7HMH8vNBxE0EJdWEQleRh4vYBoenB5HvpFnzPfruCgLZDlgegvSA7yXJmQOMCLqyC/3GxT02mcWoCrow",
-	"mZ2KuW/vOo/ICgU1tQWrfBzHEbZ7pLSYXK4u5XYL3olRVmwlBkSkuxmhSz3cWUEyji9c4cgrMknUFt6B",
-	"8I2bs7kjRX8cB2pgMBKzgu0ER7J0uWzaOd21GVFHTEAjkMicN45mhL/+ARsRx8ZN/IDibZHLYHD4AnI7",
-	"4OEYVK6kabF13t5dH70naHtFm/hDu27y+h3L1GpksZD6GTf7cXaqn/r5dh00fq8O+jTMEhbSe4MUD4w/",
-	"7AQOXzTBLZpAYIZQeTMFXEHKSIhgbDQan0cJULKUxAJj2MnlygR4Up95hKF6d30u5fGrKs1tde+vnVm7",
-	"lIk1GGKlPvr84NwHgenz14sqy9PXWbHUc7FRtswSl8nIuM2G/XdabI2qUj3kkSgvGB8n+ONbM11ZBv6f",
-	"L6+QdIffdnKErRz55UEXqFRKrCV4DTVyUzI1J/V+p8GVyCle7YPYubRLXW4A3Pb+JhuVG154HV12IwVF",
-	"a9HPLF1cu8x9udCV9fTXwQVfwAF6bqtFniXUOMZdfMOsFirhIleNHyiDeToxWZXn2OpWFoUqGaNvCsDt",
-	"ZS53iHO23LeC6s+82vcISe4VHUhE6+sY2nR3+V+YUxzs2eAOlmpiEWGpZkcYXZWJqheWSZZ1C4lmPXEY",
-	"6QNotgBLqgRHbavzvDuteEYti+FLU2xtxHwqcEA1bDMDIAdn09KOluYGdisTUq3mzMQ8BzNEc1FkWXBW",
-	"C2pUNK12MuPSX7rCMth0+KgCGF5IMGyilP5VqUoZ2ODwvp28wcteZ0ZeIOrSl7h7LjH2/CAZmKlVQSRS",
-	"duLrZB2d5wI0cPmrzEU/Hp0LM2CPvPv3EZl4L/pzku30ZRXHpwl8BMYA/kvNB2xo4vM/wV8vxFrJ0i6U",
-	"BFXwxiped8I7sgnR2rIWZPbAiFTJNM8KBVKib6FMnPB8dowsAroKdaNCag+OMw07V1Lnqq3OswQwK1V5",
-	"BluU8BAljKtGT4r/EWNcShiwbr4Ls/nbjy+ePn6BYnAwZ7VbrL4ua1Sj2DSMzSazBvjKdaEuQFyIg/Qg",
-	"duTioCBgHP6Ws/i0pTipzvNrGPGeEsRhbHjHZ0oRh9fflk5Awiz0ruvwBa25XVZZcPRkgSfvC/PkPwJ3",
-	"eePO7Ea+Cfe3ostBPgyRp/3Tl3EJjEp0kZIDrYvGhQBBSguu04lrw3V898lb+INa91ES3MeX0brGEW4J",
-	"bM64zBB58LbBkoMhZel5wLZB6mPP3Wi65td4OQlPRgF2scIgAK9BkIGP4r4kMB8idODJe9r1nvUWFrY5",
-	"whmxXef+h646dWW3le1iIjJk0peu8GxOW/jExLWsIdKBZ78LdqlYkxl4xc+/H21Do0X/bDIZtDUIpHWF",
-	"VbpH3HOv+YzYN0N5tNZbCspx/VX7P907Nk4+NZbSensbzwVh6OBdOK8YTuoKDh0cdF0IrM3Bmg/ZbtiY",
-	"5W6xFE71feAoAYJc5Mq3Ds2VNZ2WGvyVIkj9hm3m7hkNEpv1cjlwF6j0LeJj52ppL4IupYhf7Gg2J1LP",
-	"wFnYIxGCfkQeaZ1pfQxT38osv2eIgld8gae/KjzdRWEghI41RWSkuXlgvNYm3+luUcS7ffcAJY/RjzSB",
-	"LbTYhzDi332dbRTyZCiezeGFdm8zAdc5x/xRI+BI1UxPhug8R/RYKF96UhZ7sdGlohYnZVXg5QVXKHVO",
-	"pEoj3yfv8P/NTQZ/RRvPR3vEjnNqD+zCwZRKB4LMwdDD65KLwJh0FiIhHfiRXx9j1RMvnPsFLP+ez+lQ",
-	"gji7PEqStSRqg8bK+EX657ry/+PjEh3lGpLYacIWkUqWhb+85otBf0rvFq1yvTL3AFS4zbCozT+1u4cL",
-	"6rLlelW3UUN4yNKIk6jC/unwPRiG3Kuygmc50wuTtwzjW4mJ8IiKejUYiRnRhtg8qm9LOLzsoM2J/Rgr",
-	"ZtutKlI8SSCg+wOLZ3r1OWFCr261b1SRfjFw/uBAMktTPmrsHtExyfUqCgov8HY/7J79QQCyVjK369+6",
-	"yXwcPJjEMWgVjCxw5J/LEVIoxIgn19fPIyyx6Cn+qbRyAfoo1YrLr2WYMC6R5lzA0xgPE/1Scaeuwjk3",
-	"xIzGu3ilUtVe0ukJTv8+o1v8hu5O1iiDzIhqO/rUASqVVGVm973pP141S72QbKeNZeIp1vuDlr73CvcB",
-	"BW7NrVFh/g6RX3ypfKGXrteaK+rDt4PHmUKc3XZ6IUxSyq1yjVrh/9DC42wh17wl70rw/4Gn+96Ft+qN",
-	"PdnmMjtY8iM6ctT9g0d/bgLE81JvwBypjF/hPohNqDdbbaiu2lKXG2nhSGLFNykoOIkLhx7Fjdq7lHFH",
-	"xW/ba7cGObHQ3odBkfdiPMT4KKdvDLXJVrRp0G8g5yYS5/GpQAdklxnVxCRiTQWghEXabSmXyyyhjAN8",
-	"L87zg+AJ611+HnTCV4PaQHj+pNAU9c7jj1Gtt0DZC7ck09+z2u1o13zd295CyVKV8OZ3EaxF9lThPMAC",
-	"puB8G/vsGmsuEZss14nMHSWgz3QZ/Ofc1UISy1yuqHRvVea9aW9t7XZ6cjKefDWKR/FoPH0UP4p7x/zl",
-	"WbGn/Sp+qYctiWnHSTJUx1yXuI2TPENSI5nNmRV9NVqNmKsz4jp4o0Rv5nX6zPWzK8qXQZd9Po5xSuc4",
-	"pTm3LuFf5wSPdJW9K/zGVH6x1sYa0Z8Ph/zJED+ZD/Du1yjx04tnnLuDpBY32R3WqcPNitWaaSfVwnqL",
-	"+129m56cvIUR3/Winq/cBztt7T0VXJHetIdrAh+TYKMj8qCxtdzQBcGPKAMmpHhgmQoiYw7wGNFcmm+D",
-	"1QRtpIpqg7vN2m0v4o9hz73yO/G4aRtbQlSougFBKALmJfIGPt4hV77qHkWhstJXjQ6f933r2znydSVq",
-	"vSS3DVRkOMA2r1ZZ6/PYJTcrVpylQXMgsmEk1pmxutyT96tX5sL1Vg3HDprjtg2vVOmG56TItDE110ei",
-	"TTiwiMMrVViB7F1hbKnkpvFyZPW2PPz/sA1RtFQ7TSK5JQoEzcchGCwrtpXtErLJVgUoobU06yGSvFTq",
-	"aryhHYUZJFRTmMfj/237aYf1GA3IqU5u4Rg2VWjEWv/Ykc/FKg+bJIRbJaAjduQEFqkRa5WnGPnmljSL",
-	"fbO4oHsTltTjTn2ZJbJ5zSZ2lZ6D9/t2NR1i7EyjnVKJd9mWO9UPKtdGQsIBW5VyM+DcGC56lZogd6g9",
-	"YR8VP1Go93jSDCYd4QhYQhC7RPmoMn6UWVe6h281E1mWmTIE6sN6KSnjTiZ2KsYj8QxsZzMVD+PYo6KQ",
-	"YpMVlVWYqBQm901isSvBQas/PPg2EdMi8fBMPM3+Vyx0CnPon02+jsTZ+HQQrsEKy8S0yh9+fPAp/nJv",
-	"K/sRNsrKlgG+JVopMiY7mXSmStZ0i2kc864BZUiZa58cub3B7vD3Y4Mptom07jvGF2ysWR/Xs6unBC9E",
-	"SQ0ZILQz0NLls4UtfcidjuoLeiyaSGxOWmw81rruQ8mvd30o+Vexv95iAtBeYxuIClRSlaPswAjuczGa",
-	"iPMIU1YqWJmDdilS6+jwRTXtTLD/XVMZgpRafGP/l5+eXs9ez55///rp418i0fjnlfv3D5fP3WcDl02A",
-	"gcsMk3IXlXVNjpzOB1w68BvgfLHkFji5xBeHkS5B8jjVlKUIguq9e/Xu3wEAAP//",
+	"7P3rchu5sieKvwqC//mHyLWLNC1fui3FRBy1rO7WtixpS3J792l5TIgFkVgqAuwCSjKXxxHr63w+5xEm",
+	"9oOtJzmBzASqikTxIl/a3eP1YbXFugCVSCTy+sv3raGeTLUSyprWzvvWlOd8IqzI4a/9MVdKZO6fqTDD",
+	"XE6t1Kq107oYC5ZqnTPOhnoy4SplQz4RzI5zXYzGCcvFUOepSNmdtGMmLWsPcmHsgBUqE8awwTCTg06v",
+	"lbSke99Y8FTkraSl+ES0dlq/FjeWd/3wScsMx2LC3TyEKiatnd9a7m2tpDXMZOtN0rKzqXvM2FyqUevD",
+	"h6R1oEZSiQv4fX72e4oJuMzcc0xfMzsWbMgtz/SoEKydF5kwCRtbO03Ync5vrjN9l7BprofCmHLaU27H",
+	"5aRhEkkrF78XMhdpa8fmhajOfcLfHQk1suPWztPH0Um/E8PCTfIwdfdHxhCVO5YN9d9ycd3aaf3/HpTL",
+	"+wCvmgfVUdyoh6mYTLUVajh7IWaL5HrJb4QBEhnLc8ukv9/C6kqF14QxUivW/tf/+t9s+8kTNhzznA8d",
+	"KzWvc2Xorhu7gVrbT57EyPVCzI7hPTH2vBGzLcPcOAmTinE1Y5mwVuRsyI1oWEL4z5pLuN3vJ62JVP7v",
+	"h7EpHnFjD26Fsrii9WmeCVNMBOPXblZ2LA0T7lbWltawgRG/DxIg7UCmA8+lGTeWdpf7j5C3Iu302KFl",
+	"k8JY+F7GFb3IIh3YhM9YLnjK2o4MtFIJ03l15Ywbgvu/upmcSCtS93xnF8in7VjkTBWTK5E7mg6zIpVq",
+	"RO/4HR5XeBO9ZIu+KGEjYYmF3AQf9/s9doJ8w0dupnunh1uGGZsLPnHiQuLdwyI3Oq99u5EjxbPw7Y2s",
+	"5SjfBdJ3D583Mdbj72OLdqxT0bgDFV687+ajPXeOBGocxYTrHztQMRX5rTQ6bx6restHDnfBzU2M1d2O",
+	"tNzcbBkm04Rxwzib6ixjI34rmLRNIhVft2xSU+42tXv0f/z2sPvszW/97rM37/vJw+8//LdWbHVfkzxv",
+	"pMddecNHUeODe9pMtTICTtMfdX4l01Qo98dQKydB3T/5dJrJIXeUejDN9VUmJv/2d6PhtvWGO8WncMx5",
+	"GXNdGJGy9qDI1c7Mnas7NMjOtZ/QoJMwt3Pdbh6OuRqJdAd2nPt6YeyWYT9rA7tSacu0CoemEfmtyLcM",
+	"CBPOrnJ9Z0TOpnwkqvJA53IkFTNuqztlQIOEymcs14UVcLJeCUMyRaSdXS+bUIrnOhMgxNzoqYYreipy",
+	"oBkNHZFb4RE+tEwX1sjU8ZopJV7bvSkVlssMRKcJItOpNEABN7QSws2q1/qQtDytv+Aa7jF6JWuf/bjP",
+	"nj1+8h3O5ULrl1zNznCVzJedU86tYEBt1p46ma+LfCgYT9NcGJMw95ujpM7ZMBepUFbyrOMX9prLrMgF",
+	"uyrSkbDsWufsLtdq5B4xjtHMFI7CCNu6gf0yDzo9diZsPgunqMC/u3vwdyoyPnPCBY8HIFHl+qKgOhdD",
+	"rVLDrGZ3XFp2Ja517jaCzWdSjXr1k0QqOXH6aHn2S2XFSOSOZB+S1ivFCzvWufyHSL/k6hxrR0faGW4R",
+	"2jpnpZyvLYgd87Czb3kmUzYWuYhSvoDPcQ8OORF/T5k7kYuUaZXN2N1YKFxBngs21OpajopcpLt41MO9",
+	"bMjzXArDBq9fv+7uVV64w34QPBe501WyyX+/bMHol63B3ALOPxc/boZjnmVCjUTCBkveW9J6/qgAuhKx",
+	"3fW908OofnyiQGT02F7li5HqtCd+ffXiYu/t3unh2xcHvyb1P8/dIuEvL/dP/a8dNuYGaYoqrJNDSSm4",
+	"nHj6vRCFMLtO9lmNSyDCkHwq8R1O3o2lu2PGrNY9duwkLwjMYS6sGx1u4WbsyDHNnWC1Eo+sYS7cQu8B",
+	"x17rfMJta6eVug1oJajKc0RL/CM/zCIkDVd/kTx6Wbyb4mG7sKB5IZhWQ8HwFrNn4eum3Bh/WDmKS8Ny",
+	"PPF2WS5u9Y1XLmioK60zwVU5lsFvmxNuV3BSATf7N6da4B7B59w71yPIWCob51BcgS3Dprm4lu9gUa9l",
+	"bix7WrGeEieLrMgy2lhTnle/qBzIqcevjF+t+nCv3adwf56jJj3NhftMkcKRbPFYnUhVWNFJmJGO2o41",
+	"0OTQFmTV+t/tp/Njriex7+e2ol7UD4/o5yky9RYu4D6IrCJ7fXL24uCMlAi8LWFG59axB68ssrSgK1h+",
+	"g2oq2EKoocBjznBy+4t+g2Ot1G7c3kQb14qJic6RfuB5zmfub/dI1Z3xy+HB64OzVtI6OT0427s4cf/c",
+	"e/7y8LiVtPArIm4O9xq76f6kRxr2J11t2p9e/qy3ZYwQhihGD25GJGSKKpn4VLaSVk1+zv99Hn6oiNO4",
+	"j6jU7X8Llr9blzBy+ZS++rsYWjcpPAWOpAGa18Vl+LTwj2XnN50nCx8+NzN8V3QqcJ6S9gc6RZpKtx48",
+	"O63M65pnRsxLdjyLF9fxR6cyTKe5vuWZYe8vW/iHSC9bO8yZQP8TX8cuW0M9mQhl3YXLVq/Xu2x92EUn",
+	"wZ00gt25He5YYZrrydQybm5E6hS93sIn0mSi3zidZrMzYYosQu9cTNzUvEVXJ/1q9qra4At33/FcSTXa",
+	"8J1395nKHDWqtn/5vmTxayuTbCAdLONzMZRGoma5AYeklcf8/ts7PT07+eWglbTODv79YP8iLpQEJz22",
+	"4ml52N9+vGoPhhFjX/NDLvjNVNNhOqemaIWfFVcqfi945u77kLSupchi6/1h6Yj322K1Wc0fTfsHRyzc",
+	"wPQtGM2zTPM0YcHJ66zyO9aWyljBU3fkwPwf4BfBkVN1ZvWfPU2WfH5EA7nlWSHQApjywpD9q3QqwL4M",
+	"1Ko/+VxbpzVMuR0zqUhxoNnPzWn7SWxKN6hGV9lj+/uP5aSF9dvHyEST8KDARcP2D2sQO+vAtORgIKKH",
+	"trwb3ZYUEzFWT6dOMc/RdS7Q9eVuAeMyE9cgIie1c3Et331M+EyEMXwUV5JyoELF9b/+OVWLF0TEqOW2",
+	"MLVTejgUUyuc/AIrV6Srz99yNcIbo5Muv/JNdMlpR51mHDWHhS1pxbuIfoz+8rxwRpaVwxv6ZyoUODBo",
+	"pl6i0lUvnH00ySk/UdX1lueSX2ViE5o77dwJw1/o2ehp4yz1+M6eOgIwH5spLf9UDwt3avdaq1cEaeWH",
+	"qX5GA+2v5ehHLzLmD5Nrjrtw3lcR4VUQO+vTqjpwhEjhHTzLTq5bO79t8LY3SYS0IhOOgmgBMBgH5bKj",
+	"6bvuSHfdFLrmRk67eoqHRRfOEadwwVGxzJzBRzbUO8qFex8xddHQjF+zFCL1m5fGSIInK2lhyKeVhMcS",
+	"v+wJzSBppQV6Y1tgWBPvtpzBD/8p8szdrGZra+IUTa2Sv3Jf+KYoJ4KTAdXrdY/u+fPZ2S9Wo2elxw7A",
+	"iPFeWHAyTMGMZNyCWyJhgg/H7i9nMU+EI9iiO2WJy+F1zXCyempAvEg12nFcdvbjPnv06NEz5sw6v62v",
+	"C1vkInGjTrSxbJvNBM8N43d81mPHGuOzzNpsqUFdn8hD99lPH1Ow1CQslSNpTcK2elsJ23q75eThVncr",
+	"wSNNqhGOwn141QkZ98humQRAZx4fWg0+4Z3Lot9/NHQTgH+JHnul5O+FiERqGZ9oNfIuLsg0qDnZ4s6C",
+	"Jp9A6RFA7xp6jhylRU4eAnY31sa7AaoRVMtvxC6e2bqwSdU/0GMHbvkh+ioNCzTUdyKHj/hoavbYnmJi",
+	"MrUzlkljE8ZxNPeHSJm9k44JHXk4/Ma0ItfvnKMCPLPkI7ufz6JOUfRcsDbElx1JOwnzTgzW5pnRlDZA",
+	"S2dznVX0pU7CwM/B2kBOjEFdFba6LnunhxA3oMVrg1sUfDXwvehVDm6b2mImPiVl/n1Rrml2b1xU4+RV",
+	"pjBCsPY1+NlL3krqcfUqQ1U8TZ1FZvJukvpiV7yam62YtZHcnZ/1Hcs0xe3dZziqGHad64kzN3YYZ16Y",
+	"M1M4oWbYd9v9sVuBZ/1JKW4efvfE/dwmsdOpiJwg6FarGVXHS0yYP5e5GFp5G9PmnMmykCoSMzhIu2w+",
+	"BTC4O38IeD3eZwhl2oiU3eohvyoyns+SQKD3lzAo+kJO3by8mX7ZSthly/J8JMhVEpifxKBMUQhetj6w",
+	"dqqH5kGpr5neJK3yakkXeX0eFO/liUWfyd6qLuIN5O54Ki9dxjM4FDY8j0+UYKl/Q4g9ByptGZaJdBQ7",
+	"cnnTWSstu+OG/O3VbJI1wxwrU+OkreXE7VS18DYPKWhaYeoPRtJBzkFKTFRApdXNsEyLLXdNufwLb6vY",
+	"i4vfIJWTUVuG5OsOuxvPPNFIGEF8Edx87sdUK9EgVa3NloQl6KVkKqK5RSGc4KOXmWBToVIKwa63RqVl",
+	"Wh+VXsTaV8L9hwbuJMwbrglOwvGuSDFJAMnhZ8aceuNEPyZJXBfG+2PW2SfBvh2GBEfudOlydVfsIBhv",
+	"Y5W23ECLHwR+CUyNUKlwG8rmXGakwhkKosW21rft0no9nqHqhS5vzVLNyGcXnVZeLmCZzgrL4O6mnI5C",
+	"OQ5R2v6oC5WCdFXXmQSjSyoI1Ee9r2Yu4Ws5Q87lfiF/AjOWvFlSsZz6cjfMPKv6aMkGzlMl3tl9yP5b",
+	"pPcpBi4x2KSzVORhD7JrnWVOiZlyA8oWN5REuGwl1vc1LGzCVc78MEKUTrlb5zOwJRfVG3HLs4I3+CDR",
+	"Is2LrJLuicFwNA1l5uwNpq8rnAn7S1/7dLvgF1miES1MeV7FhJFNXMucQNbodd1D6nNCDbsTYIlMMz4T",
+	"1Y0SUmiSWrrzZl7K64Y8gnFFkUBNHpK92Z0uspSN+a2ALDXIGUaqOhM2/3QEU9qe0TfHp4fz4UQZR79g",
+	"RxPhhlxhIoLIh9II1g4eS2dO4XLPPt2Ml8fJbF4oyAaKuZeWRLbqmezERn7dkhrzL9s69wnM3J+r6uUR",
+	"65sS4JF1UguyPcJLooo93heLGeEV8jKUMSG38M/JrbvjE+u6o4Ln7lgnl3V3xK0AL0OWde+4HY5TPUqY",
+	"1brrtmk3L5Qi5WpRSlYG2NSEQm7Gw3vLHdvWSjUyrI0U/kXkmIseuNeAD6iu3NPZ7x+Okm0Zl67JhjE+",
+	"O0hHAl3CGzJZmbyweETDpVMS+sE1Hv4VWQK0H9f4NBw1PBD9pBBDWjhywEMXU3C0D2AxaXeiLryksmRz",
+	"hi0oaUqr2UQXcXddRT1cVOJyLh1rxt3XTl3dKP9F5Dl+YnPIb/PDJteTsmhg0dGqU3GPcJt7Y9zXD2tx",
+	"cr3hLPMQCJ1fXW4ZZ2cH56+OLiD4672tbbK/CmVlBumFqaQ06OWHgnEm1qrpncNNaKflG2YxlabdWgQg",
+	"V0klQWMdOVE/omJpGfVwZfkdfs0T2lElhy/dkPur3FTxVJ6hnUvTON17dY5JGuevXrp/nF+cnOLfF3tn",
+	"F+W/3v54dvLy7fHJ84OoLVHn67nCgvk3gPM3ururrqq582E6zWaY5irn9ERI70RTDx6Ovvkmlo9bKSoD",
+	"SVXWHd2IGRsFxc9grRR4j53SpDQzkP3NxPW1GNq5VIa4y2ziNuliFvnFySl81i4joc729473D47cO/0q",
+	"PT/bg/w+vNJKWi8Oj44+MqMmad1xaVentV9TGj5+6Q7jDGZDOx3VYlwCymFIUEK4JXfifHH1yyeVuAtP",
+	"g3jGgjZcRjbUE2HYFR/egIpdBgKI3JhQ/xRr6/CPfvhMikQu5I/hDli6t2I8vKdqdolMHSFevTp8Xqlt",
+	"YdwYOVKGtW9RV2HfJcxoJlMDqaTsakYBDierOgm7y6W1Qrmvg/gPRrHALT6eTcfCvUpIiMfAFXDu87QT",
+	"oozcjhP2e+H+7djySqcYL6Dt4MQwCkkoy8OIicj8m9A/BcM97vedsuhr9DAloD1wA/Qqsg3rcIPcLQqZ",
+	"Luy1SmC7xm2BvPGEyHoWzWbH33kxmfB8FrWhas6BNYW4Wc4fx7SR6x9wVcs6WzbvSn6aU1oKsTTKi25n",
+	"so3JlWJga7rVwniS46ectTl7fnC092sCJqHNZx23zmkheqyac6scW7jnDTxNvtg1VaKJ49i0dvpKZZ8+",
+	"jtvkpcY1L2MwFh5yyOoSgN3JLIMMeiwxY3zEpers+gxsSjTn1orJ1LJrqaQZoy82caeDu2OaFSOpmIIS",
+	"hpyrJKRvwzA9tsfOXxyenh48xwlgMAonjNIMfdG7cEUXlkln6kOErVCpyOFx2HYTPmNXghXK3EgnADcg",
+	"Z6OGqZp1REi/a0jf8NGJNReIJtyQClLVtRqY001zKxAbWdWr/yDK8SdaqU6dEaUtl8cxL6wDZBjCMU8+",
+	"qsDyJdXB6Y6PjrDIsHMfV/+yPer2eKkKGium+7lIpa1GU6uEtGL6ksRCc+JM9AQme2WukN5/dLlBdJYa",
+	"SPJ0LOcY1O0Pz/o7cwIB5ACJBfgB5AFrGyEYCJxOgne6w2da2BC8SdiVGEvIDaAY5ohbwdrIdAkUbnrp",
+	"BS51HM99/6KUqS1KMxfe8Sx7aZqS0xxnbRlQE3xGy0RmmUQFzDhjcjIRKSbGYmzcC4ZQhUE85JjsmssM",
+	"knHwFutjUo5A0hmtVFi6i6PVyQpUTCL0JTK6Nen0WD/C3xr/496DjMyrn7EWpebD4b68nPKfKrmQJARK",
+	"eR2kRoVVy+0flmDpsXe+kL15enD8/PD4J2ckvDo+xn+BQfHcGRKv9vcPzs9bSevHvcOjV2feuDg9eB7V",
+	"XBdO86/R5dAckboDBRhn4RNJ2s7+TtgwkwmbDKcJuxNXY61vEubETAqZoeW8Evavf/5XPNtkc9fFvR0U",
+	"93UZ/Dks89XW+HpWuE9bbMhhnQg+54daozit4ZRYmvPoB1o+y5AYvDDRMn92kbPxGuWu4muZz+vdpZwj",
+	"kv5DnvF8g8z0Ovmi+elfmIAhlThGyZ8Fz5wdPU+9xXx2fbM6a5Weig6ks01dOqXBv7i/pEK38prb8WPC",
+	"wThW8D80fdw9wrv3F2WgMkWKsLNUGAsKFaqnazMuLE+EW/Fs/WHml29xL6H2hvd5n8lOFaUnE87AzwHm",
+	"xzQUIi+VbLU5+G9vWoYzHG/jKqVKGcziN6IL0WfCkb2FtiYki8QTLz5ieUWWnm/G4mP49sYN08Aw5QJ6",
+	"b5exzkAdc/PRrLOqEGcSi/0eoroR2AdYGSCZQEue47ekRCgpFLFYGi90X+Gq30xANEZw50RHuY61BSq/",
+	"v6TSMr7GOVUxfnj3H/3uszf037fdN+/7ydNHMayfpHXo1PeIyulrXz8k9O/NVBz/zHKMgy+j2YGFsiTu",
+	"1ORugJrcOEMEQIyNsgZWcNnioToVqlXS0ilnXA1Flq1TLea/OlnCkMGSom+t5t2FFYrynHt5Q4G3u7S+",
+	"LxP5b6UDcy67iRvDuGEDzFsaBF+9ewiQlUJepFaluHAXVicg0gdEP9uYQqQlyMl65VKhiH2eVErHgFnO",
+	"uUzrIAHkkODe3R5sd8cgrK003lXWfEAxJYQnEZunKZXflzw14W7sQK4j5YjtEUwPZJwEHBq0KfH20q78",
+	"z+7e6WH3hZjtRG5YvQSNhUtv4lVIfy+MZcSx4HBAiIbEQ2sa+p4eK7+NSYNFQtK7gCg6F9Z5PyAAxTJN",
+	"SnwgHF7CM5Uhrb4RCkeEfzYOuBCszDJ9J9I9BPoQG5a5/TF4NGaT8TzcSxO0RgO2jfctQdbXECqdmOB5",
+	"JkUVrSnxtSRAc6WhkEPkWMLRcPovP9+TFrzrk2wUeBPtE6vZAz6VDyA598Htw9X7AudR0mlRpXCUrfJA",
+	"dX2SRc6qrn1tpWPS7991kSue7evCI+HW40Czi5CBEz8WYw7khVGuZh6R9iNeYrXlWezeBYJayNQNcw/j",
+	"LyHAsU7FL1LcxUp4EZ0BSBSf6qaBpJFUonRAbpKqcyuUXTIRsABPruBI2UhawIPn4vdCzJsgzd8h4/vK",
+	"ncr3mYJ7bsMZbBogqhZkrO3Vu78jMCS5Y45hK2mlWkFxr75TUbdxGTzY1H8uaz7A+nLO0XaRTRYWrcZp",
+	"ydwWWLKLTnPtfonm2A3HXKoLOY1ZgIalciSMDRoehXPQL/d3fPkntrg3y06bFxOx/LRCrfmWs0L5l5gK",
+	"xy8eRFXU42udpSJdMwq1SSLaUk+M+6gyq8uUPIQjLOOF4iqTwyhy4AVCHOdupY0cuc2BuIE8G+lc2vEk",
+	"YVP/eOIuHRLWHfo1LxVWPwwzCYnhkEcCjoESpwz0aQh9y5ESKRuOxRAjfYZpdalAZUu55VfcCNa+ETOz",
+	"EyblXpUL60jS6bGffO3Q3RgKianwVl+qASAqegZltyKX1zPW7eLkuzdiNthhvDI2oa06VRJg+9LkUnmH",
+	"Bjzt9J6pHEIJNreAr3ipItok0akqZkS6/eTJw2dRwQIkXL4QiBYnidBlCfdYvPMJGxj//p5dzaww/sfz",
+	"n/e620+e+j9zfgezBi9e6b7od5/x7vWb9w+fxl0Wjv6N1R5iJI0VVPieeITsHE1Bmhb8rKgwDVbOXTMJ",
+	"y7gVsIvwx82cpMTL58ikUdiypDVdj9MhJ8+R59E2UVAqZixXKc9T5tjw6ePV6mK59NWB/QoTIZdsSy97",
+	"GvWcdWlCKuMnUGg2H/GL6jlfUKG5n4ZyT3UjHsmp1KSUHLGEnypbY9Hh+AnF1McKpN3aCYC1JHZTKbVi",
+	"p+Pm7rrZoHhfZ3+7VfDybSNASxRoy1BPCbs0yD5p50qLSTR9fGkxvagCSKvclw8Fnr/gQNn189gprf2r",
+	"WXWe7W4XreAunajuBO04BWBqmUG8teoqSutPd4xh4PlbzTWmebUCuVbvAy9ImwRtJTOlsmxLdsgvcK4j",
+	"5PUmajHW7Dm1GFmZB1WwbcZ8+8nTncYUC4R2bwCZyo39gafnjYrn4fEve0eHz3cqO8zrfTgLqsO7Eszm",
+	"hbFrK6UZHx00lE1exEslAfD+ijykPk2MeEOkbCbsmkOXgeWFEmZSGUyRBThw+n4k/tuJNBNuh+OEXeX6",
+	"Rqi3mVQ3CRvxaXKpcgF1kgmiuL+tQBjiD3iEvb319V4TnrnpCqf4lawcxmBton5nlyn9trwjcX8iG751",
+	"StCluuLpW2gKYotcsPar473j/Z9Pzg6ed1BjbIDCq6HvupFaSat8tpX45Y8XWa9trQCjkEabsna/kq2L",
+	"tTSbp4jR/GtWSMlSsQ0IXWiqVV+Lc/Y5NFuGKXEHimKhWNsnt3cW8JJrSXBOj88LRTW9qcgE7Ya5qP+X",
+	"y3j6cplLy4uGFrORogskJ5SFugGiwzmlm+XYhcH02B5VImhEeMfmDJgUzg0bUGbfgCE2Jc+tSehszqnO",
+	"mQL8GHMWKjWs/dPBBbpyfXpbHjJ+EzZQRZYNHAsM+gM2EVwZcEu7kRfXf8LfnZFStpgcq5HnDIS5AZeD",
+	"mUxbj7DG2pSOCHnCmJBYNn2Y+TS9ehnJwz78L1pLUt1eiwuiR0dSRXKrNgG9yMRtQ03jsgSBJVFbI36/",
+	"j0/MPUaoDjilSnB0GYzDkR6d0iwXckambotH4KMdo5YBvm1miAs9FCrCoxbK7jLwT7900t6pZAbtVk5F",
+	"M1e6UGkTcP99hUIm1QauLs8D0RJMW+RKpEf+hRG3feXrYj3V7BAKd2BKHtAP/SqZHhEaGlwNpQqcUB3u",
+	"dWjUxVJtcvOfk5Tr60kW445jnYrPXbB4fnFw+vbgeO+HowP6y//4/PDc//ri8BTObvrH2cHF2a+tpPXD",
+	"2cHei9OTw+OLt/tHB3txAP1qaeLixclEpDLaYCQU+O0wgLjD3IVqNQ9DcCHqGdiUm/PpkbnuXwEIhPta",
+	"6/iQ2+5Rhz9c8VAMtuBHTJJNxTDjOVpnNpQtYNPI8ljEX82D9+73D3GwNp/duhKorhT+q9qLlZmxCzAR",
+	"lWkCqt/8VNcA5atVITStx7l3ri+CtVEJETjHofkQZaptGUTAdvKnE+k3oymTdK3cExh/3z0SB+o1xSRA",
+	"94F2AUA7pq7KKg3IjBVEV7y5rahPzj9ErjsbQfu6518ofaeaHLnRASG3ojApPAmtFnbwAvVCxMPB/dJj",
+	"cMzuUOEaZ9eZrgEcVQSMux8BhmJJs4442oiEjT1cz9ys1jQrAdsyYlgA5KU/TdY1jwuvGm3ABa/gmZVs",
+	"AK9ekw/w3o9gA3jBBnyAAyJkr7OvTZUT8OIcKxRqI16Ad9yLGeDJ+6gdyBhzQ9e5skao6uZpFDublSy9",
+	"3ju8wJ+oNPQeZUynIDifgzfJxIBIrRhprG7yc7K5HCF8NqkAUIBiRT6RimfRUYYl9PgnQz9fhbXewAxu",
+	"3+jCTgvL4A5GhZywjxwXusPFKQbIrmMBuAqK8vRYW1GVOvMfbDZskNRYXVk0GE7zjIeVIGFl5pHEC0o9",
+	"rtHckyPGecgC8bRQOlfXXjN8V2OB+9yn+Lc3z6qxuO4TMeYqJlqvRmf5kkS/DgCvTj1e1rK2AptPOuio",
+	"C35flGUVnK6Qy7jG6RW03U/72pX1UX55S9h+uudNtCFFFoVHDz1hDJT/5mDB+PkiCMUm23gFsr9Hu1rN",
+	"BqHl6vzye/d+BNHoDo526Ck6h82pxLuGspU813lj+P1W6gzjM1CVARCc+Dc1Blg7mv6Lf1O0XwVFjFbk",
+	"0UeUMGmz5Twybym8OjusAYRQf4MbqdKEuvzuXKpII1ACIB2w9uN+v9YqGAvTsa+QVKSVBDxfIwQbIJUH",
+	"nST66vkeo26IhztMVTua4qpqJRreccXTbggJ+DdwX6i7Zdh/dn91D3TPQ9wgtHfE2FnDi8uOye6lj3bm",
+	"exTrvER9d4ymLYO0VIw4ugNRyJHCZso6ZyfQFrlhLKVt91oXCknwGEgAcOPUMzm0cfeu+1rjKEj0T8gW",
+	"rBYks3onWMxZaJjCRNixTrtuJpRdC3N50nC7R6iFm54hcRCHzgeUENrPcksRNHirIepUZuV70lLjAgRN",
+	"FMo2DGy17mZuIDfyQ1oWwM2RBp3hYAPyaSPPmWKKqm4XXD6g38PLnlD2c7Vd79+Nblq0Wm9i1n68/WwH",
+	"mL7Sc7jhSTAeFM8GrP3E7ykK+GV6RGhY5TaTafP+ueUy41eZgFcRNUKGVxm0zAUfjkXTe8bWTgesXTb+",
+	"//ni4pTB3o0H1uKnPQqlZFl97H8UohDH0WYke2giQS+HLUOtcKF5/MXe+QvvZSCl06eUQdz7HXdGpxOQ",
+	"Ez4Cp2ZzEVlveRXZmbiNJgotQy5wZ0+lE1j0tOHmpqkaehke4r16GVxUupIhUkUOX+U9zyU2+MruBudW",
+	"T+/T3MDdOdEpveXF4dHRZetD1Ft2jyqPVPA0o4DN5w4tLgnQ6MIO9URstjaIvzidZjN/EPuVGvFbwdp7",
+	"p6dHhwfPOzss1Oom5IVNvLc5YYu90pykr3xlUkHWj5J9SdE5MkvDR+NFkTe1TSmbWVD1yq3IUzm09V55",
+	"SogUw5GQ7JCnPrDHc4G9QzdsHrtmPeKyhcedX0cMWt/K80+L6bJOoetU3QbyVwPKlcJHLxIWgS6qq+Pn",
+	"v6r+Eecdt3TxbZvSYA2UdHxt83SWOX32yMXzFtuT7h25346OTl6Dr4e2TytpPT84Pmxw8FTWalHOBzm9",
+	"jLmpv62zLZIyAOooTlea2mNsElG+msXPG6v1TRjP6w4K4vmNEDkJ4wp7L22ZoFubmbFiwtqIPgediaBz",
+	"V6n9xBOtJvq2ZoWeHfzHq4PzC78QSPxfITr3H68Ozw6qS3V88vbk9PD48OS4lbQuDl8enLy6wHWr95ot",
+	"l3I5RuYn2ezzkSmsnmrRly7VZ/BFF3J4I+y9uakmKUEVvuMSANiI75sS3spzsAHdzQOS+qxW6n9iPALr",
+	"Akv7fDNfqr1+luRyHITySIlkkMJVyMNPMMJKbAhg5ltxSKdPsM4xSbssRSLk4JxqHfMMK0enLG6v5wJz",
+	"qSPYuoUKrcygwWjlDA1HpH+cTbXO4u0TNq0UpNlWprb0m8+HehrJDlmW5XNojc9WKm/bZX00EMu8oQi1",
+	"lr0ykjfUa0gsX97zuwG5L4zhkeNiu7AKflc73KOd8n38nWaEVg0EdtYpIS/P/gq1k0rKu/+U5QsYNsz6",
+	"Kzjodif8ne8XMPCRNe+1IrueRMUOdorLiZ8R99DxGDBtU6aXrmbDoA28FotowAB6jV8eQGQaxCDeHBY0",
+	"L1QV7W0+NujBVdeXfU0dKC8W+k1izzf8Dfq9+ZqtW8EyKLnC1oY5ZldOdZaJFMQAZO+DqrxbduXr96kZ",
+	"KTaSpJ+f9JkfYV0v5QU3N2CblwpwBIoe5MR5kE/nmY7Fkwbdrr+3Wwqzrlt2M9iB5Ufg2pjI20IGuhJG",
+	"poKVzMnagLwEuKKYx1+5Bj2iLAK9sj6oMTLHF5mxsynmmLGzUuysGY6unwiLIemzSI7jmrmNCZuKnOQ9",
+	"ILXoqWh0VwfBotKSqr65KOTkOXKX7G+Ibfxz2EkJs1+kNeEdeALJdJ7xnvT7a7PW3BESi/9V28rMZ4rm",
+	"guG3M/FOGsD7xE39pN+njqjxCHhFwH+i1XTbGfYxS8XUjmsrNCe165K6YefEZHhY6SpZgoSJSniRXW/g",
+	"sOLWm+GI6eWjuhKrMzGVPY7BuRpoM95m+CI4zt313fIdjrkA+mWi07jBBMhBCy88RqAYaaJYMTtUETvk",
+	"WSZyn0dRDgp2UJxnfNvbUCwADW9bSct3uXWGiXu8lVB74YaSgWW9ZUGGNTaYhTa3Q3c61grD6z1jPzou",
+	"Bx9auhCAzHHmMlgEf49svLmg7Mp8OKmklZzYduXdWZlGv9buprT7xV09n1rvlRevkqCEpCTdIFytHgk7",
+	"hgTdTXL+pggWcMoRjXJ1gmcurFCehEulF070LNw/rwGvkWTIR3Vvz1yv2YlUYbZJNMh+iE8+2m72ga3v",
+	"T/KOZ2K+2ggPKdHf/7ke15dzWMLrcWfYMhSvvbURuuqiYb3jEx9YN4EkvH/JF55VeWqDIpQLbMYJ79gy",
+	"TN9BlSW+ijRb9wbs5NabpAm7bIWxLlsd6pw+5bkN3bCZVGORS3IQowFQ9g6D6kj/hm7KZyZh1V+oLM5E",
+	"0kvdzZGaBYJbR+WwTblhCaPUsIRRZlgHXNFU3ISnI2TJubdWtTXIlXYGy40QU9/DJlAIBrnWOaQV3o25",
+	"FT4+Of+htUTqR0+frKhj2SAz0ZOoQReAT0Tt1JlFEBq3GpRAenIXvo1lgt9CyI2Jd1OdW36V4WGFBW/u",
+	"z2oRqnsG0j2gtiBagNrEno0ZTquyfBrzZpZ7AoppumkIih75ocFFi80tqMdxE6L5am2KRiHAskiQDx3/",
+	"802VQ1fdAF7uhpoMp9FB7oKUbURYqonuxl75WxWzwSl2KXUR9MVmpZ0K3T14YZB/QjeQvFBrGxX+bNhQ",
+	"LCJYJB4G9RzBOhmqTFFd7dqarDxP4inzsO1CijzLxURb7yYwZRruNZVahuC3dx54ZCCUrzDIZauzg/Qt",
+	"O3CETGzGwamQBABZ8ACWmLIjPjWh8wPlbvxD5HqHHvRV2DQvpX22tM6b0phB9nRKkWF89L6CY7tl6GlK",
+	"Y8YJYVw/9MyQCssKfuJTs9s4H8zhh+mktQmgNPPtvxxFMclewX9/gg/3DYbp9C57kuWCp1j68a9//teD",
+	"sujlwXsh0w+d8C0eCGcacKBKxT3XEzI+zB226MWcmJxyp4zVU4+CKaNltH6i8a1HfGGAFB1v8ZdLD/TC",
+	"8ALWHTgxQdpKzsY8nSNZjx0A+lSIafmiBP/KzeKyAW6qCQFvZQMX3zZwDjZV5HFOd3qFEyVaCWL6qxlx",
+	"UjwOHrjro+lLW2GBwAv7YoHGId3/fkQOjv81iRkp/zG+TLBVpUhSMl+jeNunIp466Z7rLOO5oVxMQQ44",
+	"NNSxM7XbGT3HfIynqWHiHR/abFbmb4WyjcCfzowP4JmCMJLcTb59jCO2tHhT+xoLJdwAZaVEZ9dt0luh",
+	"wHktTXWkLVBn/ZrMGB/lQiSsUDcqXHAKIDSPgt8SUGQlzzBn6k4asbh9y/EWqeRFmBO07j6ZipxdyQy6",
+	"22QZdu/eZcJYOeF030SnImNDbnmmR2yay2H9ZprSDjMa+3+7U2HXT3nHCfcxlirCk9Ky9hyNqkqcn6H7",
+	"yc8CsqtgEHca4nujTpDC1DEKU11cgdNhSY0gPBXKaFbA57sBKg8kVWI3MuyreFv/C9ilTloMM25Mj7oB",
+	"OQam0giephH2HPLhWJwJnib4z9e5tIKg1LjR4J2OPelBRfIcNTYxQcdPLhaDEakM3VmTcDp3dmuSZZPd",
+	"ETlk/FdEK84/jR1SkuczDiI9CPwm78dcrvs9GFb5M35UZZ3X2BVIgvBJ9cej28KpI/drrj7ls0zzhrA+",
+	"1Z4wugnTS//9/OQYM8adaC94ls3K5jToS9uspBkVWmeHI0K1Byp0+wC3l6lonFTP3A5mCGbSdRhl3MKr",
+	"wTUh7Ya1zU109fgzDT1R1s5HbC0ghoMXgsOck8VvDOZX5NNY+1o6lTV0Y6RnpGHzHhGnxnifSO+jYVo+",
+	"F+ZKnK/1dC/L7sfZ69bq+5bAX0OfX6zmp0ABQXDUWyxTZf8EsqMxBgsT7nw0r4fIViyvmyD8K8lGnjkT",
+	"mq7PUxLvppkcOkWGsO3JPYZwp2zwt7/9bdCIM08AFRvCzAvFr7KmDppYMbHSRRs+7ADuLx3WDXDRjY4q",
+	"fac2nD7WSqzIPeEs19o24PAtJnmuNjnk8Ia4r3HcUGgNwK5OsZnrIFTrH5m7M7TJRykNy8SIZ+yqsFC4",
+	"xK+yGWhCE8EdE0HkG9OqQx9M1N0A3khwpzsrp+E7NqSITjUBAbSxUBaEgeb2fILcEFB0nfiEzBUsd6L0",
+	"2rnGqBaMHnCmKLHL5EjBDiC8pSCagall6bm74sObj4jtyYp3iziXWCpZ2CPlypdb4M3Snb28i0RJKLcC",
+	"I/d1e6eH9XYGoQ2v7ymxVseI+dBvPuGZNCJl+4fPzyi2C+NNOPQOUWKInhdqceeWfraZSf2xrScWPcLY",
+	"VOMjfMH15hUrfcE0HrmCG1DEK/0u5qIk6LeShk30xJe3hN4flbqCzdpkRHRE984tw6a5uJbvYMsi+OJT",
+	"90E5H8I51Z7dmLf8apiK607ijjsrsqzCWm4D8Twu3zJu7Cuzoglyya/giIYMa6clWUxFnUhVWBFg8XYQ",
+	"D28DANGP6cv3WTthVHZ3iG1uEBB8HXw7KG5CZxgAFLjS74IntEQaojtxmSf6lrwQTn6PvEx0VnOwmMvF",
+	"wRgbhOjvFMOWSZHIX8ZH+9x3xY6kE0EG0cN+P+n3+x50ExOgGtr2rUTxHOoJdsPwr8MIIXxXloVcj90q",
+	"Adx3YlU40kthcM2J607Ciqnjc5rkulgq1ThWhNOd/s890dfl3nmfSyUsUhIlqdB8OZs9h3DjGpHn+VIU",
+	"aHeY/rxOfz+MOfqWjGni0z83bxXpuyzGSo4+Zk/XP2cFxUhZ2HBr7tVz+zHVCwNIlWzL3sRpLi+F0+xN",
+	"GZO3/EZQEiVp5mYtrbs+BboC+CHA25jipNLdoO+X+2HL+BQbyk7bZQFXxKtpG8KKVDT7gB1Ra2j30Yr+",
+	"D5ke3pR6/uoMm7XzhLwhUKfoKyWt2fHyZKHGx9Npx7cqg9vw6gP8zd9Sqh2YidBjz2lJfNv3ZjrPZeEs",
+	"s0hWU6RifyzjHu2190JJ7z0NfiD3C1XPBNbC7vh5kQmTVGsP8fxIhZqRlxY26R4Vm+ADEIXcMAizzCL6",
+	"Wd8xfW1B97843H8BAN48w7RlVc450D6Y4t8/fVzLBHmyuqd8Tf1fLloOAtPPu4PVIebixZPqoUS8sp/L",
+	"imIykOCAbsAoi6DUnL06OjhvJa2D/7w4ODveO3p7/uv5xcHLVtI6OX578fPh+dvzg7NfGnItiXZ7H+MD",
+	"WJVYEirM7+sHaDT4p4B6E7NzIBAOUR1Qj91dmxbFoutk/Uyzuemf4wui7wYGjkz7HDn7Rio6jEnb2RhO",
+	"ZkOgIWL7RggoP+GkxtyN3FOhXrn65Wqts63wbNhMzaku2Wb1/uEQDQ6zCpZzWYOBtwX8yt15Ien+GdwT",
+	"0YB5HF6GXjG2dloeQ+50Idip3noQEuvQtUxFnlN4lOe1K0d50HnA75iUNOHZHZ/RdlIRzOp16d9IlbV4",
+	"NYyyzufGs1FpHe+9tVe6kvwA60zRy4lliF3NLkLMhsRsT6w+9cdhQ9HrPXMAy6+LOXrjbI0u74TQsRI2",
+	"4dPEe6bh35nERhXE///653+thlutAWOFK6uRsebJHiLZCxi4yLhRb2rdXq/KC2hBvn9wxMoXlDlitzyH",
+	"DE+DWWbu4Hf269rG1L5/52nGh1F7auMjdj3gwAWjaKxzy0aFTAWUNr3k+U1aV1aWb16PJVgeChWCL1+2",
+	"o7U69kdaTLjn4rWXmMWsc0qg5KozV9a9ZWipI0WOkIycyljvhmbX4Ctw5LiXJD5lzsMNbRk2dKIX3RxO",
+	"Xc9ZLpQA0Ccq2pM45/V9Z5m8beq8AWTxBes45YZSMJhL/C2Bnr5KT9rVvIDvqzviYKIrGCAqyyvm+D3k",
+	"+doJsJVRls8SgRg3z74uTej1hTIAwSxJka34MOBWqgslP08IInrsoooVNs/vkPYUPVFKjMb1MT3nsCpX",
+	"aN+bqXI1HQxTDtExUoIzcktWLJm6VjPIpvabvedHj6hwS+3FBbW51IIrZFqHfxrAU0tzZ0M+J65ciZ+6",
+	"loZe1sLf06OGtR1OZoWUkoi6bR68rzr+PjzAe2NY6MH7vh41yFtP8Y3nwfxuyGLFJj9VKx3tykykI6ff",
+	"0A2bOUjDqGdQMhrbBJk/8db7qiPvbAXUwJiVAdWyEMutyW2UB3gggFfHHYvuA/3ZJ9NM7DByCCYQR1a6",
+	"+R0IaQwwfPwGPeczYaFgO1R4uTsoy6Kzy1Jp4N07NcnEjDM3aNgdSv+t5leG8l83Qbf76DXxqtKPcTkj",
+	"SRf4ZcU+acQa3jxAumaeRZNpC37AqPz++nMs/tIFRm6UYSZZe5hxOaGmTMtZc1megmeTesRzjWqcGCdf",
+	"cHMT71nhG7fgyoUamwQFQMoo8osl5JHYh7ViMo2oxw+9UozxzVQ4tTCf7YK4mOgcAE/AhsqFvxjPiVmJ",
+	"7iQNo2kAfpeByE3bl85sGY/qRcFIP1pnfd17LtVvMa4veG6vBLcXONLLBt93BrjMLNzOxDsrVFXi9hqa",
+	"7YvJVFuhhrNo+9FzKkIc5toYUpI8STx4vV/odpkJJ9PE14TAaeFvkU6Qgz9bkt4100XOAIgEO+fEdxF8",
+	"ASSQL07xNNf6OkyGJrdl8Kt3/ZwxYckIDE80DwLG15I8Bjy9EIGnsKxQmTAmSnm5Qf/TJRiYSxOAPV1D",
+	"NVcuhkLeioVUYEwsBYiLVcpCiR+7sqzTcnPTBDnmrgHg2G4ozaLuuJS/IHM25Xa8tGJynVOYJlFjEv+p",
+	"dVzHyluTuSTX0KHHi52S8AubpCI4akwT3a1NMnMPaBJriBfEXjSH3uOhzvXJ9eVSOz4zZFoQZLtW0CA3",
+	"n4FaB9ketH+vuYQ6GHJAYaGVzDIEMyZhJtJdunGn5DL8odYQ108A25/BaI774caoqlXyzprLW66MJ0MT",
+	"bfdpMvfLS/ZNk1ZhOUFd1gY1BnUZVglPV6AcatC3VC4RL5nbMn6V53f6rttiI02nlVbQcaTnm5Os7E3C",
+	"2j5UOqB/DOLYiMEBuIpQr8iftyal5ta/tquJKs0Lb+zG+VXkByF55WQElGQmDaV10KcNaus2qkR73fyi",
+	"FUXHoQy3vaSGrZOURWzuxuVFbJ2ysK5drWLrlNV47YUyti9RtrZOo9F4IVtj30yAwvB4M25xqf4avyth",
+	"Rs+VMO6iEUlP14oZ6aNiHtCPLJxz3Psjl/cspQAY+ZV9O5JqRY9TkPSItScASuqrE7xIetx/9nQlGM1m",
+	"Ag1OBadMNq2WOysqdemEXriLRXeZsIaqiWw+Y1OdyeGMuX/yEZfrrEhNjiDBqpNqWpSf/ZF+v5XZjEbT",
+	"XI9yYWLdxEhYMn+LM5/cAoaGUaUCOncgJCWWIXshfwAnrngHlWDNJGoiRwiwLKSzDEWWxfJBL0LNZF3J",
+	"oK4J3uB1c3bG2w4W7LudCimqqjFhdHOM+rqCv94zyzq8k80ePj56TG6s55S0nNMuwwc3Lk7UIRyaCa6N",
+	"UrnSBYyvbJyGHjVqt9MpFEitAaIbbl0yjO8pvdGGpCbSIXLekupaV462VFwV4C/En+94XkqMN8tRmTeT",
+	"oPN4hktwkel7v4QM2qypc3UhPgY9rCadm5sku+FO9X0rDif8XW3lH8ZiQyApESLWakzTleQLmuosm++H",
+	"XlFRHsYcLMtwawmw1g+Dg6JG+ND9ut1PmNJOARTcznX8W9uCL5dke/mKVGsgiUD9ZI0SYe4hOnzQW2Ip",
+	"4Yy1+8H0p9O8XgX5aHUn+SqPLAHonMfWXRA86HNsaqnKPYQwRCnuj4YMP5eH3RwmMpBpzA27EkKxtBCf",
+	"CBV5I3ZoxORGSqQFhnfc6Yw0a0bkbmxRQsS8ETNKI0aMZaAJzDghHGsxBNf+RjExN8/XMMC5EGrlUeX9",
+	"QCX4K7FC+Q1NDBWyfzZJJkGQi3mDsoAiCV8mTuRR+g5+mMSgoVYgSNRHPRL8FjxrzuIP7BeMxVTighJc",
+	"BdTMVLAu+vEO+PPG2BKT7KOxKv70n7MEFWPzcVegZdzrhTUUjT89uefwOhqNf+/c8Ntui8piDWK/u/lD",
+	"22dyBGARQwHlZblY1v35YxFB5qTY4nnFjfVXltSZkWBt3+XSQvEDWXoY9HjCDOBn+yD8BnEplFHLxPuW",
+	"YQBtnNDfFBu9ETNWxkdXByppoKT84hi5fhG5kXEzzKcxYW8/FKr8yhdB6zvFrgqZpU3gqfRmc9mK5IyM",
+	"dOPAjhA/QaegbDjmoCFyC0PhfK6k4hh3pDRG4752pB/2tp/2vo8bEjqV11KkzVQHLSIXAmHlVFkTORxz",
+	"NRKm3L04PJinMKe4CT3NuHX8sDjiTycn5w9+Otk72//Z75/4F2VSFe8e8En69HEDBsetbKbgdZFl7Jf9",
+	"cyrvjE6dCs1D5Rx8Y8UTV53Ns8ePv3v07PvvH29///3D7Wf9q7T/3cOrYZo+etTf7qfbz4bXV08f9Z8s",
+	"neqFbEJYh2wkIAdBvEu7ZGLr7bTbZRxGVYysffuwt9171CGpJqC5RybVDU2J9jgIA/AIDUba/8T+9c//",
+	"+r/w+QHmjf6k2dSIItVdGpy1b/u9fq/f3e5vP3243X/4cPvR4ydPu0ROqAtP2ODfUpnb2QBHiLAfTa9c",
+	"NcbZcCyGN7qwu0w4qTxIxe1gftVwcnEE26qs8KSqbJWkskcr/ByVIaFL8GKDliWNlaaEIx5z51MhNjWH",
+	"Fb1Rr8Rn/a3/pgfAf79tv+khhn6vyLPVEhEGXN4myUOz3iODNB1tYN0fpKNKhdVC6lmAh18HFL4CVbnW",
+	"2Mc6XTI2YNuui2B7Cjevble0QdC5MaxcT+70yI9I9mVL+Ynh/9H99EmXv+pIiBWlfuZuAbLEPibY797H",
+	"MlX5RU/6K30jNeZYVXQbUXICh+CMl/HCqWfu+UQXQd4CmYmg0kIZmCS055S1od3N29cnZy9+PDp53fGd",
+	"OpS4c0S7VBAArGCMoDR/3H9GABJnB+evXpYvIL1pqJXNdQbF7JdqQVGKNVIEqDinIbK7sfbTc9ZDLJFu",
+	"RWNFyrDr9DZ00YPNPZK3QpWBEpgJAdfUPC8NXfC8q2fN43yNRD+AZ6UMP9ZGCPHJcAo44gmCcUCh0xp5",
+	"ftBD8RaQsnGigRwrGezzorYtWZRd6oDjeS8sCniezNjp7FYHiE3kUkB0notSRqHcPiz57kqy7XzieVlR",
+	"CfjRBGDVgKVOydyEpr5ouR2sCz14VLuZxNkSmPj7HXubHGwLogpn82Y1VRtKb9Y6cjfvWHIfVPplWPKg",
+	"HQyLXNqZO38mPl4lKS1SOjYZC56CsYqZz63/7O6dHnYxJ8zPAp/4kLSuBM9jJvSeIqSdGTYpxPtKuC74",
+	"UjDU8AXh1WNrp/Uk9XXxwipAToj05IRL4hGsgMlPT85XF1eUr+mxEw+rU4IHQQU6xWtXfMWHDxRgw3JK",
+	"y4fAO0RXJy9/LW4sZxMuleVSAUYVzNf49F8Cg99CQH8jrc5nnUUgc/eus4PzC5ZqMJOsxlf32LnvDwV1",
+	"mWVjhfbzvZ9A6ZhmxUgqRCh3x95BnuscXUNnP+6zZ4+ffMeovz9LhYX8hfag0tz3AV39t78brQadXcYv",
+	"1S3PZApXw7OZNNYn1956K8UZFwOIOpqBY5TBe2cYhA7lHwZuQli0RK8ZAzsNHJ2hjyR8JjWRaQ+KXO3M",
+	"3C87dP/Ov/75X4OE+rtdKqLqKb0M91snQSAuNgCXys5VxtWNG/lSQYIBhXqgendos1mP7QHeh5OOVzp1",
+	"5y9mIvxezJVXqRQ/+FKlYpjxXKQMvw/vdNdxt1UeWlRa+h5f9VJhgcmrf+v3+33WFmbIp9ixLOd3nQRS",
+	"HtBuJyc7rAN7dfFj93s3y0wrcancnw+fMlPkuR5xKxi+JykBdENrBMGtIzd0euYMk5KYLqyRqbhUnGFS",
+	"k+NOZxuz9uCheNzvD4CiBuJBqRBTAODiij3c/p5BaNpACUzKLcek8kuFxcFZIRB9NzDIlmEDR7JBpaPD",
+	"NONDscMGjvY9SmDtyXSQXCr8DY/lQcIGQOceVkW5v5HavcMy19UJNngS0nQr+bKD3coR6QtxtgyObrDT",
+	"ptKEOHep2oOIUfwwGMXE0INOjx1Tzpn0wAIYYLxUftmJt3rsuEA8Jeibg8nEAHCP6wy+B8+HVsPL+Ehc",
+	"us2fCzPVygiAhEcKOUo+6/e/e/js2faTx9897j979mjglmHwbHv70aPvtvuPnn7/5PF33z35vv9scKkw",
+	"de+KD29KBQbaX6Ry5NSD9jCTgFFmxrrIUpaKIXZSEBOP0HipRhq8eaQFen4hL8JP2s3JSY3ec3g4770y",
+	"Aj960IH9B35gCLFxyCYMTfpIb9KFY993QzG1XlxeCd8eRJbgxZcKyz61EqAtD/YKO9a5/Acw2Q77AY+n",
+	"4N1FpRzJE86/nYXrO27ZJtIYyOLJMQMNDr2RsIY97j9McPdQb4dcQ79RxBxN0RUfnLWX6nH/UVJhOtpn",
+	"5S9dMBVFSk0QM2xjScvyuP8Yjlp1qXx6Iz1G5fdaY+spYhnDHm8/Iz/ambD5rAtA0APcgG6mlwoKTMIE",
+	"qXQWsfkG77ogaLvuzgGaS5kcCoWqm4Qj9Fo63aC1N+XDsehu9/qlVlH5DU570lmhC2V3rJ24rgKADMfC",
+	"WJoGRluFnjpOglQxPsE13zvEg9rtLAHqBjbXAxND2swNDAdGq+KSbPV7D3EWeioUn8rWTusR/IR+MdCR",
+	"QGmAdz+4ffggFZkYcQ+O8CFpvvzgffnHYfoBwc7LOuHfSOcidxjRpvpIFduBSn3x1Ir01ZtXet8szqxa",
+	"4blwVXhowsUroWvN8qsP3lckaOxrY1pveUsd6fvN2gM9yPTIfPLRwOMZ/eDJcBr7GQQ4whlFrgE+2YP3",
+	"vlv8mrxQaS7/CfnAeO9TbKoGG8Eu/h7AmhYvKT41Y21j18K5+OB9sFM+PHhf2mD34JPzYPB8SFbe/Lq0",
+	"9iqkIKQ2DIEJGzVh/E2YOI1LwbjHiHNK241X084O/uPV4dnB273T07OTX/aOdsGGlmnZHsY9vGWc8hgR",
+	"58wIQSiegKNPWvsWPeceK1smw2GYC1vkClNXgoh2FmjL2ah74fOSedLOfeXrvcOLw+OfwsSx9I+yozoJ",
+	"o6b1Cds7Ojp5ffA8YXunp0eH7h/PD47hvzp3FyG5xb0SlK6Sgwlav4FfI+l5bkljLwJyzb+H8OxW5ah9",
+	"eAPtk0EpgiXf7ve9WeZBMSsmzd/JrVMOtcxcP4M1AtcA2HyxEBeuojtlHuPIsReGGT4gCwXvf7j6/leK",
+	"k0YjUnzo0eqHftT5lUxTTDB6vP1s9RMXWr/kakZeNWyqUJ7dR14hCRiJdXxFrrBn8pYpd1Y79CSm7SUV",
+	"tjazheksIgpga1lInCX+fpO0qqpIa8c3W/6wsNUfvPf/JKET3fflepWeMfqghCaWMJ+mXNp4TuWYsvbd",
+	"WDOoNkjAI5yKoUzxD6yYrW/Vn0TYqa3PzqDLmbP3JXmt/3izLfDxvHnmLHit/NcmZRvVsm9JUkVJgeXE",
+	"6ijtkbw35cAVsveici64owIkr5XDG4EOHzz5O0Gw1jWDkpc/SjdIWtNo7zXkS+g7BdULprqzfaorNpui",
+	"9NdgJvqDEvCajAVJUCJZh+Mj3E8vxWo/Z3d2dlkuoAmiG55ej6dNj/2g7RhOQKolq3rYQbyAGTS0OkdH",
+	"Dcyl3pihlEheDPlBHvefLe7S57CJaxsVeOwHnc4+2R71r3eDgWHyoe7ldev64Q+WEWXHYhBs2EL+Kz7S",
+	"NhUz/Web3f/wyZcWY6ilHbA2NCmpb0nja3WMULbjtLKzg38/2L9gbfQsMWk72HUSAZH92WxqW2FdGQdb",
+	"rTxkg+0YP1TRiQs3waSdyuvR/0AHABicsgGw29DBWugkZQfUsukpsOIRN7YL6PHdw+cJtutS4g5h8DEV",
+	"eQbCgpIHqXU4xua2DPognXavGLzlQN2KTCNCTF0InNtc8EkAqo9ZbvOKbyUqs94exKj6SoMGAmq3CCWz",
+	"hmJrxTuL69M18BF1oTBf/JDfirx77hYKP3bX44wQyQaOZjsDllGjBrdyC7RbCIJ57pFWTLrrUaP20phg",
+	"2mP4PUxfs4FMvX/OiN/JP5ewAXy3v+JmVV6C76ArtbHAm+9dgPjdhGHJ2WAH3LFdnslbMYDN5EiFOsPD",
+	"J8xQ5oKvLB5DiZf5S4nJjxdjVXGwsPuhi16MD3Nhigm1ia5t/KrMIkG02iwYa33zdfgkmlSwgMfy+uCH",
+	"n09OEFrIR8AQPnZAeMsUBpgUBruBzi7V4D+74OvsXsiJMJZPpp7ZXyn5jhmscvJszlVaeQTgt20Blapj",
+	"vv3k6X/HJ8fiHfv55d5+9/znve0nT93Gu2zR3vKjUFI0/orxiiudksuc7haDS4U5N3fiChYCO0g4VcPd",
+	"vBBzY22lKe6VYFQL41jfV4rH0JNiEopT4SkiFZsPUwF4hLlU/rYc5FtZMu4bTXqtMoRdMPKBvu764XCq",
+	"jX2NX7J4NqxghcM68ErwfizG4efWpsmlsl1JXKv6VBpSfanVCYA6ofogR8qZrFI52ycTrMovrI2XmV+4",
+	"XWYEINXNraU3Wpo+I3Bl82dErZX76t6h7KK104KY0xm/e0nppx9I1/5MqnW1g2eDfl2iSoGCI1ImeJ5J",
+	"kc8F3+Yil3CsbOMx8SWmeo6T+5jTrGGa1SSC9acbXr841WMNSibUbmJczh0ysRSBAk5Qoaybi0gHZJkO",
+	"Xr9+3d2rXBl0AnKj8XsQM6lq8pmau3sB7UQZhQjBfZRBJnswRW9FLq9n0Xld8bQbBhp0el/UCPpSy3RB",
+	"1BRpXQjx4VBM3T64Etc6F4HysWxQlGCWy4yyBGq5mAkzZcUqpFzoO4Yx8gKgujq7cIYUYe/1/iDjDnYX",
+	"49iLmGLm1W/eMoHTqCkyljr4ExNzDDEfoqoRlcG7qlbE77pXIETRYzSnLZ2cHpztXZxU9KUQDotbeIdw",
+	"mU2d8ltMgxYMc/PeFTsWE1+DBg2aoLpgykfCJHB2C+sTn/zRNMMiNnCpehQvmTMJnTjdWyGVAseeCK5o",
+	"XCGhuYxPYVE6Z2Ysry1hBXILOTcjYXrsR2zZNlDinUU83AFlCWMKMdYBxsMs+NGf2xyMvW2uffF6BlU1",
+	"3rmoEQz0VKhBgMYCD8KAZ9lgg8iOx5dwr8KugtGKl4Wsbz5yYuAfgrUf/uuf/88Tp+V5hK6H/X6naQYf",
+	"FRKKqkQ1NqCisGkubqUuDHBM01QIenkTnexzxqSAM5tCUidKwLcAUBaw8Hxzu2/WakUuk2gDh9nh8emr",
+	"i7dnB//x6uD8ArMmSThd67xOxQQ0DqAzd2LdibSqXCaButpSxRsfvIf/rp05QHcvDQ6EdP+iADDdtaMD",
+	"F74ibCsEq/0JFNKXEBs8CKrdagnrtUT00NKxB29rio5P+KzSkd/LexqhbIsJeN7TAqDQuNJwBPjplB7+",
+	"x2jOZZia7B+JtG7usT1VDsstu8oFvzHlFLYMJn5CMjX6ETFf06mAbvHLRNepyDHB0fECwe27hUrZ1YyS",
+	"7+3Y19p5c749wNF7UK89SJj/27HQb9tvyl8GAfYMTTb8tQOHLXfXJmzIFdQdoDsPGyDAyNdSZJE0AoQ3",
+	"OqSi76WBLA/chQa8p3gJfMyuRCbFraiQzv2k1cgwq3d9fqvPWrUR5oIkbFwKz2eVrDeKLjevZNMJ9rlc",
+	"tPtYCNP6GIt1abQISOGrW75wqAh5IuaQhVl9nH34LSi0eVDIN6pnTu3CXbBL1gBkKHkEZbf6UhWiEqsl",
+	"gbLOsbRoElAE9sG0uMrksEtlU41ZFcMiz4WyINHbV9yIp487uFudBWh8QBfLqQEOg9zu6F13j4W7EWln",
+	"guaCNKF5UBJGwbacVkLrtit8XKa73uLmiol3BDrqB9bX1xDV8NRZRC2N53D8O14/BTJgpcxn23wLYzUY",
+	"1c6c6v258ofAEZZuP3ny8BlDlqrAK9GylTrEVpRhqpxMl9fQsNwwy1m3TD2HKSEsf9voIh8K9uurFxd7",
+	"b/dOD9++OPg1qf957swo/OXl/qn/dQcO/wTyrJOgwQDPEmCaVtmsQxFNDHxCrQAENv24fCo7VTf1WLq7",
+	"sLAEoFMKIxryA08PX7hv/oyMikMsy4r7E7IoBq58aRvZh8iPiV8iR/0Kv7SxuIhTw79OlUOB7xpj68uU",
+	"b+oe2B7Mbt5C9IY9/p4NxzznQ6eA7LDtfp/lXKV6wq6clofhS9gppph0LpUTmjm/U042Vr/ibiyHY+qR",
+	"HxJSz3/e624/eQr6JCpqUMJ6qUD4ajWkwh2gylQog+VobtCX+6fQrAIoF1rl+NjMpcLAAmv7lCJS9pz6",
+	"DBufFPeOsw0AXN8XUFxhO1h1qa5mkNcQSA5OX1oNqF1yI6kZy4S1ImdDQBt53H+GEadLBf3XwIU2CK3Y",
+	"BqzNFZTAPXr06BkYb+gRsTZz11haUD2CKYbjS8UNG3y33R8POiUWrb3TbCZ4bhi/47Nd3Krkm0pCHkQm",
+	"b4W5VFWfUy5u9Y1Ie+wEsiHRZqKEDYOnfFuhg7v87EvwcsFXo+AgKQV3ZdqIuUUpwYeDHrBlLtVAaSsG",
+	"2HLIaLCBBriX97GTyoACtxQZB28rNVlh0sbCY/ggvmTj+NjnVqWrk9tIof50UZdDqFEl+jQLy6RMSPXb",
+	"HwvJA+okBttgfvtQX7OPkAaRlqS6C6yyU7WssLzQS6pezSiadw18+JpV/E1V9kdfu4p/7taKcchtotNn",
+	"t8oIWJSFzWFwLZ3oXv+oqSpCD947MfsBeSYTMfDC5/C78SJsJ9JS1PtbMPfMVCeLIZ3qbFFcgcMG0raM",
+	"1qqWvmV1lrJ2COjjmdGpCqczFJkx4UTS1AkntjenylWkLfVBQAlc3rWoQOFQn0Sc1QTK40VC01d9c8jO",
+	"JXM7qtTO+Pnd4ItpmzUPYqJN1LGoefC4/9gjrFTmg13/xgJUlt1QnApV5+5krbi8+BxLbpl4oYDnt8+s",
+	"sS85gL6xYd3vUl1vUvNLLvSaNDk1STHbSPvfSLC8EDPEP34TEeYPcu17Yd73rU3WyHGTIUtatbF8hsaB",
+	"k+GLO5TMj/jpsXhUwKvpGTow5ne0OxWoj7MX8YDtCiRIUfPfIanv9iAYbKAFwl/Qa6N6suBz0ZOFXikj",
+	"8WF87NOfEv0/UO106sc31fOP9C5/vNT6Sd7Wj05SK5Hyux7UHQzwVIoAa497uMIBn0rnpLL73oxPslVO",
+	"OJsD/kUZSKwjqCbsamaxGyf8gxsmJlciTd0erYLG7rKRUG63CuZxLCAS6VREyhxTQqQx7e8nYU+mQu2d",
+	"Hp5PxXCz89h/4hLejm1CGq/sB9xIgN6X9owRnFRr57c3dVduBX2jyhITYXnrTVh7RB9aVTcCeXWOUp4X",
+	"SSQpzaZ8FHr+USewQvgQ4bV8J1JAktXX8LxBdl0gHbytjYjK9k4oO/OhUwjf3wHCCTjDeJpCi95Cpczm",
+	"chp3r57SZ31G4Y1DNLlX5+iW+IQxU0vw+DMFBsrF1dflh9X8/Z6ZVvv76c4H7907lpcCh6G2DKtcTRi0",
+	"BkxId8cgumFtpHboqI/o7ibxzt/QiLLSjNAde2XmqLuIYI70ZmdItM9OXl0cnG0Z/0COoXsAwDHxoBQy",
+	"yMr6f8xgQNynuiuQDWCwARrgzoCJTDaYym6ejblRiEbaVJb65Mmjp182Owpp8xzhzJqkblj5b2ZPbTee",
+	"KFGVLFgfX9kESYCQrDE5ttGpsvZmezdZI+cJeGhZwtOUWyty9+D/+G2v+3+/cf/X7z57++Z9P3n66MN/",
+	"ay1BT6mCpjRAhvjyRAz4QAYTpieHkOWg253wd13q2D+o4D1tGUpWL7N9B4gN3Jvwd2f0QIdKNrlhA4Lm",
+	"wPAPjAwamS+RTN0RB0nPzGTa6QdCGKfFUfTGVNSI7p1MRQ2KuMEiSyB9GoGkCg8rSAP45Gq46qaZQNrT",
+	"VOusGscvM7IqEE8wBpY2Idl0HnoKAQ4yO5I3gj2YCJvLIaSOUROL0PNSX9cH8MEqhK3iDBkJ4bgQoKwC",
+	"tpVJY3fjUFsezOtRVMwGIOdznw37+epI5oZqSqf3t20hsIH4E572Zg4eO/H1WchxgAtQMl3oueR4AG7y",
+	"rHONxYVrpMPHFQXCQmpWDxCKrQzm416sMJVviEQ6Zy6Mzm4peyW034VMxcpdaFpBnG/iJO1isI+FWJ8H",
+	"v6ZUO1J9A5w0YSK4/cYyraeA6HcllS+3uxNX7rXGzR3TcGSABIbp6etrpzdqFerNwa4nWCOPaFeUbeh9",
+	"9iIAHMqM0jPQF0vtSuI7ydH6c24f9/6GPYPE+5NtlNdj7fPTjVA2eLsS0g2JGytJuSA33XIZUdsTyHZr",
+	"7Qd8T+OeoCpYhrOUwrC2TBPaIEHag+hGhBzfG5W6/dBBwYfj6kFYIlNDWkteqE7CnvS9fXY18xr3LrvG",
+	"co4yjb/HBr8PKJ+hRgrEZPSzg6qs8lOAzbkEijntnedOItVzJdBCxGts6A59D3ALhQLLkL58254wGe86",
+	"WbQlPYLvKk1+WQ3Fky9VQgGAyZtSGKwIK97ZhMmR0lDSgzkag/8/KjeDt2iFTDMuVSXNpdNj7rONBzSH",
+	"lVjgAJY51QESQJbkAv/+8fW0f5XiEWK5dcpH/Fr/nwBt5r8V8olkiir2qiqPIDHXF65VUIJlUfgzMdE+",
+	"qT7ovE6ylDDfXv77zEAqmbiWShonz1C1PpvvkoFVdFiJGHppFMo/Rv2rLWzvgM02D5rkJk2c9Jmj5DjW",
+	"XzHt/IuW4dLR7aywcq3LAh6z65ddTKpuxI/fXbh+pfUV4+Ia25ZzWnOrLQ/hu68PvnVuvE7iDcghV+xK",
+	"MJHCGY4KvrIVbOzTVxes7WNX2CvN2ed/+9vfvOKBIHMQcYEqoE6DBux3y+cW7b4/0HJOKB343xxg81iC",
+	"nCqt5mm169mg7hgGNBPgiA0Ph+T+MDRvkhb1V11cYl8zvohx32ODcPwMQtSMbvfdSi+V2wYANzPhduj7",
+	"29hxjx3Mt3gw1FVVpGUocY+odKmqZKrsqxX7JwrCUthPc9zcL8d0vYZgc/vvTbIKmORLFnbtTafZbDlQ",
+	"SWgaxGFZMz6kc/dT5sNuOA9KPv4TSKkvdZw3V9FCN2DMddG5X8FI0wG34dAn2lB56asuKxWakbLLv2Y2",
+	"7v4SArahcCHnyvAhlj2Xeoyt6hkafO0I5e30+HpuWOxkwOKNLjbrrHZ9Wh/WYy71ImZx1MH+G8LyJVxR",
+	"8POEYhhS4arQzQm7lpkVOXpQghuI4ha2MLtRb04S8eZEfSQH5ZTXwuKoNQD7eDCOCBDGWjgcwY//ORDP",
+	"G975lbkaAi1WORu+6aDzuachbFiCh5GZP7/5lnso1gqIfIwauqa0WWwe0ozPDkB9HrU7B03BiWNoJYZ+",
+	"ZY+jJqsuZaVTUXkQ2+Ln5CaRE2F67FRnGTykcy99nFjD3E/CG5XKWMHjuWFlp8MvsWtW4sl92zYLscVM",
+	"3gpiAQQKqWygwCnkKAOAly+5WZJ7dq3ZaG/5TrefGeS0PtOm/PEzyqeuYlmHhGPsrQu1q4RCLy2ERueV",
+	"rCquNa6uCKVHbVMMxx7s5RoPXR9PLjXWMb8VHbRWqXErmDh/F0Pv9eEEbwEo8VBJRMjb1S6U1OojZLBv",
+	"97fLz0Fw/0W5QbnSVdnxdRVJhpnt4zd/acuUhl1uEwbu4ZVFbHskQci9S1ihMmEIKh2icCqwQvv52d7h",
+	"cSfx/j+ya7c/Mcb+BTBBg9m2yEiUYwefthtwpe9KNyWbCYuxfGSvSqtEgu1v8wxB9wLKe4dZ7Y83RLv8",
+	"6YBao8bbpQzgQDRCpWzgCDdwLxgJ6/O8PJhfJR38ix89X866Rrq6dagsWKXDDUuFkpjkEbgyDlOJCSCz",
+	"EloUE0pqnQKB6piZXi7+cMzVKDg9/nKYNtDhPaFG7Qk7vzg5pf35P/f3jvcPjv7ni8Ojow7ccbF3doHt",
+	"DuCfb388O3n59vjk+UHtbK+e4v78WwfkZrOTdYM+CGQwO8kz196gHe9v0FmjwUHCpgWESHxRFOS0P+z3",
+	"2cR8dPMD/6FNXRC+9S341rfgL28+hO2+ZXAjm8/br+CrNyagdG9ZTnQ4It0u/FlnqY/qYIIBITUj/gky",
+	"pHslJEtmgiOKMyFxVfq29yZpwi5hSSAJORPpSOSXLQCKqSY4QEBbaSwxhMJOPKMF9KVSM2qNDlrQ84Oj",
+	"g4sD1uv18LPmmsMP4u7Hn4ECn1H9dQMsQ1LCb2dtMZnama9Gp40MhZV00HS+7eeF/Yy+pAoLsS5VbleY",
+	"Da9HwMTvxrWKx8ojf/otPcf7yzKRDhTxGG4lSmjWOaivELst1WTMCYb4EFY8oKHsdi0IhzPa9PP11mj4",
+	"l206PPhbQ/O3kPqE3eBLkNE77kHAjaXyBZ8kBVuFxBENFBLPSZob1uaklQbN3ieFQljMjQ0iqPLJ9dAY",
+	"jOnfWmk856wCbJcuSACaGPYIUMcRalVC6OvxLCntYKKdp1rbY1Q97G8/rmVUNqQoIhmX1mUnX0dZe4WJ",
+	"muQlsim4CZDZ/o9GLP0EsHhzXjAvUEvnSkL+N9yk7ZW9GzvrS9V74mXcX6iuvv28IjjvLYQ9fGWTZnUC",
+	"3Uzd9oYyK7Br2k7Ynv24z77/7vsnbMiVVnLIM7AMIG3VuAUEmL08FXknuVTOpEwQes/WOtGMoZWgtZlI",
+	"MYRUwmzCYJdq8P6yVf542dp5f9lK5UgYe9lKLqs9CuBvPzb+4TubXLY+fBgQpitA+VUS7AFYJXimFuFm",
+	"Oz32C+KCSltDb71UA+CRIO8IPvTHw6MD1u2Wb2AvDn4d7LI5mFeP3nOpECGdjKhcDOUU4QUQXDzjalRA",
+	"G4lIPtIBwMsSXutm2uG7rkoXhd5aWAHB7gvIoXPLhgehRawrg9VR35TCJUaeviJu9LzEDTt+jjsKWIH4",
+	"DliMVnAzGNqvXh/0Ow93UaNE+mXv6PA5Vop5JnM7aez0C6k8xksJRIpMSXDOuPMvVWXro5sUUpGg7AdY",
+	"e5e9Ot473v/55OzgeTlMdYSrwl4qpbFPXHWkW10MxwITl6A3gXfL1oWe0tZNw0s+9MsGLqA72JAXo7Fl",
+	"xXQHOqBlfIR2f2eXHR4DJS5VONwQifOKp6UAruunKFDupImmNqKQu5couRe69C8VVm4SNHV2/yZBKhLk",
+	"lxKruipIgvwYcakMGUbI/CWT/sUkR6ZHS3xDZIM8Sfr9PhxOZr6FCuygUFQOt2DGcWnSYB52pke7FG8p",
+	"IFNDT33X8W1mWNt9IlQZYBKjYtc8Mw15+GVSkpv9CjPr5/rkfPHdmh2MLJfZkXuwMc1r4xq8s4NtRjgH",
+	"rP2v//W/AQq6tPASBr89eers16nMgJDG5gVE0p34Ar+5d5N7YoOxpFIBcPqD30K7zzfst6ODXw6O3vgu",
+	"A4NSpc/ErcjcMhXTKeEuJ74KGCXiY/ZC/tC7VJiXETIifcVwXRuU1ojsmrUB/HnmDA7suxLy1zrYW4x7",
+	"v7Yp8ms+FJdqoUU92OpQNAtoQqI36rHL1pkYiXeBdlZrlmk1Yu0JfzdHxE7vsgVyOrammOt4SlATyyzm",
+	"z2kGH+nRacghj7gMF3fbNym+mCvk9A7c2HOpQlvGiZwkVERks1qOK1essg//ehlEkBj14L37j/sTOiPB",
+	"+bVuwSKl4pUP7lJbPhIjhk055Gn02Jn3YUEdL6EdoO8tkkqTCZ7/UE7nq0ReXJnOAl/xLQPlWwbKtwyU",
+	"T1e154RPXPZsmhvyNfkaj0EEL6/2A7guCGwY1obUmuedElvXm6e+TRRoUKj3mV0f7LABEU2zDHad71Eb",
+	"SRcR9pNJ4E+fy1hO7Q/qn7ZS+p8L+03yf5P83yT/H5R7CGhDQeCRnORBPt4R7oXIUiZ+L3hmGKfmnpC5",
+	"x/YPjthQq1SiS1Fnqel8mfTDObX8D8jz3+zAilYEnFuBiGO0AADuA1UbeaF2CAwKMgnEFACtaF2uZv6f",
+	"CTM3Eq616+YEHVnI8rmwOUSO0E3E2TWXWZGDLEFM7LxQm5ofSHH3jV/dwecm9afL3y9rP75ZQ9/OxG9n",
+	"4teTj+/+/+D07cHx3g9HB/gH/fT88Jx+e3F4mrBXx/jfs4OLs18dXX84O9h7cXpyeHzxdv/oYO8siPov",
+	"c0hOc/13MUTmacxaBcCWiU5FxnJRAuzXkqi0Ql/5kGfZbtABIIrpb6lnfbm9eGWEsgnDdjH/ELnusb0y",
+	"mQ1UCwhmXqrwLCUvUB5rOX1qYhgJGFaDGKfl536BvrTlYA1Svpz+t6SrT5G8CiIL9CQ8n6515s7NwKyR",
+	"CGRSBkIwbm7lFCtJAMXyzxmCDDAbSyvHSzCOOl6FOytLaA4E9kMUUl+7iWonek/evj45e/Hj0cnrTrWR",
+	"F2WOerQyqsH3yW9ZBcuzxN+eQDJCHRgb9F2EEPXOG+qolDpFlqOGOgp4YXBtJOxr+rZ4kvrrQJ/PKAX8",
+	"IOfIpcty1kv8grAm3wJQjRgPgUZxtvQ85+FxvyDI2Hqb8sH7EnPlw1o7FPpAEsJ1KMXHHpDU7hqhw3xv",
+	"DcMm3NxA71vaJyqlmHI0yO9Z9Utsh6Y9cBd27DfGnwfYczphBQJ6Tgp+OQZPop0maghCzf0mViIK3Wf7",
+	"zCE0fcbj93X5lc3umpM6FgNuWjOXTAzbljOj+NSMdSh+9V+VXKqwxzHZ2Dt1piJn1yL1DYxQ00E0BlYF",
+	"UsqtSC8VlIw4hToXU+xIPThMxWSqrVDDWfeFmA1YLmyRqwqUWTnL9na/H9WnYYD7wzNU5gC99pI/3BcE",
+	"H1SJf3xO5w+Ntcz1Uy6Bx+0RPM+kyOdSduYW85MjD66YKvHZN0fUN0fUN0fUH9UJnee2hCYv+yVh7cvL",
+	"veNXe0dluzvHiYhNO8s0r2MsLs3EWtPJ1HBCg1b+NRzOpxj0RwOTGkYBVsar42P3TyKjrSneAMsYDnEy",
+	"fO/GOvHxEyqQTbXOqxWxCXDsDpVyo68wmMqJt3KxPdXcmO2zg/OLhL3cP03Y/tFhUi2+JThwcTXW+gb/",
+	"8P2BSvwPN2lwMHaqzYU9on2y2AgcJSMhm2ZQjRp6DElLxrxTJUq6ZLng6czb+SUyMaZPEJ2glIicl71J",
+	"GskwhjWpmB9fV5TITwxm+YU0hG/hoU99Kn87Y7+dsR8X7AmCm/3rn/+vdzOVBpuH56OwvKk0+IMe0SDl",
+	"8SCQ1O/dFBNsqPzJQjwNpy8O9TUcv0fyutKisNrNCppLUNPGkQ4HK9QGIWiPBxwIp1J5GAeMAm7BHYyY",
+	"CpjYh/UR8ADdhlXYMmf6TiVMOWEFC1bdP5SksvxM9EvI3Lcb7ClHY9QbOaKIBlTrCraVbw0G+sIa5+QZ",
+	"DPftoPx2UH47KL8dlF/jQTln4sBJmclrW2/jW4ZoCBEsYmd8gVPRWD39Gs7EcyjNrFmkSbBHde6PsZhl",
+	"ClsaoCg8u0J7VESErDUO0DkDtEj3jxeHR0c7bOG8WX7WOWpNRRrDQtTTr/ZMcpPby7Jvp9E3Z+q38+uP",
+	"Pr/+AOfoxcnp272jIziIoFkfilmy08ooS81zeu/DJ6xKV6gRFLGvwL2Fu+qGx5ArFPUqKZMajLBWqhG1",
+	"/QaooAyksuU3AjBNmXjHJ9OszHyAJsixUD/00A3jHdBEP2e4a26wpiSYKk0SD2aAbfvzInOfObZ2mlRM",
+	"7mmuh8KYP2E/d1r5Ibc806NC7MQ/EVYzfOWmsIrNfPkARnuQ5rNuXsBSxlUTv/WlAXCAHRLvU51bVBFg",
+	"nQi+GZPEUGfIhMG8HLh2qabceBBBrAo3TF8n5Da/lgCi4AFgUpkL2J+E5nyniyyFdgSXykA4+ye3eTkb",
+	"uHGeU5LaACQhGyDfE+jCoFQ1BrEw9vN8dlaoMzfd1udRQGiEP6awzg/u1qsZH8td/Usl3PwBdo+YZnw2",
+	"j4cQtDuCRQ4+LdgglQ6rYAnBproDb1FgeNwaG0P/Ldn47+1sKj4sxdDzpxK1IPEiinI0pWXtuKzSuRdV",
+	"Dd1c586BL3nmNOZZwNVv6WY1bq4wQUQDIZPSJF4PWaV+fF4sYFzfi9lUVHMvmxj/Ac2rcQOcCZ7OuhOe",
+	"ivomNaxN1XDdUcHzNAlGTXfErUiYsTzLunfcDsepHiXMat2dcAUHrJJq1GGVTM1y/kAwT9JdBpV8uPmI",
+	"NUvCO1Ud6/OwyfLJOdlOq8739XTAU6LMF9mVONiydOjAQN+2ZlR33Ap7jLXzJqbtJHGu22WIjA659sgy",
+	"cKMu7Fe3Ywvo/Nu0X19DyEcxXEusN1Zs75DxkVC2w5QQqWFWQz+QOVMLvGnSVGWdLixUOnnc6VQPzQ7j",
+	"7CXPb1J9p9iokKlIsL0W4qd5YpcK7C3PJb8KKnC9+tmZ13lTs7z5PfkKvv0LnpOvzBKILFgJ74P8dnJG",
+	"tufP+m4tXnMsFTgJ8fr8AVrTCuvc5M7VwEimxkl/6I5d5eaoIb+L0HrZCAHuKcTdVZpN+Uiq0Q40Dw7Q",
+	"opyNuUqviwxB5CNtnI0QBkFWqw0KIO7qdmwBmdTUv9DHBxjP3DELoeEBjjZIwO3FFUIZl317tfX+z86q",
+	"k/QLnZ5Ly4gqHUH+XH4R91Xo36qluikmU3QufAoPyCZdHKrwbBUe9iruMBepUFbyLCmTPdBfciOmlhUq",
+	"RZBGJqlkJ3g2qLOGV6EZNiEuPSAiEyOOu1yCJ9aiI1dPhcJWV/Cb1e6yeDeVuUgqrncDvfzcRDyy763I",
+	"UzlEfyFpAx6N020TNRSdHju0xmMSQxdu32xGlfnmlboGKrwqkeslAllC58B654okfBVMag7Zvjw4IdaE",
+	"Jb9lNwrp0ydMMRG19ushSDWZ6y9BDfAxeYTWwT0nU59hAlqRciIABEOPnc0lSFL7J0zVCTKhCug/5blQ",
+	"kd6Vz4Gbys36dSLulfOD+TbUJ+O3pLuVdiCQ9vKXbRLxpYI5dUm9gseQ/DSHCgj4cCyzNBdUN/7xAhhX",
+	"u6a3JLTY4AT24uEerSgaqxtpKyMIcUX58bWOkBYmLYRFrgQTqfTdZ0ECXvHhDZnDry5Ym1Pto3dXsExc",
+	"w8sGf/vb3waVDGV8OQIUzHen4VEtowyLiUqTmsdObxvabOYGgSa8tdY20NVnhab/ZVSGNZjQE/+bTr9Y",
+	"fMljhPIZ/P4kFe/cOkm7O8eFBsEzgAe/QHOseq+VJSiIVzqdgeiJcgEbyHTgD39/q0f3dTvwUk0KQ8CI",
+	"lItpxz2GOr+XVpDoOtVQwkaaRrVW244vVXsw5+rqgffqt/6b3t1YqB4AmA86Cfo2KgYQIGMTZvelau8f",
+	"HFV0CRSdhOcgTYDQ9mDz2F0UpEBlHS5Vu/IwfB/s4V1nn/x/7F1td9s2sv4rOPoS6VxKlmwnTeVPum7a",
+	"5CS98Y3d7vascyKIhCSuKUJLgLHVnPz3PfMCEJRIO+n6Jdv6U2JJBMAB8GAG88xMvIkzdSRcpajnIlFq",
+	"zWZJON/kpiJsugF7aqQbBkH6/jy/aZltB3o3ObhOSntrmsgfc47JLHs7b+2sQR3ht8ZOr/oL3eck4dD0",
+	"4J28/JkCYe/bl/ZVUEoK6zqTsefzjB5uJKwOf9O4Pjr41n18xyhFypOHM1vHzaZ6nIKmZqbq2s0X1fKS",
+	"l/0Z7jUKof9SR9+2fbtXWanXmbqk+rHHzz/B1tYC0KxkHVAsAHEOhyMislNilyswClBqA/HKmFJxvkDt",
+	"XEgnb0/PmgjtH/WFOq5GeIum0mGTPQ/dJY/6zZZ+A1LZuuR4YmrLAGbZ6guVh7GEPoKQp57TRta4eLdj",
+	"KICe7Ssb1XSVUM/mZKM3Ke+pZS3BZSriNGLby95pMEZuDBFVGhX52uq9h9Mn6K+NYOp/8cSIlbIykVY+",
+	"LvodP1qjnESXEtHBCsAV70hKKa00Us56D6HGNzK0ztw4RXe6uTAfpri0D58HtVnGWKulkHmiV2KGYWpV",
+	"yTFTrnrnuV4rjqcisJ+cvBJd4uXC33sfRz28SsS9Hd4OUK41vPQ8z1Vm+ILO1ywDnRev5qHb05eT/v7T",
+	"Z86kTyntF7N3wTIYnOc1S3zJRnU1U2ORGlPCSUR3e3wUGyxFzKr/ee5yZfwRyDrPf3D3lNtow2dk/e53",
+	"ICbn+bRpf+JBuFO293Kp8R24irdfbec5jrYx2wq2dN0xuV2BqSwMxxrWD3S+KzaRGAmrxfPvng1FV4qN",
+	"kkXviC5LdGkj8d3+UHQPhiKRG9MbiP8L0REzD2PNOBj6Eb0MT4fVotBWWtVa3slmOLrm6k4wnq+t7oSc",
+	"+75RIBGA++NXP7wzors/PBgMB6PRwWC4t38YwRYYjZPZ8/F472C/h1zBJCmUMSpc93BOxDrPVUzZLSNv",
+	"7B3sh/KR+cY9PxB/7/+oi0tZJCqB/1HBLV72M7VMabNhbq6ywMw9pYGRrgt9tWkTlMwyfamSiRvktsCo",
+	"wFNnvD88fB7dbuXh27NUaAd8zYkVcJ4Z1QgiyEPRiTpLJRNFHsdjGS9V/7hK6V1vONd9BOtx6DJg9wZb",
+	"zoNri1F9fjwxgxOT1HqwfnCD7+qL1cmxrUl5GK5HauAOuQVu447Jg2gvs2vq7AWeOPQL5egXo1PCiK4u",
+	"rUkTJXgTcliP8aUvL3OVkF8ZeV5U7q4ocxMJKZLUyFlWu1biFBzMBl2qQtW4/TkSp/EoxdOgKuuO7hZA",
+	"hGSMB2FQ3phPsKjyzZEvPLeMxWmQ0YueG4gXMl66RrikbyAKSW5F9tZpdB2KGN1+xFyNOKsJeRpRyE+M",
+	"uECE49r/4umQk3UG4WdHLugHLMVj9HXSxVct8EgmdLbCfkfpVMFBrIT4mb3JD//OrYAbTsoTGKdJf1e+",
+	"TGFVpfBpe5FCNC1aCxR+7QkGgphWkpk6hs26UB9TXRpKfdoyFPIct58Ow+hei+z94BYTz0AbU+FtrmiR",
+	"6LmoJvURcLdMlBrAOiW2io+IXE5dLg6qnVSlFVLYdKXuvmp8S2X3dnQ2VtrSXE/oY/iDN2AjYk62fft9",
+	"W59/P1glvYgcLuxvIO7FFPpVU9GdMiF3yi5+mfsUSN7FbQR6uCMxTZNMTemqAOkCiQaxTx3IT3sRV/aU",
+	"lBMKTUVuLmIdHJ7uRb68bcX36LorCGQ7YHoIOgd8gVeOHGBE0KWd6Svn91ilFr0qaMKkdiymvubyNCIt",
+	"FI6pNWjlo+EwwhqsFBaTycWxXK/BOjHKirVEh4h0NyNBtuYgGMcnrnDkFRnHag19IHzj4qyvSNEdDYNj",
+	"oDcQk5z1BEeydLFs2hndlRpReUzgRCCROWsc1Qh//QM6IraNi/gJ+dsiF8Hg8AXktsXDMXi40kmL9Sx9",
+	"0ukbnLantIi/tBQuz9+uTK1GFgsdP6N6kdzW46d6vvkMGt14Bt0Ps4SFdKOT4onxm53A4fEkuOYkEBgh",
+	"VFyMAVeQMhIiGCuNxsdRApTMJbHAGHYyuTABnkT1bNnV6nqow+OjKsx1xSjOnFo7l7E16GLF0Qh+cOqd",
+	"wPT5h1mZZsmHNJ/rqVgpW6Sxi2Rk3GbF/ict1kaVie5zSxQXjI8T/PGtmS4tA/+vx6dIuvN559F0TVcq",
+	"8tODJlChlFhKsBoq5KZgag7q/UmDKZGRv9o7sTNp57pYAbht/E02Hm544bVz2Y0UFK1FN7V0ce0i9+VM",
+	"l9bTX3tHfAEH6LkuZ1kaUzUnd/ENo5qpmJNc1V5QBuN0YrIqy7D+tMxzVTBGX+SA2/NMXiLO2WLTCKq/",
+	"8mzfISS5LlqQiObXMbTp7vK/MKY4WLPBHSzlxCLCUsWOMLosYlVNLJMsq7ou9Xzi0NIX0GwBllQBhtpa",
+	"Z1l7WPGE6ojDj8ZYb4z5VGCAalhmBkAO9qalFS3NBaxWJqRazZGJWQZqiOakyDLnqBY8UVG1upQpp/7S",
+	"JabBps1HGcDwQoJhE6X0r1KVysACh/4u5QVe9jo18ghRl37EJa2JsecbSUFNLXMikbIRXwXr6CwTcAIX",
+	"H2UmusPBU2F6bJG3vx+RiTeiOyXZjs/L4fAgho9AGcC/1LTHiiY+/wv890gslSzsTEk4Cq6s4nknvCOd",
+	"ELUta0FmT4xIlEyyNFcgJfoVysQJz0fHyDygq1CJOKT2YDvjsJwslZNb6yyNAbMSlaWwRAkPUcI4a/Sk",
+	"+B8xwqmEBquK2DCav7199/rFOxSDgzmr3WR1dVGhGvmmoW1WmTXAV6ZzdQTiQhykB7FMHjsFAePwXQ6H",
+	"Bw3JSXWWnUGLdxQgDm1DHw8UIg7dXxdOQMLM9WXb5gvq5buosmDryRx33iPz5D8Cd3nh9uxKXoXrW9Hl",
+	"IG+GyNP+6cc4BUbFOk/IgNZ57UKAIKUB12nHNeE69r33Cf6hepoUBPf1abTOsIVrHJsTTjNEFrytseSg",
+	"SVl4HrCtkfrYcjearvk1Xk7Ck1GAXXxgEIBXIMjAR35fEph3ETrw5DXtCkJ7DQtrj+GIWK9z39BVpy7t",
+	"urRtTESGTPrRKe7NcQOfmLiWFUQ68Oy2wS4lazI9f/Dz+6NuaLToHu7v95qqdtK8wizdIe65bh4Q+yYo",
+	"j8Z8S0E6rr9qUbY7x8b9e68hRetfBhoI5xJblxxowTt1AZsONrrOBebm4JMP2W5YmOV2sRR29V3gKAGC",
+	"nGXK1/PNlDWtmhr8lzxI3Zpu5u4ZDRKb9Xzecxeo9CviY2dqbo+C0sGIX2xo1gdSjcBp2AMRgn5EFmkV",
+	"ab0LUz/KNLtjiIIuHuHprwpPt5EYCKFjSR4ZaS6eGH9qk+10uyjizb47gJIXaEeaQBeabUIY8X2fpSuF",
+	"PBnyZ7N7odnajMF0zjB+1AjYUhXTkyE6yxA9ZsqnnpT5Rqx0oajESVHmeHnBGUqdEamSyNfJ2/7eXKTw",
+	"X9TxvLdHXHJM7ZZe2BtT6kCQOSh6eF1yFCiTTkMkpAM78vtdrHrphXO3gOX7eUiDEsTZZlGSrCVRGzRm",
+	"xs+TP9eV/7ePS7SVK0hiowlLRCpZ5P7ymi8G/S69XbTK9MLcAVDhMsOkNv/U7h4uyMuW6UVVRg3hIU0i",
+	"DqIipYNIovA7aIbMq6KEZznSC4O3DONbgYHwiIp60RuICdGGWD2qbkvYveygzYl9Fysm67XKE9xJIKC7",
+	"A4s3evGQMKEX1+o3Kk8eFZxvHEgmScJbjc0j2iaZXkRB4gVe7tsl7b8IQJZKZnb5ezuZj50H+8MhlpXW",
+	"+cJ5/jkdIblCjHh5dnYSYYpFT/FPpJUzOI8SrTj9WooB4xJpzjk8jf4w0S0UV+rKnXFDzGi8i1cqUc0p",
+	"nV7i8O/Su8U9tJeXRxmkRpTrwX07qFRcFqnddMb/eF9P9UKyHdemiYdYrQ+a+s57XAfkuL2+mjn/hsgv",
+	"PlW+0PN6RXF/O7gbKcTRbQdHwsSFXCtXqBW+Qw2Po4Vc8ZasLcD/Zx7ujRNv1ZXdW2cy3ZryHTpy1P7C",
+	"gz83AeKk0CtQR0rjZ7gLYhPqaq0N5VWb62IlLWxJzPgmBTknceLQorhQGxcy7qj4TWvtWicnJtr7Mijy",
+	"VoyHGO/l9IWhVumCFg3aDWTcROLp8ECgAXKZGlXHJGJNBaCESdptIefzNKaIA+wXx/lF8IT5Lh8GnbBr",
+	"ODYQnu8VmqLO0+HXHK3XQNk7NyXjPzLbzWhX7+5TZ6ZkoQro+XMEc5G+VjgO0IDJOd/EPjvDnEvEJst0",
+	"LDNHCegyXQb/nLpcSGKeyQWl7i2LrDPuLK1dj/f2RvvfDYaD4WA0fj58Puzs8pcn+YbWq/itarYgph0H",
+	"yVAec13gMo6zFEmNpDanVnTVYDFgrs6A8+ANYr2aVuEzZ29OKV4GTfbpaIhDeopDmnLpEn47J3ikq2xc",
+	"4jem8oulNtaI7rTf50/6+Mm0h3e/Rolf3r3h2B0ktbjBXmKeOlysmK2ZVlIlrE+43tXn8d7eJ2jxcyfq",
+	"+Mx9sNKW3lLBGemMOzgn8DEJNtohDxpbyQ1NEPyIImBCigemqSAyZg+3EY2l3hvMJpxGKi9XuNqsXXci",
+	"/hjW3Hu/EneLtrEmRImqaxCEImBeIi/g3RVy6rPukRcqLXzW6PB5X7e+mSNfZaLWczLb4IgMG1hn5SJt",
+	"fB6r5Kb5gqM0aAxENozEMjVWFxuyfvXCHLnaqmHbQXHcpuaVKlzzHBSZ1Ibm6kg0CQcmsX+qciuQvSuM",
+	"LZRc1TpHVm/Dw/8PyxBFS7nTJJJbokDQvB2CxtJ8Xdo2IZt0kcMhtJRm2UeSl0pcjjfUozCChHIKc3v8",
+	"bdOrbedjNCCnKriFfdiUoRFz/WNFPuer3C6SEC6VgI7YEhOYJ0YsVZag55tL0sw29eSCridMqceV+lJL",
+	"ZPOKTewyPQf9+3I1LWJsDaMdU4p32RQ71Q0y10ZCwgZbFHLV49gYTnqVmCB2qDlgHw9+olBvcKcZDDrC",
+	"FjCFIFaJ8l5l/Ci1LnUP32rGsihSZQjU+9VUUsSdjO1YjAbiDejOZiyeDYceFYUUqzQvrcJApTC4b38o",
+	"Lgsw0KoPt35NxLRIPDsUr9P/FTOdwBi6h/vfR+JwdNAL52CBaWIa5Q8vH3yKb+51Zd/CSlnZ0MCPRCtF",
+	"xmQrk86U8ZJuMY1j3tWgDClzzYMjszdYHf5+rDfGMpHW/cb4hI0V6+Nscvqa4IUoqSEDhFYGarq8t7Ck",
+	"D5nTUXVBj0kTic1Jk43bWld1KLl7V4eS34rt9QYVgNYa60CUoJKyHKVbSnCXk9FEHEeY8KGCmTlolSK1",
+	"jjZfVNHOBNvfFZUhCKnFHru//fL6bPJhcvLqw+sXv0Wi9uep+/vn4xP3Wc9FE6DjMsWg3FlpXZEjd+YD",
+	"Lm3ZDbC/WHIzHFzsk8NIFyC5G2rKUgRBdT6///zvAAAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -153,7 +153,7 @@ export interface paths {
         };
         /**
          * List sessions, in id order, one page at a time.
-         * @description Session summaries (id, name, workflow count, who applied it last), 50 a page by default; follow nextCursor. A session-limited key sees its own sessions only.
+         * @description Session summaries (id, name, workflow count, who applied it last, and each workflow's pause and last run), 50 a page by default; follow nextCursor. `q` keeps the sessions whose id, name or description contains it, searched by the server so a search covers every page. A session-limited key sees its own sessions only.
          */
         get: operations["listSessions"];
         put?: never;
@@ -191,6 +191,28 @@ export interface paths {
          * @description Removes the session, its workflows and the history of its finished runs. Refused with 409 while a run of it is unfinished: stop those first.
          */
         delete: operations["deleteSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sessions/{sessionId}/workflows": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                sessionId: components["parameters"]["SessionId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * A session's workflows, each with its pause and its last run.
+         * @description The workflows of the session in document order, each with its pause (PAUSE_WORKFLOW) when it is paused and its newest run, as listSessions shows them for every session of a page. The nodes and edges are in getSession and getWorkflow.
+         */
+        get: operations["listWorkflows"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -2736,6 +2758,10 @@ export interface components {
             /** Format: date-time */
             endedAt?: string;
             restartOf?: components["schemas"]["ExecutionId"];
+            /** @description Who started it: key:<name>, supervisor:<id> or anonymous. */
+            actor: string;
+            /** @description The door it was started through (rest, cli, mcp, webhook, schedule, supervisor, …). */
+            channel: string;
         };
         ExecutionList: {
             executions: components["schemas"]["ExecutionSummary"][];
@@ -3570,6 +3596,28 @@ export interface components {
             updatedBy: string;
             /** @description The channel it was applied through: rest, cli or mcp. */
             updatedVia: string;
+            /** @description The session's workflows in document order, each with its pause and its last run. */
+            workflows: components["schemas"]["WorkflowSummary"][];
+        };
+        WorkflowSummaryList: {
+            sessionId: string;
+            workflows: components["schemas"]["WorkflowSummary"][];
+        };
+        /** @description A workflow of a session with its pause and its newest run. */
+        WorkflowSummary: {
+            workflowId: string;
+            nodeCount: number;
+            pause?: components["schemas"]["WorkflowPause"];
+            lastExecution?: components["schemas"]["LastExecution"];
+        };
+        /** @description The workflow's newest run (by start); absent when it never ran or its runs were deleted. */
+        LastExecution: {
+            executionId: components["schemas"]["ExecutionId"];
+            status: components["schemas"]["ExecutionStatus"];
+            /** Format: date-time */
+            startedAt: string;
+            /** Format: date-time */
+            endedAt?: string;
         };
         SessionList: {
             sessions: components["schemas"]["SessionSummary"][];
@@ -4129,6 +4177,8 @@ export interface operations {
             query?: {
                 /** @description Page size (1–500, default 50). */
                 limit?: number;
+                /** @description Only sessions whose id, name or description contains this text, ignoring case (`%` and `_` are plain characters). Pages of a search follow nextCursor like any list. */
+                q?: string;
                 /** @description The `nextCursor` of the previous page. */
                 cursor?: string;
             };
@@ -4268,6 +4318,33 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    listWorkflows: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                sessionId: components["parameters"]["SessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session's workflows. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkflowSummaryList"];
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Problem"];
             429: components["responses"]["TooManyRequests"];
         };
     };

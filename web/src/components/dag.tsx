@@ -60,6 +60,15 @@ export function layout(nodes: { id: string }[], edges: DagEdge[]): Layout {
   return out;
 }
 
+/**
+ * nodeLabel names a node with the words it shows, in their order (a speech
+ * user says what they see; axe's label-content-name-mismatch), then its
+ * status.
+ */
+function nodeLabel(n: DagNode): string {
+  return `${n.id} ${n.type}${n.detail ? " · " + n.detail : ""}${n.flags?.length ? " " + n.flags.join(" ") : ""}${n.status ? ", " + n.status : ""}`;
+}
+
 export function Dag(props: {
   nodes: DagNode[];
   edges: DagEdge[];
@@ -93,14 +102,14 @@ export function Dag(props: {
           const cls = ["node", n.status ? "s-" + n.status.toLowerCase() : "", selected === n.id ? "selected" : ""].join(" ");
           const open = () => onSelect?.(n.id);
           return (
-            <g key={n.id} class={cls} transform={`translate(${p.x - W / 2},${p.y - H / 2})`} role="button" tabIndex={0}
-              aria-label={`${n.id} (${n.type})${n.status ? ", " + n.status : ""}`} aria-pressed={selected === n.id}
+            <g key={n.id} class={cls} transform={`translate(${p.x - W / 2},${p.y - H / 2})`} role="button" tabindex={0}
+              aria-label={nodeLabel(n)} aria-pressed={selected === n.id}
               data-node={n.id} data-status={n.status ?? ""}
               onClick={open} onKeyDown={(e) => (e.key === "Enter" || e.key === " ") && (e.preventDefault(), open())}>
               <rect width={W} height={H} rx="6" />
               <text x="8" y="18" class="id">{n.id.length > 22 ? n.id.slice(0, 21) + "…" : n.id}</text>
               <text x="8" y="36" class="type">
-                {n.type}
+                {" " + n.type}
                 {n.detail ? " · " + n.detail : ""}
               </text>
               {n.flags?.length ? <text x={W - 6} y="18" class="flags" text-anchor="end">{n.flags.join(" ")}</text> : null}

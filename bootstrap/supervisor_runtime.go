@@ -43,6 +43,9 @@ var supervisorRuntimeModule = fx.Module("supervisor-runtime",
 		func(sups supervisorapp.Reader, st *postgres.SupervisorRuntime) *supervisorapp.ListRefusals {
 			return supervisorapp.NewListRefusals(sups, st)
 		},
+		func(sups supervisorapp.Reader, st *postgres.SupervisorRuntime) *supervisorapp.GetStatus {
+			return supervisorapp.NewGetStatus(sups, st)
+		},
 		func(sups supervisorapp.Reader, st *postgres.SupervisorRuntime, cfg Config) *supervisorapp.Gate {
 			return supervisorapp.NewGate(sups, st, st, cfg.Reviews, time.Now)
 		},

@@ -79,9 +79,10 @@ var supervisorModule = fx.Module("supervisors",
 		func(a *supervisorapp.ApplySupervisor, g *supervisorapp.GetSupervisor, l *supervisorapp.ListSupervisors,
 			d *supervisorapp.DeleteSupervisor, le *supervisorapp.ListEngines, de *supervisorapp.DescribeEngine,
 			dr *rulesengine.DryRun, ic *supervisorapp.IssueCredential, gc *supervisorapp.GetCredential,
-			rc *supervisorapp.RevokeCredential, lh *supervisorapp.ListHolds, rh *supervisorapp.ReleaseHold, lr *supervisorapp.ListRefusals) httpapi.SupervisorUseCases {
+			rc *supervisorapp.RevokeCredential, lh *supervisorapp.ListHolds, rh *supervisorapp.ReleaseHold, lr *supervisorapp.ListRefusals,
+			gs *supervisorapp.GetStatus) httpapi.SupervisorUseCases {
 			return httpapi.SupervisorUseCases{Apply: a, Get: g, List: l, Delete: d, Engines: le, Engine: de, DryRun: dr, ListHolds: lh, ReleaseHold: rh,
-				Credentials: httpapi.CredentialUseCases{Issue: ic, Get: gc, Revoke: rc}, Refusals: lr}
+				Credentials: httpapi.CredentialUseCases{Issue: ic, Get: gc, Revoke: rc}, Refusals: lr, Status: gs}
 		},
 	),
 )

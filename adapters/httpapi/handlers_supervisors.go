@@ -55,6 +55,11 @@ type SupervisorUseCases struct {
 	Refusals interface {
 		Handle(context.Context, supervisorapp.RefusalsInput) (supervisorapp.RefusalPage, error)
 	}
+	// Status reads a supervisor's runtime status (lease, cursor lag, last
+	// directives); nil when the supervisor runtime is not wired (404).
+	Status interface {
+		Handle(context.Context, supervisorapp.StatusInput) (supervisorapp.Status, error)
+	}
 }
 
 func (s SupervisorUseCases) enabled() error {
@@ -272,6 +277,41 @@ func (h *handlers) ListSupervisorRefusals(ctx context.Context, req restapi.ListS
 		return nil, err
 	}
 	return restapi.ListSupervisorRefusals200JSONResponse(refusalsToAPI(page)), nil
+}
+
+// GetSupervisorStatus reads what the runtime keeps for a supervisor: an
+// ADMIN's read, as its directives name runs of any session.
+func (h *handlers) GetSupervisorStatus(ctx context.Context, req restapi.GetSupervisorStatusRequestObject) (restapi.GetSupervisorStatusResponseObject, error) {
+	if err := authorizeScoped(ctx, "getSupervisorStatus"); err != nil {
+		return nil, err
+	}
+	uc := h.uc.Supervisors.Status
+	if uc == nil {
+		return nil, fault.Newf(fault.ErrNotFound, "supervisor status is not served here")
+	}
+	st, err := uc.Handle(ctx, supervisorapp.StatusInput{SupervisorID: req.SupervisorId, Directives: req.Params.Directives})
+	if err != nil {
+		return nil, err
+	}
+	out := restapi.GetSupervisorStatus200JSONResponse{SupervisorId: st.SupervisorID, State: restapi.SupervisorStatusState(st.State),
+		LastDirectives: make([]restapi.DirectiveRecord, len(st.LastDirectives))}
+	if l := st.Lease; l != nil {
+		out.Lease = restapi.SupervisorLease{Owner: l.Owner, ExpiresAt: l.ExpiresAt.UTC(), Live: l.Live}
+	}
+	if c := st.Cursor; c != nil {
+		out.Cursor = restapi.SupervisorCursor{UpdatedAt: c.UpdatedAt.UTC(), LagEvents: c.Lag, LagCapped: st.LagCapped}
+	}
+	for i, d := range st.LastDirectives {
+		var dir restapi.Directive
+		_ = json.Unmarshal(d.Directive, &dir) // the intake wrote it; a directive is always an object
+		r := restapi.DirectiveRecord{Key: d.Key, Status: d.Status, Channel: d.Channel, At: d.At.UTC(),
+			Directive: dir, Message: d.Message}
+		if !d.SettledAt.IsZero() {
+			r.SettledAt = d.SettledAt.UTC()
+		}
+		out.LastDirectives[i] = r
+	}
+	return out, nil
 }
 
 // refusalsToAPI writes a page of refusals, for REST and the agent API.

@@ -72,6 +72,9 @@ var routeOps = map[string]access.Operation{
 	// A supervisor's refused directives (issue 21): its audit trail holds
 	// the text it sent about runs it may not own, so only an ADMIN reads it.
 	"listSupervisorRefusals": access.ManageSupervisors,
+	// Its runtime status lists its last directives, which name runs of
+	// any session, as the refusals do.
+	"getSupervisorStatus": access.ManageSupervisors,
 
 	// Supervisor credentials (issue 14): issuing and revoking are an
 	// ADMIN's; the metadata (never the token) is read like the
@@ -161,6 +164,7 @@ var routeScopes = map[string]scoped{
 	"getSchedulerStatus": {scope: scopeServer, does: "read the scheduler status"},
 	// A supervisor's refusals name runs of any session.
 	"listSupervisorRefusals": {scope: scopeServer, does: "read a supervisor's refused directives"},
+	"getSupervisorStatus":    {scope: scopeServer, does: "read a supervisor's runtime status"},
 }
 
 // route is what the access gate knows of a matched route.

@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"regexp"
+	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	schemakind "github.com/santhosh-tekuri/jsonschema/v6/kind"
 
 	"github.com/yukta/yukta/application/executionapp"
+	"github.com/yukta/yukta/domain/fault"
 )
 
 // AnswerValidator checks answers to INPUT_REQUEST nodes against the JSON
@@ -17,7 +21,11 @@ type AnswerValidator struct{}
 
 var _ executionapp.AnswerValidator = AnswerValidator{}
 
-// Validate reports why answer does not satisfy schema.
+// Validate reports why answer does not satisfy schema: a
+// *fault.ValidationError with one violation per value that breaks the
+// schema, its path inside the answer ("count", "address.city", "tags[2]";
+// "" for the answer as a whole), so whoever answers sees which field is
+// wrong.
 func (AnswerValidator) Validate(schema map[string]any, answer any) error {
 	doc, err := roundTrip(schema)
 	if err != nil {
@@ -36,9 +44,71 @@ func (AnswerValidator) Validate(schema map[string]any, answer any) error {
 		return err
 	}
 	if err := sch.Validate(v); err != nil {
-		return fmt.Errorf("%v", err)
+		ve, ok := err.(*jsonschema.ValidationError)
+		if !ok {
+			return err
+		}
+		out := &fault.ValidationError{Subject: "answer"}
+		leaves(ve, func(e *jsonschema.ValidationError) {
+			at := answerPath(e.InstanceLocation)
+			if r, ok := e.ErrorKind.(*schemakind.Required); ok {
+				// One violation per missing member, named by its own path.
+				for _, m := range r.Missing {
+					out.Violations = append(out.Violations, fault.Violation{Path: joinPath(at, m), Message: "is required"})
+				}
+				return
+			}
+			out.Violations = append(out.Violations, fault.Violation{Path: at, Message: describe(e.ErrorKind)})
+		})
+		if len(out.Violations) == 0 {
+			out.Violations = []fault.Violation{{Message: describe(ve.ErrorKind)}}
+		}
+		return out
 	}
 	return nil
+}
+
+// leaves calls fn with every error of the tree that has no causes: what
+// exactly failed, under the schema's groupings (allOf, properties, $ref).
+func leaves(e *jsonschema.ValidationError, fn func(*jsonschema.ValidationError)) {
+	if len(e.Causes) == 0 {
+		fn(e)
+		return
+	}
+	for _, c := range e.Causes {
+		leaves(c, fn)
+	}
+}
+
+// describe words an error kind as the validator does ("minimum: got 0,
+// want 1"), without the schema's location, which names a file of the server.
+func describe(k jsonschema.ErrorKind) string {
+	return (&jsonschema.ValidationError{ErrorKind: k}).BasicOutput().Error.String()
+}
+
+var index = regexp.MustCompile(`^(0|[1-9][0-9]*)$`)
+
+// answerPath turns an instance location (["tags", "2"]) into "tags[2]".
+func answerPath(loc []string) string {
+	var b strings.Builder
+	for _, seg := range loc {
+		switch {
+		case index.MatchString(seg):
+			b.WriteString("[" + seg + "]")
+		case b.Len() > 0:
+			b.WriteString("." + seg)
+		default:
+			b.WriteString(seg)
+		}
+	}
+	return b.String()
+}
+
+func joinPath(base, key string) string {
+	if base == "" {
+		return key
+	}
+	return base + "." + key
 }
 
 // roundTrip turns a value into the representation the validator expects

@@ -863,6 +863,27 @@ func (e SupervisorEngineCategory) Valid() bool {
 	}
 }
 
+// Defines values for SupervisorStatusState.
+const (
+	SupervisorStatusStateDisabled SupervisorStatusState = "disabled"
+	SupervisorStatusStateIdle     SupervisorStatusState = "idle"
+	SupervisorStatusStateRunning  SupervisorStatusState = "running"
+)
+
+// Valid indicates whether the value is a known member of the SupervisorStatusState enum.
+func (e SupervisorStatusState) Valid() bool {
+	switch e {
+	case SupervisorStatusStateDisabled:
+		return true
+	case SupervisorStatusStateIdle:
+		return true
+	case SupervisorStatusStateRunning:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for TaskAnswerOutcome.
 const (
 	Completed TaskAnswerOutcome = "completed"
@@ -1604,6 +1625,26 @@ type Directive struct {
 	IfStatus *string                `json:"ifStatus,omitempty"`
 	Key      string                 `json:"key"`
 	Reason   *string                `json:"reason,omitempty"`
+}
+
+// DirectiveRecord One directive of the supervisor's ledger.
+type DirectiveRecord struct {
+	// At When it was first received.
+	At time.Time `json:"at"`
+
+	// Channel The door it came through: supervisor (an engine on this server) or agent.
+	Channel   string    `json:"channel"`
+	Directive Directive `json:"directive"`
+	Key       string    `json:"key"`
+
+	// Message The intake's answer: why it was refused, or what was done.
+	Message *string `json:"message,omitempty"`
+
+	// SettledAt When it was applied or refused; absent while pending.
+	SettledAt *time.Time `json:"settledAt,omitempty"`
+
+	// Status pending (being applied), accepted, or rejected (the intake refused it; see the refusals).
+	Status string `json:"status"`
 }
 
 // DirectiveRefusal A directive the intake refused, as its sender's trail records it.
@@ -2599,6 +2640,18 @@ type SupervisorCredential struct {
 	SupervisorId string     `json:"supervisorId"`
 }
 
+// SupervisorCursor Where the engine is in the outbox; absent until the engine first moved it (an agent reading over the agent API keeps its own cursor).
+type SupervisorCursor struct {
+	// LagCapped More than 100,000 events follow it.
+	LagCapped bool `json:"lagCapped"`
+
+	// LagEvents The committed events after it (all sessions; the engine reads only the ones it owns), up to 100,000.
+	LagEvents int64 `json:"lagEvents"`
+
+	// UpdatedAt When it last moved.
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
 // SupervisorDeletion defines model for SupervisorDeletion.
 type SupervisorDeletion struct {
 	// ReleasedHolds The holds the delete released, oldest first.
@@ -2695,6 +2748,18 @@ type SupervisorEngineUsage struct {
 	Usage string `json:"usage"`
 }
 
+// SupervisorLease The lease of the instance that runs (or last ran) the supervisor's engine; absent when none ever did.
+type SupervisorLease struct {
+	// ExpiresAt Until when, on the database's clock; the owner renews it while it runs.
+	ExpiresAt time.Time `json:"expiresAt"`
+
+	// Live The lease has not expired.
+	Live bool `json:"live"`
+
+	// Owner The instance holding it.
+	Owner string `json:"owner"`
+}
+
 // SupervisorList defines model for SupervisorList.
 type SupervisorList struct {
 	Supervisors []SupervisorSummary `json:"supervisors"`
@@ -2718,6 +2783,25 @@ type SupervisorPreset struct {
 type SupervisorPresetList struct {
 	Presets []SupervisorPreset `json:"presets"`
 }
+
+// SupervisorStatus A supervisor's runtime status (GET /api/supervisors/{supervisorId}/status).
+type SupervisorStatus struct {
+	// Cursor Where the engine is in the outbox; absent until the engine first moved it (an agent reading over the agent API keeps its own cursor).
+	Cursor *SupervisorCursor `json:"cursor,omitempty"`
+
+	// LastDirectives The newest directives of its ledger, newest first.
+	LastDirectives []DirectiveRecord `json:"lastDirectives"`
+
+	// Lease The lease of the instance that runs (or last ran) the supervisor's engine; absent when none ever did.
+	Lease *SupervisorLease `json:"lease,omitempty"`
+
+	// State running: an instance holds the lease and runs its engine; idle: enabled, but no instance holds the lease (none has taken it yet, or the last one stopped); disabled: the document says enabled: false.
+	State        SupervisorStatusState `json:"state"`
+	SupervisorId string                `json:"supervisorId"`
+}
+
+// SupervisorStatusState running: an instance holds the lease and runs its engine; idle: enabled, but no instance holds the lease (none has taken it yet, or the last one stopped); disabled: the document says enabled: false.
+type SupervisorStatusState string
 
 // SupervisorSummary defines model for SupervisorSummary.
 type SupervisorSummary struct {
@@ -3423,6 +3507,12 @@ type ListSupervisorRefusalsParams struct {
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
+// GetSupervisorStatusParams defines parameters for GetSupervisorStatus.
+type GetSupervisorStatusParams struct {
+	// Directives How many of the newest directives to list (1–100, default 10).
+	Directives *int `form:"directives,omitempty" json:"directives,omitempty"`
+}
+
 // AgentDelegateJSONRequestBody defines body for AgentDelegate for application/json ContentType.
 type AgentDelegateJSONRequestBody = DelegationRequest
 
@@ -3815,7 +3905,7 @@ type ClientInterface interface {
 
 	// AnswerInputWithBody Answer an open input; the parked message continues with the answer.
 	//
-	// The input's session is the session of its execution; the server finds it from the input. A session-limited key may answer the inputs of its sessions; an input of another session answers 404 exactly as an input that does not exist.
+	// The input's session is the session of its execution; the server finds it from the input. A session-limited key may answer the inputs of its sessions; an input of another session answers 404 exactly as an input that does not exist. An answer that breaks the input's JSON Schema is a 400 with one violation per value at fault, named by its path in the request (`answer.count`, `answer.tags[2]`, `answer` for the whole answer), so a form can show each beside its field.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3824,7 +3914,7 @@ type ClientInterface interface {
 
 	// AnswerInput Answer an open input; the parked message continues with the answer.
 	//
-	// The input's session is the session of its execution; the server finds it from the input. A session-limited key may answer the inputs of its sessions; an input of another session answers 404 exactly as an input that does not exist.
+	// The input's session is the session of its execution; the server finds it from the input. A session-limited key may answer the inputs of its sessions; an input of another session answers 404 exactly as an input that does not exist. An answer that breaks the input's JSON Schema is a 400 with one violation per value at fault, named by its path in the request (`answer.count`, `answer.tags[2]`, `answer` for the whole answer), so a form can show each beside its field.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4358,6 +4448,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/supervisors/{supervisorId}/refusals (the `ListSupervisorRefusals` operationId).
 	ListSupervisorRefusals(ctx context.Context, supervisorId SupervisorId, params *ListSupervisorRefusalsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetSupervisorStatus The supervisor at work: whether an instance runs its engine, how far its cursor lags the outbox, and its last directives.
+	//
+	// What the runtime keeps for a supervisor (docs/supervisor-runtime.md), read at once: its `state` (`running` while an instance holds its lease, `idle` when none does, `disabled`), the lease (which instance, until when), its signal cursor (when it last moved, and how many events of the outbox are committed after it: `lagEvents`, counted up to 100,000, with `lagCapped` set past that), and its newest directives from the ledger, accepted or refused, newest first (10 by default). An agent reading signals over the agent API keeps its own cursor, which this does not show. An ADMIN's read, as the refusals are: its directives name runs of any session.
+	//
+	// Corresponds with GET /api/supervisors/{supervisorId}/status (the `GetSupervisorStatus` operationId).
+	GetSupervisorStatus(ctx context.Context, supervisorId SupervisorId, params *GetSupervisorStatusParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetVersion The version of the server that answers, and the source revision it was built from.
 	//
@@ -5011,7 +5108,7 @@ func (c *Client) ListInputs(ctx context.Context, params *ListInputsParams, reqEd
 
 // AnswerInputWithBody Answer an open input; the parked message continues with the answer.
 //
-// The input's session is the session of its execution; the server finds it from the input. A session-limited key may answer the inputs of its sessions; an input of another session answers 404 exactly as an input that does not exist.
+// The input's session is the session of its execution; the server finds it from the input. A session-limited key may answer the inputs of its sessions; an input of another session answers 404 exactly as an input that does not exist. An answer that breaks the input's JSON Schema is a 400 with one violation per value at fault, named by its path in the request (`answer.count`, `answer.tags[2]`, `answer` for the whole answer), so a form can show each beside its field.
 //
 // Takes any type of body and a specified content type.
 //
@@ -5030,7 +5127,7 @@ func (c *Client) AnswerInputWithBody(ctx context.Context, inputId openapi_types.
 
 // AnswerInput Answer an open input; the parked message continues with the answer.
 //
-// The input's session is the session of its execution; the server finds it from the input. A session-limited key may answer the inputs of its sessions; an input of another session answers 404 exactly as an input that does not exist.
+// The input's session is the session of its execution; the server finds it from the input. A session-limited key may answer the inputs of its sessions; an input of another session answers 404 exactly as an input that does not exist. An answer that breaks the input's JSON Schema is a 400 with one violation per value at fault, named by its path in the request (`answer.count`, `answer.tags[2]`, `answer` for the whole answer), so a form can show each beside its field.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6165,6 +6262,23 @@ func (c *Client) IssueCredential(ctx context.Context, supervisorId SupervisorId,
 // Corresponds with GET /api/supervisors/{supervisorId}/refusals (the `ListSupervisorRefusals` operationId).
 func (c *Client) ListSupervisorRefusals(ctx context.Context, supervisorId SupervisorId, params *ListSupervisorRefusalsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListSupervisorRefusalsRequest(c.Server, supervisorId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetSupervisorStatus The supervisor at work: whether an instance runs its engine, how far its cursor lags the outbox, and its last directives.
+//
+// What the runtime keeps for a supervisor (docs/supervisor-runtime.md), read at once: its `state` (`running` while an instance holds its lease, `idle` when none does, `disabled`), the lease (which instance, until when), its signal cursor (when it last moved, and how many events of the outbox are committed after it: `lagEvents`, counted up to 100,000, with `lagCapped` set past that), and its newest directives from the ledger, accepted or refused, newest first (10 by default). An agent reading signals over the agent API keeps its own cursor, which this does not show. An ADMIN's read, as the refusals are: its directives name runs of any session.
+//
+// Corresponds with GET /api/supervisors/{supervisorId}/status (the `GetSupervisorStatus` operationId).
+func (c *Client) GetSupervisorStatus(ctx context.Context, supervisorId SupervisorId, params *GetSupervisorStatusParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetSupervisorStatusRequest(c.Server, supervisorId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -10122,6 +10236,67 @@ func NewListSupervisorRefusalsRequest(server string, supervisorId SupervisorId, 
 	return req, nil
 }
 
+// NewGetSupervisorStatusRequest constructs an http.Request for the GetSupervisorStatus method
+func NewGetSupervisorStatusRequest(server string, supervisorId SupervisorId, params *GetSupervisorStatusParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "supervisorId", supervisorId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/supervisors/%s/status", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Directives != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "directives", *params.Directives, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetVersionRequest constructs an http.Request for the GetVersion method
 func NewGetVersionRequest(server string) (*http.Request, error) {
 	var err error
@@ -10775,7 +10950,7 @@ type ClientWithResponsesInterface interface {
 
 	// AnswerInputWithBodyWithResponse Answer an open input; the parked message continues with the answer.
 	//
-	// The input's session is the session of its execution; the server finds it from the input. A session-limited key may answer the inputs of its sessions; an input of another session answers 404 exactly as an input that does not exist.
+	// The input's session is the session of its execution; the server finds it from the input. A session-limited key may answer the inputs of its sessions; an input of another session answers 404 exactly as an input that does not exist. An answer that breaks the input's JSON Schema is a 400 with one violation per value at fault, named by its path in the request (`answer.count`, `answer.tags[2]`, `answer` for the whole answer), so a form can show each beside its field.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10784,7 +10959,7 @@ type ClientWithResponsesInterface interface {
 
 	// AnswerInputWithResponse Answer an open input; the parked message continues with the answer.
 	//
-	// The input's session is the session of its execution; the server finds it from the input. A session-limited key may answer the inputs of its sessions; an input of another session answers 404 exactly as an input that does not exist.
+	// The input's session is the session of its execution; the server finds it from the input. A session-limited key may answer the inputs of its sessions; an input of another session answers 404 exactly as an input that does not exist. An answer that breaks the input's JSON Schema is a 400 with one violation per value at fault, named by its path in the request (`answer.count`, `answer.tags[2]`, `answer` for the whole answer), so a form can show each beside its field.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11390,6 +11565,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/supervisors/{supervisorId}/refusals (the `ListSupervisorRefusals` operationId).
 	ListSupervisorRefusalsWithResponse(ctx context.Context, supervisorId SupervisorId, params *ListSupervisorRefusalsParams, reqEditors ...RequestEditorFn) (*ListSupervisorRefusalsResponse, error)
+
+	// GetSupervisorStatusWithResponse The supervisor at work: whether an instance runs its engine, how far its cursor lags the outbox, and its last directives.
+	//
+	// What the runtime keeps for a supervisor (docs/supervisor-runtime.md), read at once: its `state` (`running` while an instance holds its lease, `idle` when none does, `disabled`), the lease (which instance, until when), its signal cursor (when it last moved, and how many events of the outbox are committed after it: `lagEvents`, counted up to 100,000, with `lagCapped` set past that), and its newest directives from the ledger, accepted or refused, newest first (10 by default). An agent reading signals over the agent API keeps its own cursor, which this does not show. An ADMIN's read, as the refusals are: its directives name runs of any session.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/supervisors/{supervisorId}/status (the `GetSupervisorStatus` operationId).
+	GetSupervisorStatusWithResponse(ctx context.Context, supervisorId SupervisorId, params *GetSupervisorStatusParams, reqEditors ...RequestEditorFn) (*GetSupervisorStatusResponse, error)
 
 	// GetVersionWithResponse The version of the server that answers, and the source revision it was built from.
 	//
@@ -18041,6 +18225,96 @@ func (r ListSupervisorRefusalsResponse) ContentType() string {
 	return ""
 }
 
+// GetSupervisorStatusResponse401Headers the declared response headers of an HTTP 401 response for GetSupervisorStatus
+type GetSupervisorStatusResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetSupervisorStatusResponse429Headers the declared response headers of an HTTP 429 response for GetSupervisorStatus
+type GetSupervisorStatusResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetSupervisorStatusResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SupervisorStatus
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetSupervisorStatusResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetSupervisorStatusResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetSupervisorStatusResponse) GetJSON200() *SupervisorStatus {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetSupervisorStatusResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetSupervisorStatusResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetSupervisorStatusResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetSupervisorStatusResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetSupervisorStatusResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r GetSupervisorStatusResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetSupervisorStatusResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetSupervisorStatusResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetSupervisorStatusResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetVersionResponse401Headers the declared response headers of an HTTP 401 response for GetVersion
 type GetVersionResponse401Headers struct {
 	WWWAuthenticate *string
@@ -19312,7 +19586,7 @@ func (c *ClientWithResponses) ListInputsWithResponse(ctx context.Context, params
 
 // AnswerInputWithBodyWithResponse Answer an open input; the parked message continues with the answer.
 //
-// The input's session is the session of its execution; the server finds it from the input. A session-limited key may answer the inputs of its sessions; an input of another session answers 404 exactly as an input that does not exist.
+// The input's session is the session of its execution; the server finds it from the input. A session-limited key may answer the inputs of its sessions; an input of another session answers 404 exactly as an input that does not exist. An answer that breaks the input's JSON Schema is a 400 with one violation per value at fault, named by its path in the request (`answer.count`, `answer.tags[2]`, `answer` for the whole answer), so a form can show each beside its field.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -19327,7 +19601,7 @@ func (c *ClientWithResponses) AnswerInputWithBodyWithResponse(ctx context.Contex
 
 // AnswerInputWithResponse Answer an open input; the parked message continues with the answer.
 //
-// The input's session is the session of its execution; the server finds it from the input. A session-limited key may answer the inputs of its sessions; an input of another session answers 404 exactly as an input that does not exist.
+// The input's session is the session of its execution; the server finds it from the input. A session-limited key may answer the inputs of its sessions; an input of another session answers 404 exactly as an input that does not exist. An answer that breaks the input's JSON Schema is a 400 with one violation per value at fault, named by its path in the request (`answer.count`, `answer.tags[2]`, `answer` for the whole answer), so a form can show each beside its field.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -20298,6 +20572,21 @@ func (c *ClientWithResponses) ListSupervisorRefusalsWithResponse(ctx context.Con
 		return nil, err
 	}
 	return ParseListSupervisorRefusalsResponse(rsp)
+}
+
+// GetSupervisorStatusWithResponse The supervisor at work: whether an instance runs its engine, how far its cursor lags the outbox, and its last directives.
+//
+// What the runtime keeps for a supervisor (docs/supervisor-runtime.md), read at once: its `state` (`running` while an instance holds its lease, `idle` when none does, `disabled`), the lease (which instance, until when), its signal cursor (when it last moved, and how many events of the outbox are committed after it: `lagEvents`, counted up to 100,000, with `lagCapped` set past that), and its newest directives from the ledger, accepted or refused, newest first (10 by default). An agent reading signals over the agent API keeps its own cursor, which this does not show. An ADMIN's read, as the refusals are: its directives name runs of any session.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/supervisors/{supervisorId}/status (the `GetSupervisorStatus` operationId).
+func (c *ClientWithResponses) GetSupervisorStatusWithResponse(ctx context.Context, supervisorId SupervisorId, params *GetSupervisorStatusParams, reqEditors ...RequestEditorFn) (*GetSupervisorStatusResponse, error) {
+	rsp, err := c.GetSupervisorStatus(ctx, supervisorId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetSupervisorStatusResponse(rsp)
 }
 
 // GetVersionWithResponse The version of the server that answers, and the source revision it was built from.
@@ -26606,6 +26895,90 @@ func ParseListSupervisorRefusalsResponse(rsp *http.Response) (*ListSupervisorRef
 		response.Headers401 = &headers
 	case rsp.StatusCode == 429:
 		var headers ListSupervisorRefusalsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetSupervisorStatusResponse parses an HTTP response from a GetSupervisorStatusWithResponse call
+func ParseGetSupervisorStatusResponse(rsp *http.Response) (*GetSupervisorStatusResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetSupervisorStatusResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SupervisorStatus
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetSupervisorStatusResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetSupervisorStatusResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

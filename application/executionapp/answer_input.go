@@ -12,7 +12,10 @@ import (
 	"github.com/yukta/yukta/domain/session"
 )
 
-// AnswerValidator checks an answer against the JSON schema an input asked for.
+// AnswerValidator checks an answer against the JSON schema an input asked
+// for. A refusal that names the values at fault is a *fault.ValidationError
+// whose paths are inside the answer ("count", "tags[2]"); the use case
+// reports each under "answer" ("answer.count").
 type AnswerValidator interface {
 	Validate(schema map[string]any, answer any) error
 }
@@ -99,7 +102,7 @@ func (uc *AnswerInput) Handle(ctx context.Context, in AnswerRequest) (Input, err
 		}
 		if inp.Schema != nil && uc.validator != nil {
 			if err := uc.validator.Validate(inp.Schema, in.Answer); err != nil {
-				return &fault.ValidationError{Subject: "answer", Violations: []fault.Violation{{Path: "answer", Message: "does not match the input's schema: " + err.Error()}}}
+				return answerViolations(err)
 			}
 		}
 		now := uc.now()
@@ -150,4 +153,26 @@ func answeredData(inputID string, in AnswerRequest, values *strings.Replacer) ma
 	data["inputId"], data["channel"] = inputID, in.Channel
 	data["answeredBy"] = map[string]any{"actor": in.Actor, "channel": in.Channel}
 	return data
+}
+
+// answerViolations words a validator's refusal for the caller: each
+// violation the validator named by its path inside the answer becomes one
+// under "answer" ("answer.count"), so a form can show it by its field.
+func answerViolations(err error) error {
+	var ve *fault.ValidationError
+	if !errors.As(err, &ve) {
+		return &fault.ValidationError{Subject: "answer", Violations: []fault.Violation{{Path: "answer", Message: "does not match the input's schema: " + err.Error()}}}
+	}
+	out := &fault.ValidationError{Subject: "answer"}
+	for _, v := range ve.Violations {
+		p := "answer"
+		if v.Path != "" {
+			p += "." + v.Path
+			if strings.HasPrefix(v.Path, "[") {
+				p = "answer" + v.Path
+			}
+		}
+		out.Violations = append(out.Violations, fault.Violation{Path: p, Message: "does not match the input's schema: " + v.Message})
+	}
+	return out
 }

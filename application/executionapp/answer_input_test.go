@@ -94,3 +94,36 @@ func TestAnswerInputTakesTheSessionFromTheInput(t *testing.T) {
 		}
 	}
 }
+
+type refuseAll struct{ err error }
+
+func (r refuseAll) Validate(map[string]any, any) error { return r.err }
+
+// TestAnswerInputReportsEachFieldUnderAnswer: the validator's violations,
+// named inside the answer, come back under "answer" ("answer.count",
+// "answer[0]", "answer" for the whole), and a refusal without paths is one
+// violation at "answer".
+func TestAnswerInputReportsEachFieldUnderAnswer(t *testing.T) {
+	t.Parallel()
+	const id = "0193d000-0000-7000-8000-000000000009"
+	tx := inputTx{id: {ID: id, SessionID: "alpha", ExecutionID: "e1", NodeID: "ask", Status: "open", Schema: map[string]any{"type": "object"}}}
+	answer := func(v executionapp.AnswerValidator) []fault.Violation {
+		_, err := executionapp.NewAnswerInput(tx, v, nil, time.Now).Handle(context.Background(),
+			executionapp.AnswerRequest{InputID: id, Answer: map[string]any{}, Actor: "key:operator", Channel: "rest"})
+		var ve *fault.ValidationError
+		if !errors.As(err, &ve) || !errors.Is(err, fault.ErrInvalid) {
+			t.Fatalf("a refused answer: %v, want a validation error", err)
+		}
+		return ve.Violations
+	}
+	vs := answer(refuseAll{&fault.ValidationError{Subject: "answer", Violations: []fault.Violation{
+		{Path: "count", Message: "minimum: got 0, want 1"}, {Path: "[0]", Message: "x"}, {Message: "y"}}}})
+	if len(vs) != 3 || vs[0].Path != "answer.count" || vs[1].Path != "answer[0]" || vs[2].Path != "answer" ||
+		vs[0].Message != "does not match the input's schema: minimum: got 0, want 1" {
+		t.Fatalf("violations: %+v", vs)
+	}
+	vs = answer(refuseAll{errors.New("no good")})
+	if len(vs) != 1 || vs[0].Path != "answer" || vs[0].Message != "does not match the input's schema: no good" {
+		t.Fatalf("a plain refusal: %+v", vs)
+	}
+}

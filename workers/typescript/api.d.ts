@@ -729,7 +729,7 @@ export interface paths {
         put?: never;
         /**
          * Answer an open input; the parked message continues with the answer.
-         * @description The input's session is the session of its execution; the server finds it from the input. A session-limited key may answer the inputs of its sessions; an input of another session answers 404 exactly as an input that does not exist.
+         * @description The input's session is the session of its execution; the server finds it from the input. A session-limited key may answer the inputs of its sessions; an input of another session answers 404 exactly as an input that does not exist. An answer that breaks the input's JSON Schema is a 400 with one violation per value at fault, named by its path in the request (`answer.count`, `answer.tags[2]`, `answer` for the whole answer), so a form can show each beside its field.
          */
         post: operations["answerInput"];
         delete?: never;
@@ -974,6 +974,28 @@ export interface paths {
          * @description A directive the intake refuses (outside allowedCommands or the owned units, too many runs, a disabled supervisor) is recorded here, with its sender, and never in the runs it named: one record per request, the same key sent again is the same record. Each record has the directive as sent, the door it came through, when, the refusal's kind and why. 50 a page by default; follow nextCursor. The supervisor reads its own with GET /api/agent/v1/refusals.
          */
         get: operations["listSupervisorRefusals"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/supervisors/{supervisorId}/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                supervisorId: components["parameters"]["SupervisorId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The supervisor at work: whether an instance runs its engine, how far its cursor lags the outbox, and its last directives.
+         * @description What the runtime keeps for a supervisor (docs/supervisor-runtime.md), read at once: its `state` (`running` while an instance holds its lease, `idle` when none does, `disabled`), the lease (which instance, until when), its signal cursor (when it last moved, and how many events of the outbox are committed after it: `lagEvents`, counted up to 100,000, with `lagCapped` set past that), and its newest directives from the ledger, accepted or refused, newest first (10 by default). An agent reading signals over the agent API keeps its own cursor, which this does not show. An ADMIN's read, as the refusals are: its directives name runs of any session.
+         */
+        get: operations["getSupervisorStatus"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3041,6 +3063,67 @@ export interface components {
             command: {
                 [key: string]: unknown;
             };
+        };
+        /** @description A supervisor's runtime status (GET /api/supervisors/{supervisorId}/status). */
+        SupervisorStatus: {
+            supervisorId: string;
+            /**
+             * @description running: an instance holds the lease and runs its engine; idle: enabled, but no instance holds the lease (none has taken it yet, or the last one stopped); disabled: the document says enabled: false.
+             * @enum {string}
+             */
+            state: "running" | "idle" | "disabled";
+            lease?: components["schemas"]["SupervisorLease"];
+            cursor?: components["schemas"]["SupervisorCursor"];
+            /** @description The newest directives of its ledger, newest first. */
+            lastDirectives: components["schemas"]["DirectiveRecord"][];
+        };
+        /** @description The lease of the instance that runs (or last ran) the supervisor's engine; absent when none ever did. */
+        SupervisorLease: {
+            /** @description The instance holding it. */
+            owner: string;
+            /**
+             * Format: date-time
+             * @description Until when, on the database's clock; the owner renews it while it runs.
+             */
+            expiresAt: string;
+            /** @description The lease has not expired. */
+            live: boolean;
+        };
+        /** @description Where the engine is in the outbox; absent until the engine first moved it (an agent reading over the agent API keeps its own cursor). */
+        SupervisorCursor: {
+            /**
+             * Format: date-time
+             * @description When it last moved.
+             */
+            updatedAt: string;
+            /**
+             * Format: int64
+             * @description The committed events after it (all sessions; the engine reads only the ones it owns), up to 100,000.
+             */
+            lagEvents: number;
+            /** @description More than 100,000 events follow it. */
+            lagCapped: boolean;
+        };
+        /** @description One directive of the supervisor's ledger. */
+        DirectiveRecord: {
+            key: string;
+            /** @description pending (being applied), accepted, or rejected (the intake refused it; see the refusals). */
+            status: string;
+            /** @description The door it came through: supervisor (an engine on this server) or agent. */
+            channel: string;
+            /**
+             * Format: date-time
+             * @description When it was first received.
+             */
+            at: string;
+            /**
+             * Format: date-time
+             * @description When it was applied or refused; absent while pending.
+             */
+            settledAt?: string;
+            directive: components["schemas"]["Directive"];
+            /** @description The intake's answer: why it was refused, or what was done. */
+            message?: string;
         };
         DirectiveRefusalList: {
             refusals: components["schemas"]["DirectiveRefusal"][];
@@ -5726,6 +5809,36 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DirectiveRefusalList"];
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Problem"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getSupervisorStatus: {
+        parameters: {
+            query?: {
+                /** @description How many of the newest directives to list (1–100, default 10). */
+                directives?: number;
+            };
+            header?: never;
+            path: {
+                supervisorId: components["parameters"]["SupervisorId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The supervisor's runtime status. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SupervisorStatus"];
                 };
             };
             400: components["responses"]["Problem"];

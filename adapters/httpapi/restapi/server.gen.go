@@ -765,6 +765,27 @@ func (e SupervisorEngineCategory) Valid() bool {
 	}
 }
 
+// Defines values for SupervisorStatusState.
+const (
+	SupervisorStatusStateDisabled SupervisorStatusState = "disabled"
+	SupervisorStatusStateIdle     SupervisorStatusState = "idle"
+	SupervisorStatusStateRunning  SupervisorStatusState = "running"
+)
+
+// Valid indicates whether the value is a known member of the SupervisorStatusState enum.
+func (e SupervisorStatusState) Valid() bool {
+	switch e {
+	case SupervisorStatusStateDisabled:
+		return true
+	case SupervisorStatusStateIdle:
+		return true
+	case SupervisorStatusStateRunning:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for TaskAnswerOutcome.
 const (
 	Completed TaskAnswerOutcome = "completed"
@@ -1391,6 +1412,26 @@ type Directive struct {
 	IfStatus string                 `json:"ifStatus,omitempty,omitzero"`
 	Key      string                 `json:"key"`
 	Reason   string                 `json:"reason,omitempty,omitzero"`
+}
+
+// DirectiveRecord One directive of the supervisor's ledger.
+type DirectiveRecord struct {
+	// At When it was first received.
+	At time.Time `json:"at"`
+
+	// Channel The door it came through: supervisor (an engine on this server) or agent.
+	Channel   string    `json:"channel"`
+	Directive Directive `json:"directive"`
+	Key       string    `json:"key"`
+
+	// Message The intake's answer: why it was refused, or what was done.
+	Message string `json:"message,omitempty,omitzero"`
+
+	// SettledAt When it was applied or refused; absent while pending.
+	SettledAt time.Time `json:"settledAt,omitempty,omitzero"`
+
+	// Status pending (being applied), accepted, or rejected (the intake refused it; see the refusals).
+	Status string `json:"status"`
 }
 
 // DirectiveRefusal A directive the intake refused, as its sender's trail records it.
@@ -2357,6 +2398,18 @@ type SupervisorCredential struct {
 	SupervisorId string    `json:"supervisorId"`
 }
 
+// SupervisorCursor Where the engine is in the outbox; absent until the engine first moved it (an agent reading over the agent API keeps its own cursor).
+type SupervisorCursor struct {
+	// LagCapped More than 100,000 events follow it.
+	LagCapped bool `json:"lagCapped"`
+
+	// LagEvents The committed events after it (all sessions; the engine reads only the ones it owns), up to 100,000.
+	LagEvents int64 `json:"lagEvents"`
+
+	// UpdatedAt When it last moved.
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
 // SupervisorDeletion defines model for SupervisorDeletion.
 type SupervisorDeletion struct {
 	// ReleasedHolds The holds the delete released, oldest first.
@@ -2453,6 +2506,18 @@ type SupervisorEngineUsage struct {
 	Usage string `json:"usage"`
 }
 
+// SupervisorLease The lease of the instance that runs (or last ran) the supervisor's engine; absent when none ever did.
+type SupervisorLease struct {
+	// ExpiresAt Until when, on the database's clock; the owner renews it while it runs.
+	ExpiresAt time.Time `json:"expiresAt"`
+
+	// Live The lease has not expired.
+	Live bool `json:"live"`
+
+	// Owner The instance holding it.
+	Owner string `json:"owner"`
+}
+
 // SupervisorList defines model for SupervisorList.
 type SupervisorList struct {
 	Supervisors []SupervisorSummary `json:"supervisors"`
@@ -2476,6 +2541,25 @@ type SupervisorPreset struct {
 type SupervisorPresetList struct {
 	Presets []SupervisorPreset `json:"presets"`
 }
+
+// SupervisorStatus A supervisor's runtime status (GET /api/supervisors/{supervisorId}/status).
+type SupervisorStatus struct {
+	// Cursor Where the engine is in the outbox; absent until the engine first moved it (an agent reading over the agent API keeps its own cursor).
+	Cursor SupervisorCursor `json:"cursor,omitempty,omitzero"`
+
+	// LastDirectives The newest directives of its ledger, newest first.
+	LastDirectives []DirectiveRecord `json:"lastDirectives"`
+
+	// Lease The lease of the instance that runs (or last ran) the supervisor's engine; absent when none ever did.
+	Lease SupervisorLease `json:"lease,omitempty,omitzero"`
+
+	// State running: an instance holds the lease and runs its engine; idle: enabled, but no instance holds the lease (none has taken it yet, or the last one stopped); disabled: the document says enabled: false.
+	State        SupervisorStatusState `json:"state"`
+	SupervisorId string                `json:"supervisorId"`
+}
+
+// SupervisorStatusState running: an instance holds the lease and runs its engine; idle: enabled, but no instance holds the lease (none has taken it yet, or the last one stopped); disabled: the document says enabled: false.
+type SupervisorStatusState string
 
 // SupervisorSummary defines model for SupervisorSummary.
 type SupervisorSummary struct {
@@ -3127,6 +3211,12 @@ type ListSupervisorRefusalsParams struct {
 	Cursor string `form:"cursor,omitempty" json:"cursor,omitempty,omitzero"`
 }
 
+// GetSupervisorStatusParams defines parameters for GetSupervisorStatus.
+type GetSupervisorStatusParams struct {
+	// Directives How many of the newest directives to list (1–100, default 10).
+	Directives int `form:"directives,omitempty" json:"directives,omitempty,omitzero"`
+}
+
 // DecideApprovalJSONRequestBody defines body for DecideApproval for application/json ContentType.
 type DecideApprovalJSONRequestBody = ApprovalDecision
 
@@ -3354,6 +3444,9 @@ type ServerInterface interface {
 	// ListSupervisorRefusals The supervisor's refused directives, newest first, one page at a time.
 	// (GET /api/supervisors/{supervisorId}/refusals)
 	ListSupervisorRefusals(ctx echo.Context, supervisorId SupervisorId, params ListSupervisorRefusalsParams) error
+	// GetSupervisorStatus The supervisor at work: whether an instance runs its engine, how far its cursor lags the outbox, and its last directives.
+	// (GET /api/supervisors/{supervisorId}/status)
+	GetSupervisorStatus(ctx echo.Context, supervisorId SupervisorId, params GetSupervisorStatusParams) error
 	// GetVersion The version of the server that answers, and the source revision it was built from.
 	// (GET /api/version)
 	GetVersion(ctx echo.Context) error
@@ -5029,6 +5122,31 @@ func (w *ServerInterfaceWrapper) ListSupervisorRefusals(ctx echo.Context) error 
 	return err
 }
 
+// GetSupervisorStatus converts echo context to params.
+func (w *ServerInterfaceWrapper) GetSupervisorStatus(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "supervisorId" -------------
+	var supervisorId SupervisorId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "supervisorId", ctx.Param("supervisorId"), &supervisorId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter supervisorId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetSupervisorStatusParams
+	// ------------- Optional query parameter "directives" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "directives", ctx.QueryParams(), &params.Directives, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter directives: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetSupervisorStatus(ctx, supervisorId, params)
+	return err
+}
+
 // GetVersion converts echo context to params.
 func (w *ServerInterfaceWrapper) GetVersion(ctx echo.Context) error {
 	var err error
@@ -5236,6 +5354,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/api/supervisors/:supervisorId/credential", wrapper.GetCredential, options.OperationMiddlewares["getCredential"]...)
 	router.POST(options.BaseURL+"/api/supervisors/:supervisorId/credential", wrapper.IssueCredential, options.OperationMiddlewares["issueCredential"]...)
 	router.GET(options.BaseURL+"/api/supervisors/:supervisorId/refusals", wrapper.ListSupervisorRefusals, options.OperationMiddlewares["listSupervisorRefusals"]...)
+	router.GET(options.BaseURL+"/api/supervisors/:supervisorId/status", wrapper.GetSupervisorStatus, options.OperationMiddlewares["getSupervisorStatus"]...)
 	router.GET(options.BaseURL+"/api/supervisor-engines", wrapper.ListSupervisorEngines, options.OperationMiddlewares["listSupervisorEngines"]...)
 	router.GET(options.BaseURL+"/api/supervisor-engines/:type", wrapper.GetSupervisorEngine, options.OperationMiddlewares["getSupervisorEngine"]...)
 	router.GET(options.BaseURL+"/api/supervisor-engines/:type/usage", wrapper.GetSupervisorEngineUsage, options.OperationMiddlewares["getSupervisorEngineUsage"]...)
@@ -11376,6 +11495,109 @@ func (response ListSupervisorRefusals429ApplicationProblemPlusJSONResponse) Visi
 	return err
 }
 
+type GetSupervisorStatusRequestObject struct {
+	SupervisorId SupervisorId `json:"supervisorId"`
+	Params       GetSupervisorStatusParams
+}
+
+type GetSupervisorStatusResponseObject interface {
+	VisitGetSupervisorStatusResponse(w http.ResponseWriter) error
+}
+
+type GetSupervisorStatus200JSONResponse SupervisorStatus
+
+func (response GetSupervisorStatus200JSONResponse) VisitGetSupervisorStatusResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSupervisorStatus400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response GetSupervisorStatus400ApplicationProblemPlusJSONResponse) VisitGetSupervisorStatusResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSupervisorStatus401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetSupervisorStatus401ApplicationProblemPlusJSONResponse) VisitGetSupervisorStatusResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSupervisorStatus403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetSupervisorStatus403ApplicationProblemPlusJSONResponse) VisitGetSupervisorStatusResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSupervisorStatus404ApplicationProblemPlusJSONResponse Problem
+
+func (response GetSupervisorStatus404ApplicationProblemPlusJSONResponse) VisitGetSupervisorStatusResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSupervisorStatus429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetSupervisorStatus429ApplicationProblemPlusJSONResponse) VisitGetSupervisorStatusResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetVersionRequestObject struct {
 }
 
@@ -12518,6 +12740,9 @@ type StrictServerInterface interface {
 	// ListSupervisorRefusals The supervisor's refused directives, newest first, one page at a time.
 	// (GET /api/supervisors/{supervisorId}/refusals)
 	ListSupervisorRefusals(ctx context.Context, request ListSupervisorRefusalsRequestObject) (ListSupervisorRefusalsResponseObject, error)
+	// GetSupervisorStatus The supervisor at work: whether an instance runs its engine, how far its cursor lags the outbox, and its last directives.
+	// (GET /api/supervisors/{supervisorId}/status)
+	GetSupervisorStatus(ctx context.Context, request GetSupervisorStatusRequestObject) (GetSupervisorStatusResponseObject, error)
 	// GetVersion The version of the server that answers, and the source revision it was built from.
 	// (GET /api/version)
 	GetVersion(ctx context.Context, request GetVersionRequestObject) (GetVersionResponseObject, error)
@@ -14323,6 +14548,32 @@ func (sh *strictHandler) ListSupervisorRefusals(ctx echo.Context, supervisorId S
 	return nil
 }
 
+// GetSupervisorStatus operation middleware
+func (sh *strictHandler) GetSupervisorStatus(ctx echo.Context, supervisorId SupervisorId, params GetSupervisorStatusParams) error {
+	var request GetSupervisorStatusRequestObject
+
+	request.SupervisorId = supervisorId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetSupervisorStatus(ctx.Request().Context(), request.(GetSupervisorStatusRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetSupervisorStatus")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetSupervisorStatusResponseObject); ok {
+		return validResponse.VisitGetSupervisorStatusResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // GetVersion operation middleware
 func (sh *strictHandler) GetVersion(ctx echo.Context) error {
 	var request GetVersionRequestObject
@@ -14658,484 +14909,503 @@ func (sh *strictHandler) GetReady(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P3rchs5tieKvwqC//mHyN5JmpZlV1mKiTgqma7StixpS3J59yl5TJAJkWglgawEUjTb44j+Op/PeYSJ",
-	"/WD9JCewFoC8EMmLfClXj/pDl8W8AAksrPv6rY+tsZylUjChVWv/YyulGZ0xzTL462hKhWCJ+WfM1Djj",
-	"qeZStPZbV1NGYikzQslYzmZUxGRMZ4zoaSbzyTQiGRvLLGYxmXM9JVyT9jBjSg9JLhKmFBmOEz7s9FpR",
-	"i5v3TRmNWdaKWoLOWGu/9df8VtOuGz5qqfGUzaiZBxP5rLX/W8u8rRW1xglvvYtaepGax5TOuJi0Pn2K",
-	"WgMx4YJdwe/12R8KwuAyMc8ReUP0lJEx1TSRk5yRdpYnTEVkqnUakbnMbm8SOY9ImskxU6qYdkr1tJg0",
-	"TCJqZez3nGcsbu3rLGfluc/ohxMmJnra2n+2F5z0BzbOzSSPY3N/YAxWumPVUP8tYzet/db/71GxvY/w",
-	"qnpUHsWMehyzWSo1E+PFK7ZYXq7X9JYpWCKlaaYJd/dr2F0u8BpTiktB2v/8X/+b7D59SsZTmtGxIaXm",
-	"fS4N3TVjN6zW7tOnoeV6xRan8J4Qed6yxY4iZpyIcEGoWJCEac0yMqaKNWwh/GfDLdzt96PWjAv39+PQ",
-	"FE+o0oM7JjTuaHWaF0zlM0bojZmVnnJFmLmVtLlWZKjY78MIlnbI46Gj0oQqbU+X+Q/jdyzu9MixJrNc",
-	"afheQoV9kcZ1IDO6IBmjMWmbZbA7FRGZlXdOmSGo+6ub8BnXLDbPdw5g+aSesoyIfDZimVnTcZLHXEzs",
-	"O36HxwXeZF+yY78oIhOmLQmZCe71+z1yhnRDJ2amh+fHO4oonTE6M+yC493jPFMyq3y74hNBE//tjaRl",
-	"Vr4LS989ftFEWHs/hjbtVMas8QQKvHjfw2fP3CUuUOMoyl//3IHylGV3XMmseazyLZ853BVVtyFSNydS",
-	"U3W7owiPI0IVoSSVSUIm9I4RrptYKr5u1aRSag61efR//Pa4+/zdb/3u83cf+9HjHz/9t1Zod99aft64",
-	"HvPihs9ajU/maZVKoRhI05cyG/E4ZsL8MZbCcFDzT5qmCR9Ts1KP0kyOEjb7t78pCbdtNtw5PoVj1nnM",
-	"Ta5YTNrDPBP7CyNX9+0g+zduQsNORMzJNad5PKViwuJ9OHHm65nSO4r8IhWcSiE1kcILTcWyO5btKGAm",
-	"lIwyOVcsIymdsDI/kBmfcEGUOepGGZDAobIFyWSuGUjWEVOWp7C4c+B4E3LxTCYMmJgZPZZwRaYsgzWz",
-	"Qwf4ln+EjjWRuVY8NrSmCo7XNm+KmaY8AdapPMs0Kg2sgBlaMGZm1Wt9ilpurb/hHh4S+0rSvnh5RJ7v",
-	"Pf0B53Il5WsqFhe4S+rbzimjmhFYbdJODc+XeTZmhMZxxpSKiPnNrKTMyDhjMROa06TjNvaG8iTPGBnl",
-	"8YRpciMzMs+kmJhHlCE0lYIoDJCtGdht87DTIxdMZwsvRRn+3T2Ev2OW0IVhLigeYIlK15cZ1SUbSxEr",
-	"oiWZU67JiN3IzBwEnS24mPSqkoQLPjP6aCH7udBswjKzZJ+i1htBcz2VGf87i7/l7pxKs472ZJhNaMuM",
-	"FHy+siF6Sv3JvqMJj8mUZSy48jl8jnlwTO3iHwo1ZxmLiRTJgsynTOAO0oyRsRQ3fJJnLD5AUQ/3kjHN",
-	"Ms4UGb59+7Z7WHrhPvmJ0YxlRldJZv/9ugWjX7eGtQ2sPxcWN+MpTRImJiwiwxXvLda6LipgXe1im+uH",
-	"58dB/fhMAMvokcPSF+Oq2zPx1zevrg7fH54fv381+GtU/fPSbBL+8vro3P3aIVOqcE1RhTV8KCoYl2FP",
-	"v+csZ+rA8D4tcQuYH5KmHN9h+N2UmzsWREvZI6eG8wLDHGdMm9HhFqqmZjnSzDBWzVFkjTNmNvoQKPZG",
-	"ZjOqW/ut2BxAzUFVri1a5B75aRFYUn/1V06Dl9mHFIXt0oZmOSNSjBnBW9Shhq9LqVJOWJkV54pkKPEO",
-	"SMbu5K1TLuxQIykTRkUxlsJvqzG3EUgqoGb35lgyPCP4nHnnZgsy5UKHKRR3YEeRNGM3/ANs6g3PlCbP",
-	"StZTZHiRZkliD1ZKs/IXFQMZ9fiNcrtVHe6t+RTq5Dlq0mnGzGeyGESyRrE64yLXrBMRxc1qG9JAk0Nq",
-	"4FWbf7ebzstMzkLfT3VJvagKj+DnCWvqLV3AcxDYRfL27OLV4MIqEXhbRJTMtCEPWtpkrkFX0PQW1VSw",
-	"hVBDgceM4WTOl/0NxFqh3ZiziTauZjMVnKP9gWYZXZi/zSNld8avx4O3g4tW1Do7H1wcXp2Zfx6+eH18",
-	"2opa+BUBN4d5jd72fNpHGs6nvdp0Ph3/2ezIKMaUXTH74HaLhERRXiaa8lbUqvDP+t+X/ocSOw37iArd",
-	"/jdv+Zt98SMXT8nR39hYm0mhFDjhCta8yi79p/l/rJLfVp4sfXhtZviu4FRAnlrtD3SKOOZmP2hyXprX",
-	"DU0Uq3N2lMXL+/jSqAxpmsk7mijy8bqFf7D4urVPjAn0P/F15Lo1lrMZE9pcuG71er3r1qcDdBLMuWJk",
-	"bk64IYU0k7NUE6puWWwUvd7SJ9rJBL8xTZPFBVN5EljvjM3M1JxFV1369eRVtsGX7p7TTHAx2fKd8/tM",
-	"pbYaZdu/eF+0/LWlSTYsHWzjCzbmiqNmuQWFxKXH3Pk7PD+/OPt10IpaF4N/HxxdhZkSo1aPLXlaHvd3",
-	"99adQT9i6Gt+yhi9TaUVpjU1RQr8rLBS8XtOE3Pfp6h1w1kS2u9PK0e83xGrzKoumo4GJ8TfQOQdGM2L",
-	"RNI4It7Ja6zyOWlzoTSjsRE5MP9H+EUgcsrOrP7zZ9GKzw9oIHc0yRlaACnNlbV/hYwZ2Jd+tapPvpDa",
-	"aA0p1VPChVUc7Oxrc9p9GprSLarRZfLY/fFzKWlp/44wMtHEPGzgouH4+z0IyTowLSkYiOihLe5Gt6WN",
-	"iSgt09Qo5hm6zhm6vswtYFwm7AZY5KwiFzfy3YeYz4wpRSdhJSmDVSi5/jeXU5V4QYCNaqpzVZHS4zFL",
-	"NTP8C6xcFq+Xv8Vu+DcGJ1185bvgltsTdZ5Q1ByWjqRmHwL6MfrLs9wYWZqPb+0/YybAgWFn6jiqveqY",
-	"s4smGeUnqLre0YzTUcK2WXOjnRtm+Kt9NihtjKUePtmpWQDiYjOF5R/LcW6kdq+1fkdwrdww5c9oWPsb",
-	"PnnpWEZdmNxQPIV1X0WAVoHtbL5W5YEDi+TfQZPk7Ka1/9sWb3sXBZaWJcysIFoABMZBvmzW9EN3Irtm",
-	"Cl11y9OuTFFYdEGOGIULRMUqcwYf2VLvKDbuY8DURUMzfE3bEKk7vHaMyHuyohaGfFqRfyxy2x7ZGUSt",
-	"OEdvbAsMa0u7LWPww3/yLDE3i8XGmriNppaXv3Sf/6YgJYKTAdXrTUV3XT4b+0VL9Kz0yACMGOeFBSdD",
-	"CmYkoRrcEhFhdDw1fxmLecbMgi27U1a4HN5WDCctUwXshYvJvqGyi5dH5MmTJ8+JMevcsb7JdZ6xyIw6",
-	"k0qTXbJgNFOEzumiR04lxmeJ1slKg7o6kcfms5/t2WCpikjMJ1yriOz0diKy837H8MOd7k6EIo2LCY5C",
-	"XXjVMBnzyEGRBGBlHh1rCT7h/eu8338yNhOAf7EeeSP47zkLRGoJnUkxcS4uyDSoONnCzoImn0DhEUDv",
-	"GnqOzEqzzHoIyHwqlXMDlCOomt6yA5TZMtdR2T/QIwOz/RB95Yr4NZRzlsFHfPZq9sihIGyW6gVJuNIR",
-	"oTia+YPFRM+5IUKzPBR+I1JY12/NUQGeWesju5/Porqi6LkgbYgvmyXtRMQ5MUibJkratAG7dTqTSUlf",
-	"6kQE/BykDcuJMahRrsv7cnh+DHEDu3ltcIuCrwa+F73K3m1T2czIpaTU3xekmmb3xlU5Tl4mCsUYad+A",
-	"n72gragaVy8TVMnT1FkmJucmqW52yau53Y5pHcjd+UXOSSJt3N58hlkVRW4yOTPmxj6hxDFzonLD1BT5",
-	"Ybc/NTvwvD8r2M3jH56an9uW7XRKLMczuvVqRtnxEmLmL3jGxprfhbQ5Y7IspYqEDA6rXTZLAQzu1oWA",
-	"0+NdhlAiFYvJnRzTUZ7QbBH5Bfp4DYOiL+TczMuZ6detiFy3NM0mzLpKPPFbNshjZILXrU+kHcuxelTo",
-	"a6o3i8u0WqwLv7n0ivfqxKKvZG+VN/EWcnfcKq/cRghI02RrgRy7F8BWcAHn354KsKowsCtilu0oojPK",
-	"EyuAlA0B1Bxg28Q01ubBcV1JgNsvq9xt6vPNpMA8HwybA1OD/JcgN4rLlL9KZS2OSLHXS28rGYd1zWOB",
-	"ggMddpLEkliPQ3BaWbGBRTIebIO520akc2FMNSH1S5mLGGhD3CQcVEYuIMwY9B2pWrrKarKrZa4gFVLI",
-	"C/Spg8UqFlNfbUTWSdX5erdw/Qj2QR9B7tLyep9j2AVd5TKJIS4JAylyI5PEsOCUKhAVVNkUqFU7sbml",
-	"tHQI17ki/QjBdcrMPl+AJrzMnNkdTXLa4EFBfdpY0UWyGobyULHlidGWiLwpUSacL3njkoW8VbeCny9N",
-	"uS4gYWQVlpEzyHm7qfp3XEabInMGelSa0AUrHxSfABBVkjW387HcNERBDbtxe4h6CKSqkrnMk5hM6R2D",
-	"HBvIeMRVNQp49uUWTEh9Yb85PD2cD7UrY9bPWwF24cZUYBiVZWOuGGl7f4tRBnG7F19uxqu9/DrLBeQy",
-	"hIzjFX75ah6uJSO3b1GF+Fcdnfu4le9PVdXk7s0VIfAnGa4FsWr/kqBagveFPN54xdpIhUfbbPwL65Ta",
-	"d2lB3UlOMyPWrcOtO6GagY2UJN051eNpLCcR0VJ2zTHtZrkQNjtnmUuWBthWAURqRuG9Y8S2NiaaIm1c",
-	"4V9Zhpm0nnoVWLAl6b/jHvcPB5dtFZVuSIYhOhvEE4YOrS2JrAi9LotouHRumb537Pl/BbYAtd8NPg1H",
-	"9Q8EP8l7wJdEDvgXQgqOdO53wvV+0AERlbasppaDkiakWMxkHnY2lNTDZSUuo9yQZtj5ZtTVraL3LMvw",
-	"E5sDFtsLm0zOipTnZTeRjNk9ggXmjWFPJezF2c2Ws8x8GKe+u1QTSi4Gl29OriB05XxFbZvhkQvNE0iO",
-	"irlN4lwtFFTKxNpFvISbMP6RbZmDUYRMNloAa+iVwsub8ImqiAoFlavBluI73J5H9kQVFL7yQB6tM7LD",
-	"iQhjXQsynx++ucQQ8+Wb1+Yfl1dn5/j31eHFVfGv9y8vzl6/Pz17MQjaElW6rqVF198Arqvg6S4b2jX5",
-	"kKbJApP0eE1PhOQ0NPXg4eCbb0PZhKWSGOBURdXELVuQiVf8FFZ6gO/LKE1CEgW5q4Td3LCxrgViwwb/",
-	"zBzS5RzYq7Nz+KwDYpk6OTo8PRqcmHe6XXpxcQjZSXilFbVeHZ+cfGY+QNSaU67XJ+Xe2CRi/NJ9QgnM",
-	"xp50VItxC2wENkIOYbbcsPPl3S+eFGzunwb2jOU4uI1kLGdMkREd34KKXbgx7XJjOvAzrAzCP/r+M20c",
-	"ZSn7BU/AyrMVouFDUbFLeGwW4s2b4xelzHxCleIToUj7DnUV8kNElCQ8VpAIR0YL6541vKoTkXnGtWbC",
-	"fB14r9EHD0696SKdMvMqxsGbDFfANUnjjo+RUD2NyO+5+bchy5GM0dtpj4Nhw8gkoagI/b0scW/CYgUY",
-	"bq/fN8qiqzDCgGZ7aAbolXgbVhF6vpvnPF46a6WwXIXa/PKG07mqOQDbib/LfDaj2SJoQ1WcAxsycbWa",
-	"Pk7tQa5+wKiSM7Nq3qXsGqO05GxljAqTVK1tbF0pCo6m2S30hht6ykibkheDk8O/RmAS6mzRMfsc56xH",
-	"yhmDwpCFeV7B01JskV/LZoZi44r05UI/2wvb5IXGVecxGMnzGTBVDkDmPEkg/xcLZAidUC46By5/1KbJ",
-	"Uq3ZLNXkhguupobxyCwy0sHckSb5hAsiIAE7oyLyyacwTI8ckstXx+fngxc4AXSl44SRmzGtExYfwBWZ",
-	"a8KNqQ/xgVzELIPH4djN6IKMGMmFuuWGAW6xnI0apmjWESF5qCH47Cr1NtwgO+GGQHZZ12ogTjPNHb/Y",
-	"SKpO/QdWjj/ZnepUCZHrYnsM8cI+QH4UiHnro/IkX6w61FrgoxMskepsvuab6YPmjBeqoNIsPcpYzHU5",
-	"FlReSM3S15YtNIf9gxLY2iu1MmD30cUBkUmsIEXNkJwhUHM+HOnv1xgC8AHLFuAH4AekrRgjwHA6Ed5p",
-	"hE+a6x1l1ZuIjNiUQ2TTRmAmVDPSRqKLoOzMcS9wqeN45vuXuUxlU5qpcE6T5LVqSq0xlLWjQE1w8fgZ",
-	"TxKOCpgyxuRsxmJM68PInmMMPofc0pAhshvKE0glwFuA3OZUwQJxY7TasrgDHK26rLCKUWB97TKaPen0",
-	"SD9A3xL/Y96DhEzLn7HRStWDea441mZvlDK5LBMo+LXnGiVSLY6/34KVYu9yKffsfHD64vj0Z2MkvDk9",
-	"xX+BQfHCGBJvjo4Gl5etqPXy8PjkzYUzLs4HL4Ka65I0/x5dDs0RqTkowDgLFwZvG/s7IuOER2Q2TiMy",
-	"Z6OplLcRMWwmhry2Yl4R+ec//iscK9/edXFvB8V9XQZ/Dst8vTW+mRXukq4aMvBmjNb8UBuU1jRIiZUZ",
-	"W26g1bP0aY1LEy2y/5YpG6/ZzDt8LXFZiQc2Y8Jy/zFNaLZFXm11+YLZtd94AX0iZGglf2E0MXZ0ffWW",
-	"s3Hl7fqcO/tUcCCZbOvSKQz+5fPFBbqVNzyOnxMOxrG8/6Hp4+4R3r0/KwOVKVBCmsRMaVCoUD3dmHBh",
-	"ewLUirL1p4XbvuWzhNob3ud8JvtljJGEGQM/A5AS1VBGuZKzVebgvr1pGy5wvK1rLEpJ/MvfiC5El8dj",
-	"7S20NSFZJJx48Rnby5L4cjsSn8K3Nx6YBoIpNtB5u5Q2BuqUqs8mnXVlBLNQ7PcY1Q1PPkDKACgDWnKN",
-	"3qICXyEXlsTicJnuGlf9dgyiMYJbYx3FPlY2qPj+YpVW0TXOqYxQQrt/73efv7P/fd9997EfPXsSQiqJ",
-	"WsdGfQ+onK5y71Nk/72diuOeWV2h/W00O7BQVsSdmtwNUFEYJghfzr9V1sAaKlsWqikTrWItjXJGxZgl",
-	"ySa1Lu6roxUE6S0p+60l1bDYoSDNmZc3lKeaS5v7MpH+1jowa9lNVClCFRli3tLQ++rNQ4AL4yuvpSjY",
-	"hbmwPlfUfkDws5XKWVxANGxW7OFLcOtLJWQIVuKS8rha4mwdEtS5273tbgiEtIXEu4qMdSgFg/AkIos0",
-	"JSK7go0m1IB9yHW0OWKHFmQEMk48igbalHh7YVf+Z/fw/Lj7ii32Azes34LGsot34RqKv+VKE0ux4HDA",
-	"AvPIAQMq+z09Unwb4QpLHLhzAdnonN/nI49fEso0KdBNcHgOz5SG1PKWCRwR/tk44FKwMknknMWHCFPA",
-	"tizS+WPQNNQ24zmwiiZggAZkDudbgqyvMdRpEEazhLMy1kzkMuFhzYWENHSWYQJ6g/RfLd+jFrzrixwU",
-	"eJM9J1qSRzTljyA599Hd4/XnAudRrNOySmFWtkwD5f2JlimrvPeVnQ5xv3+XeSZociRzh+NZjQMtrnwG",
-	"TlgshhzIS6OMFg5P8zNeoqWmSejepQXVkKnr5+7HX7EApzJmv3I2DxUgYm05LFF4qtsGkiZcsMIBuU2q",
-	"zh0TesVEwAI8G4FI2YpbwIOX7Pec1U2Q5u/g4XNlpPJ9pmCe23IG2waIMAi2pVfv/o5An+SOOYatqBVL",
-	"AaWJci6CbuMieLCt/5xXfIDV7ayt7TKZLG1ahdKi2hFYcYrOM2l+CebYjaeUiyuehixARWI+YUp7Dc+G",
-	"c9Av9zd8+Re2uLfLTquziVB+Wi42fMtFLtxLVInilwVRGbP1RiYxizeMQm2TiLbSE2M+qsjqUgUN4Qir",
-	"aCEfJXwcxD27QoDWzOy04hNzOBD1jCYTmXE9nUUkdY9H5tKxRepCv+a1wOqHccIhMRzySMAxUKAsgT4N",
-	"oW8+ESwm4ykbY6RPESmuBahsMdV0RBUj7Vu2UPt+UuZVGdNmSTo98rOrHZpPoQzSlg3KazEEPDhHoOSO",
-	"ZfxmQbpdnHz3li2G+4SWxrZYkUaVBNCxOLoWzqEBTxu9J+VjKCClGtDhrkVAm7TrVGYzLN59+vTx8yBj",
-	"gSVcvRGIdcXtQhcFqFP2wSVsYPz7RzJaaKbcj5e/HHZ3nz5zf2Z0DrMGL17hvuh3n9PuzbuPj5+FXRZm",
-	"/RurPdiEK81s2W7k8H0zNAXttOBnYbFHYefMNRWRhGoGpwh/3M5Jamn5Eok0CLoUtdLNKB1y8szyPNm1",
-	"K8gFUZqKmGYxMWT4bG+9ulhsfXlgt8N2IVccS8d7GvWcTdfEqoxfQKHZfsRvqud8Q4XmfhrKPdWNcCSn",
-	"VJNSUMQKeiodjWWH4xdkU5/LkA4qEgBrSfS2XGrNScfD3TWzQfa+yfk2u+D421ZwfMjQVmE2WuRFz/u4",
-	"LoEX8sSzpvvkG1VHtC8qwWkK8+VjhvIXHCgHbh77hbU/WpTn2e520QruWolqJGjHKACpJgrRosq7yLWT",
-	"7hjDQPlbzjW282r55Vp/DhwjbWK0pcyU0ratOCG/glxHwN5t1GKs2TNqMZIy9apgW03p7tNn+40pFghM",
-	"3QCRkyn9E40vGxXP49NfD0+OX+yXTpjT+3AWtg5vxIjOcqU3VkoTOhk0lE1ehUslAa57ZD2kLk3M0gaL",
-	"yYLpDYcuAstLJcxWZVB54sGM7ffj4r+fcTWjejyNyCiTt0y8T7i4jciEptG1yBjUSUaIQf2+BMCGP6AI",
-	"e3/n6r1mNDHTZUbxK0jZj0HadvU7B0TI98UdkfkTyfC9UYKuxYjG76Glgc4zRtpvTg9Pj345uxi86KDG",
-	"2ADkVcEONSO1olbxbCty2x8ust7YWgFCsRptTNr9UrYu1tJsnyJm51+xQgqSCh1A6KFRrvpanrPLodlR",
-	"RLA5KIq5IG2X3N5ZQnutJMEZPT7Lha3pjVnC7GmoRf2/XcbTt8tcWl00tJyNFNwgPrNZqFsgOlzadLMM",
-	"MeRVjxzaSgSJ+NQILY9J4VSRoc3sGxJE1qOZVpGVzZmtc7YBfow5MxEr0v55cIWuXJfelvmM34gMRZ4k",
-	"Q0MCw/6QzBgVCtzSZuTl/Z/RDxdWKVtOjpVIcwrC3MYSpkQlUjt8KNK26YiQJ4wJiQVk/cKl6VXLSB73",
-	"4X/BWpLy8VreEDk54SKQW7UN6EXC7hpqGlclCKyI2ir2+318YuYxi+qAUyoFR1fBOJzIybmd5VLOSGqO",
-	"eAD81hBqEeDbJcpSoQNyRHDHXOgDAv7p14bbG5VMod1KbdHMSOYiboIdvy9TSLjYwtXlaCBYgqnzTLD4",
-	"xL0w4LYvfV2oI5QeQ+EOTMnBkaFfJZETi+UEV32pArWoDvcSGlW2VJlc/XOiYn/dkoWo41TG7GsXLF5e",
-	"Dc7fD04PfzoZ2L/cjy+OL92vr47PQXbbf1wMri7+2opaP10MDl+dnx2fXr0/OhkchuG/y6WJyxdnMxbz",
-	"YHsEX+C3TwCgC3MXytU8ZMTM/tqOZ025OV8eV+j+FYCwcN9rHR9S2z3q8MdrHgrBFrzEJNmYjROaoXWm",
-	"fdkCtrwrxCL+qh59NL9/CkNNuezWtTBbBfNf1xypyIxdgokoTRMwyepT3QBSrFKF0LQfl865vtzNw5YQ",
-	"gXMcWqfYTLUdhfi9hv90At0ypM0k3Sj3BMY/Mo+EYUZVPvPAY6BdANCOqqqyQgKuXAmPEm9uC9vl4+8s",
-	"k52tgEnN86+EnIsmR25wQMityFUMTwJQ/D5esJ3cUDiYX3oExOy+LVyj5CaRFYCjEoMx9yPAUChp1iyO",
-	"VCwiUwfXU5vVhmYlIPMFDAsA7HPSZFPzOHeq0RZU8AaeWUsG8OoN6QDv/QwygBdsQQc4IAKOGvtalSkB",
-	"L9ZIIRdb0QK8417EAE/eR+1AwqgNXaXKykKVD08j29muZOnt4fEV/mRLQ+9RxnQOjPMFeJNUCEZRs4nE",
-	"6iY3J53xCYL/WhUAClA0y2Zc0CQ4yrgATv5i2M3rkKIbiMGcG5nrNNcE7iC2kBPOkaFCI1yMYoDkOmWA",
-	"qyBsnh5pC1ulTtwHqy3buzRWV+YNhlOd8LASxO9MHQc5t6nHlTV3yxGiPCSBcFqolasb7xm+q7HAvfYp",
-	"7u3Ns2osrvtChLmOiDar0Vm9JcGvA8Crc4eXtQoUfftJex11ye+LvKyE0+VzGTeQXl7b/bKvXVsf5ba3",
-	"AB2397wLwuknQXBn39FCQflvBhaMmy+CUGxzjNfgkju0q/Vk4BtG1rffufcDiEZzEO3QEbGGzSnYh4ay",
-	"lSyTWWP4/Y7LBOMzUJUBEJz4t4U13zia/qt7UxBt30aM1uTRB5QwrpPVNFK3FN5cHFcAQiw6+y0XcWR7",
-	"lO5fi0AbQwtAOiTtvX6/0ugUC9OxKwoXVivxDeUUY2SIqzzsRMFX1zskmiEe7xNR7seIuyoFa3jHiMZd",
-	"HxJwb6CuUHdHkf/sYn/0Sx838M3pMHbW8OKi36t56ZP9eodVmRWY1YbQpCaQlooRRyMQGZ8IbAUrM3IG",
-	"TV0bxhJSd29kLnAJ9mAJACzZdnz1TaiL9uqlqAsk+kfWFiwXJJNqH0vMWWiYwozpqYy7ZiY2uxbm8rTh",
-	"dodQCzc9x8VBHDoXUEJoP021jaDBW5VdndKsXEdNC7uOoIlM6IaBtZTdxAxkRn5stwVwc7hCZzi2p08b",
-	"aU7lKaq6XXD5gH4PL3tqs5/LzUb/pmTTplU6q5L23u7zfSD6UsfUhifBeBA0GZL2U3embMAvkROLhlUc",
-	"Mx43n587yhM6Shi8yq6Gz/AqgpYZo+Mpa3rPVOt0iO3OEfr+l6urcwJnNxxYC0t7ZErRqvrY/8hZzsJt",
-	"6A/RRAIket+LHlpfXx1evnJeBqt0upQyiHt/oMboNAxyRifg1GwuIuutriK7YHfBRKFVyAWud7ytmwxK",
-	"G6pum6qhV+Eh3guJ/arUUwmRKjL4Kud5LrDB12KzX2qZ3gea3dw5k7F9y6vjk5Pr1qegt+weVR4xo3Fi",
-	"AzZfO7S4IkAjcz2WM7bd3iD+YpomCyeI3U5Ba/f24fn5yfHgRWef+FrdyHphI+dtjshypyfD6UtfGWEb",
-	"Jt8EYWnZVxSdI7E0fDReZFlT04cCit9Wr9yxLOZjXe30JRiLMRwJyQ5Z7AJ7NGPY+XDL1pcb1iOu2ng8",
-	"+VXEoM2tPPc0S1f1Odyk6tYvfzmgXCp8dCxhGeiivDtu/uvqH3HeYUsX37btGmyAko6vbZ7OKqfPoXXx",
-	"vMfmiocn5reTk7O34Ouxx6cVtV4MTo8bHDylvVrm855PryJu253T2BZREQA1K26vWOikZTGwBZsbLcLy",
-	"Rkt568dzuoOAeH4jRE5EqMDOMTvK69ZqoTSbkTaiz0FfFeg7VGg/4USrmbyrWKEXg/94M7i8chuBi/9X",
-	"iM79x5vji0F5q07P3p+dH58en522otbV8evB2Zsr3Ldqp8xiK1djZH6Rw16PTGH1VMt+6Up9Bl90xce3",
-	"TN+bmiqcElThOeUAwGbpvinhrZCDDehuDpDUZbXi5hrN6abe6g4J1+WbuVLtzbMkV+MgFCIlkEEKVyEP",
-	"P8IIqyVDADPfCUM6fYF9DnHaVSkSPgfnXMqQZ1iYdUrC9nrGMJc6gK2bC9+ICdojlmSoF5HucZJKmYTb",
-	"J2xbKWhnW5raym++HMs0kB2yKsvnWCuXrVTcdkD6aCAWeUOB1Vr1ykDeUK8hsXx1x+IG5D4/hkOOC53C",
-	"MvhdRbgH+3y7+LudEVo1ENjZpIS8kP2l1Y5KKe/uU1ZvoD8wm+/gsNud0Q+uX8DQRdac18ra9ZZV7GOf",
-	"q8zSM+IeGhoDom3K9JLlbBi0gTciEQkYQG/xyz2ITAMbxJv9hma5KKO91WODDlx1c97X1D/vaqlbHnas",
-	"wt+gW5Wr2bpjJIGSK2zMlmF2ZSqThMXABiB7H1Tlg6KnWL9vWyliGzz789M+cSNs6qW8ouoWbPNCAQ5A",
-	"0QOfuPT86TKRoXjSsNt193YLZtY1266G+7D9CFwbYnk7SEAjpnjMSEGcpA3IS4Arinn8pWvQI0oj0Cvp",
-	"gxrDM3yRmhqbokaMnbVsZ8NwdFUiLIekLwI5jhvmNkYkZZnl94DUIlPW6K72jEXExaq61oiQk2eWuyB/",
-	"ZcnGPYedlDD7hWvl34ESiMd1wnva729MWjUREor/ldvK1DNFM0bw2wn7wBXgfeKhftrv236O4Qh4icF/",
-	"od00xxnOMYlZqqeVHapx7Sqnbjg5IR7ud7q8LJ7DBDk8S262cFhR7cxwxPRyUV2O1ZmYyh7G4FwPtBlu",
-	"knrlHefm+kHxDkNcAP0ygx7qUai9bwiv4hSBYrgKYsXs24rYMU0Slrk8imJQsIPCNOOadvpiAWjX2Ypa",
-	"rkenMUzM463INkdtKBlY1RkTeFhje0xo0jk20rFSGF7tePnZcTn40MKFAMscJi6FRfD3yMarBWXX5sNx",
-	"wTWnlmzX3p0UafQbnW6bdr98quup9U55cSoJckibpOuZq5YTpqeQoLtNzl+KYAHnFNEo1yd4Zkwz4ZZw",
-	"JffCiV74++sa8AZJhnRS9fbUOmXOuPCzjYJB9mN88slusw9sc3+Sczxb4quM8Ngm+rs/N6P6Yg4raD3s",
-	"DFuF4nW4MUJXlTVsJj7xgU0TSPz7V3zhRZmmtihCucJmnPCOHUXkHKos8VVWszVvwE5uvVkckeuWH+u6",
-	"1bF9n1Oaad/Ll3AxZRm3DmI0AIreYVAd6d7QjelCRaT8iy2LU4H0UnNzoGbBwq2jcti2uWERsalhEbGZ",
-	"YR1wRdviJpSOkCVn3lrW1iBX2hgst4ylroeNXyEY5EZmkFY4n1LNXHyy/qGVROonz56uqWPZIjPRLVGD",
-	"LgCfiNqpMYsgNK4lKIH2yQP4NpIwegchN8I+pDLTdJSgsMKCN/NnuQjVPAPpHlBbECxAbSLPxgyndVk+",
-	"jXkzqz0BeRpvG4Kyj/zU4KLF5hbgamtGNF+vTdlRLGBZIMiHjn8HXu4G9F11PXi5GWo2ToODzD2XbURY",
-	"qrDuxk7fOyWzwSh2se0i6IrNCjsVunvQXCH9+G4gWS42NiqcbNiSLSJYJAqDao5gdRnKRFHe7cqerJcn",
-	"GhETBx9Sni027V9Zj4pbAESrQLM5tgtfRIR9oGMNLbWY01n0XJIZm42M6e9aDNlEH0jNcfneGlYd7wyU",
-	"bpaR8BpcKrdgqsoUN52LyT6hgly8PCJPnjx57hs9QDl1rvOMFZ3QbQd0Qud0UeqCrnUY7eh7bcu+vN/h",
-	"Eglgs74kgmRsJrVzC5X25MaW1vpkB+csckhQKE9hkOtWZx/PU9FxxWfeEwpOpMgDBoPHt8AQntBU+U4f",
-	"Nlfn7yyT+/ZBV3Vv5yWky46XWVPaOlBupxARymVrlHCLd5R92qat44Qwj8P3SOECy0h+pqk6aJwP1mzA",
-	"dOLKBFB6uXZvZkWxqELAf3+GD3cNpa22VvSgyxiNsdTnn//4r0dFkdOjj4zHnzr+WxzwUepxvwpDzZAf",
-	"Gptqji2ZMQcqs7ly5sQ41FMeLJt2Ew2zWksXCpai4zw8xdbDemE4CetMjFiw2mlGpjSuLVmPDABtzMcw",
-	"XRGKe+V2cXgPL9aEeLi2YY9rE1mDyWVZmNKNHmlEh2GBSPSjhaWkcN6Dp67PXl97FJYWeOlcLK2xL++4",
-	"3yL7QM+Gixko91KuLLRVXpGoIL53TeztyBZtVZfuhUwS4OiQe8uswxUdM9iJ3JyMniE+QuNYFaLL6cO+",
-	"TMfTJ1dQDYPLxiwmlrnJtQsyi8013tS+wcIYM0BRGdM5MIf0jgkIVnBVHmkHzBe3JwtCJxljEcnFrfAX",
-	"jMIPzcLgtwgMF04TzJGbc8WWj28x3vIqORZmGK25j8csIyOeQDejJMFu7QeEKc1n1N43kzFLyJhqmsgJ",
-	"STM+rt5sp7RPlMR+70YqHLgp7xvmPsXSVHiSa9KurVFZaXczND+5WUA2HQxitB98b9DplasqJmUs8xE4",
-	"mVbUhMJTvmxqTbsEM0Dpgai82I0E+8YFpWuHHU6p4RbjhCrVs92fDAHbUhgaxwHyHNPxlF0wGkf4z7cZ",
-	"18xC51ElIRoRetKByGQZauhsho6+jC0Hn2Luu/FGXjp3DiqcZZvTERAy7iuCCANfxu4slucrDsId6P82",
-	"78fcvfs96Hf5K35UaZ83OBW4BP6Tqo8Hj4VRR+7XTD+li0TShjQOW2tE7E2YTvzvl2enWCFgWHtOk2RR",
-	"NCNC3+l2Jeyo0BImYkQkd8CU5hzg8VIljdPWr7e92YmZkx1iM6zh1eCK4nrLWvamdXV4Qw09cDbOP20t",
-	"WYLgdaIw52j5G725Hfg00r7hRmX13TftM1yRugfMqDHOB9b7bFier4WxE6ZrmR4myf0oe1NsBtcC+nvo",
-	"64zoDTYwZCFXqi21LZLDDLLhMeYOE+58Nq37SGYoj996LErJZY44Iztdl5fGPqQJHxtFxvYysO5QhLcl",
-	"w7/85S/Dxr4CFpBky7YCTNBR0tQxFStk1rrk/YcN4P4iQNEAD97omJRzseX0sTZmTa4RJZmUugF3cTmp",
-	"d73Jwce3lvoax/WF9QDkaxSbWseoSr/QzMjQJp80VyRhE5qQUa7Bf0VHyQI0oRmjhogg0wHT6H3fU9Td",
-	"AM6K0Ri8UXIOMIk2gldOOAFtzJeBYWJBu54QOQbUZMM+IVMJy9tsOnWtEa4GowecKYIdED4RcAIsvpZn",
-	"zUDUvPDUjuj49jNiubzkzbSUa0kqWjojxc4XR+DdypO9umtIsVBmBybm6w7Pj6vtK3zbZddDZKMOIfVQ",
-	"fzajCVcsJkfHLy5sLB/Gm1HoFSPYGD0vtqWh2frFdib157YaWY4AYBOVz/D9V5uVrPX92/Gs678BNb7R",
-	"q/sS/VZckZmcuXIm3+ulVEeyXVuUgI5o3rmjSJqxG/4BjiyCbT4zH5TRMcip9uJWvaejccxuOpERd5ol",
-	"SYm0zAGiWZi/JVTpN2pN0+uCXiHwABn1RkvSmHo84yLXzMMg7iP+4RaAsZ/Th/Grdj4pTvcLiPttEAKu",
-	"14RA38H4l00a7WHwz/VGjCOXh7l9z0bX7jBU+/M5i139nDUrZrn49gGccpI95lyhZ7+U9tibGZHyGkM3",
-	"RXBc01tmsxmtyqQ2UoeqU7BXAMgDIriYayTiA6+IgSscRMiOcrkuNk3sgHiADyc/t8T3KKlcHsSh0lnu",
-	"szWwnxI5vi0UsPWpLhsn7DgNrbqibwTXat+pFkvFNm6d9l3PMLgNrz7C39wthTzAlIAeeWG3xPVfb17n",
-	"WjrMKlVx/YqUFMNV1COdWpUL7txa3kA3v9gyFk9a2KY+yxOmonIRIMaJYiYW1n0Gh/TQVn3gAxAe2tI7",
-	"vkpV/UXOibzRoJRdHR+9AiRtmmD+sCjm7Nfe20g/PturpGQ8Xd/cvaKXrWYtA0/0dT+dOMakuHB2O9Rq",
-	"l85zUdprNVdI0mkACwvAxVy8ORlctqLW4D+vBhenhyfvL/96eTV43YpaZ6fvr345vnx/Obj4tSHp0a7d",
-	"4ecYZ+syPHyp930NtEZLLAX4mZACChFKcLeD3mLu2rY6FW3azVO+atO/xBcE3w0EHJj2JVL2LRdWGCMh",
-	"bo/rsiXijyX7RiwmN+GoQtyN1FNavWL3i93a5FihbNhOzSlv2XaF916Iek9GCVS5KIbA2zyQ5EGdSZp/",
-	"ersxGMkM47zYV0y1TgsxZKSLxX/qbYblsMm6FjnBNYVHOFobmZUHnQccQlGxJjSZ04U9TiIAHr3p+jeu",
-	"yka06kfZ5HPDaaF2H+99tNfa+G6ATabo+MQq6Kxm3w2mJWLaJZaBOnHYUH16z2S84utCHrgwWaMvMrIw",
-	"VRGZ0TRyLkP4d8KxY4Sl/3/+47/W455WEKr8lfUQVfVl9yHGJTBaJNygm8sFyZf5BfQCPxqckOIFRfLO",
-	"Hc0g1VJh+o8R/Bmj8cbG1JF753lCx0F7amsRuxmC35JRNJWZJpOcxwxqjF7T7DauKiurD68D9SuEQmnB",
-	"V29b+CiXrLF7HOeNExFLo6yeJQLibZ8FW1hQm59JAORYkbpWMmHhVlufZ81879x3mXYlJbxeXAnpCEGG",
-	"UmDlbY6tWMMMXKN8bSfJKyLYZgRiRqUHybN5lN7S0ZJAVquyx7rnRg9I8JXmwpLWVChBpWXahH4aQCwL",
-	"bXdLOrdUuRbHciMFrRnL8h5t9TeL6zRpbGDeBuny+4/p/EsnsJtRxgkn7XFC+cw2/VjT+H5FXMSRSdXD",
-	"ukG2d4iSr6i6DWOiu8YAuHM+pzci6G8k1tOMJYoBl57WbJYGFLbHLm8V3eYxS7jhSQeQATmTGRTUg2qQ",
-	"MXcxHINbix7CFbHTgGxuBQ7JtkvV3VEONcaWw7jROpv7yWupBctxBEYzPWJUX+FIr9WKRHBK/O2EfdDM",
-	"2b2w4L2GZs5slkrNxHgRbG93aYtcxplUyjJ/tyQOHNltdLuIvPM4cjmooLe5W3jcOfDt1UGeLGSeESh0",
-	"x84M4VMEX3AV7tx+nkl54ydjJ7ej8KsP3JwxQKoYet2aB3kjdBhi1ZoHcJNFeMg1yUXClAquPN+iv94K",
-	"jLWVCUduXX32uGuNXU89wkQWKKFeJ+gKfMK1ZUOaqtsmSBtzDQBtDnwquO2+aIsieEZSqqcrK3I2iWfY",
-	"SVSIxH1qFTes9NaollTjO0A4tlMs/NIhKTGOCtEET2sTzzyENQk1XPJsL5iz5/D2an0YXXo2gmHZ/M05",
-	"JvlDA8ZsAQUqEPqz5/eGcsi7tXYVJnbzJEGwTMvMWHxgb9wvqAx/qDRcdBPA9jowmqF+uDHoKy1oZ8Pt",
-	"LXbGLUPT2h7ZydwvD8o15ViHFQJ54FvkNFZ5WCnqUioVrkAr2vTMcIr+jnK7XD/pB+aITaSVVlIAon3P",
-	"gd+vxb4nbRcBGNp/DMPYW96uXbdQb6yZuuFK1fa/cqrtqjRv/NbFZd6+s/zK8AgoAYkaUvmhDxDk8m+V",
-	"+f62+UVripx82U97Rc58JyqS5s2Nq5PmO0Uif7ucNd8psv/bS2nz3yJNfpNGduHE+ca+bFBq7fAMzOba",
-	"ei/8rogoWSuZOMCaFft0pXjCflQomvSZifqGel9Sfs/UTd9oeyUufFTOIDYKkpyQ9gxA71w2pGNJe/3n",
-	"z9aCHWzH0EAqGGWyabeMrCjVwVl0rANM8k+YVjZ7WWcLksqEjxfE/JNOKN9kRyp8BBesPKmmTfnFifT7",
-	"7cx2a5RmcpIxFepWY5klcbcY88lsoG9IUiigNYFQKvQkr/hP4JxiHyDzvHmJmpbjBHJQQlHaMUuSEHzR",
-	"la/RqCoZFpXbGbxmzsZ428cCQVtRiyHccPR2ewzkqoK/abvt5g7C1mb3Hx+u3d1WzynWsqZd+g9u3Jyg",
-	"o8s3q9oYBW2tawtf2TgNOWnUbtMUErI3AGn0t64YxvUs3epA2ialPiDU4uJGlkRbzEa50V3tz3OaFRzj",
-	"3WrUz+04aB0vawXupv3eb8GDtmsaWt6Iz0GnqXDn5iacZrhzed8Khxn9UNn5xyGfN3BKhCDUErPPuPUF",
-	"pTJJ6v12SyrK45CDZRUuogVEdMPgoKgRPja/7vYjIqRRABnVtY5SG1vwxZbsrt6Rcs2FXaB+tEFJEnUl",
-	"wa54j2PpwoK0+970t9K8WnXxZH2n4jKNrACAq2M3LjEe9Dk2teyjDqISEjfvj7YJPxfCroa5Ccs0pYqM",
-	"GBMkztkXQt3cihwaMV9xJeIcSzmNdMY1a0Z8bYTAt4t5yxY2Ow4xPGFNYMaRxUllY3Dtb5ULa+b5Fga4",
-	"ZEysFVXOD1SAC1pSKL6hiaB8UHsbfCgsqq0blDnk/rqyNLs8Qs7hh1kIimJNxWp11BNG78CzZix+T37e",
-	"WIw5bqgtj+W6WlvbD3dYrhtjG/QWv3dt7J/+c1ZU4W4/7prq3Hu9sFK1+6df7lp9cKPx75wb7tjt2DIc",
-	"hdjCZv7QVtQ6Any3dqzeWtFd9HMrkGtcbFleUaXdlUAkgmuLsYeMtT3PuIacXmvpYdDjKVGAz+rAqreI",
-	"SyGPWsXedxQB6MzI/m1jo7dsQYr46PpApR0oKr44tFy/skzxsBnm0jOwdxQyVTpyRVdyLsgo50ncBM5n",
-	"36yuWwEAvYlsHNgsxM/QiSIZTyloiFTDUDifERcU4442O0eZr53Ix73dZ70fw4aEjPkNZ3HzqoMWkTGG",
-	"MDZiLGczs+8xRJEnTBWnF4cH8xTmFDah04RqQw/LI/58dnb56Oezw4ujX9z5CX9RwkX+4RGdxc/2Gmp+",
-	"73jzCt7kSUJ+Pbok+CnBqdvCNl8QAt9Y8sSVZ/N8b++HJ89//HFv98cfH+8+74/i/g+PR+M4fvKkv9uP",
-	"d5+Pb0bPnvSfrpzqFW9C8AVIL1gOCyHM9YqJbXbS7lZRmC3OIe27x73d3pOO5WoMwOMTLm7tlOwZB2YA",
-	"HqHhRLqfyD//8V//Fz4/PIAV/lmSVLE8ll07OGnf9Xv9Xr+729999ni3//jx7pO9p8+6djmhDi0iw3+L",
-	"eaYXQ9u6e5n87PSKXSOUjKdsfCtzfUCY4crDmN0N67uGkwsjJJZ5hVuq0lGJSme0RM9BHuK7UC43AFjR",
-	"uCO1OLUhd75Fd7PNB1lv0ivw/37rv+sB0NBvu+96iNHcy7NkPUeEAVe34XDQf/fIjIsnW1j3g3hSKhyo",
-	"m4sF/PAmoMMlaKyNxj6V8YqxATtxU4TEc7h5fTuMLYLOjWHlatKaQ5rCZV+1lV8YXhrdT190+8uOhFCt",
-	"1VdGo+YFtqaFle19LlEVX/S0v9Y3UiGOdbVkASXHUwjOeBUtnDvirie6MOst4AnzKi1UN3CLJhqTNrRT",
-	"eP/27OLVy5Oztx2HBC/Y3CzatYAAYKmmGbn5Xv+5BdO4GFy+eV28wOpNYyl0JhOo0bwWS4pSqFEXQNMY",
-	"DZHMp9JNz1gPoUS6NY27bIZdp7elix5sbmzV7gMlMBNbKF/xvDR0WXKung3F+QaJfgAHZzP8SBshamfj",
-	"FHBqI6zMhvz9DfL8oEfXHSCx4kT9cqwlsK+LErNiUw5shwVHe35TwPOkpkZn19JDeiGVAoJkLUoZhI75",
-	"tOK7S8m29WT8olAI8CotYEYDVq9gc1ag9S5bboNNoY5OKjdbdrYChvh+Ym8bwbbEqnA279avakNJwUYi",
-	"d3tE/PugHq/CKgbtYJxnXC+M/Jm5eBW3aZHckMmU0RiMVcx8bv1n9/D8uIs5YW4W+MSnqDViNAuZ0IcC",
-	"YBeMoQxNsPC+Ah4EvhQMNXyBf/VU67Ra7r8pPkkJOAKRJQxziRxiBhD5+dnlUomeevSxDBbw6VHxmh45",
-	"E8mihiQBhZU2XrvmKz59sgE2rBLSdAy0Y9fV8EvoWE5mlAtNuQBMDJivcum/Fnx2BwGEFdcyW3SWgVPN",
-	"uy4Gl1cklmAmaYmv7pFL138Eyo0K4O72i8OfQenAbuKIiGrE3gA6uYNr6OLlEXm+9/QHjy2NvfkVaQ/L",
-	"rbPt1X/7m5Ji2Dkg9Fos99GHyi2XXFt03efC9443hDL8aAwD3wH309BMqAJvPQVyGmIvb3mDn2mbFLQD",
-	"La//+Y//Gka2f9C1sKt6bl+G560TIfAHGYJLZX+UUHFrRr4WkGBgQz1QlDbWyaJHDn3L7pGMjfzFTITf",
-	"81rZiIjxg69FzMYJzVhM8PvwTnMdT1vpoWWlpe/w3K4FYm68+bd+v98nbabGNMWOOBmddyJIefB91qHx",
-	"vdkH8ubqZfdHM8tECnYtzJ+PnxGVZ5mcUM0IvicqAPs8FDOj2iw3dBKlBJOSiMy14jG7FpRgUpOhTmMb",
-	"k/bwMdvr94ewogriQTFjKeD2UUEe7/5IIDStoCdWTDXFpPJrgTVvSc4Q7c8TyI4iQ7NkwxKCdJrQMdsn",
-	"Q7P2PZvA2uPxMLoW+BuK5WFEhrDOvTH08zB/42r3jotcV8PY4ElI0y3lyw4PSiLSlQftKBxdYSc3IS3C",
-	"zbVoDwNG8WNvFFuCHiLu+NQ1M0MANQgwXgu37Za2euQ0R5gQ6MuAycQAqIv7DL4HR4dawsvohF2bw58x",
-	"lUqhGEDQ4gqZlXze7//w+Pnz3ad7P+z1nz9/MjTbMHy+u/vkyQ+7/SfPfny698MPT3/sPx9eC0zdG9Hx",
-	"baHAANx2zCdGPWiPE26EltFl8iQmMRsjcjObOUSoazGR2P4atUBHL9aL8LM0czJco/cCHs56bxTDjx52",
-	"4PyBHxhCbBSyCX0TKKs3ydyQ74cxS7VjlyPm4Mh5AZZ4LbCcTQrsNT88zPVUZvzvQGT75CcUT967i0o5",
-	"Lo+Xf/tL1/fNts24UpDFk2EGGgi9CdOK7PUfR3h6LJZ0JqGfHWKcxeiK987aa7HXfxKViM6es+KXLpiK",
-	"vkdAgm3S7Lbs9fdA1Ipr4dIb7WO2qlRKbG1iSUaRvd3n1o92wXS26ALw5BAPoJnptYACEz9BWxLIoevD",
-	"8EMXGG3X3DlEcynhYyZQdeMgQm+40Q1ahykdT1l3t9cvtIrSbyDtrc4KXc66U2nYdbmufTxlSttpYLSV",
-	"ydRQEqSK0Rnu+eExCmpzshioG9i8CUwMrhMzMAiMVskl2er3HuMsZMoETXlrv/UEfkK/GOhIoDTAux/d",
-	"PX4Us4RNqKv5/RQ1X370sfjjOP6E4KpF/eNvVuey7jC7NuVHyiXLtoQRpVagb1Nd6X23PDOPGxKaN7sz",
-	"axe84lHyV1999LHEQUNfG9J6i1uqyKLvNh7oUSIn6ouPBh7P4AfPxmnoZ2DgiNIRuAawO48+um7EG9JC",
-	"qXnxF6QD5bxPoakqbDS4/LvHIFm+JGiqplKHrnm5+Oijt1M+PfpY2GD3oJNLb/B8itbe/Law9kpLYQGI",
-	"MATGdNCEcTdh4jRuBaG+g3dKs1unptV7oB+ADc3jAo4em18b5THAzolioPQn2JfTdffasc+Zx4qWnCAM",
-	"M6bzTGDqimfRxgJtGRv10H9eVF/a2lfW++xj6Z/NjupExDZFjojtvh8R27E9Ith7H3S5w5MTSG4xrwSl",
-	"q6Bg33M7SK+B9DyzpaEXwXLV32NhmtblqH16B+05QSmCLd/t951Z5rDeSibN36xbpxhqffdxcA2AzdfU",
-	"+hyduXs4cuiFfoaPrIWC9z9ef/8bQa1Gw2J86Mn6h17KbMTjGBOM9nafr3/iSsrXVLgWRwjiXMjuE6eQ",
-	"eOivKmwYFdiTc0cVJ6vte17a48UFtlLRuQIzYl5BEsTWhZA4a+n7XdQqqyKtfdfM89PSUX/00f3TMp3g",
-	"uS/2q/CM2Q+K7MQi4tKUCxvPqBwpac+nElvsR+ARjtmYx/gHVsxWj+rPzJ/U1lcn0NXE2fuWtNbf2+4I",
-	"fD5tXhgLXgr3tVHRpq/ASY/K6A+wnVgdJR1y6LYUuIb3XpXkghEVwHk1H98ydPig5O94xlrVDApa/izd",
-	"IGqlwV4vSJfQ5wKqF1T5ZPu27vBvm/7qzUQnKAGDUmngBFg8zjVpe/Hh77cvxWo/Y3d2DkjGoOmSGd6+",
-	"HqVNj/wk9RQkoK0lK3vYgb2AGTTWMkNHDcylCgRdcCTHhtwge/3ny6f0BRziykEFGvtJxosvdkbd681g",
-	"YJh8qnp5zb5++oN5RNERExgbtij+jkXatmym/3y7+x8//dZsDLW0AWkDKHr1SCpXq6OY0B2jlV0M/n1w",
-	"dEXa6FkiXHewyxXifDrZrCpHYVMeh+2xvZD1tmNYqKITF26qdMLGZmwyA9ZcajBpDrS3FjpR0XGtaLIG",
-	"pHhCle4OzGu7xy8ibA8i2Ny8TtlU5AUwC5s8aFvTYmxuR6EP0mj3gsBbBuKOJRIRYqpM4FJnjM4G+JlR",
-	"0HKrK76lqMxmZxCj6msNGgio3SGUzAaKrWYfNO5PV8FHVJlCvfghu2NZ99JsFH7sgcMZsUs2NGu2PySg",
-	"/nDwqS2v3VIQzFEP12zW3Ww1Ki8NMaZDgt9D5A0Z8tj55xT73frnIjKE73ZXzKyKS/Ad9kplLPDmOxcg",
-	"freFZqNkuA/u2C5N+B0bwmEyS4U6w+OnRNnMBVdZPIUSL/UvxSY/n42V2cHS6YeuPSE6zJjKZ7YtZeXg",
-	"l3mWZUTrzYKplLffh0+iSQXzeCxvBz/9cnaG0EIuAoaoiEMLI2rDALNcYfexxbUY/mcXfJ3dKz5jStNZ",
-	"6oj9jeAfiMIqJ0fmVMSlRwBVVudQqTqlu0+f/Xd8cso+kF9eHx51L3853H36zBy865Y9W24UmxSNv2K8",
-	"YiRj6zK3d7PhtcCcmzkbwUYgMLpRNczNSzE30hbSxr0ijGphHOvHUvEYelJUZONUKEW4IPUwFYBHqGvh",
-	"bsuAvxUl466xldMqfdgFIx/o664Kh3Op9Fv8kmXZsIYUjqvAK977sRyHr+1Nk0tlt5S4VvapNKT6WgR/",
-	"AHVC9YFPhDFZuTC2T8JImV5IGy8Tt3EHRDHAz6vtpTNamj7DU2XzZwStlfvq3r7sorXfgpjTBZ2/tumn",
-	"n6yu/ZVU63LHsAb9ukCVAgWHxYTRLOEsqwXfapFLECu7KCa+xVQvcXKfI80apllOIth8uv71y1M9laBk",
-	"Qu0mxuWMkAmlCOQgQZnQZi4sHlrLdPj27dvuYenKsAOuTtgLdwYxk6rCn20zWcegDSuzIUJwHyWQye5N",
-	"UeiqvwjOa0Tjrh9o2Ol9UyPoW23TlV1NFleZEB2PWWrOwYjdyIz5lQ9lgyIH05QnNkugkosZEVVUrELK",
-	"hZwTjJHnANXVOQAZkvuz1/uDjDs4XYRi70MbMy9/847ylGabMGKpg5OYmGOI+RBljagI3pW1IjrvjoCJ",
-	"oseopi2dnQ8uDq/OSvqSD4eFLbxjuExSo/zmqdeCYW7Ou6KnbOZq0KDvCFQXpHTCVASym/l+3U40LbCI",
-	"DVyqDsWLZ4RD5y/zVkilwLFnjAo7LuPQM8GlsAiZETXlN9piBVINOTcTpnrkpUwMPQ0F+6CPMFPEZglj",
-	"CjHWAYbDLPjRX9scDL2t1i5xM4OqHO9c1giGMmVi6KGxwIMwpEky3CKy4/AlzKuwi1Gw4mUp65tODBv4",
-	"OyPtx//8x//z1Gh5DqHrcb/faZrBZ4WEgipRhQxsUViasTsucwUU0zQVTDLaSif7mjEpoMymkNSZYPAt",
-	"AJQFJFzv2fRgrZb4smVt4DA7Pj1/c/X+YvAfbwaXV7aPPDKnG5lVVzECjQPWmRq2blhamS9bhrreUsUb",
-	"H32E/26cOWDvXhkc8On+eQ5guhtHB65cRdiOD1Y7CeTTl7CVimdUB+US1huO6KGFYw/e1hQdn9FFqQOw",
-	"4/d2BBcsPyBU2P7eRisT0L7dT6fw8O/5tvSQL2UfCbSKXOb5CPlzbAuhVwZ3HJgVGrVuFgUYMBmxhLM7",
-	"G1fBOYxYIsVEES0PXM6ny+TUgQXXRV9kt/alTDAbcV35dd/UbXmExSGtz7HiVkZQYClcxcc3Dp8gTYSc",
-	"lDCrz7OZHgIl2wdKXLNYYlQRPAUHVkOGrB2HKmx2n4ucleKXeKY2YtXLarKNSj5K81HCx11bStSYaTDO",
-	"s4wJDVyuPaKKPdvr4Gk1VpFyQU4sMQaICOuKRo+zeczfjegzM1ShOQY3zCsjPwp2YNMcuvSM8HEeHzgr",
-	"lArCPlggTjewvLkBT79bnWUkz3Bew7/j9XNYBqwe+WqHb2msBkPTmBi9P1dODTiH4t2nTx8/J0hSJcgh",
-	"u22FXN0JEkyZku3lDbQOM8xq0i3SsWFKCFXfVjLPxoz89c2rq8P3h+fH718N/hpV/7w0pgX+8vro3P26",
-	"D9Z7BLnHkZfqQLMWREyKZNGxUT4MBkL+PAT73Lg05Z2y63bKzV1YbAFwIrliDTlz58evzDd/RULFIVZl",
-	"iv0JSRSDOa7cy9pMSI+R2yKz+iV6aWPBDbW9nTplCgW6a4w3r1JIbaOo9nBx+x4iGmTvx1K/4X2y2++T",
-	"jIpYzsjIaI4Y0oOTovJZ51oYppnRuTC8sfwV8ykfTyHwV0rSvPzlsLv79Bk4NFBRg7LOawHMV4qxLWaB",
-	"VUmZUFiiZQZ9fXQODRxg5RxyjY9XXAt0tpO2S7Oxyp6xJ+DgW2W2Y/RlAJx3RQUj7PwnrsVoAbF+v+Tg",
-	"CLW7AfU8ZiSxIAnTmmVkDAgce/3nGIW5FtCMGNxKQ9+XeEjaVEBZ2JMnT56DQYNeAq0Tc43Euc3RV/l4",
-	"ei2oIsMfdvvTYafAZ9VzSRaMZorQOV0c4FG1/prI5wYk/I6pa1H2w2TsTt6yuEfOIEMQ7QibxKBQyrcF",
-	"On2Lz74Gzw98NTIOy6XgrkQqVtuUApDX6wE76loMhdRsSBRdKKJkjxwKMsSzfITdRYY2mGmjxeCBtI1H",
-	"CNehkBE+iC/ZOmb0tVXp8uS2Uqi/XCTiGOo27fo0M8uoSNJ0xx+Lqz0SIwagYH5HUHNyhGX+ge5zsguk",
-	"sl+2rLDkznGqXsUoqpvLn75nFX9blf3J967iX5q9IhTyfaz0OSgTAhYqYcMU3EvDujcXNWVF6NFHw2Y/",
-	"Ic0kLAToB53WrTl/yxb71mS3vL3Mtm2BpypPFsMc5dkiuwInBqQyKSlFJaVJyyQmbR/kRpnRKTOnC2SZ",
-	"IeZkualhTuSwpsqVuK3tDYAcuLhrWYHCob4IO6swlL3lhbZf9eCkrCU4m1WpyPj6aXAFps2ahyWibdSx",
-	"oHmw199zqCOl+UDqCmDf05kVsa6sGyRryeVFayS5o8LJ847evrLGvkIAPZBh1e9S3m+r5hdU6DRp69S0",
-	"itlW2v9WjOUVWyAm8Duo5RxPQwmPIr6fjguuayHnvh2m13WdfxnKjS1+2k0O+QI2eT6gCkfeaQsSzZAW",
-	"eem8416AbSBVnA7tXevmdTM5w0ZJFbFSP/fGnGA0I1b5b+NHDx/Phh0C64TVzBDOGE+lYsK++ADAbLDl",
-	"mZDzyMoPFC8C31cIFwQrEhJm5sYytsd+8RyajKCHwl/QAWNJVO0oUhgqBUkRkFptw4YcZwlIsYqsHMBr",
-	"jgDkLygxlWGigZjApWND+IbvTpevze8P8o+v5aOFHl8mijoD6fyf7Ub//nVyho084RhVlBF/Ul0cELQS",
-	"pelCfZZK/iiTmqI+/hmyIehTOm1yR1rqNJNHF4/RxJf1LOtECnPrZYUfXm2faeTPS7wUUKthCeJNeWhh",
-	"H+BzQfvAvjLE8fCxL6/r9/9A54FhOg8OhD+SuX0+8/mZ31V5jlWlcOUPXLsKcKPGnPmGHXiGSxTwpTwH",
-	"FlCkt6CzZF0oRWeA7FOkSFSxoSMyWmjsMwz/oIqw2YjFsTmjZTjsAzJhwpxWRhxCDyiCRhOzObGCsThk",
-	"w//M9FnKxOH58WXKxttZVe4TV9B26BDa8Yr+640L0PvW8Q0LlNfa/+1dNSBXwhUqk8SMadp65/cecdXW",
-	"VcRBxrBZKUeLliUJSVI68d1MbY/DnLlEjxv+gcWgksobeF4huS4tHbytjVjxes6EXnQgYEExMWkO2E0Q",
-	"0qBxDM3HcxETnfE0HCQ7t5/1FZk3DtEUJKutW+RSYVUlde3PFN4tNlfeFB9W0YocMa2P2to7H30071gN",
-	"cuCH2lGkdDUi0PQ0soYSueHMCLA2rrbNyowI9q1QkVPMfYvdUptVI/aKnHhzES0/++YpVaR9cfbmanCx",
-	"o9wDYKcphPZS4dQCJJC1yCYIyoeIdtWADhnCYEN0o05ZcLLeVDTzbMz6RJzlpoL7p0+fPPu2eZ+4Ni8Q",
-	"qLGJ6/qdf3BeVU7jmWBlzoLIH6VDEHlw3AqRo9OmTNrbnd1og2xOoKFVqZwp1Zpl5sH/8dth9/9+Z/6v",
-	"333+/t3HfvTsyaf/1lqBC1WGg2oAQ3KF1xi2h9xMLLzwiSfDbndGP3SzXAguJsMSkt2OsmU4RR3DEFHP",
-	"ezP64cI+0LHF6FSRoQUdwiA+jAwamSv+jo2Ig3IOohJp9APGlNHibAxeldSI7pzHrAKy3mCRRVAYghB5",
-	"uQNMtQO4shG4aqYZQc+ZVMqknI1V5JqWwOtgDCzaxGWTme+WBgjv5ITfMvJoxnTGx5AUa9vz+G6+8qY6",
-	"gEs5QEA+SpCQvBfFyPoCRjDhSh+EQQQdTOGTIJv1EPWXLs//61XI1YZqKhRyt+0gZAv7E0p7VQP+j1zl",
-	"KVIcIJ4UROe7yRkagJsc6dxg2fQGhT5hRcGivDWrB+izKVKy8CyWiMq1erM6Z8aUTO5sDqJvLA452KW7",
-	"0LSCbI2Z4bTLKRvEZ2w4WH+bMG1VXw+Ub9FezHkjiZQpYJWOuHCFxHM2Mq9VZu6YTMk92DlMT97cGL1R",
-	"Co+kAXa9BWxzWJ0IpG8hqrDMGqBbeWKT7DCiZhsxhU+SWeuveXzM+xvODC7en+ygvJ1KV3mjmNDe2xVZ",
-	"3dBSY6ncAPim2S7FKmcCyW6j84DvaTwTtr6f4Cw5U6TN48geEM/tgXUj9pfr+mz7mFlBQcfTsiAsMPch",
-	"OTHLRSciT/vOPhstnMZ9QG6wUK0oUOqR4e9Dm5VWWQpEm3Wzg3rT4lOAzCmHFTPaO80MR6pmvKGFiNfI",
-	"2Ah9B90NJVCrMAxdQzI/Gec6WbYlHTb5Ok1+VXXY029VHAZQ8NuuMFgRmn3QEeETIaFYETPthv9/VG6G",
-	"79EKSRPKRSlZsdMj5rOVa9UAO7FEASQxqgOk8a2o6Pj985EC/lXK4izJbVIY5/b6/wTQRvetEK3mMarY",
-	"6+rXPMfcnLmW4VZW5VJdsJl0pVFe5zWcpWhg4Pi/y++2xWA3XHBl+Bmq1hf1/j9YH4w11r5LUC7cY7Yz",
-	"v4bj7VEn63BwZtKWkr5yrhOO9a9YPPRNAQas6DZWWLHXRWmiOnDbzmZlN+Lnny7cv8L6ClFxhWyLOW14",
-	"1FYnYpmv9751qpxO4gzIMRVkxAiLQYajgi90CfX//M0VabvYFXaBNPb5X/7yF6d4IHwmRFyggUOnQQN2",
-	"p+Vrs3bX+Ww1JRQO/AcHWB0llVrYn/paHTgyqDqGAacJKGJL4RDdH2DrXdSynaOXt9ihYSx37+iRoRc/",
-	"Qx81s7e7PszXwhwDANKaUT12nbv0tEcG9eY1yvaLZnERSjy0q3QtystUOldrzk8QXirXX0bc3C+7aLNW",
-	"h7Xz9y5aB7n0TdOP0jRZrIZg8u3QKGxrQsdW7n7JqoYt52FLSP4EXOpbifNmfADoc465LjJzOxhop2IO",
-	"HPpEG+rnfRpmUWcfKJ7/18zfOlqxgG0oP8uoUHSMgA6FHqPLeoYEXzs2KTB6fDXDNyQZsASvi22Iy/3s",
-	"NgcsqqVehCyOahuThrB8AcTm/Ty+pNGqcGVQ+ojc8ESzDD0o3g1k4xY6VwdBb04U8OYEfSSDYsoboQxV",
-	"Wht+PsxQAOJnI4Qh78f/Gr0cGt75nbka/FqsczY86KD1CgIfNixgEa2ZXz98qz0UGwVEPkcN3ZDbLLdF",
-	"au48ARCkrh9BBpqCYcfQJBH9yg4hkpddykLGrPQguKGhcEzEsCyqR85lksBDMnPcx7A1zP20SMpcKM1o",
-	"ODes6OH6LU7NWqTMh2OzFFtM+B2zJIAQSKUD5CnFOsoAuupbHpbonv24tjpbrof3V4Zvrs60KX/8wuZT",
-	"l1H6fcIxdg2HciDbX4NrCI3WlawyYj/uLvOlPm1XekQF4TcodF08udBYp/SOddBatS2pwcT5Gxs7rw+1",
-	"IEXQ/wKKbGxPgXJ/XdvEyGew7/Z3i8/BtiXLfMPmSpd5x/dVHuNndoTf/K0tUzvsapvQUw8tbWLbYaRC",
-	"7l1EcpEwZZtAQBROeFJov7g4PD7tRM7/Z+3a3S/cPeQKiKDBbFsmJJtjB5924BHz54WbkiyYxlg+klep",
-	"CaxtSNKmCcKJ+v4VHaKlE2+I4/vzwDZ9DjeCGoJAVEzEZGgWbmheMIFiL9+QppYO/s1Fz7ezrnFdzT6U",
-	"NqzUu4vETHBM8vBUGQbgxQSQRQGajAkllR6oCksGi6a44PTAGrzevygy2fnhm8tBRC4Gl29eDyJyeXV2",
-	"bs/n/zw6PD0anPzPV8cnJx244+rw4gobucA/37+8OHv9/vTsxaAi28tS3Mm/TaDKtpOsW3R4sQaz4Ty1",
-	"xi3tcOeWzgatWyKS5hAicUVRkNP+uN8nM/XZbV3chzb1d3noyPLQkeVf3nzwx31H4UFWX7cTy3dvTEDp",
-	"3qqcaC8izSn8RSaxi+pggoHFoEcUKyRI80pIlkwYRXx6i6dYvEv1ZnFErmFLIAk5YfGEZdctgPsqJzhA",
-	"QFtILDGEwk6U0ViqL3A0qwW9GJwMrgak1+vhZz36WIxotKCw+/EXWIGvqP6aAVbh4eG3kzabpXrhMEXs",
-	"QYbCSitoOg/neek8oy+pREKka/E3SsSG1wNtEubTSsVj6ZE//ZGu0f6qTKSBsDSGR8kmNMsM1FeI3RZq",
-	"MuYEQ3wIKx7QUDanFpjDhT309XprNPyLBkQOwrOhraVPfcoYVRCGsbg5c+raGyhtyxdckhQcFcuO7EA+",
-	"8dxyc0Xa1GqlXrN3SaEQFjNjAwsqfXI1NAZjureWWmoaq8CcWDcVsygBBClYHbNQ6xJC304XUWEH27Vz",
-	"q9Z28CqP+7t7lYzKhhRFXMaVddnR91HWXiKiJn6JZApuAiS2/6MBM74AuGnNC+YYauFciaz/DQ9pe21X",
-	"2s7mXPWeqEf3Z6rrb78sMc57M2EHQtykWZ1Bn2ZzvKHMCuyatmG2Fy+PyI8//PiUjKmQgo9pApYBpK0q",
-	"s4EAlprFLOtE18KYlBECqOpKj60pNEnVOmExhpAKsGQY7FoMP163ih+vW/sfr1sxnzClr1vRdbn7Cvzt",
-	"xsY/XM+m69anT0OLzA2ArKUEe4DH8p6pZdDwTo/8iujOXFcwuK/FEGjE8zsLAv3y+GRAut3iDeTV4K/D",
-	"A1ID63YYbNcCez9YIypjY54ivAC2TUiomOTQICeQjzQAkHCLur2ddvihK+JlprcRVoC3+zz+c23bUBBq",
-	"xHpSWB31oBSuMPLkyFKjoyWqyOkLPFFACpbugMTsDm4HJv7d64Pu5OEpauRIvx6eHL/ASjFHZOYkTY1+",
-	"wYXDeCngpJEoLSg/nvxrUTr66CaFVCQo+wHSPiBvTg9Pj345uxi8KIYpjzDK9bUQEjtglke6k/l4yjBx",
-	"CbquOLdslekJqc00HOdDv6ynAnsHGdN8MtUkT/eht2NCJ2j3dw7I8SmsxLXwwg3xlEc0LhhwVT9FhjLn",
-	"KpjaiEzuXqzkXj0Cfi2RchOjqZL7AwcpcZBfi44DZUbi+ceEcqGsYYTEXxDpvxjnSORkhW/I2iBPo36/",
-	"D8JJ1ZtDwQnyReVwC2YcFyYN5mEncnJg4y05ZGrIVFkn+i5RpG0+EaoMMIlRkBuaqIY8/CIpycx+jZn1",
-	"S3Vyrvhuw95smvLkxDzYmOa1dQ3exWCXWJwD0v7n//rfAOhfWHgRgd+ePjP2a8oTWEilsxwi6YZ9gd/c",
-	"ucndYoOxJGIGTVGGv/lGxu/IbyeDXwcn71yvmGGh0ifsjiVmm/I0tej5kasCRo64R17xn3rXAvMyfEak",
-	"qxiuaoNcK5bckDZA+C+MwQELRnz+Wge7JlLn11Z5dkPH7Fo4K7vaJhaKZgFNiPUmPXLdumAT9sGvnZaS",
-	"JFJMSHtGP9QWsdO7bgGfDu0p5jqeW6iJVRbz1zSDT+Tk3OeQB1yGy6ftgYsv5woZvQMPdi1VaEcZlhP5",
-	"iohkUclxpYKUzuG/XgYRJEY9+mj+Y/4cZYyi/Nq0YNGm4hUPHtiGo5aNKJJSyNPokQvnw4I6Xot2gL63",
-	"QCpNwmj2UzGd7xJ5cW06C3zFQwbKQwbKQwbKl6vaM8wnzHu2zQ35nnyNp8CCV1f7AVwXBDYUaUNqzYtO",
-	"ga3rzFPX7A80KNT71IELdmiPiCZJAqfOdd8Ogn1/MQ785XMZi6n9QSjfa7n/JdMPnP+B8z9w/j8o9xDQ",
-	"hjzDs3ySev44t7gXLIkJ+z2niSIUy5Ixc48cDU7IWIqYo0tRJrHqfJv0w5pa/gfk+W8nsIIVAZeaIeKY",
-	"3QAA94GqjSwX+xYMCjIJWAqAVnZfRgv3z4ioWw7X2lVzwoosJPmM6QwiR+gmouSG8iTPgJcgJnaWi23N",
-	"D1xx843fneAzk/rT5e8XtR8P1tCDTHyQid9PPr75/8H5+8Hp4U8nA/zD/vTi+NL+9ur4PCJvTvG/F4Or",
-	"i7+adf3pYnD46vzs+PTq/dHJ4PDCs/pvIyTTTP6NjZF4GrNWAbBlJmOWkIwVAPuVJCop0Fc+pkly4HUA",
-	"iGK6W6pZX+YsjhQTOiLYs+fvLJM9clgks4FqAcHMa+GftckLNo+1mL5tRRsIGJaDGOfF536D7uLFYA1c",
-	"vpj+Q9LVl0heBZYFehLKpxuZGLnpiTUQgYyKQAjGzTVPsZIEUCz/nCFID7OxsnK8AOOo4lUYWVlAcyCw",
-	"H6KQutpNVDvRe/L+7dnFq5cnZ2875XaMNnPUoZXZGnyX/JaUsDwL/O0ZJCNUgbFB30UIUee8sR2VYqPI",
-	"UtRQJx4vDK5NmH5rvy2cpP7Wr89X5AJukEuk0lU56wV+gd+ThwBUI8aDX6MwWTqac/C43xBkbLND+ehj",
-	"gbnyaaMTCt18LcK1L8XHTr7m4PDMIqy53hqKzKi6hQ7m9pyI2MaUg0F+R6rf4jg0nYG5P7EPhF8H2DM6",
-	"YQkCusYFvx2BR8FOExUEoeZ+E2sRhe5zfGoITV9R/L4tvrLZXXNWxWLAQ6tqycRwbClRgqZqKn3xq/uq",
-	"6Fr4M47Jxs6pk7KM3LDYNTBCTQfRGEgZSCnTLL4WUDJiFOqMpQAKR4bHMZulUjMxXnRfscWQZEznmShB",
-	"mRWzbO/2+0F9Gga4PzxDaQ7Qay/64/udmg8qxT++pvPHjrXK9VNsgcPtYTRLOMtqKTu1zfziyINrpmrp",
-	"7MER9eCIenBE/UG9cwEhwUOTF/2SsPbl9eHpm8OTot2doUTEpl0kklYxFldmYm3oZGqQ0KCVfw/C+RyD",
-	"/mhg2oZRgJXx5vTU/NMuo64o3gDL6IW4NXznUxm5+IktkI2lzMoVsRFQ7L4t5UZfoTeVI2flYnuq2pjt",
-	"i8HlVUReH51H5OjkOCoX31o4cDaaSnmLf7j+QAX+h5k0OBg75ebCDtEe0k5xfNfWCjmjRTZNoBrV9xji",
-	"2hrzRpUo1iXJGI0Xzs4vkIkxfcKuE5QSWedlbxYHMoxhT0rmx/cVJXITg1l+Iw3hITz0paXyg4x9kLGf",
-	"F+zxjJv88x//r3MzFQabg+ezYXlVavAHPaKBy6Mg4Lbfu8pn2FD5i4V4GqQvDvU9iN8TflNqUVjuZgXN",
-	"JWzTxon0ghVqgxC0xwEOeKlUCGOPUUA1uIMRUwET+7A+Ah6wt2EVNs+InIuICMOsYMPK58cmqayWiW4L",
-	"ifl2hT3l7BjVRo7IogHVuoRt5VqDgb6wgZy8gOEeBOWDoHwQlA+C8nsUlDUTByRlwm90tY1vEaKxiGAB",
-	"O+MbSEWlZfo9yMRLKM2sWKSRt0dl5sRYyDKFIw1QFI5coT0qIkJWGgfIjABapPnHq+OTk32yJG9Wyzqz",
-	"WimLQ1iIMv1uZZKZ3GGSPEijB2fqg/z6o+XXH+AcvTo7f394cgKCCJr1IZu1dloRZal4Tu8tfPyudJmY",
-	"QBH7GtxbuKtqeIypQFYvoiKpQTGtuZjYtt8AFZQAV9b0lgGmKWEf6CxNiswHaIIcCvVDD10/3sBO9GuG",
-	"u2qDNSXBlNckcmAG2LY/yxPzmVOt06hkcqeZHDOl/oT93O3Oj6mmiZzkbD/8ibCb/iu3hVVspstHMNqj",
-	"OFt0sxy2MqyauKPPFYAD7Fv2nspMo4oA+2ThmzFJDHWGhCnMy4Fr1yKlyoEIYlW4IvImsm7zGw4gCg4A",
-	"JuYZg/Np0ZznMk9iaEdwLRSEs382h5eSoRnnhU1SGwInJEOkewu6MCxUjWEojP0iW1zk4sJMt/V1FBA7",
-	"wh9TWOcGN/vVjI9lrv5LJdz8AXYPSxO6qOMheO3OwiJ7nxYckFKHVbCE4FDNwVvkCR6PxtbQfysO/ke9",
-	"SNmnlRh6TirZFiSORdkcTa5JO8yrZOZYVUM315oc+JYypzHPAq4+pJtVqLlEBAENxJqUKnJ6yDr14+ti",
-	"AeP+Xi1SVs69bCL8R3ZejQfggtF40Z3RmFUPqSJtWw3XneQ0iyNv1HQnVLOIKE2TpDunejyN5SQiWsru",
-	"jAoQsIKLSYeUMjWL+cOCuSU9IFDJh4fPkmax8EZVx/o8bLJ8dmltp3XyfTMd8NyuzDc5lTjYqnRoT0AP",
-	"RzOoO+74M0baWRPRdqIw1R0QREaHXHskGbhR5vq7O7E5dP5tOq9vIeQjCO4l1hsLcnhM6IQJ3SGCsVgR",
-	"LaEfSM3UAm8aV2VeJ3MNlU4OdzqWY7VPKHlNs9tYzgWZ5DxmEbbXQvw0t9iFAntHM05HXgWuVj8b8zpr",
-	"apZXP5Nv4Nu/oZx8o1ZAZMFOOB/kg+QMHM9f5HwjWjMk5SkJ8fqcAK1ohVVqMnLVE5KqUNIfemLXuTkq",
-	"yO/Mt15WjIF7CnF3hSQpnXAx2YfmwR5alJIpFfFNniCIfKCNs2JMIchquUEBxF3Nic0hk9r2L3TxAUIT",
-	"I2YhNDzE0YYRuL2oQCjjom+v1M7/2VknSb+R9FxZRlTqCPLn8ouYr0L/ViXVTRAeo3PhS3hAtuniUIZn",
-	"K9GwU3HHGYuZ0JwmUZHsgf6SW5ZqkosYQRoJtyU73rNhO2s4FZpgE+LCA8ISNqF4yjl4YjU6cmXKBLa6",
-	"gt+0NJfZh5RnLCq53hX08jMTcci+dyyL+Rj9hVYbcGic5piIMev0yLFWDpMYunC7ZjOiyDcv1TXYwqsC",
-	"uZ4jkCV0Dqx2roj8V8Gkasj2heCEWBOW/BbdKLhLn1D5jFXar/sg1azWX8I2wMfkEbsP5jkeuwwT0IqE",
-	"YQHAGHrkopYgads/YaqO5wllQP+UZkwEele+AGoqDuv3ibhXzA/m21CfjN8SH5TagUDay79sk4hvFcyp",
-	"cuo1NIbLb+dQAgEfT3kSZ8zWjX8+A8bdrugtkd1scAI79nCPVhSN1Y32KCMIcUn5cbWOkBbGNYRFRoyw",
-	"mLvus8ABR3R8a83hN1ekTW3to3NXkITdwMuGf/nLX4alDGV8OQIU1LvT0KCWUYTFWKlJzZ7R28Y6WZhB",
-	"oAlvpbUNdPVZo+l/G5VhAyJ0i/+g0y8XX9LQQrkMfidJ2QezT1wf1KhQIXgG0OA3aI5V7bWyAgVxJOMF",
-	"sJ4gFZAhj4dO+LtbHbqvOYHXYpYrC4xoczH1tEdQ53fcChJdUwklbFbTKNdq6+m1aA9rrq4eeK9+67/r",
-	"zadM9ADAfNiJ0LdRMoAAGdtidl+L9tHgpKRLIOu0eA5ceQhtBzaP3UWBC5T24Vq0Sw/D98EZPjD2yXgx",
-	"TtgBcZ2ifiQxY6k1S8r7jWEq5E1reE8l6cYyQbx+LdaRWb3QOxTgOs/1F9NE7hcco0lydtM4WEAdsV8N",
-	"g37oTmTXgoSbV/cu6Pw1FsJ+61jaVqwUFdY0oWOfz/P4j5uJVYe/a77++Mn3HuM7glVEnDzY2SrfDPXj",
-	"JLg1I1bVbjbq5UXn3RGcNSyh3zTQV7dvHxVW6ipTF1U/G/HzT1hra2K4WW51QDIxHGev/xgT2RHY5YMx",
-	"CmDVeuRYqZxZvEDpQkjnZ5dXoYT2O3nLjooZfkFTaS9kz5vh4gf9pqbfmFWpOTl2VIUMzC5rectEuZbQ",
-	"VxDarbewkZVcvC9jKBg923c2qugqZT3bgo2uU965tlqCQyqyMGJ1sncajKILhYkqQUW+Qr3fQPqUxmtK",
-	"MPV37CgyY5rGVNMHol+KowXXibQRiM5QAFC8S1LiSGmonHX+CDU+mKF15eZJ2sPFrXo/BNLe+7HUm2Uf",
-	"erVkVMRyRkZQpla0HFP5rHMtZMpsPRUy+8PzY9LGvFzz96O7xx1wJcLZLnsHEGsNnJ7X4v9j7/qa27aR",
-	"+FfB6CXSHC3Tsp2m8pMuTZtO0msudnvXuWQiiIQknilCB4BV1Iy/+83+AQhKlJv07KTX5imRLALgAvhh",
-	"F7v7W1VavqALNctA58Wreej28unkaHT+0Jv0BdF+cfQuWAbDV1XLEl+yUd3M1FgU1tZwEtHdHh/FFksR",
-	"s+r/qvJcGb8Fsl5VX/l7yl204TOyffc7FJNX1bRrf+JBuFe2d7PU+A5cxTustlcVjraTbQVbuu2Y3K3A",
-	"VBvLuYbtA53vim0iToTT4tEXD1PRl2KrpBlc0GWJrl0ivhilon+ailxu7WAo/hajIzIPY804GPoFvQxP",
-	"h9PCaCedOljeyZU4uu7qTjCeD63uhDH3R1aBRADuH3/71Usr+qP0dJgOT05Oh+nx6CyBLXAyzmePxuPj",
-	"09EAYwXz3ChrVbzu4ZzIdFWpjNgtk2DsnY5i+chq658fin8efa3NRppc5fA/KrjFy36mlgVtNuTmqg0y",
-	"99QWRro2+u32kKBkWeqNyid+kLsCowJPvfEoPXuU3G3l4buzVGgHfMiJFcU8M6oRRJCHopf0lkrmijyO",
-	"j2W2VEePG0rvdsOVPkKwHscuA3ZvsOU8vLUY1c3nEzM6MUmtB+sHN/i+vticHLuaVIDhdqYG7pA7iG3c",
-	"M3kQ7WV5S529yBOHfqEK/WJ0SljR17WzRa4Eb0JO67Gh9OWmUjn5lTHOi8rdmbqyiZAiL6ycla1rJabg",
-	"4GjQpTKqFdtfYeA0HqV4GjRl3dHdAoiQj/EgjMob8wmWNL458oVXjrG4iBi96LmheCKzpW+ES/pGopDk",
-	"VmRvnUbXocjQ7UeRqwmzmpCnEYX8wIprRDjKKBmK85TJOqP0swuf9AOW4mP0ddLFVyvxSOZ0tsJ+R+k0",
-	"yUGshISZ/TU//Eu/An7lpHwB47TFLyqUKWyqFJ4fLlKIpsXBAoUfeoKBIKaNZKY+wmZt1M+Fri1Rnx4Y",
-	"CnmOD58OafJRi+x95RcTz8ChSIXvK0WLRM9FM6mfAXfHRGkBrFdim/yIxHPqcnFQ7aUqnZDCFSt1/1Xj",
-	"uyu7/6yMvY1P/Moj01xmYJBYwfXJ+cFpuMen79/M6qLM3xTVXE/BVjNF5pNR0BeNtj98/kaLtVV1ro+4",
-	"JUrtwsfpxooNH127ASHZj48vMW4iUAej9lGsFMIdOmXxFDNKiaUE4M/0alU4h3VqZbVQnJf1jYbToCSX",
-	"Q/BDlNLNtVkNxaTahssIdAihzbJ3X4FeRK1Fv3B09+CTL+VM1y5EMA0u2IYCq5Tqt1NBDn93AaOaqYx5",
-	"SlovKKNxejE5VZZYQhT0QsNG73UFYDwv5QZjKJ3Zdt6B/MizfY/A4rs4oEHS/PogOzI//w/TwqI1G5nR",
-	"RGtCPufGwWV1bTLVTCzHyTTU/G1KWGjpPSKlNtpcKwNn7VqX5eHMsAmVgoUfjbFkDLvEQYfQsMwsgBDs",
-	"TUcrWtprWK0cU+Q0J5eUJeg+mnktZcWByWVhHV3QbWTB7C26RiZT2nxE4oI6JdGXkZT+U6tagYKP/W3k",
-	"Ndrr3vN4gckq9COuSkpBF6GRAgzbuqI4INbDmnhrXZagKyrzsyxFPx2eC7COUak6/H4UD7YV/SnJdvyq",
-	"TtPTzNdzx09qOmB7HZ//Af57IZZKGjdT0lmh3jrF8054V699H9I5kNkDK3Il87KoFEiJfoUy8cILAc6y",
-	"ijyOVOUHvbPYzjiuCEgVgda6LDLArFyB7W9IbyQJ46zRk+Iv4gSnEhpsiprCaP7x/ctnT16iGDzMOe0n",
-	"q69Ng2rkXoC2mZFeA3yVulIXIC7EQXoQKx3xvS5gHL7LWXrawS+ny/IKWrynHD9oG/r4RFl+0P1tEaEk",
-	"zEpvDm2+qOSxTwyItp6scOd9dh7+T+AO9iXt2ZV8G69vRfYdb4YkRG7Sj3EKrMo0mJ9zDTZzS6cjSOnA",
-	"ddpxXbiOfR+/g3+oJBrlMXw4E8oVtnDL3fSEmSIAelu3MEQtsZYmhHK5VlwGrlO8Jpb88vxkEmEXHxgE",
-	"4A0IMvDR1T0JLNzyevDkNe1regYNC8vH4IhYr/N/IWtV125du0PBJAyZ9KNL3JvjjpAwCpdpINKDZ/8Q",
-	"7BLfhh2Eg5/fH3VDq0X/bDQadBVeo3mFWbpH3PPdfELsm6A8OikzIkaVP2tdnXvHxtFHLwNC619GGgjT",
-	"waxrjpXlnbqATQcbXVcC06v55MOABeTWv1sshV19HzhKgCBnpQolGUvl7EFNDf5Ll4D9lm5GOAjCmsns",
-	"Ws/nAw5z519RSF2p5u4iqv6I+MWGZnsgzQi8hj0UMegnZJE2yXL7MPW1LMp7hijo4jM8/Vnh6S64HRA6",
-	"lnSpJu31AxtObbKd7hZFgtl3D1DyBO1IG+lCs20MI6Hvq2Kl0NVJLom1ZC2ny9rMwHQuMQXICthSTbAO",
-	"Q3RZInrMVGAPk9VWrLRRxFJv6govL5hkzhuRKk9CqaPdv9vrAv6LOh5WesK32XBa1I5eOBgT+xPIHBQ9",
-	"vC65iJRJryES0oEd+eU+Vj0NwrlfwAr9fEqDEsR5yKIkWUvyTmkkN67yP9b9/e8fl2grN5DERhNW+VLS",
-	"VOHymi8Gwy69W7Qq9cLeA1DhMkNegn9rfw8XUeuUetFUwkF4KPKE4+DjutTwO2iGzCtTw7McrI/x95bx",
-	"zWAuI6KiXgyGYkKeX1aPmtsSDiDw0ObFvo8Vk/VaVTnuJBDQ/YHFc734lDChF7fqN6rKPys4v3MgmeQ5",
-	"bzU2j2iblHqRRLmzvNx3qxK/F4AslSzd8pfD8RjsPBilKVYG1dXC008xoxS5Qqx4enX1IkGWrBClmUsn",
-	"Z3Ae5Voxg06BOX9UI7+Cp9EfJvpGcbGVyhs3FNyGd/FK5aqbleMpDv8+vVvcw+EKwSiDwop6PfzYDiqV",
-	"1aZw2974X6/b2fok23FrmniIzfqgqe+9xnVAjtvbC9LybyiKLrAdCz1vF4UNt4P7wd6coHB6IWxm5Fr5",
-	"WnvwN9TwOODb8++Xh3I0v+Ph/urEO/XWHa9LWexM+V5EWXL4hYd/7GiGF0avQB2pbZjhPohNqLdrbYka",
-	"Z67NSjrYkkjaIwU5J3Hi0KK4Vluf9eejKbvW2q1OTuRKej8oClZMgJjg5Qy1PVbFghYN2g1k3CTiPD0V",
-	"aIBsCqvamETsQhEoIc+uM3I+LzIKGsV+cZzvBU9IWfZp0Am7hmMD4fmjQlPSO08/5Gi9Bcpe+ikZ/5bZ",
-	"7ka7dnfvejMljTLQ800Cc1E8UzgO0IDJOd8Vn3aFtBkUj1bqTJY+JKDP4TL4cerpLMS8lAtiX6xN2Rv3",
-	"ls6tx8fHJ6MvhukwHZ6MH6WP0t5+CNqk2tJ6FT81zRoiLeE4Z6Ki1QaXcVYWyIlHanPhRF8NF0OO1Rky",
-	"ldEw06tpEwF99fySQp7RZJ+epDikcxzSlNnn+e284DFcZeu5ezgaUyy1dVb0p0dH/M0RfjMd4N2vVeKH",
-	"l885/BqDWvxgN0g1hIsVCTdpJTXCeofrXd2Mj4/fQYs3vaQXyJdgpS2DpYIz0hv3cE7gaxJssheIb10j",
-	"NzRB8CsKYo5DPDDTWGaZWrsBbiMaS7s3mE04jVRVr3C1ObfuJfw1rLnXYSXu191hTYi4RlsQhCLgcEJe",
-	"wPsrJFRqZy9UYeIy5eH5UHq4O8yxIRPVczLb4IiMG1iX9aLofB4LHRbVggNtaQzWSVfbRCwL67TZkvWr",
-	"F/bCl8eL247qG3Y1r5TxzXNeS94amqcC7xIOTOLRpaqceILZHtYZJVetzpEDtuPhv8MyRNES/Y3E4JYk",
-	"EjRvh6ixolrX7pCQbbGo4BBaSrs8wiAvlXuaHtSjMAiYaCG5Pf5r16vtUmpZkFMTn8w+bCLZQrpmLKrk",
-	"fZW7PNfxUonCEQ+kdVS5FUtV5uj55qoCs22bH8r3hKxIXGypcPiE58V/YANZZ9R/qDhwQIwHM6HGxNIr",
-	"u8Lf+xH5YCIkbLCFkasBhzczb0luo/Dv7pxLPPihc1R+sLwUwhe0gCxQWOgjeJXxq8J59gW+1cykMYWy",
-	"BOpHzVRS0oTM3FicDMVzrAk/Fg/TNKCikGJVVLWjetNxfsYoFRsDBlrz5c6vKTAtEQ/PxLPir2KmcxhD",
-	"/2z0ZSLOTk4H8RwsMNO/U/7w8tG3+OZBVw4trJSTHQ18TWGlGDF5MJLO1tmSbjGtj7xrQRmGzHUPjsze",
-	"aHWE+7HBGCt9Of8bGzi3mqiPq8nlMy7gjiGpcQQIrQzUdHlvYVUGMqeT5oIeea+48DdONm5r3ZQS4+59",
-	"KbGoTnvnW/FaYx2IOMaIqKLYUYL7zCeQcCpIzocKJlfTKsXQOtp8SRN2Jtj+bkIZoqwo7LH/0w/PriZv",
-	"Ji++ffPsyU+JaH289J+/e/zCfzfw6ZnouCwwr2pWO1+nwp/5gEs7dgPsL5bcDAeXhfx+6XNc9rOFWIog",
-	"qN7N65v/BgAA//8=",
+	"7L3rchs5li76KgieOSGyJ0XT8qXKUuyIo5JZVRrLkkaSy1On5G1CTIhEKwmwEkjJbI8j+u/+fc4j7JgH",
+	"6yfZgbUWkJkkkhf5Uq4e948ui3kBElhY9/Wt962hnky1Esqa1u771pTnfCKsyOGvgzFXSmTun6kww1xO",
+	"rdSqtdu6GAuWap0zzoZ6MuEqZUM+EcyOc12MxgnLxVDnqUjZnbRjJi1rD3Jh7IAVKhPGsMEwk4NOt5W0",
+	"pHvfWPBU5K2kpfhEtHZbvxY3lm/74ZOWGY7FhLt5CFVMWru/tdzbWklrmMnWm6RlZ1P3mLG5VKPWhw9J",
+	"q69GUokL+H1+9vuKCbjM3HNMXzM7FmzILc/0qBCsnReZMAkbWztN2J3Ob64zfZewaa6Hwphy2lNux+Wk",
+	"YRJJKxe/FzIXaWvX5oWozn3C3x0JNbLj1u7Tx9FJvxPDwk3yMHX3R8YQlTuWDfUvubhu7bb+rwfl9j7A",
+	"q+ZBdRQ36mEqJlNthRrOXojZ4nK95DfCwBIZy3PLpL/fwu5KhdeEMVIr1v7H//rfbOfJEzYc85wPHSk1",
+	"73Nl6G03dsNq7Tx5EluuF2J2DO+JkeeNmG0Z5sZJmFSMqxnLhLUiZ0NuRMMWwn/W3MKdXi9pTaTyfz+M",
+	"TfGIG9u/FcrijtaneSZMMRGMX7tZ2bE0TLhbWVtawwZG/D5IYGkHMh14Ks24sXS63H+EvBVpp8sOLZsU",
+	"xsL3Mq7oRRbXgU34jOWCp6ztloF2KmE6r+6ccUNw/9d2JifSitQ939mD5dN2LHKmismVyN2aDrMilWpE",
+	"7/gdHld4E71ki74oYSNhiYTcBB/3el12gnTDR26m+6eHW4YZmws+cexC4t3DIjc6r327kSPFs/DtjaTl",
+	"Vn4bln778HkTYT3+PrZpxzoVjSdQ4cX7Hj46c+e4QI2jmHD9YwcqpiK/lUbnzWNVb/nI4S64uYmRujuR",
+	"lpubLcNkmjBuGGdTnWVsxG8Fk7aJpeLrlk1qyt2hdo/+z98ebj9781tv+9mb973k4fcf/qUV293XxM8b",
+	"1+OuvOGjVuODe9pMtTICpOmPOr+SaSqU+2OoleOg7p98Os3kkLuVejDN9VUmJv/6V6PhtvWGO8WncMx5",
+	"HnNdGJGy9qDI1e7MydVdGmT32k9o0EmYO7nuNA/HXI1Eugsnzn29MHbLsJ+1gVOptGVaBaFpRH4r8i0D",
+	"zISzq1zfGZGzKR+JKj/QuRxJxYw76k4Z0MCh8hnLdWEFSNYrYYiniLSz53kTcvFcZwKYmBs91XBFT0UO",
+	"a0ZDR/hWeIQPLdOFNTJ1tGZKjtd2b0qF5TID1mkCy3QqDayAG1oJ4WbVbX1IWn6tv+Ae7jN6JWuf/XjA",
+	"nj1+8h3O5ULrl1zNznCXzJedU86tYLDarD11PF8X+VAwnqa5MCZh7je3kjpnw1ykQlnJs47f2GsusyIX",
+	"7KpIR8Kya52zu1yrkXvEOEIzUxCFEbJ1A/ttHnS67EzYfBakqMC/t/fh71RkfOaYC4oHWKLK9UVGdS6G",
+	"WqWGWc3uuLTsSlzr3B0Em8+kGnXrkkQqOXH6aCn7pbJiJHK3ZB+S1ivFCzvWufybSL/k7hxrt450Mtwm",
+	"tHXOSj5f2xA75uFk3/JMpmwschFd+QI+xz045LT4+8rciVykTKtsxu7GQuEO8lywoVbXclTkIt1DUQ/3",
+	"siHPcykMG7x+/Xp7v/LCXfaD4LnIna6STf7HZQtGv2wN5jZw/rm4uBmOeZYJNRIJGyx5b7nW86IC1pUW",
+	"213fPz2M6scnClhGl+1XvhhXnc7Er69eXOy/3T89fPui/2tS//PcbRL+8vLg1P/aYWNucE1RhXV8KCkZ",
+	"l2NPvxeiEGbP8T6rcQtEGJJPJb7D8buxdHfMmNW6y44d5wWGOcyFdaPDLdyM3XJMc8dYrUSRNcyF2+h9",
+	"oNhrnU+4be22UncArQRVeW7REv/ID7PIkoarv0gevSzeTVHYLmxoXgim1VAwvMXsW/i6KTfGCyu34tKw",
+	"HCXeHsvFrb7xygUNdaV1JrgqxzL4bXPM7QokFVCzf3OqBZ4RfM69c70FGUtl4xSKO7Bl2DQX1/IdbOq1",
+	"zI1lTyvWU+J4kRVZRgdryvPqF5UDOfX4lfG7VR/utfsU7uU5atLTXLjPFCmIZItidSJVYUUnYUa61Xak",
+	"gSaHtsCr1v9uP50fcz2JfT+3FfWiLjyin6fI1Fu4gOcgsovs9cnZi/4ZKRF4W8KMzq0jD17ZZGlBV7D8",
+	"BtVUsIVQQ4HHnOHkzhf9BmKt1G7c2UQb14qJic6RfuB5zmfub/dI1Z3xy2H/df+slbROTvtn+xcn7p/7",
+	"z18eHreSFn5FxM3hXmM3PZ/0SMP5pKtN59Pzn/WOjBHC0IrRg5stEhJFdZn4VLaSVo1/zv99Hn6osNO4",
+	"j6jU7X8Llr/blzBy+ZS++qsYWjcplAJH0sCa19ll+LTwj2Xym+TJwofPzQzfFZ0KyFPS/kCnSFPp9oNn",
+	"p5V5XfPMiHnOjrJ4cR9/dCrDdJrrW54Z9v6yhX+I9LK1y5wJ9J/4OnbZGurJRCjrLly2ut3uZevDHjoJ",
+	"7qQR7M6dcEcK01xPppZxcyNSp+h1Fz6RJhP9xuk0m50JU2SR9c7FxE3NW3T1pV9NXlUbfOHuO54rqUYb",
+	"vvPuPlOZW42q7V++L1n82sokG5YOtvG5GEojUbPcgELSymP+/O2fnp6d/NJvJa2z/r/1Dy7iTElw0mMr",
+	"npaHvZ3Hq85gGDH2NT/kgt9MNQnTOTVFK/ysuFLxe8Ezd9+HpHUtRRbb7w9LR7zfEavNal40HfSPWLiB",
+	"6VswmmeZ5mnCgpPXWeV3rC2VsYKnTuTA/B/gF4HIqTqzes+eJks+P6KB3PKsEGgBTHlhyP5VOhVgX4bV",
+	"qj/5XFunNUy5HTOpSHGg2c/NaedJbEo3qEZXyWPn+4+lpIX9O8DIRBPzoMBFw/EPexCTdWBacjAQ0UNb",
+	"3o1uS4qJGKunU6eY5+g6F+j6creAcZmJa2CRk5pcXMt3H2M+E2EMH8WVpBxWoeL6X19O1eIFETZquS1M",
+	"TUoPh2JqheNfYOWKdLX8LXcjvDE66fIr30S3nE7UacZRc1g4kla8i+jH6C/PC2dkWTm8oX+mQoEDg2bq",
+	"OSpd9czZR5Oc8hNVXW95LvlVJjZZc6edO2b4Cz0blTbOUo+f7KlbAOZjM6Xln+ph4aR2t7V6R3Ct/DDV",
+	"z2hY+2s5+tGzjHlhcs3xFM77KiK0Cmxn/bWqDhxZpPAOnmUn163d3zZ425sksrQiE24F0QJgMA7yZbem",
+	"77ZHettNYdvcyOm2nqKw2AY54hQuEBXLzBl8ZEO9o9y49xFTFw3N+DVLIVJ/eGmMJHiykhaGfFpJeCzx",
+	"257QDJJWWqA3tgWGNdFuyxn88J8iz9zNara2Jk7R1OryV+4L3xSlRHAyoHq9ruiel8/OfrEaPStd1gcj",
+	"xnthwckwBTOScQtuiYQJPhy7v5zFPBFuwRbdKUtcDq9rhpPVUwPsRarRrqOysx8P2KNHj54xZ9b5Y31d",
+	"2CIXiRt1oo1lO2wmeG4Yv+OzLjvWGJ9l1mZLDer6RB66z376mIKlJmGpHElrErbV3UrY1tstxw+3trcS",
+	"FGlSjXAU7sOrjsm4R/bKJACSeXxoNfiEdy+LXu/R0E0A/iW67JWSvxciEqllfKLVyLu4INOg5mSLOwua",
+	"fAKlRwC9a+g5cistcvIQsLuxNt4NUI2gWn4j9lBm68ImVf9Al/Xd9kP0VRoW1lDfiRw+4qNXs8v2FROT",
+	"qZ2xTBqbMI6juT9EyuyddETolofDb0wrcv3OOSrAM0s+svv5LOorip4L1ob4slvSTsK8E4O1eWY0pQ3Q",
+	"1tlcZxV9qZMw8HOwNiwnxqCuClvdl/3TQ4gb0Oa1wS0Kvhr4XvQqB7dNbTMTn5Iy/74o1TS7Ny6qcfIq",
+	"URghWPsa/OwlbSX1uHqVoCqeps4iMXk3SX2zK17NzXbM2kjuzs/6jmWa4vbuM9yqGHad64kzN3YZZ56Z",
+	"M1M4pmbYdzu9sduBZ71JyW4efvfE/dwmttOpsJzA6FarGVXHS4yZP5e5GFp5G9PmnMmykCoSMzhIu2yW",
+	"AhjcnRcCXo/3GUKZNiJlt3rIr4qM57MkLND7SxgUfSGnbl7eTL9sJeyyZXk+EuQqCcRPbFCmyAQvWx9Y",
+	"O9VD86DU10x3klZptVwXeX0eFO/liUWfyd6qbuIN5O74VV66jWcgFDaUxydKsNS/IcSewyptGZaJdBQT",
+	"ubxJ1krL7rghf3s1m2TNMMfK1Dhpazlxu1UtvM1DCppWmPqDkXTgc5ASE2VQafUwLNNiy1NTbv/C2yr2",
+	"4uI3SOV41JYh/rrL7sYzv2jEjCC+CG4+92OqlWjgqtZmS8IS9FIyFdHcohBO8NHLTLCpUCmFYNfbo9Iy",
+	"rY9KL2LtK+H+QwN3EuYN1wQn4WhXpJgkgMvhZ8aceuNYPyZJXBfG+2PWOSfBvh2GBEfudOlyd1ecIBhv",
+	"Y5W2PECLHwR+CUyNUKlwB8rmXGakwhkKosWO1rfj0no9nqHqhS5vzVLNyGcXnVZebmCZzgrb4O6mnI5C",
+	"OQpR2v6oC5UCd1XXmQSjSyoI1Ee9r2Yu4Ws5Qc7lfiF9AjGWtFmuYjn15W6YeVL10ZINnKdKvLMHkP23",
+	"uN6nGLjEYJPOUpGHM8iudZY5JWbKDShb3FAS4bKdWN/XsHAIVznzwwjRdcrdPp+BLbmo3ohbnhW8wQeJ",
+	"FmleZJV0TwyGo2koM2dvMH1doUw4X/rap9sFv8gSjWhhyvMqJoxs4lrmBLJGr+seUp8TatidAEtkmvGZ",
+	"qB6UkEKT1NKdN/NSXjfkEYwrigRq8pDsze50kaVszG8FZKlBzjCuqjNh80+3YErbM/rm+PRwPpxWxq1f",
+	"sKNp4YZcYSKCyIfSCNYOHktnTuF2zz7djJfHyWxeKMgGirmXlkS26pnsREZ+35Ia8S87OvcJzNyfqurl",
+	"EeubEuCRdVwLsj3CS6KKPd4XixnhFfIylDEht/HPya276xPrtkcFz51YJ5f19ohbAV6GLNu+43Y4TvUo",
+	"YVbrbXdMt/NCKVKuFrlkZYBNTSikZhTeW05sWyvVyLA2rvAvIsdc9EC9BnxAdeWeZL9/OLpsy6h0TTKM",
+	"0Vk/HQl0CW9IZGXywqKIhkunxPSDazz8K7IFaD+u8Wk4angg+kkhhrQgcsBDF1NwtA9gMWl3oy68pLJl",
+	"c4YtKGlKq9lEF3F3XUU9XFTici4dacbd105d3Sj/ReQ5fmJzyG9zYZPrSVk0sOho1am4R7jNvTHu64e9",
+	"OLnecJZ5CITO7y63jLOz/vmrowsI/npva5vsr0JZmUF6YSopDXq5UDDOxFo1vXO4Ce20fMMsptK0W2sB",
+	"yFVSSdBYh0/URVQsLaMeriy/w+95QieqpPClB/JglZsqnsoztHNpGqf7r84xSeP81Uv3j/OLk1P8+2L/",
+	"7KL819sfz05evj0+ed6P2hJ1up4rLJh/Azh/o6e76qqakw/TaTbDNFc5pydCeieaevBw9M03sXzcSlEZ",
+	"cKqy7uhGzNgoKH4Ga6XAe+yUJqWZgexvJq6vxdDOpTLEXWYTd0gXs8gvTk7hs/YYMXV2sH980D9y7/S7",
+	"9PxsH/L78Eorab04PDr6yIyapHXHpV2d1n5Nafj4pbuMM5gNnXRUi3ELKIchQQ7httyx88XdL59U4i48",
+	"DewZC9pwG9lQT4RhV3x4Ayp2GQig5caE+qdYW4d/9MJnUiRyIX8MT8DSsxWj4X1Vs0tk6hbi1avD55Xa",
+	"FsaNkSNlWPsWdRX2XcKMZjI1kErKrmYU4HC8qpOwu1xaK5T7Ooj/YBQL3OLj2XQs3KuEhHgMXAHnPk87",
+	"IcrI7Thhvxfu344sr3SK8QI6Do4NI5OEsjyMmIjMvwn9UzDc417PKYu+Rg9TAtoDN0C3wtuwDjfw3aKQ",
+	"6cJZqwS2a9QWljeeEFnPotlM/J0XkwnPZ1EbquYcWJOJm+X0cUwHuf4BV7Wss2XzruSnOaWlEEujvOh2",
+	"JtuYXCkGjqbbLYwnOXrKWZuz5/2j/V8TMAltPuu4fU4L0WXVnFvlyMI9b+Bp8sWuqRJNHMWmNekrlX36",
+	"OG6TlxrXPI/BWHjIIatzAHYnswwy6LHEjPERl6qz5zOwKdGcWysmU8uupZJmjL7YxEkHd8c0K0ZSMQUl",
+	"DDlXSUjfhmG6bJ+dvzg8Pe0/xwlgMAonjNwMfdF7cEUXlkln6kOErVCpyOFxOHYTPmNXghXK3EjHADdY",
+	"zkYNUzXriJB+15C+4aMTa24QTbghFaSqazUQp5vmVlhsJFWv/gMrx59opzp1QpS23B5HvLAPkGEIYp58",
+	"VIHky1UHpzs+OsIiw859XP3Lzqg746UqaKyYHuQilbYaTa0upBXTl8QWmhNnohKY7JW5Qnr/0eUB0Vlq",
+	"IMnTkZwjUHc+POnvzjEE4APEFuAH4AesbYRgwHA6Cd7phM+0sCF4k7ArMZaQG0AxzBG3grWR6BIo3PTc",
+	"C1zqOJ77/kUuU9uUZiq841n20jQlpznK2jKgJviMlonMMokKmHHG5GQiUkyMxdi4ZwyhCoNoyBHZNZcZ",
+	"JOPgLdbHpNwCSWe0UmHpHo5WX1ZYxSSyvrSMbk86XdaL0LfG/7j3ICHz6mestVLz4XBfXk75T5VcSGIC",
+	"Jb8OXKNCquXxD1uwVOydL2RvnvaPnx8e/+SMhFfHx/gvMCieO0Pi1cFB//y8lbR+3D88enXmjYvT/vOo",
+	"5rogzb9Gl0NzROoOFGCchU8kaTv7O2HDTCZsMpwm7E5cjbW+SZhjMylkhpbzStg//v5f8WyTzV0X93ZQ",
+	"3Ndl8OewzFdb4+tZ4T5tsSGHdSL4nB9qjeK0BimxNOfRD7R8liExeGGiZf7sImXjNcpdxdcyn9e7RzlH",
+	"xP2HPOP5Bpnp9eWL5qd/4QUMqcSxlfxZ8MzZ0fOrt5jPrm9WZ63SU9GBdLapS6c0+BfPl1ToVl7zOH5M",
+	"OBjHCv6Hpo+7R3j3/qwMVKZIEXaWCmNBoUL1dG3Che2JUCvK1h9mfvsWzxJqb3if95nsVlF6MuEM/Bxg",
+	"fkxDIfJSzlabg//2pm04w/E2rlKqlMEsfiO6EH0mHNlbaGtCskg88eIjtldk6flmJD6Gb288MA0EU26g",
+	"93YZ6wzUMTcfTTqrCnEmsdjvIaobgXyAlAGSCbTkOXpLSoSSQhGJpfFC9xWu+s0YRGMEd451lPtY26Dy",
+	"+8tVWkbXOKcqxg/f/ltv+9kb+u/b7Tfve8nTRzGsn6R16NT3iMrpa18/JPTvzVQc/8xyjIMvo9mBhbIk",
+	"7tTkboCa3DhBBECMjbIGVlDZolCdCtUq19IpZ1wNRZatUy3mvzpZQpDBkqJvrebdhR2K0px7eUOBt7u0",
+	"vi8T6W+lA3Muu4kbw7hhA8xbGgRfvXsIkJVCXqRWJbtwF1YnINIHRD/bmEKkJcjJeuVSoYh9fqmUjgGz",
+	"nHOZ1kECyCHBvbs92O6OQFhbabyrrPmAYkoITyI2T1Mqvy95asLd2IVcR8oR2yeYHsg4CTg0aFPi7aVd",
+	"+R/b+6eH2y/EbDdyw+otaCxcehOvQvprYSwjigWHA0I0JB5a09D3dFn5bUwaLBKS3gVE0bmwzwcBASiW",
+	"aVLiA+HwEp6pDGn1jVA4IvyzccCFYGWW6TuR7iPQh9iwzO2PwaMxm4zn4V6aoDUasG28bwmyvoZQ6cQE",
+	"zzMpqmhNia8lgTVXGgo5RI4lHA3Sf7l8T1rwrk9yUOBNdE6sZg/4VD6A5NwHtw9XnwucR7lOiyqFW9kq",
+	"DVT3J1mkrOre13Y6xv3+TRe54tmBLjwSbj0ONLsIGThxsRhzIC+McjXziLQf8RKrLc9i9y4sqIVM3TD3",
+	"MP6SBTjWqfhFirtYCS+iM8ASxae6aSBpJJUoHZCbpOrcCmWXTAQswJMrECkbcQt48Fz8Xoh5E6T5O2T8",
+	"XDmpfJ8puOc2nMGmAaJqQcbaXr37OwJDkjvmGLaSVqoVFPfqOxV1G5fBg03957LmA6xv59zaLpLJwqbV",
+	"KC2ZOwJLTtFprt0v0Ry74ZhLdSGnMQvQsFSOhLFBw6NwDvrl/oov/8QW92bZafNsIpafVqg133JWKP8S",
+	"U6H4RUFURT2+1lkq0jWjUJskoi31xLiPKrO6TElDOMIyWiiuMjmMIgdeIMRx7nbayJE7HIgbyLORzqUd",
+	"TxI29Y8n7tIhYd2hX/NSYfXDMJOQGA55JOAYKHHKQJ+G0LccKZGy4VgMMdJnmFaXClS2lFt+xY1g7Rsx",
+	"M7thUu5VubBuSTpd9pOvHbobQyExFd7qSzUAREVPoOxW5PJ6xra3cfLbN2I22GW8MjahrTpVEmD70uRS",
+	"eYcGPO30nqkcQgk2t4CveKki2iStU5XNiHTnyZOHz6KMBZZw+UYgWpykhS5LuMfinU/YwPj39+xqZoXx",
+	"P57/vL+98+Sp/zPndzBr8OKV7ove9jO+ff3m/cOncZeFW//Gag8xksYKKnxPPEJ2jqYgTQt+VlSYBjvn",
+	"rpmEZdwKOEX442ZOUqLlcyTSKGxZ0pquR+mQk+eW59EOraBUzFiuUp6nzJHh08er1cVy66sD+x2mhVxy",
+	"LD3vadRz1l0TUhk/gUKz+YhfVM/5ggrN/TSUe6ob8UhOpSalpIgl9FQ5GosOx0/Ipj6WIe3VJADWkthN",
+	"udSKk46He9vNBtn7Oufb7YLnbxsBWiJDW4Z6StilgfdJO1daTKzp40uL6UUVQFrlvnwoUP6CA2XPz2O3",
+	"tPavZtV5tre30QreJonqJGjHKQBTywzirVV3UVov3TGGgfK3mmtM82qF5Vp9DjwjbWK0lcyUyrYtOSG/",
+	"gFxHyOtN1GKs2XNqMZIyD6pg24z5zpOnu40pFgjt3gAylRv7A0/PGxXPw+Nf9o8On+9WTpjX+3AWVId3",
+	"JZjNC2PXVkozPuo3lE1exEslAfD+ijykPk2MaEOkbCbsmkOXgeWFEmZSGUyRBThw+n5c/LcTaSbcDscJ",
+	"u8r1jVBvM6luEjbi0+RS5QLqJBNEcX9bgTDEH1CEvb319V4TnrnpCqf4laQcxmBtWv3OHlP6bXlH4v5E",
+	"MnzrlKBLdcXTt9AUxBa5YO1Xx/vHBz+fnPWfd1BjbIDCq6HvupFaSat8tpX47Y8XWa9trQChkEabsnav",
+	"kq2LtTSbp4jR/GtWSElSsQMIXWiqVV+Lc/Y5NFuGKXEHimKhWNsnt3cW8JJrSXBOj88LRTW9qcgEnYa5",
+	"qP+Xy3j6cplLy4uGFrORohskJ5SFugGiwzmlm+XYhcF02T5VImhEeMfmDJgUzg0bUGbfgCE2Jc+tSUg2",
+	"51TnTAF+jDkLlRrW/ql/ga5cn96Wh4zfhA1UkWUDRwKD3oBNBFcG3NJu5MX9n/B3Z6SULSbHaqQ5A2Fu",
+	"wOVgJtPWI6yxNqUjQp4wJiSWTR9mPk2vXkbysAf/i9aSVI/X4obo0ZFUkdyqTUAvMnHbUNO4LEFgSdTW",
+	"iN/v4xNzjxGqA06pEhxdBuNwpEenNMuFnJGpO+IR+GhHqGWAb4cZokIPhYrwqIWyewz80y8dt3cqmUG7",
+	"lVPRzJUuVNoE3H9fppBJtYGry9NAtATTFrkS6ZF/YcRtX/m6WE81O4TCHZiSB/RDv0qmR4SGBldDqQIn",
+	"VId7CY06W6pNbv5zknJ//ZLFqONYp+JzFyyeX/RP3/aP93846tNf/sfnh+f+1xeHpyC76R9n/YuzX1tJ",
+	"64ez/v6L05PD44u3B0f9/TiAfrU0cfHiZCJSGW0wEgr8dhlA3GHuQrWahyG4EPUMbMrN+fTIXPevAISF",
+	"+1rr+JDa7lGHP1zxUAy24EdMkk3FMOM5Wmc2lC1g08hSLOKv5sF79/uHOFibz25dCVRXMv9V7cXKzNgF",
+	"mIjKNAHVb36qa4Dy1aoQmvbj3DvXF8HaqIQInOPQfIgy1bYMImA7/tOJ9JvRlEm6Vu4JjH/gHokD9Zpi",
+	"EqD7QLsAoB1TV2WVBmTGCqIr3txW1CfnbyLXnY2gfd3zL5S+U02O3OiAkFtRmBSehFYLu3iBeiGicHC/",
+	"dBmI2V0qXOPsOtM1gKMKg3H3I8BQLGnWLY42ImFjD9czN6s1zUrAtowYFgB56aXJuuZx4VWjDajgFTyz",
+	"kgzg1WvSAd77EWQAL9iADnBAhOx19rWpUgJenCOFQm1EC/COexEDPHkftQMJY27oOlXWFqp6eBrZzmYl",
+	"S6/3Dy/wJyoNvUcZ0ykwzufgTTIxIFIrRhqrm/ycbC5HCJ9NKgAUoFiRT6TiWXSUYQk9/snQz1dhrTcQ",
+	"gzs3urDTwjK4g1EhJ5wjR4VOuDjFAMl1LABXQVGeHmsrqlJn/oPNhg2SGqsriwbDaZ7wsBIk7Mw8knhB",
+	"qce1NffLEaM8JIF4WijJ1bX3DN/VWOA+9yn+7c2zaiyu+0SEuYqI1qvRWb4l0a8DwKtTj5e1rK3A5pMO",
+	"OuqC3xd5WQWnK+QyriG9grb7aV+7sj7Kb28J20/3vIk2pMii8OihJ4yB8t8cLBg/XwSh2OQYr0D292hX",
+	"q8kgtFyd337v3o8gGt2BaIeeonPYnEq8ayhbyXOdN4bfb6XOMD4DVRkAwYl/U2OAtaPpv/g3RftVUMRo",
+	"RR59RAmTNltOI/OWwquzwxpACPU3uJEqTajL7+6lijQCJQDSAWs/7vVqrYKxMB37CklFWknA8zVCsAGu",
+	"8qCTRF8932PUDfFwl6lqR1PcVa1EwzuueLodQgL+DdwX6m4Z9h/bv7oHts9D3CC0d8TYWcOLy47J7qWP",
+	"dud7FOu8RH13hKYtg7RUjDg6gSjkSGEzZZ2zE2iL3DCW0nb7WhcKl+AxLAHAjVPP5NDG3bvua42jINE/",
+	"IVuwWpDM6p1gMWehYQoTYcc63XYzoexamMuThts9Qi3c9AwXB3HofEAJof0stxRBg7caWp3KrHxPWmpc",
+	"gKCJQtmGga3W25kbyI38kLYFcHOkQWc42IB82khzppiiqrsNLh/Q7+FlTyj7udqu969GN21arTcxaz/e",
+	"ebYLRF/pOdzwJBgPimcD1n7izxQF/DI9IjSs8pjJtPn83HKZ8atMwKtoNUKGVxm0zAUfjkXTe8bWTges",
+	"XTb+//ni4pTB2Y0H1uLSHplSsqw+9t8LUYjjaDOSfTSRoJfDlqFWuNA8/mL//IX3MpDS6VPKIO79jjuj",
+	"0zHICR+BU7O5iKy7vIrsTNxGE4WWIRc42VPpBBaVNtzcNFVDL8NDvFcvg4tKVzJEqsjhq7znucQGX9nd",
+	"4Nzq6X2aG7g7Jzqlt7w4PDq6bH2IesvuUeWRCp5mFLD53KHFJQEaXdihnojN9gbxF6fTbOYFsd+pEb8V",
+	"rL1/enp02H/e2WWhVjchL2zivc0JW+yV5jh95SuTCrJ+dNmXFJ0jsTR8NF4UeVPblLKZBVWv3Io8lUNb",
+	"75WnhEgxHAnJDnnqA3s8F9g7dMPmsWvWIy7beDz5dcSg9a08/7SYLusUuk7VbVj+akC5UvjoWcIi0EV1",
+	"d/z8V9U/4rzjli6+bdM1WAMlHV/bPJ1lTp99cvG8xfak+0fut6Ojk9fg66Hj00paz/vHhw0OnspeLfL5",
+	"wKeXETf1t3W2RVIGQN2K05Wm9hibRJSvZnF5Y7W+CeN53UFBPL8RIidhXGHvpS0TdGszM1ZMWBvR56Az",
+	"EXTuKrWfeKLVRN/WrNCz/r+/6p9f+I3Axf8VonP//urwrF/dquOTtyenh8eHJ8etpHVx+LJ/8uoC963e",
+	"a7bcyuUYmZ/ksM9HprB6qkVfulSfwRddyOGNsPemphqnBFX4jksAYCO6b0p4K+VgA7qbByT1Wa3U/8R4",
+	"BNYFkvb5Zr5Ue/0syeU4CKVIiWSQwlXIw08wwkpkCGDmW3FIp0+wzzFOuyxFIuTgnGod8wwrt05Z3F7P",
+	"BeZSR7B1CxVamUGD0YoMDSLSP86mWmfx9gmbVgrSbCtTW/rN50M9jWSHLMvyObTGZyuVt+2xHhqIZd5Q",
+	"ZLWWvTKSN9RtSCxf3vO7AbkvjOGR42KnsAp+VxPu0U75Pv5OM0KrBgI765SQl7K/stpJJeXdf8ryDQwH",
+	"Zv0dHGxvT/g73y9g4CNr3mtFdj2xil3sFJcTPSPuoaMxINqmTC9dzYZBG3gtEtGAAfQavzyAyDSwQbw5",
+	"bGheqCra23xs0IOrrs/7mjpQXiz0m8Seb/gb9HvzNVu3gmVQcoWtDXPMrpzqLBMpsAHI3gdVea/sytfr",
+	"UTNSbCRJPz/pMT/Cul7KC25uwDYvFeAIFD3wifPAn84zHYsnDba3/b3bJTPbdttuBruw/QhcG2N5W0hA",
+	"V8LIVLCSOFkbkJcAVxTz+CvXoEeURaBX1gM1Rub4IjN2NsUcMXZWsp01w9F1ibAYkj6L5DiumduYsKnI",
+	"id8DUoueikZ3dWAsKi1X1TcXhZw8t9wl+RsiG/8cdlLC7BdpTXgHSiCZzhPek15vbdKaEyGx+F+1rcx8",
+	"pmguGH47E++kAbxPPNRPej3qiBqPgFcY/CfaTXec4RyzVEztuLZDc1y7zqkbTk6Mh4edri5L4DBRDi+y",
+	"6w0cVtx6MxwxvXxUV2J1JqayxzE4VwNtxtsMXwTHubu+V77DERdAv0x0GjeYADlo4YXHCBQjTRQrZpcq",
+	"Yoc8y0Tu8yjKQcEOitOMb3sbigWg4W0rafkut84wcY+3Emov3FAysKy3LPCwxgaz0OZ26KRjrTC83jP2",
+	"o+Ny8KGlCwGWOU5cBovg75GNNxeUXZkPJ5W0khPZrrw7K9Po1zrdlHa/eKrnU+u98uJVEuSQlKQbmKvV",
+	"I2HHkKC7Sc7fFMECTjmiUa5O8MyFFcov4VLuhRM9C/fPa8BrJBnyUd3bM9drdiJVmG0SDbIf4pOPdpp9",
+	"YOv7k7zjmYivNsJDSvT3f65H9eUcltB63Bm2DMVrf22ErjprWE984gPrJpCE9y/5wrMqTW1QhHKBzTjh",
+	"HVuG6TuossRXkWbr3oCd3LqTNGGXrTDWZatDndOnPLehGzaTaixySQ5iNADK3mFQHenfsJ3ymUlY9Rcq",
+	"izOR9FJ3c6RmgeDWUTlsU25Ywig1LGGUGdYBVzQVN6F0hCw599aqtga50s5guRFi6nvYhBWCQa51DmmF",
+	"d2NuhY9Pzn9oLZH60dMnK+pYNshM9EvUoAvAJ6J26swiCI1bDUogPbkH38YywW8h5MbEu6nOLb/KUFhh",
+	"wZv7s1qE6p6BdA+oLYgWoDaRZ2OG06osn8a8meWegGKabhqCokd+aHDRYnML6nHchGi+WpuiUQiwLBLk",
+	"Q8f/fFPl0FU3gJe7oSbDaXSQu8BlGxGWaqy7sVf+VsVscIpdSl0EfbFZaadCdw9eGKSf0A0kL9TaRoWX",
+	"DRuyRQSLRGFQzxGsL0OVKKq7XduT1fLEImJi/91U5rN1+1fOR8UJAJEUaHGHDfdnCRPv+NBCS63QJt3e",
+	"aTYRkytn+vsWQ5ToA6k5Pt/bwqrjnZHSzSoSXoNL5QZMVT3FTZdqtMu4Ymc/HrBHjx49C40eoJy6sEUu",
+	"kmA87rCZ4Dl4uWdddqy9CWLjaEfWZvGWs5mmEKqbC6DiYQmE0ne7jLO0QEkUItvf7fTG7iQ8603KyTz8",
+	"7on7uU2T6lQmFJYh7qRb3O94iQSw2VASwXIx0da7hSp7ck2ltSHZwTuLPBIUylMY5LLV2cXzVHZcCZn3",
+	"jIMTKQmAweDxLTGER3xqQqcPytX5m8j1Lj3oq+5pXkr77HidN6WtA+V2ShFhfLZGBbd4y9DTlLaOE8I8",
+	"jtAjRSosI/mJT81e43ywZgOmk9YmgNLLt3tzK4pFFQr++xN8uG8oTdpa2YMuFzzFUp9//P2/HpRFTg/e",
+	"C5l+6IRv8cBH04D7VRpqjvzQ2DR32JIZc6ByypVzJ8ajnspo2bSfaJzVEl0YWIqO9/CUWw/rheEkrDNx",
+	"YoG005yNeTq3ZF3WB7SxEMP0RSj+lZvF4QO8WBPi4cqGPb5N5BxMrsjjlO70SCc6HAtEor+aESXF8x4C",
+	"dX30+tJRWFjghXOxsMahvON+ixwCPWsuZqTcy/iy0FZ1RZKS+N40sbcDKtqqL91znWXA0SH3VpDDFR0z",
+	"2IncnYyuIz7G09SUosvrw6FMJ9CnNFANg8smCBPL3eTbBbnFlhZval9jYYwboKyM6ey5Q3orFAQrpKmO",
+	"tAXmi9+TGeOjXIiEFepGhQtO4YdmYfBbAoaL5BnmyN1JIxaPbzne4ip5FuYYrbtPpiJnVzKDbkZZht3a",
+	"95gwVk443TfRqcjYkFue6RGb5nJYv5mmtMuMxn7vTirs+SnvOuY+xtJUeFJa1p5bo6rS7mfofvKzgGw6",
+	"GMRpP/jeqNOrMHVMylQXV+BkWlITCk+FsqkV7RLcAJUHkupiNxLsKx+UnjvscEodtxhm3JgudX9yBEyl",
+	"MDxNI+Q55MOxOBM8TfCfr3NpBUHncaMhGhF70oPI5Dlq6GKCjr5cLAafUhm68SZBOnf2apxlk9MRETL+",
+	"K6IIA5/G7iyX5zMOIj3o/ybvx9y9+z0YdvkzflRln9c4FbgE4ZPqj0ePhVNH7tdMf8pnmeYNaRxUa8To",
+	"Jkwn/rfzk2OsEHCsveBZNiubEaHvdLMSdlRomVApIpJ7YEp3DvB4mYrGSfXr7WB2YuZkh1GGNbwaXFHS",
+	"bljL3rSuHm+ooQfO2vmnrQVLELxOHOacLH5jMLcjn8ba19KprKH7Jj0jDZv3gDk1xvvAuh8Ny/O5MHbi",
+	"dK2n+1l2P8peF5vBt4D+Gvo6I3oDBYYIcqXeUpuQHCaQDY8xd5hw56NpPUQyY3n85LGoJJd54kxouj4v",
+	"TbybZnLoFBnqZUDuUIS3ZYO//OUvg8a+AgRIsmFbAaH4VdbUMRUrZFa65MOH9eH+MkDRAA/e6JjUd2rD",
+	"6WNtzIpcI85yrW0D7uJiUu9qk0MOb4j6GscNhfUA5OsUm7mOUbV+obmToU0+aWlYJkY8Y1eFBf8Vv8pm",
+	"oAlNBHdEBJkOmEYf+p6i7gZwVoKn4I3SdwCTSBG8asIJaGOhDAwTC9rzCZFDQE127BMylbC8jdKp5xrh",
+	"WjB6wJmixB6TIwUngPC1AmsGopalp/aKD28+IpYrK95MolwiqWThjJQ7Xx6BN0tP9vKuIeVCuR0Yua/b",
+	"Pz2st68IbZd9D5G1OoTMh/rzCc+kESk7OHx+RrF8GG/CoVeMEkP0vFBLQ7f1s81M6o9tNbIYAcAmKh/h",
+	"+683K1np+6fxyPXfgBrf6NX9Ef1W0rCJnvhyptDrpVJHsllblIiO6N65Zdg0F9fyHRxZBNt86j4o50OQ",
+	"U+3ZjXnLr4apuO4kTtxZkWUV0nIHiOdx/pZxY1+ZFU2vS3qFwANk1DstyWLq8USqwooAg7iL+IcbAMZ+",
+	"TB/Gz9r5pHK6Qyx7g2DE6+DbQXYTOgEBgMSVfhc8oSWyFN2J2zzRt+SFcPx75Hmis5qDxVxuDsZUISXj",
+	"TjFskRWJ9GZ8dMB9F/RI+hhkjD3s9ZJer+dBVjHhraFN40rU1qGeYPcT/zqMCMN3ZVnI7dmrLoD7TkQB",
+	"wPVSGEx17LqTsGLq6JwmuS52TjVuGaF0p/9zv+jrUu+8z6USBisXJams+XIyew7h5TUyDeZLj6C9Zfrz",
+	"Ov0cMcbsW3CmiU/33bw1qO+qGSsx+5gzXf+cFStGysLmccJqLQem9mEAqZJd2504zeUlRgjLHAzLbwQl",
+	"zZJmbtbSuutToCuAFwO0jSltKt0L+n55HraMT6mibMQ9FnBkvJq2IYxMRbMPWCG1BoYfrej/kOnhTann",
+	"r86oWjsvzBsC9RV9paQ1u56fLNR0+XXa9a3p4Da8+gB/87eUagdmnnTZc9oS3+a/eZ3nsq6WWSSrV6Ri",
+	"fyyjHu2190JJ7z0NfiD3C1VLBdJK4EpeZMIk1VpTlB+pUDPy0sIh3afiInwAopAbBmGWWUQ/6zumry3o",
+	"/heHBy8AsJ1nmKauyjmHtQ+m+PdPH9cyf56sBN2qq//LWUs/EP28O1gdYu5lvIgCIAEq57msICcDCQR0",
+	"AyZdBJXo7NVR/7yVtPr/cdE/O94/env+6/lF/2UraZ0cv734+fD87Xn/7JeG3Fpau/2P8QGsSiQKiAL3",
+	"9QM0GvxTQDmK2TkQCIeoDqjH7q5Ni6DRdbJ+ZuHc9M/xBdF3AwFHpn2OlH0jFQlj0nY2hg/aEFiKyL4R",
+	"8stPOKkRdyP1VFav3P1yt9Y5VigbNlNzqlu2Gb5DEKLBYVbB7i5rbvC2gFe6N88k3T+DeyIaMI/DCdEr",
+	"xtZOSzHkpAvBjHXXgwxZZ13L1PM5hUd5WrtyKw86D/gdk3JNeHbHZ3ScVASjfN31b1yVtWg1jLLO58az",
+	"j2kf7320V7qS/ADrTNHziWUIbc0uQsx+xexerDb24rChyPmeOZ/l18UcvXGyRpd3QmhoCZvwaeI90/Dv",
+	"TGJjEqL/f/z9v1bD69aA0MKV1Uho88seItkLmMdIuFFvat1er/ILaDl/0D9i5QvKHLFbnkNGr8EsMyf4",
+	"nf26tjF14N95mvFh1J7aWMSuBxS5YBSNdW7ZqJCpgFK2lzy/SevKyvLD67EjS6FQWfDl23YEtuSmKfYC",
+	"UppEvNYWs9Z1TgmzXHXmyvi3DG11pKgVks9TmW6U8PkKHDnuJYlPmfPwUluGDR3rRTeHU9dzlgslAOSL",
+	"ijQlznl931kmb5s6rcCyeIACnHJD6R/MJf6WsJ6+KlPa1bSA76s74mCiKwggyssr5vg9+PnaCc+VUZbP",
+	"EoE3N8+2L03o9ZkyAP8sSZGt+DDgVqoDJj9PCCL6jN6KFTZP75D2FJUoJSbn+hiuc9ikK7TvzVS5mg5G",
+	"mceYuR3AOClfO5i6VjPInveHvetHj6hwS+3FBbW51IIry7QO/TSA5ZbmzoZ0TlS5Ei93LQ29xD64p0cN",
+	"a3kgqd2nlETUbfPgfdXx9+EB3hvDvg/e9/VWg7z1FN94HszvhixWbOpUtdLRrsxEOnL6Dd2wmYM0jHoG",
+	"JcKxQ5B5ibfeVx15ZyugRMasDKiOhlhujW8jP0CBAF4dJxbdB3rZJ9NM7DJyCCYQR1a6+R0IYQ2wi/wG",
+	"PeczYaFAP1T0uTsoy6Kzx1Jp4N27Nc7EjDM3aNhdSv+t5leGcm83QXf66DXxKuKPcTnjki7Qy4pz0ogt",
+	"vXmAdM08iybTFvyAUf799edY/FMXlLlRhplk7WHG5YSacC0nzWV5Cp5M6hHPNaqvYpR8wc1NvEeJb9SD",
+	"OxdqbBJkACmjyC9CBkRiH9aKyTSiHj/0SjHGN1Ph1MJ8tgfsYqJzALgBGyoX/mI8J2Ylmpc0jKYB1VUG",
+	"IjdtXzqzZTyKGwUj/Wid9XXvuVS/xbi+4Lm9Etxe4EgvzZLCLM7C7Uy8s0JVOW58CWQqJlNthRrOou1m",
+	"z6nodJhrY0hJ8kvimxX4jW6XmXAyTXxNCEgLf4t0jBz82ZL0rpkucgbAM9gpKX6K4AsggXxxiqe51tdh",
+	"MjS5LYNfvefnjAlLRmB4onkQML6W5DGg9ELEpcKyQmXCmOjKyw363S7BPF2aAOzXNVRz5WIo5K1YSAXG",
+	"xFKANFmlLJR4wSvLeC03N00Qc+4aAMzthdIs6oZM+QsyZ1Nux0srZNeRwjSJGpH4T63jeFbemswluYaO",
+	"TJ7tlAu/cEgqjKNGNNHT2sQz92FNYg0QA9uL5tB7/Nu5vsi+XGrXZ4ZMC4Lo1woaIuczUOsg24PO7zWX",
+	"UAdDDigstJJZhuDVxMxEukc37pZUhj/UGiD7CWC7OxjNUT/cGFW1StpZc3vLnfHL0LS2BzSZ++Ul+yZZ",
+	"q7C7oC5rgxqDOg+rhKcr0B01qGMql4iXzG0Zv8vzJ33PHbGRJmmlFXSY6fpmNCt70bC2D5UO6B+DOBZm",
+	"cACuWqhX5M9bc6Xm9r92qmlVmjd+42Lv4AchfuV4BJRkJg2lddCXD2rrNqpEe938ohVFx6EMt72khq2T",
+	"lEVs7sblRWydsrCuXa1i65TVeO2FMrYvUba2TmPZeCFbY59UgD7x+EJuc6n+Gr8rYUbPlTDuoRFJT9eK",
+	"GemjYh7Qjyycc9T7I5f3LKWAtgEr+7Qk1YoepyDpEWtPAITWVyd4lvS49+zpSvChzRgaSAWnTDbtlpMV",
+	"lbp0Qqvcw6K7TFhD1UQ2n7GpzuRwxtw/+YjLdXakxkdwwaqTatqUn71Iv9/ObLZG01yPcmFi3eOIWTJ/",
+	"izOf3AaGBmGlAjonECrAC+yF/AGcuOIdVII1L1HTcoQAy0I6y1BkWSwf9CLUTNaVDOqS4Q1eN2dnvO1i",
+	"wT4hXGCuSzzisHlPgrqCv94zyzr6k80ePj6OpbGpnlOu5Zx2GT64cXOiDuHQPHJtVNKVLmB8ZeM09KhR",
+	"u51OoUBqDdDkcOuSYXwP8Y0OJDUND5HzllTXuiLaUnFVgL8Qf77jeckx3ixH4d6Mg87jVy7Bwabv/RI8",
+	"aLMm3tWN+Bi0uBp3bm6K7YY71fetOJzwd7WdfxiLDQGnREhgqzFNV5IvaKqzbL7/fUVFeRhzsCzDKSaA",
+	"Yj8MDooa4UP3604vYUo7BVBwO9fhcW0LvtySneU7Uq2BpAXqJWuUCHMP0eGD3hJLCWes3QumP0nzehXk",
+	"o+WIa/M0sgSQdR5LeYHxoM+xqYUu95DREKW4P/o1/FwKuzkMbFimMTfsSgjF0kJ8IhTsjcihEYMdVyIt",
+	"MLzjpDOuWTMCe2NLGlrMGzGjNGLE1IY1gRknhFsuhuDa3ygm5ub5GgY4F0KtFFXeD1SC/RIplN/QRFAh",
+	"+2eTZBIEuZg3KAsokvBl4rQ8St/BD5MYNNQKBIn6qEeC34JnzVn8gfyCsZhK3FCCq4CamQrWRa8TrX6Z",
+	"N8aWmGQfjVXxp/+cJagYm4+7Ai3jXi+soWj86Zd7Dq+j0fj3zg1/7LaoLNYg1r+bP7T5JkcAFjEUUF6W",
+	"i2Xdvj8WEWSOiy3KK26sv7KkzowYa/sulxaKH8jSw6DHE2YAL90H4TeISyGPWsbetwwDKOuE/qbY6I2Y",
+	"sTI+ujpQSQMl5RfHlusXkRsZN8N8GhP2ckSmyq98EbS+U+yqkFnaBJZLbzaXrUjOyEg3DuwW4ifoDJUN",
+	"xxw0RG5hKJzPlVQc446Uxmjc1470w+7O0+73cUNCp/JairR51UGLyIVAWDlV1kQOx1yNhClPLw4P5inM",
+	"KW5CTzNuHT0sjvjTycn5g59O9s8OfvbnJ/5FmVTFuwd8kj593IDBcSubV/C6yDL2y8E5lXdGp06F5qFy",
+	"Dr6x4omrzubZ48ffPXr2/fePd77//uHOs95V2vvu4dUwTR896u300p1nw+urp496T5ZO9UI2IepDNhIs",
+	"B0H6S7tkYuudtNtlFEZVjKx9+7C7033UIa4moJlLJtUNTYnOODAD8AgNRtr/xP7x9//6f/D5AeaN/qTZ",
+	"1Igi1ds0OGvf9rq9bm97p7fz9OFO7+HDnUePnzzdpuWEuvCEDf41lbmdDXCECPnR9MpdY5wNx2J4owu7",
+	"x4TjyoNU3A7mdw0nF0csrvIKv1SVo5JUzmiFnqM8JHSFXmzIs6SR1pRw42PufCrEpmbAojvqlni8v/Xe",
+	"dAH477edN13smdAt8mw1R4QBl7fF8lC898ggTUcbWPf9dFSpsFpIPQvtANZpAlCBqlxr7GOdLhkbsIzX",
+	"RSw+hZtXt6faIOjcGFauJ3d65Edc9mVb+YnbPaD76ZNuf9WRECtK/czdIWSJdU0w792PJaryi570VvpG",
+	"asSxqug2ouQECsEZL6OFU0/c84kugrwFMhNBpYUyMEno3ilrQ3ujt69Pzl78eHTyuuM7syhx5xbtUkEA",
+	"sIIxgtz8ce8ZAUic9c9fvSxfQHrTUCub6wyK2S/VgqIUa5wJUHFOQ2R3Y+2n56yHWCLdikaalGHX6W7o",
+	"ogebeyRvhSoDJTATAq6peV4auh56V8+a4nyNRD+AZ6UMP9ZGyPjJcAq48QmCcUCh0xp5ftAz8xaQ0XGi",
+	"YTlWEtjnRW1bsil71PHI017YFPA8mbHT2a0OEJtIpYDoPBeljEK5fVjy3ZVk2/nE87KiEvCjCcCqATuf",
+	"krkJPX/RcuuvCz14VLuZ2NmStgD3E3ubCLYFVoWzebN6VRtKb9YSuZt3qLlPF4JlvQNAOxgWubQzJ38m",
+	"Pl4lKS1SOjIZC56CsYqZz63/2N4/PdzGnDA/C3ziQ9K6EjyPmdD7ipB2ZtiUEu8r4brgS8FQwxeEV4+t",
+	"ndaT1NfFC6sAOSHSk2MuiUewAiI/PTlfXVxRvqbLTjysTgkeBBXoFK9d8RUfPlCADcspLR8C7dC6On75",
+	"a3FjOZtwqSyXCjCqYL7Gp/8SGPwWAvobaXU+6ywCmbt3nfXPL1iqwUyyGl/dZee+HxjUZZaNNNrP938C",
+	"pWOaFSOpEKHcib1+nuscXUNnPx6wZ4+ffBd6PaTCQv5Ce1Bp5vyArv7rX41Wg84e45fqlmcyxS4J/tlM",
+	"GuuTa2+9leKMiwFEHc3AEcrgvTMMQkf6DwM3oVq7iTGQ08CtM/QNhc+kpkHtQZGr3Zn7ZZfu3/3H3/9r",
+	"kFA/v0tFq3pKL8Pz1kkQiIsNwKWye5VxdeNGvlSQYEChHqjeHdps1mX7gPfhuOOVTp38xUyE34u58iqV",
+	"4gdfqlQMM56LlOH34Z3uOp62ykOLSkvP46teKiwwefWvvV6vx9rCDPkUO9Tl/K6TQMoD2u3kZId9YK8u",
+	"ftz+3s0y00pcKvfnw6fMFHmuR9wKhu9JSgDd0BpBcOuWGzp7c4ZJSUwX1shUXCrOMKnJUaezjVl78FA8",
+	"7vUGsKIG4kGpEFMA4OKKPdz5nkFo2kAJTMotx6TyS4XFwVkhEH03EMiWYQO3ZINKR4dpxodilw3c2ncp",
+	"gbUr00FyqfA3FMuDhA1gnbtYFeX+xtXuHpa5ro6xwZOQplvJlx3sVUSkL8TZMji6wc6qShPi3KVqDyJG",
+	"8cNgFBNBD7APyNg3F0VAUwgwXiq/7URbXXZcIJ4S9EnCZGIAuMd9Bt+Dp0Or4WV8JC7d4c+FmWplBEDC",
+	"4wq5lXzW63338NmznSePv3vce/bs0cBtw+DZzs6jR9/t9B49/f7J4+++e/J979ngUmHq3hUf3pQKDLS/",
+	"SOXIqQftYSYBo8yMdZGlLBVD7KQgJh6h8VKNNHjzSAv09EJehJ+0m5PjGt3n8HDefWUEfvSgA+cP/MAQ",
+	"YuOQTRiaMpLepAtHvu+GYmo9u7wSvj2ILMGLLxWWfWolQFse7Bd2rHP5NyCyXfYDiqfg3UWlHJcnyL/d",
+	"heu7btsm0hjI4skxAw2E3khYwx73HiZ4eqi3Q66hvyxijqboig/O2kv1uPcoqRAdnbPyl20wFUPPngzb",
+	"ltK2PO49BlGrLpVPb6THqPxea2w1RiRj2OOdZ+RHOxM2n20DEPQAD6Cb6aWCApMwQSqdRWy+wbttYLTb",
+	"7s4BmkuZHAqFqpsEEXotnW7Q2p/y4Vhs73R7pVZR+Q2kPems0HV0e6wdu64CgAzHwliaBkZbhZ46SoJU",
+	"MT7BPd8/REHtTpYAdQObKYKJIW3mBgaB0aq4JFu97kOchZ4Kxaeytdt6BD+hXwx0JFAa4N0Pbh8+SEUm",
+	"RtyDI3xImi8/eF/+cZh+QLDzsk74N9K5yB1Ga1N9pIrtQKW+KLUifRTnld43izOrVnguXBUemnDxSuha",
+	"s/zqg/cVDhr72pjWW95SR/p+s/ZADzI9Mp98NPB4Rj94MpzGfgYGjnBGkWuAT/bgPf5jbVrwt39aOjDe",
+	"+xSbqsHGv4u/B7CmxUuKT81Y29i1IBcfvA92yocH70sb7B50ch4Mng/Jyptfl9ZeZSkIqQ1DYMJGTRh/",
+	"EyZO41Yw7jHinNJ249W0s/6/vzo867/dPz09O/ll/2gPbGiZlu1h3MNbximPEXbOjBCE4gk4+qS1b9Fz",
+	"7rGyRTYIw1zYIleYuhJYtLNAW85G3Q+fl8wv7dxXvt4/vDg8/ilMHEv/KDuqk7DT/vFz6Cq+f3R08rr/",
+	"PGH7p6dHh+4fz/vH8F+du4uQ3OJeCUpXScEErd9Ar5H0PLelsRfBcs2/h/DsVuWofXgD7bJBKYIt3+n1",
+	"vFnmQTErJs1fya1TDrXMXD+DPQLXANh8sRAX7qKTMo9x5NgLwwwfkIWC9z9cff8rxUmjESk+9Gj1Qz/q",
+	"/EqmKSYYPd55tvqJC61fcuVbDmJThVJ2H3mFJGAk1vEVucIe2VumPFnt0IOajpdU2NrMFqaziCiArYQh",
+	"cZbo+03SqqoirV3fXPvDwlF/8N7/k5hO9NyX+1V6xuiDEppYwnyacmnjOZVjytp3Y82g2iABj3AqhjLF",
+	"P7Bitn5UfxLhpLY+O4EuJ87ul6S13uPNjsDH0+aZs+C18l+blG1zy74lSRUlBbYTq6O0R/LelAJX8N6L",
+	"ilxwogI4r5XDG4EOH5T8ncBY65pBScsfpRskrWm09xrSJfSdguoFUz3ZPtUVm01R+mswE72gBLwmY4ET",
+	"lEjWQXyE++mlWO3n7M7OHssFNEF0w9PrUdp02Q/ajkECUi1Z1cMO7AXMoKHVOTpqYC71xgwlR/JsyA/y",
+	"uPds8ZQ+h0NcO6hAYz/odPbJzqh/vRsMDJMPdS+v29cPfzCPKDtUA2Nz0/yqRdqmbKb3bLP7Hz750mwM",
+	"tbQ+a0OTkvqRNL5WxwhlO04rO+v/W//ggrXRs8Sk7WDXSQRE9rLZ1I7CujwOjlopZIPtGBeq6MSFm0Jr",
+	"XY/+BzoAwOCUDZ/dgQ7WQicpO6CWTU+BFI+4sduAHr99+DzBdl1K3CEMPqYiz4BZUPIgtYrH2NyWQR+k",
+	"0+4Vg7f01a3INCLE1JnAuc0FnwSg+pjlNq/4VqIy651BjKqvNGggoHaLUDJrKLZWvLO4P9sGPqLOFOaL",
+	"H/JbkW+fu43Cj93zOCO0ZAO3ZrsDllGjBrdzC2u3EATz1COtmGyvtxq1l8YY0z7D72H6mg1k6v1zRvxO",
+	"/rmEDeC7/RU3q/ISfAddqY0F3nzvAsTvJgxLzga74I7d5pm8FQM4TG6pUGd4+IQZylzwlcVjKPEy/1Rs",
+	"8uPZWJUdLJx+6KIXo8NcmGJCbaJrB7/Ks4gRrTYLxlrffB0+iSYVLOCxvO7/8PPJCUIL+QgYwscOCG+Z",
+	"wgCTwmA30NmlGvzHNvg6ty/kRBjLJ1NP7K+UfMcMVjl5MucqrTwC8Nu2gErVMd958vR/4JNj8Y79/HL/",
+	"YPv85/2dJ0/dwbts0dnyo1BSNP6K8YornZLLnO4Wg0uFOTd34go2AjtIOFXD3bwQc2NtpSnulWBUC+NY",
+	"31eKx9CTYhKKU6EUkYrNh6kAPMJcKn9bDvytLBn3jSa9VhnCLhj5QF93XTicamNf45csyoYVpHBYB14J",
+	"3o/FOPzc3jS5VHYqiWtVn0pDqi+1OgFQJ1Qf5Eg5k1UqZ/tkglXphbXxMvMbt8eMAKS6ub30RkvTZwSq",
+	"bP6MqLVyX907lF20dlsQczrjdy8p/fQD6dqfSbWudvBs0K9LVClQcETKBM8zKfK54Ntc5BLEyg6KiS8x",
+	"1XOc3MdIs4ZpVpMI1p9ueP3iVI81KJlQu4lxOSdkYikCBUhQoaybi0gHZJkOXr9+vb1fuTLoBORG488g",
+	"ZlLV+DM1d/cM2rEyChGC+yiDTPZgit6KXF7PovO64ul2GGjQ6X5RI+hLbdMFraZI60yID4di6s7BlbjW",
+	"uQgrH8sGRQ5mucwoS6CWi5kwU1asQsqFvmMYIy8AqquzBzKkCGev+wcZd3C6GMdexBQzr37zlgmURk2R",
+	"sdTBS0zMMcR8iKpGVAbvqloRv9u+AiaKHqM5benktH+2f3FS0ZdCOCxu4R3CZTZ1ym8xDVowzM17V+xY",
+	"THwNGjRoguqCKR8Jk4DsFtYnPnnRNMMiNnCpehQvmTMJnTjdWyGVAseeCK5oXCGhuYxPYVE6Z2Ysry1h",
+	"BXILOTcjYbrsR2zZNlDinUU83AFlCWMKMdYBxsMs+NGf2xyMvW2uffF6BlU13rmoEQz0VKhBgMYCD8KA",
+	"Z9lgg8iOx5dwr8KugtGKl4Wsbz5ybOBvgrUf/uPv/98Tp+V5hK6HvV6naQYfFRKKqkQ1MqCisGkubqUu",
+	"DFBM01QIenkTnexzxqSAMptCUidKwLcAUBaQ8Hxzu2/WaoUvE2sDh9nh8emri7dn/X9/1T+/wKxJYk7X",
+	"Oq+vYgIaB6wzd2zdsbQqXyaGutpSxRsfvIf/rp05QHcvDQ6EdP+iADDdtaMDF74ibCsEq70ECulLiA0e",
+	"GNVetYT1WiJ6aOnYg7c1RccnfFbpyO/5PY1QtsUEPO9pAVBoXGkQAX46pYf/MZpzGaYm+0cirZu7bF+V",
+	"w3LLrnLBb0w5hS2DiZ+QTI1+RMzXdCqg2/wy0XUqckxwdLRAcPtuo1J2NaPkezv2tXbenG8PcPQu1GsP",
+	"Eub/diT0286b8pdBgD1Dkw1/7YCw5e7ahA25groDdOdhAwQY+VqKLJJGgPBGh1T0vTSQ5YG70ID3K14C",
+	"H7MrkUlxKypL537SamSY1Xs+v9VnrdoIcUESNm6Fp7NK1htFl5t3skmCfS4X7QEWwrQ+xmJdGi2CpfDV",
+	"LV84VIQ0EXPIwqw+zj78FhTaPCjkG9Uzp3bhKdgjawAylDyCstt9qQpRidUSQ1lHLC2aBBSBfTAtrjI5",
+	"3KayqcasimGR50JZ4OjtK27E08cdPK3OAjQ+oIvl1ACHQW539K67x8LdiLQzQXNBmtA8KAmjYFtOK6F1",
+	"2xU+LtM9b3FzxcQ7Ah31A+vra4hq+NVZRC2N53D8G14/hWXASpnPdvgWxmowqp051f1z5Q+BIyzdefLk",
+	"4TOGJFWBV6JtK3WIrSjBVCmZLq+hYblhlpNumXoOU0JY/rbRRT4U7NdXLy723+6fHr590f81qf957swo",
+	"/OXlwan/dReEfwJ51knQYIBmCTBNq2zWoYgmBj6hVgACm35cPpWdqpt6LN1dWFgC0CmFEQ35gaeHL9w3",
+	"f0ZCxSGWZcX9CUkUA1e+tI3sQ6THxG+RW/0KvbSxuIhTw79OlUKB7hpj68uUb+oe2B7Mbt5C9IY9/p4N",
+	"xzznQ6eA7LKdXo/lXKV6wq6clofhSzgppph0LpVjmjm/U443Vr/ibiyHY+qRHxJSz3/e39558hT0SVTU",
+	"oIT1UgHz1WpIhTuwKlOhDJajuUFfHpxCswpYudAqx8dmLhUGFljbpxSRsufUZzj4pLh3nG0A4Pq+gOIK",
+	"28GqS3U1g7yGsOTg9KXdgNolN5KasUxYK3I2BLSRx71nGHG6VNB/DVxog9CKbcDaXEEJ3KNHj56B8YYe",
+	"EWszd42lBdUjmGI4vlTcsMF3O73xoFNi0do7zWaC54bxOz7bw6NKvqkk5EFk8laYS1X1OeXiVt+ItMtO",
+	"IBsSbSZK2DAo5dsKHdzlZ1+Clwu+GhkHcSm4K9NGzG1KCT4c9IAtc6kGSlsxwJZDRoMNNMCzfICdVAYU",
+	"uKXIOHhbqckKkzYWHsMH8SUbx8c+typdndxGCvWni7ocQo0qrU8zs0zKhFR//LGQPKBOYrAN5ncA9TUH",
+	"CGkQaUmqt4FUdquWFZYXek7VrRlF866BD1+zir+pyv7oa1fxz91eMQ65TSR99qqEgEVZ2BwG99Kx7vVF",
+	"TVURevDesdkPSDOZiIEXPoffjWdhu5GWot7fgrlnpjpZDOlUZ4vsChw2kLZltFa19C2rs5S1Q0AfZUan",
+	"ypzOkGXGmBNxU8ec2P6cKlfhttQHATlwedeiAoVDfRJ2VmMojxcXmr7qm0N2LpnbrUpNxs+fBl9M26x5",
+	"EBFtoo5FzYPHvcceYaUyH+z6NxagsuyF4lSoOneSteLy4nMkuWXihQKe3j6zxr5EAH0jw7rfpbrfpOaX",
+	"VOg1aXJqkmK2kfa/EWN5IWaIf/wG6laH41hyp0rvp+OCm17pu9AiN+i63pcOpdXkv74uIDeCCgUiqnAS",
+	"nLYg0RxpsR99JCAIsDWkitehQxjBvW6iJ9gUqiZW5s+9MycEzxkp/2386MHDyaDDYJ2wchtCN8OxNkLR",
+	"i/cAuAfbuyl9l5D8QPGifAdpL1wQmElpmJkfy9keu+VzaDKCHgp/QbePBVG1ZVhpqJQkxUBqtR0b8pwl",
+	"IsVqsrIPrzkAQMOoxDSOiUZi3ueeDeEbvjpdfm5+f5B/fCUfLfX4KlHMM5DOf283+tevkwtsWgrHqKaM",
+	"hJPqY56glRjLZ+ajVPIHufYdjT9CNkR9SsdN7kiiTjd5dPE4TXxRzyInUpxbLyr88Gp6ppE/L/BSQOiG",
+	"JUjX5aGlfYDPRe0DemWM4+Fjn17X7/2BzgPHdL45EP5I5vbxzOcneVvnOaRK4crv+dYc4EZNpQjNSfAM",
+	"VyjgU3kOCDylO+OTbFUoxeaAYlSmg9RxsBN2NbPYUxn+wQ0TkyuRpu6MVqG/99hIKHdaBfNoRKAIOk2M",
+	"8n+VEGnMhv9J2JOpUPunh+dTMdzMqvKfuIS2Y4eQxiu7ujcuQPdLxzcIFLC1+9ubekCugqFUJYmJsLz1",
+	"Juw9Ysitqv6D7Gi3Up4WiSUpzaZ8FDq3Uj/HQvhEj2v5TqSgkupreN4guS4sHbytjbj49k4oO/MJMJCE",
+	"dQc4VRDS4GkKjdYLlTKby2k8SHZKn/UZmTcO0RQkm1u3xKf9mlqa3p8pvFturr4uP6ymFXliWh21pTsf",
+	"vHfvWA7oEIbaMqxyNWHQ4DUhQwlToQxr42pTBmrCsEeHSbxiHtoJV1rKOrFX5v+7i2j50ZvH3LD22cmr",
+	"i/7ZlvEP5JiABTBmJp5agASyEsUF89AQva8e0GEDGGyAbtSxiE42mIpuno0Zrogp3QQu8OTJo6dfNscV",
+	"1+Y5glI2cd2w89+cV7XTeKJElbMgyknlECQBCLhG5Oi0qZL2Zmc3WSNzFWhoWdrqlFsrcvfg//xtf/v/",
+	"feP+r7f97O2b973k6aMP/9JagoFVhb5qAH7yReYYtoc8VCwyCYkng+3tCX+3nRdKSTUaVFD7tgyVHJU1",
+	"GwNEeO9O+LszeqBDhffcsAEBLGEQH0YGjcwXuqdOxEHpCjOZdvqBEMZpcRSDNxU1YvtOpqIGKN9gkSVQ",
+	"BINwgIUHh6UBfIkMXHXTTCB5dap1Vs3GKvNqK0B9MAYWqOKy6Tx0hgM0e3YkbwR7MBE2l0NIAKZWRKFz",
+	"sb6uD+BTDhB8kDMkpOBFcbK+hEzMpLF7ccBED8n4KMpmAxz/ua9p+HzVgHNDNRVF+du2EJ5G/AmlvZlr",
+	"cpD4KlukOEB3KYkudM5zNAA3edK5xhLxNYqa4ooCIdo1qwfosylTsvAsVojKt7UjnTMXRme3lIMYmqhD",
+	"vnnlLjStIFtj4jjtYsoGCxkbvoUBJUyT6huaAhCyjTtvLNN6CrisV1L5ouk7ceVea9zcMZlSBmB3mJ6+",
+	"vnZ6o1YBNQTsegKn87ik2DSA4LgwBx1gamVGSXYYUaOmU/GT5Nb6cx4f9/6GM4OL9yc7KK/H2lcZGaFs",
+	"8HYlpBsSNVZKK4Bvuu0yonYmkOzWOg/4nsYzQVgGDGcphWFtmSZ0QAK3B9aNOGe+wzX1bCNBwYfjqiAs",
+	"+wtAcmJeqE7CnvS8fXY18xr3HrvGoryyGKvLBr8PKCutthSIrOtnB7W15acAmXMJK+a0d547jlTPeEML",
+	"Ea+xoRP6HqYcyr2W4TX65mthMt51smhLehz2VZr8skq4J1+qEA5g7zddYbAirHhnEyZHSkNhJmbaDf5v",
+	"VG4Gb9EKmWZcqkqyYqfL3Gcb35YCdmKBAljmVAdI41tS0fH7x6Mi/LOUABLJrVME6Pf6vwNApf9WiFbL",
+	"FFXsVbV6gWOuz1yr0DLLcqnOxET70qig8zrOUjZr8Pzf53dT4du1VNI4foaq9dl8ryOshcZ68tARqVD+",
+	"sV2nekyZheMdEDbnoe/cpImSPnOuE471z1g89EXBFEh0Oyus3OuyDNPs+W0Xk6ob8eNPF+5faX3FqLhG",
+	"tuWc1jxqyxOx3NcH3zo3XifxBuSQK3YlmEhBhqOCr2ylw8HpqwvW9rEr7Hjp7PO//OUvXvFAqFCIuEAt",
+	"Z6dBA/an5XOzdt/lbTkllA78bw6weURYTvWy82u158mg7hgGTCqgiA2FQ3J/MLE3SYu6ZC9usUf+WOxU",
+	"0mWDIH4GIWpGt/ue05fKHQMADZtwO/Rdyuy4y/rzjXoM9cYWaRlK3KdVulTVZaqcqxXnJwqlVdhPI27u",
+	"l120XlvHufP3JlkFL/VF04+m02y2HG4qtH7jsK0ZH5Lc/ZRVDRvOg0pI/gRc6kuJ82YsBOjpjrkuOvc7",
+	"GGkd4w4c+kQb6udDGmZZZx8pnv/nzN86WLKAbSg/y7kyfIjgFaUeY6t6hgZfOzZkcHp8PcM3JhmwBG8b",
+	"Wy5Xe/etD840l3oRszjqLVsawvIl6Fzw84SSRlLhqgD8CbuWmRU5elCCG4jiFrYwe1FvThLx5kR9JP1y",
+	"ymshKtXaOH48pFIEzmgtNKXgx/8cfSsa3vmVuRrCWqxyNnzTQecrCELYsISAJDN//vAt91CsFRD5GDV0",
+	"TW6z2AKqucsGwK363gs5aAqOHUNDSPQrezRMWXUpK52KyoPghobCMZXCspguO9VZBg/p3HMfx9Yw95NQ",
+	"o6UyVvB4bljZr/ZLnJqVqKDfjs1CbDGTt4JIAOGeKgcoUAo5ygCm60seluSevcc2Olu+X/lnhqquz7Qp",
+	"f/yM8qmrHQlCwjF2SIdyIOolIi2ERueVrGp3AtxdEUp92r70iCsmr1Ho+nhyqbGO+a3ooLVK7bfBxPmr",
+	"GHqvDyeQIuj1AUU21D+h2kuYGjaFDPad3k75OdiiZZFvUK50lXd8XeUxYWYH+M1f2jKlYZfbhIF6eGUT",
+	"2x4PFnLvElaoTBhqeAFROBVIof38bP/wuJN4/x/ZtTufuFPKBRBBg9m2SEiUYwefthe6A9yVbko2ExZj",
+	"+UhelYa31HylzTOETg29OjrMai/eELP4pz41uI43vRqAQDRCpWzgFm7gXjCCYq/QfGcuHfyLi54vZ13j",
+	"urp9qGxYpU8ZS4WSmOQRqDIONowJILMSIBoTSmr9Xg2WDJYNgMHpgTV43X9SZLLT/Vfn/YSd9c9fvewn",
+	"7Pzi5JTO538e7B8f9I/+88Xh0VEH7rjYP7vApjXwz7c/np28fHt88rxfk+1VKe7l3zpQZZtJ1g262ZDB",
+	"7DjPXJOadrxLTWeNNjUJmxYQIvFFUZDT/rDXYxPz0S1s/Ic29bL51n3mW/eZf3rzIRz3LYMH2XzerjNf",
+	"vTEBpXvLcqKDiHSn8GedpT6qgwkGhLePKFZIkO6VkCyZCY5Y/ISnWL7LdCdpwi5hSyAJORPpSOSXLYD7",
+	"qiY4QEBbaSwxhMJOlNFYqq9wNNKCnveP+hd91u128bMevC9HdFpQ3P34M6zAZ1R/3QDL8PDw21lbTKZ2",
+	"5jFF6CBDYSUJms6387xwntGXVCEhtk34GxViw+uRlhB341rFY+WRP/2RnqP9ZZlIfUU0hkeJEpp1Duor",
+	"xG5LNRlzgiE+hBUPaCi7UwvM4YwO/Xy9NRr+ZbMlD+HZ0MIzpD7lghsIwxBuzh33rRyMpfIFnyQFR4XY",
+	"EQ0UEs+JmxvW5qSVBs3eJ4VCWMyNDSyo8sn10BiM6d9aaR/qrAJ3Yv1U3KJEEKRgddxCrUoIfT2eJaUd",
+	"TGvnV63t4VUe9nYe1zIqG1IUcRmX1mUnX0dZe4WImvglkim4CZDY/lsDZnwCcNM5L5hnqKVzJSH/Gx7S",
+	"9soOvJ31ueo9UY/uz1RX335eYZz3ZsIehLhJszqBntTueEOZFdg1bcdsz348YN9/9/0TNuRKKznkGVgG",
+	"kLZq3AYCWGqeiryTXCpnUiYIoGpr/cTG0BDW2kykGEIqwZJhsEs1eH/ZKn+8bO2+v2ylciSMvWwll9VO",
+	"M/C3Hxv/8P2pLlsfPgwImRsAWSsJ9gCPFTxTi6DhnS77BdGdpa1hcF+qAdBI4HcEAv3j4VGfbW+Xb2Av",
+	"+r8O9tgcWLfHYLtU2OeCjKhcDOUU4QWwRUTG1aiAZkCRfKQ+gIQT6vZm2uG7bZUuMr21sAKC3Rfwn+e2",
+	"DQWhRawng9VR35TCJUaeviJq9LTEDTt+jicKSIHoDkiMdnAzMPGvXh/0Jw9PUSNH+mX/6PA5Vop5InMn",
+	"aez0C6k8xksJJ41ESaD8ePIvVeXoo5sUUpGg7AdIe4+9Ot4/Pvj55Kz/vBymOsJVYS+V0tjtszrSrS6G",
+	"Y4GJS9Bhxrtl60xPaeum4Tkf+mUDFdAdbMiL0diyYroLfSwzPkK7v7PHDo9hJS5VEG6Ip3zF05IB1/VT",
+	"ZCh30kRTG5HJ3YuV3KtHwC8VUm5iNHVy/8ZBKhzkl7LjQJWRBP4x4lIZMoyQ+Esi/SfjHJkeLfENkQ3y",
+	"JOn1eiCczHwjLDhBoagcbsGM49KkwTzsTI/2KN5SQKaGnhpyou8ww9ruE6HKAJMYFbvmmWnIwy+Tktzs",
+	"V5hZP9cn54vv1uxDZ7nMjtyDjWleG9fgnfV3GOEcsPY//tf/BkD/0sJLGPz25KmzX6cyg4U0Ni8gku7Y",
+	"F/jNvZvcLzYYSyoV0BRl8Fto2vyG/XbU/6V/9Mb3ihmUKn0mbkXmtqmYTgk9P/FVwMgRH7MX8ofupcK8",
+	"jJAR6SuG69qgtEZk16wNEP4zZ3Bg96yQv9bBDpHc+7VNkV/zobhU3squt8SFollAExLdUZddts7ESLwL",
+	"a2e1ZplWI9ae8Hdzi9jpXraAT8f2FHMdTwlqYpnF/DnN4CM9Og055BGX4eJp+8bFF3OFnN6BB3suVWjL",
+	"OJaThIqIbFbLceWKVc7hP18GESRGPXjv/uP+hP52IL/WLVikVLzywT1qrkpsxLAphzyNLjvzPiyo4yW0",
+	"A/S9RVJpMsHzH8rpfJXIiyvTWeArvmWgfMtA+ZaB8umq9hzzifOeTXNDviZf4zGw4OXVfgDXBYENw9qQ",
+	"WvO8U2LrevPUN/sDDQr1PrPngx02IKJplsGp853Go2Dfn4wDf/pcxnJqfxDK90rufy7sN87/jfN/4/x/",
+	"UO4hoA0Fhkd8kgf+eEe4FyJLmfi94JlhnFo0Q+YeO+gfsaFWqUSXos5S0/ky6YdzavkfkOe/mcCKVgSc",
+	"W4GIY7QBAO4DVRt5oXYJDAoyCcQUAK1oX65m/p8JMzcSrrXr5gSJLCT5XNgcIkfoJuLsmsusyIGXICZ2",
+	"XqhNzQ9ccfeNX53gc5P60+Xvl7Uf36yhbzLxm0z8evLx3f/3T9/2j/d/OOrjH/TT88Nz+u3F4WnCXh3j",
+	"f8/6F2e/unX94ay//+L05PD44u3BUX//LLD6LyMkp7n+qxgi8TRmrQJgy0SnImO5KAH2a0lUWqGvfMiz",
+	"bC/oABDF9LfUs77cWbwyQtmEYc+ev4lcd9l+mcwGqgUEMy9VeJaSFyiPtZw+taKNBAyrQYzT8nO/QHfx",
+	"crAGLl9O/1vS1adIXgWWBXoSyqdrnTm5GYg1EoFMykAIxs2tnGIlCaBY/jlDkAFmY2nleAnGUcercLKy",
+	"hOZAYD9EIfW1m6h2ovfk7euTsxc/Hp287lTbMVLmqEcroxp8n/yWVbA8S/ztCSQj1IGxQd9FCFHvvKGO",
+	"SqlTZDlqqKOAFwbXRsK+pm+LJ6m/DuvzGbmAH+QcqXRZznqJXxD25FsAqhHjIaxRnCw9zXl43C8IMrbe",
+	"oXzwvsRc+bDWCYVuvoRwHUrxsZOvOzgyJ4Q131vDsAk3N9DBnM6JSimmHA3ye1L9Eseh6QzchRP7jfDn",
+	"AfacTliBgJ7jgl+OwJNop4kaglBzv4mViEL3OT5zCE2fUfy+Lr+y2V1zUsdiwENr5pKJ4dhyZhSfmrEO",
+	"xa/+q5JLFc44Jht7p85U5OxapL6BEWo6iMbAqkBKuRXppYKSEadQ52IKoHBscJiKyVRboYaz7RdiNmC5",
+	"sEWuKlBm5SzbO71eVJ+GAe4Pz1CZA/TaS/74fqfugyrxj8/p/KGxlrl+yi3wuD2C55kU+VzKztxmfnLk",
+	"wRVTJTr75oj65oj65oj6g3rnAkJCgCYv+yVh7cvL/eNX+0dluztHiYhNO8s0r2MsLs3EWtPJ1CChQSv/",
+	"GoTzKQb90cCkhlGAlfHq+Nj9k5bR1hRvgGUMQpwM37uxTnz8hApkU63zakVsAhS7S6Xc6CsMpnLirVxs",
+	"TzU3Zvusf36RsJcHpwk7ODpMqsW3BAcursZa3+Afvj9Qif/hJg0Oxk61ubBHtIe0Uxzft7VCzkjIphlU",
+	"o4YeQ9KSMe9UiXJdslzwdObt/BKZGNMnaJ2glIicl91JGskwhj2pmB9fV5TITwxm+YU0hG/hoU8tlb/J",
+	"2G8y9uOCPYFxs3/8/f/3bqbSYPPwfBSWN5UGf9AjGrg8CgJJ/d5NMcGGyp8sxNMgfXGor0H8HsnrSovC",
+	"ajcraC5BTRtHOghWqA1C0B4POBCkUimMA0YBt+AORkwFTOzD+gh4gG7DKmyZM32nEqYcs4INq54fSlJZ",
+	"LhP9FjL37QZ7ytEY9UaOyKIB1bqCbeVbg4G+sIacPIPhvgnKb4Lym6D8Jii/RkE5Z+KApMzkta238S1D",
+	"NIQIFrEzvoBUNFZPvwaZeA6lmTWLNAn2qM69GItZpnCkAYrCkyu0R0VEyFrjAJ0zQIt0/3hxeHS0yxbk",
+	"zXJZ51ZrKtIYFqKefrUyyU1uP8u+SaNvztRv8uuPll9/gHP04uT07f7REQgiaNaHbJbstDLKUvOc3lv4",
+	"hF3ZFmoERewrcG/hrrrhMeQKWb1KyqQGI6yVakRtvwEqKAOubPmNAExTJt7xyTQrMx+gCXIs1A89dMN4",
+	"fZro5wx3zQ3WlARTXZPEgxlg2/68yNxnjq2dJhWTe5rroTDmT9jPnXZ+yC3P9KgQu/FPhN0MX7kprGIz",
+	"XT6A0R6k+Ww7L2Ar46qJP/rSADjALrH3qc4tqgiwTwTfjEliqDNkwmBeDly7VFNuPIggVoUbpq8Tcptf",
+	"SwBR8AAwqcwFnE9Cc77TRZZCO4JLZSCc/ZM7vJwN3DjPKUltAJyQDZDuCXRhUKoag1gY+3k+OyvUmZtu",
+	"6/MoIDTCH1NY5wd3+9WMj+Wu/lMl3PwBdo+YZnw2j4cQtDuCRQ4+LTgglQ6rYAnBoboDb1EgeDwaG0P/",
+	"LTn47+1sKj4sxdDzUolakHgWRTma0rJ2nFfp3LOqhm6uc3LgS8qcxjwLuPot3axGzRUiiGggZFKaxOsh",
+	"q9SPz4sFjPt7MZuKau5lE+E/oHk1HoAzwdPZ9oSnon5IDWtTNdz2qOB5mgSjZnvErUiYsTzLtu+4HY5T",
+	"PUqY1Xp7whUIWCXVqMMqmZrl/GHB/JLuMajkw8NHpFkuvFPVsT4PmyyfnJPttEq+r6cDntLKfJFTiYMt",
+	"S4cOBPTtaEZ1x61wxlg7byLaThKnuj2GyOiQa48kAzfqwn51J7aAzr9N5/U1hHwUw73EemPF9g8ZHwll",
+	"O0wJkRpmNfQDmTO1wJsmTZXX6cJCpZPHnU710Owyzl7y/CbVd4qNCpmKBNtrIX6aX+xSgb3lueRXQQWu",
+	"Vz878zpvapY3fyZfwbd/QTn5yiyByIKd8D7Ib5Izcjx/1ndr0ZojqUBJiNfnBWhNK6xTk5OrgZBMjZL+",
+	"0BO7ys1RQ34XofWyEQLcU4i7qzSb8pFUo11oHhygRTkbc5VeFxmCyEfaOBshDIKsVhsUQNzVndgCMqmp",
+	"f6GPDzCeOTELoeEBjjZIwO3FFUIZl317tfX+z84qSfqFpOfSMqJKR5A/l1/EfRX6t2qpborJFJ0Ln8ID",
+	"skkXhyo8W4WGvYo7zEUqlJU8S8pkD/SX3IipZYVKEaSRSSrZCZ4N6qzhVWiGTYhLD4jIxIjjKZfgibXo",
+	"yNVTobDVFfxmtbss3k1lLpKK691ALz83EY/seyvyVA7RX0jagEfjdMdEDUWnyw6t8ZjE0IXbN5tRZb75",
+	"/2HvapvbxpH0X0HpS6Q5SpZsJ5OVP/mczCaVzMVnO3s3tU5FEAlJPFOEjgBja1P571f9AhCUSNvJ+iU3",
+	"60+JJZEE8fKgG/3000FeAydeVcr1KQlZYuXAeuWKyL8VNmpD2b7aODHWRCm/VTWK1NEnTLlUtfLrPki1",
+	"3KgvwQXwiTzC4wDXpYljmKBVlAMEIDAMxMkGQZLLPxFVx2NCKOi/koXKG2pXvsLZVC3Wn1Nxr2oftrcl",
+	"P5neJTkIyoEg7eVPWyTioYI5daS+YY5R93MbAhHweJFmSaE4b/yfB2Aa7ZrdEvFg4yGwg4cfKEXRmt3I",
+	"S5lEiAPjx+U6Ii0stRgWmSqhktRVn0UEnMr4gt3hj2eiKzn30R1XiEzN8GaTX375ZRIwlOnmJFCwWZ1G",
+	"NloZVVhMBUVq9sFui222hodgEd5aaRus6nODpf8wJsMtJqHr/Cebfjv5UjZ1lGPwu51UXcE4pfZgYxYa",
+	"Es/AOfgAxbHqtVauUUGc6mSN0NM4C8QkTSZu83c/deq+sALP82VpWBiRuZh2MRBk8zu0QqLrSmMKG1sa",
+	"Ya62XZzn3cnGUdcAT6/+Pvw0uFyofIAC5pNeRGcbgQOEytis2X2ed49evw9sCYJO1nNIjZfQdmLzVF0U",
+	"USAYh/O8G1yM74dr+AD8k3gdZ+pAuEpRL0Wi1IrdknC8KUxF2HQD9tRINwyC9P15ftM020z0bgpwHZf2",
+	"ziyRHwuOySz7MGt9WIM5wm+ND73qz3WfRcLh1oMTefk7JcI+dCztu6CUDNZVJmPP5xk9XkvYHP6pcX20",
+	"97PH+I6wF0knD0e2jptN9TgFDc1U1a2bW9Xykpf9Ka41SqG/baBv07/dqbzU61xdMv044uevYG9rDmhW",
+	"sg0o5oA4+8MREdlJ2OUKnALstYF4a0ypWC9QuxDS8YfTsyZC+xd9oY6qFt6hq7Tf5M/D45In+2bDvoFe",
+	"2TjkeGZq0wBG2eoLlYe5hD6DkIeeZSNrXLy7cRTAzvaVjWq2Smhns9joTcZ7atlKcEpFLCO2Oe2dBWPk",
+	"2hBRpdGQr83eB9h9gue1EUz9L54ZsVRWJtLKp0m/FUdr7CfRJSE6mAE44x1JKaWZRsZZ7zHM+EaG1plr",
+	"p+hO1hfm8wSn9v7LoDbLGGu1FDJP9FJMMU2tKjlmymXvPNcrxflUBPaHx29Fl3i58PfOl1EPjxJxbYen",
+	"A6S1hoee57nKDB/Q+ZplYPPi0Tw89vTNYX/3+Qvn0qck+8XsXfAMBud5zRNfsFNdjdRYpMaUsBPR2R5v",
+	"xQZLEbPpf547rYwfgazz/JU7p9xEG94j62e/A3F4nk+a1iduhFtley8XGt+Bq3j72XaeY2sb1VbwTtdt",
+	"k5sVmMrCcK5hfUPns2ITiZGwWrz89cVQdKVYK1n0DuiwRJc2Er/uDkV3bygSuTa9gfiPEB1ReRhrxkHT",
+	"D+hleDisFoW20qrW8k42w9Y1V3eC9nxvdSfk3PeNgh4BuD96++rEiO7ucG8wHIxGe4Phzu5+BEtgNE6m",
+	"L8fjnb3dHnIFk6RQxqhw3sM+Ees8VzGpW0be2dvbDftH5mt3/UD8d/83XVzKIlEJ/I8KbvG0n6pFSosN",
+	"tbnKApV7SgMtXRX6at3WUTLL9KVKDl0jNzuMCjx1xrvD/ZfR3VYevjtPhVbA9+xYAeeZUY0ggiIUnaiz",
+	"UDJRFHE8kvFC9Y8qSe/6jXPdR7AehyEDDm+w5zy4thjVt6cdM9gxyawH7wcX+La9WO0cm5aUh+F6pgau",
+	"kDvgNm65PIj2Mrumzl4QicO4UI5xMdoljOjq0po0UYIXIaf1GF/68jJXCcWVkedF5e6KMjeRkCJJjZxm",
+	"tWMlluBgNuhCFarG7c+ROI1bKe4GVVl3DLcAIiRj3AiD8sa8g0VVbI5i4bllLE4DRS+6biBey3jhbsIl",
+	"fYOukBRW5GidxtChiDHsR8zViFVNKNKInfzMiAtEOK79L54PWawzSD87cEk/4CkeYayTDr5qiUcyob0V",
+	"1jv2TpUcxEaIH9mb4vAnbgbcsFMeQztN+g/lyxRWVQqftxcpRNeitUDh9+5g0BGTqmcmjmGzKtSXVJeG",
+	"pE9bmkKR4/bdYRg9aJG9V24y8Qi0MRU+5IomiZ6JalCfAHfDRakBrDNiq/yIyGnqcnFQ7XpVWiGFTZfq",
+	"/qvGt1R2b0dnY6UtzfWEPoY/eAN2Imbk27eft/X594Nl0oso4MLxBuJeTOC5aiK6EybkTjjEL3MvgeRD",
+	"3EZghDsSkzTJ1ISOCpAukGjo9okD+Ukv4sqekjSh0FXk20Vsg8PVvciXt634Hl13BIFsB5SHoH3AF3jl",
+	"zAFGBF3aqb5ycY9lajGqgi5Masdi4msuTyKyQmGbWoFVPhoOI6zBSmkxmZwfydUKvBOjrFhJDIhIdzIS",
+	"qDUHyTheuMKRV2QcqxU8A+EbJ2d9RoruaBhsA72BOMzZTnAkS5fLpp3TXZkRVcQEdgTqMueNoxnhj3/A",
+	"RsR74yR+RvG2yGUwOHyBftvg4RjcXGmnxXqWXnT6hqDtKU3i25bC5fHb7lOrkcVC28+oXiS3dfuprm/e",
+	"g0Y37kEPwyzhTroxSPHM+MVO4PC0E1yzEwjMECouxoArSBkJEYyNRuPzKAFKZpJYYAw7mZybAE+iulp2",
+	"Nbsea/P4ogpzXTGKM2fWzmRsDYZYsTWCL5z4IDB9/nlaplnyOc1neiKWyhZp7DIZGbfZsP+rFiujykT3",
+	"+U6UF4yXE/zxqZkuLQP/345OkXTndefRdU2XKvLDgy5QoZRYSPAaKuSmZGpO6v2rBlcio3i1D2Jn0s50",
+	"sQRwW/uTbNzc8MBr67AbKShai25q6eDaZe7LqS6tp7/2DvgADtBzVU6zNKZqTu7gG1o1VTGLXNVeUAbt",
+	"dN1kVZZh/WmZ56pgjL7IAbdnmbxEnLPFuhFU/8ajfY+Q5B7RgkQ0vo6hTWeX/w9zioM5G5zBkiYWEZYq",
+	"doTRZRGramCZZFnVdanricOdbkGzBVhSBThqK51l7WnFh1RHHH40xnpjzKcCB1TDNDMAcrA2Lc1oaS5g",
+	"tjIh1WrOTMwyMEM0iyLLnLNacEdF0+pSpiz9pUuUwabFRwpgeCDBsIm99L+lKpWBCQ7Pu5QXeNjrzMgD",
+	"RF36EZe0Jsaev0kKZmqZE4mUnfgqWUdnmYAduPgiM9EdDp4L02OPvP39iEy8Ft0J9e34vBwO92L4CIwB",
+	"/EtNemxo4vUf4b8HYqFkYadKwlZwZRWPO+Ed2YRobVkLffbMiETJJEtzBb1Ev8I+cZ3ns2NkHtBVqEQc",
+	"UnvwPuOwnCyVk1vpLI0BsxKVpTBFCQ+xh3HU6Erxb2KEQwk3rCpiQ2v+68PJu9cn2A0O5qx2g9XVRYVq",
+	"FJuGe7PJrAG+Mp2rA+guxEG6EMvkcVAQMA7fZX+41yBOqrPsDO54TwnicG94xiOliMPjr0snoM7M9WXb",
+	"4gvq5bussmDpyRxX3hPz5J8Cd3nh1uxSXoXzW9HhIC+GyNP+6cc4BEbFOk/IgdZ57UCAIKUB12nFNeE6",
+	"PnvnK/xD9TQpCe77ZbTO8A7XBDYPWWaIPHhbY8nBLWXhecC2Rupjz91oOubXeDgJV0YBdvGGQQBegSAD",
+	"H8V9qcN8iNCBJ89pVxDaW1hYewxbxHad+4aOOnVpV6VtYyIyZNKPTnFtjhv4xMS1rCDSgWe3DXZJrMn0",
+	"/MbP74+2odGiu7+722uq2knjCqN0j7jnHvOI2HeI/dGotxTIcf2rFmW7d2zcffAaUjT/ZWCBsJbYquRE",
+	"C16pc1h0sNB1LlCbg3c+ZLthYZa7xVJY1feBowQIcpopX883U9a0WmrwX4ogdWu2mTtnNEhs1rNZzx2g",
+	"0q+Ij52pmT0ISgcjfrGjWW9I1QJnYQ9ECPoReaRVpvU2TP0m0+yeIQoe8QRP/6rwdBfCQAgdC4rISHPx",
+	"zPhdm3ynu0UR7/bdA5S8Rj/SBLbQdB3CiH/2WbpUyJOheDaHF5q9zRhc5wzzR42AJVUxPRmiswzRY6q8",
+	"9KTM12KpC0UlTooyx8MLVih1TqRKIl8nb/N7c5HCf9HG89Eecck5tRt2YW9M0oHQ52Do4XHJQWBMOguR",
+	"kA78yL9sY9Ub3zn3C1j+OY/pUEJ3tnmU1NeSqA0alfHz5M915P/z4xIt5QqS2GnCEpFKFrk/vOaDQb9K",
+	"7xatMj039wBUOM1Q1OZ/tDuHC3TZMj2vyqghPKRJxElUZHQQSRR+B7ch96oo4VrO9MLkLcP4VmAiPKKi",
+	"nvcG4pBoQ2weVaclHF520Oa6fRsrDlcrlSe4kqCD7g8s3uv5Y8KEnl9r36g8eTJwfnIgOUwSXmrsHtEy",
+	"yfQ8CoQXeLpvlrS/FYAslMzs4h/tZD4OHuwOh1hWWudzF/lnOUIKhRjx5uzsOEKJRU/xT6SVU9iPEq1Y",
+	"fi3FhHGJNOccrsZ4mOgWiit15c65IWY0nsUrlahmSac32Pz7jG7xE9rLy2MfpEaUq8FDB6hUXBapXXfG",
+	"f/9Ul3qhvh3XhombWM0PGvrOJ5wHFLi9vpo5/4bIL14qX+hZvaK4Px3czhTi7La9A2HiQq6UK9QK36GF",
+	"x9lCrnhL1pbg/zs398aBt+rK7qwymW4M+RYdOWp/4cGfmwBxXOglmCOl8SPchW4T6mqlDemqzXSxlBaW",
+	"JCq+SUHBSRw49Cgu1NqljDsqftNcuzbIiUJ7t4Mi78V4iPFRTl8YapnOadKg30DOTSSeD/cEOiCXqVF1",
+	"TCLWVABKKNJuCzmbpTFlHOBzsZ23gifUu3wcdMJHw7aB8Pyg0BR1ng+/Z2u9BspO3JCMf2S0m9Gu/riv",
+	"namShSrgyd8iGIv0ncJ2gAVMwfkm9tkZai4RmyzTscwcJaDLdBn8c+K0kMQsk3OS7i2LrDPuLKxdjXd2",
+	"Rru/DoaD4WA0fjl8Oexs85cP8zXNV/FHdduCmHacJEM65rrAaRxnKZIayWxOreiqwXzAXJ0B6+ANYr2c",
+	"VOkzZ+9PKV8GXfbJaIhNeo5NmnDpEn471/FIV1k74Tem8ouFNtaI7qTf50/6+Mmkh2e/RomPJ+85dwdJ",
+	"La6xl6hTh5MV1ZppJlWd9RXnu/o23tn5Cnf81ok6XrkPZtrCeyo4Ip1xB8cEPqaOjbbIg8ZW/YYuCH5E",
+	"GTAhxQNlKoiM2cNlRG2pPw1GE3YjlZdLnG3WrjoRfwxz7pOfidtF29gSIqHqGgRhFzAvkSfw9gw59ap7",
+	"FIVKC68aHV7v69Y3c+QrJWo9I7cNtsjwBqusnKeN12OV3DSfc5YGtYHIhpFYpMbqYk3er56bA1dbNbx3",
+	"UBy36fZKFe72nBSZ1Jrm6kg0dQ4MYv9U5VYge1cYWyi5rD0cWb0NF/8nTEPsWtJOk0huiYKO5uUQ3CzN",
+	"V6Vt62STznPYhBbSLPpI8lKJ03hDOwozSEhTmO/H3za92qYeo4F+qpJbOIZNCo2o9Y8V+VyscrNIQjhV",
+	"AjpiS05gnhixUFmCkW8uSTNd18UF3ZNQUo8r9aWWyOYVm9gpPQfP9+VqWrqxNY12TBLvsil3qhso10ZC",
+	"wgKbF3LZ49wYFr1KTJA71Jywjxs/UajXuNIMJh3hHVBCEKtE+agyfpRaJ93Dp5qxLIpUGQL1fjWUlHEn",
+	"YzsWo4F4D7azGYsXw6FHRSHFMs1LqzBRKUzu2x2KywIctOrDjV8TMS0SL/bFu/TfxVQn0Ibu/u5fIrE/",
+	"2uuFYzBHmZjG/oeXDz7FN/e2sr/DUlnZcIPfiFaKjMlWJp0p4wWdYhrHvKtBGVLmmhtHbm8wO/z5WG+M",
+	"ZSKt+43xgo0V6+Ps8PQdwQtRUkMGCM0MtHR5bWFJH3Kno+qAHkUTic1Jg43LWld1KPnxrg4lvxX76w0m",
+	"AM01toFIoJJUjtINI7jLYjQR5xEmvKmgMgfNUqTW0eKLKtqZYP+7ojIEKbX4xO4fH9+dHX4+PH77+d3r",
+	"PyJR+/PU/f370bH7rOeyCTBwmWJS7rS0rsiR2/MBlzb8Blhf3HNTbFzsxWGkS5DcTjXlXoSO6nz79O3/",
+	"AgAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

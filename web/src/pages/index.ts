@@ -1,12 +1,16 @@
 // Every page of the console, in the order of the navigation. A page is a
 // folder beside this file; list its export here (docs/console.md).
+import { approvals } from "./approvals";
 import { executions } from "./executions";
+import { holds } from "./holds";
 import { home } from "./home";
+import { inputs } from "./inputs";
 import { journal } from "./journal";
 import { keys } from "./keys";
 import type { Page } from "./page";
 import { session } from "./session";
 import { sessions } from "./sessions";
+import { supervisor, supervisors } from "./supervisors";
 import { workers } from "./workers";
 
-export const pages: Page[] = [home, sessions, session, executions, journal, workers, keys];
+export const pages: Page[] = [home, sessions, session, executions, journal, holds, inputs, approvals, supervisors, supervisor, workers, keys];

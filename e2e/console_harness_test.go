@@ -26,7 +26,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
-	"github.com/yukta/yukta/adapters/web/webtest"
+	"github.com/yukta/yukta/tools/npmci"
 )
 
 type browser struct {
@@ -217,7 +217,8 @@ var axeSource struct {
 func (b *browser) axe(page string) {
 	b.t.Helper()
 	axeSource.once.Do(func() {
-		dir, _ := webtest.Prepare(b.t)
+		dir := filepath.Join("..", "web")
+		npmci.Node(b.t, dir)
 		var raw []byte
 		raw, axeSource.err = os.ReadFile(filepath.Join(dir, "node_modules", "axe-core", "axe.min.js"))
 		axeSource.src = string(raw)

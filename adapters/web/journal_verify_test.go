@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/yukta/yukta/adapters/web/webtest"
 	"github.com/yukta/yukta/domain/journal"
+	"github.com/yukta/yukta/tools/npmci"
 )
 
 // TestJournalVerifierAgreesWithGo runs the console's in-browser journal
@@ -31,7 +31,11 @@ import (
 // characters, U+2028, surrogate pairs and member names that sort differently
 // in UTF-16 than in UTF-8.
 func TestJournalVerifierAgreesWithGo(t *testing.T) {
-	dir, node := webtest.Prepare(t)
+	dir, err := filepath.Abs(filepath.Join("..", "..", "web"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := npmci.Node(t, dir)
 	rng := rand.New(rand.NewPCG(24, 1))
 	seedA, seedB := make([]byte, 32), make([]byte, 32)
 	for i := range seedA {

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/yukta/yukta/adapters/web"
-	"github.com/yukta/yukta/adapters/web/webtest"
+	"github.com/yukta/yukta/tools/npmci"
 )
 
 // TestBundleMatchesSources rebuilds the console from web/src with the
@@ -22,7 +22,11 @@ import (
 // from api/openapi.yaml and type-checks the sources against them, so a
 // change to the spec the console no longer fits fails too.
 func TestBundleMatchesSources(t *testing.T) {
-	dir, node := webtest.Prepare(t)
+	dir, err := filepath.Abs(filepath.Join("..", "..", "web"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := npmci.Node(t, dir)
 	out := t.TempDir()
 	run(t, dir, node, "build.mjs", "--outdir", out)
 	want := files(t, os.DirFS(out))

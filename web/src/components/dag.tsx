@@ -60,6 +60,10 @@ export function layout(nodes: { id: string }[], edges: DagEdge[]): Layout {
   return out;
 }
 
+function short(s: string, n: number): string {
+  return s.length > n ? s.slice(0, n - 1) + "…" : s;
+}
+
 export function Dag(props: {
   nodes: DagNode[];
   edges: DagEdge[];
@@ -70,7 +74,7 @@ export function Dag(props: {
   const { nodes, edges, selected, onSelect, label } = props;
   const shape = useMemo(() => layout(nodes, edges), [nodes.map((n) => n.id).join(","), edges.length, edges]);
   return (
-    <div class="dag" role="group" aria-label={label}>
+    <div class="dag" role="group" aria-label={label} tabIndex={0}>
       <svg width={shape.width} height={shape.height} viewBox={`0 0 ${shape.width} ${shape.height}`}>
         <defs>
           <marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="6" markerHeight="6" orient="auto-start-reverse">
@@ -94,16 +98,18 @@ export function Dag(props: {
           const open = () => onSelect?.(n.id);
           return (
             <g key={n.id} class={cls} transform={`translate(${p.x - W / 2},${p.y - H / 2})`} role="button" tabIndex={0}
-              aria-label={`${n.id} (${n.type})${n.status ? ", " + n.status : ""}`} aria-pressed={selected === n.id}
+              aria-pressed={selected === n.id}
               data-node={n.id} data-status={n.status ?? ""}
               onClick={open} onKeyDown={(e) => (e.key === "Enter" || e.key === " ") && (e.preventDefault(), open())}>
               <rect width={W} height={H} rx="6" />
-              <text x="8" y="18" class="id">{n.id.length > 22 ? n.id.slice(0, 21) + "…" : n.id}</text>
+              <title>{n.id}</title>
+              <text x="8" y="18" class="id">{short(n.id, n.status ? 13 : 22)}</text>
+              {n.status ? <text x={W - 6} y="18" class="status" text-anchor="end">{n.status}</text> : null}
               <text x="8" y="36" class="type">
                 {n.type}
                 {n.detail ? " · " + n.detail : ""}
               </text>
-              {n.flags?.length ? <text x={W - 6} y="18" class="flags" text-anchor="end">{n.flags.join(" ")}</text> : null}
+              {n.flags?.length ? <text x={W - 6} y="36" class="flags" text-anchor="end">{n.flags.join(" ")}</text> : null}
             </g>
           );
         })}

@@ -69,10 +69,11 @@ func (b *browser) waitRow(node, status string, received int) {
 // answerOf waits for the answer of the Action named testid and returns it.
 func (b *browser) answerOf(testid string) string {
 	b.t.Helper()
-	sel := fmt.Sprintf(`[data-testid=%q]`, testid+"-answer")
-	b.waitJS(fmt.Sprintf(`!!document.querySelector(%q)`, sel), "the answer of "+testid)
+	// The answer, or the problem, beside the button.
+	expr := fmt.Sprintf(`(b => b && b.closest(".action").querySelector(".answer, .problem"))(document.querySelector('[data-testid=%q]'))`, testid)
+	b.waitJS("!!"+expr, "the answer of "+testid)
 	var s string
-	b.eval(fmt.Sprintf(`document.querySelector(%q).textContent`, sel), &s)
+	b.eval(expr+".textContent", &s)
 	return s
 }
 
@@ -233,6 +234,23 @@ func TestConsoleRunOperator(t *testing.T) {
 	b.waitText("from node gate")
 	b.waitRow("start", "SKIPPED", -1)
 	b.waitRow("out", "SUCCESS", 3)
+	// A plain restart of a run that started at a node is refused: the
+	// server's 409 and its sentence are shown beside the button.
+	b.click(`[data-testid=run-restart]`)
+	if a := b.answerOf("run-restart"); !strings.Contains(a, "409") || !strings.Contains(a, "has no trigger that received its payload") {
+		t.Fatalf("RESTART of a restart-from-node run answered %q", a)
+	}
+	b.waitJS(`[...document.querySelectorAll('[data-testid=commands] li')].some(li => li.dataset.action === "RESTART" && li.dataset.outcome === "rejected")`,
+		"the rejected RESTART in the commands")
+	// Back to the first run, whose restart is applied.
+	b.click(`[data-testid=restart-of]`)
+	b.waitJS(fmt.Sprintf(`location.pathname === %q && document.querySelector('[data-testid=run-view]')?.dataset.status === "SUCCESS"`, runPath("ops", id)), "the first run again")
+	b.click(`[data-testid=run-restart]`)
+	if a := b.answerOf("run-restart"); !strings.Contains(a, "applied: restarted as execution") {
+		t.Fatalf("RESTART answered %q", a)
+	}
+	b.waitJS(`[...document.querySelectorAll('[data-testid=commands] li')].some(li => li.dataset.action === "RESTART" && li.dataset.outcome === "applied" && li.textContent.includes("key:operator"))`,
+		"the applied RESTART in the commands")
 }
 
 // TestConsoleRunStopAllAndResume: the event stream dropped mid-run (the
@@ -266,6 +284,35 @@ func TestConsoleRunStopAllAndResume(t *testing.T) {
 	e.pageMatchesServer("halt", first)
 	b.waitText("PAUSE mid by key:admin via rest")
 	b.waitText("reason: while offline")
+
+	// Run pause and resume; node skip and unskip: each answered, each listed with who sent it.
+	b.click(`[data-testid=run-pause]`)
+	if a := b.answerOf("run-pause"); !strings.Contains(a, "applied: execution paused") {
+		t.Fatalf("run PAUSE answered %q", a)
+	}
+	b.waitJS(`document.querySelector('[data-testid=run-view]').dataset.status === "PAUSED"`, "the run PAUSED")
+	b.click(`[data-testid=run-resume]`)
+	if a := b.answerOf("run-resume"); !strings.Contains(a, "applied") {
+		t.Fatalf("run RESUME answered %q", a)
+	}
+	b.waitJS(`document.querySelector('[data-testid=run-view]').dataset.status === "RUNNING"`, "the run RUNNING again")
+	b.click(`g[data-node=mid]`)
+	b.click(`[data-testid=node-skip]`)
+	if a := b.answerOf("node-skip"); !strings.Contains(a, "SKIP applied") {
+		t.Fatalf("node SKIP answered %q", a)
+	}
+	b.waitJS(`document.querySelector('[data-testid=node-flags]')?.textContent.includes("skipped")`, "mid skipped")
+	b.click(`[data-testid=node-unskip]`)
+	if a := b.answerOf("node-unskip"); !strings.Contains(a, "UNSKIP applied") {
+		t.Fatalf("node UNSKIP answered %q", a)
+	}
+	b.waitText("UNSKIP mid by key:operator via rest")
+	// A refusal is shown as the server wrote it: STEP without step mode.
+	if code, body, _ := call(t, e.s, http.MethodPost, "/api/sessions/halt/executions/"+first+"/nodes/mid/control", testKeys["operator"], []byte(`{"action":"STEP"}`)); code != http.StatusConflict {
+		t.Fatalf("STEP without step mode: %d %s", code, body)
+	}
+	b.waitJS(`[...document.querySelectorAll('[data-testid=commands] li')].some(li => li.dataset.action === "STEP" && li.dataset.outcome === "rejected")`,
+		"the rejected STEP in the commands")
 
 	// Stop-all with KILL from the page.
 	b.typeInto(`#stop-mode`, "KILL")
@@ -369,6 +416,16 @@ func TestConsoleRunViewer(t *testing.T) {
 		t.Fatalf("after the VIEWER's refused STOP the run is %s", x.Status)
 	}
 	b.axe("run (viewer)")
+	// Narrow (400 px): nothing but the DAG and the tables (which scroll in
+	// their own boxes) is wider than the screen.
+	b.run("narrow", emulation.SetDeviceMetricsOverride(400, 800, 1, true))
+	var wide int
+	b.eval(`document.documentElement.scrollWidth`, &wide)
+	if wide > 400 {
+		t.Fatalf("at 400 px the page is %d px wide", wide)
+	}
+	b.axe("run (narrow)")
+	b.run("wide again", emulation.ClearDeviceMetricsOverride())
 	// Dark: the same page with prefers-color-scheme: dark.
 	b.run("emulate dark", emulation.SetEmulatedMedia().WithFeatures([]*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}))
 	b.axe("run (dark)")
@@ -447,7 +504,6 @@ func TestConsoleRunManyEvents(t *testing.T) {
 		t.Fatalf("the run wrote %d node events, want at least 10,000", nodeEvents)
 	}
 	// A reload replays every event from the start.
-	before = len(b.longTasks())
 	b.run("reload", chromedp.Reload())
 	b.run("wait", chromedp.WaitVisible(`[data-testid=run-view]`, chromedp.ByQuery))
 	began = time.Now()

@@ -168,7 +168,7 @@ function counters(n: Node): string {
 
 function flags(n: Node): string[] {
   const f: string[] = [];
-  if (n.paused) f.push("⏸");
+  if (n.paused) f.push("paused");
   if (n.stepMode) f.push(`step${n.stepCredits ? "+" + n.stepCredits : ""}`);
   if (n.skipped) f.push("skip");
   if (n.breakpoint) f.push("●bp");

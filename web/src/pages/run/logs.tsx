@@ -84,6 +84,7 @@ export function Logs({ sessionId, executionId, live }: { sessionId: string; exec
             {page.returnedLines} of {page.totalMatched}{page.complete ? "" : "+"} matching line(s)
             {applied.pattern ? <> for <code>{applied.pattern}</code></> : null}
           </p>
+          {page.lines.length === 0 ? <p class="muted">No line matches yet.</p> : null}
           <ol class="log-lines" data-testid="log-lines" tabIndex={0} aria-label="Log lines">
             {page.lines.map((l) => (
               <li key={l.seq} class={"lvl-" + l.level.toLowerCase()}>

@@ -3,16 +3,15 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/yukta/yukta/tools/npmci"
 
 	"github.com/yukta/yukta/api/apiclient"
 )
@@ -120,107 +119,14 @@ func mustAbs(t *testing.T, p string) string {
 	return a
 }
 
-var (
-	nodeProjectsMu sync.Mutex
-	nodeProjects   = map[string]error{}
-)
-
-// nodeProject returns the node binary once the Node project in dir has its
-// packages installed: it runs `npm ci` there when node_modules is missing or
-// holds another version of pkg than package.json pins (so `go test ./...`
-// works on a fresh clone), under a file lock so that concurrent test
-// processes do not install over each other. It fails the test, loudly, when
-// node or npm is missing or the install fails.
+// nodeProject returns the node binary once the Node project in dir has
+// its packages installed as pinned (tools/npmci), after checking that pkg,
+// the package the test relies on, is one of them.
 func nodeProject(t *testing.T, dir, pkg string) string {
 	t.Helper()
-	nodeProjectsMu.Lock()
-	err, done := nodeProjects[dir]
-	if !done {
-		err = prepareNodeProject(dir, pkg)
-		nodeProjects[dir] = err
-	}
-	nodeProjectsMu.Unlock()
-	if err != nil {
-		t.Fatalf("e2e/%s cannot run: %v\nInstall Node.js 18 or later and npm (Debian: apt-get install nodejs npm), then run `npm ci` in e2e/%s.", dir, err, dir)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node is not on PATH")
+	node := npmci.Node(t, dir)
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", filepath.FromSlash(pkg), "package.json")); err != nil {
+		t.Fatalf("e2e/%s has no %s: pin it in its package.json", dir, pkg)
 	}
 	return node
-}
-
-func prepareNodeProject(dir, pkg string) error {
-	if _, err := exec.LookPath("node"); err != nil {
-		return fmt.Errorf("node is not on PATH")
-	}
-	want, err := pinnedVersion(dir, pkg)
-	if err != nil {
-		return err
-	}
-	if installedVersion(dir, pkg) == want {
-		return nil
-	}
-	lock, err := os.OpenFile(filepath.Join(dir, ".npm-ci.lock"), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return err
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return fmt.Errorf("lock e2e/%s: %w", dir, err)
-	}
-	defer func() { _ = syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) }()
-	if installedVersion(dir, pkg) == want { // another process installed it meanwhile
-		return nil
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		return fmt.Errorf("e2e/%s/node_modules is missing or stale and npm is not on PATH", dir)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund")
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("npm ci in e2e/%s: %v\n%s", dir, err, out)
-	}
-	if got := installedVersion(dir, pkg); got != want {
-		return fmt.Errorf("after npm ci, e2e/%s has %s %q, want %q", dir, pkg, got, want)
-	}
-	return nil
-}
-
-// pinnedVersion is the exact version of pkg that dir's package.json asks for.
-func pinnedVersion(dir, pkg string) (string, error) {
-	var p struct {
-		Dependencies    map[string]string `json:"dependencies"`
-		DevDependencies map[string]string `json:"devDependencies"`
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "package.json"))
-	if err == nil {
-		err = json.Unmarshal(b, &p)
-	}
-	if err != nil {
-		return "", fmt.Errorf("read e2e/%s/package.json: %w", dir, err)
-	}
-	v := p.Dependencies[pkg]
-	if v == "" {
-		v = p.DevDependencies[pkg]
-	}
-	if v == "" || strings.ContainsAny(v, "^~<>=*x ") {
-		return "", fmt.Errorf("e2e/%s/package.json must pin %s to one exact version, not %q", dir, pkg, v)
-	}
-	return v, nil
-}
-
-// installedVersion is pkg's version in dir's node_modules, "" without one.
-func installedVersion(dir, pkg string) string {
-	var p struct {
-		Version string `json:"version"`
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "node_modules", pkg, "package.json"))
-	if err != nil || json.Unmarshal(b, &p) != nil {
-		return ""
-	}
-	return p.Version
 }

@@ -11,10 +11,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/yukta/yukta/tools/npmci"
 
 	"github.com/yukta/yukta/adapters/postgres/pgtest"
 )
@@ -30,66 +30,11 @@ import (
 // tsClientDir holds the Node project of the client.
 const tsClientDir = "tsclient"
 
-var (
-	tsClientOnce sync.Once
-	tsClientNode string
-	tsClientErr  error
-)
-
 // tsClient returns the node binary once e2e/tsclient has its packages
-// installed: it runs `npm ci` there when node_modules is missing or holds
-// another SDK version than package.json pins (so `go test ./...` works on a
-// fresh clone), under a file lock so that concurrent test processes do not
-// install over each other. It fails the test, loudly, when node or npm is
-// missing or the install fails.
+// installed as pinned (tools/npmci), the SDK at one exact version.
 func tsClient(t *testing.T) string {
 	t.Helper()
-	tsClientOnce.Do(func() { tsClientNode, tsClientErr = prepareTSClient() })
-	if tsClientErr != nil {
-		t.Fatalf("the MCP TypeScript SDK client cannot run: %v\n"+
-			"Install Node.js 18 or later and npm (Debian: apt-get install nodejs npm), then run `npm ci` in e2e/tsclient.", tsClientErr)
-	}
-	return tsClientNode
-}
-
-func prepareTSClient() (string, error) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		return "", fmt.Errorf("node is not on PATH")
-	}
-	if _, err := pinnedSDKVersion(); err != nil {
-		return "", err
-	}
-	if installedAsPinned() == nil {
-		return node, nil
-	}
-	lock, err := os.OpenFile(filepath.Join(tsClientDir, ".npm-ci.lock"), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return "", err
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return "", fmt.Errorf("lock e2e/tsclient: %w", err)
-	}
-	defer func() { _ = syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) }()
-	if installedAsPinned() == nil { // another process installed it meanwhile
-		return node, nil
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		return "", fmt.Errorf("e2e/tsclient/node_modules is missing or stale and npm is not on PATH")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund")
-	cmd.Dir = tsClientDir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("npm ci in e2e/tsclient: %v\n%s", err, out)
-	}
-	if err := installedAsPinned(); err != nil {
-		return "", fmt.Errorf("after npm ci, %w", err)
-	}
-	return node, nil
+	return npmci.Node(t, tsClientDir)
 }
 
 // pinnedSDKVersion is the exact SDK version package.json asks for.
@@ -104,40 +49,7 @@ func pinnedSDKVersion() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("read e2e/tsclient/package.json: %w", err)
 	}
-	v := pkg.Dependencies["@modelcontextprotocol/sdk"]
-	if v == "" || strings.ContainsAny(v, "^~<>=*x ") {
-		return "", fmt.Errorf("e2e/tsclient/package.json must pin @modelcontextprotocol/sdk to one exact version, not %q", v)
-	}
-	return v, nil
-}
-
-// installedAsPinned reports the first package of package.json (dependencies
-// and devDependencies: the SDK, openapi-typescript, typescript) that
-// node_modules lacks or holds in another version than the exact one pinned.
-func installedAsPinned() error {
-	var pkg struct {
-		Dependencies    map[string]string `json:"dependencies"`
-		DevDependencies map[string]string `json:"devDependencies"`
-	}
-	b, err := os.ReadFile(filepath.Join(tsClientDir, "package.json"))
-	if err == nil {
-		err = json.Unmarshal(b, &pkg)
-	}
-	if err != nil {
-		return fmt.Errorf("read e2e/tsclient/package.json: %w", err)
-	}
-	all := maps.Clone(pkg.Dependencies)
-	maps.Copy(all, pkg.DevDependencies)
-	for _, name := range slices.Sorted(maps.Keys(all)) {
-		var got struct {
-			Version string `json:"version"`
-		}
-		b, err := os.ReadFile(filepath.Join(tsClientDir, "node_modules", filepath.FromSlash(name), "package.json"))
-		if err != nil || json.Unmarshal(b, &got) != nil || got.Version != all[name] {
-			return fmt.Errorf("e2e/tsclient/node_modules has %s %q, want %q", name, got.Version, all[name])
-		}
-	}
-	return nil
+	return pkg.Dependencies["@modelcontextprotocol/sdk"], nil
 }
 
 // tsSummary is what client.mjs prints.

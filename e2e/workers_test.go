@@ -28,6 +28,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/yukta/yukta/tools/npmci"
+
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/yukta/yukta/adapters/postgres/pgtest"
@@ -159,75 +161,11 @@ func goWorker(t *testing.T) string {
 	return goWorkerPath
 }
 
-var (
-	tsWorkerOnce sync.Once
-	tsWorkerErr  error
-)
-
-// tsWorker makes sure workers/typescript has its pinned packages (npm ci
-// under a file lock when node_modules is missing or stale) and returns node.
+// tsWorker makes sure workers/typescript has its pinned packages
+// (tools/npmci) and returns node.
 func tsWorker(t *testing.T) string {
 	t.Helper()
-	tsWorkerOnce.Do(func() { tsWorkerErr = npmCI(tsWorkerDir) })
-	if tsWorkerErr != nil {
-		t.Fatalf("the TypeScript worker cannot run: %v\nInstall Node.js 20 and npm, then run `npm ci` in workers/typescript.", tsWorkerErr)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node is not on PATH")
-	}
-	return node
-}
-
-// npmCI runs `npm ci` in dir unless node_modules holds exactly what
-// package.json pins.
-func npmCI(dir string) error {
-	pinned := func() error {
-		var pkg struct {
-			Dependencies    map[string]string `json:"dependencies"`
-			DevDependencies map[string]string `json:"devDependencies"`
-		}
-		b, err := os.ReadFile(filepath.Join(dir, "package.json"))
-		if err == nil {
-			err = json.Unmarshal(b, &pkg)
-		}
-		if err != nil {
-			return err
-		}
-		all := maps.Clone(pkg.Dependencies)
-		maps.Copy(all, pkg.DevDependencies)
-		for _, name := range slices.Sorted(maps.Keys(all)) {
-			var got struct{ Version string }
-			b, err := os.ReadFile(filepath.Join(dir, "node_modules", filepath.FromSlash(name), "package.json"))
-			if err != nil || json.Unmarshal(b, &got) != nil || got.Version != all[name] {
-				return fmt.Errorf("%s/node_modules has %s %q, want %q", dir, name, got.Version, all[name])
-			}
-		}
-		return nil
-	}
-	if pinned() == nil {
-		return nil
-	}
-	lock, err := os.OpenFile(filepath.Join(dir, ".npm-ci.lock"), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return err
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return err
-	}
-	defer func() { _ = syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) }()
-	if pinned() == nil {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund")
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("npm ci in %s: %v\n%s", dir, err, out)
-	}
-	return pinned()
+	return npmci.Node(t, tsWorkerDir)
 }
 
 // pythonWorker writes the Python worker of docs/workers.md to a file.

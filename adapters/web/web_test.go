@@ -150,3 +150,25 @@ func TestServesPagesAssetsAndThePolicy(t *testing.T) {
 		t.Errorf("POST a page = %d, want 405", rec.Code)
 	}
 }
+
+// TestBundleRunsUnderTheCSP: the policy forbids eval and inline code, so
+// the bundle must not need them (a dependency that compiles code at run
+// time, like a JSON Schema compiler, would break in the browser only).
+func TestBundleRunsUnderTheCSP(t *testing.T) {
+	got := files(t, os.DirFS("dist"))
+	for name, b := range got {
+		s := string(b)
+		switch {
+		case strings.HasSuffix(name, ".js"):
+			for _, bad := range []string{"eval(", "new Function(", "Function(\"", "setTimeout(\"", "setInterval(\""} {
+				if strings.Contains(s, bad) {
+					t.Errorf("%s contains %q, which the Content-Security-Policy refuses", name, bad)
+				}
+			}
+		case strings.HasSuffix(name, ".html"):
+			if strings.Contains(s, "<script>") || strings.Contains(s, " style=") || strings.Contains(s, "<style") || strings.Contains(s, "http://") || strings.Contains(s, "https://") {
+				t.Errorf("%s has inline script or style, or a remote address", name)
+			}
+		}
+	}
+}

@@ -39,8 +39,18 @@ func (b *browser) acceptDialogs() {
 	})
 }
 
-// click clicks the element sel matches (CSS).
+// click clicks the element sel matches (CSS) once it is visible and
+// enabled. The click is dispatched to the element itself, so a page that
+// moves while it is live (an answer appearing above) cannot send it
+// elsewhere; tap clicks with the mouse where it is.
 func (b *browser) click(sel string) {
+	b.t.Helper()
+	b.run("wait for "+sel, chromedp.WaitVisible(sel, chromedp.ByQuery), chromedp.WaitEnabled(sel, chromedp.ByQuery))
+	b.eval(fmt.Sprintf(`document.querySelector(%q).dispatchEvent(new MouseEvent("click", {bubbles: true, cancelable: true, button: 0})), true`, sel), nil)
+}
+
+// tap clicks sel with the mouse.
+func (b *browser) tap(sel string) {
 	b.t.Helper()
 	b.run("click "+sel, chromedp.WaitVisible(sel, chromedp.ByQuery), chromedp.Click(sel, chromedp.ByQuery))
 }
@@ -135,7 +145,7 @@ func TestConsoleRunOperator(t *testing.T) {
 	}
 
 	// Pause gate, put it in step mode: the split's three messages wait at it.
-	b.click(`g[data-node=gate]`)
+	b.tap(`g[data-node=gate]`)
 	b.waitJS(`document.querySelector('[data-testid=node-panel]')?.dataset.node === "gate"`, "gate's panel")
 	var where string
 	b.eval(`location.search`, &where)
@@ -203,6 +213,9 @@ func TestConsoleRunOperator(t *testing.T) {
 		t.Fatalf("clear breakpoint answered %q", a)
 	}
 	b.click(`[data-testid=node-resume]`)
+	if a := b.answerOf("node-resume"); !strings.Contains(a, "node a: RESUME applied") {
+		t.Fatalf("RESUME of a answered %q", a)
+	}
 	b.waitRow("out", "", 2)
 	b.click(`g[data-node=gate]`)
 	b.click(`[data-testid=node-step-disable]`)

@@ -4,7 +4,8 @@
 // sent which command (from the event stream); and the log with its filter.
 // Live through the execution's event stream (resumed with Last-Event-ID
 // after a drop), each burst of events answered by one coalesced re-read of
-// the execution (live.ts). The DAG is laid out once per shape and only
+// the execution (live.ts): at most four reads and eight renders a second,
+// however fast events come. The DAG is laid out once per shape and only
 // restyled as statuses change (components/dag.tsx).
 import "./page.css";
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
@@ -54,6 +55,9 @@ function RunView({ params, query }: PageProps) {
       }
     };
     const reread = coalesce(async () => void (await read()), minReadGapMs, ctl.signal);
+    // The stream's own figures (the event count, the commands) are drawn at
+    // most as often as the execution is read, not once per frame.
+    const retally = coalesce(async () => setTick((t) => t + 1), minReadGapMs, ctl.signal);
     read().then(async (first) => {
       // The shape: the workflow's edges between the run's nodes (the
       // execution read has the nodes, the workflow read the edges).
@@ -66,7 +70,7 @@ function RunView({ params, query }: PageProps) {
     follow(`/api/sessions/${encodeURIComponent(sessionId)}/executions/${encodeURIComponent(executionId)}/events`, {
       onEvents(batch) {
         if (fold(tally.current, batch)) {
-          setTick((t) => t + 1);
+          retally();
           reread();
         }
       },

@@ -327,6 +327,27 @@ func TestConsoleRunStopAllAndResume(t *testing.T) {
 	b.waitJS(`[...document.querySelectorAll('[data-testid=commands] li')].some(li => li.dataset.action === "STEP" && li.dataset.outcome === "rejected")`,
 		"the rejected STEP in the commands")
 
+	// A breakpoint by field and value; equals that is not JSON is named
+	// before anything is sent; a condition that does not compile is the
+	// server's 400.
+	b.click(`g[data-node=out]`)
+	b.waitJS(`document.querySelector('[data-testid=node-panel]')?.dataset.node === "out"`, "out's panel")
+	b.typeInto(`#bp-field`, "n")
+	b.typeInto(`#bp-equals`, "{")
+	b.waitJS(`document.querySelector('#bp-equals-error')?.textContent.includes("not JSON") && document.querySelector('[data-testid=bp-set]').disabled`, "equals named as not JSON")
+	b.typeInto(`#bp-equals`, "1")
+	b.click(`[data-testid=bp-set]`)
+	if a := b.answerOf("bp-set"); !strings.Contains(a, "node out: BREAKPOINT applied") {
+		t.Fatalf("set breakpoint answered %q", a)
+	}
+	b.waitJS(`document.querySelector('[data-testid=node-breakpoint]')?.textContent === "n = 1"`, "the breakpoint n = 1")
+	b.typeInto(`#bp-condition`, "payload.n ==")
+	b.click(`[data-testid=bp-set]`)
+	if a := b.answerOf("bp-set"); !strings.Contains(a, "400") || !strings.Contains(a, "condition") {
+		t.Fatalf("a condition that does not compile answered %q", a)
+	}
+	b.waitJS(`document.querySelector('[data-testid=node-breakpoint]')?.textContent === "n = 1"`, "the breakpoint unchanged")
+
 	// Stop-all with KILL from the page.
 	b.typeInto(`#stop-mode`, "KILL")
 	b.click(`[data-testid=stop-all]`)
@@ -524,4 +545,56 @@ func TestConsoleRunManyEvents(t *testing.T) {
 	lt = b.longTasks()
 	t.Logf("a reload replayed %d events and showed the final counters in %s; %d long task(s) (long tasks restart with the document: %v ms)",
 		events, time.Since(began).Round(time.Millisecond), len(lt), lt)
+}
+
+// TestConsoleRunSpendErrorRetry: the spend workers reported, a floor and
+// its gap named where one did not report; a failed run's error, and a node
+// RETRY from the page that starts a new run.
+func TestConsoleRunSpendErrorRetry(t *testing.T) {
+	e := newConsoleEnv(t)
+	b := e.b
+	w := &workerEnv{env: e.env, w: keyedClient(t, e.s, testKeys["worker"])}
+	e.apply("pay",
+		line("w", nd("start", "MANUAL", ""), nd("split", "SPLIT", `{"field":"items"}`), nd("ask", "TASK", taskFlow), nd("out", "RESULT", "")),
+		line("bad", nd("start", "MANUAL", ""), nd("boom", "FAIL", `{"message":"card declined"}`), nd("out", "RESULT", "")))
+	id := e.start("pay", "w", map[string]any{"items": []int{1, 2}})
+	b.open(runPath("pay", id))
+	b.signIn(testKeys["operator"], "operator")
+	b.waitJS(`document.querySelector('[data-testid=stream]')?.dataset.state === "live"`, "the stream to be live")
+	// One task reports its usage and cost, the other nothing.
+	first := w.pollOne("q1")
+	res, err := w.w.CompleteTaskWithResponse(w.ctx, first.TaskId, apiclient.CompleteTaskJSONRequestBody{LeaseToken: first.LeaseToken, Output: map[string]any{"ok": 1},
+		Usage: &apiclient.TaskUsage{Input: 1200, Output: 300, TokensKnown: true},
+		Cost:  &apiclient.TaskCost{Usd: 0.0125, UsdKnown: true, Provenance: apiclient.TaskCostProvenanceReported}})
+	if err != nil || res.StatusCode() != http.StatusOK {
+		t.Fatalf("complete with usage: %v %s", err, res.Body)
+	}
+	second := w.pollOne("q1")
+	if code, body := w.complete(second, map[string]any{"ok": 2}); code != http.StatusOK {
+		t.Fatalf("complete: %d %s", code, body)
+	}
+	b.waitJS(`document.querySelector('[data-testid=run-view]')?.dataset.status === "SUCCESS"`, "the run SUCCESS")
+	e.pageMatchesServer("pay", id)
+	b.waitJS(`!!document.querySelector('[data-testid=spend]')`, "the spend")
+	var spend string
+	b.eval(`document.querySelector('[data-testid=spend]').innerText`, &spend)
+	for _, want := range []string{"1200 / 300 (floor)", "$0.0125 reported (floor)", "Usage missing for: ask", "Cost missing for: ask"} {
+		if !strings.Contains(spend, want) {
+			t.Fatalf("the spend shows:\n%s\nwant %q", spend, want)
+		}
+	}
+	b.axe("run (spend)")
+
+	// A failed run: its error, and a RETRY of the failed node.
+	bad := e.start("pay", "bad", map[string]any{"card": "x"})
+	e.waitStatus("pay", bad, apiclient.ExecutionStatusFAILURE)
+	b.open(runPath("pay", bad) + "?node=boom")
+	b.waitJS(`document.querySelector('[data-testid=run-view]')?.dataset.status === "FAILURE"`, "the run FAILURE")
+	b.waitJS(`document.querySelector('[data-testid=run-error]')?.textContent.includes("card declined")`, "the run's error")
+	b.click(`[data-testid=node-retry]`)
+	if a := b.answerOf("node-retry"); !strings.Contains(a, "applied: node boom retried in new execution") {
+		t.Fatalf("RETRY answered %q", a)
+	}
+	b.waitJS(`[...document.querySelectorAll('[data-testid=commands] li')].some(li => li.dataset.action === "RETRY" && li.dataset.outcome === "applied" && li.querySelector('[data-testid=result-run]'))`,
+		"the RETRY and its new run in the commands")
 }

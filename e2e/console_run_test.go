@@ -449,6 +449,14 @@ func TestConsoleRunViewer(t *testing.T) {
 	if x := e.get("look", id); x.Status != apiclient.ExecutionStatusRUNNING {
 		t.Fatalf("after the VIEWER's refused STOP the run is %s", x.Status)
 	}
+	// The run is drawn with its own edges: a session applied since that
+	// drops mid changes the workflow, not the run.
+	e.apply("look", line("w", nd("start", "MANUAL", ""), nd("out", "RESULT", "")))
+	if x := e.get("look", id); x.Edges == nil || len(*x.Edges) != 3 {
+		t.Fatalf("the run's edges after the session changed: %+v, want its three", x.Edges)
+	}
+	b.run("reload", chromedp.Reload())
+	b.waitJS(`document.querySelectorAll('.dag .edge').length === 3 && !!document.querySelector('g[data-node=mid]')`, "the run's own three edges")
 	b.axe("run (viewer)")
 	// Narrow (400 px): nothing but the DAG and the tables (which scroll in
 	// their own boxes) is wider than the screen.

@@ -24,6 +24,13 @@ func executionToAPI(v executionapp.ExecutionView) restapi.Execution {
 		}
 		out.Nodes[i] = en
 	}
+	if v.Edges != nil {
+		edges := make([]restapi.EdgeConfig, len(v.Edges))
+		for i, e := range v.Edges {
+			edges[i] = restapi.EdgeConfig{Source: e.Source, Target: e.Target, SourcePort: e.SourcePort}
+		}
+		out.Edges = edges
+	}
 	if v.Spend != nil {
 		out.Spend = spendToAPI(*v.Spend)
 	}

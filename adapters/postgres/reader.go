@@ -2,7 +2,9 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -29,7 +31,7 @@ func (r *Reader) Execution(ctx context.Context, sessionID, id string) (execution
 	}
 	var status string
 	var ended *time.Time
-	var result []byte
+	var result, edges []byte
 	// The execution row and its nodes come from one snapshot, so a status
 	// never shows a node's counters from one commit and the result from
 	// another. The batch is one round trip.
@@ -37,7 +39,8 @@ func (r *Reader) Execution(ctx context.Context, sessionID, id string) (execution
 	batch.Queue(`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`)
 	batch.Queue(`
 		SELECT execution_id::text, session_id, workflow_id, status, draining, started_at, ended_at, result, error,
-		       coalesce(restart_of::text, ''), coalesce(from_node_id, ''), actor, channel
+		       coalesce(restart_of::text, ''), coalesce(from_node_id, ''), actor, channel,
+		       coalesce(definition->'edges', '[]'::jsonb)
 		  FROM executions WHERE execution_id = $1 AND session_id = $2`, id, sessionID)
 	batch.Queue(`SELECT `+nodeColumns+`, status FROM execution_nodes WHERE execution_id = $1 ORDER BY position`, id)
 	// What each node holds and has not finished: a message not taken yet,
@@ -53,7 +56,7 @@ func (r *Reader) Execution(ctx context.Context, sessionID, id string) (execution
 		return v, translate(err)
 	}
 	err := br.QueryRow().Scan(&v.ID, &v.SessionID, &v.WorkflowID, &status, &v.Draining, &v.StartedAt, &ended, &result, &v.Error,
-		&v.RestartOf, &v.FromNodeID, &v.Actor, &v.Channel)
+		&v.RestartOf, &v.FromNodeID, &v.Actor, &v.Channel, &edges)
 	if err != nil {
 		if err = notFound(err, executionNotFound(id)); errors.Is(err, executionapp.ErrExecutionNotFound) {
 			br.Close()
@@ -64,6 +67,9 @@ func (r *Reader) Execution(ctx context.Context, sessionID, id string) (execution
 	v.Status = execution.Status(status)
 	if ended != nil {
 		v.EndedAt = *ended
+	}
+	if v.Edges, err = definitionEdges(edges); err != nil {
+		return v, err
 	}
 	if result != nil {
 		v.HasResult = true
@@ -317,4 +323,26 @@ func (r *Reader) TaskSpend(ctx context.Context, executionID string) ([]execution
 		out = append(out, execution.SpendReportFromEventData(node, data))
 	}
 	return out, translate(rows.Err())
+}
+
+// definitionEdges decodes the edges of a stored definition (the form
+// session.MarshalDefinition writes: source, target, sourcePort).
+func definitionEdges(raw []byte) ([]executionapp.EdgeView, error) {
+	var doc []struct {
+		Source     string `json:"source"`
+		Target     string `json:"target"`
+		SourcePort string `json:"sourcePort"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, fmt.Errorf("postgres: an execution's stored edges: %w", err)
+	}
+	out := make([]executionapp.EdgeView, len(doc))
+	for i, e := range doc {
+		port := e.SourcePort
+		if port == "" {
+			port = "default"
+		}
+		out[i] = executionapp.EdgeView{Source: e.Source, Target: e.Target, SourcePort: port}
+	}
+	return out, nil
 }

@@ -375,7 +375,7 @@ export interface paths {
         };
         /**
          * The live status of an execution and each of its nodes.
-         * @description The run's status, result or error, who started it, and each node's status, counters and times. Poll it, or follow the event stream instead.
+         * @description The run's status, result or error, who started it, each node's status, counters and times, and the run's edges (its shape as it started). Poll it, or follow the event stream instead.
          */
         get: operations["getExecution"];
         put?: never;
@@ -2783,6 +2783,8 @@ export interface components {
             actor: string;
             channel: string;
             nodes: components["schemas"]["ExecutionNode"][];
+            /** @description The run's own edges, from the workflow as it was when the run started (a session applied since, or a RESTART's current definition, does not change them), so a client can draw the run as it ran. A port left out in the document reads `default`. */
+            edges?: components["schemas"]["EdgeConfig"][];
             spend?: components["schemas"]["Spend"];
         };
         /** @description What the run's remote workers reported for its TASK nodes (docs/journal.md, "Spend"): each node that completed a task, the run total, and the gaps. Absent is not zero: a task that reported no usage (or usage with tokensKnown false) leaves its node's and the run's usage a floor, and names the node in spendGaps; a task that reported no cost (or usdKnown false) does the same for cost in costGaps. Present on the execution read (GET …/executions/{eid}) and the journal projection; absent from the answers of a start or a stop that waited. */

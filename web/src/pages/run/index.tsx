@@ -32,7 +32,6 @@ function RunView({ params, query }: PageProps) {
   const selected = query.get("node") ?? undefined;
   const [x, setX] = useState<Execution>();
   const [error, setError] = useState<Error>();
-  const [edges, setEdges] = useState<DagEdge[]>([]);
   const [stream, setStream] = useState<{ state: StreamState; detail?: string }>({ state: "connecting" });
   const [reconnects, setReconnects] = useState(0);
   const tally = useRef<StreamTally>(newTally());
@@ -58,14 +57,7 @@ function RunView({ params, query }: PageProps) {
     // The stream's own figures (the event count, the commands) are drawn at
     // most as often as the execution is read, not once per frame.
     const retally = coalesce(async () => setTick((t) => t + 1), minReadGapMs, ctl.signal);
-    read().then(async (first) => {
-      // The shape: the workflow's edges between the run's nodes (the
-      // execution read has the nodes, the workflow read the edges).
-      const wid = first?.workflowId;
-      if (!wid || ctl.signal.aborted) return;
-      const w = await ok(api.GET("/api/sessions/{sessionId}/workflows/{workflowId}", { params: { path: { sessionId, workflowId: wid } }, signal: ctl.signal })).catch(() => undefined);
-      if (w && !ctl.signal.aborted) setEdges(w.edges.map((e) => ({ from: e.source, to: e.target, port: e.sourcePort === "default" ? undefined : e.sourcePort })));
-    });
+    read();
     let wasLive = false;
     follow(`/api/sessions/${encodeURIComponent(sessionId)}/executions/${encodeURIComponent(executionId)}/events`, {
       onEvents(batch) {
@@ -97,7 +89,7 @@ function RunView({ params, query }: PageProps) {
       <StreamBadge state={stream.state} detail={stream.detail} reconnects={reconnects} events={tally.current.events} />
       <ProblemView error={error} />
       {!x && !error ? <Loading what="the run" /> : null}
-      {x ? <RunBody x={x} edges={edges} selected={selected} onSelect={select} tally={tally.current} /> : null}
+      {x ? <RunBody x={x} selected={selected} onSelect={select} tally={tally.current} /> : null}
     </section>
   );
 }
@@ -120,9 +112,15 @@ function StreamBadge({ state, detail, reconnects, events }: { state: StreamState
   );
 }
 
-function RunBody({ x, edges, selected, onSelect, tally }: {
-  x: Execution; edges: DagEdge[]; selected?: string; onSelect: (id: string) => void; tally: StreamTally;
+function RunBody({ x, selected, onSelect, tally }: {
+  x: Execution; selected?: string; onSelect: (id: string) => void; tally: StreamTally;
 }) {
+  // The run's own edges (as it started), kept as one array while they read the same.
+  const shape = JSON.stringify(x.edges ?? []);
+  const edges = useMemo<DagEdge[]>(
+    () => (x.edges ?? []).map((e) => ({ from: e.source, to: e.target, port: e.sourcePort === "default" ? undefined : e.sourcePort })),
+    [shape],
+  );
   const dagNodes: DagNode[] = x.nodes.map((n) => ({ id: n.nodeId, type: n.type, status: n.status, detail: counters(n), flags: flags(n) }));
   const node = x.nodes.find((n) => n.nodeId === selected);
   const commands = useMemo(() => [...tally.commands.values()].reverse().slice(0, 20), [tally.events]);

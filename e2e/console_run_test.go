@@ -108,8 +108,12 @@ func (e *consoleEnv) pageMatchesServer(sid, eid string) {
 	x := e.get(sid, eid)
 	var conds []string
 	for _, n := range x.Nodes {
-		conds = append(conds, fmt.Sprintf(`(r => r && r.dataset.status === %q && r.dataset.received === "%d" && r.dataset.emitted === "%d")(document.querySelector('tr[data-node-row=%q]'))`,
-			n.Status, n.Received, n.Emitted, n.NodeId))
+		attempts := ""
+		if n.Attempts != nil {
+			attempts = fmt.Sprint(*n.Attempts)
+		}
+		conds = append(conds, fmt.Sprintf(`(r => r && r.dataset.status === %q && r.dataset.received === "%d" && r.dataset.emitted === "%d" && r.dataset.attempts === %q)(document.querySelector('tr[data-node-row=%q]'))`,
+			n.Status, n.Received, n.Emitted, attempts, n.NodeId))
 	}
 	conds = append(conds, fmt.Sprintf(`document.querySelector('[data-testid=run-view]').dataset.status === %q`, x.Status))
 	e.b.waitJS(strings.Join(conds, " && "), "the page's nodes to equal the server's")
@@ -599,6 +603,10 @@ func TestConsoleRunSpendErrorRetry(t *testing.T) {
 	b.open(runPath("pay", bad) + "?node=boom")
 	b.waitJS(`document.querySelector('[data-testid=run-view]')?.dataset.status === "FAILURE"`, "the run FAILURE")
 	b.waitJS(`document.querySelector('[data-testid=run-error]')?.textContent.includes("card declined")`, "the run's error")
+	e.pageMatchesServer("pay", bad)
+	if x := e.get("pay", bad); x.Nodes[1].Attempts == nil || *x.Nodes[1].Attempts != 1 {
+		t.Fatalf("boom's attempts: %v, want 1", x.Nodes[1].Attempts)
+	}
 	b.click(`[data-testid=node-retry]`)
 	if a := b.answerOf("node-retry"); !strings.Contains(a, "applied: node boom retried in new execution") {
 		t.Fatalf("RETRY answered %q", a)

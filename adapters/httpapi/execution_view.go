@@ -19,6 +19,9 @@ func executionToAPI(v executionapp.ExecutionView) restapi.Execution {
 		en := restapi.ExecutionNode{NodeId: n.NodeID, Type: n.Type, Status: restapi.NodeStatus(n.Status), Received: n.Received,
 			Emitted: n.Emitted, Paused: n.Paused, StepMode: n.StepMode, StepCredits: n.Credits, Skipped: n.Skipped, Error: n.Error,
 			StartedAt: utc(n.StartedAt), EndedAt: utc(n.EndedAt), WallMs: n.RunTime.Milliseconds(), Waiting: n.Waiting, DueAt: utc(n.DueAt)}
+		if n.AttemptsKnown {
+			en.Attempts = &n.Attempts
+		}
 		if bp := n.Breakpoint; bp != nil {
 			en.Breakpoint = restapi.Breakpoint{Field: bp.Field, Equals: bp.Equals, Condition: bp.Condition}
 		}

@@ -49,6 +49,14 @@ func (r *Reader) Execution(ctx context.Context, sessionID, id string) (execution
 		SELECT node_id, count(*), min(available_at) FILTER (WHERE state = 'ready' AND available_at > now())
 		  FROM work_items WHERE execution_id = $1 AND state IN ('ready', 'held', 'parked')
 		 GROUP BY node_id`, id)
+	// How many times each node's plugin was started: the claims of its
+	// messages (done rows stay until retention prunes a finished run's).
+	batch.Queue(`
+		SELECT w.node_id, sum(w.attempt)::bigint
+		  FROM work_items w WHERE w.execution_id = $1
+		   AND NOT (SELECT items_pruned FROM executions WHERE execution_id = $1)
+		 GROUP BY w.node_id`, id)
+	batch.Queue(`SELECT items_pruned FROM executions WHERE execution_id = $1`, id)
 	batch.Queue(`COMMIT`)
 	br := r.pool.SendBatch(ctx, batch)
 	defer br.Close()
@@ -120,7 +128,36 @@ func (r *Reader) Execution(ctx context.Context, sessionID, id string) (execution
 			}
 		}
 	}
-	return v, translate(held.Err())
+	if err := held.Err(); err != nil {
+		return v, translate(err)
+	}
+	held.Close()
+	attempts, err := br.Query()
+	if err != nil {
+		return v, translate(err)
+	}
+	defer attempts.Close()
+	counts := map[string]int64{}
+	for attempts.Next() {
+		var node string
+		var n int64
+		if err := attempts.Scan(&node, &n); err != nil {
+			return v, translate(err)
+		}
+		counts[node] = n
+	}
+	if err := attempts.Err(); err != nil {
+		return v, translate(err)
+	}
+	attempts.Close()
+	var pruned bool
+	if err := br.QueryRow().Scan(&pruned); err != nil {
+		return v, translate(err)
+	}
+	for i := range v.Nodes {
+		v.Nodes[i].Attempts, v.Nodes[i].AttemptsKnown = counts[v.Nodes[i].NodeID], !pruned
+	}
+	return v, nil
 }
 
 // History lists a session's executions, newest first (ids are UUIDv7, so id

@@ -1737,6 +1737,8 @@ type ExecutionList struct {
 
 // ExecutionNode defines model for ExecutionNode.
 type ExecutionNode struct {
+	// Attempts How many times the node's plugin was started on a message, retries included (a message a breakpoint held back does not count). Absent once retention has pruned the finished run's messages (docs/operations.md, Retention): the count is then unknown, not 0.
+	Attempts   *int64      `json:"attempts,omitempty"`
 	Breakpoint *Breakpoint `json:"breakpoint,omitempty"`
 
 	// DueAt When the first of the messages waiting for a timer (a DELAY, a retry) is due. Absent when none waits for one.

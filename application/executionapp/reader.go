@@ -49,6 +49,11 @@ type NodeView struct {
 	// first that waits for a timer is due (zero: none does).
 	Waiting int64
 	DueAt   time.Time
+	// Attempts is how many times the node's plugin was started on a
+	// message, retries included; AttemptsKnown is false once retention
+	// pruned the run's messages, which held the count.
+	Attempts      int64
+	AttemptsKnown bool
 }
 
 // EdgeView is one edge of an execution's definition.

@@ -2755,6 +2755,11 @@ export interface components {
             wallMs: number;
             /**
              * Format: int64
+             * @description How many times the node's plugin was started on a message, retries included (a message a breakpoint held back does not count). Absent once retention has pruned the finished run's messages (docs/operations.md, Retention): the count is then unknown, not 0.
+             */
+            attempts?: number;
+            /**
+             * Format: int64
              * @description Messages the node holds now and has not finished: waiting for a DELAY timer or a retry (see dueAt), for an input's answer, behind a closed gate (paused, a breakpoint) or for a step. Absent when none.
              */
             waiting?: number;

@@ -162,6 +162,11 @@ function RunBody({ x, selected, onSelect, tally }: {
   );
 }
 
+/** attempts: the plugin's starts, retries included; unknown once retention pruned the run's messages. */
+function attempts(n: Node) {
+  return n.attempts === undefined ? <span class="muted" title="pruned by retention">unknown</span> : n.attempts;
+}
+
 function counters(n: Node): string {
   let s = `${n.received}→${n.emitted}`;
   if (n.waiting) s += ` ·${n.waiting}w`;
@@ -184,17 +189,19 @@ function NodeTable({ nodes, selected, onSelect, hits }: {
     <div class="table-wrap">
       <table class="nodes" aria-label="Nodes">
         <thead>
-          <tr><th>Node</th><th>Status</th><th>Received</th><th>Emitted</th><th>Waiting</th><th>Wall</th><th>Flags</th></tr>
+          <tr><th>Node</th><th>Status</th><th>Received</th><th>Emitted</th><th>Attempts</th><th>Waiting</th><th>Wall</th><th>Flags</th></tr>
         </thead>
         <tbody>
           {nodes.map((n) => (
             <tr key={n.nodeId} data-node-row={n.nodeId} data-status={n.status} data-received={n.received} data-emitted={n.emitted}
+              data-attempts={n.attempts ?? ""}
               class={selected === n.nodeId ? "selected" : undefined}>
               <td><button type="button" class="link" aria-pressed={selected === n.nodeId} onClick={() => onSelect(n.nodeId)}>{n.nodeId}</button>
                 <span class="muted small"> {n.type}</span></td>
               <td><Status status={n.status} /></td>
               <td>{n.received}</td>
               <td>{n.emitted}</td>
+              <td>{attempts(n)}</td>
               <td>{n.waiting ?? 0}{n.dueAt ? <span class="muted small"> due <Time at={n.dueAt} /></span> : null}</td>
               <td>{millis(n.wallMs)}</td>
               <td>{flagWords(n, hits.has(n.nodeId)).join(", ")}</td>
@@ -226,6 +233,7 @@ function NodePanel({ x, node, hit, transitions }: { x: Execution; node: Node; hi
         <div><dt>Type</dt><dd>{node.type}</dd></div>
         <div><dt>Received</dt><dd data-testid="node-received">{node.received}</dd></div>
         <div><dt>Emitted</dt><dd data-testid="node-emitted">{node.emitted}</dd></div>
+        <div><dt>Attempts</dt><dd data-testid="node-attempts">{attempts(node)}</dd></div>
         <div><dt>Waiting</dt><dd>{node.waiting ?? 0}</dd></div>
         {node.dueAt ? <div><dt>Due</dt><dd><Time at={node.dueAt} /></dd></div> : null}
         <div><dt>Wall time</dt><dd>{millis(node.wallMs)}</dd></div>

@@ -607,6 +607,10 @@ func TestConsoleRunSpendErrorRetry(t *testing.T) {
 	if x := e.get("pay", bad); x.Nodes[1].Attempts == nil || *x.Nodes[1].Attempts != 1 {
 		t.Fatalf("boom's attempts: %v, want 1", x.Nodes[1].Attempts)
 	}
+	// MCP's status read counts the same attempts.
+	if st := waitTerminal(t, mustConnect(t, e.s.URL, testKeys["viewer"]), "pay", bad); st.Nodes[1].Attempts == nil || *st.Nodes[1].Attempts != 1 {
+		t.Fatalf("get_workflow_status: boom's attempts %v, want 1", st.Nodes[1].Attempts)
+	}
 	b.click(`[data-testid=node-retry]`)
 	if a := b.answerOf("node-retry"); !strings.Contains(a, "applied: node boom retried in new execution") {
 		t.Fatalf("RETRY answered %q", a)

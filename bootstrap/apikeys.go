@@ -44,8 +44,11 @@ var apiKeyModule = fx.Module("apikeys",
 		func(tx *postgres.APIKeyTransactor, c accessapp.ConfiguredKeys, ring *accessapp.StoredKeys) *accessapp.RevokeAPIKey {
 			return accessapp.NewRevokeAPIKey(tx, c, ring, time.Now)
 		},
-		func(c *accessapp.CreateAPIKey, l *accessapp.ListAPIKeys, g *accessapp.GetAPIKey, r *accessapp.RotateAPIKey, v *accessapp.RevokeAPIKey) httpapi.KeyUseCases {
-			return httpapi.KeyUseCases{Create: c, List: l, Get: g, Rotate: r, Revoke: v}
+		func(tx *postgres.APIKeyTransactor, c accessapp.ConfiguredKeys, ring *accessapp.StoredKeys) *accessapp.SetAPIKeyExpiry {
+			return accessapp.NewSetAPIKeyExpiry(tx, c, ring, time.Now)
+		},
+		func(c *accessapp.CreateAPIKey, l *accessapp.ListAPIKeys, g *accessapp.GetAPIKey, r *accessapp.RotateAPIKey, v *accessapp.RevokeAPIKey, x *accessapp.SetAPIKeyExpiry) httpapi.KeyUseCases {
+			return httpapi.KeyUseCases{Create: c, List: l, Get: g, Rotate: r, Revoke: v, Expire: x}
 		},
 	),
 )

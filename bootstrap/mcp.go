@@ -61,10 +61,11 @@ type mcpParams struct {
 	RevokeCred     *supervisorapp.RevokeCredential
 	ListHolds      *supervisorapp.ListHolds
 	ReleaseHold    *supervisorapp.ReleaseHold
-	CreateKey      *accessapp.CreateAPIKey `optional:"true"`
-	ListKeys       *accessapp.ListAPIKeys  `optional:"true"`
-	RotateKey      *accessapp.RotateAPIKey `optional:"true"`
-	RevokeKey      *accessapp.RevokeAPIKey `optional:"true"`
+	CreateKey      *accessapp.CreateAPIKey    `optional:"true"`
+	ListKeys       *accessapp.ListAPIKeys     `optional:"true"`
+	RotateKey      *accessapp.RotateAPIKey    `optional:"true"`
+	RevokeKey      *accessapp.RevokeAPIKey    `optional:"true"`
+	ExpireKey      *accessapp.SetAPIKeyExpiry `optional:"true"`
 }
 
 // MCPPaths are where the MCP endpoint is served; /sse is the old name.
@@ -92,8 +93,8 @@ func newMCPMount(p mcpParams) (httpapi.Mount, error) {
 // mcpKeyDeps are the key tools' use cases; a nil one (a test graph without
 // stored keys) leaves the interface nil, so the tools say they are off.
 func mcpKeyDeps(p mcpParams) mcpserver.KeyDeps {
-	if p.CreateKey == nil || p.ListKeys == nil || p.RotateKey == nil || p.RevokeKey == nil {
+	if p.CreateKey == nil || p.ListKeys == nil || p.RotateKey == nil || p.RevokeKey == nil || p.ExpireKey == nil {
 		return mcpserver.KeyDeps{}
 	}
-	return mcpserver.KeyDeps{Create: p.CreateKey, List: p.ListKeys, Rotate: p.RotateKey, Revoke: p.RevokeKey}
+	return mcpserver.KeyDeps{Create: p.CreateKey, List: p.ListKeys, Rotate: p.RotateKey, Revoke: p.RevokeKey, Expire: p.ExpireKey}
 }

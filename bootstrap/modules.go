@@ -61,6 +61,7 @@ var postgresModule = fx.Module("postgres",
 		postgres.NewSessionStore,
 		postgres.NewTransactor,
 		fx.Annotate(func(s *postgres.SessionStore) sessionapp.SessionStore { return s }),
+		func(s *postgres.SessionStore) sessionapp.WorkflowSummaries { return s },
 		fx.Annotate(func(t *postgres.Transactor) sessionapp.Transactor { return t }),
 		func(pool *pgxpool.Pool) sessionapp.PauseReader { return postgres.NewWorkflowPauseReader(pool) },
 	),
@@ -124,6 +125,7 @@ var sessionModule = fx.Module("sessions",
 			return sessionapp.NewDeleteSession(tx, time.Now)
 		},
 		sessionapp.NewGetWorkflow,
+		sessionapp.NewListWorkflows,
 	),
 )
 
@@ -138,6 +140,7 @@ type httpParams struct {
 	ListSessions   *sessionapp.ListSessions
 	DeleteSession  *sessionapp.DeleteSession
 	GetWorkflow    *sessionapp.GetWorkflow
+	ListWorkflows  *sessionapp.ListWorkflows
 	ListPlugins    *pluginapp.ListPlugins
 	DescribePlugin *pluginapp.DescribePlugin
 	Start          *executionapp.StartExecution
@@ -196,6 +199,7 @@ func newHTTPServer(p httpParams) (*httpapi.Server, error) {
 		ListSessions:   p.ListSessions,
 		DeleteSession:  p.DeleteSession,
 		GetWorkflow:    p.GetWorkflow,
+		ListWorkflows:  p.ListWorkflows,
 		ListPlugins:    p.ListPlugins,
 		DescribePlugin: p.DescribePlugin,
 		Build:          buildInfo(),

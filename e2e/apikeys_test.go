@@ -190,6 +190,17 @@ func TestStoredAPIKeys(t *testing.T) {
 	if strings.Contains(out.stdout, viaCLI.Secret) {
 		t.Fatalf("keys list prints a secret\n%s", out)
 	}
+	// A new expiry set over the CLI on B (PATCH /api/keys/{name}): the key
+	// works until then and is refused on both instances after it.
+	deploy := func(s *server) int { return keyStatus(t, s, viaCLI.Secret, "deploy") }
+	untilStatus(t, "deploy before its new expiry", 2*time.Second, 200, deploy, a, b)
+	out = yuktaAs(t, b.URL, admin, "keys", "expire", "deploy", "2s")
+	cliWant(t, out, 0, "expiry set")
+	took = untilStatus(t, "deploy after its new expiry", 10*time.Second, 401, deploy, a, b)
+	t.Logf("a key given a 2 s expiry over the CLI was refused on both instances %d ms after the CLI returned", took.Milliseconds())
+	if st, body, _ := call(t, a, "PATCH", "/api/keys/deploy", admin, []byte(`{"ttl":"1h"}`)); st != 409 || !strings.Contains(string(body), "create it again") {
+		t.Fatalf("a new expiry for an expired key: %d %s", st, body)
+	}
 
 	// Bad input: field-named 400s, 409s with the next step, and nothing changed.
 	var before int
@@ -279,7 +290,7 @@ func TestStoredAPIKeys(t *testing.T) {
 			t.Fatalf("event %s does not name the key: %s", typ, data)
 		}
 	}
-	want := "APIKeyCreated key:admin rest|APIKeyRotated key:admin mcp|" + strings.Repeat("APIKeyRotated key:admin rest|", 5) + "APIKeyCreated key:admin rest|APIKeyRevoked key:admin cli (claimed)|APIKeyCreated key:admin cli (claimed)"
+	want := "APIKeyCreated key:admin rest|APIKeyRotated key:admin mcp|" + strings.Repeat("APIKeyRotated key:admin rest|", 5) + "APIKeyCreated key:admin rest|APIKeyRevoked key:admin cli (claimed)|APIKeyCreated key:admin cli (claimed)|APIKeyExpiryChanged key:admin cli (claimed)"
 	if got := strings.Join(trail, "|"); got != want {
 		t.Fatalf("audit trail\n got %s\nwant %s", got, want)
 	}

@@ -21,45 +21,22 @@ import (
 
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/network"
-	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/yukta/yukta/api/apiclient"
 )
 
-// runPath is the console's location of a run.
-func runPath(sid, eid string) string { return "/sessions/" + sid + "/executions/" + eid }
+// runLocation is the console's location of a run.
+func runLocation(sid, eid string) string { return "/sessions/" + sid + "/executions/" + eid }
 
-// acceptDialogs answers every confirm() the page asks with OK (a stop, a stop-all).
-func (b *browser) acceptDialogs() {
-	chromedp.ListenTarget(b.ctx, func(ev any) {
-		if _, ok := ev.(*page.EventJavascriptDialogOpening); ok {
-			go func() { _ = chromedp.Run(b.ctx, page.HandleJavaScriptDialog(true)) }()
-		}
-	})
-}
-
-// click clicks the element sel matches (CSS) once it is visible and
+// press clicks the element sel matches (CSS) once it is visible and
 // enabled. The click is dispatched to the element itself, so a page that
 // moves while it is live (an answer appearing above) cannot send it
-// elsewhere; tap clicks with the mouse where it is.
-func (b *browser) click(sel string) {
+// elsewhere; click (console_admin_test.go) clicks with the mouse.
+func (b *browser) press(sel string) {
 	b.t.Helper()
 	b.run("wait for "+sel, chromedp.WaitVisible(sel, chromedp.ByQuery), chromedp.WaitEnabled(sel, chromedp.ByQuery))
 	b.eval(fmt.Sprintf(`document.querySelector(%q).dispatchEvent(new MouseEvent("click", {bubbles: true, cancelable: true, button: 0})), true`, sel), nil)
-}
-
-// tap clicks sel with the mouse.
-func (b *browser) tap(sel string) {
-	b.t.Helper()
-	b.run("click "+sel, chromedp.WaitVisible(sel, chromedp.ByQuery), chromedp.Click(sel, chromedp.ByQuery))
-}
-
-// typeInto replaces the value of the input sel with text.
-func (b *browser) typeInto(sel, text string) {
-	b.t.Helper()
-	b.run("wait for "+sel, chromedp.WaitVisible(sel, chromedp.ByQuery))
-	b.eval(fmt.Sprintf(`(el => { el.value = %q; el.dispatchEvent(new Event("input", {bubbles: true})); el.dispatchEvent(new Event("change", {bubbles: true})); return true })(document.querySelector(%q))`, text, sel), nil)
 }
 
 // waitRow waits until the node table's row of node has status and, when
@@ -131,7 +108,7 @@ func TestConsoleRunOperator(t *testing.T) {
 	items := []any{map[string]any{"id": "x"}, map[string]any{"id": "stop"}, map[string]any{"id": "y"}}
 	id := e.start("ops", "w", map[string]any{"items": items})
 
-	b.open(runPath("ops", id))
+	b.open(runLocation("ops", id))
 	b.signIn(testKeys["operator"], "operator")
 	b.waitJS(`document.querySelector('[data-testid=stream]')?.dataset.state === "live"`, "the stream to be live")
 	b.eval(`window.__sameDocument = true`, nil)
@@ -149,20 +126,20 @@ func TestConsoleRunOperator(t *testing.T) {
 	}
 
 	// Pause gate, put it in step mode: the split's three messages wait at it.
-	b.tap(`g[data-node=gate]`)
+	b.click(`g[data-node=gate]`)
 	b.waitJS(`document.querySelector('[data-testid=node-panel]')?.dataset.node === "gate"`, "gate's panel")
 	var where string
 	b.eval(`location.search`, &where)
 	if where != "?node=gate" {
 		t.Fatalf("the selected node is not in the location: %q", where)
 	}
-	b.click(`[data-testid=node-pause]`)
+	b.press(`[data-testid=node-pause]`)
 	if a := b.answerOf("node-pause"); !strings.Contains(a, "applied") || !strings.Contains(a, "PAUSE") {
 		t.Fatalf("node PAUSE answered %q", a)
 	}
 	b.waitRow("gate", "PAUSED", 0)
 	b.waitText("PAUSE gate by key:operator via rest")
-	b.click(`[data-testid=node-step-enable]`)
+	b.press(`[data-testid=node-step-enable]`)
 	if a := b.answerOf("node-step-enable"); !strings.Contains(a, "STEP_ENABLE applied") {
 		t.Fatalf("STEP_ENABLE answered %q", a)
 	}
@@ -170,22 +147,22 @@ func TestConsoleRunOperator(t *testing.T) {
 	b.axe("run (running)")
 	b.shot("run")
 	b.waitRow("gate", "PAUSED", 0)
-	b.click(`[data-testid=node-resume]`)
+	b.press(`[data-testid=node-resume]`)
 	if a := b.answerOf("node-resume"); !strings.Contains(a, "RESUME applied") {
 		t.Fatalf("node RESUME answered %q", a)
 	}
 	b.waitRow("gate", "WAITING", 0)
 
 	// The log: a bad pattern is refused with the server's sentence.
-	b.typeInto(`#log-pattern`, `(`)
-	b.click(`[data-testid=log-apply]`)
+	b.setValue(`#log-pattern`, `(`)
+	b.press(`[data-testid=log-apply]`)
 	b.waitJS(`[...document.querySelectorAll('.logs .problem')].some(p => p.textContent.includes("400"))`, "the server's 400 for a bad regex")
-	b.typeInto(`#log-pattern`, `gate pass(ed|ing)`)
-	b.click(`[data-testid=log-apply]`)
+	b.setValue(`#log-pattern`, `gate pass(ed|ing)`)
+	b.press(`[data-testid=log-apply]`)
 	b.waitJS(`document.querySelector('[data-testid=log-lines]')?.children.length === 0 && !document.querySelector('.logs .problem')`, "no gate lines yet")
 
 	// One step, one message: gate and out received 1, the rest wait.
-	b.click(`[data-testid=node-step]`)
+	b.press(`[data-testid=node-step]`)
 	if a := b.answerOf("node-step"); !strings.Contains(a, "STEP applied") {
 		t.Fatalf("STEP answered %q", a)
 	}
@@ -195,34 +172,34 @@ func TestConsoleRunOperator(t *testing.T) {
 	b.waitJS(`document.querySelector('[data-testid=log-lines]')?.children.length === 1`, "the followed log to show gate's line")
 
 	// A breakpoint with a condition on a: the next message (id stop) hits it.
-	b.click(`g[data-node=a]`)
+	b.press(`g[data-node=a]`)
 	b.waitJS(`document.querySelector('[data-testid=node-panel]')?.dataset.node === "a"`, "a's panel")
-	b.typeInto(`#bp-condition`, `payload.id == "stop"`)
-	b.click(`[data-testid=bp-set]`)
+	b.setValue(`#bp-condition`, `payload.id == "stop"`)
+	b.press(`[data-testid=bp-set]`)
 	if a := b.answerOf("bp-set"); !strings.Contains(a, "BREAKPOINT applied") {
 		t.Fatalf("set breakpoint answered %q", a)
 	}
 	b.waitJS(`document.querySelector('[data-testid=node-breakpoint]')?.textContent.includes('payload.id == "stop"')`, "the breakpoint shown")
-	b.click(`g[data-node=gate]`)
-	b.click(`[data-testid=node-step]`)
+	b.press(`g[data-node=gate]`)
+	b.press(`[data-testid=node-step]`)
 	b.waitRow("gate", "WAITING", 2)
 	b.waitRow("a", "PAUSED", -1)
 	b.waitJS(`document.querySelector('tr[data-node-row=a]').textContent.includes("breakpoint hit")`, "a's breakpoint hit")
 	b.waitJS(`document.querySelector('[data-testid=log-lines]')?.children.length === 2`, "the followed log to show the second gate line")
 	// Clear it, resume a, leave step mode: the run ends SUCCESS.
-	b.click(`g[data-node=a]`)
+	b.press(`g[data-node=a]`)
 	b.waitJS(`!!document.querySelector('[data-testid=node-hit]')`, "the hit in a's panel")
-	b.click(`[data-testid=bp-clear]`)
+	b.press(`[data-testid=bp-clear]`)
 	if a := b.answerOf("bp-clear"); !strings.Contains(a, "BREAKPOINT_CLEAR applied") {
 		t.Fatalf("clear breakpoint answered %q", a)
 	}
-	b.click(`[data-testid=node-resume]`)
+	b.press(`[data-testid=node-resume]`)
 	if a := b.answerOf("node-resume"); !strings.Contains(a, "node a: RESUME applied") {
 		t.Fatalf("RESUME of a answered %q", a)
 	}
 	b.waitRow("out", "", 2)
-	b.click(`g[data-node=gate]`)
-	b.click(`[data-testid=node-step-disable]`)
+	b.press(`g[data-node=gate]`)
+	b.press(`[data-testid=node-step-disable]`)
 	b.waitJS(`document.querySelector('[data-testid=run-view]').dataset.status === "SUCCESS"`, "the run SUCCESS")
 	e.pageMatchesServer("ops", id)
 	var same bool
@@ -236,7 +213,7 @@ func TestConsoleRunOperator(t *testing.T) {
 	b.axe("run (finished)")
 
 	// Restart from gate: a new run that starts at gate, linked both ways.
-	b.click(`[data-testid=run-restart-from]`)
+	b.press(`[data-testid=run-restart-from]`)
 	a := b.answerOf("run-restart-from")
 	if !strings.Contains(a, "restarted from node gate") {
 		t.Fatalf("RESTART_FROM_NODE answered %q", a)
@@ -244,8 +221,8 @@ func TestConsoleRunOperator(t *testing.T) {
 	b.waitJS(`!!document.querySelector('[data-testid=result-run]')`, "the new run's link in the commands")
 	var newID string
 	b.eval(`document.querySelector('[data-testid=result-run]').textContent`, &newID)
-	b.click(`[data-testid=result-run]`)
-	b.waitJS(fmt.Sprintf(`location.pathname === %q`, runPath("ops", newID)), "the new run's page")
+	b.press(`[data-testid=result-run]`)
+	b.waitJS(fmt.Sprintf(`location.pathname === %q`, runLocation("ops", newID)), "the new run's page")
 	b.waitJS(`document.querySelector('[data-testid=run-view]')?.dataset.status === "SUCCESS"`, "the restarted run SUCCESS")
 	b.waitJS(fmt.Sprintf(`document.querySelector('[data-testid=restart-of]')?.textContent === %q`, id), "restart of the first run")
 	b.waitText("from node gate")
@@ -253,16 +230,16 @@ func TestConsoleRunOperator(t *testing.T) {
 	b.waitRow("out", "SUCCESS", 3)
 	// A plain restart of a run that started at a node is refused: the
 	// server's 409 and its sentence are shown beside the button.
-	b.click(`[data-testid=run-restart]`)
+	b.press(`[data-testid=run-restart]`)
 	if a := b.answerOf("run-restart"); !strings.Contains(a, "409") || !strings.Contains(a, "has no trigger that received its payload") {
 		t.Fatalf("RESTART of a restart-from-node run answered %q", a)
 	}
 	b.waitJS(`[...document.querySelectorAll('[data-testid=commands] li')].some(li => li.dataset.action === "RESTART" && li.dataset.outcome === "rejected")`,
 		"the rejected RESTART in the commands")
 	// Back to the first run, whose restart is applied.
-	b.click(`[data-testid=restart-of]`)
-	b.waitJS(fmt.Sprintf(`location.pathname === %q && document.querySelector('[data-testid=run-view]')?.dataset.status === "SUCCESS"`, runPath("ops", id)), "the first run again")
-	b.click(`[data-testid=run-restart]`)
+	b.press(`[data-testid=restart-of]`)
+	b.waitJS(fmt.Sprintf(`location.pathname === %q && document.querySelector('[data-testid=run-view]')?.dataset.status === "SUCCESS"`, runLocation("ops", id)), "the first run again")
+	b.press(`[data-testid=run-restart]`)
 	if a := b.answerOf("run-restart"); !strings.Contains(a, "applied: restarted as execution") {
 		t.Fatalf("RESTART answered %q", a)
 	}
@@ -283,7 +260,7 @@ func TestConsoleRunStopAllAndResume(t *testing.T) {
 	first := e.startHeld("halt", "w", map[string]any{"n": 1})
 	second := e.startHeld("halt", "w", map[string]any{"n": 2})
 
-	b.open(runPath("halt", first))
+	b.open(runLocation("halt", first))
 	b.signIn(testKeys["operator"], "operator")
 	b.waitJS(`document.querySelector('[data-testid=stream]')?.dataset.state === "live"`, "the stream to be live")
 	e.pageMatchesServer("halt", first)
@@ -303,23 +280,23 @@ func TestConsoleRunStopAllAndResume(t *testing.T) {
 	b.waitText("reason: while offline")
 
 	// Run pause and resume; node skip and unskip: each answered, each listed with who sent it.
-	b.click(`[data-testid=run-pause]`)
+	b.press(`[data-testid=run-pause]`)
 	if a := b.answerOf("run-pause"); !strings.Contains(a, "applied: execution paused") {
 		t.Fatalf("run PAUSE answered %q", a)
 	}
 	b.waitJS(`document.querySelector('[data-testid=run-view]').dataset.status === "PAUSED"`, "the run PAUSED")
-	b.click(`[data-testid=run-resume]`)
+	b.press(`[data-testid=run-resume]`)
 	if a := b.answerOf("run-resume"); !strings.Contains(a, "applied") {
 		t.Fatalf("run RESUME answered %q", a)
 	}
 	b.waitJS(`document.querySelector('[data-testid=run-view]').dataset.status === "RUNNING"`, "the run RUNNING again")
-	b.click(`g[data-node=mid]`)
-	b.click(`[data-testid=node-skip]`)
+	b.press(`g[data-node=mid]`)
+	b.press(`[data-testid=node-skip]`)
 	if a := b.answerOf("node-skip"); !strings.Contains(a, "SKIP applied") {
 		t.Fatalf("node SKIP answered %q", a)
 	}
 	b.waitJS(`document.querySelector('[data-testid=node-flags]')?.textContent.includes("skipped")`, "mid skipped")
-	b.click(`[data-testid=node-unskip]`)
+	b.press(`[data-testid=node-unskip]`)
 	if a := b.answerOf("node-unskip"); !strings.Contains(a, "UNSKIP applied") {
 		t.Fatalf("node UNSKIP answered %q", a)
 	}
@@ -334,27 +311,27 @@ func TestConsoleRunStopAllAndResume(t *testing.T) {
 	// A breakpoint by field and value; equals that is not JSON is named
 	// before anything is sent; a condition that does not compile is the
 	// server's 400.
-	b.click(`g[data-node=out]`)
+	b.press(`g[data-node=out]`)
 	b.waitJS(`document.querySelector('[data-testid=node-panel]')?.dataset.node === "out"`, "out's panel")
-	b.typeInto(`#bp-field`, "n")
-	b.typeInto(`#bp-equals`, "{")
+	b.setValue(`#bp-field`, "n")
+	b.setValue(`#bp-equals`, "{")
 	b.waitJS(`document.querySelector('#bp-equals-error')?.textContent.includes("not JSON") && document.querySelector('[data-testid=bp-set]').disabled`, "equals named as not JSON")
-	b.typeInto(`#bp-equals`, "1")
-	b.click(`[data-testid=bp-set]`)
+	b.setValue(`#bp-equals`, "1")
+	b.press(`[data-testid=bp-set]`)
 	if a := b.answerOf("bp-set"); !strings.Contains(a, "node out: BREAKPOINT applied") {
 		t.Fatalf("set breakpoint answered %q", a)
 	}
 	b.waitJS(`document.querySelector('[data-testid=node-breakpoint]')?.textContent === "n = 1"`, "the breakpoint n = 1")
-	b.typeInto(`#bp-condition`, "payload.n ==")
-	b.click(`[data-testid=bp-set]`)
+	b.setValue(`#bp-condition`, "payload.n ==")
+	b.press(`[data-testid=bp-set]`)
 	if a := b.answerOf("bp-set"); !strings.Contains(a, "400") || !strings.Contains(a, "condition") {
 		t.Fatalf("a condition that does not compile answered %q", a)
 	}
 	b.waitJS(`document.querySelector('[data-testid=node-breakpoint]')?.textContent === "n = 1"`, "the breakpoint unchanged")
 
 	// Stop-all with KILL from the page.
-	b.typeInto(`#stop-mode`, "KILL")
-	b.click(`[data-testid=stop-all]`)
+	b.setValue(`#stop-mode`, "KILL")
+	b.press(`[data-testid=stop-all]`)
 	a := b.answerOf("stop-all")
 	if !strings.Contains(a, "KILL sent to 2 execution(s) of workflow w") {
 		t.Fatalf("stop-all answered %q", a)
@@ -428,7 +405,7 @@ func TestConsoleRunViewer(t *testing.T) {
 	b := e.b
 	e.apply("look", heldFlow("w", "60s"))
 	id := e.startHeld("look", "w", map[string]any{"n": 1})
-	b.open(runPath("look", id) + "?node=mid")
+	b.open(runLocation("look", id) + "?node=mid")
 	b.signIn(testKeys["viewer"], "viewer")
 	b.waitJS(`document.querySelector('[data-testid=node-panel]')?.dataset.node === "mid"`, "mid's panel")
 	b.waitJS(`document.querySelector('[data-testid=stream]')?.dataset.state === "live"`, "the stream to be live")
@@ -499,7 +476,7 @@ func TestConsoleRunManyEvents(t *testing.T) {
 	e.apply("many", wf("w", nodes, edges))
 	id := e.start("many", "w", map[string]any{"k": 1})
 	e.mustCtlNode("many", id, "hold", apiclient.NodeCommand{Action: apiclient.NodeCommandActionPAUSE})
-	b.open(runPath("many", id))
+	b.open(runLocation("many", id))
 	b.signIn(testKeys["viewer"], "viewer")
 	b.waitJS(`document.querySelector('[data-testid=stream]')?.dataset.state === "live"`, "the stream to be live")
 	e.pageMatchesServer("many", id)
@@ -570,7 +547,7 @@ func TestConsoleRunSpendErrorRetry(t *testing.T) {
 		line("w", nd("start", "MANUAL", ""), nd("split", "SPLIT", `{"field":"items"}`), nd("ask", "TASK", taskFlow), nd("out", "RESULT", "")),
 		line("bad", nd("start", "MANUAL", ""), nd("boom", "FAIL", `{"message":"card declined"}`), nd("out", "RESULT", "")))
 	id := e.start("pay", "w", map[string]any{"items": []int{1, 2}})
-	b.open(runPath("pay", id))
+	b.open(runLocation("pay", id))
 	b.signIn(testKeys["operator"], "operator")
 	b.waitJS(`document.querySelector('[data-testid=stream]')?.dataset.state === "live"`, "the stream to be live")
 	// One task reports its usage and cost, the other nothing.
@@ -600,7 +577,7 @@ func TestConsoleRunSpendErrorRetry(t *testing.T) {
 	// A failed run: its error, and a RETRY of the failed node.
 	bad := e.start("pay", "bad", map[string]any{"card": "x"})
 	e.waitStatus("pay", bad, apiclient.ExecutionStatusFAILURE)
-	b.open(runPath("pay", bad) + "?node=boom")
+	b.open(runLocation("pay", bad) + "?node=boom")
 	b.waitJS(`document.querySelector('[data-testid=run-view]')?.dataset.status === "FAILURE"`, "the run FAILURE")
 	b.waitJS(`document.querySelector('[data-testid=run-error]')?.textContent.includes("card declined")`, "the run's error")
 	e.pageMatchesServer("pay", bad)
@@ -611,7 +588,7 @@ func TestConsoleRunSpendErrorRetry(t *testing.T) {
 	if st := waitTerminal(t, mustConnect(t, e.s.URL, testKeys["viewer"]), "pay", bad); st.Nodes[1].Attempts == nil || *st.Nodes[1].Attempts != 1 {
 		t.Fatalf("get_workflow_status: boom's attempts %v, want 1", st.Nodes[1].Attempts)
 	}
-	b.click(`[data-testid=node-retry]`)
+	b.press(`[data-testid=node-retry]`)
 	if a := b.answerOf("node-retry"); !strings.Contains(a, "applied: node boom retried in new execution") {
 		t.Fatalf("RETRY answered %q", a)
 	}

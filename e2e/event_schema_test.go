@@ -373,6 +373,7 @@ func TestEventStreamsMatchTheContract(t *testing.T) {
 	}{
 		{"POST", "/api/keys", `{"name":"schema","role":"VIEWER","sessions":["ci"],"ttl":"1h"}`, 201},
 		{"POST", "/api/keys/schema/rotate", "", 200},
+		{"PATCH", "/api/keys/schema", `{"ttl":"2h"}`, 200},
 		{"DELETE", "/api/keys/schema", "", 204},
 		{"DELETE", "/api/keys/root", "", 204},
 	} {

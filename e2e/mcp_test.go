@@ -104,6 +104,7 @@ var wantHints = map[string]struct{ readOnly, destructive, openWorld bool }{
 	"create_api_key":      {false, false, false},
 	"rotate_api_key":      {false, true, false},
 	"revoke_api_key":      {false, true, false},
+	"set_api_key_expiry":  {false, true, false},
 }
 
 var allTools = []string{"list_sessions", "get_session_details", "get_session_creation_instructions", "create_session",
@@ -112,7 +113,7 @@ var allTools = []string{"list_sessions", "get_session_details", "get_session_cre
 	"get_plugin_creation_guide", "get_control_bus_status", "list_supervisors", "get_supervisor",
 	"list_supervisor_engines", "get_supervisor_engine", "list_supervisor_presets", "create_credential", "revoke_credential",
 	"list_inputs", "answer_input", "get_execution_journal", "verify_journal", "list_approvals", "decide_approval",
-	"list_holds", "release_hold", "create_api_key", "list_api_keys", "rotate_api_key", "revoke_api_key"}
+	"list_holds", "release_hold", "create_api_key", "list_api_keys", "rotate_api_key", "set_api_key_expiry", "revoke_api_key"}
 
 func TestMCPToolList(t *testing.T) {
 	t.Parallel()
@@ -152,7 +153,7 @@ func TestMCPToolList(t *testing.T) {
 		slices.Sort(names)
 		want := slices.Sorted(slices.Values(allTools))
 		if !slices.Equal(names, want) {
-			t.Errorf("%s: tools %v, want the 35 %v", path, names, want)
+			t.Errorf("%s: tools %v, want the 36 %v", path, names, want)
 		}
 		pr, err := cs.ListPrompts(t.Context(), nil)
 		if err != nil || len(pr.Prompts) != 2 {
@@ -444,6 +445,8 @@ func TestMCPToolRoleMatrix(t *testing.T) {
 			return map[string]any{"name": "matrix", "role": "VIEWER"}
 		case "rotate_api_key", "revoke_api_key":
 			return map[string]any{"name": "matrix"}
+		case "set_api_key_expiry":
+			return map[string]any{"name": "matrix", "ttl": "1h"}
 		case "list_inputs":
 			return map[string]any{"sessionId": sid}
 		case "answer_input":

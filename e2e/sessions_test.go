@@ -183,3 +183,97 @@ func deref[T any](p *T) T {
 	}
 	return *p
 }
+
+// TestSessionListShowsLastRunsAndSearches: the sessions list carries each
+// workflow's newest run and pause (what the console's sessions page shows),
+// the search runs on the server within a limited key's sessions, the
+// session's own workflow list reads the same, and the history names who
+// started each run through which door.
+func TestSessionListShowsLastRunsAndSearches(t *testing.T) {
+	t.Parallel()
+	e := newAccessEnv(t)
+	ctx := context.Background()
+	op := keyedClient(t, e.s, testKeys["operator"])
+	second := e.start("alpha", "wf", map[string]any{"n": 2})
+	e.waitStatus("alpha", second, apiclient.ExecutionStatusSUCCESS)
+	if res, err := op.PauseWorkflowWithResponse(ctx, "beta", "wf", nil, apiclient.WorkflowPauseRequest{Reason: ptr("maintenance")}); err != nil || res.StatusCode() != http.StatusOK {
+		t.Fatalf("pause beta/wf: %v %s", err, res.Body)
+	}
+
+	list := func(c *apiclient.ClientWithResponses, q string) []apiclient.SessionSummary {
+		t.Helper()
+		p := &apiclient.ListSessionsParams{}
+		if q != "" {
+			p.Q = &q
+		}
+		res, err := c.ListSessionsWithResponse(ctx, p)
+		if err != nil || res.JSON200 == nil {
+			t.Fatalf("list sessions q=%q: %v %d %s", q, err, res.StatusCode(), res.Body)
+		}
+		return res.JSON200.Sessions
+	}
+	all := list(e.c, "")
+	if len(all) != 2 {
+		t.Fatalf("sessions: %+v", all)
+	}
+	a, b := all[0], all[1]
+	if a.SessionId != "alpha" || len(a.Workflows) != 1 || a.Workflows[0].WorkflowId != "wf" || a.Workflows[0].NodeCount != 2 ||
+		a.Workflows[0].LastExecution == nil || a.Workflows[0].LastExecution.ExecutionId != second ||
+		a.Workflows[0].LastExecution.Status != apiclient.ExecutionStatusSUCCESS || a.Workflows[0].LastExecution.EndedAt == nil ||
+		a.Workflows[0].Pause != nil {
+		t.Errorf("alpha = %+v, want wf with its newest run %s SUCCESS and no pause", a, second)
+	}
+	if b.SessionId != "beta" || b.Workflows[0].LastExecution == nil || b.Workflows[0].LastExecution.ExecutionId != e.execs["beta"] ||
+		b.Workflows[0].Pause == nil || b.Workflows[0].Pause.By != "key:operator" || b.Workflows[0].Pause.Reason != "maintenance" {
+		t.Errorf("beta = %+v, want wf paused by key:operator for maintenance", b)
+	}
+	ids := func(ss []apiclient.SessionSummary) (out []string) {
+		for _, s := range ss {
+			out = append(out, s.SessionId)
+		}
+		return out
+	}
+	limited := keyedClient(t, e.s, testKeys["limited"])
+	for _, c := range []struct {
+		name string
+		c    *apiclient.ClientWithResponses
+		q    string
+		want []string
+	}{
+		{"admin, by id", e.c, "ALPH", []string{"alpha"}},
+		{"admin, by name", e.c, "e2e beta", []string{"beta"}},
+		{"admin, everything", e.c, "e2e", []string{"alpha", "beta"}},
+		{"limited, its own", limited, "e2e", []string{"alpha"}},
+		{"limited, another's", limited, "beta", nil},
+	} {
+		if got := ids(list(c.c, c.q)); !slices.Equal(got, c.want) {
+			t.Errorf("%s: q=%q listed %v, want %v", c.name, c.q, got, c.want)
+		}
+	}
+	status, body, _ := call(t, e.s, http.MethodGet, "/api/sessions?q="+strings.Repeat("x", 201), testKeys["viewer"], nil)
+	if status != http.StatusBadRequest || !strings.Contains(string(body), "q") {
+		t.Errorf("a 201-character search: %d %s, want 400 naming q", status, body)
+	}
+
+	ws, err := keyedClient(t, e.s, testKeys["viewer"]).ListWorkflowsWithResponse(ctx, "beta")
+	if err != nil || ws.JSON200 == nil || len(ws.JSON200.Workflows) != 1 || ws.JSON200.Workflows[0].Pause == nil ||
+		ws.JSON200.Workflows[0].LastExecution == nil || ws.JSON200.Workflows[0].LastExecution.ExecutionId != e.execs["beta"] {
+		t.Fatalf("workflows of beta: %v %s", err, ws.Body)
+	}
+	if ws, err := limited.ListWorkflowsWithResponse(ctx, "beta"); err != nil || ws.StatusCode() == http.StatusOK {
+		t.Errorf("a key limited to alpha lists beta's workflows: %v %d", err, ws.StatusCode())
+	}
+	if ws, err := e.c.ListWorkflowsWithResponse(ctx, "nope"); err != nil || ws.StatusCode() != http.StatusNotFound {
+		t.Errorf("workflows of an unknown session: %v %d %s", err, ws.StatusCode(), ws.Body)
+	}
+
+	hist, err := e.c.ListExecutionsWithResponse(ctx, "alpha", nil)
+	if err != nil || hist.JSON200 == nil || len(hist.JSON200.Executions) != 2 {
+		t.Fatalf("history: %v %s", err, hist.Body)
+	}
+	for _, x := range hist.JSON200.Executions {
+		if x.Actor != "key:admin" || x.Channel != "rest" {
+			t.Errorf("run %s started by %q via %q, want key:admin via rest", x.ExecutionId, x.Actor, x.Channel)
+		}
+	}
+}

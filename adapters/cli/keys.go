@@ -42,9 +42,12 @@ func (a *App) keysCmd() *cobra.Command {
 	rotate := &cobra.Command{Use: "rotate NAME", Short: "give a stored key a new secret (printed once); the old one stops working at once", Args: argsBetween(1, 1)}
 	addOutput(rotate)
 	a.leaf(rotate, runKeyRotate)
+	expire := &cobra.Command{Use: "expire NAME WHEN", Short: "set or change a stored key's expiry: a duration from now (720h, 10m) or an RFC 3339 time; the secret stays", Args: argsBetween(2, 2)}
+	addOutput(expire)
+	a.leaf(expire, runKeyExpire)
 	revoke := &cobra.Command{Use: "revoke NAME", Short: "revoke a stored key; its secret stops working at once", Args: argsBetween(1, 1)}
 	a.leaf(revoke, runKeyRevoke)
-	return a.group("keys", "API keys stored on the server: create, list, rotate or revoke them (ADMIN only)", create, list, rotate, revoke)
+	return a.group("keys", "API keys stored on the server: create, list, rotate, expire or revoke them (ADMIN only)", create, list, rotate, expire, revoke)
 }
 
 // runKeyCreate stores a key. --expires is a duration (sent as ttl) when it
@@ -78,6 +81,29 @@ func runKeyRotate(e *env, pos []string) int {
 		return e.problem(res.HTTPResponse, res.Body)
 	}
 	return printIssuedKey(e, res.JSON200, res.Body, "rotated (the old secret no longer works)")
+}
+
+// runKeyExpire sets a stored key's expiry: WHEN is sent as ttl when it
+// reads as a duration, else as expiresAt, as keys create's --expires.
+func runKeyExpire(e *env, pos []string) int {
+	var body apiclient.SetAPIKeyExpiryRequest
+	if _, err := time.ParseDuration(pos[1]); err == nil {
+		body.Ttl = &pos[1]
+	} else {
+		body.ExpiresAt = &pos[1]
+	}
+	res, err := e.api.SetAPIKeyExpiryWithResponse(e.ctx, pos[0], &apiclient.SetAPIKeyExpiryParams{YuktaChannel: ptr(apiclient.SetAPIKeyExpiryParamsYuktaChannel(channel))}, body)
+	if err != nil {
+		return e.callError(err)
+	}
+	if res.JSON200 == nil {
+		return e.problem(res.HTTPResponse, res.Body)
+	}
+	if e.machine() {
+		return e.emit(res.Body, "")
+	}
+	fmt.Fprintf(e.stdout, "key: %s\naction: expiry set\nexpires: %s\n", escape(res.JSON200.Name), expiry(res.JSON200.ExpiresAt))
+	return exitOK
 }
 
 // printIssuedKey prints a key with its secret, shown this once.

@@ -34,6 +34,14 @@ func TestKeyCommands(t *testing.T) {
 					"createdBy": "key:admin", "lastUsedAt": "2026-03-02T12:00:00Z", "lastUsedFrom": "10.0.0.1"}}})
 		case r.Method == http.MethodDelete:
 			w.WriteHeader(204)
+		case r.Method == http.MethodPatch:
+			var b map[string]any
+			raw, _ := io.ReadAll(r.Body)
+			_ = json.Unmarshal(raw, &b)
+			mu.Lock()
+			bodies = append(bodies, b)
+			mu.Unlock()
+			writeJSON(w, 200, map[string]any{"name": "ci", "role": "ADMIN", "source": "api", "expiresAt": "2026-03-31T12:00:00Z"})
 		}
 	})
 	env := map[string]string{"YUKTA_SERVER": f.URL}
@@ -73,6 +81,18 @@ func TestKeyCommands(t *testing.T) {
 	out, _, code = run(t, env, "keys", "rotate", "ci", "-o", "json")
 	if code != 0 || !strings.Contains(out, `"secret": "`+secret+`"`) {
 		t.Fatalf("rotate -o json: exit %d\n%s", code, out)
+	}
+	// keys expire: a duration is sent as ttl, a time as expiresAt.
+	out, _, code = run(t, env, "keys", "expire", "ci", "10m")
+	if reqs := f.requests(); code != 0 || out != "key: ci\naction: expiry set\nexpires: 2026-03-31T12:00:00.000Z\n" || reqs[len(reqs)-1].URL.Path != "/api/keys/ci" {
+		t.Fatalf("expire: exit %d %q", code, out)
+	}
+	run(t, env, "keys", "expire", "ci", "2030-01-01T00:00:00Z")
+	mu.Lock()
+	got = bodies[len(bodies)-2:]
+	mu.Unlock()
+	if got[0]["ttl"] != "10m" || got[0]["expiresAt"] != nil || got[1]["expiresAt"] != "2030-01-01T00:00:00Z" || got[1]["ttl"] != nil {
+		t.Fatalf("expire bodies: %v", got)
 	}
 	out, _, code = run(t, env, "keys", "revoke", "ci")
 	if reqs := f.requests(); code != 0 || out != "key: ci\naction: revoked\n" || reqs[len(reqs)-1].URL.Path != "/api/keys/ci" {

@@ -38,6 +38,9 @@ type UseCases struct {
 	GetWorkflow interface {
 		Handle(context.Context, string, string) (sessionapp.WorkflowView, error)
 	}
+	ListWorkflows interface {
+		Handle(context.Context, string) ([]sessionapp.WorkflowSummary, error)
+	}
 	ListPlugins interface {
 		Handle(context.Context) []plugin.Descriptor
 	}
@@ -130,7 +133,7 @@ func (m metricsResponse) VisitGetMetricsResponse(w http.ResponseWriter) error {
 }
 
 func (h *handlers) ListSessions(ctx context.Context, req restapi.ListSessionsRequestObject) (restapi.ListSessionsResponseObject, error) {
-	in := sessionapp.ListInput{Limit: req.Params.Limit, Cursor: req.Params.Cursor}
+	in := sessionapp.ListInput{Limit: req.Params.Limit, Cursor: req.Params.Cursor, Query: req.Params.Q}
 	if p := authn.PrincipalFrom(ctx); p.Limited() {
 		in.Only = p.Sessions()
 	}
@@ -141,9 +144,33 @@ func (h *handlers) ListSessions(ctx context.Context, req restapi.ListSessionsReq
 	out := restapi.ListSessions200JSONResponse{Sessions: make([]restapi.SessionSummary, len(res.Sessions)), NextCursor: res.NextCursor}
 	for i, s := range res.Sessions {
 		out.Sessions[i] = restapi.SessionSummary{SessionId: s.ID, Name: s.Name, Description: s.Description,
-			WorkflowCount: s.WorkflowCount, UpdatedAt: s.UpdatedAt.UTC(), UpdatedBy: s.UpdatedBy, UpdatedVia: s.UpdatedVia}
+			WorkflowCount: s.WorkflowCount, UpdatedAt: s.UpdatedAt.UTC(), UpdatedBy: s.UpdatedBy, UpdatedVia: s.UpdatedVia,
+			Workflows: workflowSummariesToAPI(s.Workflows)}
 	}
 	return out, nil
+}
+
+func (h *handlers) ListWorkflows(ctx context.Context, req restapi.ListWorkflowsRequestObject) (restapi.ListWorkflowsResponseObject, error) {
+	ws, err := h.uc.ListWorkflows.Handle(ctx, req.SessionId)
+	if err != nil {
+		return nil, err
+	}
+	return restapi.ListWorkflows200JSONResponse{SessionId: req.SessionId, Workflows: workflowSummariesToAPI(ws)}, nil
+}
+
+func workflowSummariesToAPI(ws []sessionapp.WorkflowSummary) []restapi.WorkflowSummary {
+	out := make([]restapi.WorkflowSummary, len(ws))
+	for i, w := range ws {
+		out[i] = restapi.WorkflowSummary{WorkflowId: w.ID, NodeCount: w.NodeCount}
+		if p := w.Pause; p != nil {
+			out[i].Pause = restapi.WorkflowPause{By: p.Actor, Via: p.Channel, Since: p.Since.UTC(), Reason: p.Reason}
+		}
+		if l := w.Last; l != nil {
+			out[i].LastExecution = restapi.LastExecution{ExecutionId: l.ID, Status: restapi.ExecutionStatus(l.Status),
+				StartedAt: l.StartedAt.UTC(), EndedAt: utc(l.EndedAt)}
+		}
+	}
+	return out
 }
 
 func (h *handlers) PutSession(ctx context.Context, req restapi.PutSessionRequestObject) (restapi.PutSessionResponseObject, error) {

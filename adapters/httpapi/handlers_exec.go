@@ -149,7 +149,7 @@ func (h *handlers) ListExecutions(ctx context.Context, req restapi.ListExecution
 	out := restapi.ListExecutions200JSONResponse{Executions: make([]restapi.ExecutionSummary, len(page.Executions)), NextCursor: page.NextCursor}
 	for i, e := range page.Executions {
 		out.Executions[i] = restapi.ExecutionSummary{ExecutionId: e.ID, WorkflowId: e.WorkflowID, Status: restapi.ExecutionStatus(e.Status),
-			StartedAt: e.StartedAt.UTC(), EndedAt: utc(e.EndedAt), RestartOf: e.RestartOf}
+			StartedAt: e.StartedAt.UTC(), EndedAt: utc(e.EndedAt), RestartOf: e.RestartOf, Actor: e.Actor, Channel: e.Channel}
 	}
 	return out, nil
 }

@@ -28,10 +28,13 @@ type KeyUseCases struct {
 	Revoke interface {
 		Handle(context.Context, accessapp.RevokeAPIKeyInput) (access.APIKey, error)
 	}
+	Expire interface {
+		Handle(context.Context, accessapp.SetAPIKeyExpiryInput) (access.APIKey, error)
+	}
 }
 
 func (k KeyUseCases) enabled() error {
-	if k.Create == nil || k.List == nil || k.Get == nil || k.Rotate == nil || k.Revoke == nil {
+	if k.Create == nil || k.List == nil || k.Get == nil || k.Rotate == nil || k.Revoke == nil || k.Expire == nil {
 		return fault.Newf(fault.ErrNotFound, "stored API keys are not enabled on this server")
 	}
 	return nil
@@ -105,6 +108,19 @@ func (h *handlers) RevokeAPIKey(ctx context.Context, req restapi.RevokeAPIKeyReq
 		return nil, err
 	}
 	return restapi.RevokeAPIKey204Response{}, nil
+}
+
+func (h *handlers) SetAPIKeyExpiry(ctx context.Context, req restapi.SetAPIKeyExpiryRequestObject) (restapi.SetAPIKeyExpiryResponseObject, error) {
+	uc := h.uc.Keys
+	if err := uc.enabled(); err != nil {
+		return nil, err
+	}
+	k, err := uc.Expire.Handle(ctx, accessapp.SetAPIKeyExpiryInput{Name: req.Name, ExpiresAt: req.Body.ExpiresAt, TTL: req.Body.Ttl,
+		Actor: actor(ctx), Channel: channel(string(req.Params.YuktaChannel))})
+	if err != nil {
+		return nil, err
+	}
+	return restapi.SetAPIKeyExpiry200JSONResponse(keyToAPI(k)), nil
 }
 
 // keyToAPI writes a stored key's metadata; there is no secret to write.

@@ -20,6 +20,7 @@ type (
 	fakeGetKey    struct{}
 	fakeRotateKey struct{}
 	fakeRevokeKey struct{}
+	fakeExpireKey struct{}
 )
 
 func (fakeCreateKey) Handle(_ context.Context, in accessapp.CreateAPIKeyInput) (accessapp.IssuedAPIKey, error) {
@@ -37,7 +38,51 @@ func (fakeRevokeKey) Handle(_ context.Context, in accessapp.RevokeAPIKeyInput) (
 	return access.APIKey{}, accessapp.NotFound(in.Name)
 }
 
-var fakeKeyUseCases = KeyUseCases{Create: fakeCreateKey{}, List: fakeListKeys{}, Get: fakeGetKey{}, Rotate: fakeRotateKey{}, Revoke: fakeRevokeKey{}}
+// fakeExpireKey finds only "ci" and runs the domain's checks on it.
+func (fakeExpireKey) Handle(_ context.Context, in accessapp.SetAPIKeyExpiryInput) (access.APIKey, error) {
+	if in.Name != "ci" {
+		return access.APIKey{}, accessapp.NotFound(in.Name)
+	}
+	k, _, err := access.NewAPIKey(access.APIKeySpec{Name: "ci", Role: "VIEWER"}, rand.Reader, time.Now(), "", "")
+	if err != nil {
+		return access.APIKey{}, err
+	}
+	return k.WithExpiry(in.ExpiresAt, in.TTL, time.Now())
+}
+
+var fakeKeyUseCases = KeyUseCases{Create: fakeCreateKey{}, List: fakeListKeys{}, Get: fakeGetKey{}, Rotate: fakeRotateKey{}, Revoke: fakeRevokeKey{}, Expire: fakeExpireKey{}}
+
+// PATCH /api/keys/{name} answers the key with its new expiry, and refuses a
+// body with neither member, both, or a bad one with a 400 naming it.
+func TestSetAPIKeyExpiryBodies(t *testing.T) {
+	t.Parallel()
+	srv, _, _ := strictServer(t, Config{BodyLimit: 1 << 16})
+	h := srv.Handler()
+	for _, c := range []struct {
+		body   string
+		status int
+		path   string
+	}{
+		{`{"ttl":"1h"}`, 200, ""},
+		{`{"expiresAt":"2099-01-01T00:00:00Z"}`, 400, "expiresAt"},
+		{`{}`, 400, "expiresAt"},
+		{`{"ttl":"1h","expiresAt":"` + time.Now().Add(time.Hour).UTC().Format(time.RFC3339) + `"}`, 400, "ttl"},
+		{`{"ttl":"soon"}`, 400, "ttl"},
+		{`{"ttl":"1h","colour":1}`, 400, ""},
+	} {
+		a := send(h, "PATCH", "/api/keys/ci", jsonCT, []byte(c.body))
+		if a.status != c.status {
+			t.Errorf("%s: %d %s, want %d", c.body, a.status, a.body, c.status)
+			continue
+		}
+		if c.status == 200 && (!strings.Contains(a.body, `"expiresAt":"`) || strings.Contains(a.body, "secret")) {
+			t.Errorf("%s: %s", c.body, a.body)
+		}
+		if c.path != "" && !strings.Contains(","+strings.Join(a.paths(), ",")+",", ","+c.path+",") {
+			t.Errorf("%s: violations at %v, want one at %s", c.body, a.paths(), c.path)
+		}
+	}
+}
 
 // POST /api/keys refuses a bad body with a 400 naming each bad member,
 // answers a good one 201 with the secret and no-store, and a key that does
@@ -76,8 +121,14 @@ func TestCreateAPIKeyBodies(t *testing.T) {
 			t.Errorf("%s: 400 without violations: %s", c.body, a.body)
 		}
 	}
-	for _, r := range []struct{ method, target string }{{"GET", "/api/keys/nobody"}, {"POST", "/api/keys/nobody/rotate"}, {"DELETE", "/api/keys/nobody"}} {
-		a := send(h, r.method, r.target, "", nil)
+	for _, r := range []struct{ method, target, body string }{{"GET", "/api/keys/nobody", ""}, {"POST", "/api/keys/nobody/rotate", ""}, {"DELETE", "/api/keys/nobody", ""},
+		{"PATCH", "/api/keys/nobody", `{"ttl":"1h"}`}} {
+		var body []byte
+		ct := ""
+		if r.body != "" {
+			body, ct = []byte(r.body), jsonCT
+		}
+		a := send(h, r.method, r.target, ct, body)
 		if a.status != http.StatusNotFound || !strings.Contains(a.p.Detail, "GET /api/keys") {
 			t.Errorf("%s %s: %d %s", r.method, r.target, a.status, a.body)
 		}

@@ -199,6 +199,7 @@ type answer struct {
 	status int
 	ctype  string
 	body   string
+	header http.Header
 	p      problemDoc
 }
 
@@ -243,7 +244,7 @@ func send(h http.Handler, method, target, ctype string, body []byte, header ...s
 	}
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
-	a := answer{status: rec.Code, ctype: rec.Header().Get("Content-Type"), body: rec.Body.String()}
+	a := answer{status: rec.Code, ctype: rec.Header().Get("Content-Type"), body: rec.Body.String(), header: rec.Header()}
 	if a.ctype == problemContentType {
 		_ = json.Unmarshal(rec.Body.Bytes(), &a.p)
 	}

@@ -51,6 +51,7 @@ var toolOps = map[string]access.Operation{
 	"list_api_keys":                     access.ManageAPIKeys,
 	"rotate_api_key":                    access.ManageAPIKeys,
 	"revoke_api_key":                    access.ManageAPIKeys,
+	"set_api_key_expiry":                access.ManageAPIKeys,
 }
 
 // ToolOperation returns the operation a tool performs, and false for a tool

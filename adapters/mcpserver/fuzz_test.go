@@ -114,6 +114,7 @@ var writeArgs = map[string]string{
 	"list_api_keys":       `{}`,
 	"rotate_api_key":      `{"name":"fuzzed"}`,
 	"revoke_api_key":      `{"name":"fuzzed"}`,
+	"set_api_key_expiry":  `{"name":"fuzzed","ttl":"1h"}`,
 }
 
 // toolCall is the tools/call request of a tool with raw JSON arguments.

@@ -214,8 +214,8 @@ func TestToolSchemasEveryClientAccepts(t *testing.T) {
 	t.Parallel()
 	meta := metaSchema(t)
 	tools := listedTools(t)
-	if len(tools) != 35 {
-		t.Errorf("tools/list has %d tools, want 35", len(tools))
+	if len(tools) != 36 {
+		t.Errorf("tools/list has %d tools, want 36", len(tools))
 	}
 	for _, tl := range tools {
 		if len(tl.OutputSchema) == 0 {

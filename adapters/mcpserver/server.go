@@ -132,7 +132,7 @@ type Deps struct {
 		Handle(context.Context) (executionapp.SchedulerStatus, error)
 	}
 	// Keys are the stored API key use cases (create_api_key,
-	// list_api_keys, rotate_api_key, revoke_api_key).
+	// list_api_keys, rotate_api_key, revoke_api_key, set_api_key_expiry).
 	Keys KeyDeps
 	// Started is when the server started, for uptime; zero means New's call.
 	Started time.Time

@@ -32,8 +32,8 @@ func TestToolTableMatchesServer(t *testing.T) {
 			t.Errorf("tool %s has no output schema", tl.Name)
 		}
 	}
-	if len(got) != 35 || len(toolOps) != 35 {
-		t.Errorf("got %d tools and %d table entries, want 35: %v", len(got), len(toolOps), got)
+	if len(got) != 36 || len(toolOps) != 36 {
+		t.Errorf("got %d tools and %d table entries, want 36: %v", len(got), len(toolOps), got)
 	}
 }
 
@@ -122,6 +122,33 @@ func TestLimitedKey(t *testing.T) {
 	decode(t, res, &list)
 	if len(list.Sessions) != 1 || list.Sessions[0].SessionID != "own" {
 		t.Errorf("limited list_sessions = %+v, want only own", list)
+	}
+	// The search and the last runs are the REST list's (one use case): a
+	// search finds nothing outside the key's sessions, and each workflow
+	// carries its newest run.
+	var found SessionList
+	decode(t, callOK(t, cs, "list_sessions", map[string]any{"query": "OWN"}), &found)
+	var last *LastRun
+	if len(found.Sessions) == 1 {
+		for _, w := range found.Sessions[0].Workflows {
+			if w.WorkflowID == buildWorkflow {
+				last = w.LastExecution
+			}
+		}
+	}
+	if last == nil || last.ExecutionID != env.liveExec || last.Status != "RUNNING" {
+		t.Errorf("list_sessions query OWN = %+v, want own with %s's newest run %s RUNNING", found, buildWorkflow, env.liveExec)
+	}
+	var none SessionList
+	decode(t, callOK(t, cs, "list_sessions", map[string]any{"query": "foreign"}), &none)
+	if len(none.Sessions) != 0 {
+		t.Errorf("a limited key's search for foreign = %+v, want nothing", none)
+	}
+	var hist WorkflowHistory
+	decode(t, callOK(t, cs, "get_workflow_history", map[string]any{"sessionId": "own"}), &hist)
+	if len(hist.Executions) == 0 || hist.Executions[0].ExecutionID != env.liveExec || hist.Executions[0].Actor != "key:admin" ||
+		hist.Executions[0].Channel != Channel {
+		t.Errorf("history of own = %+v, want the newest run started by key:admin via mcp", hist)
 	}
 	var st ExecutionStatus
 	decode(t, callOK(t, cs, "get_workflow_status", map[string]any{"sessionId": "own", "executionId": env.ownExec}), &st)

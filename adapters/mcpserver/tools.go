@@ -21,7 +21,7 @@ func annotated(a *mcp.ToolAnnotations, title string) *mcp.ToolAnnotations {
 	return &c
 }
 
-// addTools registers the 35 tools.
+// addTools registers the 36 tools.
 func (s *server) addTools(m *mcp.Server) {
 	s.addSessionTools(m)
 	s.addExecutionTools(m)

@@ -146,6 +146,8 @@ type ExecutionSummary struct {
 	StartedAt   string `json:"startedAt"`
 	EndedAt     string `json:"endedAt,omitempty"`
 	RestartOf   string `json:"restartOf,omitempty"`
+	Actor       string `json:"actor" jsonschema:"who started it: key:<name>, supervisor:<id> or anonymous"`
+	Channel     string `json:"channel" jsonschema:"the door it was started through (rest, cli, mcp, webhook, schedule, supervisor, …)"`
 }
 
 // LogsIn selects log lines.
@@ -329,7 +331,7 @@ func (s *server) history(ctx context.Context, _ *mcp.CallToolRequest, in History
 	out := WorkflowHistory{SessionID: in.SessionID, Executions: make([]ExecutionSummary, len(page.Executions)), NextCursor: page.NextCursor}
 	for i, e := range page.Executions {
 		out.Executions[i] = ExecutionSummary{ExecutionID: e.ID, WorkflowID: e.WorkflowID, Status: string(e.Status),
-			StartedAt: ts(e.StartedAt), EndedAt: ts(e.EndedAt), RestartOf: e.RestartOf}
+			StartedAt: ts(e.StartedAt), EndedAt: ts(e.EndedAt), RestartOf: e.RestartOf, Actor: e.Actor, Channel: e.Channel}
 	}
 	return nil, out, nil
 }

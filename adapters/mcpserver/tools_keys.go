@@ -27,10 +27,13 @@ type KeyDeps struct {
 	Revoke interface {
 		Handle(context.Context, accessapp.RevokeAPIKeyInput) (access.APIKey, error)
 	}
+	Expire interface {
+		Handle(context.Context, accessapp.SetAPIKeyExpiryInput) (access.APIKey, error)
+	}
 }
 
 func (k KeyDeps) enabled() bool {
-	return k.Create != nil && k.List != nil && k.Rotate != nil && k.Revoke != nil
+	return k.Create != nil && k.List != nil && k.Rotate != nil && k.Revoke != nil && k.Expire != nil
 }
 
 // errKeysDisabled answers the key tools of a server without the use cases.
@@ -67,6 +70,13 @@ type CreateKeyIn struct {
 // KeyNameIn names a stored key.
 type KeyNameIn struct {
 	Name string `json:"name" jsonschema:"the key's name, from list_api_keys"`
+}
+
+// KeyExpiryIn sets a stored key's expiry.
+type KeyExpiryIn struct {
+	Name      string `json:"name" jsonschema:"the key's name, from list_api_keys"`
+	ExpiresAt string `json:"expiresAt,omitempty" jsonschema:"when it stops working: an RFC 3339 time in the future, at most 2 years away; not with ttl"`
+	TTL       string `json:"ttl,omitempty" jsonschema:"how long it works from now: a duration such as 720h or 10m, at most 17520h; not with expiresAt"`
 }
 
 // KeysIn lists the keys (no arguments).
@@ -119,6 +129,10 @@ func (s *server) addKeyTools(m *mcp.Server) {
 	addTool(m, &mcp.Tool{Name: "revoke_api_key", Annotations: annotated(destructive, "Revoke an API key"),
 		Description: "Delete a stored API key (ADMIN only): its secret is refused on every instance within a second. Next: create_api_key makes a new one."},
 		s.revokeKey)
+	addTool(m, &mcp.Tool{Name: "set_api_key_expiry", Annotations: annotated(destructive, "Set an API key's expiry"),
+		Description: "Set or change a stored API key's expiry (ADMIN only): expiresAt or ttl, at most 2 years away; the secret stays, and from the new moment on the key is refused on every instance. " +
+			"An expired key gets no new expiry: revoke it and create it again. Next: list_api_keys shows the expiry."},
+		s.expireKey)
 }
 
 func (s *server) createKey(ctx context.Context, _ *mcp.CallToolRequest, in CreateKeyIn) (*mcp.CallToolResult, KeyOut, error) {
@@ -191,6 +205,22 @@ func (s *server) revokeKey(ctx context.Context, _ *mcp.CallToolRequest, in KeyNa
 		return nil, KeyRevoked{}, s.toolError(tool, keyError(err), subject{})
 	}
 	return nil, KeyRevoked{Name: k.Name(), Revoked: true}, nil
+}
+
+func (s *server) expireKey(ctx context.Context, _ *mcp.CallToolRequest, in KeyExpiryIn) (*mcp.CallToolResult, KeyOut, error) {
+	const tool = "set_api_key_expiry"
+	p := caller(ctx)
+	if err := p.Can(access.ManageAPIKeys, ""); err != nil {
+		return nil, KeyOut{}, s.toolError(tool, err, subject{})
+	}
+	if !s.d.Keys.enabled() {
+		return nil, KeyOut{}, s.toolError(tool, errKeysDisabled, subject{})
+	}
+	k, err := s.d.Keys.Expire.Handle(ctx, accessapp.SetAPIKeyExpiryInput{Name: in.Name, ExpiresAt: in.ExpiresAt, TTL: in.TTL, Actor: p.Actor(), Channel: Channel})
+	if err != nil {
+		return nil, KeyOut{}, s.toolError(tool, keyError(err), subject{})
+	}
+	return nil, keyOut(k), nil
 }
 
 func keyOut(k access.APIKey) KeyOut {

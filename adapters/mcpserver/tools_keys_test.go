@@ -34,7 +34,7 @@ func TestKeyTools(t *testing.T) {
 	d := env.deps
 	d.Keys = KeyDeps{Create: accessapp.NewCreateAPIKey(tx, configuredAdmin{}, ring, rand.Reader, time.Now),
 		List: accessapp.NewListAPIKeys(store, configuredAdmin{}), Rotate: accessapp.NewRotateAPIKey(tx, configuredAdmin{}, ring, rand.Reader, time.Now),
-		Revoke: accessapp.NewRevokeAPIKey(tx, configuredAdmin{}, ring, time.Now)}
+		Revoke: accessapp.NewRevokeAPIKey(tx, configuredAdmin{}, ring, time.Now), Expire: accessapp.NewSetAPIKeyExpiry(tx, configuredAdmin{}, ring, time.Now)}
 	h, err := New(d, "test", zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
@@ -62,6 +62,15 @@ func TestKeyTools(t *testing.T) {
 	if _, ok := ring.Authenticate(created.Secret, ""); ok {
 		t.Fatal("the rotated-out secret still works")
 	}
+	// set_api_key_expiry calls the use case REST's PATCH /api/keys/{name} calls.
+	var expiring KeyOut
+	decode(t, callOK(t, admin, "set_api_key_expiry", map[string]any{"name": "ci", "ttl": "2h"}), &expiring)
+	if at, err := time.Parse(time.RFC3339Nano, expiring.ExpiresAt); err != nil || time.Until(at) < time.Hour || time.Until(at) > 3*time.Hour || expiring.Secret != "" {
+		t.Fatalf("set_api_key_expiry: %+v %v", expiring, err)
+	}
+	if _, ok := ring.Authenticate(rotated.Secret, ""); !ok {
+		t.Fatal("a new expiry changed the secret")
+	}
 	for _, c := range []struct {
 		tool string
 		args map[string]any
@@ -71,6 +80,8 @@ func TestKeyTools(t *testing.T) {
 		{"create_api_key", map[string]any{"name": "Admin", "role": "VIEWER"}, "YUKTA_API_KEYS"},
 		{"create_api_key", map[string]any{"name": "ci", "role": "VIEWER"}, "list_api_keys"},
 		{"rotate_api_key", map[string]any{"name": "nobody"}, "list_api_keys"},
+		{"set_api_key_expiry", map[string]any{"name": "nobody", "ttl": "1h"}, "list_api_keys"},
+		{"set_api_key_expiry", map[string]any{"name": "ci"}, "expiresAt"},
 	} {
 		res := call(t, admin, c.tool, c.args)
 		if !res.IsError || !strings.Contains(text(res), c.want) || !strings.Contains(text(res), "Nothing was changed") {

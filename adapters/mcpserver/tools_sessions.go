@@ -16,14 +16,32 @@ import (
 type ListSessionsIn struct {
 	Limit  int    `json:"limit,omitempty" jsonschema:"page size, 1 to 500; default 50"`
 	Cursor string `json:"cursor,omitempty" jsonschema:"nextCursor of the previous page; omit for the first page"`
+	Query  string `json:"query,omitempty" jsonschema:"only sessions whose id, name or description contains this text, ignoring case (at most 200 characters)"`
 }
 
 // SessionSummary is one session of a list.
 type SessionSummary struct {
-	SessionID     string `json:"sessionId"`
-	Name          string `json:"name"`
-	Description   string `json:"description,omitempty"`
-	WorkflowCount int    `json:"workflowCount"`
+	SessionID     string            `json:"sessionId"`
+	Name          string            `json:"name"`
+	Description   string            `json:"description,omitempty"`
+	WorkflowCount int               `json:"workflowCount"`
+	Workflows     []WorkflowLastRun `json:"workflows" jsonschema:"the session's workflows in document order, each with its newest run"`
+}
+
+// WorkflowLastRun is a workflow of a session list: whether it is paused and
+// its newest run.
+type WorkflowLastRun struct {
+	WorkflowID    string   `json:"workflowId"`
+	Paused        bool     `json:"paused,omitempty" jsonschema:"true while PAUSE_WORKFLOW refuses its new runs"`
+	LastExecution *LastRun `json:"lastExecution,omitempty" jsonschema:"its newest run; absent when it has none"`
+}
+
+// LastRun is a workflow's newest run.
+type LastRun struct {
+	ExecutionID string `json:"executionId"`
+	Status      string `json:"status"`
+	StartedAt   string `json:"startedAt"`
+	EndedAt     string `json:"endedAt,omitempty"`
 }
 
 // SessionList is a page of sessions.
@@ -146,7 +164,7 @@ type CreateSessionOut struct {
 
 func (s *server) addSessionTools(m *mcp.Server) {
 	addTool(m, &mcp.Tool{Name: "list_sessions", Annotations: annotated(readOnly, "List sessions"),
-		Description: "List the sessions this key can see, with their workflow counts, a page at a time. Next: get_session_details."},
+		Description: "List the sessions this key can see, with their workflows (each one's pause and newest run), a page at a time; query searches ids, names and descriptions. Next: get_session_details."},
 		s.listSessions)
 	addTool(m, &mcp.Tool{Name: "get_session_details", Annotations: annotated(readOnly, "Get session details"),
 		Description: "One session and its workflows. Next: get_workflow_details for a workflow's nodes, or start_workflow."},
@@ -170,12 +188,20 @@ func (s *server) listSessions(ctx context.Context, _ *mcp.CallToolRequest, in Li
 		return nil, SessionList{}, s.toolError(tool, err, subject{})
 	}
 	out := SessionList{Sessions: []SessionSummary{}}
-	res, err := s.d.ListSessions.Handle(ctx, sessionapp.ListInput{Limit: in.Limit, Cursor: in.Cursor, Only: p.Sessions()})
+	res, err := s.d.ListSessions.Handle(ctx, sessionapp.ListInput{Limit: in.Limit, Cursor: in.Cursor, Only: p.Sessions(), Query: in.Query})
 	if err != nil {
 		return nil, SessionList{}, s.toolError(tool, err, subject{})
 	}
 	for _, x := range res.Sessions {
-		out.Sessions = append(out.Sessions, SessionSummary{SessionID: x.ID, Name: x.Name, Description: x.Description, WorkflowCount: x.WorkflowCount})
+		sm := SessionSummary{SessionID: x.ID, Name: x.Name, Description: x.Description, WorkflowCount: x.WorkflowCount,
+			Workflows: make([]WorkflowLastRun, len(x.Workflows))}
+		for i, w := range x.Workflows {
+			sm.Workflows[i] = WorkflowLastRun{WorkflowID: w.ID, Paused: w.Pause != nil}
+			if l := w.Last; l != nil {
+				sm.Workflows[i].LastExecution = &LastRun{ExecutionID: l.ID, Status: string(l.Status), StartedAt: ts(l.StartedAt), EndedAt: ts(l.EndedAt)}
+			}
+		}
+		out.Sessions = append(out.Sessions, sm)
 	}
 	out.NextCursor = res.NextCursor
 	return nil, out, nil

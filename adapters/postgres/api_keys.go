@@ -78,6 +78,18 @@ func (s *APIKeyStore) Replace(ctx context.Context, k access.APIKey) error {
 	return nil
 }
 
+// SetExpiry stores a key's new expiry; the secret and its last use stay.
+func (s *APIKeyStore) SetExpiry(ctx context.Context, k access.APIKey) error {
+	tag, err := s.db.Exec(ctx, `UPDATE api_keys SET expires_at = $2 WHERE lower(name) = lower($1)`, k.Name(), nullTime(k.ExpiresAt()))
+	if err != nil {
+		return translate(err)
+	}
+	if tag.RowsAffected() == 0 {
+		return access.ErrAPIKeyNotFound
+	}
+	return nil
+}
+
 // Delete removes a key.
 func (s *APIKeyStore) Delete(ctx context.Context, name string) error {
 	tag, err := s.db.Exec(ctx, `DELETE FROM api_keys WHERE lower(name) = lower($1)`, name)

@@ -164,7 +164,7 @@ func (r *Reader) Execution(ctx context.Context, sessionID, id string) (execution
 // order is start order).
 func (r *Reader) History(ctx context.Context, q executionapp.HistoryQuery) ([]executionapp.ExecutionSummary, error) {
 	rows, err := r.pool.Query(ctx, `
-		SELECT execution_id::text, workflow_id, status, started_at, ended_at, coalesce(restart_of::text, '')
+		SELECT execution_id::text, workflow_id, status, started_at, ended_at, coalesce(restart_of::text, ''), actor, channel
 		  FROM executions
 		 WHERE session_id = $1 AND ($2 = '' OR workflow_id = $2) AND ($3 = '' OR status = $3)
 		   AND ($4 = '' OR execution_id < nullif($4, '')::uuid)
@@ -177,7 +177,7 @@ func (r *Reader) History(ctx context.Context, q executionapp.HistoryQuery) ([]ex
 		var s executionapp.ExecutionSummary
 		var status string
 		var ended *time.Time
-		err := row.Scan(&s.ID, &s.WorkflowID, &status, &s.StartedAt, &ended, &s.RestartOf)
+		err := row.Scan(&s.ID, &s.WorkflowID, &status, &s.StartedAt, &ended, &s.RestartOf, &s.Actor, &s.Channel)
 		s.Status = execution.Status(status)
 		if ended != nil {
 			s.EndedAt = *ended

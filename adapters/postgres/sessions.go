@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/yukta/yukta/application/executionapp"
 	"github.com/yukta/yukta/application/sessionapp"
+	"github.com/yukta/yukta/domain/execution"
 	"github.com/yukta/yukta/domain/fault"
 	"github.com/yukta/yukta/domain/retention"
 	"github.com/yukta/yukta/domain/session"
@@ -166,25 +168,86 @@ func (s *SessionStore) Delete(ctx context.Context, id string) error {
 	return nil
 }
 
-// List returns summaries after the given id, in id order (keyset paging, so
-// a page costs the same however deep it is).
-func (s *SessionStore) List(ctx context.Context, after string, limit int, only []string) ([]sessionapp.Summary, error) {
+// List reads a page of sessions and their workflows' summaries in one
+// query: a row per workflow of each session of the page.
+func (s *SessionStore) List(ctx context.Context, q sessionapp.ListQuery) ([]sessionapp.Summary, error) {
+	return s.summaries(ctx, `
+		SELECT session_id, name, description, updated_at, updated_by, updated_via FROM sessions
+		 WHERE session_id > $1 AND ($3::text[] IS NULL OR session_id = ANY ($3))
+		   AND ($4 = '' OR strpos(lower(session_id), lower($4)) > 0 OR strpos(lower(name), lower($4)) > 0
+		        OR strpos(lower(description), lower($4)) > 0)
+		 ORDER BY session_id
+		 LIMIT $2`, q.After, q.Limit, q.Only, q.Text)
+}
+
+// WorkflowSummaries reads one session's workflows with their pauses and
+// newest runs, as List does for a page.
+func (s *SessionStore) WorkflowSummaries(ctx context.Context, sessionID string) ([]sessionapp.WorkflowSummary, error) {
+	out, err := s.summaries(ctx, `
+		SELECT session_id, name, description, updated_at, updated_by, updated_via FROM sessions WHERE session_id = $1`, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, sessionNotFound(sessionID)
+	}
+	return out[0].Workflows, nil
+}
+
+// summaries joins the sessions that page selects to their workflows, each
+// workflow's pause and its newest run (execution ids are UUIDv7: the
+// greatest is the newest), ordered by session id and document order.
+func (s *SessionStore) summaries(ctx context.Context, page string, args ...any) ([]sessionapp.Summary, error) {
 	rows, err := s.db.Query(ctx, `
-		SELECT s.session_id, s.name, s.description, s.updated_at, s.updated_by, s.updated_via,
-		       (SELECT count(*) FROM workflows w WHERE w.session_id = s.session_id)
-		  FROM sessions s
-		 WHERE s.session_id > $1 AND ($3::text[] IS NULL OR s.session_id = ANY ($3))
-		 ORDER BY s.session_id
-		 LIMIT $2`, after, limit, only)
+		WITH page AS (`+page+`)
+		SELECT p.session_id, p.name, p.description, p.updated_at, p.updated_by, p.updated_via,
+		       w.workflow_id, coalesce(jsonb_array_length(w.definition -> 'nodes'), 0),
+		       wp.actor, wp.channel, wp.reason, wp.paused_at,
+		       le.execution_id::text, le.status, le.started_at, le.ended_at
+		  FROM page p
+		  LEFT JOIN workflows w ON w.session_id = p.session_id
+		  LEFT JOIN workflow_pauses wp ON wp.session_id = w.session_id AND wp.workflow_id = w.workflow_id
+		  LEFT JOIN LATERAL (
+		        SELECT e.execution_id, e.status, e.started_at, e.ended_at FROM executions e
+		         WHERE e.session_id = w.session_id AND e.workflow_id = w.workflow_id
+		         ORDER BY e.execution_id DESC LIMIT 1) le ON true
+		 ORDER BY p.session_id, w.position`, args...)
 	if err != nil {
 		return nil, translate(err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (sessionapp.Summary, error) {
+	defer rows.Close()
+	var out []sessionapp.Summary
+	for rows.Next() {
 		var sm sessionapp.Summary
-		err := r.Scan(&sm.ID, &sm.Name, &sm.Description, &sm.UpdatedAt, &sm.UpdatedBy, &sm.UpdatedVia, &sm.WorkflowCount)
-		return sm, err
-	})
-	return out, translate(err)
+		var wid, pauseActor, pauseChannel, pauseReason, execID, status *string
+		var nodes int
+		var pausedAt, started, ended *time.Time
+		if err := rows.Scan(&sm.ID, &sm.Name, &sm.Description, &sm.UpdatedAt, &sm.UpdatedBy, &sm.UpdatedVia,
+			&wid, &nodes, &pauseActor, &pauseChannel, &pauseReason, &pausedAt, &execID, &status, &started, &ended); err != nil {
+			return nil, translate(err)
+		}
+		if n := len(out); n == 0 || out[n-1].ID != sm.ID {
+			out = append(out, sm)
+		}
+		if wid == nil {
+			continue
+		}
+		ws := sessionapp.WorkflowSummary{ID: *wid, NodeCount: nodes}
+		if pausedAt != nil {
+			ws.Pause = &execution.WorkflowPause{SessionID: sm.ID, WorkflowID: *wid, Actor: *pauseActor, Channel: *pauseChannel,
+				Reason: *pauseReason, Since: *pausedAt}
+		}
+		if execID != nil {
+			ws.Last = &sessionapp.LastExecution{ID: *execID, Status: execution.Status(*status), StartedAt: *started}
+			if ended != nil {
+				ws.Last.EndedAt = *ended
+			}
+		}
+		last := &out[len(out)-1]
+		last.Workflows = append(last.Workflows, ws)
+		last.WorkflowCount = len(last.Workflows)
+	}
+	return out, translate(rows.Err())
 }
 
 // Workflow loads one workflow of a session.

@@ -1046,6 +1046,24 @@ func (e RevokeAPIKeyParamsYuktaChannel) Valid() bool {
 	}
 }
 
+// Defines values for SetAPIKeyExpiryParamsYuktaChannel.
+const (
+	SetAPIKeyExpiryParamsYuktaChannelCli  SetAPIKeyExpiryParamsYuktaChannel = "cli"
+	SetAPIKeyExpiryParamsYuktaChannelRest SetAPIKeyExpiryParamsYuktaChannel = "rest"
+)
+
+// Valid indicates whether the value is a known member of the SetAPIKeyExpiryParamsYuktaChannel enum.
+func (e SetAPIKeyExpiryParamsYuktaChannel) Valid() bool {
+	switch e {
+	case SetAPIKeyExpiryParamsYuktaChannelCli:
+		return true
+	case SetAPIKeyExpiryParamsYuktaChannelRest:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for RotateAPIKeyParamsYuktaChannel.
 const (
 	RotateAPIKeyParamsYuktaChannelCli  RotateAPIKeyParamsYuktaChannel = "cli"
@@ -1772,6 +1790,11 @@ type ExecutionStatus string
 
 // ExecutionSummary defines model for ExecutionSummary.
 type ExecutionSummary struct {
+	// Actor Who started it: key:<name>, supervisor:<id> or anonymous.
+	Actor string `json:"actor"`
+
+	// Channel The door it was started through (rest, cli, mcp, webhook, schedule, supervisor, …).
+	Channel string     `json:"channel"`
 	EndedAt *time.Time `json:"endedAt,omitempty"`
 
 	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
@@ -2074,6 +2097,16 @@ type JournalVerification struct {
 
 // JournalVerificationResult defines model for JournalVerification.Result.
 type JournalVerificationResult string
+
+// LastExecution The workflow's newest run (by start); absent when it never ran or its runs were deleted.
+type LastExecution struct {
+	EndedAt *time.Time `json:"endedAt,omitempty"`
+
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId ExecutionId     `json:"executionId"`
+	StartedAt   time.Time       `json:"startedAt"`
+	Status      ExecutionStatus `json:"status"`
+}
 
 // Limits Scheduler limits. A start over a limit waits as `PENDING` and starts, in start order, when a run ends (GET /api/scheduler). Absent, `null` or `0` means no limit.
 type Limits struct {
@@ -2427,6 +2460,18 @@ type SessionSummary struct {
 	// UpdatedVia The channel it was applied through: rest, cli or mcp.
 	UpdatedVia    string `json:"updatedVia"`
 	WorkflowCount int    `json:"workflowCount"`
+
+	// Workflows The session's workflows in document order, each with its pause and its last run.
+	Workflows []WorkflowSummary `json:"workflows"`
+}
+
+// SetAPIKeyExpiryRequest A stored key's new expiry, exactly one of the two members. Every problem is reported at its member.
+type SetAPIKeyExpiryRequest struct {
+	// ExpiresAt When the key stops working: an RFC 3339 time in the future, at most 2 years away. Not with ttl.
+	ExpiresAt *string `json:"expiresAt,omitempty"`
+
+	// Ttl How long the key works from now: a duration such as 720h or 90m, at most 17520h (2 years). Not with expiresAt.
+	Ttl *string `json:"ttl,omitempty"`
 }
 
 // Signal defines model for Signal.
@@ -2982,6 +3027,24 @@ type WorkflowPauseRequest struct {
 	Reason *string `json:"reason,omitempty"`
 }
 
+// WorkflowSummary A workflow of a session with its pause and its newest run.
+type WorkflowSummary struct {
+	// LastExecution The workflow's newest run (by start); absent when it never ran or its runs were deleted.
+	LastExecution *LastExecution `json:"lastExecution,omitempty"`
+	NodeCount     int            `json:"nodeCount"`
+
+	// Pause Present while the workflow is paused (PAUSE_WORKFLOW): every new run
+	// of it is refused with 409 until RESUME_WORKFLOW (docs/control.md).
+	Pause      *WorkflowPause `json:"pause,omitempty"`
+	WorkflowId string         `json:"workflowId"`
+}
+
+// WorkflowSummaryList defines model for WorkflowSummaryList.
+type WorkflowSummaryList struct {
+	SessionId string            `json:"sessionId"`
+	Workflows []WorkflowSummary `json:"workflows"`
+}
+
 // Channel defines model for Channel.
 type Channel string
 
@@ -3142,6 +3205,15 @@ type RevokeAPIKeyParams struct {
 // RevokeAPIKeyParamsYuktaChannel defines parameters for RevokeAPIKey.
 type RevokeAPIKeyParamsYuktaChannel string
 
+// SetAPIKeyExpiryParams defines parameters for SetAPIKeyExpiry.
+type SetAPIKeyExpiryParams struct {
+	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
+	YuktaChannel *SetAPIKeyExpiryParamsYuktaChannel `json:"Yukta-Channel,omitempty"`
+}
+
+// SetAPIKeyExpiryParamsYuktaChannel defines parameters for SetAPIKeyExpiry.
+type SetAPIKeyExpiryParamsYuktaChannel string
+
 // RotateAPIKeyParams defines parameters for RotateAPIKey.
 type RotateAPIKeyParams struct {
 	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
@@ -3161,6 +3233,9 @@ type GetPluginParams struct {
 type ListSessionsParams struct {
 	// Limit Page size (1–500, default 50).
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Q Only sessions whose id, name or description contains this text, ignoring case (`%` and `_` are plain characters). Pages of a search follow nextCursor like any list.
+	Q *string `form:"q,omitempty" json:"q,omitempty"`
 
 	// Cursor The `nextCursor` of the previous page.
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
@@ -3379,6 +3454,9 @@ type AnswerInputJSONRequestBody = AnswerRequest
 
 // CreateAPIKeyJSONRequestBody defines body for CreateAPIKey for application/json ContentType.
 type CreateAPIKeyJSONRequestBody = CreateAPIKeyRequest
+
+// SetAPIKeyExpiryJSONRequestBody defines body for SetAPIKeyExpiry for application/json ContentType.
+type SetAPIKeyExpiryJSONRequestBody = SetAPIKeyExpiryRequest
 
 // PutSessionJSONRequestBody defines body for PutSession for application/json ContentType.
 type PutSessionJSONRequestBody = PutSessionJSONBody
@@ -3822,6 +3900,24 @@ type ClientInterface interface {
 	// Corresponds with GET /api/keys/{name} (the `GetAPIKey` operationId).
 	GetAPIKey(ctx context.Context, name KeyName, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// SetAPIKeyExpiryWithBody Set or change a stored key's expiry; the secret stays.
+	//
+	// Sends `expiresAt` (an RFC 3339 time) or `ttl` (a duration from now such as `720h`), exactly one, in the future and at most two years away, as for a new key. From the answer on the instance that answers refuses the key from the new moment on, the others within a second. A near expiry (`ttl` `1m`) ends a key at a chosen moment; to end it now, revoke it. An expired key is given no new expiry (409): revoke it and create it again. A configured key's expiry is not stored here (404 says where it is configured). An `APIKeyExpiryChanged` event records who set it.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /api/keys/{name} (the `SetAPIKeyExpiry` operationId).
+	SetAPIKeyExpiryWithBody(ctx context.Context, name KeyName, params *SetAPIKeyExpiryParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetAPIKeyExpiry Set or change a stored key's expiry; the secret stays.
+	//
+	// Sends `expiresAt` (an RFC 3339 time) or `ttl` (a duration from now such as `720h`), exactly one, in the future and at most two years away, as for a new key. From the answer on the instance that answers refuses the key from the new moment on, the others within a second. A near expiry (`ttl` `1m`) ends a key at a chosen moment; to end it now, revoke it. An expired key is given no new expiry (409): revoke it and create it again. A configured key's expiry is not stored here (404 says where it is configured). An `APIKeyExpiryChanged` event records who set it.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /api/keys/{name} (the `SetAPIKeyExpiry` operationId).
+	SetAPIKeyExpiry(ctx context.Context, name KeyName, params *SetAPIKeyExpiryParams, body SetAPIKeyExpiryJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// RotateAPIKey Give a stored key a new secret; the old one dies at once. The new secret is in this answer only.
 	//
 	// Name, role, sessions and expiry stay. The old secret is refused by the instance that answers before this answer and by the others within a second. An expired key is not rotated (409): revoke it and create it again. An `APIKeyRotated` event records who rotated it.
@@ -3866,7 +3962,7 @@ type ClientInterface interface {
 
 	// ListSessions List sessions, in id order, one page at a time.
 	//
-	// Session summaries (id, name, workflow count, who applied it last), 50 a page by default; follow nextCursor. A session-limited key sees its own sessions only.
+	// Session summaries (id, name, workflow count, who applied it last, and each workflow's pause and last run), 50 a page by default; follow nextCursor. `q` keeps the sessions whose id, name or description contains it, searched by the server so a search covers every page. A session-limited key sees its own sessions only.
 	//
 	// Corresponds with GET /api/sessions (the `ListSessions` operationId).
 	ListSessions(ctx context.Context, params *ListSessionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4041,6 +4137,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/sessions/{sessionId}/executions/{executionId}/projection (the `GetExecutionProjection` operationId).
 	GetExecutionProjection(ctx context.Context, sessionId SessionId, executionId ExecutionId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListWorkflows A session's workflows, each with its pause and its last run.
+	//
+	// The workflows of the session in document order, each with its pause (PAUSE_WORKFLOW) when it is paused and its newest run, as listSessions shows them for every session of a page. The nodes and edges are in getSession and getWorkflow.
+	//
+	// Corresponds with GET /api/sessions/{sessionId}/workflows (the `ListWorkflows` operationId).
+	ListWorkflows(ctx context.Context, sessionId SessionId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetWorkflow Read one workflow's nodes and edges.
 	//
@@ -5073,6 +5176,44 @@ func (c *Client) GetAPIKey(ctx context.Context, name KeyName, reqEditors ...Requ
 	return c.Client.Do(req)
 }
 
+// SetAPIKeyExpiryWithBody Set or change a stored key's expiry; the secret stays.
+//
+// Sends `expiresAt` (an RFC 3339 time) or `ttl` (a duration from now such as `720h`), exactly one, in the future and at most two years away, as for a new key. From the answer on the instance that answers refuses the key from the new moment on, the others within a second. A near expiry (`ttl` `1m`) ends a key at a chosen moment; to end it now, revoke it. An expired key is given no new expiry (409): revoke it and create it again. A configured key's expiry is not stored here (404 says where it is configured). An `APIKeyExpiryChanged` event records who set it.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /api/keys/{name} (the `SetAPIKeyExpiry` operationId).
+func (c *Client) SetAPIKeyExpiryWithBody(ctx context.Context, name KeyName, params *SetAPIKeyExpiryParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetAPIKeyExpiryRequestWithBody(c.Server, name, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetAPIKeyExpiry Set or change a stored key's expiry; the secret stays.
+//
+// Sends `expiresAt` (an RFC 3339 time) or `ttl` (a duration from now such as `720h`), exactly one, in the future and at most two years away, as for a new key. From the answer on the instance that answers refuses the key from the new moment on, the others within a second. A near expiry (`ttl` `1m`) ends a key at a chosen moment; to end it now, revoke it. An expired key is given no new expiry (409): revoke it and create it again. A configured key's expiry is not stored here (404 says where it is configured). An `APIKeyExpiryChanged` event records who set it.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /api/keys/{name} (the `SetAPIKeyExpiry` operationId).
+func (c *Client) SetAPIKeyExpiry(ctx context.Context, name KeyName, params *SetAPIKeyExpiryParams, body SetAPIKeyExpiryJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetAPIKeyExpiryRequest(c.Server, name, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // RotateAPIKey Give a stored key a new secret; the old one dies at once. The new secret is in this answer only.
 //
 // Name, role, sessions and expiry stay. The old secret is refused by the instance that answers before this answer and by the others within a second. An expired key is not rotated (409): revoke it and create it again. An `APIKeyRotated` event records who rotated it.
@@ -5177,7 +5318,7 @@ func (c *Client) GetSelf(ctx context.Context, reqEditors ...RequestEditorFn) (*h
 
 // ListSessions List sessions, in id order, one page at a time.
 //
-// Session summaries (id, name, workflow count, who applied it last), 50 a page by default; follow nextCursor. A session-limited key sees its own sessions only.
+// Session summaries (id, name, workflow count, who applied it last, and each workflow's pause and last run), 50 a page by default; follow nextCursor. `q` keeps the sessions whose id, name or description contains it, searched by the server so a search covers every page. A session-limited key sees its own sessions only.
 //
 // Corresponds with GET /api/sessions (the `ListSessions` operationId).
 func (c *Client) ListSessions(ctx context.Context, params *ListSessionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5553,6 +5694,23 @@ func (c *Client) ControlNode(ctx context.Context, sessionId SessionId, execution
 // Corresponds with GET /api/sessions/{sessionId}/executions/{executionId}/projection (the `GetExecutionProjection` operationId).
 func (c *Client) GetExecutionProjection(ctx context.Context, sessionId SessionId, executionId ExecutionId, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetExecutionProjectionRequest(c.Server, sessionId, executionId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListWorkflows A session's workflows, each with its pause and its last run.
+//
+// The workflows of the session in document order, each with its pause (PAUSE_WORKFLOW) when it is paused and its newest run, as listSessions shows them for every session of a page. The nodes and edges are in getSession and getWorkflow.
+//
+// Corresponds with GET /api/sessions/{sessionId}/workflows (the `ListWorkflows` operationId).
+func (c *Client) ListWorkflows(ctx context.Context, sessionId SessionId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListWorkflowsRequest(c.Server, sessionId)
 	if err != nil {
 		return nil, err
 	}
@@ -7707,6 +7865,68 @@ func NewGetAPIKeyRequest(server string, name KeyName) (*http.Request, error) {
 	return req, nil
 }
 
+// NewSetAPIKeyExpiryRequest calls the generic SetAPIKeyExpiry builder with application/json body
+func NewSetAPIKeyExpiryRequest(server string, name KeyName, params *SetAPIKeyExpiryParams, body SetAPIKeyExpiryJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSetAPIKeyExpiryRequestWithBody(server, name, params, "application/json", bodyReader)
+}
+
+// NewSetAPIKeyExpiryRequestWithBody constructs an http.Request for the SetAPIKeyExpiry method, with any body, and a specified content type
+func NewSetAPIKeyExpiryRequestWithBody(server string, name KeyName, params *SetAPIKeyExpiryParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/keys/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.YuktaChannel != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Yukta-Channel", *params.YuktaChannel, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Yukta-Channel", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewRotateAPIKeyRequest constructs an http.Request for the RotateAPIKey method
 func NewRotateAPIKeyRequest(server string, name KeyName, params *RotateAPIKeyParams) (*http.Request, error) {
 	var err error
@@ -7956,6 +8176,18 @@ func NewListSessionsRequest(server string, params *ListSessionsParams) (*http.Re
 		if params.Limit != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -8931,6 +9163,40 @@ func NewGetExecutionProjectionRequest(server string, sessionId SessionId, execut
 	}
 
 	operationPath := fmt.Sprintf("/api/sessions/%s/executions/%s/projection", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListWorkflowsRequest constructs an http.Request for the ListWorkflows method
+func NewListWorkflowsRequest(server string, sessionId SessionId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "sessionId", sessionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/sessions/%s/workflows", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -10602,6 +10868,24 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/keys/{name} (the `GetAPIKey` operationId).
 	GetAPIKeyWithResponse(ctx context.Context, name KeyName, reqEditors ...RequestEditorFn) (*GetAPIKeyResponse, error)
 
+	// SetAPIKeyExpiryWithBodyWithResponse Set or change a stored key's expiry; the secret stays.
+	//
+	// Sends `expiresAt` (an RFC 3339 time) or `ttl` (a duration from now such as `720h`), exactly one, in the future and at most two years away, as for a new key. From the answer on the instance that answers refuses the key from the new moment on, the others within a second. A near expiry (`ttl` `1m`) ends a key at a chosen moment; to end it now, revoke it. An expired key is given no new expiry (409): revoke it and create it again. A configured key's expiry is not stored here (404 says where it is configured). An `APIKeyExpiryChanged` event records who set it.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /api/keys/{name} (the `SetAPIKeyExpiry` operationId).
+	SetAPIKeyExpiryWithBodyWithResponse(ctx context.Context, name KeyName, params *SetAPIKeyExpiryParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetAPIKeyExpiryResponse, error)
+
+	// SetAPIKeyExpiryWithResponse Set or change a stored key's expiry; the secret stays.
+	//
+	// Sends `expiresAt` (an RFC 3339 time) or `ttl` (a duration from now such as `720h`), exactly one, in the future and at most two years away, as for a new key. From the answer on the instance that answers refuses the key from the new moment on, the others within a second. A near expiry (`ttl` `1m`) ends a key at a chosen moment; to end it now, revoke it. An expired key is given no new expiry (409): revoke it and create it again. A configured key's expiry is not stored here (404 says where it is configured). An `APIKeyExpiryChanged` event records who set it.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /api/keys/{name} (the `SetAPIKeyExpiry` operationId).
+	SetAPIKeyExpiryWithResponse(ctx context.Context, name KeyName, params *SetAPIKeyExpiryParams, body SetAPIKeyExpiryJSONRequestBody, reqEditors ...RequestEditorFn) (*SetAPIKeyExpiryResponse, error)
+
 	// RotateAPIKeyWithResponse Give a stored key a new secret; the old one dies at once. The new secret is in this answer only.
 	//
 	// Name, role, sessions and expiry stay. The old secret is refused by the instance that answers before this answer and by the others within a second. An expired key is not rotated (409): revoke it and create it again. An `APIKeyRotated` event records who rotated it.
@@ -10658,7 +10942,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListSessionsWithResponse List sessions, in id order, one page at a time.
 	//
-	// Session summaries (id, name, workflow count, who applied it last), 50 a page by default; follow nextCursor. A session-limited key sees its own sessions only.
+	// Session summaries (id, name, workflow count, who applied it last, and each workflow's pause and last run), 50 a page by default; follow nextCursor. `q` keeps the sessions whose id, name or description contains it, searched by the server so a search covers every page. A session-limited key sees its own sessions only.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -10859,6 +11143,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/sessions/{sessionId}/executions/{executionId}/projection (the `GetExecutionProjection` operationId).
 	GetExecutionProjectionWithResponse(ctx context.Context, sessionId SessionId, executionId ExecutionId, reqEditors ...RequestEditorFn) (*GetExecutionProjectionResponse, error)
+
+	// ListWorkflowsWithResponse A session's workflows, each with its pause and its last run.
+	//
+	// The workflows of the session in document order, each with its pause (PAUSE_WORKFLOW) when it is paused and its newest run, as listSessions shows them for every session of a page. The nodes and edges are in getSession and getWorkflow.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/sessions/{sessionId}/workflows (the `ListWorkflows` operationId).
+	ListWorkflowsWithResponse(ctx context.Context, sessionId SessionId, reqEditors ...RequestEditorFn) (*ListWorkflowsResponse, error)
 
 	// GetWorkflowWithResponse Read one workflow's nodes and edges.
 	//
@@ -13736,6 +14029,117 @@ func (r GetAPIKeyResponse) ContentType() string {
 	return ""
 }
 
+// SetAPIKeyExpiryResponse401Headers the declared response headers of an HTTP 401 response for SetAPIKeyExpiry
+type SetAPIKeyExpiryResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// SetAPIKeyExpiryResponse429Headers the declared response headers of an HTTP 429 response for SetAPIKeyExpiry
+type SetAPIKeyExpiryResponse429Headers struct {
+	RetryAfter *int
+}
+
+type SetAPIKeyExpiryResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *APIKey
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *SetAPIKeyExpiryResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SetAPIKeyExpiryResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SetAPIKeyExpiryResponse) GetJSON200() *APIKey {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r SetAPIKeyExpiryResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r SetAPIKeyExpiryResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r SetAPIKeyExpiryResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r SetAPIKeyExpiryResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r SetAPIKeyExpiryResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r SetAPIKeyExpiryResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r SetAPIKeyExpiryResponse) GetApplicationproblemJSON415() *Problem {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r SetAPIKeyExpiryResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r SetAPIKeyExpiryResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SetAPIKeyExpiryResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SetAPIKeyExpiryResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SetAPIKeyExpiryResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // RotateAPIKeyResponse200Headers the declared response headers of an HTTP 200 response for RotateAPIKey
 type RotateAPIKeyResponse200Headers struct {
 	CacheControl *string
@@ -15842,6 +16246,96 @@ func (r GetExecutionProjectionResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetExecutionProjectionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListWorkflowsResponse401Headers the declared response headers of an HTTP 401 response for ListWorkflows
+type ListWorkflowsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ListWorkflowsResponse429Headers the declared response headers of an HTTP 429 response for ListWorkflows
+type ListWorkflowsResponse429Headers struct {
+	RetryAfter *int
+}
+
+type ListWorkflowsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WorkflowSummaryList
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListWorkflowsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListWorkflowsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListWorkflowsResponse) GetJSON200() *WorkflowSummaryList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListWorkflowsResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListWorkflowsResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListWorkflowsResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ListWorkflowsResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListWorkflowsResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r ListWorkflowsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListWorkflowsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListWorkflowsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListWorkflowsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -18959,6 +19453,36 @@ func (c *ClientWithResponses) GetAPIKeyWithResponse(ctx context.Context, name Ke
 	return ParseGetAPIKeyResponse(rsp)
 }
 
+// SetAPIKeyExpiryWithBodyWithResponse Set or change a stored key's expiry; the secret stays.
+//
+// Sends `expiresAt` (an RFC 3339 time) or `ttl` (a duration from now such as `720h`), exactly one, in the future and at most two years away, as for a new key. From the answer on the instance that answers refuses the key from the new moment on, the others within a second. A near expiry (`ttl` `1m`) ends a key at a chosen moment; to end it now, revoke it. An expired key is given no new expiry (409): revoke it and create it again. A configured key's expiry is not stored here (404 says where it is configured). An `APIKeyExpiryChanged` event records who set it.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /api/keys/{name} (the `SetAPIKeyExpiry` operationId).
+func (c *ClientWithResponses) SetAPIKeyExpiryWithBodyWithResponse(ctx context.Context, name KeyName, params *SetAPIKeyExpiryParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetAPIKeyExpiryResponse, error) {
+	rsp, err := c.SetAPIKeyExpiryWithBody(ctx, name, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetAPIKeyExpiryResponse(rsp)
+}
+
+// SetAPIKeyExpiryWithResponse Set or change a stored key's expiry; the secret stays.
+//
+// Sends `expiresAt` (an RFC 3339 time) or `ttl` (a duration from now such as `720h`), exactly one, in the future and at most two years away, as for a new key. From the answer on the instance that answers refuses the key from the new moment on, the others within a second. A near expiry (`ttl` `1m`) ends a key at a chosen moment; to end it now, revoke it. An expired key is given no new expiry (409): revoke it and create it again. A configured key's expiry is not stored here (404 says where it is configured). An `APIKeyExpiryChanged` event records who set it.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /api/keys/{name} (the `SetAPIKeyExpiry` operationId).
+func (c *ClientWithResponses) SetAPIKeyExpiryWithResponse(ctx context.Context, name KeyName, params *SetAPIKeyExpiryParams, body SetAPIKeyExpiryJSONRequestBody, reqEditors ...RequestEditorFn) (*SetAPIKeyExpiryResponse, error) {
+	rsp, err := c.SetAPIKeyExpiry(ctx, name, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetAPIKeyExpiryResponse(rsp)
+}
+
 // RotateAPIKeyWithResponse Give a stored key a new secret; the old one dies at once. The new secret is in this answer only.
 //
 // Name, role, sessions and expiry stay. The old secret is refused by the instance that answers before this answer and by the others within a second. An expired key is not rotated (409): revoke it and create it again. An `APIKeyRotated` event records who rotated it.
@@ -19051,7 +19575,7 @@ func (c *ClientWithResponses) GetSelfWithResponse(ctx context.Context, reqEditor
 
 // ListSessionsWithResponse List sessions, in id order, one page at a time.
 //
-// Session summaries (id, name, workflow count, who applied it last), 50 a page by default; follow nextCursor. A session-limited key sees its own sessions only.
+// Session summaries (id, name, workflow count, who applied it last, and each workflow's pause and last run), 50 a page by default; follow nextCursor. `q` keeps the sessions whose id, name or description contains it, searched by the server so a search covers every page. A session-limited key sees its own sessions only.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -19377,6 +19901,21 @@ func (c *ClientWithResponses) GetExecutionProjectionWithResponse(ctx context.Con
 		return nil, err
 	}
 	return ParseGetExecutionProjectionResponse(rsp)
+}
+
+// ListWorkflowsWithResponse A session's workflows, each with its pause and its last run.
+//
+// The workflows of the session in document order, each with its pause (PAUSE_WORKFLOW) when it is paused and its newest run, as listSessions shows them for every session of a page. The nodes and edges are in getSession and getWorkflow.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/sessions/{sessionId}/workflows (the `ListWorkflows` operationId).
+func (c *ClientWithResponses) ListWorkflowsWithResponse(ctx context.Context, sessionId SessionId, reqEditors ...RequestEditorFn) (*ListWorkflowsResponse, error) {
+	rsp, err := c.ListWorkflows(ctx, sessionId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListWorkflowsResponse(rsp)
 }
 
 // GetWorkflowWithResponse Read one workflow's nodes and edges.
@@ -22317,6 +22856,111 @@ func ParseGetAPIKeyResponse(rsp *http.Response) (*GetAPIKeyResponse, error) {
 	return response, nil
 }
 
+// ParseSetAPIKeyExpiryResponse parses an HTTP response from a SetAPIKeyExpiryWithResponse call
+func ParseSetAPIKeyExpiryResponse(rsp *http.Response) (*SetAPIKeyExpiryResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SetAPIKeyExpiryResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest APIKey
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers SetAPIKeyExpiryResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers SetAPIKeyExpiryResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseRotateAPIKeyResponse parses an HTTP response from a RotateAPIKeyWithResponse call
 func ParseRotateAPIKeyResponse(rsp *http.Response) (*RotateAPIKeyResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -24281,6 +24925,90 @@ func ParseGetExecutionProjectionResponse(rsp *http.Response) (*GetExecutionProje
 		response.Headers401 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetExecutionProjectionResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListWorkflowsResponse parses an HTTP response from a ListWorkflowsWithResponse call
+func ParseListWorkflowsResponse(rsp *http.Response) (*ListWorkflowsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListWorkflowsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WorkflowSummaryList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListWorkflowsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListWorkflowsResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -53,6 +53,7 @@ type fixture struct {
 	create *accessapp.CreateAPIKey
 	rotate *accessapp.RotateAPIKey
 	revoke *accessapp.RevokeAPIKey
+	expire *accessapp.SetAPIKeyExpiry
 	get    *accessapp.GetAPIKey
 	list   *accessapp.ListAPIKeys
 }
@@ -70,6 +71,7 @@ func newFixture(t *testing.T, conf configured) fixture {
 		create: accessapp.NewCreateAPIKey(tx, conf, ring, rand.Reader, time.Now),
 		rotate: accessapp.NewRotateAPIKey(tx, conf, ring, rand.Reader, time.Now),
 		revoke: accessapp.NewRevokeAPIKey(tx, conf, ring, time.Now),
+		expire: accessapp.NewSetAPIKeyExpiry(tx, conf, ring, time.Now),
 		get:    accessapp.NewGetAPIKey(store, conf), list: accessapp.NewListAPIKeys(store, conf)}
 }
 
@@ -178,6 +180,73 @@ func TestCreateRotateRevoke(t *testing.T) {
 	}
 	if got := strings.Join(trail, "|"); got != "APIKeyCreated key:admin rest|APIKeyRotated key:admin mcp|APIKeyRevoked key:admin cli" {
 		t.Fatalf("trail %s", got)
+	}
+}
+
+// An expiry set on a stored key is stored with an APIKeyExpiryChanged event
+// and taken by this instance at once: a key whose new expiry has passed is
+// refused although its secret did not change. Refusals change nothing.
+func TestSetAPIKeyExpiry(t *testing.T) {
+	t.Parallel()
+	conf := configured{{Principal: principal(t, "admin"), Source: "YUKTA_API_KEY"}}
+	f := newFixture(t, conf)
+	ctx := t.Context()
+	res, err := f.create.Handle(ctx, accessapp.CreateAPIKeyInput{Spec: access.APIKeySpec{Name: "ci", Role: "VIEWER"}, Actor: "key:admin", Channel: "rest"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := f.rows(t)
+	for _, c := range []struct {
+		in   accessapp.SetAPIKeyExpiryInput
+		kind error
+		want string
+	}{
+		{accessapp.SetAPIKeyExpiryInput{Name: "ci"}, fault.ErrInvalid, "expiresAt"},
+		{accessapp.SetAPIKeyExpiryInput{Name: "ci", TTL: "soon"}, fault.ErrInvalid, "ttl"},
+		{accessapp.SetAPIKeyExpiryInput{Name: "admin", TTL: "1h"}, access.ErrAPIKeyNotFound, "YUKTA_API_KEY"},
+		{accessapp.SetAPIKeyExpiryInput{Name: "nobody", TTL: "1h"}, access.ErrAPIKeyNotFound, "nobody"},
+	} {
+		if _, err := f.expire.Handle(ctx, c.in); !errors.Is(err, c.kind) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %v naming %s", c.in, err, c.kind, c.want)
+		}
+	}
+	if after := f.rows(t); after != before {
+		t.Fatalf("refusals changed the database: %s, then %s", before, after)
+	}
+	when := time.Now().Add(48 * time.Hour).UTC().Truncate(time.Second)
+	k, err := f.expire.Handle(ctx, accessapp.SetAPIKeyExpiryInput{Name: "CI", ExpiresAt: when.Format(time.RFC3339), Actor: "key:admin", Channel: "mcp"})
+	if err != nil || !k.ExpiresAt().Equal(when) {
+		t.Fatalf("set expiresAt: %v %v", k.ExpiresAt(), err)
+	}
+	if got, err := f.get.Handle(ctx, "ci"); err != nil || !got.ExpiresAt().Equal(when) || got.Hash() != res.Token.Hash() {
+		t.Fatalf("read back: %v %v", got.ExpiresAt(), err)
+	}
+	if _, ok := f.ring.Authenticate(res.Token.Reveal(), ""); !ok {
+		t.Fatal("the key stopped working before its expiry")
+	}
+	// A near expiry ends the key then, on this instance without a re-read.
+	if _, err := f.expire.Handle(ctx, accessapp.SetAPIKeyExpiryInput{Name: "ci", TTL: "1ms", Actor: "key:admin", Channel: "rest"}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, ok := f.ring.Authenticate(res.Token.Reveal(), ""); !ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the key still works after its new expiry")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if _, err := f.expire.Handle(ctx, accessapp.SetAPIKeyExpiryInput{Name: "ci", TTL: "1h"}); !errors.Is(err, fault.ErrConflict) {
+		t.Fatalf("an expired key given a new expiry: %v", err)
+	}
+	var trail string
+	if err := f.pool.QueryRow(ctx, `SELECT string_agg(type || ' ' || channel || ' ' || (data ? 'expiresAt')::text, '|' ORDER BY seq) FROM events`).Scan(&trail); err != nil {
+		t.Fatal(err)
+	}
+	if trail != "APIKeyCreated rest false|APIKeyExpiryChanged mcp true|APIKeyExpiryChanged rest true" {
+		t.Fatalf("trail %s", trail)
 	}
 }
 

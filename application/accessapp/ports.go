@@ -13,6 +13,9 @@ const (
 	EventAPIKeyCreated = "APIKeyCreated"
 	EventAPIKeyRotated = "APIKeyRotated"
 	EventAPIKeyRevoked = "APIKeyRevoked"
+	// EventAPIKeyExpiryChanged: an ADMIN set or changed a stored key's
+	// expiry (SetAPIKeyExpiry); its data has the new expiresAt.
+	EventAPIKeyExpiryChanged = "APIKeyExpiryChanged"
 )
 
 // Change is who changed a key, when and through which door.
@@ -32,6 +35,9 @@ type KeyStore interface {
 	// Replace stores k in place of the key of its name: a rotation, which
 	// drops the old secret's hash in the same statement.
 	Replace(ctx context.Context, k access.APIKey) error
+	// SetExpiry stores k's expiry in place of the key of its name; the
+	// secret and its last use stay.
+	SetExpiry(ctx context.Context, k access.APIKey) error
 	Delete(ctx context.Context, name string) error
 }
 

@@ -67,6 +67,9 @@ type ExecutionSummary struct {
 	Status             execution.Status
 	StartedAt, EndedAt time.Time
 	RestartOf          string
+	// Actor started it (key:<name>, supervisor:<id>, anonymous) through
+	// Channel.
+	Actor, Channel string
 }
 
 // HistoryQuery selects a page of a session's executions, newest first.

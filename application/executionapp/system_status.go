@@ -13,7 +13,7 @@ import (
 
 // SessionLister pages through sessions in id order.
 type SessionLister interface {
-	List(ctx context.Context, after string, limit int, only []string) ([]sessionapp.Summary, error)
+	List(ctx context.Context, q sessionapp.ListQuery) ([]sessionapp.Summary, error)
 }
 
 // SystemStatus builds a snapshot of the whole server for people and agents:
@@ -83,7 +83,7 @@ func (uc *SystemStatus) Handle(ctx context.Context, in StatusInput) (StatusRepor
 	rep := StatusReport{Sessions: []SessionStatus{}, Recent: []RecentExecution{}, Unreadable: []UnreadableSession{}}
 	after := ""
 	for len(rep.Sessions) < StatusMaxSessions {
-		page, err := uc.sessions.List(ctx, after, statusSessionsPage, in.Only)
+		page, err := uc.sessions.List(ctx, sessionapp.ListQuery{After: after, Limit: statusSessionsPage, Only: in.Only})
 		if err != nil {
 			return StatusReport{}, err
 		}

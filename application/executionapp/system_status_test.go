@@ -15,10 +15,10 @@ import (
 
 type sessions []string
 
-func (s sessions) List(_ context.Context, after string, limit int, only []string) ([]sessionapp.Summary, error) {
+func (s sessions) List(_ context.Context, q sessionapp.ListQuery) ([]sessionapp.Summary, error) {
 	var out []sessionapp.Summary
 	for _, id := range s {
-		if id <= after || only != nil && !contains(only, id) || len(out) == limit {
+		if id <= q.After || q.Only != nil && !contains(q.Only, id) || len(out) == q.Limit {
 			continue
 		}
 		var x sessionapp.Summary

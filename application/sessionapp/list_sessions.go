@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/yukta/yukta/domain/fault"
 	"github.com/yukta/yukta/domain/session"
@@ -27,7 +29,13 @@ type ListInput struct {
 	Cursor string
 	// Only, when not nil, lists just these sessions (a session-limited key).
 	Only []string
+	// Query, when not empty, keeps the sessions whose id, name or
+	// description contains it, ignoring case.
+	Query string
 }
+
+// MaxQueryLen bounds ListInput.Query, in characters.
+const MaxQueryLen = 200
 
 // ListResult is one page; NextCursor is empty on the last page.
 type ListResult struct {
@@ -45,6 +53,11 @@ func (uc *ListSessions) Handle(ctx context.Context, in ListInput) (ListResult, e
 		return ListResult{}, &fault.ValidationError{Subject: "list request", Violations: []fault.Violation{{
 			Path: "limit", Message: fmt.Sprintf("must be between 1 and %d, got %d", MaxPageSize, in.Limit)}}}
 	}
+	if in.Query != "" {
+		if v, ok := checkQuery(in.Query); !ok {
+			return ListResult{}, &fault.ValidationError{Subject: "list request", Violations: []fault.Violation{v}}
+		}
+	}
 	after := ""
 	if in.Cursor != "" {
 		b, err := base64.RawURLEncoding.DecodeString(in.Cursor)
@@ -55,7 +68,7 @@ func (uc *ListSessions) Handle(ctx context.Context, in ListInput) (ListResult, e
 		after = string(b)
 	}
 	// One extra row tells whether another page exists without a count query.
-	rows, err := uc.store.List(ctx, after, limit+1, in.Only)
+	rows, err := uc.store.List(ctx, ListQuery{After: after, Limit: limit + 1, Only: in.Only, Text: in.Query})
 	if err != nil {
 		return ListResult{}, fmt.Errorf("list sessions: %w", err)
 	}
@@ -65,4 +78,16 @@ func (uc *ListSessions) Handle(ctx context.Context, in ListInput) (ListResult, e
 		res.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(rows[limit-1].ID))
 	}
 	return res, nil
+}
+
+// checkQuery refuses a search text the store could not take or that no
+// session could contain.
+func checkQuery(q string) (fault.Violation, bool) {
+	switch {
+	case !utf8.ValidString(q) || strings.ContainsRune(q, 0):
+		return fault.Violation{Path: "q", Message: "must be UTF-8 text without U+0000"}, false
+	case utf8.RuneCountInString(q) > MaxQueryLen:
+		return fault.Violation{Path: "q", Message: fmt.Sprintf("must be at most %d characters, got %d", MaxQueryLen, utf8.RuneCountInString(q))}, false
+	}
+	return fault.Violation{}, true
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/yukta/yukta/domain/execution"
 	"github.com/yukta/yukta/domain/session"
 )
 
@@ -22,18 +23,45 @@ type SessionStore interface {
 	// are removed and returned.
 	Put(ctx context.Context, s session.Session, ch Change) (created bool, removed []string, err error)
 	Delete(ctx context.Context, id string) error
-	// List returns sessions after the id "after", in id order; only, when
-	// not nil, keeps just those ids.
-	List(ctx context.Context, after string, limit int, only []string) ([]Summary, error)
+	// List returns a page of sessions in id order, each with its workflows'
+	// summaries, read with the page in one query.
+	List(ctx context.Context, q ListQuery) ([]Summary, error)
 	Workflow(ctx context.Context, sessionID, workflowID string) (session.Workflow, error)
 }
 
+// ListQuery selects a page of sessions: those after the id After, at most
+// Limit; Only, when not nil, keeps just those ids; Text, when not empty,
+// keeps those whose id, name or description contains it, ignoring case.
+type ListQuery struct {
+	After string
+	Limit int
+	Only  []string
+	Text  string
+}
+
 // Summary is a session in a list, with when, by whom and through which
-// channel it was last applied.
+// channel it was last applied, and its workflows in document order.
 type Summary struct {
 	session.Summary
 	UpdatedAt             time.Time
 	UpdatedBy, UpdatedVia string
+	Workflows             []WorkflowSummary
+}
+
+// WorkflowSummary is a workflow in a list: its size, its pause (nil when
+// it is not paused) and its newest run (nil when it has none).
+type WorkflowSummary struct {
+	ID        string
+	NodeCount int
+	Pause     *execution.WorkflowPause
+	Last      *LastExecution
+}
+
+// LastExecution is a workflow's newest run, by start.
+type LastExecution struct {
+	ID                 string
+	Status             execution.Status
+	StartedAt, EndedAt time.Time
 }
 
 // Change is who changes a session, when, and through which door.

@@ -168,6 +168,35 @@ func (k APIKey) Rotate(random io.Reader, at time.Time, by, via string) (APIKey, 
 	return r, tok, nil
 }
 
+// WithExpiry returns the key with a new expiry, set or changed at at:
+// expiresAt (an RFC 3339 time) or ttl (a duration from at), exactly one of
+// them, checked as NewAPIKey checks them (in the future, at most
+// MaxAPIKeyLifetime away). The secret, its last use and the rest of the
+// key stay; a key given a near expiry stops working then, which is how an
+// ADMIN ends a key at a chosen moment without revoking it first. An
+// expired key is not given a new expiry (that would bring a dead secret
+// back): the error says to create it again.
+func (k APIKey) WithExpiry(expiresAt, ttl string, at time.Time) (APIKey, error) {
+	at = at.UTC().Truncate(time.Microsecond)
+	if expiresAt == "" && ttl == "" {
+		return APIKey{}, &fault.ValidationError{Subject: "API key expiry", Violations: []fault.Violation{{Path: "expiresAt",
+			Message: "is required, or ttl: send an RFC 3339 time in expiresAt (2030-01-31T12:00:00Z) or a duration from now in ttl (720h); to end the key now, revoke it"}}}
+	}
+	if k.Expired(at) {
+		return APIKey{}, fault.Newf(fault.ErrConflict, "the API key %q expired at %s, and an expired key is not given a new expiry; revoke it and create it again (DELETE, then POST /api/keys, or yukta keys revoke and yukta keys create)",
+			k.name, k.expiresAt.Format(time.RFC3339))
+	}
+	expires, vs := parseExpiry(expiresAt, ttl, at)
+	if len(vs) > 0 {
+		return APIKey{}, &fault.ValidationError{Subject: "API key expiry", Violations: vs}
+	}
+	r := k
+	r.sessions = slices.Clone(k.sessions)
+	r.queues = slices.Clone(k.queues)
+	r.expiresAt = expires
+	return r, nil
+}
+
 // APIKeyRecord is a key as stored, for RestoreAPIKey.
 type APIKeyRecord struct {
 	Name                                string

@@ -125,6 +125,38 @@ func TestAPIKeyRotate(t *testing.T) {
 	}
 }
 
+// A new expiry replaces the old one, keeps the secret, and is checked as at
+// creation; an expired key gets none.
+func TestAPIKeyWithExpiry(t *testing.T) {
+	t.Parallel()
+	k, tok := mustAPIKey(t, access.APIKeySpec{Name: "ci", Role: "ADMIN", TTL: "1h"})
+	at := keyAt.Add(10 * time.Minute)
+	e, err := k.WithExpiry("", "5m", at)
+	if err != nil || !e.ExpiresAt().Equal(at.Add(5*time.Minute).Truncate(time.Microsecond)) || e.Hash() != tok.Hash() || e.Name() != "ci" || !k.ExpiresAt().Equal(keyAt.Add(time.Hour).Truncate(time.Microsecond)) {
+		t.Fatalf("ttl 5m: %v %v (was %v)", e.ExpiresAt(), err, k.ExpiresAt())
+	}
+	when := at.Add(72 * time.Hour).UTC()
+	if e, err = k.WithExpiry(when.Format(time.RFC3339), "", at); err != nil || !e.ExpiresAt().Equal(when.Truncate(time.Second)) {
+		t.Fatalf("expiresAt: %v %v", e.ExpiresAt(), err)
+	}
+	never, _ := mustAPIKey(t, access.APIKeySpec{Name: "n", Role: "VIEWER"})
+	if e, err = never.WithExpiry("", "1h", at); err != nil || e.ExpiresAt().IsZero() {
+		t.Fatalf("a key without an expiry gets one: %v %v", e.ExpiresAt(), err)
+	}
+	for _, c := range []struct{ expiresAt, ttl, path string }{
+		{"", "", "expiresAt"}, {"", "-1m", "ttl"}, {"", "20000h", "ttl"}, {"yesterday", "", "expiresAt"},
+		{at.Add(-time.Minute).Format(time.RFC3339), "", "expiresAt"}, {when.Format(time.RFC3339), "1h", "ttl"},
+	} {
+		_, err := k.WithExpiry(c.expiresAt, c.ttl, at)
+		if v := violations(t, err); v[c.path] == "" {
+			t.Errorf("expiresAt %q ttl %q: %v, want a violation at %s", c.expiresAt, c.ttl, err, c.path)
+		}
+	}
+	if _, err := k.WithExpiry("", "1h", keyAt.Add(time.Hour)); !errors.Is(err, fault.ErrConflict) || !strings.Contains(err.Error(), "create it again") {
+		t.Fatalf("an expired key: %v", err)
+	}
+}
+
 // The ring matches only the current secret of an unexpired key, refuses
 // anything that is not an API key token before comparing, and never takes
 // a supervisor credential's yks_ token.

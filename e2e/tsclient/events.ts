@@ -55,6 +55,7 @@ export function describe(ev: EventEnvelope): string {
       return `credential of ${ev.data.supervisorId} revoked`;
     case "APIKeyCreated":
     case "APIKeyRotated":
+    case "APIKeyExpiryChanged":
     case "APIKeyRevoked":
       return `API key ${ev.data.name} (${ev.data.role}) ${ev.type.slice("APIKey".length).toLowerCase()} by ${ev.actor}`;
     case "DirectiveApplied":

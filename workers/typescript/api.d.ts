@@ -84,6 +84,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/self": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who the presented key is, its role and the sessions it may see.
+         * @description The key's name, role and session list as the server resolved them, and whether the server is in open mode (no key configured or stored: every caller is the anonymous ADMIN on a loopback bind). The web console signs in with it and offers only the controls the role may use; every request is still checked on its own.
+         */
+        get: operations["getSelf"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/version": {
         parameters: {
             query?: never;
@@ -133,7 +153,7 @@ export interface paths {
         };
         /**
          * List sessions, in id order, one page at a time.
-         * @description Session summaries (id, name, workflow count, who applied it last), 50 a page by default; follow nextCursor. A session-limited key sees its own sessions only.
+         * @description Session summaries (id, name, workflow count, who applied it last, and each workflow's pause and last run), 50 a page by default; follow nextCursor. `q` keeps the sessions whose id, name or description contains it, searched by the server so a search covers every page. A session-limited key sees its own sessions only.
          */
         get: operations["listSessions"];
         put?: never;
@@ -171,6 +191,28 @@ export interface paths {
          * @description Removes the session, its workflows and the history of its finished runs. Refused with 409 while a run of it is unfinished: stop those first.
          */
         delete: operations["deleteSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sessions/{sessionId}/workflows": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                sessionId: components["parameters"]["SessionId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * A session's workflows, each with its pause and its last run.
+         * @description The workflows of the session in document order, each with its pause (PAUSE_WORKFLOW) when it is paused and its newest run, as listSessions shows them for every session of a page. The nodes and edges are in getSession and getWorkflow.
+         */
+        get: operations["listWorkflows"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -795,7 +837,11 @@ export interface paths {
         delete: operations["revokeAPIKey"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Set or change a stored key's expiry; the secret stays.
+         * @description Sends `expiresAt` (an RFC 3339 time) or `ttl` (a duration from now such as `720h`), exactly one, in the future and at most two years away, as for a new key. From the answer on the instance that answers refuses the key from the new moment on, the others within a second. A near expiry (`ttl` `1m`) ends a key at a chosen moment; to end it now, revoke it. An expired key is given no new expiry (409): revoke it and create it again. A configured key's expiry is not stored here (404 says where it is configured). An `APIKeyExpiryChanged` event records who set it.
+         */
+        patch: operations["setAPIKeyExpiry"];
         trace?: never;
     };
     "/api/keys/{name}/rotate": {
@@ -1686,7 +1732,7 @@ export interface components {
             appended: number;
         };
         /** @description The `data:` of one record of the event streams (GET /api/events and GET /api/sessions/{sessionId}/executions/{executionId}/events): `seq`, `at`, `type`, the ids it concerns, who did it and through which door, and `data`, whose members depend on `type`. The record's `event:` line repeats the type and its `id:` the seq. Narrow on `type`. A stream also sends, outside this schema, `event: error` (reading failed: reconnect with Last-Event-ID; or, with a Problem of status 401 as its data, the key that opened the stream is no longer valid, or no longer has the role and sessions it had: reconnect with a valid key) and `event: shutdown` (the server is stopping), and `: keep-alive` comments. Each of these ends the stream. A newer server may add event types and data members: skip what you do not know. */
-        EventEnvelope: components["schemas"]["ExecutionStartedEvent"] | components["schemas"]["ExecutionStatusChangedEvent"] | components["schemas"]["NodeStatusChangedEvent"] | components["schemas"]["BreakpointHitEvent"] | components["schemas"]["InputRequestedEvent"] | components["schemas"]["InputAnsweredEvent"] | components["schemas"]["CommandAcceptedEvent"] | components["schemas"]["CommandAppliedEvent"] | components["schemas"]["CommandRejectedEvent"] | components["schemas"]["ReviewRequestedEvent"] | components["schemas"]["ReviewDecidedEvent"] | components["schemas"]["SessionAppliedEvent"] | components["schemas"]["SessionDeletedEvent"] | components["schemas"]["SupervisorAppliedEvent"] | components["schemas"]["SupervisorDeletedEvent"] | components["schemas"]["SupervisorCredentialIssuedEvent"] | components["schemas"]["SupervisorCredentialRevokedEvent"] | components["schemas"]["APIKeyCreatedEvent"] | components["schemas"]["APIKeyRotatedEvent"] | components["schemas"]["APIKeyRevokedEvent"] | components["schemas"]["DirectiveAppliedEvent"] | components["schemas"]["DirectiveRejectedEvent"] | components["schemas"]["HoldReleasedEvent"] | components["schemas"]["DelegationRequestedEvent"] | components["schemas"]["DelegationAnsweredEvent"] | components["schemas"]["SupervisorLimitReachedEvent"] | components["schemas"]["TaskCompletedEvent"];
+        EventEnvelope: components["schemas"]["ExecutionStartedEvent"] | components["schemas"]["ExecutionStatusChangedEvent"] | components["schemas"]["NodeStatusChangedEvent"] | components["schemas"]["BreakpointHitEvent"] | components["schemas"]["InputRequestedEvent"] | components["schemas"]["InputAnsweredEvent"] | components["schemas"]["CommandAcceptedEvent"] | components["schemas"]["CommandAppliedEvent"] | components["schemas"]["CommandRejectedEvent"] | components["schemas"]["ReviewRequestedEvent"] | components["schemas"]["ReviewDecidedEvent"] | components["schemas"]["SessionAppliedEvent"] | components["schemas"]["SessionDeletedEvent"] | components["schemas"]["SupervisorAppliedEvent"] | components["schemas"]["SupervisorDeletedEvent"] | components["schemas"]["SupervisorCredentialIssuedEvent"] | components["schemas"]["SupervisorCredentialRevokedEvent"] | components["schemas"]["APIKeyCreatedEvent"] | components["schemas"]["APIKeyRotatedEvent"] | components["schemas"]["APIKeyRevokedEvent"] | components["schemas"]["APIKeyExpiryChangedEvent"] | components["schemas"]["DirectiveAppliedEvent"] | components["schemas"]["DirectiveRejectedEvent"] | components["schemas"]["HoldReleasedEvent"] | components["schemas"]["DelegationRequestedEvent"] | components["schemas"]["DelegationAnsweredEvent"] | components["schemas"]["SupervisorLimitReachedEvent"] | components["schemas"]["TaskCompletedEvent"];
         /** @description A run was stored and started (or queued as PENDING). */
         ExecutionStartedEvent: {
             /**
@@ -2300,6 +2346,31 @@ export interface components {
             channel: string;
             data: components["schemas"]["APIKeyEventData"];
         };
+        /** @description A stored API key's expiry was set or changed (PATCH /api/keys/{name}); data has the new expiresAt. */
+        APIKeyExpiryChangedEvent: {
+            /**
+             * Format: int64
+             * @description The event's global sequence number (the record's id).
+             */
+            seq: number;
+            /** Format: date-time */
+            at: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "APIKeyExpiryChanged";
+            /** @description Empty for events of no session (supervisors, credentials, delegations). */
+            sessionId: string;
+            workflowId?: string;
+            executionId?: components["schemas"]["ExecutionId"];
+            nodeId?: string;
+            /** @description Who did it: key:<name>, supervisor:<id>, engine, scheduler or anonymous. */
+            actor: string;
+            /** @description The door it came through: rest, cli, mcp, webhook, schedule, agent or engine. */
+            channel: string;
+            data: components["schemas"]["APIKeyEventData"];
+        };
         APIKeyEventData: {
             name: string;
             role: string;
@@ -2694,6 +2765,10 @@ export interface components {
             /** Format: date-time */
             endedAt?: string;
             restartOf?: components["schemas"]["ExecutionId"];
+            /** @description Who started it: key:<name>, supervisor:<id> or anonymous. */
+            actor: string;
+            /** @description The door it was started through (rest, cli, mcp, webhook, schedule, supervisor, …). */
+            channel: string;
         };
         ExecutionList: {
             executions: components["schemas"]["ExecutionSummary"][];
@@ -3301,6 +3376,18 @@ export interface components {
             /** @enum {string} */
             status: "ok";
         };
+        Self: {
+            /** @description The key's name; anonymous in open mode. */
+            name: string;
+            /** @enum {string} */
+            role: "VIEWER" | "OPERATOR" | "ADMIN" | "WORKER";
+            /** @description What commands sent with this key record: key:<name> or anonymous. */
+            actor: string;
+            /** @description No key is configured or stored: every caller is the anonymous ADMIN. */
+            open: boolean;
+            /** @description The only sessions the key may see and act on; absent for every session. */
+            sessions?: string[];
+        };
         Problem: {
             /**
              * @description A URI naming the problem kind, one of:
@@ -3455,6 +3542,28 @@ export interface components {
             updatedBy: string;
             /** @description The channel it was applied through: rest, cli or mcp. */
             updatedVia: string;
+            /** @description The session's workflows in document order, each with its pause and its last run. */
+            workflows: components["schemas"]["WorkflowSummary"][];
+        };
+        WorkflowSummaryList: {
+            sessionId: string;
+            workflows: components["schemas"]["WorkflowSummary"][];
+        };
+        /** @description A workflow of a session with its pause and its newest run. */
+        WorkflowSummary: {
+            workflowId: string;
+            nodeCount: number;
+            pause?: components["schemas"]["WorkflowPause"];
+            lastExecution?: components["schemas"]["LastExecution"];
+        };
+        /** @description The workflow's newest run (by start); absent when it never ran or its runs were deleted. */
+        LastExecution: {
+            executionId: components["schemas"]["ExecutionId"];
+            status: components["schemas"]["ExecutionStatus"];
+            /** Format: date-time */
+            startedAt: string;
+            /** Format: date-time */
+            endedAt?: string;
         };
         SessionList: {
             sessions: components["schemas"]["SessionSummary"][];
@@ -3625,6 +3734,13 @@ export interface components {
             sessions?: string[];
             /** @description WORKER keys only: the worker queues whose tasks the key may take; left out, every queue. Each name is 1 to 64 lowercase letters, digits, '.', '_' or '-', starting with a letter or digit. An empty list, a name listed twice, and a list on a key of another role are refused. */
             queues?: string[];
+            /** @description When the key stops working: an RFC 3339 time in the future, at most 2 years away. Not with ttl. */
+            expiresAt?: string;
+            /** @description How long the key works from now: a duration such as 720h or 90m, at most 17520h (2 years). Not with expiresAt. */
+            ttl?: string;
+        };
+        /** @description A stored key's new expiry, exactly one of the two members. Every problem is reported at its member. */
+        SetAPIKeyExpiryRequest: {
             /** @description When the key stops working: an RFC 3339 time in the future, at most 2 years away. Not with ttl. */
             expiresAt?: string;
             /** @description How long the key works from now: a duration such as 720h or 90m, at most 17520h (2 years). Not with expiresAt. */
@@ -3941,6 +4057,29 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
         };
     };
+    getSelf: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Self"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
     getVersion: {
         parameters: {
             query?: never;
@@ -3991,6 +4130,8 @@ export interface operations {
             query?: {
                 /** @description Page size (1–500, default 50). */
                 limit?: number;
+                /** @description Only sessions whose id, name or description contains this text, ignoring case (`%` and `_` are plain characters). Pages of a search follow nextCursor like any list. */
+                q?: string;
                 /** @description The `nextCursor` of the previous page. */
                 cursor?: string;
             };
@@ -4130,6 +4271,33 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    listWorkflows: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                sessionId: components["parameters"]["SessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session's workflows. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkflowSummaryList"];
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Problem"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -5235,6 +5403,44 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["Problem"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    setAPIKeyExpiry: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The door a command came through, recorded with it (`rest` unless `cli`). */
+                "Yukta-Channel"?: components["parameters"]["Channel"];
+            };
+            path: {
+                /** @description The key's name, in any letter case. */
+                name: components["parameters"]["KeyName"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetAPIKeyExpiryRequest"];
+            };
+        };
+        responses: {
+            /** @description The key with its new expiry (never its secret). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIKey"];
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+            413: components["responses"]["Problem"];
+            415: components["responses"]["Problem"];
             429: components["responses"]["TooManyRequests"];
         };
     };

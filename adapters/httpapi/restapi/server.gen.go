@@ -924,6 +924,24 @@ func (e RevokeAPIKeyParamsYuktaChannel) Valid() bool {
 	}
 }
 
+// Defines values for SetAPIKeyExpiryParamsYuktaChannel.
+const (
+	SetAPIKeyExpiryParamsYuktaChannelCli  SetAPIKeyExpiryParamsYuktaChannel = "cli"
+	SetAPIKeyExpiryParamsYuktaChannelRest SetAPIKeyExpiryParamsYuktaChannel = "rest"
+)
+
+// Valid indicates whether the value is a known member of the SetAPIKeyExpiryParamsYuktaChannel enum.
+func (e SetAPIKeyExpiryParamsYuktaChannel) Valid() bool {
+	switch e {
+	case SetAPIKeyExpiryParamsYuktaChannelCli:
+		return true
+	case SetAPIKeyExpiryParamsYuktaChannelRest:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for RotateAPIKeyParamsYuktaChannel.
 const (
 	RotateAPIKeyParamsYuktaChannelCli  RotateAPIKeyParamsYuktaChannel = "cli"
@@ -1547,6 +1565,11 @@ type ExecutionStatus string
 
 // ExecutionSummary defines model for ExecutionSummary.
 type ExecutionSummary struct {
+	// Actor Who started it: key:<name>, supervisor:<id> or anonymous.
+	Actor string `json:"actor"`
+
+	// Channel The door it was started through (rest, cli, mcp, webhook, schedule, supervisor, …).
+	Channel string    `json:"channel"`
 	EndedAt time.Time `json:"endedAt,omitempty,omitzero"`
 
 	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
@@ -1849,6 +1872,16 @@ type JournalVerification struct {
 
 // JournalVerificationResult defines model for JournalVerification.Result.
 type JournalVerificationResult string
+
+// LastExecution The workflow's newest run (by start); absent when it never ran or its runs were deleted.
+type LastExecution struct {
+	EndedAt time.Time `json:"endedAt,omitempty,omitzero"`
+
+	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
+	ExecutionId ExecutionId     `json:"executionId"`
+	StartedAt   time.Time       `json:"startedAt"`
+	Status      ExecutionStatus `json:"status"`
+}
 
 // Limits Scheduler limits. A start over a limit waits as `PENDING` and starts, in start order, when a run ends (GET /api/scheduler). Absent, `null` or `0` means no limit.
 type Limits struct {
@@ -2202,6 +2235,18 @@ type SessionSummary struct {
 	// UpdatedVia The channel it was applied through: rest, cli or mcp.
 	UpdatedVia    string `json:"updatedVia"`
 	WorkflowCount int    `json:"workflowCount"`
+
+	// Workflows The session's workflows in document order, each with its pause and its last run.
+	Workflows []WorkflowSummary `json:"workflows"`
+}
+
+// SetAPIKeyExpiryRequest A stored key's new expiry, exactly one of the two members. Every problem is reported at its member.
+type SetAPIKeyExpiryRequest struct {
+	// ExpiresAt When the key stops working: an RFC 3339 time in the future, at most 2 years away. Not with ttl.
+	ExpiresAt string `json:"expiresAt,omitempty,omitzero"`
+
+	// Ttl How long the key works from now: a duration such as 720h or 90m, at most 17520h (2 years). Not with expiresAt.
+	Ttl string `json:"ttl,omitempty,omitzero"`
 }
 
 // Spend What the run's remote workers reported for its TASK nodes (docs/journal.md, "Spend"): each node that completed a task, the run total, and the gaps. Absent is not zero: a task that reported no usage (or usage with tokensKnown false) leaves its node's and the run's usage a floor, and names the node in spendGaps; a task that reported no cost (or usdKnown false) does the same for cost in costGaps. Present on the execution read (GET …/executions/{eid}) and the journal projection; absent from the answers of a start or a stop that waited.
@@ -2731,6 +2776,24 @@ type WorkflowPauseRequest struct {
 	Reason string `json:"reason,omitempty,omitzero"`
 }
 
+// WorkflowSummary A workflow of a session with its pause and its newest run.
+type WorkflowSummary struct {
+	// LastExecution The workflow's newest run (by start); absent when it never ran or its runs were deleted.
+	LastExecution LastExecution `json:"lastExecution,omitempty,omitzero"`
+	NodeCount     int           `json:"nodeCount"`
+
+	// Pause Present while the workflow is paused (PAUSE_WORKFLOW): every new run
+	// of it is refused with 409 until RESUME_WORKFLOW (docs/control.md).
+	Pause      WorkflowPause `json:"pause,omitempty,omitzero"`
+	WorkflowId string        `json:"workflowId"`
+}
+
+// WorkflowSummaryList defines model for WorkflowSummaryList.
+type WorkflowSummaryList struct {
+	SessionId string            `json:"sessionId"`
+	Workflows []WorkflowSummary `json:"workflows"`
+}
+
 // Channel defines model for Channel.
 type Channel string
 
@@ -2846,6 +2909,15 @@ type RevokeAPIKeyParams struct {
 // RevokeAPIKeyParamsYuktaChannel defines parameters for RevokeAPIKey.
 type RevokeAPIKeyParamsYuktaChannel string
 
+// SetAPIKeyExpiryParams defines parameters for SetAPIKeyExpiry.
+type SetAPIKeyExpiryParams struct {
+	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
+	YuktaChannel SetAPIKeyExpiryParamsYuktaChannel `json:"Yukta-Channel,omitempty,omitzero"`
+}
+
+// SetAPIKeyExpiryParamsYuktaChannel defines parameters for SetAPIKeyExpiry.
+type SetAPIKeyExpiryParamsYuktaChannel string
+
 // RotateAPIKeyParams defines parameters for RotateAPIKey.
 type RotateAPIKeyParams struct {
 	// YuktaChannel The door a command came through, recorded with it (`rest` unless `cli`).
@@ -2865,6 +2937,9 @@ type GetPluginParams struct {
 type ListSessionsParams struct {
 	// Limit Page size (1–500, default 50).
 	Limit int `form:"limit,omitempty" json:"limit,omitempty,omitzero"`
+
+	// Q Only sessions whose id, name or description contains this text, ignoring case (`%` and `_` are plain characters). Pages of a search follow nextCursor like any list.
+	Q string `form:"q,omitempty" json:"q,omitempty,omitzero"`
 
 	// Cursor The `nextCursor` of the previous page.
 	Cursor string `form:"cursor,omitempty" json:"cursor,omitempty,omitzero"`
@@ -3069,6 +3144,9 @@ type AnswerInputJSONRequestBody = AnswerRequest
 // CreateAPIKeyJSONRequestBody defines body for CreateAPIKey for application/json ContentType.
 type CreateAPIKeyJSONRequestBody = CreateAPIKeyRequest
 
+// SetAPIKeyExpiryJSONRequestBody defines body for SetAPIKeyExpiry for application/json ContentType.
+type SetAPIKeyExpiryJSONRequestBody = SetAPIKeyExpiryRequest
+
 // PutSessionJSONRequestBody defines body for PutSession for application/json ContentType.
 type PutSessionJSONRequestBody = PutSessionJSONBody
 
@@ -3152,6 +3230,9 @@ type ServerInterface interface {
 	// GetAPIKey A stored key (never its secret, which is not stored).
 	// (GET /api/keys/{name})
 	GetAPIKey(ctx echo.Context, name KeyName) error
+	// SetAPIKeyExpiry Set or change a stored key's expiry; the secret stays.
+	// (PATCH /api/keys/{name})
+	SetAPIKeyExpiry(ctx echo.Context, name KeyName, params SetAPIKeyExpiryParams) error
 	// RotateAPIKey Give a stored key a new secret; the old one dies at once. The new secret is in this answer only.
 	// (POST /api/keys/{name}/rotate)
 	RotateAPIKey(ctx echo.Context, name KeyName, params RotateAPIKeyParams) error
@@ -3221,6 +3302,9 @@ type ServerInterface interface {
 	// GetExecutionProjection The run and node views folded from the execution's journal, with the chain tip they cover.
 	// (GET /api/sessions/{sessionId}/executions/{executionId}/projection)
 	GetExecutionProjection(ctx echo.Context, sessionId SessionId, executionId ExecutionId) error
+	// ListWorkflows A session's workflows, each with its pause and its last run.
+	// (GET /api/sessions/{sessionId}/workflows)
+	ListWorkflows(ctx echo.Context, sessionId SessionId) error
 	// GetWorkflow Read one workflow's nodes and edges.
 	// (GET /api/sessions/{sessionId}/workflows/{workflowId})
 	GetWorkflow(ctx echo.Context, sessionId SessionId, workflowId Id) error
@@ -3662,6 +3746,42 @@ func (w *ServerInterfaceWrapper) GetAPIKey(ctx echo.Context) error {
 	return err
 }
 
+// SetAPIKeyExpiry converts echo context to params.
+func (w *ServerInterfaceWrapper) SetAPIKeyExpiry(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "name" -------------
+	var name KeyName
+
+	err = runtime.BindStyledParameterWithOptions("simple", "name", ctx.Param("name"), &name, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter name: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params SetAPIKeyExpiryParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Yukta-Channel" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Yukta-Channel")]; found {
+		var YuktaChannel SetAPIKeyExpiryParamsYuktaChannel
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Yukta-Channel, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Yukta-Channel", valueList[0], &YuktaChannel, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Yukta-Channel: %s", err))
+		}
+
+		params.YuktaChannel = YuktaChannel
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.SetAPIKeyExpiry(ctx, name, params)
+	return err
+}
+
 // RotateAPIKey converts echo context to params.
 func (w *ServerInterfaceWrapper) RotateAPIKey(ctx echo.Context) error {
 	var err error
@@ -3770,6 +3890,13 @@ func (w *ServerInterfaceWrapper) ListSessions(ctx echo.Context) error {
 	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", ctx.QueryParams(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter q: %s", err))
 	}
 
 	// ------------- Optional query parameter "cursor" -------------
@@ -4377,6 +4504,22 @@ func (w *ServerInterfaceWrapper) GetExecutionProjection(ctx echo.Context) error 
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.GetExecutionProjection(ctx, sessionId, executionId)
+	return err
+}
+
+// ListWorkflows converts echo context to params.
+func (w *ServerInterfaceWrapper) ListWorkflows(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "sessionId" -------------
+	var sessionId SessionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "sessionId", ctx.Param("sessionId"), &sessionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter sessionId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListWorkflows(ctx, sessionId)
 	return err
 }
 
@@ -5058,6 +5201,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.DELETE(options.BaseURL+"/api/sessions/:sessionId", wrapper.DeleteSession, options.OperationMiddlewares["deleteSession"]...)
 	router.GET(options.BaseURL+"/api/sessions/:sessionId", wrapper.GetSession, options.OperationMiddlewares["getSession"]...)
 	router.PUT(options.BaseURL+"/api/sessions/:sessionId", wrapper.PutSession, options.OperationMiddlewares["putSession"]...)
+	router.GET(options.BaseURL+"/api/sessions/:sessionId/workflows", wrapper.ListWorkflows, options.OperationMiddlewares["listWorkflows"]...)
 	router.GET(options.BaseURL+"/api/sessions/:sessionId/workflows/:workflowId", wrapper.GetWorkflow, options.OperationMiddlewares["getWorkflow"]...)
 	router.POST(options.BaseURL+"/api/sessions/:sessionId/workflows/:workflowId/executions", wrapper.StartExecution, options.OperationMiddlewares["startExecution"]...)
 	router.POST(options.BaseURL+"/api/sessions/:sessionId/workflows/:workflowId/stop", wrapper.StopWorkflow, options.OperationMiddlewares["stopWorkflow"]...)
@@ -5087,6 +5231,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/api/keys", wrapper.CreateAPIKey, options.OperationMiddlewares["createAPIKey"]...)
 	router.DELETE(options.BaseURL+"/api/keys/:name", wrapper.RevokeAPIKey, options.OperationMiddlewares["revokeAPIKey"]...)
 	router.GET(options.BaseURL+"/api/keys/:name", wrapper.GetAPIKey, options.OperationMiddlewares["getAPIKey"]...)
+	router.PATCH(options.BaseURL+"/api/keys/:name", wrapper.SetAPIKeyExpiry, options.OperationMiddlewares["setAPIKeyExpiry"]...)
 	router.POST(options.BaseURL+"/api/keys/:name/rotate", wrapper.RotateAPIKey, options.OperationMiddlewares["rotateAPIKey"]...)
 	router.GET(options.BaseURL+"/api/supervisors", wrapper.ListSupervisors, options.OperationMiddlewares["listSupervisors"]...)
 	router.DELETE(options.BaseURL+"/api/supervisors/:supervisorId", wrapper.DeleteSupervisor, options.OperationMiddlewares["deleteSupervisor"]...)
@@ -6418,6 +6563,152 @@ type GetAPIKey429ApplicationProblemPlusJSONResponse struct {
 }
 
 func (response GetAPIKey429ApplicationProblemPlusJSONResponse) VisitGetAPIKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetAPIKeyExpiryRequestObject struct {
+	Name   KeyName `json:"name"`
+	Params SetAPIKeyExpiryParams
+	Body   *SetAPIKeyExpiryJSONRequestBody
+}
+
+type SetAPIKeyExpiryResponseObject interface {
+	VisitSetAPIKeyExpiryResponse(w http.ResponseWriter) error
+}
+
+type SetAPIKeyExpiry200JSONResponse APIKey
+
+func (response SetAPIKeyExpiry200JSONResponse) VisitSetAPIKeyExpiryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetAPIKeyExpiry400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response SetAPIKeyExpiry400ApplicationProblemPlusJSONResponse) VisitSetAPIKeyExpiryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetAPIKeyExpiry401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response SetAPIKeyExpiry401ApplicationProblemPlusJSONResponse) VisitSetAPIKeyExpiryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetAPIKeyExpiry403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response SetAPIKeyExpiry403ApplicationProblemPlusJSONResponse) VisitSetAPIKeyExpiryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetAPIKeyExpiry404ApplicationProblemPlusJSONResponse Problem
+
+func (response SetAPIKeyExpiry404ApplicationProblemPlusJSONResponse) VisitSetAPIKeyExpiryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetAPIKeyExpiry409ApplicationProblemPlusJSONResponse Problem
+
+func (response SetAPIKeyExpiry409ApplicationProblemPlusJSONResponse) VisitSetAPIKeyExpiryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetAPIKeyExpiry413ApplicationProblemPlusJSONResponse Problem
+
+func (response SetAPIKeyExpiry413ApplicationProblemPlusJSONResponse) VisitSetAPIKeyExpiryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetAPIKeyExpiry415ApplicationProblemPlusJSONResponse Problem
+
+func (response SetAPIKeyExpiry415ApplicationProblemPlusJSONResponse) VisitSetAPIKeyExpiryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetAPIKeyExpiry429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response SetAPIKeyExpiry429ApplicationProblemPlusJSONResponse) VisitSetAPIKeyExpiryResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -8965,6 +9256,108 @@ type GetExecutionProjection429ApplicationProblemPlusJSONResponse struct {
 }
 
 func (response GetExecutionProjection429ApplicationProblemPlusJSONResponse) VisitGetExecutionProjectionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWorkflowsRequestObject struct {
+	SessionId SessionId `json:"sessionId"`
+}
+
+type ListWorkflowsResponseObject interface {
+	VisitListWorkflowsResponse(w http.ResponseWriter) error
+}
+
+type ListWorkflows200JSONResponse WorkflowSummaryList
+
+func (response ListWorkflows200JSONResponse) VisitListWorkflowsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWorkflows400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response ListWorkflows400ApplicationProblemPlusJSONResponse) VisitListWorkflowsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWorkflows401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListWorkflows401ApplicationProblemPlusJSONResponse) VisitListWorkflowsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWorkflows403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListWorkflows403ApplicationProblemPlusJSONResponse) VisitListWorkflowsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWorkflows404ApplicationProblemPlusJSONResponse Problem
+
+func (response ListWorkflows404ApplicationProblemPlusJSONResponse) VisitListWorkflowsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWorkflows429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListWorkflows429ApplicationProblemPlusJSONResponse) VisitListWorkflowsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -12001,6 +12394,9 @@ type StrictServerInterface interface {
 	// GetAPIKey A stored key (never its secret, which is not stored).
 	// (GET /api/keys/{name})
 	GetAPIKey(ctx context.Context, request GetAPIKeyRequestObject) (GetAPIKeyResponseObject, error)
+	// SetAPIKeyExpiry Set or change a stored key's expiry; the secret stays.
+	// (PATCH /api/keys/{name})
+	SetAPIKeyExpiry(ctx context.Context, request SetAPIKeyExpiryRequestObject) (SetAPIKeyExpiryResponseObject, error)
 	// RotateAPIKey Give a stored key a new secret; the old one dies at once. The new secret is in this answer only.
 	// (POST /api/keys/{name}/rotate)
 	RotateAPIKey(ctx context.Context, request RotateAPIKeyRequestObject) (RotateAPIKeyResponseObject, error)
@@ -12070,6 +12466,9 @@ type StrictServerInterface interface {
 	// GetExecutionProjection The run and node views folded from the execution's journal, with the chain tip they cover.
 	// (GET /api/sessions/{sessionId}/executions/{executionId}/projection)
 	GetExecutionProjection(ctx context.Context, request GetExecutionProjectionRequestObject) (GetExecutionProjectionResponseObject, error)
+	// ListWorkflows A session's workflows, each with its pause and its last run.
+	// (GET /api/sessions/{sessionId}/workflows)
+	ListWorkflows(ctx context.Context, request ListWorkflowsRequestObject) (ListWorkflowsResponseObject, error)
 	// GetWorkflow Read one workflow's nodes and edges.
 	// (GET /api/sessions/{sessionId}/workflows/{workflowId})
 	GetWorkflow(ctx context.Context, request GetWorkflowRequestObject) (GetWorkflowResponseObject, error)
@@ -12554,6 +12953,55 @@ func (sh *strictHandler) GetAPIKey(ctx echo.Context, name KeyName) error {
 		return err
 	} else if validResponse, ok := response.(GetAPIKeyResponseObject); ok {
 		return validResponse.VisitGetAPIKeyResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// SetAPIKeyExpiry operation middleware
+func (sh *strictHandler) SetAPIKeyExpiry(ctx echo.Context, name KeyName, params SetAPIKeyExpiryParams) error {
+	var request SetAPIKeyExpiryRequestObject
+
+	request.Name = name
+	request.Params = params
+
+	var body SetAPIKeyExpiryJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.SetAPIKeyExpiry(ctx.Request().Context(), request.(SetAPIKeyExpiryRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "SetAPIKeyExpiry")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(SetAPIKeyExpiryResponseObject); ok {
+		return validResponse.VisitSetAPIKeyExpiryResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -13241,6 +13689,31 @@ func (sh *strictHandler) GetExecutionProjection(ctx echo.Context, sessionId Sess
 		return err
 	} else if validResponse, ok := response.(GetExecutionProjectionResponseObject); ok {
 		return validResponse.VisitGetExecutionProjectionResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListWorkflows operation middleware
+func (sh *strictHandler) ListWorkflows(ctx echo.Context, sessionId SessionId) error {
+	var request ListWorkflowsRequestObject
+
+	request.SessionId = sessionId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListWorkflows(ctx.Request().Context(), request.(ListWorkflowsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListWorkflows")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListWorkflowsResponseObject); ok {
+		return validResponse.VisitListWorkflowsResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -14190,474 +14663,488 @@ func (sh *strictHandler) GetReady(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3rchs5tib6KgieiRDZO0nTsuwqSzERRyWrqrQtS9qSXN59mh4TZEJktpIAO4GUzPY4ov/O73MeYWI/",
-	"WD/JCay1gLwQyYt8KVeP60dZJDMTSGBh3de3PrTGajZXUkijW/sfWnOe8ZkwIoNPR1MupUjtn7HQ4yyZ",
-	"m0TJ1n7reipYrFTGOBur2YzLmI35TDAzzVQ+mUYsE2OVxSJm94mZssSw9jAT2gxZLlOhNRuO02TY6bWi",
-	"VmKfNxU8Flkrakk+E6391p/zW8O7bviopcdTMeN2HkLms9b+X1r2aa2oNU6T1tuoZRZze5s2WSInrY8f",
-	"o9axnCRSXMP39dkfSibgZ2bvY+qGmalgY254qia5YO0sT4WO2NSYecTuVXZ7k6r7iM0zNRZaF9OeczMt",
-	"Jg2TiFqZ+FueZCJu7ZssF+W5z/j7UyEnZtraf7YXnPR7Mc7tJE9ie31gDFG6YtVQ/y0TN6391v/1qNje",
-	"R/irflQexY56EovZXBkhx4uXYrG8XK/4rdCwRNrwzLDEXW9gdxOJvwmtEyVZ+5//63+z3adP2XjKMz62",
-	"pNS8z6Whu3bshtXaffo0tFwvxeIMnhMiz1ux2NHMjhOxRDIuFywVxoiMjbkWDVsI/2y4hbv9ftSaJdJ9",
-	"fhya4inX5vhOSIM7Wp3mpdD5TDB+Y2dlpolmwl7K2onRbKjF34YRLO0wiYeOSlOuDZ0u+49I7kTc6bET",
-	"w2a5NvC+jEt6kMF1YDO+YJngMWvbZaCdipjKyjun7RDcfeqmySwxIrb3dw5g+ZSZiozJfDYSmV3TcZrH",
-	"iZzQM/4Gt0u8iB6yQ28UsYkwREJ2gnv9fo+dI93wiZ3p4cXJjmbaZILPLLtI8OpxnmmVVd5dJxPJU//u",
-	"jaRlV74LS989edFEWHs/hjbtTMWi8QRK/PGhh4/O3BUuUOMo2v/+qQPlc5HdJVplzWOVL/nE4a65vg2R",
-	"uj2RhuvbHc2SOGJcM87mKk3ZhN8JlpgmloqPWzWpObeH2t76P/7yuPv87V/63edvP/Sjxz9+/G+t0O6+",
-	"IX7euB73xQWftBof7d16rqQWIE1/VtkoiWMh7YexkpaD2j/5fJ4mY25X6tE8U6NUzP7tr1rBZZsNd4F3",
-	"4Zh1HnOTaxGz9jDP5P7CytV9GmT/xk1o2ImYPbn2NI+nXE5EvA8nzr690GZHs1+VhlMplWFKeqGpRXYn",
-	"sh0NzISzUabutcjYnE9EmR+oLJkkkml71K0yoIBDZQuWqdwIkKwjoYmniLhz4HgTcvFMpQKYmB09VvCL",
-	"mosM1oyGDvAtfwsfG6Zyo5PY0pouOF7bPikWhicpsE7tWaZVaWAF7NBSCDurXutj1HJr/RX38JDRI1n7",
-	"8ucj9nzv6Q84l2ulXnG5uMRd0l93Thk3gsFqs/bc8nyVZ2PBeBxnQuuI2e/sSqqMjTMRC2kSnnbcxt7w",
-	"JM0zwUZ5PBGG3aiM3WdKTuwt2hKanoMoDJCtHdht87DTY5fCZAsvRQV+7h7C51ikfGGZC4oHWKLS78uM",
-	"6kqMlYw1M4rd88SwkbhRmT0IJlskctKrSpJEJjOrjxayP5FGTERml+xj1HoteW6mKkv+LuKvuTtnyq4j",
-	"nQy7CW2VsYLPVzbETLk/2Xc8TWI2FZkIrnwOr2NvHHNa/EOp70UmYqZkumD3UyFxB3km2FjJm2SSZyI+",
-	"QFEP17Ixz7JEaDZ88+ZN97D0wH32k+CZyKyuks7++6AFow9aw9oG1u8Li5vxlKepkBMRseGK5xZrXRcV",
-	"sK602Pb3w4uToH58LoFl9Nhh6Y1x1elM/Pn1y+vDd4cXJ+9eHv85qn68spuE37w6unDfdtiUa1xTVGEt",
-	"H4oKxmXZ099ykQt9YHmfUbgFwg/J5wk+w/K7aWKvWDCjVI+dWc4LDHOcCWNHh0u4ntrlmGeWsZoERdY4",
-	"E3ajD4Fib1Q246a134rtATQJqMq1RYvcLT8tAkvqf/0t4cGfxfs5CtulDc1ywZQcC4aX6EMDbzfnWjth",
-	"ZVc80SxDiXfAMnGnbp1yQUONlEoFl8VYGt+txtxGIKmAmt2TYyXwjOB99pmbLcg0kSZMobgDO5rNM3GT",
-	"vIdNvUkybdizkvUUWV5kRJrSwZrzrPxGxUBWPX6t3W5Vh3tjX4U7eY6a9DwT9jVFDCLZoFidJTI3ohMx",
-	"ndjVtqSBJocywKs2f283nZ8zNQu9Pzcl9aIqPIKvJ8nUW/oBz0FgF9mb88uXx5ekROBlEdMqM5Y8eGmT",
-	"EwO6guG3qKaCLYQaCtxmDSd7vug7EGuFdmPPJtq4Rsx0cI70Bc8yvrCf7S1ld8ZvJ8dvji9bUev84vjy",
-	"8Prc/nn44tXJWStq4VsE3Bz2MWbb80m3NJxP+rXpfDr+s9mR0UJoWjG6cbtFQqIoLxOfJ62oVeGf9c9X",
-	"/osSOw37iArd/i/e8rf74kcu7lKjv4qxsZNCKXCaaFjzKrv0r+b/WCW/SZ4svXhtZvis4FRAnpL2BzpF",
-	"HCd2P3h6UZrXDU+1qHN2lMXL+/izVRnm80zd8VSzD4MWfhDxoLXPrAn0P/FxbNAaq9lMSGN/GLR6vd6g",
-	"9fEAnQT3iRbs3p5wSwrzTM3mhnF9K2Kr6PWWXpEmE3zH+TxdXAqdp4H1zsTMTs1ZdNWlX09eZRt86ep7",
-	"nslETrZ85v1DplJbjbLtXzwvWn7b0iQblg628YUYJzpBzXILColLt7nzd3hxcXn+23Eral0e//vx0XWY",
-	"KQlOemzJ0/K4v7u37gz6EUNv81Mm+O1ckTCtqSlK4muFlYq/5Ty1132MWjeJSEP7/XHliA87YpVZ1UXT",
-	"0fEp8xcwdQdG8yJVPI6Yd/Jaq/yetROpjeCxFTkw/0f4RiByys6s/vNn0YrXD2ggdzzNBVoAc55rsn+l",
-	"igXYl361qne+UMZqDXNupiyRpDjQ7Gtz2n0amtItqtFl8tj98VMpaWn/jjAy0cQ8KHDRcPz9HoRkHZiW",
-	"HAxE9NAWV6PbkmIi2qj53CrmGbrOBbq+7CVgXKbiBljkrCIXN/Ldh5jPTGjNJ2ElKYNVKLn+N5dTlXhB",
-	"gI0abnJdkdLjsZgbYfkXWLkiXi9/i93wTwxOunjLt8EtpxN1kXLUHJaOpBHvA/ox+suz3BpZJhnf0p+x",
-	"kODAoJk6jkq/OubsoklW+Qmqrnc8S/goFdusudXOLTP8je4NShtrqYdP9twuAHOxmcLyj9U4t1K711q/",
-	"I7hWbpjyazSs/U0y+dmxjLowueF4Cuu+igCtAtvZfK3KAwcWyT+Dp+n5TWv/L1s87W0UWFqRCruCaAEw",
-	"GAf5sl3T992J6topdPVtMu+qOQqLLsgRq3CBqFhlzuAtW+odxcZ9CJi6aGiGfzMUInWHl8aIvCcramHI",
-	"pxX52yK37RHNIGrFOXpjW2BYE+22rMEP/+RZai+Wi401cYqmlpe/dJ1/pyAlgpMB1etNRXddPlv7xSj0",
-	"rPTYMRgxzgsLToY5mJGMG3BLREzw8dR+shbzTNgFW3anrHA5vKkYTkbNNbCXRE72LZVd/nzEnjx58pxZ",
-	"s84d65vc5JmI7KgzpQ3bZQvBM834PV/02JnC+CwzJl1pUFcn8ti+9rM9CpbqiMXJJDE6Yju9nYjtvNux",
-	"/HCnuxOhSEvkBEfhLrxqmYy95aBIAiCZx8dGgU94f5D3+0/GdgLwl+ix1zL5Wy4CkVrGZ0pOnIsLMg0q",
-	"Traws6DJJ1B4BNC7hp4ju9IiIw8Bu58q7dwA5Qiq4bfiAGW2yk1U9g/02LHdfoi+Jpr5NVT3IoOX+OTV",
-	"7LFDycRsbhYsTbSJGMfR7AcRM3OfWCK0y8PhO6YkuX5rjgrwzJKP7GE+i+qKoueCtSG+bJe0EzHnxGBt",
-	"nmpFaQO0dSZTaUlf6kQM/BysDcuJMahRbsr7cnhxAnED2rw2uEXBVwPvi15l77apbGbkUlLqzwtSTbN7",
-	"47ocJy8ThRaCtW/Az17QVlSNq5cJquRp6iwTk3OTVDe75NXcbseMCeTu/KruWaoobm9fw66KZjeZmllz",
-	"Y59x5pg507llapr9sNuf2h143p8V7ObxD0/t121iO50Sy/GMbr2aUXa8hJj5iyQTY5PchbQ5a7IspYqE",
-	"DA7SLpulAAZ360LA6fEuQyhVWsTsTo35KE95toj8An0YwKDoC7mw83Jm+qAVsUHL8GwiyFXiiZ/YYBIj",
-	"Exy0PrJ2rMb6UaGv6d4sLtNqsS7JzZVXvFcnFn0he6u8ibeQu+NWeeU2QkCap1sL5Ng9ALYikXD+6VSA",
-	"VYWBXRmLbEczk/EkJQGkKQRQc4BtE9NYmweXmEoC3H5Z5W5zn2+mJOb5YNgcmBrkvwS5UVym/FUqa3FE",
-	"ir1eelrJOKxrHgsUHOiwUyxWjDwOwWllxQYWyXiwDfZqikjn0ppqUpmfVS5joA15kyagMiYSwoxB35Gu",
-	"pausJrta5gpSIYe8QJ86WKxiMfXVRmSdVJ2vdwvXjxTvzRHkLi2v9wWGXdBVrtIY4pIwkGY3Kk0tC55z",
-	"DaKCa0qBWrUTm1tKS4dwnSvSjxBcp8zu8yVowsvMWdzxNOcNHhTUp60VXSSrYSgPFdsktdoSUzclyoTz",
-	"pW5cspC36lbw86Up1wUkjKzDMnIGOW83Vf+Oy2jT7F6AHjVP+UKUD4pPAIgqyZrb+VhuGqKglt24PUQ9",
-	"BFJV2b3K05hN+Z2AHBvIeMRVtQp49vkWTCpzSe8cnh7Oh9PK2PXzVgAt3JhLDKOKbJxowdre32KVQdzu",
-	"xeeb8Wovv8lyCbkMIeN4hV++modLZOT2LaoQ/6qj8xC38sOpqprcvbkiBP4ky7UgVu0fElRL8LqQxxt/",
-	"IRup8GjbjX9BTql9lxbUneQ8s2KdHG7dCTcCbKQ07d5zM57GahIxo1TXHtNulktJ2TnLXLI0wLYKIFIz",
-	"Cu8dK7aNNdE0a+MK/yYyzKT11KvBgi1J/x13u785uGyrqHRDMgzR2XE8EejQ2pLIitDrsoiGny6I6XvH",
-	"nv8rsAWo/W7wajiqvyH4St4DviRywL8QUnCUc7+zxOwHHRBRactqajkoaVLJxUzlYWdDST1cVuIynljS",
-	"DDvfRDwRuomRWmGj7iWDiyI00JwVC25nUHrZPddF2D3LpX/Xtk+KZOSGx6QOSgu7PL66Pry83gEVI7Oy",
-	"IhY3iUww8OTTXTAfFKIUnYhpxTgbp4m9fMwlizN+7wfG+WTc2q/MagXevnUeK+d9hmx0zYZEM8PN4x8F",
-	"QYfEuYy3S4YQWYYU0xz/2V52Z2pWZJAve91ULB4Qe7FPDDt+YbvPb7acZeajYvXDwg0Sx+vTa4gEOtdb",
-	"mxJmcmmSFHLN4oRyYlfLWD0Xcu0iXsFFGE7KtkxpKSJQGy0A2c2laP0mbLcq8UMx+mrsqngPt+cRMaiC",
-	"Yazkb0frfBbhvI6xqcXsLw5fX2HE/ur1K/vH1fX5BX6257/4693Pl+ev3p2dvzgOmmZVuq5lmdefAJ7A",
-	"ILMs+y1q4nY+TxeY85jU1G7I9UPLGW4OPvk2lJxZqjACxl8UodyKBZt4PVpj4Qy4Eq0OKhXTkArMxM2N",
-	"GJtaXDvsP5nZQ7qcUnx9fgGvdcCI37Gjw7Oj41P7TLdLLy4PIdkLf2lFrZcnp6efmF4Rte55YtbnON9Q",
-	"Tja+6T7jDGZDJ91xd7sFFNCOCvFhZcny7hd3SnHv7wb2jNVNuI1srGZCsxEf34LFUniFabkxu/oZFlrh",
-	"h75/TQpLLSUT4QlYebZCNHwoK2ZeEtuFeP365EWp0IFxrZOJ1Kx9h6of+wFkYhJryCtkowV5uy2v6kTs",
-	"PkuMEdK+HQQDMKQBPtLpYj4V9lEiAec8/AKeXh53fMiJm2nE/pbbvy1ZjlSMzmM6DpYNI5OEGi10n4vU",
-	"PQlrP2C4vX7f6t6uYAvjw+2hHaBX4m1YlOn5bp4n8dJZK0U5K9TmlzecHVdNqdhO/F3lsxnPFkGTtOJr",
-	"2ZCJ69X0cUYHue4yNGI2X+kvsNteJNFYcynNJ4kEJc3pZRCZIQdUBJUFSan2xapt9CMU1LgcJDYVaYxH",
-	"pdDNVC5Np8co+RLyozNhhPQ8c57l0jtVZKKnIibNksbQ5HL25TS6N4sjdume0tmnjJZcuqo8yXJ5K9U9",
-	"pCcZ1q8QTCLNs71lb8gWgfFRJdFrFXWUUsKspp2LlYFVzKwmh45/e8sA7ZnAEI7dvszuwIvj08M/R+DH",
-	"MNmiY988zoVfadC3pT189n4Ndyu5RVK4mFm+EFd0nIalq+q1dU5Ou+4orspn2X2SpmUtnk94IjsHLumZ",
-	"cruJrj2FWAMhsjLYXkEELKFqIOMy8hnTMIxV9a9enlxcHL/ACWD8ByeMMkMYk4r4AH4BW8BEVOKZy1hk",
-	"cDswtxlfsJFgubQUMkev2qfq8bJZE4eMt4aMCVdeuuEG0YQbsi/KGm0DcVa5BZKqt+OAwuAr2qlOlRAT",
-	"U2yPJV7YB0jqA2WKHKue5ItVB0sQb51gXV9n8zXfTOu2nLRQuLUR86NMxIkpBzDLC2nE/BUx3+ZclaCe",
-	"Q0Z2rXbdvXRxQFQaa8irtCRnCdSeD0f6+zWGAHyA2AJ8AfyAtbUQDBhOJ8IrrYif52ZHkxIZsZGYJhCO",
-	"p7DhhBvB2kh0UYW1QxwIx7Pvv8xlNuGwsApp+ko35YNZytrRoIy5JJJZkqYJqrk6Yjqfzax4suSA4WjH",
-	"GHzhgxNMbQ6eOsh/wUuA3KyUQ3kWe3l2gKNVlxVWMQqsLy2j3ZNOj/UD9K3wH/scJGRefo2NVqoegXYV",
-	"3ZRyVEo/JCZQ8GvPNUqkWhx/vwUrlYurpYTJi+OzFydnv1hT7PXZGf4FZtsLa669Pjo6vrpqRa2fD09O",
-	"X186E+7i+EXQPljSmZYVsa3dJA92hjzUPfHH8AKss/zDZOCy4xpSJWeC1xyGG9RANXDGlal1bqDVs/T5",
-	"p0sTLdI0l9kN/kYpkvhY5tJHDyi1hTjemKc82yIBurp8wTTor7yAPmM1tJK/Cp5aC72+estp0+p2fXIk",
-	"3RUcSKXbOosKV8LyaUok+v83PHyfErfHsbxno+nlHhCHfzjjAjUhUOubxkIbUCJQJduYcGF7AtSK8uSn",
-	"hdu+5bOEGgte57wx+2UwmFRwbQ0/nVvjM1zvupKPVebg3r1pGy5xvK2LYUrVFsvviM5Jl3BFNgbaV5DV",
-	"E86Q+YTtFWl8tR2JT+HdGw9MA8EUG1iEZ6xRNuX6k0lnXb3HLBSkP0E1zZMPkDIg/4BmWKO3qADCyCWR",
-	"WByup14TBNiOQTSG2muso9jHygYV71+s0iq6xjmVoWR49+/97vO39O+77tsP/ejZkxCkTNQ6sSprwF3k",
-	"Siw/RvT3dgqNu2d1Kf3X0eNAK18R0WoysaH0M0wQHndhq/SONVS2LFTnQraKtWxFrTGXY5GmmxQlubeO",
-	"VhCktx7oXUuKYLFDQZqzD2+oI7Y/be4lRfpb6xqtpaFxrRnXbIgJZkMfBbA3AYCPL5FXsmAX9of1Sb30",
-	"AsHX1joXcYGlsVlVjq+Vri+VVCH8jyuexNVadDLCuXPke3vVEghrS4VXFaUFULMHgU+EgGnKGHeVNU3w",
-	"DvuQlErJfIeEBgOeVg93gvkGeHmRc/Cf3cOLk+5LsdgPXLB+CxrrY96Gi13+mmvDiGLByEYkgMghOGp6",
-	"nx4r3o0lGiP7iXN7UNzP7/ORB5oJpQQVMDQ4fAL3lIY06lZIHBH+bBxwKQyapupexIeIJyG2rKb6fWBP",
-	"9DbjOVSRJgSHBggV50+B9LwxFNQwwbM0EWVQoMiVLMCaSwX1AiLDSoEG6b9avkcteNZnOSjwJDonRrFH",
-	"fJ48gizqR3eP158LnEexTssqhV3ZMg2U9ydapqzy3ld2OsT9/l3lmeTpkcod4GqFbEeLa58qFRaLIafp",
-	"0iijhQM+/YSHGGV4Grp2aUENpFT7ufvxVyzAmYrFb4m4D1WKIggALFF4qtsGTyaJFIXTbZskoDshzYqJ",
-	"gAV4PgKRshW3gBuvxN9yUTdBmt8jCZ8rK5UfMgV735Yz2DYogoGfLX14D3f7+WoETAZtRa1YSaghVfcy",
-	"6CotHObb+oyTisevup21tV0mk6VNq1BaVDsCK07RRabsN8FkyPGUJ/I6mYcsQM3iZCK08RoehTDQL/dX",
-	"fPhntri3y3urs4lQ5lsuN3zKZS7dQ3SJ4pcFURlc90alsYg3jLxsk+K20hNjX6rIF9MFDeEIq2ghH6XJ",
-	"OAhQd41IupDjqZOJPRwIT8fTicoSM51FbO5uj+xPJwSphn7NgcQyFcz7pAwVcAwUcFigT0O4N5lIEbPx",
-	"VIwxuqWZkgMJKlvMDR9xLVj7Viz0vp+UfVQmjF2STo/94oq87qdQr0r1nWoghwDc5wiU3YksuVmwbhcn",
-	"370Vi+E+46WxCdTTqpKADhdHA+kcGnC31XvmyRgqfbkBGL+BDGiTtE5lNiPi3adPHz8PMhZYwtUbgaBk",
-	"CS10USk8Fe9dkgLGfH9ko4UR2n159ethd/fpM/cx4/cwa/DiFe6Lfvc57968/fD4WdhlYde/sSxHTBJt",
-	"BNVXRw6IOUNTkKYVYSYIgsTCztnfdMRSbgScIvxyOycp0fIVEmkQHStqzTejdMj2s8vzZJdWMIHcaBnz",
-	"LGaWDJ/trVcXi60vD+x2mBZyxbF0vKdRz9l0TUhl/AwKzfYjflU95ysqNA/TUB6oboQjOaXioYIiVtBT",
-	"6WgsOxw/I5v6VIZ0UJEAWPRjtuVSa046Hu6unQ2y903Ot90Fx9+2wk1EhrYKXJMgMj3vS0wJZTJJPWt6",
-	"SI5NdUR6UAn3VNo3HwuUv+BAOXDz2C+s/dGiPM92t4tWcJckqpWgHasAzA3TCOtV3sXEOOmOMQyUv+Us",
-	"ZppXyy/X+nPgGGkToy1lY5S2bcUJ+Q3kOiIrb6MWY3GlVYuRlLlXBdt6ynefPtv/5z/+K+wFRATxBiyj",
-	"TJufeHzVqHienP12eHryYr90wpzeh7OggsmRYCbLtdlYKU355LihvvU6XNMKuOoj8pC61CiiDRGzhTAb",
-	"Dl0ElpdqzUll0HnqUafp/XHx380SPeNmPI3YKFO3Qr5LE3kbsQmfRwOZCShojRAs/F0JKQ+/QBH27s4V",
-	"5s14aqcrrOJXkLIfg7Vp9TsHTKp3xRWR/Yhk+M4qQQM54vE76D1h8kyw9uuzw7OjX88vj190UGNsQFyr",
-	"gLzakVpRq7i3FbntD1fDb2ytAKGQRhuzdr+UoYpVOtunRdH8K1ZIQVKhA3iazCixbwtkh6vxVMR5KjLE",
-	"ktc9dkgp9ApxqhFiHvNsuWZDSpYaMkTY45nREbH+jOqdKX6MIU0hY83avxxfo6dQu/F8EmXEhjJP0yFT",
-	"GRv2h2wmuNTg9bQjL/uWZ/z9Jcn85XxDZfcklxqiqNbQ4kynyjicKNamDC9IvcQcrwK6fuFyPqv1D4/7",
-	"8F+wCKK8e8sboianiQxmsm+hV4m7htrGVfHnFUFBLf72EJeLvY3QHXBKpdjbKjiHUzW5oFkupSTMUxEK",
-	"H/1sCbWIH+0yTVToAB19SvwBA/fnK8tMrMSnBHlO1R4jlcu4CX78oZ6UNJFbeFIcDQRrB02eSRGfugcG",
-	"vMKltwt1hjJjqDiBKbkiTzTbUzUhTCf41Wd/c0J3eBBPqjpLKpOrv05U7K9bshB1nKlYfOlKu6vr44t3",
-	"x2eHP50e0yf35YuTK/fty5MLEA30x+Xx9eWfW1Hrp8vjw5cX5ydn1++OTo8PwzDg5Zq65R9nMxEnwTYJ",
-	"vjJtnwFQF4bGywUSbCTs/lLns6bUj8+PL/Tw0jVYuG+1AA2p7QH1+OM1N4XgC37GHMxYjFOeofJvfCY4",
-	"tr4rxCJ+qx99sN9/DENOueTJtXBbBfNf1ySpSLxcgosoTRNK3+tT3QBarJLY3bQfV853u9zVg6oywPcK",
-	"LVSMK8xHHF/LfzqBrhmKEhU3Sm2A8Y/sLWG4UZ3PPAAZaBcAuKOrDQykAny5Ei4lXtyW1O3j7yJTna0A",
-	"Su39L6W6l01+wuCAELrPdQx3AmD8Pv5AHd1QONhvegzE7D7VAnF2k6oK0FGJwdjrEWgolJNpF0dpEbGp",
-	"K8OrzWpDqwUQ+gK6NgD3OWmyqfWVO9VoCyp4DfesJQN49IZ0gNd+AhnAA7agAxwQgUet+abLlIA/1kgh",
-	"l1vRAjzjQcQAdz5E7UDCqA1dpcrKQpUPTyPb2a4K5M3hyTV+RdV2D6gMuQDG+QKcFToEp2jERGHBiJuT",
-	"yZIJ1m+SCgD4BUZks0TyNDjKuABQ/mwYzusQoxuIwZ4blZt5bgCOxBIW1IDBObJUaIWLVQyQXKcCAAEk",
-	"pYGxtqTyauZeWG/Z5qWxYC1vMJzqhIeFBn5n6njIOWW2VtbcLUeI8pAEwlmHJFc33jN8VmNldu1V3NOb",
-	"Z9VYr/SZCHMdEW1WArJ6S4JvB8BXFw43axU4+vaT9jrqklsReVkJr8unym0gvby2+3kfu7b8xm1vUTdO",
-	"17wNwuqnuVjV2UJDRWUGFoybL6InbHOM1+CTO9Sr9WTgG0fWt995jwNQPPcg2qEzYg2jU4r3DVURWaay",
-	"xujuXaJSdP9D0j9AceJngjffOFj7m3tSEHWfAhJr0rQDSlhi0tU0UrcUXl+eVJAtCKX9NpFxRL1K9wcy",
-	"0M6QgEiHrL3X71canmKtL3ZHSSRpJb6xnBaCDXGVh50o+Oh6p0Q7xON9Jst9GXFXlRQNzxjxuOs9zu4J",
-	"nN2L0VSp2x3N/rOLfdKvvFvaI0NgaKbhwUXfV/vQJ/v1TqsqK7CrLaEpwyDrEQNaViCKZCKxJazK2Dk0",
-	"d20YSyrTvVG5xCXYgyUA0GTq/OqbURdt1ktOfcgjj8gWLGO0sWo/SwyJN0xhJsxUxV07E0rehLk8bbjc",
-	"IdXCRc9xcRCPzsUrEOLPcEMBGniqptUpzcp11iT4dQRPFNI0DGyU6qZ2IDvyY9oWAHxJNDrDsU39vJHm",
-	"dD5HVbcLLh/Q7+FhTym5ttx09K9aNW1apcMqa+/tPt8Hoi91Tm24E4wHydMhaz91Z4riSamaEIxTccyS",
-	"uPn83PEk5aNUwKNoNXwCURETywQfT0XTc6bGzIfY9hwh8H+9vr5gcHbDcZuwtEemFK0qv/yPXOQi3I7+",
-	"EE0kQKT3PemhBfb14dVL52UgpdNlLEFY9T23RqdlkDM+Aadmc41Sb3WR0qW4C+ahrAJNdD3kqSwvKG24",
-	"vm0qtl2Fi/ggRPbrUm8lLP7P4K08vKDHCF+L0X5l1PwhEO32ypmK6SkvT05PB62PQW/ZA4oIYsHjlAI2",
-	"X7qia0WARuVmrGZiu71B4MD5PF04Qex2Clq8tw8vLk5Pjl909pkvBY3ICxuV0ZDqHZ8spy+9ZYTtmHwz",
-	"hKVlX1HTjMTS8NL4o8iamj8UkPxUHHEnsjgZm2rHLylEjOFIiKVnsQvs8UxgB8QtW2BuWO62auPx5FdB",
-	"WDa38tzdYr6q3+EmRZ1++ctYCaW6OscSlnESy7vj5r+uvA7nHbZ08WnbrsEGaOn42ObprHL6HJKL5x02",
-	"WTw8td+dnp6/AV8PHZ9W1HpxfHbS4OAp7dUyn/d8ehVxU5dOa1tERQDUrjj9Qmg0y2JgCzY3WoTljVHq",
-	"1o/ndAcJ8fxGdN6IcYkdZHa01631QhsxY20E9IL+KtB/qNB+wnk8M3VXsUIvj//j9fHVtdsIXPw/Q3Tu",
-	"P16fXB6Xt+rs/N35xcnZyflZK2pdn7w6Pn99jftW7ZhZbOVqcMfPctjrkSkszmnRm67UZ/BB18n4VpgH",
-	"U1OFU4IqfM8TwLQium/KpyrkYANglkPSdEmTBHGsHXToEkm7dCZXCbx5Et7qMvtCpAQSFOFXSPOOMMJK",
-	"ZAig5jthGNPPsM8hTrsqRcLn4FwoFfIMS7tOadhezwSm6gZAYXPpGzIBXnVJhnoR6W5nc6XScBuFbQvR",
-	"aLalqa1856uxmgeyQ1Zl+ZwY7bKVissOWB8NxCJvKLBaqx4ZyBvqNeQtr+5c3ACG5sdwYFyhU1jGE6sI",
-	"92C/bxd/90Dj1qqBwM4mFcqF7C+tdlTKqHavsnoD/YHZfAeH3e6Mv3d9A4Yusua8VmTXE6vYx35XGdEz",
-	"QslZGgOibcr0UuVsGLSBNyIRBRAzb/DNPUZJAxvEi/2GZnkFarQeG3R4lZvzvqY+etdLXfMQRhS/g65V",
-	"riToTrAUKnqwQVuGnVPmKk1FDGwAksNBVT4oeov1+9RSEdvh0ddP+8yNsKmX8prrW7DNCwU4gKEOfOLK",
-	"86erVIXiScNu113bLZhZ1267Hu7D9iMWaIjl7SABjYROYsEK4mRtAPYBqEZMEy/9Br2iDGJnsj6oMUmG",
-	"D9JTa1PUiLGzlu1sGI6uSoTlkPRlIMdxw9zGiM1FRvwegEDUXDS6qz1jkXGxqq5FIuTk2eUuyF8T2bj7",
-	"sKMSZr8kRvtnoARK4jrhPe33NyatmggJxf/K7WXqmaKZYPjuTLxPNEAo4qF+2u9TX8dwBLzE4D/Tbtrj",
-	"DOeYxWJuppUdqnHtKqduODkhHu53urwsnsMEObxIb7ZwWHHjzHCEjHJR3QSL/zBTOtz+Y32Pj3Cz1Gvv",
-	"OLe/HxTPsMQFyCIz6KUehdr8huAQzhCHJNFBKJJ9Krgc8zQVmcujKAYFOyhMM655p89Fh7adrajlenVa",
-	"w8Te3oqoSWpDRvqqDpnAwxrbZEKzzrGVjpW642rny0+Oy8GLFi4EWOYwcWmssX5ANl4tKLs2Hw66qnAi",
-	"27VXp0Ua/Uanm9Lul091PbXeKS9OJUEOSUm6nrkaNRFmCgm62+T8zbEW/YIj2OH6BE8PVL6WzeJEPST5",
-	"kga8QZIhn1S9PbWOmbNE+tlGwSD7Cd75ZLfZB7a5P8k5notONsUIjynR333cjOqLOayg9bAzbBVI1OHG",
-	"AFBV1rCZ+MQbNk0g8c9f8YaXZZraogjlGptywjOo61KBox8EyB+0/FiDVof6P895tefRVGQJOYjRACh6",
-	"iEHxnXtCN+YLHbHyN1R1pQPppfbiQM1CCd5fszblhkWMUsMiRplhHXBFxwJyGVE6QpacfWpZW4NcaWuw",
-	"3Aoxd81X/ArBIDcqg7TC+yk3wsUn6y9aSaR+8uzpmjqWLTIT3RI16ALwiqidWrMIQuNGgRJIdx7Au7FU",
-	"8DsIuTHxfq4yw0cpCiusp7IfyzWO9h5I94DagmB9YxN5NmY4rcvyacybWe0JyOfxtiEouuWnBhct9gug",
-	"bmJNzdTWa1M0CuFhBYJ86Ph37c3cgL67bia0idg4TexQs/E8OMi957INAD4r/BHEVqvZdtUHlpe3vG6V",
-	"twvyqnDCORCtTzBnmZgp44xsXSSx3kC3YV2Ejp3p7WBbkDvBIINWZx/NoaIlgM9jZhxM8sije4L/rAD8",
-	"nPC59lD0lPnwd5GpfbrRlcjSvKRyucYqa0oChpPbKQ6cdrHvEsjojqa7KQkYJ4RRcQ/in0hMyv+Fz/VB",
-	"43wwAx6mE1cmgLzAdX2yK4op6hL+/QVe3LXpJdlXtKKCRvdQOPHPf/zXo6Jk5NEHkcQfO/5dHErJ3IP0",
-	"FGqva+WHHibEyfYFjPCnmjuIwoTswOUaAzvR8PkhutCwFB1nLxdbD+uFznnM2reHjGR9xqY8ri1Zjx0D",
-	"NJCPCLmUfvfI7aKaHguoCZ5sbUcJ1y2uhmkpsjClW6lsOZeSgoh+tCBKCkeRPXV98vrSUVha4KVzsbTG",
-	"Pln+YYvs3eYbLmageEa7IrtWeUWigvga2dsRlcBUl+6FSlOeacpkFOS+QjMX+zvbk9GzxMd4HGsm3vOx",
-	"SRdF9pMvevD0aY1gj2woCMAGmk9SPwu72InBi9o3WGZgByjqDDoH9pDeCQmu30SXR9oBZdDtyYLxSSZE",
-	"5DogUZ2xXGA3G+qKZNXAhKeYcXSfaLF8fIvxllfJsTDLaO11SSwyNkpSaLeRptgD+4AJbZIZp+tmKhYp",
-	"G3PDUzVh8ywZVy+mKe0zrbCLtpUKB27K+5a5T7HQD+5MDGvX1qisArkZ2q/cLCA3CQaxEhCfG3Qh5LoK",
-	"IBerfAQm+4oKO7jLF6GswTa3A5RuiMqL3Uiwr8PN8a/hlFpuMU651j1qT2IJmAoLeBwHyHPMx1NxKXgc",
-	"4Z9vssQIwrniWoFvN3SnQ3zIMtR3xAzdJplYduXHiW/KGXnp3DmocJZtTkdAyLi3CNZrfx4tvlieLzhI",
-	"4hC6t3k+ZkI97Ea/y1/wpUr7vMGpwCXwr1S9PXgsrDrysBblc75IFW8IilPlBqOLMDnz36/OzzDf2rL2",
-	"nKfpougcgp6o7QqCUaG1VizCBzsUOXsO8HjpksZJ1cBtDzyMeWgdRvmq8Ggw7BOzZWVw07o6cJCGhhUb",
-	"Z/O1luCcwYbnMOdo+R19C+bAq7H2TWJVVt8eju5JNKv7E6wa4zwKvU/LRHxg457V/XmbE1uujJofpunD",
-	"KHvTSnfXCfZbaO+KtfDkZicAi2pnXaqLn0FuMUYwYcKdT6Z1HxcKZUUTvnopVccRZ0TTdVk+4v08TcZW",
-	"kSHgcd+JH6yx4Z/+9KdhIwg4wTtsiQEuJB+lTS39sN5grYPTv9gxXF+4exuwfBvdPOpebjl9rDRYk7nB",
-	"WaaUaQBJW06RXG9yJONbor7GcX2ZMqBuWsWm1t6l0tAuszK0ycOXaJaKCU/ZKDdQ9sNH6QI0oZnglogg",
-	"boxJyb4xH+puAA4kuNWdpdXwLRlSPKQcvgdtzBfVYJi2XU8vGwPEqWWfkPeBxUKUnFrr1GjA6AFnihQH",
-	"LJlIOAGEVlTpjg+6N/m9Rnx8+wmRsaTk0SLKJZKKls5IsfPFEXi78mSvhvgvFsruwMS+3eHFSRVr3vcF",
-	"dYD/G8H51wOn2YyniRYxOzp5cUmRURhvxqGxgxRj9LxQ/zG79YvtTOpP7Quw7E/Fjgef4EmtdhZY60ml",
-	"8ciR2gDxXGpGUIsxoN8q0WymZq44xDdmKGXlb9fDIKAj2mfuaDbPxE3yHo4sIuM9sy+U8THIqfbiVr/j",
-	"o3EsbjqRFXdGpGmJtOwB4lmYv6Vcm9d6TVfWgl7B7w35yVZLMpjIOUtkbkTHufX2sUvlFuiOn9I07Yu2",
-	"KShO9wuIomwQUKtn2EOTsPjXTbpiYSjFNTKLI5fVtn2DNdebLFRJ8SmLXX2dNStGXHzLEORhNWUZM1jQ",
-	"s19KIuvNrEh5JazKpYtQo+G3gnLDSGXSG6lD1SnQLwCLAPEwzNyQ8YFXxMAVDiJkR7vMAUq6OWAeLsHJ",
-	"zy3REkoqly+Jr7SB+mQN7KdUjW8LBWx94sDG6Q9OQ6uu6GuZGL3vVIul0gW3TvuuwQ9chr8+wu/cJYU8",
-	"wABrj72gLXENgpvXuZZcsEpVXL8iJcVwFfUop1blMnFuLW+g22+oKMCTFvZRzvJU6KhcUoVxoljIBbnP",
-	"4JAeUg493gDhoS2946tU1V/VPVM3BpSy65OjlwB7y1PMxpTFnP3aexvpx2d7lQD30/Xdhyt62WrWcuyJ",
-	"vu6nkyeYYhTOFYbK19J5LgolSXOFlIcG6KUA+Mbl69Pjq1bUOv7P6+PLs8PTd1d/vro+ftWKWudn765/",
-	"Pbl6d3V8+VtDChmt3eGnGGfr4uW+cPahBlqjJTYHMI+QAgoRSkVN8/GqbWv90KbdPIGmNv0rfEDw2UDA",
-	"gWlfIWXfJpKEMRLi9igZW+KnENk3Itu4CUcV4m6kntLqFbtf7NYmxwplw3ZqTnnLtitj9kLUezJKELVF",
-	"ajle5mH5DupM0v7p7cZgJDOMmkGPmBozL8SQlS6EptPbrDJ+k3UtMixrCo90tDayKw86DziEomJNeHrP",
-	"F3ScZACKd9P1b1yVjWjVj7LJ64aT7GgfH3y019r4boBNpuj4xCogombfDSZ5YRIbFtU5cdhQy/fA1Kbi",
-	"7UIeuDBZoy8yItCfiM34PHIuQ/g7TRDenej/n//4r/UokhW8H//LesCf+rL7EOMStCcSbtDN5YLky/wC",
-	"GvceHZ+y4gFF8o7rta4x/ccK/kzweGNj6sg98yLl46A9tbWI3QwPbckomqrMsEmexAIqNl7x7DauKiur",
-	"D6+DSCuEQmnBV29b+CiXrLEHHOeNs11Lo6yeJcKLbZ9TWFhQm59JgDdYkbpWMmHhUqp2IjPfO/cdIkdJ",
-	"Ca+XqkE6QpChFMhjmyPV1RDY1ihf20nyigjGVCC0iwvIMW7IiCFLxyiWa8Eg8mI3oedGD0jwlebCktZU",
-	"KEGlZdqEfhogAQttd0s6J6pciwq4kYLWjAz4gB7Ym8V1mjQ2MG+DdPntx3T+pdOB7SjjNGHtccqTGbVQ",
-	"WNOlekVcxJFJ1cP6wIzfa65vwwjTDmYdd87n9EYM/Y2MPM1Y8BVw6RkjqMF69dmPXd4qus1jkSaWJx1A",
-	"BuRMZVCeDKpBJtyP4RjcWiyGRDOaBqBtaHBItl2q7o52GBxUXOBG62zuJ6+lFizHEQTPzEhwc40jvWpw",
-	"6aSAosj85Uy8N8LZvbDgvYbOq2I2V0bI8SLYi+qKSgbGmdKamL9bEgc16za6XUTekzhyOaigt7lLkrhz",
-	"4HshgzxZqDxjUDaMOPfhUwRvcB1us3yRKXXjJ0OT29H41gduzhgg1QK9bs2DvJYmDFhJ5gFcRPXyuWG5",
-	"TIXWwZVPtmiGtQKxamXCkVtXnz3u+tjWU48wkQUKUtcJugLtbW0RhuH6tgkgxP4G8CAHPhWcWqURPkaS",
-	"sTk305X1DZvEM2gSFSJxr1pFYSo9Naol1Xg8fcd2ioVfOiQlxlEhmuBpbeKZh7AmofY1nu0Fc/Ycelmt",
-	"aZpLz0ZoIcrfvMckf+iWli0SOcFf3fm94Qnk3ZJdhYndSZoi9CAxMxEf0IX7BZXhF5XuaG4C2KwERrPU",
-	"DxcGfaUF7Wy4vcXOuGVoWtsjmszD8qBci4N1yAuQB75FTmOVh5WiLqXCywpQHaVnhlP0d7Tb5fpJP7BH",
-	"bKJIWikJ+OA9ByW+FkmctV0EYEh/DMNIRt6uXbdQr8lM3XClavtfOdW0Ks0br7eNTXr7jviV5RFQAhI1",
-	"pPJDVxXI5d8q8/1N84PWFDn5sp/2ipz5TlQkzdsLVyfNd4pE/nY5a75TZP+3l9Lmv0aa/CZtwcKJ841d",
-	"rqBw1VWH282lei98r4hpVSuZOMCaFbq7UjxBLxWKJn1ior6l3p958sDUTd8VdyXKdlTOILYKkpqw9gwg",
-	"xFw2pGNJe/3nz9aWjm/H0EAqWGWyabesrCjVwRHW0AEm+afCaMpeNtmCzVWajBfM/sknPNlkRyp8BBes",
-	"PKmmTfnVifSH7cx2azTP1CQTOtT7g5glc5dY88luoG/vUCigNYEQFchD7GXyEzinxHvIPG9eoqblOIUc",
-	"lFCUdizSNAQGc+1rNKpKBmEcO4PXztkab/tYIGhPagIQ4lVtveTQ2B5Rtqrgb9obt7ndJ9ns/uWDYnJr",
-	"PadYy5p26V+4cXOCji7f+mdjTKm1ri18ZOM01KRRu53PISF7g5Jlf+mKYVwHyK0OJLV89AGhViJvVEm0",
-	"xWKUW92Vvr7nWcEx3q7GUNyOg9bRh1agGNL7fg0etF0LxvJGfArWR4U7N7c0tMNdqIdWOMz4+8rOPw75",
-	"vIFTIqCbUZh9lpAvaK7StN69tKSiPA45WFahzBG8nBsGB0WN8LH9drcfMamsAii4qfXn2diCL7Zkd/WO",
-	"lGsuaIH60QYlSdyVBLvivQRLFxas3femP0nzatXFk/V9X8s0sgJOq46Et8R40OfY1ACNO8A/SNx8OHYh",
-	"fF0IuxqCISzTlGs2EkKyOBefCcNwK3JoRNDElYhzLOW00hnXrBk/sxFQnBbzViwoOw4REWFNYMYRoU6K",
-	"Mbj2t8qFtfN8AwNcCSHXiirnByqg2ogUindoIigf1N4GbQeLausGZQ65v64sjZZHqnv4YhaColhTsVod",
-	"9VTwO/CsWYvfk583FuMEN5TKYxNTra3th/vV1o2xDTo1P7g29g//OiuqcLcfd0117oMeWKna/cMvd60+",
-	"uNH4d84Nd+x2qAxHI1KrnT80aSRHgO99jdVbK3o1fmoFco2LLcsrro37JRCJSAwhliFjbd9niYGcXrL0",
-	"MOjxlGlAu3TQv1vEpZBHrWLvO5oBEGFEnyk2eisWrIiPrg9U0kBR8cah5fpNZDoJm2EuPQM78SBT5SNX",
-	"dKXuJRvlSRo3QZ3Rk/WgFYAjm6jGge1C/AK4/ul4ykFD5AaGwvmMEskx7kjZOdq+7UQ97u0+6/0YNiRU",
-	"nNwkIm5eddAiMiEQxkaO1Wxm9z2GKPJE6OL04vBgnsKcwib0POXG0sPyiL+cn189+uX88PLoV3d+wm+U",
-	"JjJ//4jP4md7DTW/d0nzCt7kacp+O7pi+CrBqVNhmy8IgXcseeLKs3m+t/fDk+c//ri3++OPj3ef90dx",
-	"/4fHo3EcP3nS3+3Hu8/HN6NnT/pPV071OmnCQ7WnBZeDAFkTs2Jim520u1UURsU5rH33uLfbe9IhriYA",
-	"ijtN5C1Nic44MAPwCA0nyn3F/vmP//q/8f7hAazwL4rNtchj1aXBWfuu3+v3+t3d/u6zx7v9x493n+w9",
-	"fdal5YQ6tIgN/y1OMrMYUiPkZfKj6RW7xjgbT8X4VuXmgAnLlYexuBvWdw0nF8abK/MKt1SloxKVzmiJ",
-	"noM8xPf0W4ZTX9EGYU6onyF3PgH9Uys30Zv0ChDmv/Tf9gBo6C+7b3uIeNvLs3Q9R4QBVzc1cCCbD8iM",
-	"iydbWPfH8aRUOFA3Fwsw100gXEvQWBuNXeonH8wXyrXYFIv0Ai5e31xgi6BzY1i5mrTmkKZw2Vdt5WcG",
-	"60X302fd/rIjIVRr9YWxfZMC4JxAOnufSlTFGz3tr/WNVIhjXS1ZQMnxFIIzXkULF46464kugrwFSSq8",
-	"SgvVDYlmcCJi1gZw+ndvzi9f/nx6/qbjcLWluLeLNpAQACzVNCM33+s/JzCNy+Or16+KB5DeNFbSZCqF",
-	"Gs2BXFKUQm2PAJrGaojsfqrc9Kz1EEqkW9MGiTLsOr0tXfRgc2Pjax8ogZlQoXzF89LQs8a5ejYU5xsk",
-	"+gEcHGX4sTYCfs7Gc0D9jLAyG/L3N8jzg45Hdkw3Ub8cawnsy6LErNiUA8Krd7TnNwU8T3oKPfWVh/RC",
-	"KgUEyVqUMggd8zGUZqzFOM8Ss7CsZeZCEQllvCV2XlPBY7BDMKm19Z/dw4uTLqb7OF6Ad3yMWiPBs5B1",
-	"dCihot7aQNAtBq8rkB+ARYAOjg/wj54aM69Wcm8KPVHCBEDQAEs3kQNDgPW9OL9aqr7Sjz6U68A/Pioe",
-	"02PnMl3UQAKgZo5CcWve4uNHip1gAYjhY6AxWld7FKC1L5vxRBqeSIA7gPlql9lJuKI7iA2rE6OyRWcZ",
-	"E9M+6/L46prFCjRgo/DRPXblgPqhksTrZKz94vAXkCfYdhfBLi1HO4aWx2D1X/58xJ7vPf3Bd1vGJtaa",
-	"tYflHrP067/9VSs57BwwPpDLDaehKMflTRbtqRPpmyxbQhl+sDqfbxX5cWgnhHn29JgpkNMQm96qG3xN",
-	"QvNuB3rD/vMf/zWMqNHGQNKqUpduhoKqEyGmAxuCtbw/Srm8tSMPJMSOyYsP9UZjky567ND3th2p2LJW",
-	"DDL/La9VBMgYX3ggYzFOeSZihu+HV9rf8bSVblqWR30H1TWQCKfw+t/6/X6ftYUe8zm2jsj4fSeCaLZv",
-	"SAwdou0+sNfXP3d/tLNMlRQDaT8+fsZ0nmVqwo1g+JyowGLzKLuCG7vc0HKPM8w3sRaeTmIxkJxhvoql",
-	"Tmv2sPbwsdjr94ewohpc/bEQc4Bk45I93v2RQdRRQ/OYmBuO+cIDaVw3dwRy8wSyo9nQLtmwBA48T/lY",
-	"7LOhXfse5Sb2kngYDSR+hxx3GLEhrHNvDMD39jOudu+kSGO0jA3uhAzMUirkEPo8E1yQq/zY0Ti6xpZH",
-	"UhF4yUC2hwF757G3d4igh50eO6N0osSVQmLsaCDdthNt9dhZjggQAGCOeaKAlYr7DGalo0Oj4GF8Igb2",
-	"8GdCz5XUAtBFcYXsSj7v9394/Pz57tO9H/b6z58/GdptGD7f3X3y5Ifd/pNnPz7d++GHpz/2nw8HErOy",
-	"Rnx8W8gmQFKOk4lVRdvjNLHanhVTeRqzWIwRlFfMHNjPQE4U9olFAe/ohQzEX5Sdk+UavRdwc9Z7rQW+",
-	"9LAD5w9cfBA94ZAo5rulkEhUuSXf92MxN74tvHBI00mBgzeQWKmkJDZlHh7mZqqy5O9AZPvsJxRP3nGH",
-	"+hYuj5d/+0u/79ttmyVaQ4JGRs3erdCbCKPZXv9xhKeHYIKh8fqMI3xVjF5W74cbyL3+k6hEdHTOim9c",
-	"t27qRpNiPyHalr3+HohaOZAuc823XYf1UAp7ABDJaLa3+5xcJKWW30M8gHamAwm1A36CVO2VQN+b4fsu",
-	"MNquvXKImnCajIVEfT0BEXqTWN2gdTjn46no7vb6hVZR+g6kPdX+QDug7lRZdl0uWR5PhTY0DQykCTW3",
-	"lARZQHyGe354goLaniwB6gZ2Oen57t77LRAYrZK3qdXvPcZZqLmQfJ609ltP4Ct0eYCOBEoDPPvR3eNH",
-	"sUjFhLtyzo9R88+PPhQfTuKPiJtZlLb9hXQu8nTQ2pRvKVejUnUaSq1Ag5O6/vd2eWYeEiI0b3Fn1y74",
-	"iwdAX/3row8lDhp625C5WFxSBY18u/FAj1I10Z99NHBmBV94Np6HvgYGjgAMgd8AUeXRB9e2c0NaKHX5",
-	"/Ix0oJ1jITRVjR25lr/38BLLP0k+11NlQr95ufjog/cVfXz0ofAEPIBOrrzT6WO09uI3hc+htBSELYPR",
-	"DWGCJoy7CHNiqQ09961u5zy7dWpavVnwAQRdkrhAGscusVZ5DLBzpgUo/Sk2sHNtcHboPntb0bsOhGEm",
-	"TJ5JzErwLPokbu23ThNtDv3rRfWlrb1lvSE1VnVR4ksnYtQ9NGLUpjpi1No4YtikGnS5w9NTyFuwjwSl",
-	"q6Dgog14iF4DmVd2S0MPguWqP4cQeNalH318C33sQCmCLd/t951Z5mC8SibNX8liL4Za36YXcg7B5mvq",
-	"EYx+uj0cOfRAP8NHZKHg9Y/XX/9actJoRIw3PVl/088qGyVxjLkje7vP199xrdQrLhfkMEF83kJ2nzqF",
-	"xKM6VRGhSk28/clq++ZwdLwSiV0yTK7BjLivgMRhjy/IiST6fhu1yqpIa991vfu4dNQffXB/EtMJnvti",
-	"v5hHiqYXimhiEXMZqIWNh/3T2/dThb2oI3D2xWKcxPgBiyGrR/UX4U9q64sT6Gri7H1NWuvvbXcEPp02",
-	"L60Fr6R726joZ1VAYEflwn5shw+FL8qBQm5LgWt4b617OHJeA83YweGDkr/jGWtVMyho+ZN0g6g1D7bx",
-	"QLqEFgbUdL10sn3/Y/ibMhu9megEJcALagOcAOuCE8PaXnz46+mhWMhl7c7OAcsE9NOxw9PjUdr02E/K",
-	"TEECUplQ2XkK7AXMoLFRGTpqYC5VjN+CIzk25AbZ6z9fPqUv4BBXDirQ2E8qXny2M+oe/4J63eNpre7r",
-	"x9+ZRxSt43xL/m9apG3LZvrPt7v+8dOvzcZQSztmbcC7rh5J7cowtJCmY7Wyy+N/Pz66Zm30LLHEdLCB",
-	"EUI4OtmsK0dhUx6HfWS9kPW2Y1ioohMXLqq0jMU+WyoD1lx0HoQD7a2FTlQ00yr6ZwEpnnJtusf2sd2T",
-	"FxF2fpDi3j5OU5bpApgF5YVRD0cMu+xo9EFa7V4yeMqxvBOpQvCPKhO4Mpngs2N8zShoudUV31JkfLMz",
-	"iAHTtQaNfWmYCFg0a3mCEe8N7k9Xw0tUmUI9rz27E1n3ym4UvuyBg5CgJRvaNdsfMlB/EvCpLa/dUhTM",
-	"UU9ixKy72WpUHhpiTIcM34epGzZMYuef0+Jv5J+L2BDe2/1iZ1X8BO9Bv1TGAm++cwHiexPqFmfDfXDH",
-	"dnma3IkhHCa7VKgzPH7KNAWlXdHoFKp39L8Um/x0NlZmB0unHxqyhOgwEzqfUcfBysEv8yxiROvNgqlS",
-	"t9+GT6JJBfNQG2+Of/r1/BxRY1wEDAHvhoQQSWGAWa6xsdRiIIf/2QVfZ/c6mQlt+GzuiP21TN4zjQUs",
-	"jsy5jEu3AGCoyaEIccp3nz7773jnVLxnv746POpe/Xq4+/SZPXiDFp0tNwrlu+K3GK8YqZhc5nS1GA4k",
-	"plPcixFsBGJeW1XDXrwUc2NtqSjuFWFUC+NYP5bqgtCToiOKU6EUSSSrh6kAF0APpLssA/5WVAO7nkVO",
-	"q/RhF4x8oK+7KhwulDZv8E2WZcMaUjipYmp478dyHL62N00uld1STlLZp9KQxUng7Ak2CLfqQzKR1mRN",
-	"JDURL9MLa+PPzG3cAbR9X95LZ7Q0vYanyubXCForD9W9fUZ9a78FMadLfv+KMgs/kq79hVTrcjOoBv26",
-	"AAwCBUfETPAsTURWC77VIpcgVnZRTHyNqV7h5D5FmjVMs5xEsPl0/eOXp3qmQMmEsjyMy1khE0oRyEGC",
-	"CmnsXEQ8JMt0+ObNm+5h6ZdhB1ydsBfuDGJT1wp/pj6hjkFbVkYhQnAfpZCk7E1RaD+9CM5rxOOuH2jY",
-	"6X1VI+hrbdM1raaIq0yIj8dibs/BSNyoTPiVDyX6IQczPEkpS6CSZhcxXRQjQsqFumcYI88BhalzADIk",
-	"92ev9zsZd3C6qJO5i5mX33lHe0qj/nqYxe4kJqaPYT5EWSMqgndlrYjfd0fARNFjVNOWzi+OLw+vz0v6",
-	"kg+HhS28E/iZza3ym8+9Fgxzc94VMxUzV14ELSUgcXzOJ0JHILuFb8XsRNMC65PApeoAmpKMJdDUyT4V",
-	"Uilw7JngksYVCcDhuxQWqTKmp8kN9elPuYGcm4nQPfazSi09DaV4b44wU4QSQDE7FEu8wmEWfOkvbQ6G",
-	"nlbrhLeZQVWOdy5rBEM1F3LoUY/AgzDkaTrcIrLjoAPso7BBTbCYYSmhl08sG/i7YO3H//zH//vUankO",
-	"fOlxv99pmsEnhYSCKlGFDKjeZ56Ju0TlGiimaSqYZLSVTvYlY1JAmU0hqXMp4F0AAwlIuN6O57u1WuLL",
-	"xNrAYXZydvH6+t3l8X+8Pr66phbhyJxuVFZdxQg0Dlhnbtm6ZWllvkwMdb2lihc++gD/bpw5QFevDA74",
-	"TO48B5zUjaMD167YZ8cHq50E8ulL2CXDM6qDcnXiTYLAkIVjD57WFB2f8UWpuavj9zSCC5YfMC6pdbPV",
-	"yiR05vbTKTz8e77jOORL0S2BLoDLPB/RXE6oxnVlcMfhFKFR62ZR4LyykUgTcUdxFZzDSKRKTjQz6sDl",
-	"fLpMThNYcFO0vHVrX8oEo4jryrf7qm7LI8z7b32KFbcyggJL4ZL5v3L4BGki5KSEWX2azfQ9ULJ9oMT1",
-	"AWVWFcFTcEAaMmTtOMBYu/uJzEUpfolnaiNWvawmU1Ty0Twfpcm4S1UijZkG4zzLhDTA5dojrsWzvQ6e",
-	"VmsVaRfkxOpRqP4nVzR6nO1t/mrXTF4RSk/MDbePjPwo2FzLJNCAZYS3J/GBs0K5ZOI9YSy6gdXNDXj6",
-	"3eosgzSG8xr+HX+/gGXA6pEvdviWxmowNK2J0ftj5dSAcyjeffr08XOGJFVCk6FtK+TqTpBgypRMP2+g",
-	"ddhhVpNukY4NU0IU8rZWeTYW7M+vX14fvju8OHn38vjPUfXjlTUt8JtXRxfu232w3iPIPY68VAeaJXwo",
-	"JdNFh6J8GAyE/HkI9rlx+TzplF2308RehcUWgBSRa9GQM3dx8tK+8xckVBxiVabYH5BEMZjjyr3IZkJ6",
-	"jNwW2dUv0UsbC244te3plCkU6K4x3rxKIaUeQO3h4vYdRDTY3o+lVrL7bLffZxmXsZqxkdUcMaQHJ0Xn",
-	"s85AWqaZ8XtpeWP5Le6nyXgKgb9SkubVr4fd3afPwKGBihpU7A0kMF8lx1TMAqsyF1JjiZYd9NXRBWDz",
-	"w8o5UBIfrxhIdLaztkuzIWXP2hNw8EmZ7Vh9GbDEXVHBCJu6yYEcLSDW75ccHKG0G1DPY0eSC5YKY0TG",
-	"xgCusNd/jlGYgYQ+s+BWGvqWs0PW5hLKwp48efIcDBr0EhiT2t9YnFOOvs7H04Hkmg1/2O1Ph50CetPc",
-	"K7YQPNOM3/PFAR5V8tdEPjcgTe6EHsiyHyYTd+pWxD12DhmCaEdQEoNGKd+W6PQtXnsAnh94a2QcxKXg",
-	"qlRpUduUAmvV6wE7eiCHUhkxZJovNNOqxw4lG+JZPsLGEUMKZlK0GDyQ1FOCJSYUMsIb8SFbx4y+tCpd",
-	"ntxWCvXni0ScQN0mrU8zs4yKJE13/LFu1oPsYQAK5ncENSdHWMEdaCymukAq+2XLCkvuHKfqVYyiurn8",
-	"8VtW8bdV2Z986yr+ld0rxiHfh6TPQZkQsFAJe2HgXlrWvbmoKStCjz5YNvsRaSYVIaw2aKJN5vytWOyT",
-	"yU68vcy2qcBTlyeLYY7ybJFdgRMDUpm0UrKS0mRUGrO2D3KjzOiUmdMlsswQcyJuapkTO6ypciVuS7Dv",
-	"yIGLq5YVKBzqs7CzCkPZW15oeqvvTspagrNdlYqMr58GV2DarHkQEW2jjgXNg73+ngOUKM0HUlcA1pzP",
-	"SMS6sm6QrCWXF6+R5I4OJ887evvCGvsKAfSdDKt+l/J+k5pfUKHTpMmpSYrZVtr/VozlpVgg3OvbADN/",
-	"lClDzbQf+tQma+SsyZAlrVobvkDjwPLw5RNK5kdYeiyLCng03UMCo36irVRAPd6zeICyhCWIUfPfJ65v",
-	"zyAYbKAFwidoLVCWLHhfULLQI5OA/xxv+/xSov87qp1W/fiuev6e3uVP51q/JHdV0UlqJa78gcOwBgM8",
-	"ToRH8cYzXKKAz6VzUil6b8Fn6TonnMkAE6IIrlUBIyM2WhhsPgh/cM3EbCTi2J7RMkbmAZsIaU+rYA7b",
-	"AaJzVkWkbCopRBzS/n4R5nwu5OHFydVcjLeTx+4VV9B26BDSeEVT1sYF6H1tzxhBLLX2//K26sotIVKU",
-	"SWImDG+99XuPiDzraikg18yulKNFYklSsTmf+BZn1PgoFy5EeJO8FzEAZ6obuF8juS4tHTytjQCy5l5I",
-	"s+iAq4tjSPseUD/AGcbjGDqS5jJmJkvmYffqBb3WF2TeOESTe7W2bpFLotKVpIc/UmCg2Fx1U7xYxd/v",
-	"iGm9v5+ufPTBPmN1eawfakez0q8Rg05oEenu7CYRVoC1cbV9Y2QEs9auZ3vH990r9V6zYq/IprQ/InYd",
-	"PdkaEu3L89fXx5c72t0AdqpGUBgdDkohgaytiUc4J8RCqroC2RAGG6IBbg2YwGS9qWzn2ZgvhOCLTaWa",
-	"T58+efZ1M4ZwbV4gxFcT1/U7/93sqZzGcynKnAVrxkuHAGO2AOFZJnLsGlIm7e3ObrRBHhC1yG9OAppz",
-	"Y0Rmb/wffzns/j9v7f/63efv3n7oR8+efPxvrRWIImUgkQYYDVeyhwEfyOrBlF0fshx2uzP+vpvlUiZy",
-	"MixhIO1oSuAuMmCHCIXam/H3l3RDh8oYuWZDgqvA8A+MDBqZKxuMrYiDRGCmU2X1AyG01eIoeqNLakT3",
-	"PolFBXm1wSKLIKUYwZVyB7VHA7iEY/jVTjMCIPq5Umk5jl9kKZVgj2AMLPfBZVOZb6ECsK/sNLkV7NFM",
-	"mCwZQzoVYfb7Fn/qpjqAC1YhlBNnSEgIUYWgXSUAqjTR5iAMP+UArp4E2azHrb1yGaJfrraiNlRTirm7",
-	"bAeL/cUfUNrrGhpw5GqWkOKgVr4gOt9ixtIAXORI5wYL7jZIEQ8rCoQP1KweIDxZEczHs1giKtf/hXTO",
-	"TGiV3lH2iu82Ctl7pavQtII438xy2uVgH/OxPof1S6l2pPp69FzCCbDnjaVKzQHlbpRIV4J2L0b2sdrO",
-	"HdNwEukMfpieurmxeqOSvgYb7HqC+nEob3nRddsV6AHoX5JSegb6Yqk7Q/gk2bX+ksfHPr/hzLh+9H+o",
-	"g/JmqlzOthbSeG9XRLohUWMpURX4pt0uLSpnAsluo/OAz2k8E1QZynCWidCsDW3h4YB4bg+sG1FjXCtI",
-	"am7SidjTvrO7RgunSR+wGyxdKFLWV6JLuS4g/r2da2LZVnOoses05VV5+0+/p+0/5DzCwm+SuO+28f8E",
-	"UCn3rpC1ksSoyK3Lr/fncvMjXC4HXxXrvRQz5VK3vWZlz1cBsOy4jMs/o2T1m0QmeipiUuAu69DzWL+E",
-	"NWAeoD6X7jZqCmsATtSjYtXhauykiZK+cCwWx/pXTG7+qgWQJCCsrl/sdVE6oQ/ctotZ2Vn16acL96/Q",
-	"8UNUXCHbYk4bHrXVgWL79t6Dy7WTfM5MGXPJRoKJGCQZqpHSlFCJL15fs7aLkGADImsF/ulPfxpSuh7C",
-	"e4FfHwCmOw16ljstX5q1u6YbqymhcBN/d7PUUdw4wRLU1+rAkUHV/Qg4EkARWwqH6OEAIG+jFjUtXN5i",
-	"V627jC7eY0MvfoY+NkOXuxaAA2mPAQB9zLgZu6YRZtpjx3VwfU2tCkVcBKwOaZUGsrxMpXO15vwE4S9y",
-	"83nEzcMyGTfrslM7f2+jdZAQX7N86HA+TxerISIctdxz2NaUj0nufs6syy3nQSmufwAu9bXEeXP9IrTY",
-	"xIwKlbkdDMC92wOHnreG+j5X21eqAwwU9/1r5nwerVjANqTHZ1xqPsaC00KPMWU9Q4FHF0GUrR5fzUAK",
-	"SQYsEehiB7xyz7PNARVqAf6QxVGFWW8I/hZAMd6b4EsuSIUrg+ZG7CZJjcgwqcg7G8g7bnJ9EPQtRAHf",
-	"QtBTcFxMeSMUhEoDsE+HQQhAEGyEgOC9xV8Ca7rhmd+Yq8GvxTpnw3cdtJ7h6INTBWwTmfn1w7faQ7GR",
-	"2/1T1NANuc1y24ZmZGyASHN4yRloCpYdQxMn9F46BKvERAgdKVUsSjdhn+mMXCTJTFB0tEBgg+aMrA2q",
-	"55TPRQElbB/c6bELlabwfJU5RmXvxmREAoVMpDaCh5OVPO23vsYBWwv69f2ELQW70uROEMUgmkPprEHY",
-	"FFrToE8NUDi+5rmKHthaZKtj6DpNfmEkyupMmxKaLynBtww47DNgsbclFFMSVHhiIFZX18fK4MO4u8LX",
-	"wrR1Pp46RI4blM+OJRTK7ZTfiQ4attQ4Eayhv4qxcxBxwlsAKG8obSF45HKrQOrH4FOqd/u7xesgAvsy",
-	"36Dk3TLv+Laq9vzMjvCdv7YRS8OuNh899fDSJrYd3Bskg0Usl6nQhGcNYSvpSaH94vLw5KwTOVchmcC7",
-	"nxkI/RqIoMHCWyYkSvqCVzvw4L/3hUeTLYTB4DKSV6mfHWGrt3mKyGgeirvDjHLiDSEJfzmm/pXhnhZD",
-	"EIhayJgN7cIN7QMmwrjEI4e4VspP/uqi5+sZ4riudh9KG1ZqQ8JiIRPMOvBUGcYSxIyERYH/iBkOlXZu",
-	"sOqYKl1sPraDd/6RfzmQFeiwHFGj5IhdXZ9f0Pn8n0eHZ0fHp//z5cnpaQeuuD68vEZMevjz3c+X56/e",
-	"nZ2/OK7I9rIUd/JvE9SV7STrFmD1ZFtbzlPDoG+HQeg7G6DQR2yeQzTFVelAkvXjfp/N9Ccj1LsXbYKq",
-	"/w4u/x1c/l/efPDHfUfjQdZfFlT+mzcmoJZsVZKuF5H2FP6q0tgFgDAXgeB0EZADCdI+ErL3UsFdR3uA",
-	"hio11+7N4ogNYEsgKza1pn02aAFySTkXAmLfUmHNG1QaoowW0DxILqh/NWhBL45Pj6+PWa/Xw9eqdfAe",
-	"hj2Vv8IKfEH11w6wCtoH3521K/326SBDpR8Jms7387x0ntEvVCIh1qVS4hKx4e8BxOf7aaUEr3TLH/5I",
-	"12h/VdLSsSQaw6NEGbYqA/UVfG2FmoxJqhBKwhR8NJTtqQXmcEmHvl4AjIZ/4clzaGQNHboKvx+07C5Q",
-	"L++5Q2rWhvLpXT4VHBViRzSQz4Qmbq5Zm5NW6jV7h+gEETQ7NrCg0itXo2gwpntqqTuYtQqwp7UgBqhD",
-	"YBiwOnah1mVQvpkuosIOprVzq9Z2oEmP+7t7JSSrxsRKXMaVhcLRt1FnXSKiJn6JZApuAiS2/6MhND8D",
-	"TlvNC+YYauFcicj/hoe0vbbBXmdzrvpAAIeHM9X1l1+VGOeDmbDDU2zSrM6h5aQ93lD3A3YNBDYufz5i",
-	"P/7w41M25lLJZMxTsAwgw1XbDQTctywWWScaSGtSRogFZyrtQqbQ782YVMQYbSpwH2GwgRx+GLSKLwet",
-	"/Q+DVpxMhDaDVjQoA8nDZzc2fnDtJwatjx+HBDIK2HKlwgxA+vCeqWX8006P/YZAlYmpwIkO5BBoxPM7",
-	"wrP8+eT0mHW7xRPYy+M/Dw9YDXfUwckMJMJYkxGViXEyx3p3RIBOuZzkgPUfSF06BrxTAhDdTjt835Xx",
-	"MtPbqHjd230eyrK2bSgIDYIvaSzX+a4UrjDy1Iio0dES1+zsBZ4oIAWiOyAx2sHtcFG/eX3QnTw8RY0c",
-	"6bfD05MXWLrkiMyepKnVLxLpQEcKZEwkSsIXxpM/kKWjj25SyFqyyhqS9gF7fXZ4dvTr+eXxi2KY8gij",
-	"3AykVNjMqzzSncrHU4E5TgAg79yyVaYnlbHTcJwP/bKeCugKNub5ZGpYPt+HNlUpn6Dd3zlgJ2ewEgPp",
-	"hRtCQ454XDDgqn6KDOU+0cEsSGRyD2IlD4I7/q1Eyk2Mpkru3zlIiYP8VoAnlxmJ5x8TnkhNhhESf0Gk",
-	"/2KcI1WTFb4hskGeRv1+H4STrve5gBPkq5zhEkxOLkwaTNlO1eSA4i05ZGqouWsNvcs0a9tXhIIEzHeU",
-	"7IanuiFlv8hfsrNfY2b9Wp2cq1bbsM2M4Ul6am9szAjbumjt8niXUeE9a//zf/1vwCYuLLyIwXdPn1n7",
-	"dZ6ksJDaZDlE0i37Ar+5c5O7xQZjScYC8N2Hf/E9Gd+yv5we/3Z8+tbB3g8LlT4VdyK125TP5wQEHLmy",
-	"VOSIe+xl8lNvIDEvwydPuhLWqjaYGC3SG9YGNOKFNThgwZhPdetgAyju/No6z274WAzkUh9xsNWhihPg",
-	"bURv0mOD1qWYiPd+7YxSLFVywtoz/r62iJ3eoAV8OrSnmBZ5QdgHqyzmL2kGn6rJhU83D7gMl0/bdy6+",
-	"nCtk9Q482LVUoR1tWU7kiyfSRSUdlktWOof/ehlEkBj16IP9x34cZYKj/Nq0tpEy94obD6h3GrERzeYc",
-	"8jR67NL5sNLkVrjye/S9BVJpUsGzn4rpfJNQgGvTWeAtvmegfM9A+Z6B8vkK/CzzCfOebXNDviVf4xmw",
-	"4NWFgYAfBYENzdqQWvOiU4C9OvPU9S0CDQr1Pn3ggh3GQ3QplsKpc41EA+kiwnw2Dvz5cxmLqf1ODb3W",
-	"cv8rYb5z/u+c/zvn/51yDy2jLBge8Unu+eM9QWSINGbibzlPNeNYwYyZe+zo+JSNlYwTdCmqNNadr5N+",
-	"WFPLf4c8/+0EVrAi4MoIhMCiDYBG6FC1keVyH+UYAnKJOSAs0b6MFu7PiOnbBH5rV80JEllI8pkwGUSO",
-	"0E3E2Q1P0jwDXoIgzVkutzU/cMXtO35zgs9O6g+Xv1/Ufny3hr7LxO8y8dvJx7f/P754d3x2+NPpMX6g",
-	"r16cXNF3L08uIvb6DP+9PL6+/LNd158ujw9fXpyfnF2/Ozo9Prz0rP7rCMl5pv4qxkg8jVmrgO0yU7FI",
-	"WSYKxPdKEpWS6Csf8zQ98DoARDHdJdWsL9/zP2LYv+TvIlM9dlgks4FqAcHMgfT3UvIC5bEW06eueoGA",
-	"YTmIcVG87ldolFoM1sDli+l/T7r6HMmrwLJAT0L5dKNSKzc9sQYikFERCMG4uUnmWEkyVnfV9sR/nBCk",
-	"R+R49KFAglhdcV5gVmiP7uqrfrH/GbV6RUAjhyuv2Qwa83ciqieHDrAIHh06im9onC95/vwYDcfOvev3",
-	"IM8y7JcVPyUccNx+KAW3u/v1sL2iIMp6BdekGWt9Lc7JQ45PDTfmC570N8VbNluG59Wybzy0upa3CMeW",
-	"My35XE+Vr7NzbxUNpD/jmNfo7Me5yNiNiF3zDmSqWPjNyvAumRHxQEJ2upXdmZhjN9bhSSxmc2WEHC+6",
-	"L8ViaC3MPJMlgKVilu3dfj8oumGAh1eCl+YAfaai393shBcquVq/pJ1JY62yMostcGgigmdpIrJadkBt",
-	"Mz87HtqaqRKdfbd5v9u8323e36sLMM9MAZhc9ArBNPtXh2evD0+LVk+WEhExc5EqXkV+W5n0saE92yCh",
-	"wR36LQjnC4wvooOUmqVAWf7rszP7Jy2jqSjeABbnhTi6dtv3UxU5Vy3V4sVKZeXiuwgodp+qRtEt8e7N",
-	"+eXLn0/P30Qu/wtbs9TGbF8eX11H7NXRRcSOTk+icp0fgRSL0VSpW/zgemMUUAN20uDL6JQbazqc7Wi5",
-	"CS5yRsJbTKHwzffXSAxVnFlVoliXNBM8XrhitAIvFSO1tE5QtUB+kt4sDiQzwp6UzI9vyyHtJgaz/Eoa",
-	"wndP9OeWyt9l7HcZ+2l+Zc+42T//8f8RcyukbeSQwCgCqEvNraA/KnB5FAQJ9TrW+UzEn9Wb3CB9cahv",
-	"QfyeJjel9lzkyoC1BMh7alg2UV6wQhkC4oO42mYvlQph7MuhuYHUbCzfxhwiTMWGG+gyLPhMMqbuZcSk",
-	"ZVawYeXzQ/Hw1TLRbSGz766xnxKNUW1ihiwasHZLMDquLQ7oCxvIyUsY7rug/C4ovwvK74LyWxSUNRMH",
-	"JGWa3JhqC0uSnZ6lh+yMryAVtVHzb0EmXkEVWMUijbw9qjInxkKWKRxpqHp35AqtARF8rgJnrjIGwHT2",
-	"j5cnp6f7bEnerJZ1drXmod7ndvrfrEyykztM0+/S6Lsz9bv8+r3l1+/gHL0+v3h3eHoKgghaiCGbJTut",
-	"iLJUPKcPFj5+V7pCTqBedg3EJlxVNTzGXCKrl1EByayFMYmcUMtbQCVJgSsbfovw8Uy857M5dfe0t0AD",
-	"0FCoH/pb+vGOaaJfMtxVG6wJI668JpGrm8aW1Vme2tecGjOPSib3PFNjofUfsJcx7fyYG56qSS72w68I",
-	"u+nfclsEt2a6fASjPYqzRTfLYSvDqok7+omGOuR9Yu9zlRlUEWCfCCkWe1KizpAKjVln8NtAzrl2eGVY",
-	"gKqZuonIbX6TQL22w5qIk0zA+STg2HuVpzEgnw+khnD2L/bwcja047ygrjZD7JQ+RLqn+u5hoWoMQ2Hs",
-	"F9niMpeXdrqtL6OA0Ai/Tw2PG9zuVzMUj/31Xyrh5newe8Q85Yt66bXX7giB1fu04ICU+j6CJQSH6h68",
-	"RZ7g8WhsjTK24uB/MIu5+LgSrstJJep24FgU01N1D0KnHeZVKnOsqqHHZE0OfE2Z05hnAb9+TzerUHOJ",
-	"CAIaCJmUOnJ6yDr148vCjuL+Xi/mopx72UT4j2hejQfgUvB40Z3xWFQPqWZtKrzpTnKexZE3aroTbkTE",
-	"tOFp2r3nZjyN1SRiRqnujEsQsDKRkw4rZWoW84cFc0t6wKBoCA8fkWax8FZVx1IgbP16fkW20zr5vpkO",
-	"eEEr81VOJQ62Ci3YE9D3oxnUHXf8GWPtrIloO1GY6g4YgjDfqIweh7AzKjff3InNoR9p03l9AyEfyXAv",
-	"sbRRssMTxidCmg6TQsSaGQWtB2qmFnjTEl3mdSo3UFThIG5jNdb7jLNXPLuN1b1kkzyJRYSdfBCqyS12",
-	"ocDe8SzhI68CVwstrXmdNfXlqp/J1/DuX1FOvtYr0HhgJ5wP8rvkDBzPX9X9RrRmScpTEkKDOQFa0Qqr",
-	"1GTlqickXaGk3/XErnNzVECmhW8Iq4UA9xRCfErF5nySyMk+tDT1KIacTbmMb/IU8aoDzWW1EBrxHMtY",
-	"6BB3tSc2h0xqapXm4gOMp1bMQmh4iKMNI3B7cYmoqUU3UWWc/7OzTpJ+Jem5Sm6Wmw/8sfwi9q3Qv1VJ",
-	"dZMsidG58Dk8INsAxpeRoEo07FTccSZiIU3C06hI9kB/ya2YG5bLGPHgWEIlO96zQSD+ToVm2Bq18ICI",
-	"VEw4nvLEYG9ycOSquZDYVQe+M8r+LN7Pk0xEJde7hrZhdiIORPROZHEyRn8haQMO+I86o3d67MRoB38K",
-	"vYFdXwtZ5JuX6hqouWUBkp0gZh40KauC5Ef+rWBSNRDtSvdLTdWFBfB94tIndD4TlabQPkg1q0HZU1tu",
-	"TB6hfbD3JbHLMAGtSFoWAIyhxy5rCZLUaQZTdTxPKGOHz3kmZKBN3gugpuKwfpvgXsX8YL4NpZD4LvFB",
-	"qfMApL38y+LRf61gTpVTr6ExXH6aQwlveDxN0jgTVKL66QwYd7uit0S02eAEduzhAaj3jdWN1f7uhfLj",
-	"ah0hLSwxEBYZCSbixDW6BA444uNbModfX7M2p9pH565gqbiBhw3/9Kc/DUsZyvhwrIWuN8LgK1vYW62l",
-	"6IexZ/W2sUkXdhDo9xnqRb9S0/86KsMGROgW/7tOv1x8yUML5TL4nSQV7+0+JeagRoUa6/SBBr9CH55q",
-	"W4cVgGsjFS+A9QSpgA2TeOiEv7vUAYnaEziQs1wTBhvlYpppj6HO77gVJLrOFZSwkaZROBXtDQPZHtZc",
-	"XT3wXv2l/7Z3PxWyB1jJw06Evo2SAQQgvAQPPJDto+PTki6BrJNKxxPt0XodrjU2MgQuUNqHgWyXbob3",
-	"gzN8YO2T8WKcigPmmtL8yGIh5mSWlPcbw1TIm9bwnkrSDTFB/H0g15FZvdA7FOC6yM1n00QeFhzjaXp+",
-	"0zhYQB2ht4ZB33cnqkt4xPbRvUt+/woLYb92LG0rVooK6zzlY5/P8/j3mwmpw980X3/85FuP8R3BKiIk",
-	"F+xslW+GWv8x3JqRqGo3G7UN4vfdEZw1LKHfNNBXt28fFVbqKlMXVT+K+Pk7yNqaWG6Wkw7IJpbj7PUf",
-	"YyI7VKmL99YogFXrsROtc0HQZMqFkC7Or65DCe136lYcFTP8jKbSXsiet8PF3/Wbmn5jV6Xm5NjRFTKA",
-	"tvDqVshyLaGvIKStJ4S6Si7e5zEUrJ7tm6hUdJWynk24huuU98SQluB67RFiUZ3snQaj+UJjokpQka9Q",
-	"71eQPqXxmhJM/RU7ms2E4TE3/DvRL8XRguvE2oh5ZSkAKN4lKSVIaaicdX4PNT6YoXXt5snaw8WtfjcE",
-	"0t77sdQGYh/aQmRcxmrGRlCmVnQ30vmsM5BqLqieCpn94cUJa2Nerv386O5xB1yJcLbL3gGEdQKn50CK",
-	"VJODzrdHsjovuObtsFe/HnZ3nz5zJr191FTdU/autQx6A1mxxKdkVBc7tc8SrXMridC3R6JYQ9dTUv0H",
-	"0mFlPIRlDeQL56escxuSkVXfb48dDuQwdD5BEC51CL2fKngHahjsqW0gYbZBtBV40ioxWW/2kmeaag2r",
-	"Ap18xTpij5lR7McfnvVZm7OF4FnnAJ0lKjcR+2G3z9pP+izmC93psbMydwSQU2hPZad+gC9D22EUy5Th",
-	"RjR2kjEpzC7cSMbOZ9tGMpBz39XCrohl90cnLy41a+/2n/T6vcePn/T6j3b3InsEHu/Hox/39x892e1A",
-	"rmAcZ0JrUaZ7KyfGSkoxRiC9yBt7T3bL68Plwt3fY//Z/Vll9zyLRWz/wt4+RPYjMU3wsAE2V54Bck+u",
-	"7UznmXq/aFoonqbqXsSHbpL1BcNeMq393f7ej9HnbXL6+SwVPAHbSKxSzjNxNWQRGKFoRa2p4LHAiOMR",
-	"H09F96hAD64+WKouMOv9csiAwhtkOfdW9r35+F1iliQmqvXW+oEDvqwvFpKjrkl5Nlyt1IAT8hlyG5dM",
-	"HuD2PF3V7r2IxEFcSEJcDKWEZm2VG53EgtEhpLIe7bvs3UtoBZ8YDXle2Fkry6WOGGdxovkorbiVCIKD",
-	"skGn4v9n72qb28aN8F/B6EukKS3LTny9kz+pae7ScW4ujZ3rZNpMBJGQhJoiVACMo8vkv3f2BSBokU7S",
-	"Rsm95FMimgTIBfBgF/vsrlUtbn+FxGncSnE3aCpIo7sFEKGY4kaYVFLlHSxrfHPkC688Y7FOMnrRc2Px",
-	"SObr0AhXD01EIcmtyN46g65DkaPbj5irGWc1IU8jCvmeE9eIcFxmXJxNMAiaMl3zkdV5CPoBS/Eh+jrp",
-	"4KsVeCQL2lthvaN0muAgVkLiyL7PD/8szID37JRP4T2d/kXFimhNQbSz/npoaFr01kL72B0MBDFvJDMP",
-	"DJutVa+1qR1Ks+9VyHPcvztMss9az+uvYTLxCPQxFX6qFE0SsxTNoH4F3FsmSgtggxLbxEdkolI3SR1C",
-	"E6QqvZDC6406fIHq7iLSr5V1d6UuvgrItJQ5GCROcClkfnAez/Hp+qtFrcvila6WZg62mtV5CEZBXzTa",
-	"/vD7ByO2TtWFOeKWKLQLH6cTKzZ8TO1HhGQ/P7xE3gTeHcgdIDyEO3TK4i5mlRJrCcCfm81Ge48lMWW1",
-	"UhyX9YOB3aAkl0P0Q5TSL43djMWs2sXDCHQIoc2yd16BXkRjxFB7OnsIwZdyYWofGUyjc7ahwCqlUtGU",
-	"+z+cXcBbLVTOeUpaHyiT9wxi8qossVoh6IWWjd7rCsB4Wcob5FB6u+s8A/mZR/uAwBK66NEgaXwDyY7M",
-	"z99gWFgyZxMzmtKakM+5cXA5U9tcNQPLPJkmC3g7JSy09AFMqRtjr5WFvXZryrI/MmxGVSfhpilWp2CX",
-	"OOgQBqaZAxCCtelpRkt3DbOVOUXecHBJWYLuYzivpayYmFxq5+mA7kZqzt5iasxkSouPkrigTknpy0hK",
-	"/6lVrUDBx/5u5DXa68HzeI7BKnQTF0Ak0kVsRINhW1fEA2I9rOFbm7IEXVHZ17IUw8n4TIB1jEpV//cR",
-	"H2wnhnOS7fRf9WRyPw+lo/GXmo/YXsfnn8N/z8VaSesXSnon1BuveNwJ7+pt6EN6DzK750ShZFHqSoGU",
-	"6C6USRBeJDjLKvE4UkER9M5iO9O0+BgVH9maUueAWYUC29+S3kgSxlGjJ8WfxAkOJTTY1E+Et/nHT88u",
-	"Hj1DMQSY8yYM1tDYBtXIvQBtO1oFBuCrNJU6B3EhDtKDWFSFz3UB4/BbHkzud+SXM2V5BS0eKMYP2oY+",
-	"vlCUH3R/FyOUhFmZm77Fl1RXDYEBydKTFa68r87D/wvcwb6kNbuRb9L5rci+48WQReYm3YxD4FRuwPzE",
-	"Ov5VS6cjSOnAdVpxXbiOfR+/hX+o+hLFMXx8JpQrbOGOs+kZZ4oA6G2dwlBqia20kcrlW7wMnKd4TCz5",
-	"4/nJLMEu3jAIwBsQZOCjo3sSWDzlDeDJczqUD4waFlaqwDdivS78haxVU/tt7fvIJAyZdNMlrs1pByWM",
-	"6DINRAbwHPbBLuXbcKO48fP3o27ojBg+OD0dddV4onGFUTog7oVuviD2zVAenSkzkowqf9QSHgfHxtPP",
-	"jaU03lHHC+dotPDoxJFX6goWHSx0UwkMr+adDwkLmFv/02IprOpD4CgBglyUKlZ/K5V3vZoa/JcOAYct",
-	"3YxwEIS1kPm1WS5HTHPnu4hSV6qlP08KzSF+saHZfpHmDYKGPRYp6GdkkTbBcvsw9b3U5YEhCrr4Ck9/",
-	"VHj6FLkdEDrWdKgm3fU9F3dtsp0+LYpEs+8AUPII7UiX6EKLXQojse8rvVHo6iSXxFayltNlbeZgOpcY",
-	"AuQELKmGrMMQXZaIHgsVs4fJaic2xirKUm/rCg8vOMlcMCJVkcVSR7f/7q41/Bd1PLiHvuaGw6Ju6YWj",
-	"KWV/ApmDoofHJeeJMhk0REI6sCO/28eqx1E4hwWs2M+XNChBnH0WJclaknfKYHLjqvh9nd//+nGJlnID",
-	"SWw0YZUvJW0VD6/5YDCu0k+LVqVZuQMAFU4zzEvwbxPO4ZLUOqVZNZVwEB50kTEPPi2BC/dBM2Re2Rqe",
-	"ZbI+8u8d45vFWEZERbMajcWMPL+sHjWnJUwgCNAWxL6PFbPtVlUFriQQ0OHA4olZfUmYMKs79RtVFV8V",
-	"nF85kMyKgpcam0e0TEqzypLYWZ7utwugfhCArJUs/fqXfj4GOw9OJxPYVdCzwOwEzihFrhAnHl9dPc0w",
-	"S1ZkaRbSywXsR4VRnEFHY8wfleOu4Gn0h4mhVVxspQrGDZHb8CxeqUJ1Z+V4jK9/SO8W99BfjBRloJ2o",
-	"t+PP7aBSeW213w2m/3zZjtYn2U5bw8Sv2MwPGvrBS5wH5Lh1d3qF+R5i0cVsx8IsQ7mckJeBTwf3yd4c",
-	"oHD/XLjcyq0Ktfbgb6jhMeE75N8v+2I0f+TXfe/Ae/XGH29LqW8N+R6jLOv/4PHvm83w1JoNqCO1iyM8",
-	"BLEJ9WZrHKXGWRq7kR6WJCbtkYKckzhwaFFcq12I+gtsyq65dqeTE3MlfRgURSsmQkz0csbaHhu9okmD",
-	"dgMZN5k4m9wXaIDcaKfamETZhRJQwjy73srlUudEGsV+8T0/CJ4wZdmXQSfsGrYNhOfPCk3Z4GzyMVvr",
-	"HVD2LAzJ9H8Z7W60a3f3drBQ0ioLPb/LYCz0hcL3AA2YnPNd/LQrTJtBfLTS5LIMlIAh02Xw5zyksxDL",
-	"Uq4o+2Jty8F0sPZ+Oz0+Pjn983gynoxPpt9Ovp0M9ilos2pH81W8aJq1lLSEec6UitZYnMZ5qTEnHqnN",
-	"2ouhGq/GzNUZcyqjcW4284YBffXkkijPaLLPTyb4Smf4SnPOPs9fFwSPdJVdyN3DbEyxNs47MZwfHfGV",
-	"I7wyH+HZr1Pi+bMnTL9GUkt42RtMNYSTFRNu0kxqhPUW57t6Nz0+fgstvhtkg5h8CWbaOloqOCKD6QDH",
-	"BC6TYLM9Ir7zjdzQBMFLRGJOKR4YaSzzXG39CJcRvUu7NxhN2I1UVW9wtnm/HWR8GebcyzgT9+vusCZE",
-	"uUZbEIQiYDohT+D9GXIZEyeRF0rbmPgzfT6WHu6mOTbJRM2SzDbYItMGtmW90p3PY6FDXa2YaEvv4Lz0",
-	"tcvEWjtv7I6sX7Ny56E8Xtp2Ut+wq3mlbGg+litPHw+pwLuEA4N4dKkqLx5htIfzVslNq3PMAdvx8N9h",
-	"GqJoKf2NRHJLlgial0PSmK62te8TstOrCjahtXTrIyR5qSLW7gc9CknAlBaS2wsF1Ds+7XZKLQdyavjJ",
-	"7MOmJFuYrhmLKgVf5e081+lUSeiIPWEdVeHEWpUFer65qsBi184PFXrCrEhcbEl7fCLkxb/nYrLOpP9Y",
-	"caBHjL2RUFPK0iu76O/DJPlgJiQssJWVmxHTmzlvSeES+nd3zCVu/NA5Kj9YXgrhC1rALFBY6CN6lfGS",
-	"9iH7Ap9q5tJarRyB+lEzlBQ0IXM/FSdj8QRrwk/FN5NJREUhxUZXtad602l8xulE3Fgw0JqLt+4mYlom",
-	"vnkgLvRfxMIU8A7DB6ffZeLByf1ROgYrjPTvlD98fHIVvzzqyrGFjfKyo4HviVaKjMleJp2r8zWdYrrA",
-	"vGtBGVLmul+OzN5kdsTzsdEUK335cI+LObca1sfV7PKCC7gjJTVlgNDMQE2X1xZWZSBzOmsO6DHvFRf+",
-	"xsHGZW2aUmLcfSglltRp7/wqnmusA1GOMUpUoW8pwUPOJ5BxKEjBmwoGV9MsRWodLb6soZ0Jtr8bKkMS",
-	"FYU9Dl88v7iavZo9/duri0cvMtH6eRl+//jwabg2CuGZ6LjUGFe1qH2oUxH2fMClW3YDrC+W3AJfLo/x",
-	"/TLEuOxHC7EUQVCDdy/f/TcAAP//",
+	"7P3rchs5tieKvwqC//mHyN5JmpYvVZZiIo5Kpqu0LUvaklzefUoeE2RCZLaSACuBlMz2OKK/zudzHmFi",
+	"P1g/yQmstYC8EMmLfClXj/tDl8W8AAksrPv6rQ+tsZrNlRTS6Nbeh9acZ3wmjMjgr8Mpl1Kk9p+x0OMs",
+	"mZtEydZe63IqWKxUxjgbq9mMy5iN+UwwM81UPplGLBNjlcUiZneJmbLEsPYwE9oMWS5ToTUbjtNk2Om1",
+	"olZi3zcVPBZZK2pJPhOtvdZf8xvDu274qKXHUzHjdh5C5rPW3m8t+7ZW1BqnSett1DKLuX1MmyyRk9bH",
+	"j1FrICeJFJfwe332B5IJuMzsc0xdMzMVbMwNT9UkF6yd5anQEZsaM4/YncpurlN1F7F5psZC62Lac26m",
+	"xaRhElErE7/nSSbi1p7JclGe+4y/PxZyYqatvaePg5N+L8a5neRRbO8PjCFKd6wa6r9l4rq11/r/PSi2",
+	"9wFe1Q/Ko9hRj2Ixmysj5HjxUiyWl+sVvxEalkgbnhmWuPsN7G4i8ZrQOlGStf/5v/43233yhI2nPONj",
+	"S0rN+1waumvHblit3SdPQsv1UixO4D0h8rwRix3N7DgRSyTjcsFSYYzI2Jhr0bCF8J8Nt3C3349as0S6",
+	"vx+GpnjMtRncCmlwR6vTPBc6nwnGr+2szDTRTNhbWTsxmg21+H0YwdIOk3joqDTl2tDpsv8Rya2IOz12",
+	"ZNgs1wa+l3FJLzK4DmzGFywTPGZtuwy0UxFTWXnntB2Cu7+6aTJLjIjt8519WD5lpiJjMp+NRGbXdJzm",
+	"cSIn9I7f4XGJN9FLduiLIjYRhkjITvBxv99jp0g3fGJnenB2tKOZNpngM8suErx7nGdaZZVv18lE8tR/",
+	"eyNp2ZXvwtJ3j543EdbjH0ObdqJi0XgCJV687+GjM3eBC9Q4ivbXP3WgfC6y20SrrHms8i2fONwl1zch",
+	"Urcn0nB9s6NZEkeMa8bZXKUpm/BbwRLTxFLxdasmNef2UNtH/8dvD7vP3v7W7z57+6EfPfzx439rhXb3",
+	"DfHzxvW4K274pNX4aJ/WcyW1AGn6QmWjJI6FtH+MlbQc1P6Tz+dpMuZ2pR7MMzVKxezf/qYV3LbZcGf4",
+	"FI5Z5zHXuRYxaw/zTO4trFzdo0H2rt2Ehp2I2ZNrT/N4yuVExHtw4uzXC212NPtFaTiVUhmmpBeaWmS3",
+	"ItvRwEw4G2XqTouMzflElPmBypJJIpm2R90qAwo4VLZgmcqNAMk6Epp4iog7+443IRfPVCqAidnRYwVX",
+	"1FxksGY0dIBv+Uf42DCVG53EltZ0wfHa9k2xMDxJgXVqzzKtSgMrYIeWQthZ9Vofo5Zb66+4hweMXsna",
+	"5y8O2bPHT37AuVwq9YrLxTnukv66c8q4EQxWm7XnluerPBsLxuM4E1pHzP5mV1JlbJyJWEiT8LTjNvaa",
+	"J2meCTbK44kw7Fpl7C5TcmIf0ZbQ9BxEYYBs7cBum4edHjsXJlt4KSrw7+4B/B2LlC8sc0HxAEtUur7M",
+	"qC7EWMlYM6PYHU8MG4lrldmDYLJFIie9qiRJZDKz+mgh+xNpxERkdsk+Rq3XkudmqrLk7yL+mrtzouw6",
+	"0smwm9BWGSv4fGVDzJT7k33L0yRmU5GJ4Mrn8Dn2wTGnxT+Q+k5kImZKpgt2NxUSd5Bngo2VvE4meSbi",
+	"fRT1cC8b8yxLhGbDN2/edA9KL9xjPwmeiczqKunsv1+1YPSr1rC2gfXnwuJmPOVpKuRERGy44r3FWtdF",
+	"BawrLba9fnB2FNSPTyWwjB47KH0xrjqdib++fnl58O7g7Ojdy8Ffo+qfF3aT8JdXh2fu1w6bco1riiqs",
+	"5UNRwbgse/o9F7nQ+5b3GYVbIPyQfJ7gOyy/myb2jgUzSvXYieW8wDDHmTB2dLiF66ldjnlmGatJUGSN",
+	"M2E3+gAo9lplM25ae63YHkCTgKpcW7TIPfLTIrCk/uqvCQ9eFu/nKGyXNjTLBVNyLBjeog8MfN2ca+2E",
+	"lV3xRLMMJd4+y8StunHKBQ01UioVXBZjafy2GnMbgaQCanZvjpXAM4LP2XdutiDTRJowheIO7Gg2z8R1",
+	"8h429TrJtGFPS9ZTZHmREWlKB2vOs/IXFQNZ9fi1drtVHe6N/RTu5Dlq0vNM2M8UMYhkg2J1lsjciE7E",
+	"dGJX25IGmhzKAK/a/LvddF5kahb6fm5K6kVVeAQ/T5Kpt3QBz0FgF9mb0/OXg3NSIvC2iGmVGUsevLTJ",
+	"iQFdwfAbVFPBFkINBR6zhpM9X/QbiLVCu7FnE21cI2Y6OEf6gWcZX9i/7SNld8avR4M3g/NW1Do9G5wf",
+	"XJ7afx48f3V00opa+BUBN4d9jdn2fNIjDeeTrjadT8d/NjsyWghNK0YPbrdISBTlZeLzpBW1Kvyz/veF",
+	"/6HETsM+okK3/81b/nZf/MjFU2r0NzE2dlIoBY4TDWteZZf+0/w/VslvkidLH16bGb4rOBWQp6T9gU4R",
+	"x4ndD56eleZ1zVMt6pwdZfHyPr6wKsN8nqlbnmr24aqFf4j4qrXHrAn0P/F17Ko1VrOZkMZeuGr1er2r",
+	"1sd9dBLcJVqwO3vCLSnMMzWbG8b1jYitotdb+kSaTPAb5/N0cS50ngbWOxMzOzVn0VWXfj15lW3wpbvv",
+	"eCYTOdnynXf3mUptNcq2f/G+aPlrS5NsWDrYxudinOgENcstKCQuPebO38HZ2fnpr4NW1Dof/Pvg8DLM",
+	"lAQnPbbkaXnY33287gz6EUNf81Mm+M1ckTCtqSlK4meFlYrfc57a+z5GretEpKH9/rhyxPsdscqs6qLp",
+	"cHDM/A1M3YLRvEgVjyPmnbzWKr9j7URqI3hsRQ7M/wF+EYicsjOr/+xptOLzAxrILU9zgRbAnOea7F+p",
+	"YgH2pV+t6pPPlbFaw5ybKUskKQ40+9qcdp+EpnSDanSZPHZ//FRKWtq/Q4xMNDEPClw0HH+/ByFZB6Yl",
+	"BwMRPbTF3ei2pJiINmo+t4p5hq5zga4vewsYl6m4BhY5q8jFjXz3IeYzE1rzSVhJymAVSq7/zeVUJV4Q",
+	"YKOGm1xXpPR4LOZGWP4FVq6I18vfYjf8G4OTLr7ybXDL6USdpRw1h6UjacT7gH6M/vIst0aWScY39M9Y",
+	"SHBg0EwdR6Wrjjm7aJJVfoKq6y3PEj5KxTZrbrVzywx/pWeD0sZa6uGTPbcLwFxsprD8YzXOrdTutdbv",
+	"CK6VG6b8GQ1rf51MXjiWURcm1xxPYd1XEaBVYDubr1V54MAi+XfwND29bu39tsXb3kaBpRWpsCuIFgCD",
+	"cZAv2zV9352orp1CV98k866ao7DoghyxCheIilXmDD6ypd5RbNyHgKmLhmb4mqEQqTu8NEbkPVlRC0M+",
+	"rcg/Frltj2gGUSvO0RvbAsOaaLdlDX74T56l9ma52FgTp2hqeflL9/lvClIiOBlQvd5UdNfls7VfjELP",
+	"So8NwIhxXlhwMszBjGTcgFsiYoKPp/YvazHPhF2wZXfKCpfDm4rhZNRcA3tJ5GTPUtn5i0P26NGjZ8ya",
+	"de5YX+cmz0RkR50pbdguWwieacbv+KLHThTGZ5kx6UqDujqRh/aznz6mYKmOWJxMEqMjttPbidjOux3L",
+	"D3e6OxGKtEROcBTuwquWydhH9oskAJJ5fGwU+IT3rvJ+/9HYTgD+JXrstUx+z0UgUsv4TMmJc3FBpkHF",
+	"yRZ2FjT5BAqPAHrX0HNkV1pk5CFgd1OlnRugHEE1/Ebso8xWuYnK/oEeG9jth+hroplfQ3UnMviIT17N",
+	"HjuQTMzmZsHSRJuIcRzN/iFiZu4SS4R2eTj8xpQk12/NUQGeWfKR3c9nUV1R9FywNsSX7ZJ2IuacGKzN",
+	"U60obYC2zmQqLelLnYiBn4O1YTkxBjXKTXlfDs6OIG5Am9cGtyj4auB70avs3TaVzYxcSkr9fUGqaXZv",
+	"XJbj5GWi0EKw9jX42Qvaiqpx9TJBlTxNnWVicm6S6maXvJrb7ZgxgdydX9QdSxXF7e1n2FXR7DpTM2tu",
+	"7DHOHDNnOrdMTbMfdvtTuwPP+rOC3Tz84Yn9uU1sp1NiOZ7RrVczyo6XEDN/nmRibJLbkDZnTZalVJGQ",
+	"wUHaZbMUwOBuXQg4Pd5lCKVKi5jdqjEf5SnPFpFfoA9XMCj6Qs7svJyZftWK2FXL8GwiyFXiiZ/YYBIj",
+	"E7xqfWTtWI31g0Jf071ZXKbVYl2S6wuveK9OLPpC9lZ5E28gd8et8spthIA0T7cWyLF7AWxFIuH806kA",
+	"qwoDuzIW2Y5mJuNJSgJIUwig5gDbJqaxNg8uMZUEuL2yyt3mPt9MSczzwbA5MDXIfwlyo7hM+atU1uKI",
+	"FHu99LaScVjXPBYoONBhp1isGHkcgtPKig0skvFgG+zdFJHOpTXVpDIvVC5joA15nSagMiYSwoxB35Gu",
+	"pausJrta5gpSIYe8QJ86WKxiMfXVRmSdVJ2vdwvXjxTvzSHkLi2v9xmGXdBVrtIY4pIwkGbXKk0tC55z",
+	"DaKCa0qBWrUTm1tKS4dwnSvSjxBcp8zu8zlowsvMWdzyNOcNHhTUp60VXSSrYSgPFdsktdoSU9clyoTz",
+	"pa5dspC36lbw86Up1wUkjKzDMnIGOW/XVf+Oy2jT7E6AHjVP+UKUD4pPAIgqyZrb+ViuG6Kglt24PUQ9",
+	"BFJV2Z3K05hN+a2AHBvIeMRVtQp49vkWTCpzTt8cnh7Oh9PK2PXzVgAt3JhLDKOKbJxowdre32KVQdzu",
+	"xeeb8Wovv8lyCbkMIeN4hV++modLZOT2LaoQ/6qjcx+38v2pqprcvbkiBP4ky7UgVu1fElRL8L6Qxxuv",
+	"kI1UeLTtxj8np9SeSwvqTnKeWbFODrfuhBsBNlKadu+4GU9jNYmYUaprj2k3y6Wk7JxlLlkaYFsFEKkZ",
+	"hfeOFdvGmmiatXGFfxUZZtJ66tVgwZak/4573D8cXLZVVLohGYbobBBPBDq0tiSyIvS6LKLh0hkxfe/Y",
+	"8/8KbAFqvxt8Go7qHwh+kveAL4kc8C+EFBzl3O8sMXtBB0RU2rKaWg5KmlRyMVN52NlQUg+XlbiMJ5Y0",
+	"w843EU+EbmKkVtioO8ngpggNNGfFgtsZlF52x3URds9y6b+17ZMiGbnhMamD0sLOBxeXB+eXO6BiZFZW",
+	"xOI6kQkGnny6C+aDQpSiEzGtGGfjNLG3j7lkccbv/MA4n4xb+5VZrcDbt85j5bzPkI2u2ZBoZrh5/KMg",
+	"6JA4l/F2yRAiy5BimuM/28vuTM2KDPJlr5uKxT1iL/aNYccvbPfp9ZazzHxUrH5YuEHieH18CZFA53pr",
+	"U8JMLk2SQq5ZnFBO7GoZq+dCrl3EC7gJw0nZliktRQRqowUgu7kUrd+E7VYlfihGX41dFd/h9jwiBlUw",
+	"jJX87XCdzyKc1zE2tZj92cHrC4zYX7x+Zf9xcXl6hn/b81/8692L89NX705Onw+CplmVrmtZ5vU3gCcw",
+	"yCzLfouauJ3P0wXmPCY1tRty/dByhoeDb74JJWeWKoyA8RdFKDdiwSZej9ZYOAOuRKuDSsU0pAIzcX0t",
+	"xqYW1w77T2b2kC6nFF+ensFn7TPid+zw4ORwcGzf6Xbp+fkBJHvhlVbUenl0fPyJ6RVR644nZn2O8zXl",
+	"ZOOX7jHOYDZ00h13t1tAAe2oEB9WlizvfvGkFHf+aWDPWN2E28jGaiY0G/HxDVgshVeYlhuzq59ioRX+",
+	"0fefSWGppWQiPAErz1aIhg9kxcxLYrsQr18fPS8VOjCudTKRmrVvUfVjP4BMTGINeYVstCBvt+VVnYjd",
+	"ZYkxQtqvg2AAhjTARzpdzKfCvkok4JyHK+Dp5XHHh5y4mUbs99z+25LlSMXoPKbjYNkwMkmo0UL3uUjd",
+	"m7D2A4Z73O9b3dsVbGF8uD20A/RKvA2LMj3fzfMkXjprpShnhdr88oaz46opFduJv4t8NuPZImiSVnwt",
+	"GzJxvZo+Tugg112GRszmK/0FdtuLJBprLqX5JJGgpDm9DCIz5ICKoLIgKdW+WLWNLkJBjctBYlORxnhU",
+	"Ct1M5dJ0eoySLyE/OhNGSM8z51kuvVNFJnoqYtIsaQxNLmdfTqN7szhi5+4tnT3KaMmlq8qTLJc3Ut1B",
+	"epJh/QrBJNI8fbzsDdkiMD6qJHqtoo5SSpjVtHOxMrCKmdXk0PFfbxmgPRMYwrHbl9kdeD44PvhrBH4M",
+	"ky069svjXPiVBn1b2sNnn9fwtJJbJIWLmeULcUXHaVi6ql5b5+S0647iqnyW3SVpWtbi+YQnsrPvkp4p",
+	"t5vo2lOINRAiK4PtHUTAEqoGMi4jnzENw1hV/+Ll0dnZ4DlOAOM/OGGUGcKYVMT7cAVsARNRiWcuY5HB",
+	"48DcZnzBRoLl0lLIHL1qn6rHy2ZNHDLeGjImXHnphhtEE27IvihrtA3EWeUWSKrejgMKg59opzpVQkxM",
+	"sT2WeGEfIKkPlClyrHqSL1YdLEF8dIJ1fZ3N13wzrdty0kLh1kbMDzMRJ6YcwCwvpBHzV8R8m3NVgnoO",
+	"Gdm12nX30cUBUWmsIa/SkpwlUHs+HOnv1RgC8AFiC/AD8APW1kIwYDidCO+0In6emx1NSmTERmKaQDie",
+	"woYTbgRrI9FFFdYOcSAcz37/MpfZhMPCKqTpK92UD2Ypa0eDMuaSSGZJmiao5uqI6Xw2s+LJkgOGox1j",
+	"8IUPTjC1OXjqIP8FbwFys1IO5Vns5dk+jlZdVljFKLC+tIx2Tzo91g/Qt8L/2PcgIfPyZ2y0UvUItKvo",
+	"ppSjUvohMYGCX3uuUSLV4vj7LVipXFwsJUyeDU6eH538bE2x1ycn+C8w255bc+314eHg4qIVtV4cHB2/",
+	"Pncm3NngedA+WNKZvkU/WXMYtawpudyNdia0idg4TSI2G88jdidGU6VuImbZTAzJmMW8IvbPf/xXOMFj",
+	"ewfRvd1A93XM/Dn8H+t9Hpv5OlymYEPa6EzwmvN0g3qwBimxMs3QDbR6lj4Xd2miRcrqMmXjNUoXxdcy",
+	"l0q7T2k+xP3HPOXZFsng1eULpoR/5QX02buhlfxF8NRMl1dvOYVc3axPFKWnggOpdFvHWeFWWT5ficRY",
+	"yIbH8VNyGHAs7+Vp+rh75CTcn5WByhSoe05joQ0oVKiebky4sD0BakXZ+tPCbd/yWULtDe9znqm9MjBO",
+	"Kri2RrDOrSEerv1dydkqc3Df3rQN5zje1oVBpcqT5W9ER61LPiN7C21NyHAKZwt9wvaKNL7YjsSn8O2N",
+	"B6aBYIoNLEJV1kCdcv3JpLOu9mUWSlg4QnXDkw+QMqAggZZco7eoAAXJJZFYHK4tXxMQ2Y5BNKYd1FhH",
+	"sY+VDSq+v1ilVXSNcyrD6vDu3/vdZ2/pv++6bz/0o6ePQvA6UevIqu8BldOVm36M6N/bqTjumdWwAl9H",
+	"swMLZUV0r8ndAGWwYYLwGBRbpbqsobJloToXslWspVXOuByLNN2kQMt9dbSCIL0lRd9aUg2LHQrSnH15",
+	"Q021vbS5xxjpb62buJaSx7VmXLMhJtsNfUTEPgRgRh4uQMmCXdgL6xOc6QOCn611LuICV2SzCiVfN15f",
+	"KqlCWCgXPImrdfnkkOAuqOFtd0sgrC0V3lWUWUD9IgSBEQ6nKXveVRk1QV3sQYIuJTYeEDIOeJ099Ava",
+	"lHh7YVf+Z/fg7Kj7Uiz2Ajes34LGWqG34cKfv+XaMKJYcDggKkLk0Cw1fU+PFd/GEo1ZDolzAVEM1O/z",
+	"oQfdCaVHFZA8OHwCz5SGNOpGSBwR/tk44FJIOE3VnYgPEFtDbFlZ9sdAwOhtxnMIK01oFg1wMs63BKmK",
+	"YyguYoJnaSLKAEmRK9+ANZcKaidEhlUTDdJ/tXyPWvCuz3JQ4E10ToxiD/g8eQAZ5Q9uH64/FziPYp2W",
+	"VQq7smUaKO9PtExZ5b2v7HSI+/27yjPJ00OVO/DZCtmOFpc+bSwsFkMO5KVRRgsHAvsJLzHK8DR079KC",
+	"Gkgv93P3469YgBMVi18TcReqmkVABFii8FS3DSRNEikKB+Q2CVG3QpoVEwEL8HQEImUrbgEPXojfc1E3",
+	"QZq/IwmfKyuV7zMF+9yWM9g2QIRBsC29evd3BPrKDEyMbUWtWEmop1V3Mug2LoIH2/rPk4oPsLqdtbVd",
+	"JpOlTatQWlQ7AitO0Vmm7C/BxNDxlCfyMpmHLEDN4mQitPEaHoVz0C/3N3z5Z7a4t8sBrLOJUBZgLjd8",
+	"y3ku3Ut0ieKXBVEZaPhapbGIN4xCbZPut9ITYz+qyJ3TBQ3hCKtoIR+lyTgI1neJqMKQ76qTiT0cCNXH",
+	"04nKEjOdRWzuHo/spSOCl0O/5pXEkh3MgaVsHXAMFNBgoE9D6DuZSBGz8VSMMdKnmZJXElS2mBs+4lqw",
+	"9o1Y6D0/KfuqTBi7JJ0e+9kVvN1NoXaXal3VlRwCiKEjUHYrsuR6wbpdnHz3RiyGe4yXxiaAU6tKAlJe",
+	"HF1J59CAp63eM0/GUPXMDUAaXsmANknrVGYzIt598uThsyBjgSVcvREI0JbQQhdV01Px3iVsYPz7RzZa",
+	"GKHdjxe/HHR3nzx1f2b8DmYNXrzCfdHvPuPd67cfHj4Nuyzs+jeWKIlJoo2gWvPIgVJnaArStCLMikHA",
+	"XNg5e01HLOVGwCnCH7dzkhItXyCRBpHCotZ8M0qHzEe7PI92aQUTyBOXMc9iZsnw6eP16mKx9eWB3Q7T",
+	"Qq44lo73NOo5m64JqYyfQaHZfsSvqud8RYXmfhrKPdWNcCSnVEhVUMQKeiodjWWH42dkU5/KkPYrEgAL",
+	"oMy2XGrNScfD3bWzQfa+yfm2u+D421YYksjQVgGNElyo532JKSFuJqlnTffJN6qOSC8qYcBK++VjgfIX",
+	"HCj7bh57hbU/WpTn2e520QrukkS1ErRjFYC5YRohzsq7mBgn3TGGgfK3nNFN82r55Vp/DhwjbWK0pcyU",
+	"0ratOCG/glxHlOlt1GIsNLVqMZIy96pgW0/57pOne40pFoim3oDrlGnzE48vGhXPo5NfD46Pnu+VTpjT",
+	"+3AWVDw6EsxkuTYbK6Upnwwaan0vw/W9gDE/Ig+pSxMj2hAxWwiz4dBFYHmp7p5UBp2nHoGbvh8X/90s",
+	"0TNuxtOIjTJ1I+S7NJE3EZvweXQlMwHFvRECp78roQbiDyjC3t26IsUZT+10hVX8ClL2Y7A2rX5nn0n1",
+	"rrgjsn8iGb6zStCVHPH4HfThMHkmWPv1ycHJ4S+n54PnHdQYG9DnKoC3dqRW1CqebUVu+8PIABtbK0Ao",
+	"pNHGrN0vZetixdL2KWI0/4oVUpBU6ABC45dyqeLynF0OzY5mUtyBophL1nYlBJ0liOJKEpzV47NcUiF6",
+	"LFJBp6EW9f96GU9fL3NpdWnWcjZScIOSGWWhbgFDckHpZhk2PtA9dkD1HgpB1bEfAiaFc82GlNk3ZAgH",
+	"yTOjI5LNGRXnU4AfY85Cxpq1fx5coivXpbdlPuM3YkOZp+nQksCwP2QzwaUGt7QdeXn/Z/z9OSlly8mx",
+	"CmlOQ5jbWsKc6VQZB2rG2pSOCHnCmJBY9FlYuDS9arHOwz78L1ixUz5eyxuiJseJDJZdbKH4ituGQtxV",
+	"CQIrorZa/H4fn5h9jKBIcEql4Ogq7JFjNTmjWS7ljMztEQ8gNltCLQJ8u0wTFTr0UV+/sc/AP/3Kcnur",
+	"klE1B6fSpJHKZdyElX9fppAmcgtXl6OBYKGryTMp4mP3woDbvvR1oTZmZgzlUTAlV5GMfpVUTQiADK76",
+	"UgVOUCT3EhpVtlSZXP1zomJ/3ZKFqONExeJLl4VeXA7O3g1ODn46HtBf7sfnRxfu15dHZyC76R/ng8vz",
+	"v7ai1k/ng4OXZ6dHJ5fvDo8HB2HM+nIB6PLF2UzESbCnhy+j3GOAKoe5C+VqHjYSdn+pTV9Tbs7nB8O6",
+	"f50lLNy3Wi2J1HYP8IjxmodCWBsvMEk2FuOUZ2idGV+2gH0aC7GIv+oHH+zvH8P4aC67dS02XMH813X0",
+	"KjJjl7BNStMEnIb6VDfAwatUITTtx4Vzri+3oKESInCOQ78f41AkEHTa8p9OoMWLokzSjXJPYPxD+0gY",
+	"G1fnM4+WB9oFoEPpqiorFYAhlkBU8ea2pNY0fxeZ6myFpmuffynVnWxy5AYHhNyKXMfwJHQ32MML1H4Q",
+	"hYP9pcdAzO5R4Rpn16mqoHKVGIy9H1GxQkmzdnGUFhGbuprR2qw2NCsBTjJgWADKpJMmm5rHuVONtqCC",
+	"1/DMWjKAV29IB3jvJ5ABvGALOsABESXX2te6TAl4sUYKudyKFuAd9yIGePI+agcSRm3oKlVWFqp8eBrZ",
+	"znYlS28Oji7xJyoNvUcZ0xkwzufgTdIh7E8jJgqrm9ycTJZMsNiYVAAoQDEimyWSp8FRxgXa92cDHF8H",
+	"b95ADPbcqNzMcwPYOZawoGARzpGlQitcrGKA5DoVgF4hKU+PtSVhATD3wXrLnkSN1ZV5g+FUJzysBPE7",
+	"Uwfvzin1uLLmbjlClIckEE4LJbm68Z7huxphBGqf4t7ePKvG4rrPRJjriGizGp3VWxL8OkBpO3Mgb6uQ",
+	"/LeftNdRl/y+yMtK4HI+l3ED6eW13c/72rX1UW57C5ADuudtsAdEmotVbVg0lP9mYMG4+SLUxzbHeA2Y",
+	"voNoW08Gvstpffudez+AG3UHoh3aeNYAZaV431C2kmUqawy/3yYqxfgMVGUAbiz+TVj8G0fTf3VvCraI",
+	"oIjRmjz6gBKWmHQ1jdQthdfnRxUYFmopcJPIOKLGuntXMtB7k1Bzh6z9uN+vdOfFwnRs5ZNI0kp8F0Qt",
+	"BBviKg87UfDV9baedoiHe0yWm4jiriopGt4x4nHXhwTcG7gr1N3R7D+72NT/wscNPIwJxs4aXlw0KbYv",
+	"fbRXbwussgJo3RKaMgzSUjHiaAWiSCYS+xerjJ1CJ+KGsaQy3WuVS1yCx7AEgPBNbYp953Tnuq/0aoJE",
+	"/4hswXJBMqs2X8WchYYpzISZqrhrZ0LZtTCXJw23O1hluOkZLg6CJ7qAEuJRGm4oggZv1bQ6pVm5NrDU",
+	"KwCRPoU0DQMbpbqpHciO/JC2BdCJEo3OcLAB+byR5nQ+R1W3Cy4f0O/hZU8o+7ncIfdvWjVtWqUdMGs/",
+	"3n22B0RfavPb8CQYD5KnQ9Z+4s4UBfxSNSHMseKYJXHz+bnlScpHqYBX0Wr4DK8iaJkJPp6KpvdMjZkP",
+	"sUc/9mv45fLyjMHZDQfWwtIemVK0qj72P3KRi5Ng/48DNJGgfcKOpu6z0K/98uDipfMykNLpUsog7v2e",
+	"W6PTMsgZn4BTs7mIrLe6iuxc3AYThVYhF1jZU2q+FZQ2XN80VUOvAvG8V/uAy1IjMESqyOCrPBamB7Rf",
+	"21Dgwqj5ffoJ2DtnKqa3vDw6Pr5qfQx6y+5R5RELHqcUsPnSocUVARqVm7Gaie32BlEu5/N04QSx26kJ",
+	"vxWsfXB2dnw0eN7ZY75WNyIvbFSG7qq3J7OcvvSVEfYO8507lpZ9RdE5EkvDR+NFkTV1Kin6R1D1yq3I",
+	"4mRsqu3ppBAxhiMh2SGLXWCPZwLbdW7Zr3XDesRVG48nv4oYtLmV554W81XNOTepuvXLXw4olwofHUtY",
+	"Broo746b/7r6R5x32NLFt227BhtA++Nrm6ezyulzQC6ed9gR9ODY/nZ8fPoGfD10fFpR6/ng5KjBwVPa",
+	"q2U+7/n0KuKmlrLWtoiKAKhdcbpC0EnLYmALNjdahOWNUerGj+d0Bwnx/EaInIhxie2OdrTXrfVCGzFj",
+	"bUSfg2ZA0Cyr0H7CiVYzdVuxQs8H//F6cHHpNgIX/68QnfuP10fng/JWnZy+Oz07Ojk6PWlFrcujV4PT",
+	"15e4b9X2rsVWrkYi/SyHvR6ZwuqpFn3pSn0GX3SZjG+EuTc1VTglqMJ3PAEANqL7poS3Qg42oLs52FeX",
+	"1Up43Nrh3C6RtMs3c6Xam2dJrsZBKERKIIMUrkIefoQRViJDQODfCUM6fYZ9DnHaVSkSPgfnTKmQZ1ja",
+	"dUrD9nomMJc6gGCcS989DMDVSzLUi0j3OJsrlYZ7fmxbKUizLU1t5TdfjNU8kB2yKsvnyGiXrVTcts/6",
+	"aCAWeUOB1Vr1ykDeUK8hsXx1m+0G5D4/hkOOC53CMvhdRbgHm9O7+LtHxbdWDQR2NikhL2R/abWjUsq7",
+	"+5TVG+gPzOY7OOx2Z/y9a3IxdJE157Uiu55YxR42Z8uInhH30NIYEG1TppcqZ8OgDbwRiSjAAHqDX+5B",
+	"ZBrYIN7sNzTLK7i49digA1fdnPc1NX28XGrxiJi3+Bu0WHM1W7eCpVByhd0EM8yunKs0FTGwAcjeB1V5",
+	"v2iE1+9T/0/s3Ug/P+kzN8KmXspLrm/ANi8U4ADgP/CJC8+fLlIViicNu113b7dgZl277Xq4B9uPwLUh",
+	"lreDBDQSOokFK4iTtQF5CXBFMY+/dA0amxkEemV9UGOSDF+kp9amqBFjZy3b2TAcXZUIyyHp80CO44a5",
+	"jRGbi4z4PSC1qLlodFd7xiLjYlVdP0/IybPLXZC/JrJxz2H7L8x+SYz270AJlMR1wnvS729MWjUREor/",
+	"lXsh1TNFM8Hw25l4n2jA+8RD/aTfpyak4Qh4icF/pt20xxnOMYvF3EwrO1Tj2lVO3XByQjzc73R5WTyH",
+	"CXJ4kV5v4bDixpnhiOnloroJVmdiKnsYg3M90Ga4s++ld5zb6/vFOyxxAfTLDBr/R6Ge1CG8ihMEikl0",
+	"ECtmjypixzxNRebyKIpBwQ4K04zrNOuLBaDHbCtqucay1jCxj7ci6ujbUDKwqp0r8LDGnq7QWXZspWOl",
+	"MLzapvWT43LwoYULAZY5TFwai+DvkY1XC8quzYeDFkCcyHbt3WmRRr/R6aa0++VTXU+td8qLU0mQQ1KS",
+	"rmeuRk2EmUKC7jY5f3MECzjjiEa5PsHTo+qvZbM4UY+fv6QBb5BkyCdVb0+tvesskX62UTDIfoRPPtpt",
+	"9oFt7k9yjuei7VIxwkNK9Hd/bkb1xRxW0HrYGbYKxetgY4SuKmvYTHziA5smkPj3r/jC8zJNbVGEcokd",
+	"ZOEd1CKsaPoQ7OZw1fJjXbU61Kx8zqsNuqYiS8hBjAZA0fAOqiPdG7oxX+iIlX+hsjgdSC+1NwdqFkq9",
+	"KDRrU25YxCg1LGKUGdYBVzQVN6F0hCw5+9aytga50tZguRFi7joF+RWCQa5VBmmFd1NuhItP1j+0kkj9",
+	"6OmTNXUsW2QmuiVq0AXgE1E7tWYRhMaNAiWQntyHb2Op4LcQcmPi/Vxlho9SFFZY8Gb/LBeh2mcg3QNq",
+	"C4IFqE3k2ZjhtC7LpzFvZrUnIJ/H24ag6JGfGly02NyCWt81IZqv16ZoFAIsCwT50PHvwMvdgL4VtAcv",
+	"t0PNxvPgIHeeyzYiLFVYd2N7+p2S2WAVO99yj4rNCjsVunvwXCP9+G4gWS43NiqcbNiSLSJYJAqDao5g",
+	"dRnKRFHe7cqerJcnBhETB+/nSbbYtOlqPSpOAIikQIs77HG/iJh4z8cGGpcJp7OYO8VmYjaypr9r5ESJ",
+	"PpCa4/K9Daw63hko3Swj4TW4VG7AVFVz3PRETvYYl+z8xSF79OjRM9/oAcqpc5NnomjfT237Gb/ji1Lr",
+	"fmPCaEfGpOG+R6miEKqdC6DiYQmEVHd7jLM4R0nkI9s/7Pan9iQ868+KyTz84Yn9uU2T6pQm5Jch7KRb",
+	"3u9wiQSwWV8SwTIxU8a5hUp7ck2ltT7ZwTmLHBIUylMY5KrV2cPzVHRc8Zn3jIMTKfKAweDxLTCEJ3yu",
+	"facPytX5u8jUHj3oqu5pXlK57HiVNaWtA+V2ChGhXbZGCbd4R9PTlLaOE8I8Dt8jJZFYRvIzn+v9xvlg",
+	"zQZMJ65MAKWXa6pnVxSLKiT892f4cNcFnbS1otNfJniMpT7//Md/PSiKnB58EEn8seO/xQEfzT3uV2Go",
+	"uU6p6BNF6H1fcgv/VHOHepoEy6bdRMOsluhCw1J0nIen2HpYLwwnYZ2JFQuknWZsyuPakvXYANDGfAzT",
+	"FaG4V24Xh/fwYk2Ih2sb9rhmnDWYXJGFKd3qkVZ0WBaIRD9aECWF8x48dX3y+tJRWFrgpXOxtMa+vON+",
+	"i+wDPRsuZqDcS7uy0FZ5RaKC+N42sbdDKtqqLt1zlabA0SH3VpDDFR0z2D7fnoyeJT7G41gXosvpw75M",
+	"x9NnoqEaBpdNECYW9PaldkF2sRODN7WvsTDGDlBUxnT27SG9FRKCFYkuj7QD5ovbkwXjk0yIyDWYo8p4",
+	"ucBmYdR0zhouCU8xR+4u0WL5+BbjLa+SY2GW0dr7klhkbJSk0M0oTS2zSMw+E9okM073zVQsUjbmhqdq",
+	"wuZZMq7eTFPaY1rNQAuwUmHfTXnPMvcplqbCk4lh7doalZV2N0P7k5sFZNPBIFb7wfcGnV65rmJSxiof",
+	"gZNpRU0oPOXLpta0S7ADlB6IyovdSLCvXVC6dtjhlFpuMU651j3q/mQJmEpheBwHyHPMx1NxLngc4T/f",
+	"ZIkRBJ3HtYJoROhJByKTZaihixk6+jKxHHyKE9/zOPLSubNf4SzbnI6AkHFfEUQY+Dx2Z7E8X3CQxIH+",
+	"b/N+zN2734N+l7/gR5X2eYNTgUvgP6n6ePBYWHVkU2Okxt34IlW8IY2Dao0Y3YTpxP9+cXqCFQKWtec8",
+	"TRdFMyL0nW5Xwo4KLRMyRkRyB0xpzwEeL13SOKl+ve3NTsyc7DDKsIZXgysqMVvWsjetq8MbauiBs3H+",
+	"aWvJEgSvE4c5R8vf6M3twKex9nViVVbffZOeSTSre8CsGuN8YL1PhuX5Uhg7YbpW84M0vR9lb4rN4Bpt",
+	"fwvdsxG9gQJDBLlSbVxOSA4zyIbHmDtMuPPJtO4jmaE8fvJYlJLLHHFGNF2Xlybez9NkbBUZ6mVA7lCE",
+	"t2XDv/zlL8PGvgIESLJlWwEh+Sht6piKFTJrXfL+wwZwfxGgaIAHb3RMqju55fSxNmZNrhFnmVKmAXdx",
+	"Oal3vcmRjG+I+hrH9YX1AORrFZtax6hKv9DMytAmn3SiWSomPGWj3ID/io/SBWhCM8EtEUGmA6bR+76n",
+	"qLsBnJXgMXij1B3AJFIEr5xwAtqYLwPDxIJ2PSFyDKjJln1CphKWt1E6da0RrgGjB5wpUuyzZCLhBBC+",
+	"lmfNQNRJ4akd8fHNJ8Ryk5I3kyiXSCpaOiPFzhdH4O3Kk726a0ixUHYHJvbrDs6Oqu0rfNtl10Nkow4h",
+	"9VB/NuNpokXMDo+en1MsH8abcegVI8UYPS/U0tBu/WI7k/pTW40sRwCwicon+P6rzUrW+v5pPHL9N6DG",
+	"N3p1X6DfKtFspmaunMn3einVkWzXFiWgI9p37mg2z8R18h6OLIJtPrUflPExyKn24ka/46NxLK47kRV3",
+	"RqRpibTsAeJZmL+lXJvXek3T64JeIfAAGfVWSzKYejxLZG6Eh0HcQ/zDLQBjP6UP4xftfFKc7ucQ99sg",
+	"BFyvCYG+g/EvmzTaw+Cf640YRy4Pc/ueja7dYaj251MWu/o5a1aMuPj2AZxykj3mXKFnv5T22JtZkfIK",
+	"QzdFcNzwG0HZjKQy6Y3UoeoU6AoAeUAEF3ONZLzvFTFwhYMI2dEu14XSxPaZB/hw8nNLfI+SyuVBHCqd",
+	"5T5ZA/spVeObQgFbn+qyccKO09CqK/paJkbvOdViqdjGrdOe6xkGt+HVB/ibu6WQB5gS0GPPaUtc//Xm",
+	"da6lw6xSFdevSEkxXEU9yqlVuUycW8sb6PYXKmPxpIVt6rM8FToqFwFinCgWckHuMzikB1T1gQ9AeGhL",
+	"7/gqVfUXdcfUtQGl7PLo8CUgafMU84dlMWe/9t5G+vHp40pKxpP1zd0retlq1jLwRF/308kjTIoLZ7dD",
+	"rXbpPBelvaS5QpJOA1hYAC7m/PXx4KIVtQb/eTk4Pzk4fnfx14vLwatW1Do9eXf5y9HFu4vB+a8NSY+0",
+	"dgefYpyty/Dwpd73NdAaLbE5wM+EFFCIUIK7HfQWe9e21alo026e8lWb/gW+IPhuIODAtC+Qsm8SScIY",
+	"CXF7XJctEX+I7BuxmNyEowpxN1JPafWK3S92a5NjhbJhOzWnvGXbFd57Ieo9GSVQ5aIYAm/zQJL7dSZp",
+	"/+ntxmAkM4zzQq+YGjMvxJCVLoT/1NsMy2GTdS1ygmsKj3S0NrIrDzoPOISiYk14escXdJxkADx60/Vv",
+	"XJWNaNWPssnnhtNCaR/vfbTX2vhugE2m6PjEKuisZt8NpiVi2iWWgTpx2FB9es9kvOLrQh64MFmjLzIi",
+	"mKqIzfg8ci5D+HeaYMcIov9//uO/1uOeVhCq/JX1EFX1ZfchxiUwWiTcoJvLBcmX+QX0Aj8cHLPiBUXy",
+	"zi3PINVSY/qPFfyZ4PHGxtShe+dZysdBe2prEbsZgt+SUTRVmWGTPIkF1Bi94tlNXFVWVh9eB+pXCIXS",
+	"gq/etvBRLllj9zjOGycilkZZPUsExNs+C7awoDY/kwDIsSJ1rWTCwq1Un0dmvnfuu0y7khJeL66EdIQg",
+	"Qymw8jbHVqxhBq5RvraT5BURTBmBmFHpQfIoj9JbOkYxyGrVdKx7bvSABF9pLixpTYUSVFqmTeinAcSy",
+	"0Ha3pHOiyrU4lhspaM1Ylvdoq79ZXKdJYwPzNkiX335M5186gd2OMk4T1h6nPJlR0481je9XxEUcmVQ9",
+	"rBtke4co+ZLrmzAmumsMgDvnc3ojhv5GRp5mLFEMuPSMEbN5QGF76PJW0W0eizSxPGkfMiBnKoOCelAN",
+	"MuEuhmNwa9FDEs1oGpDNrcEh2XapujvaocZQOYwbrbO5n7yWWrAcRxA8MyPBzSWO9EqvSATnzN/OxHsj",
+	"nN0LC95raOYsZnNlhBwvgu3tLqjIZZwprYn5uyVx4Mhuo9tF5D2JI5eDCnqbuyWJO/u+vTrIk4XKMwaF",
+	"7tiZIXyK4Asuw53bzzKlrv1kaHI7Gr96380ZA6RaoNeteZDX0oQhVsk8gJsI4SE3LJep0Dq48skW/fVW",
+	"YKytTDhy6+qzx11r7HrqESayQAn1OkFX4BOuLRsyXN80QdrYawBos+9Twan7IhVFJBmbczNdWZGzSTyD",
+	"JlEhEvepVdyw0lujWlKN7wDh2E6x8EuHpMQ4KkQTPK1NPPMA1iTUcMmzvWDOnsPbq/VhdOnZCIZF+Zt3",
+	"mOQPDRizBRSoQOiPzu81TyDvluwqTOxO0hTBMomZiXifbtwrqAx/qDRcdBPA9jowmqV+uDHoKy1oZ8Pt",
+	"LXbGLUPT2h7SZO6XB+WacqzDCoE88C1yGqs8rBR1KZUKV6AVKT0znKK/o90u10/6vj1iE0XSSklAtO85",
+	"8Pu12Pes7SIAQ/rHMIy95e3adQv1mszUDVeqtv+VU02r0rzxWxeXefuO+JXlEVACEjWk8kMfIMjl3yrz",
+	"/U3zi9YUOfmyn/aKnPlOVCTN2xtXJ813ikT+djlrvlNk/7eX0ua/Rpr8Jo3swonzjX3ZoNTa4RnYzaV6",
+	"L/yuiGlVK5nYx5oVerpSPEEfFYomfWKivqXeFzy5Z+qmb7S9Ehc+KmcQWwVJTVh7BqB3LhvSsaTH/WdP",
+	"14IdbMfQQCpYZbJpt6ysKNXBETrWPib5p8Joyl422YLNVZqMF8z+k094ssmOVPgILlh5Uk2b8osT6ffb",
+	"me3WaJ6pSSZ0qFsNMUvmbrHmk91A35CkUEBrAqFU6MleJj+Bc0q8h8zz5iVqWo5jyEEJRWnHIk1D8EWX",
+	"vkajqmQQKrczeO2crfG2hwWCVFGLIdxw9HZ7DOSqgr9pu+3mDsJks/uPD9fubqvnFGtZ0y79BzduTtDR",
+	"5ZtVbYyCtta1ha9snIaaNGq38zkkZG8A0uhvXTGM61m61YGkJqU+INRK5LUqibZYjHKru9LPdzwrOMbb",
+	"1aif23HQOl7WCtxN+t6vwYO2axpa3ohPQaepcOfmJpx2uDN13wqHGX9f2fmHIZ83cEqEIDQKs88S8gXN",
+	"VZrW++2WVJSHIQfLKlxEAkR0w+CgqBE+tL/u9iMmlVUABTe1jlIbW/DFluyu3pFyzQUtUD/aoCSJu5Jg",
+	"V7yXYOnCgrX73vQnaV6tuni0vlNxmUZWAMDVsRuXGA/6HJta9nEHUQmJm/dH24SfC2FXw9yEZZpyzUZC",
+	"SBbn4jOhbm5FDo2Yr7gScY6lnFY645o1I742QuDTYt6IBWXHIYYnrAnMOCKcVDEG1/5WubB2nm9ggAsh",
+	"5FpR5fxABbggkULxDU0E5YPa2+BDYVFt3aDMIffXlaXR8kh1Bz/MQlAUaypWq6MeC34LnjVr8Xvy88Zi",
+	"nOCGUnlsYqq1tf1wh+W6MbZBb/F718b+6T9nRRXu9uOuqc691wsrVbt/+uWu1Qc3Gv/OueGO3Q6V4WjE",
+	"Frbzh7ai5Ajw3dqxemtFd9FPrUCucbFlecW1cVcCkYjEEMYeMtb2XZYYyOklSw+DHk+YBnxWB1a9RVwK",
+	"edQq9r6jGUBnRvQ3xUZvxIIV8dH1gUoaKCq+OLRcv4pMJ2EzzKVnYO8oZKp85Iqu1J1kozxJ4yZwPnqz",
+	"vmoFAPQmqnFguxA/QyeKdDzloCFyA0PhfEaJ5Bh3pOwcbb92oh72dp/2fgwbEipOrhMRN686aBGZEAhj",
+	"I8dqNrP7HkMUeSJ0cXpxeDBPYU5hE3qecmPpYXnEn09PLx78fHpwfviLOz/hL0oTmb9/wGfx08cNNb+3",
+	"SfMKXudpyn49vGD4KcGpU2GbLwiBbyx54sqzefb48Q+Pnv344+PdH398uPusP4r7PzwcjeP40aP+bj/e",
+	"fTa+Hj191H+ycqqXSROCL0B6wXIQhHBiVkxss5N2u4rCqDiHtW8f9nZ7jzrE1QSAx6eJvKEp0RkHZgAe",
+	"oeFEuZ/YP//xX/8XPj/chxX+WbG5FnmsujQ4a9/2e/1ev7vb3336cLf/8OHuo8dPnnZpOaEOLWLDf4uT",
+	"zCyG1Lp7mfxoesWuMc7GUzG+UbnZZ8Jy5WEsbof1XcPJhRESy7zCLVXpqESlM1qi5yAP8V0olxsArGjc",
+	"MSec2pA7n9DdqPmg6E16Bf7fb/23PQAa+m33bQ8xmnt5lq7niDDg6jYcDvrvHplx8WQL634QT0qFA3Vz",
+	"sYAf3gR0uASNtdHYJypeMTZgJ26KkHgGN69vh7FF0LkxrFxNWnNIU7jsq7byM8NLo/vps25/2ZEQqrX6",
+	"wmjUSYGtSbCyvU8lquKLnvTX+kYqxLGuliyg5HgKwRmvooUzR9z1RBdB3oIkFV6lheqGhNBEY9aGdgrv",
+	"3pyev3xxfPqm45Dgpbizi3YlIQBYqmlGbv64/4zANM4HF69fFS8gvWmspMlUCjWaV3JJUQo16gJoGqsh",
+	"srupctOz1kMokW5N4y7KsOv0tnTRg82Nrdp9oARmQoXyFc9LQ5cl5+rZUJxvkOgHcHCU4cfaCFE7G88B",
+	"pzbCymzI398gzw96dN0CEitO1C/HWgL7sigxKzZlnzosONrzmwKeJz21OrtRHtILqRQQJGtRyiB0zMcV",
+	"311Ktq0n4xeFQoBXSYAZDVi9UtyJAq132XIbbAp1dFy5mdjZChji+4m9bQTbEqvC2bxdv6oNJQUbidzt",
+	"EfHvg3q8CqsYtINxniVmYeXPzMWrEkqLTCyZTAWPwVjFzOfWf3YPzo66mBPmZoFPfIxaI8GzkAl9IAF2",
+	"wRrK0AQL7yvgQeBLwVDDF/hXT42ZV8v9N8UnKQFHILKEZS6RQ8wAIj87vVgq0dMPPpTBAj4+KF7TY6cy",
+	"XdSQJKCwkuK1a77i40cKsGGVkOFjoB1aV8svoWM5m/FEGp5IwMSA+WqX/kvgszsIIKwTo7JFZxk41b7r",
+	"fHBxyWIFZpJR+Ooeu3D9R6DcqADubj8/+BmUDuwmjoioVuwNoJM7uIbOXxyyZ4+f/OCxpbE3v2btYbl1",
+	"Nl39t79pJYedfcav5HIffajccsm1Rdf9RPre8ZZQhh+sYeA74H4c2glV4K2nQE5D7OWtrvEzqUlBO9Dy",
+	"+p//+K9hRP2DriSt6hm9DM9bJ0LgDzYEl8reKOXyxo58JSHBgEI9UJQ2Numixw58y+6Riq38xUyE3/Na",
+	"2YiM8YOvZCzGKc9EzPD78E57HU9b6aFlpaXv8NyuJGJuvP63fr/fZ22hx3yOHXEyfteJIOXB91mHxvd2",
+	"H9jryxfdH+0sUyXFlbR/PnzKdJ5lasKNYPieqADs81DMghu73NBJlDNMSmIqNzqJxZXkDJOaLHVa25i1",
+	"hw/F435/CCuqIR4UCzEH3D4u2cPdHxmEpjX0xIq54ZhUfiWx5i3NBaL9eQLZ0Wxol2xYQpCep3ws9tjQ",
+	"rn2PElh7STyMriT+hmJ5GLEhrHNvDP087N+42r2jItfVMjZ4EtJ0S/myw/2SiHTlQTsaR9fYyU0qQri5",
+	"ku1hwCh+6I1iIugh4o5PXTMzBFCDAOOVdNtOtNVjJznChEBfBkwmBkBd3GfwPTg6NApexifiyh7+TOi5",
+	"kloABC2ukF3JZ/3+Dw+fPdt98viHx/1nzx4N7TYMn+3uPnr0w27/0dMfnzz+4YcnP/afDa8kpu6N+Pim",
+	"UGAAbjtOJlY9aI/TxAotq8vkacxiMUbkZjFziFBXcqKw/TVqgY5eyIvws7Jzslyj9xweznqvtcCPHnbg",
+	"/IEfGEJsHLIJfRMo0ptUbsn3/VjMjWOXI+HgyJMCLPFKYjmbkthrfniQm6nKkr8Dke2xn1A8ee8uKuW4",
+	"PF7+7S1d37PbNku0hiyeDDPQQOhNhNHscf9hhKeHsKQzBf3sEOMsRle8d9Zeycf9R1GJ6OicFb90wVT0",
+	"PQJSbJNG2/K4/xhErbySLr2RHqOqUqWwtQmRjGaPd5+RH+1cmGzRBeDJIR5AO9MrCQUmfoJUEphA14fh",
+	"+y4w2q69c4jmUpqMhUTVLQERep1Y3aB1MOfjqeju9vqFVlH6DaQ96azQ5aw7VZZdl+vax1OhDU0Do61C",
+	"zS0lQaoYn+GeHxyhoLYnS4C6gc2bwMRITGoHBoHRKrkkW/3eQ5yFmgvJ50lrr/UIfkK/GOhIoDTAux/c",
+	"PnwQi1RMuKv5/Rg1X37wofjjKP6I4KpF/eNvpHORO4zWpvxIuWSZShhRagX6NtWV3rfLM/O4IaF5i1u7",
+	"dsErHiV/9dUHH0ocNPS1Ia23uKWKLPp244EepGqiP/to4PEMfvBsPA/9DAwcUToC1wB258EH1414Q1oo",
+	"NS/+jHSgnfcpNFWNjQaXf/cYJMuXJJ/rqTKha14uPvjg7ZSPDz4UNtg96OTCGzwfo7U3vymsvdJSEAAR",
+	"hsCECZow7iZMnMatYNx38J7z7MapafUe6PtgQydxAUePza+t8hhg50wLUPpT7Mvpunvt0HP2saIlJwjD",
+	"TJg8k5i64lm0tUBb1kY98J8X1Ze29pX1PvtY+kfZUZ2IUVPkiFH3/YhRx/aIYe990OUOjo8hucW+EpSu",
+	"goJ9z+0gvQbS8+yWhl4Ey1V/D8E0rctR+/gW2nOCUgRbvtvvO7PMYb2VTJq/kVunGGp993FwDYDN19T6",
+	"HJ25j3Hk0Av9DB+QhYL3P1x//2vJSaMRMT70aP1DL1Q2SuIYE4we7z5b/8SlUq+4dC2OEMS5kN3HTiHx",
+	"0F9V2DAusSfnji5OVtv3vKTjlUhspWJyDWbEXQVJEFsXQuIs0ffbqFVWRVp7rpnnx6Wj/uCD+ycxneC5",
+	"L/ar8IzRB0U0sYi5NOXCxrMqx5y176YKW+xH4BGOxTiJ8Q+smK0e1Z+FP6mtL06gq4mz9zVprf94uyPw",
+	"6bR5bi14Jd3XRkWbvgInPSqjP8B2YnWUcsih21LgGt57WZILVlQA5zXJ+Eagwwclf8cz1qpmUNDyJ+kG",
+	"UWse7PWCdAl9LqB6QZdPtm/rDv+m9FdvJjpBCRiU2gAnwOLxxLC2Fx/+fnopVvtZu7OzzzIBTZfs8PR6",
+	"lDY99pMyU5CAVEtW9rADewEzaGxUho4amEsVCLrgSI4NuUEe958tn9LncIgrBxVo7CcVLz7bGXWvt4OB",
+	"YfKx6uW1+/rxD+YRRUdMYGzYovgbFmnbspn+s+3uf/jka7Mx1NIGrA2g6NUjqV2tjhbSdKxWdj7498Hh",
+	"JWujZ4klpoNdrhDn08lmXTkKm/I4bI/thay3HcNCFZ24cFOlEzY2Y1MZsOZSg0l7oL210ImKjmtFkzUg",
+	"xWOuTXdgX9s9eh5hexAp7uzrNKUiL4BZUPIgtabF2NyORh+k1e4lg7cM5K1IFSLEVJnAhckEnw3wM6Og",
+	"5VZXfEtRmc3OIEbV1xo0EFC7RSiZDRRbI94b3J+uho+oMoV68UN2K7Luhd0o/Nh9hzNCSza0a7Y3ZKD+",
+	"JOBTW167pSCYo57EiFl3s9WovDTEmA4Yfg9T12yYxM4/p8Xv5J+L2BC+212xsyouwXfQlcpY4M13LkD8",
+	"boJm42y4B+7YLk+TWzGEw2SXCnWGh0+YpswFV1k8hRIv/S/FJj+djZXZwdLph649ITrMhM5n1JaycvDL",
+	"PIsY0XqzYKrUzbfhk2hSwTwey5vBT7+cniK0kIuAISrikGBEKQwwyzV2H1tcyeF/dsHX2b1MZkIbPps7",
+	"Yn8tk/dMY5WTI3Mu49IjgCprcqhUnfLdJ0//Oz45Fe/ZL68ODrsXvxzsPnlqD95Vi86WG4WSovFXjFeM",
+	"VEwuc7pbDK8k5tzciRFsBAKjW1XD3rwUc2NtqSjuFWFUC+NYP5aKx9CToiOKU6EUSSSrh6kAPEJfSXdb",
+	"BvytKBl3ja2cVunDLhj5QF93VTicKW3e4Jcsy4Y1pHBUBV7x3o/lOHxtb5pcKrulxLWyT6Uh1ZcQ/AHU",
+	"CdWHZCKtyZpIa/ukgpXphbXxMnMbt8+0APy82l46o6XpMzxVNn9G0Fq5r+7tyy5aey2IOZ3zu1eUfvqR",
+	"dO0vpFqXO4Y16NcFqhQoOCJmgmdpIrJa8K0WuQSxsoti4mtM9QIn9ynSrGGa5SSCzafrX7881RMFSibU",
+	"bmJczgqZUIpADhJUSGPnIuIhWabDN2/edA9KV4YdcHXCXrgziJlUFf5MzWQdg7asjEKE4D5KIZPdm6LQ",
+	"VX8RnNeIx10/0LDT+6pG0NfapktaTRFXmRAfj8XcnoORuFaZ8CsfygZFDmZ4klKWQCUXM2K6qFiFlAt1",
+	"xzBGngNUV2cfZEjuz17vDzLu4HQxjr0PKWZe/uYd7SmNmjBiqYOTmJhjiPkQZY2oCN6VtSJ+1x0BE0WP",
+	"UU1bOj0bnB9cnpb0JR8OC1t4R3CZza3ym8+9Fgxzc94VMxUzV4MGfUegumDOJ0JHILuF79ftRNMCi9jA",
+	"pepQvJKMJdD5y74VUilw7JngksYVCfRMcCksUmVMT5NrQ1iB3EDOzUToHnuhUktPQynem0PMFKEsYUwh",
+	"xjrAcJgFP/pLm4Oht9XaJW5mUJXjncsawVDNhRx6aCzwIAx5mg63iOw4fAn7KuxiFKx4Wcr65hPLBv4u",
+	"WPvhP//x/zyxWp5D6HrY73eaZvBJIaGgSlQhAyoKm2fiNlG5BoppmgomGW2lk33JmBRQZlNI6lQK+BYA",
+	"ygISrvds+m6tlvgysTZwmB2dnL2+fHc++I/Xg4tL6iOPzOlaZdVVjEDjgHXmlq1bllbmy8RQ11uqeOOD",
+	"D/DfjTMH6O6VwQGf7p/nAKa7cXTg0lWE7fhgtZNAPn0JW6l4RrVfLmG9ThA9tHDswduaouMzvih1AHb8",
+	"nkZwwfJ9xiX197ZamYT27X46hYf/sW9LD/lS9EigVeQyz0fInyMqhF4Z3HFgVmjUulkUYMBsJNJE3FJc",
+	"BecwEqmSE82M2nc5ny6T0wQW3BR9kd3alzLBKOK68uu+qtvyEItDWp9ixa2MoMBSuIqPrxw+QZoIOSlh",
+	"Vp9mM30PlGwfKHHNYplVRfAU7JOGDFk7DlXY7n4ic1GKX+KZ2ohVL6vJFJV8MM9HaTLuUilRY6bBOM8y",
+	"IQ1wufaIa/H0cQdPq7WKtAtyYokxQESQKxo9zvYxfzeiz8xQhU4wuGFfGflRsAObSaBLzwgfT+J9Z4Vy",
+	"ycR7AuJ0A6vra/D0u9VZRvIM5zX8O14/g2XA6pEvdviWxmowNK2J0ftz5dSAcyjeffLk4TOGJFWCHKJt",
+	"K+TqTpBgypRMlzfQOuwwq0m3SMeGKSFUfVurPBsL9tfXLy8P3h2cHb17OfhrVP3zwpoW+MurwzP36x5Y",
+	"7xHkHkdeqgPNEoiYkumiQ1E+DAZC/jwE+9y4fJ50yq7baWLvwmILgBPJtWjImTs7emm/+QsSKg6xKlPs",
+	"T0iiGMxx5V5kMyE9Rm6L7OqX6KWNBTecejt1yhQKdNcYb16lkFKjqPZwcfMOIhrs8Y+lfsN7bLffZxmX",
+	"sZqxkdUcMaQHJ0Xns86VtEwz43fS8sbyV9xNk/EUAn+lJM2LXw66u0+egkMDFTUo67ySwHyVHFMxC6zK",
+	"XEiNJVp20FeHZ9DAAVbOIdf4eMWVRGc7a7s0G1L2rD0BB5+U2Y7VlwFw3hUVjLDzn7ySowXE+v2SgyOU",
+	"dgPqeexIcsFSYYzI2BgQOB73n2EU5kpCM2JwKw19X+Iha3MJZWGPHj16BgYNegmMSe01FueUo6/z8fRK",
+	"cs2GP+z2p8NOgc9q7hRbCJ5pxu/4Yh+PKvlrIp8bkCa3Ql/Jsh8mE7fqRsQ9dgoZgmhHUBKDRinfluj0",
+	"LT77Cjw/8NXIOIhLwV2p0qK2KQUgr9cDdvSVHEplxJBpvtBMqx47kGyIZ/kQu4sMKZhJ0WLwQFLjEZaY",
+	"UMgIH8SXbB0z+tKqdHlyWynUny8ScQR1m7Q+zcwyKpI03fHH4mqPxIgBKJjfIdScHGKZf6D7nOoCqeyV",
+	"LSssuXOcqlcxiurm8sdvWcXfVmV/9K2r+Bd2rxiHfB+SPvtlQsBCJWyYgntpWffmoqasCD34YNnsR6SZ",
+	"VIQA/aDTOpnzN2KxRyY78fYy26YCT12eLIY5yrNFdgVODEhl0krJSkqTUWnM2j7IjTKjU2ZO58gyQ8yJ",
+	"uKllTuygpsqVuC31BkAOXNy1rEDhUJ+FnVUYyuPlhaav+u6krCU421WpyPj6aXAFps2aBxHRNupY0Dx4",
+	"3H/sUEdK84HUFcC+5zMSsa6sGyRryeXFayS5o8PJ847evrDGvkIAfSfDqt+lvN+k5hdU6DRpcmqSYraV",
+	"9r8VY3kpFogJ/BZqOcfTUMKjjO+n44LrWqo73w7T67rOvwzlxoSfdp1DvgAlzwdU4cg7bUGiWdJiL5x3",
+	"3AuwDaSK06G9a92+bqZm2CipIlbq596aE4JnjJT/Nn708OFs2GGwTljNDOGM8VRpIenF+wBmgy3PpLqL",
+	"SH6geJH4vkK4IFiRVDAzN5a1PfaK59BkBD0U/oIOGEuiakezwlApSIqB1GpbNuQ4S0CKVWTlAF5zCCB/",
+	"QYmpLRMNxAQuHBvCN3xzunxtfn+Qf3wtHy30+DJR1BlI5/9sN/q3r5MLbOQJx6iijPiT6uKAoJVowxf6",
+	"k1TyB5kyHPXxT5ANQZ/SSZM7kqjTTh5dPFYTX9azyIkU5tbLCj+8mp5p5M9LvBRQq2EJ4k15aGEf4HNB",
+	"+4BeGeJ4+Njn1/X7f6DzwDKd7w6EP5K5fTrz+Tm5rfIcUqVw5fdduwpwo8aJ8A078AyXKOBzeQ4IUKS3",
+	"4LN0XSjFZIDsU6RIVLGhIzZaGOwzDP/gmonZSMSxPaNlOOx9NhHSnlbBHEIPKIJWE6OcWClEHLLhfxbm",
+	"dC7kwdnRxVyMt7Oq3CeuoO3QIaTxiv7rjQvQ+9rxDQLKa+399rYakCvhCpVJYiYMb731e4+4ausq4iBj",
+	"2K6Uo0ViSVKxOZ/4bqbU4zAXLtHjOnkvYlBJ1TU8r5Fcl5YO3tZGrHhzJ6RZdCBgwTEx6Q6wmyCkweMY",
+	"mo/nMmYmS+bhINkZfdYXZN44RFOQrLZukUuF1ZXUtT9TeLfYXHVdfFhFK3LEtD5qS3c++GDfsRrkwA+1",
+	"o1npasSg6WlEhhK7ToQVYG1cbcrKjBj2rdCRU8x9i91Sm1Ur9oqceHsRLT9685Rr1j4/fX05ON/R7gGw",
+	"0zRCe+lwagESyFpkEwTlQ0S7akCHDWGwIbpRpyI4WW8q2nk2Zn0iznJTwf2TJ4+eft28T1yb5wjU2MR1",
+	"/c5/d15VTuOpFGXOgsgfpUMQeXDcCpGj06ZM2tud3WiDbE6goVWpnHNujMjsg//jt4Pu//3W/l+/++zd",
+	"2w/96Omjj/+ttQIXqgwH1QCG5AqvMWwPuZlYeOETT4bd7oy/72a5lImcDEtIdjuaynCKOoYhop73Zvz9",
+	"OT3QoWJ0rtmQQIcwiA8jg0bmir9jK+KgnIPpVFn9QAhttTiKweuSGtG9S2JRAVlvsMgiKAxBiLzcAabS",
+	"AK5sBK7aaUbQc2auVFrOxipyTUvgdTAGFm3isqnMd0sDhHd2nNwI9mAmTJaMISmW2vP4br7qujqASzlA",
+	"QD7OkJC8F8XK+gJGME202Q+DCDqYwkdBNush6i9cnv+Xq5CrDdVUKORu20HIFvEnlPa6BvwfucpTpDhA",
+	"PCmIzneTszQANznSucay6Q0KfcKKAqG8NasH6LMpUrLwLJaIyrV6I50zE1qlt5SD6BuLQw526S40rSBb",
+	"Y2Y57XLKBvMZGw7WnxKmSfX1QPmE9mLPG0uVmgNW6SiRrpD4Tozsa7WdOyZTJh7sHKanrq+t3qikR9IA",
+	"u54A2xxWJwLpE0QVllkDdGuSUpIdRtSoEVP4JNm1/pLHx76/4czg4v3JDsqbqXKVN1pI471dEemGRI2l",
+	"cgPgm3a7tKicCSS7jc4DvqfxTFB9P8NZJkKzdhJHdEA8twfWjdhfrusz9TEjQcHH07IgLDD3ITkxy2Un",
+	"Yk/6zj4bLZzGvc+usVCtKFDqseHvQ8pKqywFos262UG9afEpQOY8gRWz2jvPLEeqZryhhYjX2NgKfQfd",
+	"DSVQqzAMXUMyPxnnOlm2JR02+TpNflV12JOvVRwGUPDbrjBYEUa8NxFLJlJBsSJm2g3//6jcDN+hFTJP",
+	"eSJLyYqdHrOfrV2rBtiJJQpgqVUdII1vRUXH75+OFPCvUhZHJLdJYZzb6/8TQBvdt0K0OolRxV5Xv+Y5",
+	"5ubMtQy3siqX6lzMlCuN8jqv5SxFAwPH/11+NxWDXScy0ZafoWp9Xu//g/XBWGPtuwTl0j1GnfkNHG+P",
+	"OlmHg7OTJkr6wrlOONa/YvHQVwUYINFtrbBir4vSRL3vtl3Mym7ETz9duH+F9RWi4grZFnPa8KitTsSy",
+	"X+9961w7ncQZkGMu2UgwEYMMRwVfmhLq/9nrS9Z2sSvsAmnt87/85S9O8UD4TIi4QAOHToMG7E7Ll2bt",
+	"rvPZakooHPjfHWB1lFROsD/1tdp3ZFB1DANOE1DElsIhuj/A1tuoRZ2jl7fYoWEsd+/osaEXP0MfNaPb",
+	"XR/mK2mPAQBpzbgZu85dZtpjg3rzGk39okVchBIPaJWuZHmZSudqzfkJwkvl5vOIm/tlF23W6rB2/t5G",
+	"6yCXvmr60XyeLlZDMPl2aBy2NeVjkrufs6phy3lQCcmfgEt9LXHejA8Afc4x10VlbgcD7VTsgUOfaEP9",
+	"vE/DLOrsA8Xz/5r5W4crFrAN5WcZl5qPEdCh0GNMWc9Q4GvHJgVWj69m+IYkA5bgdbENcbmf3eaARbXU",
+	"i5DFUW1j0hCWL4DYvJ/HlzSSClcGpY/YdZIakaEHxbuBKG5hcr0f9OZEAW9O0EcyKKa8EcpQpbXhp8MM",
+	"BSB+NkIY8n78L9HLoeGd35irwa/FOmfDdx20XkHgw4YFLCKZ+fXDt9pDsVFA5FPU0A25zXJbpObOEwBB",
+	"6voRZKApWHYMTRLRr+wQIhMToTtZqliUHgIXNBSNyRiWhOLWBcIpdMhmbVA9p3wuCqh+++JOj52pNIX3",
+	"q8wxKvs0pokS6HIitRE8nEZWtHv9GgdsLajm9xO2FIZMk1tBFINoSaWz5uMU5FMDlKuvea6ie7bu2uoY",
+	"unbfXxjpuTrTplTzc0q9LgP6+9xkbDAOlUPUiiMxEEWt62NlcH/cXeGrgtquSolLllyjfHYsoVBup/xW",
+	"dNCwpe7VYA39TYydg4gTnhG0yoB6HGo/UG7FS/2OfLL7bn+3+BzscLLMNyitusw7vq1KGj+zQ/zmr23E",
+	"0rCrzUdPPby0iW0HpwppehHLZSo09YuAgJ30pNB+fn5wdNKJnKuQTODdz9xo5BKIoMHCWyYkSseDT9v3",
+	"4Pp3hUeTLYTBsD+SV6lfLPUuafMUkUd9q4sOM8qJN4T8/XlA/aHDPaOGIBC1kDEb2oUb2hdMoC7M966p",
+	"ZY5/ddHz9QxxXFe7D6UNK7X5YrGQCeaDeKoMY/VirsiiwFfG3JNKu1SN1YVF/1zwj2C5Xu9fFMTs7OD1",
+	"xSBi54OL168GEbu4PD2j8/k/Dw9ODgfH//Pl0fFxB+64PDi/xJ4v8M93L85PX707OX0+qMj2shR38m8T",
+	"VLPtJOsWzWDItracp9bjpR1u8tLZoMtLxOY5RFNc/RSkvz/s99lMf3IHGPehTa1gvjdv+d685V/efPDH",
+	"fUfjQdZftmnLN29MQJXfqvRpLyLtKfxFpbELAGEuAsHVI+AVEqR9JeRVpoIjlD1BLxbv0r1ZHLEr2BLI",
+	"V06taZ9dtQAZrJwLAbFvqbAaEWpAUUZjVb/E0UgLej44HlwOWK/Xw8968KEY0WpBYU/lL7ACX1D9tQOs",
+	"gs7Db2dtMZubhYMfoYMMNZgkaDrfz/PSeUa/UImEWJegOkrEhtcDHRXuppXiyNIjf/ojXaP9VUlLA0k0",
+	"hkeJcp9VBuor+NoKNRnThyGUhMURaCjbUwvM4ZwOfb00Gw3/wpPn0D4bOmAWfj/BNURsCGLnjrtOCNpQ",
+	"pYPLp4KjQuyIBvI56sTNNWtz0kq9Zu/yRyGCZscGFlT65GoUDcZ0by1137RWgT2xbip2UQJgU7A6dqHW",
+	"5Y6+mS6iwg6mtXOr1nZILA/7u48ryZcN2Yy4jCtLuKNvowK+RERN/BLJFNwESGz/R2NrfAYc1JoXzDHU",
+	"wrkSkf8ND2l7bQPbzuZc9Z4ASfdnqutvvygxznszYYdX3KRZnUJLZ3u8oSIL7BoIbJy/OGQ//vDjEzbm",
+	"UslkzFOwDCDDVdsNBFzVLBZZJ7qS1qSMEGvVVNpxTaGfqjGpiDHaVOAqw2BXcvjhqlX8eNXa+3DVipOJ",
+	"0OaqFV2VG7XA325s/MO1d7pqffw4JBBvwG4t5eIDkpb3TC3ji3d67FcEgk5MBa77Sg6BRjy/I7zoF0fH",
+	"A9btFm9gLwd/He6zGq63g2u7ktgmgoyoTIyTOSIRYIeFlMtJDr10AqlLA8ATJ4Du7bTD910ZLzO9jWAF",
+	"vN3noaJr24aC0CAslMZCqu9K4QojT42IGh0tcc1OnuOJAlIgugMSox3cDnf8m9cH3cnDU9TIkX49OD56",
+	"jkVljsjsSZpa/SKRDg6mQJ5GoiT8fjz5V7J09NFNCllLUCEEpL3PXp8cnBz+cno+eF4MUx5hlJsrKRU2",
+	"yyyPdKvy8VRgjhM0aHFu2SrTk8rYaTjOh35ZTwV0BxvzfDI1LJ/vQRvIlE/Q7u/ss6MTWIkr6YUbQi+P",
+	"eFww4Kp+igzlLtHBLEhkcvdiJfdqJ/BriZSbGE2V3L9zkBIH+bVoTlBmJJ5/THgiNRlGSPwFkf6LcY5U",
+	"TVb4hsgGeRL1+30QTrreRwpOkK8/h1swObkwaTBlO1WTfYq35JCpoeaanOi7TLO2/UQoSMB8R8mueaob",
+	"UvaL/CU7+zVm1i/Vybk6vQ3buBmepMf2wcaMsK3L9c4Hu4wgEVj7n//rfwP2f2HhRQx+e/LU2q/zJIWF",
+	"1CbLIZJu2Rf4zZ2b3C02GEsyFtA/Zfib73n8lv12PPh1cPzWtZUZFip9Km5Farcpn88JaD9yBcPIER+z",
+	"l8lPvSuJeRk+edIVF1e1wcRokV6zNqD9L6zBAQvGfKpbBxsscufX1nl2zcfiSjoru9pRFuprAXhI9CY9",
+	"dtU6FxPx3q+dUYqlSk5Ye8bf1xax07tqAZ8O7SmmRZ4RKsUqi/lLmsHHanLm080DLsPl0/adiy/nClm9",
+	"Aw92LVVoR1uWE/niiXRRSYflkpXO4b9eBhEkRj34YP9j/xxlgqP82rS2kTL3igf3qTcpsRHN5hzyNHrs",
+	"3PmwoOSXgBHQ9xZIpUkFz34qpvNNgjSuTWeBr/iegfI9A+V7BsrnK/CzzCfMe7bNDfmWfI0nwIJXFwYC",
+	"shcENjRrQ2rN804Bw+vMU9cXEDQo1Pv0vgt2GA+eplgKp8416g7ign82Dvz5cxmLqf1BgOBruf+FMN85",
+	"/3fO/53z/0G5hwBM5Bke8Unu+eMdQWSINGbi95ynmnGsYMbMPXY4OGZjJeMEXYoqjXXn66Qf1tTyPyDP",
+	"fzuBFawIuDACwcloAwAHCKo2slzuEW4UZBKIOWBf0b6MFu6fEdM3CVxrV80JEllI8pkwGUSO0E3E2TVP",
+	"0jwDXoLw2VkutzU/cMXtN35zgs9O6k+Xv1/Ufny3hr7LxO8y8dvJx7f/Pzh7Nzg5+Ol4gH/QT8+PLui3",
+	"l0dnEXt9gv89H1ye/9Wu60/ng4OXZ6dHJ5fvDo8HB+ee1X8dITnP1N/EGImnMWsVsF1mKhYpy0SBxV9J",
+	"olISfeVjnqb7XgeAKKa7pZr1Zc/iSAtpIobtff4uMtVjB0UyG6gWEMy8kv5ZSl6gPNZi+tS1NhAwLAcx",
+	"zorP/QqNyIvBGrh8Mf3vSVefI3kVWBboSSifrlVq5aYn1kAEMioCIRg3N8kcK0kA8PLPGYL0iBwri8wL",
+	"3I4qtIWVlQWKB2IAImCpq91EtRO9J+/enJ6/fHF8+qZT7txImaMO2IzK9V3yW1qC/SygumeQjFDF0AZ9",
+	"F9FGnfOGmi9B8TpHDXXiocXg2kSYN/Rt4ST1N359viAXcINcIJWuylkvoA78nnwPQDXCQfg1CpOlozmH",
+	"pPsV8cg2O5QPPhTwLB83OqHQ+JfAsH0pPjb9tQcnyQiMzbXh0GzG9Q00O6dzImOKKQeD/I5Uv8ZxaDoD",
+	"d/7Efif8Ohaf1QlLaNE1Lvj1CDwKNqWogA01t6ZYCz50n+NTA3P6guL3TfGVze6a0yoWAx5aXUsmhmPL",
+	"mZZ8rqfKF7+6r4qupD/jmGzsnDpzkbFrEbteR6jpIBoDK2MuZUbEVxJKRqxCnYk54Mex4VEsZnNlhBwv",
+	"ui/FYsgyYfJMllDPilm2d/v9oD4NA9wfnqE0B2jLF/3xrVHtB5XiH1/S+UNjrXL9FFvgIH4Ez9JEZLWU",
+	"ndpmfnaQwjVTJTr77oj67oj67oj6g9rsAkKCRzEvWith7curg5PXB8dFZzxLiQhju0gVr8IxrszE2tDJ",
+	"1CChQSv/FoTzGQb90cCk3lKAlfH65MT+k5bRVBRvQHD0QpwM37upilz8hApkY6WyckVsBBS7R6Xc6Cv0",
+	"pnLkrFzsZFUbs30+uLiM2KvDs4gdHh9F5eJbQg4Xo6lSN/iHayVU4H/YSYODsVPuQ+zA7yHtFMd3HbCQ",
+	"MxIIagrVqL4dUWLImLeqRLEuaSZ4vHB2fgFijOkTtE5QSkTOy94sDmQYw56UzI9vK0rkJgaz/Eoawvfw",
+	"0OeWyt9l7HcZ+2nBHs+42T//8f86N1NhsDl4PgrL61IvQGgnDVweBUFCreF1PsPey58txNMgfXGob0H8",
+	"HifXpW6G5cZX0IeC+jtOlBesUBuEoD0OcMBLpUIYe4wCbsAdjJgKmNiH9RHwAN2GVdhJxtSdjJi0zAo2",
+	"rHx+KElltUx0W8jst2tsP0djVHs+IosGAOwStpXrIgb6wgZy8hyG+y4ovwvK74Lyu6D8FgVlzcQBSZkm",
+	"16ba8bcI0RAiWMDO+ApSURs1/xZk4gWUZlYs0sjboypzYixkmcKRBigKR67QSRURISs9BlTGAC3S/uPl",
+	"0fHxHluSN6tlnV2tuYhDWIhq/s3KJDu5gzT9Lo2+O1O/y68/Wn79Ac7Ry9OzdwfHxyCIoK8fslmy04oo",
+	"S8Vzem/h43elK+QEitjX4N7CXVXDY8wlsnoZFUkNWhiTyAl1CAeooBS4suE32NOBifd8Nk+LzAfolxwK",
+	"9UO7XT/egCb6JcNdtcGakmDKaxI5MAPs8J/lqf3MqTHzqGRyzzM1Flr/CVu/086PueGpmuRiL/yJsJv+",
+	"K7eFVWymywcw2oM4W3SzHLYyrJq4o59oAAfYI/Y+V5lBFQH2ieCbMUkMdYZUaMzLgWtXcs61AxHEqnDN",
+	"1HVEbvPrBEAUHABMnGQCziehOd+pPI2hHcGV1BDO/tkeXs6GdpznlKQ2BE7Ihkj3BLowLFSNYSiM/Txb",
+	"nOfy3E639WUUEBrhjymsc4Pb/WrGx7JX/6USbv4Au0fMU76o4yF47Y5gkb1PCw5IqRkrWEJwqO7AW+QJ",
+	"Ho/G1tB/Kw7+B7OYi48rMfScVKIWJI5FUY5mYlg7zKtU5lhVQ+PXmhz4mjKnMc8Crn5PN6tQc4kIAhoI",
+	"mZQ6cnrIOvXjy2IB4/5eLuainHvZRPgPaF6NB+Bc8HjRnfFYVA+pZm2qhutOcp7FkTdquhNuRMS04Wna",
+	"veNmPI3VJGJGqe6MSxCwMpGTDitlahbzhwVzS7rPoJIPDx+RZrHwVlXH+jzsx3x6QbbTOvm+mQ54Rivz",
+	"VU4lDrYqHdoT0PejGdQdd/wZY+2siWg7UZjq9hkio0OuPZIM3Khy882d2ByaBDed1zcQ8pEM9xLrjSU7",
+	"OGJ8IqTpMClErJlR0A+kZmqBNy3RZV6ncgOVTg53OlZjvcc4e8Wzm1jdSTbJk1hE2F4L8dPcYhcK7C3P",
+	"Ej7yKnC1+tma11lTs7z6mXwN3/4V5eRrvQIiC3bC+SC/S87A8fxF3W1Ea5akPCUhXp8ToBWtsEpNVq56",
+	"QtIVSvpDT+w6N0cF+V34Ls1aCHBPIe6uVGzOJ4mc7EGfYQ8tytmUy/g6TxFEPtDxWQuhEWS13KAA4q72",
+	"xOaQSU39C118gPHUilkIDQ9xtGEEbi8uEcq4aPGrjPN/dtZJ0q8kPVeWEZU6gvy5/CL2q9C/VUl1kyyJ",
+	"0bnwOTwg23RxKMOzlWjYqbjjTMRCmoSnUZHsgf6SGzE3LJcxgjSyhEp2vGeDOms4FZphv+LCAyJSMeF4",
+	"yhPwxBp05Kq5kNjqCn4zyl4W7+dJJqKS611DLz87EYfseyuyOBmjv5C0AYfGaY+JHItOjx0Z7TCJoWG3",
+	"azYji3zzUl0DFV4VyPUJAllC58Bq54rIfxVMqoZsX2lJq6nkt+hGkbj0CZ3PRKVTuw9SzWr9JahXPiaP",
+	"0D7Y55LYZZiAViQtCwDG0GPntQRJav+EqTqeJ5QB/ec8EzLQu/I5UFNxWL9NxL1ifjDfhvpk/JZ4v9QO",
+	"BNJe/mWbRHytYE6VU6+hMVx+mkMJBHw8TdI4E1Q3/ukMGHe7ordEtNngBHbs4R6tKBqrG+koIwhxSflx",
+	"tY6QFpYYCIuMBBNx4rrPAgcc8fENmcOvL1mbU+2jc1ewVFzDy4Z/+ctfhqUMZXw5AhTUu9PwoJZRhMVE",
+	"qUnNY6u3jU26sINAE95Kaxvo6rNG0/86KsMGROgW/7tOv1x8yUML5TL4nSQV7+0+JWa/RoUawTOABr9C",
+	"c6xqr5UVKIgjFS+A9QSpgA2TeOiEv7vVofvaE3glZ7kmYETKxTTTHkOd33ErSHSdKyhhI02jXKttpley",
+	"Pay5unrgvfqt/7Z3NxWyBwDmw06Evo2SAQTI2ITZfSXbh4Pjki6BrJPwHBLtIbQd2Dx2FwUuUNqHK9ku",
+	"PQzfB2d439on48U4FfvMdYr6kcVCzMksKe83hqmQN63hPZWkG2KCeP1KriOzeqF3KMB1lpvPponcLzjG",
+	"0/T0unGwgDpCXw2Dvu9OVJdAwu2re+f87hUWwn7tWNpWrBQV1nnKxz6f5+EfNxNSh79pvv7w0bce4zuE",
+	"VUScPNjZKt8M9eNkuDUjUdVuNurlxe+6IzhrWEK/aaCvbt8+KKzUVaYuqn4U8fNPkLU1sdwsJx2QTSzH",
+	"edx/iInsCOzy3hoFsGo9dqR1LggvULkQ0tnp/8fe9TW3cRvxr4Lhi8npiaIoyXGoJ1Zx4oydxrWUtJnK",
+	"Y4J3IHnV8cACONOMx9+9s3+Aw5FH2U4lK030ZJPiAbgFsNjF/va3F5dtgPa3+lqd1yO8RVfppM2fh+6y",
+	"B/tmy74BqWxdcjyyjWUAs+z0tSrjXMKQQchTz7SRDSze7TgKYGeHykYNWyW2s5ls9GPGe+7YSvBMRUwj",
+	"tr3svQVj5cYSUKXVkG+s3i9w+kT97QOYhl88smKpnMykkw+LfieO1ion0SUiOlgBuOI9SCmnlUbGWe8+",
+	"zPhWhNalH6foTjbX9s0El/bJk6g2ywhrtRhZZnopppimVpccs9Wyd1XqleJ8KlL245ffiy7hcuHz4duj",
+	"Hl4l4t6ObweIaw0vPa9KVVi+oAs1y8Dmxat56Pbi2fhgePrYu/Q50X4xehc8g/5V2fDEF+xU1zM1Erm1",
+	"FZxEdLfHR7HFUsRs+l+Vnivjt6isq/Ibf0+5rW34jGze/fbF+KqctO1PPAh3yvauFxrfgat4h9V2VeJo",
+	"W9lWsKWbjsntCkyVsZxr2DzQ+a7YJuJIOC2efPV4ILpSbJQ0vTO6LNGVS8RXw4HoHg9EJje21xd/i7Uj",
+	"Mg9jzTgY+hm9DE+H08JoJ53aW97JFTi69upOMJ7Pre6EmPsDq0AioO7Pv//mlRXd4eC4P+gfHR33B4fD",
+	"kwS2wNEomz4ZjQ6Phz3ECmaZUdaqeN3DOZHqslQpsVsmwdk7HsbykeXGP98X/zz4Vpu1NJnK4H9UcIuX",
+	"/VQtctpsyM1VGWTuqSyMdGX0u80+Qcmi0GuVjf0gtwVGBZ46o+Hg5Elyu5WHb89ToR3wOSdWhHlmrUYq",
+	"giIUnaSzUDJTFHE8l+lCHZzXlN7Nhkt9gMp6FIcMOLzBnnP/xmJUHx5OzOjEJLMevB/c4Lv2Yn1ybFtS",
+	"QQ03MzVwh9wCtnHH5UFtL4sb6uxFkTiMC5UYF6NTwoqurpzNMyV4E3Jajw2lL9elyiiujDgvKndnqtIm",
+	"Qoost3JaNK6VmIKD0aALZVQD218icBqPUjwN6rLuGG4BjZCN8CCMyhvzCZbUsTmKhZeOdXEeMXrRc33x",
+	"VKYL3wiX9I1EISmsyNE6jaFDkWLYj5CrCbOaUKQRhfzIimvUcFz7X5wOmKwzSj8780k/4CmeY6yTLr4a",
+	"iUcyo7MV9jtKp04OYiMkzOzH4vCv/Ar4yEn5EsZp819VKFNYVyk83V+kEF2LvQUKP/cEA0FMaslMPMJm",
+	"ZdTbXFeWqE/3DIUix/tPh0HyRYvsfeMXE8/APqTCj6WiRaJnop7UB4W75aI0FKw3Yuv8iMRz6nJxUO2l",
+	"Kp2QwuVLdfdV49sru79Vxt7EJ37pNdNMpuCQWMH1yfnBSbjHp+/fTKu8yN7k5UxPwFczeeqTUTAWjb4/",
+	"fP5Oi5VVVaYPuCVK7cLH6caKHR9duR5psp/PLxA3EaiD0frIlwrVHQZl8RQzSomFBMWf6uUydw7r1Mpy",
+	"rjgv6zsNp0FBIYcQhyikm2mz7ItxuQmXERgQQp9l574Co4hai27u6O7BJ1/Kqa5cQDD1ztiHAq+U6rdT",
+	"QQ5/dwGjmqqUeUoaLyijcXoxOVUUWEIU7ELDTu91Ccp4Vsg1Yiid2bTegfzMs32HisV3sceCpPn1IDty",
+	"P/8P08KiNRu50URrQjHnOsBldWVSVU8s42Rqav4mJSy09AlIqbU218rAWbvSRbE/M2xMpWDhRyMsGcMh",
+	"cbAhNCwzC0oI9qajFS3tNaxWxhQ5zcklRQG2j2ZeS1kyMLnIraMLurXMmb1FV8hkSpuPSFzQpiT6MpLS",
+	"fypVKTDwsb+1vEZ/3UcezzBZhX7EVUkJdBEaycGxrUrCAbEdVuOtdVGArajMW1mI7qB/KsA7RqNq//sR",
+	"HmwjuhOS7eiqGgyOU1/PHT+pSY/9dXz+J/jvmVgoadxUSWeFeucUzzvpu2rl+5DOgcweWZEpmRV5qUBK",
+	"9CuUiRdeADjLMoo4UpUfjM5iO6O4IiBVBFrpIk9BZ2UKfH9DdiNJGGeNnhR/EUc4ldBgXdQURvOPH189",
+	"f/oKxeDVnNN+srra1FqNwgvQNjPSa1BfhS7VGYgL9SA9iJWO+F4XdBy+y8nguIVfThfFJbR4Rzl+0Db0",
+	"cU9ZftD9TYhQEmap1/s2X1Ty2CcGRFtPlrjzHoKH/5NyB/+S9uxSvovXtyL/jjdDEpCb9GOcAqtSDe7n",
+	"TIPP3LDpSKW06HXacW16Hfs+fA//UEk0ymP4fCaUS2zhhrvpMTNFgOpt3MIQtcRKmgDlcg1cBq5TvCaW",
+	"/PL8ZBLpLj4wSIHXSpAVH13dk8DCLa9XnrymfU3PYGFh+RgcEdt1/i/krerKrSq3D0zCKpN+dIF7c9QC",
+	"CSO4TK0ivfLs7lO7xLdhe+Hg5/dH29Bq0T0ZDntthddoXmGW7lDv+W7uUfeNUR6tlBkRo8qfta7OnevG",
+	"4RcvA0LrX0YWCNPBrCrGyvJOncOmg42uS4Hp1XzyIWABufVvV5fCrr4LPUoKQU4LFUoyFsrZvZYa/Jcu",
+	"AbsN24z0IAhrKtNrPZv1GObOvyJIXaFm7iyq/oj6ix3N5kDqEXgLuy9ipZ+QR1ony+2qqW9lXtyxioIu",
+	"HtTTn1U93Qa3A6qOBV2qSXv9yIZTm3yn29Uiwe27A1XyFP1IG9lC002sRkLfl/lSYaiTQhIryVZOm7eZ",
+	"gutcYAqQFbClarAOq+iiQO0xVYE9TJYbsdRGEUu9qUq8vGCSOe9EqiwJpY62/26vc/gv2nhY6QnfZs1p",
+	"UVt2YW9E7E8gczD08LrkLDImvYVImg78yK93ddWzIJy7VVihn/t0KEGc+zxKkrWk6JRGcuMy+2Pd3//+",
+	"9RJt5VolsdOEVb6UNGW4vOaLwbBLb1dbFXpu70BR4TJDXoJ/a38PF1HrFHpeV8JB9ZBnCePg47rU8Dto",
+	"htwrU8GzDNZH/L1l/WYwlxG1op73+mJMkV82j+rbEgYQeNXmxb6rK8arlSoz3EkgoLtTFi/0/D7VhJ7f",
+	"aN+oMnswcH7nimScZbzV2D2ibVLoeRLlzvJy365K/EkKZKFk4Ra/7sdjcPBgOBhgZVBdzj39FDNKUSjE",
+	"imeXly8TZMkKKM1MOjmF8yjTihl0csz5oxr5JTyN8TDRNYqLrZTeuSFwG97FK5WpdlaOZzj8u4xucQ/7",
+	"KwSjDHIrqlX/SweoVFqZ3G06o3+9bmbrk2xHjWniIdbrg6a+8xrXAQVuby5Iy78hFF1gOxZ61iwKG24H",
+	"d8HenKBwfCZsauRK+Vp78De08Bjw7fn3i305mj/wcD868U69c4erQuZbU76DKEv2v3D/j41meGn0EsyR",
+	"yoYZ7oLYhHq30paocWbaLKWDLYmkPVJQcBInDj2Ka7XxWX8eTdm21m4MciJX0qepouDFBBUTopyhtscy",
+	"n9OiQb+BnJtEnA6OBTog69yqpk4idqFIKSHPrjNyNstTAo1ivzjOT1JPSFl2P9oJu4ZjA9XzF1VNSed0",
+	"8DlH6w2q7JWfktFvme12bdfs7n1nqqRRBnr+kMBc5M8VjgMsYArOt+HTLpE2g/BohU5l4SEBXYbL4MeJ",
+	"p7MQs0LOiX2xMkVn1Fk4txodHh4Nv+oP+oP+0ejJ4MmgswtBG5cbWq/il7pZQ6QljHMmKlptcBmnRY6c",
+	"eGQ25050VX/eZ6xOn6mM+qleTmoE9OWLC4I8o8s+ORrgkE5xSBNmn+e384JHuMrGc/cwGlMstHVWdCcH",
+	"B/zNAX4z6eHdr1Xip1cvGH6NoBY/2DVSDeFiRcJNWkm1sN7jelcfRoeH76HFD52kE8iXYKUtgqeCM9IZ",
+	"dXBO4GsSbLIDxLeulhu6IPgVgZhjiAdmGss0VSvXw21EY2n2BrMJp5EqqyWuNudWnYS/hjX3OqzE3bo7",
+	"bAkR12hDBaEIGE7IC3h3hYRK7RyFyk1cpjw8H0oPt8McazJRPSO3DY7IuIFVUc3z1uex0GFezhloS2Ow",
+	"TrrKJmKRW6fNhrxfPbdnvjxe3HZU37CteaWMb57zWrLG0DwVeJtwYBIPLlTpxFPM9rDOKLlsdI4csC0P",
+	"/x2WIYqW6G8kgluSSNC8HaLG8nJVuX1Ctvm8hENoIe3iAEFeKvM0PWhHIQiYaCG5Pf5r26ttU2pZkFON",
+	"T+YYNpFsIV0zFlXyscptnut4qURwxD1pHWVmxUIVGUa+uarAdNPkh/I9ISsSF1vKHT7hefEf2UDWGfUf",
+	"Kg7sEePeTKgRsfTKNvh7NyIfTISEDTY3ctljeDPzlmQ2gn+351ziwQ+do/GD5aVQfUELyAKFhT5CVBm/",
+	"yp1nX+BbzVQakytLSv2gnkpKmpCpG4mjvniBNeFH4vFgELSikGKZl5WjetNxfsZwINYGHLT6y61fEzAt",
+	"EY9PxPP8r2KqMxhD92T4dSJOjo578RzMMdO/Vf7w8tG3+ObBVg4tLJWTLQ18S7BSREzuRdLZKl3QLab1",
+	"yLuGKkPIXPvgyO2NVke4H+uNsNKX87+xgXOrRn1cji+ecwF3hKTGCBBaGWjp8t7CqgzkTif1BT3yXnHh",
+	"b5xs3Na6LiXG3ftSYlGd9ta34rXGNhBxjBFRRb5lBHeZTyDhVJCMDxVMrqZVitA62nxJDTsT7H/XUIYo",
+	"Kwp77P7y0/PL8Zvxy+/fPH/6SyIaHy/85x/OX/rvej49EwOXOeZVTSvn61T4Mx/00pbfAPuLJTfFwaUh",
+	"v1/6HJfdbCGWIgiq8+H1h/8GAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -13,6 +13,9 @@ const keySlot = "yukta.key";
 
 export const signedIn = store<Self | null>(null);
 
+/** signedOutWhy is the server's words when it refused the tab's key (401). */
+export const signedOutWhy = store<string | null>(null);
+
 export function key(): string | null {
   return sessionStorage.getItem(keySlot);
 }
@@ -21,8 +24,10 @@ export function rememberKey(k: string) {
   sessionStorage.setItem(keySlot, k);
 }
 
-export function signOut() {
+/** signOut forgets the key; why (the server's words on a 401) is shown on the sign-in. */
+export function signOut(why: string | null = null) {
   sessionStorage.removeItem(keySlot);
+  signedOutWhy.set(why);
   signedIn.set(null);
 }
 

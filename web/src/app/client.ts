@@ -4,7 +4,7 @@
 // the server wrote it.
 import createClient from "openapi-fetch";
 import type { components, paths } from "../api/schema";
-import { key } from "./auth";
+import { key, signOut, signedIn } from "./auth";
 
 export type Problem = components["schemas"]["Problem"];
 export type Schemas = components["schemas"];
@@ -16,6 +16,21 @@ api.use({
     const k = key();
     if (k) request.headers.set("Authorization", "Bearer " + k);
     return request;
+  },
+  // Any 401 while signed in means the server no longer takes the tab's key
+  // (revoked, rotated, expired): the tab signs out and says why.
+  async onResponse({ response }) {
+    if (response.status === 401 && signedIn.get() && key()) {
+      let why = "the server no longer accepts this key";
+      try {
+        const p = (await response.clone().json()) as Problem;
+        why = p.detail || p.title || why;
+      } catch {
+        // not a problem document: keep the plain words
+      }
+      signOut(why);
+    }
+    return response;
   },
 });
 

@@ -4,7 +4,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { pages } from "../pages";
 import type { Page } from "../pages/page";
-import { can, key, rememberKey, signOut, signedIn, type Self } from "./auth";
+import { can, key, rememberKey, signOut, signedIn, signedOutWhy, type Self } from "./auth";
 import { ApiError, api, ok } from "./client";
 import { match, useLocation } from "./router";
 import { useStore } from "./store";
@@ -24,7 +24,7 @@ export function Shell() {
       (s) => signedIn.set(s),
       (e: Error) => {
         if (!(e instanceof ApiError && e.status === 401)) setError(e);
-        else if (key()) signOut();
+        else if (key()) signOut(e.message);
       },
     ).finally(() => setChecking(false));
   }, []);
@@ -38,10 +38,12 @@ function SignIn({ initialError }: { initialError?: Error }) {
   const [value, setValue] = useState("");
   const [error, setError] = useState<Error | undefined>(initialError);
   const [busy, setBusy] = useState(false);
+  const why = useStore(signedOutWhy);
   const submit = async (e: Event) => {
     e.preventDefault();
     setBusy(true);
     setError(undefined);
+    signedOutWhy.set(null);
     rememberKey(value.trim());
     try {
       signedIn.set(await whoAmI());
@@ -56,6 +58,11 @@ function SignIn({ initialError }: { initialError?: Error }) {
   return (
     <main class="signin" id="main">
       <h1>Yukta</h1>
+      {why ? (
+        <p class="problem" role="alert" data-testid="signed-out">
+          Signed out: {why}
+        </p>
+      ) : null}
       <form onSubmit={submit} aria-label="Sign in">
         <label for="key">API key</label>
         <input id="key" name="key" type="password" autocomplete="off" required value={value}

@@ -60,6 +60,16 @@ export function layout(nodes: { id: string }[], edges: DagEdge[]): Layout {
   return out;
 }
 
+/**
+ * nodeLabel names a node with the words it shows, in their order (a speech
+ * user says what they see; axe's label-content-name-mismatch): its id, its
+ * status (shown in words too, so colour is not the only cue), its type with
+ * the detail, its flags.
+ */
+function nodeLabel(n: DagNode): string {
+  return `${n.id}${n.status ? " " + n.status : ""} ${n.type}${n.detail ? " · " + n.detail : ""}${n.flags?.length ? " " + n.flags.join(" ") : ""}`;
+}
+
 function short(s: string, n: number): string {
   return s.length > n ? s.slice(0, n - 1) + "…" : s;
 }
@@ -74,7 +84,7 @@ export function Dag(props: {
   const { nodes, edges, selected, onSelect, label } = props;
   const shape = useMemo(() => layout(nodes, edges), [nodes.map((n) => n.id).join(","), edges.length, edges]);
   return (
-    <div class="dag" role="group" aria-label={label} tabIndex={0}>
+    <div class="dag" role="group" aria-label={label}>
       <svg width={shape.width} height={shape.height} viewBox={`0 0 ${shape.width} ${shape.height}`}>
         <defs>
           <marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="6" markerHeight="6" orient="auto-start-reverse">
@@ -97,19 +107,19 @@ export function Dag(props: {
           const cls = ["node", n.status ? "s-" + n.status.toLowerCase() : "", selected === n.id ? "selected" : ""].join(" ");
           const open = () => onSelect?.(n.id);
           return (
-            <g key={n.id} class={cls} transform={`translate(${p.x - W / 2},${p.y - H / 2})`} role="button" tabIndex={0}
-              aria-pressed={selected === n.id}
+            <g key={n.id} class={cls} transform={`translate(${p.x - W / 2},${p.y - H / 2})`} role="button" tabindex={0}
+              aria-label={nodeLabel(n)} aria-pressed={selected === n.id}
               data-node={n.id} data-status={n.status ?? ""}
               onClick={open} onKeyDown={(e) => (e.key === "Enter" || e.key === " ") && (e.preventDefault(), open())}>
               <rect width={W} height={H} rx="6" />
               <title>{n.id}</title>
               <text x="8" y="18" class="id">{short(n.id, n.status ? 13 : 22)}</text>
-              {n.status ? <text x={W - 6} y="18" class="status" text-anchor="end">{n.status}</text> : null}
+              {n.status ? <text x={W - 6} y="18" class="status" text-anchor="end">{" " + n.status}</text> : null}
               <text x="8" y="36" class="type">
-                {n.type}
+                {" " + n.type}
                 {n.detail ? " · " + n.detail : ""}
               </text>
-              {n.flags?.length ? <text x={W - 6} y="36" class="flags" text-anchor="end">{n.flags.join(" ")}</text> : null}
+              {n.flags?.length ? <text x={W - 6} y="36" class="flags" text-anchor="end">{" " + n.flags.join(" ")}</text> : null}
             </g>
           );
         })}

@@ -1,8 +1,13 @@
 // Every page of the console, in the order of the navigation. A page is a
 // folder beside this file; list its export here (docs/console.md).
+import { executions } from "./executions";
 import { home } from "./home";
+import { journal } from "./journal";
+import { keys } from "./keys";
 import type { Page } from "./page";
 import { run } from "./run";
+import { session } from "./session";
 import { sessions } from "./sessions";
+import { workers } from "./workers";
 
-export const pages: Page[] = [home, sessions, run];
+export const pages: Page[] = [home, sessions, session, executions, run, journal, workers, keys];

@@ -19,10 +19,20 @@ func executionToAPI(v executionapp.ExecutionView) restapi.Execution {
 		en := restapi.ExecutionNode{NodeId: n.NodeID, Type: n.Type, Status: restapi.NodeStatus(n.Status), Received: n.Received,
 			Emitted: n.Emitted, Paused: n.Paused, StepMode: n.StepMode, StepCredits: n.Credits, Skipped: n.Skipped, Error: n.Error,
 			StartedAt: utc(n.StartedAt), EndedAt: utc(n.EndedAt), WallMs: n.RunTime.Milliseconds(), Waiting: n.Waiting, DueAt: utc(n.DueAt)}
+		if n.AttemptsKnown {
+			en.Attempts = &n.Attempts
+		}
 		if bp := n.Breakpoint; bp != nil {
 			en.Breakpoint = restapi.Breakpoint{Field: bp.Field, Equals: bp.Equals, Condition: bp.Condition}
 		}
 		out.Nodes[i] = en
+	}
+	if v.Edges != nil {
+		edges := make([]restapi.EdgeConfig, len(v.Edges))
+		for i, e := range v.Edges {
+			edges[i] = restapi.EdgeConfig{Source: e.Source, Target: e.Target, SourcePort: e.SourcePort}
+		}
+		out.Edges = edges
 	}
 	if v.Spend != nil {
 		out.Spend = spendToAPI(*v.Spend)

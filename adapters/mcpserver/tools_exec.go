@@ -112,6 +112,7 @@ type NodeStatus struct {
 	WallMs     int64       `json:"wallMs" jsonschema:"the plugin's run time in milliseconds, summed over every attempt (failed ones included; waits for a retry, a DELAY or an input not); 0 when it never ran"`
 	Waiting    int64       `json:"waiting,omitempty" jsonschema:"messages the node holds and has not finished: a DELAY's timers, retries, inputs, messages behind a closed gate or a step; absent when none"`
 	DueAt      string      `json:"dueAt,omitempty" jsonschema:"when the first message waiting for a timer (a DELAY, a retry) is due; absent when none waits for one"`
+	Attempts   *int64      `json:"attempts,omitempty" jsonschema:"how many times the node's plugin started on a message, retries included; absent once retention pruned the finished run's messages (unknown, not 0)"`
 }
 
 // Breakpoint is a node's breakpoint.
@@ -274,6 +275,9 @@ func statusOut(v executionapp.ExecutionView) ExecutionStatus {
 			Paused: n.Paused, StepMode: n.StepMode, Credits: n.Credits, Skipped: n.Skipped,
 			Error: sanitizeText(redact(n.Error), MaxLogLineBytes), StartedAt: ts(n.StartedAt), EndedAt: ts(n.EndedAt),
 			WallMs: n.RunTime.Milliseconds(), Waiting: n.Waiting, DueAt: ts(n.DueAt)}
+		if n.AttemptsKnown {
+			ns.Attempts = &n.Attempts
+		}
 		if bp := n.Breakpoint; bp != nil {
 			ns.Breakpoint = &Breakpoint{Field: bp.Field, Equals: bp.Equals, Condition: bp.Condition}
 		}

@@ -2,7 +2,9 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -29,7 +31,7 @@ func (r *Reader) Execution(ctx context.Context, sessionID, id string) (execution
 	}
 	var status string
 	var ended *time.Time
-	var result []byte
+	var result, edges []byte
 	// The execution row and its nodes come from one snapshot, so a status
 	// never shows a node's counters from one commit and the result from
 	// another. The batch is one round trip.
@@ -37,7 +39,8 @@ func (r *Reader) Execution(ctx context.Context, sessionID, id string) (execution
 	batch.Queue(`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`)
 	batch.Queue(`
 		SELECT execution_id::text, session_id, workflow_id, status, draining, started_at, ended_at, result, error,
-		       coalesce(restart_of::text, ''), coalesce(from_node_id, ''), actor, channel
+		       coalesce(restart_of::text, ''), coalesce(from_node_id, ''), actor, channel,
+		       coalesce(definition->'edges', '[]'::jsonb)
 		  FROM executions WHERE execution_id = $1 AND session_id = $2`, id, sessionID)
 	batch.Queue(`SELECT `+nodeColumns+`, status FROM execution_nodes WHERE execution_id = $1 ORDER BY position`, id)
 	// What each node holds and has not finished: a message not taken yet,
@@ -46,6 +49,14 @@ func (r *Reader) Execution(ctx context.Context, sessionID, id string) (execution
 		SELECT node_id, count(*), min(available_at) FILTER (WHERE state = 'ready' AND available_at > now())
 		  FROM work_items WHERE execution_id = $1 AND state IN ('ready', 'held', 'parked')
 		 GROUP BY node_id`, id)
+	// How many times each node's plugin was started: the claims of its
+	// messages (done rows stay until retention prunes a finished run's).
+	batch.Queue(`
+		SELECT w.node_id, sum(w.attempt)::bigint
+		  FROM work_items w WHERE w.execution_id = $1
+		   AND NOT (SELECT items_pruned FROM executions WHERE execution_id = $1)
+		 GROUP BY w.node_id`, id)
+	batch.Queue(`SELECT items_pruned FROM executions WHERE execution_id = $1`, id)
 	batch.Queue(`COMMIT`)
 	br := r.pool.SendBatch(ctx, batch)
 	defer br.Close()
@@ -53,7 +64,7 @@ func (r *Reader) Execution(ctx context.Context, sessionID, id string) (execution
 		return v, translate(err)
 	}
 	err := br.QueryRow().Scan(&v.ID, &v.SessionID, &v.WorkflowID, &status, &v.Draining, &v.StartedAt, &ended, &result, &v.Error,
-		&v.RestartOf, &v.FromNodeID, &v.Actor, &v.Channel)
+		&v.RestartOf, &v.FromNodeID, &v.Actor, &v.Channel, &edges)
 	if err != nil {
 		if err = notFound(err, executionNotFound(id)); errors.Is(err, executionapp.ErrExecutionNotFound) {
 			br.Close()
@@ -64,6 +75,9 @@ func (r *Reader) Execution(ctx context.Context, sessionID, id string) (execution
 	v.Status = execution.Status(status)
 	if ended != nil {
 		v.EndedAt = *ended
+	}
+	if v.Edges, err = definitionEdges(edges); err != nil {
+		return v, err
 	}
 	if result != nil {
 		v.HasResult = true
@@ -114,7 +128,36 @@ func (r *Reader) Execution(ctx context.Context, sessionID, id string) (execution
 			}
 		}
 	}
-	return v, translate(held.Err())
+	if err := held.Err(); err != nil {
+		return v, translate(err)
+	}
+	held.Close()
+	attempts, err := br.Query()
+	if err != nil {
+		return v, translate(err)
+	}
+	defer attempts.Close()
+	counts := map[string]int64{}
+	for attempts.Next() {
+		var node string
+		var n int64
+		if err := attempts.Scan(&node, &n); err != nil {
+			return v, translate(err)
+		}
+		counts[node] = n
+	}
+	if err := attempts.Err(); err != nil {
+		return v, translate(err)
+	}
+	attempts.Close()
+	var pruned bool
+	if err := br.QueryRow().Scan(&pruned); err != nil {
+		return v, translate(err)
+	}
+	for i := range v.Nodes {
+		v.Nodes[i].Attempts, v.Nodes[i].AttemptsKnown = counts[v.Nodes[i].NodeID], !pruned
+	}
+	return v, nil
 }
 
 // History lists a session's executions, newest first (ids are UUIDv7, so id
@@ -317,4 +360,26 @@ func (r *Reader) TaskSpend(ctx context.Context, executionID string) ([]execution
 		out = append(out, execution.SpendReportFromEventData(node, data))
 	}
 	return out, translate(rows.Err())
+}
+
+// definitionEdges decodes the edges of a stored definition (the form
+// session.MarshalDefinition writes: source, target, sourcePort).
+func definitionEdges(raw []byte) ([]executionapp.EdgeView, error) {
+	var doc []struct {
+		Source     string `json:"source"`
+		Target     string `json:"target"`
+		SourcePort string `json:"sourcePort"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, fmt.Errorf("postgres: an execution's stored edges: %w", err)
+	}
+	out := make([]executionapp.EdgeView, len(doc))
+	for i, e := range doc {
+		port := e.SourcePort
+		if port == "" {
+			port = "default"
+		}
+		out[i] = executionapp.EdgeView{Source: e.Source, Target: e.Target, SourcePort: port}
+	}
+	return out, nil
 }

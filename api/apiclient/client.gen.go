@@ -1730,11 +1730,14 @@ type EdgeConfig struct {
 // Execution defines model for Execution.
 type Execution struct {
 	// Actor Who started it: key:<name>, supervisor:<id> or anonymous.
-	Actor    string     `json:"actor"`
-	Channel  string     `json:"channel"`
-	Draining *bool      `json:"draining,omitempty"`
-	EndedAt  *time.Time `json:"endedAt,omitempty"`
-	Error    *string    `json:"error,omitempty"`
+	Actor    string `json:"actor"`
+	Channel  string `json:"channel"`
+	Draining *bool  `json:"draining,omitempty"`
+
+	// Edges The run's own edges, from the workflow as it was when the run started (a session applied since, or a RESTART's current definition, does not change them), so a client can draw the run as it ran. A port left out in the document reads `default`.
+	Edges   *[]EdgeConfig `json:"edges,omitempty"`
+	EndedAt *time.Time    `json:"endedAt,omitempty"`
+	Error   *string       `json:"error,omitempty"`
 
 	// ExecutionId An execution's id: a UUID the server assigns (version 7, so ids sort by start time), written in lower case with hyphens (either case is read). Every path, query and body takes this one format; anything else is refused with 400 naming the place (`path.executionId`).
 	ExecutionId ExecutionId     `json:"executionId"`
@@ -1793,6 +1796,8 @@ type ExecutionList struct {
 
 // ExecutionNode defines model for ExecutionNode.
 type ExecutionNode struct {
+	// Attempts How many times the node's plugin was started on a message, retries included (a message a breakpoint held back does not count). Absent once retention has pruned the finished run's messages (docs/operations.md, Retention): the count is then unknown, not 0.
+	Attempts   *int64      `json:"attempts,omitempty"`
 	Breakpoint *Breakpoint `json:"breakpoint,omitempty"`
 
 	// DueAt When the first of the messages waiting for a timer (a DELAY, a retry) is due. Absent when none waits for one.
@@ -4097,7 +4102,7 @@ type ClientInterface interface {
 
 	// GetExecution The live status of an execution and each of its nodes.
 	//
-	// The run's status, result or error, who started it, and each node's status, counters and times. Poll it, or follow the event stream instead.
+	// The run's status, result or error, who started it, each node's status, counters and times, and the run's edges (its shape as it started). Poll it, or follow the event stream instead.
 	//
 	// Corresponds with GET /api/sessions/{sessionId}/executions/{executionId} (the `GetExecution` operationId).
 	GetExecution(ctx context.Context, sessionId SessionId, executionId ExecutionId, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -5520,7 +5525,7 @@ func (c *Client) ListExecutions(ctx context.Context, sessionId SessionId, params
 
 // GetExecution The live status of an execution and each of its nodes.
 //
-// The run's status, result or error, who started it, and each node's status, counters and times. Poll it, or follow the event stream instead.
+// The run's status, result or error, who started it, each node's status, counters and times, and the run's edges (its shape as it started). Poll it, or follow the event stream instead.
 //
 // Corresponds with GET /api/sessions/{sessionId}/executions/{executionId} (the `GetExecution` operationId).
 func (c *Client) GetExecution(ctx context.Context, sessionId SessionId, executionId ExecutionId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -11170,7 +11175,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetExecutionWithResponse The live status of an execution and each of its nodes.
 	//
-	// The run's status, result or error, who started it, and each node's status, counters and times. Poll it, or follow the event stream instead.
+	// The run's status, result or error, who started it, each node's status, counters and times, and the run's edges (its shape as it started). Poll it, or follow the event stream instead.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -19938,7 +19943,7 @@ func (c *ClientWithResponses) ListExecutionsWithResponse(ctx context.Context, se
 
 // GetExecutionWithResponse The live status of an execution and each of its nodes.
 //
-// The run's status, result or error, who started it, and each node's status, counters and times. Poll it, or follow the event stream instead.
+// The run's status, result or error, who started it, each node's status, counters and times, and the run's edges (its shape as it started). Poll it, or follow the event stream instead.
 //
 // Returns a wrapper object for the known response body format(s).
 //

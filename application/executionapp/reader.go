@@ -19,6 +19,9 @@ type ExecutionView struct {
 	RestartOf, FromNodeID     string
 	Actor, Channel            string
 	Nodes                     []NodeView
+	// Edges are the run's own edges, from the definition it started with
+	// (a session applied since does not change them).
+	Edges []EdgeView
 	// Spend is what the run's workers reported for its TASK nodes (per
 	// node, per run, and the gaps). GetExecution sets it; nil in views
 	// read without it (the answers of a start or stop that waited).
@@ -46,6 +49,16 @@ type NodeView struct {
 	// first that waits for a timer is due (zero: none does).
 	Waiting int64
 	DueAt   time.Time
+	// Attempts is how many times the node's plugin was started on a
+	// message, retries included; AttemptsKnown is false once retention
+	// pruned the run's messages, which held the count.
+	Attempts      int64
+	AttemptsKnown bool
+}
+
+// EdgeView is one edge of an execution's definition.
+type EdgeView struct {
+	Source, Target, SourcePort string
 }
 
 // ExecutionSummary is an execution in a history list.

@@ -397,7 +397,7 @@ export interface paths {
         };
         /**
          * The live status of an execution and each of its nodes.
-         * @description The run's status, result or error, who started it, and each node's status, counters and times. Poll it, or follow the event stream instead.
+         * @description The run's status, result or error, who started it, each node's status, counters and times, and the run's edges (its shape as it started). Poll it, or follow the event stream instead.
          */
         get: operations["getExecution"];
         put?: never;
@@ -2832,6 +2832,11 @@ export interface components {
             wallMs: number;
             /**
              * Format: int64
+             * @description How many times the node's plugin was started on a message, retries included (a message a breakpoint held back does not count). Absent once retention has pruned the finished run's messages (docs/operations.md, Retention): the count is then unknown, not 0.
+             */
+            attempts?: number;
+            /**
+             * Format: int64
              * @description Messages the node holds now and has not finished: waiting for a DELAY timer or a retry (see dueAt), for an input's answer, behind a closed gate (paused, a breakpoint) or for a step. Absent when none.
              */
             waiting?: number;
@@ -2860,6 +2865,8 @@ export interface components {
             actor: string;
             channel: string;
             nodes: components["schemas"]["ExecutionNode"][];
+            /** @description The run's own edges, from the workflow as it was when the run started (a session applied since, or a RESTART's current definition, does not change them), so a client can draw the run as it ran. A port left out in the document reads `default`. */
+            edges?: components["schemas"]["EdgeConfig"][];
             spend?: components["schemas"]["Spend"];
         };
         /** @description What the run's remote workers reported for its TASK nodes (docs/journal.md, "Spend"): each node that completed a task, the run total, and the gaps. Absent is not zero: a task that reported no usage (or usage with tokensKnown false) leaves its node's and the run's usage a floor, and names the node in spendGaps; a task that reported no cost (or usdKnown false) does the same for cost in costGaps. Present on the execution read (GET …/executions/{eid}) and the journal projection; absent from the answers of a start or a stop that waited. */

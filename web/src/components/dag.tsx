@@ -62,11 +62,16 @@ export function layout(nodes: { id: string }[], edges: DagEdge[]): Layout {
 
 /**
  * nodeLabel names a node with the words it shows, in their order (a speech
- * user says what they see; axe's label-content-name-mismatch), then its
- * status.
+ * user says what they see; axe's label-content-name-mismatch): its id, its
+ * status (shown in words too, so colour is not the only cue), its type with
+ * the detail, its flags.
  */
 function nodeLabel(n: DagNode): string {
-  return `${n.id} ${n.type}${n.detail ? " · " + n.detail : ""}${n.flags?.length ? " " + n.flags.join(" ") : ""}${n.status ? ", " + n.status : ""}`;
+  return `${n.id}${n.status ? " " + n.status : ""} ${n.type}${n.detail ? " · " + n.detail : ""}${n.flags?.length ? " " + n.flags.join(" ") : ""}`;
+}
+
+function short(s: string, n: number): string {
+  return s.length > n ? s.slice(0, n - 1) + "…" : s;
 }
 
 export function Dag(props: {
@@ -107,12 +112,14 @@ export function Dag(props: {
               data-node={n.id} data-status={n.status ?? ""}
               onClick={open} onKeyDown={(e) => (e.key === "Enter" || e.key === " ") && (e.preventDefault(), open())}>
               <rect width={W} height={H} rx="6" />
-              <text x="8" y="18" class="id">{n.id.length > 22 ? n.id.slice(0, 21) + "…" : n.id}</text>
+              <title>{n.id}</title>
+              <text x="8" y="18" class="id">{short(n.id, n.status ? 13 : 22)}</text>
+              {n.status ? <text x={W - 6} y="18" class="status" text-anchor="end">{" " + n.status}</text> : null}
               <text x="8" y="36" class="type">
                 {" " + n.type}
                 {n.detail ? " · " + n.detail : ""}
               </text>
-              {n.flags?.length ? <text x={W - 6} y="18" class="flags" text-anchor="end">{n.flags.join(" ")}</text> : null}
+              {n.flags?.length ? <text x={W - 6} y="36" class="flags" text-anchor="end">{" " + n.flags.join(" ")}</text> : null}
             </g>
           );
         })}

@@ -8,9 +8,10 @@ import { inputs } from "./inputs";
 import { journal } from "./journal";
 import { keys } from "./keys";
 import type { Page } from "./page";
+import { run } from "./run";
 import { session } from "./session";
 import { sessions } from "./sessions";
 import { supervisor, supervisors } from "./supervisors";
 import { workers } from "./workers";
 
-export const pages: Page[] = [home, sessions, session, executions, journal, holds, inputs, approvals, supervisors, supervisor, workers, keys];
+export const pages: Page[] = [home, sessions, session, executions, run, journal, holds, inputs, approvals, supervisors, supervisor, workers, keys];

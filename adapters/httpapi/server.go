@@ -199,7 +199,7 @@ func New(cfg Config, uc UseCases, log *zap.Logger) (*Server, error) {
 		page := echo.WrapHandler(cfg.Console)
 		serve := func(c echo.Context) error {
 			if isAPIPath(c.Request().URL.Path) {
-				return echo.ErrNotFound // an API path no route has: a problem, never the page
+				return noRoute(c.Request()) // an API path no route has: a problem, never the page
 			}
 			return page(c)
 		}

@@ -76,7 +76,7 @@ func requestValidator(spec *openapi3.T) (echo.MiddlewareFunc, error) {
 				}
 				return echo.NewHTTPError(http.StatusMethodNotAllowed, fmt.Sprintf("%s is not allowed on %s; allowed: %s", req.Method, req.URL.Path, allow))
 			case err != nil:
-				return echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("no route %s %s; GET /api/openapi.yaml lists every route", req.Method, req.URL.Path))
+				return noRoute(req)
 			}
 			raw := route.Operation.Extensions[rawBodyExtension] == true
 			if rb := route.Operation.RequestBody; rb != nil && rb.Value != nil {
@@ -269,4 +269,9 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
+}
+
+// noRoute is the answer to a request no route of the API has.
+func noRoute(req *http.Request) error {
+	return echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("no route %s %s; GET /api/openapi.yaml lists every route", req.Method, req.URL.Path))
 }

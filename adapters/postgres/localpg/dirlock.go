@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"syscall"
+	"time"
 )
 
 // lockFileName is the file in the cluster folder that a Cluster holds an
@@ -48,11 +49,9 @@ func lockDir(dir string, owner *osUser) (*dirLock, error) {
 		return nil, fmt.Errorf("localpg: opening the data directory lock: %w", err)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		b, _ := os.ReadFile(path)
 		_ = f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			pid, _ := strconv.Atoi(string(bytes.TrimSpace(b)))
-			return nil, &DirInUseError{Dir: dir, PID: pid}
+			return nil, &DirInUseError{Dir: dir, PID: holderPID(path, holderPIDWait)}
 		}
 		return nil, fmt.Errorf("localpg: locking %s: %w", path, err)
 	}
@@ -65,6 +64,27 @@ func lockDir(dir string, owner *osUser) (*dirLock, error) {
 		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 	}
 	return &dirLock{f: f}, nil
+}
+
+// holderPIDWait bounds how long a loser waits for the holder's PID: the
+// holder writes it just after taking the lock, so a loser that lost by a
+// hair finds the file still empty.
+const holderPIDWait = 500 * time.Millisecond
+
+// holderPID reads the PID the lock's holder wrote, waiting up to wait for
+// it to appear; 0 when it does not.
+func holderPID(path string, wait time.Duration) int {
+	deadline := time.Now().Add(wait)
+	for {
+		b, _ := os.ReadFile(path)
+		if pid, err := strconv.Atoi(string(bytes.TrimSpace(b))); err == nil && pid > 0 {
+			return pid
+		}
+		if time.Now().After(deadline) {
+			return 0
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // unlock releases the lock; nil-safe so cleanup paths need no checks.

@@ -247,7 +247,9 @@ func TestConsoleSupervision(t *testing.T) {
 		bad := []byte(`{"answer":{"name":"A","color":"pink","count":0}}`)
 		st, body, hdr := call(t, sw.s, "POST", "/api/inputs/"+inputID, testKeys["operator"], bad)
 		checkAnswer(t, "POST", "/api/inputs/"+inputID, st, hdr, body)
-		var prob struct{ Errors []struct{ Path, Message string } }
+		var prob struct {
+			Errors []struct{ Path, Message string }
+		}
 		_ = json.Unmarshal(body, &prob)
 		paths := map[string]bool{}
 		for _, e := range prob.Errors {
